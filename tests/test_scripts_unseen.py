@@ -218,7 +218,9 @@ def test_hetjob_components_stay_in_order_on_a_slurm_round_trip() -> None:
     ("#SBATCH -N 4\n#SBATCH -G v100:8", 2, False),
     ("#SBATCH --gpus=3\n#SBATCH -N 2", None, True),  # 2 + 1: no per-node form
     ("#SBATCH --gpus=2", 2, False),
-    ("#SBATCH --gpus=8 -N 2\n#SBATCH --gpus-per-node=1", 1, False),  # the later one wins
+    # sbatch keeps both (the job's total and each node's): 2 nodes of 1 GPU hold no 8, so
+    # the total is kept as written (sweep 14; it was read as replaced by the later one)
+    ("#SBATCH --gpus=8 -N 2\n#SBATCH --gpus-per-node=1", 1, True),
 ])
 def test_slurm_gpus_is_a_job_total(line: str, per_node: int | None, kept: bool) -> None:
     from diamond_jupyter.dialects.slurm_script import slurm_script

@@ -26,7 +26,15 @@ _VARS: dict[str, dict[str, str | None]] = {
                  "flux": None, "sge": "JOB_NAME"},
     "task rank": {"slurm": "SLURM_PROCID", "pbs": None, "lsf": None,
                   "flux": "FLUX_TASK_RANK"},
-    "node list": {"slurm": "SLURM_JOB_NODELIST", "pbs": None, "lsf": None, "flux": None},
+    # each scheduler's list of the job's hosts has a form of its own, none another's: Slurm
+    # a hostlist expression (n[01-03]), PBS and Torque a file of one host per slot, LSF the
+    # hosts inline (one per slot; or host and count pairs), Grid Engine a file of host,
+    # slots, queue and processor range lines; so each is kept and said, never swapped
+    "node list": {"slurm": "SLURM_JOB_NODELIST"},
+    "node file": {"pbs": "PBS_NODEFILE"},
+    "hosts, one per slot": {"lsf": "LSB_HOSTS"},
+    "hosts with slot counts": {"lsf": "LSB_MCPU_HOSTS"},
+    "PE host file": {"sge": "PE_HOSTFILE"},
     "CPUs per task": {"slurm": "SLURM_CPUS_PER_TASK", "pbs": None, "lsf": None,
                       "flux": None},
     "array job id": {"slurm": "SLURM_ARRAY_JOB_ID", "pbs": None, "lsf": None, "flux": None},
@@ -38,11 +46,11 @@ _ALIASES = {
     "slurm": {"SLURM_JOBID": "job id", "SLURM_NPROCS": "task count",
               "SLURM_NNODES": "node count", "SLURM_NODELIST": "node list"},
     # Torque's PBS_NP (execution slots) and PBS_NUM_NODES (nodes allocated)
-    "pbs": {"PBS_ARRAYID": "array index", "PBS_NODEFILE": "node list", "PBS_NP": "task count",
+    "pbs": {"PBS_ARRAYID": "array index", "PBS_NP": "task count",
             "PBS_NUM_NODES": "node count"},
-    "lsf": {"LSB_HOSTS": "node list", "LSB_MCPU_HOSTS": "node list"},
+    "lsf": {},
     "flux": {},
-    "sge": {"PE_HOSTFILE": "node list"},
+    "sge": {},
 }
 _PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}
 # Grid Engine's own variables mostly lack a common prefix

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..model import BadInput, Dependency, Directive, JobSpec, gpus_of_job_over_unknown_nodes
@@ -191,6 +192,7 @@ class FluxScript:
                            "at least, or --nodes alone (one slot on each)")
         self._slot_per_node(spec)
         self._resolve_cores(spec)
+        self._apply_duration(spec)
         return spec
 
     @staticmethod
@@ -303,7 +305,10 @@ class FluxScript:
             spec.account = v
         elif o == "setattr":
             key, _, val = v.partition("=")
-            if key.removeprefix("system.") != "bank" or not val:
+            key = key.lstrip(".").removeprefix("system.")  # flux implies `system.`
+            if key == "duration":
+                return self._duration_attribute(spec, item, val)
+            if key != "bank" or not val:
                 return False
             spec.account = val
         elif o == "setopt":
@@ -322,6 +327,30 @@ class FluxScript:
         else:
             return False
         return True
+
+    @staticmethod
+    def _duration_attribute(spec: JobSpec, item: Item, val: str) -> bool:
+        """`--setattr=system.duration=SECONDS`: the time limit in the jobspec itself. flux
+        applies --setattr after -t, so it wins wherever it is written; 0 is no limit (kept
+        as written), and what is no number of seconds is kept for flux to judge."""
+        if not re.fullmatch(r"\d+(?:\.\d+)?", val):
+            return False
+        secs = math.ceil(float(val))
+        spec.metadata["flux_duration"] = (secs, item.lineno)
+        return secs > 0
+
+    @staticmethod
+    def _apply_duration(spec: JobSpec) -> None:
+        got = spec.metadata.pop("flux_duration", None)
+        if got is None:
+            return
+        secs, lineno = got
+        r = spec.resources
+        if r.walltime_s is not None and r.walltime_s != secs:
+            limit = f"{secs} s is the time limit" if secs else "0 asks no time limit"
+            note(spec, f"line {lineno}: --setattr duration={limit} (flux sets it after "
+                       f"-t/--time-limit, which asked {r.walltime_s} s)")
+        r.walltime_s = secs or None
 
     @staticmethod
     def _shell_option(spec: JobSpec, v: str) -> bool:
@@ -456,8 +485,8 @@ class FluxScript:
             warnings.append("dropped: " + ("rerun" if spec.requeue else "never rerun")
                             + " after a node failure (flux batch has no such option)")
         if spec.mail_user or spec.mail_events:
-            warnings.append("dropped: mail notification "
-                            f"({spec.mail_user or ''} {','.join(spec.mail_events)}; flux has none)")
+            what = " ".join(filter(None, (spec.mail_user, ",".join(spec.mail_events))))
+            warnings.append(f"dropped: mail notification ({what}; flux has none)")
         if spec.environment.export_all is False:
             add("env", "-*")
             for name in passed_names(spec):

@@ -590,6 +590,10 @@ class LsfScript:
             return False
         parts = [p.strip() for p in usages[at].split(":")]
         mem = next(p for p in parts if p.startswith("mem="))
+        if mem.startswith("mem=("):  # multi-phase: an amount for each of several durations
+            note(spec, f"line {item.lineno}: rusage[{usages[at]}] reserves memory in phases "
+                       "(each amount for its duration); kept as written, no memory read")
+            return False
         m = re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
         mb = parse_mem_mb(m.group(1)) if m else None
         if mb is None:

@@ -473,6 +473,11 @@ def _why_no_equivalent(d: Directive, target: str) -> str:
         return ("; PBS place=group= puts every chunk on hosts sharing one value of a "
                 "resource each site defines for itself, where Slurm waits a while at most "
                 "for that many leaf switches, then starts the job anyway")
+    if d.dialect == "sge" and d.option in ("-hard", "-soft"):
+        # a switch, no request: what follows it on the line is read (-hard) or said (-soft)
+        return ("; a switch for the -l, -q and -masterq after it: " + (
+            "the requests after it are read as limits" if d.option == "-hard" else
+            "each preference after it is said on its own"))
     if d.dialect == "pbs" and d.option.startswith("-l place:group=") and target == "slurm":
         return ("; the group's resource is the PBS site's own, and Slurm's --switches counts "
                 "leaf switches of its topology, waiting for them a while at most")
@@ -604,7 +609,8 @@ _TO_TARGET = {
 }
 _FROM_SOURCE = {
     "lsf": [("%J", "%j"), ("%I", "%a")],
-    "flux": [("{{id}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
+    # {{id.f58}} is {{id}} (f58 is flux's default form of a job id)
+    "flux": [("{{id}}", "%j"), ("{{id.f58}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
     "pbs": [("^array_index^", "%a")],
     "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
             ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
@@ -661,8 +667,20 @@ def output_mode_warning(spec: JobSpec, target: str, how: str) -> list[str]:
             f"the {spec.source_dialect or 'source'} script had an existing file {verb[mode]}"]
 
 
+# flux's job id in one of its other forms in a file name: {{id.dec}}, {{id.hex}}, ...
+_FLUX_ID_FORM = re.compile(r"\{\{id\.(\w+)\}\}")
+
+
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
+    if target != "flux" and _FLUX_ID_FORM.search(path):
+        # another scheduler's id has no such forms: its own id, said (it was kept as the
+        # characters `{{id.dec}}`, every job writing the same file)
+        has_id = target == "slurm" or "j" in _TO_TARGET.get(target, {})
+        for form in dict.fromkeys(_FLUX_ID_FORM.findall(path)) if has_id else ():
+            warnings.append(f"approximated: {{{{id.{form}}}}} in output path {path!r} (flux's "
+                            f"job id in its {form} form) as {target}'s own job id")
+        path = _FLUX_ID_FORM.sub("%j", path)
     if target == "slurm":
         return path
     table = _TO_TARGET[target]
@@ -715,9 +733,29 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
         return value.zfill(int(width)) if width and value.isdigit() else value
 
     try:
-        return _PAT.sub(sub, path), None
+        named = _flux_id_forms(path, job_id) if target == "flux" else path
+        return _PAT.sub(sub, named), None
     except LookupError as exc:
         return path, str(exc)
+
+
+def _flux_id_forms(path: str, job_id: str) -> str:
+    """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.f58}}` in a file name: the
+    job's id in that form (flux-job-id(1)); words and emoji are flux's own lists."""
+    from .flux_ids import flux_id_value
+
+    value = flux_id_value(job_id)
+
+    def form(m: re.Match[str]) -> str:
+        hexa = f"{value:016x}" if value is not None else ""
+        spelled = {"dec": str(value), "hex": f"0x{value:x}" if value is not None else "",
+                   "dothex": ".".join(hexa[i:i + 4] for i in range(0, 16, 4)),
+                   "f58": job_id}.get(m.group(1))
+        if value is None or spelled is None:
+            raise LookupError(f"the job id in flux's {m.group(1)} form")
+        return spelled
+
+    return _FLUX_ID_FORM.sub(form, path)
 
 
 # the file PBS, Grid Engine and LSF write into a directory given as -o / -e: their default

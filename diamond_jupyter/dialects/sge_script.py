@@ -97,6 +97,14 @@ _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"
 _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
+def _sge_time(text: str) -> int | None:
+    """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
+    out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
+    if ":" in text and any(p.strip() for p in text.split(":")):
+        text = ":".join(p.strip() or "0" for p in text.split(":"))
+    return parse_hms(text)
+
+
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 
@@ -335,16 +343,17 @@ class SgeScript:
         if key in ("h_rt", *MEMORY_COMPLEXES, "gpu") and is_placeholder(val, loose=True):
             raise bad(item, "placeholder", "a concrete value")
         if key == "h_rt":
-            secs = parse_hms(val)
+            secs = _sge_time(val)
             if secs is None:
-                raise bad(item, "bad h_rt", "[[H:]M:]S or seconds, e.g. 01:30:00")
+                raise bad(item, "bad h_rt", "[[H:]M:]S (a zero field may be left empty, as "
+                          "in 1::30) or seconds, e.g. 01:30:00")
             if secs == 0:
                 return zero_time_limit(spec, item, f"h_rt={val}")
             r.walltime_s = secs
         elif key in MEMORY_COMPLEXES:
             return _memory(spec, item, key, val, state)
         elif key in ("h_cpu", "s_cpu"):
-            secs = parse_hms(val)
+            secs = _sge_time(val)
             if secs is None:
                 raise bad(item, f"bad {key}", "[[H:]M:]S or seconds, e.g. 48:00:00")
             if not secs or not _first_of(spec, item, key, ("h_cpu", "s_cpu"), state, "cpu"):
@@ -427,8 +436,12 @@ class SgeScript:
             add("-q", spec.queue)
         if spec.account:
             add("-A", spec.account)
-        if spec.reservation:
+        if spec.reservation and spec.reservation.isdigit():
             add("-ar", spec.reservation)
+        elif spec.reservation:  # qsub -ar takes the number qrsub gave the reservation
+            warnings.append(f"dropped: reservation {spec.reservation} (Grid Engine's -ar "
+                            "takes an advance reservation's number, as qrstat lists them, "
+                            "not a name)")
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-a", at)
         if spec.qos:

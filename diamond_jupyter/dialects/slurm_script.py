@@ -158,6 +158,10 @@ class _Later:
     (line, raw line, value[, number])."""
 
     gpus: tuple[int, str, str | None] | None = None
+    # --gpus (the job's total) beside a per-node count (--gpus-per-node, --gres=gpu:N):
+    # both hold, (line, raw line, value, total); and the per-node option's line
+    gpus_with_per_node: tuple[int, str, str | None, int] | None = None
+    per_node_line: int | None = None
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
     tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
     memory: dict[str, int] = field(default_factory=dict)  # --mem* option -> its line
@@ -298,6 +302,7 @@ class SlurmScript:
         self._nodes_of_nodelist(spec)
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
+        self._total_with_per_node(spec, later)
         self._per_gpu(spec, later.per_gpu)
         if het_line is not None:
             self._components(spec, het_line, parts)
@@ -434,11 +439,16 @@ class SlurmScript:
             r.gpu_type = kind or r.gpu_type
             if key == "gpus-per-task":  # beside the job's --gpus total, not in its place
                 r.gpus_per_task = n
-            else:
-                later.gpus = None  # a later --gpus or --gpus-per-node replaces --gpus
-                r.gpus_per_node = n
-            if key == "gpus":  # the job's total: spread over the nodes once all are read
+            elif key == "gpus" and later.per_node_line is not None:
+                # a total beside a per-node count: both hold (resolved once all are read)
+                later.gpus_with_per_node = (item.lineno, item.raw, v, n)
+            elif key == "gpus":  # the job's total: spread over the nodes once all are read
+                later.gpus_with_per_node = None  # a later --gpus replaces an earlier one
                 later.gpus = (item.lineno, item.raw, v)
+                r.gpus_per_node = n
+            else:
+                self._per_node_gpus(later, r.gpus_per_node, item.lineno)
+                r.gpus_per_node = n
         elif key == "gres":
             return self._gres(spec, item, v or "", later)
         elif key == "tres-per-task":
@@ -550,7 +560,7 @@ class SlurmScript:
             return False
         fields = gpus[0].split(":")
         r = spec.resources
-        later.gpus = None
+        SlurmScript._per_node_gpus(later, r.gpus_per_node, item.lineno)
         num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
         r.gpus_per_node = int(num)
         if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
@@ -690,6 +700,35 @@ class SlurmScript:
             return
         r.gpu_bind = r.gpu_bind or f"single:{k}"
         note(spec, f"line {lineno}: --ntasks-per-gpu={value} read as {what}")
+
+    @staticmethod
+    def _per_node_gpus(later: _Later, total: int | None, lineno: int) -> None:
+        """A per-node GPU count is read: an earlier --gpus (the job's total, held as the
+        per-node count until now) still holds beside it, as sbatch keeps both."""
+        if later.gpus is not None and total is not None:
+            later.gpus_with_per_node = (*later.gpus, total)
+        later.gpus = None
+        later.per_node_line = lineno
+
+    @staticmethod
+    def _total_with_per_node(spec: JobSpec, later: _Later) -> None:
+        """`--gpus=8` beside `--gpus-per-node=4`: each node has 4 and the job 8, so the job
+        is 2 nodes; read so where the count divides (and agrees with --nodes), else the
+        total is kept as written, said. It was lost: the job read as 4 GPUs on one node."""
+        if later.gpus_with_per_node is None:
+            return
+        lineno, raw, value, total = later.gpus_with_per_node
+        r = spec.resources
+        gpn, nodes = r.gpus_per_node, r.nodes
+        per_node = f"line {lineno}: --gpus={value} (the job's) with {gpn} GPUs per node " \
+                   f"(line {later.per_node_line})"
+        if gpn and total % gpn == 0 and nodes in (None, total // gpn):
+            r.nodes = total // gpn
+            note(spec, f"{per_node} read as {r.nodes} node(s) of {gpn} GPUs")
+            return
+        unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
+        held = f" on {nodes} nodes" if nodes else ""
+        note(spec, f"{per_node}{held}: no whole number of nodes holds both; kept as written")
 
     @staticmethod
     def _spread_gpus(spec: JobSpec, got: tuple[int, str, str | None] | None) -> None:

@@ -86,6 +86,7 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
 MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
+LINKS_AT_ONCE = 12  # of those, asked at the same time
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -1034,17 +1035,28 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def _link_lines(self, job: Job, links: list[str]) -> dict[str, str]:
         """Why each result file in `links` (symbolic links, by remote path) is not fetched,
         naming where it leads (fetch_guard.link_line), resolved on the site without reading
-        through it; past MAX_LINKS_RESOLVED links the rest are named without looking."""
+        through it, LINKS_AT_ONCE at a time, in the order of `links`; past
+        MAX_LINKS_RESOLVED links the rest are named without looking."""
         if not links:
             return {}
         site = self._job_site(job)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
         job_dir = await site.real_path(wd) if wd else None
-        out = {}
-        for remote in links[:MAX_LINKS_RESOLVED]:
-            got = await site.link_target(remote)
-            out[remote] = link_line(*got, job_dir) if got else \
+        asking = asyncio.Semaphore(LINKS_AT_ONCE)
+
+        async def line(remote: str) -> str:
+            async with asking:
+                got = await site.link_target(remote)
+            return link_line(*got, job_dir) if got else \
                 "a symbolic link, gone since the listing; not fetched"
+        asked = links[:MAX_LINKS_RESOLVED]
+        out: dict[str, str] = {}
+        # every one ended before an error is raised (the first in order): none left running
+        for remote, got in zip(asked, await asyncio.gather(*map(line, asked),
+                                                            return_exceptions=True), strict=True):
+            if isinstance(got, BaseException):
+                raise got
+            out[remote] = got
         return out
 
     def _fetch_bound(self, max_file_bytes: int | None) -> tuple[int, str]:

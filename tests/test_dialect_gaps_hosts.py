@@ -123,3 +123,11 @@ def test_a_file_of_hosts_is_not_carried() -> None:
     script, warnings, _ = translate(src, "flux")
     assert "--requires" not in script
     assert any("names a file of hosts" in w for w in warnings), warnings
+
+
+def test_a_hetjob_components_hosts_are_not_taken_for_the_whole_job() -> None:
+    src = ("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -t 10\n#SBATCH hetjob\n#SBATCH -N 2\n"
+           "#SBATCH --nodelist=g[1-2]\nsrun hostname\n")
+    script, warnings, _ = translate(src, "lsf")
+    assert "-m" not in "\n".join(_directives(script, "#BSUB"))
+    assert any("one component of a heterogeneous job" in w for w in warnings), warnings

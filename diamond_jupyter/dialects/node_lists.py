@@ -45,13 +45,19 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
             and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
     if flux:
         return _flux(flux)
-    slurm = [d for d in spec.unknown if d.dialect == "slurm" != foreign_to and d.value
-             and d.option in ("--nodelist", "--exclude")]
+    slurm, component = [], 0
+    for d in spec.unknown:
+        if d.dialect == "slurm" != foreign_to:
+            component += d.option in ("hetjob", "packjob")  # `#SBATCH hetjob`: the next one
+            if d.value and d.option in ("--nodelist", "--exclude"):
+                slurm.append((component, d))
     if not slurm:
         return None
-    out = NamedHosts(slurm)
-    for d in slurm:
-        if "/" in (d.value or ""):
+    out = NamedHosts([d for _, d in slurm])
+    for component, d in slurm:
+        if component:
+            out.why_not = "the hosts of one component of a heterogeneous job"
+        elif "/" in (d.value or ""):
             out.why_not = f"{d.option}={d.value} names a file of hosts, read where sbatch runs"
         elif d.option == "--nodelist":
             out.among, out.every = d.value, True  # sbatch keeps the last one

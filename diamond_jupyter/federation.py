@@ -74,7 +74,7 @@ from .model import (
 from .placement import Placement, StageData, runtime_prior
 from .site_kinds import make_site
 from .sites import NotARegularFile, Site, Sites, carries_a_token
-from .store import Store
+from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
 from .transports.base import FileStat
@@ -86,6 +86,7 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
 MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
+LINKS_AT_ONCE = 12  # of those, asked at the same time
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -137,6 +138,9 @@ CALIBRATION_TTL_S = 300.0  # the accounting query per site, at most this often
 # THIN_TTL_S, so that a cold start learns within a minute, not five
 THIN_HISTORY_JOBS, THIN_TTL_S = 50, 60.0
 OWN_PREDICTIONS_LOOKBACK = 500  # the user's newest jobs read for the model's own error
+FINISHED_LOOKBACK = 500  # the store's newest finished jobs read for runtimes and calibration
+# the median runtime per application and the share of their walltime the user's jobs ran
+RuntimeHistory = tuple[dict[str, float], float | None]
 OWN_ACTIVE_LOOKBACK = 500  # the user's newest queued and running jobs planned at their own runtimes
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
@@ -399,15 +403,17 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
         check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
         only = list(sites) if sites else None
+        finished = self.store.finished_jobs(FINISHED_LOOKBACK)  # one read serves the decision
+        history, own_share = self.runtime_history(finished)
         snaps, cals, caps = await asyncio.gather(
-            self.snapshots(max_age_s=max_age_s, only=only), self.calibration(),
+            self.snapshots(max_age_s=max_age_s, only=only),
+            self.calibration(finished=finished, history=(history, own_share)),
             self.capabilities(only=only, trees=job_trees(spec)))
         # an entry that is a second door to a listed cluster is ranked only when asked for
         pairs = [(self.sites[n].cfg, snaps[n]) for n in self.sites
                  if (n in only if only else self.sites[n].cfg.auto)]
         if stage_data is None and spec.stage_in:
             stage_data = await self.stage_data(spec)
-        history, own_share = self.runtime_history()
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=history, own_share=own_share, calibration=cals,
                      capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps),
@@ -471,7 +477,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def calibration(self, *, max_age_s: float = CALIBRATION_TTL_S, fetch: bool = True,
                           running: dict[str, SiteSnapshot] | None = None,
-                          cohort_s: float | None = None) -> dict[str, SiteCalibration]:
+                          cohort_s: float | None = None, finished: FinishedJobs | None = None,
+                          history: RuntimeHistory | None = None
+                          ) -> dict[str, SiteCalibration]:
         """Per usable site, the runtime/request ratios of jobs that ended in the last
         CALIBRATION_WINDOW_S: other users', from one accounting query per site when the
         cached ones are older than `max_age_s` (THIN_TTL_S when they were fewer than
@@ -483,7 +491,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `running` (measured by `benchmarks.placement`, not used by placement): each site's
         running jobs in these views count as right-censored runtimes
         (`calibration.with_survivors`), over the jobs that started in the `cohort_s` before
-        the view when given (`calibration.started_within`)."""
+        the view when given (`calibration.started_within`).
+
+        `finished` (the store's `finished_jobs`) and `history` (`runtime_history` of them):
+        what the caller read already for the same decision; read here when not given."""
         now = time.monotonic()
 
         def ttl(n: str) -> float:
@@ -504,8 +515,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     self.note_starts(n, jobs)  # accounting knows starts views missed
                 self._calibrated[n] = (now, jobs)
         own: dict[str, list[tuple[str | None, RunSample]]] = {}
-        for job in self.store.list_jobs(states=[JobState.COMPLETED, JobState.FAILED,
-                                                JobState.TIMEOUT], limit=500):
+        if finished is None:
+            finished = self.store.finished_jobs(FINISHED_LOOKBACK)
+        for job in finished.ended:
             res = job.spec.resources if job.spec else None
             if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
                 cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
@@ -514,7 +526,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
         out, at = {}, utcnow()
         predicted = self.prediction_samples()
-        expected = self.own_runtimes()
+        expected = self.own_runtimes(history or self.runtime_history(finished))
         logins = await self._logins_of_tokened(fetch)
         for n in self.sites:
             jobs = self._calibrated.get(n, (0.0, []))[1]
@@ -542,7 +554,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                      own_runtimes=expected.get(n))
         return out
 
-    def own_runtimes(self) -> dict[str, dict[str, float]]:
+    def own_runtimes(self, history: RuntimeHistory | None = None
+                     ) -> dict[str, dict[str, float]]:
         """Per site, the user's own queued and running jobs there (native id -> seconds):
         how long each is expected to run (`placement.runtime_prior` from the store's
         completed jobs: its application's runtime, else the share of their walltime the
@@ -550,8 +563,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         calibration plans them so: other users' ratio of their class says nothing of them
         (under `depth_misleads` alpha's load ran 0.4% of its requests, the benchmark's
         probes a third: each probe queued or running ahead of a new one was planned to end
-        at once, and alpha predicted 0-40 s where it started after 17-91 s; issue 15)."""
-        history, share = self.runtime_history()
+        at once, and alpha predicted 0-40 s where it started after 17-91 s; issue 15).
+        `history`: `runtime_history()`'s answer when the caller has it."""
+        history, share = history or self.runtime_history()
         out: dict[str, dict[str, float]] = {}
         for job in self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],
                                         limit=OWN_ACTIVE_LOOKBACK):
@@ -605,8 +619,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         empty before the first `calibration` or for an unknown site."""
         return list(self._calibrated.get(site, (0.0, []))[1])
 
-    def runtime_history(self) -> tuple[dict[str, float], float | None]:
-        """From one read of the store's completed jobs: the median observed runtime (s, at
+    def runtime_history(self, finished: FinishedJobs | None = None) -> RuntimeHistory:
+        """From one read of the store's completed jobs (those of `finished` when the caller
+        read them already: the store's `finished_jobs`): the median observed runtime (s, at
         speed 1.0: scaled by the site's speed factor) per application (a spec's
         `metadata.application`), and the mean share of its walltime those with one ran
         (what the user's next job of an unknown kind may expect to use; None with fewer
@@ -616,7 +631,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
         runs: dict[str, list[float]] = {}
         shares = []
-        for job in self.store.list_jobs(states=[JobState.COMPLETED], limit=500):
+        completed = finished.completed if finished is not None else self.store.list_jobs(
+            states=[JobState.COMPLETED], limit=FINISHED_LOOKBACK)
+        for job in completed:
             if not (job.spec and job.started_at and job.ended_at):
                 continue
             speed = self.sites[job.site].cfg.speed_factor if job.site in self.sites else 1
@@ -1018,17 +1035,28 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def _link_lines(self, job: Job, links: list[str]) -> dict[str, str]:
         """Why each result file in `links` (symbolic links, by remote path) is not fetched,
         naming where it leads (fetch_guard.link_line), resolved on the site without reading
-        through it; past MAX_LINKS_RESOLVED links the rest are named without looking."""
+        through it, LINKS_AT_ONCE at a time, in the order of `links`; past
+        MAX_LINKS_RESOLVED links the rest are named without looking."""
         if not links:
             return {}
         site = self._job_site(job)
         wd = job.workdir or (job.spec.working_directory if job.spec else "")
         job_dir = await site.real_path(wd) if wd else None
-        out = {}
-        for remote in links[:MAX_LINKS_RESOLVED]:
-            got = await site.link_target(remote)
-            out[remote] = link_line(*got, job_dir) if got else \
+        asking = asyncio.Semaphore(LINKS_AT_ONCE)
+
+        async def line(remote: str) -> str:
+            async with asking:
+                got = await site.link_target(remote)
+            return link_line(*got, job_dir) if got else \
                 "a symbolic link, gone since the listing; not fetched"
+        asked = links[:MAX_LINKS_RESOLVED]
+        out: dict[str, str] = {}
+        # every one ended before an error is raised (the first in order): none left running
+        for remote, got in zip(asked, await asyncio.gather(*map(line, asked),
+                                                            return_exceptions=True), strict=True):
+            if isinstance(got, BaseException):
+                raise got
+            out[remote] = got
         return out
 
     def _fetch_bound(self, max_file_bytes: int | None) -> tuple[int, str]:

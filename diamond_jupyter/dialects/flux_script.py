@@ -10,6 +10,7 @@ from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
+from .node_lists import render_named_hosts
 from .scripts_common import (
     Item,
     Opt,
@@ -502,7 +503,9 @@ class FluxScript:
             add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")
             warnings.append(said(ws, self.name, f"--signal={ws.name}@{fmt_fsd(ws.seconds)}"))
             signal_kept = carried(ws)
-        warnings += foreign_warnings(spec, self.name, skip=signal_kept)
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        warnings += hosts_said + foreign_warnings(spec, self.name,
+                                                  skip=signal_kept + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
 
     @staticmethod

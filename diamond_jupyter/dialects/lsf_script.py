@@ -17,6 +17,7 @@ from ..model import (
 )
 from .base import Rendered
 from .begin_time import lsf_parts, neutral, render_begin, render_day_of_month
+from .node_lists import render_named_hosts
 from .scripts_common import (
     Item,
     Opt,
@@ -909,7 +910,9 @@ class LsfScript:
             rounded = ", rounded up to whole minutes" if ws.seconds % 60 else ""
             warnings.append(said(ws, self.name, f"-wa {ws.name} -wt {minutes}", rounded))
             carried += signal_carried(ws)
-        warnings += foreign_warnings(spec, self.name, skip=carried + day_carried)
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        warnings += hosts_said + foreign_warnings(spec, self.name,
+                                                  skip=carried + day_carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 

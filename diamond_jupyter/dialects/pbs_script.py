@@ -22,6 +22,7 @@ from ..model import (
 )
 from .base import Rendered
 from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
+from .node_lists import render_named_hosts
 from .outputs_common import count_array_tasks
 from .scripts_common import (
     Item,
@@ -850,7 +851,8 @@ class PbsScript:
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))
-        warnings += foreign_warnings(spec, self.name, skip=carried)
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, preamble), warnings)
 
     @classmethod

@@ -27,6 +27,7 @@ from ..model import (
 from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .begin_time import neutral, render_begin, sge_parts
+from .node_lists import render_named_hosts
 from .scripts_common import (
     Item,
     SubmitWait,
@@ -521,7 +522,8 @@ class SgeScript:
                             "GPUs; Grid Engine places them with the slots)")
         carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
                     and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
-        warnings += foreign_warnings(spec, self.name, skip=carried)
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
                         warnings)
 

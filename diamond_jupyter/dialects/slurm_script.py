@@ -18,6 +18,7 @@ from ..model import (
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .begin_time import render_begin, slurm_parts
+from .node_lists import render_named_hosts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     Item,
@@ -920,7 +921,9 @@ class SlurmScript:
             add("signal", value)
             warnings.append(said(ws, self.name, f"--signal={value}"))
             signal_kept = signal_carried(ws)
-        warnings += foreign_warnings(spec, self.name, skip=signal_kept)
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        warnings += hosts_said + foreign_warnings(spec, self.name,
+                                                  skip=signal_kept + hosts_read)
         if _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the
             # original scheduler ignored them, so keep it that way

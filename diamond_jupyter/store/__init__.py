@@ -22,7 +22,7 @@ from .codec import REDACTED, redact
 from .db import SCHEMA_VERSION, StoreError, default_store_path
 from .fetches import FetchesMixin
 from .hedges import HedgeRecord, HedgesMixin
-from .jobs import JobsMixin, unknown_job_message
+from .jobs import FinishedJobs, JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
 from .transfers import TransfersMixin
@@ -30,9 +30,9 @@ from .usage import UsageMixin
 from .waits import WaitsMixin
 from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
-__all__ = ["REDACTED", "SCHEMA_VERSION", "HedgeRecord", "Store", "StoreError", "TaskRecord",
-           "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord", "default_store_path",
-           "redact", "unknown_job_message"]
+__all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "Store", "StoreError",
+           "TaskRecord", "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord",
+           "default_store_path", "redact", "unknown_job_message"]
 
 
 class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin,

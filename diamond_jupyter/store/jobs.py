@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import leases
 from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
@@ -22,6 +22,12 @@ _UNUSABLE_ID = re.compile(r"[/\\\s\x00-\x1f\x7f-\x9f\u2028\u2029]|\.\.")
 MAX_EVENT_PREFIXES = 200  # "KIND.*" terms of one query (SQLite nests ORs at most 1,000 deep)
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
+
+
+class FinishedJobs(NamedTuple):
+    """The store's recently finished jobs (`JobsMixin.finished_jobs`), newest first."""
+    ended: list[Job]  # COMPLETED, FAILED or TIMEOUT
+    completed: list[Job]  # COMPLETED only, as far back as the limit takes them
 
 
 def unknown_job_message(job_id: str, meant: list[str] | None = None) -> str:
@@ -354,6 +360,28 @@ class JobsMixin(Database):
         sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [row_to_job(r) for r in rows]
+
+    def finished_jobs(self, limit: int) -> FinishedJobs:
+        """In one read, newest first: the last `limit` jobs that ended COMPLETED, FAILED or
+        TIMEOUT, and the last `limit` that ended COMPLETED (further back where jobs failed):
+        what `list_jobs` gives for those states with that limit, without reading twice."""
+        ended = [JobState.COMPLETED.value, JobState.FAILED.value, JobState.TIMEOUT.value]
+        order = "ORDER BY created_at DESC, rowid DESC"
+        rows = self._read(
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (" + order + ") AS ended_rank, "
+            "ROW_NUMBER() OVER (PARTITION BY state = ? " + order + ") AS state_rank, "
+            "rowid AS row_order FROM jobs WHERE state IN (?,?,?)) "
+            "WHERE ended_rank <= ? OR (state = ? AND state_rank <= ?) "
+            "ORDER BY created_at DESC, row_order DESC",
+            [ended[0], *ended, limit, ended[0], limit])
+        out = FinishedJobs([], [])
+        for r in rows:
+            job = row_to_job(r)
+            if r["ended_rank"] <= limit:
+                out.ended.append(job)
+            if r["state"] == ended[0] and r["state_rank"] <= limit:
+                out.completed.append(job)
+        return out
 
     def count_jobs(self, site: str | None = None,
                    states: Iterable[JobState | str] | None = None,

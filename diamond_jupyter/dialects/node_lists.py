@@ -1,0 +1,179 @@
+"""The hosts a job names, carried between schedulers only where the meaning is kept exactly.
+
+Two meanings: the job's nodes come from among the hosts named (Flux `--requires=host:`
+(RFC 35), LSF `-m`, Grid Engine `-l hostname=`), or the job holds every host named (Slurm
+`--nodelist`). The two are the same job when it asks for exactly as many nodes as are
+named. Hosts the job must not have (Flux `-host:`, Slurm `--exclude`) mean the same
+everywhere they can be said. Anything else (Flux `rank:`, terms joined with `or` or in
+parentheses, a property among the host terms) is said untranslatable, never dropped
+silently. Pure: text in, text out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..model import Directive, JobSpec
+from .outputs_common import expand_hostlist
+
+_HOST_TERM = re.compile(r"(?:-|not\s*)?(?:host|rank):", re.IGNORECASE)
+
+
+@dataclass
+class NamedHosts:
+    """What a job's directives say of its hosts (`named_hosts`)."""
+
+    read_from: list[Directive]  # the directives it comes from (carried, or said untranslatable)
+    among: str | None = None  # a hostlist the job's nodes are taken from
+    every: bool = False  # the job holds each host of `among` (Slurm --nodelist)
+    exclude: list[str] = field(default_factory=list)  # hostlists the job never gets
+    why_not: str | None = None  # the reason it cannot be carried anywhere, when it cannot
+    said_by: dict[str, Directive] = field(default_factory=dict)  # a hostlist's directive
+
+    def raw(self, hostlist: str | None = None) -> str:
+        if hostlist in self.said_by:
+            return self.said_by[hostlist].raw.strip()
+        return "; ".join(d.raw.strip() for d in self.read_from)
+
+
+def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | None:
+    """The hosts the job's scheduler directives name (Flux host terms of `--requires`,
+    Slurm `--nodelist`/`--exclude`), those of `foreign_to`'s own dialect left out; None
+    where they name none."""
+    flux = [d for d in spec.unknown if d.dialect == "flux" != foreign_to
+            and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
+    if flux:
+        return _flux(flux)
+    slurm, component = [], 0
+    for d in spec.unknown:
+        if d.dialect == "slurm" != foreign_to:
+            component += d.option in ("hetjob", "packjob")  # `#SBATCH hetjob`: the next one
+            if d.value and d.option in ("--nodelist", "--exclude"):
+                slurm.append((component, d))
+    if not slurm:
+        return None
+    out = NamedHosts([d for _, d in slurm])
+    for component, d in slurm:
+        if component:
+            out.why_not = "the hosts of one component of a heterogeneous job"
+        elif "/" in (d.value or ""):
+            out.why_not = f"{d.option}={d.value} names a file of hosts, read where sbatch runs"
+        elif d.option == "--nodelist":
+            out.among, out.every = d.value, True  # sbatch keeps the last one
+        else:
+            out.exclude = [d.value or ""]
+        out.said_by[d.value or ""] = d
+    return out
+
+
+def _flux(directives: list[Directive]) -> NamedHosts:
+    out = NamedHosts(directives)
+    for d in directives:
+        words = (d.value or "").replace("&", " ").split()
+        if any(w.lower() in ("or", "|") or "|" in w or "(" in w or ")" in w for w in words):
+            out.why_not = "terms joined with `or` or in parentheses"
+            return out
+        negate = False
+        for w in words:
+            low = w.lower()
+            if low == "and":
+                continue
+            if low == "not":
+                negate = True
+                continue
+            neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
+            negate = False
+            kind, _, value = body.partition(":")
+            if kind.lower() == "rank":
+                out.why_not = ("rank: names brokers by their order in the instance's "
+                               "resource set, which no other scheduler numbers")
+                return out
+            if kind.lower() != "host" or not value:
+                out.why_not = f"{w!r} is a property among host terms"
+                return out
+            out.said_by.setdefault(value, d)
+            if neg:
+                out.exclude.append(value)
+            elif out.among is not None:
+                out.why_not = "several host: terms (all of them met)"
+                return out
+            else:
+                out.among = value
+    return out
+
+
+def node_count(spec: JobSpec) -> int | None:
+    """How many nodes the job asks for, where that is one number (None: unsaid, left to the
+    scheduler's placement of its tasks)."""
+    r = spec.resources
+    if r.nodes is not None:
+        return r.nodes
+    if (r.tasks or 1) == 1 and (r.tasks_per_node or 1) == 1:
+        return 1
+    return None
+
+
+def carried(named: NamedHosts, spec: JobSpec, target: str
+            ) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """What `target` writes for `named`, as (option, value, the source directive) for its
+    renderer's `add` (`("nodelist", "c[1-3]", ...)` at Slurm), and the report lines, one
+    per meaning not carried exactly."""
+    if named.why_not:
+        return [], [f"dropped: {named.raw()} ({named.why_not}: no {target} equivalent)"]
+    out: list[tuple[str, str, str]] = []
+    said = []
+    hosts = expand_hostlist(named.among) if named.among else []
+    nodes = node_count(spec)
+    among = named.raw(named.among)
+    if named.among is not None:
+        if (target == "slurm" or named.every) and nodes != len(hosts):
+            # "from among N hosts" and "every one of N hosts" are one job only at N nodes
+            asked = f"{nodes} node(s)" if nodes else "no single node count"
+            source = "gives the job every one" if named.every else \
+                "takes the job's nodes from among them"
+            said.append(f"dropped: {among} (the job asks {asked} of the {len(hosts)} "
+                        f"host(s) named, which its scheduler {source}; no {target} form "
+                        "means the same)")
+        elif target in ("slurm", "flux"):
+            out.append(("nodelist", named.among, among) if target == "slurm"
+                       else ("requires", f"host:{named.among}", among))
+        elif target in ("lsf", "sge") and any("[" in h or "]" in h for h in hosts):
+            said.append(f"dropped: {among} (a host list too long to write out for {target})")
+        elif target == "lsf":
+            out.append(("-m", " ".join(hosts), among))
+        elif target == "sge":
+            out.append(("-l", f"hostname={'|'.join(hosts)}", among))
+        else:
+            said.append(f"dropped: {among} ({target} names one host per chunk (host=); no "
+                        "form takes a job's nodes from among a list)")
+    for ex in named.exclude:
+        if target == "slurm":
+            out.append(("exclude", ex, named.raw(ex)))
+        elif target == "flux":
+            out.append(("requires", f"-host:{ex}", named.raw(ex)))
+        else:
+            said.append(f"dropped: {named.raw(ex)} (the hosts {ex} the job must not have: "
+                        f"no {target} form excludes hosts)")
+    return out, said
+
+
+def render_named_hosts(spec: JobSpec, target: str, add: Callable[[str, str], None]
+                       ) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """Write the hosts another scheduler's directives of `spec` name with `add` (the
+    target renderer's), as far as `target` keeps their meaning; returns the report lines
+    and the (option, value) of the directives now said (for `foreign_warnings`' skip)."""
+    named = named_hosts(spec, foreign_to=target)
+    if named is None:
+        return [], []
+    opts, said = carried(named, spec, target)
+    for opt, value, _ in opts:
+        add(opt, value)
+    said += [f"kept: {raw} as {_shown(target, opt, value)}" for opt, value, raw in opts]
+    return said, [(d.option, d.value) for d in named.read_from]
+
+
+def _shown(target: str, opt: str, value: str) -> str:
+    if target in ("slurm", "flux"):
+        return f"--{opt}={value}"
+    return f"{opt} {value}"

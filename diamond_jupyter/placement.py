@@ -683,6 +683,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.allowed_accounts is not None and account not in p.allowed_accounts:
             restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
                          f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
+        if p.root_only and snap.user != "root":
+            restr.append(f"partition '{p.name}' takes root's jobs only (RootOnly=YES)")
+        if p.req_resv and not spec.reservation:
+            restr.append(f"partition '{p.name}' takes only jobs of a reservation (ReqResv=YES); "
+                         "name one with --reservation")
         if p.denied_accounts and account in p.denied_accounts:
             restr.append(f"account '{account}' denied in partition '{p.name}' (DenyAccounts: "
                          f"{', '.join(p.denied_accounts)})")

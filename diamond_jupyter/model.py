@@ -832,6 +832,9 @@ class Partition(_Model):
     denied_accounts: list[str] | None = None  # Slurm DenyAccounts
     allowed_qos: list[str] | None = None  # Slurm AllowQos (None: all)
     denied_qos: list[str] | None = None  # Slurm DenyQos
+    # LSF: the select[] of the queue's RES_REQ (bqueues -l): a host must meet it as well as
+    # the job's own select (lsb.queues(5)); None: none
+    res_req_select: str | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False

@@ -196,3 +196,47 @@ def test_the_outputs_are_read_as_vega_is():
     admin, resv = (next(p for p in snap.partitions if p.name == x) for x in ("admin", "resv"))
     assert (admin.root_only, admin.req_resv, resv.root_only, resv.req_resv) == \
         (True, False, False, True)
+
+
+# --------------------------------------------------------------- LSF queue RES_REQ
+
+# wren (the eighth sweep's LSF site: w1-w2 XeonGold 32 CPUs, w3-w4 EPYC 64, w3 bigmem):
+# its queue normal's RES_REQ, as `bqueues -l` prints it, keeps jobs on the EPYC hosts
+# (lsb.queues(5): a host must meet the queue's select and the job's)
+WREN_RES_REQ = (
+    "QUEUE: normal\n  -- For normal jobs\n\nPARAMETERS/STATISTICS\n"
+    "PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV\n"
+    " 30   20  Open:Active       -    -    -    -     0     0     0     0     0    0\n"
+    "\nSCHEDULING PARAMETERS\n           r15s   r1m  r15m   ut      pg    io   ls\n"
+    " loadSched   -     -     -     -       -     -    -\n\n"
+    " RES_REQ:  select[model==EPYC] rusage[mem=1000]\n\n")
+
+LSF_CASES = [
+    # bob fills w3 until +2 h and w4 until +3 h; w1-w2 are idle but not EPYC: 8 slots
+    # wait for w3 (before, the queue's RES_REQ was not read: now on w1)
+    ('#BSUB -n 8\n#BSUB -R "span[hosts=1]"', "BUSY", 2, None),
+    ('#BSUB -n 8\n#BSUB -R "select[bigmem]"', "BUSY", 2, None),
+    # the job's select and the queue's leave no host in common: refused, both named
+    ('#BSUB -n 8\n#BSUB -R "select[model==XeonGold]"', "INCOMPATIBLE", None,
+     "queue normal: no host that can run the job (w1, w2) meets its RES_REQ "
+     "select[model==EPYC] (bqueues -l)"),
+]
+
+
+@pytest.mark.parametrize("job, verdict, start_h, said", LSF_CASES,
+                         ids=[c[0].split("\n")[1] for c in LSF_CASES])
+def test_lsf_queue_res_req_select(job, verdict, start_h, said):
+    from test_placement_cases8 import _wjob, wren
+
+    site = wren(_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 64, "w4", 3),
+                queue_long=WREN_RES_REQ)
+    assert site[1].partitions[0].res_req_select == "select[model==EPYC]"
+    v = run(job + "\n#BSUB -W 1:00", site).verdict("wren")
+    assert v.verdict == verdict, v.reasons
+    assert v.estimated_start == (None if start_h is None else hours(start_h))
+    if said:
+        assert v.reasons == [said]
+    # without the RES_REQ line the XeonGold hosts take the first two now
+    plain = wren(_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 64, "w4", 3))
+    if start_h is not None and "bigmem" not in job:
+        assert run(job + "\n#BSUB -W 1:00", plain).verdict("wren").estimated_start == NOW

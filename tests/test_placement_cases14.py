@@ -240,3 +240,22 @@ def test_lsf_queue_res_req_select(job, verdict, start_h, said):
     plain = wren(_wjob("1", "bob", 64, "w3", 2), _wjob("2", "bob", 64, "w4", 3))
     if start_h is not None and "bigmem" not in job:
         assert run(job + "\n#BSUB -W 1:00", plain).verdict("wren").estimated_start == NOW
+
+
+def test_slurmrestd_gives_the_same_node_minimums_and_partition_flags():
+    # slurmrestd's node object (the recorded fixture: 4 sockets of 1 core, no local disk)
+    # and a partition's flags root_only and reservation_required
+    import json
+    from pathlib import Path
+
+    from diamond_jupyter.dialects.slurm_rest import parse_nodes, parse_partitions
+
+    fixtures = Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
+    node = parse_nodes((fixtures / "nodes.json").read_text())[0]
+    assert (node.sockets, node.cores_per_socket, node.threads_per_core, node.tmp_disk_mb) == \
+        (4, 1, 1, 0)
+    doc = json.loads((fixtures / "partitions.json").read_text())
+    doc["partitions"][0]["flags"] = ["default", "root_only", "reservation_required"]
+    p = parse_partitions(json.dumps(doc))[0]
+    assert (p.default, p.root_only, p.req_resv) == (True, True, True)
+    assert not parse_partitions((fixtures / "partitions.json").read_text())[0].root_only

@@ -259,3 +259,23 @@ def test_slurmrestd_gives_the_same_node_minimums_and_partition_flags():
     p = parse_partitions(json.dumps(doc))[0]
     assert (p.default, p.root_only, p.req_resv) == (True, True, True)
     assert not parse_partitions((fixtures / "partitions.json").read_text())[0].root_only
+
+
+@pytest.mark.parametrize("line, said", [
+    ("--tmp=abc", "bad --tmp 'abc' in `#SBATCH --tmp=abc`; expected a size: MB, or a number "
+                  "with K, M, G or T"),
+    ("--tmp=100GB", "bad --tmp '100GB'"),
+    ("--mincpus=x4", "bad --mincpus 'x4' in `#SBATCH --mincpus=x4`; expected a whole number "
+                     "of CPUs a node"),
+    ("--threads-per-core=1.5", "bad --threads-per-core '1.5'"),
+    ("-B 2:x", "bad --extra-node-info '2:x' in `#SBATCH -B 2:x`; expected "
+               "sockets[:cores[:threads]], each a whole number or *"),
+])
+def test_node_minimums_sbatch_would_refuse_are_bad_input(line, said):
+    # placement reads them: a value sbatch refuses is named, not left to pass unchecked
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import BadInput
+
+    with pytest.raises(BadInput) as e:
+        Federation.parse(f"#!/bin/bash\n#SBATCH {line}\n./app\n")
+    assert str(e.value).startswith("line 2: ") and said in str(e.value)

@@ -124,3 +124,15 @@ def test_tmpdir_meaning_said_where_it_differs(source, target, said):
     # a script that sets TMPDIR itself means its own directory
     _, notes = translate_body('TMPDIR=/scratch/me\ncd "$TMPDIR"', source, target)
     assert not [n for n in notes if "$TMPDIR" in n]
+
+
+def test_lsf_and_slurm_variables_without_their_prefix():
+    # LSF's LS_SUBCWD is the submit directory (mapped), LS_EXECCWD has no equivalent
+    # (said); Slurm's SLURMD_NODENAME (the node the script runs on) is said elsewhere.
+    # Before, all three passed unsaid: their names lack LSB_ and SLURM_
+    body, notes = translate_body("cd $LS_SUBCWD; echo $LS_EXECCWD", "lsf", "slurm")
+    assert body == "cd $SLURM_SUBMIT_DIR; echo $LS_EXECCWD"
+    assert notes == ["kept: line 1: $LS_EXECCWD has no slurm equivalent"]
+    body, notes = translate_body("echo ${SLURMD_NODENAME}", "slurm", "pbs")
+    assert body == "echo ${SLURMD_NODENAME}"
+    assert notes == ["kept: line 1: $SLURMD_NODENAME has no pbs equivalent"]

@@ -59,10 +59,12 @@ _ALIASES = {
     "sge": {},
 }
 _PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}
-# Grid Engine's own variables mostly lack a common prefix; PBS Pro sets NCPUS
+# Grid Engine's own variables mostly lack a common prefix; PBS Pro sets NCPUS, LSF its
+# LS_ ones, Slurm SLURMD_NODENAME
 _UNPREFIXED = {"sge": ("JOB_ID", "JOB_NAME", "JOB_SCRIPT", "NSLOTS", "NHOSTS", "NQUEUES",
                        "PE_HOSTFILE", "PE", "QUEUE", "REQUEST", "RESTARTED", "TASK_ID"),
-               "pbs": ("NCPUS",)}
+               "pbs": ("NCPUS",), "lsf": ("LS_SUBCWD", "LS_EXECCWD", "LS_JOBPID"),
+               "slurm": ("SLURMD_NODENAME",)}
 _NAMES = {d: rf"(?:{re.escape(_PREFIX[d])}\w+|{'|'.join(names)})\b"
           for d, names in _UNPREFIXED.items()}
 # what $TMPDIR is in a job of each scheduler: only PBS's and Grid Engine's agree

@@ -832,6 +832,12 @@ class Partition(_Model):
     denied_accounts: list[str] | None = None  # Slurm DenyAccounts
     allowed_qos: list[str] | None = None  # Slurm AllowQos (None: all)
     denied_qos: list[str] | None = None  # Slurm DenyQos
+    # LSF: the select[] of the queue's RES_REQ (bqueues -l): a host must meet it as well as
+    # the job's own select (lsb.queues(5)); None: none
+    res_req_select: str | None = None
+    # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
+    root_only: bool = False
+    req_resv: bool = False
     # Slurm OverSubscribe: "EXCLUSIVE" (whole nodes to every job), "FORCE[:N]", "YES[:N]",
     # "NO"; None: unknown
     oversubscribe: str | None = None
@@ -1015,6 +1021,10 @@ class Node(_Model):
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
+    # cores a socket and local temporary disk, MB (Slurm CoresPerSocket, TmpDisk): what
+    # `--cores-per-socket`/`-B` and `--tmp` ask at least; None: not known (not checked)
+    cores_per_socket: int | None = None
+    tmp_disk_mb: int | None = None
     # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
     # type (gpu_type) or none
     gpu_types: dict[str, int] | None = None

@@ -625,6 +625,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
     queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
+    select_miss: dict[str, str] = {}  # LSF queues whose RES_REQ select[] leaves no host
     queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
@@ -667,6 +668,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
+        if cfg.scheduler == "lsf" and p.res_req_select:  # the queue's own select[] too
+            meet, unread = lsf_select_hosts(
+                p.res_req_select, [n for n in nodes if n.name in members.get(p.name, [])])
+            adjusted[p.name] += [f"queue {p.name}'s RES_REQ: {u}" for u in unread]
+            if meet is not None:
+                if (runs := fits[p.name] & set(members.get(p.name, []))) and not runs & meet:
+                    select_miss[p.name] = (f"queue {p.name}: no host that can run the job "
+                                           f"({_few(runs)}) meets its RES_REQ "
+                                           f"{p.res_req_select} (bqueues -l)")
+                fits[p.name] &= meet
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -683,6 +694,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if p.allowed_accounts is not None and account not in p.allowed_accounts:
             restr.append(f"account '{account or 'none'}' not allowed in partition '{p.name}' "
                          f"(allowed: {', '.join(p.allowed_accounts) or 'none'})")
+        if p.root_only and snap.user != "root":
+            restr.append(f"partition '{p.name}' takes root's jobs only (RootOnly=YES)")
+        if p.req_resv and not spec.reservation:
+            restr.append(f"partition '{p.name}' takes only jobs of a reservation (ReqResv=YES); "
+                         "name one with --reservation")
         if p.denied_accounts and account in p.denied_accounts:
             restr.append(f"account '{account}' denied in partition '{p.name}' (DenyAccounts: "
                          f"{', '.join(p.denied_accounts)})")
@@ -765,7 +781,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         queue_why = queue_fits[p.name].why if p.name in queue_fits else None
         if slots_from is not None and p.name in slots_from.why:
             queue_why = "; ".join(filter(None, (slots_from.why[p.name], queue_why)))
-        if queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
+        if p.name in select_miss:  # LSF: its RES_REQ select[] leaves no host
+            other.append(select_miss[p.name])
+        elif queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
             other.append(queue_why)
         elif master_hosts is not None and pfit and not pfit & master_hosts:
             other.append(f"-masterq: no host of its master queue ({_few(master_hosts)}) "

@@ -181,6 +181,10 @@ class Req:
     own: tuple[tuple[str, float], ...] = ()
     # the Grid Engine complex its memory is asked by (`-l h_vmem`, `h_data`, `mem_free`)
     mem_complex: str = "h_vmem"
+    # what a node must have at least (Slurm `--tmp`, `--sockets-per-node`,
+    # `--cores-per-socket`, `--threads-per-core`, `-B S:C:T`): (Node field, amount, the
+    # option as written); a node that does not report the field is not held to it
+    node_minimums: tuple[tuple[str, int, str], ...] = ()
 
     def on_master_only(self, name: str) -> bool:
         """Whether consumable `name` binds one of the job's hosts only (its master's)."""
@@ -266,11 +270,39 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     whole = spec.constraints.exclusive or r.memory_mb == 0
     kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
     time_min = parse_slurm_time(kept["--time-min"]) if "--time-min" in kept else None
+    if (mincpus := kept.get("--mincpus", "")).isdigit():  # at least that many a node
+        cpn = max(cpn, int(mincpus))
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
                time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
                exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),
-               consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem")
+               consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem",
+               node_minimums=_node_minimums(kept))
+
+
+# a node's minimums a Slurm job may ask (sbatch(1): they restrict node selection alone)
+_MINIMUM_OPTIONS = (("--sockets-per-node", "sockets"), ("--cores-per-socket", "cores_per_socket"),
+                    ("--threads-per-core", "threads_per_core"))
+_B_FIELDS = ("sockets", "cores_per_socket", "threads_per_core")
+
+
+def _node_minimums(kept: dict[str, str]) -> tuple[tuple[str, int, str], ...]:
+    """(Node field, the least a node has of it, the option) from a Slurm job's `--tmp`
+    (MB unless a unit is given), `--sockets-per-node`, `--cores-per-socket`,
+    `--threads-per-core` and `-B sockets[:cores[:threads]]` (`*`: any)."""
+    out: dict[str, tuple[str, int, str]] = {}
+    b = kept.get("--extra-node-info", "")
+    for field, value in zip(_B_FIELDS, b.split(":") if b else (), strict=False):
+        if value.strip().isdigit():
+            out[field] = (field, int(value), f"-B {b}")
+    for option, field in _MINIMUM_OPTIONS:  # the named option over -B (sbatch's order)
+        if (value := kept.get(option, "").strip()).isdigit():
+            out[field] = (field, int(value), f"{option}={value}")
+    if tmp := kept.get("--tmp"):
+        mb = parse_mem_mb(tmp)
+        if mb:
+            out["tmp_disk_mb"] = ("tmp_disk_mb", mb, f"--tmp={tmp}")
+    return tuple(x for x in out.values() if x[1] > 0)
 
 
 def _sge_memory(spec: JobSpec) -> str | None:
@@ -461,6 +493,12 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,
               f"needs {req.mem} MB memory per {node}, largest {node} has {max_m} MB",
               f"{req.mem} MB memory")
+    for field, least, option in req.node_minimums:
+        known = [v for n in nodes if (v := getattr(n, field)) is not None]
+        what = _MINIMUM_WORDS[field]
+        check(lambda n, f=field, least=least: getattr(n, f) is None or getattr(n, f) >= least,
+              f"needs {least} {what} ({option}), the most a {node} has is "
+              f"{max(known, default=0)}", f"{least} {what}")
     if not reasons and not ok:
         # each need is met somewhere, never all on one node: say where each one is
         where = [f"{what} on {_few(good)}" for what, good in each
@@ -468,6 +506,11 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         reasons.append("no single node meets all the requirements together"
                        + (f" ({'; '.join(where)})" if where else ""))
     return reasons, ok
+
+
+_MINIMUM_WORDS = {"sockets": "sockets a node", "cores_per_socket": "cores a socket",
+                  "threads_per_core": "threads a core",
+                  "tmp_disk_mb": "MB of temporary disk a node"}
 
 
 def amount_text(x: float) -> str:

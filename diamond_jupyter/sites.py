@@ -313,13 +313,11 @@ class Site:
         target = self.cfg.scheduler
         if not source or source == target or not body:
             return body, []
-        from .dialects.body import translate_body
+        from .dialects.body import one_task_cpus, translate_body
 
-        r = spec.resources
-        one_task_cpus = (r.tasks or 1) == 1 and (r.nodes or 1) == 1 \
-            and (r.tasks_per_node or 1) == 1 and (r.cpus_per_task or 1) > 1
         try:
-            new, notes = translate_body(body, source, target, one_task_cpus=one_task_cpus)
+            new, notes = translate_body(body, source, target,
+                                        one_task_cpus=one_task_cpus(spec))
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []
         return new, [f"{n} (the {source} script's body, run on {self.name})" for n in notes]

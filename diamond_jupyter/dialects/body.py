@@ -24,6 +24,12 @@ _VARS: dict[str, dict[str, str | None]] = {
                          "lsf": "LS_SUBCWD", "flux": None, "sge": "SGE_O_WORKDIR"},
     "job name": {"slurm": "SLURM_JOB_NAME", "pbs": "PBS_JOBNAME", "lsf": "LSB_JOBNAME",
                  "flux": None, "sge": "JOB_NAME"},
+    # the queue (partition) the job runs from
+    "queue": {"slurm": "SLURM_JOB_PARTITION", "pbs": "PBS_QUEUE", "lsf": "LSB_QUEUE",
+              "flux": None, "sge": "QUEUE"},
+    # PBS Pro's NCPUS: the first chunk's ompthreads, else its ncpus; read (never written:
+    # Torque has no such variable) as a task's CPUs where that is the job's one task
+    "first chunk's threads": {"pbs": None},
     "task rank": {"slurm": "SLURM_PROCID", "pbs": None, "lsf": None,
                   "flux": "FLUX_TASK_RANK"},
     # each scheduler's list of the job's hosts has a form of its own, none another's: Slurm
@@ -53,9 +59,21 @@ _ALIASES = {
     "sge": {},
 }
 _PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}
-# Grid Engine's own variables mostly lack a common prefix
-_NAMES = {"sge": r"(?:SGE_\w+|JOB_ID|JOB_NAME|NSLOTS|NHOSTS|NQUEUES|PE_HOSTFILE|PE|"
-                 r"TASK_ID|RESTARTED)\b"}
+# Grid Engine's own variables mostly lack a common prefix; PBS Pro sets NCPUS, LSF its
+# LS_ ones, Slurm SLURMD_NODENAME
+_UNPREFIXED = {"sge": ("JOB_ID", "JOB_NAME", "JOB_SCRIPT", "NSLOTS", "NHOSTS", "NQUEUES",
+                       "PE_HOSTFILE", "PE", "QUEUE", "REQUEST", "RESTARTED", "TASK_ID"),
+               "pbs": ("NCPUS",), "lsf": ("LS_SUBCWD", "LS_EXECCWD", "LS_JOBPID"),
+               "slurm": ("SLURMD_NODENAME",)}
+_NAMES = {d: rf"(?:{re.escape(_PREFIX[d])}\w+|{'|'.join(names)})\b"
+          for d, names in _UNPREFIXED.items()}
+# what $TMPDIR is in a job of each scheduler: only PBS's and Grid Engine's agree
+_TMPDIR = {"slurm": "is not set by slurm (whatever the job's environment carries)",
+           "pbs": "is a directory of the job's own, removed when it ends",
+           "sge": "is a directory of the job's own, removed when it ends",
+           "lsf": "is the job's own directory only where the site sets LSB_SET_TMPDIR",
+           "flux": "is as the flux instance's job shell sets it"}
+_TMPDIR_USE = re.compile(r"\$\{?TMPDIR\b")
 
 # srun / mpirun option -> flux run option (None: takes no value)
 _SRUN_FLUX = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N",
@@ -82,9 +100,31 @@ _LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
                   "sge": "mpirun/mpiexec"}
 
 
-def _meanings(dialect: str, table: dict[str, dict[str, str | None]]) -> dict[str, str]:
+def _meanings(dialect: str, table: dict[str, dict[str, str | None]],
+              one_task_cpus: bool = False) -> dict[str, str]:
     names = {v[dialect]: k for k, v in table.items() if v.get(dialect)}
+    if dialect == "pbs":
+        names["NCPUS"] = "CPUs per task" if one_task_cpus else "first chunk's threads"
     return names | _ALIASES.get(dialect, {})
+
+
+def one_task_cpus(spec) -> bool:
+    """The job is one task of several CPUs (Grid Engine's NSLOTS, PBS Pro's NCPUS are
+    that task's CPUs); not where a PBS chunk's ompthreads sets NCPUS apart."""
+    r = spec.resources
+    threads = any(d.dialect == "pbs" and d.option.endswith(":ompthreads")
+                  for d in spec.unknown)
+    return (r.tasks or 1) == 1 and (r.nodes or 1) == 1 and (r.tasks_per_node or 1) == 1 \
+        and (r.cpus_per_task or 1) > 1 and not threads
+
+
+def _own_names(body: str, names: tuple[str, ...]) -> set[str]:
+    """Those of `names` the script sets itself (`QUEUE=x`, `export NCPUS=4`, `for JOB_ID
+    in`): its own variables, left alone."""
+    return {n for n in names
+            if re.search(rf"(?:^|[\s;&|(])(?:(?:export|local|declare|readonly)\s+"
+                         rf"(?:-\w+\s+)*)?{n}=|\b(?:for|read)\s+(?:-\w+\s+)*{n}\b",
+                         body, re.M)}
 
 
 def _vars(one_task_cpus: bool) -> dict[str, dict[str, str | None]]:
@@ -106,12 +146,17 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     if source == target or not body:
         return body, []
     table = _vars(one_task_cpus)
-    names = _meanings(source, table)
+    names = _meanings(source, table, one_task_cpus)
     prefix = _PREFIX[source]
-    var = re.compile(r"(\$\{?)(" + _NAMES.get(source, re.escape(prefix) + r"\w+") + ")")
+    own = _own_names(body, _UNPREFIXED.get(source, ()))
+    pattern = _NAMES.get(source, re.escape(prefix) + r"\w+")
+    if own:  # the script's own variables of those names are not the scheduler's
+        pattern = rf"(?!(?:{'|'.join(own)})\b){pattern}"
+    var = re.compile(r"(\$\{?)(" + pattern + ")")
     # in arithmetic a variable needs no `$`: $((LSB_JOBINDEX+9)), ${FILES[SGE_TASK_ID]}
-    bare = re.compile(r"()(?<![\w${])(" + _NAMES.get(source, re.escape(prefix) + r"\w+")
-                      + r")(?!\w)")
+    bare = re.compile(r"()(?<![\w${])(" + pattern + r")(?!\w)")
+    tmpdir = {_TMPDIR[source], _TMPDIR[target]} != {_TMPDIR["pbs"]} \
+        and not _own_names(body, ("TMPDIR",))
     out, notes = [], []
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
@@ -131,6 +176,9 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
         if missing:
             notes.append(f"kept: line {n}: {', '.join(dict.fromkeys(missing))} has no "
                          f"{target} equivalent")
+        if tmpdir and _TMPDIR_USE.search(line):
+            notes.append(f"kept: line {n}: $TMPDIR: under {source} it {_TMPDIR[source]}; "
+                         f"under {target} it {_TMPDIR[target]}")
         line, note = _launcher(line, n, source, target)
         if note:
             notes.append(note)

@@ -280,6 +280,7 @@ class LsfCommands:
         per_cpu = parse_jl_p(outputs.get("queue_long", ""))
         tasks = parse_task_limits(outputs.get("queue_long", ""))
         defaults = parse_task_defaults(outputs.get("queue_long", ""))
+        selects = parse_queue_selects(outputs.get("queue_long", ""))
         parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
                                       "max_slots_per_host": per_host.get(p.name),
                                       "max_slots_per_processor": per_cpu.get(p.name),
@@ -290,7 +291,8 @@ class LsfCommands:
                                       else tasks.get(p.name, (None, None))[1],
                                       # a job without -n: the default, else the minimum
                                       "default_tasks": defaults.get(p.name) or p.min_cpus
-                                      or tasks.get(p.name, (None, None))[0]})
+                                      or tasks.get(p.name, (None, None))[0],
+                                      "res_req_select": selects.get(p.name)})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -310,6 +312,28 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
     "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
     return {q: int(v) for q, v in _jl_column(stdout, column).items() if v.isdigit()}
+
+
+def parse_queue_selects(stdout: str) -> dict[str, str]:
+    """`bqueues -l`: the select[] section of each queue's `RES_REQ:` line, as written
+    (`select[model==EPYC && ngpus>0]`); a queue whose RES_REQ has none is left out."""
+    out: dict[str, str] = {}
+    queue = None
+    for line in stdout.splitlines():
+        if m := re.match(r"QUEUE:\s*(\S+)", line):
+            queue = m.group(1)
+        elif queue and (m := re.match(r"\s*RES_REQ:\s*(.*)$", line)):
+            text = m.group(1)
+            start = text.find("select[")
+            depth, end = 0, -1
+            for i in range(start + len("select"), len(text)) if start >= 0 else ():
+                depth += {"[": 1, "]": -1}.get(text[i], 0)
+                if depth == 0:
+                    end = i
+                    break
+            if end > start >= 0:
+                out[queue] = text[start:end + 1]
+    return out
 
 
 def parse_jl_p(stdout: str) -> dict[str, float]:

@@ -98,7 +98,7 @@ _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"
 _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
-def _sge_time(text: str) -> int | None:
+def sge_time(text: str) -> int | None:
     """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
     out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
     if ":" in text and any(p.strip() for p in text.split(":")):
@@ -344,7 +344,7 @@ class SgeScript:
         if key in ("h_rt", *MEMORY_COMPLEXES, "gpu") and is_placeholder(val, loose=True):
             raise bad(item, "placeholder", "a concrete value")
         if key == "h_rt":
-            secs = _sge_time(val)
+            secs = sge_time(val)
             if secs is None:
                 raise bad(item, "bad h_rt", "[[H:]M:]S (a zero field may be left empty, as "
                           "in 1::30) or seconds, e.g. 01:30:00")
@@ -354,7 +354,7 @@ class SgeScript:
         elif key in MEMORY_COMPLEXES:
             return _memory(spec, item, key, val, state)
         elif key in ("h_cpu", "s_cpu"):
-            secs = _sge_time(val)
+            secs = sge_time(val)
             if secs is None:
                 raise bad(item, f"bad {key}", "[[H:]M:]S or seconds, e.g. 48:00:00")
             if not secs or not _first_of(spec, item, key, ("h_cpu", "s_cpu"), state, "cpu"):

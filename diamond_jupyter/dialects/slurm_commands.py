@@ -495,6 +495,7 @@ class SlurmCommands:
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
                 exclusive_user=kv.get("ExclusiveUser") == "YES",
+                root_only=kv.get("RootOnly") == "YES", req_resv=kv.get("ReqResv") == "YES",
                 qos=clean(kv.get("QoS")) if clean(kv.get("QoS")) not in (None, "N/A")
                 else None,
             ))
@@ -538,6 +539,8 @@ class SlurmCommands:
                 gpu_types=gpu_types(kv.get("Gres")),
                 sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
                 gpu_sockets=gpu_sockets(kv.get("Gres")),
+                cores_per_socket=to_int(kv.get("CoresPerSocket")),
+                tmp_disk_mb=to_int(kv.get("TmpDisk")),
             ))
         return out
 

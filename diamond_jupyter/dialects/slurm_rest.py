@@ -192,7 +192,8 @@ def parse_nodes(text: str) -> list[Node]:
             architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
             memory_allocated=to_int(n.get("alloc_memory")) or 0,
             threads_per_core=to_int(n.get("threads")), sockets=to_int(n.get("sockets")),
-            gpu_types=gpu_types(n.get("gres")),
+            gpu_types=gpu_types(n.get("gres")), cores_per_socket=to_int(n.get("cores")),
+            tmp_disk_mb=to_int(n.get("temporary_disk")),
         ))
     return out
 
@@ -244,7 +245,8 @@ def parse_partitions(text: str) -> list[Partition]:
             preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
             else mode.upper() if mode else None,
             priority_tier=to_int(p.get("priority_tier")),
-            hidden="hidden" in [str(f).lower() for f in p.get("flags") or []],
+            hidden="hidden" in (flags := [str(f).lower() for f in p.get("flags") or []]),
+            root_only="root_only" in flags, req_resv="reservation_required" in flags,
         ))
     return out
 

@@ -85,6 +85,16 @@ _REQUIRED = words(
 )
 _ALIASES = {"tasks-per-node": "ntasks-per-node", "workdir": "chdir", "cpu_bind": "cpu-bind",
             "mem_bind": "mem-bind", "cluster": "clusters", "gres_flags": "gres-flags"}
+# what a node must have at least (sbatch(1)), kept as written: the forms sbatch reads
+_NODE_MINIMUMS = {
+    "tmp": (r"\d+[KMGTkmgt]?", "a size: MB, or a number with K, M, G or T"),
+    "mincpus": (r"\d+", "a whole number of CPUs a node"),
+    "sockets-per-node": (r"\d+", "a whole number of sockets"),
+    "cores-per-socket": (r"\d+", "a whole number of cores"),
+    "threads-per-core": (r"\d+", "a whole number of threads"),
+    "extra-node-info": (r"(?:\d+|\*)(?::(?:\d+|\*)){0,2}",
+                        "sockets[:cores[:threads]], each a whole number or *"),
+}
 _LONGS = {n: Opt(n, "none") for n in _NONE} | {n: Opt(n, "optional") for n in _OPTIONAL}
 _LONGS |= {n: Opt(n) for n in _REQUIRED}
 _LONGS |= {a: _LONGS[t] for a, t in _ALIASES.items()}
@@ -417,6 +427,10 @@ class SlurmScript:
                 note(spec, placeholder_note(item, self.name))
                 return False
             note(spec, placeholder_note(item, self.name, "kept as a raw value"))
+        if key in _NODE_MINIMUMS:  # kept as written; placement reads them: well formed
+            if not re.fullmatch(_NODE_MINIMUMS[key][0], v or ""):
+                raise bad(item, f"bad --{key}", _NODE_MINIMUMS[key][1])
+            return False
         if key == "nodes":
             # N, MIN-MAX, or a size list (`1,4,8`, `2-16:2`): the job gets one of the counts
             parts = [re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", p) for p in (v or "").split(",")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import BadInput, JobSpec
-from .body import translate_body
+from .body import one_task_cpus, translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -75,11 +75,9 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
     try:
         spec = source.parse_script(text)
         first = len(text.splitlines()) - len((spec.script or "").splitlines()) + 1
-        r = spec.resources
-        one_task_cpus = (r.tasks or 1) == 1 and (r.nodes or 1) == 1 \
-            and (r.tasks_per_node or 1) == 1 and (r.cpus_per_task or 1) > 1
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
-                                          first_line=first, one_task_cpus=one_task_cpus)
+                                          first_line=first,
+                                          one_task_cpus=one_task_cpus(spec))
         spec.script = body if spec.script is not None else None
         rendered = target.render_script(spec)
     except BadInput:

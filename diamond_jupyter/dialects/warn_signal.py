@@ -1,8 +1,9 @@
 """A signal sent shortly before the job's time limit (to checkpoint), as each scheduler
 writes it: Slurm `--signal=[B:]SIG[@seconds]` (60 s when no time is given), flux
-`--signal=SIG@FSD` (the same default), LSF `-wa SIG` with `-wt [hours:]minutes`. PBS and
-Grid Engine have no such option. Read from the options a script kept as written, so a
-translation between these three carries it instead of dropping it."""
+`--signal=SIG@FSD` (the same default), LSF `-wa SIG` with `-wt [hours:]minutes`. PBS has
+no such option; Grid Engine's hard `-l s_rt` below the job's `h_rt` is one (queue_conf(5):
+SIGUSR1 at s_rt, the job ended the queue's notify time later). Read from the options a
+script kept as written, so a translation between these carries it instead of dropping it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from ..model import Directive, JobSpec
 from .scripts_common import words
+from .sge_script import sge_time
 
 # signals by name (SIG prefix optional, any case) or number; LSF's -wa also takes actions
 # such as CHKPNT, which are not signals and are not carried
@@ -31,6 +33,7 @@ class WarnSignal:
     seconds: int  # before the time limit
     batch_only: bool  # Slurm's B: (the batch shell alone)
     kept: tuple[Directive, ...]  # the source's options it was read from
+    caveat: str = ""  # what the target does otherwise, said with it
 
     @property
     def raw(self) -> str:
@@ -78,7 +81,25 @@ def _read(spec: JobSpec) -> WarnSignal | None:
             return None
         minutes = int(m.group(1) or 0) * 60 + int(m.group(2))
         return WarnSignal(name, minutes * 60, False, (action[-1], when[-1]))
+    if source == "sge":
+        return _sge_soft_limit(spec, own)
     return None
+
+
+def _sge_soft_limit(spec: JobSpec, own: list[Directive]) -> WarnSignal | None:
+    """A hard `-l s_rt` below `h_rt`: SIGUSR1 that long before h_rt. Without an h_rt (no
+    time limit to count from), or at or past it (h_rt ends the job first), None."""
+    kept = [d for d in own if d.option == "-l s_rt" and d.value]
+    limit = spec.resources.walltime_s
+    if not kept or not limit:
+        return None
+    soft = sge_time(kept[-1].value.partition("=")[2].strip())
+    if soft is None or soft >= limit:
+        return None
+    return WarnSignal("USR1", limit - soft, False, (kept[-1],),
+                      caveat="; Grid Engine also ended the job the queue's notify time after "
+                             "s_rt (60 s unless the queue sets another), here it runs to its "
+                             "time limit")
 
 
 def carried(ws: WarnSignal) -> list[tuple[str, str | None]]:
@@ -92,7 +113,7 @@ def said(ws: WarnSignal, target: str, written: str, extra: str = "") -> str:
            "flux": "the job", "lsf": "the job's processes"}[target]
     batch = "; B: (the batch shell alone) is not said there" if ws.batch_only else ""
     return (f"approximated: {ws.raw} as {written} (a signal {ws.seconds} s before the time "
-            f"limit; {target} sends it to {who}{batch}{extra})")
+            f"limit; {target} sends it to {who}{batch}{extra}{ws.caveat})")
 
 
 def slurm_value(ws: WarnSignal) -> str | None:

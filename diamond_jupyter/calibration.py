@@ -885,10 +885,16 @@ class RecentWaits:
                        key=lambda w: w.submitted_at)[-ADAPT_JOBS:] if adaptive else []
         aheads = _aheads(timed)
         ahead_of = {id(w): k for w, k in zip(timed, aheads, strict=True)}
-        self._by: dict[Key, list[tuple[float, bool]]] = {}
+        # the waits of each (partition, size, jobs ahead) together first, then each such
+        # group in its classes: a class's waits are only ever read sorted
+        groups: dict[tuple[str | None, int | None, str], list[tuple[float, bool]]] = {}
         for w in waits:
-            for key in _wait_keys(w.partition, w.cpus, ahead_of.get(id(w), "*")):
-                self._by.setdefault(key, []).append((w.wait_s, w.waiting))
+            groups.setdefault((w.partition, w.cpus, ahead_of.get(id(w), "*") if ahead_of
+                               else "*"), []).append((w.wait_s, w.waiting))
+        self._by: dict[Key, list[tuple[float, bool]]] = {}
+        for (partition, cpus, ahead), obs in groups.items():
+            for key in _wait_keys(partition, cpus, ahead):
+                self._by.setdefault(key, []).extend(obs)
         self._waits, self._adaptive = waits, adaptive
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}

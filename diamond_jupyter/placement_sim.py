@@ -529,7 +529,9 @@ class _Sim:
         starts from (`_Plan`). Shared: never changed in place. Made anew where a release or
         a start changed the node; else the last one, its steps up to t merged into one
         (the same steps: what is given back is only ever added, capped at the node's
-        size, so the order it comes in does not change the sums)."""
+        size, so the order it comes in does not change the sums); its first step then
+        begins at t (changed in place: a plan is read only until the sim's next one is
+        made)."""
         if self._pending is None:
             self._pending = {}
             for end, seq, m, c, g in itertools.islice(self.rel, self.rp, None):
@@ -540,10 +542,9 @@ class _Sim:
             times, fc, fg = base
             if len(times) > 1 and times[1] <= t:
                 k = bisect.bisect_right(times, t) - 1
-                base = [t, *times[k + 1:]], fc[k:], fg[k:]
-            elif times[0] != t:
-                base = [t, *times[1:]], fc, fg
-            self._bases[n] = base
+                self._bases[n] = base = [t, *times[k + 1:]], fc[k:], fg[k:]
+            else:
+                times[0] = t
             return base
         self._changed.discard(n)
         planned_end = self.plan.get

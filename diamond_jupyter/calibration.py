@@ -592,21 +592,33 @@ def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float,
     and of those submitted in it and still waiting (counted up to now); `every_waiting`:
     of every job still waiting, however long ago it was submitted (measured with the
     adaptive level, `RecentWaits.adapted`; not used by placement)."""
-    out: dict[str, QueueWait] = {}
+    recent, every = view_waits(jobs, now, window_s)
+    return every if every_waiting else recent
+
+
+def view_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
+               ) -> tuple[dict[str, QueueWait], dict[str, QueueWait]]:
+    """`queue_waits` both ways at once (without, then with `every_waiting`): each job's
+    wait worked out once."""
+    recent: dict[str, QueueWait] = {}
+    every: dict[str, QueueWait] = {}
     for j in jobs:
         if j.submitted_at is None:
             continue
         if j.started_at is not None:
             if 0 <= (now - j.started_at).total_seconds() <= window_s:
-                out[j.native_id] = QueueWait(j.partition, j.cpus, max(
-                    0.0, (j.started_at - j.submitted_at).total_seconds()),
+                recent[j.native_id] = every[j.native_id] = QueueWait(
+                    j.partition, j.cpus, max(0.0, (j.started_at - j.submitted_at)
+                                             .total_seconds()),
                     submitted_at=j.submitted_at.timestamp(), user=j.user)
         elif j.state == JobState.PENDING and (
-                waited := (now - j.submitted_at).total_seconds()) >= 0 and (
-                every_waiting or waited <= window_s):
-            out[j.native_id] = QueueWait(j.partition, j.cpus, waited, waiting=True,
-                                         submitted_at=j.submitted_at.timestamp(), user=j.user)
-    return out
+                waited := (now - j.submitted_at).total_seconds()) >= 0:
+            every[j.native_id] = w = QueueWait(j.partition, j.cpus, waited, waiting=True,
+                                               submitted_at=j.submitted_at.timestamp(),
+                                               user=j.user)
+            if waited <= window_s:
+                recent[j.native_id] = w
+    return recent, every
 
 
 RECENT_WAITS_S = 6 * 3600.0  # the window of recent waits a start's bound rests on
@@ -623,10 +635,22 @@ def site_drain(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
                now: datetime, user: str | None) -> tuple[float, int] | None:
     """`own_drain_bound` of a new job of `user` at a site: behind every job of theirs its
     view shows waiting, at the rate its accounting and view say their jobs started."""
+    return site_waits_and_drain(queued, jobs, now, user)[1]
+
+
+def site_waits_and_drain(queued: dict[str, QueueWait] | None, jobs: Iterable[JobStatus],
+                         now: datetime, user: str | None
+                         ) -> tuple[RecentWaits, tuple[float, int] | None]:
+    """`site_waits` and `site_drain` together, the view's waits worked out once (and not
+    at all for the drain without a user or any job of theirs waiting)."""
     jobs = list(jobs)
     ahead = own_ahead((j for j in jobs if j.state == JobState.PENDING), user)
-    waits = {**(queued or {}), **queue_waits(jobs, now, RECENT_WAITS_S, every_waiting=True)}
-    return own_drain_bound(waits.values(), user, ahead, now.timestamp())
+    if user is None or not ahead:  # nothing to drain (`own_drain_bound`)
+        return site_waits(queued, jobs, now), None
+    recent, every = view_waits(jobs, now, RECENT_WAITS_S)
+    drain = own_drain_bound({**(queued or {}), **every}.values(), user, ahead,
+                            now.timestamp())
+    return RecentWaits({**(queued or {}), **recent}.values()), drain
 
 
 AHEAD_CLASS_LIMITS = (0, 3, 15, 63)  # own jobs queued ahead: none, 1-3, 4-15, 16-63, 64+
@@ -861,10 +885,16 @@ class RecentWaits:
                        key=lambda w: w.submitted_at)[-ADAPT_JOBS:] if adaptive else []
         aheads = _aheads(timed)
         ahead_of = {id(w): k for w, k in zip(timed, aheads, strict=True)}
-        self._by: dict[Key, list[tuple[float, bool]]] = {}
+        # the waits of each (partition, size, jobs ahead) together first, then each such
+        # group in its classes: a class's waits are only ever read sorted
+        groups: dict[tuple[str | None, int | None, str], list[tuple[float, bool]]] = {}
         for w in waits:
-            for key in _wait_keys(w.partition, w.cpus, ahead_of.get(id(w), "*")):
-                self._by.setdefault(key, []).append((w.wait_s, w.waiting))
+            groups.setdefault((w.partition, w.cpus, ahead_of.get(id(w), "*") if ahead_of
+                               else "*"), []).append((w.wait_s, w.waiting))
+        self._by: dict[Key, list[tuple[float, bool]]] = {}
+        for (partition, cpus, ahead), obs in groups.items():
+            for key in _wait_keys(partition, cpus, ahead):
+                self._by.setdefault(key, []).extend(obs)
         self._waits, self._adaptive = waits, adaptive
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}

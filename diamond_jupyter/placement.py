@@ -78,8 +78,7 @@ from .calibration import (
     borrowed,
     describe_start,
     pooled_share,
-    site_drain,
-    site_waits,
+    site_waits_and_drain,
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
@@ -2327,15 +2326,15 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
-        waited = site_waits(cal.queued if cal else None, snap.jobs, now).bound(
-            pname, req.nodes * (req.cpn or 1))
+        recent, drained = site_waits_and_drain(cal.queued if cal else None, snap.jobs, now,
+                                               snap.user)
+        waited = recent.bound(pname, req.nodes * (req.cpn or 1))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
                            "recently")
         # behind the user's own waiting jobs: as long as those take to start at the rate
         # this site has been starting theirs (per-user limits, fair share)
-        drained = site_drain(cal.queued if cal else None, snap.jobs, now, snap.user)
         if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):
             bound_s = drained[0]
             v.notes.append(f"90% bound {hms(bound_s)}: your jobs queued ahead, at the "

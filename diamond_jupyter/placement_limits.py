@@ -383,7 +383,9 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
     many queued and running jobs for its GrpSubmitJobs, or the user for the nearest
     MaxSubmitJobs, to take `adds` more (a job array's tasks count one each)."""
     chain = _chain(snap, account, p.name)
-    out = []
+    out: list[str] = []
+    if not chain:  # no association to hold it: the queue is not counted
+        return out
     live = [j for j in snap.jobs if not j.state.terminal]
     below: set[str | None] = set()
     for a in chain:

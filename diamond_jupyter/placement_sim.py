@@ -441,6 +441,13 @@ class _Sim:
         self.failed: set[tuple[int, int, int, int]] = set()  # shapes that did not fit now
         self.sets: dict[int, frozenset[int]] = {}
         self.released = False
+        # for the plans (`_Plan`), made when the first is: per node, the releases still to
+        # come (seq -> end, cpus, gpus), and its free CPUs and GPUs over time as the last
+        # plan found them before any reservation (`plan_base`), made again only for a node
+        # a release or a start has changed since (`_changed`)
+        self._pending: dict[int, dict[int, tuple[float, int, int]]] | None = None
+        self._bases: dict[int, tuple[list[float], list[int], list[int]]] = {}
+        self._changed: set[int] = set()
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:
@@ -486,6 +493,9 @@ class _Sim:
             bisect.insort(self.rel, (t + d.duration, self.seq, n, c, g), lo=self.rp)
             if d.limit is not None:
                 self.plan[self.seq] = t + d.limit
+            if self._pending is not None:
+                self._pending.setdefault(n, {})[self.seq] = (t + d.duration, c, g)
+                self._changed.add(n)
         d.done, d.start = True, t
 
     def next_event(self, t: float, wakes: list[float]) -> float | None:
@@ -499,7 +509,10 @@ class _Sim:
     def release_until(self, t: float) -> None:
         rel = self.rel
         while self.rp < len(rel) and rel[self.rp][0] <= t:
-            _, _, n, c, g = rel[self.rp]
+            _, seq, n, c, g = rel[self.rp]
+            if self._pending is not None:
+                del self._pending[n][seq]
+                self._changed.add(n)
             nc = min(self.cap_c[n], self.free_c[n] + c)
             self.tot += nc - self.free_c[n]
             self.free_c[n] = nc
@@ -509,6 +522,46 @@ class _Sim:
             self.failed.clear()
             self.rp += 1
             self.released = True
+
+    def plan_base(self, n: int, t: float) -> tuple[list[float], list[int], list[int]]:
+        """Node n's free CPUs and GPUs from t as a step function (times, cpus, gpus), the
+        releases still to come given back at their planned (walltime) ends: what a plan
+        starts from (`_Plan`). Shared: never changed in place. Made anew where a release or
+        a start changed the node; else the last one, its steps up to t merged into one
+        (the same steps: what is given back is only ever added, capped at the node's
+        size, so the order it comes in does not change the sums); its first step then
+        begins at t (changed in place: a plan is read only until the sim's next one is
+        made)."""
+        if self._pending is None:
+            self._pending = {}
+            for end, seq, m, c, g in itertools.islice(self.rel, self.rp, None):
+                self._pending.setdefault(m, {})[seq] = (end, c, g)
+            self._changed.clear()
+        base = self._bases.get(n)
+        if base is not None and n not in self._changed and base[0][0] <= t:
+            times, fc, fg = base
+            if len(times) > 1 and times[1] <= t:
+                k = bisect.bisect_right(times, t) - 1
+                self._bases[n] = base = [t, *times[k + 1:]], fc[k:], fg[k:]
+            else:
+                times[0] = t
+            return base
+        self._changed.discard(n)
+        planned_end = self.plan.get
+        ev = sorted((max(planned_end(seq, end), t), c, g)
+                    for seq, (end, c, g) in self._pending.setdefault(n, {}).items())
+        cap_c, cap_g = self.cap_c[n], self.cap_g[n]
+        times, fc, fg = [t], [self.free_c[n]], [self.free_g[n]]
+        for when, c, g in ev:
+            c2, g2 = min(cap_c, fc[-1] + c), min(cap_g, fg[-1] + g)
+            if when == times[-1]:
+                fc[-1], fg[-1] = c2, g2
+            else:
+                times.append(when)
+                fc.append(c2)
+                fg.append(g2)
+        self._bases[n] = base = times, fc, fg
+        return base
 
     def elig(self, d: Demand) -> frozenset[int]:
         es = self.sets.get(id(d.eligible))
@@ -606,26 +659,12 @@ class _Plan:
                          tuple[float | None, bool]] = {}
         self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
-        ends: dict[int, list[tuple[float, int, int]]] = {n: [] for n in nodes}
-        planned_end = sim.plan.get
-        for end, seq, n, c, g in itertools.islice(sim.rel, sim.rp, None):
-            if (ev := ends.get(n)) is not None:
-                ev.append((max(planned_end(seq, end), t), c, g))
         self.times: dict[int, list[float]] = {}
         self.fc: dict[int, list[int]] = {}
         self.fg: dict[int, list[int]] = {}
-        for n, ev in ends.items():
-            ev.sort()
-            times, fc, fg = [t], [sim.free_c[n]], [sim.free_g[n]]
-            for when, c, g in ev:
-                c2, g2 = min(sim.cap_c[n], fc[-1] + c), min(sim.cap_g[n], fg[-1] + g)
-                if when == times[-1]:
-                    fc[-1], fg[-1] = c2, g2
-                else:
-                    times.append(when)
-                    fc.append(c2)
-                    fg.append(g2)
-            self.times[n], self.fc[n], self.fg[n] = times, fc, fg
+        for n in nodes:  # shared with the sim's bases until a reservation changes them
+            self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
+        self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -726,6 +765,10 @@ class _Plan:
         return None
 
     def _split(self, n: int, when: float) -> int:
+        if n not in self._own:  # copied before the first change (the base is shared)
+            self._own.add(n)
+            self.times[n], self.fc[n], self.fg[n] = \
+                list(self.times[n]), list(self.fc[n]), list(self.fg[n])
         times = self.times[n]
         i = bisect.bisect_right(times, when) - 1
         if times[i] != when:

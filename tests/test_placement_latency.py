@@ -82,3 +82,53 @@ def test_a_calibrated_view_built_alone_is_the_pairs() -> None:
     assert [r[0] for r in pair[1][0].releases] != [r[0] for r in pair[0][0].releases]
     assert calibrated_view(st, queue, None) is None
     assert calibrated_view(st, queue, None, bound=True) is None
+
+
+def _steps_from_scratch(sim, t: float, n: int) -> tuple[list[float], list[int], list[int]]:
+    """Node n's free CPUs and GPUs from t with the releases still to come at their planned
+    ends, worked out from the sim's whole release list (what a plan keeps per node)."""
+    ev = sorted((max(sim.plan.get(seq, end), t), c, g)
+                for end, seq, m, c, g in sim.rel[sim.rp:] if m == n)
+    times, fc, fg = [t], [sim.free_c[n]], [sim.free_g[n]]
+    for when, c, g in ev:
+        c2, g2 = min(sim.cap_c[n], fc[-1] + c), min(sim.cap_g[n], fg[-1] + g)
+        if when == times[-1]:
+            fc[-1], fg[-1] = c2, g2
+        else:
+            times += [when]
+            fc += [c2]
+            fg += [g2]
+    return times, fc, fg
+
+
+def test_a_plan_kept_between_events_is_made_anew_where_the_site_changed() -> None:
+    from diamond_jupyter.placement_sim import _Plan, _Sim
+
+    st, queue = _site(11, 12, 30)
+    st.planned = {r[1]: r[0] + 600.0 for r in st.releases}  # walltimes past the ends
+    sim = _Sim(st)
+    every = frozenset(range(12))
+    first = _Plan(sim, 0.0, every)
+    assert {n: first.times[n] for n in every} == \
+        {n: _steps_from_scratch(sim, 0.0, n)[0] for n in every}
+    # jobs start (their walltimes planned) and running jobs end: the nodes they touch
+    # change, the others keep their steps up to the new time
+    started = 0
+    for d in queue:
+        hosts = sim.candidates(d)
+        if hosts is not None:
+            sim.alloc(d, hosts[: d.nodes], 0.0)
+            started += 1
+    assert started > 0
+    for t in sorted({r[0] for r in st.releases})[:6]:
+        sim.release_until(t)
+        plan = _Plan(sim, t, every)
+        for n in every:
+            assert (plan.times[n], plan.fc[n], plan.fg[n]) == _steps_from_scratch(sim, t, n)
+        # a reservation changes the plan's own copy, never what the next plan starts from
+        d = Demand(1, 8, 0, 900.0, list(range(12)))
+        if plan.reserve(d) is not None:
+            again = _Plan(sim, t, every)
+            for n in every:
+                assert (again.times[n], again.fc[n], again.fg[n]) == \
+                    _steps_from_scratch(sim, t, n)

@@ -7,7 +7,8 @@ those gone from the queue) at a slow adaptive interval, for jobs that never run 
 wrapper (cancelled while pending, failed to start, node failure, preemption), and just
 after each running job's time limit (LIMIT_CHECKS_S): a scheduler that kills at the limit
 with SIGKILL (Grid Engine's h_rt) leaves the wrapper no line to write.
-A site without an event channel (Slurm's REST API) is followed by that query alone, at an
+A slurmrestd site's event channel is its file door (`files:`), while its stream is up (a door
+that runs no command has none). A site without one is followed by that query alone, at an
 adaptive interval: `min_poll_s` after a change or a new job, doubling while nothing
 changes, up to `poll_interval_s`; while a job whose end someone awaits runs (a workflow's
 step, whose next step or the workflow's end waits on it; a job a face waits on: `diamond
@@ -117,7 +118,7 @@ class SiteMonitor:
         """Time to the next poll: fixed where the event channel reports starts and ends;
         else short after a change, doubling while nothing changes, and no longer than an
         awaited running job calls for (`_awaited_pace`)."""
-        if self.site.has_event_channel:
+        if self._ends_pushed():
             return self.poll_interval_s
         adaptive = min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
         return min(adaptive, self._awaited_pace(now))
@@ -167,9 +168,14 @@ class SiteMonitor:
         key = job.token or job.id
         if key not in self.tracked:
             self.track(job)
-        if self.site.has_event_channel or key not in self.tracked:
-            return None
-        return key
+        pushed_always = self.site.has_event_channel and not self.site.event_channel_optional
+        return None if pushed_always or key not in self.tracked else key
+
+    def _ends_pushed(self) -> bool:
+        """Whether the jobs' own end lines reach the monitor: the site's event channel (one
+        that may be refused, a slurmrestd site's file door, only while its stream is up)."""
+        return self.site.has_event_channel and (self.stream_connected.is_set()
+                                                or not self.site.event_channel_optional)
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -199,15 +205,16 @@ class SiteMonitor:
         while True:
             try:
                 await self.site.know_home()
+                files = self.site.file_transport  # (a slurmrestd site's: its file door)
                 # the event file and its directory are private (umask 077), created once
-                await self.site.transport.run(
+                await files.run(
                     ["sh", "-c", 'umask 077 && mkdir -p -- "$1" && touch -- "$2" && '
                      'chmod 600 -- "$2"', "sh", self.site.workdir, self.site.event_file],
                     check=True, timeout=30.0)
                 argv = ["tail", "-n", f"+{self._lines_seen + 1}", "-F", "--",
                         self.site.event_file]
                 self.stream_connected.set()
-                async for line in self.site.transport.open_stream(argv):
+                async for line in files.open_stream(argv):
                     self._lines_seen += 1
                     delay = 0.5
                     await self._on_line(line)
@@ -224,7 +231,8 @@ class SiteMonitor:
         """The job's secret: from memory, else (after a restart) from its job directory."""
         if token not in self._secrets:
             try:
-                raw = await self.site.transport.get_bytes(f"{self.site.job_dir(token)}/secret")
+                raw = await self.site.file_transport.get_bytes(
+                    f"{self.site.job_dir(token)}/secret")
                 text = raw.decode("ascii", "replace").strip()
                 self._secrets[token] = text if re.fullmatch(r"[0-9a-f]{32,128}", text) else None
             except (DiamondError, OSError):
@@ -319,7 +327,7 @@ class SiteMonitor:
             self._repace.clear()
             self._drop_finished()
             if not self.tracked:
-                interval = gap = self.poll_interval_s if self.site.has_event_channel \
+                interval = gap = self.poll_interval_s if self._ends_pushed() \
                     else self.min_poll_s
                 continue
             try:

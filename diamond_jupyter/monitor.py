@@ -222,8 +222,10 @@ class SiteMonitor:
                 raise
             except Exception as e:  # dropped connection: reconnect with backoff, then poll
                 log.info("%s: event stream lost (%s); reconnecting", self.site.name, e)
+            was_streaming = self.stream_connected.is_set()
             self.stream_connected.clear()
-            self.kick()  # anything may have happened while we were blind
+            if was_streaming or not self.site.event_channel_optional:
+                self.kick()  # anything may have happened while we were blind
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 

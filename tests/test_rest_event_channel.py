@@ -155,3 +155,40 @@ async def test_a_hedged_copys_decision_goes_through_the_door(work):
     with pytest.raises(BadInput, match="not possible over slurmrestd alone"):
         await bare.decide_hedge(TOKEN, "go")
     await bare.close()
+
+
+async def test_a_door_that_runs_no_command_streams_nothing_and_costs_no_extra_query(work,
+                                                                                    tmp_path):
+    """An SFTP-only door refuses `tail`: the stream is tried again with backoff, but each
+    refusal asks the REST API nothing more (nothing was seen before: nothing was missed)."""
+    from diamond_jupyter.model import SiteError
+    from diamond_jupyter.transports import LocalTransport
+
+    tried = asyncio.Queue()
+
+    class SftpOnly(LocalTransport):
+        async def run(self, argv, **kw):
+            tried.put_nowait(argv)
+            raise SiteError("beta-rest: this door allows SFTP only")
+
+    base = rest_site(str(work))
+    site = RestSite(base.cfg, files=SftpOnly("beta-rest"))
+    await base.close()
+    assert site.has_event_channel
+    store = Store(tmp_path / "store.sqlite")
+    journal = Journal(store, {"beta-rest": site}, poll_interval_s=60, min_poll_s=0.5)
+    mon = journal.monitors["beta-rest"]
+    follow = asyncio.ensure_future(mon._follow())
+    try:
+        await asyncio.wait_for(tried.get(), timeout=30)
+        await asyncio.wait_for(tried.get(), timeout=30)  # tried again: the first was handled
+        assert not mon.stream_connected.is_set() and not mon._kick.is_set()
+        mon.quiet_polls = 10
+        assert mon._interval() == 60  # the adaptive pace (nothing awaited), not a fixed one
+        mon.quiet_polls = 1
+        assert mon._interval() == 1.0
+    finally:
+        follow.cancel()
+        await asyncio.gather(follow, return_exceptions=True)
+        await journal.stop()
+        await site.close()

@@ -10,6 +10,7 @@ store are published too (`follow_store`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
@@ -219,9 +220,11 @@ class Journal:
     async def wait(self, job_id: str, *, until: Callable[[Job], bool] | Iterable[JobState]
                    | None = None, timeout: float | None = None,
                    on_trouble: Callable[[str], Any] | None = None) -> Job:
-        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven.
-        A site that cannot be asked does not end the wait: its monitor keeps asking, with
-        backoff, and `on_trouble(note)` is called once, the first time the wait sees it."""
+        """Suspend until the job satisfies `until` (default: a terminal state). Event-driven;
+        while it waits, the job's end is awaited (`SiteMonitor.waiting_on`: on a site without
+        an event channel, a running job is asked about at the awaited pace). A site that
+        cannot be asked does not end the wait: its monitor keeps asking, with backoff, and
+        `on_trouble(note)` is called once, the first time the wait sees it."""
         if until is None:
             def cond(j: Job) -> bool:
                 return j.state.terminal
@@ -233,10 +236,11 @@ class Journal:
             def cond(j: Job) -> bool:
                 return j.state in states or j.state.terminal
         q = self.bus.queue()
+        waiting = contextlib.ExitStack()  # the job's end awaited while this wait lasts
         try:
             job = self.store.get_job(job_id)
             if job.native_id and not job.state.terminal and job.site in self.monitors:
-                self.monitors[job.site].track(job)
+                waiting.enter_context(self.monitors[job.site].waiting_on(job))
             key, names = job.token or job.id, {job_id, job.id}  # the token survives renames
             loop = asyncio.get_running_loop()
             deadline = None if timeout is None else loop.time() + timeout
@@ -266,4 +270,5 @@ class Journal:
                             f"(state {job.state.value}" + (f", as last seen; {trouble})"
                                                            if trouble else ")")) from None
         finally:
+            waiting.close()
             self.bus.unqueue(q)

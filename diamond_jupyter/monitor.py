@@ -7,21 +7,27 @@ those gone from the queue) at a slow adaptive interval, for jobs that never run 
 wrapper (cancelled while pending, failed to start, node failure, preemption), and just
 after each running job's time limit (LIMIT_CHECKS_S): a scheduler that kills at the limit
 with SIGKILL (Grid Engine's h_rt) leaves the wrapper no line to write.
-A site without an event channel (Slurm's REST API) is followed by that query alone, at an
+A slurmrestd site's event channel is its file door (`files:`), while its stream is up (a door
+that runs no command has none). A site without one is followed by that query alone, at an
 adaptive interval: `min_poll_s` after a change or a new job, doubling while nothing
-changes, up to `poll_interval_s`; while a job whose end someone awaits (a workflow's step:
-its next step, or the workflow's end, waits on it) runs, no longer than a tenth of its run
-so far, and at most AWAITED_MAX_S (its end is learned that soon, not a poll interval late).
+changes, up to `poll_interval_s`; while a job whose end someone awaits runs (a workflow's
+step, whose next step or the workflow's end waits on it; a job a face waits on: `diamond
+wait`, a notebook's job card, an agent's wait), no longer than a tenth of its run so far,
+and at most AWAITED_MAX_S (its end is learned that soon, not a poll interval late). A job a
+face waits on is awaited only while that wait lasts; a queued job keeps the slow pace.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import math
 import re
 import time
+from collections import Counter
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .dialects.flux_ids import flux_id_form, flux_id_value
@@ -98,7 +104,9 @@ class SiteMonitor:
         self.trouble: str | None = None  # why the last query failed (None: the site answered)
         self.trouble_since: float | None = None  # monotonic time of the first failure in a row
         self.last_poll_at = 0.0  # epoch seconds of the last poll's start
-        self.awaited: set[str] = set()  # tracked keys whose end someone waits on
+        self.awaited: set[str] = set()  # tracked keys whose end is awaited until it comes
+        self.waiters: Counter[str] = Counter()  # tracked keys -> the waits under way on them
+        self._repace = asyncio.Event()  # the pace may have quickened: the next poll's time anew
 
     def start(self) -> None:
         if not self._tasks:
@@ -110,7 +118,7 @@ class SiteMonitor:
         """Time to the next poll: fixed where the event channel reports starts and ends;
         else short after a change, doubling while nothing changes, and no longer than an
         awaited running job calls for (`_awaited_pace`)."""
-        if self.site.has_event_channel:
+        if self._ends_pushed():
             return self.poll_interval_s
         adaptive = min(self.min_poll_s * 2 ** min(self.quiet_polls, 30), self.poll_interval_s)
         return min(adaptive, self._awaited_pace(now))
@@ -120,7 +128,7 @@ class SiteMonitor:
         its run so far, at most AWAITED_MAX_S, never under `min_poll_s` (inf: none runs)."""
         now = time.time() if now is None else now
         pace = math.inf
-        for key in self.awaited & set(self.tracked):
+        for key in (self.awaited | set(self.waiters)) & set(self.tracked):
             job = self._job(key)
             if job is None or job.state != JobState.RUNNING or job.started_at is None:
                 continue
@@ -129,16 +137,45 @@ class SiteMonitor:
         return pace
 
     def await_end(self, job: Job) -> None:
-        """Someone waits on `job`'s end: followed, and on a site without an event channel
-        asked about at the awaited pace while it runs (looked at now: the wait under way
-        may be long)."""
+        """`job`'s end is awaited until it comes (a workflow's step): followed, and on a site
+        without an event channel asked about at the awaited pace while it runs."""
+        key = self._awaitable(job)
+        if key is not None and key not in self.awaited:
+            self.awaited.add(key)
+            self._repace.set()
+
+    @contextlib.contextmanager
+    def waiting_on(self, job: Job) -> Iterator[None]:
+        """While the block runs, someone waits on `job`'s end (`await_end`'s pace); after it,
+        the pace is the adaptive one again unless another wait or a workflow awaits it."""
+        key = self._awaitable(job)
+        if key is None:
+            yield
+            return
+        self.waiters[key] += 1
+        if self.waiters[key] == 1:
+            self._repace.set()
+        try:
+            yield
+        finally:
+            self.waiters[key] -= 1
+            if self.waiters[key] <= 0:
+                del self.waiters[key]
+
+    def _awaitable(self, job: Job) -> str | None:
+        """The job followed; its key where an awaited pace would quicken its polls (None on a
+        site whose event channel reports its end, or a job with no scheduler id yet)."""
         key = job.token or job.id
         if key not in self.tracked:
             self.track(job)
-        if self.site.has_event_channel or key in self.awaited or key not in self.tracked:
-            return
-        self.awaited.add(key)
-        self.kick()
+        pushed_always = self.site.has_event_channel and not self.site.event_channel_optional
+        return None if pushed_always or key not in self.tracked else key
+
+    def _ends_pushed(self) -> bool:
+        """Whether the jobs' own end lines reach the monitor: the site's event channel (one
+        that may be refused, a slurmrestd site's file door, only while its stream is up)."""
+        return self.site.has_event_channel and (self.stream_connected.is_set()
+                                                or not self.site.event_channel_optional)
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -168,15 +205,16 @@ class SiteMonitor:
         while True:
             try:
                 await self.site.know_home()
+                files = self.site.file_transport  # (a slurmrestd site's: its file door)
                 # the event file and its directory are private (umask 077), created once
-                await self.site.transport.run(
+                await files.run(
                     ["sh", "-c", 'umask 077 && mkdir -p -- "$1" && touch -- "$2" && '
                      'chmod 600 -- "$2"', "sh", self.site.workdir, self.site.event_file],
                     check=True, timeout=30.0)
                 argv = ["tail", "-n", f"+{self._lines_seen + 1}", "-F", "--",
                         self.site.event_file]
                 self.stream_connected.set()
-                async for line in self.site.transport.open_stream(argv):
+                async for line in files.open_stream(argv):
                     self._lines_seen += 1
                     delay = 0.5
                     await self._on_line(line)
@@ -184,8 +222,10 @@ class SiteMonitor:
                 raise
             except Exception as e:  # dropped connection: reconnect with backoff, then poll
                 log.info("%s: event stream lost (%s); reconnecting", self.site.name, e)
+            was_streaming = self.stream_connected.is_set()
             self.stream_connected.clear()
-            self.kick()  # anything may have happened while we were blind
+            if was_streaming or not self.site.event_channel_optional:
+                self.kick()  # anything may have happened while we were blind
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 
@@ -193,7 +233,8 @@ class SiteMonitor:
         """The job's secret: from memory, else (after a restart) from its job directory."""
         if token not in self._secrets:
             try:
-                raw = await self.site.transport.get_bytes(f"{self.site.job_dir(token)}/secret")
+                raw = await self.site.file_transport.get_bytes(
+                    f"{self.site.job_dir(token)}/secret")
                 text = raw.decode("ascii", "replace").strip()
                 self._secrets[token] = text if re.fullmatch(r"[0-9a-f]{32,128}", text) else None
             except (DiamondError, OSError):
@@ -268,38 +309,52 @@ class SiteMonitor:
         return max(0.0, min(due) - now) if due else None
 
     async def _poll_loop(self) -> None:
-        interval = self.min_poll_s
+        interval = gap = self.min_poll_s  # gap: the one chosen after the last poll
         while True:
             limit_check = self.until_limit_check()
             if limit_check is not None and limit_check < interval:
                 interval = limit_check  # a job at its time limit: looked at just after it
-            if await self._kicked_within(interval):
+            woken = await self._kicked_within(interval)
+            if self._repace.is_set() and not self._kick.is_set():
+                # a wait began: the next poll comes at the pace now due, from the last one
+                # (a site that does not answer keeps its backoff)
+                self._repace.clear()
+                pace = gap if self.trouble is not None else min(gap, self._interval())
+                interval = max(0.0, self.last_poll_at + pace - time.time())
+                if interval > 0.0:
+                    continue
+            elif woken:
                 await asyncio.sleep(self.min_poll_s)  # batch kicks that arrive together
             self._kick.clear()
+            self._repace.clear()
             self._drop_finished()
             if not self.tracked:
-                interval = self.poll_interval_s if self.site.has_event_channel \
+                interval = gap = self.poll_interval_s if self._ends_pushed() \
                     else self.min_poll_s
                 continue
             try:
                 changed = await self.poll_once()
                 self.quiet_polls = 0 if changed else self.quiet_polls + 1
-                interval = self._interval()
+                interval = gap = self._interval()
             except asyncio.CancelledError:
                 raise
             except Exception as e:
                 log.info("%s: poll failed: %s", self.site.name, e)
-                interval = min(max(interval * 2, self.min_poll_s), self.poll_interval_s)
+                interval = gap = min(max(gap * 2, self.min_poll_s), self.poll_interval_s)
 
     async def _kicked_within(self, timeout: float) -> bool:
         # asyncio.wait, not wait_for: on 3.11 wait_for can swallow a cancellation that
         # arrives together with the kick, and stop() would then hang
-        waiter = asyncio.ensure_future(self._kick.wait())
+        # (woken by a kick, or by a quickened pace: `_repace`)
+        waiters = {asyncio.ensure_future(self._kick.wait()),
+                   asyncio.ensure_future(self._repace.wait())}
         try:
-            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+            done, _ = await asyncio.wait(waiters, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
             return bool(done)
         finally:
-            waiter.cancel()
+            for w in waiters:
+                w.cancel()
 
     def _drop_finished(self) -> None:
         for key in list(self.tracked):

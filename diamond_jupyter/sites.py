@@ -633,6 +633,9 @@ class Site:
 
     # jobs report their own start and end through the event file, which the monitor follows
     has_event_channel = True
+    # whether the channel may be refused (then the monitor counts on it only while its stream
+    # is up): a slurmrestd site's file door may be one that runs no command
+    event_channel_optional = False
 
     def _submit_argv(self, path: str, hold: bool, spec: JobSpec | None) -> list[str]:
         """The submit command; with the job's output paths where the scheduler's submit

@@ -7,9 +7,12 @@ through its *file door* (`files:` in the sites file: SFTP to the cluster's login
 the local file system where the server shares it), a transport of its own: each job gets
 its own directory there, its logs are read and its results listed and fetched through it.
 A site without a file door says plainly that it cannot read files, and how to give it one.
-There is no event channel: jobs are followed by the batched query alone, at the monitor's
-adaptive interval. Finished jobs stay visible for the cluster's MinJobAge (accounting,
-`/slurmdb/`, needs slurmdbd).
+With a file door, the door is the event channel: each job's wrapper signs its start and end
+lines into the event file as on an SSH site (its secret written to its directory through the
+door), and the monitor follows that file through the door (`tail -F`), while the door lets it
+(an SFTP-only door does not: then, and without a door, jobs are followed by the batched query
+alone, at the monitor's adaptive interval). Finished jobs stay visible for the cluster's
+MinJobAge (accounting, `/slurmdb/`, needs slurmdbd).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from .sites import (
 from .transports import CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import FileStat
 from .transports.slurmrestd import SlurmRestTransport
+from .wrapper import hedge_gate_file
 
 # what slurmrestd says of a job id Slurm no longer knows (ESLURM_INVALID_JOB_ID)
 _GONE = re.compile(r"Invalid job id|Unknown job|not found", re.IGNORECASE)
@@ -50,7 +54,7 @@ FILE_DOOR_HINT = ("give its sites-file entry a file door, e.g. files: {kind: ssh
 
 
 class RestSite(Site):
-    has_event_channel = False
+    event_channel_optional = True  # (an SFTP-only file door runs no `tail`)
 
     def __init__(self, cfg: SiteConfig, transport: SlurmRestTransport | None = None,
                  capability_ttl_s: float = 60.0, files: Transport | None = None) -> None:
@@ -63,6 +67,11 @@ class RestSite(Site):
             make_transport(cfg.files, site=cfg.name) if cfg.files else None)
         self._dirs: set[str] = set()  # tokens whose job directory the file door made
         self.discovery = RestDiscovery(self)
+
+    @property
+    def has_event_channel(self) -> bool:  # type: ignore[override]
+        """The file door carries the jobs' own start and end lines (none without a door)."""
+        return self.files is not None
 
     def describe(self) -> dict[str, Any]:
         return super().describe() | {
@@ -139,10 +148,16 @@ class RestSite(Site):
         _job, warnings = slurm_rest.job_description(spec)
         return Rendered(rendered.script, rendered.warnings + warnings)
 
-    async def _make_job_dir(self, token: str, script: str) -> None:
+    async def _make_job_dir(self, token: str, script: str, secret: str = "") -> None:
         """The job's private directory, through the file door, holding a copy of its script
-        (what ran, beside its output; the API takes the script from the request)."""
+        (what ran, beside its output; the API takes the script from the request) and the
+        secret its wrapper signs its event lines with (readable by its owner only)."""
         assert self.files is not None
+        if secret:
+            if not all(c in "0123456789abcdef" for c in secret):
+                raise BadInput("the event secret must be hexadecimal")
+            await self.files.put_bytes(f"{secret}\n".encode(),
+                                       f"{self.job_dir(token)}/secret", 0o600)
         await self.files.put_bytes(script.encode(), f"{self.job_dir(token)}/job.sh", 0o700)
         self._dirs.add(token)
 
@@ -152,7 +167,7 @@ class RestSite(Site):
         if self.files is None:
             return None
         rendered = self.render(self.scheduler_spec(spec, token))
-        await self._make_job_dir(token, rendered.script)
+        await self._make_job_dir(token, rendered.script, secret)
         return rendered
 
     def forget_upload(self, token: str) -> None:
@@ -163,7 +178,7 @@ class RestSite(Site):
         sched = self.scheduler_spec(spec, token)
         rendered = self.render(sched)
         if self.files is not None and token not in self._dirs:
-            await self._make_job_dir(token, rendered.script)  # the job must find it
+            await self._make_job_dir(token, rendered.script, secret)  # the job must find it
         self._dirs.discard(token)
         job, warnings = slurm_rest.job_description(sched, hold=hold)
         text = await self._call("POST", "job/submit", slurm_rest.submit_body(rendered.script,
@@ -242,6 +257,16 @@ class RestSite(Site):
 
     async def cancel(self, native_ids: list[str]) -> None:
         await self._each("cancelling", "DELETE", native_ids)
+
+    async def decide_hedge(self, token: str, decision: str) -> None:
+        """A hedged copy's decision, written whole (a rename) through the file door into its
+        private job directory, where its wrapper waits for it."""
+        if decision not in ("go", "no"):
+            raise BadInput(f"a hedge decision is go or no, not {decision!r}")
+        if self.files is None:
+            raise self._no_files("deciding a hedged copy")
+        await self.files.put_bytes(f"{decision} {token}\n".encode(),
+                                   hedge_gate_file(self.job_dir(token)), 0o600)
 
     async def release(self, native_ids: list[str]) -> None:
         """`POST job/ID` (the update call) with the hold lifted."""

@@ -14,7 +14,7 @@ from datetime import timedelta
 from local_slurm import LocalSlurmQueue
 
 from diamond_jupyter.journal import Journal
-from diamond_jupyter.model import Job, JobSpec, JobState, utcnow
+from diamond_jupyter.model import Job, JobSpec, JobState, SiteError, utcnow
 from diamond_jupyter.monitor import AWAITED_MAX_S
 from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
@@ -51,13 +51,13 @@ async def test_an_awaited_running_job_sets_the_pace_of_the_polls(tmp_path):
     now = time.time()
     assert mon._interval(now) == 60
     journal.await_end(job)
-    assert mon._kick.is_set()  # looked at now: the wait under way may be a minute
+    assert mon._repace.is_set()  # the poll under way may be a minute off: its time anew
     assert abs(mon._interval(now) - 3.0) < 0.01  # a tenth of its 30 s run so far
     assert mon._interval(now + 300) == AWAITED_MAX_S  # never longer, however long it runs
     assert mon._interval(now - 29.9) == 0.5  # just started: min_poll_s, never less
-    mon._kick.clear()
+    mon._repace.clear()
     journal.await_end(job)
-    assert not mon._kick.is_set()  # awaited once
+    assert not mon._repace.is_set()  # awaited once
     # ended: forgotten
     store.apply_state("alpha:100", JobState.COMPLETED, ended_at=utcnow())
     mon._drop_finished()
@@ -84,7 +84,7 @@ async def test_a_site_with_an_event_channel_keeps_its_slow_safety_net(tmp_path):
     mon = journal.monitors["alpha"]
     job = _running(store, ran_s=30)
     journal.await_end(job)
-    assert mon.awaited == set() and not mon._kick.is_set()
+    assert mon.awaited == set() and not mon._repace.is_set()
     assert "tokawaited01" in mon.tracked
     assert mon._interval() == 60
     await mon.stop()
@@ -148,3 +148,97 @@ async def test_a_workflow_awaits_its_steps_ends_and_not_its_gates():
                      token="t2", origin={"workflow": "w", "step": "train", "gate": True})
     ops.follow(Job(id="beta-rest:9", site="beta-rest", native_id="9"))  # adopted
     assert Fed.journal.awaited == ["gamma:train", "beta-rest:9"]
+
+
+async def test_a_wait_under_way_sets_the_pace_and_its_end_gives_it_back(tmp_path):
+    """`diamond wait`, a notebook's job card, an agent's wait: the running job is asked about
+    at the awaited pace while someone waits, at the adaptive one again once nobody does."""
+    _, store, journal = _no_channel(tmp_path, poll_interval_s=60, min_poll_s=0.5)
+    mon = journal.monitors["alpha"]
+    job = _running(store, ran_s=30)
+    now = time.time()
+    with mon.waiting_on(job):
+        assert mon._repace.is_set()  # the poll under way may be a minute off
+        mon.quiet_polls = 10
+        assert abs(mon._interval(now) - 3.0) < 0.01
+        mon._repace.clear()
+        with mon.waiting_on(job):  # a second face waits too
+            assert not mon._repace.is_set() and mon.waiters[TOKEN] == 2
+        assert abs(mon._interval(now) - 3.0) < 0.01  # the first still waits
+    assert mon.waiters == {} and mon._interval(now) == 60  # nobody waits any more
+    journal.await_end(job)  # a workflow's step: awaited until it ends, waits or not
+    with mon.waiting_on(job):
+        pass
+    assert abs(mon._interval(now) - 3.0) < 0.01
+    await journal.stop()
+
+
+async def test_a_wait_that_gives_up_no_longer_sets_the_pace(tmp_path):
+    _, store, journal = _no_channel(tmp_path, poll_interval_s=60, min_poll_s=0.5)
+    mon = journal.monitors["alpha"]
+    job = _running(store, ran_s=30)
+    try:
+        try:
+            await journal.wait(job.id, timeout=0.01)
+            raise AssertionError("the job is still running: the wait should time out")
+        except SiteError as e:
+            assert "timed out" in str(e)
+        assert mon.waiters == {} and TOKEN in mon.tracked
+        mon.quiet_polls = 10
+        assert mon._interval() == 60
+    finally:
+        await journal.stop()
+
+
+async def test_a_queued_job_waited_on_keeps_the_slow_pace(tmp_path):
+    _, store, journal = _no_channel(tmp_path, poll_interval_s=60, min_poll_s=0.5)
+    mon = journal.monitors["alpha"]
+    store.upsert_job(Job(id="alpha:100", site="alpha", native_id="100", name="train",
+                         state=JobState.PENDING, token=TOKEN))
+    with mon.waiting_on(store.get_job("alpha:100")):
+        mon.quiet_polls = 10
+        assert mon._interval() == 60
+    await journal.stop()
+
+
+async def test_a_job_waited_on_is_asked_about_without_waiting_out_the_poll_under_way(tmp_path):
+    """The monitor sleeps an hour (nothing changed for long); a wait begins on the running
+    job: the next query comes at the job's pace, not an hour later (before, the wait learned
+    of the end only once that hour had passed)."""
+    queue, store, journal = _no_channel(tmp_path, poll_interval_s=3600, min_poll_s=0.05)
+    mon = journal.monitors["alpha"]
+    began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3))
+    first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
+    first.write_text(_line("RUNNING", began))
+    later.write_text(_line("COMPLETED", began))
+    (tmp_path / "bin-alpha" / "squeue").write_text(
+        f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
+        f"if [ $n -le 2 ]; then cat {first}; else cat {later}; fi\n")
+    store.upsert_job(Job(id="alpha:100", site="alpha", native_id="100", name="train",
+                         state=JobState.PENDING, token=TOKEN))
+    mon.tracked[TOKEN] = "100"
+    assert await mon.poll_once() == 1  # the first query: running since `began`
+    asleep = asyncio.Event()  # the poll loop has gone to sleep for the long interval
+    sleeps: list[float] = []
+    kicked_within = mon._kicked_within
+
+    async def watched(timeout: float) -> bool:
+        sleeps.append(timeout)
+        if timeout >= 3600:
+            asleep.set()
+        return await kicked_within(timeout)
+    mon._kicked_within = watched
+    mon.quiet_polls = 40  # nothing changed for long: the second query (no news) is the last
+    mon.start()  # for an hour
+    try:
+        await asyncio.wait_for(asleep.wait(), timeout=30)
+        job = store.get_job("alpha:100")
+        assert job.state == JobState.RUNNING and count.read_text().strip() == "2"
+        done = await journal.wait(job.id, timeout=30)
+        assert done.state == JobState.COMPLETED
+        assert count.read_text().strip() == "3"  # one query more, at the job's pace
+        woken = sleeps[sleeps.index(3600) + 1]  # then the rest of a tenth of its 3-5 s run
+        assert 0.1 < woken <= 0.5, sleeps
+        assert mon.waiters == {}
+    finally:
+        await journal.stop()

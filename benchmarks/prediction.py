@@ -102,7 +102,7 @@ FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
-          "qbets_drain")
+          "qbets_drain", "online")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -371,6 +371,122 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
     return out
 
 
+def with_online_bound(sim: Predictions, snap, waits, levels: dict[str, float],
+                      drain: dict) -> Predictions:
+    """`engine`, its recent-wait bound the conformal one at the level the site's online
+    replay reached for the job's size class (`online_levels`), not the fixed QBETS one."""
+    from diamond_jupyter.calibration import (
+        QUANTILE,
+        RecentWaits,
+        own_ahead,
+        own_drain_bound,
+        size_class,
+    )
+
+    recent = RecentWaits(waits.values())
+    now = snap.taken_at.timestamp()
+    out = {}
+    ahead = list(snap.pending)
+    for i, j in enumerate(ahead):
+        if (n := j.native_id) not in sim:
+            continue
+        start, bound = sim[n]
+        b = recent.bound_at("all", j.cpus, levels.get(size_class(j.cpus), QUANTILE))
+        bound = bound if b is None else max(b[0], bound or start)
+        own = own_ahead(ahead[:i], j.user)
+        if (d := own_drain_bound(drain.values(), j.user, own, now)):
+            bound = max(d[0], bound or start)
+        out[n] = (start, bound)
+    return out
+
+
+def online_levels(log, window_s: float = WINDOW_S):
+    """Adaptive conformal inference run along the whole log, as a site would run it from
+    its accounting (`calibration.OnlineLevels`): at each job's submission its recent-wait
+    bound is the conformal one (`calibration.level_bound`) over what was known then (the
+    waits of the jobs that started in the `window_s` before, and of those submitted in it
+    still waiting, censored), of its size class where MIN_WAITS are known, else of all, at
+    its size class's level; the outcome (a miss when the bound passes first, else a start
+    within it) moves that level when it becomes known. Returns (a function of a log second
+    giving the levels by size class then, the final `OnlineLevels`, every outcome as (known
+    at, missed))."""
+    from bisect import bisect_right
+
+    import numpy as np
+
+    from diamond_jupyter.calibration import MIN_WAITS, OnlineLevels, size_class
+
+    jobs = list(log.jobs)
+    submit = np.array([j.submit for j in jobs], dtype=float)
+    start = np.array([j.submit + max(j.wait, 0.0) for j in jobs], dtype=float)
+    gone = np.array([never_started(j) for j in jobs])  # cancelled waiting: no start
+    kinds = [size_class(max(1, j.procs)) for j in jobs]
+    kind_ids = {k: i for i, k in enumerate(sorted(set(kinds)))}
+    kind_of = np.array([kind_ids[k] for k in kinds])
+    online = OnlineLevels()
+    pending: list[tuple[float, int, bool]] = []  # heap of (when known, job, missed)
+    times: list[float] = []
+    snaps: list[dict[str, float]] = []
+    outcomes: list[tuple[float, bool]] = []
+    alive = np.zeros(0, dtype=int)  # jobs submitted that may still count in a window
+    added: list[int] = []
+    from heapq import heappop, heappush
+
+    for i, j in enumerate(jobs):
+        s = submit[i]
+        while pending and pending[0][0] <= s:
+            at, k, missed = heappop(pending)
+            online.learn(kinds[k], missed)
+            outcomes.append((at, missed))
+        times.append(s)
+        snaps.append(dict(online.levels))
+        if len(added) >= 256:
+            alive = np.concatenate([alive, np.array(added, dtype=int)])
+            alive = alive[start[alive] >= s - window_s]
+            added = []
+        idx = np.concatenate([alive, np.array(added, dtype=int)]) if added else alive
+        added.append(i)
+        if len(idx) == 0:
+            continue
+        st, sb = start[idx], submit[idx]
+        began = (st <= s) & ~gone[idx]
+        known = (began & (st >= s - window_s)) | (~began & (sb >= s - window_s)
+                                                 & ~(gone[idx] & (st <= s)))
+        bound = None
+        for mask in (known & (kind_of[idx] == kind_of[i]), known):
+            if mask.sum() >= MIN_WAITS:
+                waits = np.where(began[mask], st[mask] - sb[mask], s - sb[mask])
+                bound = _km_level_bound(waits, ~began[mask], online.level(kinds[i]))
+                break
+        if bound is None:
+            continue
+        wait = start[i] - s
+        if wait > bound:
+            heappush(pending, (s + bound, i, True))
+        elif not gone[i]:
+            heappush(pending, (start[i], i, False))
+
+    def at(t: float) -> dict[str, float]:
+        k = bisect_right(times, t) - 1
+        return snaps[k] if k >= 0 else {}
+    return at, online, outcomes
+
+
+def _km_level_bound(waits, waiting, level: float) -> float:
+    """`calibration.level_bound` over arrays (waits, still waiting), vectorized."""
+    import numpy as np
+
+    n = len(waits)
+    order = np.lexsort((waiting, waits))
+    w, c = waits[order], waiting[order]
+    k = min(n, ceil(level * (n + 1) - 1e-9)) - 1
+    target = (k + 1) / n
+    ended = ~c
+    started = 1 - np.cumprod(1 - ended / (n - np.arange(n)))
+    hit = np.nonzero(ended & (started >= target - 1e-12))[0]
+    return float(w[hit[0]]) if len(hit) else float(w[-1])
+
+
 def with_wait_floor(engine: Predictions, snap, waits, q: float) -> Predictions:
     """`engine`'s starts, each at least the `q` quantile of the recent waits of its class
     (the site's own record of how long such jobs waited lately)."""
@@ -425,6 +541,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
     # arrival counts once, where `pairs` counts a burst's jobs at each of its moments
     firsts: dict[str, list[tuple[float, float | None]]] = {m: [] for m in models}
     used, skipped = 0, 0
+    replay = None  # `online_levels`, run once when the model `online` is asked
     arrivals = [j for j in log.jobs if j.submit >= since and j.req_time > 0]
     if new_jobs and not arrivals:
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
@@ -454,6 +571,11 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             every = recent_waits(log, t, every_waiting=True)
             if "adaptive" in models:
                 preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
+            if "online" in models:
+                if replay is None:
+                    replay = online_levels(log)
+                preds["online"] = with_online_bound(preds["engine"], snap, waits,
+                                                    replay[0](t), every)
             history = recent_waits(log, t, window_s=QBETS_HISTORY_S) \
                 if {"qbets", "qbets_drain"} & set(models) else waits
             for model, regime, drain in (("waits_only", False, None), ("qbets", True, None),

@@ -411,6 +411,7 @@ def online_levels(log, window_s: float = WINDOW_S):
     giving the levels by size class then, the final `OnlineLevels`, every outcome as (known
     at, missed))."""
     from bisect import bisect_right
+    from heapq import heappop, heappush
 
     import numpy as np
 
@@ -430,10 +431,7 @@ def online_levels(log, window_s: float = WINDOW_S):
     outcomes: list[tuple[float, bool]] = []
     alive = np.zeros(0, dtype=int)  # jobs submitted that may still count in a window
     added: list[int] = []
-    from heapq import heappop, heappush
-
-    for i, j in enumerate(jobs):
-        s = submit[i]
+    for i, s in enumerate(submit):
         while pending and pending[0][0] <= s:
             at, k, missed = heappop(pending)
             online.learn(kinds[k], missed)

@@ -87,6 +87,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from math import ceil
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,7 @@ FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
-          "qbets_drain", "online")
+          "qbets_drain", "online", "online_floor")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -372,9 +373,10 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
 
 
 def with_online_bound(sim: Predictions, snap, waits, levels: dict[str, float],
-                      drain: dict) -> Predictions:
+                      drain: dict, floor: bool = False) -> Predictions:
     """`engine`, its recent-wait bound the conformal one at the level the site's online
-    replay reached for the job's size class (`online_levels`), not the fixed QBETS one."""
+    replay reached for the job's size class (`online_levels`), not the fixed QBETS one;
+    `floor`: at least the fixed QBETS one."""
     from diamond_jupyter.calibration import (
         QUANTILE,
         RecentWaits,
@@ -393,6 +395,8 @@ def with_online_bound(sim: Predictions, snap, waits, levels: dict[str, float],
         start, bound = sim[n]
         b = recent.bound_at("all", j.cpus, levels.get(size_class(j.cpus), QUANTILE))
         bound = bound if b is None else max(b[0], bound or start)
+        if floor and (q := recent.bound("all", j.cpus)) is not None:
+            bound = max(q[0], bound or start)
         own = own_ahead(ahead[:i], j.user)
         if (d := own_drain_bound(drain.values(), j.user, own, now)):
             bound = max(d[0], bound or start)
@@ -400,13 +404,14 @@ def with_online_bound(sim: Predictions, snap, waits, levels: dict[str, float],
     return out
 
 
-def online_levels(log, window_s: float = WINDOW_S):
+def online_levels(log, window_s: float = WINDOW_S, floor: bool = False):
     """Adaptive conformal inference run along the whole log, as a site would run it from
     its accounting (`calibration.OnlineLevels`): at each job's submission its recent-wait
     bound is the conformal one (`calibration.level_bound`) over what was known then (the
     waits of the jobs that started in the `window_s` before, and of those submitted in it
     still waiting, censored), of its size class where MIN_WAITS are known, else of all, at
-    its size class's level; the outcome (a miss when the bound passes first, else a start
+    its size class's level (`floor`: at least the fixed QBETS bound, `RecentWaits.bound`);
+    the outcome (a miss when the bound passes first, else a start
     within it) moves that level when it becomes known. Returns (a function of a log second
     giving the levels by size class then, the final `OnlineLevels`, every outcome as (known
     at, missed))."""
@@ -415,7 +420,14 @@ def online_levels(log, window_s: float = WINDOW_S):
 
     import numpy as np
 
-    from diamond_jupyter.calibration import MIN_WAITS, OnlineLevels, size_class
+    from diamond_jupyter.calibration import (
+        MIN_WAITS,
+        OnlineLevels,
+        quantile_upper_index,
+        size_class,
+    )
+
+    fixed_index = lru_cache(maxsize=None)(quantile_upper_index)  # by count of waits
 
     jobs = list(log.jobs)
     submit = np.array([j.submit for j in jobs], dtype=float)
@@ -450,12 +462,22 @@ def online_levels(log, window_s: float = WINDOW_S):
         began = (st <= s) & ~gone[idx]
         known = (began & (st >= s - window_s)) | (~began & (sb >= s - window_s)
                                                  & ~(gone[idx] & (st <= s)))
-        bound = None
+        bound = fixed = None
         for mask in (known & (kind_of[idx] == kind_of[i]), known):
-            if mask.sum() >= MIN_WAITS:
-                waits = np.where(began[mask], st[mask] - sb[mask], s - sb[mask])
-                bound = _km_level_bound(waits, ~began[mask], online.level(kinds[i]))
+            n = int(mask.sum())
+            if n < MIN_WAITS:
+                continue
+            waits = np.where(began[mask], st[mask] - sb[mask], s - sb[mask])
+            if bound is None:
+                bound = _km_bound(waits, ~began[mask], _conformal_index(
+                    n, online.level(kinds[i])))
+            if floor and (k := fixed_index(n)) is not None:
+                fixed = _km_bound(waits, ~began[mask], k)
                 break
+            if not floor:
+                break
+        if fixed is not None:
+            bound = fixed if bound is None else max(bound, fixed)
         if bound is None:
             continue
         wait = start[i] - s
@@ -470,14 +492,23 @@ def online_levels(log, window_s: float = WINDOW_S):
     return at, online, outcomes
 
 
+def _conformal_index(n: int, level: float) -> int:
+    """`calibration.level_bound`'s 0-based order statistic of n waits at `level`."""
+    return min(n, ceil(level * (n + 1) - 1e-9)) - 1
+
+
 def _km_level_bound(waits, waiting, level: float) -> float:
     """`calibration.level_bound` over arrays (waits, still waiting), vectorized."""
+    return _km_bound(waits, waiting, _conformal_index(len(waits), level))
+
+
+def _km_bound(waits, waiting, k: int) -> float:
+    """`calibration.censored_quantile` over arrays (waits, still waiting), vectorized."""
     import numpy as np
 
     n = len(waits)
     order = np.lexsort((waiting, waits))
     w, c = waits[order], waiting[order]
-    k = min(n, ceil(level * (n + 1) - 1e-9)) - 1
     target = (k + 1) / n
     ended = ~c
     started = 1 - np.cumprod(1 - ended / (n - np.arange(n)))
@@ -539,7 +570,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
     # arrival counts once, where `pairs` counts a burst's jobs at each of its moments
     firsts: dict[str, list[tuple[float, float | None]]] = {m: [] for m in models}
     used, skipped = 0, 0
-    replay = None  # `online_levels`, run once when the model `online` is asked
+    replays: dict = {}  # model -> `online_levels`, run once when the model is asked
     arrivals = [j for j in log.jobs if j.submit >= since and j.req_time > 0]
     if new_jobs and not arrivals:
         return {"log": log.name, "nodes": nodes_n, "cpus_per_node": cpn, "moments": 0,
@@ -569,11 +600,12 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             every = recent_waits(log, t, every_waiting=True)
             if "adaptive" in models:
                 preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
-            if "online" in models:
-                if replay is None:
-                    replay = online_levels(log)
-                preds["online"] = with_online_bound(preds["engine"], snap, waits,
-                                                    replay[0](t), every)
+            for model, floor in (("online", False), ("online_floor", True)):
+                if model in models:
+                    if model not in replays:
+                        replays[model] = online_levels(log, floor=floor)
+                    preds[model] = with_online_bound(preds["engine"], snap, waits,
+                                                     replays[model][0](t), every, floor)
             history = recent_waits(log, t, window_s=QBETS_HISTORY_S) \
                 if {"qbets", "qbets_drain"} & set(models) else waits
             for model, regime, drain in (("waits_only", False, None), ("qbets", True, None),

@@ -63,6 +63,12 @@ simulation of `placement_sim` run under each model:
   (at most the latest 400), cut at the class's latest change point
   (`calibration.regime_waits`), as QBETS keeps a queue's history. `qbets_drain`: the same
   with `engine`'s user's-backlog bound. Measured here, not used by placement.
+- `online`: `engine`, its recent-wait bound the conformal one at a level carried along the
+  whole log by adaptive conformal inference with the literature's step (Gibbs and Candès:
+  0.005), per size class, kept in [0.5, 0.999] (`online_levels`, `calibration.OnlineLevels`):
+  each job's outcome, from its submission on, moves its class's level once known, as a
+  site's accounting would feed it. `online_floor`: the same, never below the fixed QBETS
+  bound. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of

@@ -66,7 +66,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Mapping
 from copy import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from heapq import heappop, heappush
@@ -776,16 +776,12 @@ def next_level(level: float, missed: bool, step: float = ACI_GAMMA,
 class OnlineLevels:
     """Per class of job (`size_class`), the nominal level of a site's recent-wait bound
     carried along every outcome seen (`next_level`), and how many outcomes and misses set
-    it. Plain data (`as_dict`, `from_dict`) so it may be kept between runs."""
+    it. Measured by `benchmarks.prediction` (models `online`, `online_floor`, run along a
+    whole log), not used by placement (see benchmarks/README.md)."""
 
-    levels: dict[str, float]
+    levels: dict[str, float] = field(default_factory=dict)
     outcomes: int = 0
     misses: int = 0
-
-    def __init__(self, levels: Mapping[str, float] | None = None, outcomes: int = 0,
-                 misses: int = 0) -> None:
-        self.levels = dict(levels or {})
-        self.outcomes, self.misses = outcomes, misses
 
     def level(self, kind: str) -> float:
         return self.levels.get(kind, QUANTILE)
@@ -796,19 +792,6 @@ class OnlineLevels:
         self.misses += bool(missed)
         self.levels[kind] = next_level(self.level(kind), missed)
         return self.levels[kind]
-
-    def as_dict(self) -> dict:
-        return {"levels": dict(self.levels), "outcomes": self.outcomes, "misses": self.misses}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> OnlineLevels:
-        """From `as_dict`'s output; a level out of ACI_LEVELS or not a number is refused."""
-        levels = dict(d.get("levels") or {})
-        for kind, v in levels.items():
-            if not isinstance(v, (int, float)) or not ACI_LEVELS[0] <= v <= ACI_LEVELS[1]:
-                raise ValueError(f"online level of class {kind!r} is {v!r}: expected a "
-                                 f"number from {ACI_LEVELS[0]} to {ACI_LEVELS[1]}")
-        return cls(levels, int(d.get("outcomes", 0)), int(d.get("misses", 0)))
 
 
 def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
@@ -982,7 +965,8 @@ class RecentWaits:
                  ) -> tuple[float, int] | None:
         """(the conformal bound at `level` on a new job's wait (`level_bound`), how many
         waits it rests on), from the finest class (partition and size, partition, all) with
-        MIN_WAITS of them; None without. The level is an online one (`OnlineLevels`)."""
+        MIN_WAITS of them; None without. The level is an online one (`OnlineLevels`;
+        measured by `benchmarks.prediction`, not used by placement)."""
         for key in _wait_keys(partition, cpus):
             obs = self._by.get(key, ())
             if len(obs) >= MIN_WAITS:

@@ -53,17 +53,14 @@ def test_the_level_stays_between_the_median_and_0999():
     assert down == ACI_LEVELS[0] == 0.5
 
 
-def test_levels_are_kept_per_class_and_survive_a_round_trip():
+def test_levels_are_kept_per_class():
     online = OnlineLevels()
     for _ in range(20):
         online.learn("1", True)
     online.learn("2-4", False)
     assert online.level("1") > QUANTILE > online.level("2-4")
     assert online.level("17-64") == QUANTILE  # a class never seen: the nominal level
-    again = OnlineLevels.from_dict(online.as_dict())
-    assert again.levels == online.levels and (again.outcomes, again.misses) == (21, 20)
-    with pytest.raises(ValueError, match=r"class '1' is 1\.5: expected a number from 0\.5"):
-        OnlineLevels.from_dict({"levels": {"1": 1.5}})
+    assert (online.outcomes, online.misses) == (21, 20)
 
 
 def test_the_conformal_bound_at_a_higher_level_is_no_lower_and_needs_min_waits():

@@ -549,7 +549,11 @@ def score(pairs: list[tuple[float, float, float | None]]) -> dict[str, Any]:
             "under_predicted": sum(1 for p, a, _ in pairs if p < a) / len(pairs),
             "bound_coverage": (sum(1 for a, b in bounded if a <= b) / len(bounded))
             if bounded else None,
-            "bound_median_s": median([b for _, b in bounded])}
+            "bound_median_s": median([b for _, b in bounded]),
+            # how loose the bound is: its median over the wait it bounds (each at least
+            # 5 min, as in "within 2x")
+            "bound_over_actual_median": median([max(b, FLOOR_WAIT_S) / max(a, FLOOR_WAIT_S)
+                                                for a, b in bounded])}
 
 
 def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
@@ -665,12 +669,14 @@ def main(argv: list[str] | None = None) -> dict:
             rows.append((lg["log"], m, s["jobs"], s.get("median_abs_error_s"),
                          s.get("mean_abs_error_s"), s.get("within_2x"),
                          s.get("under_predicted"), s.get("bound_coverage"),
-                         s.get("bound_median_s"), s.get("arrival_bound_coverage")))
+                         s.get("bound_median_s"), s.get("bound_over_actual_median"),
+                         s.get("arrival_bound_coverage")))
     md = (f"## start predictions on replayed logs, seed {args.seed}, {args.moments} moments "
           "per log\n\n" + markdown_table(
               ["log", "model", "waiting jobs", "median abs error s", "mean abs error s",
                "within 2x", "under-predicted", "90% bound coverage",
-               "90% bound median s", "coverage, one arrival a moment"], rows)
+               "90% bound median s", "bound / wait, median",
+               "coverage, one arrival a moment"], rows)
           + "\nThe engine's model is `engine`. Waits under 5 min count as 5 min in "
           "\"within 2x\".\n" + "".join(f"\n{lg['log']}: {lg['note']}\n"
                                        for lg in logs if lg.get("note")))

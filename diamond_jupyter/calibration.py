@@ -66,7 +66,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Mapping
 from copy import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from heapq import heappop, heappush
@@ -728,8 +728,8 @@ def _adapt(timed: list[QueueWait], aheads: list[str]) -> dict[str, Adapted]:
             _, kind, missed = heappop(known)
             outcomes[kind] = outcomes.get(kind, 0) + 1
             misses[kind] = misses.get(kind, 0) + missed
-            miss_level[kind] = max(-ADAPT_STEP, min(MAX_MISS, miss_level.get(
-                kind, MISS_TARGET) + ADAPT_STEP * (MISS_TARGET - missed)))
+            miss_level[kind] = 1 - next_level(1 - miss_level.get(kind, MISS_TARGET), missed,
+                                              ADAPT_STEP, (1 - MAX_MISS, 1 + ADAPT_STEP))
 
     keys = [_wait_keys(w.partition, w.cpus, k) for w, k in zip(timed, aheads, strict=True)]
     members: dict[Key, list[int]] = {}  # the waits of each class, in submission order
@@ -781,6 +781,41 @@ MIN_WAITS = 19  # a class's bound needs this many waits: the longest of 19 is th
 # conformal bound at 95%, room for the level to rise over 0.9 (with fewer, no level
 # can get the misses down to a tenth)
 ADAPT_JOBS = 400  # the most recent submissions `RecentWaits.adapted` replays
+
+
+ACI_GAMMA = 0.005  # the step of adaptive conformal inference in Gibbs and Candès (2021)
+ACI_LEVELS = (0.5, 0.999)  # an online level stays between the median and nearly every wait
+
+
+def next_level(level: float, missed: bool, step: float = ACI_GAMMA,
+               within: tuple[float, float] = ACI_LEVELS) -> float:
+    """Adaptive conformal inference's update of a bound's nominal level after one outcome
+    (Gibbs and Candès, 2021: alpha_t+1 = alpha_t + step (alpha - err_t), the level being
+    1 - alpha_t): up step x 0.9 after a miss, down step x 0.1 after a start within the
+    bound, so that over many outcomes about a tenth are misses; kept `within`."""
+    return min(within[1], max(within[0], level + step * (float(missed) - MISS_TARGET)))
+
+
+@dataclass
+class OnlineLevels:
+    """Per class of job (`size_class`), the nominal level of a site's recent-wait bound
+    carried along every outcome seen (`next_level`), and how many outcomes and misses set
+    it. Measured by `benchmarks.prediction` (models `online`, `online_floor`, run along a
+    whole log), not used by placement (see benchmarks/README.md)."""
+
+    levels: dict[str, float] = field(default_factory=dict)
+    outcomes: int = 0
+    misses: int = 0
+
+    def level(self, kind: str) -> float:
+        return self.levels.get(kind, QUANTILE)
+
+    def learn(self, kind: str, missed: bool) -> float:
+        """One outcome of a bound given to a job of class `kind`: its level moved."""
+        self.outcomes += 1
+        self.misses += bool(missed)
+        self.levels[kind] = next_level(self.level(kind), missed)
+        return self.levels[kind]
 
 
 def level_bound(obs: list[tuple[float, bool]], level: float) -> float | None:
@@ -954,6 +989,18 @@ class RecentWaits:
             v = sorted(w for w, _ in self._by.get(key, ()))
             if len(v) >= MIN_SAMPLES:
                 return v[min(len(v) - 1, int(q * len(v)))], len(v)
+        return None
+
+    def bound_at(self, partition: str | None, cpus: int | None, level: float
+                 ) -> tuple[float, int] | None:
+        """(the conformal bound at `level` on a new job's wait (`level_bound`), how many
+        waits it rests on), from the finest class (partition and size, partition, all) with
+        MIN_WAITS of them; None without. The level is an online one (`OnlineLevels`;
+        measured by `benchmarks.prediction`, not used by placement)."""
+        for key in _wait_keys(partition, cpus):
+            obs = self._by.get(key, ())
+            if len(obs) >= MIN_WAITS:
+                return level_bound(sorted(obs), level), len(obs)
         return None
 
     def bound(self, partition: str | None, cpus: int | None, ahead: int | None = None

@@ -463,6 +463,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    if (req.tasks_per_socket or req.tasks_per_core) and spec.resources.nodes is None \
+            and spec.resources.tasks_per_node is None and spec.resources.tasks:
+        # tasks without a node count: as many to a node as its sockets or cores let in
+        # (`--ntasks-per-socket`, `--ntasks-per-core`), not its CPUs alone
+        room = max((min(n.cpus // req.cpt, req.task_cap(n) or n.cpus) for n in nodes),
+                   default=0)
+        req = request(spec, room * req.cpt, most_gpus(spec, nodes),
+                      spread_gpus=cfg.scheduler == "slurm",
+                      most_memory=max((n.memory_mb for n in nodes), default=0))
     plain = req
     # Grid Engine: JOB consumables, defaults; a JOB one that is a host's or queue's
     # consumable here is asked of a job's master host alone
@@ -1355,12 +1364,14 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
     mine = [x for x in nodes if x.name in members.get(p.name, [])]
-    big = max((x.cpus for x in mine), default=0)
+    # the most tasks one of its nodes holds: its CPUs, and its sockets or cores where
+    # `--ntasks-per-socket`/`--ntasks-per-core` limit them
+    most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and big and out.cpn > big >= out.cpt:
+            and not r.gpus_per_task and most and out.tpn > most:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
-        tpn = big // out.cpt
+        tpn = most
         out = replace(out, tpn=tpn, nodes=ceil(r.tasks / tpn), cpn=out.cpt * tpn,
                       mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb

@@ -175,6 +175,26 @@ CASES = [
     # now; admin (root's alone, on the same nodes) is passed over, and said
     ("-N 1 -n 40", "READY", "fat", 0,
      "partition 'admin' takes root's jobs only (RootOnly=YES)"),
+    # --ntasks-per-socket / --ntasks-per-core: the most tasks a socket or a core takes, so
+    # a node takes sockets x N (cores x N). Eight tasks on one node at two a socket: main's
+    # and gpu's nodes have 2 sockets (4 tasks), f01 4 (8)
+    ("-N 1 -n 8 --ntasks-per-socket=2", "READY", "fat", 0,
+     "partition main: needs 8 tasks a node, --ntasks-per-socket=2 lets the most a node has "
+     "take 4"),
+    # 20 tasks at three a socket without a node count: 6 to a node in main, 4 nodes, above
+    # its MaxNodes 3 (before, all 20 went to one 32-CPU node)
+    ("-n 20 --ntasks-per-socket=3 -p main", "INCOMPATIBLE", None, None,
+     "needs 4 nodes, partition main allows at most 3"),
+    # 12 tasks at two a socket: 4 to a node, three of main's nodes (c01-c02's 24 free CPUs
+    # each hold 4) now
+    ("-n 12 --ntasks-per-socket=2 -p main", "READY", "main", 0, None),
+    # one task a core: c01's 64 CPUs are 32 cores, so 40 tasks fit only f01's 96 cores
+    ("-N 1 -n 40 --ntasks-per-core=1 -p main", "INCOMPATIBLE", None, None,
+     "partition main: needs 40 tasks a node, --ntasks-per-core=1 lets the most a node has "
+     "take 32"),
+    ("-N 1 -n 40 --ntasks-per-core=1", "READY", "fat", 0,
+     "partition main: needs 40 tasks a node, --ntasks-per-core=1 lets the most a node has "
+     "take 32"),
 ]
 
 

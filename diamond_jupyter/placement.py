@@ -485,6 +485,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
     reasons, fit = node_checks(req, nodes, site_arch, words=words, shape=(
         f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None))
+    if reasons and not isinstance(packed, dict):
+        named = _named_partitions_misses(spec, snap, nodes, req, site_arch, words)
+        if (named and named[0].partition(": ")[2] != "; ".join(reasons)) or len(named) > 1:
+            reasons = named  # its partitions' nodes say otherwise than the site's: theirs
     reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
@@ -1285,6 +1289,26 @@ def _exclusive_kind(spec: JobSpec) -> str | None:
     jobs, those of its MCS label, or none on its topology); None otherwise."""
     return next(((d.value or "").strip().lower() for d in spec.unknown
                  if d.dialect == "slurm" and d.option == "--exclusive"), None)
+
+
+def _named_partitions_misses(spec: JobSpec, snap: SiteSnapshot, nodes: list[Node], req: Req,
+                             site_arch: str | None, words: Words) -> list[str]:
+    """Why no node can run the job, said of the partitions it names alone (their nodes,
+    not the site's largest elsewhere); [] where it names none, or one not here."""
+    if not spec.queue or not snap.partitions:
+        return []
+    names = [q.strip() for q in spec.queue.split(",") if q.strip()]
+    parts = {p.name: p for p in snap.partitions}
+    if not names or any(n not in parts or parts[n].routes_to is not None for n in names):
+        return []
+    members = partition_members(snap, nodes)
+    out = []
+    for name in names:
+        mine = [n for n in nodes if n.name in members.get(name, [])]
+        if not mine:
+            return []
+        out.append(f"{words.where(name)}: {partition_misses(req, mine, site_arch, words)}")
+    return out
 
 
 def _one_thread_a_core(spec: JobSpec) -> bool:

@@ -195,6 +195,15 @@ CASES = [
     ("-N 1 -n 40 --ntasks-per-core=1", "READY", "fat", 0,
      "partition main: needs 40 tasks a node, --ntasks-per-core=1 lets the most a node has "
      "take 32"),
+    # a job that names its partitions is refused in their nodes' words, not the site's
+    # (before: "largest node has 96", f01's, a node of fat)
+    ("--mincpus=100 -p main", "INCOMPATIBLE", None, None,
+     "partition main: needs 100 CPUs per node, largest node has 64"),
+    ("--tmp=200G -p fat", "INCOMPATIBLE", None, None,
+     "partition fat: needs 204800 MB of temporary disk a node (--tmp=200G), the most a node "
+     "has is 100000"),
+    ("--mincpus=100 -p main,gpu", "INCOMPATIBLE", None, None,
+     "partition gpu: needs 100 CPUs per node, largest node has 32"),
 ]
 
 

@@ -1364,6 +1364,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                      "(OverSubscribe=EXCLUSIVE)")
     out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
+    out, asked, queue_span = _queue_res_req(out, spec, p, asked, notes)
     per_gpu = spec.metadata.get(PER_GPU) if isinstance(spec.metadata.get(PER_GPU), dict) \
         else {}
     cpg = p.def_cpus_per_gpu
@@ -1392,7 +1393,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     # `--ntasks-per-socket`/`--ntasks-per-core` limit them
     most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and most and out.tpn > most:
+            and not r.gpus_per_task and most and out.tpn > most and not queue_span:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
         tpn = most
@@ -1401,7 +1402,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
-                      and not r.gpus_per_task)
+                      and not r.gpus_per_task and not queue_span)
     if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
         if free_tasks:
@@ -1433,6 +1434,29 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
+
+
+def _queue_res_req(req: Req, spec: JobSpec, p: Partition, asked: bool,
+                   notes: list[str]) -> tuple[Req, bool, bool]:
+    """An LSF queue's RES_REQ rusage[mem] and span[] merged with the job's as bsub
+    merges them (lsb.queues(5)): the job's own value of a section wins, the queue's
+    applies where the job has none. (the request, memory now asked, a queue span set)"""
+    r = spec.resources
+    if p.res_req_mem_mb and not asked:  # per slot, as a job's rusage[mem]
+        req = replace(req, mem=p.res_req_mem_mb * max(req.cpn, 1))
+        notes.append(f"queue {p.name}: no memory asked, it gets its RES_REQ rusage[mem="
+                     f"{p.res_req_mem_mb}] a slot: {req.mem} MB a host")
+        asked = True
+    span = p.res_req_span
+    if not span or not r.tasks or r.nodes is not None or r.tasks_per_node is not None:
+        return req, asked, False
+    tpn = r.tasks if span == "hosts=1" else int(span.partition("=")[2])
+    tpn = min(tpn, r.tasks)
+    nodes = ceil(r.tasks / tpn)
+    mem = req.mem // max(req.tpn, 1) * tpn if req.mem else 0
+    notes.append(f"queue {p.name}: its RES_REQ span[{span}] places the job's {r.tasks} "
+                 f"tasks {tpn} to a host ({nodes} host{'s' if nodes > 1 else ''})")
+    return replace(req, tpn=tpn, nodes=nodes, cpn=req.cpt * tpn, mem=mem), asked, True
 
 
 def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],

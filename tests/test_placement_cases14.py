@@ -308,3 +308,58 @@ def test_node_minimums_sbatch_would_refuse_are_bad_input(line, said):
     with pytest.raises(BadInput) as e:
         Federation.parse(f"#!/bin/bash\n#SBATCH {line}\n./app\n")
     assert str(e.value).startswith("line 2: ") and said in str(e.value)
+
+
+# wren's queue normal with a RES_REQ of memory and span (bqueues -l): bsub merges the
+# queue's sections with the job's (lsb.queues(5)), the job's own section of a kind winning.
+# rusage[mem=8000] is per slot, as a job's; bob holds 16 slots of w3 until +2 h and of w4
+# until +3 h (48 free on each, 512G); w1-w2 have 32 slots and 192G (196608 MB)
+WREN_RUSAGE_SPAN = WREN_RES_REQ.replace("select[model==EPYC] rusage[mem=1000]",
+                                        "rusage[mem=8000] span[hosts=1]")
+
+LSF_MERGED = [
+    # 56 slots on one host: none has 56 free until bob's job on w3 ends (as tasks without a
+    # span were already placed: on as few hosts as the largest holds)
+    ("#BSUB -n 56", WREN_RUSAGE_SPAN, "BUSY", 2, None),
+    # 28 slots x 8000 MB = 224000 MB on one host: more than a XeonGold host has (the
+    # reason says only "no single node meets all the requirements together")
+    ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold]"', WREN_RUSAGE_SPAN, "INCOMPATIBLE",
+     None, None),
+    # the job's own rusage[mem] wins over the queue's: 28 x 1000 MB fits w1 now
+    ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold] rusage[mem=1000]"', WREN_RUSAGE_SPAN,
+     "READY", 0, None),
+    # the job's own span wins: 28 to a host on w3 and w4 now (not 56 on one at +2 h)
+    ('#BSUB -n 56\n#BSUB -R "span[ptile=28]"', WREN_RUSAGE_SPAN, "READY", 0, None),
+    # a queue's span[ptile=16]: 80 slots take 5 hosts, the queue has 4 (before: spread
+    # over w3, w4 and w1 as their slots allow)
+    ("#BSUB -n 80", WREN_RES_REQ.replace("select[model==EPYC] rusage[mem=1000]",
+                                         "span[ptile=16]"), "INCOMPATIBLE", None,
+     "needs 5 hosts (80 tasks, 16 to a host), queue normal has only 4"),
+]
+
+
+@pytest.mark.parametrize("job, res_req, verdict, start_h, said", LSF_MERGED,
+                         ids=[c[0].replace("\n", " ") for c in LSF_MERGED])
+def test_lsf_queue_res_req_rusage_and_span(job, res_req, verdict, start_h, said):
+    from test_placement_cases8 import _wjob, wren
+
+    site = wren(_wjob("1", "bob", 16, "w3", 2), _wjob("2", "bob", 16, "w4", 3),
+                queue_long=res_req)
+    v = run(job + "\n#BSUB -W 1:00", site).verdict("wren")
+    assert v.verdict == verdict, v.reasons + v.notes
+    assert v.estimated_start == (None if start_h is None else hours(start_h))
+    if said:
+        assert any(said in x for x in v.reasons), v.reasons
+
+
+def test_lsf_queue_res_req_sections_are_read():
+    from diamond_jupyter.dialects.lsf_commands import parse_queue_res_req, queue_rusage_mem_mb
+
+    text = WREN_RES_REQ.replace("rusage[mem=1000]", "rusage[ngpus_physical=1,mem=2GB] "
+                                "span[ptile=8] same[model]")
+    assert parse_queue_res_req(text) == {"normal": {
+        "select": "[model==EPYC]", "rusage": "[ngpus_physical=1,mem=2GB]",
+        "span": "[ptile=8]", "same": "[model]"}}
+    assert queue_rusage_mem_mb("[ngpus_physical=1,mem=2GB]") == 2048
+    assert queue_rusage_mem_mb("[mem=4000:duration=10]") == 4000
+    assert queue_rusage_mem_mb("[ngpus_physical=1]") is None

@@ -826,7 +826,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
                     and n.name not in out and n.name not in unreserved]
-            missed = partition_misses(req, left, site_arch, words) if left else \
+            # an LSF job's own select[] (or -m) already left some out: said of the others
+            kept = [n for n in left if n.name in fit] if cfg.scheduler == "lsf" else []
+            missed = partition_misses(req, kept or left, site_arch, words) if left else \
                 f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \

@@ -321,10 +321,10 @@ LSF_MERGED = [
     # 56 slots on one host: none has 56 free until bob's job on w3 ends (as tasks without a
     # span were already placed: on as few hosts as the largest holds)
     ("#BSUB -n 56", WREN_RUSAGE_SPAN, "BUSY", 2, None),
-    # 28 slots x 8000 MB = 224000 MB on one host: more than a XeonGold host has (the
-    # reason says only "no single node meets all the requirements together")
+    # 28 slots x 8000 MB = 224000 MB on one host: more than a XeonGold host has, said of
+    # the hosts the job's select[] leaves (it said "no single node meets all ...")
     ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold]"', WREN_RUSAGE_SPAN, "INCOMPATIBLE",
-     None, None),
+     None, "queue normal: needs 224000 MB memory per host, largest host has 196608 MB"),
     # the job's own rusage[mem] wins over the queue's: 28 x 1000 MB fits w1 now
     ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold] rusage[mem=1000]"', WREN_RUSAGE_SPAN,
      "READY", 0, None),

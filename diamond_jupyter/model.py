@@ -835,6 +835,10 @@ class Partition(_Model):
     # LSF: the select[] of the queue's RES_REQ (bqueues -l): a host must meet it as well as
     # the job's own select (lsb.queues(5)); None: none
     res_req_select: str | None = None
+    # LSF: the queue RES_REQ's rusage[mem] (MB a slot) and span (`hosts=1`, `ptile=N`):
+    # what a job that asks none of its own gets (bsub merges them with the job's)
+    res_req_mem_mb: int | None = None
+    res_req_span: str | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False

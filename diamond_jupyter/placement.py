@@ -462,6 +462,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req = request(spec, gpu_biggest, most_gpus(spec, nodes),
                       spread_gpus=cfg.scheduler == "slurm",
                       most_memory=max((n.memory_mb for n in nodes if n.gpus), default=0))
+    if (req.tasks_per_socket or req.tasks_per_core) and spec.resources.nodes is None \
+            and spec.resources.tasks_per_node is None and spec.resources.tasks:
+        # tasks without a node count: as many to a node as its sockets or cores let in
+        # (`--ntasks-per-socket`, `--ntasks-per-core`), not its CPUs alone
+        room = max((min(n.cpus // req.cpt, req.task_cap(n) or n.cpus) for n in nodes),
+                   default=0)
+        req = request(spec, room * req.cpt, most_gpus(spec, nodes),
+                      spread_gpus=cfg.scheduler == "slurm",
+                      most_memory=max((n.memory_mb for n in nodes), default=0))
     plain = req
     # Grid Engine: JOB consumables, defaults; a JOB one that is a host's or queue's
     # consumable here is asked of a job's master host alone
@@ -475,6 +484,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     packed = spec.metadata.get("pbs_select_chunks") if cfg.scheduler == "pbs" else None
     reasons, fit = node_checks(req, nodes, site_arch, words=words, shape=(
         f"select={packed['raw']}, place=pack" if isinstance(packed, dict) else None))
+    if reasons and not isinstance(packed, dict):
+        named = _named_partitions_misses(spec, snap, nodes, req, site_arch, words)
+        if (named and named[0].partition(": ")[2] != "; ".join(reasons)) or len(named) > 1:
+            reasons = named  # its partitions' nodes say otherwise than the site's: theirs
     reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
@@ -812,7 +825,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and x not in pfit and x not in out}
             left = [n for n in nodes if n.name in mine and n.name not in pfit
                     and n.name not in out and n.name not in unreserved]
-            missed = partition_misses(req, left, site_arch, words) if left else \
+            # an LSF job's own select[] (or -m) already left some out: said of the others
+            kept = [n for n in left if n.name in fit] if cfg.scheduler == "lsf" else []
+            missed = partition_misses(req, kept or left, site_arch, words) if left else \
                 f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \
@@ -1277,6 +1292,26 @@ def _exclusive_kind(spec: JobSpec) -> str | None:
                  if d.dialect == "slurm" and d.option == "--exclusive"), None)
 
 
+def _named_partitions_misses(spec: JobSpec, snap: SiteSnapshot, nodes: list[Node], req: Req,
+                             site_arch: str | None, words: Words) -> list[str]:
+    """Why no node can run the job, said of the partitions it names alone (their nodes,
+    not the site's largest elsewhere); [] where it names none, or one not here."""
+    if not spec.queue or not snap.partitions:
+        return []
+    names = [q.strip() for q in spec.queue.split(",") if q.strip()]
+    parts = {p.name: p for p in snap.partitions}
+    if not names or any(n not in parts or parts[n].routes_to is not None for n in names):
+        return []
+    members = partition_members(snap, nodes)
+    out = []
+    for name in names:
+        mine = [n for n in nodes if n.name in members.get(name, [])]
+        if not mine:
+            return []
+        out.append(f"{words.where(name)}: {partition_misses(req, mine, site_arch, words)}")
+    return out
+
+
 def _one_thread_a_core(spec: JobSpec) -> bool:
     """Whether a Slurm job uses one hardware thread of each core (`--hint=nomultithread`,
     `--threads-per-core=1`): its tasks' CPUs are whole cores."""
@@ -1330,6 +1365,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                      "(OverSubscribe=EXCLUSIVE)")
     out = _default_tasks(out, spec, p, nodes, members, notes)
     asked = req.mem > 0 or r.memory_mb is not None
+    out, asked, queue_span = _queue_res_req(out, spec, p, asked, notes)
     per_gpu = spec.metadata.get(PER_GPU) if isinstance(spec.metadata.get(PER_GPU), dict) \
         else {}
     cpg = p.def_cpus_per_gpu
@@ -1354,18 +1390,20 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
     mine = [x for x in nodes if x.name in members.get(p.name, [])]
-    big = max((x.cpus for x in mine), default=0)
+    # the most tasks one of its nodes holds: its CPUs, and its sockets or cores where
+    # `--ntasks-per-socket`/`--ntasks-per-core` limit them
+    most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and big and out.cpn > big >= out.cpt:
+            and not r.gpus_per_task and most and out.tpn > most and not queue_span:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
-        tpn = big // out.cpt
+        tpn = most
         out = replace(out, tpn=tpn, nodes=ceil(r.tasks / tpn), cpn=out.cpt * tpn,
                       mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
-                      and not r.gpus_per_task)
+                      and not r.gpus_per_task and not queue_span)
     if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
         if free_tasks:
@@ -1397,6 +1435,29 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
                      f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
     return out, notes
+
+
+def _queue_res_req(req: Req, spec: JobSpec, p: Partition, asked: bool,
+                   notes: list[str]) -> tuple[Req, bool, bool]:
+    """An LSF queue's RES_REQ rusage[mem] and span[] merged with the job's as bsub
+    merges them (lsb.queues(5)): the job's own value of a section wins, the queue's
+    applies where the job has none. (the request, memory now asked, a queue span set)"""
+    r = spec.resources
+    if p.res_req_mem_mb and not asked:  # per slot, as a job's rusage[mem]
+        req = replace(req, mem=p.res_req_mem_mb * max(req.cpn, 1))
+        notes.append(f"queue {p.name}: no memory asked, it gets its RES_REQ rusage[mem="
+                     f"{p.res_req_mem_mb}] a slot: {req.mem} MB a host")
+        asked = True
+    span = p.res_req_span
+    if not span or not r.tasks or r.nodes is not None or r.tasks_per_node is not None:
+        return req, asked, False
+    tpn = r.tasks if span == "hosts=1" else int(span.partition("=")[2])
+    tpn = min(tpn, r.tasks)
+    nodes = ceil(r.tasks / tpn)
+    mem = req.mem // max(req.tpn, 1) * tpn if req.mem else 0
+    notes.append(f"queue {p.name}: its RES_REQ span[{span}] places the job's {r.tasks} "
+                 f"tasks {tpn} to a host ({nodes} host{'s' if nodes > 1 else ''})")
+    return replace(req, tpn=tpn, nodes=nodes, cpn=req.cpt * tpn, mem=mem), asked, True
 
 
 def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],

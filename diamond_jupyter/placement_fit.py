@@ -185,6 +185,22 @@ class Req:
     # `--cores-per-socket`, `--threads-per-core`, `-B S:C:T`): (Node field, amount, the
     # option as written); a node that does not report the field is not held to it
     node_minimums: tuple[tuple[str, int, str], ...] = ()
+    # the most tasks a socket and a core take (Slurm `--ntasks-per-socket`,
+    # `--ntasks-per-core`; 0: no limit): with a node's sockets and cores, its tasks
+    tasks_per_socket: int = 0
+    tasks_per_core: int = 0
+
+    def task_cap(self, n: Node) -> int | None:
+        """The most tasks node `n` takes under `--ntasks-per-socket`/`--ntasks-per-core`
+        (its sockets, its cores), None where neither is asked or the node does not say."""
+        caps = []
+        if self.tasks_per_socket and n.sockets:
+            caps.append(self.tasks_per_socket * n.sockets)
+        cores = n.sockets * n.cores_per_socket if n.sockets and n.cores_per_socket else \
+            n.cpus // n.threads_per_core if n.threads_per_core else None
+        if self.tasks_per_core and cores:
+            caps.append(self.tasks_per_core * cores)
+        return min(caps, default=None)
 
     def on_master_only(self, name: str) -> bool:
         """Whether consumable `name` binds one of the job's hosts only (its master's)."""
@@ -277,7 +293,14 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
                exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),
                consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem",
-               node_minimums=_node_minimums(kept))
+               node_minimums=_node_minimums(kept),
+               tasks_per_socket=_whole(kept.get("--ntasks-per-socket")),
+               tasks_per_core=_whole(kept.get("--ntasks-per-core")))
+
+
+def _whole(value: str | None) -> int:
+    """A kept option's whole number, 0 where it is absent or not one."""
+    return int(value.strip()) if value and value.strip().isdigit() else 0
 
 
 # a node's minimums a Slurm job may ask (sbatch(1): they restrict node selection alone)
@@ -499,6 +522,13 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n, f=field, least=least: getattr(n, f) is None or getattr(n, f) >= least,
               f"needs {least} {what} ({option}), the most a {node} has is "
               f"{max(known, default=0)}", f"{least} {what}")
+    if req.tasks_per_socket or req.tasks_per_core:
+        limit = ", ".join(f"--ntasks-per-{w}={x}" for w, x in (
+            ("socket", req.tasks_per_socket), ("core", req.tasks_per_core)) if x)
+        most = max((c for n in nodes if (c := req.task_cap(n)) is not None), default=None)
+        check(lambda n: (c := req.task_cap(n)) is None or c >= req.tpn,
+              f"needs {req.tpn} tasks a {node}, {limit} lets the most a {node} has take "
+              f"{most}", f"{req.tpn} tasks ({limit})")
     if not reasons and not ok:
         # each need is met somewhere, never all on one node: say where each one is
         where = [f"{what} on {_few(good)}" for what, good in each

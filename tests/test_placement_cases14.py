@@ -175,6 +175,35 @@ CASES = [
     # now; admin (root's alone, on the same nodes) is passed over, and said
     ("-N 1 -n 40", "READY", "fat", 0,
      "partition 'admin' takes root's jobs only (RootOnly=YES)"),
+    # --ntasks-per-socket / --ntasks-per-core: the most tasks a socket or a core takes, so
+    # a node takes sockets x N (cores x N). Eight tasks on one node at two a socket: main's
+    # and gpu's nodes have 2 sockets (4 tasks), f01 4 (8)
+    ("-N 1 -n 8 --ntasks-per-socket=2", "READY", "fat", 0,
+     "partition main: needs 8 tasks a node, --ntasks-per-socket=2 lets the most a node has "
+     "take 4"),
+    # 20 tasks at three a socket without a node count: 6 to a node in main, 4 nodes, above
+    # its MaxNodes 3 (before, all 20 went to one 32-CPU node)
+    ("-n 20 --ntasks-per-socket=3 -p main", "INCOMPATIBLE", None, None,
+     "needs 4 nodes, partition main allows at most 3"),
+    # 12 tasks at two a socket: 4 to a node, three of main's nodes (c01-c02's 24 free CPUs
+    # each hold 4) now
+    ("-n 12 --ntasks-per-socket=2 -p main", "READY", "main", 0, None),
+    # one task a core: c01's 64 CPUs are 32 cores, so 40 tasks fit only f01's 96 cores
+    ("-N 1 -n 40 --ntasks-per-core=1 -p main", "INCOMPATIBLE", None, None,
+     "partition main: needs 40 tasks a node, --ntasks-per-core=1 lets the most a node has "
+     "take 32"),
+    ("-N 1 -n 40 --ntasks-per-core=1", "READY", "fat", 0,
+     "partition main: needs 40 tasks a node, --ntasks-per-core=1 lets the most a node has "
+     "take 32"),
+    # a job that names its partitions is refused in their nodes' words, not the site's
+    # (before: "largest node has 96", f01's, a node of fat)
+    ("--mincpus=100 -p main", "INCOMPATIBLE", None, None,
+     "partition main: needs 100 CPUs per node, largest node has 64"),
+    ("--tmp=200G -p fat", "INCOMPATIBLE", None, None,
+     "partition fat: needs 204800 MB of temporary disk a node (--tmp=200G), the most a node "
+     "has is 100000"),
+    ("--mincpus=100 -p main,gpu", "INCOMPATIBLE", None, None,
+     "partition gpu: needs 100 CPUs per node, largest node has 32"),
 ]
 
 
@@ -279,3 +308,58 @@ def test_node_minimums_sbatch_would_refuse_are_bad_input(line, said):
     with pytest.raises(BadInput) as e:
         Federation.parse(f"#!/bin/bash\n#SBATCH {line}\n./app\n")
     assert str(e.value).startswith("line 2: ") and said in str(e.value)
+
+
+# wren's queue normal with a RES_REQ of memory and span (bqueues -l): bsub merges the
+# queue's sections with the job's (lsb.queues(5)), the job's own section of a kind winning.
+# rusage[mem=8000] is per slot, as a job's; bob holds 16 slots of w3 until +2 h and of w4
+# until +3 h (48 free on each, 512G); w1-w2 have 32 slots and 192G (196608 MB)
+WREN_RUSAGE_SPAN = WREN_RES_REQ.replace("select[model==EPYC] rusage[mem=1000]",
+                                        "rusage[mem=8000] span[hosts=1]")
+
+LSF_MERGED = [
+    # 56 slots on one host: none has 56 free until bob's job on w3 ends (as tasks without a
+    # span were already placed: on as few hosts as the largest holds)
+    ("#BSUB -n 56", WREN_RUSAGE_SPAN, "BUSY", 2, None),
+    # 28 slots x 8000 MB = 224000 MB on one host: more than a XeonGold host has, said of
+    # the hosts the job's select[] leaves (it said "no single node meets all ...")
+    ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold]"', WREN_RUSAGE_SPAN, "INCOMPATIBLE",
+     None, "queue normal: needs 224000 MB memory per host, largest host has 196608 MB"),
+    # the job's own rusage[mem] wins over the queue's: 28 x 1000 MB fits w1 now
+    ('#BSUB -n 28\n#BSUB -R "select[model==XeonGold] rusage[mem=1000]"', WREN_RUSAGE_SPAN,
+     "READY", 0, None),
+    # the job's own span wins: 28 to a host on w3 and w4 now (not 56 on one at +2 h)
+    ('#BSUB -n 56\n#BSUB -R "span[ptile=28]"', WREN_RUSAGE_SPAN, "READY", 0, None),
+    # a queue's span[ptile=16]: 80 slots take 5 hosts, the queue has 4 (before: spread
+    # over w3, w4 and w1 as their slots allow)
+    ("#BSUB -n 80", WREN_RES_REQ.replace("select[model==EPYC] rusage[mem=1000]",
+                                         "span[ptile=16]"), "INCOMPATIBLE", None,
+     "needs 5 hosts (80 tasks, 16 to a host), queue normal has only 4"),
+]
+
+
+@pytest.mark.parametrize("job, res_req, verdict, start_h, said", LSF_MERGED,
+                         ids=[c[0].replace("\n", " ") for c in LSF_MERGED])
+def test_lsf_queue_res_req_rusage_and_span(job, res_req, verdict, start_h, said):
+    from test_placement_cases8 import _wjob, wren
+
+    site = wren(_wjob("1", "bob", 16, "w3", 2), _wjob("2", "bob", 16, "w4", 3),
+                queue_long=res_req)
+    v = run(job + "\n#BSUB -W 1:00", site).verdict("wren")
+    assert v.verdict == verdict, v.reasons + v.notes
+    assert v.estimated_start == (None if start_h is None else hours(start_h))
+    if said:
+        assert any(said in x for x in v.reasons), v.reasons
+
+
+def test_lsf_queue_res_req_sections_are_read():
+    from diamond_jupyter.dialects.lsf_commands import parse_queue_res_req, queue_rusage_mem_mb
+
+    text = WREN_RES_REQ.replace("rusage[mem=1000]", "rusage[ngpus_physical=1,mem=2GB] "
+                                "span[ptile=8] same[model]")
+    assert parse_queue_res_req(text) == {"normal": {
+        "select": "[model==EPYC]", "rusage": "[ngpus_physical=1,mem=2GB]",
+        "span": "[ptile=8]", "same": "[model]"}}
+    assert queue_rusage_mem_mb("[ngpus_physical=1,mem=2GB]") == 2048
+    assert queue_rusage_mem_mb("[mem=4000:duration=10]") == 4000
+    assert queue_rusage_mem_mb("[ngpus_physical=1]") is None

@@ -619,7 +619,9 @@ def test_explain_with_odd_names_from_a_site():
     assert v.verdict == "READY"
     p = run("#SBATCH --gres=gpu:h100:1\n#SBATCH -p 'gpu long'", odd, ares())
     shown = visible(p.explain())
-    assert "no GPU of type 'h100' (site has: NVIDIA A100 80GB PCIe)" in shown
+    # the partition it names, said by its name (its nodes, not the site's)
+    assert "partition gpu long: no GPU of type 'h100' (its nodes have: NVIDIA A100 80GB " \
+        "PCIe)" in shown
     assert "odd" in shown and "ares" in shown
     p = run("#SBATCH -p nowhere", odd)
     shown = visible(p.explain())

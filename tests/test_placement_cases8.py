@@ -368,7 +368,10 @@ def test_tasks_of_a_gpu_job_spread_over_the_gpu_nodes():
 def test_cpus_per_gpu_times_gpus_above_a_nodes_cpus():
     # 4 GPUs x 20 CPUs = 80 CPUs on one node: g01-g02 have 64
     p = run("#SBATCH -p gpu --gpus-per-node=4 --cpus-per-gpu=20")
-    assert "80 CPUs" in reasons(p, "hera") and "4 GPUs on g01, g02" in reasons(p, "hera")
+    # said of partition gpu's nodes (before: "no single node meets all ... (80 CPUs on
+    # <a node outside gpu>; 4 GPUs on g01, g02)")
+    assert reasons(p, "hera") == "partition gpu: needs 80 CPUs per node, largest node has 64"
+
     # 16 each: 64, the whole of g01
     only(run("#SBATCH -p gpu --gpus-per-node=4 --cpus-per-gpu=16"), "hera", "gpu")
 

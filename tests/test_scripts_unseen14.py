@@ -422,3 +422,29 @@ def test_a_named_reservation_is_no_grid_engine_ar():
     numbered = "#!/bin/bash\n#$ -ar 42\n#$ -l h_rt=60\n./a\n"
     assert "#$ -ar 42\n" in translate(numbered, "sge", "sge")[0]
     assert "#SBATCH --reservation=42\n" in translate(numbered, "slurm", "sge")[0]
+
+
+_OMP = ("#!/bin/bash\n#PBS -l select=2:ncpus=8:mpiprocs=2:ompthreads=4\n"
+        "#PBS -l walltime=1:00:00\n#PBS -j oe\n{own}echo threads: ${{OMP_NUM_THREADS}}\n"
+        "mpiexec ./hybrid\n")
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux"])
+def test_pbs_pro_omp_num_threads_is_said_where_the_script_reads_it(target):
+    """PBS Pro sets $OMP_NUM_THREADS in the job (the chunk's ompthreads, else its ncpus);
+    a Slurm, LSF or flux job written from the script does not, so a line reading it ran
+    with another thread count unsaid (before, only the ompthreads directive was said
+    dropped)."""
+    _, warnings = translate(_OMP.format(own=""), target, "pbs")[:2]
+    said = [w for w in warnings if "$OMP_NUM_THREADS" in w]
+    assert said == [f"kept: line 5: $OMP_NUM_THREADS: PBS Pro sets it (the chunk's "
+                    f"ompthreads, else its ncpus); the {target} job written here does not: "
+                    "set it in the script (export OMP_NUM_THREADS=N)"], warnings
+
+
+def test_omp_num_threads_the_script_sets_itself_is_not_said():
+    own = _OMP.format(own="export OMP_NUM_THREADS=4\n")
+    assert not [w for w in translate(own, "slurm", "pbs")[1] if "OMP_NUM_THREADS" in w]
+    # from Slurm (which never sets it) nothing is said either
+    slurm = "#!/bin/bash\n#SBATCH -n 2 -c 4 -t 10\necho $OMP_NUM_THREADS\n"
+    assert not [w for w in translate(slurm, "pbs", "slurm")[1] if "OMP_NUM_THREADS" in w]

@@ -74,6 +74,9 @@ _TMPDIR = {"slurm": "is not set by slurm (whatever the job's environment carries
            "lsf": "is the job's own directory only where the site sets LSB_SET_TMPDIR",
            "flux": "is as the flux instance's job shell sets it"}
 _TMPDIR_USE = re.compile(r"\$\{?TMPDIR\b")
+# PBS Pro sets OMP_NUM_THREADS in the job (a chunk's ompthreads, else its ncpus); the
+# other schedulers' jobs carry whatever the environment gives: said where a line reads it
+_OMP_USE = re.compile(r"\$\{?OMP_NUM_THREADS\b")
 
 # srun / mpirun option -> flux run option (None: takes no value)
 _SRUN_FLUX = {"-n": "-n", "--ntasks": "-n", "-N": "-N", "--nodes": "-N",
@@ -157,6 +160,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     bare = re.compile(r"()(?<![\w${])(" + pattern + r")(?!\w)")
     tmpdir = {_TMPDIR[source], _TMPDIR[target]} != {_TMPDIR["pbs"]} \
         and not _own_names(body, ("TMPDIR",))
+    omp = source == "pbs" and not _own_names(body, ("OMP_NUM_THREADS",))
     out, notes = [], []
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
@@ -179,6 +183,10 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
         if tmpdir and _TMPDIR_USE.search(line):
             notes.append(f"kept: line {n}: $TMPDIR: under {source} it {_TMPDIR[source]}; "
                          f"under {target} it {_TMPDIR[target]}")
+        if omp and _OMP_USE.search(line):
+            notes.append(f"kept: line {n}: $OMP_NUM_THREADS: PBS Pro sets it (the chunk's "
+                         f"ompthreads, else its ncpus); the {target} job written here does "
+                         "not: set it in the script (export OMP_NUM_THREADS=N)")
         line, note = _launcher(line, n, source, target)
         if note:
             notes.append(note)

@@ -281,6 +281,7 @@ class LsfCommands:
         tasks = parse_task_limits(outputs.get("queue_long", ""))
         defaults = parse_task_defaults(outputs.get("queue_long", ""))
         selects = parse_queue_selects(outputs.get("queue_long", ""))
+        res_req = parse_queue_res_req(outputs.get("queue_long", ""))
         parts = [p.model_copy(update={"max_slots_per_user": per_user.get(p.name),
                                       "max_slots_per_host": per_host.get(p.name),
                                       "max_slots_per_processor": per_cpu.get(p.name),
@@ -292,7 +293,11 @@ class LsfCommands:
                                       # a job without -n: the default, else the minimum
                                       "default_tasks": defaults.get(p.name) or p.min_cpus
                                       or tasks.get(p.name, (None, None))[0],
-                                      "res_req_select": selects.get(p.name)})
+                                      "res_req_select": selects.get(p.name),
+                                      "res_req_mem_mb": queue_rusage_mem_mb(
+                                          res_req.get(p.name, {}).get("rusage")),
+                                      "res_req_span": _queue_span(
+                                          res_req.get(p.name, {}).get("span"))})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -317,23 +322,48 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
 def parse_queue_selects(stdout: str) -> dict[str, str]:
     """`bqueues -l`: the select[] section of each queue's `RES_REQ:` line, as written
     (`select[model==EPYC && ngpus>0]`); a queue whose RES_REQ has none is left out."""
-    out: dict[str, str] = {}
+    return {q: f"select{x['select']}" for q, x in parse_queue_res_req(stdout).items()
+            if "select" in x}
+
+
+def parse_queue_res_req(stdout: str) -> dict[str, dict[str, str]]:
+    """`bqueues -l`: each queue's `RES_REQ:` sections by name (select, rusage, span, ...),
+    each with its brackets as written (`{"rusage": "[mem=1000]"}`)."""
+    out: dict[str, dict[str, str]] = {}
     queue = None
     for line in stdout.splitlines():
         if m := re.match(r"QUEUE:\s*(\S+)", line):
             queue = m.group(1)
         elif queue and (m := re.match(r"\s*RES_REQ:\s*(.*)$", line)):
-            text = m.group(1)
-            start = text.find("select[")
-            depth, end = 0, -1
-            for i in range(start + len("select"), len(text)) if start >= 0 else ():
-                depth += {"[": 1, "]": -1}.get(text[i], 0)
-                if depth == 0:
-                    end = i
+            text, sections, i = m.group(1), {}, 0
+            while (w := re.compile(r"([a-z]+)\[").search(text, i)) is not None:
+                depth, end = 0, -1
+                for j in range(w.end() - 1, len(text)):
+                    depth += {"[": 1, "]": -1}.get(text[j], 0)
+                    if depth == 0:
+                        end = j
+                        break
+                if end < 0:
                     break
-            if end > start >= 0:
-                out[queue] = text[start:end + 1]
+                sections.setdefault(w.group(1), text[w.end() - 1:end + 1])
+                i = end + 1
+            if sections:
+                out[queue] = sections
     return out
+
+
+def _queue_span(span: str | None) -> str | None:
+    """A queue RES_REQ's `span[hosts=1]` or `span[ptile=N]` as `hosts=1`/`ptile=N`; None
+    for none or another form (ptile by host type, `hosts=-1`)."""
+    body = (span or "")[1:-1].strip()
+    return body if re.fullmatch(r"hosts=1|ptile=[1-9]\d*", body) else None
+
+
+def queue_rusage_mem_mb(rusage: str | None) -> int | None:
+    """A queue RES_REQ's `rusage[mem=N]` (MB unless a unit is given; per slot, as a
+    job's), None where it asks no memory or in a form not read (multi-phase, `||`)."""
+    m = re.search(r"(?:^\[|[,:\s])mem=([0-9.]+[KMGTkmgt]?[Bb]?)(?=[\]:,/\s])", rusage or "")
+    return memory_mb(m.group(1)) if m else None
 
 
 def parse_jl_p(stdout: str) -> dict[str, float]:

@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, create_model
 
 from .model import BadInput, DiamondError
-from .skills import SKILLS, Skill, SkillContext, run_skill, untrusted_marks
+from .skills import SKILLS, Skill, SkillContext, run_skill, skill_input, untrusted_marks
 
 INSTRUCTIONS = ("diamond runs HPC jobs across several clusters. discover_resources first; "
                 "place or specify_resources to choose; submit returns a job id SITE:NUMBER; "
@@ -100,6 +100,21 @@ def _tool(skill: Skill, engine: _Engine) -> Any:
     return call
 
 
+class _Server(MCPServer):
+    """Arguments are checked by the skill's own input model before the MCP package's: its
+    model ignored unknown ones (`"hold": true` beside a script submitted the job unheld),
+    and a bad JobSpec field came back as "Error executing tool submit", its reason lost."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        if name in SKILLS:
+            try:
+                skill_input(name, arguments)
+            except BadInput as e:
+                raise ToolError(str(e)) from None
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(config: str | Path | None = None, *, approval: str = "auto",
                  fed: Any = None, root: str | Path | None = None) -> MCPServer:
     """`fed`: a started Federation to serve (else one is made from `config` on first use);
@@ -123,7 +138,7 @@ def build_server(config: str | Path | None = None, *, approval: str = "auto",
 
     from . import __version__
 
-    server = MCPServer("diamond", instructions=INSTRUCTIONS, version=__version__,
+    server = _Server("diamond", instructions=INSTRUCTIONS, version=__version__,
                        lifespan=lifespan, log_level="WARNING")
     for skill in SKILLS.values():
         server.add_tool(_tool(skill, engine), name=skill.name, description=skill.description)

@@ -315,6 +315,11 @@ _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
 _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
                     "reservation", "mail_user", "source", "destination", "container_image",
                     "gpu_type"}
+# Names a scheduler never gives a blank (a comma list of them for queue and reservation):
+# `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
+_ONE_WORD_NAMES = {"queue", "qos", "reservation"}
+# a workflow plan's shown template ("{its partition}"), filled in per step before a submit
+_PLACEHOLDER = re.compile(r"\{its [a-z ]+\}")
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
 _MULTILINE = {"script", "command"}
 
@@ -584,6 +589,12 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         if leaf in _NO_LEADING_DASH and value.startswith("-"):
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            "option); give a name or a path such as ./" + value)
+        if leaf in _ONE_WORD_NAMES and not _PLACEHOLDER.fullmatch(value) and any(
+                re.search(r"\s", n.strip()) for n in value.split(",")):
+            hint = "its one name" if leaf == "qos" else "one name, or several separated by " \
+                "commas (a,b)"
+            raise BadInput(f"{prefix} {value!r} has a blank inside a name, and no scheduler's "
+                           f"{leaf} name holds one; give {hint}")
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             _walk(f"{prefix}.{name}", getattr(value, name), name)

@@ -585,16 +585,26 @@ async def plan_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> dict
     return await skill.plan(ctx, inp) if skill.plan else {"action": name, **args}
 
 
+def skill_input(name: str, args: dict[str, Any]) -> BaseModel:
+    """`args` as skill `name`'s input model: BadInput naming the first bad or unknown
+    argument (one line)."""
+    model = get_skill(name).input
+    try:
+        return model.model_validate(args)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "input"
+        if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
+            raise BadInput(f"{name}: {where}: not an argument of {name} (accepted: "
+                           f"{', '.join(model.model_fields)})") from None
+        raise BadInput(f"{name}: {where}: {first['msg']}") from None
+
+
 async def run_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> BaseModel:
     """Validate `args`, apply the approval policy, run the skill. Raises BadInput on bad
     arguments, `NeedsApproval` under "ask", `Suspend` from wait_for in a task."""
     skill = get_skill(name)
-    try:
-        inp = skill.input.model_validate(args)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "input"
-        raise BadInput(f"{name}: {where}: {first['msg']}") from None
+    inp = skill_input(name, args)
     if skill.plan is None:
         return await skill.fn(ctx, inp)
     if ctx.approved is not None:

@@ -37,9 +37,19 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond workflow --status ID | --cancel ID"""
 
 
+class _HelpShown(Exception):
+    """`--help` printed a command's usage: the magic is done (argparse would exit)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # no SystemExit inside a kernel
         raise BadInput(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> Any:
+        # `%diamond submit --help` ended the cell in "SystemExit: 0" after the usage
+        if status or message:
+            raise BadInput(f"{self.prog}: {(message or 'failed').strip()}")
+        raise _HelpShown
 
 
 def walltime(text: str) -> int:
@@ -181,6 +191,8 @@ class DiamondMagics(Magics):
                 print(USAGE)
                 return None
             return getattr(self, "do_" + args.cmd)(args, cell)
+        except _HelpShown:
+            pass
         except BadInput as e:
             _error(str(e))
         except DiamondError as e:
@@ -200,6 +212,10 @@ class DiamondMagics(Magics):
 
     def text(self, args: argparse.Namespace, cell: str | None, what: str) -> str:
         if cell is not None and cell.strip():
+            if getattr(args, "file", None):  # the FILE was passed over without a word
+                raise BadInput(f"{what}: FILE {args.file!r} and a cell body both given; give "
+                               f"one: the FILE with %diamond {what}, or the script as the "
+                               "cell body without a FILE")
             return cell
         if getattr(args, "file", None):
             from ..federation import Federation

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import json
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from http.client import responses
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -104,7 +105,8 @@ class DiamondHandler(APIHandler):
         """The request's JSON object. A key given twice in one object is refused: JSON
         readers disagree on which value counts (Python keeps the last, many the first), so
         what a proxy, a log or a person read could differ from what the engine acts on."""
-        raw = self.request.body.strip()
+        # a UTF-8 byte order mark (some Windows tools write one) is no part of the JSON
+        raw = self.request.body.removeprefix(b"\xef\xbb\xbf").strip()
         if not raw:
             return {}
         try:
@@ -115,8 +117,17 @@ class DiamondHandler(APIHandler):
         except _KeyTwice as e:
             raise ApiError(400, "bad-input", f"the request body gives the key {e.key!r} twice "
                            "in one object; give each key once") from None
-        except (ValueError, RecursionError):
-            raise ApiError(400, "bad-input", "the request body is not valid JSON") from None
+        except json.JSONDecodeError as e:
+            raise ApiError(400, "bad-input", f"the request body is not valid JSON ({e.msg} at "
+                           f"line {e.lineno}, column {e.colno}){self._form_hint(raw)}"
+                           ) from None
+        except ValueError:  # Python's bound on the digits of a whole number it converts
+            raise ApiError(400, "bad-input", "the request body holds a whole number of more "
+                           f"than {sys.get_int_max_str_digits()} digits; no field takes one"
+                           ) from None
+        except RecursionError:
+            raise ApiError(400, "bad-input", "the request body nests lists or objects too "
+                           "deeply to read; give it a flatter shape") from None
         if not isinstance(data, dict):
             raise ApiError(400, "bad-input", "the request body must be a JSON object")
         if (where := _no_text_at(data)) is not None:
@@ -124,6 +135,16 @@ class DiamondHandler(APIHandler):
                            "surrogate (a \\ud800-\\udfff escape without its pair), which is "
                            "no text: send the character itself, or its escaped pair")
         return data
+
+    def _form_hint(self, raw: bytes) -> str:
+        """What to send instead, when the body is an HTML form's (not JSON gone wrong:
+        curl -d and many clients label any body a form's)."""
+        kind = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if kind in ("application/x-www-form-urlencoded", "multipart/form-data") and \
+                raw[:1] not in (b"{", b"["):
+            return (f"; it was sent as {kind} (curl -d, an HTML form): send a JSON object, "
+                    "with Content-Type: application/json")
+        return ""
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
-from ..model import check_nesting
+from ..model import BadInput, JobSpec, Resources, check_nesting
 from ..skills_models import FetchInput, PlaceInput, SubmitInput, TransferInput, TranslateInput
 
 _REST = ConfigDict(extra="ignore")
@@ -24,9 +32,34 @@ def _flat_origin(v: dict[str, Any] | None) -> dict[str, Any] | None:
 Origin = Annotated[dict[str, Any] | None, AfterValidator(_flat_origin)]
 
 
+# A job's settings, by their JobSpec/Resources names or the CLI's options: given beside
+# `script` (`{"script": ..., "nodes": 4}`, `"hold": true`) they were ignored like any unknown
+# key, and the job ran without them
+_JOB_SETTINGS = (set(JobSpec.model_fields) | set(Resources.model_fields)
+                 | {"partition", "time", "walltime", "gpus", "mem", "features"}) - {
+    "metadata", "unknown"}
+
+
+def refuse_job_settings(body: Any, fields: dict[str, Any]) -> Any:
+    """A top-level key of a job's body that is a job setting this body has no field for:
+    BadInput naming it and where such a setting goes (other unknown keys stay ignored)."""
+    if isinstance(body, dict):
+        for key in body:
+            if key in _JOB_SETTINGS and key not in fields:
+                raise BadInput(f"{key}: a job setting this request has no field for (it would "
+                               "be ignored); write it in the script's directives, or send "
+                               "`spec` (a JobSpec) holding it")
+    return body
+
+
 class PlaceBody(PlaceInput):
     model_config = _REST
     dialect: str | None = Field(None, description="the script's dialect (default: detected)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_placed(cls, body: Any) -> Any:
+        return refuse_job_settings(body, cls.model_fields)
 
 
 class SubmitBody(SubmitInput):
@@ -36,6 +69,11 @@ class SubmitBody(SubmitInput):
     origin: Origin = Field(None, description='{"path", "cell_id"} of a cell')
     force: bool = Field(False, description="submit to the site given even if it lacks what "
                         "the job needs")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_placed(cls, body: Any) -> Any:
+        return refuse_job_settings(body, cls.model_fields)
 
 
 class TranslateBody(TranslateInput):

@@ -311,10 +311,36 @@ def transaction(conn: sqlite3.Connection, durable: bool = False) -> Iterator[sql
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error:  # e.g. the disk filled: SQLite may leave the transaction open
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     finally:
         if durable:
             conn.execute("PRAGMA synchronous=NORMAL")
+
+
+# SQLite's words for a store that cannot take a write, and what the user can do about each
+_UNWRITABLE = {
+    "database or disk is full": "its disk is full: free space there",
+    "attempt to write a readonly database": "its file system or file is read-only: make it "
+                                            "writable",
+    "disk i/o error": "its disk answered an I/O error: check the disk",
+}
+
+
+def unwritable(path: Path, error: sqlite3.Error) -> StoreError | None:
+    """The StoreError for a write SQLite refused because of the store's disk (a full or
+    read-only file system), naming the store, the cause and what to do; None for others."""
+    said = str(error).lower()
+    for words, cause in _UNWRITABLE.items():
+        if words in said:
+            return StoreError(f"store {path} cannot be written: {cause}, or give another store "
+                              "path (`store:` in the sites file, or $DIAMOND_DATA_DIR); this "
+                              "change was not recorded")
+    return None
 
 
 def _check_version(path: Path, version: int) -> None:
@@ -361,7 +387,7 @@ def open_db(path: Path, timeout_s: float) -> sqlite3.Connection:
         import_beat_files(path, conn)
     except sqlite3.DatabaseError as e:
         conn.close()
-        raise StoreError(f"cannot open store {path}: {e}") from e
+        raise (unwritable(path, e) or StoreError(f"cannot open store {path}: {e}")) from None
     except BaseException:
         conn.close()
         raise
@@ -420,8 +446,13 @@ class Database:
 
     @contextmanager
     def _write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        with self._lock, transaction(self._conn(), durable) as c:
-            yield c
+        try:
+            with self._lock, transaction(self._conn(), durable) as c:
+                yield c
+        except sqlite3.Error as e:  # a full or read-only disk ended commands in a traceback
+            if (refused := unwritable(self.path, e)) is None:
+                raise
+            raise refused from None
 
     def _check_fence(self, c: sqlite3.Connection, fence: leases.Fence | None) -> None:
         """Refuse (LeaseLost) a write carrying `fence` once the item's lease generation moved

@@ -471,7 +471,22 @@ class Step(_Strict):
     @field_validator("outputs")
     @classmethod
     def _outputs(cls, v: list[str]) -> list[str]:
-        return [_relative_path(p, "output") for p in v]
+        """Each a relative path, listed once: `[o, ./o]` or `[o, o/]` (a file and a directory
+        of one name) were both kept and checked, the second saying nothing new or the
+        opposite of the first."""
+        paths = [_relative_path(p, "output") for p in v]
+        first: dict[str, int] = {}
+        for i, path in enumerate(paths):
+            j = first.setdefault(posixpath.normpath(path), i)
+            if j == i:
+                continue
+            if paths[j].endswith("/") != path.endswith("/"):
+                raise ValueError(f"outputs[{j}] {paths[j]!r} and outputs[{i}] {path!r} are one "
+                                 "path, once a file and once a directory; list it once, with "
+                                 "a trailing / if it is a directory")
+            raise ValueError(f"outputs[{i}] {path!r} is outputs[{j}] {paths[j]!r} again (one "
+                             "path); list each output once")
+        return paths
 
     @field_validator("script", mode="before")
     @classmethod
@@ -1160,11 +1175,14 @@ def _inputs_named_by_output(steps: list[Any], data: Any, source: str,
                 continue
             makers = [n for n in written.get(posixpath.normpath(inp.strip()), [])
                       if n != item.get("name")]
-            if len(makers) == 1 and _SAFE_PATH.fullmatch(inp.strip()):
+            if makers and _SAFE_PATH.fullmatch(inp.strip()):
+                # several steps listing it: which one's copy is meant is the user's to say
+                listed = (f"step {makers[0]!r} lists it in its outputs" if len(makers) == 1
+                          else f"steps {', '.join(map(repr, makers))} each list it in their "
+                          f"outputs: name the one meant, as {makers[0]!r} here")
                 raise BadInput(f"{source}: {_where(data, ('steps', k, 'inputs', i))}: an input "
                                f"is a mapping naming the step it comes from: write {{from: "
-                               f"{makers[0]}, path: {inp.strip()}}} (step {makers[0]!r} lists "
-                               f"it in its outputs), not {inp!r}"
+                               f"{makers[0]}, path: {inp.strip()}}} ({listed}), not {inp!r}"
                                f"{_line_note(lines, ('steps', k, 'inputs', i))}")
 
 

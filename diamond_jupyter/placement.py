@@ -82,6 +82,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
+from .dialects.node_lists import requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .model import (
     PER_GPU,
@@ -1039,14 +1040,8 @@ def _flux_hosts(spec: JobSpec, nodes: list[Node]) -> tuple[set[str], str] | None
                        "in parentheses are not read; accepted: host:HOSTLIST, rank:IDSET, "
                        "-host:..., properties, all of them met")
     names = [n.name for n in nodes]
-    allowed, negate = set(names), False
-    for w in words:
-        if w == "not":
-            negate = True
-            continue
-        neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
-        negate = False
-        kind, _, value = body.partition(":")
+    allowed = set(names)
+    for neg, kind, value, w in requires_terms(" ".join(terms)):
         if kind == "host":
             chosen = set(expand_hostlist(value))
         elif kind == "rank":

@@ -11,7 +11,7 @@ silently. Pure: text in, text out."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..model import Directive, JobSpec
@@ -67,6 +67,24 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
     return out
 
 
+def requires_terms(text: str) -> Iterator[tuple[bool, str, str, str]]:
+    """A Flux `--requires` constraint's terms (RFC 35), all of them to be met, as (negated,
+    kind, value, the word as written): `-host:x` and `not host:x` are negated, `and`/`&`
+    only join. Terms joined by `or` or in parentheses are the caller's to refuse."""
+    negate = False
+    for w in text.replace("&", " ").split():
+        low = w.lower()
+        if low == "and":
+            continue
+        if low == "not":
+            negate = True
+            continue
+        neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
+        negate = False
+        kind, _, value = body.partition(":")
+        yield neg, kind, value, w
+
+
 def _flux(directives: list[Directive]) -> NamedHosts:
     out = NamedHosts(directives)
     for d in directives:
@@ -74,17 +92,7 @@ def _flux(directives: list[Directive]) -> NamedHosts:
         if any(w.lower() in ("or", "|") or "|" in w or "(" in w or ")" in w for w in words):
             out.why_not = "terms joined with `or` or in parentheses"
             return out
-        negate = False
-        for w in words:
-            low = w.lower()
-            if low == "and":
-                continue
-            if low == "not":
-                negate = True
-                continue
-            neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
-            negate = False
-            kind, _, value = body.partition(":")
+        for neg, kind, value, w in requires_terms(d.value or ""):
             if kind.lower() == "rank":
                 out.why_not = ("rank: names brokers by their order in the instance's "
                                "resource set, which no other scheduler numbers")

@@ -408,6 +408,9 @@ _magics: DiamondMagics | None = None
 
 def load_ipython_extension(ipython: Any) -> None:
     global _magics
+    if _magics is not None and _magics.shell is not ipython:
+        _magics.close()  # bound to a shell that is gone, and to the engine it connected then
+        _magics = None
     if _magics is None:
         _magics = DiamondMagics(ipython)
     ipython.register_magics(_magics)

@@ -254,11 +254,12 @@ def _summary(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
 BOOTSTRAP_DRAWS = 2000
 
 
-def difference_from_engine(runs: list[dict[str, Any]], name: str, seed: int = 0
-                           ) -> dict[str, float | None]:
-    """The mean over runs of (the rule's run mean less the engine's), with its 95% interval
-    from a paired bootstrap over the runs (seeded: the same every time)."""
-    d = [(mean(r["regret"][name]) or 0.0) - (mean(r["regret"]["engine"]) or 0.0)
+def difference_from_engine(runs: list[dict[str, Any]], name: str, seed: int = 0,
+                           reference: str = "engine") -> dict[str, float | None]:
+    """The mean over runs of (the rule's run mean less the `reference` rule's, the engine's
+    by default), with its 95% interval from a paired bootstrap over the runs (seeded: the
+    same every time)."""
+    d = [(mean(r["regret"][name]) or 0.0) - (mean(r["regret"][reference]) or 0.0)
          for r in runs]
     if not d:
         return {"mean_s": None, "low_s": None, "high_s": None}

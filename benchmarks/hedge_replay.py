@@ -24,7 +24,11 @@ Rules:
   (`expected_first_start`), which is what a hedge runs;
 - `least expected minimum completion`: the pair whose expected minimum of completions is
   least (the same when the runtimes are equal);
-- `best + surest start`: the engine's best and the other site with the smallest 90% bound.
+- `best + surest start`: the engine's best and the other site with the smallest 90% bound;
+- `best + least expected complement`: the engine's best and the other site whose pair with
+  it has the least expected hedge completion (the second copy covers the first's risk;
+  added after the candidate's held-out outcome had been printed, and judged on the design
+  half first, where it lost on both backgrounds).
 
 The candidate goes into the engine only if, on the held-out half of BOTH backgrounds, its
 mean of run means is below `two best`'s and it meets the issue's target (the hedge's mean
@@ -186,9 +190,11 @@ def score_run(run: dict, rules: dict[str, HedgeRule] = RULES) -> dict[str, Any] 
                                             r["completion_s"].values())
     regret: dict[str, list[float]] = {n: [] for n in rules}
     differs: dict[str, int] = {n: 0 for n in rules}
+    agree = 0  # rounds whose replayed two best are the recorded ranking's first two
     for r in rounds:
         comp = r["completion_s"]
         today = set(two_best(r["estimate"]))
+        agree += today == set((r.get("ranking") or [])[:HEDGE])
         for name, rule in rules.items():
             sites = rule(r["estimate"])
             differs[name] += set(sites) != today
@@ -198,7 +204,7 @@ def score_run(run: dict, rules: dict[str, HedgeRule] = RULES) -> dict[str, Any] 
     diamond = [(r.get("additional_s") or {}).get("diamond") for r in rounds]
     recorded = [(r.get("additional_s") or {}).get(f"hedge{HEDGE}") for r in rounds]
     return {"seed": run.get("seed"), "rounds": len(rounds), "regret": regret,
-            "pairs_unlike_two_best": differs,
+            "pairs_unlike_two_best": differs, "two_best_as_recorded": agree,
             "diamond_mean_s": mean([d for d in diamond if d is not None]),
             "recorded_hedge_mean_s": mean([h for h in recorded if h is not None]),
             "hedge_mode": run.get("hedge_mode") or "real"}
@@ -251,6 +257,7 @@ def summarize(results: Path, rules: dict[str, HedgeRule] = RULES) -> dict[str, A
         group = {"background": bg, "half": half, "runs": len(runs),
                  "seeds": sorted(r["seed"] for r in runs),
                  "real_hedge_runs": sum(1 for r in runs if r["hedge_mode"] == "real"),
+                 "two_best_as_recorded": sum(r["two_best_as_recorded"] for r in runs),
                  "diamond_mean_of_run_means_s": mean([r["diamond_mean_s"] or 0.0
                                                       for r in runs]),
                  "rules": {name: _summary(runs, name) for name in rules}}
@@ -280,7 +287,9 @@ def table(data: dict[str, Any]) -> str:
                          f"{s['median_s']:.2f}", f"{s['runs_2x_below_diamond']} of {g['runs']}"))
     notes = "".join(
         f"\n{g['background']}, {g['half']}: {g['runs']} runs ({g['real_hedge_runs']} with a "
-        f"real hedge beside the matched probes), {g['rules']['two best']['rounds']} rounds; "
+        f"real hedge beside the matched probes), {g['rules']['two best']['rounds']} rounds "
+        f"(the replayed two best are the recorded ranking's first two in "
+        f"{g['two_best_as_recorded']}); "
         f"diamond's recorded mean of run means {g['diamond_mean_of_run_means_s']:.2f} s."
         for g in data["groups"])
     skipped = ", ".join(data["unscored_runs"]) or "none"

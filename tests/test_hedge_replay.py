@@ -138,3 +138,17 @@ def test_the_halves_backgrounds_and_unscored_runs(tmp_path):
     text = hr.table(data)
     assert "on the design half: better than two best on 2 of 2 backgrounds" in text
     assert "placement-seed7.json" in text
+
+
+def test_the_command_writes_json_and_a_table_and_shows_one_half_alone(tmp_path, capsys):
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    runs.mkdir()
+    for seed in (4, 5):
+        (runs / f"placement-depth_misleads-seed{seed}.json").write_text(json.dumps(_run(seed)))
+    data = hr.main(["--results", str(runs), "--out", str(out), "--json", "--half", "design"])
+    assert json.loads(capsys.readouterr().out)["groups"][0]["seeds"] == [4]
+    assert [g["half"] for g in data["groups"]] == ["design"] and data["differences"] == {}
+    table = (out / "hedge_replay.md").read_text()
+    assert "| design |" in table and "| held out |" not in table
+    assert "on the held out half" not in table and "every run of both halves" not in table
+    assert json.loads((out / "hedge_replay.json").read_text())["candidate"] == hr.CANDIDATE

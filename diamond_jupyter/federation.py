@@ -73,7 +73,7 @@ from .model import (
 )
 from .placement import Placement, StageData, runtime_prior
 from .site_kinds import make_site
-from .sites import NotARegularFile, Site, Sites, carries_a_token
+from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
@@ -974,7 +974,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         or a site without the wrapper)."""
         from .wrapper import output_offsets_file, parse_output_offsets
 
-        if not job.token or not site.has_event_channel:
+        if not job.token or site.event_channel is EventChannel.NONE:
             return None
         text = await site.tail(output_offsets_file(site.job_dir(job.token)), 5)
         return parse_output_offsets(text) if text is not None else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import re
 import shlex
@@ -47,6 +48,16 @@ QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's comma
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
+
+
+class EventChannel(enum.Enum):
+    """Whether jobs report their own start and end through the site's event file, which the
+    monitor follows: NONE (it polls only), OPTIONAL (the channel may be refused, e.g. a
+    slurmrestd site's file door running no command: counted on only while its stream is
+    up), ALWAYS."""
+    NONE = "none"
+    OPTIONAL = "optional"
+    ALWAYS = "always"
 
 
 def last_lines(text: str, n: int) -> str:
@@ -272,7 +283,7 @@ class Site:
         notes = self.name_notes(spec.name, base)
         prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
                                      hedge_gate_file(jd) if hedged else None)
-                    if self.has_event_channel else "")
+                    if self.event_channel is not EventChannel.NONE else "")
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
             body = spec.command + "\n"
@@ -631,11 +642,7 @@ class Site:
             return None
         return self.script.job_name(name or "job")[:limit]
 
-    # jobs report their own start and end through the event file, which the monitor follows
-    has_event_channel = True
-    # whether the channel may be refused (then the monitor counts on it only while its stream
-    # is up): a slurmrestd site's file door may be one that runs no command
-    event_channel_optional = False
+    event_channel = EventChannel.ALWAYS
 
     def _submit_argv(self, path: str, hold: bool, spec: JobSpec | None) -> list[str]:
         """The submit command; with the job's output paths where the scheduler's submit

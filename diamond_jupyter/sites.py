@@ -435,6 +435,19 @@ class Site:
         return await self._run_fast(mapped, stdin=stdin, env=self.cfg.env, preamble=preamble,
                                     check=check, timeout=timeout)
 
+    async def job_id_spelled(self, native_id: str, form: str) -> str:
+        """`native_id` in `form` as the scheduler spells it (flux's words or emoji, from its
+        own lists); SiteError saying why not (a scheduler with no such spelling included)."""
+        argv_of = getattr(self.commands, "id_argv", None)
+        if argv_of is None:
+            raise SiteError(f"{self.name}: its scheduler has no {form} form of a job id")
+        argv = argv_of(native_id, form)
+        res = await self.run(argv, check=False, timeout=self.query_timeout_s)
+        if res.exit_status != 0:
+            why = res.stderr.strip().splitlines()[-1:] or [f"exit {res.exit_status}"]
+            raise SiteError(f"{' '.join(argv[:4])}: {why[0]}")
+        return self.commands.parse_id(res.stdout, form)
+
     @property
     def query_timeout_s(self) -> float:
         """How long a batch of scheduler queries may take: QUERY_TIMEOUT_S, or the site's

@@ -24,6 +24,7 @@ async def bench(config: str, sleeps: list[float], min_poll_s: float,
                 poll_interval_s: float) -> dict:
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobSpec
+    from diamond_jupyter.sites import EventChannel
     from diamond_jupyter.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-rest-"))
@@ -55,7 +56,8 @@ async def bench(config: str, sleeps: list[float], min_poll_s: float,
                 "scheduler_queries_per_min": (s.scheduler_commands - cmds0 - submits)
                 / elapsed * 60,
                 "rest_requests_per_min": calls / elapsed * 60 if calls is not None else None,
-                "source": "event channel" if s.has_event_channel else "batched GET jobs",
+                "source": ("batched GET jobs" if s.event_channel is EventChannel.NONE
+                           else "event channel"),
             }
     finally:
         await fed.close()

@@ -880,12 +880,27 @@ def default_data_dir() -> Path:
     if not value:
         return _xdg_dir("XDG_DATA_HOME", home_dir() / ".local" / "share") / "diamond"
     if value == "~" or value.startswith("~/"):
-        return home_dir() / value[2:]
-    if not os.path.isabs(value):
+        path = home_dir() / value[2:]
+    elif not os.path.isabs(value):
         raise BadInput(f"$DIAMOND_DATA_DIR must be an absolute directory (or ~/...), not "
                        f"{_printable(repr(value))}: relative, each face would keep its own "
                        "store in the directory it runs in")
-    return Path(value)
+    else:
+        path = Path(value)
+    if (blocker := file_in_the_way(path)) is not None:
+        where = "is a file" if blocker == path else f"is under {blocker}, a file"
+        raise BadInput(f"$DIAMOND_DATA_DIR {_printable(str(path))} {where}: it takes a "
+                       "directory (made if missing), e.g. ~/.local/share/diamond")
+    return path
+
+
+def file_in_the_way(path: Path) -> Path | None:
+    """The nearest of `path` and its parents that exists, when it is no directory (so no
+    directory can be made at `path`); None when a directory is there or can be made."""
+    for p in (path, *path.parents):
+        if os.path.exists(p):
+            return None if os.path.isdir(p) else p
+    return None
 
 
 

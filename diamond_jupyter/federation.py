@@ -73,7 +73,7 @@ from .model import (
 )
 from .placement import Placement, StageData, runtime_prior
 from .site_kinds import make_site
-from .sites import NotARegularFile, Site, Sites, carries_a_token
+from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import CommandFailed, OutputTooLarge
@@ -918,10 +918,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         await site.know_name_limit()  # the log's name may hold the job's name
         starts = await self._output_starts(site, job)
         for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
-            path, unknowable = self._log_file(site, job, pattern) if pattern else (None, None)
+            spelled, unspelled = await self._flux_spellings(site, job, pattern)
+            path, unknowable = self._log_file(site, job, spelled) if spelled else (None, None)
             if unknowable:
-                missing.append(f"{stream} log {pattern}: its name holds {unknowable}, known "
-                               "only to the running job; `diamond files` lists the job's files")
+                known = unspelled or "known only to the running job"
+                missing.append(f"{stream} log {pattern}: its name holds {unknowable}, {known}; "
+                               "`diamond files` lists the job's files")
                 texts[stream] = ""
                 continue
             start = starts.get(stream, 0) if starts is not None else 0
@@ -944,6 +946,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             texts[stream] = text or ""
         # one line per missing file, one per note (neither is the job's output)
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    @staticmethod
+    async def _flux_spellings(site: Site, job: Job, pattern: str | None
+                              ) -> tuple[str | None, str | None]:
+        """`pattern` with flux's words and emoji forms of the job's id (`{{id.words}}`) as
+        the site's flux spells them (its own word lists); with why not, where it did not."""
+        from .dialects.flux_commands import ID_SPELLINGS
+
+        if not pattern or not job.native_id or site.script.name != "flux":
+            return pattern, None
+        for form in ID_SPELLINGS:
+            if (tag := f"{{{{id.{form}}}}}") in pattern:
+                try:
+                    pattern = pattern.replace(tag, await site.job_id_spelled(job.native_id,
+                                                                             form))
+                except (SiteError, BadInput) as e:
+                    return pattern, f"which the site's flux did not spell ({e})"
+        return pattern, None
 
     @staticmethod
     def _log_file(site: Site, job: Job, pattern: str) -> tuple[str, str | None]:
@@ -974,7 +994,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         or a site without the wrapper)."""
         from .wrapper import output_offsets_file, parse_output_offsets
 
-        if not job.token or not site.has_event_channel:
+        if not job.token or site.event_channel is EventChannel.NONE:
             return None
         text = await site.tail(output_offsets_file(site.job_dir(job.token)), 5)
         return parse_output_offsets(text) if text is not None else None

@@ -35,6 +35,7 @@ from .model import (
     hedged_reason,
     utcnow,
 )
+from .sites import EventChannel
 from .store import HedgeRecord
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class HedgeMixin:
         feasible = [v.site for v in pl.ranked if v.feasible]
         refusals = {n: FORBIDDEN if not s.cfg.hedge else NO_CHANNEL
                     for n, s in self.sites.items()
-                    if not s.cfg.hedge or not s.has_event_channel}
+                    if not s.cfg.hedge or s.event_channel is EventChannel.NONE}
         chosen, skipped = hedge_sites(feasible, refusals, copies)
         if len(chosen) < 2:
             why = "; ".join(f"{s}: {r}" for s, r in skipped.items())

@@ -850,6 +850,9 @@ class Partition(_Model):
     # what a job that asks none of its own gets (bsub merges them with the job's)
     res_req_mem_mb: int | None = None
     res_req_span: str | None = None
+    # LSF: the queue RES_REQ's same[], order[] and cu[] sections as written (not modelled
+    # by placement: said); None: none
+    res_req_unchecked: list[str] | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from .dialects.flux_ids import flux_id_form, flux_id_value
 from .model import DiamondError, Job, JobState, JobStatus
-from .sites import carries_token, owns
+from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class SiteMonitor:
     def start(self) -> None:
         if not self._tasks:
             self._tasks = [asyncio.ensure_future(self._poll_loop())]
-            if self.site.has_event_channel:
+            if self.site.event_channel is not EventChannel.NONE:
                 self._tasks.append(asyncio.ensure_future(self._follow()))
 
     def _interval(self, now: float | None = None) -> float:
@@ -168,14 +168,15 @@ class SiteMonitor:
         key = job.token or job.id
         if key not in self.tracked:
             self.track(job)
-        pushed_always = self.site.has_event_channel and not self.site.event_channel_optional
+        pushed_always = self.site.event_channel is EventChannel.ALWAYS
         return None if pushed_always or key not in self.tracked else key
 
     def _ends_pushed(self) -> bool:
         """Whether the jobs' own end lines reach the monitor: the site's event channel (one
         that may be refused, a slurmrestd site's file door, only while its stream is up)."""
-        return self.site.has_event_channel and (self.stream_connected.is_set()
-                                                or not self.site.event_channel_optional)
+        channel = self.site.event_channel
+        return channel is EventChannel.ALWAYS or (channel is EventChannel.OPTIONAL
+                                                  and self.stream_connected.is_set())
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -224,7 +225,7 @@ class SiteMonitor:
                 log.info("%s: event stream lost (%s); reconnecting", self.site.name, e)
             was_streaming = self.stream_connected.is_set()
             self.stream_connected.clear()
-            if was_streaming or not self.site.event_channel_optional:
+            if was_streaming or self.site.event_channel is not EventChannel.OPTIONAL:
                 self.kick()  # anything may have happened while we were blind
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)

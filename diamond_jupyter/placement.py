@@ -209,6 +209,15 @@ FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
 HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
+# LSF resource-requirement sections placement does not model: why each is not checked
+LSF_UNCHECKED = {
+    "same": "not checked here (every host of the job must have the same value of the "
+            "resource; LSF applies it, so the job may start later than said)",
+    "order": "not checked here (the order LSF picks hosts in; the hosts estimated here may "
+             "not be the ones it picks)",
+    "cu": "not checked here (compute units, e.g. enclosures or racks, are not read from the "
+          "site; LSF applies it, so the job may start later than said)",
+}
 
 Verdict = Literal["READY", "BUSY", "RESTRICTED", "INCOMPATIBLE", "UNREACHABLE"]
 
@@ -537,6 +546,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     reasons.append(f"no host meets {d.value} that can run it (hosts: "
                                    f"{_few({n.name for n in nodes})})")
                 fit &= meet if meet is not None else fit
+        unread_select += [f"-R {d.value}: {LSF_UNCHECKED[d.option[3:]]}" for d in spec.unknown
+                          if d.dialect == "lsf" and d.option[3:] in LSF_UNCHECKED
+                          and d.option.startswith("-R ") and d.value]
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is None and cfg.scheduler == "lsf":
         # an LSF job's compound terms, each on the hosts -m and select[] leave it (none
@@ -681,6 +693,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
+        adjusted[p.name] += [f"queue {p.name}'s RES_REQ {x}: "
+                             f"{LSF_UNCHECKED[x.partition('[')[0]]}"
+                             for x in p.res_req_unchecked or []]
         if cfg.scheduler == "lsf" and p.res_req_select:  # the queue's own select[] too
             meet, unread = lsf_select_hosts(
                 p.res_req_select, [n for n in nodes if n.name in members.get(p.name, [])])

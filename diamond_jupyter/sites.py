@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import re
 import shlex
@@ -47,6 +48,16 @@ QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's comma
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
+
+
+class EventChannel(enum.Enum):
+    """Whether jobs report their own start and end through the site's event file, which the
+    monitor follows: NONE (it polls only), OPTIONAL (the channel may be refused, e.g. a
+    slurmrestd site's file door running no command: counted on only while its stream is
+    up), ALWAYS."""
+    NONE = "none"
+    OPTIONAL = "optional"
+    ALWAYS = "always"
 
 
 def last_lines(text: str, n: int) -> str:
@@ -272,7 +283,7 @@ class Site:
         notes = self.name_notes(spec.name, base)
         prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
                                      hedge_gate_file(jd) if hedged else None)
-                    if self.has_event_channel else "")
+                    if self.event_channel is not EventChannel.NONE else "")
         body = spec.script if spec.script is not None else (spec.command or "")
         if spec.script is None and spec.command:
             body = spec.command + "\n"
@@ -423,6 +434,19 @@ class Site:
             mapped, stdin = private_shell(PrivateArgv(mapped, private_values(argv)))
         return await self._run_fast(mapped, stdin=stdin, env=self.cfg.env, preamble=preamble,
                                     check=check, timeout=timeout)
+
+    async def job_id_spelled(self, native_id: str, form: str) -> str:
+        """`native_id` in `form` as the scheduler spells it (flux's words or emoji, from its
+        own lists); SiteError saying why not (a scheduler with no such spelling included)."""
+        argv_of = getattr(self.commands, "id_argv", None)
+        if argv_of is None:
+            raise SiteError(f"{self.name}: its scheduler has no {form} form of a job id")
+        argv = argv_of(native_id, form)
+        res = await self.run(argv, check=False, timeout=self.query_timeout_s)
+        if res.exit_status != 0:
+            why = res.stderr.strip().splitlines()[-1:] or [f"exit {res.exit_status}"]
+            raise SiteError(f"{' '.join(argv[:4])}: {why[0]}")
+        return self.commands.parse_id(res.stdout, form)
 
     @property
     def query_timeout_s(self) -> float:
@@ -631,11 +655,7 @@ class Site:
             return None
         return self.script.job_name(name or "job")[:limit]
 
-    # jobs report their own start and end through the event file, which the monitor follows
-    has_event_channel = True
-    # whether the channel may be refused (then the monitor counts on it only while its stream
-    # is up): a slurmrestd site's file door may be one that runs no command
-    event_channel_optional = False
+    event_channel = EventChannel.ALWAYS
 
     def _submit_argv(self, path: str, hold: bool, spec: JobSpec | None) -> list[str]:
         """The submit command; with the job's output paths where the scheduler's submit

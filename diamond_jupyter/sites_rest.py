@@ -32,6 +32,7 @@ from .model import BadInput, Job, JobSpec, JobStatus, SiteError
 from .sites import (
     QUEUE_UNREAD,
     TAIL_MAX_BYTES,
+    EventChannel,
     NotARegularFile,
     Site,
     Submitted,
@@ -54,8 +55,6 @@ FILE_DOOR_HINT = ("give its sites-file entry a file door, e.g. files: {kind: ssh
 
 
 class RestSite(Site):
-    event_channel_optional = True  # (an SFTP-only file door runs no `tail`)
-
     def __init__(self, cfg: SiteConfig, transport: SlurmRestTransport | None = None,
                  capability_ttl_s: float = 60.0, files: Transport | None = None) -> None:
         super().__init__(cfg, transport or SlurmRestTransport(cfg.transport, site=cfg.name),
@@ -69,9 +68,10 @@ class RestSite(Site):
         self.discovery = RestDiscovery(self)
 
     @property
-    def has_event_channel(self) -> bool:  # type: ignore[override]
-        """The file door carries the jobs' own start and end lines (none without a door)."""
-        return self.files is not None
+    def event_channel(self) -> EventChannel:  # type: ignore[override]
+        """The file door carries the jobs' own start and end lines (none without a door); an
+        SFTP-only door runs no `tail`, so the channel may be refused."""
+        return EventChannel.OPTIONAL if self.files is not None else EventChannel.NONE
 
     def describe(self) -> dict[str, Any]:
         return super().describe() | {

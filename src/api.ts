@@ -34,9 +34,14 @@ export async function requestAPI<T>(
   settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<T> {
   const url = URLExt.join(settings.baseUrl, 'diamond/api', path);
+  // a string body is labelled text/plain by fetch unless told: the API reads JSON only
+  const headers = new Headers(init.headers);
+  if (init.body !== undefined && init.body !== null && !headers.has('Content-Type')) {
+    headers.set('Content-Type', 'application/json');
+  }
   let response: Response;
   try {
-    response = await ServerConnection.makeRequest(url, init, settings);
+    response = await ServerConnection.makeRequest(url, { ...init, headers }, settings);
   } catch (err) {
     throw new DiamondApiError(`Network error: ${String(err)}`, 0);
   }

@@ -256,9 +256,6 @@ TRANSLATE = b'{"script": "#SBATCH -N 2\\necho\\n", "to": "pbs"}'
      "the request body is not valid JSON (Expecting value at line 1, column 1); it was sent "
      "as application/x-www-form-urlencoded (curl -d, an HTML form): send a JSON object, with "
      "Content-Type: application/json"),
-    (b'--b\r\nContent-Disposition: form-data; name="to"\r\n\r\npbs\r\n--b--\r\n',
-     {"Content-Type": "multipart/form-data; boundary=b"},
-     "it was sent as multipart/form-data (curl -d, an HTML form): send a JSON object"),
     (b'{"script": "echo", "to": "pbs", "n": ' + b"7" * 5000 + b"}", {},
      "the request body holds a whole number of more than 4300 digits; no field takes one"),
     (b"[" * 100_000 + b"]" * 100_000, {},
@@ -272,6 +269,18 @@ async def test_fault_a_body_that_is_no_json_object_says_what_and_where(rest, bod
     code, reply = await rest("POST", "translate", body, headers=headers)
     assert code == 400 and reply["reason"] == "bad-input", (code, reply)
     assert said in reply["message"], reply
+
+
+async def test_a_multipart_form_is_refused_for_its_type(rest):
+    """A multipart form's body (`curl -F`) was a 400 "not valid JSON"; it is now refused for
+    its type (415, `tests/test_rest_bodies.py`), naming the type to send."""
+    code, reply = await rest("POST", "translate",
+                             b'--b\r\nContent-Disposition: form-data; name="to"\r\n\r\n'
+                             b'pbs\r\n--b--\r\n',
+                             headers={"Content-Type": "multipart/form-data; boundary=b"})
+    assert code == 415 and reply["reason"] == "unsupported-media-type", (code, reply)
+    assert "sent as multipart/form-data" in reply["message"]
+    assert "Content-Type: application/json" in reply["message"]
 
 
 async def test_fault_a_body_after_a_byte_order_mark_is_read(rest):

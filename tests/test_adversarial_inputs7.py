@@ -846,6 +846,29 @@ def test_a_relative_diamond_data_dir_is_refused_naming_it(tmp_path, monkeypatch,
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_a_diamond_data_dir_that_is_a_file_or_under_one_is_refused_naming_it(
+        tmp_path, monkeypatch, capsys, under):
+    """DIAMOND_DATA_DIR naming a regular file (or a path under one) exited 1, a store that
+    "cannot be made", as if a site had failed; it is bad input: exit 2, one line naming the
+    variable, the path and what it takes. The file is left as it was."""
+    from diamond_jupyter.cli.main import main
+
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine\n")
+    value = str(taken / under) if under else str(taken)
+    monkeypatch.setenv("DIAMOND_DATA_DIR", value)
+    monkeypatch.setenv("DIAMOND_ENGINE", "local")
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n  - name: here\n    transport: {kind: local}\n")
+    assert main(["jobs", "--config", str(sites)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    where = "is a file" if not under else f"is under {taken}, a file"
+    assert err == [f"diamond: $DIAMOND_DATA_DIR {value} {where}: it takes a directory (made "
+                   "if missing), e.g. ~/.local/share/diamond"], err
+    assert taken.read_text() == "mine\n"
+
+
 @pytest.mark.parametrize("tofu", [False, True])
 def test_a_known_hosts_that_is_a_fifo_is_not_waited_on(tmp_path, tofu):
     """A known_hosts path that is a FIFO (or /dev/stdin) was opened and read: the connect

@@ -16,7 +16,7 @@ from local_slurm import LocalSlurmQueue
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import Job, JobSpec, JobState, SiteError, utcnow
 from diamond_jupyter.monitor import AWAITED_MAX_S
-from diamond_jupyter.sites import token_tag
+from diamond_jupyter.sites import EventChannel, token_tag
 from diamond_jupyter.store import Store
 
 TOKEN = "tokawaited01"
@@ -37,7 +37,7 @@ def _line(state: str, began: str) -> str:
 
 def _no_channel(tmp_path, **kw) -> tuple[LocalSlurmQueue, Store, Journal]:
     queue = LocalSlurmQueue(tmp_path)
-    queue.site.has_event_channel = False  # as a slurmrestd site
+    queue.site.event_channel = EventChannel.NONE  # as a slurmrestd site without a door
     store = Store(tmp_path / "store.sqlite")
     return queue, store, Journal(store, {"alpha": queue.site}, **kw)
 
@@ -242,3 +242,22 @@ async def test_a_job_waited_on_is_asked_about_without_waiting_out_the_poll_under
         assert mon.waiters == {}
     finally:
         await journal.stop()
+
+
+async def test_each_kind_of_event_channel_sets_when_ends_count_as_pushed(tmp_path):
+    """ALWAYS: the jobs' end lines are counted on; OPTIONAL: only while the stream is up;
+    NONE: never (the monitor polls at the adaptive pace)."""
+    queue, store, journal = _no_channel(tmp_path, poll_interval_s=60, min_poll_s=0.5)
+    mon = journal.monitors["alpha"]
+    assert queue.site.event_channel is EventChannel.NONE  # (set so by _no_channel)
+    assert type(queue.site).event_channel is EventChannel.ALWAYS  # a site that runs commands
+    seen = {}
+    for channel in EventChannel:
+        queue.site.event_channel = channel
+        for up in (False, True):
+            (mon.stream_connected.set if up else mon.stream_connected.clear)()
+            seen[channel, up] = mon._ends_pushed()
+    assert seen == {(EventChannel.NONE, False): False, (EventChannel.NONE, True): False,
+                    (EventChannel.OPTIONAL, False): False, (EventChannel.OPTIONAL, True): True,
+                    (EventChannel.ALWAYS, False): True, (EventChannel.ALWAYS, True): True}
+    await mon.stop()

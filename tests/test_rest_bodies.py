@@ -3,6 +3,9 @@ the field (through a real Jupyter server with the extension; a local site, no te
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 import yaml
 
@@ -48,3 +51,67 @@ async def test_unknown_keys_are_ignored_as_before(api):
     r = await api.call("POST", "translate", {"script": "#SBATCH -N 2\necho\n", "to": "pbs",
                                              "colour": "blue"}, validate=False)
     assert "#PBS" in r.body["script"]
+
+
+def _post_routes() -> list[str]:
+    """Every route that takes a POST, its path arguments filled with a sample name."""
+    from tornado.web import RequestHandler
+
+    from diamond_jupyter.server.routes import routes
+
+    return [re.sub(r"\(\?P<\w+>\[\^/\]\+\)", "x", path).removeprefix("/diamond/api/")
+            for path, handler in routes() if handler.post is not RequestHandler.post]
+
+
+@pytest.fixture
+def post_raw(http_server_client, jp_base_url, jp_auth_header):
+    async def call(path: str, body: bytes, content_type: str | None):
+        headers = dict(jp_auth_header) | ({"Content-Type": content_type} if content_type
+                                          else {})
+        return await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method="POST", body=body,
+            headers=headers, raise_error=False)
+    return call
+
+
+# (a multipart form: test_adversarial_inputs14; Tornado refuses one it cannot parse itself)
+@pytest.mark.parametrize("content_type", ["text/plain", "text/plain;charset=UTF-8",
+                                          "application/xml"])
+async def test_a_body_of_another_type_than_json_is_a_415_on_every_post_route(
+        post_raw, api, content_type):
+    """A JSON body labelled `text/plain` (a type any web page may send without asking) was
+    read as JSON. Every POST route refuses a body of another type with 415, naming it and the
+    type accepted; nothing is recorded."""
+    posts = _post_routes()
+    assert {"jobs", "place", "translate", "transfers", "tasks", "workflows",
+            "jobs/x/cancel"} <= set(posts), posts
+    body = b'{"script": "echo hi", "site": "here", "to": "pbs", "prompt": "hi"}'
+    kind = content_type.split(";")[0]
+    for path in posts:
+        resp = await post_raw(path, body, content_type)
+        assert resp.code == 415, (path, resp.code, resp.body)
+        assert resp.headers["Content-Type"].split(";")[0] == "application/json"
+        assert json.loads(resp.body) == {
+            "reason": "unsupported-media-type",
+            "message": f"the request body was sent as {kind}; this API reads JSON only: "
+                       "send it with Content-Type: application/json"}, path
+    assert (await api.get("jobs"))["total"] == 0
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8",
+                                          "application/merge-patch+json", None,
+                                          # curl -d and Tornado's client label JSON a form's
+                                          "application/x-www-form-urlencoded"])
+async def test_a_json_body_is_read_whatever_json_label_it_has(post_raw, content_type):
+    """(guard) JSON, JSON under a `+json` type, an unlabelled body, and JSON labelled a form's
+    (what `curl -d` sends) are read as before."""
+    resp = await post_raw("translate", b'{"script": "#SBATCH -N 2\\necho\\n", "to": "pbs"}',
+                          content_type)
+    assert resp.code == 200 and b"#PBS" in resp.body, (resp.code, resp.body)
+
+
+async def test_an_empty_body_of_any_type_is_no_body(post_raw):
+    """(guard) A POST with nothing in it (a cancel from a form-less client) is not refused
+    for its label: there is no body to misread."""
+    resp = await post_raw("jobs/here%3A999/cancel", b"", "text/plain")
+    assert resp.code == 404, (resp.code, resp.body)

@@ -19,6 +19,7 @@ from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import BadInput, Job, JobSpec, JobState, utcnow
 from diamond_jupyter.site_kinds import make_site
+from diamond_jupyter.sites import EventChannel
 from diamond_jupyter.sites_rest import RestSite
 from diamond_jupyter.store import Store
 from diamond_jupyter.wrapper import event_mac, hedge_gate_file
@@ -43,11 +44,11 @@ def work(tmp_path):
 
 async def test_the_file_door_is_the_event_channel_and_the_job_gets_its_secret(work):
     bare = rest_site(str(work), door=False)
-    assert not bare.has_event_channel
+    assert bare.event_channel is EventChannel.NONE
     assert "__dmd_say" not in bare.prepare(JobSpec(script="echo hi\n"), TOKEN).script
     await bare.close()
     site = rest_site(str(work))
-    assert site.has_event_channel and site.event_channel_optional
+    assert site.event_channel is EventChannel.OPTIONAL
     prepared = site.prepare(JobSpec(script="echo hi\n", name="j"), TOKEN)
     assert prepared.script.startswith(f"__dmd_ev={work}/events.log;")
     secret = secrets.token_hex(32)
@@ -174,7 +175,7 @@ async def test_a_door_that_runs_no_command_streams_nothing_and_costs_no_extra_qu
     base = rest_site(str(work))
     site = RestSite(base.cfg, files=SftpOnly("beta-rest"))
     await base.close()
-    assert site.has_event_channel
+    assert site.event_channel is EventChannel.OPTIONAL
     store = Store(tmp_path / "store.sqlite")
     journal = Journal(store, {"beta-rest": site}, poll_interval_s=60, min_poll_s=0.5)
     mon = journal.monitors["beta-rest"]

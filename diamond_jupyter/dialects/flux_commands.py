@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
-from .flux_ids import is_flux_id
+from .flux_ids import flux_id_form, is_flux_id
 from .outputs_common import (
     clean,
     decode_wait_status,
@@ -43,6 +43,8 @@ _RESULTS = {"COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED,
 _ID_RE = re.compile(
     r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|\d+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
+# spellings of a job id from flux's own lists (flux-job-id(1)): only flux can spell them
+ID_SPELLINGS = ("words", "emoji")
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -69,6 +71,23 @@ class FluxCommands:
             if not is_flux_id(i):
                 raise BadInput(f"flux: not a job id: {i!r} (accepted: {FLUX_ID_FORMS})")
         return ids
+
+    def id_argv(self, job_id: str, to: str) -> list[str]:
+        """`flux job id --to=FORM ID`: the id in a spelling only flux can give (ID_SPELLINGS)."""
+        if to not in ID_SPELLINGS:
+            raise BadInput(f"flux job id --to={to!r}: accepted: words or emoji")
+        return ["flux", "job", "id", f"--to={to}", *self._ids([job_id])]
+
+    @staticmethod
+    def parse_id(stdout: str, to: str) -> str:
+        """`flux job id --to=FORM`'s answer: the id in that form (words: word-word-word--...;
+        emoji: no ASCII character), else SiteError (it goes into a file's name)."""
+        text = stdout.strip()
+        ok = flux_id_form(text) == "words" if to == "words" else \
+            bool(text) and not any(c.isascii() for c in text)
+        if not ok:
+            raise fail("flux", f"flux job id --to={to}", f"no job id in its {to} form", stdout)
+        return text
 
     def submit_argv(self, script_path: str, *, hold: bool = False) -> list[str]:
         return ["flux", "batch", *(["--urgency=hold"] if hold else []), script_path]

@@ -52,5 +52,15 @@ def flux_id_value(text: str) -> int | None:
     return value if value is not None and value <= MAX_FLUID else None
 
 
+def flux_f58(value: int, *, ascii_prefix: bool = False) -> str:
+    """`value` in F58, prefixed `ƒ` (flux's default) or, `ascii_prefix`, `f` (its f58plain)."""
+    digits = ""
+    while True:
+        value, rest = divmod(value, 58)
+        digits = F58_ALPHABET[rest] + digits
+        if not value:
+            return ("f" if ascii_prefix else "\u0192") + digits
+
+
 def is_flux_id(text: str) -> bool:
     return flux_id_form(text) is not None

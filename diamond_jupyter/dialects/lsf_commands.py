@@ -297,7 +297,10 @@ class LsfCommands:
                                       "res_req_mem_mb": queue_rusage_mem_mb(
                                           res_req.get(p.name, {}).get("rusage")),
                                       "res_req_span": _queue_span(
-                                          res_req.get(p.name, {}).get("span"))})
+                                          res_req.get(p.name, {}).get("span")),
+                                      "res_req_unchecked": [
+                                          k + v for k, v in res_req.get(p.name, {}).items()
+                                          if k in UNCHECKED_SECTIONS] or None})
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
@@ -324,6 +327,10 @@ def parse_queue_selects(stdout: str) -> dict[str, str]:
     (`select[model==EPYC && ngpus>0]`); a queue whose RES_REQ has none is left out."""
     return {q: f"select{x['select']}" for q, x in parse_queue_res_req(stdout).items()
             if "select" in x}
+
+
+# RES_REQ sections placement does not model (lsb.queues(5), bsub -R): kept for bsub, said
+UNCHECKED_SECTIONS = ("same", "order", "cu")
 
 
 def parse_queue_res_req(stdout: str) -> dict[str, dict[str, str]]:

@@ -669,18 +669,35 @@ def output_mode_warning(spec: JobSpec, target: str, how: str) -> list[str]:
 
 # flux's job id in one of its other forms in a file name: {{id.dec}}, {{id.hex}}, ...
 _FLUX_ID_FORM = re.compile(r"\{\{id\.(\w+)\}\}")
+# any other of flux's template fields ({{taskid}}, {{size}}, {{node.name}} ...)
+_FLUX_FIELD = re.compile(r"\{\{[\w.]+\}\}")
+
+
+def _flux_fields_elsewhere(path: str, target: str, warnings: list[str]) -> str:
+    """flux's template fields in a file name for another scheduler: a form of the job id
+    becomes that scheduler's own id where its file names have one (it was kept as the
+    characters `{{id.dec}}`, every job writing the same file); each other field, and an id
+    form where there is no id, is kept as written, said."""
+    has_id = target == "slurm" or "j" in _TO_TARGET.get(target, {})
+    said = path
+    for form in dict.fromkeys(_FLUX_ID_FORM.findall(path)):
+        how = f"as {target}'s own job id" if has_id else \
+            f"has no {target} equivalent; kept literally"
+        warnings.append(f"approximated: {{{{id.{form}}}}} in output path {said!r} (flux's "
+                        f"job id in its {form} form) {how}")
+    if has_id:
+        path = _FLUX_ID_FORM.sub("%j", path)
+    for tag in dict.fromkeys(_FLUX_FIELD.findall(path)):
+        if not _FLUX_ID_FORM.fullmatch(tag):
+            warnings.append(f"approximated: {tag} in output path {said!r} (a flux template "
+                            f"field) has no {target} equivalent; kept literally")
+    return path
 
 
 def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
     """Neutral (Slurm) file-name pattern -> target syntax; untranslatable ones warned."""
-    if target != "flux" and _FLUX_ID_FORM.search(path):
-        # another scheduler's id has no such forms: its own id, said (it was kept as the
-        # characters `{{id.dec}}`, every job writing the same file)
-        has_id = target == "slurm" or "j" in _TO_TARGET.get(target, {})
-        for form in dict.fromkeys(_FLUX_ID_FORM.findall(path)) if has_id else ():
-            warnings.append(f"approximated: {{{{id.{form}}}}} in output path {path!r} (flux's "
-                            f"job id in its {form} form) as {target}'s own job id")
-        path = _FLUX_ID_FORM.sub("%j", path)
+    if target != "flux" and "{{" in path:
+        path = _flux_fields_elsewhere(path, target, warnings)
     if target == "slurm":
         return path
     table = _TO_TARGET[target]
@@ -740,17 +757,20 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
 
 
 def _flux_id_forms(path: str, job_id: str) -> str:
-    """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.f58}}` in a file name: the
-    job's id in that form (flux-job-id(1)); words and emoji are flux's own lists."""
-    from .flux_ids import flux_id_value
+    """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.kvs}}`, `{{id.f58}}`,
+    `{{id.f58plain}}` in a file name: the job's id in that form (flux-job-id(1)); words and
+    emoji are flux's own lists."""
+    from .flux_ids import flux_f58, flux_id_value
 
     value = flux_id_value(job_id)
 
     def form(m: re.Match[str]) -> str:
         hexa = f"{value:016x}" if value is not None else ""
+        dothex = ".".join(hexa[i:i + 4] for i in range(0, 16, 4))
         spelled = {"dec": str(value), "hex": f"0x{value:x}" if value is not None else "",
-                   "dothex": ".".join(hexa[i:i + 4] for i in range(0, 16, 4)),
-                   "f58": job_id}.get(m.group(1))
+                   "dothex": dothex, "kvs": f"job.{dothex}", "f58": job_id,
+                   "f58plain": flux_f58(value, ascii_prefix=True) if value is not None
+                   else ""}.get(m.group(1))
         if value is None or spelled is None:
             raise LookupError(f"the job id in flux's {m.group(1)} form")
         return spelled

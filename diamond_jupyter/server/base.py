@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
-from tornado.web import HTTPError
+from tornado.web import HTTPError, RequestHandler
 
 from ..model import BadInput, DiamondError, Job, JobSpec, SiteError
 from .bodies import PlaceBody, SubmitBody
@@ -27,6 +27,10 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 # The largest number SQLite stores (offsets, sequence numbers): beyond it a query overflows
 MAX_QUERY_INT = 2**63 - 1
 B = TypeVar("B", bound=BaseModel)
+# what a body may be labelled besides JSON's own types: a form's type is what `curl -d` and
+# Tornado's client give any body, so JSON under it is read (a form's fields are refused)
+FORM_TYPE = "application/x-www-form-urlencoded"
+BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
 class ApiError(HTTPError):
@@ -75,6 +79,25 @@ class DiamondHandler(APIHandler):
         if size > limit:  # before any parsing, redaction or storing of it
             raise ApiError(413, "too-large", f"the request body is {size} bytes; this server "
                            f"accepts at most {limit} (DiamondApp.max_body_bytes)")
+        self._refuse_other_than_json()
+
+    def _refuse_other_than_json(self) -> None:
+        """415 for a body labelled another type than JSON on a route that takes it (e.g.
+        `text/plain`, which any web page may send without the browser asking the server);
+        an unlabelled or empty body is let through."""
+        method = self.request.method or ""
+        if method not in BODY_METHODS or not (self.request.body or b"").strip() or \
+                getattr(type(self), method.lower()) is getattr(RequestHandler, method.lower()):
+            return
+        kind = self._content_type()
+        if kind and kind not in ("application/json", FORM_TYPE) and not kind.endswith("+json"):
+            raise ApiError(415, "unsupported-media-type", f"the request body was sent as "
+                           f"{kind}; this API reads JSON only: send it with Content-Type: "
+                           "application/json")
+
+    def _content_type(self) -> str:
+        """The request's media type, lower case, without its parameters ("" when unsaid)."""
+        return self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
     @property
     def app(self) -> DiamondApp:
@@ -139,9 +162,8 @@ class DiamondHandler(APIHandler):
     def _form_hint(self, raw: bytes) -> str:
         """What to send instead, when the body is an HTML form's (not JSON gone wrong:
         curl -d and many clients label any body a form's)."""
-        kind = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if kind in ("application/x-www-form-urlencoded", "multipart/form-data") and \
-                raw[:1] not in (b"{", b"["):
+        kind = self._content_type()
+        if kind == FORM_TYPE and raw[:1] not in (b"{", b"["):
             return (f"; it was sent as {kind} (curl -d, an HTML form): send a JSON object, "
                     "with Content-Type: application/json")
         return ""

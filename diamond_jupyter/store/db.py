@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import leases
-from ..config import default_data_dir
+from ..config import default_data_dir, file_in_the_way
 from ..model import BadInput, DiamondError
 from ..private_files import directory_problem, others_problem
 from .engines import Heartbeats
@@ -236,12 +236,9 @@ def prepare_file(path: Path) -> None:
     if path.is_dir():  # SQLite's "unable to open database file" came out as a traceback
         raise StoreError(f"store {path} is a directory: give the store a file path, e.g. "
                          f"{path / 'store.sqlite3'}")
-    for parent in (path.parent, *path.parent.parents):
-        if parent.exists():
-            if not parent.is_dir():  # "[Errno 20] Not a directory: PATH" said no more
-                raise StoreError(f"store {path} cannot be made: {parent} is a file, not a "
-                                 "directory")
-            break
+    # "[Errno 20] Not a directory: PATH" said no more
+    if (blocker := file_in_the_way(path.parent)) is not None:
+        raise StoreError(f"store {path} cannot be made: {blocker} is a file, not a directory")
     try:
         if not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,97 @@
+"""`diamond logs` of a flux job whose output file name holds its id in flux's words form
+(`--output=o.{{id.words}}.log`): the words come from flux's own list, so the engine asks
+the site's flux (`flux job id --to=words ID`) for the file's name. Before, the log was said
+to be "known only to the running job" and not read. A local site with a fake `flux` on
+PATH; no test bed."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from diamond_jupyter.dialects.flux_commands import FluxCommands
+from diamond_jupyter.model import BadInput, JobSpec, SiteError
+
+WORDS = "ear-goat-gregory--hazard-oliver-forbid"
+JOB_ID = "ƒBq2XsHaw7Z"
+
+
+def _fake_flux(tmp_path, body: str) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    flux = bin_dir / "flux"
+    flux.write_text("#!/bin/sh\n" + body)
+    flux.chmod(flux.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "calls").touch()
+
+
+def _flux_fed(tmp_path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.transports.local import LocalTransport
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    cfg = SiteConfig(name="here", scheduler="flux", transport=TransportConfig(kind="local"),
+                     workdir=str(home / ".diamond"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
+    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
+    fed.monitors["here"].site = fed.sites["here"]
+    return fed, home
+
+
+@pytest.fixture
+def flux_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+
+async def _logs(fed, home, pattern: str) -> dict[str, str]:
+    fed.store.record_intent("here", "abc123abc123", JobSpec(
+        name="sim", script="true\n", stdout=str(home / pattern), join_output=True,
+        source_dialect="flux"))
+    job = fed.store.bind_native_id("abc123abc123", JOB_ID)
+    return await fed.logs(job.id)
+
+
+async def test_a_words_file_name_is_spelled_by_the_sites_flux(tmp_path, flux_path):
+    _fake_flux(tmp_path, f'echo "$@" >> {tmp_path / "calls"}\n'
+                         f'[ "$1 $2 $3 $4" = "job id --to=words {JOB_ID}" ] && '
+                         f'echo {WORDS} && exit 0\nexit 1\n')
+    fed, home = _flux_fed(tmp_path)
+    (home / f"o.{WORDS}.log").write_text("the job's output\n")
+    try:
+        logs = await _logs(fed, home, "o.{{id.words}}.log")
+        assert (logs["stdout"], logs["missing"]) == ("the job's output\n", "")
+        assert (tmp_path / "calls").read_text() == f"job id --to=words {JOB_ID}\n"
+    finally:
+        await fed.close()
+
+
+async def test_a_flux_that_cannot_spell_it_leaves_the_log_said_missing(tmp_path, flux_path):
+    _fake_flux(tmp_path, 'echo "flux-job: unknown option --to" >&2\nexit 1\n')
+    fed, home = _flux_fed(tmp_path)
+    try:
+        logs = await _logs(fed, home, "o.{{id.words}}.log")
+        assert logs["stdout"] == ""
+        assert logs["missing"] == (
+            f"stdout log {home}/o.{{{{id.words}}}}.log: its name holds the job id in flux's "
+            "words form, which the site's flux did not spell (flux job id --to=words: "
+            "flux-job: unknown option --to); `diamond files` lists the job's files")
+    finally:
+        await fed.close()
+
+
+def test_the_id_command_is_checked_and_its_answer_too():
+    assert FluxCommands().id_argv(JOB_ID, "words") == ["flux", "job", "id", "--to=words",
+                                                       JOB_ID]
+    with pytest.raises(BadInput, match="not a job id"):
+        FluxCommands().id_argv("x; rm -rf ~", "words")
+    with pytest.raises(BadInput, match="words or emoji"):
+        FluxCommands().id_argv(JOB_ID, "dec; rm")
+    assert FluxCommands().parse_id(WORDS + "\n", "words") == WORDS
+    with pytest.raises(SiteError, match="cannot parse flux job id --to=words"):
+        FluxCommands().parse_id("../../etc/passwd\n", "words")

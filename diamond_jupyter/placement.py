@@ -125,6 +125,7 @@ from .placement_fit import (
     global_misses,
     global_wait,
     most_gpus,
+    no_time_limit,
     node_checks,
     node_reserved,
     node_usable,
@@ -749,6 +750,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         limit = time_limit(req, p.max_time_s)
+        if cfg.scheduler == "slurm" and p.max_time_s and (endless := no_time_limit(spec)):
+            other.append(f"`{endless}` asks no time limit, above {words.where(p.name)} "
+                         f"{words.time_cap} {hms(p.max_time_s)} (slurmctld holds it: "
+                         "PartitionTimeLimit); give a --time within it")
         if req.walltime and limit is None:
             other.append(f"walltime {hms(req.walltime)} above {words.where(p.name)} "
                          f"{words.time_cap} {hms(p.max_time_s)}"

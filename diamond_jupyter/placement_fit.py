@@ -384,6 +384,14 @@ def time_limit(req: Req, max_time_s: int | None) -> float | None:
     return None
 
 
+def no_time_limit(spec: JobSpec) -> str | None:
+    """The kept `--time` of a Slurm job that asks no time limit (`0`, `UNLIMITED`,
+    `INFINITE`: sbatch sends INFINITE), as written; None otherwise. slurmctld holds such a
+    job in a partition of a finite MaxTime (PartitionTimeLimit) for as long as it waits."""
+    kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time"]
+    return f"--time={kept[-1].value}" if kept else None
+
+
 def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
     """The most GPUs one node has (of the GPU type the job asks, when it asks one)."""
     kind = spec.resources.gpu_type or kept_slurm_gpus(spec)[0] or pbs_chunk_needs(spec)[0]

@@ -120,6 +120,10 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     if d.option in ("--wait", "--wait-event", "--watch"):
         return SubmitWait(False, f"{d.option} makes the submitting flux command wait for the "
                           "job" + (" (its output)" if d.option == "--watch" else ""))
+    if d.option == "--dry-run":
+        return SubmitWait(True, "flux batch --dry-run prints the jobspec and submits no job",
+                          "remove it to submit the job, or run `flux batch --dry-run` "
+                          "yourself", why="the engine would find no job to follow")
     return None
 
 
@@ -194,7 +198,22 @@ class FluxScript:
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         self._apply_duration(spec)
+        self._apply_queue(spec)
         return spec
+
+    @staticmethod
+    def _apply_queue(spec: JobSpec) -> None:
+        """`--setattr=system.queue=NAME` is the job's queue (what --queue sets), over any
+        --queue: it was kept unread, so placement chose among every queue and a
+        translation said it dropped."""
+        got = spec.metadata.pop("flux_queue", None)
+        if got is None:
+            return
+        name, lineno = got
+        if spec.queue is not None and spec.queue != name:
+            note(spec, f"line {lineno}: --setattr queue={name} is the queue (flux sets it "
+                       f"after --queue, which asked {spec.queue})")
+        spec.queue = name
 
     @staticmethod
     def _slot_per_node(spec: JobSpec) -> None:
@@ -309,6 +328,10 @@ class FluxScript:
             key = key.lstrip(".").removeprefix("system.")  # flux implies `system.`
             if key == "duration":
                 return self._duration_attribute(spec, item, val)
+            if key == "queue" and re.fullmatch(r"[\w.\-]+", val):
+                # --queue=NAME sets system.queue too; flux applies --setattr after it
+                spec.metadata["flux_queue"] = (val, item.lineno)
+                return True
             if key != "bank" or not val:
                 return False
             spec.account = val

@@ -370,12 +370,14 @@ class SubmitWait:
     session (`refuse`: the job needs that terminal, which the engine has none of; `instead`
     says what to do), or for the job's end (dropped: the job runs the same, the engine
     follows it itself). `rest`: what of the directive's value stays once its waiting part
-    is dropped (`-W block=true,umask=022` keeps `umask=022`), None for nothing."""
+    is dropped (`-W block=true,umask=022` keeps `umask=022`), None for nothing. `why`: why
+    the engine refuses it (an option that submits no job says so instead)."""
 
     refuse: bool
     what: str
     instead: str = ""
     rest: str | None = None
+    why: str = "the engine submits batch jobs and follows them itself, with no terminal to hold"
 
 
 SubmitWaitRule = Callable[[Directive], "SubmitWait | None"]

@@ -271,11 +271,22 @@ def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool =
         f"{'aftercorr' if d.per_task else d.kind}:{':'.join(d.job_ids)}" for d in exact + rest)
 
 
+# sbatch's options after which it submits nothing (what it does instead)
+_SUBMITS_NOTHING = {"--test-only": "only says when and where the job would start",
+                    "--help": "prints its help", "--usage": "prints its usage",
+                    "--version": "prints its version"}
+_NO_JOB = "the engine would find no job to follow"
+
+
 def submit_wait(d: Directive) -> SubmitWait | None:
     """sbatch's options that make it wait (`--wait`, `-W`: sbatch returns when the job ends,
-    with its exit code)."""
+    with its exit code), and those after which it submits no job (`--test-only`: refused)."""
     if d.option == "--wait":
         return SubmitWait(False, "sbatch --wait returns only when the job ends")
+    if d.option in _SUBMITS_NOTHING:
+        return SubmitWait(True, f"sbatch {d.option} {_SUBMITS_NOTHING[d.option]} and submits "
+                          "no job", f"remove it to submit the job, or run `sbatch "
+                          f"{d.option}` yourself", why=_NO_JOB)
     return None
 
 

@@ -20,6 +20,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    counted_groups_as_or,
     dependencies_for,
     ends_in_backslash,
     file_for_directory,
@@ -102,7 +103,7 @@ def _requires(feature: str, warnings: list[str]) -> str:
     """A Slurm-style constraint as a flux --requires query (RFC 35 takes `|`, `&` and
     parentheses): a matching OR `[a|b]` (the same one on every node) becomes a plain OR and
     the node counts of `a*2` are dropped, each reported; flux would refuse them as written."""
-    text = feature
+    text = counted_groups_as_or(feature, "flux", warnings)
     if "[" in text or "]" in text:
         text = text.replace("[", "(").replace("]", ")")
         warnings.append(f"approximated: constraint {feature} as {text} (flux cannot ask for "

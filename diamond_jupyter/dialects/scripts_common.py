@@ -489,6 +489,25 @@ def _why_no_equivalent(d: Directive, target: str) -> str:
 _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
 
 
+_COUNTED_GROUPS = re.compile(r"\[([^\[\]]*\*\d+[^\[\]]*)\]")
+
+
+def counted_groups_as_or(feature: str, target: str, warnings: list[str]) -> str:
+    """A Slurm constraint's brackets of counts (`[rack1*2&rack2*4]`: two nodes with rack1
+    and four with rack2, sbatch(1) "multiple counts") for a scheduler of one requirement
+    for every node: each node has one of them, so their `&` is an OR there (as an AND,
+    every node had to have both, and no node may). Said; the counts are dropped later."""
+    def group(m: re.Match[str]) -> str:
+        return "(" + m.group(1).replace("&", "|") + ")"
+
+    text = _COUNTED_GROUPS.sub(group, feature)
+    if text != feature:
+        warnings.append(f"approximated: constraint {feature} (so many nodes with each) as "
+                        f"every node having one of them ({target} cannot split the nodes "
+                        "among requirements)")
+    return text
+
+
 def quote(value: str) -> str:
     """A directive value as the scheduler's own directive reader takes it (not for shell
     lines: use `sh_quote`)."""

@@ -1,0 +1,94 @@
+"""Placement cases worked by hand, fifteenth sweep, from the fifteenth sweep of batch
+scripts (tests/test_scripts_unseen15.py): hera (tests/test_placement_cases.py) with a
+partition `long` of no MaxTime on c03-c04. A Slurm job that asks no time limit
+(`--time=UNLIMITED`, `INFINITE`, `0`: sbatch sends INFINITE) is held by slurmctld in a
+partition of a finite MaxTime (PartitionTimeLimit, job_mgr.c: a time limit above the
+partition's) as long as it waits, so only `long` runs it; flux's
+`--setattr=system.queue=NAME` names the queue; counted constraint groups, a queue list and
+a hetjob's per-GPU CPUs. Each case: the job, the verdict, the partition and the reason
+(or a note) that names the cause, worked out from sbatch(1), slurm.conf(5) and
+flux-submit(1)."""
+
+from __future__ import annotations
+
+import pytest
+from test_placement_cases import NOW, H, hera, run
+from test_placement_cases5 import pbsq
+
+from diamond_jupyter.model import Partition
+
+
+def hera_long():
+    """hera, and `long` (no MaxTime) over the 128-CPU nodes c03-c04."""
+    cfg, snap = hera()
+    for n in snap.nodes:
+        if n.name in ("c03", "c04"):
+            n.partitions.append("long")
+    snap.partitions.append(Partition(name="long", max_time_s=None, nodes=["c[03-04]"]))
+    return cfg, snap
+
+
+_ENDLESS = ("asks no time limit, above partition {p} MaxTime {t} (slurmctld holds it: "
+            "PartitionTimeLimit); give a --time within it")
+
+# (the job's directives, verdict, partition, a reason or note that names the cause)
+CASES = [
+    # no time limit: every partition but long has a MaxTime (before: READY in cpu, with
+    # its default time, where the job would wait for good)
+    ("#SBATCH -n 1 --time=UNLIMITED", "READY", "long",
+     "`--time=UNLIMITED` " + _ENDLESS.format(p="cpu", t="2-00:00:00")),
+    ("#SBATCH -n 1 -t 0 -p cpu", "INCOMPATIBLE", None,
+     "`--time=0` " + _ENDLESS.format(p="cpu", t="2-00:00:00")),
+    ("#SBATCH -n 1 --time=INFINITE -p gpu --gres=gpu:1", "INCOMPATIBLE", None,
+     "`--time=INFINITE` " + _ENDLESS.format(p="gpu", t="1-00:00:00")),
+    ("#SBATCH -n 1 --time=INFINITE -p long", "READY", "long", None),
+    ("#SBATCH -n 1 -p cpu,long -t UNLIMITED", "READY", "long", None),
+    # three nodes with no time limit: long has two
+    ("#SBATCH -N 3 -t UNLIMITED", "INCOMPATIBLE", None,
+     "`--time=UNLIMITED` " + _ENDLESS.format(p="cpu", t="2-00:00:00")),
+    # a time limit: the default partition as before
+    ("#SBATCH -n 1 -t 1:00:00", "READY", "cpu", None),
+    # flux's time limit 0 (none) is said dropped on the way to Slurm: the partition's default
+    ("#flux: -n 1 --time-limit=0", "READY", "cpu", None),
+    # flux --setattr=system.queue: the queue (before: kept unread, READY in cpu)
+    ("#flux: -N 2 -n 2 -t 10m\n#flux: --setattr=system.queue=debug", "INCOMPATIBLE", None,
+     "needs 2 nodes, partition debug allows at most 1"),
+    ("#flux: -n 1 -t 10m\n#flux: --queue=cpu\n#flux: -S system.queue=gpu", "READY", "gpu",
+     None),
+    # counted groups: one node with avx2 and one with avx512, both in cpu (c01 and c03);
+    # one with avx512 and one with an a100: no partition holds both kinds
+    ("#SBATCH -N 2 -t 10 --constraint=[avx2*1&avx512*1]", "READY", "cpu", None),
+    ("#SBATCH -N 2 -t 10 --constraint=[avx512*1&a100*1]", "INCOMPATIBLE", None,
+     "constraint 'a100*1' needs 1 nodes with it, partition cpu has 0"),
+    # LSF's queue list: the first that can run it
+    ('#BSUB -n 1 -W 10\n#BSUB -q "debug gpu"', "READY", "debug", None),
+    # a hetjob whose GPU workers ask 20 CPUs per GPU: 4 tasks of one GPU each take 80 CPUs
+    # a node, the GPU nodes have 64; at 8 per GPU (32 a node) both components start now
+    ("#SBATCH -t 1:00:00\n#SBATCH -N 1 -n 1 -c 32 -p cpu\n#SBATCH hetjob\n"
+     "#SBATCH -N 2 --ntasks-per-node=4 --gpus-per-task=1 --cpus-per-gpu=20 -p gpu",
+     "INCOMPATIBLE", None,
+     "hetjob component 1: partition gpu: needs 80 CPUs per node (4 tasks x 20 CPUs), "
+     "largest node has 64"),
+    ("#SBATCH -t 1:00:00\n#SBATCH -N 1 -n 1 -c 32 -p cpu\n#SBATCH hetjob\n"
+     "#SBATCH -N 2 --ntasks-per-node=4 --gpus-per-task=1 --cpus-per-gpu=8 -p gpu",
+     "READY", "cpu", "hetjob component 1 runs in partition gpu"),
+]
+
+
+@pytest.mark.parametrize("job, verdict, partition, said", CASES, ids=[c[0] for c in CASES])
+def test_hera_long(job, verdict, partition, said):
+    v = run(job, hera_long()).verdict("hera")
+    assert (v.verdict, v.partition) == (verdict, partition), v.reasons + v.notes
+    assert v.estimated_start == (NOW if verdict == "READY" else None)
+    if said:
+        assert any(said in x for x in v.reasons + v.notes), v.reasons + v.notes
+
+
+def test_no_time_limit_held_only_where_slurm_reads_the_option():
+    """The rule is slurmctld's: a PBS site gets the script with --time said dropped (no
+    form) and runs it with its queue's default, as its translation says."""
+    v = run("#SBATCH -n 1 --time=UNLIMITED", pbsq()).verdict("pbsq")
+    assert v.verdict == "READY" and not any("no time limit" in x for x in v.reasons + v.notes)
+    # a partition whose MaxTime is UNLIMITED is never such a limit
+    assert next(p for p in hera_long()[1].partitions if p.name == "long").max_time_s is None
+    assert next(p for p in hera()[1].partitions if p.name == "cpu").max_time_s == 48 * H

@@ -139,8 +139,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=2, tasks=16, cpus=16, gpus=4, memory_mb=48 * G, per_cpu=3 * G, needs_gpus=2,
         walltime=43200, features=["k80"], name="torque_gpu_mode",
         unknown=["-l nodes:exclusive_process", "-W"]),
+    # Torque's afterokarray:8812[] (its writer's own form) was kept unread
     "pbs/torque_x_naccesspolicy_depend_afterokarray.pbs": dict(
-        nodes=1, tasks=4, cpus=4, walltime=5400, name="collect", unknown=["-W", "-W", "-W"]),
+        nodes=1, tasks=4, cpus=4, walltime=5400, deps=[("afterok", ["8812[]"])], name="collect",
+        unknown=["-W", "-W"]),
     # ------------------------------------------------------------------------------- Grid Engine
     "sge/binding_explicit_masterl.sge": dict(
         nodes=1, cpus=2, walltime=3600, architecture="x86_64", name="explicit_bind",
@@ -303,3 +305,27 @@ def test_counted_constraint_groups_are_each_node_one_of_them(target, line, said)
     # a bracket of alternatives without counts is still the same one on every node
     plain = translate("#!/bin/bash\n#SBATCH -N 2 -C [a|b]\n./a\n", target, "slurm")[1]
     assert any("cannot ask for the same one on every node" in w for w in plain), plain
+
+
+@pytest.mark.parametrize("term, kind, ids, written", [
+    ("afterokarray:8812[]", "afterok", ["8812[]"], None),
+    ("afteranyarray:8812[].srv", "afterany", ["8812[].srv"], None),
+    ("afternotokarray:8812[]:8813[]", "afternotok", ["8812[]", "8813[]"],
+     "afternotokarray:8812[],afternotokarray:8813[]"),  # one term an array, as Torque's own
+    ("afterstartarray:8812[]", "after", ["8812[]"], None),
+])
+def test_torque_array_dependency_kinds_are_read(term, kind, ids, written):
+    """Torque waits on a whole job array through its own kinds (`afterokarray:8812[]`),
+    which the PBS writer itself writes for a Torque site: they were kept unread (no
+    dependency, the job said to depend on nothing), so a script the engine wrote did not
+    read back the same. Now the dependency they are; a Torque round trip writes them back."""
+    spec = _parse("pbs", f"#PBS -l nodes=1:ppn=1\n#PBS -W depend={term}")
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [(kind, ids)]
+    assert not spec.unknown
+    back = translate(f"#!/bin/bash\n#PBS -l nodes=1:ppn=1\n#PBS -W depend={term}\n./a\n",
+                     "pbs", "pbs")[0]
+    assert f"#PBS -W depend={written or term}\n" in back
+    # a count of the array's tasks (`8812[][5]`) has no neutral form: kept as written
+    counted = _parse("pbs", "#PBS -W depend=afterokarray:8812[][5]")
+    assert not counted.dependencies and [d.value for d in counted.unknown] == [
+        "depend=afterokarray:8812[][5]"]

@@ -329,3 +329,20 @@ def test_torque_array_dependency_kinds_are_read(term, kind, ids, written):
     counted = _parse("pbs", "#PBS -W depend=afterokarray:8812[][5]")
     assert not counted.dependencies and [d.value for d in counted.unknown] == [
         "depend=afterokarray:8812[][5]"]
+
+
+def test_slurm_export_nil_stays_nil():
+    """`--export=NIL` and `--export=NONE` both pass no variables but the SLURM_ ones, and
+    NONE makes sbatch load the user's login environment on the node (as --get-user-env);
+    NIL does not. A Slurm round trip wrote NIL back as NONE: the job ran in a login
+    environment its author had turned away, unsaid."""
+    script, warnings = _translated("slurm/export_nil_export_file.sbatch", "slurm")
+    assert "#SBATCH --export=NIL\n" in script and "NONE" not in script, script
+    assert not warnings
+    none = "#!/bin/bash\n#SBATCH -n 1 -t 5 --export=NONE\n./a\n"
+    assert "#SBATCH --export=NONE\n" in translate(none, "slurm", "slurm")[0]
+    # the last --export counts, whole
+    later = "#!/bin/bash\n#SBATCH --export=NIL\n#SBATCH -n 1 -t 5 --export=NONE\n./a\n"
+    assert "#SBATCH --export=NONE\n" in translate(later, "slurm", "slurm")[0]
+    # elsewhere it is the environment not exported, as before
+    assert "#BSUB -env none\n" in _translated("slurm/export_nil_export_file.sbatch", "lsf")[0]

@@ -127,6 +127,7 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
+EXPORT_NIL = "slurm_export_nil"  # metadata: `--export=NIL` (not NONE) was written
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
 # what a later hetjob component may ask for and still be read: its sizes, and the options
 # sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
@@ -837,6 +838,11 @@ class SlurmScript:
         env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
         env.variables = dict(got[0])
         env.passed = list(dict.fromkeys(got[1]))  # NAME: its value at submission
+        # NIL is NONE without the login environment sbatch loads for NONE (as
+        # --get-user-env): written back as NIL, not NONE
+        spec.metadata.pop(EXPORT_NIL, None)
+        if parts == ["NIL"]:
+            spec.metadata[EXPORT_NIL] = True
         return True
 
     # ------------------------------------------------------------------ render
@@ -1004,7 +1010,8 @@ class SlurmScript:
         env = spec.environment
         pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
         if env.export_all is False:  # only these (NAME alone: its value at submission)
-            add("export", ",".join(passed_names(spec) + pairs) or "NONE")
+            add("export", ",".join(passed_names(spec) + pairs)
+                or ("NIL" if spec.metadata.get(EXPORT_NIL) else "NONE"))
         elif pairs:
             add("export", ",".join(["ALL", *pairs]))
         elif env.export_all:

@@ -1394,7 +1394,8 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     # `--ntasks-per-socket`/`--ntasks-per-core` limit them
     most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and most and out.tpn > most and not queue_span:
+            and not r.gpus_per_task and most and out.tpn > most and not queue_span \
+            and not req.overcommit:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
         tpn = most
@@ -1403,7 +1404,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
-                      and not r.gpus_per_task and not queue_span)
+                      and not r.gpus_per_task and not queue_span and not req.overcommit)
     if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
         if free_tasks:

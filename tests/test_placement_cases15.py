@@ -4,10 +4,11 @@ partition `long` of no MaxTime on c03-c04. A Slurm job that asks no time limit
 (`--time=UNLIMITED`, `INFINITE`, `0`: sbatch sends INFINITE) is held by slurmctld in a
 partition of a finite MaxTime (PartitionTimeLimit, job_mgr.c: a time limit above the
 partition's) as long as it waits, so only `long` runs it; flux's
-`--setattr=system.queue=NAME` names the queue; counted constraint groups, a queue list and
-a hetjob's per-GPU CPUs. Each case: the job, the verdict, the partition and the reason
-(or a note) that names the cause, worked out from sbatch(1), slurm.conf(5) and
-flux-submit(1)."""
+`--setattr=system.queue=NAME` names the queue; `--core-spec`/`--thread-spec` keep cores
+of each node from the job; `--overcommit` asks CPUs as for one task a node; counted
+constraint groups, a queue list and a hetjob's per-GPU CPUs. Each case: the job, the
+verdict, the partition and the reason (or a note) that names the cause, worked out from
+sbatch(1), slurm.conf(5) and flux-submit(1)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,22 @@ CASES = [
     ("#SBATCH -N 2 -t 10 --constraint=[avx2*1&avx512*1]", "READY", "cpu", None),
     ("#SBATCH -N 2 -t 10 --constraint=[avx512*1&a100*1]", "INCOMPATIBLE", None,
      "constraint 'a100*1' needs 1 nodes with it, partition cpu has 0"),
+    # --core-spec=N / --thread-spec=N: N cores (threads) of each node kept for the system,
+    # the job given whole nodes (the option sets --exclusive): debug's 32-CPU nodes (one
+    # thread a core) leave 28 (30) to the job (before: READY, 32 tasks on 28 CPUs)
+    ("#SBATCH -N 1 -n 32 -t 10 --core-spec=4 -p debug", "INCOMPATIBLE", None,
+     "partition debug: needs 32 CPUs per node, --core-spec=4 leaves the largest node 28 of "
+     "its 32"),
+    ("#SBATCH -N 1 -n 28 -t 10 -S 4 -p debug", "READY", "debug", None),
+    ("#SBATCH -N 1 -n 32 -t 10 --thread-spec=2 -p debug", "INCOMPATIBLE", None,
+     "--thread-spec=2 leaves the largest node 30 of its 32"),
+    # --overcommit: CPUs allocated as for one task a node (sbatch -O), so 64 tasks of one
+    # CPU share one 32-CPU debug node (before: INCOMPATIBLE, 64 CPUs asked); a task's CPUs
+    # (-c 40) still have to fit a node
+    ("#SBATCH -N 1 -n 64 -t 10 --overcommit -p debug", "READY", "debug", None),
+    ("#SBATCH -n 64 -t 10 -O -p debug", "READY", "debug", None),
+    ("#SBATCH -n 64 -c 40 -t 10 -O -p debug", "INCOMPATIBLE", None,
+     "partition debug: needs 40 CPUs per node, largest node has 32"),
     # LSF's queue list: the first that can run it
     ('#BSUB -n 1 -W 10\n#BSUB -q "debug gpu"', "READY", "debug", None),
     # a hetjob whose GPU workers ask 20 CPUs per GPU: 4 tasks of one GPU each take 80 CPUs

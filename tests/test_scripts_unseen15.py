@@ -188,13 +188,12 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/gpus_per_socket_cpus_per_gpu.sbatch": dict(
         nodes=1, needs_gpus=4, walltime=21600, name="socket_gpus",
         unknown=["--sockets-per-node", "--gpus-per-socket", "--cpus-per-gpu"]),
+    # a whole-node leader (--mem=0), GPU workers of 8 CPUs per GPU (--cpus-per-gpu, which
+    # kept the later components unread) and 512 one-CPU tasks
     "slurm/hetjob_three_components_mem_zero_leader.sbatch": dict(
-        nodes=1, tasks=1, cpus=64, walltime=14400, name="coupled3", queue="standard",
-        account="clim42",
-        unknown=["hetjob", "--nodes", "--ntasks-per-node", "--gpus-per-task", "--cpus-per-gpu",
-                 "--partition", "hetjob", "--nodes", "--ntasks-per-node", "--mem-per-cpu",
-                 "--partition"],
-        notes=["only its first component is read"]),
+        nodes=7, tasks=521, cpus=640, gpus=8, memory_mb=512 * G, needs_gpus=4,
+        needs_mem=128 * G, walltime=14400, name="coupled3", queue="standard", account="clim42",
+        notes=["heterogeneous job of 3 components: 7 nodes, 521 tasks, 640 CPUs, 8 GPUs"]),
     "slurm/no_kill_wait_all_nodes_propagate.sbatch": dict(
         nodes=8, tasks=32, cpus=32, walltime=10800, name="robust",
         unknown=["--no-kill", "--wait-all-nodes", "--propagate"]),
@@ -346,3 +345,28 @@ def test_slurm_export_nil_stays_nil():
     assert "#SBATCH --export=NONE\n" in translate(later, "slurm", "slurm")[0]
     # elsewhere it is the environment not exported, as before
     assert "#BSUB -env none\n" in _translated("slurm/export_nil_export_file.sbatch", "lsf")[0]
+
+
+def test_hetjob_component_with_cpus_per_gpu_is_read():
+    """A hetjob component asking `--cpus-per-gpu` (or `--mem-per-gpu`) kept every later
+    component as written: only the first was read, so another scheduler got a one-node
+    job and said it dropped the rest. Read as its CPUs per task where its GPUs make that
+    exact; else still kept. And a component's --mem=0 (all of a node's memory), which no
+    other scheduler has, is said dropped as the first's was."""
+    rel = "slurm/hetjob_three_components_mem_zero_leader.sbatch"
+    script, warnings = _translated(rel, "slurm")
+    later = script.split("#SBATCH hetjob\n")[1]
+    assert "#SBATCH --cpus-per-task=8\n" in later and "#SBATCH --gpus-per-task=1\n" in later
+    assert "#SBATCH --mem=0M\n" in script.split("#SBATCH hetjob\n")[0]
+    script, warnings = _translated(rel, "pbs")
+    assert "+2:ncpus=32:mpiprocs=4:ngpus=4+" in script, script
+    assert ("dropped: memory 0 of component 0 (Slurm's 'all memory of the node'; no pbs "
+            "form)") in warnings
+    # per-GPU memory of a component: its GPUs' memory a node
+    spec = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
+                           "#SBATCH -N 2 --gpus-per-node=4 --mem-per-gpu=20G")
+    assert spec.components[1].memory_mb == 80 * G and not spec.unknown
+    # one it cannot hold exactly (4 GPUs shared by 3 tasks at 5 CPUs each): kept
+    kept = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
+                           "#SBATCH -N 1 --ntasks-per-node=3 --gpus-per-node=4 --cpus-per-gpu=5")
+    assert not kept.components and "--cpus-per-gpu" in [d.option for d in kept.unknown]

@@ -906,8 +906,13 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
             and not spec.join_output and spec.stderr is None:
         out.append(f"approximated: stderr now goes with stdout ({target} joins them unless an "
                    f"error file is named; {kept_apart[spec.source_dialect]})")
-    if spec.resources.memory_mb == 0 and target != "slurm":
-        out.append(f"dropped: memory 0 (Slurm's 'all memory of the node'; no {target} form)")
+    comps = live_components(spec)
+    whole_memory = [i for i, c in enumerate(comps) if c.memory_mb == 0] if comps else \
+        [0] if spec.resources.memory_mb == 0 else []
+    if whole_memory and target != "slurm":  # of a component too (it passed unsaid)
+        of = f" of component {', '.join(map(str, whole_memory))}" if comps else ""
+        out.append(f"dropped: memory 0{of} (Slurm's 'all memory of the node'; no {target} "
+                   "form)")
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")

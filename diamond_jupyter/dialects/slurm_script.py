@@ -134,7 +134,8 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
-                      "constraint", "exclusive", "account", "qos", "reservation", "time"}
+                      "constraint", "exclusive", "account", "qos", "reservation", "time",
+                      "cpus-per-gpu", "mem-per-gpu"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -356,13 +357,15 @@ class SlurmScript:
             # sbatch keeps a component's last --gres
             last_gres = max((k for k, i in enumerate(items) if i.option == "gres"), default=-1)
             items = [i for k, i in enumerate(items) if i.option != "gres" or k == last_gres]
+            later = _Later()  # its own per-GPU CPUs and memory, read once it is whole
             try:
                 for i in items:
                     if i.option == "gres" and _other_gres_only(i.value):
                         one.resources.gres = i.value  # sbatch keeps the last --gres
                         continue
-                    if not self._map(one, i, _Later()):
+                    if not self._map(one, i, later):
                         raise BadInput("kept")
+                self._per_gpu(one, later.per_gpu)  # what it cannot hold stays unknown
             except BadInput:
                 break
             # its --gres entries beside its GPUs (nvme:1): its own, not carried over

@@ -77,6 +77,15 @@ CASES = [
     ("#SBATCH -n 64 -t 10 -O -p debug", "READY", "debug", None),
     ("#SBATCH -n 64 -c 40 -t 10 -O -p debug", "INCOMPATIBLE", None,
      "partition debug: needs 40 CPUs per node, largest node has 32"),
+    # the sweep's scripts: 60 tasks a node with 4 cores kept (one thread a core): c03-c04
+    # (128 CPUs) but not c01-c02 (32); cpu allows 4 nodes, only 2 are that large
+    ("#SBATCH -N 4 --ntasks-per-node=60 --core-spec=4 --hint=nomultithread -t 6:00:00",
+     "INCOMPATIBLE", None, "needs 4 nodes, partition cpu has only 2 that can run it"),
+    ("#SBATCH -N 2 --ntasks-per-node=60 --core-spec=4 --hint=nomultithread -t 6:00:00",
+     "READY", "cpu", None),
+    # 256 light tasks on one node at 500 MB a CPU: one CPU and 500 MB asked (--overcommit)
+    ("#SBATCH -N 1 -n 256 --overcommit --oversubscribe --mem-per-cpu=500M -t 30 -p debug",
+     "READY", "debug", None),
     # LSF's queue list: the first that can run it
     ('#BSUB -n 1 -W 10\n#BSUB -q "debug gpu"', "READY", "debug", None),
     # a hetjob whose GPU workers ask 20 CPUs per GPU: 4 tasks of one GPU each take 80 CPUs

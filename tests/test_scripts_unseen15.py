@@ -6,7 +6,8 @@ of: a Slurm hetjob of three components (a whole-node leader with --mem=0, GPU wo
 (`[rack1*2&rack2*4]`), --export=NIL with --export-file, --time=UNLIMITED with a partition
 list, --gpus-per-socket, %N outputs, DataWarp `#DW` lines, --no-kill with
 --wait-all-nodes and --propagate, --nodes=2-4 with every mail type, --chdir=/scratch/%u
-with --hold; PBS Pro select chunks of three shapes, `-q workq@server`, `-o host:path`,
+with --hold, --core-spec with --hint=nomultithread, --overcommit with --oversubscribe;
+PBS Pro select chunks of three shapes, `-q workq@server`, `-o host:path`,
 -W max_run_subjobs, MetaCentrum scratch_local and gpu_mem, place=vscatter:shared, -I,
 job-wide ncpus and mem with -p and -h, `-a 1830`; Torque gpus with a mode and a property,
 -W x=NACCESSPOLICY, depend=afterokarray, umask; LSF affinity[] with its options, -gpu with
@@ -31,7 +32,12 @@ counted group (`[rack1*2&rack2*4]`: two nodes of rack1, four of rack2) reached L
 `select[(rack1 && rack2)]` and flux as `(rack1&rack2)`, every node of both racks, which no
 node is: now each node of one of them, said; a Slurm job asking no time limit
 (`--time=UNLIMITED`, `INFINITE`, `0`) was placed in partitions of a finite MaxTime, where
-slurmctld holds it (PartitionTimeLimit) for good: refused there, said."""
+slurmctld holds it (PartitionTimeLimit) for good: refused there, said; `--core-spec` and
+`--thread-spec` did not keep cores from the job, `--overcommit` was placed as tasks x CPUs;
+Torque's `afterokarray:ID[]`, which the PBS writer itself writes, was not read back as a
+dependency; `--export=NIL` came back from a Slurm round trip as `NONE`, which loads the
+login environment; a hetjob component's `--cpus-per-gpu` kept every later component
+unread, and a component's `--mem=0` was dropped unsaid in other schedulers."""
 
 from __future__ import annotations
 
@@ -178,6 +184,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/constraint_counts_brackets.sbatch": dict(
         nodes=6, tasks=96, cpus=96, walltime=7200, features=["[rack1*2&rack2*4]"],
         name="two_racks"),
+    # --core-spec=4 keeps 4 cores of each node from the job (placement: 60 tasks need a
+    # node of 64 CPUs at least, one thread a core)
+    "slurm/core_spec_thread_bound_solver.sbatch": dict(
+        nodes=4, tasks=240, cpus=240, walltime=21600, name="noise_free", account="hpc_perf",
+        unknown=["--core-spec", "--hint"]),
     "slurm/datawarp_dw_lines.sbatch": dict(
         nodes=4, walltime=3600, features=["haswell"], name="bb_stage", qos="regular"),
     "slurm/dependency_after_delay_or.sbatch": dict(
@@ -205,6 +216,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/output_node_pattern_dev_null_error.sbatch": dict(
         nodes=2, tasks=2, cpus=2, walltime=900, name="quiet", stdout="out.%N.%j",
         stderr="/dev/null"),
+    # --overcommit: CPUs as for one task a node (placement: 256 tasks on one node)
+    "slurm/overcommit_many_light_tasks.sbatch": dict(
+        nodes=1, tasks=256, cpus=256, memory_mb=125 * G, per_cpu=500, walltime=1800,
+        name="light_tasks", unknown=["--overcommit", "--oversubscribe"]),
     "slurm/signal_sig_prefix_r_flag.sbatch": dict(
         nodes=2, tasks=64, cpus=64, walltime=86400, name="ckpt_sim", stdout="ckpt_sim.log",
         requeue=True, unknown=["--signal"]),

@@ -47,6 +47,12 @@ CASES = [
     # three nodes with no time limit: long has two
     ("#SBATCH -N 3 -t UNLIMITED", "INCOMPATIBLE", None,
      "`--time=UNLIMITED` " + _ENDLESS.format(p="cpu", t="2-00:00:00")),
+    # a hetjob component of its own (kept as written: --exclusive=user) asking none
+    ("#SBATCH -t 1:00:00 -N 1 -p cpu\n#SBATCH hetjob\n"
+     "#SBATCH -N 1 -p cpu --exclusive=user --time=UNLIMITED", "INCOMPATIBLE", None,
+     "hetjob component 1: `--time=UNLIMITED` " + _ENDLESS.format(p="cpu", t="2-00:00:00")),
+    ("#SBATCH -t 1:00:00 -N 1 -p cpu\n#SBATCH hetjob\n"
+     "#SBATCH -N 1 -p cpu --exclusive=user --time=2:00:00", "READY", "cpu", None),
     # a time limit: the default partition as before
     ("#SBATCH -n 1 -t 1:00:00", "READY", "cpu", None),
     # flux's time limit 0 (none) is said dropped on the way to Slurm: the partition's default

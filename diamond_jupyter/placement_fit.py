@@ -29,6 +29,7 @@ from .needs import (
     feature_names,
     gpu_matches,
     gpus_of,
+    kept_gpu_mix,
     kept_slurm_gpu_total,
     kept_slurm_gpus,
     node_arch,
@@ -196,6 +197,9 @@ class Req:
     spec_option: str = ""
     # Slurm --overcommit: the CPUs of one task a node asked, whatever its tasks a node
     overcommit: bool = False
+    # GPUs of several types a node must hold, (type, count), from a Slurm option kept as
+    # written (`--gres=gpu:a100:2,gpu:v100:1`); their sum is in `gpn`
+    gpu_mix: tuple[tuple[str, int], ...] = ()
 
     def usable_cpus(self, n: Node) -> int:
         """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
@@ -286,6 +290,9 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
             cpn = max(cpn, int(d.value or 0) * gpn)
         elif d.dialect == "slurm" and d.option == "--mem-per-gpu":
             mem = max(mem, (parse_mem_mb(d.value or "") or 0) * gpn)
+    mix = kept_gpu_mix(spec, tpn, nodes)  # GPUs of several types, kept as written
+    if mix:
+        gpn = max(gpn, sum(c for _, c in mix))
     kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
     overcommit = "--overcommit" in kept and bool(r.tasks) and not spec.constraints.exclusive
     if overcommit:
@@ -322,7 +329,8 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                tasks_per_socket=_whole(kept.get("--ntasks-per-socket")),
                tasks_per_core=_whole(kept.get("--ntasks-per-core")),
                spec_cores=spec_cores, spec_threads=spec_threads, spec_option=spec_option,
-               overcommit=overcommit)
+               overcommit=overcommit,
+               gpu_mix=tuple((t, c) for t, c in mix if t is not None))
 
 
 def _whole(value: str | None) -> int:
@@ -516,6 +524,14 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
               f"has {max_g} of them" if req.gpu_type and all_g > max_g else
               f"needs {req.gpn} GPUs per {node}, largest {node} has {max_g}",
               f"{req.gpn} GPUs")
+    def typed(n: Node, kind: str) -> int:  # its GPUs of that model, none of another's
+        return gpus_of(n, kind) if any(gpu_matches(kind, m) for m in node_gpu_models(n)) else 0
+
+    for kind, count in req.gpu_mix:  # GPUs of several types: each type's own count
+        most = max(typed(n, kind) for n in nodes)
+        check(lambda n, kind=kind, count=count: typed(n, kind) >= count,
+              f"needs {count} GPUs of type '{kind}' per {node} (beside its other types), "
+              f"largest {node} has {most} of them", f"{count} GPUs {kind}")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")

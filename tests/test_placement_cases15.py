@@ -124,3 +124,35 @@ def test_no_time_limit_held_only_where_slurm_reads_the_option():
     # a partition whose MaxTime is UNLIMITED is never such a limit
     assert next(p for p in hera_long()[1].partitions if p.name == "long").max_time_s is None
     assert next(p for p in hera()[1].partitions if p.name == "cpu").max_time_s == 48 * H
+
+
+# GPUs of several types in one option, kept as written: each type's count on one node.
+# vega (tests/test_placement_cases14.py): g01 two A100s and two V100s, g02 four A100s; on
+# hera no node has both (g01-g02 A100s, v01 V100s). Before, a `--gres` list was not read
+# (READY in a partition of no GPUs) and a `--gpus` list was read as one GPU of type
+# `a100:2,v100`
+MIXED = [
+    ("vega", "-p gpu -N 1 --gres=gpu:a100:2,gpu:v100:1", "READY", "gpu", None),
+    ("vega", "-p gpu -N 1 --gpus-per-node=a100:1,v100:2", "READY", "gpu", None),
+    ("vega", "-p gpu -N 1 --gres=gpu:a100:2,gpu:v100:3", "INCOMPATIBLE", None,
+     "needs 3 GPUs of type 'v100' per node (beside its other types), largest node has 2 of "
+     "them"),
+    ("vega", "-p gpu -N 1 --gres=gpu:a100:3,gpu:v100:1", "INCOMPATIBLE", None,
+     "no single node meets all the requirements together (3 GPUs a100 on g02; 1 GPUs v100 "
+     "on g01)"),
+    ("hera", "-p cpu -n 1 --gres=gpu:a100:2,gpu:v100:1", "INCOMPATIBLE", None,
+     "no GPUs on any node"),
+    ("hera", "-p gpu -n 1 --gpus=a100:2,v100:1", "INCOMPATIBLE", None,
+     "2 GPUs a100 on g01, g02; 1 GPUs v100 on v01"),
+]
+
+
+@pytest.mark.parametrize("site, job, verdict, partition, said", MIXED,
+                         ids=[f"{c[0]} {c[1]}" for c in MIXED])
+def test_gpus_of_several_types_on_one_node(site, job, verdict, partition, said):
+    from test_placement_cases14 import vega
+
+    v = run(f"#SBATCH {job} -t 1:00:00", vega() if site == "vega" else hera()).verdict(site)
+    assert (v.verdict, v.partition) == (verdict, partition), v.reasons + v.notes
+    if said:
+        assert any(said in x for x in v.reasons), v.reasons

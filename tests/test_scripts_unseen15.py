@@ -6,7 +6,8 @@ of: a Slurm hetjob of three components (a whole-node leader with --mem=0, GPU wo
 (`[rack1*2&rack2*4]`), --export=NIL with --export-file, --time=UNLIMITED with a partition
 list, --gpus-per-socket, %N outputs, DataWarp `#DW` lines, --no-kill with
 --wait-all-nodes and --propagate, --nodes=2-4 with every mail type, --chdir=/scratch/%u
-with --hold, --core-spec with --hint=nomultithread, --overcommit with --oversubscribe;
+with --hold, --core-spec with --hint=nomultithread, --overcommit with --oversubscribe,
+--gpus-per-node of two GPU types;
 PBS Pro select chunks of three shapes, `-q workq@server`, `-o host:path`,
 -W max_run_subjobs, MetaCentrum scratch_local and gpu_mem, place=vscatter:shared, -I,
 job-wide ncpus and mem with -p and -h, `-a 1830`; Torque gpus with a mode and a property,
@@ -196,6 +197,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/export_nil_export_file.sbatch": dict(
         tasks=2, cpus=2, walltime=1800, name="clean_env", export_all=False,
         unknown=["--export-file"]),
+    # GPUs of two types on one node: read as one GPU of type `a100:2,v100` before
+    "slurm/gpus_per_node_two_types.sbatch": dict(
+        nodes=1, tasks=3, cpus=3, walltime=7200, name="mixed_gpu_node", queue="gpu",
+        unknown=["--gpus-per-node"], notes=["--gpus-per-node=a100:2,v100:1 asks GPUs of "
+                                            "several types; kept as written"]),
     "slurm/gpus_per_socket_cpus_per_gpu.sbatch": dict(
         nodes=1, needs_gpus=4, walltime=21600, name="socket_gpus",
         unknown=["--sockets-per-node", "--gpus-per-socket", "--cpus-per-gpu"]),
@@ -385,3 +391,20 @@ def test_hetjob_component_with_cpus_per_gpu_is_read():
     kept = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
                            "#SBATCH -N 1 --ntasks-per-node=3 --gpus-per-node=4 --cpus-per-gpu=5")
     assert not kept.components and "--cpus-per-gpu" in [d.option for d in kept.unknown]
+
+
+@pytest.mark.parametrize("option", ["--gpus", "--gpus-per-node", "--gpus-per-task"])
+def test_gpus_of_several_types_are_kept_not_read_as_one_type(option):
+    """sbatch takes GPUs of several types in one option (`--gpus=a100:2,v100:1`); it was
+    read as one GPU of type `a100:2,v100`, which LSF got as `num=1:gmodel=a100:2,v100`
+    and placement looked for on every node. Kept as written (placement reads each type,
+    tests/test_placement_cases15.py); each entry must still be [type:]N."""
+    spec = _parse("slurm", f"#SBATCH -N 1 -n 2 -t 10 {option}=a100:2,v100:1")
+    r = spec.resources
+    assert (r.gpu_type, r.gpus_per_node, r.gpus_per_task) == (None, None, None)
+    assert [(d.option, d.value) for d in spec.unknown] == [(option, "a100:2,v100:1")]
+    lsf = translate(f"#!/bin/bash\n#SBATCH -N 1 -n 2 -t 10 {option}=a100:2,v100:1\n./a\n",
+                    "lsf", "slurm")
+    assert "gmodel" not in lsf[0] and any(w.startswith("dropped: #SBATCH") for w in lsf[1])
+    with pytest.raises(BadInput, match="bad GPU count"):
+        _parse("slurm", f"#SBATCH -n 1 -t 10 {option}=a100:two,v100:1")

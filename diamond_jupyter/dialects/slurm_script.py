@@ -464,6 +464,14 @@ class SlurmScript:
             r.tasks_per_node = to_int(item)
         elif key == "cpus-per-task":
             r.cpus_per_task = to_int(item)
+        elif key in ("gpus-per-node", "gpus-per-task", "gpus") and "," in (v or ""):
+            # GPUs of several types (`a100:2,v100:1`): the model holds one type; it was
+            # read as one GPU of type `a100:2,v100`. Kept as written (placement reads it)
+            for part in (v or "").split(","):
+                _gpu_count(item, part)  # each [type:]N, else bad input
+            note(spec, f"line {item.lineno}: --{key}={v} asks GPUs of several types; kept "
+                       "as written")
+            return False
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type

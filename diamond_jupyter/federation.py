@@ -662,9 +662,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                "cluster (followed and cancelled in its place); make that "
                                "cluster a site of its own and submit there")
             if (wait := _submit_wait(d)) is not None and wait.refuse:
-                raise BadInput(f"{d.raw.strip()!r}: {wait.what}; the engine submits batch "
-                               "jobs and follows them itself, with no terminal to hold: "
-                               f"{wait.instead}")
+                raise BadInput(f"{d.raw.strip()!r}: {wait.what}; {wait.why}: {wait.instead}")
 
     async def submit(self, spec: JobSpec, site: str = "auto", *, origin: dict | None = None,
                      hold: bool = False, token: str | None = None,

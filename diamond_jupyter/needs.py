@@ -473,6 +473,8 @@ def kept_slurm_gpus(spec: JobSpec, nodes: int | None = None) -> tuple[str | None
     kept = _kept_slurm(spec)
     nodes = nodes or spec.resources.nodes or spec.resources.tasks or 1
     for option in ("--gpus", "--gpus-per-socket"):
+        if "," in kept.get(option, ""):
+            continue  # GPUs of several types: kept_gpu_mix reads them
         kind, _, num = kept.get(option, "").rpartition(":")
         if not num.isdigit() or not int(num):
             continue
@@ -494,9 +496,41 @@ def _kept_slurm(spec: JobSpec) -> dict[str, str]:
     return kept
 
 
+_GPU_ENTRY = re.compile(r"(?:gpu:)?(?:([\w.\-]+):)?(\d+)")  # [gpu:][type:]N
+
+
+def kept_gpu_mix(spec: JobSpec, tasks_per_node: int, nodes: int) -> list[tuple[str | None, int]]:
+    """The GPUs of several types a Slurm script's first component keeps as written, as
+    (type, count) a node must hold: `--gres=gpu:a100:2,gpu:v100:1` and
+    `--gpus-per-node=a100:2,v100:1` per node, `--gpus-per-task=...` times the tasks a
+    node, `--gpus=...` (the job's) shared by its nodes, rounded up. Empty for none."""
+    kept = _kept_slurm(spec)
+    mix: dict[str | None, int] = {}
+    for option, scale in (("--gres", 1), ("--gpus-per-node", 1),
+                          ("--gpus-per-task", tasks_per_node), ("--gpus", 0)):
+        value = kept.get(option, "")
+        entries = [e for e in value.split(",") if e]
+        if option == "--gres":  # its GPU entries only (nvme:1 is another resource's)
+            entries = [e for e in entries if e.split(":")[0] == "gpu"]
+        elif "," not in value:
+            continue  # one type: read where the model holds it (kept_slurm_gpus)
+        for e in entries:
+            m = _GPU_ENTRY.fullmatch(e)
+            if m is None or not int(m.group(2)):
+                continue
+            n = int(m.group(2))
+            n = n * scale if scale else -(-n // max(nodes, 1))
+            mix[m.group(1)] = mix.get(m.group(1), 0) + n
+    return list(mix.items())
+
+
 def kept_slurm_gpu_total(spec: JobSpec) -> int | None:
     """The job's GPU total of a `--gpus=[type:]N` a Slurm script keeps as written."""
-    num = _kept_slurm(spec).get("--gpus", "").rpartition(":")[2]
+    value = _kept_slurm(spec).get("--gpus", "")
+    if "," in value:  # several types: their sum
+        counts = [m.group(2) for e in value.split(",") if (m := _GPU_ENTRY.fullmatch(e))]
+        return sum(map(int, counts)) or None
+    num = value.rpartition(":")[2]
     return int(num) if num.isdigit() and int(num) else None
 
 

@@ -125,6 +125,7 @@ from .placement_fit import (
     global_misses,
     global_wait,
     most_gpus,
+    no_time_limit,
     node_checks,
     node_reserved,
     node_usable,
@@ -764,6 +765,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
                          f"(its pe_list: {' '.join(p.parallel_environments) or 'NONE'})")
         limit = time_limit(req, p.max_time_s)
+        if cfg.scheduler == "slurm" and p.max_time_s and (endless := no_time_limit(spec)):
+            other.append(f"`{endless}` asks no time limit, above {words.where(p.name)} "
+                         f"{words.time_cap} {hms(p.max_time_s)} (slurmctld holds it: "
+                         "PartitionTimeLimit); give a --time within it")
         if req.walltime and limit is None:
             other.append(f"walltime {hms(req.walltime)} above {words.where(p.name)} "
                          f"{words.time_cap} {hms(p.max_time_s)}"
@@ -1404,7 +1409,8 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     # `--ntasks-per-socket`/`--ntasks-per-core` limit them
     most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and most and out.tpn > most and not queue_span:
+            and not r.gpus_per_task and most and out.tpn > most and not queue_span \
+            and not req.overcommit:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
         tpn = most
@@ -1413,7 +1419,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
     free_tasks = bool(r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread
-                      and not r.gpus_per_task and not queue_span)
+                      and not r.gpus_per_task and not queue_span and not req.overcommit)
     if per_cpu and (factor > 1 or out.mem != req.mem or free_tasks):
         cpt, tpn, n, share = out.cpt * factor, out.tpn, out.nodes, ceil(per_cpu / factor)
         if free_tasks:

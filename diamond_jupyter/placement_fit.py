@@ -29,6 +29,7 @@ from .needs import (
     feature_names,
     gpu_matches,
     gpus_of,
+    kept_gpu_mix,
     kept_slurm_gpu_total,
     kept_slurm_gpus,
     node_arch,
@@ -189,6 +190,21 @@ class Req:
     # `--ntasks-per-core`; 0: no limit): with a node's sockets and cores, its tasks
     tasks_per_socket: int = 0
     tasks_per_core: int = 0
+    # cores and threads a node keeps from the job (Slurm `--core-spec=N`,
+    # `--thread-spec=N`: specialized for the system, not the job's), as written
+    spec_cores: int = 0
+    spec_threads: int = 0
+    spec_option: str = ""
+    # Slurm --overcommit: the CPUs of one task a node asked, whatever its tasks a node
+    overcommit: bool = False
+    # GPUs of several types a node must hold, (type, count), from a Slurm option kept as
+    # written (`--gres=gpu:a100:2,gpu:v100:1`); their sum is in `gpn`
+    gpu_mix: tuple[tuple[str, int], ...] = ()
+
+    def usable_cpus(self, n: Node) -> int:
+        """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
+        threads (`--core-spec`) and specialized threads (`--thread-spec`)."""
+        return n.cpus - self.spec_cores * (n.threads_per_core or 1) - self.spec_threads
 
     def task_cap(self, n: Node) -> int | None:
         """The most tasks node `n` takes under `--ntasks-per-socket`/`--ntasks-per-core`
@@ -274,6 +290,17 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
             cpn = max(cpn, int(d.value or 0) * gpn)
         elif d.dialect == "slurm" and d.option == "--mem-per-gpu":
             mem = max(mem, (parse_mem_mb(d.value or "") or 0) * gpn)
+    mix = kept_gpu_mix(spec, tpn, nodes)  # GPUs of several types, kept as written
+    if mix:
+        gpn = max(gpn, sum(c for _, c in mix))
+    kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
+    overcommit = "--overcommit" in kept and bool(r.tasks) and not spec.constraints.exclusive
+    if overcommit:
+        # sbatch -O: CPUs allocated as for one task a node (its --cpus-per-task), the
+        # tasks a node options ignored; the tasks run on the nodes asked (one by default)
+        nodes = r.nodes or 1
+        tpn, cpn = ceil(r.tasks / nodes), cpt
+        mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt
     unreadable = None
     try:
         constraint = constraint_of(spec.constraints.features)
@@ -284,7 +311,12 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         or required_arch(constraint) or pbs_arch
     # `--mem=0` (Slurm: all the memory of each node) leaves no node to share: whole nodes
     whole = spec.constraints.exclusive or r.memory_mb == 0
-    kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
+    # --core-spec / --thread-spec: so many cores (threads) of each node kept from the job,
+    # which sbatch then gives whole nodes (the option sets --exclusive)
+    spec_cores, spec_threads = _whole(kept.get("--core-spec")), _whole(kept.get("--thread-spec"))
+    spec_option = f"--core-spec={spec_cores}" if spec_cores else \
+        f"--thread-spec={spec_threads}" if spec_threads else ""
+    whole = whole or bool(spec_option)
     time_min = parse_slurm_time(kept["--time-min"]) if "--time-min" in kept else None
     if (mincpus := kept.get("--mincpus", "")).isdigit():  # at least that many a node
         cpn = max(cpn, int(mincpus))
@@ -295,7 +327,10 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem",
                node_minimums=_node_minimums(kept),
                tasks_per_socket=_whole(kept.get("--ntasks-per-socket")),
-               tasks_per_core=_whole(kept.get("--ntasks-per-core")))
+               tasks_per_core=_whole(kept.get("--ntasks-per-core")),
+               spec_cores=spec_cores, spec_threads=spec_threads, spec_option=spec_option,
+               overcommit=overcommit,
+               gpu_mix=tuple((t, c) for t, c in mix if t is not None))
 
 
 def _whole(value: str | None) -> int:
@@ -382,6 +417,14 @@ def time_limit(req: Req, max_time_s: int | None) -> float | None:
     if req.time_min is not None and req.time_min <= max_time_s:
         return req.time_min
     return None
+
+
+def no_time_limit(spec: JobSpec) -> str | None:
+    """The kept `--time` of a Slurm job that asks no time limit (`0`, `UNLIMITED`,
+    `INFINITE`: sbatch sends INFINITE), as written; None otherwise. slurmctld holds such a
+    job in a partition of a finite MaxTime (PartitionTimeLimit) for as long as it waits."""
+    kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time"]
+    return f"--time={kept[-1].value}" if kept else None
 
 
 def most_gpus(spec: JobSpec, nodes: list[Node]) -> int:
@@ -481,6 +524,14 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
               f"has {max_g} of them" if req.gpu_type and all_g > max_g else
               f"needs {req.gpn} GPUs per {node}, largest {node} has {max_g}",
               f"{req.gpn} GPUs")
+    def typed(n: Node, kind: str) -> int:  # its GPUs of that model, none of another's
+        return gpus_of(n, kind) if any(gpu_matches(kind, m) for m in node_gpu_models(n)) else 0
+
+    for kind, count in req.gpu_mix:  # GPUs of several types: each type's own count
+        most = max(typed(n, kind) for n in nodes)
+        check(lambda n, kind=kind, count=count: typed(n, kind) >= count,
+              f"needs {count} GPUs of type '{kind}' per {node} (beside its other types), "
+              f"largest {node} has {most} of them", f"{count} GPUs {kind}")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
@@ -507,10 +558,17 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                   f"({how}), the most a host has is {amount_text(most)}",
                   f"{name} {amount_text(need)}")
     split = f" ({shape})" if shape else f" ({req.tpn} {words.tasks} x {req.cpt} " \
-        f"{words.cpus})" if req.tpn > 1 and req.cpt > 1 else ""
-    check(lambda n: n.cpus >= req.cpn,
-          f"needs {req.cpn} {words.cpus} per {node}{split}, largest {node} has "
-          f"{max(n.cpus for n in nodes)}", f"{req.cpn} {words.cpus}")
+        f"{words.cpus})" if req.tpn > 1 and req.cpt > 1 and not req.overcommit else ""
+    if req.spec_option:  # specialized cores or threads: the rest of each node is the job's
+        best = max(nodes, key=req.usable_cpus)
+        check(lambda n: req.usable_cpus(n) >= req.cpn,
+              f"needs {req.cpn} {words.cpus} per {node}{split}, {req.spec_option} leaves "
+              f"the largest {node} {req.usable_cpus(best)} of its {best.cpus}",
+              f"{req.cpn} {words.cpus}")
+    else:
+        check(lambda n: n.cpus >= req.cpn,
+              f"needs {req.cpn} {words.cpus} per {node}{split}, largest {node} has "
+              f"{max(n.cpus for n in nodes)}", f"{req.cpn} {words.cpus}")
     if req.mem:
         max_m = max(n.memory_mb for n in nodes)
         check(lambda n: not n.memory_mb or n.memory_mb >= req.mem,

@@ -113,10 +113,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         export_all=True, unknown=["-W", "-P"]),  # -v VERBOSE: its value at submission
     "pbs/name_leading_digit.pbs": dict(nodes=2, tasks=128, walltime=12 * 3600, name="3d-sim",
                                        account="ABC-123"),
-    # Torque's afterokarray has no neutral form
+    # Torque's afterokarray: the array's afterok (sweep 15; it was kept unread)
     "pbs/torque_array_pct_afterokarray.pbs": dict(
-        nodes=1, tasks=1, walltime=1200, array="0-31%4", name="collect", deps=[],
-        unknown=["-W"]),
+        nodes=1, tasks=1, walltime=1200, array="0-31%4", name="collect",
+        deps=[("afterok", ["4567[]"])]),
     "pbs/pro_host_chunk.pbs": dict(nodes=1, tasks=16, walltime=45 * 60, queue="debug",
                                    unknown=["-l select:host"]),
     "pbs/pro_array_step_place_free_r.pbs": dict(

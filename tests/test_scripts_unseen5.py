@@ -117,10 +117,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=1, cpus=64, memory_mb=480 * G, needs_mem=480 * G,
         walltime=72 * 3600, name="bigmem_assembly", queue="bigmem", account="BIO0007",
         unknown=["-l select:host"]),
-    # afterokarray (Torque) has no neutral form: kept
+    # afterokarray (Torque): the array's afterok (sweep 15; it was kept unread)
     "pbs/torque_array_afterokarray.pbs": dict(
         nodes=1, tasks=1, cpus=1, walltime=1800, array="1-20%5", name="reduce_step",
-        unknown=["-W"]),
+        deps=[("afterok", ["1234[]"])]),
     "pbs/pro_hybrid_ompthreads_mpiprocs.pbs": dict(
         nodes=4, tasks=32, cpus=512, memory_mb=4 * 200 * G, needs_mem=200 * G,
         walltime=6 * 3600, name="hybrid_cesm", queue="main", account="UCSU0099",
@@ -352,7 +352,9 @@ def test_an_output_directory_becomes_a_file_where_only_files_are_taken(
 @pytest.mark.parametrize(("constraint", "requires", "reported"), [
     ("[rack1|rack2]", "(rack1|rack2)", ["as (rack1|rack2)"]),
     ("a100|h100", "a100|h100", []),  # an OR per node: flux's own `|`
-    ("[ib*2&eth*2]", "(ib&eth)", ["as (ib*2&eth*2)", "node counts in constraint"]),
+    # two nodes with ib and two with eth (sbatch's multiple counts): each node has one of
+    # them (sweep 15: it was `(ib&eth)`, every node both)
+    ("[ib*2&eth*2]", "(ib|eth)", ["(so many nodes with each)", "node counts in constraint"]),
     ("a100&ib", None, []),  # two features: two --requires
 ])
 def test_slurm_constraint_expressions_reach_flux_in_its_query_syntax(

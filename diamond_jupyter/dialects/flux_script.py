@@ -20,6 +20,7 @@ from .scripts_common import (
     bad,
     begin_parse,
     common_render_warnings,
+    counted_groups_as_or,
     dependencies_for,
     ends_in_backslash,
     file_for_directory,
@@ -102,7 +103,7 @@ def _requires(feature: str, warnings: list[str]) -> str:
     """A Slurm-style constraint as a flux --requires query (RFC 35 takes `|`, `&` and
     parentheses): a matching OR `[a|b]` (the same one on every node) becomes a plain OR and
     the node counts of `a*2` are dropped, each reported; flux would refuse them as written."""
-    text = feature
+    text = counted_groups_as_or(feature, "flux", warnings)
     if "[" in text or "]" in text:
         text = text.replace("[", "(").replace("]", ")")
         warnings.append(f"approximated: constraint {feature} as {text} (flux cannot ask for "
@@ -120,6 +121,10 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     if d.option in ("--wait", "--wait-event", "--watch"):
         return SubmitWait(False, f"{d.option} makes the submitting flux command wait for the "
                           "job" + (" (its output)" if d.option == "--watch" else ""))
+    if d.option == "--dry-run":
+        return SubmitWait(True, "flux batch --dry-run prints the jobspec and submits no job",
+                          "remove it to submit the job, or run `flux batch --dry-run` "
+                          "yourself", why="the engine would find no job to follow")
     return None
 
 
@@ -194,7 +199,22 @@ class FluxScript:
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         self._apply_duration(spec)
+        self._apply_queue(spec)
         return spec
+
+    @staticmethod
+    def _apply_queue(spec: JobSpec) -> None:
+        """`--setattr=system.queue=NAME` is the job's queue (what --queue sets), over any
+        --queue: it was kept unread, so placement chose among every queue and a
+        translation said it dropped."""
+        got = spec.metadata.pop("flux_queue", None)
+        if got is None:
+            return
+        name, lineno = got
+        if spec.queue is not None and spec.queue != name:
+            note(spec, f"line {lineno}: --setattr queue={name} is the queue (flux sets it "
+                       f"after --queue, which asked {spec.queue})")
+        spec.queue = name
 
     @staticmethod
     def _slot_per_node(spec: JobSpec) -> None:
@@ -309,6 +329,10 @@ class FluxScript:
             key = key.lstrip(".").removeprefix("system.")  # flux implies `system.`
             if key == "duration":
                 return self._duration_attribute(spec, item, val)
+            if key == "queue" and re.fullmatch(r"[\w.\-]+", val):
+                # --queue=NAME sets system.queue too; flux applies --setattr after it
+                spec.metadata["flux_queue"] = (val, item.lineno)
+                return True
             if key != "bank" or not val:
                 return False
             spec.account = val

@@ -30,6 +30,7 @@ from .scripts_common import (
     carried_task_range,
     common_render_warnings,
     component_sizes,
+    counted_groups_as_or,
     cpu_time_limit,
     dependencies_for,
     describe_totals,
@@ -105,7 +106,7 @@ def _count(raw: str) -> int:
 
 def _lsf_select(feature: str, warnings: list[str]) -> str:
     """A Slurm-style constraint (`a&b`, `a|b`, `[a|b]`, `a*2`) as an LSF select string."""
-    text = feature
+    text = counted_groups_as_or(feature, "LSF", warnings)
     if "[" in text or "]" in text:  # matching OR: every node has the same one of them
         text = text.replace("[", "(").replace("]", ")")
         warnings.append(f"approximated: constraint {feature} as {text} (LSF cannot ask for "

@@ -215,6 +215,13 @@ def submit_wait(d: Directive) -> SubmitWait | None:
 TARGET_FLAVOR = "pbs_target_flavor"
 
 
+# Torque's dependency kinds on a whole job array (`afterokarray:123[]`, qsub(1) of Torque
+# 2.5 on), each the kind a job's own dependency has (the writer's `_depend_terms` back)
+_TORQUE_ARRAY_KINDS = {"afterstartarray": "after", "afterokarray": "afterok",
+                       "afternotokarray": "afternotok", "afteranyarray": "afterany"}
+_TORQUE_ARRAY_ID = re.compile(r"\d+\[\](?:\.[\w.\-]+)?")
+
+
 def _depend_terms(deps: list, torque: bool) -> list[str]:
     """`-W depend=` terms. Torque (2.5 on) waits on a whole job array only through its
     array kinds (`afterokarray:123[]`); its plain `afterok` names one job, which an
@@ -453,6 +460,10 @@ class PbsScript:
         deps = []
         for part in v[7:].split(","):
             kind, _, ids = part.partition(":")
+            if kind in _TORQUE_ARRAY_KINDS:  # Torque's wait on a whole array (`123[]`)
+                if not all(_TORQUE_ARRAY_ID.fullmatch(i) for i in ids.split(":")):
+                    return False  # a count of its tasks (`123[][5]`): kept as written
+                kind = _TORQUE_ARRAY_KINDS[kind]
             # an empty id (`afterok:12:`) is kept as written, for qsub to judge, as sbatch's
             if kind not in ("after", "afterok", "afternotok", "afterany") or "" in ids.split(":"):
                 return False

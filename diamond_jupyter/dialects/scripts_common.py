@@ -370,12 +370,14 @@ class SubmitWait:
     session (`refuse`: the job needs that terminal, which the engine has none of; `instead`
     says what to do), or for the job's end (dropped: the job runs the same, the engine
     follows it itself). `rest`: what of the directive's value stays once its waiting part
-    is dropped (`-W block=true,umask=022` keeps `umask=022`), None for nothing."""
+    is dropped (`-W block=true,umask=022` keeps `umask=022`), None for nothing. `why`: why
+    the engine refuses it (an option that submits no job says so instead)."""
 
     refuse: bool
     what: str
     instead: str = ""
     rest: str | None = None
+    why: str = "the engine submits batch jobs and follows them itself, with no terminal to hold"
 
 
 SubmitWaitRule = Callable[[Directive], "SubmitWait | None"]
@@ -485,6 +487,25 @@ def _why_no_equivalent(d: Directive, target: str) -> str:
 
 
 _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
+
+
+_COUNTED_GROUPS = re.compile(r"\[([^\[\]]*\*\d+[^\[\]]*)\]")
+
+
+def counted_groups_as_or(feature: str, target: str, warnings: list[str]) -> str:
+    """A Slurm constraint's brackets of counts (`[rack1*2&rack2*4]`: two nodes with rack1
+    and four with rack2, sbatch(1) "multiple counts") for a scheduler of one requirement
+    for every node: each node has one of them, so their `&` is an OR there (as an AND,
+    every node had to have both, and no node may). Said; the counts are dropped later."""
+    def group(m: re.Match[str]) -> str:
+        return "(" + m.group(1).replace("&", "|") + ")"
+
+    text = _COUNTED_GROUPS.sub(group, feature)
+    if text != feature:
+        warnings.append(f"approximated: constraint {feature} (so many nodes with each) as "
+                        f"every node having one of them ({target} cannot split the nodes "
+                        "among requirements)")
+    return text
 
 
 def quote(value: str) -> str:
@@ -905,8 +926,13 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
             and not spec.join_output and spec.stderr is None:
         out.append(f"approximated: stderr now goes with stdout ({target} joins them unless an "
                    f"error file is named; {kept_apart[spec.source_dialect]})")
-    if spec.resources.memory_mb == 0 and target != "slurm":
-        out.append(f"dropped: memory 0 (Slurm's 'all memory of the node'; no {target} form)")
+    comps = live_components(spec)
+    whole_memory = [i for i, c in enumerate(comps) if c.memory_mb == 0] if comps else \
+        [0] if spec.resources.memory_mb == 0 else []
+    if whole_memory and target != "slurm":  # of a component too (it passed unsaid)
+        of = f" of component {', '.join(map(str, whole_memory))}" if comps else ""
+        out.append(f"dropped: memory 0{of} (Slurm's 'all memory of the node'; no {target} "
+                   "form)")
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")

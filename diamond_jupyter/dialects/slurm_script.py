@@ -127,13 +127,15 @@ _MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "st
 
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)
+EXPORT_NIL = "slurm_export_nil"  # metadata: `--export=NIL` (not NONE) was written
 _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component starts
 # what a later hetjob component may ask for and still be read: its sizes, and the options
 # sbatch does not carry over from the first component (heterogeneous_jobs.html lists the
 # ones it does), when they are the first's
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
-                      "constraint", "exclusive", "account", "qos", "reservation", "time"}
+                      "constraint", "exclusive", "account", "qos", "reservation", "time",
+                      "cpus-per-gpu", "mem-per-gpu"}
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -271,11 +273,22 @@ def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool =
         f"{'aftercorr' if d.per_task else d.kind}:{':'.join(d.job_ids)}" for d in exact + rest)
 
 
+# sbatch's options after which it submits nothing (what it does instead)
+_SUBMITS_NOTHING = {"--test-only": "only says when and where the job would start",
+                    "--help": "prints its help", "--usage": "prints its usage",
+                    "--version": "prints its version"}
+_NO_JOB = "the engine would find no job to follow"
+
+
 def submit_wait(d: Directive) -> SubmitWait | None:
     """sbatch's options that make it wait (`--wait`, `-W`: sbatch returns when the job ends,
-    with its exit code)."""
+    with its exit code), and those after which it submits no job (`--test-only`: refused)."""
     if d.option == "--wait":
         return SubmitWait(False, "sbatch --wait returns only when the job ends")
+    if d.option in _SUBMITS_NOTHING:
+        return SubmitWait(True, f"sbatch {d.option} {_SUBMITS_NOTHING[d.option]} and submits "
+                          "no job", f"remove it to submit the job, or run `sbatch "
+                          f"{d.option}` yourself", why=_NO_JOB)
     return None
 
 
@@ -344,13 +357,15 @@ class SlurmScript:
             # sbatch keeps a component's last --gres
             last_gres = max((k for k, i in enumerate(items) if i.option == "gres"), default=-1)
             items = [i for k, i in enumerate(items) if i.option != "gres" or k == last_gres]
+            later = _Later()  # its own per-GPU CPUs and memory, read once it is whole
             try:
                 for i in items:
                     if i.option == "gres" and _other_gres_only(i.value):
                         one.resources.gres = i.value  # sbatch keeps the last --gres
                         continue
-                    if not self._map(one, i, _Later()):
+                    if not self._map(one, i, later):
                         raise BadInput("kept")
+                self._per_gpu(one, later.per_gpu)  # what it cannot hold stays unknown
             except BadInput:
                 break
             # its --gres entries beside its GPUs (nvme:1): its own, not carried over
@@ -449,6 +464,14 @@ class SlurmScript:
             r.tasks_per_node = to_int(item)
         elif key == "cpus-per-task":
             r.cpus_per_task = to_int(item)
+        elif key in ("gpus-per-node", "gpus-per-task", "gpus") and "," in (v or ""):
+            # GPUs of several types (`a100:2,v100:1`): the model holds one type; it was
+            # read as one GPU of type `a100:2,v100`. Kept as written (placement reads it)
+            for part in (v or "").split(","):
+                _gpu_count(item, part)  # each [type:]N, else bad input
+            note(spec, f"line {item.lineno}: --{key}={v} asks GPUs of several types; kept "
+                       "as written")
+            return False
         elif key in ("gpus-per-node", "gpus-per-task", "gpus"):
             kind, n = _gpu_count(item, v or "")
             r.gpu_type = kind or r.gpu_type
@@ -826,6 +849,11 @@ class SlurmScript:
         env.export_all = "ALL" in parts  # NONE, NIL or only variables: not everything
         env.variables = dict(got[0])
         env.passed = list(dict.fromkeys(got[1]))  # NAME: its value at submission
+        # NIL is NONE without the login environment sbatch loads for NONE (as
+        # --get-user-env): written back as NIL, not NONE
+        spec.metadata.pop(EXPORT_NIL, None)
+        if parts == ["NIL"]:
+            spec.metadata[EXPORT_NIL] = True
         return True
 
     # ------------------------------------------------------------------ render
@@ -993,7 +1021,8 @@ class SlurmScript:
         env = spec.environment
         pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
         if env.export_all is False:  # only these (NAME alone: its value at submission)
-            add("export", ",".join(passed_names(spec) + pairs) or "NONE")
+            add("export", ",".join(passed_names(spec) + pairs)
+                or ("NIL" if spec.metadata.get(EXPORT_NIL) else "NONE"))
         elif pairs:
             add("export", ",".join(["ALL", *pairs]))
         elif env.export_all:

@@ -60,6 +60,13 @@ async def _remove(t, root: str) -> None:
     await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root[2:]])
 
 
+async def _at_once(t, asks: list[tuple[str, str]]) -> list[object]:
+    """Every request at the same time; the bound only stops a hung test (a channel two
+    threads shared would lose an answer and wait for it forever)."""
+    return await asyncio.wait_for(asyncio.gather(*(_answer(t, op, p) for op, p in asks)),
+                                  60)
+
+
 def _channels(t) -> int:
     """Channels paramiko holds open on the transport's connection (SFTP, commands)."""
     return len(t._conn.transport._channels.values())
@@ -85,7 +92,7 @@ async def test_at_once_the_answers_are_those_asked_one_by_one(sshd):
         for _ in range(4):  # all at once, in shuffled orders
             order = list(range(len(asks)))
             rng.shuffle(order)
-            got = await asyncio.gather(*(_answer(t, *asks[i]) for i in order))
+            got = await _at_once(t, [asks[i] for i in order])
             assert [got[order.index(i)] for i in range(len(asks))] == serial
         assert t._conn.sftp.opened == t.sftp_channels == 4  # and they did run at once
         assert t.connections_opened == 1
@@ -101,7 +108,7 @@ async def test_many_calls_leave_no_channel_open(sshd):
         root = await _tree(t)
         asks = _requests(root)
         for _ in range(8):  # 8 bursts, errors included
-            await asyncio.gather(*(_answer(t, op, p) for op, p in asks))
+            await _at_once(t, asks)
         conn = t._conn
         assert conn.sftp.opened == conn.sftp.open_channels == 4  # reused, not reopened
         assert _channels(t) == 4
@@ -125,7 +132,7 @@ async def test_idle_extra_channels_give_their_slots_to_commands(sshd):
     t = ssh(sshd, max_sessions=7)  # 6 slots for commands and extra channels; 3 channels
     try:
         root = await _tree(t)
-        await asyncio.gather(*(_answer(t, op, p) for op, p in _requests(root)))
+        await _at_once(t, _requests(root))
         assert t.describe()["sftp_channels"] == 3
         gate = f"{root[2:]}/gate"
         # 6 commands that each wait until all 6 have started: only when the 2 idle extra
@@ -138,7 +145,7 @@ async def test_idle_extra_channels_give_their_slots_to_commands(sshd):
         assert [r.exit_status for r in rs] == [0] * 6
         assert t.describe()["sftp_channels"] == 1
         # and the next burst opens them again
-        await asyncio.gather(*(_answer(t, op, p) for op, p in _requests(root)))
+        await _at_once(t, _requests(root))
         assert t.describe()["sftp_channels"] == 3
     finally:
         await _remove(t, root)
@@ -151,7 +158,7 @@ async def test_idle_extra_channels_close_after_a_while(sshd, monkeypatch):
     t = ssh(sshd)
     try:
         root = await _tree(t)
-        await asyncio.gather(*(_answer(t, op, p) for op, p in _requests(root)))
+        await _at_once(t, _requests(root))
 
         async def one_left():
             return t.describe()["sftp_channels"] == 1 and _channels(t) == 1
@@ -171,7 +178,7 @@ async def test_a_dropped_connection_is_survived_and_its_slots_come_back(sshd):
         root = await _tree(t)
         asks = _requests(root)
         serial = [await _answer(t, op, p) for op, p in asks]
-        await asyncio.gather(*(_answer(t, op, p) for op, p in asks))
+        await _at_once(t, asks)
         assert t.describe()["sftp_channels"] == 4
         first = t._conn
         assert sshd.kill_connections() >= 1  # the server side of the connection dies
@@ -180,7 +187,7 @@ async def test_a_dropped_connection_is_survived_and_its_slots_come_back(sshd):
             return not first.alive()
 
         await wait_for(noticed, "the client to see the connection gone")
-        got = await asyncio.gather(*(_answer(t, op, p) for op, p in asks))
+        got = await _at_once(t, asks)
         assert got == serial and t.connections_opened == 2
         # the old pool's slots came back: the new pool's 3 extras hold 3 of them
         assert t._sem._value == t.max_sessions - 1 - 3
@@ -192,7 +199,7 @@ async def test_a_dropped_connection_is_survived_and_its_slots_come_back(sshd):
         ended = await asyncio.wait_for(burst, 120)
         lost = [g for g in ended if isinstance(g, tuple) and "lost" in str(g[1])]
         assert all(g in serial or g in lost for g in ended)
-        got = await asyncio.gather(*(_answer(t, op, p) for op, p in asks))
+        got = await _at_once(t, asks)
         assert got == serial and t.connections_opened == 3
         assert second.sftp.closed and second.sftp.open_channels == 0
 
@@ -225,7 +232,7 @@ async def test_an_extra_channel_the_server_refuses_is_no_error(sshd):
             return _channels(t) >= 10
 
         await wait_for(nine_open, "9 commands to hold their sessions")
-        got = await asyncio.gather(*(_answer(t, op, p) for op, p in asks))
+        got = await _at_once(t, asks)
         assert got == serial  # every answer, on the one channel the server let open
         assert t._conn.sftp.opened == 1
         await t.put_bytes(b"", gate)  # over SFTP: the server has no session left for `touch`

@@ -111,17 +111,21 @@ async def test_many_calls_leave_no_channel_open(sshd):
             await _at_once(t, asks)
         conn = t._conn
         assert conn.sftp.opened == conn.sftp.open_channels == 4  # reused, not reopened
-        assert _channels(t) == 4
+
+        async def sftp_only():  # paramiko forgets a command's channel once the server
+            return _channels(t) == 4  # confirms its close
+
+        await wait_for(sftp_only, "only the 4 SFTP channels open")
         # the server agrees: commands fill every session it allows (MaxSessions 10, as
         # max_sessions), which it would refuse if a channel were left open there
         rs = await asyncio.gather(*(t.run(["echo", str(i)]) for i in range(30)))
         assert [r.stdout for r in rs] == [f"{i}\n" for i in range(30)]
 
         async def sftp_alone():  # the commands' channels closed, the idle extras given up
-            return _channels(t) == 1
+            return _channels(t) == 1 and t._sem._value == t.max_sessions - 1
 
-        await wait_for(sftp_alone, "the commands' channels to close")
-        assert t.connections_opened == 1 and t._sem._value == t.max_sessions - 1
+        await wait_for(sftp_alone, "the commands' channels to close, every slot back")
+        assert t.connections_opened == 1
     finally:
         await _remove(t, root)
         await t.close()
@@ -160,11 +164,11 @@ async def test_idle_extra_channels_close_after_a_while(sshd, monkeypatch):
         root = await _tree(t)
         await _at_once(t, _requests(root))
 
-        async def one_left():
-            return t.describe()["sftp_channels"] == 1 and _channels(t) == 1
+        async def one_left():  # and every slot back
+            return t.describe()["sftp_channels"] == 1 and _channels(t) == 1 \
+                and t._sem._value == t.max_sessions - 1
 
         await wait_for(one_left, "the extra SFTP channels to close")
-        assert t._sem._value == t.max_sessions - 1  # every slot back
         assert await t.stat(f"{root}/a.txt") is not None
     finally:
         await _remove(t, root)

@@ -156,16 +156,22 @@ class SftpChannels:
                 return
 
     def _end(self, ch: _Channel) -> None:
-        """Close a channel that no call is using and give back what it held."""
+        """Close a channel that no call is using and give back what it held: an extra
+        channel's slot once its close is sent (a command opened in that slot then reaches
+        the server after the close)."""
         self._count -= 1
+        if not ch.holds_slot:
+            self._first_taken = False
+        sftp, ch.sftp = ch.sftp, None
+        if sftp is not None and not self.closed:  # else closing the connection closes it
+            with contextlib.suppress(RuntimeError):  # an executor shut down: closed anyway
+                closing = self.executor.submit(sftp.close)
+                if ch.holds_slot:
+                    closing.add_done_callback(
+                        lambda _: self._from_thread(self.sessions.release))
+                return
         if ch.holds_slot:
             self.sessions.release()
-        else:
-            self._first_taken = False
-        if ch.sftp is not None and not self.closed:
-            sftp, ch.sftp = ch.sftp, None
-            with contextlib.suppress(RuntimeError):  # an executor shut down: closed anyway
-                self.executor.submit(sftp.close)
 
     def shed(self) -> None:
         """Close the idle extra channels (their session slots go back to the connection)."""

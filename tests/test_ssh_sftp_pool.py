@@ -102,6 +102,30 @@ async def test_at_once_the_answers_are_those_asked_one_by_one(sshd):
 
 
 @pytest.mark.asyncio
+async def test_callers_cancelled_midway_leave_every_channel_usable(sshd):
+    t = ssh(sshd)
+    try:
+        root = await _tree(t)
+        asks = _requests(root)
+        serial = [await _answer(t, op, p) for op, p in asks]
+        for _ in range(3):
+            tasks = [asyncio.ensure_future(_answer(t, op, p)) for op, p in asks * 2]
+            # once the first answer is in, the others are mid-request or wait for a channel
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks[::2]:
+                task.cancel()
+            for task, want in zip(tasks[1::2], (serial * 2)[1::2], strict=True):
+                assert await asyncio.wait_for(task, 60) == want
+            await asyncio.gather(*tasks[::2], return_exceptions=True)
+        # a channel comes back only once its thread has ended: none was shared since
+        assert await _at_once(t, asks) == serial
+        assert t._conn.sftp.open_channels == 4 and t.connections_opened == 1
+    finally:
+        await _remove(t, root)
+        await t.close()
+
+
+@pytest.mark.asyncio
 async def test_many_calls_leave_no_channel_open(sshd):
     t = ssh(sshd)
     try:

@@ -42,6 +42,8 @@ class _Channel:
 
 
 class SftpChannels:
+    """A connection's SFTP channels, each serving one call at a time (module docstring)."""
+
     def __init__(self, transport: paramiko.Transport, executor: Executor,
                  sessions: asyncio.Semaphore, slot_wanted: Callable[[], bool], most: int):
         self.transport, self.executor = transport, executor
@@ -114,7 +116,7 @@ class SftpChannels:
                 self._linger.cancel()
                 self._linger = None
             if self._idle:
-                return self._idle.pop()  # the last used: the others may linger out
+                return self._idle.pop()  # the one used last
             if not self._first_taken:
                 self._first_taken = True
                 self._count += 1

@@ -252,7 +252,7 @@ class SftpSide:
 
     @classmethod
     async def open(cls, transport: Any) -> SftpSide:
-        await transport._sem.acquire()  # one sshd session, counted against MaxSessions
+        await transport._take_session()  # one sshd session, counted against MaxSessions
         try:
             conn = await transport._ensure()
             sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport, conn.transport)

@@ -1,7 +1,8 @@
 """SSH transport: one pooled paramiko connection per site, many channels, SFTP on the same link.
 
 paramiko is blocking: connecting, opening channels and SFTP run in a per-site thread pool;
-command output is read without a thread per command (see ssh_channel).
+command output is read without a thread per command (see ssh_channel); independent SFTP
+requests run on a few SFTP channels at once (see ssh_sftp_pool).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from .ssh_auth import (
     wrap_handler,
 )
 from .ssh_channel import chunks, server_closed
+from .ssh_sftp_pool import SFTP_CHANNELS, SftpChannels
 from .ssh_shell import RemoteShell, ShellMixin
 
 log = logging.getLogger(__name__)
@@ -63,17 +65,17 @@ _LOST = (paramiko.SSHException, EOFError, ConnectionError, OSError)
 class _Conn:
     def __init__(self, transport: paramiko.Transport, hops: list[paramiko.Transport]):
         self.transport, self.hops = transport, hops
-        self.sftp: paramiko.SFTPClient | None = None
-        self.home = "."
-        self.sftp_lock = asyncio.Lock()
+        self.sftp: SftpChannels | None = None  # set on the event loop once connected
 
     def alive(self) -> bool:
         return self.transport.is_active() and all(h.is_active() for h in self.hops)
 
     def close(self) -> None:
-        for c in [self.sftp, self.transport, *reversed(self.hops)]:
+        """Close the connection (blocking; its channels go with it). On the event loop,
+        `SSHTransport._close_conn`, which also gives back the SFTP channels' slots."""
+        for c in [self.transport, *reversed(self.hops)]:
             with contextlib.suppress(Exception):
-                c.close() if c is not None else None
+                c.close()
 
 
 class SSHTransport(ShellMixin):
@@ -109,6 +111,9 @@ class SSHTransport(ShellMixin):
         self._verifier = HostKeyVerifier(site, cfg.known_hosts, cfg.trust_on_first_use)
         self._pool = ThreadPoolExecutor(self.max_sessions + 2, thread_name_prefix=f"ssh-{site}")
         self._sem = asyncio.Semaphore(self.max_sessions - 1)  # one channel stays for SFTP
+        self._slots_wanted = 0  # callers waiting for a session slot (SFTP extras give way)
+        # SFTP channels at most: the reserved one, and extras while half the slots allow
+        self.sftp_channels = max(1, min(SFTP_CHANNELS, (self.max_sessions - 1) // 2))
         self._lock = asyncio.Lock()
         self._conn: _Conn | None = None
         self._closed = False
@@ -135,6 +140,8 @@ class SSHTransport(ShellMixin):
             "cert_file": self.cfg.cert_file,
             "connections_opened": self.connections_opened,
             "shells_opened": self.shells_opened,
+            "sftp_channels": self._conn.sftp.open_channels
+            if self._conn is not None and self._conn.sftp is not None else 0,
         }
 
     def __repr__(self) -> str:
@@ -142,6 +149,28 @@ class SSHTransport(ShellMixin):
 
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    async def _take_session(self) -> None:
+        """One of the connection's session slots (sshd MaxSessions; `_sem.release()` gives
+        it back). When none is free, idle extra SFTP channels give theirs back first."""
+        if not self._sem.locked():
+            await self._sem.acquire()
+            return
+        self._slots_wanted += 1
+        try:
+            if self._conn is not None and self._conn.sftp is not None:
+                self._conn.sftp.shed()
+            await self._sem.acquire()
+        finally:
+            self._slots_wanted -= 1
+
+    @contextlib.asynccontextmanager
+    async def _session(self) -> AsyncIterator[None]:
+        await self._take_session()
+        try:
+            yield
+        finally:
+            self._sem.release()
 
     # ---- connection ----
     def _open_hop(self, spec: HostSpec, sock: Any, handler: InteractiveHandler | None):
@@ -218,15 +247,18 @@ class SSHTransport(ShellMixin):
             if self._login_failed is not None and not login:
                 raise self._login_failed
             if self._conn is not None:
-                self._conn.close()
+                self._close_conn(self._conn)
                 self._conn = None
             delay, last = 0.25, None
             for attempt in range(self.reconnect_attempts):
                 try:
                     loop = asyncio.get_running_loop()
-                    self._conn = await self._in_pool(self._connect, loop, ask)
-                    self._login_failed = None
-                    return self._conn
+                    conn = await self._in_pool(self._connect, loop, ask)
+                    conn.sftp = SftpChannels(conn.transport, self._pool, self._sem,
+                                             lambda: self._slots_wanted > 0,
+                                             self.sftp_channels)
+                    self._conn, self._login_failed = conn, None
+                    return conn
                 except AuthError as e:
                     if e.interactive:
                         self._login_failed = e
@@ -253,9 +285,14 @@ class SSHTransport(ShellMixin):
         before = self._conn if self._conn is not None and self._conn.alive() else None
         return await self._ensure(ask, login=True) is not before
 
+    def _close_conn(self, conn: _Conn) -> None:
+        if conn.sftp is not None:
+            conn.sftp.close()
+        conn.close()
+
     def _drop(self, conn: _Conn, why: Exception) -> SiteError:
         """Close a broken connection (the next call reconnects) and describe the loss."""
-        conn.close()
+        self._close_conn(conn)
         if self._conn is conn:
             self._conn = None
         return SiteError(f"{self.name}: connection to {self.spec.label} lost: {why or 'closed'}")
@@ -321,7 +358,7 @@ class SSHTransport(ShellMixin):
             await server_closed(ch, 2.0)
             return status
 
-        async with self._sem:
+        async with self._session():
             t0 = time.monotonic()
             conn, ch = await self._open_channel(line)
             try:
@@ -353,7 +390,7 @@ class SSHTransport(ShellMixin):
         """Yield stdout lines of a long-lived command (`tail -F FILE`). Ending the iteration
         (break, aclose, task cancelled) closes the channel and kills the remote command."""
         line = render_stream_command(check_argv(argv), env, preamble)
-        async with self._sem:
+        async with self._session():
             conn, ch = await self._open_channel(line)
             lines = LineSplitter()
             try:
@@ -369,23 +406,19 @@ class SSHTransport(ShellMixin):
                     ch.shutdown_write()  # the remote watcher sees EOF and kills the command
                     ch.close()
 
-    # ---- files (SFTP on the same connection, one request at a time) ----
+    # ---- files (SFTP on the same connection, each channel one request at a time) ----
     async def _sftp_call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
         conn = await self._ensure()
-        async with conn.sftp_lock:
-            try:
-                if conn.sftp is None or conn.sftp.sock.closed:
-                    conn.sftp = await self._in_pool(paramiko.SFTPClient.from_transport,
-                                                    conn.transport)
-                    conn.home = await self._in_pool(conn.sftp.normalize, ".")
-                return await self._in_pool(fn, conn.sftp, conn.home, *args)
-            except FileNotFoundError:
-                raise
-            except _LOST as e:
-                if conn.alive():  # an SFTP status error (permission denied, ...)
-                    raise SiteError(f"{self.name}: {what}: {getattr(e, 'strerror', '') or e}") \
-                        from None
-                raise self._drop(conn, e) from None
+        assert conn.sftp is not None
+        try:
+            return await conn.sftp.call(fn, *args)
+        except FileNotFoundError:
+            raise
+        except _LOST as e:
+            if conn.alive():  # an SFTP status error (permission denied, ...)
+                raise SiteError(f"{self.name}: {what}: {getattr(e, 'strerror', '') or e}") \
+                    from None
+            raise self._drop(conn, e) from None
 
     async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
         await self._sftp_call(f"cannot write {remote_path}", ssh_sftp.put, data,
@@ -449,6 +482,8 @@ class SSHTransport(ShellMixin):
         self._close_shell()
         if self._conn is not None:
             conn, self._conn = self._conn, None
+            if conn.sftp is not None:
+                conn.sftp.close()
             await self._in_pool(conn.close)
         self._pool.shutdown(wait=False)
 

@@ -1,0 +1,244 @@
+"""A fetch's symbolic links resolved over SSH: one SFTP channel (the engine before its pool)
+against the pool of SFTP channels on the same one connection (the engine now): its extra
+channels open from an earlier fetch, and opened within the fetch (`pooled_cold`: they close
+after 30 s idle).
+
+The engine's own path, `Federation.fetch_choice` (what `diamond fetch` and `%diamond fetch`
+run before copying): the job directory listed over SFTP, then each result link asked where
+it leads (SFTP READLINK, REALPATH, LSTAT), LINKS_AT_ONCE at a time. The site is a private
+real OpenSSH sshd on 127.0.0.1 (tests/sshd_helper.py; no test bed), reached through a
+proxy in this process that holds each chunk `rtt/2` in each direction (this machine's
+kernel has no netem), so a round trip costs what it would to a cluster that far away.
+The engines run in the same process against the same directory, one after another in a
+shuffled order each round; each round's ratio is the one-channel engine's time over a
+pooled one's, and all must name every link alike.
+
+    python -m benchmarks.fetch_links --json [--links 48 --rtt-ms 0 --rtt-ms 10 --rounds 15]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import queue
+import random
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from . import common
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = "far"
+
+
+def _sshd_helper() -> Any:
+    """tests/sshd_helper.py (the private sshd the transport tests start), loaded by path."""
+    spec = importlib.util.spec_from_file_location("diamond_sshd_helper",
+                                                  ROOT / "tests" / "sshd_helper.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class DelayProxy:
+    """A TCP proxy on 127.0.0.1 that delivers each chunk `one_way_s` after it arrived, in
+    order, in both directions (a link's latency, not its bandwidth)."""
+
+    def __init__(self, target_port: int, one_way_s: float):
+        self.target_port, self.one_way_s = target_port, one_way_s
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+            for s in (client, server):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._open += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                held: queue.Queue[tuple[float, bytes]] = queue.Queue()
+                threading.Thread(target=self._read, args=(src, held), daemon=True).start()
+                threading.Thread(target=self._write, args=(dst, held), daemon=True).start()
+
+    def _read(self, src: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
+        while True:
+            try:
+                data = src.recv(65536)
+            except OSError:
+                data = b""
+            held.put((time.monotonic() + self.one_way_s, data))
+            if not data:
+                return
+
+    def _write(self, dst: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
+        while True:
+            due, data = held.get()
+            if (wait := due - time.monotonic()) > 0:
+                time.sleep(wait)
+            try:
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                dst.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+        for s in self._open:
+            s.close()
+
+
+# the job directory: results, and links inside, out of it and nowhere (a job's usual mix)
+MAKE_DIR = r"""set -e
+mkdir -p "$1/run" "$1/data"; cd "$1"
+printf 'result\n' > result.txt; printf '1 2 3\n' > run/out.dat; : > data/x
+i=0
+while [ "$i" -lt "$2" ]; do
+  case $((i % 4)) in
+    0) ln -s run/out.dat "link$i" ;;
+    1) ln -s /etc/hostname "link$i" ;;
+    2) ln -s "missing$i" "link$i" ;;
+    3) ln -s ../data/x "run/link$i" ;;
+  esac
+  i=$((i + 1))
+done
+"""
+
+
+def _federation(store: Path, door: dict[str, Any], channels: int) -> Any:
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    cfg = SiteConfig(name=SITE, transport=TransportConfig(**door))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(store))
+    fed.sites[SITE].transport.sftp_channels = channels  # read when it connects
+    return fed
+
+
+async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: int,
+                   workdir: Path) -> dict[str, Any]:
+    from diamond_jupyter.federation import LINKS_AT_ONCE
+    from diamond_jupyter.model import JobSpec
+
+    proxy = DelayProxy(sshd.port, rtt_ms / 2000)
+    door = {"kind": "ssh", "host": "127.0.0.1", "port": proxy.port, "user": sshd.user,
+            "key_file": str(sshd.client_key), "use_agent": False,
+            "known_hosts": str(workdir / "known_hosts"),
+            "ssh_config": str(workdir / "empty_ssh_config"), "connect_timeout_s": 30}
+    (workdir / "known_hosts").write_text(
+        sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
+    engines = {"one_channel": _federation(workdir / f"one-{rtt_ms}.sqlite", door, 1),
+               "pooled": _federation(workdir / f"pool-{rtt_ms}.sqlite", door, 4),
+               "pooled_cold": _federation(workdir / f"cold-{rtt_ms}.sqlite", door, 4)}
+    t = engines["pooled"].sites[SITE].transport
+    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
+    wd = f"{home}/.diamond-bench-links-{links}-{random.randrange(10**6)}"
+    await t.run(["sh", "-c", MAKE_DIR, "mk", wd, str(links)], check=True)
+    jobs = {}
+    for name, fed in engines.items():
+        token = f"bench{name[:3]}{links:05d}"
+        fed.store.record_intent(SITE, token, JobSpec(script="true\n", working_directory=wd))
+        jobs[name] = fed.store.bind_native_id(token, "7").id
+    times: dict[str, list[float]] = {n: [] for n in engines}
+    ratios: dict[str, list[float]] = {"pooled": [], "pooled_cold": []}
+    answers: dict[str, list[str]] = {}
+    rng = random.Random(links * 1000 + int(rtt_ms))
+    try:
+        for r in range(warmup + rounds):
+            order = list(engines)
+            rng.shuffle(order)
+            took = {}
+            for name in order:
+                if name == "pooled_cold":  # its extra channels open within the fetch
+                    conn = engines[name].sites[SITE].transport._conn
+                    if conn is not None and conn.sftp is not None:
+                        conn.sftp.shed()
+                t0 = time.perf_counter()
+                _, chosen, skipped = await engines[name].fetch_choice(
+                    jobs[name], workdir / f"dest-{name}")
+                took[name] = time.perf_counter() - t0
+                answers[name] = sorted(skipped)
+                assert len(chosen) == 3, chosen  # the three regular files
+            if len({tuple(a) for a in answers.values()}) != 1:
+                raise AssertionError("the engines named the links differently")
+            if r >= warmup:
+                for name in engines:
+                    times[name].append(took[name])
+                for name in ratios:
+                    ratios[name].append(took["one_channel"] / took[name])
+        channels = engines["pooled"].sites[SITE].transport.describe()["sftp_channels"]
+    finally:
+        await t.run(["rm", "-rf", "--", wd])
+        for fed in engines.values():
+            await fed.close()
+        proxy.close()
+    return {"links": links, "rtt_ms": rtt_ms, "links_at_once": LINKS_AT_ONCE,
+            "sftp_channels_pooled": channels, "skipped_lines": len(answers["pooled"]),
+            "rounds": rounds,
+            **{f"{n}_median_s": common.median(v) for n, v in times.items()},
+            **{f"{n}_p90_s": common.pct(v, 90) for n, v in times.items()},
+            "median_ratio": common.median(ratios["pooled"]),
+            "median_ratio_cold": common.median(ratios["pooled_cold"]),
+            **{f"{n}_s": v for n, v in times.items()}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = common.parser(__doc__.splitlines()[0])
+    p.add_argument("--links", type=int, action="append",
+                   help="links in the job's directory (repeatable; default 12 and 48)")
+    p.add_argument("--rtt-ms", type=float, action="append",
+                   help="round trip added by the proxy, ms (repeatable; default 0, 10, 40)")
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--warmup", type=int, default=2)
+    args = p.parse_args(argv)
+    helper = _sshd_helper()
+    base = helper.make_base("diamond-bench-sshd-")
+    sshd = helper.Sshd(base).start()
+    runs = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="diamond-bench-links-") as tmp:
+            work = Path(tmp)
+            (work / "empty_ssh_config").write_text("")
+            for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
+                for n in args.links or [12, 48]:
+                    runs.append(asyncio.run(
+                        _measure(sshd, n, rtt, args.rounds, args.warmup, work)))
+    finally:
+        sshd.stop()
+        helper.remove_base(base)
+    rows = [[r["links"], r["rtt_ms"], r["one_channel_median_s"] * 1000,
+             r["pooled_median_s"] * 1000, r["median_ratio"],
+             r["pooled_cold_median_s"] * 1000, r["median_ratio_cold"]] for r in runs]
+    md = common.markdown_table(["links", "rtt ms", "one channel ms", "pooled ms",
+                                "ratio", "pooled, extras opened ms", "ratio"], rows)
+
+    def plot(ax: Any) -> None:
+        for n in sorted({r["links"] for r in runs}):
+            mine = [r for r in runs if r["links"] == n]
+            ax.plot([r["rtt_ms"] for r in mine], [r["median_ratio"] for r in mine],
+                    marker="o", label=f"{n} links")
+            ax.plot([r["rtt_ms"] for r in mine], [r["median_ratio_cold"] for r in mine],
+                    marker="x", ls="--", label=f"{n} links, extra channels opened")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xlabel("round trip (ms)")
+        ax.set_ylabel("one channel / pooled (median of rounds)")
+        ax.legend()
+
+    common.emit("fetch_links", args, {"runs": runs}, md, plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -57,3 +57,21 @@ def test_chunks_reach_slurm_without_a_carried_mem():
     assert back.components[0].memory_per_cpu_mb == 8192
     with pytest.raises(BadInput, match="cannot express the pbs request for 65536 MB"):
         translate(text.replace("ncpus=8:mem", "ncpus=6:mem"), "slurm", "pbs")
+
+
+@pytest.mark.parametrize("dialect, line, said", [
+    ("slurm", "#SBATCH --test-only", "sbatch --test-only only says when and where the job "
+     "would start and submits no job: refused at submit, since the engine would find no "
+     "job to follow; remove it to submit the job"),
+    ("flux", "#flux: --dry-run", "flux batch --dry-run prints the jobspec and submits no "
+     "job: refused at submit"),
+    ("pbs", "#PBS -I", "qsub -I runs an interactive job"),
+])
+def test_an_option_refused_at_submit_is_said_when_kept(dialect, line, said):
+    """Translated into its own scheduler, `--test-only` (flux `--dry-run`, qsub `-I`) was
+    written back unsaid, where every other kept option is said: the user learnt only at
+    submit that the engine refuses it. Now the translation says it kept it and why."""
+    text = f"#!/bin/bash\n{line}\nhostname\n"
+    script, warnings, _ = translate(text, dialect, dialect)
+    assert line in script
+    assert any(w.startswith(f"kept: {line} ({said}") for w in warnings), warnings

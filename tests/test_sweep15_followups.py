@@ -75,3 +75,53 @@ def test_an_option_refused_at_submit_is_said_when_kept(dialect, line, said):
     script, warnings, _ = translate(text, dialect, dialect)
     assert line in script
     assert any(w.startswith(f"kept: {line} ({said}") for w in warnings), warnings
+
+
+@pytest.mark.parametrize("flags, batch, resv", [
+    ("R:", False, True), ("r:", False, True), ("B:", True, False), ("RB:", True, True),
+    ("BR:", True, True), ("", False, False),
+])
+def test_a_slurm_signal_with_r_or_b_reaches_lsf_and_flux(flags, batch, resv):
+    """`--signal=R:SIGUSR2@300` was said dropped everywhere: R: was taken for something
+    other than a signal before the limit. sbatch reads R (may overlap a reservation with
+    MaxStartDelay) and B (the batch shell alone) as flags before the signal (RB: and BR:
+    both, any case), so the signal is carried, and what the target has no form for said."""
+    text = f"#!/bin/bash\n#SBATCH -t 1:00:00\n#SBATCH --signal={flags}SIGUSR2@300\n./a\n"
+    lsf, warnings, _ = translate(text, "lsf", "slurm")
+    assert "#BSUB -wa USR2\n#BSUB -wt 5\n" in lsf, lsf
+    said = [w for w in warnings if "--signal" in w]
+    assert len(said) == 1 and said[0].startswith("approximated:"), warnings
+    assert ("R: (the job may overlap a reservation with MaxStartDelay) dropped, no lsf "
+            "equivalent" in said[0]) is resv
+    assert ("B: (the batch shell alone) is not said there" in said[0]) is batch
+    flux, _, _ = translate(text, "flux", "slurm")
+    assert "#flux: --signal=USR2@5m\n" in flux
+    # its own scheduler gets it as written
+    assert f"#SBATCH --signal={flags}SIGUSR2@300\n" in translate(text, "slurm", "slurm")[0]
+
+
+@pytest.mark.parametrize("target, why", [
+    ("pbs", "qsub has no option for a signal before the walltime"),
+    ("sge", "qsub has no option for it: -notify sends SIGUSR2 before a SIGKILL"),
+])
+def test_a_signal_before_the_limit_to_pbs_and_grid_engine_is_said_dropped_with_why(target,
+                                                                                    why):
+    """PBS and Grid Engine have no signal at a time the job sets before its limit (Grid
+    Engine's -notify warns the queue's notify time before a kill or suspend; a soft s_rt
+    ends the job soon after its signal): said dropped, with why, once per signal."""
+    text = "#!/bin/bash\n#SBATCH -t 1:00:00\n#SBATCH --signal=R:USR1@120\n./a\n"
+    script, warnings, _ = translate(text, target, "slurm")
+    assert "notify" not in script and "s_rt" not in script
+    said = [w for w in warnings if "--signal" in w]
+    assert said == [f"dropped: #SBATCH --signal=R:USR1@120 (--signal R:USR1@120: a signal "
+                    f"120 s before the time limit; {why}" + said[0].split(why, 1)[1]], warnings
+
+
+def test_signal_flags_as_sbatch_reads_them():
+    """sbatch reads an R, then a B, then an R again before the colon (`RR:` is R; `BB:`
+    is no signal: sbatch refuses it, and it is not carried)."""
+    text = "#!/bin/bash\n#SBATCH -t 1:00:00\n#SBATCH --signal=RR:USR1@120\n./a\n"
+    assert "#BSUB -wa USR1\n" in translate(text, "lsf", "slurm")[0]
+    lsf, warnings, _ = translate(text.replace("RR:", "BB:"), "lsf", "slurm")
+    assert "-wa" not in lsf
+    assert any(w.startswith("dropped: #SBATCH --signal=BB:USR1@120") for w in warnings)

@@ -125,3 +125,69 @@ def test_signal_flags_as_sbatch_reads_them():
     lsf, warnings, _ = translate(text.replace("RR:", "BB:"), "lsf", "slurm")
     assert "-wa" not in lsf
     assert any(w.startswith("dropped: #SBATCH --signal=BB:USR1@120") for w in warnings)
+
+
+# ------------------------------------------------------------ PBS -q queue@server
+
+def _pbs_site(servers: list[str] | None):
+    from test_placement_cases5 import pbsq
+
+    cfg, snap = pbsq()
+    return cfg.model_copy(update={"pbs_servers": servers}), snap
+
+
+@pytest.mark.parametrize("servers, feasible", [
+    (None, False), (["pbs02"], False), (["pbs01"], True), (["PBS01.example.org"], True),
+    (["pbs01.other.org"], True), (["pbs010", "pbs0"], False),
+])
+def test_a_queue_at_another_pbs_server_is_refused_unless_the_site_lists_it(servers,
+                                                                            feasible):
+    """`#PBS -q workq@pbs01`: qsub sends the job to the server pbs01. Placement judged the
+    site's own queue workq and called it READY, though the job would run on another
+    server (and be followed, cancelled, on the site's). Refused there, naming the server
+    and what is accepted, unless the site's entry lists pbs01 as its own server."""
+    from test_placement_cases import run
+
+    p = run("#PBS -q workq@pbs01\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=1:00:00",
+            _pbs_site(servers))
+    v = p.verdict("pbsq")
+    assert v.feasible is feasible, p.explain()
+    if not feasible:
+        assert v.verdict == "INCOMPATIBLE" and v.reasons[0].startswith(
+            "-q workq@pbs01: qsub would send the job to the PBS server pbs01, not to site "
+            "pbsq's own ("), v.reasons
+        assert "write -q workq to run it in pbsq's queue workq, or add pbs01 to the entry's " \
+            "pbs_servers" in v.reasons[0]
+    else:
+        assert v.partition == "workq"
+    # the same job without a server, or with another queue given since, is the site's own
+    assert run("#PBS -q workq\n#PBS -l select=1:ncpus=8\n#PBS -l walltime=1:00:00",
+               _pbs_site(servers)).verdict("pbsq").feasible
+
+
+def test_pbs_servers_is_for_pbs_sites():
+    from diamond_jupyter.config import SiteConfig
+
+    with pytest.raises(ValueError, match="pbs_servers is for scheduler pbs"):
+        SiteConfig(name="s", scheduler="slurm", pbs_servers=["pbs01"])
+
+
+async def test_submit_refuses_a_queue_at_another_server_even_forced(tmp_path, monkeypatch):
+    """An explicit PBS site: qsub would have sent the job elsewhere and the engine looked
+    for it on the site's server. Refused before anything runs (even with force: the
+    engine could not follow it); once the entry lists the server, submitted as written."""
+    from tests.test_submit_waits import _fed
+
+    text = "#!/bin/bash\n#PBS -q workq@pbs01\n#PBS -l walltime=10:00\necho hi\n"
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        with pytest.raises(BadInput, match=r"^-q workq@pbs01: qsub would send the job to the "
+                                           r"PBS server pbs01, not to site pbs's own"):
+            await fed.submit(fed.spec_from_text(text, None), "pbs", force=True)
+        assert fed.store.list_jobs() == [] and not (tmp_path / "pbs.script").exists()
+        cfg = fed.sites["pbs"].cfg
+        fed.sites["pbs"].cfg = cfg.model_copy(update={"pbs_servers": ["pbs01"]})
+        job = await fed.submit(fed.spec_from_text(text, None), "pbs")
+        assert job.native_id and "#PBS -q workq@pbs01\n" in (tmp_path / "pbs.script").read_text()
+    finally:
+        await fed.close()

@@ -191,3 +191,41 @@ async def test_submit_refuses_a_queue_at_another_server_even_forced(tmp_path, mo
         assert job.native_id and "#PBS -q workq@pbs01\n" in (tmp_path / "pbs.script").read_text()
     finally:
         await fed.close()
+
+
+# ------------------------------------------------ --overcommit, --core-spec and CoreSpecCount
+
+def test_overcommit_with_exclusive_is_one_tasks_cpus_a_whole_node():
+    """`-N 1 -n 64 --overcommit --exclusive`: the job gets its node whole and runs its 64
+    tasks there, overcommitted. Placed as 64 tasks x 1 CPU, it was refused on the 32-CPU
+    debug nodes; now as --overcommit alone is (one task's CPUs a node), on whole nodes."""
+    from test_placement_cases import hera, run
+
+    v = run("#SBATCH -N 1 -n 64 -t 10 --overcommit --exclusive -p debug", hera()).verdict("hera")
+    assert v.verdict == "READY" and v.partition == "debug", v.reasons
+    # a task's CPUs still have to fit a node
+    v = run("#SBATCH -N 1 -n 64 -c 40 -t 10 -O --exclusive -p debug", hera()).verdict("hera")
+    assert v.verdict == "INCOMPATIBLE"
+    assert "needs 40 CPUs per node, largest node has 32" in " ".join(v.reasons)
+
+
+def test_a_jobs_core_spec_takes_the_place_of_the_nodes_core_spec_count():
+    """theia's n1 keeps 2 cores (CoreSpecCount=2, 4 threads) for the system: 60 of its 64
+    CPUs are for jobs, already out of its count. A job's `--core-spec=N` takes the place
+    of that default (sbatch(1)): it was subtracted again, so `--core-spec=2 -n 60` was
+    refused on n1 (56 left) and `--core-spec=4` saw 52 CPUs where it has 56."""
+    from test_placement_cases import run
+    from test_placement_cases10 import _spec_site
+
+    cfg, snap = _spec_site("CoreSpecCount=2")
+    one = snap.model_copy(update={"nodes": [n for n in snap.nodes if n.name == "n1"]})
+    assert one.nodes[0].cpus == 60 and one.nodes[0].spec_cores == 2
+    ok = run("#SBATCH -N 1 -n 60 --core-spec=2 -t 1:00:00", (cfg, one)).verdict("theia")
+    assert ok.verdict == "READY", ok.reasons
+    assert run("#SBATCH -N 1 -n 56 --core-spec=4 -t 1:00:00", (cfg, one)).verdict(
+        "theia").verdict == "READY"
+    refused = run("#SBATCH -N 1 -n 57 --core-spec=4 -t 1:00:00", (cfg, one)).verdict("theia")
+    assert "--core-spec=4 leaves the largest node 56" in " ".join(refused.reasons)
+    # a job asking fewer than the node keeps: the node's count stays (the larger is kept)
+    refused = run("#SBATCH -N 1 -n 62 --core-spec=1 -t 1:00:00", (cfg, one)).verdict("theia")
+    assert "--core-spec=1 leaves the largest node 60" in " ".join(refused.reasons)

@@ -2675,6 +2675,25 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
                 None)
 
 
+def _now_or_never(spec: JobSpec) -> bool:
+    """Whether a Grid Engine script asks `-now y` (qsub's last -now wins): the job is
+    scheduled at once or qsub refuses it ("could not be scheduled, try again later")."""
+    said = [d.value for d in spec.unknown if d.dialect == "sge" and d.option == "-now"]
+    return bool(said) and (said[-1] or "").strip().lower() in ("y", "yes")
+
+
+def _refused_later(v: SiteVerdict, now: datetime) -> SiteVerdict:
+    """A `-now y` job the site cannot start at once: refused there, saying when it would
+    have started and what it would wait for."""
+    when = f"it would start in about {hms((v.estimated_start - now).total_seconds())}" \
+        if v.estimated_start else "it would wait"
+    why = f" (waiting for {'; '.join(v.waits_for)})" if v.waits_for else ""
+    return SiteVerdict(site=v.site, verdict="INCOMPATIBLE", reasons=[
+        f"-now y: Grid Engine starts the job at once or refuses it, and {v.site} cannot "
+        f"start it now: {when}{why}; drop -now y to let it wait in the queue"],
+        queue_depth=v.queue_depth, running=v.running, speed_factor=v.speed_factor)
+
+
 def _same_server(a: str, b: str) -> bool:
     """Whether two PBS server names name one host: equal, or one a short name of the
     other (`pbs01` and `pbs01.example.org`), in any case."""
@@ -2941,6 +2960,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                     lambda t: "+" + hms((t - now).total_seconds()))
             if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
+        if c.scheduler == "sge" and v.feasible and v.verdict != "READY" and _now_or_never(spec):
+            return _refused_later(v, now)
         return v
 
     verdicts = [judge(c, s) for c, s in sites]

@@ -229,3 +229,31 @@ def test_a_jobs_core_spec_takes_the_place_of_the_nodes_core_spec_count():
     # a job asking fewer than the node keeps: the node's count stays (the larger is kept)
     refused = run("#SBATCH -N 1 -n 62 --core-spec=1 -t 1:00:00", (cfg, one)).verdict("theia")
     assert "--core-spec=1 leaves the largest node 60" in " ".join(refused.reasons)
+
+
+# ------------------------------------------------------------ Grid Engine -now y
+
+@pytest.mark.parametrize("now, busy, verdict", [
+    ("y", True, "INCOMPATIBLE"), ("yes", True, "INCOMPATIBLE"), ("n", True, "BUSY"),
+    ("y", False, "READY"), (None, True, "BUSY"),
+])
+def test_grid_engine_now_y_is_judged_against_the_queue(now, busy, verdict):
+    """`-now y`: qsub schedules the job at once or refuses it ("could not be scheduled,
+    try again later"). Placement called a full site BUSY (the job would wait an hour)
+    and chose it; there it is refused, saying when it would have started."""
+    from test_placement_cases import run, sge_site
+
+    cfg, snap = sge_site()
+    if busy:
+        for n in snap.nodes:
+            n.cpus_allocated, n.state = 16, "alloc"
+    text = "#$ -pe smp 4\n#$ -l h_rt=1:00:00" + (f"\n#$ -now {now}" if now else "")
+    v = run(text, (cfg, snap)).verdict("sge")
+    assert v.verdict == verdict, (v.verdict, v.reasons)
+    if verdict == "INCOMPATIBLE":
+        assert v.reasons == ["-now y: Grid Engine starts the job at once or refuses it, and "
+                             "sge cannot start it now: it would start in about 1:00:00; drop "
+                             "-now y to let it wait in the queue"]
+    # qsub's last -now wins
+    v = run(text + "\n#$ -now n", (cfg, snap)).verdict("sge")
+    assert v.verdict == ("BUSY" if busy else "READY")

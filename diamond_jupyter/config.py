@@ -584,6 +584,9 @@ class SiteConfig(_Cfg):
     # the engine's token (`NAME.dmd-` and 12 hex digits) longer than this is cut to it and
     # the token travels in the job's environment instead (`-v DIAMOND_TOKEN=...`)
     max_job_name: int | None = Field(default=None, ge=1, le=4096)
+    # PBS: the names of the site's own server (PBS_SERVER, its host names): a job's
+    # `-q queue@NAME` naming one of them runs here; any other server refuses it here
+    pbs_servers: Annotated[list[Word], Field(min_length=1)] | None = None
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
@@ -686,6 +689,10 @@ class SiteConfig(_Cfg):
                              + (f" flavor {self.flavor}" if self.flavor else "")
                              + ": the others keep the engine's token in the job's comment "
                              "or take longer names")
+        if self.pbs_servers is not None and self.scheduler != "pbs":
+            raise ValueError(f"pbs_servers is for scheduler pbs (the names a job's "
+                             f"`-q queue@SERVER` may give this site's server), not "
+                             f"{self.scheduler}")
         programs = SCHEDULER_PROGRAMS[self.scheduler]
         for prog in self.commands:
             if prog not in programs:

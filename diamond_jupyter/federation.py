@@ -71,7 +71,7 @@ from .model import (
     check_text,
     utcnow,
 )
-from .placement import Placement, StageData, runtime_prior
+from .placement import Placement, StageData, other_pbs_server, runtime_prior
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
@@ -704,6 +704,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         elif script_sha256 is None:  # an approved plan was checked when it was made
             await self.check_site(spec, site, force=force)
         target = self.site(site)
+        if elsewhere := other_pbs_server(spec, target.cfg):  # even with `force`
+            raise BadInput(elsewhere)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         await target.know_name_limit()  # the name as the scheduler will keep it
         if token is not None:

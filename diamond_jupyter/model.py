@@ -1043,6 +1043,9 @@ class Node(_Model):
     # `--cores-per-socket`/`-B` and `--tmp` ask at least; None: not known (not checked)
     cores_per_socket: int | None = None
     tmp_disk_mb: int | None = None
+    # cores the node keeps for the system (Slurm CoreSpecCount, or CPUSpecList's cores),
+    # already out of `cpus`; a job's own --core-spec takes the place of this count
+    spec_cores: int = 0
     # GPUs by type on a node of several types (Slurm Gres=gpu:a100:2,gpu:v100:2); None: one
     # type (gpu_type) or none
     gpu_types: dict[str, int] | None = None

@@ -2675,6 +2675,55 @@ def _pbs_group_key(spec: JobSpec) -> str | None:
                 None)
 
 
+def _now_or_never(spec: JobSpec) -> bool:
+    """Whether a Grid Engine script asks `-now y` (qsub's last -now wins): the job is
+    scheduled at once or qsub refuses it ("could not be scheduled, try again later")."""
+    said = [d.value for d in spec.unknown if d.dialect == "sge" and d.option == "-now"]
+    return bool(said) and (said[-1] or "").strip().lower() in ("y", "yes")
+
+
+def _refused_later(v: SiteVerdict, now: datetime) -> SiteVerdict:
+    """A `-now y` job the site cannot start at once: refused there, saying when it would
+    have started and what it would wait for."""
+    when = f"it would start in about {hms((v.estimated_start - now).total_seconds())}" \
+        if v.estimated_start else "it would wait"
+    why = f" (waiting for {'; '.join(v.waits_for)})" if v.waits_for else ""
+    return SiteVerdict(site=v.site, verdict="INCOMPATIBLE", reasons=[
+        f"-now y: Grid Engine starts the job at once or refuses it, and {v.site} cannot "
+        f"start it now: {when}{why}; drop -now y to let it wait in the queue"],
+        queue_depth=v.queue_depth, running=v.running, speed_factor=v.speed_factor)
+
+
+def _same_server(a: str, b: str) -> bool:
+    """Whether two PBS server names name one host: equal, or one a short name of the
+    other (`pbs01` and `pbs01.example.org`), in any case."""
+    a, b = a.lower(), b.lower()
+    return a == b or ("." not in a or "." not in b) and a.split(".")[0] == b.split(".")[0]
+
+
+def other_pbs_server(spec: JobSpec, cfg: SiteConfig) -> str | None:
+    """Why a PBS site cannot take a job whose `-q queue@server` names another PBS server
+    than its own (qsub sends the job there: its queues are not the site's, and the engine
+    would follow and cancel the job on the site's server, which does not hold it), or
+    None. The site's own server is named by its sites-file entry's `pbs_servers`."""
+    kept = spec.metadata.get("pbs_queue_server")
+    if cfg.scheduler != "pbs" or spec.source_dialect != "pbs" or not isinstance(kept, dict) \
+            or kept.get("as") != spec.queue:  # another queue since: the server not written
+        return None
+    raw = str(kept.get("raw", ""))
+    server = raw.partition("@")[2]
+    own = cfg.pbs_servers or []
+    if not server or any(_same_server(server, n) for n in own):
+        return None
+    listed = (f"its server: {', '.join(own)}" if own
+              else "its sites-file entry names no pbs_servers")
+    return (f"-q {raw}: qsub would send the job to the PBS server {server}, not to site "
+            f"{cfg.name}'s own ({listed}); the engine follows and cancels a job on the "
+            f"site's server, and judged the site's queues: write -q {spec.queue} to run it "
+            f"in {cfg.name}'s queue {spec.queue}, or add {server} to the entry's "
+            f"pbs_servers if it is {cfg.name}'s server")
+
+
 def _in_one_group(key: str, spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                   judge: Callable[[SiteSnapshot], SiteVerdict], now: datetime
                   ) -> SiteVerdict:
@@ -2862,6 +2911,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
+        if s.reachable and (elsewhere := other_pbs_server(spec, c)):
+            return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[elsewhere],
+                               queue_depth=len(s.pending))
         caps = (capabilities or {}).get(c.name)
         # a Slurm site behind slurmrestd is sent one job description: no hetjob
         sched = "slurmrestd" if c.transport.kind == "slurmrestd" else c.scheduler
@@ -2908,6 +2960,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                     lambda t: "+" + hms((t - now).total_seconds()))
             if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
+        if c.scheduler == "sge" and v.feasible and v.verdict != "READY" and _now_or_never(spec):
+            return _refused_later(v, now)
         return v
 
     verdicts = [judge(c, s) for c, s in sites]

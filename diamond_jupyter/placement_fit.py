@@ -203,8 +203,12 @@ class Req:
 
     def usable_cpus(self, n: Node) -> int:
         """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
-        threads (`--core-spec`) and specialized threads (`--thread-spec`)."""
-        return n.cpus - self.spec_cores * (n.threads_per_core or 1) - self.spec_threads
+        threads (`--core-spec`) and specialized threads (`--thread-spec`). The node's own
+        CoreSpecCount (already out of `n.cpus`) is the default a job's --core-spec takes
+        the place of (where the site allows it, AllowSpecResourcesUsage, which is not
+        read; else the job's is ignored): the larger of the two is kept, not their sum."""
+        more = max(0, self.spec_cores - n.spec_cores)
+        return n.cpus - more * (n.threads_per_core or 1) - self.spec_threads
 
     def task_cap(self, n: Node) -> int | None:
         """The most tasks node `n` takes under `--ntasks-per-socket`/`--ntasks-per-core`
@@ -294,10 +298,11 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     if mix:
         gpn = max(gpn, sum(c for _, c in mix))
     kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
-    overcommit = "--overcommit" in kept and bool(r.tasks) and not spec.constraints.exclusive
+    overcommit = "--overcommit" in kept and bool(r.tasks)
     if overcommit:
         # sbatch -O: CPUs allocated as for one task a node (its --cpus-per-task), the
-        # tasks a node options ignored; the tasks run on the nodes asked (one by default)
+        # tasks a node options ignored; the tasks run on the nodes asked (one by default);
+        # with --exclusive the same nodes, each whole
         nodes = r.nodes or 1
         tpn, cpn = ceil(r.tasks / nodes), cpt
         mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt

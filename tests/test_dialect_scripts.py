@@ -161,7 +161,8 @@ def test_pbs_multi_chunk_select_is_a_job_of_two_shapes_and_kept_in_pbs() -> None
     assert script.split("#SBATCH hetjob\n")[1].startswith(
         "#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --cpus-per-task=1\n"
         "#SBATCH --gpus-per-node=1\n")
-    assert "#SBATCH --cpus-per-task=16\n#SBATCH --mem=100G" in script
+    # as memory per CPU: a --mem would be carried into the chunks after it (they ask none)
+    assert "#SBATCH --cpus-per-task=16\n#SBATCH --mem-per-cpu=6400M" in script
     assert any("(2 chunks) read as a job of 2 shapes" in w for w in warnings)
     kept = pbs_script.render_script(spec).script
     assert "#PBS -l select=1:ncpus=16:mem=100gb+4:ncpus=8:mpiprocs=8:ngpus=1" in kept

@@ -337,8 +337,9 @@ def test_lsf_warning_action_and_time_are_options_not_glued_letters():
     out, _, _ = translate(text, "lsf", "lsf")
     assert "#BSUB -wa USR1\n#BSUB -wt 5\n" in out
     _, warnings, _ = translate(text, "pbs", "lsf")
-    assert "dropped: #BSUB -wa USR1 (-wa USR1: no pbs equivalent)" in warnings
-    assert "dropped: #BSUB -wt 5 (-wt 5: no pbs equivalent)" in warnings
+    # said once, with why (tests/test_sweep15_followups.py)
+    assert "dropped: #BSUB -wa USR1 #BSUB -wt 5 (-wa USR1, -wt 5: a signal 300 s before the " \
+        "time limit; qsub has no option for a signal before the walltime)" in warnings
     assert not any("(USR1:" in w or "-w a" in w for w in warnings)
 
 
@@ -347,8 +348,9 @@ def test_a_signal_before_the_time_limit_reaches_slurm_flux_and_lsf():
     time before the time limit, to checkpoint); each was said dropped by the others. Now
     carried between the three (said approximated: who gets the signal differs), the time
     in each one's unit (LSF's whole minutes rounded up: never later than asked); PBS and
-    Grid Engine have none (said dropped); Slurm's R: and LSF's actions (CHKPNT) are not
-    signals before the limit and stay dropped."""
+    Grid Engine have none (said dropped); LSF's actions (CHKPNT) are not signals before
+    the limit and stay dropped (Slurm's R: is carried since tests/test_sweep15_followups.py:
+    sbatch reads it as a flag before the signal)."""
     rel = "slurm/signal_B_usr1_open_mode_append_trap.sbatch"
     flux, warnings = _translated(rel, "flux")
     assert "#flux: --signal=USR1@1m\n" in flux
@@ -360,8 +362,8 @@ def test_a_signal_before_the_time_limit_reaches_slurm_flux_and_lsf():
     back = get_script_dialect("lsf").parse_script(lsf)
     assert [(d.option, d.value) for d in back.unknown] == [("-wa", "USR1"), ("-wt", "1")]
     _, warnings = _translated(rel, "pbs")
-    assert "dropped: #SBATCH --signal=B:USR1@60 (--signal B:USR1@60: no pbs equivalent)" \
-        in warnings
+    assert "dropped: #SBATCH --signal=B:USR1@60 (--signal B:USR1@60: a signal 60 s before the " \
+        "time limit; qsub has no option for a signal before the walltime)" in warnings
     lsf_text = "#!/bin/bash\n#BSUB -n 4\n#BSUB -wa USR1\n#BSUB -wt 1:30\n#BSUB -W 600\n./a\n"
     slurm, warnings, _ = translate(lsf_text, "slurm", "lsf")
     assert "#SBATCH --signal=USR1@5400\n" in slurm
@@ -371,8 +373,7 @@ def test_a_signal_before_the_time_limit_reaches_slurm_flux_and_lsf():
     assert "#BSUB -wa TERM\n#BSUB -wt 2\n" in lsf
     assert any("rounded up to whole minutes" in w for w in warnings)
     assert "#SBATCH --signal=TERM@90\n" in translate(flux_text, "slurm", "flux")[0]
-    for not_carried, source in (("#SBATCH --signal=R:USR1@60", "slurm"),
-                                ("#BSUB -wa CHKPNT\n#BSUB -wt 5", "lsf"),
+    for not_carried, source in (("#BSUB -wa CHKPNT\n#BSUB -wt 5", "lsf"),
                                 ("#BSUB -wa USR1", "lsf"), ("#SBATCH --signal=USR1@0", "slurm")):
         text = f"#!/bin/bash\n{not_carried}\n./a\n"
         for target in {"slurm", "flux", "lsf"} - {source}:

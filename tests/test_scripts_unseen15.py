@@ -381,7 +381,8 @@ def test_hetjob_component_with_cpus_per_gpu_is_read():
     assert "#SBATCH --mem=0M\n" in script.split("#SBATCH hetjob\n")[0]
     script, warnings = _translated(rel, "pbs")
     assert "+2:ncpus=32:mpiprocs=4:ngpus=4+" in script, script
-    assert ("dropped: memory 0 of component 0 (Slurm's 'all memory of the node'; no pbs "
+    # --mem=0 is carried into component 1 (it asks no memory; sbatch carries --mem)
+    assert ("dropped: memory 0 of component 0, 1 (Slurm's 'all memory of the node'; no pbs "
             "form)") in warnings
     # per-GPU memory of a component: its GPUs' memory a node
     spec = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"

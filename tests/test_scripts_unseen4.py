@@ -92,8 +92,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="gpu", exclusive=True, unknown=["--gres-flags"]),
     # only the first component maps (1 node, 2 GPUs); the CPU workers stay as written
     "slurm/hetjob_gpu_leader_cpu_workers.sbatch": dict(
-        nodes=9, tasks=513, cpus=513, gpus=2, needs_gpus=2, memory_mb=64 * G,
-        walltime=3 * 3600, name="couple-ml", queue="gpu"),  # each component read (tenth)
+        # each component read (tenth); the first's --mem carried into the workers' 8 nodes
+        nodes=9, tasks=513, cpus=513, gpus=2, needs_gpus=2, memory_mb=9 * 64 * G,
+        walltime=3 * 3600, name="couple-ml", queue="gpu"),
     # ---------------------------------------------------------------- PBS Pro / Torque
     # place=pack: every chunk on one host (PBS Pro): one node of 4 x 8 CPUs and 4 x 16gb
     "pbs/pro_place_pack_chunks.pbs": dict(

@@ -329,12 +329,15 @@ def test_slurm_hetjob_of_sizes_is_a_job_of_several_shapes() -> None:
             "#SBATCH --nodes=4 --ntasks-per-node=32 --gpus-per-node=a100:4\n"
             "srun ./a : ./b\n")
     spec = get_script_dialect("slurm").parse_script(text)
+    # the later component asks no memory: sbatch carries the first's --mem into it
+    # (tests/test_sweep15_followups.py)
     assert request_totals(spec) == dict(nodes=5, tasks=129, cpus=136, gpus=16,
-                                        memory_mb=64 * G)
+                                        memory_mb=5 * 64 * G)
     assert spec.unknown == [] and spec.resources.gpu_type == "a100"
     assert needs_of(spec).gpus == 4 and needs_of(spec).gpu_type == "a100"
     pbs = translate(text, "pbs", "slurm")[0]
-    assert "#PBS -l select=1:ncpus=8:mpiprocs=1:mem=64gb+4:ncpus=32:mpiprocs=32:ngpus=4" \
+    assert "#PBS -l select=1:ncpus=8:mpiprocs=1:mem=64gb+4:ncpus=32:mpiprocs=32:ngpus=4:" \
+        "mem=64gb" \
         in pbs.splitlines()
     own, warnings, _ = translate(text, "slurm", "slurm")
     assert "#SBATCH hetjob\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=32\n" \

@@ -862,6 +862,11 @@ class PbsScript:
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))
+        from .warn_signal import carried as signal_carried
+        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)):
+            warnings.append(dropped(ws, self.name))  # said with why, not as unknown
+            carried += signal_carried(ws)
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, preamble), warnings)

@@ -387,13 +387,17 @@ def without_submit_waits(spec: JobSpec, dialect: str, rule: SubmitWaitRule
                          ) -> tuple[JobSpec, list[str]]:
     """`spec` without its `dialect`'s kept options that only make the submit command wait
     for the job (what else their directive says stays), and a warning for each; options the
-    job needs a terminal for are left (the submit path refuses them first)."""
+    job needs a terminal for, or after which no job is submitted, are left and said (the
+    submit path refuses them first)."""
     kept: list[Directive] = []
     said: list[str] = []
     for d in spec.unknown:
         w = rule(d) if d.dialect == dialect else None
         if w is None or w.refuse:
             kept.append(d)
+            if w is not None:
+                said.append(f"kept: {d.raw.strip()} ({w.what}: refused at submit, since "
+                            f"{w.why}; {w.instead})")
             continue
         said.append(f"dropped: {d.raw.strip()} ({w.what}; the engine follows the job itself "
                     "and its submit must not wait)")
@@ -402,8 +406,8 @@ def without_submit_waits(spec: JobSpec, dialect: str, rule: SubmitWaitRule
             sentinel = d.raw.strip().split(None, 1)[0]
             kept.append(d.model_copy(update={"value": w.rest,
                                              "raw": f"{head}{sentinel} {d.option} {w.rest}"}))
-    if not said:
-        return spec, []
+    if kept == spec.unknown:  # nothing dropped
+        return spec, said
     return spec.model_copy(update={"unknown": kept}), said
 
 

@@ -522,6 +522,11 @@ class SgeScript:
                             "GPUs; Grid Engine places them with the slots)")
         carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
                     and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
+        from .warn_signal import carried as signal_carried
+        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
+        if spec.source_dialect != self.name and (ws := warn_signal(spec)):
+            warnings.append(dropped(ws, self.name))  # said with why, not as unknown
+            carried += signal_carried(ws)
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),

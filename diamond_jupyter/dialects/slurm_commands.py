@@ -520,12 +520,12 @@ class SlurmCommands:
             # what jobs may have: the CPUs and memory left by core and memory
             # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
             cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
-            if "CPUEfctv" not in kv and (spec := to_int(kv.get("CoreSpecCount"))):
-                cpus = max(0, cpus - spec * (to_int(kv.get("ThreadsPerCore")) or 1))
-            elif "CPUEfctv" not in kv and (listed := _cpu_ids(kv.get("CPUSpecList"))):
-                # a CpuSpecList without a core count: whole cores are kept for the system
-                tpc = to_int(kv.get("ThreadsPerCore")) or 1
-                cpus = max(0, cpus - -(-listed // tpc) * tpc)
+            tpc = to_int(kv.get("ThreadsPerCore")) or 1
+            # a CpuSpecList without a core count: whole cores are kept for the system
+            spec_cores = to_int(kv.get("CoreSpecCount")) \
+                or -(-_cpu_ids(kv.get("CPUSpecList")) // tpc)
+            if "CPUEfctv" not in kv and spec_cores:
+                cpus = max(0, cpus - spec_cores * tpc)
             memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
@@ -540,7 +540,7 @@ class SlurmCommands:
                 sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
                 gpu_sockets=gpu_sockets(kv.get("Gres")),
                 cores_per_socket=to_int(kv.get("CoresPerSocket")),
-                tmp_disk_mb=to_int(kv.get("TmpDisk")),
+                tmp_disk_mb=to_int(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
             ))
         return out
 

@@ -13,6 +13,7 @@ from ..model import (
     Dependency,
     Directive,
     JobSpec,
+    Resources,
     gpus_of_job_over_unknown_nodes,
 )
 from ..needs import Feature, Op, join_features, parse_constraint
@@ -292,6 +293,42 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     return None
 
 
+def _cpus_per_node(c: Resources) -> int | None:
+    """A component's CPUs on each of its nodes, where they are the same on every node."""
+    per_task = c.cpus_per_task or 1
+    if c.tasks_per_node:
+        return c.tasks_per_node * per_task
+    if c.nodes == 1:
+        return (c.tasks or 1) * per_task
+    return None
+
+
+def _mem_not_carried(comps: list[Resources], warnings: list[str]) -> list[Resources]:
+    """A hetjob's components as sbatch must get them: it carries a component's --mem into
+    the ones after it that set no memory of their own, so where a later one asks none, a
+    --mem before it is written as the same memory per CPU (not carried) when its CPUs on
+    each node divide it; else that component gets the --mem before it, said."""
+    bare = [i for i, c in enumerate(comps)
+            if i and c.memory_mb is None and c.memory_per_cpu_mb is None]
+    if not bare:
+        return comps
+    out = []
+    for i, c in enumerate(comps):
+        cpn = _cpus_per_node(c)
+        if i < bare[-1] and c.memory_mb and c.memory_per_cpu_mb is None and cpn \
+                and c.memory_mb % cpn == 0:
+            c = c.model_copy(update={"memory_mb": None, "memory_per_cpu_mb": c.memory_mb // cpn})
+        out.append(c)
+    carried = None
+    for i, c in enumerate(out):
+        if c.memory_mb is not None:
+            carried = c.memory_mb
+        elif c.memory_per_cpu_mb is None and carried is not None:
+            warnings.append(f"approximated: component {i} gets --mem={fmt_mem(carried)} of a "
+                            "component before it (sbatch carries --mem over; it asked none)")
+    return out
+
+
 class SlurmScript:
     submit_wait = staticmethod(submit_wait)
     name = "slurm"
@@ -329,11 +366,12 @@ class SlurmScript:
         self._total_with_per_node(spec, later)
         self._per_gpu(spec, later.per_gpu)
         if het_line is not None:
-            self._components(spec, het_line, parts)
+            self._components(spec, het_line, parts, "mem" in later.memory)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
 
-    def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]]) -> None:
+    def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]],
+                    first_mem: bool) -> None:
         """A heterogeneous job's later components: each one's own sizes (sbatch resets them
         in each component), its own partition (none: the default one, as sbatch does not
         carry --partition over) and its own account and QOS (which sbatch carries to the
@@ -349,6 +387,9 @@ class SlurmScript:
         c = spec.constraints
         carried = {"account": spec.account, "qos": spec.qos,  # what sbatch propagates
                    "reservation": spec.reservation}
+        # --mem is carried too (sbatch's option table resets --mem-per-cpu and --mem-per-gpu
+        # in each component, not --mem): the memory of the last component that set it
+        prev_mem = spec.resources.memory_mb if first_mem else None
         for part in parts:
             one = JobSpec()
             items = part[1:]
@@ -380,6 +421,11 @@ class SlurmScript:
                 one.resources.exclusive = one.constraints.exclusive
             if one.constraints.features != c.features:  # its own (or no) constraint
                 one.resources.features = list(one.constraints.features)
+            r1 = one.resources
+            if any(i.option == "mem" for i in items):
+                prev_mem = r1.memory_mb
+            elif r1.memory_mb is None and r1.memory_per_cpu_mb is None:
+                r1.memory_mb = prev_mem  # asks none of its own: the --mem before it
             if one.queue != spec.queue:  # a partition of its own, or the default one
                 one.resources.queue = one.queue
                 one.resources.default_queue = one.queue is None
@@ -870,7 +916,7 @@ class SlurmScript:
         def add(opt: str, val: object = None) -> None:
             lines.append(f"#SBATCH --{opt}" + ("" if val is None else f"={quote(str(val))}"))
 
-        comps = live_components(spec)
+        comps = _mem_not_carried(live_components(spec), warnings)
         own_times = component_times(spec)  # each component's own (the first's on its lines)
         if comps:  # the first component here, the later ones after `hetjob` lines below
             spec = spec.model_copy(update={"resources": spec.resources.model_copy(

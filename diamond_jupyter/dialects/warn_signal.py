@@ -1,5 +1,7 @@
 """A signal sent shortly before the job's time limit (to checkpoint), as each scheduler
-writes it: Slurm `--signal=[B:]SIG[@seconds]` (60 s when no time is given), flux
+writes it: Slurm `--signal=[{R|B}:]SIG[@seconds]` (60 s when no time is given; `B:` the
+batch shell alone, `R:` the job may overlap a reservation with MaxStartDelay, `RB:` and
+`BR:` both, any case, as sbatch's `get_signal_opts` reads them), flux
 `--signal=SIG@FSD` (the same default), LSF `-wa SIG` with `-wt [hours:]minutes`. PBS has
 no such option; Grid Engine's hard `-l s_rt` below the job's `h_rt` is one (queue_conf(5):
 SIGUSR1 at s_rt, the job ended the queue's notify time later). Read from the options a
@@ -20,7 +22,7 @@ from .sge_script import sge_time
 _SIGNALS = frozenset(words("HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM "
                            "TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF "
                            "WINCH IO PWR SYS"))
-_SLURM = re.compile(r"(?:(B):)?(\w+)(?:@(\d+))?", re.I)  # R: (reservations) is not carried
+_SLURM = re.compile(r"(?:(R?B?R?):)?(\w+)(?:@(\d+))?", re.I)  # R, then B, then R again
 _FLUX = re.compile(r"(\w+)(?:@(\d+(?:\.\d+)?)([smhd]?))?", re.I)
 _FSD = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _LSF_TIME = re.compile(r"(?:(\d+):)?(\d+)")
@@ -34,6 +36,7 @@ class WarnSignal:
     batch_only: bool  # Slurm's B: (the batch shell alone)
     kept: tuple[Directive, ...]  # the source's options it was read from
     caveat: str = ""  # what the target does otherwise, said with it
+    reservation: bool = False  # Slurm's R: (may overlap a MaxStartDelay reservation)
 
     @property
     def raw(self) -> str:
@@ -63,9 +66,11 @@ def _read(spec: JobSpec) -> WarnSignal | None:
         d = kept[-1]
         if source == "slurm":
             m = _SLURM.fullmatch(d.value or "")
+            flags = (m.group(1) or "").upper() if m else ""
             if not m or not (name := _signal(m.group(2))):
                 return None
-            return WarnSignal(name, int(m.group(3) or 60), bool(m.group(1)), (d,))
+            return WarnSignal(name, int(m.group(3) or 60), "B" in flags, (d,),
+                              reservation="R" in flags)
         m = _FLUX.fullmatch(d.value or "")
         if not m or not (name := _signal(m.group(1))):
             return None
@@ -112,8 +117,26 @@ def said(ws: WarnSignal, target: str, written: str, extra: str = "") -> str:
     who = {"slurm": "the job's steps, not its batch shell",
            "flux": "the job", "lsf": "the job's processes"}[target]
     batch = "; B: (the batch shell alone) is not said there" if ws.batch_only else ""
+    resv = "; R: (the job may overlap a reservation with MaxStartDelay) dropped, no " \
+        f"{target} equivalent" if ws.reservation else ""
     return (f"approximated: {ws.raw} as {written} (a signal {ws.seconds} s before the time "
-            f"limit; {target} sends it to {who}{batch}{extra}{ws.caveat})")
+            f"limit; {target} sends it to {who}{batch}{resv}{extra}{ws.caveat})")
+
+
+# why PBS and Grid Engine get no such signal (qsub(1) of each)
+_NONE = {"pbs": "qsub has no option for a signal before the walltime",
+         "sge": "qsub has no option for it: -notify sends SIGUSR2 before a SIGKILL (SIGUSR1 "
+                "before a suspend) the queue's notify time ahead, not at a time the job "
+                "chooses, and a hard s_rt that long before h_rt would end the job the "
+                "notify time after its SIGUSR1"}
+
+
+def dropped(ws: WarnSignal, target: str) -> str:
+    """The line a translation to PBS or Grid Engine says about it."""
+    given = ", ".join(f"-l {d.value}" if d.option.startswith("-l ") else f"{d.option} {d.value}"
+                      for d in ws.kept)  # Grid Engine's `-l s_rt` holds `s_rt=...`
+    return (f"dropped: {ws.raw} ({given}: a signal {ws.seconds} s before the time limit; "
+            f"{_NONE[target]})")
 
 
 def slurm_value(ws: WarnSignal) -> str | None:

@@ -196,10 +196,18 @@ def replay(run: dict, correction: str, feedback: str) -> dict[str, Any]:
     seen: list[dict] = []
     bounds: dict[tuple[int, str], float | None] = {}
     regret: list[float] = []
-    late = [0, 0]
+    late, moved = [0, 0], [0, 0, 0]
     for r in _rounds(run):
-        est = corrected({**run, "per_round": list(seen)}, r, correction, bounds)
+        visible = {**run, "per_round": list(seen)}
+        est = corrected(visible, r, correction, bounds)
         choice = rank(verdicts(est), NOW)[1]
+        if id(r) in scored:
+            base = own_corrected(visible, r, "none")
+            moved[0] += sum(est[s]["start_s"] != e["start_s"]
+                            or est[s].get("bound_s") != e.get("bound_s")
+                            for s, e in base.items())
+            moved[1] += len(base)
+            moved[2] += choice != rank(verdicts(base), NOW)[1]
         if "round" in r:
             bounds |= {(r["round"], s): e.get("bound_s") for s, e in est.items()}
         if id(r) in scored:
@@ -217,7 +225,7 @@ def replay(run: dict, correction: str, feedback: str) -> dict[str, Any]:
         else:
             seen.append({**r, "estimate": {choice: r["estimate"][choice]}
                          if choice in r["estimate"] else {}})
-    return {"regret": regret, "chosen_late": late}
+    return {"regret": regret, "chosen_late": late, "moved": moved}
 
 
 def version(correction: str, feedback: str) -> str:
@@ -237,6 +245,7 @@ def score_run(run: dict) -> dict[str, Any]:
     return {"seed": run.get("seed"),
             "regret": {n: g["regret"] for n, g in got.items()},
             "chosen_late": {n: g["chosen_late"] for n, g in got.items()},
+            "moved": {n: g["moved"] for n, g in got.items()},
             "best_baseline_mean_s": min((m for v in baselines.values()
                                          if (m := mean(v)) is not None), default=None)}
 
@@ -246,6 +255,7 @@ def _summary(runs: list[dict[str, Any]], name: str, reference: str) -> dict[str,
     ref = [x for r in runs for x in r["regret"][reference]]
     means = [mean(r["regret"][name]) or 0.0 for r in runs]
     late = [sum(r["chosen_late"][name][i] for r in runs) for i in (0, 1)]
+    moved = [sum(r["moved"][name][i] for r in runs) for i in (0, 1, 2)]
     return {"rounds": len(pooled), "reference": reference,
             "won": sum(a < b - 1e-9 for a, b in zip(pooled, ref, strict=True)),
             "lost": sum(a > b + 1e-9 for a, b in zip(pooled, ref, strict=True)),
@@ -254,7 +264,9 @@ def _summary(runs: list[dict[str, Any]], name: str, reference: str) -> dict[str,
             "runs_mean_below_every_baseline": sum(
                 1 for r, m in zip(runs, means, strict=True)
                 if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"]),
-            "chosen_started_after_predicted": late[1] / late[0] if late[0] else None}
+            "chosen_started_after_predicted": late[1] / late[0] if late[0] else None,
+            "estimates_moved": moved[0], "estimates": moved[1],
+            "choices_changed_from_model": moved[2]}
 
 
 def reference_of(name: str) -> str:
@@ -301,6 +313,7 @@ def table(data: dict[str, Any]) -> str:
     rows = [(g["background"], g["half"], name, s["reference"], s["won"], s["lost"],
              f"{s['mean_of_run_means_s']:.2f}", f"{s['median_s']:.2f}", f"{s['p90_s']:.1f}",
              f"{s['runs_mean_below_every_baseline']} of {g['runs']}",
+             f"{s['estimates_moved']} of {s['estimates']}", s["choices_changed_from_model"],
              "-" if s["chosen_started_after_predicted"] is None
              else f"{s['chosen_started_after_predicted']:.2f}")
             for g in data["groups"] for name, s in g["versions"].items()]
@@ -316,7 +329,8 @@ def table(data: dict[str, Any]) -> str:
             "design; odd: held out)\n\n" + markdown_table(
                 ["background", "half", "version", "won/lost against", "won", "lost",
                  "mean of run means s", "median s", "p90 s",
-                 "runs with mean below every baseline",
+                 "runs with mean below every baseline", "estimates moved",
+                 "choices changed from the model's",
                  "chosen site started after its predicted start"], rows) + notes
             + "\n\n## each version less `today` with the same feedback (mean of run means; "
             "95% interval, paired bootstrap over runs)\n\n" + markdown_table(

@@ -151,3 +151,11 @@ def test_summary_splits_halves_and_judges_adoption(tmp_path):
     # below today on the held-out half, not above it on the design half: adopted here
     assert data["verdicts"]["median shift"]["adopt"] is True
     assert "adoption" in fr.table(data)
+
+
+def test_the_replay_counts_what_the_correction_moved():
+    run = two_sites_run()
+    # x moved in rounds 2 and 3 (y never: one error of 0 s, then two without a sign), and
+    # the choice changed from the model's (x) in both
+    assert fr.replay(run, "median shift", "chosen")["moved"] == [2, 8, 2]
+    assert fr.replay(run, "none", "chosen")["moved"] == [0, 8, 0]

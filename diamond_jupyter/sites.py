@@ -476,6 +476,11 @@ class Site:
         return out
 
     # -- discovery ----------------------------------------------------------
+    @property
+    def last_snapshot(self) -> SiteSnapshot | None:
+        """The last snapshot taken, however old, without asking the site (None: none yet)."""
+        return self._snapshot
+
     async def snapshot(self, *, max_age_s: float = 15.0) -> SiteSnapshot:
         """Capabilities and queue in one remote command; cached for `max_age_s`."""
         async with self._lock:

@@ -28,8 +28,10 @@ from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
+    boolean_word,
     compose,
     line_of,
+    node_at,
     odd_blank_hint,
     strict_load,
     tab_hint,
@@ -1347,4 +1349,4 @@ def _line_note(text: str, loc: tuple[Any, ...]) -> str:
     except (yaml.YAMLError, RecursionError):
         return ""
     line = line_of(root, loc)
-    return f" (line {line})" if line else ""
+    return f" (line {line}{boolean_word(node_at(root, loc))})" if line else ""

@@ -322,31 +322,61 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
+def boolean_word(node: yaml.Node | None) -> str:
+    """'; YAML reads `on` as true': for a scalar YAML 1.1 reads as a boolean though it is
+    written otherwise than true/false (`yes`, `on`, `off`, `no`), so an error that names
+    the boolean names the word written too; '' for any other node."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag != BOOL_TAG or \
+            node.value.lower() in ("true", "false"):
+        return ""
+    meant = "true" if node.value.lower() in ("yes", "on", "y") else "false"
+    return f"; YAML reads `{node.value}` as {meant}"
+
+
+def node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
+    """The value node at `loc` in a composed YAML tree; None where the place is not in it."""
+    node = root
+    for part in loc:
+        found = _child(node, part)
+        if found is None:
+            return None
+        node = found[0]
+    return node
+
+
+def _child(node: yaml.Node | None, part: Any) -> tuple[yaml.Node, yaml.Node | None] | None:
+    """The value at key or index `part` of `node`, with its key's node (None for a list
+    item); a key a merge (`<<: *anchor`) brought in is looked up in the merged mappings."""
+    if isinstance(node, yaml.MappingNode):
+        todo = [node]
+        while todo:
+            m = todo.pop(0)
+            for k, v in m.value:
+                if k.tag == MERGE_TAG:
+                    todo += [v] if isinstance(v, yaml.MappingNode) else [
+                        x for x in getattr(v, "value", []) if isinstance(x, yaml.MappingNode)]
+                elif isinstance(k, yaml.ScalarNode) and k.value == str(part):
+                    return v, k
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
+            0 <= part < len(node.value):
+        return node.value[part], None
+    return None
+
+
 def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the key (or list item) at `loc` (mapping keys and list indices,
     as pydantic gives an error's place) in a composed YAML tree, or of the deepest part of it
     found; a key a merge (`<<: *anchor`) brought in is looked up in the merged mappings."""
     node, line = root, None
     for part in loc:
-        found: yaml.Node | None = None
-        at: yaml.Node | None = None  # the key's node: a block value starts a line later
-        if isinstance(node, yaml.MappingNode):
-            todo = [node]
-            while todo and found is None:
-                m = todo.pop(0)
-                for k, v in m.value:
-                    if k.tag == MERGE_TAG:
-                        todo += [v] if isinstance(v, yaml.MappingNode) else [
-                            x for x in getattr(v, "value", []) if isinstance(x, yaml.MappingNode)]
-                    elif isinstance(k, yaml.ScalarNode) and k.value == str(part):
-                        found, at = v, k
-                        break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
-                0 <= part < len(node.value):
-            found = node.value[part]
-        if found is None:
+        child = _child(node, part)
+        if child is None:
             break
-        node, line = found, (at or found).start_mark.line + 1
+        node, at = child  # at: the key's node (a block value starts a line later)
+        line = (at or node).start_mark.line + 1
     return line
 
 

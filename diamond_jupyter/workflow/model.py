@@ -33,6 +33,7 @@ from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
+    boolean_word,
     compose,
     odd_blank_hint,
     strict_load,
@@ -1384,7 +1385,7 @@ def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False) -> str
         if node is None:
             break
         line = key_line or node.start_mark.line + 1
-    return f" (line {line})" if line else ""
+    return f" (line {line}{boolean_word(node)})" if line else ""
 
 
 def _utf8(raw: bytes, source: str) -> str:

@@ -84,6 +84,7 @@ from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .dialects.node_lists import requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
+from .dialects.sge_script import sge_time
 from .model import (
     PER_GPU,
     BadInput,
@@ -696,6 +697,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     whole_req = req
     largest = max((len([x for x in members.get(q.name, []) if x in fit])
                    for q in snap.partitions), default=0)
+    job_soft = _asked_soft_time(spec)
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
@@ -758,6 +760,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif limit != req.walltime:
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
+        if job_soft is not None and p.soft_time_s is not None and job_soft > p.soft_time_s:
+            other.append(f"s_rt {hms(job_soft)} above {words.where(p.name)}'s s_rt "
+                         f"{hms(p.soft_time_s)} (Grid Engine runs a job only in a queue whose "
+                         "limits hold what it asks)")
         if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
             cut.append(f"{words.where(p.name)}: its s_rt {hms(p.soft_time_s)} ends the job at "
                        f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
@@ -2035,6 +2041,15 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
     return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
                 f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
+
+
+def _asked_soft_time(spec: JobSpec) -> int | None:
+    """The hard `-l s_rt` a Grid Engine script asks (seconds; the last one, as qsub keeps
+    it): a queue whose own s_rt is shorter takes no such job. None: none asked, or a value
+    that is no time (INFINITY)."""
+    asked = [d.value for d in spec.unknown if d.dialect == "sge" and d.option == "-l s_rt"
+             and d.value]
+    return sge_time(asked[-1].partition("=")[2].strip()) if asked else None
 
 
 def _soft_limit(p: Partition | None) -> float | None:

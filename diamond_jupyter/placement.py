@@ -639,7 +639,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
     queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
-    select_miss: dict[str, str] = {}  # LSF queues whose RES_REQ select[] leaves no host
+    # LSF queues whose RES_REQ select[] leaves no host; Grid Engine queues whose hosts'
+    # own h_rt all fall short of the job's walltime
+    select_miss: dict[str, str] = {}
     queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
@@ -692,6 +694,23 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                            f"({_few(runs)}) meets its RES_REQ "
                                            f"{p.res_req_select} (bqueues -l)")
                 fits[p.name] &= meet
+        wall = reqs[p.name].walltime
+        # Grid Engine: an h_rt of each host's own (a walltime above the longest of them is
+        # said as for any queue)
+        if p.instance_time_s and wall and (p.max_time_s or wall) >= wall:
+            short = {h for h, t in p.instance_time_s.items() if t is not None and t < wall}
+            runs = fits[p.name] & set(members.get(p.name, []))
+            if runs and runs <= short:
+                select_miss[p.name] = (
+                    f"walltime {hms(wall)} above queue {p.name}'s h_rt on every "
+                    f"host that can run the job (" + ", ".join(
+                        f"{h} {hms(p.instance_time_s[h] or 0)}" for h in sorted(runs)[:4])
+                    + (", ..." if len(runs) > 4 else "") + "; qconf -sq)")
+            elif short & runs:
+                adjusted[p.name].append(
+                    f"queue {p.name}: {_few(short & runs)} of a shorter h_rt than the "
+                    f"walltime {hms(wall)} (qconf -sq): passed over")
+            fits[p.name] -= short
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
@@ -800,7 +819,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         queue_why = queue_fits[p.name].why if p.name in queue_fits else None
         if slots_from is not None and p.name in slots_from.why:
             queue_why = "; ".join(filter(None, (slots_from.why[p.name], queue_why)))
-        if p.name in select_miss:  # LSF: its RES_REQ select[] leaves no host
+        if p.name in select_miss:  # no host left by the queue's own select[] or h_rt
             other.append(select_miss[p.name])
         elif queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
             other.append(queue_why)

@@ -345,7 +345,9 @@ class SiteMonitor:
         # sent to no queue: any may take it (Grid Engine has no default queue); a few polls
         # too many cost less than an end learnt at the slow poll
         queues = [p for p in snap.partitions if p.name in named or not named]
-        limits = {p.default_time_s or p.max_time_s for p in queues}
+        # a Grid Engine queue's hosts may each have an h_rt of their own
+        limits = {t for p in queues for t in (p.default_time_s or p.max_time_s,
+                                              *(p.instance_time_s or {}).values())}
         return sorted(t for t in limits if t)[:QUEUE_LIMITS_FOLLOWED]
 
     async def _poll_loop(self) -> None:

@@ -103,7 +103,8 @@ def _queue_conf(name: str, h_rt: str) -> str:
     return text.replace("all.q", name).replace("24:00:00", h_rt) + "\n"
 
 
-def _sge_site(tmp_path: Path, queues: dict[str, str], running: str) -> Site:
+def _sge_site(tmp_path: Path, queues: dict[str, str], running: str,
+              idle: tuple[str, ...] = ()) -> Site:
     """A real Grid Engine site on the local transport whose `qhost`, `qconf` and `qstat`
     print recorded outputs: queues with these h_rt limits, and the job `running` (its
     qstat <job_list> element) in all.q@dn1, asking no h_rt of its own."""
@@ -118,8 +119,11 @@ def _sge_site(tmp_path: Path, queues: dict[str, str], running: str) -> Site:
         "<?xml version='1.0'?>\n<job_info>\n  <queue_info>\n    <Queue-List>\n"
         "      <name>all.q@dn1</name>\n      <slots_used>1</slots_used>\n"
         "      <slots_resv>0</slots_resv>\n      <slots_total>8</slots_total>\n"
-        f"{running}    </Queue-List>\n  </queue_info>\n  <job_info>\n  </job_info>\n"
-        "</job_info>\n")
+        f"{running}    </Queue-List>\n" + "".join(
+            f"    <Queue-List>\n      <name>{q}</name>\n      <slots_used>0</slots_used>\n"
+            "      <slots_resv>0</slots_resv>\n      <slots_total>8</slots_total>\n"
+            "    </Queue-List>\n" for q in idle)
+        + "  </queue_info>\n  <job_info>\n  </job_info>\n</job_info>\n")
     scripts = {
         "qhost": f"cat {FIXTURES / 'delta_qhost_xml.xml'}",
         "qconf": f'case "$1" in -sql) ls {conf};; -sq) cat "{conf}/$2";; *) exit 0;; esac',
@@ -202,5 +206,26 @@ async def test_fault_a_job_not_seen_in_its_queue_follows_the_queues_it_may_run_i
         store.upsert_job(job.model_copy(update={"spec": job.spec.model_copy(
             update={"queue": None, "resources": Resources(walltime_s=400)})}))
         assert abs(mon.until_limit_check(now) - (300 + LIMIT_CHECKS_S[0])) < 0.01
+    finally:
+        await journal.stop()
+
+
+async def test_a_queue_whose_hosts_have_their_own_h_rt_is_followed_at_each(tmp_path):
+    """all.q's h_rt is 24 h, but 130 s on dn1 (`[dn1=0:2:10]`): the job seen in all.q is
+    looked at just after 130 s, and after 24 h."""
+    site = _sge_site(tmp_path, {"all.q": "24:00:00,[dn1=0:2:10]"}, _job_list(),
+                     idle=("all.q@dn2",))
+    store = Store(tmp_path / "store.sqlite")
+    journal = Journal(store, {"delta": site}, poll_interval_s=SLOW, min_poll_s=SLOW)
+    mon = journal.monitors["delta"]
+    try:
+        await site.snapshot()
+        now = time.time()
+        job = _running_sge(store, datetime.fromtimestamp(now - 100, timezone.utc))
+        mon.tracked[job.token or job.id] = job.native_id or ""
+        mon.last_poll_at = now
+        assert abs(mon.until_limit_check(now) - (30 + LIMIT_CHECKS_S[0])) < 0.01
+        mon.last_poll_at = now + 30 + LIMIT_CHECKS_S[-1] + 0.01
+        assert abs(mon.until_limit_check(now) - (24 * 3600 - 100 + LIMIT_CHECKS_S[0])) < 0.01
     finally:
         await journal.stop()

@@ -28,8 +28,10 @@ from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
+    boolean_word,
     compose,
     line_of,
+    node_at,
     odd_blank_hint,
     strict_load,
     tab_hint,
@@ -1309,7 +1311,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         named = re.findall(r"\(sites\[(\d+)\]\)", str(first["msg"]))
         if not loc and named:  # a problem between entries: the line of the last one named
             loc = ("sites", int(named[-1]), "name")
-        line = _line_note(text, loc)
+        line = _line_note(text, loc, said=what)
         raise BadInput(f"sites file {p}: {where + ': ' if where else ''}{what}{more}{line}") \
             from None
     folded = _folded_preambles(text, cfg)
@@ -1362,11 +1364,14 @@ def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:
     return out
 
 
-def _line_note(text: str, loc: tuple[Any, ...]) -> str:
-    """' (line N)': where in the sites file `loc` is (a problem found after loading)."""
+def _line_note(text: str, loc: tuple[Any, ...], said: str = "") -> str:
+    """' (line N)': where in the sites file `loc` is (a problem found after loading); a
+    value YAML read as a boolean from another word (`on`) is named too, unless the message
+    `said` tells it already."""
     try:
         root = compose(text)
     except (yaml.YAMLError, RecursionError):
         return ""
     line = line_of(root, loc)
-    return f" (line {line})" if line else ""
+    word = boolean_word(node_at(root, loc)) if "YAML" not in said else ""
+    return f" (line {line}{word})" if line else ""

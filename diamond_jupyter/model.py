@@ -893,6 +893,11 @@ class Partition(_Model):
     # Grid Engine: the slots of each of the queue's instances (by host; `qstat -f`'s
     # slots_total): a job's slots on a host come from the instances there that take it
     instance_slots: dict[str, int] | None = None
+    # Grid Engine: the h_rt of each of the queue's instances (by host, seconds; None:
+    # INFINITY) where `qconf -sq` gives some hosts or host groups their own
+    # (`24:00:00,[@short=1:00:00]`); max_time_s is then the longest of them. None: one
+    # h_rt for every host
+    instance_time_s: dict[str, int | None] | None = None
     # ... of those, what is taken now (slots_used plus slots_resv, held for advance
     # reservations), and what each running job there holds (native id -> its slots in
     # the instance, given back when it ends)

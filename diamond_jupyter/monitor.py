@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .dialects.flux_ids import flux_id_form, flux_id_value
-from .model import DiamondError, Job, JobState, JobStatus
+from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
 
@@ -49,6 +49,10 @@ EARLY_LINES_KEPT = 1000  # verified lines whose job's submit has not returned ye
 # polls this long after a running job's time limit (its start + its walltime), until one
 # finds it ended: the scheduler needs a moment to kill it and say so
 LIMIT_CHECKS_S = (2.0, 5.0, 15.0, 40.0)
+# a job that states no limit runs to its queue's (Grid Engine's h_rt, Slurm's DefaultTime or
+# MaxTime): where its queue is not known, the checks follow at most this many of the limits
+# of the queues it may run in, shortest first
+QUEUE_LIMITS_FOLLOWED = 4
 # without an event channel, a running job whose end is awaited is asked about after at most
 # this share of its run so far, and at least every AWAITED_MAX_S (never under min_poll_s)
 AWAITED_SHARE = 0.1
@@ -107,6 +111,9 @@ class SiteMonitor:
         self.awaited: set[str] = set()  # tracked keys whose end is awaited until it comes
         self.waiters: Counter[str] = Counter()  # tracked keys -> the waits under way on them
         self._repace = asyncio.Event()  # the pace may have quickened: the next poll's time anew
+        # tracked key -> (time limit s, queue) of the job as the last poll saw it running
+        self._seen_running: dict[str, tuple[int | None, str | None]] = {}
+        self._viewed: tuple[SiteSnapshot | None, dict[str, list[JobStatus]]] = (None, {})
 
     def start(self) -> None:
         if not self._tasks:
@@ -301,13 +308,48 @@ class SiteMonitor:
         due: list[float] = []
         for key in list(self.tracked):
             job = self._job(key)
-            limit = job.spec.resources.walltime_s if job and job.spec else None
-            if job is None or job.state != JobState.RUNNING or not limit \
-                    or job.started_at is None:
+            if job is None or job.state != JobState.RUNNING or job.started_at is None:
                 continue
-            end = job.started_at.timestamp() + limit
-            due += [t for c in LIMIT_CHECKS_S if (t := end + c) > self.last_poll_at][:1]
+            for limit in self._limits_s(key, job):
+                end = job.started_at.timestamp() + limit
+                due += [t for c in LIMIT_CHECKS_S if (t := end + c) > self.last_poll_at][:1]
         return max(0.0, min(due) - now) if due else None
+
+    def _limits_s(self, key: str, job: Job) -> list[int]:
+        """The time limits (s) a running job may be killed at: the one it asked; else the
+        one the scheduler said it runs to (a poll or the last queue view: Slurm fills in
+        DefaultTime); else its queue's default or maximum (a Grid Engine queue's h_rt kills
+        a job that asked none with SIGKILL, no end line written), from the site's last
+        snapshot: the queue it was seen in or was sent to, else every queue (at most
+        QUEUE_LIMITS_FOLLOWED, the shortest). [] when none is
+        known (no snapshot taken since the engine started, or no limit anywhere)."""
+        if job.spec and job.spec.resources.walltime_s:
+            return [job.spec.resources.walltime_s]
+        seen_limit, seen_queue = self._seen_running.get(key, (None, None))
+        snap = self.site.last_snapshot
+        if snap is not None and job.native_id:
+            if self._viewed[0] is not snap:  # the last view's jobs by id, made once a view
+                self._viewed = (snap, {})
+                for st in snap.jobs:
+                    self._viewed[1].setdefault(st.native_id, []).append(st)
+            for st in self._viewed[1].get(job.native_id, []):
+                if owns(st, job) and st.state == JobState.RUNNING:
+                    seen_limit = seen_limit or st.walltime_s
+                    seen_queue = seen_queue or st.partition
+        if seen_limit:
+            return [seen_limit]
+        if snap is None:
+            return []
+        # a Grid Engine `-q` list (`all.q,long.q`, instances `all.q@node01`) names queues
+        named = {q.split("@")[0].strip() for q in (
+            seen_queue or (job.spec.queue if job.spec else None) or "").split(",")} - {""}
+        # sent to no queue: any may take it (Grid Engine has no default queue); a few polls
+        # too many cost less than an end learnt at the slow poll
+        queues = [p for p in snap.partitions if p.name in named or not named]
+        # a Grid Engine queue's hosts may each have an h_rt of their own
+        limits = {t for p in queues for t in (p.default_time_s or p.max_time_s,
+                                              *(p.instance_time_s or {}).values())}
+        return sorted(t for t in limits if t)[:QUEUE_LIMITS_FOLLOWED]
 
     async def _poll_loop(self) -> None:
         interval = gap = self.min_poll_s  # gap: the one chosen after the last poll
@@ -363,8 +405,10 @@ class SiteMonitor:
                 if self.journal.job(key).state.terminal:
                     del self.tracked[key]
                     self.misses.pop(key, None)
+                    self._seen_running.pop(key, None)
             except DiamondError:
                 del self.tracked[key]
+                self._seen_running.pop(key, None)
         self.awaited &= set(self.tracked)
         # a failed task's exit code matters only until its array's outcome is applied: kept
         # for the engine's life, one entry per failed array ever seen
@@ -436,6 +480,8 @@ class SiteMonitor:
             if mine:  # its own token's record first; else accounting's last (the newest)
                 st = ([s for s in mine if carries_token(s, job)] or mine)[-1]
                 self.misses.pop(key, None)
+                if st.state == JobState.RUNNING:
+                    self._seen_running[key] = (st.walltime_s, st.partition)
                 state, reason = st.state, st.reason
                 if state == JobState.FAILED and (st.exit_code or 128) >= 128 \
                         and self._cancel_requested(job):

@@ -84,6 +84,7 @@ from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .dialects.node_lists import requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
+from .dialects.sge_script import sge_time
 from .model import (
     PER_GPU,
     BadInput,
@@ -651,7 +652,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
     queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
-    select_miss: dict[str, str] = {}  # LSF queues whose RES_REQ select[] leaves no host
+    # LSF queues whose RES_REQ select[] leaves no host; Grid Engine queues whose hosts'
+    # own h_rt all fall short of the job's walltime
+    select_miss: dict[str, str] = {}
     queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
@@ -707,11 +710,29 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                            f"({_few(runs)}) meets its RES_REQ "
                                            f"{p.res_req_select} (bqueues -l)")
                 fits[p.name] &= meet
+        wall = reqs[p.name].walltime
+        # Grid Engine: an h_rt of each host's own (a walltime above the longest of them is
+        # said as for any queue)
+        if p.instance_time_s and wall and (p.max_time_s or wall) >= wall:
+            short = {h for h, t in p.instance_time_s.items() if t is not None and t < wall}
+            runs = fits[p.name] & set(members.get(p.name, []))
+            if runs and runs <= short:
+                select_miss[p.name] = (
+                    f"walltime {hms(wall)} above queue {p.name}'s h_rt on every "
+                    f"host that can run the job (" + ", ".join(
+                        f"{h} {hms(p.instance_time_s[h] or 0)}" for h in sorted(runs)[:4])
+                    + (", ..." if len(runs) > 4 else "") + "; qconf -sq)")
+            elif short & runs:
+                adjusted[p.name].append(
+                    f"queue {p.name}: {_few(short & runs)} of a shorter h_rt than the "
+                    f"walltime {hms(wall)} (qconf -sq): passed over")
+            fits[p.name] -= short
     wide = {p.name: len([x for x in members.get(p.name, []) if x in fits[p.name]])
             for p in parts}
     whole_req = req
     largest = max((len([x for x in members.get(q.name, []) if x in fit])
                    for q in snap.partitions), default=0)
+    job_soft = _asked_soft_time(spec)
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
@@ -778,6 +799,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif limit != req.walltime:
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
                        f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
+        if job_soft is not None and p.soft_time_s is not None and job_soft > p.soft_time_s:
+            other.append(f"s_rt {hms(job_soft)} above {words.where(p.name)}'s s_rt "
+                         f"{hms(p.soft_time_s)} (Grid Engine runs a job only in a queue whose "
+                         "limits hold what it asks)")
         if (soft := _soft_limit(p)) is not None and (limit or p.max_time_s or soft + 1) > soft:
             cut.append(f"{words.where(p.name)}: its s_rt {hms(p.soft_time_s)} ends the job at "
                        f"{hms(soft)} (Grid Engine sends SIGUSR1 at s_rt, then ends it after the "
@@ -814,7 +839,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         queue_why = queue_fits[p.name].why if p.name in queue_fits else None
         if slots_from is not None and p.name in slots_from.why:
             queue_why = "; ".join(filter(None, (slots_from.why[p.name], queue_why)))
-        if p.name in select_miss:  # LSF: its RES_REQ select[] leaves no host
+        if p.name in select_miss:  # no host left by the queue's own select[] or h_rt
             other.append(select_miss[p.name])
         elif queue_why and wide[p.name] < req.nodes:  # its instances lack a consumable
             other.append(queue_why)
@@ -2056,6 +2081,15 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
     return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
                 f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
+
+
+def _asked_soft_time(spec: JobSpec) -> int | None:
+    """The hard `-l s_rt` a Grid Engine script asks (seconds; the last one, as qsub keeps
+    it): a queue whose own s_rt is shorter takes no such job. None: none asked, or a value
+    that is no time (INFINITY)."""
+    asked = [d.value for d in spec.unknown if d.dialect == "sge" and d.option == "-l s_rt"
+             and d.value]
+    return sge_time(asked[-1].partition("=")[2].strip()) if asked else None
 
 
 def _soft_limit(p: Partition | None) -> float | None:

@@ -359,19 +359,32 @@ class Site:
         await self.run(["sh", "-c", shell, "sh", jd, f"{decision} {token}",
                         hedge_gate_file(jd)], check=True, scheduler=False, timeout=30.0)
 
+    def _lacks_partition(self, name: str) -> bool:
+        """Whether the last snapshot lists the site's partitions without `name` (renamed or
+        retired since the sites file was written); False when none has listed them."""
+        known = {p.name for p in self._snapshot.partitions} if self._snapshot else set()
+        return bool(known) and name not in known
+
+    def _default_partition(self) -> str | None:
+        """The sites file's `default_partition`, unless the site lacks it: then None, the
+        scheduler's own default, as placement says ("not used: the default is ...";
+        sbatch refused the name)."""
+        name = self.cfg.default_partition
+        return None if name and self._lacks_partition(name) else name
+
     def partition(self, queue: str | None) -> str | None:
         """The partition a job goes to, within the site's `allowed_partitions`: without one
-        named, the site's default partition when allowed, else the first allowed one (never
-        the scheduler's own default, which may be a forbidden one)."""
+        named, the site's default partition when allowed, else the first allowed one the
+        site has (never the scheduler's own default, which may be a forbidden one)."""
         allowed = self.cfg.allowed_partitions
-        chosen = queue or self.cfg.default_partition
+        chosen = queue or self._default_partition()
         if allowed is None:
             return chosen
         if not allowed:
             raise BadInput(f"site {self.name!r} allows no partition (allowed_partitions is "
                            "empty)")
         if queue is None and chosen not in allowed:
-            chosen = allowed[0]
+            chosen = next((p for p in allowed if not self._lacks_partition(p)), allowed[0])
         if chosen not in allowed:
             raise BadInput(f"partition {chosen!r} is not allowed on site {self.name!r} "
                            f"(allowed: {', '.join(allowed)})")
@@ -500,6 +513,11 @@ class Site:
         return out
 
     # -- discovery ----------------------------------------------------------
+    @property
+    def last_snapshot(self) -> SiteSnapshot | None:
+        """The last snapshot taken, however old, without asking the site (None: none yet)."""
+        return self._snapshot
+
     async def snapshot(self, *, max_age_s: float = 15.0) -> SiteSnapshot:
         """Capabilities and queue in one remote command; cached for `max_age_s`."""
         async with self._lock:

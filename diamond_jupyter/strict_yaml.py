@@ -5,7 +5,8 @@ silently: a key given twice in one mapping (YAML keeps the last, so `scheduler: 
 then `scheduler: pbs` made a PBS site, and a second `needs:` dropped a step's first),
 flow collections nested deeper than a limit (each level costs the parser a frame), and a
 whole number written otherwise than in decimal digits (`port: 022` is octal 18, `0x16` is 22,
-`1:30` is 90 in YAML 1.1: `NumberNotAsWritten`). Merge keys (`<<: *defaults`) still
+`1:30` is 90 in YAML 1.1: `NumberNotAsWritten`), and a base-60 float (`1:30.5` is 90.5).
+Merge keys (`<<: *defaults`) still
 override as YAML means them.
 """
 
@@ -24,6 +25,7 @@ from yaml.scanner import ScannerError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 INT_TAG = "tag:yaml.org,2002:int"
+FLOAT_TAG = "tag:yaml.org,2002:float"
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)")
 
 
@@ -32,14 +34,17 @@ class NumberNotAsWritten(ConstructorError):
     where it is, with what to write instead)."""
 
 
-def _number_problem(node: yaml.Node, value: int, key: str = "") -> NumberNotAsWritten | None:
+def _number_problem(node: yaml.Node, value: float, key: str = "") -> NumberNotAsWritten | None:
     """The refusal of an int `node` written as octal (`022`), hexadecimal (`0x16`), binary
-    (`0b11`) or base 60 (`1:30`); None for decimal digits (`22`, `-3`, `1_000`) and for a
-    leading 0 that changes nothing (`07`)."""
+    (`0b11`) or base 60 (`1:30`), or of a float `node` in base 60 (`1:30.5`); None for
+    decimal digits (`22`, `-3`, `1_000`, `2.5`) and for a leading 0 that changes nothing
+    (`07`)."""
     text = node.value
-    if _DECIMAL.fullmatch(text):
+    if node.tag == FLOAT_TAG and ":" not in text or _DECIMAL.fullmatch(text):
         return None
     digits = text.lstrip("+-")
+    if isinstance(value, float):
+        value = round(value, 9)  # 685230.15, not its binary neighbour
     if digits.startswith("0x"):
         why, meant = "0x makes it hexadecimal", f"write it in decimal ({value})"
     elif digits.startswith("0b"):
@@ -67,6 +72,14 @@ class _Strict:
     def construct_strict_int(self, node: yaml.ScalarNode) -> int:
         """PyYAML's int, refused when written otherwise than in decimal digits."""
         value = yaml.SafeLoader.construct_yaml_int(self, node)  # type: ignore[arg-type]
+        problem = _number_problem(node, value)
+        if problem is not None:
+            raise problem
+        return value
+
+    def construct_strict_float(self, node: yaml.ScalarNode) -> float:
+        """PyYAML's float, refused when written in base 60 (`1:30.5`)."""
+        value = yaml.SafeLoader.construct_yaml_float(self, node)  # type: ignore[arg-type]
         problem = _number_problem(node, value)
         if problem is not None:
             raise problem
@@ -151,17 +164,18 @@ class _Strict:
 
 def _check_number_under(loader: Any, key_node: yaml.Node, value_node: yaml.Node) -> None:
     """A number not written in decimal as `key`'s value, or as an item of its list, refused
-    naming the key (`port: 022`, `ports[1]: 0x16`)."""
+    naming the key (`port: 022`, `ports[1]: 0x16`, `keepalive_s: 1:30.5`)."""
     if not isinstance(key_node, yaml.ScalarNode):
         return
     items = [("", value_node)] if isinstance(value_node, yaml.ScalarNode) else \
         [(f"[{i}]", v) for i, v in enumerate(value_node.value)] \
         if isinstance(value_node, yaml.SequenceNode) else []
     for index, item in items:
-        if isinstance(item, yaml.ScalarNode) and item.tag == INT_TAG and \
-                not _DECIMAL.fullmatch(item.value):
-            value = yaml.SafeLoader.construct_yaml_int(loader, item)
-            problem = _number_problem(item, value, key_node.value + index)
+        if isinstance(item, yaml.ScalarNode) and item.tag in (INT_TAG, FLOAT_TAG) and \
+                not _DECIMAL.fullmatch(item.value) and (item.tag == INT_TAG or ":" in item.value):
+            read = yaml.SafeLoader.construct_yaml_int if item.tag == INT_TAG \
+                else yaml.SafeLoader.construct_yaml_float
+            problem = _number_problem(item, read(loader, item), key_node.value + index)
             if problem is not None:
                 raise problem
 
@@ -234,7 +248,8 @@ class _PyStrictLoader(_Strict, yaml.SafeLoader):
     """PyYAML's own reader (pure Python): its errors are the ones the faces show."""
 
     yaml_constructors = {**yaml.SafeLoader.yaml_constructors,
-                         INT_TAG: _Strict.construct_strict_int}
+                         INT_TAG: _Strict.construct_strict_int,
+                         FLOAT_TAG: _Strict.construct_strict_float}
 
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
         # refused as it is read: the pure-Python parser takes a frame per level
@@ -307,31 +322,61 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
+def boolean_word(node: yaml.Node | None) -> str:
+    """'; YAML reads `on` as true': for a scalar YAML 1.1 reads as a boolean though it is
+    written otherwise than true/false (`yes`, `on`, `off`, `no`), so an error that names
+    the boolean names the word written too; '' for any other node."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag != BOOL_TAG or \
+            node.value.lower() in ("true", "false"):
+        return ""
+    meant = "true" if node.value.lower() in ("yes", "on", "y") else "false"
+    return f"; YAML reads `{node.value}` as {meant}"
+
+
+def node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
+    """The value node at `loc` in a composed YAML tree; None where the place is not in it."""
+    node = root
+    for part in loc:
+        found = _child(node, part)
+        if found is None:
+            return None
+        node = found[0]
+    return node
+
+
+def _child(node: yaml.Node | None, part: Any) -> tuple[yaml.Node, yaml.Node | None] | None:
+    """The value at key or index `part` of `node`, with its key's node (None for a list
+    item); a key a merge (`<<: *anchor`) brought in is looked up in the merged mappings."""
+    if isinstance(node, yaml.MappingNode):
+        todo = [node]
+        while todo:
+            m = todo.pop(0)
+            for k, v in m.value:
+                if k.tag == MERGE_TAG:
+                    todo += [v] if isinstance(v, yaml.MappingNode) else [
+                        x for x in getattr(v, "value", []) if isinstance(x, yaml.MappingNode)]
+                elif isinstance(k, yaml.ScalarNode) and k.value == str(part):
+                    return v, k
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
+            0 <= part < len(node.value):
+        return node.value[part], None
+    return None
+
+
 def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the key (or list item) at `loc` (mapping keys and list indices,
     as pydantic gives an error's place) in a composed YAML tree, or of the deepest part of it
     found; a key a merge (`<<: *anchor`) brought in is looked up in the merged mappings."""
     node, line = root, None
     for part in loc:
-        found: yaml.Node | None = None
-        at: yaml.Node | None = None  # the key's node: a block value starts a line later
-        if isinstance(node, yaml.MappingNode):
-            todo = [node]
-            while todo and found is None:
-                m = todo.pop(0)
-                for k, v in m.value:
-                    if k.tag == MERGE_TAG:
-                        todo += [v] if isinstance(v, yaml.MappingNode) else [
-                            x for x in getattr(v, "value", []) if isinstance(x, yaml.MappingNode)]
-                    elif isinstance(k, yaml.ScalarNode) and k.value == str(part):
-                        found, at = v, k
-                        break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and \
-                0 <= part < len(node.value):
-            found = node.value[part]
-        if found is None:
+        child = _child(node, part)
+        if child is None:
             break
-        node, line = found, (at or found).start_mark.line + 1
+        node, at = child  # at: the key's node (a block value starts a line later)
+        line = (at or node).start_mark.line + 1
     return line
 
 

@@ -30,9 +30,9 @@ def _running(store: Store, ran_s: float) -> Job:
     return store.get_job("alpha:100")
 
 
-def _line(state: str, began: str) -> str:
+def _line(state: str, began: str, limit: str = "10:00") -> str:
     return (f"100|{state}|{began}|N/A|{began}|"
-            f"10:00|1|1|{getpass.getuser()}|debug|N/A|n1|None|{token_tag(TOKEN)}|train\n")
+            f"{limit}|1|1|{getpass.getuser()}|debug|N/A|n1|None|{token_tag(TOKEN)}|train\n")
 
 
 def _no_channel(tmp_path, **kw) -> tuple[LocalSlurmQueue, Store, Journal]:
@@ -96,8 +96,9 @@ async def test_an_awaited_jobs_end_is_learned_without_waiting_out_the_poll_inter
     # two queries find it running (started 20 s ago: its pace is 2 s), the later ones ended
     began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 20))
     first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
-    first.write_text(_line("RUNNING", began))
-    later.write_text(_line("COMPLETED", began))
+    # no time limit (a job with one is also looked at just after it: not this test's point)
+    first.write_text(_line("RUNNING", began, "UNLIMITED"))
+    later.write_text(_line("COMPLETED", began, "UNLIMITED"))
     (tmp_path / "bin-alpha" / "squeue").write_text(
         f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
         f"if [ $n -le 2 ]; then cat {first}; else cat {later}; fi\n")
@@ -209,8 +210,9 @@ async def test_a_job_waited_on_is_asked_about_without_waiting_out_the_poll_under
     mon = journal.monitors["alpha"]
     began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3))
     first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
-    first.write_text(_line("RUNNING", began))
-    later.write_text(_line("COMPLETED", began))
+    # no time limit (a job with one is also looked at just after it: not this test's point)
+    first.write_text(_line("RUNNING", began, "UNLIMITED"))
+    later.write_text(_line("COMPLETED", began, "UNLIMITED"))
     (tmp_path / "bin-alpha" / "squeue").write_text(
         f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
         f"if [ $n -le 2 ]; then cat {first}; else cat {later}; fi\n")

@@ -39,8 +39,8 @@ class NamedHosts:
 
 def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | None:
     """The hosts the job's scheduler directives name (Flux host terms of `--requires`,
-    Slurm `--nodelist`/`--exclude`), those of `foreign_to`'s own dialect left out; None
-    where they name none."""
+    Slurm `--nodelist`/`--exclude`, LSF `-m`, Grid Engine `-l hostname=`), those of
+    `foreign_to`'s own dialect left out; None where they name none."""
     flux = [d for d in spec.unknown if d.dialect == "flux" != foreign_to
             and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
     if flux:
@@ -52,7 +52,10 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
             if d.value and d.option in ("--nodelist", "--exclude"):
                 slurm.append((component, d))
     if not slurm:
-        return None
+        chosen = [d for d in spec.unknown if d.dialect != foreign_to and d.value and (
+            d.dialect == "lsf" and d.option == "-m"
+            or d.dialect == "sge" and d.option in ("-l hostname", "-l h"))]
+        return _chosen_hosts(chosen) if chosen else None
     out = NamedHosts([d for _, d in slurm])
     for component, d in slurm:
         if component:
@@ -108,6 +111,32 @@ def _flux(directives: list[Directive]) -> NamedHosts:
                 return out
             else:
                 out.among = value
+    return out
+
+
+_PLAIN_HOST = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def _chosen_hosts(directives: list[Directive]) -> NamedHosts:
+    """Grid Engine `-l hostname=h1|h2` (`h=`): the job's hosts come from among those named,
+    as flux's `host:` (the last directive counts, as qsub keeps it); a pattern (`node*`,
+    `!h1`, `h1&h2`) has no other scheduler's form. LSF `-m` is read only to say why it is
+    not carried: it names hosts, host groups and compute units alike (bsub(1)), which no
+    other scheduler's host list can tell apart (a group's name would be a host that never
+    exists: refused, or a job that never starts)."""
+    out = NamedHosts(directives)
+    d = directives[-1]
+    if d.dialect == "lsf":
+        out.why_not = ("LSF's -m names hosts, host groups and compute units alike, which "
+                       "cannot be told apart here")
+        return out
+    names = (d.value or "").partition("=")[2].split("|")
+    odd = next((n for n in names if not _PLAIN_HOST.fullmatch(n)), None)
+    if odd is not None:
+        out.why_not = f"{odd!r} is a host pattern (wildcards, `!`, `&`), not a host"
+        return out
+    out.among = ",".join(names)
+    out.said_by[out.among] = d
     return out
 
 

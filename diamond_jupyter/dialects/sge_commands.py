@@ -466,6 +466,11 @@ class SgeCommands:
             cfg = configs.get(name, {})
             mine = [i for i in instances if i["queue"] == name]
             h_rt, s_rt, notify = (_limit(cfg.get(k)) for k in ("h_rt", "s_rt", "notify"))
+            by_host = _host_limits(cfg.get("h_rt"), [i["host"] for i in mine if i["host"]],
+                                   groups or {})
+            if by_host:  # the longest any instance gives (None: one has no limit)
+                h_rt = None if None in by_host.values() else max(
+                    t for t in by_host.values() if t is not None)
             # disabled (d, D: by its calendar), suspended (s, S, C: by its calendar), in
             # error (E), unknown (u) or in load alarm (a: above its load_threshold, no job
             # is scheduled to it) in every instance: it starts no job; in some, those hosts
@@ -483,6 +488,7 @@ class SgeCommands:
                 total_cpus=sum(i["total"] for i in mine),
                 parallel_environments=pe_list(cfg["pe_list"]) if "pe_list" in cfg else None,
                 instance_slots={i["host"]: i["total"] for i in mine if i["host"]} or None,
+                instance_time_s=by_host,
                 instance_slots_taken={i["host"]: i.get("used", 0) + i.get("resv", 0)
                                       for i in mine if i["host"]} or None,
                 instance_slots_held={h: got for i in mine if (h := i["host"])
@@ -499,6 +505,15 @@ class SgeCommands:
 # (E), unknown (u) or in load alarm (a)
 _CLOSED = re.compile(r"[dDuEsSCa]")
 
+
+
+def _host_limits(text: str | None, hosts: list[str], groups: dict[str, list[str]]
+                 ) -> dict[str, int | None] | None:
+    """A queue's time limit on each of its hosts where `qconf -sq` gives some their own
+    (`24:00:00,[@short=1:00:00],[dn2=2:00:00]`); None for one limit on every host."""
+    if not text or "[" not in text or not hosts:
+        return None
+    return {h: _limit(host_value(text, h, groups)) for h in hosts}
 
 
 def _limit(text: str | None) -> int | None:

@@ -329,6 +329,34 @@ def _mem_not_carried(comps: list[Resources], warnings: list[str]) -> list[Resour
     return out
 
 
+# an srun step's components of a heterogeneous job (`--het-group=1`, `0,2-3`; `--pack-group`
+# before Slurm 20.02)
+_HET_GROUP = re.compile(r"(?<!\S)--(?:het|pack)-group(?:=|\s+)(['\"]?)([^\s'\"]+)\1")
+
+
+def _check_het_groups(text: str, components: int, het_line: int) -> None:
+    """BadInput for an `srun --het-group=N` in the body naming a component the job does not
+    have (srun fails that step at run time, after the job waited in the queue: "Attempt to
+    run a job step with het group value of N, but the job allocation has maximum value of
+    M"). A value given by a variable or otherwise than as offsets is not checked."""
+    for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+        code = line.strip()
+        if code.startswith("#") or not re.search(r"(?<![\w/.-])srun(?![\w.-])", code):
+            continue
+        for m in _HET_GROUP.finditer(code):
+            expr = m.group(2)
+            if not re.fullmatch(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", expr):
+                continue  # $GROUP, a typo srun itself refuses
+            top = max(int(n) for n in re.split(r"[,-]", expr))
+            if top >= components:
+                raise BadInput(
+                    f"line {lineno}: `{m.group(0).strip()}` names component {top}, but the "
+                    f"heterogeneous job (line {het_line}) has {components} components, "
+                    f"numbered 0 to {components - 1}: srun would fail that step once the "
+                    "job runs; name a component the job has, or add one (`#SBATCH hetjob` "
+                    "and its options)")
+
+
 class SlurmScript:
     submit_wait = staticmethod(submit_wait)
     name = "slurm"
@@ -367,6 +395,7 @@ class SlurmScript:
         self._per_gpu(spec, later.per_gpu)
         if het_line is not None:
             self._components(spec, het_line, parts, "mem" in later.memory)
+            _check_het_groups(text, len(parts) + 1, het_line)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
         return spec
 

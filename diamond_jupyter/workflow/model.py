@@ -33,6 +33,7 @@ from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
+    boolean_word,
     compose,
     odd_blank_hint,
     strict_load,
@@ -1144,7 +1145,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             msg = "is required"
         msg = _as_written(msg, lines, tuple(err["loc"]))
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
-                       f"{_line_note(lines, tuple(err['loc']), at_key=unknown)}") from None
+                       f"{_line_note(lines, tuple(err['loc']), at_key=unknown, said=msg)}"
+                       ) from None
     # a file's name starts every message (a graph problem named only the step)
     head = f"{source}: " if source != "the workflow" else ""
     try:
@@ -1357,10 +1359,12 @@ def _meant(key: str, accepted: list[str]) -> str | None:
     return (same or other or close or [None])[0]
 
 
-def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False) -> str:
+def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False,
+               said: str = "") -> str:
     """' (line N)': where in the file `loc` is, when the file's YAML nodes are known;
     `at_key`: the line of the last key itself (an unknown field: its value, a block
-    mapping or list under it, starts on the next line)."""
+    mapping or list under it, starts on the next line). A value YAML read as a boolean
+    from another word (`on`) is named too, unless the message `said` tells it already."""
     import yaml
 
     node = lines() if lines is not None else None
@@ -1384,7 +1388,8 @@ def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False) -> str
         if node is None:
             break
         line = key_line or node.start_mark.line + 1
-    return f" (line {line})" if line else ""
+    word = boolean_word(node) if "YAML" not in said else ""
+    return f" (line {line}{word})" if line else ""
 
 
 def _utf8(raw: bytes, source: str) -> str:

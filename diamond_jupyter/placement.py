@@ -221,6 +221,17 @@ LSF_UNCHECKED = {
           "site; LSF applies it, so the job may start later than said)",
 }
 
+# a job's unknown -R section placement does not model: `-R same`, or `-R{2} cu` for the
+# second term of a compound requirement (`2*{same[model]} + 4*{cu[type=rack]}`)
+_LSF_UNCHECKED_OPTION = re.compile(r"-R(?:\{(\d+)\})? (" + "|".join(LSF_UNCHECKED) + ")")
+
+
+def _lsf_unchecked_note(m: re.Match[str], value: str) -> str:
+    """Why the job's `value` (a same[], order[] or cu[] section) is not checked here."""
+    where = f" (term {m.group(1)} of the compound requirement)" if m.group(1) else ""
+    return f"-R {value}{where}: {LSF_UNCHECKED[m.group(2)]}"
+
+
 Verdict = Literal["READY", "BUSY", "RESTRICTED", "INCOMPATIBLE", "UNREACHABLE"]
 
 
@@ -548,9 +559,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     reasons.append(f"no host meets {d.value} that can run it (hosts: "
                                    f"{_few({n.name for n in nodes})})")
                 fit &= meet if meet is not None else fit
-        unread_select += [f"-R {d.value}: {LSF_UNCHECKED[d.option[3:]]}" for d in spec.unknown
-                          if d.dialect == "lsf" and d.option[3:] in LSF_UNCHECKED
-                          and d.option.startswith("-R ") and d.value]
+        unread_select += [_lsf_unchecked_note(m, d.value) for d in spec.unknown
+                          if d.dialect == "lsf" and d.value
+                          and (m := _LSF_UNCHECKED_OPTION.fullmatch(d.option))]
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is None and cfg.scheduler == "lsf":
         # an LSF job's compound terms, each on the hosts -m and select[] leave it (none

@@ -76,3 +76,22 @@ def test_lsf_keeps_them_as_written():
     script, _, _ = translate('#!/bin/bash\n#BSUB -n 4\n#BSUB -R "same[type] cu[maxcus=2]"\n'
                              "./a\n", "lsf", "lsf")
     assert 'same[type] cu[maxcus=2]"' in script, script
+
+
+def test_sections_inside_a_compound_requirements_terms_are_said_not_checked():
+    """`same[]`, `order[]`, `cu[]` in a term of a compound -R: each said, naming its term."""
+    v = run('#BSUB -W 1:00\n#BSUB -R "2*{select[model==EPYC] same[model]} + '
+            '4*{order[r15s] cu[type=rack]}"', wren()).verdict("wren")
+    assert v.feasible, v.reasons
+    for term, section in ((1, "same[model]"), (2, "order[r15s]"), (2, "cu[type=rack]")):
+        kind = section.split("[")[0]
+        assert (f"-R {section} (term {term} of the compound requirement): {SAID[kind]}"
+                in v.notes), v.notes
+    # (guard) the select[] of term 1 is no such section: not said "not checked here"
+    assert not [n for n in v.notes if "select[" in n and "not checked here" in n], v.notes
+
+
+def test_a_compound_term_without_them_says_nothing():
+    v = run('#BSUB -W 1:00\n#BSUB -R "2*{span[hosts=1]} + 4*{rusage[mem=100]}"',
+            wren()).verdict("wren")
+    assert not [n for n in v.notes if "not checked here" in n], v.notes

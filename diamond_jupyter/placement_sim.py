@@ -448,6 +448,9 @@ class _Sim:
         self._pending: dict[int, dict[int, tuple[float, int, int]]] | None = None
         self._bases: dict[int, tuple[list[float], list[int], list[int]]] = {}
         self._changed: set[int] = set()
+        # the nodes a release or a start changed since the last plan of `_planned_start`
+        # (its `_PlanMemory` reads and clears them)
+        self.touched: set[int] = set()
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:
@@ -496,6 +499,7 @@ class _Sim:
             if self._pending is not None:
                 self._pending.setdefault(n, {})[self.seq] = (t + d.duration, c, g)
                 self._changed.add(n)
+                self.touched.add(n)
         d.done, d.start = True, t
 
     def next_event(self, t: float, wakes: list[float]) -> float | None:
@@ -513,6 +517,7 @@ class _Sim:
             if self._pending is not None:
                 del self._pending[n][seq]
                 self._changed.add(n)
+                self.touched.add(n)
             nc = min(self.cap_c[n], self.free_c[n] + c)
             self.tot += nc - self.free_c[n]
             self.free_c[n] = nc
@@ -784,10 +789,7 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
-        es = self._order.get(id(d.eligible))
-        if es is None:  # the plan's nodes d may use, in index order (cached per node list)
-            es = self._order[id(d.eligible)] = sorted(
-                n for n in self.sim.elig(d) if n in self.times)
+        es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
             if best is None:
@@ -821,14 +823,19 @@ class _Plan:
         """Nodes where d starts now, fitting through its walltime without touching any
         slot kept for a job ahead (taken from the plan); None: it does not, and it keeps
         nothing for later (a job past a scheduler's backfill depth)."""
-        es = self._order.get(id(d.eligible))
-        if es is None:
-            es = self._order[id(d.eligible)] = sorted(
-                n for n in self.sim.elig(d) if n in self.times)
+        es = self.nodes_of(d)
         if d.not_before > self.t or (hosts := self._hosts(d, self.t, es)) is None:
             return None
         self._take(d, self.t, hosts)
         return hosts
+
+    def nodes_of(self, d: Demand) -> list[int]:
+        """The plan's nodes d may use, in index order (cached per node list)."""
+        es = self._order.get(id(d.eligible))
+        if es is None:
+            es = self._order[id(d.eligible)] = sorted(
+                n for n in self.sim.elig(d) if n in self.times)
+        return es
 
     def _take(self, d: Demand, start: float, hosts: list[int]) -> None:
         """d's room on `hosts` from `start` through its walltime, out of the plan."""
@@ -851,11 +858,94 @@ def _plan_reach(nodes: frozenset[int]) -> int:
     return max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
 
 
+Slot = tuple[float, list[int]]  # a reservation: its start and its nodes
+
+
+class _PlanMemory:
+    """The reservations `_planned_start` made for one probe at its last plan, kept for the
+    next one. Between two events a release or a start changes a few nodes, so most jobs
+    ahead take the same slot again: a kept slot is taken again without a search where
+    nothing it depends on can have changed, else it is searched for anew.
+
+    `dirty`: the nodes whose steps may differ, at this point of the queue, from the last
+    plan's at the same job: those a release or a start changed since (`_Sim.touched`),
+    and those of every reservation that moved, or that the last plan made and this one
+    does not (a job that has started since). Any other node has the same steps from the
+    plan's time on, so a job's earliest fit there is the same, where it is no earlier
+    than that time."""
+
+    def __init__(self) -> None:
+        # job -> (the plan's time, the search's start, its slot), in the order made
+        self.made: dict[Demand, tuple[float, float, Slot | None]] = {}
+        self._old: list[tuple[Demand, tuple[float, float, Slot | None]]] = []
+        self._at: dict[Demand, int] = {}
+        self._next = 0
+        self.dirty: set[int] = set()
+
+    def begin(self, sim: _Sim) -> None:
+        """A new plan: the last one's reservations become the ones to compare with."""
+        self._old, self.made = list(self.made.items()), {}
+        self._at = {d: i for i, (d, _) in enumerate(self._old)}
+        self._next = 0
+        self.dirty = set(sim.touched)
+        sim.touched.clear()
+
+    def reserve(self, plan: _Plan, d: Demand) -> Slot | None:
+        """`plan.reserve(d)`, the last plan's slot taken again where it is still d's."""
+        t0 = max(plan.t, d.not_before)
+        i = self._at.get(d, -1)
+        if i < self._next:  # not in the last plan (or out of its order): searched for
+            got = plan.reserve(d, t0)
+            self.dirty.update(got[1] if got else ())
+        else:
+            for _, (_, _, gone) in self._old[self._next:i]:  # reserved then, not now
+                self.dirty.update(gone[1] if gone else ())
+            self._next = i + 1
+            was_t, _, was = self._old[i][1]
+            got = self._again(plan, d, t0, was)
+            if got != was or (got is not None and was is not None
+                              and (got[0] > plan.t) != (was[0] > was_t)):
+                # moved, or a start now where it was a reservation (or back): its nodes
+                # differ from here on
+                self.dirty.update(was[1] if was else ())
+                self.dirty.update(got[1] if got else ())
+        self.made[d] = (plan.t, t0, got)
+        return got
+
+    def _again(self, plan: _Plan, d: Demand, t0: float, was: Slot | None) -> Slot | None:
+        """d's slot from t0 given its last one (`was`, searched for from no later than t0
+        on the same steps outside `dirty`): only the dirty nodes are searched where that
+        decides it, else the whole plan is."""
+        dirty = self.dirty
+        hit = [n for n in plan.nodes_of(d) if n in dirty] if dirty else []
+        if was is None:
+            if not hit:
+                return None  # nowhere it fits then, nothing changed: nowhere now
+        elif was[0] >= t0 and dirty.isdisjoint(was[1]):
+            # the kept slot is still there; a dirty node beats it only by fitting as soon
+            bound = math.nextafter(was[0], math.inf)
+            if d.nodes == 1:  # the soonest fit, lowest index on ties
+                best = (was[0], was[1][0])
+                for n in hit:
+                    e = plan._earliest_known(d, n, t0, bound)
+                    if e is not None and (e, n) < best:
+                        best = (e, n)
+                plan._take(d, best[0], [best[1]])
+                return best[0], [best[1]]
+            if all(plan._earliest_known(d, n, t0, bound) is None for n in hit):
+                # none fits as soon: no earlier start, and the same first nodes then
+                plan._take(d, was[0], was[1])
+                return was[0], list(was[1])
+        return plan.reserve(d, t0)
+
+
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
-                   depth: int) -> list[int] | None:
+                   depth: int, memory: _PlanMemory | None = None) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
-    A reservation only takes room away: once the probe fits on too few nodes, it waits."""
+    A reservation only takes room away: once the probe fits on too few nodes, it waits.
+    `memory`: the probe's reservations at its last plan (same sim), taken again where
+    they still hold (`_PlanMemory`)."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
@@ -864,11 +954,13 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     nodes = mine.union(*(sim.elig(d) for d in ahead))
     ahead = ahead[:_plan_reach(nodes)]
     plan = _Plan(sim, t, nodes)
+    if memory is not None:
+        memory.begin(sim)
     room = {n for n in mine if plan.fits_through(probe, n, t)}
     for d in ahead:
         if len(room) < probe.nodes:
             return None
-        got = plan.reserve(d)
+        got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
         for n in got[1] if got else ():
             if n in room and not plan.fits_through(probe, n, t):
                 room.discard(n)
@@ -989,6 +1081,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe, top=top, top_by=top_by, until=until)
     sim = _Sim(st)
+    memory = _PlanMemory() if reserve_all else None  # the probe's plan, event to event
     wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t, head, sh = 0.0, 0, None
@@ -1033,7 +1126,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 return t
         if sim.tot > 0 and not probe.done:
             if reserve_all:
-                hosts = _planned_start(sim, wait[head:], probe, t, depth)
+                hosts = _planned_start(sim, wait[head:], probe, t, depth, memory)
                 if hosts is not None:
                     sim.alloc(probe, hosts, t)
                     return t

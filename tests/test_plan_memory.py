@@ -24,8 +24,8 @@ from diamond_jupyter.placement_sim import (
     Demand,
     SimState,
     _Plan,
-    _planned_start,
     _PlanMemory,
+    _planned_start,
     _Sim,
     earliest_start,
 )

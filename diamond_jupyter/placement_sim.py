@@ -46,7 +46,7 @@ import bisect
 import heapq
 import itertools
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -640,6 +640,18 @@ class _Sim:
         return True
 
 
+class _Steps(dict):
+    """Node -> one of a plan's step lists, made (with the other two) when first read."""
+
+    def __init__(self, load: Callable[[int], None]) -> None:
+        super().__init__()
+        self.load = load
+
+    def __missing__(self, n: int) -> list:
+        self.load(n)
+        return self[n]
+
+
 class _Plan:
     """The scheduler's own plan at time t, as Slurm's backfill builds it: running jobs end
     at their walltimes (`_Sim.plan`), and every waiting job ahead, in priority order, holds
@@ -653,8 +665,9 @@ class _Plan:
     however many CPUs are free there. A 1-CPU job behind GPU jobs waiting for a GPU thus
     waits for them even on nodes with idle CPUs (measured on the test bed's gamma)."""
 
-    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int]) -> None:
-        self.sim, self.t = sim, t
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], lazy: bool = False
+                 ) -> None:
+        self.sim, self.t, self.nodes = sim, t, nodes
         self._order: dict[int, list[int]] = {}
         # node -> how often a reservation changed it; (node, version, shape, t0) -> its
         # earliest fit, exact or a lower bound: queues repeat shapes (arrays, scripts
@@ -664,12 +677,20 @@ class _Plan:
                          tuple[float | None, bool]] = {}
         self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
-        self.times: dict[int, list[float]] = {}
-        self.fc: dict[int, list[int]] = {}
-        self.fg: dict[int, list[int]] = {}
-        for n in nodes:  # shared with the sim's bases until a reservation changes them
-            self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
+        # per node, shared with the sim's bases until a reservation changes them; `lazy`:
+        # each made when first read (the sim must not change meanwhile)
+        self.times: dict[int, list[float]] = _Steps(self._load)
+        self.fc: dict[int, list[int]] = _Steps(self._load)
+        self.fg: dict[int, list[int]] = _Steps(self._load)
+        if not lazy:
+            for n in nodes:
+                self._load(n)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
+
+    def _load(self, n: int) -> None:
+        if n not in self.nodes:
+            raise KeyError(n)
+        self.times[n], self.fc[n], self.fg[n] = self.sim.plan_base(n, self.t)
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -834,7 +855,7 @@ class _Plan:
         es = self._order.get(id(d.eligible))
         if es is None:
             es = self._order[id(d.eligible)] = sorted(
-                n for n in self.sim.elig(d) if n in self.times)
+                n for n in self.sim.elig(d) if n in self.nodes)
         return es
 
     def _take(self, d: Demand, start: float, hosts: list[int]) -> None:
@@ -881,6 +902,7 @@ class _PlanMemory:
         self._at: dict[Demand, int] = {}
         self._next = 0
         self.dirty: set[int] = set()
+        self.meets: dict[int, bool] = {}  # per node list: shares a node with the probe's
 
     def begin(self, sim: _Sim) -> None:
         """A new plan: the last one's reservations become the ones to compare with."""
@@ -949,22 +971,39 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
+    meets = memory.meets if memory is not None else {}
     ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
-                                   and not mine.isdisjoint(sim.elig(d))), depth))
-    nodes = mine.union(*(sim.elig(d) for d in ahead))
+                                   and _meets(meets, mine, sim, d)), depth))
+    nodes = mine.union(*{id(d.eligible): sim.elig(d) for d in ahead}.values())
     ahead = ahead[:_plan_reach(nodes)]
-    plan = _Plan(sim, t, nodes)
+    plan = _Plan(sim, t, nodes, lazy=True)
     if memory is not None:
         memory.begin(sim)
-    room = {n for n in mine if plan.fits_through(probe, n, t)}
-    for d in ahead:
+    # the first probe.nodes nodes (index order) where the probe fits through from t, found
+    # by scanning `order` no further than needed: a reservation only takes room away, so a
+    # node passed over never fits again
+    order, room, scan = plan.nodes_of(probe), [], 0
+    for d in [None, *ahead]:
+        if d is not None:
+            got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
+            if got is None or not any(n in room for n in got[1]):
+                continue
+            room = [n for n in room if plan.fits_through(probe, n, t)]
+        while len(room) < probe.nodes and scan < len(order):
+            scan += 1
+            if plan.fits_through(probe, order[scan - 1], t):
+                room.append(order[scan - 1])
         if len(room) < probe.nodes:
             return None
-        got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
-        for n in got[1] if got else ():
-            if n in room and not plan.fits_through(probe, n, t):
-                room.discard(n)
-    return sorted(room)[: probe.nodes] if len(room) >= probe.nodes else None
+    return room
+
+
+def _meets(cache: dict[int, bool], mine: frozenset[int], sim: _Sim, d: Demand) -> bool:
+    """Whether d may use a node of `mine` (cached per node list)."""
+    hit = cache.get(id(d.eligible))
+    if hit is None:
+        hit = cache[id(d.eligible)] = not mine.isdisjoint(sim.elig(d))
+    return hit
 
 
 @dataclass

@@ -46,7 +46,7 @@ import bisect
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -641,15 +641,19 @@ class _Sim:
 
 
 class _Steps(dict):
-    """Node -> one of a plan's step lists, made (with the other two) when first read."""
+    """Node -> one of a plan's step lists (`part` of `_Sim.plan_base`: times, free CPUs,
+    free GPUs), made when first read; only the plan's `nodes`. It holds nothing of the
+    plan (no cycle to leave to the garbage collector)."""
 
-    def __init__(self, load: Callable[[int], None]) -> None:
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], part: int) -> None:
         super().__init__()
-        self.load = load
+        self.sim, self.t, self.nodes, self.part = sim, t, nodes, part
 
     def __missing__(self, n: int) -> list:
-        self.load(n)
-        return self[n]
+        if n not in self.nodes:
+            raise KeyError(n)
+        steps = self[n] = self.sim.plan_base(n, self.t)[self.part]
+        return steps
 
 
 class _Plan:
@@ -679,18 +683,13 @@ class _Plan:
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
         # per node, shared with the sim's bases until a reservation changes them; `lazy`:
         # each made when first read (the sim must not change meanwhile)
-        self.times: dict[int, list[float]] = _Steps(self._load)
-        self.fc: dict[int, list[int]] = _Steps(self._load)
-        self.fg: dict[int, list[int]] = _Steps(self._load)
+        self.times: dict[int, list[float]] = _Steps(sim, t, nodes, 0)
+        self.fc: dict[int, list[int]] = _Steps(sim, t, nodes, 1)
+        self.fg: dict[int, list[int]] = _Steps(sim, t, nodes, 2)
         if not lazy:
             for n in nodes:
-                self._load(n)
+                self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
-
-    def _load(self, n: int) -> None:
-        if n not in self.nodes:
-            raise KeyError(n)
-        self.times[n], self.fc[n], self.fg[n] = self.sim.plan_base(n, self.t)
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the

@@ -642,17 +642,22 @@ class _Sim:
 
 class _Steps(dict):
     """Node -> one of a plan's step lists (`part` of `_Sim.plan_base`: times, free CPUs,
-    free GPUs), made when first read; only the plan's `nodes`. It holds nothing of the
-    plan (no cycle to leave to the garbage collector)."""
+    free GPUs), made when first read; only the plan's `nodes`. `rest`: the dicts of the
+    parts after this one, filled at once (a plan reads a node's times first). It holds
+    nothing of the plan (no cycle to leave to the garbage collector)."""
 
-    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], part: int) -> None:
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], part: int,
+                 rest: tuple[dict, ...] = ()) -> None:
         super().__init__()
-        self.sim, self.t, self.nodes, self.part = sim, t, nodes, part
+        self.sim, self.t, self.nodes, self.part, self.rest = sim, t, nodes, part, rest
 
     def __missing__(self, n: int) -> list:
         if n not in self.nodes:
             raise KeyError(n)
-        steps = self[n] = self.sim.plan_base(n, self.t)[self.part]
+        base = self.sim.plan_base(n, self.t)
+        for k, other in enumerate(self.rest, self.part + 1):
+            other.setdefault(n, base[k])
+        steps = self[n] = base[self.part]
         return steps
 
 
@@ -683,9 +688,9 @@ class _Plan:
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
         # per node, shared with the sim's bases until a reservation changes them; `lazy`:
         # each made when first read (the sim must not change meanwhile)
-        self.times: dict[int, list[float]] = _Steps(sim, t, nodes, 0)
         self.fc: dict[int, list[int]] = _Steps(sim, t, nodes, 1)
         self.fg: dict[int, list[int]] = _Steps(sim, t, nodes, 2)
+        self.times: dict[int, list[float]] = _Steps(sim, t, nodes, 0, (self.fc, self.fg))
         if not lazy:
             for n in nodes:
                 self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)

@@ -448,6 +448,9 @@ class _Sim:
         self._pending: dict[int, dict[int, tuple[float, int, int]]] | None = None
         self._bases: dict[int, tuple[list[float], list[int], list[int]]] = {}
         self._changed: set[int] = set()
+        # the nodes a release or a start changed since the last plan of `_planned_start`
+        # (its `_PlanMemory` reads and clears them)
+        self.touched: set[int] = set()
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:
@@ -496,6 +499,7 @@ class _Sim:
             if self._pending is not None:
                 self._pending.setdefault(n, {})[self.seq] = (t + d.duration, c, g)
                 self._changed.add(n)
+                self.touched.add(n)
         d.done, d.start = True, t
 
     def next_event(self, t: float, wakes: list[float]) -> float | None:
@@ -513,6 +517,7 @@ class _Sim:
             if self._pending is not None:
                 del self._pending[n][seq]
                 self._changed.add(n)
+                self.touched.add(n)
             nc = min(self.cap_c[n], self.free_c[n] + c)
             self.tot += nc - self.free_c[n]
             self.free_c[n] = nc
@@ -635,6 +640,27 @@ class _Sim:
         return True
 
 
+class _Steps(dict):
+    """Node -> one of a plan's step lists (`part` of `_Sim.plan_base`: times, free CPUs,
+    free GPUs), made when first read; only the plan's `nodes`. `rest`: the dicts of the
+    parts after this one, filled at once (a plan reads a node's times first). It holds
+    nothing of the plan (no cycle to leave to the garbage collector)."""
+
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], part: int,
+                 rest: tuple[dict, ...] = ()) -> None:
+        super().__init__()
+        self.sim, self.t, self.nodes, self.part, self.rest = sim, t, nodes, part, rest
+
+    def __missing__(self, n: int) -> list:
+        if n not in self.nodes:
+            raise KeyError(n)
+        base = self.sim.plan_base(n, self.t)
+        for k, other in enumerate(self.rest, self.part + 1):
+            other.setdefault(n, base[k])
+        steps = self[n] = base[self.part]
+        return steps
+
+
 class _Plan:
     """The scheduler's own plan at time t, as Slurm's backfill builds it: running jobs end
     at their walltimes (`_Sim.plan`), and every waiting job ahead, in priority order, holds
@@ -648,8 +674,9 @@ class _Plan:
     however many CPUs are free there. A 1-CPU job behind GPU jobs waiting for a GPU thus
     waits for them even on nodes with idle CPUs (measured on the test bed's gamma)."""
 
-    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int]) -> None:
-        self.sim, self.t = sim, t
+    def __init__(self, sim: _Sim, t: float, nodes: frozenset[int], lazy: bool = False
+                 ) -> None:
+        self.sim, self.t, self.nodes = sim, t, nodes
         self._order: dict[int, list[int]] = {}
         # node -> how often a reservation changed it; (node, version, shape, t0) -> its
         # earliest fit, exact or a lower bound: queues repeat shapes (arrays, scripts
@@ -659,11 +686,14 @@ class _Plan:
                          tuple[float | None, bool]] = {}
         self._heaps: dict[tuple[int, int, float, float, int], list[tuple[float, int, int]]] = {}
         self._heaps_due: set[tuple[int, int, float, float, int]] = set()
-        self.times: dict[int, list[float]] = {}
-        self.fc: dict[int, list[int]] = {}
-        self.fg: dict[int, list[int]] = {}
-        for n in nodes:  # shared with the sim's bases until a reservation changes them
-            self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
+        # per node, shared with the sim's bases until a reservation changes them; `lazy`:
+        # each made when first read (the sim must not change meanwhile)
+        self.fc: dict[int, list[int]] = _Steps(sim, t, nodes, 1)
+        self.fg: dict[int, list[int]] = _Steps(sim, t, nodes, 2)
+        self.times: dict[int, list[float]] = _Steps(sim, t, nodes, 0, (self.fc, self.fg))
+        if not lazy:
+            for n in nodes:
+                self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
@@ -784,10 +814,7 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
-        es = self._order.get(id(d.eligible))
-        if es is None:  # the plan's nodes d may use, in index order (cached per node list)
-            es = self._order[id(d.eligible)] = sorted(
-                n for n in self.sim.elig(d) if n in self.times)
+        es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
             if best is None:
@@ -821,14 +848,19 @@ class _Plan:
         """Nodes where d starts now, fitting through its walltime without touching any
         slot kept for a job ahead (taken from the plan); None: it does not, and it keeps
         nothing for later (a job past a scheduler's backfill depth)."""
-        es = self._order.get(id(d.eligible))
-        if es is None:
-            es = self._order[id(d.eligible)] = sorted(
-                n for n in self.sim.elig(d) if n in self.times)
+        es = self.nodes_of(d)
         if d.not_before > self.t or (hosts := self._hosts(d, self.t, es)) is None:
             return None
         self._take(d, self.t, hosts)
         return hosts
+
+    def nodes_of(self, d: Demand) -> list[int]:
+        """The plan's nodes d may use, in index order (cached per node list)."""
+        es = self._order.get(id(d.eligible))
+        if es is None:
+            es = self._order[id(d.eligible)] = sorted(
+                n for n in self.sim.elig(d) if n in self.nodes)
+        return es
 
     def _take(self, d: Demand, start: float, hosts: list[int]) -> None:
         """d's room on `hosts` from `start` through its walltime, out of the plan."""
@@ -851,28 +883,131 @@ def _plan_reach(nodes: frozenset[int]) -> int:
     return max(PLAN_MIN_DEPTH, PLAN_BUDGET // max(1, len(nodes)))
 
 
+Slot = tuple[float, list[int]]  # a reservation: its start and its nodes
+
+
+class _PlanMemory:
+    """The reservations `_planned_start` made for one probe at its last plan, kept for the
+    next one. Between two events a release or a start changes a few nodes, so most jobs
+    ahead take the same slot again: a kept slot is taken again without a search where
+    nothing it depends on can have changed, else it is searched for anew.
+
+    `dirty`: the nodes whose steps may differ, at this point of the queue, from the last
+    plan's at the same job: those a release or a start changed since (`_Sim.touched`),
+    and those of every reservation that moved, or that the last plan made and this one
+    does not (a job that has started since). Any other node has the same steps from the
+    plan's time on, so a job's earliest fit there is the same, where it is no earlier
+    than that time."""
+
+    def __init__(self) -> None:
+        # job -> (the plan's time, the search's start, its slot), in the order made
+        self.made: dict[Demand, tuple[float, float, Slot | None]] = {}
+        self._old: list[tuple[Demand, tuple[float, float, Slot | None]]] = []
+        self._at: dict[Demand, int] = {}
+        self._next = 0
+        self.dirty: set[int] = set()
+        self.meets: dict[int, bool] = {}  # per node list: shares a node with the probe's
+
+    def begin(self, sim: _Sim) -> None:
+        """A new plan: the last one's reservations become the ones to compare with."""
+        self._old, self.made = list(self.made.items()), {}
+        self._at = {d: i for i, (d, _) in enumerate(self._old)}
+        self._next = 0
+        self.dirty = set(sim.touched)
+        sim.touched.clear()
+
+    def reserve(self, plan: _Plan, d: Demand) -> Slot | None:
+        """`plan.reserve(d)`, the last plan's slot taken again where it is still d's."""
+        t0 = max(plan.t, d.not_before)
+        i = self._at.get(d, -1)
+        if i < self._next:  # not in the last plan (or out of its order): searched for
+            got = plan.reserve(d, t0)
+            self.dirty.update(got[1] if got else ())
+        else:
+            for _, (_, _, gone) in self._old[self._next:i]:  # reserved then, not now
+                self.dirty.update(gone[1] if gone else ())
+            self._next = i + 1
+            was_t, _, was = self._old[i][1]
+            got = self._again(plan, d, t0, was)
+            if got != was or (got is not None and was is not None
+                              and (got[0] > plan.t) != (was[0] > was_t)):
+                # moved, or a start now where it was a reservation (or back): its nodes
+                # differ from here on
+                self.dirty.update(was[1] if was else ())
+                self.dirty.update(got[1] if got else ())
+        self.made[d] = (plan.t, t0, got)
+        return got
+
+    def _again(self, plan: _Plan, d: Demand, t0: float, was: Slot | None) -> Slot | None:
+        """d's slot from t0 given its last one (`was`, searched for from no later than t0
+        on the same steps outside `dirty`): only the dirty nodes are searched where that
+        decides it, else the whole plan is."""
+        dirty = self.dirty
+        hit = [n for n in plan.nodes_of(d) if n in dirty] if dirty else []
+        if was is None:
+            if not hit:
+                return None  # nowhere it fits then, nothing changed: nowhere now
+        elif was[0] >= t0 and dirty.isdisjoint(was[1]):
+            # the kept slot is still there; a dirty node beats it only by fitting as soon
+            bound = math.nextafter(was[0], math.inf)
+            if d.nodes == 1:  # the soonest fit, lowest index on ties
+                best = (was[0], was[1][0])
+                for n in hit:
+                    e = plan._earliest_known(d, n, t0, bound)
+                    if e is not None and (e, n) < best:
+                        best = (e, n)
+                plan._take(d, best[0], [best[1]])
+                return best[0], [best[1]]
+            if all(plan._earliest_known(d, n, t0, bound) is None for n in hit):
+                # none fits as soon: no earlier start, and the same first nodes then
+                plan._take(d, was[0], was[1])
+                return was[0], list(was[1])
+        return plan.reserve(d, t0)
+
+
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
-                   depth: int) -> list[int] | None:
+                   depth: int, memory: _PlanMemory | None = None) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
-    A reservation only takes room away: once the probe fits on too few nodes, it waits."""
+    A reservation only takes room away: once the probe fits on too few nodes, it waits.
+    `memory`: the probe's reservations at its last plan (same sim), taken again where
+    they still hold (`_PlanMemory`)."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
+    meets = memory.meets if memory is not None else {}
     ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
-                                   and not mine.isdisjoint(sim.elig(d))), depth))
-    nodes = mine.union(*(sim.elig(d) for d in ahead))
+                                   and _meets(meets, mine, sim, d)), depth))
+    nodes = mine.union(*{id(d.eligible): sim.elig(d) for d in ahead}.values())
     ahead = ahead[:_plan_reach(nodes)]
-    plan = _Plan(sim, t, nodes)
-    room = {n for n in mine if plan.fits_through(probe, n, t)}
-    for d in ahead:
+    plan = _Plan(sim, t, nodes, lazy=True)
+    if memory is not None:
+        memory.begin(sim)
+    # the first probe.nodes nodes (index order) where the probe fits through from t, found
+    # by scanning `order` no further than needed: a reservation only takes room away, so a
+    # node passed over never fits again
+    order, room, scan = plan.nodes_of(probe), [], 0
+    for d in [None, *ahead]:
+        if d is not None:
+            got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
+            if got is None or not any(n in room for n in got[1]):
+                continue
+            room = [n for n in room if plan.fits_through(probe, n, t)]
+        while len(room) < probe.nodes and scan < len(order):
+            scan += 1
+            if plan.fits_through(probe, order[scan - 1], t):
+                room.append(order[scan - 1])
         if len(room) < probe.nodes:
             return None
-        got = plan.reserve(d)
-        for n in got[1] if got else ():
-            if n in room and not plan.fits_through(probe, n, t):
-                room.discard(n)
-    return sorted(room)[: probe.nodes] if len(room) >= probe.nodes else None
+    return room
+
+
+def _meets(cache: dict[int, bool], mine: frozenset[int], sim: _Sim, d: Demand) -> bool:
+    """Whether d may use a node of `mine` (cached per node list)."""
+    hit = cache.get(id(d.eligible))
+    if hit is None:
+        hit = cache[id(d.eligible)] = not mine.isdisjoint(sim.elig(d))
+    return hit
 
 
 @dataclass
@@ -989,6 +1124,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe, top=top, top_by=top_by, until=until)
     sim = _Sim(st)
+    memory = _PlanMemory() if reserve_all else None  # the probe's plan, event to event
     wait = [*queue[:k], probe, *queue[k:]]
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t, head, sh = 0.0, 0, None
@@ -1033,7 +1169,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 return t
         if sim.tot > 0 and not probe.done:
             if reserve_all:
-                hosts = _planned_start(sim, wait[head:], probe, t, depth)
+                hosts = _planned_start(sim, wait[head:], probe, t, depth, memory)
                 if hosts is not None:
                     sim.alloc(probe, hosts, t)
                     return t

@@ -513,6 +513,10 @@ class Site:
                     self.learn_server(outputs["server"])
                 queue_error = outputs.pop(QUEUE_UNREAD, None)
                 snap = self.commands.parse_snapshot(self.name, outputs)
+                said = set(self._snapshot.warnings) if self._snapshot else set()
+                for warning in snap.warnings:  # records left out: said once, when new
+                    if warning not in said:
+                        log.warning("%s", warning)
                 if queue_error is not None:  # the site answered; only its queue is unknown
                     snap = snap.model_copy(update={"jobs": [], "queue_error": queue_error})
             except SiteError as e:

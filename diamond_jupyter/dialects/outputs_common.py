@@ -22,6 +22,17 @@ def fail(scheduler: str, what: str, detail: str, sample: str = "") -> SiteError:
     return SiteError(f"{msg} (got {snippet!r})" if snippet else msg)
 
 
+def unread(skipped: list[str] | None, scheduler: str, what: str, detail: str,
+           sample: str = "") -> None:
+    """A record of `what` that could not be read: said in `skipped` (the record is left
+    out and the rest of the output stands), or, without a list to say it in, raised as the
+    SiteError `fail` makes."""
+    err = fail(scheduler, what, detail, sample)
+    if skipped is None:
+        raise err
+    skipped.append(str(err))
+
+
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@-]*")  # a login name as `id -un` prints it
 
 
@@ -182,11 +193,15 @@ def gpu_count(text: Any) -> tuple[int, str | None]:
     s = clean(text)
     if s is None:
         return 0, None
-    total, kind = 0, None
+    total, kind, untyped_tres = 0, None, 0
     for m in _GPU_RE.finditer(s):
         total += int(m.group(2))
         kind = kind or m.group(1)
-    return total, kind
+        if m.group(1) is None and m.group(0).endswith(f"={m.group(2)}"):
+            untyped_tres += int(m.group(2))
+    # a TRES string counts typed GPUs twice: in all (`gres/gpu=2`) and by type
+    # (`gres/gpu:a100=2`, where accounting tracks the type)
+    return (untyped_tres if untyped_tres and kind else total), kind
 
 
 def gpu_types(text: Any) -> dict[str, int] | None:

@@ -17,7 +17,16 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SgeComplex, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    SgeComplex,
+    SiteError,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
     count_array_tasks,
@@ -214,8 +223,10 @@ class SgeCommands:
                 return m.group(1)
         raise fail("sge", "qsub -terse output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
-        """`qstat -xml` (either form), optionally followed by qacct records."""
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """`qstat -xml` (either form), optionally followed by qacct records. `skipped`:
+        where to say a job record that cannot be read, left out (else SiteError)."""
         text = stdout.strip()
         if not text:
             return []
@@ -233,7 +244,8 @@ class SgeCommands:
         root = _xml(xml_part, "qstat -xml")
         jobs: dict[str, JobStatus] = {}
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
-            st = self._xml_job(j)
+            if (st := self._xml_job_or_skip(j, skipped)) is None:
+                continue
             tasks = clean(j.findtext("tasks"))
             if tasks and _TASK_ID.fullmatch(f"{st.native_id}.{tasks}"):  # one record a task
                 st = st.model_copy(update={"native_id": f"{st.native_id}.{tasks}"})
@@ -242,10 +254,21 @@ class SgeCommands:
                 jobs[st.native_id] = st
         return list(jobs.values()) + (self.parse_accounting(acct) if acct.strip() else [])
 
+    def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
+        """`_xml_job`, or None with why said in `skipped` (without it, SiteError)."""
+        try:
+            return self._xml_job(j)
+        except SiteError as e:
+            if skipped is None:
+                raise
+            skipped.append(str(e))
+            return None
+
     def _xml_job(self, j: ET.Element) -> JobStatus:
         jid = (j.findtext("JB_job_number") or "").strip()
         if not jid.isdigit():
-            raise fail("sge", "qstat -xml", "a job without JB_job_number")
+            raise fail("sge", "qstat -xml", "a job without JB_job_number",
+                       " ".join(f"{c.tag}={(c.text or '').strip()}" for c in j))
         code = (j.findtext("state") or "").strip()
         state, reason = map_state(code)
         start = parse_iso(j.findtext("JAT_start_time"), self.tz)
@@ -321,6 +344,7 @@ class SgeCommands:
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         queue_text = outputs.get("queue", "")
+        skipped: list[str] = []
         instances: list[dict[str, Any]] = []
         jobs: list[JobStatus] = []
         # host -> complex -> what its running jobs asked of it (per slot x their slots
@@ -345,7 +369,8 @@ class SgeCommands:
                     "arch": clean(q.findtext("arch")),
                 })
                 for j in q.iter("job_list"):
-                    st = self._xml_job(j)
+                    if (st := self._xml_job_or_skip(j, skipped)) is None:
+                        continue
                     mine_here = slots_in.setdefault((qname, host), {})
                     mine_here[st.native_id] = mine_here.get(st.native_id, 0) + (st.cpus or 1)
                     took = asked.setdefault(host, {})
@@ -372,7 +397,8 @@ class SgeCommands:
                                                       "node_list": host or None}))
             info = root.find("job_info")
             for j in (info.iter("job_list") if info is not None else ()):
-                jobs.append(self._xml_job(j))
+                if (st := self._xml_job_or_skip(j, skipped)) is not None:
+                    jobs.append(st)
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,
             parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
@@ -386,7 +412,8 @@ class SgeCommands:
             sge_complexes=complexes,
             **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
-            queue_order=queue_order(outputs.get("sconf", "")))
+            queue_order=queue_order(outputs.get("sconf", "")),
+            warnings=[f"{site}: {w}" for w in skipped])
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
                asked: dict[str, dict[str, float]] | None = None) -> list[Node]:

@@ -48,6 +48,7 @@ from .outputs_common import (
     parse_kv_line,
     to_int,
     unanswered,
+    unread,
     unwrap,
     user_filter,
 )
@@ -340,10 +341,12 @@ class SlurmCommands:
                 return m.group(1)
         raise fail("slurm", "sbatch output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
-        """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """Lines of SQUEUE_FIELDS; an empty output is an empty list. `skipped`: where to
+        say the lines that are no record (else SiteError)."""
         out = []
-        for f in _records(stdout, _NF, "squeue"):
+        for f in _records(stdout, _NF, "squeue", skipped=skipped):
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
                 comment, name = f
             state = map_state(st)
@@ -544,15 +547,17 @@ class SlurmCommands:
             ))
         return out
 
-    def parse_sinfo_nodes(self, stdout: str) -> list[Node]:
-        """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition)."""
+    def parse_sinfo_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
+        """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition).
+        `skipped`: where to say the lines of another shape (else SiteError)."""
         nodes: dict[str, Node] = {}
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
             f = line.split("|")
             if len(f) < 8:
-                raise fail("slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+                unread(skipped, "slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+                continue
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
             node = nodes.setdefault(f[0], Node(
@@ -563,7 +568,8 @@ class SlurmCommands:
         return list(nodes.values())
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        jobs = self.parse_status(outputs.get("queue", ""))
+        skipped: list[str] = []
+        jobs = self.parse_status(outputs.get("queue", ""), skipped)
         under = parse_job_qos(outputs.get("queue_qos", ""))
         accounts = parse_job_qos(outputs.get("queue_qos", ""), field=2)
         shares = parse_job_qos(outputs.get("queue_qos", ""), field=3)
@@ -587,7 +593,7 @@ class SlurmCommands:
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=jobs,
             qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
-            user=user, associations=assocs,
+            user=user, associations=assocs, warnings=[f"{site}: {w}" for w in skipped],
         )
 
 
@@ -811,18 +817,20 @@ def _sacct_stretch(lines: list[str], starts: list[str | None], ends: list[str | 
             [s for k in range(a, b + 1) if (s := starts[k]) is not None and k not in covered])
 
 
-def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+def _records(stdout: str, fields: int, what: str, *, steps: bool = False,
+             skipped: list[str] | None = None) -> list[list[str]]:
     """The records of squeue or sacct output: those of a query with a fresh separator
     (`_separated`), else '|'-separated lines (recorded outputs, an older engine's argv),
-    read as below."""
+    read as below. `skipped`: where to say a record naming no job, left out (else
+    SiteError)."""
     first = _FIRST_FIELD.match(stdout)
     if first:
-        return _separated(stdout, first.group(1), fields, what, steps=steps)
-    return _lines(stdout, fields, what, steps=steps)
+        return _separated(stdout, first.group(1), fields, what, steps=steps, skipped=skipped)
+    return _lines(stdout, fields, what, steps=steps, skipped=skipped)
 
 
 def _separated(stdout: str, sep: str, fields: int, what: str, *,
-               steps: bool) -> list[list[str]]:
+               steps: bool, skipped: list[str] | None = None) -> list[list[str]]:
     """Output whose every field ends with `sep` and every record then with a newline. No
     field can hold `sep`, so the split is exact whatever a name holds (newlines, '|', a
     whole forged record): each record is the scheduler's, and a job a name invents is no
@@ -840,18 +848,22 @@ def _separated(stdout: str, sep: str, fields: int, what: str, *,
             f[0] = f[0].removeprefix("\n")
         f = [x.strip() for x in f]
         if not ident.fullmatch(f[0]):
-            raise fail("slurm", f"{what} record {n // fields + 1}", "no job id", f[0][:200])
+            unread(skipped, "slurm", f"{what} record {n // fields + 1}", "no job id",
+                   f[0][:200])
+            continue
         out.append(f)
     return out
 
 
-def _lines(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
+           skipped: list[str] | None = None) -> list[list[str]]:
     """The '|'-separated records of squeue or sacct output, each field stripped, the last
     (the job's name) taking what is left. Both end a record with a newline and print a name
     as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed
     by itself) goes on over the next lines, which belong to it whatever they look like (kept
     apart, joined once: a long name is not copied per line); a queue's id given twice is
-    dropped. SiteError when the output does not start with a record."""
+    dropped (said in `skipped`). Lines before the first record are said in `skipped`, else
+    SiteError."""
     ident = _STEP_ID if steps else _JOB_ID
     records: list[tuple[list[str], list[str]]] = []
     for n, line in enumerate(stdout.split("\n"), 1):
@@ -862,13 +874,16 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[
             records[-1][1].append(line)
         elif line.strip():
             why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
-            raise fail("slurm", f"{what} line {n}", why, line)
+            unread(skipped, "slurm", f"{what} line {n}", why, line)
     out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
     if steps:  # accounting keeps each run of a reused id: several records are real
         return out
     # a queue lists a job once: an id given twice was also written into some job's name,
     # and which record is the scheduler's cannot be told, so neither is believed
     count = Counter(f[0] for f in out)
+    for jid in sorted(x for x, k in count.items() if k > 1 and skipped is not None):
+        unread(skipped, "slurm", f"{what} job {jid}", "listed twice (one written into some "
+               "job's name): neither record is believed")
     return [f for f in out if count[f[0]] == 1]
 
 

@@ -174,7 +174,12 @@ def parse_iso(text: Any, tz: tzinfo | None = None) -> datetime | None:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz) if tz is not None else dt.astimezone()
-    return dt.astimezone(timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    # a time of 0 printed as a date (`1970-01-01T01:00:00` in the cluster's zone): none
+    return None if dt < _EPOCH_DAY else dt
+
+
+_EPOCH_DAY = datetime(1970, 1, 2, tzinfo=timezone.utc)
 
 
 def decode_wait_status(status: int) -> int:

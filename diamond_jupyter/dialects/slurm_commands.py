@@ -109,7 +109,8 @@ def map_state(native: Any) -> JobState:
 
 
 def parse_exit(text: Any) -> int | None:
-    """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent."""
+    """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent, or for a "signal" no signal
+    number can be (Slurm's own marks: OUT_OF_MEMORY's '0:125', its SIG_OOM 253 in 7 bits)."""
     s = clean(text)
     if s is None:
         return None
@@ -117,6 +118,8 @@ def parse_exit(text: Any) -> int | None:
     try:
         c, g = int(code), int(sig or 0)
     except ValueError:
+        return None
+    if c == 0 and g > 64:
         return None
     return 128 + g if c == 0 and g else c
 
@@ -375,15 +378,23 @@ class SlurmCommands:
                 out[jid.strip()] = parse_iso(rest.split("|", 1)[0], self.tz)
         return out
 
-    def parse_status_json(self, stdout: str) -> list[JobStatus]:
-        """`squeue --json` (openapi v0.0.38 and later shapes)."""
+    def parse_status_json(self, stdout: str, skipped: list[str] | None = None
+                          ) -> list[JobStatus]:
+        """`squeue --json` (openapi v0.0.38 and later shapes); `skipped`: where to say a
+        job without a job_id, left out (else SiteError)."""
         data = load_json("slurm", "squeue --json", stdout)
         if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
             raise fail("slurm", "squeue --json", "no 'jobs' list", stdout)
         errors = [e for e in data.get("errors") or [] if e]
         if errors and not data["jobs"]:
             raise fail("slurm", "squeue --json", f"errors: {errors}")
-        return [self._json_job(j) for j in data["jobs"] if isinstance(j, dict)]
+        out = []
+        for n, j in enumerate(data["jobs"], 1):
+            if not isinstance(j, dict) or to_int(j.get("job_id")) is None:
+                unread(skipped, "slurm", f"squeue --json job {n}", "no job_id", str(j)[:200])
+                continue
+            out.append(self._json_job(j))
+        return out
 
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
         jid = str(unwrap(j.get("job_id")))
@@ -438,7 +449,8 @@ class SlurmCommands:
                 native_id=jid, state=state, native_state=st, name=name or None,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
                 exit_code=parse_exit(ec) if state.terminal else None,
-                reason=f"cancelled by uid {m.group(1)}" if m else None, node_list=clean(nodes),
+                reason=f"cancelled by uid {m.group(1)}" if m else None,
+                node_list=self._node_list(nodes),
             ))
         return out
 
@@ -546,6 +558,13 @@ class SlurmCommands:
                 tmp_disk_mb=to_int(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
             ))
         return out
+
+    @staticmethod
+    def _node_list(text: Any) -> str | None:
+        """A job's node list; None for none (sacct's `None assigned` of a job that never
+        ran, `(null)`)."""
+        s = clean(text)
+        return None if s is None or s.lower() == "none assigned" else s
 
     def parse_sinfo_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition).

@@ -412,7 +412,8 @@ class PbsCommands:
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
         est = _obj(a.get("estimated"))
-        gpus = to_int(rl.get("ngpus")) or gpu_count(rl.get("select"))[0] or None
+        gpus = to_int(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
+            or chunk_gpus(rl.get("nodes"), "gpus") or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
         return JobStatus(
             native_id=jid, state=state, native_state=code or None,
@@ -600,6 +601,22 @@ class PbsCommands:
             warnings=[f"{site}: {w}" for w in skipped],
         )
 
+
+
+def chunk_gpus(spec: Any, key: str) -> int:
+    """The GPUs a job's chunks ask in all: PBS Pro's select (`2:ncpus=4:ngpus=1+1:ngpus=2`,
+    `key` ngpus) or Torque's nodes (`2:ppn=4:gpus=1`, `key` gpus), each chunk's count
+    times its GPUs; 0 for none."""
+    total = 0
+    for chunk in (clean(spec) or "").split("+"):
+        head, *rest = chunk.strip().split(":")
+        count = int(head) if head.isdigit() else 1
+        terms = rest if head.isdigit() else [head, *rest]
+        for term in terms:
+            name, _, value = term.partition("=")
+            if name.strip() == key and value.strip().isdigit():
+                total += count * int(value)
+    return total
 
 
 def _depth(value: Any, otherwise: int | None) -> int | None:

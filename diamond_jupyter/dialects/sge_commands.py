@@ -41,7 +41,9 @@ from .outputs_common import (
     user_filter,
 )
 
-CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+# SGE 8.1.9 and Sun GE (`Sat Dec  5 10:00:00 2026`); Univa/Altair Grid Engine print
+# `12/05/2026 10:00:00.123`
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S")
 QACCT_SEP = "=" * 62
 _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
          "lx-ppc64le": "ppc64le"}

@@ -346,3 +346,41 @@ def test_torque_job_without_id_is_said():
     assert [j.native_id for j in torque.parse_status(xml, skipped)] == ["5.t"]
     assert skipped == ["pbs: cannot parse qstat -x (Torque XML): a Job without Job_Id "
                        "(got 'Job_Name=anon job_state=Q')"]
+
+
+# -- through a site: the snapshot stands, its warnings are logged once -------------------
+
+def _tool(bin_, name: str, body: str) -> None:
+    (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+    (bin_ / name).chmod(0o755)
+
+
+async def test_site_snapshot_keeps_its_view_and_logs_an_unread_line_once(tmp_path, caplog):
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transports import make_transport
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    mine = squeue_line("7", "RUNNING", start="2026-12-05T10:00:00", nodes="c1")
+    _tool(bin_, "squeue", f"echo 'squeue: warning: partial answer'; echo '{mine}'")
+    _tool(bin_, "scontrol", """case "$*" in
+  *partition*) echo 'PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP' ;;
+  *node*) echo 'NodeName=c1 CPUTot=8 CPUAlloc=4 RealMemory=16000 State=MIXED' ;;
+esac""")
+    cfg = SiteConfig(name="odd", workdir=str(tmp_path), transport={"kind": "local"},
+                     commands={p: str(bin_ / p) for p in ("squeue", "scontrol")})
+    site = Site(cfg, transport=make_transport(cfg.transport, "odd", workdir=str(tmp_path)))
+    try:
+        with caplog.at_level("WARNING", logger="diamond_jupyter.sites"):
+            first = await site.snapshot(max_age_s=0)
+            second = await site.snapshot(max_age_s=0)
+    finally:
+        await site.close()
+    assert first.reachable and [j.native_id for j in first.jobs] == ["7"]
+    assert [n.name for n in first.nodes] == ["c1"]
+    assert first.warnings == second.warnings == [
+        "odd: slurm: cannot parse squeue line 1: 1 of 15 fields "
+        "(got 'squeue: warning: partial answer')"]
+    logged = [r.getMessage() for r in caplog.records if "squeue line 1" in r.getMessage()]
+    assert logged == first.warnings  # said once, not at every snapshot

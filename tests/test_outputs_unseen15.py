@@ -276,12 +276,19 @@ def test_lsf_array_elements_fold_into_their_array():
 
 def test_lsf_record_without_jobid_is_said():
     queue = _bjobs({"JOBID": "600", "STAT": "RUN", "JOB_NAME": "a"}, {"JOBID": "", "STAT": "RUN"})
+    hosts = json.dumps({"COMMAND": "bhosts", "HOSTS": 2, "RECORDS": [
+        {"HOST_NAME": "host-b.x", "STATUS": "closed_Full", "MAX": "-", "NJOBS": "8"},
+        {"HOST_NAME": "", "STATUS": "ok", "MAX": "16"}]})
+    lshosts = json.dumps({"COMMAND": "lshosts", "HOSTS": 1, "RECORDS": [
+        {"HOST_NAME": "host-b.x", "ncpus": "8", "maxmem": "64G", "type": "X86_64"}]})
     with pytest.raises(SiteError, match="no JOBID"):
         lsf.parse_status(queue)
-    snap = lsf.parse_snapshot("lsfsite", {"queue": queue})
+    snap = lsf.parse_snapshot("lsfsite", {"queue": queue, "hosts": hosts, "lshosts": lshosts})
     assert [j.native_id for j in snap.jobs] == ["600"]
-    assert snap.warnings and snap.warnings[0].startswith(
-        "lsfsite: lsf: cannot parse bjobs -json record 2: no JOBID")
+    assert [(n.name, n.cpus, n.cpus_allocated) for n in snap.nodes] == [("host-b.x", 8, 8)]
+    assert [w.split(" (got")[0] for w in snap.warnings] == [
+        "lsfsite: lsf: cannot parse bhosts -json record 2: no HOST_NAME",
+        "lsfsite: lsf: cannot parse bjobs -json record 2: no JOBID"]
 
 
 SGE_QUEUE = """<?xml version='1.0'?>

@@ -231,17 +231,21 @@ class LsfCommands:
 
     parse_accounting = parse_status
 
-    def parse_hosts(self, bhosts: str, lshosts: str = "") -> list[Node]:
-        """`bhosts -o ... -json` joined with `lshosts -o ... -json` by host name."""
+    def parse_hosts(self, bhosts: str, lshosts: str = "", skipped: list[str] | None = None
+                    ) -> list[Node]:
+        """`bhosts -o ... -json` joined with `lshosts -o ... -json` by host name;
+        `skipped`: where to say a bhosts record without HOST_NAME, left out (else
+        SiteError)."""
         static = {}
         for r in self._records("lshosts -json", lshosts):
             r = {k.upper(): v for k, v in r.items()}
             static[r.get("HOST_NAME")] = r
         out = []
-        for r in self._records("bhosts -json", bhosts):
+        for n, r in enumerate(self._records("bhosts -json", bhosts), 1):
             r = {k.upper(): v for k, v in r.items()}
             name = clean(r.get("HOST_NAME"))
             if name is None:
+                unread(skipped, "lsf", f"bhosts -json record {n}", "no HOST_NAME", str(r))
                 continue
             s = static.get(name, {})
             res = clean(s.get("RESOURCES")) or ""
@@ -299,7 +303,7 @@ class LsfCommands:
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         skipped: list[str] = []
-        nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""))
+        nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""), skipped)
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))

@@ -391,3 +391,30 @@ esac""")
         "(got 'squeue: warning: partial answer')"]
     logged = [r.getMessage() for r in caplog.records if "squeue line 1" in r.getMessage()]
     assert logged == first.warnings  # said once, not at every snapshot
+
+
+def test_cli_queue_lists_the_jobs_read_and_says_the_line_left_out(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    mine = squeue_line("7", "RUNNING", start="2026-12-05T10:00:00", nodes="c1", name="mine")
+    _tool(bin_, "squeue", f"echo 'squeue: warning: partial answer'; echo '{mine}'")
+    _tool(bin_, "scontrol", "exit 0")
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("sites:\n  - name: odd\n    scheduler: slurm\n"
+                     "    transport: {kind: local}\n"
+                     f"    workdir: {tmp_path}\n"
+                     f"    commands: {{squeue: {bin_ / 'squeue'}, scontrol: "
+                     f"{bin_ / 'scontrol'}}}\n"
+                     f"store: {tmp_path / 'store.sqlite3'}\n")
+    env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path),
+           "DIAMOND_CONFIG": str(sites)}
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "queue", "odd"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "RUNNING" in res.stdout and "mine" in res.stdout
+    assert "diamond: warning: odd: slurm: cannot parse squeue line 1: 1 of 15 fields " \
+        "(got 'squeue: warning: partial answer')" in res.stderr

@@ -151,6 +151,14 @@ OUTPUTS = [
               for n in slurm.parse_nodes(SCONTROL_NODES)],
      [("cn001.hpc.example.org", 0, 0, False), ("gpu-a01", 4, 2, True),
       ("gpu-a02", 4, 1, False), ("cn010", 0, 0, False), ("cn013", 0, 0, True)]),
+    ("scontrol nodes: an admin's Reason and Comment holding fields of their own",
+     lambda: [(n.name, n.cpus, n.memory_mb, n.state) for n in slurm.parse_nodes(
+         "NodeName=cn5 CPUAlloc=0 CPUTot=64 RealMemory=256000 State=IDLE+DRAIN "
+         "Partitions=batch Reason=DIMM swap: RealMemory=128000 CPUTot=32 until fixed "
+         "[root@2026-12-01T00:00:00]\n"
+         "NodeName=cn6 CPUAlloc=0 CPUTot=64 RealMemory=256000 State=IDLE Partitions=batch "
+         "Reason=was State=DOWN Comment=moved, State=DOWN to rack 3 Extra=GresUsed=gpu:4")],
+     [("cn5", 64, 256000, "idle+drain"), ("cn6", 64, 256000, "idle")]),
     ("scontrol partitions: an empty one, nested node ranges",
      lambda: [(p.name, p.nodes, p.max_time_s, p.default_time_s, p.max_nodes)
               for p in slurm.parse_partitions(SCONTROL_PARTITIONS)],

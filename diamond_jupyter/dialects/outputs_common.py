@@ -339,11 +339,16 @@ def job_hosts(text: Any) -> list[str]:
 _KV_RE = re.compile(r"(?:^|\s)([A-Za-z][\w.:/-]*)=")
 
 
-def parse_kv_line(line: str) -> dict[str, str]:
-    """'A=1 B=x y C=' -> {'A': '1', 'B': 'x y', 'C': ''} (scontrol -o; values may hold spaces)."""
+def parse_kv_line(line: str, free_text: tuple[str, ...] = ()) -> dict[str, str]:
+    """'A=1 B=x y C=' -> {'A': '1', 'B': 'x y', 'C': ''} (scontrol -o; values may hold spaces).
+    A key in `free_text` takes the rest of the line: what an admin wrote there (a node's
+    `Reason=swapped DIMM, RealMemory=64000 until fixed`) names no field of its own."""
     matches = list(_KV_RE.finditer(line))
     out: dict[str, str] = {}
     for i, m in enumerate(matches):
+        if m.group(1) in free_text:
+            out[m.group(1)] = line[m.end():].strip()
+            break
         end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
         out[m.group(1)] = line[m.end() : end].strip()
     return out

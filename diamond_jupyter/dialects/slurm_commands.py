@@ -517,10 +517,11 @@ class SlurmCommands:
         return out
 
     def parse_nodes(self, stdout: str) -> list[Node]:
-        """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback)."""
+        """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback). Its
+        free text (Reason, Comment, Extra) comes after every field read here."""
         out = []
         for line in stdout.splitlines():
-            kv = parse_kv_line(line)
+            kv = parse_kv_line(line, free_text=_NODE_FREE_TEXT)
             if "NodeName" not in kv:
                 continue
             gpus, kind = gpu_count(kv.get("Gres"))
@@ -921,6 +922,8 @@ def _names(text: Any) -> list[str] | None:
 
 
 slurm_commands = SlurmCommands()
+# what scontrol prints last on a node's line, as an admin or a tool wrote it
+_NODE_FREE_TEXT = ("Reason", "Comment", "Extra")
 
 
 def _cpu_ids(text: str | None) -> int:

@@ -1000,7 +1000,11 @@ class Site:
         if argv_for is None:
             return []
         res = await self.run(argv_for(since), check=True)
-        return self.commands.parse_history(res.stdout)
+        skipped: list[str] = []
+        jobs = self.commands.parse_history(res.stdout, skipped)
+        for warning in skipped:  # a line of another shape: the rest still calibrates
+            log.warning("%s: %s", self.name, warning)
+        return jobs
 
     async def cancel(self, native_ids: list[str]) -> None:
         await self.run(self.commands.cancel_argv(native_ids), check=True)

@@ -426,3 +426,24 @@ def test_cli_queue_lists_the_jobs_read_and_says_the_line_left_out(tmp_path):
     assert "RUNNING" in res.stdout and "mine" in res.stdout
     assert "diamond: warning: odd: slurm: cannot parse squeue line 1: 1 of 15 fields " \
         "(got 'squeue: warning: partial answer')" in res.stderr
+
+
+def test_history_line_of_another_shape_is_said_and_the_rest_calibrates():
+    history = "\n".join([
+        "900|batch|1-00:00:00|2026-12-05T08:00:00|2026-12-05T08:01:00|2026-12-05T09:00:00|8|1"
+        "|COMPLETED",
+        "sacct: warning: partial answer from the database",
+        "901|gpu|UNLIMITED|2026-12-05T08:00:00|2026-12-05T08:30:00|2026-12-05T09:00:00|4|1"
+        "|CANCELLED by 1234"])
+    with pytest.raises(SiteError, match="sacct line 2"):
+        slurm.parse_history(history)
+    skipped: list[str] = []
+    jobs = slurm.parse_history(history, skipped)
+    assert [(j.native_id, j.state, j.walltime_s) for j in jobs] == [
+        ("900", JobState.COMPLETED, 86400), ("901", JobState.CANCELLED, None)]
+    assert skipped == ["slurm: cannot parse sacct line 2: expected 9 '|' fields (got "
+                       "'sacct: warning: partial answer from the database')"]
+    qacct = QACCT.replace("jobnumber    77", "jobnumber    seventy-seven")
+    skipped = []
+    assert [j.native_id for j in sge.parse_history(qacct, skipped)] == ["78.3"]
+    assert len(skipped) == 1 and "bad jobnumber 'seventy-seven'" in skipped[0]

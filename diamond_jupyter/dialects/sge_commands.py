@@ -38,6 +38,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    unread,
     user_filter,
 )
 
@@ -168,10 +169,12 @@ class SgeCommands:
         local = since.astimezone(self.tz) if self.tz else since.astimezone()
         return ["qacct", "-j", "-b", local.strftime("%Y%m%d%H%M.%S")]
 
-    def parse_history(self, stdout: str) -> list[JobStatus]:
+    def parse_history(self, stdout: str, skipped: list[str] | None = None
+                      ) -> list[JobStatus]:
         """`qacct -j` records with their request (h_rt from the category), times and slots;
-        the summary qacct prints when no job matches is no record."""
-        return self.parse_accounting(stdout)
+        the summary qacct prints when no job matches is no record. `skipped`: where to say
+        a record of no job number, left out (else SiteError)."""
+        return self.parse_accounting(stdout, skipped)
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["qdel", *self._ids(native_ids)]
@@ -287,7 +290,8 @@ class SgeCommands:
             walltime_s=_hard_runtime(j),
         )
 
-    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
         """`qacct -j` records ("key value" lines between ===== separators); an array's
         task is a record of its own, JOB.TASK (`taskid`; accounting(5)'s task_number), for
         the engine to fold (`array_of`). Several records of one id (a reused id): the
@@ -303,7 +307,8 @@ class SgeCommands:
                 continue
             jid = rec["jobnumber"]
             if not jid.isdigit():
-                raise fail("sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+                unread(skipped, "sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+                continue
             task = rec.get("taskid", "")
             if task.isdigit() and int(task) > 0:  # 'undefined' for a plain job
                 jid = f"{jid}.{int(task)}"

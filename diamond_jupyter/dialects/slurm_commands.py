@@ -237,15 +237,18 @@ class SlurmCommands:
         return self._q("sacct", "-X", "-a", "-P", "-n", "-S", start, "-s", "CD,F,TO,CA",
                        f"--format={HISTORY_FIELDS}")
 
-    def parse_history(self, stdout: str) -> list[JobStatus]:
-        """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size."""
+    def parse_history(self, stdout: str, skipped: list[str] | None = None
+                      ) -> list[JobStatus]:
+        """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size.
+        `skipped`: where to say a line of another shape, left out (else SiteError)."""
         out = []
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
             f = [x.strip() for x in line.split("|")]
             if len(f) != 9 or not f[0]:
-                raise fail("slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                unread(skipped, "slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                continue
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
                 continue

@@ -181,6 +181,10 @@ OUTPUTS = [
               for j in sge.parse_accounting(QACCT)],
      [("77", JobState.FAILED, None, False, "jürgen"),
       ("78.3", JobState.FAILED, 137, True, None)]),
+    ("LSF: a job's hosts listed once a slot",
+     lambda: lsf.parse_status(_bjobs({"JOBID": "502", "STAT": "RUN", "JOB_NAME": "w",
+                                      "SLOTS": "3", "EXEC_HOST": "hostA:hostA:host-b.x"}))[0]
+     .nodes, 2),
     ("PBS Pro: GPUs asked by select chunks only",
      lambda: pbs.parse_status(json.dumps({"Jobs": {"101[].srv": {
          "job_state": "B", "queue": "workq",

@@ -30,6 +30,7 @@ from .outputs_common import (
     clean,
     fail,
     finite_int,
+    job_hosts,
     load_json,
     memory_mb,
     parse_local_time,
@@ -217,7 +218,7 @@ class LsfCommands:
                 native_id=jid, state=state, native_state=stat or None,
                 name=clean(r.get("JOB_NAME")), user=clean(r.get("USER")),
                 partition=clean(r.get("QUEUE")), cpus=to_int(r.get("SLOTS")),
-                nodes=len(hosts.split(":")) if hosts else None,
+                nodes=len(job_hosts(hosts)) if hosts else None,  # `4*a:2*b`, `a:a:b`
                 walltime_s=_runlimit(limit),
                 submitted_at=self._time(r.get("SUBMIT_TIME")),
                 started_at=self._time(r.get("START_TIME")),

@@ -451,3 +451,25 @@ def test_history_line_of_another_shape_is_said_and_the_rest_calibrates():
     skipped = []
     assert [j.native_id for j in sge.parse_history(qacct, skipped)] == ["78.3"]
     assert len(skipped) == 1 and "bad jobnumber 'seventy-seven'" in skipped[0]
+
+
+def test_torque_pbsnodes_line_of_another_shape_is_said():
+    nodes = "\n".join([
+        "n001.cluster.org", "     state = free", "     np = 16", "     properties = batch,ib",
+        "     jobs = 0-3/12.srv", "     note = DIMM replaced", "     see ticket 4711",
+        "     gpus = 2", "", "n002", "     state = down,offline", "     np = 16", ""])
+    from diamond_jupyter.dialects.pbs_text import parse_wrapper_nodes
+
+    with pytest.raises(SiteError, match="pbsnodes line 7"):
+        parse_wrapper_nodes(nodes)
+    snap = torque.parse_snapshot("tq", {"nodes": nodes})
+    assert [n.name for n in snap.nodes] == ["n001.cluster.org", "n002"]
+    assert snap.warnings == ["tq: pbs: cannot parse pbsnodes line 7: expected 'name = value' "
+                             "under a node (got 'see ticket 4711')"]
+
+    skipped: list[str] = []
+    got = parse_wrapper_nodes(nodes, skipped)
+    assert [(n.name, n.cpus, n.cpus_allocated, n.gpus, node_usable(n)) for n in got] == [
+        ("n001.cluster.org", 16, 4, 2, True), ("n002", 16, 0, 0, False)]
+    assert skipped == ["pbs: cannot parse pbsnodes line 7: expected 'name = value' under a "
+                       "node (got 'see ticket 4711')"]

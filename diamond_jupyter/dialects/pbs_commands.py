@@ -576,20 +576,21 @@ class PbsCommands:
         skipped: list[str] = []
         jobs = [j for j in self.parse_status(outputs.get("queue", ""), skipped)
                 if not j.state.terminal and j.native_state not in _FINISHED]
-        said = [f"{site}: {w}" for w in skipped]
         if self.flavor == "torque":  # pbsnodes -a prints text, as the wrapper's does
             user = (outputs.get("user") or "").strip()
             group = (outputs.get("group") or "").strip()
             return SiteSnapshot(
-                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", ""), skipped),
                 partitions=self.parse_queues(outputs.get("queues", ""),
                                              outputs.get("server", "")),
                 jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
-                group=group if re.fullmatch(r"[\w.-]+", group) else None, warnings=said)
+                group=group if re.fullmatch(r"[\w.-]+", group) else None,
+                warnings=[f"{site}: {w}" for w in skipped])
         if self.flavor == "slurm":
-            return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+            nodes = parse_wrapper_nodes(outputs.get("nodes", ""), skipped)
+            return SiteSnapshot(site=site, nodes=nodes,
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),
-                                jobs=jobs, warnings=said)
+                                jobs=jobs, warnings=[f"{site}: {w}" for w in skipped])
         user = (outputs.get("user") or "").strip()
         group = (outputs.get("group") or "").strip()
         nodes = self.parse_nodes(outputs.get("nodes", ""), skipped)

@@ -1113,6 +1113,9 @@ class SiteSnapshot(_Model):
     # "slots" by the slots it asks, more first (Grid Engine's default urgency); None: by
     # the scheduler's type
     queue_order: Literal["submit", "slots"] | None = None
+    # records of the scheduler's outputs that could not be read and were left out of this
+    # view, each naming the site, the output, the line or record and why
+    warnings: list[str] = Field(default_factory=list)
 
     @property
     def running(self) -> list[JobStatus]:

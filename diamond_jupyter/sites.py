@@ -531,6 +531,10 @@ class Site:
                     self.learn_server(outputs["server"])
                 queue_error = outputs.pop(QUEUE_UNREAD, None)
                 snap = self.commands.parse_snapshot(self.name, outputs)
+                said = set(self._snapshot.warnings) if self._snapshot else set()
+                for warning in snap.warnings:  # records left out: said once, when new
+                    if warning not in said:
+                        log.warning("%s", warning)
                 if queue_error is not None:  # the site answered; only its queue is unknown
                     snap = snap.model_copy(update={"jobs": [], "queue_error": queue_error})
             except SiteError as e:
@@ -1014,7 +1018,11 @@ class Site:
         if argv_for is None:
             return []
         res = await self.run(argv_for(since), check=True)
-        return self.commands.parse_history(res.stdout)
+        skipped: list[str] = []
+        jobs = self.commands.parse_history(res.stdout, skipped)
+        for warning in skipped:  # a line of another shape: the rest still calibrates
+            log.warning("%s: %s", self.name, warning)
+        return jobs
 
     async def cancel(self, native_ids: list[str]) -> None:
         await self.run(self.commands.cancel_argv(native_ids), check=True)

@@ -54,6 +54,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
     if snap.queue_error:  # the site answered, but its queue is unknown (not empty)
         raise DiamondError(f"{args.site}: {snap.queue_error}")
     data = snap.model_dump(mode="json")
+    for warning in snap.warnings:  # records of the site's outputs left out of this view
+        print(f"diamond: warning: {one_line(warning)}", file=sys.stderr)
     # ids, users, partitions and names are the scheduler's and other users' text: each cell
     # on its line, with what is invisible or reorders text written out
     lines = [f"{one_line(j.native_id):>10} {j.state.value:<9} {one_line(j.user or ''):<10} "

@@ -28,6 +28,7 @@ from .outputs_common import (
     parse_fsd,
     to_int,
     unanswered,
+    unread,
     user_filter,
 )
 
@@ -130,7 +131,10 @@ class FluxCommands:
                 return line.strip()
         raise fail("flux", "flux batch output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """`flux jobs --json`; `skipped`: where to say a job without an id, left out (else
+        SiteError)."""
         if not stdout.strip():
             return []
         data = load_json("flux", "flux jobs --json", stdout)
@@ -140,7 +144,14 @@ class FluxCommands:
             jobs = [data]
         else:
             raise fail("flux", "flux jobs --json", "neither {'jobs': [...]} nor a job", stdout)
-        return [self._job(j) for j in jobs if isinstance(j, dict)]
+        out = []
+        for n, j in enumerate(jobs, 1):
+            if not isinstance(j, dict) or j.get("id") is None:
+                unread(skipped, "flux", f"flux jobs --json job {n}", "not a job with an id",
+                       str(j))
+                continue
+            out.append(self._job(j))
+        return out
 
     parse_accounting = parse_status
 
@@ -190,16 +201,19 @@ class FluxCommands:
             node_list=clean(j.get("nodelist")),
         )
 
-    def parse_resources(self, stdout: str) -> list[Node]:
+    def parse_resources(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`flux resource list -n -o RESOURCE_FORMAT`: one line per state; counts are split
-        evenly over the line's nodes (a partly busy node shows in 'free' and 'allocated')."""
+        evenly over the line's nodes (a partly busy node shows in 'free' and 'allocated').
+        `skipped`: where to say a line of another shape, left out (else SiteError)."""
         nodes: dict[str, Node] = {}
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
             f = [x.strip() for x in line.split("|")]
             if len(f) != 6:
-                raise fail("flux", f"flux resource list line {n}", "expected 6 '|' fields", line)
+                unread(skipped, "flux", f"flux resource list line {n}", "expected 6 '|' fields",
+                       line)
+                continue
             state, props, nnodes, ncores, ngpus, nodelist = f
             names = expand_hostlist(nodelist)
             count = to_int(nnodes) or len(names)
@@ -248,10 +262,13 @@ class FluxCommands:
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        jobs = [j for j in self.parse_status(outputs.get("queue", "")) if not j.state.terminal]
+        skipped: list[str] = []
+        jobs = [j for j in self.parse_status(outputs.get("queue", ""), skipped)
+                if not j.state.terminal]
         return SiteSnapshot(
-            site=site, nodes=self.parse_resources(outputs.get("resources", "")),
+            site=site, nodes=self.parse_resources(outputs.get("resources", ""), skipped),
             partitions=self.parse_queues(outputs.get("queues", "")), jobs=jobs,
+            warnings=[f"{site}: {w}" for w in skipped],
         )
 
 

@@ -30,11 +30,13 @@ from .outputs_common import (
     clean,
     fail,
     finite_int,
+    job_hosts,
     load_json,
     memory_mb,
     parse_local_time,
     to_int,
     unanswered,
+    unread,
     user_filter,
     year_fix,
 )
@@ -59,6 +61,21 @@ TIME_FORMATS = ("%b %d %H:%M:%S %Y", "%b %d %H:%M %Y", "%Y/%m/%d-%H:%M:%S",
                 "%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
+_ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
+
+
+def array_of(native_id: str) -> str | None:
+    """The array an element's record belongs to: '500[3]' -> '500'; None for a plain job
+    (bsub answers an array's submit with its array's id, '500')."""
+    m = _ELEMENT.fullmatch(native_id)
+    return m.group(1) if m else None
+
+
+def array_tasks(native_id: str) -> int:
+    """An element's record stands for one element."""
+    return 1
+
+
 class LsfCommands:
     """`now` supplies the year for LSF's year-less timestamps (injectable for tests)."""
 
@@ -66,7 +83,8 @@ class LsfCommands:
     submit_stdin = True  # the script goes to bsub's standard input
     # outputs that change with the queue: read with every snapshot (blimits: the use)
     live_outputs = frozenset({"queue", "limits"})
-
+    array_of = staticmethod(array_of)  # the engine follows an array as one job
+    array_tasks = staticmethod(array_tasks)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:
@@ -162,15 +180,24 @@ class LsfCommands:
         dt = parse_local_time(f"{s} {now.year}", self.tz, TIME_FORMATS)
         return year_fix(dt, now) if dt else None
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """`bjobs -o BJOBS_FIELDS -json`. An array's element is listed under its array's
+        JOBID (unless LSB_BJOBS_DISPLAY_ENH puts its index there) with the name `NAME[i]`:
+        its record is `JOBID[i]`, for the engine to fold into the array (`array_of`).
+        `skipped`: where to say a record without JOBID, left out (else SiteError)."""
         out = []
-        for r in self._records("bjobs -json", stdout):
+        for n, r in enumerate(self._records("bjobs -json", stdout), 1):
             r = {k.upper(): v for k, v in r.items()}
             if "ERROR" in r and not clean(r.get("STAT")):
                 continue  # e.g. "Job <999> is not found": the job is gone
             jid = clean(r.get("JOBID"))
             if jid is None:
-                raise fail("lsf", "bjobs -json", "record without JOBID", str(r))
+                unread(skipped, "lsf", f"bjobs -json record {n}", "no JOBID", str(r))
+                continue
+            element = re.search(r"\[(\d+)\]$", clean(r.get("JOB_NAME")) or "")
+            if element and jid.isdigit():
+                jid = f"{jid}[{element.group(1)}]"
             stat = (clean(r.get("STAT")) or "").upper()
             state = _STATES.get(stat, JobState.UNKNOWN)
             exit_code = to_int(r.get("EXIT_CODE"))
@@ -191,7 +218,7 @@ class LsfCommands:
                 native_id=jid, state=state, native_state=stat or None,
                 name=clean(r.get("JOB_NAME")), user=clean(r.get("USER")),
                 partition=clean(r.get("QUEUE")), cpus=to_int(r.get("SLOTS")),
-                nodes=len(hosts.split(":")) if hosts else None,
+                nodes=len(job_hosts(hosts)) if hosts else None,  # `4*a:2*b`, `a:a:b`
                 walltime_s=_runlimit(limit),
                 submitted_at=self._time(r.get("SUBMIT_TIME")),
                 started_at=self._time(r.get("START_TIME")),
@@ -205,17 +232,21 @@ class LsfCommands:
 
     parse_accounting = parse_status
 
-    def parse_hosts(self, bhosts: str, lshosts: str = "") -> list[Node]:
-        """`bhosts -o ... -json` joined with `lshosts -o ... -json` by host name."""
+    def parse_hosts(self, bhosts: str, lshosts: str = "", skipped: list[str] | None = None
+                    ) -> list[Node]:
+        """`bhosts -o ... -json` joined with `lshosts -o ... -json` by host name;
+        `skipped`: where to say a bhosts record without HOST_NAME, left out (else
+        SiteError)."""
         static = {}
         for r in self._records("lshosts -json", lshosts):
             r = {k.upper(): v for k, v in r.items()}
             static[r.get("HOST_NAME")] = r
         out = []
-        for r in self._records("bhosts -json", bhosts):
+        for n, r in enumerate(self._records("bhosts -json", bhosts), 1):
             r = {k.upper(): v for k, v in r.items()}
             name = clean(r.get("HOST_NAME"))
             if name is None:
+                unread(skipped, "lsf", f"bhosts -json record {n}", "no HOST_NAME", str(r))
                 continue
             s = static.get(name, {})
             res = clean(s.get("RESOURCES")) or ""
@@ -272,7 +303,8 @@ class LsfCommands:
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""))
+        skipped: list[str] = []
+        nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""), skipped)
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
@@ -309,9 +341,10 @@ class LsfCommands:
             site=site, nodes=nodes,
             partitions=parts,
             lsf_limits=parse_blimits(outputs["limits"]) if "limits" in outputs else None,
-            jobs=self.parse_status(outputs.get("queue", "")),
+            jobs=self.parse_status(outputs.get("queue", ""), skipped),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
+            warnings=[f"{site}: {w}" for w in skipped],
         )
 
 

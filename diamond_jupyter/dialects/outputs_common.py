@@ -22,6 +22,17 @@ def fail(scheduler: str, what: str, detail: str, sample: str = "") -> SiteError:
     return SiteError(f"{msg} (got {snippet!r})" if snippet else msg)
 
 
+def unread(skipped: list[str] | None, scheduler: str, what: str, detail: str,
+           sample: str = "") -> None:
+    """A record of `what` that could not be read: said in `skipped` (the record is left
+    out and the rest of the output stands), or, without a list to say it in, raised as the
+    SiteError `fail` makes."""
+    err = fail(scheduler, what, detail, sample)
+    if skipped is None:
+        raise err
+    skipped.append(str(err))
+
+
 USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@-]*")  # a login name as `id -un` prints it
 
 
@@ -163,7 +174,12 @@ def parse_iso(text: Any, tz: tzinfo | None = None) -> datetime | None:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz) if tz is not None else dt.astimezone()
-    return dt.astimezone(timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    # a time of 0 printed as a date (`1970-01-01T01:00:00` in the cluster's zone): none
+    return None if dt < _EPOCH_DAY else dt
+
+
+_EPOCH_DAY = datetime(1970, 1, 2, tzinfo=timezone.utc)
 
 
 def decode_wait_status(status: int) -> int:
@@ -182,11 +198,15 @@ def gpu_count(text: Any) -> tuple[int, str | None]:
     s = clean(text)
     if s is None:
         return 0, None
-    total, kind = 0, None
+    total, kind, untyped_tres = 0, None, 0
     for m in _GPU_RE.finditer(s):
         total += int(m.group(2))
         kind = kind or m.group(1)
-    return total, kind
+        if m.group(1) is None and m.group(0).endswith(f"={m.group(2)}"):
+            untyped_tres += int(m.group(2))
+    # a TRES string counts typed GPUs twice: in all (`gres/gpu=2`) and by type
+    # (`gres/gpu:a100=2`, where accounting tracks the type)
+    return (untyped_tres if untyped_tres and kind else total), kind
 
 
 def gpu_types(text: Any) -> dict[str, int] | None:
@@ -319,11 +339,16 @@ def job_hosts(text: Any) -> list[str]:
 _KV_RE = re.compile(r"(?:^|\s)([A-Za-z][\w.:/-]*)=")
 
 
-def parse_kv_line(line: str) -> dict[str, str]:
-    """'A=1 B=x y C=' -> {'A': '1', 'B': 'x y', 'C': ''} (scontrol -o; values may hold spaces)."""
+def parse_kv_line(line: str, free_text: tuple[str, ...] = ()) -> dict[str, str]:
+    """'A=1 B=x y C=' -> {'A': '1', 'B': 'x y', 'C': ''} (scontrol -o; values may hold spaces).
+    A key in `free_text` takes the rest of the line: what an admin wrote there (a node's
+    `Reason=swapped DIMM, RealMemory=64000 until fixed`) names no field of its own."""
     matches = list(_KV_RE.finditer(line))
     out: dict[str, str] = {}
     for i, m in enumerate(matches):
+        if m.group(1) in free_text:
+            out[m.group(1)] = line[m.end():].strip()
+            break
         end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
         out[m.group(1)] = line[m.end() : end].strip()
     return out

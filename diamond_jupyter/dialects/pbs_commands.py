@@ -44,6 +44,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    unread,
     user_filter,
 )
 from .pbs_text import (
@@ -315,13 +316,16 @@ class PbsCommands:
                 return m.group(1)
         raise fail("pbs", "qsub output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """`qstat -f -F json` (Torque: `qstat -f -x`); `skipped`: where to say a job entry
+        that is no record, left out (else SiteError)."""
         if self._acct is not None:
             if is_separated(stdout):  # squeue's own records (the queue, a name lookup)
-                return self._acct.parse_status(stdout)
+                return self._acct.parse_status(stdout, skipped)
             return parse_wrapper_status(stdout, self.tz)
         if self.flavor == "torque" or stdout.lstrip().startswith("<"):
-            return self.parse_torque_xml(stdout)
+            return self.parse_torque_xml(stdout, skipped)
         if not stdout.strip():
             return []
         try:
@@ -338,7 +342,14 @@ class PbsCommands:
             return []
         if not isinstance(jobs, dict):
             raise fail("pbs", "qstat -F json", "'Jobs' is not an object", stdout)
-        return [self._job(jid, attrs) for jid, attrs in jobs.items() if isinstance(attrs, dict)]
+        out = []
+        for jid, attrs in jobs.items():
+            if isinstance(attrs, dict):
+                out.append(self._job(jid, attrs))
+            else:
+                unread(skipped, "pbs", f"qstat -F json job {jid}", "not an object of "
+                       "attributes", str(attrs))
+        return out
 
     def _parse_by_record(self, stdout: str) -> list[JobStatus] | None:
         """`qstat -F json` read job by job, for a listing that does not read whole: PBS
@@ -401,7 +412,8 @@ class PbsCommands:
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
         est = _obj(a.get("estimated"))
-        gpus = to_int(rl.get("ngpus")) or gpu_count(rl.get("select"))[0] or None
+        gpus = to_int(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
+            or chunk_gpus(rl.get("nodes"), "gpus") or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
         return JobStatus(
             native_id=jid, state=state, native_state=code or None,
@@ -418,8 +430,10 @@ class PbsCommands:
             token=carried_token(a.get("Variable_List")),
         )
 
-    def parse_torque_xml(self, stdout: str) -> list[JobStatus]:
-        """Torque `qstat -f -x`: <Data><Job><Job_Id>..</Job_Id>...</Job></Data>."""
+    def parse_torque_xml(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
+        """Torque `qstat -f -x`: <Data><Job><Job_Id>..</Job_Id>...</Job></Data>; `skipped`:
+        where to say a Job without Job_Id, left out (else SiteError)."""
         if not stdout.strip():
             return []
         try:
@@ -436,7 +450,9 @@ class PbsCommands:
                     a[child.tag] = (child.text or "").strip()
             jid = a.pop("Job_Id", None)
             if not jid:
-                raise fail("pbs", "qstat -x (Torque XML)", "a Job without Job_Id")
+                unread(skipped, "pbs", "qstat -x (Torque XML)", "a Job without Job_Id",
+                       " ".join(f"{k}={v}" for k, v in a.items() if isinstance(v, str)))
+                continue
             a.setdefault("stime", a.get("start_time"))
             a.setdefault("obittime", a.get("comp_time"))
             out.append(self._job(jid, a))
@@ -447,8 +463,9 @@ class PbsCommands:
             return self._acct.parse_accounting(stdout)
         return self.parse_status(stdout)
 
-    def parse_nodes(self, stdout: str) -> list[Node]:
-        """`pbsnodes -a -F json`."""
+    def parse_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
+        """`pbsnodes -a -F json`; `skipped`: where to say a node entry that is no object of
+        attributes, left out (else SiteError)."""
         if not stdout.strip():
             return []
         data = load_json("pbs", "pbsnodes -F json", stdout, lenient=True)
@@ -457,8 +474,10 @@ class PbsCommands:
             raise fail("pbs", "pbsnodes -F json", "no 'nodes' object", stdout)
         out, hosts = [], []
         for name, a in nodes.items():
-            if not isinstance(a, dict):
-                continue  # not a node's attributes: a mangled entry
+            if not isinstance(a, dict):  # not a node's attributes: a mangled entry
+                unread(skipped, "pbs", f"pbsnodes -F json node {name}", "not an object of "
+                       "attributes", str(a))
+                continue
             avail, assigned = _obj(a.get("resources_available")), _obj(a.get("resources_assigned"))
             hosts.append(clean(avail.get("host")) or name)
             feats = [k if v is True or str(v) == "True" else f"{k}={v}"
@@ -554,30 +573,51 @@ class PbsCommands:
         return out
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        jobs = [j for j in self.parse_status(outputs.get("queue", ""))
+        skipped: list[str] = []
+        jobs = [j for j in self.parse_status(outputs.get("queue", ""), skipped)
                 if not j.state.terminal and j.native_state not in _FINISHED]
         if self.flavor == "torque":  # pbsnodes -a prints text, as the wrapper's does
             user = (outputs.get("user") or "").strip()
             group = (outputs.get("group") or "").strip()
             return SiteSnapshot(
-                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+                site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", ""), skipped),
                 partitions=self.parse_queues(outputs.get("queues", ""),
                                              outputs.get("server", "")),
                 jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
-                group=group if re.fullmatch(r"[\w.-]+", group) else None)
+                group=group if re.fullmatch(r"[\w.-]+", group) else None,
+                warnings=[f"{site}: {w}" for w in skipped])
         if self.flavor == "slurm":
-            return SiteSnapshot(site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", "")),
+            nodes = parse_wrapper_nodes(outputs.get("nodes", ""), skipped)
+            return SiteSnapshot(site=site, nodes=nodes,
                                 partitions=parse_wrapper_queues(outputs.get("queues", "")),
-                                jobs=jobs)
+                                jobs=jobs, warnings=[f"{site}: {w}" for w in skipped])
         user = (outputs.get("user") or "").strip()
         group = (outputs.get("group") or "").strip()
+        nodes = self.parse_nodes(outputs.get("nodes", ""), skipped)
         return SiteSnapshot(
-            site=site, nodes=self.parse_nodes(outputs.get("nodes", "")),
+            site=site, nodes=nodes,
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
+            warnings=[f"{site}: {w}" for w in skipped],
         )
 
+
+
+def chunk_gpus(spec: Any, key: str) -> int:
+    """The GPUs a job's chunks ask in all: PBS Pro's select (`2:ncpus=4:ngpus=1+1:ngpus=2`,
+    `key` ngpus) or Torque's nodes (`2:ppn=4:gpus=1`, `key` gpus), each chunk's count
+    times its GPUs; 0 for none."""
+    total = 0
+    for chunk in (clean(spec) or "").split("+"):
+        head, *rest = chunk.strip().split(":")
+        count = int(head) if head.isdigit() else 1
+        terms = rest if head.isdigit() else [head, *rest]
+        for term in terms:
+            name, _, value = term.partition("=")
+            if name.strip() == key and value.strip().isdigit():
+                total += count * int(value)
+    return total
 
 
 def _depth(value: Any, otherwise: int | None) -> int | None:

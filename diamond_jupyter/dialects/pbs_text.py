@@ -25,7 +25,7 @@ from datetime import tzinfo
 from typing import Any
 
 from ..model import JobState, JobStatus, Node, Partition
-from .outputs_common import clean, fail, parse_duration, parse_local_time, to_int
+from .outputs_common import clean, fail, parse_duration, parse_local_time, to_int, unread
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
@@ -129,8 +129,10 @@ def parse_wrapper_status(stdout: str, tz: tzinfo | None = None) -> list[JobStatu
     return [wrapper_job(jid, a, tz) for jid, a in parse_full(stdout).items()]
 
 
-def parse_wrapper_nodes(stdout: str) -> list[Node]:
-    """`pbsnodes -a` of the wrapper: a node name line, then indented `key = value` lines."""
+def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[Node]:
+    """`pbsnodes -a` of the wrapper (and Torque's): a node name line, then indented
+    `key = value` lines. `skipped`: where to say a line of another shape, left out (else
+    SiteError)."""
     nodes: list[Node] = []
     cur: dict[str, str] | None = None
     name = ""
@@ -162,7 +164,9 @@ def parse_wrapper_nodes(stdout: str) -> list[Node]:
             continue
         key, sep, value = line.strip().partition(" = ")
         if cur is None or not sep:
-            raise fail("pbs", f"pbsnodes line {n}", "expected 'name = value' under a node", line)
+            unread(skipped, "pbs", f"pbsnodes line {n}", "expected 'name = value' under a node",
+                   line)
+            continue
         cur[key] = value
     flush()
     return nodes

@@ -17,7 +17,16 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SgeComplex, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    SgeComplex,
+    SiteError,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
     count_array_tasks,
@@ -29,10 +38,13 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unanswered,
+    unread,
     user_filter,
 )
 
-CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+# SGE 8.1.9 and Sun GE (`Sat Dec  5 10:00:00 2026`); Univa/Altair Grid Engine print
+# `12/05/2026 10:00:00.123`
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S")
 QACCT_SEP = "=" * 62
 _ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
          "lx-ppc64le": "ppc64le"}
@@ -157,10 +169,12 @@ class SgeCommands:
         local = since.astimezone(self.tz) if self.tz else since.astimezone()
         return ["qacct", "-j", "-b", local.strftime("%Y%m%d%H%M.%S")]
 
-    def parse_history(self, stdout: str) -> list[JobStatus]:
+    def parse_history(self, stdout: str, skipped: list[str] | None = None
+                      ) -> list[JobStatus]:
         """`qacct -j` records with their request (h_rt from the category), times and slots;
-        the summary qacct prints when no job matches is no record."""
-        return self.parse_accounting(stdout)
+        the summary qacct prints when no job matches is no record. `skipped`: where to say
+        a record of no job number, left out (else SiteError)."""
+        return self.parse_accounting(stdout, skipped)
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["qdel", *self._ids(native_ids)]
@@ -214,8 +228,10 @@ class SgeCommands:
                 return m.group(1)
         raise fail("sge", "qsub -terse output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
-        """`qstat -xml` (either form), optionally followed by qacct records."""
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """`qstat -xml` (either form), optionally followed by qacct records. `skipped`:
+        where to say a job record that cannot be read, left out (else SiteError)."""
         text = stdout.strip()
         if not text:
             return []
@@ -233,7 +249,8 @@ class SgeCommands:
         root = _xml(xml_part, "qstat -xml")
         jobs: dict[str, JobStatus] = {}
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
-            st = self._xml_job(j)
+            if (st := self._xml_job_or_skip(j, skipped)) is None:
+                continue
             tasks = clean(j.findtext("tasks"))
             if tasks and _TASK_ID.fullmatch(f"{st.native_id}.{tasks}"):  # one record a task
                 st = st.model_copy(update={"native_id": f"{st.native_id}.{tasks}"})
@@ -242,10 +259,21 @@ class SgeCommands:
                 jobs[st.native_id] = st
         return list(jobs.values()) + (self.parse_accounting(acct) if acct.strip() else [])
 
+    def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
+        """`_xml_job`, or None with why said in `skipped` (without it, SiteError)."""
+        try:
+            return self._xml_job(j)
+        except SiteError as e:
+            if skipped is None:
+                raise
+            skipped.append(str(e))
+            return None
+
     def _xml_job(self, j: ET.Element) -> JobStatus:
         jid = (j.findtext("JB_job_number") or "").strip()
         if not jid.isdigit():
-            raise fail("sge", "qstat -xml", "a job without JB_job_number")
+            raise fail("sge", "qstat -xml", "a job without JB_job_number",
+                       " ".join(f"{c.tag}={(c.text or '').strip()}" for c in j))
         code = (j.findtext("state") or "").strip()
         state, reason = map_state(code)
         start = parse_iso(j.findtext("JAT_start_time"), self.tz)
@@ -262,7 +290,8 @@ class SgeCommands:
             walltime_s=_hard_runtime(j),
         )
 
-    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
         """`qacct -j` records ("key value" lines between ===== separators); an array's
         task is a record of its own, JOB.TASK (`taskid`; accounting(5)'s task_number), for
         the engine to fold (`array_of`). Several records of one id (a reused id): the
@@ -278,7 +307,8 @@ class SgeCommands:
                 continue
             jid = rec["jobnumber"]
             if not jid.isdigit():
-                raise fail("sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+                unread(skipped, "sge", "qacct -j", f"bad jobnumber {jid!r}", block)
+                continue
             task = rec.get("taskid", "")
             if task.isdigit() and int(task) > 0:  # 'undefined' for a plain job
                 jid = f"{jid}.{int(task)}"
@@ -321,6 +351,7 @@ class SgeCommands:
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         queue_text = outputs.get("queue", "")
+        skipped: list[str] = []
         instances: list[dict[str, Any]] = []
         jobs: list[JobStatus] = []
         # host -> complex -> what its running jobs asked of it (per slot x their slots
@@ -345,7 +376,8 @@ class SgeCommands:
                     "arch": clean(q.findtext("arch")),
                 })
                 for j in q.iter("job_list"):
-                    st = self._xml_job(j)
+                    if (st := self._xml_job_or_skip(j, skipped)) is None:
+                        continue
                     mine_here = slots_in.setdefault((qname, host), {})
                     mine_here[st.native_id] = mine_here.get(st.native_id, 0) + (st.cpus or 1)
                     took = asked.setdefault(host, {})
@@ -372,7 +404,8 @@ class SgeCommands:
                                                       "node_list": host or None}))
             info = root.find("job_info")
             for j in (info.iter("job_list") if info is not None else ()):
-                jobs.append(self._xml_job(j))
+                if (st := self._xml_job_or_skip(j, skipped)) is not None:
+                    jobs.append(st)
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,
             parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
@@ -386,7 +419,8 @@ class SgeCommands:
             sge_complexes=complexes,
             **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
-            queue_order=queue_order(outputs.get("sconf", "")))
+            queue_order=queue_order(outputs.get("sconf", "")),
+            warnings=[f"{site}: {w}" for w in skipped])
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
                asked: dict[str, dict[str, float]] | None = None) -> list[Node]:

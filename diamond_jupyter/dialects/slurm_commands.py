@@ -48,6 +48,7 @@ from .outputs_common import (
     parse_kv_line,
     to_int,
     unanswered,
+    unread,
     unwrap,
     user_filter,
 )
@@ -108,7 +109,8 @@ def map_state(native: Any) -> JobState:
 
 
 def parse_exit(text: Any) -> int | None:
-    """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent."""
+    """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent, or for a "signal" no signal
+    number can be (Slurm's own marks: OUT_OF_MEMORY's '0:125', its SIG_OOM 253 in 7 bits)."""
     s = clean(text)
     if s is None:
         return None
@@ -116,6 +118,8 @@ def parse_exit(text: Any) -> int | None:
     try:
         c, g = int(code), int(sig or 0)
     except ValueError:
+        return None
+    if c == 0 and g > 64:
         return None
     return 128 + g if c == 0 and g else c
 
@@ -233,15 +237,18 @@ class SlurmCommands:
         return self._q("sacct", "-X", "-a", "-P", "-n", "-S", start, "-s", "CD,F,TO,CA",
                        f"--format={HISTORY_FIELDS}")
 
-    def parse_history(self, stdout: str) -> list[JobStatus]:
-        """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size."""
+    def parse_history(self, stdout: str, skipped: list[str] | None = None
+                      ) -> list[JobStatus]:
+        """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size.
+        `skipped`: where to say a line of another shape, left out (else SiteError)."""
         out = []
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
             f = [x.strip() for x in line.split("|")]
             if len(f) != 9 or not f[0]:
-                raise fail("slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                unread(skipped, "slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                continue
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
                 continue
@@ -340,10 +347,12 @@ class SlurmCommands:
                 return m.group(1)
         raise fail("slurm", "sbatch output", "no job id", stdout)
 
-    def parse_status(self, stdout: str) -> list[JobStatus]:
-        """Lines of SQUEUE_FIELDS; an empty output is an empty list."""
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """Lines of SQUEUE_FIELDS; an empty output is an empty list. `skipped`: where to
+        say the lines that are no record (else SiteError)."""
         out = []
-        for f in _records(stdout, _NF, "squeue"):
+        for f in _records(stdout, _NF, "squeue", skipped=skipped):
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
                 comment, name = f
             state = map_state(st)
@@ -372,15 +381,23 @@ class SlurmCommands:
                 out[jid.strip()] = parse_iso(rest.split("|", 1)[0], self.tz)
         return out
 
-    def parse_status_json(self, stdout: str) -> list[JobStatus]:
-        """`squeue --json` (openapi v0.0.38 and later shapes)."""
+    def parse_status_json(self, stdout: str, skipped: list[str] | None = None
+                          ) -> list[JobStatus]:
+        """`squeue --json` (openapi v0.0.38 and later shapes); `skipped`: where to say a
+        job without a job_id, left out (else SiteError)."""
         data = load_json("slurm", "squeue --json", stdout)
         if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
             raise fail("slurm", "squeue --json", "no 'jobs' list", stdout)
         errors = [e for e in data.get("errors") or [] if e]
         if errors and not data["jobs"]:
             raise fail("slurm", "squeue --json", f"errors: {errors}")
-        return [self._json_job(j) for j in data["jobs"] if isinstance(j, dict)]
+        out = []
+        for n, j in enumerate(data["jobs"], 1):
+            if not isinstance(j, dict) or to_int(j.get("job_id")) is None:
+                unread(skipped, "slurm", f"squeue --json job {n}", "no job_id", str(j)[:200])
+                continue
+            out.append(self._json_job(j))
+        return out
 
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
         jid = str(unwrap(j.get("job_id")))
@@ -435,7 +452,8 @@ class SlurmCommands:
                 native_id=jid, state=state, native_state=st, name=name or None,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
                 exit_code=parse_exit(ec) if state.terminal else None,
-                reason=f"cancelled by uid {m.group(1)}" if m else None, node_list=clean(nodes),
+                reason=f"cancelled by uid {m.group(1)}" if m else None,
+                node_list=self._node_list(nodes),
             ))
         return out
 
@@ -502,10 +520,11 @@ class SlurmCommands:
         return out
 
     def parse_nodes(self, stdout: str) -> list[Node]:
-        """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback)."""
+        """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback). Its
+        free text (Reason, Comment, Extra) comes after every field read here."""
         out = []
         for line in stdout.splitlines():
-            kv = parse_kv_line(line)
+            kv = parse_kv_line(line, free_text=_NODE_FREE_TEXT)
             if "NodeName" not in kv:
                 continue
             gpus, kind = gpu_count(kv.get("Gres"))
@@ -544,15 +563,24 @@ class SlurmCommands:
             ))
         return out
 
-    def parse_sinfo_nodes(self, stdout: str) -> list[Node]:
-        """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition)."""
+    @staticmethod
+    def _node_list(text: Any) -> str | None:
+        """A job's node list; None for none (sacct's `None assigned` of a job that never
+        ran, `(null)`)."""
+        s = clean(text)
+        return None if s is None or s.lower() == "none assigned" else s
+
+    def parse_sinfo_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
+        """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition).
+        `skipped`: where to say the lines of another shape (else SiteError)."""
         nodes: dict[str, Node] = {}
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
             f = line.split("|")
             if len(f) < 8:
-                raise fail("slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+                unread(skipped, "slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+                continue
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
             node = nodes.setdefault(f[0], Node(
@@ -563,7 +591,8 @@ class SlurmCommands:
         return list(nodes.values())
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        jobs = self.parse_status(outputs.get("queue", ""))
+        skipped: list[str] = []
+        jobs = self.parse_status(outputs.get("queue", ""), skipped)
         under = parse_job_qos(outputs.get("queue_qos", ""))
         accounts = parse_job_qos(outputs.get("queue_qos", ""), field=2)
         shares = parse_job_qos(outputs.get("queue_qos", ""), field=3)
@@ -587,7 +616,7 @@ class SlurmCommands:
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=jobs,
             qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
-            user=user, associations=assocs,
+            user=user, associations=assocs, warnings=[f"{site}: {w}" for w in skipped],
         )
 
 
@@ -811,18 +840,20 @@ def _sacct_stretch(lines: list[str], starts: list[str | None], ends: list[str | 
             [s for k in range(a, b + 1) if (s := starts[k]) is not None and k not in covered])
 
 
-def _records(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+def _records(stdout: str, fields: int, what: str, *, steps: bool = False,
+             skipped: list[str] | None = None) -> list[list[str]]:
     """The records of squeue or sacct output: those of a query with a fresh separator
     (`_separated`), else '|'-separated lines (recorded outputs, an older engine's argv),
-    read as below."""
+    read as below. `skipped`: where to say a record naming no job, left out (else
+    SiteError)."""
     first = _FIRST_FIELD.match(stdout)
     if first:
-        return _separated(stdout, first.group(1), fields, what, steps=steps)
-    return _lines(stdout, fields, what, steps=steps)
+        return _separated(stdout, first.group(1), fields, what, steps=steps, skipped=skipped)
+    return _lines(stdout, fields, what, steps=steps, skipped=skipped)
 
 
 def _separated(stdout: str, sep: str, fields: int, what: str, *,
-               steps: bool) -> list[list[str]]:
+               steps: bool, skipped: list[str] | None = None) -> list[list[str]]:
     """Output whose every field ends with `sep` and every record then with a newline. No
     field can hold `sep`, so the split is exact whatever a name holds (newlines, '|', a
     whole forged record): each record is the scheduler's, and a job a name invents is no
@@ -840,18 +871,22 @@ def _separated(stdout: str, sep: str, fields: int, what: str, *,
             f[0] = f[0].removeprefix("\n")
         f = [x.strip() for x in f]
         if not ident.fullmatch(f[0]):
-            raise fail("slurm", f"{what} record {n // fields + 1}", "no job id", f[0][:200])
+            unread(skipped, "slurm", f"{what} record {n // fields + 1}", "no job id",
+                   f[0][:200])
+            continue
         out.append(f)
     return out
 
 
-def _lines(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[list[str]]:
+def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
+           skipped: list[str] | None = None) -> list[list[str]]:
     """The '|'-separated records of squeue or sacct output, each field stripped, the last
     (the job's name) taking what is left. Both end a record with a newline and print a name
     as it was given: a name holding newlines (anyone's job in a queue listing; a job renamed
     by itself) goes on over the next lines, which belong to it whatever they look like (kept
     apart, joined once: a long name is not copied per line); a queue's id given twice is
-    dropped. SiteError when the output does not start with a record."""
+    dropped (said in `skipped`). Lines before the first record are said in `skipped`, else
+    SiteError."""
     ident = _STEP_ID if steps else _JOB_ID
     records: list[tuple[list[str], list[str]]] = []
     for n, line in enumerate(stdout.split("\n"), 1):
@@ -862,13 +897,16 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False) -> list[
             records[-1][1].append(line)
         elif line.strip():
             why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
-            raise fail("slurm", f"{what} line {n}", why, line)
+            unread(skipped, "slurm", f"{what} line {n}", why, line)
     out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
     if steps:  # accounting keeps each run of a reused id: several records are real
         return out
     # a queue lists a job once: an id given twice was also written into some job's name,
     # and which record is the scheduler's cannot be told, so neither is believed
     count = Counter(f[0] for f in out)
+    for jid in sorted(x for x, k in count.items() if k > 1 and skipped is not None):
+        unread(skipped, "slurm", f"{what} job {jid}", "listed twice (one written into some "
+               "job's name): neither record is believed")
     return [f for f in out if count[f[0]] == 1]
 
 
@@ -887,6 +925,8 @@ def _names(text: Any) -> list[str] | None:
 
 
 slurm_commands = SlurmCommands()
+# what scontrol prints last on a node's line, as an admin or a tool wrote it
+_NODE_FREE_TEXT = ("Reason", "Comment", "Extra")
 
 
 def _cpu_ids(text: str | None) -> int:

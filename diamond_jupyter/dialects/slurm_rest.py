@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
-from .outputs_common import clean, gpu_count, gpu_types, other_gres, to_int
+from .outputs_common import clean, gpu_count, gpu_types, other_gres, to_int, unread
 from .slurm_commands import SlurmCommands
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -154,20 +154,25 @@ def parse_submit(text: str) -> tuple[str, list[str]]:
     return str(jid), [msg] if msg else []
 
 
-def parse_jobs(text: str, commands: SlurmCommands | None = None) -> list[JobStatus]:
-    """`GET jobs`: the same shape as `squeue --json`."""
+def parse_jobs(text: str, commands: SlurmCommands | None = None,
+               skipped: list[str] | None = None) -> list[JobStatus]:
+    """`GET jobs`: the same shape as `squeue --json`; `skipped`: where to say a job
+    without a job_id, left out (else SiteError)."""
     data = _load("jobs", text)
     errors = errors_of(data)
     if errors:
         raise SiteError("slurmrestd: jobs: " + "; ".join(errors))
-    return (commands or SlurmCommands()).parse_status_json(text)
+    return (commands or SlurmCommands()).parse_status_json(text, skipped)
 
 
-def parse_nodes(text: str) -> list[Node]:
+def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
+    """`GET nodes`; `skipped`: where to say a node without a name, left out (else
+    SiteError)."""
     data = _load("nodes", text)
     out = []
-    for n in data.get("nodes") or []:
+    for i, n in enumerate(data.get("nodes") or [], 1):
         if not isinstance(n, dict) or not n.get("name"):
+            unread(skipped, "slurmrestd", f"nodes node {i}", "no name", str(n)[:200])
             continue
         gpus, kind = gpu_count(n.get("gres"))
         feats = clean(n.get("active_features")) or clean(n.get("features"))
@@ -208,13 +213,17 @@ def _limit(value: Any) -> int | None:
     return None if n is None or n < 0 or n >= 0xFFFFFFFE else n
 
 
-def parse_partitions(text: str) -> list[Partition]:
+def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partition]:
+    """`GET partitions`; `skipped`: where to say a partition without a name, left out (else
+    SiteError)."""
     from .outputs_common import expand_hostlist
 
     data = _load("partitions", text)
     out = []
-    for p in data.get("partitions") or []:
+    for i, p in enumerate(data.get("partitions") or [], 1):
         if not isinstance(p, dict) or not p.get("name"):
+            unread(skipped, "slurmrestd", f"partitions partition {i}", "no name",
+                   str(p)[:200])
             continue
         minutes = _limit(p.get("max_time_limit"))
         default_minutes = _limit(p.get("default_time_limit"))
@@ -262,9 +271,11 @@ def _listed(value: Any) -> list[str] | None:
 def parse_snapshot(site: str, outputs: dict[str, str],
                    commands: SlurmCommands | None = None) -> SiteSnapshot:
     queue = outputs.get("queue") or '{"jobs": []}'  # discovery asks no queue
-    jobs = [j for j in parse_jobs(queue, commands) if not j.state.terminal]
-    return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}")),
-                        partitions=parse_partitions(outputs.get("partitions", "{}")), jobs=jobs)
+    skipped: list[str] = []
+    jobs = [j for j in parse_jobs(queue, commands, skipped) if not j.state.terminal]
+    return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
+                        partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
+                        jobs=jobs, warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

@@ -57,6 +57,7 @@ from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .model import (
     TERMINAL_STATES,
+    ZERO_TIME_LIMIT,
     BadInput,
     DiamondError,
     Directive,
@@ -1180,6 +1181,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if secs is None:
             raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]"
                            f"{_time_with_unit_hint(text)}")
+        if secs == 0:
+            raise BadInput(f"--time {text!r}: {ZERO_TIME_LIMIT}")
         return secs
 
     @staticmethod

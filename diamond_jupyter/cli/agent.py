@@ -12,7 +12,8 @@ from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
 from ..model import BadInput, SiteError, visible
-from .common import count, seconds
+from ..option_types import count
+from .common import seconds
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
@@ -57,6 +58,9 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    if not " ".join(args.text).strip():  # said before the LLM's setup: no setting helps it
+        raise BadInput("ask: the request is empty: write what the agent should do, in quotes "
+                       "(diamond ask \"run job.sh where it starts first\")")
     llm = LLMConfig.from_env(provider=args.provider, model=args.model,
                              max_tokens=args.max_tokens, api_key_env=args.api_key_env)
     if (why := llm.missing()) is not None:  # bad input: one line, and JSON with --json

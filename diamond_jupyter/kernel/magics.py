@@ -14,6 +14,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, one_line, visible
+from ..option_types import count, hedge_count
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -69,12 +70,12 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=count(1), default=20)
     for name in ("status", "cancel", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")
     p.add_argument("job")
-    p.add_argument("--lines", type=int, default=100)
+    p.add_argument("--lines", type=count(1), default=100)
     p = sub.add_parser("fetch")
     p.add_argument("job")
     p.add_argument("dest", nargs="?")
@@ -89,9 +90,9 @@ def _parser() -> _Parser:
     p.add_argument("file", nargs="?")
     p.add_argument("--site", default="auto")
     p.add_argument("--name")
-    p.add_argument("--nodes", type=int)
+    p.add_argument("--nodes", type=count(1))
     p.add_argument("--time", type=walltime)
-    p.add_argument("--gpus", type=int)
+    p.add_argument("--gpus", type=count(0))
     p.add_argument("--partition")
     p.add_argument("--arch")
     p.add_argument("--software", action="append")
@@ -99,7 +100,7 @@ def _parser() -> _Parser:
     p.add_argument("--gpu-type")
     p.add_argument("--memory", "--mem")
     p.add_argument("--force", action="store_true")
-    p.add_argument("--hedge", type=int, help="copies on the N best sites; the first to "
+    p.add_argument("--hedge", type=hedge_count, help="copies on the N best sites; the first to "
                    "start runs, the others are cancelled")
     p = sub.add_parser("transfer")
     p.add_argument("src")

@@ -406,3 +406,82 @@ def test_a_sites_file_host_written_as_an_ssh_option_is_refused(tmp_path, transpo
     assert said in str(e.value) and "(line 3)" in str(e.value), str(e.value)
     assert not Path("/tmp/pwned").exists()
 
+
+
+# -- 7. the agent: an approval names the plan shown ---------------------------------------------
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    from fake_llm import FakeLLM
+
+    with FakeLLM() as f:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-never-stored-0123456789")
+        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
+        yield f
+
+
+async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to_next(
+        user, fake_llm):
+    """A task shown plan A (submit `echo A`) was approved; it went on and came to await plan
+    B (`echo B`). A second approval meant for A (a client retrying its POST after a timeout,
+    a double click, a card still showing A) approved B, which no one was shown, by task id
+    alone. An approval now names the plan it approves (`plan_sha256`, in the task's
+    `pending` as every face shows it); for another plan it is refused and nothing runs."""
+    from fake_llm import last_result, text, tool_use
+
+    from diamond_jupyter.agent.service import AgentService
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.federation_plan import PlanChanged
+    from diamond_jupyter.store import Store
+
+    def then_b(body):
+        assert last_result(body)["job"]["id"]
+        return [tool_use("submit", {"script": "#!/bin/sh\necho B\n", "site": "alpha"})]
+
+    fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho A\n", "site": "alpha"})],
+                    then_b, [text("both submitted")])
+    fed = Federation(user.sites, store=Store(user.store_path))
+    service = AgentService(fed)
+    try:
+        task = await service.ask("submit A then B", approval="ask")
+        shown_a = await service.wait(task["id"], settled=True, timeout=60)
+        assert shown_a["state"] == "awaiting_approval", shown_a
+        sha_a = shown_a["pending"]["plan_sha256"]
+        assert len(sha_a) == 64 and "echo A" in json.dumps(shown_a["pending"]["plan"])
+        await service.approve(task["id"], sha_a)
+        shown_b = await service.wait(task["id"], states={"awaiting_approval"}, timeout=60)
+        assert "echo B" in json.dumps(shown_b["pending"]["plan"])
+        assert len(_sbatch_calls(user)) == 1
+        with pytest.raises(PlanChanged) as e:  # the stale approval of A
+            await service.approve(task["id"], sha_a)
+        sha_b = shown_b["pending"]["plan_sha256"]
+        assert str(e.value) == (f"task {task['id']} now awaits another plan than the one "
+                                f"approved (its plan_sha256 is now {sha_b}): show it again "
+                                "before approving; nothing was approved")
+        with pytest.raises(BadInput) as e:
+            await service.approve(task["id"], "A" * 64)
+        assert "is not a sha256 (64 hex digits" in str(e.value)
+        assert fed.task(task["id"])["state"] == "awaiting_approval"
+        assert len(_sbatch_calls(user)) == 1  # B was not submitted
+        await service.approve(task["id"], sha_b)
+        done = await service.wait(task["id"], timeout=60)
+        assert done["state"] == "done" and len(_sbatch_calls(user)) == 2, done
+    finally:
+        await service.close()
+        await fed.close()
+
+
+def test_fault_an_approval_body_carrying_an_edited_plan_is_refused():
+    """`POST tasks/ID/approve` with `{"plan": ...}` or `{"script": ...}` (a client editing
+    what it approves) was ignored, and the task's own plan ran: refused now, naming the
+    key; only `plan_sha256` is read."""
+    from pydantic import ValidationError
+
+    from diamond_jupyter.server.bodies import ApproveBody
+
+    assert ApproveBody.model_validate({}).plan_sha256 is None
+    for key in ("plan", "script"):
+        with pytest.raises(ValidationError) as e:
+            ApproveBody.model_validate({key: "echo other"})
+        assert e.value.errors()[0]["loc"] == (key,)

@@ -48,7 +48,8 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
             if task["state"] != ASLEEP_FOR_A_PERSON or not sys.stdin.isatty():
                 return task
             ok = await asyncio.to_thread(_confirm, task)
-            await (agent.approve(task["id"]) if ok else agent.reject(task["id"]))
+            shown = (task.get("pending") or {}).get("plan_sha256")  # only the plan shown
+            await (agent.approve(task["id"], shown) if ok else agent.reject(task["id"]))
     finally:
         await agent.close()
         await fed.close()

@@ -28,7 +28,7 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond logs JOB [--lines N] | fetch JOB [DEST] [--file REL]... [--overwrite]
 %diamond place [FILE] | translate --to D [FILE]
 %diamond transfer SRC DST [--via sftp|globus] [-r] [--overwrite] | transfer cancel ID
-%diamond submit FILE [options] | approve TASK | reject TASK | engine
+%diamond submit FILE [options] | approve TASK [--plan SHA256] | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
                  [--gpu-type T] [--memory 64G] [--force]
@@ -117,7 +117,10 @@ def _parser() -> _Parser:
     p.add_argument("file", nargs="?")
     p.add_argument("--status", metavar="ID", help="show a workflow's card again")
     p.add_argument("--cancel", metavar="ID", help="cancel a workflow: every step's job")
-    sub.add_parser("approve").add_argument("task")
+    p = sub.add_parser("approve")
+    p.add_argument("task")
+    p.add_argument("--plan", metavar="SHA256", help="approve only while the task awaits this "
+                   "plan (its card's pending plan_sha256)")
     sub.add_parser("reject").add_argument("task")
     return ap
 
@@ -373,12 +376,13 @@ class DiamondMagics(Magics):
         return self._agent("ask", text, approval=args.approval)
 
     def do_approve(self, args: argparse.Namespace, cell: str | None) -> Any:
-        return self._agent("approve", args.task)
+        return self._agent("approve", args.task, plan_sha256=args.plan)
 
     def do_reject(self, args: argparse.Namespace, cell: str | None) -> Any:
         return self._agent("reject", args.task)
 
-    def _agent(self, verb: str, arg: str, approval: str | None = None) -> Any:
+    def _agent(self, verb: str, arg: str, approval: str | None = None,
+               plan_sha256: str | None = None) -> Any:
         """The agent is optional: without it (or an LLM) say how to configure one."""
         try:
             import diamond_jupyter.agent as agent
@@ -391,6 +395,8 @@ class DiamondMagics(Magics):
             return None
         if verb == "ask":
             return fn(self.engine, arg, approval=approval, origin=self.origin())
+        if verb == "approve":
+            return fn(self.engine, arg, plan_sha256)
         return fn(self.engine, arg)
 
 

@@ -14,6 +14,7 @@ from ..model import DiamondError, JobState, job_json
 from . import views
 from .base import ApiError, DiamondHandler, api
 from .bodies import (
+    ApproveBody,
     AskBody,
     FetchBody,
     PlaceBody,
@@ -398,7 +399,7 @@ class TaskApproveHandler(_TaskHandler):
     async def post(self, name: str) -> None:
         agent = await self.agent()
         await self.task_or_404(agent.fed, name)
-        self.reply(await agent.approve(name))
+        self.reply(await agent.approve(name, self.parse(ApproveBody).plan_sha256))
 
 
 class TaskRejectHandler(_TaskHandler):

@@ -806,6 +806,10 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
     """`unknown site 'Alpha' (did you mean alpha? known: alpha, beta)`."""
     meant = closest_site(name, known)
     hint = f"did you mean {meant}? " if meant else ""
+    parts = [p.strip() for p in name.split(",")] if "," in name else []
+    if parts and all(p in known for p in parts):  # `--site a,b`: one site is asked for
+        hint = ("one site is named here, not a list: name one of them, or give site auto "
+                f"with a hedge of {len(set(parts))} for copies on the best sites; ")
     return (f"{what} {_printable(repr(name))} ({hint}known: "
             f"{', '.join(known) or 'none configured'})")
 

@@ -57,6 +57,7 @@ from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .model import (
     TERMINAL_STATES,
+    ZERO_TIME_LIMIT,
     BadInput,
     DiamondError,
     Directive,
@@ -103,12 +104,37 @@ def _whole(name: str, value: int | None, least: int, most: int, *,
                        f"{str(value)[:40]}")
 
 
+def _planted_link_owner(path: Path) -> int | None:
+    """The uid of another user who made `path`, a symbolic link, in a directory others may
+    write (group or world) and that user does not own: whoever planted it chose where a
+    write through it lands (Linux's fs.protected_symlinks rule, which may be off). None
+    for any other path, and for links of this user, of root or of the directory's owner."""
+    try:
+        link = os.lstat(path)
+        if not stat.S_ISLNK(link.st_mode) or link.st_uid in (os.getuid(), 0):
+            return None
+        parent = os.stat(path.parent)
+    except OSError:
+        return None
+    shared = parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return link.st_uid if shared and link.st_uid != parent.st_uid else None
+
+
 def _check_dest_dir(dest: Path) -> None:
     """BadInput when a fetch's destination, or the nearest part of it that exists, is no
     directory (a file, a FIFO, /dev/null): it ended in a FileExistsError, a traceback on the
-    command line and a 500 over REST, after the site was asked."""
+    command line and a 500 over REST, after the site was asked; or when a part of it is a
+    symbolic link another user owns (planted in a shared directory, it sent the job's files
+    where that user chose)."""
     from .transports.base import special_kind
 
+    whole = Path(os.path.abspath(dest))
+    for part in (whole, *whole.parents):
+        if (owner := _planted_link_owner(part)) is not None:
+            raise BadInput(f"dest: {dest}" + ("" if part == whole else f" (its part {part})")
+                           + f" is a symbolic link another user (uid {owner}) made in a "
+                           f"shared directory, leading to {os.readlink(part)}: a fetch does "
+                           "not write through it; give another directory")
     at = dest
     while not os.path.lexists(at) and at.parent != at:
         at = at.parent
@@ -1200,6 +1226,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if secs is None:
             raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]"
                            f"{_time_with_unit_hint(text)}")
+        if secs == 0:
+            raise BadInput(f"--time {text!r}: {ZERO_TIME_LIMIT}")
         return secs
 
     @staticmethod

@@ -47,6 +47,10 @@ class AgentMixin:
                                              "model_calls", "llm", "on_stuck")})
         out["pending"] = {k: v for k, v in (data.get("pending") or {}).items()
                           if k in ("tool", "plan", "input")} or None
+        if out["pending"] and "plan" in out["pending"]:  # what an approval names
+            from .federation_plan import plan_sha256
+
+            out["pending"]["plan_sha256"] = plan_sha256(out["pending"]["plan"])
         return out
 
     def tasks(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:

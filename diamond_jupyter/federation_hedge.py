@@ -35,6 +35,7 @@ from .model import (
     hedged_reason,
     utcnow,
 )
+from .option_types import MAX_HEDGE_COPIES
 from .sites import EventChannel
 from .store import HedgeRecord
 
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_HEDGE = 8
+MAX_HEDGE = MAX_HEDGE_COPIES  # the CLI's and the magics' --hedge bound too
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,22 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def plan_sha256(plan: Any) -> str:
+    """An action plan's sha256 as a person is shown it (canonical JSON): an approval naming
+    it approves that plan only, never another the task came to wait on since."""
+    import json
+
+    return sha256(json.dumps(plan, sort_keys=True, separators=(",", ":"), default=str))
+
+
+def check_plan_sha256(value: Any, task_id: str) -> str:
+    """`value`, a plan's sha256 (64 lower-case hex digits); BadInput naming what it is."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise BadInput(f"plan_sha256 {str(value)[:80]!r} is not a sha256 (64 hex digits, as "
+                       f"task {task_id}'s pending plan_sha256 gives it)")
+    return value
+
+
 def new_token() -> str:
     return secrets.token_hex(6)
 

@@ -569,6 +569,11 @@ def check_nesting(field: str, value: Any, limit: int = MAX_JSON_DEPTH) -> None:
 
 # The largest time limit Slurm stores (2^32 - 2 minutes); no scheduler here takes more.
 MAX_WALLTIME_S = (2**32 - 2) * 60
+# A limit of 0 is no limit to sbatch and flux, yet a job with no time at all to PBS, LSF
+# and Grid Engine: the scripts' readers keep `-t 0` as written, a spec field cannot say it.
+ZERO_TIME_LIMIT = ("a time limit of 0 is no limit to sbatch and flux but no time at all to "
+                   "PBS, LSF and Grid Engine; give 1 minute or more, or leave it out for the "
+                   "site's default limit")
 # entries of one job's stage_in (or stage_out): each is a recorded copy; more files go as
 # a directory (recursive) or an archive
 MAX_STAGE_ENTRIES = 1000
@@ -577,6 +582,8 @@ MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's ari
 
 def _walk(prefix: str, value: Any, leaf: str) -> None:
     if isinstance(value, int) and not isinstance(value, bool):
+        if leaf == "walltime_s" and value == 0:
+            raise BadInput(f"{prefix} 0: {ZERO_TIME_LIMIT}")
         if leaf == "walltime_s" and value > MAX_WALLTIME_S:
             raise BadInput(f"{prefix} {value} s is too long: at most {MAX_WALLTIME_S // 60} "
                            "minutes (Slurm's largest time limit)")

@@ -93,7 +93,9 @@ class TaskHandle:
             out.append("  awaits approval of this plan (exactly this runs once approved):")
             out += ["    " + line for line in
                     describe_plan((t["pending"] or {}).get("plan")).splitlines()]
-            out.append(f"  %diamond approve {t['id']}   or   %diamond reject {t['id']}")
+            shown = (t["pending"] or {}).get("plan_sha256")
+            named = f" --plan {shown}" if shown else ""  # approves this plan only
+            out.append(f"  %diamond approve {t['id']}{named}   or   %diamond reject {t['id']}")
         if t.get("answer"):
             out.append(t["answer"])
         if t.get("error"):
@@ -198,12 +200,15 @@ def ask(engine: Any, text: str, *, approval: str | None = None,
 ask_in_notebook = ask
 
 
-def _decide(engine: Any, task_id: str, verb: str) -> TaskHandle:
+def _decide(engine: Any, task_id: str, verb: str, plan_sha256: str | None = None
+            ) -> TaskHandle:
     async def go() -> dict[str, Any]:
         if engine.kind == "server":
-            return await engine.request("POST", f"tasks/{task_id}/{verb}", {})
+            body = {"plan_sha256": plan_sha256} if plan_sha256 else {}
+            return await engine.request("POST", f"tasks/{task_id}/{verb}", body)
         agent = await engine.agent()
-        return await (agent.approve(task_id) if verb == "approve" else agent.reject(task_id))
+        return await (agent.approve(task_id, plan_sha256) if verb == "approve"
+                      else agent.reject(task_id))
     handle = TaskHandle(engine, engine.call(go()))
     if handle.state not in FINAL_STATES:
         engine.spawn((_follow_server if engine.kind == "server" else _follow_local)(
@@ -211,9 +216,10 @@ def _decide(engine: Any, task_id: str, verb: str) -> TaskHandle:
     return handle
 
 
-def approve(engine: Any, task_id: str) -> TaskHandle:
-    """`%diamond approve TASK`: run the plan the task awaits; the task goes on."""
-    return _decide(engine, task_id, "approve")
+def approve(engine: Any, task_id: str, plan_sha256: str | None = None) -> TaskHandle:
+    """`%diamond approve TASK [--plan SHA256]`: run the plan the task awaits (with SHA256,
+    only while it is that plan); the task goes on."""
+    return _decide(engine, task_id, "approve", plan_sha256)
 
 
 def reject(engine: Any, task_id: str) -> TaskHandle:

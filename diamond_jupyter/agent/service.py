@@ -58,10 +58,12 @@ class AgentService:
                                                on_stuck=on_stuck)
         return self.fed.task(rec.id)
 
-    async def approve(self, task_id: str) -> dict[str, Any]:
+    async def approve(self, task_id: str, plan_sha256: str | None = None) -> dict[str, Any]:
         """Approve the action task `task_id` is waiting on (exactly the plan it showed runs)
-        and return the task. BadInput for an unknown task or one not awaiting approval."""
-        await (await self._runner()).approve(task_id)
+        and return the task; with `plan_sha256` (its `pending.plan_sha256` as shown), only
+        while it awaits that plan (PlanChanged for another). BadInput for an unknown task or
+        one not awaiting approval."""
+        await (await self._runner()).approve(task_id, plan_sha256)
         return self.fed.task(task_id)
 
     async def reject(self, task_id: str, reason: str = "") -> dict[str, Any]:

@@ -41,6 +41,11 @@ def preview(value: Any) -> str:
     return text if len(text) <= PREVIEW else text[:PREVIEW] + f"… ({len(text)} chars)"
 
 
+def pending_plan(rec: TaskRecord) -> Any:
+    """The plan task `rec` awaits approval of, as the faces show it (None: no plan)."""
+    return (rec.data.get("pending") or {}).get("plan")
+
+
 class TaskBook:
     """Store-side bookkeeping shared by the runner: steps, states, waiters, resumes. Task
     records are kept in the journal's store, steps and states published as its events;
@@ -277,12 +282,29 @@ class TaskBook:
             raise BadInput(f"task {task_id} is {rec.state}, not awaiting approval")
         return rec
 
-    async def approve(self, task_id: str) -> TaskRecord:
+    async def approve(self, task_id: str, plan_sha256: str | None = None) -> TaskRecord:
+        """Run the plan the task awaits; with `plan_sha256` (the pending plan's, as shown)
+        only when it is still that plan: PlanChanged when the task now awaits another (a
+        retried or stale approval would approve a plan no one was shown)."""
+        from ..federation_plan import PlanChanged, check_plan_sha256
+        from ..federation_plan import plan_sha256 as digest
+
+        def shown(r: TaskRecord) -> bool:
+            return plan_sha256 is None or digest(pending_plan(r)) == plan_sha256
+
+        if plan_sha256 is not None:
+            check_plan_sha256(plan_sha256, task_id)
         rec = self._pending(task_id)
+        if not shown(rec):
+            raise PlanChanged(f"task {task_id} now awaits another plan than the one approved "
+                              f"(its plan_sha256 is now {digest(pending_plan(rec))}): show it "
+                              "again before approving; nothing was approved")
         claimed = self.store.claim_task(task_id, self.lease.id, states=("awaiting_approval",),
-                                        to_state="running", data={"decision": "approved"})
+                                        to_state="running", data={"decision": "approved"},
+                                        expect=shown)
         if claimed is None:
-            raise BadInput(f"task {task_id} was approved or taken up meanwhile")
+            raise BadInput(f"task {task_id} was approved, changed or taken up meanwhile; "
+                           "nothing was approved")
         token = self._claim(claimed)
         await self.set_state(task_id, "running")
         await self.step(task_id, "resume", cause="approved",

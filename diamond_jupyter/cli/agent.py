@@ -12,7 +12,8 @@ from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
 from ..model import BadInput, SiteError, visible
-from .common import count, seconds
+from ..option_types import count
+from .common import seconds
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
@@ -47,7 +48,8 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
             if task["state"] != ASLEEP_FOR_A_PERSON or not sys.stdin.isatty():
                 return task
             ok = await asyncio.to_thread(_confirm, task)
-            await (agent.approve(task["id"]) if ok else agent.reject(task["id"]))
+            shown = (task.get("pending") or {}).get("plan_sha256")  # only the plan shown
+            await (agent.approve(task["id"], shown) if ok else agent.reject(task["id"]))
     finally:
         await agent.close()
         await fed.close()
@@ -57,6 +59,9 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    if not " ".join(args.text).strip():  # said before the LLM's setup: no setting helps it
+        raise BadInput("ask: the request is empty: write what the agent should do, in quotes "
+                       "(diamond ask \"run job.sh where it starts first\")")
     llm = LLMConfig.from_env(provider=args.provider, model=args.model,
                              max_tokens=args.max_tokens, api_key_env=args.api_key_env)
     if (why := llm.missing()) is not None:  # bad input: one line, and JSON with --json

@@ -24,21 +24,6 @@ def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
         print(visible(text))  # names, reasons, errors from sites: shown, never acted on
 
 
-def count(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number `least` or more (`--lines -5` printed nothing and
-    `--limit -1` blamed an `order` the user never gave)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < least:
-            raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
-                                             f"{text!r}")
-        return value
-    return parse
-
-
 def seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0 (`--timeout nan` waited forever,
     `--timeout -1` "timed out after -1s")."""

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..model import BadInput, DiamondError, SiteError, job_json, one_line, visible
+from ..option_types import count, hedge_count
 from .common import (
     byte_size,
-    count,
     job_line,
     out,
     read_script,
@@ -97,13 +97,6 @@ def cmd_place(args: argparse.Namespace) -> int:
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
     return 0 if pl.choice else 1 if pl.unreachable() else 2  # a site failed: 1
-
-
-def hedge_count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 8:
-        raise argparse.ArgumentTypeError(f"--hedge takes a number of copies from 1 to 8, "
-                                         f"not {text!r}")
-    return int(text)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .common import count, seconds
+from ..option_types import count
+from .common import seconds
 from .handover import hand_over
 from .jobs import say_trouble
 

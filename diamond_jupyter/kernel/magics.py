@@ -14,6 +14,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, one_line, visible
+from ..option_types import count, hedge_count
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -27,7 +28,7 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond logs JOB [--lines N] | fetch JOB [DEST] [--file REL]... [--overwrite]
 %diamond place [FILE] | translate --to D [FILE]
 %diamond transfer SRC DST [--via sftp|globus] [-r] [--overwrite] | transfer cancel ID
-%diamond submit FILE [options] | approve TASK | reject TASK | engine
+%diamond submit FILE [options] | approve TASK [--plan SHA256] | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
                  [--gpu-type T] [--memory 64G] [--force]
@@ -69,12 +70,12 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=count(1), default=20)
     for name in ("status", "cancel", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")
     p.add_argument("job")
-    p.add_argument("--lines", type=int, default=100)
+    p.add_argument("--lines", type=count(1), default=100)
     p = sub.add_parser("fetch")
     p.add_argument("job")
     p.add_argument("dest", nargs="?")
@@ -89,9 +90,9 @@ def _parser() -> _Parser:
     p.add_argument("file", nargs="?")
     p.add_argument("--site", default="auto")
     p.add_argument("--name")
-    p.add_argument("--nodes", type=int)
+    p.add_argument("--nodes", type=count(1))
     p.add_argument("--time", type=walltime)
-    p.add_argument("--gpus", type=int)
+    p.add_argument("--gpus", type=count(0))
     p.add_argument("--partition")
     p.add_argument("--arch")
     p.add_argument("--software", action="append")
@@ -99,7 +100,7 @@ def _parser() -> _Parser:
     p.add_argument("--gpu-type")
     p.add_argument("--memory", "--mem")
     p.add_argument("--force", action="store_true")
-    p.add_argument("--hedge", type=int, help="copies on the N best sites; the first to "
+    p.add_argument("--hedge", type=hedge_count, help="copies on the N best sites; the first to "
                    "start runs, the others are cancelled")
     p = sub.add_parser("transfer")
     p.add_argument("src")
@@ -116,7 +117,10 @@ def _parser() -> _Parser:
     p.add_argument("file", nargs="?")
     p.add_argument("--status", metavar="ID", help="show a workflow's card again")
     p.add_argument("--cancel", metavar="ID", help="cancel a workflow: every step's job")
-    sub.add_parser("approve").add_argument("task")
+    p = sub.add_parser("approve")
+    p.add_argument("task")
+    p.add_argument("--plan", metavar="SHA256", help="approve only while the task awaits this "
+                   "plan (its card's pending plan_sha256)")
     sub.add_parser("reject").add_argument("task")
     return ap
 
@@ -372,12 +376,13 @@ class DiamondMagics(Magics):
         return self._agent("ask", text, approval=args.approval)
 
     def do_approve(self, args: argparse.Namespace, cell: str | None) -> Any:
-        return self._agent("approve", args.task)
+        return self._agent("approve", args.task, plan_sha256=args.plan)
 
     def do_reject(self, args: argparse.Namespace, cell: str | None) -> Any:
         return self._agent("reject", args.task)
 
-    def _agent(self, verb: str, arg: str, approval: str | None = None) -> Any:
+    def _agent(self, verb: str, arg: str, approval: str | None = None,
+               plan_sha256: str | None = None) -> Any:
         """The agent is optional: without it (or an LLM) say how to configure one."""
         try:
             import diamond_jupyter.agent as agent
@@ -390,6 +395,8 @@ class DiamondMagics(Magics):
             return None
         if verb == "ask":
             return fn(self.engine, arg, approval=approval, origin=self.origin())
+        if verb == "approve":
+            return fn(self.engine, arg, plan_sha256)
         return fn(self.engine, arg)
 
 

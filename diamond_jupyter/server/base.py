@@ -168,6 +168,15 @@ class DiamondHandler(APIHandler):
                     "with Content-Type: application/json")
         return ""
 
+    def only_query_args(self, *accepted: str) -> None:
+        """ApiError 400 naming a query argument this route does not read: a misspelt filter
+        (`kind=` for `kinds=`) was passed over, and every record came back as if filtered.
+        The server's own (`token`, `_xsrf`) are always let through."""
+        unknown = sorted(set(self.request.query_arguments) - {*accepted, "token", "_xsrf"})
+        if unknown:
+            raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
+                           f"route reads (accepted: {', '.join(accepted)})")
+
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:
         raw = self.get_query_argument(name, None)

@@ -108,6 +108,13 @@ class AskBody(BaseModel):
         return v
 
 
+class ApproveBody(BaseModel):
+    """An approval names at most the plan shown: an edited plan or script sent with it is
+    refused, never ignored (what runs is the plan the task awaits, as shown)."""
+    model_config = ConfigDict(extra="forbid")
+    plan_sha256: str | None = None  # the pending plan shown (a task's pending.plan_sha256)
+
+
 class RejectBody(BaseModel):
     model_config = _REST
     reason: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from ..model import DiamondError, JobState, job_json
 from . import views
 from .base import ApiError, DiamondHandler, api
 from .bodies import (
+    ApproveBody,
     AskBody,
     FetchBody,
     PlaceBody,
@@ -25,6 +27,8 @@ from .events import to_emission
 
 OPENAPI = Path(__file__).parent / "openapi.yaml"
 MAX_LIMIT = 500
+# an event kind as stored (job.state, stage.in.failed), or a prefix of kinds (job.*)
+_EVENT_KIND = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?:\.\*)?")
 
 
 class _Rows(DiamondHandler):
@@ -155,6 +159,7 @@ class JobsHandler(DiamondHandler):
     @api
     async def get(self) -> None:
         fed = await self.fed()
+        self.only_query_args("site", "state", "name", "limit", "offset")
         site = self.get_query_argument("site", None) or None
         raw = self.get_query_argument("state", "")
         try:
@@ -264,10 +269,22 @@ class EventsHandler(DiamondHandler):
     async def get(self) -> None:
         """Replay stored events after `since` (a reconnecting client's catch-up)."""
         fed = await self.fed()
+        self.only_query_args("since", "limit", "job_id", "kinds", "emissions")
         since = self.int_arg("since", 0) or 0
         limit = self.int_arg("limit", 1000, lo=1, hi=10000) or 1000
         job_id = self.get_query_argument("job_id", None) or None
+        if job_id is not None:  # another store's job, or no job: said, not an empty replay
+            job_id = self.job_or_404(fed, job_id).id
         kinds = [k.strip() for k in self.get_query_argument("kinds", "").split(",") if k.strip()]
+        for k in kinds:
+            if not _EVENT_KIND.fullmatch(k):
+                raise ApiError(400, "bad-input", f"kinds: {k!r} is no event kind: a kind is "
+                               "lower-case words joined by dots (job.state), matched as "
+                               "written, or a prefix ending in .* (job.*); leave kinds out "
+                               "for every kind")
+        if self.get_query_argument("emissions", "0") not in ("0", "1"):
+            raise ApiError(400, "bad-input", "emissions must be 0 or 1, not "
+                           f"{self.get_query_argument('emissions')!r}")
         last = fed.last_seq()
         events = fed.events_since(since, kinds=kinds or None, job_id=job_id, limit=limit)
         more = len(events) == limit
@@ -382,7 +399,7 @@ class TaskApproveHandler(_TaskHandler):
     async def post(self, name: str) -> None:
         agent = await self.agent()
         await self.task_or_404(agent.fed, name)
-        self.reply(await agent.approve(name))
+        self.reply(await agent.approve(name, self.parse(ApproveBody).plan_sha256))
 
 
 class TaskRejectHandler(_TaskHandler):

@@ -6,7 +6,7 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import leases
@@ -143,17 +143,21 @@ class TasksMixin(Database):
         return [row_to_task(r) for r in rows]
 
     def claim_task(self, task_id: str, engine: str, *, states: Iterable[str] = ("running",),
-                   to_state: str | None = None, data: dict[str, Any] | None = None
+                   to_state: str | None = None, data: dict[str, Any] | None = None,
+                   expect: Callable[[TaskRecord], bool] | None = None
                    ) -> TaskRecord | None:
-        """Make `engine` the one running this task, if it is in `states` and no other live
-        engine runs it (then also set `to_state`, clearing waiting_on, and merge `data`), in
-        one transaction: of several engines, one wins. Else None. A new owner gets the next
-        lease generation (`data.lease`: its writes' fence)."""
+        """Make `engine` the one running this task, if it is in `states`, no other live
+        engine runs it and `expect` (if given) holds of it (then also set `to_state`,
+        clearing waiting_on, and merge `data`), in one transaction: of several engines, one
+        wins. Else None. A new owner gets the next lease generation (`data.lease`: its
+        writes' fence)."""
         with self._write() as c:
             cur = self._task(c, task_id, steps=False)
             owner = cur.data.get("owner")
             if cur.state not in set(states) or (owner not in (None, engine)
                                                 and leases.alive(owner, self.beats)):
+                return None
+            if expect is not None and not expect(cur):
                 return None
             waiting = cur.waiting_on if to_state is None else []
             c.execute("UPDATE tasks SET state = ?, waiting_on = ?, updated_at = ? WHERE id = ?",

@@ -13,7 +13,8 @@ finish within noise with a less sure start), and which input was wrong:
 - `chosen too soon` / `fastest too late`: a predicted start more than TOLERANCE_S off the
   recorded one (a probe that never started counts as starting at the run's bound), put down
   to the estimate's source: `queue view` (it was to start now: start and bound 0),
-  `own jobs` (moved by the user's own recent jobs), `borrowed ratios` (other sites'),
+  `own jobs` (moved by the user's own recent jobs, where the start before that correction
+  was right), `borrowed ratios` (other sites'),
   `walltime plan` (no calibration: the plan of the scheduler's limits), else
   `calibration ratios` (the calibrated plan);
 - `runtime gap`: the two sites' predicted runtimes (finish less start) apart by more than
@@ -38,11 +39,14 @@ from .decision_replay import NOW, scored_rounds, verdicts
 TOLERANCE_S = 10.0  # a predicted start this far from the recorded one is wrong
 
 
-def _source(e: dict[str, Any]) -> str:
+def _source(e: dict[str, Any], seen: float) -> str:
+    """What set the start `e` predicted, which the probe's start `seen` shows was wrong."""
     if e.get("start_s") == 0 and e.get("bound_s") == 0:
         return "queue view"
-    if e.get("own_wait_ratio") is not None:
-        return "own jobs"
+    model = e.get("model_start_s")  # before the own jobs' correction, where recorded
+    if e.get("own_wait_ratio") is not None and \
+            (model is None or abs(model - seen) <= TOLERANCE_S):
+        return "own jobs"  # the correction made the miss (seed 117's delta: it moved 1 s)
     if e.get("borrowed"):
         return "borrowed ratios"
     if e.get("source") == "simulation" or e.get("start_s") == e.get("raw_start_s"):
@@ -86,9 +90,9 @@ def explain(run: dict[str, Any]) -> list[dict[str, Any]]:
         for site, side in ((chosen, "chosen"), (fastest, "fastest")):
             e, seen = est[site], _started(r, site, bound)
             if side == "chosen" and e["start_s"] + TOLERANCE_S < seen:
-                causes.append(f"chosen too soon: {_source(e)}")
+                causes.append(f"chosen too soon: {_source(e, seen)}")
             if side == "fastest" and e["start_s"] > seen + TOLERANCE_S:
-                causes.append(f"fastest too late: {_source(e)}")
+                causes.append(f"fastest too late: {_source(e, seen)}")
         ran = {s: _ran(r, s) for s in (chosen, fastest)}
         if None not in ran.values():
             gap = est[chosen]["finish_s"] - est[chosen]["start_s"] - (

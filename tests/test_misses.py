@@ -82,3 +82,19 @@ def test_the_command_writes_the_table_and_the_counts(tmp_path, capsys):
     assert "| depth_misleads | 7 | 7 | a: 37.7 (114.7), started 60.0 |" in md
     assert "| tie: surer bound (recent waits) | 1 | 50.0 |" in md
     assert "per cause" in capsys.readouterr().out
+
+
+def test_own_jobs_are_named_only_where_their_correction_made_the_miss():
+    """Seed 117's delta, round 9: predicted 147 s, 146 s before the own jobs' correction
+    (ratio 1.006), started after 23 s: the plan was wrong, not the correction. Where the
+    start before the correction was right (40 s predicted, 5 s before it, started in 8 s),
+    the correction is."""
+    plan = round_(9, {"beta": est(53.1, 66.0, bound=1977.8), "delta": est(
+        147.0, 169.0, bound=260.3, model_start_s=146.0, own_wait_ratio=1.006)},
+        {"beta": 59.9, "delta": 23.3}, {"beta": 73.0, "delta": 45.2}, "beta", "delta", 27.8)
+    own = round_(3, {"beta": est(20.0, 33.0, bound=60.0), "delta": est(
+        40.0, 62.0, bound=90.0, model_start_s=5.0, own_wait_ratio=8.0)},
+        {"beta": 21.0, "delta": 8.0}, {"beta": 34.0, "delta": 30.0}, "beta", "delta", 4.0)
+    got = misses.explain(run_of(plan, own))
+    assert got[0]["causes"] == ["fastest too late: calibration ratios"]
+    assert got[1]["causes"] == ["fastest too late: own jobs"]

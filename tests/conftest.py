@@ -29,9 +29,6 @@ class Testbed:
         return [s.name for s in self.config.sites]
 
 
-TESTBED_FIXTURES = {"tb", "testbed_session", "testbed_config"}
-
-
 @pytest.fixture(scope="session")
 def testbed_session():
     """Up once; down at the end unless it was already up before the session."""
@@ -85,32 +82,3 @@ def fake(monkeypatch, data_dir):
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
         monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
         yield f
-
-
-def pytest_addoption(parser) -> None:
-    parser.addoption("--no-testbed", action="store_true",
-                     help="deselect the tests that need the real test bed (a quick pure run)")
-    parser.addoption("--testbed-only", action="store_true",
-                     help="run only the tests that need the real test bed (the other half of "
-                          "--no-testbed; scripts/test.sh runs both halves at once)")
-
-
-@pytest.hookimpl(trylast=True)  # after -k/-m deselection
-def pytest_collection_modifyitems(session, config, items) -> None:
-    """Wait for the test bed (one user at a time) before any test starts, so that the wait
-    counts against no test's timeout; or, with --no-testbed, leave its tests out (with
-    --testbed-only, the others)."""
-    def needs(item) -> bool:
-        return bool(TESTBED_FIXTURES & set(getattr(item, "fixturenames", ())))
-    no_testbed, testbed_only = config.getoption("--no-testbed"), config.getoption("--testbed-only")
-    if no_testbed and testbed_only:
-        raise pytest.UsageError("--no-testbed and --testbed-only leave no test: give one")
-    if no_testbed or testbed_only:
-        out = [i for i in items if needs(i) == no_testbed]
-        if out:
-            config.hook.pytest_deselected(items=out)
-            items[:] = [i for i in items if needs(i) != no_testbed]
-        if no_testbed:
-            return
-    if any(needs(i) for i in items):
-        testbed.lock.hold()

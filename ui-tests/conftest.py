@@ -266,15 +266,3 @@ def lab_page(lab_server, browser):
         yield page
     finally:
         context.close()
-
-
-@pytest.hookimpl(trylast=True)  # after -k/-m deselection
-def pytest_collection_modifyitems(session, config, items) -> None:
-    """Wait for the test bed (one user at a time) before any test starts, so that the wait
-    counts against no test's timeout."""
-    from diamond_jupyter import testbed
-
-    if config.getoption("--no-testbed", default=False):
-        return  # tests/conftest.py leaves them out
-    if any({"testbed_config"} & set(getattr(item, "fixturenames", ())) for item in items):
-        testbed.lock.hold()

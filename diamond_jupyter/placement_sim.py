@@ -29,17 +29,19 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
   end (`_Plan`).
 - Memory is checked statically by the caller, not tracked over time.
-- A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`;
-  `array_record`) stands for each of its tasks, each of the record's size and walltime, in
-  the record's place (Slurm gives an array's tasks consecutive priorities). They run in
-  lanes (`array_lanes`): at most as many at once as the record has tasks, as the nodes it
-  may use hold at once, as its throttle `%k` allows (k less the array's tasks running; the
-  lanes past that start when those tasks' walltimes end), and `MAX_ARRAY_LANES`. A lane is
-  one demand running its share of the tasks back to back, as the array's next task takes
-  the room its last one freed ahead of lower-priority work. So a huge range
-  (`_[1-100000]`) simulates as a bounded number of demands, and only the tasks that could
-  run at once are kept apart. A lane waiting for room on a busy site keeps its share
-  (its tasks are not taken over by lanes that started): the array ends a little late.
+- A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
+  read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
+  or begun) stands for each of its tasks, each of the record's size and walltime, in the
+  record's place (Slurm gives an array's tasks consecutive priorities). They run in lanes
+  (`array_lanes`): at most as many at once as the record has tasks, as the nodes it may
+  use hold at once, as its throttle (`%k`, `max_run_subjobs`) allows (k less the array's
+  tasks running; the lanes past that start when those tasks' walltimes end), and
+  `MAX_ARRAY_LANES`. A lane is one demand running its share of the tasks back to back, as
+  the array's next task takes the room its last one freed ahead of lower-priority work.
+  So a huge range (`_[1-100000]`) simulates as a bounded number of demands, and only the
+  tasks that could run at once are kept apart. A lane waiting for room on a busy site
+  keeps its share (its tasks are not taken over by lanes that started): the array ends a
+  little late.
 
 Cost: every event (a job end or a scheduler-estimated start) is handled once. At each
 event the blocked head's shadow time is computed once per head (walking the sorted
@@ -66,7 +68,7 @@ from typing import Literal
 
 from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import array_record, job_hosts
-from .model import Node, SiteSnapshot
+from .model import JobState, JobStatus, Node, SiteSnapshot
 from .placement_fit import aware, node_usable
 
 
@@ -414,7 +416,10 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     biggest = max(st.cap_c, default=0) or 1
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
-    for j in snap.pending:
+    for j in snap.jobs:
+        arr = _waiting_tasks(j)
+        if (arr[1] == 0) if arr else j.state != JobState.PENDING:
+            continue  # running, or an array record with no task waiting
         if j.reason and any(h in j.reason.lower() for h in _HELD):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
@@ -435,7 +440,6 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         limit = float(dur)
         if ratio is not None:
             dur *= ratio(j.partition, j.cpus, None, limit)
-        arr = array_record(j.native_id) if j.native_id else None
         lanes = [(1, 0.0)] if arr is None else array_lanes(
             arr[1], arr[2], arrays_running.get(arr[0], []),
             _at_once(st, elig, k, cpus, gpus))
@@ -465,9 +469,20 @@ def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_onc
     return out
 
 
+def _waiting_tasks(j: JobStatus) -> tuple[str, int, int | None] | None:
+    """A queue record's waiting array tasks: (the array's id, how many, its throttle), from
+    the record's counts (PBS `123[]`, running or not) or its id (`array_record`); None for
+    a plain job's record."""
+    if j.array_waiting is not None:
+        return j.native_id, j.array_waiting, j.array_limit
+    return array_record(j.native_id) if j.state == JobState.PENDING and j.native_id \
+        else None
+
+
 def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
     """The running tasks of each job array (by the array's id): when each ends as the
-    state plans it (walltimes), soonest first; a task whose nodes are not known, at 0."""
+    state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
+    one only counted (PBS's `array_running`), halfway through its walltime."""
     ends: dict[str, float] = {}
     for end, seq, *_ in st.releases:
         nid = st.job_ids.get(seq)
@@ -476,7 +491,10 @@ def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
             ends[nid] = max(ends.get(nid, 0.0), end)
     out: dict[str, list[float]] = {}
     for j in snap.running:
-        if j.native_id and (arr := array_record(j.native_id)) is not None:
+        if j.array_running:
+            out.setdefault(j.native_id, []).extend(
+                [(j.walltime_s or 0) / 2] * j.array_running)
+        elif j.native_id and (arr := array_record(j.native_id)) is not None:
             out.setdefault(arr[0], []).extend([ends.get(j.native_id, 0.0)] * arr[1])
     for v in out.values():
         v.sort()

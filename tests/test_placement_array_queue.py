@@ -121,3 +121,44 @@ def test_a_huge_range_is_simulated_as_a_bounded_number_of_demands():
                               nodes=["n[0-99]"])])
     _, queue = _queue(big)
     assert len(queue) == MAX_ARRAY_LANES and sum(d.tasks for d in queue) == 100_000
+
+
+def _pbs_array(jid: str, state: str, remaining: str, counts: str, limit: int | None = None):
+    attrs = {"Job_Name": "sweep", "Job_Owner": "ann@login", "job_state": state,
+             "queue": "compute", "array": "True", "array_indices_submitted": "1-40",
+             "array_indices_remaining": remaining, "array_state_count": counts,
+             "Resource_List": {"ncpus": 32, "nodect": 1, "walltime": "01:00:00"}}
+    if limit is not None:
+        attrs["max_run_subjobs"] = limit
+    return {jid: attrs}
+
+
+def test_a_pbs_array_record_counts_its_waiting_subjobs():
+    """`qstat -f -F json` lists an array once, `123[].server`: queued (Q) with its 40
+    subjobs waiting, or begun (B, read as running) with `array_indices_remaining` still
+    waiting and `array_state_count` saying how many run, `max_run_subjobs` its throttle."""
+    import json
+
+    from diamond_jupyter.dialects.pbs_commands import PbsCommands
+
+    out = json.dumps({"Jobs": {
+        **_pbs_array("123[].pbs01", "Q", "1-40", "Queued:40 Running:0 Exiting:0 Expired:0"),
+        **_pbs_array("124[].pbs01", "B", "9-40", "Queued:32 Running:2 Exiting:0 Expired:6",
+                     limit=3),
+        "125.pbs01": {"Job_Name": "plain", "job_state": "Q", "queue": "compute",
+                      "Resource_List": {"ncpus": 1, "walltime": "01:00:00"}}}})
+    jobs = {j.native_id.split(".")[0]: j for j in PbsCommands().parse_status(out)}
+    a, b = jobs["123[]"], jobs["124[]"]
+    assert (a.state, a.array_waiting, a.array_running, a.array_limit) == (
+        JobState.PENDING, 40, 0, None)
+    assert (b.state, b.array_waiting, b.array_running, b.array_limit) == (
+        JobState.RUNNING, 32, 2, 3)
+    assert jobs["125"].array_waiting is None
+    # on alpha (its 4 nodes idle here): 123[] runs its 40 whole-node subjobs in 4 lanes
+    # of 10; 124[]'s 32 waiting ones in 3 lanes (its throttle), one of them ready now and
+    # two after its running subjobs (half their hour, their start unknown)
+    cfg, snap = alpha(list(jobs.values()))
+    _, queue = _queue(snap)
+    assert [(d.native_id.split(".")[0], d.tasks, d.not_before) for d in queue] == [
+        *[("123[]", 10, 0.0)] * 4,
+        ("124[]", 11, 0.0), ("124[]", 11, H / 2), ("124[]", 10, H / 2), ("125", 1, 0.0)]

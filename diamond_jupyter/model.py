@@ -751,6 +751,13 @@ class JobStatus(_Model):
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known
     shares: bool | None = None
+    # PBS: a job array's own record (`123[]`): how many of its subjobs wait
+    # (array_indices_remaining) and run (array_state_count), and at most how many run at
+    # once (max_run_subjobs); None: not such a record, or not said (Slurm and Grid Engine
+    # say theirs in a waiting range's id: `placement_sim.array_record`)
+    array_waiting: int | None = None
+    array_running: int | None = None
+    array_limit: int | None = None
 
 
 class Job(_Model):

@@ -29,6 +29,19 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
   end (`_Plan`).
 - Memory is checked statically by the caller, not tracked over time.
+- A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
+  read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
+  or begun) stands for each of its tasks, each of the record's size and walltime, in the
+  record's place (Slurm gives an array's tasks consecutive priorities). They run in lanes
+  (`array_lanes`): at most as many at once as the record has tasks, as the nodes it may
+  use hold at once, as its throttle (`%k`, `max_run_subjobs`) allows (k less the array's
+  tasks running; the lanes past that start when those tasks' walltimes end), and
+  `MAX_ARRAY_LANES`. A lane is one demand running its share of the tasks back to back, as
+  the array's next task takes the room its last one freed ahead of lower-priority work.
+  So a huge range (`_[1-100000]`) simulates as a bounded number of demands, and only the
+  tasks that could run at once are kept apart. A lane waiting for room on a busy site
+  keeps its share (its tasks are not taken over by lanes that started): the array ends a
+  little late.
 
 Cost: every event (a job end or a scheduler-estimated start) is handled once. At each
 event the blocked head's shadow time is computed once per head (walking the sorted
@@ -54,8 +67,8 @@ from math import ceil
 from typing import Literal
 
 from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
-from .dialects.outputs_common import job_hosts
-from .model import Node, SiteSnapshot
+from .dialects.outputs_common import array_record, job_hosts
+from .model import JobState, JobStatus, Node, SiteSnapshot
 from .placement_fit import aware, node_usable
 
 
@@ -79,6 +92,7 @@ PLAN_MIN_DEPTH = 4  # jobs ahead it reserves for however big the site
 # nodes x (jobs waiting)^2, about the work of planning every waiting job at every event:
 # up to this, Slurm's scheduling is played out whole (`_planned_earliest`)
 PLAN_WORK = 200_000
+MAX_ARRAY_LANES = 1000  # demands standing for one array record's waiting tasks, at most
 
 _HELD = ("held", "dependency", "begintime")
 _STALE_OK = ("", "none", "priority", "resources")  # reasons that wait for nothing else
@@ -103,6 +117,7 @@ class Demand:
     start: float | None = None  # when the simulation started it
     limit: float | None = None  # what the scheduler plans with (walltime); else `duration`
     held: list[tuple[int, int, int]] | None = None  # (node, cpus, gpus) the simulation gave it
+    tasks: int = 1  # array tasks it runs back to back (`duration` is all of theirs)
 
     @property
     def planned(self) -> float:
@@ -314,13 +329,13 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                       planned, st.job_ids)
     new_q = []
     for d in queue:
-        dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration)
-        if (mine := own.get(d.native_id or "")) is not None:
+        dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
+        if d.tasks == 1 and (mine := own.get(d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
-                            native_id=d.native_id, limit=d.planned))
+                            native_id=d.native_id, limit=d.planned, tasks=d.tasks))
     return new_st, new_q
 
 
@@ -390,16 +405,21 @@ def hold_horizon(queue: list[Demand]) -> float:
 def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[str]],
                     now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None
                     ) -> list[Demand]:
-    """The pending queue as demands, in priority (list) order; held jobs are skipped.
+    """The pending queue as demands, in priority (list) order; held jobs are skipped. A
+    record of an array's waiting tasks stands for each task (`array_lanes`).
 
     `ratio` (calibration): each job runs that share of its walltime, and the scheduler's
     start estimates, planned from walltimes, are not followed."""
     idx = st.index()
+    arrays_running = _arrays_running(snap, st)
     usable = [c > 0 for c in st.cap_c]
     biggest = max(st.cap_c, default=0) or 1
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
-    for j in snap.pending:
+    for j in snap.jobs:
+        arr = _waiting_tasks(j)
+        if (arr[1] == 0) if arr else j.state != JobState.PENDING:
+            continue  # running, or an array record with no task waiting
         if j.reason and any(h in j.reason.lower() for h in _HELD):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
@@ -420,12 +440,74 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         limit = float(dur)
         if ratio is not None:
             dur *= ratio(j.partition, j.cpus, None, limit)
-        out.append(Demand(k, cpus, gpus, float(dur), elig, max(nb, 0.0),
-                          planned is not None,
-                          now_ok=(j.reason or "").strip().lower() in _STALE_OK,
-                          partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
-                          limit=limit))
+        lanes = [(1, 0.0)] if arr is None else array_lanes(
+            arr[1], arr[2], arrays_running.get(arr[0], []),
+            _at_once(st, elig, k, cpus, gpus))
+        for tasks, after in lanes:
+            out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
+                              planned is not None,
+                              now_ok=(j.reason or "").strip().lower() in _STALE_OK,
+                              partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
+                              limit=limit * tasks, tasks=tasks))
     return out
+
+
+def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_once: int
+                ) -> list[tuple[int, float]]:
+    """How an array record's `tasks` waiting tasks run (see the module doc): one
+    (tasks run back to back, start no sooner than) per lane. `limit`: its throttle `%k`;
+    `running_ends`: when the array's running tasks end (walltimes, soonest first);
+    `at_once`: how many of its tasks the nodes it may use hold together."""
+    width = min(tasks, max(at_once, 1), MAX_ARRAY_LANES, limit or tasks)
+    width = max(width, 1)
+    free = width if limit is None else max(limit - len(running_ends), 0)
+    out = []
+    for i in range(width):
+        after = 0.0 if i < free else \
+            (running_ends[i - free] if i - free < len(running_ends) else 0.0)
+        out.append((tasks // width + (i < tasks % width), after))
+    return out
+
+
+def _waiting_tasks(j: JobStatus) -> tuple[str, int, int | None] | None:
+    """A queue record's waiting array tasks: (the array's id, how many, its throttle), from
+    the record's counts (PBS `123[]`, running or not) or its id (`array_record`); None for
+    a plain job's record."""
+    if j.array_waiting is not None:
+        return j.native_id, j.array_waiting, j.array_limit
+    return array_record(j.native_id) if j.state == JobState.PENDING and j.native_id \
+        else None
+
+
+def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
+    """The running tasks of each job array (by the array's id): when each ends as the
+    state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
+    one only counted (PBS's `array_running`), halfway through its walltime."""
+    ends: dict[str, float] = {}
+    for end, seq, *_ in st.releases:
+        nid = st.job_ids.get(seq)
+        if nid is not None:
+            end = st.planned.get(seq, end) if st.planned is not None else end
+            ends[nid] = max(ends.get(nid, 0.0), end)
+    out: dict[str, list[float]] = {}
+    for j in snap.running:
+        if j.array_running:
+            out.setdefault(j.native_id, []).extend(
+                [(j.walltime_s or 0) / 2] * j.array_running)
+        elif j.native_id and (arr := array_record(j.native_id)) is not None:
+            out.setdefault(arr[0], []).extend([ends.get(j.native_id, 0.0)] * arr[1])
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def _at_once(st: SimState, elig: list[int], nodes: int, cpus: int, gpus: int) -> int:
+    """How many jobs of one shape (`nodes` nodes, `cpus`/`gpus` per node) the nodes
+    `elig` hold together when empty."""
+    if nodes > 1 or cpus == WHOLE:
+        return len(elig) // nodes
+    return sum(min(st.cap_c[i] // max(cpus, 1),
+                   st.cap_g[i] // gpus if gpus else st.cap_c[i]) for i in elig)
 
 
 class _Sim:
@@ -1279,8 +1361,11 @@ def queue_starts(st: SimState, queue: list[Demand], reservation: Reservation = "
         never = Demand(nodes=len(st.names) + 1, cpus=WHOLE, gpus=0, duration=1.0,
                        eligible=[])
         earliest_start(st, queue, never, reservation=reservation, top=top, until=until)
-    return {d.native_id: d.start for d in queue
-            if d.native_id is not None and d.start is not None and d.start < until}
+    out: dict[str, float] = {}
+    for d in queue:  # an array record's lanes share its id: its first task's start
+        if d.native_id is not None and d.start is not None and d.start < until:
+            out[d.native_id] = min(out.get(d.native_id, d.start), d.start)
+    return out
 
 
 @dataclass(frozen=True)

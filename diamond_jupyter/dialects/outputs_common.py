@@ -483,6 +483,31 @@ def count_array_tasks(expr: str) -> int | None:
     return total
 
 
+# a record standing for an array's waiting tasks: Slurm's '123_[5-100%4]', Grid Engine's
+# '9.6-10:1' / '9.4,5' (its one waiting or running task: '9.3')
+_WAITING_TASKS = (re.compile(r"(\d+)_\[([^\]]*)\]"), re.compile(r"(\d+)\.(\d[\d,:-]*)"))
+_ONE_TASK = re.compile(r"(\d+)(?:_(\d+)|\[(\d+)\])")  # Slurm '123_7', LSF '500[3]'
+
+
+def array_record(native_id: str) -> tuple[str, int, int | None] | None:
+    """What a queue record of a job array's tasks stands for, read from its id in any
+    scheduler's form: (the array's id, how many tasks, at most how many of the array run at
+    once: Slurm's '%k', else None). '123_[5-100%4]' -> ('123', 96, 4), '9.6-10:1' ->
+    ('9', 5, None), '123_7' and '500[3]' -> one task; None for a plain job's id or a range
+    that does not read."""
+    for form in _WAITING_TASKS:
+        if m := form.fullmatch(native_id):
+            expr = m.group(2)
+            tasks = count_array_tasks(expr)
+            if tasks is None:
+                return None
+            limit = expr.partition("%")[2]
+            return m.group(1), tasks, int(limit) if limit.isdigit() else None
+    if m := _ONE_TASK.fullmatch(native_id):
+        return m.group(1), 1, None
+    return None
+
+
 def fold_array_tasks(statuses: list[JobStatus],
                      array_of: Callable[[str], str | None],
                      tasks_in: Callable[[str], int] | None = None) -> list[JobStatus]:

@@ -34,6 +34,7 @@ from ..model import (
 )
 from .outputs_common import (
     clean,
+    count_array_tasks,
     fail,
     from_epoch,
     gpu_count,
@@ -69,6 +70,20 @@ _STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qli
 def short_id(native_id: str) -> str:
     """'123.server' -> '123', '45[].pbs01' -> '45[]'."""
     return native_id.split(".", 1)[0]
+
+
+def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
+    """A job array's record (`123[]`): its subjobs waiting (`array_indices_remaining`, an
+    index expression, '-' once none is left), running (`array_state_count`'s 'Running:N')
+    and at most running at once (`max_run_subjobs`); {} for a plain job's."""
+    remaining = clean(a.get("array_indices_remaining"))
+    if remaining is None:
+        return {}
+    waiting = 0 if remaining.strip() == "-" else count_array_tasks(remaining.strip())
+    running = re.search(r"\bRunning:(\d+)", str(a.get("array_state_count") or ""))
+    limit = to_int(a.get("max_run_subjobs"))
+    return {"array_waiting": waiting, "array_running": int(running.group(1)) if running
+            else None, "array_limit": limit if limit and limit > 0 else None}
 
 
 def finished_state(
@@ -428,6 +443,7 @@ class PbsCommands:
             account=clean(a.get("project")), group=clean(a.get("egroup")),
             memory_mb=memory_mb(rl.get("mem"), default_unit="b"),
             token=carried_token(a.get("Variable_List")),
+            **_array_counts(a) if state in (JobState.PENDING, JobState.RUNNING) else {},
         )
 
     def parse_torque_xml(self, stdout: str, skipped: list[str] | None = None

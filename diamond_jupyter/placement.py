@@ -84,7 +84,7 @@ from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .dialects.node_lists import requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
-from .dialects.sge_script import sge_time
+from .dialects.scripts_common import sge_time
 from .model import (
     PER_GPU,
     BadInput,

@@ -342,6 +342,14 @@ def parse_hms(text: str) -> int | None:
     return math.ceil(total)
 
 
+def sge_time(text: str) -> int | None:
+    """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
+    out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
+    if ":" in text and any(p.strip() for p in text.split(":")):
+        text = ":".join(p.strip() or "0" for p in text.split(":"))
+    return parse_hms(text)
+
+
 def fmt_hms(seconds: int) -> str:
     h, rem = divmod(seconds, 3600)
     return f"{h:02d}:{rem // 60:02d}:{rem % 60:02d}"

@@ -51,13 +51,13 @@ from .scripts_common import (
     one_shape,
     output_mode_warning,
     own_unknown_lines,
-    parse_hms,
     parse_mem_mb,
     passed_names,
     placeholder_note,
     quote,
     read_array,
     set_output_path,
+    sge_time,
     take_variables,
     tokenize,
     unknown,
@@ -98,14 +98,6 @@ _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"
 _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
-def sge_time(text: str) -> int | None:
-    """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
-    out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
-    if ":" in text and any(p.strip() for p in text.split(":")):
-        text = ":".join(p.strip() or "0" for p in text.split(":"))
-    return parse_hms(text)
-
-
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 

@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..model import Directive, JobSpec
-from .scripts_common import words
-from .sge_script import sge_time
+from .scripts_common import sge_time, words
 
 # signals by name (SIG prefix optional, any case) or number; LSF's -wa also takes actions
 # such as CHKPNT, which are not signals and are not carried

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -78,17 +78,34 @@ def node_reserved(node: Node) -> bool:
 _POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_up"}
 
 
+class NodeNames(list):
+    """Node names in the site's order that answer `in` from a set (placement asks, for
+    each node, whether it is a partition's member: a list's scan made that quadratic in
+    the nodes). Made once, not changed: a changed length falls back to the list's scan."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        super().__init__(names)
+        self._set = frozenset(self)
+
+    def __contains__(self, name: object) -> bool:
+        if len(self._set) == len(self):
+            return name in self._set
+        return list.__contains__(self, name)
+
+
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
     """Partition name -> node names (from Partition.nodes, else from Node.partitions)."""
-    names = [n.name for n in nodes]
+    names = NodeNames(n.name for n in nodes)
     any_membership = any(n.partitions for n in nodes)
     out: dict[str, list[str]] = {}
     for p in snap.partitions:
         listed = {h for entry in p.nodes for h in expand_hostlist(entry)}
         if listed:
-            out[p.name] = [x for x in names if x in listed]
+            out[p.name] = NodeNames(x for x in names if x in listed)
         elif any_membership:
-            out[p.name] = [n.name for n in nodes if p.name in n.partitions]
+            out[p.name] = NodeNames(n.name for n in nodes if p.name in n.partitions)
         else:
             out[p.name] = names
     return out

@@ -81,7 +81,7 @@ _POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_u
 class NodeNames(list):
     """Node names in the site's order that answer `in` from a set (placement asks, for
     each node, whether it is a partition's member: a list's scan made that quadratic in
-    the nodes). Made once, not changed: a changed length falls back to the list's scan."""
+    the nodes). Read-only, so the set cannot fall out of step: changing one raises."""
 
     __slots__ = ("_set",)
 
@@ -90,9 +90,13 @@ class NodeNames(list):
         self._set = frozenset(self)
 
     def __contains__(self, name: object) -> bool:
-        if len(self._set) == len(self):
-            return name in self._set
-        return list.__contains__(self, name)
+        return name in self._set
+
+    def _read_only(self, *_: object, **__: object) -> None:
+        raise TypeError("a partition's member names are read-only (copy with list())")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
 
 
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:

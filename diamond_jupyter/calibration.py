@@ -70,7 +70,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from heapq import heappop, heappush
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from .model import (  # noqa: F401 (describe_start, hms_short: formerly here)
     Job,
@@ -573,11 +573,10 @@ def pooled_share(cals: Iterable[SiteCalibration], cpus: int | None) -> tuple[flo
     return None
 
 
-class QueueWait(NamedTuple):
+@dataclass(frozen=True)
+class QueueWait:
     """How long one job waited in a site's queue: from its submission to its start, or
-    to now for a job still waiting (a wait at least this long). A named tuple: one is made
-    for every job of every view a decision reads, where a frozen dataclass's slower
-    construction showed."""
+    to now for a job still waiting (a wait at least this long)."""
 
     partition: str | None
     cpus: int | None

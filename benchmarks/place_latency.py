@@ -10,6 +10,12 @@
   and running jobs). Timed: calibration and placement over the 30 parsed snapshots, as
   the engine decides once its queries have returned; the parse of all 30 sites' outputs
   (done per site as each arrives) is reported beside it. Target: at most 1 s.
+
+  The calibration's build stays inside the timed decision because the engine builds it per
+  decision too: `Federation.place` calls `Federation.calibration`, which caches only the
+  accounting query (at most every CALIBRATION_TTL_S) and builds each site's
+  `SiteCalibration` from those samples anew on every call. Its share is reported beside
+  the total (`calibration_median_s`), not taken out of it.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ def recorded(n_sites: int, seed: int, reps: int) -> dict:
     spec = JobSpec(command="true", resources=Resources(nodes=1, cpus_per_task=4,
                                                        walltime_s=1800))
     now = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs were taken
-    times, parse_times, jobs = [], [], 0
+    times, parse_times, cal_times, jobs = [], [], [], 0
     for _ in range(reps):
         # the snapshots as the engine holds them after its queries (parsed as they arrive,
         # each site on its own: timed apart)
@@ -76,6 +82,7 @@ def recorded(n_sites: int, seed: int, reps: int) -> dict:
         cals = {s.site: SiteCalibration(RunSample("debug", 1 + k % 16, 600.0, r * 600.0, k)
                                         for k, r in enumerate(ratios))
                 for s, (_, ratios) in zip(snaps, sites, strict=True)}
+        cal_times.append(time.perf_counter() - t0)
         p = place(spec, [(SiteConfig(name=s.site), s) for s in snaps], now=now,
                   calibration=cals)
         times.append(time.perf_counter() - t0)
@@ -84,7 +91,8 @@ def recorded(n_sites: int, seed: int, reps: int) -> dict:
                                                                        for s in snaps),
             "reps": reps, "median_s": median(times), "p90_s": pct(times, 90),
             "max_s": max(times), "target_s": 1.0,
-            "parse_all_sites_median_s": median(parse_times)}
+            "parse_all_sites_median_s": median(parse_times),
+            "calibration_median_s": median(cal_times)}
 
 
 async def testbed(config: str, reps: int) -> dict:

@@ -114,6 +114,7 @@ from .needs import (
 from .placement_fit import (
     SITE_WORDS,
     SLURM_WORDS,
+    NodeNames,
     Req,
     Words,
     _few,
@@ -594,7 +595,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     in_resv = bool(spec.reservation)
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     parts = snap.partitions or [Partition(name="", default=True)]
-    members = partition_members(snap, nodes) if snap.partitions else {"": [n.name for n in nodes]}
+    members = partition_members(snap, nodes) if snap.partitions \
+        else {"": NodeNames(n.name for n in nodes)}
     default = cfg.default_partition or next((p.name for p in parts if p.default), None)
     known = {p.name for p in snap.partitions}
     stale_default: list[str] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -78,17 +78,38 @@ def node_reserved(node: Node) -> bool:
 _POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_up"}
 
 
+class NodeNames(list):
+    """Node names in the site's order that answer `in` from a set (placement asks, for
+    each node, whether it is a partition's member: a list's scan made that quadratic in
+    the nodes). Read-only, so the set cannot fall out of step: changing one raises."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        super().__init__(names)
+        self._set = frozenset(self)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._set
+
+    def _read_only(self, *_: object, **__: object) -> None:
+        raise TypeError("a partition's member names are read-only (copy with list())")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
     """Partition name -> node names (from Partition.nodes, else from Node.partitions)."""
-    names = [n.name for n in nodes]
+    names = NodeNames(n.name for n in nodes)
     any_membership = any(n.partitions for n in nodes)
     out: dict[str, list[str]] = {}
     for p in snap.partitions:
         listed = {h for entry in p.nodes for h in expand_hostlist(entry)}
         if listed:
-            out[p.name] = [x for x in names if x in listed]
+            out[p.name] = NodeNames(x for x in names if x in listed)
         elif any_membership:
-            out[p.name] = [n.name for n in nodes if p.name in n.partitions]
+            out[p.name] = NodeNames(n.name for n in nodes if p.name in n.partitions)
         else:
             out[p.name] = names
     return out

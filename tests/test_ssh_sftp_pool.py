@@ -251,7 +251,14 @@ async def test_an_extra_channel_the_server_refuses_is_no_error(sshd):
     try:
         root = await _tree(t)
         asks = _requests(root)
-        serial = [await _answer(t, op, p) for op, p in asks]
+        # asked on another connection: a listing's level at once would open t's extras
+        ref = ssh(sshd, sftp_channels=1)
+        try:
+            serial = [await _answer(ref, op, p) for op, p in asks]
+            assert ref._conn.sftp.opened == 1
+        finally:
+            await ref.close()
+        assert await t.stat(root) is not None  # t's first SFTP channel, on its own slot
         # 9 commands hold the other 9 sessions the server allows until the gate opens
         hold = ('n=0; until [ -e "$1" ]; do n=$((n+1)); [ $n -gt 2400 ] && exit 3; '
                 'sleep 0.05; done')

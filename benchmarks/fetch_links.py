@@ -153,9 +153,10 @@ async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: in
             "ssh_config": str(workdir / "empty_ssh_config"), "connect_timeout_s": 30}
     (workdir / "known_hosts").write_text(
         sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
-    engines = {"one_channel": _federation(workdir / f"one-{rtt_ms}.sqlite", door, 1),
-               "pooled": _federation(workdir / f"pool-{rtt_ms}.sqlite", door, 4),
-               "pooled_cold": _federation(workdir / f"cold-{rtt_ms}.sqlite", door, 4)}
+    run = f"{tree}-{rtt_ms}"  # a store of its own: each run's jobs name its own directory
+    engines = {"one_channel": _federation(workdir / f"one-{run}.sqlite", door, 1),
+               "pooled": _federation(workdir / f"pool-{run}.sqlite", door, 4),
+               "pooled_cold": _federation(workdir / f"cold-{run}.sqlite", door, 4)}
     t = engines["pooled"].sites[SITE].transport
     home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
     wd = f"{home}/.diamond-bench-links-{links}-{random.randrange(10**6)}"

@@ -13,7 +13,12 @@ The engines run in the same process against the same directory, one after anothe
 shuffled order each round; each round's ratio is the one-channel engine's time over a
 pooled one's, and all must name every link alike.
 
+With `--tree deep` the job directory also holds 4 subdirectories, each with 4 of its own,
+a file in each (20 more result files): the listing then asks 21 directories, a level at a
+time on the pool's channels (one after another on one channel).
+
     python -m benchmarks.fetch_links --json [--links 48 --rtt-ms 0 --rtt-ms 10 --rounds 15]
+        [--tree flat --tree deep]
 """
 
 from __future__ import annotations
@@ -117,19 +122,27 @@ done
 """
 
 
+# the deep case's subdirectories: 4 a level, 2 levels below the job directory, a file in each
+MAKE_DEEP = r"""set -e
+cd "$1"
+for a in d0 d1 d2 d3; do for b in e0 e1 e2 e3; do
+  mkdir -p "$a/$b"; printf "$a$b" > "$a/$b/part.dat"
+done; printf "$a" > "$a/sum.txt"; done
+"""
+DEEP_FILES = 4 + 16
+
+
 def _federation(store: Path, door: dict[str, Any], channels: int) -> Any:
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
 
-    cfg = SiteConfig(name=SITE, transport=TransportConfig(**door))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(store))
-    fed.sites[SITE].transport.sftp_channels = channels  # read when it connects
-    return fed
+    cfg = SiteConfig(name=SITE, transport=TransportConfig(**door, sftp_channels=channels))
+    return Federation(FederationConfig(sites=[cfg]), store=Store(store))
 
 
 async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: int,
-                   workdir: Path) -> dict[str, Any]:
+                   workdir: Path, tree: str = "flat") -> dict[str, Any]:
     from diamond_jupyter.federation import LINKS_AT_ONCE
     from diamond_jupyter.model import JobSpec
 
@@ -140,13 +153,17 @@ async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: in
             "ssh_config": str(workdir / "empty_ssh_config"), "connect_timeout_s": 30}
     (workdir / "known_hosts").write_text(
         sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
-    engines = {"one_channel": _federation(workdir / f"one-{rtt_ms}.sqlite", door, 1),
-               "pooled": _federation(workdir / f"pool-{rtt_ms}.sqlite", door, 4),
-               "pooled_cold": _federation(workdir / f"cold-{rtt_ms}.sqlite", door, 4)}
+    run = f"{tree}-{rtt_ms}"  # a store of its own: each run's jobs name its own directory
+    engines = {"one_channel": _federation(workdir / f"one-{run}.sqlite", door, 1),
+               "pooled": _federation(workdir / f"pool-{run}.sqlite", door, 4),
+               "pooled_cold": _federation(workdir / f"cold-{run}.sqlite", door, 4)}
     t = engines["pooled"].sites[SITE].transport
     home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
     wd = f"{home}/.diamond-bench-links-{links}-{random.randrange(10**6)}"
     await t.run(["sh", "-c", MAKE_DIR, "mk", wd, str(links)], check=True)
+    if tree == "deep":
+        await t.run(["sh", "-c", MAKE_DEEP, "deep", wd], check=True)
+    results = 3 + (DEEP_FILES if tree == "deep" else 0)
     jobs = {}
     for name, fed in engines.items():
         token = f"bench{name[:3]}{links:05d}"
@@ -171,7 +188,7 @@ async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: in
                     jobs[name], workdir / f"dest-{name}")
                 took[name] = time.perf_counter() - t0
                 answers[name] = sorted(skipped)
-                assert len(chosen) == 3, chosen  # the three regular files
+                assert len(chosen) == results, chosen  # the regular files
             if len({tuple(a) for a in answers.values()}) != 1:
                 raise AssertionError("the engines named the links differently")
             if r >= warmup:
@@ -185,7 +202,7 @@ async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: in
         for fed in engines.values():
             await fed.close()
         proxy.close()
-    return {"links": links, "rtt_ms": rtt_ms, "links_at_once": LINKS_AT_ONCE,
+    return {"links": links, "rtt_ms": rtt_ms, "tree": tree, "links_at_once": LINKS_AT_ONCE,
             "sftp_channels_pooled": channels, "skipped_lines": len(answers["pooled"]),
             "rounds": rounds,
             **{f"{n}_median_s": common.median(v) for n, v in times.items()},
@@ -201,6 +218,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="links in the job's directory (repeatable; default 12 and 48)")
     p.add_argument("--rtt-ms", type=float, action="append",
                    help="round trip added by the proxy, ms (repeatable; default 0, 10, 40)")
+    p.add_argument("--tree", choices=["flat", "deep"], action="append",
+                   help="the job directory: flat (2 subdirectories) or deep (21 directories "
+                        "listed); repeatable; default both")
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--warmup", type=int, default=2)
     args = p.parse_args(argv)
@@ -212,26 +232,27 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="diamond-bench-links-") as tmp:
             work = Path(tmp)
             (work / "empty_ssh_config").write_text("")
-            for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
-                for n in args.links or [12, 48]:
-                    runs.append(asyncio.run(
-                        _measure(sshd, n, rtt, args.rounds, args.warmup, work)))
+            for tree in args.tree or ["flat", "deep"]:
+                for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
+                    for n in args.links or [12, 48]:
+                        runs.append(asyncio.run(_measure(sshd, n, rtt, args.rounds,
+                                                         args.warmup, work, tree)))
     finally:
         sshd.stop()
         helper.remove_base(base)
-    rows = [[r["links"], r["rtt_ms"], r["one_channel_median_s"] * 1000,
+    rows = [[r["tree"], r["links"], r["rtt_ms"], r["one_channel_median_s"] * 1000,
              r["pooled_median_s"] * 1000, r["median_ratio"],
              r["pooled_cold_median_s"] * 1000, r["median_ratio_cold"]] for r in runs]
-    md = common.markdown_table(["links", "rtt ms", "one channel ms", "pooled ms",
+    md = common.markdown_table(["tree", "links", "rtt ms", "one channel ms", "pooled ms",
                                 "ratio", "pooled, extras opened ms", "ratio"], rows)
 
     def plot(ax: Any) -> None:
-        for n in sorted({r["links"] for r in runs}):
-            mine = [r for r in runs if r["links"] == n]
+        for tree, n in sorted({(r["tree"], r["links"]) for r in runs}):
+            mine = [r for r in runs if r["links"] == n and r["tree"] == tree]
             ax.plot([r["rtt_ms"] for r in mine], [r["median_ratio"] for r in mine],
-                    marker="o", label=f"{n} links")
+                    marker="o", label=f"{tree}, {n} links")
             ax.plot([r["rtt_ms"] for r in mine], [r["median_ratio_cold"] for r in mine],
-                    marker="x", ls="--", label=f"{n} links, extra channels opened")
+                    marker="x", ls="--", label=f"{tree}, {n} links, extra channels opened")
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("round trip (ms)")
         ax.set_ylabel("one channel / pooled (median of rounds)")

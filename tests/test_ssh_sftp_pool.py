@@ -78,8 +78,10 @@ async def test_at_once_the_answers_are_those_asked_one_by_one(sshd):
     try:
         root = await _tree(t)
         asks = _requests(root)
-        serial = [await _answer(t, op, p) for op, p in asks]
+        singles = [a for a in asks if a[0] != "list_files"]  # a listing's level is at once
+        serial = [await _answer(t, op, p) for op, p in singles]
         assert t._conn.sftp.opened == 1  # one by one: the first channel alone
+        serial += [await _answer(t, op, p) for op, p in asks[len(singles):]]
         # the kinds are all there: a missing path, a link nowhere, no right to look
         assert serial[asks.index(("stat", f"{root}/missing"))] is None
         assert serial[asks.index(("real_path", f"{root}/dangling"))] is None
@@ -249,7 +251,14 @@ async def test_an_extra_channel_the_server_refuses_is_no_error(sshd):
     try:
         root = await _tree(t)
         asks = _requests(root)
-        serial = [await _answer(t, op, p) for op, p in asks]
+        # asked on another connection: a listing's level at once would open t's extras
+        ref = ssh(sshd, sftp_channels=1)
+        try:
+            serial = [await _answer(ref, op, p) for op, p in asks]
+            assert ref._conn.sftp.opened == 1
+        finally:
+            await ref.close()
+        assert await t.stat(root) is not None  # t's first SFTP channel, on its own slot
         # 9 commands hold the other 9 sessions the server allows until the gate opens
         hold = ('n=0; until [ -e "$1" ]; do n=$((n+1)); [ $n -gt 2400 ] && exit 3; '
                 'sleep 0.05; done')

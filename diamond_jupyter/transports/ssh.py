@@ -54,7 +54,7 @@ from .ssh_auth import (
     wrap_handler,
 )
 from .ssh_channel import chunks, server_closed
-from .ssh_sftp_pool import SFTP_CHANNELS, SftpChannels
+from .ssh_sftp_pool import SftpChannels
 from .ssh_shell import RemoteShell, ShellMixin
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class SSHTransport(ShellMixin):
         self._sem = asyncio.Semaphore(self.max_sessions - 1)  # one channel stays for SFTP
         self._slots_wanted = 0  # callers waiting for a session slot (SFTP extras give way)
         # SFTP channels at most: the reserved one, and extras while half the slots allow
-        self.sftp_channels = max(1, min(SFTP_CHANNELS, (self.max_sessions - 1) // 2))
+        self.sftp_channels = max(1, min(cfg.sftp_channels, (self.max_sessions - 1) // 2))
         self._lock = asyncio.Lock()
         self._conn: _Conn | None = None
         self._closed = False
@@ -420,6 +420,28 @@ class SSHTransport(ShellMixin):
                     from None
             raise self._drop(conn, e) from None
 
+    async def _sftp_each(self, what: str, fn: Callable[..., T],
+                         calls: list[tuple[Any, ...]]) -> list[T]:
+        """`fn` with each of `calls`' arguments, on as many SFTP channels at once as the
+        pool may open (`sftp_channels`); the answers in the calls' order. The first error
+        is raised, and the calls not done yet are cancelled."""
+        answers: list[Any] = [None] * len(calls)
+        pending = iter(range(len(calls)))
+
+        async def one_channel() -> None:
+            for i in pending:
+                answers[i] = await self._sftp_call(what, fn, *calls[i])
+
+        workers = [asyncio.ensure_future(one_channel())
+                   for _ in range(min(self.sftp_channels, len(calls)))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        return answers
+
     async def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o644) -> None:
         await self._sftp_call(f"cannot write {remote_path}", ssh_sftp.put, data,
                               remote_path, mode)
@@ -474,8 +496,15 @@ class SSHTransport(ShellMixin):
 
     async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,
                          special: bool = False) -> list[FileStat]:
-        return await self._sftp_call(f"cannot list {root}", ssh_sftp.list_files, root,
-                                     max_depth, limit, special)
+        """Listed a level at a time, each level's directories on the SFTP channels at once
+        (`FileWalk`: the files and their order as listed one directory after another)."""
+        walk = ssh_sftp.FileWalk(root, max_depth, limit, special)
+        while todo := walk.step():
+            entries = await self._sftp_each(f"cannot list {root}", ssh_sftp.list_dir,
+                                            [(root, rel) for rel in todo])
+            for rel, listing in zip(todo, entries, strict=True):
+                walk.add(rel, listing)
+        return walk.files
 
     async def close(self) -> None:
         self._closed = True

@@ -1,4 +1,5 @@
-"""Blocking SFTP operations for `SSHTransport` (run in its thread pool, one at a time)."""
+"""Blocking SFTP operations for `SSHTransport` (each run in a thread on one SFTP channel),
+and the order a directory walk gives its files (`FileWalk`)."""
 
 from __future__ import annotations
 
@@ -147,27 +148,57 @@ def real_path(sftp: paramiko.SFTPClient, home: str, path: str) -> str | None:
         return None
 
 
-def list_files(sftp: paramiko.SFTPClient, home: str, root: str, max_depth: int,
-               limit: int, special: bool = False) -> list[FileStat]:
-    """Regular files under `root` (at most `max_depth` levels, `limit` entries; with
-    `special` the FIFOs, devices, sockets and links too), read with SFTP directory listings:
-    no remote command, symbolic links never followed (listed only with `special`).
-    Paths are `root` joined with the relative name, as the caller spelled `root`."""
+def list_dir(sftp: paramiko.SFTPClient, home: str, root: str,
+             rel: str) -> list[paramiko.SFTPAttributes] | None:
+    """The entries of `root`'s subdirectory `rel` ("": `root` itself) sorted by name, each
+    with its own attributes (lstat: a link is a link); None when it is gone or not ours to
+    read."""
     base = absolute(home, root)
-    out: list[FileStat] = []
-    todo = [("", 1)]
-    while todo and len(out) < limit:
-        rel, depth = todo.pop()
-        try:
-            entries = sftp.listdir_attr(posixpath.join(base, rel) if rel else base)
-        except (FileNotFoundError, PermissionError):
-            continue
-        for a in sorted(entries, key=lambda e: e.filename):
-            mode = a.st_mode or 0
-            sub = posixpath.join(rel, a.filename) if rel else a.filename
-            if stat_mod.S_ISDIR(mode) and depth < max_depth:
-                todo.append((sub, depth + 1))
-            elif listed(mode, special) and len(out) < limit:
-                out.append(FileStat(f"{root.rstrip('/')}/{sub}", a.st_size or 0, mode,
-                                    float(a.st_mtime or 0), False))
-    return out
+    try:
+        entries = sftp.listdir_attr(posixpath.join(base, rel) if rel else base)
+    except (FileNotFoundError, PermissionError):
+        return None
+    return sorted(entries, key=lambda e: e.filename)
+
+
+class FileWalk:
+    """Regular files under `root` (at most `max_depth` levels, `limit` entries; with
+    `special` the FIFOs, devices, sockets and links too), from SFTP directory listings: no
+    remote command, symbolic links never followed (listed only with `special`). Paths are
+    `root` joined with the relative name, as the caller spelled `root`.
+
+    The listings come in a level at a time (`add`; a level's directories can be asked at
+    once), and `step` walks what is listed as the walk one directory after another did
+    (each directory's files by name, then its subdirectories last name first), so the
+    files, their order and where `limit` cuts them are that walk's."""
+
+    def __init__(self, root: str, max_depth: int, limit: int, special: bool = False):
+        self.root, self.max_depth, self.limit, self.special = root, max_depth, limit, special
+        self.listings: dict[str, list[paramiko.SFTPAttributes] | None] = {}
+        self.files: list[FileStat] = []
+
+    def add(self, rel: str, entries: list[paramiko.SFTPAttributes] | None) -> None:
+        self.listings[rel] = entries
+
+    def step(self) -> list[str]:
+        """Walk what is listed into `files`; the directories the walk reached unlisted,
+        to list next (none: `files` is the answer)."""
+        out: list[FileStat] = []
+        unlisted: list[str] = []
+        todo = [("", 1)]
+        while todo and len(out) < self.limit:
+            rel, depth = todo.pop()
+            if rel not in self.listings:
+                unlisted.append(rel)
+                continue
+            for a in self.listings[rel] or ():
+                mode = a.st_mode or 0
+                sub = posixpath.join(rel, a.filename) if rel else a.filename
+                if stat_mod.S_ISDIR(mode) and depth < self.max_depth:
+                    todo.append((sub, depth + 1))
+                elif listed(mode, self.special) and len(out) < self.limit:
+                    out.append(FileStat(f"{self.root.rstrip('/')}/{sub}", a.st_size or 0,
+                                        mode, float(a.st_mtime or 0), False))
+        self.files = out
+        return unlisted
+

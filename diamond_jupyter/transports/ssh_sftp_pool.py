@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 import paramiko
 
 T = TypeVar("T")
-SFTP_CHANNELS = 4  # most SFTP channels on one connection (the first and 3 extra)
 LINGER_S = 30.0  # an extra channel left idle this long is closed
 
 

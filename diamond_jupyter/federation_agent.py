@@ -45,16 +45,26 @@ class AgentMixin:
         data = out.pop("data", {})
         out.update({k: data.get(k) for k in ("approval", "answer", "error", "origin",
                                              "model_calls", "llm", "on_stuck")})
-        out["pending"] = {k: v for k, v in (data.get("pending") or {}).items()
-                          if k in ("tool", "plan", "input")} or None
-        if out["pending"] and "plan" in out["pending"]:  # what an approval names
-            from .federation_plan import plan_sha256
-
-            out["pending"]["plan_sha256"] = plan_sha256(out["pending"]["plan"])
+        out["pending"] = with_plan_sha256({k: v for k, v in (data.get("pending") or {}).items()
+                                           if k in ("tool", "plan", "input")}) or None
         return out
 
     def tasks(self, *, limit: int | None = 50, offset: int = 0) -> list[dict[str, Any]]:
         """Stored tasks, newest first, without their steps: at most `limit` (None: all) after
-        skipping `offset`."""
-        return [t.model_dump(mode="json", exclude={"steps"})
-                for t in self.store.list_tasks(limit=limit, offset=offset)]
+        skipping `offset`. A pending plan carries its `plan_sha256`, as in `task`."""
+        out = [t.model_dump(mode="json", exclude={"steps"})
+               for t in self.store.list_tasks(limit=limit, offset=offset)]
+        for t in out:
+            if isinstance((t.get("data") or {}).get("pending"), dict):
+                t["data"]["pending"] = with_plan_sha256(t["data"]["pending"])
+        return out
+
+
+def with_plan_sha256(pending: dict[str, Any]) -> dict[str, Any]:
+    """`pending` (a task's pending action, or an event's data) with the sha256 of its plan
+    as shown, which an approval names; unchanged when it holds no plan."""
+    if pending.get("plan") is None:
+        return pending
+    from .federation_plan import plan_sha256
+
+    return {**pending, "plan_sha256": plan_sha256(pending["plan"])}

@@ -141,8 +141,18 @@ export function jobActions(app: JupyterFrontEnd, model: DiamondModel): ICardActi
 export function taskActions(model: DiamondModel): ITaskActions {
   return {
     decide: async (task: ITask, decision: 'approve' | 'reject') => {
+      const shown = task.pending?.plan_sha256 ?? null;
+      if (decision === 'approve' && !shown) {
+        // never approve by task id alone: the task may await another plan than this one
+        const refusal =
+          `Not approved: the plan shown for ${task.id} came without its sha256 (an older ` +
+          `server?), so the sidebar cannot name it. Use %diamond approve ${task.id} --plan ` +
+          'SHA256 in a notebook.';
+        Notification.error(refusal, { autoClose: false });
+        return refusal;
+      }
       try {
-        const updated = await decideTask(task.id, decision, model.settings);
+        const updated = await decideTask(task.id, decision, shown, model.settings);
         // The server's events usually came first; only fill in what they did not say yet.
         if (awaitsApproval(model.getTask(task.id)) && updated && typeof updated === 'object') {
           const t = normalizeTask(updated as Record<string, any>);
@@ -151,15 +161,16 @@ export function taskActions(model: DiamondModel): ITaskActions {
         Notification.success(`Plan of ${task.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`, {
           autoClose: 5000
         });
+        return null;
       } catch (err) {
         const e = err as DiamondApiError;
-        Notification.error(
+        const refusal =
           e.status === 404
             ? `This server cannot ${decision} plans yet (POST tasks/${task.id}/${decision} ` +
-                `returned 404). Use %diamond approve ${task.id} in a notebook.`
-            : `Could not ${decision} ${task.id}: ${e.message}`,
-          { autoClose: false }
-        );
+              `returned 404). Use %diamond approve ${task.id} in a notebook.`
+            : `Could not ${decision} ${task.id}: ${e.message}`;
+        Notification.error(refusal, { autoClose: false });
+        return refusal;
       }
     }
   };

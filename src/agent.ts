@@ -28,7 +28,12 @@ function pendingOf(v: unknown): IPending | null {
   if (!p || (p.plan === undefined && p.tool === undefined)) {
     return null;
   }
-  return { tool: str(p.tool), plan: p.plan ?? null, input: obj(p.input) };
+  return {
+    tool: str(p.tool),
+    plan: p.plan ?? null,
+    input: obj(p.input),
+    plan_sha256: str(p.plan_sha256)
+  };
 }
 
 /**
@@ -97,7 +102,12 @@ export function applyAgentEvent(
     }
     if (ev.step_kind === 'approval') {
       const tool = ev.tool ?? str(data.tool);
-      task.pending = { tool, plan: data.plan ?? null, input: lastInput(steps, tool) };
+      task.pending = {
+        tool,
+        plan: data.plan ?? null,
+        input: lastInput(steps, tool),
+        plan_sha256: str(data.plan_sha256)
+      };
     }
     return { task, step: ev };
   }
@@ -119,7 +129,8 @@ export function applyAgentEvent(
     task.pending = {
       tool,
       plan: data.plan,
-      input: task.pending?.input ?? lastInput(steps, tool)
+      input: task.pending?.input ?? lastInput(steps, tool),
+      plan_sha256: str(data.plan_sha256)
     };
   }
   return { task, step: null };

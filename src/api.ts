@@ -123,15 +123,21 @@ export function fetchResults(
   );
 }
 
-/** POST /diamond/api/tasks/{id}/approve|reject. */
+/**
+ * POST /diamond/api/tasks/{id}/approve|reject. An approval names the plan shown
+ * (`planSha256`): the server refuses it (400) when the task now awaits another plan.
+ * The reject route reads no plan (rejecting runs nothing).
+ */
 export function decideTask(
   id: string,
   decision: 'approve' | 'reject',
+  planSha256: string | null,
   settings?: ServerConnection.ISettings
 ): Promise<unknown> {
+  const body = decision === 'approve' ? { plan_sha256: planSha256 } : {};
   return requestAPI<unknown>(
     `tasks/${encodeURIComponent(id)}/${decision}`,
-    { method: 'POST', body: '{}' },
+    { method: 'POST', body: JSON.stringify(body) },
     settings
   );
 }

@@ -102,6 +102,8 @@ export interface IPending {
   tool: string | null;
   plan: Record<string, any> | string | null;
   input: Record<string, any> | null;
+  /** The plan's sha256 as the server gives it: an approval names it (the plan shown). */
+  plan_sha256: string | null;
 }
 
 /**

@@ -472,6 +472,45 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
         await fed.close()
 
 
+async def test_fault_the_sidebar_was_shown_no_plan_sha256_to_approve_with(user, fake_llm):
+    """The sidebar shows a waiting plan from GET /state (store records) and from agent
+    events, neither of which carried the plan's sha256, so it could approve by task id only.
+    Both now carry the `plan_sha256` that GET tasks/ID gives, and an approval naming it
+    runs the plan."""
+    from fake_llm import text, tool_use
+
+    from diamond_jupyter.agent.service import AgentService
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.server.views import agent_payload
+    from diamond_jupyter.store import Store
+
+    fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho A\n", "site": "alpha"})],
+                    [text("submitted")])
+    fed = Federation(user.sites, store=Store(user.store_path))
+    service = AgentService(fed)
+    try:
+        task = await service.ask("submit A", approval="ask")
+        shown = await service.wait(task["id"], settled=True, timeout=60)
+        sha = shown["pending"]["plan_sha256"]
+        listed = next(t for t in fed.tasks() if t["id"] == task["id"])  # GET /state's tasks
+        assert listed["data"]["pending"]["plan_sha256"] == sha
+        assert listed["data"]["pending"]["plan"] == shown["pending"]["plan"]
+        with_plan = [agent_payload(ev) for ev in fed.store.events_since(0)
+                     if ev.kind.startswith("agent.") and ev.data.get("task_id") == task["id"]
+                     and "plan" in ev.data]
+        # the approval step and the task's agent.approval event
+        assert {p["kind"] for p in with_plan} == {"agent.step", "agent.approval"}, with_plan
+        assert all(p["data"]["plan_sha256"] == sha for p in with_plan), with_plan
+        await service.approve(task["id"], sha)
+        done = await service.wait(task["id"], timeout=60)
+        assert done["state"] == "done" and len(_sbatch_calls(user)) == 1, done
+        listed = next(t for t in fed.tasks() if t["id"] == task["id"])
+        assert "plan_sha256" not in (listed["data"].get("pending") or {})  # no plan, no sha
+    finally:
+        await service.close()
+        await fed.close()
+
+
 def test_fault_an_approval_body_carrying_an_edited_plan_is_refused():
     """`POST tasks/ID/approve` with `{"plan": ...}` or `{"script": ...}` (a client editing
     what it approves) was ignored, and the task's own plan ran: refused now, naming the

@@ -6,7 +6,10 @@ What the sidebar shows (a site asking for a one-time code, a running and a finis
 plans waiting for approval, a pending login prompt) is answered at the wire level (the
 routes' shapes), because no site here can be in those states without the test bed. The POSTs
 themselves go on to the real server, which has no sites file: it checks the body's type
-before anything else, then answers that it is not configured (or not found), never 415."""
+before anything else, then answers that it is not configured (or not found), never 415.
+
+An approval names the plan shown (its `plan_sha256`, as the server gives it); the server's
+refusal of it is shown on the task's card."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import pytest
 from conftest import load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from diamond_jupyter.federation_plan import plan_sha256
 
 SITE = "alpha"
 NOW = "2026-01-01T12:00:00+00:00"
@@ -41,17 +46,27 @@ def _job(native: str, name: str, state: str) -> dict:
             "reason": None, "placement": None, "origin": None}
 
 
-def _task(task_id: str) -> dict:
+def _plan(task_id: str) -> str:
+    return f"submit `echo {task_id}` to alpha"
+
+
+def _task(task_id: str, *, with_sha: bool = True) -> dict:
+    """A task awaiting its plan, as GET /state gives it (`data.pending` with the plan's
+    sha256; `with_sha` False: as an older server gave it)."""
+    pending = {"tool": "submit", "plan": _plan(task_id),
+               "input": {"script": f"echo {task_id}", "site": SITE}}
+    if with_sha:
+        pending["plan_sha256"] = plan_sha256(pending["plan"])
     return {"id": task_id, "state": "awaiting_approval", "prompt": f"run {task_id}",
-            "data": {"pending": {"tool": "submit", "plan": "submit `echo hi` to alpha",
-                                 "input": {"script": "echo hi", "site": SITE}}},
-            "waiting_on": [], "created_at": NOW, "updated_at": NOW}
+            "data": {"pending": pending}, "waiting_on": [], "created_at": NOW,
+            "updated_at": NOW}
 
 
 STATE = {"sites": [_site()],
          "jobs": [_job("101", "long-run", "RUNNING"), _job("100", "finished", "COMPLETED")],
-         "jobs_total": 2, "tasks": [_task("t-approve"), _task("t-reject")], "transfers": [],
-         "events": [], "last_seq": 7, "error": None}
+         "jobs_total": 2,
+         "tasks": [_task("t-approve"), _task("t-reject"), _task("t-old", with_sha=False)],
+         "transfers": [], "events": [], "last_seq": 7, "error": None}
 PROMPTS = {"prompts": [{"id": PROMPT_ID, "site": SITE, "title": "", "instructions": "",
                         "prompts": [{"text": "Verification code:", "echo": False}]}]}
 
@@ -94,6 +109,15 @@ def page(bare_lab, browser):
         yield p
     finally:
         context.close()
+
+
+def _no_login_prompt(page) -> None:
+    """GET logins answered with no prompt (its dialog would cover the sidebar)."""
+    def none(route) -> None:
+        route.fulfill(status=200, content_type="application/json",
+                      body=json.dumps({"prompts": []}))
+
+    page.route(lambda url: url.split("?", 1)[0].endswith("/diamond/api/logins"), none)
 
 
 def _post(page, path: str, act: Callable[[], None]) -> tuple[str | None, bytes | None, int]:
@@ -160,8 +184,66 @@ def test_every_button_posts_json(page, bare_lab):
             lambda card=card, task_id=task_id, decision=decision: card.get_by_role(
                 "button", name=f"{decision} the plan of {task_id}").click())
         _json_or_nothing(kind, body, status, decision)
+        # an approval names the plan shown; a rejection runs nothing and names none
+        assert json.loads(body or b"{}") == (
+            {"plan_sha256": plan_sha256(_plan(task_id))} if decision == "Approve" else {})
     ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
     assert not ours, ours
+
+
+# What the server answers an approval it refuses (server/base.py's error body; the
+# messages are agent/tasks.py's).
+REFUSALS = {
+    "plan changed": (400, {"reason": "bad-input", "message": (
+        f"task t-approve now awaits another plan than the one approved (its plan_sha256 is "
+        f"now {plan_sha256('submit `echo other` to alpha')}): show it again before "
+        "approving; nothing was approved")}),
+    "no longer waiting": (400, {"reason": "bad-input",
+                                "message": "task t-approve is running, not awaiting approval"}),
+}
+
+
+@pytest.mark.parametrize("refused", sorted(REFUSALS))
+def test_a_refused_approval_is_shown_on_the_card(page, bare_lab, refused):
+    """The server refuses an approval of a plan the task no longer awaits: the sidebar
+    shows its message on the task's card (and the buttons stay), not only in a toast."""
+    status, answer = REFUSALS[refused]
+    sent: list[bytes | None] = []
+
+    def refuse(route) -> None:
+        sent.append(route.request.post_data_buffer)
+        route.fulfill(status=status, content_type="application/json", body=json.dumps(answer))
+
+    page.route(lambda url: url.split("?", 1)[0].endswith("/diamond/api/tasks/t-approve/approve"),
+               refuse)
+    _no_login_prompt(page)
+    load_lab(page, bare_lab)
+    panel = open_sidebar(page)
+    card = panel.locator('[data-diamond-task="t-approve"]')
+    card.get_by_role("button", name="Approve the plan of t-approve").click()
+    shown = card.locator('[data-diamond-task-refusal="t-approve"]')
+    expect(shown).to_have_text(f"Could not approve t-approve: {answer['message']}",
+                               timeout=30_000)
+    assert [json.loads(b or b"{}") for b in sent] == [{"plan_sha256": plan_sha256(
+        _plan("t-approve"))}]
+    expect(card.get_by_role("button", name="Approve the plan of t-approve")).to_be_enabled()
+
+
+def test_a_plan_shown_without_its_sha256_is_not_approved(page, bare_lab):
+    """A plan from a server that gave no sha256 with it is not approved by task id alone:
+    nothing is posted, and the card says how to approve it instead."""
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.method == "POST"
+            and "/diamond/api/tasks/" in r.url else None)
+    _no_login_prompt(page)
+    load_lab(page, bare_lab)
+    panel = open_sidebar(page)
+    card = panel.locator('[data-diamond-task="t-old"]')
+    card.get_by_role("button", name="Approve the plan of t-old").click()
+    expect(card.locator('[data-diamond-task-refusal="t-old"]')).to_contain_text(
+        "Not approved: the plan shown for t-old came without its sha256", timeout=30_000)
+    expect(card.get_by_role("button", name="Approve the plan of t-old")).to_be_enabled()
+    assert posted == []
 
 
 def test_the_server_refuses_a_body_labelled_text(page, bare_lab):

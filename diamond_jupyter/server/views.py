@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from ..federation_agent import with_plan_sha256
 from ..model import Event, Job, JobSpec, JobState, Resources, SiteSnapshot
 from ..summary import SiteSummary
 
@@ -137,5 +138,5 @@ def agent_payload(ev: Event) -> dict[str, Any]:
         "state": _str(d.get("state")),
         "text": _str(d.get("text")),
         "tool": _str(d.get("tool")),
-        "data": d,
+        "data": with_plan_sha256(d),  # a plan shown carries what its approval names
     }

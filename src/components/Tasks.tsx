@@ -7,7 +7,8 @@ import { ITask } from '../types';
 import { PlanView } from './Plan';
 
 export interface ITaskActions {
-  decide(task: ITask, decision: 'approve' | 'reject'): Promise<void>;
+  /** Approve or reject the plan shown; the server's refusal (why), or null when done. */
+  decide(task: ITask, decision: 'approve' | 'reject'): Promise<string | null>;
 }
 
 function TaskCard(props: {
@@ -18,11 +19,16 @@ function TaskCard(props: {
 }): JSX.Element {
   const { task, model, actions, timeZone } = props;
   const [busy, setBusy] = React.useState(false);
+  const [refusal, setRefusal] = React.useState<string | null>(null);
   const steps = model.steps(task.id);
   const waiting = awaitsApproval(task);
   const decide = (d: 'approve' | 'reject') => {
     setBusy(true);
-    void actions.decide(task, d).finally(() => setBusy(false));
+    setRefusal(null);
+    void actions
+      .decide(task, d)
+      .then(setRefusal)
+      .finally(() => setBusy(false));
   };
   return (
     <li className="jp-diamond-task" data-diamond-task={task.id} data-diamond-task-state={task.state}>
@@ -59,6 +65,11 @@ function TaskCard(props: {
         <pre className="jp-diamond-plan jp-diamond-task-error" data-diamond-task-error={task.id}>
           {task.error}
         </pre>
+      )}
+      {refusal && (
+        <div className="jp-diamond-plan-alert" role="alert" data-diamond-task-refusal={task.id}>
+          {refusal}
+        </div>
       )}
       {waiting && (
         <div className="jp-diamond-job-actions">

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from urllib.parse import unquote
 
 import pytest
-from conftest import load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
+from conftest import load_lab, start_lab, stop_lab
 from diamond_jupyter.federation_plan import plan_sha256
 
 SITE = "alpha"

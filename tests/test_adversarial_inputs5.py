@@ -500,7 +500,11 @@ def test_a_negative_resource_is_refused_naming_the_field(field, value, where):
     placement counted the job as fitting anywhere."""
     with pytest.raises(BadInput, match=where):
         JobSpec(script="true\n", resources={field: value})
-    assert JobSpec(script="true\n", resources={field: 0}).resources  # 0 is a value
+    if field == "walltime_s":  # a time limit of 0 means none to some schedulers: refused
+        with pytest.raises(BadInput, match="time limit of 0"):
+            JobSpec(script="true\n", resources={field: 0})
+    else:
+        assert JobSpec(script="true\n", resources={field: 0}).resources  # 0 is a value
 
 
 @pytest.mark.parametrize("name", ["BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "SHELLOPTS",

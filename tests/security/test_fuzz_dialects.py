@@ -23,7 +23,7 @@ from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.scripts_common import BODY_FILE, runs_shell_lines
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.model import BadInput, DiamondError, JobSpec
+from diamond_jupyter.model import BadInput, DiamondError, JobSpec, SiteError
 
 DIALECTS = ["slurm", "pbs", "lsf", "flux", "sge"]
 # bounded: the whole file runs in seconds on two busy cores (DIAMOND_FUZZ_EXAMPLES for more)
@@ -257,8 +257,12 @@ def test_a_pbs_queue_entry_that_is_not_an_object_does_not_crash(mangled):
 
 def test_pbs_nodes_and_jobs_with_mangled_attributes_do_not_crash():
     pbs = PbsCommands()
-    assert pbs.parse_nodes('{"nodes": {"n1": 5, "n2": {"resources_available": 1}}}')[0].name \
-        == "n2"
+    mangled = '{"nodes": {"n1": 5, "n2": {"resources_available": 1}}}'
+    with pytest.raises(SiteError, match="node n1: not an object"):  # no list to say it in
+        pbs.parse_nodes(mangled)
+    skipped: list[str] = []  # a site's view: n1 left out and said, n2 read
+    assert [n.name for n in pbs.parse_nodes(mangled, skipped)] == ["n2"]
+    assert len(skipped) == 1 and "n1" in skipped[0]
     [job] = pbs.parse_status('{"Jobs": {"1.s": {"job_state": "Q", "Resource_List": 3, '
                              '"resources_used": [], "estimated": "x"}}}')
     assert job.native_id.startswith("1")

@@ -7,9 +7,11 @@ import os
 import secrets
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+import paramiko
 import pytest
 from sshd_helper import MfaSshServer, Sshd, keygen, make_base, remove_base
 
@@ -390,3 +392,32 @@ async def test_a_server_that_stalls_after_its_banner_is_a_clear_site_error(sshd,
         srv.close()
         for c in held:
             c.close()
+
+
+@pytest.mark.asyncio
+async def test_a_command_eof_is_never_sent_outside_the_channel_lock(sshd, monkeypatch):
+    """paramiko's shutdown_write builds a command's EOF under the channel's lock and sends
+    it after releasing it: a short command's server CLOSE, answered by paramiko meanwhile,
+    can then go first, and sshd drops the whole connection for an EOF on a channel it has
+    freed ("ieof packet referred to nonexistent channel"; seen under load). The transport
+    must send EOF with the channel's lock held, never by that unlocked path, and EOF must
+    still reach a command reading stdin."""
+    t = ssh(sshd)
+    real_send = paramiko.Transport._send_user_message
+    unlocked_eofs: list[int] = []
+
+    def watch(transport, data):
+        # SSH_MSG_CHANNEL_EOF sent by shutdown (a close sends EOF and CLOSE in order: safe)
+        if data.asbytes()[0] == 96 and sys._getframe(1).f_code.co_name == "shutdown":
+            unlocked_eofs.append(int.from_bytes(data.asbytes()[1:5], "big"))
+        return real_send(transport, data)
+
+    monkeypatch.setattr(paramiko.Transport, "_send_user_message", watch)
+    try:
+        rs = await asyncio.gather(*(t.run(["echo", str(i)]) for i in range(5)))
+        assert [r.stdout for r in rs] == [f"{i}\n" for i in range(5)]
+        r = await t.run(["cat"], stdin=b"in")  # EOF still ends a command reading stdin
+        assert r.stdout == "in"
+        assert unlocked_eofs == [] and t.connections_opened == 1
+    finally:
+        await t.close()

@@ -53,7 +53,7 @@ from .ssh_auth import (
     tcp_connect,
     wrap_handler,
 )
-from .ssh_channel import chunks, server_closed
+from .ssh_channel import chunks, send_eof, server_closed
 from .ssh_sftp_pool import SftpChannels
 from .ssh_shell import RemoteShell, ShellMixin
 
@@ -345,7 +345,7 @@ class SSHTransport(ShellMixin):
         async def talk(ch: paramiko.Channel) -> int:
             if stdin:
                 await self._in_pool(ch.sendall, stdin)
-            ch.shutdown_write()
+            send_eof(ch)
             async for o, e in chunks(ch):
                 out.extend(o)
                 err.extend(e)
@@ -403,7 +403,7 @@ class SSHTransport(ShellMixin):
                     raise self._drop(conn, ConnectionError("while streaming"))
             finally:
                 with contextlib.suppress(Exception):
-                    ch.shutdown_write()  # the remote watcher sees EOF and kills the command
+                    send_eof(ch)  # the remote watcher sees EOF and kills the command
                     ch.close()
 
     # ---- files (SFTP on the same connection, each channel one request at a time) ----

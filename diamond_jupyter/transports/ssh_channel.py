@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import paramiko
@@ -34,6 +35,28 @@ def wake_on_data(ch: paramiko.Channel) -> Wake:
     ch.in_buffer.set_event(wake)
     ch.in_stderr_buffer.set_event(wake)
     return wake
+
+
+def send_eof(ch: paramiko.Channel, kex_wait_s: float = 60.0) -> None:
+    """`ch.shutdown_write()` without its race. paramiko builds the EOF under the channel's
+    lock but sends it after: meanwhile the server may close the channel (a short command
+    ended) and paramiko's reply CLOSE go first; sshd then gets EOF for a channel it has
+    freed and drops the whole connection ("ieof packet referred to nonexistent channel").
+    Here the EOF is sent while holding the transport's send lock, then the channel's, so
+    it goes before any CLOSE, or not at all once the channel is closed."""
+    t = ch.transport
+    end = time.monotonic() + kex_wait_s
+    while t is not None and t.is_active():
+        t.clear_to_send.wait(0.1)  # not during a key exchange (as paramiko's own sends)
+        with t.clear_to_send_lock:
+            if t.clear_to_send.is_set():
+                with ch.lock:
+                    eof = None if ch.closed else ch._send_eof()
+                    if eof is not None:
+                        t._send_message(eof)
+                return
+        if time.monotonic() > end:
+            raise paramiko.SSHException("key exchange did not end: cannot send EOF")
 
 
 MAX_CHUNK = 1 << 20  # bytes of one stream taken per round, so a fast sender cannot grow it

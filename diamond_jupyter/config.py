@@ -42,6 +42,7 @@ HOUR_S, DAY_S, WEEK_S = 3600, 86400, 7 * 86400  # the most a seconds setting may
 MAX_RECONNECT_ATTEMPTS = 10  # transport.reconnect_attempts
 MAX_SSH_SESSIONS = 256  # transport.max_sessions: channels (and threads) one SSH connection runs
 MAX_SFTP_CHANNELS = 16  # transport.sftp_channels: SFTP requests one SSH connection has at once
+DEFAULT_SFTP_CHANNELS = 4  # transport.sftp_channels not given
 # other names centers use for them (lower case); torque also sets pbs flavor torque
 SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openpbs": "pbs",
                      "torque": "pbs", "gridengine": "sge", "grid_engine": "sge",
@@ -393,8 +394,10 @@ class TransportConfig(_Cfg):
     max_sessions: int = Field(default=10, ge=2, le=MAX_SSH_SESSIONS)
     # SFTP channels the connection asks on at once (a fetch's directory listings and link
     # checks; paramiko answers one request at a time per channel): 1 is one at a time; each
-    # past the first holds a session slot while open, and half the slots stay for commands
-    sftp_channels: int = 4
+    # past the first holds a session slot while open, and half the slots stay for commands.
+    # None (not given): DEFAULT_SFTP_CHANNELS, fewer where max_sessions leaves no room; so a
+    # written-out configuration (every default in it) reads back, a local site's included
+    sftp_channels: int | None = None
     # connects tried (backoff) per call; bounded: a site that is down fails a call in
     # minutes, not never (each try waits up to connect_timeout_s and a pause of up to 8 s)
     reconnect_attempts: int = Field(default=3, ge=1, le=MAX_RECONNECT_ATTEMPTS)
@@ -434,10 +437,11 @@ class TransportConfig(_Cfg):
 
     @field_validator("sftp_channels")
     @classmethod
-    def _sftp_channels_in_range(cls, value: int) -> int:
-        if not 1 <= value <= MAX_SFTP_CHANNELS:
+    def _sftp_channels_in_range(cls, value: int | None) -> int | None:
+        if value is not None and not 1 <= value <= MAX_SFTP_CHANNELS:
             raise ValueError(f"{value} is not a number of SFTP channels: give 1 to "
-                             f"{MAX_SFTP_CHANNELS} (default 4; 1 asks one request at a time)")
+                             f"{MAX_SFTP_CHANNELS} (default {DEFAULT_SFTP_CHANNELS}; 1 asks "
+                             "one request at a time)")
         return value
 
     @model_validator(mode="after")
@@ -445,7 +449,7 @@ class TransportConfig(_Cfg):
         """Extra SFTP channels take session slots only while half of them stay for commands:
         more than that would never open, so asking for them is refused, not ignored."""
         most = max(1, (self.max_sessions - 1) // 2)
-        if "sftp_channels" in self.model_fields_set and self.sftp_channels > most:
+        if self.sftp_channels is not None and self.sftp_channels > most:
             raise ValueError(f"sftp_channels: {self.sftp_channels} needs max_sessions "
                              f"{2 * self.sftp_channels + 1} or more (each SFTP channel past "
                              "the first holds a session slot, and half of them stay for "

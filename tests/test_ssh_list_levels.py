@@ -10,9 +10,10 @@ import secrets
 from pathlib import Path
 
 import pytest
+import yaml
 from test_transport_ssh import ssh
 
-from diamond_jupyter.config import MAX_SFTP_CHANNELS, load_config
+from diamond_jupyter.config import MAX_SFTP_CHANNELS, SiteConfig, load_config
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.local import LocalTransport
 
@@ -128,8 +129,22 @@ def test_sftp_channels_read_from_the_sites_file(tmp_path):
     def channels(transport: str) -> int:
         return load_config(_sites(tmp_path, transport)).sites[0].transport.sftp_channels
 
-    assert channels("{kind: ssh, host: login.example.org}") == 4
+    assert channels("{kind: ssh, host: login.example.org}") is None  # the default, 4
     assert channels("{kind: ssh, host: login.example.org, sftp_channels: 1}") == 1
     assert channels("{kind: ssh, host: h, sftp_channels: 16, max_sessions: 33}") == 16
     with pytest.raises(BadInput, match="sftp_channels: for a transport of kind ssh"):
         channels("{kind: local, sftp_channels: 2}")
+
+
+@pytest.mark.parametrize("transport", [{"kind": "local"},
+                                       {"kind": "ssh", "host": "h", "max_sessions": 4}])
+def test_a_written_out_site_reads_back(tmp_path, transport):
+    """A site written out whole (every default in it, as the engine hands a configuration on)
+    reads back: the default channel count was refused at a local site, and above what
+    max_sessions 4 allows, though nobody had asked for it."""
+    site = SiteConfig.model_validate({"name": "far", "scheduler": "slurm",
+                                      "transport": transport})
+    p = tmp_path / "sites.yaml"
+    p.write_text(yaml.safe_dump({"sites": [site.model_dump(mode="json")]}))
+    p.chmod(0o600)
+    assert load_config(p).sites[0] == site

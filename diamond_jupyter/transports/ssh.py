@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import paramiko
 
 from ..aio import within
-from ..config import TransportConfig
+from ..config import DEFAULT_SFTP_CHANNELS, TransportConfig
 from ..model import BadInput, SiteError
 from . import ssh_sftp
 from .base import (
@@ -113,7 +113,8 @@ class SSHTransport(ShellMixin):
         self._sem = asyncio.Semaphore(self.max_sessions - 1)  # one channel stays for SFTP
         self._slots_wanted = 0  # callers waiting for a session slot (SFTP extras give way)
         # SFTP channels at most: the reserved one, and extras while half the slots allow
-        self.sftp_channels = max(1, min(cfg.sftp_channels, (self.max_sessions - 1) // 2))
+        self.sftp_channels = max(1, min(cfg.sftp_channels or DEFAULT_SFTP_CHANNELS,
+                                        (self.max_sessions - 1) // 2))
         self._lock = asyncio.Lock()
         self._conn: _Conn | None = None
         self._closed = False

@@ -273,7 +273,8 @@ def test_bad_input_is_one_red_line(tb, data_dir, kernel_factory):
     k = kernel_factory(kernel_env(tb, data_dir))
     k.execute("%load_ext diamond_jupyter")
     for code, expect in (("%%diamond submit --site nope\necho x", "unknown site 'nope'"),
-                         ("%diamond submit --nodes lots x.sh", "--nodes: expected a whole number, 1 or more, not 'lots'"),
+                         ("%diamond submit --nodes lots x.sh",
+                          "--nodes: expected a whole number, 1 or more, not 'lots'"),
                          ("%diamond status alpha:999999999", "alpha:999999999")):
         mid = k.execute(code)
         outs = k.outputs(mid)

@@ -524,3 +524,13 @@ def test_fault_an_approval_body_carrying_an_edited_plan_is_refused():
         with pytest.raises(ValidationError) as e:
             ApproveBody.model_validate({key: "echo other"})
         assert e.value.errors()[0]["loc"] == (key,)
+
+
+async def test_jupyterlabs_cache_buster_is_no_unknown_filter(rest):
+    """JupyterLab's `ServerConnection.makeRequest` adds the time in ms, bare, to every GET; a
+    400 for it stopped the sidebar's heartbeat (a dead site stayed "reachable" there)."""
+    for query in ("events?since=0&limit=500&emissions=1&1733400000000", "jobs?1733400000000"):
+        code, reply = await rest("GET", query)
+        assert code == 200, (query, reply)
+    code, reply = await rest("GET", "events?since=0&1733400000000=x")  # a value: no buster
+    assert code == 400 and "1733400000000" in reply["message"], reply

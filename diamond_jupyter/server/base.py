@@ -171,8 +171,12 @@ class DiamondHandler(APIHandler):
     def only_query_args(self, *accepted: str) -> None:
         """ApiError 400 naming a query argument this route does not read: a misspelt filter
         (`kind=` for `kinds=`) was passed over, and every record came back as if filtered.
-        The server's own (`token`, `_xsrf`) are always let through."""
-        unknown = sorted(set(self.request.query_arguments) - {*accepted, "token", "_xsrf"})
+        The server's own (`token`, `_xsrf`) are always let through, and so is JupyterLab's
+        cache-buster: its `ServerConnection.makeRequest` adds the time in ms, bare, to every
+        GET (`events?since=5&1733400000000`); refused, the sidebar's heartbeat stopped."""
+        unknown = sorted(k for k, v in self.request.query_arguments.items()
+                         if k not in {*accepted, "token", "_xsrf"}
+                         and not (k.isdigit() and not any(v)))
         if unknown:
             raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
                            f"route reads (accepted: {', '.join(accepted)})")

@@ -36,8 +36,9 @@ from . import common
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ui-tests"))
-from conftest import CHROMIUM, CHROMIUM_ARGS, api, load_lab, start_lab, stop_lab  # noqa: E402
 from dashboard_helpers import big_dashboard, open_from_palette, serve_from_server  # noqa: E402
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, api, load_lab, start_lab, stop_lab  # noqa: E402
 
 SITES = ("alpha", "beta", "gamma")
 LIVE_SITE = "bench"  # not in the sites file: its RUNNING jobs are not monitored

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then PY=$PWD/.venv/bin/python
 else PY=${PYTHON:-python3}; fi
 export PATH="$(dirname "$PY"):$PATH"
-"$PY" -m ruff check diamond_jupyter tests ui-tests benchmarks conftest.py
+"$PY" -m ruff check --no-cache diamond_jupyter tests ui-tests benchmarks conftest.py
 run=("$PY" -m pytest -p no:cacheprovider -q -ra --durations=25)
 if [ $# -gt 0 ]; then exec "${run[@]}" "$@" tests ui-tests; fi
 

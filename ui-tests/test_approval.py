@@ -15,9 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import api, load_lab, start_lab, stop_lab
 
 pytestmark = pytest.mark.testbed
 

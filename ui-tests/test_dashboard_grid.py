@@ -7,7 +7,6 @@ to open it, the layout restorer, and axe-core in the light and dark themes."""
 from __future__ import annotations
 
 import pytest
-from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import (
     DASHBOARD,
     PREDICTED,
@@ -20,6 +19,8 @@ from dashboard_helpers import (
 )
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 
 SITES = ["alpha", "beta", "gamma"]
 ROWS = 10_000

@@ -17,11 +17,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from dashboard_helpers import DASHBOARD, axe_violations, set_theme
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
+from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 from diamond_jupyter.testbed.load import cancel as cancel_load
 
 ROOT = Path(__file__).resolve().parent.parent

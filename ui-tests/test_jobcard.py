@@ -19,10 +19,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, confirm, publish, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_jobs import run_cell
 from test_sidebar import open_sidebar
+
+from conftest import api, confirm, publish, start_lab, stop_lab
 
 pytestmark = pytest.mark.testbed
 

@@ -10,9 +10,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import api, confirm, load_lab, publish
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import api, confirm, load_lab, publish
 
 pytestmark = pytest.mark.testbed
 

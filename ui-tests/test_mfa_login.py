@@ -6,9 +6,10 @@ with a password field, and the code typed there logs in once; the row then turns
 from __future__ import annotations
 
 import pytest
-from conftest import SCREENSHOTS, load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import SCREENSHOTS, load_lab, start_lab, stop_lab
 
 SITE = "alpha-mfa"
 

@@ -8,10 +8,10 @@ import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import api, load_lab, start_lab, stop_lab
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
+from conftest import api, load_lab, start_lab, stop_lab
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, Resources
 from diamond_jupyter.store import Store

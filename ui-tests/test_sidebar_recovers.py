@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import api
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import api
 
 pytestmark = pytest.mark.testbed
 

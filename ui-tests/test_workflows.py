@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import api
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
+
+from conftest import api
 
 pytestmark = pytest.mark.testbed
 

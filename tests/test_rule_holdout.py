@@ -128,7 +128,7 @@ def test_the_difference_from_the_engine_is_paired_by_run_and_seeded():
     # every run 2 s worse under the rule: the mean and both ends of the interval are +2
     same = [{"regret": {"engine": [e, e], "r": [e + 2, e + 2]}} for e in (0.0, 10.0, 50.0)]
     assert halves.difference_from_engine(same, "r") == {"mean_s": 2.0, "low_s": 2.0,
-                                                     "high_s": 2.0}
+                                                         "high_s": 2.0}
     # one run 6 s better, two unchanged: mean -2, the interval spans -6 to 0
     mixed = [{"regret": {"engine": [6.0], "r": [0.0]}},
              {"regret": {"engine": [1.0], "r": [1.0]}},

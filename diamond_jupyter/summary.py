@@ -13,14 +13,18 @@ from .config import SiteConfig
 from .model import SiteSnapshot
 from .placement_fit import node_usable
 
-# a row carries the first few of its snapshot's warnings (a site may print thousands of
-# unreadable lines; the snapshot itself keeps them all) and how many there are
+# the sidebar's and the dashboard's site rows carry the first few of a snapshot's warnings
+# (a site may print thousands of unreadable lines; the snapshot itself keeps them all) and
+# how many there are. Not in SiteSummary: a warning may quote another user's text (a job's
+# name), which the agent's tools would have to mark as untrusted.
 MAX_ROW_WARNINGS = 10
 
 
-def row_warnings(snap: SiteSnapshot) -> tuple[list[str], int]:
-    """The first MAX_ROW_WARNINGS of `snap`'s warnings and how many it has, as every site
-    row and payload carries them (`warnings`, `warnings_total`)."""
+def row_warnings(snap: SiteSnapshot | None) -> tuple[list[str], int]:
+    """The first MAX_ROW_WARNINGS of `snap`'s warnings and how many it has (`warnings`,
+    `warnings_total` of a REST site row); none without a snapshot."""
+    if snap is None:
+        return [], 0
     return snap.warnings[:MAX_ROW_WARNINGS], len(snap.warnings)
 
 
@@ -44,10 +48,6 @@ class SiteSummary(BaseModel):
     reachable: bool | None = None
     error: str | None = None
     queue_error: str | None = None  # reachable, but its queue is unknown: why
-    # records of the scheduler's outputs left out of the snapshot (the first
-    # MAX_ROW_WARNINGS), each naming the site, the output, the record and why
-    warnings: list[str] = Field(default_factory=list)
-    warnings_total: int = 0
     taken_at: datetime | None = None
     nodes: int | None = None
     nodes_free: int | None = None  # usable and idle
@@ -72,7 +72,6 @@ def site_summary(cfg: SiteConfig, snap: SiteSnapshot | None) -> SiteSummary:
         return row
     row.reachable, row.error, row.taken_at = snap.reachable, snap.error, snap.taken_at
     row.queue_error = snap.queue_error
-    row.warnings, row.warnings_total = row_warnings(snap)
     row.partitions = [PartitionSummary.model_validate(p.model_dump()) for p in snap.partitions]
     if (snap.reachable and not snap.queue_error) or snap.jobs:
         row.running, row.pending = len(snap.running), len(snap.pending)

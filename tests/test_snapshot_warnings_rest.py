@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
+from diamond_jupyter.federation import Federation
 from diamond_jupyter.server.events import SITE_SNAPSHOT
+from diamond_jupyter.skills import SkillContext, run_skill
+from diamond_jupyter.store import Store
 from diamond_jupyter.summary import MAX_ROW_WARNINGS
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
@@ -127,3 +130,18 @@ async def test_the_site_snapshot_event_carries_them(api, jp_ws_fetch, tmp_path):
         assert (again["warnings"], again["warnings_total"]) == ([], 0)
     finally:
         ws.close()
+
+
+async def test_the_agents_site_rows_do_not_quote_the_records(sites_file, tmp_path):
+    """A record left out may hold another user's text (a job's name): the screens show it
+    as text, but the agent's discover_resources rows (SiteSummary) do not carry it."""
+    fed = Federation(sites_file, store=Store(tmp_path / "own.sqlite3"))
+    await fed.start(recover=False)
+    try:
+        assert (await fed.snapshot("rec", max_age_s=0)).warnings == [SAID]
+        out = await run_skill(SkillContext(fed, approval="auto"), "discover_resources", {})
+    finally:
+        await fed.close()
+    (row,) = out.sites
+    assert (row.running, row.pending) == (1, 1)
+    assert BAD not in out.model_dump_json()

@@ -33,17 +33,19 @@ def public_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def site_row(s: SiteSummary, *, my_jobs: int | None,
-             typical_start_s: float | None) -> dict[str, Any]:
-    """The sidebar's SiteRow: the site's summary (the one every face shows) in its shape."""
+def site_row(s: SiteSummary, *, my_jobs: int | None, typical_start_s: float | None,
+             snap: SiteSnapshot | None = None) -> dict[str, Any]:
+    """The sidebar's SiteRow: the site's summary (the one every face shows) in its shape,
+    with the first of `snap`'s warnings (the records its view left out)."""
+    warnings, warnings_total = row_warnings(snap)
     return {
         "name": s.name,
         "scheduler": s.scheduler,
         "reachable": s.reachable,
         "error": s.error,
         "queue_error": s.queue_error,
-        "warnings": s.warnings,
-        "warnings_total": s.warnings_total,
+        "warnings": warnings,
+        "warnings_total": warnings_total,
         "taken_at": iso(s.taken_at),
         "nodes_total": s.nodes or None,
         "nodes_free": s.nodes_free,

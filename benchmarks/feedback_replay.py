@@ -42,7 +42,6 @@ backgrounds and is not worse on the design half.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,16 +56,17 @@ from diamond_jupyter.calibration import (
 )
 from diamond_jupyter.placement import rank
 
-from .common import RESULTS, emit, markdown_table, mean, median, parser, pct
-from .decision_replay import (
-    BASELINE_SKIP,
-    NOW,
-    own_corrected,
-    own_error_at,
-    scored_rounds,
-    verdicts,
+from .common import emit, markdown_table, mean, median, parser, pct
+from .decision_replay import NOW, own_corrected, own_error_at, scored_rounds, verdicts
+from .halves import (
+    add_results_arguments,
+    best_baseline_mean,
+    difference_from_engine,
+    difference_rows,
+    runs_below_every_baseline,
+    runs_by_half,
+    won_lost,
 )
-from .rule_holdout import difference_from_engine, half_of
 
 Estimates = dict[str, dict[str, Any]]
 
@@ -237,17 +237,11 @@ VERSIONS = {version(c, f): (c, f) for c in CORRECTIONS for f in FEEDBACK}
 
 def score_run(run: dict) -> dict[str, Any]:
     got = {name: replay(run, c, f) for name, (c, f) in VERSIONS.items()}
-    baselines: dict[str, list[float]] = {}
-    for r in scored_rounds(run):
-        for k, v in (r.get("additional_s") or {}).items():
-            if k not in BASELINE_SKIP and not k.startswith("diamond_") and v is not None:
-                baselines.setdefault(k, []).append(v)
     return {"seed": run.get("seed"),
             "regret": {n: g["regret"] for n, g in got.items()},
             "chosen_late": {n: g["chosen_late"] for n, g in got.items()},
             "moved": {n: g["moved"] for n, g in got.items()},
-            "best_baseline_mean_s": min((m for v in baselines.values()
-                                         if (m := mean(v)) is not None), default=None)}
+            "best_baseline_mean_s": best_baseline_mean(scored_rounds(run))}
 
 
 def _summary(runs: list[dict[str, Any]], name: str, reference: str) -> dict[str, Any]:
@@ -256,14 +250,11 @@ def _summary(runs: list[dict[str, Any]], name: str, reference: str) -> dict[str,
     means = [mean(r["regret"][name]) or 0.0 for r in runs]
     late = [sum(r["chosen_late"][name][i] for r in runs) for i in (0, 1)]
     moved = [sum(r["moved"][name][i] for r in runs) for i in (0, 1, 2)]
-    return {"rounds": len(pooled), "reference": reference,
-            "won": sum(a < b - 1e-9 for a, b in zip(pooled, ref, strict=True)),
-            "lost": sum(a > b + 1e-9 for a, b in zip(pooled, ref, strict=True)),
+    won, lost = won_lost(pooled, ref)
+    return {"rounds": len(pooled), "reference": reference, "won": won, "lost": lost,
             "mean_of_run_means_s": mean(means), "median_s": median(pooled),
             "p90_s": pct(pooled, 90),
-            "runs_mean_below_every_baseline": sum(
-                1 for r, m in zip(runs, means, strict=True)
-                if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"]),
+            "runs_mean_below_every_baseline": runs_below_every_baseline(runs, means),
             "chosen_started_after_predicted": late[1] / late[0] if late[0] else None,
             "estimates_moved": moved[0], "estimates": moved[1],
             "choices_changed_from_model": moved[2]}
@@ -289,13 +280,8 @@ def verdict(groups: list[dict[str, Any]], candidate: str) -> dict[str, Any]:
 
 
 def summarize(results: Path) -> dict[str, Any]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for path in sorted(results.glob("placement-*seed*.json")):
-        run = json.loads(path.read_text())
-        if "per_round" not in run or not scored_rounds(run):
-            continue
-        bg = "real logs" if run.get("traces") else "depth_misleads"
-        groups.setdefault((bg, half_of(run.get("seed"))), []).append(score_run(run))
+    groups, _ = runs_by_half(results, lambda run: score_run(run) if scored_rounds(run)
+                             else None)
     out: dict[str, Any] = {"groups": [], "differences": {}, "verdicts": {}}
     for (bg, half), runs in sorted(groups.items()):
         out["groups"].append({
@@ -320,9 +306,7 @@ def table(data: dict[str, Any]) -> str:
     notes = "".join(f"\n{g['background']}, {g['half']}: {g['runs']} runs, "
                     f"{g['versions']['none']['rounds']} scored rounds."
                     for g in data["groups"])
-    diffs = [(group, name, f"{d['mean_s']:+.2f}", f"{d['low_s']:+.2f} to {d['high_s']:+.2f}")
-             for group, per in data["differences"].items() for name, d in per.items()
-             if d["mean_s"] is not None]
+    diffs = difference_rows(data["differences"])
     verdicts = [(c, v["beats_today_held_out"], v["not_worse_design"], v["adopt"])
                 for c, v in data["verdicts"].items()]
     return ("## start corrections from the user's own earlier jobs, replayed (even seeds: "
@@ -342,7 +326,7 @@ def table(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
+    add_results_arguments(p, half=False)
     args = p.parse_args(argv)
     data = summarize(Path(args.results))
     emit("feedback_replay", args, data, table(data))

@@ -43,7 +43,6 @@ times are listed, not scored.
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -56,10 +55,16 @@ from typing import Any
 from diamond_jupyter.calibration import WAIT_FLOOR_S
 from diamond_jupyter.placement import FINISH_NOISE_S, rank
 
-from .common import RESULTS, emit, markdown_table, mean, median, parser, ratio
+from .common import emit, markdown_table, mean, median, parser, ratio
 from .decision_replay import HEDGE_TARGET, NOW, scored_rounds, verdicts
+from .halves import (
+    add_results_arguments,
+    difference_from_engine,
+    difference_rows,
+    runs_by_half,
+    won_lost,
+)
 from .placement import FLOOR_S, HEDGE, _matched_hedge
-from .rule_holdout import difference_from_engine, half_of
 
 QUANTILE_POINTS = 64  # equally likely points a site's start distribution is read at
 CERTAIN_S = 0.5  # a bound this close to the start: a certain start
@@ -214,10 +219,9 @@ def _summary(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
     pooled = [x for r in runs for x in r["regret"][name]]
     today = [x for r in runs for x in r["regret"]["two best"]]
     run_means = [mean(r["regret"][name]) or 0.0 for r in runs]
+    won, lost = won_lost(pooled, today)
     return {
-        "rounds": len(pooled),
-        "won": sum(a < b - 1e-9 for a, b in zip(pooled, today, strict=True)),
-        "lost": sum(a > b + 1e-9 for a, b in zip(pooled, today, strict=True)),
+        "rounds": len(pooled), "won": won, "lost": lost,
         "pairs_unlike_two_best": sum(r["pairs_unlike_two_best"][name] for r in runs),
         "mean_of_run_means_s": mean(run_means), "median_s": median(pooled),
         "runs_2x_below_diamond": sum(
@@ -234,18 +238,7 @@ def passes(group: dict[str, Any], name: str = CANDIDATE) -> bool:
 
 
 def summarize(results: Path, rules: dict[str, HedgeRule] = RULES) -> dict[str, Any]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    unscored: list[str] = []
-    for path in sorted(results.glob("placement-*seed*.json")):
-        run = json.loads(path.read_text())
-        if "per_round" not in run:
-            continue
-        got = score_run(run, rules)
-        if got is None:
-            unscored.append(path.name)
-            continue
-        bg = "real logs" if run.get("traces") else "depth_misleads"
-        groups.setdefault((bg, half_of(run.get("seed"))), []).append(got)
+    groups, unscored = runs_by_half(results, lambda run: score_run(run, rules))
     out: dict[str, Any] = {"groups": [], "unscored_runs": unscored, "candidate": CANDIDATE,
                            "differences": {}}
     for bg in sorted({bg for bg, _ in groups}):
@@ -293,9 +286,7 @@ def table(data: dict[str, Any]) -> str:
         f"diamond's recorded mean of run means {g['diamond_mean_of_run_means_s']:.2f} s."
         for g in data["groups"])
     skipped = ", ".join(data["unscored_runs"]) or "none"
-    diffs = [(bg, name, f"{d['mean_s']:+.2f}", f"{d['low_s']:+.2f} to {d['high_s']:+.2f}")
-             for bg, per in data.get("differences", {}).items()
-             for name, d in per.items() if d["mean_s"] is not None]
+    diffs = difference_rows(data.get("differences", {}))
     return ("## hedged copies' sites on held-out seeds (even seeds: design; odd: held out)"
             "\n\n" + markdown_table(
                 ["background", "half", "copies to", "pairs unlike two best",
@@ -311,9 +302,7 @@ def table(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
-    p.add_argument("--half", choices=("design", "held out", "both"), default="both",
-                   help="report only this half (design: choose a rule without the other)")
+    add_results_arguments(p)
     args = p.parse_args(argv)
     data = summarize(Path(args.results))
     if args.half != "both":  # nothing of the other half, pooled figures included

@@ -43,9 +43,7 @@ half sits at the median (less, the lower half earlier: the same for every site).
 
 from __future__ import annotations
 
-import json
 import math
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,8 +59,17 @@ from diamond_jupyter.calibration import (
 )
 from diamond_jupyter.placement import FINISH_NOISE_S, finish_noise_s, rank
 
-from .common import RESULTS, emit, markdown_table, mean, median, parser
-from .decision_replay import BASELINE_SKIP, NOW, own_corrected, scored_rounds, verdicts
+from .common import emit, markdown_table, mean, median, parser
+from .decision_replay import NOW, own_corrected, scored_rounds, verdicts
+from .halves import (
+    add_results_arguments,
+    best_baseline_mean,
+    difference_from_engine,
+    difference_rows,
+    runs_below_every_baseline,
+    runs_by_half,
+    won_lost,
+)
 
 Estimates = dict[str, dict[str, Any]]
 Rule = Callable[[Estimates], str | None]
@@ -180,11 +187,6 @@ RULES: dict[str, RoundRule] = {
 }
 
 
-def half_of(seed: int | None) -> str:
-    """The half a run's seed falls in: fixed by parity before any result was read."""
-    return "design" if seed is not None and seed % 2 == 0 else "held out"
-
-
 def selection_bias(run: dict, rule: RoundRule | None = None) -> dict[str, list[int]]:
     """How the sites `rule` chose started against their predictions, beside the sites it
     did not choose: per side, [probes, started later than predicted (over 1 s: the
@@ -224,14 +226,9 @@ def score_run(run: dict, rules: dict[str, RoundRule]) -> dict[str, Any]:
             regret[name].append(comp[c] - fastest if c in comp else worst - fastest)
         rec = (r.get("additional_s") or {}).get("diamond")
         recorded.append(worst - fastest if rec is None else rec)
-    baselines: dict[str, list[float]] = {}
-    for r in rounds:
-        for k, v in (r.get("additional_s") or {}).items():
-            if k not in BASELINE_SKIP and not k.startswith("diamond_") and v is not None:
-                baselines.setdefault(k, []).append(v)
-    best = min((m for v in baselines.values() if (m := mean(v)) is not None), default=None)
     return {"seed": run.get("seed"), "regret": regret, "recorded": recorded,
-            "best_baseline_mean_s": best, "selection": selection_bias(run)}
+            "best_baseline_mean_s": best_baseline_mean(rounds),
+            "selection": selection_bias(run)}
 
 
 def _summary(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -239,45 +236,18 @@ def _summary(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
         return [mean(r["recorded"] if key is None else r["regret"][key]) or 0.0 for r in runs]
     pooled = [x for r in runs for x in r["regret"][name]]
     rec = [x for r in runs for x in r["recorded"]]
-    won = sum(a < b - 1e-9 for a, b in zip(pooled, rec, strict=True))
-    lost = sum(a > b + 1e-9 for a, b in zip(pooled, rec, strict=True))
+    won, lost = won_lost(pooled, rec)
     run_means = means(name)
     return {
         "rounds": len(pooled), "won": won, "lost": lost, "tied": len(pooled) - won - lost,
         "mean_of_run_means_s": mean(run_means), "mean_s": mean(pooled),
         "median_s": median(pooled),
-        "runs_mean_below_every_baseline": sum(
-            1 for r, m in zip(runs, run_means, strict=True)
-            if r["best_baseline_mean_s"] is not None and m < r["best_baseline_mean_s"])}
-
-
-BOOTSTRAP_DRAWS = 2000
-
-
-def difference_from_engine(runs: list[dict[str, Any]], name: str, seed: int = 0,
-                           reference: str = "engine") -> dict[str, float | None]:
-    """The mean over runs of (the rule's run mean less the `reference` rule's, the engine's
-    by default), with its 95% interval from a paired bootstrap over the runs (seeded: the
-    same every time)."""
-    d = [(mean(r["regret"][name]) or 0.0) - (mean(r["regret"][reference]) or 0.0)
-         for r in runs]
-    if not d:
-        return {"mean_s": None, "low_s": None, "high_s": None}
-    rng = random.Random(seed)
-    draws = sorted(sum(d[rng.randrange(len(d))] for _ in d) / len(d)
-                   for _ in range(BOOTSTRAP_DRAWS))
-    return {"mean_s": mean(d), "low_s": draws[int(0.025 * BOOTSTRAP_DRAWS)],
-            "high_s": draws[int(0.975 * BOOTSTRAP_DRAWS) - 1]}
+        "runs_mean_below_every_baseline": runs_below_every_baseline(runs, run_means)}
 
 
 def summarize(results: Path, rules: dict[str, RoundRule] = RULES) -> dict[str, Any]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for path in sorted(results.glob("placement-*seed*.json")):
-        run = json.loads(path.read_text())
-        if "per_round" not in run or not scored_rounds(run):
-            continue
-        bg = "real logs" if run.get("traces") else "depth_misleads"
-        groups.setdefault((bg, half_of(run.get("seed"))), []).append(score_run(run, rules))
+    groups, _ = runs_by_half(results, lambda run: score_run(run, rules)
+                             if scored_rounds(run) else None)
     out: dict[str, Any] = {"groups": [], "differences": {}}
     for bg in sorted({bg for bg, _ in groups}):
         every = [r for (b, _), runs in groups.items() if b == bg for r in runs]
@@ -291,10 +261,8 @@ def summarize(results: Path, rules: dict[str, RoundRule] = RULES) -> dict[str, A
             "seeds": sorted(r["seed"] for r in runs),
             "runs_with_a_baseline_at_0": sum(1 for r in runs if r["best_baseline_mean_s"] == 0),
             "recorded": {"mean_of_run_means_s": mean(rec_means), "mean_s": mean(rec),
-                         "median_s": median(rec), "runs_mean_below_every_baseline": sum(
-                             1 for r, m in zip(runs, rec_means, strict=True)
-                             if r["best_baseline_mean_s"] is not None
-                             and m < r["best_baseline_mean_s"])},
+                         "median_s": median(rec), "runs_mean_below_every_baseline":
+                             runs_below_every_baseline(runs, rec_means)},
             "rules": {name: _summary(runs, name) for name in rules},
             "engine_starts": {side: [sum(r["selection"][side][i] for r in runs)
                                      for i in range(3)] for side in ("chosen", "others")}})
@@ -325,9 +293,7 @@ def table(data: dict[str, Any]) -> str:
             + "\n\n## each rule less the engine, every run (mean of run means; 95% "
             "interval, paired bootstrap over runs)\n\n" + markdown_table(
                 ["background", "rule", "difference s", "95% interval s"],
-                [(bg, name, f"{d['mean_s']:+.2f}", f"{d['low_s']:+.2f} to {d['high_s']:+.2f}")
-                 for bg, per in data.get("differences", {}).items()
-                 for name, d in per.items() if d["mean_s"] is not None])
+                difference_rows(data.get("differences", {})))
             + "\n\n## the engine's choices against their predictions (the optimizer's "
             "curse)\n\n" + markdown_table(
                 ["background", "half", "sites", "probes", "started after the predicted start",
@@ -336,9 +302,7 @@ def table(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
-    p.add_argument("--half", choices=("design", "held out", "both"), default="both",
-                   help="report only this half (design: choose a rule without the other)")
+    add_results_arguments(p)
     args = p.parse_args(argv)
     data = summarize(Path(args.results))
     if args.half != "both":

@@ -36,6 +36,7 @@ from .calibration import Ratio, RecentWaits, SiteCalibration
 from .model import JobState, JobStatus, SiteSnapshot
 from .placement_fit import aware, partition_members, site_nodes
 from .placement_sim import build_state, calibrated_views, pending_demands, queue_starts
+from .summary import row_warnings
 
 # (age below which, one point per this many seconds); older than the last: dropped
 TIERS: tuple[tuple[float, float], ...] = ((6 * 3600.0, 60.0), (86400.0, 300.0),
@@ -82,6 +83,8 @@ class DashboardSite(TypedDict):
     reachable: bool
     error: str | None
     queue_error: str | None  # reachable, but its queue is unknown: why
+    warnings: list[str]  # records of its outputs left out (the first few: summary.py)
+    warnings_total: int
     taken_at: str | None
     totals: Counts
     busy: Busy
@@ -221,9 +224,10 @@ def site_entry(name: str, scheduler: str, snap: SiteSnapshot, now: datetime,
                mine: Mapping[str, str], wait: SiteCalibration | None = None,
                simulated: Simulated | None = None,
                waits: RecentWaits | None = None, borrowed: bool = False) -> DashboardSite:
+    warnings, warnings_total = row_warnings(snap)
     return {
         "name": name, "scheduler": scheduler, "reachable": snap.reachable, "error": snap.error,
-        "queue_error": snap.queue_error,
+        "queue_error": snap.queue_error, "warnings": warnings, "warnings_total": warnings_total,
         "taken_at": snap.taken_at.isoformat() if snap.taken_at else None,
         "totals": {"nodes": len(snap.nodes), "cpus": sum(n.cpus for n in snap.nodes),
                    "gpus": sum(n.gpus for n in snap.nodes)},

@@ -64,26 +64,29 @@ def _number_problem(node: yaml.Node, value: float, key: str = "") -> NumberNotAs
         f"{meant}, or quote it ('{text}') if it is text", node.start_mark)
 
 
+# PyYAML's own reading of a number node, by its tag
+_PYYAML_NUMBER: dict[str, Any] = {INT_TAG: yaml.SafeLoader.construct_yaml_int,
+                                  FLOAT_TAG: yaml.SafeLoader.construct_yaml_float}
+
+
+def _number_as_written(loader: Any, node: yaml.ScalarNode, key: str = "") -> int | float:
+    """The int or float `node` holds (its tag says which), as PyYAML reads it; the refusal
+    of `_number_problem` (naming `key` when given) raised when it is not as written."""
+    value = _PYYAML_NUMBER[node.tag](loader, node)
+    problem = _number_problem(node, value, key)
+    if problem is not None:
+        raise problem
+    return value
+
+
 class _Strict:
     """What both loaders add to PyYAML's safe constructor (mixed in before it)."""
 
     max_depth = 64
 
-    def construct_strict_int(self, node: yaml.ScalarNode) -> int:
-        """PyYAML's int, refused when written otherwise than in decimal digits."""
-        value = yaml.SafeLoader.construct_yaml_int(self, node)  # type: ignore[arg-type]
-        problem = _number_problem(node, value)
-        if problem is not None:
-            raise problem
-        return value
-
-    def construct_strict_float(self, node: yaml.ScalarNode) -> float:
-        """PyYAML's float, refused when written in base 60 (`1:30.5`)."""
-        value = yaml.SafeLoader.construct_yaml_float(self, node)  # type: ignore[arg-type]
-        problem = _number_problem(node, value)
-        if problem is not None:
-            raise problem
-        return value
+    def construct_strict_number(self, node: yaml.ScalarNode) -> int | float:
+        """PyYAML's int or float, refused when not written as `_number_problem` accepts."""
+        return _number_as_written(self, node)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
@@ -173,11 +176,7 @@ def _check_number_under(loader: Any, key_node: yaml.Node, value_node: yaml.Node)
     for index, item in items:
         if isinstance(item, yaml.ScalarNode) and item.tag in (INT_TAG, FLOAT_TAG) and \
                 not _DECIMAL.fullmatch(item.value) and (item.tag == INT_TAG or ":" in item.value):
-            read = yaml.SafeLoader.construct_yaml_int if item.tag == INT_TAG \
-                else yaml.SafeLoader.construct_yaml_float
-            problem = _number_problem(item, read(loader, item), key_node.value + index)
-            if problem is not None:
-                raise problem
+            _number_as_written(loader, item, key_node.value + index)
 
 
 # Values that aliases may add to a document beyond its own (each `*name` counts what its
@@ -248,8 +247,8 @@ class _PyStrictLoader(_Strict, yaml.SafeLoader):
     """PyYAML's own reader (pure Python): its errors are the ones the faces show."""
 
     yaml_constructors = {**yaml.SafeLoader.yaml_constructors,
-                         INT_TAG: _Strict.construct_strict_int,
-                         FLOAT_TAG: _Strict.construct_strict_float}
+                         INT_TAG: _Strict.construct_strict_number,
+                         FLOAT_TAG: _Strict.construct_strict_number}
 
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803
         # refused as it is read: the pure-Python parser takes a frame per level

@@ -13,6 +13,20 @@ from .config import SiteConfig
 from .model import SiteSnapshot
 from .placement_fit import node_usable
 
+# the sidebar's and the dashboard's site rows carry the first few of a snapshot's warnings
+# (a site may print thousands of unreadable lines; the snapshot itself keeps them all) and
+# how many there are. Not in SiteSummary: a warning may quote another user's text (a job's
+# name), which the agent's tools would have to mark as untrusted.
+MAX_ROW_WARNINGS = 10
+
+
+def row_warnings(snap: SiteSnapshot | None) -> tuple[list[str], int]:
+    """The first MAX_ROW_WARNINGS of `snap`'s warnings and how many it has (`warnings`,
+    `warnings_total` of a REST site row); none without a snapshot."""
+    if snap is None:
+        return [], 0
+    return snap.warnings[:MAX_ROW_WARNINGS], len(snap.warnings)
+
 
 class PartitionSummary(BaseModel):
     model_config = ConfigDict(extra="ignore")

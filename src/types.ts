@@ -33,6 +33,10 @@ export interface ISiteRow {
   error: string | null;
   /** Reachable, but its whole queue could not be read: why (pending and running are null). */
   queue_error?: string | null;
+  /** The first records of the scheduler's outputs left out of the site's view (the
+   * scheduler's text: shown as text), and how many there are. */
+  warnings?: string[];
+  warnings_total?: number;
   nodes_total: number | null;
   nodes_free: number | null;
   cpus_total: number | null;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+from benchmarks import halves
 from benchmarks import rule_holdout as rh
 
 
@@ -23,9 +24,9 @@ def round_(k, estimate, completion, recorded, started=None, censored=(), **basel
 
 
 def test_the_halves_are_fixed_by_seed_parity():
-    assert [rh.half_of(s) for s in (2, 3, 112, 113)] == \
+    assert [halves.half_of(s) for s in (2, 3, 112, 113)] == \
         ["design", "held out", "design", "held out"]
-    assert rh.half_of(None) == "held out"  # a run without a seed is never designed on
+    assert halves.half_of(None) == "held out"  # a run without a seed is never designed on
 
 
 def test_the_expected_tail_and_the_qbets_minimum_come_from_their_models():
@@ -126,13 +127,13 @@ def test_a_run_is_scored_against_its_recorded_decisions_and_baselines(tmp_path):
 def test_the_difference_from_the_engine_is_paired_by_run_and_seeded():
     # every run 2 s worse under the rule: the mean and both ends of the interval are +2
     same = [{"regret": {"engine": [e, e], "r": [e + 2, e + 2]}} for e in (0.0, 10.0, 50.0)]
-    assert rh.difference_from_engine(same, "r") == {"mean_s": 2.0, "low_s": 2.0,
-                                                     "high_s": 2.0}
+    assert halves.difference_from_engine(same, "r") == {"mean_s": 2.0, "low_s": 2.0,
+                                                         "high_s": 2.0}
     # one run 6 s better, two unchanged: mean -2, the interval spans -6 to 0
     mixed = [{"regret": {"engine": [6.0], "r": [0.0]}},
              {"regret": {"engine": [1.0], "r": [1.0]}},
              {"regret": {"engine": [3.0], "r": [3.0]}}]
-    got = rh.difference_from_engine(mixed, "r")
+    got = halves.difference_from_engine(mixed, "r")
     assert got["mean_s"] == -2.0 and -6.0 <= got["low_s"] < got["high_s"] <= 0.0
-    assert got == rh.difference_from_engine(mixed, "r")  # seeded: the same every time
-    assert rh.difference_from_engine([], "r")["mean_s"] is None
+    assert got == halves.difference_from_engine(mixed, "r")  # seeded: the same every time
+    assert halves.difference_from_engine([], "r")["mean_s"] is None

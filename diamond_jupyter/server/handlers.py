@@ -45,7 +45,7 @@ class _Rows(DiamondHandler):
         for name, snap in snaps.items():
             mine = fed.count_jobs(site=name, states=views.UNFINISHED)
             row = views.site_row(fed.site_summary(name, snap), my_jobs=mine,
-                                 typical_start_s=typical.get(name))
+                                 typical_start_s=typical.get(name), snap=snap)
             self.app.bridge.site_snapshot(row)
             rows.append(row)
         return rows

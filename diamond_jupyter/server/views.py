@@ -8,7 +8,7 @@ from typing import Any
 
 from ..federation_agent import with_plan_sha256
 from ..model import Event, Job, JobSpec, JobState, Resources, SiteSnapshot
-from ..summary import SiteSummary
+from ..summary import SiteSummary, row_warnings
 
 UNFINISHED = [JobState.PENDING, JobState.RUNNING, JobState.UNKNOWN]
 _SECRET = re.compile(r"(?i)(pass|secret|token|key|credential|auth)")
@@ -33,15 +33,19 @@ def public_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def site_row(s: SiteSummary, *, my_jobs: int | None,
-             typical_start_s: float | None) -> dict[str, Any]:
-    """The sidebar's SiteRow: the site's summary (the one every face shows) in its shape."""
+def site_row(s: SiteSummary, *, my_jobs: int | None, typical_start_s: float | None,
+             snap: SiteSnapshot | None = None) -> dict[str, Any]:
+    """The sidebar's SiteRow: the site's summary (the one every face shows) in its shape,
+    with the first of `snap`'s warnings (the records its view left out)."""
+    warnings, warnings_total = row_warnings(snap)
     return {
         "name": s.name,
         "scheduler": s.scheduler,
         "reachable": s.reachable,
         "error": s.error,
         "queue_error": s.queue_error,
+        "warnings": warnings,
+        "warnings_total": warnings_total,
         "taken_at": iso(s.taken_at),
         "nodes_total": s.nodes or None,
         "nodes_free": s.nodes_free,
@@ -61,8 +65,10 @@ def site_row(s: SiteSummary, *, my_jobs: int | None,
 
 
 def snapshot_summary(snap: SiteSnapshot) -> dict[str, Any]:
+    warnings, warnings_total = row_warnings(snap)
     return {"taken_at": iso(snap.taken_at), "reachable": snap.reachable, "error": snap.error,
-            "queue_error": snap.queue_error,
+            "queue_error": snap.queue_error, "warnings": warnings,
+            "warnings_total": warnings_total,
             "nodes": len(snap.nodes), "partitions": [p.name for p in snap.partitions],
             "pending": None if snap.queue_error else len(snap.pending),
             "running": None if snap.queue_error else len(snap.running)}

@@ -6,6 +6,7 @@ import { fmtCount, fmtDuration } from '../format';
 import { loginToSite, needsLogin } from '../login';
 import { ISiteRow } from '../types';
 import { SiteDetail } from './SiteDetail';
+import { SiteWarnings } from './SiteWarnings';
 
 function Stat(props: {
   name: string;
@@ -71,6 +72,7 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
         />
         <span className="jp-diamond-site-name">{site.name}</span>
         <span className="jp-diamond-muted">{site.scheduler}</span>
+        <SiteWarnings site={site.name} warnings={site.warnings} total={site.warnings_total} />
         <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>
       </div>
       {site.error && <div className="jp-diamond-error-text">{site.error}</div>}

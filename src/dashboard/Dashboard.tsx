@@ -4,6 +4,7 @@ import { refreshIcon } from '@jupyterlab/ui-components';
 
 import { fmtTime, parseTime } from '../format';
 import { DiamondModel } from '../model';
+import { SiteWarnings } from '../components/SiteWarnings';
 import { IWorkflow, useWorkflows, WorkflowList } from '../components/Workflows';
 import { Gantt } from './Gantt';
 import { DashboardModel } from './model';
@@ -48,7 +49,8 @@ const SiteCard = React.memo(function SiteCard(props: {
           role="img"
           aria-label={site.reachable ? 'reachable' : 'unreachable'}
         />
-        {site.name} <span className="jp-diamond-muted">{site.scheduler}</span>
+        {site.name} <span className="jp-diamond-muted">{site.scheduler}</span>{' '}
+        <SiteWarnings site={site.name} warnings={site.warnings} total={site.warnings_total} />
       </h3>
       <p className="jp-diamond-dash-summary">
         CPUs busy {n(site.busy.cpus)}/{n(site.totals.cpus)} · GPUs busy {n(site.busy.gpus)}/

@@ -33,6 +33,10 @@ export interface IDashboardSite {
   scheduler: string;
   reachable: boolean;
   error: string | null;
+  /** The first records of the scheduler's outputs left out of `queue` (the scheduler's
+   * text), and how many there are. */
+  warnings?: string[];
+  warnings_total?: number;
   /** When the snapshot behind `queue` was taken (ISO); null if never. */
   taken_at?: string | null;
   totals: { nodes: number | null; cpus: number | null; gpus: number | null };

@@ -1,0 +1,97 @@
+"""A site whose view left out a scheduler record it could not read shows a marker on its
+sidebar row and on its dashboard card (`[data-diamond-site-warnings=SITE]`), the record in
+the marker's title as text: markup in it is not run. When the record reads again, a fresh
+snapshot's site-snapshot event takes the marker away without a Reload.
+
+The site is a local Slurm site whose `scontrol` prints recorded real outputs and whose
+`squeue` prints a queue written here (a line before the first record is the one left out);
+the server is a real `jupyter lab` with this checkout's labextension."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+from dashboard_helpers import open_from_palette
+from playwright.sync_api import expect
+from test_sidebar import open_sidebar
+
+from conftest import _labextension_installed, api, load_lab, start_lab, stop_lab
+
+OUTPUTS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "outputs" / "slurm"
+RUNNING = "40|RUNNING|2026-01-01T10:30:00|N/A|2026-01-01T10:00:00|2:00:00|1|8|ann|debug|N/A|" \
+          "c1|None|(null)|sim"
+# markup that would set a flag if it were ever rendered as HTML
+BAD = "squeue: error: <img src=x onerror=window.__diamondWarned=1> user 4711"
+
+
+def _command(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def _local_site(tmp: Path) -> tuple[Path, Path]:
+    """(the sites file, the queue file its squeue prints)."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    queue = tmp / "queue.txt"
+    queue.write_text(f"{BAD}\n{RUNNING}\n")
+    _command(bin_dir / "scontrol", f'case "$*" in\n'
+             f'  *partition*) cat {OUTPUTS / "scontrol_partition.txt"} ;;\n'
+             f'  *node*) cat {OUTPUTS / "scontrol_node.txt"} ;;\n'
+             f'  *) exit 1 ;;\nesac\n')
+    _command(bin_dir / "squeue", f"cat {queue}\n")
+    sites = tmp / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{
+        "name": "odd", "scheduler": "slurm", "transport": {"kind": "local"},
+        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}))
+    return sites, queue
+
+
+def test_a_site_with_a_record_left_out_shows_it_as_text(tmp_path_factory, browser):
+    if not _labextension_installed():
+        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
+    tmp = tmp_path_factory.mktemp("warnings")
+    sites, queue = _local_site(tmp)
+    proc, server = start_lab(tmp, diamond_config=sites, store=tmp / "store.sqlite")
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        (row,) = api(server, "GET", "diamond/api/state?max_age=0")["sites"]
+        assert row["warnings_total"] == 1 and BAD in row["warnings"][0], row
+
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(err.message))
+        load_lab(page, server)
+        panel = open_sidebar(page)
+        site = panel.locator('[data-diamond-site="odd"]')
+        marker = site.locator('[data-diamond-site-warnings="odd"]')
+        expect(marker).to_be_visible(timeout=30_000)
+        expect(marker).to_have_attribute("data-diamond-warnings-total", "1")
+        expect(marker).to_have_attribute("aria-label", "1 scheduler record unreadable, left "
+                                         "out of this view")
+        title = marker.get_attribute("title") or ""
+        assert BAD in title and "squeue line 1" in title, title
+        assert site.locator("img").count() == 0  # the record's markup is no element
+        assert page.evaluate("() => window.__diamondWarned") is None
+
+        dash = open_from_palette(page)
+        card = dash.locator('[data-diamond-dash-site="odd"]')
+        dash_marker = card.locator('[data-diamond-site-warnings="odd"]')
+        expect(dash_marker).to_be_visible(timeout=30_000)
+        assert BAD in (dash_marker.get_attribute("title") or "")
+        assert card.locator("h3 img").count() == 0
+        assert page.evaluate("() => window.__diamondWarned") is None
+
+        # the record reads again: a fresh snapshot's event clears the sidebar's marker
+        queue.write_text(f"{RUNNING}\n")
+        fresh = api(server, "GET", "diamond/api/sites/odd/snapshot?max_age=0")
+        assert fresh["warnings"] == []
+        expect(marker).to_have_count(0, timeout=30_000)
+        ours = [e for e in errors if "diamond" in e.lower()]
+        assert not ours, ours
+    finally:
+        context.close()
+        stop_lab(proc)

@@ -61,6 +61,11 @@ TIME_FORMATS = ("%b %d %H:%M:%S %Y", "%b %d %H:%M %Y", "%Y/%m/%d-%H:%M:%S",
                 "%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
+# bhosts states of a host that dispatches no new job for now, though it has free slots:
+# an exclusive job (or one exclusive to its compute unit) runs there, its dispatch window
+# is closed, or its load is past a threshold; it takes jobs again once that ends
+_CLOSED_FOR_NOW = frozenset({"closed_excl", "closed_cu_excl", "closed_wind", "closed_busy"})
+
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
 
 
@@ -252,10 +257,13 @@ class LsfCommands:
             res = clean(s.get("RESOURCES")) or ""
             ngpus = to_int(s.get("NGPUS")) or to_int(s.get("MAXGPU")) or 0
             htype = clean(s.get("TYPE"))
+            status = (clean(r.get("STATUS")) or "unknown").lower()
+            cpus = to_int(r.get("MAX")) or to_int(s.get("NCPUS")) or 0
             out.append(Node(
-                name=name, state=(clean(r.get("STATUS")) or "unknown").lower(),
-                cpus=to_int(r.get("MAX")) or to_int(s.get("NCPUS")) or 0,
-                cpus_allocated=to_int(r.get("NJOBS")) or 0,
+                name=name, state=status, cpus=cpus,
+                # a host closed to new jobs for now has no slot free, whatever NJOBS says
+                cpus_allocated=cpus if status in _CLOSED_FOR_NOW
+                else to_int(r.get("NJOBS")) or 0,
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],
                 architecture=_arch(htype) or _arch(clean(s.get("MODEL"))),

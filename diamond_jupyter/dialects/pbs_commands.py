@@ -67,6 +67,9 @@ _STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qli
                   "naccelerators", "accelerator_memory", "hbmem", "vntype"}
 
 
+_HELD_WHOLE = frozenset({"job-exclusive", "job-busy"})  # PBS node states: nothing left
+
+
 def short_id(native_id: str) -> str:
     """'123.server' -> '123', '45[].pbs01' -> '45[]'."""
     return native_id.split(".", 1)[0]
@@ -501,12 +504,17 @@ class PbsCommands:
                      if k not in _STD_RESOURCES and str(v) not in ("False", "")]
             arch = clean(avail.get("arch"))
             queues = clean(a.get("queue")) or clean(avail.get("Qlist"))
+            state = str(a.get("state", "unknown"))
+            cpus = to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0
+            gpus = to_int(avail.get("ngpus")) or 0
+            # a vnode a job holds whole (`job-exclusive`: place=excl) or whose CPUs are all
+            # taken (`job-busy`) has nothing left for another job, whatever it was assigned
+            whole = bool(set(re.split(r"[,\s]+", state.lower())) & _HELD_WHOLE)
             out.append(Node(
-                name=name, state=str(a.get("state", "unknown")),
-                cpus=to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0,
-                cpus_allocated=to_int(assigned.get("ncpus")) or 0,
+                name=name, state=state, cpus=cpus,
+                cpus_allocated=cpus if whole else to_int(assigned.get("ncpus")) or 0,
                 memory_mb=memory_mb(avail.get("mem"), default_unit="b") or 0,
-                gpus=to_int(avail.get("ngpus")) or 0, gpus_allocated=to_int(assigned.get("ngpus"))
+                gpus=gpus, gpus_allocated=gpus if whole else to_int(assigned.get("ngpus"))
                 or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
                 architecture=arch if arch in ("x86_64", "aarch64", "ppc64le", "arm64") else None,

@@ -536,8 +536,9 @@ class SgeCommands:
 
 
 # a queue instance that takes no new job: disabled (d, D), suspended (s, S, C), in error
-# (E), unknown (u) or in load alarm (a)
-_CLOSED = re.compile(r"[dDuEsSCa]")
+# (E), unknown (u), in load or suspend alarm (a, A), of an ambiguous configuration (c) or
+# orphaned (o: gone from the configuration, kept for the jobs still in it)
+_CLOSED = re.compile(r"[dDuEsSCaAco]")
 
 
 

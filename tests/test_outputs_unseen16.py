@@ -414,6 +414,78 @@ FLUX_JOBS = json.dumps({"jobs": [
 ]})
 
 
+SINFO_NODES = "\n".join([
+    # %N|%T|%c|%m|%G|%f|%P|%C|%l|%D: a node in two partitions (two lines), sinfo's marks
+    "cn01|mixed-|64|385000|gpu:h100:4(S:0-1)|genoa,ib|gpu*|32/32/0/64|7-00:00:00|1",
+    "cn01|mixed-|64|385000|gpu:h100:4(S:0-1)|genoa,ib|gpu-long|32/32/0/64|14-00:00:00|1",
+    "cn02|drained$|64|385000|(null)|genoa|batch|0/0/64/64|7-00:00:00|1",
+    "cn03|idle~|64|385000|(null)|genoa|cloud|0/64/0/64|infinite|1",
+    "cn04|reserved|64|385000|(null)|genoa|batch|0/64/0/64|7-00:00:00|1",
+])
+
+QACCT_ALTAIR = """==============================================================
+qname        gpu.q
+hostname     g01.cluster
+group        chem
+owner        ann
+project      NONE
+jobname      relax
+jobnumber    4711
+taskid       undefined
+submit_cmd   qsub -l h_rt=7200,gpu=1 relax.sh
+qsub_time    12/05/2026 08:00:00.000
+start_time   12/05/2026 08:05:00.250
+end_time     12/05/2026 09:05:00.750
+granted_pe   NONE
+slots        1
+failed       0
+deleted_by   NONE
+exit_status  0
+ru_wallclock 3600.500
+category     -u ann -l gpu=1,h_rt=7200 -q gpu.q
+==============================================================
+qname        all.q
+hostname     n01
+owner        bob
+jobname      arr
+jobnumber    4712
+taskid       3
+qsub_time    Sat Dec  5 08:00:00 2026
+start_time   Sat Dec  5 08:01:00 2026
+end_time     Sat Dec  5 10:01:00 2026
+slots        4
+failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit
+exit_status  137
+category     -l h_rt=7200
+"""
+
+TORQUE_QUEUES = """Queue: batch
+    queue_type = Execution
+    total_jobs = 3
+    state_count = Transit:0 Queued:1 Held:0 Waiting:0 Running:2 Exiting:0 Complete:0
+    resources_max.walltime = 72:00:00
+    resources_default.nodes = 1
+    resources_default.walltime = 01:00:00
+    enabled = True
+    started = True
+
+Queue: debug
+    queue_type = Execution
+    resources_max.walltime = 00:30:00
+    resources_max.nodect = 2
+    max_user_run = 2
+    enabled = True
+    started = False
+
+"""
+TORQUE_SERVER = """Server: torque01
+    server_state = Active
+    scheduling = True
+    default_queue = batch
+    pbs_version = 6.1.3
+"""
+
+
 # (label, what is read, expected): each a value read from an output written here
 OUTPUTS = [
     # Slurm node states as scontrol and sinfo write them
@@ -491,6 +563,53 @@ OUTPUTS = [
                node_usable(n)) for n in slurm_rest.parse_nodes(REST_NODES_41)],
      [("gpu201", "idle+drain", ["h100", "ib"], ["gpu"], 4, 0, False),
       ("gpu202", "mixed", ["h100", "ib"], ["gpu", "gpu-long"], 4, 2, True)]),
+    ("squeue --json v0.0.38: a limit of INFINITE (4294967295 minutes) is none",
+     lambda: [(j.native_id, j.walltime_s) for j in slurm.parse_status_json(json.dumps(
+         {"jobs": [{"job_id": 5, "job_state": "RUNNING", "time_limit": 4294967295,
+                    "start_time": 1796000000},
+                   {"job_id": 6, "job_state": "PENDING", "time_limit": 30}]}))],
+     [("5", None), ("6", 1800)]),
+    ("sinfo -N: a node of two partitions, planned (-), drained in a maintenance ($)",
+     lambda: [(n.name, n.cpus, n.cpus_allocated, n.gpus, n.partitions, node_usable(n))
+              for n in slurm.parse_sinfo_nodes(SINFO_NODES)],
+     [("cn01", 64, 32, 4, ["gpu", "gpu-long"], True), ("cn02", 64, 0, 0, ["batch"], False),
+      ("cn03", 64, 0, 0, ["cloud"], True), ("cn04", 64, 0, 0, ["batch"], False)]),
+    ("qacct: Altair's times and category h_rt; killed by qmaster at h_rt (failed 37)",
+     lambda: [(j.native_id, j.state, j.exit_code, j.walltime_s, j.cpus)
+              for j in sge.parse_accounting(QACCT_ALTAIR)],
+     [("4711", JobState.COMPLETED, 0, 7200, 1), ("4712.3", JobState.TIMEOUT, 137, 7200, 4)]),
+    ("Torque qstat -Q -f / -B -f text: a stopped queue, a per-user run limit",
+     lambda: [(p.name, p.state, p.default, p.max_time_s, p.default_time_s, p.max_nodes,
+               [(q.attribute, q.scope, q.value) for q in p.limits])
+              for p in torque.parse_queues(TORQUE_QUEUES, TORQUE_SERVER)],
+     [("batch", "UP", True, 72 * 3600, 3600, None, []),
+      ("debug", "DOWN", False, 1800, None, 2, [("max_run", "u", 2)])]),
+    ("bjobs -json: run limit reached, killed by its owner, suspended, a job gone",
+     lambda: [(j.native_id, j.state, j.exit_code, j.reason) for j in lsf.parse_status(_lsf(
+         "bjobs",
+         {"JOBID": "8001", "STAT": "EXIT", "EXIT_CODE": "140",
+          "EXIT_REASON": "TERM_RUNLIMIT: job killed after reaching LSF run time limit"},
+         {"JOBID": "8002", "STAT": "EXIT", "EXIT_CODE": "130",
+          "EXIT_REASON": "TERM_OWNER: job killed by owner"},
+         {"JOBID": "8003", "STAT": "USUSP", "JOB_NAME": "x"},
+         {"JOBID": "8004", "STAT": "PSUSP", "JOB_NAME": "y"},
+         {"JOBID": "8005", "ERROR": "Job <8005> is not found"}))],
+     [("8001", JobState.TIMEOUT, 140,
+       "TERM_RUNLIMIT: job killed after reaching LSF run time limit"),
+      ("8002", JobState.CANCELLED, 130, "TERM_OWNER: job killed by owner"),
+      ("8003", JobState.RUNNING, None, None), ("8004", JobState.PENDING, None,
+                                               "held (PSUSP)")]),
+    ("qstat -x -F json: finished jobs, killed by signal 15 (271), never ran (-11)",
+     lambda: [(j.native_id, j.state, j.exit_code) for j in pbs.parse_status(json.dumps(
+         {"Jobs": {"20.pbs01": {"job_state": "F", "Exit_status": 271, "substate": 92,
+                                "Resource_List": {"walltime": "01:00:00"},
+                                "resources_used": {"walltime": "00:20:00"}},
+                   "21.pbs01": {"job_state": "F", "Exit_status": -11, "substate": 92}}}))],
+     [("20.pbs01", JobState.FAILED, 143), ("21.pbs01", JobState.FAILED, -11)]),
+    ("flux jobs --json: one job asked, a bare object held at urgency 0",
+     lambda: [(j.native_id, j.state, j.reason) for j in flux.parse_status(json.dumps(
+         {"id": 9, "state": "SCHED", "urgency": 0}))],
+     [("9", JobState.PENDING, "held (urgency 0)")]),
     # PBS Pro and Torque
     ("pbsnodes -F json: busy+offline, job-exclusive, unresolvable, stale, vnodes of a host",
      lambda: [(n.name, n.cpus, n.cpus_allocated, n.gpus, n.gpus_allocated, node_usable(n))

@@ -99,6 +99,10 @@ for _state, _names in {
         _STATES[_n] = _state
 
 
+# Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
+_NO_LIMIT = 0xFFFFFFFE
+
+
 def map_state(native: Any) -> JobState:
     """Slurm state ('CANCELLED by 1000', 'OUT_OF_MEMORY', 'CD', ['PENDING', 'REQUEUED'])."""
     if isinstance(native, list):
@@ -416,6 +420,8 @@ class SlurmCommands:
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
         limit = to_int(j.get("time_limit"))
+        if limit is not None and limit >= _NO_LIMIT:  # v0.0.38's INFINITE / NO_VAL: none
+            limit = None
         start = from_epoch(j.get("start_time"))
         reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
         return JobStatus(

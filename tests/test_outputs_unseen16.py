@@ -697,6 +697,15 @@ OUTPUTS = [
      lambda: [(p.name, p.default, p.state, p.max_time_s)
               for p in flux.parse_queues(FLUX_ANON_QUEUE)],
      [("default", True, "UP", None)]),
+    ("flux resource list: 4 nodes of 64 cores, one running a job of 8: their sizes",
+     lambda: [(n.name, n.state, n.cpus, n.cpus_allocated) for n in flux.parse_resources(
+         "free|genoa|4|248|0|n[01-04]\nallocated|genoa|1|8|0|n01\n")],
+     [("n01", "mixed", 64, 8), ("n02", "free", 64, 0), ("n03", "free", 64, 0),
+      ("n04", "free", 64, 0)]),
+    ("flux resource list: GPU nodes partly busy share what their lines leave",
+     lambda: [(n.name, n.cpus, n.cpus_allocated, n.gpus, n.gpus_allocated)
+              for n in flux.parse_resources("free||3|100|6|g[1-3]\nallocated||2|92|2|g[1-2]\n")],
+     [("g1", 64, 46, 2, 1), ("g2", 64, 46, 2, 1), ("g3", 64, 0, 2, 0)]),
     ("flux resource list: a node in two state lines is mixed; down takes none",
      lambda: [(n.name, n.state, n.cpus, n.cpus_allocated, n.gpus, node_usable(n))
               for n in flux.parse_resources(FLUX_RESOURCES)],
@@ -820,3 +829,13 @@ def test_qos_limit_on_one_gpu_type_is_checked():
         "hera").verdict == "READY"
     assert _place("#SBATCH -p gpu --gres=gpu:v100:2 -t 1:00:00", (cfg, snap)).verdict(
         "hera").verdict == "READY"
+
+
+def test_flux_partly_busy_nodes_keep_their_size():
+    # an 8-core job on n01: the free line says 248 cores on n01-n04. Before, each node was
+    # read as 62 cores (n01 70): a job of a whole 64-core node waited for n01's job to end
+    snap = flux.parse_snapshot("fl", {
+        "resources": "free|genoa|4|248|0|n[01-04]\nallocated|genoa|1|8|0|n01\n",
+        "queues": FLUX_ANON_QUEUE})
+    v = _place("#flux: -N 1 -n 1 -c 64 -t 10m", _site("fl", "flux", snap)).verdict("fl")
+    assert v.verdict == "READY", v

@@ -839,3 +839,43 @@ def test_flux_partly_busy_nodes_keep_their_size():
         "queues": FLUX_ANON_QUEUE})
     v = _place("#flux: -N 1 -n 1 -c 64 -t 10m", _site("fl", "flux", snap)).verdict("fl")
     assert v.verdict == "READY", v
+
+
+# -- focused: a record that cannot be read is said, the rest of the view stands ---------
+
+def test_records_without_their_name_are_said_not_read_as_named_none():
+    # LSF: a bqueues record without QUEUE_NAME was a queue named "None"
+    snap = lsf.parse_snapshot("lsfsite", {"hosts": BHOSTS, "lshosts": LSHOSTS,
+                                          "queues": _lsf("bqueues",
+                                                         {"QUEUE_NAME": "gpu", "STATUS":
+                                                          "Open:Active", "MAX": "-"},
+                                                         {"STATUS": "Open:Active"})})
+    assert [p.name for p in snap.partitions] == ["gpu"]
+    assert [w.split(" (got")[0] for w in snap.warnings] == [
+        "lsfsite: lsf: cannot parse bqueues -json record 2: no QUEUE_NAME"]
+    # Grid Engine: a queue instance without QUEUE@HOST was a queue (and a host) named ""
+    broken = SGE_QSTAT.replace("<name>all.q@n04</name>", "<name></name>")
+    snap = sge.parse_snapshot("ge", {"queue": broken})
+    assert [p.name for p in snap.partitions] == ["all.q", "night.q", "sub.q"]
+    assert [w.split(" (got")[0] for w in snap.warnings] == [
+        "ge: sge: cannot parse qstat -f -xml queue instance 4: no name QUEUE@HOST"]
+    # PBS: a queue entry that is no object was dropped unsaid
+    snap = pbs.parse_snapshot("pro", {"nodes": PBSNODES_JSON, "queues": json.dumps(
+        {"Queue": {"workq": {"queue_type": "Execution", "enabled": "True",
+                             "started": "True"}, "bad": "mangled"}})})
+    assert [p.name for p in snap.partitions] == ["workq"]
+    assert [w.split(" (got")[0] for w in snap.warnings] == [
+        "pro: pbs: cannot parse qstat -Q -F json queue bad: not an object of attributes"]
+
+
+def test_flux_queue_table_of_another_shape_keeps_the_sites_view():
+    # before: SiteError, the whole site unreachable for a queue table it could not read
+    with pytest.raises(Exception, match="TLIMIT"):
+        flux.parse_queues("QUEUE STATE\nbatch up\n")
+    snap = flux.parse_snapshot("fl", {"resources": FLUX_RESOURCES,
+                                      "queues": "QUEUE STATE\nbatch up\n",
+                                      "queue": FLUX_JOBS})
+    assert snap.reachable and len(snap.nodes) == 6 and len(snap.jobs) == 2
+    assert snap.partitions == []
+    assert [w.split(" (got")[0] for w in snap.warnings] == [
+        "fl: flux: cannot parse flux queue list: no header with TLIMIT"]

@@ -265,14 +265,18 @@ class FluxCommands:
                         node.features.append(p)
         return list(nodes.values())
 
-    def parse_queues(self, stdout: str) -> list[Partition]:
-        """`flux queue list` table: header row names the columns (QUEUE, TLIMIT, ...)."""
+    def parse_queues(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[Partition]:
+        """`flux queue list` table: header row names the columns (QUEUE, TLIMIT, ...).
+        `skipped`: where to say a table of another shape, whose queues are not known (else
+        SiteError)."""
         lines = [ln for ln in stdout.splitlines() if ln.strip()]
         if not lines:
             return []
         header = lines[0].split()
         if "TLIMIT" not in header:
-            raise fail("flux", "flux queue list", "no header with TLIMIT", stdout)
+            unread(skipped, "flux", "flux queue list", "no header with TLIMIT", stdout)
+            return []
         out = []
         for line in lines[1:]:
             row = dict(zip(header, line.split(), strict=False))
@@ -299,7 +303,7 @@ class FluxCommands:
                 if not j.state.terminal]
         return SiteSnapshot(
             site=site, nodes=self.parse_resources(outputs.get("resources", ""), skipped),
-            partitions=self.parse_queues(outputs.get("queues", "")), jobs=jobs,
+            partitions=self.parse_queues(outputs.get("queues", ""), skipped), jobs=jobs,
             warnings=[f"{site}: {w}" for w in skipped],
         )
 

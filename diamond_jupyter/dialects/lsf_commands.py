@@ -273,11 +273,13 @@ class LsfCommands:
 
     def parse_queues(self, stdout: str, limits: str = "", users: str = "",
                      groups: dict[str, list[str]] | None = None,
-                     hosts: list[str] | None = None) -> list[Partition]:
+                     hosts: list[str] | None = None, skipped: list[str] | None = None
+                     ) -> list[Partition]:
         """`bqueues -o ... -json`, with each queue's hosts and limits from `limits` (the
         same command asked for HOSTS, MAX_MEMLIMIT, MAX/MIN_TASKLIMIT) where given, its
         USERS from `users`; host groups in HOSTS expanded by `groups` (`bmgroup`) over the
-        site's `hosts`."""
+        site's `hosts`. `skipped`: where to say a record without QUEUE_NAME, left out (else
+        SiteError)."""
         extra: dict[str, dict[str, Any]] = {}
         for text in (limits, users):
             if text.strip():
@@ -285,10 +287,13 @@ class LsfCommands:
                     r = {k.upper(): v for k, v in r.items()}
                     extra.setdefault(str(r.get("QUEUE_NAME")), {}).update(r)
         out = []
-        for r in self._records("bqueues -json", stdout):
+        for n, r in enumerate(self._records("bqueues -json", stdout), 1):
             r = {k.upper(): v for k, v in r.items()}
             status = clean(r.get("STATUS")) or ""
-            name = str(r.get("QUEUE_NAME"))
+            name = clean(r.get("QUEUE_NAME"))
+            if name is None:  # before: a queue named "None"
+                unread(skipped, "lsf", f"bqueues -json record {n}", "no QUEUE_NAME", str(r))
+                continue
             x = extra.get(name, {})
             # Open:Active takes and dispatches jobs; Closed:* refuses new ones (bsub says
             # the queue is closed); Open:Inact* takes them but dispatches none until it is
@@ -344,7 +349,7 @@ class LsfCommands:
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
-                                            [n.name for n in nodes])]
+                                            [n.name for n in nodes], skipped)]
         return SiteSnapshot(
             site=site, nodes=nodes,
             partitions=parts,

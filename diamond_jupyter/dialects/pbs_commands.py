@@ -521,9 +521,11 @@ class PbsCommands:
             ))
         return _by_host(out, hosts)
 
-    def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
+    def parse_queues(self, stdout: str, server: str = "", skipped: list[str] | None = None
+                     ) -> list[Partition]:
         """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue); Torque's
-        text of `qstat -Q -f` and `qstat -B -f` (no JSON there)."""
+        text of `qstat -Q -f` and `qstat -B -f` (no JSON there). `skipped`: where to say a
+        queue entry that is no object of attributes, left out."""
         if not stdout.strip():
             return []
         if self.flavor == "torque" and not stdout.lstrip().startswith("{"):
@@ -531,7 +533,8 @@ class PbsCommands:
                       parse_full(stdout, "qstat -Q -f", block="Queue").items()}
             srv_text = parse_full(server, "qstat -B -f", block="Server") if server.strip() \
                 else {}
-            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()])
+            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()],
+                                skipped)
         data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
         queues = data.get("Queue") if isinstance(data, dict) else None
         if not isinstance(queues, dict):
@@ -540,10 +543,10 @@ class PbsCommands:
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
             servers = [_obj(attrs) for attrs in _obj(_obj(srv).get("Server")).values()]
-        return self._queues(queues, servers)
+        return self._queues(queues, servers, skipped)
 
-    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]]
-                ) -> list[Partition]:
+    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]],
+                skipped: list[str] | None = None) -> list[Partition]:
         """The queues' attributes (and the servers') as PBS Pro names them -> partitions."""
         default = None
         # the server's resources_max / resources_default: a queue that sets none of a
@@ -561,8 +564,11 @@ class PbsCommands:
             srv_limits += _queue_limits(attrs, on="server")
         out = []
         for name, a in queues.items():
-            if not isinstance(a, dict):
-                continue  # not a queue's attributes: a mangled entry
+            if not isinstance(a, dict):  # not a queue's attributes: a mangled entry
+                if skipped is not None:
+                    skipped.append(str(fail("pbs", f"qstat -Q -F json queue {name}",
+                                            "not an object of attributes", str(a))))
+                continue
             up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
             if str(a.get("queue_type", "Execution")).lower().startswith("r"):
                 # a routing queue runs nothing: it sends a job on (`dest@server` names a
@@ -606,7 +612,7 @@ class PbsCommands:
             return SiteSnapshot(
                 site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", ""), skipped),
                 partitions=self.parse_queues(outputs.get("queues", ""),
-                                             outputs.get("server", "")),
+                                             outputs.get("server", ""), skipped),
                 jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
                 group=group if re.fullmatch(r"[\w.-]+", group) else None,
                 warnings=[f"{site}: {w}" for w in skipped])
@@ -620,7 +626,8 @@ class PbsCommands:
         nodes = self.parse_nodes(outputs.get("nodes", ""), skipped)
         return SiteSnapshot(
             site=site, nodes=nodes,
-            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
+            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", ""),
+                                         skipped),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
             warnings=[f"{site}: {w}" for w in skipped],

@@ -879,3 +879,18 @@ def test_flux_queue_table_of_another_shape_keeps_the_sites_view():
     assert snap.partitions == []
     assert [w.split(" (got")[0] for w in snap.warnings] == [
         "fl: flux: cannot parse flux queue list: no header with TLIMIT"]
+
+
+def test_slurm_partition_of_all_nodes_holds_them():
+    # slurm.conf's `Nodes=ALL` printed as such: before, read as one node named "ALL", so
+    # the partition had none and every job was refused
+    parts = "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+    nodes = "\n".join(f"NodeName=linux{i} CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE "
+                      "Partitions=debug" for i in (1, 2))
+    snap = slurm.parse_snapshot("small", {"partitions": parts, "nodes": nodes})
+    assert snap.partitions[0].nodes == []
+    v = _place("#SBATCH -N 2 -n 16 -t 10", _site("small", "slurm", snap)).verdict("small")
+    assert (v.verdict, v.partition) == ("READY", "debug")
+    rest = slurm_rest.parse_partitions(json.dumps({"partitions": [
+        {"name": "debug", "nodes": {"configured": "ALL"}, "partition": {"state": ["UP"]}}]}))
+    assert rest[0].nodes == []

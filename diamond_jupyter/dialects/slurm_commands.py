@@ -500,7 +500,7 @@ class SlurmCommands:
                 max_nodes=to_int(kv.get("MaxNodes")),
                 min_nodes=to_int(kv.get("MinNodes")) or None,  # 0: no lower bound
                 max_cpus_per_node=to_int(kv.get("MaxCPUsPerNode")),
-                nodes=expand_hostlist(kv.get("Nodes")),
+                nodes=partition_nodes(kv.get("Nodes")),
                 total_nodes=to_int(kv.get("TotalNodes")) or 0,
                 total_cpus=to_int(kv.get("TotalCPUs")) or 0,
                 allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
@@ -914,6 +914,14 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
         unread(skipped, "slurm", f"{what} job {jid}", "listed twice (one written into some "
                "job's name): neither record is believed")
     return [f for f in out if count[f[0]] == 1]
+
+
+def partition_nodes(text: Any) -> list[str]:
+    """A partition's node list; none for `ALL` (as slurm.conf may name them, and a reply
+    may print them): its members are then the nodes that name it (a node's Partitions),
+    not a node called "ALL"."""
+    s = clean(text)
+    return [] if s is None or s.upper() == "ALL" else expand_hostlist(s)
 
 
 def _minutes(text: Any) -> int | None:

@@ -22,14 +22,13 @@ from typing import Any
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
 from .outputs_common import (
     clean,
-    expand_hostlist,
     gpu_count,
     gpu_types,
     other_gres,
     to_int,
     unread,
 )
-from .slurm_commands import SlurmCommands
+from .slurm_commands import SlurmCommands, partition_nodes
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
 MAIL = {"begin": "BEGIN", "end": "END", "fail": "FAIL"}
@@ -256,7 +255,7 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
             min_nodes=_limit(p.get("minimum_nodes_per_job", p.get("min nodes per job")))
             or None,
             max_cpus_per_node=_limit(p.get("maximum_cpus_per_node")),
-            nodes=expand_hostlist(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
+            nodes=partition_nodes(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
             total_cpus=to_int(p.get("total_cpus")) or 0,
             allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
             denied_accounts=_listed(p.get("denied_accounts")),
@@ -312,7 +311,7 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
         min_nodes=_limit(_at(p, "minimums", "nodes")) or None,
         max_cpus_per_node=_limit(_at(p, "maximums", "cpus_per_node")),
         max_cpus_per_socket=_limit(_at(p, "maximums", "cpus_per_socket")),
-        nodes=expand_hostlist(_at(p, "nodes", "configured")),
+        nodes=partition_nodes(_at(p, "nodes", "configured")),
         total_nodes=to_int(_at(p, "nodes", "total")) or 0,
         total_cpus=to_int(_at(p, "cpus", "total")) or 0,
         allowed_accounts=_listed(_at(p, "accounts", "allowed")),

@@ -520,7 +520,7 @@ OUTPUTS = [
               for j in slurm.parse_status(SQUEUE_24)],
      [("900_[3-40%5]", JobState.PENDING, 3600, 1, None,
        datetime(2026, 12, 5, 14, 0, tzinfo=UTC)),
-      ("901", JobState.RUNNING, 7 * 86400, 2, 2, None),
+      ("901", JobState.RUNNING, 7 * 86400, 2, 4, None),  # 2 GPUs a node (%b), on 2
       ("902", JobState.PENDING, None, None, None, None),
       ("903", JobState.RUNNING, 7200, 1, None, None)]),
     ("sacct history: Partition_Limit, never started, NODE_FAIL, a het component, OOM",
@@ -894,3 +894,19 @@ def test_slurm_partition_of_all_nodes_holds_them():
     rest = slurm_rest.parse_partitions(json.dumps({"partitions": [
         {"name": "debug", "nodes": {"configured": "ALL"}, "partition": {"state": ["UP"]}}]}))
     assert rest[0].nodes == []
+
+
+def test_squeue_gpus_per_node_count_for_each_node():
+    # %b is the job's TRES per node: a waiting job of 2 nodes x 4 GPUs takes all 8 GPUs of
+    # g1-g2 when it starts. Before, read as 4 GPUs in all (2 a node): a 1-GPU job was READY
+    # beside it, where Slurm starts the waiting job first and fills both nodes
+    nodes = "\n".join(f"NodeName=g{i} CPUTot=64 CPUAlloc=0 RealMemory=256000 "
+                      "Gres=gpu:a100:4 State=IDLE Partitions=gpu" for i in (1, 2))
+    parts = "PartitionName=gpu Default=YES MaxTime=1-00:00:00 Nodes=g[1-2] State=UP"
+    queue = ("77|PENDING|N/A|N/A|2026-03-01T08:00:00|1:00:00|2|2|bob|gpu|gres/gpu:a100:4||"
+             "Priority||big")
+    snap = slurm.parse_snapshot("hpc", {"partitions": parts, "nodes": nodes, "queue": queue})
+    assert snap.jobs[0].gpus == 8
+    v = _place("#SBATCH -n 1 --gres=gpu:a100:1 -t 2:00:00", _site("hpc", "slurm", snap)
+               ).verdict("hpc")
+    assert v.feasible and v.verdict != "READY", v

@@ -365,10 +365,12 @@ class SlurmCommands:
                 walltime = parse_duration(limit)
             except ValueError:
                 walltime = None
+            per_node = _gpus_of(tres)  # %b is the job's TRES per node
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st or None, name=name or None,
                 user=clean(user), partition=clean(part), nodes=to_int(nn), cpus=to_int(cpus),
-                gpus=_gpus_of(tres), walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
+                gpus=per_node * (to_int(nn) or 1) if per_node else None,
+                walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
@@ -428,7 +430,11 @@ class SlurmCommands:
             native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
             user=clean(j.get("user_name")), partition=clean(j.get("partition")),
             nodes=to_int(j.get("node_count")), cpus=to_int(j.get("cpus")),
-            gpus=_gpus_of(j.get("tres_per_node"), j.get("tres_per_job"), j.get("tres_alloc_str")),
+            # the job's GPUs in all: what it holds, else what it asks in all, else per node
+            # times its nodes
+            gpus=_gpus_of(j.get("tres_alloc_str"), j.get("tres_per_job")) or (
+                per_node * (to_int(j.get("node_count")) or 1)
+                if (per_node := _gpus_of(j.get("tres_per_node"))) else None),
             walltime_s=limit * 60 if limit else None,
             submitted_at=from_epoch(j.get("submit_time")),
             started_at=start if state != JobState.PENDING else None,

@@ -1581,6 +1581,10 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
            "mem": req.nodes * req.mem}
     node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
     units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+    if req.gpu_type and req.gpn:  # a limit on one GPU type (`gres/gpu:a100=4`) counts them
+        typed = f"gres/gpu:{req.gpu_type}"
+        job[typed], node[typed] = job["gres/gpu"], node["gres/gpu"]
+        units[typed] = f"{req.gpu_type} GPUs"
     limit = time_limit(req, p.max_time_s) or req.walltime
     for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
         q = known.get(name or "")

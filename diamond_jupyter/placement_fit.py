@@ -41,14 +41,16 @@ from .needs import (
 
 # Node states (any scheduler's, lower case, each word of a compound state such as Slurm's
 # `idle+drain` or PBS's `offline,job-exclusive`) in which a node takes no new job: Slurm's
-# down/drain/fail/maint/reboot/not responding, PBS's offline and state-unknown, LSF's
+# down/drain/fail/maint/reboot/not responding, PBS's offline, state-unknown, stale (its mom
+# no longer reports) and unresolvable (its host name does not resolve), LSF's
 # unavail/unreach/closed_Adm/closed_Lock/closed_LIM/unlicensed, Flux's excluded. A node
 # powered down to save power (`idle~`, `IDLE+POWERED_DOWN`) or busy (`closed_Full`) still
 # takes jobs (resumed on demand, or once it frees).
 _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "maint",
          "maintenance", "inval", "invalid", "future", "unknown", "unk", "reboot",
          "reboot_requested", "reboot_issued", "not_responding", "offline", "unavail",
-         "unreach", "closed_adm", "closed_lock", "closed_lim", "unlicensed", "excluded"}
+         "unreach", "closed_adm", "closed_lock", "closed_lim", "unlicensed", "excluded",
+         "unresolvable", "stale"}
 
 
 def aware(dt: datetime) -> datetime:
@@ -67,12 +69,15 @@ def node_usable(node: Node, in_reservation: bool = False) -> bool:
     state = node.state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
-    return "*" not in state and not (words & _DOWN) \
-        and (in_reservation or not (words & _RESERVED))
+    # sinfo's marks after a state: `*` not responding, `^` being rebooted (REBOOT_ISSUED),
+    # `$` in a maintenance reservation (only that reservation's jobs run there)
+    return "*" not in state and "^" not in state and not (words & _DOWN) \
+        and (in_reservation or not (words & _RESERVED) and "$" not in state)
 
 
 def node_reserved(node: Node) -> bool:
-    return bool(set(re.split(r"[^a-z_]+", node.state.lower())) & _RESERVED)
+    state = node.state.lower()
+    return bool(set(re.split(r"[^a-z_]+", state)) & _RESERVED) or "$" in state
 
 
 _POWER = {"powered_down", "power_down", "powering_down", "powering_up", "power_up"}

@@ -202,10 +202,16 @@ class FluxCommands:
         )
 
     def parse_resources(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
-        """`flux resource list -n -o RESOURCE_FORMAT`: one line per state; counts are split
-        evenly over the line's nodes (a partly busy node shows in 'free' and 'allocated').
-        `skipped`: where to say a line of another shape, left out (else SiteError)."""
-        nodes: dict[str, Node] = {}
+        """`flux resource list -n -o RESOURCE_FORMAT`: one line per state (and properties),
+        its counts summed over the line's nodes. A partly busy node is in a 'free' and an
+        'allocated' line at once, so a line's cores are not even over its nodes: nodes the
+        lines link (by a node in two of them) are read as of one size, their cores in all
+        over their number, a node whole in one state having that size in it and the nodes
+        in several sharing what is left of each line (before, a line's cores were split
+        evenly: 4 idle nodes of 64 cores beside an 8-core job read as 62-core nodes and one
+        of 70). `skipped`: where to say a line of another shape, left out (else
+        SiteError)."""
+        lines: list[tuple[str, str | None, list[str], int, int]] = []
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
                 continue
@@ -215,32 +221,62 @@ class FluxCommands:
                        line)
                 continue
             state, props, nnodes, ncores, ngpus, nodelist = f
-            names = expand_hostlist(nodelist)
-            count = to_int(nnodes) or len(names)
-            if not names or not count:
+            names = list(dict.fromkeys(expand_hostlist(nodelist)))
+            if not names or not (to_int(nnodes) or len(names)):
                 continue
-            cores, gpus = (to_int(ncores) or 0) // count, (to_int(ngpus) or 0) // count
+            lines.append((state, clean(props), names, to_int(ncores) or 0, to_int(ngpus) or 0))
+        lines_of: dict[str, list[int]] = {}
+        for i, (_, _, names, _, _) in enumerate(lines):
             for name in names:
-                node = nodes.setdefault(name, Node(name=name, state=state))
-                node.cpus += cores
-                node.gpus += gpus
+                lines_of.setdefault(name, []).append(i)
+        group = list(range(len(lines)))  # lines linked by a node they share: one group
+
+        def root(i: int) -> int:
+            while group[i] != i:
+                group[i] = group[group[i]]
+                i = group[i]
+            return i
+
+        for where in lines_of.values():
+            for j in where[1:]:
+                group[root(j)] = root(where[0])
+        members: dict[int, list[str]] = {}
+        totals: dict[int, list[int]] = {}
+        for i, (_, _, names, cores, gpus) in enumerate(lines):
+            g = root(i)
+            members.setdefault(g, [])
+            members[g] += [h for h in names if h not in members[g]]
+            got = totals.setdefault(g, [0, 0])
+            got[0], got[1] = got[0] + cores, got[1] + gpus
+        size = {h: (totals[g][0] // len(hs), totals[g][1] // len(hs))
+                for g, hs in members.items() for h in hs}
+        nodes: dict[str, Node] = {}
+        for state, props, names, cores, gpus in lines:
+            shares = _shares(names, lines_of, size, cores, gpus)
+            for name in names:
+                node = nodes.setdefault(name, Node(name=name, state=state, cpus=size[name][0],
+                                                   gpus=size[name][1]))
                 if state == "allocated":
-                    node.cpus_allocated += cores
-                    node.gpus_allocated += gpus
+                    node.cpus_allocated = min(node.cpus, node.cpus_allocated + shares[name][0])
+                    node.gpus_allocated = min(node.gpus, node.gpus_allocated + shares[name][1])
                 node.state = _merge_state(node.state, state)
-                for p in (clean(props) or "").split(","):
+                for p in (props or "").split(","):
                     if p and p not in node.features:
                         node.features.append(p)
         return list(nodes.values())
 
-    def parse_queues(self, stdout: str) -> list[Partition]:
-        """`flux queue list` table: header row names the columns (QUEUE, TLIMIT, ...)."""
+    def parse_queues(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[Partition]:
+        """`flux queue list` table: header row names the columns (QUEUE, TLIMIT, ...).
+        `skipped`: where to say a table of another shape, whose queues are not known (else
+        SiteError)."""
         lines = [ln for ln in stdout.splitlines() if ln.strip()]
         if not lines:
             return []
         header = lines[0].split()
         if "TLIMIT" not in header:
-            raise fail("flux", "flux queue list", "no header with TLIMIT", stdout)
+            unread(skipped, "flux", "flux queue list", "no header with TLIMIT", stdout)
+            return []
         out = []
         for line in lines[1:]:
             row = dict(zip(header, line.split(), strict=False))
@@ -267,9 +303,24 @@ class FluxCommands:
                 if not j.state.terminal]
         return SiteSnapshot(
             site=site, nodes=self.parse_resources(outputs.get("resources", ""), skipped),
-            partitions=self.parse_queues(outputs.get("queues", "")), jobs=jobs,
+            partitions=self.parse_queues(outputs.get("queues", ""), skipped), jobs=jobs,
             warnings=[f"{site}: {w}" for w in skipped],
         )
+
+
+def _shares(names: list[str], lines_of: dict[str, list[int]],
+            size: dict[str, tuple[int, int]], cores: int, gpus: int
+            ) -> dict[str, tuple[int, int]]:
+    """Each node's (cores, GPUs) of one `flux resource list` line: a node in this line
+    only has its whole size here; the nodes also in other lines share what is left."""
+    whole = [h for h in names if len(lines_of[h]) == 1]
+    part = [h for h in names if len(lines_of[h]) > 1]
+    out = {h: size[h] for h in whole}
+    left = [max(0, cores - sum(size[h][0] for h in whole)),
+            max(0, gpus - sum(size[h][1] for h in whole))]
+    for k, h in enumerate(part):
+        out[h] = tuple(x // len(part) + (1 if k < x % len(part) else 0) for x in left)
+    return out
 
 
 def _merge_state(old: str, new: str) -> str:

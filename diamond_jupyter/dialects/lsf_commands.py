@@ -61,6 +61,11 @@ TIME_FORMATS = ("%b %d %H:%M:%S %Y", "%b %d %H:%M %Y", "%Y/%m/%d-%H:%M:%S",
                 "%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
+# bhosts states of a host that dispatches no new job for now, though it has free slots:
+# an exclusive job (or one exclusive to its compute unit) runs there, its dispatch window
+# is closed, or its load is past a threshold; it takes jobs again once that ends
+_CLOSED_FOR_NOW = frozenset({"closed_excl", "closed_cu_excl", "closed_wind", "closed_busy"})
+
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
 
 
@@ -252,10 +257,13 @@ class LsfCommands:
             res = clean(s.get("RESOURCES")) or ""
             ngpus = to_int(s.get("NGPUS")) or to_int(s.get("MAXGPU")) or 0
             htype = clean(s.get("TYPE"))
+            status = (clean(r.get("STATUS")) or "unknown").lower()
+            cpus = to_int(r.get("MAX")) or to_int(s.get("NCPUS")) or 0
             out.append(Node(
-                name=name, state=(clean(r.get("STATUS")) or "unknown").lower(),
-                cpus=to_int(r.get("MAX")) or to_int(s.get("NCPUS")) or 0,
-                cpus_allocated=to_int(r.get("NJOBS")) or 0,
+                name=name, state=status, cpus=cpus,
+                # a host closed to new jobs for now has no slot free, whatever NJOBS says
+                cpus_allocated=cpus if status in _CLOSED_FOR_NOW
+                else to_int(r.get("NJOBS")) or 0,
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],
                 architecture=_arch(htype) or _arch(clean(s.get("MODEL"))),
@@ -265,11 +273,13 @@ class LsfCommands:
 
     def parse_queues(self, stdout: str, limits: str = "", users: str = "",
                      groups: dict[str, list[str]] | None = None,
-                     hosts: list[str] | None = None) -> list[Partition]:
+                     hosts: list[str] | None = None, skipped: list[str] | None = None
+                     ) -> list[Partition]:
         """`bqueues -o ... -json`, with each queue's hosts and limits from `limits` (the
         same command asked for HOSTS, MAX_MEMLIMIT, MAX/MIN_TASKLIMIT) where given, its
         USERS from `users`; host groups in HOSTS expanded by `groups` (`bmgroup`) over the
-        site's `hosts`."""
+        site's `hosts`. `skipped`: where to say a record without QUEUE_NAME, left out (else
+        SiteError)."""
         extra: dict[str, dict[str, Any]] = {}
         for text in (limits, users):
             if text.strip():
@@ -277,10 +287,13 @@ class LsfCommands:
                     r = {k.upper(): v for k, v in r.items()}
                     extra.setdefault(str(r.get("QUEUE_NAME")), {}).update(r)
         out = []
-        for r in self._records("bqueues -json", stdout):
+        for n, r in enumerate(self._records("bqueues -json", stdout), 1):
             r = {k.upper(): v for k, v in r.items()}
             status = clean(r.get("STATUS")) or ""
-            name = str(r.get("QUEUE_NAME"))
+            name = clean(r.get("QUEUE_NAME"))
+            if name is None:  # before: a queue named "None"
+                unread(skipped, "lsf", f"bqueues -json record {n}", "no QUEUE_NAME", str(r))
+                continue
             x = extra.get(name, {})
             # Open:Active takes and dispatches jobs; Closed:* refuses new ones (bsub says
             # the queue is closed); Open:Inact* takes them but dispatches none until it is
@@ -336,7 +349,7 @@ class LsfCommands:
                  for p in self.parse_queues(outputs.get("queues", ""),
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
-                                            [n.name for n in nodes])]
+                                            [n.name for n in nodes], skipped)]
         return SiteSnapshot(
             site=site, nodes=nodes,
             partitions=parts,

@@ -67,6 +67,9 @@ _STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qli
                   "naccelerators", "accelerator_memory", "hbmem", "vntype"}
 
 
+_HELD_WHOLE = frozenset({"job-exclusive", "job-busy"})  # PBS node states: nothing left
+
+
 def short_id(native_id: str) -> str:
     """'123.server' -> '123', '45[].pbs01' -> '45[]'."""
     return native_id.split(".", 1)[0]
@@ -501,21 +504,28 @@ class PbsCommands:
                      if k not in _STD_RESOURCES and str(v) not in ("False", "")]
             arch = clean(avail.get("arch"))
             queues = clean(a.get("queue")) or clean(avail.get("Qlist"))
+            state = str(a.get("state", "unknown"))
+            cpus = to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0
+            gpus = to_int(avail.get("ngpus")) or 0
+            # a vnode a job holds whole (`job-exclusive`: place=excl) or whose CPUs are all
+            # taken (`job-busy`) has nothing left for another job, whatever it was assigned
+            whole = bool(set(re.split(r"[,\s]+", state.lower())) & _HELD_WHOLE)
             out.append(Node(
-                name=name, state=str(a.get("state", "unknown")),
-                cpus=to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0,
-                cpus_allocated=to_int(assigned.get("ncpus")) or 0,
+                name=name, state=state, cpus=cpus,
+                cpus_allocated=cpus if whole else to_int(assigned.get("ncpus")) or 0,
                 memory_mb=memory_mb(avail.get("mem"), default_unit="b") or 0,
-                gpus=to_int(avail.get("ngpus")) or 0, gpus_allocated=to_int(assigned.get("ngpus"))
+                gpus=gpus, gpus_allocated=gpus if whole else to_int(assigned.get("ngpus"))
                 or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
                 architecture=arch if arch in ("x86_64", "aarch64", "ppc64le", "arm64") else None,
             ))
         return _by_host(out, hosts)
 
-    def parse_queues(self, stdout: str, server: str = "") -> list[Partition]:
+    def parse_queues(self, stdout: str, server: str = "", skipped: list[str] | None = None
+                     ) -> list[Partition]:
         """`qstat -Q -f -F json` (+ `qstat -B -f -F json` for default_queue); Torque's
-        text of `qstat -Q -f` and `qstat -B -f` (no JSON there)."""
+        text of `qstat -Q -f` and `qstat -B -f` (no JSON there). `skipped`: where to say a
+        queue entry that is no object of attributes, left out."""
         if not stdout.strip():
             return []
         if self.flavor == "torque" and not stdout.lstrip().startswith("{"):
@@ -523,7 +533,8 @@ class PbsCommands:
                       parse_full(stdout, "qstat -Q -f", block="Queue").items()}
             srv_text = parse_full(server, "qstat -B -f", block="Server") if server.strip() \
                 else {}
-            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()])
+            return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()],
+                                skipped)
         data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
         queues = data.get("Queue") if isinstance(data, dict) else None
         if not isinstance(queues, dict):
@@ -532,10 +543,10 @@ class PbsCommands:
         if server.strip():
             srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
             servers = [_obj(attrs) for attrs in _obj(_obj(srv).get("Server")).values()]
-        return self._queues(queues, servers)
+        return self._queues(queues, servers, skipped)
 
-    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]]
-                ) -> list[Partition]:
+    def _queues(self, queues: dict[str, Any], servers: list[dict[str, Any]],
+                skipped: list[str] | None = None) -> list[Partition]:
         """The queues' attributes (and the servers') as PBS Pro names them -> partitions."""
         default = None
         # the server's resources_max / resources_default: a queue that sets none of a
@@ -553,8 +564,11 @@ class PbsCommands:
             srv_limits += _queue_limits(attrs, on="server")
         out = []
         for name, a in queues.items():
-            if not isinstance(a, dict):
-                continue  # not a queue's attributes: a mangled entry
+            if not isinstance(a, dict):  # not a queue's attributes: a mangled entry
+                if skipped is not None:
+                    skipped.append(str(fail("pbs", f"qstat -Q -F json queue {name}",
+                                            "not an object of attributes", str(a))))
+                continue
             up = str(a.get("enabled")) == "True" and str(a.get("started")) == "True"
             if str(a.get("queue_type", "Execution")).lower().startswith("r"):
                 # a routing queue runs nothing: it sends a job on (`dest@server` names a
@@ -598,7 +612,7 @@ class PbsCommands:
             return SiteSnapshot(
                 site=site, nodes=parse_wrapper_nodes(outputs.get("nodes", ""), skipped),
                 partitions=self.parse_queues(outputs.get("queues", ""),
-                                             outputs.get("server", "")),
+                                             outputs.get("server", ""), skipped),
                 jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
                 group=group if re.fullmatch(r"[\w.-]+", group) else None,
                 warnings=[f"{site}: {w}" for w in skipped])
@@ -612,7 +626,8 @@ class PbsCommands:
         nodes = self.parse_nodes(outputs.get("nodes", ""), skipped)
         return SiteSnapshot(
             site=site, nodes=nodes,
-            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", "")),
+            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", ""),
+                                         skipped),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
             warnings=[f"{site}: {w}" for w in skipped],

@@ -366,8 +366,14 @@ class SgeCommands:
         complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml")
-            for q in root.iter("Queue-List"):
-                qname, _, host = (q.findtext("name") or "").partition("@")
+            for n, q in enumerate(root.iter("Queue-List"), 1):
+                qname, _, host = (q.findtext("name") or "").strip().partition("@")
+                if not qname or not host:  # before: a queue (or a host) named ""
+                    unread(skipped, "sge", f"qstat -f -xml queue instance {n}",
+                           "no name QUEUE@HOST", " ".join(
+                               f"{c.tag}={(c.text or '').strip()}" for c in q
+                               if c.tag != "job_list"))
+                    continue
                 instances.append({
                     "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
                     "used": to_int(q.findtext("slots_used")) or 0,
@@ -536,8 +542,9 @@ class SgeCommands:
 
 
 # a queue instance that takes no new job: disabled (d, D), suspended (s, S, C), in error
-# (E), unknown (u) or in load alarm (a)
-_CLOSED = re.compile(r"[dDuEsSCa]")
+# (E), unknown (u), in load or suspend alarm (a, A), of an ambiguous configuration (c) or
+# orphaned (o: gone from the configuration, kept for the jobs still in it)
+_CLOSED = re.compile(r"[dDuEsSCaAco]")
 
 
 

@@ -99,6 +99,10 @@ for _state, _names in {
         _STATES[_n] = _state
 
 
+# Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
+_NO_LIMIT = 0xFFFFFFFE
+
+
 def map_state(native: Any) -> JobState:
     """Slurm state ('CANCELLED by 1000', 'OUT_OF_MEMORY', 'CD', ['PENDING', 'REQUEUED'])."""
     if isinstance(native, list):
@@ -361,10 +365,12 @@ class SlurmCommands:
                 walltime = parse_duration(limit)
             except ValueError:
                 walltime = None
+            per_node = _gpus_of(tres)  # %b is the job's TRES per node
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st or None, name=name or None,
                 user=clean(user), partition=clean(part), nodes=to_int(nn), cpus=to_int(cpus),
-                gpus=_gpus_of(tres), walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
+                gpus=per_node * (to_int(nn) or 1) if per_node else None,
+                walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
@@ -416,13 +422,19 @@ class SlurmCommands:
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
         limit = to_int(j.get("time_limit"))
+        if limit is not None and limit >= _NO_LIMIT:  # v0.0.38's INFINITE / NO_VAL: none
+            limit = None
         start = from_epoch(j.get("start_time"))
         reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
         return JobStatus(
             native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
             user=clean(j.get("user_name")), partition=clean(j.get("partition")),
             nodes=to_int(j.get("node_count")), cpus=to_int(j.get("cpus")),
-            gpus=_gpus_of(j.get("tres_per_node"), j.get("tres_per_job"), j.get("tres_alloc_str")),
+            # the job's GPUs in all: what it holds, else what it asks in all, else per node
+            # times its nodes
+            gpus=_gpus_of(j.get("tres_alloc_str"), j.get("tres_per_job")) or (
+                per_node * (to_int(j.get("node_count")) or 1)
+                if (per_node := _gpus_of(j.get("tres_per_node"))) else None),
             walltime_s=limit * 60 if limit else None,
             submitted_at=from_epoch(j.get("submit_time")),
             started_at=start if state != JobState.PENDING else None,
@@ -494,7 +506,7 @@ class SlurmCommands:
                 max_nodes=to_int(kv.get("MaxNodes")),
                 min_nodes=to_int(kv.get("MinNodes")) or None,  # 0: no lower bound
                 max_cpus_per_node=to_int(kv.get("MaxCPUsPerNode")),
-                nodes=expand_hostlist(kv.get("Nodes")),
+                nodes=partition_nodes(kv.get("Nodes")),
                 total_nodes=to_int(kv.get("TotalNodes")) or 0,
                 total_cpus=to_int(kv.get("TotalCPUs")) or 0,
                 allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
@@ -908,6 +920,14 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
         unread(skipped, "slurm", f"{what} job {jid}", "listed twice (one written into some "
                "job's name): neither record is believed")
     return [f for f in out if count[f[0]] == 1]
+
+
+def partition_nodes(text: Any) -> list[str]:
+    """A partition's node list; none for `ALL` (as slurm.conf may name them, and a reply
+    may print them): its members are then the nodes that name it (a node's Partitions),
+    not a node called "ALL"."""
+    s = clean(text)
+    return [] if s is None or s.upper() == "ALL" else expand_hostlist(s)
 
 
 def _minutes(text: Any) -> int | None:

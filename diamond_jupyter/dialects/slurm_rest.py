@@ -20,8 +20,15 @@ import re
 from typing import Any
 
 from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
-from .outputs_common import clean, gpu_count, gpu_types, other_gres, to_int, unread
-from .slurm_commands import SlurmCommands
+from .outputs_common import (
+    clean,
+    gpu_count,
+    gpu_types,
+    other_gres,
+    to_int,
+    unread,
+)
+from .slurm_commands import SlurmCommands, partition_nodes
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
 MAIL = {"begin": "BEGIN", "end": "END", "fail": "FAIL"}
@@ -175,7 +182,7 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             unread(skipped, "slurmrestd", f"nodes node {i}", "no name", str(n)[:200])
             continue
         gpus, kind = gpu_count(n.get("gres"))
-        feats = clean(n.get("active_features")) or clean(n.get("features"))
+        feats = _names(n.get("active_features")) or _names(n.get("features"))
         # v0.0.38: "state" one word, its flags (DRAIN, RESERVED, MAINTENANCE) apart;
         # later versions: "state" a list of them all
         words = [str(w) for w in (n.get("state") if isinstance(n.get("state"), list)
@@ -192,8 +199,8 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             cpus=cpus, cpus_allocated=to_int(n.get("alloc_cpus")) or 0,
             memory_mb=max(0, memory), gpus=gpus,
             gpus_allocated=gpu_count(n.get("gres_used"))[0], gpu_type=kind,
-            features=feats.split(",") if feats else [],
-            partitions=[p for p in n.get("partitions") or [] if isinstance(p, str)],
+            features=feats,
+            partitions=_names(n.get("partitions")),
             architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
             memory_allocated=to_int(n.get("alloc_memory")) or 0,
             threads_per_core=to_int(n.get("threads")), sockets=to_int(n.get("sockets")),
@@ -201,6 +208,13 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             tmp_disk_mb=to_int(n.get("temporary_disk")),
         ))
     return out
+
+
+def _names(value: Any) -> list[str]:
+    """A node's features or partitions: v0.0.38's comma-separated text (`"a100,ib"`), a
+    list from v0.0.40 on (`["a100", "ib"]`)."""
+    items = value if isinstance(value, list) else (clean(value) or "").split(",")
+    return [x for x in (str(i).strip() for i in items if isinstance(i, str)) if x]
 
 
 def _limit(value: Any) -> int | None:
@@ -216,14 +230,15 @@ def _limit(value: Any) -> int | None:
 def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partition]:
     """`GET partitions`; `skipped`: where to say a partition without a name, left out (else
     SiteError)."""
-    from .outputs_common import expand_hostlist
-
     data = _load("partitions", text)
     out = []
     for i, p in enumerate(data.get("partitions") or [], 1):
         if not isinstance(p, dict) or not p.get("name"):
             unread(skipped, "slurmrestd", f"partitions partition {i}", "no name",
                    str(p)[:200])
+            continue
+        if _nested(p):  # v0.0.39 on: the same facts grouped under objects
+            out.append(_nested_partition(p))
             continue
         minutes = _limit(p.get("max_time_limit"))
         default_minutes = _limit(p.get("default_time_limit"))
@@ -240,7 +255,7 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
             min_nodes=_limit(p.get("minimum_nodes_per_job", p.get("min nodes per job")))
             or None,
             max_cpus_per_node=_limit(p.get("maximum_cpus_per_node")),
-            nodes=expand_hostlist(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
+            nodes=partition_nodes(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
             total_cpus=to_int(p.get("total_cpus")) or 0,
             allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
             denied_accounts=_listed(p.get("denied_accounts")),
@@ -258,6 +273,65 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
             root_only="root_only" in flags, req_resv="reservation_required" in flags,
         ))
     return out
+
+
+def _nested(p: dict[str, Any]) -> bool:
+    """Whether a partition is in the shape of v0.0.39 and later (`partition: {state}`,
+    `nodes: {configured}`, `maximums`, `defaults`), not v0.0.38's flat one."""
+    return any(isinstance(p.get(k), dict) for k in ("partition", "nodes", "maximums"))
+
+
+def _at(p: dict[str, Any], *path: str) -> Any:
+    """The value at `path` in nested objects; None where any step is missing."""
+    for key in path:
+        p = p.get(key) if isinstance(p, dict) else None
+    return p
+
+
+def _nested_partition(p: dict[str, Any]) -> Partition:
+    """A partition of v0.0.39 and later: its state is a list (`["DRAIN"]`: no job starts
+    in it), its nodes under `nodes.configured`, its limits wrapped numbers (minutes for
+    times, MB for memory) under `maximums`, `minimums` and `defaults`."""
+    states = _at(p, "partition", "state")
+    words = [str(w).upper() for w in (states if isinstance(states, list) else [states])
+             if clean(w)]
+    # UP only when every word says so: DOWN, DRAIN or INACTIVE (with UP or alone) stop it
+    state = next((w for w in words if w != "UP"), "UP") if words else "UP"
+    minutes = _limit(_at(p, "maximums", "time"))
+    default_minutes = _limit(_at(p, "defaults", "time"))
+    flags = [str(f).lower() for f in (p.get("flags") if isinstance(p.get("flags"), list)
+                                      else _at(p, "partition", "flags") or [])]
+    force = [str(f).lower() for f in _at(p, "maximums", "oversubscribe", "flags") or []]
+    jobs = to_int(_at(p, "maximums", "oversubscribe", "jobs"))
+    return Partition(
+        name=p["name"], default="default" in flags, state=state,
+        max_time_s=minutes * 60 if minutes is not None else None,
+        default_time_s=default_minutes * 60 if default_minutes else None,
+        max_nodes=_limit(_at(p, "maximums", "nodes")),
+        min_nodes=_limit(_at(p, "minimums", "nodes")) or None,
+        max_cpus_per_node=_limit(_at(p, "maximums", "cpus_per_node")),
+        max_cpus_per_socket=_limit(_at(p, "maximums", "cpus_per_socket")),
+        nodes=partition_nodes(_at(p, "nodes", "configured")),
+        total_nodes=to_int(_at(p, "nodes", "total")) or 0,
+        total_cpus=to_int(_at(p, "cpus", "total")) or 0,
+        allowed_accounts=_listed(_at(p, "accounts", "allowed")),
+        denied_accounts=_listed(_at(p, "accounts", "deny")),
+        allowed_qos=_listed(_at(p, "qos", "allowed")),
+        denied_qos=_listed(_at(p, "qos", "deny")),
+        allowed_groups=_listed(_at(p, "groups", "allowed")),
+        def_mem_per_cpu_mb=_limit(_at(p, "defaults", "partition_memory_per_cpu")) or None,
+        def_mem_per_node_mb=_limit(_at(p, "defaults", "partition_memory_per_node")) or None,
+        max_mem_per_cpu_mb=_limit(_at(p, "maximums", "partition_memory_per_cpu")) or None,
+        max_mem_per_node_mb=_limit(_at(p, "maximums", "partition_memory_per_node")) or None,
+        # OverSubscribe as scontrol prints it (`FORCE:4`, `YES:2`, `EXCLUSIVE`, `NO`)
+        oversubscribe=f"FORCE:{jobs or 1}" if "force" in force else "EXCLUSIVE"
+        if "exclusive" in force else f"YES:{jobs}" if jobs and jobs > 1 else
+        "NO" if jobs == 1 else None,
+        priority_tier=to_int(_at(p, "priority", "tier")),
+        hidden="hidden" in flags, root_only="root_only" in flags,
+        req_resv="reservation_required" in flags or "req_resv" in flags,
+        qos=clean(_at(p, "qos", "assigned")),
+    )
 
 
 def _listed(value: Any) -> list[str] | None:

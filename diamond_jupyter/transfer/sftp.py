@@ -60,6 +60,7 @@ class TreeTooLarge(SiteError):
 _NOT_UTF8 = re.compile(r"[\ud800-\udfff]")
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
+LIST_AHEAD = 4  # directories a recursive copy's walk lists at once, per SFTP channel
 HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
                "command line)")
 
@@ -96,11 +97,12 @@ class Walk:
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seen: int = 0  # entries looked at so far
+    sizes: dict[str, int] = field(default_factory=dict)  # each file's, as listed
 
-    def entry(self, rel: str, name: str, mode: int) -> str | None:
-        """Sort one directory entry; the relative path to descend into when it is a
-        directory, else None. TreeTooLarge past MAX_WALK_ENTRIES entries or below
-        MAX_WALK_DEPTH levels."""
+    def entry(self, rel: str, name: str, mode: int, size: int | None = None) -> str | None:
+        """Sort one directory entry (`size`: a file's, as the listing gave it); the
+        relative path to descend into when it is a directory, else None. TreeTooLarge past
+        MAX_WALK_ENTRIES entries or below MAX_WALK_DEPTH levels."""
         self.seen += 1
         if self.seen > MAX_WALK_ENTRIES:
             raise TreeTooLarge(f"{self.root}: more than {MAX_WALK_ENTRIES} entries under it, "
@@ -123,6 +125,8 @@ class Walk:
             return sub
         elif stat_mod.S_ISREG(mode):
             self.files.append(sub)
+            if size is not None:
+                self.sizes[sub] = size
         else:
             kind = "a symbolic link" if stat_mod.S_ISLNK(mode) else "not a regular file"
             self.skipped.append(f"{sub}: {kind}")
@@ -221,7 +225,8 @@ class LocalSide:
             rel = todo.pop()
             with os.scandir(os.path.join(path, rel) if rel else path) as entries:
                 for e in entries:
-                    sub = found.entry(rel, e.name, e.stat(follow_symlinks=False).st_mode)
+                    st = e.stat(follow_symlinks=False)
+                    sub = found.entry(rel, e.name, st.st_mode, st.st_size)
                     if sub is not None:
                         todo.append(sub)
         found.files.sort()
@@ -346,7 +351,40 @@ class SftpSide:
         while todo:
             rel = todo.pop()
             for a in self.sftp.listdir_attr(posixpath.join(path, rel)):
-                sub = found.entry(rel, a.filename, a.st_mode or 0)
+                sub = found.entry(rel, a.filename, a.st_mode or 0, a.st_size or 0)
+                if sub is not None:
+                    todo.append(sub)
+        found.files.sort()
+        return found
+
+    async def walk_pooled(self, path: str, skip_hidden: bool = False) -> Walk:
+        """`walk`'s answer (the same files and sizes, the same skipped entries in the same
+        order, the same limits and errors where the walk meets them), the directories it
+        takes next listed several at once on the transport's SFTP channels
+        (`sftp_channels`): one request at a time on this side's own channel took a round
+        trip per directory. When the walk reaches a directory not yet listed, the next
+        `LIST_AHEAD` x channels of those it still holds (its own first) are asked
+        together; every one of them is one the walk lists unless it stops at a limit
+        first, so a hostile listing costs at most that many more. A transport without
+        the channels is walked as `walk` does."""
+        each = getattr(self.transport, "_sftp_each", None)
+        if each is None:
+            return await asyncio.to_thread(self.walk, path, skip_hidden)
+        what = f"cannot list {path}"
+        ahead = LIST_AHEAD * max(1, getattr(self.transport, "sftp_channels", 1))
+        listed: dict[str, list[paramiko.SFTPAttributes] | OSError] = {}
+        found, todo = Walk(f"{self.label}:{path}", skip_hidden=skip_hidden), [""]
+        while todo:
+            if todo[-1] not in listed:  # the walk's next directory and those after it
+                batch = [rel for rel in reversed(todo) if rel not in listed][:ahead]
+                got = await each(what, _listing, [(path, rel) for rel in batch])
+                listed.update(zip(batch, got, strict=True))
+            rel = todo.pop()
+            entries = listed.pop(rel)
+            if isinstance(entries, OSError):
+                raise entries
+            for a in entries:
+                sub = found.entry(rel, a.filename, a.st_mode or 0, a.st_size or 0)
                 if sub is not None:
                     todo.append(sub)
         found.files.sort()
@@ -363,6 +401,17 @@ class SftpSide:
             await asyncio.to_thread(self.sftp.close)
         finally:
             self.transport._sem.release()
+
+
+def _listing(sftp: paramiko.SFTPClient, _home: str, path: str, rel: str
+             ) -> list[paramiko.SFTPAttributes] | OSError:
+    """The entries of `path`'s subdirectory `rel` in the server's order, each with its own
+    attributes (lstat); a missing or unreadable directory's error returned, for the walk
+    to raise where `SftpSide.walk` meets it (a lost connection's is raised)."""
+    try:
+        return sftp.listdir_attr(posixpath.join(path, rel))
+    except (FileNotFoundError, PermissionError) as e:
+        return e
 
 
 # GNU sha256sum writes a backslash before the sum of a file whose name holds a backslash or
@@ -537,9 +586,13 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
     at the destination (and different) is replaced only when `replaceable` says so (None:
     always); else it is left as it is and listed in `skipped`; so is each hidden entry with
     `skip_hidden`. `commit` is asked before the last file is put in place."""
-    found = await asyncio.to_thread(src.walk, src_path, skip_hidden)
+    walk_pooled = getattr(src, "walk_pooled", None)
+    found = await walk_pooled(src_path, skip_hidden) if walk_pooled is not None \
+        else await asyncio.to_thread(src.walk, src_path, skip_hidden)
     rels = found.files
-    sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
+    # each file's size as listed (a stat of each had cost a round trip a file)
+    sizes = [found.sizes[r] if r in found.sizes else
+             (await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
     total, done = sum(sizes), 0
     files, h, moved = [], hashlib.sha256(), 0

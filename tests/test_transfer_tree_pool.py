@@ -1,0 +1,191 @@
+"""`diamond transfer -r` from an SSH site lists the tree a level at a time, each level's
+directories at once on the connection's SFTP channels (`sftp_channels`), and takes each
+file's size from the listing (it asked a stat of each file, one after another). Against a
+real private sshd (no test bed): the files, sizes, skipped entries and their order, the
+limits and the errors are those of the walk one directory after another; the channels
+come back; a dropped connection fails the try as a lost one (retried), and the next copy
+reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+
+import paramiko
+import pytest
+from test_transport_ssh import ssh
+from test_walk_bounds import DIR, REG, LoopingListing
+
+from diamond_jupyter.model import SiteError
+from diamond_jupyter.transfer import retryable
+from diamond_jupyter.transfer.sftp import (
+    LIST_AHEAD,
+    MAX_WALK_DEPTH,
+    SftpSide,
+    TreeTooLarge,
+    sftp_copy,
+)
+
+# nested directories, files of several sizes, an empty directory, a hidden file and a
+# hidden directory, a link to a file, a link to a directory, a dangling link, a FIFO, and
+# names with blanks and non-ASCII text
+TREE = r"""set -e
+cd "$1"
+for a in d0 d1 d2; do for b in e0 e1; do
+  mkdir -p "$a/$b/f"; printf "$a$b" > "$a/$b/leaf.txt"; head -c 3000 /dev/zero > "$a/$b/f/z"
+done; printf "$a" > "$a/top.txt"; done
+mkdir empty d1/e1/empty_too .hid; printf h > .hid/h; printf dot > .dotfile
+printf r > 'root file ✓.txt'; ln -s top.txt d0/to_file; ln -s d0 to_dir
+ln -s missing nowhere; mkfifo d2/pipe
+"""
+
+
+async def _tree(t) -> str:
+    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
+    root = f"{home}/dj-tree-{secrets.token_hex(4)}"
+    await t.run(["mkdir", "--", root], check=True)
+    r = await t.run(["sh", "-c", TREE, "tree", root])
+    assert r.ok, r.stderr
+    return root
+
+
+async def _remove(t, root: str) -> None:
+    await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root])
+
+
+def _shown(w) -> tuple:
+    return w.files, w.sizes, w.skipped, w.seen
+
+
+def _settled(t) -> None:
+    """No SFTP channel in use and every session slot back (nothing leaked)."""
+    pool = t._conn.sftp
+    assert pool.open_channels == len(pool._idle) <= t.sftp_channels
+    assert t._sem._value == t.max_sessions - 1 - sum(c.holds_slot for c in pool._idle)
+
+
+@pytest.mark.asyncio
+async def test_a_tree_listed_by_levels_is_the_one_directory_after_another_walk(sshd):
+    t = ssh(sshd)
+    root = ""
+    try:
+        root = await _tree(t)
+        side = await SftpSide.open(t)
+        try:
+            for hidden in (False, True):
+                serial = await asyncio.to_thread(side.walk, root, hidden)
+                pooled = await side.walk_pooled(root, hidden)
+                assert _shown(pooled) == _shown(serial), hidden
+            assert "d0/e1/f/z" in pooled.files and pooled.sizes["d0/e1/f/z"] == 3000
+            assert pooled.sizes["root file ✓.txt"] == 1
+            assert sorted(pooled.skipped) == sorted([
+                ".dotfile: " + HIDDEN, ".hid/: " + HIDDEN, "d0/to_file: a symbolic link",
+                "to_dir: a symbolic link", "nowhere: a symbolic link",
+                "d2/pipe: not a regular file"])
+            # a subdirectory the user may not read: the walk's own error, where it meets it
+            await t.run(["chmod", "000", f"{root}/d1/e0"], check=True)
+            errors = []
+            for walk in (lambda: asyncio.to_thread(side.walk, root),
+                         lambda: side.walk_pooled(root)):
+                with pytest.raises(PermissionError) as e:
+                    await walk()
+                errors.append(str(e.value))
+            assert errors[0] == errors[1]
+            await t.run(["chmod", "700", f"{root}/d1/e0"], check=True)
+            # a path that is not there
+            for walk in (lambda: asyncio.to_thread(side.walk, root + "/gone"),
+                         lambda: side.walk_pooled(root + "/gone")):
+                with pytest.raises(FileNotFoundError):
+                    await walk()
+        finally:
+            await side.close()
+        assert t._conn.sftp.opened == t.sftp_channels == 4  # a level's directories at once
+        _settled(t)
+    finally:
+        if root:
+            await _remove(t, root)
+        await t.close()
+
+
+HIDDEN = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
+          "command line)")
+
+
+@pytest.mark.asyncio
+async def test_a_recursive_copy_is_the_same_with_the_pool_and_without(sshd, tmp_path,
+                                                                      monkeypatch):
+    t = ssh(sshd)
+    root = ""
+    try:
+        root = await _tree(t)
+        cancel = threading.Event()
+        pooled = await sftp_copy(t, root, None, str(tmp_path / "pooled"), recursive=True,
+                                 progress=lambda *_: None, cancel=cancel)
+        _settled(t)
+        with monkeypatch.context() as m:  # the engine before: one directory at a time
+            m.delattr(SftpSide, "walk_pooled")
+            serial = await sftp_copy(t, root, None, str(tmp_path / "serial"),
+                                     recursive=True, progress=lambda *_: None, cancel=cancel)
+        assert (pooled.files, pooled.skipped, pooled.checksum, pooled.bytes) == \
+            (serial.files, serial.skipped, serial.checksum, serial.bytes)
+        got = sorted(str(p.relative_to(tmp_path / "pooled"))
+                     for p in (tmp_path / "pooled").rglob("*") if p.is_file())
+        assert got == sorted(f["path"] for f in pooled.files)
+        assert (tmp_path / "pooled/d2/e1/f/z").read_bytes() == b"\0" * 3000
+        assert not (tmp_path / "pooled/empty").exists()  # no file in it: nothing to copy
+        # the connection dropped under an open copy: the listing's channels reconnect (the
+        # same answer), and the copy's own channel, gone with it, fails the try as a lost
+        # connection (the transfer retries it; the next try opens its channel anew)
+        side = await SftpSide.open(t)
+        try:
+            t._conn.transport.close()
+            assert _shown(await side.walk_pooled(root)) == \
+                _shown(await SftpSide.walk_pooled(side, root))
+            with pytest.raises((SiteError, OSError, EOFError, paramiko.SSHException)) as e:
+                await asyncio.to_thread(side.stat, f"{root}/top.txt")
+            assert retryable(e.value)
+        finally:
+            await side.close()
+        again = await sftp_copy(t, root, None, str(tmp_path / "again"), recursive=True,
+                                progress=lambda *_: None, cancel=cancel)
+        assert (again.files, again.skipped, again.checksum) == \
+            (pooled.files, pooled.skipped, pooled.checksum)
+        _settled(t)
+    finally:
+        if root:
+            await _remove(t, root)
+        await t.close()
+
+
+class _PooledLooping:
+    """A transport whose SFTP channels all answer with a listing that contains itself."""
+
+    name = "alpha"
+
+    def __init__(self, listing: LoopingListing) -> None:
+        self.listing = listing
+
+    async def _sftp_each(self, what, fn, calls):
+        return [fn(self.listing, "/home/me", *c) for c in calls]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("entries", [[("again", DIR), ("f.txt", REG)],
+                                     [(f"d{i}", DIR) for i in range(3)]])
+async def test_a_listing_that_contains_itself_stops_where_the_walk_stops(entries):
+    """A hostile server: the walk stops at the depth limit with its own error, having
+    listed at most LIST_AHEAD (x channels) times the directories the walk one after
+    another lists."""
+    serial_listing, pooled_listing = LoopingListing(entries), LoopingListing(entries)
+    serial = SftpSide(_PooledLooping(serial_listing), serial_listing, "/home/me")
+    pooled = SftpSide(_PooledLooping(pooled_listing), pooled_listing, "/home/me")
+    with pytest.raises(TreeTooLarge) as want:
+        serial.walk("/r")
+    with pytest.raises(TreeTooLarge) as got:
+        await pooled.walk_pooled("/r")
+    assert str(got.value) == str(want.value)
+    assert serial_listing.listed == MAX_WALK_DEPTH + 1  # the root and 64 levels
+    assert serial_listing.listed <= pooled_listing.listed <= \
+        LIST_AHEAD * serial_listing.listed
+

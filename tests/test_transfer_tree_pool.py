@@ -189,3 +189,51 @@ async def test_a_listing_that_contains_itself_stops_where_the_walk_stops(entries
     assert serial_listing.listed <= pooled_listing.listed <= \
         LIST_AHEAD * serial_listing.listed
 
+
+
+@pytest.mark.asyncio
+async def test_a_trees_files_are_copied_several_at_once_each_way(sshd, tmp_path, monkeypatch):
+    """Download and upload of the tree with 4 channels: more than one file's channel open
+    at once, the same answer as `sftp_channels: 1` (one file after another, as before);
+    an unreadable file fails both alike, and every channel comes back."""
+    t, one = ssh(sshd), ssh(sshd, sftp_channels=1)
+    opened: list[int] = []
+    real = SftpSide.open_now.__func__
+
+    async def counted(cls, transport):
+        side = await real(cls, transport)
+        opened.append(side is not None)
+        return side
+    monkeypatch.setattr(SftpSide, "open_now", classmethod(counted))
+    root = ""
+    copy = {"progress": lambda *_: None, "cancel": threading.Event(), "recursive": True}
+    try:
+        root = await _tree(t)
+        down = await sftp_copy(t, root, None, str(tmp_path / "down"), **copy)
+        assert sum(opened) == 3  # three more channels: four files at once
+        opened.clear()
+        serial = await sftp_copy(one, root, None, str(tmp_path / "serial"), **copy)
+        assert not opened  # one channel: no other opened
+        assert (down.files, down.skipped, down.checksum) == \
+            (serial.files, serial.skipped, serial.checksum)
+        # up again into a new directory on the site: its directories made by several
+        # copies at once
+        up = await sftp_copy(None, str(tmp_path / "down"), t, f"{root}-up", **copy)
+        assert (up.files, up.checksum) == (down.files, down.checksum)
+        _settled(t)
+        # a file the user may not read: the same error either way
+        await t.run(["chmod", "000", f"{root}/d1/e0/leaf.txt"], check=True)
+        failed = []
+        for tr, dest in ((t, "bad"), (one, "bad-serial")):
+            with pytest.raises(PermissionError) as e:
+                await sftp_copy(tr, root, None, str(tmp_path / dest), **copy)
+            failed.append(str(e.value))
+            copy["cancel"].clear()  # set by the failed copy to stop its readers
+        assert failed[0] == failed[1]
+        _settled(t)
+    finally:
+        if root:
+            await t.run(["rm", "-rf", "--", f"{root}-up"])
+            await _remove(t, root)
+        await t.close()
+        await one.close()

@@ -21,7 +21,7 @@ import queue
 import re
 import stat as stat_mod
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
@@ -61,6 +61,7 @@ _NOT_UTF8 = re.compile(r"[\ud800-\udfff]")
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
 LIST_AHEAD = 4  # directories a recursive copy's walk lists at once, per SFTP channel
+FILES_AT_ONCE = 4  # files a recursive copy over SSH moves at once, each on its own channel
 HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
                "command line)")
 
@@ -268,6 +269,18 @@ class SftpSide:
             raise
         return cls(transport, sftp, home, uid)
 
+    @classmethod
+    async def open_now(cls, transport: Any) -> SftpSide | None:
+        """`open`, only when the connection has two session slots free right away (this
+        channel's and one for a command beside it); else None, never waiting."""
+        sem = getattr(transport, "_sem", None)
+        if sem is None or getattr(sem, "_value", 0) < 2:
+            return None
+        try:
+            return await cls.open(transport)
+        except (SiteError, OSError, EOFError, paramiko.SSHException):
+            return None  # the server refused one more channel: the copy goes on without
+
     def abspath(self, path: str) -> str:
         if path == "~" or path.startswith("~/"):
             path = self.home + path[1:]
@@ -304,7 +317,15 @@ class SftpSide:
             try:
                 self.sftp.stat(cur)
             except FileNotFoundError:
-                self.sftp.mkdir(cur, 0o700)
+                try:
+                    self.sftp.mkdir(cur, 0o700)
+                except OSError as e:  # made meanwhile (another copy of the tree's files)?
+                    try:
+                        made = stat_mod.S_ISDIR(self.sftp.stat(cur).st_mode or 0)
+                    except OSError:
+                        made = False
+                    if not made:
+                        raise e from None
 
     def open_write(self, path: str, offset: int) -> BinaryIO:
         """SFTP has no O_NOFOLLOW: a resumed part file is checked by `lstat` before the open
@@ -581,11 +602,16 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
                     replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None,
+                    more: Sequence[tuple[Side, Side]] = ()) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums. A file already
     at the destination (and different) is replaced only when `replaceable` says so (None:
     always); else it is left as it is and listed in `skipped`; so is each hidden entry with
-    `skip_hidden`. `commit` is asked before the last file is put in place."""
+    `skip_hidden`. `commit` is asked before the last file is put in place. `more`: other
+    (source, destination) channels of the same two ends (`more_sides`): the files but the
+    last are copied that many more at once, each on its own pair; the last, alone after
+    them. The first failure stops the others (a copy that fails sets `cancel` to stop its
+    reader, which stops every copy's) and is raised; the answer is in the files' order."""
     walk_pooled = getattr(src, "walk_pooled", None)
     found = await walk_pooled(src_path, skip_hidden) if walk_pooled is not None \
         else await asyncio.to_thread(src.walk, src_path, skip_hidden)
@@ -594,29 +620,97 @@ async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
     sizes = [found.sizes[r] if r in found.sizes else
              (await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
-    total, done = sum(sizes), 0
+    total, done = [sum(sizes)], [0]  # bytes to copy (less those kept), of files done
+    moving: dict[int, int] = {}  # bytes so far of each file being copied
+    results: dict[int, CopyResult | str] = {}  # each file's copy, or why it was kept
+    errors: list[BaseException] = []
+    reporting = threading.Lock()  # `progress` is called as by one copy at a time
+
+    async def one(i: int, s: Side, d: Side, last: Commit | None = None) -> None:
+        rel, size = rels[i], sizes[i]
+
+        def prog(n: int, _t: int) -> None:  # from the copy's thread, one at a time
+            with reporting:
+                moving[i] = n
+                progress(done[0] + sum(moving.values()), total[0])
+        sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
+        r = await _already_there(s, sp, d, dp, size)  # a retry: skip what has arrived
+        if r is None:
+            why = await _kept(d, dp, rel, replaceable)
+            if why is not None:
+                results[i], total[0] = why, total[0] - size
+                return
+            r = await copy_file(s, sp, d, dp, progress=prog, cancel=cancel, commit=last)
+        with reporting:
+            moving.pop(i, None)
+            done[0] += size
+        results[i] = r
+
+    head = iter(range(len(rels) - 1))
+
+    async def worker(s: Side, d: Side) -> None:
+        for i in head:
+            if errors:
+                return
+            try:
+                await one(i, s, d)
+            except Exception as e:
+                errors.append(e)
+                raise
+
+    workers = [asyncio.ensure_future(worker(s, d))
+               for s, d in [(src, dst), *more][:max(1, len(rels) - 1)]]
+    try:
+        await asyncio.gather(*workers, return_exceptions=True)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    if errors:  # the first that is not another copy stopped by it
+        raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
+    if rels:
+        await one(len(rels) - 1, src, dst, commit)
     files, h, moved = [], hashlib.sha256(), 0
     skipped = list(found.skipped)
-    for rel, size in zip(rels, sizes, strict=True):
-        base = done
-
-        def prog(d: int, _t: int, base: int = base, total: int = total) -> None:
-            progress(base + d, total)
-        sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
-        r = await _already_there(src, sp, dst, dp, size)  # a retry: skip what has arrived
-        if r is None:
-            why = await _kept(dst, dp, rel, replaceable)
-            if why is not None:
-                skipped.append(why)
-                total -= size
-                continue
-            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel,
-                                commit=commit if rel == rels[-1] else None)
-        done += size
+    for i, (rel, size) in enumerate(zip(rels, sizes, strict=True)):
+        r = results[i]
+        if isinstance(r, str):
+            skipped.append(r)
+            continue
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
         files.append({"path": rel, "bytes": size, "sha256": r.checksum})
-    return CopyResult(total, moved, 0, h.hexdigest(), files, skipped)
+    return CopyResult(total[0], moved, 0, h.hexdigest(), files, skipped)
+
+
+def files_at_once(src: Side, src_t: Any | None, dst: Side, dst_t: Any | None) -> int:
+    """How many of a tree's files are copied at once: one between two local ends (no round
+    trip to overlap), else FILES_AT_ONCE, at most the SFTP channels the SSH site(s) allow
+    (`transport.sftp_channels`; 1: one file after another, as before)."""
+    ends = [t for side, t in ((src, src_t), (dst, dst_t)) if isinstance(side, SftpSide)]
+    if not ends:
+        return 1
+    return max(1, min(FILES_AT_ONCE, *(getattr(t, "sftp_channels", 1) for t in ends)))
+
+
+async def more_sides(side: Side, transport: Any | None, n: int) -> list[Side]:
+    """Up to `n` more channels to the end `side` is, for a tree's files copied at once: the
+    same LocalSide (it keeps no state between calls); for an SFTP side, each its own
+    channel (`SftpSide.open_now`), only as many as the connection has session slots free
+    right away, two each (the channel and its files' sha256 commands): none is waited
+    for. Close what comes back (`close_sides`)."""
+    if not isinstance(side, SftpSide):
+        return [side] * n
+    out: list[Side] = []
+    while len(out) < n and (extra := await SftpSide.open_now(transport)) is not None:
+        out.append(extra)
+    return out
+
+
+async def close_sides(sides: Sequence[Side]) -> None:
+    for side in {id(s): s for s in sides}.values():
+        with contextlib.suppress(Exception):  # a channel gone with its connection
+            await side.close()
 
 
 def _stat_here(side: Side, path: str) -> tuple[int, bool, int] | None:
@@ -692,9 +786,16 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1]:
                 if dst_path.endswith("/"):
                     dp = posixpath.join(dp, posixpath.basename(sp))
-                return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                       replaceable=replaceable, skip_hidden=skip_hidden,
-                                       commit=commit)
+                n = files_at_once(src, src_t, dst, dst_t) - 1
+                srcs = await more_sides(src, src_t, n) if n else []
+                try:
+                    dsts = await more_sides(dst, dst_t, len(srcs)) if srcs else []
+                    return await copy_tree(src, sp, dst, dp, progress=progress,
+                                           cancel=cancel, replaceable=replaceable,
+                                           skip_hidden=skip_hidden, commit=commit,
+                                           more=list(zip(srcs, dsts, strict=False)))
+                finally:
+                    await close_sides([x for x in (*srcs, *dsts) if x not in (src, dst)])
             if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
                 name = posixpath.basename(sp)
                 dp = posixpath.join(dp, name)

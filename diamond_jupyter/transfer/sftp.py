@@ -257,11 +257,24 @@ class SftpSide:
         self.label = transport.name
 
     @classmethod
-    async def open(cls, transport: Any) -> SftpSide:
+    async def open(cls, transport: Any, *, retry: bool = True) -> SftpSide:
+        """The site's side on a channel of its own (a session slot of the connection's);
+        an open the server refuses on a live connection is asked again for up to about 3 s
+        (`retry`), as a command's is."""
         await transport._take_session()  # one sshd session, counted against MaxSessions
         try:
             conn = await transport._ensure()
-            sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport, conn.transport)
+            delay = 0.01
+            while True:  # sshd frees a closed session's slot a moment after the close
+                try:
+                    sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport,
+                                                   conn.transport)
+                    break
+                except (paramiko.SSHException, EOFError, OSError):
+                    if not retry or not conn.alive() or delay > 1.5:
+                        raise
+                    await asyncio.sleep(delay)
+                    delay *= 2
             home = await asyncio.to_thread(sftp.normalize, ".")
             uid = (await asyncio.to_thread(sftp.stat, home)).st_uid
         except BaseException:
@@ -277,7 +290,7 @@ class SftpSide:
         if sem is None or getattr(sem, "_value", 0) < 2:
             return None
         try:
-            return await cls.open(transport)
+            return await cls.open(transport, retry=False)
         except (SiteError, OSError, EOFError, paramiko.SSHException):
             return None  # the server refused one more channel: the copy goes on without
 

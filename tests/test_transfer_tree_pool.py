@@ -237,3 +237,44 @@ async def test_a_trees_files_are_copied_several_at_once_each_way(sshd, tmp_path,
             await _remove(t, root)
         await t.close()
         await one.close()
+
+
+@pytest.mark.asyncio
+async def test_a_connection_dropped_mid_copy_is_a_lost_try_and_the_next_one_resumes(
+        sshd, tmp_path):
+    """Eight files of 2 MB copied 4 at once; the connection is closed under them once
+    bytes have arrived: the try fails as a lost connection (retryable), no channel or
+    session slot is left taken, and the next try (what the transfer's retry runs)
+    completes with the same files, moving less than the whole tree again."""
+    t = ssh(sshd)
+    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
+    root = f"{home}/dj-drop-{secrets.token_hex(4)}"
+    cancel = threading.Event()
+    try:
+        await t.run(["sh", "-c", 'mkdir -p "$1/a" "$1/b"; for i in 1 2 3 4; do '
+                     'head -c 2000000 /dev/urandom > "$1/a/f$i"; '
+                     'head -c 2000000 /dev/urandom > "$1/b/g$i"; done', "mk", root],
+                    check=True)
+        dropped = threading.Event()
+
+        def drop_once(done: int, _total: int) -> None:  # from a copy's thread
+            if done > 3_000_000 and not dropped.is_set():
+                dropped.set()
+                t._conn.transport.close()
+        with pytest.raises(Exception) as e:
+            await sftp_copy(t, root, None, str(tmp_path / "d"), recursive=True,
+                            progress=drop_once, cancel=cancel)
+        assert dropped.is_set() and retryable(e.value), repr(e.value)
+        assert t._sem._value == t.max_sessions - 1  # every side's slot back
+        cancel.clear()  # as the transfer's retry does
+        res = await sftp_copy(t, root, None, str(tmp_path / "d"), recursive=True,
+                              progress=lambda *_: None, cancel=cancel)
+        assert [f["path"] for f in res.files] == [f"a/f{i}" for i in range(1, 5)] + \
+            [f"b/g{i}" for i in range(1, 5)]
+        assert res.bytes == 16_000_000 and 0 < res.moved < 16_000_000
+        for f in res.files:
+            assert (tmp_path / "d" / f["path"]).stat().st_size == 2_000_000
+        _settled(t)
+    finally:
+        await t.run(["rm", "-rf", "--", root])
+        await t.close()

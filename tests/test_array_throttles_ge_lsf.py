@@ -226,3 +226,33 @@ def test_a_slurm_lane_held_by_a_full_throttle_waits_whatever_its_reason():
     v = verdict(place(spec(nodes=2, cpus=32, walltime=H), [(cfg, snap)], now=snap.taken_at),
                 "alpha")
     assert (v.verdict, v.estimated_start) == ("READY", snap.taken_at)
+
+
+# ------------------------------------------------------------------ translation
+
+THROTTLED = {
+    "slurm": ("#!/bin/bash\n#SBATCH --array=1-100%5\n#SBATCH -t 1:00:00\n./app\n",
+              "#SBATCH --array=1-100%5"),
+    "sge": ("#!/bin/bash\n#$ -t 1-100\n#$ -tc 5\n#$ -l h_rt=1:00:00\n./app\n", "#$ -tc 5"),
+    "lsf": ('#!/bin/bash\n#BSUB -J "sweep[1-100]%5"\n#BSUB -W 1:00\n./app\n', "[1-100]%5"),
+    "pbs": ("#!/bin/bash\n#PBS -J 1-100%5\n#PBS -l walltime=1:00:00\n./app\n",
+            "#PBS -J 1-100%5"),
+}
+
+
+def test_an_array_throttle_translates_between_every_pair_or_is_said_dropped():
+    """Slurm `%5`, Grid Engine `-tc 5`, LSF `[1-100]%5` and PBS Pro `-J 1-100%5` carry the
+    throttle each to each; flux has no arrays: the array is said dropped, throttle and
+    all, never left out silently."""
+    from diamond_jupyter.dialects.translate import translate
+
+    for src, (script, _) in THROTTLED.items():
+        for dst, (_, carried) in THROTTLED.items():
+            if dst != src:
+                out, said, spec = translate(script, dst, src)
+                assert carried in out, (src, dst, out)
+                assert spec.array is not None and spec.array.expression.endswith("%5")
+                assert not any("array" in w for w in said), (src, dst, said)
+        out, said, _ = translate(script, "flux", src)
+        assert [w for w in said if "array 1-100%5" in w] == [
+            "dropped: array 1-100%5 (flux batch has no arrays; use flux bulksubmit)"], said

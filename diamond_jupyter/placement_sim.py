@@ -336,7 +336,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
-        if d.tasks == 1 and (mine := own.get(d.native_id or "")) is not None:
+        if d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,

@@ -256,3 +256,21 @@ def test_an_array_throttle_translates_between_every_pair_or_is_said_dropped():
         out, said, _ = translate(script, "flux", src)
         assert [w for w in said if "array 1-100%5" in w] == [
             "dropped: array 1-100%5 (flux batch has no arrays; use flux bulksubmit)"], said
+
+
+def test_the_users_own_array_tasks_run_their_own_runtime_in_the_plan():
+    """The user's array 30 is expected to run 45 min a task (the engine knows it by the
+    array's id): its running tasks `30.1` and `30.2`, half an hour in, give s1 back after
+    15 min, not at their class's walltime end (+30 min)."""
+    from diamond_jupyter.placement import site_nodes
+    from diamond_jupyter.placement_sim import build_state, pending_demands, recalibrated
+
+    snap = _gaia_array()[1]
+    nodes = site_nodes(snap)
+    members = {"all.q": [n.name for n in nodes]}
+    st = build_state(snap, nodes, members, NOW, {})
+    queue = pending_demands(snap, st, members, NOW, {})
+    same = recalibrated(st, queue, lambda *_: 1.0)[0]
+    mine = recalibrated(st, queue, lambda *_: 1.0, own={"30": 45 * 60.0})[0]
+    assert sorted(r[0] for r in same.releases) == [H / 2, H / 2]
+    assert sorted(r[0] for r in mine.releases) == [H / 4, H / 4]

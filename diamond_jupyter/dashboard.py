@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Literal, TypedDict
 
 from .calibration import Ratio, RecentWaits, SiteCalibration
+from .dialects.outputs_common import array_record
 from .model import JobState, JobStatus, SiteSnapshot
 from .placement_fit import aware, partition_members, site_nodes
 from .placement_sim import build_state, calibrated_views, pending_demands, queue_starts
@@ -195,6 +196,8 @@ def queue_rows(snap: SiteSnapshot, now: datetime, mine: Mapping[str, str],
                 predicted["p90_s"] = max(predicted["p90_s"] or predicted["median_s"],
                                          round(b[0]))
         job = mine.get(j.native_id)
+        if job is None and (arr := array_record(j.native_id)) is not None:
+            job = mine.get(arr[0])  # a task of the user's array (`123_7`, `9.4-8:1`)
         rows.append({
             "id": j.native_id, "user": j.user, "name": j.name, "partition": j.partition,
             "nodes": j.nodes, "cpus": j.cpus, "gpus": j.gpus, "state": state.value,

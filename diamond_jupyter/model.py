@@ -754,7 +754,9 @@ class JobStatus(_Model):
     # PBS: a job array's own record (`123[]`): how many of its subjobs wait
     # (array_indices_remaining) and run (array_state_count), and at most how many run at
     # once (max_run_subjobs); None: not such a record, or not said (Slurm and Grid Engine
-    # say theirs in a waiting range's id: `placement_sim.array_record`)
+    # say theirs in a waiting range's id: `placement_sim.array_record`). `array_limit` is
+    # also the throttle of a Grid Engine array's waiting range (`-tc`, read by `qstat -j`)
+    # and of each LSF array element's record (`%k`, read by `bjobs -A -w`)
     array_waiting: int | None = None
     array_running: int | None = None
     array_limit: int | None = None

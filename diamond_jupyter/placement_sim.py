@@ -34,14 +34,17 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   or begun) stands for each of its tasks, each of the record's size and walltime, in the
   record's place (Slurm gives an array's tasks consecutive priorities). They run in lanes
   (`array_lanes`): at most as many at once as the record has tasks, as the nodes it may
-  use hold at once, as its throttle (`%k`, `max_run_subjobs`) allows (k less the array's
-  tasks running; the lanes past that start when those tasks' walltimes end), and
+  use hold at once, as its throttle (`%k`, `max_run_subjobs`, Grid Engine's `-tc`, LSF's
+  `%k`, the last two carried by the record: `JobStatus.array_limit`) allows (k less the
+  array's tasks running; the lanes past that start when those tasks' walltimes end,
+  whatever the record's reason), and
   `MAX_ARRAY_LANES`. A lane is one demand running its share of the tasks back to back, as
   the array's next task takes the room its last one freed ahead of lower-priority work.
   So a huge range (`_[1-100000]`) simulates as a bounded number of demands, and only the
   tasks that could run at once are kept apart. A lane waiting for room on a busy site
   keeps its share (its tasks are not taken over by lanes that started): the array ends a
-  little late.
+  little late. LSF lists a throttled array's waiting elements one by one (`500[7]`): they
+  count together, in the first one's place (`_gathered`).
 
 Cost: every event (a job end or a scheduler-estimated start) is handled once. At each
 event the blocked head's shadow time is computed once per head (walking the sorted
@@ -59,6 +62,7 @@ import bisect
 import heapq
 import itertools
 import math
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -70,6 +74,8 @@ from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import array_record, job_hosts
 from .model import JobState, JobStatus, Node, SiteSnapshot
 from .placement_fit import aware, node_usable
+
+_ELEMENT = re.compile(r"\d+\[\d+\]")  # LSF's record of one array element, `500[7]`
 
 
 @lru_cache(maxsize=8192)
@@ -320,7 +326,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
         if o is not None:
             w, elapsed, part, cpus = o
             end = _release_after(w, elapsed, part, cpus, ratio)
-            mine = own.get(st.job_ids.get(seq, ""))
+            mine = _own(own, st.job_ids.get(seq, ""))
             if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
                 end = max(end, left) if bound else left
         rel.append((end, seq, h, c, g))
@@ -330,13 +336,22 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
-        if d.tasks == 1 and (mine := own.get(d.native_id or "")) is not None:
+        if d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
                             native_id=d.native_id, limit=d.planned, tasks=d.tasks))
     return new_st, new_q
+
+
+def _own(own: dict[str, float], native_id: str) -> float | None:
+    """The user's own job's expected runtime, by its id or, for an array's task (`123_7`,
+    Grid Engine's `9.3`, LSF's `500[3]`), by its array's (what the engine submitted)."""
+    if (mine := own.get(native_id)) is not None or not native_id:
+        return mine
+    arr = array_record(native_id)
+    return own.get(arr[0]) if arr else None
 
 
 def _own_left(runtime: float, w: float | None, elapsed: float | None) -> float | None:
@@ -416,7 +431,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     biggest = max(st.cap_c, default=0) or 1
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
-    for j in snap.jobs:
+    for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
@@ -444,9 +459,12 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             arr[1], arr[2], arrays_running.get(arr[0], []),
             _at_once(st, elig, k, cpus, gpus))
         for tasks, after in lanes:
+            # a lane its throttle holds (`after`) waits for the array's running tasks,
+            # whatever its reason says
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
                               planned is not None,
-                              now_ok=(j.reason or "").strip().lower() in _STALE_OK,
+                              now_ok=after <= 0 and (j.reason or "").strip().lower()
+                              in _STALE_OK,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
                               limit=limit * tasks, tasks=tasks))
     return out
@@ -471,12 +489,40 @@ def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_onc
 
 def _waiting_tasks(j: JobStatus) -> tuple[str, int, int | None] | None:
     """A queue record's waiting array tasks: (the array's id, how many, its throttle), from
-    the record's counts (PBS `123[]`, running or not) or its id (`array_record`); None for
-    a plain job's record."""
+    the record's counts (PBS `123[]`, running or not; LSF's waiting elements gathered by
+    `_gathered`) or its id (`array_record`); the throttle from the id (Slurm `%k`), else
+    as the record carries it (Grid Engine `-tc`, LSF `%k`); None for a plain job's
+    record."""
     if j.array_waiting is not None:
-        return j.native_id, j.array_waiting, j.array_limit
-    return array_record(j.native_id) if j.state == JobState.PENDING and j.native_id \
-        else None
+        arr = array_record(j.native_id)
+        return (arr[0] if arr else j.native_id), j.array_waiting, j.array_limit
+    if j.state != JobState.PENDING or not j.native_id \
+            or (arr := array_record(j.native_id)) is None:
+        return None
+    return arr if arr[2] is not None else (arr[0], arr[1], j.array_limit)
+
+
+def _gathered(jobs: list[JobStatus]) -> list[JobStatus]:
+    """The queue with the waiting elements of each throttled array listed one by one (LSF:
+    `500[7]`, `500[8]` ..., each carrying its array's limit) as one record of them all, in
+    the first one's place (`array_waiting`): their lanes share the throttle."""
+    counts: dict[str, int] = {}
+    for j in jobs:
+        if j.array_limit and j.array_waiting is None and j.state == JobState.PENDING \
+                and (arr := array_record(j.native_id)) and _ELEMENT.fullmatch(j.native_id):
+            counts[arr[0]] = counts.get(arr[0], 0) + arr[1]
+    if not counts:
+        return jobs
+    out, placed = [], set()
+    for j in jobs:
+        arr = array_record(j.native_id) if j.native_id else None
+        if arr is None or arr[0] not in counts or j.state != JobState.PENDING \
+                or not _ELEMENT.fullmatch(j.native_id):
+            out.append(j)
+        elif arr[0] not in placed:
+            placed.add(arr[0])
+            out.append(j.model_copy(update={"array_waiting": counts[arr[0]]}))
+    return out
 
 
 def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:

@@ -324,7 +324,8 @@ def test_sge_job_without_number_is_said():
     with pytest.raises(SiteError, match="JB_job_number"):
         sge.parse_status(SGE_QUEUE)
     snap = sge.parse_snapshot("delta", {"queue": SGE_QUEUE})
-    assert [j.native_id for j in snap.jobs] == ["12", "14"]
+    # the waiting range under its task record's id, as the status query reads it
+    assert [j.native_id for j in snap.jobs] == ["12", "14.1-10:2"]
     assert snap.warnings == ["delta: sge: cannot parse qstat -xml: a job without "
                              "JB_job_number (got 'JB_name=lost state=qw')"]
     assert [j.native_id for j in sge.parse_status(SGE_QUEUE, [])] == ["12", "14.1-10:2"]

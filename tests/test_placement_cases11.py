@@ -200,11 +200,12 @@ def _ge_job(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4,
 
 
 def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes: str = "",
-         glob: dict[str, str] | None = None):
+         glob: dict[str, str] | None = None, pending: str = "", throttles: str = ""):
     """A Grid Engine site of two 16-slot hosts (s1, s2; 64 GB each), one queue all.q;
     `jobs`: the running jobs' entries on each host; `left`: each host's host consumables
     as `qhost -F` prints what is left of them (hc:NAME=VALUE); `complexes`: `qconf -sc`;
-    `glob`: the global host's consumables left (gc:NAME=VALUE)."""
+    `glob`: the global host's consumables left (gc:NAME=VALUE); `pending`: the waiting
+    jobs' entries; `throttles`: the `qstat -j` lines of the snapshot's "throttles"."""
     from datetime import timezone
 
     from diamond_jupyter.config import SiteConfig
@@ -217,7 +218,7 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes:
         f"</load_avg><arch>lx-amd64</arch>{''.join(jobs.get(h, []))}</Queue-List>"
         for h in ("s1", "s2"))
     qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
-        "<job_info></job_info></job_info>"
+        f"<job_info>{pending}</job_info></job_info>"
     hosts = "".join(
         f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
         "<hostvalue name='num_proc'>16</hostvalue><hostvalue name='load_avg'>0.5</hostvalue>"
@@ -231,7 +232,7 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes:
     qhost = f"<?xml version='1.0'?><qhost><host name='global'>{gc}</host>{hosts}</qhost>"
     snap = SgeCommands(tz=timezone.utc).parse_snapshot(
         "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n",
-                 "complexes": complexes})
+                 "complexes": complexes, "throttles": throttles})
     return SiteConfig(name="gaia", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
 
 

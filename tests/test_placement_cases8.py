@@ -145,7 +145,7 @@ def _wjob(jid: str, user: str, slots: int, host: str, left_h: float, limit_h: in
             "RUNTIMELIMIT": f"{limit_h * 60}.0/{host}"}
 
 
-def wren(*jobs: dict, limits: str | None = None, queue_long: str = ""):
+def wren(*jobs: dict, limits: str | None = None, queue_long: str = "", arrays: str = ""):
     import json
     from datetime import timezone
 
@@ -153,7 +153,7 @@ def wren(*jobs: dict, limits: str | None = None, queue_long: str = ""):
     from diamond_jupyter.dialects.lsf_commands import LsfCommands
 
     used: dict[str, int] = {}
-    for j in jobs:
+    for j in (j for j in jobs if "EXEC_HOST" in j):  # running: on its host
         used[j["EXEC_HOST"].split("*")[1]] = used.get(j["EXEC_HOST"].split("*")[1], 0) \
             + int(j["SLOTS"])
     hosts = {"RECORDS": [{"HOST_NAME": h, "STATUS": "closed_Full" if used.get(h) == c
@@ -165,7 +165,7 @@ def wren(*jobs: dict, limits: str | None = None, queue_long: str = ""):
                            "RUNLIMIT": "1440.0 min"}]}
     outputs = {"hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
                "queues": json.dumps(queues), "queue": json.dumps({"RECORDS": list(jobs)}),
-               "user": "alice\n", "queue_long": queue_long,
+               "user": "alice\n", "queue_long": queue_long, "arrays": arrays,
                **({"limits": limits} if limits is not None else {})}
     snap = LsfCommands(tz=timezone.utc).parse_snapshot("wren", outputs)
     snap = snap.model_copy(update={"taken_at": NOW})

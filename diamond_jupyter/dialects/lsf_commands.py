@@ -87,7 +87,7 @@ class LsfCommands:
     name = "lsf"
     submit_stdin = True  # the script goes to bsub's standard input
     # outputs that change with the queue: read with every snapshot (blimits: the use)
-    live_outputs = frozenset({"queue", "limits"})
+    live_outputs = frozenset({"queue", "limits", "arrays"})
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
 
@@ -154,6 +154,9 @@ class LsfCommands:
             # each queue's JL/U (bqueues -l), and the lsb.resources limits in use (blimits)
             "queue_long": ["sh", "-c", "bqueues -l 2>/dev/null; exit 0"],
             "limits": ["sh", "-c", "blimits -w 2>/dev/null; exit 0"],
+            # each array's spec in full (-w), its `%k` throttle with it: `name[1-100]%5`
+            # (each element's own record names only its index)
+            "arrays": ["sh", "-c", "bjobs -A -w -u all 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -354,11 +357,36 @@ class LsfCommands:
             site=site, nodes=nodes,
             partitions=parts,
             lsf_limits=parse_blimits(outputs["limits"]) if "limits" in outputs else None,
-            jobs=self.parse_status(outputs.get("queue", ""), skipped),
+            jobs=with_array_limits(self.parse_status(outputs.get("queue", ""), skipped),
+                                   parse_array_limits(outputs.get("arrays", ""))),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             warnings=[f"{site}: {w}" for w in skipped],
         )
+
+
+_ARRAY_SPEC = re.compile(r"\S*\[[^\[\]]*\]%(\d+)")  # `name[1-100:2,200]%5`
+
+
+def parse_array_limits(stdout: str) -> dict[str, int]:
+    """`bjobs -A -w`: each job array's `%k` (at most k of its elements run at once) by its
+    JOBID, from the ARRAY_SPEC column (`JOBID ARRAY_SPEC OWNER NJOBS PEND DONE RUN EXIT
+    SSUSP USUSP PSUSP`); an array without one is left out."""
+    out: dict[str, int] = {}
+    for line in stdout.splitlines():
+        cols = line.split()
+        if len(cols) >= 2 and cols[0].isdigit() and (m := _ARRAY_SPEC.fullmatch(cols[1])) \
+                and int(m.group(1)) > 0:
+            out[cols[0]] = int(m.group(1))
+    return out
+
+
+def with_array_limits(jobs: list[JobStatus], limits: dict[str, int]) -> list[JobStatus]:
+    """Each array element's record (`500[7]`) with its array's throttle (`array_limit`)."""
+    if not limits:
+        return jobs
+    return [j.model_copy(update={"array_limit": limits[a]})
+            if (a := array_of(j.native_id)) in limits else j for j in jobs]
 
 
 def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:

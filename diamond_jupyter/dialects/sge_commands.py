@@ -108,6 +108,32 @@ def finished_state(failed: str | None, exit_status: int | None
     return JobState.FAILED, exit_status, f"exit code {exit_status}"
 
 
+# `qstat -j` of the arrays with tasks waiting (at most 1,000), only the lines `parse_throttles`
+# reads
+THROTTLES_SH = (
+    "ids=$(qstat -xml -s p -u '*' 2>/dev/null | awk -F'[<>]' "
+    "'$2==\"JB_job_number\"{j=$3} $2==\"tasks\" && j ~ /^[0-9]+$/ {print j}' "
+    "| sort -un | head -n 1000 | paste -sd, -); "
+    '[ -n "$ids" ] && qstat -j "$ids" 2>/dev/null '
+    "| grep -E '^(job_number|maximum concurrency):'; exit 0")
+
+
+def parse_throttles(stdout: str) -> dict[str, int]:
+    """`qstat -j`'s `maximum concurrency:` of each job (`qsub -tc N`: at most N of the
+    array's tasks run at once), by its `job_number:`; 0 (no limit) left out."""
+    out: dict[str, int] = {}
+    job = None
+    for line in stdout.splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key.strip() == "job_number":
+            job = value if value.isdigit() else None
+        elif key.strip() == "maximum concurrency" and job and value.isdigit() \
+                and int(value) > 0:
+            out[job] = int(value)
+    return out
+
+
 class SgeCommands:
     """Grid Engine argv builders and parsers. `tz`: the cluster's time zone for its naive
     timestamps (None = this machine's)."""
@@ -124,6 +150,8 @@ class SgeCommands:
 
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
+    # outputs that change with the queue: read with every snapshot
+    live_outputs = frozenset({"queue", "throttles"})
     # an ended task leaves qstat at once: its outcome is in qacct while the array runs on
     ended_tasks_leave_queue = True
 
@@ -207,6 +235,10 @@ class SgeCommands:
                          "echo; done; exit 0"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
+            # the -tc throttle of each array with tasks waiting (qstat lists it only with
+            # -j: `maximum concurrency:`); the arrays are those whose waiting record has
+            # tasks, their ids digits read from qstat's own XML
+            "throttles": ["sh", "-c", THROTTLES_SH],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
@@ -251,23 +283,26 @@ class SgeCommands:
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
             if (st := self._xml_job_or_skip(j, skipped)) is None:
                 continue
-            tasks = clean(j.findtext("tasks"))
-            if tasks and _TASK_ID.fullmatch(f"{st.native_id}.{tasks}"):  # one record a task
-                st = st.model_copy(update={"native_id": f"{st.native_id}.{tasks}"})
             prev = jobs.get(st.native_id)
             if prev is None or (st.state == JobState.RUNNING != prev.state):
                 jobs[st.native_id] = st
         return list(jobs.values()) + (self.parse_accounting(acct) if acct.strip() else [])
 
     def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
-        """`_xml_job`, or None with why said in `skipped` (without it, SiteError)."""
+        """`_xml_job` under its task record's id (an array's task `9.3`, its waiting tasks
+        `9.4-8:1`: one record a task), or None with why said in `skipped` (without it,
+        SiteError)."""
         try:
-            return self._xml_job(j)
+            st = self._xml_job(j)
         except SiteError as e:
             if skipped is None:
                 raise
             skipped.append(str(e))
             return None
+        tasks = clean(j.findtext("tasks"))
+        if tasks and _TASK_ID.fullmatch(f"{st.native_id}.{tasks}"):
+            st = st.model_copy(update={"native_id": f"{st.native_id}.{tasks}"})
+        return st
 
     def _xml_job(self, j: ET.Element) -> JobStatus:
         jid = (j.findtext("JB_job_number") or "").strip()
@@ -409,8 +444,11 @@ class SgeCommands:
                     jobs.append(st.model_copy(update={"partition": qname,
                                                       "node_list": host or None}))
             info = root.find("job_info")
+            throttles = parse_throttles(outputs.get("throttles", ""))
             for j in (info.iter("job_list") if info is not None else ()):
                 if (st := self._xml_job_or_skip(j, skipped)) is not None:
+                    if (limit := throttles.get(array_of(st.native_id) or "")) is not None:
+                        st = st.model_copy(update={"array_limit": limit})
                     jobs.append(st)
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,

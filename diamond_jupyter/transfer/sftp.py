@@ -21,7 +21,7 @@ import queue
 import re
 import stat as stat_mod
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
@@ -60,6 +60,8 @@ class TreeTooLarge(SiteError):
 _NOT_UTF8 = re.compile(r"[\ud800-\udfff]")
 MAX_WALK_DEPTH = 64  # directory levels a recursive copy descends
 MAX_WALK_ENTRIES = 100_000  # directory entries (files, directories, others) it looks at
+LIST_AHEAD = 4  # directories a recursive copy's walk lists at once, per SFTP channel
+FILES_AT_ONCE = 4  # files a recursive copy over SSH moves at once, each on its own channel
 HIDDEN_LEFT = ("a hidden name, left out of a tool call's copy (copy it yourself from the "
                "command line)")
 
@@ -96,11 +98,12 @@ class Walk:
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seen: int = 0  # entries looked at so far
+    sizes: dict[str, int] = field(default_factory=dict)  # each file's, as listed
 
-    def entry(self, rel: str, name: str, mode: int) -> str | None:
-        """Sort one directory entry; the relative path to descend into when it is a
-        directory, else None. TreeTooLarge past MAX_WALK_ENTRIES entries or below
-        MAX_WALK_DEPTH levels."""
+    def entry(self, rel: str, name: str, mode: int, size: int | None = None) -> str | None:
+        """Sort one directory entry (`size`: a file's, as the listing gave it); the
+        relative path to descend into when it is a directory, else None. TreeTooLarge past
+        MAX_WALK_ENTRIES entries or below MAX_WALK_DEPTH levels."""
         self.seen += 1
         if self.seen > MAX_WALK_ENTRIES:
             raise TreeTooLarge(f"{self.root}: more than {MAX_WALK_ENTRIES} entries under it, "
@@ -123,6 +126,8 @@ class Walk:
             return sub
         elif stat_mod.S_ISREG(mode):
             self.files.append(sub)
+            if size is not None:
+                self.sizes[sub] = size
         else:
             kind = "a symbolic link" if stat_mod.S_ISLNK(mode) else "not a regular file"
             self.skipped.append(f"{sub}: {kind}")
@@ -221,7 +226,8 @@ class LocalSide:
             rel = todo.pop()
             with os.scandir(os.path.join(path, rel) if rel else path) as entries:
                 for e in entries:
-                    sub = found.entry(rel, e.name, e.stat(follow_symlinks=False).st_mode)
+                    st = e.stat(follow_symlinks=False)
+                    sub = found.entry(rel, e.name, st.st_mode, st.st_size)
                     if sub is not None:
                         todo.append(sub)
         found.files.sort()
@@ -251,17 +257,42 @@ class SftpSide:
         self.label = transport.name
 
     @classmethod
-    async def open(cls, transport: Any) -> SftpSide:
+    async def open(cls, transport: Any, *, retry: bool = True) -> SftpSide:
+        """The site's side on a channel of its own (a session slot of the connection's);
+        an open the server refuses on a live connection is asked again for up to about 3 s
+        (`retry`), as a command's is."""
         await transport._take_session()  # one sshd session, counted against MaxSessions
         try:
             conn = await transport._ensure()
-            sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport, conn.transport)
+            delay = 0.01
+            while True:  # sshd frees a closed session's slot a moment after the close
+                try:
+                    sftp = await asyncio.to_thread(paramiko.SFTPClient.from_transport,
+                                                   conn.transport)
+                    break
+                except (paramiko.SSHException, EOFError, OSError):
+                    if not retry or not conn.alive() or delay > 1.5:
+                        raise
+                    await asyncio.sleep(delay)
+                    delay *= 2
             home = await asyncio.to_thread(sftp.normalize, ".")
             uid = (await asyncio.to_thread(sftp.stat, home)).st_uid
         except BaseException:
             transport._sem.release()
             raise
         return cls(transport, sftp, home, uid)
+
+    @classmethod
+    async def open_now(cls, transport: Any) -> SftpSide | None:
+        """`open`, only when the connection has two session slots free right away (this
+        channel's and one for a command beside it); else None, never waiting."""
+        sem = getattr(transport, "_sem", None)
+        if sem is None or getattr(sem, "_value", 0) < 2:
+            return None
+        try:
+            return await cls.open(transport, retry=False)
+        except (SiteError, OSError, EOFError, paramiko.SSHException):
+            return None  # the server refused one more channel: the copy goes on without
 
     def abspath(self, path: str) -> str:
         if path == "~" or path.startswith("~/"):
@@ -299,7 +330,15 @@ class SftpSide:
             try:
                 self.sftp.stat(cur)
             except FileNotFoundError:
-                self.sftp.mkdir(cur, 0o700)
+                try:
+                    self.sftp.mkdir(cur, 0o700)
+                except OSError as e:  # made meanwhile (another copy of the tree's files)?
+                    try:
+                        made = stat_mod.S_ISDIR(self.sftp.stat(cur).st_mode or 0)
+                    except OSError:
+                        made = False
+                    if not made:
+                        raise e from None
 
     def open_write(self, path: str, offset: int) -> BinaryIO:
         """SFTP has no O_NOFOLLOW: a resumed part file is checked by `lstat` before the open
@@ -346,7 +385,40 @@ class SftpSide:
         while todo:
             rel = todo.pop()
             for a in self.sftp.listdir_attr(posixpath.join(path, rel)):
-                sub = found.entry(rel, a.filename, a.st_mode or 0)
+                sub = found.entry(rel, a.filename, a.st_mode or 0, a.st_size or 0)
+                if sub is not None:
+                    todo.append(sub)
+        found.files.sort()
+        return found
+
+    async def walk_pooled(self, path: str, skip_hidden: bool = False) -> Walk:
+        """`walk`'s answer (the same files and sizes, the same skipped entries in the same
+        order, the same limits and errors where the walk meets them), the directories it
+        takes next listed several at once on the transport's SFTP channels
+        (`sftp_channels`): one request at a time on this side's own channel took a round
+        trip per directory. When the walk reaches a directory not yet listed, the next
+        `LIST_AHEAD` x channels of those it still holds (its own first) are asked
+        together; every one of them is one the walk lists unless it stops at a limit
+        first, so a hostile listing costs at most that many more. A transport without
+        the channels is walked as `walk` does."""
+        each = getattr(self.transport, "_sftp_each", None)
+        if each is None:
+            return await asyncio.to_thread(self.walk, path, skip_hidden)
+        what = f"cannot list {path}"
+        ahead = LIST_AHEAD * max(1, getattr(self.transport, "sftp_channels", 1))
+        listed: dict[str, list[paramiko.SFTPAttributes] | OSError] = {}
+        found, todo = Walk(f"{self.label}:{path}", skip_hidden=skip_hidden), [""]
+        while todo:
+            if todo[-1] not in listed:  # the walk's next directory and those after it
+                batch = [rel for rel in reversed(todo) if rel not in listed][:ahead]
+                got = await each(what, _listing, [(path, rel) for rel in batch])
+                listed.update(zip(batch, got, strict=True))
+            rel = todo.pop()
+            entries = listed.pop(rel)
+            if isinstance(entries, OSError):
+                raise entries
+            for a in entries:
+                sub = found.entry(rel, a.filename, a.st_mode or 0, a.st_size or 0)
                 if sub is not None:
                     todo.append(sub)
         found.files.sort()
@@ -363,6 +435,17 @@ class SftpSide:
             await asyncio.to_thread(self.sftp.close)
         finally:
             self.transport._sem.release()
+
+
+def _listing(sftp: paramiko.SFTPClient, _home: str, path: str, rel: str
+             ) -> list[paramiko.SFTPAttributes] | OSError:
+    """The entries of `path`'s subdirectory `rel` in the server's order, each with its own
+    attributes (lstat); a missing or unreadable directory's error returned, for the walk
+    to raise where `SftpSide.walk` meets it (a lost connection's is raised)."""
+    try:
+        return sftp.listdir_attr(posixpath.join(path, rel))
+    except (FileNotFoundError, PermissionError) as e:
+        return e
 
 
 # GNU sha256sum writes a backslash before the sum of a file whose name holds a backslash or
@@ -532,38 +615,115 @@ async def _kept(dst: Side, dst_path: str, rel: str, replaceable: Replaceable | N
 async def copy_tree(src: Side, src_path: str, dst: Side, dst_path: str, *,
                     progress: Progress, cancel: threading.Event,
                     replaceable: Replaceable | None = None,
-                    skip_hidden: bool = False, commit: Commit | None = None) -> CopyResult:
+                    skip_hidden: bool = False, commit: Commit | None = None,
+                    more: Sequence[tuple[Side, Side]] = ()) -> CopyResult:
     """Every file under a directory; the checksum is over the per-file sums. A file already
     at the destination (and different) is replaced only when `replaceable` says so (None:
     always); else it is left as it is and listed in `skipped`; so is each hidden entry with
-    `skip_hidden`. `commit` is asked before the last file is put in place."""
-    found = await asyncio.to_thread(src.walk, src_path, skip_hidden)
+    `skip_hidden`. `commit` is asked before the last file is put in place. `more`: other
+    (source, destination) channels of the same two ends (`more_sides`): the files but the
+    last are copied that many more at once, each on its own pair; the last, alone after
+    them. The first failure stops the others (a copy that fails sets `cancel` to stop its
+    reader, which stops every copy's) and is raised; the answer is in the files' order."""
+    walk_pooled = getattr(src, "walk_pooled", None)
+    found = await walk_pooled(src_path, skip_hidden) if walk_pooled is not None \
+        else await asyncio.to_thread(src.walk, src_path, skip_hidden)
     rels = found.files
-    sizes = [(await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
+    # each file's size as listed (a stat of each had cost a round trip a file)
+    sizes = [found.sizes[r] if r in found.sizes else
+             (await asyncio.to_thread(src.stat, posixpath.join(src_path, r)) or (0,))[0]
              for r in rels]
-    total, done = sum(sizes), 0
+    total, done = [sum(sizes)], [0]  # bytes to copy (less those kept), of files done
+    moving: dict[int, int] = {}  # bytes so far of each file being copied
+    results: dict[int, CopyResult | str] = {}  # each file's copy, or why it was kept
+    errors: list[BaseException] = []
+    reporting = threading.Lock()  # `progress` is called as by one copy at a time
+
+    async def one(i: int, s: Side, d: Side, last: Commit | None = None) -> None:
+        rel, size = rels[i], sizes[i]
+
+        def prog(n: int, _t: int) -> None:  # from the copy's thread, one at a time
+            with reporting:
+                moving[i] = n
+                progress(done[0] + sum(moving.values()), total[0])
+        sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
+        r = await _already_there(s, sp, d, dp, size)  # a retry: skip what has arrived
+        if r is None:
+            why = await _kept(d, dp, rel, replaceable)
+            if why is not None:
+                results[i], total[0] = why, total[0] - size
+                return
+            r = await copy_file(s, sp, d, dp, progress=prog, cancel=cancel, commit=last)
+        with reporting:
+            moving.pop(i, None)
+            done[0] += size
+        results[i] = r
+
+    head = iter(range(len(rels) - 1))
+
+    async def worker(s: Side, d: Side) -> None:
+        for i in head:
+            if errors:
+                return
+            try:
+                await one(i, s, d)
+            except Exception as e:
+                errors.append(e)
+                raise
+
+    workers = [asyncio.ensure_future(worker(s, d))
+               for s, d in [(src, dst), *more][:max(1, len(rels) - 1)]]
+    try:
+        await asyncio.gather(*workers, return_exceptions=True)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    if errors:  # the first that is not another copy stopped by it
+        raise next((e for e in errors if not isinstance(e, Cancelled)), errors[0])
+    if rels:
+        await one(len(rels) - 1, src, dst, commit)
     files, h, moved = [], hashlib.sha256(), 0
     skipped = list(found.skipped)
-    for rel, size in zip(rels, sizes, strict=True):
-        base = done
-
-        def prog(d: int, _t: int, base: int = base, total: int = total) -> None:
-            progress(base + d, total)
-        sp, dp = posixpath.join(src_path, rel), posixpath.join(dst_path, rel)
-        r = await _already_there(src, sp, dst, dp, size)  # a retry: skip what has arrived
-        if r is None:
-            why = await _kept(dst, dp, rel, replaceable)
-            if why is not None:
-                skipped.append(why)
-                total -= size
-                continue
-            r = await copy_file(src, sp, dst, dp, progress=prog, cancel=cancel,
-                                commit=commit if rel == rels[-1] else None)
-        done += size
+    for i, (rel, size) in enumerate(zip(rels, sizes, strict=True)):
+        r = results[i]
+        if isinstance(r, str):
+            skipped.append(r)
+            continue
         moved += r.moved
         h.update(f"{r.checksum}  {rel}\n".encode())
         files.append({"path": rel, "bytes": size, "sha256": r.checksum})
-    return CopyResult(total, moved, 0, h.hexdigest(), files, skipped)
+    return CopyResult(total[0], moved, 0, h.hexdigest(), files, skipped)
+
+
+def files_at_once(src: Side, src_t: Any | None, dst: Side, dst_t: Any | None) -> int:
+    """How many of a tree's files are copied at once: one between two local ends (no round
+    trip to overlap), else FILES_AT_ONCE, at most the SFTP channels the SSH site(s) allow
+    (`transport.sftp_channels`; 1: one file after another, as before)."""
+    ends = [t for side, t in ((src, src_t), (dst, dst_t)) if isinstance(side, SftpSide)]
+    if not ends:
+        return 1
+    return max(1, min(FILES_AT_ONCE, *(getattr(t, "sftp_channels", 1) for t in ends)))
+
+
+async def more_sides(side: Side, transport: Any | None, n: int) -> list[Side]:
+    """Up to `n` more channels to the end `side` is, for a tree's files copied at once: the
+    same LocalSide (it keeps no state between calls); for an SFTP side, each its own
+    channel (`SftpSide.open_now`), only as many as the connection has session slots free
+    right away, two each (the channel and its files' sha256 commands): none is waited
+    for. Close what comes back (`close_sides`)."""
+    if not isinstance(side, SftpSide):
+        return [side] * n
+    out: list[Side] = []
+    while len(out) < n and (extra := await SftpSide.open_now(transport)) is not None:
+        out.append(extra)
+    return out
+
+
+async def close_sides(sides: Sequence[Side]) -> None:
+    for side in {id(s): s for s in sides}.values():
+        with contextlib.suppress(Exception):  # a channel gone with its connection
+            await side.close()
 
 
 def _stat_here(side: Side, path: str) -> tuple[int, bool, int] | None:
@@ -639,9 +799,16 @@ async def sftp_copy(src_t: Any | None, src_path: str, dst_t: Any | None, dst_pat
             if st[1]:
                 if dst_path.endswith("/"):
                     dp = posixpath.join(dp, posixpath.basename(sp))
-                return await copy_tree(src, sp, dst, dp, progress=progress, cancel=cancel,
-                                       replaceable=replaceable, skip_hidden=skip_hidden,
-                                       commit=commit)
+                n = files_at_once(src, src_t, dst, dst_t) - 1
+                srcs = await more_sides(src, src_t, n) if n else []
+                try:
+                    dsts = await more_sides(dst, dst_t, len(srcs)) if srcs else []
+                    return await copy_tree(src, sp, dst, dp, progress=progress,
+                                           cancel=cancel, replaceable=replaceable,
+                                           skip_hidden=skip_hidden, commit=commit,
+                                           more=list(zip(srcs, dsts, strict=False)))
+                finally:
+                    await close_sides([x for x in (*srcs, *dsts) if x not in (src, dst)])
             if dst_path.endswith("/") or (dstat and dstat[1]):  # into a directory
                 name = posixpath.basename(sp)
                 dp = posixpath.join(dp, name)

@@ -37,6 +37,7 @@ from .scripts_common import (
     cpu_time_limit,
     dependencies_for,
     describe_totals,
+    file_for_directory,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -824,6 +825,8 @@ class PbsScript:
             add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, "torque" if torque else self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")

@@ -821,11 +821,25 @@ def file_for_directory(path: str, stream: str, source: str | None, target: str,
                        warnings: list[str]) -> str:
     """`-o logs/` names a directory on PBS, Grid Engine and LSF (the default file is written
     in it); Slurm and flux take a file name only, and fail to open a directory: the
-    source's default name inside it, with a warning. `stream`: "stdout" or "stderr"."""
+    source's default name inside it, with a warning. Among the three, LSF names the file
+    `<id>.out` where PBS and Grid Engine name it `<name>.o<id>`: Grid Engine gets the
+    source's name written out, PBS and LSF (which cannot write the other's) the directory,
+    said. `stream`: "stdout" or "stderr"."""
     files = _DIR_FILES.get(source or "")
-    if not path.endswith("/") or files is None or target not in ("slurm", "flux"):
+    if not path.endswith("/") or files is None or target == source:
         return path
     name = path + files[stream == "stderr"]
+    if (own := _DIR_FILES.get(target)) is not None:
+        mine, theirs = own[stream == "stderr"], files[stream == "stderr"]
+        if mine == theirs:
+            return path
+        if target == "sge":
+            warnings.append(f"kept: {stream} directory {path} as the file {name} (the name "
+                            f"{source} gives it there; {target} would name it {mine})")
+            return name
+        warnings.append(f"approximated: {stream} directory {path}: {target} names the file "
+                        f"in it {mine}, where {source} named it {theirs}")
+        return path
     warnings.append(f"approximated: {stream} directory {path} as the file {name} ({target} "
                     "takes a file name, not a directory)")
     return name

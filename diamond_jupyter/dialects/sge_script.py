@@ -38,6 +38,7 @@ from .scripts_common import (
     common_render_warnings,
     cpu_time_limit,
     dependencies_for,
+    file_for_directory,
     fmt_hms,
     foreign_warnings,
     guarded,
@@ -472,6 +473,8 @@ class SgeScript:
             add(hold, ",".join(d.job_ids))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         warnings += output_mode_warning(spec, "Grid Engine", "append")
         joined = spec.join_output or spec.source_dialect not in ("pbs", self.name)

@@ -247,10 +247,15 @@ def test_sbatch_reads_leftover_pbs_lines_after_the_sbatch_ones():
     script, warnings = _translated("slurm/mixed_pbs_and_slurm.sbatch", "slurm")
     assert "--ignore-pbs" not in script and "#PBS -l walltime=10:00:00\n" in script
     assert "#SBATCH --time=10:00:00\n" in script, script
-    # the same job at a PBS site: its header and the body's lines agree
-    back = get_script_dialect("pbs").parse_script(
-        _translated("slurm/mixed_pbs_and_slurm.sbatch", "pbs")[0])
+    # the same job at a PBS site: what sbatch read is in the header, and the body's lines,
+    # which qsub would read over it (the engine's job name and its token among them), are
+    # made comments
+    script, warnings = _translated("slurm/mixed_pbs_and_slurm.sbatch", "pbs")
+    assert "##PBS -N old_header\n##PBS -l walltime=10:00:00\n" in script, script
+    back = get_script_dialect("pbs").parse_script(script)
     assert (back.name, back.resources.walltime_s) == ("old_header", 36000)
+    assert any(w.startswith("approximated: 2 #PBS line(s) at the top of the body made "
+                            "##PBS comments") for w in warnings), warnings
     # sizes in a #PBS line are sbatch's to read, said not read here (the #SBATCH ones kept)
     sized = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH -n 2 -t 5\n#PBS -l nodes=2:ppn=4 -p 10\n./a\n")
@@ -282,8 +287,8 @@ def test_target_lines_the_source_never_read_are_made_comments():
     assert "##PBS -N stale\n##PBS -l walltime=99:00:00\n" in script, script
     back = get_script_dialect("pbs").parse_script(script)
     assert (back.name, back.resources.walltime_s) == ("clean_port", 1200)
-    assert ("approximated: 2 #PBS line(s) at the top of the body, which the slurm job did "
-            "not read, written as ##PBS comments so pbs does not read them either"
+    assert ("approximated: 2 #PBS line(s) at the top of the body made ##PBS comments, so "
+            "pbs does not read them after the header, which says what the slurm job asks"
             ) in warnings
     # the #PBS line sbatch skipped for the #BSUB ones: the same
     script, _ = _translated("slurm/bsub_leftovers_after_sbatch.sbatch", "pbs")
@@ -313,3 +318,25 @@ def test_output_directories_keep_their_file_names_or_say_so():
     script, warnings = _translated("sge/r_y_notify_p_negative.sge", "pbs")
     assert "#PBS -o /home/sam/logs/\n" in script
     assert not any("directory" in w for w in warnings), warnings
+
+
+async def test_a_submitted_jobs_name_keeps_its_token_over_leftover_header_lines(
+        tmp_path, monkeypatch):
+    """The engine gives a PBS or LSF job its name with the idempotency token
+    (`NAME.dmd-TOKEN`); a Slurm script's `#PBS -N` left at the top of the body was read by
+    qsub after that header line, so the job went by the bare name and its token was lost.
+    The site's body is translated as `diamond translate` does it: such lines made
+    comments."""
+    from tests.test_submit_waits import _fed
+
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        _, text = read_fixture(HERE, "slurm/mixed_pbs_and_slurm.sbatch")
+        spec = fed.spec_from_text(text, "slurm")
+        job = await fed.submit(spec, "pbs")
+        sent = (tmp_path / "pbs.script").read_text()
+        names = [x for x in sent.splitlines() if x.startswith("#PBS -N")]
+        assert names == [f"#PBS -N old_header.dmd-{job.token}"], sent
+        assert "##PBS -N old_header\n" in sent
+    finally:
+        await fed.close()

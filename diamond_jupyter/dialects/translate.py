@@ -2,57 +2,20 @@
 
 from __future__ import annotations
 
-import re
-
 from ..model import BadInput, JobSpec
-from .body import one_task_cpus, translate_body
+from .body import SENTINELS, one_task_cpus, translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
 from .scripts_common import live_components, resource_totals, split_header, summed_totals
 from .sge_script import sge_script
 from .slurm_script import slurm_script
-from .slurm_wrappers import wrapper_lines
 
 SCRIPT_DIALECTS = {d.name: d for d in (slurm_script, pbs_script, lsf_script, flux_script,
                                          sge_script)}
 _ALIASES = {"sbatch": "slurm", "torque": "pbs", "pbspro": "pbs", "openpbs": "pbs",
             "bsub": "lsf", "spectrum-lsf": "lsf", "gridengine": "sge", "grid-engine": "sge",
             "sog": "sge", "uge": "sge", "soge": "sge"}
-# The lines each scheduler reads as its directives (RFC 36 for Flux).
-SENTINELS = {
-    "slurm": re.compile(r"^#SBATCH"),  # sbatch: only at a line's start
-    "pbs": re.compile(r"^[ \t]*#PBS"),
-    "lsf": re.compile(r"^[ \t]*#BSUB"),
-    "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),
-    "sge": re.compile(r"^#\$(?=\s|-|$)"),
-}
-_WORDS_OF = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB", "flux": "#flux:", "sge": "#$"}
-
-
-def _source_read(text: str, spec: JobSpec, target: str) -> bool:
-    """Whether the source's scheduler read the body's `target` directive lines too: only
-    sbatch does, the `#PBS`/`#BSUB` ones its compatibility reads (slurm_wrappers)."""
-    if spec.source_dialect != "slurm" or target not in ("pbs", "lsf") or any(
-            d.option == "--ignore-pbs" for d in spec.unknown if d.dialect == "slurm"):
-        return spec.source_dialect == target
-    found = wrapper_lines(text)
-    return found is not None and found[0] == ("#PBS" if target == "pbs" else "#BSUB")
-
-
-def _comment_out_leading(body: str, target: str) -> tuple[str, int]:
-    """The body with `target`'s directive lines in its leading block of blank and comment
-    lines (those the target's submit command would read after the rendered header) made
-    plain comments by a second `#`, and how many."""
-    rx, out, count, leading = SENTINELS[target], [], 0, True
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if leading and stripped and not stripped.startswith("#"):
-            leading = False
-        if leading and rx.match(line):
-            line, count = re.sub(r"^([ \t]*)#", r"\1##", line, count=1), count + 1
-        out.append(line)
-    return "\n".join(out), count
 
 
 def count_sentinels(text: str) -> dict[str, int]:
@@ -105,9 +68,6 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,
                                           one_task_cpus=one_task_cpus(spec))
-        quieted = 0
-        if spec.script is not None and not _source_read(text, spec, target.name):
-            body, quieted = _comment_out_leading(body, target.name)
         spec.script = body if spec.script is not None else None
         rendered = target.render_script(spec)
     except BadInput:
@@ -116,11 +76,6 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
         raise BadInput(f"could not translate this {source.name} script: {exc}") from exc
     warnings = list(spec.metadata.get("parse_notes", [])) + rendered.warnings + body_notes
     warnings += _check_request(spec, target, rendered.script, warnings)
-    if quieted:
-        word = _WORDS_OF[target.name]
-        warnings.append(f"approximated: {quieted} {word} line(s) at the top of the body, which "
-                        f"the {source.name} job did not read, written as #{word} comments so "
-                        f"{target.name} does not read them either")
     others = {n: c for n, c in count_sentinels(spec.script or "").items()
               if c and n != source.name}
     for name, count in others.items():

@@ -340,3 +340,21 @@ async def test_a_submitted_jobs_name_keeps_its_token_over_leftover_header_lines(
         assert "##PBS -N old_header\n" in sent
     finally:
         await fed.close()
+
+
+def test_a_program_body_that_reads_scheduler_variables_is_said():
+    """A `#!/usr/bin/env python3` payload reads the scheduler's variables by name
+    (`os.environ.get("SLURM_JOB_ID")`); the body's translation rewrites a shell's
+    `$SLURM_JOB_ID` only, so under PBS the program got None, unsaid. Now said, line by line;
+    a shell body is translated as before."""
+    script, warnings = _translated("slurm/python_payload.sbatch", "pbs")
+    assert 'print(os.environ.get("SLURM_JOB_ID"))' in script
+    assert ("kept: line 8: SLURM_JOB_ID read by the python3 body, which is not translated (a "
+            "shell's $NAME is): pbs does not set it") in warnings
+    _, text = read_fixture(HERE, "sge/python_S_shell.sge")  # -S /usr/bin/python3
+    _, warnings, _ = translate(text + "print(os.environ['JOB_ID'], os.environ['SGE_TASK_ID'])\n",
+                               "slurm", "sge")
+    assert any(w.startswith("kept: line 7: JOB_ID, SGE_TASK_ID read by the python3 body")
+               and w.endswith("slurm does not set them") for w in warnings), warnings
+    _, warnings = _translated("slurm/tcsh_shebang_setenv.sbatch", "pbs")
+    assert not any("body, which is not translated" in w for w in warnings)

@@ -172,6 +172,39 @@ def _comment_out_leading(body: str, target: str) -> tuple[str, int]:
     return "\n".join(out), count
 
 
+_SHELL_NAMES = {"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "csh", "tcsh"}
+
+
+def interpreter_of(shell: str | None) -> str | None:
+    """The program a `#!` line runs the script with, where it is no shell (`python3` of
+    `/usr/bin/env python3`, `Rscript`); None for a shell or where none is said."""
+    words = (shell or "").split()
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words:
+        return None
+    name = words[0].rsplit("/", 1)[-1]
+    return None if name in _SHELL_NAMES else name
+
+
+def program_notes(body: str, source: str, target: str, shell: str | None,
+                  first_line: int = 1) -> list[str]:
+    """A body a program that is no shell runs (`#!/usr/bin/env python3`) reads the
+    scheduler's variables by name (`os.environ["SLURM_JOB_ID"]`), which the translation
+    (a shell's `$NAME` only) does not rewrite: one note a line naming them."""
+    program = interpreter_of(shell)
+    if program is None or source == target or not body:
+        return []
+    pattern = re.compile(r"(?<![\w$])" + _NAMES.get(source, re.escape(_PREFIX[source]) + r"\w+"))
+    notes = []
+    for n, line in enumerate(body.split("\n"), first_line):
+        if found := list(dict.fromkeys(m.group(0) for m in pattern.finditer(line))):
+            notes.append(f"kept: line {n}: {', '.join(found)} read by the {program} body, "
+                         f"which is not translated (a shell's $NAME is): {target} does not "
+                         f"set {'it' if len(found) == 1 else 'them'}")
+    return notes
+
+
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                    one_task_cpus: bool = False) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import BadInput, JobSpec
-from .body import SENTINELS, one_task_cpus, translate_body
+from .body import SENTINELS, one_task_cpus, program_notes, translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -68,6 +68,8 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,
                                           one_task_cpus=one_task_cpus(spec))
+        body_notes += program_notes(spec.script or "", source.name, target.name, spec.shell,
+                                    first_line=first)
         spec.script = body if spec.script is not None else None
         rendered = target.render_script(spec)
     except BadInput:

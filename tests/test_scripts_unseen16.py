@@ -51,6 +51,8 @@ G = 1024  # MB in a GB
 # `ignored` how many directives were noted as ignored.
 EXPECTED: dict[str, dict[str, Any]] = {
     # ---------------------------------------------------------------------------------- flux
+    "flux/bom_crlf_directives.flux": dict(
+        nodes=1, tasks=8, cpus=8, walltime=5400, name="crlf_flux"),
     "flux/dependency_afterany_cwd.flux": dict(
         tasks=1, cpus=1, walltime=900, deps=[("afterany", ["fvNmEqGvGPh"])], name="after_any",
         working_directory="/p/lustre2/ann/stage2"),
@@ -76,6 +78,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         tasks=4, cpus=4, walltime=5400, name="cpu_capped", stdout="capped.%j.out"),
     "lsf/W_minutes_We_estimate.lsf": dict(
         tasks=1, cpus=1, walltime=5400, name="est", queue="short", unknown=["-We"]),
+    "lsf/bom_crlf_name_with_space.lsf": dict(
+        tasks=2, cpus=2, walltime=1800, name="nightly build", stdout="build.%j.log"),
     "lsf/crlf_ptile.lsf": dict(
         nodes=1, tasks=16, cpus=16, walltime=10800, name="crlf_lsf", queue="normal"),
     "lsf/csh_shebang_M_mem_limit.lsf": dict(
@@ -127,6 +131,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/torque_array_pct_walltime_days.pbs": dict(
         nodes=1, tasks=2, cpus=2, memory_mb=4 * G, needs_mem=4 * G, walltime=86400,
         array="0-99%10", name="param_scan"),
+    # the next job's #PBS lines in a here-document: after the first command, not this job's
+    "pbs/torque_heredoc_pbs_lines_after_command.pbs": dict(
+        nodes=1, tasks=1, cpus=1, walltime=600, name="stage_writer", ignored=3),
     "pbs/torque_nodes_ppn_walltime_seconds_only.pbs": dict(
         nodes=2, tasks=16, cpus=16, memory_mb=32 * G, per_cpu=2 * G, walltime=5400, name="secs",
         mail_user="lee@uni.example", mail_events=["fail", "begin", "end"]),
@@ -157,6 +164,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         memory_mb=8 * G, per_cpu=8 * G, walltime=3600, name="soft_mem", unknown=["-l s_vmem"]),
     "sge/t_array_step_outputs_task_id.sge": dict(
         walltime=300, array="1-1000:10%50", name="chunks", stdout="logs/%x.%j.%a.out"),
+    "sge/trailing_comment_directives.sge": dict(
+        nodes=1, cpus=4, walltime=14400, name="commented_sge"),
     # --------------------------------------------------------------------------------- Slurm
     "slurm/array_output_A_a_throttle.sbatch": dict(
         tasks=1, cpus=8, memory_mb=16 * G, needs_mem=16 * G, walltime=10800, array="0-99%10",
@@ -189,6 +198,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # --ignore-pbs: the #PBS lines are not read (a PBS translation comments them out)
     "slurm/ignore_pbs_with_pbs_lines.sbatch": dict(
         tasks=1, cpus=1, walltime=1200, name="clean_port", unknown=["--ignore-pbs"]),
+    # an indented #SBATCH line is no directive: the later --time counts
+    "slurm/indented_sbatch_ignored.sbatch": dict(
+        tasks=2, cpus=2, walltime=1800, name="indent", ignored=1),
     "slurm/job_name_spaces_unicode.sbatch": dict(
         tasks=1, cpus=1, walltime=600, name="Müller run 2"),
     # sbatch reads the #PBS lines after the #SBATCH ones (its PBS compatibility): their name

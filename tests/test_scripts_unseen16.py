@@ -39,6 +39,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
 from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
 
@@ -370,3 +372,23 @@ def test_a_program_body_that_reads_scheduler_variables_is_said():
                and w.endswith("slurm does not set them") for w in warnings), warnings
     _, warnings = _translated("slurm/tcsh_shebang_setenv.sbatch", "pbs")
     assert not any("body, which is not translated" in w for w in warnings)
+
+
+@pytest.mark.parametrize("line, said", [
+    ("#PBS -v A=1,B", "not read here: its variables (-v)"),
+    ("#PBS -l walltime=abc", "but not here: bad walltime 'walltime=abc'"),
+    ("#BSUB -m \"h1 h2\"", "not read here: -m"),
+    ("#PBS -W umask=022", "not read here: -W"),
+])
+def test_what_sbatch_reads_of_a_leftover_line_and_this_does_not_is_said(line, said):
+    """Each option of a leftover #PBS/#BSUB line that sbatch reads and this does not read
+    into the job is said on the line's note (its variables were passed over unsaid)."""
+    spec = get_script_dialect("slurm").parse_script(
+        f"#!/bin/bash\n#SBATCH -n 1 -t 10 -J base\n{line}\n./a\n")
+    assert spec.name == "base" and spec.resources.walltime_s == 600
+    assert any(n.startswith(f"line 3: `{line}` is read by sbatch") and said in n
+               for n in _notes(spec)), _notes(spec)
+    # nothing sbatch takes and does nothing with is said (#PBS -j oe, -V, -r y)
+    quiet = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH -n 1 -t 10\n#PBS -j oe -V -r y\n./a\n")
+    assert not _notes(quiet)

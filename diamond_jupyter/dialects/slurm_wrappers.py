@@ -10,6 +10,8 @@ sbatch, not here), never dropped unsaid. Pure: text in, spec updated."""
 
 from __future__ import annotations
 
+import re
+
 from ..model import JobSpec
 from .scripts_common import note
 
@@ -60,8 +62,9 @@ def apply_wrapper_lines(spec: JobSpec, text: str, ignored: bool) -> None:
         try:
             one = Reader().parse_script(f"#!/bin/bash\n{line}\n")
         except Exception as exc:  # noqa: BLE001 - sbatch's own reading may differ: said
+            why = re.sub(r"^line \d+: ", "", str(exc))  # the line of the one-line script
             note(spec, f"line {n}: `{line.strip()}` is read by sbatch ({what} "
-                       f"compatibility; {_IGNORE}) but not here: {exc}")
+                       f"compatibility; {_IGNORE}) but not here: {why}")
             continue
         applied, unread = [], []
         for key in _FIELDS:
@@ -76,6 +79,9 @@ def apply_wrapper_lines(spec: JobSpec, text: str, ignored: bool) -> None:
             applied.append("exclusive")
         if any(getattr(one.resources, k) is not None for k in _SIZES):
             unread.append("its sizes (the #SBATCH ones are kept)")
+        env = one.environment
+        if env.variables or env.passed:  # sbatch adds them to --export (none else: ALL)
+            unread.append("its variables (-v)")
         unread += [d.option for d in one.unknown
                    if not (magic == "#PBS" and d.option in _PBS_NO_OPS)]
         said = f"line {n}: `{line.strip()}` is read by sbatch after the #SBATCH lines " \

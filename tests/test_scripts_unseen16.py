@@ -302,8 +302,8 @@ def test_target_lines_the_source_never_read_are_made_comments():
     back = get_script_dialect("pbs").parse_script(script)
     assert (back.name, back.resources.walltime_s) == ("clean_port", 1200)
     assert ("approximated: 2 #PBS line(s) at the top of the body made ##PBS comments, so "
-            "pbs does not read them after the header, which says what the slurm job asks"
-            ) in warnings
+            "pbs does not read them after the header, which says what the slurm job asks (a "
+            "script of both headers: read it as pbs to keep them)") in warnings
     # the #PBS line sbatch skipped for the #BSUB ones: the same
     script, _ = _translated("slurm/bsub_leftovers_after_sbatch.sbatch", "pbs")
     assert "##PBS -N never_read\n" in script

@@ -231,7 +231,8 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
         word = _SENTINEL_WORDS[target]
         notes.append(f"approximated: {quieted} {word} line(s) at the top of the body made "
                      f"#{word} comments, so {target} does not read them after the header, "
-                     f"which says what the {source} job asks")
+                     f"which says what the {source} job asks (a script of both headers: read "
+                     f"it as {target} to keep them)")
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
             out.append(line)

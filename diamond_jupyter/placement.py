@@ -82,7 +82,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.node_lists import requires_terms
+from .dialects.node_lists import carried, named_hosts, requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .dialects.scripts_common import sge_time
 from .model import (
@@ -1806,8 +1806,6 @@ def _hosts_among(spec: JobSpec, cfg: SiteConfig) -> tuple[list[str], str] | None
     keeps them (as written in its own dialect, or carried: node_lists.carried); None where
     it names none or they do not reach this site. Flux sites read their own host terms
     (`_flux_hosts`), Slurm's --nodelist and LSF's -m are read on their own."""
-    from .dialects.node_lists import carried, named_hosts
-
     named = named_hosts(spec)
     if named is None or named.among is None or named.every or named.why_not:
         return None

@@ -392,3 +392,22 @@ def test_what_sbatch_reads_of_a_leftover_line_and_this_does_not_is_said(line, sa
     quiet = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH -n 1 -t 10\n#PBS -j oe -V -r y\n./a\n")
     assert not _notes(quiet)
+
+
+def test_qsub_priority_between_pbs_and_grid_engine():
+    """`qsub -p N` ranks a job among the others in PBS (-1024..1023) and Grid Engine
+    (-1023..1024, a user 0 and below only): the same option, said dropped between them.
+    Now carried where the other takes the value; a raise Grid Engine refuses a user is
+    said dropped, with why."""
+    script, warnings = _translated("sge/r_y_notify_p_negative.sge", "pbs")
+    assert "#PBS -p -100\n" in script
+    assert ("kept: #$ -p -100 as -p -100 (the job's priority among the others, as qsub -p "
+            "ranks it there)") in warnings
+    assert not any(w.startswith("dropped: #$ -p") for w in warnings)
+    up = "#!/bin/bash\n#PBS -l nodes=1:ppn=1\n#PBS -p 50\n./a\n"
+    script, warnings, _ = translate(up, "sge", "pbs")
+    assert " -p " not in script and ("dropped: #PBS -p 50 (-p 50: Grid Engine lets a user "
+                                     "only lower a job's priority (0 and below))") in warnings
+    # elsewhere (no -p of the same meaning) it is said dropped as before
+    _, warnings = _translated("sge/r_y_notify_p_negative.sge", "slurm")
+    assert "dropped: #$ -p -100 (-p -100: no slurm equivalent)" in warnings

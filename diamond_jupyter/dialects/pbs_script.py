@@ -43,6 +43,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_priority,
     kept_project,
     listed_variables,
     live_components,
@@ -865,6 +866,10 @@ class PbsScript:
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))
+        if priority := kept_priority(spec, self.name, warnings):  # qsub -p N, both
+            if priority[0] is not None:
+                add("-p", priority[0])
+            carried.append((priority[1].option, priority[1].value))
         from .warn_signal import carried as signal_carried
         from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):

@@ -1066,6 +1066,38 @@ def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, 
     return d.value or "", d
 
 
+# `qsub -p`: PBS (Pro and Torque) takes -1024..1023, Grid Engine -1023..1024 of which a
+# user may give 0 and below only (qsub(1) of each): the job's priority among the others
+_PRIORITY = {"pbs": (-1024, 1023), "sge": (-1023, 0)}
+
+
+def kept_priority(spec: JobSpec, target: str, warnings: list[str]
+                  ) -> tuple[str | None, Directive] | None:
+    """A priority kept as written that `target` takes as it is: PBS's and Grid Engine's
+    `-p N` both rank the job among the others by N. (the value, or None where `target`
+    refuses it, said; the Directive carried over), or None where there is none."""
+    source = spec.source_dialect
+    if {source, target} != {"pbs", "sge"}:
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source and d.option == "-p" and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as qsub reads them
+    low, high = _PRIORITY[target]
+    try:
+        value = int(d.value or "")
+    except ValueError:
+        return None  # not a number: said dropped as any other option
+    if not low <= value <= high:
+        why = ("Grid Engine lets a user only lower a job's priority (0 and below)"
+               if target == "sge" and value > 0 else f"{target} takes {low} to {high}")
+        warnings.append(f"dropped: {d.raw.strip()} (-p {value}: {why})")
+        return None, d
+    warnings.append(f"kept: {d.raw.strip()} as -p {value} (the job's priority among the "
+                    "others, as qsub -p ranks it there)")
+    return str(value), d
+
+
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
 _JOB_ID = {"slurm": r"\d+(?:_\d+)?", "lsf": r"\d+(?:_\d+)?", "sge": r"\d+",

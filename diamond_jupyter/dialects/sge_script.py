@@ -43,6 +43,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_priority,
     kept_project,
     listed_variables,
     mail_warning,
@@ -510,6 +511,10 @@ class SgeScript:
         if project := kept_project(spec, self.name, warnings):  # a PBS Pro project
             add("-P", project[0])
             carried.append((project[1].option, project[1].value))
+        if priority := kept_priority(spec, self.name, warnings):  # qsub -p N, both
+            if priority[0] is not None:
+                add("-p", priority[0])
+            carried.append((priority[1].option, priority[1].value))
         if kept_gpus:  # named as carried, not as dropped
             d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
             carried.append((d.option, d.value))

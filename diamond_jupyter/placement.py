@@ -82,7 +82,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.node_lists import requires_terms
+from .dialects.node_lists import carried, named_hosts, requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .dialects.scripts_common import sge_time
 from .model import (
@@ -549,6 +549,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                  None) if cfg.scheduler == "lsf" else None
     if lsf_m:  # `bsub -m "hosts or groups"`: the job runs on some of them only
         why, fit = _lsf_hosts(lsf_m, snap, nodes, fit, req, site_arch)
+        reasons += why
+    if among := _hosts_among(spec, cfg):  # flux host: or `-l hostname=`, kept at this site
+        why, fit = _among_misses(among, cfg.scheduler, req, nodes, fit, site_arch, words)
         reasons += why
     unread_select: list[str] = []  # why LSF select[] terms are not checked here
     if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
@@ -1798,6 +1801,48 @@ def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], 
         return [f"the hosts -m names ({text}) cannot run it: "
                 + (partition_misses(req, named, site_arch, SITE_WORDS["lsf"]) if named
                    else "none is a host")], set()
+    return [], fit & mine
+
+
+def _hosts_among(spec: JobSpec, cfg: SiteConfig) -> tuple[list[str], str] | None:
+    """The hosts a job's nodes are taken from (flux `--requires=host:`, Grid Engine
+    `-l hostname=a|b`) and the directive that names them, where the script this site gets
+    keeps them (as written in its own dialect, or carried: node_lists.carried); None where
+    it names none or they do not reach this site. Flux sites read their own host terms
+    (`_flux_hosts`), Slurm's --nodelist and LSF's -m are read on their own."""
+    named = named_hosts(spec)
+    if named is None or named.among is None or named.every or named.why_not:
+        return None
+    source = spec.source_dialect
+    if cfg.scheduler == source == "flux":
+        return None
+    if cfg.scheduler != source and not carried(named, spec, cfg.scheduler)[0]:
+        return None  # the translation drops them, and says so
+    return expand_hostlist(named.among), named.raw(named.among)
+
+
+def _among_misses(among: tuple[list[str], str], scheduler: str, req: Req, nodes: list[Node],
+                  fit: set[str], site_arch: str | None, words: Words
+                  ) -> tuple[list[str], set[str]]:
+    """Why the hosts a job's nodes come from leave it no place here, and the nodes of
+    `fit` among them. A host the site does not have: bsub refuses `-m` naming it, and
+    Grid Engine and flux never match it (the others named may still)."""
+    hosts, said = among
+    have = {n.name: n for n in nodes}
+    missing = [h for h in hosts if h not in have]
+    if missing and (scheduler == "lsf" or len(missing) == len(hosts)):
+        return [f"{said} names host(s) this site does not have: {_few(set(missing))}"
+                + (" (bsub refuses -m naming a host it does not know)"
+                   if scheduler == "lsf" else "")], set()
+    mine = {h for h in hosts if h in have}
+    if not fit:  # the site's nodes cannot run it at all: said already
+        return [], fit
+    if not mine & fit:
+        return [f"the hosts {said} names cannot run it: " + partition_misses(
+            req, [have[h] for h in sorted(mine)], site_arch, words)], set()
+    if len(mine & fit) < req.nodes:
+        return [f"{said} leaves it {len(mine & fit)} node(s) that can run it, it needs "
+                f"{req.nodes}"], set()
     return [], fit & mine
 
 

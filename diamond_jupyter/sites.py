@@ -324,11 +324,12 @@ class Site:
         target = self.cfg.scheduler
         if not source or source == target or not body:
             return body, []
-        from .dialects.body import one_task_cpus, translate_body
+        from .dialects.body import one_task_cpus, program_notes, translate_body
 
         try:
             new, notes = translate_body(body, source, target,
                                         one_task_cpus=one_task_cpus(spec))
+            notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []
         return new, [f"{n} (the {source} script's body, run on {self.name})" for n in notes]

@@ -141,6 +141,70 @@ def _vars(one_task_cpus: bool) -> dict[str, dict[str, str | None]]:
     return table
 
 
+# The lines each scheduler reads as its directives (RFC 36 for Flux).
+SENTINELS = {
+    "slurm": re.compile(r"^#SBATCH"),  # sbatch: only at a line's start
+    "pbs": re.compile(r"^[ \t]*#PBS"),
+    "lsf": re.compile(r"^[ \t]*#BSUB"),
+    "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),
+    "sge": re.compile(r"^#\$(?=\s|-|$)"),
+}
+_SENTINEL_WORDS = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB", "flux": "#flux:",
+                   "sge": "#$"}
+
+
+def _comment_out_leading(body: str, target: str) -> tuple[str, int]:
+    """The body with `target`'s directive lines in its leading block of blank and comment
+    lines made plain comments by a second `#` (`##PBS`), and how many: the target's submit
+    command would read them after the rendered header, over it (the engine's job name and
+    its token among them), though the source's scheduler never read them (or, sbatch's
+    #PBS/#BSUB lines, read them into the header: slurm_wrappers)."""
+    rx, out, count, leading = SENTINELS.get(target), [], 0, True
+    if rx is None:
+        return body, 0
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if leading and stripped and not stripped.startswith("#"):
+            leading = False
+        if leading and rx.match(line):
+            line, count = re.sub(r"^([ \t]*)#", r"\1##", line, count=1), count + 1
+        out.append(line)
+    return "\n".join(out), count
+
+
+_SHELL_NAMES = {"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "csh", "tcsh"}
+
+
+def interpreter_of(shell: str | None) -> str | None:
+    """The program a `#!` line runs the script with, where it is no shell (`python3` of
+    `/usr/bin/env python3`, `Rscript`); None for a shell or where none is said."""
+    words = (shell or "").split()
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words:
+        return None
+    name = words[0].rsplit("/", 1)[-1]
+    return None if name in _SHELL_NAMES else name
+
+
+def program_notes(body: str, source: str, target: str, shell: str | None,
+                  first_line: int = 1) -> list[str]:
+    """A body a program that is no shell runs (`#!/usr/bin/env python3`) reads the
+    scheduler's variables by name (`os.environ["SLURM_JOB_ID"]`), which the translation
+    (a shell's `$NAME` only) does not rewrite: one note a line naming them."""
+    program = interpreter_of(shell)
+    if program is None or source == target or not body:
+        return []
+    pattern = re.compile(r"(?<![\w$])" + _NAMES.get(source, re.escape(_PREFIX[source]) + r"\w+"))
+    notes = []
+    for n, line in enumerate(body.split("\n"), first_line):
+        if found := list(dict.fromkeys(m.group(0) for m in pattern.finditer(line))):
+            notes.append(f"kept: line {n}: {', '.join(found)} read by the {program} body, "
+                         f"which is not translated (a shell's $NAME is): {target} does not "
+                         f"set {'it' if len(found) == 1 else 'them'}")
+    return notes
+
+
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                    one_task_cpus: bool = False) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);
@@ -148,6 +212,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs)."""
     if source == target or not body:
         return body, []
+    body, quieted = _comment_out_leading(body, target)
     table = _vars(one_task_cpus)
     names = _meanings(source, table, one_task_cpus)
     prefix = _PREFIX[source]
@@ -162,6 +227,12 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
         and not _own_names(body, ("TMPDIR",))
     omp = source == "pbs" and not _own_names(body, ("OMP_NUM_THREADS",))
     out, notes = [], []
+    if quieted:
+        word = _SENTINEL_WORDS[target]
+        notes.append(f"approximated: {quieted} {word} line(s) at the top of the body made "
+                     f"#{word} comments, so {target} does not read them after the header, "
+                     f"which says what the {source} job asks (a script of both headers: read "
+                     f"it as {target} to keep them)")
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
             out.append(line)

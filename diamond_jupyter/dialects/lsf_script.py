@@ -34,6 +34,7 @@ from .scripts_common import (
     cpu_time_limit,
     dependencies_for,
     describe_totals,
+    file_for_directory,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
@@ -858,6 +859,8 @@ class LsfScript:
         truncate = output_mode_of(spec) == "truncate"
         for opt, val in (("o", spec.stdout), ("e", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "o" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 # -oo / -eo: the file overwritten, not appended to (an LSF script's own
                 # choice per file, else the job's mode)
                 over = spec.metadata.get("lsf_overwrite_" + opt) \

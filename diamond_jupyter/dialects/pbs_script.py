@@ -37,11 +37,13 @@ from .scripts_common import (
     cpu_time_limit,
     dependencies_for,
     describe_totals,
+    file_for_directory,
     fmt_hms,
     fmt_mem,
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_priority,
     kept_project,
     listed_variables,
     live_components,
@@ -824,6 +826,8 @@ class PbsScript:
             add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, "torque" if torque else self.name, warnings))
         if spec.join_output and not spec.stderr:
             add("-j", "oe")
@@ -862,6 +866,10 @@ class PbsScript:
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))
+        if priority := kept_priority(spec, self.name, warnings):  # qsub -p N, both
+            if priority[0] is not None:
+                add("-p", priority[0])
+            carried.append((priority[1].option, priority[1].value))
         from .warn_signal import carried as signal_carried
         from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):

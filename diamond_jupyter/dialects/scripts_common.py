@@ -821,11 +821,25 @@ def file_for_directory(path: str, stream: str, source: str | None, target: str,
                        warnings: list[str]) -> str:
     """`-o logs/` names a directory on PBS, Grid Engine and LSF (the default file is written
     in it); Slurm and flux take a file name only, and fail to open a directory: the
-    source's default name inside it, with a warning. `stream`: "stdout" or "stderr"."""
+    source's default name inside it, with a warning. Among the three, LSF names the file
+    `<id>.out` where PBS and Grid Engine name it `<name>.o<id>`: Grid Engine gets the
+    source's name written out, PBS and LSF (which cannot write the other's) the directory,
+    said. `stream`: "stdout" or "stderr"."""
     files = _DIR_FILES.get(source or "")
-    if not path.endswith("/") or files is None or target not in ("slurm", "flux"):
+    if not path.endswith("/") or files is None or target == source:
         return path
     name = path + files[stream == "stderr"]
+    if (own := _DIR_FILES.get(target)) is not None:
+        mine, theirs = own[stream == "stderr"], files[stream == "stderr"]
+        if mine == theirs:
+            return path
+        if target == "sge":
+            warnings.append(f"kept: {stream} directory {path} as the file {name} (the name "
+                            f"{source} gives it there; {target} would name it {mine})")
+            return name
+        warnings.append(f"approximated: {stream} directory {path}: {target} names the file "
+                        f"in it {mine}, where {source} named it {theirs}")
+        return path
     warnings.append(f"approximated: {stream} directory {path} as the file {name} ({target} "
                     "takes a file name, not a directory)")
     return name
@@ -1050,6 +1064,38 @@ def kept_project(spec: JobSpec, target: str, warnings: list[str]) -> tuple[str, 
     warnings.append(f"approximated: {d.raw.strip()} as -P {d.value} (the job's project, as "
                     f"{shown}'s -P; a project of that name must exist there)")
     return d.value or "", d
+
+
+# `qsub -p`: PBS (Pro and Torque) takes -1024..1023, Grid Engine -1023..1024 of which a
+# user may give 0 and below only (qsub(1) of each): the job's priority among the others
+_PRIORITY = {"pbs": (-1024, 1023), "sge": (-1023, 0)}
+
+
+def kept_priority(spec: JobSpec, target: str, warnings: list[str]
+                  ) -> tuple[str | None, Directive] | None:
+    """A priority kept as written that `target` takes as it is: PBS's and Grid Engine's
+    `-p N` both rank the job among the others by N. (the value, or None where `target`
+    refuses it, said; the Directive carried over), or None where there is none."""
+    source = spec.source_dialect
+    if {source, target} != {"pbs", "sge"}:
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source and d.option == "-p" and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as qsub reads them
+    low, high = _PRIORITY[target]
+    try:
+        value = int(d.value or "")
+    except ValueError:
+        return None  # not a number: said dropped as any other option
+    if not low <= value <= high:
+        why = ("Grid Engine lets a user only lower a job's priority (0 and below)"
+               if target == "sge" and value > 0 else f"{target} takes {low} to {high}")
+        warnings.append(f"dropped: {d.raw.strip()} (-p {value}: {why})")
+        return None, d
+    warnings.append(f"kept: {d.raw.strip()} as -p {value} (the job's priority among the "
+                    "others, as qsub -p ranks it there)")
+    return str(value), d
 
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's

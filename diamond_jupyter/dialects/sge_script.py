@@ -38,10 +38,12 @@ from .scripts_common import (
     common_render_warnings,
     cpu_time_limit,
     dependencies_for,
+    file_for_directory,
     fmt_hms,
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_priority,
     kept_project,
     listed_variables,
     mail_warning,
@@ -472,6 +474,8 @@ class SgeScript:
             add(hold, ",".join(d.job_ids))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
+                val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
+                                         spec.source_dialect, self.name, warnings)
                 add(opt, map_out_pattern(val, self.name, warnings))
         warnings += output_mode_warning(spec, "Grid Engine", "append")
         joined = spec.join_output or spec.source_dialect not in ("pbs", self.name)
@@ -507,6 +511,10 @@ class SgeScript:
         if project := kept_project(spec, self.name, warnings):  # a PBS Pro project
             add("-P", project[0])
             carried.append((project[1].option, project[1].value))
+        if priority := kept_priority(spec, self.name, warnings):  # qsub -p N, both
+            if priority[0] is not None:
+                add("-p", priority[0])
+            carried.append((priority[1].option, priority[1].value))
         if kept_gpus:  # named as carried, not as dropped
             d = next(d for d in spec.unknown if d.dialect == "slurm" and d.option == "--gpus")
             carried.append((d.option, d.value))

@@ -64,6 +64,7 @@ from .scripts_common import (
     without_submit_waits,
     words,
 )
+from .slurm_wrappers import apply_wrapper_lines
 from .warn_signal import carried as signal_carried
 from .warn_signal import said, slurm_value, warn_signal
 
@@ -383,6 +384,8 @@ class SlurmScript:
                     self._apply(spec, item, later)
                 else:
                     parts[-1].append(item)
+        apply_wrapper_lines(spec, text, ignored=any(  # #PBS/#BSUB lines sbatch reads too
+            d.dialect == self.name and d.option == "--ignore-pbs" for d in spec.unknown))
         if len(later.memory) > 1:  # sbatch: fatal, whatever their order
             given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.memory.items(),
                                                                      key=lambda x: x[1]))
@@ -1041,7 +1044,12 @@ class SlurmScript:
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name,
                                                   skip=signal_kept + hosts_read)
-        if _FOREIGN_IN_BODY.search(spec.script or ""):
+        if spec.source_dialect == self.name and _FOREIGN_IN_BODY.search(spec.script or ""):
+            # sbatch read them in the original too (slurm_wrappers): read again, the same
+            if not any(d.option == "--ignore-pbs" for d in spec.unknown):
+                warnings.append("kept: #PBS/#BSUB lines in the body, which sbatch reads "
+                                "after the #SBATCH lines, as it did the original's")
+        elif _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch would read leftover #PBS/#BSUB lines (its PBS compatibility); the
             # original scheduler ignored them, so keep it that way
             add("ignore-pbs")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from ..model import BadInput, JobSpec
-from .body import one_task_cpus, translate_body
+from .body import SENTINELS, one_task_cpus, program_notes, translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -18,14 +16,6 @@ SCRIPT_DIALECTS = {d.name: d for d in (slurm_script, pbs_script, lsf_script, flu
 _ALIASES = {"sbatch": "slurm", "torque": "pbs", "pbspro": "pbs", "openpbs": "pbs",
             "bsub": "lsf", "spectrum-lsf": "lsf", "gridengine": "sge", "grid-engine": "sge",
             "sog": "sge", "uge": "sge", "soge": "sge"}
-# The lines each scheduler reads as its directives (RFC 36 for Flux).
-SENTINELS = {
-    "slurm": re.compile(r"^#SBATCH"),  # sbatch: only at a line's start
-    "pbs": re.compile(r"^[ \t]*#PBS"),
-    "lsf": re.compile(r"^[ \t]*#BSUB"),
-    "flux": re.compile(r"^[ \t]*(?:#flux:|# flux:|#FLUX:|# FLUX:)"),
-    "sge": re.compile(r"^#\$(?=\s|-|$)"),
-}
 
 
 def count_sentinels(text: str) -> dict[str, int]:
@@ -78,6 +68,8 @@ def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[s
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,
                                           one_task_cpus=one_task_cpus(spec))
+        body_notes += program_notes(spec.script or "", source.name, target.name, spec.shell,
+                                    first_line=first)
         spec.script = body if spec.script is not None else None
         rendered = target.render_script(spec)
     except BadInput:

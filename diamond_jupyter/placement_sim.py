@@ -429,6 +429,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     arrays_running = _arrays_running(snap, st)
     usable = [c > 0 for c in st.cap_c]
     biggest = max(st.cap_c, default=0) or 1
+    most_gpus = max(st.cap_g, default=0)
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
     for j in _gathered(snap.jobs):
@@ -438,6 +439,10 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         if j.reason and any(h in j.reason.lower() for h in _HELD):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
+        if j.gpus and most_gpus and j.gpus > k * most_gpus:
+            # GPUs asked per job or per task (`--gpus=8`) over more nodes than squeue's
+            # count for a waiting job (its least): as many as they take
+            k = ceil(j.gpus / most_gpus)
         cpus = ceil(j.cpus / k) if j.cpus else (WHOLE if j.nodes else 1)
         gpus = ceil(j.gpus / k) if j.gpus else 0
         shape = (j.partition, cpus, gpus)

@@ -152,6 +152,23 @@ def _gpus_of(*texts: Any) -> int | None:
     return None
 
 
+def gpus_asked(nodes: int | None, *, per_node: Any = None, per_job: Any = None,
+               per_task: Any = None, tasks: int | None = None, per_socket: Any = None,
+               sockets: int | None = None, in_all: Any = None) -> int | None:
+    """A Slurm job's GPUs in all from the TRES strings it asked them in (`gres/gpu:4`,
+    `gres:gpu:a100:2`, `cpu=4,gres/gpu=1`, `N/A`): per node x `nodes`, per job, per task x
+    `tasks` (at least one task a node), per socket x `sockets` a node x `nodes`, or a
+    total (`in_all`: tres-alloc, tres_req_str). Slurm gives the job at least each form it
+    asked and makes them agree at submission (a per-job count a multiple of the per-node
+    one sets the node count to their quotient, one a multiple of the per-task one the task
+    count), so the job's GPUs are the largest; None when it asked none."""
+    n = max(nodes or 1, 1)
+    return max((_gpus_of(per_job) or 0, _gpus_of(in_all) or 0,
+                (_gpus_of(per_node) or 0) * n,
+                (_gpus_of(per_task) or 0) * max(tasks or 0, n),
+                (_gpus_of(per_socket) or 0) * max(sockets or 0, 1) * n)) or None
+
+
 class SlurmCommands:
     """Slurm argv builders and parsers. `jobcomp=True` reads finished jobs with
     `sacct -c` (no slurmdbd; JobCompType=jobcomp/filetxt), else plain `sacct -X`.
@@ -365,11 +382,11 @@ class SlurmCommands:
                 walltime = parse_duration(limit)
             except ValueError:
                 walltime = None
-            per_node = _gpus_of(tres)  # %b is the job's TRES per node
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st or None, name=name or None,
                 user=clean(user), partition=clean(part), nodes=to_int(nn), cpus=to_int(cpus),
-                gpus=per_node * (to_int(nn) or 1) if per_node else None,
+                # %b is the job's TRES per node (its GPUs asked otherwise, `gpus_of_jobs`)
+                gpus=gpus_asked(to_int(nn), per_node=tres),
                 walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
@@ -430,11 +447,12 @@ class SlurmCommands:
             native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
             user=clean(j.get("user_name")), partition=clean(j.get("partition")),
             nodes=to_int(j.get("node_count")), cpus=to_int(j.get("cpus")),
-            # the job's GPUs in all: what it holds, else what it asks in all, else per node
-            # times its nodes
-            gpus=_gpus_of(j.get("tres_alloc_str"), j.get("tres_per_job")) or (
-                per_node * (to_int(j.get("node_count")) or 1)
-                if (per_node := _gpus_of(j.get("tres_per_node"))) else None),
+            # the job's GPUs in all: what it holds, else what it asks, in whichever form
+            gpus=_gpus_of(j.get("tres_alloc_str")) or gpus_asked(
+                to_int(j.get("node_count")), per_node=j.get("tres_per_node"),
+                per_job=j.get("tres_per_job"), per_task=j.get("tres_per_task"),
+                tasks=to_int(j.get("tasks")), per_socket=j.get("tres_per_socket"),
+                sockets=to_int(j.get("sockets_per_node"))),
             walltime_s=limit * 60 if limit else None,
             submitted_at=from_epoch(j.get("submit_time")),
             started_at=start if state != JobState.PENDING else None,
@@ -613,6 +631,7 @@ class SlurmCommands:
                 "qos": under.get(j.native_id), "account": accounts.get(j.native_id),
                 "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
                 for j in jobs]
+        jobs = gpus_of_jobs(outputs.get("queue_qos", ""), jobs)
         held = parse_tres_alloc(outputs.get("queue_qos", ""))
         if held:  # a running job's memory a node (tres-alloc's is the job's in all)
             jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
@@ -652,9 +671,13 @@ ASSOC_PROBE = (
 
 # squeue -O, in the order of `%i|%q|%a|%h` (JobArrayID prints what %i does: `A_T` for an
 # array task, `A_[1-3]` for a waiting range, `H+O` for a hetjob component), then the
-# compact state and the TRES a job holds; width 0: each as long as it is, ended by '|'
+# compact state, the TRES a job holds (a waiting job: asks), and the GPUs it asks other
+# than per node (%b: `--gpus=N`, `--gpus-per-task`, `--gpus-per-socket`) with the tasks
+# and sockets a node these multiply (`*` when not set); width 0: each as long as it is,
+# ended by '|'
 QUEUE_JOB_FIELDS = ("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|,StateCompact:0|,"
-                    "tres-alloc:0|")
+                    "tres-alloc:0|,tres-per-job:0|,tres-per-task:0|,tres-per-socket:0|,"
+                    "NumTasks:0|,Sockets:0|")
 
 
 def parse_tres_alloc(stdout: str) -> dict[str, int]:
@@ -669,6 +692,28 @@ def parse_tres_alloc(stdout: str) -> dict[str, int]:
         mem = _tres(f[5]).get("mem")
         if mem is not None:
             out[f[0]] = mem
+    return out
+
+
+def gpus_of_jobs(stdout: str, jobs: list[JobStatus]) -> list[JobStatus]:
+    """`jobs` (the queue) with the GPUs each holds or asks in all, as `squeue -h -a -O
+    QUEUE_JOB_FIELDS` says them (tres-alloc, tres-per-job, tres-per-task x NumTasks,
+    tres-per-socket x Sockets x its nodes), where more than its GPUs per node (%b) x its
+    nodes; a job without such a line (an older recording of fewer fields: those fields
+    not asked) or whose fields say no GPU (`N/A`, empty) is left as it is."""
+    lines: dict[str, list[str]] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) >= 6 and _JOB_ID.fullmatch(f[0]):
+            lines[f[0]] = (f + [""] * 5)[5:11]
+    out = []
+    for j in jobs:
+        f = lines.get(j.native_id)
+        gpus = gpus_asked(j.nodes, in_all=f[0], per_job=f[1], per_task=f[2],
+                          tasks=to_int(f[4]), per_socket=f[3], sockets=to_int(f[5])) \
+            if f else None
+        out.append(j.model_copy(update={"gpus": gpus}) if (gpus or 0) > (j.gpus or 0)
+                   else j)
     return out
 
 

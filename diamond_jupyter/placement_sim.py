@@ -416,11 +416,16 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     biggest = max(st.cap_c, default=0) or 1
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
+    # by reason: (held, waiting for nothing but priority or resources); a queue has few
+    reasons: dict[str | None, tuple[bool, bool]] = {}
     for j in snap.jobs:
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
-        if j.reason and any(h in j.reason.lower() for h in _HELD):
+        held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
+            bool(j.reason) and any(h in j.reason.lower() for h in _HELD),
+            (j.reason or "").strip().lower() in _STALE_OK))
+        if held:
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
         cpus = ceil(j.cpus / k) if j.cpus else (WHOLE if j.nodes else 1)
@@ -445,10 +450,9 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             _at_once(st, elig, k, cpus, gpus))
         for tasks, after in lanes:
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
-                              planned is not None,
-                              now_ok=(j.reason or "").strip().lower() in _STALE_OK,
-                              partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
-                              limit=limit * tasks, tasks=tasks))
+                              planned is not None, now_ok=now_ok, partition=j.partition,
+                              job_cpus=j.cpus, native_id=j.native_id, limit=limit * tasks,
+                              tasks=tasks))
     return out
 
 

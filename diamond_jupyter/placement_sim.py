@@ -641,8 +641,8 @@ class _Sim:
             return base
         self._changed.discard(n)
         planned_end = self.plan.get
-        ev = sorted((max(planned_end(seq, end), t), c, g)
-                    for seq, (end, c, g) in self._pending.setdefault(n, {}).items())
+        ev = sorted([(max(planned_end(seq, end), t), c, g)
+                     for seq, (end, c, g) in self._pending.setdefault(n, {}).items()])
         cap_c, cap_g = self.cap_c[n], self.cap_g[n]
         times, fc, fg = [t], [self.free_c[n]], [self.free_g[n]]
         for when, c, g in ev:
@@ -801,7 +801,10 @@ class _Plan:
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
         j = bisect.bisect_left(times, start + d.planned)
-        return all(fc[k] >= c and fg[k] >= g for k in range(i, max(j, i + 1)))
+        for k in range(i, max(j, i + 1)):  # noqa: SIM110 (no generator: a hot path)
+            if fc[k] < c or fg[k] < g:
+                return False
+        return True
 
     def _hosts(self, d: Demand, start: float, es: list[int]) -> list[int] | None:
         """The first d.nodes of `es` (in index order) where d fits through from `start`."""

@@ -205,18 +205,20 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             cand = _member_idx(idx, members, j.partition, usable)
             cand.sort(key=lambda i: expl_c[i] - alloc_c[i])
             hosts = cand[:k]
+        # an ended job's end is known: no calibration moves it (`recalibrated`)
+        owner = None if gone else (w, elapsed, j.partition, j.cpus)
         for h in hosts:
             c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
             expl_c[h] += c
             expl_g[h] += g
-            # an ended job's end is known: no calibration moves it (`recalibrated`)
-            owners.append(None if gone else (w, elapsed, j.partition, j.cpus))
+            owners.append(owner)
+            seq = len(rel)
             if planned is not None:
-                planned[len(rel)] = by_limit
-            seq_of[(j.native_id, h)] = len(rel)
-            job_ids[len(rel)] = j.native_id
-            rel.append((end, len(rel), h, c, g))
+                planned[seq] = by_limit
+            seq_of[(j.native_id, h)] = seq
+            job_ids[seq] = j.native_id
+            rel.append((end, seq, h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
     by_host: dict[int, list[int]] = {}  # node -> the seqs of its running jobs' releases
     for r in rel:
@@ -315,12 +317,13 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     queued, own = queued or ratio, own or {}
     planned = st.planned if st.planned is not None else {r[1]: r[0] for r in st.releases}
     rel = []
+    owners, n_owners = st.owners, len(st.owners)
     for end, seq, h, c, g in st.releases:
-        o = st.owners[seq] if seq < len(st.owners) else None
+        o = owners[seq] if seq < n_owners else None
         if o is not None:
             w, elapsed, part, cpus = o
             end = _release_after(w, elapsed, part, cpus, ratio)
-            mine = own.get(st.job_ids.get(seq, ""))
+            mine = own.get(st.job_ids.get(seq, "")) if own else None
             if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
                 end = max(end, left) if bound else left
         rel.append((end, seq, h, c, g))
@@ -330,7 +333,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
-        if d.tasks == 1 and (mine := own.get(d.native_id or "")) is not None:
+        if own and d.tasks == 1 and (mine := own.get(d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
@@ -1217,6 +1220,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     sim = _Sim(st)
     memory = _PlanMemory() if reserve_all else None  # the probe's plan, event to event
     wait = [*queue[:k], probe, *queue[k:]]
+    n_wait = len(wait)  # (a hot loop: read once per change of `wait`)
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t, head, sh = 0.0, 0, None
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
@@ -1224,7 +1228,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if sh is not None and sim.released:
             sh.failed.clear()
         sim.released = False
-        while head < len(wait):  # start jobs in priority order while they fit
+        while head < n_wait:  # start jobs in priority order while they fit
             d = wait[head]
             if not d.done:
                 cand = sim.candidates(d) if d.ready(t) else None
@@ -1245,7 +1249,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if h is probe:
             return sh.when
         skipped, tested, i, failed = 0, 0, head + 1, sim.failed
-        while sim.tot > 0 and i < len(wait) and tested < depth:
+        while sim.tot > 0 and i < n_wait and tested < depth:
             d = wait[i]
             i += 1
             if d.done or not (d.not_before <= t or (d.now_ok and t == 0.0)):  # d.ready(t)
@@ -1268,7 +1272,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 return t
         if skipped > 64:  # drop started jobs so scans stay short
             wait = [d for d in wait[head:] if not d.done]
-            head = 0
+            head, n_wait = 0, len(wait)
         nxt = sim.next_event(t, wakes)
         if nxt is None or nxt >= until:
             return None

@@ -490,19 +490,24 @@ def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
     """The running tasks of each job array (by the array's id): when each ends as the
     state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
     one only counted (PBS's `array_running`), halfway through its walltime."""
-    ends: dict[str, float] = {}
-    for end, seq, *_ in st.releases:
-        nid = st.job_ids.get(seq)
-        if nid is not None:
-            end = st.planned.get(seq, end) if st.planned is not None else end
-            ends[nid] = max(ends.get(nid, 0.0), end)
     out: dict[str, list[float]] = {}
+    tasks = []  # (a running task's record, its array's id, how many tasks it stands for)
     for j in snap.running:
         if j.array_running:
             out.setdefault(j.native_id, []).extend(
                 [(j.walltime_s or 0) / 2] * j.array_running)
         elif j.native_id and (arr := array_record(j.native_id)) is not None:
-            out.setdefault(arr[0], []).extend([ends.get(j.native_id, 0.0)] * arr[1])
+            tasks.append((j.native_id, arr[0], arr[1]))
+            out.setdefault(arr[0], [])
+    if tasks:  # when each running job ends: only where an array's tasks run
+        ends: dict[str, float] = {}
+        for end, seq, *_ in st.releases:
+            nid = st.job_ids.get(seq)
+            if nid is not None:
+                end = st.planned.get(seq, end) if st.planned is not None else end
+                ends[nid] = max(ends.get(nid, 0.0), end)
+        for nid, array, count in tasks:
+            out[array].extend([ends.get(nid, 0.0)] * count)
     for v in out.values():
         v.sort()
     return out

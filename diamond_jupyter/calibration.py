@@ -408,22 +408,18 @@ class SiteCalibration:
                  tail: str = "request", cohort_s: float | None = None,
                  own_runtimes: dict[str, float] | None = None) -> None:
         self.by_request = by_request  # also per request class (`request_class`), finest
-        # the user's own queued and running jobs here: how long each is expected to run (s,
-        # by native id, as their kind ran before), not as other users' jobs of their class
-        self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
         # the first door whose ratios a thin second door to its cluster reads (`through`)
         self.ratios_of: str | None = None
-        samples, waits, owns = list(samples), list(wait), list(own)
+        samples, waits = list(samples), list(wait)
+        self._set_recent(queued, own, own_runtimes)
         if cohort_s is not None and any(getattr(s, "running", False) for s in samples):
             cohort = started_within(samples, cohort_s)
             # too few jobs started in the window to say anything: the ended ones, as before
             samples = cohort if sum(isinstance(s, RunSample) and not s.running
                                     for s in cohort) >= MIN_SAMPLES else \
                 [s for s in samples if not getattr(s, "running", False)]
-        self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
-        self.own: OwnError | None = own_error(owns)  # the user's jobs here, vs the model
         self.wait: SiteCalibration | None = SiteCalibration(waits) if waits else None
         by_key: dict[tuple[str, ...], list[RunSample]] = {}
         running: dict[tuple[str, ...], list[float]] = {}
@@ -448,6 +444,25 @@ class SiteCalibration:
                 self._ratios[key] = _ratio(
                     with_survivors([s.ratio for s in recent], running.get(key, []), tail),
                     name)
+
+    def _set_recent(self, queued: dict[str, QueueWait] | None, own: Iterable[PredictionSample],
+                    own_runtimes: dict[str, float] | None) -> None:
+        """What changes between accounting queries: the recent jobs' waits, the user's own
+        jobs against the model, the user's queued and running jobs' expected runtimes."""
+        self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
+        self.own: OwnError | None = own_error(list(own))  # the user's jobs here, vs the model
+        # the user's own queued and running jobs here: how long each is expected to run (s,
+        # by native id, as their kind ran before), not as other users' jobs of their class
+        self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
+
+    def with_recent(self, queued: dict[str, QueueWait] | None,
+                    own: Iterable[PredictionSample] = (),
+                    own_runtimes: dict[str, float] | None = None) -> SiteCalibration:
+        """A copy with these recent waits, own jobs and own runtimes; its ratios (built
+        from the finished jobs and the wait samples) are this one's."""
+        out = copy(self)
+        out._set_recent(queued, own, own_runtimes)
+        return out
 
     @property
     def samples(self) -> int:
@@ -483,6 +498,39 @@ class SiteCalibration:
         out = copy(self)
         out._ratios, out.by_request, out.ratios_of = first._ratios, first.by_request, name
         return out
+
+
+class CalibrationCache:
+    """Each site's SiteCalibration, kept while what it was built from is unchanged. Its
+    ratios (sorted, cut at the last change point, per class) come from the finished jobs
+    and the wait samples, which change only when new accounting or a newly started job
+    arrives; a decision between those reuses them. Keyed on the inputs themselves, so
+    new samples are never answered with the old ratios: equal inputs give the same
+    object, new recent waits or own jobs a copy with the same ratios (`with_recent`),
+    anything else a calibration built anew."""
+
+    def __init__(self) -> None:
+        # site: (what the ratios are built from, what the rest is, the calibration)
+        self._kept: dict[str, tuple[tuple, tuple, SiteCalibration]] = {}
+
+    def site(self, name: str, samples: Iterable[RunSample | WaitSample],
+             wait: Iterable[WaitSample] = (), queued: dict[str, QueueWait] | None = None,
+             own: Iterable[PredictionSample] = (), cohort_s: float | None = None,
+             own_runtimes: dict[str, float] | None = None) -> SiteCalibration:
+        """Site `name`'s calibration from these inputs (SiteCalibration's)."""
+        ratios_key = (tuple(samples), tuple(wait), cohort_s)
+        recent_key = (dict(queued or {}), tuple(own), dict(own_runtimes or {}))
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] == ratios_key:
+            if kept[1] == recent_key:
+                return kept[2]
+            cal = kept[2].with_recent(queued, recent_key[1], own_runtimes)
+        else:
+            cal = SiteCalibration(ratios_key[0], wait=ratios_key[1], queued=queued,
+                                  own=recent_key[1], cohort_s=cohort_s,
+                                  own_runtimes=own_runtimes)
+        self._kept[name] = (ratios_key, recent_key, cal)
+        return cal
 
 
 class PooledRatios:

@@ -20,6 +20,7 @@ from typing import Any
 
 from .calibration import (
     RECENT_WAITS_S,
+    CalibrationCache,
     PredictionSample,
     RunSample,
     SiteCalibration,
@@ -218,6 +219,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
+        # each site's calibration built from them, rebuilt only when its inputs change
+        self._calibrations = CalibrationCache()
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
         self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
         self._waits_noted: dict[str, float] = {}
@@ -574,10 +577,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
             ended = others or [*(s for _, s in mine), *elsewhere]
             alive = running_samples(running[n].jobs, at) if running and n in running else []
-            out[n] = SiteCalibration([*ended, *alive] if ended else ended, wait=waits,
-                                     queued=queue_waits(jobs, at, RECENT_WAITS_S),
-                                     own=predicted.get(n, ()), cohort_s=cohort_s,
-                                     own_runtimes=expected.get(n))
+            out[n] = self._calibrations.site(
+                n, [*ended, *alive] if ended else ended, wait=waits,
+                queued=queue_waits(jobs, at, RECENT_WAITS_S), own=predicted.get(n, ()),
+                cohort_s=cohort_s, own_runtimes=expected.get(n))
         return out
 
     def own_runtimes(self, history: RuntimeHistory | None = None

@@ -1446,12 +1446,12 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerNode "
                      f"{out.mem} MB a node")
     mine = [x for x in nodes if x.name in members.get(p.name, [])]
-    # the most tasks one of its nodes holds: its CPUs, and its sockets or cores where
-    # `--ntasks-per-socket`/`--ntasks-per-core` limit them
-    most = max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus) for x in mine), default=0)
+    # the most tasks one of its nodes holds (`most`, read only where needed): its CPUs, and
+    # its sockets or cores where `--ntasks-per-socket`/`--ntasks-per-core` limit them
     if r.tasks and r.nodes is None and not r.tasks_per_node and not req.spread \
-            and not r.gpus_per_task and most and out.tpn > most and not queue_span \
-            and not req.overcommit:
+            and not r.gpus_per_task and not queue_span and not req.overcommit \
+            and (most := max((min(x.cpus // out.cpt, out.task_cap(x) or x.cpus)
+                              for x in mine), default=0)) and out.tpn > most:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
         tpn = most

@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from functools import partial
+from functools import lru_cache, partial
 from math import ceil
 from typing import Any
 
@@ -66,7 +66,12 @@ _RESERVED = {"reserved", "resv"}
 def node_usable(node: Node, in_reservation: bool = False) -> bool:
     """Whether `node` takes new jobs; a reserved node only those of a reservation
     (`in_reservation`: the job names one)."""
-    state = node.state.lower()
+    return _state_usable(node.state, in_reservation)
+
+
+@lru_cache(maxsize=1024)  # per node of every site at each decision: few distinct states
+def _state_usable(state: str, in_reservation: bool) -> bool:
+    state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
     # sinfo's marks after a state: `*` not responding, `^` being rebooted (REBOOT_ISSUED),

@@ -211,18 +211,20 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             cand = _member_idx(idx, members, j.partition, usable)
             cand.sort(key=lambda i: expl_c[i] - alloc_c[i])
             hosts = cand[:k]
+        # an ended job's end is known: no calibration moves it (`recalibrated`)
+        owner = None if gone else (w, elapsed, j.partition, j.cpus)
         for h in hosts:
             c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
             expl_c[h] += c
             expl_g[h] += g
-            # an ended job's end is known: no calibration moves it (`recalibrated`)
-            owners.append(None if gone else (w, elapsed, j.partition, j.cpus))
+            owners.append(owner)
+            seq = len(rel)
             if planned is not None:
-                planned[len(rel)] = by_limit
-            seq_of[(j.native_id, h)] = len(rel)
-            job_ids[len(rel)] = j.native_id
-            rel.append((end, len(rel), h, c, g))
+                planned[seq] = by_limit
+            seq_of[(j.native_id, h)] = seq
+            job_ids[seq] = j.native_id
+            rel.append((end, seq, h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
     by_host: dict[int, list[int]] = {}  # node -> the seqs of its running jobs' releases
     for r in rel:
@@ -321,12 +323,13 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     queued, own = queued or ratio, own or {}
     planned = st.planned if st.planned is not None else {r[1]: r[0] for r in st.releases}
     rel = []
+    owners, n_owners = st.owners, len(st.owners)
     for end, seq, h, c, g in st.releases:
-        o = st.owners[seq] if seq < len(st.owners) else None
+        o = owners[seq] if seq < n_owners else None
         if o is not None:
             w, elapsed, part, cpus = o
             end = _release_after(w, elapsed, part, cpus, ratio)
-            mine = _own(own, st.job_ids.get(seq, ""))
+            mine = _own(own, st.job_ids.get(seq, "")) if own else None
             if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
                 end = max(end, left) if bound else left
         rel.append((end, seq, h, c, g))
@@ -336,7 +339,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
-        if d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
+        if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
@@ -432,11 +435,16 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     most_gpus = max(st.cap_g, default=0)
     out: list[Demand] = []
     shared: dict[tuple[str | None, int, int], list[int]] = {}
+    # by reason: (held, waiting for nothing but priority or resources); a queue has few
+    reasons: dict[str | None, tuple[bool, bool]] = {}
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
-        if j.reason and any(h in j.reason.lower() for h in _HELD):
+        held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
+            bool(j.reason) and any(h in j.reason.lower() for h in _HELD),
+            (j.reason or "").strip().lower() in _STALE_OK))
+        if held:
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
         if j.gpus and most_gpus and j.gpus > k * most_gpus:
@@ -467,9 +475,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             # a lane its throttle holds (`after`) waits for the array's running tasks,
             # whatever its reason says
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
-                              planned is not None,
-                              now_ok=after <= 0 and (j.reason or "").strip().lower()
-                              in _STALE_OK,
+                              planned is not None, now_ok=after <= 0 and now_ok,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
                               limit=limit * tasks, tasks=tasks))
     return out
@@ -534,19 +540,24 @@ def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
     """The running tasks of each job array (by the array's id): when each ends as the
     state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
     one only counted (PBS's `array_running`), halfway through its walltime."""
-    ends: dict[str, float] = {}
-    for end, seq, *_ in st.releases:
-        nid = st.job_ids.get(seq)
-        if nid is not None:
-            end = st.planned.get(seq, end) if st.planned is not None else end
-            ends[nid] = max(ends.get(nid, 0.0), end)
     out: dict[str, list[float]] = {}
+    tasks = []  # (a running task's record, its array's id, how many tasks it stands for)
     for j in snap.running:
         if j.array_running:
             out.setdefault(j.native_id, []).extend(
                 [(j.walltime_s or 0) / 2] * j.array_running)
         elif j.native_id and (arr := array_record(j.native_id)) is not None:
-            out.setdefault(arr[0], []).extend([ends.get(j.native_id, 0.0)] * arr[1])
+            tasks.append((j.native_id, arr[0], arr[1]))
+            out.setdefault(arr[0], [])
+    if tasks:  # when each running job ends: only where an array's tasks run
+        ends: dict[str, float] = {}
+        for end, seq, *_ in st.releases:
+            nid = st.job_ids.get(seq)
+            if nid is not None:
+                end = st.planned.get(seq, end) if st.planned is not None else end
+                ends[nid] = max(ends.get(nid, 0.0), end)
+        for nid, array, count in tasks:
+            out[array].extend([ends.get(nid, 0.0)] * count)
     for v in out.values():
         v.sort()
     return out
@@ -688,8 +699,8 @@ class _Sim:
             return base
         self._changed.discard(n)
         planned_end = self.plan.get
-        ev = sorted((max(planned_end(seq, end), t), c, g)
-                    for seq, (end, c, g) in self._pending.setdefault(n, {}).items())
+        ev = sorted([(max(planned_end(seq, end), t), c, g)
+                     for seq, (end, c, g) in self._pending.setdefault(n, {}).items()])
         cap_c, cap_g = self.cap_c[n], self.cap_g[n]
         times, fc, fg = [t], [self.free_c[n]], [self.free_g[n]]
         for when, c, g in ev:
@@ -848,7 +859,10 @@ class _Plan:
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
         j = bisect.bisect_left(times, start + d.planned)
-        return all(fc[k] >= c and fg[k] >= g for k in range(i, max(j, i + 1)))
+        for k in range(i, max(j, i + 1)):  # noqa: SIM110 (no generator: a hot path)
+            if fc[k] < c or fg[k] < g:
+                return False
+        return True
 
     def _hosts(self, d: Demand, start: float, es: list[int]) -> list[int] | None:
         """The first d.nodes of `es` (in index order) where d fits through from `start`."""
@@ -1261,6 +1275,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     sim = _Sim(st)
     memory = _PlanMemory() if reserve_all else None  # the probe's plan, event to event
     wait = [*queue[:k], probe, *queue[k:]]
+    n_wait = len(wait)  # (a hot loop: read once per change of `wait`)
     wakes = sorted({d.not_before for d in wait if d.not_before > 0})
     t, head, sh = 0.0, 0, None
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
@@ -1268,7 +1283,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if sh is not None and sim.released:
             sh.failed.clear()
         sim.released = False
-        while head < len(wait):  # start jobs in priority order while they fit
+        while head < n_wait:  # start jobs in priority order while they fit
             d = wait[head]
             if not d.done:
                 cand = sim.candidates(d) if d.ready(t) else None
@@ -1289,7 +1304,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
         if h is probe:
             return sh.when
         skipped, tested, i, failed = 0, 0, head + 1, sim.failed
-        while sim.tot > 0 and i < len(wait) and tested < depth:
+        while sim.tot > 0 and i < n_wait and tested < depth:
             d = wait[i]
             i += 1
             if d.done or not (d.not_before <= t or (d.now_ok and t == 0.0)):  # d.ready(t)
@@ -1312,7 +1327,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                 return t
         if skipped > 64:  # drop started jobs so scans stay short
             wait = [d for d in wait[head:] if not d.done]
-            head = 0
+            head, n_wait = 0, len(wait)
         nxt = sim.next_event(t, wakes)
         if nxt is None or nxt >= until:
             return None

@@ -303,6 +303,8 @@ def expand_hostlist(text: Any) -> list[str]:
     s = clean(text)
     if s is None:
         return []
+    if "[" not in s and "]" not in s and "," not in s:  # one plain name (stripped)
+        return [s] if s else []
     out: list[str] = []
     for item in _hostlist_items(s):
         item = item.strip()
@@ -495,6 +497,8 @@ def array_record(native_id: str) -> tuple[str, int, int | None] | None:
     once: Slurm's '%k', else None). '123_[5-100%4]' -> ('123', 96, 4), '9.6-10:1' ->
     ('9', 5, None), '123_7' and '500[3]' -> one task; None for a plain job's id or a range
     that does not read."""
+    if native_id.isdigit():  # a plain job's id (most of a queue): no form reads it
+        return None
     for form in _WAITING_TASKS:
         if m := form.fullmatch(native_id):
             expr = m.group(2)

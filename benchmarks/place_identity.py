@@ -1,0 +1,96 @@
+"""Every verdict and `explain()` of 48 placement decisions on the recorded sites, written
+out so that two versions of the engine can be compared byte for byte (a change meant to
+make decisions faster must not change one).
+
+The sites are `place_latency`'s (recorded Slurm outputs replicated to a seeded size): seeds
+1 and 2 on 30 sites, seed 3 on 12; eight job shapes; each with and without a calibration.
+Where the engine keeps calibrations between decisions (`calibration.CalibrationCache`),
+each calibrated decision is made twice, the second time on the kept calibrations, and
+both are written: each must equal what a version without the cache wrote once.
+
+Run it against a checkout with `PYTHONPATH=CHECKOUT python benchmarks/place_identity.py
+OUT` (this file, any checkout's engine), then compare the two OUT files with `cmp`.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH
+from benchmarks.place_latency import _replicated  # noqa: E402
+
+SETTINGS = ((1, 30), (2, 30), (3, 12))  # (seed, sites)
+NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs were taken
+
+
+def shapes() -> list[tuple[str, object]]:
+    from diamond_jupyter.model import JobSpec, Resources
+
+    def spec(queue: str | None = None, **res: object) -> JobSpec:
+        return JobSpec(command="true", queue=queue, resources=Resources(**res))
+    return [
+        ("1x4 cpus", spec(nodes=1, cpus_per_task=4, walltime_s=1800)),
+        ("2x8 cpus", spec(nodes=2, tasks_per_node=1, cpus_per_task=8, walltime_s=3600)),
+        ("a gpu", spec(nodes=1, gpus_per_node=1, walltime_s=1800)),
+        ("1 cpu, a minute", spec(nodes=1, cpus_per_task=1, walltime_s=60)),
+        ("4 nodes x 8 tasks", spec(nodes=4, tasks_per_node=8, walltime_s=1800)),
+        ("16 cpus", spec(nodes=1, cpus_per_task=16, walltime_s=1800)),
+        ("exclusive", spec(nodes=1, exclusive=True, walltime_s=1800)),
+        ("long, a day", spec("long", nodes=1, cpus_per_task=2, walltime_s=86400)),
+    ]
+
+
+def decisions() -> list[str]:
+    """One text per decision: its setting, its verdicts as JSON and its explain()."""
+    from diamond_jupyter.calibration import RunSample, SiteCalibration
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+    from diamond_jupyter.placement import place
+
+    try:
+        from diamond_jupyter.calibration import CalibrationCache
+    except ImportError:  # a version that builds every calibration per decision
+        CalibrationCache = None  # noqa: N806
+
+    cmds = SlurmCommands(jobcomp=True, tz=timezone.utc)
+    out = []
+    for seed, n_sites in SETTINGS:
+        sites = [_replicated(seed, i) for i in range(n_sites)]
+        snaps = [cmds.parse_snapshot(f"site{i:02d}", outputs)
+                 for i, (outputs, _) in enumerate(sites)]
+        pairs = [(SiteConfig(name=s.site), s) for s in snaps]
+        cache = CalibrationCache() if CalibrationCache is not None else None
+
+        def calibrations() -> dict:
+            out = {}
+            for s, (_, ratios) in zip(snaps, sites, strict=True):  # noqa: B023
+                samples = [RunSample("debug", 1 + k % 16, 600.0, r * 600.0, k)
+                           for k, r in enumerate(ratios)]
+                out[s.site] = cache.site(s.site, samples) if cache is not None else \
+                    SiteCalibration(samples)  # noqa: B023
+            return out
+        for name, spec in shapes():
+            for calibrated in (False, True):
+                head = (f"## seed {seed}, {n_sites} sites, {name}, "
+                        f"{'calibrated' if calibrated else 'walltimes'}\n")
+                texts = []
+                for _ in range(2 if calibrated and cache is not None else 1):
+                    p = place(spec, pairs, now=NOW,
+                              calibration=calibrations() if calibrated else None)
+                    texts.append(f"{p.model_dump_json(indent=1)}\n{p.explain()}\n")
+                if texts[-1] != texts[0]:
+                    raise SystemExit(f"the kept calibrations changed a decision: {head}")
+                out.append(head + texts[0])
+    return out
+
+
+def main(argv: list[str]) -> None:
+    texts = decisions()
+    Path(argv[0]).write_text("".join(texts))
+    print(f"{len(texts)} decisions written to {argv[0]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -164,7 +164,8 @@ def test_a_script_with_two_schedulers_directives_says_to_name_its_dialect():
 
 @pytest.mark.parametrize("written,dialect,walltime", [
     ("PBSPro", "pbs", 3600), ("torque", "pbs", 3600), ("Grid Engine", "sge", 600),
-    ("UGE", "sge", 600), ("SLURM", "slurm", 300), ("pbs", "pbs", 3600),
+    # sbatch reads a script's #PBS lines after its #SBATCH ones (unless --ignore-pbs)
+    ("UGE", "sge", 600), ("SLURM", "slurm", 3600), ("pbs", "pbs", 3600),
 ])
 def test_a_steps_dialect_takes_the_names_centers_give_schedulers(written, dialect, walltime):
     """Before: `dialect: PBSPro` (or torque, Grid Engine) was an unknown dialect, though the

@@ -187,6 +187,19 @@ def _submit_wait(d: Directive) -> SubmitWait | None:
     script = SCRIPT_DIALECTS.get(d.dialect)
     return script.submit_wait(d) if script is not None else None
 
+
+def _started_in(start: datetime | None, job: Job, task: bool) -> bool:
+    """Whether a view's record that started at `start` can be the ended `job` (not another
+    job given its reused id): a plain job's start is its own (within SAME_START_S); an array
+    task's lies within the array's run (the store keeps its first task's start)."""
+    if start is None or job.started_at is None:
+        return True
+    slack = timedelta(seconds=SAME_START_S)
+    if not task:
+        return abs(start - job.started_at) <= slack
+    end = job.ended_at or start
+    return job.started_at - slack <= start <= end + slack
+
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
                  HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
@@ -452,7 +465,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Per site, the native ids of this store's jobs that a view still lists as running
         although the engine has heard them end (the job's own end line arrives before the
         scheduler's view drops it: Grid Engine lists a finished job for a moment). A job is
-        matched by its native id and its start, so a reused id is not taken for it."""
+        matched by its native id and its start, so a reused id is not taken for it; an array
+        task's record (Slurm's `123_7`, `123_[8-100]`, Grid Engine's `9.3`, `9.4-100:1`) by
+        its array's id (the site's `job_id_of`) and a start within the array's run."""
         out: dict[str, set[str]] = {}
         for site, snap in snaps.items():
             if not snap.running:
@@ -462,10 +477,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                           limit=ENDED_LOOKBACK):  # newest first
                 if j.native_id and j.ended_at and j.ended_at <= snap.taken_at:
                     done.setdefault(j.native_id, j)
+            owner = self.sites[site].job_id_of if site in self.sites else None
             for r in snap.running:
-                j = done.get(r.native_id)
-                if j is not None and (r.started_at is None or j.started_at is None or abs(
-                        (r.started_at - j.started_at).total_seconds()) <= SAME_START_S):
+                array = owner(r.native_id) if owner is not None else r.native_id
+                j = done.get(r.native_id) or done.get(array)
+                if j is not None and _started_in(r.started_at, j, array != r.native_id):
                     out.setdefault(site, set()).add(r.native_id)
         return out
 

@@ -39,8 +39,10 @@ from .base import (
 MAX_TOKEN_FILE_BYTES = 64 << 10  # a JWT is a few hundred bytes: a token file, or what
 # the token command prints on stdout or on stderr, is read up to this
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
-REFUSED_RETRIES = 2  # a refused connection is tried again this many times, after
-REFUSED_PAUSE_S = 0.5  # this, then twice this
+# a refused connection (nothing was sent) is tried again this many times, after this, then
+# twice this, ...: about 5 s in all, a slurmrestd's restart
+REFUSED_RETRIES = 4
+REFUSED_PAUSE_S = 0.5
 ASSUMED_LIFESPAN_S = 1800.0  # a token whose expiry cannot be read is renewed after this
 
 

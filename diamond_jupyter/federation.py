@@ -38,7 +38,7 @@ from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
-from .federation_needs import NeedsMixin, job_trees
+from .federation_needs import NeedsMixin, job_trees, scan_off_loop
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
@@ -150,7 +150,15 @@ def _check_dest_dir(dest: Path) -> None:
 
 
 def script_text(data: bytes | str, what: str) -> str:
-    """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL)."""
+    """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL) or
+    longer than a job script may be (MAX_SCRIPT_BYTES, as a script file read from disk: a
+    tool call's or a cell's script is bounded too)."""
+    size = len(data) if isinstance(data, bytes) or len(data) * 4 <= MAX_SCRIPT_BYTES \
+        else len(data.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_SCRIPT_BYTES:
+        raise BadInput(f"{what} is {size} bytes, more than the {MAX_SCRIPT_BYTES} a job "
+                       "script may hold (Slurm's own bound, max_script_size, is 4 MB by "
+                       "default); keep the data in files the script reads")
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     if "\0" in data:
@@ -428,6 +436,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         from .placement import place
 
         check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
+        await scan_off_loop(spec)
         only = list(sites) if sites else None
         finished = self.store.finished_jobs(FINISHED_LOOKBACK)  # one read serves the decision
         history, own_share = self.runtime_history(finished)
@@ -717,6 +726,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
         self.check_submittable(spec)
+        await scan_off_loop(spec)
         placement = placement if site != "auto" else None
         if site == "auto":
             pl = await self.place(spec)

@@ -1081,6 +1081,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         wd = await site.resolve(wd) if wd else wd
         pairs = []
         listed = await site.job_file_stats(job, special=True)
+        if not listed and wd and job.state.terminal and await site.real_path(wd) is None:
+            raise SiteError(
+                f"{job.id}'s working directory {wd} is no longer on {job.site} (removed since "
+                f"the job ended {job.state.value}: a purge of scratch space, or by hand): "
+                "nothing to fetch")
         for remote in (f.path for f in listed):
             inside = wd and remote.startswith(wd)
             rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name

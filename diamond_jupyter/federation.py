@@ -685,8 +685,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted."""
-        if not (spec.script or spec.command):
-            raise BadInput("the job has no script body or command")
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in
+                   (spec.script or spec.command or "").splitlines()):
+            raise BadInput("the job has no script body or command: a script of only "
+                           "directives and comments runs nothing; write the commands the "
+                           "job runs after its directives")
         self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole

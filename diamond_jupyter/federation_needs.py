@@ -19,8 +19,8 @@ from .capabilities import SiteCapabilities, from_metadata
 from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
-from .script_body import scan_body
 from .placement_fit import Req, most_gpus, node_checks, request, site_nodes
+from .script_body import scan_body
 from .software import needs_reasons, rewrite_modules
 
 if TYPE_CHECKING:

@@ -861,15 +861,53 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     problem = missing("key_file", t.key_file)
     key = Path(t.key_file).expanduser() if t.key_file else None
     if problem is None and key is not None and key.is_file():
-        mode = key.stat().st_mode & 0o777
-        if mode & 0o077:
+        st = key.stat()
+        mode = st.st_mode & 0o777
+        if st.st_uid != os.geteuid():  # readable here only by root, or by a mode refused next
+            problem = (f"key_file: {key} belongs to another user ({_owner(st.st_uid)}): a "
+                       "private key logs in as the user it was made for; give a key of your "
+                       "own (`ssh-keygen -t ed25519`, its public half added to the site)")
+        elif mode & 0o077:
             problem = (f"key_file: {key} can be read by other users (mode {mode:03o}); "
                        f"`chmod 600 {key}` (OpenSSH refuses such a key too)")
     problem = problem or missing("cert_file", t.cert_file) or missing("ssh_config",
                                                                        t.ssh_config)
+    if problem is None and t.ssh_config:
+        problem = ssh_config_problem(Path(t.ssh_config).expanduser())
+        problem = problem and f"ssh_config: {problem}"
     if not t.trust_on_first_use:  # with it, the file is made at the first connection
         problem = problem or missing("known_hosts", t.known_hosts)
     return problem
+
+
+def _owner(uid: int) -> str:
+    """`uid 1001, bob` (the name when the password database has it)."""
+    import pwd
+
+    try:
+        return f"uid {uid}, {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def ssh_config_problem(path: Path) -> str | None:
+    """Why ssh_config file `path` is not read, as OpenSSH refuses it ("Bad owner or
+    permissions"): another user than you or root owns it, or others may write to it. Such a
+    file may be changed to send a site to another host, key or jump host. None: it is read
+    (also when it is not there: said elsewhere)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if st.st_uid not in (0, os.geteuid()):
+        return (f"{path} belongs to another user ({_owner(st.st_uid)}), who may change the "
+                "hosts, keys and jump hosts it names; OpenSSH refuses it too (Bad owner or "
+                "permissions): use a file of your own")
+    if st.st_mode & 0o022:
+        return (f"{path} can be written by other users (mode {st.st_mode & 0o777:03o}), who "
+                "may change the hosts, keys and jump hosts it names; `chmod go-w "
+                f"{path}` (OpenSSH refuses it too: Bad owner or permissions)")
+    return None
 
 
 def token_file_problem(t: TransportConfig) -> str | None:

@@ -39,7 +39,7 @@ from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
-from .federation_needs import NeedsMixin, job_trees
+from .federation_needs import NeedsMixin, job_trees, scan_off_loop
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .federation_predict import Predictions
 from .federation_stuck import StuckMixin
@@ -151,7 +151,15 @@ def _check_dest_dir(dest: Path) -> None:
 
 
 def script_text(data: bytes | str, what: str) -> str:
-    """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL)."""
+    """`data` as script text (bytes not UTF-8 replaced); BadInput when it is binary (NUL) or
+    longer than a job script may be (MAX_SCRIPT_BYTES, as a script file read from disk: a
+    tool call's or a cell's script is bounded too)."""
+    size = len(data) if isinstance(data, bytes) or len(data) * 4 <= MAX_SCRIPT_BYTES \
+        else len(data.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_SCRIPT_BYTES:
+        raise BadInput(f"{what} is {size} bytes, more than the {MAX_SCRIPT_BYTES} a job "
+                       "script may hold (Slurm's own bound, max_script_size, is 4 MB by "
+                       "default); keep the data in files the script reads")
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     if "\0" in data:
@@ -444,6 +452,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         from .placement import place
 
         check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
+        await scan_off_loop(spec)
         only = list(sites) if sites else None
         finished = self.store.finished_jobs(FINISHED_LOOKBACK)  # one read serves the decision
         history, own_share = self.runtime_history(finished)
@@ -695,8 +704,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted."""
-        if not (spec.script or spec.command):
-            raise BadInput("the job has no script body or command")
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in
+                   (spec.script or spec.command or "").splitlines()):
+            raise BadInput("the job has no script body or command: a script of only "
+                           "directives and comments runs nothing; write the commands the "
+                           "job runs after its directives")
         self._check_server_paths(spec)
         script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole
@@ -736,6 +748,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
         self.check_submittable(spec)
+        await scan_off_loop(spec)
         placement = placement if site != "auto" else None
         if site == "auto":
             pl = await self.place(spec)
@@ -1090,6 +1103,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         wd = await site.resolve(wd) if wd else wd
         pairs = []
         listed = await site.job_file_stats(job, special=True)
+        if not listed and wd and job.state.terminal and await site.real_path(wd) is None:
+            raise SiteError(
+                f"{job.id}'s working directory {wd} is no longer on {job.site} (removed since "
+                f"the job ended {job.state.value}: a purge of scratch space, or by hand): "
+                "nothing to fetch")
         for remote in (f.path for f in listed):
             inside = wd and remote.startswith(wd)
             rel = remote[len(wd):].lstrip("/") if inside else Path(remote).name

@@ -20,6 +20,7 @@ from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
 from .placement_fit import Req, most_gpus, node_checks, request, site_nodes
+from .script_body import scan_body
 from .software import needs_reasons, rewrite_modules
 
 if TYPE_CHECKING:
@@ -28,6 +29,13 @@ if TYPE_CHECKING:
 # snapshots at most this old are good enough for an explicit site's check (nodes,
 # features and GPUs change rarely; the queue does not matter here)
 CHECK_SNAPSHOT_AGE_S = 300.0
+
+
+async def scan_off_loop(spec: JobSpec) -> None:
+    """Read the job's body in a thread (`scan_body` keeps its latest scans, so the checks
+    after this find it read): a long body took seconds, during which a server's event loop
+    answered no one."""
+    await asyncio.to_thread(scan_body, spec.script or spec.command or "")
 
 
 class NeedsMixin:
@@ -72,6 +80,7 @@ class NeedsMixin:
 
     async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
         """BadInput naming everything `site` lacks for this job, unless `force`."""
+        await scan_off_loop(spec)
         if force:
             return
         missing = await self.site_mismatch(spec, site)

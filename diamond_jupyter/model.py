@@ -657,6 +657,15 @@ def check_spec(spec: JobSpec) -> None:
                            "(on the batch shell, or on every program the loader starts, the "
                            "engine's own included), so what the script shows is not all that "
                            f"runs; set it in the script itself (export {key}=...)")
+    for i, name in enumerate(spec.environment.passed):
+        if not _VARIABLE_NAME.fullmatch(name):  # `A=1` here set a value unchecked (PBS -v)
+            raise BadInput(f"environment.passed[{i}]: {name!r} is not a variable name (a "
+                           "letter or _, then letters, digits or _): list names only here, "
+                           "each copied from the submitting shell; a value goes in "
+                           "environment.variables")
+    for i, module in enumerate(spec.environment.modules):
+        if (problem := software_name_problem(module)) is not None:
+            raise BadInput(f"environment.modules[{i}]: {problem}")
     if spec.array is not None:
         check_array(spec.array.expression)
     check_dependency_kinds(spec)

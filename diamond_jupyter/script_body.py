@@ -20,6 +20,8 @@ role. `needs.needs_of` joins this with the job's directives.
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -100,6 +102,7 @@ class EnvNeed(NeedModel):
 _OPS = (";;", "&&", "||", "|&", "<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>",
         ";", "|", "&", "(", ")", ">", "<")
 _REDIRECTS = {"<<<", "<<-", "<<", ">>", ">&", "<&", "&>>", "&>", ">|", "<>", ">", "<"}
+_OP_STARTS = frozenset(o[0] for o in _OPS)
 
 
 @dataclass
@@ -128,7 +131,8 @@ def _words(text: str, base: int = 0) -> list[_Word]:
             j = text.find("\n", i)
             i = n if j < 0 else j
             continue
-        op = next((o for o in _OPS if text.startswith(o, i)), None)
+        op = next((o for o in _OPS if text.startswith(o, i)), None) \
+            if c in _OP_STARTS else None
         if op:
             out.append(_Word(op, base + i, base + i + len(op), op=True))
             i += len(op)
@@ -466,6 +470,18 @@ class BodyScan:
 
 
 def scan_body(body: str) -> BodyScan:
+    """`_scan_body(body)`, read once for a body seen lately (a submit asks for it from
+    placement, the site's check and the software checks: a long body took minutes); a copy,
+    which the caller may change."""
+    return copy.deepcopy(_scanned(body))
+
+
+@functools.lru_cache(maxsize=8)
+def _scanned(body: str) -> BodyScan:
+    return _scan_body(body)
+
+
+def _scan_body(body: str) -> BodyScan:
     """What the body needs, read as the shell would run it: `module load`/`ml`/`module
     swap` arguments (those in a branch, after `||`, after `module use` or a try-load are
     kept but not checked; `$VAR`s and paths are only noted), the first container, the first

@@ -20,6 +20,7 @@ _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
 # what no scheduler's job id holds and a path or a command line would read otherwise
 _UNUSABLE_ID = re.compile(r"[/\\\s\x00-\x1f\x7f-\x9f\u2028\u2029]|\.\.")
 MAX_EVENT_PREFIXES = 200  # "KIND.*" terms of one query (SQLite nests ORs at most 1,000 deep)
+_LEADING_NUMBER = re.compile(r"\s*([0-9]{1,19})(?![0-9])")  # a job id's number, as typed
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
@@ -280,12 +281,23 @@ class JobsMixin(Database):
     @staticmethod
     def _meant(c: sqlite3.Connection, job_id: str) -> list[str]:
         """Stored job ids an unknown `job_id` probably stands for: a bare native id's jobs on
-        every site, or the same id in another case."""
+        every site, the same id in another case, else the jobs its number names (an array
+        task or a step of it, `alpha:42_3`, `alpha:42.batch`, a blank copied with it, a
+        number of another site's: `beta:42` for alpha:42), this site's first."""
         if ":" not in job_id:
             sql = "SELECT id FROM jobs WHERE native_id = ? ORDER BY created_at DESC"
-        else:
-            sql = "SELECT id FROM jobs WHERE id = ? COLLATE NOCASE ORDER BY created_at DESC"
-        return [r[0] for r in c.execute(sql, (job_id,)).fetchall()]
+            return [r[0] for r in c.execute(sql, (job_id,)).fetchall()]
+        sql = "SELECT id FROM jobs WHERE id = ? COLLATE NOCASE ORDER BY created_at DESC"
+        if found := [r[0] for r in c.execute(sql, (job_id,)).fetchall()]:
+            return found
+        site, _, native = job_id.partition(":")
+        if not (number := _LEADING_NUMBER.match(native)):
+            return []
+        sql = ("SELECT id FROM jobs WHERE native_id = ? OR substr(native_id, 1, ?) = ? "
+               "ORDER BY site = ? DESC, created_at DESC")  # `42.server`: a PBS id
+        n = number.group(1)
+        return [r[0] for r in c.execute(sql, (n, len(n) + 1, n + ".", site.strip()))
+                if r[0] != job_id]
 
     def get_job(self, job_id: str) -> Job:
         with self._lock:

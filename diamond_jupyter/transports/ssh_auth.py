@@ -22,7 +22,7 @@ from typing import Any
 
 import paramiko
 
-from ..config import TransportConfig, parse_hop, ssh_file_problem
+from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_problem
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
 from .base import InteractiveHandler, read_named_file
@@ -133,6 +133,8 @@ def _with_includes(p: Path, depth: int = 0) -> str:
     import glob
     import shlex
 
+    if (problem := ssh_config_problem(p)) is not None:
+        raise BadInput(f"ssh_config {problem}")
     text = _config_text(p)
     out: list[str] = []
     block: str | None = None  # the Host or Match line the current line is under

@@ -202,8 +202,18 @@ def _run_script(text: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("evil", SHELL_META)
 def test_module_names_never_run_as_commands(dialect, evil, tmp_path):
-    spec = JobSpec(script="true\n", environment=Environment(modules=["gcc/12", evil]))
-    _run_script(_render(dialect, spec), tmp_path)
+    modules = ["gcc/12", evil]
+    try:
+        spec = JobSpec(script="true\n", environment=Environment(modules=modules))
+    except BadInput as e:  # refused as input (a character no module name has)...
+        assert "environment.modules[1]" in str(e)
+        # ...and by the renderer too, for a spec built unchecked as the parsers fill one
+        unchecked = JobSpec.model_construct(
+            script="true\n", environment=Environment.model_construct(modules=modules))
+        with pytest.raises(BadInput, match=r"environment\.modules\[1\]"):
+            _render(dialect, unchecked)
+        return
+    _run_script(_render(dialect, spec), tmp_path)  # accepted: loaded as written, quoted
     assert not (tmp_path / "PWNED").exists()
     loaded = (tmp_path / "modules.txt").read_text().splitlines()
     assert loaded == ["load", "gcc/12", "load", evil]

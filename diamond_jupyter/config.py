@@ -899,6 +899,8 @@ def ssh_config_problem(path: Path) -> str | None:
         st = path.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(st.st_mode):  # a device or FIFO: refused as no file where it is read
+        return None
     if st.st_uid not in (0, os.geteuid()):
         return (f"{path} belongs to another user ({_owner(st.st_uid)}), who may change the "
                 "hosts, keys and jump hosts it names; OpenSSH refuses it too (Bad owner or "

@@ -94,6 +94,12 @@ class RestSite(Site):
         return path
 
     @property
+    def api_version(self) -> str:
+        """The OpenAPI plugin version this site's slurmrestd is asked in (request shapes
+        follow it)."""
+        return self.rest.cfg.api_version
+
+    @property
     def workdir(self) -> str:
         return self.cfg.workdir.rstrip("/") or "/"
 
@@ -145,7 +151,7 @@ class RestSite(Site):
         """The Slurm script (its #SBATCH lines say what the job asked for; the API takes the
         same options from the request) and the REST job fields' warnings."""
         rendered = super().render(spec)
-        _job, warnings = slurm_rest.job_description(spec)
+        _job, warnings = slurm_rest.job_description(spec, api_version=self.api_version)
         return Rendered(rendered.script, rendered.warnings + warnings)
 
     async def _make_job_dir(self, token: str, script: str, secret: str = "") -> None:
@@ -180,9 +186,10 @@ class RestSite(Site):
         if self.files is not None and token not in self._dirs:
             await self._make_job_dir(token, rendered.script, secret)  # the job must find it
         self._dirs.discard(token)
-        job, warnings = slurm_rest.job_description(sched, hold=hold)
-        text = await self._call("POST", "job/submit", slurm_rest.submit_body(rendered.script,
-                                                                              job))
+        job, warnings = slurm_rest.job_description(sched, hold=hold,
+                                                   api_version=self.api_version)
+        text = await self._call("POST", "job/submit", slurm_rest.submit_body(
+            rendered.script, job, self.api_version))
         try:
             native, notes = slurm_rest.parse_submit(text)
         except SiteError as e:

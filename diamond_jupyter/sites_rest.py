@@ -143,7 +143,10 @@ class RestSite(Site):
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions")}
-            self._caps_at = time.monotonic()
+            # a reply of errors (slurmctld not answering) is asked again next time, not
+            # kept for the capabilities' lifetime
+            self._caps_at = -1e9 if any(slurm_rest.carries_errors(t)
+                                        for t in self._caps.values()) else time.monotonic()
         return {**self._caps, **out}
 
     # -- jobs -----------------------------------------------------------------------------

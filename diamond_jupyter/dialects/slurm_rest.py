@@ -243,14 +243,28 @@ def parse_submit(text: str) -> tuple[str, list[str]]:
     return str(jid), ([msg] if msg else []) + warnings_of(data)
 
 
+def carries_errors(text: str) -> bool:
+    """Whether a reply is an object with errors (not worth keeping for the next read)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and bool(errors_of(data))
+
+
+def _refuse_errors(what: str, data: dict[str, Any]) -> None:
+    """SiteError for a reply that carries errors: its list (of jobs, nodes, partitions) is
+    not what the cluster has (slurmctld not answering comes back as errors beside an empty
+    list, which read as a cluster of no nodes)."""
+    if errors := errors_of(data):
+        raise SiteError(f"slurmrestd: {what}: " + "; ".join(errors))
+
+
 def parse_jobs(text: str, commands: SlurmCommands | None = None,
                skipped: list[str] | None = None) -> list[JobStatus]:
     """`GET jobs`: the same shape as `squeue --json`; `skipped`: where to say a job
     without a job_id, left out (else SiteError)."""
-    data = _load("jobs", text)
-    errors = errors_of(data)
-    if errors:
-        raise SiteError("slurmrestd: jobs: " + "; ".join(errors))
+    _refuse_errors("jobs", _load("jobs", text))
     return (commands or SlurmCommands()).parse_status_json(text, skipped)
 
 
@@ -258,6 +272,7 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
     """`GET nodes`; `skipped`: where to say a node without a name, left out (else
     SiteError)."""
     data = _load("nodes", text)
+    _refuse_errors("nodes", data)
     out = []
     for i, n in enumerate(data.get("nodes") or [], 1):
         if not isinstance(n, dict) or not n.get("name"):
@@ -313,6 +328,7 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
     """`GET partitions`; `skipped`: where to say a partition without a name, left out (else
     SiteError)."""
     data = _load("partitions", text)
+    _refuse_errors("partitions", data)
     out = []
     for i, p in enumerate(data.get("partitions") or [], 1):
         if not isinstance(p, dict) or not p.get("name"):

@@ -31,6 +31,7 @@ from diamond_jupyter.placement_fit import node_usable
 from diamond_jupyter.sites_rest import RestSite
 
 sys.path.insert(0, str(Path(__file__).parent))
+from test_placement_cases import run as run_placement  # noqa: E402
 from test_placement_cases13 import hours, only, resv, run, selene  # noqa: E402
 
 UTC = timezone.utc
@@ -391,3 +392,35 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
         await site.close()
         server.close()
         await server.wait_closed()
+
+
+def _lsf(command: str, *records: dict) -> str:
+    return json.dumps({"COMMAND": command, "RECORDS": list(records)})
+
+
+def test_lsf_host_closed_without_its_reason_is_not_free_now():
+    # bhosts prints a plain `closed` (the reason only under -l): LSF dispatches nothing
+    # there. Before: its 32 empty slots were free, and a 32-slot job READY now where the
+    # only other host is full
+    snap = lsf.parse_snapshot("lsfsite", {
+        "hosts": _lsf("bhosts",
+                      {"HOST_NAME": "hA", "STATUS": "closed", "MAX": "32", "NJOBS": "0",
+                       "RUN": "0"},
+                      {"HOST_NAME": "hB", "STATUS": "ok", "MAX": "32", "NJOBS": "32",
+                       "RUN": "32"},
+                      {"HOST_NAME": "hC", "STATUS": "closed_RC", "MAX": "32", "NJOBS": "0",
+                       "RUN": "0"}),
+        "lshosts": _lsf("lshosts", *[{"HOST_NAME": h, "type": "X86_64", "model": "EPYC",
+                                      "ncpus": "32", "maxmem": "250G", "RESOURCES": "()"}
+                                     for h in ("hA", "hB", "hC")]),
+        "queues": _lsf("bqueues", {"QUEUE_NAME": "normal", "STATUS": "Open:Active",
+                                   "MAX": "-", "RUNLIMIT": "-"})})
+    assert {n.name: n.cpus - n.cpus_allocated for n in snap.nodes} == {"hA": 0, "hB": 0,
+                                                                        "hC": 0}
+    from test_placement_cases import NOW
+
+    cfg = SiteConfig(name="lsfsite", scheduler="lsf", metadata={"architecture": "x86_64"})
+    p = run_placement("#BSUB -n 32 -R \"span[hosts=1]\" -W 1:00",
+                      (cfg, snap.model_copy(update={"taken_at": NOW})))
+    v = p.verdict("lsfsite")
+    assert v.feasible and v.verdict != "READY", p.explain()

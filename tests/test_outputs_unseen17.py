@@ -424,3 +424,27 @@ def test_lsf_host_closed_without_its_reason_is_not_free_now():
                       (cfg, snap.model_copy(update={"taken_at": NOW})))
     v = p.verdict("lsfsite")
     assert v.feasible and v.verdict != "READY", p.explain()
+
+
+def test_pbs_vnode_busy_with_load_takes_no_job_now():
+    # `busy`: the mom's load average is past its max_load, so the scheduler starts nothing
+    # there (the Torque text reader already read it so). Before: its 128 unassigned CPUs
+    # were free, a 100-CPU job READY now
+    nodes = json.dumps({"nodes": {
+        "n1": {"state": "busy", "resources_available": {"host": "n1", "ncpus": 128,
+                                                        "mem": "512gb", "Qlist": "workq"}},
+        "n2": {"state": "free", "resources_available": {"host": "n2", "ncpus": 128,
+                                                        "mem": "512gb", "Qlist": "workq"},
+               "resources_assigned": {"ncpus": 64}}}})
+    snap = pbs.parse_snapshot("pro", {"nodes": nodes, "queues": json.dumps({"Queue": {
+        "workq": {"queue_type": "Execution", "enabled": "True", "started": "True"}}}),
+        "server": json.dumps({"Server": {"pbs01": {"default_queue": "workq"}}})})
+    assert {n.name: (n.cpus, n.cpus - n.cpus_allocated) for n in snap.nodes} == {
+        "n1": (128, 0), "n2": (128, 64)}
+    from test_placement_cases import NOW
+
+    cfg = SiteConfig(name="pro", scheduler="pbs", metadata={"architecture": "x86_64"})
+    p = run_placement("#PBS -l select=1:ncpus=100\n#PBS -l walltime=1:00:00",
+                      (cfg, snap.model_copy(update={"taken_at": NOW})))
+    v = p.verdict("pro")
+    assert v.feasible and v.verdict != "READY", p.explain()

@@ -1173,6 +1173,10 @@ def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: 
     if r.end is not None and aware(r.end) <= now:
         return [f"reservation '{name}' ended at {aware(r.end):%Y-%m-%d %H:%M}"], None, None
     refused = _resv_refusals(r, snap.user, spec.account or cfg.default_account)
+    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
+    if r.groups is not None and isinstance(groups, list) and not set(r.groups) & set(groups):
+        refused.append(f"reservation '{name}' is not open to your groups ({', '.join(groups)};"
+                       f" its groups: {', '.join(r.groups)})")
     if refused:
         return refused, None, None
     flex = "FLEX" in r.flags
@@ -1214,10 +1218,14 @@ def _magnetic(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
     if spec.reservation or cfg.scheduler != "slurm" or not snap.reservations:
         return []
     account = spec.account or cfg.default_account
+    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
     return [r for r in snap.reservations if "MAGNETIC" in r.flags
             and (aware(r.start) <= now if r.start is not None else r.state == "ACTIVE")
             and (r.end is None or aware(r.end) > now)
-            and not _resv_refusals(r, snap.user, account, unknown_open=False)]
+            and not _resv_refusals(r, snap.user, account, unknown_open=False)
+            # one for groups: open only when the user's groups are known to hold one
+            and (r.groups is None or isinstance(groups, list) and bool(set(r.groups)
+                                                                      & set(groups)))]
 
 
 def _magnetic_open(snap: SiteSnapshot, magnetic: list[SlurmReservation]) -> SiteSnapshot:

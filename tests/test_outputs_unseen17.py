@@ -329,6 +329,27 @@ def test_a_magnetic_reservation_of_others_or_not_begun_stays_closed():
     assert v.verdict != "READY", v
 
 
+def test_a_magnetic_reservation_for_groups_is_open_only_to_known_members():
+    # `Groups=chem` (no users): before its groups were not read, so the reservation read
+    # as open to every user; now it is theirs only where the site lists the user's groups
+    line = resv("course", "n[01-04]", -1, 5, users="(null)", flags="MAGNETIC,SPEC_NODES"
+                ).replace("Groups=(null)", "Groups=chem")
+    cfg, snap = selene(states=_reserved("n01", "n02", "n03", "n04"), resv=line)
+    assert snap.reservations[0].groups == ["chem"] and snap.reservations[0].users is None
+    script = "#SBATCH -p batch -N 3 -t 1:00:00"
+    assert only(run(script, (cfg, snap)), "selene", "batch").estimated_start == hours(5)
+    member = cfg.model_copy(update={"metadata": {**cfg.metadata, "groups": ["users", "chem"]}})
+    assert only(run(script, (member, snap)), "selene", "batch").verdict == "READY"
+    other = cfg.model_copy(update={"metadata": {**cfg.metadata, "groups": ["bio"]}})
+    assert only(run(script, (other, snap)), "selene", "batch").estimated_start == hours(5)
+    # naming it, a user of none of its groups is refused, as sbatch refuses it
+    v = run(script + " --reservation=course", (other, snap)).verdict("selene")
+    assert v.verdict == "RESTRICTED" and v.reasons == [
+        "reservation 'course' is not open to your groups (bio; its groups: chem)"]
+    assert run(script + " --reservation=course", (member, snap)).verdict(
+        "selene").verdict == "READY"
+
+
 def test_slurmrestd_nodes_reply_of_errors_is_not_a_cluster_without_nodes():
     # slurmrestd answers `GET nodes` with an empty list beside its errors when slurmctld
     # does not answer. Before: read as a reachable site of no nodes (every job refused

@@ -1017,6 +1017,7 @@ class Reservation(_Model):
     nodes: list[str] = Field(default_factory=list)
     users: list[str] | None = None
     accounts: list[str] | None = None
+    groups: list[str] | None = None  # Unix groups whose members may use it
     flags: list[str] = Field(default_factory=list)
     state: str = "INACTIVE"
 

@@ -100,6 +100,7 @@ from .model import (
     hms,
     utcnow,
 )
+from .model import Reservation as SlurmReservation
 from .needs import (
     Constraint,
     Feature,
@@ -462,7 +463,13 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
         v.reasons = [miss]
         return v
-    snap = _reservations_held(spec, snap, now)
+    magnetic = _magnetic(spec, cfg, snap, now)
+    snap = _magnetic_open(_reservations_held(spec, snap, now, {r.name for r in magnetic}),
+                          magnetic)
+    for r in magnetic:
+        v.notes.append(f"reservation {r.name} is MAGNETIC and open to you: Slurm may run the "
+                       "job on its nodes without --reservation (inside it, not across its "
+                       "edge)")
     nodes = site_nodes(snap)
     pe = spec.metadata.get("sge_pe")  # a Grid Engine job's parallel environment
     pe = pe if isinstance(pe, str) and pe else None
@@ -938,8 +945,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if route is not None:  # the first destination that takes it, in the route's order
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
-    v.notes = problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
-                                                for p in good)] + stale_default
+    v.notes += problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
+                                                 for p in good)] + stale_default
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1165,16 +1172,11 @@ def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: 
                 f"{', '.join(x.name for x in snap.reservations) or 'none'})"], None, None
     if r.end is not None and aware(r.end) <= now:
         return [f"reservation '{name}' ended at {aware(r.end):%Y-%m-%d %H:%M}"], None, None
-    refused = []
-    for who, allowed, what in ((snap.user, r.users, "users"),
-                               (spec.account or cfg.default_account, r.accounts, "accounts")):
-        if who is None or allowed is None:
-            continue
-        denied = {a[1:] for a in allowed if a.startswith("-")}
-        granted = [a for a in allowed if not a.startswith("-")]
-        if who in denied or (granted and who not in granted):
-            refused.append(f"reservation '{name}' is not open to {who} (its {what}: "
-                           f"{', '.join(allowed)})")
+    refused = _resv_refusals(r, snap.user, spec.account or cfg.default_account)
+    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
+    if r.groups is not None and isinstance(groups, list) and not set(r.groups) & set(groups):
+        refused.append(f"reservation '{name}' is not open to your groups ({', '.join(groups)};"
+                       f" its groups: {', '.join(r.groups)})")
     if refused:
         return refused, None, None
     flex = "FLEX" in r.flags
@@ -1187,13 +1189,71 @@ def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: 
     return [], hosts, wait
 
 
-def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime) -> SiteSnapshot:
+def _resv_refusals(r: SlurmReservation, user: str | None, account: str | None,
+                   *, unknown_open: bool = True) -> list[str]:
+    """Why reservation `r` is not open to `user` of `account` (its Users and Accounts, a
+    `-name` denying); [] when it is. Who is not known passes (`unknown_open`) or not."""
+    refused = []
+    for who, allowed, what in ((user, r.users, "users"), (account, r.accounts, "accounts")):
+        if allowed is None:
+            continue
+        if who is None:
+            if not unknown_open:
+                refused.append(f"reservation '{r.name}' is for {what} {', '.join(allowed)}; "
+                               f"the job's {what[:-1]} is not known here")
+            continue
+        denied = {a[1:] for a in allowed if a.startswith("-")}
+        granted = [a for a in allowed if not a.startswith("-")]
+        if who in denied or (granted and who not in granted):
+            refused.append(f"reservation '{r.name}' is not open to {who} (its {what}: "
+                           f"{', '.join(allowed)})")
+    return refused
+
+
+def _magnetic(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
+              ) -> list[SlurmReservation]:
+    """The MAGNETIC Slurm reservations running now that are open to the job's user and
+    account, for a job that names no reservation: Slurm considers it for them as if it had
+    named one (`Flags=MAGNETIC`), so their reserved nodes take it."""
+    if spec.reservation or cfg.scheduler != "slurm" or not snap.reservations:
+        return []
+    account = spec.account or cfg.default_account
+    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
+    return [r for r in snap.reservations if "MAGNETIC" in r.flags
+            and (aware(r.start) <= now if r.start is not None else r.state == "ACTIVE")
+            and (r.end is None or aware(r.end) > now)
+            and not _resv_refusals(r, snap.user, account, unknown_open=False)
+            # one for groups: open only when the user's groups are known to hold one
+            and (r.groups is None or isinstance(groups, list) and bool(set(r.groups)
+                                                                      & set(groups)))]
+
+
+def _magnetic_open(snap: SiteSnapshot, magnetic: list[SlurmReservation]) -> SiteSnapshot:
+    """`snap` with the nodes of `magnetic` reservations no longer marked reserved (the job
+    may run there as one of theirs); a node down or drained stays so."""
+    hosts = {h for r in magnetic for e in r.nodes for h in expand_hostlist(e)}
+    if not hosts or not snap.nodes:
+        return snap
+    nodes = []
+    for n in snap.nodes:
+        if n.name in hosts and node_reserved(n):
+            words = [w for w in re.split(r"\+", n.state.lower().replace("$", ""))
+                     if w and w not in ("reserved", "resv")]
+            n = n.model_copy(update={"state": "+".join(words) or "idle"})
+        nodes.append(n)
+    return snap.model_copy(update={"nodes": nodes})
+
+
+def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
+                       magnetic: Collection[str] = ()) -> SiteSnapshot:
     """`snap` with the nodes of each reservation the job is not in held as by a running
     job, from now until the reservation ends, where the job could not end before it starts
-    (a job of no time limit never can): Slurm starts no job there that would overlap it."""
+    (a job of no time limit never can): Slurm starts no job there that would overlap it.
+    The job is in those it names and in the `magnetic` ones (names) open to it."""
     held: dict[str, datetime] = {}
     for r in snap.reservations or []:
-        if r.name == spec.reservation or r.end is None or aware(r.end) <= now:
+        if r.name == spec.reservation or r.name in magnetic or r.end is None \
+                or aware(r.end) <= now:
             continue
         walltime = spec.resources.walltime_s
         if r.start is not None and walltime and plus_seconds(now, walltime) <= aware(

@@ -94,6 +94,12 @@ class RestSite(Site):
         return path
 
     @property
+    def api_version(self) -> str:
+        """The OpenAPI plugin version this site's slurmrestd is asked in (request shapes
+        follow it)."""
+        return self.rest.cfg.api_version
+
+    @property
     def workdir(self) -> str:
         return self.cfg.workdir.rstrip("/") or "/"
 
@@ -137,7 +143,10 @@ class RestSite(Site):
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions")}
-            self._caps_at = time.monotonic()
+            # a reply of errors (slurmctld not answering) is asked again next time, not
+            # kept for the capabilities' lifetime
+            self._caps_at = -1e9 if any(slurm_rest.carries_errors(t)
+                                        for t in self._caps.values()) else time.monotonic()
         return {**self._caps, **out}
 
     # -- jobs -----------------------------------------------------------------------------
@@ -145,7 +154,7 @@ class RestSite(Site):
         """The Slurm script (its #SBATCH lines say what the job asked for; the API takes the
         same options from the request) and the REST job fields' warnings."""
         rendered = super().render(spec)
-        _job, warnings = slurm_rest.job_description(spec)
+        _job, warnings = slurm_rest.job_description(spec, api_version=self.api_version)
         return Rendered(rendered.script, rendered.warnings + warnings)
 
     async def _make_job_dir(self, token: str, script: str, secret: str = "") -> None:
@@ -180,9 +189,10 @@ class RestSite(Site):
         if self.files is not None and token not in self._dirs:
             await self._make_job_dir(token, rendered.script, secret)  # the job must find it
         self._dirs.discard(token)
-        job, warnings = slurm_rest.job_description(sched, hold=hold)
-        text = await self._call("POST", "job/submit", slurm_rest.submit_body(rendered.script,
-                                                                              job))
+        job, warnings = slurm_rest.job_description(sched, hold=hold,
+                                                   api_version=self.api_version)
+        text = await self._call("POST", "job/submit", slurm_rest.submit_body(
+            rendered.script, job, self.api_version))
         try:
             native, notes = slurm_rest.parse_submit(text)
         except SiteError as e:

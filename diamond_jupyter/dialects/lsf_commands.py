@@ -61,10 +61,14 @@ TIME_FORMATS = ("%b %d %H:%M:%S %Y", "%b %d %H:%M %Y", "%Y/%m/%d-%H:%M:%S",
                 "%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
-# bhosts states of a host that dispatches no new job for now, though it has free slots:
-# an exclusive job (or one exclusive to its compute unit) runs there, its dispatch window
-# is closed, or its load is past a threshold; it takes jobs again once that ends
-_CLOSED_FOR_NOW = frozenset({"closed_excl", "closed_cu_excl", "closed_wind", "closed_busy"})
+def closed_for_now(status: str) -> bool:
+    """Whether a bhosts STATUS (lower case) dispatches no new job now, though the host may
+    have free slots: LSF's guide, "a closed host does not accept new batch jobs", whatever
+    the reason (an exclusive job, closed_Excl or closed_cu_Excl; its dispatch window,
+    closed_Wind; its load, closed_Busy), or none said (a plain `closed`, as bhosts prints
+    it without -l). It takes jobs again once that ends; those closed for good (closed_Adm,
+    closed_Lock, closed_LIM) are down in node usability."""
+    return status == "closed" or status.startswith("closed_")
 
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
 
@@ -265,7 +269,7 @@ class LsfCommands:
             out.append(Node(
                 name=name, state=status, cpus=cpus,
                 # a host closed to new jobs for now has no slot free, whatever NJOBS says
-                cpus_allocated=cpus if status in _CLOSED_FOR_NOW
+                cpus_allocated=cpus if closed_for_now(status)
                 else to_int(r.get("NJOBS")) or 0,
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],

@@ -67,7 +67,10 @@ _STD_RESOURCES = {"arch", "host", "mem", "ncpus", "ngpus", "vnode", "vmem", "Qli
                   "naccelerators", "accelerator_memory", "hbmem", "vntype"}
 
 
-_HELD_WHOLE = frozenset({"job-exclusive", "job-busy"})  # PBS node states: nothing left
+# PBS node states of a vnode that takes no new job now, whatever it has unassigned: a job
+# holds it whole (`job-exclusive`), its CPUs are all taken (`job-busy`), or its load is
+# past its mom's max_load (`busy`, as the Torque text reader already took it)
+_HELD_WHOLE = frozenset({"job-exclusive", "job-busy", "busy"})
 
 
 def short_id(native_id: str) -> str:
@@ -507,8 +510,9 @@ class PbsCommands:
             state = str(a.get("state", "unknown"))
             cpus = to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0
             gpus = to_int(avail.get("ngpus")) or 0
-            # a vnode a job holds whole (`job-exclusive`: place=excl) or whose CPUs are all
-            # taken (`job-busy`) has nothing left for another job, whatever it was assigned
+            # a vnode a job holds whole (`job-exclusive`: place=excl), whose CPUs are all
+            # taken (`job-busy`) or whose load is too high (`busy`) has nothing left for
+            # another job now, whatever it was assigned
             whole = bool(set(re.split(r"[,\s]+", state.lower())) & _HELD_WHOLE)
             out.append(Node(
                 name=name, state=state, cpus=cpus,

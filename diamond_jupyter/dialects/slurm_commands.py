@@ -504,7 +504,7 @@ class SlurmCommands:
                 name=kv["ReservationName"], start=parse_iso(kv.get("StartTime"), self.tz),
                 end=parse_iso(kv.get("EndTime"), self.tz),
                 nodes=[x for x in [clean(kv.get("Nodes"))] if x],
-                users=names("Users"), accounts=names("Accounts"),
+                users=names("Users"), accounts=names("Accounts"), groups=names("Groups"),
                 flags=[f.upper() for f in names("Flags") or []],
                 state=(kv.get("State") or "INACTIVE").upper()))
         return out

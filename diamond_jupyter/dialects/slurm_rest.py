@@ -1,5 +1,6 @@
-"""Slurm's REST API (slurmrestd, OpenAPI plugin v0.0.38 as Slurm 22.05 serves it): request
-bodies from a JobSpec, and models from the JSON replies. Pure: no I/O.
+"""Slurm's REST API (slurmrestd, OpenAPI plugin v0.0.38 as Slurm 22.05 serves it, and the
+job shapes of v0.0.39 and later read from their documented schemas): request bodies from a
+JobSpec, and models from the JSON replies. Pure: no I/O.
 
 Recorded facts (Slurm 22.05.8, tests/fixtures/outputs/slurmrestd/):
 - `POST /slurm/v0.0.38/job/submit` takes {"script", "job": {...}} and IGNORES the script's
@@ -11,6 +12,14 @@ Recorded facts (Slurm 22.05.8, tests/fixtures/outputs/slurmrestd/):
 - Errors come as HTTP 500 with {"errors": [{"error", "error_number", "description"}]};
   a token slurmctld refuses gives 500 "Unspecified error" from slurm_load_jobs; no token
   at all 401 in plain text; an unknown plugin version 404 in plain text.
+
+Documented (not captured) for v0.0.39 and later (Slurm 23.02 on): the "job" object's
+`environment` is a list of `NAME=value`, its times and memory sizes are numbers wrapped as
+{set, infinite, number}, `nodes` a count as text, `mail_type` and `exclusive` lists of
+flags, and GPUs are TRES (`tres_per_node`/`tres_per_task` = `gres/gpu[:TYPE]:N`; there is
+no `gres` nor `gpus_per_node`). From v0.0.40 the script is the job's own `script` (v0.0.41
+calls the top-level one deprecated). An unknown field is ignored with a warning in the
+reply, which the submit passes on.
 """
 
 from __future__ import annotations
@@ -38,9 +47,30 @@ def _minutes(seconds: int) -> int:
     return max(1, -(-seconds // 60))
 
 
-def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any], list[str]]:
-    """The v0.0.38 "job" object for `spec` (paths already absolute), and what it cannot
-    carry. Everything the Slurm script dialect would put in #SBATCH lines goes here."""
+OLDEST_NESTED = 39  # the first plugin version whose "job" object takes v0.0.39's shapes
+SCRIPT_IN_JOB = 40  # from this version on, the script travels as the job's own `script`
+
+
+def api_number(api_version: str) -> int:
+    """`v0.0.41` -> 41 (the transport's `api_version`, checked `v0.0.N` when loaded)."""
+    m = re.fullmatch(r"v?0\.0\.(\d+)", api_version.strip())
+    if m is None:
+        raise BadInput(f"slurmrestd api_version {api_version!r}: expected v0.0.N, e.g. "
+                       "v0.0.38 or v0.0.41")
+    return int(m.group(1))
+
+
+def _wrapped(n: int) -> dict[str, Any]:
+    """A number as v0.0.39 and later take it (`uint32_no_val`, `uint64_no_val`)."""
+    return {"set": True, "infinite": False, "number": n}
+
+
+def job_description(spec: JobSpec, *, hold: bool = False, api_version: str = "v0.0.38"
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """The "job" object for `spec` (paths already absolute) in the shape `api_version`
+    takes, and what it cannot carry. Everything the Slurm script dialect would put in
+    #SBATCH lines goes here."""
+    version = api_number(api_version)
     from .scripts_common import component_settings_dropped, one_shape
 
     # a job of several shapes is sent as one here: one partition, account and QOS
@@ -80,7 +110,9 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
         warnings.append("approximated: output files appended to in the source; this request "
                         "does not say so: the site's JobFileAppend decides (truncate unless "
                         "set)")
-    if r.gpu_type and (r.gpus_per_node or r.gpus_per_task):
+    if version >= OLDEST_NESTED:
+        _gpus_as_tres(job, r.gpu_type, r.gpus_per_node, r.gpus_per_task, r.gpu_bind)
+    elif r.gpu_type and (r.gpus_per_node or r.gpus_per_task):
         job.pop("gpus_per_node", None)
         job.pop("gpus_per_task", None)
         job["gres"] = f"gpu:{r.gpu_type}:{r.gpus_per_node or r.gpus_per_task}"
@@ -114,10 +146,45 @@ def job_description(spec: JobSpec, *, hold: bool = False) -> tuple[dict[str, Any
     for d in spec.unknown:
         if d.dialect == "slurm":
             warnings.append(f"dropped: {d.raw.strip()} (the REST API ignores #SBATCH lines)")
-    return job, warnings
+    return (_nested_job(job) if version >= OLDEST_NESTED else job), warnings
 
 
-def submit_body(script: str, job: dict[str, Any]) -> dict[str, Any]:
+def _gpus_as_tres(job: dict[str, Any], kind: str | None, per_node: int | None,
+                  per_task: int | None, bind: str | None) -> None:
+    """v0.0.39 on: GPUs asked as TRES, as sbatch records `--gres`/`--gpus-per-*` (a typed
+    count per task is carried as such, not approximated per node as in v0.0.38)."""
+    for key in ("gpus_per_node", "gpus_per_task", "gpu_binding"):
+        job.pop(key, None)
+    gpu = f"gres/gpu:{kind}" if kind else "gres/gpu"
+    if per_node:
+        job["tres_per_node"] = f"{gpu}:{per_node}"
+    if per_task:
+        job["tres_per_task"] = f"{gpu}:{per_task}"
+    if bind:
+        job["tres_bind"] = f"gres/gpu:{bind}"
+
+
+def _nested_job(job: dict[str, Any]) -> dict[str, Any]:
+    """A v0.0.38 "job" object in the shapes of v0.0.39 and later."""
+    out = dict(job)
+    out["environment"] = [f"{k}={v}" for k, v in job["environment"].items()]
+    for key in ("time_limit", "memory_per_node", "memory_per_cpu"):
+        if key in out:
+            out[key] = _wrapped(out[key])
+    if "nodes" in out:
+        out["nodes"] = str(out["nodes"])
+    if "mail_type" in out:
+        out["mail_type"] = out["mail_type"].split(",")
+    if "exclusive" in out:
+        out["exclusive"] = ["true"]  # whole nodes (v0.0.38's "exclusive")
+    return out
+
+
+def submit_body(script: str, job: dict[str, Any], api_version: str = "v0.0.38"
+                ) -> dict[str, Any]:
+    """The `job/submit` request: the script beside the job up to v0.0.39, in it after."""
+    if api_number(api_version) >= SCRIPT_IN_JOB:
+        return {"job": {**job, "script": script}}
     return {"script": script, "job": job}
 
 
@@ -147,28 +214,57 @@ def errors_of(data: dict[str, Any], *, ignore: tuple[int, ...] = ()) -> list[str
     return out
 
 
+def warnings_of(data: dict[str, Any]) -> list[str]:
+    """The reply's warnings (v0.0.39 on: {description, source}) as one-line texts, e.g. a
+    job field this slurmrestd does not know and ignored."""
+    out = []
+    for w in data.get("warnings") or []:
+        if isinstance(w, dict) and (text := clean(w.get("description"))):
+            source = clean(w.get("source"))
+            out.append(f"slurmrestd: {text}" + (f" (at {source})" if source else ""))
+    return out
+
+
 def parse_submit(text: str) -> tuple[str, list[str]]:
-    """(job id, notes) of a submit reply; SiteError when it holds no job id."""
+    """(job id, notes) of a submit reply; SiteError when it holds no job id. The notes: the
+    job_submit plugin's message and slurmrestd's warnings (what it ignored of the job)."""
     data = _load("job/submit", text)
     errors = errors_of(data, ignore=(HELD_ERROR,))
     jid = data.get("job_id")
+    if jid is None:  # v0.0.41 on also answer {"result": {"job_id", ...}}
+        jid = _at(data, "result", "job_id")
     if jid is None or errors:
         raise SiteError("slurmrestd refused the job: " + ("; ".join(errors) or "no job id"))
     if isinstance(jid, bool) or not (isinstance(jid, int) or re.fullmatch(r"\d+", str(jid))):
         raise SiteError(f"slurmrestd answered the submit with job_id {str(jid)[:80]!r}, "
                         "which is not a job number")
-    msg = clean(data.get("job_submit_user_msg"))
-    return str(jid), [msg] if msg else []
+    msg = clean(data.get("job_submit_user_msg")) or clean(
+        _at(data, "result", "job_submit_user_msg"))
+    return str(jid), ([msg] if msg else []) + warnings_of(data)
+
+
+def carries_errors(text: str) -> bool:
+    """Whether a reply is an object with errors (not worth keeping for the next read)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and bool(errors_of(data))
+
+
+def _refuse_errors(what: str, data: dict[str, Any]) -> None:
+    """SiteError for a reply that carries errors: its list (of jobs, nodes, partitions) is
+    not what the cluster has (slurmctld not answering comes back as errors beside an empty
+    list, which read as a cluster of no nodes)."""
+    if errors := errors_of(data):
+        raise SiteError(f"slurmrestd: {what}: " + "; ".join(errors))
 
 
 def parse_jobs(text: str, commands: SlurmCommands | None = None,
                skipped: list[str] | None = None) -> list[JobStatus]:
     """`GET jobs`: the same shape as `squeue --json`; `skipped`: where to say a job
     without a job_id, left out (else SiteError)."""
-    data = _load("jobs", text)
-    errors = errors_of(data)
-    if errors:
-        raise SiteError("slurmrestd: jobs: " + "; ".join(errors))
+    _refuse_errors("jobs", _load("jobs", text))
     return (commands or SlurmCommands()).parse_status_json(text, skipped)
 
 
@@ -176,6 +272,7 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
     """`GET nodes`; `skipped`: where to say a node without a name, left out (else
     SiteError)."""
     data = _load("nodes", text)
+    _refuse_errors("nodes", data)
     out = []
     for i, n in enumerate(data.get("nodes") or [], 1):
         if not isinstance(n, dict) or not n.get("name"):
@@ -231,6 +328,7 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
     """`GET partitions`; `skipped`: where to say a partition without a name, left out (else
     SiteError)."""
     data = _load("partitions", text)
+    _refuse_errors("partitions", data)
     out = []
     for i, p in enumerate(data.get("partitions") or [], 1):
         if not isinstance(p, dict) or not p.get("name"):

@@ -74,6 +74,7 @@ from .model import (
     utcnow,
 )
 from .placement import Placement, StageData, other_pbs_server, runtime_prior
+from .script_body import runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
@@ -704,13 +705,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted."""
-        if not any(line.strip() and not line.lstrip().startswith("#") for line in
-                   (spec.script or spec.command or "").splitlines()):
+        body = script_text(spec.script or spec.command or "", "the job script")
+        if not runs_commands(body):  # (a caller on the event loop scans it first: scan_off_loop)
             raise BadInput("the job has no script body or command: a script of only "
                            "directives and comments runs nothing; write the commands the "
                            "job runs after its directives")
         self._check_server_paths(spec)
-        script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole
         for d in spec.unknown:
             if (d.dialect, d.option) in _ANOTHER_CLUSTER:
@@ -747,8 +747,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if token is not None or script_sha256 is not None:
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
-        self.check_submittable(spec)
         await scan_off_loop(spec)
+        self.check_submittable(spec)
         placement = placement if site != "auto" else None
         if site == "auto":
             pl = await self.place(spec)

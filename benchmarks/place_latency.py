@@ -14,10 +14,11 @@
   The calibration is made inside the timed decision as the engine makes it:
   `Federation.place` calls `Federation.calibration`, which gives each site's samples to a
   `CalibrationCache` kept across decisions; that builds a site's `SiteCalibration` anew
-  only when its samples change (new accounting), else compares them and reuses the one it
-  built. Here the samples are the same at every decision, so the first builds them (as the
-  first decision after an accounting query does; `calibration_first_s`) and the others
-  reuse them. The calibration's share is reported beside the total
+  only when what its samples are made of changes (a new accounting read, the store's own
+  jobs), else reuses the one it built without building or comparing the samples. Here the
+  accounting is the same at every decision, so the first builds them (as the first
+  decision after an accounting query does; `calibration_first_s`) and the others reuse
+  them. The calibration's share is reported beside the total
   (`calibration_median_s`), not taken out of it.
 """
 
@@ -83,9 +84,12 @@ def recorded(n_sites: int, seed: int, reps: int) -> dict:
         parse_times.append(time.perf_counter() - t0)
         jobs = max(len(s.jobs) for s in snaps)
         t0 = time.perf_counter()
-        cals = {s.site: kept.site(s.site, [RunSample("debug", 1 + k % 16, 600.0, r * 600.0, k)
-                                           for k, r in enumerate(ratios)])
-                for s, (_, ratios) in zip(snaps, sites, strict=True)}
+        # keyed, as the engine keys it, on the accounting read it holds (here each site's
+        # ratios, read once): the samples are built only when that changes
+        cals = {s.site: kept.site(s.site, lambda ratios=ratios: [
+            RunSample("debug", 1 + k % 16, 600.0, r * 600.0, k)
+            for k, r in enumerate(ratios)], inputs=(ratios,))
+            for s, (_, ratios) in zip(snaps, sites, strict=True)}
         cal_times.append(time.perf_counter() - t0)
         p = place(spec, [(SiteConfig(name=s.site), s) for s in snaps], now=now,
                   calibration=cals)

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from copy import copy
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -504,32 +504,47 @@ class CalibrationCache:
     """Each site's SiteCalibration, kept while what it was built from is unchanged. Its
     ratios (sorted, cut at the last change point, per class) come from the finished jobs
     and the wait samples, which change only when new accounting or a newly started job
-    arrives; a decision between those reuses them. Keyed on the inputs themselves, so
-    new samples are never answered with the old ratios: equal inputs give the same
-    object, new recent waits or own jobs a copy with the same ratios (`with_recent`),
-    anything else a calibration built anew."""
+    arrives; a decision between those reuses them. Keyed on what the samples are made of
+    when the caller says it (`inputs`: compared instead of the samples, which are then not
+    even built), else on the samples themselves, so new samples are never answered with
+    the old ratios: equal inputs give the same object, new recent waits or own jobs a copy
+    with the same ratios (`with_recent`), anything else a calibration built anew."""
 
     def __init__(self) -> None:
-        # site: (what the ratios are built from, what the rest is, the calibration)
-        self._kept: dict[str, tuple[tuple, tuple, SiteCalibration]] = {}
+        # site: (its inputs, what the ratios are built from, what the rest is, the
+        # calibration)
+        self._kept: dict[str, tuple[object, tuple, tuple, SiteCalibration]] = {}
 
-    def site(self, name: str, samples: Iterable[RunSample | WaitSample],
+    def site(self, name: str,
+             samples: Iterable[RunSample | WaitSample] | Callable[
+                 [], Iterable[RunSample | WaitSample]],
              wait: Iterable[WaitSample] = (), queued: dict[str, QueueWait] | None = None,
              own: Iterable[PredictionSample] = (), cohort_s: float | None = None,
-             own_runtimes: dict[str, float] | None = None) -> SiteCalibration:
-        """Site `name`'s calibration from these inputs (SiteCalibration's)."""
-        ratios_key = (tuple(samples), tuple(wait), cohort_s)
-        recent_key = (dict(queued or {}), tuple(own), dict(own_runtimes or {}))
+             own_runtimes: dict[str, float] | None = None, *,
+             inputs: object = None) -> SiteCalibration:
+        """Site `name`'s calibration from these inputs (SiteCalibration's). `inputs`: what
+        `samples`, `wait` and `cohort_s` are made of, cheap to compare (the accounting read
+        as the caller holds it, the store's rows it used): while equal to the kept one's,
+        the kept ratios stand and `samples` (here a function that builds them) is not
+        called; None (or when they differ): the samples built are compared instead."""
         kept = self._kept.get(name)
-        if kept is not None and kept[0] == ratios_key:
-            if kept[1] == recent_key:
-                return kept[2]
-            cal = kept[2].with_recent(queued, recent_key[1], own_runtimes)
+        if inputs is not None and kept is not None and kept[0] == inputs:
+            ratios_key, same = kept[1], True
+        else:
+            built = samples() if callable(samples) else samples
+            ratios_key = (tuple(built), tuple(wait), cohort_s)
+            same = kept is not None and kept[1] == ratios_key
+        recent_key = (dict(queued or {}), tuple(own), dict(own_runtimes or {}))
+        if kept is not None and same:
+            if kept[2] == recent_key:
+                cal = kept[3]
+            else:
+                cal = kept[3].with_recent(queued, recent_key[1], own_runtimes)
         else:
             cal = SiteCalibration(ratios_key[0], wait=ratios_key[1], queued=queued,
                                   own=recent_key[1], cohort_s=cohort_s,
                                   own_runtimes=own_runtimes)
-        self._kept[name] = (ratios_key, recent_key, cal)
+        self._kept[name] = (inputs, ratios_key, recent_key, cal)
         return cal
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -74,6 +75,7 @@ from .model import (
     utcnow,
 )
 from .placement import Placement, StageData, other_pbs_server, runtime_prior
+from .script_body import runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
@@ -583,30 +585,45 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         expected = self.own_runtimes(history or self.runtime_history(finished))
         logins = await self._logins_of_tokened(fetch)
         for n in self.sites:
-            jobs = self._calibrated.get(n, (0.0, []))[1]
+            read = self._calibrated.get(n, (0.0, []))  # (when, jobs): a new one per query
             mine = own.get(n, [])
             ids = {nid for nid, s in mine if s.ended_at >= time.time() - CALIBRATION_WINDOW_S}
-            # The queue is other users' work: the accounting's jobs that are not the store's
-            # calibrate it. The store's (one user's few kinds, which on a quiet site would
-            # set a class's ratio) stand in only where the accounting gives none.
-            job_of = self.sites[n].job_id_of  # an array task's record is its array's
-            # the login's jobs that carry an engine's token are the user's too, from a
-            # store this one does not hold (another engine of theirs, a store started
-            # afresh): one user's kinds, standing in with the store's own
             login = logins.get(n)
-            others, elsewhere = [], []
-            for j in jobs:
-                if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None:
-                    theirs = carries_a_token(j) and j.user in (None, login)
-                    (elsewhere if theirs else others).append(s)
             waits = self.wait_calibration_samples(n, time.time() - CALIBRATION_WINDOW_S)
-            ended = others or [*(s for _, s in mine), *elsewhere]
             alive = running_samples(running[n].jobs, at) if running and n in running else []
+            # what the ratios' samples are made of, compared in place of the samples (a
+            # walk of every accounting record) while the accounting read is the same one;
+            # none for running views (their samples are stamped with the moment)
+            inputs = None if alive else (read, frozenset(ids), tuple(mine), login,
+                                         tuple(waits), cohort_s)
             out[n] = self._calibrations.site(
-                n, [*ended, *alive] if ended else ended, wait=waits,
-                queued=queue_waits(jobs, at, RECENT_WAITS_S), own=predicted.get(n, ()),
-                cohort_s=cohort_s, own_runtimes=expected.get(n))
+                n, functools.partial(self._calibration_samples, n, read[1], ids, mine, login,
+                                     alive),
+                wait=waits, queued=queue_waits(read[1], at, RECENT_WAITS_S),
+                own=predicted.get(n, ()), cohort_s=cohort_s, own_runtimes=expected.get(n),
+                inputs=inputs)
         return out
+
+    def _calibration_samples(self, n: str, jobs: list[JobStatus], ids: set[str | None],
+                             mine: list[tuple[str | None, RunSample]], login: str | None,
+                             alive: list[RunSample]) -> list[RunSample]:
+        """Site `n`'s runtime samples from its accounting `jobs` (the records not of the
+        store's jobs that ended in the window, `ids`), its store's own ended jobs (`mine`)
+        and the running ones (`alive`)."""
+        # The queue is other users' work: the accounting's jobs that are not the store's
+        # calibrate it. The store's (one user's few kinds, which on a quiet site would
+        # set a class's ratio) stand in only where the accounting gives none.
+        job_of = self.sites[n].job_id_of  # an array task's record is its array's
+        # the login's jobs that carry an engine's token are the user's too, from a
+        # store this one does not hold (another engine of theirs, a store started
+        # afresh): one user's kinds, standing in with the store's own
+        others, elsewhere = [], []
+        for j in jobs:
+            if job_of(j.native_id) not in ids and (s := run_sample(j)) is not None:
+                theirs = carries_a_token(j) and j.user in (None, login)
+                (elsewhere if theirs else others).append(s)
+        ended = others or [*(s for _, s in mine), *elsewhere]
+        return [*ended, *alive] if ended else ended
 
     def own_runtimes(self, history: RuntimeHistory | None = None
                      ) -> dict[str, dict[str, float]]:
@@ -704,13 +721,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted."""
-        if not any(line.strip() and not line.lstrip().startswith("#") for line in
-                   (spec.script or spec.command or "").splitlines()):
+        body = script_text(spec.script or spec.command or "", "the job script")
+        if not runs_commands(body):  # (a caller on the event loop scans it first: scan_off_loop)
             raise BadInput("the job has no script body or command: a script of only "
                            "directives and comments runs nothing; write the commands the "
                            "job runs after its directives")
         self._check_server_paths(spec)
-        script_text(spec.script or spec.command or "", "the job script")
         check_spec(spec)  # parsers fill a spec field by field: check it whole
         for d in spec.unknown:
             if (d.dialect, d.option) in _ANOTHER_CLUSTER:
@@ -747,8 +763,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if token is not None or script_sha256 is not None:
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)
-        self.check_submittable(spec)
         await scan_off_loop(spec)
+        self.check_submittable(spec)
         placement = placement if site != "auto" else None
         if site == "auto":
             pl = await self.place(spec)

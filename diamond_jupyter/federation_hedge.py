@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .aio import within
+from .federation_needs import scan_off_loop
 from .journal import STORE_RECHECK_S
 from .model import (
     BadInput,
@@ -114,6 +115,7 @@ class HedgeMixin:
         if not isinstance(copies, int) or not 2 <= copies <= MAX_HEDGE:
             raise BadInput(f"hedge: the number of copies must be 2 to {MAX_HEDGE} "
                            f"(got {copies!r})")
+        await scan_off_loop(spec)
         self.check_submittable(spec)  # type: ignore[attr-defined]
         pl = await self.place(spec)  # type: ignore[attr-defined]
         feasible = [v.site for v in pl.ranked if v.feasible]

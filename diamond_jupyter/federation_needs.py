@@ -34,8 +34,12 @@ CHECK_SNAPSHOT_AGE_S = 300.0
 async def scan_off_loop(spec: JobSpec) -> None:
     """Read the job's body in a thread (`scan_body` keeps its latest scans, so the checks
     after this find it read): a long body took seconds, during which a server's event loop
-    answered no one."""
-    await asyncio.to_thread(scan_body, spec.script or spec.command or "")
+    answered no one; not one longer than a script may be: `check_submittable` refuses it)."""
+    from .federation import MAX_SCRIPT_BYTES
+
+    body = spec.script or spec.command or ""
+    if len(body) <= MAX_SCRIPT_BYTES:
+        await asyncio.to_thread(scan_body, body)
 
 
 class NeedsMixin:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .federation_needs import scan_off_loop
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ class PlanMixin:
         and token, without placing again (PlanChanged if that site is gone). `hedged`: the
         script of a hedged copy (its wrapper waits to be told to run). BadInput as
         `submit`."""
+        await scan_off_loop(spec)
         self.check_submittable(spec)  # refused now, not after an approval
         verdict: SiteVerdict | None = None
         placement: str | None = None

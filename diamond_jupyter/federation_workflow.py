@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .federation_needs import scan_off_loop
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
@@ -292,6 +293,7 @@ class WorkflowMixin:
         the dependency on upstream jobs, a hold) come from its needs and inputs, which the
         workflow's sha256 pins. BadInput when the site is not usable or cannot run it. The
         rendering runs in a worker thread (the server's event loop goes on meanwhile)."""
+        await scan_off_loop(spec)
         self.check_submittable(spec)  # type: ignore[attr-defined]
         target, adapted = await self._step_on_site(spec, site)
         return await asyncio.to_thread(_render_on, target, adapted)

@@ -467,6 +467,9 @@ class BodyScan:
     mpi_from: str | None = None
     # Spack packages and environments, conda environments the job brings programs from
     envs: list[EnvNeed] = field(default_factory=list)
+    # whether a line is neither blank nor a comment (a script of only directives and
+    # comments runs nothing)
+    runs_commands: bool = False
 
 
 def scan_body(body: str) -> BodyScan:
@@ -474,6 +477,12 @@ def scan_body(body: str) -> BodyScan:
     placement, the site's check and the software checks: a long body took minutes); a copy,
     which the caller may change."""
     return copy.deepcopy(_scanned(body))
+
+
+def runs_commands(body: str) -> bool:
+    """Whether `body` has a line that is neither blank nor a comment (its scan's answer,
+    read once with the rest: no copy)."""
+    return _scanned(body).runs_commands
 
 
 @functools.lru_cache(maxsize=8)
@@ -532,6 +541,7 @@ def _scan_body(body: str) -> BodyScan:
     mpi_from: str | None = None
     skip_lines: set[int] = set()
     envs: list[EnvNeed] = []
+    runs_commands = False
 
     def note(text: str) -> None:
         if text not in notes:
@@ -551,6 +561,10 @@ def _scan_body(body: str) -> BodyScan:
                 i += 1
         lineno, last = first + 1, i
         i += 1
+        # (every line the loop leaves unread, a here-document's or after `exit`, follows one
+        # with a command)
+        runs_commands = runs_commands or any(
+            (ln := lines[k].strip()) and not ln.startswith("#") for k in range(first, last + 1))
         if first in skip_lines:
             continue
         text = body[offsets[first]:offsets[last] + len(lines[last])]
@@ -965,7 +979,7 @@ def _scan_body(body: str) -> BodyScan:
     vendor = next(iter(vendors)) if len(vendors) == 1 else None
     use = next((v for v in vendors.values() if not v.startswith("module ")), None)
     return BodyScan(software, loads, container, mpi, vendor, notes, use, pmi, mpi_own,
-                    mpi_from, envs)
+                    mpi_from, envs, runs_commands)
 
 
 _SHELLS = {"bash", "sh", "zsh", "ksh", "dash"}

@@ -585,7 +585,24 @@ class Site:
             self._caps = {k: v for k, v in outputs.items()
                           if k not in live and k != QUEUE_UNREAD}
             self._caps_at = time.monotonic()
+        if QUEUE_UNREAD not in outputs:
+            outputs |= await self._followup_outputs(outputs)
         return {**self._caps, **outputs}
+
+    async def _followup_outputs(self, outputs: dict[str, str]) -> dict[str, str]:
+        """What the dialect asks only when the batch's answer calls for it (Grid Engine: the
+        throttles of the arrays waiting in the queue read), never cached; when it does not
+        answer, it stays unread (empty: the dialect reads nothing there) and the site's
+        log says why."""
+        follow = getattr(self.commands, "followup_argvs", None)
+        wanted = follow({**self._caps, **outputs}) if follow is not None else {}
+        if not wanted:
+            return {}
+        try:
+            return await self.run_batch(wanted)
+        except SiteError as e:
+            log.warning("%s: %s not read: %s", self.name, ", ".join(wanted), e)
+            return {k: "" for k in wanted}
 
     async def _login_answers(self) -> dict[str, str]:
         """Nothing, once the login ran a command of no cost (SiteError when it does not:

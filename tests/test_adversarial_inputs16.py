@@ -87,6 +87,20 @@ def test_a_script_of_only_directives_says_to_write_the_commands(user, text):
     assert _sbatch_calls(user) == []
 
 
+@pytest.mark.parametrize(("text", "runs"), [
+    ("", False), ("#!/bin/bash\r\n#SBATCH -n 1\r\n  \t\r\n", False),
+    ("#SBATCH -N 2\n  # indented comment\n", False), ("#SBATCH -N 2\n  hostname\n", True),
+    ("cat <<'EOF'\n# data\nEOF\n", True), ("exit 0\n# after\n", True),
+    ("#a \\\n echo continued\n", True), ("'#quoted'\n", True)])
+def test_the_body_scan_says_whether_a_line_runs(text, runs):
+    """The scan that reads the body answers the "only directives and comments" check (no
+    second walk of its lines): a line neither blank nor a comment runs."""
+    from diamond_jupyter.script_body import runs_commands, scan_body
+
+    assert runs_commands(text) is runs
+    assert scan_body(text).runs_commands is runs
+
+
 @pytest.mark.parametrize("name", ["submit", "jobs", "status"])
 def test_a_site_named_like_a_subcommand_is_a_site(user, name):
     """(guard) A site called `submit` takes jobs and is listed; nothing reads it as a

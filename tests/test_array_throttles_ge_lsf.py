@@ -17,7 +17,7 @@ from test_placement_cases8 import _wjob, wren
 from test_placement_cases11 import _ge_job, gaia
 
 from diamond_jupyter.dialects.lsf_commands import LsfCommands, parse_array_limits
-from diamond_jupyter.dialects.sge_commands import THROTTLES_SH, SgeCommands, parse_throttles
+from diamond_jupyter.dialects.sge_commands import SgeCommands, parse_throttles, waiting_arrays
 from diamond_jupyter.model import JobState
 
 H = 3600
@@ -72,7 +72,8 @@ def test_grid_engine_reads_each_arrays_tc_from_qstat_j():
     # the waiting range under its task record's id, with its array's throttle
     assert [(j.native_id, j.array_limit) for j in waiting] == [("30.3-100:1", 3)]
     assert sorted(j.native_id for j in snap.running) == ["30.1", "30.2"]
-    assert "throttles" in SgeCommands.live_outputs  # read with every queue
+    # asked after every queue read that has an array waiting, never kept
+    assert "throttles" not in SgeCommands().snapshot_argvs()
 
 
 def test_grid_engine_throttled_array_leaves_room_for_the_probe():
@@ -118,18 +119,18 @@ def _stand_in(tmp_path: Path, name: str, body: str) -> None:
 
 
 def test_grid_engine_throttle_query_asks_qstat_j_for_the_waiting_arrays_only(tmp_path):
-    """The snapshot's shell text, run against a stand-in qstat: the ids of the jobs whose
-    waiting record has tasks go to one `qstat -j ID,ID`, whose other lines are left out;
-    with no array waiting, qstat -j is not asked and the answer is empty."""
+    """The follow-up's shell text, run against a stand-in qstat: the ids of the jobs whose
+    waiting record in the queue read has tasks go to one `qstat -j ID,ID`, whose other lines
+    are left out; with no array waiting (no task element, or none in the pending list),
+    nothing is asked."""
     # qstat -xml writes each element on a line of its own
-    xml = "\n".join(("<?xml version='1.0'?><job_info><queue_info></queue_info><job_info>"
-                     + _ge_waiting("30", "3-100:1", 8) + _ge_waiting("41", "4,5", 1)
+    xml = "\n".join(("<?xml version='1.0'?><job_info><queue_info><Queue-List><name>all.q@s1"
+                     "</name>" + _ge_task("29", 1, 1, 0.5) + "</Queue-List></queue_info>"
+                     "<job_info>" + _ge_waiting("41", "4,5", 1) + _ge_waiting("30", "3-100:1", 8)
                      + '<job_list state="pending"><JB_job_number>42</JB_job_number>'
                      "<state>qw</state><slots>1</slots></job_list></job_info></job_info>"
                      ).replace("><", ">\n<").splitlines()) + "\n"
-    (tmp_path / "pending.xml").write_text(xml)
     _stand_in(tmp_path, "qstat", f"""case "$1" in
-  -xml) cat "{tmp_path}/pending.xml" ;;
   -j) echo "$2" > "{tmp_path}/asked"; for j in $(echo "$2" | tr , ' '); do
         printf 'job_number:                 %s\\nexec_file:   job_scripts/%s\\n' "$j" "$j"
         [ "$j" = 30 ] && printf 'maximum concurrency:        3\\n'
@@ -137,20 +138,81 @@ def test_grid_engine_throttle_query_asks_qstat_j_for_the_waiting_arrays_only(tmp
       done ;;
 esac
 """)
+    argvs = SgeCommands().followup_argvs({"queue": xml})
+    assert list(argvs) == ["throttles"]  # array 29's running task is not waiting
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
-    out = subprocess.run(["sh", "-c", THROTTLES_SH], capture_output=True, text=True,
-                         env=env, check=True).stdout
+    out = subprocess.run(argvs["throttles"], capture_output=True, text=True, env=env,
+                         check=True).stdout
     assert (tmp_path / "asked").read_text().strip() == "30,41"
     assert out.splitlines() == ["job_number:                 30",
                                 "maximum concurrency:        3",
                                 "job_number:                 41"]
     assert parse_throttles(out) == {"30": 3}
-    (tmp_path / "pending.xml").write_text(xml.replace("<tasks>", "<x>").replace(
-        "</tasks>", "</x>"))
-    (tmp_path / "asked").unlink()
-    out = subprocess.run(["sh", "-c", THROTTLES_SH], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    assert out == "" and not (tmp_path / "asked").exists()
+    assert waiting_arrays(xml.replace("<tasks>", "<x>").replace("</tasks>", "</x>")) == []
+    assert SgeCommands().followup_argvs({"queue": xml.replace("<tasks>", "<x>")}) == {}
+    assert SgeCommands().followup_argvs({}) == {}
+
+
+def _gaia_site(tmp_path: Path, outputs: dict[str, str]):
+    """gaia on the local transport: stand-in qstat, qhost and qconf print `outputs` (as
+    `gaia_outputs` gives them) and note each qstat call's arguments in `qstat-calls`."""
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transports import make_transport
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name in ("queue", "hosts", "queues", "complexes", "throttles"):
+        (tmp_path / name).write_text(outputs[name] + "\n")  # as the commands end theirs
+    _stand_in(bin_, "qstat", f"""echo "$*" >> "{tmp_path}/qstat-calls"
+case "$1" in -j) cat "{tmp_path}/throttles" ;; *) cat "{tmp_path}/queue" ;; esac
+""")
+    _stand_in(bin_, "qhost", f'cat "{tmp_path}/hosts"\n')
+    _stand_in(bin_, "qconf", f"""case "$1" in
+  -sql) echo all.q ;; -sq) cat "{tmp_path}/queues" ;; -sc) cat "{tmp_path}/complexes" ;;
+esac
+""")
+    cfg = SiteConfig(name="gaia", scheduler="sge", workdir=str(tmp_path),
+                     preamble=f'PATH="{bin_}:$PATH"', transport={"kind": "local"})
+    return Site(cfg, transport=make_transport(cfg.transport, "gaia", workdir=str(tmp_path)))
+
+
+async def test_grid_engine_snapshot_asks_throttles_only_when_an_array_waits(tmp_path):
+    """The snapshot's batch holds no throttle query: `qstat -j` follows it only when the
+    queue it read has an array with tasks waiting. Without one, the queue is the only qstat
+    (before, a second whole-queue `qstat -xml -s p` ran on every snapshot); with one, its
+    throttle is still read."""
+    from test_placement_cases11 import gaia_outputs
+
+    running = {"s1": [_ge_task("30", 1, 8, 0.5), _ge_task("30", 2, 8, 0.5)]}
+    calls = tmp_path / "quiet" / "qstat-calls"
+    (tmp_path / "quiet").mkdir()
+    site = _gaia_site(tmp_path / "quiet", gaia_outputs(running, {}, pending=_ge_waiting(
+        "31", "", 8).replace("<tasks></tasks>", ""), throttles=THROTTLED_30))
+    try:
+        snap = await site.snapshot(max_age_s=0)
+        assert [j.native_id for j in snap.jobs if j.state == JobState.PENDING] == ["31"]
+        assert calls.read_text().splitlines() == ["-f -xml -r -u *"]
+        before = site.scheduler_commands
+        await site.snapshot(max_age_s=0)  # the capabilities are cached: the queue alone
+        assert site.scheduler_commands - before == 1
+        assert calls.read_text().splitlines() == ["-f -xml -r -u *"] * 2
+    finally:
+        await site.close()
+    calls = tmp_path / "array" / "qstat-calls"
+    (tmp_path / "array").mkdir()
+    site = _gaia_site(tmp_path / "array", gaia_outputs(
+        running, {}, pending=_ge_waiting("30", "3-100:1", 8), throttles=THROTTLED_30))
+    try:
+        snap = await site.snapshot(max_age_s=0)
+        assert [(j.native_id, j.array_limit) for j in snap.jobs
+                if j.state == JobState.PENDING] == [("30.3-100:1", 3)]
+        assert calls.read_text().splitlines() == ["-f -xml -r -u *", "-j 30"]
+        before = site.scheduler_commands
+        await site.snapshot(max_age_s=0)
+        assert site.scheduler_commands - before == 2  # the queue, then its throttles
+    finally:
+        await site.close()
 
 
 # ------------------------------------------------------------------ LSF %k

@@ -22,6 +22,7 @@ from diamond_jupyter.calibration import (
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import (
+    Job,
     JobSpec,
     JobState,
     JobStatus,
@@ -167,3 +168,92 @@ def test_new_samples_give_the_calibration_a_fresh_build_gives():
     # one sample more, everything else the same, is new input too
     more = cache.site("alpha", [*_samples(300), RunSample("batch", 1, 600.0, 5.0, 99.0)])
     assert more is not new and more.samples == new.samples + 1
+
+
+def test_equal_inputs_reuse_the_ratios_without_building_the_samples():
+    """Keyed on what the samples are made of (`inputs`): while it is the same, the samples
+    are not built (nor compared); when it changes they are, and equal samples still keep
+    the object."""
+    cache = CalibrationCache()
+    built: list[int] = []
+
+    def samples(ran_s: float = 60.0) -> list[RunSample]:
+        built.append(1)
+        return _samples(ran_s)
+    read = (1.0, ["the accounting read"])
+    a = cache.site("alpha", samples, inputs=(read, "x"))
+    assert (len(built), a.samples) == (1, 20)
+    assert cache.site("alpha", samples, inputs=(read, "x")) is a and len(built) == 1
+    # another read with the same records: built and compared, the same calibration
+    assert cache.site("alpha", samples, inputs=((2.0, ["the accounting read"]), "x")) is a
+    assert len(built) == 2
+    # new records: a new calibration, as a fresh build gives it
+    new = cache.site("alpha", lambda: samples(300.0), inputs=((3.0, ["new"]), "x"))
+    assert new is not a and new.ratio("batch", 1) == SiteCalibration(_samples(300)).ratio(
+        "batch", 1)
+    # no inputs: the samples are compared, as before
+    assert cache.site("alpha", _samples(300)) is new
+
+
+def _own_job(nid: str, ended: datetime) -> Job:
+    spec = JobSpec(command="true", queue="batch",
+                   resources=Resources(nodes=1, cpus_per_task=1, walltime_s=600))
+    return Job(id=f"alpha:{nid}", site="alpha", native_id=nid, state=JobState.COMPLETED,
+               spec=spec, submitted_at=ended - timedelta(seconds=300),
+               started_at=ended - timedelta(seconds=200), ended_at=ended)
+
+
+async def test_a_decision_between_queries_does_not_walk_the_accounting_again(tmp_path,
+                                                                          monkeypatch):
+    """The samples (a walk of every accounting record) are built once per accounting read:
+    a later decision on the same read neither builds nor compares them, and a new read
+    (due after the TTL) builds them again."""
+    accounting = {"alpha": _accounting(30, 60), "beta": _accounting(40, 300)}
+    fed = _federation(tmp_path, accounting)
+    walks: list[str] = []
+    real = fed._calibration_samples
+
+    def spy(n, *args):  # type: ignore[no-untyped-def]
+        walks.append(n)
+        return real(n, *args)
+    monkeypatch.setattr(fed, "_calibration_samples", spy)
+    try:
+        first = await fed.calibration()
+        assert sorted(walks) == ["alpha", "beta"]
+        again = await fed.calibration()
+        assert sorted(walks) == ["alpha", "beta"]  # no walk
+        assert again["alpha"] is first["alpha"] and again["beta"] is first["beta"]
+        for site in fed._calibrated:  # the next query is due
+            fed._calibrated[site] = (float("-inf"), fed._calibrated[site][1])
+        await fed.calibration()
+        assert sorted(walks) == ["alpha", "alpha", "beta", "beta"]
+    finally:
+        await fed.close()
+
+
+async def test_new_own_history_is_used_at_the_next_decision_on_the_same_accounting(
+        tmp_path):
+    """No new accounting read, but the store's jobs changed: an accounting record that is
+    now the user's own ended job (the store's `alpha:3`) no longer calibrates the queue as
+    other users' work; and on a site with no accounting, the store's own jobs stand in, a
+    new one counted as soon as it ends."""
+    accounting = {"alpha": _accounting(30, 60), "beta": []}
+    fed = _federation(tmp_path, accounting)
+    try:
+        first = await fed.calibration()
+        assert first["alpha"].samples == 30 and first["beta"].exact(("*", "*")) is None
+        asked = dict(fed._calibrated)
+        fed.store.upsert_job(_own_job("3", datetime.now(timezone.utc)))
+        second = await fed.calibration()
+        assert fed._calibrated == asked  # the same accounting reads
+        assert second["alpha"] is not first["alpha"] and second["alpha"].samples == 29
+        beta = [_own_job(str(100 + i), datetime.now(timezone.utc)).model_copy(update={
+            "id": f"beta:{100 + i}", "site": "beta"}) for i in range(6)]
+        for job in beta[:5]:
+            fed.store.upsert_job(job)
+        third = await fed.calibration()
+        assert third["beta"].samples == 5
+        fed.store.upsert_job(beta[5])
+        assert (await fed.calibration())["beta"].samples == 6
+    finally:
+        await fed.close()

@@ -210,6 +210,15 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes:
 
     from diamond_jupyter.config import SiteConfig
     from diamond_jupyter.dialects.sge_commands import SgeCommands
+    snap = SgeCommands(tz=timezone.utc).parse_snapshot(
+        "gaia", gaia_outputs(jobs, left, complexes, glob, pending, throttles))
+    return SiteConfig(name="gaia", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
+
+
+def gaia_outputs(jobs: dict[str, list[str]], left: dict[str, dict[str, str]],
+                 complexes: str = "", glob: dict[str, str] | None = None, pending: str = "",
+                 throttles: str = "") -> dict[str, str]:
+    """`gaia`'s site as its snapshot's commands print it, by output name."""
     used = {h: sum(int(x) for j in js for x in re.findall(r"<slots>(\d+)</slots>", j))
             for h, js in jobs.items()}
     inst = "".join(
@@ -230,10 +239,8 @@ def gaia(jobs: dict[str, list[str]], left: dict[str, dict[str, str]], complexes:
     gc = "".join(f"<resourcevalue name='{k}' dominance='gc'>{v}</resourcevalue>"
                  for k, v in (glob or {}).items())
     qhost = f"<?xml version='1.0'?><qhost><host name='global'>{gc}</host>{hosts}</qhost>"
-    snap = SgeCommands(tz=timezone.utc).parse_snapshot(
-        "gaia", {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n",
-                 "complexes": complexes, "throttles": throttles})
-    return SiteConfig(name="gaia", scheduler="sge"), snap.model_copy(update={"taken_at": NOW})
+    return {"queue": qstat, "hosts": qhost, "queues": "qname all.q\nh_rt 24:00:00\n",
+            "complexes": complexes, "throttles": throttles}
 
 
 def _gaia_vmem():

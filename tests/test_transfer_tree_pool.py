@@ -265,11 +265,9 @@ async def test_a_connection_dropped_mid_copy_is_a_lost_try_and_the_next_one_resu
             await sftp_copy(t, root, None, str(tmp_path / "d"), recursive=True,
                             progress=drop_once, cancel=cancel)
         assert dropped.is_set() and retryable(e.value), repr(e.value)
-        # every side's slot back: the other copies' threads unwind after the error is raised
-        for _ in range(200):
-            if t._sem._value == t.max_sessions - 1:
-                break
-            await asyncio.sleep(0.05)
+        # every slot back as the error arrives: the sides' and their checksums', and the
+        # listing's pooled channels' (the lost connection is dropped, not left to the next
+        # call or to their linger)
         assert t._sem._value == t.max_sessions - 1
         cancel.clear()  # as the transfer's retry does
         res = await sftp_copy(t, root, None, str(tmp_path / "d"), recursive=True,
@@ -282,4 +280,31 @@ async def test_a_connection_dropped_mid_copy_is_a_lost_try_and_the_next_one_resu
         _settled(t)
     finally:
         await t.run(["rm", "-rf", "--", root])
+        await t.close()
+
+
+@pytest.mark.asyncio
+async def test_a_lost_connection_gives_the_pools_slots_back_when_a_side_closes(sshd):
+    """(fault) The listing's extra SFTP channel, idle, kept its session slot on a connection
+    that was gone until a later call noticed the loss or LINGER_S (30 s) passed: a copy
+    failed by the loss raised its error with a slot still taken (the dropped-copy test above
+    saw it under load). A side that closes on a lost connection drops it, so the pool's
+    slots come back with the side's."""
+    t = ssh(sshd)
+    root = ""
+    try:
+        root = await _tree(t)
+        side = await SftpSide.open(t)
+        await side.walk_pooled(root)  # d0, d1, d2 listed at once: extra channels, now idle
+        assert t._conn.sftp.open_channels > 1
+        assert t._sem._value < t.max_sessions - 2  # the side's slot and an extra channel's
+        t._conn.transport.close()
+        with pytest.raises((OSError, EOFError, paramiko.SSHException)):
+            await asyncio.to_thread(side.stat, f"{root}/top.txt")
+        await side.close()
+        assert t._sem._value == t.max_sessions - 1  # every slot back, at once
+        assert t._conn is None  # the next call reconnects
+    finally:
+        if root:
+            await _remove(t, root)
         await t.close()

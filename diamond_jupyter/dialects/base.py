@@ -62,6 +62,10 @@ class SchedulerCommands(Protocol):
     def snapshot_argvs(self) -> dict[str, list[str]]:
         """Named commands whose outputs together describe the site (batched by the site layer)."""
 
+    # optional: `followup_argvs(outputs) -> dict[str, list[str]]`, named commands the site
+    # layer runs after that batch, asked from its outputs (Grid Engine's array throttles,
+    # only when an array waits); never cached
+
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot: ...
 
 

@@ -108,14 +108,27 @@ def finished_state(failed: str | None, exit_status: int | None
     return JobState.FAILED, exit_status, f"exit code {exit_status}"
 
 
-# `qstat -j` of the arrays with tasks waiting (at most 1,000), only the lines `parse_throttles`
-# reads
-THROTTLES_SH = (
-    "ids=$(qstat -xml -s p -u '*' 2>/dev/null | awk -F'[<>]' "
-    "'$2==\"JB_job_number\"{j=$3} $2==\"tasks\" && j ~ /^[0-9]+$/ {print j}' "
-    "| sort -un | head -n 1000 | paste -sd, -); "
-    '[ -n "$ids" ] && qstat -j "$ids" 2>/dev/null '
-    "| grep -E '^(job_number|maximum concurrency):'; exit 0")
+# `qstat -j` of the arrays with tasks waiting ("$1": their ids, digits joined by commas),
+# only the lines `parse_throttles` reads
+THROTTLES_SH = ("qstat -j \"$1\" 2>/dev/null "
+                "| grep -E '^(job_number|maximum concurrency):'; exit 0")
+MAX_THROTTLE_ARRAYS = 1000  # the arrays one `qstat -j` asks about
+
+
+def waiting_arrays(queue_xml: str) -> list[str]:
+    """The job numbers (ascending, at most MAX_THROTTLE_ARRAYS) of the arrays with tasks
+    waiting in `qstat -f -xml`'s pending list: its records with a task range; none when the
+    text has no task element at all (no array queued) or is not XML (its parse says so)."""
+    if "<tasks>" not in queue_xml:
+        return []
+    try:
+        info = _xml(queue_xml.strip(), "qstat -f -xml").find("job_info")
+    except SiteError:
+        return []
+    ids = {int(n) for j in (info.iter("job_list") if info is not None else ())
+           if clean(j.findtext("tasks")) and (n := clean(j.findtext("JB_job_number")) or "")
+           .isdigit()}
+    return [str(n) for n in sorted(ids)[:MAX_THROTTLE_ARRAYS]]
 
 
 def parse_throttles(stdout: str) -> dict[str, int]:
@@ -151,7 +164,7 @@ class SgeCommands:
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
     # outputs that change with the queue: read with every snapshot
-    live_outputs = frozenset({"queue", "throttles"})
+    live_outputs = frozenset({"queue"})
     # an ended task leaves qstat at once: its outcome is in qacct while the array runs on
     ended_tasks_leave_queue = True
 
@@ -235,10 +248,6 @@ class SgeCommands:
                          "echo; done; exit 0"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
-            # the -tc throttle of each array with tasks waiting (qstat lists it only with
-            # -j: `maximum concurrency:`); the arrays are those whose waiting record has
-            # tasks, their ids digits read from qstat's own XML
-            "throttles": ["sh", "-c", THROTTLES_SH],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
@@ -250,6 +259,13 @@ class SgeCommands:
             "hostgroups": ["sh", "-c", 'for g in $(qconf -shgrpl 2>/dev/null); do echo '
                            '"group_name $g"; qconf -shgrp_resolved "$g"; done; exit 0'],
         }
+
+    def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
+        """What the snapshot asks after its batch, from what that read: the -tc throttle
+        of each array with tasks waiting in the queue read (qstat lists it only with -j:
+        `maximum concurrency:`), as "throttles"; nothing when no array waits."""
+        ids = waiting_arrays(outputs.get("queue", ""))
+        return {"throttles": ["sh", "-c", THROTTLES_SH, "sh", ",".join(ids)]} if ids else {}
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:

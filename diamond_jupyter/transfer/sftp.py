@@ -431,10 +431,15 @@ class SftpSide:
         return sha256_of_line(res.stdout, f"{self.label}:{path}")
 
     async def close(self) -> None:
+        """Close the channel and give its session slot back; a connection found lost is
+        dropped (`drop_if_lost`), so that its pooled SFTP channels give theirs back too
+        before a failed copy's error reaches the caller."""
         try:
             await asyncio.to_thread(self.sftp.close)
         finally:
             self.transport._sem.release()
+            if (drop_if_lost := getattr(self.transport, "drop_if_lost", None)) is not None:
+                drop_if_lost()
 
 
 def _listing(sftp: paramiko.SFTPClient, _home: str, path: str, rel: str
@@ -567,7 +572,8 @@ async def copy_file(src: Side, src_path: str, dst: Side, dst_path: str, *,
         dst_sum = await dst.sha256(part, size)
         want = await src_sum
     except BaseException:
-        src_sum.cancel()
+        src_sum.cancel()  # its command's session slot back before the error goes on
+        await asyncio.gather(src_sum, return_exceptions=True)
         raise
     if dst_sum != want:
         await asyncio.to_thread(dst.remove, part)  # a retry starts from scratch

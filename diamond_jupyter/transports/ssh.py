@@ -291,6 +291,17 @@ class SSHTransport(ShellMixin):
             conn.sftp.close()
         conn.close()
 
+    def drop_if_lost(self) -> bool:
+        """Close the connection when its link is gone, as the next call would: its SFTP
+        channels' session slots come back now, not at that call or LINGER_S later (a copy
+        whose own channel found the link lost says so before its error is raised). True
+        when one was dropped."""
+        conn = self._conn
+        if conn is None or conn.alive():
+            return False
+        self._drop(conn, ConnectionError("closed"))
+        return True
+
     def _drop(self, conn: _Conn, why: Exception) -> SiteError:
         """Close a broken connection (the next call reconnects) and describe the loss."""
         self._close_conn(conn)

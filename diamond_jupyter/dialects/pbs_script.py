@@ -241,6 +241,9 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
             out.append(f"{d.kind}:{':'.join(d.job_ids)}")
     return out
 
+_JOIN_INTO_ERROR = "pbs_join_eo"  # metadata: the line of a `-j eo` (resolved after -e)
+
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -276,6 +279,7 @@ class PbsScript:
                 spec.constraints.features.append(f)
         if limit is not None:
             self._array_limit(spec, limit)
+        self._joined_into_error(spec)
         self._packed(spec)
         self._mpp_sizes(spec)
         r = spec.resources
@@ -289,6 +293,23 @@ class PbsScript:
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         return spec
+
+    @staticmethod
+    def _joined_into_error(spec: JobSpec) -> None:
+        """`-j eo`: qsub merges stdout into the error file (-e, else NAME.eID), where `-j
+        oe` merges both into the output file. Read as the job's one output file, the -e
+        path (other schedulers write both streams where --output/-o says); it was read as
+        an error file alone, so a translation sent stdout to the scheduler's default."""
+        lineno = spec.metadata.pop(_JOIN_INTO_ERROR, None)
+        if lineno is None:
+            return
+        if spec.stderr:
+            note(spec, f"line {lineno}: -j eo: both streams go to the error file "
+                       f"{spec.stderr} (read as the job's output file)")
+            spec.stdout, spec.stderr = spec.stderr, None
+        else:
+            note(spec, f"line {lineno}: -j eo: both streams go to the error file, named "
+                       "%x.e%j by default (read as the job's output file, named %x.o%j)")
 
     def _map(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
         o, v = item.option, item.value or ""
@@ -315,6 +336,10 @@ class PbsScript:
             if v not in ("oe", "eo", "n"):
                 return False
             spec.join_output = v != "n"
+            if v == "eo":  # both streams into the error file: resolved once -e is read
+                spec.metadata[_JOIN_INTO_ERROR] = item.lineno
+            else:
+                spec.metadata.pop(_JOIN_INTO_ERROR, None)
         elif o in ("-J", "-t"):
             spec.array = read_array(item, v, "X-Y[:STEP][%LIMIT] (X < Y, STEP and LIMIT > "
                                     "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "

@@ -651,8 +651,18 @@ _FROM_SOURCE = {
 }
 
 
+# A `%` each scheduler other than Slurm writes into the file's name as it is: all but
+# LSF's own %J and %I (PBS, Grid Engine and flux have no %-tokens)
+_LITERAL_PERCENT = {"lsf": re.compile(r"%(?![JI])")}
+_ANY_PERCENT = re.compile("%")
+
+
 def neutral_out_pattern(path: str, source: str) -> str:
-    """A dialect's file-name pattern (LSF %J, Flux {{id}}) -> neutral Slurm-style %j."""
+    """A dialect's file-name pattern (LSF %J, Flux {{id}}) -> neutral Slurm-style %j; a `%`
+    the source's scheduler keeps in the name as written made `%%` (sbatch would read
+    `%x` in PBS's `load_%x.log` as the job's name)."""
+    if source != "slurm":
+        path = _LITERAL_PERCENT.get(source, _ANY_PERCENT).sub("%%", path)
     for old, new in _FROM_SOURCE.get(source, []):
         path = path.replace(old, new)
     return path
@@ -737,8 +747,13 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
 
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
-        if tok == "%%":
-            return "%%" if target not in ("pbs", "torque", "sge") else "%"
+        if tok == "%%":  # a `%` of the name: as written where nothing reads it as a token
+            if target == "lsf" and path[m.end():m.end() + 1] in ("J", "I"):
+                warnings.append(f"approximated: %% before {path[m.end()]} in output path "
+                                f"{path!r} kept as %%: lsf would read %{path[m.end()]} as "
+                                "a token")
+                return tok
+            return "%"
         new = table.get(tok[-1]) if len(tok) == 2 else None
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
@@ -770,8 +785,8 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
 
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
-        if tok == "%%":
-            return "%" if target in ("slurm", "pbs", "torque", "sge") else tok
+        if tok == "%%":  # every writer puts a `%` of the name as one `%`
+            return "%"
         what = expands.get(tok[-1])
         if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
             return tok  # no such token there: the file's name holds it as written

@@ -180,6 +180,8 @@ class _Later:
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
     tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
     memory: dict[str, int] = field(default_factory=dict)  # --mem* option -> its line
+    # --cpus-per-task (or --tres-per-task=cpu=N) and --cpus-per-gpu -> the line of each
+    cpus: dict[str, int] = field(default_factory=dict)
     # the options sbatch refuses beside --ntasks-per-gpu -> the line of each
     not_per_gpu: dict[str, int] = field(default_factory=dict)
 
@@ -391,6 +393,12 @@ class SlurmScript:
                                                                      key=lambda x: x[1]))
             raise BadInput(f"{given}: sbatch refuses these together (--mem, --mem-per-cpu "
                            "and --mem-per-gpu are mutually exclusive); keep one")
+        if "cpus-per-gpu" in later.cpus and len(later.cpus) > 1:  # sbatch: fatal too
+            given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.cpus.items(),
+                                                                     key=lambda x: x[1]))
+            raise BadInput(f"{given}: sbatch refuses these together (--cpus-per-task, "
+                           "--tres-per-task=cpu:N and --cpus-per-gpu are mutually "
+                           "exclusive); keep one")
         self._nodes_of_nodelist(spec)
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
@@ -542,6 +550,7 @@ class SlurmScript:
             r.tasks_per_node = to_int(item)
         elif key == "cpus-per-task":
             r.cpus_per_task = to_int(item)
+            later.cpus[key] = item.lineno
         elif key in ("gpus-per-node", "gpus-per-task", "gpus") and "," in (v or ""):
             # GPUs of several types (`a100:2,v100:1`): the model holds one type; it was
             # read as one GPU of type `a100:2,v100`. Kept as written (placement reads it)
@@ -572,8 +581,7 @@ class SlurmScript:
         elif key == "ntasks-per-gpu":
             later.tasks_per_gpu = (item.lineno, item.raw, v, to_int(item))
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
-            if key == "mem-per-gpu":
-                later.memory[key] = item.lineno
+            (later.memory if key == "mem-per-gpu" else later.cpus)[key] = item.lineno
             n = to_int(item) if key == "cpus-per-gpu" else _slurm_mem_mb(item)
             # per GPU: resolved once the GPU count (maybe on a later line) is known
             later.per_gpu[key] = (item.lineno, item.raw, v, n)
@@ -647,7 +655,7 @@ class SlurmScript:
             spec.mail_events += [e for e in dict.fromkeys(events)
                                  if e != "none" and e not in spec.mail_events]
         elif key == "dependency":
-            return self._dependency(spec, v or "")
+            return self._dependency(spec, item, v or "")
         elif key == "export":
             return self._export(spec, v or "")
         elif key == "cpu-bind":
@@ -706,6 +714,7 @@ class SlurmScript:
         r = spec.resources
         if "cpu" in mapped:
             r.cpus_per_task = mapped["cpu"][1]
+            later.cpus["tres-per-task=cpu"] = item.lineno
         if "gres/gpu" in mapped:
             gtype, r.gpus_per_task = mapped["gres/gpu"]
             r.gpu_type = gtype or r.gpu_type
@@ -743,10 +752,14 @@ class SlurmScript:
         return out
 
     @staticmethod
-    def _dependency(spec: JobSpec, v: str) -> bool:
+    def _dependency(spec: JobSpec, item: Item, v: str) -> bool:
+        """`--dependency`: each `kind:ID[:ID]` the model holds read; where every one must
+        hold (`,`), the others (`singleton`, `after:ID+MIN`) kept as one `--dependency`
+        beside them (the writer joins them again), where any one suffices (`?`) the whole
+        value kept as written."""
         spec.dependencies = []  # sbatch keeps the last --dependency
         spec.metadata.pop(DEPENDENCY_ANY, None)
-        deps = []
+        deps, rest = [], []
         # `?` between them: any one suffices (sbatch takes `,` or `?`, not both); each job
         # of `afterok:1:2` is one of the alternatives then
         any_of = "?" in v and "," not in v
@@ -756,14 +769,23 @@ class SlurmScript:
             # a job, or one task of an array job (`778812_3`)
             if kind not in _DEP_KINDS or not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
                     or (kind == "aftercorr" and any("_" in i for i in idl)):
-                return False
+                if any_of or "?" in v:
+                    return False
+                rest.append(part)
+                continue
             # aftercorr: each array task waits for the same task of the job(s) named, and
             # for its success
             deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
                         if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
+        if rest and not deps:
+            return False  # nothing read: kept as written
         spec.dependencies += deps
         if any_of:
             spec.metadata[DEPENDENCY_ANY] = True
+        if rest:
+            kept = ",".join(rest)
+            unknown(spec, "slurm", Item("dependency", kept, item.lineno,
+                                        f"#SBATCH --dependency={quote(kept)}"), "--dependency")
         return True
 
     @staticmethod
@@ -1013,8 +1035,16 @@ class SlurmScript:
             add("array", spec.array.expression)
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("begin", at)
+        # a kept `--dependency` (singleton, after:ID+MIN) of a job whose others are read
+        # too: one option again (sbatch keeps only the last --dependency)
+        kept_dep = next((d for d in spec.unknown if d.dialect == self.name
+                         and d.option == "--dependency" and d.value), None)
+        joined: list[Directive] = []
         if deps := dependencies_for(spec, self.name, warnings):
-            add("dependency", dependency_value(deps, warnings, any_of_dependencies(spec)))
+            value = dependency_value(deps, warnings, any_of_dependencies(spec))
+            if kept_dep is not None and not any_of_dependencies(spec):
+                value, joined = f"{value},{kept_dep.value}", [kept_dep]
+            add("dependency", value)
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
@@ -1034,7 +1064,7 @@ class SlurmScript:
             add("mail-type", ",".join(e.upper() for e in spec.mail_events))
         self._render_env(spec, add, warnings)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count,
-                                   skip=lambda d: any(d is g for g in kept_gres))
+                                   skip=lambda d: any(d is g for g in [*kept_gres, *joined]))
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)) \
                 and (value := slurm_value(ws)):

@@ -241,6 +241,7 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
             out.append(f"{d.kind}:{':'.join(d.job_ids)}")
     return out
 
+_EXCLHOST = "pbs_exclhost"  # metadata: place= asked exclhost, not excl
 _JOIN_INTO_ERROR = "pbs_join_eo"  # metadata: the line of a `-j eo` (resolved after -e)
 
 
@@ -542,9 +543,12 @@ class PbsScript:
             return self._nodes(spec, item, val)
         elif key == "place":
             spec.metadata["pbs_flavor"] = "pro"
+            spec.metadata.pop(_EXCLHOST, None)  # the last place= holds
             for part in val.split(":"):
                 if part in ("excl", "exclhost"):
                     spec.constraints.exclusive = True
+                    if part == "exclhost":  # the whole host, all its vnodes: written back
+                        spec.metadata[_EXCLHOST] = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
         elif key in _MPP and val.isdigit() and int(val) > 0:
@@ -809,8 +813,9 @@ class PbsScript:
             # another scheduler's node count means that many hosts; PBS Pro's default
             # (place=free) may put several chunks on one host
             place.insert(0, "scatter")
-        if c.exclusive and not torque:
-            place.append("excl")
+        if c.exclusive and not torque:  # a PBS job's exclhost (whole host) kept as such
+            place.append("exclhost" if spec.metadata.get(_EXCLHOST)
+                         and spec.source_dialect == self.name else "excl")
         written = next((d.value for d in extra["-l place:"] if d.value), "") or ""
         if sorted(as_written := written.removeprefix("place=").split(":")) == sorted(place):
             place = as_written  # the parts in the order the script wrote them

@@ -264,9 +264,15 @@ class SgeScript:
                 raise bad(item, "bad -tc value", "a positive integer")
             state["tc"] = v
         elif o in ("-hold_jid", "-hold_jid_ad"):
-            ids = [x for x in v.split(",") if x]
-            if not ids or not all(x.isdigit() for x in ids):
+            listed = [x for x in v.split(",") if x]
+            ids = [x for x in listed if x.isdigit()]
+            if not ids:
                 return False  # job names or patterns: kept as written
+            if names := [x for x in listed if not x.isdigit()]:
+                # names or patterns beside job ids: the ids read, the names kept as one
+                # option (the writer lists them with the ids again)
+                kept = ",".join(names)
+                unknown(spec, self.name, Item(o, kept, item.lineno, f"#$ {o} {kept}"))
             # -hold_jid_ad: task n of this array waits for task n of the named arrays
             dep = Dependency(kind="afterany", job_ids=ids, per_task=o == "-hold_jid_ad")
             if dep not in spec.dependencies:
@@ -461,6 +467,10 @@ class SgeScript:
                             "asks for features as -l complexes the site defines)")
         if spec.array:
             self._array(spec.array.expression, add, warnings)
+        # job names kept beside job ids of the same -hold_jid[_ad]: listed with them again
+        names = {d.option: d for d in own if d.option in ("-hold_jid", "-hold_jid_ad")
+                 and d.value}
+        names_written: list[Directive] = []
         for d in dependencies_for(spec, self.name, warnings):
             if d.kind in ("after",):
                 warnings.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} (Grid "
@@ -471,7 +481,10 @@ class SgeScript:
                 warnings.append(f"approximated: dependency {d.kind}:{':'.join(d.job_ids)} "
                                 f"as {hold} (Grid Engine waits for the end, whatever the "
                                 "exit status)")
-            add(hold, ",".join(d.job_ids))
+            jobs = ",".join(d.job_ids)
+            if (kept := names.pop(hold, None)) is not None:
+                jobs, names_written = f"{jobs},{kept.value}", [*names_written, kept]
+            add(hold, jobs)
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
@@ -506,7 +519,8 @@ class SgeScript:
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
-                                   or d.option in ("-soft", "-pe"))
+                                   or d.option in ("-soft", "-pe")
+                                   or any(d is x for x in names_written))
         carried = []
         if project := kept_project(spec, self.name, warnings):  # a PBS Pro project
             add("-P", project[0])

@@ -241,6 +241,7 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
             out.append(f"{d.kind}:{':'.join(d.job_ids)}")
     return out
 
+_PMEM = "pbs_pmem"  # metadata: -l pmem's MB (applied to every chunk once all are read)
 _EXCLHOST = "pbs_exclhost"  # metadata: place= asked exclhost, not excl
 _JOIN_INTO_ERROR = "pbs_join_eo"  # metadata: the line of a `-j eo` (resolved after -e)
 
@@ -280,6 +281,7 @@ class PbsScript:
                 spec.constraints.features.append(f)
         if limit is not None:
             self._array_limit(spec, limit)
+        self._per_process_memory(spec)
         self._joined_into_error(spec)
         self._packed(spec)
         self._mpp_sizes(spec)
@@ -294,6 +296,25 @@ class PbsScript:
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         return spec
+
+    @staticmethod
+    def _per_process_memory(spec: JobSpec) -> None:
+        """`-l pmem=M`: M for each process of every chunk, on whichever line it comes. It
+        was set on the job's one shape as read so far: after chunks of several shapes
+        (`nodes=1:ppn=8:gpus=2+2:ppn=4`) that made the job one shape of the largest chunk
+        on every node (24 tasks and 6 GPUs for 16 and 2); before them, lost."""
+        mb = spec.metadata.pop(_PMEM, None)
+        if mb is None:
+            return
+        if not spec.components:
+            spec.resources.memory_per_cpu_mb = mb
+            return
+        for c in spec.components:
+            c.memory_per_cpu_mb = mb
+        set_components(spec, spec.components)
+        for key in ("select", "nodes"):  # the chunks as written are still what it asks
+            if isinstance(kept := spec.metadata.get(f"pbs_{key}_chunks"), dict):
+                kept["as"] = PbsScript._shape(spec.resources)
 
     @staticmethod
     def _joined_into_error(spec: JobSpec) -> None:
@@ -523,8 +544,8 @@ class PbsScript:
             mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
-            if key == "pmem":
-                r.memory_per_cpu_mb = mb
+            if key == "pmem":  # per process, every chunk's: applied once all are read
+                spec.metadata[_PMEM] = mb
             else:
                 total_mem.append(mb)
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
@@ -941,8 +962,13 @@ class PbsScript:
         out: list[str] = []
         if (kept := cls._kept_chunks(spec, "nodes" if torque else "select")) is not None:
             out.append(kept)
-            if torque and r.memory_per_cpu_mb:
-                out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            # -l pmem: the job's one shape's, or every chunk's alike
+            each = {x.memory_per_cpu_mb for x in spec.components}
+            pmem = r.memory_per_cpu_mb if torque else None
+            if pmem is None and len(each) == 1 and None not in each:
+                pmem = each.pop()
+            if pmem:
+                out.append(f"pmem={fmt_mem(pmem, 'pbs')}")
             return out
         if (mpp := cls._mpp_as_written(spec)) is not None:
             return mpp

@@ -177,8 +177,22 @@ class SgeScript:
                                "remove it and write the next line's options on a #$ line "
                                "of their own")
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
+        # -clear resets what every option before it asked (qsub(1)): those are ignored
+        cleared = [(i, item.lineno) for i, item in enumerate(
+            item for (ln, raw, payload), _ in lines for item in _items(payload, ln, raw))
+            if item.option == "-clear"]
+        skip, clear_line = cleared[-1] if cleared else (0, None)
+        said: set[int] = set()
+        seen = 0
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):
+                seen += 1
+                if seen <= skip:
+                    if lineno not in said:
+                        said.add(lineno)
+                        note(spec, f"line {lineno}: ignored `{raw.strip()}` (the -clear on "
+                                   f"line {clear_line} resets the options before it)")
+                    continue
                 if item.option in ("-soft", "-hard"):  # qsub: the -l/-q after it are so
                     state["soft"] = "y" if item.option == "-soft" else ""
                 elif state.get("soft") and item.option in _SOFTENED:
@@ -416,6 +430,8 @@ class SgeScript:
 
         r, c = spec.resources, spec.constraints
         own = [d for d in spec.unknown if d.dialect == self.name]
+        if any(d.option == "-clear" for d in own):  # first: it resets the options before it
+            add("-clear")
         shell = spec.shell or "/bin/bash"
         interp = shell.split()[0]
         add("-S", interp)  # the queue's shell would run the script otherwise
@@ -519,7 +535,7 @@ class SgeScript:
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
-                                   or d.option in ("-soft", "-pe")
+                                   or d.option in ("-soft", "-pe", "-clear")
                                    or any(d is x for x in names_written))
         carried = []
         if project := kept_project(spec, self.name, warnings):  # a PBS Pro project

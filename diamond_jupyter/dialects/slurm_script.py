@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model import (
@@ -48,6 +49,7 @@ from .scripts_common import (
     note,
     output_mode_of,
     own_unknown_lines,
+    parse_hms,
     parse_mem_mb,
     passed_names,
     placeholder_note,
@@ -694,6 +696,39 @@ class SlurmScript:
         return True
 
     @staticmethod
+    def _shrink_to_fit(spec: JobSpec, add: Callable[..., None],
+                       warnings: list[str]) -> list[tuple[str, str | None]]:
+        """A PBS Pro shrink-to-fit job (`-l min_walltime=`, maybe `-l max_walltime=`, no
+        walltime): PBS gives it a time limit between the two (up to the queue's limit
+        without a max) as it starts it, so it may start sooner; sbatch's --time-min beside
+        --time is that. The PBS options carried: (option, value) of each."""
+        if spec.source_dialect != "pbs" or spec.resources.walltime_s is not None:
+            return []
+        got: dict[str, tuple[Directive, int]] = {}
+        for d in spec.unknown:
+            key, _, val = (d.value or "").partition("=")
+            if d.dialect == "pbs" and d.option == "-l" and key in ("min_walltime",
+                                                                    "max_walltime") \
+                    and (secs := parse_hms(val)) is not None and secs > 0:
+                got[key] = (d, secs)  # the last of each holds
+        if "min_walltime" not in got:
+            return []  # a max alone asks nothing PBS acts on (kept, said dropped)
+        least = got["min_walltime"][1]
+        most = got["max_walltime"][1] if "max_walltime" in got else None
+        if most is not None and most < least:
+            return []  # qsub refuses it: left as it is, said dropped
+        if most is not None:
+            add("time", fmt_slurm_time(most))
+        add("time-min", fmt_slurm_time(least))
+        said = ", ".join(d.raw.strip() for d, _ in got.values())
+        warnings.append(f"kept: {said} as "
+                        + (f"--time={fmt_slurm_time(most)} " if most is not None else "")
+                        + f"--time-min={fmt_slurm_time(least)} (a shrink-to-fit job: "
+                        "its time limit is set between them as it starts"
+                        + ("" if most is not None else ", up to the partition's") + ")")
+        return [(d.option, d.value) for d, _ in got.values()]
+
+    @staticmethod
     def _tres_per_task(spec: JobSpec, item: Item, v: str, later: _Later) -> bool:
         """`--tres-per-task=cpu=N,gres/gpu[:type]=N,...` (sbatch: TYPE[/NAME]=COUNT, `:COUNT`
         too): cpu is --cpus-per-task, gres/gpu --gpus-per-task; the other entries (licenses,
@@ -1023,6 +1058,7 @@ class SlurmScript:
             add("mem-per-cpu", fmt_mem(r.memory_per_cpu_mb))
         if (first_time := own_times[0] if own_times else r.walltime_s) is not None:
             add("time", fmt_slurm_time(first_time))
+        stf_kept = self._shrink_to_fit(spec, add, warnings)
         if c.features:
             add("constraint", join_features(c.features))
         if c.exclusive:
@@ -1073,7 +1109,7 @@ class SlurmScript:
             signal_kept = signal_carried(ws)
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name,
-                                                  skip=signal_kept + hosts_read)
+                                                  skip=signal_kept + hosts_read + stf_kept)
         if spec.source_dialect == self.name and _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch read them in the original too (slurm_wrappers): read again, the same
             if not any(d.option == "--ignore-pbs" for d in spec.unknown):

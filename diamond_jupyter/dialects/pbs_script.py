@@ -368,7 +368,7 @@ class PbsScript:
                                     "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
         elif o == "-W":
-            return self._depend(spec, v)
+            return self._depend(spec, item, v)
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
@@ -503,21 +503,32 @@ class PbsScript:
         spec.array = ArraySpec(expression=f"{spec.array.expression}%{n}")
 
     @staticmethod
-    def _depend(spec: JobSpec, v: str) -> bool:
+    def _depend(spec: JobSpec, item: Item, v: str) -> bool:
+        """`-W depend=`: each `kind:ID[:ID]` the model holds read; the others (`beforeok`,
+        `on:N`, a Torque array's task count) kept as one `-W depend=` beside them (the
+        writer joins them again); none read: kept as written."""
         if not v.startswith("depend="):
             return False
-        deps = []
+        deps, rest = [], []
         for part in v[7:].split(","):
             kind, _, ids = part.partition(":")
             if kind in _TORQUE_ARRAY_KINDS:  # Torque's wait on a whole array (`123[]`)
                 if not all(_TORQUE_ARRAY_ID.fullmatch(i) for i in ids.split(":")):
-                    return False  # a count of its tasks (`123[][5]`): kept as written
+                    rest.append(part)  # a count of its tasks (`123[][5]`): as written
+                    continue
                 kind = _TORQUE_ARRAY_KINDS[kind]
-            # an empty id (`afterok:12:`) is kept as written, for qsub to judge, as sbatch's
-            if kind not in ("after", "afterok", "afternotok", "afterany") or "" in ids.split(":"):
-                return False
+            if "" in ids.split(":"):  # an empty id (`afterok:12:`): the whole kept as
+                return False  # written, for qsub to judge, as sbatch's
+            if kind not in ("after", "afterok", "afternotok", "afterany"):
+                rest.append(part)
+                continue
             deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
+        if not deps:
+            return False
         spec.dependencies += deps
+        if rest:
+            kept = "depend=" + ",".join(rest)
+            unknown(spec, "pbs", Item("-W", kept, item.lineno, f"#PBS -W {kept}"))
         return True
 
     def _resource(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
@@ -872,9 +883,19 @@ class PbsScript:
                                         warnings):
             add("-a", day[0])
             carried.append((day[1].option, day[1].value))
+        # a kept `-W depend=` (beforeok, on:N) of a job whose others are read too: one
+        # depend= again
+        kept_depend = next((d for d in spec.unknown if d.dialect == self.name
+                            and d.option == "-W" and (d.value or "").startswith("depend=")),
+                           None)
+        depend_joined: list[Directive] = []
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
-            add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
+            terms = _depend_terms(deps, torque)
+            if kept_depend is not None:
+                terms.append((kept_depend.value or "")[len("depend="):])
+                depend_joined.append(kept_depend)
+            add("-W", "depend=" + ",".join(terms))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
@@ -913,7 +934,8 @@ class PbsScript:
                 warnings.append(f"dropped: {what} {val} (no {flavor} directive; pass it to "
                                 "the MPI launcher)")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                   skip=lambda d: d.option.startswith(_SUB))
+                                   skip=lambda d: d.option.startswith(_SUB)
+                                   or any(d is x for x in depend_joined))
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))

@@ -267,6 +267,7 @@ def _directive_count(raw: str) -> int:
 
 
 _DEP_ID = re.compile(r"\d+(?:_\d+)?")
+_DELAYED_ID = re.compile(r"\d+(?:_\d+)?\+\d+")  # after:ID+MINUTES
 
 
 def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool = False) -> str:
@@ -802,10 +803,13 @@ class SlurmScript:
             kind, _, ids = part.partition(":")
             idl = ids.split(":")
             # a job, or one task of an array job (`778812_3`)
-            if kind not in _DEP_KINDS or not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
-                    or (kind == "aftercorr" and any("_" in i for i in idl)):
-                if any_of or "?" in v:
-                    return False
+            unread = not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
+                or (kind == "aftercorr" and any("_" in i for i in idl))
+            delayed = kind == "after" and all(_DELAYED_ID.fullmatch(i) for i in idl)
+            readable = kind in _DEP_KINDS and not unread
+            if not readable and ("?" in v or (kind in _DEP_KINDS and not delayed)):
+                return False  # alternatives, or an id sbatch would judge: as written
+            if not readable:  # singleton, after:ID+MIN: kept beside the others
                 rest.append(part)
                 continue
             # aftercorr: each array task waits for the same task of the job(s) named, and

@@ -402,6 +402,7 @@ class SlurmScript:
             raise BadInput(f"{given}: sbatch refuses these together (--cpus-per-task, "
                            "--tres-per-task=cpu:N and --cpus-per-gpu are mutually "
                            "exclusive); keep one")
+        self._hint_beside_layout(spec)
         self._nodes_of_nodelist(spec)
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
@@ -826,6 +827,29 @@ class SlurmScript:
             unknown(spec, "slurm", Item("dependency", kept, item.lineno,
                                         f"#SBATCH --dependency={quote(kept)}"), "--dependency")
         return True
+
+    @staticmethod
+    def _hint_beside_layout(spec: JobSpec) -> None:
+        """sbatch ignores `--hint` beside --ntasks-per-core, --threads-per-core, -B or a
+        --cpu-bind other than verbose ("mutually exclusive with --hint ... Ignoring
+        --hint"): dropped, said, so placement does not read a `nomultithread` the job will
+        not have."""
+        first = []  # the first component's kept options (a later one's are its own)
+        for d in spec.unknown:
+            if d.option in _HET_SEPARATORS:
+                break
+            first.append(d)
+        hints = [d for d in first if d.dialect == "slurm" and d.option == "--hint"]
+        beside = [o for o in ("--ntasks-per-core", "--threads-per-core", "--extra-node-info")
+                  if any(d.dialect == "slurm" and d.option == o for d in first)]
+        bind = spec.resources.cpu_bind
+        if bind and bind.split(",")[0] not in ("verbose", "v"):
+            beside.append(f"--cpu-bind={bind}")
+        if not hints or not beside:
+            return
+        spec.unknown = [d for d in spec.unknown if not any(d is h for h in hints)]
+        note(spec, f"ignored --hint={hints[-1].value} (sbatch ignores --hint beside "
+                   f"{', '.join(beside)})")
 
     @staticmethod
     def _nodes_of_nodelist(spec: JobSpec) -> None:

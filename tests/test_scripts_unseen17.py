@@ -459,3 +459,22 @@ def test_hint_beside_ntasks_per_core_is_ignored_as_sbatch_ignores_it():
     spec = get_script_dialect("slurm").parse_script(
         "#!/bin/bash\n#SBATCH -n 4 --hint=nomultithread --cpu-bind=verbose\n./a\n")
     assert [d.option for d in spec.unknown] == ["--hint"]  # verbose is no binding
+
+
+def test_a_standard_input_file_is_carried_where_there_is_an_option_for_it():
+    """bsub -i, Grid Engine's qsub -i and sbatch --input each give the batch job its
+    standard input from a file; it was said dropped between them. Now carried, said;
+    PBS and flux batch have none (said dropped, as before); a path with a file-name
+    pattern stays where it is."""
+    script, warnings = _translated("lsf/i_input_file_L_login_shell.lsf", "slurm")
+    assert "#SBATCH --input=input.deck" in script
+    assert "kept: #BSUB -i input.deck as --input input.deck (the job's standard input)" \
+        in warnings
+    script, _ = _translated("sge/i_stdin_o_host_path.sge", "lsf")
+    assert "#BSUB -i input.txt" in script
+    _, warnings = _translated("sge/i_stdin_o_host_path.sge", "pbs")
+    assert "dropped: #$ -i input.txt (-i input.txt: no pbs equivalent)" in warnings
+    script, warnings, _ = translate("#!/bin/bash\n#SBATCH -t 5 --input=in_%j.txt\n./a\n",
+                                    "sge", "slurm")
+    assert " -i " not in script and any(
+        w.startswith("dropped: #SBATCH -t 5 --input=in_%j.txt") for w in warnings)

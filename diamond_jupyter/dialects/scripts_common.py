@@ -1113,6 +1113,33 @@ def kept_priority(spec: JobSpec, target: str, warnings: list[str]
     return str(value), d
 
 
+# The option that gives a batch job its standard input from a file (sbatch --input, bsub
+# -i, Grid Engine's qsub -i); PBS and flux batch have none
+STDIN_OPTION = {"slurm": "--input", "lsf": "-i", "sge": "-i"}
+
+
+def kept_stdin(spec: JobSpec, target: str, warnings: list[str]
+               ) -> tuple[str, Directive] | None:
+    """The job's standard-input file, kept as written in its own dialect, for a `target`
+    that takes one: (the path, the Directive carried), said; else None (said dropped as
+    any other kept option). A path holding a file-name pattern (`%j`, `$JOB_ID`, which
+    each fills in its own way) or a Grid Engine host prefix stays where it is."""
+    source = spec.source_dialect or ""
+    if source == target or source not in STDIN_OPTION or target not in STDIN_OPTION:
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source
+            and d.option == STDIN_OPTION[source] and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as each submit command reads them
+    path = d.value or ""
+    if "%" in path or "$" in path or (source == "sge" and ":" in path):
+        return None
+    warnings.append(f"kept: {d.raw.strip()} as {STDIN_OPTION[target]} {path} (the job's "
+                    "standard input)")
+    return path, d
+
+
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
 _JOB_ID = {"slurm": r"\d+(?:_\d+)?", "lsf": r"\d+(?:_\d+)?", "sge": r"\d+",

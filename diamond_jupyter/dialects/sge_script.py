@@ -45,6 +45,7 @@ from .scripts_common import (
     is_placeholder,
     kept_priority,
     kept_project,
+    kept_stdin,
     listed_variables,
     mail_warning,
     map_out_pattern,
@@ -557,6 +558,9 @@ class SgeScript:
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)
+        if stdin := kept_stdin(spec, self.name, warnings):  # sbatch --input, bsub -i
+            add("-i", stdin[0])
+            carried.append((stdin[1].option, stdin[1].value))
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),

@@ -42,6 +42,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_stdin,
     listed_variables,
     live_components,
     map_out_pattern,
@@ -1087,6 +1088,9 @@ class SlurmScript:
         if (first_time := own_times[0] if own_times else r.walltime_s) is not None:
             add("time", fmt_slurm_time(first_time))
         stf_kept = self._shrink_to_fit(spec, add, warnings)
+        if stdin := kept_stdin(spec, self.name, warnings):  # bsub/qsub -i FILE
+            add("input", stdin[0])
+            stf_kept.append((stdin[1].option, stdin[1].value))
         if c.features:
             add("constraint", join_features(c.features))
         if c.exclusive:

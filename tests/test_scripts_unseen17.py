@@ -138,6 +138,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/pro_j_eo_e_file.pbs": dict(
         nodes=1, tasks=1, cpus=2, walltime=1200, name="eo_join", stdout="logs/eo_join.err",
         stderr=None),
+    # -j oe: the -e path is not used (both streams in the -o file)
+    "pbs/pro_j_oe_with_e_file.pbs": dict(
+        nodes=1, tasks=1, cpus=4, walltime=2700, name="joined_oe", stdout="logs/joined.out",
+        stderr=None),
     "pbs/pro_koed_J_step_array_index_outputs.pbs": dict(
         nodes=1, tasks=1, cpus=1, walltime=600, array="0-20:5", unknown=["-k"], name="k_arr",
         stdout="/home/rob/logs/"),
@@ -182,6 +186,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/i_stdin_o_host_path.sge": dict(
         walltime=600, unknown=["-i"], name="stdin_sge", stdout="/home/ada/out.log",
         stderr="/home/ada/err.log"),
+    # -j y: qsub sets the -e path but does not use it
+    "sge/j_y_with_e_file.sge": dict(
+        walltime=2700, name="joined_sge", stdout="logs/joined.out", stderr=None),
     "sge/literal_percent_output.sge": dict(
         walltime=300, name="pct_sge", stdout="run_%%x_%j.out"),
     "sge/pe_mpi_16_h_vmem_t_step_tc.sge": dict(
@@ -478,3 +485,22 @@ def test_a_standard_input_file_is_carried_where_there_is_an_option_for_it():
                                     "sge", "slurm")
     assert " -i " not in script and any(
         w.startswith("dropped: #SBATCH -t 5 --input=in_%j.txt") for w in warnings)
+
+
+@pytest.mark.parametrize(("rel", "option"), [("pbs/pro_j_oe_with_e_file.pbs", "-j oe"),
+                                             ("sge/j_y_with_e_file.sge", "-j y")])
+def test_a_joined_job_writes_one_file_though_an_error_path_is_given(rel: str, option: str):
+    """With `-j oe` (PBS) or `-j y` (Grid Engine) both streams go to the output file and
+    the -e path is not used (qsub(1) of Grid Engine: "sets but ignores the error-path
+    attribute"). Both paths were read, so every translation split the streams again, the
+    script's own dialect too (its `-j` was left out beside an error file)."""
+    spec = _parsed(rel)
+    assert (spec.stdout, spec.stderr, spec.join_output) == ("logs/joined.out", None, True)
+    assert any(n.endswith("-e logs/joined.err not used (qsub writes both streams to the "
+                          + ("other file)" if option == "-j oe" else "output file)"))
+               for n in spec.metadata["parse_notes"])
+    script, _ = _translated(rel, "slurm")
+    assert "#SBATCH --output=logs/joined.out" in script and "--error" not in script
+    source = rel.split("/")[0]
+    script, _ = _translated(rel, source)
+    assert option in script and "joined.err" not in script

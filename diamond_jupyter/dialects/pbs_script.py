@@ -243,7 +243,7 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
 
 _PMEM = "pbs_pmem"  # metadata: -l pmem's MB (applied to every chunk once all are read)
 _EXCLHOST = "pbs_exclhost"  # metadata: place= asked exclhost, not excl
-_JOIN_INTO_ERROR = "pbs_join_eo"  # metadata: the line of a `-j eo` (resolved after -e)
+_JOINED = "pbs_join"  # metadata: the last -j's value and line (resolved after -o, -e)
 
 
 class PbsScript:
@@ -282,7 +282,7 @@ class PbsScript:
         if limit is not None:
             self._array_limit(spec, limit)
         self._per_process_memory(spec)
-        self._joined_into_error(spec)
+        self._joined(spec)
         self._packed(spec)
         self._mpp_sizes(spec)
         r = spec.resources
@@ -317,19 +317,28 @@ class PbsScript:
                 kept["as"] = PbsScript._shape(spec.resources)
 
     @staticmethod
-    def _joined_into_error(spec: JobSpec) -> None:
-        """`-j eo`: qsub merges stdout into the error file (-e, else NAME.eID), where `-j
-        oe` merges both into the output file. Read as the job's one output file, the -e
-        path (other schedulers write both streams where --output/-o says); it was read as
-        an error file alone, so a translation sent stdout to the scheduler's default."""
-        lineno = spec.metadata.pop(_JOIN_INTO_ERROR, None)
-        if lineno is None:
+    def _joined(spec: JobSpec) -> None:
+        """`-j oe` merges stderr into the output file, `-j eo` stdout into the error file
+        (-e, else NAME.eID); the other path is then not used. Read as the job's one output
+        file (other schedulers write both streams where --output/-o says): `-j eo` was read
+        as an error file alone (stdout sent to the scheduler's default file), and the
+        unused path of either was written out, splitting the streams again."""
+        how, lineno = spec.metadata.pop(_JOINED, ("n", 0))
+        if how == "n":
             return
-        if spec.stderr:
+        unused, used = (spec.stderr, spec.stdout) if how == "oe" else (spec.stdout,
+                                                                        spec.stderr)
+        if unused and unused != used:
+            note(spec, f"line {lineno}: -j {how}: {'-e' if how == 'oe' else '-o'} {unused} "
+                       "not used (qsub writes both streams to the other file)")
+        if how == "oe":
+            spec.stderr = None
+        elif spec.stderr:
             note(spec, f"line {lineno}: -j eo: both streams go to the error file "
                        f"{spec.stderr} (read as the job's output file)")
             spec.stdout, spec.stderr = spec.stderr, None
         else:
+            spec.stdout = None
             note(spec, f"line {lineno}: -j eo: both streams go to the error file, named "
                        "%x.e%j by default (read as the job's output file, named %x.o%j)")
 
@@ -358,10 +367,8 @@ class PbsScript:
             if v not in ("oe", "eo", "n"):
                 return False
             spec.join_output = v != "n"
-            if v == "eo":  # both streams into the error file: resolved once -e is read
-                spec.metadata[_JOIN_INTO_ERROR] = item.lineno
-            else:
-                spec.metadata.pop(_JOIN_INTO_ERROR, None)
+            # which file takes both streams: resolved once -o and -e are read
+            spec.metadata[_JOINED] = (v, item.lineno)
         elif o in ("-J", "-t"):
             spec.array = read_array(item, v, "X-Y[:STEP][%LIMIT] (X < Y, STEP and LIMIT > "
                                     "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "

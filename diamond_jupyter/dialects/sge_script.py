@@ -235,6 +235,11 @@ class SgeScript:
                        f"GPU(s) (a consumable of type JOB); where the site's {key} complex "
                        f"is consumable YES (per slot) Grid Engine gives "
                        f"{r.gpus_per_node * slots} for the {slots} slots")
+        if spec.join_output and spec.stderr:  # qsub(1): -e is set but ignored with -j y
+            if spec.stderr != spec.stdout:
+                note(spec, f"line {state.get('join_line')}: -j y: -e {spec.stderr} not "
+                           "used (qsub writes both streams to the output file)")
+            spec.stderr = None
         if "tc" in state:
             if spec.array is None:
                 note(spec, "-tc without -t has no effect; dropped")
@@ -269,6 +274,7 @@ class SgeScript:
             if v.lower() not in ("y", "yes", "n", "no", "true", "false"):
                 raise bad(item, "bad -j value", "y or n")
             spec.join_output = v.lower() in ("y", "yes", "true")
+            state["join_line"] = item.lineno
         elif o == "-t":
             m = _ARRAY.match(v)
             if not m:

@@ -174,7 +174,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         unknown=["-n"], notes=["line 3: slot range 4,8 kept as minimum 4"]),
     "lsf/outdir_oo_eo_patterns.lsf": dict(
         tasks=8, cpus=8, walltime=14400, name="out_managed",
-        stdout="/scratch/%U/lsf/%j/stdout.txt", stderr="/scratch/%U/lsf/%j/stderr.txt",
+        # -o/-e expand %J and %I only (bsub(1)): %U stays in the name as written
+        stdout="/scratch/%%U/lsf/%j/stdout.txt", stderr="/scratch/%%U/lsf/%j/stderr.txt",
         unknown=["-outdir"]),
     "lsf/rusage_mem_duration_only.lsf": dict(
         tasks=2, cpus=2, memory_mb=8000, per_cpu=4000, walltime=1800, name="burst_mem",

@@ -189,8 +189,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/pe_smp_range.sge": dict(nodes=1, cpus=4, memory_mb=4 * 2 * G, walltime=7200,
                                  name="blast_chunk", unknown=["-pe"]),
     # a queue instance: the queue; a hold on a job name kept
+    # the job id read, the name beside it kept (sweep 17: the id was dropped elsewhere)
     "sge/queue_instance_hold_names.sge": dict(walltime=600, queue="all.q", name="finalize",
-                                              deps=[], unknown=["-hold_jid"]),
+                                              deps=[("afterany", ["1234"])],
+                                              unknown=["-hold_jid"]),
     "sge/array_step_tc_binary.sge": dict(walltime=1800, array="1-100:5%10", stdout="logs/",
                                          unknown=["-b"]),
     # qsub reads #$ lines anywhere: the h_rt and -V after `cd` count

@@ -57,7 +57,7 @@ TABLE = OptionTable(
     | {"dump": Opt("dump", "optional")},
     {"n": Opt("nslots"), "c": Opt("cores-per-slot"), "g": Opt("gpus-per-slot"),
      "N": Opt("nodes"), "t": Opt("time-limit"), "q": Opt("queue"), "o": Opt("setopt"),
-     "S": Opt("setattr"), "B": Opt("broker-opts"), "v": Opt("verbose", "none"),
+     "S": Opt("setattr"), "B": Opt("bank"), "v": Opt("verbose", "none"),
      "x": Opt("exclusive", "none")},
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")

@@ -40,6 +40,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_stdin,
     listed_variables,
     live_components,
     mail_warning,
@@ -915,6 +916,9 @@ class LsfScript:
             warnings.append(said(ws, self.name, f"-wa {ws.name} -wt {minutes}", rounded))
             carried += signal_carried(ws)
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        if stdin := kept_stdin(spec, self.name, warnings):  # sbatch --input, qsub -i
+            add("-i", stdin[0])
+            carried.append((stdin[1].option, stdin[1].value))
         warnings += hosts_said + foreign_warnings(spec, self.name,
                                                   skip=carried + day_carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),

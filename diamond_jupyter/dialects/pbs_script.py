@@ -241,6 +241,11 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
             out.append(f"{d.kind}:{':'.join(d.job_ids)}")
     return out
 
+_PMEM = "pbs_pmem"  # metadata: -l pmem's MB (applied to every chunk once all are read)
+_EXCLHOST = "pbs_exclhost"  # metadata: place= asked exclhost, not excl
+_JOINED = "pbs_join"  # metadata: the last -j's value and line (resolved after -o, -e)
+
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -276,6 +281,8 @@ class PbsScript:
                 spec.constraints.features.append(f)
         if limit is not None:
             self._array_limit(spec, limit)
+        self._per_process_memory(spec)
+        self._joined(spec)
         self._packed(spec)
         self._mpp_sizes(spec)
         r = spec.resources
@@ -289,6 +296,51 @@ class PbsScript:
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         return spec
+
+    @staticmethod
+    def _per_process_memory(spec: JobSpec) -> None:
+        """`-l pmem=M`: M for each process of every chunk, on whichever line it comes. It
+        was set on the job's one shape as read so far: after chunks of several shapes
+        (`nodes=1:ppn=8:gpus=2+2:ppn=4`) that made the job one shape of the largest chunk
+        on every node (24 tasks and 6 GPUs for 16 and 2); before them, lost."""
+        mb = spec.metadata.pop(_PMEM, None)
+        if mb is None:
+            return
+        if not spec.components:
+            spec.resources.memory_per_cpu_mb = mb
+            return
+        for c in spec.components:
+            c.memory_per_cpu_mb = mb
+        set_components(spec, spec.components)
+        for key in ("select", "nodes"):  # the chunks as written are still what it asks
+            if isinstance(kept := spec.metadata.get(f"pbs_{key}_chunks"), dict):
+                kept["as"] = PbsScript._shape(spec.resources)
+
+    @staticmethod
+    def _joined(spec: JobSpec) -> None:
+        """`-j oe` merges stderr into the output file, `-j eo` stdout into the error file
+        (-e, else NAME.eID); the other path is then not used. Read as the job's one output
+        file (other schedulers write both streams where --output/-o says): `-j eo` was read
+        as an error file alone (stdout sent to the scheduler's default file), and the
+        unused path of either was written out, splitting the streams again."""
+        how, lineno = spec.metadata.pop(_JOINED, ("n", 0))
+        if how == "n":
+            return
+        unused, used = (spec.stderr, spec.stdout) if how == "oe" else (spec.stdout,
+                                                                        spec.stderr)
+        if unused and unused != used:
+            note(spec, f"line {lineno}: -j {how}: {'-e' if how == 'oe' else '-o'} {unused} "
+                       "not used (qsub writes both streams to the other file)")
+        if how == "oe":
+            spec.stderr = None
+        elif spec.stderr:
+            note(spec, f"line {lineno}: -j eo: both streams go to the error file "
+                       f"{spec.stderr} (read as the job's output file)")
+            spec.stdout, spec.stderr = spec.stderr, None
+        else:
+            spec.stdout = None
+            note(spec, f"line {lineno}: -j eo: both streams go to the error file, named "
+                       "%x.e%j by default (read as the job's output file, named %x.o%j)")
 
     def _map(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
         o, v = item.option, item.value or ""
@@ -315,13 +367,15 @@ class PbsScript:
             if v not in ("oe", "eo", "n"):
                 return False
             spec.join_output = v != "n"
+            # which file takes both streams: resolved once -o and -e are read
+            spec.metadata[_JOINED] = (v, item.lineno)
         elif o in ("-J", "-t"):
             spec.array = read_array(item, v, "X-Y[:STEP][%LIMIT] (X < Y, STEP and LIMIT > "
                                     "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "
                                     "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
         elif o == "-W":
-            return self._depend(spec, v)
+            return self._depend(spec, item, v)
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
@@ -456,21 +510,32 @@ class PbsScript:
         spec.array = ArraySpec(expression=f"{spec.array.expression}%{n}")
 
     @staticmethod
-    def _depend(spec: JobSpec, v: str) -> bool:
+    def _depend(spec: JobSpec, item: Item, v: str) -> bool:
+        """`-W depend=`: each `kind:ID[:ID]` the model holds read; the others (`beforeok`,
+        `on:N`, a Torque array's task count) kept as one `-W depend=` beside them (the
+        writer joins them again); none read: kept as written."""
         if not v.startswith("depend="):
             return False
-        deps = []
+        deps, rest = [], []
         for part in v[7:].split(","):
             kind, _, ids = part.partition(":")
             if kind in _TORQUE_ARRAY_KINDS:  # Torque's wait on a whole array (`123[]`)
                 if not all(_TORQUE_ARRAY_ID.fullmatch(i) for i in ids.split(":")):
-                    return False  # a count of its tasks (`123[][5]`): kept as written
+                    rest.append(part)  # a count of its tasks (`123[][5]`): as written
+                    continue
                 kind = _TORQUE_ARRAY_KINDS[kind]
-            # an empty id (`afterok:12:`) is kept as written, for qsub to judge, as sbatch's
-            if kind not in ("after", "afterok", "afternotok", "afterany") or "" in ids.split(":"):
-                return False
+            if "" in ids.split(":"):  # an empty id (`afterok:12:`): the whole kept as
+                return False  # written, for qsub to judge, as sbatch's
+            if kind not in ("after", "afterok", "afternotok", "afterany"):
+                rest.append(part)
+                continue
             deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
+        if not deps:
+            return False
         spec.dependencies += deps
+        if rest:
+            kept = "depend=" + ",".join(rest)
+            unknown(spec, "pbs", Item("-W", kept, item.lineno, f"#PBS -W {kept}"))
         return True
 
     def _resource(self, spec: JobSpec, item: Item, total_mem: list[int]) -> bool:  # noqa: C901
@@ -497,8 +562,8 @@ class PbsScript:
             mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
-            if key == "pmem":
-                r.memory_per_cpu_mb = mb
+            if key == "pmem":  # per process, every chunk's: applied once all are read
+                spec.metadata[_PMEM] = mb
             else:
                 total_mem.append(mb)
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
@@ -517,9 +582,12 @@ class PbsScript:
             return self._nodes(spec, item, val)
         elif key == "place":
             spec.metadata["pbs_flavor"] = "pro"
+            spec.metadata.pop(_EXCLHOST, None)  # the last place= holds
             for part in val.split(":"):
                 if part in ("excl", "exclhost"):
                     spec.constraints.exclusive = True
+                    if part == "exclhost":  # the whole host, all its vnodes: written back
+                        spec.metadata[_EXCLHOST] = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
         elif key in _MPP and val.isdigit() and int(val) > 0:
@@ -784,8 +852,9 @@ class PbsScript:
             # another scheduler's node count means that many hosts; PBS Pro's default
             # (place=free) may put several chunks on one host
             place.insert(0, "scatter")
-        if c.exclusive and not torque:
-            place.append("excl")
+        if c.exclusive and not torque:  # a PBS job's exclhost (whole host) kept as such
+            place.append("exclhost" if spec.metadata.get(_EXCLHOST)
+                         and spec.source_dialect == self.name else "excl")
         written = next((d.value for d in extra["-l place:"] if d.value), "") or ""
         if sorted(as_written := written.removeprefix("place=").split(":")) == sorted(place):
             place = as_written  # the parts in the order the script wrote them
@@ -821,9 +890,19 @@ class PbsScript:
                                         warnings):
             add("-a", day[0])
             carried.append((day[1].option, day[1].value))
+        # a kept `-W depend=` (beforeok, on:N) of a job whose others are read too: one
+        # depend= again
+        kept_depend = next((d for d in spec.unknown if d.dialect == self.name
+                            and d.option == "-W" and (d.value or "").startswith("depend=")),
+                           None)
+        depend_joined: list[Directive] = []
         if deps := whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                           flavor, warnings):
-            add("-W", "depend=" + ",".join(_depend_terms(deps, torque)))
+            terms = _depend_terms(deps, torque)
+            if kept_depend is not None:
+                terms.append((kept_depend.value or "")[len("depend="):])
+                depend_joined.append(kept_depend)
+            add("-W", "depend=" + ",".join(terms))
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
@@ -862,7 +941,8 @@ class PbsScript:
                 warnings.append(f"dropped: {what} {val} (no {flavor} directive; pass it to "
                                 "the MPI launcher)")
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                   skip=lambda d: d.option.startswith(_SUB))
+                                   skip=lambda d: d.option.startswith(_SUB)
+                                   or any(d is x for x in depend_joined))
         if not torque and (project := kept_project(spec, self.name, warnings)):
             add("-P", project[0])  # a Grid Engine project (Torque's -P is a user)
             carried.append((project[1].option, project[1].value))
@@ -911,8 +991,13 @@ class PbsScript:
         out: list[str] = []
         if (kept := cls._kept_chunks(spec, "nodes" if torque else "select")) is not None:
             out.append(kept)
-            if torque and r.memory_per_cpu_mb:
-                out.append(f"pmem={fmt_mem(r.memory_per_cpu_mb, 'pbs')}")
+            # -l pmem: the job's one shape's, or every chunk's alike
+            each = {x.memory_per_cpu_mb for x in spec.components}
+            pmem = r.memory_per_cpu_mb if torque else None
+            if pmem is None and len(each) == 1 and None not in each:
+                pmem = each.pop()
+            if pmem:
+                out.append(f"pmem={fmt_mem(pmem, 'pbs')}")
             return out
         if (mpp := cls._mpp_as_written(spec)) is not None:
             return mpp

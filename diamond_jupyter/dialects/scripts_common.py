@@ -651,8 +651,18 @@ _FROM_SOURCE = {
 }
 
 
+# A `%` each scheduler other than Slurm writes into the file's name as it is: all but
+# LSF's own %J and %I (PBS, Grid Engine and flux have no %-tokens)
+_LITERAL_PERCENT = {"lsf": re.compile(r"%(?![JI])")}
+_ANY_PERCENT = re.compile("%")
+
+
 def neutral_out_pattern(path: str, source: str) -> str:
-    """A dialect's file-name pattern (LSF %J, Flux {{id}}) -> neutral Slurm-style %j."""
+    """A dialect's file-name pattern (LSF %J, Flux {{id}}) -> neutral Slurm-style %j; a `%`
+    the source's scheduler keeps in the name as written made `%%` (sbatch would read
+    `%x` in PBS's `load_%x.log` as the job's name)."""
+    if source != "slurm":
+        path = _LITERAL_PERCENT.get(source, _ANY_PERCENT).sub("%%", path)
     for old, new in _FROM_SOURCE.get(source, []):
         path = path.replace(old, new)
     return path
@@ -737,8 +747,13 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
 
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
-        if tok == "%%":
-            return "%%" if target not in ("pbs", "torque", "sge") else "%"
+        if tok == "%%":  # a `%` of the name: as written where nothing reads it as a token
+            if target == "lsf" and path[m.end():m.end() + 1] in ("J", "I"):
+                warnings.append(f"approximated: %% before {path[m.end()]} in output path "
+                                f"{path!r} kept as %%: lsf would read %{path[m.end()]} as "
+                                "a token")
+                return tok
+            return "%"
         new = table.get(tok[-1]) if len(tok) == 2 else None
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
@@ -770,8 +785,8 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
 
     def sub(m: re.Match[str]) -> str:
         tok = m.group(0)
-        if tok == "%%":
-            return "%" if target in ("slurm", "pbs", "torque", "sge") else tok
+        if tok == "%%":  # every writer puts a `%` of the name as one `%`
+            return "%"
         what = expands.get(tok[-1])
         if what is None and target != "slurm" and tok[-1] not in _TO_TARGET[target]:
             return tok  # no such token there: the file's name holds it as written
@@ -1096,6 +1111,33 @@ def kept_priority(spec: JobSpec, target: str, warnings: list[str]
     warnings.append(f"kept: {d.raw.strip()} as -p {value} (the job's priority among the "
                     "others, as qsub -p ranks it there)")
     return str(value), d
+
+
+# The option that gives a batch job its standard input from a file (sbatch --input, bsub
+# -i, Grid Engine's qsub -i); PBS and flux batch have none
+STDIN_OPTION = {"slurm": "--input", "lsf": "-i", "sge": "-i"}
+
+
+def kept_stdin(spec: JobSpec, target: str, warnings: list[str]
+               ) -> tuple[str, Directive] | None:
+    """The job's standard-input file, kept as written in its own dialect, for a `target`
+    that takes one: (the path, the Directive carried), said; else None (said dropped as
+    any other kept option). A path holding a file-name pattern (`%j`, `$JOB_ID`, which
+    each fills in its own way) or a Grid Engine host prefix stays where it is."""
+    source = spec.source_dialect or ""
+    if source == target or source not in STDIN_OPTION or target not in STDIN_OPTION:
+        return None
+    kept = [d for d in spec.unknown if d.dialect == source
+            and d.option == STDIN_OPTION[source] and d.value]
+    if not kept:
+        return None
+    d = kept[-1]  # the last one wins, as each submit command reads them
+    path = d.value or ""
+    if "%" in path or "$" in path or (source == "sge" and ":" in path):
+        return None
+    warnings.append(f"kept: {d.raw.strip()} as {STDIN_OPTION[target]} {path} (the job's "
+                    "standard input)")
+    return path, d
 
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's

@@ -45,6 +45,7 @@ from .scripts_common import (
     is_placeholder,
     kept_priority,
     kept_project,
+    kept_stdin,
     listed_variables,
     mail_warning,
     map_out_pattern,
@@ -177,8 +178,22 @@ class SgeScript:
                                "remove it and write the next line's options on a #$ line "
                                "of their own")
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
+        # -clear resets what every option before it asked (qsub(1)): those are ignored
+        cleared = [(i, item.lineno) for i, item in enumerate(
+            item for (ln, raw, payload), _ in lines for item in _items(payload, ln, raw))
+            if item.option == "-clear"]
+        skip, clear_line = cleared[-1] if cleared else (0, None)
+        said: set[int] = set()
+        seen = 0
         for (lineno, raw, payload), in_body in lines:
             for item in _items(payload, lineno, raw):
+                seen += 1
+                if seen <= skip:
+                    if lineno not in said:
+                        said.add(lineno)
+                        note(spec, f"line {lineno}: ignored `{raw.strip()}` (the -clear on "
+                                   f"line {clear_line} resets the options before it)")
+                    continue
                 if item.option in ("-soft", "-hard"):  # qsub: the -l/-q after it are so
                     state["soft"] = "y" if item.option == "-soft" else ""
                 elif state.get("soft") and item.option in _SOFTENED:
@@ -220,6 +235,11 @@ class SgeScript:
                        f"GPU(s) (a consumable of type JOB); where the site's {key} complex "
                        f"is consumable YES (per slot) Grid Engine gives "
                        f"{r.gpus_per_node * slots} for the {slots} slots")
+        if spec.join_output and spec.stderr:  # qsub(1): -e is set but ignored with -j y
+            if spec.stderr != spec.stdout:
+                note(spec, f"line {state.get('join_line')}: -j y: -e {spec.stderr} not "
+                           "used (qsub writes both streams to the output file)")
+            spec.stderr = None
         if "tc" in state:
             if spec.array is None:
                 note(spec, "-tc without -t has no effect; dropped")
@@ -254,6 +274,7 @@ class SgeScript:
             if v.lower() not in ("y", "yes", "n", "no", "true", "false"):
                 raise bad(item, "bad -j value", "y or n")
             spec.join_output = v.lower() in ("y", "yes", "true")
+            state["join_line"] = item.lineno
         elif o == "-t":
             m = _ARRAY.match(v)
             if not m:
@@ -264,9 +285,15 @@ class SgeScript:
                 raise bad(item, "bad -tc value", "a positive integer")
             state["tc"] = v
         elif o in ("-hold_jid", "-hold_jid_ad"):
-            ids = [x for x in v.split(",") if x]
-            if not ids or not all(x.isdigit() for x in ids):
+            listed = [x for x in v.split(",") if x]
+            ids = [x for x in listed if x.isdigit()]
+            if not ids:
                 return False  # job names or patterns: kept as written
+            if names := [x for x in listed if not x.isdigit()]:
+                # names or patterns beside job ids: the ids read, the names kept as one
+                # option (the writer lists them with the ids again)
+                kept = ",".join(names)
+                unknown(spec, self.name, Item(o, kept, item.lineno, f"#$ {o} {kept}"))
             # -hold_jid_ad: task n of this array waits for task n of the named arrays
             dep = Dependency(kind="afterany", job_ids=ids, per_task=o == "-hold_jid_ad")
             if dep not in spec.dependencies:
@@ -410,6 +437,8 @@ class SgeScript:
 
         r, c = spec.resources, spec.constraints
         own = [d for d in spec.unknown if d.dialect == self.name]
+        if any(d.option == "-clear" for d in own):  # first: it resets the options before it
+            add("-clear")
         shell = spec.shell or "/bin/bash"
         interp = shell.split()[0]
         add("-S", interp)  # the queue's shell would run the script otherwise
@@ -461,6 +490,10 @@ class SgeScript:
                             "asks for features as -l complexes the site defines)")
         if spec.array:
             self._array(spec.array.expression, add, warnings)
+        # job names kept beside job ids of the same -hold_jid[_ad]: listed with them again
+        names = {d.option: d for d in own if d.option in ("-hold_jid", "-hold_jid_ad")
+                 and d.value}
+        names_written: list[Directive] = []
         for d in dependencies_for(spec, self.name, warnings):
             if d.kind in ("after",):
                 warnings.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} (Grid "
@@ -471,7 +504,10 @@ class SgeScript:
                 warnings.append(f"approximated: dependency {d.kind}:{':'.join(d.job_ids)} "
                                 f"as {hold} (Grid Engine waits for the end, whatever the "
                                 "exit status)")
-            add(hold, ",".join(d.job_ids))
+            jobs = ",".join(d.job_ids)
+            if (kept := names.pop(hold, None)) is not None:
+                jobs, names_written = f"{jobs},{kept.value}", [*names_written, kept]
+            add(hold, jobs)
         for opt, val in (("-o", spec.stdout), ("-e", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "-o" else "stderr",
@@ -506,7 +542,8 @@ class SgeScript:
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
-                                   or d.option in ("-soft", "-pe"))
+                                   or d.option in ("-soft", "-pe", "-clear")
+                                   or any(d is x for x in names_written))
         carried = []
         if project := kept_project(spec, self.name, warnings):  # a PBS Pro project
             add("-P", project[0])
@@ -527,6 +564,9 @@ class SgeScript:
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)
+        if stdin := kept_stdin(spec, self.name, warnings):  # sbatch --input, bsub -i
+            add("-i", stdin[0])
+            carried.append((stdin[1].option, stdin[1].value))
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model import (
@@ -41,6 +42,7 @@ from .scripts_common import (
     foreign_warnings,
     guarded,
     is_placeholder,
+    kept_stdin,
     listed_variables,
     live_components,
     map_out_pattern,
@@ -48,6 +50,7 @@ from .scripts_common import (
     note,
     output_mode_of,
     own_unknown_lines,
+    parse_hms,
     parse_mem_mb,
     passed_names,
     placeholder_note,
@@ -180,6 +183,8 @@ class _Later:
     per_gpu: dict[str, tuple[int, str, str | None, int]] = field(default_factory=dict)
     tasks_per_gpu: tuple[int, str, str | None, int] | None = None  # --ntasks-per-gpu
     memory: dict[str, int] = field(default_factory=dict)  # --mem* option -> its line
+    # --cpus-per-task (or --tres-per-task=cpu=N) and --cpus-per-gpu -> the line of each
+    cpus: dict[str, int] = field(default_factory=dict)
     # the options sbatch refuses beside --ntasks-per-gpu -> the line of each
     not_per_gpu: dict[str, int] = field(default_factory=dict)
 
@@ -263,6 +268,7 @@ def _directive_count(raw: str) -> int:
 
 
 _DEP_ID = re.compile(r"\d+(?:_\d+)?")
+_DELAYED_ID = re.compile(r"\d+(?:_\d+)?\+\d+")  # after:ID+MINUTES
 
 
 def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool = False) -> str:
@@ -391,6 +397,13 @@ class SlurmScript:
                                                                      key=lambda x: x[1]))
             raise BadInput(f"{given}: sbatch refuses these together (--mem, --mem-per-cpu "
                            "and --mem-per-gpu are mutually exclusive); keep one")
+        if "cpus-per-gpu" in later.cpus and len(later.cpus) > 1:  # sbatch: fatal too
+            given = ", ".join(f"--{k} (line {n})" for k, n in sorted(later.cpus.items(),
+                                                                     key=lambda x: x[1]))
+            raise BadInput(f"{given}: sbatch refuses these together (--cpus-per-task, "
+                           "--tres-per-task=cpu:N and --cpus-per-gpu are mutually "
+                           "exclusive); keep one")
+        self._hint_beside_layout(spec)
         self._nodes_of_nodelist(spec)
         self._tasks_per_gpu(spec, later)
         self._spread_gpus(spec, later.gpus)
@@ -542,6 +555,7 @@ class SlurmScript:
             r.tasks_per_node = to_int(item)
         elif key == "cpus-per-task":
             r.cpus_per_task = to_int(item)
+            later.cpus[key] = item.lineno
         elif key in ("gpus-per-node", "gpus-per-task", "gpus") and "," in (v or ""):
             # GPUs of several types (`a100:2,v100:1`): the model holds one type; it was
             # read as one GPU of type `a100:2,v100`. Kept as written (placement reads it)
@@ -572,8 +586,7 @@ class SlurmScript:
         elif key == "ntasks-per-gpu":
             later.tasks_per_gpu = (item.lineno, item.raw, v, to_int(item))
         elif key in ("cpus-per-gpu", "mem-per-gpu"):
-            if key == "mem-per-gpu":
-                later.memory[key] = item.lineno
+            (later.memory if key == "mem-per-gpu" else later.cpus)[key] = item.lineno
             n = to_int(item) if key == "cpus-per-gpu" else _slurm_mem_mb(item)
             # per GPU: resolved once the GPU count (maybe on a later line) is known
             later.per_gpu[key] = (item.lineno, item.raw, v, n)
@@ -647,7 +660,7 @@ class SlurmScript:
             spec.mail_events += [e for e in dict.fromkeys(events)
                                  if e != "none" and e not in spec.mail_events]
         elif key == "dependency":
-            return self._dependency(spec, v or "")
+            return self._dependency(spec, item, v or "")
         elif key == "export":
             return self._export(spec, v or "")
         elif key == "cpu-bind":
@@ -686,6 +699,39 @@ class SlurmScript:
         return True
 
     @staticmethod
+    def _shrink_to_fit(spec: JobSpec, add: Callable[..., None],
+                       warnings: list[str]) -> list[tuple[str, str | None]]:
+        """A PBS Pro shrink-to-fit job (`-l min_walltime=`, maybe `-l max_walltime=`, no
+        walltime): PBS gives it a time limit between the two (up to the queue's limit
+        without a max) as it starts it, so it may start sooner; sbatch's --time-min beside
+        --time is that. The PBS options carried: (option, value) of each."""
+        if spec.source_dialect != "pbs" or spec.resources.walltime_s is not None:
+            return []
+        got: dict[str, tuple[Directive, int]] = {}
+        for d in spec.unknown:
+            key, _, val = (d.value or "").partition("=")
+            if d.dialect == "pbs" and d.option == "-l" and key in ("min_walltime",
+                                                                    "max_walltime") \
+                    and (secs := parse_hms(val)) is not None and secs > 0:
+                got[key] = (d, secs)  # the last of each holds
+        if "min_walltime" not in got:
+            return []  # a max alone asks nothing PBS acts on (kept, said dropped)
+        least = got["min_walltime"][1]
+        most = got["max_walltime"][1] if "max_walltime" in got else None
+        if most is not None and most < least:
+            return []  # qsub refuses it: left as it is, said dropped
+        if most is not None:
+            add("time", fmt_slurm_time(most))
+        add("time-min", fmt_slurm_time(least))
+        said = ", ".join(d.raw.strip() for d, _ in got.values())
+        warnings.append(f"kept: {said} as "
+                        + (f"--time={fmt_slurm_time(most)} " if most is not None else "")
+                        + f"--time-min={fmt_slurm_time(least)} (a shrink-to-fit job: "
+                        "its time limit is set between them as it starts"
+                        + ("" if most is not None else ", up to the partition's") + ")")
+        return [(d.option, d.value) for d, _ in got.values()]
+
+    @staticmethod
     def _tres_per_task(spec: JobSpec, item: Item, v: str, later: _Later) -> bool:
         """`--tres-per-task=cpu=N,gres/gpu[:type]=N,...` (sbatch: TYPE[/NAME]=COUNT, `:COUNT`
         too): cpu is --cpus-per-task, gres/gpu --gpus-per-task; the other entries (licenses,
@@ -706,6 +752,7 @@ class SlurmScript:
         r = spec.resources
         if "cpu" in mapped:
             r.cpus_per_task = mapped["cpu"][1]
+            later.cpus["tres-per-task=cpu"] = item.lineno
         if "gres/gpu" in mapped:
             gtype, r.gpus_per_task = mapped["gres/gpu"]
             r.gpu_type = gtype or r.gpu_type
@@ -743,10 +790,14 @@ class SlurmScript:
         return out
 
     @staticmethod
-    def _dependency(spec: JobSpec, v: str) -> bool:
+    def _dependency(spec: JobSpec, item: Item, v: str) -> bool:
+        """`--dependency`: each `kind:ID[:ID]` the model holds read; where every one must
+        hold (`,`), the others (`singleton`, `after:ID+MIN`) kept as one `--dependency`
+        beside them (the writer joins them again), where any one suffices (`?`) the whole
+        value kept as written."""
         spec.dependencies = []  # sbatch keeps the last --dependency
         spec.metadata.pop(DEPENDENCY_ANY, None)
-        deps = []
+        deps, rest = [], []
         # `?` between them: any one suffices (sbatch takes `,` or `?`, not both); each job
         # of `afterok:1:2` is one of the alternatives then
         any_of = "?" in v and "," not in v
@@ -754,17 +805,52 @@ class SlurmScript:
             kind, _, ids = part.partition(":")
             idl = ids.split(":")
             # a job, or one task of an array job (`778812_3`)
-            if kind not in _DEP_KINDS or not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
-                    or (kind == "aftercorr" and any("_" in i for i in idl)):
-                return False
+            unread = not ids or not all(_DEP_ID.fullmatch(i) for i in idl) \
+                or (kind == "aftercorr" and any("_" in i for i in idl))
+            delayed = kind == "after" and all(_DELAYED_ID.fullmatch(i) for i in idl)
+            readable = kind in _DEP_KINDS and not unread
+            if not readable and ("?" in v or (kind in _DEP_KINDS and not delayed)):
+                return False  # alternatives, or an id sbatch would judge: as written
+            if not readable:  # singleton, after:ID+MIN: kept beside the others
+                rest.append(part)
+                continue
             # aftercorr: each array task waits for the same task of the job(s) named, and
             # for its success
             deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
                         if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
+        if rest and not deps:
+            return False  # nothing read: kept as written
         spec.dependencies += deps
         if any_of:
             spec.metadata[DEPENDENCY_ANY] = True
+        if rest:
+            kept = ",".join(rest)
+            unknown(spec, "slurm", Item("dependency", kept, item.lineno,
+                                        f"#SBATCH --dependency={quote(kept)}"), "--dependency")
         return True
+
+    @staticmethod
+    def _hint_beside_layout(spec: JobSpec) -> None:
+        """sbatch ignores `--hint` beside --ntasks-per-core, --threads-per-core, -B or a
+        --cpu-bind other than verbose ("mutually exclusive with --hint ... Ignoring
+        --hint"): dropped, said, so placement does not read a `nomultithread` the job will
+        not have."""
+        first = []  # the first component's kept options (a later one's are its own)
+        for d in spec.unknown:
+            if d.option in _HET_SEPARATORS:
+                break
+            first.append(d)
+        hints = [d for d in first if d.dialect == "slurm" and d.option == "--hint"]
+        beside = [o for o in ("--ntasks-per-core", "--threads-per-core", "--extra-node-info")
+                  if any(d.dialect == "slurm" and d.option == o for d in first)]
+        bind = spec.resources.cpu_bind
+        if bind and bind.split(",")[0] not in ("verbose", "v"):
+            beside.append(f"--cpu-bind={bind}")
+        if not hints or not beside:
+            return
+        spec.unknown = [d for d in spec.unknown if not any(d is h for h in hints)]
+        note(spec, f"ignored --hint={hints[-1].value} (sbatch ignores --hint beside "
+                   f"{', '.join(beside)})")
 
     @staticmethod
     def _nodes_of_nodelist(spec: JobSpec) -> None:
@@ -1001,6 +1087,10 @@ class SlurmScript:
             add("mem-per-cpu", fmt_mem(r.memory_per_cpu_mb))
         if (first_time := own_times[0] if own_times else r.walltime_s) is not None:
             add("time", fmt_slurm_time(first_time))
+        stf_kept = self._shrink_to_fit(spec, add, warnings)
+        if stdin := kept_stdin(spec, self.name, warnings):  # bsub/qsub -i FILE
+            add("input", stdin[0])
+            stf_kept.append((stdin[1].option, stdin[1].value))
         if c.features:
             add("constraint", join_features(c.features))
         if c.exclusive:
@@ -1013,8 +1103,16 @@ class SlurmScript:
             add("array", spec.array.expression)
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("begin", at)
+        # a kept `--dependency` (singleton, after:ID+MIN) of a job whose others are read
+        # too: one option again (sbatch keeps only the last --dependency)
+        kept_dep = next((d for d in spec.unknown if d.dialect == self.name
+                         and d.option == "--dependency" and d.value), None)
+        joined: list[Directive] = []
         if deps := dependencies_for(spec, self.name, warnings):
-            add("dependency", dependency_value(deps, warnings, any_of_dependencies(spec)))
+            value = dependency_value(deps, warnings, any_of_dependencies(spec))
+            if kept_dep is not None and not any_of_dependencies(spec):
+                value, joined = f"{value},{kept_dep.value}", [kept_dep]
+            add("dependency", value)
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
@@ -1034,7 +1132,7 @@ class SlurmScript:
             add("mail-type", ",".join(e.upper() for e in spec.mail_events))
         self._render_env(spec, add, warnings)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _directive_count,
-                                   skip=lambda d: any(d is g for g in kept_gres))
+                                   skip=lambda d: any(d is g for g in [*kept_gres, *joined]))
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)) \
                 and (value := slurm_value(ws)):
@@ -1043,7 +1141,7 @@ class SlurmScript:
             signal_kept = signal_carried(ws)
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name,
-                                                  skip=signal_kept + hosts_read)
+                                                  skip=signal_kept + hosts_read + stf_kept)
         if spec.source_dialect == self.name and _FOREIGN_IN_BODY.search(spec.script or ""):
             # sbatch read them in the original too (slurm_wrappers): read again, the same
             if not any(d.option == "--ignore-pbs" for d in spec.unknown):

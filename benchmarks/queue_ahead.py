@@ -28,7 +28,6 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from diamond_jupyter.calibration import (
     MAX_SAMPLES,
@@ -110,8 +109,7 @@ def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: f
         waiting = [i for i, j in enumerate(jobs) if j.at_s <= t
                    and (starts.get(i) is None or starts[i] > t)]
         cal = rebuilt_calibration(plan, jobs, starts, t, site)
-        with mock.patch("diamond_jupyter.calibration.regime_start", lambda x, *a, **k: 0):
-            uncut = rebuilt_calibration(plan, jobs, starts, t, site)  # no change-point cut
+        uncut = rebuilt_calibration(plan, jobs, starts, t, site, change_points=False)
         default = _default_partition(site)
         left_wall, left_true, left_cal = [], [], []
         for i in running:

@@ -243,13 +243,72 @@ def summary(runs: dict[str, list[dict[str, Any]]], max_wait_s: float = 240.0
     return out
 
 
+def recorded_parts(runs: list[dict[str, Any]], chosen: str, fastest: str) -> dict[str, Any]:
+    """From the runs' own records, over the rounds diamond lost choosing `chosen` where
+    `fastest` was fastest: each site's walltime plan (`raw_start_s`), calibrated start
+    (before the own jobs' correction), start, bound and actual start (the run's bound where
+    none came), and how often each part could have made the miss."""
+    rows = []
+    for run in runs:
+        bound = run.get("max_wait_s") or 240.0
+        for r in run.get("per_round") or []:
+            est = r.get("estimate") or {}
+            if r["choice"].get("diamond") != chosen or r.get("fastest") != fastest or \
+                    not (r.get("additional_s") or {}).get("diamond") or chosen not in est:
+                continue
+            seen = {s: (r.get("started_s") or {}).get(s) for s in (chosen, fastest)}
+            rows.append((run.get("seed"), r, est, {s: bound if v is None else v
+                                                   for s, v in seen.items()}))
+    if not rows:
+        return {"rounds": 0}
+
+    def part(site: str) -> dict[str, Any]:
+        raw = [e[site].get("raw_start_s") or 0.0 for _, _, e, _ in rows]
+        cal = [e[site]["model_start_s"] if e[site].get("model_start_s") is not None
+               else e[site]["start_s"] for _, _, e, _ in rows]
+        seen = [a[site] for _, _, _, a in rows]
+        return {"raw_median_s": _med(raw), "raw_range_s": [min(raw), max(raw)],
+                "calibrated_median_s": _med(cal), "calibrated_range_s": [min(cal), max(cal)],
+                "started_median_s": _med(seen),
+                "raw_too_soon": sum(a + 10.0 < b for a, b in zip(raw, seen, strict=True)),
+                "raw_zero_too_soon": sum(a == 0 and b > 10.0
+                                         for a, b in zip(raw, seen, strict=True)),
+                "pulled_in_median_x": _med([a / max(b, 1.0) for a, b in zip(raw, cal,
+                                                                          strict=True) if a]),
+                "own_jobs_moved_s": [round(e[site]["start_s"] - e[site]["model_start_s"], 1)
+                                     for _, _, e, _ in rows
+                                     if e[site].get("model_start_s") is not None],
+                "borrowed": sum(bool(e[site].get("borrowed")) for _, _, e, _ in rows),
+                "bound_from_recent_waits": sum(
+                    (e[site].get("recent_bound_s") or -1) >= (e[site].get("bound_s") or 0) - 0.5
+                    for _, _, e, _ in rows),
+                "bound_covered": sum((e[site].get("bound_s") or 0) >= a[site]
+                                     for _, _, e, a in rows),
+                "samples": sorted({e[site].get("samples") for _, _, e, _ in rows},
+                                  key=lambda x: x or 0)}
+    return {"rounds": len(rows), "lost_s": round(sum(r["additional_s"]["diamond"]
+                                                    for _, r, _, _ in rows), 1),
+            "none_started": sum((r.get("started_s") or {}).get(chosen) is None
+                                for _, r, _, _ in rows),
+            chosen: part(chosen), fastest: part(fastest)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--run", required=True, nargs="+", help="kept real-log placement runs")
     p.add_argument("--site", required=True, help="the site whose queue to rebuild")
     p.add_argument("--traces", default=str(TRACES), help="where the logs are")
     p.add_argument("--name", default=None, help="the result's file name")
+    p.add_argument("--lost-to", default=None, metavar="FASTEST",
+                   help="only the runs' records: the rounds lost choosing --site where "
+                        "FASTEST was fastest, each site's plan, calibration and start")
     args = p.parse_args(argv)
+    if args.lost_to:
+        runs = [json.loads(Path(path).read_text()) for path in args.run]
+        got = recorded_parts(runs, args.site, args.lost_to)
+        emit(args.name or f"queue_ahead-lost-{args.site}-{args.lost_to}", args, got,
+             "```\n" + json.dumps(got, indent=1) + "\n```\n")
+        return got
     data: dict[str, list[dict[str, Any]]] = {}
     md, skipped = "", []
     for path in args.run:

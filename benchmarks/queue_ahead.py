@@ -15,9 +15,12 @@ and played out at true runtimes in the engine's Slurm plan (`probe_oracle.playou
   work at, with the change-point cut and without it, against the mean true ratio of the
   jobs running and waiting then (the work the plan is about);
 - the engine's start on the rebuilt view (`probe_oracle.engine_starts`' view), with the
-  calibration as built, with no calibration (the walltime plan), and with each class's
-  ratios replaced by the true ratios of the jobs ahead (a perfect ratio per class: what is
-  left is the plan's), beside the play-out's own probe start and the recorded one.
+  calibration as built, without the change-point cut (`uncut`), with no calibration (the
+  walltime plan), with each class's ratios replaced by the true ratios of the jobs ahead
+  (a perfect ratio per class: what is left is the plan's), and with the calibration as
+  built on the view given as many waiting jobs as the run recorded (copies of the latest
+  submitted: a live site that ran the replay slower than its runtimes held more waiting),
+  beside the play-out's own probe start and the recorded one.
 
     python -m benchmarks.queue_ahead --run results/placement-...-seed122.json --site gamma
 """
@@ -164,9 +167,26 @@ def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: f
                        "uncut": _place(view, site, uncut),
                        "walltime": _place(view, site, None),
                        "true_ratios": _place(view, site, _true_calibration(jobs, ahead,
-                                                                           site, t))},
+                                                                           site, t)),
+                       "as_recorded_queue": _place(_with_recorded_queue(
+                           view, jobs, waiting, r, site, t), site, cal)},
             "playout_start_s": oracle_start})
     return out
+
+
+def _with_recorded_queue(view: Any, jobs: list, waiting: list[int], r: dict[str, Any],
+                         site: str, t: float) -> Any:
+    """`view` with as many more waiting jobs as the run recorded waiting beyond the
+    play-out's: copies of the latest jobs submitted by `t` (the live site ran the replay
+    slower than its runtimes; which jobs waited there was not kept)."""
+    from .probe_oracle import _pending
+
+    extra = max(0, ((r.get("pending") or {}).get(site) or 0) - len(waiting))
+    latest = sorted((i for i, j in enumerate(jobs) if j.at_s <= t),
+                    key=lambda i: jobs[i].at_s)[-extra:] if extra else []
+    more = [_pending(i, jobs[i], t, site).model_copy(update={"native_id": f"copy-{i}"})
+            for i in latest]
+    return view.model_copy(update={"jobs": [*view.jobs, *more]})
 
 
 def _med(v: list[float]) -> float | None:
@@ -194,14 +214,16 @@ def table(seed: Any, site: str, rows: list[dict[str, Any]]) -> str:
     body = markdown_table(
         ["round", "pending (rec.)", "running / CPUs", "waiting / CPUs", "waiting used/asked",
          "running: s left wall / true / cal", "size classes ahead: mean ratio true vs cal",
-         "engine start: cal / uncut / walltime / true ratios (bound)", "play-out",
+         "engine start: cal / uncut / walltime / true ratios / recorded queue (bound)",
+         "play-out",
          "recorded: pred., raw, started"],
         [(r["round"], f(r["recorded_pending"]), f"{r['running']} / {r['running_cpus']}",
           f"{r['waiting']} / {r['waiting_cpus']}", f(r["waiting_used_over_asked"]),
           " / ".join(f(r["running_left_s"][k]) for k in ("walltime", "true", "calibrated")),
           cls(r["classes"]),
           " / ".join(f"{f(r['engine'][k][0])} ({f(r['engine'][k][1])})"
-                     for k in ("calibrated", "uncut", "walltime", "true_ratios")),
+                     for k in ("calibrated", "uncut", "walltime", "true_ratios",
+                               "as_recorded_queue")),
           f(r["playout_start_s"]),
           f"{f(r['recorded_predicted_s'])}, {f(r['recorded_raw_s'])}, "
           f"{f(r['recorded_start_s'])}") for r in rows])

@@ -56,9 +56,11 @@ from .probe_oracle import (
 )
 
 
-def _class_means(cal_samples: list[RunSample], cls: str) -> dict[str, Any]:
+def _class_means(cal_samples: list[RunSample], cls: str, window_from: float = 0.0
+                 ) -> dict[str, Any]:
     """The mean ratio of one size class's latest samples, with the change-point cut (as
-    the engine keeps them) and without, and how many each keeps."""
+    the engine keeps them) and without, how many each keeps, and how many of those kept
+    ended in the replay's window (at `window_from` or later: the window's own jobs)."""
     ss = sorted((s for s in cal_samples if size_class(s.cpus) == cls),
                 key=lambda s: s.ended_at)[-MAX_SAMPLES:]
     if not ss:
@@ -66,7 +68,9 @@ def _class_means(cal_samples: list[RunSample], cls: str) -> dict[str, Any]:
     ratios = [s.ratio for s in ss]
     cut = regime_start(ratios)
     kept = ratios[cut:]
-    return {"n": len(ratios), "kept": len(kept), "mean_cut": sum(kept) / len(kept),
+    return {"n": len(ratios), "kept": len(kept),
+            "kept_window": sum(x.ended_at >= window_from for x in ss[cut:]),
+            "mean_cut": sum(kept) / len(kept),
             "mean_uncut": sum(ratios) / len(ratios)}
 
 
@@ -143,7 +147,8 @@ def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: f
                     for i in mine]
             classes[cls] = {"ahead": len(mine), "true_mean": round(sum(true) / len(true), 3),
                             **{k: round(v, 3) if isinstance(v, float) else v
-                               for k, v in _class_means(samples, cls).items()}}
+                               for k, v in _class_means(samples, cls, (
+                                   NOW - timedelta(seconds=t)).timestamp()).items()}}
         then = max(0.0, t - stale_s)
         view = rebuilt_view(jobs, site, starts, nodes_of, t)
         earlier = rebuilt_view(jobs, site, starts, nodes_of, then) if then < t else None
@@ -209,7 +214,8 @@ def table(seed: Any, site: str, rows: list[dict[str, Any]]) -> str:
 
     def cls(c: dict[str, Any]) -> str:
         return "; ".join(f"{k}: {v['ahead']} ahead, true {v['true_mean']}, cal "
-                         f"{v.get('mean_cut', '-')} ({v.get('kept', 0)} of {v['n']}), uncut "
+                         f"{v.get('mean_cut', '-')} ({v.get('kept', 0)} of {v['n']}, "
+                         f"{v.get('kept_window', 0)} the window's), uncut "
                          f"{v.get('mean_uncut', '-')}" for k, v in c.items())
     body = markdown_table(
         ["round", "pending (rec.)", "running / CPUs", "waiting / CPUs", "waiting used/asked",

@@ -59,3 +59,45 @@ def test_a_round_is_rebuilt_when_the_play_out_starts_the_probe_as_the_site_did()
     assert not queue_ahead.faithful(r(110.0, 406.5), 240.0)
     assert not queue_ahead.faithful(r(None, 182.5), 240.0)
     assert not queue_ahead.faithful(r(5.0, 60.0), 240.0)  # both within it, far apart
+
+
+def test_seed_123_alpha_round_3_rebuilt_waits_behind_six_whole_machine_jobs():
+    """`depth_misleads` seed 123, round 3: the run recorded alpha's walltime plan as 0 s (a
+    start now, bound 0) with 6 jobs waiting; it started the probe after 56 s. Rebuilt from the
+    seed (`bed_oracle`'s play-out), the six waiting jobs each ask all four nodes, two earlier
+    probes hold an1 and an2, and the plan of that view starts the probe after all six: the
+    scheduler did as the right view says. A view without the running probes would say 0 s."""
+    from datetime import timedelta
+
+    from benchmarks import probe_oracle as po
+    from benchmarks.bed_oracle import jobs_of
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+    from diamond_jupyter.testbed.load import LoadJob
+
+    jobs = [LoadJob(at_s=j.at_s, site="alpha", nodes=j.nodes, cpus_per_node=j.slots,
+                    runtime_s=j.runtime_s + 0.5, name=j.name, gpus=j.gpus,
+                    walltime_min=max(1, round(j.walltime_s / 60)))
+            for j in jobs_of(123, "alpha", rounds=10, interval=12.0, base_s=20.0,
+                             duration_s=145.0, time_scale=150.0)]
+    starts, nodes_of = po.playout(jobs, "alpha")
+    probes = [i for i, j in enumerate(jobs) if j.name.startswith("probe")]
+    t = jobs[probes[3]].at_s - 0.01
+    view = po.rebuilt_view(jobs, "alpha", starts, nodes_of, t)
+    waiting = [j for j in view.jobs if j.state.value == "PENDING"]
+    assert len(waiting) == 6 and {j.nodes for j in waiting} == {4}
+    assert sorted(j.name for j in view.jobs if j.state.value == "RUNNING") == ["probe1", "probe2"]
+    assert starts[probes[3]] - jobs[probes[3]].at_s > 40.0  # the play-out: after the six
+
+    spec = JobSpec(name="probe", command="true", resources=Resources(
+        nodes=1, cpus_per_task=8, walltime_s=60))
+    cfg = SiteConfig(name="alpha", speed_factor=1.0)
+
+    def planned(v) -> float:
+        got = place(spec, [(cfg, v)], now=po.NOW).verdict("alpha").estimated_start
+        return (got - po.NOW) / timedelta(seconds=1)
+    assert planned(view) > 10000.0  # after the six jobs' walltimes
+    no_probes = view.model_copy(update={"jobs": [j for j in view.jobs
+                                                 if not j.name.startswith("probe")]})
+    assert planned(no_probes) == 0.0

@@ -12,7 +12,9 @@ finish within noise with a less sure start), and which input was wrong:
   not by its plan;
 - `chosen too soon` / `fastest too late`: a predicted start more than TOLERANCE_S off the
   recorded one (a probe that never started counts as starting at the run's bound), put down
-  to the estimate's source: `queue view` (it was to start now: start and bound 0),
+  to the estimate's source: `queue view` (it was to start now: start and bound 0, or a
+  walltime plan of 0 where the start came later), `walltime plan` also where a start too
+  soon was too soon before any calibration (the raw plan already was),
   `own jobs` (moved by the user's own recent jobs, where the start before that correction
   was right), `borrowed ratios` (other sites'),
   `walltime plan` (no calibration: the plan of the scheduler's limits), else
@@ -43,6 +45,11 @@ def _source(e: dict[str, Any], seen: float) -> str:
     """What set the start `e` predicted, which the probe's start `seen` shows was wrong."""
     if e.get("start_s") == 0 and e.get("bound_s") == 0:
         return "queue view"
+    raw = e.get("raw_start_s")
+    if raw is not None and e["start_s"] < seen and raw + TOLERANCE_S < seen:
+        # too soon before any calibration: the plan of the view with the scheduler's own
+        # limits already was (session 31: beta's HPC2N replay, 22 of 47 rounds lost)
+        return "queue view" if raw == 0 else "walltime plan"
     model = e.get("model_start_s")  # before the own jobs' correction, where recorded
     if e.get("own_wait_ratio") is not None and \
             (model is None or abs(model - seen) <= TOLERANCE_S):

@@ -69,6 +69,9 @@ simulation of `placement_sim` run under each model:
   each job's outcome, from its submission on, moves its class's level once known, as a
   site's accounting would feed it. `online_floor`: the same, never below the fixed QBETS
   bound. Measured here, not used by placement.
+- `uncut` (session 31): `engine` with every class's latest jobs kept whole, no cut at a
+  change point of its workload (`SiteCalibration(change_points=False)`); the bound is
+  `engine`'s simulation. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -109,7 +112,7 @@ FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
-          "qbets_drain", "online", "online_floor")
+          "qbets_drain", "online", "online_floor", "uncut")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -267,6 +270,9 @@ def predict(snap, samples, now, models: tuple[str, ...] = MODELS
             "prior": (ratio_fn(cal, "prior") or med, mean_)}
     by_req = SiteCalibration(ended, by_request=True)  # also per walltime-request class
     runs["by_request"] = (ratio_fn(by_req, "median") or med, ratio_fn(by_req, "mean") or mean_)
+    if "uncut" in models:  # every class's latest jobs whole, no change-point cut
+        whole = SiteCalibration(ended, change_points=False)
+        runs["uncut"] = (ratio_fn(whole, "median") or med, ratio_fn(whole, "mean") or mean_)
     runs = {m: r for m, r in runs.items() if m in models or m == "engine"}
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))

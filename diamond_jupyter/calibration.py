@@ -406,7 +406,10 @@ class SiteCalibration:
                  queued: dict[str, QueueWait] | None = None,
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
                  tail: str = "request", cohort_s: float | None = None,
-                 own_runtimes: dict[str, float] | None = None) -> None:
+                 own_runtimes: dict[str, float] | None = None,
+                 change_points: bool = True) -> None:
+        # change_points False: every class keeps its latest jobs whole, with no cut at a
+        # change of its workload (measured by the benchmarks only, `regime_start`)
         self.by_request = by_request  # also per request class (`request_class`), finest
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
@@ -439,7 +442,8 @@ class SiteCalibration:
         for key, ss in by_key.items():
             if len(ss) >= MIN_SAMPLES:  # finished jobs decide whether a class is known
                 recent = sorted(ss, key=lambda s: s.ended_at)[-MAX_SAMPLES:]
-                recent = recent[regime_start([s.ratio for s in recent]):]
+                if change_points:
+                    recent = recent[regime_start([s.ratio for s in recent]):]
                 name = "*" if key == ("*", "*") else "/".join(key)
                 self._ratios[key] = _ratio(
                     with_survivors([s.ratio for s in recent], running.get(key, []), tail),

@@ -106,6 +106,16 @@ def test_a_changed_workload_replaces_the_history_before_it() -> None:
     assert r.mean < 0.003 and r.median < 0.003
 
 
+def test_without_change_points_a_class_keeps_its_latest_jobs_whole() -> None:
+    """The benchmarks' variant (`change_points=False`): the same history as above, its 330
+    jobs all kept, so the ratio stays near the hundreds of older jobs'."""
+    history = samples("p", 1, spread(0.02, 300) + spread(0.002, 30))
+    r = SiteCalibration(history, change_points=False).ratio("p", 1)
+    assert r.samples == 330
+    assert 0.015 < r.mean < 0.02
+    assert SiteCalibration(history).ratio("p", 1).samples < 330  # the engine cuts
+
+
 def test_a_steady_workload_keeps_its_whole_history() -> None:
     cal = SiteCalibration(samples("p", 1, spread(0.02, 400)))
     assert cal.ratio("p", 1).samples == 400

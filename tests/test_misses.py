@@ -98,3 +98,27 @@ def test_own_jobs_are_named_only_where_their_correction_made_the_miss():
     got = misses.explain(run_of(plan, own))
     assert got[0]["causes"] == ["fastest too late: calibration ratios"]
     assert got[1]["causes"] == ["fastest too late: own jobs"]
+
+
+def test_a_start_too_soon_before_any_calibration_is_the_plans_not_the_ratios():
+    """Seed 122's real-log round 8: beta's walltime plan put the probe at once (raw 0), the
+    own jobs moved it to 0.9 s, and nothing started within 240 s; seed 118's round 0: the
+    raw plan said 692 s, the ratios 32 s, it started after 103 s (the ratios' miss)."""
+    view = round_(8, {"beta": est(0.9, 14.3, bound=313.0, raw=0.0, model_start_s=0.0,
+                                  own_wait_ratio=1.03),
+                      "gamma": est(313.5, 323.5, bound=1739.0, raw=1739.0)},
+                  {"gamma": 67.8}, {"beta": 240.0, "gamma": 77.8}, "beta", "gamma", 162.2,
+                  censored=("beta",))
+    plan = round_(9, {"beta": est(15.5, 28.8, bound=409.2, raw=60.0),
+                      "gamma": est(228.8, 238.8, bound=1726.0, raw=1726.0)},
+                  {"gamma": 56.2}, {"beta": 240.0, "gamma": 66.2}, "beta", "gamma", 173.8,
+                  censored=("beta",))
+    ratios = round_(0, {"beta": est(32.3, 45.6, bound=692.3, raw=692.3),
+                        "gamma": est(185.3, 195.3, bound=1771.3, raw=1771.3)},
+                    {"beta": 103.0, "gamma": 84.1}, {"beta": 116.3, "gamma": 94.1},
+                    "beta", "gamma", 22.2)
+    got = misses.explain(run_of(view, plan, ratios, traces=[{"log": "HPC2N"}]))
+    assert [g["causes"] for g in got] == [
+        ["chosen too soon: queue view", "fastest too late: calibration ratios"],
+        ["chosen too soon: walltime plan", "fastest too late: calibration ratios"],
+        ["chosen too soon: calibration ratios", "fastest too late: calibration ratios"]]

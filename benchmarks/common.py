@@ -1,17 +1,26 @@
-"""Shared helpers: statistics, JSON / markdown / PNG outputs, the test bed's config."""
+"""Shared helpers: statistics, JSON / markdown / PNG outputs, the test bed's config, and a
+private sshd reached through a latency proxy (for the benchmarks that need no test bed)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import math
 import os
+import queue
+import socket
 import statistics
-from collections.abc import Callable, Sequence
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = RESULTS.parent.parent  # the repository
 
 
 def median(xs: Sequence[float]) -> float | None:
@@ -110,3 +119,101 @@ def emit(name: str, args: argparse.Namespace, data: dict[str, Any], md: str,
             fig.savefig(out / f"{stem}.png")
             plt.close(fig)
     print(json.dumps(data, indent=2) if args.json else md, flush=True)
+
+
+def sshd_helper() -> Any:
+    """tests/sshd_helper.py (the private sshd the transport tests start), loaded by path."""
+    spec = importlib.util.spec_from_file_location("diamond_sshd_helper",
+                                                  ROOT / "tests" / "sshd_helper.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@contextlib.contextmanager
+def private_sshd(work_prefix: str) -> Iterator[tuple[Any, Path]]:
+    """A real OpenSSH sshd of its own on 127.0.0.1 (no test bed) and a scratch directory
+    holding an empty ssh_config (`empty_ssh_config`); both removed on the way out."""
+    helper = sshd_helper()
+    base = helper.make_base("diamond-bench-sshd-")
+    sshd = helper.Sshd(base).start()
+    try:
+        with tempfile.TemporaryDirectory(prefix=work_prefix) as tmp:
+            work = Path(tmp)
+            (work / "empty_ssh_config").write_text("")
+            yield sshd, work
+    finally:
+        sshd.stop()
+        helper.remove_base(base)
+
+
+class DelayProxy:
+    """A TCP proxy on 127.0.0.1 that delivers each chunk `one_way_s` after it arrived, in
+    order, in both directions (a link's latency, not its bandwidth)."""
+
+    def __init__(self, target_port: int, one_way_s: float):
+        self.target_port, self.one_way_s = target_port, one_way_s
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+            for s in (client, server):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._open += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                held: queue.Queue[tuple[float, bytes]] = queue.Queue()
+                threading.Thread(target=self._read, args=(src, held), daemon=True).start()
+                threading.Thread(target=self._write, args=(dst, held), daemon=True).start()
+
+    def _read(self, src: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
+        while True:
+            try:
+                data = src.recv(65536)
+            except OSError:
+                data = b""
+            held.put((time.monotonic() + self.one_way_s, data))
+            if not data:
+                return
+
+    def _write(self, dst: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
+        while True:
+            due, data = held.get()
+            if (wait := due - time.monotonic()) > 0:
+                time.sleep(wait)
+            try:
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                dst.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+        for s in self._open:
+            s.close()
+
+
+def delayed_door(sshd: Any, rtt_ms: float, workdir: Path) -> tuple[DelayProxy, dict[str, Any]]:
+    """A DelayProxy adding `rtt_ms` of round trip in front of `sshd`, and the SSH transport
+    settings (a TransportConfig's fields) that reach the sshd through it: the sshd's host
+    key recorded for the proxy's port in WORKDIR/known_hosts, WORKDIR/empty_ssh_config (see
+    private_sshd) as the ssh_config. The caller closes the proxy."""
+    proxy = DelayProxy(sshd.port, rtt_ms / 2000)
+    known_hosts = workdir / "known_hosts"
+    known_hosts.write_text(
+        sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
+    door = {"kind": "ssh", "host": "127.0.0.1", "port": proxy.port, "user": sshd.user,
+            "key_file": str(sshd.client_key), "use_agent": False,
+            "known_hosts": str(known_hosts),
+            "ssh_config": str(workdir / "empty_ssh_config"), "connect_timeout_s": 30}
+    return proxy, door

@@ -7,8 +7,9 @@ The engine's own path, `Federation.fetch_choice` (what `diamond fetch` and `%dia
 run before copying): the job directory listed over SFTP, then each result link asked where
 it leads (SFTP READLINK, REALPATH, LSTAT), LINKS_AT_ONCE at a time. The site is a private
 real OpenSSH sshd on 127.0.0.1 (tests/sshd_helper.py; no test bed), reached through a
-proxy in this process that holds each chunk `rtt/2` in each direction (this machine's
-kernel has no netem), so a round trip costs what it would to a cluster that far away.
+proxy in this process (`common.DelayProxy`) that holds each chunk `rtt/2` in each
+direction (this machine's kernel has no netem), so a round trip costs what it would to a
+cluster that far away.
 The engines run in the same process against the same directory, one after another in a
 shuffled order each round; each round's ratio is the one-channel engine's time over a
 pooled one's, and all must name every link alike.
@@ -24,85 +25,14 @@ time on the pool's channels (one after another on one channel).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import queue
 import random
-import socket
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from . import common
 
-ROOT = Path(__file__).resolve().parent.parent
 SITE = "far"
-
-
-def _sshd_helper() -> Any:
-    """tests/sshd_helper.py (the private sshd the transport tests start), loaded by path."""
-    spec = importlib.util.spec_from_file_location("diamond_sshd_helper",
-                                                  ROOT / "tests" / "sshd_helper.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-class DelayProxy:
-    """A TCP proxy on 127.0.0.1 that delivers each chunk `one_way_s` after it arrived, in
-    order, in both directions (a link's latency, not its bandwidth)."""
-
-    def __init__(self, target_port: int, one_way_s: float):
-        self.target_port, self.one_way_s = target_port, one_way_s
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            server = socket.create_connection(("127.0.0.1", self.target_port))
-            for s in (client, server):
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._open += [client, server]
-            for src, dst in ((client, server), (server, client)):
-                held: queue.Queue[tuple[float, bytes]] = queue.Queue()
-                threading.Thread(target=self._read, args=(src, held), daemon=True).start()
-                threading.Thread(target=self._write, args=(dst, held), daemon=True).start()
-
-    def _read(self, src: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
-        while True:
-            try:
-                data = src.recv(65536)
-            except OSError:
-                data = b""
-            held.put((time.monotonic() + self.one_way_s, data))
-            if not data:
-                return
-
-    def _write(self, dst: socket.socket, held: queue.Queue[tuple[float, bytes]]) -> None:
-        while True:
-            due, data = held.get()
-            if (wait := due - time.monotonic()) > 0:
-                time.sleep(wait)
-            try:
-                if not data:
-                    dst.shutdown(socket.SHUT_WR)
-                    return
-                dst.sendall(data)
-            except OSError:
-                return
-
-    def close(self) -> None:
-        self.sock.close()
-        for s in self._open:
-            s.close()
 
 
 # the job directory: results, and links inside, out of it and nowhere (a job's usual mix)
@@ -146,13 +76,7 @@ async def _measure(sshd: Any, links: int, rtt_ms: float, rounds: int, warmup: in
     from diamond_jupyter.federation import LINKS_AT_ONCE
     from diamond_jupyter.model import JobSpec
 
-    proxy = DelayProxy(sshd.port, rtt_ms / 2000)
-    door = {"kind": "ssh", "host": "127.0.0.1", "port": proxy.port, "user": sshd.user,
-            "key_file": str(sshd.client_key), "use_agent": False,
-            "known_hosts": str(workdir / "known_hosts"),
-            "ssh_config": str(workdir / "empty_ssh_config"), "connect_timeout_s": 30}
-    (workdir / "known_hosts").write_text(
-        sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
+    proxy, door = common.delayed_door(sshd, rtt_ms, workdir)
     run = f"{tree}-{rtt_ms}"  # a store of its own: each run's jobs name its own directory
     engines = {"one_channel": _federation(workdir / f"one-{run}.sqlite", door, 1),
                "pooled": _federation(workdir / f"pool-{run}.sqlite", door, 4),
@@ -224,22 +148,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--warmup", type=int, default=2)
     args = p.parse_args(argv)
-    helper = _sshd_helper()
-    base = helper.make_base("diamond-bench-sshd-")
-    sshd = helper.Sshd(base).start()
     runs = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="diamond-bench-links-") as tmp:
-            work = Path(tmp)
-            (work / "empty_ssh_config").write_text("")
-            for tree in args.tree or ["flat", "deep"]:
-                for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
-                    for n in args.links or [12, 48]:
-                        runs.append(asyncio.run(_measure(sshd, n, rtt, args.rounds,
-                                                         args.warmup, work, tree)))
-    finally:
-        sshd.stop()
-        helper.remove_base(base)
+    with common.private_sshd("diamond-bench-links-") as (sshd, work):
+        for tree in args.tree or ["flat", "deep"]:
+            for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
+                for n in args.links or [12, 48]:
+                    runs.append(asyncio.run(_measure(sshd, n, rtt, args.rounds,
+                                                     args.warmup, work, tree)))
     rows = [[r["tree"], r["links"], r["rtt_ms"], r["one_channel_median_s"] * 1000,
              r["pooled_median_s"] * 1000, r["median_ratio"],
              r["pooled_cold_median_s"] * 1000, r["median_ratio_cold"]] for r in runs]

@@ -8,7 +8,7 @@ The copy is the engine's own, `transfer.sftp.sftp_copy` (what `diamond transfer 
 job's stage-out run): the walk, then each file copied and checked by sha256 on both ends.
 `list_*` times the walk alone. The site is a
 private real OpenSSH sshd on 127.0.0.1 (tests/sshd_helper.py; no test bed), reached
-through `fetch_links.DelayProxy`, which holds each chunk `rtt/2` in each direction. Both
+through `common.DelayProxy`, which holds each chunk `rtt/2` in each direction. Both
 engines run in the same process on their own connection against the same tree, in a
 shuffled order each round, into a fresh local directory each time; each round's ratio is
 the engine before's time over the engine now's, and both must copy the same files with
@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import random
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -33,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from . import common
-from .fetch_links import DelayProxy, _sshd_helper
 
 # `width` directories a level, `depth` levels, a small file in each directory
 MAKE_TREE = r"""set -e
@@ -75,14 +73,8 @@ async def _measure(sshd: Any, rtt_ms: float, width: int, depth: int, rounds: int
     from diamond_jupyter.transfer.sftp import SftpSide, sftp_copy
     from diamond_jupyter.transports import make_transport
 
-    proxy = DelayProxy(sshd.port, rtt_ms / 2000)
-    (workdir / "known_hosts").write_text(
-        sshd.known_hosts_line().replace(f"]:{sshd.port} ", f"]:{proxy.port} "))
-    cfg = TransportConfig(kind="ssh", host="127.0.0.1", port=proxy.port, user=sshd.user,
-                          key_file=str(sshd.client_key), use_agent=False,
-                          known_hosts=str(workdir / "known_hosts"),
-                          ssh_config=str(workdir / "empty_ssh_config"), connect_timeout_s=30,
-                          sftp_channels=4)
+    proxy, door = common.delayed_door(sshd, rtt_ms, workdir)
+    cfg = TransportConfig(**door, sftp_channels=4)
     engines = {name: make_transport(cfg, "far") for name in ("before", "pooled")}
     t = engines["pooled"]
     home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
@@ -151,20 +143,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--warmup", type=int, default=2)
     args = p.parse_args(argv)
-    helper = _sshd_helper()
-    base = helper.make_base("diamond-bench-sshd-")
-    sshd = helper.Sshd(base).start()
     runs = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="diamond-bench-tree-") as tmp:
-            work = Path(tmp)
-            (work / "empty_ssh_config").write_text("")
-            for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
-                runs.append(asyncio.run(_measure(sshd, rtt, args.width, args.depth,
-                                                 args.rounds, args.warmup, work)))
-    finally:
-        sshd.stop()
-        helper.remove_base(base)
+    with common.private_sshd("diamond-bench-tree-") as (sshd, work):
+        for rtt in args.rtt_ms or [0.0, 10.0, 40.0]:
+            runs.append(asyncio.run(_measure(sshd, rtt, args.width, args.depth,
+                                             args.rounds, args.warmup, work)))
     rows = [[r["rtt_ms"], r["directories"], r["files"], r["list_before_median_s"] * 1000,
              r["list_pooled_median_s"] * 1000, r["list_median_ratio"],
              r["copy_before_median_s"] * 1000, r["copy_pooled_median_s"] * 1000,

@@ -47,6 +47,23 @@ def read_fixture(here: Path, rel: str) -> tuple[str, str]:
     return rel.split("/")[0], (here / rel).read_bytes().decode("utf-8")
 
 
+def translated(here: Path, rel: str, target: str) -> tuple[str, list[str]]:
+    """One fixture translated into TARGET: the script and the translation's warnings."""
+    source, text = read_fixture(here, rel)
+    script, warnings, _ = translate(text, target, source)
+    return script, warnings
+
+
+def directive_lines(script: str, sentinel: str) -> list[str]:
+    """The lines of SCRIPT that start with SENTINEL (#SBATCH, #PBS ...), in order."""
+    return [x for x in script.splitlines() if x.startswith(sentinel)]
+
+
+def parse_lines(dialect: str, lines: str) -> JobSpec:
+    """LINES (directives) parsed as a script of DIALECT's, a command after them."""
+    return get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{lines}\n./a\n")
+
+
 def _deps(spec: JobSpec) -> list[tuple[str, list[str]]]:
     return [(d.kind, d.job_ids) for d in spec.dependencies]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sweep_helpers import FakeTty
 
 from diamond_jupyter.model import BadInput
 
@@ -141,17 +142,6 @@ def test_a_sites_file_with_a_tab_between_key_and_value_is_refused_as_before(tmp_
 
 # -- 2. a job's colours in `diamond logs`, the magics and the card ---------------------------
 
-class _Tty:
-    def __init__(self) -> None:
-        self.text = ""
-
-    def isatty(self) -> bool:
-        return True
-
-    def write(self, text: str) -> None:
-        self.text += text
-
-
 _SEQ = __import__("re").compile(r"\x1b\[([0-9;:]*)m")
 
 
@@ -228,7 +218,7 @@ def test_a_jobs_colours_hide_none_of_its_text_on_a_terminal(text):
     background is not)."""
     from diamond_jupyter.cli.jobs import _write_output
 
-    out = _Tty()
+    out = FakeTty()
     _write_output(out, text)
     drawn = _drawn(out.text)
     assert "".join(c for c, *_ in drawn) == "secret"
@@ -240,7 +230,7 @@ def test_a_jobs_colours_that_hide_nothing_stay_as_written():
     """(the same) Red, bold, a background with another foreground: as the job wrote them."""
     from diamond_jupyter.cli.jobs import _write_output
 
-    out = _Tty()
+    out = FakeTty()
     text = "\x1b[1;31mFAILED\x1b[0m \x1b[30;47mnote\x1b[0m \x1b[38;5;196mhot\x1b[0m\n"
     _write_output(out, text)
     assert out.text == text
@@ -253,7 +243,7 @@ def test_a_jobs_colours_left_set_are_reset_before_diamonds_own_lines():
     from diamond_jupyter.cli.jobs import _write_output
     from diamond_jupyter.model import visible
 
-    out = _Tty()
+    out = FakeTty()
     _write_output(out, "done \x1b[30;1m")
     assert out.text == "done \x1b[30;1m\x1b[0m"
     assert visible("a \x1b[31mb\x1b[0m c", keep_colour=True) == "a \x1b[31mb\x1b[0m c"
@@ -271,7 +261,7 @@ def test_diamond_logs_plain_writes_every_sequence_out(monkeypatch, capsys):
         return logs
 
     monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
-    out = _Tty()
+    out = FakeTty()
     monkeypatch.setattr(cli_jobs.sys, "stdout", out)
     args = build_parser().parse_args(["logs", "alpha:1", "--plain"])
     assert args.plain is True

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sweep_helpers
 
 from diamond_jupyter.model import BadInput, SiteError
 
@@ -214,27 +214,10 @@ def test_a_directory_holding_a_name_that_is_not_utf8_copies_the_rest_and_says_so
     assert os.listdir(tmp_path / "out" / "tree") == ["ok.txt"]
 
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text("sites:\n  - {name: here, transport: {kind: local}}\n")
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers=jp_auth_header, raise_error=False)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+rest = sweep_helpers.rest_caller
 
 
 @pytest.mark.parametrize("path,body,where", [

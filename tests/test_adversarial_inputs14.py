@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sweep_helpers
+from sweep_helpers import mcp_refusal, sbatch_calls
 from test_cli_newuser import NewUser
 
 from diamond_jupyter.model import BadInput, JobSpec
@@ -27,15 +29,7 @@ from diamond_jupyter.workflow.model import load_workflow
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
-@pytest.fixture
-def user(tmp_path) -> NewUser:
-    return NewUser(tmp_path)
-
-
-def _sbatch_calls(user: NewUser) -> list[str]:
-    calls = user.fake / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
+user = sweep_helpers.new_user
 
 
 # -- 1. the command line ----------------------------------------------------------------------
@@ -72,7 +66,7 @@ BLANK_QUEUE = ("queue 'a b' has a blank inside a name, and no scheduler's queue 
 def test_a_cli_value_that_is_no_value_is_one_line_and_exit_2(user, args, said):
     line = user.refused(*args)
     assert said in line, line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_cancel_of_a_job_the_store_does_not_hold_asks_no_scheduler(user):
@@ -88,7 +82,7 @@ def test_a_name_written_like_an_option_is_the_name_not_an_option(user):
     """(guard) `--name=--help` is a name: rendered bound to its option (`--job-name=--help`),
     never a line of its own that sbatch would read as `--help`."""
     user.run("submit", "--site", "alpha", "--name=--help", "job.sh", code=0)
-    [call] = _sbatch_calls(user)
+    [call] = sbatch_calls(user)
     script = Path(call.split()[-1]).read_text()
     assert "#SBATCH --job-name=--help\n" in script
 
@@ -122,7 +116,7 @@ def test_four_cli_submits_at_once_on_one_store_are_all_recorded(user):
         assert json.loads(out)["native_id"] == "4242"
     jobs = json.loads(user.run("jobs", "--json", code=0).stdout)
     assert len(jobs) == 4 and len({j["id"] for j in jobs}) == 4
-    assert len(_sbatch_calls(user)) == 4
+    assert len(sbatch_calls(user)) == 4
 
 
 # -- 2. a store on a full or read-only disk -----------------------------------------------------
@@ -163,7 +157,7 @@ async def test_fault_a_submit_on_a_store_that_takes_no_write_says_why_and_sends_
         assert str(e.value) == (f"store {user.store_path} cannot be written: {cause}, or give "
                                 "another store path (`store:` in the sites file, or "
                                 "$DIAMOND_DATA_DIR); this change was not recorded")
-        assert _sbatch_calls(user) == []
+        assert sbatch_calls(user) == []
         # room again: the store takes the next write (the failed one left no transaction)
         conn.execute("PRAGMA max_page_count = 1073741823" if pragma == "max_page_count"
                      else "PRAGMA query_only = OFF")
@@ -186,30 +180,10 @@ def test_an_other_sqlite_error_is_not_taken_for_a_full_disk(tmp_path):
 
 # -- 3. the REST routes -------------------------------------------------------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text("sites:\n  - {name: here, transport: {kind: local}}\n")
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None, *,
-                   headers: dict[str, str] | None = None, auth: bool = True
-                   ) -> tuple[int, Any]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers={**(jp_auth_header if auth else {}), **(headers or {})},
-            raise_error=False, allow_nonstandard_methods=True)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+rest = sweep_helpers.rest_caller
 
 
 SETTING_SAID = ("{key}: a job setting this request has no field for (it would be ignored); "
@@ -348,21 +322,7 @@ async def test_every_route_and_method_without_credentials_is_403_with_json(rest)
 
 # -- 4. the magics ------------------------------------------------------------------------------
 
-@pytest.fixture
-def shell(user, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
-    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
-    monkeypatch.setenv("DIAMOND_ENGINE", "local")
-    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
-    monkeypatch.setenv("HOME", str(user.home))
-    monkeypatch.chdir(user.root)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+shell = sweep_helpers.magics_shell
 
 
 @pytest.mark.parametrize("line,cell,said", [
@@ -386,7 +346,7 @@ def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user
     err = capsys.readouterr().err
     assert said in err, err
     assert "Traceback" not in err
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_fault_a_magics_help_shows_the_usage_without_ending_the_cell(shell, user, capsys):
@@ -395,31 +355,18 @@ def test_fault_a_magics_help_shows_the_usage_without_ending_the_cell(shell, user
     assert shell.run_cell_magic("diamond", "submit --site alpha --help", "echo hi\n") is None
     out = capsys.readouterr().out
     assert "usage: %diamond submit" in out and "--partition" in out
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_a_unicode_name_in_a_magic_is_the_job_s_name(shell, user, capsys):
     """(guard) A name in another script is a name: submitted, one line in the script."""
     h = shell.run_cell_magic("diamond", "submit --site alpha --name ünï-名前", "echo hi\n")
     assert h is not None and h.job.name == "ünï-名前"
-    [call] = _sbatch_calls(user)
+    [call] = sbatch_calls(user)
     assert '#SBATCH --job-name=ünï-名前\n' in Path(call.split()[-1]).read_text()
 
 
 # -- 5. MCP tool calls --------------------------------------------------------------------------
-
-async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from diamond_jupyter.mcp_server import build_server
-
-    server = build_server(str(user.sites), root=user.root)  # refused before its engine starts
-    try:
-        await server.call_tool(tool, args)
-    except ToolError as e:
-        return str(e)
-    raise AssertionError(f"{tool} {args} ran")
-
 
 @pytest.mark.parametrize("tool,args,said", [
     ("submit", {"script": "echo hi", "site": "alpha", "hold": True},
@@ -439,10 +386,10 @@ async def test_fault_a_tool_call_s_unknown_or_bad_argument_is_refused_saying_whi
     """The MCP package's own argument model ignored unknown arguments (`"hold": true` beside
     a script submitted the job unheld), and a JobSpec field its checks refused came back as
     "Error executing tool submit", the reason lost. The skill's own model reads them first."""
-    msg = await _mcp(user, tool, args)
+    msg = await mcp_refusal(user, tool, args)
     assert said in msg, msg
     assert "\n" not in msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 6. workflow and sites files --------------------------------------------------------------

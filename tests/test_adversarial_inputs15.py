@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
+import sweep_helpers
+from sweep_helpers import mcp_refusal, sbatch_calls
 from test_cli_newuser import NewUser
 
 from diamond_jupyter.model import BadInput
@@ -28,19 +29,11 @@ ZERO = ("a time limit of 0 is no limit to sbatch and flux but no time at all to 
         "Grid Engine; give 1 minute or more, or leave it out for the site's default limit")
 
 
-@pytest.fixture
-def user(tmp_path) -> NewUser:
-    return NewUser(tmp_path)
-
-
-def _sbatch_calls(user: NewUser) -> list[str]:
-    calls = user.fake / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
+user = sweep_helpers.new_user
 
 
 def _submitted_script(user: NewUser) -> str:
-    [call] = _sbatch_calls(user)
+    [call] = sbatch_calls(user)
     return Path(call.split()[-1]).read_text()
 
 
@@ -82,7 +75,7 @@ def _submitted_script(user: NewUser) -> str:
 def test_a_cli_value_that_is_no_value_is_one_line_and_exit_2(user, args, said):
     line = user.refused(*args)
     assert said in line, line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_a_time_limit_of_a_hundred_years_is_slurms_own_form(user):
@@ -107,21 +100,7 @@ def test_a_job_name_holding_shell_or_percent_syntax_runs_nothing(user, name, lin
 
 # -- 2. the magics ----------------------------------------------------------------------------
 
-@pytest.fixture
-def shell(user, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
-    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
-    monkeypatch.setenv("DIAMOND_ENGINE", "local")
-    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
-    monkeypatch.setenv("HOME", str(user.home))
-    monkeypatch.chdir(user.root)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+shell = sweep_helpers.magics_shell
 
 
 @pytest.mark.parametrize("line,cell,said", [
@@ -145,23 +124,10 @@ def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user
     err = capsys.readouterr().err
     assert said in err, err
     assert "Traceback" not in err
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 3. MCP tool calls ------------------------------------------------------------------------
-
-async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from diamond_jupyter.mcp_server import build_server
-
-    server = build_server(str(user.sites), root=user.root)
-    try:
-        await server.call_tool(tool, args)
-    except ToolError as e:
-        return str(e)
-    raise AssertionError(f"{tool} {args} ran")
-
 
 @pytest.mark.parametrize("args,said", [
     # fault: a JobSpec's walltime_s 0 was rendered as a zero limit
@@ -174,9 +140,9 @@ async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
     ({"site": "alpha", "spec": "echo hi"}, "spec"),
 ])
 async def test_a_tool_call_with_a_zero_limit_or_a_wrong_type_is_refused(user, args, said):
-    msg = await _mcp(user, "submit", args)
+    msg = await mcp_refusal(user, "submit", args)
     assert said in msg, msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 4. the REST routes -----------------------------------------------------------------------
@@ -190,20 +156,7 @@ def jp_server_config(tmp_path, data_dir):
     return diamond_config(str(rest_user.sites), str(rest_user.store_path))
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None, *,
-                   auth: bool = True) -> tuple[int, Any]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers=jp_auth_header if auth else {}, raise_error=False,
-            allow_nonstandard_methods=True)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+rest = sweep_helpers.rest_caller
 
 
 @pytest.mark.parametrize("query,said", [
@@ -452,7 +405,7 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
         await service.approve(task["id"], sha_a)
         shown_b = await service.wait(task["id"], states={"awaiting_approval"}, timeout=60)
         assert "echo B" in json.dumps(shown_b["pending"]["plan"])
-        assert len(_sbatch_calls(user)) == 1
+        assert len(sbatch_calls(user)) == 1
         with pytest.raises(PlanChanged) as e:  # the stale approval of A
             await service.approve(task["id"], sha_a)
         sha_b = shown_b["pending"]["plan_sha256"]
@@ -463,10 +416,10 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
             await service.approve(task["id"], "A" * 64)
         assert "is not a sha256 (64 hex digits" in str(e.value)
         assert fed.task(task["id"])["state"] == "awaiting_approval"
-        assert len(_sbatch_calls(user)) == 1  # B was not submitted
+        assert len(sbatch_calls(user)) == 1  # B was not submitted
         await service.approve(task["id"], sha_b)
         done = await service.wait(task["id"], timeout=60)
-        assert done["state"] == "done" and len(_sbatch_calls(user)) == 2, done
+        assert done["state"] == "done" and len(sbatch_calls(user)) == 2, done
     finally:
         await service.close()
         await fed.close()
@@ -503,7 +456,7 @@ async def test_fault_the_sidebar_was_shown_no_plan_sha256_to_approve_with(user, 
         assert all(p["data"]["plan_sha256"] == sha for p in with_plan), with_plan
         await service.approve(task["id"], sha)
         done = await service.wait(task["id"], timeout=60)
-        assert done["state"] == "done" and len(_sbatch_calls(user)) == 1, done
+        assert done["state"] == "done" and len(sbatch_calls(user)) == 1, done
         listed = next(t for t in fed.tasks() if t["id"] == task["id"])
         assert "plan_sha256" not in (listed["data"].get("pending") or {})  # no plan, no sha
     finally:

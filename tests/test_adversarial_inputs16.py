@@ -15,24 +15,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_cli_newuser import NewUser, _interruptible
+import sweep_helpers
+from sweep_helpers import mcp_refusal, sbatch_calls
+from test_cli_newuser import _interruptible
 
 from diamond_jupyter.model import BadInput, JobSpec, JobState
 from diamond_jupyter.store import Store
 
-
-@pytest.fixture
-def user(tmp_path) -> NewUser:
-    return NewUser(tmp_path)
-
-
-def _sbatch_calls(user: NewUser) -> list[str]:
-    calls = user.fake / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
+user = sweep_helpers.new_user
 
 
 # -- 1. the command line ----------------------------------------------------------------------
@@ -84,7 +76,7 @@ def test_a_script_of_only_directives_says_to_write_the_commands(user, text):
     assert line == ("diamond: the job has no script body or command: a script of only "
                     "directives and comments runs nothing; write the commands the job runs "
                     "after its directives"), line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 @pytest.mark.parametrize(("text", "runs"), [
@@ -154,7 +146,7 @@ def test_a_workflow_written_in_another_order_than_its_needs_runs_in_theirs(user)
                "  - {name: a, site: alpha, script: \"#!/bin/bash\\necho a\\n\"}\n")
     view = json.loads(user.run("workflow", "run", "wf.yaml", "--json", code=0).stdout)
     assert [s["name"] for s in view["steps"]] == ["a", "b", "c"]
-    sent = [Path(c.split()[-1]).read_text() for c in _sbatch_calls(user)]
+    sent = [Path(c.split()[-1]).read_text() for c in sbatch_calls(user)]
     assert [next(w for w in ("echo a", "echo b", "echo c") if w in t) for t in sent] == \
         ["echo a", "echo b", "echo c"]
     assert "--dependency" not in sent[0]
@@ -162,19 +154,6 @@ def test_a_workflow_written_in_another_order_than_its_needs_runs_in_theirs(user)
 
 
 # -- 2. MCP tool calls and JobSpecs -------------------------------------------------------------
-
-async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from diamond_jupyter.mcp_server import build_server
-
-    server = build_server(str(user.sites), root=user.root)
-    try:
-        await server.call_tool(tool, args)
-    except ToolError as e:
-        return str(e)
-    raise AssertionError(f"{tool} ran")
-
 
 BIG = "echo hi\n" * 600_000  # 4.8 MB
 
@@ -187,11 +166,11 @@ BIG = "echo hi\n" * 600_000  # 4.8 MB
 ])
 async def test_fault_a_tool_calls_script_longer_than_any_job_script_is_refused(user, tool,
                                                                                 args):
-    msg = await _mcp(user, tool, args)
+    msg = await mcp_refusal(user, tool, args)
     assert "is 4800000 bytes, more than the 4194304 a job script may hold (Slurm's own " \
            "bound, max_script_size, is 4 MB by default); keep the data in files the script " \
            "reads" in msg, msg[:300]
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_fault_a_script_file_and_a_cell_are_bounded_alike():
@@ -245,10 +224,10 @@ def test_an_environment_entry_that_is_no_name_is_refused_naming_it(environment, 
 
 
 async def test_fault_a_tool_calls_spec_with_a_value_among_passed_names_sends_nothing(user):
-    msg = await _mcp(user, "submit", {"site": "alpha", "spec": {
+    msg = await mcp_refusal(user, "submit", {"site": "alpha", "spec": {
         "command": "echo hi", "environment": {"passed": ["BASH_ENV=/tmp/x"]}}})
     assert "environment.passed[0]: 'BASH_ENV=/tmp/x' is not a variable name" in msg, msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_names_and_values_that_are_fine_still_render():
@@ -271,18 +250,18 @@ def test_names_and_values_that_are_fine_still_render():
 async def test_a_working_directory_an_option_or_two_lines_is_refused(user, working_directory,
                                                                     said):
     """(guards) Through a tool call's spec, as REST and the agent send it."""
-    msg = await _mcp(user, "submit", {"site": "alpha", "spec": {
+    msg = await mcp_refusal(user, "submit", {"site": "alpha", "spec": {
         "command": "echo hi", "working_directory": working_directory}})
     assert said in msg, msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 @pytest.mark.parametrize("name", ["a\nb", "\x1b[2J\x1b[Hname", "a\x1b]0;title\x07"])
 async def test_a_job_name_with_a_newline_or_an_escape_is_refused(user, name):
     """(guards) Never a directive's second line, never a terminal's command."""
-    msg = await _mcp(user, "submit", {"site": "alpha", "script": "echo hi", "name": name})
+    msg = await mcp_refusal(user, "submit", {"site": "alpha", "script": "echo hi", "name": name})
     assert "contains a control character" in msg, msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 3. sites files: keys and ssh_config of other users --------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import sweep_helpers
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -28,14 +28,7 @@ DIALECTS = ["slurm", "pbs", "lsf", "flux", "sge"]
 
 # -- 1. REST: a real server, a local site -------------------------------------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import json
 import re
 
 import pytest
+import sweep_helpers
 
 from diamond_jupyter.dialects import get_commands
 from diamond_jupyter.dialects.base import private_values
@@ -263,29 +264,10 @@ def test_a_pbs_value_that_sets_its_jobs_state_twice_is_not_believed():
 
 # -- 2. the REST door: bodies a careless (or scripted) client sends --------------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    import yaml
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, object]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers=jp_auth_header, raise_error=False)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+rest = sweep_helpers.rest_caller
 
 
 @pytest.mark.parametrize("body,key", [

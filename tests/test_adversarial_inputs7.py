@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sweep_helpers
 import yaml
+from sweep_helpers import as_another_user
 
 from diamond_jupyter.model import BadInput, JobSpec, SiteError
 
@@ -200,12 +202,6 @@ def test_a_long_but_sane_timeout_still_loads_and_connects_with_a_site_error(tmp_
 
 # -- 3. the store and the token file, in a directory another local user can write -------------
 
-def _as_another_user(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From here on, files made so far belong to 'another user' (the process's uid moves)."""
-    real = os.getuid()
-    monkeypatch.setattr(os, "getuid", lambda: real + 1)
-
-
 @pytest.mark.parametrize("planted", ["store", "wal", "link"])
 def test_a_store_another_user_planted_is_not_used(tmp_path, monkeypatch, planted):
     """With the data directory in a shared place (DIAMOND_DATA_DIR or XDG_DATA_HOME under
@@ -225,7 +221,7 @@ def test_a_store_another_user_planted_is_not_used(tmp_path, monkeypatch, planted
     else:
         (tmp_path / "theirs.sqlite3").write_bytes(b"")
         path.symlink_to(tmp_path / "theirs.sqlite3")
-    _as_another_user(monkeypatch)
+    as_another_user(monkeypatch)
     with pytest.raises(StoreError, match="another user .*not used"):
         Store(path)
 
@@ -269,7 +265,7 @@ def test_a_globus_token_file_another_user_planted_is_not_used(tmp_path, monkeypa
     path.chmod(0o600)
     auth = GlobusAuth("client", path=path)
     assert auth.logged_in  # the user's own file: used
-    _as_another_user(monkeypatch)
+    as_another_user(monkeypatch)
     with pytest.raises(BadInput, match="Globus token file .* belongs to another user"):
         auth.logged_in  # noqa: B018 - the property reads the file
 
@@ -568,28 +564,10 @@ async def test_an_approved_hedged_copy_whose_script_would_differ_is_asked_again(
 
 # -- 8. REST bodies and tool arguments: a boolean is no number -----------------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers=jp_auth_header, raise_error=False)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+rest = sweep_helpers.rest_caller
 
 
 @pytest.mark.parametrize("body,field", [

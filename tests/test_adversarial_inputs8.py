@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sweep_helpers
 import yaml
 
 from diamond_jupyter.model import BadInput, JobSpec, SiteError
@@ -563,14 +564,7 @@ async def test_the_workflow_plan_shows_hidden_characters_of_a_step_script(tmp_pa
 
 # -- 8. REST bodies against the routes that approve a workflow again --------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
 @pytest.fixture

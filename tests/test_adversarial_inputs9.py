@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sweep_helpers import FakeTty
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -688,24 +689,13 @@ def test_a_workflow_script_file_that_never_ends_is_refused(tmp_path, kind):
         load_workflow(text, sites=("alpha",), root=tmp_path)
 
 
-class _Tty:
-    def __init__(self) -> None:
-        self.text = ""
-
-    def isatty(self) -> bool:
-        return True
-
-    def write(self, text: str) -> None:
-        self.text += text
-
-
 def test_diamond_logs_on_a_terminal_writes_out_every_escape_but_colour():
     """(guard) A job's stdout holds OSC 52 (writes the terminal's clipboard), a title change,
     a screen clear, a cursor move over earlier lines and a right-to-left override: on a
     terminal `diamond logs` writes each out as text; its colours stay."""
     from diamond_jupyter.cli.jobs import _write_output
 
-    out = _Tty()
+    out = FakeTty()
     _write_output(out, "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;sudo\x07\x1b[2J\x1b[3A"
                        "ok \u202eexe.txt \x1b[31mred\x1b[0m\n")
     assert "\x1b]" not in out.text and "\x07" not in out.text and "\x1b[2J" not in out.text

@@ -12,7 +12,7 @@ import subprocess
 from datetime import timedelta
 from pathlib import Path
 
-from test_placement_cases import NOW, only, run
+from test_placement_cases import NOW, hours, only, run
 from test_placement_cases8 import _wjob, wren
 from test_placement_cases11 import _ge_job, gaia
 
@@ -21,10 +21,6 @@ from diamond_jupyter.dialects.sge_commands import SgeCommands, parse_throttles, 
 from diamond_jupyter.model import JobState
 
 H = 3600
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 # ------------------------------------------------------------------ Grid Engine -tc

@@ -10,21 +10,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
+import sweep_helpers
 
 from diamond_jupyter.model import BadInput, SiteError
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
 class _Recording:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.config import (
     MAX_SITES_FILE_BYTES,
@@ -40,26 +41,6 @@ def d(tmp_path: Path) -> Path:
         "Host perl\n  HostName perlmutter-p1.nersc.gov\n  User alice\n  Port 22\n"
         "Host gw\n  HostName gateway.example.org\n  Port 2201\n")
     return tmp_path
-
-
-def write(d: Path, text: str, name: str = "sites.yaml") -> Path:
-    path = d / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def loads(d: Path, text: str) -> FederationConfig:
-    return load_config(write(d, text))
-
-
-def refused(d: Path, text: str) -> str:
-    """The one-line reason a sites file is refused; it names the file."""
-    path = write(d, text)
-    with pytest.raises(BadInput) as e:
-        load_config(path)
-    msg = str(e.value)
-    assert msg.startswith(f"sites file {path}") and "\n" not in msg, msg
-    return msg
 
 
 def site(body: str, name: str = "a", local: bool = True) -> str:

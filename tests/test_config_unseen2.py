@@ -39,6 +39,7 @@ def loads(d: Path, text: str) -> FederationConfig:
 
 
 def refused(d: Path, text: str) -> str:
+    """The one-line reason a sites file is refused; it names the file."""
     path = write(d, text)
     with pytest.raises(BadInput) as e:
         load_config(path)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from test_config_unseen2 import loads, refused, write
+from test_config_unseen4 import door
 
 from diamond_jupyter.cli import main
 
@@ -26,11 +27,6 @@ def d(tmp_path: Path) -> Path:
     (tmp_path / "jwt").write_text("eyJhbGciOiJIUzI1NiJ9.e30.sig\n")
     (tmp_path / "jwt").chmod(0o600)
     return tmp_path
-
-
-def door(d: Path, extra: str = "") -> str:
-    """An SSH transport's keys, as a flow mapping's inside."""
-    return f"key_file: {d}/id_ed25519, known_hosts: {d}/known_hosts, use_agent: false{extra}"
 
 
 REST = "url: 'https://slurm.example.org:6820'"

@@ -13,18 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import test_config_unseen4
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.capabilities import from_metadata
 from diamond_jupyter.cli import main
 
-
-@pytest.fixture
-def d(tmp_path: Path) -> Path:
-    (tmp_path / "id_ed25519").write_text("not read before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
-    return tmp_path
+d = test_config_unseen4.d  # the directory with a key and a known_hosts file
 
 
 LOCAL = "sites:\n  - name: hpc\n    transport: {kind: local}\n"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
+from tests.scripts_unseen_check import directive_lines
 
 
 def _flux(requires: str, nodes: int | None = 3) -> str:
@@ -21,10 +22,6 @@ def _flux(requires: str, nodes: int | None = 3) -> str:
     value = f'"{requires}"' if " " in requires else requires  # one word, as flux reads it
     return (f"#!/bin/bash\n{size}#flux: --requires={value}\n#flux: -t 10m\n"
             "flux run hostname\n")
-
-
-def _directives(script: str, sentinel: str) -> list[str]:
-    return [x for x in script.splitlines() if x.startswith(sentinel)]
 
 
 @pytest.mark.parametrize("target, line", [
@@ -96,7 +93,7 @@ def test_slurm_node_list_reaches_flux_when_the_job_takes_every_node() -> None:
     src = ("#!/bin/bash\n#SBATCH --nodelist=c[1-2]\n#SBATCH --exclude=c9\n#SBATCH -t 10\n"
            "srun hostname\n")
     script, warnings, _ = translate(src, "flux")
-    assert _directives(script, "#flux: --requires") == [
+    assert directive_lines(script, "#flux: --requires") == [
         "#flux: --requires=host:c[1-2]", "#flux: --requires=-host:c9"]
     assert "kept: #SBATCH --nodelist=c[1-2] as --requires=host:c[1-2]" in warnings
     back = get_script_dialect("flux").parse_script(script)
@@ -129,5 +126,5 @@ def test_a_hetjob_components_hosts_are_not_taken_for_the_whole_job() -> None:
     src = ("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -t 10\n#SBATCH hetjob\n#SBATCH -N 2\n"
            "#SBATCH --nodelist=g[1-2]\nsrun hostname\n")
     script, warnings, _ = translate(src, "lsf")
-    assert "-m" not in "\n".join(_directives(script, "#BSUB"))
+    assert "-m" not in "\n".join(directive_lines(script, "#BSUB"))
     assert any("one component of a heterogeneous job" in w for w in warnings), warnings

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import sweep_helpers
 from test_cli_newuser import NewUser, _interrupt, _started
 
 from diamond_jupyter.model import JobState
@@ -17,9 +18,7 @@ from diamond_jupyter.store import Store
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
-@pytest.fixture
-def user(tmp_path) -> NewUser:
-    return NewUser(tmp_path)
+user = sweep_helpers.new_user
 
 
 @pytest.fixture
@@ -246,21 +245,7 @@ def test_logs_of_a_job_whose_output_was_moved_with_o_name_that_path(user):
 
 # -- the magics ---------------------------------------------------------------------------------
 
-@pytest.fixture
-def shell(user, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
-    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
-    monkeypatch.setenv("DIAMOND_ENGINE", "local")
-    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
-    monkeypatch.setenv("HOME", str(user.home))
-    monkeypatch.chdir(user.root)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+shell = sweep_helpers.magics_shell
 
 
 def test_an_empty_submit_cell_says_what_to_give(shell, user, capsys):

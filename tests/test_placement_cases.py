@@ -95,6 +95,21 @@ def reasons(p: Placement, site: str) -> str:
     return " | ".join(v.reasons)
 
 
+def has_note(v, text: str) -> bool:
+    """Whether one of a verdict's notes holds TEXT."""
+    return any(text in n for n in v.notes)
+
+
+def hours(h: float) -> datetime:
+    """NOW plus H hours."""
+    return NOW + timedelta(hours=h)
+
+
+def at(h: float) -> str:
+    """A time `h` hours from NOW as Slurm prints it."""
+    return (NOW + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 # --------------------------------------------------------------- GPUs: per node, task, job
 
 def test_gres_gpu_type_and_count_per_node():

@@ -7,23 +7,13 @@ site, the partition chosen, the start and that the reason names the real cause."
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from test_placement_cases import NOW, hera, only, reasons, run
+from test_placement_cases import NOW, has_note, hera, hours, only, reasons, run
 from test_placement_cases7 import flux4
 from test_placement_cases8 import grebe
 
 from diamond_jupyter.config import SiteConfig
 
 H = 3600
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 # --------------------------------------------------------------- several shapes, one sent

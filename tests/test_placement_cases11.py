@@ -9,13 +9,9 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases import NOW, hours, only, reasons, run
 
 H = 3600
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 # --------------------------------------------------------------- LSF PROCLIMIT / TASKLIMIT

@@ -10,16 +10,12 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from test_placement_cases import NOW, hera, only, reasons, run
+from test_placement_cases import NOW, hera, hours, only, reasons, run
 from test_placement_cases3 import running
 
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
 
 H = 3600
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 # --------------------------------------------------------------- Slurm hetjob components

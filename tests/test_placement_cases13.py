@@ -8,24 +8,15 @@ site, the partition, the start and that the reason names the real cause."""
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone
+from datetime import timezone
 
-from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases import NOW, at, has_note, hours, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 
 H = 3600
 slurm = SlurmCommands(tz=timezone.utc)
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
-
-
-def at(h: float) -> str:
-    """A time `h` hours from NOW as Slurm prints it."""
-    return (NOW + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 # selene, as `scontrol --all show partition -o` prints it:
@@ -148,10 +139,6 @@ def selene(*queue: str, states=None, alloc=None, galloc=None, mem=None, resv: st
         "assoc": f"user|{user}\n{user}|proj||normal|normal,short,gpuq,wide,capped\n"}
     snap = slurm.parse_snapshot("selene", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="selene", metadata={"architecture": "x86_64"}), snap
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
 
 
 def resv(name: str, nodes: str, start_h: float, end_h: float, users: str = "root",
@@ -559,10 +546,10 @@ def test_pbs_place_variants_on_two_free_hosts():
     # three chunks of 8: free (shared hosts) fits p2 now; scatter needs three hosts, one
     # of them p1 (+2 h); pack puts all 24 CPUs on p2 now; excl: the chunks share hosts
     # the job holds alone, p2 is empty: now; scatter:excl: three empty hosts, p1's at +2 h
-    for place, at in (("free", 0), ("scatter", 2), ("pack", 0), ("excl", 0),
-                      ("scatter:excl", 2)):
+    for place, start_h in (("free", 0), ("scatter", 2), ("pack", 0), ("excl", 0),
+                           ("scatter:excl", 2)):
         v = only(run(_pbs("3:ncpus=8", place), site), "moira", "workq")
-        assert v.estimated_start == hours(at), place
+        assert v.estimated_start == hours(start_h), place
     # pack of 2 x 40 CPUs: 80 on one host, each has 64
     assert reasons(run(_pbs("2:ncpus=40", "pack"), site), "moira") == \
         "needs 80 ncpus per vnode (select=2:ncpus=40, place=pack), largest vnode has 64"

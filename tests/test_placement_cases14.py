@@ -8,23 +8,15 @@ reason, worked out from sbatch(1) and slurm.conf(5)."""
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone
+from datetime import timezone
 
 import pytest
-from test_placement_cases import NOW, run
+from test_placement_cases import NOW, at, hours, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 
 slurm = SlurmCommands(tz=timezone.utc)
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
-
-
-def at(h: float) -> str:
-    return (NOW + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 _PART = ("PartitionName={name} AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL Default={default} "

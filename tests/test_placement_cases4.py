@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from test_placement_cases import NOW, H, only, reasons, run
+from test_placement_cases import NOW, H, has_note, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
@@ -116,10 +116,6 @@ def busy(jid, node, hours_left, cpus, partition="batch", walltime_h=4):
     return JobStatus(native_id=jid, state=JobState.RUNNING, node_list=node, cpus=cpus,
                      nodes=1, partition=partition, walltime_s=walltime_h * H,
                      started_at=NOW - timedelta(hours=walltime_h - hours_left))
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
 
 
 # --------------------------------------------------------------- what the readers give

@@ -11,7 +11,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from test_placement_cases import NOW, H, only, reasons, run
+from test_placement_cases import NOW, H, has_note, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
@@ -129,10 +129,6 @@ def busy(jid, node, hours_left, cpus, partition="compute", walltime_h=4, gpus=0)
 def waiting(jid, partition, nodes, cpus, hours, reason="Resources"):
     return JobStatus(native_id=jid, state=JobState.PENDING, nodes=nodes, cpus=cpus,
                      partition=partition, walltime_s=hours * H, reason=reason)
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
 
 
 def full(*names: str) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 
 import pytest
-from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases import NOW, has_note, only, reasons, run
 from test_placement_cases5 import PARTITIONS, node_lines
 
 from diamond_jupyter.config import SiteConfig
@@ -74,10 +74,6 @@ def titan(*queue: str, qos_of: dict[str, str] | None = None, assoc: str | None =
         "qos": qos, "assoc": assoc_text}
     snap = slurm.parse_snapshot("titan", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="titan", metadata={"architecture": "x86_64"}), snap
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
 
 
 # --------------------------------------------------------------- reading what is in use

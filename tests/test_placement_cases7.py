@@ -14,7 +14,7 @@ import subprocess
 from datetime import timedelta, timezone
 
 import pytest
-from test_placement_cases import NOW, H, hera, only, pbs_site, reasons, run
+from test_placement_cases import NOW, H, has_note, hera, only, pbs_site, reasons, run
 from test_placement_cases5 import PARTITIONS, busy, node_lines
 from test_placement_cases6 import _pbs_job, kestrel, pending, running
 from test_placement_cases6 import slurm as slurm6
@@ -26,11 +26,6 @@ from diamond_jupyter.dialects.slurm_commands import parse_assoc, parse_job_qos
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.placement import place
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
-
 
 # --------------------------------------------------------------- heterogeneous jobs
 

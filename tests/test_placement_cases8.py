@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_placement_cases import NOW, hera, only, reasons, run
+from test_placement_cases import NOW, has_note, hera, hours, only, reasons, run
 from test_placement_cases5 import PARTITIONS, busy, node_lines
 from test_placement_cases6 import QOS, _pbs_job, kestrel, running
 from test_placement_cases6 import slurm as slurm6
@@ -21,15 +21,6 @@ from diamond_jupyter.dialects.slurm_commands import (
     parse_job_qos,
     parse_tres_alloc,
 )
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
-
 
 # --------------------------------------------------------------- PBS chunks of several shapes
 

@@ -8,21 +8,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_placement_cases import NOW, hera, only, reasons, run
+from test_placement_cases import NOW, has_note, hera, hours, only, reasons, run
 from test_placement_cases5 import busy
 from test_placement_cases6 import _pbs_job, kestrel
 
 from diamond_jupyter.model import JobState, JobStatus
 
 H = 3600
-
-
-def has_note(v, text: str) -> bool:
-    return any(text in n for n in v.notes)
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 def queued(jid: str, partition: str, cpus: int, walltime_h: float, gpus: int = 0,

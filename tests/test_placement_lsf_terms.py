@@ -6,17 +6,11 @@ without a host."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases import NOW, hours, only, reasons, run
 from test_placement_cases8 import _wjob, wren
 
 # wren (test_placement_cases8): w1-w2 XeonGold 32 CPUs 192 GB with ib; w3 EPYC 64 CPUs
 # 512 GB with ib and bigmem; w4 EPYC 64 CPUs 512 GB
-
-
-def hours(h: float):
-    return NOW + timedelta(hours=h)
 
 
 def lsf(resreq: str) -> str:

@@ -7,19 +7,12 @@ import json
 import re
 
 import pytest
-import yaml
+import sweep_helpers
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
 CASES = [

@@ -171,16 +171,12 @@ SCRIPTS = fixture_scripts(HERE)
 _FIELDS = ("name", "queue", "account", "qos", "stdout", "hold", "requeue", "mail_events")
 
 
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
-
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=("ignored",))
 
 
 def test_array_limit_renders_in_each_schedulers_syntax() -> None:
-    _, text = _source("slurm/array_throttle.sbatch")
+    _, text = read_fixture(HERE, "slurm/array_throttle.sbatch")
     lsf = translate(text, "lsf", "slurm")[0]
     assert "#BSUB -J sweep[1-100]%10" in lsf.splitlines()  # not sweep[1-100%10]
     sge = translate(text, "sge", "slurm")[0].splitlines()
@@ -189,21 +185,21 @@ def test_array_limit_renders_in_each_schedulers_syntax() -> None:
 
 
 def test_foreign_job_ids_are_dropped_by_name() -> None:
-    _, text = _source("pbs/pro_array_depend.pbs")
+    _, text = read_fixture(HERE, "pbs/pro_array_depend.pbs")
     for target in ("slurm", "lsf", "sge", "flux"):
         script, warnings, _ = translate(text, target, "pbs")
         assert "123.server" not in script, target
         assert any(w.startswith("dropped: dependency afterok:123.server") for w in warnings)
     assert "#PBS -W depend=afterok:123.server" in translate(text, "pbs", "pbs")[0]
-    _, text = _source("flux/dependency_fluid.flux")
+    _, text = read_fixture(HERE, "flux/dependency_fluid.flux")
     assert "#SBATCH --dependency" not in translate(text, "slurm", "flux")[0]
-    _, text = _source("slurm/dependency_and.sbatch")
+    _, text = read_fixture(HERE, "slurm/dependency_and.sbatch")
     lsf = translate(text, "lsf", "slurm")[0]
     assert '#BSUB -w "done(1001) && done(1002) && ended(1003)"' in lsf.splitlines()
 
 
 def test_hetjob_components_stay_in_order_on_a_slurm_round_trip() -> None:
-    _, text = _source("slurm/hetjob.sbatch")
+    _, text = read_fixture(HERE, "slurm/hetjob.sbatch")
     out = translate(text, "slurm", "slurm")[0].splitlines()
     i = out.index("#SBATCH hetjob")
     assert "#SBATCH --nodes=1" in out[:i] and "#SBATCH --mem=8G" in out[:i]
@@ -250,7 +246,7 @@ def test_quoted_values_survive_a_translation(target: str) -> None:
 
 
 def test_several_gres_entries_render_as_one_gres_and_are_reported_elsewhere() -> None:
-    _, text = _source("slurm/gres_gpu_and_nvme.sbatch")
+    _, text = read_fixture(HERE, "slurm/gres_gpu_and_nvme.sbatch")
     out = translate(text, "slurm", "slurm")[0].splitlines()
     assert [x for x in out if x.startswith("#SBATCH --g")] == ["#SBATCH --gres=gpu:a100:4,nvme:1"]
     for target in ("pbs", "lsf", "flux"):  # Grid Engine refuses 8 tasks x 8 CPUs as slots

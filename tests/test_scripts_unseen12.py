@@ -34,7 +34,7 @@ import pytest
 from diamond_jupyter.dialects.translate import get_script_dialect, request_totals, translate
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
+from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests, translated
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen12"
 G = 1024  # MB in a GB
@@ -274,22 +274,16 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
-    source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
-    return script, warnings
-
-
 def test_a_node_memory_per_slot_is_rounded_down_for_lsf():
     """146485MB on each of 2 nodes of 36 slots: 4069MB a slot (never more than asked),
     said approximated; it was rounded up to 4070 and the translation refused."""
-    script, warnings = _translated("pbs/pro_mem_kb_mpiprocs_mpirun_continuation.pbs", "lsf")
+    script, warnings = translated(HERE, "pbs/pro_mem_kb_mpiprocs_mpirun_continuation.pbs", "lsf")
     assert "rusage[mem=4069MB]" in script
     assert any("146485MB per node as 4069MB per slot" in w for w in warnings)
 
 
 def test_nodes_without_tasks_into_grid_engine_say_one_slot_on_one_host():
-    _, warnings = _translated("lsf/jsrun_nnodes_gpu_per_host_late_directive.lsf", "sge")
+    _, warnings = translated(HERE, "lsf/jsrun_nnodes_gpu_per_host_late_directive.lsf", "sge")
     assert any(w.startswith("approximated: 4 nodes as one slot on one host") for w in warnings)
     assert not any("(none)" in w for w in warnings)
 
@@ -303,16 +297,16 @@ def test_shebangs_and_bodies_survive_every_translation():
                           "#!/usr/bin/env -S bash -l")):
         for target in ("slurm", "pbs", "lsf", "flux", "sge"):
             try:
-                script, _ = _translated(rel, target)
+                script, _ = translated(HERE, rel, target)
             except BadInput as exc:  # a refusal is checked by the sweep; not here
                 assert "cannot express" in str(exc), exc
                 continue
             assert script.splitlines()[0] == shebang, (rel, target)
-    script, _ = _translated("slurm/heredoc_sbatch_lines_in_body.sbatch", "pbs")
+    script, _ = translated(HERE, "slurm/heredoc_sbatch_lines_in_body.sbatch", "pbs")
     assert "#SBATCH -n 16\n" in script and "#PBS -l select=1:ncpus=1" in script
     back = get_script_dialect("pbs").parse_script(script)
     assert request_totals(back)["tasks"] == 1 and back.name == "make_children"
-    script, _ = _translated("slurm/disabled_directives_quoted_string.sbatch", "sge")
+    script, _ = translated(HERE, "slurm/disabled_directives_quoted_string.sbatch", "sge")
     assert 'echo "#SBATCH --gres=gpu:4 is not what we want"' in script
     assert "##SBATCH --partition=debug" in script and "#$ -q standard" in script
 
@@ -326,11 +320,11 @@ def test_cray_alps_sizes_are_read_and_written_back_as_written():
     spec = get_script_dialect("pbs").parse_script(text)
     assert needs_of(spec).mpi == "aprun"
     assert (request_totals(spec)["nodes"], request_totals(spec)["cpus"]) == (8, 256)
-    pbs, _ = _translated(rel, "pbs")
+    pbs, _ = translated(HERE, rel, "pbs")
     assert [x for x in pbs.splitlines() if x.startswith("#PBS -l mpp")] == \
         ["#PBS -l mppwidth=64", "#PBS -l mppnppn=8", "#PBS -l mppdepth=4"]
     assert "select=" not in pbs
-    slurm, warnings = _translated(rel, "slurm")
+    slurm, warnings = translated(HERE, rel, "slurm")
     assert "#SBATCH --ntasks-per-node=8" in slurm and "#SBATCH --cpus-per-task=4" in slurm
     assert any(w.startswith("kept: line 7: aprun (Cray's ALPS launcher)") for w in warnings)
     # with another size given, the ALPS ones stay as written (qsub decides)
@@ -354,7 +348,7 @@ def test_an_index_list_reaches_pbs_pro_as_one_range_it_accepts():
     """PBS Pro's -J takes one range X-Y[:Z], Y above X; a list became its first index as
     `1-1`, which qsub refuses. Now: the list's indexes when they step evenly, else its
     largest part, naming the indexes left out."""
-    script, warnings = _translated("lsf/array_index_list_minutes.lsf", "pbs")
+    script, warnings = translated(HERE, "lsf/array_index_list_minutes.lsf", "pbs")
     assert "#PBS -J 5-9\n" in script
     assert "approximated: array 1,3,5-9 as 5-9 (PBS Pro -J takes one X-Y[:Z] range; " \
         "indexes 1,3 left out)" in warnings
@@ -366,7 +360,7 @@ def test_an_index_list_reaches_pbs_pro_as_one_range_it_accepts():
 def test_the_array_index_in_output_paths_is_pbs_pros_own_pattern():
     """%a (Slurm), %I (LSF), $TASK_ID (Grid Engine) are ^array_index^ in PBS Pro's -o/-e,
     and read back as the index; Torque has none (kept literally, said)."""
-    script, warnings = _translated("slurm/tcsh_setenv_array_step_limit.sbatch", "pbs")
+    script, warnings = translated(HERE, "slurm/tcsh_setenv_array_step_limit.sbatch", "pbs")
     assert "#PBS -o mc_%A_^array_index^.out" in script
     assert not any("%a in output path" in w for w in warnings)
     # PBS has no %A: kept as written, read back as the literal `%` it is there
@@ -395,7 +389,7 @@ def test_pbs_shell_that_is_the_shebang_is_said_kept_not_dropped():
     """`#PBS -S /bin/tcsh` under `#!/bin/tcsh`: every translation starts `#!/bin/tcsh`, so
     it is said kept as the #! line (it was said dropped); another shell is still dropped."""
     for target in ("slurm", "lsf", "flux"):
-        script, warnings = _translated("pbs/tcsh_S_shell_depend_afterany_two.pbs", target)
+        script, warnings = translated(HERE, "pbs/tcsh_S_shell_depend_afterany_two.pbs", target)
         assert script.startswith("#!/bin/tcsh\n")
         assert "kept: #PBS -S /bin/tcsh as the #! line (the same interpreter)" in warnings
         assert not any(w.startswith("dropped: #PBS -S") for w in warnings)
@@ -410,13 +404,13 @@ def test_a_dependency_on_one_array_task_reaches_lsf_and_is_said_dropped_elsewher
     element as 778812[3] (and is read back so); PBS, Grid Engine and flux wait on whole
     jobs only, said per id."""
     rel = "slurm/array_element_dependency_open_mode.sbatch"
-    lsf, _ = _translated(rel, "lsf")
+    lsf, _ = translated(HERE, rel, "lsf")
     assert '#BSUB -w "done(778812[3]) && done(778812[7])"' in lsf
     back = get_script_dialect("lsf").parse_script(lsf)
     assert [(d.kind, d.job_ids, d.per_task) for d in back.dependencies] == \
         [("afterok", ["778812_3"], False), ("afterok", ["778812_7"], False)]
     for target in ("pbs", "sge"):
-        out, warnings = _translated(rel, target)
+        out, warnings = translated(HERE, rel, target)
         assert "778812" not in out
         assert f"dropped: dependency afterok:778812_3 (one task of an array job: {target} " \
             "waits on whole jobs only)" in warnings

@@ -47,7 +47,7 @@ import pytest
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
+from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests, translated
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen13"
 G = 1024  # MB in a GB
@@ -307,16 +307,10 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
-    source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
-    return script, warnings
-
-
 def test_pbs_place_parts_come_back_in_the_order_written():
     """`place=excl:group=switch` came back from a PBS round trip as
     `place=group=switch:excl`: the option kept was no longer the one written."""
-    script, _ = _translated("pbs/pro_place_excl_group_switch.pbs", "pbs")
+    script, _ = translated(HERE, "pbs/pro_place_excl_group_switch.pbs", "pbs")
     assert "#PBS -l place=excl:group=switch\n" in script
     for place in ("scatter:excl:group=rack", "free:shared", "excl:pack"):
         text = f"#!/bin/bash\n#PBS -l select=2:ncpus=4\n#PBS -l place={place}\n./a\n"
@@ -352,16 +346,16 @@ def test_a_signal_before_the_time_limit_reaches_slurm_flux_and_lsf():
     the limit and stay dropped (Slurm's R: is carried since tests/test_sweep15_followups.py:
     sbatch reads it as a flag before the signal)."""
     rel = "slurm/signal_B_usr1_open_mode_append_trap.sbatch"
-    flux, warnings = _translated(rel, "flux")
+    flux, warnings = translated(HERE, rel, "flux")
     assert "#flux: --signal=USR1@1m\n" in flux
     assert any(w.startswith("approximated: #SBATCH --signal=B:USR1@60 as --signal=USR1@1m "
                             "(a signal 60 s before the time limit;") and "B: (the batch shell "
                "alone) is not said there" in w for w in warnings), warnings
-    lsf, _ = _translated(rel, "lsf")
+    lsf, _ = translated(HERE, rel, "lsf")
     assert "#BSUB -wa USR1\n#BSUB -wt 1\n" in lsf
     back = get_script_dialect("lsf").parse_script(lsf)
     assert [(d.option, d.value) for d in back.unknown] == [("-wa", "USR1"), ("-wt", "1")]
-    _, warnings = _translated(rel, "pbs")
+    _, warnings = translated(HERE, rel, "pbs")
     assert "dropped: #SBATCH --signal=B:USR1@60 (--signal B:USR1@60: a signal 60 s before the " \
         "time limit; qsub has no option for a signal before the walltime)" in warnings
     lsf_text = "#!/bin/bash\n#BSUB -n 4\n#BSUB -wa USR1\n#BSUB -wt 1:30\n#BSUB -W 600\n./a\n"
@@ -399,12 +393,12 @@ def test_lsf_working_directory_patterns_are_said_kept_literally():
     no other scheduler does, in a working directory: the path was carried unsaid."""
     rel = "lsf/hosts_one_big_mem_G_cwd_outdir.lsf"
     for target in ("slurm", "pbs", "flux", "sge"):
-        script, warnings = _translated(rel, target)
+        script, warnings = translated(HERE, rel, target)
         assert "/scratch/%U/big_smp" in script
         assert (f"approximated: %U in working directory '/scratch/%U/big_smp': LSF fills it "
                 f"in and makes the directory; {target} does neither (kept literally)"
                 in warnings), warnings
-    _, warnings = _translated(rel, "lsf")
+    _, warnings = translated(HERE, rel, "lsf")
     assert not any("working directory" in w for w in warnings)
     text = "#!/bin/bash\n#BSUB -cwd /w/%J_%I\n#BSUB -W 10\n./a\n"
     _, warnings, _ = translate(text, "slurm", "lsf")
@@ -423,9 +417,9 @@ def test_grid_engine_infinity_is_no_limit_not_a_placeholder():
     notes = spec.metadata["parse_notes"]
     assert not any("placeholder" in n for n in notes), notes
     assert spec.resources.walltime_s is None and spec.resources.memory_per_cpu_mb is None
-    script, _ = _translated(rel, "sge")
+    script, _ = translated(HERE, rel, "sge")
     assert "#$ -l h_rt=INFINITY,h_vmem=INFINITY\n" in script
-    _, warnings = _translated(rel, "slurm")
+    _, warnings = translated(HERE, rel, "slurm")
     assert "dropped: #$ -l h_rt=INFINITY (-l h_rt h_rt=INFINITY: no slurm equivalent)" \
         in warnings
     lower = get_script_dialect("sge").parse_script("#!/bin/bash\n#$ -l h_rt=infinity\n./a\n")
@@ -485,7 +479,7 @@ def test_shared_memory_pe_with_a_pe_suffix_is_one_host():
         assert (r.nodes, r.cpus_per_task, r.tasks) == (1, 8, None), pe
     mpi = get_script_dialect("sge").parse_script("#!/bin/bash\n#$ -pe mpi-24-ib.pe 48\n./a\n")
     assert (mpi.resources.tasks, mpi.resources.nodes) == (48, None)
-    script, _ = _translated("sge/csf_smp_pe_v100_consumable.sge", "slurm")
+    script, _ = translated(HERE, "sge/csf_smp_pe_v100_consumable.sge", "slurm")
     assert "#SBATCH --nodes=1\n" in script and "#SBATCH --cpus-per-task=8\n" in script
 
 

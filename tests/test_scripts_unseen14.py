@@ -50,7 +50,13 @@ from diamond_jupyter.dialects.body import translate_body
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
-from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    parse_lines,
+    read_fixture,
+    sweep_tests,
+    translated,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen14"
 G = 1024  # MB in a GB
@@ -250,10 +256,6 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
-def _parse(dialect: str, lines: str):
-    return get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{lines}\n./a\n")
-
-
 @pytest.mark.parametrize("source, line, variable", [
     ("pbs", "cat $PBS_NODEFILE", "$PBS_NODEFILE (node file)"),
     ("pbs", "mpirun -machinefile ${PBS_NODEFILE} ./a", "$PBS_NODEFILE (node file)"),
@@ -273,17 +275,11 @@ def test_host_lists_are_kept_not_swapped_for_another_form(source, line, variable
         assert body == line, (target, body)
         assert notes[0] == f"kept: line 1: {variable} has no {target} equivalent", notes
     rel = "pbs/torque_named_hosts_no_ppn.pbs"
-    script, warnings = _translated(rel, "slurm")
+    script, warnings = translated(HERE, rel, "slurm")
     assert "cat $PBS_NODEFILE\n" in script and "NODELIST" not in script
     assert "kept: line 6: $PBS_NODEFILE (node file) has no slurm equivalent" in warnings
     # the meanings that are one across schedulers still are
     assert translate_body("cd $PBS_O_WORKDIR", "pbs", "slurm")[0] == "cd $SLURM_SUBMIT_DIR"
-
-
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
-    source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
-    return script, warnings
 
 
 def test_flux_setattr_duration_is_the_time_limit():
@@ -291,23 +287,23 @@ def test_flux_setattr_duration_is_the_time_limit():
     `system.`) sets the jobspec's time limit, after -t/--time-limit: it was kept unread,
     the job read as having no limit and reaching Slurm without --time."""
     rel = "flux/unbuffered_cwd_setattr_duration.flux"
-    script, warnings = _translated(rel, "slurm")
+    script, warnings = translated(HERE, rel, "slurm")
     assert "#SBATCH --time=01:00:00\n" in script
     assert not any("duration" in w for w in warnings), warnings
-    assert "#flux: --time-limit=1h\n" in _translated(rel, "flux")[0]
+    assert "#flux: --time-limit=1h\n" in translated(HERE, rel, "flux")[0]
     for lines in ("#flux: --setattr=duration=90.5\n#flux: -t 2h",
                   "#flux: -t 2h\n#flux: -S .system.duration=90.5"):
-        spec = _parse("flux", lines)
+        spec = parse_lines("flux", lines)
         assert spec.resources.walltime_s == 91, lines  # a whole second up: never less
         assert any("flux sets it after -t/--time-limit, which asked 7200 s" in n
                    for n in spec.metadata["parse_notes"])
-    no_limit = _parse("flux", "#flux: -t 1h\n#flux: --setattr=system.duration=0")
+    no_limit = parse_lines("flux", "#flux: -t 1h\n#flux: --setattr=system.duration=0")
     assert no_limit.resources.walltime_s is None
     assert [(d.option, d.value) for d in no_limit.unknown] == [
         ("--setattr", "system.duration=0")]
     # what is no number of seconds (flux judges it), and another namespace: kept
     for value in ("system.duration=1h", "user.duration=60"):
-        spec = _parse("flux", f"#flux: --setattr={value}")
+        spec = parse_lines("flux", f"#flux: --setattr={value}")
         assert spec.resources.walltime_s is None
         assert [d.value for d in spec.unknown] == [value]
 
@@ -317,9 +313,9 @@ def test_lsf_multi_phase_rusage_is_kept_not_refused():
     minutes, then 2000: LSF's multi-phase form. It was refused as a bad rusage mem; now
     kept as written (LSF gets it back), said, no memory read from it."""
     rel = "lsf/rusage_multi_phase_mem.lsf"
-    script, _ = _translated(rel, "lsf")
+    script, _ = translated(HERE, rel, "lsf")
     assert '#BSUB -R "rusage[mem=(8000 2000):duration=(20 30):decay=(1 0)]"\n' in script
-    _, warnings = _translated(rel, "slurm")
+    _, warnings = translated(HERE, rel, "slurm")
     assert any(w.startswith('dropped: #BSUB -R "rusage[mem=(8000 2000)') for w in warnings)
     source, text = read_fixture(HERE, rel)
     assert needs_of(get_script_dialect(source).parse_script(text)).memory_mb is None
@@ -338,17 +334,17 @@ def test_slurm_gpus_total_beside_a_per_node_count(lines, nodes, per_node, kept):
     replaced the earlier, so `--gpus=16 --gpus-per-node=4` was 4 GPUs on one node and a
     Slurm round trip asked a quarter of the job. Read as the nodes that hold both, else
     the total kept as written, said."""
-    spec = _parse("slurm", f"#SBATCH {lines}")
+    spec = parse_lines("slurm", f"#SBATCH {lines}")
     r = spec.resources
     assert (r.nodes, r.gpus_per_node) == (nodes, per_node)
     assert [d.value for d in spec.unknown if d.option == "--gpus"] == (
         [lines.split("--gpus=")[1].split()[0]] if kept else [])
-    script, _ = _translated("slurm/gpus_total_with_gpus_per_node.sbatch", "slurm")
+    script, _ = translated(HERE, "slurm/gpus_total_with_gpus_per_node.sbatch", "slurm")
     assert "#SBATCH --nodes=4\n" in script and "#SBATCH --gpus-per-node=a100:4\n" in script
 
 
 def test_flux_mail_warning_without_an_address():
-    _, warnings = _translated("pbs/pro_mem_tb_hugemem.pbs", "flux")
+    _, warnings = translated(HERE, "pbs/pro_mem_tb_hugemem.pbs", "flux")
     assert "dropped: mail notification (fail,end; flux has none)" in warnings
 
 
@@ -357,9 +353,9 @@ def test_flux_mail_warning_without_an_address():
 def test_grid_engine_time_with_empty_fields(value, seconds):
     """sge_types(1): a zero field of H:M:S may be left out, its colon kept; `h_rt=2::`
     (two hours) was refused as a bad h_rt. `::` alone is still no time."""
-    assert _parse("sge", f"#$ -l h_rt={value}").resources.walltime_s == seconds
+    assert parse_lines("sge", f"#$ -l h_rt={value}").resources.walltime_s == seconds
     with pytest.raises(BadInput, match="bad h_rt.*a zero field may be left empty"):
-        _parse("sge", "#$ -l h_rt=::")
+        parse_lines("sge", "#$ -l h_rt=::")
 
 
 def test_flux_id_forms_in_a_file_name_become_the_job_id_elsewhere():
@@ -368,12 +364,12 @@ def test_flux_id_forms_in_a_file_name_become_the_job_id_elsewhere():
                              ("lsf", "-oo logs/%x-%J.out", "-eo logs/%x-%J.err"),
                              ("sge", "-o logs/$JOB_NAME-$JOB_ID.out",
                               "-e logs/$JOB_NAME-$JOB_ID.err")):
-        script, warnings = _translated(rel, target)
+        script, warnings = translated(HERE, rel, target)
         assert out in script and err in script and "{{" not in script, script
         assert (f"approximated: {{{{id.dec}}}} in output path 'logs/%x-{{{{id.dec}}}}.out' "
                 f"(flux's job id in its dec form) as {target}'s own job id") in warnings
     # flux itself keeps its forms (f58 is its default: written as {{id}})
-    script, _ = _translated(rel, "flux")
+    script, _ = translated(HERE, rel, "flux")
     assert "--output=logs/{{name}}-{{id.dec}}.out" in script
     assert "--error=logs/{{name}}-{{id}}.err" in script
 
@@ -381,12 +377,12 @@ def test_flux_id_forms_in_a_file_name_become_the_job_id_elsewhere():
 def test_grid_engine_hard_and_soft_are_said_as_switches():
     """`-hard -l h_rt=...` was said dropped as if the limits on the line went with it;
     -hard and -soft are switches for the requests after them: said so."""
-    _, warnings = _translated("sge/soft_hard_resources.sge", "slurm")
+    _, warnings = translated(HERE, "sge/soft_hard_resources.sge", "slurm")
     hard = [w for w in warnings if w.startswith("dropped: #$ -hard -l h_rt")]
     assert hard and hard[0].endswith("the requests after it are read as limits)"), warnings
     assert any(w.startswith("dropped: #$ -soft -l arch=lx-amd64 (-soft -l arch=lx-amd64:")
                for w in warnings)
-    script, _ = _translated("sge/soft_hard_resources.sge", "slurm")
+    script, _ = translated(HERE, "sge/soft_hard_resources.sge", "slurm")
     assert "#SBATCH --time=01:00:00\n" in script and "#SBATCH --mem-per-cpu=2G\n" in script
 
 
@@ -399,7 +395,7 @@ def test_flux_id_forms_name_the_output_file_that_diamond_logs_reads():
     jid = "fBq2XsHaw7Z"
     value = flux_id_value(jid)
     assert value is not None
-    spec = _parse("flux", "#flux: -n 1 --job-name=id_forms\n"
+    spec = parse_lines("flux", "#flux: -n 1 --job-name=id_forms\n"
                           "#flux: --output=logs/{{name}}-{{id.dec}}.out")
     assert output_file_name(spec.stdout or "", "flux", job_id=jid, name=spec.name) == (
         f"logs/id_forms-{value}.out", None)
@@ -416,7 +412,7 @@ def test_a_named_reservation_is_no_grid_engine_ar():
     """Grid Engine's `-ar` takes the id qrsub gave an advance reservation (qrstat -ar
     ar_id lists them); LSF's `-U training_resv` (a name) was written as
     `-ar training_resv`, which no AR id is. Said dropped; an id still carried."""
-    script, warnings = _translated("lsf/x_U_resv_P_project.lsf", "sge")
+    script, warnings = translated(HERE, "lsf/x_U_resv_P_project.lsf", "sge")
     assert "-ar" not in script
     assert any(w.startswith("dropped: reservation training_resv (Grid Engine's -ar takes")
                for w in warnings), warnings

@@ -47,9 +47,14 @@ from typing import Any
 
 import pytest
 
-from diamond_jupyter.dialects.translate import get_script_dialect, translate
+from diamond_jupyter.dialects.translate import translate
 from diamond_jupyter.model import BadInput
-from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    parse_lines,
+    sweep_tests,
+    translated,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen15"
 G = 1024  # MB in a GB
@@ -247,34 +252,24 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
-    source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
-    return script, warnings
-
-
-def _parse(dialect: str, lines: str):
-    return get_script_dialect(dialect).parse_script(f"#!/bin/bash\n{lines}\n./a\n")
-
-
 def test_flux_setattr_system_queue_is_the_queue():
     """`--setattr=system.queue=pbatch` sets what --queue sets (flux applies --setattr after
     it, wherever it is written): it was kept unread, so placement chose among every queue
     and a Slurm translation said it dropped instead of naming the partition."""
     rel = "flux/setattr_system_queue_urgency_word.flux"
-    script, warnings = _translated(rel, "slurm")
+    script, warnings = translated(HERE, rel, "slurm")
     assert "#SBATCH --partition=pbatch\n" in script
     assert not any("setattr" in w for w in warnings), warnings
-    assert "#flux: --queue=pbatch\n" in _translated(rel, "flux")[0]
+    assert "#flux: --queue=pbatch\n" in translated(HERE, rel, "flux")[0]
     for lines in ("#flux: -S queue=pdebug\n#flux: --queue=pbatch",
                   "#flux: --queue=pbatch\n#flux: --setattr=.system.queue=pdebug"):
-        spec = _parse("flux", lines)
+        spec = parse_lines("flux", lines)
         assert spec.queue == "pdebug" and not spec.unknown, lines
         assert any("--setattr queue=pdebug is the queue (flux sets it after --queue, which "
                    "asked pbatch)" in n for n in spec.metadata["parse_notes"])
     # an empty name, or another namespace's queue: kept for flux to judge
     for value in ("system.queue=", "user.queue=pdebug"):
-        spec = _parse("flux", f"#flux: --setattr={value}")
+        spec = parse_lines("flux", f"#flux: --setattr={value}")
         assert spec.queue is None and [d.value for d in spec.unknown] == [value]
 
 
@@ -303,7 +298,7 @@ async def test_an_option_after_which_nothing_is_submitted_is_refused(tmp_path, m
         assert fed.store.list_jobs() == [] and not (tmp_path / f"{site}.script").exists()
     finally:
         await fed.close()
-    _, warnings = _translated("slurm/test_only_wait_flag.sbatch", "pbs")
+    _, warnings = translated(HERE, "slurm/test_only_wait_flag.sbatch", "pbs")
     assert "dropped: #SBATCH --test-only (--test-only: no pbs equivalent)" in warnings
 
 
@@ -316,7 +311,7 @@ def test_counted_constraint_groups_are_each_node_one_of_them(target, line, said)
     (sbatch's multiple counts). LSF got `select[(rack1 && rack2)]` and flux
     `(rack1&rack2)`: every node in both racks, which no node is, so the job never started.
     Each node has one of them: an OR there, said, and the counts said dropped."""
-    script, warnings = _translated("slurm/constraint_counts_brackets.sbatch", target)
+    script, warnings = translated(HERE, "slurm/constraint_counts_brackets.sbatch", target)
     assert line in script, script
     assert (f"approximated: constraint [rack1*2&rack2*4] (so many nodes with each) as every "
             f"node having one of them ({said} cannot split the nodes among requirements)"
@@ -339,14 +334,14 @@ def test_torque_array_dependency_kinds_are_read(term, kind, ids, written):
     which the PBS writer itself writes for a Torque site: they were kept unread (no
     dependency, the job said to depend on nothing), so a script the engine wrote did not
     read back the same. Now the dependency they are; a Torque round trip writes them back."""
-    spec = _parse("pbs", f"#PBS -l nodes=1:ppn=1\n#PBS -W depend={term}")
+    spec = parse_lines("pbs", f"#PBS -l nodes=1:ppn=1\n#PBS -W depend={term}")
     assert [(d.kind, d.job_ids) for d in spec.dependencies] == [(kind, ids)]
     assert not spec.unknown
     back = translate(f"#!/bin/bash\n#PBS -l nodes=1:ppn=1\n#PBS -W depend={term}\n./a\n",
                      "pbs", "pbs")[0]
     assert f"#PBS -W depend={written or term}\n" in back
     # a count of the array's tasks (`8812[][5]`) has no neutral form: kept as written
-    counted = _parse("pbs", "#PBS -W depend=afterokarray:8812[][5]")
+    counted = parse_lines("pbs", "#PBS -W depend=afterokarray:8812[][5]")
     assert not counted.dependencies and [d.value for d in counted.unknown] == [
         "depend=afterokarray:8812[][5]"]
 
@@ -356,7 +351,7 @@ def test_slurm_export_nil_stays_nil():
     NONE makes sbatch load the user's login environment on the node (as --get-user-env);
     NIL does not. A Slurm round trip wrote NIL back as NONE: the job ran in a login
     environment its author had turned away, unsaid."""
-    script, warnings = _translated("slurm/export_nil_export_file.sbatch", "slurm")
+    script, warnings = translated(HERE, "slurm/export_nil_export_file.sbatch", "slurm")
     assert "#SBATCH --export=NIL\n" in script and "NONE" not in script, script
     assert not warnings
     none = "#!/bin/bash\n#SBATCH -n 1 -t 5 --export=NONE\n./a\n"
@@ -365,7 +360,7 @@ def test_slurm_export_nil_stays_nil():
     later = "#!/bin/bash\n#SBATCH --export=NIL\n#SBATCH -n 1 -t 5 --export=NONE\n./a\n"
     assert "#SBATCH --export=NONE\n" in translate(later, "slurm", "slurm")[0]
     # elsewhere it is the environment not exported, as before
-    assert "#BSUB -env none\n" in _translated("slurm/export_nil_export_file.sbatch", "lsf")[0]
+    assert "#BSUB -env none\n" in translated(HERE, "slurm/export_nil_export_file.sbatch", "lsf")[0]
 
 
 def test_hetjob_component_with_cpus_per_gpu_is_read():
@@ -375,21 +370,21 @@ def test_hetjob_component_with_cpus_per_gpu_is_read():
     exact; else still kept. And a component's --mem=0 (all of a node's memory), which no
     other scheduler has, is said dropped as the first's was."""
     rel = "slurm/hetjob_three_components_mem_zero_leader.sbatch"
-    script, warnings = _translated(rel, "slurm")
+    script, warnings = translated(HERE, rel, "slurm")
     later = script.split("#SBATCH hetjob\n")[1]
     assert "#SBATCH --cpus-per-task=8\n" in later and "#SBATCH --gpus-per-task=1\n" in later
     assert "#SBATCH --mem=0M\n" in script.split("#SBATCH hetjob\n")[0]
-    script, warnings = _translated(rel, "pbs")
+    script, warnings = translated(HERE, rel, "pbs")
     assert "+2:ncpus=32:mpiprocs=4:ngpus=4+" in script, script
     # --mem=0 is carried into component 1 (it asks no memory; sbatch carries --mem)
     assert ("dropped: memory 0 of component 0, 1 (Slurm's 'all memory of the node'; no pbs "
             "form)") in warnings
     # per-GPU memory of a component: its GPUs' memory a node
-    spec = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
+    spec = parse_lines("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
                            "#SBATCH -N 2 --gpus-per-node=4 --mem-per-gpu=20G")
     assert spec.components[1].memory_mb == 80 * G and not spec.unknown
     # one it cannot hold exactly (4 GPUs shared by 3 tasks at 5 CPUs each): kept
-    kept = _parse("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
+    kept = parse_lines("slurm", "#SBATCH -N 1 -n 1 -t 10\n#SBATCH hetjob\n"
                            "#SBATCH -N 1 --ntasks-per-node=3 --gpus-per-node=4 --cpus-per-gpu=5")
     assert not kept.components and "--cpus-per-gpu" in [d.option for d in kept.unknown]
 
@@ -400,7 +395,7 @@ def test_gpus_of_several_types_are_kept_not_read_as_one_type(option):
     read as one GPU of type `a100:2,v100`, which LSF got as `num=1:gmodel=a100:2,v100`
     and placement looked for on every node. Kept as written (placement reads each type,
     tests/test_placement_cases15.py); each entry must still be [type:]N."""
-    spec = _parse("slurm", f"#SBATCH -N 1 -n 2 -t 10 {option}=a100:2,v100:1")
+    spec = parse_lines("slurm", f"#SBATCH -N 1 -n 2 -t 10 {option}=a100:2,v100:1")
     r = spec.resources
     assert (r.gpu_type, r.gpus_per_node, r.gpus_per_task) == (None, None, None)
     assert [(d.option, d.value) for d in spec.unknown] == [(option, "a100:2,v100:1")]
@@ -408,4 +403,4 @@ def test_gpus_of_several_types_are_kept_not_read_as_one_type(option):
                     "lsf", "slurm")
     assert "gmodel" not in lsf[0] and any(w.startswith("dropped: #SBATCH") for w in lsf[1])
     with pytest.raises(BadInput, match="bad GPU count"):
-        _parse("slurm", f"#SBATCH -n 1 -t 10 {option}=a100:two,v100:1")
+        parse_lines("slurm", f"#SBATCH -n 1 -t 10 {option}=a100:two,v100:1")

@@ -42,7 +42,7 @@ from typing import Any
 import pytest
 
 from diamond_jupyter.dialects.translate import get_script_dialect, translate
-from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests
+from tests.scripts_unseen_check import ALL_STRICT, read_fixture, sweep_tests, translated
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen16"
 G = 1024  # MB in a GB
@@ -235,12 +235,6 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
-    source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
-    return script, warnings
-
-
 def _notes(spec) -> list[str]:
     return spec.metadata.get("parse_notes", [])
 
@@ -258,13 +252,13 @@ def test_sbatch_reads_leftover_pbs_lines_after_the_sbatch_ones():
     assert ("line 3: `#PBS -l walltime=10:00:00` is read by sbatch after the #SBATCH lines "
             "(PBS compatibility; #SBATCH --ignore-pbs turns it off): its time limit taken "
             "over the #SBATCH ones") in _notes(spec)
-    script, warnings = _translated("slurm/mixed_pbs_and_slurm.sbatch", "slurm")
+    script, warnings = translated(HERE, "slurm/mixed_pbs_and_slurm.sbatch", "slurm")
     assert "--ignore-pbs" not in script and "#PBS -l walltime=10:00:00\n" in script
     assert "#SBATCH --time=10:00:00\n" in script, script
     # the same job at a PBS site: what sbatch read is in the header, and the body's lines,
     # which qsub would read over it (the engine's job name and its token among them), are
     # made comments
-    script, warnings = _translated("slurm/mixed_pbs_and_slurm.sbatch", "pbs")
+    script, warnings = translated(HERE, "slurm/mixed_pbs_and_slurm.sbatch", "pbs")
     assert "##PBS -N old_header\n##PBS -l walltime=10:00:00\n" in script, script
     back = get_script_dialect("pbs").parse_script(script)
     assert (back.name, back.resources.walltime_s) == ("old_header", 36000)
@@ -297,7 +291,7 @@ def test_target_lines_the_source_never_read_are_made_comments():
     were read by the target though the source's scheduler never read them: the Slurm job
     under --ignore-pbs became, at a PBS site, `stale` with a 99 h limit (said only as
     "they are read by pbs"). Now written as comments, said."""
-    script, warnings = _translated("slurm/ignore_pbs_with_pbs_lines.sbatch", "pbs")
+    script, warnings = translated(HERE, "slurm/ignore_pbs_with_pbs_lines.sbatch", "pbs")
     assert "##PBS -N stale\n##PBS -l walltime=99:00:00\n" in script, script
     back = get_script_dialect("pbs").parse_script(script)
     assert (back.name, back.resources.walltime_s) == ("clean_port", 1200)
@@ -305,7 +299,7 @@ def test_target_lines_the_source_never_read_are_made_comments():
             "pbs does not read them after the header, which says what the slurm job asks (a "
             "script of both headers: read it as pbs to keep them)") in warnings
     # the #PBS line sbatch skipped for the #BSUB ones: the same
-    script, _ = _translated("slurm/bsub_leftovers_after_sbatch.sbatch", "pbs")
+    script, _ = translated(HERE, "slurm/bsub_leftovers_after_sbatch.sbatch", "pbs")
     assert "##PBS -N never_read\n" in script
     # a PBS script's leftover #SBATCH line: sbatch would have read it after the header
     pbs = ("#!/bin/bash\n#PBS -N pbsjob\n#PBS -l select=1:ncpus=1\n"
@@ -320,16 +314,16 @@ def test_output_directories_keep_their_file_names_or_say_so():
     file in it: LSF `<id>.out`, PBS and Grid Engine `<name>.o<id>`. Carried as the bare
     directory, the file's name changed unsaid. Grid Engine writes LSF's name out; PBS and
     LSF, which cannot write the other's, say so; PBS and Grid Engine agree."""
-    script, warnings = _translated("lsf/o_e_directories.lsf", "sge")
+    script, warnings = translated(HERE, "lsf/o_e_directories.lsf", "sge")
     assert "#$ -o /work/lab/logs/$JOB_ID.out\n#$ -e /work/lab/errs/$JOB_ID.err\n" in script
-    script, warnings = _translated("lsf/o_e_directories.lsf", "pbs")
+    script, warnings = translated(HERE, "lsf/o_e_directories.lsf", "pbs")
     assert "#PBS -o /work/lab/logs/\n" in script
     assert ("approximated: stdout directory /work/lab/logs/: pbs names the file in it "
             "%x.o%j, where lsf named it %j.out") in warnings
-    script, warnings = _translated("pbs/pro_workdir_j_oe_o_directory.pbs", "lsf")
+    script, warnings = translated(HERE, "pbs/pro_workdir_j_oe_o_directory.pbs", "lsf")
     assert ("approximated: stdout directory /home/kim/logs/: lsf names the file in it "
             "%j.out, where pbs named it %x.o%j") in warnings
-    script, warnings = _translated("sge/r_y_notify_p_negative.sge", "pbs")
+    script, warnings = translated(HERE, "sge/r_y_notify_p_negative.sge", "pbs")
     assert "#PBS -o /home/sam/logs/\n" in script
     assert not any("directory" in w for w in warnings), warnings
 
@@ -361,7 +355,7 @@ def test_a_program_body_that_reads_scheduler_variables_is_said():
     (`os.environ.get("SLURM_JOB_ID")`); the body's translation rewrites a shell's
     `$SLURM_JOB_ID` only, so under PBS the program got None, unsaid. Now said, line by line;
     a shell body is translated as before."""
-    script, warnings = _translated("slurm/python_payload.sbatch", "pbs")
+    script, warnings = translated(HERE, "slurm/python_payload.sbatch", "pbs")
     assert 'print(os.environ.get("SLURM_JOB_ID"))' in script
     assert ("kept: line 8: SLURM_JOB_ID read by the python3 body, which is not translated (a "
             "shell's $NAME is): pbs does not set it") in warnings
@@ -370,7 +364,7 @@ def test_a_program_body_that_reads_scheduler_variables_is_said():
                                "slurm", "sge")
     assert any(w.startswith("kept: line 7: JOB_ID, SGE_TASK_ID read by the python3 body")
                and w.endswith("slurm does not set them") for w in warnings), warnings
-    _, warnings = _translated("slurm/tcsh_shebang_setenv.sbatch", "pbs")
+    _, warnings = translated(HERE, "slurm/tcsh_shebang_setenv.sbatch", "pbs")
     assert not any("body, which is not translated" in w for w in warnings)
 
 
@@ -399,7 +393,7 @@ def test_qsub_priority_between_pbs_and_grid_engine():
     (-1023..1024, a user 0 and below only): the same option, said dropped between them.
     Now carried where the other takes the value; a raise Grid Engine refuses a user is
     said dropped, with why."""
-    script, warnings = _translated("sge/r_y_notify_p_negative.sge", "pbs")
+    script, warnings = translated(HERE, "sge/r_y_notify_p_negative.sge", "pbs")
     assert "#PBS -p -100\n" in script
     assert ("kept: #$ -p -100 as -p -100 (the job's priority among the others, as qsub -p "
             "ranks it there)") in warnings
@@ -409,5 +403,5 @@ def test_qsub_priority_between_pbs_and_grid_engine():
     assert " -p " not in script and ("dropped: #PBS -p 50 (-p 50: Grid Engine lets a user "
                                      "only lower a job's priority (0 and below))") in warnings
     # elsewhere (no -p of the same meaning) it is said dropped as before
-    _, warnings = _translated("sge/r_y_notify_p_negative.sge", "slurm")
+    _, warnings = translated(HERE, "sge/r_y_notify_p_negative.sge", "slurm")
     assert "dropped: #$ -p -100 (-p -100: no slurm equivalent)" in warnings

@@ -157,10 +157,6 @@ _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
            "comment", "mail_events")
 
 
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
-
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=())
 
@@ -279,7 +275,7 @@ def test_lsf_bad_memory_limit_is_bad_input(value: str) -> None:
 
 
 def test_lsf_memory_limit_goes_elsewhere_as_memory_per_task() -> None:
-    _, text = _source("lsf/mem_limit_gb_ptile.lsf")
+    _, text = read_fixture(HERE, "lsf/mem_limit_gb_ptile.lsf")
     assert "#SBATCH --mem-per-cpu=4G" in translate(text, "slurm", "lsf")[0].splitlines()
     back = translate(translate(text, "slurm", "lsf")[0], "lsf", "slurm")[0]
     assert '#BSUB -R "span[ptile=16] rusage[mem=4GB]"' in back.splitlines()  # a reservation
@@ -297,7 +293,7 @@ def test_lsf_slot_memory_of_threaded_tasks_on_one_host_round_trips() -> None:
 # ---------------------------------------------------------------- PBS
 
 def test_pbs_queue_at_server() -> None:
-    _, text = _source("pbs/depend_server_queue_at.pbs")
+    _, text = read_fixture(HERE, "pbs/depend_server_queue_at.pbs")
     assert "#PBS -q workq@server" in translate(text, "pbs", "pbs")[0].splitlines()
     for target in ("slurm", "lsf", "flux", "sge"):
         script, warnings, _ = translate(text, target, "pbs")

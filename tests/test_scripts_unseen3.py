@@ -216,10 +216,6 @@ _FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "comment", "re
            "mail_events", "mail_user", "working_directory")
 
 
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
-
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=("array", "exclusive", "ignored",
                                                         "needs_gpus"))
@@ -362,7 +358,7 @@ def test_slurm_nodelist_is_a_minimum_node_count(lines: str, nodes: int | None) -
 def test_a_name_starting_with_a_dash_is_not_an_option_for_qsub(target: str) -> None:
     """`#PBS -N -lead` / `#$ -N -lead`: qsub would read the name as an option; rendered
     with a letter in front, a warning naming both."""
-    _, text = _source("slurm/short_clusters_dash_name.sbatch")
+    _, text = read_fixture(HERE, "slurm/short_clusters_dash_name.sbatch")
     text = text.replace("-N2 -n48 -c2", "-N2 -n48")  # Grid Engine: tasks, not slots of 2
     script, warnings, _ = translate(text, target, "slurm")
     opt = "#PBS -N" if target == "pbs" else "#$ -N"
@@ -394,7 +390,7 @@ def test_sge_slot_range_is_at_least_its_smallest(pe: str, tasks: int | None,
 def test_flux_gpus_per_node_without_tasks_keeps_the_cpus() -> None:
     """A Grid Engine job of 8 slots (smp) and 2 GPUs: one task on one node; flux gets
     --tasks-per-node=1 with --cores=8 (the CPUs were dropped)."""
-    _, text = _source("sge/gpu_exclusive_arch.sge")
+    _, text = read_fixture(HERE, "sge/gpu_exclusive_arch.sge")
     script, warnings, _ = translate(text, "flux", "sge")
     back = request_totals(get_script_dialect("flux").parse_script(script))
     assert (back["nodes"], back["tasks"], back["cpus"], back["gpus"]) == (1, 1, 8, 2)

@@ -207,10 +207,6 @@ _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
            "mail_events", "mail_user")
 
 
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
-
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=("array", "exclusive", "needs_gpus"))
 
@@ -231,7 +227,7 @@ def test_lsf_overwrite_outputs_round_trip(opt: str) -> None:
 
 def test_lsf_slot_range_is_written_once() -> None:
     """`-n 4,8` is kept as written; the round trip no longer adds a second `-n 4`."""
-    _, text = _source("lsf/min_max_slots_overwrite_out.lsf")
+    _, text = read_fixture(HERE, "lsf/min_max_slots_overwrite_out.lsf")
     out = translate(text, "lsf", "lsf")[0].splitlines()
     assert [x for x in out if x.startswith("#BSUB -n")] == ["#BSUB -n 4,8"]
     spec = get_script_dialect("lsf").parse_script(text)
@@ -273,7 +269,7 @@ def test_sge_gpus_beside_an_mpi_pe_are_the_jobs_total() -> None:
     picks. Slurm got --gpus-per-node=2 and LSF -gpu num=2 (per host): 2 on every node the
     32 tasks reach, more than asked. Now Slurm gets the job's --gpus=2 and LSF, which has
     no per-job GPU count, drops it by name."""
-    _, text = _source("sge/mpi_gpu_job_total.sge")
+    _, text = read_fixture(HERE, "sge/mpi_gpu_job_total.sge")
     slurm, warnings, _ = translate(text, "slurm", "sge")
     out = slurm.splitlines()
     assert "#SBATCH --gpus=2" in out and not any("gpus-per-node" in x for x in out)
@@ -569,7 +565,7 @@ def test_a_bare_variable_without_an_equivalent_is_reported() -> None:
 def test_torque_slot_and_node_counts_are_translated() -> None:
     """Torque's $PBS_NP (the job's execution slots) and $PBS_NUM_NODES: the task and node
     counts elsewhere (they were kept as written, unset on the other scheduler)."""
-    _, text = _source("pbs/torque_nodes_chunks_array_pct.pbs")
+    _, text = read_fixture(HERE, "pbs/torque_nodes_chunks_array_pct.pbs")
     text = text.replace("mpirun -machinefile",
                         "echo $PBS_NUM_NODES; mpirun -np $PBS_NP -machinefile")
     slurm = translate(text, "slurm", "pbs")[0]

@@ -199,10 +199,6 @@ _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr",
            "mail_events", "mail_user", "working_directory")
 
 
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
-
-
 # every default checked but the count of ignored directives (the notes say which)
 _STRICT = tuple(k for k in ALL_STRICT if k != "ignored")
 
@@ -248,7 +244,7 @@ def test_a_list_of_partitions_in_each_schedulers_form(target: str, line: str,
     `gpu,gpu-preempt`: no PBS, LSF or flux queue has that name, so the job was refused at
     submission. LSF gets its quoted list; PBS and flux, which take one queue, the first
     with a warning naming the list."""
-    _, text = _source("slurm/partition_list_requeue.sbatch")
+    _, text = read_fixture(HERE, "slurm/partition_list_requeue.sbatch")
     script, warnings, _ = translate(text, target, "slurm")
     assert line in script.splitlines()
     assert any("queue list gpu,gpu-preempt as the queue gpu" in w
@@ -313,7 +309,7 @@ def test_jsrun_lines_are_reported_elsewhere(target: str) -> None:
     unreported, to fail there with `jsrun: command not found`."""
     from diamond_jupyter.dialects.body import translate_body
 
-    _, text = _source("lsf/summit_nnodes_alloc_flags.lsf")
+    _, text = read_fixture(HERE, "lsf/summit_nnodes_alloc_flags.lsf")
     script, warnings, _ = translate(text, target, "lsf")
     assert "jsrun -n 24 -a 1 -c 7 -g 1 --bind=packed:7 ./gtc" in script  # kept as written
     assert any(w.startswith("kept: line") and "jsrun" in w and target in w
@@ -443,7 +439,7 @@ def test_sge_job_name_qsub_denies_is_bad_input(line: str, fixed: str) -> None:
 
     with pytest.raises(BadInput, match=rf"line 2: bad job name .*e\.g\. {re.escape(fixed)}$"):
         get_script_dialect("sge").parse_script(f"#!/bin/bash\n{line}\n./x\n")
-    _, text = _source("sge/odd_job_name.sge")
+    _, text = read_fixture(HERE, "sge/odd_job_name.sge")
     assert get_script_dialect("sge").parse_script(text).name == "run-3.x_final+v2"
 
 
@@ -454,7 +450,7 @@ def test_flux_commands_in_the_body_are_translated_or_reported() -> None:
     flux take both forms); every other flux command is reported by name."""
     from diamond_jupyter.dialects.body import translate_body
 
-    _, text = _source("flux/body_submit_run_id_output.flux")
+    _, text = read_fixture(HERE, "flux/body_submit_run_id_output.flux")
     script, warnings, _ = translate(text, "slurm", "flux")
     assert "srun -n 1 ./prepare" in script.splitlines()
     for sub in ("submit", "job"):
@@ -462,7 +458,7 @@ def test_flux_commands_in_the_body_are_translated_or_reported() -> None:
                    for w in warnings), warnings
     assert any("`flux job` has no slurm equivalent (only a flux instance runs it)" in w
                for w in warnings)
-    _, text = _source("flux/whole_node_debug_loop.flux")
+    _, text = read_fixture(HERE, "flux/whole_node_debug_loop.flux")
     warnings = translate(text, "pbs", "flux")[1]
     assert any("`flux queue` has no pbs equivalent" in w for w in warnings), warnings
     out, notes = translate_body("srun -n4 -c$NC ./a\nmpirun -np4 ./b\n", "slurm", "flux")

@@ -35,7 +35,6 @@ from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
     check_translation,
-    read_fixture,
     sweep_tests,
 )
 
@@ -216,10 +215,6 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 _FIELDS = ("name", "queue", "account", "qos", "reservation", "stdout", "stderr", "requeue",
            "comment", "mail_events", "mail_user", "working_directory", "output_mode")
-
-
-def _source(rel: str) -> tuple[str, str]:
-    return read_fixture(HERE, rel)
 
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \

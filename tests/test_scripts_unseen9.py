@@ -15,6 +15,7 @@ from pathlib import Path
 
 from diamond_jupyter.dialects.translate import get_script_dialect
 from diamond_jupyter.federation import Federation
+from tests.scripts_unseen_check import directive_lines
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -24,10 +25,6 @@ from test_placement_cases import NOW, hera, only, run  # noqa: E402
 def _het(first: str, later: str) -> str:
     return f"#!/bin/bash\n#SBATCH {first}\n#SBATCH -t 1:00:00\n#SBATCH hetjob\n" \
         f"#SBATCH {later}\nsrun ./app : ./app\n"
-
-
-def _directives(script: str, sentinel: str) -> list[str]:
-    return [x for x in script.splitlines() if x.startswith(sentinel)]
 
 
 def test_a_later_component_with_its_own_gres_gpus_is_read():
@@ -49,7 +46,7 @@ def test_each_component_keeps_its_own_gpu_model():
     assert [(c.gpus_per_node, c.gpu_type) for c in spec.components] == \
         [(1, "v100"), (4, "a100")]
     out = get_script_dialect("slurm").render_script(spec).script
-    lines = _directives(out, "#SBATCH")
+    lines = directive_lines(out, "#SBATCH")
     het = lines.index("#SBATCH hetjob")
     assert "#SBATCH --gpus-per-node=v100:1" in lines[:het]
     assert "#SBATCH --gpus-per-node=a100:4" in lines[het:]

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
 from diamond_jupyter.discovery import parse_module_list
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.needs import Needs, needs_of
+from diamond_jupyter.needs import needs_of
 from diamond_jupyter.script_body import scan_body
 from diamond_jupyter.software import find_module, needs_reasons, rewrite_modules
 
@@ -410,13 +411,9 @@ CASES = [
 ]
 
 
-def _needs(case: Case) -> Needs:
-    return needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + case.body))
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_software_needs_against_sites(case: Case) -> None:
-    needs = _needs(case)
+    needs = body_needs(case.body)
     assert [s.full for s in needs.software if not s.unchecked] == case.checked
     assert [s.full for s in needs.software if s.unchecked] == case.unchecked
     assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \

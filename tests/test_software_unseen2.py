@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities
 from diamond_jupyter.discovery import parse_module_list, parse_module_trees, split_sections
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.needs import Needs, needs_of
+from diamond_jupyter.needs import needs_of
 from diamond_jupyter.software import needs_reasons, rewrite_modules, versions_match
 
 # Lmod 8 on a Spack-built center: two trees, defaults marked (D), a hidden beta version,
@@ -196,13 +197,9 @@ CASES = [
 ]
 
 
-def _needs(case: Case) -> Needs:
-    return needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + case.body))
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_software_environments_against_sites(case: Case) -> None:
-    needs = _needs(case)
+    needs = body_needs(case.body)
     assert [s.full for s in needs.software if not s.unchecked] == case.checked
     assert [s.full for s in needs.software if s.unchecked] == case.unchecked
     assert {s.full: s.role for s in needs.software if s.role} == case.roles

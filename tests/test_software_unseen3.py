@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule, from_metadata
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -369,13 +370,9 @@ CASES = [
 ]
 
 
-def _needs(case: Case) -> Needs:
-    return needs_of(Federation.parse("#!/bin/bash\n#SBATCH -t 10\n" + case.body))
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_software_environments_against_sites(case: Case) -> None:
-    n = _needs(case)
+    n = body_needs(case.body)
     assert [s.full for s in n.software if not s.unchecked] == case.checked
     assert [s.full for s in n.software if s.unchecked] == case.unchecked
     c = n.container

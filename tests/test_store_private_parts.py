@@ -15,15 +15,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from sweep_helpers import as_another_user
 from test_store import V1_SQL
 
 from diamond_jupyter.store import Store, StoreError
-
-
-def _as_another_user(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From here on, files made so far belong to 'another user' (the process's uid moves)."""
-    real = os.getuid()
-    monkeypatch.setattr(os, "getuid", lambda: real + 1)
 
 
 def _shared(tmp_path: Path) -> Path:
@@ -70,7 +65,7 @@ def test_a_heartbeat_directory_another_user_planted_is_not_used(tmp_path, monkey
         beats.symlink_to(tmp_path / "theirs")
     else:
         beats.write_text("")
-    _as_another_user(monkeypatch)
+    as_another_user(monkeypatch)
     store = Store(path)
     assert not leases.alive(gone, store.beats)
     assert os.path.lexists(beats)  # left as it was
@@ -128,7 +123,7 @@ def test_a_migration_copy_another_user_planted_stops_the_migration(tmp_path, mon
     path = d / "old.sqlite3"
     bak = Path(f"{path}.v1.bak")
     bak.write_bytes(b"their copy")
-    _as_another_user(monkeypatch)
+    as_another_user(monkeypatch)
     real = os.getuid() - 1
     # the store and its directory are the user's (the moved uid), the copy is not
     monkeypatch.setattr(os, "lstat", _owned_by(os.lstat, {path, d, Path(f"{path}.engines")},

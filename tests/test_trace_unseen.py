@@ -9,12 +9,13 @@ import math
 from pathlib import Path
 
 import pytest
+from sweep_helpers import whole_window
 
 from benchmarks import prediction
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, cluster
-from diamond_jupyter.testbed.trace import SwfLog, plan_replay, read_swf
+from diamond_jupyter.testbed.trace import plan_replay, read_swf
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "swf_unseen"
 UNSEEN = sorted(FIXTURES.glob("*.swf"))
@@ -33,11 +34,6 @@ def _limits(site: str) -> dict[str | None, int]:
     """Partition (None: the default) -> its limit in minutes."""
     return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
             for p in cluster(site).partitions}
-
-
-def _whole(log: SwfLog, scale: float = 60.0) -> float:
-    """The duration (real seconds) of a window from the log's first submission past its last."""
-    return (log.span[1] - log.span[0]) / scale + 1
 
 
 @pytest.mark.parametrize("site", SITES)
@@ -82,7 +78,7 @@ def test_a_checkpointed_job_counts_once_as_its_summary_line() -> None:
     assert len(log.jobs) == 200 and all(j.status in (0, 1) for j in log.jobs)
     summary = {int(f[0]): float(f[3]) for f in lines if int(f[10]) in (0, 1)}
     assert {j.number: j.run for j in log.jobs} == summary  # the whole job's runtime
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     assert plan.arrivals_in_log == len({j.number for j in log.jobs if j.run > 0})
 
 
@@ -124,7 +120,7 @@ def test_a_cancelled_or_failed_job_replays_what_it_ran() -> None:
     never = {j.number for j in log.jobs if j.run <= 0}
     assert {j.status for j in log.jobs if j.number in never} == {5}
     assert len(never) == 100
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     replayed = {_number(j.name) for j in plan.jobs}
     assert replayed == {j.number for j in log.jobs if j.run > 0}
     assert {j.status for j in log.jobs if j.number in replayed} == {0, 1, 5}
@@ -143,7 +139,7 @@ def test_a_job_without_a_request_gets_a_partition_that_holds_its_runtime() -> No
         [job] = [j for j in plan.jobs if _number(j.name) == longest.number]
         assert (job.partition, job.walltime_min) == want
         assert job.runtime_s <= job.walltime_min * 60
-    short = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=_whole(log))
+    short = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=whole_window(log))
     fits = [j for j in short.jobs if j.runtime_s <= 30 * 60]
     assert fits and all((j.partition, j.walltime_min) == (None, 30) for j in fits)
     assert all(j.runtime_s <= j.walltime_min * 60 for j in short.jobs)

@@ -15,12 +15,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from sweep_helpers import whole_window
 
 from benchmarks import prediction
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
-from diamond_jupyter.testbed.trace import SwfLog, plan_replay, read_swf
+from diamond_jupyter.testbed.trace import plan_replay, read_swf
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "swf_unseen2"
@@ -37,10 +38,6 @@ def _shared() -> list[Path]:
 
 def _number(name: str) -> float:
     return float(name.split("-", 2)[2])  # trace-arrive-17 -> 17, trace-arrive-17.2 -> 17.2
-
-
-def _whole(log: SwfLog, scale: float = 60.0) -> float:
-    return (log.span[1] - log.span[0]) / scale + 1
 
 
 def _small(nodes: int, cpus: int) -> ClusterDef:
@@ -88,7 +85,7 @@ def test_every_header_comment_and_a_grid_of_clusters() -> None:
     log = read_swf(FIXTURES / "headers_grid.swf")
     assert log.max_procs == 400 and len(log.jobs) == 300 and not log.notes
     assert {j.status for j in log.jobs} == {-1, 0, 1, 5}
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     replayed = {int(_number(j.name)) for j in plan.jobs}
     assert replayed <= {j.number for j in log.jobs if j.run > 0}
     assert {j.status for j in log.jobs if j.number in replayed} == {-1, 0, 1, 5}
@@ -137,7 +134,7 @@ def test_a_requested_size_over_the_machine_is_the_machine() -> None:
     assert log.max_procs == 64 and "requested more than" in log.notes[0]
     big = next(j for j in log.jobs if j.number == 101)
     assert big.procs == 64
-    plan = plan_replay(log, cluster("alpha"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("alpha"), start=log.span[0], duration_s=whole_window(log))
     sizes = {int(_number(j.name)): j.nodes * j.cpus_per_node for j in plan.jobs}
     assert sizes[101] == 32 and max(sizes[n] for n in sizes if n != 101) >= 8
 
@@ -146,7 +143,7 @@ def test_repeated_job_numbers_are_each_a_job_of_their_own_name() -> None:
     """numbers_repeat.swf: two logs joined, each numbered from 1."""
     log = read_swf(FIXTURES / "numbers_repeat.swf")
     assert len(log.jobs) == 240 and len({j.number for j in log.jobs}) == 120
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     names = [j.name for j in plan.jobs]
     assert len(names) == len(set(names)) == len([j for j in log.jobs if j.run > 0])
     assert "trace-arrive-1" in names and "trace-arrive-1.2" in names
@@ -167,7 +164,7 @@ def test_a_job_that_ran_past_its_request_is_not_cut_short() -> None:
     log = read_swf(FIXTURES / "runs_past_request.swf")
     past = {j.number for j in log.jobs if j.run > j.req_time > 0}
     assert len(past) > 50
-    plan = plan_replay(log, cluster("alpha"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("alpha"), start=log.span[0], duration_s=whole_window(log))
     by_number = {j.number: j for j in log.jobs}
     for j in plan.jobs:
         n = int(_number(j.name))

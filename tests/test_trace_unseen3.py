@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from sweep_helpers import replay_number, swf_rows, whole_window
 
 from benchmarks import prediction
 from diamond_jupyter.cli.main import main as cli
@@ -27,28 +28,13 @@ from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed import load
 from diamond_jupyter.testbed.clusters import CLUSTERS, cluster
 from diamond_jupyter.testbed.load import LoadJob, submit_argv
-from diamond_jupyter.testbed.trace import SwfLog, plan_replay, plan_replays, read_swf
+from diamond_jupyter.testbed.trace import plan_replay, plan_replays, read_swf
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "swf_unseen3"
 UNSEEN = sorted(FIXTURES.glob("*.swf"))
 RAN_SOME = [p for p in UNSEEN if p.stem != "none_ran"]
 SITES = [c.name for c in CLUSTERS]
-
-
-def _rows(path: Path) -> list[list[float]]:
-    """The job lines' fields as numbers, read here without the reader under test."""
-    return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
-            if line.strip() and not line.startswith(";")]
-
-
-def _number(name: str) -> int:
-    return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
-
-
-def _whole(log: SwfLog, scale: float = 60.0) -> float:
-    """A duration (real seconds) whose window holds every submission of the log."""
-    return (log.span[1] - log.span[0]) / scale + 1
 
 
 def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60
@@ -87,7 +73,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
         names = [j.name for j in plan.jobs]
         assert len(names) == len(set(names))
         for k, j in enumerate(plan.jobs):
-            assert _number(j.name) in ran, j
+            assert replay_number(j.name) in ran, j
             assert 0 <= j.at_s <= 600 and j.runtime_s >= 0
             assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus
             assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition]
@@ -99,7 +85,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
 def test_lines_in_start_order_are_read_in_submit_order() -> None:
     """start_order.swf lists jobs as they started; bursts of six share a submit second and
     are listed from the highest number down. Read: by submit time, then job number."""
-    rows = _rows(FIXTURES / "start_order.swf")
+    rows = swf_rows(FIXTURES / "start_order.swf")
     assert [r[1] for r in rows] != sorted(r[1] for r in rows)
     log = read_swf(FIXTURES / "start_order.swf")
     assert [(j.submit, j.number) for j in log.jobs] == sorted((r[1], int(r[0])) for r in rows)
@@ -112,7 +98,7 @@ def test_a_burst_of_one_second_arrives_at_once_in_job_number_order() -> None:
     assert len(burst) == 6
     plan = plan_replay(log, cluster("beta"), start=second, duration_s=0.5)
     arrived = [j for j in plan.jobs if j.name.startswith("trace-arrive-")]
-    assert [_number(j.name) for j in arrived] == sorted(burst)
+    assert [replay_number(j.name) for j in arrived] == sorted(burst)
     assert {j.at_s for j in arrived} == {0.0}
 
 
@@ -136,12 +122,12 @@ def test_a_dependent_job_waits_for_its_replayed_predecessor() -> None:
     think time (field 18) after it ended. Replayed whole on beta, each is held until its
     predecessor ends (before: submitted at its time whatever the site did with the
     predecessor), and arrives no earlier than the predecessor's end in the log."""
-    rows = _rows(FIXTURES / "chains.swf")
+    rows = swf_rows(FIXTURES / "chains.swf")
     preceding = {int(r[0]): int(r[16]) for r in rows if r[16] > 0}
     assert len(preceding) == 60
     log = read_swf(FIXTURES / "chains.swf")
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
-    by_number = {_number(j.name): j for j in plan.jobs}
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
+    by_number = {replay_number(j.name): j for j in plan.jobs}
     assert len(by_number) == len(rows)  # beta holds every job: none thinned
     for number, pred in preceding.items():
         job, before = by_number[number], by_number[pred]
@@ -156,10 +142,10 @@ def test_a_dependent_job_whose_predecessor_was_thinned_is_not_held() -> None:
     held = 0
     for seed in range(1, 9):
         plan = plan_replay(log, cluster("delta"), seed=seed)  # 16 CPUs: thinned
-        names = {_number(j.name): j.name for j in plan.jobs}
+        names = {replay_number(j.name): j.name for j in plan.jobs}
         assert plan.arrivals_kept < plan.arrivals_in_log
         for j in plan.jobs:
-            pred = preceding[_number(j.name)]
+            pred = preceding[replay_number(j.name)]
             assert j.after == names.get(pred), j
             held += j.after is not None
     assert held > 0
@@ -220,17 +206,17 @@ def test_every_status_replays_what_ran_and_only_that() -> None:
     """status_mix.swf: completed (1), failed after running or at once (0), cancelled in the
     queue (5 with wait and run -1, or run 0) or while running (5), lost (-1), and parts of
     swapped jobs without a summary (2, 2, 3 or 4): each part that ran is a job of its own."""
-    rows = _rows(FIXTURES / "status_mix.swf")
+    rows = swf_rows(FIXTURES / "status_mix.swf")
     assert {int(r[10]) for r in rows} == {-1, 0, 1, 2, 3, 4, 5}
     log = read_swf(FIXTURES / "status_mix.swf")
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     want: dict[int, int] = {}
     for r in rows:
         if r[3] > 0:
             want[int(r[0])] = want.get(int(r[0]), 0) + 1
     got: dict[int, int] = {}
     for j in plan.jobs:
-        got[_number(j.name)] = got.get(_number(j.name), 0) + 1
+        got[replay_number(j.name)] = got.get(replay_number(j.name), 0) + 1
     assert got == want
     parts = {int(r[0]) for r in rows if r[10] in (2, 3, 4)}
     assert parts and all(got[n] == 3 for n in parts)
@@ -240,7 +226,7 @@ def test_every_status_replays_what_ran_and_only_that() -> None:
 def test_swapped_out_parts_load_the_machine_only_while_they_ran() -> None:
     """Over a window holding the whole log, its busy processor-seconds are the sum of run
     x processors of every line that ran: the ten minutes between parts are not busy."""
-    rows = _rows(FIXTURES / "status_mix.swf")
+    rows = swf_rows(FIXTURES / "status_mix.swf")
     log = read_swf(FIXTURES / "status_mix.swf")
     last_end = max(r[1] + max(r[2], 0) + r[3] for r in rows)
     duration = (last_end - log.span[0]) / 60 + 1
@@ -252,7 +238,7 @@ def test_swapped_out_parts_load_the_machine_only_while_they_ran() -> None:
 def test_jobs_that_ran_without_a_size_are_counted_in_a_note() -> None:
     """sizes_missing.swf: 20 jobs ran with 0 or -1 allocated and -1 requested processors.
     They cannot be replayed; before, they were dropped without a word."""
-    rows = _rows(FIXTURES / "sizes_missing.swf")
+    rows = swf_rows(FIXTURES / "sizes_missing.swf")
     sizeless = sorted(int(r[0]) for r in rows if r[3] > 0 and r[4] <= 0 and r[7] <= 0)
     assert len(sizeless) == 20
     log = read_swf(FIXTURES / "sizes_missing.swf")
@@ -260,16 +246,16 @@ def test_jobs_that_ran_without_a_size_are_counted_in_a_note() -> None:
     assert f"job {sizeless[0]}" in log.notes[0]
     plan = plan_replay(log, cluster("alpha"), seed=1)
     assert log.notes[0] in plan.notes
-    assert not {_number(j.name) for j in plan.jobs} & set(sizeless)
+    assert not {replay_number(j.name) for j in plan.jobs} & set(sizeless)
 
 
 def test_jobs_that_ran_zero_seconds_are_no_load() -> None:
-    rows = _rows(FIXTURES / "sizes_missing.swf")
+    rows = swf_rows(FIXTURES / "sizes_missing.swf")
     instant = {int(r[0]) for r in rows if r[3] == 0}
     assert len(instant) == 20
     log = read_swf(FIXTURES / "sizes_missing.swf")
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
-    replayed = {_number(j.name) for j in plan.jobs}
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
+    replayed = {replay_number(j.name) for j in plan.jobs}
     assert not replayed & instant
     assert replayed == {int(r[0]) for r in rows if r[3] > 0 and max(r[4], r[7]) > 0}
 
@@ -279,16 +265,16 @@ def test_without_overuse_a_kill_past_the_request_is_its_limit(scale: float) -> N
     """no_overuse.swf (AllowOveruse: No): a quarter of the jobs were killed (status 0) up to
     59 s past their request. Each limit is the request, or the run where it went past, in
     whole minutes of the scaled time: never less than the run, at most a minute more."""
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "no_overuse.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "no_overuse.swf")}
     killed = {n for n, r in rows.items() if r[3] > r[8]}
     assert len(killed) >= 40 and all(rows[n][10] == 0 and rows[n][3] - rows[n][8] < 60
                                      for n in killed)
     log = read_swf(FIXTURES / "no_overuse.swf")
     plan = plan_replay(log, cluster("alpha"), start=log.span[0],
-                       duration_s=_whole(log, scale), scale=scale)
-    assert {_number(j.name) for j in plan.jobs} & killed
+                       duration_s=whole_window(log, scale), scale=scale)
+    assert {replay_number(j.name) for j in plan.jobs} & killed
     for j in plan.jobs:
-        r = rows[_number(j.name)]
+        r = rows[replay_number(j.name)]
         assert j.walltime_min == max(1, math.ceil(max(r[8], r[3]) / scale / 60)), j
         assert j.runtime_s <= j.walltime_min * 60
 
@@ -301,12 +287,12 @@ def test_interactive_jobs_are_load_with_the_default_partitions_limit(site: str,
     """interactive.swf: queue 0 is interactive (started at once, no requested time, under
     an hour). They held processors, so they are replayed; without a request each gets the
     default partition's limit (gamma: 30 min, alpha: a day) where its run fits it."""
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "interactive.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "interactive.swf")}
     interactive = {n for n, r in rows.items() if r[14] == 0}
     assert len(interactive) == 120 and all(rows[n][8] == -1 for n in interactive)
     log = read_swf(FIXTURES / "interactive.swf")
-    plan = plan_replay(log, cluster(site), start=log.span[0], duration_s=_whole(log))
-    replayed = [j for j in plan.jobs if _number(j.name) in interactive]
+    plan = plan_replay(log, cluster(site), start=log.span[0], duration_s=whole_window(log))
+    replayed = [j for j in plan.jobs if replay_number(j.name) in interactive]
     assert len(replayed) >= 60  # thinned to the log's load, not dropped
     for j in replayed:
         if j.runtime_s <= limit * 60:
@@ -335,7 +321,7 @@ def test_a_machine_idle_most_of_the_time_gets_a_drawn_window_with_arrivals() -> 
 def test_a_window_at_the_very_end_rebuilds_the_queue_standing_there() -> None:
     """busy_end.swf ends in a rush: at its last submission jobs run and others wait. On
     alpha (32 CPUs, as the log's machine) sizes map one to one and nothing is thinned."""
-    rows = _rows(FIXTURES / "busy_end.swf")
+    rows = swf_rows(FIXTURES / "busy_end.swf")
     log = read_swf(FIXTURES / "busy_end.swf")
     last = log.span[1]
     ran = [r for r in rows if r[3] > 0]
@@ -347,18 +333,18 @@ def test_a_window_at_the_very_end_rebuilds_the_queue_standing_there() -> None:
     assert running and len(waiting) >= 5 and arriving
     plan = plan_replay(log, cluster("alpha"), start=last, duration_s=10)
     assert (plan.running_at_start, plan.queued_at_start) == (len(running), len(waiting))
-    kinds = {k: [_number(j.name) for j in plan.jobs if j.name.startswith(f"trace-{k}-")]
+    kinds = {k: [replay_number(j.name) for j in plan.jobs if j.name.startswith(f"trace-{k}-")]
              for k in ("run", "wait", "arrive")}
     assert sorted(kinds["run"]) == running and kinds["wait"] == waiting
     assert kinds["arrive"] == arriving
     end = {int(r[0]): r[1] + r[2] + r[3] for r in ran}
     for j in plan.jobs:
         if j.name.startswith("trace-run-"):
-            assert j.runtime_s == round((end[_number(j.name)] - last) / 60, 2)
+            assert j.runtime_s == round((end[replay_number(j.name)] - last) / 60, 2)
 
 
 def test_start_beyond_the_log_is_one_line_naming_its_range(capsys) -> None:
-    rows = _rows(FIXTURES / "busy_end.swf")
+    rows = swf_rows(FIXTURES / "busy_end.swf")
     first, last = min(r[1] for r in rows), max(r[1] for r in rows)
     assert cli(["testbed", "load", "--trace", str(FIXTURES / "busy_end.swf"), "--site",
                 "alpha", "--start", str(last + 1), "--dry-run", "--json"]) == 2
@@ -419,14 +405,14 @@ def test_a_profile_of_no_finite_duration_is_refused_not_run(duration: str) -> No
 
 def test_scale_one_replays_log_seconds_as_real_seconds() -> None:
     log = read_swf(FIXTURES / "busy_end.swf")
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "busy_end.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "busy_end.swf")}
     start = log.span[0]
     plan = plan_replay(log, cluster("alpha"), start=start, duration_s=3600, scale=1)
     assert plan.window == (start, start + 3600)
     arrived = [j for j in plan.jobs if j.name.startswith("trace-arrive-")]
     assert arrived
     for j in arrived:
-        r = rows[_number(j.name)]
+        r = rows[replay_number(j.name)]
         assert j.at_s == r[1] - start and j.runtime_s == r[3]
         assert j.walltime_min == math.ceil(max(r[8], r[3]) / 60)
 
@@ -436,7 +422,7 @@ def test_scale_3600_replays_weeks_in_minutes_in_order() -> None:
     order, every limit at least a minute, runtimes to the hundredth of a second (at least
     one hundredth)."""
     log = read_swf(FIXTURES / "busy_end.swf")
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "busy_end.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "busy_end.swf")}
     plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=600, scale=3600)
     assert plan.arrivals_in_log == len(rows)
     ats = [j.at_s for j in plan.jobs]
@@ -444,7 +430,7 @@ def test_scale_3600_replays_weeks_in_minutes_in_order() -> None:
     for j in plan.jobs:
         # a run under 18 s is a hundredth of a second at least: it ran (tests/test_trace_unseen4)
         assert j.walltime_min >= 1
-        assert j.runtime_s == max(0.01, round(rows[_number(j.name)][3] / 3600, 2))
+        assert j.runtime_s == max(0.01, round(rows[replay_number(j.name)][3] / 3600, 2))
 
 
 # ---- determinism -------------------------------------------------------------------------

@@ -21,31 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sweep_helpers import replay_number, swf_rows, whole_window
 
 from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
-from diamond_jupyter.testbed.trace import SwfLog, plan_replay, read_swf
+from diamond_jupyter.testbed.trace import plan_replay, read_swf
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "swf_unseen4"
 UNSEEN = sorted(FIXTURES.glob("*.swf"))
 SITES = [c.name for c in CLUSTERS]
-
-
-def _rows(path: Path) -> list[list[float]]:
-    """The job lines' fields as numbers, read here without the reader under test."""
-    return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
-            if line.strip() and not line.startswith(";")]
-
-
-def _number(name: str) -> int:
-    return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
-
-
-def _whole(log: SwfLog, scale: float = 60.0) -> float:
-    """A duration (real seconds) whose window holds every submission of the log."""
-    return (log.span[1] - log.span[0]) / scale + 1
 
 
 def _small(nodes: int, cpus: int, *limits: str) -> ClusterDef:
@@ -87,7 +73,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
     """Every drawn window (seeds 1-3) holds arrivals of jobs that ran; every replayed job ran
     in the log, fits the site and its partition, arrives within the replay; the site's
     utilization is the log's within what whole CPUs allow; a plan without jobs says why."""
-    rows = _rows(path)
+    rows = swf_rows(path)
     ran = _ran(rows)
     log = read_swf(path)
     c = cluster(site)
@@ -101,7 +87,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
         names = [j.name for j in plan.jobs]
         assert len(names) == len(set(names))
         for j in plan.jobs:
-            assert _number(j.name) in ran, j
+            assert replay_number(j.name) in ran, j
             assert 0 <= j.at_s <= 600 and j.runtime_s > 0
             assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus
             assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition]
@@ -201,7 +187,7 @@ def test_a_drawn_window_holds_jobs_that_ran_not_only_cancelled_ones(name: str) -
     that ran on days 3 and 8 only; tail_cancelled.swf: its last day only cancelled. Before:
     a window holding a cancelled submission counted as one with arrivals, and 2-3 of seeds
     1-3 replayed nothing, saying no job ran there."""
-    rows = _rows(FIXTURES / f"{name}.swf")
+    rows = swf_rows(FIXTURES / f"{name}.swf")
     ran = _ran(rows)
     assert len(ran) < len(rows)
     log = read_swf(FIXTURES / f"{name}.swf")
@@ -215,7 +201,7 @@ def test_a_drawn_window_holds_jobs_that_ran_not_only_cancelled_ones(name: str) -
 
 
 def test_a_window_in_a_cancelled_tail_says_no_job_ran_there() -> None:
-    rows = _rows(FIXTURES / "tail_cancelled.swf")
+    rows = swf_rows(FIXTURES / "tail_cancelled.swf")
     last_ran = max(r[1] + max(r[2], 0) + r[3] for r in rows if int(r[0]) in _ran(rows))
     log = read_swf(FIXTURES / "tail_cancelled.swf")
     plan = plan_replay(log, cluster("alpha"), start=last_ran + 1, duration_s=60)
@@ -251,7 +237,7 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     running over the night the clock went back an hour show a wait or run an hour short,
     below zero for short ones. Before: those runs were dropped and those waits taken as 0
     without a word. Now a note counts them and says how each is taken."""
-    rows = _rows(FIXTURES / "dst.swf")
+    rows = swf_rows(FIXTURES / "dst.swf")
     odd = [r for r in rows if r[2] < -1 or r[3] < -1]
     negative_run = {int(r[0]) for r in rows if r[3] < 0}
     negative_wait = {int(r[0]): r for r in rows if r[2] < 0 and r[3] > 0}
@@ -262,9 +248,9 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     assert note.startswith(f"{len(odd)} job(s) have a wait or run time below -1 (unknown) "
                            f"(e.g. job {int(first[0])}: wait {first[2]:g}, run {first[3]:g})")
     assert "daylight saving" in note
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     assert note in plan.notes
-    replayed = {_number(j.name) for j in plan.jobs}
+    replayed = {replay_number(j.name) for j in plan.jobs}
     assert not replayed & negative_run  # a run of unknown length: no load
     assert set(negative_wait) <= replayed
     # a wait taken as unknown: its start simulated, as a wait of -1's is (session 24; before,
@@ -272,7 +258,7 @@ def test_negative_waits_and_runs_of_a_clock_set_back_are_named() -> None:
     # run is replayed
     number, r = next(iter(negative_wait.items()))
     later = plan_replay(log, cluster("beta"), start=r[1] + 60, duration_s=1, scale=1)
-    [job] = [j for j in later.jobs if _number(j.name) == number]
+    [job] = [j for j in later.jobs if replay_number(j.name) == number]
     assert (job.name.startswith("trace-wait-") and job.runtime_s == r[3]) or (
         job.name.startswith("trace-run-") and r[3] - 60 <= job.runtime_s < r[3])
     assert any("simulated" in n and "no recorded wait" in n for n in later.notes)
@@ -300,13 +286,13 @@ def test_requests_are_kept_as_written_and_one_over_every_partition_is_named() ->
     goes to `long`, each limit the request (or the run, where longer) in whole minutes; a
     week's request is cut to two days and a note says how many were. Before: cut without a
     word."""
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "queues.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "queues.swf")}
     log = read_swf(FIXTURES / "queues.swf")
-    plan = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=_whole(log, 1),
+    plan = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=whole_window(log, 1),
                        scale=1)
     over = []
     for j in plan.jobs:
-        r = rows[_number(j.name)]
+        r = rows[replay_number(j.name)]
         if r[8] > 0:
             asked = math.ceil(max(r[8], r[3]) / 60)
             want = (None, asked) if asked <= 30 else ("long", min(asked, 2880))
@@ -321,7 +307,7 @@ def test_requests_are_kept_as_written_and_one_over_every_partition_is_named() ->
     assert note.startswith(f"{len(over)} job(s) asked for more time than gamma's longest "
                            f"partition allows (e.g. {over[0]}: 10080 min at --scale 1, the "
                            "limit 2880 min)")
-    at_60 = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=_whole(log))
+    at_60 = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=whole_window(log))
     assert not any("asked for more time" in n for n in at_60.notes)  # a week is 168 min
 
 
@@ -333,18 +319,18 @@ def test_a_huge_scale_keeps_every_job_that_ran_a_job_that_runs(scale: float) -> 
     millisecond. Before: runtimes rounded to 0 s (a job that ran replayed as none, the
     plan's utilization a fiction) without a word; now each runs the plan's shortest time,
     0.01 s, and a note counts them."""
-    rows = {int(r[0]): r for r in _rows(FIXTURES / "v22_notes.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / "v22_notes.swf")}
     log = read_swf(FIXTURES / "v22_notes.swf")
     plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=600, scale=scale)
     assert plan.arrivals_in_log == len(_ran(list(rows.values())))
-    short = [j for j in plan.jobs if rows[_number(j.name)][3] / scale < 0.005]
+    short = [j for j in plan.jobs if rows[replay_number(j.name)][3] / scale < 0.005]
     assert short
     for j in plan.jobs:
-        r = rows[_number(j.name)]
+        r = rows[replay_number(j.name)]
         assert j.runtime_s == max(0.01, round(r[3] / scale, 2)), (j, r)
         assert j.at_s == round((r[1] - log.span[0]) / scale, 3) and j.walltime_min == 1
     [note] = [n for n in plan.notes if "ran less than 0.01 real seconds" in n]
-    floored = [j for j in plan.jobs if round(rows[_number(j.name)][3] / scale, 2) < 0.01]
+    floored = [j for j in plan.jobs if round(rows[replay_number(j.name)][3] / scale, 2) < 0.01]
     assert note.startswith(f"{len(floored)} job(s) ran less than 0.01 real seconds at "
                            f"--scale {scale:g}")
 
@@ -381,7 +367,7 @@ def test_a_start_given_as_a_unix_time_is_refused_with_the_log_seconds_it_means(
     """Both logs say `UnixStartTime`: log second 0. A user who turns a date into seconds
     gives a Unix time; the error says which --start that moment is. Before: only the log's
     range, in seconds no user had in mind."""
-    rows = _rows(FIXTURES / f"{name}.swf")
+    rows = swf_rows(FIXTURES / f"{name}.swf")
     header = dict(line[1:].strip().split(": ", 1) for line in
                   (FIXTURES / f"{name}.swf").read_text().splitlines()
                   if line.startswith("; UnixStartTime"))
@@ -421,7 +407,7 @@ def _expected(path: Path, machine: int, c: ClusterDef, start: float, end: float,
     """Job number -> (kind, arrival, runtime, CPUs) of every job a replay of [start, end)
     may submit, from the log's lines: a summary line stands for its partial executions, a
     wait below zero is unknown (started when submitted), a job that ran with a size loads."""
-    rows = _rows(path)
+    rows = swf_rows(path)
     summarized = {int(r[0]) for r in rows if r[10] not in (2, 3, 4)}
     out = {}
     for r in sorted(rows, key=lambda r: (r[1], r[0])):
@@ -454,7 +440,7 @@ def test_each_plan_is_the_logs_window_rebuilt_compressed_and_sized(path: Path) -
         for seed, scale in ((1, 60.0), (2, 600.0)):
             plan = plan_replay(log, c, seed=seed, duration_s=600, scale=scale)
             want = _expected(path, log.max_procs, c, *plan.window, scale)
-            got = [_number(j.name) for j in plan.jobs]
+            got = [replay_number(j.name) for j in plan.jobs]
             assert set(got) <= set(want)
             kinds = [want[n][0] for n in got]  # the queue's counts are of the jobs kept
             assert (plan.running_at_start, plan.queued_at_start, plan.arrivals_kept) == (
@@ -463,7 +449,7 @@ def test_each_plan_is_the_logs_window_rebuilt_compressed_and_sized(path: Path) -
             waiting = [n for n in got if want[n][0] == "wait"]
             assert waiting == [n for n in want if n in waiting]
             for j in plan.jobs:
-                kind, at_s, runtime_s, cpus = want[_number(j.name)]
+                kind, at_s, runtime_s, cpus = want[replay_number(j.name)]
                 assert j.name.startswith(f"trace-{kind}-") and j.at_s == at_s, j
                 assert j.runtime_s == runtime_s, j
                 assert j.nodes == math.ceil(cpus / c.cpus)
@@ -477,24 +463,24 @@ def test_a_version_22_header_with_notes_sizes_the_machine_by_maxprocs() -> None:
     text, one goes on over the next comment line), MaxNodes 64 of four processors and
     MaxProcs 256; jobs in processors held more than 64 at once. The machine is 256, nothing
     assumed; a job of 128 is half of alpha."""
-    rows = _rows(FIXTURES / "v22_notes.swf")
+    rows = swf_rows(FIXTURES / "v22_notes.swf")
     log = read_swf(FIXTURES / "v22_notes.swf")
     assert log.max_procs == 256 and log.notes == () and len(log.jobs) == len(rows)
     half = next(r for r in rows if r[4] == 128)
     plan = plan_replay(log, cluster("alpha"), start=half[1], duration_s=1)
-    [job] = [j for j in plan.jobs if _number(j.name) == int(half[0])]
+    [job] = [j for j in plan.jobs if replay_number(j.name) == int(half[0])]
     assert (job.nodes, job.cpus_per_node) == (2, 8)
 
 
 def test_more_nodes_than_processors_in_the_header_is_a_machine_of_its_processors() -> None:
     """nodes_over_procs.swf: MaxNodes 96, MaxProcs 64 (a header typed wrong); jobs up to 32
     filled the 64. Not counted in nodes: a job of 32 is half of beta's 128 CPUs."""
-    rows = _rows(FIXTURES / "nodes_over_procs.swf")
+    rows = swf_rows(FIXTURES / "nodes_over_procs.swf")
     log = read_swf(FIXTURES / "nodes_over_procs.swf")
     assert log.max_procs == 64 and log.notes == ()
     big = next(r for r in rows if r[4] == 32)
     plan = plan_replay(log, cluster("beta"), start=big[1], duration_s=1)
-    [job] = [j for j in plan.jobs if _number(j.name) == int(big[0])]
+    [job] = [j for j in plan.jobs if replay_number(j.name) == int(big[0])]
     assert job.nodes * job.cpus_per_node == 64
 
 
@@ -505,15 +491,15 @@ def test_sizes_are_what_jobs_were_given_not_what_they_asked(name: str) -> None:
     (false): jobs asked for up to four times what they got, some for 1,000 of 64. Each is
     sized by its allocated count (field 5), the machine stays 64, and each limit is its
     request, or its run where that was longer."""
-    rows = {int(r[0]): r for r in _rows(FIXTURES / f"{name}.swf")}
+    rows = {int(r[0]): r for r in swf_rows(FIXTURES / f"{name}.swf")}
     assert any(r[7] != r[4] for r in rows.values())
     log = read_swf(FIXTURES / f"{name}.swf")
     assert log.max_procs == 64 and log.notes == ()
     assert {j.number: j.procs for j in log.jobs} == {n: int(r[4]) for n, r in rows.items()}
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     assert len(plan.jobs) == len(rows)
     for j in plan.jobs:
-        r = rows[_number(j.name)]
+        r = rows[replay_number(j.name)]
         assert j.nodes * j.cpus_per_node == 2 * r[4]  # beta has twice the 64
         assert j.walltime_min == max(1, math.ceil(max(r[8], r[3]) / 3600)), (j, r)
 
@@ -538,13 +524,13 @@ def test_lines_grouped_by_queue_plan_as_their_copy_in_submit_order(tmp_path: Pat
 def test_partial_executions_before_their_summary_count_once_as_the_summary() -> None:
     """preempt_parts_first.swf (Preemption: Yes): a job's parts (status 2, then 3 or 4) come
     before its summary line. Each job is replayed once, with the summary's whole run."""
-    rows = _rows(FIXTURES / "preempt_parts_first.swf")
+    rows = swf_rows(FIXTURES / "preempt_parts_first.swf")
     parts = {int(r[0]) for r in rows if r[10] in (2, 3, 4)}
     assert parts and len(rows) > len({int(r[0]) for r in rows})
     summary = {int(r[0]): r for r in rows if r[10] == 1}
     log = read_swf(FIXTURES / "preempt_parts_first.swf")
     assert {j.number: j.run for j in log.jobs} == {n: r[3] for n, r in summary.items()}
-    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=_whole(log))
+    plan = plan_replay(log, cluster("beta"), start=log.span[0], duration_s=whole_window(log))
     names = [j.name for j in plan.jobs]
     assert len(names) == len(set(names)) == len(summary)
     assert not any("." in n for n in names)  # no second copy of a job

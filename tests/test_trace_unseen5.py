@@ -15,6 +15,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from sweep_helpers import replay_number, whole_window
 
 import diamond_jupyter.dialects.slurm_script  # noqa: F401  (imported by a plan: not its memory)
 from diamond_jupyter.cli.main import main as cli
@@ -30,15 +31,6 @@ def _line(number: int, submit: float, wait: float = 0, run: float = 100, procs: 
     given = procs if alloc is None else alloc
     return (f"{number} {submit:g} {wait:g} {run:g} {given} -1 -1 {procs} {req:g} -1 {status} "
             f"{number % 7 + 1} 1 -1 1 {partition} {preceding} {think:g}\n")
-
-
-def _whole(log, scale: float = 60.0) -> float:
-    """A duration (real seconds) whose window holds every submission of the log."""
-    return (log.span[1] - log.span[0]) / scale + 1
-
-
-def _number(name: str) -> int:
-    return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
 
 
 # ---- a long log whose window is at its end: memory ----------------------------------------
@@ -255,14 +247,14 @@ def test_jobs_without_a_requested_time_are_named_with_the_limit_they_get(tmp_pat
         _line(n, n * 120, 0, 3600, 4, req=-1 if n % 2 else 7200) for n in range(1, 21)))
     log = read_swf(path)
     c = cluster("gamma")  # short (30 min, the default) and long (2 days)
-    plan = plan_replay(log, c, start=120, duration_s=_whole(log, 1), scale=1)
-    unasked = [j for j in plan.jobs if _number(j.name) % 2]
+    plan = plan_replay(log, c, start=120, duration_s=whole_window(log, 1), scale=1)
+    unasked = [j for j in plan.jobs if replay_number(j.name) % 2]
     assert unasked and all((j.partition, j.walltime_min) == ("long", 2880) for j in unasked)
     [note] = [n for n in plan.notes if "no requested time" in n]
     assert note.startswith(f"{len(unasked)} job(s) have no requested time (field 9 is -1 "
                            f"or 0, e.g. {unasked[0].name})")
     assert note.endswith("(long 2880 min)")
-    asked = [j for j in plan.jobs if not _number(j.name) % 2]
+    asked = [j for j in plan.jobs if not replay_number(j.name) % 2]
     assert asked and all(j.walltime_min == 120 for j in asked)
 
 
@@ -286,7 +278,7 @@ def test_parts_around_a_summary_count_once_and_do_not_size_the_machine(tmp_path:
     assert [(j.number, j.run, j.status) for j in log.jobs] == [(1, 700, 0), (2, 600, 1),
                                                                (3, 500, 5)]
     assert log.max_procs == 16
-    plan = plan_replay(log, cluster("beta"), start=0, duration_s=_whole(log, 1), scale=1)
+    plan = plan_replay(log, cluster("beta"), start=0, duration_s=whole_window(log, 1), scale=1)
     names = sorted(j.name for j in plan.jobs)
     assert names == ["trace-arrive-1", "trace-arrive-2", "trace-arrive-3"]
     assert [j.runtime_s for j in sorted(plan.jobs, key=lambda j: j.name)] == [700, 600, 500]
@@ -303,7 +295,7 @@ def test_partition_numbers_beyond_the_headers_list_are_read_and_replayed(tmp_pat
                               for n in range(1, 21)))
     log = read_swf(path)
     c = cluster("gamma")
-    plan = plan_replay(log, c, start=60, duration_s=_whole(log), scale=60)
+    plan = plan_replay(log, c, start=60, duration_s=whole_window(log), scale=60)
     parts = {None if p.default else p.name for p in c.partitions}
     assert len(plan.jobs) == 20 and all(j.partition in parts for j in plan.jobs)
 
@@ -351,8 +343,8 @@ def test_statuses_0_1_5_replay_what_ran(tmp_path: Path) -> None:
         for n in range(1, 31)))
     log = read_swf(path)
     ran = {j.number for j in log.jobs if j.run > 0}
-    plan = plan_replay(log, cluster("beta"), start=30, duration_s=_whole(log), scale=60)
-    assert {_number(j.name) for j in plan.jobs} == ran
+    plan = plan_replay(log, cluster("beta"), start=30, duration_s=whole_window(log), scale=60)
+    assert {replay_number(j.name) for j in plan.jobs} == ran
     assert {j.status for j in log.jobs if j.number in ran} == {0, 1, 5}
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from sweep_helpers import replay_number, whole_window
 
 from diamond_jupyter.cli.main import main as cli
 from diamond_jupyter.testbed import load
@@ -34,15 +35,6 @@ def _line(number: int, submit: float, wait: float = 0, run: float = 100, procs: 
     return (f"{number} {submit:.12g} {wait:.12g} {run:.12g} {given} -1 {used_kb:g} {procs} "
             f"{req:.12g} {req_kb:g} {status} {number % 7 + 1} 1 -1 1 {partition} {preceding} "
             f"{think:g}\n")
-
-
-def _whole(log: SwfLog, scale: float = 60.0) -> float:
-    """A duration (real seconds) whose window holds every submission of the log."""
-    return (log.span[1] - log.span[0]) / scale + 1
-
-
-def _number(name: str) -> int:
-    return int(name.split("-", 2)[2].split(".")[0])  # trace-arrive-17.2 -> 17
 
 
 def _site(nodes: int, cpus: int) -> ClusterDef:
@@ -99,7 +91,7 @@ def _replayed_share(plan, rows: list[tuple[float, float, float, int]], c: Cluste
     start, end = plan.window
     busy = 0.0
     for j in plan.jobs:
-        s, w, r, _ = rows[_number(j.name) - 1]
+        s, w, r, _ = rows[replay_number(j.name) - 1]
         busy += j.nodes * j.cpus_per_node * max(0.0, min(s + w + r, end) - max(s + w, start))
     return busy / (c.nodes * c.cpus * (end - start))
 
@@ -133,7 +125,7 @@ def test_jobs_rounded_down_on_small_sites_are_made_up(tmp_path: Path, machine: i
     rows = _steady(machine, [1], 0.7, 600, seed=machine)
     log = read_swf(_write(tmp_path / "m.swf", f"; MaxProcs: {machine}\n", rows))
     c = _site(nodes, cpus)
-    plan = plan_replay(log, c, start=log.span[0], duration_s=_whole(log), scale=60)
+    plan = plan_replay(log, c, start=log.span[0], duration_s=whole_window(log), scale=60)
     want = _busy_share(rows, log.max_procs, *plan.window)
     assert abs(_replayed_share(plan, rows, c) - want) <= 0.03 * want
 
@@ -579,10 +571,10 @@ def test_a_thousand_jobs_in_one_second_arrive_at_once_in_number_order(tmp_path: 
     path.write_text("; MaxProcs: 256\n" + "".join(lines))
     log = read_swf(path)
     plan = plan_replay(log, cluster("alpha"), start=flurry_at - 600, duration_s=60, scale=60)
-    burst = [j for j in plan.jobs if _number(j.name) >= 1000]
+    burst = [j for j in plan.jobs if replay_number(j.name) >= 1000]
     assert 0 < len(burst) < 1000  # kept in the log's proportion: 1 of 256 is 1 of 32 CPUs
     assert len({j.at_s for j in burst}) == 1
-    assert [_number(j.name) for j in burst] == sorted(_number(j.name) for j in burst)
+    assert [replay_number(j.name) for j in burst] == sorted(replay_number(j.name) for j in burst)
     assert abs(plan.site_utilization - plan.log_utilization) <= 0.02
 
 

@@ -7,20 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 
 import pytest
+import test_config_unseen8
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh_auth import load_ssh_config, resolve_host
 
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    h = tmp_path / "home"
-    (h / ".ssh" / "config.d").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(h))
-    return h
+home = test_config_unseen8.home  # HOME in tmp_path, with ~/.ssh/config.d
 
 
 def _load_within(seconds: float, path: str | None) -> BaseException | None:

@@ -12,23 +12,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from sweep_helpers import SITES, refused
 from test_workflow_gate import CHAIN, Filling, analyse_events, complete, engine_with, phase
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.kernel.workflowcard import render_text
 from diamond_jupyter.model import BadInput, JobState
 from diamond_jupyter.workflow.model import Step, Workflow, load_workflow, parse_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load_workflow(textwrap.dedent(text), sites=SITES)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
-
 
 # -- reading and checking it ----------------------------------------------------------------
 

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sweep_helpers
+from sweep_helpers import SITES, load, refused
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.model import BadInput, Job, JobSpec, JobState
+from diamond_jupyter.model import Job, JobSpec, JobState
 from diamond_jupyter.workflow.engine import (
     Estimate,
     arrival_checks,
@@ -25,21 +27,6 @@ from diamond_jupyter.workflow.engine import (
     with_prologue,
 )
 from diamond_jupyter.workflow.model import MAX_WORKFLOW_BYTES, Workflow, load_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str | Path) -> str:
-    """The one-line reason a workflow file (text or Path) is refused."""
-    with pytest.raises(BadInput) as e:
-        load_workflow(textwrap.dedent(text) if isinstance(text, str) else text, sites=SITES)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
 
 
 def steps(wf: Workflow) -> list[tuple]:
@@ -775,13 +762,7 @@ def test_a_cross_site_copy_names_a_directory_without_its_slash():
 
 # -- 5. the command line: a bad file exits 2 with the line, before any site is asked ----------
 
-@pytest.fixture
-def cfg(tmp_path):
-    p = tmp_path / "sites.yaml"
-    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
-                 "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
-                 f"store: {tmp_path / 's.sqlite'}\n")
-    return p
+cfg = sweep_helpers.two_unreachable_sites
 
 
 @pytest.mark.parametrize("text,want", [

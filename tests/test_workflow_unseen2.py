@@ -13,26 +13,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import sweep_helpers
+from sweep_helpers import SITES, load, refused
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.model import BadInput
 from diamond_jupyter.sites import Site
 from diamond_jupyter.workflow.model import Workflow, load_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load_workflow(textwrap.dedent(text), sites=SITES)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
 
 
 def prepared_body(wf: Workflow, step: str, scheduler: str = "slurm") -> tuple[str, list[str]]:
@@ -449,12 +436,7 @@ def test_windows_line_ends_and_a_bom_in_text_from_the_notebook_or_rest():
 
 # -- 7. the command line names the file for every problem ----------------------------------------
 
-@pytest.fixture
-def cfg(tmp_path):
-    p = tmp_path / "sites.yaml"
-    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
-                 f"store: {tmp_path / 's.sqlite'}\n")
-    return p
+cfg = sweep_helpers.one_unreachable_site
 
 
 @pytest.mark.parametrize("text,want", [

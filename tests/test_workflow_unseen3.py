@@ -10,32 +10,16 @@ their separators, a gang of one, a no-break space from a web page, an empty list
 from __future__ import annotations
 
 import json
-import textwrap
 from datetime import datetime, timezone
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sweep_helpers
+from sweep_helpers import SITES, load, refused
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.model import BadInput
 from diamond_jupyter.workflow.engine import WorkflowEngine
-from diamond_jupyter.workflow.model import Workflow, load_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str | Path) -> str:
-    with pytest.raises(BadInput) as e:
-        load_workflow(textwrap.dedent(text) if isinstance(text, str) else text, sites=SITES)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
-
+from diamond_jupyter.workflow.model import load_workflow
 
 # -- 1. valid files ------------------------------------------------------------------------------
 
@@ -351,12 +335,7 @@ def test_fault_a_dialect_that_is_not_the_scripts_is_refused_not_read_as_comments
 
 # -- 3. the command line -------------------------------------------------------------------------
 
-@pytest.fixture
-def cfg(tmp_path):
-    p = tmp_path / "sites.yaml"
-    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
-                 f"store: {tmp_path / 's.sqlite'}\n")
-    return p
+cfg = sweep_helpers.one_unreachable_site
 
 
 @pytest.mark.parametrize("text,want", [

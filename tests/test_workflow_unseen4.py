@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sweep_helpers
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import BadInput
@@ -361,12 +362,7 @@ def test_a_null_or_numeric_script(script, want):
 
 # -- 7. the command line --------------------------------------------------------------------------
 
-@pytest.fixture
-def cfg(tmp_path):
-    p = tmp_path / "sites.yaml"
-    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
-                 f"store: {tmp_path / 's.sqlite'}\n")
-    return p
+cfg = sweep_helpers.one_unreachable_site
 
 
 @pytest.mark.parametrize("text,want", [

@@ -12,30 +12,16 @@ without contacting them)."""
 from __future__ import annotations
 
 import json
-import textwrap
 import time
 
 import pytest
+import sweep_helpers
+from sweep_helpers import SITES, load, refused
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
-from diamond_jupyter.workflow.model import Workflow, load_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load(text)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
-
+from diamond_jupyter.workflow.model import load_workflow
 
 # -- 1. features of other workflow tools: said, with what to write instead --------------------
 
@@ -323,14 +309,7 @@ def test_retries_forever_or_as_a_float_are_refused(written, want):
 
 # -- 7. the command line: sites that cannot be reached ----------------------------------------
 
-@pytest.fixture
-def cfg(tmp_path):
-    """Two sites at TEST-NET addresses: nothing answers there."""
-    p = tmp_path / "sites.yaml"
-    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
-                 "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
-                 f"store: {tmp_path / 's.sqlite'}\n")
-    return p
+cfg = sweep_helpers.two_unreachable_sites
 
 
 @pytest.mark.parametrize("text,want", [

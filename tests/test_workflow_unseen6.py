@@ -9,27 +9,10 @@ directives, dependency kinds written in `needs`, and other tools' habits. The te
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from sweep_helpers import load, refused
 
-from diamond_jupyter.model import BadInput
-from diamond_jupyter.workflow.model import Workflow, load_workflow
-
-SITES = ["alpha", "beta", "gamma"]
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load(text)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
-
+from diamond_jupyter.workflow.model import load_workflow
 
 # -- 1-2. heredocs of another scheduler's script --------------------------------------------
 

@@ -9,31 +9,17 @@ run` exits 2 on it). The tests marked `fault` failed before this sweep's fixes."
 
 from __future__ import annotations
 
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from sweep_helpers import SITES, load, refused
 
 from diamond_jupyter.cli import main
-from diamond_jupyter.model import BadInput
-from diamond_jupyter.workflow.model import Workflow, load_workflow
+from diamond_jupyter.workflow.model import load_workflow
 
-SITES = ["alpha", "beta", "gamma"]
 STEP_FIELDS = ("accepted: name, script, script_file, site, needs, inputs, outputs, gang, "
                "retries, on_failure, dialect")
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load(text)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
 
 
 # -- 1-5. other tools' field names: what to write instead ------------------------------------

@@ -18,30 +18,18 @@ import time
 from pathlib import Path
 
 import pytest
+from sweep_helpers import SITES, load, refused
 from test_workflow_plan_loop import _fed
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports import base as transport_base
-from diamond_jupyter.workflow.model import Workflow, load_workflow
+from diamond_jupyter.workflow.model import load_workflow
 
-SITES = ["alpha", "beta", "gamma"]
 STEP_FIELDS = ("accepted: name, script, script_file, site, needs, inputs, outputs, gang, "
                "retries, on_failure, dialect")
 TOP_FIELDS = "accepted: name, steps, queue_ahead, and x-* keys to hold YAML anchors"
 SLURM = "#!/bin/bash\\n#SBATCH -t 5\\n"  # inside a double-quoted YAML script
-
-
-def load(text: str) -> Workflow:
-    return load_workflow(textwrap.dedent(text), sites=SITES)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(BadInput) as e:
-        load(text)
-    msg = str(e.value)
-    assert msg.strip() and "\n" not in msg, msg
-    return msg
 
 
 def step_with(field: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import sweep_helpers
 import yaml
 from hostile_corpus import ALL, EVENT_LINES
 from hypothesis import HealthCheck, given, settings
@@ -101,17 +102,9 @@ def _draw(strategy, n: int) -> list:
     return out
 
 
-import pytest  # noqa: E402
 
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
 
 
 rest_bodies = st.one_of(

@@ -1,0 +1,188 @@
+"""Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
+test_newuser2.py, the REST body tests), the workflow files' (test_workflow_unseen*.py) and
+the SWF logs' (test_trace_unseen*.py).
+
+A module takes a fixture by binding it under the name its tests ask for, e.g.
+`jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
+the module attribute's name, while importing the fixture by the name its tests take would
+have the linter call every such test argument a redefinition. The fixtures a fixture here
+asks for (`user`, `data_dir`, `jp_base_url` ...) are resolved where the test is."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from diamond_jupyter.model import BadInput
+from diamond_jupyter.workflow.model import Workflow, load_workflow
+
+if TYPE_CHECKING:
+    from test_cli_newuser import NewUser
+
+    from diamond_jupyter.testbed.trace import SwfLog
+
+
+@pytest.fixture
+def one_local_site_server(tmp_path, data_dir):
+    """A `jp_server_config`: the diamond extension on one local site, `here`, with a store in
+    tmp_path."""
+    from server_conftest import diamond_config
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def rest_caller(http_server_client, jp_base_url, jp_auth_header
+                ) -> Callable[..., Awaitable[tuple[int, Any]]]:
+    """`await rest(METHOD, "jobs/...", body)` on the extension's API, with the token unless
+    `auth=False` and any other `headers`, any method with or without a body: the answer's
+    code and its body, parsed as JSON when it is JSON."""
+    async def call(method: str, path: str, body: bytes | None = None, *,
+                   headers: dict[str, str] | None = None, auth: bool = True
+                   ) -> tuple[int, Any]:
+        resp = await http_server_client.fetch(
+            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
+            headers={**(jp_auth_header if auth else {}), **(headers or {})},
+            raise_error=False, allow_nonstandard_methods=True)
+        text = resp.body.decode()
+        try:
+            return resp.code, json.loads(text)
+        except ValueError:
+            return resp.code, text
+    return call
+
+
+@pytest.fixture
+def new_user(tmp_path) -> NewUser:
+    """A `user`: test_cli_newuser's new user, with a fake Slurm site `alpha`."""
+    from test_cli_newuser import NewUser
+
+    return NewUser(tmp_path)
+
+
+@pytest.fixture
+def magics_shell(user, monkeypatch) -> Iterator[Any]:
+    """A `shell`: an IPython shell with the magics loaded, its engine in-process on the
+    user's sites file, data directory and home."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
+    monkeypatch.setenv("DIAMOND_ENGINE", "local")
+    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
+    monkeypatch.setenv("HOME", str(user.home))
+    monkeypatch.chdir(user.root)
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "diamond_jupyter")
+    yield sh
+    sh.run_line_magic("unload_ext", "diamond_jupyter")
+    InteractiveShell.clear_instance()
+
+
+def sbatch_calls(user: NewUser) -> list[str]:
+    """The sbatch command lines the user's fake Slurm site was given (none yet: [])."""
+    calls = user.fake / "calls"
+    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
+        if calls.exists() else []
+
+
+async def mcp_refusal(user: NewUser, tool: str, args: dict[str, Any]) -> str:
+    """The error an MCP tool call on the user's sites file is refused with (it must be)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from diamond_jupyter.mcp_server import build_server
+
+    server = build_server(str(user.sites), root=user.root)  # refused before its engine starts
+    try:
+        await server.call_tool(tool, args)
+    except ToolError as e:
+        return str(e)
+    raise AssertionError(f"{tool} ran with {sorted(args)}")  # names: a value may be megabytes
+
+
+def as_another_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, files made so far belong to 'another user' (the process's uid moves)."""
+    real = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real + 1)
+
+
+class FakeTty:
+    """A stream that says it is a terminal and keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+
+# -- workflow files ---------------------------------------------------------------------------
+
+SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
+
+
+def load(text: str) -> Workflow:
+    """A workflow file's text (dedented) read against SITES."""
+    return load_workflow(textwrap.dedent(text), sites=SITES)
+
+
+def refused(text: str | Path) -> str:
+    """The one-line reason a workflow file (text, dedented, or Path) is refused."""
+    with pytest.raises(BadInput) as e:
+        load_workflow(textwrap.dedent(text) if isinstance(text, str) else text, sites=SITES)
+    msg = str(e.value)
+    assert msg.strip() and "\n" not in msg, msg
+    return msg
+
+
+@pytest.fixture
+def one_unreachable_site(tmp_path) -> Path:
+    """A `cfg`: a sites file of one site, alpha, at a TEST-NET address (nothing answers
+    there), and a store in tmp_path."""
+    p = tmp_path / "sites.yaml"
+    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
+                 f"store: {tmp_path / 's.sqlite'}\n")
+    return p
+
+
+@pytest.fixture
+def two_unreachable_sites(tmp_path) -> Path:
+    """A `cfg`: a sites file of two sites, alpha and beta, at TEST-NET addresses (nothing
+    answers there), and a store in tmp_path."""
+    p = tmp_path / "sites.yaml"
+    p.write_text("sites:\n  - name: alpha\n    transport: {kind: ssh, host: 192.0.2.1}\n"
+                 "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
+                 f"store: {tmp_path / 's.sqlite'}\n")
+    return p
+
+
+# -- SWF logs ---------------------------------------------------------------------------------
+
+def whole_window(log: SwfLog, scale: float = 60.0) -> float:
+    """The duration (real seconds) of a window from the log's first submission past its last,
+    the log's time divided by SCALE."""
+    return (log.span[1] - log.span[0]) / scale + 1
+
+
+def swf_rows(path: Path) -> list[list[float]]:
+    """The job lines' fields as numbers, read here without the reader under test."""
+    return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
+            if line.strip() and not line.startswith(";")]
+
+
+def replay_number(name: str) -> int:
+    """The log's job number in a replayed job's name: trace-arrive-17.2 -> 17."""
+    return int(name.split("-", 2)[2].split(".")[0])

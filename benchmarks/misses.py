@@ -125,7 +125,9 @@ def view_at_fault(r: dict[str, Any], site: str, bound_s: float) -> dict[str, Any
     """What round `r`'s recorded view of `site` held (`placement.view_record`), where the
     engine planned its probe to start within AT_ONCE_S and it started after WAITED_S: its
     running own jobs, the other running jobs counted, and the first VIEW_AHEAD waiting jobs
-    (the view's order: by priority). None: not such a round, or a run that kept no view."""
+    (the view's order: by priority), and its nodes placement did not use (a `*` on one of
+    alpha's four left seed 123's whole-machine jobs blocking nobody: `tests/test_view_fault`).
+    None: not such a round, or a run that kept no view."""
     e, view = r["estimate"].get(site), (r.get("view") or {}).get(site)
     if e is None or view is None or e.get("start_s") is None or e["start_s"] > AT_ONCE_S or \
             _started(r, site, bound_s) <= WAITED_S:
@@ -135,6 +137,8 @@ def view_at_fault(r: dict[str, Any], site: str, bound_s: float) -> dict[str, Any
     return {"own_running": own, "others_running": len(running) - len(own),
             "ended_dropped": [j["id"] for j in running if j.get("ended")],
             "waiting": len(pending), "waiting_ahead": pending[:VIEW_AHEAD],
+            "unusable_nodes": [f"{n['name']} ({n['state']})" for n in view.get("nodes") or ()
+                               if not n.get("usable", True)],
             "left_out": view.get("left_out") or {}}
 
 
@@ -147,8 +151,9 @@ def _view_text(v: dict[str, Any]) -> str:
     own = ", ".join(job(j) for j in v["own_running"]) or "none"
     ahead = "; ".join(job(j) for j in v["waiting_ahead"]) or "none"
     dropped = ", ".join(v["ended_dropped"]) or "none"
+    unusable = ", ".join(v.get("unusable_nodes") or ()) or "none"
     return (f"own running: {own}; others running: {v['others_running']}; counted as ended: "
-            f"{dropped}; waiting {v['waiting']}, first: {ahead}")
+            f"{dropped}; nodes not used: {unusable}; waiting {v['waiting']}, first: {ahead}")
 
 
 def cause_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:

@@ -96,7 +96,11 @@ def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str]
     in all (the rest counted). Per job: the native id, its user ("own" for this store's jobs,
     `own`), partition, size, state and reason, its start (running) or the scheduler's start
     estimate (waiting) in seconds from `now`, its time limit, and whether the engine counted
-    it as ended (`ended`: `Federation.ended_in_view`)."""
+    it as ended (`ended`: `Federation.ended_in_view`). And its nodes (at most `cap`): state,
+    CPUs and GPUs allocated of all, and whether placement takes new jobs there
+    (`placement_fit.node_usable`: a node marked not responding, `*`, is not used)."""
+    from diamond_jupyter.placement_fit import node_usable
+
     def rel(t: datetime | None) -> float | None:
         return None if t is None else round((t - now).total_seconds(), 1)
 
@@ -111,9 +115,14 @@ def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str]
     kept_pending = pending[:max(0, cap - len(kept_running))]
     return {"taken_s": rel(snap.taken_at), "reachable": snap.reachable,
             "queue_error": snap.queue_error,
+            "nodes": [{"name": n.name, "state": n.state, "cpus": n.cpus,
+                       "cpus_allocated": n.cpus_allocated, "gpus": n.gpus,
+                       "gpus_allocated": n.gpus_allocated, "usable": node_usable(n)}
+                      for n in snap.nodes[:cap]],
             "running": [row(j) for j in kept_running],
             "pending": [row(j) for j in kept_pending],
-            "left_out": {"running": len(running) - len(kept_running),
+            "left_out": {"nodes": max(0, len(snap.nodes) - cap),
+                         "running": len(running) - len(kept_running),
                          "pending": len(pending) - len(kept_pending)}}
 
 

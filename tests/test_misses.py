@@ -130,16 +130,18 @@ def test_a_round_planned_at_once_that_waited_shows_its_recorded_view():
     from datetime import datetime, timedelta, timezone
 
     from benchmarks.placement import view_record
-    from diamond_jupyter.model import JobState, JobStatus, SiteSnapshot
+    from diamond_jupyter.model import JobState, JobStatus, Node, SiteSnapshot
 
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    nodes = [Node(name=f"an{i}", state="idle*" if i == 4 else "mixed", cpus=8)
+             for i in range(1, 5)]
     jobs = [JobStatus(native_id=str(i), state=JobState.RUNNING, user="bench", nodes=1,
                       cpus=8, partition="batch", started_at=now - timedelta(seconds=20),
                       walltime_s=60) for i in (41, 42)]
     jobs += [JobStatus(native_id=str(50 + i), state=JobState.PENDING, user="load", nodes=4,
                        cpus=128, partition="batch", reason="Priority", walltime_s=600)
              for i in range(6)]
-    view = view_record(SiteSnapshot(site="alpha", taken_at=now, jobs=jobs),
+    view = view_record(SiteSnapshot(site="alpha", taken_at=now, jobs=jobs, nodes=nodes),
                        own={"41", "42"}, ended=(), now=now)
     assert [j["user"] for j in view["running"]] == ["own", "own"]
     assert view["running"][0]["start_s"] == -20.0 and not view["running"][0]["ended"]
@@ -153,7 +155,9 @@ def test_a_round_planned_at_once_that_waited_shows_its_recorded_view():
     assert got["others_running"] == 0 and got["ended_dropped"] == []
     assert got["waiting"] == 6 and {j["nodes"] for j in got["waiting_ahead"]} == {4}
     text = misses.table(misses.explain(run_of(r)), {})
+    assert got["unusable_nodes"] == ["an4 (idle*)"]
     assert "41 own 1N/8c RUNNING start -20 limit 60" in text
+    assert "nodes not used: an4 (idle*)" in text
     assert "waiting 6, first: 50 load 4N/128c Priority start - limit 600" in text
 
 
@@ -181,5 +185,5 @@ def test_a_view_record_is_capped_running_first_and_counts_the_rest():
                        ended={"r1"}, now=now, cap=4)
     assert [j["id"] for j in view["running"]] == ["r0", "r1", "r2"]
     assert [j["id"] for j in view["pending"]] == ["p0"]
-    assert view["left_out"] == {"running": 0, "pending": 4}
+    assert view["left_out"] == {"nodes": 0, "running": 0, "pending": 4}
     assert [j["ended"] for j in view["running"]] == [False, True, False]

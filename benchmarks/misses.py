@@ -124,10 +124,10 @@ def explain(run: dict[str, Any]) -> list[dict[str, Any]]:
 def view_at_fault(r: dict[str, Any], site: str, bound_s: float) -> dict[str, Any] | None:
     """What round `r`'s recorded view of `site` held (`placement.view_record`), where the
     engine planned its probe to start within AT_ONCE_S and it started after WAITED_S: its
-    running own jobs, the other running jobs counted, and the first VIEW_AHEAD waiting jobs
-    (the view's order: by priority), and its nodes placement did not use (a `*` on one of
-    alpha's four left seed 123's whole-machine jobs blocking nobody: `tests/test_view_fault`).
-    None: not such a round, or a run that kept no view."""
+    running own jobs, the other running jobs counted, the first VIEW_AHEAD waiting jobs
+    (the view's order, which placement reads as priority), and the nodes placement did not
+    use (a `*` on one of alpha's four left seed 123's whole-machine jobs blocking nobody:
+    `tests/test_view_fault`). None: not such a round, or a run that kept no view."""
     e, view = r["estimate"].get(site), (r.get("view") or {}).get(site)
     if e is None or view is None or e.get("start_s") is None or e["start_s"] > AT_ONCE_S or \
             _started(r, site, bound_s) <= WAITED_S:

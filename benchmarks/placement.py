@@ -32,7 +32,9 @@ scored against the fastest matched probe, with the copies each hedged job cost:
 the probe's own end timestamp minus the round's start; a policy scores its choice's
 completion minus the fastest observed. Policies see only the snapshot taken before the
 round; rounds are never re-run or filtered. A probe not done `--max-wait` s after its
-round is cancelled and counted at that bound (a lower bound, counted in `censored`).
+round is cancelled and counted at that bound (a lower bound, counted in `censored`). Each
+round keeps the view of every site it was decided on (`per_round[].view`, `view_record`),
+which `benchmarks.misses` prints.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def recent_bounds(cal: SiteCalibration | None, snap: SiteSnapshot, partition: st
 def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str],
                 now: datetime, cap: int = VIEW_CAP) -> dict:
     """The view of one site that a round's decision was made on, compact: its running jobs,
-    then its waiting ones in the view's order (squeue lists them by priority), at most `cap`
+    then its waiting ones in the view's order (placement reads it as priority), at most `cap`
     in all (the rest counted). Per job: the native id, its user ("own" for this store's jobs,
     `own`), partition, size, state and reason, its start (running) or the scheduler's start
     estimate (waiting) in seconds from `now`, its time limit, and whether the engine counted
@@ -104,12 +106,14 @@ def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str]
     def rel(t: datetime | None) -> float | None:
         return None if t is None else round((t - now).total_seconds(), 1)
 
-    def row(j) -> dict:
-        return {"id": j.native_id, "user": "own" if j.native_id in own else j.user,
+    def row(j) -> dict:  # unknown fields left out (the JSON stays small)
+        return {k: v for k, v in {
+                "id": j.native_id, "user": "own" if j.native_id in own else j.user,
                 "partition": j.partition, "cpus": j.cpus, "nodes": j.nodes, "gpus": j.gpus,
                 "state": j.state.value, "reason": j.reason,
                 "start_s": rel(j.started_at if j.started_at else j.estimated_start),
-                "walltime_s": j.walltime_s, "ended": j.native_id in ended}
+                "walltime_s": j.walltime_s, "ended": j.native_id in ended}.items()
+                if v is not None}
     running, pending = snap.running, snap.pending
     kept_running = running[:cap]
     kept_pending = pending[:max(0, cap - len(kept_running))]

@@ -96,19 +96,20 @@ def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str]
     """The view of one site that a round's decision was made on, compact: its running jobs,
     then its waiting ones in the view's order (placement reads it as priority), at most `cap`
     in all (the rest counted). Per job: the native id, its user ("own" for this store's jobs,
-    `own`), partition, size, state and reason, its start (running) or the scheduler's start
-    estimate (waiting) in seconds from `now`, its time limit, and whether the engine counted
-    it as ended (`ended`: `Federation.ended_in_view`). And its nodes (at most `cap`): state,
-    CPUs and GPUs allocated of all, and whether placement takes new jobs there
-    (`placement_fit.node_usable`: a node marked not responding, `*`, is not used)."""
+    `own` and `ended`), partition, size, state and reason, its start (running) or the
+    scheduler's start estimate (waiting) in seconds from `now`, its time limit, and whether
+    the engine counted it as ended (`ended`: `Federation.ended_in_view`). And its nodes (at
+    most `cap`): state, CPUs and GPUs allocated of all, and whether placement takes new jobs
+    there (`placement_fit.node_usable`: a node marked not responding, `*`, is not used)."""
     from diamond_jupyter.placement_fit import node_usable
 
     def rel(t: datetime | None) -> float | None:
         return None if t is None else round((t - now).total_seconds(), 1)
 
     def row(j) -> dict:  # unknown fields left out (the JSON stays small)
+        mine = j.native_id in own or j.native_id in ended
         return {k: v for k, v in {
-                "id": j.native_id, "user": "own" if j.native_id in own else j.user,
+                "id": j.native_id, "user": "own" if mine else j.user,
                 "partition": j.partition, "cpus": j.cpus, "nodes": j.nodes, "gpus": j.gpus,
                 "state": j.state.value, "reason": j.reason,
                 "start_s": rel(j.started_at if j.started_at else j.estimated_start),

@@ -187,3 +187,4 @@ def test_a_view_record_is_capped_running_first_and_counts_the_rest():
     assert [j["id"] for j in view["pending"]] == ["p0"]
     assert view["left_out"] == {"nodes": 0, "running": 0, "pending": 4}
     assert [j["ended"] for j in view["running"]] == [False, True, False]
+    assert view["running"][1]["user"] == "own"  # the store's, heard ended

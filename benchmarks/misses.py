@@ -39,6 +39,9 @@ from .common import emit, markdown_table, parser
 from .decision_replay import NOW, scored_rounds, verdicts
 
 TOLERANCE_S = 10.0  # a predicted start this far from the recorded one is wrong
+AT_ONCE_S = 5.0  # a chosen site predicted to start within this ...
+WAITED_S = 30.0  # ... whose probe started after this (or never): its recorded view is shown
+VIEW_AHEAD = 10  # waiting jobs shown of such a view (the first in the view's order)
 
 
 def _source(e: dict[str, Any], seen: float) -> str:
@@ -114,8 +117,43 @@ def explain(run: dict[str, Any]) -> list[dict[str, Any]]:
                     "chosen_estimate": est[chosen], "fastest_estimate": est[fastest],
                     "chosen_started_s": (r.get("started_s") or {}).get(chosen),
                     "fastest_started_s": (r.get("started_s") or {}).get(fastest),
-                    "causes": causes})
+                    "causes": causes, "view": view_at_fault(r, chosen, bound)})
     return out
+
+
+def view_at_fault(r: dict[str, Any], site: str, bound_s: float) -> dict[str, Any] | None:
+    """What round `r`'s recorded view of `site` held (`placement.view_record`), where the
+    engine planned its probe to start within AT_ONCE_S and it started after WAITED_S: its
+    running own jobs, the other running jobs counted, the first VIEW_AHEAD waiting jobs
+    (the view's order, which placement reads as priority), and the nodes placement did not
+    use (a `*` on one of alpha's four left seed 123's whole-machine jobs blocking nobody:
+    `tests/test_view_fault`). None: not such a round, or a run that kept no view."""
+    e, view = r["estimate"].get(site), (r.get("view") or {}).get(site)
+    if e is None or view is None or e.get("start_s") is None or e["start_s"] > AT_ONCE_S or \
+            _started(r, site, bound_s) <= WAITED_S:
+        return None
+    running, pending = view["running"], view["pending"]
+    own = [j for j in running if j["user"] == "own"]
+    return {"own_running": own, "others_running": len(running) - len(own),
+            "ended_dropped": [j["id"] for j in running if j.get("ended")],
+            "waiting": len(pending), "waiting_ahead": pending[:VIEW_AHEAD],
+            "unusable_nodes": [f"{n['name']} ({n['state']})" for n in view.get("nodes") or ()
+                               if not n.get("usable", True)],
+            "left_out": view.get("left_out") or {}}
+
+
+def _view_text(v: dict[str, Any]) -> str:
+    def job(j: dict[str, Any]) -> str:
+        start = "-" if j.get("start_s") is None else f"{j['start_s']:.0f}"
+        return (f"{j['id']} {j.get('user') or '?'} {j.get('nodes')}N/{j.get('cpus')}c"
+                f"{'/' + str(j['gpus']) + 'g' if j.get('gpus') else ''} "
+                f"{j.get('reason') or j['state']} start {start} limit {j.get('walltime_s')}")
+    own = ", ".join(job(j) for j in v["own_running"]) or "none"
+    ahead = "; ".join(job(j) for j in v["waiting_ahead"]) or "none"
+    dropped = ", ".join(v["ended_dropped"]) or "none"
+    unusable = ", ".join(v.get("unusable_nodes") or ()) or "none"
+    return (f"own running: {own}; others running: {v['others_running']}; counted as ended: "
+            f"{dropped}; nodes not used: {unusable}; waiting {v['waiting']}, first: {ahead}")
 
 
 def cause_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -145,7 +183,13 @@ def table(rows: list[dict[str, Any]], counts: dict[str, dict[str, float]]) -> st
          for r in rows])
     summary = markdown_table(["cause", "rounds", "s lost in them"],
                              [(c, v["rounds"], f"{v['lost_s']:.1f}") for c, v in counts.items()])
-    return f"## rounds diamond missed the fastest site\n\n{body}\n\n## per cause\n\n{summary}\n"
+    views = "".join(f"- {r['background']} seed {r['seed']} round {r['round']}, {r['chosen']}: "
+                    f"{_view_text(r['view'])}\n" for r in rows if r.get("view"))
+    views = (f"\n## views of chosen sites planned to start within {AT_ONCE_S:g} s that waited "
+             f"over {WAITED_S:g} s (start and limit in s from the decision)\n\n{views}"
+             if views else "")
+    return (f"## rounds diamond missed the fastest site\n\n{body}\n\n## per cause\n\n"
+            f"{summary}\n{views}")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -32,7 +32,9 @@ scored against the fastest matched probe, with the copies each hedged job cost:
 the probe's own end timestamp minus the round's start; a policy scores its choice's
 completion minus the fastest observed. Policies see only the snapshot taken before the
 round; rounds are never re-run or filtered. A probe not done `--max-wait` s after its
-round is cancelled and counted at that bound (a lower bound, counted in `censored`).
+round is cancelled and counted at that bound (a lower bound, counted in `censored`). Each
+round keeps the view of every site it was decided on (`per_round[].view`, `view_record`),
+which `benchmarks.misses` prints.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import dataclasses
 import shutil
 import tempfile
 import time
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -72,6 +75,7 @@ HEDGE = 2  # copies a hedged submission sends
 CANCEL_S = 1.0  # matched hedge: a loser starting this soon after the winner also started
 FLOOR_S = 1.0  # ratio denominator floor: the schedulers' start granularity (~1 s cycles)
 PROBE_CPUS = 8  # the probe: one node, one task of 8 CPUs
+VIEW_CAP = 300  # jobs of a site's view recorded per round (running first); the rest counted
 
 
 def recent_bounds(cal: SiteCalibration | None, snap: SiteSnapshot, partition: str | None,
@@ -85,6 +89,55 @@ def recent_bounds(cal: SiteCalibration | None, snap: SiteSnapshot, partition: st
     smaller = waits.no_larger_than(cpus).bound(partition, cpus)
     return {"recent_bound_s": None if every is None else every[0],
             "recent_bound_no_larger_s": None if smaller is None else smaller[0]}
+
+
+def view_record(snap: SiteSnapshot, own: Collection[str], ended: Collection[str],
+                now: datetime, cap: int = VIEW_CAP) -> dict:
+    """The view of one site that a round's decision was made on, compact: its running jobs,
+    then its waiting ones in the view's order (placement reads it as priority), at most `cap`
+    in all (the rest counted). Per job: the native id, its user ("own" for this store's jobs,
+    `own` and `ended`), partition, size, state and reason, its start (running) or the
+    scheduler's start estimate (waiting) in seconds from `now`, its time limit, and whether
+    the engine counted it as ended (`ended`: `Federation.ended_in_view`). And its nodes (at
+    most `cap`): state, CPUs and GPUs allocated of all, and whether placement takes new jobs
+    there (`placement_fit.node_usable`: a node marked not responding, `*`, is not used)."""
+    from diamond_jupyter.placement_fit import node_usable
+
+    def rel(t: datetime | None) -> float | None:
+        return None if t is None else round((t - now).total_seconds(), 1)
+
+    def row(j) -> dict:  # unknown fields left out (the JSON stays small)
+        mine = j.native_id in own or j.native_id in ended
+        return {k: v for k, v in {
+                "id": j.native_id, "user": "own" if mine else j.user,
+                "partition": j.partition, "cpus": j.cpus, "nodes": j.nodes, "gpus": j.gpus,
+                "state": j.state.value, "reason": j.reason,
+                "start_s": rel(j.started_at if j.started_at else j.estimated_start),
+                "walltime_s": j.walltime_s, "ended": j.native_id in ended}.items()
+                if v is not None}
+    running, pending = snap.running, snap.pending
+    kept_running = running[:cap]
+    kept_pending = pending[:max(0, cap - len(kept_running))]
+    return {"taken_s": rel(snap.taken_at), "reachable": snap.reachable,
+            "queue_error": snap.queue_error,
+            "nodes": [{"name": n.name, "state": n.state, "cpus": n.cpus,
+                       "cpus_allocated": n.cpus_allocated, "gpus": n.gpus,
+                       "gpus_allocated": n.gpus_allocated, "usable": node_usable(n)}
+                      for n in snap.nodes[:cap]],
+            "running": [row(j) for j in kept_running],
+            "pending": [row(j) for j in kept_pending],
+            "left_out": {"nodes": max(0, len(snap.nodes) - cap),
+                         "running": len(running) - len(kept_running),
+                         "pending": len(pending) - len(kept_pending)}}
+
+
+def own_ids(fed, site: str) -> set[str]:
+    """The native ids of this store's jobs at `site` that have not ended (a reused id of
+    an ended one is another user's job)."""
+    from diamond_jupyter.model import TERMINAL_STATES
+
+    return {j.native_id for j in fed.store.list_jobs(site=site, limit=None)
+            if j.native_id and j.state not in TERMINAL_STATES}
 
 
 async def bench(config: str, seed: int, rounds: int, interval: float, warmup: float,
@@ -146,6 +199,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             for variant, cohort_s in VARIANTS.items():
                 cal = await fed.calibration(fetch=False, running=snaps, cohort_s=cohort_s)
                 choice[variant] = place(probe, pairs, **{**known, "calibration": cal}).choice
+            view = {s: view_record(snaps[s], own_ids(fed, s), known["ended"].get(s, ()),
+                                   dia.now) for s in snaps}
             feasible = [v.site for v in dia.ranked if v.feasible]
             ranking = feasible[:]  # diamond's order: hedging takes the first HEDGE of it
 
@@ -176,7 +231,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "ranking": ranking, "runtime_basis": dia.runtime_basis,
                             "pending": {s: len(snaps[s].pending) for s in snaps},
                             "jobs": {j.site: j.id for j in subs},
-                            "hedge": group})
+                            "hedge": group, "view": view})
         for rec in records:  # wait for every probe, censoring at the bound
             for jid in rec["jobs"].values():
                 left = rec["t0"] + max_wait - time.time()
@@ -208,7 +263,8 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
             else:
                 done[site] = max_wait
                 censored.append(site)
-        row = {**{k: rec[k] for k in ("round", "choice", "pending", "estimate", "ranking")},
+        row = {**{k: rec[k] for k in ("round", "choice", "pending", "estimate", "ranking",
+                                      "view")},
                "completion_s": done, "started_s": started, "censored": censored}
         if len(censored) == len(done):  # every site hit the bound: no winner is known
             all_censored.append(row)

@@ -182,6 +182,7 @@ OWN_ACTIVE_LOOKBACK = 500  # the user's newest queued and running jobs planned a
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
+AFTER_END_S = 5.0  # a view's job that started this long after the store's ended is another
 
 
 
@@ -201,8 +202,14 @@ def _submit_wait(d: Directive) -> SubmitWait | None:
 def _started_in(start: datetime | None, job: Job, task: bool) -> bool:
     """Whether a view's record that started at `start` can be the ended `job` (not another
     job given its reused id): a plain job's start is its own (within SAME_START_S); an array
-    task's lies within the array's run (the store keeps its first task's start)."""
-    if start is None or job.started_at is None:
+    task's lies within the array's run (the store keeps its first task's start). A record
+    that started after the job ended (beyond AFTER_END_S) is another job: the scheduler gave
+    the id again (restarted, its ids counted anew), also where the job never started."""
+    if start is None:
+        return True
+    if job.ended_at is not None and start > job.ended_at + timedelta(seconds=AFTER_END_S):
+        return False
+    if job.started_at is None:
         return True
     slack = timedelta(seconds=SAME_START_S)
     if not task:

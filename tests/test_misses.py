@@ -122,3 +122,69 @@ def test_a_start_too_soon_before_any_calibration_is_the_plans_not_the_ratios():
         ["chosen too soon: queue view", "fastest too late: calibration ratios"],
         ["chosen too soon: walltime plan", "fastest too late: calibration ratios"],
         ["chosen too soon: calibration ratios", "fastest too late: calibration ratios"]]
+
+
+def test_a_round_planned_at_once_that_waited_shows_its_recorded_view():
+    """Seed 123's shape: alpha planned at 0 s (bound 0) started after 56 s; the kept view
+    shows the two own probes running and the six whole-machine jobs waiting ahead."""
+    from datetime import datetime, timedelta, timezone
+
+    from benchmarks.placement import view_record
+    from diamond_jupyter.model import JobState, JobStatus, Node, SiteSnapshot
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    nodes = [Node(name=f"an{i}", state="idle*" if i == 4 else "mixed", cpus=8)
+             for i in range(1, 5)]
+    jobs = [JobStatus(native_id=str(i), state=JobState.RUNNING, user="bench", nodes=1,
+                      cpus=8, partition="batch", started_at=now - timedelta(seconds=20),
+                      walltime_s=60) for i in (41, 42)]
+    jobs += [JobStatus(native_id=str(50 + i), state=JobState.PENDING, user="load", nodes=4,
+                       cpus=128, partition="batch", reason="Priority", walltime_s=600)
+             for i in range(6)]
+    view = view_record(SiteSnapshot(site="alpha", taken_at=now, jobs=jobs, nodes=nodes),
+                       own={"41", "42"}, ended=(), now=now)
+    assert [j["user"] for j in view["running"]] == ["own", "own"]
+    assert view["running"][0]["start_s"] == -20.0 and not view["running"][0]["ended"]
+    r = round_(3, {"alpha": est(0.0, 13.3, bound=0.0, raw=0.0),
+                   "beta": est(4.0, 17.0, bound=9.0, raw=4.0)},
+               {"alpha": 55.6, "beta": 1.0}, {"alpha": 75.6, "beta": 14.0}, "alpha", "beta",
+               61.6)
+    r["view"] = {"alpha": json.loads(json.dumps(view))}
+    got = misses.explain(run_of(r))[0]["view"]
+    assert [j["id"] for j in got["own_running"]] == ["41", "42"]
+    assert got["others_running"] == 0 and got["ended_dropped"] == []
+    assert got["waiting"] == 6 and {j["nodes"] for j in got["waiting_ahead"]} == {4}
+    text = misses.table(misses.explain(run_of(r)), {})
+    assert got["unusable_nodes"] == ["an4 (idle*)"]
+    assert "41 own 1N/8c RUNNING start -20 limit 60" in text
+    assert "nodes not used: an4 (idle*)" in text
+    assert "waiting 6, first: 50 load 4N/128c Priority start - limit 600" in text
+
+
+def test_a_round_that_started_as_planned_or_kept_no_view_shows_none():
+    r = round_(1, {"a": est(0.0, 10.0, bound=0.0), "b": est(2.0, 9.0, bound=2.0)},
+               {"a": 3.0, "b": 0.5}, {"a": 16.0, "b": 9.0}, "a", "b", 7.0)
+    r["view"] = {"a": {"running": [], "pending": [], "left_out": {}}}
+    assert misses.explain(run_of(r))[0]["view"] is None  # started within WAITED_S
+    r["started_s"]["a"] = 50.0
+    assert misses.explain(run_of(r))[0]["view"] is not None
+    del r["view"]
+    assert misses.explain(run_of(r))[0]["view"] is None  # a run from before views were kept
+
+
+def test_a_view_record_is_capped_running_first_and_counts_the_rest():
+    from datetime import datetime, timezone
+
+    from benchmarks.placement import view_record
+    from diamond_jupyter.model import JobState, JobStatus, SiteSnapshot
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    jobs = [JobStatus(native_id=f"p{i}", state=JobState.PENDING) for i in range(5)]
+    jobs += [JobStatus(native_id=f"r{i}", state=JobState.RUNNING) for i in range(3)]
+    view = view_record(SiteSnapshot(site="s", taken_at=now, jobs=jobs), own=(),
+                       ended={"r1"}, now=now, cap=4)
+    assert [j["id"] for j in view["running"]] == ["r0", "r1", "r2"]
+    assert [j["id"] for j in view["pending"]] == ["p0"]
+    assert view["left_out"] == {"nodes": 0, "running": 0, "pending": 4}
+    assert [j["ended"] for j in view["running"]] == [False, True, False]
+    assert view["running"][1]["user"] == "own"  # the store's, heard ended

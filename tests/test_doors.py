@@ -71,6 +71,25 @@ async def test_submit_wait_and_exit_codes(fed, site):
         assert done.stdout_path == f"{fed.site(REST).workdir}/jobs/{ok.token}/stdout.log"
 
 
+async def test_rest_door_outlives_the_directory_it_was_started_from(fed, tmp_path,
+                                                                   monkeypatch):
+    """slurmrestd exits at a job submit whose directory is gone ("getcwd failed"): the test
+    bed's slurmrestd, started from a benchmark's clone that was removed after, failed the
+    next REST submit with "connection refused"."""
+    gone = tmp_path / "clone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    testbed.stop_site(CLUSTER_OF[REST], ("rest",))
+    testbed.start_site(CLUSTER_OF[REST], ("rest",))
+    monkeypatch.chdir(tmp_path)
+    gone.rmdir()
+    job = await fed.submit(Federation.parse("#!/bin/bash\n#SBATCH --time=1\necho after-rmdir\n"),
+                           REST)
+    done = await fed.wait(job.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done
+    assert testbed.status()["up"]  # slurmrestd still answers
+
+
 @pytest.mark.parametrize("site", DOORS)
 async def test_result_files_listed_and_fetched(fed, site, tmp_path):
     job = await fed.submit(JobSpec(script="mkdir -p out && printf 'r %s\\n' 7 > out/r.txt\n"

@@ -135,7 +135,10 @@ def rest_answers(c: ClusterDef) -> bool:
 
 
 def start_rest(base: Path, c: ClusterDef) -> list[str]:
-    """slurmrestd in the cluster's namespace (not root, as it insists), unless running."""
+    """slurmrestd in the cluster's namespace (not root, as it insists), unless running.
+    It runs in the cluster's log directory: slurmrestd does not leave the directory it is
+    started from, and it exits at its next job submit ("getcwd failed") once that directory
+    is gone (a benchmark's removed clone)."""
     if c.name != REST_CLUSTER or rest_missing() or rest_running(base, c):
         return []
     d = cluster_dir(base, c)
@@ -146,7 +149,7 @@ def start_rest(base: Path, c: ClusterDef) -> list[str]:
             _in_ns(c, base, _which("slurmrestd") or "slurmrestd", "-u", "nobody", "-a",
                    "rest_auth/jwt", "-s", f"openapi/{REST_API}", f"{c.ip}:{REST_PORT}"),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-            start_new_session=True)
+            start_new_session=True, cwd=d / "log")  # as slurmctld: never its starter's cwd
     finally:
         log.close()
     rest_pid_file(base, c).write_text(f"{proc.pid}\n")

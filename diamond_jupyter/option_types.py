@@ -4,7 +4,7 @@ one definition, so `%diamond submit --hedge 0` is refused as `diamond submit --h
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 
@@ -66,3 +66,15 @@ def pasted_dash(words: list[str], options: Mapping[str, argparse.Action], *,
         known = sorted(o for o in options if o.startswith("--") and o != "--help")
         return f"{said}, and names no option {why}; accepted: {', '.join(known)}"
     return None
+
+
+def unknown_option(given: str, options: Collection[str]) -> str:
+    """`--mem`: unknown option, with the one of `options` it likely means and the accepted
+    ones (the command line's and the magics' words)."""
+    import difflib
+
+    known = sorted({o for o in options if o.startswith("--") and o != "--help"})
+    near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
+    near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+    hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
+    return f"unknown option {given} ({hint}accepted: {', '.join(known)})"

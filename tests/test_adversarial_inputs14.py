@@ -374,7 +374,8 @@ def shell(user, monkeypatch):
     # fault: a partition with a blank reached sbatch
     ("submit --site alpha --partition 'a b'", "echo hi\n", BLANK_QUEUE),
     # guards
-    ("submit --site alpha --bogus", "echo hi\n", "%diamond: unrecognized arguments: --bogus"),
+    ("submit --site alpha --bogus", "echo hi\n",  # the CLI's words since sweep 17
+     "%diamond submit: unknown option --bogus (accepted: "),
     ("submit --site alpha", "#SBATCH -N 1\n#SBATCH -t 5\n",
      "the job has no script body or command"),
     ("submit --site alpha 'unterminated", "echo hi\n", "No closing quotation"),

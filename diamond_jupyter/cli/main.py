@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..model import BadInput, DiamondError
-from ..option_types import pasted_dash
+from ..option_types import pasted_dash, unknown_option
 from .agent import add_agent_commands
 from .common import common_options
 from .describe import add_describe_command
@@ -64,15 +64,7 @@ class _Parser(argparse.ArgumentParser):
         return ns, extra
 
     def _unknown_option(self, given: str) -> str:
-        """`--mem`: unknown option, with the one it likely means and the accepted ones."""
-        import difflib
-
-        known = sorted({o for a in self._actions for o in a.option_strings
-                        if o.startswith("--") and o != "--help"})
-        near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
-        near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
-        hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
-        return f"unknown option {given} ({hint}accepted: {', '.join(known)})"
+        return unknown_option(given, self._option_string_actions)
 
     def error(self, message: str) -> NoReturn:
         if _Parser.json_errors:

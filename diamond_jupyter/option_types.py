@@ -47,6 +47,8 @@ def pasted_dash(words: list[str], options: Mapping[str, argparse.Action], *,
     import unicodedata
 
     for before, word in zip(["", *words], words, strict=False):
+        if word == "--":  # what follows is no option
+            break
         if before in options and options[before].nargs != 0:
             continue
         head = word.lstrip("-" + LOOKALIKE_DASHES)

@@ -121,6 +121,12 @@ def test_a_value_or_a_file_that_starts_with_a_dash_look_alike_is_taken(user):
     assert json.loads(res.stdout)["name"] == "\u2014draft"
 
 
+def test_after_a_double_hyphen_a_dash_look_alike_is_a_file_name(user):
+    """(guard) `--` ends the options: what follows is the FILE, however it starts."""
+    line = user.refused("submit", "--site", "alpha", "--", "\u2014site")
+    assert "starts with em dash" not in line and "\u2014site" in line, line
+
+
 @pytest.mark.parametrize("given,said", [
     ("1:60:00", "60 minutes is out of range (minutes and seconds run 0-59, hours 0-23 after "
      "a day; 02:00:00 is the same time written in range), not '1:60:00'"),

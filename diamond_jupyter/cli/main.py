@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     _Parser.json_errors = "--json" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
+    if getattr(args, "fn", None) is None:  # `diamond` alone, or with options only
         return _no_command(parser, args)
     _options_before_the_command(parser, args)
     try:

@@ -76,8 +76,8 @@ def test_fault_diamond_alone_with_a_sites_file_lists_the_commands(user):
     assert "usage: diamond" in given and f"(sites file: {user.sites})" in given
 
 
-def test_diamond_alone_with_a_missing_given_file_names_that_file(user):
-    """(guard of the first-run text) `--config` naming no file: that file is the one named."""
+def test_fault_diamond_alone_with_a_missing_given_file_names_that_file(user):
+    """`--config` naming no file: that file is the one the first-run text names."""
     missing = user.root / "nowhere.yaml"
     res = user.run("--config", str(missing), config=None, code=2)
     assert f"no sites file at {missing}." in res.stderr
@@ -279,7 +279,9 @@ def test_fault_lsf_passes_the_named_variables_where_the_environment_is_not_expor
      ["dropped: all from the submitting shell (LSF -env reads 'all' and 'none' as keywords, "
       "never as variable names)"]),
 ])
-def test_lsf_env_forms(environment, line, warned):
+def test_fault_lsf_env_takes_none_alone_and_no_keyword_as_a_name(environment, line, warned):
+    """`none, K=v` (bsub takes `none` only alone) is now `K=v`; a name `all` was written
+    into the list as the keyword."""
     script, warnings = _lsf(environment)
     assert line in script.splitlines(), script
     assert warnings == warned
@@ -294,8 +296,8 @@ def test_fault_translate_to_lsf_carries_slurm_export_names(user):
     assert "INPUT" not in res.stderr, res.stderr
 
 
-def test_an_lsf_script_listing_names_is_read_and_written_back_to_slurm(user):
-    """(with the fix) `-env "INPUT, N=3"`, bsub's list form, was kept as an unknown line."""
+def test_fault_an_lsf_script_listing_names_is_read_and_written_back_to_slurm(user):
+    """`-env "INPUT, N=3"`, bsub's list form, was kept as an unknown line."""
     user.write("l.sh", '#!/bin/bash\n#BSUB -env "INPUT, N=3"\n./run\n')
     res = user.run("translate", "--to", "slurm", "--from", "lsf", "l.sh", code=0)
     assert "#SBATCH --export=INPUT,N=3" in res.stdout.splitlines(), res.stdout
@@ -379,8 +381,9 @@ async def test_fault_a_path_that_is_no_route_is_a_json_404(rest, method, path, s
     assert reply["reason"] == "not-found" and said in reply["message"], reply
 
 
-async def test_a_path_that_is_no_route_still_asks_for_authentication(rest):
-    """(guard) Without the token: 403, as every route, never the list of routes."""
+async def test_fault_a_path_that_is_no_route_asks_for_authentication(rest):
+    """Without the token: 403 with a JSON reason, as every route (it was the HTML 404),
+    never the list of routes."""
     code, reply = await rest("GET", "nothing", auth=False)
     assert code == 403 and "routes" not in str(reply)
 
@@ -443,7 +446,7 @@ def test_a_short_cycle_is_named_whole(n, said):
     assert said in str(e.value), str(e.value)
 
 
-def test_a_ring_through_the_cli_exits_2_naming_it(user):
+def test_fault_a_ring_through_the_cli_exits_2_naming_it_in_a_short_line(user):
     user.write("ring.yaml", _ring(1000).replace("./x", "echo hi"))
     line = user.refused("workflow", "run", "ring.yaml")
     assert "has a cycle of 1000 steps: s0 -> s1" in line and len(line) < 300, line

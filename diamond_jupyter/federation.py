@@ -1280,12 +1280,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def walltime_seconds(text: str) -> int:
         """A time limit in any sbatch `--time` form (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S) in
         seconds. Pure; BadInput naming the accepted forms."""
-        from .dialects.slurm_script import parse_slurm_time
+        from .dialects.slurm_script import fmt_slurm_time, parse_slurm_time
 
         secs = parse_slurm_time(text)
         if secs is None:
             raise BadInput(f"--time {text!r}: expected minutes, HH:MM:SS or D-HH[:MM[:SS]]"
                            f"{_time_with_unit_hint(text)}")
+        if over := _time_field_over(text.strip()):
+            raise BadInput(f"--time {text!r}: {over} is out of range (minutes and seconds "
+                           f"run 0-59, hours 0-23 after a day; {fmt_slurm_time(secs)} is the "
+                           "same time written in range)")
         if secs == 0:
             raise BadInput(f"--time {text!r}: {ZERO_TIME_LIMIT}")
         return secs
@@ -1371,6 +1375,23 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _time_field_over(text: str) -> str | None:
+    """The field of a parsed `--time` past its clock range (`1:60:00`: 60 minutes;
+    `1-25:00:00`: 25 hours after a day), which sbatch carries over unsaid; None when each
+    is in range. The leading field (minutes alone, hours of H:M:S, days) is unbounded."""
+    day, _, clock = text.rpartition("-")
+    fields = clock.split(":")
+    if day:  # D-H, D-H:M, D-H:M:S: every clock field bounded
+        named = list(zip(("hours", "minutes", "seconds")[:len(fields)], fields, strict=True))
+    else:  # M, M:S, H:M:S: the first unbounded
+        names = ("hours", "minutes", "seconds")[3 - len(fields):]
+        named = list(zip(names, fields, strict=True))[1:]
+    for name, value in named:
+        if int(value) > (23 if name == "hours" else 59):
+            return f"{int(value)} {name}"
+    return None
 
 
 def _time_with_unit_hint(text: str) -> str:

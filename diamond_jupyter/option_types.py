@@ -4,7 +4,7 @@ one definition, so `%diamond submit --hedge 0` is refused as `diamond submit --h
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 
 MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 
@@ -30,3 +30,53 @@ def hedge_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"--hedge takes a number of copies from 1 to "
                                          f"{MAX_HEDGE_COPIES}, not {text!r}")
     return int(text)
+
+
+# dashes a web page or a word processor puts where `--` was typed: en and em dash, minus...
+LOOKALIKE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+
+
+def pasted_dash(words: list[str], options: Mapping[str, argparse.Action], *,
+                every: bool = True) -> str | None:
+    """Why the first word written with a typographic dash where an option was meant (`—site`,
+    `–-time`) is refused, naming the option of `options` meant; None when there is none. A
+    file of that name is left alone (a file may be called `—notes.sh`); so, unless `every`
+    (a parser with subcommands, whose words past the command are the subcommand's), is a
+    word meaning none of `options`. The value of an option (`--name —x`) is a value."""
+    import os
+    import unicodedata
+
+    for before, word in zip(["", *words], words, strict=False):
+        if word == "--":  # what follows is no option
+            break
+        if before in options and options[before].nargs != 0:
+            continue
+        head = word.lstrip("-" + LOOKALIKE_DASHES)
+        dash = next((c for c in word[:len(word) - len(head)] if c in LOOKALIKE_DASHES), None)
+        if dash is None or not head[:1].isalpha():
+            continue
+        name = head.split("=", 1)[0]
+        meant = next((o for o in (f"--{name}", f"-{name}") if o in options), None)
+        if meant is None and (not every or os.path.lexists(word)):
+            continue
+        said = f"{word.split('=', 1)[0]!r} starts with {unicodedata.name(dash).lower()} " \
+               f"(U+{ord(dash):04X}), not '-'"
+        why = "(a dash pasted from a web page or a word processor is not the hyphen options " \
+              "start with)"
+        if meant is not None:
+            return f"{said}: did you mean {meant}? {why}"
+        known = sorted(o for o in options if o.startswith("--") and o != "--help")
+        return f"{said}, and names no option {why}; accepted: {', '.join(known)}"
+    return None
+
+
+def unknown_option(given: str, options: Collection[str]) -> str:
+    """`--mem`: unknown option, with the one of `options` it likely means and the accepted
+    ones (the command line's and the magics' words)."""
+    import difflib
+
+    known = sorted({o for o in options if o.startswith("--") and o != "--help"})
+    near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
+    near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+    hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
+    return f"unknown option {given} ({hint}accepted: {', '.join(known)})"

@@ -298,7 +298,8 @@ ROUTES = ["state", "sites", "sites/here", "sites/here/snapshot", "sites/here/des
           "jobs/here%3A1/files", "jobs/here%3A1/fetch", "translate", "events", "transfers",
           "transfers/0123456789abcdef/cancel", "tasks", "tasks/t1", "tasks/t1/approve",
           "tasks/t1/reject", "workflows", "workflows/wf-0", "workflows/wf-0/cancel",
-          "workflows/wf-0/plan", "workflows/wf-0/approve", "openapi.yaml"]
+          "workflows/wf-0/plan", "workflows/wf-0/approve", "openapi.yaml",
+          "no/such/route"]  # the JSON 404 of a path that is no route (sweep 17)
 
 
 async def test_every_route_and_method_without_credentials_is_403_with_json(rest):
@@ -334,7 +335,8 @@ shell = sweep_helpers.magics_shell
     # fault: a partition with a blank reached sbatch
     ("submit --site alpha --partition 'a b'", "echo hi\n", BLANK_QUEUE),
     # guards
-    ("submit --site alpha --bogus", "echo hi\n", "%diamond: unrecognized arguments: --bogus"),
+    ("submit --site alpha --bogus", "echo hi\n",  # the CLI's words since sweep 17
+     "%diamond submit: unknown option --bogus ("),
     ("submit --site alpha", "#SBATCH -N 1\n#SBATCH -t 5\n",
      "the job has no script body or command"),
     ("submit --site alpha 'unterminated", "echo hi\n", "No closing quotation"),

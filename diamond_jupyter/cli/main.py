@@ -6,9 +6,11 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from ..model import BadInput, DiamondError
+from ..option_types import pasted_dash, unknown_option
 from .agent import add_agent_commands
 from .common import common_options
 from .describe import add_describe_command
@@ -50,6 +52,9 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
+                                                    every=self._subparsers is None)):
+            self.error(why)
         ns, extra = super().parse_known_args(args, namespace)
         if extra and self._subparsers is None:
             unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
@@ -59,15 +64,7 @@ class _Parser(argparse.ArgumentParser):
         return ns, extra
 
     def _unknown_option(self, given: str) -> str:
-        """`--mem`: unknown option, with the one it likely means and the accepted ones."""
-        import difflib
-
-        known = sorted({o for a in self._actions for o in a.option_strings
-                        if o.startswith("--") and o != "--help"})
-        near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
-        near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
-        hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
-        return f"unknown option {given} ({hint}accepted: {', '.join(known)})"
+        return unknown_option(given, self._option_string_actions)
 
     def error(self, message: str) -> NoReturn:
         if _Parser.json_errors:
@@ -89,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="machine-readable output (also after the subcommand)")
     ap.add_argument("--config", dest="config_first", metavar="FILE",
                     help="sites file (also after the subcommand)")
-    sub = ap.add_subparsers(dest="command", required=True)
+    # not required: with no command, `main` says how to begin (no sites file) or lists them
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, fn, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help)
@@ -120,6 +118,42 @@ def _options_before_the_command(parser: argparse.ArgumentParser,
         args.config = first
 
 
+FIRST_RUN_EXAMPLE = """\
+sites:
+  - name: mycluster            # your name for it: `--site mycluster`
+    scheduler: slurm           # or pbs, lsf, flux, sge
+    transport:
+      host: login.example.org  # the login node you ssh to
+      user: alice              # your account there
+      key_file: ~/.ssh/id_ed25519
+"""
+
+
+def _no_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """`diamond` alone: without a sites file, how to begin (what to write, where, how to
+    check it); with one, the commands. Exit 2 either way: no command is no work done."""
+    from ..config import default_config_path
+
+    given = args.config_first
+    path = Path(given).expanduser() if given else default_config_path()
+    if path.is_file():
+        message = f"no command given (sites file: {path})"
+        print(parser.format_help().rstrip() + f"\n\ndiamond: {message}", file=sys.stderr)
+    else:
+        message = f"no command given, and no sites file at {path}"
+        print(f"diamond: {message}.\n\n"
+              "First run: write the clusters you use into that file, e.g.\n\n"
+              + FIRST_RUN_EXAMPLE + "\n"
+              "Then check it: `diamond sites` lists the sites, `diamond describe mycluster` "
+              "connects and shows what it found.\n"
+              "Elsewhere: give `--config FILE` or set DIAMOND_CONFIG. To try diamond on local "
+              "test clusters: `diamond testbed up`.\n"
+              "Commands: `diamond --help`.", file=sys.stderr)
+    if getattr(args, "json_first", False):
+        _json_error("bad-input", message)
+    return 2
+
+
 def _quiet_logs() -> None:
     """Failures reach the user as one line; library chatter only with DIAMOND_LOG=debug."""
     import logging
@@ -144,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     _Parser.json_errors = "--json" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "fn", None) is None:  # `diamond` alone, or with options only
+        return _no_command(parser, args)
     _options_before_the_command(parser, args)
     try:
         return args.fn(args) or 0

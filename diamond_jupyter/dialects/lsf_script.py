@@ -60,6 +60,7 @@ from .scripts_common import (
     read_array,
     resource_totals,
     set_components,
+    split_variables,
     summed_totals,
     tokenize,
     unknown,
@@ -441,10 +442,19 @@ class LsfScript:
                 spec.metadata[DEPENDENCY_ANY] = True
         elif o == "-env":
             parts = [p.strip() for p in v.split(",")]
-            if parts[0] not in ("all", "none") or not all("=" in p for p in parts[1:]):
-                return False
-            spec.environment.export_all = parts[0] == "all"
-            spec.environment.variables.update(dict(p.split("=", 1) for p in parts[1:]))
+            env = spec.environment
+            if parts[0] in ("all", "none"):
+                if not all("=" in p for p in parts[1:]):
+                    return False
+                env.export_all = parts[0] == "all"
+                env.variables.update(dict(p.split("=", 1) for p in parts[1:]))
+            else:  # only the variables listed: NAME (its value at submission) or NAME=VALUE
+                listed = split_variables(",".join(parts))
+                if not listed or any(not p for p in parts):
+                    return False
+                env.export_all = False
+                env.variables.update(listed[0])
+                env.passed += [n for n in listed[1] if n not in env.passed]
         else:
             return False
         return True
@@ -893,13 +903,8 @@ class LsfScript:
                 f"{_DEP_BACK[d.kind]}({_lsf_job(i)}{'[*]' if d.per_task else ''})"
                 for d in deps for i in d.job_ids))
         env = spec.environment
-        if names := passed_names(spec) if env.export_all is False else []:
-            warnings.append(f"dropped: {', '.join(names)} from the submitting shell (LSF -env "
-                            "none takes variables with values only)")
         if env.export_all is not None or env.variables:
-            head = "none" if env.export_all is False else "all"
-            add("-env", ", ".join([head, *(f"{k}={v}" for k, v in
-                                           listed_variables(spec).items())]))
+            add("-env", _env_list(spec, warnings))
         if compound is None or compound != (spec.metadata.get("lsf_compound") or {}).get("raw"):
             warnings += [f"dropped: {d.value} of the compound requirement's term "
                          f"{d.option[3:].partition('}')[0]} (the job's shapes have changed)"
@@ -1086,3 +1091,19 @@ class LsfScript:
 
 
 lsf_script = LsfScript()
+
+
+def _env_list(spec: JobSpec, warnings: list[str]) -> str:
+    """bsub's -env: `all[, K=V ...]` where the whole environment goes; where it does not,
+    only the variables listed (`NAME` with its value at submission, `K=V` as given), or
+    `none` when nothing is listed (bsub takes `none` alone, never with variables)."""
+    env = spec.environment
+    pairs = [f"{k}={v}" for k, v in listed_variables(spec).items()]
+    if env.export_all is not False:
+        return ", ".join(["all", *pairs])
+    names = passed_names(spec)
+    if reserved := [n for n in names if n.lower() in ("all", "none")]:
+        warnings.append(f"dropped: {', '.join(reserved)} from the submitting shell (LSF -env "
+                        "reads 'all' and 'none' as keywords, never as variable names)")
+        names = [n for n in names if n not in reserved]
+    return ", ".join([*names, *pairs]) or "none"

@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, one_line, visible
-from ..option_types import count, hedge_count
+from ..option_types import count, hedge_count, pasted_dash, unknown_option
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -43,6 +43,16 @@ class _HelpShown(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
+                                                    every=self._subparsers is None)):
+            self.error(why)
+        ns, extra = super().parse_known_args(args, namespace)
+        unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
+        if unknown is not None and self._subparsers is None:  # the CLI's words for it
+            self.error(unknown_option(unknown.split("=", 1)[0], self._option_string_actions))
+        return ns, extra
+
     def error(self, message: str) -> Any:  # no SystemExit inside a kernel
         raise BadInput(f"{self.prog}: {message}")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import DiamondHandler
+from .base import ApiError, DiamondHandler
 from .dashboard import DashboardHandler, UsageHandler
 from .describe import DescribeHandler
 from .handlers import (
@@ -78,4 +78,29 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/workflows/{WORKFLOW}/plan", WorkflowPlanHandler),
         (f"{p}/workflows/{WORKFLOW}/approve", WorkflowApproveHandler),
         (f"{p}/openapi.yaml", OpenAPIHandler),
+        # last: what no route above takes (its group named as a site's: one sample fills it)
+        (f"{p}/(?P<name>.*)", NoRouteHandler),
     ]
+
+
+class NoRouteHandler(DiamondHandler):
+    """A path under /diamond/api that names no route: 404 with a JSON message naming the
+    path and the routes there are (Jupyter's HTML page was the answer), for every method,
+    once authenticated."""
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        import re
+
+        from ..model import visible
+
+        path = self.request.path  # the server's base_url, then /diamond/api...
+        path = path[path.find("/diamond/api"):]
+        named = [r for r, h in routes() if h is not NoRouteHandler]
+        tops = sorted({r.removeprefix("/diamond/api/").split("/")[0] for r in named})
+        near = ""
+        if path.endswith("/") and any(re.fullmatch(r, path.rstrip("/")) for r in named):
+            near = f" (without the last '/': {visible(path.rstrip('/'))})"
+        raise ApiError(404, "not-found", f"no API route {visible(path)}{near}; the routes "
+                       f"start /diamond/api/ with {', '.join(tops)} (GET /diamond/api/"
+                       "openapi.yaml describes each)")

@@ -794,7 +794,11 @@ class Workflow(_Strict):
         cycle = _find_cycle(self)
         if cycle:  # the line of one `needs` entry that closes it: cycle[1] needs cycle[0]
             k = next(i for i, s in enumerate(self.steps) if s.name == cycle[1])
-            raise Misplaced(f"workflow {self.name!r} has a cycle: {' -> '.join(cycle)}",
+            shown = cycle if len(cycle) <= 12 else [
+                *cycle[:8], f"... ({len(cycle) - 11} steps more) ...", *cycle[-3:]]
+            raise Misplaced(f"workflow {self.name!r} has a cycle of {len(cycle) - 1} steps: "
+                            f"{' -> '.join(shown)}" if len(cycle) > 12 else
+                            f"workflow {self.name!r} has a cycle: {' -> '.join(shown)}",
                             ("steps", k, "needs", self.steps[k].needs.index(cycle[0])))
         masks, bit = self._upstream_masks()  # no cycle: each step's upstream is final
         for k, s in enumerate(self.steps):

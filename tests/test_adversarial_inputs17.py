@@ -16,22 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli_newuser import NewUser
+import sweep_helpers
+from sweep_helpers import mcp_refusal, sbatch_calls
 
 from diamond_jupyter.model import BadInput, JobSpec
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 
-@pytest.fixture
-def user(tmp_path) -> NewUser:
-    return NewUser(tmp_path)
-
-
-def _sbatch_calls(user: NewUser) -> list[str]:
-    calls = user.fake / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
+user = sweep_helpers.new_user
 
 
 # -- 1. `diamond` alone ------------------------------------------------------------------------
@@ -108,7 +101,7 @@ def test_fault_an_option_written_with_a_typographic_dash_names_the_option(user, 
     "unrecognized arguments: alpha job.sh"; nothing said the dash was the fault."""
     line = user.refused(*args)
     assert said in line, line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_a_value_or_a_file_that_starts_with_a_dash_look_alike_is_taken(user):
@@ -142,7 +135,7 @@ def test_fault_a_time_limit_with_a_field_past_its_clock_is_refused(user, given, 
     is more likely a slip (1:06:00? 1-05:00:00?) than meant, and was submitted unsaid."""
     line = user.refused("submit", "--site", "alpha", "--time", given, "job.sh")
     assert said in line, line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 @pytest.mark.parametrize("given,seconds", [
@@ -153,7 +146,7 @@ def test_each_accepted_time_form_is_submitted_as_it_says(user, given, seconds):
     """(guard) Every sbatch --time form, its leading field unbounded, is taken as it says."""
     res = user.run("submit", "--site", "alpha", "--time", given, "job.sh", "--json", code=0)
     assert json.loads(res.stdout)["time_limit_s"] == seconds
-    script = Path(_sbatch_calls(user)[0].split()[-1]).read_text()
+    script = Path(sbatch_calls(user)[0].split()[-1]).read_text()
     assert "#SBATCH --time=" in script, script
 
 
@@ -166,21 +159,9 @@ def test_logs_follow_is_an_unknown_option_naming_those_there_are(user):
 
 # -- 3. the magics -----------------------------------------------------------------------------
 
-@pytest.fixture
-def shell(user, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
+shell = sweep_helpers.magics_shell
 
-    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
-    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
-    monkeypatch.setenv("DIAMOND_ENGINE", "local")
-    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
-    monkeypatch.setenv("HOME", str(user.home))
-    monkeypatch.chdir(user.root)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+
 
 
 @pytest.mark.parametrize("line,cell,said", [
@@ -207,22 +188,12 @@ def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user
     err = capsys.readouterr().err
     assert said in err, err
     assert "Traceback" not in err
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 4. MCP tool calls -------------------------------------------------------------------------
 
-async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
 
-    from diamond_jupyter.mcp_server import build_server
-
-    server = build_server(str(user.sites), root=user.root)
-    try:
-        await server.call_tool(tool, args)
-    except ToolError as e:
-        return str(e)
-    raise AssertionError(f"{tool} ran")
 
 
 @pytest.mark.parametrize("args,said", [
@@ -236,9 +207,9 @@ async def _mcp(user: NewUser, tool: str, args: dict[str, Any]) -> str:
 async def test_a_tool_call_for_a_site_not_configured_sends_nothing(user, args, said):
     """(guards) What an agent's plan or another MCP client may ask: a site the sites file
     lacks, a pasted dash in its name, a hedge of none, a time where the call takes none."""
-    msg = await _mcp(user, "submit", args)
+    msg = await mcp_refusal(user, "submit", args)
     assert said in msg, msg
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 # -- 5. LSF: variables named to pass where the environment is not exported ----------------
@@ -334,30 +305,13 @@ def test_a_sites_file_with_a_bom_or_windows_line_ends_is_read(user, mark):
 
 # -- 7. REST: routes that are not there, bodies that are no object ----------------------------
 
-@pytest.fixture
-def jp_server_config(tmp_path, data_dir):
-    from server_conftest import diamond_config
-
-    sites = tmp_path / "sites.yaml"
-    sites.write_text("sites:\n  - {name: here, transport: {kind: local}}\n")
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+jp_server_config = sweep_helpers.one_local_site_server
+rest = sweep_helpers.rest_caller
 
 
-@pytest.fixture
-def rest(http_server_client, jp_base_url, jp_auth_header):
-    async def call(method: str, path: str, body: bytes | None = None, *,
-                   headers: dict[str, str] | None = None, auth: bool = True
-                   ) -> tuple[int, Any]:
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers={**(jp_auth_header if auth else {}), **(headers or {})},
-            raise_error=False, allow_nonstandard_methods=True)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
-    return call
+
+
+
 
 
 ROUTES_SAID = ("the routes start /diamond/api/ with dashboard, events, jobs, logins, "
@@ -450,7 +404,7 @@ def test_fault_a_ring_through_the_cli_exits_2_naming_it_in_a_short_line(user):
     user.write("ring.yaml", _ring(1000).replace("./x", "echo hi"))
     line = user.refused("workflow", "run", "ring.yaml")
     assert "has a cycle of 1000 steps: s0 -> s1" in line and len(line) < 300, line
-    assert _sbatch_calls(user) == []
+    assert sbatch_calls(user) == []
 
 
 def test_a_thousand_step_chain_loads(tmp_path: Path):

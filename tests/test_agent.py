@@ -402,10 +402,13 @@ async def test_task_stopped_mid_submit_does_not_submit_twice(tb, tmp_path, fake,
         bound = [j for j in agent_jobs(fed2, name) if j.native_id]
         assert [j.id for j in bound] == [seen["job"]]
         assert fed2.job(seen["job"]).state == JobState.COMPLETED
-        # nothing else of that name is queued, so the log says how many ran
-        q = await fed2.site("alpha").transport.run(["squeue", "--me", "-h", "-o", "%j"],
+        # nothing else of that name is queued, so the log says how many ran (the bound job
+        # itself may still be listed for a moment: its end line comes before Slurm's end)
+        q = await fed2.site("alpha").transport.run(["squeue", "--me", "-h", "-o", "%i %j %T"],
                                                    check=True)
-        assert not [n for n in q.stdout.split() if n.startswith(name)]
+        mine = fed2.job(seen["job"]).native_id
+        assert not [row for row in q.stdout.splitlines()
+                    if row.split()[1].startswith(name) and row.split()[0] != mine], q.stdout
         host_log = base_dir() / "clusters" / "alpha" / "home" / ".diamond" / f"{name}.log"
         assert host_log.read_text() == "ran\n"
         calls = [s for s in done["steps"] if s["kind"] == "tool_call"]

@@ -101,7 +101,8 @@ PLAN_WORK = 200_000
 MAX_ARRAY_LANES = 1000  # demands standing for one array record's waiting tasks, at most
 
 _HELD = ("held", "dependency", "begintime")
-_STALE_OK = ("", "none", "priority", "resources")  # reasons that wait for nothing else
+# reasons that wait for nothing else (flux's: fluxion's sched.reason_pending)
+_STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
 
 @dataclass(eq=False)

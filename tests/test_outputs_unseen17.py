@@ -469,3 +469,98 @@ def test_pbs_vnode_busy_with_load_takes_no_job_now():
                       (cfg, snap.model_copy(update={"taken_at": NOW})))
     v = p.verdict("pro")
     assert v.feasible and v.verdict != "READY", p.explain()
+
+
+# -- follow-ups of the sweep: LSF reserved slots, Univa/Altair `P`, flux reason_pending ------
+
+def _bhosts_site(record: dict) -> tuple[SiteConfig, object]:
+    from test_placement_cases import NOW
+
+    snap = lsf.parse_snapshot("lsfsite", {
+        "hosts": _lsf("bhosts", record),
+        "lshosts": _lsf("lshosts", {"HOST_NAME": "hA", "type": "X86_64", "model": "EPYC",
+                                    "ncpus": "32", "maxmem": "250G", "RESOURCES": "()"}),
+        "queues": _lsf("bqueues", {"QUEUE_NAME": "normal", "STATUS": "Open:Active",
+                                   "MAX": "-", "RUNLIMIT": "-"})})
+    cfg = SiteConfig(name="lsfsite", scheduler="lsf", metadata={"architecture": "x86_64"})
+    return cfg, snap.model_copy(update={"taken_at": NOW})
+
+
+def test_lsf_slots_reserved_for_waiting_jobs_are_not_free():
+    # bhosts asks the RSV column now (one call still), and the slots LSF reserves on a host
+    # for waiting jobs are not free: 8 running and 24 reserved of 32 leave none. Before:
+    # `bhosts -o "host_name status max njobs run"`, 24 slots free and a 24-slot job READY
+    assert lsf.snapshot_argvs()["hosts"] == [
+        "bhosts", "-o", "host_name status max njobs run ssusp ususp rsv", "-json"]
+    rec = {"HOST_NAME": "hA", "STATUS": "ok", "MAX": "32", "NJOBS": "8", "RUN": "8",
+           "SSUSP": "0", "USUSP": "0", "RSV": "24"}
+    cfg, snap = _bhosts_site(rec)
+    assert [(n.cpus, n.cpus_allocated) for n in snap.nodes] == [(32, 32)]
+    p = run_placement("#BSUB -n 24 -R \"span[hosts=1]\" -W 1:00", (cfg, snap))
+    v = p.verdict("lsfsite")
+    assert v.feasible and v.verdict != "READY", p.explain()
+    # NJOBS that already counts them (IBM's examples: NJOBS = RUN+SSUSP+USUSP+RSV) is not
+    # counted twice: 2 running, 1 user-suspended, 1 reserved of 8 leave 4
+    cfg, snap = _bhosts_site({"HOST_NAME": "hA", "STATUS": "ok", "MAX": "8", "NJOBS": "4",
+                              "RUN": "2", "SSUSP": "0", "USUSP": "1", "RSV": "1"})
+    assert [(n.cpus, n.cpus_allocated) for n in snap.nodes] == [(8, 4)]
+    # an output of the older field list (no SSUSP/USUSP/RSV) reads as before: NJOBS
+    cfg, snap = _bhosts_site({"HOST_NAME": "hA", "STATUS": "ok", "MAX": "32", "NJOBS": "8",
+                              "RUN": "8"})
+    assert [(n.cpus, n.cpus_allocated) for n in snap.nodes] == [(32, 8)]
+    assert run_placement("#BSUB -n 24 -R \"span[hosts=1]\" -W 1:00", (cfg, snap)).verdict(
+        "lsfsite").verdict == "READY"
+
+
+def _instance(name: str, state: str) -> str:
+    return (f"<Queue-List><name>{name}</name><qtype>BIP</qtype><slots_used>0</slots_used>"
+            "<slots_resv>0</slots_resv><slots_total>16</slots_total><load_avg>0.1</load_avg>"
+            "<arch>lx-amd64</arch>" + (f"<state>{state}</state>" if state else "")
+            + "</Queue-List>")
+
+
+def test_univa_preempted_queue_instance_takes_no_job():
+    # Univa/Altair Grid Engine's queue state P (preempted: suspended by a preemption) starts
+    # no job there, as Son of Grid Engine's s/S/C. Before: read open, so all.q listed n01
+    # and pre.q, preempted on its one host, was UP
+    xml = ("<?xml version='1.0'?><job_info><queue_info>" + _instance("all.q@n01", "P")
+           + _instance("all.q@n02", "") + _instance("pre.q@n01", "P")
+           + "</queue_info><job_info></job_info></job_info>")
+    parts = {p.name: p for p in sge.parse_snapshot("ge", {"queue": xml}).partitions}
+    assert parts["all.q"].nodes == ["n02"] and parts["pre.q"].state == "DOWN"
+
+
+def test_flux_reason_pending_is_read_as_waiting_for_resources():
+    # fluxion's annotations.sched.reason_pending ("insufficient resources") is the waiting
+    # job's reason now (before: none said), a sentence of flux's own, and waits for nothing
+    # but resources in the placement plan (as Slurm's Resources), not held
+    from test_placement_cases import NOW
+
+    from diamond_jupyter.dialects.reasons import scheduler_sentence
+    from diamond_jupyter.placement import site_nodes
+    from diamond_jupyter.placement_sim import build_state, pending_demands
+
+    job = flux.parse_status(FLUX_JOBS)[0]
+    assert job.reason == "insufficient resources" and scheduler_sentence(job.reason)
+    # in the plan: a waiting job the plan may start at once if it fits (its estimate not
+    # binding), as one without a reason (not held back to fluxion's estimate)
+    snap = flux.parse_snapshot("fl", {
+        "resources": "free|genoa|4|256|0|n[01-04]\n", "queue": json.dumps({"jobs": [
+            {"id": 1, "state": "SCHED", "nnodes": 1, "ncores": 64, "duration": 3600.0,
+             "t_submit": 1796000000.0, "annotations": {"sched": {
+                 "reason_pending": "insufficient resources",
+                 "t_estimate": NOW.timestamp() + 7200}}}]})})
+    assert snap.pending[0].reason == "insufficient resources"
+    nodes = site_nodes(snap)
+    members = {p.name: [n.name for n in nodes] for p in snap.partitions} or {
+        None: [n.name for n in nodes]}
+    st = build_state(snap, nodes, members, NOW, {})
+    [demand] = pending_demands(snap, st, members, NOW, {})
+    assert demand.now_ok and demand.sched and demand.not_before == 7200
+    # a hold and a dependency keep their own reason; a running job has none
+    assert flux.parse_status(json.dumps({"id": 4, "state": "PRIORITY", "urgency": 0,
+                                         "annotations": {"sched": {
+                                             "reason_pending": "insufficient resources"}}})
+                             )[0].reason == "held (urgency 0)"
+    assert flux.parse_status(json.dumps({"id": 2, "state": "RUN", "annotations": {
+        "sched": {"reason_pending": "insufficient resources"}}}))[0].reason is None

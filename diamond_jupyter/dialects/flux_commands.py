@@ -179,10 +179,14 @@ class FluxCommands:
             deps = j["dependencies"]
             reason = "dependency: " + (",".join(map(str, deps)) if isinstance(deps, list)
                                        else str(deps))
+        sched = _mapping(_mapping(j.get("annotations")).get("sched"))
+        if reason is None and state == JobState.PENDING:
+            # fluxion's `sched.reason_pending` ("insufficient resources": it waits for
+            # nodes, as Slurm's Resources); sched-simple sets none
+            reason = clean(sched.get("reason_pending"))
         exit_code = to_int(j.get("returncode"))
         if exit_code is None and isinstance(j.get("waitstatus"), int):
             exit_code = decode_wait_status(j["waitstatus"])
-        sched = _mapping(_mapping(j.get("annotations")).get("sched"))
         estimate = j.get("t_estimate", sched.get("t_estimate"))
         duration = j.get("duration")
         return JobStatus(

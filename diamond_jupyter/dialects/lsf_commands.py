@@ -43,7 +43,9 @@ from .outputs_common import (
 
 BJOBS_FIELDS = ("jobid stat user queue job_name exit_code pend_reason submit_time start_time "
                 "finish_time esstart_time slots exec_host runtimelimit")
-BHOSTS_FIELDS = "host_name status max njobs run"
+# ssusp/ususp/rsv: the slots of suspended jobs and those LSF reserves for waiting jobs (the
+# default columns since bhosts -o began, 10.1.0.2)
+BHOSTS_FIELDS = "host_name status max njobs run ssusp ususp rsv"
 LSHOSTS_FIELDS = "HOST_NAME type model ncpus maxmem RESOURCES"
 BQUEUES_FIELDS = "queue_name status max runlimit"
 # a queue's hosts and limits on a job's memory and tasks, asked apart: a release of LSF
@@ -69,6 +71,17 @@ def closed_for_now(status: str) -> bool:
     it without -l). It takes jobs again once that ends; those closed for good (closed_Adm,
     closed_Lock, closed_LIM) are down in node usability."""
     return status == "closed" or status.startswith("closed_")
+
+def _slots_taken(record: dict[str, Any]) -> int:
+    """A bhosts record's slots no new job takes: those of its started jobs and those LSF
+    reserves there for waiting jobs (RSV), kept for those jobs (only a backfill job that
+    ends before theirs start may use them). IBM's docs differ on whether NJOBS counts RSV (its
+    bhosts examples add it in; openlava's page does not), so the larger of NJOBS and
+    RUN+SSUSP+USUSP+RSV; an output without those fields (an older field list) gives
+    NJOBS."""
+    parts = sum(to_int(record.get(k)) or 0 for k in ("RUN", "SSUSP", "USUSP", "RSV"))
+    return max(to_int(record.get("NJOBS")) or 0, parts)
+
 
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
 
@@ -269,8 +282,7 @@ class LsfCommands:
             out.append(Node(
                 name=name, state=status, cpus=cpus,
                 # a host closed to new jobs for now has no slot free, whatever NJOBS says
-                cpus_allocated=cpus if closed_for_now(status)
-                else to_int(r.get("NJOBS")) or 0,
+                cpus_allocated=cpus if closed_for_now(status) else _slots_taken(r),
                 memory_mb=memory_mb(s.get("MAXMEM")) or 0, gpus=ngpus,
                 features=[f for f in re.split(r"[\s()]+", res) if f],
                 architecture=_arch(htype) or _arch(clean(s.get("MODEL"))),

@@ -111,6 +111,7 @@ _LSF_HOSTS = re.compile(rf"(?P<why>.+?): (?:{_SLOTS['hosts']})")
 # Flux: its own exception notes and the dialect's words (flux_commands._job)
 _FLUX = _compile([
     "timeout: resource allocation expired", "held (urgency 0)", "dependency: {deps}",
+    "insufficient resources",  # fluxion's sched.reason_pending
 ])
 
 

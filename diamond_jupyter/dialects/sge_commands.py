@@ -596,9 +596,10 @@ class SgeCommands:
 
 
 # a queue instance that takes no new job: disabled (d, D), suspended (s, S, C), in error
-# (E), unknown (u), in load or suspend alarm (a, A), of an ambiguous configuration (c) or
-# orphaned (o: gone from the configuration, kept for the jobs still in it)
-_CLOSED = re.compile(r"[dDuEsSCaAco]")
+# (E), unknown (u), in load or suspend alarm (a, A), of an ambiguous configuration (c),
+# orphaned (o: gone from the configuration, kept for the jobs still in it) or, in Univa and
+# Altair Grid Engine, preempted (P: suspended by a preemption)
+_CLOSED = re.compile(r"[dDuEsSCaAcoP]")
 
 
 

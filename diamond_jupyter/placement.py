@@ -2606,6 +2606,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if limit and runtime > limit:
         given = "walltime" if req.walltime else \
             f"time limit partition {pname} gives a job that sets none"
+        if req.walltime and limit < req.walltime and req.time_min is not None:
+            given = f"the limit {words.where(pname)} cuts its walltime to"
         if cut_to is not None and limit == cut_to:
             given = f"time limit {req.time_min_name} lowers it to"
         v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "

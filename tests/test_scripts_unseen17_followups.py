@@ -109,6 +109,8 @@ def test_pbs_shrink_to_fit_job_is_placed_with_its_walltime_range():
     assert v.estimated_runtime_s == 4 * H
     assert ("queue workq: time limit cut to 4:00:00, its resources_max.walltime (at least "
             "the job's min_walltime 1:00:00, below its max_walltime 6:00:00)") in v.notes, v
+    assert ("expected runtime 6:00:00 exceeds the limit queue workq cuts its walltime to "
+            "4:00:00: the job may time out") in v.notes
     # a 30 min queue cannot give it even its min
     p = run(script, _pbs_queue_of(0.5))
     assert reasons(p, "pbs") == ("walltime 6:00:00 above queue workq resources_max.walltime "

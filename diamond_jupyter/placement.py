@@ -816,12 +816,17 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if req.walltime and limit is None:
             other.append(f"walltime {hms(req.walltime)} above {words.where(p.name)} "
                          f"{words.time_cap} {hms(p.max_time_s)}"
-                         + (f" (and --time-min {hms(req.time_min)} too)"
+                         + (f" (and {req.time_min_name} {hms(req.time_min)} too)"
                             if req.time_min is not None else ""))
             too_long[p.name] = p.max_time_s or 0
         elif limit != req.walltime:
             cut.append(f"partition {p.name}: time limit cut to --time-min {hms(limit)} "
-                       f"(the walltime is above its MaxTime {hms(p.max_time_s)})")
+                       f"(the walltime is above its MaxTime {hms(p.max_time_s)})"
+                       if req.time_min_name == "--time-min" else
+                       f"{words.where(p.name)}: time limit cut to {hms(limit)}, its "
+                       f"{words.time_cap} (at least the job's {req.time_min_name} "
+                       f"{hms(req.time_min or 0)}, below its max_walltime "
+                       f"{hms(req.walltime or 0)})")
         if job_soft is not None and p.soft_time_s is not None and job_soft > p.soft_time_s:
             other.append(f"s_rt {hms(job_soft)} above {words.where(p.name)}'s s_rt "
                          f"{hms(p.soft_time_s)} (Grid Engine runs a job only in a queue whose "
@@ -1083,7 +1088,8 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
     where = (f"the {cap} of {scope}" if scope else f"every {part}'s {cap} here") \
         if not fits else f"the {cap} of {scope or f'every {part}'} that is up"
     said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
-        f", and --time-min {hms(req.time_min)} too" if req.time_min is not None else "")
+        f", and {req.time_min_name} {hms(req.time_min)} too" if req.time_min is not None
+        else "")
     down = [f"{part} '{p.name}' is {p.state}" for p in fits]
     if fits:
         said += "; " + ", ".join(
@@ -2430,7 +2436,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                     if name not in lowered:  # the first (walltime) view's: Slurm's plan
                         lowered[name] = _longest_limit(st, queue, short, early,
                                                        probe.duration, res, at)
-                    said = (f"partition {name}: --time-min {hms(req.time_min)}: Slurm lowers "
+                    said = (f"partition {name}: {req.time_min_name} {hms(req.time_min)}: "
+                            f"{'PBS Pro' if req.time_min_name == 'min_walltime' else 'Slurm'} "
+                            "lowers "
                             f"its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
                             + (f" (+{hms(start)})" if start is not None else "")
@@ -2596,10 +2604,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if cut_to is not None and (limit is None or cut_to < limit):
         limit = cut_to
     if limit and runtime > limit:
-        given = "walltime" if spec.resources.walltime_s else \
+        given = "walltime" if req.walltime else \
             f"time limit partition {pname} gives a job that sets none"
+        if req.walltime and limit < req.walltime and req.time_min is not None:
+            given = f"the limit {words.where(pname)} cuts its walltime to"
         if cut_to is not None and limit == cut_to:
-            given = "time limit --time-min lowers it to"
+            given = f"time limit {req.time_min_name} lowers it to"
         v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "
                        f"{hms(limit)}: the job may time out")
         runtime = float(limit)

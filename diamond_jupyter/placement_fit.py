@@ -17,7 +17,7 @@ from math import ceil
 from typing import Any
 
 from .dialects.outputs_common import expand_hostlist
-from .dialects.scripts_common import parse_mem_mb
+from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
 from .model import GPUS_PER_JOB, PER_GPU, BadInput, JobSpec, Node, SgeComplex, SiteSnapshot
@@ -192,6 +192,7 @@ class Req:
     unreadable: str | None = None  # a constraint the expression parser refused
     spread: bool = False  # the job's GPUs (`--gpus=N`) spread over `nodes` nodes
     time_min: float | None = None  # Slurm --time-min: the walltime may be cut down to it
+    time_min_name: str = "--time-min"  # as the script asks it (PBS Pro: min_walltime)
     nodelist: tuple[str, ...] = ()  # hosts the job must have (Slurm --nodelist)
     exclude: tuple[str, ...] = ()  # hosts it must not get (Slurm --exclude)
     # generic resources other than GPUs per node, from a Slurm `--gres` (mps:50, shard:2)
@@ -354,11 +355,16 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         f"--thread-spec={spec_threads}" if spec_threads else ""
     whole = whole or bool(spec_option)
     time_min = parse_slurm_time(kept["--time-min"]) if "--time-min" in kept else None
+    walltime, time_min_name = r.walltime_s, "--time-min"
+    if shrink := pbs_shrink_to_fit(spec):  # PBS Pro gives it from its min up to its max
+        time_min, walltime, _ = shrink
+        time_min_name = "min_walltime"
     if (mincpus := kept.get("--mincpus", "")).isdigit():  # at least that many a node
         cpn = max(cpn, int(mincpus))
-    return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, r.walltime_s, arch, constraint,
+    return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, walltime, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
-               time_min=time_min, nodelist=_hosts(kept.get("--nodelist")),
+               time_min=time_min, time_min_name=time_min_name,
+               nodelist=_hosts(kept.get("--nodelist")),
                exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),
                consumables=_sge_asks(spec), mem_complex=_sge_memory(spec) or "h_vmem",
                node_minimums=_node_minimums(kept),
@@ -447,11 +453,13 @@ def time_limit(req: Req, max_time_s: int | None) -> float | None:
     """The time limit the job runs with in a partition of `max_time_s`: its walltime, or,
     above that limit, its --time-min where that fits (Slurm 22.05 on the test bed started
     `-t 100:00:00 --time-min 0:10:00` in a partition of MaxTime 1 h with a limit of
-    10 min); None when the partition cannot take it."""
+    10 min), a PBS Pro shrink-to-fit job the limit itself (PBS sets its walltime as long
+    as it may be, up to its max_walltime); None when the partition cannot take it."""
     if not req.walltime or max_time_s is None or req.walltime <= max_time_s:
         return req.walltime
     if req.time_min is not None and req.time_min <= max_time_s:
-        return req.time_min
+        # PBS Pro gives a shrink-to-fit job the longest walltime the queue allows
+        return float(max_time_s) if req.time_min_name == "min_walltime" else req.time_min
     return None
 
 

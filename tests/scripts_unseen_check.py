@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from diamond_jupyter.dialects.begin_time import same_time
+from diamond_jupyter.dialects.scripts_common import pbs_shrink_to_fit
 from diamond_jupyter.dialects.translate import (
     SCRIPT_DIALECTS,
     get_script_dialect,
@@ -185,6 +186,8 @@ def check_translation(text: str, source: str, target: str) -> None:
                     "nodes": "node"}[q]
             assert _reported(warnings, word), (q, before[q], after[q], warnings)
     was, now = spec.resources.walltime_s, back.resources.walltime_s
+    if now is None and (shrink := pbs_shrink_to_fit(back)):  # PBS Pro: up to max_walltime
+        now = shrink[1]
     if was is not None:
         assert now is not None and now >= was
         assert now == was or _reported(warnings, "walltime")

@@ -837,7 +837,9 @@ class PbsScript:
         if spec.comment:
             warnings.append(f"dropped: comment {spec.comment!r} (qsub cannot set one)")
         res = self._chunk(spec, torque, extra, warnings)
-        if r.walltime_s is not None:
+        times, times_kept = ([], []) if torque else self._shrink_to_fit(spec, warnings)
+        res += times
+        if r.walltime_s is not None and not times:
             res.append(f"walltime={fmt_hms(r.walltime_s)}")
         if cpu := cpu_time_limit(spec):
             res.append(f"cput={fmt_hms(cpu)}")
@@ -883,7 +885,7 @@ class PbsScript:
                 expr = one + pct + limit
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
-        carried = []  # an LSF day of the month without its month: PBS's DDhhmm
+        carried = times_kept  # an LSF day of the month without its month: PBS's DDhhmm
         if spec.begin and (at := render_begin(spec.begin, self.name, warnings)):
             add("-a", at)
         elif day := render_day_of_month(spec.unknown, spec.source_dialect, self.name,
@@ -958,6 +960,29 @@ class PbsScript:
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, preamble), warnings)
+
+    @staticmethod
+    def _shrink_to_fit(spec: JobSpec, warnings: list[str]
+                       ) -> tuple[list[str], list[tuple[str, str | None]]]:
+        """sbatch's --time-min (beside --time, or alone: up to the partition's limit) lets
+        Slurm cut the job's time down to it so it starts sooner: PBS Pro's shrink-to-fit
+        job, `-l min_walltime` (and `-l max_walltime` for --time; PBS takes no walltime
+        beside them). The `-l` values, and the Slurm option carried."""
+        from .slurm_script import parse_slurm_time  # (slurm_script reads PBS's options)
+        kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time-min"]
+        least = parse_slurm_time(kept[-1].value or "") if kept else None  # the last holds
+        most = spec.resources.walltime_s
+        if spec.source_dialect != "slurm" or not least or (most is not None and least > most):
+            return [], []
+        times = [f"min_walltime={fmt_hms(least)}"]
+        if most is not None:
+            times.append(f"max_walltime={fmt_hms(most)}")
+        warnings.append(f"kept: {kept[-1].raw.strip()} as "
+                        + ", ".join(f"-l {t}" for t in times) + " (a shrink-to-fit job: PBS "
+                        "Pro sets its walltime "
+                        + ("between its --time-min and its --time" if most is not None else
+                           "from its --time-min up to the queue's limit") + " as it starts)")
+        return times, [(d.option, d.value) for d in kept]
 
     @classmethod
     def _chunk(cls, spec: JobSpec, torque: bool, extra: dict, warnings: list[str]

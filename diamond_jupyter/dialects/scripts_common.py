@@ -342,6 +342,29 @@ def parse_hms(text: str) -> int | None:
     return math.ceil(total)
 
 
+def pbs_shrink_to_fit(spec: JobSpec) -> tuple[int, int | None, list[Directive]] | None:
+    """A PBS Pro shrink-to-fit job (`-l min_walltime=`, maybe `-l max_walltime=`, no
+    walltime; the last of each holds), kept as written: (min seconds, max seconds or None:
+    up to the queue's limit, the directives). None for any other job, or a max below the
+    min (qsub refuses it)."""
+    if spec.source_dialect != "pbs" or spec.resources.walltime_s is not None:
+        return None
+    got: dict[str, tuple[Directive, int]] = {}
+    for d in spec.unknown:
+        key, _, val = (d.value or "").partition("=")
+        if d.dialect == "pbs" and d.option == "-l" and key in ("min_walltime",
+                                                                "max_walltime") \
+                and (secs := parse_hms(val)) is not None and secs > 0:
+            got[key] = (d, secs)
+    if "min_walltime" not in got:
+        return None  # a max alone asks nothing PBS acts on
+    least = got["min_walltime"][1]
+    most = got["max_walltime"][1] if "max_walltime" in got else None
+    if most is not None and most < least:
+        return None
+    return least, most, [d for d, _ in got.values()]
+
+
 def sge_time(text: str) -> int | None:
     """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
     out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
@@ -979,10 +1002,32 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
                    f"(no {target} directive)")
     out += working_directory_patterns(spec, target)
     out += cpu_time_warnings(spec, target)
+    out += stdout_left_to_default(spec, target)
     if target != "slurm":
         shown = {"pbs": "PBS", "lsf": "LSF", "sge": "Grid Engine"}.get(target, target)
         out += component_settings_dropped(spec, lambda what: f"{shown} has one {what} per job")
     return out
+
+
+# Where each scheduler puts a job's stdout when only an error file is named (bsub: the
+# job's output is mailed to the submitter, as without -o at all)
+_DEFAULT_STDOUT = {"slurm": "writes it to its default file, slurm-%j.out",
+                   "pbs": "writes it to its default file, <job name>.o<job number>",
+                   "sge": "writes it to its default file, <job name>.o<job id>",
+                   "flux": "writes it to its default file, flux-{{id}}.out",
+                   "lsf": "mails it to the submitter (no -o)"}
+
+
+def stdout_left_to_default(spec: JobSpec, target: str) -> list[str]:
+    """An error file named without an output file leaves stdout where the scheduler puts
+    it by default: a file everywhere but LSF, which mails it. Between LSF and the others
+    that moves the output: said."""
+    source = spec.source_dialect
+    if not spec.stderr or spec.stdout or spec.join_output or source == target \
+            or "lsf" not in (source, target) or source not in _DEFAULT_STDOUT:
+        return []
+    return [f"approximated: stdout: only an error file is named ({spec.stderr}); {source} "
+            f"{_DEFAULT_STDOUT[source]}, {target} {_DEFAULT_STDOUT[target]}"]
 
 
 # bsub -cwd's dynamic patterns (job id, group, index, execution id and index, project,

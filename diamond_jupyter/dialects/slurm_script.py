@@ -50,9 +50,9 @@ from .scripts_common import (
     note,
     output_mode_of,
     own_unknown_lines,
-    parse_hms,
     parse_mem_mb,
     passed_names,
+    pbs_shrink_to_fit,
     placeholder_note,
     quote,
     read_alone,
@@ -705,31 +705,19 @@ class SlurmScript:
         walltime): PBS gives it a time limit between the two (up to the queue's limit
         without a max) as it starts it, so it may start sooner; sbatch's --time-min beside
         --time is that. The PBS options carried: (option, value) of each."""
-        if spec.source_dialect != "pbs" or spec.resources.walltime_s is not None:
-            return []
-        got: dict[str, tuple[Directive, int]] = {}
-        for d in spec.unknown:
-            key, _, val = (d.value or "").partition("=")
-            if d.dialect == "pbs" and d.option == "-l" and key in ("min_walltime",
-                                                                    "max_walltime") \
-                    and (secs := parse_hms(val)) is not None and secs > 0:
-                got[key] = (d, secs)  # the last of each holds
-        if "min_walltime" not in got:
-            return []  # a max alone asks nothing PBS acts on (kept, said dropped)
-        least = got["min_walltime"][1]
-        most = got["max_walltime"][1] if "max_walltime" in got else None
-        if most is not None and most < least:
-            return []  # qsub refuses it: left as it is, said dropped
+        if (shrink := pbs_shrink_to_fit(spec)) is None:
+            return []  # kept, said dropped
+        least, most, kept = shrink
         if most is not None:
             add("time", fmt_slurm_time(most))
         add("time-min", fmt_slurm_time(least))
-        said = ", ".join(d.raw.strip() for d, _ in got.values())
+        said = ", ".join(d.raw.strip() for d in kept)
         warnings.append(f"kept: {said} as "
                         + (f"--time={fmt_slurm_time(most)} " if most is not None else "")
                         + f"--time-min={fmt_slurm_time(least)} (a shrink-to-fit job: "
                         "its time limit is set between them as it starts"
                         + ("" if most is not None else ", up to the partition's") + ")")
-        return [(d.option, d.value) for d, _ in got.values()]
+        return [(d.option, d.value) for d in kept]
 
     @staticmethod
     def _tres_per_task(spec: JobSpec, item: Item, v: str, later: _Later) -> bool:

@@ -71,3 +71,74 @@ async def test_a_path_that_only_starts_like_the_api_is_not_taken(rest):
     """(guard) /diamond/apis is no path of the extension: the catch-all does not answer it."""
     code, reply = await rest("GET", "/diamond/apis")
     assert code == 404 and not isinstance(reply, dict)
+
+
+# -- 3. `diamond logs JOB --follow` -----------------------------------------------------------
+
+def _follow(user, job_id: str, *extra: str):
+    """`diamond logs JOB --follow` started in the background, its stdout read line by line
+    into a queue (None at its end)."""
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "logs", job_id,
+                             "--follow", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=user.root,
+                            env=user.env(user.sites))
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=pump, daemon=True).start()
+    return proc, lines
+
+
+def test_logs_follow_writes_the_output_as_it_grows_until_the_job_ends(user):
+    """`diamond logs JOB --follow` was refused (no such option). Now: what the log held, then
+    each line the job adds as it adds it, then the job's last bytes once it ends; its end
+    state on stderr, exit 0."""
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.store import Store
+
+    log = user.root / "out.log"
+    log.write_text("first\n")
+    user.job("alpha:4242", JobState.RUNNING, stdout_path=str(log))
+    proc, lines = _follow(user, "alpha:4242", "--poll", "600")
+    try:
+        assert lines.get(timeout=60) == "first\n"
+        with log.open("a") as f:
+            f.write("second\n")
+        assert lines.get(timeout=60) == "second\n"  # while the job runs
+        with log.open("a") as f:
+            f.write("last\n")
+        Store(user.store_path).apply_state("alpha:4242", JobState.COMPLETED)
+        rest = []
+        while (line := lines.get(timeout=60)) is not None:
+            rest.append(line)
+        assert rest == ["last\n"]
+        assert proc.wait(timeout=60) == 0
+        err = proc.stderr.read()
+        assert "alpha:4242" in err and "COMPLETED" in err and "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_logs_follow_of_an_ended_job_writes_its_log_and_exits(user):
+    """A job that has ended: its whole stdout once, exit 0 at once."""
+    from diamond_jupyter.model import JobState
+
+    log = user.root / "out.log"
+    log.write_text("a\nb\n")
+    user.job("alpha:7", JobState.FAILED, stdout_path=str(log))
+    res = user.run("logs", "alpha:7", "-f", code=0)
+    assert res.stdout == "a\nb\n" and "FAILED" in res.stderr, res
+
+
+def test_logs_follow_takes_no_json(user):
+    line = user.refused("logs", "alpha:7", "--follow", "--json")
+    assert "--follow writes the job's output as it comes; it takes no --json" in line, line

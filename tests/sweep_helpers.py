@@ -44,15 +44,17 @@ def one_local_site_server(tmp_path, data_dir):
 @pytest.fixture
 def rest_caller(http_server_client, jp_base_url, jp_auth_header
                 ) -> Callable[..., Awaitable[tuple[int, Any]]]:
-    """`await rest(METHOD, "jobs/...", body)` on the extension's API, with the token unless
+    """`await rest(METHOD, "jobs/...", body)` on the extension's API (a path starting with
+    `/`, e.g. "/diamond/api", is taken from the server's base URL), with the token unless
     `auth=False` and any other `headers`, any method with or without a body: the answer's
     code and its body, parsed as JSON when it is JSON."""
     async def call(method: str, path: str, body: bytes | None = None, *,
                    headers: dict[str, str] | None = None, auth: bool = True
                    ) -> tuple[int, Any]:
         resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
-            headers={**(jp_auth_header if auth else {}), **(headers or {})},
+            jp_base_url.rstrip("/") + (path if path.startswith("/") else "/diamond/api/" + path),
+            method=method, body=body, headers={**(jp_auth_header if auth else {}),
+                                               **(headers or {})},
             raise_error=False, allow_nonstandard_methods=True)
         text = resp.body.decode()
         try:

@@ -299,7 +299,8 @@ ROUTES = ["state", "sites", "sites/here", "sites/here/snapshot", "sites/here/des
           "transfers/0123456789abcdef/cancel", "tasks", "tasks/t1", "tasks/t1/approve",
           "tasks/t1/reject", "workflows", "workflows/wf-0", "workflows/wf-0/cancel",
           "workflows/wf-0/plan", "workflows/wf-0/approve", "openapi.yaml",
-          "no/such/route"]  # the JSON 404 of a path that is no route (sweep 17)
+          "no/such/route",  # the JSON 404 of a path that is no route (sweep 17)
+          "/diamond/api"]  # and of the API's root without its last '/'
 
 
 async def test_every_route_and_method_without_credentials_is_403_with_json(rest):

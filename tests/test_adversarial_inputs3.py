@@ -34,14 +34,16 @@ jp_server_config = sweep_helpers.one_local_site_server
 @pytest.fixture
 def raw(http_server_client, jp_base_url, jp_auth_header):
     """`await raw(METHOD, "jobs/...?q", body)`: the path sent as written (percent escapes and
-    all), with the token unless `auth=False`; answers (code, parsed JSON body)."""
+    all; one starting with `/` from the server's base URL), with the token unless
+    `auth=False`; answers (code, parsed JSON body)."""
 
     async def call(method: str, path: str, body: bytes | None = None, *,
                    auth: bool = True) -> tuple[int, Any]:
         if method in ("POST", "PUT", "PATCH") and body is None:
             body = b"{}"
         resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=body,
+            jp_base_url.rstrip("/") + (path if path.startswith("/") else "/diamond/api/" + path),
+            method=method, body=body,
             headers=jp_auth_header if auth else {}, raise_error=False,
             allow_nonstandard_methods=True)
         text = resp.body.decode()
@@ -74,7 +76,7 @@ async def test_every_registered_route_refuses_every_method_without_a_token(jp_se
     assert len(patterns) >= len(routes())
     for pattern in patterns:
         path = re.sub(r"\(\?P<\w+>[^)]*\)", "here%3A1", pattern.rstrip("$"))
-        path = path.split("/diamond/api/", 1)[1]
+        path = "/diamond/api" + path.split("/diamond/api", 1)[1]
         for method in ("GET", "POST", "PUT", "DELETE", "PATCH"):
             code, body = await raw(method, path, auth=False)
             assert code in (401, 403), f"{method} {path} answered {code} without a token"

@@ -43,6 +43,12 @@ class _HelpShown(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no option read from a prefix of its name (`jobs --stat X` was `--state X`): the
+        # command line refuses those too
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
                                                     every=self._subparsers is None)):

@@ -80,6 +80,7 @@ def routes() -> list[tuple[str, type[DiamondHandler]]]:
         (f"{p}/openapi.yaml", OpenAPIHandler),
         # last: what no route above takes (its group named as a site's: one sample fills it)
         (f"{p}/(?P<name>.*)", NoRouteHandler),
+        (p, NoRouteHandler),  # /diamond/api itself, without its last '/'
     ]
 
 

@@ -1,0 +1,170 @@
+"""Follow-ups to the seventeenth sweep of the faces: the magics refuse a prefix of an option's
+name as the command line does; `/diamond/api` itself (no last `/`) is a JSON 404; `diamond
+logs JOB --follow` prints a job's output as it grows until the job ends. Each test here failed
+before its fix."""
+
+from __future__ import annotations
+
+import pytest
+import sweep_helpers
+from sweep_helpers import sbatch_calls
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+
+user = sweep_helpers.new_user
+shell = sweep_helpers.magics_shell
+
+
+# -- 1. the magics: no option read from a prefix of its name --------------------------------
+
+@pytest.mark.parametrize("line,cell,said", [
+    ("jobs --stat RUNNING", None,
+     "%diamond jobs: unknown option --stat (did you mean --state? accepted: --limit, --site, "
+     "--state)"),
+    ("submit --site alpha --tim 5", "echo hi\n",
+     "%diamond submit: unknown option --tim (did you mean --time? accepted: "),
+    ("logs alpha:1 --line 5", None,
+     "%diamond logs: unknown option --line (did you mean --lines? accepted: --lines)"),
+])
+def test_a_prefix_of_an_option_is_refused_naming_the_option(shell, user, capsys, line, cell,
+                                                            said):
+    """`%diamond jobs --stat X` was taken as `--state X` (and `submit --tim 5` as a time
+    limit), where `diamond jobs --stat X` is refused: the same words now, nothing runs."""
+    assert (shell.run_cell_magic("diamond", line, cell) if cell is not None
+            else shell.run_line_magic("diamond", line)) is None
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert "Traceback" not in err
+    assert sbatch_calls(user) == []
+
+
+def test_an_option_written_whole_is_still_taken(shell, user, capsys):
+    """(guard) `--state` in full lists the jobs in that state (none yet)."""
+    shell.run_line_magic("diamond", "jobs --state RUNNING")
+    assert "unknown option" not in capsys.readouterr().err
+
+
+# -- 2. REST: /diamond/api without its last '/' ---------------------------------------------
+
+jp_server_config = sweep_helpers.one_local_site_server
+rest = sweep_helpers.rest_caller
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+async def test_the_api_root_without_its_slash_is_a_json_404_naming_the_routes(rest, method):
+    """Jupyter's HTML "404: Not Found" page answered /diamond/api (a path under it that is
+    no route was already a JSON 404)."""
+    code, reply = await rest(method, "/diamond/api", b"{}" if method == "POST" else None)
+    assert code == 404 and isinstance(reply, dict), (code, str(reply)[:200])
+    assert reply["reason"] == "not-found", reply
+    assert reply["message"].startswith("no API route /diamond/api; the routes start "
+                                       "/diamond/api/ with dashboard, events, jobs, "), reply
+
+
+async def test_the_api_root_without_its_slash_asks_for_authentication(rest):
+    """Without the token: 403 with a JSON reason, as every route; no list of routes."""
+    code, reply = await rest("GET", "/diamond/api", auth=False)
+    assert code == 403 and reply["reason"] == "forbidden" and "routes" not in str(reply)
+
+
+async def test_a_path_that_only_starts_like_the_api_is_not_taken(rest):
+    """(guard) /diamond/apis is no path of the extension: the catch-all does not answer it."""
+    code, reply = await rest("GET", "/diamond/apis")
+    assert code == 404 and not isinstance(reply, dict)
+
+
+# -- 3. `diamond logs JOB --follow` -----------------------------------------------------------
+
+def _follow(user, job_id: str, *extra: str):
+    """`diamond logs JOB --follow` started in the background, its stdout read line by line
+    into a queue (None at its end)."""
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "logs", job_id,
+                             "--follow", *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=user.root,
+                            env=user.env(user.sites))
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=pump, daemon=True).start()
+    return proc, lines
+
+
+def test_logs_follow_writes_the_output_as_it_grows_until_the_job_ends(user):
+    """`diamond logs JOB --follow` was refused (no such option). Now: what the log held, then
+    each line the job adds as it adds it, then the job's last bytes once it ends; its end
+    state on stderr, exit 0."""
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.store import Store
+
+    log = user.root / "out.log"
+    log.write_text("first\n")
+    user.job("alpha:4242", JobState.RUNNING, stdout_path=str(log))
+    proc, lines = _follow(user, "alpha:4242", "--poll", "600")
+    try:
+        assert lines.get(timeout=60) == "first\n"
+        with log.open("a") as f:
+            f.write("second\n")
+        assert lines.get(timeout=60) == "second\n"  # while the job runs
+        with log.open("a") as f:
+            f.write("last\n")
+        Store(user.store_path).apply_state("alpha:4242", JobState.COMPLETED)
+        rest = []
+        while (line := lines.get(timeout=60)) is not None:
+            rest.append(line)
+        assert rest == ["last\n"]
+        assert proc.wait(timeout=60) == 0
+        err = proc.stderr.read()
+        assert "alpha:4242" in err and "COMPLETED" in err and "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_ctrl_c_stops_following_and_says_the_job_keeps_running(user):
+    """Ctrl-C while following: 130, no traceback, the job neither cancelled nor changed."""
+    import signal
+
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.store import Store
+
+    log = user.root / "out.log"
+    log.write_text("started\n")
+    user.job("alpha:4243", JobState.RUNNING, stdout_path=str(log))
+    proc, lines = _follow(user, "alpha:4243", "--poll", "600")
+    try:
+        assert lines.get(timeout=60) == "started\n"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        err = proc.stderr.read()
+        assert "diamond: stopped following; alpha:4243 keeps running" in err, err
+        assert "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.wait()
+    assert Store(user.store_path).get_job("alpha:4243").state == JobState.RUNNING
+    calls = user.fake / "calls"
+    assert not calls.exists() or "scancel" not in calls.read_text()
+
+
+def test_logs_follow_of_an_ended_job_writes_its_log_and_exits(user):
+    """A job that has ended: its whole stdout once, exit 0 at once."""
+    from diamond_jupyter.model import JobState
+
+    log = user.root / "out.log"
+    log.write_text("a\nb\n")
+    user.job("alpha:7", JobState.FAILED, stdout_path=str(log))
+    res = user.run("logs", "alpha:7", "-f", code=0)
+    assert res.stdout == "a\nb\n" and "FAILED" in res.stderr, res
+
+
+def test_logs_follow_takes_no_json(user):
+    line = user.refused("logs", "alpha:7", "--follow", "--json")
+    assert "--follow writes the job's output as it comes; it takes no --json" in line, line

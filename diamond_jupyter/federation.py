@@ -75,7 +75,7 @@ from .model import (
     utcnow,
 )
 from .placement import Placement, StageData, other_pbs_server, runtime_prior
-from .script_body import runs_commands
+from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
@@ -88,7 +88,6 @@ HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
 
 
-MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
 MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
 LINKS_AT_ONCE = 12  # of those, asked at the same time
 FOLLOW_READ_S = 2.0  # `logs --follow`: how often a running job's log is read

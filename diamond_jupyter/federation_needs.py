@@ -20,7 +20,7 @@ from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
 from .placement_fit import Req, most_gpus, node_checks, request, site_nodes
-from .script_body import scan_body
+from .script_body import MAX_SCRIPT_BYTES, scan_body
 from .software import needs_reasons, rewrite_modules
 
 if TYPE_CHECKING:
@@ -35,8 +35,6 @@ async def scan_off_loop(spec: JobSpec) -> None:
     """Read the job's body in a thread (`scan_body` keeps its latest scans, so the checks
     after this find it read): a long body took seconds, during which a server's event loop
     answered no one; not one longer than a script may be: `check_submittable` refuses it)."""
-    from .federation import MAX_SCRIPT_BYTES
-
     body = spec.script or spec.command or ""
     if len(body) <= MAX_SCRIPT_BYTES:
         await asyncio.to_thread(scan_body, body)

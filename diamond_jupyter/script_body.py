@@ -29,6 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
+
 # ---------------------------------------------------------------- the body's needs
 
 class NeedModel(BaseModel):

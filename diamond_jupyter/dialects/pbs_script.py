@@ -968,7 +968,7 @@ class PbsScript:
         Slurm cut the job's time down to it so it starts sooner: PBS Pro's shrink-to-fit
         job, `-l min_walltime` (and `-l max_walltime` for --time; PBS takes no walltime
         beside them). The `-l` values, and the Slurm option carried."""
-        from .slurm_script import parse_slurm_time  # (slurm_script reads PBS's options)
+        from .scripts_common import parse_slurm_time
         kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time-min"]
         least = parse_slurm_time(kept[-1].value or "") if kept else None  # the last holds
         most = spec.resources.walltime_s

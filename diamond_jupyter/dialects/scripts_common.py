@@ -1512,3 +1512,23 @@ def carried_task_range(spec: JobSpec, tasks: int, source: str, option: str, said
     warnings.append(f"approximated: {kept.raw.strip()} as {said_as.format(*rng)} (the same "
                     "range of task counts; the scheduler spreads them by its own rules)")
     return rng
+
+
+_SLURM_TIME = re.compile(
+    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
+)
+
+
+def parse_slurm_time(text: str) -> int | None:
+    """Every sbatch --time form: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S -> seconds."""
+    m = _SLURM_TIME.match(text.strip())
+    if not m:
+        return None
+    d, dh, dm, ds, a, b, c = (int(g) if g else None for g in m.groups())
+    if d is not None:
+        return d * 86400 + (dh or 0) * 3600 + (dm or 0) * 60 + (ds or 0)
+    if c is not None:  # H:M:S
+        return (a or 0) * 3600 + (b or 0) * 60 + c
+    if b is not None:  # M:S
+        return (a or 0) * 60 + b
+    return (a or 0) * 60

@@ -51,6 +51,7 @@ from .scripts_common import (
     output_mode_of,
     own_unknown_lines,
     parse_mem_mb,
+    parse_slurm_time,
     passed_names,
     pbs_shrink_to_fit,
     placeholder_note,
@@ -120,9 +121,6 @@ TABLE = OptionTable(_LONGS, _SHORT_OPTS, getopt_short=True)  # sbatch: getopt_lo
 # the line's first characters): an indented one is a comment
 _SENTINEL = re.compile(r"^#SBATCH(?:\s+(.*)|$)")
 _INDENTED = re.compile(r"^\s+#SBATCH(?:\s|$)")
-_TIME = re.compile(
-    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
-)
 _NUMERIC = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus-per-node",
             "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export",
             "cpus-per-gpu", "mem-per-gpu"}
@@ -187,21 +185,6 @@ class _Later:
     cpus: dict[str, int] = field(default_factory=dict)
     # the options sbatch refuses beside --ntasks-per-gpu -> the line of each
     not_per_gpu: dict[str, int] = field(default_factory=dict)
-
-
-def parse_slurm_time(text: str) -> int | None:
-    """Every sbatch --time form: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S -> seconds."""
-    m = _TIME.match(text.strip())
-    if not m:
-        return None
-    d, dh, dm, ds, a, b, c = (int(g) if g else None for g in m.groups())
-    if d is not None:
-        return d * 86400 + (dh or 0) * 3600 + (dm or 0) * 60 + (ds or 0)
-    if c is not None:  # H:M:S
-        return (a or 0) * 3600 + (b or 0) * 60 + c
-    if b is not None:  # M:S
-        return (a or 0) * 60 + b
-    return (a or 0) * 60
 
 
 def fmt_slurm_time(seconds: int) -> str:

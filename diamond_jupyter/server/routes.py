@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tornado.web import HTTPError
+
 from .base import ApiError, DiamondHandler
 from .dashboard import DashboardHandler, UsageHandler
 from .describe import DescribeHandler
@@ -93,7 +95,17 @@ class NoRouteHandler(DiamondHandler):
         await super().prepare()
         import re
 
+        from jupyter_core.utils import ensure_async
+        from jupyter_server.auth.utils import HTTP_METHOD_TO_AUTH_ACTION
+
         from ..model import visible
+
+        # authorized as every route is (`@authorized`): a user the server's authorizer
+        # denies the diamond resource learns nothing of the API, not even its routes
+        action = HTTP_METHOD_TO_AUTH_ACTION.get((self.request.method or "").upper(), "write")
+        if not await ensure_async(self.authorizer.is_authorized(
+                self, self.current_user, action, self.auth_resource)):
+            raise HTTPError(403, log_message=f"not authorized to {action} on diamond")
 
         path = self.request.path  # the server's base_url, then /diamond/api...
         path = path[path.find("/diamond/api"):]

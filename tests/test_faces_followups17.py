@@ -128,32 +128,6 @@ def test_logs_follow_writes_the_output_as_it_grows_until_the_job_ends(user):
         proc.wait()
 
 
-def test_ctrl_c_stops_following_and_says_the_job_keeps_running(user):
-    """Ctrl-C while following: 130, no traceback, the job neither cancelled nor changed."""
-    import signal
-
-    from diamond_jupyter.model import JobState
-    from diamond_jupyter.store import Store
-
-    log = user.root / "out.log"
-    log.write_text("started\n")
-    user.job("alpha:4243", JobState.RUNNING, stdout_path=str(log))
-    proc, lines = _follow(user, "alpha:4243", "--poll", "600")
-    try:
-        assert lines.get(timeout=60) == "started\n"
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
-        err = proc.stderr.read()
-        assert "diamond: stopped following; alpha:4243 keeps running" in err, err
-        assert "Traceback" not in err, err
-    finally:
-        proc.kill()
-        proc.wait()
-    assert Store(user.store_path).get_job("alpha:4243").state == JobState.RUNNING
-    calls = user.fake / "calls"
-    assert not calls.exists() or "scancel" not in calls.read_text()
-
-
 def test_logs_follow_of_an_ended_job_writes_its_log_and_exits(user):
     """A job that has ended: its whole stdout once, exit 0 at once."""
     from diamond_jupyter.model import JobState

@@ -90,8 +90,6 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
 LINKS_AT_ONCE = 12  # of those, asked at the same time
-FOLLOW_READ_S = 2.0  # `logs --follow`: how often a running job's log is read
-FOLLOW_CHUNK_BYTES = 1 << 20  # and how much of it at once
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -1028,67 +1026,6 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             texts[stream] = text or ""
         # one line per missing file, one per note (neither is the job's output)
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
-
-    async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
-                          interval_s: float = FOLLOW_READ_S,
-                          on_trouble: Callable[[str], Any] | None = None) -> Job:
-        """Write job `job_id`'s stdout with `write(text)` as it grows, from what it holds now,
-        until the job ends; then its last bytes, and return the ended job. The end is awaited
-        as `wait` awaits it (the job's events, the monitor's polling as the safety net); the
-        log is read over the transport every `interval_s` seconds meanwhile, only the bytes
-        past those read (its size asked first, so a read never skips what it grew by).
-        BadInput for an unknown job, a job its scheduler never took, or an output path
-        only the running job knows; SiteError when the site cannot read the log."""
-        job = self.store.get_job(job_id)
-        if job.state.terminal:
-            self._refuse_unsubmitted(job, "no logs")
-        ended = asyncio.ensure_future(self.wait(job_id, on_trouble=on_trouble))
-        path: str | None = None
-        offset = 0
-        try:
-            while True:
-                last = ended.done()
-                job = self.store.get_job(job.token or job.id)
-                if path is None and job.native_id and (job.state.rank >= 2 or last):
-                    site = self._job_site(job)
-                    await site.know_home()
-                    await site.know_name_limit()
-                    spelled, unspelled = await self._flux_spellings(site, job, job.stdout_path)
-                    if spelled:
-                        path, unknowable = self._log_file(site, job, spelled)
-                        if unknowable:
-                            known = unspelled or "known only to the running job"
-                            raise BadInput(f"{job.id}'s stdout log {job.stdout_path}: its name "
-                                           f"holds {unknowable}, {known}; `diamond files` "
-                                           "lists the job's files")
-                        starts = await self._output_starts(site, job)
-                        offset = (starts or {}).get("stdout", 0)
-                if path is not None:
-                    offset = await self._read_new(self._job_site(job), path, offset, write)
-                if last:
-                    return ended.result()
-                await asyncio.wait({ended}, timeout=interval_s)
-        finally:
-            ended.cancel()
-
-    @staticmethod
-    async def _read_new(site: Site, path: str, offset: int, write: Callable[[str], Any]
-                        ) -> int:
-        """Write what the file `path` holds past byte `offset` (from its start again when it
-        was cut shorter); the offset read up to."""
-        st = await site.stat(path)
-        if st is None:
-            return offset
-        if st.size < offset:  # truncated, or a new file in its place
-            offset = 0
-        while offset < st.size:
-            size = min(st.size - offset, FOLLOW_CHUNK_BYTES)
-            text = await site.tail(path, max_bytes=size, start=offset, first=True)
-            if text is None:
-                break
-            write(text)
-            offset += size
-        return offset
 
     @staticmethod
     async def _flux_spellings(site: Site, job: Job, pattern: str | None

@@ -1098,18 +1098,14 @@ class Site:
         return await self.transport.real_path(await self.resolve(path))
 
     async def tail(self, path: str, lines: int = 100, *,
-                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0,
-                   first: bool = False) -> str | None:
+                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
-        (the first line kept may then be cut) and after its first `start` bytes; with
-        `first`, its `max_bytes` bytes from `start` on instead (what a follower has not read
-        yet); None when the file does not exist."""
+        (the first line kept may then be cut) and after its first `start` bytes; None when
+        the file does not exist."""
         path = await self.resolve(path)
         # only a regular file is read: a FIFO (no writer: `tail` waits for ever) or a device
         # (/dev/zero never ends), which the job may have put in its output's place, is not
         read = 'tail -c +"$1" -- "$2" | tail -c "$3"' if start > 0 else 'tail -c "$3" -- "$2"'
-        if first:
-            read = 'tail -c +"$1" -- "$2" | head -c "$3"'
         argv = ["sh", "-c", f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
                 f'exit 3; fi; {read}', "sh", str(int(start) + 1), path, str(int(max_bytes))]
         res = await self.transport.run(argv, check=False)
@@ -1121,7 +1117,7 @@ class Site:
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         if "No such file" in res.stderr:  # a pipe's status is its last command's
             return None
-        return res.stdout if first else last_lines(res.stdout, lines)
+        return last_lines(res.stdout, lines)
 
     async def close(self) -> None:
         await self.transport.close()

@@ -324,17 +324,13 @@ class RestSite(Site):
         return await self.files.real_path(self.expand(path))
 
     async def tail(self, path: str, lines: int = 100, *,
-                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0,
-                   first: bool = False) -> str | None:
+                   max_bytes: int = TAIL_MAX_BYTES, start: int = 0) -> str | None:
         """The end of a log, read through the file door (SFTP reads: no command runs),
         after its first `start` bytes. A log that is not a regular file (a FIFO, a device,
         or a link to one: its reading could wait for ever or never end) is not read
         (NotARegularFile), as on a site with a shell."""
         if self.files is None:
             raise self._no_files(f"reading the job's log {path}")
-        if first:  # SFTP's read of a file's end could skip what it grew by meanwhile
-            raise SiteError(f"{self.name}: following a log as it grows needs a shell on the "
-                            "site; `diamond logs JOB` shows its end")
         st = await self.files.stat(self.expand(path))  # (links followed)
         if st is None:
             return None

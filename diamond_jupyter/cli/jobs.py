@@ -188,8 +188,6 @@ def _write_output(stream: Any, text: str, plain: bool = False) -> None:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    if args.follow:
-        return _follow_logs(args)
     logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
     if args.json:
         out(args, logs)
@@ -205,25 +203,6 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
                       f"(yet)"), file=sys.stderr)
     return 1 if logs.get("missing") else 0
-
-
-def _follow_logs(args: argparse.Namespace) -> int:
-    """`logs JOB --follow`: the job's stdout as it grows, until the job ends; then its end
-    state on stderr, exit 0 (as `diamond wait`). Ctrl-C stops following only."""
-    if args.json:
-        raise BadInput("--follow writes the job's output as it comes; it takes no --json "
-                       "(`diamond logs JOB --json` gives the end of the logs as JSON)")
-    plain = getattr(args, "plain", False)
-
-    def write(text: str) -> None:
-        _write_output(sys.stdout, text, plain=plain)
-        sys.stdout.flush()
-
-    job = asyncio.run(with_fed(args, lambda fed: fed.follow_logs(
-        args.job, write, on_trouble=say_trouble), resume_held=True, min_poll_s=1.0,
-        poll_interval_s=args.poll))
-    print(f"diamond: {visible(job_line(job))}", file=sys.stderr)
-    return 0
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -365,11 +344,6 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--plain", action="store_true",
                    help="on a terminal, write the job's colour sequences out as text too "
                    "(default: its colours are shown, none that hides text)")
-    p.add_argument("--follow", "-f", action="store_true",
-                   help="write the job's stdout as it grows until the job ends (as tail -f; "
-                   "Ctrl-C stops following, the job keeps running)")
-    p.add_argument("--poll", type=seconds, default=30.0,
-                   help="with --follow: safety-net poll interval of the job's state (s)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")
     p.add_argument("job", help=job_help)
     p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")

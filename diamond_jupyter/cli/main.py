@@ -209,9 +209,6 @@ def _interrupted(args: argparse.Namespace) -> str:
     if command == "wait" and job:
         return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
                        f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
-    if command == "logs" and getattr(args, "follow", False) and job:
-        return visible(f"stopped following; {job} keeps running (`diamond logs {job}` shows "
-                       f"its output; stop it: `diamond cancel {job}`)")
     if command == "submit" and getattr(args, "started", None):
         job = args.started
         return visible(f"interrupted; {job} was submitted and keeps running (follow it: "

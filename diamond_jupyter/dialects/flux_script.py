@@ -196,6 +196,12 @@ class FluxScript:
             raise BadInput(f"--nodes={r.nodes} is more than --nslots={r.tasks}: flux batch "
                            "refuses a node without a slot; ask for as many slots as nodes "
                            "at least, or --nodes alone (one slot on each)")
+        if spec.constraints.exclusive and not r.nodes:  # flux-core: "exclusive can only be
+            # set with a node count"
+            raise BadInput(f"line {spec.metadata.pop('flux_exclusive_line', '?')}: --exclusive "
+                           "without --nodes: flux batch refuses it (whole nodes need a node "
+                           "count); add --nodes=N, or drop --exclusive")
+        spec.metadata.pop("flux_exclusive_line", None)
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         self._apply_duration(spec)
@@ -298,6 +304,7 @@ class FluxScript:
                     neutral_out_pattern(v, self.name))
         elif o == "exclusive":
             spec.constraints.exclusive = True
+            spec.metadata["flux_exclusive_line"] = item.lineno
         elif o == "begin-time":
             at = flux_parts(v)
             spec.begin = neutral(at) if at else None  # the last --begin-time counts
@@ -476,10 +483,11 @@ class FluxScript:
                             f"({r.memory_mb or r.memory_per_cpu_mb}MB; flux batch has none)")
         if r.walltime_s is not None:
             add("time-limit", fmt_fsd(r.walltime_s))
-        if c.exclusive:
+        if c.exclusive and r.nodes:
             add("exclusive")
-            if not r.nodes:
-                warnings.append("approximated: --exclusive only applies together with --nodes")
+        elif c.exclusive:  # flux batch refuses --exclusive without a node count
+            warnings.append("dropped: exclusive node use (flux batch takes --exclusive only "
+                            "with --nodes, and the job asks for no node count)")
         for f in c.features:
             add("requires", _requires(f, warnings))
         self._render_binding(spec, add, warnings)

@@ -777,11 +777,15 @@ def map_out_pattern(path: str, target: str, warnings: list[str]) -> str:
                                 "a token")
                 return tok
             return "%"
-        new = table.get(tok[-1]) if len(tok) == 2 else None
+        new = table.get(tok[-1])
         if new is None:
             warnings.append(f"approximated: {tok} in output path {path!r} has no {target} "
                             "equivalent; kept literally")
             return tok
+        if len(tok) > 2:  # a padded number (%4a): the value unpadded, each task its own file
+            warnings.append(f"approximated: {tok} in output path {path!r} as {new}, "
+                            f"unpadded ({target} cannot pad it: 7 is written 7, not "
+                            f"{'7'.zfill(int(tok[1:-1]))})")
         return new
 
     return _PAT.sub(sub, path)

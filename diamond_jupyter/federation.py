@@ -6,6 +6,7 @@ Faces (magics, sidebar/REST, CLI, agent) call only this class.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import functools
 import logging
@@ -90,6 +91,8 @@ HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken 
 
 MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one request each)
 LINKS_AT_ONCE = 12  # of those, asked at the same time
+FOLLOW_READ_S = 2.0  # `logs --follow`: how often a running job's log is read
+FOLLOW_CHUNK_BYTES = 256 << 10  # and at most how much of it at once (base64 on the way)
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -1026,6 +1029,90 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             texts[stream] = text or ""
         # one line per missing file, one per note (neither is the job's output)
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
+                          interval_s: float = FOLLOW_READ_S,
+                          on_trouble: Callable[[str], Any] | None = None,
+                          on_note: Callable[[str], Any] | None = None) -> Job:
+        """Write job `job_id`'s stdout with `write(text)` as it grows, from what it holds now,
+        until the job ends; then its last bytes, and return the ended job (an ended job: its
+        whole stdout at once). The end is awaited as `wait` awaits it (the job's events, the
+        monitor's polling as the safety net); meanwhile the log is read every `interval_s`
+        seconds, only the bytes past those read (UTF-8 decoded across reads, bad bytes
+        replaced as `logs` does). `on_note(line)`: what was left out or is missing, as
+        `logs` says it. BadInput for an unknown job, one its scheduler never took, an
+        output path only the running job knows, or a site without a shell (slurmrestd);
+        SiteError when the site cannot read the log."""
+        job = self.store.get_job(job_id)
+        if job.state.terminal:
+            self._refuse_unsubmitted(job, "no logs")
+        if refusal := self._job_site(job).follow_refusal:
+            raise BadInput(refusal)
+        ended = asyncio.ensure_future(self.wait(job_id, on_trouble=on_trouble))
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        path: str | None = None
+        offset = 0
+        try:
+            while True:
+                last = ended.done() or job.state.terminal
+                job = ended.result() if ended.done() else self.store.get_job(job.token or job.id)
+                if path is None and job.native_id and (job.state.rank >= 2 or last):
+                    path, offset = await self._followed_log(job, on_note)
+                if path is not None:
+                    offset = await self._write_new(self._job_site(job), path, offset,
+                                                   decoder, write)
+                if last:
+                    if tail := decoder.decode(b"", final=True):
+                        write(tail)
+                    if path is not None and on_note is not None and \
+                            await self._job_site(job).stat(path) is None:
+                        on_note(f"stdout log {path} is missing on {job.site}")
+                    return job
+                await asyncio.wait({ended}, timeout=interval_s)
+        finally:
+            ended.cancel()
+            await asyncio.gather(ended, return_exceptions=True)
+
+    async def _followed_log(self, job: Job, on_note: Callable[[str], Any] | None
+                            ) -> tuple[str, int]:
+        """The file of the started job's stdout on its site, and the byte it is followed
+        from (past what an appended-to file held before the job's wrapper started)."""
+        site = self._job_site(job)
+        await site.know_home()  # the job's directory may be under the home
+        await site.know_name_limit()  # the log's name may hold the job's name
+        spelled, unspelled = await self._flux_spellings(site, job, job.stdout_path)
+        if not spelled:
+            raise BadInput(f"{job.id} has no stdout log path recorded; `diamond files "
+                           f"{job.id}` lists the job's files")
+        path, unknowable = self._log_file(site, job, spelled)
+        if unknowable:
+            known = unspelled or "known only to the running job"
+            raise BadInput(f"{job.id}'s stdout log {spelled}: its name holds {unknowable}, "
+                           f"{known}; `diamond files {job.id}` lists the job's files")
+        start = ((await self._output_starts(site, job)) or {}).get("stdout", 0)
+        if on_note is not None and start:
+            on_note(f"stdout log {path}: its first {start} bytes, there before this job "
+                    "started (an earlier job's, appended to), not shown")
+        return path, start
+
+    @staticmethod
+    async def _write_new(site: Site, path: str, offset: int, decoder: codecs.IncrementalDecoder,
+                         write: Callable[[str], Any]) -> int:
+        """Write what the file `path` holds past byte `offset` (from its start again when it
+        was cut shorter), read a chunk at a time; the offset read up to."""
+        st = await site.stat(path)
+        if st is None:
+            return offset
+        if st.size < offset:  # truncated, or a new file in its place
+            offset = 0
+        while offset < st.size:
+            data = await site.read_from(path, offset, min(st.size - offset, FOLLOW_CHUNK_BYTES))
+            if not data:  # gone or cut shorter since its size was asked: the next read sees
+                break
+            offset += len(data)
+            if text := decoder.decode(data):
+                write(text)
+        return offset
 
     @staticmethod
     async def _flux_spellings(site: Site, job: Job, pattern: str | None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import enum
 import logging
 import re
@@ -1102,10 +1104,32 @@ class Site:
         """The last `lines` lines of a file on the site, within its last `max_bytes` bytes
         (the first line kept may then be cut) and after its first `start` bytes; None when
         the file does not exist."""
+        read = 'tail -c +"$1" -- "$2" | tail -c "$3"' if start > 0 else 'tail -c "$3" -- "$2"'
+        res = await self._read_file(read, path, start, max_bytes)
+        return None if res is None else last_lines(res.stdout, lines)
+
+    follow_refusal: str | None = None  # why `read_from` cannot follow a log here, if not
+
+    async def read_from(self, path: str, start: int, max_bytes: int) -> bytes | None:
+        """At most `max_bytes` bytes of a file on the site from byte `start` on, exactly as
+        it holds them (what a follower has not read yet; base64 on the way, so a character
+        cut at either end is not lost); None when the file does not exist."""
+        res = await self._read_file('tail -c +"$1" -- "$2" | head -c "$3" | base64', path,
+                                    start, max_bytes)
+        if res is None:
+            return None
+        try:
+            return base64.b64decode(res.stdout, validate=False)
+        except binascii.Error as e:
+            raise SiteError(f"{self.name}: reading {path} gave no base64 ({e})") from None
+
+    async def _read_file(self, read: str, path: str, start: int, max_bytes: int
+                         ) -> CommandResult | None:
+        """Run the shell pipeline `read` over a file (`$1`: its first byte to read, 1-based;
+        `$2`: its path; `$3`: a byte count); None when the file does not exist."""
         path = await self.resolve(path)
         # only a regular file is read: a FIFO (no writer: `tail` waits for ever) or a device
         # (/dev/zero never ends), which the job may have put in its output's place, is not
-        read = 'tail -c +"$1" -- "$2" | tail -c "$3"' if start > 0 else 'tail -c "$3" -- "$2"'
         argv = ["sh", "-c", f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
                 f'exit 3; fi; {read}', "sh", str(int(start) + 1), path, str(int(max_bytes))]
         res = await self.transport.run(argv, check=False)
@@ -1117,7 +1141,7 @@ class Site:
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         if "No such file" in res.stderr:  # a pipe's status is its last command's
             return None
-        return last_lines(res.stdout, lines)
+        return res
 
     async def close(self) -> None:
         await self.transport.close()

@@ -343,6 +343,17 @@ class RestSite(Site):
         data = await self.files.read_end(self.expand(path), max_bytes)
         return None if data is None else last_lines(data.decode("utf-8", "replace"), lines)
 
+    @property
+    def follow_refusal(self) -> str | None:
+        """Logs are not followed over the file door: an SFTP read of a log's end cannot say
+        where in a file that grows meanwhile it began (a follower would skip or repeat)."""
+        return (f"{self.name}: following a job's log as it grows needs a shell on the site, "
+                "which a site reached through slurmrestd has not; `diamond logs JOB` shows "
+                "the log's end, `diamond wait JOB` waits for the job's end")
+
+    async def read_from(self, path: str, start: int, max_bytes: int) -> bytes | None:
+        raise BadInput(self.follow_refusal or "")
+
     async def close(self) -> None:
         await super().close()
         if self.files is not None:

@@ -150,11 +150,12 @@ def test_each_accepted_time_form_is_submitted_as_it_says(user, given, seconds):
     assert "#SBATCH --time=" in script, script
 
 
-def test_logs_follow_is_an_unknown_option_naming_those_there_are(user):
-    """(guard) `diamond logs --follow JOB`, as `tail -f`: no such option, said with the
-    accepted ones; nothing else runs."""
-    line = user.refused("logs", "--follow", "alpha:1")
-    assert line.startswith("diamond logs: error: unknown option --follow (accepted: "), line
+def test_logs_follow_misspelt_is_an_unknown_option_naming_the_one_meant(user):
+    """(guard) `diamond logs --folow JOB`: no such option, said with the one meant and the
+    accepted ones (`--follow` itself: tests/test_logs_follow.py); nothing else runs."""
+    line = user.refused("logs", "--folow", "alpha:1")
+    assert line.startswith("diamond logs: error: unknown option --folow (did you mean "
+                           "--follow? accepted: "), line
 
 
 # -- 3. the magics -----------------------------------------------------------------------------

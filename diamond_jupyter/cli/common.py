@@ -4,6 +4,7 @@ opening the Federation, and reading a batch script."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 from collections.abc import Awaitable, Callable
@@ -128,3 +129,62 @@ async def with_fed(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]]
     finally:
         await fed.close()
         hand_over(fed, args)
+
+
+STOP_GRACE_S = 1.0  # after Ctrl-C, how long the engine gets to close before the command leaves
+
+
+class LeftClosing(KeyboardInterrupt):
+    """Ctrl-C, and the engine had not closed within STOP_GRACE_S: `main` exits at once (no
+    wait for its threads, blocked on a site perhaps)."""
+
+
+def with_fed_interruptible(args: argparse.Namespace, fn: Callable[[Any], Awaitable[Any]],
+                           **kw: Any) -> Any:
+    """`asyncio.run(with_fed(args, fn, **kw))` for a command that runs until a job ends: the
+    engine runs on a thread of its own while this (main) thread waits in short steps, so a
+    Ctrl-C is seen at once whatever the engine waits on. It then cancels the engine's work
+    (closing it as usual) and raises KeyboardInterrupt; LeftClosing when the engine has not
+    closed within STOP_GRACE_S."""
+    import asyncio
+    import threading
+
+    done, stop = threading.Event(), threading.Event()
+    outcome: dict[str, Any] = {}
+    running: dict[str, Any] = {}
+
+    async def engine() -> Any:
+        running["loop"], running["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        if stop.is_set():  # Ctrl-C came before the task could be named
+            raise asyncio.CancelledError
+        return await with_fed(args, fn, **kw)
+
+    def work() -> None:
+        try:
+            outcome["value"] = asyncio.run(engine())
+        except BaseException as e:  # handed to the main thread, raised there
+            outcome["error"] = e
+        finally:
+            done.set()
+
+    # a daemon: a thread still closing after Ctrl-C never holds the process (LeftClosing)
+    thread = threading.Thread(target=work, name="diamond-engine", daemon=True)
+    try:
+        thread.start()
+        while not done.wait(0.2):  # short steps: a signal another thread took is seen soon
+            pass
+    except KeyboardInterrupt:
+        stop.set()
+        if "loop" in running:
+            with contextlib.suppress(RuntimeError):  # its loop already closed
+                running["loop"].call_soon_threadsafe(running["task"].cancel)
+        try:
+            closed = not thread.is_alive() or done.wait(STOP_GRACE_S)
+        except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+            closed = False
+        if not closed:
+            raise LeftClosing from None
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

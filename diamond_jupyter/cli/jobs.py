@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import BadInput, DiamondError, SiteError, job_json, one_line, visible
+from ..model import BadInput, DiamondError, JobState, SiteError, job_json, one_line, visible
 from ..option_types import count, hedge_count
 from .common import (
     byte_size,
@@ -21,6 +21,7 @@ from .common import (
     spec_from_file,
     walltime,
     with_fed,
+    with_fed_interruptible,
 )
 
 Adder = Callable[..., argparse.ArgumentParser]
@@ -188,6 +189,8 @@ def _write_output(stream: Any, text: str, plain: bool = False) -> None:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
+    if getattr(args, "follow", False):
+        return _follow_logs(args)
     logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
     if args.json:
         out(args, logs)
@@ -203,6 +206,29 @@ def cmd_logs(args: argparse.Namespace) -> int:
         print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
                       f"(yet)"), file=sys.stderr)
     return 1 if logs.get("missing") else 0
+
+
+def _follow_logs(args: argparse.Namespace) -> int:
+    """`logs JOB --follow`: the job's stdout as it grows, until the job ends; then its end
+    state on stderr, exit 0 when it COMPLETED, else 1 (as `workflow run --wait`). Ctrl-C
+    stops following only (130)."""
+    if args.json:
+        raise BadInput("--follow writes the job's output as it comes; it takes no --json "
+                       "(`diamond logs JOB --json` gives the end of the logs as JSON)")
+    plain = getattr(args, "plain", False)
+
+    def write(text: str) -> None:
+        _write_output(sys.stdout, text, plain=plain)
+        sys.stdout.flush()
+
+    def note(line: str) -> None:
+        print(f"diamond: note: {visible(line)}", file=sys.stderr, flush=True)
+
+    job = with_fed_interruptible(args, lambda fed: fed.follow_logs(
+        args.job, write, on_trouble=say_trouble, on_note=note), resume_held=True,
+        min_poll_s=1.0, poll_interval_s=getattr(args, "poll", 30.0))
+    print(f"diamond: {visible(job_line(job))}", file=sys.stderr)
+    return 0 if job.state is JobState.COMPLETED else 1
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -344,6 +370,12 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--plain", action="store_true",
                    help="on a terminal, write the job's colour sequences out as text too "
                    "(default: its colours are shown, none that hides text)")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="write the job's whole stdout, then what it adds, until the job ends "
+                   "(its end state on stderr; exit 0 when COMPLETED, else 1); Ctrl-C stops "
+                   "following, the job keeps running")
+    p.add_argument("--poll", type=seconds, default=30.0,
+                   help="with --follow: safety-net poll interval of the job's state (s)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")
     p.add_argument("job", help=job_help)
     p.add_argument("dest", nargs="?", help="local directory (default: ./SITE-NUMBER)")

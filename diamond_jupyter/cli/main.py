@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 from ..model import BadInput, DiamondError
 from ..option_types import pasted_dash, unknown_option
 from .agent import add_agent_commands
-from .common import common_options
+from .common import LeftClosing, common_options
 from .describe import add_describe_command
 from .jobs import add_job_commands, add_transfer_command
 from .login import add_login_command
@@ -187,11 +187,15 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, e, 2, "bad-input")
     except DiamondError as e:  # a site, the network or the engine failed: exit 1
         return _fail(args, e, 1, "failed")
-    except KeyboardInterrupt:  # Ctrl-C: no traceback, and what became of the work
+    except KeyboardInterrupt as e:  # Ctrl-C: no traceback, and what became of the work
         line = _interrupted(args)
         print(f"diamond: {line}", file=sys.stderr)
         if getattr(args, "json", False):
             _json_error("interrupted", line)
+        if isinstance(e, LeftClosing):  # its engine still closing: not waited for
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         return 130
     except BrokenPipeError:  # e.g. `diamond jobs | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -209,6 +213,9 @@ def _interrupted(args: argparse.Namespace) -> str:
     if command == "wait" and job:
         return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
                        f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
+    if command == "logs" and getattr(args, "follow", False) and job:
+        return visible(f"stopped following; {job} keeps running (`diamond logs {job}` later "
+                       f"shows its output; stop it: `diamond cancel {job}`)")
     if command == "submit" and getattr(args, "started", None):
         job = args.started
         return visible(f"interrupted; {job} was submitted and keeps running (follow it: "

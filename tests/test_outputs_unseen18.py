@@ -11,22 +11,31 @@ import asyncio
 import base64
 import json
 import sys
-from datetime import timezone
+from datetime import timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.dialects import slurm_rest
+from diamond_jupyter.dialects import lsf_commands, slurm_rest
+from diamond_jupyter.dialects.flux_commands import FluxCommands
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import Node, SiteSnapshot
 from diamond_jupyter.placement_fit import node_returning, node_usable
 from diamond_jupyter.sites_rest import RestSite
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_placement_cases import NOW, reasons  # noqa: E402
+from test_placement_cases import run as run_placement  # noqa: E402
 from test_placement_cases13 import hours, only, run, running, selene  # noqa: E402
 
 UTC = timezone.utc
+slurm = SlurmCommands(tz=UTC)
+pbs = PbsCommands(tz=UTC)
+lsf = LsfCommands(tz=UTC, now=lambda: NOW)
+flux = FluxCommands()
 
 
 def _epoch(h: float) -> int:
@@ -60,6 +69,98 @@ def _state(state: str) -> tuple[bool, tuple[float, bool] | None]:
     """Whether a node of `state` takes a job now, and when it is back if it is out now."""
     node = Node(name="n", state=state)
     return node_usable(node), node_returning(node)
+
+
+SCONTROL_NODE_24 = (
+    "NodeName=g01 Arch=x86_64 CoresPerSocket=32 CPUAlloc=16 CPUEfctv=64 CPUTot=64 "
+    "CPULoad=3.20 AvailableFeatures=a100 ActiveFeatures=a100 Gres=gpu:a100:4(S:0-1) "
+    "GresDrain=N/A GresUsed=gpu:a100:2(IDX:0-1) NodeAddr=g01 NodeHostName=g01 "
+    "Version=24.05.1 OS=Linux RealMemory=512000 AllocMem=128000 FreeMem=300000 Sockets=2 "
+    "Boards=1 State=MIXED ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A "
+    "Partitions=gpu BootTime=2026-12-01T10:00:00 SlurmdStartTime=2026-12-01T10:01:00 "
+    "LastBusyTime=2026-12-05T09:00:00 ResumeAfterTime=None "
+    "CfgTRES=cpu=64,mem=500G,billing=64,gres/gpu=4,gres/gpu:a100=4 "
+    "AllocTRES=cpu=16,mem=125G,gres/gpu=2,gres/gpu:a100=2 CurrentWatts=0 AveWatts=0\n")
+
+
+def _at(h: float) -> str:
+    return hours(h).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+SACCT_18 = "\n".join([
+    f"100|batch|1-00:00:00|{_at(-26)}|{_at(-25)}|{_at(1 + 3 / 60 + 4 / 3600)}|32|1|COMPLETED",
+    f"101|batch|UNLIMITED|{_at(-2)}|Unknown|Unknown|0|1|CANCELLED by 1000",
+    f"102|batch|Partition_Limit|{_at(-1)}|None|{_at(-0.5)}|4|1|CANCELLED by 0",
+    f"104_[1-3]|batch|10:00|{_at(-1)}|None|{_at(-0.5)}|4|1|CANCELLED",
+]) + "\n"
+
+QSTAT_18 = json.dumps({"timestamp": _epoch(0), "pbs_version": "2022.1.3",
+                       "pbs_server": "pbs1", "Jobs": {
+    "1201.pbs1": {"Job_Name": "big", "Job_Owner": "al@login1", "job_state": "Q",
+                  "queue": "workq", "Resource_List": {
+                      "ncpus": 72, "ngpus": 4, "nodect": 3, "mem": "288gb",
+                      "select": "1:ncpus=8:mem=32gb+2:ncpus=32:ngpus=2:mem=128gb",
+                      "walltime": "12:00:00", "place": "scatter"},
+                  "estimated": {"exec_vnode": "(n1:ncpus=8)+(g1:ncpus=32:ngpus=2)+"
+                                              "(g2:ncpus=32:ngpus=2)",
+                                "start_time": hours(5).strftime("%a %b %e %H:%M:%S %Y")},
+                  "qtime": hours(-1).strftime("%a %b %e %H:%M:%S %Y"),
+                  "comment": "Not Running: Insufficient amount of resource: ngpus"},
+    "1202.pbs1": {"Job_Name": "nog", "Job_Owner": "al@login1", "job_state": "Q",
+                  "queue": "workq", "Resource_List": {"ncpus": 8, "nodect": 1,
+                                                      "select": "1:ncpus=8",
+                                                      "walltime": "01:00:00"},
+                  "estimated": {"start_time": _epoch(2)}, "qtime": _epoch(-1)}}})
+
+PBSNODES_18 = json.dumps({"pbs_version": "2022.1.3", "nodes": {
+    "g1": {"Mom": "g1", "state": "free", "pcpus": 64, "jobs": ["77.pbs01/0"],
+           "resources_available": {"host": "g1", "vnode": "g1", "ncpus": 64, "ngpus": 4,
+                                   "mem": "512gb", "Qlist": "workq"},
+           "resources_assigned": {"ncpus": 16, "ngpus": 1, "mem": "400gb"}},
+    "g2": {"Mom": "g2", "state": "job-busy", "pcpus": 64,
+           "resources_available": {"host": "g2", "ncpus": 64, "ngpus": 4, "mem": "512gb",
+                                   "Qlist": "workq"},
+           "resources_assigned": {"ncpus": 64, "ngpus": 1}}}})
+
+BJOBS_18 = json.dumps({"COMMAND": "bjobs", "JOBS": 2, "RECORDS": [
+    {"JOBID": "501", "STAT": "PEND", "USER": "al", "QUEUE": "normal", "JOB_NAME": "a",
+     "PEND_REASON": "Not enough processors to meet the job's spanning requirement: 1 host;",
+     "SUBMIT_TIME": hours(-1).strftime("%b %e %H:%M"), "START_TIME": "", "FINISH_TIME": "",
+     "ESTIMATED_SIM_START_TIME": hours(4.5).strftime("%b %e %H:%M"), "SLOTS": "64",
+     "EXEC_HOST": "", "RUNTIMELIMIT": "120.0/hostA"},
+    {"JOBID": "502", "STAT": "PEND", "USER": "al", "QUEUE": "normal", "JOB_NAME": "b",
+     "PEND_REASON": "Job dependency condition not satisfied;", "RUNTIMELIMIT": "-",
+     "ESSTART_TIME": hours(2).strftime("%b %e %H:%M"), "SLOTS": "1"}]})
+
+BQUEUES_L_18 = """QUEUE: normal
+  -- For normal low priority jobs, running only if hosts are lightly loaded.
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 30   20  Open:Active       -    4  0.5    -     8     4     4     0     0    0     2
+Interval for a host to accept two jobs is 0 seconds
+
+ RUNLIMIT
+ 720.0 min of hostA
+
+ PROCLIMIT
+ 1 4 16
+
+USERS: all
+HOSTS:  all
+RES_REQ:  select[type==any] rusage[mem=1000]
+
+QUEUE: short
+  -- short jobs
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 40    0  Open:Active     100    -    2    -     0     0     0     0     0    0     0
+"""
+
+FLUX_RESOURCES_18 = "\n".join([
+    "free||2|80|6|gpu[1-2]", "allocated||2|64|6|gpu[2-3]", "free|bigmem|1|64|0|cpu1",
+    "down||1|64|0|cpu2"]) + "\n"
 
 
 # Slurm node states (scontrol's `+` words, sinfo's marks, slurmrestd's list joined by `+`):
@@ -113,6 +214,56 @@ OUTPUTS = [
               for r in slurm_rest.parse_reservations(REST_RESV_41)],
      [("gpu-lab", hours(-2), None, None, ["proj"], ["chem"],
        ["FLEX", "MAGNETIC", "SPEC_NODES"])]),
+    # Slurm 24.05 `scontrol -d show node -o`: CfgTRES/AllocTRES beside typed Gres with
+    # sockets and GresUsed with indices
+    ("scontrol node CfgTRES/AllocTRES, Gres (S:0-1), GresUsed (IDX:0-1)",
+     lambda: [(n.cpus, n.cpus_allocated, n.gpus, n.gpus_allocated, n.gpu_type, n.memory_mb,
+               n.memory_allocated) for n in slurm.parse_nodes(SCONTROL_NODE_24)],
+     [(64, 16, 4, 2, "a100", 512000, 128000)]),
+    ("scontrol node without GresUsed: AllocTRES's typed and plain GPUs counted once",
+     lambda: [n.gpus_allocated for n in slurm.parse_nodes(
+         SCONTROL_NODE_24.replace(" GresUsed=gpu:a100:2(IDX:0-1)", ""))], [2]),
+    # sacct -P of HISTORY_FIELDS: a limit over a day, Unknown and None starts, an array
+    ("sacct -P limits and starts",
+     lambda: [(j.native_id, j.state.value, j.walltime_s, j.started_at, j.ended_at)
+              for j in slurm.parse_history(SACCT_18, [])],
+     [("100", "COMPLETED", 86400, hours(-25), hours(1 + 3 / 60 + 4 / 3600)),
+      ("101", "CANCELLED", None, None, None),
+      ("102", "CANCELLED", None, None, hours(-0.5)),
+      ("104_[1-3]", "CANCELLED", 600, None, hours(-0.5))]),
+    # PBS Pro 2022 `qstat -f -F json`: chunks of two shapes, an estimated start as ctime
+    # text and as epoch seconds
+    ("PBS qstat -f -F json chunks and estimated.start_time",
+     lambda: [(j.native_id, j.cpus, j.gpus, j.nodes, j.memory_mb, j.estimated_start)
+              for j in pbs.parse_status(QSTAT_18)],
+     [("1201.pbs1", 72, 4, 3, 288 * 1024, hours(5)),
+      ("1202.pbs1", 8, None, 1, None, hours(2))]),
+    # `pbsnodes -av -F json`: what is assigned of CPUs, GPUs and memory
+    ("pbsnodes -F json resources_assigned ngpus and mem",
+     lambda: [(n.name, n.cpus_allocated, n.gpus_allocated, n.memory_allocated)
+              for n in pbs.parse_nodes(PBSNODES_18)],
+     [("g1", 16, 1, 400 * 1024), ("g2", 64, 4, 0)]),
+    # LSF 10.1 `bjobs -o ... -json`: the pending reason, the estimate under the field's
+    # full name (`esstart_time` is its alias) or the alias
+    ("bjobs -json PEND_REASON and the estimated start",
+     lambda: [(j.native_id, j.reason, j.estimated_start, j.walltime_s)
+              for j in lsf.parse_status(BJOBS_18)],
+     [("501", "Not enough processors to meet the job's spanning requirement: 1 host;",
+       hours(4.5), 7200),
+      ("502", "Job dependency condition not satisfied;", hours(2), None)]),
+    # `bqueues -l` with PJOBS after RSV (10.1.0.x), RUNLIMIT and PROCLIMIT blocks
+    ("bqueues -l JL/P, JL/U and task limits",
+     lambda: (lsf_commands.parse_jl_p(BQUEUES_L_18), lsf_commands.parse_jl_u(BQUEUES_L_18),
+              lsf_commands.parse_task_limits(BQUEUES_L_18)),
+     ({"normal": 0.5, "short": 2.0}, {"normal": 4}, {"normal": (1, 16)})),
+    # `flux resource list -n -o RESOURCE_FORMAT`: GPUs, a node partly allocated, a property
+    # line and a down node
+    ("flux resource list with GPUs, free/allocated/down",
+     lambda: [(n.name, n.state, n.cpus, n.cpus_allocated, n.gpus, n.gpus_allocated)
+              for n in flux.parse_resources(FLUX_RESOURCES_18)],
+     [("gpu1", "free", 48, 0, 4, 0), ("gpu2", "mixed", 48, 16, 4, 2),
+      ("gpu3", "allocated", 48, 48, 4, 4), ("cpu1", "free", 64, 0, 0, 0),
+      ("cpu2", "down", 64, 0, 0, 0)]),
 ]
 
 
@@ -252,3 +403,37 @@ async def test_slurmrestd_site_asks_reservations_and_keeps_the_snapshot_when_the
         await site.close()
         server.close()
         await server.wait_closed()
+
+
+def test_pbs_memory_its_jobs_were_given_is_not_free():
+    # `pbsnodes -F json`'s resources_assigned.mem (what PBS gave the vnode's jobs) was not
+    # read: g1's 512 GB read as all free beside a running job given 400 GB, so a job asking
+    # 200 GB was READY there where PBS waits for that job's end
+    start = int((NOW - timedelta(hours=1)).timestamp())
+    queue = json.dumps({"Jobs": {"77.pbs01": {
+        "job_state": "R", "queue": "workq", "Job_Owner": "bob@l", "stime": start,
+        "Resource_List": {"ncpus": 16, "ngpus": 1, "mem": "400gb", "nodect": 1,
+                          "walltime": "03:00:00", "select": "1:ncpus=16:ngpus=1:mem=400gb"},
+        "exec_host": "g1/0*16", "exec_vnode": "(g1:ncpus=16:ngpus=1:mem=400gb)"}}})
+    nodes = json.dumps({"nodes": {"g1": json.loads(PBSNODES_18)["nodes"]["g1"]}})
+    snap = pbs.parse_snapshot("pro", {"nodes": nodes, "queue": queue, "queues": json.dumps(
+        {"Queue": {"workq": {"queue_type": "Execution", "enabled": "True",
+                             "started": "True"}}}),
+        "server": json.dumps({"Server": {"pbs01": {"default_queue": "workq"}}})})
+    assert [(n.memory_mb, n.memory_allocated) for n in snap.nodes] == [(512 * 1024, 400 * 1024)]
+    cfg = SiteConfig(name="pro", scheduler="pbs", metadata={"architecture": "x86_64"})
+    site = (cfg, snap.model_copy(update={"taken_at": NOW}))
+    v = run_placement("#PBS -l select=1:ncpus=8:ngpus=1:mem=200gb\n#PBS -l walltime=1:00:00",
+                      site).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), v
+    # a job the memory left holds starts now
+    v = run_placement("#PBS -l select=1:ncpus=8:ngpus=1:mem=100gb\n#PBS -l walltime=1:00:00",
+                      site).verdict("pro")
+    assert v.verdict == "READY", v
+
+
+def test_lsf_estimated_start_under_the_fields_full_name():
+    # `esstart_time` is the alias of bjobs -o's estimated_sim_start_time: a release that
+    # names the JSON key by the field's full name had the estimate unread (None)
+    rec = json.loads(BJOBS_18)["RECORDS"][0]
+    assert lsf.parse_status(json.dumps({"RECORDS": [rec]}))[0].estimated_start == hours(4.5)

@@ -73,6 +73,10 @@ def node_usable(node: Node, in_reservation: bool = False) -> bool:
 def _state_usable(state: str, in_reservation: bool) -> bool:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
+    if "idle" not in words:
+        # a reboot requested without ASAP (which adds DRAIN): the node keeps taking jobs
+        # and is rebooted once idle (scontrol(1)); an idle one is about to be rebooted
+        words.discard("reboot_requested")
     words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
     # sinfo's marks after a state: `*` not responding, `^` being rebooted (REBOOT_ISSUED),
     # `$` in a maintenance reservation (only that reservation's jobs run there)

@@ -183,7 +183,10 @@ OUTPUTS = [
      (False, None)),
     ("scontrol IDLE+REBOOT_REQUESTED", lambda: _state("IDLE+REBOOT_REQUESTED"),
      (False, (60.0, True))),
+    # without ASAP (no DRAIN) a node with jobs keeps taking more until it is idle
     ("scontrol MIXED+REBOOT_REQUESTED", lambda: _state("MIXED+REBOOT_REQUESTED"),
+     (True, None)),
+    ("scontrol MIXED+REBOOT_ISSUED", lambda: _state("MIXED+REBOOT_ISSUED"),
      (False, (60.0, True))),
     ("scontrol IDLE+REBOOT_ISSUED", lambda: _state("IDLE+REBOOT_ISSUED"),
      (False, (60.0, True))),
@@ -301,19 +304,26 @@ def test_a_node_down_or_drained_stays_out_of_capacity(state):
 
 
 def test_a_node_to_be_rebooted_takes_jobs_after_its_jobs_and_the_reboot():
-    # n01 runs a job with 2 h left and has a reboot requested (not ASAP: no drain); n02-n04
-    # are down or drained. Before: n01 read as gone, the 3-node job INCOMPATIBLE; now it
-    # starts when n01's job has ended and n01 is back (ResumeTimeout's default, 60 s)
-    states = {"n01": "MIXED+REBOOT_REQUESTED", "n02": "DOWN*", "n03": "IDLE+DRAIN",
+    # n01 runs a job with 2 h left and is being rebooted once it ends; n02-n04 are down or
+    # drained. Before: n01 read as gone, the 3-node job INCOMPATIBLE; now it starts when
+    # n01's job has ended and n01 is back (ResumeTimeout's default, 60 s)
+    states = {"n01": "MIXED+REBOOT_ISSUED", "n02": "DOWN*", "n03": "IDLE+DRAIN",
               "n04": "DOWN"}
     site = selene(running("77", "bob", "n01", 8, 2, 4), states=states, alloc={"n01": 8})
     v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2 + 60 / 3600)), v
     assert any("n01 to be rebooted" in n for n in v.notes), v.notes
-    # idle and to be rebooted: back 60 s from now
-    site = selene(states={**states, "n01": "IDLE+REBOOT_ISSUED"})
+    # idle with a reboot requested or issued: back 60 s from now
+    for state in ("IDLE+REBOOT_ISSUED", "IDLE+REBOOT_REQUESTED"):
+        site = selene(states={**states, "n01": state})
+        v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
+        assert (v.verdict, v.estimated_start) == ("BUSY", hours(60 / 3600)), v
+    # a reboot requested without ASAP on a node with jobs: it takes more until idle (before:
+    # read as gone, the job INCOMPATIBLE)
+    site = selene(running("77", "bob", "n01", 8, 2, 4),
+                  states={**states, "n01": "MIXED+REBOOT_REQUESTED"}, alloc={"n01": 8})
     v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
-    assert (v.verdict, v.estimated_start) == ("BUSY", hours(60 / 3600)), v
+    assert v.verdict == "READY", v
 
 
 def _rest_selene(reservations: str | None) -> tuple[SiteConfig, SiteSnapshot]:

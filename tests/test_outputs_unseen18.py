@@ -71,6 +71,14 @@ def _state(state: str) -> tuple[bool, tuple[float, bool] | None]:
     return node_usable(node), node_returning(node)
 
 
+REST_NODES_41 = json.dumps({"nodes": [
+    {"name": "g1", "state": ["MIXED", "NOT_RESPONDING"], "cpus": 64, "effective_cpus": 64,
+     "alloc_cpus": 16, "real_memory": 512000, "alloc_memory": 128000,
+     "gres": "gpu:a100:4(S:0-1)", "gres_used": "gpu:a100:2(IDX:0-1)", "partitions": ["gpu"]},
+    {"name": "g2", "state": ["IDLE", "POWERED_DOWN"], "cpus": 64, "partitions": ["gpu"]},
+    {"name": "g3", "state": ["DOWN", "NOT_RESPONDING"], "cpus": 64, "partitions": ["gpu"]}],
+    "errors": [], "warnings": []})
+
 SCONTROL_NODE_24 = (
     "NodeName=g01 Arch=x86_64 CoresPerSocket=32 CPUAlloc=16 CPUEfctv=64 CPUTot=64 "
     "CPULoad=3.20 AvailableFeatures=a100 ActiveFeatures=a100 Gres=gpu:a100:4(S:0-1) "
@@ -217,6 +225,13 @@ OUTPUTS = [
               for r in slurm_rest.parse_reservations(REST_RESV_41)],
      [("gpu-lab", hours(-2), None, None, ["proj"], ["chem"],
        ["FLEX", "MAGNETIC", "SPEC_NODES"])]),
+    # slurmrestd v0.0.41 nodes: state lists with NOT_RESPONDING, typed GPUs in use
+    ("slurmrestd v0.0.41 nodes not responding, powered down, down",
+     lambda: [(n.name, n.state, n.gpus, n.gpus_allocated, node_usable(n), node_returning(n))
+              for n in slurm_rest.parse_nodes(REST_NODES_41)],
+     [("g1", "mixed+not_responding", 4, 2, False, (300.0, False)),
+      ("g2", "idle+powered_down", 0, 0, True, None),
+      ("g3", "down+not_responding", 0, 0, False, None)]),
     # Slurm 24.05 `scontrol -d show node -o`: CfgTRES/AllocTRES beside typed Gres with
     # sockets and GresUsed with indices
     ("scontrol node CfgTRES/AllocTRES, Gres (S:0-1), GresUsed (IDX:0-1)",

@@ -113,6 +113,8 @@ from .needs import (
     norm_arch,
 )
 from .placement_fit import (
+    NOT_RESPONDING_S,
+    REBOOT_S,
     SITE_WORDS,
     SLURM_WORDS,
     NodeNames,
@@ -131,6 +133,7 @@ from .placement_fit import (
     no_time_limit,
     node_checks,
     node_reserved,
+    node_returning,
     node_usable,
     pack_chunks,
     part_met,
@@ -604,6 +607,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     in_resv = bool(spec.reservation)
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
+    # out now but back by themselves (not responding, rebooting): capacity, not free
+    back = {n.name: b for n in nodes if (b := node_returning(n, in_resv)) is not None}
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions \
         else {"": NodeNames(n.name for n in nodes)}
@@ -925,7 +930,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 n for n in nodes if n.name in mine and n.name in pfit], site_arch):
             other.extend(short)
         else:
-            up = len([x for x in members.get(p.name, []) if x in pfit and x in usable])
+            up = len([x for x in members.get(p.name, []) if x in pfit
+                      and (x in usable or x in back)])
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
@@ -974,7 +980,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if holders and holders != every:
             master_hosts, master_said = holders, "a host holding its JOB consumables"
     _estimate(v, reqs, spec, cfg, snap, nodes, members, good,
-              {p.name: fits[p.name] & usable for p in good}, default, now,
+              {p.name: fits[p.name] & (usable | set(back)) for p in good}, default, now,
               stage_bytes, prior, estimates, cal, data, ended, holds, chunks, queue_fits,
               master_hosts, master_said)
     if snap.queue_error:
@@ -986,6 +992,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         said = gpu_family_note(req.gpu_type, [m for n in nodes if where is None
                                               or n.name in where for m in node_gpu_models(n)])
         v.notes += [said] if said else []
+    if v.partition is not None and v.verdict != "READY":
+        v.notes += _returning_note(v.partition, [
+            n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
+            and n.name in members.get(v.partition, [])], back)
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -1349,6 +1359,23 @@ def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
     return [f"partition {partition}: its free nodes that can run it are powered down "
             f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
             "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
+
+
+def _returning_note(partition: str, out: list[Node],
+                    back: dict[str, tuple[float, bool]]) -> list[str]:
+    """Nodes of the partition that could run the job but take none now, back by themselves."""
+    silent = [n.name for n in out if not back[n.name][1]]
+    reboot = [n.name for n in out if back[n.name][1]]
+    said = []
+    if silent:
+        said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
+                    "no job there until it answers again (planned free after SlurmdTimeout, "
+                    f"{NOT_RESPONDING_S:.0f} s by default; set DOWN if it stays silent)")
+    if reboot:
+        said.append(f"partition {partition}: {_few(set(reboot))} to be rebooted: no new job "
+                    "there until the reboot, after the jobs on it end (planned back "
+                    f"{REBOOT_S:.0f} s later, Slurm's default ResumeTimeout)")
+    return said
 
 
 def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:

@@ -73,11 +73,47 @@ def node_usable(node: Node, in_reservation: bool = False) -> bool:
 def _state_usable(state: str, in_reservation: bool) -> bool:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
+    if "idle" not in words:
+        # a reboot requested without ASAP (which adds DRAIN): the node keeps taking jobs
+        # and is rebooted once idle (scontrol(1)); an idle one is about to be rebooted
+        words.discard("reboot_requested")
     words |= {p for w in words if w not in _POWER for p in w.split("_")} - {"down"}
     # sinfo's marks after a state: `*` not responding, `^` being rebooted (REBOOT_ISSUED),
     # `$` in a maintenance reservation (only that reservation's jobs run there)
     return "*" not in state and "^" not in state and not (words & _DOWN) \
         and (in_reservation or not (words & _RESERVED) and "$" not in state)
+
+
+# Slurm nodes that take no job now but come back by themselves (slurm.conf, sinfo(1)): one
+# not responding (sinfo's `*`, NOT_RESPONDING) that is not also DOWN, DRAIN or FAIL answers
+# again within SlurmdTimeout (300 s by default) or slurmctld sets it DOWN then; one to be
+# rebooted (REBOOT_REQUESTED, REBOOT_ISSUED, sinfo's `@` and `^`) is rebooted once its jobs
+# end and is back within ResumeTimeout (60 s by default). Neither is gone from capacity.
+NOT_RESPONDING_S = 300.0
+REBOOT_S = 60.0
+_RETURN_WORDS = {"not_responding", "reboot_requested", "reboot_issued", "reboot"}
+
+
+def node_returning(node: Node, in_reservation: bool = False) -> tuple[float, bool] | None:
+    """For a node that takes no job now but comes back by itself: (the seconds after which
+    its free resources take jobs again at the latest, whether it reboots first, after the
+    jobs on it end); None for a node usable now or out for good."""
+    return _returning(node.state, in_reservation)
+
+
+@lru_cache(maxsize=1024)
+def _returning(state: str, in_reservation: bool) -> tuple[float, bool] | None:
+    state = state.lower()
+    words = set(re.split(r"[^a-z_]+", state))
+    silent = "*" in state or "not_responding" in words
+    reboot = "^" in state or "@" in state or bool(words & (_RETURN_WORDS - {"not_responding"}))
+    if not (silent or reboot) or _state_usable(state, in_reservation):
+        return None
+    rest = "+".join(w for w in re.split(r"[+,\s]+", re.sub(r"[*^@]", "", state))
+                    if w and w not in _RETURN_WORDS)
+    if not _state_usable(rest or "idle", in_reservation):
+        return None  # also down, drained, failing...: out until an admin acts
+    return (NOT_RESPONDING_S if silent else REBOOT_S), reboot
 
 
 def node_reserved(node: Node) -> bool:

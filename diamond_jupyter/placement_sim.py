@@ -73,7 +73,7 @@ from typing import Literal
 from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import array_record, job_hosts
 from .model import JobState, JobStatus, Node, SiteSnapshot
-from .placement_fit import aware, node_usable
+from .placement_fit import aware, node_returning, node_usable
 
 _ELEMENT = re.compile(r"\d+\[\d+\]")  # LSF's record of one array element, `500[7]`
 
@@ -184,7 +184,9 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     host consumables); `short_until`: of those, the ones held only until the running job
     named (native id) ends, not the last one there (Grid Engine queue consumables, which
     that job's end gives enough of back)."""
-    usable = [node_usable(n, in_reservation) for n in nodes]
+    back = [node_returning(n, in_reservation) for n in nodes]
+    usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
+                                                                             strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     cap_g = [n.gpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
     alloc_c, alloc_g = [], []
@@ -274,11 +276,41 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             rel.append((end, len(rel), h, hc, hg))
             alloc_c[h] += hc
             alloc_g[h] += hg
+    for h, b in enumerate(back):
+        if b is not None:
+            _held_until_back(h, *b, rel, owners, planned, cap_c, cap_g, alloc_c, alloc_g)
     rel.sort()
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned, job_ids)
+
+
+def _held_until_back(h: int, after: float, reboot: bool,
+                     rel: list[tuple[float, int, int, int, int]], owners: list,
+                     planned: dict[int, float] | None, cap_c: list[int], cap_g: list[int],
+                     alloc_c: list[int], alloc_g: list[int]) -> None:
+    """Node `h`, out now but back by itself (`node_returning`), takes jobs `after` seconds
+    from now; one rebooted first (after its running jobs end) `after` seconds past its last
+    job's end, its jobs' resources held as long. `rel` is still in sequence order."""
+    back_at = planned_back = after
+    if reboot:
+        mine = [k for k, r in enumerate(rel) if r[2] == h]
+        back_at = max((rel[k][0] for k in mine), default=0.0) + after
+        if planned is not None:
+            planned_back = max((planned.get(k, rel[k][0]) for k in mine), default=0.0) + after
+        for k in mine:
+            rel[k] = (back_at, k, h, rel[k][3], rel[k][4])
+            if planned is not None:
+                planned[k] = planned_back
+    hc, hg = cap_c[h] - alloc_c[h], cap_g[h] - alloc_g[h]
+    if hc or hg:
+        owners.append(None)
+        if planned is not None:
+            planned[len(rel)] = planned_back
+        rel.append((back_at, len(rel), h, hc, hg))
+        alloc_c[h] += hc
+        alloc_g[h] += hg
 
 
 def preempted(st: SimState, partitions: Collection[str]) -> SimState:

@@ -142,12 +142,23 @@ class RestSite(Site):
             fresh = False
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
-                          "partitions": await self._call("GET", "partitions")}
+                          "partitions": await self._call("GET", "partitions"),
+                          **await self._reservations()}
             # a reply of errors (slurmctld not answering) is asked again next time, not
             # kept for the capabilities' lifetime
             self._caps_at = -1e9 if any(slurm_rest.carries_errors(t)
                                         for t in self._caps.values()) else time.monotonic()
-        return {**self._caps, **out}
+        # the user slurmrestd runs as (the reservations' Users= are checked for it)
+        return {**self._caps, **out, **({"user": self.rest.user} if self.rest.user else {})}
+
+    async def _reservations(self) -> dict[str, str]:
+        """`GET reservations` (as `scontrol show reservation` on a site with a shell),
+        asked with nodes and partitions; one that fails leaves them unknown, said, the
+        rest of the snapshot standing."""
+        try:
+            return {"reservations": await self._call("GET", "reservations")}
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.RESERVATIONS_UNREAD: str(e)}
 
     # -- jobs -----------------------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:

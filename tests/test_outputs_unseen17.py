@@ -380,7 +380,8 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
                "nodes": [REST_NODES_ERROR, good_nodes],
                "partitions": [json.dumps({"partitions": [
                    {"name": "batch", "nodes": {"configured": "n1"},
-                    "partition": {"state": ["UP"]}}]})] * 2}
+                    "partition": {"state": ["UP"]}}]})] * 2,
+               "reservations": ['{"reservations": []}'] * 2}
     asked: list[str] = []
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -408,7 +409,7 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
         assert not first.reachable and "Unable to query nodes (1007)" in (first.error or "")
         second = await site.snapshot(max_age_s=0)
         assert second.reachable and [n.name for n in second.nodes] == ["n1"]
-        assert asked == ["jobs", "nodes", "partitions", "jobs", "nodes", "partitions"]
+        assert asked == ["jobs", "nodes", "partitions", "reservations"] * 2
     finally:
         await site.close()
         server.close()

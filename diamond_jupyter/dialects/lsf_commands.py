@@ -248,7 +248,10 @@ class LsfCommands:
                 submitted_at=self._time(r.get("SUBMIT_TIME")),
                 started_at=self._time(r.get("START_TIME")),
                 ended_at=self._time(r.get("FINISH_TIME")) if state.terminal else None,
-                estimated_start=self._time(r.get("ESSTART_TIME"))
+                # `esstart_time` is the alias of estimated_sim_start_time (the JSON key
+                # of an alias asked is not documented: either read)
+                estimated_start=self._time(r.get("ESSTART_TIME")
+                                           or r.get("ESTIMATED_SIM_START_TIME"))
                 if state == JobState.PENDING else None,
                 exit_code=exit_code if state.terminal else None, reason=reason,
                 node_list=hosts,

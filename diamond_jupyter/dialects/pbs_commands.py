@@ -518,6 +518,8 @@ class PbsCommands:
                 name=name, state=state, cpus=cpus,
                 cpus_allocated=cpus if whole else to_int(assigned.get("ncpus")) or 0,
                 memory_mb=memory_mb(avail.get("mem"), default_unit="b") or 0,
+                # the memory its jobs were given (PBS's own accounting of `mem`)
+                memory_allocated=memory_mb(assigned.get("mem"), default_unit="b") or 0,
                 gpus=gpus, gpus_allocated=gpus if whole else to_int(assigned.get("ngpus"))
                 or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
@@ -752,7 +754,8 @@ def _by_host(vnodes: list[Node], hosts: list[str]) -> list[Node]:
         out.append(Node(
             name=host, state="free" if "free" in states else states[0],
             cpus=sum(n.cpus for n in up), cpus_allocated=sum(n.cpus_allocated for n in up),
-            memory_mb=sum(n.memory_mb for n in up), gpus=sum(n.gpus for n in up),
+            memory_mb=sum(n.memory_mb for n in up),
+            memory_allocated=sum(n.memory_allocated for n in up), gpus=sum(n.gpus for n in up),
             gpus_allocated=sum(n.gpus_allocated for n in up),
             gpu_type=next((n.gpu_type for n in up if n.gpu_type), None),
             features=sorted({f for n in up for f in n.features}),

@@ -28,9 +28,19 @@ import json
 import re
 from typing import Any
 
-from ..model import BadInput, JobSpec, JobStatus, Node, Partition, SiteError, SiteSnapshot
+from ..model import (
+    BadInput,
+    JobSpec,
+    JobStatus,
+    Node,
+    Partition,
+    Reservation,
+    SiteError,
+    SiteSnapshot,
+)
 from .outputs_common import (
     clean,
+    from_epoch,
     gpu_count,
     gpu_types,
     other_gres,
@@ -440,14 +450,62 @@ def _listed(value: Any) -> list[str] | None:
     return [x for x in s.split(",") if x] or None
 
 
+def parse_reservations(text: str, skipped: list[str] | None = None) -> list[Reservation]:
+    """`GET reservations` (what `scontrol show reservation` lists): each one's window,
+    nodes, users, accounts, groups and flags. v0.0.38 gives its times as plain epoch
+    seconds, later versions wrapped as {set, infinite, number}; `users`, `accounts` and
+    `groups` are comma-separated text (a `-name` denies), `flags` a list. No state is
+    given: a reservation's start says whether it has begun. `skipped`: where to say one
+    without a name, left out (else SiteError)."""
+    data = _load("reservations", text)
+    _refuse_errors("reservations", data)
+    out = []
+    for i, r in enumerate(data.get("reservations") or [], 1):
+        if not isinstance(r, dict) or not clean(r.get("name")):
+            unread(skipped, "slurmrestd", f"reservations reservation {i}", "no name",
+                   str(r)[:200])
+            continue
+        flags = r.get("flags") if isinstance(r.get("flags"), list) \
+            else (clean(r.get("flags")) or "").split(",")
+        out.append(Reservation(
+            name=str(r["name"]), start=from_epoch(r.get("start_time")),
+            end=from_epoch(r.get("end_time")),
+            nodes=[x for x in [clean(r.get("node_list"))] if x],
+            users=_listed_names(r.get("users")), accounts=_listed_names(r.get("accounts")),
+            groups=_listed_names(r.get("groups")),
+            flags=[str(f).strip().upper() for f in flags if isinstance(f, str) and f.strip()]))
+    return out
+
+
+def _listed_names(value: Any) -> list[str] | None:
+    """A reservation's users, accounts or groups: comma-separated text, "" for none."""
+    return [x for x in (clean(value) or "").split(",") if x.strip()] or None
+
+
+RESERVATIONS_UNREAD = "reservations_unread"  # in the outputs: why GET reservations failed
+# the outputs also name the transport's user (`user`), whom a reservation's Users= and
+# MAGNETIC flag are checked for
+
+
 def parse_snapshot(site: str, outputs: dict[str, str],
                    commands: SlurmCommands | None = None) -> SiteSnapshot:
     queue = outputs.get("queue") or '{"jobs": []}'  # discovery asks no queue
     skipped: list[str] = []
     jobs = [j for j in parse_jobs(queue, commands, skipped) if not j.state.terminal]
+    resv: list[Reservation] | None = None
+    if "reservations" in outputs:  # unknown (None) where it was not asked or failed
+        try:
+            resv = parse_reservations(outputs["reservations"], skipped)
+        except SiteError as e:
+            skipped.append(f"reservations not read ({e}): a job naming one is placed "
+                           "without its window, and their nodes read as their state says")
+    elif why := outputs.get(RESERVATIONS_UNREAD):
+        skipped.append(f"reservations not read ({why}): a job naming one is placed without "
+                       "its window, and their nodes read as their state says")
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
-                        jobs=jobs, warnings=[f"{site}: {w}" for w in skipped])
+                        jobs=jobs, reservations=resv, user=clean(outputs.get("user")),
+                        warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

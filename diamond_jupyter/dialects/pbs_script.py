@@ -56,6 +56,7 @@ from .scripts_common import (
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
+    parse_slurm_time,
     passed_names,
     placeholder_note,
     quote,
@@ -72,6 +73,8 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import dropped, warn_signal
 
 # a PBS size is an integer with an optional unit: qsub refuses a fraction
 _SIZE = "a whole number with b, kb, mb, gb or tb (no fraction: 1536mb, not 1.5gb)"
@@ -952,8 +955,6 @@ class PbsScript:
             if priority[0] is not None:
                 add("-p", priority[0])
             carried.append((priority[1].option, priority[1].value))
-        from .warn_signal import carried as signal_carried
-        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)
@@ -968,7 +969,6 @@ class PbsScript:
         Slurm cut the job's time down to it so it starts sooner: PBS Pro's shrink-to-fit
         job, `-l min_walltime` (and `-l max_walltime` for --time; PBS takes no walltime
         beside them). The `-l` values, and the Slurm option carried."""
-        from .scripts_common import parse_slurm_time
         kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time-min"]
         least = parse_slurm_time(kept[-1].value or "") if kept else None  # the last holds
         most = spec.resources.walltime_s

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    _SHELL,
     CPU_TIME,
     DEPENDENCY_ANY,
     PBS_GPU_MODEL_KEYS,
@@ -23,6 +24,7 @@ from ..model import (
     check_dependency_kinds,
     check_spec,
 )
+from .flux_ids import flux_f58, flux_id_form, flux_id_value
 
 # Values that are clearly template placeholders rather than real settings; %NAME% has two
 # characters at least and does not end in `_` (Slurm's %A_%a and %x_%j are file patterns).
@@ -831,8 +833,6 @@ def _flux_id_forms(path: str, job_id: str) -> str:
     """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.kvs}}`, `{{id.f58}}`,
     `{{id.f58plain}}` in a file name: the job's id in that form (flux-job-id(1)); words and
     emoji are flux's own lists."""
-    from .flux_ids import flux_f58, flux_id_value
-
     value = flux_id_value(job_id)
 
     def form(m: re.Match[str]) -> str:
@@ -1200,8 +1200,6 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
     """`jid` as `target`'s dependency option takes it: as written where that is its own
     spelling; a Flux id in hex, dotted hex or F58 as its number where `target` takes
     numbers and has jobs of that number; else None, warned (dropped, with why)."""
-    from .flux_ids import flux_id_form, flux_id_value
-
     form = flux_id_form(jid)
     if target == "flux":
         if form is not None:
@@ -1308,8 +1306,6 @@ def plain_script(text: str) -> JobSpec:
     """A script without directives, run as is: its interpreter line, when it names one as a
     batch script's may (an absolute path, plain arguments), is the job's shell, so that a
     `#!/usr/bin/env python3` script is run by Python, not by the renderer's `#!/bin/bash`."""
-    from ..model import _SHELL
-
     first, nl, rest = text.lstrip("\ufeff").partition("\n")
     shell = first[2:].strip() if first.startswith("#!") else ""
     if nl and _SHELL.fullmatch(shell):

@@ -67,6 +67,8 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import dropped, warn_signal
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 
@@ -559,8 +561,6 @@ class SgeScript:
                             "GPUs; Grid Engine places them with the slots)")
         carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
                     and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
-        from .warn_signal import carried as signal_carried
-        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)

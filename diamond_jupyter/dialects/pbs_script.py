@@ -29,6 +29,7 @@ from .scripts_common import (
     Opt,
     OptionTable,
     SubmitWait,
+    add_qsub_environment,
     assemble,
     bad,
     begin_parse,
@@ -41,14 +42,14 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_priority,
     kept_project,
-    listed_variables,
+    launcher_only_warnings,
     live_components,
     mail_warning,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_preamble,
     note,
     one_queue,
@@ -57,7 +58,6 @@ from .scripts_common import (
     parse_hms,
     parse_mem_mb,
     parse_slurm_time,
-    passed_names,
     placeholder_note,
     quote,
     read_array,
@@ -270,13 +270,7 @@ class PbsScript:
                         raise bad(item, "bad max_run_subjobs", "a positive integer")
                     limit = item
                     continue
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item, total_mem)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item, total_mem)
                 if not ok:
                     unknown(spec, self.name, item)
         for f in spec.metadata.pop("pbs_moab_features", []):
@@ -927,12 +921,7 @@ class PbsScript:
         letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
-        env = spec.environment
-        if env.export_all:
-            add("-V")
-        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
-                                           listed_variables(spec).items()]:
-            add("-v", ",".join(listed))
+        add_qsub_environment(spec, add)
         preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:
             add("-d", spec.working_directory)
@@ -940,11 +929,7 @@ class PbsScript:
             preamble.insert(0, f"cd {sh_quote(spec.working_directory)}")
             warnings.append(f"approximated: working directory {spec.working_directory} "
                             "(PBS Pro has no -d; a cd line was added before the body)")
-        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
-                          ("task distribution", r.distribution)):
-            if val:
-                warnings.append(f"dropped: {what} {val} (no {flavor} directive; pass it to "
-                                "the MPI launcher)")
+        warnings += launcher_only_warnings(r, flavor)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
                                    or any(d is x for x in depend_joined))

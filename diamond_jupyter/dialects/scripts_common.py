@@ -298,6 +298,20 @@ def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:
         raise bad(item, "unreadable value", "a value of a sensible size") from None
 
 
+def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
+                          fn: Callable[..., bool], *args: object) -> bool:
+    """Map a known directive with `guarded(item, fn, *args)` (False for an unknown one). A
+    value `fn` refuses that is a template placeholder is noted, and False (kept as
+    unknown); any other refusal is raised."""
+    try:
+        return item.known and guarded(item, fn, *args)
+    except BadInput:
+        if not is_placeholder(item.value, loose=True):
+            raise
+        note(spec, placeholder_note(item, dialect))
+        return False
+
+
 def to_int(item: Item, accepted: str = "a positive integer") -> int:
     v = (item.value or "").strip()
     if not v.isdigit():
@@ -925,6 +939,24 @@ def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""
     return {k: v for k, v in spec.environment.variables.items() if "," not in v}
+
+
+def add_qsub_environment(spec: JobSpec, add: Callable[..., None]) -> None:
+    """qsub's environment options, PBS's and Grid Engine's alike: -V to export the whole
+    submitting environment, -v NAME[=VALUE],... for the names passed and values set."""
+    if spec.environment.export_all:
+        add("-V")
+    if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                       listed_variables(spec).items()]:
+        add("-v", ",".join(listed))
+
+
+def launcher_only_warnings(r: Resources, scheduler: str) -> list[str]:
+    """The CPU binding, GPU binding and task distribution `r` asks, which `scheduler` has
+    no directive for: each dropped, said."""
+    return [f"dropped: {what} {val} (no {scheduler} directive; pass it to the MPI launcher)"
+            for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
+                              ("task distribution", r.distribution)) if val]
 
 
 def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:

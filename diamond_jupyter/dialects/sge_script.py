@@ -31,6 +31,7 @@ from .node_lists import render_named_hosts
 from .scripts_common import (
     Item,
     SubmitWait,
+    add_qsub_environment,
     assemble,
     bad,
     begin_parse,
@@ -41,21 +42,20 @@ from .scripts_common import (
     file_for_directory,
     fmt_hms,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_priority,
     kept_project,
     kept_stdin,
-    listed_variables,
+    launcher_only_warnings,
     mail_warning,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_preamble,
     note,
     one_shape,
     output_mode_warning,
     own_unknown_lines,
     parse_mem_mb,
-    passed_names,
     placeholder_note,
     quote,
     read_array,
@@ -206,13 +206,7 @@ class SgeScript:
                                "preference; kept as written")
                     continue
                 state["in_body"] = in_body
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item, state)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item, state)
                 if ok and in_body:  # read as qsub reads it; said, as no other scheduler does
                     note(spec, f"line {lineno}: `{raw.strip()}` after the first command is "
                                "read too (qsub takes directives anywhere in the script, "
@@ -530,17 +524,8 @@ class SgeScript:
                                                   for e in spec.mail_events))
         if letters:
             add("-m", letters)
-        env = spec.environment
-        if env.export_all:
-            add("-V")
-        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
-                                           listed_variables(spec).items()]:
-            add("-v", ",".join(listed))
-        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
-                          ("task distribution", r.distribution)):
-            if val:
-                warnings.append(f"dropped: {what} {val} (no Grid Engine directive; pass it "
-                                "to the MPI launcher)")
+        add_qsub_environment(spec, add)
+        warnings += launcher_only_warnings(r, "Grid Engine")
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)

@@ -98,6 +98,18 @@ def sbatch_calls(user: NewUser) -> list[str]:
         if calls.exists() else []
 
 
+def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],
+                         line: str, cell: str | None, said: str) -> None:
+    """`%%diamond LINE` with CELL (`%diamond LINE` when CELL is None) returns nothing, says
+    `said` on stderr without a traceback, and submits nothing to the user's site."""
+    assert (shell.run_cell_magic("diamond", line, cell) if cell is not None
+            else shell.run_line_magic("diamond", line)) is None
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert "Traceback" not in err
+    assert sbatch_calls(user) == []
+
+
 async def mcp_refusal(user: NewUser, tool: str, args: dict[str, Any]) -> str:
     """The error an MCP tool call on the user's sites file is refused with (it must be)."""
     from mcp.server.mcpserver.exceptions import ToolError

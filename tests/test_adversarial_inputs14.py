@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import sweep_helpers
-from sweep_helpers import mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
 from test_cli_newuser import NewUser
 
 from diamond_jupyter.model import BadInput, JobSpec
@@ -345,11 +345,7 @@ shell = sweep_helpers.magics_shell
 ])
 def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user, capsys,
                                                                       line, cell, said):
-    assert shell.run_cell_magic("diamond", line, cell) is None
-    err = capsys.readouterr().err
-    assert said in err, err
-    assert "Traceback" not in err
-    assert sbatch_calls(user) == []
+    assert_magic_refused(shell, user, capsys, line, cell, said)
 
 
 def test_fault_a_magics_help_shows_the_usage_without_ending_the_cell(shell, user, capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 import sweep_helpers
-from sweep_helpers import sbatch_calls
+from sweep_helpers import assert_magic_refused
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
@@ -30,12 +30,7 @@ def test_a_prefix_of_an_option_is_refused_naming_the_option(shell, user, capsys,
                                                             said):
     """`%diamond jobs --stat X` was taken as `--state X` (and `submit --tim 5` as a time
     limit), where `diamond jobs --stat X` is refused: the same words now, nothing runs."""
-    assert (shell.run_cell_magic("diamond", line, cell) if cell is not None
-            else shell.run_line_magic("diamond", line)) is None
-    err = capsys.readouterr().err
-    assert said in err, err
-    assert "Traceback" not in err
-    assert sbatch_calls(user) == []
+    assert_magic_refused(shell, user, capsys, line, cell, said)
 
 
 def test_an_option_written_whole_is_still_taken(shell, user, capsys):

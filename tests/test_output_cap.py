@@ -5,13 +5,13 @@ the site, argv[0] and the cap, on every transport; the transport then works as b
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import secrets
 import signal
 
 import pytest
+from stand_in_slurmrestd import jwt_file
 from test_transport_ssh import ssh
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
@@ -176,12 +176,6 @@ async def test_shell_frame_cap_counts_output_not_the_marker():
     assert e.value.stream == "stderr"
 
 
-def _jwt() -> str:
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    return f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig"
-
-
 @pytest.mark.asyncio
 async def test_slurmrestd_reply_body_is_capped(tmp_path):
     """A reply larger than the cap fails (declared by its length, or sent chunked without
@@ -211,10 +205,9 @@ async def test_slurmrestd_reply_body_is_capped(tmp_path):
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    f = tmp_path / "jwt"
-    f.write_text(_jwt())
     t = SlurmRestTransport(TransportConfig(
-        kind="slurmrestd", url=f"http://127.0.0.1:{port}", user="u", token_file=str(f),
+        kind="slurmrestd", url=f"http://127.0.0.1:{port}", user="u",
+        token_file=str(jwt_file(tmp_path)),
         connect_timeout_s=2, max_output_bytes=CAP), "beta-rest")
     try:
         for path in (f"jobs/{CAP}", f"chunked/{CAP}"):

@@ -9,8 +9,6 @@ later, closed in the same sweep, is tested in `tests/test_slurmrest_submit_versi
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
 import sys
 from datetime import datetime, timezone
@@ -28,9 +26,9 @@ from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import JobState, Node, SiteError
 from diamond_jupyter.placement_fit import node_usable
-from diamond_jupyter.sites_rest import RestSite
 
 sys.path.insert(0, str(Path(__file__).parent))
+from stand_in_slurmrestd import StandInSlurmrestd  # noqa: E402
 from test_placement_cases import run as run_placement  # noqa: E402
 from test_placement_cases13 import hours, only, resv, run, selene  # noqa: E402
 
@@ -362,12 +360,6 @@ def test_slurmrestd_nodes_reply_of_errors_is_not_a_cluster_without_nodes():
         slurm_rest.parse_partitions(REST_NODES_ERROR.replace('"nodes"', '"partitions"'))
 
 
-def _jwt() -> str:
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    return f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig"
-
-
 async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_asks_again(
         tmp_path):
     # through a RestSite and a slurmrestd stand-in at the wire: the errors make the site
@@ -382,38 +374,16 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
                    {"name": "batch", "nodes": {"configured": "n1"},
                     "partition": {"state": ["UP"]}}]})] * 2,
                "reservations": ['{"reservations": []}'] * 2}
-    asked: list[str] = []
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async with StandInSlurmrestd(replies) as rest:
+        site = rest.site(tmp_path, api_version="v0.0.41")
         try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                what = head.split(b" ")[1].decode().rsplit("/", 1)[1]
-                asked.append(what)
-                data = replies[what].pop(0).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(data), data))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            first = await site.snapshot(max_age_s=0)
+            assert not first.reachable and "Unable to query nodes (1007)" in (first.error or "")
+            second = await site.snapshot(max_age_s=0)
+            assert second.reachable and [n.name for n in second.nodes] == ["n1"]
+            assert rest.asked == ["jobs", "nodes", "partitions", "reservations"] * 2
         finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    (tmp_path / "jwt").write_text(_jwt())
-    site = RestSite(SiteConfig(name="rest", workdir="/home/u/.diamond", transport={
-        "kind": "slurmrestd", "url": f"http://127.0.0.1:{port}", "user": "u",
-        "token_file": str(tmp_path / "jwt"), "api_version": "v0.0.41"}))
-    try:
-        first = await site.snapshot(max_age_s=0)
-        assert not first.reachable and "Unable to query nodes (1007)" in (first.error or "")
-        second = await site.snapshot(max_age_s=0)
-        assert second.reachable and [n.name for n in second.nodes] == ["n1"]
-        assert asked == ["jobs", "nodes", "partitions", "reservations"] * 2
-    finally:
-        await site.close()
-        server.close()
-        await server.wait_closed()
+            await site.close()
 
 
 def _lsf(command: str, *records: dict) -> str:

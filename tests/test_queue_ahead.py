@@ -67,13 +67,10 @@ def test_seed_123_alpha_round_3_rebuilt_waits_behind_six_whole_machine_jobs():
     seed (`bed_oracle`'s play-out), the six waiting jobs each ask all four nodes, two earlier
     probes hold an1 and an2, and the plan of that view starts the probe after all six: the
     scheduler did as the right view says. A view without the running probes would say 0 s."""
-    from datetime import timedelta
+    from test_view_fault import planned_start_s
 
     from benchmarks import probe_oracle as po
     from benchmarks.bed_oracle import jobs_of
-    from diamond_jupyter.config import SiteConfig
-    from diamond_jupyter.model import JobSpec, Resources
-    from diamond_jupyter.placement import place
     from diamond_jupyter.testbed.load import LoadJob
 
     jobs = [LoadJob(at_s=j.at_s, site="alpha", nodes=j.nodes, cpus_per_node=j.slots,
@@ -90,14 +87,8 @@ def test_seed_123_alpha_round_3_rebuilt_waits_behind_six_whole_machine_jobs():
     assert sorted(j.name for j in view.jobs if j.state.value == "RUNNING") == ["probe1", "probe2"]
     assert starts[probes[3]] - jobs[probes[3]].at_s > 40.0  # the play-out: after the six
 
-    spec = JobSpec(name="probe", command="true", resources=Resources(
-        nodes=1, cpus_per_task=8, walltime_s=60))
-    cfg = SiteConfig(name="alpha", speed_factor=1.0)
-
-    def planned(v) -> float:
-        got = place(spec, [(cfg, v)], now=po.NOW).verdict("alpha").estimated_start
-        return (got - po.NOW) / timedelta(seconds=1)
-    assert planned(view) > 10000.0  # after the six jobs' walltimes
+    # the same probe as test_view_fault's (1 node, 8 CPUs, 60 s)
+    assert planned_start_s(view, now=po.NOW) > 10000.0  # after the six jobs' walltimes
     no_probes = view.model_copy(update={"jobs": [j for j in view.jobs
                                                  if not j.name.startswith("probe")]})
-    assert planned(no_probes) == 0.0
+    assert planned_start_s(no_probes, now=po.NOW) == 0.0

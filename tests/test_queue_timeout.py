@@ -13,17 +13,15 @@ that "hangs" waits far longer than the site's short `command_timeout_s` and is s
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 from pathlib import Path
 
 import pytest
+from stand_in_slurmrestd import StandInSlurmrestd
 
 from diamond_jupyter.cli.jobs import _site_state
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.model import JobState
 from diamond_jupyter.sites import Site
-from diamond_jupyter.sites_rest import RestSite
 from diamond_jupyter.summary import site_summary
 from diamond_jupyter.transports import make_transport
 
@@ -171,12 +169,6 @@ async def test_a_queue_only_snapshot_asks_the_login_a_command_of_no_cost(tmp_pat
 FIXTURES = Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
 
 
-def _jwt() -> str:
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    return f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig"
-
-
 @pytest.mark.parametrize("everything_hangs", [False, True])
 async def test_slurmrestd_get_jobs_timing_out_leaves_the_queue_unknown(tmp_path,
                                                                        everything_hangs):
@@ -184,42 +176,26 @@ async def test_slurmrestd_get_jobs_timing_out_leaves_the_queue_unknown(tmp_path,
               "partitions": (FIXTURES / "partitions.json").read_text()}
     never = asyncio.Event()  # never set: a request that hangs waits on it
 
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                what = head.split(b" ")[1].decode().rsplit("/", 1)[1]
-                if what == "jobs" or everything_hangs:
-                    await never.wait()
-                data = bodies[what].encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(data), data))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    async def answer(method: str, path: str, body: bytes) -> tuple[int, str]:
+        what = path.rsplit("/", 1)[1]
+        if what == "jobs" or everything_hangs:
+            await never.wait()
+        return 200, bodies[what]
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    (tmp_path / "jwt").write_text(_jwt())
-    cfg = SiteConfig(name="beta-rest", workdir="/home/u/.diamond", transport={
-        "kind": "slurmrestd", "url": f"http://127.0.0.1:{port}", "user": "u",
-        "token_file": str(tmp_path / "jwt"), "command_timeout_s": TIMEOUT_S})
-    site = RestSite(cfg)
-    try:
-        snap = await site.snapshot(max_age_s=0)
-        if everything_hangs:
-            assert not snap.reachable and "did not answer" in (snap.error or "")
-        else:
-            assert snap.reachable and snap.nodes and snap.partitions and snap.jobs == []
-            assert snap.queue_error == (
-                f"queue not read: beta-rest: the queue query did not answer within "
-                f"{TIMEOUT_S} s, while the site's other queries did. Your own jobs are still "
-                "followed, asked by id")
-    finally:
-        await site.close()
-        server.close()
-        await server.wait_closed()
+    async with StandInSlurmrestd(answer=answer) as rest:
+        site = rest.site(tmp_path, "beta-rest", command_timeout_s=TIMEOUT_S)
+        try:
+            snap = await site.snapshot(max_age_s=0)
+            if everything_hangs:
+                assert not snap.reachable and "did not answer" in (snap.error or "")
+            else:
+                assert snap.reachable and snap.nodes and snap.partitions and snap.jobs == []
+                assert snap.queue_error == (
+                    f"queue not read: beta-rest: the queue query did not answer within "
+                    f"{TIMEOUT_S} s, while the site's other queries did. Your own jobs are "
+                    "still followed, asked by id")
+        finally:
+            await site.close()
 
 
 async def test_a_queue_over_the_cap_with_capabilities_cached_asks_the_queue_alone(tmp_path):

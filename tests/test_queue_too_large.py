@@ -14,20 +14,18 @@ here (no test bed)."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
 import re
 from pathlib import Path
 
 import pytest
+from stand_in_slurmrestd import StandInSlurmrestd
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import JobSpec, JobState, Node, Partition, Resources, SiteSnapshot
 from diamond_jupyter.placement import place
 from diamond_jupyter.sites import Site
-from diamond_jupyter.sites_rest import RestSite
 from diamond_jupyter.summary import site_summary
 from diamond_jupyter.transports import make_transport
 
@@ -166,64 +164,35 @@ async def test_grid_engine_follow_survives_a_queue_over_the_cap(tmp_path):
 
 # -- slurmrestd: each job alone when the whole queue is over the cap -------------------------
 
-def _jwt() -> str:
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    return f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig"
-
-
 @pytest.fixture
 async def rest_site(tmp_path):
     jobs = json.loads((FIXTURES / "slurmrestd" / "jobs.json").read_text())
     unknown = (FIXTURES / "slurmrestd" / "job_unknown.json").read_text()
-    asked: list[str] = []
 
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                path = head.split(b" ")[1].decode()
-                asked.append(path)
-                one = re.search(r"/job/(\d+)$", path)
-                code, body = 200, json.dumps({**jobs, "jobs": jobs["jobs"] * 20})
-                if one:
-                    mine = [j for j in jobs["jobs"] if str(j["job_id"]) == one.group(1)]
-                    code, body = (200, json.dumps({**jobs, "jobs": mine})) if mine \
-                        else (500, unknown)
-                data = body.encode()
-                writer.write(b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (code, len(data), data))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    def answer(method: str, path: str, body: bytes) -> tuple[int, str]:
+        one = re.search(r"/job/(\d+)$", path)
+        if not one:
+            return 200, json.dumps({**jobs, "jobs": jobs["jobs"] * 20})
+        mine = [j for j in jobs["jobs"] if str(j["job_id"]) == one.group(1)]
+        return (200, json.dumps({**jobs, "jobs": mine})) if mine else (500, unknown)
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    (tmp_path / "jwt").write_text(_jwt())
-    cfg = SiteConfig(name="beta-rest", workdir="/home/u/.diamond", transport={
-        "kind": "slurmrestd", "url": f"http://127.0.0.1:{port}", "user": "u",
-        "token_file": str(tmp_path / "jwt"), "connect_timeout_s": 2,
-        "max_output_bytes": 60000})
-    site = RestSite(cfg)
-    site.asked = asked  # type: ignore[attr-defined]
-    yield site, [str(j["job_id"]) for j in jobs["jobs"]]
-    await site.close()
-    server.close()
-    await server.wait_closed()
+    async with StandInSlurmrestd(answer=answer) as rest:
+        site = rest.site(tmp_path, "beta-rest", connect_timeout_s=2, max_output_bytes=60000)
+        yield site, [str(j["job_id"]) for j in jobs["jobs"]], rest
+        await site.close()
 
 
 async def test_slurmrestd_follows_each_job_alone_when_the_queue_is_over_the_cap(rest_site):
-    site, ids = rest_site
+    site, ids, rest = rest_site
     got = await site.statuses([ids[0], ids[1], "999999"])
     assert sorted(s.native_id for s in got) == sorted(ids[:2])  # 999999: gone, not an error
-    assert any(p.endswith("/jobs") for p in site.asked)
-    assert [p.rsplit("/", 1)[1] for p in site.asked if "/job/" in p] == [
+    assert any(p.endswith("/jobs") for p in rest.paths)
+    assert [p.rsplit("/", 1)[1] for p in rest.paths if "/job/" in p] == [
         ids[0], ids[1], "999999"]
 
 
 async def test_slurmrestd_snapshot_keeps_nodes_with_the_queue_unknown(rest_site):
-    site, _ = rest_site
+    site, _, _ = rest_site
     site._caps = {"nodes": (FIXTURES / "slurmrestd" / "nodes.json").read_text(),
                   "partitions": (FIXTURES / "slurmrestd" / "partitions.json").read_text()}
     site._caps_at = float("inf")  # capabilities fresh: the queue alone is asked

@@ -7,13 +7,11 @@ that records each request), not the test bed."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
 
 import pytest
+from stand_in_slurmrestd import StandInSlurmrestd
 
-from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects import slurm_rest
 from diamond_jupyter.model import (
     ArraySpec,
@@ -24,15 +22,8 @@ from diamond_jupyter.model import (
     Resources,
 )
 from diamond_jupyter.sites import token_tag
-from diamond_jupyter.sites_rest import RestSite
 
 TOKEN = "abc123"
-
-
-def _jwt() -> str:
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    return f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig"
 
 
 def _spec(**resources) -> JobSpec:
@@ -47,46 +38,14 @@ def _spec(**resources) -> JobSpec:
         mail_user="u@x.org")
 
 
-class FakeSlurmrestd:
-    """An HTTP/1.1 server answering `POST .../job/submit` with `reply`, keeping each
-    request's path and JSON body."""
-
-    def __init__(self, reply: dict) -> None:
-        self.reply = json.dumps(reply).encode()
-        self.requests: list[tuple[str, dict]] = []
-
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                lines = head.decode().split("\r\n")
-                length = next(int(ln.split(":", 1)[1]) for ln in lines
-                              if ln.lower().startswith("content-length:"))
-                body = await reader.readexactly(length)
-                self.requests.append((lines[0].split(" ")[1], json.loads(body)))
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(self.reply), self.reply))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-
 async def _submit(tmp_path, version: str, reply: dict, spec: JobSpec):
-    fake = FakeSlurmrestd(reply)
-    server = await asyncio.start_server(fake.serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    (tmp_path / "jwt").write_text(_jwt())
-    site = RestSite(SiteConfig(name="rest", workdir="/home/u/.diamond", transport={
-        "kind": "slurmrestd", "url": f"http://127.0.0.1:{port}", "user": "u",
-        "token_file": str(tmp_path / "jwt"), "api_version": version}))
-    try:
-        submitted = await site.submit(spec, TOKEN)
-    finally:
-        await site.close()
-        server.close()
-        await server.wait_closed()
-    ((path, body),) = fake.requests
+    async with StandInSlurmrestd({"submit": reply}) as rest:
+        site = rest.site(tmp_path, api_version=version)
+        try:
+            submitted = await site.submit(spec, TOKEN)
+        finally:
+            await site.close()
+    ((path, body),) = rest.bodies()
     return submitted, path, body
 
 

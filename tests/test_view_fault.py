@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from test_placement_cases import _node
 
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.federation import Federation
@@ -17,7 +18,6 @@ from diamond_jupyter.model import (
     JobSpec,
     JobState,
     JobStatus,
-    Node,
     Partition,
     Resources,
     SiteSnapshot,
@@ -78,8 +78,8 @@ def _alpha(node_states: dict[str, str] | None = None, estimate: float | None = N
     with the scheduler's start estimate `estimate` (s from now; None: unknown)."""
     states = {"an1": "allocated", "an2": "allocated", "an3": "idle", "an4": "idle",
               **(node_states or {})}
-    nodes = [Node(name=n, state=s, cpus=8, cpus_allocated=8 if n in ("an1", "an2") else 0,
-                  partitions=["batch"]) for n, s in states.items()]
+    nodes = [_node(n, 8, 0, ["batch"], state=s, alloc=8 if n in ("an1", "an2") else 0)
+             for n, s in states.items()]
     jobs = [_running("10", NOW - timedelta(seconds=14), "an1"),
             _running("16", NOW - timedelta(seconds=7), "an2")]
     at = None if estimate is None else NOW + timedelta(seconds=estimate)
@@ -92,9 +92,10 @@ def _alpha(node_states: dict[str, str] | None = None, estimate: float | None = N
                         partitions=[Partition(name="batch", default=True)])
 
 
-def _planned(view: SiteSnapshot, **known) -> float:
-    got = place(PROBE, [(ALPHA, view)], now=NOW, **known).verdict("alpha").estimated_start
-    return (got - NOW) / timedelta(seconds=1)
+def planned_start_s(view: SiteSnapshot, now: datetime = NOW, **known) -> float:
+    """When placement plans `PROBE` on alpha's `view` at `now`: seconds from `now`."""
+    got = place(PROBE, [(ALPHA, view)], now=now, **known).verdict("alpha").estimated_start
+    return (got - now) / timedelta(seconds=1)
 
 
 @pytest.mark.parametrize("reason", ["Priority", "Resources", "None"])
@@ -102,22 +103,22 @@ def test_whole_machine_jobs_waiting_without_a_start_estimate_hold_the_probe(reas
     """Waiting for priority or resources, start unknown, each asking all four nodes while
     two are busy: the probe (60 s) cannot start before them without delaying the first
     (the probes end within a minute), so it waits for all six."""
-    assert _planned(_alpha(reason=reason)) > 10000.0
+    assert planned_start_s(_alpha(reason=reason)) > 10000.0
     # the scheduler's estimate (the first when the probes' limits end) changes nothing
-    assert _planned(_alpha(estimate=46.0, reason=reason)) > 10000.0
+    assert planned_start_s(_alpha(estimate=46.0, reason=reason)) > 10000.0
 
 
 def test_the_two_running_probes_known_ended_do_not_make_it_start_at_once():
     """Even with both running probes counted as ended (`ended`), the first waiting job
     takes the four nodes now: no 0 s from that alone."""
-    assert _planned(_alpha(), ended={"alpha": {"10", "16"}}) > 10000.0
+    assert planned_start_s(_alpha(), ended={"alpha": {"10", "16"}}) > 10000.0
 
 
 def test_held_waiting_jobs_block_nobody():
     """Held (a dependency, a begin time, a user hold): they wait for no resources, the
     probe starts now on an idle node."""
     for reason in ("Dependency", "BeginTime", "JobHeldUser"):
-        assert _planned(_alpha(reason=reason)) == 0.0
+        assert planned_start_s(_alpha(reason=reason)) == 0.0
 
 
 @pytest.mark.parametrize("state", ["down*", "drain"])
@@ -127,7 +128,7 @@ def test_one_node_down_turns_the_whole_machine_jobs_into_none_waiting(state):
     the probe is planned at 0 s with a 0 s bound: the recorded round exactly. The scheduler
     does the same while the node stays out."""
     for node in ("an1", "an4"):
-        assert _planned(_alpha({node: state})) == 0.0
+        assert planned_start_s(_alpha({node: state})) == 0.0
 
 
 @pytest.mark.parametrize("state", ["idle*", "allocated*"])
@@ -139,5 +140,5 @@ def test_one_node_not_responding_keeps_the_whole_machine_jobs_waiting(state):
     first of them takes the four nodes when that probe ends and the probe waits behind them
     all; marked on idle an4, back by 300 s, the 60 s probe still fits on an3 before the
     first of them can start, as Slurm's backfill would place it."""
-    assert _planned(_alpha({"an1": state})) > 10000.0
-    assert _planned(_alpha({"an4": state})) == 0.0
+    assert planned_start_s(_alpha({"an1": state})) > 10000.0
+    assert planned_start_s(_alpha({"an4": state})) == 0.0

@@ -25,9 +25,9 @@ from .scripts_common import (
     ends_in_backslash,
     file_for_directory,
     foreign_warnings,
-    guarded,
     is_placeholder,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
     note,
@@ -168,13 +168,7 @@ class FluxScript:
                 mode = _MODES.get(item.option) if item.known else None
                 if mode:
                     modes.setdefault(mode, f"--{item.option} (line {lineno})")
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item)
                 if not ok:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)

@@ -38,13 +38,13 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_stdin,
     listed_variables,
     live_components,
     mail_warning,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
     note,
@@ -225,13 +225,7 @@ class LsfScript:
                     continue
                 if item.known and item.option == "-R":
                     resreqs.append(item)
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item)
                 if not ok:
                     unknown(spec, self.name, item)
         if spec.stderr is None and spec.stdout:

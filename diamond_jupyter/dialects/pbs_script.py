@@ -29,6 +29,7 @@ from .scripts_common import (
     Opt,
     OptionTable,
     SubmitWait,
+    add_qsub_environment,
     assemble,
     bad,
     begin_parse,
@@ -41,14 +42,14 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_priority,
     kept_project,
-    listed_variables,
+    launcher_only_warnings,
     live_components,
     mail_warning,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_preamble,
     note,
     one_queue,
@@ -56,7 +57,7 @@ from .scripts_common import (
     own_unknown_lines,
     parse_hms,
     parse_mem_mb,
-    passed_names,
+    parse_slurm_time,
     placeholder_note,
     quote,
     read_array,
@@ -72,6 +73,8 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import dropped, warn_signal
 
 # a PBS size is an integer with an optional unit: qsub refuses a fraction
 _SIZE = "a whole number with b, kb, mb, gb or tb (no fraction: 1536mb, not 1.5gb)"
@@ -267,13 +270,7 @@ class PbsScript:
                         raise bad(item, "bad max_run_subjobs", "a positive integer")
                     limit = item
                     continue
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item, total_mem)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item, total_mem)
                 if not ok:
                     unknown(spec, self.name, item)
         for f in spec.metadata.pop("pbs_moab_features", []):
@@ -924,12 +921,7 @@ class PbsScript:
         letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
-        env = spec.environment
-        if env.export_all:
-            add("-V")
-        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
-                                           listed_variables(spec).items()]:
-            add("-v", ",".join(listed))
+        add_qsub_environment(spec, add)
         preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:
             add("-d", spec.working_directory)
@@ -937,11 +929,7 @@ class PbsScript:
             preamble.insert(0, f"cd {sh_quote(spec.working_directory)}")
             warnings.append(f"approximated: working directory {spec.working_directory} "
                             "(PBS Pro has no -d; a cd line was added before the body)")
-        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
-                          ("task distribution", r.distribution)):
-            if val:
-                warnings.append(f"dropped: {what} {val} (no {flavor} directive; pass it to "
-                                "the MPI launcher)")
+        warnings += launcher_only_warnings(r, flavor)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
                                    or any(d is x for x in depend_joined))
@@ -952,8 +940,6 @@ class PbsScript:
             if priority[0] is not None:
                 add("-p", priority[0])
             carried.append((priority[1].option, priority[1].value))
-        from .warn_signal import carried as signal_carried
-        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)
@@ -968,7 +954,6 @@ class PbsScript:
         Slurm cut the job's time down to it so it starts sooner: PBS Pro's shrink-to-fit
         job, `-l min_walltime` (and `-l max_walltime` for --time; PBS takes no walltime
         beside them). The `-l` values, and the Slurm option carried."""
-        from .scripts_common import parse_slurm_time
         kept = [d for d in spec.unknown if d.dialect == "slurm" and d.option == "--time-min"]
         least = parse_slurm_time(kept[-1].value or "") if kept else None  # the last holds
         most = spec.resources.walltime_s

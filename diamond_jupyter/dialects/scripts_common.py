@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..model import (
+    _SHELL,
     CPU_TIME,
     DEPENDENCY_ANY,
     PBS_GPU_MODEL_KEYS,
@@ -23,6 +24,7 @@ from ..model import (
     check_dependency_kinds,
     check_spec,
 )
+from .flux_ids import flux_f58, flux_id_form, flux_id_value
 
 # Values that are clearly template placeholders rather than real settings; %NAME% has two
 # characters at least and does not end in `_` (Slurm's %A_%a and %x_%j are file patterns).
@@ -294,6 +296,20 @@ def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:
         return fn(*args)
     except (ValueError, ArithmeticError):
         raise bad(item, "unreadable value", "a value of a sensible size") from None
+
+
+def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
+                          fn: Callable[..., bool], *args: object) -> bool:
+    """Map a known directive with `guarded(item, fn, *args)` (False for an unknown one). A
+    value `fn` refuses that is a template placeholder is noted, and False (kept as
+    unknown); any other refusal is raised."""
+    try:
+        return item.known and guarded(item, fn, *args)
+    except BadInput:
+        if not is_placeholder(item.value, loose=True):
+            raise
+        note(spec, placeholder_note(item, dialect))
+        return False
 
 
 def to_int(item: Item, accepted: str = "a positive integer") -> int:
@@ -835,8 +851,6 @@ def _flux_id_forms(path: str, job_id: str) -> str:
     """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.kvs}}`, `{{id.f58}}`,
     `{{id.f58plain}}` in a file name: the job's id in that form (flux-job-id(1)); words and
     emoji are flux's own lists."""
-    from .flux_ids import flux_f58, flux_id_value
-
     value = flux_id_value(job_id)
 
     def form(m: re.Match[str]) -> str:
@@ -929,6 +943,24 @@ def listed_variables(spec: JobSpec) -> dict[str, str]:
     """The variables a scheduler's comma-separated list (Slurm's --export, PBS's and Grid
     Engine's -v, LSF's -env) carries whole: those whose value holds no comma."""
     return {k: v for k, v in spec.environment.variables.items() if "," not in v}
+
+
+def add_qsub_environment(spec: JobSpec, add: Callable[..., None]) -> None:
+    """qsub's environment options, PBS's and Grid Engine's alike: -V to export the whole
+    submitting environment, -v NAME[=VALUE],... for the names passed and values set."""
+    if spec.environment.export_all:
+        add("-V")
+    if listed := passed_names(spec) + [f"{k}={v}" for k, v in
+                                       listed_variables(spec).items()]:
+        add("-v", ",".join(listed))
+
+
+def launcher_only_warnings(r: Resources, scheduler: str) -> list[str]:
+    """The CPU binding, GPU binding and task distribution `r` asks, which `scheduler` has
+    no directive for: each dropped, said."""
+    return [f"dropped: {what} {val} (no {scheduler} directive; pass it to the MPI launcher)"
+            for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
+                              ("task distribution", r.distribution)) if val]
 
 
 def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:
@@ -1204,8 +1236,6 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
     """`jid` as `target`'s dependency option takes it: as written where that is its own
     spelling; a Flux id in hex, dotted hex or F58 as its number where `target` takes
     numbers and has jobs of that number; else None, warned (dropped, with why)."""
-    from .flux_ids import flux_id_form, flux_id_value
-
     form = flux_id_form(jid)
     if target == "flux":
         if form is not None:
@@ -1312,8 +1342,6 @@ def plain_script(text: str) -> JobSpec:
     """A script without directives, run as is: its interpreter line, when it names one as a
     batch script's may (an absolute path, plain arguments), is the job's shell, so that a
     `#!/usr/bin/env python3` script is run by Python, not by the renderer's `#!/bin/bash`."""
-    from ..model import _SHELL
-
     first, nl, rest = text.lstrip("\ufeff").partition("\n")
     shell = first[2:].strip() if first.startswith("#!") else ""
     if nl and _SHELL.fullmatch(shell):

@@ -31,6 +31,7 @@ from .node_lists import render_named_hosts
 from .scripts_common import (
     Item,
     SubmitWait,
+    add_qsub_environment,
     assemble,
     bad,
     begin_parse,
@@ -41,21 +42,20 @@ from .scripts_common import (
     file_for_directory,
     fmt_hms,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_priority,
     kept_project,
     kept_stdin,
-    listed_variables,
+    launcher_only_warnings,
     mail_warning,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_preamble,
     note,
     one_shape,
     output_mode_warning,
     own_unknown_lines,
     parse_mem_mb,
-    passed_names,
     placeholder_note,
     quote,
     read_array,
@@ -67,6 +67,8 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .warn_signal import carried as signal_carried
+from .warn_signal import dropped, warn_signal
 
 _HOST_PREFIX = re.compile(r"^[\w.\-]*:(?=[/$~.\w])")  # -o/-e [HOST:]PATH
 
@@ -204,13 +206,7 @@ class SgeScript:
                                "preference; kept as written")
                     continue
                 state["in_body"] = in_body
-                try:
-                    ok = item.known and guarded(item, self._map, spec, item, state)
-                except BadInput:
-                    if not is_placeholder(item.value, loose=True):
-                        raise
-                    note(spec, placeholder_note(item, self.name))
-                    ok = False
+                ok = mapped_or_placeholder(item, self.name, spec, self._map, spec, item, state)
                 if ok and in_body:  # read as qsub reads it; said, as no other scheduler does
                     note(spec, f"line {lineno}: `{raw.strip()}` after the first command is "
                                "read too (qsub takes directives anywhere in the script, "
@@ -528,17 +524,8 @@ class SgeScript:
                                                   for e in spec.mail_events))
         if letters:
             add("-m", letters)
-        env = spec.environment
-        if env.export_all:
-            add("-V")
-        if listed := passed_names(spec) + [f"{k}={v}" for k, v in
-                                           listed_variables(spec).items()]:
-            add("-v", ",".join(listed))
-        for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
-                          ("task distribution", r.distribution)):
-            if val:
-                warnings.append(f"dropped: {what} {val} (no Grid Engine directive; pass it "
-                                "to the MPI launcher)")
+        add_qsub_environment(spec, add)
+        warnings += launcher_only_warnings(r, "Grid Engine")
         # a kept soft request carries its own -soft: a bare one would be written twice
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
@@ -559,8 +546,6 @@ class SgeScript:
                             "GPUs; Grid Engine places them with the slots)")
         carried += [("-n", d.value) for d in spec.unknown if d.dialect == "lsf"
                     and d.option == "-n" and any(f"{d.raw.strip()} as -pe" in w for w in warnings)]
-        from .warn_signal import carried as signal_carried
-        from .warn_signal import dropped, warn_signal  # (it reads sge_script's times)
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)

@@ -47,7 +47,15 @@ from .outputs_common import (
     to_int,
     unread,
 )
+from .scripts_common import (
+    any_of_dependencies,
+    component_settings_dropped,
+    dependencies_for,
+    one_shape,
+    output_mode_of,
+)
 from .slurm_commands import SlurmCommands, partition_nodes
+from .slurm_script import dependency_value
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
 MAIL = {"begin": "BEGIN", "end": "END", "fail": "FAIL"}
@@ -81,8 +89,6 @@ def job_description(spec: JobSpec, *, hold: bool = False, api_version: str = "v0
     takes, and what it cannot carry. Everything the Slurm script dialect would put in
     #SBATCH lines goes here."""
     version = api_number(api_version)
-    from .scripts_common import component_settings_dropped, one_shape
-
     # a job of several shapes is sent as one here: one partition, account and QOS
     warnings = component_settings_dropped(spec, lambda _: "one shape over REST here")
     # a job of several shapes: one here (v0.0.38's "jobs" list of components is not used)
@@ -114,8 +120,6 @@ def job_description(spec: JobSpec, *, hold: bool = False, api_version: str = "v0
         job["standard_error"] = spec.stderr
     elif spec.stdout:
         job["standard_error"] = spec.stdout  # joined: both streams to one file
-    from .scripts_common import output_mode_of
-
     if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
         warnings.append("approximated: output files appended to in the source; this request "
                         "does not say so: the site's JobFileAppend decides (truncate unless "
@@ -138,9 +142,6 @@ def job_description(spec: JobSpec, *, hold: bool = False, api_version: str = "v0
         job["exclusive"] = "exclusive"
     if spec.array:
         job["array"] = spec.array.expression
-    from .scripts_common import any_of_dependencies, dependencies_for
-    from .slurm_script import dependency_value
-
     if deps := dependencies_for(spec, "slurm", warnings):  # as #SBATCH --dependency takes
         job["dependency"] = dependency_value(deps, warnings, any_of_dependencies(spec))
     mail = [MAIL[e] for e in spec.mail_events if e in MAIL]

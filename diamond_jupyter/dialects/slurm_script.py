@@ -40,12 +40,12 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
-    guarded,
     is_placeholder,
     kept_stdin,
     listed_variables,
     live_components,
     map_out_pattern,
+    mapped_or_placeholder,
     neutral_preamble,
     note,
     output_mode_of,
@@ -497,13 +497,7 @@ class SlurmScript:
             spec.unknown = [d for d in spec.unknown if d.option != "--" + item.option]
             if item.option == "time":
                 spec.resources.walltime_s = None
-        try:
-            handled = item.known and guarded(item, self._map, spec, item, later)
-        except BadInput:
-            if not is_placeholder(item.value, loose=True):
-                raise
-            note(spec, placeholder_note(item, self.name))
-            handled = False
+        handled = mapped_or_placeholder(item, self.name, spec, self._map, spec, item, later)
         if not handled:
             unknown(spec, self.name, item, item.option if not item.known else "--" + item.option)
 

@@ -515,6 +515,14 @@ class WorkflowEngine:
                 if workflow_id not in self._again:
                     break
 
+    async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
+        """Cancel a step's job unless there is none or it has ended; a cancel the site
+        refuses is let be (the job may have ended meanwhile)."""
+        if job is not None and not job.state.terminal:
+            self._check(workflow_id)
+            with contextlib.suppress(DiamondError):
+                await self.ops.cancel(job)
+
     def _job(self, st: StepRecord) -> Job | None:
         if not st.token:
             return None
@@ -1133,10 +1141,8 @@ job_id=job.id if job else None)
                       *, cancel_job: bool = False) -> bool:
         """A step's run failed: resubmit it (its policy) or stop the workflow (True)."""
         step, st = wf.step(name), rec.step(name)
-        if cancel_job and not job.state.terminal:
-            self._check(rec.id)
-            with contextlib.suppress(DiamondError):
-                await self.ops.cancel(job)
+        if cancel_job:
+            await self._cancel_unended(rec.id, job)
         if rec.data.get("cancel_requested"):
             await self._stop(rec, "CANCELLED", "cancelled by request", None)
             return True
@@ -1170,10 +1176,7 @@ job_id=job.id if job else None)
             if m == name or not (st.phase in SUBMITTED or st.phase == "submitting"):
                 continue
             job = self._job(st)
-            if job is not None and not job.state.terminal:
-                self._check(rec.id)
-                with contextlib.suppress(DiamondError):
-                    await self.ops.cancel(job)
+            await self._cancel_unended(rec.id, job)
             await self._drop_gate(rec.id, m)
             self._step(rec.id, m, phase="waiting", token="", data={
     "move_error": None}, reason=f"resubmitted with its gang after {name} failed",
@@ -1186,10 +1189,7 @@ job_id=job.id if job else None)
             st = rec.step(d)
             if st.phase in SUBMITTED or st.phase == "submitting":
                 job = self._job(st)
-                if job is not None and not job.state.terminal:
-                    self._check(rec.id)
-                    with contextlib.suppress(DiamondError):
-                        await self.ops.cancel(job)
+                await self._cancel_unended(rec.id, job)
                 self._step(rec.id, d, phase="waiting", token="", data={
         "move_error": None}, reason=(
         f"resubmitted after {name} is run again"), job_id=job.id if job else None)
@@ -1206,10 +1206,7 @@ job_id=job.id if job else None)
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue
             job = self._job(st)
-            if job is not None and not job.state.terminal:
-                self._check(rec.id)
-                with contextlib.suppress(DiamondError):
-                    await self.ops.cancel(job)
+            await self._cancel_unended(rec.id, job)
             if job is not None and job.state == JobState.COMPLETED:
                 self._step(rec.id, st.name, phase="done", job_id=job.id)
                 continue

@@ -847,6 +847,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \
                 or f"exit status {e.result.exit_status}"
+            unanswered = getattr(target.commands, "status_unanswered", None)
+            if unanswered is not None and unanswered(e.result.exit_status, e.result.stderr):
+                # not the job's fault: the scheduler was not reached (down, restarting, its
+                # configuration not found), a site failure (exit 1), not bad input
+                reason = f"{site}: the scheduler did not answer the submit ({said})"
+                self.store.mark_never_submitted(token, reason)
+                await self.journal.drain()
+                raise SiteError(f"{reason}; nothing was submitted: try again when the "
+                                "scheduler is up") from None
             self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
             await self.journal.drain()
             raise BadInput(f"{site} refused the job: {said}") from None

@@ -208,6 +208,45 @@ def test_command_substitution_in_a_directive_reaches_sbatch_quoted(user, directi
     assert [s for s in sent if "id)" in s or "`id`" in s] == [written]
 
 
+def _sbatch_says(user, stderr: str) -> None:
+    """The user's fake sbatch from now on fails, saying `stderr` (the call still noted)."""
+    sbatch = user.fake / "sbatch"
+    sbatch.unlink()
+    sbatch.write_text(f"#!/bin/sh\necho \"sbatch $*\" >> {user.fake}/calls\n"
+                      f"echo '{stderr}' >&2\nexit 1\n")
+    sbatch.chmod(0o755)
+
+
+@pytest.mark.parametrize("stderr", [
+    "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+    "(connect failure)",
+    "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host sbatch: fatal: "
+    "Could not establish a configuration source",
+])
+def test_fault_a_scheduler_that_does_not_answer_the_submit_is_a_site_failure(user, stderr):
+    """sbatch that could not reach its controller was "alpha refused the job", exit 2, as if
+    the script were at fault. Now a site failure (exit 1) saying the scheduler did not
+    answer; the job is kept, FAILED with that reason, not lost."""
+    _sbatch_says(user, stderr)
+    res = user.run("submit", "--site", "alpha", "job.sh", "--json", code=1)
+    said = f"alpha: the scheduler did not answer the submit ({stderr})"
+    assert json.loads(res.stdout) == {"reason": "failed", "message": f"{said}; nothing was "
+                                      "submitted: try again when the scheduler is up"}
+    assert len(sbatch_calls(user)) == 1
+    listed = user.run("jobs", "--json", code=0).stdout
+    (job,) = json.loads(listed)
+    assert job["state"] == "FAILED" and job["reason"] == said, job
+
+
+def test_a_job_the_scheduler_refuses_is_still_bad_input(user):
+    """(guard for the above) sbatch's own refusal of the job stays exit 2."""
+    _sbatch_says(user, "sbatch: error: Batch job submission failed: Invalid partition name "
+                       "specified")
+    line = user.refused("submit", "--site", "alpha", "job.sh")
+    assert line == "diamond: alpha refused the job: sbatch: error: Batch job submission " \
+                   "failed: Invalid partition name specified", line
+
+
 # -- 3. workflow files -------------------------------------------------------------------------
 
 HEAD = "name: w\nsteps:\n"

@@ -20,6 +20,8 @@ from sweep_helpers import refused, sbatch_calls
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+
 user = sweep_helpers.new_user
 
 
@@ -247,7 +249,54 @@ def test_a_job_the_scheduler_refuses_is_still_bad_input(user):
                    "failed: Invalid partition name specified", line
 
 
-# -- 3. workflow files -------------------------------------------------------------------------
+# -- 3. an agent's request of a megabyte ------------------------------------------------------
+
+TOO_LONG = ("characters, more than the 100000 a request may hold (all of it goes to the LLM "
+            "at each of the task's turns, and into its events); write the request short and "
+            "name the files it concerns")
+
+
+def test_fault_a_request_longer_than_a_request_holds_is_refused_on_the_command_line(user):
+    """`diamond ask` with 100,001 characters (a pasted log) said only that no LLM is set up;
+    with one, all of it went to the LLM at every turn. Now refused first, whatever is set."""
+    line = user.refused("ask", "x" * 100_001)
+    assert line == f"diamond: ask: the request is 100001 {TOO_LONG}", line[:300]
+
+
+shell = sweep_helpers.magics_shell
+
+
+def test_fault_a_megabyte_cell_for_ask_is_refused(shell, user, capsys):
+    assert shell.run_cell_magic("diamond", "ask", "word " * 200_000) is None
+    err = capsys.readouterr().err
+    assert f"ask: the request is 999999 {TOO_LONG}" in err, err[:300]
+    assert "Traceback" not in err
+
+
+jp_server_config = sweep_helpers.one_local_site_server
+rest = sweep_helpers.rest_caller
+
+
+async def test_fault_a_megabyte_prompt_over_rest_is_a_400_naming_the_bound(rest):
+    """POST tasks with a 1 MB prompt was 503 "no LLM configured"; with one it was stored in
+    the task's events and sent to the LLM. Now 400 naming the bound; no task."""
+    code, reply = await rest("POST", "tasks", json.dumps({"prompt": "x" * 1_000_000}).encode())
+    assert (code, reply) == (400, {"reason": "bad-input",
+                                   "message": f"prompt is 1000000 {TOO_LONG}"}), (code, reply)
+    assert (await rest("GET", "tasks"))[1] in ([], {"tasks": []})
+
+
+async def test_a_request_within_the_bound_is_not_refused_for_its_length(tmp_path):
+    """(guard for the bound) 100,000 characters pass the check; the engine's own `ask`
+    refuses one more."""
+    from diamond_jupyter.model import MAX_REQUEST_CHARS, check_request
+
+    check_request("x" * MAX_REQUEST_CHARS)
+    with pytest.raises(BadInput):
+        check_request("x" * (MAX_REQUEST_CHARS + 1))
+
+
+# -- 4. workflow files -------------------------------------------------------------------------
 
 HEAD = "name: w\nsteps:\n"
 

@@ -324,10 +324,11 @@ def test_fault_inputs_given_as_one_string_says_how_to_write_the_list(given, said
                                    "[{from: pr\u0435p, path: out.txt}]"])
 def test_fault_a_step_name_with_a_look_alike_letter_names_the_letter(where):
     """`needs: [prеp]` with a Cyrillic `е` was "unknown step 'prеp' (did you mean 'prep'?)",
-    two names that read the same; now the letter that differs is named."""
+    two names that read the same (test_workflow_unseen5); now the letter that differs is
+    named, in `needs` and in an input's `from`."""
     msg = refused(HEAD + _step("prep") + _step("run", f"    {where}\n"))
-    assert "unknown step 'pr\u0435p' (in it '\u0435' is U+0435 CYRILLIC SMALL LETTER IE: " \
-           "not ASCII; step names are ASCII) (did you mean 'prep'? steps: prep, run)" in msg, msg
+    assert "unknown step 'pr\u0435p' (did you mean 'prep'? in it '\u0435' is U+0435 CYRILLIC " \
+           "SMALL LETTER IE: not ASCII, as step names are; steps: prep, run)" in msg, msg
 
 
 @pytest.mark.parametrize("name,said", [

@@ -80,9 +80,9 @@ def _closest_step(name: str, names: list[str]) -> str | None:
 
 
 def _look_alikes(name: str) -> str:
-    """` ('е' in it is U+0435 CYRILLIC SMALL LETTER IE, not an ASCII letter)` for a name
-    holding letters that look like ASCII ones (pasted, or planted to pass for another
-    step's name); "" for an ASCII name."""
+    """`in it 'е' is U+0435 CYRILLIC SMALL LETTER IE: not ASCII; ` for a name holding
+    letters that may look like ASCII ones (pasted, or planted to pass for another step's
+    name); "" for an ASCII name."""
     import unicodedata
 
     odd = list(dict.fromkeys(c for c in name if not c.isascii()))
@@ -90,7 +90,7 @@ def _look_alikes(name: str) -> str:
         return ""
     said = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
                      for c in odd[:3])
-    return f" (in it {said}: not ASCII; step names are ASCII)"
+    return f"in it {said}: not ASCII, as step names are; "
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -803,8 +803,8 @@ class Workflow(_Strict):
                 if n not in known:
                     meant = _closest_step(n, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
-                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r}"
-                                    f"{_look_alikes(n)} ({hint}steps: {_listing(names)})",
+                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}"
+                                    f"{_look_alikes(n)}steps: {_listing(names)})",
                                     ("steps", k, "needs", j))
                 if n == s.name:
                     raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
@@ -830,7 +830,7 @@ class Workflow(_Strict):
                     meant = _closest_step(inp.from_, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
-                                    f"{inp.from_!r}{_look_alikes(inp.from_)} ({hint}steps: "
+                                    f"{inp.from_!r} ({hint}{_look_alikes(inp.from_)}steps: "
                                     f"{_listing(names)})", at)
                 if inp.from_ == s.name:
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from the step itself; "

@@ -86,8 +86,8 @@ def _look_alikes(name: str) -> str:
     import unicodedata
 
     odd = list(dict.fromkeys(c for c in name if not c.isascii()))
-    if not odd:
-        return ""
+    if not odd or unicodedata.normalize("NFKC", name).isascii():
+        return ""  # ASCII, or full-width letters (an input method's), read as what they are
     said = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
                      for c in odd[:3])
     return f"in it {said}: not ASCII, as step names are; "

@@ -840,6 +840,10 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
     if parts and all(p in known for p in parts):  # `--site a,b`: one site is asked for
         hint = ("one site is named here, not a list: name one of them, or give site auto "
                 f"with a hedge of {len(set(parts))} for copies on the best sites; ")
+    elif "auto" in parts and all(p in known or p == "auto" for p in parts):
+        others = [p for p in dict.fromkeys(parts) if p != "auto"]  # `--site auto,alpha`
+        hint = ("auto lets placement choose among every site and is given alone: give site "
+                f"auto, or name the one site ({' or '.join(others) or 'a known site'}); ")
     return (f"{what} {_printable(repr(name))} ({hint}known: "
             f"{', '.join(known) or 'none configured'})")
 

@@ -125,6 +125,24 @@ def _planted_link_owner(path: Path) -> int | None:
     return link.st_uid if shared and link.st_uid != parent.st_uid else None
 
 
+SCRIPT_SUFFIXES = (".sh", ".slurm", ".sbatch", ".pbs", ".qsub", ".lsf", ".bsub", ".flux",
+                   ".sge", ".job", ".bash")  # what a job script file is commonly named
+
+
+def _directory_given(directory: Path, given: str) -> str:
+    """What a script path that is a directory is refused with: the job script files in it,
+    when there are any (`diamond submit run/` for `run/job.sh`)."""
+    try:
+        found = sorted(p.name for p in directory.iterdir()
+                       if p.suffix in SCRIPT_SUFFIXES and p.is_file())
+    except OSError:
+        found = []
+    shown = ", ".join(found[:5]) + (f" ... ({len(found)} in all)" if len(found) > 5 else "")
+    inside = f"; script files in it: {shown}" if found else ""
+    return (f"{given} is a directory, not a job script: give the script's file "
+            f"(e.g. {given.rstrip('/')}/{found[0] if found else 'job.sh'}){inside}")
+
+
 def _check_dest_dir(dest: Path) -> None:
     """BadInput when a fetch's destination, or the nearest part of it that exists, is no
     directory (a file, a FIFO, /dev/null): it ended in a FileExistsError, a traceback on the
@@ -832,6 +850,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \
                 or f"exit status {e.result.exit_status}"
+            unanswered = getattr(target.commands, "status_unanswered", None)
+            if unanswered is not None and unanswered(e.result.exit_status, e.result.stderr):
+                # not the job's fault: the scheduler was not reached (down, restarting, its
+                # configuration not found), a site failure (exit 1), not bad input
+                reason = f"{site}: the scheduler did not answer the submit ({said})"
+                self.store.mark_never_submitted(token, reason)
+                await self.journal.drain()
+                raise SiteError(f"{reason}; nothing was submitted: try again when the "
+                                "scheduler is up") from None
             self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
             await self.journal.drain()
             raise BadInput(f"{site} refused the job: {said}") from None
@@ -1350,10 +1377,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         when it cannot be read or is binary, or is a pipe nothing writes to."""
         from .transports.base import read_named_file
 
+        whole = Path(os.path.abspath(Path(path).expanduser()))
+        for part in (whole, *whole.parents):  # a link planted in /tmp sends what it leads to
+            if (owner := _planted_link_owner(part)) is not None:
+                raise BadInput(f"{path}" + ("" if part == whole else f" (its part {part})")
+                               + f" is a symbolic link another user (uid {owner}) made in a "
+                               f"shared directory, leading to {os.readlink(part)}: a job "
+                               "script is not read through it; give your own file")
         try:  # a pipe is read as its writer fills it (`<(./make.sh)`); /dev/zero never ends
-            data = read_named_file(Path(path).expanduser(), MAX_SCRIPT_BYTES, name=str(path),
+            data = read_named_file(whole, MAX_SCRIPT_BYTES, name=str(path),
                                    instead="give the job script's file, or a pipe its "
                                    "writer fills")
+        except IsADirectoryError:
+            raise BadInput(_directory_given(whole, str(path))) from None
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror}") from None
         if len(data) > MAX_SCRIPT_BYTES:

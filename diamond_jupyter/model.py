@@ -526,6 +526,21 @@ def _char_name(ch: str) -> str:
         ch, unicodedata.name(ch, f"U+{ord(ch):04X}"))
 
 
+# An agent's request (`diamond ask`, `%%diamond ask`, POST tasks): all of it goes to the LLM
+# with each of the task's turns and is kept in the task's events, which every face replays
+MAX_REQUEST_CHARS = 100_000
+
+
+def check_request(text: str, what: str = "ask: the request") -> None:
+    """BadInput when an agent's request is longer than MAX_REQUEST_CHARS (said before any
+    LLM is set up or asked: no setting makes it fit)."""
+    if len(text) > MAX_REQUEST_CHARS:
+        raise BadInput(f"{what} is {len(text)} characters, more than the {MAX_REQUEST_CHARS} "
+                       "a request may hold (all of it goes to the LLM at each of the task's "
+                       "turns, and into its events); write the request short and name the "
+                       "files it concerns")
+
+
 def check_text(field: str, value: str, *, multiline: bool = False) -> None:
     """BadInput naming `field` when `value` could end a line or hide a command, or holds
     what is no text (a NUL; a lone surrogate: a file name's byte that is not UTF-8, as

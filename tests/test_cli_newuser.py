@@ -447,7 +447,8 @@ def test_a_sites_file_mistake_is_one_line_naming_the_file_and_place(user, text, 
 
 @pytest.mark.parametrize("name,make,want", [
     ("nothere.sh", None, "cannot read nothere.sh: No such file or directory"),
-    ("adir", "dir", "cannot read adir: Is a directory"),
+    ("adir", "dir", "adir is a directory, not a job script: give the script's file (e.g. "
+     "adir/job.sh)"),
     ("empty.sh", "", "the job script is empty"),
     ("prog", b"\x7fELF\x02\x01\x01\x00\x00", "prog is a binary file"),
 ])

@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..attention import explain, never_reason
-from ..model import BadInput, DiamondError, Job, JobState
+from ..model import BadInput, DiamondError, Job, JobState, check_request
 from ..skills import (
     NeedsApproval,
     SkillContext,
@@ -80,6 +80,7 @@ class AgentRunner(TaskBook):
                   origin: dict[str, Any] | None = None, on_stuck: str = "ask") -> TaskRecord:
         if not prompt.strip():
             raise BadInput("ask: the request is empty")
+        check_request(prompt)
         if approval not in APPROVALS:
             raise BadInput(f"approval must be one of {', '.join(APPROVALS)}")
         if on_stuck not in ON_STUCK:

@@ -11,7 +11,7 @@ from typing import Any
 from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
-from ..model import BadInput, SiteError, visible
+from ..model import BadInput, SiteError, check_request, visible
 from ..option_types import count
 from .common import seconds
 
@@ -62,6 +62,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if not " ".join(args.text).strip():  # said before the LLM's setup: no setting helps it
         raise BadInput("ask: the request is empty: write what the agent should do, in quotes "
                        "(diamond ask \"run job.sh where it starts first\")")
+    check_request(" ".join(args.text))
     llm = LLMConfig.from_env(provider=args.provider, model=args.model,
                              max_tokens=args.max_tokens, api_key_env=args.api_key_env)
     if (why := llm.missing()) is not None:  # bad input: one line, and JSON with --json

@@ -55,21 +55,39 @@ class _Parser(argparse.ArgumentParser):
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
                                                     every=self._subparsers is None)):
             self.error(why)
+        self._given = list(args or [])
         ns, extra = super().parse_known_args(args, namespace)
         if extra and self._subparsers is None:
             unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
             if unknown is not None:
                 self.error(self._unknown_option(unknown.split("=", 1)[0]))
-            self.error(f"unrecognized arguments: {' '.join(extra)}")
+            self.error(self._too_many(extra))
         return ns, extra
 
-    def _unknown_option(self, given: str) -> str:
-        return unknown_option(given, self._option_string_actions)
+    def _too_many(self, extra: list[str]) -> str:
+        """`status a:1 a:2 ... a:1000`: the arguments past what the command takes (the first
+        and last few, not a line of 1,000 ids), and what it takes."""
+        takes = " ".join((a.metavar or a.dest).upper() if a.nargs is None else
+                         f"[{(a.metavar or a.dest).upper()}]"
+                         for a in self._positionals._group_actions)
+        shown = extra if len(extra) <= 6 else [*extra[:3], "...", *extra[-2:]]
+        return (f"unrecognized arguments: {' '.join(shown)} ({len(extra)} more than "
+                f"{self.prog} takes: {takes or 'no argument'})")
 
     def error(self, message: str) -> NoReturn:
+        given = getattr(self, "_given", [])
+        if self._subparsers is None and message.startswith("the following arguments are"):
+            # `cancel --all`: the unknown option is the slip, not the job left out
+            unknown = next((a for a in given if a.startswith("-") and a not in ("-", "--")
+                            and a.split("=", 1)[0] not in self._option_string_actions), None)
+            if unknown is not None:
+                message = self._unknown_option(unknown.split("=", 1)[0])
         if _Parser.json_errors:
             _json_error("bad-input", f"{self.prog}: {message}")
         super().error(message)
+
+    def _unknown_option(self, given: str) -> str:
+        return unknown_option(given, self._option_string_actions)
 
 
 def _json_error(reason: str, message: str) -> None:

@@ -581,7 +581,9 @@ def _fold(parent: str, tasks: list[JobStatus],
 NO_ANSWER = {
     "slurm": re.compile(r"Unable to contact slurm controller|Socket timed out|Zero Bytes were "
                         r"transmitted|Connection refused|Connection timed out|Problem talking "
-                        r"to the database|Slurm backup controller in standby mode"),
+                        r"to the database|Slurm backup controller in standby mode|"
+                        # configless Slurm whose controller's DNS record is not found
+                        r"Could not establish a configuration source"),
     "pbs": re.compile(r"cannot connect to server|Communication failure|Connection refused|"
                       r"Unable to contact slurm controller|Socket timed out"),
     "lsf": re.compile(r"LSF is down|Cannot connect to LSF|LIM is down|Failed in an LSF "

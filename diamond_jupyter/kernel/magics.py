@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..model import BadInput, DiamondError, Job, SiteError, one_line, visible
+from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
 from ..option_types import count, hedge_count, pasted_dash, unknown_option
 from .connect import connect
 from .engine import Engine
@@ -389,6 +389,7 @@ class DiamondMagics(Magics):
         text = (cell or "").strip() or " ".join(args.text)
         if not text:
             raise BadInput("ask: write the request in the cell body (%%diamond ask)")
+        check_request(text)
         return self._agent("ask", text, approval=args.approval)
 
     def do_approve(self, args: argparse.Namespace, cell: str | None) -> Any:

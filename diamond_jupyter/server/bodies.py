@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..model import BadInput, JobSpec, Resources, check_nesting
+from ..model import BadInput, JobSpec, Resources, check_nesting, check_request
 from ..skills_models import FetchInput, PlaceInput, SubmitInput, TransferInput, TranslateInput
 
 _REST = ConfigDict(extra="ignore")
@@ -105,6 +105,7 @@ class AskBody(BaseModel):
     def _said(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("give the request in plain words")
+        check_request(v, "prompt")  # BadInput as it is (400), before the LLM's setup (503)
         return v
 
 

@@ -79,6 +79,20 @@ def _closest_step(name: str, names: list[str]) -> str | None:
     return (same or (part if len(part) == 1 else []) or slip or near or [None])[0]
 
 
+def _look_alikes(name: str) -> str:
+    """`in it 'е' is U+0435 CYRILLIC SMALL LETTER IE: not ASCII; ` for a name holding
+    letters that may look like ASCII ones (pasted, or planted to pass for another step's
+    name); "" for an ASCII name."""
+    import unicodedata
+
+    odd = list(dict.fromkeys(c for c in name if not c.isascii()))
+    if not odd or unicodedata.normalize("NFKC", name).isascii():
+        return ""  # ASCII, or full-width letters (an input method's), read as what they are
+    said = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
+                     for c in odd[:3])
+    return f"in it {said}: not ASCII, as step names are; "
+
+
 def _one_slip(a: str, b: str) -> bool:
     """Whether `a` is `b` with one character changed, missing, added, or two swapped."""
     if a == b or abs(len(a) - len(b)) > 1:
@@ -515,6 +529,13 @@ class Step(_Strict):
         if v is None:
             raise ValueError("inputs is a list, e.g. inputs: [{from: prep, path: out.bin}]; "
                              "leave the key out for none")
+        if not isinstance(v, (list, tuple)):  # `inputs: out.bin`, `inputs: 3`
+            up, sep, path = str(v).partition(":")
+            one = (f"{{from: {up.strip()}, path: {path.strip()}}}" if sep and
+                   _NAME.fullmatch(up.strip()) and _SAFE_PATH.fullmatch(path.strip())
+                   else "{from: STEP, path: FILE}")
+            raise ValueError(f"inputs is a list of mappings: write inputs: [{one}] (one "
+                             f"mapping per file another step wrote), not {str(v)[:80]!r}")
         return v
 
     @field_validator("script")
@@ -782,8 +803,9 @@ class Workflow(_Strict):
                 if n not in known:
                     meant = _closest_step(n, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
-                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}steps: "
-                                    f"{_listing(names)})", ("steps", k, "needs", j))
+                    raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}"
+                                    f"{_look_alikes(n)}steps: {_listing(names)})",
+                                    ("steps", k, "needs", j))
                 if n == s.name:
                     raise Misplaced(f"step {s.name!r} needs itself (a cycle)",
                                     ("steps", k, "needs", j))
@@ -808,7 +830,8 @@ class Workflow(_Strict):
                     meant = _closest_step(inp.from_, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
-                                    f"{inp.from_!r} ({hint}steps: {_listing(names)})", at)
+                                    f"{inp.from_!r} ({hint}{_look_alikes(inp.from_)}steps: "
+                                    f"{_listing(names)})", at)
                 if inp.from_ == s.name:
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from the step itself; "
                                     "an input comes from a step upstream (one in its needs, or "

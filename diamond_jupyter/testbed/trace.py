@@ -1124,7 +1124,7 @@ def _size_notes(t: JobTable, notes: list[str]) -> None:
     if asked:
         e = t.row(asked[0])
         notes.append(f"{len(asked)} job(s) give no allocated processors (field 5 is 0 or -1; "
-                     f"e.g. job {e.number}, which requested {e.procs}): each is taken to have "
+                     f"e.g. job {e.number}): each is taken to have "
                      "run on the processors it requested (field 8)")
 
 

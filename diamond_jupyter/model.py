@@ -1139,6 +1139,9 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
+    # all; {}: none defined; None: not known
+    licenses: dict[str, int] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
     # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex

@@ -163,6 +163,7 @@ from .placement_limits import (
     assoc_wait,
     force_share,
     job_qos,
+    license_misses,
     lsf_host_limits,
     lsf_limits,
     lsf_slots,
@@ -466,6 +467,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
         v.reasons = [miss]
         return v
+    if cfg.scheduler == "slurm":
+        lic_refused, lic_said = license_misses(spec, snap)
+        if lic_refused:
+            v.reasons = lic_refused
+            return v
+        v.notes += lic_said
     magnetic = _magnetic(spec, cfg, snap, now)
     snap = _magnetic_open(_reservations_held(spec, snap, now, {r.name for r in magnetic}),
                           magnetic)

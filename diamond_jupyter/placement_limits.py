@@ -774,3 +774,37 @@ def lsf_slots(req: Req, spec: JobSpec) -> int:
     the hosts its tasks are spread over."""
     tasks = spec.resources.tasks or req.nodes * req.tpn
     return tasks * req.cpt
+
+
+def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """Why a Slurm job's `--licenses` (`-L`) keep it from this Slurm site, and what is
+    said of them: sbatch refuses a license the site does not define, or more of one than
+    it has in all (Invalid license specification). Entries are `name[:count]` (count 1),
+    all of them (`,`) or any one (`|`); a remote license is `name@server`. How many are in
+    use is not read: a job asking more than are free waits (Reason=Licenses)."""
+    asked = next((d.value for d in spec.unknown if d.dialect == "slurm"
+                  and d.option == "--licenses" and d.value), None)
+    if not asked:
+        return [], []
+    said = f"--licenses={asked}"
+    if snap.licenses is None:
+        return [], [f"{said} not checked: the site's licenses are not known (sbatch refuses "
+                    "a license the site does not define)"]
+    have = snap.licenses
+    any_one = "|" in asked
+    misses = []
+    for entry in re.split(r"[,|]", asked):
+        name, _, count = entry.strip().partition(":")
+        wanted = int(count) if count.strip().isdigit() else 1
+        if name not in have:
+            misses.append(f"license '{name}' is not defined here")
+        elif wanted > have[name]:
+            misses.append(f"{wanted} of license '{name}' asked, the site has {have[name]} "
+                          "in all")
+    entries = len(re.split(r"[,|]", asked))
+    if misses and (not any_one or len(misses) == entries):
+        known = ", ".join(f"{k} ({v})" for k, v in sorted(have.items())) or "none"
+        return [f"{said}: {'; '.join(misses)} (licenses here: {known}): sbatch refuses the "
+                "job (Invalid license specification)"], []
+    return [], [f"{said}: the licenses in use are not read here; if fewer are free the job "
+                "waits for them (Reason=Licenses)"]

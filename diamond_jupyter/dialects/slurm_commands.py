@@ -334,6 +334,8 @@ class SlurmCommands:
             # and a job that does not name one cannot run on them then
             "reservations": self._q("sh", "-c", "scontrol show reservation -o 2>/dev/null; "
                                     "exit 0"),
+            # the licenses defined (sbatch refuses a job asking one the site lacks)
+            "licenses": self._q("sh", "-c", "scontrol show licenses -o 2>/dev/null; exit 0"),
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
@@ -509,6 +511,18 @@ class SlurmCommands:
                 state=(kv.get("State") or "INACTIVE").upper()))
         return out
 
+    def parse_licenses(self, stdout: str) -> dict[str, int] | None:
+        """`scontrol show licenses -o`: a license a line (LicenseName=, Total=), or "No
+        licenses configured" ({}); None when it said neither (not known)."""
+        out: dict[str, int] = {}
+        for line in stdout.splitlines():
+            kv = parse_kv_line(line)
+            if "LicenseName" in kv and (total := to_int(kv.get("Total"))) is not None:
+                out[kv["LicenseName"]] = total
+        if out or "no licenses" in stdout.lower():
+            return out
+        return None
+
     def parse_partitions(self, stdout: str) -> list[Partition]:
         out = []
         for line in stdout.splitlines():
@@ -642,6 +656,7 @@ class SlurmCommands:
             if "reservations" in outputs else None
         return SiteSnapshot(
             reservations=resv,
+            licenses=self.parse_licenses(outputs.get("licenses", "")),
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),

@@ -488,6 +488,8 @@ def read_swf(path: str | Path) -> SwfLog:
                      "job of its own, no part of another and no job's predecessor")
     _clock_notes(table, notes)
     _within_machine(header, table, notes)
+    _size_notes(table, notes)
+    _order_note(table, notes)
     table = _in_submit_order(table)
     max_procs = _machine_procs(header, table, notes)
     if max_procs <= 0:
@@ -1112,6 +1114,30 @@ def _clock_notes(t: JobTable, notes: list[str]) -> None:
                      "back gives (the end of daylight saving time in a log kept in local "
                      "time): each such wait is taken as unknown (its start simulated as "
                      "for -1), each such run as no load")
+
+
+def _size_notes(t: JobTable, notes: list[str]) -> None:
+    """Say which jobs give no allocated processors (field 5 is 0 or -1) but a request
+    (field 8): each is sized by what it asked, an assumption the log does not confirm."""
+    asked = [i for i in range(len(t)) if t.by_request[i] and t.procs[i] > 0
+             and t.run[i] > 0]
+    if asked:
+        e = t.row(asked[0])
+        notes.append(f"{len(asked)} job(s) give no allocated processors (field 5 is 0 or -1; "
+                     f"e.g. job {e.number}): each is taken to have "
+                     "run on the processors it requested (field 8)")
+
+
+def _order_note(t: JobTable, notes: list[str]) -> None:
+    """Say where a line is submitted before the one above it (SWF lists jobs by submit
+    time): the log is read in submit order, which its lines are not."""
+    back = [i for i in range(1, len(t)) if t.submit[i] < t.submit[i - 1]]
+    if back:
+        i = back[0]
+        notes.append(f"{len(back)} job line(s) are submitted before the line above them "
+                     f"(SWF lists jobs by submit time; e.g. job {t.number[i]} at "
+                     f"{t.submit[i]:g} s after job {t.number[i - 1]} at "
+                     f"{t.submit[i - 1]:g} s): the jobs are read in submit order")
 
 
 def _within_machine(header: dict[str, int], t: JobTable, notes: list[str],

@@ -44,9 +44,9 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     site = custom_fed.site("alpha")
     before = site.scheduler_commands
     first = await site.snapshot(max_age_s=0)
-    # partitions, nodes, queue, QOS, the jobs' QOS and TRES, reservations, the user's
-    # associations: one call
-    assert site.scheduler_commands - before == 7
+    # partitions, nodes, queue, QOS, the jobs' QOS and TRES, reservations, licenses, the
+    # user's associations: one call
+    assert site.scheduler_commands - before == 8
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)

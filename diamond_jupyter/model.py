@@ -1124,6 +1124,9 @@ class SiteSnapshot(_Model):
     lsf_limits: list[LsfLimit] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
+    # seconds, by those names; None or a name missing: Slurm's default
+    node_timeouts: dict[str, float] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
     # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex

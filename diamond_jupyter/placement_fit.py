@@ -73,6 +73,8 @@ def node_usable(node: Node, in_reservation: bool = False) -> bool:
 def _state_usable(state: str, in_reservation: bool) -> bool:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
+    if "@" in state:  # sinfo's mark for a reboot pending: scontrol's REBOOT_REQUESTED
+        words.add("reboot_requested")
     if "idle" not in words:
         # a reboot requested without ASAP (which adds DRAIN): the node keeps taking jobs
         # and is rebooted once idle (scontrol(1)); an idle one is about to be rebooted
@@ -94,15 +96,25 @@ REBOOT_S = 60.0
 _RETURN_WORDS = {"not_responding", "reboot_requested", "reboot_issued", "reboot"}
 
 
-def node_returning(node: Node, in_reservation: bool = False) -> tuple[float, bool] | None:
+def node_returning(node: Node, in_reservation: bool = False,
+                   timeouts: dict[str, float] | None = None) -> tuple[float, bool] | None:
     """For a node that takes no job now but comes back by itself: (the seconds after which
     its free resources take jobs again at the latest, whether it reboots first, after the
-    jobs on it end); None for a node usable now or out for good."""
-    return _returning(node.state, in_reservation)
+    jobs on it end); None for a node usable now or out for good. `timeouts`: the site's
+    SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults."""
+    silent_s, reboot_s = returning_timeouts(timeouts)
+    return _returning(node.state, in_reservation, silent_s, reboot_s)
+
+
+def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:
+    """(SlurmdTimeout, ResumeTimeout) of a site: its own where read, else Slurm's default."""
+    t = timeouts or {}
+    return t.get("SlurmdTimeout", NOT_RESPONDING_S), t.get("ResumeTimeout", REBOOT_S)
 
 
 @lru_cache(maxsize=1024)
-def _returning(state: str, in_reservation: bool) -> tuple[float, bool] | None:
+def _returning(state: str, in_reservation: bool, silent_s: float, reboot_s: float
+               ) -> tuple[float, bool] | None:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     silent = "*" in state or "not_responding" in words
@@ -113,7 +125,7 @@ def _returning(state: str, in_reservation: bool) -> tuple[float, bool] | None:
                     if w and w not in _RETURN_WORDS)
     if not _state_usable(rest or "idle", in_reservation):
         return None  # also down, drained, failing...: out until an admin acts
-    return (NOT_RESPONDING_S if silent else REBOOT_S), reboot
+    return (silent_s if silent else reboot_s), reboot
 
 
 def node_reserved(node: Node) -> bool:

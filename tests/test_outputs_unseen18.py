@@ -462,3 +462,72 @@ def test_lsf_estimated_start_under_the_fields_full_name():
     # names the JSON key by the field's full name had the estimate unread (None)
     rec = json.loads(BJOBS_18)["RECORDS"][0]
     assert lsf.parse_status(json.dumps({"RECORDS": [rec]}))[0].estimated_start == hours(4.5)
+
+
+# -- follow-ups: the site's own timeouts, sinfo's `@` -------------------------------------
+
+# `scontrol show config` as Slurm 23.11 prints it (an excerpt)
+SHOW_CONFIG = """Configuration data as of 2026-12-06T05:00:00
+AccountingStorageType   = accounting_storage/slurmdbd
+BatchStartTimeout       = 10 sec
+ClusterName             = selene
+ResumeTimeout           = 90 sec
+SlurmctldTimeout        = 120 sec
+SlurmdTimeout           = 120 sec
+SuspendTimeout          = 30 sec
+"""
+
+
+def test_the_site_timeouts_are_read_from_show_config_with_the_snapshot():
+    assert slurm.parse_node_timeouts(SHOW_CONFIG) == {"SlurmdTimeout": 120.0,
+                                                      "ResumeTimeout": 90.0}
+    # a line not a number (or missing) is left out: Slurm's default then
+    assert slurm.parse_node_timeouts("SlurmdTimeout = soon\nResumeTimeout = 75") == {
+        "ResumeTimeout": 75.0}
+    # asked with the cached outputs (not with every queue read), and read into the snapshot
+    assert "config" not in slurm.live_outputs
+    assert "show config" in " ".join(slurm.snapshot_argvs()["config"])
+    snap = slurm.parse_snapshot("selene", {"config": SHOW_CONFIG, "queue": "",
+                                           "reservations": ""})
+    assert snap.node_timeouts == {"SlurmdTimeout": 120.0, "ResumeTimeout": 90.0}
+    assert slurm.parse_snapshot("selene", {"queue": "", "reservations": ""}
+                                ).node_timeouts is None
+
+
+def _timed(site_snap, timeouts):
+    cfg, snap = site_snap
+    return cfg, snap.model_copy(update={"node_timeouts": timeouts})
+
+
+def test_a_node_not_responding_is_planned_back_after_the_sites_slurmd_timeout():
+    # before: 300 s (Slurm's default) whatever the site set; now the site's 120 s
+    site = _timed(selene(states={f"n0{i}": "IDLE*" for i in range(1, 5)}),
+                  slurm.parse_node_timeouts(SHOW_CONFIG))
+    v = only(run(SCRIPT, site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(120 / 3600)), v
+    assert any("SlurmdTimeout, 120 s as the site sets it" in n for n in v.notes), v.notes
+    # not read (slurmrestd, or the query failed): the default, said as the default
+    site = _timed(selene(states={f"n0{i}": "IDLE*" for i in range(1, 5)}), None)
+    v = only(run(SCRIPT, site), "selene", "batch")
+    assert v.estimated_start == hours(300 / 3600) and any(
+        "300 s by default" in n for n in v.notes), v.notes
+
+
+def test_a_node_rebooting_is_planned_back_after_the_sites_resume_timeout():
+    states = {"n01": "MIXED+REBOOT_ISSUED", "n02": "DOWN*", "n03": "IDLE+DRAIN",
+              "n04": "DOWN"}
+    site = _timed(selene(running("77", "bob", "n01", 8, 2, 4), states=states,
+                         alloc={"n01": 8}), {"ResumeTimeout": 90.0})
+    v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2 + 90 / 3600)), v
+    assert any("90 s later, the site's ResumeTimeout" in n for n in v.notes), v.notes
+
+
+@pytest.mark.parametrize("sinfo,scontrol", [
+    ("idle@", "IDLE+REBOOT_REQUESTED"), ("mixed@", "MIXED+REBOOT_REQUESTED"),
+    ("allocated@", "ALLOCATED+REBOOT_REQUESTED"), ("idle^", "IDLE+REBOOT_ISSUED"),
+    ("drained@", "IDLE+DRAIN+REBOOT_REQUESTED")])
+def test_sinfo_reboot_marks_read_as_scontrols_states(sinfo, scontrol):
+    # sinfo(1): `@` a reboot pending (REBOOT_REQUESTED), `^` a reboot issued. Before:
+    # `idle@` was usable now where IDLE+REBOOT_REQUESTED is out until the reboot
+    assert _state(sinfo) == _state(scontrol)

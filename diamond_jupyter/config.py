@@ -619,6 +619,9 @@ class SiteConfig(_Cfg):
     # PBS: the names of the site's own server (PBS_SERVER, its host names): a job's
     # `-q queue@NAME` naming one of them runs here; any other server refuses it here
     pbs_servers: Annotated[list[Word], Field(min_length=1)] | None = None
+    # Grid Engine: the consumable complex the site counts GPUs in (`qconf -sc`), where it
+    # is not `gpu` (`gpus`, `ngpus`, `cuda`, ...): a job's GPUs are asked by it
+    gpu_complex: str | None = None
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
@@ -721,6 +724,14 @@ class SiteConfig(_Cfg):
                              + (f" flavor {self.flavor}" if self.flavor else "")
                              + ": the others keep the engine's token in the job's comment "
                              "or take longer names")
+        if self.gpu_complex is not None:
+            if self.scheduler != "sge":
+                raise ValueError(f"gpu_complex is for scheduler sge (the Grid Engine complex "
+                                 f"a job's GPUs are asked by), not {self.scheduler}")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", self.gpu_complex):
+                raise ValueError(f"gpu_complex {_printable(self.gpu_complex)} is not a "
+                                 "complex name (letters, digits and _, not starting with a "
+                                 "digit, as `qconf -sc` lists them; e.g. gpu, ngpus, cuda)")
         if self.pbs_servers is not None and self.scheduler != "pbs":
             raise ValueError(f"pbs_servers is for scheduler pbs (the names a job's "
                              f"`-q queue@SERVER` may give this site's server), not "

@@ -1129,6 +1129,9 @@ class SiteSnapshot(_Model):
     node_timeouts: dict[str, float] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
+    # Grid Engine: the complex the site counts GPUs in, where its sites entry names one
+    # (`gpu_complex`); None: the usual names (gpu, gpus, ngpus)
+    gpu_complex: str | None = None
     # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex
     # name: what is left now, and what the cluster has (that plus the running jobs' use)
     global_consumables_left: dict[str, float] | None = None

@@ -510,7 +510,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = with_complexes(req, snap.sge_complexes, {
         name for n in nodes for name in (n.consumables_total or {})} | {
         name for q in snap.partitions for have in (q.queue_consumables or {}).values()
-        for name in have})
+        for name in have}, snap.gpu_complex)
     complexes_said = complex_notes(plain, req, snap.sge_complexes)
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names

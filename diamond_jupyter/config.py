@@ -97,9 +97,11 @@ _SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 
 def _site_name(value: str) -> str:
     if not _SITE_NAME.match(value):
-        raise ValueError(f"{_printable(repr(value))} is not a site name: 1 to 63 letters, "
-                         "digits, _ . -, not starting with . or - (it becomes part of job "
-                         "ids SITE:ID and of paths)")
+        spaced = " (it starts or ends with a space: remove it)" \
+            if value != value.strip() and _SITE_NAME.match(value.strip()) else ""
+        raise ValueError(f"{_printable(repr(value))} is not a site name{spaced}: 1 to 63 "
+                         "letters, digits, _ . -, not starting with . or - (it becomes part "
+                         "of job ids SITE:ID and of paths)")
     if value.lower() in RESERVED_SITE_NAMES:
         raise ValueError(f"{value!r} is reserved (`--site auto` chooses a site); name the "
                          "site otherwise")
@@ -1225,6 +1227,16 @@ def _literal_note(field: str, given: str) -> str:
     if field == "scheduler" and word in ("moab", "maui", "moab-torque"):
         return (f"; {_printable(given)} schedules the jobs of a resource manager, whose "
                 "commands the engine runs: write that one (scheduler: torque, or slurm)")
+    if field == "scheduler":  # `slurn`, `gridengin`: the nearest name the engine knows
+        key = "-".join(word.split())
+        known = {**{n: n for n in ("slurm", "pbs", "lsf", "flux", "sge")}, **SCHEDULER_ALIASES}
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        if near:
+            return (f", not {_printable(repr(given))}; did you mean {near[0]}"
+                    + (f" (read as {known[near[0]]})" if known[near[0]] != near[0] else "")
+                    + "?")
+        return (f", not {_printable(repr(given))} (the engine runs Slurm, PBS Pro/Torque, "
+                "LSF, Flux and Grid Engine sites)")
     return ""
 
 

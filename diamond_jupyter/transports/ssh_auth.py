@@ -122,7 +122,9 @@ def _match_line(p: Path, n: int, line: str, rest: str) -> str:
         if name in ("all", "canonical", "final"):
             kept.append(kind)
             continue
-        arg = words.pop(0) if words else ""
+        if not words:
+            return line  # a criterion without its value: paramiko says so
+        arg = words.pop(0)
         if name == "tagged":
             if not kind.startswith("!"):
                 return "Match !localuser *"  # a criterion not met: the block is for no host

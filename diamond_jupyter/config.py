@@ -97,9 +97,11 @@ _SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 
 def _site_name(value: str) -> str:
     if not _SITE_NAME.match(value):
-        raise ValueError(f"{_printable(repr(value))} is not a site name: 1 to 63 letters, "
-                         "digits, _ . -, not starting with . or - (it becomes part of job "
-                         "ids SITE:ID and of paths)")
+        spaced = " (it starts or ends with a space: remove it)" \
+            if value != value.strip() and _SITE_NAME.match(value.strip()) else ""
+        raise ValueError(f"{_printable(repr(value))} is not a site name{spaced}: 1 to 63 "
+                         "letters, digits, _ . -, not starting with . or - (it becomes part "
+                         "of job ids SITE:ID and of paths)")
     if value.lower() in RESERVED_SITE_NAMES:
         raise ValueError(f"{value!r} is reserved (`--site auto` chooses a site); name the "
                          "site otherwise")
@@ -619,6 +621,9 @@ class SiteConfig(_Cfg):
     # PBS: the names of the site's own server (PBS_SERVER, its host names): a job's
     # `-q queue@NAME` naming one of them runs here; any other server refuses it here
     pbs_servers: Annotated[list[Word], Field(min_length=1)] | None = None
+    # Grid Engine: the consumable complex the site counts GPUs in (`qconf -sc`), where it
+    # is not `gpu` (`gpus`, `ngpus`, `cuda`, ...): a job's GPUs are asked by it
+    gpu_complex: str | None = None
     hedge: bool = True  # may take copies of hedged submissions (`submit --hedge N`)
     metadata: dict[str, Any] = Field(default_factory=dict)  # architecture, software, ...
     discovery: DiscoveryConfig = Field(default_factory=DiscoveryConfig)
@@ -721,6 +726,14 @@ class SiteConfig(_Cfg):
                              + (f" flavor {self.flavor}" if self.flavor else "")
                              + ": the others keep the engine's token in the job's comment "
                              "or take longer names")
+        if self.gpu_complex is not None:
+            if self.scheduler != "sge":
+                raise ValueError(f"gpu_complex is for scheduler sge (the Grid Engine complex "
+                                 f"a job's GPUs are asked by), not {self.scheduler}")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", self.gpu_complex):
+                raise ValueError(f"gpu_complex {_printable(self.gpu_complex)} is not a "
+                                 "complex name (letters, digits and _, not starting with a "
+                                 "digit, as `qconf -sc` lists them; e.g. gpu, ngpus, cuda)")
         if self.pbs_servers is not None and self.scheduler != "pbs":
             raise ValueError(f"pbs_servers is for scheduler pbs (the names a job's "
                              f"`-q queue@SERVER` may give this site's server), not "
@@ -1218,6 +1231,16 @@ def _literal_note(field: str, given: str) -> str:
     if field == "scheduler" and word in ("moab", "maui", "moab-torque"):
         return (f"; {_printable(given)} schedules the jobs of a resource manager, whose "
                 "commands the engine runs: write that one (scheduler: torque, or slurm)")
+    if field == "scheduler":  # `slurn`, `gridengin`: the nearest name the engine knows
+        key = "-".join(word.split())
+        known = {**{n: n for n in ("slurm", "pbs", "lsf", "flux", "sge")}, **SCHEDULER_ALIASES}
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        if near:
+            return (f", not {_printable(repr(given))}; did you mean {near[0]}"
+                    + (f" (read as {known[near[0]]})" if known[near[0]] != near[0] else "")
+                    + "?")
+        return (f", not {_printable(repr(given))} (the engine runs Slurm, PBS Pro/Torque, "
+                "LSF, Flux and Grid Engine sites)")
     return ""
 
 

@@ -1142,8 +1142,14 @@ class SiteSnapshot(_Model):
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
+    # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
+    # seconds, by those names; None or a name missing: Slurm's default
+    node_timeouts: dict[str, float] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
+    # Grid Engine: the complex the site counts GPUs in, where its sites entry names one
+    # (`gpu_complex`); None: the usual names (gpu, gpus, ngpus)
+    gpu_complex: str | None = None
     # Grid Engine global consumables (`qhost -F`'s global host, gc: values) by complex
     # name: what is left now, and what the cluster has (that plus the running jobs' use)
     global_consumables_left: dict[str, float] | None = None

@@ -113,8 +113,6 @@ from .needs import (
     norm_arch,
 )
 from .placement_fit import (
-    NOT_RESPONDING_S,
-    REBOOT_S,
     SITE_WORDS,
     SLURM_WORDS,
     NodeNames,
@@ -140,6 +138,7 @@ from .placement_fit import (
     partition_members,
     partition_misses,
     request,
+    returning_timeouts,
     site_nodes,
     time_limit,
     with_complexes,
@@ -518,7 +517,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     req = with_complexes(req, snap.sge_complexes, {
         name for n in nodes for name in (n.consumables_total or {})} | {
         name for q in snap.partitions for have in (q.queue_consumables or {}).values()
-        for name in have})
+        for name in have}, snap.gpu_complex)
     complexes_said = complex_notes(plain, req, snap.sge_complexes)
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     words = words_of(cfg.scheduler, cfg.flavor)  # reasons in the site's scheduler's names
@@ -615,7 +614,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     in_resv = bool(spec.reservation)
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
-    back = {n.name: b for n in nodes if (b := node_returning(n, in_resv)) is not None}
+    back = {n.name: b for n in nodes
+            if (b := node_returning(n, in_resv, snap.node_timeouts)) is not None}
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions \
         else {"": NodeNames(n.name for n in nodes)}
@@ -1002,7 +1002,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition is not None and v.verdict != "READY":
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
-            and n.name in members.get(v.partition, [])], back)
+            and n.name in members.get(v.partition, [])], back, snap.node_timeouts)
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
@@ -1368,20 +1368,27 @@ def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
             "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
 
 
-def _returning_note(partition: str, out: list[Node],
-                    back: dict[str, tuple[float, bool]]) -> list[str]:
-    """Nodes of the partition that could run the job but take none now, back by themselves."""
+def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
+                    timeouts: dict[str, float] | None = None) -> list[str]:
+    """Nodes of the partition that could run the job but take none now, back by themselves
+    (`timeouts`: the site's own SlurmdTimeout and ResumeTimeout, where read)."""
+    t = timeouts or {}
+    silent_s, reboot_s = returning_timeouts(t)
     silent = [n.name for n in out if not back[n.name][1]]
     reboot = [n.name for n in out if back[n.name][1]]
     said = []
     if silent:
         said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
                     "no job there until it answers again (planned free after SlurmdTimeout, "
-                    f"{NOT_RESPONDING_S:.0f} s by default; set DOWN if it stays silent)")
+                    f"{silent_s:.0f} s"
+                    + (" as the site sets it" if "SlurmdTimeout" in t else " by default")
+                    + "; set DOWN if it stays silent)")
     if reboot:
         said.append(f"partition {partition}: {_few(set(reboot))} to be rebooted: no new job "
                     "there until the reboot, after the jobs on it end (planned back "
-                    f"{REBOOT_S:.0f} s later, Slurm's default ResumeTimeout)")
+                    f"{reboot_s:.0f} s later, "
+                    + ("the site's" if "ResumeTimeout" in t else "Slurm's default")
+                    + " ResumeTimeout)")
     return said
 
 

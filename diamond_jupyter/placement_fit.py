@@ -73,6 +73,8 @@ def node_usable(node: Node, in_reservation: bool = False) -> bool:
 def _state_usable(state: str, in_reservation: bool) -> bool:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
+    if "@" in state:  # sinfo's mark for a reboot pending: scontrol's REBOOT_REQUESTED
+        words.add("reboot_requested")
     if "idle" not in words:
         # a reboot requested without ASAP (which adds DRAIN): the node keeps taking jobs
         # and is rebooted once idle (scontrol(1)); an idle one is about to be rebooted
@@ -94,15 +96,25 @@ REBOOT_S = 60.0
 _RETURN_WORDS = {"not_responding", "reboot_requested", "reboot_issued", "reboot"}
 
 
-def node_returning(node: Node, in_reservation: bool = False) -> tuple[float, bool] | None:
+def node_returning(node: Node, in_reservation: bool = False,
+                   timeouts: dict[str, float] | None = None) -> tuple[float, bool] | None:
     """For a node that takes no job now but comes back by itself: (the seconds after which
     its free resources take jobs again at the latest, whether it reboots first, after the
-    jobs on it end); None for a node usable now or out for good."""
-    return _returning(node.state, in_reservation)
+    jobs on it end); None for a node usable now or out for good. `timeouts`: the site's
+    SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults."""
+    silent_s, reboot_s = returning_timeouts(timeouts)
+    return _returning(node.state, in_reservation, silent_s, reboot_s)
+
+
+def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:
+    """(SlurmdTimeout, ResumeTimeout) of a site: its own where read, else Slurm's default."""
+    t = timeouts or {}
+    return t.get("SlurmdTimeout", NOT_RESPONDING_S), t.get("ResumeTimeout", REBOOT_S)
 
 
 @lru_cache(maxsize=1024)
-def _returning(state: str, in_reservation: bool) -> tuple[float, bool] | None:
+def _returning(state: str, in_reservation: bool, silent_s: float, reboot_s: float
+               ) -> tuple[float, bool] | None:
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     silent = "*" in state or "not_responding" in words
@@ -113,7 +125,7 @@ def _returning(state: str, in_reservation: bool) -> tuple[float, bool] | None:
                     if w and w not in _RETURN_WORDS)
     if not _state_usable(rest or "idle", in_reservation):
         return None  # also down, drained, failing...: out until an admin acts
-    return (NOT_RESPONDING_S if silent else REBOOT_S), reboot
+    return (silent_s if silent else reboot_s), reboot
 
 
 def node_reserved(node: Node) -> bool:
@@ -690,7 +702,8 @@ def amount_text(x: float) -> str:
 
 
 def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None,
-                   consumable_here: Collection[str] = ()) -> Req:
+                   consumable_here: Collection[str] = (), gpu_complex: str | None = None
+                   ) -> Req:
     """`req` as a Grid Engine site's consumables (`qconf -sc`) take it: a shortcut asked
     (`mf`) is its complex (`mem_free`); a complex of consumable JOB or HOST is asked once;
     a consumable with a default the job does not ask is taken at its default. The job's
@@ -718,7 +731,8 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None,
         # not a consumable here: a host's load value, its free memory compared with the
         # amount asked once (complex(5)), not times the slots
         mem = ceil(req.mem / max(req.cpn, 1))
-    gpu = next((n for n in GPU_COMPLEXES if n in complexes), None)
+    gpu = next((n for n in ((gpu_complex,) if gpu_complex else GPU_COMPLEXES)
+                if n in complexes), None)
     if req.gpn and gpu is not None:
         own.append((gpu, float(req.gpn)))
         if complexes[gpu].per == "slot":
@@ -728,7 +742,8 @@ def with_complexes(req: Req, complexes: dict[str, SgeComplex] | None,
     by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
     asked = {by_short.get(n, n): x for n, x in req.consumables}
     implicit = {c.name: c.default for c in complexes.values()
-                if c.default > 0 and c.name not in asked and c.name not in _READ_ELSEWHERE}
+                if c.default > 0 and c.name not in asked and c.name not in _READ_ELSEWHERE
+                and c.name != gpu_complex}
     asked |= implicit
     every = set(asked) | {n for n, _ in own}
     return replace(req, consumables=tuple(asked.items()), implicit=frozenset(implicit),
@@ -761,14 +776,15 @@ def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | No
         out.append(f"{name} is {kind} here (qconf -sc): the job's "
                    f"{amount_text(after.mem * 2**20)} is taken once, not times its "
                    f"{before.cpn} slots")
-    gpu = next((n for n in own if n in GPU_COMPLEXES), None)
+    gpus = {n for n, _ in after.own} - {"h_vmem", "h_data", "mem_free"}
+    gpu = next((n for n in own if n in gpus), None)
     if after.gpn != before.gpn and gpu is not None and after.on_master_only(gpu) \
             and not after.gpn:
         out.append(f"-l {gpu}={before.gpn}: {gpu} is a consumable of type JOB here (qconf "
                    f"-sc): its master task's host alone gives them (the other "
                    f"{after.nodes - 1} of its hosts need none)")
     elif after.gpn != before.gpn:
-        name = next(n for n, _ in after.own if n in GPU_COMPLEXES)
+        name = next(n for n, _ in after.own if n in gpus)
         out.append(f"-l {name}={before.gpn}: {name} is a consumable of type YES here (qconf "
                    f"-sc): Grid Engine gives {before.gpn} per slot, {after.gpn} for the "
                    f"{before.cpn} slots on a host")

@@ -154,7 +154,8 @@ class Site:
         self.cfg = cfg
         self.name = cfg.name
         self.transport = transport or make_transport(cfg.transport, site=cfg.name)
-        self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor)
+        self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor,
+                                     gpu_complex=cfg.gpu_complex)
         self.script = get_script_dialect(cfg.scheduler)
         self.capability_ttl_s = capability_ttl_s
         self._snapshot: SiteSnapshot | None = None
@@ -618,6 +619,9 @@ class Site:
             # a Torque server takes Torque's requests (`nodes=`, `-t`), not PBS Pro's
             spec = spec.model_copy(update={"metadata": {**spec.metadata,
                                                         TARGET_FLAVOR: "torque"}})
+        if self.cfg.gpu_complex:  # the job's GPUs asked by the site's own complex
+            spec = spec.model_copy(update={"metadata": {**spec.metadata,
+                                                        "sge_gpu": self.cfg.gpu_complex}})
         return self.script.render_script(spec)
 
     @property

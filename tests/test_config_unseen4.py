@@ -82,7 +82,8 @@ def test_fault_a_scheduler_named_as_its_product_is_that_scheduler(d, written, me
 def test_an_unknown_scheduler_lists_the_accepted_ones(d):
     msg = refused(d, "sites:\n  - {name: a, scheduler: htcondor, transport: {kind: local}}\n")
     assert msg.endswith("site 'a' (sites[0]): scheduler: Input should be 'slurm', 'pbs', "
-                        "'lsf', 'flux' or 'sge' (line 2)")
+                        "'lsf', 'flux' or 'sge', not 'htcondor' (the engine runs Slurm, PBS "
+                        "Pro/Torque, LSF, Flux and Grid Engine sites) (line 2)")
 
 
 # -- 3. per-partition settings, a REST site's file door ------------------------------------

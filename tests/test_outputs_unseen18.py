@@ -462,3 +462,148 @@ def test_lsf_estimated_start_under_the_fields_full_name():
     # names the JSON key by the field's full name had the estimate unread (None)
     rec = json.loads(BJOBS_18)["RECORDS"][0]
     assert lsf.parse_status(json.dumps({"RECORDS": [rec]}))[0].estimated_start == hours(4.5)
+
+
+# -- follow-ups: the site's own timeouts, sinfo's `@` -------------------------------------
+
+# `scontrol show config` as Slurm 23.11 prints it (an excerpt)
+SHOW_CONFIG = """Configuration data as of 2026-12-06T05:00:00
+AccountingStorageType   = accounting_storage/slurmdbd
+BatchStartTimeout       = 10 sec
+ClusterName             = selene
+ResumeTimeout           = 90 sec
+SlurmctldTimeout        = 120 sec
+SlurmdTimeout           = 120 sec
+SuspendTimeout          = 30 sec
+"""
+
+
+def test_the_site_timeouts_are_read_from_show_config_with_the_snapshot():
+    assert slurm.parse_node_timeouts(SHOW_CONFIG) == {"SlurmdTimeout": 120.0,
+                                                      "ResumeTimeout": 90.0}
+    # a line not a number (or missing) is left out: Slurm's default then
+    assert slurm.parse_node_timeouts("SlurmdTimeout = soon\nResumeTimeout = 75") == {
+        "ResumeTimeout": 75.0}
+    # asked with the cached outputs (not with every queue read), and read into the snapshot
+    assert "config" not in slurm.live_outputs
+    assert "show config" in " ".join(slurm.snapshot_argvs()["config"])
+    snap = slurm.parse_snapshot("selene", {"config": SHOW_CONFIG, "queue": "",
+                                           "reservations": ""})
+    assert snap.node_timeouts == {"SlurmdTimeout": 120.0, "ResumeTimeout": 90.0}
+    assert slurm.parse_snapshot("selene", {"queue": "", "reservations": ""}
+                                ).node_timeouts is None
+
+
+def _timed(site_snap, timeouts):
+    cfg, snap = site_snap
+    return cfg, snap.model_copy(update={"node_timeouts": timeouts})
+
+
+def test_a_node_not_responding_is_planned_back_after_the_sites_slurmd_timeout():
+    # before: 300 s (Slurm's default) whatever the site set; now the site's 120 s
+    site = _timed(selene(states={f"n0{i}": "IDLE*" for i in range(1, 5)}),
+                  slurm.parse_node_timeouts(SHOW_CONFIG))
+    v = only(run(SCRIPT, site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(120 / 3600)), v
+    assert any("SlurmdTimeout, 120 s as the site sets it" in n for n in v.notes), v.notes
+    # not read (slurmrestd, or the query failed): the default, said as the default
+    site = _timed(selene(states={f"n0{i}": "IDLE*" for i in range(1, 5)}), None)
+    v = only(run(SCRIPT, site), "selene", "batch")
+    assert v.estimated_start == hours(300 / 3600) and any(
+        "300 s by default" in n for n in v.notes), v.notes
+
+
+def test_a_node_rebooting_is_planned_back_after_the_sites_resume_timeout():
+    states = {"n01": "MIXED+REBOOT_ISSUED", "n02": "DOWN*", "n03": "IDLE+DRAIN",
+              "n04": "DOWN"}
+    site = _timed(selene(running("77", "bob", "n01", 8, 2, 4), states=states,
+                         alloc={"n01": 8}), {"ResumeTimeout": 90.0})
+    v = only(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2 + 90 / 3600)), v
+    assert any("90 s later, the site's ResumeTimeout" in n for n in v.notes), v.notes
+
+
+@pytest.mark.parametrize("sinfo,scontrol", [
+    ("idle@", "IDLE+REBOOT_REQUESTED"), ("mixed@", "MIXED+REBOOT_REQUESTED"),
+    ("allocated@", "ALLOCATED+REBOOT_REQUESTED"), ("idle^", "IDLE+REBOOT_ISSUED"),
+    ("drained@", "IDLE+DRAIN+REBOOT_REQUESTED")])
+def test_sinfo_reboot_marks_read_as_scontrols_states(sinfo, scontrol):
+    # sinfo(1): `@` a reboot pending (REBOOT_REQUESTED), `^` a reboot issued. Before:
+    # `idle@` was usable now where IDLE+REBOOT_REQUESTED is out until the reboot
+    assert _state(sinfo) == _state(scontrol)
+
+
+# -- follow-up: a Grid Engine site's own GPU complex -------------------------------------
+
+CUDA_SC = """#name      shortcut   type        relop requestable consumable default  urgency
+#-------------------------------------------------------------------------------
+cuda       cuda       INT         <=    YES         JOB         0        0
+h_vmem     h_vmem     MEMORY      <=    YES         YES         0        0
+slots      s          INT         <=    YES         YES         1        1000
+"""
+
+
+def _cuda_site(monkeypatch, gpu_complex: str | None):
+    """hestia (test_placement_cases12) whose hosts count their GPUs in `cuda` (hc:cuda 4
+    left on s1, 2 on s2 where bob's job holds 2), read with the sites file's
+    `gpu_complex`."""
+    import functools
+
+    import test_placement_cases12 as c12
+
+    from diamond_jupyter.dialects import sge_commands
+    monkeypatch.setattr(c12, "QCONF_SC", CUDA_SC)
+    monkeypatch.setattr(sge_commands, "SgeCommands", functools.partial(
+        sge_commands.SgeCommands, gpu_complex=gpu_complex))
+    return c12.hestia({"all.q": (["s1", "s2", "s3"], "")},
+                      {("all.q", "s2"): [c12._ge_job("1", 1, 3, cuda="2")]},
+                      hc={"s1": {"cuda": "4"}, "s2": {"cuda": "2"}})
+
+
+def test_a_grid_engine_site_names_the_complex_its_gpus_are_counted_in(monkeypatch):
+    # before: a host's GPUs were its `gpu` alone; a site counting them in `cuda` had
+    # none, and every GPU job was refused there
+    cfg, snap = _cuda_site(monkeypatch, "cuda")
+    s1, s2, s3 = snap.nodes
+    assert [(n.gpus, n.gpus_allocated) for n in (s1, s2, s3)] == [(4, 0), (4, 2), (0, 0)]
+    assert snap.gpu_complex == "cuda"
+    job = "#$ -l gpu=3\n#$ -l h_rt=1:00:00"
+    v = only(run(job, (cfg, snap)), "hestia", "all.q")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW), v
+    # without the key: the usual names only, as before (no GPUs at this site)
+    cfg, snap = _cuda_site(monkeypatch, None)
+    assert [n.gpus for n in snap.nodes] == [0, 0, 0] and snap.gpu_complex is None
+    assert "GPU" in reasons(run(job, (cfg, snap)), "hestia")
+
+
+def test_a_job_at_a_grid_engine_site_asks_its_gpus_by_the_sites_complex():
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.dialects.slurm_script import SlurmScript
+    from diamond_jupyter.sites import Site
+
+    spec = SlurmScript().parse_script("#!/bin/bash\n#SBATCH --gpus-per-node=2 -t 1:00:00\n"
+                                      "hostname\n")
+    cuda = Site(SiteConfig(name="ge", scheduler="sge", gpu_complex="cuda",
+                           transport={"kind": "local"}))
+    plain = Site(SiteConfig(name="ge2", scheduler="sge", transport={"kind": "local"}))
+    assert "#$ -l h_rt=01:00:00,cuda=2\n" in cuda.render(spec).script
+    assert "#$ -l h_rt=01:00:00,gpu=2\n" in plain.render(spec).script
+
+
+@pytest.mark.parametrize("entry,said", [
+    ("scheduler: slurm\n    gpu_complex: cuda", "gpu_complex is for scheduler sge"),
+    ("scheduler: sge\n    gpu_complex: 'cu da'", "not a complex name"),
+    ("scheduler: sge\n    gpu_complex: 2gpu", "not a complex name"),
+])
+def test_a_gpu_complex_key_the_site_cannot_use_is_refused(tmp_path, entry, said):
+    from test_config_unseen2 import refused
+    msg = refused(tmp_path, "sites:\n  - name: a\n    transport: {kind: local}\n"
+                            f"    {entry}\n")
+    assert said in msg and "gpu_complex" in msg, msg
+
+
+def test_a_gpu_complex_key_is_read(tmp_path):
+    from test_config_unseen2 import loads
+    cfg = loads(tmp_path, "sites:\n  - {name: a, scheduler: sge, gpu_complex: ngpus, "
+                          "transport: {kind: local}}\n")
+    assert cfg.sites[0].gpu_complex == "ngpus"

@@ -168,8 +168,12 @@ class SgeCommands:
     # an ended task leaves qstat at once: its outcome is in qacct while the array runs on
     ended_tasks_leave_queue = True
 
-    def __init__(self, *, tz: tzinfo | None = None) -> None:
+    def __init__(self, *, tz: tzinfo | None = None, gpu_complex: str | None = None) -> None:
         self.tz = tz
+        # the complex the site counts GPUs in (the sites file's `gpu_complex`); without it
+        # the usual names are read as GPUs and a host's GPUs are its `gpu`
+        self.gpu_complex = gpu_complex or "gpu"
+        self.gpu_complexes = (gpu_complex,) if gpu_complex else _GPU_COMPLEXES
 
     @staticmethod
     def _ids(native_ids: list[str]) -> list[str]:
@@ -443,12 +447,13 @@ class SgeCommands:
                     first = key not in counted
                     counted.add(key)
                     gpus = 0.0
-                    for name, amount, per in _taken(_hard_amounts(j), complexes):
+                    for name, amount, per in _taken(_hard_amounts(j), complexes,
+                                                     self.gpu_complexes):
                         # once a job (on its first, master, instance), once a host, or
                         # per slot
                         amount *= (1.0 if first else 0.0) if per == "job" else \
                             1.0 if per == "host" else float(st.cpus or 1)
-                        gpus += amount if name in _GPU_COMPLEXES else 0.0
+                        gpus += amount if name in self.gpu_complexes else 0.0
                         took[name] = took.get(name, 0.0) + amount
                         mine = by_job.setdefault(st.native_id, {})
                         mine[name] = mine.get(name, 0.0) + amount
@@ -471,7 +476,9 @@ class SgeCommands:
             parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
         return SiteSnapshot(
             site=site, nodes=_queue_gpus(
-                self._nodes(outputs.get("hosts", ""), instances, asked), partitions),
+                self._nodes(outputs.get("hosts", ""), instances, asked), partitions,
+                self.gpu_complexes),
+            gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
             partitions=partitions, jobs=jobs,
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
@@ -528,7 +535,8 @@ class SgeCommands:
                 state = "idle" if not used else ("allocated" if used >= (cpus or 0) else "mixed")
             # hc:gpu is what is left: the host's GPUs are that plus its jobs' (before, what
             # was left was taken as the host's GPUs, none in use)
-            gpu_total = round(total["gpu"]) if "gpu" in total else to_int(rv.get("gpu"))
+            gpu = self.gpu_complex
+            gpu_total = round(total[gpu]) if gpu in total else to_int(rv.get(gpu))
             arch = clean(hv.get("arch_string"))
             # h_vmem a host consumable: the memory Grid Engine schedules by (a job's h_vmem
             # per slot times its slots there must be left of it), not the physical memory
@@ -540,8 +548,8 @@ class SgeCommands:
                 memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
                 consumables_left=left or None, consumables_total=total or None,
                 gpus=gpu_total or 0,
-                gpus_allocated=min(round(took.get("gpu", 0.0)), gpu_total or 0)
-                if "gpu" in total else 0,
+                gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
+                if gpu in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=_ARCH.get(arch or "", arch),
             ))
@@ -727,13 +735,13 @@ def parse_complexes(stdout: str) -> dict[str, SgeComplex] | None:
     return out or None
 
 
-def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None
-           ) -> list[tuple[str, float, str]]:
+def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None,
+           gpus: tuple[str, ...] = _GPU_COMPLEXES) -> list[tuple[str, float, str]]:
     """What a running job takes of each consumable: (complex, amount, "slot" | "job" |
     "host"), a shortcut asked read as its complex, a consumable not asked at its default.
     Without the complexes: every request per slot, a GPU complex once a job (read so)."""
     if complexes is None:
-        return [(n, x, "job" if n in _GPU_COMPLEXES else "slot") for n, x in asks.items()]
+        return [(n, x, "job" if n in gpus else "slot") for n, x in asks.items()]
     by_short = {c.shortcut: c.name for c in complexes.values() if c.shortcut}
     named = {by_short.get(n, n): x for n, x in asks.items()}
     return [(c.name, named.get(c.name, c.default), c.per) for c in complexes.values()
@@ -819,7 +827,8 @@ def _queue_consumables(value: str | None, hosts: list[str], groups: dict[str, li
             "queue_consumables_held": held or None}
 
 
-def _queue_gpus(nodes: list[Node], partitions: list[Partition]) -> list[Node]:
+def _queue_gpus(nodes: list[Node], partitions: list[Partition],
+                gpus: tuple[str, ...] = _GPU_COMPLEXES) -> list[Node]:
     """A host whose GPUs are a queue consumable alone (`complex_values gpu=4` of its queue
     instances, no hc:gpu): as many as its largest instance has, those its jobs there
     took in use (instances of one host are taken to share its GPUs, not to add up)."""
@@ -827,7 +836,7 @@ def _queue_gpus(nodes: list[Node], partitions: list[Partition]) -> list[Node]:
     for n in nodes:
         have = [(x, (p.queue_consumables_left or {}).get(n.name, {}).get(k, x))
                 for p in partitions for k, x in (p.queue_consumables or {}).get(n.name, {}).items()
-                if k in _GPU_COMPLEXES]
+                if k in gpus]
         if n.gpus or not have:
             out.append(n)
             continue

@@ -339,6 +339,9 @@ class SlurmCommands:
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
+            # the site's own SlurmdTimeout and ResumeTimeout: how long a node not
+            # responding or rebooting stays out (cached like the partitions, not per queue)
+            "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
@@ -360,6 +363,19 @@ class SlurmCommands:
                 value = value.strip()
                 return value.lower() if re.fullmatch(r"[A-Za-z0-9][\w.-]*", value) else None
         return None
+
+    @staticmethod
+    def parse_node_timeouts(text: str) -> dict[str, float]:
+        """`SlurmdTimeout = 300 sec` and `ResumeTimeout = 60 sec` from `scontrol show
+        config` as seconds, by those names; a line missing or not a number is left out
+        (placement then takes Slurm's default)."""
+        out: dict[str, float] = {}
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            m = re.fullmatch(r"\s*(\d+)(?:\s*sec)?\s*", value)
+            if eq and key.strip() in ("SlurmdTimeout", "ResumeTimeout") and m:
+                out[key.strip()] = float(m.group(1))
+        return out
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -654,8 +670,9 @@ class SlurmCommands:
         user, assocs = parse_assoc(outputs.get("assoc", ""))
         resv = self.parse_reservations(outputs["reservations"]) \
             if "reservations" in outputs else None
+        timeouts = self.parse_node_timeouts(outputs.get("config", ""))
         return SiteSnapshot(
-            reservations=resv,
+            reservations=resv, node_timeouts=timeouts or None,
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),

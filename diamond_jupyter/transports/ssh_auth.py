@@ -61,6 +61,8 @@ class HostSpec:
     # ssh_config's IdentityAgent: the agent socket ssh uses for this host ("none": no
     # agent, "SSH_AUTH_SOCK": the environment's); None: not given (the environment's)
     identity_agent: str | None = None
+    # ssh_config's CertificateFile: certificates offered with the identity they certify
+    certificate_files: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -95,6 +97,45 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
 MAX_INCLUDE_DEPTH = 16  # as OpenSSH's readconf
 # a line's keyword and its arguments (`Include x`, `Include=x`, `  host  a b`)
 _KEYWORD = re.compile(r"^\s*([A-Za-z]+)(?:\s*=\s*|\s+)(.*?)\s*$")
+
+
+# Match criteria paramiko evaluates; another (OpenSSH's `tagged`, `localnetwork`,
+# `sessiontype`, `command`, `version`) it takes as met, applying the block to every host
+_MATCH_KNOWN = {"all", "canonical", "final", "host", "originalhost", "user", "localuser"}
+
+
+def _match_line(p: Path, n: int, line: str, rest: str) -> str:
+    """A `Match` line as paramiko should read it: `tagged TAG` is not met (the engine
+    asks ssh for no tag, as `ssh` without -P), `!tagged TAG` is; any other criterion
+    paramiko does not evaluate is refused, naming it (its block was applied to every
+    host)."""
+    import shlex
+
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        return line  # paramiko says what is wrong with it
+    kept: list[str] = []
+    while words:
+        kind = words.pop(0)
+        name = kind.lstrip("!").lower()
+        if name in ("all", "canonical", "final"):
+            kept.append(kind)
+            continue
+        if not words:
+            return line  # a criterion without its value: paramiko says so
+        arg = words.pop(0)
+        if name == "tagged":
+            if not kind.startswith("!"):
+                return "Match !localuser *"  # a criterion not met: the block is for no host
+            continue
+        if name not in _MATCH_KNOWN:
+            raise BadInput(f"ssh_config {p} line {n}: 'Match {name}' is not evaluated by the "
+                           "SSH library the engine uses (it would apply the block to every "
+                           "host); write Host blocks, or set transport.ssh_config to a file "
+                           "without it")
+        kept += [kind, shlex.quote(arg)]
+    return "Match " + (" ".join(kept) or "all")
 
 
 MAX_SSH_CONFIG_BYTES = 16 << 20  # one ssh_config file; thousands of Host blocks are far less
@@ -150,6 +191,8 @@ def _with_includes(p: Path, depth: int = 0) -> str:
                            "file without it")
         m = _KEYWORD.match(line)
         word = m.group(1).lower() if m else ""
+        if word == "match":
+            line = _match_line(p, n, line, m.group(2))
         if word in ("host", "match"):
             block = line
         if word != "include":
@@ -224,7 +267,13 @@ def resolve_host(
         proxy_problem=problem,
         known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
         identity_agent=c.get("identityagent"),
+        certificate_files=[os.path.expanduser(f) for f in _listed(c.get("certificatefile"))],
     )
+
+
+def _listed(value: str | list[str] | None) -> list[str]:
+    """An ssh_config value paramiko keeps as one string or as a list, as a list."""
+    return [] if not value else [value] if isinstance(value, str) else list(value)
 
 
 def proxy_command_hop(alias: str, command: str) -> str:
@@ -487,6 +536,28 @@ def open_agent(path: str) -> paramiko.agent.AgentSSH:
     return _SocketAgent(path)
 
 
+def _certified(site: str, spec: HostSpec, path: str) -> tuple[str, paramiko.PKey] | None:
+    """The key at `path` with the first of ssh_config's CertificateFile that certifies it
+    (as ssh pairs them); None when none does. One out of date is refused, saying so."""
+    for cert in spec.certificate_files:
+        if cert == f"{path}-cert.pub":
+            continue  # paramiko loaded it with the key already
+        if not os.path.isfile(cert):
+            log.info("%s: ssh_config's CertificateFile %s not found", site, cert)
+            continue
+        signed = paramiko.PKey.from_path(path)
+        try:
+            info = ssh_cert.load(signed, cert)
+        except BadInput:
+            continue  # another key's certificate (or no certificate): not this key's
+        if problem := info.validity_problem(spec.user):
+            raise AuthError(f"{site}: {info.label()} in {info.path} (ssh_config's "
+                            f"CertificateFile) {problem}; get a new certificate (e.g. from "
+                            "the center's certificate service)")
+        return f"{os.path.basename(path)} with {info.label()}", signed
+    return None
+
+
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
     """(label, key) in the order offered. A certificate goes first, then its plain key:
@@ -512,6 +583,8 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
                         f"{site}: {info.label()} in {info.path} {problem}; get a new "
                         f"certificate (e.g. from the center's certificate service)")
                 keys.append((f"{os.path.basename(p)} with {info.label()}", signed))
+            elif (signed := _certified(site, spec, p)) is not None:
+                keys.append(signed)
             keys.append((p, k))
     sock = agent_socket(spec.identity_agent)
     if use_agent and sock:

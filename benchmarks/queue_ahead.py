@@ -20,7 +20,12 @@ and played out at true runtimes in the engine's Slurm plan (`probe_oracle.playou
   (a perfect ratio per class: what is left is the plan's), and with the calibration as
   built on the view given as many waiting jobs as the run recorded (copies of the latest
   submitted: a live site that ran the replay slower than its runtimes held more waiting),
-  beside the play-out's own probe start and the recorded one.
+  beside the play-out's own probe start and the recorded one; and (session 32) with the
+  calibration variants of `VARIANTS` (`cut_wide`: a change-point cut only with 40 jobs
+  on each side; `shrunk`: each size class mixed with its partition's ratios by count;
+  `at_limit`: jobs asking their partition's limit, as the replay gives a job without a
+  request, a class apart). The summary is also given per half (`halves.half_of`: even
+  seeds the design half, odd ones held out).
 
     python -m benchmarks.queue_ahead --run results/placement-...-seed122.json --site gamma
 """

@@ -62,6 +62,8 @@ from typing import Any
 from diamond_jupyter.model import BadInput
 
 from .common import emit, markdown_table, parser
+from .halves import HALVES, half_of
+from .queue_ahead import VARIANTS, variant_keywords
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 PROBE_CPUS, PROBE_WALLTIME_S = 8, 60.0  # the placement benchmark's probe
@@ -364,9 +366,10 @@ def playout_compare(run: dict[str, Any], site: str, seeds: list[int], overhead_s
             if probes[k] in starts else None,
             "recorded_s": (r.get("started_s") or {}).get(site),
             "predicted_s": ((r.get("estimate") or {}).get(site) or {}).get("start_s")}
-        for name, own in (("before", {}), ("after", mine)):
+        variants = [(name, mine, kw) for name, kw in variant_keywords(site).items()]
+        for name, own, kw in (("before", {}, {}), ("after", mine, {}), *variants):
             v = place(spec, [(cfg, view)], now=po.NOW, calibration={
-                site: SiteCalibration(samples, own_runtimes=own)}).verdict(site)
+                site: SiteCalibration(samples, own_runtimes=own, **kw)}).verdict(site)
             row[name] = None if v is None or v.estimated_start is None else \
                 (v.estimated_start - po.NOW).total_seconds()
             row[f"{name}_bound"] = None if v is None or v.start_bound is None else \
@@ -383,7 +386,9 @@ def playout_summary(runs: list[dict[str, Any]], too_soon_s: float = 10.0) -> dic
     the play-out's start."""
     rows = [r for d in runs for r in d["rounds"]]
     out: dict[str, Any] = {"runs": len(runs), "rounds": len(rows)}
-    for name in ("before", "after"):
+    for name in ("before", "after", *VARIANTS):
+        if not all(name in r for r in rows):
+            continue
         e = [r[name] - r["playout_s"] for r in rows
              if r[name] is not None and r["playout_s"] is not None]
         er = [r[name] - r["recorded_s"] for r in rows
@@ -409,7 +414,8 @@ def playout_table(runs: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     totals = [(name, f(s["mean_abs_error_s"]), f(s["mean_signed_error_s"]), s["too_soon"],
                s["too_late"], f"{s['bound_covers']} of {summary['rounds']}",
                f(s["recorded_mean_abs_error_s"]), f(s["recorded_mean_signed_error_s"]))
-              for name in ("before", "after") for s in [summary[name]]]
+              for name in ("before", "after", *VARIANTS) if name in summary
+              for s in [summary[name]]]
     return (f"## {runs[0]['site'] if runs else ''} rebuilt from the engine's Slurm play-out "
             f"({summary['runs']} runs, {summary['rounds']} rounds): the probe's start, s\n\n"
             + markdown_table(["model", "mean abs error vs play-out", "mean signed",
@@ -463,10 +469,13 @@ def main(argv: list[str] | None = None) -> dict:
                                seeds or [run["seed"] - k for k in (3, 2, 1)], args.overhead)
                for run in runs]
         summary = playout_summary(got)
-        data = {"summary": summary, "runs": got}
+        halves = {h: playout_summary([d for d, run in zip(got, runs, strict=True)
+                                      if half_of(run.get("seed")) == h]) for h in HALVES[:2]}
+        data = {"summary": summary, "halves": halves, "runs": got}
         name = (f"bed_oracle-seed{runs[0].get('seed')}" if len(runs) == 1
                 else f"bed_oracle-{len(runs)}runs") + f"-{args.site}-playout"
-        emit(name, args, data, playout_table(got, summary))
+        emit(name, args, data, playout_table(got, summary) + "".join(
+            f"\n\n{h} half (`halves.half_of`): " + json.dumps(v) for h, v in halves.items()))
         return data
     if len(runs) != 1:
         raise SystemExit(f"--run: one run without --playout (got {len(runs)})")

@@ -72,6 +72,10 @@ simulation of `placement_sim` run under each model:
 - `uncut` (session 31): `engine` with every class's latest jobs kept whole, no cut at a
   change point of its workload (`SiteCalibration(change_points=False)`); the bound is
   `engine`'s simulation. Measured here, not used by placement.
+- `cut_wide`, `shrunk`, `wide_shrunk` (session 32): `engine` with a change-point cut only
+  where each side holds at least WIDE_REGIME jobs (`SiteCalibration(min_regime=...)`);
+  each size class mixed with SHRINK_K quantiles of its partition's pooled ratios
+  (`shrink`); both. The bound is `engine`'s simulation. Measured here, not used by placement.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -109,10 +113,16 @@ from .common import emit, markdown_table, mean, median, parser
 WINDOW_S = 6 * 3600.0  # calibration samples: jobs that ended this long before T
 MIN_LOG_S = 86400.0  # moments start a day in: the calibration has a window of history
 FLOOR_WAIT_S = 300.0  # "within 2x" counts waits under this as this
+WIDE_REGIME = 40  # `cut_wide`: a tenth of a class's MAX_SAMPLES on each side of a cut
+SHRINK_K = 29  # `shrunk`: a class's weight against its partition's is n / (n + 29), 29
+# the fewest samples with a measured 90% bound (`calibration.quantile_upper_index`)
+VARIANTS: dict[str, dict[str, int]] = {  # session 32's calibration variants
+    "cut_wide": {"min_regime": WIDE_REGIME}, "shrunk": {"shrink": SHRINK_K},
+    "wide_shrunk": {"min_regime": WIDE_REGIME, "shrink": SHRINK_K}}
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
-          "qbets_drain", "online", "online_floor", "uncut")
+          "qbets_drain", "online", "online_floor", "uncut", "cut_wide", "shrunk", "wide_shrunk")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -273,6 +283,10 @@ def predict(snap, samples, now, models: tuple[str, ...] = MODELS
     if "uncut" in models:  # every class's latest jobs whole, no change-point cut
         whole = SiteCalibration(ended, change_points=False)
         runs["uncut"] = (ratio_fn(whole, "median") or med, ratio_fn(whole, "mean") or mean_)
+    for model, keywords in VARIANTS.items():
+        if model in models:
+            cal_v = SiteCalibration(ended, **keywords)
+            runs[model] = (ratio_fn(cal_v, "median") or med, ratio_fn(cal_v, "mean") or mean_)
     runs = {m: r for m, r in runs.items() if m in models or m == "engine"}
     for name, (running, queued) in runs.items():
         starts = queue_starts(*recalibrated(st, queue, running, queued))

@@ -212,10 +212,10 @@ def with_estimates(view: Any, earlier: Any | None, lag_s: float) -> Any:
 
 
 def rebuilt_calibration(plan: Any, jobs: list, starts: dict[int, float], t: float,
-                        site: str, change_points: bool = True) -> Any:
+                        site: str, **variant: Any) -> Any:
     """The calibration the engine reads at `t`: the site's history (the log's jobs ended
-    before the window) and the window's jobs ended by then in the play-out (without the
-    change-point cut: `change_points` False)."""
+    before the window) and the window's jobs ended by then in the play-out (`variant`:
+    SiteCalibration's keywords the benchmarks measure, e.g. change_points=False)."""
     from diamond_jupyter.calibration import RunSample, SiteCalibration
 
     def at(s: float) -> float:
@@ -229,7 +229,7 @@ def rebuilt_calibration(plan: Any, jobs: list, starts: dict[int, float], t: floa
             samples.append(RunSample(j.partition or default, j.nodes * j.cpus_per_node,
                                      j.walltime_min * 60.0, max(1.0, j.runtime_s),
                                      at(s + j.runtime_s)))
-    return SiteCalibration(samples, change_points=change_points)
+    return SiteCalibration(samples, **variant)
 
 
 def engine_starts(run: dict[str, Any], site: str, at_s: list[float], traces: Path,

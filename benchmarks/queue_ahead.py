@@ -20,7 +20,12 @@ and played out at true runtimes in the engine's Slurm plan (`probe_oracle.playou
   (a perfect ratio per class: what is left is the plan's), and with the calibration as
   built on the view given as many waiting jobs as the run recorded (copies of the latest
   submitted: a live site that ran the replay slower than its runtimes held more waiting),
-  beside the play-out's own probe start and the recorded one.
+  beside the play-out's own probe start and the recorded one; and (session 32) with the
+  calibration variants of `VARIANTS` (`cut_wide`: a change-point cut only with 40 jobs
+  on each side; `shrunk`: each size class mixed with its partition's ratios by count;
+  `at_limit`: jobs asking their partition's limit, as the replay gives a job without a
+  request, a class apart). The summary is also given per half (`halves.half_of`: even
+  seeds the design half, odd ones held out).
 
     python -m benchmarks.queue_ahead --run results/placement-...-seed122.json --site gamma
 """
@@ -42,6 +47,7 @@ from diamond_jupyter.calibration import (
 from diamond_jupyter.model import BadInput
 
 from .common import emit, markdown_table, median, parser
+from .halves import HALVES, half_of
 from .probe_oracle import (
     NOW,
     PROBE_CPUS,
@@ -102,6 +108,24 @@ def _place(view: Any, site: str, cal: SiteCalibration | None) -> tuple[float | N
     return (secs(v.estimated_start), secs(v.start_bound)) if v else (None, None)
 
 
+VARIANTS = ("cut_wide", "shrunk", "at_limit")  # session 32's calibration variants
+
+
+def variant_keywords(site: str) -> dict[str, dict[str, Any]]:
+    """SiteCalibration's keywords of each of VARIANTS (see `benchmarks.prediction`):
+    `at_limit` with the site's partitions' time limits (what a job without a request gets
+    in the replay)."""
+    from diamond_jupyter.dialects.scripts_common import parse_slurm_time
+    from diamond_jupyter.testbed.clusters import cluster
+
+    from .prediction import VARIANTS as LOG_VARIANTS
+
+    limits = {p.name: float(s) for p in cluster(site).partitions
+              if (s := parse_slurm_time(p.max_time)) is not None}
+    return {"cut_wide": LOG_VARIANTS["cut_wide"], "shrunk": LOG_VARIANTS["shrunk"],
+            "at_limit": {"at_limit": limits}}
+
+
 def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: float = 25.0,
               stale_s: float = 60.0) -> list[dict[str, Any]]:
     plan = replay_of(run, site, traces, history=True)
@@ -117,6 +141,8 @@ def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: f
                    and (starts.get(i) is None or starts[i] > t)]
         cal = rebuilt_calibration(plan, jobs, starts, t, site)
         uncut = rebuilt_calibration(plan, jobs, starts, t, site, change_points=False)
+        variants = {name: rebuilt_calibration(plan, jobs, starts, t, site, **kw)
+                    for name, kw in variant_keywords(site).items()}
         default = _default_partition(site)
         left_wall, left_true, left_cal = [], [], []
         for i in running:
@@ -170,6 +196,7 @@ def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: f
             "classes": classes,
             "engine": {"calibrated": _place(view, site, cal),
                        "uncut": _place(view, site, uncut),
+                       **{name: _place(view, site, c) for name, c in variants.items()},
                        "walltime": _place(view, site, None),
                        "true_ratios": _place(view, site, _true_calibration(jobs, ahead,
                                                                            site, t)),
@@ -256,9 +283,9 @@ def summary(runs: dict[str, list[dict[str, Any]]], max_wait_s: float = 240.0
     good = [r for r in rows if faithful(r, max_wait_s) and r["playout_start_s"] is not None]
     out: dict[str, Any] = {"rounds": len(rows), "faithful": sum(
         faithful(r, max_wait_s) for r in rows), "scored": len(good)}
-    for k in ("calibrated", "uncut", "walltime", "true_ratios"):
+    for k in ("calibrated", "uncut", *VARIANTS, "walltime", "true_ratios"):
         err = [min(r["engine"][k][0], 3600.0) - r["playout_start_s"] for r in good
-               if r["engine"][k][0] is not None]
+               if k in r["engine"] and r["engine"][k][0] is not None]
         out[k] = {"median_error_s": _med(err), "too_soon": sum(e < -SLACK_S for e in err),
                   "too_late": sum(e > SLACK_S for e in err)}
     factors: dict[str, list[float]] = {"true_over_cut": [], "true_over_uncut": []}
@@ -321,6 +348,10 @@ def recorded_parts(runs: list[dict[str, Any]], chosen: str, fastest: str) -> dic
             chosen: part(chosen), fastest: part(fastest)}
 
 
+def _seed(key: str) -> int | None:
+    return int(key) if key.lstrip("-").isdigit() else None
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--run", required=True, nargs="+", help="kept real-log placement runs")
@@ -349,10 +380,15 @@ def main(argv: list[str] | None = None) -> dict:
         data[str(run.get("seed"))] = rows
         md += table(run.get("seed"), args.site, rows) + "\n"
     total = summary(data)
+    halves = {h: summary({k: v for k, v in data.items() if half_of(_seed(k)) == h})
+              for h in HALVES[:2]}
     md += "## every round\n\n" + "\n".join(f"- {k}: {v}" for k, v in total.items()) + \
-        "".join(f"\n- skipped {x['run']}: {x['why']}" for x in skipped) + "\n"
+        "".join(f"\n- skipped {x['run']}: {x['why']}" for x in skipped) + "\n" + "".join(
+            f"\n## {h} half (`halves.half_of`)\n\n" + "\n".join(
+                f"- {k}: {v}" for k, v in got.items()) + "\n" for h, got in halves.items())
     emit(args.name or f"queue_ahead-{args.site}", args,
-         {"site": args.site, "summary": total, "runs": data, "skipped": skipped}, md)
+         {"site": args.site, "summary": total, "halves": halves, "runs": data,
+          "skipped": skipped}, md)
     return data
 
 

@@ -407,10 +407,17 @@ class SiteCalibration:
                  own: Iterable[PredictionSample] = (), by_request: bool = False,
                  tail: str = "request", cohort_s: float | None = None,
                  own_runtimes: dict[str, float] | None = None,
-                 change_points: bool = True) -> None:
-        # change_points False: every class keeps its latest jobs whole, with no cut at a
-        # change of its workload (measured by the benchmarks only, `regime_start`)
+                 change_points: bool = True, min_regime: int = MIN_REGIME,
+                 shrink: int = 0, at_limit: Mapping[str, float] | None = None) -> None:
+        # measured by the benchmarks only: change_points False keeps every class's latest
+        # jobs whole, with no cut at a change of its workload (`regime_start`); min_regime,
+        # the fewest jobs on each side of a cut; shrink k > 0 gives each size class of a
+        # partition k more samples, evenly spaced quantiles of the partition's pooled
+        # ratios (a class of n jobs weighs n / (n + k) against its partition); at_limit
+        # (partition -> its time limit, s): jobs asking the limit (no request of their own)
+        # a class apart from those that asked less, finest
         self.by_request = by_request  # also per request class (`request_class`), finest
+        self.at_limit = dict(at_limit or {})
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
         # the first door whose ratios a thin second door to its cluster reads (`through`)
@@ -431,8 +438,8 @@ class SiteCalibration:
                 continue
             part, cls = s.partition or "", size_class(s.cpus)
             keys: tuple[tuple[str, ...], ...] = ((part, cls), (part, "*"), ("*", cls), ("*", "*"))
-            if by_request:
-                keys += ((part, cls, request_class(s.requested_s) or ""),)
+            if (tag := self.request_tag(part, s.requested_s)) is not None:
+                keys += ((part, cls, tag),)
             for key in keys:
                 if getattr(s, "running", False):
                     running.setdefault(key, []).append(s.ratio)
@@ -443,11 +450,24 @@ class SiteCalibration:
             if len(ss) >= MIN_SAMPLES:  # finished jobs decide whether a class is known
                 recent = sorted(ss, key=lambda s: s.ended_at)[-MAX_SAMPLES:]
                 if change_points:
-                    recent = recent[regime_start([s.ratio for s in recent]):]
+                    recent = recent[regime_start([s.ratio for s in recent], min_regime):]
                 name = "*" if key == ("*", "*") else "/".join(key)
                 self._ratios[key] = _ratio(
                     with_survivors([s.ratio for s in recent], running.get(key, []), tail),
                     name)
+        if shrink > 0:
+            self._shrink(shrink)
+
+    def _shrink(self, k: int) -> None:
+        """Each (partition, size class) ratio mixed with k evenly spaced quantiles of its
+        partition's pooled ratio (`shrink`)."""
+        for key, r in list(self._ratios.items()):
+            if len(key) != 2 or "*" in key or (key[0], "*") not in self._ratios:
+                continue
+            pool = self._ratios[(key[0], "*")].values
+            prior = [pool[min(len(pool) - 1, int((i + 0.5) * len(pool) / k))]
+                     for i in range(k)]
+            self._ratios[key] = _ratio([*r.values, *prior], r.key)
 
     def _set_recent(self, queued: dict[str, QueueWait] | None, own: Iterable[PredictionSample],
                     own_runtimes: dict[str, float] | None) -> None:
@@ -483,11 +503,21 @@ class SiteCalibration:
         """The finest class with enough samples for a job of this partition and size (and
         walltime request, `by_request`)."""
         part, cls = (partition or "").split(",")[0], size_class(cpus)
-        finest = ((part, cls, request_class(walltime_s) or ""),) if self.by_request else ()
+        tag = self.request_tag(part, walltime_s)
+        finest = ((part, cls, tag),) if tag is not None else ()
         for key in (*finest, (part, cls), (part, "*"), ("*", "*")):
             if key in self._ratios:
                 return self._ratios[key]
         return self.pool.ratio(cpus) if self.pool is not None else None
+
+    def request_tag(self, part: str, walltime_s: float | None) -> str | None:
+        """The finest key's part from a job's request: its request class (`by_request`),
+        "limit" or "asked" (`at_limit`), None without either."""
+        if self.by_request:
+            return request_class(walltime_s) or ""
+        if part in self.at_limit:
+            return "limit" if walltime_s and walltime_s >= self.at_limit[part] else "asked"
+        return None
 
     @property
     def borrows(self) -> bool:
@@ -501,6 +531,7 @@ class SiteCalibration:
         jobs stay its own."""
         out = copy(self)
         out._ratios, out.by_request, out.ratios_of = first._ratios, first.by_request, name
+        out.at_limit = first.at_limit
         return out
 
 
@@ -1196,7 +1227,7 @@ def ratio_fn(cal: SiteCalibration | None, which: str) -> RatioFn | None:
 
     def f(partition: str | None, cpus: int | None, elapsed_share: float | None = None,
           walltime_s: float | None = None) -> float:
-        key = (partition, cpus, request_class(walltime_s) if cal.by_request else None)
+        key = (partition, cpus, cal.request_tag((partition or "").split(",")[0], walltime_s))
         if key not in memo:
             memo[key] = cal.ratio(partition, cpus, walltime_s)
         r = memo[key]

@@ -116,6 +116,44 @@ def test_without_change_points_a_class_keeps_its_latest_jobs_whole() -> None:
     assert SiteCalibration(history).ratio("p", 1).samples < 330  # the engine cuts
 
 
+def test_a_wider_cut_needs_as_many_jobs_after_the_change() -> None:
+    """The benchmarks' `min_regime`: 30 new jobs after 300 are a regime of their own at the
+    engine's 10 a side; at 40 a side the cut keeps 40, ten of them the older jobs, so the
+    new jobs weigh less."""
+    thirty = samples("p", 1, spread(0.02, 300) + spread(0.002, 30))
+    engine, wide = SiteCalibration(thirty).ratio("p", 1), SiteCalibration(
+        thirty, min_regime=40).ratio("p", 1)
+    assert engine.samples < 40 <= wide.samples < 330 and wide.mean > 2 * engine.mean
+
+
+def test_shrink_mixes_a_class_with_its_partitions_ratios_by_count() -> None:
+    """The benchmarks' `shrink`: 10 one-CPU jobs at 0.01 and 90 eight-CPU jobs at 0.5; with
+    k = 29 the one-CPU class holds 29 quantiles of the partition's (mostly 0.5): its mean
+    moves most of the way there, the large class's barely; the site's is untouched."""
+    history = samples("p", 1, [0.01] * 10) + samples("p", 8, [0.5] * 90)
+    plain, shrunk = SiteCalibration(history), SiteCalibration(history, shrink=29)
+    assert plain.ratio("p", 1).mean == pytest.approx(0.01)
+    one = shrunk.ratio("p", 1)
+    assert one.samples == 39 and 0.3 < one.mean < 0.4
+    assert shrunk.ratio("p", 8).samples == 119 and shrunk.ratio("p", 8).mean > 0.45
+    assert shrunk.ratio("q", 1).key == "*" and shrunk.ratio("q", 1) == plain.ratio("q", 1)
+
+
+def test_jobs_at_the_partition_limit_are_a_class_apart() -> None:
+    """The benchmarks' `at_limit`: jobs asking the partition's 30 min (no request of their
+    own) ran 0.1 of it, jobs asking 10 min ran 0.9: each kind reads its own ratio, looked
+    up by the walltime (the engine mixes them); with too few of one kind, both kinds'."""
+    history = [RunSample("short", 1, 1800.0, 180.0, 2.0 * i) for i in range(20)] + \
+        [RunSample("short", 1, 600.0, 540.0, 2.0 * i + 1) for i in range(20)]  # interleaved
+    cal = SiteCalibration(history, at_limit={"short": 1800.0})
+    assert cal.ratio("short", 1, 1800.0).median == pytest.approx(0.1)
+    assert cal.ratio("short", 1, 600.0).median == pytest.approx(0.9)
+    assert SiteCalibration(history).ratio("short", 1, 1800.0).samples == 40
+    few = SiteCalibration(history[:3] + history[20:], at_limit={"short": 1800.0})
+    assert few.ratio("short", 1, 1800.0).key == "short/1" and few.ratio(
+        "short", 1, 1800.0).samples == 23
+
+
 def test_a_steady_workload_keeps_its_whole_history() -> None:
     cal = SiteCalibration(samples("p", 1, spread(0.02, 400)))
     assert cal.ratio("p", 1).samples == 400

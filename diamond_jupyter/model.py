@@ -772,6 +772,9 @@ class JobStatus(_Model):
     # it); PBS: its project (`-P`; the project limits count it)
     group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
     memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
+    # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
+    # None: not read (an entry of `a|b`, any one of them, is not known either)
+    licenses: dict[str, int] | None = None
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known
     shares: bool | None = None
@@ -1142,9 +1145,15 @@ class SiteSnapshot(_Model):
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
+<<<<<<< HEAD
     # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
     # seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
+=======
+    # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
+    # known (then only the totals are checked)
+    licenses_free: dict[str, int] | None = None
+>>>>>>> wt-h2
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
     # Grid Engine: the complex the site counts GPUs in, where its sites entry names one

@@ -163,6 +163,7 @@ from .placement_limits import (
     force_share,
     job_qos,
     license_misses,
+    license_wait,
     lsf_host_limits,
     lsf_limits,
     lsf_slots,
@@ -693,6 +694,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     queue_consumables = cfg.scheduler == "sge" and any(q.queue_consumables
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    lic_wait, lic_unknown = license_wait(spec, snap, now, part_max) \
+        if cfg.scheduler == "slurm" else (None, None)
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
@@ -857,7 +860,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(assoc_job_misses(req, p, account, snap))
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
-                                     resv_wait) if w]
+                                     resv_wait, lic_wait) if w]
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(
@@ -992,6 +995,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
               master_hosts, master_said)
     if snap.queue_error:
         _queue_unknown(v, snap.queue_error)
+    elif lic_unknown:
+        _start_unknown(v, lic_unknown)
     v.notes += adjusted.get(v.partition or "", [])
     v.notes += unread_select + master_note + complexes_said
     if req.gpu_type:  # a model matched by family only (the site says no memory or form)
@@ -1315,10 +1320,16 @@ def _features_in(expr: Constraint | None) -> list[Feature]:
 def _queue_unknown(v: SiteVerdict, why: str) -> None:
     """A site whose queue could not be read can run the job (its nodes say so), but when is
     unknown: no start, bound or finish (it ranks after every site with one), never READY."""
+    _start_unknown(v, f"queue unknown, so its start cannot be estimated ({why})")
+
+
+def _start_unknown(v: SiteVerdict, why: str) -> None:
+    """The job can run here but waits for how long is not known (`why`): no start, bound or
+    finish (it ranks after every site with one), never READY."""
     v.verdict = "BUSY"
     v.estimated_start = v.raw_start = v.start_bound = v.estimated_finish = None
     v.model_start, v.start_source = None, None
-    v.notes.insert(0, f"queue unknown, so its start cannot be estimated ({why})")
+    v.notes.insert(0, why)
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig) -> list[str]:

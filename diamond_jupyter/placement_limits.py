@@ -780,10 +780,9 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
     """Why a Slurm job's `--licenses` (`-L`) keep it from this Slurm site, and what is
     said of them: sbatch refuses a license the site does not define, or more of one than
     it has in all (Invalid license specification). Entries are `name[:count]` (count 1),
-    all of them (`,`) or any one (`|`); a remote license is `name@server`. How many are in
-    use is not read: a job asking more than are free waits (Reason=Licenses)."""
-    asked = next((d.value for d in spec.unknown if d.dialect == "slurm"
-                  and d.option == "--licenses" and d.value), None)
+    all of them (`,`) or any one (`|`); a remote license is `name@server`. How many are
+    free now: `license_wait`."""
+    asked = _licenses_asked(spec)
     if not asked:
         return [], []
     said = f"--licenses={asked}"
@@ -793,9 +792,7 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
     have = snap.licenses
     any_one = "|" in asked
     misses = []
-    for entry in re.split(r"[,|]", asked):
-        name, _, count = entry.strip().partition(":")
-        wanted = int(count) if count.strip().isdigit() else 1
+    for name, wanted in _license_entries(asked):
         if name not in have:
             misses.append(f"license '{name}' is not defined here")
         elif wanted > have[name]:
@@ -806,5 +803,72 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
         known = ", ".join(f"{k} ({v})" for k, v in sorted(have.items())) or "none"
         return [f"{said}: {'; '.join(misses)} (licenses here: {known}): sbatch refuses the "
                 "job (Invalid license specification)"], []
+    if snap.licenses_free is not None:
+        return [], []  # license_wait says whether it waits for them
     return [], [f"{said}: the licenses in use are not read here; if fewer are free the job "
                 "waits for them (Reason=Licenses)"]
+
+
+def _licenses_asked(spec: JobSpec) -> str | None:
+    return next((d.value for d in spec.unknown if d.dialect == "slurm"
+                 and d.option == "--licenses" and d.value), None)
+
+
+def _license_entries(asked: str) -> list[tuple[str, int]]:
+    """`a:2,b` or `a|b:3` -> [(name, count)] (a count not given: 1)."""
+    out = []
+    for entry in re.split(r"[,|]", asked):
+        name, _, count = entry.strip().partition(":")
+        out.append((name, int(count) if count.strip().isdigit() else 1))
+    return out
+
+
+def license_wait(spec: JobSpec, snap: SiteSnapshot, now: datetime,
+                 part_max: dict[str, float]) -> tuple[Wait | None, str | None]:
+    """How long a Slurm job waits for its `--licenses` when fewer are free now than it asks
+    (Reason=Licenses): until enough of them are released as the running jobs holding them
+    end (each job's licenses: squeue -O Licenses), or at least until the first running job
+    ends when those are not read. (None, why) when it waits but for how long is not known
+    (no running job here releases enough: remote or reserved licenses); (None, None) when
+    enough are free now, or what is free is not known."""
+    asked = _licenses_asked(spec)
+    free, total = snap.licenses_free, snap.licenses or {}
+    if not asked or free is None:
+        return None, None
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    known = all(j.licenses is not None for j in running)
+    waits: list[Wait] = []
+    unknown: list[str] = []
+    for name, wanted in _license_entries(asked):
+        if name not in free or wanted <= free[name]:
+            if "|" in asked and name in free:
+                return None, None  # any one of them: this one is free now
+            continue
+        short = (f"--licenses={asked}: {wanted} of license '{name}' asked, {free[name]} free "
+                 f"now ({total.get(name, '?')} in all)")
+        if known:
+            holders = [j for j in running if (j.licenses or {}).get(name)]
+            held = sum((j.licenses or {})[name] for j in holders)
+            at = _room_after(holders, lambda j, n=name: (j.licenses or {})[n], wanted,
+                             free[name] + held, now, part_max)
+            if at:
+                waits.append(Wait(at, f"{short}: it waits until enough of the running jobs "
+                                      f"holding them ({held}) end (Reason=Licenses)"))
+                continue
+        elif running:
+            first = min(end_in(j, now, part_max) for j in running)
+            waits.append(Wait(first, f"{short}: it waits (Reason=Licenses) at least until "
+                                     "the first running job ends (which jobs hold them is "
+                                     "not read)"))
+            continue
+        unknown.append(f"{short}: it waits (Reason=Licenses) until they are released, which "
+                       "no running job here is seen to hold (when is not known)")
+    if "|" in asked:  # none of them free now: the soonest of them
+        if len(waits) + len(unknown) < len(_license_entries(asked)):
+            return None, None  # one of them is not known here: sbatch checks it
+        if waits:
+            return min(waits, key=lambda w: w.seconds), None
+        return None, "; ".join(unknown)
+    if unknown:
+        return None, "; ".join(unknown)
+    return (max(waits, key=lambda w: w.seconds), None) if waits else (None, None)

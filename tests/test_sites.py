@@ -50,8 +50,9 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)
-    # only the queue (and its jobs' QOS and TRES) within the TTL
-    assert site.scheduler_commands - mid == 2
+    # only the queue (and its jobs' QOS, TRES and licenses) and the licenses free within
+    # the TTL
+    assert site.scheduler_commands - mid == 3
     assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
     assert job.native_id in {j.native_id for j in second.jobs}
     await custom_fed.cancel(job.id)

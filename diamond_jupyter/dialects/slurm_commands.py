@@ -345,7 +345,8 @@ class SlurmCommands:
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
-    live_outputs = frozenset({"queue", "queue_qos"})
+    # (the licenses' use too: one short scontrol query in the same batch)
+    live_outputs = frozenset({"queue", "queue_qos", "licenses"})
 
     def discovery_argvs(self) -> dict[str, list[str]]:
         """Asked by discovery only (never with a snapshot): the cluster's own name, which a
@@ -527,14 +528,25 @@ class SlurmCommands:
                 state=(kv.get("State") or "INACTIVE").upper()))
         return out
 
-    def parse_licenses(self, stdout: str) -> dict[str, int] | None:
+    def parse_licenses(self, stdout: str, free: bool = False) -> dict[str, int] | None:
         """`scontrol show licenses -o`: a license a line (LicenseName=, Total=), or "No
-        licenses configured" ({}); None when it said neither (not known)."""
+        licenses configured" ({}); None when it said neither (not known). `free`: how many
+        are free now instead (Free=, which 20.11 and later print; else Total less Used and
+        Reserved, each 0 when not printed); a line without Used= or Free= leaves it None."""
         out: dict[str, int] = {}
         for line in stdout.splitlines():
             kv = parse_kv_line(line)
-            if "LicenseName" in kv and (total := to_int(kv.get("Total"))) is not None:
+            total = to_int(kv.get("Total"))
+            if "LicenseName" not in kv or total is None:
+                continue
+            if not free:
                 out[kv["LicenseName"]] = total
+            elif (now := to_int(kv.get("Free"))) is not None:
+                out[kv["LicenseName"]] = now
+            elif (used := to_int(kv.get("Used"))) is not None:
+                out[kv["LicenseName"]] = max(0, total - used - (to_int(kv.get("Reserved")) or 0))
+            else:
+                return None
         if out or "no licenses" in stdout.lower():
             return out
         return None
@@ -662,6 +674,9 @@ class SlurmCommands:
                 "shares": shares[j.native_id] == "YES" if j.native_id in shares else None})
                 for j in jobs]
         jobs = gpus_of_jobs(outputs.get("queue_qos", ""), jobs)
+        if licensed := parse_job_licenses(outputs.get("queue_qos", "")):
+            jobs = [j.model_copy(update={"licenses": licensed[j.native_id]})
+                    if j.native_id in licensed else j for j in jobs]
         held = parse_tres_alloc(outputs.get("queue_qos", ""))
         if held:  # a running job's memory a node (tres-alloc's is the job's in all)
             jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
@@ -674,6 +689,7 @@ class SlurmCommands:
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
             licenses=self.parse_licenses(outputs.get("licenses", "")),
+            licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
@@ -705,11 +721,12 @@ ASSOC_PROBE = (
 # array task, `A_[1-3]` for a waiting range, `H+O` for a hetjob component), then the
 # compact state, the TRES a job holds (a waiting job: asks), and the GPUs it asks other
 # than per node (%b: `--gpus=N`, `--gpus-per-task`, `--gpus-per-socket`) with the tasks
-# and sockets a node these multiply (`*` when not set); width 0: each as long as it is,
+# and sockets a node these multiply (`*` when not set), then the licenses it holds or
+# asks (`name:count,...`; `(null)` for none); width 0: each as long as it is,
 # ended by '|'
 QUEUE_JOB_FIELDS = ("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|,StateCompact:0|,"
                     "tres-alloc:0|,tres-per-job:0|,tres-per-task:0|,tres-per-socket:0|,"
-                    "NumTasks:0|,Sockets:0|")
+                    "NumTasks:0|,Sockets:0|,Licenses:0|")
 
 
 def parse_tres_alloc(stdout: str) -> dict[str, int]:
@@ -746,6 +763,29 @@ def gpus_of_jobs(stdout: str, jobs: list[JobStatus]) -> list[JobStatus]:
             if f else None
         out.append(j.model_copy(update={"gpus": gpus}) if (gpus or 0) > (j.gpus or 0)
                    else j)
+    return out
+
+
+def parse_job_licenses(stdout: str) -> dict[str, dict[str, int]]:
+    """`squeue -h -a -O QUEUE_JOB_FIELDS` -> {job id: {license: count}} ({} for a job
+    without licenses); a job whose entry is `a|b` (any one: which it holds is not said; its
+    `|` makes the line a field longer), or a line without the field (an older recording),
+    is left out."""
+    out: dict[str, dict[str, int]] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) != 13 or not _JOB_ID.fullmatch(f[0]):
+            continue
+        held: dict[str, int] = {}
+        for entry in filter(None, f[11].split(",")):
+            if entry in ("(null)", "N/A"):
+                continue
+            name, _, count = entry.replace("*", ":").partition(":")
+            if not re.fullmatch(r"[\w.@-]+", name) or (count and not count.isdigit()):
+                break  # not a license as Slurm prints one: this job's are not known
+            held[name] = held.get(name, 0) + (int(count) if count else 1)
+        else:
+            out[f[0]] = held
     return out
 
 

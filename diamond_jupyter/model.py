@@ -1145,15 +1145,12 @@ class SiteSnapshot(_Model):
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
-<<<<<<< HEAD
     # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
     # seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
-=======
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None
->>>>>>> wt-h2
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
     # Grid Engine: the complex the site counts GPUs in, where its sites entry names one

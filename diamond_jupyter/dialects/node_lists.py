@@ -34,7 +34,7 @@ class NamedHosts:
     def raw(self, hostlist: str | None = None) -> str:
         if hostlist in self.said_by:
             return self.said_by[hostlist].raw.strip()
-        return "; ".join(d.raw.strip() for d in self.read_from)
+        return "; ".join(dict.fromkeys(d.raw.strip() for d in self.read_from))
 
 
 def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | None:
@@ -55,7 +55,11 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
         chosen = [d for d in spec.unknown if d.dialect != foreign_to and d.value and (
             d.dialect == "lsf" and d.option == "-m"
             or d.dialect == "sge" and d.option in ("-l hostname", "-l h"))]
-        return _chosen_hosts(chosen) if chosen else None
+        if chosen:
+            return _chosen_hosts(chosen)
+        pbs = [d for d in spec.unknown if d.dialect == "pbs" != foreign_to and d.value
+               and d.option in ("-l select:host", "-l select:vnode")]
+        return _pbs_select_hosts(spec, pbs) if pbs else None
     out = NamedHosts([d for _, d in slurm])
     for component, d in slurm:
         if component:
@@ -140,6 +144,41 @@ def _chosen_hosts(directives: list[Directive]) -> NamedHosts:
     return out
 
 
+_SELECT = re.compile(r"\bselect=([^\s,\"']+)")
+
+
+def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
+    """PBS Pro's `select=1:ncpus=8:host=n1+1:ncpus=8:host=n2`: each chunk naming a host
+    runs there, so the job holds every host named (others for the chunks naming none), as
+    Slurm's --nodelist. Carried only where the host list keeps that: one chunk a host, the
+    chunks of one shape (else which chunk goes where is lost), hosts and not vnodes."""
+    out = NamedHosts(directives)
+    if any(d.option == "-l select:vnode" for d in directives):
+        out.why_not = "vnode= names one of PBS's virtual nodes, which other schedulers lack"
+        return out
+    kept = spec.metadata.get("pbs_select_chunks")
+    found = _SELECT.search(directives[-1].raw)
+    text = kept["raw"] if isinstance(kept, dict) else found.group(1) if found else ""
+    hosts: list[str] = []
+    for chunk in text.split("+"):
+        parts = chunk.split(":")
+        named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
+        if named and parts[0].isdigit() and int(parts[0]) > 1:
+            out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
+            return out
+        hosts += named
+    if not hosts or len(set(hosts)) < len(hosts):
+        out.why_not = "chunks sharing one host"
+        return out
+    if spec.components:
+        out.why_not = ("each chunk's host goes with that chunk's shape, and the chunks "
+                       "differ: one host list would lose which chunk runs where")
+        return out
+    out.among, out.every = ",".join(hosts), True
+    out.said_by[out.among] = directives[0]
+    return out
+
+
 def node_count(spec: JobSpec) -> int | None:
     """How many nodes the job asks for, where that is one number (None: unsaid, left to the
     scheduler's placement of its tasks)."""
@@ -164,7 +203,10 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
     nodes = node_count(spec)
     among = named.raw(named.among)
     if named.among is not None:
-        if (target == "slurm" or named.every) and nodes != len(hosts):
+        if target == "slurm" and named.every and nodes is not None and nodes > len(hosts):
+            # sbatch's --nodelist beside more nodes: these, and others up to the count
+            out.append(("nodelist", named.among, among))
+        elif (target == "slurm" or named.every) and nodes != len(hosts):
             # "from among N hosts" and "every one of N hosts" are one job only at N nodes
             asked = f"{nodes} node(s)" if nodes else "no single node count"
             source = "gives the job every one" if named.every else \

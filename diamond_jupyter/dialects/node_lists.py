@@ -160,6 +160,7 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
     found = _SELECT.search(directives[-1].raw)
     text = kept["raw"] if isinstance(kept, dict) else found.group(1) if found else ""
     hosts: list[str] = []
+    shapes = set()
     for chunk in text.split("+"):
         parts = chunk.split(":")
         named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
@@ -167,10 +168,12 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
             out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
             return out
         hosts += named
+        shapes.add(frozenset(p for p in parts[1 if parts[0].isdigit() else 0:]
+                             if not p.lower().startswith("host=")))
     if not hosts or len(set(hosts)) < len(hosts):
         out.why_not = "chunks sharing one host"
         return out
-    if spec.components:
+    if len(shapes) > 1:
         out.why_not = ("each chunk's host goes with that chunk's shape, and the chunks "
                        "differ: one host list would lose which chunk runs where")
         return out
@@ -223,6 +226,8 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
             out.append(("-m", " ".join(hosts), among))
         elif target == "sge":
             out.append(("-l", f"hostname={'|'.join(hosts)}", among))
+        elif nodes == len(hosts):  # as many nodes as hosts: each chunk on its own host
+            out.append(("host=", ",".join(hosts), among))
         else:
             said.append(f"dropped: {among} ({target} names one host per chunk (host=); no "
                         "form takes a job's nodes from among a list)")
@@ -237,22 +242,27 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
     return out, said
 
 
-def render_named_hosts(spec: JobSpec, target: str, add: Callable[[str, str], None]
+def render_named_hosts(spec: JobSpec, target: str,
+                       add: Callable[[str, str], str | None]
                        ) -> tuple[list[str], list[tuple[str, str | None]]]:
     """Write the hosts another scheduler's directives of `spec` name with `add` (the
-    target renderer's), as far as `target` keeps their meaning; returns the report lines
-    and the (option, value) of the directives now said (for `foreign_warnings`' skip)."""
+    target renderer's: None once written, else why it could not be), as far as `target`
+    keeps their meaning; returns the report lines and the (option, value) of the
+    directives now said (for `foreign_warnings`' skip)."""
     named = named_hosts(spec, foreign_to=target)
     if named is None:
         return [], []
     opts, said = carried(named, spec, target)
-    for opt, value, _ in opts:
-        add(opt, value)
-    said += [f"kept: {raw} as {_shown(target, opt, value)}" for opt, value, raw in opts]
+    for opt, value, raw in opts:
+        why = add(opt, value)
+        said.append(f"dropped: {raw} ({why})" if why
+                    else f"kept: {raw} as {_shown(target, opt, value)}")
     return said, [(d.option, d.value) for d in named.read_from]
 
 
 def _shown(target: str, opt: str, value: str) -> str:
     if target in ("slurm", "flux"):
         return f"--{opt}={value}"
+    if opt == "host=":
+        return "one chunk on each of " + value
     return f"{opt} {value}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 from test_placement_cases import hera, reasons, run
-from test_placement_cases5 import pbsq
+from test_placement_cases5 import gridq, lsfq, pbsq
 from test_placement_cases7 import flux4
 
 from diamond_jupyter.dialects.translate import translate
@@ -119,6 +119,16 @@ def test_a_flux_site_checks_the_carried_hosts() -> None:
     assert run(_pbs("1:ncpus=4:host=f0"), flux4()).verdict("flux").feasible
     assert reasons(run(_pbs("1:ncpus=4:host=f9"), flux4()), "flux") == \
         "#PBS -l select=1:ncpus=4:host=f9 names host(s) this site does not have: f9"
+
+
+def test_lsf_and_grid_engine_sites_check_the_carried_hosts() -> None:
+    assert run(_pbs("1:ncpus=8:host=h2"), lsfq()).verdict("lsfq").feasible
+    assert reasons(run(_pbs("1:ncpus=8:host=h1+1:ncpus=8:host=h9"), lsfq()), "lsfq") == (
+        "#PBS -l select=1:ncpus=8:host=h1+1:ncpus=8:host=h9 names host(s) this site does not "
+        "have: h9 (bsub refuses -m naming a host it does not know)")
+    assert run(_pbs("1:ncpus=1:mpiprocs=1:host=s2"), gridq()).verdict("sgeq").feasible
+    assert reasons(run(_pbs("1:ncpus=1:mpiprocs=1:host=s9"), gridq()), "sgeq") == \
+        "#PBS -l select=1:ncpus=1:mpiprocs=1:host=s9 names host(s) this site does not have: s9"
 
 
 def test_a_pbs_site_checks_a_slurm_node_list_it_is_sent() -> None:

@@ -158,3 +158,17 @@ def test_characters_lsf_would_fill_in_are_said_at_lsf() -> None:
     assert _said(warnings, "%J, %U in working directory '/scratch/%J/%U': slurm takes them "
                  "as written; LSF fills them in")
     assert not _said(translate(text, "sge")[1], "LSF fills")
+
+
+def test_grid_engine_queue_instances_carry_their_hosts() -> None:
+    text = "#!/bin/bash\n#$ -q all.q@node07\n#$ -l h_rt=00:30:00\n./app\n"
+    script, warnings, _ = translate(text, "slurm")
+    assert "#SBATCH --partition=all.q" in _lines(script)
+    assert "#SBATCH --nodelist=node07" in _lines(script)
+    assert _said(warnings, "kept: #$ -q all.q@node07 as --nodelist=node07")
+    assert "#BSUB -m node07" in _lines(translate(text, "lsf")[0])
+    group = translate(text.replace("all.q@node07", "all.q@@gpus"), "slurm")
+    assert "nodelist" not in group[0]
+    assert _said(group[1], "dropped: #$ -q all.q@@gpus", "host group or pattern")
+    assert reasons(run("#$ -q all.q@s9\n#$ -l h_rt=00:20:00", gridq()), "sgeq") == \
+        "#$ -q all.q@s9 names host(s) this site does not have: s9"

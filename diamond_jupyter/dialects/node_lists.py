@@ -39,8 +39,9 @@ class NamedHosts:
 
 def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | None:
     """The hosts the job's scheduler directives name (Flux host terms of `--requires`,
-    Slurm `--nodelist`/`--exclude`, LSF `-m`, Grid Engine `-l hostname=`), those of
-    `foreign_to`'s own dialect left out; None where they name none."""
+    Slurm `--nodelist`/`--exclude`, LSF `-m`, Grid Engine `-l hostname=` and `-q q@host`,
+    PBS `select`'s `host=`), those of `foreign_to`'s own dialect left out; None where they
+    name none."""
     flux = [d for d in spec.unknown if d.dialect == "flux" != foreign_to
             and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
     if flux:
@@ -59,7 +60,12 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
             return _chosen_hosts(chosen)
         pbs = [d for d in spec.unknown if d.dialect == "pbs" != foreign_to and d.value
                and d.option in ("-l select:host", "-l select:vnode")]
-        return _pbs_select_hosts(spec, pbs) if pbs else None
+        if pbs:
+            return _pbs_select_hosts(spec, pbs)
+        kept = spec.metadata.get("sge_queue_instances")
+        if isinstance(kept, dict) and foreign_to != "sge" and spec.source_dialect == "sge":
+            return _queue_instances(kept)
+        return None
     out = NamedHosts([d for _, d in slurm])
     for component, d in slurm:
         if component:
@@ -179,6 +185,25 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
         return out
     out.among, out.every = ",".join(hosts), True
     out.said_by[out.among] = directives[0]
+    return out
+
+
+def _queue_instances(kept: dict) -> NamedHosts:
+    """Grid Engine's `-q all.q@node07,all.q@node08`: the job's slots in those queues on
+    those hosts, so its hosts come from among them (the queue goes as the job's queue);
+    `@@group` (a host group) and patterns have no other scheduler's form."""
+    raw = str(kept.get("raw") or "")
+    line = Directive(dialect="sge", option="-q", value=raw,
+                     raw=str(kept.get("line") or f"#$ -q {raw}"))
+    out = NamedHosts([line])
+    hosts = [p.partition("@")[2] for p in raw.split(",")]
+    if not all(hosts):
+        out.why_not = "queues named without a host beside queue instances"
+    elif odd := next((h for h in hosts if not _PLAIN_HOST.fullmatch(h)), None):
+        out.why_not = f"{odd!r} is a host group or pattern, not a host"
+    else:
+        out.among = ",".join(dict.fromkeys(hosts))
+        out.said_by[out.among] = line
     return out
 
 

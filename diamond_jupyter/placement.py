@@ -1927,11 +1927,14 @@ def _hosts_among(spec: JobSpec, cfg: SiteConfig) -> tuple[list[str], str] | None
     `-l hostname=a|b`) and the directive that names them, where the script this site gets
     keeps them (as written in its own dialect, or carried: node_lists.carried); None where
     it names none or they do not reach this site. Flux sites read their own host terms
-    (`_flux_hosts`), Slurm's --nodelist and LSF's -m are read on their own."""
+    (`_flux_hosts`), Slurm's --nodelist and LSF's -m are read on their own. Slurm's
+    --nodelist and a PBS select's `host=` (each host the job's) are checked at the other
+    schedulers' sites as they keep them."""
     named = named_hosts(spec)
-    if named is None or named.among is None or named.every or named.why_not:
-        return None
     source = spec.source_dialect
+    if named is None or named.among is None or named.why_not \
+            or named.every and source == cfg.scheduler:
+        return None  # (Slurm's own --nodelist: _named_hosts; a PBS select's: _pbs_chunks)
     if cfg.scheduler == source == "flux":
         return None
     if cfg.scheduler != source and not carried(named, spec, cfg.scheduler)[0]:
@@ -1943,12 +1946,13 @@ def _among_misses(among: tuple[list[str], str], scheduler: str, req: Req, nodes:
                   fit: set[str], site_arch: str | None, words: Words
                   ) -> tuple[list[str], set[str]]:
     """Why the hosts a job's nodes come from leave it no place here, and the nodes of
-    `fit` among them. A host the site does not have: bsub refuses `-m` naming it, and
-    Grid Engine and flux never match it (the others named may still)."""
+    `fit` among them. A host the site does not have: bsub refuses `-m` naming it, sbatch
+    a --nodelist naming it, a PBS chunk on it never runs, and Grid Engine and flux never
+    match it (the others named may still). At Slurm and PBS each host named is the job's."""
     hosts, said = among
     have = {n.name: n for n in nodes}
     missing = [h for h in hosts if h not in have]
-    if missing and (scheduler == "lsf" or len(missing) == len(hosts)):
+    if missing and (scheduler in ("lsf", "slurm", "pbs") or len(missing) == len(hosts)):
         return [f"{said} names host(s) this site does not have: {_few(set(missing))}"
                 + (" (bsub refuses -m naming a host it does not know)"
                    if scheduler == "lsf" else "")], set()
@@ -1958,6 +1962,12 @@ def _among_misses(among: tuple[list[str], str], scheduler: str, req: Req, nodes:
     if not mine & fit:
         return [f"the hosts {said} names cannot run it: " + partition_misses(
             req, [have[h] for h in sorted(mine)], site_arch, words)], set()
+    if scheduler in ("slurm", "pbs"):  # --nodelist, host=: each is the job's (others may
+        # join them at Slurm)
+        if unfit := sorted(mine - fit):
+            return [f"node(s) {', '.join(unfit)} named by {said} cannot run it: "
+                    + partition_misses(req, [have[h] for h in unfit], site_arch, words)], set()
+        return [], fit if len(mine) < req.nodes else fit & mine
     if len(mine & fit) < req.nodes:
         return [f"{said} leaves it {len(mine & fit)} node(s) that can run it, it needs "
                 f"{req.nodes}"], set()

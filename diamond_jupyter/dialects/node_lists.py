@@ -34,13 +34,14 @@ class NamedHosts:
     def raw(self, hostlist: str | None = None) -> str:
         if hostlist in self.said_by:
             return self.said_by[hostlist].raw.strip()
-        return "; ".join(d.raw.strip() for d in self.read_from)
+        return "; ".join(dict.fromkeys(d.raw.strip() for d in self.read_from))
 
 
 def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | None:
     """The hosts the job's scheduler directives name (Flux host terms of `--requires`,
-    Slurm `--nodelist`/`--exclude`, LSF `-m`, Grid Engine `-l hostname=`), those of
-    `foreign_to`'s own dialect left out; None where they name none."""
+    Slurm `--nodelist`/`--exclude`, LSF `-m`, Grid Engine `-l hostname=` and `-q q@host`,
+    PBS `select`'s `host=`), those of `foreign_to`'s own dialect left out; None where they
+    name none."""
     flux = [d for d in spec.unknown if d.dialect == "flux" != foreign_to
             and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
     if flux:
@@ -55,7 +56,16 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
         chosen = [d for d in spec.unknown if d.dialect != foreign_to and d.value and (
             d.dialect == "lsf" and d.option == "-m"
             or d.dialect == "sge" and d.option in ("-l hostname", "-l h"))]
-        return _chosen_hosts(chosen) if chosen else None
+        if chosen:
+            return _chosen_hosts(chosen)
+        pbs = [d for d in spec.unknown if d.dialect == "pbs" != foreign_to and d.value
+               and d.option in ("-l select:host", "-l select:vnode")]
+        if pbs:
+            return _pbs_select_hosts(spec, pbs)
+        kept = spec.metadata.get("sge_queue_instances")
+        if isinstance(kept, dict) and foreign_to != "sge" and spec.source_dialect == "sge":
+            return _queue_instances(kept)
+        return None
     out = NamedHosts([d for _, d in slurm])
     for component, d in slurm:
         if component:
@@ -140,6 +150,63 @@ def _chosen_hosts(directives: list[Directive]) -> NamedHosts:
     return out
 
 
+_SELECT = re.compile(r"\bselect=([^\s,\"']+)")
+
+
+def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
+    """PBS Pro's `select=1:ncpus=8:host=n1+1:ncpus=8:host=n2`: each chunk naming a host
+    runs there, so the job holds every host named (others for the chunks naming none), as
+    Slurm's --nodelist. Carried only where the host list keeps that: one chunk a host, the
+    chunks of one shape (else which chunk goes where is lost), hosts and not vnodes."""
+    out = NamedHosts(directives)
+    if any(d.option == "-l select:vnode" for d in directives):
+        out.why_not = "vnode= names one of PBS's virtual nodes, which other schedulers lack"
+        return out
+    kept = spec.metadata.get("pbs_select_chunks")
+    found = _SELECT.search(directives[-1].raw)
+    text = kept["raw"] if isinstance(kept, dict) else found.group(1) if found else ""
+    hosts: list[str] = []
+    shapes = set()
+    for chunk in text.split("+"):
+        parts = chunk.split(":")
+        named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
+        if named and parts[0].isdigit() and int(parts[0]) > 1:
+            out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
+            return out
+        hosts += named
+        shapes.add(frozenset(p for p in parts[1 if parts[0].isdigit() else 0:]
+                             if not p.lower().startswith("host=")))
+    if not hosts or len(set(hosts)) < len(hosts):
+        out.why_not = "chunks sharing one host"
+        return out
+    if len(shapes) > 1:
+        out.why_not = ("each chunk's host goes with that chunk's shape, and the chunks "
+                       "differ: one host list would lose which chunk runs where")
+        return out
+    out.among, out.every = ",".join(hosts), True
+    out.said_by[out.among] = directives[0]
+    return out
+
+
+def _queue_instances(kept: dict) -> NamedHosts:
+    """Grid Engine's `-q all.q@node07,all.q@node08`: the job's slots in those queues on
+    those hosts, so its hosts come from among them (the queue goes as the job's queue);
+    `@@group` (a host group) and patterns have no other scheduler's form."""
+    raw = str(kept.get("raw") or "")
+    line = Directive(dialect="sge", option="-q", value=raw,
+                     raw=str(kept.get("line") or f"#$ -q {raw}"))
+    out = NamedHosts([line])
+    hosts = [p.partition("@")[2] for p in raw.split(",")]
+    if not all(hosts):
+        out.why_not = "queues named without a host beside queue instances"
+    elif odd := next((h for h in hosts if not _PLAIN_HOST.fullmatch(h)), None):
+        out.why_not = f"{odd!r} is a host group or pattern, not a host"
+    else:
+        out.among = ",".join(dict.fromkeys(hosts))
+        out.said_by[out.among] = line
+    return out
+
+
 def node_count(spec: JobSpec) -> int | None:
     """How many nodes the job asks for, where that is one number (None: unsaid, left to the
     scheduler's placement of its tasks)."""
@@ -164,7 +231,10 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
     nodes = node_count(spec)
     among = named.raw(named.among)
     if named.among is not None:
-        if (target == "slurm" or named.every) and nodes != len(hosts):
+        if target == "slurm" and named.every and nodes is not None and nodes > len(hosts):
+            # sbatch's --nodelist beside more nodes: these, and others up to the count
+            out.append(("nodelist", named.among, among))
+        elif (target == "slurm" or named.every) and nodes != len(hosts):
             # "from among N hosts" and "every one of N hosts" are one job only at N nodes
             asked = f"{nodes} node(s)" if nodes else "no single node count"
             source = "gives the job every one" if named.every else \
@@ -181,6 +251,8 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
             out.append(("-m", " ".join(hosts), among))
         elif target == "sge":
             out.append(("-l", f"hostname={'|'.join(hosts)}", among))
+        elif nodes == len(hosts):  # as many nodes as hosts: each chunk on its own host
+            out.append(("host=", ",".join(hosts), among))
         else:
             said.append(f"dropped: {among} ({target} names one host per chunk (host=); no "
                         "form takes a job's nodes from among a list)")
@@ -195,22 +267,27 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
     return out, said
 
 
-def render_named_hosts(spec: JobSpec, target: str, add: Callable[[str, str], None]
+def render_named_hosts(spec: JobSpec, target: str,
+                       add: Callable[[str, str], str | None]
                        ) -> tuple[list[str], list[tuple[str, str | None]]]:
     """Write the hosts another scheduler's directives of `spec` name with `add` (the
-    target renderer's), as far as `target` keeps their meaning; returns the report lines
-    and the (option, value) of the directives now said (for `foreign_warnings`' skip)."""
+    target renderer's: None once written, else why it could not be), as far as `target`
+    keeps their meaning; returns the report lines and the (option, value) of the
+    directives now said (for `foreign_warnings`' skip)."""
     named = named_hosts(spec, foreign_to=target)
     if named is None:
         return [], []
     opts, said = carried(named, spec, target)
-    for opt, value, _ in opts:
-        add(opt, value)
-    said += [f"kept: {raw} as {_shown(target, opt, value)}" for opt, value, raw in opts]
+    for opt, value, raw in opts:
+        why = add(opt, value)
+        said.append(f"dropped: {raw} ({why})" if why
+                    else f"kept: {raw} as {_shown(target, opt, value)}")
     return said, [(d.option, d.value) for d in named.read_from]
 
 
 def _shown(target: str, opt: str, value: str) -> str:
     if target in ("slurm", "flux"):
         return f"--{opt}={value}"
+    if opt == "host=":
+        return "one chunk on each of " + value
     return f"{opt} {value}"

@@ -943,7 +943,10 @@ class PbsScript:
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             warnings.append(dropped(ws, self.name))  # said with why, not as unknown
             carried += signal_carried(ws)
-        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        def add_hosts(opt: str, val: str) -> str | None:
+            return _chunks_on_hosts(lines, val.split(","), torque)
+
+        hosts_said, hosts_read = render_named_hosts(spec, self.name, add_hosts)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, preamble), warnings)
 
@@ -1187,3 +1190,21 @@ def _node_count(r: Resources) -> int:
     if r.nodes:
         return r.nodes
     return -(-r.tasks // r.tasks_per_node) if r.tasks and r.tasks_per_node else 1
+
+
+def _chunks_on_hosts(lines: list[str], hosts: list[str], torque: bool) -> str | None:
+    """Put each chunk of the job's `select=N:BODY` (Torque: `nodes=N:BODY`) on one of the N
+    `hosts` (`select=1:BODY:host=h1+1:BODY:host=h2`, `nodes=h1:BODY+h2:BODY`), in `lines`;
+    None once done, else why not (chunks of several shapes: which goes where is unknown)."""
+    key = "nodes=" if torque else "select="
+    for i, line in enumerate(lines):
+        if not line.startswith(f"#PBS -l {key}"):
+            continue
+        count, _, body = line.removeprefix(f"#PBS -l {key}").partition(":")
+        if "+" in body or count != str(len(hosts)):
+            return f"the chunks differ ({key}{count}:{body}): which one runs on which host " \
+                   "is not known"
+        each = [f"{h}:{body}" if torque else f"1:{body}:host={h}" for h in hosts]
+        lines[i] = f"#PBS -l {key}" + "+".join(p.rstrip(":") for p in each)
+        return None
+    return f"no {key} line to name hosts in"

@@ -1082,16 +1082,19 @@ def zero_time_limit(spec: JobSpec, item: Item, limit: str) -> bool:
 
 def working_directory_patterns(spec: JobSpec, target: str) -> list[str]:
     """An LSF working directory's patterns (`-cwd /scratch/%U/%J`): no other scheduler
-    fills them in a working directory, so they are kept literally, and said."""
+    fills them in a working directory, so they are kept literally, and said; the same
+    characters in another scheduler's directory (taken as written) reaching LSF, said."""
     path = spec.working_directory or ""
-    if spec.source_dialect != "lsf" or target == "lsf":
-        return []
+    source = spec.source_dialect
     found = list(dict.fromkeys(_LSF_CWD_PATTERN.findall(path)))
-    if not found:
+    if not found or source == target or "lsf" not in (source, target):
         return []
+    them = "it" if len(found) == 1 else "them"
+    if target == "lsf":  # the other way: characters the source took as they are
+        return [f"approximated: {', '.join(found)} in working directory {path!r}: {source} "
+                f"takes {them} as written; LSF fills {them} in and makes the directory"]
     return [f"approximated: {', '.join(found)} in working directory {path!r}: LSF fills "
-            f"{'it' if len(found) == 1 else 'them'} in and makes the directory; {target} "
-            "does neither (kept literally)"]
+            f"{them} in and makes the directory; {target} does neither (kept literally)"]
 
 
 def component_settings_dropped(spec: JobSpec, why: Callable[[str], str]) -> list[str]:

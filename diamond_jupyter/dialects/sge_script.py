@@ -397,8 +397,8 @@ class SgeScript:
     @staticmethod
     def _queue(spec: JobSpec, item: Item, value: str) -> None:
         """`-q` takes queues and queue instances (`all.q@node01`, `*@node01`, lists of
-        them): other schedulers get the queues (none for `*`), a note names the hosts, and
-        Grid Engine gets the value as written."""
+        them): other schedulers get the queues (none for `*`) and the hosts as far as they
+        can name them (node_lists), and Grid Engine gets the value as written."""
         queues, hosts = [], []
         for part in value.split(","):
             queue, _, host = part.partition("@")
@@ -410,10 +410,11 @@ class SgeScript:
             spec.queue = value
             return
         spec.queue = ",".join(queues) or None
-        spec.metadata["sge_queue_instances"] = {"raw": value, "as": spec.queue}
+        spec.metadata["sge_queue_instances"] = {"raw": value, "as": spec.queue,
+                                                 "line": item.raw.strip()}
         note(spec, f"approximated: line {item.lineno}: -q {value}: other schedulers "
                    + (f"get the queue {spec.queue} and " if spec.queue else "")
-                   + f"pick the hosts themselves (named here: {', '.join(hosts)})")
+                   + f"the hosts where they can name them (named here: {', '.join(hosts)})")
 
     @staticmethod
     def job_name(name: str) -> str:

@@ -89,6 +89,8 @@ _REQUIRED = words(
     "segment signal sockets-per-node switches thread-spec threads-per-core time time-min tmp "
     "tres-bind tres-per-task uid wckey wrap cpu-bind"
 )
+# sbatch's file name patterns (`%j`, `%3a`, `%x`...), filled in stdio file names only
+_FILE_PATTERN = re.compile(r"(?<!%)%\d*[AaJjNnstux]")
 _ALIASES = {"tasks-per-node": "ntasks-per-node", "workdir": "chdir", "cpu_bind": "cpu-bind",
             "mem_bind": "mem-bind", "cluster": "clusters", "gres_flags": "gres-flags"}
 # what a node must have at least (sbatch(1)), kept as written: the forms sbatch reads
@@ -618,6 +620,12 @@ class SlurmScript:
             spec.output_mode = mode
         elif key == "chdir":
             spec.working_directory = v
+            if found := list(dict.fromkeys(_FILE_PATTERN.findall(v or ""))):
+                # sbatch keeps --chdir as given (made absolute); slurmstepd expands only
+                # the stdio file names
+                note(spec, f"line {item.lineno}: --chdir={v}: {', '.join(found)} kept as "
+                           "written (sbatch fills in its file name patterns in --output, "
+                           "--error and --input only)")
         elif key == "array":
             spec.array = read_array(item, v or "", "indexes and ranges X-Y[:STEP] (X <= Y, "
                                     "STEP > 0), comma separated, then %LIMIT > 0, e.g. 0-99:2%10")

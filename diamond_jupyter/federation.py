@@ -863,9 +863,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 await self.journal.drain()
                 raise SiteError(f"{reason}; nothing was submitted: try again when the "
                                 "scheduler is up") from None
-            self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
-            await self.journal.drain()
-            raise BadInput(f"{site} refused the job: {said}") from None
+            else:
+                self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
+                await self.journal.drain()
+                raise BadInput(f"{site} refused the job: {said}") from None
         except (BadInput, DiamondError) as e:
             if isinstance(e, BadInput):
                 self.store.mark_never_submitted(token, str(e))

@@ -80,7 +80,7 @@ from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
-from .transports import CommandFailed, CommandTimeout, OutputTooLarge
+from .transports import CommandFailed, CommandTimeout, ConnectionLost, OutputTooLarge
 from .transports.base import FileStat
 
 log = logging.getLogger(__name__)
@@ -845,7 +845,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         lost: str | None = None  # why the submit's answer was lost after it was sent
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
-        except CommandTimeout as e:  # sent, then no answer in time: it may be queued
+        except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
             lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \

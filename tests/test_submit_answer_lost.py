@@ -7,20 +7,28 @@ engine and store, a local Slurm site whose `sbatch` and `squeue` are fakes; no t
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import sweep_helpers
 import yaml
 from local_slurm import LocalSlurmQueue
+from sweep_helpers import sbatch_calls
 
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
 from diamond_jupyter.store import Store
+from diamond_jupyter.transports import ConnectionLost
 
 TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
              "operation")
 NOT_SENT = ("sbatch: error: Batch job submission failed: Unable to contact slurm controller "
             "(connect failure)")
+
+
+user = sweep_helpers.new_user
 
 
 @pytest.fixture
@@ -71,6 +79,29 @@ async def test_a_job_taken_whose_answer_was_lost_is_bound_by_its_token(tmp_path,
                     "the job was found in the queue by its token")
 
 
+async def test_a_connection_dropped_after_the_submit_was_sent_is_not_lost(
+        tmp_path, queue, fed, monkeypatch):
+    """The connection dropped once sbatch had run (it took the job): the job is found by
+    its token, not marked never submitted."""
+    site = fed.site("alpha")
+    real_run = site.run
+
+    async def run_then_drop(argv, *args, **kw):
+        sent = any("sbatch" in a for a in argv)
+        res = await real_run(argv, *args, **{**kw, "check": kw.get("check") and not sent})
+        if sent:
+            raise ConnectionLost("alpha: connection to login1 lost: closed")
+        return res
+
+    monkeypatch.setattr(site, "run", run_then_drop)
+    calls = queue.sbatch_says("", takes_the_job=True)
+    job = await fed.submit(_spec(tmp_path), "alpha", force=True)
+    assert job.native_id == "4243" and len(_calls(calls)) == 1
+    [note] = fed.submit_notes(job.id)
+    assert note == ("alpha: the submit's answer did not come (alpha: connection to login1 "
+                    "lost: closed); the job was found in the queue by its token"), note
+
+
 async def test_a_job_that_shows_in_the_queue_later_is_bound_by_the_reconciliation(
         tmp_path, queue, fed):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
@@ -114,3 +145,24 @@ async def test_a_refusal_and_an_unreached_controller_are_still_closed_at_once(
         await fed.submit(_spec(tmp_path), "alpha", force=True)
     assert fed.store.intents_without_native_id() == []
     assert [j.state for j in fed.store.list_jobs()] == [JobState.FAILED] * 2
+
+
+def test_the_command_line_says_the_job_may_have_been_taken(user):
+    """`diamond submit` whose sbatch timed out on its answer: exit 1 (a site failure), saying
+    the scheduler may have the job and not to submit it again; the job is kept, open."""
+    sbatch = user.fake / "sbatch"
+    sbatch.unlink()
+    sbatch.write_text(f"#!/bin/sh\necho \"sbatch $*\" >> {user.fake}/calls\n"
+                      f"echo '{TIMED_OUT}' >&2\nexit 1\n")
+    sbatch.chmod(0o755)
+    res = user.run("submit", "--site", "alpha", "job.sh", "--json", code=1)
+    reply = json.loads(res.stdout)
+    assert reply["reason"] == "failed", reply
+    (job,) = json.loads(user.run("jobs", "--json", code=0).stdout)
+    assert reply["message"] == (
+        f"alpha: the scheduler's answer to the submit was lost ({TIMED_OUT}): the scheduler "
+        "may have taken the job; diamond is checking by its token (bound to the job if it "
+        "shows in the queue, else closed as never submitted after 30s): do not submit it "
+        f"again; `diamond status {job['id']}` tells"), reply
+    assert job["state"] not in ("FAILED", "CANCELLED") and job["native_id"] is None, job
+    assert len(sbatch_calls(user)) == 1

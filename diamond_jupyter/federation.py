@@ -81,7 +81,7 @@ from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
-from .transports import CommandFailed, OutputTooLarge
+from .transports import CommandFailed, CommandTimeout, ConnectionLost, OutputTooLarge
 from .transports.base import FileStat
 
 log = logging.getLogger(__name__)
@@ -845,13 +845,20 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
         self.journal.in_flight.add(token)  # not "lost" to a concurrent intent sweep meanwhile
+        lost: str | None = None  # why the submit's answer was lost after it was sent
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
+        except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
+            lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
             said = " ".join(e.result.stderr.split())[-500:] \
                 or f"exit status {e.result.exit_status}"
+            unsure = getattr(target.commands, "submit_unsure", None)
             unanswered = getattr(target.commands, "status_unanswered", None)
-            if unanswered is not None and unanswered(e.result.exit_status, e.result.stderr):
+            if unsure is not None and unsure(e.result.exit_status, e.result.stderr):
+                lost = f"{site}: the scheduler's answer to the submit was lost ({said})"
+            elif unanswered is not None and unanswered(e.result.exit_status,
+                                                       e.result.stderr):
                 # not the job's fault: the scheduler was not reached (down, restarting, its
                 # configuration not found), a site failure (exit 1), not bad input
                 reason = f"{site}: the scheduler did not answer the submit ({said})"
@@ -859,9 +866,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 await self.journal.drain()
                 raise SiteError(f"{reason}; nothing was submitted: try again when the "
                                 "scheduler is up") from None
-            self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
-            await self.journal.drain()
-            raise BadInput(f"{site} refused the job: {said}") from None
+            else:
+                self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
+                await self.journal.drain()
+                raise BadInput(f"{site} refused the job: {said}") from None
         except (BadInput, DiamondError) as e:
             if isinstance(e, BadInput):
                 self.store.mark_never_submitted(token, str(e))
@@ -869,10 +877,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             raise  # a SiteError leaves the intent: recovery finds the job by its token
         finally:
             self.journal.in_flight.discard(token)
-        job = self.store.bind_native_id(token, sub.native_id)
+        if lost is not None:
+            native_id = await self._find_unsure_submit(target, token, lost)
+            said = [f"{lost}; the job was found in the queue by its token"]
+        else:
+            native_id, said = sub.native_id, sub.warnings
+        job = self.store.bind_native_id(token, native_id)
         warnings = list(prepared.metadata.get("module_rewrites") or []) \
             + list(prepared.metadata.get("name_notes") or []) \
-            + list(prepared.metadata.get("body_notes") or []) + sub.warnings
+            + list(prepared.metadata.get("body_notes") or []) + said
         if warnings:  # each module renamed for the site, each directive dropped/approximated
             self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
                                           data={"warnings": warnings}))
@@ -886,6 +899,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             await self._hedge_settle(hedge_group)
             job = self.store.get_job(token)
         return job
+
+    async def _find_unsure_submit(self, target: Site, token: str, lost: str) -> str:
+        """The native id of the job a submit whose answer was `lost` queued, looked up by its
+        token once. Not found (yet), or the site cannot be asked: the intent stays open for
+        the journal's reconciliation, which binds the job when it shows in the queue or
+        closes it as never submitted after the settle time, and SiteError says so."""
+        job = self.store.get_job(token)
+        try:
+            found = await target.find_by_token(job.name, token)
+        except DiamondError:
+            found = []
+        if found:
+            return found[0].native_id
+        raise SiteError(
+            f"{lost}: the scheduler may have taken the job; diamond is checking by its "
+            f"token (bound to the job if it shows in the queue, else closed as never "
+            f"submitted after {self.journal.unsure_submit_settle_s:g}s): do not submit it "
+            f"again; `diamond status {job.id}` tells")
 
     def job(self, job_id: str) -> Job:
         """The stored job `job_id` (SITE:NATIVE, a provisional SITE:pending-TOKEN, or a

@@ -15,6 +15,7 @@ class LocalSlurmQueue:
     def __init__(self, tmp_path: Path, site: str = "alpha") -> None:
         bin_dir = tmp_path / f"bin-{site}"
         bin_dir.mkdir()
+        self.bin_dir = bin_dir
         self.queue = tmp_path / f"queue-{site}.txt"
         self.queue.write_text("")
         squeue = bin_dir / "squeue"
@@ -31,3 +32,20 @@ class LocalSlurmQueue:
             f.write(f"{native_id}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
                     f"{getpass.getuser()}|debug|N/A|"
                     f"|Priority|{token_tag(token)}|{name or 'job'}\n")
+
+    def sbatch_says(self, stderr: str, *, takes_the_job: bool, native_id: str = "4243") -> Path:
+        """From now on `sbatch` prints `stderr` and exits 1; with `takes_the_job` it first
+        queues the job (its token read from the script's comment), as a controller does whose
+        answer is lost on the way back. Each call is noted in the file returned."""
+        calls = self.queue.parent / f"sbatch-calls-{self.site.name}.txt"
+        take = (f'tok=$(grep -o "{token_tag("")}[0-9a-f]*" "$last" | head -n 1)\n'
+                f'echo "{native_id}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|'
+                f'{getpass.getuser()}|debug|N/A||Priority|$tok|job" >> {self.queue}\n'
+                if takes_the_job else "")
+        sbatch = self.bin_dir / "sbatch"
+        sbatch.write_text(f'#!/bin/sh\necho "sbatch $*" >> {calls}\n'
+                          f'for last; do :; done\n{take}'
+                          f"echo '{stderr}' >&2\nexit 1\n")
+        sbatch.chmod(0o755)
+        return calls
+

@@ -604,6 +604,23 @@ NO_ANSWER = {
 }
 
 
+# What a submit command prints when its request went out to the server but no answer came
+# back (the server may have queued the job, unlike a connect failure, where nothing was
+# sent): Slurm's read timeout and a reply cut short. Slurm's Torque wrappers print Slurm's.
+SUBMIT_ANSWER_LOST = {
+    "slurm": re.compile(r"Socket timed out on send/recv operation|Zero Bytes were "
+                        r"transmitted or received"),
+}
+SUBMIT_ANSWER_LOST["pbs"] = SUBMIT_ANSWER_LOST["slurm"]
+
+
+def submit_answer_lost(scheduler: str, exit_status: int, stderr: str) -> bool:
+    """Whether a failed submit may still have queued the job: its request was sent and the
+    answer was lost (see SUBMIT_ANSWER_LOST); False for a refusal or a failure to connect."""
+    lost = SUBMIT_ANSWER_LOST.get(scheduler)
+    return exit_status != 0 and lost is not None and lost.search(stderr) is not None
+
+
 def unanswered(scheduler: str, exit_status: int, stderr: str) -> bool:
     """Whether a failed status or accounting query means the scheduler did not answer (then
     nothing can be concluded about the jobs asked), by what its commands print."""

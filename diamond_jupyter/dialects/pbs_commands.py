@@ -43,6 +43,7 @@ from .outputs_common import (
     memory_mb,
     parse_duration,
     parse_local_time,
+    submit_answer_lost,
     to_int,
     unanswered,
     unread,
@@ -205,6 +206,12 @@ class PbsCommands:
     name = "pbs"
     submit_stdin = False
 
+
+    @staticmethod
+    def submit_unsure(exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the server, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost("pbs", exit_status, stderr)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:

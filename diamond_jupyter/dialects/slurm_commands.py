@@ -46,6 +46,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_kv_line,
+    submit_answer_lost,
     to_int,
     unanswered,
     unread,
@@ -294,6 +295,12 @@ class SlurmCommands:
         return ["scontrol", "release", self._ids(native_ids)]
 
     token_in_comment = True  # the idempotency token travels in --comment, not the name
+
+    @staticmethod
+    def submit_unsure(exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the controller, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost("slurm", exit_status, stderr)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:

@@ -187,6 +187,11 @@ class CommandTimeout(SiteError):
     pass
 
 
+class ConnectionLost(SiteError):
+    """The connection to the site dropped while a command or a transfer was under way: the
+    command may have run (and may still be running) there."""
+
+
 DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfig's default)
 

@@ -27,6 +27,7 @@ from . import ssh_sftp
 from .base import (
     CommandResult,
     CommandTimeout,
+    ConnectionLost,
     FileStat,
     InteractiveHandler,
     LineSplitter,
@@ -302,12 +303,13 @@ class SSHTransport(ShellMixin):
         self._drop(conn, ConnectionError("closed"))
         return True
 
-    def _drop(self, conn: _Conn, why: Exception) -> SiteError:
+    def _drop(self, conn: _Conn, why: Exception) -> ConnectionLost:
         """Close a broken connection (the next call reconnects) and describe the loss."""
         self._close_conn(conn)
         if self._conn is conn:
             self._conn = None
-        return SiteError(f"{self.name}: connection to {self.spec.label} lost: {why or 'closed'}")
+        return ConnectionLost(
+            f"{self.name}: connection to {self.spec.label} lost: {why or 'closed'}")
 
     def _exec(self, conn: _Conn, line: str) -> paramiko.Channel:
         ch = conn.transport.open_session(timeout=self.cfg.connect_timeout_s)

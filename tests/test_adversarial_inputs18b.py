@@ -1,0 +1,118 @@
+"""Sweep 18b of hostile inputs, through faces sweep 18 did not probe: the MCP face over its
+real protocol (`diamond mcp` as a subprocess speaking newline-delimited JSON-RPC on stdio, on
+`test_cli_newuser.NewUser`'s fake Slurm site).
+
+The standard is the earlier sweeps': a hostile call is answered with an error naming what was
+wrong and what would be accepted, never a traceback, and nothing reaches the scheduler. Tests
+marked `fault` failed before this sweep's fixes; the others are guards."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sweep_helpers
+from sweep_helpers import sbatch_calls
+
+user = sweep_helpers.new_user
+
+
+class McpPeer:
+    """`diamond mcp` on the user's sites file, spoken to line by line."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.next_id = proc, 1
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The whole JSON-RPC reply (result or error) to one request."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        self.next_id += 1
+        if params is not None:
+            msg["params"] = params
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        while True:  # skip the server's notifications
+            line = self.proc.stdout.readline()
+            assert line, "the MCP server exited"
+            reply = json.loads(line)
+            if reply.get("id") == msg["id"]:
+                return reply
+
+    def notify(self, method: str) -> None:
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.proc.stdin.flush()
+
+    def refusal(self, tool: str, arguments: Any) -> str:
+        """The message a tools/call is refused with: a JSON-RPC error's, or the text of a
+        result marked `isError` (how MCP reports a tool's own failure)."""
+        reply = self.send("tools/call", {"name": tool, "arguments": arguments})
+        if "error" in reply:
+            return str(reply["error"]["message"])
+        result = reply["result"]
+        assert result.get("isError"), f"{tool} ran: {str(result)[:300]}"
+        return "\n".join(c.get("text", "") for c in result["content"])
+
+
+@pytest.fixture
+def mcp_peer(user) -> Iterator[McpPeer]:
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "mcp", "--config",
+                             str(user.sites)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=user.root,
+                            env=user.env(user.sites))
+    peer = McpPeer(proc)
+    init = peer.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "sweep-18b", "version": "0"}})
+    assert init["result"]["serverInfo"]["name"] == "diamond", init
+    peer.notify("notifications/initialized")
+    yield peer
+    proc.stdin.close()
+    try:
+        err = proc.stderr.read()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in err, err[-3000:]
+
+
+# -- 1. MCP tool calls with hostile arguments, over the protocol ----------------------------
+
+TOO_LONG = "echo " + "x" * (5 << 20)  # past the 4 MB a job script may hold (a 1 MB one may)
+
+
+@pytest.mark.parametrize("tool,arguments,said", [
+    ("submit", {"site": "gamma", "script": "echo hi"}, "unknown site 'gamma' (known: alpha, ghost)"),
+    ("describe_site", {"site": "nowhere"}, "unknown site 'nowhere'"),
+    ("submit", {"site": "alpha", "script": TOO_LONG}, "more than the 4194304 a job script"),
+    ("status", {"job_id": "alpha:1;rm -rf ~"}, "alpha:1;rm -rf ~"),
+    ("cancel", {"job_id": "alpha:1;reboot"}, "alpha:1;reboot"),
+    ("logs", {"job_id": "alpha:$(id)"}, "alpha:$(id)"),
+    ("submit", {"site": "alpha", "script": "echo hi", "sudo": True},
+     "sudo: not an argument of submit (accepted: "),
+    ("submit", {"site": "alpha", "script": ["echo", "hi"]}, "script"),
+    ("submit", {"site": 7, "script": "echo hi"}, "site"),
+    ("submit", {"site": "alpha", "script": "echo hi", "hedge": "two"}, "hedge"),
+    ("status", {}, "job_id"),
+    ("no_such_tool", {}, "no_such_tool"),
+])
+def test_a_hostile_tool_call_is_an_error_naming_it_and_nothing_runs(mcp_peer, user, tool,
+                                                                   arguments, said):
+    msg = mcp_peer.refusal(tool, arguments)
+    assert said in msg, msg
+    assert "Traceback" not in msg and len(msg) < 2000, msg[:3000]
+    assert sbatch_calls(user) == []
+
+
+def test_arguments_that_are_no_object_are_an_error(mcp_peer, user):
+    for arguments in (["alpha"], "alpha", 7):
+        reply = mcp_peer.send("tools/call", {"name": "status", "arguments": arguments})
+        text = json.dumps(reply)
+        assert "error" in reply or reply["result"].get("isError"), text[:500]
+        assert "Traceback" not in text, text[:3000]
+    # the server still answers
+    assert "unknown site 'nowhere'" in mcp_peer.refusal("describe_site", {"site": "nowhere"})

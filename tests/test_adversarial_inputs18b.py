@@ -86,7 +86,8 @@ TOO_LONG = "echo " + "x" * (5 << 20)  # past the 4 MB a job script may hold (a 1
 
 
 @pytest.mark.parametrize("tool,arguments,said", [
-    ("submit", {"site": "gamma", "script": "echo hi"}, "unknown site 'gamma' (known: alpha, ghost)"),
+    ("submit", {"site": "gamma", "script": "echo hi"},
+     "unknown site 'gamma' (known: alpha, ghost)"),
     ("describe_site", {"site": "nowhere"}, "unknown site 'nowhere'"),
     ("submit", {"site": "alpha", "script": TOO_LONG}, "more than the 4194304 a job script"),
     ("status", {"job_id": "alpha:1;rm -rf ~"}, "alpha:1;rm -rf ~"),
@@ -116,3 +117,64 @@ def test_arguments_that_are_no_object_are_an_error(mcp_peer, user):
         assert "Traceback" not in text, text[:3000]
     # the server still answers
     assert "unknown site 'nowhere'" in mcp_peer.refusal("describe_site", {"site": "nowhere"})
+
+
+# -- 2. the agent: a hedged plan on a site that forbids copies --------------------------------
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    from fake_llm import FakeLLM
+
+    with FakeLLM() as f:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-never-stored-0123456789")
+        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
+        yield f
+
+
+def _no_hedging_on_alpha(user) -> None:
+    """alpha forbids hedged copies (`hedge: false`); beta, the same fake Slurm, allows them."""
+    beta = user.alpha.replace("name: alpha", "name: beta")
+    user.write("sites.yaml", f"sites:\n{user.alpha}    hedge: false\n{beta}"
+                             f"store: {user.store_path}\n")
+
+
+@pytest.mark.parametrize("site,said", [
+    ("alpha", "not an explicit site 'alpha'; and alpha forbids hedged copies (hedge: false "
+              "in its sites-file entry): submit it there without a hedge"),
+    ("auto", "alpha: no nodes reported; the sites file forbids hedged copies there "
+             "(hedge: false) | beta: no nodes reported"),
+])
+async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before_approval(
+        user, fake_llm, site, said):
+    """The agent's plan asks `submit` with `hedge: 2` and alpha, whose sites-file entry says
+    `hedge: false`, named (or left to placement): the call is refused to the model before
+    any approval is asked, naming alpha and its policy; nothing reaches the scheduler."""
+    from fake_llm import text, tool_results, tool_use
+
+    from diamond_jupyter.agent.service import AgentService
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    _no_hedging_on_alpha(user)
+    seen: list[tuple[str, Any, bool]] = []
+
+    def after(body):
+        seen.extend(tool_results(body))
+        return [text("refused, as it should be")]
+
+    fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho hi\n", "site": site,
+                                         "hedge": 2})], after)
+    fed = Federation(user.sites, store=Store(user.store_path))
+    service = AgentService(fed)
+    try:
+        task = await service.ask("run it twice", approval="ask")
+        done = await service.wait(task["id"], settled=True, timeout=60)
+        assert done["state"] == "done", done
+        assert not fed.events_since(0, kinds=["agent.approval"])
+        [(_, said_back, is_error)] = seen
+        assert is_error and said in str(said_back), said_back
+        assert sbatch_calls(user) == []
+    finally:
+        await service.close()
+        await fed.close()

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -178,3 +179,87 @@ async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before
     finally:
         await service.close()
         await fed.close()
+
+
+# -- 3. the agent: option values that start with a dash -----------------------------------
+
+async def _approval_shown(user, fake_llm, args: dict[str, Any]) -> tuple[Any, Any, Any, str]:
+    """The agent asked `submit` with `args` (approval "ask"): what the task awaiting approval
+    shows, then (approved) the task's end; and the fed, closed. The task's id last."""
+    from fake_llm import text, tool_use
+
+    from diamond_jupyter.agent.service import AgentService
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    fake_llm.script([tool_use("submit", args)], [text("done")])
+    fed = Federation(user.sites, store=Store(user.store_path))
+    service = AgentService(fed)
+    try:
+        task = await service.ask("submit it", approval="ask")
+        shown = await service.wait(task["id"], settled=True, timeout=60)
+        if shown["state"] != "awaiting_approval":
+            return shown, None, fed, task["id"]
+        await service.approve(task["id"], shown["pending"]["plan_sha256"])
+        done = await service.wait(task["id"], timeout=60)
+        return shown, done, fed, task["id"]
+    finally:
+        await service.close()
+        await fed.close()
+
+
+@pytest.mark.parametrize("field,value,line", [
+    ("name", "-rf", "#SBATCH --job-name=-rf\n"),
+    ("name", "--delete", "#SBATCH --job-name=--delete\n"),
+])
+async def test_a_value_that_looks_like_an_option_is_shown_and_run_as_that_value(
+        user, fake_llm, field, value, line):
+    """(guard) A plan naming the job `-rf` (or an account `--uid=0`): the approval shows the
+    value exactly, and what sbatch is given is the script shown, the value joined to its
+    option (`--job-name=-rf`), never a word of its own an option parser could read."""
+    spec = {"script": "echo hi\n", field: value}
+    shown, done, fed, _ = await _approval_shown(user, fake_llm, {"spec": spec, "site": "alpha"})
+    assert shown["state"] == "awaiting_approval", shown
+    plan = shown["pending"]["plan"]
+    assert plan["spec"][field] == value and line in plan["script"], plan
+    assert done["state"] == "done", done
+    [call] = sbatch_calls(user)
+    assert value not in call.split(), call
+    assert Path(call.split()[-1]).read_text() == plan["script"]
+
+
+@pytest.mark.parametrize("workdir", ["--delete", "-rf"])
+async def test_a_working_directory_that_looks_like_an_option_is_refused_before_approval(
+        user, fake_llm, workdir):
+    """(guard) A plan whose working directory is `--delete`: refused to the model before any
+    approval, saying how to write it as a path; nothing submitted."""
+    from fake_llm import tool_results
+
+    shown, done, fed, _ = await _approval_shown(
+        user, fake_llm, {"spec": {"script": "echo hi\n", "working_directory": workdir},
+                         "site": "alpha"})
+    assert shown["state"] == "done" and done is None, shown
+    [(_, said, is_error)] = tool_results(fake_llm.requests[-1])
+    assert is_error and (f"working_directory '{workdir}' starts with '-' (it would be read "
+                         f"as an option); give a name or a path such as ./{workdir}"
+                         ) in str(said), said
+    assert sbatch_calls(user) == []
+
+
+@pytest.mark.parametrize("field,value", [("account", "--uid=0"), ("queue", "-p"),
+                                         ("qos", "--exclusive")])
+async def test_fault_a_name_that_looks_like_an_option_is_refused_as_a_name(
+        user, fake_llm, field, value):
+    """A plan whose account is `--uid=0`: refused before approval, as before, but the
+    reason said "give a name or a path such as ./--uid=0", and an account is no path."""
+    from fake_llm import tool_results
+
+    shown, done, fed, _ = await _approval_shown(
+        user, fake_llm, {"spec": {"script": "echo hi\n", field: value}, "site": "alpha"})
+    assert shown["state"] == "done" and done is None, shown
+    [(_, said, is_error)] = tool_results(fake_llm.requests[-1])
+    assert is_error and (f"{field} '{value}' starts with '-' (it would be read as an option); "
+                         f"a {field} is a name, and no scheduler's starts with '-'; give the "
+                         "name") in str(said), said
+    assert "./" not in str(said)
+    assert sbatch_calls(user) == []

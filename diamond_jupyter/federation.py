@@ -784,9 +784,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         copy (internal). `fence`: the lease of the workflow whose step this is (internal):
         LeaseLost, and nothing submitted, once another engine took the workflow over."""
         if hedge is not None and hedge != 1:
-            if site != "auto":
-                raise BadInput(f"hedge {hedge} needs site 'auto' (placement picks the sites "
-                               f"for the copies), not an explicit site {site!r}")
+            self.check_hedge_site(hedge, site)
             if token is not None or script_sha256 is not None:
                 raise BadInput("a hedged submission cannot be an approved single-site plan")
             return await self.submit_hedged(spec, hedge, origin=origin, hold=hold)

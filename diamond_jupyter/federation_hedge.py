@@ -107,6 +107,18 @@ class HedgeMixin:
     _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
     _hedge_retry_delay: dict[str, float]
 
+    def check_hedge_site(self, copies: int, site: str) -> None:
+        """BadInput for hedged copies asked of an explicit site (placement picks the copies'
+        sites), naming that site's own policy when its sites-file entry forbids copies."""
+        if site == "auto":
+            return
+        own = self.sites.get(site)
+        policy = (f"; and {site} forbids hedged copies (hedge: false in its sites-file "
+                  "entry): submit it there without a hedge"
+                  if own is not None and not own.cfg.hedge else "")
+        raise BadInput(f"hedge {copies} needs site 'auto' (placement picks the sites for the "
+                       f"copies), not an explicit site {site!r}{policy}")
+
     async def _hedge_choice(self, spec: JobSpec, copies: int
                             ) -> tuple[list[tuple[str, JobSpec]], dict[str, str], Placement]:
         """The sites of `copies` copies (best first, each with the partition placement
@@ -126,6 +138,7 @@ class HedgeMixin:
         if len(chosen) < 2:
             why = "; ".join(f"{s}: {r}" for s, r in skipped.items())
             infeasible = [f"{v.site}: {'; '.join(v.reasons) or v.verdict.lower()}"
+                          + (f"; {FORBIDDEN}" if refusals.get(v.site) == FORBIDDEN else "")
                           for v in pl.ranked if not v.feasible]
             raise BadInput(
                 f"hedge {copies}: only {len(chosen)} site(s) can take a copy "

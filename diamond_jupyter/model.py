@@ -315,6 +315,9 @@ _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
 _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
                     "reservation", "mail_user", "source", "destination", "container_image",
                     "gpu_type"}
+# ... of which these may be paths (./-x is then the file meant); the others are names only
+_DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destination",
+                     "container_image"}
 # Names a scheduler never gives a blank (a comma list of them for queue and reservation):
 # `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
@@ -609,8 +612,10 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
     elif isinstance(value, str):
         check_text(prefix, value)
         if leaf in _NO_LEADING_DASH and value.startswith("-"):
+            give = f"give a name or a path such as ./{value}" if leaf in _DASH_MAY_BE_PATH \
+                else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
-                           "option); give a name or a path such as ./" + value)
+                           f"option); {give}")
         if leaf in _ONE_WORD_NAMES and not _PLACEHOLDER.fullmatch(value) and any(
                 re.search(r"\s", n.strip()) for n in value.split(",")):
             hint = "its one name" if leaf == "qos" else "one name, or several separated by " \

@@ -395,9 +395,7 @@ async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
     no_hidden_staging(ctx, spec)
     if inp.hedge and inp.hedge > 1:  # every copy: its site and the script it runs there
-        if inp.site != "auto":
-            raise BadInput(f"hedge {inp.hedge} needs site 'auto' (placement picks the sites "
-                           f"for the copies), not an explicit site {inp.site!r}")
+        ctx.fed.check_hedge_site(inp.hedge, inp.site)
         return await ctx.fed.plan_hedged(spec, inp.hedge)
     return await ctx.fed.plan_submit(spec, inp.site)
 

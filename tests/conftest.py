@@ -70,15 +70,28 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     return d
 
 
-@pytest.fixture
-def fake(monkeypatch, data_dir):
+def _fake_anthropic(monkeypatch, key: str):
     """A fake Anthropic API on a local port, driven by the real client library, and the
-    environment that points the agent at it (a fake key; the provider chosen by default).
-    A module that configures the model itself defines its own `fake`."""
+    environment that points the agent at it (`key`, a fake one; the provider chosen by
+    default)."""
     from fake_llm import FakeLLM
 
     with FakeLLM() as f:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
         monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
         yield f
+
+
+@pytest.fixture
+def fake(monkeypatch, data_dir):
+    """The fake Anthropic API with a store of the test's own. A module that configures the
+    model itself defines its own `fake`."""
+    yield from _fake_anthropic(monkeypatch, "sk-ant-fake-key-0123456789")
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    """The fake Anthropic API in the store the test set up (a key that must never be
+    stored, for the hostile-input sweeps that look for it)."""
+    yield from _fake_anthropic(monkeypatch, "sk-ant-fake-key-never-stored-0123456789")

@@ -358,15 +358,6 @@ def test_a_sites_file_host_written_as_an_ssh_option_is_refused(tmp_path, transpo
 
 # -- 7. the agent: an approval names the plan shown ---------------------------------------------
 
-@pytest.fixture
-def fake_llm(monkeypatch):
-    from fake_llm import FakeLLM
-
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-never-stored-0123456789")
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
 
 
 async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to_next(

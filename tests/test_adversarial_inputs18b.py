@@ -122,15 +122,6 @@ def test_arguments_that_are_no_object_are_an_error(mcp_peer, user):
 
 # -- 2. the agent: a hedged plan on a site that forbids copies --------------------------------
 
-@pytest.fixture
-def fake_llm(monkeypatch):
-    from fake_llm import FakeLLM
-
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-never-stored-0123456789")
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
 
 
 def _no_hedging_on_alpha(user) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_config_unseen2 import loads, refused
+from test_config_unseen8 import site  # the series' one-site file
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh_auth import _keys, load_ssh_config, resolve_host
@@ -26,12 +27,6 @@ def d(tmp_path: Path) -> Path:
     (tmp_path / "id_ed25519").chmod(0o600)
     (tmp_path / "known_hosts").write_text("")
     return tmp_path
-
-
-def site(lines: str, name: str = "a") -> str:
-    """One local site with `lines` (YAML at the site's indentation, each line on its own)."""
-    return (f"sites:\n  - name: {name}\n    transport: {{kind: local}}\n"
-            + "".join(f"    {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 def ssh_site(d: Path, lines: str) -> str:

@@ -7,8 +7,6 @@ sweep found (each failed before)."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
 import sys
 from datetime import timedelta, timezone
@@ -24,9 +22,9 @@ from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import Node, SiteSnapshot
 from diamond_jupyter.placement_fit import node_returning, node_usable
-from diamond_jupyter.sites_rest import RestSite
 
 sys.path.insert(0, str(Path(__file__).parent))
+from stand_in_slurmrestd import StandInSlurmrestd  # noqa: E402
 from test_placement_cases import NOW, reasons  # noqa: E402
 from test_placement_cases import run as run_placement  # noqa: E402
 from test_placement_cases13 import hours, only, run, running, selene  # noqa: E402
@@ -379,9 +377,6 @@ async def test_slurmrestd_site_asks_reservations_and_keeps_the_snapshot_when_the
     # through a RestSite and a slurmrestd stand-in at the wire: `GET reservations` asked
     # with nodes and partitions; a reply of errors leaves them unknown, said in the
     # snapshot's warnings, the site reachable
-    def b64(d: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
-    (tmp_path / "jwt").write_text(f"{b64({'alg': 'none'})}.{b64({'exp': 4102444800})}.sig")
     # (the snapshot names the transport's user, for whom the reservations are checked)
     nodes = json.dumps({"nodes": [{"name": "n1", "state": ["IDLE"], "cpus": 8,
                                    "real_memory": 16000, "partitions": ["batch"]}]})
@@ -391,43 +386,22 @@ async def test_slurmrestd_site_asks_reservations_and_keeps_the_snapshot_when_the
         {"description": "Unable to query reservations", "error_number": 1007}]})
     replies = {"jobs": ['{"jobs": []}'] * 2, "nodes": [nodes] * 2, "partitions": [parts] * 2,
                "reservations": [REST_RESV_41, failed]}
-    asked: list[str] = []
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async with StandInSlurmrestd(replies) as rest:
+        site = rest.site(tmp_path, api_version="v0.0.41")
         try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                what = head.split(b" ")[1].decode().rsplit("/", 1)[1]
-                asked.append(what)
-                data = replies[what].pop(0).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(data), data))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            first = await site.snapshot(max_age_s=0)
+            assert first.reachable and [r.name for r in first.reservations] == ["gpu-lab"]
+            assert first.user == "u"
+            assert first.reservations[0].end is None and not first.warnings
+            site._caps_at = -1e9  # the capabilities' 60 s over: asked again
+            second = await site.snapshot(max_age_s=0)
+            assert second.reachable and second.reservations is None
+            assert [n.name for n in second.nodes] == ["n1"]
+            assert any("reservations not read" in w and "Unable to query reservations (1007)"
+                       in w for w in second.warnings), second.warnings
+            assert rest.asked == ["jobs", "nodes", "partitions", "reservations"] * 2
         finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    site = RestSite(SiteConfig(name="rest", workdir="/home/u/.diamond", transport={
-        "kind": "slurmrestd", "url": f"http://127.0.0.1:{port}", "user": "u",
-        "token_file": str(tmp_path / "jwt"), "api_version": "v0.0.41"}))
-    try:
-        first = await site.snapshot(max_age_s=0)
-        assert first.reachable and [r.name for r in first.reservations] == ["gpu-lab"]
-        assert first.user == "u"
-        assert first.reservations[0].end is None and not first.warnings
-        site._caps_at = -1e9  # the capabilities' 60 s over: asked again
-        second = await site.snapshot(max_age_s=0)
-        assert second.reachable and second.reservations is None
-        assert [n.name for n in second.nodes] == ["n1"]
-        assert any("reservations not read" in w and "Unable to query reservations (1007)"
-                   in w for w in second.warnings), second.warnings
-        assert asked == ["jobs", "nodes", "partitions", "reservations"] * 2
-    finally:
-        await site.close()
-        server.close()
-        await server.wait_closed()
+            await site.close()
 
 
 def test_pbs_memory_its_jobs_were_given_is_not_free():

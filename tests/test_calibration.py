@@ -606,3 +606,33 @@ def test_running_samples_are_the_views_running_jobs_censored_at_their_elapsed_ti
     before = SiteCalibration(ended).ratio(None, 8)
     after = SiteCalibration([*ended, *alive]).ratio(None, 8)
     assert after.median > before.median
+
+
+def test_capped_by_waits_caps_only_on_enough_waits_and_no_longer_queue():
+    """Session 33's benchmark-only `recent_cap`: a calibrated start far above the site's
+    recent waits of its class is capped at their bound, but only where that bound rests on
+    MIN_CAP_WAITS waits and the queue ahead is no longer than when those jobs queued."""
+    from diamond_jupyter.calibration import MIN_CAP_WAITS, capped_by_waits
+
+    assert capped_by_waits(280.0, (90.0, MIN_CAP_WAITS), 20, 25) == 90.0
+    assert capped_by_waits(60.0, (90.0, MIN_CAP_WAITS), 20, 25) == 60.0  # a cap, not a floor
+    assert capped_by_waits(280.0, (90.0, MIN_CAP_WAITS - 1), 20, 25) == 280.0  # too few
+    assert capped_by_waits(280.0, (90.0, 100), 26, 25) == 280.0  # a burst since
+    assert capped_by_waits(280.0, (90.0, 100), 20, None) == 280.0  # no queue measured
+    assert capped_by_waits(280.0, None, 0, 25) == 280.0
+
+
+def test_queue_when_waited_counts_the_jobs_waiting_at_each_started_jobs_submission():
+    from diamond_jupyter.calibration import queue_when_waited
+
+    def job(n: str, sub: float, start: float | None, part: str = "short") -> JobStatus:
+        return JobStatus(native_id=n, state=JobState.RUNNING if start is not None
+                         else JobState.PENDING, partition=part, cpus=1,
+                         submitted_at=NOW - timedelta(seconds=sub),
+                         started_at=None if start is None else NOW - timedelta(seconds=start))
+    jobs = [job("a", 500, 400), job("b", 450, 300), job("c", 420, 100), job("d", 50, None),
+            job("e", 40, None), job("x", 460, None, "long")]  # another partition
+    # a: none waiting then; b: a (started after b's submission); c: a and b; median 1
+    assert queue_when_waited(jobs, "short") == 1
+    assert queue_when_waited(jobs, "short,long") == 1  # the first partition named
+    assert queue_when_waited([j for j in jobs if j.started_at is None], "short") is None

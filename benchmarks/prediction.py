@@ -407,7 +407,7 @@ def with_wait_cap(sim: Predictions, snap, waits) -> Predictions:
     from diamond_jupyter.calibration import RecentWaits, capped_by_waits, queue_when_waited
 
     recent = RecentWaits(waits.values())
-    then = {p: queue_when_waited(snap.jobs, p) for p in {j.partition for j in snap.pending}}
+    then = {p: queue_when_waited(waits.values(), p) for p in {j.partition for j in snap.pending}}
     out = dict(sim)
     for i, j in enumerate(snap.pending):  # in submission order: i jobs ahead
         if (n := j.native_id) in sim:

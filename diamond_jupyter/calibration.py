@@ -759,17 +759,17 @@ def site_waits_and_drain(queued: dict[str, QueueWait] | None, jobs: Iterable[Job
 MIN_CAP_WAITS = 29  # `capped_by_waits`: the fewest waits with a measured 90% bound
 
 
-def queue_when_waited(jobs: Iterable[JobStatus], partition: str | None) -> int | None:
-    """The median number of jobs of `partition` (the first named) a view shows waiting
-    when its started jobs of that partition were submitted (those submitted before each and
-    not started by then); None without a started job. The view holds no ended job, so this
-    counts low: a queue measured this way is no longer than it was."""
+def queue_when_waited(waits: Iterable[QueueWait], partition: str | None) -> int | None:
+    """The median number of jobs of `partition` (the first named) waiting when each started
+    one of `waits` of that partition was submitted (those submitted before it and not
+    started by then); None without a started wait. Jobs ended before the window are not
+    among the waits, so this counts low: a queue measured this way was no longer."""
     part = (partition or "").split(",")[0]
-    mine = [j for j in jobs if j.submitted_at is not None
-            and (j.partition or "").split(",")[0] == part]
-    counts = [sum(1 for k in mine if k is not j and k.submitted_at < j.submitted_at
-                  and (k.started_at is None or k.started_at > j.submitted_at))
-              for j in mine if j.started_at is not None]
+    mine = [w for w in waits if w.submitted_at > 0
+            and (w.partition or "").split(",")[0] == part]
+    counts = [sum(1 for k in mine if k is not w and k.submitted_at < w.submitted_at
+                  and (k.waiting or k.submitted_at + k.wait_s > w.submitted_at))
+              for w in mine if not w.waiting]
     return None if not counts else int(median(counts))
 
 
@@ -1064,6 +1064,7 @@ class RecentWaits:
             for key in _wait_keys(partition, cpus, ahead):
                 self._by.setdefault(key, []).extend(obs)
         self._waits, self._adaptive = waits, adaptive
+        self.waits = waits  # as given (`queue_when_waited`)
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
         self._levels: dict[str, Adapted] | None = None

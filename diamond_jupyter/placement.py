@@ -2576,7 +2576,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             part = pname.split(",")[0]
             start_s = capped_by_waits(start_s, waited, sum(
                 1 for j in snap.pending if (j.partition or "").split(",")[0] == part),
-                queue_when_waited(snap.jobs, pname))
+                queue_when_waited(recent.waits, pname))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "

@@ -623,16 +623,16 @@ def test_capped_by_waits_caps_only_on_enough_waits_and_no_longer_queue():
 
 
 def test_queue_when_waited_counts_the_jobs_waiting_at_each_started_jobs_submission():
-    from diamond_jupyter.calibration import queue_when_waited
+    from diamond_jupyter.calibration import QueueWait, queue_when_waited
 
-    def job(n: str, sub: float, start: float | None, part: str = "short") -> JobStatus:
-        return JobStatus(native_id=n, state=JobState.RUNNING if start is not None
-                         else JobState.PENDING, partition=part, cpus=1,
-                         submitted_at=NOW - timedelta(seconds=sub),
-                         started_at=None if start is None else NOW - timedelta(seconds=start))
-    jobs = [job("a", 500, 400), job("b", 450, 300), job("c", 420, 100), job("d", 50, None),
-            job("e", 40, None), job("x", 460, None, "long")]  # another partition
-    # a: none waiting then; b: a (started after b's submission); c: a and b; median 1
-    assert queue_when_waited(jobs, "short") == 1
-    assert queue_when_waited(jobs, "short,long") == 1  # the first partition named
-    assert queue_when_waited([j for j in jobs if j.started_at is None], "short") is None
+    def wait(sub: float, start: float | None, part: str = "short") -> QueueWait:
+        return QueueWait(part, 1, (start if start is not None else 1000.0) - sub,
+                         waiting=start is None, submitted_at=sub)
+    waits = [wait(100, 200), wait(150, 300), wait(180, 500), wait(550, None),
+             wait(560, None), wait(140, None, "long"),  # another partition
+             QueueWait("short", 1, 5.0)]  # no submission time: left out
+    # the first: none waiting then; the second: the first (started after); the third:
+    # both; median 1
+    assert queue_when_waited(waits, "short") == 1
+    assert queue_when_waited(waits, "short,long") == 1  # the first partition named
+    assert queue_when_waited([w for w in waits if w.waiting], "short") is None

@@ -95,6 +95,24 @@ def recent_bound_no_larger(run: dict) -> dict:
     return run
 
 
+def start_capped_by_recent_bound(run: dict) -> dict:
+    """Where a round records the site's recent-wait bound (runs since session 27), a
+    calibrated start above it moved down to it, its finish with it (session 33's
+    `recent_cap`, `calibration.capped_by_waits`, without its two conditions: the record
+    keeps neither how many waits the bound rests on nor the queue they were measured at,
+    so this caps every such round, the most the rule could move)."""
+    run = copy.deepcopy(run)
+    for r in run.get("per_round") or []:
+        for e in (r.get("estimate") or {}).values():
+            cap = e.get("recent_bound_s")
+            if cap is not None and e.get("source") == "calibrated" and e["start_s"] > cap:
+                moved = e["start_s"] - cap
+                e["start_s"] = cap
+                if e.get("finish_s") is not None:
+                    e["finish_s"] -= moved
+    return run
+
+
 CHANGES: dict[str, Change] = {
     "recorded": lambda run: run,
     **{f"queued now, bound {b:g} s": queued_now(bound_s=b) for b in (2, 10, 30, 60, 120)},
@@ -105,6 +123,7 @@ CHANGES: dict[str, Change] = {
     "no recent-wait bound anywhere": no_recent_wait_bound(),
     **{f"no recent-wait bound on {s}": no_recent_wait_bound((s,)) for s in SITES},
     "recent-wait bound of jobs no larger (where recorded)": recent_bound_no_larger,
+    "start capped at the recent-wait bound (where recorded)": start_capped_by_recent_bound,
 }
 
 

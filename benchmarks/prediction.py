@@ -122,7 +122,8 @@ VARIANTS: dict[str, dict[str, int]] = {  # session 32's calibration variants
 MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", "spread_run",
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
-          "qbets_drain", "online", "online_floor", "uncut", "cut_wide", "shrunk", "wide_shrunk")
+          "qbets_drain", "online", "online_floor", "uncut", "cut_wide", "shrunk", "wide_shrunk",
+          "recent_cap")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -398,6 +399,24 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
     return out
 
 
+def with_wait_cap(sim: Predictions, snap, waits) -> Predictions:
+    """`sim`'s starts, each capped at the QBETS bound of the recent waits of its class where
+    that rests on MIN_CAP_WAITS waits and no more jobs wait ahead of it than the view's
+    started jobs found when submitted (`calibration.capped_by_waits`, the session 33
+    variant `recent_cap`)."""
+    from diamond_jupyter.calibration import RecentWaits, capped_by_waits, queue_when_waited
+
+    recent = RecentWaits(waits.values())
+    then = {p: queue_when_waited(waits.values(), p) for p in {j.partition for j in snap.pending}}
+    out = dict(sim)
+    for i, j in enumerate(snap.pending):  # in submission order: i jobs ahead
+        if (n := j.native_id) in sim:
+            start, bound = sim[n]
+            start = capped_by_waits(start, recent.bound("all", j.cpus), i, then[j.partition])
+            out[n] = (start, None if bound is None else max(bound, start))
+    return out
+
+
 def with_online_bound(sim: Predictions, snap, waits, levels: dict[str, float],
                       drain: dict, floor: bool = False) -> Predictions:
     """`engine`, its recent-wait bound the conformal one at the level the site's online
@@ -644,6 +663,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
                     preds[model] = with_wait_bound(preds["engine"], snap,
                                                    history if regime else waits,
                                                    regime=regime, drain=drain)
+            if "recent_cap" in models:
+                preds["recent_cap"] = with_wait_bound(with_wait_cap(
+                    preds["engine"], snap, waits), snap, waits, drain=every)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits, drain=every)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:

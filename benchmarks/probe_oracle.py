@@ -188,6 +188,7 @@ def rebuilt_view(jobs: list, site: str, starts: dict[int, float],
                                 walltime_s=j.walltime_min * 60.0,
                                 partition=j.partition or _default_partition(site),
                                 node_list=",".join(nodes_of.get(i, [])),
+                                submitted_at=NOW + timedelta(seconds=j.at_s - t),
                                 started_at=NOW + timedelta(seconds=s - t)))
     return _empty_site(site, listed, alloc)
 

@@ -108,7 +108,9 @@ def _place(view: Any, site: str, cal: SiteCalibration | None) -> tuple[float | N
     return (secs(v.estimated_start), secs(v.start_bound)) if v else (None, None)
 
 
-VARIANTS = ("cut_wide", "shrunk", "at_limit")  # session 32's calibration variants
+# session 32's calibration variants, and session 33's `recent_cap` (a calibrated start
+# capped by the site's recent waits of its class, `calibration.capped_by_waits`)
+VARIANTS = ("cut_wide", "shrunk", "at_limit", "recent_cap")
 
 
 def variant_keywords(site: str) -> dict[str, dict[str, Any]]:
@@ -123,7 +125,7 @@ def variant_keywords(site: str) -> dict[str, dict[str, Any]]:
     limits = {p.name: float(s) for p in cluster(site).partitions
               if (s := parse_slurm_time(p.max_time)) is not None}
     return {"cut_wide": LOG_VARIANTS["cut_wide"], "shrunk": LOG_VARIANTS["shrunk"],
-            "at_limit": {"at_limit": limits}}
+            "at_limit": {"at_limit": limits}, "recent_cap": {"recent_cap": True}}
 
 
 def rounds_of(run: dict[str, Any], site: str, traces: Path = TRACES, warmup_s: float = 25.0,

@@ -70,6 +70,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from heapq import heappop, heappush
+from statistics import median
 from typing import Protocol
 
 from .model import (  # noqa: F401 (describe_start, hms_short: formerly here)
@@ -408,7 +409,8 @@ class SiteCalibration:
                  tail: str = "request", cohort_s: float | None = None,
                  own_runtimes: dict[str, float] | None = None,
                  change_points: bool = True, min_regime: int = MIN_REGIME,
-                 shrink: int = 0, at_limit: Mapping[str, float] | None = None) -> None:
+                 shrink: int = 0, at_limit: Mapping[str, float] | None = None,
+                 recent_cap: bool = False) -> None:
         # measured by the benchmarks only: change_points False keeps every class's latest
         # jobs whole, with no cut at a change of its workload (`regime_start`); min_regime,
         # the fewest jobs on each side of a cut; shrink k > 0 gives each size class of a
@@ -417,6 +419,9 @@ class SiteCalibration:
         # (partition -> its time limit, s): jobs asking the limit (no request of their own)
         # a class apart from those that asked less, finest
         self.by_request = by_request  # also per request class (`request_class`), finest
+        # measured by the benchmarks only: a calibrated start capped at the bound of the
+        # site's recent waits of its class (`capped_by_waits`)
+        self.recent_cap = recent_cap
         self.at_limit = dict(at_limit or {})
         # other sites' ratios, for a site with too few finished jobs of its own (`borrowed`)
         self.pool: PooledRatios | None = None
@@ -751,6 +756,36 @@ def site_waits_and_drain(queued: dict[str, QueueWait] | None, jobs: Iterable[Job
     return RecentWaits({**(queued or {}), **recent}.values()), drain
 
 
+MIN_CAP_WAITS = 29  # `capped_by_waits`: the fewest waits with a measured 90% bound
+
+
+def queue_when_waited(waits: Iterable[QueueWait], partition: str | None) -> int | None:
+    """The median number of jobs of `partition` (the first named) waiting when each started
+    one of `waits` of that partition was submitted (those submitted before it and not
+    started by then); None without a started wait. Jobs ended before the window are not
+    among the waits, so this counts low: a queue measured this way was no longer."""
+    part = (partition or "").split(",")[0]
+    mine = [w for w in waits if w.submitted_at > 0
+            and (w.partition or "").split(",")[0] == part]
+    counts = [sum(1 for k in mine if k is not w and k.submitted_at < w.submitted_at
+                  and (k.waiting or k.submitted_at + k.wait_s > w.submitted_at))
+              for w in mine if not w.waiting]
+    return None if not counts else int(median(counts))
+
+
+def capped_by_waits(start_s: float, waited: tuple[float, int] | None, queued_now: int,
+                    queued_then: int | None, min_waits: int = MIN_CAP_WAITS) -> float:
+    """A calibrated start no later than the bound of the site's recent waits of its class
+    (`RecentWaits.bound`: (bound, waits)) where that bound rests on `min_waits` waits and
+    the queue ahead now (`queued_now`) is no longer than when those jobs queued
+    (`queue_when_waited`): a burst since would make the bound too soon. Measured by the
+    benchmarks (`SiteCalibration.recent_cap`), not used by placement."""
+    if waited is None or waited[1] < min_waits or queued_then is None \
+            or queued_now > queued_then:
+        return start_s
+    return min(start_s, waited[0])
+
+
 AHEAD_CLASS_LIMITS = (0, 3, 15, 63)  # own jobs queued ahead: none, 1-3, 4-15, 16-63, 64+
 Key = tuple[str, str, str]  # (partition, size class, class of own jobs ahead), "*" for any
 
@@ -1029,6 +1064,7 @@ class RecentWaits:
             for key in _wait_keys(partition, cpus, ahead):
                 self._by.setdefault(key, []).extend(obs)
         self._waits, self._adaptive = waits, adaptive
+        self.waits = waits  # as given (`queue_when_waited`)
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
         self._levels: dict[str, Adapted] | None = None

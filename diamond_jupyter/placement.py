@@ -76,8 +76,10 @@ from pydantic import BaseModel, Field, PrivateAttr
 from .calibration import (
     SiteCalibration,
     borrowed,
+    capped_by_waits,
     describe_start,
     pooled_share,
+    queue_when_waited,
     site_waits_and_drain,
 )
 from .capabilities import SiteCapabilities, from_metadata
@@ -2632,6 +2634,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         recent, drained = site_waits_and_drain(cal.queued if cal else None, snap.jobs, now,
                                                snap.user)
         waited = recent.bound(pname, req.nodes * (req.cpn or 1))
+        if cal is not None and cal.recent_cap and source == "calibrated":
+            part = pname.split(",")[0]
+            start_s = capped_by_waits(start_s, waited, sum(
+                1 for j in snap.pending if (j.partition or "").split(",")[0] == part),
+                queue_when_waited(recent.waits, pname))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "

@@ -606,3 +606,33 @@ def test_running_samples_are_the_views_running_jobs_censored_at_their_elapsed_ti
     before = SiteCalibration(ended).ratio(None, 8)
     after = SiteCalibration([*ended, *alive]).ratio(None, 8)
     assert after.median > before.median
+
+
+def test_capped_by_waits_caps_only_on_enough_waits_and_no_longer_queue():
+    """Session 33's benchmark-only `recent_cap`: a calibrated start far above the site's
+    recent waits of its class is capped at their bound, but only where that bound rests on
+    MIN_CAP_WAITS waits and the queue ahead is no longer than when those jobs queued."""
+    from diamond_jupyter.calibration import MIN_CAP_WAITS, capped_by_waits
+
+    assert capped_by_waits(280.0, (90.0, MIN_CAP_WAITS), 20, 25) == 90.0
+    assert capped_by_waits(60.0, (90.0, MIN_CAP_WAITS), 20, 25) == 60.0  # a cap, not a floor
+    assert capped_by_waits(280.0, (90.0, MIN_CAP_WAITS - 1), 20, 25) == 280.0  # too few
+    assert capped_by_waits(280.0, (90.0, 100), 26, 25) == 280.0  # a burst since
+    assert capped_by_waits(280.0, (90.0, 100), 20, None) == 280.0  # no queue measured
+    assert capped_by_waits(280.0, None, 0, 25) == 280.0
+
+
+def test_queue_when_waited_counts_the_jobs_waiting_at_each_started_jobs_submission():
+    from diamond_jupyter.calibration import QueueWait, queue_when_waited
+
+    def wait(sub: float, start: float | None, part: str = "short") -> QueueWait:
+        return QueueWait(part, 1, (start if start is not None else 1000.0) - sub,
+                         waiting=start is None, submitted_at=sub)
+    waits = [wait(100, 200), wait(150, 300), wait(180, 500), wait(550, None),
+             wait(560, None), wait(140, None, "long"),  # another partition
+             QueueWait("short", 1, 5.0)]  # no submission time: left out
+    # the first: none waiting then; the second: the first (started after); the third:
+    # both; median 1
+    assert queue_when_waited(waits, "short") == 1
+    assert queue_when_waited(waits, "short,long") == 1  # the first partition named
+    assert queue_when_waited([w for w in waits if w.waiting], "short") is None

@@ -126,3 +126,21 @@ def test_the_placement_benchmark_records_both_recent_wait_bounds():
     assert got["recent_bound_s"] >= 500.0 and got["recent_bound_no_larger_s"] <= 29.0
     assert recent_bounds(None, SiteSnapshot(site="delta"), "batch", 8, now) == {
         "recent_bound_s": None, "recent_bound_no_larger_s": None}
+
+
+def test_a_calibrated_start_above_its_recorded_recent_bound_is_capped_there():
+    """Session 33's `recent_cap` replayed: a calibrated start above the site's recorded
+    recent-wait bound moves down to it, its finish with it; one below it, or not
+    calibrated, or without the bound recorded, stays."""
+    high = {**est(280.0, 300.0, 1700.0, 1750.0), "source": "calibrated",
+            "recent_bound_s": 90.0}
+    low = {**est(40.0, 60.0, 90.0, 1750.0), "source": "calibrated", "recent_bound_s": 90.0}
+    raw = {**est(280.0, 300.0, 280.0, 280.0), "source": "simulation", "recent_bound_s": 90.0}
+    none = {**est(280.0, 300.0, 1700.0, 1750.0), "source": "calibrated"}
+    run = run_of(round_(0, {"a": high, "b": low, "c": raw, "d": none},
+                        {"a": 3, "b": 3, "c": 3, "d": 3},
+                        {"a": 95.0, "b": 50.0, "c": 290.0, "d": 290.0}))
+    got = model_replay.start_capped_by_recent_bound(run)["per_round"][0]["estimate"]
+    assert (got["a"]["start_s"], got["a"]["finish_s"]) == (90.0, 110.0)
+    assert got["b"] == low and got["c"] == raw and got["d"] == none
+    assert run["per_round"][0]["estimate"]["a"]["start_s"] == 280.0  # the record untouched

@@ -97,7 +97,7 @@ def recent_bound_no_larger(run: dict) -> dict:
 
 def start_capped_by_recent_bound(run: dict) -> dict:
     """Where a round records the site's recent-wait bound (runs since session 27), a
-    calibrated start above it moved down to it, its finish with it (session 33's
+    calibrated start above it moved down to it, its finish with it (session 32's
     `recent_cap`, `calibration.capped_by_waits`, without its two conditions: the record
     keeps neither how many waits the bound rests on nor the queue they were measured at,
     so this caps every such round, the most the rule could move)."""

@@ -402,7 +402,7 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
 def with_wait_cap(sim: Predictions, snap, waits) -> Predictions:
     """`sim`'s starts, each capped at the QBETS bound of the recent waits of its class where
     that rests on MIN_CAP_WAITS waits and no more jobs wait ahead of it than the view's
-    started jobs found when submitted (`calibration.capped_by_waits`, the session 33
+    started jobs found when submitted (`calibration.capped_by_waits`, the session 32
     variant `recent_cap`)."""
     from diamond_jupyter.calibration import RecentWaits, capped_by_waits, queue_when_waited
 

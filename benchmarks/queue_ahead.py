@@ -108,7 +108,7 @@ def _place(view: Any, site: str, cal: SiteCalibration | None) -> tuple[float | N
     return (secs(v.estimated_start), secs(v.start_bound)) if v else (None, None)
 
 
-# session 32's calibration variants, and session 33's `recent_cap` (a calibrated start
+# session 32's calibration variants and its `recent_cap` (a calibrated start
 # capped by the site's recent waits of its class, `calibration.capped_by_waits`)
 VARIANTS = ("cut_wide", "shrunk", "at_limit", "recent_cap")
 

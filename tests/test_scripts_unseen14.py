@@ -154,7 +154,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         queue="workq"),
     "pbs/torque_named_hosts_no_ppn.pbs": dict(
         nodes=3, walltime=3600, name="three_hosts",
-        notes=["nodes=n001+n002+n003: other schedulers pick the nodes"]),
+        notes=["nodes=n001+n002+n003: hosts named here: n001, n002, n003"]),
     "pbs/torque_nodes_ppn_pvmem.pbs": dict(
         nodes=2, tasks=16, cpus=16, walltime=18000, name="vmem_limited", account="chem_alloc",
         unknown=["-l"]),

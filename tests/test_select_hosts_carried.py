@@ -172,3 +172,60 @@ def test_grid_engine_queue_instances_carry_their_hosts() -> None:
     assert _said(group[1], "dropped: #$ -q all.q@@gpus", "host group or pattern")
     assert reasons(run("#$ -q all.q@s9\n#$ -l h_rt=00:20:00", gridq()), "sgeq") == \
         "#$ -q all.q@s9 names host(s) this site does not have: s9"
+
+
+# Torque's node specs (qsub -l nodes): each begins with a node count or a host name, and
+# the bare words after it are properties; a spec led by a name runs on that host.
+def _torque(nodes: str) -> str:
+    return f"#!/bin/bash\n#PBS -l nodes={nodes}\n#PBS -l walltime=01:00:00\n./app\n"
+
+
+def test_torque_hosts_reach_other_schedulers() -> None:
+    text = _torque("host1:ppn=4+host2:ppn=4")
+    script, warnings, spec = translate(text, "slurm")
+    assert "#SBATCH --nodelist=host1,host2" in _lines(script)
+    assert "#SBATCH --nodes=2" in _lines(script)
+    assert _said(warnings, "kept: #PBS -l nodes=host1:ppn=4+host2:ppn=4 as "
+                 "--nodelist=host1,host2")
+    assert spec.constraints.features == []  # host names are not properties
+    assert '#BSUB -m "host1 host2"' in _lines(translate(text, "lsf")[0])
+    assert "#$ -l hostname=host1|host2" in _lines(translate(text, "sge")[0])
+    assert "#flux: --requires=host:host1,host2" in _lines(translate(text, "flux")[0])
+    bare = _lines(translate(_torque("host1+host2"), "slurm")[0])
+    assert "#SBATCH --nodelist=host1,host2" in bare and "#SBATCH --nodes=2" in bare
+    # at its own PBS the line stays as written
+    assert "#PBS -l nodes=host1:ppn=4+host2:ppn=4" in _lines(translate(text, "pbs")[0])
+
+
+@pytest.mark.parametrize("nodes, feature", [("2:ppn=4", None), ("1:ppn=4:gpu", "gpu")])
+def test_torque_counts_and_properties_name_no_host(nodes: str, feature: str | None) -> None:
+    script, warnings, spec = translate(_torque(nodes), "slurm")
+    assert "nodelist" not in script and not _said(warnings, "host")
+    assert spec.constraints.features == ([feature] if feature else [])
+
+
+def test_torque_count_beside_a_named_host() -> None:
+    """`nodes=2:ppn=4+node07:ppn=4`: node07 and two others: Slurm's --nodelist beside
+    -N 3; a host list the job's nodes come from among (LSF -m) would not say that."""
+    text = _torque("2:ppn=4+node07:ppn=4")
+    slurm = _lines(translate(text, "slurm")[0])
+    assert "#SBATCH --nodelist=node07" in slurm and "#SBATCH --nodes=3" in slurm
+    script, warnings, _ = translate(text, "lsf")
+    assert "node07" not in script
+    assert _said(warnings, "dropped: #PBS -l nodes=2:ppn=4+node07:ppn=4",
+                 "asks 3 node(s) of the 1 host(s)")
+
+
+def test_torque_hosts_shared_are_said_dropped() -> None:
+    script, warnings, _ = translate(_torque("n1:ppn=4+n1:ppn=4"), "slurm")
+    assert "nodelist" not in script
+    assert _said(warnings, "dropped: #PBS -l nodes=n1:ppn=4+n1:ppn=4", "sharing one host")
+
+
+def test_sites_check_torque_hosts() -> None:
+    assert run(_torque("c03:ppn=8"), hera()).verdict("hera").feasible
+    assert reasons(run(_torque("zz9:ppn=8"), hera()), "hera") == \
+        "#PBS -l nodes=zz9:ppn=8 names host(s) this site does not have: zz9"
+    assert reasons(run(_torque("h1:ppn=8+h9:ppn=8"), lsfq()), "lsfq") == (
+        "#PBS -l nodes=h1:ppn=8+h9:ppn=8 names host(s) this site does not have: h9 (bsub "
+        "refuses -m naming a host it does not know)")

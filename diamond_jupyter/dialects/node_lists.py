@@ -62,6 +62,10 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
                and d.option in ("-l select:host", "-l select:vnode")]
         if pbs:
             return _pbs_select_hosts(spec, pbs)
+        torque = spec.metadata.get("pbs_nodes_chunks")
+        if isinstance(torque, dict) and foreign_to != "pbs" and spec.source_dialect == "pbs" \
+                and any(not c.split(":")[0].isdigit() for c in torque["raw"].split("+")):
+            return _torque_hosts(torque)
         kept = spec.metadata.get("sge_queue_instances")
         if isinstance(kept, dict) and foreign_to != "sge" and spec.source_dialect == "sge":
             return _queue_instances(kept)
@@ -165,17 +169,41 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
     kept = spec.metadata.get("pbs_select_chunks")
     found = _SELECT.search(directives[-1].raw)
     text = kept["raw"] if isinstance(kept, dict) else found.group(1) if found else ""
+    return _chunks_hosts(out, text, torque=False)
+
+
+def _torque_hosts(kept: dict) -> NamedHosts:
+    """Torque's `nodes=host1:ppn=4+host2:ppn=4`: a node spec begins with a node count or a
+    host name, the bare words after it are properties (`nodes=1:ppn=4:gpu`: gpu is one),
+    so each spec led by a name runs on that host, as PBS Pro's `host=`."""
+    raw = str(kept["raw"])
+    line = Directive(dialect="pbs", option="-l nodes", value=raw,
+                     raw=str(kept.get("line") or f"#PBS -l nodes={raw}"))
+    return _chunks_hosts(NamedHosts([line]), raw, torque=True)
+
+
+def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
+    """The hosts of PBS chunks (`+`-joined; each names its host as `host=H`, or in
+    Torque's words as its first part) set on `out`, or why they cannot be carried."""
     hosts: list[str] = []
     shapes = set()
     for chunk in text.split("+"):
         parts = chunk.split(":")
-        named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
+        if torque:
+            named = [] if parts[0].isdigit() else [parts[0]]
+            body = parts[1:]
+        else:
+            named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
+            body = [p for p in parts[1 if parts[0].isdigit() else 0:]
+                    if not p.lower().startswith("host=")]
         if named and parts[0].isdigit() and int(parts[0]) > 1:
             out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
             return out
+        if odd := next((h for h in named if not _PLAIN_HOST.fullmatch(h)), None):
+            out.why_not = f"{odd!r} is not a host name"
+            return out
         hosts += named
-        shapes.add(frozenset(p for p in parts[1 if parts[0].isdigit() else 0:]
-                             if not p.lower().startswith("host=")))
+        shapes.add(frozenset(body))
     if not hosts or len(set(hosts)) < len(hosts):
         out.why_not = "chunks sharing one host"
         return out
@@ -184,7 +212,7 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
                        "differ: one host list would lose which chunk runs where")
         return out
     out.among, out.every = ",".join(hosts), True
-    out.said_by[out.among] = directives[0]
+    out.said_by[out.among] = out.read_from[0]
     return out
 
 

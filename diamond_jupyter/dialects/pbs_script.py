@@ -701,7 +701,8 @@ class PbsScript:
             r.nodes = sum(c.nodes or 1 for c in comps)
         else:  # shapes that differ: each a component, the resources one none outgrows
             set_components(spec, comps)
-        spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r)}
+        spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r),
+                                               "line": item.raw.strip()}
         hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
         if len(shapes) > 1 and not hosts and self._part_filled(shapes, r):
             spec.components = []  # exact: N tasks, at most M a node (-n N --ntasks-per-node=M)
@@ -709,14 +710,11 @@ class PbsScript:
         if spec.components:
             note(spec, f"line {item.lineno}: {key}={val} ({len(shapes)} chunks) read as a job "
                        f"of {len(shapes)} shapes: {describe_totals(summed_totals(comps))} in all"
-                 + (f"; other schedulers pick the nodes themselves (named here: "
-                    f"{', '.join(hosts)})" if hosts else ""))
-        elif hosts and len(shapes) > 1:
-            note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
-                       f"the nodes themselves (named here: {', '.join(hosts)})")
-        elif hosts:
-            note(spec, f"approximated: line {item.lineno}: {key}={val}: other schedulers pick "
-                       f"the node themselves (named here: {hosts[0]})")
+                 + (f"; hosts named here: {', '.join(hosts)} (each target says whether "
+                    "it keeps them)" if hosts else ""))
+        elif hosts:  # carried where a target keeps their meaning (node_lists), else dropped
+            note(spec, f"line {item.lineno}: {key}={val}: hosts named here: {', '.join(hosts)} "
+                       "(each target says whether it keeps them)")
         return True
 
     @staticmethod

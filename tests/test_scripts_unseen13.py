@@ -160,7 +160,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # two named hosts (said); naccesspolicy=singlejob is whole nodes
     "pbs/torque_named_hosts_naccesspolicy.pbs": dict(
         nodes=2, tasks=8, cpus=8, walltime=2700, exclusive=True, name="pinned_hosts",
-        notes=["approximated: line 3: nodes=node01:ppn=4+node02:pp"]),
+        notes=["line 3: nodes=node01:ppn=4+node02:ppn=4: hosts named here: node01, node02"]),
     # gpus=2 on each of 2 nodes; -l feature=k80; pmem per process
     "pbs/torque_nodes_ppn_gpus_feature.pbs": dict(
         nodes=2, tasks=16, cpus=16, gpus=4, memory_mb=48 * G, per_cpu=3 * G, needs_gpus=2,

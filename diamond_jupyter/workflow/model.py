@@ -1442,6 +1442,23 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
+def _json_blanks(text: str) -> str:
+    """A JSON document as YAML reads it: JSON allows tabs between tokens (editors and
+    `json.dump(indent="\t")` indent with them), YAML does not. JSON strings hold no raw tab,
+    so in a text that is JSON every tab is a blank; each becomes a space, lines and columns
+    kept. Any other text is returned as it is."""
+    import json
+
+    body = text.lstrip("\ufeff \r\n")
+    if "\t" not in text or not body.startswith(("{", "[")):
+        return text
+    try:
+        json.loads(body)
+    except ValueError:
+        return text
+    return text.replace("\t", " ")
+
+
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
                   root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
@@ -1468,6 +1485,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     elif len(text) > MAX_WORKFLOW_BYTES or len(text.encode("utf-8", "replace")) > \
             MAX_WORKFLOW_BYTES:
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
+    text = _json_blanks(text)
     try:
         data = strict_load(text, MAX_DEPTH)
     except yaml.YAMLError as e:

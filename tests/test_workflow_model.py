@@ -110,7 +110,7 @@ def test_a_cycle_is_named_with_its_steps():
     ("name: w\nsteps:\n  - {name: a, script: x, on_failure: retry}\n",
      "steps['a'].on_failure: Input should be 'resubmit-elsewhere' or 'stop'"),
     ("name: w\nsteps:\n  - {name: a, script: x, retries: -1}\n",
-     "steps['a'].retries: Input should be greater than or equal to 0"),
+     "steps['a'].retries: retries must be a whole number from 0 to 10, not -1"),
     ("name: w\nsteps:\n  - {name: a, script: x, outputs: [../etc/passwd]}\n",
      "steps['a'].outputs: output '../etc/passwd' must name a file inside"),
     ("name: w\nsteps:\n  - {name: a, script: x, outputs: [/abs]}\n",

@@ -248,12 +248,12 @@ def test_an_auto_step_with_inputs_on_two_sites_counts_both_copies():
     # gang members waiting on each other through a step between them
     ("name: g\nsteps:\n  - {name: a, gang: g1, script: x}\n  - {name: m, needs: [a], script: x}"
      "\n  - {name: b, gang: g1, needs: [m], script: x}\n",
-     "gang 'g1': step 'b' waits for 'a' of the same gang, but a gang's steps start together "
-     "(line 5)"),
+     "gang 'g1': step 'b' waits for 'a' (through 'm') of the same gang, but a gang's steps "
+     "start together (line 5)"),
     ("name: r\nsteps:\n  - {name: a, retries: -1, script: x}\n",
-     "steps['a'].retries: Input should be greater than or equal to 0 (line 3)"),
+     "steps['a'].retries: retries must be a whole number from 0 to 10, not -1 (line 3)"),
     ("name: r\nsteps:\n  - {name: a, retries: 1000000, script: x}\n",
-     "steps['a'].retries: Input should be less than or equal to 10 (line 3)"),
+     "steps['a'].retries: retries must be a whole number from 0 to 10, not 1000000 (line 3)"),
     ("name: r\nsteps:\n  - {name: a, retries: 1, on_failure: Resubmit-Elsewhere, script: x}\n",
      "steps['a'].on_failure: Input should be 'resubmit-elsewhere' or 'stop'"),
     ("name: u\nsteps:\n  - {name: präp, script: x}\n",

@@ -297,7 +297,7 @@ def test_fault_a_steps_own_dependency_or_hold_is_refused(directive, want):
 # -- 6. retries -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("written,want", [
-    ("-1", "retries: Input should be greater than or equal to 0 (line 3)"),
+    ("-1", "retries must be a whole number from 0 to 10, not -1 (line 3)"),
     ("1e3", "retries must be a whole number from 0 to 10, not '1e3' (line 3)"),
     ("2.0", "retries must be a whole number from 0 to 10, not 2.0 (line 3)"),
     ("inf", "retries must be a whole number from 0 to 10, not 'inf' (line 3)"),

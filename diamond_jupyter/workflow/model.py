@@ -478,7 +478,7 @@ class Step(_Strict):
     @classmethod
     def _retries(cls, v: Any) -> Any:
         """A whole number as written: not "3", not true, not 2.0 (each a likely slip)."""
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_RETRIES:
             raise ValueError(f"retries must be a whole number from 0 to {MAX_RETRIES}, not "
                              f"{_SHOWN.repr(v)}")
         return v
@@ -852,11 +852,16 @@ class Workflow(_Strict):
                                "or two? Spell them alike, or rename one")
         for gang, members in gangs.items():
             for m in members:
-                inside = [x for x in members if masks[m] & bit[x]]
+                inside = sorted(x for x in members if masks[m] & bit[x])
                 if inside:
-                    raise Misplaced(f"gang {gang!r}: step {m!r} waits for "
-                                    f"{sorted(inside)[0]!r} of the same gang, but a gang's "
-                                    "steps start together", ("steps", names.index(m), "needs"))
+                    step = self.steps[names.index(m)]
+                    # a wait through steps outside the gang names the need it goes through
+                    via = next((n for n in step.needs if n == inside[0]
+                                or masks[n] & bit[inside[0]]), inside[0])
+                    through = f" (through {via!r})" if via != inside[0] else ""
+                    raise Misplaced(f"gang {gang!r}: step {m!r} waits for {inside[0]!r}"
+                                    f"{through} of the same gang, but a gang's steps start "
+                                    "together", ("steps", names.index(m), "needs"))
         locked = _gang_lock(self)
         if locked:  # a cycle of gangs: each hop's step needs one in the next gang (or step)
             hops = "; ".join(f"{_unit_name(u)} waits for "
@@ -1169,7 +1174,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             elif meant:
                 msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":
-            msg = "is required"
+            msg = "is required" + _MISSING.get(
+                (len(err["loc"]) > 1, str(err["loc"][-1])), "")
         msg = _as_written(msg, lines, tuple(err["loc"]))
         raise BadInput(f"{source}: {_where(data, tuple(err['loc']))}: {msg}"
                        f"{_line_note(lines, tuple(err['loc']), at_key=unknown, said=msg)}"
@@ -1305,6 +1311,13 @@ _INCLUDE = ("a workflow is one file; share fields between steps with an x-* key 
 _SITES_FILE = ("the sites and their schedulers are the sites file's (--config), not the "
                "workflow's; a step names where it may run with site: NAME, a list of sites, or "
                "auto")
+# what to write for a required field left out, by (inside a step?, field)
+_MISSING = {
+    (False, "name"): ": a name of letters, digits, _ . - for the workflow, e.g. name: my-pipeline",
+    (False, "steps"): ": a list of steps, e.g. steps: [{name: prep, script_file: prep.sh}]",
+    (True, "name"): ": every step has a name of letters, digits, _ . -, e.g. name: prep",
+    (True, "script"): ": the job's text (script: |) or its file (script_file: prep.sh)",
+}
 _UNSUPPORTED = {
     **dict.fromkeys(("when", "if", "condition", "conditions", "only_if", "skip_if",
                      "unless", "trigger_rule", "depends_on_past"), _CONDITIONS),
@@ -1429,6 +1442,23 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
+def _json_blanks(text: str) -> str:
+    """A JSON document as YAML reads it: JSON allows tabs between tokens (editors and
+    `json.dump(indent="\t")` indent with them), YAML does not. JSON strings hold no raw tab,
+    so in a text that is JSON every tab is a blank; each becomes a space, lines and columns
+    kept. Any other text is returned as it is."""
+    import json
+
+    body = text.lstrip("\ufeff \r\n")
+    if "\t" not in text or not body.startswith(("{", "[")):
+        return text
+    try:
+        json.loads(body)
+    except ValueError:
+        return text
+    return text.replace("\t", " ")
+
+
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
                   root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
@@ -1455,6 +1485,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     elif len(text) > MAX_WORKFLOW_BYTES or len(text.encode("utf-8", "replace")) > \
             MAX_WORKFLOW_BYTES:
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
+    text = _json_blanks(text)
     try:
         data = strict_load(text, MAX_DEPTH)
     except yaml.YAMLError as e:

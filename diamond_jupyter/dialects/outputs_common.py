@@ -606,12 +606,24 @@ NO_ANSWER = {
 
 # What a submit command prints when its request went out to the server but no answer came
 # back (the server may have queued the job, unlike a connect failure, where nothing was
-# sent): Slurm's read timeout and a reply cut short. Slurm's Torque wrappers print Slurm's.
+# sent and NO_ANSWER's texts apply): Slurm's read timeout and a reply cut short; PBS's
+# reply unreadable (PBSE_PROTOCOL, 15031, "Batch protocol error", or the DIS reader's
+# "End of File" / "Premature end of message"), Slurm's Torque wrappers printing Slurm's;
+# LSF's LSBE_TIME_OUT ("Timeout in contacting mbatchd": connected, the answer late), not
+# LSBE_CONN_TIMEOUT ("Timeout on connect() call") nor "LSF is down"; Grid Engine's "failed
+# receiving gdi request response" (sent, no answer), not "unable to contact qmaster" nor
+# "failed sending gdi request"; Flux's RPC that timed out or whose broker connection was
+# reset once sent, not "Unable to connect to Flux" nor "Connection refused".
 SUBMIT_ANSWER_LOST = {
     "slurm": re.compile(r"Socket timed out on send/recv operation|Zero Bytes were "
                         r"transmitted or received"),
+    "pbs": re.compile(r"Batch protocol error|End of File|Premature end of message|"
+                      r"Socket timed out on send/recv operation|Zero Bytes were "
+                      r"transmitted or received"),
+    "lsf": re.compile(r"Timeout in contacting mbatchd"),
+    "sge": re.compile(r"failed receiving gdi request response"),
+    "flux": re.compile(r"Connection timed out|Connection reset by peer"),
 }
-SUBMIT_ANSWER_LOST["pbs"] = SUBMIT_ANSWER_LOST["slurm"]
 
 
 def submit_answer_lost(scheduler: str, exit_status: int, stderr: str) -> bool:

@@ -589,7 +589,7 @@ NO_ANSWER = {
     "lsf": re.compile(r"LSF is down|Cannot connect to LSF|LIM is down|Failed in an LSF "
                       r"library call"),
     "sge": re.compile(r"unable to contact qmaster|commlib error|unable to send message to "
-                      r"qmaster"),
+                      r"qmaster|failed sending gdi request"),
     # flux-core: no broker socket ("Unable to connect to Flux: broker socket ... was not
     # found", "[Errno 2] Unable to connect to Flux: No such file or directory"), a broker that
     # refuses or drops the connection, its upstream broker offline (Flux's EHOSTUNREACH

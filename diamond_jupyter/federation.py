@@ -81,7 +81,13 @@ from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
-from .transports import CommandFailed, CommandTimeout, ConnectionLost, OutputTooLarge
+from .transports import (
+    CommandFailed,
+    CommandNotSent,
+    CommandTimeout,
+    ConnectionLost,
+    OutputTooLarge,
+)
 from .transports.base import FileStat
 
 log = logging.getLogger(__name__)
@@ -846,6 +852,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         lost: str | None = None  # why the submit's answer was lost after it was sent
         try:
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
+        except CommandNotSent as e:  # the connection failed before the command went out
+            reason = f"{site}: the submit could not be sent ({e})"
+            self.store.mark_never_submitted(token, reason)
+            await self.journal.drain()
+            raise SiteError(f"{reason}; nothing was submitted: try again when the site can "
+                            "be reached") from None
         except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
             lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .model import BadInput, DiamondError, Job, JobSpec
 from .transfer.sftp import HIDDEN_LEFT  # what a tool call's copy says of a hidden entry
-from .transports import CommandFailed
+from .transports import CommandFailed, CommandNotSent
 
 __all__ = ["HIDDEN_LEFT"]
 
@@ -169,6 +169,6 @@ class DataMixin:
             return await target.submit(spec, token, hold=staged.hold if staged else hold,
                                        secret=secret)
         except BaseException as e:
-            if staged is not None:  # refused: final; else the job may exist (recovery looks)
-                staged.abort(final=isinstance(e, (BadInput, CommandFailed)))
+            if staged is not None:  # refused or never sent: final; else the job may exist
+                staged.abort(final=isinstance(e, (BadInput, CommandFailed, CommandNotSent)))
             raise

@@ -26,6 +26,7 @@ from .outputs_common import (
     from_epoch,
     load_json,
     parse_fsd,
+    submit_answer_lost,
     to_int,
     unanswered,
     unread,
@@ -56,6 +57,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 class FluxCommands:
     name = "flux"
     submit_stdin = False
+
+    @staticmethod
+    def submit_unsure(exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the broker, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost("flux", exit_status, stderr)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:

@@ -34,6 +34,7 @@ from .outputs_common import (
     load_json,
     memory_mb,
     parse_local_time,
+    submit_answer_lost,
     to_int,
     unanswered,
     unread,
@@ -107,6 +108,12 @@ class LsfCommands:
     live_outputs = frozenset({"queue", "limits", "arrays"})
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
+
+    @staticmethod
+    def submit_unsure(exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the mbatchd, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost("lsf", exit_status, stderr)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:

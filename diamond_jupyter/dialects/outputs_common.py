@@ -589,7 +589,7 @@ NO_ANSWER = {
     "lsf": re.compile(r"LSF is down|Cannot connect to LSF|LIM is down|Failed in an LSF "
                       r"library call"),
     "sge": re.compile(r"unable to contact qmaster|commlib error|unable to send message to "
-                      r"qmaster"),
+                      r"qmaster|failed sending gdi request"),
     # flux-core: no broker socket ("Unable to connect to Flux: broker socket ... was not
     # found", "[Errno 2] Unable to connect to Flux: No such file or directory"), a broker that
     # refuses or drops the connection, its upstream broker offline (Flux's EHOSTUNREACH
@@ -606,12 +606,24 @@ NO_ANSWER = {
 
 # What a submit command prints when its request went out to the server but no answer came
 # back (the server may have queued the job, unlike a connect failure, where nothing was
-# sent): Slurm's read timeout and a reply cut short. Slurm's Torque wrappers print Slurm's.
+# sent and NO_ANSWER's texts apply): Slurm's read timeout and a reply cut short; PBS's
+# reply unreadable (PBSE_PROTOCOL, 15031, "Batch protocol error", or the DIS reader's
+# "End of File" / "Premature end of message"), Slurm's Torque wrappers printing Slurm's;
+# LSF's LSBE_TIME_OUT ("Timeout in contacting mbatchd": connected, the answer late), not
+# LSBE_CONN_TIMEOUT ("Timeout on connect() call") nor "LSF is down"; Grid Engine's "failed
+# receiving gdi request response" (sent, no answer), not "unable to contact qmaster" nor
+# "failed sending gdi request"; Flux's RPC that timed out or whose broker connection was
+# reset once sent, not "Unable to connect to Flux" nor "Connection refused".
 SUBMIT_ANSWER_LOST = {
     "slurm": re.compile(r"Socket timed out on send/recv operation|Zero Bytes were "
                         r"transmitted or received"),
+    "pbs": re.compile(r"Batch protocol error|End of File|Premature end of message|"
+                      r"Socket timed out on send/recv operation|Zero Bytes were "
+                      r"transmitted or received"),
+    "lsf": re.compile(r"Timeout in contacting mbatchd"),
+    "sge": re.compile(r"failed receiving gdi request response"),
+    "flux": re.compile(r"Connection timed out|Connection reset by peer"),
 }
-SUBMIT_ANSWER_LOST["pbs"] = SUBMIT_ANSWER_LOST["slurm"]
 
 
 def submit_answer_lost(scheduler: str, exit_status: int, stderr: str) -> bool:

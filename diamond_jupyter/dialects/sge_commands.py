@@ -36,6 +36,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_local_time,
+    submit_answer_lost,
     to_int,
     unanswered,
     unread,
@@ -154,6 +155,12 @@ class SgeCommands:
     name = "sge"
     submit_stdin = False
 
+
+    @staticmethod
+    def submit_unsure(exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the qmaster, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost("sge", exit_status, stderr)
 
     @staticmethod
     def status_unanswered(exit_status: int, stderr: str) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 from ..config import TransportConfig
 from .base import (
     CommandFailed,
+    CommandNotSent,
     CommandResult,
     CommandTimeout,
     ConnectionLost,
@@ -37,6 +38,7 @@ __all__ = [
     "CommandFailed",
     "CommandResult",
     "CommandTimeout",
+    "CommandNotSent",
     "ConnectionLost",
     "FileStat",
     "LocalTransport",

@@ -192,6 +192,11 @@ class ConnectionLost(SiteError):
     command may have run (and may still be running) there."""
 
 
+class CommandNotSent(SiteError):
+    """The command never reached the site: its channel could not be opened (the connection
+    gone before, or the server refusing the session), so it did not run there."""
+
+
 DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfig's default)
 

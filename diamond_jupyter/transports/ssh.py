@@ -25,6 +25,7 @@ from ..config import DEFAULT_SFTP_CHANNELS, TransportConfig
 from ..model import BadInput, SiteError
 from . import ssh_sftp
 from .base import (
+    CommandNotSent,
     CommandResult,
     CommandTimeout,
     ConnectionLost,
@@ -61,6 +62,10 @@ from .ssh_shell import RemoteShell, ShellMixin
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _LOST = (paramiko.SSHException, EOFError, ConnectionError, OSError)
+
+
+class _ChannelNotOpened(ConnectionError):
+    """A session channel the server never opened: nothing was sent on it."""
 
 
 class _Conn:
@@ -312,7 +317,10 @@ class SSHTransport(ShellMixin):
             f"{self.name}: connection to {self.spec.label} lost: {why or 'closed'}")
 
     def _exec(self, conn: _Conn, line: str) -> paramiko.Channel:
-        ch = conn.transport.open_session(timeout=self.cfg.connect_timeout_s)
+        try:
+            ch = conn.transport.open_session(timeout=self.cfg.connect_timeout_s)
+        except _LOST as e:  # no channel: the command line was never sent
+            raise _ChannelNotOpened(str(e) or type(e).__name__) from e
         ch.exec_command(line)
         return ch
 
@@ -329,13 +337,16 @@ class SSHTransport(ShellMixin):
                 # paramiko shares one "saved exception" between threads, so a refused open
                 # may surface as a bare SSHException: retry any failure on a live link.
                 if conn.alive():
-                    if delay > 1.5:
-                        raise SiteError(f"{self.name}: cannot open a channel: {e}") from None
+                    if delay > 1.5:  # the server refused the session: nothing ran
+                        raise CommandNotSent(f"{self.name}: cannot open a channel: {e}") \
+                            from None
                     await asyncio.sleep(delay)
                     delay *= 2
                     continue
                 err = self._drop(conn, e)
                 if reconnected:
+                    if isinstance(e, _ChannelNotOpened):  # lost before the command went
+                        raise CommandNotSent(f"{err} (before the command was sent)") from None
                     raise err from None
                 reconnected = True
 

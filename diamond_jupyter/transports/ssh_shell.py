@@ -39,8 +39,10 @@ from ..aio import within
 from ..model import SiteError
 from .base import (
     DEFAULT_MAX_OUTPUT_BYTES,
+    CommandNotSent,
     CommandResult,
     CommandTimeout,
+    ConnectionLost,
     check_argv,
     output_too_large,
     render_shell_command,
@@ -260,7 +262,10 @@ class ShellMixin:
         if not self.use_shell or self._shell_lock.locked() or len(stdin or b"") > MAX_STDIN:
             return await self.run(argv, **plain)  # type: ignore[attr-defined]
         async with self._shell_lock:
-            sh = await self._ready_shell()
+            try:
+                sh = await self._ready_shell()
+            except ConnectionLost as e:  # the shell did not start: the command never went
+                raise CommandNotSent(f"{e} (before the command was sent)") from None
             if sh is not None and (sh.has_base64 or not stdin or plain_heredoc(stdin)):
                 res = await self._on_shell(sh, argv, line, stdin, timeout)
                 if res is not None:

@@ -434,10 +434,12 @@ class Site:
         return getattr(self.transport, "run_fast", self.transport.run)
 
     async def run(self, argv: list[str], *, stdin: bytes | None = None, check: bool = True,
-                  scheduler: bool = True, timeout: float | None = 60.0,
+                  scheduler: bool = True, timeout: float | None = None,
                   cwd: str | None = None):
         """`cwd`: an absolute directory the command runs in, when it exists (else the home,
-        as every command)."""
+        as every command). `timeout` None: the site's `command_timeout_s` (a submit, a
+        status or cancel command: CommandTimeout once it has passed)."""
+        timeout = self.cfg.transport.command_timeout_s if timeout is None else timeout
         if scheduler:
             self.scheduler_commands += 1
         preamble = self.cfg.preamble

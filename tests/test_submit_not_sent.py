@@ -74,6 +74,40 @@ async def test_a_link_lost_as_the_command_went_may_have_run_it(sshd, monkeypatch
         await t.close()
 
 
+@pytest.fixture
+def own_sshd():
+    """A private sshd this test alone may stop (the module's `sshd` serves the others)."""
+    from sshd_helper import make_base, remove_base
+
+    base = make_base()
+    d = Sshd(base).start()
+    (base / "empty_ssh_config").write_text("")
+    (base / "known_hosts").write_text(d.known_hosts_line())
+    yield d
+    d.stop()
+    remove_base(base)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["channel", "shell"])
+async def test_a_reconnect_that_fails_before_the_command_went_is_a_command_not_sent(
+        own_sshd, fast):
+    """The server went away between two commands: the reconnect is refused, so the command
+    never left, and the caller is told so (a submit is then closed at once)."""
+    t = _ssh(own_sshd)
+    try:
+        assert (await t.run(["true"])).ok  # connected
+        own_sshd.stop()  # the daemon and its connections: nothing listens on the port
+        run = t.run_fast if fast else t.run
+        with pytest.raises(CommandNotSent, match=r"^alpha: .*\(before the command was "
+                                                 r"sent\)$"):
+            await run(["touch", str(own_sshd.base / "ran")])
+        assert not (own_sshd.base / "ran").exists()
+        own_sshd.start(own_sshd.port)
+        assert (await run(["echo", "back"])).stdout == "back\n"  # connects again after
+    finally:
+        await t.close()
+
+
 async def test_a_submit_never_sent_is_closed_at_once_as_never_submitted(tmp_path,
                                                                         monkeypatch):
     queue = LocalSlurmQueue(tmp_path)

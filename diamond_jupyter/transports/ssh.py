@@ -330,7 +330,12 @@ class SSHTransport(ShellMixin):
         # MaxSessions slot a moment after the close.
         reconnected, delay = False, 0.01
         while True:
-            conn = await self._ensure()
+            try:
+                conn = await self._ensure()
+            except (AuthError, HostKeyError, CommandNotSent):
+                raise
+            except SiteError as e:  # no connection (a reconnect failed): nothing was sent
+                raise CommandNotSent(f"{e} (before the command was sent)") from None
             try:
                 return conn, await self._in_pool(self._exec, conn, line)
             except _LOST as e:

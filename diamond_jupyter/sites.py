@@ -437,8 +437,8 @@ class Site:
                   scheduler: bool = True, timeout: float | None = None,
                   cwd: str | None = None):
         """`cwd`: an absolute directory the command runs in, when it exists (else the home,
-        as every command). `timeout` None: the site's `command_timeout_s` (a submit, a
-        status or cancel command: CommandTimeout once it has passed)."""
+        as every command). `timeout` None: the site's `command_timeout_s` (a submit, cancel or
+        release: CommandTimeout once it has passed); queries pass `query_timeout_s`."""
         timeout = self.cfg.transport.command_timeout_s if timeout is None else timeout
         if scheduler:
             self.scheduler_commands += 1
@@ -824,7 +824,7 @@ class Site:
         """The jobs named `name` (`user`'s only, when given: the scheduler's user filter)."""
         argv = self.commands.find_by_name_argv(name, user) if user else \
             self.commands.find_by_name_argv(name)
-        res = await self.run(argv, check=False)
+        res = await self.run(argv, check=False, timeout=self.query_timeout_s)
         if not res.ok and str(res.exit_status) not in self._quiet_codes:
             raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
@@ -868,7 +868,7 @@ class Site:
         for gone in set(self._task_records) - set(shown):  # the array left the queue
             del self._task_records[gone]
         if ask and (argv := self.commands.accounting_argv(ask)):
-            res = await self.run(argv, check=False)
+            res = await self.run(argv, check=False, timeout=self.query_timeout_s)
             self._check_answered(res)
             if res.ok:
                 records = self.commands.parse_accounting(res.stdout)
@@ -955,7 +955,8 @@ class Site:
         """
         if not native_ids:
             return []
-        res = await self.run(self.commands.status_argv(native_ids), check=False)
+        res = await self.run(self.commands.status_argv(native_ids), check=False,
+                             timeout=self.query_timeout_s)
         self._check_answered(res)
         raw = self.commands.parse_status(res.stdout) if res.ok else []
         raw += await self._ended_tasks(raw, following)
@@ -971,7 +972,7 @@ class Site:
                                                        for s in final) for j in following)]
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
-            r2 = await self.run(acct, check=False)
+            r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
             if r2.ok:
                 raw = await self._ask_unsure_alone(self.commands.parse_accounting(r2.stdout))
@@ -989,7 +990,8 @@ class Site:
         UNSURE_ASKED of them): its own answer replaces its UNKNOWN record where it reads."""
         unsure = getattr(self.commands, "unsure_ids", None)
         for jid in (unsure(records) if unsure else [])[:UNSURE_ASKED]:
-            res = await self.run(self.commands.accounting_argv([jid]), check=False)
+            res = await self.run(self.commands.accounting_argv([jid]), check=False,
+                                 timeout=self.query_timeout_s)
             self._check_answered(res)
             if not res.ok:
                 continue
@@ -1043,7 +1045,7 @@ class Site:
         argv_for = getattr(self.commands, "history_argv", None)
         if argv_for is None:
             return []
-        res = await self.run(argv_for(since), check=True)
+        res = await self.run(argv_for(since), check=True, timeout=self.query_timeout_s)
         skipped: list[str] = []
         jobs = self.commands.parse_history(res.stdout, skipped)
         for warning in skipped:  # a line of another shape: the rest still calibrates

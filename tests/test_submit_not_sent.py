@@ -74,20 +74,6 @@ async def test_a_link_lost_as_the_command_went_may_have_run_it(sshd, monkeypatch
         await t.close()
 
 
-@pytest.fixture
-def own_sshd():
-    """A private sshd this test alone may stop (the module's `sshd` serves the others)."""
-    from sshd_helper import make_base, remove_base
-
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
-
-
 @pytest.mark.parametrize("fast", [False, True], ids=["channel", "shell"])
 async def test_a_reconnect_that_fails_before_the_command_went_is_a_command_not_sent(
         own_sshd, fast):

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 
+import one_site_engine
 import pytest
 import sweep_helpers
-import yaml
 from local_slurm import LocalSlurmQueue
+from one_site_engine import lost_spec
 from sweep_helpers import sbatch_calls
 
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
-from diamond_jupyter.store import Store
+from diamond_jupyter.model import BadInput, JobState, SiteError
 from diamond_jupyter.transports import ConnectionLost
 
 TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
@@ -37,17 +36,11 @@ def queue(tmp_path) -> LocalSlurmQueue:
 
 
 @pytest.fixture
-async def fed(tmp_path, queue):
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [queue.site.cfg.model_dump(mode="json")]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
-                     min_poll_s=3600, unsure_submit_settle_s=0.5)
-    yield fed
-    await fed.close()
+def site_cfg(queue):
+    return queue.site.cfg
 
 
-def _spec(tmp_path) -> JobSpec:
-    return JobSpec(name="lost", command="true", working_directory=str(tmp_path))
+fed = one_site_engine.answer_lost_fed
 
 
 def _calls(path) -> list[str]:
@@ -69,7 +62,7 @@ def test_which_failed_submits_may_have_queued_the_job(commands, stderr, unsure):
 
 async def test_a_job_taken_whose_answer_was_lost_is_bound_by_its_token(tmp_path, queue, fed):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=True)
-    job = await fed.submit(_spec(tmp_path), "alpha", force=True)
+    job = await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     assert job.id == "alpha:4243" and job.native_id == "4243"
     assert not job.state.terminal
     assert len(_calls(calls)) == 1  # not submitted twice
@@ -95,7 +88,7 @@ async def test_a_connection_dropped_after_the_submit_was_sent_is_not_lost(
 
     monkeypatch.setattr(site, "run", run_then_drop)
     calls = queue.sbatch_says("", takes_the_job=True)
-    job = await fed.submit(_spec(tmp_path), "alpha", force=True)
+    job = await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     assert job.native_id == "4243" and len(_calls(calls)) == 1
     [note] = fed.submit_notes(job.id)
     assert note == ("alpha: the submit's answer did not come (alpha: connection to login1 "
@@ -106,7 +99,7 @@ async def test_a_job_that_shows_in_the_queue_later_is_bound_by_the_reconciliatio
         tmp_path, queue, fed):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
     with pytest.raises(SiteError) as told:
-        await fed.submit(_spec(tmp_path), "alpha", force=True)
+        await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     [intent] = fed.store.intents_without_native_id()
     assert str(told.value) == (
         f"alpha: the scheduler's answer to the submit was lost ({TIMED_OUT}): the scheduler "
@@ -125,7 +118,7 @@ async def test_a_job_never_taken_is_closed_as_never_submitted_after_the_settle_t
         tmp_path, queue, fed):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
     with pytest.raises(SiteError, match="may have taken the job; diamond is checking"):
-        await fed.submit(_spec(tmp_path), "alpha", force=True)
+        await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     [intent] = fed.store.intents_without_native_id()
     job = await fed.journal.recover_intent_settled(intent)
     assert job.state == JobState.FAILED and job.native_id is None
@@ -139,10 +132,10 @@ async def test_a_refusal_and_an_unreached_controller_are_still_closed_at_once(
     queue.sbatch_says("sbatch: error: Batch job submission failed: Invalid account or "
                       "account/partition combination specified", takes_the_job=False)
     with pytest.raises(BadInput, match="alpha refused the job: sbatch: error: .*Invalid acc"):
-        await fed.submit(_spec(tmp_path), "alpha", force=True)
+        await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     queue.sbatch_says(NOT_SENT, takes_the_job=False)
     with pytest.raises(SiteError, match="did not answer the submit.*nothing was submitted"):
-        await fed.submit(_spec(tmp_path), "alpha", force=True)
+        await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     assert fed.store.intents_without_native_id() == []
     assert [j.state for j in fed.store.list_jobs()] == [JobState.FAILED] * 2
 

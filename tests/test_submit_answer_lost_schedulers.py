@@ -9,17 +9,16 @@ import getpass
 import os
 from pathlib import Path
 
+import one_site_engine
 import pytest
-import yaml
+from one_site_engine import lost_spec
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.sge_commands import SgeCommands
-from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import JobSpec, JobState, SiteError
-from diamond_jupyter.store import Store
+from diamond_jupyter.model import JobState, SiteError
 
 # (dialect, what its submit command printed, whether the job may have been queued)
 SAID = [
@@ -159,22 +158,16 @@ def scheduler(request, tmp_path) -> FakeScheduler:
 
 
 @pytest.fixture
-async def fed(tmp_path, scheduler):
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [scheduler.cfg.model_dump(mode="json")]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
-                     min_poll_s=3600, unsure_submit_settle_s=0.5)
-    yield fed
-    await fed.close()
+def site_cfg(scheduler):
+    return scheduler.cfg
 
 
-def _spec(tmp_path) -> JobSpec:
-    return JobSpec(name="lost", command="true", working_directory=str(tmp_path))
+fed = one_site_engine.answer_lost_fed
 
 
 async def test_a_job_taken_whose_answer_was_lost_is_bound_by_its_token(tmp_path, scheduler,
                                                                        fed):
-    job = await fed.submit(_spec(tmp_path), "alpha", force=True)
+    job = await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     assert job.native_id == scheduler.fake["native_id"], job
     assert not job.state.terminal
     assert scheduler.submits() == 1  # not submitted twice
@@ -189,7 +182,7 @@ async def test_a_server_never_reached_is_a_site_failure_closed_at_once(tmp_path,
                                                                        fed):
     scheduler.says(scheduler.fake["not_sent"], takes_the_job=False)
     with pytest.raises(SiteError, match="did not answer the submit.*nothing was submitted"):
-        await fed.submit(_spec(tmp_path), "alpha", force=True)
+        await fed.submit(lost_spec(tmp_path), "alpha", force=True)
     assert fed.store.intents_without_native_id() == []
     [job] = fed.store.list_jobs()
     assert job.state == JobState.FAILED and job.native_id is None

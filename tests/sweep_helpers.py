@@ -42,6 +42,16 @@ def one_local_site_server(tmp_path, data_dir):
 
 
 @pytest.fixture
+def key_dir(tmp_path: Path) -> Path:
+    """A directory for a sites file beside an SSH key (0600, not parsed before connecting)
+    and an empty known_hosts: the config sweeps' (test_config_unseen*.py)."""
+    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
+    (tmp_path / "id_ed25519").chmod(0o600)
+    (tmp_path / "known_hosts").write_text("")
+    return tmp_path
+
+
+@pytest.fixture
 def rest_caller(http_server_client, jp_base_url, jp_auth_header
                 ) -> Callable[..., Awaitable[tuple[int, Any]]]:
     """`await rest(METHOD, "jobs/...", body)` on the extension's API (a path starting with

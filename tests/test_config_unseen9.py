@@ -14,19 +14,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import sweep_helpers
 from test_config_unseen2 import loads, refused
 from test_config_unseen8 import site  # the series' one-site file
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh_auth import _keys, load_ssh_config, resolve_host
 
-
-@pytest.fixture
-def d(tmp_path: Path) -> Path:
-    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
-    return tmp_path
+d = sweep_helpers.key_dir
 
 
 def ssh_site(d: Path, lines: str) -> str:

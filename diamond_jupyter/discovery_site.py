@@ -149,8 +149,6 @@ class SiteDiscovery:
         live = getattr(site.commands, "live_outputs", frozenset({"queue"}))
         argvs = {k: site._argv(v) for k, v in site.commands.snapshot_argvs().items()
                  if k not in live}
-        argvs |= {k: site._argv(v) for k, v in
-                  getattr(site.commands, "discovery_argvs", dict)().items()}
         clusters = self.clusters()
         script = discovery_script({c: argvs for c in clusters}, clusters)
         self.runs += 1
@@ -173,23 +171,20 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
     login_arch = norm_arch(parts.get("arch", "").strip().split("\n")[0])
     summaries: list[ClusterSummary] = []
     all_types = []
-    # asked by discovery alone (the cluster's own name): a failure leaves it unknown
-    own = set(getattr(commands, "discovery_argvs", dict)())
+    # the output holding the cluster's own name (a failure leaves it unknown)
+    name_key = getattr(commands, "cluster_name_output", None)
     names: list[str] = []
     unnamed = False  # a cluster whose name is not known: the set is not whole
     for cluster in clusters:
         outs = {k: parts.get(f"sched:{cluster}:{k}", "") for k in keys}
         quiet = (0, *getattr(commands, "empty_exit_codes", ()))  # "nothing to show"
-        failed = [k for k in keys if k not in own and
-                  codes.get(f"sched:{cluster}:{k}", 0) not in quiet]
-        name = commands.parse_cluster_name(outs["cluster_name"]) \
-            if "cluster_name" in own and "cluster_name" in outs and \
-            codes.get(f"sched:{cluster}:cluster_name", 0) == 0 else None
+        failed = [k for k in keys if codes.get(f"sched:{cluster}:{k}", 0) not in quiet]
+        name = commands.parse_cluster_name(outs[name_key]) \
+            if name_key in outs and codes.get(f"sched:{cluster}:{name_key}", 0) == 0 else None
         if name is None:
             unnamed = True
         elif name not in names:
             names.append(name)
-        outs = {k: v for k, v in outs.items() if k not in own}
         error = None
         nodes, partitions = [], []
         if failed:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from local_slurm import LocalSlurmQueue
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule, from_metadata
@@ -34,7 +35,7 @@ def needs(body: str) -> Needs:
     return needs_of(Federation.parse("#!/bin/bash\n" + body))
 
 
-def discovered(site: str, config: str | None, code: int = 0, *,
+def discovered(site: str, config: str | None, *,
                clusters: tuple[str, ...] = ("c",)) -> SiteCapabilities:
     """A site's capabilities as discovery reads its sections: the scheduler's nodes and
     partitions, `scontrol show config` (None: not asked), a listing with gcc/12."""
@@ -44,10 +45,9 @@ def discovered(site: str, config: str | None, code: int = 0, *,
         text += f"@@dmd-discover@@sched:{c}:nodes\n{NODES}\n@@dmd-discover@@end:0\n"
         text += f"@@dmd-discover@@sched:{c}:partitions\n{PARTS}\n@@dmd-discover@@end:0\n"
         if config is not None:
-            text += (f"@@dmd-discover@@sched:{c}:cluster_name\n{config}\n"
-                     f"@@dmd-discover@@end:{code}\n")
+            text += f"@@dmd-discover@@sched:{c}:config\n{config}\n@@dmd-discover@@end:0\n"
     parts, codes = split_sections(text)
-    keys = ["nodes", "partitions"] + (["cluster_name"] if config is not None else [])
+    keys = ["nodes", "partitions"] + (["config"] if config is not None else [])
     return describe_from_outputs(site, SlurmCommands(), parts, codes, list(clusters),
                                  keys).capabilities
 
@@ -55,33 +55,65 @@ def discovered(site: str, config: str | None, code: int = 0, *,
 # ---------------------------------------------------------------- (a) the cluster's name
 
 def test_discovery_asks_slurm_for_the_clusters_own_name_and_reads_it() -> None:
-    argv = SlurmCommands().discovery_argvs()["cluster_name"]
-    assert argv[-3:] == ["scontrol", "show", "config"]
+    argv = SlurmCommands().snapshot_argvs()["config"]
+    assert "scontrol show config" in argv[-1]
     assert SlurmCommands.parse_cluster_name(CONFIG) == "hpc-north"
     assert SlurmCommands.parse_cluster_name("ClusterName=x y\n") is None  # not a name
     assert SlurmCommands.parse_cluster_name("scontrol: error: Unable to contact\n") is None
     # the command reaches the discovery script for each cluster behind the login
-    script = discovery_script({"c": {"cluster_name": argv}})
-    assert "@@dmd-discover@@sched:c:cluster_name" in script and "scontrol show config" in script
+    script = discovery_script({"c": {"config": argv}})
+    assert "@@dmd-discover@@sched:c:config" in script and "scontrol show config" in script
     caps = discovered("north", CONFIG)
     assert caps.cluster_names == ["hpc-north"] and caps.sources["cluster_names"] == "discovered"
 
 
 def test_a_failed_or_missing_name_leaves_it_unknown_and_the_nodes_read() -> None:
-    caps = discovered("north", "scontrol: error: slurm_load_ctl_conf error", code=1)
-    assert caps.cluster_names is None and caps.node_types and not caps.errors
+    # the query's failure, as its command reports it (stderr dropped, exit 0): no name
+    for failed in ("", "scontrol: error: slurm_load_ctl_conf error"):
+        caps = discovered("north", failed)
+        assert caps.cluster_names is None and caps.node_types and not caps.errors
     assert discovered("north", None).cluster_names is None
     # two clusters behind one login, one name unread: the set is not whole, so not kept
     two = "@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
     for c, conf in (("a", CONFIG), ("b", "error\n")):
         two += (f"@@dmd-discover@@sched:{c}:nodes\n{NODES}\n@@dmd-discover@@end:0\n"
                 f"@@dmd-discover@@sched:{c}:partitions\n{PARTS}\n@@dmd-discover@@end:0\n"
-                f"@@dmd-discover@@sched:{c}:cluster_name\n{conf}\n@@dmd-discover@@end:0\n")
+                f"@@dmd-discover@@sched:{c}:config\n{conf}\n@@dmd-discover@@end:0\n")
     parts, codes = split_sections(two)
     d = describe_from_outputs("center", SlurmCommands(), parts, codes, ["a", "b"],
-                              ["nodes", "partitions", "cluster_name"])
+                              ["nodes", "partitions", "config"])
     assert d.capabilities.cluster_names is None
     assert [c.cluster_name for c in d.clusters] == ["hpc-north", None]
+
+
+async def test_discovery_asks_scontrol_show_config_once_for_the_name_and_the_timeouts(
+        tmp_path: Path) -> None:
+    """One `scontrol show config` per discovery serves both the cluster's own name and the
+    config values the snapshot reads (SlurmdTimeout, ResumeTimeout): a local Slurm site whose
+    `scontrol` notes each call."""
+    queue = LocalSlurmQueue(tmp_path)
+    calls = tmp_path / "scontrol-calls.txt"
+    config = tmp_path / "config.txt"
+    config.write_text(CONFIG + "SlurmdTimeout           = 120 sec\n")
+    scontrol = queue.bin_dir / "scontrol"
+    scontrol.write_text(
+        f'#!/bin/sh\necho "$*" >> {calls}\ncase "$*" in\n'
+        f'  *"show node"*) cat {OUT}/slurm/scontrol_node.txt;;\n'
+        f'  *"show partition"*) cat {OUT}/slurm/scontrol_partition.txt;;\n'
+        f'  "show config") cat {config};;\nesac\n')
+    scontrol.chmod(0o755)
+    site = queue.site
+    before = site.scheduler_commands
+    found = await site.discovery.describe()
+    asked = calls.read_text().splitlines()
+    assert asked.count("show config") == 1, asked
+    assert found.capabilities.cluster_names == ["hpc-north"]
+    assert found.capabilities.node_types and not found.capabilities.errors
+    # each output the snapshot caches, once (the name has no command of its own)
+    cached = set(SlurmCommands().snapshot_argvs()) - SlurmCommands.live_outputs
+    assert site.scheduler_commands - before == len(cached)
+    snap = await site.snapshot(max_age_s=0)
+    assert snap.node_timeouts == {"SlurmdTimeout": 120.0}
 
 
 CASE = ("case $SLURM_CLUSTER_NAME in\n  hpc-north) module load gcc/12 ;;\n"

@@ -355,11 +355,11 @@ class SlurmCommands:
     # (the licenses' use too: one short scontrol query in the same batch)
     live_outputs = frozenset({"queue", "queue_qos", "licenses"})
 
-    def discovery_argvs(self) -> dict[str, list[str]]:
-        """Asked by discovery only (never with a snapshot): the cluster's own name, which a
-        job reads as $SLURM_CLUSTER_NAME (the sites file's name for the site need not be
-        it). A failure leaves the name unknown, nothing else."""
-        return {"cluster_name": self._q("scontrol", "show", "config")}
+    # the snapshot output discovery reads the cluster's own name from (`scontrol show
+    # config`, already asked for the node timeouts): the name a job reads as
+    # $SLURM_CLUSTER_NAME (the sites file's name for the site need not be it); a failure
+    # leaves the name unknown, nothing else
+    cluster_name_output = "config"
 
     @staticmethod
     def parse_cluster_name(text: str) -> str | None:

@@ -11,10 +11,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-import yaml
 from local_slurm import LocalSlurmQueue
+from one_site_engine import one_site_federation
 
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.journal import UNSURE_SUBMIT_SETTLE_S, Journal
 from diamond_jupyter.model import JobSpec, JobState
 from diamond_jupyter.store import Store
@@ -88,10 +87,7 @@ async def test_startup_recovery_of_a_single_job_waits_for_the_settle_too(
         tmp_path, queue, settle_s, closed):
     """`Federation.recover` (the server's start, and its sweep) looks every intent up: a
     young one found nowhere is closed only with no settle time."""
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [queue.site.cfg.model_dump(mode="json")]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"),
-                     unsure_submit_settle_s=settle_s)
+    fed = one_site_federation(tmp_path, queue.site.cfg, unsure_submit_settle_s=settle_s)
     try:
         jid = _intent(fed.store)
         await fed.recover(intent_grace_s=0)
@@ -104,10 +100,8 @@ async def test_startup_recovery_of_a_single_job_waits_for_the_settle_too(
 async def test_a_staging_resumed_while_its_submit_may_still_land_waits_for_it(tmp_path, queue):
     """An engine died while submitting a staged job; the next one starts at once. The
     staging is not failed as "never submitted": it waits, and the job that lands is its."""
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [queue.site.cfg.model_dump(mode="json")]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
-                     min_poll_s=3600, unsure_submit_settle_s=UNSURE_SUBMIT_SETTLE_S)
+    fed = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600,
+                              unsure_submit_settle_s=UNSURE_SUBMIT_SETTLE_S)
     key = f"stage-{TOKEN}"
     try:
         jid = fed.store.record_intent("alpha", TOKEN, JobSpec(  # as `Site.prepare` left it

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import paramiko
 import pytest
-import yaml
 from local_slurm import LocalSlurmQueue
+from one_site_engine import one_site_federation
 from sshd_helper import Sshd
 
 from diamond_jupyter.config import TransportConfig
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, SiteError
-from diamond_jupyter.store import Store
 from diamond_jupyter.transports import CommandNotSent, ConnectionLost, make_transport
 from diamond_jupyter.transports.ssh import SSHTransport
 
@@ -97,10 +95,7 @@ async def test_a_reconnect_that_fails_before_the_command_went_is_a_command_not_s
 async def test_a_submit_never_sent_is_closed_at_once_as_never_submitted(tmp_path,
                                                                         monkeypatch):
     queue = LocalSlurmQueue(tmp_path)
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [queue.site.cfg.model_dump(mode="json")]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
-                     min_poll_s=3600)
+    fed = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600)
     try:
         site = fed.site("alpha")
         real_run = site.run

@@ -11,13 +11,11 @@ import getpass
 import os
 import time
 
-import yaml
 from local_slurm import LocalSlurmQueue
+from one_site_engine import one_site_federation
 
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec
 from diamond_jupyter.sites import Site, token_tag
-from diamond_jupyter.store import Store
 
 
 def _with_timeout(queue: LocalSlurmQueue, seconds: float) -> dict:
@@ -47,11 +45,9 @@ def _hung_sbatch(queue: LocalSlurmQueue, tmp_path) -> tuple[os.PathLike, os.Path
 async def test_a_hung_sbatch_is_cut_at_the_sites_timeout_and_the_job_found_by_token(
         tmp_path):
     queue = LocalSlurmQueue(tmp_path)
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [_with_timeout(queue, 3)]}))
     started, calls = _hung_sbatch(queue, tmp_path)
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
-                     min_poll_s=3600, unsure_submit_settle_s=0.5)
+    fed = one_site_federation(tmp_path, _with_timeout(queue, 3), poll_interval_s=3600,
+                              min_poll_s=3600, unsure_submit_settle_s=0.5)
     try:
         spec = JobSpec(name="hung", command="true", working_directory=str(tmp_path))
         submit = asyncio.ensure_future(fed.submit(spec, "alpha", force=True))

@@ -195,6 +195,23 @@ def two_unreachable_sites(tmp_path) -> Path:
 
 # -- SWF logs ---------------------------------------------------------------------------------
 
+def swf_line(number: int, submit: float, *, wait: float = 0, run: float = 600,
+             procs: int = 8, alloc: int | None = None, req: float = 900, status: int = 1,
+             users: int = 4, preceding: int = -1, think: float = -1) -> str:
+    """One SWF job line (18 fields): `procs` requested, `alloc` allocated (else `procs`),
+    submitted by one of `users` users in turn (the job's number decides)."""
+    held = procs if alloc is None else alloc
+    return (f"{number} {submit:g} {wait:g} {run:g} {held} -1 -1 {procs} {req:g} -1 {status} "
+            f"{number % users + 1} 1 -1 1 1 {preceding} {think:g}\n")
+
+
+def write_swf(tmp_path: Path, name: str, text: str) -> Path:
+    """`text` as the log `NAME.swf` in tmp_path."""
+    path = tmp_path / f"{name}.swf"
+    path.write_text(text)
+    return path
+
+
 def whole_window(log: SwfLog, scale: float = 60.0) -> float:
     """The duration (real seconds) of a window from the log's first submission past its last,
     the log's time divided by SCALE."""

@@ -843,8 +843,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         try:  # the lease again, just before the scheduler is asked (a stall since the intent)
             self.store.check_fence(fence)
         except LeaseLost as lost:
-            self.store.mark_never_submitted(token, str(lost))
-            await self.journal.drain()
+            await self.journal.close_never_submitted(token, str(lost))
             raise
         staged = self._stage_begin(site, token, prepared, hold)  # None without stage entries
         self.monitors[site].expect(token, secret)
@@ -854,8 +853,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             sub = await self._submit_staged(target, prepared, token, hold, staged, secret)
         except CommandNotSent as e:  # the connection failed before the command went out
             reason = f"{site}: the submit could not be sent ({e})"
-            self.store.mark_never_submitted(token, reason)
-            await self.journal.drain()
+            await self.journal.close_never_submitted(token, reason)
             raise SiteError(f"{reason}; nothing was submitted: try again when the site can "
                             "be reached") from None
         except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
@@ -872,18 +870,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 # not the job's fault: the scheduler was not reached (down, restarting, its
                 # configuration not found), a site failure (exit 1), not bad input
                 reason = f"{site}: the scheduler did not answer the submit ({said})"
-                self.store.mark_never_submitted(token, reason)
-                await self.journal.drain()
+                await self.journal.close_never_submitted(token, reason)
                 raise SiteError(f"{reason}; nothing was submitted: try again when the "
                                 "scheduler is up") from None
             else:
-                self.store.mark_never_submitted(token, f"{site} refused the job: {said}")
-                await self.journal.drain()
-                raise BadInput(f"{site} refused the job: {said}") from None
+                refusal = f"{site} refused the job: {said}"
+                await self.journal.close_never_submitted(token, refusal)
+                raise BadInput(refusal) from None
         except (BadInput, DiamondError) as e:
             if isinstance(e, BadInput):
-                self.store.mark_never_submitted(token, str(e))
-                await self.journal.drain()
+                await self.journal.close_never_submitted(token, str(e))
             raise  # a SiteError leaves the intent: recovery finds the job by its token
         finally:
             self.journal.in_flight.discard(token)

@@ -164,6 +164,11 @@ class Journal:
         return self.store.job_by_token(token) or job
 
     # -- publication ---------------------------------------------------------------------
+    async def close_never_submitted(self, token: str, reason: str) -> None:
+        """The intent of `token` closed as never submitted (`reason`), its event published."""
+        self.store.mark_never_submitted(token, reason)
+        await self.drain()
+
     async def drain(self) -> None:
         """Publish every stored event not yet published, in order."""
         async with self._drain_lock:

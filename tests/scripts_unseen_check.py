@@ -37,6 +37,11 @@ STRICT_DEFAULTS: dict[str, Any] = {
 }
 ALL_STRICT = tuple(STRICT_DEFAULTS)
 
+# the JobSpec fields the later sweeps (14, 15, 18) compare with their EXPECTED rows
+COMPARED_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue",
+                   "mail_events", "mail_user", "working_directory", "hold", "begin", "shell",
+                   "comment", "reservation")
+
 
 def fixture_scripts(here: Path) -> list[str]:
     """The fixtures of one sweep as `<dialect>/<file>` paths."""

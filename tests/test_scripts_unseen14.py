@@ -52,6 +52,7 @@ from diamond_jupyter.model import BadInput
 from diamond_jupyter.needs import needs_of
 from tests.scripts_unseen_check import (
     ALL_STRICT,
+    COMPARED_FIELDS,
     parse_lines,
     read_fixture,
     sweep_tests,
@@ -248,12 +249,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         stderr="/scratch/alice/run12/logs/", working_directory="/scratch/alice/run12"),
 }
 
-_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue", "mail_events",
-           "mail_user", "working_directory", "hold", "begin", "shell", "comment",
-           "reservation")
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
-    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
+    sweep_tests(HERE, EXPECTED, fields=COMPARED_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
 @pytest.mark.parametrize("source, line, variable", [

@@ -51,6 +51,7 @@ from diamond_jupyter.dialects.translate import translate
 from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
+    COMPARED_FIELDS,
     parse_lines,
     sweep_tests,
     translated,
@@ -244,12 +245,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         tasks=4, cpus=4, walltime=300, name="blocker", unknown=["--wait"]),
 }
 
-_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue", "mail_events",
-           "mail_user", "working_directory", "hold", "begin", "shell", "comment",
-           "reservation")
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
-    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=40)
+    sweep_tests(HERE, EXPECTED, fields=COMPARED_FIELDS, strict=ALL_STRICT, at_least=40)
 
 
 def test_flux_setattr_system_queue_is_the_queue():

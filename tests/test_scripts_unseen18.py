@@ -39,6 +39,7 @@ from diamond_jupyter.dialects.translate import get_script_dialect, translate
 from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
+    COMPARED_FIELDS,
     directive_lines,
     parse_lines,
     read_fixture,
@@ -244,12 +245,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         mail_user="ana@lab.example"),
 }
 
-_FIELDS = ("name", "queue", "account", "qos", "stdout", "stderr", "requeue", "mail_events",
-           "mail_user", "working_directory", "hold", "begin", "shell", "comment",
-           "reservation")
-
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
-    sweep_tests(HERE, EXPECTED, fields=_FIELDS, strict=ALL_STRICT, at_least=60)
+    sweep_tests(HERE, EXPECTED, fields=COMPARED_FIELDS, strict=ALL_STRICT, at_least=60)
 
 
 @pytest.mark.parametrize(("target", "out", "err", "index"), [

@@ -367,12 +367,10 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
     a double click, a card still showing A) approved B, which no one was shown, by task id
     alone. An approval now names the plan it approves (`plan_sha256`, in the task's
     `pending` as every face shows it); for another plan it is refused and nothing runs."""
+    from agents import engine_and_agent
     from fake_llm import last_result, text, tool_use
 
-    from diamond_jupyter.agent.service import AgentService
-    from diamond_jupyter.federation import Federation
     from diamond_jupyter.federation_plan import PlanChanged
-    from diamond_jupyter.store import Store
 
     def then_b(body):
         assert last_result(body)["job"]["id"]
@@ -380,9 +378,7 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
 
     fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho A\n", "site": "alpha"})],
                     then_b, [text("both submitted")])
-    fed = Federation(user.sites, store=Store(user.store_path))
-    service = AgentService(fed)
-    try:
+    async with engine_and_agent(user.sites, user.store_path) as (fed, service):
         task = await service.ask("submit A then B", approval="ask")
         shown_a = await service.wait(task["id"], settled=True, timeout=60)
         assert shown_a["state"] == "awaiting_approval", shown_a
@@ -406,9 +402,6 @@ async def test_fault_a_stale_approval_does_not_approve_the_plan_the_task_came_to
         await service.approve(task["id"], sha_b)
         done = await service.wait(task["id"], timeout=60)
         assert done["state"] == "done" and len(sbatch_calls(user)) == 2, done
-    finally:
-        await service.close()
-        await fed.close()
 
 
 async def test_fault_the_sidebar_was_shown_no_plan_sha256_to_approve_with(user, fake_llm):
@@ -416,18 +409,14 @@ async def test_fault_the_sidebar_was_shown_no_plan_sha256_to_approve_with(user, 
     events, neither of which carried the plan's sha256, so it could approve by task id only.
     Both now carry the `plan_sha256` that GET tasks/ID gives, and an approval naming it
     runs the plan."""
+    from agents import engine_and_agent
     from fake_llm import text, tool_use
 
-    from diamond_jupyter.agent.service import AgentService
-    from diamond_jupyter.federation import Federation
     from diamond_jupyter.server.views import agent_payload
-    from diamond_jupyter.store import Store
 
     fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho A\n", "site": "alpha"})],
                     [text("submitted")])
-    fed = Federation(user.sites, store=Store(user.store_path))
-    service = AgentService(fed)
-    try:
+    async with engine_and_agent(user.sites, user.store_path) as (fed, service):
         task = await service.ask("submit A", approval="ask")
         shown = await service.wait(task["id"], settled=True, timeout=60)
         sha = shown["pending"]["plan_sha256"]
@@ -445,9 +434,6 @@ async def test_fault_the_sidebar_was_shown_no_plan_sha256_to_approve_with(user, 
         assert done["state"] == "done" and len(sbatch_calls(user)) == 1, done
         listed = next(t for t in fed.tasks() if t["id"] == task["id"])
         assert "plan_sha256" not in (listed["data"].get("pending") or {})  # no plan, no sha
-    finally:
-        await service.close()
-        await fed.close()
 
 
 def test_fault_an_approval_body_carrying_an_edited_plan_is_refused():

@@ -142,11 +142,8 @@ async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before
     """The agent's plan asks `submit` with `hedge: 2` and alpha, whose sites-file entry says
     `hedge: false`, named (or left to placement): the call is refused to the model before
     any approval is asked, naming alpha and its policy; nothing reaches the scheduler."""
+    from agents import engine_and_agent
     from fake_llm import text, tool_results, tool_use
-
-    from diamond_jupyter.agent.service import AgentService
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.store import Store
 
     _no_hedging_on_alpha(user)
     seen: list[tuple[str, Any, bool]] = []
@@ -157,9 +154,7 @@ async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before
 
     fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho hi\n", "site": site,
                                          "hedge": 2})], after)
-    fed = Federation(user.sites, store=Store(user.store_path))
-    service = AgentService(fed)
-    try:
+    async with engine_and_agent(user.sites, user.store_path) as (fed, service):
         task = await service.ask("run it twice", approval="ask")
         done = await service.wait(task["id"], settled=True, timeout=60)
         assert done["state"] == "done", done
@@ -167,9 +162,6 @@ async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before
         [(_, said_back, is_error)] = seen
         assert is_error and said in str(said_back), said_back
         assert sbatch_calls(user) == []
-    finally:
-        await service.close()
-        await fed.close()
 
 
 # -- 3. the agent: option values that start with a dash -----------------------------------
@@ -177,16 +169,11 @@ async def test_fault_a_hedged_plan_on_a_site_forbidding_copies_is_refused_before
 async def _approval_shown(user, fake_llm, args: dict[str, Any]) -> tuple[Any, Any, Any, str]:
     """The agent asked `submit` with `args` (approval "ask"): what the task awaiting approval
     shows, then (approved) the task's end; and the fed, closed. The task's id last."""
+    from agents import engine_and_agent
     from fake_llm import text, tool_use
 
-    from diamond_jupyter.agent.service import AgentService
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.store import Store
-
     fake_llm.script([tool_use("submit", args)], [text("done")])
-    fed = Federation(user.sites, store=Store(user.store_path))
-    service = AgentService(fed)
-    try:
+    async with engine_and_agent(user.sites, user.store_path) as (fed, service):
         task = await service.ask("submit it", approval="ask")
         shown = await service.wait(task["id"], settled=True, timeout=60)
         if shown["state"] != "awaiting_approval":
@@ -194,9 +181,6 @@ async def _approval_shown(user, fake_llm, args: dict[str, Any]) -> tuple[Any, An
         await service.approve(task["id"], shown["pending"]["plan_sha256"])
         done = await service.wait(task["id"], timeout=60)
         return shown, done, fed, task["id"]
-    finally:
-        await service.close()
-        await fed.close()
 
 
 @pytest.mark.parametrize("field,value,line", [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 
@@ -339,10 +340,12 @@ class FluxScript:
             spec.account = val
         elif o == "setopt":
             return self._shell_option(spec, v)
+        elif o == "env-remove":
+            return self._env_removal(spec, v)
         elif o == "env":
-            if v == "-*":
-                spec.environment.export_all = False
-            elif "=" in v and not v.startswith("-"):
+            if v.startswith("-"):  # --env=-PATTERN is --env-remove=PATTERN
+                return self._env_removal(spec, v[1:])
+            if "=" in v:
                 k, _, val = v.partition("=")
                 spec.environment.variables[k] = val
             elif re.fullmatch(r"[A-Za-z_]\w*", v):  # NAME: copied from the submitting shell
@@ -353,6 +356,29 @@ class FluxScript:
         else:
             return False
         return True
+
+    @staticmethod
+    def _env_removal(spec: JobSpec, pattern: str) -> bool:
+        """--env-remove=PATTERN (a glob, or a regex between slashes): flux applies the env
+        rules in their order, so it removes what the rules before it set or passed, not
+        what those after it set. `*` is the whole environment (read); any other pattern
+        also removes variables of the submitting shell, which no other scheduler can say:
+        kept as written (rendered before the variables set, as it was read)."""
+        env = spec.environment
+        if pattern == "*":
+            env.export_all = False
+            env.variables.clear()
+            env.passed.clear()
+            return True
+        if pattern.startswith("/"):
+            rx = re.compile(pattern.strip("/"))
+            matches = lambda name: rx.search(name) is not None  # noqa: E731
+        else:
+            matches = lambda name: fnmatch.fnmatchcase(name, pattern)  # noqa: E731
+        for name in [k for k in env.variables if matches(k)]:
+            del env.variables[name]
+        env.passed[:] = [n for n in env.passed if not matches(n)]
+        return False
 
     @staticmethod
     def _duration_attribute(spec: JobSpec, item: Item, val: str) -> bool:
@@ -514,16 +540,18 @@ class FluxScript:
         if spec.mail_user or spec.mail_events:
             what = " ".join(filter(None, (spec.mail_user, ",".join(spec.mail_events))))
             warnings.append(f"dropped: mail notification ({what}; flux has none)")
+        # a kept line as written, but under this script's one sentinel (flux batch refuses
+        # a `# flux:` line among `#flux:` ones)
+        lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
+                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
+        # after the kept lines: flux applies env rules in order, and a kept --env-remove
+        # was read as removing only what came before it
         if spec.environment.export_all is False:
             add("env", "-*")
             for name in passed_names(spec):
                 add("env", name)
         for k, v in spec.environment.variables.items():
             add("env", f"{k}={v}")
-        # a kept line as written, but under this script's one sentinel (flux batch refuses
-        # a `# flux:` line among `#flux:` ones)
-        lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
-                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")

@@ -62,6 +62,22 @@ TABLE = OptionTable(
      "x": Opt("exclusive", "none")},
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
+# a variable a flux env rule's value refers to (`$PATH`, `${HOME}`; `$$` is a `$`): flux
+# fills it in at submission (python's string.Template)
+_ENV_REFERENCE = re.compile(r"(?<!\$)(?:\$\$)*\$\{?([A-Za-z_]\w*)")
+
+
+def _env_pattern(pattern: str):
+    """A flux env rule's pattern of names as a test: a regex between slashes, else a shell
+    glob; None for a regex Python cannot read (flux judges it)."""
+    if pattern.startswith("/"):
+        try:
+            rx = re.compile(pattern[1:].removesuffix("/"))
+        except re.error:
+            return None
+        return lambda name: rx.search(name) is not None
+    return lambda name: fnmatch.fnmatchcase(name, pattern)
+
 _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
 _FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -197,6 +213,7 @@ class FluxScript:
                            "without --nodes: flux batch refuses it (whole nodes need a node "
                            "count); add --nodes=N, or drop --exclusive")
         spec.metadata.pop("flux_exclusive_line", None)
+        spec.metadata.pop("flux_env_kept", None)
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         self._apply_duration(spec)
@@ -340,44 +357,61 @@ class FluxScript:
             spec.account = val
         elif o == "setopt":
             return self._shell_option(spec, v)
-        elif o == "env-remove":
-            return self._env_removal(spec, v)
+        elif o == "env-remove":  # --env-remove=PATTERN is --env=-PATTERN
+            return self._env_rule(spec, item, f"-{v}")
         elif o == "env":
-            if v.startswith("-"):  # --env=-PATTERN is --env-remove=PATTERN
-                return self._env_removal(spec, v[1:])
-            if "=" in v:
-                k, _, val = v.partition("=")
-                spec.environment.variables[k] = val
-            elif re.fullmatch(r"[A-Za-z_]\w*", v):  # NAME: copied from the submitting shell
-                if v not in spec.environment.passed:
-                    spec.environment.passed.append(v)
-            else:
-                return False
+            return self._env_rule(spec, item, v)
         else:
             return False
         return True
 
     @staticmethod
-    def _env_removal(spec: JobSpec, pattern: str) -> bool:
-        """--env-remove=PATTERN (a glob, or a regex between slashes): flux applies the env
-        rules in their order, so it removes what the rules before it set or passed, not
-        what those after it set. `*` is the whole environment (read); any other pattern
-        also removes variables of the submitting shell, which no other scheduler can say:
-        kept as written (rendered before the variables set, as it was read)."""
-        env = spec.environment
-        if pattern == "*":
-            env.export_all = False
-            env.variables.clear()
-            env.passed.clear()
+    def _env_rule(spec: JobSpec, item: Item, rule: str) -> bool:
+        """One flux env rule (flux-submit(1), ENV RULES): `-PATTERN` removes, `VAR=VAL` sets
+        (VAL's `$NAME` filled in from the environment, `$$` a `$`), `NAME` copies. flux
+        applies them in their order. The rules up to the first one kept as written (a
+        removal by pattern, a value naming a variable, `^FILE`, a pattern of names) are
+        read; those after it are kept as written too, so the script's own dialect gives
+        them back in their order (a removal is also read, while only removals were kept
+        before it: removing twice changes nothing). True when read alone."""
+        env, kept = spec.environment, spec.metadata.setdefault("flux_env_kept", [])
+        only_removals = all(k == "removal" for k, _ in kept)
+        after_kept = f"line {item.lineno}: env rule `{rule}` kept as written, as " \
+            f"`{kept[0][1]}` before it is (flux applies env rules in their order)" if kept else ""
+        if rule.startswith("-"):
+            pattern = "*" if rule[1:] in ("/.*/", "/.*") else rule[1:]  # all names
+            if only_removals:
+                matches = _env_pattern(pattern)
+                for name in [k for k in env.variables if matches and matches(k)]:
+                    del env.variables[name]
+                env.passed[:] = [n for n in env.passed if not (matches and matches(n))]
+                if pattern == "*":
+                    env.export_all = False
+                    return True
+            elif pattern == "*":
+                note(spec, after_kept)
+            kept.append(("removal", rule))
+            return False
+        if kept:
+            note(spec, after_kept)
+            kept.append(("rule", rule))
+            return False
+        if "=" in rule:
+            name, _, val = rule.partition("=")
+            if refs := _ENV_REFERENCE.findall(val):
+                names = ", ".join(f"${r}" for r in dict.fromkeys(refs))
+                note(spec, f"line {item.lineno}: `--env={rule}`: flux fills in {names} from "
+                           "the submitting environment, which no other scheduler's directive "
+                           "does; kept as written")
+                kept.append(("rule", rule))
+                return False
+            env.variables[name] = val.replace("$$", "$")
             return True
-        if pattern.startswith("/"):
-            rx = re.compile(pattern.strip("/"))
-            matches = lambda name: rx.search(name) is not None  # noqa: E731
-        else:
-            matches = lambda name: fnmatch.fnmatchcase(name, pattern)  # noqa: E731
-        for name in [k for k in env.variables if matches(k)]:
-            del env.variables[name]
-        env.passed[:] = [n for n in env.passed if not matches(n)]
+        if re.fullmatch(r"[A-Za-z_]\w*", rule):  # NAME: copied from the submitting shell
+            if rule not in env.passed:
+                env.passed.append(rule)
+            return True
+        kept.append(("rule", rule))  # ^FILE, a pattern of names
         return False
 
     @staticmethod
@@ -540,18 +574,17 @@ class FluxScript:
         if spec.mail_user or spec.mail_events:
             what = " ".join(filter(None, (spec.mail_user, ",".join(spec.mail_events))))
             warnings.append(f"dropped: mail notification ({what}; flux has none)")
-        # a kept line as written, but under this script's one sentinel (flux batch refuses
-        # a `# flux:` line among `#flux:` ones)
-        lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
-                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
-        # after the kept lines: flux applies env rules in order, and a kept --env-remove
-        # was read as removing only what came before it
+        # before the env rules kept as written, which came after these (_env_rule)
         if spec.environment.export_all is False:
             add("env", "-*")
             for name in passed_names(spec):
                 add("env", name)
         for k, v in spec.environment.variables.items():
-            add("env", f"{k}={v}")
+            add("env", f"{k}={v.replace('$', '$$')}")  # flux would fill in a $NAME
+        # a kept line as written, but under this script's one sentinel (flux batch refuses
+        # a `# flux:` line among `#flux:` ones)
+        lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
+                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")

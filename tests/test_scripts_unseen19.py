@@ -406,3 +406,11 @@ def test_grid_engine_home_in_an_output_path_is_said(target: str):
     script, warnings = translated(HERE, "sge/o_home_pseudo_variables.sge", "sge")
     assert "#$ -o $HOME/logs/$JOB_NAME.$JOB_ID" in script.splitlines()
     assert not any("$HOME" in w for w in warnings)
+
+
+def test_a_flux_env_rule_without_a_variable_name_is_kept_as_written():
+    """`--env==x` names no variable: it was read as the variable "" (Slurm got
+    --export=ALL,=x); now kept for flux to judge, and the rules after it with it."""
+    spec = parse_lines("flux", "#flux: -n 1\n#flux: --env==x\n#flux: --env=A=1")
+    assert spec.environment.variables == {}
+    assert [(d.option, d.value) for d in spec.unknown] == [("--env", "=x"), ("--env", "A=1")]

@@ -396,8 +396,8 @@ class FluxScript:
             note(spec, after_kept)
             kept.append(("rule", rule))
             return False
-        if "=" in rule:
-            name, _, val = rule.partition("=")
+        name, eq, val = rule.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
             if refs := _ENV_REFERENCE.findall(val):
                 names = ", ".join(f"${r}" for r in dict.fromkeys(refs))
                 note(spec, f"line {item.lineno}: `--env={rule}`: flux fills in {names} from "
@@ -407,7 +407,7 @@ class FluxScript:
                 return False
             env.variables[name] = val.replace("$$", "$")
             return True
-        if re.fullmatch(r"[A-Za-z_]\w*", rule):  # NAME: copied from the submitting shell
+        if not eq and re.fullmatch(r"[A-Za-z_]\w*", rule):  # NAME: copied from the shell
             if rule not in env.passed:
                 env.passed.append(rule)
             return True

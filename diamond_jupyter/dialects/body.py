@@ -205,6 +205,34 @@ def program_notes(body: str, source: str, target: str, shell: str | None,
     return notes
 
 
+# Slurm's burst buffer directives (burst_buffer.conf's Directive: #DW for the datawarp
+# plugin, #BB_LUA for the lua one; #BB for persistent buffers): read by sbatch from the
+# leading block as #SBATCH lines are
+_BURST_BUFFER = re.compile(r"^#(?:BB_LUA|BB|DW)(?=\s|$)")
+_BURST_BUFFER_VARS = re.compile(r"\$\{?(DW_(?:JOB|PERSISTENT)_\w+)")
+
+
+def burst_buffer_notes(body: str, source: str, target: str, first_line: int = 1) -> list[str]:
+    """One report a burst buffer line a Slurm script's leading block holds, where the
+    target is another scheduler: the line stays a plain comment there, so the job would
+    run without the buffer and its staging of files in and out."""
+    if source != "slurm" or target == "slurm":
+        return []
+    notes: list[str] = []
+    leading = True
+    for n, line in enumerate(body.split("\n"), first_line):
+        stripped = line.strip()
+        leading = leading and (not stripped or stripped.startswith("#"))
+        if leading and _BURST_BUFFER.match(line):
+            notes.append(f"dropped: line {n}: `{stripped}` (a Slurm burst buffer directive: "
+                         f"{target} has none, so the job runs without that buffer, and "
+                         "files it stages in or out are not moved)")
+        elif notes and not leading and (used := _BURST_BUFFER_VARS.findall(line)):
+            notes.append(f"kept: line {n}: ${', $'.join(dict.fromkeys(used))} (the burst "
+                         f"buffer's path, set by Slurm) is not set under {target}")
+    return notes
+
+
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                    one_task_cpus: bool = False) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);
@@ -233,6 +261,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                      f"#{word} comments, so {target} does not read them after the header, "
                      f"which says what the {source} job asks (a script of both headers: read "
                      f"it as {target} to keep them)")
+    notes += burst_buffer_notes(body, source, target, first_line)
     for n, line in enumerate(body.split("\n"), first_line):
         if line.lstrip().startswith("#"):
             out.append(line)

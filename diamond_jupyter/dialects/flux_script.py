@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 
@@ -61,6 +62,22 @@ TABLE = OptionTable(
      "x": Opt("exclusive", "none")},
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
+# a variable a flux env rule's value refers to (`$PATH`, `${HOME}`; `$$` is a `$`): flux
+# fills it in at submission (python's string.Template)
+_ENV_REFERENCE = re.compile(r"(?<!\$)(?:\$\$)*\$\{?([A-Za-z_]\w*)")
+
+
+def _env_pattern(pattern: str):
+    """A flux env rule's pattern of names as a test: a regex between slashes, else a shell
+    glob; None for a regex Python cannot read (flux judges it)."""
+    if pattern.startswith("/"):
+        try:
+            rx = re.compile(pattern[1:].removesuffix("/"))
+        except re.error:
+            return None
+        return lambda name: rx.search(name) is not None
+    return lambda name: fnmatch.fnmatchcase(name, pattern)
+
 _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
 _FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -196,6 +213,7 @@ class FluxScript:
                            "without --nodes: flux batch refuses it (whole nodes need a node "
                            "count); add --nodes=N, or drop --exclusive")
         spec.metadata.pop("flux_exclusive_line", None)
+        spec.metadata.pop("flux_env_kept", None)
         self._slot_per_node(spec)
         self._resolve_cores(spec)
         self._apply_duration(spec)
@@ -339,20 +357,62 @@ class FluxScript:
             spec.account = val
         elif o == "setopt":
             return self._shell_option(spec, v)
+        elif o == "env-remove":  # --env-remove=PATTERN is --env=-PATTERN
+            return self._env_rule(spec, item, f"-{v}")
         elif o == "env":
-            if v == "-*":
-                spec.environment.export_all = False
-            elif "=" in v and not v.startswith("-"):
-                k, _, val = v.partition("=")
-                spec.environment.variables[k] = val
-            elif re.fullmatch(r"[A-Za-z_]\w*", v):  # NAME: copied from the submitting shell
-                if v not in spec.environment.passed:
-                    spec.environment.passed.append(v)
-            else:
-                return False
+            return self._env_rule(spec, item, v)
         else:
             return False
         return True
+
+    @staticmethod
+    def _env_rule(spec: JobSpec, item: Item, rule: str) -> bool:
+        """One flux env rule (flux-submit(1), ENV RULES): `-PATTERN` removes, `VAR=VAL` sets
+        (VAL's `$NAME` filled in from the environment, `$$` a `$`), `NAME` copies. flux
+        applies them in their order. The rules up to the first one kept as written (a
+        removal by pattern, a value naming a variable, `^FILE`, a pattern of names) are
+        read; those after it are kept as written too, so the script's own dialect gives
+        them back in their order (a removal is also read, while only removals were kept
+        before it: removing twice changes nothing). True when read alone."""
+        env, kept = spec.environment, spec.metadata.setdefault("flux_env_kept", [])
+        only_removals = all(k == "removal" for k, _ in kept)
+        after_kept = f"line {item.lineno}: env rule `{rule}` kept as written, as " \
+            f"`{kept[0][1]}` before it is (flux applies env rules in their order)" if kept else ""
+        if rule.startswith("-"):
+            pattern = "*" if rule[1:] in ("/.*/", "/.*") else rule[1:]  # all names
+            if only_removals:
+                matches = _env_pattern(pattern)
+                for name in [k for k in env.variables if matches and matches(k)]:
+                    del env.variables[name]
+                env.passed[:] = [n for n in env.passed if not (matches and matches(n))]
+                if pattern == "*":
+                    env.export_all = False
+                    return True
+            elif pattern == "*":
+                note(spec, after_kept)
+            kept.append(("removal", rule))
+            return False
+        if kept:
+            note(spec, after_kept)
+            kept.append(("rule", rule))
+            return False
+        name, eq, val = rule.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
+            if refs := _ENV_REFERENCE.findall(val):
+                names = ", ".join(f"${r}" for r in dict.fromkeys(refs))
+                note(spec, f"line {item.lineno}: `--env={rule}`: flux fills in {names} from "
+                           "the submitting environment, which no other scheduler's directive "
+                           "does; kept as written")
+                kept.append(("rule", rule))
+                return False
+            env.variables[name] = val.replace("$$", "$")
+            return True
+        if not eq and re.fullmatch(r"[A-Za-z_]\w*", rule):  # NAME: copied from the shell
+            if rule not in env.passed:
+                env.passed.append(rule)
+            return True
+        kept.append(("rule", rule))  # ^FILE, a pattern of names
+        return False
 
     @staticmethod
     def _duration_attribute(spec: JobSpec, item: Item, val: str) -> bool:
@@ -514,12 +574,13 @@ class FluxScript:
         if spec.mail_user or spec.mail_events:
             what = " ".join(filter(None, (spec.mail_user, ",".join(spec.mail_events))))
             warnings.append(f"dropped: mail notification ({what}; flux has none)")
+        # before the env rules kept as written, which came after these (_env_rule)
         if spec.environment.export_all is False:
             add("env", "-*")
             for name in passed_names(spec):
                 add("env", name)
         for k, v in spec.environment.variables.items():
-            add("env", f"{k}={v}")
+            add("env", f"{k}={v.replace('$', '$$')}")  # flux would fill in a $NAME
         # a kept line as written, but under this script's one sentinel (flux batch refuses
         # a `# flux:` line among `#flux:` ones)
         lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)

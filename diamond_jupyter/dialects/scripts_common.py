@@ -1007,6 +1007,24 @@ def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
     return out
 
 
+_SGE_HOME = re.compile(r"\$(?:HOME\b|\{HOME\})")
+
+
+def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
+    """Grid Engine reads $HOME in an -o/-e path as the job owner's home directory (one of
+    its pseudo variables, with $USER, $JOB_ID ...); the other schedulers expand nothing in
+    a directive, so their job would write under a directory named `$HOME`: said, naming
+    the path (its other pseudo variables have their tokens: %u, %j ...)."""
+    if spec.source_dialect != "sge" or target == "sge":
+        return []
+    return [f"approximated: $HOME in output path {path!r} (Grid Engine's pseudo variable: "
+            f"the job owner's home directory) has no {target} equivalent; kept literally, "
+            f"so {target} writes under a directory named $HOME (give the home directory's "
+            "path)"
+            for path in dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
+            if _SGE_HOME.search(path)]
+
+
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
     if "\r\n" in (spec.script or spec.command or ""):
@@ -1037,6 +1055,7 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
     out += working_directory_patterns(spec, target)
+    out += sge_home_in_output_paths(spec, target)
     out += cpu_time_warnings(spec, target)
     out += stdout_left_to_default(spec, target)
     if target != "slurm":

@@ -105,6 +105,12 @@ _HELD = ("held", "dependency", "begintime")
 _STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
 
+def held_reason(reason: str | None) -> bool:
+    """A waiting job's reason that keeps it back whatever is free (held, a dependency, a
+    begin time): it takes nothing before the jobs behind it."""
+    return bool(reason) and any(h in reason.lower() for h in _HELD)
+
+
 @dataclass(eq=False)
 class Demand:
     """A job to place in the simulation: `nodes` nodes, each with cpus/gpus free."""
@@ -475,7 +481,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
-            bool(j.reason) and any(h in j.reason.lower() for h in _HELD),
+            held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
         if held:
             continue

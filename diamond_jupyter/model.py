@@ -1145,6 +1145,11 @@ class SiteSnapshot(_Model):
     user_groups: dict[str, list[str]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
+    # LSF: the resources the site defines (`lsinfo -r`), and its numeric shared ones
+    # (`bhosts -s`: licenses and the like, name -> the most one instance has); None: not
+    # known
+    lsf_resource_names: list[str] | None = None
+    lsf_shared: dict[str, float] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in

@@ -168,6 +168,7 @@ from .placement_limits import (
     license_wait,
     lsf_host_limits,
     lsf_limits,
+    lsf_resource_misses,
     lsf_slots,
     lsf_user_misses,
     pbs_group,
@@ -475,6 +476,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             v.reasons = lic_refused
             return v
         v.notes += lic_said
+    if cfg.scheduler == "lsf":
+        rusage_refused, rusage_said = lsf_resource_misses(spec, snap)
+        if rusage_refused:
+            v.reasons = rusage_refused
+            return v
+        v.notes += rusage_said
     magnetic = _magnetic(spec, cfg, snap, now)
     snap = _magnetic_open(_reservations_held(spec, snap, now, {r.name for r in magnetic}),
                           magnetic)

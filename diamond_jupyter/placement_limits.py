@@ -810,6 +810,74 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
                 "waits for them (Reason=Licenses)"]
 
 
+# what an LSF rusage[] reserves besides a site's own resources: the built-in load indices
+# and the usage's own keywords (GPUs, ngpus*, are read apart)
+_LSF_BUILTIN = frozenset(("r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp",
+                          "mem", "swap", "slots", "duration", "decay"))
+
+
+def lsf_resource_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """Why an LSF job's `-R rusage[name=N]` of the site's own resources (licenses and
+    the like: `lsf.shared`) keeps it from this LSF site, and what is said of them: a
+    resource the site does not define (`lsinfo -r`) is refused by LSF; more than any
+    instance of a shared one has (`bhosts -s` TOTAL) never starts. Alternatives (`||`):
+    refused only when each one is. Where neither is known, said."""
+    out_refused: list[str] = []
+    unread: list[str] = []
+    names, shared = snap.lsf_resource_names, snap.lsf_shared
+    for text in _rusages_asked(spec):
+        alternatives = [_rusage_asks(alt, spec) for alt in text[len("rusage["):-1].split("||")]
+        if not any(alternatives):
+            continue
+        if names is None and shared is None:
+            unread.append(f"-R {text} not checked: the site's shared resources are not known "
+                          "(LSF runs no job asking a resource it does not define)")
+            continue
+        misses = [_lsf_misses(asks, names, shared) for asks in alternatives if asks]
+        if all(misses):
+            known = ", ".join(f"{k} ({v:g})" for k, v in sorted((shared or {}).items())) \
+                or "none"
+            out_refused.append(f"-R {text}: {' or '.join('; '.join(m) for m in misses)} "
+                               f"(shared resources here: {known})")
+    return out_refused, unread
+
+
+def _rusages_asked(spec: JobSpec) -> list[str]:
+    """The job's rusage[] strings kept as written (its memory and GPUs read apart)."""
+    return [d.value for d in spec.unknown if d.dialect == "lsf" and d.value
+            and d.option.startswith("-R rusage") and d.value.startswith("rusage[")
+            and d.value.endswith("]")]
+
+
+def _rusage_asks(alternative: str, spec: JobSpec) -> dict[str, float]:
+    """One alternative of a usage string (`lic=2:duration=5, scratch=10/task`) -> the
+    site resources it reserves, name -> amount for the job (`/task`: each task's)."""
+    asks: dict[str, float] = {}
+    for part in re.split(r"[,:]", alternative):
+        name, eq, value = part.strip().partition("=")
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:/(task|host))?", value.strip())
+        if not eq or not m or name in _LSF_BUILTIN or name.startswith(("ngpus", "gpu")):
+            continue
+        tasks = (spec.resources.tasks or 1) if m.group(2) == "task" else 1
+        asks[name] = asks.get(name, 0.0) + float(m.group(1)) * tasks
+    return asks
+
+
+def _lsf_misses(asks: dict[str, float], names: list[str] | None,
+                shared: dict[str, float] | None) -> list[str]:
+    misses = []
+    for name, amount in asks.items():
+        if shared is not None and name in shared:
+            if amount > shared[name]:
+                misses.append(f"{amount:g} of shared resource '{name}' asked, the site has at "
+                              f"most {shared[name]:g} (bhosts -s TOTAL): LSF keeps it "
+                              "pending, it never starts")
+        elif names is not None and name not in names:
+            misses.append(f"resource '{name}' is not defined here (lsinfo): LSF does not "
+                          "take the job")
+    return misses
+
+
 def _licenses_asked(spec: JobSpec) -> str | None:
     return next((d.value for d in spec.unknown if d.dialect == "slurm"
                  and d.option == "--licenses" and d.value), None)

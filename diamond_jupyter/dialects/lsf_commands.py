@@ -181,6 +181,11 @@ class LsfCommands:
             # each array's spec in full (-w), its `%k` throttle with it: `name[1-100]%5`
             # (each element's own record names only its index)
             "arrays": ["sh", "-c", "bjobs -A -w -u all 2>/dev/null; exit 0"],
+            # the resources the site defines (lsinfo -r) and its numeric shared ones with
+            # each instance's amount (bhosts -s): a job's rusage[] names them (licenses);
+            # cached with the hosts, not read with every queue
+            "resource_names": ["sh", "-c", "lsinfo -r 2>/dev/null; exit 0"],
+            "shared_resources": ["sh", "-c", "bhosts -s 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -386,6 +391,8 @@ class LsfCommands:
             jobs=with_array_limits(self.parse_status(outputs.get("queue", ""), skipped),
                                    parse_array_limits(outputs.get("arrays", ""))),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
+            lsf_resource_names=parse_resource_names(outputs.get("resource_names", "")),
+            lsf_shared=parse_shared_resources(outputs.get("shared_resources", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             warnings=[f"{site}: {w}" for w in skipped],
         )
@@ -427,6 +434,41 @@ def parse_queue_selects(stdout: str) -> dict[str, str]:
     (`select[model==EPYC && ngpus>0]`); a queue whose RES_REQ has none is left out."""
     return {q: f"select{x['select']}" for q, x in parse_queue_res_req(stdout).items()
             if "select" in x}
+
+
+def parse_resource_names(stdout: str) -> list[str] | None:
+    """`lsinfo -r`: the names of the resources the site defines (its first column under
+    `RESOURCE_NAME`, up to the next table); None when it did not answer so."""
+    names: list[str] | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["RESOURCE_NAME"]:
+            names = []
+        elif names is not None and (not words or words[0] in ("TYPE_NAME", "MODEL_NAME")):
+            break
+        elif names is not None and re.fullmatch(r"[A-Za-z_][\w.-]*", words[0]):
+            names.append(words[0])
+    return names
+
+
+def parse_shared_resources(stdout: str) -> dict[str, float] | None:
+    """`bhosts -s` (RESOURCE TOTAL RESERVED LOCATION): each numeric shared resource's
+    TOTAL (the amount for scheduling, what jobs reserve included), the largest of its
+    instances (one a line, each shared by the hosts LOCATION names; a job takes from one);
+    lines naming only more hosts of a LOCATION, or a TOTAL of `-`, add nothing. {}: none
+    defined ("No resource"); None when it did not answer so."""
+    out: dict[str, float] | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:2] == ["RESOURCE", "TOTAL"]:
+            out = {}
+        elif out is None and re.match(r"\s*No (shared )?resources?\b", line, re.I):
+            return {}
+        elif out is not None and len(words) >= 3 \
+                and re.fullmatch(r"\d+(\.\d+)?", words[1]) \
+                and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
+            out[words[0]] = max(out.get(words[0], 0.0), float(words[1]))
+    return out
 
 
 # RES_REQ sections placement does not model (lsb.queues(5), bsub -R): kept for bsub, said

@@ -901,6 +901,9 @@ class Partition(_Model):
     # LSF: the queue RES_REQ's same[], order[] and cu[] sections as written (not modelled
     # by placement: said); None: none
     res_req_unchecked: list[str] | None = None
+    # LSF: a queue inactive outside its run or dispatch windows (Open:Inact_Win) takes
+    # jobs and dispatches them again at this time (its windows from `bqueues -l`)
+    opens_at: datetime | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False

@@ -826,7 +826,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if qos and p.denied_qos and qos in p.denied_qos:
             restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
-        if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
+        if not _is_up(p) and p.opens_at is None:
             other.append(f"{words.part} '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
                 and not pe_offered(pe, p.parallel_environments):
@@ -870,6 +870,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
+        if p.opens_at is not None and not _is_up(p):  # LSF: outside its time windows
+            holds[p.name].append(Wait(
+                max(0.0, (aware(p.opens_at) - now).total_seconds()),
+                f"queue {p.name} dispatches no job outside its run and dispatch windows "
+                f"(Open:Inact_Win): LSF dispatches it once they open, "
+                f"{p.opens_at:%a %H:%M} the cluster's time"))
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(

@@ -192,3 +192,78 @@ def test_a_job_ahead_held_for_a_limit_it_is_over_takes_nothing():
     # a two-hour job runs past carol's limit freeing (+1 h): she is ahead of it then
     v = run("#SBATCH -p big -c 96 -t 2:00:00", _limited("QOSMaxCpuPerUserLimit")).ranked[0]
     assert v.verdict == "BUSY" and _start_h(v) == pytest.approx(3.0, abs=0.05)
+
+
+# -- LSF: a queue out of its time windows (Open:Inact_Win) --------------------------------
+
+NIGHT_LONG = """QUEUE: night
+  -- Night queue: dispatches only outside working hours.
+
+PARAMETERS/STATISTICS
+PRIO NICE STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN SSUSP USUSP  RSV PJOBS
+ 30   20  {status}   -    8    -    -     0     0     0     0     0    0     0
+Interval for a host to accept two jobs is 0 seconds
+
+RUN_WINDOWS:  20:00-08:00
+DISPATCH_WINDOW:  (22:00-06:00 )
+
+USERS: all
+HOSTS:  all
+"""
+
+
+def _wren_night(status: str = "Open:Inact_Win", long: str = NIGHT_LONG):
+    """wren's hosts with one queue, night, in `status` (NOW is Sunday 09:00, UTC)."""
+    from test_placement_cases8 import WREN
+
+    from diamond_jupyter.config import SiteConfig
+    hosts = {"RECORDS": [{"HOST_NAME": h, "STATUS": "ok", "MAX": str(c), "NJOBS": "0",
+                          "RUN": "0"} for h, _, c, _, _ in WREN]}
+    lshosts = {"RECORDS": [{"HOST_NAME": h, "type": "X86_64", "model": m, "ncpus": str(c),
+                            "maxmem": mem, "RESOURCES": res} for h, m, c, mem, res in WREN]}
+    queues = {"RECORDS": [{"QUEUE_NAME": "night", "STATUS": status, "MAX": "-",
+                           "RUNLIMIT": "720.0 min"}]}
+    snap = lsf.parse_snapshot("wren", {
+        "hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
+        "queues": json.dumps(queues), "queue": '{"RECORDS": []}', "user": "alice\n",
+        "queue_long": long.format(status=status)}).model_copy(update={"taken_at": NOW})
+    snap.partitions[0].default = True
+    return SiteConfig(name="wren", scheduler="lsf"), snap
+
+
+def test_the_windows_of_a_queue_are_read_from_bqueues_long():
+    from diamond_jupyter.dialects.lsf_commands import next_window_open, parse_queue_windows
+    windows = parse_queue_windows(NIGHT_LONG)
+    assert windows == {"night": [["20:00-08:00"], ["22:00-06:00"]]}
+    # open when both are: 22:00-06:00; LSF's day 0 is Sunday (a weekly window)
+    assert next_window_open(windows["night"], NOW) == NOW.replace(hour=22)
+    assert next_window_open(windows["night"], NOW.replace(hour=23)) == NOW.replace(hour=23)
+    # Friday 19:00 to Monday 08:30: open on Sunday; from Monday 09:00, next Friday
+    assert next_window_open([["5:19:00-1:08:30"]], NOW) == NOW
+    assert next_window_open([["5:19:00-1:08:30"]], NOW.replace(day=2)) == NOW.replace(
+        day=6, hour=19)
+    assert next_window_open([["25:00-3:00"]], NOW) is None  # not a time: not guessed
+    _, snap = _wren_night()
+    assert snap.partitions[0].opens_at == NOW.replace(hour=22)
+
+
+def test_a_queue_out_of_its_windows_takes_the_job_for_when_they_open():
+    """Before: `-q night` was INCOMPATIBLE ("queue 'night' is INACTIVE"), and `diamond
+    submit` to wren refused it, though LSF takes the job and dispatches it at 22:00."""
+    v = run_placement_lsf("#BSUB -q night\n#BSUB -n 4\n#BSUB -W 1:00", _wren_night())
+    assert v.verdict == "BUSY", v.reasons
+    assert _start_h(v) == pytest.approx(13.0, abs=0.01)
+    assert any("queue night dispatches no job outside its run and dispatch windows "
+               "(Open:Inact_Win): LSF dispatches it once they open, Sun 22:00" in n
+               for n in v.notes), v.notes
+
+
+def test_a_queue_an_administrator_inactivated_stays_out():
+    v = run_placement_lsf("#BSUB -q night\n#BSUB -n 4\n#BSUB -W 1:00",
+                          _wren_night("Open:Inact_Adm"))
+    assert v.verdict == "INCOMPATIBLE" and "queue 'night' is INACTIVE" in v.reasons
+
+
+def run_placement_lsf(script: str, site):
+    from test_placement_cases import run as run_any
+    return run_any(script, site).ranked[0]

@@ -144,3 +144,20 @@ async def test_the_transport_tells_a_drop_after_a_post_from_one_before_it(tmp_pa
     with pytest.raises(CommandNotSent, match="connection refused"):
         await site.rest.request("POST", "job/submit", body={"job": {}})
     await site.close()
+
+
+async def test_an_update_post_whose_connection_dropped_is_asked_once_more(tmp_path):
+    """A POST other than a submit (a hold or release: the same twice is no harm) keeps
+    the retry on a fresh connection that a kept-alive one the server closed needs."""
+    def answer(method: str, path: str, body: bytes) -> tuple[int, str]:
+        raise ConnectionResetError
+
+    async with StandInSlurmrestd(answer=answer) as rest:
+        site = rest.site(tmp_path)
+        try:
+            with pytest.raises(SiteError, match="cannot reach slurmrestd") as got:
+                await site.rest.request("POST", "job/4243", body={"hold": False})
+            assert not isinstance(got.value, ConnectionLost)
+            assert _posts(rest) == 2
+        finally:
+            await site.close()

@@ -224,6 +224,8 @@ class SlurmRestTransport:
         """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
         reached or refuses the token twice (the second time with a fresh one)."""
         renew, refused, dropped = False, 0, False
+        # a submit is the one request that must not reach slurmrestd twice (a second job)
+        once = method == "POST" and path.rstrip("/").endswith("job/submit")
         for _ in range(2 + REFUSED_RETRIES + 1):
             headers = {"X-SLURM-USER-TOKEN": await self.token(renew=renew)}
             if self.user:
@@ -232,7 +234,7 @@ class SlurmRestTransport:
             try:
                 r, text = await self._send(method, path, body, headers,
                                            timeout or self.command_timeout_s,
-                                           fresh=method == "POST")
+                                           fresh=once)
             except httpx.ConnectError as e:
                 if refused < REFUSED_RETRIES:
                     # no connection, so nothing was sent: a moment later, once more (a
@@ -248,10 +250,10 @@ class SlurmRestTransport:
                                      f"{self.base} (no answer to the connection in "
                                      f"{self.cfg.connect_timeout_s:g}s)") from None
             except (httpx.ReadError, httpx.RemoteProtocolError) as e:
-                if method == "POST":
-                    # a POST (a submit) goes on a connection of its own, so the request
-                    # was sent whole and slurmrestd may have acted on it: its answer is
-                    # lost, never sent again (a second job)
+                if once:
+                    # a submit goes on a connection of its own, so the request was sent
+                    # whole and slurmrestd may have acted on it: its answer is lost, never
+                    # sent again
                     raise ConnectionLost(f"{self.name}: the connection to slurmrestd at "
                                          f"{self.base} dropped after {method} {path} was "
                                          f"sent ({_why(e)})") from None

@@ -14,15 +14,23 @@ ATTENTION = "job.attention"
 SCHEMA_VERSION = "1"
 KINDS = ("started", "stuck", "walltime", "failed")
 
-# Pending reasons after which the scheduler will not start the job as asked (Slurm's names;
-# "ReqNodeNotAvail, UnavailableNodes:n1" and the like start with them)
-NEVER = re.compile(r"^\s*(ReqNodeNotAvail|AssocGrp\w*Limit|AssocGrp\w*|QOSMax\w*PerJob\w*"
+# Pending reasons after which the scheduler will not start the job as asked (Slurm's names,
+# job_reason_codes): nodes it names that are down, drained or not responding
+# ("ReqNodeNotAvail, UnavailableNodes:n1"; without them, or "Reserved for maintenance", the
+# nodes are busy or reserved for a while); an association's usage in minutes used up
+# (AssocGrpCPUMinutesLimit: until it decays; the other AssocGrp* are limits its running
+# jobs reach, which free as they end); a dependency that can never be satisfied
+NEVER = re.compile(r"^\s*(ReqNodeNotAvail(?=,\s*UnavailableNodes)"
+                   r"|AssocGrp\w*?(?<!Run)Minutes\w*|QOSMax\w*Per(?:Job|Node)\w*"
                    r"|PartitionTimeLimit|PartitionNodeLimit|BadConstraints|InvalidQOS"
-                   r"|InvalidAccount)\b")
+                   r"|InvalidAccount|DependencyNeverSatisfied)\b")
 EXPLAIN = {
-    "ReqNodeNotAvail": "the nodes it asks for are down, drained or reserved",
-    "AssocGrp": "its account's group limit is smaller than what it asks for",
-    "QOSMax": "it asks for more than its QOS allows per job",
+    "ReqNodeNotAvail": "the nodes it asks for are down, drained or not responding",
+    "AssocGrp": "its account has used up its allowance of minutes (until the usage decays "
+                "or the limit is raised)",
+    "DependencyNeverSatisfied": "a job it depends on ended in a way that never satisfies "
+                                "the dependency",
+    "QOSMax": "it asks for more than its QOS allows per job or per node",
     "PartitionTimeLimit": "its time limit is longer than the partition allows",
     "PartitionNodeLimit": "it asks for more nodes than the partition allows",
     "BadConstraints": "no node has the features it asks for",

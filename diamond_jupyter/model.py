@@ -901,6 +901,9 @@ class Partition(_Model):
     # LSF: the queue RES_REQ's same[], order[] and cu[] sections as written (not modelled
     # by placement: said); None: none
     res_req_unchecked: list[str] | None = None
+    # LSF: a queue inactive outside its run or dispatch windows (Open:Inact_Win) takes
+    # jobs and dispatches them again at this time (its windows from `bqueues -l`)
+    opens_at: datetime | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False
@@ -1145,6 +1148,11 @@ class SiteSnapshot(_Model):
     user_groups: dict[str, list[str]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
+    # LSF: the resources the site defines (`lsinfo -r`), and its numeric shared ones
+    # (`bhosts -s`: licenses and the like, name -> the most one instance has); None: not
+    # known
+    lsf_resource_names: list[str] | None = None
+    lsf_shared: dict[str, float] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in

@@ -168,6 +168,7 @@ from .placement_limits import (
     license_wait,
     lsf_host_limits,
     lsf_limits,
+    lsf_resource_misses,
     lsf_slots,
     lsf_user_misses,
     pbs_group,
@@ -475,6 +476,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             v.reasons = lic_refused
             return v
         v.notes += lic_said
+    if cfg.scheduler == "lsf":
+        rusage_refused, rusage_said = lsf_resource_misses(spec, snap)
+        if rusage_refused:
+            v.reasons = rusage_refused
+            return v
+        v.notes += rusage_said
     magnetic = _magnetic(spec, cfg, snap, now)
     snap = _magnetic_open(_reservations_held(spec, snap, now, {r.name for r in magnetic}),
                           magnetic)
@@ -819,7 +826,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if qos and p.denied_qos and qos in p.denied_qos:
             restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
-        if p.state.upper() not in ("UP", "OPEN", "ACTIVE"):
+        if not _is_up(p) and p.opens_at is None:
             other.append(f"{words.part} '{p.name}' is {p.state}")
         if pe and p.parallel_environments is not None \
                 and not pe_offered(pe, p.parallel_environments):
@@ -863,6 +870,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
+        if p.opens_at is not None and not _is_up(p):  # LSF: outside its time windows
+            holds[p.name].append(Wait(
+                max(0.0, (aware(p.opens_at) - now).total_seconds()),
+                f"queue {p.name} dispatches no job outside its run and dispatch windows "
+                f"(Open:Inact_Win): LSF dispatches it once they open, "
+                f"{p.opens_at:%a %H:%M} the cluster's time"))
         if p.limits:  # a PBS queue's max_queued / max_run of the user's or everyone's
             totals = _totals(req, chunks)
             refused, never, wait = pbs_limits(

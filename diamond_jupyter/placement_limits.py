@@ -28,6 +28,7 @@ from .model import (
     SiteSnapshot,
 )
 from .placement_fit import Req, aware
+from .placement_sim import held_reason
 
 T = TypeVar("T")
 DEFAULT_RUNTIME_S = 3600.0  # a running job whose end cannot be told (no start, no limit)
@@ -809,6 +810,74 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
                 "waits for them (Reason=Licenses)"]
 
 
+# what an LSF rusage[] reserves besides a site's own resources: the built-in load indices
+# and the usage's own keywords (GPUs, ngpus*, are read apart)
+_LSF_BUILTIN = frozenset(("r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp",
+                          "mem", "swap", "slots", "duration", "decay"))
+
+
+def lsf_resource_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """Why an LSF job's `-R rusage[name=N]` of the site's own resources (licenses and
+    the like: `lsf.shared`) keeps it from this LSF site, and what is said of them: a
+    resource the site does not define (`lsinfo -r`) is refused by LSF; more than any
+    instance of a shared one has (`bhosts -s` TOTAL) never starts. Alternatives (`||`):
+    refused only when each one is. Where neither is known, said."""
+    out_refused: list[str] = []
+    unread: list[str] = []
+    names, shared = snap.lsf_resource_names, snap.lsf_shared
+    for text in _rusages_asked(spec):
+        alternatives = [_rusage_asks(alt, spec) for alt in text[len("rusage["):-1].split("||")]
+        if not any(alternatives):
+            continue
+        if names is None and shared is None:
+            unread.append(f"-R {text} not checked: the site's shared resources are not known "
+                          "(LSF runs no job asking a resource it does not define)")
+            continue
+        misses = [_lsf_misses(asks, names, shared) for asks in alternatives if asks]
+        if all(misses):
+            known = ", ".join(f"{k} ({v:g})" for k, v in sorted((shared or {}).items())) \
+                or "none"
+            out_refused.append(f"-R {text}: {' or '.join('; '.join(m) for m in misses)} "
+                               f"(shared resources here: {known})")
+    return out_refused, unread
+
+
+def _rusages_asked(spec: JobSpec) -> list[str]:
+    """The job's rusage[] strings kept as written (its memory and GPUs read apart)."""
+    return [d.value for d in spec.unknown if d.dialect == "lsf" and d.value
+            and d.option.startswith("-R rusage") and d.value.startswith("rusage[")
+            and d.value.endswith("]")]
+
+
+def _rusage_asks(alternative: str, spec: JobSpec) -> dict[str, float]:
+    """One alternative of a usage string (`lic=2:duration=5, scratch=10/task`) -> the
+    site resources it reserves, name -> amount for the job (`/task`: each task's)."""
+    asks: dict[str, float] = {}
+    for part in re.split(r"[,:]", alternative):
+        name, eq, value = part.strip().partition("=")
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:/(task|host))?", value.strip())
+        if not eq or not m or name in _LSF_BUILTIN or name.startswith(("ngpus", "gpu")):
+            continue
+        tasks = (spec.resources.tasks or 1) if m.group(2) == "task" else 1
+        asks[name] = asks.get(name, 0.0) + float(m.group(1)) * tasks
+    return asks
+
+
+def _lsf_misses(asks: dict[str, float], names: list[str] | None,
+                shared: dict[str, float] | None) -> list[str]:
+    misses = []
+    for name, amount in asks.items():
+        if shared is not None and name in shared:
+            if amount > shared[name]:
+                misses.append(f"{amount:g} of shared resource '{name}' asked, the site has at "
+                              f"most {shared[name]:g} (bhosts -s TOTAL): LSF keeps it "
+                              "pending, it never starts")
+        elif names is not None and name not in names:
+            misses.append(f"resource '{name}' is not defined here (lsinfo): LSF does not "
+                          "take the job")
+    return misses
+
+
 def _licenses_asked(spec: JobSpec) -> str | None:
     return next((d.value for d in spec.unknown if d.dialect == "slurm"
                  and d.option == "--licenses" and d.value), None)
@@ -825,22 +894,28 @@ def _license_entries(asked: str) -> list[tuple[str, int]]:
 
 def license_wait(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                  part_max: dict[str, float]) -> tuple[Wait | None, str | None]:
-    """How long a Slurm job waits for its `--licenses` when fewer are free now than it asks
-    (Reason=Licenses): until enough of them are released as the running jobs holding them
-    end (each job's licenses: squeue -O Licenses), or at least until the first running job
-    ends when those are not read. (None, why) when it waits but for how long is not known
-    (no running job here releases enough: remote or reserved licenses); (None, None) when
-    enough are free now, or what is free is not known."""
+    """How long a Slurm job waits for its `--licenses` (Reason=Licenses): until enough of
+    them are free after the running jobs holding them end and the waiting jobs ahead of it
+    that ask them (not held back; slurmctld starts jobs in priority order) have taken
+    theirs, each job's licenses read from squeue -O Licenses; at least until the first
+    running job ends when those are not read. (None, why) when it waits but for how long
+    is not known (no running job here releases enough: remote or reserved licenses);
+    (None, None) when it may take them now, or what is free is not known."""
     asked = _licenses_asked(spec)
     free, total = snap.licenses_free, snap.licenses or {}
     if not asked or free is None:
         return None, None
     running = [j for j in snap.jobs if j.state == JobState.RUNNING]
     known = all(j.licenses is not None for j in running)
+    ahead = [j for j in snap.jobs if j.state == JobState.PENDING and j.licenses
+             and not held_reason(j.reason)]
+    own_s = float(spec.resources.walltime_s or max(part_max.values(), default=0.0)
+                  or DEFAULT_RUNTIME_S)
     waits: list[Wait] = []
     unknown: list[str] = []
     for name, wanted in _license_entries(asked):
-        if name not in free or wanted <= free[name]:
+        takers = [j for j in ahead if (j.licenses or {}).get(name)] if known else []
+        if name not in free or (wanted <= free[name] and not takers):
             if "|" in asked and name in free:
                 return None, None  # any one of them: this one is free now
             continue
@@ -849,17 +924,25 @@ def license_wait(spec: JobSpec, snap: SiteSnapshot, now: datetime,
         if known:
             holders = [j for j in running if (j.licenses or {}).get(name)]
             held = sum((j.licenses or {})[name] for j in holders)
-            at = _room_after(holders, lambda j, n=name: (j.licenses or {})[n], wanted,
-                             free[name] + held, now, part_max)
-            if at:
-                waits.append(Wait(at, f"{short}: it waits until enough of the running jobs "
-                                      f"holding them ({held}) end (Reason=Licenses)"))
+            at, taken = _license_start(name, wanted, own_s, free[name] + held, holders,
+                                       takers, now, part_max)
+            if at == 0.0:
+                if "|" in asked:
+                    return None, None
                 continue
-        elif running:
+            if at is not None:
+                by = (f" and the {taken} waiting jobs ahead of it asking them have taken "
+                      "theirs") if taken else ""
+                waits.append(Wait(at, f"{short}: it waits until enough of the running jobs "
+                                      f"holding them ({held}) end{by} (Reason=Licenses)"))
+                continue
+        elif running and wanted > free[name]:
             first = min(end_in(j, now, part_max) for j in running)
             waits.append(Wait(first, f"{short}: it waits (Reason=Licenses) at least until "
                                      "the first running job ends (which jobs hold them is "
                                      "not read)"))
+            continue
+        elif wanted <= free[name]:
             continue
         unknown.append(f"{short}: it waits (Reason=Licenses) until they are released, which "
                        "no running job here is seen to hold (when is not known)")
@@ -872,3 +955,40 @@ def license_wait(spec: JobSpec, snap: SiteSnapshot, now: datetime,
     if unknown:
         return None, "; ".join(unknown)
     return (max(waits, key=lambda w: w.seconds), None) if waits else (None, None)
+
+
+def _license_start(name: str, wanted: int, own_s: float, pool: int,
+                   holders: list[JobStatus], takers: list[JobStatus], now: datetime,
+                   part_max: dict[str, float]) -> tuple[float | None, int]:
+    """When `wanted` of license `name` are free for `own_s` seconds, out of the `pool`
+    the jobs here may use: the running `holders` keep theirs until they end, then each
+    waiting job of `takers` (in priority order) takes its own for its time limit as soon
+    as they are free for it (no sooner than the scheduler's estimate of its start). Seconds
+    from now (None: never, more asked than the pool) and how many takers it waits behind."""
+    if wanted > pool:
+        return None, 0
+    use = [(0.0, end_in(j, now, part_max), (j.licenses or {})[name]) for j in holders]
+    alone = _first_free(use, wanted, own_s, pool, 0.0)
+    for j in takers:
+        count = (j.licenses or {})[name]
+        if count > pool:
+            continue  # it never starts here: it takes nothing
+        after = max(0.0, (aware(j.estimated_start) - now).total_seconds()) \
+            if j.estimated_start else 0.0
+        limit = float(j.walltime_s or part_max.get((j.partition or "").split(",")[0])
+                      or DEFAULT_RUNTIME_S)
+        at = _first_free(use, count, limit, pool, after)
+        use.append((at, at + limit, count))
+    at = _first_free(use, wanted, own_s, pool, 0.0)
+    return at, sum(1 for s, _, _ in use[len(holders):] if s < at) if at > alone else 0
+
+
+def _first_free(use: list[tuple[float, float, int]], count: int, span: float, pool: int,
+                after: float) -> float:
+    """The first time from `after` at which `count` more of a license fit under `pool` for
+    `span` seconds, beside the uses (start, end, count) already planned."""
+    for t in sorted({after, *(e for _, e, _ in use if e > after)}):
+        points = [t, *(s for s, _, _ in use if t < s < t + span)]
+        if all(sum(c for s, e, c in use if s <= x < e) + count <= pool for x in points):
+            return t
+    return max((e for _, e, _ in use), default=after)

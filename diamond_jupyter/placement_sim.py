@@ -105,6 +105,44 @@ _HELD = ("held", "dependency", "begintime")
 _STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
 
+def held_reason(reason: str | None) -> bool:
+    """A waiting job's reason that keeps it back whatever is free (held, a dependency, a
+    begin time, a per-job limit it is over, minutes of usage used up): it takes nothing
+    before the jobs behind it."""
+    return bool(reason) and (any(h in reason.lower() for h in _HELD)
+                             or bool(_NEVER_LIMIT.match(reason)))
+
+
+# Slurm limits a waiting job is over by itself (QOSMaxCpuPerJobLimit, QOSMaxGRESPerNode,
+# QOSMinCpuNotSatisfied...) or that usage in minutes has used up (AssocGrpCPUMinutesLimit,
+# not RunMinutes): not freed by any job's end
+_NEVER_LIMIT = re.compile(r"\s*(?:QOS|Assoc)(?:\w*Per(?:Job|Node)|Min)"
+                          r"|\s*(?:QOS|Assoc)Grp\w*?(?<!Run)Minutes")
+# Slurm limits the running jobs reach (job_reason_codes): the waiting job starts once one
+# of those its limit counts ends (its user's, its account's, its QOS's), not before
+_LIMIT_REACHED = re.compile(r"\s*(?:QOS|Assoc)(?:Grp|Max)\w*|\s*Max\w*Per(?:Account|User)")
+
+
+def limit_reached_until(j: JobStatus, running: list[tuple[JobStatus, float]]
+                        ) -> float | None:
+    """When a waiting Slurm job held by a limit its running jobs reach (its reason: a QOS
+    or association group or per-user/per-account limit) may start: once the first running
+    job counted by that limit ends (its user's for a per-user limit, its QOS's for a QOS
+    group limit, else its account's; any job's where none is seen). `running`: each running
+    job with its end in seconds from now. None for another reason."""
+    reason = (j.reason or "").strip()
+    if not _LIMIT_REACHED.match(reason) or held_reason(reason):
+        return None
+    if "PerUser" in reason:
+        same = [end for r, end in running if r.user and r.user == j.user]
+    elif reason.startswith("QOSGrp"):
+        same = [end for r, end in running if r.qos and r.qos == j.qos]
+    else:
+        same = [end for r, end in running if r.account and r.account == j.account]
+    ends = same or [end for _, end in running]
+    return min(ends) if ends else None
+
+
 @dataclass(eq=False)
 class Demand:
     """A job to place in the simulation: `nodes` nodes, each with cpus/gpus free."""
@@ -470,12 +508,13 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     shared: dict[tuple[str | None, int, int], list[int]] = {}
     # by reason: (held, waiting for nothing but priority or resources); a queue has few
     reasons: dict[str | None, tuple[bool, bool]] = {}
+    limited: list[tuple[JobStatus, float]] | None = None  # running jobs and their ends
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
-            bool(j.reason) and any(h in j.reason.lower() for h in _HELD),
+            held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
         if held:
             continue
@@ -496,6 +535,13 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             continue  # can never start here: it blocks nobody
         planned = j.estimated_start if ratio is None else None
         nb = (aware(planned) - now).total_seconds() if planned else 0.0
+        if limited is None:
+            limited = [(r, _release_after(
+                r.walltime_s or part_max.get(r.partition or ""),
+                (now - aware(r.started_at)).total_seconds() if r.started_at else None,
+                r.partition, r.cpus, ratio)) for r in snap.running]
+        if (freed := limit_reached_until(j, limited)) is not None:
+            nb, now_ok = max(nb, freed), False  # not before its limit frees
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
         limit = float(dur)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from ..model import (
@@ -181,6 +181,11 @@ class LsfCommands:
             # each array's spec in full (-w), its `%k` throttle with it: `name[1-100]%5`
             # (each element's own record names only its index)
             "arrays": ["sh", "-c", "bjobs -A -w -u all 2>/dev/null; exit 0"],
+            # the resources the site defines (lsinfo -r) and its numeric shared ones with
+            # each instance's amount (bhosts -s): a job's rusage[] names them (licenses);
+            # cached with the hosts, not read with every queue
+            "resource_names": ["sh", "-c", "lsinfo -r 2>/dev/null; exit 0"],
+            "shared_resources": ["sh", "-c", "bhosts -s 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -379,6 +384,7 @@ class LsfCommands:
                                             outputs.get("queue_limits", ""),
                                             outputs.get("queue_users", ""), hgroups,
                                             [n.name for n in nodes], skipped)]
+        parts = self._window_opens(parts, outputs.get("queue_long", ""))
         return SiteSnapshot(
             site=site, nodes=nodes,
             partitions=parts,
@@ -386,9 +392,24 @@ class LsfCommands:
             jobs=with_array_limits(self.parse_status(outputs.get("queue", ""), skipped),
                                    parse_array_limits(outputs.get("arrays", ""))),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
+            lsf_resource_names=parse_resource_names(outputs.get("resource_names", "")),
+            lsf_shared=parse_shared_resources(outputs.get("shared_resources", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             warnings=[f"{site}: {w}" for w in skipped],
         )
+
+
+    def _window_opens(self, parts: list[Partition], queue_long: str) -> list[Partition]:
+        """The queues inactive outside their run or dispatch windows (`Open:Inact_Win` in
+        `bqueues -l`) with the time those next open (the windows in the cluster's time)."""
+        status = _jl_column(queue_long, "STATUS")
+        windows = parse_queue_windows(queue_long)
+        now = self.now()
+        local = now.astimezone(self.tz) if self.tz is not None else now.astimezone()
+        return [p.model_copy(update={"opens_at": at}) if p.state == "INACTIVE"
+                and status.get(p.name, "").lower().endswith("inact_win")
+                and (at := next_window_open(windows.get(p.name, []), local)) is not None
+                else p for p in parts]
 
 
 _ARRAY_SPEC = re.compile(r"\S*\[[^\[\]]*\]%(\d+)")  # `name[1-100:2,200]%5`
@@ -427,6 +448,104 @@ def parse_queue_selects(stdout: str) -> dict[str, str]:
     (`select[model==EPYC && ngpus>0]`); a queue whose RES_REQ has none is left out."""
     return {q: f"select{x['select']}" for q, x in parse_queue_res_req(stdout).items()
             if "select" in x}
+
+
+def parse_queue_windows(stdout: str) -> dict[str, list[list[str]]]:
+    """`bqueues -l`: each queue's time windows, one list a kind (RUN_WINDOWS and
+    DISPATCH_WINDOW: it dispatches while every kind it has is open), each window
+    `[day:]hour[:minute]-[day:]hour[:minute]` as written (`(22:00-06:00 )` unwrapped)."""
+    out: dict[str, list[list[str]]] = {}
+    queue = None
+    for line in stdout.splitlines():
+        if m := re.match(r"QUEUE:\s*(\S+)", line):
+            queue = m.group(1)
+        elif queue and (m := re.match(r"\s*(?:RUN|DISPATCH)_WINDOWS?:\s*(.*)$", line)):
+            found = re.findall(r"[\d:]+-[\d:]+", m.group(1))
+            if found:
+                out.setdefault(queue, []).append(found)
+    return out
+
+
+def _window_minutes(text: str) -> list[tuple[int, int]]:
+    """One window as (start, end) minutes of the week (Sunday 00:00 = 0; LSF's day 0 is
+    Sunday), a window without days once for each day; [] when it does not read."""
+    def point(side: str) -> tuple[int | None, int] | None:
+        parts = side.split(":")
+        if not all(x.isdigit() for x in parts) or not 1 <= len(parts) <= 3:
+            return None
+        day = int(parts[0]) if len(parts) == 3 else None
+        hour, minute = (int(parts[-2]), int(parts[-1])) if len(parts) >= 2 \
+            else (int(parts[0]), 0)
+        if (day is not None and day > 6) or hour > 23 or minute > 59:
+            return None
+        return day, hour * 60 + minute
+    start_text, _, end_text = text.partition("-")
+    a, b = point(start_text), point(end_text)
+    if a is None or b is None or (a[0] is None) != (b[0] is None):
+        return []
+    if a[0] is None:  # every day
+        return [(d * 1440 + a[1], d * 1440 + b[1] + (1440 if b[1] <= a[1] else 0))
+                for d in range(7)]
+    start, end = a[0] * 1440 + a[1], (b[0] or 0) * 1440 + b[1]
+    return [(start, end if end > start else end + 7 * 1440)]
+
+
+def next_window_open(windows: list[list[str]], local: datetime) -> datetime | None:
+    """When a queue whose windows are `windows` (`parse_queue_windows`) next dispatches,
+    from `local` (the cluster's time): now when every kind is open, else the first window
+    start at which each is; None when a window does not read or none ever opens."""
+    week = 7 * 1440
+    read = [[_window_minutes(text) for text in kind] for kind in windows]
+    if not read or any(not w for kind in read for w in kind):
+        return None
+    kinds = [[w for one in kind for w in one] for kind in read]
+    now_min = ((local.weekday() + 1) % 7) * 1440 + local.hour * 60 + local.minute
+
+    def is_open(t: int) -> bool:
+        return all(any(s <= t % week + k < e for s, e in kind for k in (0, week))
+                   for kind in kinds)
+    starts = sorted({s % week + k for kind in kinds for s, _ in kind for k in (0, week)
+                     if s % week + k >= now_min})
+    for t in [now_min, *starts]:
+        if is_open(t):
+            return local if t == now_min else (local.replace(second=0, microsecond=0)
+                                               + timedelta(minutes=t - now_min))
+    return None
+
+
+def parse_resource_names(stdout: str) -> list[str] | None:
+    """`lsinfo -r`: the names of the resources the site defines (its first column under
+    `RESOURCE_NAME`, up to the next table); None when it did not answer so."""
+    names: list[str] | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["RESOURCE_NAME"]:
+            names = []
+        elif names is not None and (not words or words[0] in ("TYPE_NAME", "MODEL_NAME")):
+            break
+        elif names is not None and re.fullmatch(r"[A-Za-z_][\w.-]*", words[0]):
+            names.append(words[0])
+    return names
+
+
+def parse_shared_resources(stdout: str) -> dict[str, float] | None:
+    """`bhosts -s` (RESOURCE TOTAL RESERVED LOCATION): each numeric shared resource's
+    TOTAL (the amount for scheduling, what jobs reserve included), the largest of its
+    instances (one a line, each shared by the hosts LOCATION names; a job takes from one);
+    lines naming only more hosts of a LOCATION, or a TOTAL of `-`, add nothing. {}: none
+    defined ("No resource"); None when it did not answer so."""
+    out: dict[str, float] | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:2] == ["RESOURCE", "TOTAL"]:
+            out = {}
+        elif out is None and re.match(r"\s*No (shared )?resources?\b", line, re.I):
+            return {}
+        elif out is not None and len(words) >= 3 \
+                and re.fullmatch(r"\d+(\.\d+)?", words[1]) \
+                and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
+            out[words[0]] = max(out.get(words[0], 0.0), float(words[1]))
+    return out
 
 
 # RES_REQ sections placement does not model (lsb.queues(5), bsub -R): kept for bsub, said

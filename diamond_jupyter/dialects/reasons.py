@@ -86,6 +86,15 @@ _LSF = _compile([
     "Job slot limit reached", "Not enough job slot(s)", "Not enough processors to meet the "
     "job's spanning requirement", "Job's resource requirements not satisfied",
     "Job's requirements for resource reservation not satisfied",
+    # a resource's name in the sentence (LSF 10, and openlava's older wording)
+    "Job requirements for reserving resource ({name}) not satisfied",
+    "Job's requirements for reserving resource ({name}) not satisfied",
+    "Queue requirements for reserving resource ({name}) not satisfied",
+    "External load index ({name}) is beyond threshold",
+    "Not enough slots or resources for whole duration of the job",
+    "Not enough hosts to meet the job's spanning requirement",
+    "There are no suitable hosts for the job",
+    "User has reached the per-user job slot limit",
     "Job's requirement for exclusive execution not satisfied", "Running an exclusive job",
     "Closed by LSF administrator", "Load information unavailable",
     "Not the same type as the submission host", "Not specified in job submission",

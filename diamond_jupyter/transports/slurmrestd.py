@@ -29,7 +29,9 @@ from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
+    CommandNotSent,
     CommandTimeout,
+    ConnectionLost,
     OutputTooLarge,
     check_argv,
     open_regular,
@@ -204,12 +206,14 @@ class SlurmRestTransport:
             return self._token
 
     # -- requests -------------------------------------------------------------------------
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.command_timeout_s, connect=self.cfg.connect_timeout_s),
+            headers={"Accept": "application/json"})
+
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.command_timeout_s,
-                                      connect=self.cfg.connect_timeout_s),
-                headers={"Accept": "application/json"})
+            self._client = self._new_client()
         return self._client
 
     def url(self, path: str) -> str:
@@ -220,6 +224,8 @@ class SlurmRestTransport:
         """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
         reached or refuses the token twice (the second time with a fresh one)."""
         renew, refused, dropped = False, 0, False
+        # a submit is the one request that must not reach slurmrestd twice (a second job)
+        once = method == "POST" and path.rstrip("/").endswith("job/submit")
         for _ in range(2 + REFUSED_RETRIES + 1):
             headers = {"X-SLURM-USER-TOKEN": await self.token(renew=renew)}
             if self.user:
@@ -227,7 +233,8 @@ class SlurmRestTransport:
             self.requests += 1
             try:
                 r, text = await self._send(method, path, body, headers,
-                                           timeout or self.command_timeout_s)
+                                           timeout or self.command_timeout_s,
+                                           fresh=once)
             except httpx.ConnectError as e:
                 if refused < REFUSED_RETRIES:
                     # no connection, so nothing was sent: a moment later, once more (a
@@ -235,9 +242,21 @@ class SlurmRestTransport:
                     refused += 1
                     await asyncio.sleep(REFUSED_PAUSE_S * refused)
                     continue
-                raise SiteError(f"{self.name}: cannot connect to slurmrestd at {self.base} "
-                                f"({_why(e)}; is slurmrestd running?)") from None
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as e:
+                raise CommandNotSent(f"{self.name}: cannot connect to slurmrestd at "
+                                     f"{self.base} ({_why(e)}; is slurmrestd running?)"
+                                     ) from None
+            except httpx.ConnectTimeout:
+                raise CommandNotSent(f"{self.name}: cannot connect to slurmrestd at "
+                                     f"{self.base} (no answer to the connection in "
+                                     f"{self.cfg.connect_timeout_s:g}s)") from None
+            except (httpx.ReadError, httpx.RemoteProtocolError) as e:
+                if once:
+                    # a submit goes on a connection of its own, so the request was sent
+                    # whole and slurmrestd may have acted on it: its answer is lost, never
+                    # sent again
+                    raise ConnectionLost(f"{self.name}: the connection to slurmrestd at "
+                                         f"{self.base} dropped after {method} {path} was "
+                                         f"sent ({_why(e)})") from None
                 if not dropped:
                     # kept-alive connections the server closed: drop them all, so the
                     # next try opens a fresh one (refused at once if the server is gone)
@@ -246,6 +265,17 @@ class SlurmRestTransport:
                     continue
                 raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "
                                 f"({_why(e)}; is slurmrestd running?)") from None
+            except httpx.WriteError as e:
+                # the request was not written whole: slurmrestd (reading to its length)
+                # acted on none of it
+                if not dropped:
+                    # kept-alive connections the server closed: drop them all, so the
+                    # next try opens a fresh one (refused at once if the server is gone)
+                    dropped = True
+                    await self._drop_connections()
+                    continue
+                raise CommandNotSent(f"{self.name}: cannot reach slurmrestd at {self.base} "
+                                     f"({_why(e)}; is slurmrestd running?)") from None
             except httpx.TimeoutException:
                 raise CommandTimeout(f"{self.name}: slurmrestd at {self.base} did not answer "
                                 f"{method} {path} in time") from None
@@ -265,15 +295,25 @@ class SlurmRestTransport:
         raise AssertionError("unreachable")
 
     async def _send(self, method: str, path: str, body: Any, headers: dict[str, str],
-                    timeout: float) -> tuple[httpx.Response, str]:
+                    timeout: float, *, fresh: bool = False) -> tuple[httpx.Response, str]:
         """One HTTP exchange; the reply body read up to `max_output_bytes` (decoded size):
-        a larger one stops the read and fails with OutputTooLarge, never held whole."""
+        a larger one stops the read and fails with OutputTooLarge, never held whole.
+        `fresh`: on a connection of its own, never one kept alive that the server may have
+        closed meanwhile (a drop then means the request went out)."""
+        if fresh:
+            async with self._new_client() as client:
+                return await self._exchange(client, method, path, body, headers, timeout)
+        return await self._exchange(self._http(), method, path, body, headers, timeout)
+
+    async def _exchange(self, client: httpx.AsyncClient, method: str, path: str, body: Any,
+                        headers: dict[str, str], timeout: float
+                        ) -> tuple[httpx.Response, str]:
         cap = self.cfg.max_output_bytes
         too_big = OutputTooLarge(
             f"{self.name}: slurmrestd's reply to {method} {path} is larger than {cap} bytes "
             "(the transport's max_output_bytes): stopped reading it", cap=cap)
-        async with self._http().stream(method, self.url(path), json=body, headers=headers,
-                                       timeout=timeout) as r:
+        async with client.stream(method, self.url(path), json=body, headers=headers,
+                                 timeout=timeout) as r:
             length = r.headers.get("content-length", "").strip()
             if length.isdigit() and int(length) > cap:  # said at once: nothing read
                 raise too_big

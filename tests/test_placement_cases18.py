@@ -222,3 +222,22 @@ def test_gpus_of_one_type_in_all_or_a_node_beyond_the_nodes_of_that_type():
     v = _first(run("#SBATCH -N 1 --gres=gpu:a100:1 -t 1:00:00",
                    hera(alloc={"g01": (0, 4), "g02": (0, 4)})))
     assert v.verdict == "BUSY" and v.partition == "gpu"
+
+
+# ---- LSF: a queue's HJOB_LIMIT in use -----------------------------------------------------
+
+def test_lsf_hjob_limit_counts_the_queues_jobs_already_on_each_host():
+    """normal's JL/H is 16; bob's jobs in normal hold 8 slots on each of w1-w4 (ending at
+    +2, +3, +4, +5 h): 8 more on one host fit now, 12 wait for w1's job (before: READY,
+    the limit checked against the job alone)."""
+    from test_placement_cases8 import WREN_BQUEUES_L, _wjob, wren
+
+    jobs = [_wjob(str(i), "bob", 8, h, 2 + i) for i, h in enumerate(("w1", "w2", "w3", "w4"))]
+    site = wren(*jobs, queue_long=WREN_BQUEUES_L)
+    job = '#BSUB -n {}\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00'
+    v = _first(run(job.format(8), site))
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    v = _first(run(job.format(12), site))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert _said(v, "queue normal's HJOB_LIMIT (JL/H) allows 16 slots on w1: its running "
+                    "jobs hold 8 and the job needs 12")

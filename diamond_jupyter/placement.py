@@ -1297,10 +1297,16 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
     time_min = next((parse_slurm_time(d.value or "") for d in spec.unknown
                      if d.dialect == "slurm" and d.option == "--time-min"), None)
     held: dict[str, datetime] = {}
+    given: dict[tuple[str, ...], int | None] = {}  # by a node's partitions
     limits: dict[str, set[int | None]] = {}  # the reservations that hold: the job's limits
     lowered: dict[str, tuple[int, datetime]] = {}  # those it fits before by --time-min
     for h, rs in at_host.items():
-        limit = spec.resources.walltime_s or _limit_given(spec, snap, h)
+        limit = spec.resources.walltime_s
+        if not limit:
+            key = tuple(parts_of.get(h, ()))
+            if key not in given:
+                given[key] = _limit_given(snap, named, key)
+            limit = given[key]
         least = min(limit, time_min) if limit and time_min else limit
         t = now
         for r in sorted(rs, key=lambda x: aware(x.start) if x.start is not None else now):
@@ -1349,16 +1355,13 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
     return snap.model_copy(update={"nodes": nodes, "jobs": jobs}), said
 
 
-def _limit_given(spec: JobSpec, snap: SiteSnapshot, host: str) -> int | None:
-    """The time limit (s) Slurm gives a job that sets none on `host`: its partition's
-    DefaultTime, else its MaxTime; the longest of the partitions there it may run in (those
-    it names, else any); None where one of them gives none."""
-    node = next((n for n in snap.nodes if n.name == host), None)
-    if node is None:
-        return None
-    named = {q.strip() for q in (spec.queue or "").split(",") if q.strip()}
+def _limit_given(snap: SiteSnapshot, named: set[str], parts: Collection[str]
+                 ) -> int | None:
+    """The time limit (s) Slurm gives a job that sets none on a node of partitions `parts`:
+    its partition's DefaultTime, else its MaxTime; the longest of those it may run in (the
+    ones it names, `named`, else any); None where one of them gives none."""
     limits = [p.default_time_s or p.max_time_s for p in snap.partitions
-              if p.name in node.partitions and (not named or p.name in named)]
+              if p.name in parts and (not named or p.name in named)]
     return None if not limits or None in limits else max(x for x in limits if x)
 
 

@@ -87,6 +87,7 @@ from .config import SiteConfig
 from .dialects.node_lists import carried, named_hosts, requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .dialects.scripts_common import sge_time
+from .dialects.slurm_script import parse_slurm_time
 from .model import (
     PER_GPU,
     BadInput,
@@ -483,8 +484,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         v.notes += rusage_said
     magnetic = _magnetic(spec, cfg, snap, now)
-    snap = _magnetic_open(_reservations_held(spec, snap, now, {r.name for r in magnetic}),
-                          magnetic)
+    snap, said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
+    v.notes += said
+    snap = _magnetic_open(snap, magnetic)
     for r in magnetic:
         v.notes.append(f"reservation {r.name} is MAGNETIC and open to you: Slurm may run the "
                        "job on its nodes without --reservation (inside it, not across its "
@@ -1288,24 +1290,67 @@ def _magnetic_open(snap: SiteSnapshot, magnetic: list[SlurmReservation]) -> Site
 
 
 def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
-                       magnetic: Collection[str] = ()) -> SiteSnapshot:
-    """`snap` with the nodes of each reservation the job is not in held as by a running
-    job, from now until the reservation ends, where the job could not end before it starts
-    (a job of no time limit never can): Slurm starts no job there that would overlap it.
-    The job is in those it names and in the `magnetic` ones (names) open to it."""
-    held: dict[str, datetime] = {}
+                       magnetic: Collection[str] = ()) -> tuple[SiteSnapshot, list[str]]:
+    """`snap` with the nodes of the reservations the job is not in held as by a running
+    job, from now until the job could start there: past the end of each reservation it
+    could not end before (a job of no time limit never can), one after another (Slurm
+    starts no job that would overlap one; `--time-min` lets it lower the limit to fit).
+    The job is in those it names and in the `magnetic` ones (names) open to it. And a note
+    for each reservation yet to start that holds nodes so."""
+    named = {q.strip() for q in (spec.queue or "").split(",") if q.strip()}
+    parts_of = {n.name: n.partitions for n in snap.nodes}
+    at_host: dict[str, list[SlurmReservation]] = {}
     for r in snap.reservations or []:
         if r.name == spec.reservation or r.name in magnetic or r.end is None \
                 or aware(r.end) <= now:
             continue
-        walltime = spec.resources.walltime_s
-        if r.start is not None and walltime and plus_seconds(now, walltime) <= aware(
-                r.start):
-            continue  # it ends before the reservation starts
         for h in (h for e in r.nodes for h in expand_hostlist(e)):
-            held[h] = max(held.get(h, aware(r.end)), aware(r.end))
+            if not named or named & set(parts_of.get(h, ())):  # else the job cannot use it
+                at_host.setdefault(h, []).append(r)
+    time_min = next((parse_slurm_time(d.value or "") for d in spec.unknown
+                     if d.dialect == "slurm" and d.option == "--time-min"), None)
+    held: dict[str, datetime] = {}
+    given: dict[tuple[str, ...], int | None] = {}  # by a node's partitions
+    limits: dict[str, set[int | None]] = {}  # the reservations that hold: the job's limits
+    lowered: dict[str, tuple[int, datetime]] = {}  # those it fits before by --time-min
+    for h, rs in at_host.items():
+        limit = spec.resources.walltime_s
+        if not limit:
+            key = tuple(parts_of.get(h, ()))
+            if key not in given:
+                given[key] = _limit_given(snap, named, key)
+            limit = given[key]
+        least = min(limit, time_min) if limit and time_min else limit
+        t = now
+        for r in sorted(rs, key=lambda x: aware(x.start) if x.start is not None else now):
+            if aware(r.end) <= t:
+                continue
+            if r.start is not None and least and plus_seconds(t, least) <= aware(r.start):
+                if limit and plus_seconds(t, limit) > aware(r.start):
+                    lowered[r.name] = (limit, aware(r.start))
+                break  # it ends before this one starts
+            t = aware(r.end)
+            limits.setdefault(r.name, set()).add(limit)
+        if t > now:
+            held[h] = t
+    said: list[str] = []
+    for r in snap.reservations or []:
+        if r.name in limits and r.start is not None and r.end is not None \
+                and aware(r.start) > now:
+            known = sorted(x for x in limits[r.name] if x)
+            limit = f"a time limit of {hms(known[-1])}" if known and None not in \
+                limits[r.name] else "no time limit"
+            flags = f" ({','.join(r.flags)})" if r.flags else ""
+            said.append(f"reservation {r.name}{flags} takes {','.join(r.nodes)} from "
+                        f"{aware(r.start):%Y-%m-%d %H:%M} to {aware(r.end):%Y-%m-%d %H:%M}: "
+                        f"the job, of {limit}, would run into it, so Slurm starts it "
+                        "there only after it ends")
+    for name, (limit, start) in lowered.items():
+        said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "
+                    f"{hms(limit)} to end before reservation {name} starts at "
+                    f"{start:%Y-%m-%d %H:%M}")
     if not held or not snap.nodes:
-        return snap
+        return snap, said
     jobs, nodes = list(snap.jobs), []
     for n in snap.nodes:
         if n.name not in held:
@@ -1320,7 +1365,17 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                               node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))
-    return snap.model_copy(update={"nodes": nodes, "jobs": jobs})
+    return snap.model_copy(update={"nodes": nodes, "jobs": jobs}), said
+
+
+def _limit_given(snap: SiteSnapshot, named: set[str], parts: Collection[str]
+                 ) -> int | None:
+    """The time limit (s) Slurm gives a job that sets none on a node of partitions `parts`:
+    its partition's DefaultTime, else its MaxTime; the longest of those it may run in (the
+    ones it names, `named`, else any); None where one of them gives none."""
+    limits = [p.default_time_s or p.max_time_s for p in snap.partitions
+              if p.name in parts and (not named or p.name in named)]
+    return None if not limits or None in limits else max(x for x in limits if x)
 
 
 def _features_in(expr: Constraint | None) -> list[Feature]:
@@ -1753,6 +1808,27 @@ def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
                      and (q.preempt_mode or "OFF").upper() != "OFF"
                      and (q.priority_tier or 1) < p.priority_tier
                      and mine & set(members.get(q.name, [])))
+
+
+def _suspended_hold(snap: SiteSnapshot, victims: Collection[str], mem: int
+                    ) -> dict[str, list[str]]:
+    """The nodes (by the partition preempted there) where preempting does not make room
+    for a job needing `mem` MB a node: the running jobs there are of partitions whose
+    PreemptMode is SUSPEND, and suspended jobs keep their memory (Slurm's preemption
+    page), so the node's memory in use (AllocMem) leaves less than `mem`."""
+    suspend = {q.name for q in snap.partitions if q.name in victims
+               and "SUSPEND" in (q.preempt_mode or "").upper().split(",")}
+    if not suspend or mem <= 0:
+        return {}
+    short = {n.name for n in snap.nodes
+             if n.memory_mb and n.memory_mb - n.memory_allocated < mem}
+    held: dict[str, list[str]] = {}
+    for j in snap.running:
+        if j.partition in suspend:
+            for h in job_hosts(j.node_list):
+                if h in short and h not in held.setdefault(j.partition, []):
+                    held[j.partition].append(h)
+    return {q: sorted(hs) for q, hs in held.items() if hs}
 
 
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
@@ -2491,10 +2567,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      req: Req = req, tier: int | None = _sched_tier(p),
                      shapes: list[Shape] = shapes,
                      victims: frozenset[str] = _preempts(p, snap, members),
+                     suspended: frozenset[str] = frozenset(h for hs in _suspended_hold(
+                         snap, _preempts(p, snap, members), req.mem).values() for h in hs),
                      res: Reservation = res, top: int = top,
                      top_by: dict[str, int] = top_by) -> float:
             if victims:  # the running jobs it preempts give their nodes now
-                st = preempted(st, victims)
+                st = preempted(st, victims, held=suspended)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))
@@ -2562,6 +2640,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                        for n, m, t in modes)
                            + f" on its nodes (its PriorityTier {p.priority_tier}): they count "
                            "as free")
+            for q, hosts in _suspended_hold(snap, victims, req.mem).items():
+                mode = next((x.preempt_mode or "").upper() for x in snap.partitions
+                            if x.name == q)
+                v.notes.append(f"partition {p.name}: the jobs of partition {q} are suspended, "
+                               f"not ended (PreemptMode={mode}): they keep their memory on "
+                               f"{', '.join(hosts)}, which leaves less than the job's "
+                               f"{req.mem} MB a node there: it waits for them to end")
         est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"

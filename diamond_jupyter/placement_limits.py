@@ -719,36 +719,45 @@ def lsf_host_limits(req: Req, p: Partition, project: str | None, snap: SiteSnaps
         for h in x.hosts:
             full[h] = (f"{whose}: {x.used} of its {x.limit} {_LSF_UNITS[x.resource]} are in "
                        f"use and the job needs {need[x.resource]}", at)
-    _pjob_limit(req, p, snap, running, now, part_max, never, full)
+    _queue_host_limits(req, p, snap, running, now, part_max, never, full)
     return never, full
 
 
-def _pjob_limit(req: Req, p: Partition, snap: SiteSnapshot, running: list[JobStatus],
-                now: datetime, part_max: dict[str, float], never: dict[str, str],
-                full: dict[str, tuple[str, float]]) -> None:
-    """An LSF queue's PJOB_LIMIT (JL/P): on a host of N CPUs the queue's jobs hold at most
-    floor(limit x N) slots. A host whose share is below what the job asks of one host is
-    never used; one whose share the queue's running jobs fill waits for them to end."""
-    per = p.max_slots_per_processor
-    if per is None or not req.cpn:
+def _queue_host_limits(req: Req, p: Partition, snap: SiteSnapshot, running: list[JobStatus],
+                       now: datetime, part_max: dict[str, float], never: dict[str, str],
+                       full: dict[str, tuple[str, float]]) -> None:
+    """An LSF queue's slots on one host: its PJOB_LIMIT (JL/P), at most floor(limit x N)
+    on a host of N CPUs, and its HJOB_LIMIT (JL/H), at most that many on any host. A host
+    whose PJOB share is below what the job asks of one host is never used (HJOB_LIMIT below
+    it rules the whole queue out: `_cpus_cap_miss`); one where the queue's running jobs
+    leave too little of either waits for them to end."""
+    per, most = p.max_slots_per_processor, p.max_slots_per_host
+    if (per is None and most is None) or not req.cpn:
         return
     mine = [j for j in running if (j.partition or "") == p.name]
     for n in snap.nodes:
         if not n.cpus or n.name in never:
             continue
-        cap = floor(per * n.cpus + 1e-9)
-        whose = f"queue {p.name}'s PJOB_LIMIT (JL/P) {per:g} allows {cap} slots on " \
-            f"{n.name} ({per:g} x its {n.cpus} CPUs)"
-        if req.cpn > cap:
-            never[n.name] = f"needs {req.cpn} slots on a host, {whose}"
-            continue
+        caps = []
+        if per is not None:
+            cap = floor(per * n.cpus + 1e-9)
+            whose = f"queue {p.name}'s PJOB_LIMIT (JL/P) {per:g} allows {cap} slots on " \
+                f"{n.name} ({per:g} x its {n.cpus} CPUs)"
+            if req.cpn > cap:
+                never[n.name] = f"needs {req.cpn} slots on a host, {whose}"
+                continue
+            caps.append((cap, whose))
+        if most is not None and req.cpn <= most:
+            caps.append((most, f"queue {p.name}'s HJOB_LIMIT (JL/H) allows {most} slots on "
+                               f"{n.name}"))
         on = [j for j in mine if n.name in _exec_hosts(j)]
         used = sum(_slots_on(j, n.name) for j in on)
-        if used + req.cpn > cap and n.name not in full:
-            at = _freed_at(on, lambda j, h=n.name: _slots_on(j, h), used, req.cpn, cap, now,
-                           part_max)
-            full[n.name] = (f"{whose}: its running jobs hold {used} and the job needs "
-                            f"{req.cpn}", at)
+        for cap, whose in caps:
+            if used + req.cpn > cap and n.name not in full:
+                at = _freed_at(on, lambda j, h=n.name: _slots_on(j, h), used, req.cpn, cap,
+                               now, part_max)
+                full[n.name] = (f"{whose}: its running jobs hold {used} and the job needs "
+                                f"{req.cpn}", at)
 
 
 def _slots_on(j: JobStatus, host: str) -> int:

@@ -351,15 +351,18 @@ def _held_until_back(h: int, after: float, reboot: bool,
         alloc_g[h] += hg
 
 
-def preempted(st: SimState, partitions: Collection[str]) -> SimState:
+def preempted(st: SimState, partitions: Collection[str],
+              held: Collection[str] = ()) -> SimState:
     """`st` with the running jobs of `partitions` (ones the probe's partition preempts:
     Slurm's preempt/partition_prio, a lower PriorityTier whose PreemptMode is not OFF)
-    gone now: their CPUs and GPUs free at t = 0."""
+    gone now: their CPUs and GPUs free at t = 0, except on the nodes `held` (named), where
+    what they keep (suspended jobs' memory) leaves too little for the probe."""
     free_c, free_g = list(st.free_c), list(st.free_g)
+    kept_at = {i for i, n in enumerate(st.names) if n in held}
     kept = []
     for r in st.releases:
         owner = st.owners[r[1]] if r[1] < len(st.owners) else None
-        if owner is not None and owner[2] in partitions:
+        if owner is not None and owner[2] in partitions and r[2] not in kept_at:
             free_c[r[2]] = min(st.cap_c[r[2]], free_c[r[2]] + r[3])
             free_g[r[2]] = min(st.cap_g[r[2]], free_g[r[2]] + r[4])
         else:

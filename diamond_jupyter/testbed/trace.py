@@ -398,6 +398,8 @@ def read_swf(path: str | Path) -> SwfLog:
     blocks = _Blocks()
     odd_statuses, first_odd = 0, (0, 0)  # job lines of a status SWF does not define; the
     # first one's (line, status)
+    wide, first_wide = 0, (0, 0)  # job lines of more than SWF's 18 fields; the first one's
+    # (line, fields)
     lineno = 0
     compressed = "text"
     try:
@@ -424,12 +426,16 @@ def read_swf(path: str | Path) -> SwfLog:
                             if key == "UnixStartTime":
                                 blocks.header(count)
                     continue
+                fields = text.split()
                 try:
-                    job = _job(text, p, lineno, first=not len(table))
+                    job = _job(text, p, lineno, first=not len(table), fields=fields)
                 except BadInput:
-                    if not line.endswith("\n") and len(text.split()) < 18:
+                    if not line.endswith("\n") and len(fields) < 18:
                         raise _cut_off(p, lineno, text, given) from None
                     raise
+                if len(fields) > 18:
+                    wide += 1
+                    first_wide = first_wide if wide > 1 else (lineno, len(fields))
                 if job.status not in SWF_STATUS:
                     odd_statuses += 1
                     first_odd = first_odd if odd_statuses > 1 else (lineno, job.status)
@@ -482,6 +488,16 @@ def read_swf(path: str | Path) -> SwfLog:
                      f"(line {line_at}, field 11: {status}; SWF's are 1 completed, 0 failed, "
                      "5 cancelled, 2-4 parts of a checkpointed job, -1 unknown): each is read "
                      "as a job that ended as its run and wait say (history: completed)")
+    if wide:
+        notes.append(f"{wide} job line(s) have more than SWF's 18 fields (line {first_wide[0]} "
+                     f"has {first_wide[1]}): the fields past the 18th are not SWF's and are "
+                     "not read")
+    if all(u == 0 for u in table.user):
+        # SWF numbers users from 1: a 0 on every line is a converter's "not known"
+        table.user = array("q", [-1]) * len(table)
+        notes.append("every job's user (field 12) is 0: SWF numbers users from 1, so the "
+                     "log does not say who submitted each job (read as not known: no job "
+                     "counts as queued behind its user's own)")
     numberless = sum(1 for n in table.number if n <= 0)
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
@@ -1264,9 +1280,11 @@ def header_count(value: str) -> int | None:
     return int(digits) if digits else None
 
 
-def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
-    """The job of an SWF line (`first`: no job line came before it)."""
-    fields = text.split()
+def _job(text: str, path: Path, lineno: int, first: bool = False,
+         fields: list[str] | None = None) -> SwfJob:
+    """The job of an SWF line (`first`: no job line came before it; `fields`: the line
+    split, where the caller has it)."""
+    fields = text.split() if fields is None else fields
     if "\ufffd" in text or "\x00" in text:
         raise BadInput(f"{path}:{lineno}: this is not text: an SWF log is lines of numbers, "
                        "plain or compressed with gzip, bzip2 or xz")
@@ -1289,6 +1307,19 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
         _not_swf(text, fields, path, lineno)
         raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
                        f"{text[:80]!r}")
+    if not _ALL_NUMBERS.fullmatch(text):
+        _not_swf(text, fields, path, lineno)
+        k, word = next(((k, f) for k, f in enumerate(fields, 1) if not _number(f)),
+                       (0, ""))
+        if word.startswith(";"):
+            raise BadInput(f"{path}:{lineno}: a comment after the job's fields (field {k}): "
+                           "SWF's comment lines start with ';', a job line holds numbers only: "
+                           f"{text[:80]!r}")
+        if k:
+            what = f" ({SWF_FIELDS[k - 1]})" if k <= len(SWF_FIELDS) else \
+                " (past SWF's 18 fields)"
+            raise BadInput(f"{path}:{lineno}: field {k}{what} is {word[:40]!r}: SWF fields "
+                           f"must be numbers (-1 where unknown): {text[:80]!r}")
     number, submit, wait, run, alloc, req_procs, req_time, status = values
     procs = int(alloc if alloc > 0 else req_procs)
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
@@ -1301,6 +1332,14 @@ def _job(text: str, path: Path, lineno: int, first: bool = False) -> SwfJob:
                   # a job numbered -1 or 0 (unknown) follows none, and none follows it
                   preceding=preceding if 0 < preceding != int(number) else -1, think=think,
                   partition=partition, user=user)
+
+
+# what a job line may hold: numbers (a sign, digits, a point, an exponent) and blanks
+_ALL_NUMBERS = re.compile(r"[-+0-9.eE \t]*")
+SWF_FIELDS = ("job number", "submit time", "wait time", "run time", "allocated processors",
+              "average CPU time", "used memory", "requested processors", "requested time",
+              "requested memory", "status", "user", "group", "executable", "queue",
+              "partition", "preceding job", "think time")
 
 
 def _not_swf(text: str, fields: list[str], path: Path, lineno: int) -> None:

@@ -281,9 +281,36 @@ class WorkflowMixin:
         wf = self.load_workflow(source)
         if workflow_id is not None and self.store.has_workflow(workflow_id):
             return self.workflow(workflow_id)
+        await self.check_steps_runnable(wf)
         wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id,
                                              approval=approval)
         return self.workflow_engine.view(wid)
+
+    async def check_steps_runnable(self, wf: Workflow) -> None:
+        """Refuse `wf` before any step runs when a step cannot run where it may go: a step
+        pinned to a site whose placement verdict is INCOMPATIBLE, or an `auto` step (or one
+        given a list of sites) that every one of its sites finds INCOMPATIBLE. Every such
+        step is named with its site(s) and the reasons, in one BadInput. A site that cannot
+        be read now is no refusal (the step may wait for it), nor is a busy one."""
+        problems = []
+        for name in wf.order():
+            step = wf.step(name)
+            sites = [step.site] if not step.is_auto else step_candidates(step, list(self.sites))
+            if not sites:
+                continue  # a list whose sites all left the sites file: the step says so
+            pl = await self.place(step.spec(), sites=sites)  # type: ignore[attr-defined]
+            verdicts = [pl.verdict(s) for s in sites]
+            if any(v is None or v.verdict != "INCOMPATIBLE" for v in verdicts):
+                continue
+            why = "; ".join(f"{v.site}: {'; '.join(v.reasons) or 'incompatible'}"
+                            for v in verdicts if v is not None)
+            where = f"site {step.site}" if not step.is_auto else "any of its sites"
+            problems.append(f"step {name!r} cannot run on {where} ({why})")
+        if problems:
+            raise BadInput(f"workflow {wf.name!r} refused before any step ran: "
+                           + " | ".join(problems)
+                           + "; pin each such step to a site that can run it, or ask for "
+                             "what its site has")
 
     async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
         """The batch script step `spec` is sent to `site` with, and its sha256, as an

@@ -1,0 +1,123 @@
+"""A workflow whose step cannot run where it may go is refused before any step runs: a step
+pinned to a site that lacks what its script asks (GPUs, nodes, walltime), or an `auto` step no
+configured site can run. Local sites with recorded snapshots (alpha: four 32-CPU nodes, no GPU,
+24 h at most; gamma: two nodes with two GPUs each) and a fake sbatch that records each call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_placement import alpha, gamma
+
+from diamond_jupyter.model import BadInput, SiteSnapshot
+
+WITH_GPU = "#!/bin/bash\\n#SBATCH -t 5\\n#SBATCH --gpus=1\\necho train\\n"
+PLAIN = "#!/bin/bash\\n#SBATCH -t 5\\necho prep\\n"
+
+
+def _fed(tmp_path, monkeypatch, unreachable: tuple[str, ...] = ()) -> Any:
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    calls = tmp_path / "sbatch-calls"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\n"
+                      f"n=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
+                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
+    sbatch.chmod(0o755)
+    recorded = {"alpha": alpha(), "gamma": gamma()}
+    sites = [SiteConfig(name=n, transport=TransportConfig(kind="local"),
+                        metadata=recorded[n][0].metadata,
+                        workdir=str(tmp_path / n), commands={"sbatch": str(sbatch)})
+             for n in recorded]
+    fed = Federation(FederationConfig(sites=sites), store=Store(tmp_path / "s.sqlite"))
+
+    async def snapshots(*, only: Any = None, **kw: Any) -> dict[str, SiteSnapshot]:
+        out = {}
+        for n, (_, snap) in recorded.items():
+            if only is None or n in only:
+                out[n] = (SiteSnapshot(site=n, reachable=False, error="no route to host")
+                          if n in unreachable else snap)
+        return out
+
+    async def capabilities(**kw: Any) -> dict[str, Any]:
+        return {}  # placement reads the sites file's metadata
+
+    async def as_given(site: str, spec: Any) -> Any:
+        return spec
+
+    monkeypatch.setattr(fed, "snapshots", snapshots)
+    monkeypatch.setattr(fed, "capabilities", capabilities)
+    monkeypatch.setattr(fed, "adapt_to_site", as_given)
+    fed.sbatch_calls = calls
+    return fed
+
+
+def _prep_job(view: Any) -> str | None:
+    return next(s.job for s in view.steps if s.name == "prep")
+
+
+def _two_steps(train_site: str, train_script: str = WITH_GPU) -> str:
+    return ("name: w\nqueue_ahead: false\nsteps:\n"
+            f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
+            f"  - {{name: train, needs: [prep], site: {train_site}, "
+            f"script: \"{train_script}\"}}\n")
+
+
+async def test_a_later_step_pinned_to_a_site_without_gpus_refuses_the_whole_workflow(
+        tmp_path, monkeypatch):
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        with pytest.raises(BadInput) as e:
+            await fed.run_workflow(_two_steps("alpha"), origin={"face": "test"})
+        said = str(e.value)
+        assert "step 'train' cannot run on site alpha" in said
+        assert "gpu" in said.lower() and "prep" not in said
+        assert not fed.sbatch_calls.exists()  # prep was not submitted either
+        assert fed.store.list_workflows() == []
+    finally:
+        await fed.close()
+
+
+async def test_every_impossible_step_is_named_and_an_auto_step_no_site_can_run(
+        tmp_path, monkeypatch):
+    """train asks a GPU of alpha; big asks 9 nodes, more than either site has."""
+    fed = _fed(tmp_path, monkeypatch)
+    big = "#!/bin/bash\\n#SBATCH -t 5\\n#SBATCH -N 9\\necho big\\n"
+    text = _two_steps("alpha") + (
+        f"  - {{name: big, needs: [prep], site: auto, script: \"{big}\"}}\n")
+    try:
+        with pytest.raises(BadInput) as e:
+            await fed.run_workflow(text, origin={"face": "test"})
+        said = str(e.value)
+        assert "step 'train' cannot run on site alpha" in said
+        assert "step 'big' cannot run on any of its sites" in said
+        assert "alpha:" in said.split("'big'")[1] and "gamma:" in said.split("'big'")[1]
+        assert not fed.sbatch_calls.exists()
+    finally:
+        await fed.close()
+
+
+async def test_a_gpu_step_pinned_to_the_gpu_site_or_left_auto_is_accepted(tmp_path,
+                                                                          monkeypatch):
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        for site in ("gamma", "auto"):
+            view = await fed.run_workflow(_two_steps(site), origin={"face": "test"})
+            assert _prep_job(view) is not None
+        assert fed.sbatch_calls.read_text().count("called") == 2  # each prep, once
+    finally:
+        await fed.close()
+
+
+async def test_an_unreachable_site_is_no_refusal(tmp_path, monkeypatch):
+    """gamma cannot be read now: train pinned there may wait for it; prep runs."""
+    fed = _fed(tmp_path, monkeypatch, unreachable=("gamma",))
+    try:
+        view = await fed.run_workflow(_two_steps("gamma"), origin={"face": "test"})
+        assert _prep_job(view) is not None
+        assert fed.sbatch_calls.read_text().count("called") == 1
+    finally:
+        await fed.close()

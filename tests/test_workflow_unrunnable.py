@@ -121,3 +121,37 @@ async def test_an_unreachable_site_is_no_refusal(tmp_path, monkeypatch):
         assert fed.sbatch_calls.read_text().count("called") == 1
     finally:
         await fed.close()
+
+
+def test_workflow_run_exits_2_naming_the_step_its_site_and_why(tmp_path, capsys, monkeypatch):
+    """`diamond workflow run FILE`: the same refusal, one line on stderr, exit 2, no sbatch."""
+    from diamond_jupyter.cli import main
+    from diamond_jupyter.federation import Federation
+
+    recorded = {"alpha": alpha()[1], "gamma": gamma()[1]}
+
+    async def snapshots(self: Any, *, only: Any = None, **kw: Any) -> dict[str, SiteSnapshot]:
+        return {n: s for n, s in recorded.items() if only is None or n in only}
+
+    async def capabilities(self: Any, **kw: Any) -> dict[str, Any]:
+        return {}
+
+    monkeypatch.setattr(Federation, "snapshots", snapshots)
+    monkeypatch.setattr(Federation, "capabilities", capabilities)
+    calls = tmp_path / "sbatch-calls"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\necho 501\n")
+    sbatch.chmod(0o755)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("".join(
+        f"{'sites:' if n == 'alpha' else ''}\n  - {{name: {n}, transport: {{kind: local}}, "
+        f"workdir: '{tmp_path / n}', commands: {{sbatch: '{sbatch}'}}}}"
+        for n in recorded) + f"\nstore: '{tmp_path / 's.sqlite'}'\n")
+    f = tmp_path / "wf.yaml"
+    f.write_text(_two_steps("alpha"))
+    code = main(["--config", str(cfg), "workflow", "run", str(f), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "step 'train' cannot run on site alpha" in err and "gpu" in err.lower()
+    assert len(err.strip().splitlines()) == 1, err
+    assert not calls.exists()

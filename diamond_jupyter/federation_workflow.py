@@ -302,15 +302,19 @@ class WorkflowMixin:
             verdicts = [pl.verdict(s) for s in sites]
             if any(v is None or v.verdict != "INCOMPATIBLE" for v in verdicts):
                 continue
-            why = "; ".join(f"{v.site}: {'; '.join(v.reasons) or 'incompatible'}"
-                            for v in verdicts if v is not None)
-            where = f"site {step.site}" if not step.is_auto else "any of its sites"
-            problems.append(f"step {name!r} cannot run on {where} ({why})")
+            said = {v.site: "; ".join(v.reasons) or "incompatible"
+                    for v in verdicts if v is not None}
+            if step.is_auto:
+                problems.append(f"step {name!r} cannot run on any of its sites ("
+                                + " / ".join(f"{s}: {why}" for s, why in said.items()) + ")")
+            else:
+                problems.append(f"step {name!r} cannot run on site {step.site} "
+                                f"({said[step.site]})")
         if problems:
             raise BadInput(f"workflow {wf.name!r} refused before any step ran: "
                            + " | ".join(problems)
-                           + "; pin each such step to a site that can run it, or ask for "
-                             "what its site has")
+                           + "; pin each such step to a site that can run it, or ask only "
+                             "for what its site has")
 
     async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
         """The batch script step `spec` is sent to `site` with, and its sha256, as an

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -12,13 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .federation_needs import scan_off_loop
-from .model import BadInput, DiamondError, Job, JobSpec
+from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot
 
 if TYPE_CHECKING:
     from .leases import Fence
     from .placement import Placement
     from .workflow.engine import Estimate, WorkflowEngine
     from .workflow.model import Workflow, WorkflowView
+
+log = logging.getLogger(__name__)
 
 DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
 GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)
@@ -39,6 +42,12 @@ def step_candidates(step: Any, sites: list[str]) -> list[str]:
     if step.on_failure == "resubmit-elsewhere" and step.retries > 0:
         return [step.site, *(s for s in sites if s != step.site)]
     return [step.site]
+
+
+def capacity_known(snap: SiteSnapshot | None) -> bool:
+    """Whether a snapshot tells what its site has: it answered and listed its nodes (not an
+    unreachable site, one not probed yet, or one whose node list came back empty)."""
+    return snap is not None and snap.reachable and bool(snap.nodes)
 
 
 def approval_pins(plan: dict[str, Any]) -> dict[str, Any]:
@@ -281,9 +290,71 @@ class WorkflowMixin:
         wf = self.load_workflow(source)
         if workflow_id is not None and self.store.has_workflow(workflow_id):
             return self.workflow(workflow_id)
+        await self.check_steps_runnable(wf)
         wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id,
                                              approval=approval)
         return self.workflow_engine.view(wid)
+
+    async def check_steps_runnable(self, wf: Workflow) -> None:
+        """Refuse `wf` before any step runs when a step surely cannot run where it may go: a
+        step pinned to a site whose placement verdict is INCOMPATIBLE, or an `auto` step (or
+        one given a list of sites) that every one of its sites finds INCOMPATIBLE. Every such
+        step is named with its site(s) and the reasons, in one BadInput. Only a definite
+        verdict refuses: a step with a site whose capacity is unknown now (`capacity_known`:
+        unreachable, or no nodes listed) is left to its submit's checks, as is what a site
+        whose capabilities could not be read would lack in software, containers or MPI; a
+        busy or restricted site is no refusal either."""
+        from .capabilities import SiteCapabilities
+        from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees
+        from .placement import place
+
+        candidates: dict[str, list[str]] = {}
+        for name in wf.order():
+            step = wf.step(name)
+            sites = [step.site] if not step.is_auto else step_candidates(step, list(self.sites))
+            if sites:  # none: a list whose sites all left the sites file (the step says so)
+                candidates[name] = sites
+        asked = sorted({s for sites in candidates.values() for s in sites})
+        if not asked:
+            return
+        snaps = await self.snapshots(  # type: ignore[attr-defined]
+            max_age_s=CHECK_SNAPSHOT_AGE_S, only=asked)
+        problems = []
+        for name, sites in candidates.items():
+            unknown = [s for s in sites if not capacity_known(snaps.get(s))]
+            if unknown:
+                log.info("workflow %s step %s: %s not checked before the run (capacity "
+                         "unknown); its submit checks it", wf.name, name, ", ".join(unknown))
+                continue
+            try:
+                spec = wf.step(name).spec()
+                await scan_off_loop(spec)
+                read = await self.capabilities(  # type: ignore[attr-defined]
+                    only=sites, trees=job_trees(spec))
+                # a site whose capabilities were not read: software, containers, MPI unknown
+                caps = {s: read.get(s) or SiteCapabilities(site=s) for s in sites}
+                pl = place(spec, [(self.sites[s].cfg, snaps[s]) for s in sites],
+                           capabilities=caps)
+            except DiamondError as e:  # said by the step's submit, as before
+                log.info("workflow %s step %s: not checked before the run: %s", wf.name,
+                         name, e)
+                continue
+            verdicts = [pl.verdict(s) for s in sites]
+            if any(v is None or v.verdict != "INCOMPATIBLE" for v in verdicts):
+                continue
+            said = {v.site: "; ".join(v.reasons) or "incompatible"
+                    for v in verdicts if v is not None}
+            if wf.step(name).is_auto:
+                problems.append(f"step {name!r} cannot run on any of its sites ("
+                                + " / ".join(f"{s}: {why}" for s, why in said.items()) + ")")
+            else:
+                problems.append(f"step {name!r} cannot run on site {sites[0]} "
+                                f"({said[sites[0]]})")
+        if problems:
+            raise BadInput(f"workflow {wf.name!r} refused before any step ran: "
+                           + " | ".join(problems)
+                           + "; pin each such step to a site that can run it, or ask only "
+                             "for what its site has")
 
     async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
         """The batch script step `spec` is sent to `site` with, and its sha256, as an

@@ -82,10 +82,12 @@ from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import (
+    AuthError,
     CommandFailed,
     CommandNotSent,
     CommandTimeout,
     ConnectionLost,
+    HostKeyError,
     OutputTooLarge,
 )
 from .transports.base import FileStat
@@ -858,6 +860,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             await self.journal.drain()
             raise SiteError(f"{reason}; nothing was submitted: try again when the site can "
                             "be reached") from None
+        except (AuthError, HostKeyError) as e:  # refused at the door: nothing was sent
+            self.store.mark_never_submitted(token, f"{site}: the submit could not be sent ({e})")
+            await self.journal.drain()
+            raise type(e)(f"{e}; nothing was submitted: {_door_advice(site, e)}",
+                          **({"interactive": e.interactive} if isinstance(e, AuthError)
+                             else {})) from None
         except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
             lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
@@ -1538,6 +1546,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _door_advice(site: str, refused: Exception) -> str:
+    """What to do after `site`'s SSH door refused the login (a key, a one-time code) or its
+    host key did not match, so that a submit was never sent."""
+    if getattr(refused, "interactive", False):
+        return (f"log in to {site} (`diamond login {site}`, or the site's Log in button in "
+                "JupyterLab), then submit again")
+    if isinstance(refused, AuthError):
+        return (f"check {site}'s credentials in the sites file (key_file, cert_file, the "
+                "ssh_config's IdentityFile or the agent) and that the site accepts that key, "
+                "then submit again")
+    return f"check {site}'s host key (known_hosts) before submitting again"
 
 
 def _time_field_over(text: str) -> str | None:

@@ -1109,19 +1109,27 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
                           interval_s: float = FOLLOW_READ_S,
                           on_trouble: Callable[[str], Any] | None = None,
-                          on_note: Callable[[str], Any] | None = None) -> Job:
-        """Write job `job_id`'s stdout with `write(text)` as it grows, from what it holds now,
+                          on_note: Callable[[str], Any] | None = None,
+                          stream: str = "stdout") -> Job:
+        """Write job `job_id`'s `stream` log (stdout, or stderr) with `write(text)` as it
+        grows, from what it holds now,
         until the job ends; then its last bytes, and return the ended job (an ended job: its
         whole stdout at once). The end is awaited as `wait` awaits it (the job's events, the
         monitor's polling as the safety net); meanwhile the log is read every `interval_s`
         seconds, only the bytes past those read (UTF-8 decoded across reads, bad bytes
         replaced as `logs` does). `on_note(line)`: what was left out or is missing, as
         `logs` says it. BadInput for an unknown job, one its scheduler never took, an
-        output path only the running job knows, or a site without a shell (slurmrestd);
-        SiteError when the site cannot read the log."""
+        output path only the running job knows, stderr of a job that writes it to its stdout
+        log, or a site without a shell (slurmrestd); SiteError when the site cannot read the
+        log."""
+        if stream not in ("stdout", "stderr"):
+            raise BadInput(f"a job's log to follow is stdout or stderr, not {stream!r}")
         job = self.store.get_job(job_id)
         if job.state.terminal:
             self._refuse_unsubmitted(job, "no logs")
+        if stream == "stderr" and (not job.stderr_path or job.stderr_path == job.stdout_path):
+            raise BadInput(f"{job.id} writes its stderr into its stdout log (no stderr file of "
+                           "its own): follow it without --stderr")
         if refusal := self._job_site(job).follow_refusal:
             raise BadInput(refusal)
         ended = asyncio.ensure_future(self.wait(job_id, on_trouble=on_trouble))
@@ -1133,7 +1141,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 last = ended.done() or job.state.terminal
                 job = ended.result() if ended.done() else self.store.get_job(job.token or job.id)
                 if path is None and job.native_id and (job.state.rank >= 2 or last):
-                    path, offset = await self._followed_log(job, on_note)
+                    path, offset = await self._followed_log(job, on_note, stream)
                 if path is not None:
                     offset = await self._write_new(self._job_site(job), path, offset,
                                                    decoder, write)
@@ -1142,32 +1150,34 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                         write(tail)
                     if path is not None and on_note is not None and \
                             await self._job_site(job).stat(path) is None:
-                        on_note(f"stdout log {path} is missing on {job.site}")
+                        on_note(f"{stream} log {path} is missing on {job.site}")
                     return job
                 await asyncio.wait({ended}, timeout=interval_s)
         finally:
             ended.cancel()
             await asyncio.gather(ended, return_exceptions=True)
 
-    async def _followed_log(self, job: Job, on_note: Callable[[str], Any] | None
-                            ) -> tuple[str, int]:
-        """The file of the started job's stdout on its site, and the byte it is followed
-        from (past what an appended-to file held before the job's wrapper started)."""
+    async def _followed_log(self, job: Job, on_note: Callable[[str], Any] | None,
+                            stream: str = "stdout") -> tuple[str, int]:
+        """The file of the started job's `stream` (stdout or stderr) on its site, and the
+        byte it is followed from (past what an appended-to file held before the job's
+        wrapper started)."""
         site = self._job_site(job)
         await site.know_home()  # the job's directory may be under the home
         await site.know_name_limit()  # the log's name may hold the job's name
-        spelled, unspelled = await self._flux_spellings(site, job, job.stdout_path)
+        pattern = job.stderr_path if stream == "stderr" else job.stdout_path
+        spelled, unspelled = await self._flux_spellings(site, job, pattern)
         if not spelled:
-            raise BadInput(f"{job.id} has no stdout log path recorded; `diamond files "
+            raise BadInput(f"{job.id} has no {stream} log path recorded; `diamond files "
                            f"{job.id}` lists the job's files")
         path, unknowable = self._log_file(site, job, spelled)
         if unknowable:
             known = unspelled or "known only to the running job"
-            raise BadInput(f"{job.id}'s stdout log {spelled}: its name holds {unknowable}, "
+            raise BadInput(f"{job.id}'s {stream} log {spelled}: its name holds {unknowable}, "
                            f"{known}; `diamond files {job.id}` lists the job's files")
-        start = ((await self._output_starts(site, job)) or {}).get("stdout", 0)
+        start = ((await self._output_starts(site, job)) or {}).get(stream, 0)
         if on_note is not None and start:
-            on_note(f"stdout log {path}: its first {start} bytes, there before this job "
+            on_note(f"{stream} log {path}: its first {start} bytes, there before this job "
                     "started (an earlier job's, appended to), not shown")
         return path, start
 

@@ -168,6 +168,43 @@ async def test_fault_a_one_time_code_refused_at_submit_closes_it_and_says_log_in
         srv.stop()
 
 
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_fault_a_slurmrestd_token_refused_at_submit_closes_it_at_once(tmp_path, status):
+    """slurmrestd refusing the site's token at the submit (after one more try with a fresh
+    token): the job was never taken, so the intent is closed at once, and the user told to
+    check the token; it was a plain site failure that left the intent open."""
+    from stand_in_slurmrestd import StandInSlurmrestd, jwt_file
+
+    def answer(method: str, path: str, body: bytes):
+        return status, '{"errors": [{"error": "authentication failed"}]}'
+
+    async with StandInSlurmrestd(answer=answer) as rest:
+        jwt = jwt_file(tmp_path)
+        jwt.chmod(0o600)
+        site = {"name": "alpha", "workdir": "/home/u/.diamond",
+                "transport": {"kind": "slurmrestd", "url": rest.url, "user": "u",
+                              "token_file": str(jwt)}}
+        sites = tmp_path / "sites.yaml"
+        sites.write_text(yaml.safe_dump({"sites": [site]}))
+        fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
+                         min_poll_s=3600)
+        try:
+            spec = JobSpec(name="door", command="true", working_directory="/home/u")
+            with pytest.raises(AuthError) as told:
+                await fed.submit(spec, "alpha", force=True)
+            assert str(told.value) == (
+                f"alpha: slurmrestd refused the token for u (HTTP {status}); nothing was "
+                "submitted: check the token alpha is given (token_command or token_file in "
+                "its sites entry) and that slurmrestd takes it for this user, then submit "
+                "again")
+            assert fed.store.intents_without_native_id() == []
+            [job] = fed.store.list_jobs()
+            assert job.state == JobState.FAILED and job.native_id is None
+            assert rest.asked.count("submit") == 2  # once, then once with a fresh token
+        finally:
+            await fed.close()
+
 # ---- (3) `diamond submit` options in the forms a user types ---------------------------------
 
 @pytest.mark.parametrize("args,said", [

@@ -209,7 +209,8 @@ async def test_fault_a_slurmrestd_token_refused_at_submit_closes_it_at_once(tmp_
 
 @pytest.mark.parametrize("args,said", [
     (["--time", "1-"], "argument --time: expected minutes, HH:MM:SS or D-HH[:MM[:SS]], not '1-'"),
-    (["--time=-1"], "argument --time: expected minutes, HH:MM:SS or D-HH[:MM[:SS]], not '-1'"),
+    (["--time", "-1"], "argument --time: expected minutes, HH:MM:SS or D-HH[:MM[:SS]], not "
+                       "'-1'"),
     (["--time", "1e3"], "argument --time: expected minutes, HH:MM:SS or D-HH[:MM[:SS]], not "
                         "'1e3'"),
     (["--time", "25:61"], "argument --time: 61 seconds is out of range (minutes and seconds run "
@@ -217,7 +218,9 @@ async def test_fault_a_slurmrestd_token_refused_at_submit_closes_it_at_once(tmp_
                           "range), not '25:61'"),
     (["--nodes", "0"], "argument --nodes: expected a whole number, 1 or more, not '0'"),
     (["--gpus", "1.5"], "argument --gpus: expected a whole number, 0 or more, not '1.5'"),
-    (["--mem", "10XB"], "--memory '10XB': expected a size such as 4G or 500M"),
+    (["--mem", "10XB"], "--memory '10XB': expected a size such as 4G or 500M (a number above "
+                        "0 with an optional K, M, G or T unit)"),
+    (["--mem=-5G"], "--memory '-5G': expected a size such as 4G or 500M"),
     (["--array", "1-1000000"], "unknown option --array (did you mean --arch?"),
 ])
 def test_a_submit_option_in_a_form_no_scheduler_reads_is_refused_naming_it(user, args, said):
@@ -225,6 +228,17 @@ def test_a_submit_option_in_a_form_no_scheduler_reads_is_refused_naming_it(user,
     taken; nothing reaches sbatch."""
     line = user.refused("submit", "--site", "alpha", *args, "job.sh")
     assert said in line, line
+    assert sbatch_calls(user) == []
+
+
+@pytest.mark.parametrize("option,value", [("--mem", "-5G"), ("--name", "-rf")])
+def test_fault_a_value_starting_with_a_dash_says_how_to_give_it(user, option, value):
+    """`--mem -5G` said only "expected one argument" (argparse read -5G as an option); now
+    it names the value and how to write it if it is meant."""
+    line = user.refused("submit", "--site", "alpha", option, value, "job.sh")
+    assert line.endswith(f"expected one argument ({value!r} after {option} starts with '-', "
+                         f"so it was read as an option; if it is the value, write "
+                         f"{option}={value})"), line
     assert sbatch_calls(user) == []
 
 

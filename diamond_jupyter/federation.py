@@ -863,10 +863,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         except (AuthError, HostKeyError) as e:  # refused at the door: nothing was sent
             self.store.mark_never_submitted(token, f"{site}: the submit could not be sent ({e})")
             await self.journal.drain()
-            advice = _door_advice(site, e, target.cfg.transport.kind)
-            raise type(e)(f"{e}; nothing was submitted: {advice}",
-                          **({"interactive": e.interactive} if isinstance(e, AuthError)
-                             else {})) from None
+            said = f"{e}; nothing was submitted: {_door_advice(site, e)}"
+            raise (AuthError(said, interactive=e.interactive, door=e.door)
+                   if isinstance(e, AuthError) else HostKeyError(said)) from None
         except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
             lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
@@ -1559,10 +1558,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def _door_advice(site: str, refused: Exception, door: str = "ssh") -> str:
+def _door_advice(site: str, refused: Exception) -> str:
     """What to do after `site`'s door refused the login (an SSH key, a one-time code,
     slurmrestd's token) or its SSH host key did not match, so that a submit was never sent."""
-    if door == "slurmrestd":
+    if getattr(refused, "door", None) == "slurmrestd":
         return (f"check the token {site} is given (token_command or token_file in its sites "
                 "entry) and that slurmrestd takes it for this user, then submit again")
     if getattr(refused, "interactive", False):

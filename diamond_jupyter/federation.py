@@ -82,10 +82,12 @@ from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
 from .store import FinishedJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import (
+    AuthError,
     CommandFailed,
     CommandNotSent,
     CommandTimeout,
     ConnectionLost,
+    HostKeyError,
     OutputTooLarge,
 )
 from .transports.base import FileStat
@@ -856,6 +858,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             await self.journal.close_never_submitted(token, reason)
             raise SiteError(f"{reason}; nothing was submitted: try again when the site can "
                             "be reached") from None
+        except (AuthError, HostKeyError) as e:  # refused at the door: nothing was sent
+            self.store.mark_never_submitted(token, f"{site}: the submit could not be sent ({e})")
+            await self.journal.drain()
+            said = f"{e}; nothing was submitted: {_door_advice(site, e)}"
+            raise (AuthError(said, interactive=e.interactive, door=e.door)
+                   if isinstance(e, AuthError) else HostKeyError(said)) from None
         except (CommandTimeout, ConnectionLost) as e:  # perhaps sent, then no answer
             lost = f"{site}: the submit's answer did not come ({e})"
         except CommandFailed as e:  # the scheduler refused it: nothing was submitted
@@ -1097,19 +1105,27 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
                           interval_s: float = FOLLOW_READ_S,
                           on_trouble: Callable[[str], Any] | None = None,
-                          on_note: Callable[[str], Any] | None = None) -> Job:
-        """Write job `job_id`'s stdout with `write(text)` as it grows, from what it holds now,
+                          on_note: Callable[[str], Any] | None = None,
+                          stream: str = "stdout") -> Job:
+        """Write job `job_id`'s `stream` log (stdout, or stderr) with `write(text)` as it
+        grows, from what it holds now,
         until the job ends; then its last bytes, and return the ended job (an ended job: its
         whole stdout at once). The end is awaited as `wait` awaits it (the job's events, the
         monitor's polling as the safety net); meanwhile the log is read every `interval_s`
         seconds, only the bytes past those read (UTF-8 decoded across reads, bad bytes
         replaced as `logs` does). `on_note(line)`: what was left out or is missing, as
         `logs` says it. BadInput for an unknown job, one its scheduler never took, an
-        output path only the running job knows, or a site without a shell (slurmrestd);
-        SiteError when the site cannot read the log."""
+        output path only the running job knows, stderr of a job that writes it to its stdout
+        log, or a site without a shell (slurmrestd); SiteError when the site cannot read the
+        log."""
+        if stream not in ("stdout", "stderr"):
+            raise BadInput(f"a job's log to follow is stdout or stderr, not {stream!r}")
         job = self.store.get_job(job_id)
         if job.state.terminal:
             self._refuse_unsubmitted(job, "no logs")
+        if stream == "stderr" and (not job.stderr_path or job.stderr_path == job.stdout_path):
+            raise BadInput(f"{job.id} writes its stderr into its stdout log (no stderr file of "
+                           "its own): follow it without --stderr")
         if refusal := self._job_site(job).follow_refusal:
             raise BadInput(refusal)
         ended = asyncio.ensure_future(self.wait(job_id, on_trouble=on_trouble))
@@ -1121,7 +1137,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 last = ended.done() or job.state.terminal
                 job = ended.result() if ended.done() else self.store.get_job(job.token or job.id)
                 if path is None and job.native_id and (job.state.rank >= 2 or last):
-                    path, offset = await self._followed_log(job, on_note)
+                    path, offset = await self._followed_log(job, on_note, stream)
                 if path is not None:
                     offset = await self._write_new(self._job_site(job), path, offset,
                                                    decoder, write)
@@ -1130,32 +1146,34 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                         write(tail)
                     if path is not None and on_note is not None and \
                             await self._job_site(job).stat(path) is None:
-                        on_note(f"stdout log {path} is missing on {job.site}")
+                        on_note(f"{stream} log {path} is missing on {job.site}")
                     return job
                 await asyncio.wait({ended}, timeout=interval_s)
         finally:
             ended.cancel()
             await asyncio.gather(ended, return_exceptions=True)
 
-    async def _followed_log(self, job: Job, on_note: Callable[[str], Any] | None
-                            ) -> tuple[str, int]:
-        """The file of the started job's stdout on its site, and the byte it is followed
-        from (past what an appended-to file held before the job's wrapper started)."""
+    async def _followed_log(self, job: Job, on_note: Callable[[str], Any] | None,
+                            stream: str = "stdout") -> tuple[str, int]:
+        """The file of the started job's `stream` (stdout or stderr) on its site, and the
+        byte it is followed from (past what an appended-to file held before the job's
+        wrapper started)."""
         site = self._job_site(job)
         await site.know_home()  # the job's directory may be under the home
         await site.know_name_limit()  # the log's name may hold the job's name
-        spelled, unspelled = await self._flux_spellings(site, job, job.stdout_path)
+        pattern = job.stderr_path if stream == "stderr" else job.stdout_path
+        spelled, unspelled = await self._flux_spellings(site, job, pattern)
         if not spelled:
-            raise BadInput(f"{job.id} has no stdout log path recorded; `diamond files "
+            raise BadInput(f"{job.id} has no {stream} log path recorded; `diamond files "
                            f"{job.id}` lists the job's files")
         path, unknowable = self._log_file(site, job, spelled)
         if unknowable:
             known = unspelled or "known only to the running job"
-            raise BadInput(f"{job.id}'s stdout log {spelled}: its name holds {unknowable}, "
+            raise BadInput(f"{job.id}'s {stream} log {spelled}: its name holds {unknowable}, "
                            f"{known}; `diamond files {job.id}` lists the job's files")
-        start = ((await self._output_starts(site, job)) or {}).get("stdout", 0)
+        start = ((await self._output_starts(site, job)) or {}).get(stream, 0)
         if on_note is not None and start:
-            on_note(f"stdout log {path}: its first {start} bytes, there before this job "
+            on_note(f"{stream} log {path}: its first {start} bytes, there before this job "
                     "started (an earlier job's, appended to), not shown")
         return path, start
 
@@ -1534,6 +1552,22 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _door_advice(site: str, refused: Exception) -> str:
+    """What to do after `site`'s door refused the login (an SSH key, a one-time code,
+    slurmrestd's token) or its SSH host key did not match, so that a submit was never sent."""
+    if getattr(refused, "door", None) == "slurmrestd":
+        return (f"check the token {site} is given (token_command or token_file in its sites "
+                "entry) and that slurmrestd takes it for this user, then submit again")
+    if getattr(refused, "interactive", False):
+        return (f"log in to {site} (`diamond login {site}`, or the site's Log in button in "
+                "JupyterLab), then submit again")
+    if isinstance(refused, AuthError):
+        return (f"check {site}'s credentials in the sites file (key_file, cert_file, the "
+                "ssh_config's IdentityFile or the agent) and that the site accepts that key, "
+                "then submit again")
+    return f"check {site}'s host key (known_hosts) before submitting again"
 
 
 def _time_field_over(text: str) -> str | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .model import BadInput, DiamondError, Job, JobSpec
 from .transfer.sftp import HIDDEN_LEFT  # what a tool call's copy says of a hidden entry
-from .transports import CommandFailed, CommandNotSent
+from .transports import AuthError, CommandFailed, CommandNotSent, HostKeyError
 
 __all__ = ["HIDDEN_LEFT"]
 
@@ -170,5 +170,6 @@ class DataMixin:
                                        secret=secret)
         except BaseException as e:
             if staged is not None:  # refused or never sent: final; else the job may exist
-                staged.abort(final=isinstance(e, (BadInput, CommandFailed, CommandNotSent)))
+                staged.abort(final=isinstance(e, (BadInput, CommandFailed, CommandNotSent,
+                                                      AuthError, HostKeyError)))
             raise

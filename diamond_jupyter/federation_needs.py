@@ -19,7 +19,14 @@ from .capabilities import SiteCapabilities, from_metadata
 from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
-from .placement_fit import Req, most_gpus, node_checks, request, site_nodes
+from .placement_fit import (
+    Req,
+    array_too_large,
+    most_gpus,
+    node_checks,
+    request,
+    site_nodes,
+)
 from .script_body import MAX_SCRIPT_BYTES, scan_body
 from .software import needs_reasons, rewrite_modules
 
@@ -78,7 +85,10 @@ class NeedsMixin:
         target = self.site(site)
         snap, caps = await asyncio.gather(
             target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site, spec))
-        return mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
+        missing = mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
+        if target.cfg.scheduler == "slurm" and (too_large := array_too_large(spec, snap)):
+            missing.append(too_large)  # an array index past the site's MaxArraySize
+        return missing
 
     async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
         """BadInput naming everything `site` lacks for this job, unless `force`."""

@@ -1161,6 +1161,9 @@ class SiteSnapshot(_Model):
     # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
     # seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
+    # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
+    # None: not known
+    max_array_size: int | None = None
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

@@ -580,7 +580,8 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
     if memory:
         mb = parse_mem_mb(memory)
         if not mb:
-            raise BadInput(f"--memory {memory!r}: expected a size such as 4G or 500M")
+            raise BadInput(f"--memory {memory!r}: expected a size such as 4G or 500M (a number "
+                           "above 0 with an optional K, M, G or T unit)")
         res["memory_mb"] = mb
     if res:
         upd["resources"] = spec.resources.model_copy(update=res)

@@ -122,6 +122,7 @@ from .placement_fit import (
     Req,
     Words,
     _few,
+    array_too_large,
     aware,
     bracket_parts,
     complex_notes,
@@ -473,6 +474,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     if cfg.scheduler == "slurm":
         lic_refused, lic_said = license_misses(spec, snap)
+        if array_miss := array_too_large(spec, snap):
+            lic_refused = [array_miss, *lic_refused]
         if lic_refused:
             v.reasons = lic_refused
             return v

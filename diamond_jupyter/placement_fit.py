@@ -16,7 +16,7 @@ from functools import lru_cache, partial
 from math import ceil
 from typing import Any
 
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import expand_hostlist, highest_array_index
 from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
@@ -985,3 +985,18 @@ def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str,
 def _room(n: Node, need: tuple[int, int, int]) -> bool:
     return n.cpus >= need[0] and n.gpus >= need[1] and (not n.memory_mb or
                                                          n.memory_mb >= need[2])
+
+
+def array_too_large(spec: JobSpec, snap: SiteSnapshot) -> str | None:
+    """Why sbatch refuses the job's array on this Slurm site (an index at or above the
+    site's MaxArraySize); None when it does not or the limit is not known."""
+    size = snap.max_array_size
+    if spec.array is None or size is None:
+        return None
+    top = highest_array_index(spec.array.expression)
+    if top is None or top < size:
+        return None
+    return (f"array index {top} (--array={spec.array.expression}) is above this site's "
+            f"largest, {size - 1} (MaxArraySize={size} in `scontrol show config`): sbatch "
+            f"refuses it; keep its indexes within 0-{size - 1} (several arrays, each job "
+            "adding its own offset to $SLURM_ARRAY_TASK_ID)")

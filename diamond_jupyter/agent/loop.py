@@ -254,6 +254,8 @@ class AgentRunner(TaskBook):
 
     async def _await_approval(self, task_id: str, turn: dict[str, Any], call: dict[str, Any],
                               plan: dict[str, Any]) -> None:
+        if said := _repeats(turn, call):  # shown with the plan: approving it does it again
+            plan = {**plan, "warnings": [*(plan.get("warnings") or []), said]}
         pending = {"tool_use_id": call["id"], "tool": call["name"], "input": call.get("input"),
                    "plan": plan}
         self.store.update_task(task_id, state="awaiting_approval",
@@ -262,3 +264,25 @@ class AgentRunner(TaskBook):
         await self.step(task_id, "approval", tool=call["name"], plan=plan)
         await self.set_state(task_id, "awaiting_approval", kind="agent.approval",
                              tool=call["name"], plan=plan)
+
+
+def _repeats(turn: dict[str, Any], call: dict[str, Any]) -> str | None:
+    """What an approval must say when an earlier call of the same turn asked the same tool
+    with the same input (a model that sends the same submit twice in one reply): which one,
+    and what it did, so that approving this one is a choice to do it a second time."""
+    for n, (earlier, result) in enumerate(zip(turn["calls"], turn["results"], strict=False), 1):
+        if earlier is call or earlier.get("id") == call.get("id"):
+            break
+        if earlier.get("name") != call.get("name") or \
+                (earlier.get("input") or {}) != (call.get("input") or {}):
+            continue
+        did = "it failed" if result.get("is_error") else "it ran"
+        try:
+            job = (json.loads(result.get("content") or "{}").get("job") or {}).get("id")
+        except (ValueError, AttributeError):
+            job = None
+        if job and not result.get("is_error"):
+            did = f"it made {job}"
+        return (f"call {n} of this reply asked the same {call.get('name')} with the same "
+                f"input ({did}): approving this one does it a second time")
+    return None

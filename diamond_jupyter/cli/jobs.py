@@ -191,6 +191,9 @@ def _write_output(stream: Any, text: str, plain: bool = False) -> None:
 def cmd_logs(args: argparse.Namespace) -> int:
     if getattr(args, "follow", False):
         return _follow_logs(args)
+    if getattr(args, "stderr", False):
+        raise BadInput("--stderr goes with --follow (`diamond logs JOB --follow --stderr`); "
+                       "`diamond logs JOB` shows the end of both stdout and stderr")
     logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
     if args.json:
         out(args, logs)
@@ -209,9 +212,9 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def _follow_logs(args: argparse.Namespace) -> int:
-    """`logs JOB --follow`: the job's stdout as it grows, until the job ends; then its end
-    state on stderr, exit 0 when it COMPLETED, else 1 (as `workflow run --wait`). Ctrl-C
-    stops following only (130)."""
+    """`logs JOB --follow`: the job's stdout (with --stderr: its stderr log) as it grows,
+    until the job ends, on stdout; then its end state on stderr, exit 0 when it COMPLETED,
+    else 1 (as `workflow run --wait`). Ctrl-C stops following only (130)."""
     if args.json:
         raise BadInput("--follow writes the job's output as it comes; it takes no --json "
                        "(`diamond logs JOB --json` gives the end of the logs as JSON)")
@@ -224,8 +227,10 @@ def _follow_logs(args: argparse.Namespace) -> int:
     def note(line: str) -> None:
         print(f"diamond: note: {visible(line)}", file=sys.stderr, flush=True)
 
+    stream = "stderr" if getattr(args, "stderr", False) else "stdout"
     job = with_fed_interruptible(args, lambda fed: fed.follow_logs(
-        args.job, write, on_trouble=say_trouble, on_note=note), resume_held=True,
+        args.job, write, on_trouble=say_trouble, on_note=note, stream=stream),
+        resume_held=True,
         min_poll_s=1.0, poll_interval_s=getattr(args, "poll", 30.0))
     print(f"diamond: {visible(job_line(job))}", file=sys.stderr)
     return 0 if job.state is JobState.COMPLETED else 1
@@ -374,6 +379,9 @@ def add_job_commands(add: Adder) -> None:
                    help="write the job's whole stdout, then what it adds, until the job ends "
                    "(its end state on stderr; exit 0 when COMPLETED, else 1); Ctrl-C stops "
                    "following, the job keeps running")
+    p.add_argument("--stderr", action="store_true",
+                   help="with --follow: follow the job's stderr log instead of its stdout "
+                   "(written to stdout, so that it can be piped)")
     p.add_argument("--poll", type=seconds, default=30.0,
                    help="with --follow: safety-net poll interval of the job's state (s)")
     p = add("fetch", cmd_fetch, "copy a job's result files back")

@@ -82,9 +82,22 @@ class _Parser(argparse.ArgumentParser):
                             and a.split("=", 1)[0] not in self._option_string_actions), None)
             if unknown is not None:
                 message = self._unknown_option(unknown.split("=", 1)[0])
+        elif message.endswith(": expected one argument"):
+            message += self._dash_value(given)
         if _Parser.json_errors:
             _json_error("bad-input", f"{self.prog}: {message}")
         super().error(message)
+
+    def _dash_value(self, given: list[str]) -> str:
+        """`--mem -5G`: the value after an option taking one starts with '-', so argparse
+        read it as an option: what to write when it is the value meant."""
+        for option, value in zip(given, given[1:], strict=False):
+            action = self._option_string_actions.get(option)
+            if action is not None and action.nargs is None and value.startswith("-") \
+                    and len(value) > 1:
+                return (f" ({value!r} after {option} starts with '-', so it was read as an "
+                        f"option; if it is the value, write {option}={value})")
+        return ""
 
     def _unknown_option(self, given: str) -> str:
         return unknown_option(given, self._option_string_actions)

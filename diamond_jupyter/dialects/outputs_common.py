@@ -485,6 +485,15 @@ def count_array_tasks(expr: str) -> int | None:
     return total
 
 
+def highest_array_index(expr: str) -> int | None:
+    """The largest index an array index expression names ('1-10:3' -> 10, '4,5' -> 5);
+    None when it does not read as one."""
+    if count_array_tasks(expr) is None:
+        return None
+    return max(int(m.group(2) or m.group(1)) for part in expr.partition("%")[0].split(",")
+               if (m := _TASK_RANGE.fullmatch(part.strip())))
+
+
 # a record standing for an array's waiting tasks: Slurm's '123_[5-100%4]', Grid Engine's
 # '9.6-10:1' / '9.4,5' (its one waiting or running task: '9.3')
 _WAITING_TASKS = (re.compile(r"(\d+)_\[([^\]]*)\]"), re.compile(r"(\d+)\.(\d[\d,:-]*)"))

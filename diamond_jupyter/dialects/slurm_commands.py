@@ -347,7 +347,8 @@ class SlurmCommands:
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
             # the site's own SlurmdTimeout and ResumeTimeout: how long a node not
-            # responding or rebooting stays out (cached like the partitions, not per queue)
+            # responding or rebooting stays out; its MaxArraySize (cached like the
+            # partitions, not per queue)
             "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
         }
 
@@ -384,6 +385,17 @@ class SlurmCommands:
             if eq and key.strip() in ("SlurmdTimeout", "ResumeTimeout") and m:
                 out[key.strip()] = float(m.group(1))
         return out
+
+    @staticmethod
+    def parse_max_array_size(text: str) -> int | None:
+        """`MaxArraySize = 1001` from `scontrol show config`; None when the line is not
+        there or is not a whole number above 0."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "MaxArraySize":
+                m = re.fullmatch(r"\s*(\d{1,10})\s*", value)
+                return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+        return None
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -695,6 +707,7 @@ class SlurmCommands:
         timeouts = self.parse_node_timeouts(outputs.get("config", ""))
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
+            max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,

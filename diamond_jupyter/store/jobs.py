@@ -31,14 +31,20 @@ class FinishedJobs(NamedTuple):
     completed: list[Job]  # COMPLETED only, as far back as the limit takes them
 
 
+MAX_SHOWN_ID = 80  # an unknown job id longer than this is shown cut in its error
+
+
 def unknown_job_message(job_id: str, meant: list[str] | None = None) -> str:
     """Not found vs malformed, so the message never contradicts the id it names; `meant`:
     stored ids the user probably meant (`12345` copied from squeue, `Alpha:7` for alpha:7)."""
     site, sep, native = job_id.partition(":")
     hint = f"did you mean {' or '.join(meant[:3])}? " if meant else ""
+    # a pasted blob (10 kB) is named by its start and length, not echoed whole
+    shown = repr(job_id) if len(job_id) <= MAX_SHOWN_ID else \
+        f"{job_id[:MAX_SHOWN_ID // 2]!r}... ({len(job_id)} characters)"
     if sep and site and native:
-        return f"no job {job_id!r} in the store ({hint}`diamond jobs` lists the known ones)"
-    return (f"job ID {job_id!r} is malformed: expected SITE:NUMBER, e.g. alpha:42 (or a "
+        return f"no job {shown} in the store ({hint}`diamond jobs` lists the known ones)"
+    return (f"job ID {shown} is malformed: expected SITE:NUMBER, e.g. alpha:42 (or a "
             f"job's submission token){'; ' + hint.rstrip() if hint else ''}")
 
 

@@ -7,12 +7,14 @@ from typing import Any
 
 from ..config import TransportConfig
 from .base import (
+    AuthError,
     CommandFailed,
     CommandNotSent,
     CommandResult,
     CommandTimeout,
     ConnectionLost,
     FileStat,
+    HostKeyError,
     OutputTooLarge,
     Transport,
 )
@@ -35,12 +37,14 @@ def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
 
 
 __all__ = [
+    "AuthError",
     "CommandFailed",
     "CommandResult",
     "CommandTimeout",
     "CommandNotSent",
     "ConnectionLost",
     "FileStat",
+    "HostKeyError",
     "LocalTransport",
     "OutputTooLarge",
     "Transport",

@@ -197,6 +197,21 @@ class CommandNotSent(SiteError):
     gone before, or the server refusing the session), so it did not run there."""
 
 
+class HostKeyError(SiteError):
+    """Unknown or changed host key: never retried. Raised before any command is sent."""
+
+
+class AuthError(SiteError):
+    """No offered credential was accepted: never retried, and no command was sent.
+    `interactive`: the server wanted a one-time code (asked, refused, or none could be asked):
+    the transport then waits for the user to log in again instead of trying on its own (a
+    retry loop could lock the account). `door`: "ssh", or "slurmrestd" (its token refused)."""
+
+    def __init__(self, message: str, *, interactive: bool = False, door: str = "ssh") -> None:
+        super().__init__(message)
+        self.interactive, self.door = interactive, door
+
+
 DEFAULT_COMMAND_TIMEOUT_S = 300.0  # a command given no timeout (None) gets the site's default
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20  # per stream of one command (TransportConfig's default)
 

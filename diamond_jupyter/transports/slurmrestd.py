@@ -29,6 +29,7 @@ from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
+    AuthError,
     CommandNotSent,
     CommandTimeout,
     ConnectionLost,
@@ -285,9 +286,10 @@ class SlurmRestTransport:
             if not renew and _auth_refused(r, text):
                 renew = True
                 continue  # expired or revoked: one more try with a fresh token
-            if r.status_code in (401, 403):
-                raise SiteError(f"{self.name}: slurmrestd refused the token for "
-                                f"{self.user or 'this user'} (HTTP {r.status_code})")
+            if r.status_code in (401, 403):  # refused at the door: nothing was done
+                raise AuthError(f"{self.name}: slurmrestd refused the token for "
+                                f"{self.user or 'this user'} (HTTP {r.status_code})",
+                                door="slurmrestd")
             if r.status_code == 404 and "json" not in r.headers.get("content-type", ""):
                 raise SiteError(f"{self.name}: slurmrestd at {self.base} has no "
                                 f"{self.cfg.api_version} {path} (HTTP 404; check api_version)")

@@ -25,25 +25,11 @@ import paramiko
 from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_problem
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
-from .base import InteractiveHandler, read_named_file
+from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
-
-
-class HostKeyError(SiteError):
-    """Unknown or changed host key: never retried."""
-
-
-class AuthError(SiteError):
-    """No offered credential was accepted: never retried. `interactive`: the server wanted a
-    one-time code (asked, refused, or none could be asked): the transport then waits for the
-    user to log in again instead of trying on its own (a retry loop could lock the account)."""
-
-    def __init__(self, message: str, *, interactive: bool = False) -> None:
-        super().__init__(message)
-        self.interactive = interactive
 
 
 @dataclass

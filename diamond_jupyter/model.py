@@ -1158,8 +1158,8 @@ class SiteSnapshot(_Model):
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
-    # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
-    # seconds, by those names; None or a name missing: Slurm's default
+    # Slurm: the site's SlurmdTimeout, ResumeTimeout and SuspendTimeout (`scontrol show
+    # config`) in seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)

@@ -171,6 +171,7 @@ from .placement_limits import (
     lsf_host_limits,
     lsf_limits,
     lsf_resource_misses,
+    lsf_resource_wait,
     lsf_slots,
     lsf_user_misses,
     pbs_group,
@@ -709,7 +710,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     lic_wait, lic_unknown = license_wait(spec, snap, now, part_max) \
-        if cfg.scheduler == "slurm" else (None, None)
+        if cfg.scheduler == "slurm" else lsf_resource_wait(spec, snap, now, part_max) \
+        if cfg.scheduler == "lsf" else (None, None)
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])

@@ -780,6 +780,10 @@ class JobStatus(_Model):
     # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
     # None: not read (an entry of `a|b`, any one of them, is not known either)
     licenses: dict[str, int] | None = None
+    # LSF: the site's numeric resources a running job reserves (the rusage[] of its
+    # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),
+    # name -> amount; None: not read (or it reserves one of several alternatives unsaid)
+    shared_use: dict[str, float] | None = None
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known
     shares: bool | None = None
@@ -1117,6 +1121,15 @@ class Node(_Model):
     reboot_features: list[str] = Field(default_factory=list)
 
 
+class LsfSharedInstance(_Model):
+    """One instance of an LSF shared resource (a `bhosts -s` line): a job takes from the
+    instance its hosts share."""
+
+    total: float  # TOTAL: the amount for scheduling, what jobs reserve included
+    reserved: float = 0.0  # RESERVED: what jobs reserve of it now
+    hosts: list[str] = Field(default_factory=list)  # LOCATION (`all`: every host)
+
+
 class SiteSnapshot(_Model):
     site: str
     taken_at: datetime = Field(default_factory=utcnow)
@@ -1153,13 +1166,17 @@ class SiteSnapshot(_Model):
     # known
     lsf_resource_names: list[str] | None = None
     lsf_shared: dict[str, float] | None = None
+    # LSF: each numeric shared resource's instances now (`bhosts -s`, read with every
+    # queue): what each has for scheduling (TOTAL), how much of it jobs reserve (RESERVED)
+    # and the hosts that share it (LOCATION); None: not known
+    lsf_shared_now: dict[str, list[LsfSharedInstance]] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
-    # Slurm: the site's SlurmdTimeout and ResumeTimeout (`scontrol show config`) in
-    # seconds, by those names; None or a name missing: Slurm's default
+    # Slurm: the site's SlurmdTimeout, ResumeTimeout and SuspendTimeout (`scontrol show
+    # config`) in seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known

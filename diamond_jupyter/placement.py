@@ -118,6 +118,7 @@ from .needs import (
 from .placement_fit import (
     SITE_WORDS,
     SLURM_WORDS,
+    SUSPEND_S,
     NodeNames,
     Req,
     Words,
@@ -134,6 +135,7 @@ from .placement_fit import (
     most_gpus,
     no_time_limit,
     node_checks,
+    node_power,
     node_reserved,
     node_returning,
     node_usable,
@@ -171,6 +173,7 @@ from .placement_limits import (
     lsf_host_limits,
     lsf_limits,
     lsf_resource_misses,
+    lsf_resource_wait,
     lsf_slots,
     lsf_user_misses,
     pbs_group,
@@ -631,6 +634,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # out now but back by themselves (not responding, rebooting): capacity, not free
     back = {n.name: b for n in nodes
             if (b := node_returning(n, in_resv, snap.node_timeouts)) is not None}
+    # of them, those power saving has off, booting or going off (taking jobs once booted)
+    power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
+             and (kind := node_power(n)) is not None}
     parts = snap.partitions or [Partition(name="", default=True)]
     members = partition_members(snap, nodes) if snap.partitions \
         else {"": NodeNames(n.name for n in nodes)}
@@ -709,7 +715,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                                         for q in snap.partitions)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     lic_wait, lic_unknown = license_wait(spec, snap, now, part_max) \
-        if cfg.scheduler == "slurm" else (None, None)
+        if cfg.scheduler == "slurm" else lsf_resource_wait(spec, snap, now, part_max) \
+        if cfg.scheduler == "lsf" else (None, None)
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
@@ -1027,11 +1034,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition is not None and v.verdict != "READY":
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
-            and n.name in members.get(v.partition, [])], back, snap.node_timeouts)
+            and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power)
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]
-        v.notes += _boot_note(v.partition, reqs[v.partition], ready)
+        v.notes += _boot_note(v.partition, reqs[v.partition], ready, snap.node_timeouts)
         chosen_p = next((p for p in good if p.name == v.partition), None)
         if chosen_p is not None:
             v.notes += _landing_note(chosen_p, reqs[v.partition], ready)
@@ -1432,34 +1439,38 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
                 and cpus)]
 
 
-def _asleep(n: Node) -> bool:
-    """Whether power saving has node `n` off or still booting (Slurm `POWERED_DOWN`,
-    `POWERING_UP`, sinfo's `~` and `#`)."""
-    state = n.state.lower()
-    return "~" in state or "#" in state or any(
-        w in state for w in ("powered_down", "power_down", "powering_up", "power_up"))
-
-
-def _boot_note(partition: str, req: Req, nodes: list[Node]) -> list[str]:
-    """A job that starts now only on nodes power saving has off starts once they boot."""
+def _boot_note(partition: str, req: Req, nodes: list[Node],
+               timeouts: dict[str, float] | None = None) -> list[str]:
+    """A job that starts now only on nodes power saving has off starts once they boot
+    (within a ResumeTimeout short enough to count as now)."""
     free = [n for n in nodes if n.cpus - n.cpus_allocated >= req.cpn
             and n.gpus - n.gpus_allocated >= req.gpn]
-    asleep = [n.name for n in free if _asleep(n)]
+    asleep = [n.name for n in free if node_power(n) is not None]
     if not asleep or len(free) - len(asleep) >= req.nodes:
         return []
     return [f"partition {partition}: its free nodes that can run it are powered down "
             f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
-            "once they boot (Slurm waits up to its ResumeTimeout), not at once"]
+            f"once they boot, within {_resume_said(timeouts)}"]
+
+
+def _resume_said(timeouts: dict[str, float] | None) -> str:
+    t = timeouts or {}
+    return (f"{returning_timeouts(t)[1]:.0f} s ("
+            + ("the site's" if "ResumeTimeout" in t else "Slurm's default") + " ResumeTimeout)")
 
 
 def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
-                    timeouts: dict[str, float] | None = None) -> list[str]:
+                    timeouts: dict[str, float] | None = None,
+                    power: dict[str, str] | None = None) -> list[str]:
     """Nodes of the partition that could run the job but take none now, back by themselves
-    (`timeouts`: the site's own SlurmdTimeout and ResumeTimeout, where read)."""
-    t = timeouts or {}
+    (`timeouts`: the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout, where read;
+    `power`: of them, those power saving has off, booting or going off, by that)."""
+    t, power = timeouts or {}, power or {}
     silent_s, reboot_s = returning_timeouts(t)
-    silent = [n.name for n in out if not back[n.name][1]]
-    reboot = [n.name for n in out if back[n.name][1]]
+    kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
+             for kind in ("off", "booting", "going_off")}
+    silent = [n.name for n in out if not back[n.name][1] and n.name not in power]
+    reboot = [n.name for n in out if back[n.name][1] and n.name not in power]
     said = []
     if silent:
         said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
@@ -1473,6 +1484,21 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
                     f"{reboot_s:.0f} s later, "
                     + ("the site's" if "ResumeTimeout" in t else "Slurm's default")
                     + " ResumeTimeout)")
+    if kinds["off"]:
+        said.append(f"partition {partition}: {_few(kinds['off'])} powered down: Slurm boots "
+                    f"the nodes it gives the job first, planned to take {_resume_said(t)}, "
+                    "the longest a boot may take (how long one takes there is not read)")
+    if kinds["booting"]:
+        said.append(f"partition {partition}: {_few(kinds['booting'])} being powered up: how "
+                    "much of the boot is left is not known, so it is planned to take "
+                    f"{_resume_said(t)}, the bound")
+    if kinds["going_off"]:
+        suspend_s = t.get("SuspendTimeout", SUSPEND_S)
+        said.append(f"partition {partition}: {_few(kinds['going_off'])} being powered down: "
+                    "no job there until it is off, within "
+                    f"{suspend_s:.0f} s ("
+                    + ("the site's" if "SuspendTimeout" in t else "Slurm's default")
+                    + f" SuspendTimeout), and booted again, within {_resume_said(t)}")
     return said
 
 

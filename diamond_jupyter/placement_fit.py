@@ -93,7 +93,36 @@ def _state_usable(state: str, in_reservation: bool) -> bool:
 # end and is back within ResumeTimeout (60 s by default). Neither is gone from capacity.
 NOT_RESPONDING_S = 300.0
 REBOOT_S = 60.0
+# Power saving (slurm.conf, sinfo(1)): an idle node powered off (POWERED_DOWN, sinfo's `~`)
+# takes a job but boots for it first, within ResumeTimeout (60 s by default: the bound, the
+# boot's own length is not read); one powering up (POWERING_UP, `#`) is part way through
+# that boot (how far is not read: the same bound); one to be powered off (POWER_DOWN, `!`)
+# or powering off (POWERING_DOWN, `%`) takes no job until it is off, within SuspendTimeout
+# (30 s by default), and booted again.
+SUSPEND_S = 30.0
 _RETURN_WORDS = {"not_responding", "reboot_requested", "reboot_issued", "reboot"}
+_BOOT_WORDS = {"powered_down": "off", "powering_up": "booting", "power_up": "booting",
+               "power_down": "going_off", "powering_down": "going_off"}
+_BOOT_MARKS = {"~": "off", "#": "booting", "!": "going_off", "%": "going_off"}
+
+
+def node_power(node: Node) -> str | None:
+    """Where power saving has Slurm node `node`: "off" (powered down), "booting" (powering
+    up), "going_off" (to be powered down, or powering down); None: on."""
+    return _power_kind(node.state)
+
+
+@lru_cache(maxsize=1024)
+def _power_kind(state: str) -> str | None:
+    state = state.lower()
+    words = set(re.split(r"[^a-z_]+", state))
+    kinds = {_BOOT_WORDS[w] for w in words if w in _BOOT_WORDS}
+    if m := re.fullmatch(r"[a-z_]+([*~#!%$@^+-]+)", state):  # sinfo's marks after a state
+        kinds |= {_BOOT_MARKS[c] for c in m.group(1) if c in _BOOT_MARKS}
+    for kind in ("going_off", "off", "booting"):  # the longest way back first
+        if kind in kinds:
+            return kind
+    return None
 
 
 def node_returning(node: Node, in_reservation: bool = False,
@@ -103,7 +132,8 @@ def node_returning(node: Node, in_reservation: bool = False,
     jobs on it end); None for a node usable now or out for good. `timeouts`: the site's
     SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults."""
     silent_s, reboot_s = returning_timeouts(timeouts)
-    return _returning(node.state, in_reservation, silent_s, reboot_s)
+    return _returning(node.state, in_reservation, silent_s, reboot_s,
+                      (timeouts or {}).get("SuspendTimeout", SUSPEND_S))
 
 
 def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:
@@ -113,8 +143,12 @@ def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]
 
 
 @lru_cache(maxsize=1024)
-def _returning(state: str, in_reservation: bool, silent_s: float, reboot_s: float
-               ) -> tuple[float, bool] | None:
+def _returning(state: str, in_reservation: bool, silent_s: float, reboot_s: float,
+               suspend_s: float = SUSPEND_S) -> tuple[float, bool] | None:
+    if _state_usable(state, in_reservation) and (power := _power_kind(state)) is not None:
+        # power saving: booted (after being powered off, and its jobs' end) before a job
+        # starts there
+        return (suspend_s + reboot_s, True) if power == "going_off" else (reboot_s, False)
     state = state.lower()
     words = set(re.split(r"[^a-z_]+", state))
     silent = "*" in state or "not_responding" in words

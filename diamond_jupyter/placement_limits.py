@@ -790,12 +790,18 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
     """Why a Slurm job's `--licenses` (`-L`) keep it from this Slurm site, and what is
     said of them: sbatch refuses a license the site does not define, or more of one than
     it has in all (Invalid license specification). Entries are `name[:count]` (count 1),
-    all of them (`,`) or any one (`|`); a remote license is `name@server`. How many are
-    free now: `license_wait`."""
+    all of them (`,` or `;`) or any one (`|`, Slurm trying them in the order written), not
+    both (sbatch(1): "AND and OR cannot both be used"); a remote license is `name@server`.
+    How many are free now: `license_wait`."""
     asked = _licenses_asked(spec)
     if not asked:
         return [], []
     said = f"--licenses={asked}"
+    if "|" in asked and re.search(r"[,;]", asked):
+        return [f"{said}: asks all of some licenses (',') and any one of others ('|') at "
+                "once, which Slurm does not take (AND and OR cannot both be used): sbatch "
+                "refuses the job (Invalid license specification); ask either all of them, "
+                "a,b, or any one, a|b"], []
     if snap.licenses is None:
         return [], [f"{said} not checked: the site's licenses are not known (sbatch refuses "
                     "a license the site does not define)"]
@@ -808,7 +814,7 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
         elif wanted > have[name]:
             misses.append(f"{wanted} of license '{name}' asked, the site has {have[name]} "
                           "in all")
-    entries = len(re.split(r"[,|]", asked))
+    entries = len(re.split(r"[,;|]", asked))
     if misses and (not any_one or len(misses) == entries):
         known = ", ".join(f"{k} ({v})" for k, v in sorted(have.items())) or "none"
         return [f"{said}: {'; '.join(misses)} (licenses here: {known}): sbatch refuses the "
@@ -849,6 +855,93 @@ def lsf_resource_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], l
             out_refused.append(f"-R {text}: {' or '.join('; '.join(m) for m in misses)} "
                                f"(shared resources here: {known})")
     return out_refused, unread
+
+
+def lsf_resource_wait(spec: JobSpec, snap: SiteSnapshot, now: datetime,
+                      part_max: dict[str, float]) -> tuple[Wait | None, str | None]:
+    """How long an LSF job waits for the site's shared resources its `-R rusage[...]`
+    reserves (licenses and the like), as `license_wait` for Slurm: where an instance of one
+    (`bhosts -s`) has less free now (TOTAL less RESERVED) than it asks, until enough of the
+    running jobs reserving it there (their effective rusage[], `bjobs -o`) end by their run
+    limits; of alternatives (`||`) the soonest. (None, why) when it waits but for how long
+    is not known (which jobs hold it is not read, or no running job here holds enough);
+    (None, None) when it may take them now, or what is free is not known."""
+    instances = snap.lsf_shared_now
+    if not instances:
+        return None, None
+    running = [j for j in snap.jobs if j.state == JobState.RUNNING]
+    waits: list[Wait] = []
+    unknown: list[str] = []
+    for text in _rusages_asked(spec):
+        alternatives = [a for alt in text[len("rusage["):-1].split("||")
+                        if (a := {k: v for k, v in _rusage_asks(alt, spec).items()
+                                  if k in instances})]
+        if not alternatives:
+            continue
+        best: Wait | None = None
+        why: list[str] = []
+        for asks in alternatives:
+            at, said, unsure = 0.0, [], []
+            for name, amount in asks.items():
+                t, line = _shared_wait(name, amount, instances[name], running, now, part_max)
+                if t is None and line:
+                    unsure.append(line)
+                elif t:
+                    at, said = max(at, t), said + [line]
+            if unsure:
+                why += unsure
+            elif at == 0.0:
+                return None, None  # this alternative's resources are free now
+            elif best is None or at < best.seconds:
+                best = Wait(at, f"-R {text}: " + "; ".join(s for s in said if s))
+        if best is not None:
+            waits.append(best)
+        else:
+            unknown.append(f"-R {text}: " + " or ".join(why))
+    if unknown:
+        return None, "; ".join(unknown)
+    return (max(waits, key=lambda w: w.seconds), None) if waits else (None, None)
+
+
+def _shared_wait(name: str, amount: float, instances: list, running: list[JobStatus],
+                 now: datetime, part_max: dict[str, float]) -> tuple[float | None, str]:
+    """When `amount` of shared resource `name` is free in one of its `instances` (0: now),
+    the running jobs reserving it in an instance giving it back as they end; (None, why)
+    when that is not known, (0.0, "") when it is free now."""
+    frees = [i.total - i.reserved for i in instances]
+    if any(amount <= f for f in frees):
+        return 0.0, ""
+    best: tuple[float, str] | None = None
+    unknown = f"{amount:g} of shared resource '{name}' asked, more than any instance has now"
+    for inst, free in zip(instances, frees, strict=True):
+        if amount > inst.total:
+            continue  # never in this instance
+        hosts = set(inst.hosts)
+        # the jobs of this instance: on its hosts (`all`, or none said: every job)
+        mine = [j for j in running if not hosts or "all" in hosts
+                or hosts & set(_exec_hosts(j))]
+        short = (f"{amount:g} of shared resource '{name}' asked, {max(free, 0.0):g} free now "
+                 f"({inst.total:g} for scheduling, {inst.reserved:g} reserved: bhosts -s)")
+        if any(j.shared_use is None for j in mine):
+            unknown = (f"{short}: it waits until enough is given back, by jobs whose "
+                       "reservations are not read here (when is not known)")
+            continue
+        holders = sorted((end_in(j, now, part_max), (j.shared_use or {}).get(name, 0.0))
+                         for j in mine if (j.shared_use or {}).get(name))
+        held = sum(h for _, h in holders)
+        back, at = free, None
+        for end, h in holders:
+            back += h
+            if back >= amount:
+                at = end
+                break
+        if at is None:
+            unknown = (f"{short}: it waits until LSF sees enough free, more than the running "
+                       f"jobs here reserve ({held:g}) gives back (when is not known)")
+        elif best is None or at < best[0]:
+            best = (at, f"{short}: it waits until enough of the running jobs reserving it "
+                        f"({held:g}) end")
+    return best if best is not None else (None, unknown)
 
 
 def _rusages_asked(spec: JobSpec) -> list[str]:
@@ -893,10 +986,11 @@ def _licenses_asked(spec: JobSpec) -> str | None:
 
 
 def _license_entries(asked: str) -> list[tuple[str, int]]:
-    """`a:2,b` or `a|b:3` -> [(name, count)] (a count not given: 1)."""
+    """`a:2,b`, `a:2;b` or `a|b:3` -> [(name, count)] (a count not given: 1; Slurm takes
+    `=` for `:` too)."""
     out = []
-    for entry in re.split(r"[,|]", asked):
-        name, _, count = entry.strip().partition(":")
+    for entry in re.split(r"[,;|]", asked):
+        name, _, count = entry.strip().replace("=", ":").partition(":")
         out.append((name, int(count) if count.strip().isdigit() else 1))
     return out
 

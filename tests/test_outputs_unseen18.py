@@ -201,9 +201,12 @@ OUTPUTS = [
     ("scontrol DRAIN+REBOOT_REQUESTED", lambda: _state("IDLE+DRAIN+REBOOT_REQUESTED"),
      (False, None)),
     ("scontrol DOWN+REBOOT_ISSUED", lambda: _state("DOWN+REBOOT_ISSUED"), (False, None)),
-    ("scontrol IDLE+POWERED_DOWN", lambda: _state("IDLE+POWERED_DOWN"), (True, None)),
-    ("scontrol IDLE+POWERING_UP", lambda: _state("IDLE+POWERING_UP"), (True, None)),
-    ("sinfo idle~", lambda: _state("idle~"), (True, None)),
+    # powered down or powering up: takes jobs, booted first (within ResumeTimeout, since
+    # the follow-ups of sweep 19; before taken as up now)
+    ("scontrol IDLE+POWERED_DOWN", lambda: _state("IDLE+POWERED_DOWN"),
+     (True, (60.0, False))),
+    ("scontrol IDLE+POWERING_UP", lambda: _state("IDLE+POWERING_UP"), (True, (60.0, False))),
+    ("sinfo idle~", lambda: _state("idle~"), (True, (60.0, False))),
     ("scontrol IDLE", lambda: _state("IDLE"), (True, None)),
     # in a reservation and not responding: back only for the reservation's jobs
     ("scontrol IDLE+RESERVED+NOT_RESPONDING", lambda: _state("IDLE+RESERVED+NOT_RESPONDING"),
@@ -228,7 +231,7 @@ OUTPUTS = [
      lambda: [(n.name, n.state, n.gpus, n.gpus_allocated, node_usable(n), node_returning(n))
               for n in slurm_rest.parse_nodes(REST_NODES_41)],
      [("g1", "mixed+not_responding", 4, 2, False, (300.0, False)),
-      ("g2", "idle+powered_down", 0, 0, True, None),
+      ("g2", "idle+powered_down", 0, 0, True, (60.0, False)),
       ("g3", "down+not_responding", 0, 0, False, None)]),
     # Slurm 24.05 `scontrol -d show node -o`: CfgTRES/AllocTRES beside typed Gres with
     # sockets and GresUsed with indices
@@ -453,8 +456,10 @@ SuspendTimeout          = 30 sec
 
 
 def test_the_site_timeouts_are_read_from_show_config_with_the_snapshot():
+    # SuspendTimeout too since the follow-ups of sweep 19 (a node powering down)
     assert slurm.parse_node_timeouts(SHOW_CONFIG) == {"SlurmdTimeout": 120.0,
-                                                      "ResumeTimeout": 90.0}
+                                                      "ResumeTimeout": 90.0,
+                                                      "SuspendTimeout": 30.0}
     # a line not a number (or missing) is left out: Slurm's default then
     assert slurm.parse_node_timeouts("SlurmdTimeout = soon\nResumeTimeout = 75") == {
         "ResumeTimeout": 75.0}
@@ -463,7 +468,8 @@ def test_the_site_timeouts_are_read_from_show_config_with_the_snapshot():
     assert "show config" in " ".join(slurm.snapshot_argvs()["config"])
     snap = slurm.parse_snapshot("selene", {"config": SHOW_CONFIG, "queue": "",
                                            "reservations": ""})
-    assert snap.node_timeouts == {"SlurmdTimeout": 120.0, "ResumeTimeout": 90.0}
+    assert snap.node_timeouts == {"SlurmdTimeout": 120.0, "ResumeTimeout": 90.0,
+                                  "SuspendTimeout": 30.0}
     assert slurm.parse_snapshot("selene", {"queue": "", "reservations": ""}
                                 ).node_timeouts is None
 

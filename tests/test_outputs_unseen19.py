@@ -84,8 +84,9 @@ OUTPUTS = [
     # PLANNED (`-`): the backfill plans it for a job ahead; the plan itself counts that job
     ("scontrol IDLE+PLANNED", lambda: _state("IDLE+PLANNED"), (True, None)),
     ("sinfo idle- (planned)", lambda: _state("idle-"), (True, None)),
-    ("sinfo idle# (powering up)", lambda: _state("idle#"), (True, None)),
-    ("sinfo idle~ (powered down)", lambda: _state("idle~"), (True, None)),
+    # booted first, within ResumeTimeout (since the follow-ups; before taken as up now)
+    ("sinfo idle# (powering up)", lambda: _state("idle#"), (True, (60.0, False))),
+    ("sinfo idle~ (powered down)", lambda: _state("idle~"), (True, (60.0, False))),
     ("scontrol IDLE+INVALID_REG", lambda: _state("IDLE+INVALID_REG"), (False, None)),
     ("sinfo inval", lambda: _state("inval"), (False, None)),
     ("scontrol FUTURE", lambda: _state("FUTURE"), (False, None)),

@@ -820,7 +820,7 @@ def test_a_qos_the_partition_does_not_allow():
 
 def test_a_powered_down_cloud_node_boots_for_the_job():
     # olympus's cloud partition: c1-c2 powered down (IDLE+CLOUD+POWERED_DOWN); a job
-    # there is READY, its node said to boot first
+    # there waits for its node's boot (planned within ResumeTimeout), said
     cfg, snap = kronos()
     v = only(run("#SBATCH -p cloud -c 16 -t 1:00:00", (cfg, snap)), "kronos", "cloud")
     assert any("boot" in n for n in v.notes), v.notes

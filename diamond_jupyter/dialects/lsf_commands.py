@@ -11,6 +11,7 @@ Status uses `bjobs -o "..." -json -a IDS`. Every field is a string and may be
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, tzinfo
@@ -21,6 +22,7 @@ from ..model import (
     JobState,
     JobStatus,
     LsfLimit,
+    LsfSharedInstance,
     Node,
     Partition,
     SiteSnapshot,
@@ -105,7 +107,8 @@ class LsfCommands:
     name = "lsf"
     submit_stdin = True  # the script goes to bsub's standard input
     # outputs that change with the queue: read with every snapshot (blimits: the use)
-    live_outputs = frozenset({"queue", "limits", "arrays"})
+    # (bhosts -s: the shared resources jobs reserve now; and what each running job reserves)
+    live_outputs = frozenset({"queue", "limits", "arrays", "shared_resources", "job_rusage"})
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
 
@@ -181,11 +184,15 @@ class LsfCommands:
             # each array's spec in full (-w), its `%k` throttle with it: `name[1-100]%5`
             # (each element's own record names only its index)
             "arrays": ["sh", "-c", "bjobs -A -w -u all 2>/dev/null; exit 0"],
-            # the resources the site defines (lsinfo -r) and its numeric shared ones with
-            # each instance's amount (bhosts -s): a job's rusage[] names them (licenses);
-            # cached with the hosts, not read with every queue
+            # the resources the site defines (lsinfo -r, cached with the hosts) and its
+            # numeric shared ones with each instance's amount and what jobs reserve of it
+            # now (bhosts -s, read with every queue): a job's rusage[] names them (licenses)
             "resource_names": ["sh", "-c", "lsinfo -r 2>/dev/null; exit 0"],
             "shared_resources": ["sh", "-c", "bhosts -s 2>/dev/null; exit 0"],
+            # what each running job reserves (its effective rusage[]), asked apart: an LSF
+            # that does not know the field fails this command only (then it is not read)
+            "job_rusage": ["sh", "-c", "bjobs -u all -r -o 'jobid job_name slots "
+                           "effective_resreq' -json 2>/dev/null; exit 0"],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -389,11 +396,14 @@ class LsfCommands:
             site=site, nodes=nodes,
             partitions=parts,
             lsf_limits=parse_blimits(outputs["limits"]) if "limits" in outputs else None,
-            jobs=with_array_limits(self.parse_status(outputs.get("queue", ""), skipped),
-                                   parse_array_limits(outputs.get("arrays", ""))),
+            jobs=with_shared_use(
+                with_array_limits(self.parse_status(outputs.get("queue", ""), skipped),
+                                  parse_array_limits(outputs.get("arrays", ""))),
+                parse_job_rusage(outputs.get("job_rusage", ""))),
             host_groups=hgroups, user_groups=parse_groups(outputs.get("user_groups", "")),
             lsf_resource_names=parse_resource_names(outputs.get("resource_names", "")),
             lsf_shared=parse_shared_resources(outputs.get("shared_resources", "")),
+            lsf_shared_now=parse_shared_instances(outputs.get("shared_resources", "")),
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             warnings=[f"{site}: {w}" for w in skipped],
         )
@@ -546,6 +556,88 @@ def parse_shared_resources(stdout: str) -> dict[str, float] | None:
                 and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
             out[words[0]] = max(out.get(words[0], 0.0), float(words[1]))
     return out
+
+
+def parse_shared_instances(stdout: str) -> dict[str, list[LsfSharedInstance]] | None:
+    """`bhosts -s` (RESOURCE TOTAL RESERVED LOCATION; bhosts(1): TOTAL is the amount used
+    for scheduling, what jobs reserve included; RESERVED what jobs reserve): each numeric
+    shared resource's instances, one a line, a line of hosts only continuing the last
+    one's LOCATION; a TOTAL of `-` (no value now) is left out. {}: none defined; None when
+    it did not answer so."""
+    out: dict[str, list[LsfSharedInstance]] | None = None
+    last: LsfSharedInstance | None = None
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:2] == ["RESOURCE", "TOTAL"]:
+            out, last = {}, None
+        elif out is None and re.match(r"\s*No (shared )?resources?\b", line, re.I):
+            return {}
+        elif out is not None and len(words) >= 3 \
+                and re.fullmatch(r"\d+(\.\d+)?", words[1]) \
+                and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
+            last = LsfSharedInstance(total=float(words[1]), hosts=words[3:],
+                                     reserved=0.0 if words[2] == "-" else float(words[2]))
+            out.setdefault(words[0], []).append(last)
+        elif out is not None and words and line[:1].isspace() and last is not None:
+            last.hosts += words  # more hosts of the last instance's LOCATION
+        elif out is not None and words:
+            last = None  # a line of another shape (`-` TOTAL): its hosts are not the last's
+    return out
+
+
+# rusage[] keywords that are no resource (a reservation's length and its decay)
+_RUSAGE_KEYWORDS = frozenset(("duration", "decay"))
+
+
+def parse_job_rusage(stdout: str) -> dict[str, dict[str, float]] | None:
+    """`bjobs -r -o 'jobid job_name slots effective_resreq' -json`: each running job's
+    numeric rusage[] entries, name -> amount for the job (`/task`: times its slots), by the
+    job's record id (an array element's `JOBID[i]`, as `parse_status` names it); a job
+    whose usage holds alternatives (`||`, which one it holds is not said) is left out.
+    None when it did not answer so (an LSF without the field, or no JSON)."""
+    if not stdout.strip():
+        return None
+    if re.match(r"\s*No \w+ job", stdout):
+        return {}
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return None
+    recs = data.get("RECORDS") if isinstance(data, dict) else None
+    if not isinstance(recs, list):
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for r in recs:
+        if not isinstance(r, dict):
+            continue
+        r = {str(k).upper(): v for k, v in r.items()}
+        jid, resreq = clean(r.get("JOBID")), clean(r.get("EFFECTIVE_RESREQ")) or ""
+        if jid is None or "||" in resreq:
+            continue
+        element = re.search(r"\[(\d+)\]$", clean(r.get("JOB_NAME")) or "")
+        if element and jid.isdigit():
+            jid = f"{jid}[{element.group(1)}]"
+        slots = to_int(r.get("SLOTS")) or 1
+        use: dict[str, float] = {}
+        for section in re.findall(r"rusage\[([^\]]*)\]", resreq):
+            for part in re.split(r"[,:]", section):
+                name, eq, value = part.strip().partition("=")
+                m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:/(task|host))?", value.strip())
+                if eq and m and name not in _RUSAGE_KEYWORDS:
+                    amount = float(m.group(1)) * (slots if m.group(2) == "task" else 1)
+                    use[name] = use.get(name, 0.0) + amount
+        out[jid] = use
+    return out
+
+
+def with_shared_use(jobs: list[JobStatus], use: dict[str, dict[str, float]] | None
+                    ) -> list[JobStatus]:
+    """The running `jobs` with what each reserves of the site's resources (`use`, by job;
+    a running job it does not list, or a `use` not read, stays None: not known)."""
+    if use is None:
+        return jobs
+    return [j.model_copy(update={"shared_use": use[j.native_id]})
+            if j.state == JobState.RUNNING and j.native_id in use else j for j in jobs]
 
 
 # RES_REQ sections placement does not model (lsb.queues(5), bsub -R): kept for bsub, said

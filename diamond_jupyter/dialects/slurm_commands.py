@@ -346,9 +346,9 @@ class SlurmCommands:
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
-            # the site's own SlurmdTimeout and ResumeTimeout: how long a node not
-            # responding or rebooting stays out; its MaxArraySize (cached like the
-            # partitions, not per queue)
+            # the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout: how long a
+            # node not responding, rebooting or powered down stays out; its MaxArraySize
+            # (cached like the partitions, not per queue)
             "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
         }
 
@@ -375,14 +375,15 @@ class SlurmCommands:
 
     @staticmethod
     def parse_node_timeouts(text: str) -> dict[str, float]:
-        """`SlurmdTimeout = 300 sec` and `ResumeTimeout = 60 sec` from `scontrol show
-        config` as seconds, by those names; a line missing or not a number is left out
-        (placement then takes Slurm's default)."""
+        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec` and `SuspendTimeout = 30 sec`
+        from `scontrol show config` as seconds, by those names; a line missing or not a
+        number is left out (placement then takes Slurm's default)."""
         out: dict[str, float] = {}
         for line in text.splitlines():
             key, eq, value = line.partition("=")
             m = re.fullmatch(r"\s*(\d+)(?:\s*sec)?\s*", value)
-            if eq and key.strip() in ("SlurmdTimeout", "ResumeTimeout") and m:
+            if eq and m and key.strip() in ("SlurmdTimeout", "ResumeTimeout",
+                                            "SuspendTimeout"):
                 out[key.strip()] = float(m.group(1))
         return out
 

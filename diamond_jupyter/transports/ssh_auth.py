@@ -63,6 +63,8 @@ class HostSpec:
     identity_agent: str | None = None
     # ssh_config's CertificateFile: certificates offered with the identity they certify
     certificate_files: list[str] = field(default_factory=list)
+    # ssh_config's IdentitiesOnly: of the agent's keys, only those of the identity files
+    identities_only: bool = False
 
     @property
     def label(self) -> str:
@@ -78,15 +80,29 @@ class HostSpec:
 _MATCH_EXEC = re.compile(r"^\s*match\b.*?\bexec\b", re.IGNORECASE)
 
 
+class RawSSHConfig(paramiko.SSHConfig):
+    """paramiko's ssh_config reader without its token expansion, which `resolve_host` does
+    as OpenSSH does (paramiko read `%%h` as `%` and the host name, put the home for a `~`
+    anywhere in a value, left `%p` in an IdentityFile and unknown tokens as text, and no
+    `${VAR}`). `origins`: each line read, with the file and line it came from."""
+
+    origins: list[tuple[Path, int, str]] = []
+
+    def _allowed_tokens(self, key: str) -> list[str]:
+        return []
+
+
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     p = Path(path or "~/.ssh/config").expanduser()
     if path and not p.exists():
         raise BadInput(f"ssh_config file {p} not found")
     if not p.exists():
-        return paramiko.SSHConfig()
-    text = _with_includes(p)
+        return RawSSHConfig()
+    origins = _with_includes(p)
     try:
-        return paramiko.SSHConfig.from_text(text)
+        cfg = RawSSHConfig.from_text("\n".join(line for _, _, line in origins))
+        cfg.origins = origins
+        return cfg
     except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
         # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
         # traceback from every face
@@ -161,7 +177,7 @@ def _config_text(p: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _with_includes(p: Path, depth: int = 0) -> str:
+def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     """ssh_config's text with each `Include` replaced by the files it names, as OpenSSH
     reads them (paramiko keeps `Include` as an unknown keyword: hosts defined in
     `~/.ssh/config.d/*` were not found, and the alias was dialled as a host name). A
@@ -170,14 +186,15 @@ def _with_includes(p: Path, depth: int = 0) -> str:
     including file's next lines are for every host again); inside a Host or Match block an
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
-    `Match exec` line in any of the files is refused, naming it."""
+    `Match exec` line in any of the files is refused, naming it. Each line comes with the
+    file and line number it was read from."""
     import glob
     import shlex
 
     if (problem := ssh_config_problem(p)) is not None:
         raise BadInput(f"ssh_config {problem}")
     text = _config_text(p)
-    out: list[str] = []
+    out: list[tuple[Path, int, str]] = []
     block: str | None = None  # the Host or Match line the current line is under
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
@@ -196,7 +213,7 @@ def _with_includes(p: Path, depth: int = 0) -> str:
         if word in ("host", "match"):
             block = line
         if word != "include":
-            out.append(line)
+            out.append((p, n, line))
             continue
         if depth >= MAX_INCLUDE_DEPTH:
             raise BadInput(f"ssh_config {p} line {n}: Include nested more than "
@@ -215,7 +232,7 @@ def _with_includes(p: Path, depth: int = 0) -> str:
             files += [Path(f) for f in sorted(glob.glob(name))
                       if os.path.exists(f) and not os.path.isdir(f)]
         texts = [_with_includes(f, depth + 1) for f in files]
-        blocks = next((f for f, t in zip(files, texts, strict=True) for x in t.split("\n")
+        blocks = next((f for f, t in zip(files, texts, strict=True) for _, _, x in t
                        if (k := _KEYWORD.match(x)) and k.group(1).lower() in
                        ("host", "match")), None)
         if blocks is not None and block is not None:
@@ -224,10 +241,10 @@ def _with_includes(p: Path, depth: int = 0) -> str:
                            "reads them only where the enclosing block matches): not followed "
                            "here; move the Include to the top of the file, or give the site's "
                            "host, user and proxy_jump in the sites file")
-        out += texts
+        out += [line for t in texts for line in t]
         if blocks is not None:
-            out.append("Host *")  # this file's next lines are for every host again
-    return "\n".join(out)
+            out.append((p, n, "Host *"))  # this file's next lines are for every host again
+    return out
 
 
 def resolve_host(
@@ -240,35 +257,134 @@ def resolve_host(
     proxy_jump: str | None = None,
 ) -> HostSpec:
     """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line (a
-    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand)."""
+    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
+    Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
+    as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
     c = sshcfg.lookup(alias)
-    try:
-        port = int(port or c.get("port", 22))
-    except ValueError:
-        raise BadInput(f"ssh_config gives Host {alias} the port {c.get('port')!r}, not a "
-                       "number") from None
+    if port is None and "port" in c:
+        written = c["port"]
+        if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
+            raise BadInput(f"{_origin(sshcfg, 'port', written)}: Port {written!r} of Host "
+                           f"{alias} is not a port: a number from 1 to 65535")
+        port = int(written)
+    port = port or 22
+    user = user or c.get("user") or getpass.getuser()
+    ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "")
+    hostname = expand(ctx, "hostname", c.get("hostname", alias))
+    ctx.host = hostname
     ids = [key_file] if key_file else []
-    ids += c.get("identityfile", [])
+    ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
     pj = c.get("proxyjump")
     pc = c.get("proxycommand")
+    # "proxycommand" holds None for `ProxyCommand none`; the one of the two looked up first
+    # is the one ssh_config gave first for this host
+    first = next((k for k in c if k in ("proxyjump", "proxycommand")), None)
     problem = None
+    if first == "proxycommand":
+        pj = None
     if proxy_jump is None and not pj and pc and pc.strip().lower() != "none":
         try:
-            pj = proxy_command_hop(alias, pc)
+            pj = proxy_command_hop(alias, expand(ctx, "proxycommand", pc))
         except BadInput as e:
             problem = str(e)
+    elif pj:
+        pj = expand(ctx, "proxyjump", pj)
+    known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
+        expand(ctx, "userknownhostsfile", f) for f in c.get("userknownhostsfile", "").split()]
     return HostSpec(
         alias=alias,
-        hostname=c.get("hostname", alias),
+        hostname=hostname,
         port=port,
-        user=user or c.get("user") or getpass.getuser(),
+        user=user,
         identity_files=[os.path.expanduser(i) for i in ids],
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
         proxy_problem=problem,
-        known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
+        known_hosts_files=known,
         identity_agent=c.get("identityagent"),
-        certificate_files=[os.path.expanduser(f) for f in _listed(c.get("certificatefile"))],
+        certificate_files=[expand(ctx, "certificatefile", f)
+                           for f in _listed(c.get("certificatefile"))],
+        identities_only=c.get("identitiesonly", "no").lower() == "yes",
     )
+
+
+@dataclass
+class _TokenValues:
+    """What ssh_config's tokens stand for, for one host: `%h` the host dialled (after
+    HostName), `%n` the name given, `%p` the port, `%r` the remote login, `%j` the ProxyJump
+    as written."""
+
+    config: paramiko.SSHConfig
+    alias: str
+    host: str
+    port: int
+    user: str
+    jump: str
+
+    def value(self, letter: str) -> str | None:
+        local = socket.gethostname()
+        values = {
+            "%": "%", "d": os.path.expanduser("~"), "h": self.host or self.alias,
+            "i": str(os.getuid()), "j": self.jump, "k": self.alias, "L": local.split(".")[0],
+            "l": local, "n": self.alias, "p": str(self.port), "r": self.user,
+            "u": getpass.getuser()}
+        if letter == "C":  # as OpenSSH: a hash of %l%h%p%r%j
+            return hashlib.sha1("".join(values[x] for x in "lhprj").encode()).hexdigest()
+        return values.get(letter)
+
+
+# the tokens each ssh_config keyword takes (ssh_config(5), TOKENS), and whether it reads
+# ${VAR}; any other keyword is taken as written
+_PATH_TOKENS = "%CdhijkLlnpru"
+_TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
+           "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
+           "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True)}
+_TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
+_KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
+                  "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
+                  "certificatefile": "CertificateFile", "userknownhostsfile":
+                  "UserKnownHostsFile", "port": "Port"}
+
+
+def expand(ctx: _TokenValues, key: str, value: str) -> str:
+    """ssh_config value `value` of keyword `key` as OpenSSH reads it: a leading `~` is the
+    home (files only), `%%` is `%`, the keyword's tokens (`%h`, `%p`, ...) their values and,
+    in file paths, `${VAR}` the environment's, in one pass. A token the keyword does not
+    take, or a variable not set, is bad input naming the file and line (ssh refuses such a
+    line too)."""
+    letters, variables = _TOKENS.get(key, ("", False))
+    written, name = value, _KEYWORD_NAMES.get(key, key)
+    if variables and value.startswith("~"):
+        value = os.path.expanduser(value)
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(2) is None:
+            letter = m.group(1)
+            if letter and letter in letters and (found := ctx.value(letter)) is not None:
+                return found
+            takes = ", ".join(f"%{x}" for x in letters)
+            zone = " (an IPv6 address's zone is written fe80::1%%eth0 there)" \
+                if key == "hostname" and ":" in written.split("%")[0] else ""
+            raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r}: "
+                           f"{'%' + letter if letter else 'a % at the end'} is not a token "
+                           f"{name} takes (it takes {takes}; %% is a %){zone}")
+        if not variables:
+            return m.group(0)  # not read in this keyword: as written
+        if (found := os.environ.get(m.group(2))) is None:
+            raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r} names "
+                           f"${{{m.group(2)}}}, which is not set in this environment; set "
+                           "it, or write the path out")
+        return found
+
+    return _TOKEN_OR_VARIABLE.sub(one, value)
+
+
+def _origin(sshcfg: paramiko.SSHConfig, key: str, value: str) -> str:
+    """`ssh_config FILE line N`: the first line giving keyword `key` the value `value`."""
+    for path, n, line in getattr(sshcfg, "origins", []):
+        m = _KEYWORD.match(line)
+        if m and m.group(1).lower() == key and value in m.group(2):
+            return f"ssh_config {path} line {n}"
+    return "ssh_config"
 
 
 def _listed(value: str | list[str] | None) -> list[str]:

@@ -880,7 +880,9 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     if problem is None and key is not None and key.is_file():
         st = key.stat()
         mode = st.st_mode & 0o777
-        if st.st_uid != os.geteuid():  # readable here only by root, or by a mode refused next
+        if (kind := _not_a_private_key(key)) is not None:
+            problem = f"key_file: {key} {kind}"
+        elif st.st_uid != os.geteuid():  # readable here only by root, or by a mode refused next
             problem = (f"key_file: {key} belongs to another user ({_owner(st.st_uid)}): a "
                        "private key logs in as the user it was made for; give a key of your "
                        "own (`ssh-keygen -t ed25519`, its public half added to the site)")
@@ -895,6 +897,33 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     if not t.trust_on_first_use:  # with it, the file is made at the first connection
         problem = problem or missing("known_hosts", t.known_hosts)
     return problem
+
+
+# how the files people take for a private key begin: an OpenSSH public key or certificate
+# line (`ssh-ed25519 AAAA...`, `ecdsa-sha2-...`, `sk-...`), RFC 4716's public key, PuTTY's
+_PUBLIC_KEY = re.compile(rb"^(?:ssh-|ecdsa-sha2-|sk-)[A-Za-z0-9@.+-]+ AAAA|^---- BEGIN SSH2 "
+                         rb"PUBLIC KEY ----")
+_PUTTY_KEY = re.compile(rb"^PuTTY-User-Key-File-\d+:")
+
+
+def _not_a_private_key(path: Path) -> str | None:
+    """Why key file `path` is no private key the SSH library reads, from its first bytes:
+    a public key (`~/.ssh/id_ed25519.pub`, the half that goes on the site) or a PuTTY key
+    (`.ppk`); None otherwise (the key itself is read when the site connects)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64).lstrip(b"\xef\xbb\xbf")
+    except OSError:
+        return None
+    if _PUBLIC_KEY.match(head):
+        private = path.with_suffix("") if path.suffix == ".pub" else None
+        meant = f" ({private}?)" if private is not None and private.is_file() else ""
+        return ("is a public key (the half that goes on the site, in ~/.ssh/authorized_keys)"
+                f": key_file is its private half{meant}")
+    if _PUTTY_KEY.match(head):
+        return ("is a PuTTY key (.ppk), which the SSH library does not read: convert it "
+                f"(`puttygen {path} -O private-openssh -o ~/.ssh/id_site`) and name that file")
+    return None
 
 
 def _owner(uid: int) -> str:

@@ -17,6 +17,7 @@ import socket
 import stat
 import threading
 from dataclasses import dataclass, field
+from hmac import compare_digest as hmac_equal
 from pathlib import Path
 from typing import Any
 
@@ -474,6 +475,26 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
     return hops
 
 
+def _host_listed(patterns: list[str], name: str) -> bool:
+    """Whether a known_hosts line's host list names host `name` (`host` or `[host]:port`),
+    as OpenSSH reads it: names and `*`/`?` patterns without regard to case, `|1|` hashed
+    names, and a `!pattern` that matches refusing the line for that host (paramiko's own
+    lookup compared names exactly: a center's `*.hpc.example.org` line was not found)."""
+    listed = False
+    for p in patterns:
+        if p.startswith("|1|"):
+            listed = listed or any(hmac_equal(paramiko.HostKeys.hash_host(n, p), p)
+                                   for n in dict.fromkeys((name, name.lower())))
+            continue
+        negated = p.startswith("!")
+        pattern = re.escape(p.removeprefix("!").lower()).replace(r"\*", ".*").replace(r"\?", ".")
+        if re.fullmatch(pattern, name.lower()):
+            if negated:
+                return False
+            listed = True
+    return listed
+
+
 def check_local_files(site: str, cfg: TransportConfig) -> None:
     """The files a site's settings name, checked before any connection (see
     `ssh_file_problem`)."""
@@ -501,12 +522,15 @@ class HostKeyVerifier:
         files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
         return list(dict.fromkeys(files))
 
-    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str]] | None:
+    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
+                                     list[tuple[list[str], str]]] | None:
         """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
         base64 -> "FILE line N"); None when unreadable. paramiko's own reader knows no
         `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
-        (every connect failed with a traceback) and would never see a revoked key."""
+        (every connect failed with a traceback) and would never see a revoked key. Third:
+        the host patterns of its `@cert-authority` lines, with where each is."""
         hk, revoked = paramiko.HostKeys(), {}
+        authorities: list[tuple[list[str], str]] = []
         try:
             if not stat.S_ISREG(os.stat(f).st_mode):  # a FIFO would be waited on for ever
                 log.warning("%s: ignoring known_hosts %s: not a regular file", self.site, f)
@@ -524,6 +548,8 @@ class HostKeyVerifier:
                 parts = line.split()
                 if parts[0] == "@revoked" and len(parts) >= 4:
                     revoked[(parts[2], parts[3])] = f"{f} line {n}"
+                elif parts[0] == "@cert-authority" and len(parts) >= 4:
+                    authorities.append((parts[1].split(","), f"{f} line {n}"))
                 continue  # host certificates are not read: such a host is looked up by key
             try:
                 entry = paramiko.hostkeys.HostKeyEntry.from_line(line, n)
@@ -533,16 +559,26 @@ class HostKeyVerifier:
                 entry.hostnames = [h for h in entry.hostnames if not hk.check(h, entry.key)]
                 if entry.hostnames:
                     hk._entries.append(entry)
-        return hk, revoked
+        return hk, revoked, authorities
 
     def _known(self, spec: HostSpec) -> list[tuple[str, paramiko.PKey]]:
         found = []
         for f in self._files(spec):
             if not os.path.exists(f) or (read := self._read(f)) is None:
                 continue
-            entry = read[0].lookup(spec.known_hosts_name)
-            found += [(f, k) for k in (entry.values() if entry else [])]
+            found += [(f, e.key) for e in read[0]._entries
+                      if e.key is not None and _host_listed(e.hostnames, spec.known_hosts_name)]
         return found
+
+    def _authority_only(self, spec: HostSpec) -> str | None:
+        """Where a `@cert-authority` line names this host (the host is known by its
+        certificate there, which is not checked here), else None."""
+        for f in self._files(spec):
+            read = self._read(f) if os.path.exists(f) else None
+            for patterns, where in read[2] if read is not None else []:
+                if _host_listed(patterns, spec.known_hosts_name):
+                    return where
+        return None
 
     def _revoked(self, spec: HostSpec, key: paramiko.PKey) -> str | None:
         """Where `key` is marked `@revoked` (for any host: such a key must never be
@@ -578,9 +614,12 @@ class HostKeyVerifier:
                 f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
             )
         if not self.tofu:
+            ca = self._authority_only(spec)
+            ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
+                 "check host certificates)" if ca else ""
             raise HostKeyError(
-                f"{self.site}: host {name} is not in known_hosts (it offered {fingerprint(key)}); "
-                f"after checking that fingerprint, add it to {self.own_file} "
+                f"{self.site}: host {name} is not in known_hosts{ca} (it offered "
+                f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site"
             )
@@ -674,6 +713,24 @@ def _certified(site: str, spec: HostSpec, path: str) -> tuple[str, paramiko.PKey
     return None
 
 
+def _public_halves(paths: list[str]) -> set[bytes]:
+    """The public keys (wire form) of identity files `paths`: each from `PATH.pub`, else
+    from the private key when it loads without a passphrase (a key kept in the agent is
+    often locked on disk: its .pub names it, as ssh reads it)."""
+    found: set[bytes] = set()
+    for p in paths:
+        try:
+            words = Path(f"{p}.pub").read_text(encoding="utf-8", errors="replace").split()
+            found.add(base64.b64decode(words[1], validate=True))
+            continue
+        except (OSError, IndexError, ValueError):
+            pass
+        if (k := _load_key(p)) is not None:
+            k.public_blob = None
+            found.add(k.asbytes())
+    return found
+
+
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
     """(label, key) in the order offered. A certificate goes first, then its plain key:
@@ -705,9 +762,15 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
     sock = agent_socket(spec.identity_agent)
     if use_agent and sock:
         try:
-            keys += [(f"agent:{k.get_name()}", k) for k in open_agent(sock).get_keys()]
+            agent_keys = list(open_agent(sock).get_keys())
         except (paramiko.SSHException, OSError) as e:
             log.info("ssh-agent unavailable: %s", e)
+            agent_keys = []
+        if spec.identities_only:  # as ssh: the agent's keys of the identity files only
+            mine = _public_halves(spec.identity_files or [os.path.expanduser(p) for p in
+                                                          DEFAULT_IDENTITIES])
+            agent_keys = [k for k in agent_keys if k.asbytes() in mine]
+        keys += [(f"agent:{k.get_name()}", k) for k in agent_keys]
     if not keys:  # OpenSSH's defaults when nothing else is offered
         keys = [(p, k) for p in DEFAULT_IDENTITIES if (k := _load_key(os.path.expanduser(p)))]
     return keys

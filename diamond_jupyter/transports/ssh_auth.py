@@ -653,15 +653,24 @@ def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
 
 
 def _load_key(path: str) -> paramiko.PKey | None:
+    key, why = _load_key_or_why(path)
+    if why is not None:
+        log.info("skipping key %s: %s", path, why)
+    return key
+
+
+def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
+    """The private key at `path`, or why it is not offered (None for a file not there)."""
     try:
-        return paramiko.PKey.from_path(path)
+        return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
-        return None
-    except paramiko.PasswordRequiredException:
-        log.info("skipping passphrase-protected key %s (load it into ssh-agent)", path)
+        return None, None
+    except (paramiko.PasswordRequiredException, TypeError):
+        # a key of OpenSSH's format locked by a passphrase raises TypeError ("Key is
+        # password-protected") from the cryptography package: it ended every connect
+        return None, "it is locked by a passphrase (load it into ssh-agent: `ssh-add KEY`)"
     except (OSError, paramiko.SSHException, ValueError) as e:
-        log.warning("cannot load key %s: %s", path, e)
-    return None
+        return None, f"it cannot be read as a private key ({visible(str(e))[:120]})"
 
 
 def agent_socket(identity_agent: str | None) -> str | None:
@@ -865,6 +874,8 @@ def authenticate(
         return
     what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
     head = f"{site}: authentication failed for {spec.label} (tried {what})"
+    if cfg.key_file and (why := _load_key_or_why(os.path.expanduser(cfg.key_file))[1]):
+        head += f"; key_file {cfg.key_file} was not offered: {why}"
     if gave_up is not None:
         why = str(gave_up).removeprefix(f"{site}: ")
         raise AuthError(f"{head}: no one-time code was given ({why})", interactive=True)

@@ -67,7 +67,7 @@ def test_fault_a_double_percent_is_one_percent_and_a_tilde_inside_a_path_is_kept
     assert spec.identity_files == ["/keys/100%h/a~b"]
 
 
-def test_the_sites_files_port_and_user_are_the_ones_tokens_read(tmp_path):
+def test_fault_the_sites_files_port_and_user_are_the_ones_tokens_read(tmp_path):
     # as on ssh's command line, the site's own port and login win, and %p %r are those
     spec = looked_up(tmp_path, "Host hpc\n  User ana\n  Port 22\n  IdentityFile /k/%r-%p\n",
                      port=2200, user="bob")
@@ -126,7 +126,7 @@ def test_fault_a_variable_not_set_is_refused_naming_it_and_the_line(tmp_path, mo
         looked_up(tmp_path, "Host hpc\n  User ana\n  IdentityFile ${HPC_KEYS}/id\n")
 
 
-def test_a_variable_is_read_never_run(tmp_path, monkeypatch):
+def test_fault_a_variable_is_read_never_run(tmp_path, monkeypatch):
     monkeypatch.setenv("HPC_KEYS", "$(touch pwned)")
     spec = looked_up(tmp_path, "Host hpc\n  IdentityFile ${HPC_KEYS}/id\n")
     assert spec.identity_files == ["$(touch pwned)/id"] and not Path("pwned").exists()
@@ -171,7 +171,7 @@ def test_of_proxy_command_and_proxy_jump_the_first_given_wins(tmp_path, text, ju
 
 # -- 4. Include with globs: an error names the included file's line ---------------------------
 
-def test_an_error_in_an_included_file_names_that_file_and_its_line(tmp_path, monkeypatch):
+def test_fault_an_error_in_an_included_file_names_that_file_and_its_line(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     conf = tmp_path / ".ssh" / "config.d"
     conf.mkdir(parents=True)
@@ -364,8 +364,10 @@ def test_fault_a_centers_pattern_line_knows_its_logins(tmp_path, host):
     _verify(tmp_path, "login1.hpc.example.org KEY\n", host)
 
 
-def test_a_negated_pattern_keeps_its_host_out_and_a_pattern_with_another_key_is_a_change(
-        tmp_path):
+def test_fault_a_negated_pattern_and_a_pattern_with_another_key_is_a_change(tmp_path):
+    """A center's pattern line with another key than the login offers: with
+    trust_on_first_use the offered key was added (the pattern was not read), where ssh
+    refuses a changed key."""
     with pytest.raises(HostKeyError, match="host evil.hpc.example.org is not in known_hosts"):
         _verify(tmp_path, "!evil.hpc.example.org,*.hpc.example.org KEY\n",
                 "evil.hpc.example.org")
@@ -375,7 +377,7 @@ def test_a_negated_pattern_keeps_its_host_out_and_a_pattern_with_another_key_is_
     assert (tmp_path / "known_hosts").read_text().count("\n") == 1  # nothing added
 
 
-def test_a_port_in_brackets_is_matched_as_written(tmp_path):
+def test_fault_a_port_in_brackets_is_matched_as_written(tmp_path):
     own = tmp_path / "known_hosts"
     own.write_text(f"[*.hpc.example.org]:2222 {KEY.get_name()} {KEY.get_base64()}\n")
     verifier = HostKeyVerifier("alpha", str(own), tofu=False)

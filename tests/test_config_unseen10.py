@@ -402,3 +402,32 @@ def test_fault_a_host_named_only_by_a_cert_authority_line_says_so(tmp_path):
                                            r"it, .*known_hosts line 1: the SSH library does "
                                            r"not check host certificates\)"):
         _verify(tmp_path, "@cert-authority *.hpc.example.org OTHER\n", "login1.hpc.example.org")
+
+
+# -- 9. merge keys ---------------------------------------------------------------------------------
+
+def test_fault_a_merge_key_given_twice_says_to_merge_a_list(d):
+    """`<<: *a` and `<<: *b` in one entry: YAML allows one merge key; PyYAML merged both,
+    the first winning, where a later key wins everywhere else in a mapping (site c would
+    have been PBS, meant LSF?)."""
+    text = ("sites:\n  - &a\n    name: a\n    scheduler: pbs\n    transport: {kind: local}\n"
+            "  - &b\n    name: b\n    scheduler: lsf\n    transport: {kind: local}\n"
+            "  - <<: *a\n    <<: *b\n    name: c\n")
+    msg = refused(d, text)
+    assert "line 11, column 5: key '<<' is given twice (first on line 10); merge several " \
+           "in one: <<: [*a, *b] (the first that gives a key wins)" in msg, msg
+    cfg = loads(d, text.replace("  - <<: *a\n    <<: *b\n", "  - <<: [*b, *a]\n"))
+    assert [(s.name, s.scheduler) for s in cfg.sites] == [("a", "pbs"), ("b", "lsf"),
+                                                           ("c", "lsf")]
+
+
+def test_a_transport_merged_from_an_x_key_and_overridden_per_site(d):
+    text = (f"x-login: &login {{user: ana, known_hosts: {d}/known_hosts, use_agent: false,"
+            f" key_file: {d}/id_ed25519}}\n"
+            "sites:\n  - name: a\n    transport: {<<: *login, host: a.example.org}\n"
+            "  - name: b\n    transport:\n      <<: *login\n      host: b.example.org\n"
+            "      user: bob\n")
+    got = [(s.transport.host, s.transport.user, s.transport.key_file)
+           for s in loads(d, text).sites]
+    assert got == [("a.example.org", "ana", f"{d}/id_ed25519"),
+                   ("b.example.org", "bob", f"{d}/id_ed25519")]

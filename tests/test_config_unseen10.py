@@ -431,3 +431,21 @@ def test_a_transport_merged_from_an_x_key_and_overridden_per_site(d):
            for s in loads(d, text).sites]
     assert got == [("a.example.org", "ana", f"{d}/id_ed25519"),
                    ("b.example.org", "bob", f"{d}/id_ed25519")]
+
+
+# -- 10. HostKeyAlias ------------------------------------------------------------------------------
+
+def test_fault_a_host_key_alias_is_the_name_known_hosts_lists(tmp_path):
+    """`HostKeyAlias cluster` (logins behind one address and several ports, or a tunnel):
+    ssh looks the key up, and adds it, under the alias as written. The engine looked up
+    `[10.0.0.5]:2222`: "not in known_hosts" (or, trusted on first use, a second entry)."""
+    spec = looked_up(tmp_path, "Host hpc\n  HostName 10.0.0.5\n  Port 2222\n"
+                               "  HostKeyAlias cluster\n  IdentityFile ~/.ssh/id_%k\n")
+    assert (spec.known_hosts_name, spec.identity_files) == ("cluster",
+                                                            [f"{HOME}/.ssh/id_cluster"])
+    own = tmp_path / "known_hosts"
+    own.write_text(f"cluster {KEY.get_name()} {KEY.get_base64()}\n")
+    HostKeyVerifier("alpha", str(own), tofu=False).verify(spec, KEY)
+    with pytest.raises(HostKeyError, match="HOST KEY FOR cluster HAS CHANGED"):
+        HostKeyVerifier("alpha", str(own), tofu=True).verify(spec, OTHER)
+    assert own.read_text().count("\n") == 1

@@ -66,6 +66,8 @@ class HostSpec:
     certificate_files: list[str] = field(default_factory=list)
     # ssh_config's IdentitiesOnly: of the agent's keys, only those of the identity files
     identities_only: bool = False
+    # ssh_config's HostKeyAlias: the name the host's key is listed under in known_hosts
+    host_key_alias: str | None = None
 
     @property
     def label(self) -> str:
@@ -73,6 +75,10 @@ class HostSpec:
 
     @property
     def known_hosts_name(self) -> str:
+        """The host's name in known_hosts: its HostKeyAlias as written (ssh adds no port
+        to it), else `host`, `[host]:port` off port 22."""
+        if self.host_key_alias:
+            return self.host_key_alias
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
@@ -270,7 +276,8 @@ def resolve_host(
         port = int(written)
     port = port or 22
     user = user or c.get("user") or getpass.getuser()
-    ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "")
+    ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
+                       c.get("hostkeyalias") or alias)
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
     ctx.host = hostname
     ids = [key_file] if key_file else []
@@ -305,6 +312,7 @@ def resolve_host(
         certificate_files=[expand(ctx, "certificatefile", f)
                            for f in _listed(c.get("certificatefile"))],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
+        host_key_alias=c.get("hostkeyalias"),
     )
 
 
@@ -320,12 +328,13 @@ class _TokenValues:
     port: int
     user: str
     jump: str
+    key_alias: str
 
     def value(self, letter: str) -> str | None:
         local = socket.gethostname()
         values = {
             "%": "%", "d": os.path.expanduser("~"), "h": self.host or self.alias,
-            "i": str(os.getuid()), "j": self.jump, "k": self.alias, "L": local.split(".")[0],
+            "i": str(os.getuid()), "j": self.jump, "k": self.key_alias, "L": local.split(".")[0],
             "l": local, "n": self.alias, "p": str(self.port), "r": self.user,
             "u": getpass.getuser()}
         if letter == "C":  # as OpenSSH: a hash of %l%h%p%r%j

@@ -449,3 +449,33 @@ def test_fault_a_host_key_alias_is_the_name_known_hosts_lists(tmp_path):
     with pytest.raises(HostKeyError, match="HOST KEY FOR cluster HAS CHANGED"):
         HostKeyVerifier("alpha", str(own), tofu=True).verify(spec, OTHER)
     assert own.read_text().count("\n") == 1
+
+
+# -- 11. through a real sshd ----------------------------------------------------------------------
+
+async def test_fault_a_login_through_host_key_alias_and_a_variable_in_identity_file(
+        sshd, tmp_path, monkeypatch):
+    """A sites file naming an ssh_config alias whose key path holds `${VAR}` and `%r`, whose
+    host key is listed under its HostKeyAlias, with `IdentitiesOnly yes`: the engine logs
+    in to a real sshd (before: no key was found, nor the host's key)."""
+    from diamond_jupyter.transports import make_transport
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / f"id_{sshd.user}").write_bytes(sshd.client_key.read_bytes())
+    (keys / f"id_{sshd.user}").chmod(0o600)
+    monkeypatch.setenv("HPC_KEYS", str(keys))
+    host_key = Path(f"{sshd.host_key}.pub").read_text().split()
+    (tmp_path / "known_hosts").write_text(f"hpc-login {host_key[0]} {host_key[1]}\n")
+    (tmp_path / "ssh_config").write_text(
+        f"Host hpc\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+        "  HostKeyAlias hpc-login\n  IdentitiesOnly yes\n  IdentityFile ${HPC_KEYS}/id_%r\n")
+    cfg = loads(tmp_path, f"sites:\n  - name: hpc\n    transport:\n      host: hpc\n"
+                          f"      ssh_config: {tmp_path}/ssh_config\n"
+                          f"      known_hosts: {tmp_path}/known_hosts\n"
+                          "      connect_timeout_s: 10\n")
+    t = make_transport(cfg.sites[0].transport, "hpc", reconnect_attempts=1)
+    try:
+        assert (await t.run(["echo", "in"])).stdout == "in\n"
+    finally:
+        await t.close()

@@ -295,7 +295,7 @@ def resolve_host(
             pj = proxy_command_hop(alias, expand(ctx, "proxycommand", pc))
         except BadInput as e:
             problem = str(e)
-    elif pj:
+    elif pj and proxy_jump is None:  # the site's own proxy_jump sets the file's aside
         pj = expand(ctx, "proxyjump", pj)
     known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
         expand(ctx, "userknownhostsfile", f) for f in c.get("userknownhostsfile", "").split()]

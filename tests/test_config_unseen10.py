@@ -479,3 +479,38 @@ async def test_fault_a_login_through_host_key_alias_and_a_variable_in_identity_f
         assert (await t.run(["echo", "in"])).stdout == "in\n"
     finally:
         await t.close()
+
+
+# -- 12. RevokedHostKeys ----------------------------------------------------------------------
+
+def test_fault_a_host_key_listed_in_revoked_host_keys_is_never_accepted(tmp_path, monkeypatch):
+    """ssh_config's `RevokedHostKeys FILE` (a center's list of stolen host keys): not read,
+    so a revoked key listed in known_hosts, or trusted on first use, was accepted."""
+    monkeypatch.setenv("CENTER", str(tmp_path))
+    (tmp_path / "revoked").write_text(f"# stolen 2026-11\n{KEY.get_name()} {KEY.get_base64()} "
+                                      "old-login\n")
+    spec = looked_up(tmp_path, "Host hpc\n  HostName login.hpc.example.org\n"
+                               "  RevokedHostKeys ${CENTER}/revoked\n")
+    assert spec.revoked_host_keys == f"{tmp_path}/revoked"
+    own = tmp_path / "known_hosts"
+    own.write_text(f"login.hpc.example.org {KEY.get_name()} {KEY.get_base64()}\n")
+    for tofu in (False, True):
+        with pytest.raises(HostKeyError, match=r"is revoked \(listed in ssh_config's "
+                                               rf"RevokedHostKeys {tmp_path}/revoked line 2\)"):
+            HostKeyVerifier("alpha", str(own), tofu=tofu).verify(spec, KEY)
+    own.write_text("")
+    HostKeyVerifier("alpha", str(own), tofu=True).verify(spec, OTHER)  # another key: taken
+    assert own.read_text().count(OTHER.get_base64()) == 1
+
+
+@pytest.mark.parametrize("content,why", [(None, "No such file"),
+                                         (b"SSHKRL\n\x00\x00\x00\x01", "(KRL)")])
+def test_fault_a_revoked_host_keys_file_that_cannot_be_checked_refuses_connecting(
+        tmp_path, content, why):
+    if content is not None:
+        (tmp_path / "revoked").write_bytes(content)
+    spec = looked_up(tmp_path, f"Host hpc\n  RevokedHostKeys {tmp_path}/revoked\n")
+    (tmp_path / "known_hosts").write_text(f"hpc {KEY.get_name()} {KEY.get_base64()}\n")
+    with pytest.raises(HostKeyError, match=rf"RevokedHostKeys {tmp_path}/revoked cannot be "
+                                           rf"checked \(.*{why}.*refusing to connect"):
+        HostKeyVerifier("alpha", str(tmp_path / "known_hosts"), tofu=False).verify(spec, KEY)

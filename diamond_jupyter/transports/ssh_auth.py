@@ -68,6 +68,8 @@ class HostSpec:
     identities_only: bool = False
     # ssh_config's HostKeyAlias: the name the host's key is listed under in known_hosts
     host_key_alias: str | None = None
+    # ssh_config's RevokedHostKeys: a file of host keys never to accept
+    revoked_host_keys: str | None = None
 
     @property
     def label(self) -> str:
@@ -313,6 +315,8 @@ def resolve_host(
                            for f in _listed(c.get("certificatefile"))],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
         host_key_alias=c.get("hostkeyalias"),
+        revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
+        if c.get("revokedhostkeys", "none").lower() != "none" else None,
     )
 
 
@@ -347,12 +351,13 @@ class _TokenValues:
 _PATH_TOKENS = "%CdhijkLlnpru"
 _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
-           "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True)}
+           "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
+           "revokedhostkeys": (_PATH_TOKENS, True)}
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
                   "certificatefile": "CertificateFile", "userknownhostsfile":
-                  "UserKnownHostsFile", "port": "Port"}
+                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys"}
 
 
 def expand(ctx: _TokenValues, key: str, value: str) -> str:
@@ -534,7 +539,7 @@ class HostKeyVerifier:
     def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
                                      list[tuple[list[str], str]]] | None:
         """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
-        base64 -> "FILE line N"); None when unreadable. paramiko's own reader knows no
+        base64 -> "@revoked in FILE line N"); None when unreadable. paramiko's own reader knows no
         `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
         (every connect failed with a traceback) and would never see a revoked key. Third:
         the host patterns of its `@cert-authority` lines, with where each is."""
@@ -556,7 +561,7 @@ class HostKeyVerifier:
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
                 if parts[0] == "@revoked" and len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = f"{f} line {n}"
+                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}"
                 elif parts[0] == "@cert-authority" and len(parts) >= 4:
                     authorities.append((parts[1].split(","), f"{f} line {n}"))
                 continue  # host certificates are not read: such a host is looked up by key
@@ -608,9 +613,9 @@ class HostKeyVerifier:
     def verify(self, spec: HostSpec, key: paramiko.PKey) -> None:
         known = self._known(spec)
         name = spec.known_hosts_name
-        if where := self._revoked(spec, key):
+        if where := self._revoked(spec, key) or _listed_revoked(self.site, spec, key):
             raise HostKeyError(f"{self.site}: the host key {fingerprint(key)} offered by {name} "
-                               f"is revoked (@revoked in {where}); refusing to connect "
+                               f"is revoked ({where}); refusing to connect "
                                "(possible man-in-the-middle with a stolen key)")
         if any(k.get_name() == key.get_name() and k == key for _, k in known):
             return
@@ -642,6 +647,33 @@ class HostKeyVerifier:
                 fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
         log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
                     fingerprint(key))
+
+
+def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None:
+    """Where ssh_config's RevokedHostKeys file lists `key` (`FILE line N`), else None. As
+    ssh, a file that cannot be read refuses the connection: a revoked key must never be
+    taken for want of reading the list (a KRL, OpenSSH's binary form, is not read here)."""
+    path = spec.revoked_host_keys
+    if path is None:
+        return None
+    why = None
+    try:
+        data = read_named_file(Path(path), MAX_SSH_CONFIG_BYTES, name=f"RevokedHostKeys {path}",
+                               special="refuse", instead="make it a regular file")
+    except (OSError, BadInput) as e:
+        why = getattr(e, "strerror", None) or str(e)
+    else:
+        if data.startswith(b"SSHKRL\n"):
+            why = "a key revocation list (KRL), which the SSH library does not read; list " \
+                  "the revoked keys as public key lines instead"
+    if why is not None:
+        raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked "
+                           f"({why}); refusing to connect, as ssh does")
+    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        words = line.split()
+        if len(words) >= 2 and (words[0], words[1]) == (key.get_name(), key.get_base64()):
+            return f"listed in ssh_config's RevokedHostKeys {path} line {n}"
+    return None
 
 
 def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import os
 import re
 import shlex
 import stat
 import typing
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -97,8 +99,11 @@ _SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 
 def _site_name(value: str) -> str:
     if not _SITE_NAME.match(value):
+        plain = unicodedata.normalize("NFKC", value)
         spaced = " (it starts or ends with a space: remove it)" \
-            if value != value.strip() and _SITE_NAME.match(value.strip()) else ""
+            if value != value.strip() and _SITE_NAME.match(value.strip()) else \
+            f" (it is written in look-alike letters: write {plain!r})" \
+            if plain != value and _SITE_NAME.match(plain) else ""
         raise ValueError(f"{_printable(repr(value))} is not a site name{spaced}: 1 to 63 "
                          "letters, digits, _ . -, not starting with . or - (it becomes part "
                          "of job ids SITE:ID and of paths)")
@@ -135,6 +140,10 @@ def _no_variable(value: str, what: str) -> None:
 
 def _host(value: str) -> str:
     _no_variable(value, "host")
+    if _IPV6.match(value) and re.search(r"%25[A-Za-z]", value):
+        raise ValueError(f"{_printable(repr(value))}: %25 is how a URL writes the % before an "
+                         "IPv6 address's zone; here the zone follows a plain % "
+                         f"({_printable(value.replace('%25', '%', 1))})")
     if not (_HOST.match(value) or _IPV6.match(value)):
         raise ValueError(f"{_printable(repr(value))} is not a host: a host name, an IP "
                          "address or a Host alias of ssh_config (letters, digits, . _ -, not "
@@ -880,7 +889,9 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     if problem is None and key is not None and key.is_file():
         st = key.stat()
         mode = st.st_mode & 0o777
-        if st.st_uid != os.geteuid():  # readable here only by root, or by a mode refused next
+        if (kind := _not_a_private_key(key)) is not None:
+            problem = f"key_file: {key} {kind}"
+        elif st.st_uid != os.geteuid():  # readable here only by root, or by a mode refused next
             problem = (f"key_file: {key} belongs to another user ({_owner(st.st_uid)}): a "
                        "private key logs in as the user it was made for; give a key of your "
                        "own (`ssh-keygen -t ed25519`, its public half added to the site)")
@@ -895,6 +906,33 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
     if not t.trust_on_first_use:  # with it, the file is made at the first connection
         problem = problem or missing("known_hosts", t.known_hosts)
     return problem
+
+
+# how the files people take for a private key begin: an OpenSSH public key or certificate
+# line (`ssh-ed25519 AAAA...`, `ecdsa-sha2-...`, `sk-...`), RFC 4716's public key, PuTTY's
+_PUBLIC_KEY = re.compile(rb"^(?:ssh-|ecdsa-sha2-|sk-)[A-Za-z0-9@.+-]+ AAAA|^---- BEGIN SSH2 "
+                         rb"PUBLIC KEY ----")
+_PUTTY_KEY = re.compile(rb"^PuTTY-User-Key-File-\d+:")
+
+
+def _not_a_private_key(path: Path) -> str | None:
+    """Why key file `path` is no private key the SSH library reads, from its first bytes:
+    a public key (`~/.ssh/id_ed25519.pub`, the half that goes on the site) or a PuTTY key
+    (`.ppk`); None otherwise (the key itself is read when the site connects)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64).lstrip(b"\xef\xbb\xbf")
+    except OSError:
+        return None
+    if _PUBLIC_KEY.match(head):
+        private = path.with_suffix("") if path.suffix == ".pub" else None
+        meant = f" ({private}?)" if private is not None and private.is_file() else ""
+        return ("is a public key (the half that goes on the site, in ~/.ssh/authorized_keys)"
+                f": key_file is its private half{meant}")
+    if _PUTTY_KEY.match(head):
+        return ("is a PuTTY key (.ppk), which the SSH library does not read: convert it "
+                f"(`puttygen {path} -O private-openssh -o ~/.ssh/id_site`) and name that file")
+    return None
 
 
 def _owner(uid: int) -> str:
@@ -1179,6 +1217,9 @@ def _explain(err: Any) -> str:
     if kind == "string_type" and given is None:
         return (f"{msg}, got nothing: the key has no value (write '' for an empty one, or "
                 "leave the key out)")
+    if kind == "string_type" and isinstance(given, datetime.date):
+        return (f"{msg}, got the date {given.isoformat()} (YAML reads YYYY-MM-DD as a date: "
+                "put the value in quotes)")
     if kind == "string_type" and isinstance(given, (int, float)):
         return f"{msg}, got the number {given!r} ({YAML_WORDS}: put the value in quotes)"
     if kind == "list_type" and isinstance(given, (str, dict)):
@@ -1320,7 +1361,27 @@ def _read_text(p: Path, named: bool = True) -> str:
     if len(data) > MAX_SITES_FILE_BYTES:
         raise BadInput(f"sites file {p} is larger than {MAX_SITES_FILE_BYTES >> 20} MB: not "
                        "a sites file")
+    if (wide := _wide_encoding(data)) is not None:
+        raise BadInput(f"sites file {p} is {wide} text (as Windows editors save \"Unicode\"), "
+                       "not UTF-8: save it as UTF-8")
     return data.decode("utf-8")
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """`UTF-16` or `UTF-32` when `data` is text in one of them (by its byte-order mark, or
+    a NUL beside each letter of its first line), else None. Read as UTF-8 it was "not UTF-8
+    at byte 0", or, without a mark, "unacceptable character #x0000"."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = data[:64]
+    if len(head) >= 8 and head.count(0) * 4 >= len(head) * 3:
+        return "UTF-32"
+    if len(head) >= 4 and (head[1::2].count(0) == len(head[1::2])
+                           or head[0::2].count(0) == len(head[0::2])):
+        return "UTF-16"
+    return None
 
 
 _TOML_TABLE = re.compile(r"^\s*\[\[?\s*[\w.\"' -]+\s*\]\]?\s*(#.*)?$", re.M)

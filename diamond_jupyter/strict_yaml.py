@@ -91,8 +91,17 @@ class _Strict:
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, yaml.Node] = {}
+            merge: yaml.Node | None = None
             for key_node, value_node in node.value:
                 _check_number_under(self, key_node, value_node)
+                if key_node.tag == MERGE_TAG and merge is not None:
+                    # PyYAML merged both, the first winning, where a later key wins elsewhere
+                    raise ConstructorError(
+                        None, None, f"key '<<' is given twice (first on line "
+                        f"{merge.start_mark.line + 1}); merge several in one: <<: [*a, *b] "
+                        "(the first that gives a key wins)", key_node.start_mark)
+                if key_node.tag == MERGE_TAG:
+                    merge = key_node
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                     continue
                 key = self.construct_object(key_node)  # type: ignore[attr-defined]

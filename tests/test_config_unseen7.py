@@ -106,8 +106,8 @@ def test_a_hashed_known_hosts_name_is_matched(d, port, name):
 
 # -- 7-9. ssh_config's IdentityAgent -----------------------------------------------------------
 
-def fake_agent(path: Path, key: paramiko.PKey) -> threading.Thread:
-    """An ssh-agent at `path` holding `key`: answers one identities request."""
+def fake_agent(path: Path, *keys: paramiko.PKey) -> threading.Thread:
+    """An ssh-agent at `path` holding `keys`: answers one identities request."""
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(str(path))
     srv.listen(1)
@@ -117,9 +117,10 @@ def fake_agent(path: Path, key: paramiko.PKey) -> threading.Thread:
         with conn:
             size = struct.unpack(">I", conn.recv(4))[0]
             conn.recv(size)  # SSH2_AGENTC_REQUEST_IDENTITIES
-            blob = key.asbytes()
-            body = bytes([12]) + struct.pack(">I", 1) + struct.pack(">I", len(blob)) + blob \
-                + struct.pack(">I", 4) + b"test"
+            body = bytes([12]) + struct.pack(">I", len(keys))
+            for key in keys:
+                blob = key.asbytes()
+                body += struct.pack(">I", len(blob)) + blob + struct.pack(">I", 4) + b"test"
             conn.sendall(struct.pack(">I", len(body)) + body)
         srv.close()
 

@@ -17,6 +17,7 @@ import socket
 import stat
 import threading
 from dataclasses import dataclass, field
+from hmac import compare_digest as hmac_equal
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,12 @@ class HostSpec:
     identity_agent: str | None = None
     # ssh_config's CertificateFile: certificates offered with the identity they certify
     certificate_files: list[str] = field(default_factory=list)
+    # ssh_config's IdentitiesOnly: of the agent's keys, only those of the identity files
+    identities_only: bool = False
+    # ssh_config's HostKeyAlias: the name the host's key is listed under in known_hosts
+    host_key_alias: str | None = None
+    # ssh_config's RevokedHostKeys: a file of host keys never to accept
+    revoked_host_keys: str | None = None
 
     @property
     def label(self) -> str:
@@ -56,6 +63,10 @@ class HostSpec:
 
     @property
     def known_hosts_name(self) -> str:
+        """The host's name in known_hosts: its HostKeyAlias as written (ssh adds no port
+        to it), else `host`, `[host]:port` off port 22."""
+        if self.host_key_alias:
+            return self.host_key_alias
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
 
@@ -64,15 +75,29 @@ class HostSpec:
 _MATCH_EXEC = re.compile(r"^\s*match\b.*?\bexec\b", re.IGNORECASE)
 
 
+class RawSSHConfig(paramiko.SSHConfig):
+    """paramiko's ssh_config reader without its token expansion, which `resolve_host` does
+    as OpenSSH does (paramiko read `%%h` as `%` and the host name, put the home for a `~`
+    anywhere in a value, left `%p` in an IdentityFile and unknown tokens as text, and no
+    `${VAR}`). `origins`: each line read, with the file and line it came from."""
+
+    origins: list[tuple[Path, int, str]] = []
+
+    def _allowed_tokens(self, key: str) -> list[str]:
+        return []
+
+
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     p = Path(path or "~/.ssh/config").expanduser()
     if path and not p.exists():
         raise BadInput(f"ssh_config file {p} not found")
     if not p.exists():
-        return paramiko.SSHConfig()
-    text = _with_includes(p)
+        return RawSSHConfig()
+    origins = _with_includes(p)
     try:
-        return paramiko.SSHConfig.from_text(text)
+        cfg = RawSSHConfig.from_text("\n".join(line for _, _, line in origins))
+        cfg.origins = origins
+        return cfg
     except (paramiko.SSHException, ValueError) as e:  # ConfigParseError, a bad quote
         # (a UTF-8 BOM a Windows editor wrote, `User` without a value): one line, not a
         # traceback from every face
@@ -147,7 +172,7 @@ def _config_text(p: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _with_includes(p: Path, depth: int = 0) -> str:
+def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     """ssh_config's text with each `Include` replaced by the files it names, as OpenSSH
     reads them (paramiko keeps `Include` as an unknown keyword: hosts defined in
     `~/.ssh/config.d/*` were not found, and the alias was dialled as a host name). A
@@ -156,14 +181,15 @@ def _with_includes(p: Path, depth: int = 0) -> str:
     including file's next lines are for every host again); inside a Host or Match block an
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
-    `Match exec` line in any of the files is refused, naming it."""
+    `Match exec` line in any of the files is refused, naming it. Each line comes with the
+    file and line number it was read from."""
     import glob
     import shlex
 
     if (problem := ssh_config_problem(p)) is not None:
         raise BadInput(f"ssh_config {problem}")
     text = _config_text(p)
-    out: list[str] = []
+    out: list[tuple[Path, int, str]] = []
     block: str | None = None  # the Host or Match line the current line is under
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
@@ -182,7 +208,7 @@ def _with_includes(p: Path, depth: int = 0) -> str:
         if word in ("host", "match"):
             block = line
         if word != "include":
-            out.append(line)
+            out.append((p, n, line))
             continue
         if depth >= MAX_INCLUDE_DEPTH:
             raise BadInput(f"ssh_config {p} line {n}: Include nested more than "
@@ -201,7 +227,7 @@ def _with_includes(p: Path, depth: int = 0) -> str:
             files += [Path(f) for f in sorted(glob.glob(name))
                       if os.path.exists(f) and not os.path.isdir(f)]
         texts = [_with_includes(f, depth + 1) for f in files]
-        blocks = next((f for f, t in zip(files, texts, strict=True) for x in t.split("\n")
+        blocks = next((f for f, t in zip(files, texts, strict=True) for _, _, x in t
                        if (k := _KEYWORD.match(x)) and k.group(1).lower() in
                        ("host", "match")), None)
         if blocks is not None and block is not None:
@@ -210,10 +236,10 @@ def _with_includes(p: Path, depth: int = 0) -> str:
                            "reads them only where the enclosing block matches): not followed "
                            "here; move the Include to the top of the file, or give the site's "
                            "host, user and proxy_jump in the sites file")
-        out += texts
+        out += [line for t in texts for line in t]
         if blocks is not None:
-            out.append("Host *")  # this file's next lines are for every host again
-    return "\n".join(out)
+            out.append((p, n, "Host *"))  # this file's next lines are for every host again
+    return out
 
 
 def resolve_host(
@@ -226,35 +252,140 @@ def resolve_host(
     proxy_jump: str | None = None,
 ) -> HostSpec:
     """Apply ssh_config to `alias`; explicit arguments win, as on the ssh command line (a
-    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand)."""
+    `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
+    Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
+    as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
     c = sshcfg.lookup(alias)
-    try:
-        port = int(port or c.get("port", 22))
-    except ValueError:
-        raise BadInput(f"ssh_config gives Host {alias} the port {c.get('port')!r}, not a "
-                       "number") from None
+    if port is None and "port" in c:
+        written = c["port"]
+        if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
+            raise BadInput(f"{_origin(sshcfg, 'port', written)}: Port {written!r} of Host "
+                           f"{alias} is not a port: a number from 1 to 65535")
+        port = int(written)
+    port = port or 22
+    user = user or c.get("user") or getpass.getuser()
+    ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
+                       c.get("hostkeyalias") or alias)
+    hostname = expand(ctx, "hostname", c.get("hostname", alias))
+    ctx.host = hostname
     ids = [key_file] if key_file else []
-    ids += c.get("identityfile", [])
+    ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
     pj = c.get("proxyjump")
     pc = c.get("proxycommand")
+    # "proxycommand" holds None for `ProxyCommand none`; the one of the two looked up first
+    # is the one ssh_config gave first for this host
+    first = next((k for k in c if k in ("proxyjump", "proxycommand")), None)
     problem = None
+    if first == "proxycommand":
+        pj = None
     if proxy_jump is None and not pj and pc and pc.strip().lower() != "none":
         try:
-            pj = proxy_command_hop(alias, pc)
+            pj = proxy_command_hop(alias, expand(ctx, "proxycommand", pc))
         except BadInput as e:
             problem = str(e)
+    elif pj and proxy_jump is None:  # the site's own proxy_jump sets the file's aside
+        pj = expand(ctx, "proxyjump", pj)
+    known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
+        expand(ctx, "userknownhostsfile", f) for f in c.get("userknownhostsfile", "").split()]
     return HostSpec(
         alias=alias,
-        hostname=c.get("hostname", alias),
+        hostname=hostname,
         port=port,
-        user=user or c.get("user") or getpass.getuser(),
+        user=user,
         identity_files=[os.path.expanduser(i) for i in ids],
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
         proxy_problem=problem,
-        known_hosts_files=[os.path.expanduser(f) for f in c.get("userknownhostsfile", "").split()],
+        known_hosts_files=known,
         identity_agent=c.get("identityagent"),
-        certificate_files=[os.path.expanduser(f) for f in _listed(c.get("certificatefile"))],
+        certificate_files=[expand(ctx, "certificatefile", f)
+                           for f in _listed(c.get("certificatefile"))],
+        identities_only=c.get("identitiesonly", "no").lower() == "yes",
+        host_key_alias=c.get("hostkeyalias"),
+        revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
+        if c.get("revokedhostkeys", "none").lower() != "none" else None,
     )
+
+
+@dataclass
+class _TokenValues:
+    """What ssh_config's tokens stand for, for one host: `%h` the host dialled (after
+    HostName), `%n` the name given, `%p` the port, `%r` the remote login, `%j` the ProxyJump
+    as written."""
+
+    config: paramiko.SSHConfig
+    alias: str
+    host: str
+    port: int
+    user: str
+    jump: str
+    key_alias: str
+
+    def value(self, letter: str) -> str | None:
+        local = socket.gethostname()
+        values = {
+            "%": "%", "d": os.path.expanduser("~"), "h": self.host or self.alias,
+            "i": str(os.getuid()), "j": self.jump, "k": self.key_alias, "L": local.split(".")[0],
+            "l": local, "n": self.alias, "p": str(self.port), "r": self.user,
+            "u": getpass.getuser()}
+        if letter == "C":  # as OpenSSH: a hash of %l%h%p%r%j
+            return hashlib.sha1("".join(values[x] for x in "lhprj").encode()).hexdigest()
+        return values.get(letter)
+
+
+# the tokens each ssh_config keyword takes (ssh_config(5), TOKENS), and whether it reads
+# ${VAR}; any other keyword is taken as written
+_PATH_TOKENS = "%CdhijkLlnpru"
+_TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
+           "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
+           "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
+           "revokedhostkeys": (_PATH_TOKENS, True)}
+_TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
+_KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
+                  "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
+                  "certificatefile": "CertificateFile", "userknownhostsfile":
+                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys"}
+
+
+def expand(ctx: _TokenValues, key: str, value: str) -> str:
+    """ssh_config value `value` of keyword `key` as OpenSSH reads it: a leading `~` is the
+    home (files only), `%%` is `%`, the keyword's tokens (`%h`, `%p`, ...) their values and,
+    in file paths, `${VAR}` the environment's, in one pass. A token the keyword does not
+    take, or a variable not set, is bad input naming the file and line (ssh refuses such a
+    line too)."""
+    letters, variables = _TOKENS.get(key, ("", False))
+    written, name = value, _KEYWORD_NAMES.get(key, key)
+    if variables and value.startswith("~"):
+        value = os.path.expanduser(value)
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(2) is None:
+            letter = m.group(1)
+            if letter and letter in letters and (found := ctx.value(letter)) is not None:
+                return found
+            takes = ", ".join(f"%{x}" for x in letters)
+            zone = " (an IPv6 address's zone is written fe80::1%%eth0 there)" \
+                if key == "hostname" and ":" in written.split("%")[0] else ""
+            raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r}: "
+                           f"{'%' + letter if letter else 'a % at the end'} is not a token "
+                           f"{name} takes (it takes {takes}; %% is a %){zone}")
+        if not variables:
+            return m.group(0)  # not read in this keyword: as written
+        if (found := os.environ.get(m.group(2))) is None:
+            raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r} names "
+                           f"${{{m.group(2)}}}, which is not set in this environment; set "
+                           "it, or write the path out")
+        return found
+
+    return _TOKEN_OR_VARIABLE.sub(one, value)
+
+
+def _origin(sshcfg: paramiko.SSHConfig, key: str, value: str) -> str:
+    """`ssh_config FILE line N`: the first line giving keyword `key` the value `value`."""
+    for path, n, line in getattr(sshcfg, "origins", []):
+        m = _KEYWORD.match(line)
+        if m and m.group(1).lower() == key and value in m.group(2):
+            return f"ssh_config {path} line {n}"
+    return "ssh_config"
 
 
 def _listed(value: str | list[str] | None) -> list[str]:
@@ -344,6 +475,26 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
     return hops
 
 
+def _host_listed(patterns: list[str], name: str) -> bool:
+    """Whether a known_hosts line's host list names host `name` (`host` or `[host]:port`),
+    as OpenSSH reads it: names and `*`/`?` patterns without regard to case, `|1|` hashed
+    names, and a `!pattern` that matches refusing the line for that host (paramiko's own
+    lookup compared names exactly: a center's `*.hpc.example.org` line was not found)."""
+    listed = False
+    for p in patterns:
+        if p.startswith("|1|"):
+            listed = listed or any(hmac_equal(paramiko.HostKeys.hash_host(n, p), p)
+                                   for n in dict.fromkeys((name, name.lower())))
+            continue
+        negated = p.startswith("!")
+        pattern = re.escape(p.removeprefix("!").lower()).replace(r"\*", ".*").replace(r"\?", ".")
+        if re.fullmatch(pattern, name.lower()):
+            if negated:
+                return False
+            listed = True
+    return listed
+
+
 def check_local_files(site: str, cfg: TransportConfig) -> None:
     """The files a site's settings name, checked before any connection (see
     `ssh_file_problem`)."""
@@ -371,12 +522,15 @@ class HostKeyVerifier:
         files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
         return list(dict.fromkeys(files))
 
-    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str]] | None:
+    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
+                                     list[tuple[list[str], str]]] | None:
         """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
-        base64 -> "FILE line N"); None when unreadable. paramiko's own reader knows no
+        base64 -> "@revoked in FILE line N"); None when unreadable. paramiko's own reader knows no
         `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
-        (every connect failed with a traceback) and would never see a revoked key."""
+        (every connect failed with a traceback) and would never see a revoked key. Third:
+        the host patterns of its `@cert-authority` lines, with where each is."""
         hk, revoked = paramiko.HostKeys(), {}
+        authorities: list[tuple[list[str], str]] = []
         try:
             if not stat.S_ISREG(os.stat(f).st_mode):  # a FIFO would be waited on for ever
                 log.warning("%s: ignoring known_hosts %s: not a regular file", self.site, f)
@@ -393,7 +547,9 @@ class HostKeyVerifier:
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
                 if parts[0] == "@revoked" and len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = f"{f} line {n}"
+                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}"
+                elif parts[0] == "@cert-authority" and len(parts) >= 4:
+                    authorities.append((parts[1].split(","), f"{f} line {n}"))
                 continue  # host certificates are not read: such a host is looked up by key
             try:
                 entry = paramiko.hostkeys.HostKeyEntry.from_line(line, n)
@@ -403,16 +559,26 @@ class HostKeyVerifier:
                 entry.hostnames = [h for h in entry.hostnames if not hk.check(h, entry.key)]
                 if entry.hostnames:
                     hk._entries.append(entry)
-        return hk, revoked
+        return hk, revoked, authorities
 
     def _known(self, spec: HostSpec) -> list[tuple[str, paramiko.PKey]]:
         found = []
         for f in self._files(spec):
             if not os.path.exists(f) or (read := self._read(f)) is None:
                 continue
-            entry = read[0].lookup(spec.known_hosts_name)
-            found += [(f, k) for k in (entry.values() if entry else [])]
+            found += [(f, e.key) for e in read[0]._entries
+                      if e.key is not None and _host_listed(e.hostnames, spec.known_hosts_name)]
         return found
+
+    def _authority_only(self, spec: HostSpec) -> str | None:
+        """Where a `@cert-authority` line names this host (the host is known by its
+        certificate there, which is not checked here), else None."""
+        for f in self._files(spec):
+            read = self._read(f) if os.path.exists(f) else None
+            for patterns, where in read[2] if read is not None else []:
+                if _host_listed(patterns, spec.known_hosts_name):
+                    return where
+        return None
 
     def _revoked(self, spec: HostSpec, key: paramiko.PKey) -> str | None:
         """Where `key` is marked `@revoked` (for any host: such a key must never be
@@ -433,9 +599,9 @@ class HostKeyVerifier:
     def verify(self, spec: HostSpec, key: paramiko.PKey) -> None:
         known = self._known(spec)
         name = spec.known_hosts_name
-        if where := self._revoked(spec, key):
+        if where := self._revoked(spec, key) or _listed_revoked(self.site, spec, key):
             raise HostKeyError(f"{self.site}: the host key {fingerprint(key)} offered by {name} "
-                               f"is revoked (@revoked in {where}); refusing to connect "
+                               f"is revoked ({where}); refusing to connect "
                                "(possible man-in-the-middle with a stolen key)")
         if any(k.get_name() == key.get_name() and k == key for _, k in known):
             return
@@ -448,9 +614,12 @@ class HostKeyVerifier:
                 f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
             )
         if not self.tofu:
+            ca = self._authority_only(spec)
+            ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
+                 "check host certificates)" if ca else ""
             raise HostKeyError(
-                f"{self.site}: host {name} is not in known_hosts (it offered {fingerprint(key)}); "
-                f"after checking that fingerprint, add it to {self.own_file} "
+                f"{self.site}: host {name} is not in known_hosts{ca} (it offered "
+                f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site"
             )
@@ -464,6 +633,33 @@ class HostKeyVerifier:
                 fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
         log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
                     fingerprint(key))
+
+
+def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None:
+    """Where ssh_config's RevokedHostKeys file lists `key` (`FILE line N`), else None. As
+    ssh, a file that cannot be read refuses the connection: a revoked key must never be
+    taken for want of reading the list (a KRL, OpenSSH's binary form, is not read here)."""
+    path = spec.revoked_host_keys
+    if path is None:
+        return None
+    why = None
+    try:
+        data = read_named_file(Path(path), MAX_SSH_CONFIG_BYTES, name=f"RevokedHostKeys {path}",
+                               special="refuse", instead="make it a regular file")
+    except (OSError, BadInput) as e:
+        why = getattr(e, "strerror", None) or str(e)
+    else:
+        if data.startswith(b"SSHKRL\n"):
+            why = "a key revocation list (KRL), which the SSH library does not read; list " \
+                  "the revoked keys as public key lines instead"
+    if why is not None:
+        raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked "
+                           f"({why}); refusing to connect, as ssh does")
+    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        words = line.split()
+        if len(words) >= 2 and (words[0], words[1]) == (key.get_name(), key.get_base64()):
+            return f"listed in ssh_config's RevokedHostKeys {path} line {n}"
+    return None
 
 
 def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
@@ -484,15 +680,24 @@ def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
 
 
 def _load_key(path: str) -> paramiko.PKey | None:
+    key, why = _load_key_or_why(path)
+    if why is not None:
+        log.info("skipping key %s: %s", path, why)
+    return key
+
+
+def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
+    """The private key at `path`, or why it is not offered (None for a file not there)."""
     try:
-        return paramiko.PKey.from_path(path)
+        return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
-        return None
-    except paramiko.PasswordRequiredException:
-        log.info("skipping passphrase-protected key %s (load it into ssh-agent)", path)
+        return None, None
+    except (paramiko.PasswordRequiredException, TypeError):
+        # a key of OpenSSH's format locked by a passphrase raises TypeError ("Key is
+        # password-protected") from the cryptography package: it ended every connect
+        return None, "it is locked by a passphrase (load it into ssh-agent: `ssh-add KEY`)"
     except (OSError, paramiko.SSHException, ValueError) as e:
-        log.warning("cannot load key %s: %s", path, e)
-    return None
+        return None, f"it cannot be read as a private key ({visible(str(e))[:120]})"
 
 
 def agent_socket(identity_agent: str | None) -> str | None:
@@ -544,6 +749,24 @@ def _certified(site: str, spec: HostSpec, path: str) -> tuple[str, paramiko.PKey
     return None
 
 
+def _public_halves(paths: list[str]) -> set[bytes]:
+    """The public keys (wire form) of identity files `paths`: each from `PATH.pub`, else
+    from the private key when it loads without a passphrase (a key kept in the agent is
+    often locked on disk: its .pub names it, as ssh reads it)."""
+    found: set[bytes] = set()
+    for p in paths:
+        try:
+            words = Path(f"{p}.pub").read_text(encoding="utf-8", errors="replace").split()
+            found.add(base64.b64decode(words[1], validate=True))
+            continue
+        except (OSError, IndexError, ValueError):
+            pass
+        if (k := _load_key(p)) is not None:
+            k.public_blob = None
+            found.add(k.asbytes())
+    return found
+
+
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
     """(label, key) in the order offered. A certificate goes first, then its plain key:
@@ -575,9 +798,15 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
     sock = agent_socket(spec.identity_agent)
     if use_agent and sock:
         try:
-            keys += [(f"agent:{k.get_name()}", k) for k in open_agent(sock).get_keys()]
+            agent_keys = list(open_agent(sock).get_keys())
         except (paramiko.SSHException, OSError) as e:
             log.info("ssh-agent unavailable: %s", e)
+            agent_keys = []
+        if spec.identities_only:  # as ssh: the agent's keys of the identity files only
+            mine = _public_halves(spec.identity_files or [os.path.expanduser(p) for p in
+                                                          DEFAULT_IDENTITIES])
+            agent_keys = [k for k in agent_keys if k.asbytes() in mine]
+        keys += [(f"agent:{k.get_name()}", k) for k in agent_keys]
     if not keys:  # OpenSSH's defaults when nothing else is offered
         keys = [(p, k) for p in DEFAULT_IDENTITIES if (k := _load_key(os.path.expanduser(p)))]
     return keys
@@ -672,6 +901,8 @@ def authenticate(
         return
     what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
     head = f"{site}: authentication failed for {spec.label} (tried {what})"
+    if cfg.key_file and (why := _load_key_or_why(os.path.expanduser(cfg.key_file))[1]):
+        head += f"; key_file {cfg.key_file} was not offered: {why}"
     if gave_up is not None:
         why = str(gave_up).removeprefix(f"{site}: ")
         raise AuthError(f"{head}: no one-time code was given ({why})", interactive=True)

@@ -228,3 +228,30 @@ async def test_a_resumed_workflow_runs_the_recorded_text_not_the_changed_file(tm
             assert [s.name for s in store.get_workflow(wid).steps] == ["prep", "fit"]
         finally:
             await second.close()
+
+
+# -- 7. a step not checked before the run is said so, not only logged -------------------------
+
+async def test_fault_a_step_whose_site_did_not_answer_says_it_was_not_checked(
+        tmp_path, monkeypatch, capsys):
+    """gamma does not answer: train, pinned there, is left to its submit. Before: a log line
+    only; now its reason (what `workflow run` prints) and a `workflow.step` event say so."""
+    import argparse
+
+    from test_workflow_unrunnable import _two_steps
+
+    from diamond_jupyter.cli.workflow import _out
+
+    fed = _fed(tmp_path, monkeypatch, unreachable=("gamma",))
+    why = ("not checked before the run: gamma did not answer (no route to host); its submit "
+           "checks it")
+    try:
+        view = await fed.run_workflow(_two_steps("gamma"), origin={"face": "test"})
+        assert [(s.name, s.reason) for s in view.steps] == [("prep", None), ("train", why)]
+        said = [e.data for e in fed.store.events_since(0, kinds=["workflow.step"])
+                if e.data.get("step") == "train"]
+        assert said and said[0]["unchecked"] == why
+        _out(argparse.Namespace(json=False), view)
+        assert f"({why})" in capsys.readouterr().out
+    finally:
+        await fed.close()

@@ -93,6 +93,27 @@ def test_a_script_file_named_with_a_command_substitution_is_a_file_name(tmp_path
     assert not (tmp_path / "pwned").exists()
 
 
+async def test_outputs_named_with_command_substitutions_are_checked_as_names(tmp_path):
+    """`$(touch pwned).h5` and a backquoted name are outputs like any other: the check at
+    the site looks for those very names, and nothing in them runs."""
+    from test_workflow_outputs import _local_site
+
+    from diamond_jupyter.workflow.engine import output_paths
+
+    outputs = ["$(touch pwned).h5", "`touch pwned2`.h5"]
+    wf = load("name: w\nsteps:\n  - {name: a, script: x, outputs: "
+              "['$(touch pwned).h5', '`touch pwned2`.h5']}\n")
+    assert wf.step("a").outputs == outputs
+    site, _, home = _local_site(tmp_path)
+    wd = home / "run"
+    wd.mkdir()
+    (wd / outputs[0]).write_text("made")
+    paths = output_paths(str(wd), wf.step("a").outputs)
+    assert await site.missing_files(paths) == [paths[1]]
+    assert not any(p.name.startswith("pwned")
+               for d in (wd, home, tmp_path, Path.cwd()) for p in d.iterdir())
+
+
 # -- 4. walltime over every partition, in another scheduler's words ---------------------------
 
 LONG_PBS = "#!/bin/bash\\n#PBS -l walltime=72:00:00\\necho long\\n"

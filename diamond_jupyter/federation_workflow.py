@@ -50,6 +50,14 @@ def capacity_known(snap: SiteSnapshot | None) -> bool:
     return snap is not None and snap.reachable and bool(snap.nodes)
 
 
+def capacity_unknown_why(site: str, snap: SiteSnapshot | None) -> str:
+    """Why `site`'s snapshot does not tell what it has (`capacity_known` is False)."""
+    if snap is None or not snap.reachable:
+        error = snap.error if snap is not None and snap.error else ""
+        return f"{site} did not answer" + (f" ({error})" if error else "")
+    return f"{site} listed no nodes"
+
+
 def approval_pins(plan: dict[str, Any]) -> dict[str, Any]:
     """What an approved workflow plan pins: the workflow's sha256 and, per step, the sites
     it may run on with the sha256 of the script rendered for each, and the sha256 of the
@@ -290,12 +298,12 @@ class WorkflowMixin:
         wf = self.load_workflow(source)
         if workflow_id is not None and self.store.has_workflow(workflow_id):
             return self.workflow(workflow_id)
-        await self.check_steps_runnable(wf)
+        unchecked = await self.check_steps_runnable(wf)
         wid = await self.workflow_engine.run(wf, origin=origin, workflow_id=workflow_id,
-                                             approval=approval)
+                                             approval=approval, unchecked=unchecked)
         return self.workflow_engine.view(wid)
 
-    async def check_steps_runnable(self, wf: Workflow) -> None:
+    async def check_steps_runnable(self, wf: Workflow) -> dict[str, str]:
         """Refuse `wf` before any step runs when a step surely cannot run where it may go: a
         step pinned to a site whose placement verdict is INCOMPATIBLE, or an `auto` step (or
         one given a list of sites) that every one of its sites finds INCOMPATIBLE. Every such
@@ -303,7 +311,8 @@ class WorkflowMixin:
         verdict refuses: a step with a site whose capacity is unknown now (`capacity_known`:
         unreachable, or no nodes listed) is left to its submit's checks, as is what a site
         whose capabilities could not be read would lack in software, containers or MPI; a
-        busy or restricted site is no refusal either."""
+        busy or restricted site is no refusal either. Returns the steps left unchecked
+        because a site's capacity is unknown, with why (the engine says it on each)."""
         from .capabilities import SiteCapabilities
         from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees
         from .placement import place
@@ -316,15 +325,18 @@ class WorkflowMixin:
                 candidates[name] = sites
         asked = sorted({s for sites in candidates.values() for s in sites})
         if not asked:
-            return
+            return {}
         snaps = await self.snapshots(  # type: ignore[attr-defined]
             max_age_s=CHECK_SNAPSHOT_AGE_S, only=asked)
-        problems = []
+        problems, unchecked = [], {}
         for name, sites in candidates.items():
             unknown = [s for s in sites if not capacity_known(snaps.get(s))]
             if unknown:
-                log.info("workflow %s step %s: %s not checked before the run (capacity "
-                         "unknown); its submit checks it", wf.name, name, ", ".join(unknown))
+                unchecked[name] = (
+                    "not checked before the run: "
+                    + ", ".join(capacity_unknown_why(s, snaps.get(s)) for s in unknown)
+                    + "; its submit checks it")
+                log.info("workflow %s step %s: %s", wf.name, name, unchecked[name])
                 continue
             try:
                 spec = wf.step(name).spec()
@@ -355,6 +367,7 @@ class WorkflowMixin:
                            + " | ".join(problems)
                            + "; pin each such step to a site that can run it, or ask only "
                              "for what its site has")
+        return unchecked
 
     async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
         """The batch script step `spec` is sent to `site` with, and its sha256, as an

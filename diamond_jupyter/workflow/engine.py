@@ -427,16 +427,21 @@ class WorkflowEngine:
     # -- faces ---------------------------------------------------------------------------
     async def run(self, wf: Workflow, *, origin: dict[str, Any] | None = None,
                   workflow_id: str | None = None,
-                  approval: dict[str, Any] | None = None) -> str:
+                  approval: dict[str, Any] | None = None,
+                  unchecked: dict[str, str] | None = None) -> str:
         """Record the workflow, claim it and submit what can be submitted now. `approval`:
         the pins of an approved plan (per step, the sites it may run on and the sha256 of
-        its script rendered for each): a step runs only so (`_approved`)."""
+        its script rendered for each): a step runs only so (`_approved`). `unchecked`: the
+        steps not checked before the run, with why: each step's reason and event say it
+        (until its submit, which checks it)."""
         wf.check(self.ops.site_names())
         rec = self.store.create_workflow(wf.name, wf.model_dump(mode="json", by_alias=True),
                                          wf.order(), origin=origin, owner=self.ops.engine_id,
                                          workflow_id=workflow_id,
                                          data={"approval": approval} if approval else None)
         self._hold(rec)
+        for name, why in (unchecked or {}).items():
+            self._step(rec.id, name, reason=why, event={"unchecked": why})
         await self.ops.publish()
         await self.advance(rec.id)
         return rec.id

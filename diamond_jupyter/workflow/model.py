@@ -1308,6 +1308,9 @@ _RESOURCES = ("a step's resources and time limit are its script's own directives
               "(#SBATCH -t 1-00:00:00, #PBS -l walltime=..., #BSUB -W ...), not fields")
 _INCLUDE = ("a workflow is one file; share fields between steps with an x-* key holding "
             "a YAML anchor")
+# PyYAML's words for a tag it has no constructor for, and the tags meaning "another file"
+_UNREAD_TAG = re.compile(r"could not determine a constructor for the tag '(.*)'")
+_INCLUDE_TAG = re.compile(r"includ|import|ref|file|load|extend", re.IGNORECASE)
 _SITES_FILE = ("the sites and their schedulers are the sites file's (--config), not the "
                "workflow's; a step names where it may run with site: NAME, a list of sites, or "
                "auto")
@@ -1498,6 +1501,12 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         if problem == "but found another document":
             raise BadInput(f"{source}: a second YAML document (`---`){where}; a workflow file "
                            "holds one workflow: remove the `---`, or split the file") from None
+        tag = _UNREAD_TAG.fullmatch(problem)
+        if tag and mark:  # `steps: !include common.yaml`: PyYAML's words say nothing to do
+            fix = _INCLUDE if _INCLUDE_TAG.search(tag[1]) else \
+                "write the value itself (quoted if it starts with '!')"
+            raise BadInput(f"{source}: line {mark.line + 1}, column {mark.column + 1}: the "
+                           f"YAML tag {tag[1]!r} is not read: {fix}") from None
         if "'\\t'" in problem:
             problem += " " + tab_hint(text, mark, "(indent with spaces: YAML does not allow "
                                       "tabs for indentation)")

@@ -14,8 +14,8 @@ end at its original end, and a job behind it to start then."""
 from __future__ import annotations
 
 import pytest
-from test_placement_cases import run
-from test_placement_cases13 import selene
+from test_placement_cases import hours, run
+from test_placement_cases13 import PARTITIONS, running, selene
 
 from diamond_jupyter.dialects.slurm_commands import QOS_FIELDS, parse_qos
 
@@ -104,3 +104,35 @@ def test_past_max_without_deny_on_limit_is_not_said_to_be_refused():
     assert any("walltime 5:00:00 above the job's QOS short MaxWall 4:00:00" in r
                for r in v.reasons), v.reasons
     assert not any("DenyOnLimit" in r for r in v.reasons)
+
+
+# ---- suspended jobs resume when the jobs that suspended them end ---------------------------
+
+SUSPEND = PARTITIONS.replace("PreemptMode=REQUEUE", "PreemptMode=SUSPEND,GANG")
+
+
+def _suspended_site(big_left_h: float = 3):
+    """selene: bob's scav job 71 (PriorityTier 1, 12 h limit) started on m01 4 h ago and
+    was suspended 2 h ago by carol's big job 81 (PriorityTier 10), which has `big_left_h`
+    of its 5 h left. squeue still gives job 71 its end unsuspended (start + 12 h = +8 h);
+    it has run 2 h, so it runs 10 h more once job 81 ends."""
+    scav = running("71", "bob", "m01", 128, 8, 12, "scav").replace("|RUNNING|", "|SUSPENDED|")
+    big = running("81", "carol", "m01", 128, big_left_h, big_left_h + 2, "big")
+    return selene(scav, big, alloc={"m01": 128}, mem={"m01": 500000}, partitions=SUSPEND)
+
+
+@pytest.mark.parametrize("big_left_h, start_h", [(3, 13), (5, 15)])
+def test_a_job_behind_a_suspended_job_waits_for_its_resumed_end(big_left_h, start_h):
+    """A scav job that needs m01 whole starts when job 71, resumed at job 81's end, has run
+    its 10 h left (before: at +8 h, job 71's end had it not been suspended)."""
+    v = _first(run("#SBATCH -p scav -w m01 -n 128 --mem=1G -t 1:00:00",
+                   _suspended_site(big_left_h)))
+    assert (v.verdict, v.partition, v.estimated_start) == ("BUSY", "scav", hours(start_h)), \
+        v.notes
+
+
+def test_the_suspended_jobs_cpus_free_only_when_it_ends():
+    """Job 81's end gives m01's CPUs to job 71, not to the queue: a 64-CPU scav job on m01
+    waits for job 71 too (before: it started at job 81's end, +3 h)."""
+    v = _first(run("#SBATCH -p scav -w m01 -n 64 --mem=1G -t 1:00:00", _suspended_site()))
+    assert v.estimated_start == hours(13), v.notes

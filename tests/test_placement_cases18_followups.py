@@ -14,10 +14,11 @@ end at its original end, and a job behind it to start then."""
 from __future__ import annotations
 
 import pytest
-from test_placement_cases import hours, run
+from test_placement_cases import NOW, hours, run
 from test_placement_cases13 import PARTITIONS, running, selene
 
 from diamond_jupyter.dialects.slurm_commands import QOS_FIELDS, parse_qos
+from diamond_jupyter.placement_sim import build_state, recalibrated
 
 
 def _first(p):
@@ -136,3 +137,22 @@ def test_the_suspended_jobs_cpus_free_only_when_it_ends():
     waits for job 71 too (before: it started at job 81's end, +3 h)."""
     v = _first(run("#SBATCH -p scav -w m01 -n 64 --mem=1G -t 1:00:00", _suspended_site()))
     assert v.estimated_start == hours(13), v.notes
+
+
+def test_a_calibrated_view_resumes_the_suspended_job_after_its_suspenders_new_end():
+    """With a ratio of one half (jobs end at half their limit, conditioned on what they
+    ran), job 81's end moves and job 71's resumed end moves with it."""
+    _, snap = _suspended_site()
+    st = build_state(snap, snap.nodes, {}, NOW, {})
+    m01 = st.names.index("m01")
+    ends = sorted((r[0] / 3600, r[3]) for r in st.releases if r[2] == m01)
+    # job 81 hands its 128 CPUs to job 71 at +3 h; job 71 gives them back at +13 h
+    assert ends == [(3.0, 0), (13.0, 128)]
+
+    def half(partition, cpus, share, limit):
+        return max(0.5, share or 0.0)
+
+    cal, _ = recalibrated(st, [], half)
+    ends = sorted((r[0] / 3600, r[3]) for r in cal.releases if r[2] == m01)
+    # job 81 (2 h of 5 run) ends at 2.5 h: +0.5 h; job 71 (2 h of 12 run) has 4 h left
+    assert ends == [(0.5, 0), (4.5, 128)]

@@ -1009,6 +1009,11 @@ class QosLimits(_Model):
     grp_submit_jobs: int | None = None
     max_jobs_per_user: int | None = None
     max_submit_jobs_per_user: int | None = None
+    # the least of each TRES a job under it must ask (MinTRESPerJob: below it, the job pends
+    # until changed) and its flags (DenyOnLimit: a job past a Max or Min limit is refused at
+    # submit instead)
+    min_tres_per_job: dict[str, int] = Field(default_factory=dict)
+    flags: list[str] = Field(default_factory=list)
 
 
 class LsfLimit(_Model):

@@ -1789,12 +1789,18 @@ def _totals(req: Req, chunks: tuple | None) -> list[int]:
     return [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
 
 
+# the reason a job below a QOS's MinTRESPerJob pends with, by TRES
+_MIN_REASON = {"cpu": "QOSMinCpuNotSatisfied", "node": "QOSMinNode", "mem": "QOSMinMemory",
+               "gres/gpu": "QOSMinGRES"}
+
+
 def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
                 ) -> list[str]:
     """Why the limits of the partition's QOS and the job's (Slurm MaxTRES per job, per node
-    and per user, GrpTRES, MaxWall) keep it from ever running: each is what one job alone
-    may never pass; a QOS the snapshot does not know is not checked (the job's default
-    QOS is its association's, not known here)."""
+    and per user, GrpTRES, MaxWall, MinTRESPerJob) keep it from ever running: each is what
+    one job alone may never pass (with the QOS flag DenyOnLimit, Slurm refuses it at
+    submit; without, it pends until changed); a QOS the snapshot does not know is not
+    checked (the job's default QOS is its association's, not known here)."""
     out: list[str] = []
     known = snap.qos or {}
     job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
@@ -1810,6 +1816,8 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
         q = known.get(name or "")
         if q is None:
             continue
+        refused = ": Slurm refuses it at submit (DenyOnLimit)" if "denyonlimit" in {
+            f.lower() for f in q.flags} else ""
         for have, caps, what, where in (
                 (job, q.max_tres_per_job, "MaxTRESPerJob", "in all"),
                 (node, q.max_tres_per_node, "MaxTRESPerNode", "per node"),
@@ -1819,10 +1827,18 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
                 asked = have.get(tres)
                 if asked and asked > most:
                     out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
-                               f"{most} ({what} {tres}={most})")
+                               f"{most} ({what} {tres}={most}){refused}")
         if q.max_wall_s is not None and limit and limit > q.max_wall_s:
             out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
-                       f"{hms(q.max_wall_s)}")
+                       f"{hms(q.max_wall_s)}{refused}")
+        for tres, least in q.min_tres_per_job.items():
+            asked = job.get(tres, 0)
+            if asked < least:
+                unit = units.get(tres, tres)
+                out.append(f"asks {asked} {unit} in all, {whose} {name} takes only jobs of at "
+                           f"least {least} (MinTRESPerJob {tres}={least})" + (
+                               refused or ": Slurm keeps it pending (" + _MIN_REASON.get(
+                                   tres, "QOSMin*") + ") until it asks more"))
     return out
 
 

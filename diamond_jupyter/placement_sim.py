@@ -189,6 +189,9 @@ class SimState:
     planned: dict[int, float] | None = None
     # per release of a running job (by its sequence number): that job's native id
     job_ids: dict[int, str] = field(default_factory=dict)
+    # per release of a suspended job (Slurm PreemptMode=SUSPEND): the releases of the jobs
+    # that suspended it, whose last end resumes it (its own end is that far later)
+    resume_after: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -239,14 +242,26 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     planned: dict[int, float] | None = {} if ratio is not None else None
     seq_of: dict[tuple[str, int], int] = {}  # (running job, node) -> its release's seq
     job_ids: dict[int, str] = {}  # release's seq -> its running job's native id
-    for j in snap.running:
+    started: dict[int, JobStatus] = {}  # release's seq -> its job, of the jobs not suspended
+    resume_after: dict[int, tuple[int, ...]] = {}
+    tiers = {q.name: q.priority_tier for q in snap.partitions}
+    # jobs suspended last: the jobs that suspended them are read first
+    for j in sorted(snap.running, key=_suspended):
         w = j.walltime_s or part_max.get(j.partition or "")
         elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
         gone = j.native_id in ended
-        end = 0.0 if gone else _release_after(w, elapsed, j.partition, j.cpus, ratio)
-        by_limit = _release_after(w, elapsed, j.partition, j.cpus, None) \
-            if planned is not None and not gone else end
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
+        by = _suspended_by(j, hosts, rel, started, tiers) if _suspended(j) and not gone else ()
+        resume = planned_resume = 0.0
+        if by:  # it runs again when they end; its limit counts only the time it ran
+            resume = max(rel[k][0] for k in by)
+            planned_resume = max((planned or {}).get(k, rel[k][0]) for k in by)
+            suspended_at = max(aware(started[k].started_at) for k in by  # type: ignore[arg-type]
+                               if started[k].started_at)
+            elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
+        end = 0.0 if gone else resume + _release_after(w, elapsed, j.partition, j.cpus, ratio)
+        by_limit = planned_resume + _release_after(w, elapsed, j.partition, j.cpus, None) \
+            if planned is not None and not gone else end
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
             cand = _member_idx(idx, members, j.partition, usable)
@@ -257,14 +272,21 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
         for h in hosts:
             c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
-            expl_c[h] += c
-            expl_g[h] += g
+            # a suspended job's CPUs and GPUs are those its suspenders run on: they pass to
+            # it when they end (what they do not cover it holds besides)
+            taken_c, taken_g = _hand_over(rel, [x for x in by if rel[x][2] == h], c, g)
+            expl_c[h] += c - taken_c
+            expl_g[h] += g - taken_g
             owners.append(owner)
             seq = len(rel)
             if planned is not None:
                 planned[seq] = by_limit
             seq_of[(j.native_id, h)] = seq
             job_ids[seq] = j.native_id
+            if by:
+                resume_after[seq] = by
+            elif not _suspended(j):
+                started[seq] = j
             rel.append((end, seq, h, c, g))
     last: dict[int, tuple[float, int]] = {}  # node -> (end, seq) of its last release
     by_host: dict[int, list[int]] = {}  # node -> the seqs of its running jobs' releases
@@ -321,7 +343,44 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
-                    planned, job_ids)
+                    planned, job_ids, resume_after)
+
+
+def _suspended(j: JobStatus) -> bool:
+    """Whether Slurm has suspended the running job (state SUSPENDED, squeue's S)."""
+    return (j.native_state or "").upper() in ("SUSPENDED", "S")
+
+
+def _suspended_by(j: JobStatus, hosts: list[int], rel: list[tuple[float, int, int, int, int]],
+                  started: dict[int, JobStatus], tiers: dict[str, int | None]
+                  ) -> tuple[int, ...]:
+    """The releases of the running jobs that suspended `j` (Slurm PreemptMode=SUSPEND):
+    on its nodes, started after it, of a partition of a higher PriorityTier where both
+    tiers are known. Empty where none is seen (suspended by hand: its resumption is not
+    known, it is planned as if running)."""
+    mine = tiers.get(j.partition or "")
+    out = []
+    for k, other in started.items():
+        if rel[k][2] not in hosts or not other.started_at or not j.started_at \
+                or aware(other.started_at) < aware(j.started_at):
+            continue
+        theirs = tiers.get(other.partition or "")
+        if mine is None or theirs is None or theirs > mine:
+            out.append(k)
+    return tuple(out)
+
+
+def _hand_over(rel: list[tuple[float, int, int, int, int]], by: list[int], c: int, g: int
+               ) -> tuple[int, int]:
+    """Take up to `c` CPUs and `g` GPUs out of the releases `by` (of one node): what a
+    suspended job gets back when they end. Returns what was taken."""
+    taken_c = taken_g = 0
+    for k in by:
+        end, seq, h, rc, rg = rel[k]
+        tc, tg = min(rc, c - taken_c), min(rg, g - taken_g)
+        rel[k] = (end, seq, h, rc - tc, rg - tg)
+        taken_c, taken_g = taken_c + tc, taken_g + tg
+    return taken_c, taken_g
 
 
 def _held_until_back(h: int, after: float, reboot: bool,
@@ -407,9 +466,15 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
             if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
                 end = max(end, left) if bound else left
         rel.append((end, seq, h, c, g))
+    if st.resume_after:  # a suspended job runs its rest after its suspenders' new ends
+        ends = {r[1]: r[0] for r in rel}
+        rel = [(end + max((ends.get(k, 0.0) for k in st.resume_after[seq]), default=0.0),
+                 seq, h, c, g)
+               if seq in st.resume_after else (end, seq, h, c, g)
+               for end, seq, h, c, g in rel]
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned, st.job_ids)
+                      planned, st.job_ids, st.resume_after)
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)

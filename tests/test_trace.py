@@ -138,7 +138,8 @@ def test_bad_traces_are_named(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match=r"bad.swf:2: an SWF job line has 18 fields"):
         read_swf(bad)
     bad.write_text("1 0 0 x 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n")
-    with pytest.raises(BadInput, match=r"bad.swf:1: SWF fields must be numbers"):
+    with pytest.raises(BadInput, match=r"bad.swf:1: field 4 \(run time\) is .x.: SWF fields "
+                                       "must be numbers"):
         read_swf(bad)
     with pytest.raises(BadInput, match="cannot read the trace"):
         read_swf(tmp_path / "missing.swf")

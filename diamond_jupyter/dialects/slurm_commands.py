@@ -721,7 +721,7 @@ class SlurmCommands:
 
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
-              "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser")
+              "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
                 "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES")
 # the user's associations, then the account lines (User empty) of their accounts and of
@@ -859,11 +859,13 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
         counts = [to_int(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
+        least, flags = (f[10:12] + ["", ""])[:2]
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
             max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]),
             grp_jobs=counts[0], grp_submit_jobs=counts[1], max_jobs_per_user=counts[2],
-            max_submit_jobs_per_user=counts[3])
+            max_submit_jobs_per_user=counts[3], min_tres_per_job=_tres(least),
+            flags=[x.strip() for x in flags.split(",") if x.strip()])
     return out
 
 

@@ -400,6 +400,8 @@ def read_swf(path: str | Path) -> SwfLog:
     # first one's (line, status)
     wide, first_wide = 0, (0, 0)  # job lines of more than SWF's 18 fields; the first one's
     # (line, fields)
+    sizeless_seen: tuple[int, int, str, str] | None = None  # the first job line that ran
+    # with no processor count: (line, job, field 5, field 8)
     lineno = 0
     compressed = "text"
     try:
@@ -436,6 +438,8 @@ def read_swf(path: str | Path) -> SwfLog:
                 if len(fields) > 18:
                     wide += 1
                     first_wide = first_wide if wide > 1 else (lineno, len(fields))
+                if sizeless_seen is None and job.run > 0 and job.procs <= 0:
+                    sizeless_seen = (lineno, job.number, fields[4], fields[7])
                 if job.status not in SWF_STATUS:
                     odd_statuses += 1
                     first_odd = first_odd if odd_statuses > 1 else (lineno, job.status)
@@ -480,8 +484,12 @@ def read_swf(path: str | Path) -> SwfLog:
     sizeless = [table.number[i] for i in range(len(table))
                 if table.run[i] > 0 and table.procs[i] <= 0]
     if sizeless:
+        seen = f"e.g. job {sizeless[0]}"
+        if sizeless_seen and sizeless_seen[1] in sizeless:
+            line_at, number, alloc, req = sizeless_seen
+            seen = f"e.g. job {number}, line {line_at}: field 5 is {alloc}, field 8 is {req}"
         notes.append(f"{len(sizeless)} job(s) ran with no processor count (fields 5 and 8 "
-                     f"are 0 or -1, e.g. job {sizeless[0]}): they are no load in a replay")
+                     f"are 0 or -1, {seen}): they are no load in a replay")
     if odd_statuses:
         line_at, status = first_odd
         notes.append(f"{odd_statuses} job line(s) have a status SWF does not define "
@@ -1299,27 +1307,36 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
             " (header and comment lines start with ';')")
         raise BadInput(f"{path}:{lineno}: an SWF job line has 18 fields, this one "
                        f"{len(fields)}{comment}: {text[:80]!r}")
-    try:
-        values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
-    except ValueError:
-        values = []
-    if not values or not all(map(math.isfinite, values)):  # "nan" and "inf" parse too
-        _not_swf(text, fields, path, lineno)
-        raise BadInput(f"{path}:{lineno}: SWF fields must be numbers (-1 where unknown): "
-                       f"{text[:80]!r}")
     if not _ALL_NUMBERS.fullmatch(text):
         _not_swf(text, fields, path, lineno)
-        k, word = next(((k, f) for k, f in enumerate(fields, 1) if not _number(f)),
+        k, word = next(((k, f) for k, f in enumerate(fields, 1) if not _SWF_NUMBER.fullmatch(f)),
                        (0, ""))
         if word.startswith(";"):
             raise BadInput(f"{path}:{lineno}: a comment after the job's fields (field {k}): "
                            "SWF's comment lines start with ';', a job line holds numbers only: "
                            f"{text[:80]!r}")
         if k:
-            what = f" ({SWF_FIELDS[k - 1]})" if k <= len(SWF_FIELDS) else \
-                " (past SWF's 18 fields)"
-            raise BadInput(f"{path}:{lineno}: field {k}{what} is {word[:40]!r}: SWF fields "
-                           f"must be numbers (-1 where unknown): {text[:80]!r}")
+            _not_a_number(path, lineno, k, word, text)
+    try:
+        values = [float(fields[i]) for i in (0, 1, 2, 3, 4, 7, 8, 10)]
+    except ValueError:  # signs or points out of place ("1-2", "1..2")
+        k, word = next((k, f) for k, f in enumerate(fields, 1) if not _SWF_NUMBER.fullmatch(f))
+        _not_a_number(path, lineno, k, word, text)
+    if not all(map(math.isfinite, values)):  # "1e309"
+        k = next(k for k in (1, 2, 3, 4, 5, 8, 9, 11) if not math.isfinite(float(fields[k - 1])))
+        _not_a_number(path, lineno, k, fields[k - 1], text, " (too large a number)")
+    for k in _WHOLE_FIELDS:  # counts and numbers: whole, as "8", "8.0" or "8e0" write them
+        if k > len(fields):
+            break
+        try:
+            int(fields[k - 1])
+        except ValueError:
+            if float(fields[k - 1]).is_integer():
+                continue
+            raise BadInput(f"{path}:{lineno}: field {k} ({SWF_FIELDS[k - 1]}) is "
+                           f"{fields[k - 1][:40]!r}: SWF gives it as a whole number (only its "
+                           "times, fields 2-4, 6, 9 and 18, may have decimals): "
+                           f"{text[:80]!r}") from None
     number, submit, wait, run, alloc, req_procs, req_time, status = values
     procs = int(alloc if alloc > 0 else req_procs)
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
@@ -1336,6 +1353,11 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
 
 # what a job line may hold: numbers (a sign, digits, a point, an exponent) and blanks
 _ALL_NUMBERS = re.compile(r"[-+0-9.eE \t]*")
+# one field's number as SWF writes it (not Python's "9_00", "0x10", "inf", "nan")
+_SWF_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# fields SWF gives as whole numbers: job number, processors, status, ids, preceding job
+# (its times may have decimals; its memory fields are read by no replay)
+_WHOLE_FIELDS = (1, 5, 8, 11, 12, 13, 14, 15, 16, 17)
 SWF_FIELDS = ("job number", "submit time", "wait time", "run time", "allocated processors",
               "average CPU time", "used memory", "requested processors", "requested time",
               "requested memory", "status", "user", "group", "executable", "queue",
@@ -1356,6 +1378,16 @@ def _not_swf(text: str, fields: list[str], path: Path, lineno: int) -> None:
         raise BadInput(f"{path}:{lineno}: a row of words, not numbers (column names, as a "
                        "spreadsheet writes above its rows?): SWF has no such row; its header "
                        f"and comment lines start with ';': {text[:80]!r}")
+
+
+def _not_a_number(path: Path, lineno: int, k: int, word: str, text: str, why: str = ""
+                  ) -> None:
+    """Refuse field `k` of a job line, `word`, which is no number SWF writes (`why`: said
+    after the word)."""
+    what = f" ({SWF_FIELDS[k - 1]})" if k <= len(SWF_FIELDS) else " (past SWF's 18 fields)"
+    raise BadInput(f"{path}:{lineno}: field {k}{what} is {word[:40]!r}{why}: SWF fields must be "
+                   "numbers of digits, a sign, a decimal point or an exponent (-1 where "
+                   f"unknown): {text[:80]!r}")
 
 
 def _integer(field: str) -> int:

@@ -1213,6 +1213,16 @@ class SiteError(DiamondError):
     exit_code = 1
 
 
+class SubmitUnsure(SiteError):
+    """A submit whose answer was lost: the scheduler may have taken job `job_id`, whose
+    intent is left open (`Federation.find_lost_submit` keeps looking for it) until it is
+    `settle_s` old."""
+
+    def __init__(self, message: str, job_id: str, settle_s: float) -> None:
+        super().__init__(message)
+        self.job_id, self.settle_s = job_id, settle_s
+
+
 def software_name_problem(entry: Any) -> str | None:
     """Why a sites file's `software` entry is no module name (None: it is one), with
     what is accepted: checked as discovered names are (`MODULE_NAME`), after the marks

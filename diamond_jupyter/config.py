@@ -809,6 +809,9 @@ class FederationConfig(_Cfg):
     # another bound (`diamond fetch --max-size`).
     fetch_max_file_bytes: int = Field(DEFAULT_FETCH_MAX_FILE_BYTES, gt=0)
     transfers: TransferPolicy = Field(default_factory=TransferPolicy)
+    # How long a submit whose answer was lost is looked for by its token before its intent
+    # is closed as never submitted (the scheduler may queue it a little later).
+    unsure_submit_settle_s: float = Field(30.0, gt=0, le=HOUR_S)
 
     @model_validator(mode="before")
     @classmethod

@@ -56,7 +56,7 @@ from .fetch_guard import (
     not_regular,
     too_large_line,
 )
-from .journal import UNSURE_SUBMIT_SETTLE_S, Journal
+from .journal import Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .model import (
     TERMINAL_STATES,
@@ -71,6 +71,7 @@ from .model import (
     JobStatus,
     SiteError,
     SiteSnapshot,
+    SubmitUnsure,
     check_spec,
     check_text,
     utcnow,
@@ -252,13 +253,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
                  allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
                  intent_sweep_s: float | None = 30.0,
-                 unsure_submit_settle_s: float = UNSURE_SUBMIT_SETTLE_S) -> None:
+                 unsure_submit_settle_s: float | None = None) -> None:
         """`intent_grace_s`: how old an unbound submit intent must be before recovery looks
         its token up (younger ones may be another process's submit in flight);
         `intent_sweep_s`: how often a started Federation does so (None: only at start);
         `unsure_submit_settle_s`: how old an intent whose token finds no job must be before
-        it is closed as never submitted (its submit may still reach the queue)."""
+        it is closed as never submitted (its submit may still reach the queue; None: the
+        sites file's `unsure_submit_settle_s`)."""
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
+        if unsure_submit_settle_s is None:
+            unsure_submit_settle_s = cfg.unsure_submit_settle_s
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
         self.allowed_sites = allowed  # None: every site of the sites file
@@ -926,11 +930,22 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             found = []
         if found:
             return found[0].native_id
-        raise SiteError(
+        raise SubmitUnsure(
             f"{lost}: the scheduler may have taken the job; diamond is checking by its "
             f"token (bound to the job if it shows in the queue, else closed as never "
             f"submitted after {self.journal.unsure_submit_settle_s:g}s): do not submit it "
-            f"again; `diamond status {job.id}` tells")
+            f"again; `diamond status {job.id}` tells", job.id,
+            self.journal.unsure_submit_settle_s)
+
+    async def find_lost_submit(self, job_id: str, *,
+                               on_look: Callable[[float], Any] | None = None) -> Job:
+        """Job `job_id`, whose submit's answer was lost (SubmitUnsure), looked for by its
+        token again and again (waits doubling from 0.5 s, at most 5 s) until it shows in the
+        queue (bound and followed), or its intent is the settle time old (closed as never
+        submitted), or the site still cannot be asked then (left open). `on_look(seconds
+        left)` is called before each look. The job as stored then."""
+        return await self.journal.look_for_lost_submit(self.store.get_job(job_id),
+                                                       on_look=on_look)
 
     def job(self, job_id: str) -> Job:
         """The stored job `job_id` (SITE:NATIVE, a provisional SITE:pending-TOKEN, or a

@@ -28,7 +28,7 @@ STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local,
 # running on the login node: its intent is closed as never submitted only once it is this
 # old (by the time the store recorded it), so that a job reaching the queue late is found
 # instead of being submitted a second time.
-UNSURE_SUBMIT_SETTLE_S = 30.0
+UNSURE_SUBMIT_SETTLE_S = 30.0  # as FederationConfig's default
 
 
 class Journal:
@@ -162,6 +162,25 @@ class Journal:
             if job.native_id is not None or job.state.terminal:  # another pass decided
                 break
         return self.store.job_by_token(token) or job
+
+    async def look_for_lost_submit(self, job: Job, *,
+                                   on_look: Callable[[float], Any] | None = None) -> Job:
+        """`recover_intent` again and again, the waits between looks doubling from 0.5 s up
+        to 5 s, until the job is bound or closed, or, its site not answering, its intent is
+        the settle time old (then left open). `on_look(seconds left)` before each look."""
+        token = job.token or ""
+        wait = 0.5
+        while True:
+            age = self.store.intent_age_s(token) or 0.0
+            left = max(self.unsure_submit_settle_s - age, 0.0)
+            if on_look is not None:
+                on_look(left)
+            await self.recover_intent(job)
+            job = self.store.job_by_token(token) or job
+            if job.native_id is not None or job.state.terminal or left <= 0:
+                return job
+            await asyncio.sleep(min(wait, left))
+            wait = min(wait * 2, 5.0)
 
     # -- publication ---------------------------------------------------------------------
     async def close_never_submitted(self, token: str, reason: str) -> None:

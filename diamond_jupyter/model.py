@@ -598,6 +598,57 @@ MAX_STAGE_ENTRIES = 1000
 MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
 
 
+def number_range(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None:
+    """What the number field at `loc` (a validation error's) of `model` takes, e.g. "a whole
+    number from 1 to 8": its declared bounds, else for a JobSpec's counts the bounds
+    `check_spec` holds them to; None when `loc` names no number field with a known range."""
+    fields, info, in_spec = model.model_fields, None, model is JobSpec
+    for part in loc:
+        if isinstance(part, int) or fields is None:  # a list's index
+            continue
+        info = fields.get(part)
+        if info is None:
+            return None
+        inner = [a for a in typing.get_args(info.annotation) or (info.annotation,)
+                 for a in typing.get_args(a) or (a,)]  # Optional[list[X]] -> X
+        sub = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
+                   None)
+        in_spec = in_spec or sub is JobSpec
+        fields = sub.model_fields if sub is not None else None
+    if info is None or fields is not None:
+        return None
+    kinds = typing.get_args(info.annotation) or (info.annotation,)
+    kind = "a whole number" if int in kinds else "a number" if float in kinds else None
+    if kind is None:
+        return None
+    bounds = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt")
+              if getattr(m, k, None) is not None}
+    if not bounds and in_spec and kind == "a whole number":
+        bounds = {"ge": 1, "le": MAX_WALLTIME_S} if loc[-1] == "walltime_s" else \
+            {"ge": 0, "le": MAX_COUNT}
+    if "ge" in bounds and "le" in bounds:
+        return f"{kind} from {_num(bounds['ge'])} to {_num(bounds['le'])}"
+    said = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+    parts = [f"{said[k]} {_num(v)}" for k, v in bounds.items()]
+    return f"{kind} {' and '.join(parts)}" if parts else None
+
+
+def field_problem(model: type[BaseModel], error: Any) -> str:
+    """What is wrong with the field of pydantic `error` (one of a ValidationError's errors()
+    for `model`), after its dotted place; a number out of range (JSON's 1e309, infinity
+    once read) says the range the field takes."""
+    where = ".".join(str(x) for x in error["loc"])
+    if error["type"] != "finite_number":
+        return f"{where}: {error['msg']}"
+    takes = number_range(model, tuple(error["loc"]))
+    return (f"{where}: the number is out of range (beyond what a JSON number holds, it "
+            f"reads as infinity); give {takes or 'a finite number'}")
+
+
+def _num(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def _walk(prefix: str, value: Any, leaf: str) -> None:
     if isinstance(value, int) and not isinstance(value, bool):
         if leaf == "walltime_s" and value == 0:
@@ -1241,6 +1292,16 @@ class BadInput(DiamondError):
 
 class SiteError(DiamondError):
     exit_code = 1
+
+
+class SubmitUnsure(SiteError):
+    """A submit whose answer was lost: the scheduler may have taken job `job_id`, whose
+    intent is left open (`Federation.find_lost_submit` keeps looking for it) until it is
+    `settle_s` old."""
+
+    def __init__(self, message: str, job_id: str, settle_s: float) -> None:
+        super().__init__(message)
+        self.job_id, self.settle_s = job_id, settle_s
 
 
 def software_name_problem(entry: Any) -> str | None:

@@ -27,7 +27,7 @@ from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
 from .federation_data import HIDDEN_LEFT
 from .federation_plan import HIDDEN_ENTRIES_LEFT_OUT, PlanChanged, flag_hidden
-from .model import BadInput, DiamondError, JobSpec, SiteSnapshot
+from .model import BadInput, DiamondError, JobSpec, SiteSnapshot, field_problem
 from .skills_models import (
     ActionOutput,
     Approval,
@@ -595,7 +595,9 @@ def skill_input(name: str, args: dict[str, Any]) -> BaseModel:
         if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
             raise BadInput(f"{name}: {where}: not an argument of {name} (accepted: "
                            f"{', '.join(model.model_fields)})") from None
-        raise BadInput(f"{name}: {where}: {first['msg']}") from None
+        if not first["loc"]:
+            raise BadInput(f"{name}: {where}: {first['msg']}") from None
+        raise BadInput(f"{name}: {field_problem(model, first)}") from None
 
 
 async def run_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> BaseModel:

@@ -22,7 +22,7 @@ from sshd_helper import MfaSshServer, Sshd, keygen, make_base, remove_base
 from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
 
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import JobSpec, JobState
+from diamond_jupyter.model import BadInput, JobSpec, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.transports import AuthError, HostKeyError
 
@@ -352,8 +352,16 @@ async def test_a_rest_submit_without_the_token_is_refused_and_runs_nothing(rest,
 
 @pytest.mark.parametrize("body,said", [
     (b'{"spec": {"script": "echo hi", "resources": {"nodes": 1e309}}, "site": "here"}',
-     "spec.resources.nodes: Input should be a finite number"),
-    (b'{"script": "echo hi", "hedge": 1e309}', "hedge: Input should be a finite number"),
+     "spec.resources.nodes: the number is out of range (beyond what a JSON number holds, it "
+     "reads as infinity); give a whole number from 0 to 9007199254740992"),
+    (b'{"spec": {"script": "echo hi", "resources": {"walltime_s": -1e400}}, "site": "here"}',
+     "spec.resources.walltime_s: the number is out of range (beyond what a JSON number holds, "
+     "it reads as infinity); give a whole number from 1 to 257698037640"),
+    (b'{"spec": {"script": "echo hi", "components": [{"nodes": 1}, {"gpus_per_node": 1e309}]}}',
+     "spec.components.1.gpus_per_node: the number is out of range (beyond what a JSON number "
+     "holds, it reads as infinity); give a whole number from 0 to 9007199254740992"),
+    (b'{"script": "echo hi", "hedge": 1e309}', "hedge: the number is out of range (beyond "
+     "what a JSON number holds, it reads as infinity); give a whole number from 1 to 8"),
     (b'{"spec": {"script": "echo hi", "resources": {"nodes": 1.5}}, "site": "here"}',
      "spec.resources.nodes: Input should be a valid integer, got a number with a fractional "
      "part"),
@@ -368,6 +376,22 @@ async def test_a_rest_body_built_to_break_the_json_reader_is_a_400_naming_it(res
     code, reply = await rest("POST", "jobs", body)
     assert (code, reply) == (400, {"reason": "bad-input", "message": said}), (code, reply)
     assert (await rest("GET", "jobs"))[1]["jobs"] == []
+
+
+@pytest.mark.parametrize("args,said", [
+    ({"script": "echo hi", "hedge": float("inf")}, "hedge: the number is out of range (beyond "
+     "what a JSON number holds, it reads as infinity); give a whole number from 1 to 8"),
+    ({"spec": {"script": "echo hi", "resources": {"memory_mb": float("-inf")}}},
+     "spec.resources.memory_mb: the number is out of range (beyond what a JSON number holds, "
+     "it reads as infinity); give a whole number from 0 to 9007199254740992"),
+])
+def test_an_agent_or_mcp_submit_with_an_infinite_number_says_the_range(args, said):
+    """The agent's and the MCP server's submit tool read 1e309 as the REST API does."""
+    from diamond_jupyter.skills import skill_input
+
+    with pytest.raises(BadInput) as told:
+        skill_input("submit", args)
+    assert str(told.value) == f"submit: {said}"
 
 
 # ---- (3) a magic cell of comments alone -----------------------------------------------------

@@ -246,7 +246,7 @@ def test_a_default_site_is_not_a_key_of_the_file(d):
     file does not even list is refused as the unknown key it is, with the keys accepted."""
     msg = refused(d, "default_site: gamma\nsites:\n  - {name: a, transport: {kind: local}}\n")
     assert msg.endswith("default_site: unknown key (accepted: sites, store, log_tail_bytes, "
-                        "fetch_max_file_bytes, transfers) (line 1)")
+                        "fetch_max_file_bytes, transfers, unsure_submit_settle_s) (line 1)")
 
 
 def test_fault_a_second_yaml_document_says_a_sites_file_is_one(d):

@@ -7,7 +7,11 @@ engine and store, a local Slurm site whose `sbatch` and `squeue` are fakes; no t
 
 from __future__ import annotations
 
+import getpass
 import json
+import signal
+import subprocess
+import sys
 
 import one_site_engine
 import pytest
@@ -19,6 +23,8 @@ from sweep_helpers import sbatch_calls
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import BadInput, JobState, SiteError
+from diamond_jupyter.sites import token_tag
+from diamond_jupyter.store import Store
 from diamond_jupyter.transports import ConnectionLost
 
 TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
@@ -140,22 +146,95 @@ async def test_a_refusal_and_an_unreached_controller_are_still_closed_at_once(
     assert [j.state for j in fed.store.list_jobs()] == [JobState.FAILED] * 2
 
 
-def test_the_command_line_says_the_job_may_have_been_taken(user):
-    """`diamond submit` whose sbatch timed out on its answer: exit 1 (a site failure), saying
-    the scheduler may have the job and not to submit it again; the job is kept, open."""
-    sbatch = user.fake / "sbatch"
-    sbatch.unlink()
-    sbatch.write_text(f"#!/bin/sh\necho \"sbatch $*\" >> {user.fake}/calls\n"
-                      f"echo '{TIMED_OUT}' >&2\nexit 1\n")
-    sbatch.chmod(0o755)
+def _cli_site(user, *, settle_s: float, shows_after: int | None) -> None:
+    """The user's site `alpha` with a settle time of `settle_s`: its sbatch takes the job (to a
+    file of jobs not yet in the queue) and prints that its answer timed out; its squeue shows
+    that job from the `shows_after`-th call after the submit on (None: never)."""
+    user.write("sites.yaml", f"sites:\n{user.alpha}store: {user.store_path}\n"
+                             f"unsure_submit_settle_s: {settle_s}\n")
+    fake, tag = user.fake, token_tag("")
+    for prog in ("sbatch", "squeue"):
+        (fake / prog).unlink()
+    (fake / "sbatch").write_text(
+        f'#!/bin/sh\necho "sbatch $*" >> {fake}/calls\nfor last; do :; done\n'
+        f'tok=$(grep -o "{tag}[0-9a-f]*" "$last" | head -n 1)\n'
+        f'echo "4243|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{getpass.getuser()}|debug|'
+        f'N/A||Priority|$tok|job" > {fake}/taken\n'
+        f"echo '{TIMED_OUT}' >&2\nexit 1\n")
+    shows = (f'[ "$(wc -l < {fake}/looks)" -ge {shows_after} ] && cat {fake}/taken\n'
+             if shows_after is not None else "")
+    (fake / "squeue").write_text(
+        f'#!/bin/sh\necho "squeue $*" >> {fake}/calls\n[ -e {fake}/taken ] || exit 0\n'
+        f"echo look >> {fake}/looks\n{shows}exit 0\n")
+    for prog in ("sbatch", "squeue"):
+        (fake / prog).chmod(0o755)
+
+
+def _looks(user) -> int:
+    return len(_calls(user.fake / "looks"))
+
+
+def test_the_command_line_finds_the_job_taken_after_a_few_lookups(user):
+    """`diamond submit` whose sbatch timed out on its answer, the job showing in the queue
+    only at the third look after: the command keeps looking, saying so on stderr, binds the
+    job and exits 0 with its id, as a submit that was answered."""
+    _cli_site(user, settle_s=60, shows_after=3)
+    res = user.run("submit", "--site", "alpha", "job.sh", code=0)
+    assert res.stdout.strip() == "alpha:4243", res
+    assert "diamond: checking for alpha:pending-" in res.stderr, res.stderr
+    assert "up to 60s; Ctrl-C stops checking, the job is kept" in res.stderr
+    assert "alpha had taken the job: found in its queue as alpha:4243" in res.stderr
+    assert _looks(user) >= 3 and len(sbatch_calls(user)) == 1  # not submitted twice
+    (job,) = json.loads(user.run("jobs", "--json", code=0).stdout)
+    assert job["id"] == "alpha:4243" and job["state"] == "PENDING", job
+    assert Store(user.store_path).intents_without_native_id() == []
+
+
+def test_the_command_line_closes_a_job_not_found_within_the_settle_time(user):
+    """No job carrying the token shows within the settle time: exit 1 (a site failure), the
+    intent closed as never submitted, so that submitting again is safe; looked up more than
+    once meanwhile."""
+    _cli_site(user, settle_s=1.5, shows_after=None)
     res = user.run("submit", "--site", "alpha", "job.sh", "--json", code=1)
     reply = json.loads(res.stdout)
-    assert reply["reason"] == "failed", reply
     (job,) = json.loads(user.run("jobs", "--json", code=0).stdout)
-    assert reply["message"] == (
-        f"alpha: the scheduler's answer to the submit was lost ({TIMED_OUT}): the scheduler "
-        "may have taken the job; diamond is checking by its token (bound to the job if it "
-        "shows in the queue, else closed as never submitted after 30s): do not submit it "
-        f"again; `diamond status {job['id']}` tells"), reply
-    assert job["state"] not in ("FAILED", "CANCELLED") and job["native_id"] is None, job
-    assert len(sbatch_calls(user)) == 1
+    assert reply == {"reason": "failed", "message": (
+        "alpha: no job carrying the submit's token showed in the queue within 1.5s: "
+        f"{job['id']} is closed as never submitted; nothing was submitted, so submitting it "
+        "again is safe")}, reply
+    assert f"diamond: alpha: the scheduler's answer to the submit was lost ({TIMED_OUT})" \
+        in res.stderr
+    assert job["state"] == "FAILED" and job["native_id"] is None, job
+    assert job["reason"] == "the submit did not reach the scheduler"
+    assert _looks(user) >= 3 and len(sbatch_calls(user)) == 1
+
+
+def test_ctrl_c_while_the_command_line_checks_leaves_the_intent_open(user):
+    """Ctrl-C while `diamond submit` looks for the job its lost answer may have queued: exit
+    130, saying the job is kept open and not to submit it again; the intent stays open (the
+    journal still binds or closes it), nothing submitted twice."""
+    _cli_site(user, settle_s=600, shows_after=None)
+    proc = subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "submit", "--site",
+                             "alpha", "job.sh"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=user.root,
+                            env=user.env(user.sites),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        seen = []
+        while not any("diamond: checking for" in line for line in seen):
+            line = proc.stderr.readline()
+            assert line, ("ended before checking", seen)
+            seen.append(line)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "Traceback" not in err, (out, err)
+    [intent] = Store(user.store_path).intents_without_native_id()
+    assert err.strip().splitlines()[-1] == (
+        f"diamond: stopped checking; {intent.id} is kept open, as its site may have taken it "
+        f"(do not submit it again; `diamond status {intent.id}` tells once the engine has "
+        "looked it up by its token)"), err
+    assert out == "" and not intent.state.terminal and len(sbatch_calls(user)) == 1

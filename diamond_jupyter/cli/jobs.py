@@ -9,7 +9,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..model import BadInput, DiamondError, JobState, SiteError, job_json, one_line, visible
+from ..model import (
+    BadInput,
+    DiamondError,
+    JobState,
+    SiteError,
+    SubmitUnsure,
+    job_json,
+    one_line,
+    visible,
+)
 from ..option_types import count, hedge_count
 from .common import (
     byte_size,
@@ -104,8 +113,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
     spec = spec_from_file(args.file, args.dialect, name=args.name, overrides=_needs(args))
 
     async def go(fed):
-        job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
-                               hedge=args.hedge)
+        try:
+            job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
+                                   hedge=args.hedge)
+        except SubmitUnsure as e:  # the scheduler may have the job: look for it here
+            job = await _find_lost_submit(args, fed, e)
         args.started = job.id  # what a Ctrl-C from here on names
         if job.hedge_group:  # the copy that started first, once one has (the others end)
             job = await fed.hedge_winner(job.hedge_group)
@@ -124,6 +136,34 @@ def cmd_submit(args: argparse.Namespace) -> int:
                                             if args.wait else {})))
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
+
+
+async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsure) -> Any:
+    """The job of a submit whose answer was lost, once its token finds it in the queue
+    (looked for until the intent's settle time, saying so on stderr); SiteError when it did
+    not show: closed as never submitted, or left open when the site could not be asked."""
+    args.unsure = lost.job_id  # what a Ctrl-C from here on names
+    said: list[bool] = []
+
+    def on_look(left: float) -> None:
+        if not said:
+            print(visible(f"diamond: {lost}"), file=sys.stderr)
+            print(visible(f"diamond: checking for {lost.job_id} in the queue by its token "
+                          f"(up to {left:.0f}s; Ctrl-C stops checking, the job is kept)"),
+                  file=sys.stderr, flush=True)
+            said.append(True)
+
+    job = await fed.find_lost_submit(lost.job_id, on_look=on_look)
+    if job.native_id is not None:
+        print(visible(f"diamond: {job.site} had taken the job: found in its queue as "
+                      f"{job.id}"), file=sys.stderr)
+        return job
+    if job.state.terminal:  # the settle time passed, the token found nothing
+        raise SiteError(f"{job.site}: no job carrying the submit's token showed in the queue "
+                        f"within {lost.settle_s:g}s: {job.id} is closed "
+                        "as never submitted; nothing was submitted, so submitting it again "
+                        "is safe")
+    raise lost  # the site could not be asked: the intent is left open, as said
 
 
 def cmd_status(args: argparse.Namespace) -> int:

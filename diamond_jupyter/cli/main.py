@@ -251,6 +251,11 @@ def _interrupted(args: argparse.Namespace) -> str:
         job = args.started
         return visible(f"interrupted; {job} was submitted and keeps running (follow it: "
                        f"`diamond wait {job}`; stop it: `diamond cancel {job}`)")
+    if command == "submit" and getattr(args, "unsure", None):
+        job = args.unsure
+        return visible(f"stopped checking; {job} is kept open, as its site may have taken it "
+                       f"(do not submit it again; `diamond status {job}` tells once the "
+                       f"engine has looked it up by its token)")
     if command == "submit":
         return ("interrupted; a job that reached its site keeps running (`diamond jobs` "
                 "lists it, with its id)")

@@ -15,7 +15,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado.web import HTTPError, RequestHandler
 
-from ..model import BadInput, DiamondError, Job, JobSpec, SiteError
+from ..model import BadInput, DiamondError, Job, JobSpec, SiteError, field_problem
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -198,7 +198,14 @@ class DiamondHandler(APIHandler):
     def parse(self, model: type[B], extra: dict[str, Any] | None = None) -> B:
         """The JSON body (with `extra`, e.g. path arguments) as `model`; a bad field is a
         ValidationError, which `api` answers with 400 naming it."""
-        return model.model_validate(self.body() | (extra or {}))
+        body = self.body() | (extra or {})
+        try:
+            return model.model_validate(body)
+        except ValidationError as e:
+            first = e.errors()[0]
+            if not first["loc"]:
+                raise
+            raise BadInput(field_problem(model, first)) from None
 
     async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
         """The body's JobSpec, built as the skills build theirs (`skills.spec_of`: its `spec`,

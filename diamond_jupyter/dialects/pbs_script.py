@@ -526,7 +526,7 @@ class PbsScript:
             if kind not in ("after", "afterok", "afternotok", "afterany"):
                 rest.append(part)
                 continue
-            deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
+            deps.append(Dependency(kind=kind, job_ids=ids.split(":"), scheduler="pbs"))
         if not deps:
             return False
         spec.dependencies += deps

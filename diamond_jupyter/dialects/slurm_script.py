@@ -789,8 +789,10 @@ class SlurmScript:
                 continue
             # aftercorr: each array task waits for the same task of the job(s) named, and
             # for its success
-            deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
-                        if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
+            deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True,
+                                   scheduler="slurm")
+                        if kind == "aftercorr" else
+                        Dependency(kind=kind, job_ids=idl, scheduler="slurm"))
         if rest and not deps:
             return False  # nothing read: kept as written
         spec.dependencies += deps

@@ -1014,15 +1014,23 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
     """Grid Engine reads $HOME in an -o/-e path as the job owner's home directory (one of
     its pseudo variables, with $USER, $JOB_ID ...); the other schedulers expand nothing in
     a directive, so their job would write under a directory named `$HOME`: said, naming
-    the path (its other pseudo variables have their tokens: %u, %j ...)."""
+    the path (its other pseudo variables have their tokens: %u, %j ...). The mirror: a
+    Slurm path naming $HOME (sbatch writes it literally) reaches Grid Engine, which expands
+    it."""
+    paths = dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
+    if spec.source_dialect == "slurm" and target == "sge":
+        return [f"approximated: $HOME in output path {path!r} (sbatch writes it literally, "
+                "under a directory named $HOME) is expanded by Grid Engine to the job "
+                "owner's home directory; the output goes there (write the directory's "
+                "path without $ to keep the Slurm file's place)"
+                for path in paths if _SGE_HOME.search(path)]
     if spec.source_dialect != "sge" or target == "sge":
         return []
     return [f"approximated: $HOME in output path {path!r} (Grid Engine's pseudo variable: "
             f"the job owner's home directory) has no {target} equivalent; kept literally, "
             f"so {target} writes under a directory named $HOME (give the home directory's "
             "path)"
-            for path in dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
-            if _SGE_HOME.search(path)]
+            for path in paths if _SGE_HOME.search(path)]
 
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .calibration import (
     RECENT_WAITS_S,
@@ -1417,14 +1417,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     # -- translation (pure) --------------------------------------------------------------------
     @staticmethod
-    def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[str], JobSpec]:
+    def translate(text: str, to: str, from_: str | None = None, *,
+                  dependency_ids: Literal["source", "target"] = "source"
+                  ) -> tuple[str, list[str], JobSpec]:
         """Translate batch script `text` into dialect `to` (from `from_`, else the dialect
         detected): the script, one warning per directive dropped, approximated or kept as is,
-        and the scheduler-neutral JobSpec in between. Pure; BadInput for an unknown dialect or a
-        request the target cannot carry exactly."""
+        and the scheduler-neutral JobSpec in between. A dependency's job ids name jobs of the
+        source's site, so another scheduler gets none (said), unless `dependency_ids` is
+        "target". Pure; BadInput for an unknown dialect or a request the target cannot
+        carry exactly."""
         from .dialects.translate import translate
 
-        return translate(text, to, from_)
+        return translate(text, to, from_, dependency_ids=dependency_ids)
 
     @staticmethod
     def check_config(path: str | Path | None = None) -> FederationConfig:

@@ -247,6 +247,10 @@ class Dependency(_Model):
     # task by task: each task of this job array waits for the task of the same index of
     # the job(s) named (Slurm aftercorr, Grid Engine -hold_jid_ad, LSF done(ID[*]))
     per_task: bool = False
+    # whose job ids these are: the scheduler of the script they were read from (its site's
+    # jobs; another scheduler has none of those ids); None: the ids are those of the
+    # scheduler the job goes to (the workflow engine's, an API caller's)
+    scheduler: Literal["slurm", "pbs", "lsf", "flux", "sge"] | None = None
 
 
 class JobSpec(_Model):

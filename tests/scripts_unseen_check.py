@@ -53,10 +53,12 @@ def read_fixture(here: Path, rel: str) -> tuple[str, str]:
     return rel.split("/")[0], (here / rel).read_bytes().decode("utf-8")
 
 
-def translated(here: Path, rel: str, target: str) -> tuple[str, list[str]]:
-    """One fixture translated into TARGET: the script and the translation's warnings."""
+def translated(here: Path, rel: str, target: str, *, dependency_ids: str = "source"
+               ) -> tuple[str, list[str]]:
+    """One fixture translated into TARGET: the script and the translation's warnings
+    (`dependency_ids`: whose jobs its dependencies name, as `translate` takes it)."""
     source, text = read_fixture(here, rel)
-    script, warnings, _ = translate(text, target, source)
+    script, warnings, _ = translate(text, target, source, dependency_ids=dependency_ids)
     return script, warnings
 
 

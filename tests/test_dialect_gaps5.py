@@ -96,7 +96,7 @@ def test_flux_ids_in_other_dialects(target: str) -> None:
            ("afterok", _f58(big)), ("afterany", str(big))]
     lines = "".join(f"#flux: --dependency={k}:{i}\n" for k, i in ids)
     text = f"#!/bin/bash\n#flux: -n 1\n{lines}flux run ./a\n"
-    script, warnings, _ = translate(text, target, "flux")
+    script, warnings, _ = translate(text, target, "flux", dependency_ids="target")
     back = get_script_dialect(target).parse_script(script)
     kinds = {"7": "afterok", "9": "afterany", "11": "afternotok"}
     assert sorted((d.kind, i) for d in back.dependencies for i in d.job_ids) == sorted(
@@ -111,7 +111,7 @@ def test_flux_ids_in_other_dialects(target: str) -> None:
 def test_flux_words_id_elsewhere_is_dropped_saying_why() -> None:
     words = "ear-goat-gregory--hazard-oliver-forbid"
     text = f"#!/bin/bash\n#flux: --dependency=afterok:{words}\n./a\n"
-    _, warnings, spec = translate(text, "slurm", "flux")
+    _, warnings, spec = translate(text, "slurm", "flux", dependency_ids="target")
     assert spec.dependencies[0].job_ids == [words]
     assert any(w.startswith(f"dropped: dependency afterok:{words} (the words form")
                and "--to=dec" in w for w in warnings)
@@ -168,7 +168,7 @@ def test_task_by_task_dependency_translates(source: str, target: str, want: str,
                                              approximated: bool) -> None:
     line, _ = _PER_TASK[source]
     text = f"#!/bin/bash\n{_ARRAY[source]}\n{line}\n./a\n"
-    script, warnings, _ = translate(text, target, source)
+    script, warnings, _ = translate(text, target, source, dependency_ids="target")
     assert want in script.splitlines()
     said = [w for w in warnings if w.startswith("approximated: dependency")]
     assert bool(said) is approximated, warnings
@@ -182,14 +182,14 @@ def test_lsf_one_to_one_dependency_among_others() -> None:
     spec = get_script_dialect("lsf").parse_script(text)
     assert [(d.kind, d.job_ids, d.per_task) for d in spec.dependencies] == [
         ("afterok", ["11"], True), ("afternotok", ["12"], False), ("afterany", ["13"], True)]
-    out = translate(text, "slurm", "lsf")[0]
+    out = translate(text, "slurm", "lsf", dependency_ids="target")[0]
     assert "#SBATCH --dependency=aftercorr:11,afternotok:12,afterany:13" in out.splitlines()
 
 
 def test_every_dialect_reads_its_translation_of_a_task_dependency() -> None:
     text = "#!/bin/bash\n#SBATCH --array=0-9\n#SBATCH --dependency=aftercorr:77\n./a\n"
     for target in SCRIPT_DIALECTS:
-        script, _, _ = translate(text, target, "slurm")
+        script, _, _ = translate(text, target, "slurm", dependency_ids="target")
         back = get_script_dialect(target).parse_script(script)
         assert [d.job_ids for d in back.dependencies] == [["77"]], target
 

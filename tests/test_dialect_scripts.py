@@ -181,8 +181,9 @@ def test_torque_node_list_with_host_names() -> None:
     assert "#PBS -l nodes=2:ppn=4+node07:ppn=8:gpus=1" in pbs_script.render_script(spec).script
     script, warnings, _ = translate(text, "slurm")  # two shapes: a heterogeneous job
     assert "--nodes=2" in script and "#SBATCH hetjob" in script
-    assert script.split("#SBATCH hetjob\n")[1].startswith(
-        "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=1\n")
+    assert script.split("#SBATCH hetjob\n")[1].startswith(  # its chunk's host its own
+        "#SBATCH --nodelist=node07\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n"
+        "#SBATCH --gpus-per-node=1\n")
     assert any("named here: node07" in w for w in warnings)
     one = "#!/bin/bash\n#PBS -l nodes=node01:ppn=4\n"
     assert "#PBS -l nodes=node01:ppn=4" in translate(one, "pbs")[0]

@@ -64,7 +64,7 @@ def test_parse_every_directive():
     assert spec.name == "sgejob" and spec.queue == "all.q" and spec.shell == "/bin/bash"
     assert spec.stdout == "logs/%x.o%j" and spec.stderr == "err.txt" and not spec.join_output
     assert spec.array.expression == "1-100:2%5"
-    assert spec.dependencies == [Dependency(kind="afterany", job_ids=["5", "6"])]
+    assert spec.dependencies == [Dependency(kind="afterany", job_ids=["5", "6"], scheduler="sge")]
     assert spec.environment.export_all and spec.environment.variables == {"A": "1", "B": "two"}
     assert spec.mail_user == "me@example.org"
     assert sorted(spec.mail_events) == ["begin", "end", "fail"]
@@ -125,13 +125,13 @@ def test_translation_reports_every_loss():
 
 
 def test_translation_from_sge_names_its_losses_and_variables():
-    out, warnings, _ = translate(SCRIPT, "slurm")
+    out, warnings, _ = translate(SCRIPT, "slurm", dependency_ids="target")
     assert "#SBATCH --cpus-per-task=4" in out and "#SBATCH --array=1-100:2%5" in out
     assert "#SBATCH --dependency=afterany:5:6" in out and "#SBATCH --export=ALL" in out
     # -pe smp 4: $NSLOTS is the one task's 4 CPUs
     assert "echo $SLURM_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_CPUS_PER_TASK" in out
     assert any("-l mem_free" in w for w in warnings) and any("-notify" in w for w in warnings)
-    pbs, _, _ = translate(SCRIPT, "pbs")
+    pbs, _, _ = translate(SCRIPT, "pbs", dependency_ids="target")
     assert "#PBS -N sgejob" in pbs and "$PBS_JOBID" in pbs
     # without -j y Grid Engine keeps stderr apart; Slurm joins it
     out, warnings, _ = translate("#!/bin/bash\n#$ -N a\necho\n", "slurm")
@@ -208,6 +208,11 @@ def test_render_then_parse_keeps_what_grid_engine_can_say(spec: JobSpec):
     rendered = sge_script.render_script(spec)
     back = sge_script.parse_script(rendered.script)
     for field in KEPT:
+        if field == "dependencies":  # read back as ids of Grid Engine's jobs
+            assert all(d.scheduler == "sge" for d in back.dependencies)
+            assert [d.model_copy(update={"scheduler": None}) for d in back.dependencies] \
+                == spec.dependencies
+            continue
         assert getattr(back, field) == getattr(spec, field), field
     r, b = spec.resources, back.resources
     assert (b.walltime_s, b.memory_per_cpu_mb, b.gpus_per_node, b.tasks) == (

@@ -187,14 +187,14 @@ def test_array_limit_renders_in_each_schedulers_syntax() -> None:
 def test_foreign_job_ids_are_dropped_by_name() -> None:
     _, text = read_fixture(HERE, "pbs/pro_array_depend.pbs")
     for target in ("slurm", "lsf", "sge", "flux"):
-        script, warnings, _ = translate(text, target, "pbs")
+        script, warnings, _ = translate(text, target, "pbs", dependency_ids="target")
         assert "123.server" not in script, target
         assert any(w.startswith("dropped: dependency afterok:123.server") for w in warnings)
     assert "#PBS -W depend=afterok:123.server" in translate(text, "pbs", "pbs")[0]
     _, text = read_fixture(HERE, "flux/dependency_fluid.flux")
     assert "#SBATCH --dependency" not in translate(text, "slurm", "flux")[0]
     _, text = read_fixture(HERE, "slurm/dependency_and.sbatch")
-    lsf = translate(text, "lsf", "slurm")[0]
+    lsf = translate(text, "lsf", "slurm", dependency_ids="target")[0]
     assert '#BSUB -w "done(1001) && done(1002) && ended(1003)"' in lsf.splitlines()
 
 

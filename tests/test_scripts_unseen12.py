@@ -404,13 +404,13 @@ def test_a_dependency_on_one_array_task_reaches_lsf_and_is_said_dropped_elsewher
     element as 778812[3] (and is read back so); PBS, Grid Engine and flux wait on whole
     jobs only, said per id."""
     rel = "slurm/array_element_dependency_open_mode.sbatch"
-    lsf, _ = translated(HERE, rel, "lsf")
+    lsf, _ = translated(HERE, rel, "lsf", dependency_ids="target")
     assert '#BSUB -w "done(778812[3]) && done(778812[7])"' in lsf
     back = get_script_dialect("lsf").parse_script(lsf)
     assert [(d.kind, d.job_ids, d.per_task) for d in back.dependencies] == \
         [("afterok", ["778812_3"], False), ("afterok", ["778812_7"], False)]
     for target in ("pbs", "sge"):
-        out, warnings = translated(HERE, rel, target)
+        out, warnings = translated(HERE, rel, target, dependency_ids="target")
         assert "778812" not in out
         assert f"dropped: dependency afterok:778812_3 (one task of an array job: {target} " \
             "waits on whole jobs only)" in warnings

@@ -265,9 +265,10 @@ def _parsed(rel: str):
     return get_script_dialect(dialect).parse_script(text)
 
 
-def _translated(rel: str, target: str) -> tuple[str, list[str]]:
+def _translated(rel: str, target: str, dependency_ids: str = "source"
+                ) -> tuple[str, list[str]]:
     source, text = read_fixture(HERE, rel)
-    script, warnings, _ = translate(text, target, source)
+    script, warnings, _ = translate(text, target, source, dependency_ids=dependency_ids)
     return script, warnings
 
 
@@ -321,14 +322,15 @@ def test_a_dependency_list_keeps_what_it_reads_beside_what_it_cannot():
     """`--dependency=afterok:1001:1002,singleton` was kept whole, so every other dialect
     dropped the afterok jobs too. Now afterok is read and carried; singleton is kept and
     said dropped elsewhere; sbatch gets one --dependency again (it keeps only the last)."""
-    script, warnings = _translated("slurm/dependency_afterok_list_singleton.sbatch", "pbs")
+    script, warnings = _translated("slurm/dependency_afterok_list_singleton.sbatch", "pbs",
+                                   "target")
     assert "#PBS -W depend=afterok:1001:1002" in script
     assert "dropped: #SBATCH --dependency=singleton (--dependency singleton: no pbs " \
            "equivalent)" in warnings
     script, _ = _translated("slurm/dependency_afterok_list_singleton.sbatch", "slurm")
     assert [x for x in script.splitlines() if "--dependency" in x] == \
         ["#SBATCH --dependency=afterok:1001:1002,singleton"]
-    script, _ = _translated("slurm/dependency_after_delay_and_afterok.sbatch", "lsf")
+    script, _ = _translated("slurm/dependency_after_delay_and_afterok.sbatch", "lsf", "target")
     assert '#BSUB -w "done(2199)"' in script
     # alternatives (`?`) and a term sbatch would judge stay whole, as before
     for value in ("afterok:1?singleton", "afterany:12,afterok:"):
@@ -342,13 +344,13 @@ def test_pbs_and_grid_engine_dependencies_beside_ones_they_cannot_carry():
     """PBS `-W depend=afterok:7001:7002,beforeok:7010` and Grid Engine
     `-hold_jid 4412,4413,prep_step` were kept whole: their job ids were lost elsewhere.
     Now read, the rest kept and joined again in the script's own dialect."""
-    script, warnings = _translated("pbs/pro_depend_afterok_and_beforeok.pbs", "slurm")
+    script, warnings = _translated("pbs/pro_depend_afterok_and_beforeok.pbs", "slurm", "target")
     assert "#SBATCH --dependency=afterok:7001:7002" in script
     assert any(w.startswith("dropped: #PBS -W depend=beforeok:7010") for w in warnings)
     script, _ = _translated("pbs/pro_depend_afterok_and_beforeok.pbs", "pbs")
     assert [x for x in script.splitlines() if "depend=" in x] == \
         ["#PBS -W depend=afterok:7001:7002,beforeok:7010"]
-    script, warnings = _translated("sge/hold_jid_list_names_and_ids.sge", "slurm")
+    script, warnings = _translated("sge/hold_jid_list_names_and_ids.sge", "slurm", "target")
     assert "#SBATCH --dependency=afterany:4412:4413" in script
     assert any(w.startswith("dropped: #$ -hold_jid prep_step") for w in warnings)
     script, _ = _translated("sge/hold_jid_list_names_and_ids.sge", "sge")

@@ -103,11 +103,11 @@ SLURM_ANY = "#!/bin/bash\n#SBATCH -n 2\n#SBATCH --dependency=afterok:11:12?after
 
 def test_slurm_any_of_dependency_reaches_lsf_as_or_and_back():
     from diamond_jupyter.model import DEPENDENCY_ANY
-    out, warnings, spec = translate(SLURM_ANY, "lsf")
+    out, warnings, spec = translate(SLURM_ANY, "lsf", dependency_ids="target")
     assert spec.metadata[DEPENDENCY_ANY] is True and not spec.unknown
     assert '#BSUB -w "done(11) || done(12) || exit(13)"' in out
     assert not any("dependency" in w for w in warnings)
-    back, warnings, lsf = translate(out, "slurm")
+    back, warnings, lsf = translate(out, "slurm", dependency_ids="target")
     assert lsf.metadata[DEPENDENCY_ANY] is True
     assert '#SBATCH --dependency="afterok:11?afterok:12?afternotok:13"' in back
     # and Slurm to Slurm keeps `?`, not `,` (which would wait for all three)
@@ -117,20 +117,21 @@ def test_slurm_any_of_dependency_reaches_lsf_as_or_and_back():
 
 @pytest.mark.parametrize("target", ["pbs", "sge", "flux"])
 def test_any_of_dependency_is_said_dropped_where_a_scheduler_waits_for_all(target):
-    out, warnings, _ = translate(SLURM_ANY, target)
+    out, warnings, _ = translate(SLURM_ANY, target, dependency_ids="target")
     assert "dropped: dependency afterok:11:12?afternotok:13 (any one of them suffices; " \
         f"{target} waits for all of a job's dependencies and has no any-of)" in warnings
     assert "11" not in "".join(ln for ln in out.splitlines() if ln.startswith("#"))
     lsf = '#!/bin/bash\n#BSUB -n 1\n#BSUB -w "ended(5) || exit(6)"\n./app\n'
-    _, warnings, _ = translate(lsf, target)
+    _, warnings, _ = translate(lsf, target, dependency_ids="target")
     assert any(w.startswith("dropped: dependency afterany:5?afternotok:6") for w in warnings)
 
 
 def test_all_of_dependencies_and_mixed_forms_are_unchanged():
     out, _, spec = translate("#!/bin/bash\n#SBATCH --dependency=afterok:1,afternotok:2\n"
-                             "./app\n", "lsf")
+                             "./app\n", "lsf", dependency_ids="target")
     assert '#BSUB -w "done(1) && exit(2)"' in out
-    out, _, _ = translate("#!/bin/bash\n#SBATCH --dependency=afterok:1:2\n./app\n", "pbs")
+    out, _, _ = translate("#!/bin/bash\n#SBATCH --dependency=afterok:1:2\n./app\n", "pbs",
+                          dependency_ids="target")
     assert "#PBS -W depend=afterok:1:2" in out
     # an any-of -w beside another -w: the second kept as written (no one neutral form)
     _, _, spec = translate("#!/bin/bash\n#BSUB -w \"done(4) || exit(4)\"\n"

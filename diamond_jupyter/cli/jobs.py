@@ -314,7 +314,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
     from ..federation import Federation
 
     text = read_script(args.file)
-    script, warnings, spec = Federation.translate(text, args.to, args.from_)
+    script, warnings, spec = Federation.translate(
+        text, args.to, args.from_,
+        dependency_ids="target" if getattr(args, "target_job_ids", False) else "source")
     if args.json:
         out(args, spec.model_dump(mode="json"))
     else:
@@ -443,6 +445,9 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("file", help="a batch script")
     p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf, flux or sge")
     p.add_argument("--from", dest="from_", help=dialect_help)
+    p.add_argument("--target-job-ids", action="store_true",
+                   help="the job ids the script's dependencies name are jobs of the target's "
+                   "site (else they are the source site's, and another scheduler gets none)")
 
 
 def add_transfer_command(add: Adder) -> None:

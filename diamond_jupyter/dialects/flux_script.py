@@ -340,7 +340,7 @@ class FluxScript:
             if not is_flux_id(jid):
                 raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
                           f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
-            spec.dependencies.append(Dependency(kind=kind, job_ids=[jid]))
+            spec.dependencies.append(Dependency(kind=kind, job_ids=[jid], scheduler=self.name))
         elif o == "bank":  # flux's --bank=NAME is --setattr=bank=NAME (system.bank)
             spec.account = v
         elif o == "setattr":

@@ -428,7 +428,8 @@ class LsfScript:
                     return False
                 one = f"{m.group(2)}_{m.group(4)}" if m.group(4) else m.group(2)
                 deps.append(Dependency(kind=_DEP[m.group(1)], job_ids=[one],
-                                       per_task=bool(m.group(3)) and not m.group(4)))
+                                       per_task=bool(m.group(3)) and not m.group(4),
+                                       scheduler=self.name))
             if spec.dependencies and (any_of or spec.metadata.get(DEPENDENCY_ANY)):
                 return False  # an any-of beside another -w's: no one neutral form
             spec.dependencies += deps

@@ -30,6 +30,8 @@ class NamedHosts:
     exclude: list[str] = field(default_factory=list)  # hostlists the job never gets
     why_not: str | None = None  # the reason it cannot be carried anywhere, when it cannot
     said_by: dict[str, Directive] = field(default_factory=dict)  # a hostlist's directive
+    # PBS chunks of different shapes: each chunk's host (None: it names none), in order
+    per_chunk: list[str | None] = field(default_factory=list)
 
     def raw(self, hostlist: str | None = None) -> str:
         if hostlist in self.said_by:
@@ -52,6 +54,10 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
             component += d.option in ("hetjob", "packjob")  # `#SBATCH hetjob`: the next one
             if d.value and d.option in ("--nodelist", "--exclude"):
                 slurm.append((component, d))
+    if spec.source_dialect == "slurm" != foreign_to and len(spec.components) > 1:
+        later = spec.metadata.get("slurm_component_nodelists") or []
+        if slurm or any(later):
+            return _component_nodelists(slurm, later)
     if not slurm:
         chosen = [d for d in spec.unknown if d.dialect != foreign_to and d.value and (
             d.dialect == "lsf" and d.option == "-m"
@@ -81,6 +87,21 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
         else:
             out.exclude = [d.value or ""]
         out.said_by[d.value or ""] = d
+    return out
+
+
+def _component_nodelists(first: list[tuple[int, Directive]], later: list[str | None]
+                         ) -> NamedHosts:
+    """A Slurm hetjob's hosts, component by component: the first's `--nodelist` (its
+    `--exclude` has no per-component form elsewhere), then each later one's own."""
+    lines = [d for _, d in first]
+    lines += [Directive(dialect="slurm", option="--nodelist", value=h,
+                        raw=f"#SBATCH --nodelist={h} (component {i})")
+              for i, h in enumerate(later, start=1) if h]
+    out = NamedHosts(lines, why_not="the hosts of one component of a heterogeneous job")
+    if any(d.option != "--nodelist" or "/" in (d.value or "") for _, d in first):
+        return out
+    out.per_chunk = [first[-1][1].value if first else None, *later]
     return out
 
 
@@ -187,6 +208,7 @@ def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
     Torque's words as its first part) set on `out`, or why they cannot be carried."""
     hosts: list[str] = []
     shapes = set()
+    each: list[str | None] = []
     for chunk in text.split("+"):
         parts = chunk.split(":")
         if torque:
@@ -203,6 +225,7 @@ def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
             out.why_not = f"{odd!r} is not a host name"
             return out
         hosts += named
+        each.append(named[0] if named else None)
         shapes.add(frozenset(body))
     if not hosts or len(set(hosts)) < len(hosts):
         out.why_not = "chunks sharing one host"
@@ -210,6 +233,7 @@ def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
     if len(shapes) > 1:
         out.why_not = ("each chunk's host goes with that chunk's shape, and the chunks "
                        "differ: one host list would lose which chunk runs where")
+        out.per_chunk = each  # where each chunk is a component of its own: its host
         return out
     out.among, out.every = ",".join(hosts), True
     out.said_by[out.among] = out.read_from[0]
@@ -293,6 +317,17 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
             said.append(f"dropped: {named.raw(ex)} (the hosts {ex} the job must not have: "
                         f"no {target} form excludes hosts)")
     return out, said
+
+
+def component_hosts(spec: JobSpec, components: int, target: str
+                    ) -> tuple[list[str | None], NamedHosts] | None:
+    """The host each component of a job of several shapes runs on, where the job's hosts
+    are named chunk by chunk (PBS `select=1:ncpus=4:host=a+1:ncpus=8:host=b`, Torque
+    `nodes=a:ppn=4+b:ppn=8`) and each chunk is one of its `components`; None otherwise."""
+    named = named_hosts(spec, foreign_to=target)
+    if named is None or len(named.per_chunk) != components:
+        return None
+    return named.per_chunk, named
 
 
 def render_named_hosts(spec: JobSpec, target: str,

@@ -22,8 +22,8 @@ from ..model import (
 )
 from .base import Rendered
 from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
-from .node_lists import render_named_hosts
-from .outputs_common import count_array_tasks
+from .node_lists import component_hosts, render_named_hosts
+from .outputs_common import count_array_tasks, expand_hostlist
 from .scripts_common import (
     Item,
     Opt,
@@ -526,7 +526,7 @@ class PbsScript:
             if kind not in ("after", "afterok", "afternotok", "afterany"):
                 rest.append(part)
                 continue
-            deps.append(Dependency(kind=kind, job_ids=ids.split(":")))
+            deps.append(Dependency(kind=kind, job_ids=ids.split(":"), scheduler="pbs"))
         if not deps:
             return False
         spec.dependencies += deps
@@ -944,7 +944,12 @@ class PbsScript:
         def add_hosts(opt: str, val: str) -> str | None:
             return _chunks_on_hosts(lines, val.split(","), torque)
 
-        hosts_said, hosts_read = render_named_hosts(spec, self.name, add_hosts)
+        comps = live_components(spec)
+        if per_comp := component_hosts(spec, len(comps), self.name) if comps else None:
+            hosts_read = [(d.option, d.value) for d in per_comp[1].read_from]
+            hosts_said = []  # said where each chunk got its host (_component_chunks)
+        else:
+            hosts_said, hosts_read = render_named_hosts(spec, self.name, add_hosts)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
         return Rendered(assemble(spec, lines, preamble), warnings)
 
@@ -1126,7 +1131,8 @@ class PbsScript:
                           extra: dict, warnings: list[str]) -> list[str]:
         """Each component's chunks, joined by '+' (a Torque job's memory is one total)."""
         chunks: list[str] = []
-        for comp in comps:
+        per_comp = component_hosts(spec, len(comps), "pbs")
+        for i, comp in enumerate(comps):
             one = spec.model_copy(update={"components": [], "resources": spec.resources
                                           .model_copy(update=component_sizes(comp))})
             said: list[str] = []
@@ -1134,7 +1140,10 @@ class PbsScript:
             warnings += [w for w in said if w not in warnings]
             mine = [x.partition("=")[2] for x in got if x.startswith(("select=", "nodes="))]
             # a component that asks for nothing: the scheduler's one task on one CPU
-            chunks += mine or ["1:ppn=1" if torque else "1:ncpus=1"]
+            mine = mine or ["1:ppn=1" if torque else "1:ncpus=1"]
+            if per_comp and per_comp[0][i]:  # its own hosts: a chunk on each
+                mine = _on_hosts(mine, per_comp[0][i], torque, i, warnings)
+            chunks += mine
         out = [("nodes=" if torque else "select=") + "+".join(chunks)]
         mem = summed_totals(comps)["memory_mb"]
         if torque and mem:
@@ -1188,6 +1197,23 @@ def _node_count(r: Resources) -> int:
     if r.nodes:
         return r.nodes
     return -(-r.tasks // r.tasks_per_node) if r.tasks and r.tasks_per_node else 1
+
+
+def _on_hosts(terms: list[str], hostlist: str, torque: bool, index: int,
+              warnings: list[str]) -> list[str]:
+    """One component's chunk terms (`2:ncpus=4`) put on the hosts its Slurm --nodelist
+    names, one chunk a host (`1:ncpus=4:host=a+1:ncpus=4:host=b`), said; as they were,
+    said dropped, when the hosts are not one a node."""
+    hosts = expand_hostlist(hostlist)
+    count, _, body = terms[0].partition(":")
+    if len(terms) != 1 or count != str(len(hosts)) or any("[" in h for h in hosts):
+        warnings.append(f"dropped: --nodelist={hostlist} of hetjob component {index} (its "
+                        f"{terms[0]} is not one node on each host named: no pbs form)")
+        return terms
+    warnings.append(f"kept: --nodelist={hostlist} of hetjob component {index} as "
+                    f"{'its chunks on' if len(hosts) > 1 else 'its chunk on'} "
+                    f"{', '.join(hosts)} ({'a chunk per host' if torque else 'host='})")
+    return [f"{h}:{body}" if torque else f"1:{body}:host={h}" for h in hosts]
 
 
 def _chunks_on_hosts(lines: list[str], hosts: list[str], torque: bool) -> str | None:

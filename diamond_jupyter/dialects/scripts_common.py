@@ -1014,15 +1014,23 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
     """Grid Engine reads $HOME in an -o/-e path as the job owner's home directory (one of
     its pseudo variables, with $USER, $JOB_ID ...); the other schedulers expand nothing in
     a directive, so their job would write under a directory named `$HOME`: said, naming
-    the path (its other pseudo variables have their tokens: %u, %j ...)."""
+    the path (its other pseudo variables have their tokens: %u, %j ...). The mirror: a
+    Slurm path naming $HOME (sbatch writes it literally) reaches Grid Engine, which expands
+    it."""
+    paths = dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
+    if spec.source_dialect == "slurm" and target == "sge":
+        return [f"approximated: $HOME in output path {path!r} (sbatch writes it literally, "
+                "under a directory named $HOME) is expanded by Grid Engine to the job "
+                "owner's home directory; the output goes there (write the directory's "
+                "path without $ to keep the Slurm file's place)"
+                for path in paths if _SGE_HOME.search(path)]
     if spec.source_dialect != "sge" or target == "sge":
         return []
     return [f"approximated: $HOME in output path {path!r} (Grid Engine's pseudo variable: "
             f"the job owner's home directory) has no {target} equivalent; kept literally, "
             f"so {target} writes under a directory named $HOME (give the home directory's "
             "path)"
-            for path in dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
-            if _SGE_HOME.search(path)]
+            for path in paths if _SGE_HOME.search(path)]
 
 
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
@@ -1290,18 +1298,46 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
     return jid
 
 
+# the option each scheduler's script names the jobs it waits for with
+DEPENDENCY_OPTION = {"slurm": "--dependency", "pbs": "-W depend", "lsf": "-w",
+                     "sge": "-hold_jid", "flux": "--dependency"}
+
+
+def foreign_dependency_notes(deps: list[Dependency], target: str) -> list[str]:
+    """One report line per dependency on jobs of another scheduler's site (read from a
+    script written for it): its ids name no job of `target`, or another user's."""
+    out = []
+    for d in deps:
+        if d.scheduler is None or d.scheduler == target:
+            continue
+        option = "-hold_jid_ad" if d.scheduler == "sge" and d.per_task else \
+            DEPENDENCY_OPTION[d.scheduler]
+        ids = ", ".join(d.job_ids)
+        out.append(f"dropped: dependency {d.kind}:{':'.join(d.job_ids)} ({d.scheduler} "
+                   f"{option}: job {ids} is a job of the {d.scheduler} site the script was "
+                   f"written for; on {target} that id names no job, or another user's: give "
+                   f"the {target} job's id, or translate with the ids taken as {target}'s)")
+    return out
+
+
 def dependencies_for(spec: JobSpec, target: str, warnings: list[str]) -> list[Dependency]:
     """The spec's dependencies on job ids `target` takes (a Flux id in another spelling as
-    its number); each other id dropped, warned. BadInput for a kind of dependency no
+    its number); each other id dropped, warned, and so is each dependency read from a
+    script of another scheduler (its site's jobs). BadInput for a kind of dependency no
     dialect knows."""
     check_dependency_kinds(spec)
+    foreign = foreign_dependency_notes(spec.dependencies, target)
+    warnings += foreign
+    own = [d for d in spec.dependencies if d.scheduler in (None, target)]
+    if not own:
+        return []
     if any_of_dependencies(spec) and target not in ANY_OF_DIALECTS:
-        warnings.append(f"dropped: dependency {dependency_text(spec.dependencies, '?')} (any "
+        warnings.append(f"dropped: dependency {dependency_text(own, '?')} (any "
                         f"one of them suffices; {target} waits for all of a job's "
                         "dependencies and has no any-of)")
         return []
     out = []
-    for d in spec.dependencies:
+    for d in own:
         ids = [x for i in d.job_ids if (x := _dependency_id(i, d.kind, target, warnings))]
         if ids:
             out.append(d.model_copy(update={"job_ids": ids}))

@@ -291,7 +291,8 @@ class SgeScript:
                 kept = ",".join(names)
                 unknown(spec, self.name, Item(o, kept, item.lineno, f"#$ {o} {kept}"))
             # -hold_jid_ad: task n of this array waits for task n of the named arrays
-            dep = Dependency(kind="afterany", job_ids=ids, per_task=o == "-hold_jid_ad")
+            dep = Dependency(kind="afterany", job_ids=ids, per_task=o == "-hold_jid_ad",
+                             scheduler=self.name)
             if dep not in spec.dependencies:
                 spec.dependencies.append(dep)
         elif o == "-cwd":

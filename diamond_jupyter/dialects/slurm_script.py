@@ -20,7 +20,7 @@ from ..model import (
 from ..needs import Feature, Op, join_features, parse_constraint
 from .base import Rendered
 from .begin_time import render_begin, slurm_parts
-from .node_lists import render_named_hosts
+from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     Item,
@@ -140,7 +140,9 @@ _HET_SEPARATORS = {"hetjob", "packjob"}  # `#SBATCH hetjob`: the next component 
 _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "mem",
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
                       "constraint", "exclusive", "account", "qos", "reservation", "time",
-                      "cpus-per-gpu", "mem-per-gpu"}
+                      "cpus-per-gpu", "mem-per-gpu", "nodelist"}
+# metadata: each later hetjob component's own --nodelist (None: it names none), in order
+COMPONENT_NODELISTS = "slurm_component_nodelists"
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 
@@ -420,11 +422,17 @@ class SlurmScript:
         # --mem is carried too (sbatch's option table resets --mem-per-cpu and --mem-per-gpu
         # in each component, not --mem): the memory of the last component that set it
         prev_mem = spec.resources.memory_mb if first_mem else None
+        own_hosts: list[str | None] = []  # each one's --nodelist (sbatch keeps the last)
         for part in parts:
             one = JobSpec()
             items = part[1:]
             if not all(i.known and i.option in _COMPONENT_OPTIONS for i in items):
                 break
+            hosts = [i.value or "" for i in items if i.option == "nodelist"]
+            if any(not h or "/" in h for h in hosts):
+                break  # a file of hosts, read where sbatch runs: kept as written
+            own_hosts.append(hosts[-1] if hosts else None)
+            items = [i for i in items if i.option != "nodelist"]
             # sbatch keeps a component's last --gres
             last_gres = max((k for k, i in enumerate(items) if i.option == "gres"), default=-1)
             items = [i for k, i in enumerate(items) if i.option != "gres" or k == last_gres]
@@ -467,6 +475,8 @@ class SlurmScript:
         else:
             first = spec.resources.model_copy()
             set_components(spec, [first, *comps])
+            if any(own_hosts):
+                spec.metadata[COMPONENT_NODELISTS] = own_hosts
             r = spec.resources
             # each component keeps its own time limit; the job's is the longest (what a
             # scheduler of one time per job must give it)
@@ -789,8 +799,10 @@ class SlurmScript:
                 continue
             # aftercorr: each array task waits for the same task of the job(s) named, and
             # for its success
-            deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True)
-                        if kind == "aftercorr" else Dependency(kind=kind, job_ids=idl))
+            deps.append(Dependency(kind="afterok", job_ids=idl, per_task=True,
+                                   scheduler="slurm")
+                        if kind == "aftercorr" else
+                        Dependency(kind=kind, job_ids=idl, scheduler="slurm"))
         if rest and not deps:
             return False  # nothing read: kept as written
         spec.dependencies += deps
@@ -1112,7 +1124,20 @@ class SlurmScript:
             add("signal", value)
             warnings.append(said(ws, self.name, f"--signal={value}"))
             signal_kept = signal_carried(ws)
-        hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
+        # chunks of several shapes naming their hosts: each hetjob component its own
+        per_comp = component_hosts(spec, len(comps), self.name) if len(comps) > 1 else None
+        if per_comp is not None:
+            own_hosts, named = per_comp
+            if own_hosts[0]:
+                add("nodelist", own_hosts[0])
+            hosts_read = [(d.option, d.value) for d in named.read_from]
+            hosts_said = [f"kept: {named.raw()} as the --nodelist of each hetjob component ("
+                          + ", ".join(f"component {i}: {h or 'any host'}"
+                                      for i, h in enumerate(own_hosts)) + ")"]
+        else:  # a Slurm hetjob's own: the later components' (the first's is kept)
+            own_hosts = [None, *spec.metadata.get(COMPONENT_NODELISTS, [])] \
+                if spec.source_dialect == self.name else []
+            hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name,
                                                   skip=signal_kept + hosts_read + stf_kept)
         if spec.source_dialect == self.name and _FOREIGN_IN_BODY.search(spec.script or ""):
@@ -1148,6 +1173,8 @@ class SlurmScript:
                 add("constraint", join_features(features))
             if c.exclusive if comp.exclusive is None else comp.exclusive:  # not carried
                 add("exclusive")
+            if i < len(own_hosts) and own_hosts[i]:  # its own hosts (a chunk's)
+                add("nodelist", own_hosts[i])
             for opt, val in (("nodes", comp.nodes), ("ntasks", comp.tasks),
                              ("ntasks-per-node", comp.tasks_per_node),
                              ("cpus-per-task", comp.cpus_per_task)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..model import BadInput, JobSpec
 from .body import SENTINELS, one_task_cpus, program_notes, translate_body
 from .flux_script import flux_script
@@ -57,13 +59,24 @@ def get_script_dialect(name: str):
     return SCRIPT_DIALECTS[key]
 
 
-def translate(text: str, to: str, from_: str | None = None) -> tuple[str, list[str], JobSpec]:
+def translate(text: str, to: str, from_: str | None = None, *,
+              dependency_ids: Literal["source", "target"] = "source"
+              ) -> tuple[str, list[str], JobSpec]:
     """Script in one dialect -> (script in `to`, one warning per dropped/approximated
-    directive, the parsed JobSpec)."""
+    directive, the parsed JobSpec). A dependency's job ids are the source site's jobs
+    (dropped for another scheduler, said), unless `dependency_ids` is "target": the script
+    already names jobs of `to`'s site."""
+    if dependency_ids not in ("source", "target"):
+        raise BadInput(f"dependency_ids {dependency_ids!r}: expected source (the ids name "
+                       "jobs of the site the script was written for) or target (jobs of "
+                       "the site it is translated for)")
     target = get_script_dialect(to)
     source = get_script_dialect(from_) if from_ else get_script_dialect(detect_dialect(text))
     try:
         spec = source.parse_script(text)
+        if dependency_ids == "target":
+            spec.dependencies = [d.model_copy(update={"scheduler": None})
+                                 for d in spec.dependencies]
         first = len(text.splitlines()) - len((spec.script or "").splitlines()) + 1
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,

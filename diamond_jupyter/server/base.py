@@ -28,6 +28,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 MAX_QUERY_INT = 2**63 - 1
 MAX_LIMIT = 500  # the most rows one page of a list holds
 B = TypeVar("B", bound=BaseModel)
+T = TypeVar("T")
 # what a body may be labelled besides JSON's own types: a form's type is what `curl -d` and
 # Tornado's client give any body, so JSON under it is read (a form's fields are refused)
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -66,6 +67,15 @@ def api(method: F) -> F:
             raise ApiError(500, "engine-error", str(e)) from None
 
     return inner  # type: ignore[return-value]
+
+
+def found_or_404(lookup: Callable[[str], T], key: str,
+                 unknown: type[DiamondError] = DiamondError) -> T:
+    """What `lookup` finds for `key`, or 404 with its message where it raises `unknown`."""
+    try:
+        return lookup(key)
+    except unknown as e:
+        raise ApiError(404, "not-found", str(e)) from None
 
 
 class DiamondHandler(APIHandler):
@@ -125,10 +135,7 @@ class DiamondHandler(APIHandler):
         return cfg
 
     def job_or_404(self, fed: Federation, job_id: str) -> Job:
-        try:
-            return fed.job(job_id)
-        except BadInput as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        return found_or_404(fed.job, job_id, BadInput)
 
     # -- request helpers ----------------------------------------------------------------
     def body(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from tornado.web import authenticated
 
 from ..model import DiamondError, JobState, job_json
 from . import views
-from .base import MAX_LIMIT, ApiError, DiamondHandler, api
+from .base import MAX_LIMIT, ApiError, DiamondHandler, api, found_or_404
 from .bodies import (
     ApproveBody,
     AskBody,
@@ -325,10 +325,7 @@ class TransferCancelHandler(DiamondHandler):
         """Cancel a transfer: its record, CANCELLED (one cancelled before, as it is); 404
         when unknown, 400 when it had ended otherwise (the message says how)."""
         fed = await self.fed()
-        try:
-            fed.transfer_status(transfer_id)
-        except DiamondError as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        found_or_404(fed.transfer_status, transfer_id)
         self.reply((await fed.cancel_transfer(transfer_id)).model_dump(mode="json"))
 
 
@@ -374,10 +371,7 @@ class TasksHandler(_AgentHandler):
 
 class _TaskHandler(_AgentHandler):
     async def task_or_404(self, fed: Any, task_id: str) -> dict[str, Any]:
-        try:
-            return fed.task(task_id)
-        except DiamondError as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        return found_or_404(fed.task, task_id)
 
 
 class TaskHandler(_TaskHandler):

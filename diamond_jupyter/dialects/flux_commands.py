@@ -19,6 +19,7 @@ from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
 from .outputs_common import (
+    FailureReading,
     clean,
     decode_wait_status,
     expand_hostlist,
@@ -26,9 +27,7 @@ from .outputs_common import (
     from_epoch,
     load_json,
     parse_fsd,
-    submit_answer_lost,
     to_int,
-    unanswered,
     unread,
     user_filter,
 )
@@ -54,21 +53,9 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class FluxCommands:
+class FluxCommands(FailureReading):
     name = "flux"
     submit_stdin = False
-
-    @staticmethod
-    def submit_unsure(exit_status: int, stderr: str) -> bool:
-        """Whether a failed submit may have queued the job all the same: the request reached
-        the broker, whose answer was lost (a read timeout), so the job's token decides."""
-        return submit_answer_lost("flux", exit_status, stderr)
-
-    @staticmethod
-    def status_unanswered(exit_status: int, stderr: str) -> bool:
-        """Whether a failed `flux jobs` means the broker did not answer (down, restarting,
-        not reachable), not "unknown job id": nothing can be concluded about the jobs asked."""
-        return unanswered("flux", exit_status, stderr)
 
     @staticmethod
     def _ids(native_ids: list[str]) -> list[str]:

@@ -29,6 +29,7 @@ from ..model import (
     utcnow,
 )
 from .outputs_common import (
+    FailureReading,
     clean,
     fail,
     finite_int,
@@ -36,9 +37,7 @@ from .outputs_common import (
     load_json,
     memory_mb,
     parse_local_time,
-    submit_answer_lost,
     to_int,
-    unanswered,
     unread,
     user_filter,
     year_fix,
@@ -101,7 +100,7 @@ def array_tasks(native_id: str) -> int:
     return 1
 
 
-class LsfCommands:
+class LsfCommands(FailureReading):
     """`now` supplies the year for LSF's year-less timestamps (injectable for tests)."""
 
     name = "lsf"
@@ -111,18 +110,6 @@ class LsfCommands:
     live_outputs = frozenset({"queue", "limits", "arrays", "shared_resources", "job_rusage"})
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)
-
-    @staticmethod
-    def submit_unsure(exit_status: int, stderr: str) -> bool:
-        """Whether a failed submit may have queued the job all the same: the request reached
-        the mbatchd, whose answer was lost (a read timeout), so the job's token decides."""
-        return submit_answer_lost("lsf", exit_status, stderr)
-
-    @staticmethod
-    def status_unanswered(exit_status: int, stderr: str) -> bool:
-        """Whether a failed status or accounting query means the server did not answer
-        (not "no such job"): nothing can be concluded about the jobs asked."""
-        return unanswered("lsf", exit_status, stderr)
 
     def __init__(self, *, tz: tzinfo | None = None,
                  now: Callable[[], datetime] = utcnow) -> None:

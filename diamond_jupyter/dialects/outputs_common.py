@@ -646,3 +646,23 @@ def unanswered(scheduler: str, exit_status: int, stderr: str) -> bool:
     """Whether a failed status or accounting query means the scheduler did not answer (then
     nothing can be concluded about the jobs asked), by what its commands print."""
     return exit_status != 0 and NO_ANSWER[scheduler].search(stderr) is not None
+
+
+class FailureReading:
+    """What a scheduler's failed command says about the server, for the commands classes:
+    each names its scheduler in `name` (a key of NO_ANSWER and SUBMIT_ANSWER_LOST)."""
+
+    name: str
+
+    @classmethod
+    def submit_unsure(cls, exit_status: int, stderr: str) -> bool:
+        """Whether a failed submit may have queued the job all the same: the request reached
+        the server, whose answer was lost (a read timeout), so the job's token decides."""
+        return submit_answer_lost(cls.name, exit_status, stderr)
+
+    @classmethod
+    def status_unanswered(cls, exit_status: int, stderr: str) -> bool:
+        """Whether a failed status or accounting query means the server did not answer,
+        rather than an answer such as "unknown job id" (a job no longer in the queue): then
+        nothing can be concluded about the jobs asked."""
+        return unanswered(cls.name, exit_status, stderr)

@@ -33,6 +33,7 @@ from ..model import (
     SiteSnapshot,
 )
 from .outputs_common import (
+    FailureReading,
     clean,
     count_array_tasks,
     fail,
@@ -43,9 +44,7 @@ from .outputs_common import (
     memory_mb,
     parse_duration,
     parse_local_time,
-    submit_answer_lost,
     to_int,
-    unanswered,
     unread,
     user_filter,
 )
@@ -200,24 +199,11 @@ def job_name_limit(flavor: str, version: str | None) -> int | None:
     return OLD_NAME_LIMIT if major < 4 else None
 
 
-class PbsCommands:
+class PbsCommands(FailureReading):
     """PBS Pro by default; `flavor="torque"` switches status to Torque's XML."""
 
     name = "pbs"
     submit_stdin = False
-
-
-    @staticmethod
-    def submit_unsure(exit_status: int, stderr: str) -> bool:
-        """Whether a failed submit may have queued the job all the same: the request reached
-        the server, whose answer was lost (a read timeout), so the job's token decides."""
-        return submit_answer_lost("pbs", exit_status, stderr)
-
-    @staticmethod
-    def status_unanswered(exit_status: int, stderr: str) -> bool:
-        """Whether a failed status or accounting query means the server did not answer
-        (not "no such job"): nothing can be concluded about the jobs asked."""
-        return unanswered("pbs", exit_status, stderr)
 
     def __init__(self, *, flavor: Literal["pro", "torque", "slurm"] | None = "pro",
                  tz: tzinfo | None = None, jobcomp: bool = False) -> None:

@@ -28,6 +28,7 @@ from ..model import (
     SiteSnapshot,
 )
 from .outputs_common import (
+    FailureReading,
     clean,
     count_array_tasks,
     fail,
@@ -36,9 +37,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_local_time,
-    submit_answer_lost,
     to_int,
-    unanswered,
     unread,
     user_filter,
 )
@@ -148,25 +147,12 @@ def parse_throttles(stdout: str) -> dict[str, int]:
     return out
 
 
-class SgeCommands:
+class SgeCommands(FailureReading):
     """Grid Engine argv builders and parsers. `tz`: the cluster's time zone for its naive
     timestamps (None = this machine's)."""
 
     name = "sge"
     submit_stdin = False
-
-
-    @staticmethod
-    def submit_unsure(exit_status: int, stderr: str) -> bool:
-        """Whether a failed submit may have queued the job all the same: the request reached
-        the qmaster, whose answer was lost (a read timeout), so the job's token decides."""
-        return submit_answer_lost("sge", exit_status, stderr)
-
-    @staticmethod
-    def status_unanswered(exit_status: int, stderr: str) -> bool:
-        """Whether a failed status or accounting query means the server did not answer
-        (not "no such job"): nothing can be concluded about the jobs asked."""
-        return unanswered("sge", exit_status, stderr)
 
     array_of = staticmethod(array_of)  # the engine follows an array as one job
     array_tasks = staticmethod(array_tasks)

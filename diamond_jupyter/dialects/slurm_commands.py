@@ -31,6 +31,7 @@ from ..model import (
 )
 from .base import PrivateArgv
 from .outputs_common import (
+    FailureReading,
     clean,
     count_array_tasks,
     decode_wait_status,
@@ -46,9 +47,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_kv_line,
-    submit_answer_lost,
     to_int,
-    unanswered,
     unread,
     unwrap,
     user_filter,
@@ -170,7 +169,7 @@ def gpus_asked(nodes: int | None, *, per_node: Any = None, per_job: Any = None,
                 (_gpus_of(per_socket) or 0) * max(sockets or 0, 1) * n)) or None
 
 
-class SlurmCommands:
+class SlurmCommands(FailureReading):
     """Slurm argv builders and parsers. `jobcomp=True` reads finished jobs with
     `sacct -c` (no slurmdbd; JobCompType=jobcomp/filetxt), else plain `sacct -X`.
     `tz` is the cluster's time zone for its naive timestamps (None = this machine's)."""
@@ -295,19 +294,6 @@ class SlurmCommands:
         return ["scontrol", "release", self._ids(native_ids)]
 
     token_in_comment = True  # the idempotency token travels in --comment, not the name
-
-    @staticmethod
-    def submit_unsure(exit_status: int, stderr: str) -> bool:
-        """Whether a failed submit may have queued the job all the same: the request reached
-        the controller, whose answer was lost (a read timeout), so the job's token decides."""
-        return submit_answer_lost("slurm", exit_status, stderr)
-
-    @staticmethod
-    def status_unanswered(exit_status: int, stderr: str) -> bool:
-        """Whether a failed status or accounting query means the controller (or slurmdbd)
-        did not answer, rather than an answer such as "Invalid job id specified" (a job no
-        longer in the queue): then nothing can be concluded about the jobs asked."""
-        return unanswered("slurm", exit_status, stderr)
 
     def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
         """Jobs named `name` (`user`'s only, when given); a name holding a comma (which

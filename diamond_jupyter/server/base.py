@@ -26,7 +26,9 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # The largest number SQLite stores (offsets, sequence numbers): beyond it a query overflows
 MAX_QUERY_INT = 2**63 - 1
+MAX_LIMIT = 500  # the most rows one page of a list holds
 B = TypeVar("B", bound=BaseModel)
+T = TypeVar("T")
 # what a body may be labelled besides JSON's own types: a form's type is what `curl -d` and
 # Tornado's client give any body, so JSON under it is read (a form's fields are refused)
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -65,6 +67,15 @@ def api(method: F) -> F:
             raise ApiError(500, "engine-error", str(e)) from None
 
     return inner  # type: ignore[return-value]
+
+
+def found_or_404(lookup: Callable[[str], T], key: str,
+                 unknown: type[DiamondError] = DiamondError) -> T:
+    """What `lookup` finds for `key`, or 404 with its message where it raises `unknown`."""
+    try:
+        return lookup(key)
+    except unknown as e:
+        raise ApiError(404, "not-found", str(e)) from None
 
 
 class DiamondHandler(APIHandler):
@@ -113,15 +124,18 @@ class DiamondHandler(APIHandler):
     async def fed_with_site(self, name: str) -> Federation:
         """The started Federation, or 404 when it lists no site `name`."""
         fed = await self.fed()
-        if name not in {c["name"] for c in fed.site_configs()}:
-            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        self.site_config_or_404(fed, name)
         return fed
 
+    def site_config_or_404(self, fed: Federation, name: str) -> dict[str, Any]:
+        """Site `name`'s configuration, or 404 when the Federation lists no such site."""
+        cfg = next((c for c in fed.site_configs() if c["name"] == name), None)
+        if cfg is None:
+            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        return cfg
+
     def job_or_404(self, fed: Federation, job_id: str) -> Job:
-        try:
-            return fed.job(job_id)
-        except BadInput as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        return found_or_404(fed.job, job_id, BadInput)
 
     # -- request helpers ----------------------------------------------------------------
     def body(self) -> dict[str, Any]:
@@ -180,6 +194,10 @@ class DiamondHandler(APIHandler):
         if unknown:
             raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
                            f"route reads (accepted: {', '.join(accepted)})")
+
+    def page_args(self) -> tuple[int, int]:
+        """A list's `limit` (50 unless given, at most MAX_LIMIT) and `offset` (0 unless given)."""
+        return (self.int_arg("limit", 50, hi=MAX_LIMIT) or 0, self.int_arg("offset", 0) or 0)
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:

@@ -12,7 +12,7 @@ from tornado.web import authenticated
 
 from ..model import DiamondError, JobState, job_json
 from . import views
-from .base import ApiError, DiamondHandler, api
+from .base import MAX_LIMIT, ApiError, DiamondHandler, api, found_or_404
 from .bodies import (
     ApproveBody,
     AskBody,
@@ -26,7 +26,6 @@ from .bodies import (
 from .events import to_emission
 
 OPENAPI = Path(__file__).parent / "openapi.yaml"
-MAX_LIMIT = 500
 # an event kind as stored (job.state, stage.in.failed), or a prefix of kinds (job.*)
 _EVENT_KIND = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?:\.\*)?")
 
@@ -123,9 +122,7 @@ class SiteHandler(DiamondHandler):
     @api
     async def get(self, name: str) -> None:
         fed = await self.fed()
-        cfg = next((c for c in fed.site_configs() if c["name"] == name), None)
-        if cfg is None:
-            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        cfg = self.site_config_or_404(fed, name)
         snap = await fed.snapshot(name)
         self.reply(views.public_config(cfg) | {"snapshot": views.snapshot_summary(snap)})
 
@@ -168,8 +165,7 @@ class JobsHandler(DiamondHandler):
             raise ApiError(400, "bad-input", f"unknown state in {raw!r}; expected "
                            f"{', '.join(s.value for s in JobState)}") from None
         name = self.get_query_argument("name", None) or None
-        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
-        offset = self.int_arg("offset", 0)
+        limit, offset = self.page_args()
         jobs = fed.jobs(site=site, states=states, name_like=name, limit=limit, offset=offset)
         total = fed.count_jobs(site=site, states=states, name_like=name)
         self.reply({"jobs": [job_json(j) for j in jobs], "total": total,
@@ -304,8 +300,8 @@ class TransfersHandler(DiamondHandler):
     @api
     async def get(self) -> None:
         fed = await self.fed()
-        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
-        self.reply({"transfers": fed.transfers(limit=limit, offset=self.int_arg("offset", 0))})
+        limit, offset = self.page_args()
+        self.reply({"transfers": fed.transfers(limit=limit, offset=offset)})
 
     @authenticated
     @authorized
@@ -329,10 +325,7 @@ class TransferCancelHandler(DiamondHandler):
         """Cancel a transfer: its record, CANCELLED (one cancelled before, as it is); 404
         when unknown, 400 when it had ended otherwise (the message says how)."""
         fed = await self.fed()
-        try:
-            fed.transfer_status(transfer_id)
-        except DiamondError as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        found_or_404(fed.transfer_status, transfer_id)
         self.reply((await fed.cancel_transfer(transfer_id)).model_dump(mode="json"))
 
 
@@ -359,8 +352,8 @@ class TasksHandler(_AgentHandler):
     @api
     async def get(self) -> None:
         fed = await self.fed()
-        limit = self.int_arg("limit", 50, hi=MAX_LIMIT)
-        self.reply({"tasks": fed.tasks(limit=limit, offset=self.int_arg("offset", 0))})
+        limit, offset = self.page_args()
+        self.reply({"tasks": fed.tasks(limit=limit, offset=offset)})
 
     # -- agent tasks ----------------------------------------------------------------------
     @authenticated
@@ -378,10 +371,7 @@ class TasksHandler(_AgentHandler):
 
 class _TaskHandler(_AgentHandler):
     async def task_or_404(self, fed: Any, task_id: str) -> dict[str, Any]:
-        try:
-            return fed.task(task_id)
-        except DiamondError as e:
-            raise ApiError(404, "not-found", str(e)) from None
+        return found_or_404(fed.task, task_id)
 
 
 class TaskHandler(_TaskHandler):

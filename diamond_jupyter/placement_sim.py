@@ -210,7 +210,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     # jobs suspended last: the jobs that suspended them are read first
     for j in sorted(snap.running, key=_suspended):
         w = j.walltime_s or part_max.get(j.partition or "")
-        elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
+        # the time it ran (squeue %M: a suspension not counted, exact over several), else
+        # the time since it started
+        elapsed = float(j.time_used_s) if j.time_used_s is not None else \
+            (now - aware(j.started_at)).total_seconds() if j.started_at else None
         gone = j.native_id in ended
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         by = _suspended_by(j, hosts, rel, started, tiers) if _suspended(j) and not gone else ()
@@ -220,7 +223,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             planned_resume = max((planned or {}).get(k, rel[k][0]) for k in by)
             suspended_at = max(aware(started[k].started_at) for k in by  # type: ignore[arg-type]
                                if started[k].started_at)
-            elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
+            if j.time_used_s is None:  # it ran until the first of them started
+                elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
         end = 0.0 if gone else resume + _release_after(w, elapsed, j.partition, j.cpus, ratio)
         by_limit = planned_resume + _release_after(w, elapsed, j.partition, j.cpus, None) \
             if planned is not None and not gone else end

@@ -827,6 +827,8 @@ class JobStatus(_Model):
     # where the server's job-name limit leaves no room for it in the name
     token: str | None = None
     node_list: str | None = None
+    # Slurm: how long it has run (squeue %M; time suspended not counted); None: not read
+    time_used_s: int | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
     account: str | None = None  # Slurm: the account it runs under (its associations count
     # it); PBS: its project (`-P`; the project limits count it)

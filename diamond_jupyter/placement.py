@@ -1876,6 +1876,30 @@ def _suspended_hold(snap: SiteSnapshot, victims: Collection[str], mem: int
     return {q: sorted(hs) for q, hs in held.items() if hs}
 
 
+def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collection[str],
+                     start: float) -> list[str]:
+    """What the job starting `start` s from now in partition `part` (of `nodes`) meets of
+    the suspended jobs there (`st.suspended`, planned by time limits): one suspended by
+    hand resumes at a time not known (its resources held, the safe side); one it waits for
+    (it starts no sooner than that job's planned end) resumes when planned."""
+    out = []
+    for j in snap.running:
+        plan = st.suspended.get(j.native_id)
+        hosts = [h for h in job_hosts(j.node_list) if h in nodes]
+        if plan is None or not hosts:
+            continue
+        resume, end = plan
+        where = f"partition {part}: job {j.native_id} on {_few(set(hosts))} is suspended"
+        if resume is None:
+            out.append(f"{where}, by no job seen there (by hand?): it resumes at a time not "
+                       f"known; its resources are planned as held (not free) for all its "
+                       f"time limit left ({hms(end)}) from now, the safe side")
+        elif start >= end - READY_TOLERANCE_S:
+            out.append(f"{where}: the job waits for it, planned to resume in {hms(resume)} "
+                       f"(when the jobs that suspended it end) and end in {hms(end)}")
+    return out
+
+
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
                   ) -> str | None:
     """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
@@ -2738,6 +2762,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.waits_for = waiting.get(pname, [])
     req, fit = reqs[pname], fits[pname]
     raw_st, raw_queue, calibrated, pending = views_for(pname)
+    if raw_st.suspended:
+        v.notes.extend(n for n in _suspended_notes(pname, raw_st, snap, members.get(pname, []),
+                                                   raw_s) if n not in v.notes)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None

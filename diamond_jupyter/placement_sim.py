@@ -192,6 +192,9 @@ class SimState:
     # per release of a suspended job (Slurm PreemptMode=SUSPEND): the releases of the jobs
     # that suspended it, whose last end resumes it (its own end is that far later)
     resume_after: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # per suspended job (native id): when it resumes (None: not known, suspended by hand)
+    # and ends, as planned by time limits (seconds from now)
+    suspended: dict[str, tuple[float | None, float]] = field(default_factory=dict)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -244,11 +247,15 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     job_ids: dict[int, str] = {}  # release's seq -> its running job's native id
     started: dict[int, JobStatus] = {}  # release's seq -> its job, of the jobs not suspended
     resume_after: dict[int, tuple[int, ...]] = {}
+    suspended: dict[str, tuple[float | None, float]] = {}
     tiers = {q.name: q.priority_tier for q in snap.partitions}
     # jobs suspended last: the jobs that suspended them are read first
     for j in sorted(snap.running, key=_suspended):
         w = j.walltime_s or part_max.get(j.partition or "")
-        elapsed = (now - aware(j.started_at)).total_seconds() if j.started_at else None
+        # the time it ran (squeue %M: a suspension not counted, exact over several), else
+        # the time since it started
+        elapsed = float(j.time_used_s) if j.time_used_s is not None else \
+            (now - aware(j.started_at)).total_seconds() if j.started_at else None
         gone = j.native_id in ended
         hosts = [idx[h] for h in _hosts(j.node_list) if h in idx]
         by = _suspended_by(j, hosts, rel, started, tiers) if _suspended(j) and not gone else ()
@@ -258,17 +265,25 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             planned_resume = max((planned or {}).get(k, rel[k][0]) for k in by)
             suspended_at = max(aware(started[k].started_at) for k in by  # type: ignore[arg-type]
                                if started[k].started_at)
-            elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
+            if j.time_used_s is None:  # it ran until the first of them started
+                elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
         end = 0.0 if gone else resume + _release_after(w, elapsed, j.partition, j.cpus, ratio)
         by_limit = planned_resume + _release_after(w, elapsed, j.partition, j.cpus, None) \
             if planned is not None and not gone else end
+        by_hand = _suspended(j) and not by and not gone
+        if by_hand:  # it resumes at a time not known: held (the safe side) for all its
+            # limit left from now, what it ran (%M) counted where read
+            end = by_limit = _release_after(w, float(j.time_used_s or 0), j.partition,
+                                            j.cpus, None)
+        if _suspended(j) and not gone:
+            suspended[j.native_id] = (None if by_hand else planned_resume, by_limit)
         k = len(hosts) or max(1, j.nodes or 1)
         if not hosts:  # attribute to nodes whose allocations are not yet explained
             cand = _member_idx(idx, members, j.partition, usable)
             cand.sort(key=lambda i: expl_c[i] - alloc_c[i])
             hosts = cand[:k]
         # an ended job's end is known: no calibration moves it (`recalibrated`)
-        owner = None if gone else (w, elapsed, j.partition, j.cpus)
+        owner = None if gone or by_hand else (w, elapsed, j.partition, j.cpus)
         for h in hosts:
             c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
@@ -343,7 +358,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
-                    planned, job_ids, resume_after)
+                    planned, job_ids, resume_after, suspended)
 
 
 def _suspended(j: JobStatus) -> bool:
@@ -357,7 +372,7 @@ def _suspended_by(j: JobStatus, hosts: list[int], rel: list[tuple[float, int, in
     """The releases of the running jobs that suspended `j` (Slurm PreemptMode=SUSPEND):
     on its nodes, started after it, of a partition of a higher PriorityTier where both
     tiers are known. Empty where none is seen (suspended by hand: its resumption is not
-    known, it is planned as if running)."""
+    known, its resources are held for all its limit left from now)."""
     mine = tiers.get(j.partition or "")
     out = []
     for k, other in started.items():
@@ -474,7 +489,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                for end, seq, h, c, g in rel]
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned, st.job_ids, st.resume_after)
+                      planned, st.job_ids, st.resume_after, st.suspended)
     new_q = []
     for d in queue:
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)

@@ -27,7 +27,7 @@ ME = "me"
 
 # -- 1. queue readers: a whole record written into another user's job name ---------------------
 
-_SQUEUE_CODES = list("iTSeVlDCuPbNrkj")  # SQUEUE_FIELDS' letters, in order
+_SQUEUE_CODES = list("iTSeVlDCuPbNrkMj")  # SQUEUE_FIELDS' letters, in order
 
 
 def _job(jid: str, state: str = "PENDING", *, user: str = "eve", name: str = "job",
@@ -35,7 +35,7 @@ def _job(jid: str, state: str = "PENDING", *, user: str = "eve", name: str = "jo
     """One job as squeue knows it, by format letter."""
     return dict(zip(_SQUEUE_CODES, [
         jid, state, "N/A", "N/A", "2026-12-04T10:00:00", "1:00:00", "1", "1", user, "batch",
-        "N/A", "", reason, comment, name], strict=True))
+        "N/A", "", reason, comment, "0:00", name], strict=True))
 
 
 def _squeue(argv: list[str], jobs: list[dict[str, str]]) -> str:
@@ -144,8 +144,8 @@ def test_every_query_gets_its_own_separator():
 
 @pytest.mark.parametrize("out,why", [
     ("100#dj-0123456789abcdef#RUNNING#dj-0123456789abcdef#\n", "not whole records"),
-    ("".join(f"{x}#dj-0123456789abcdef#" for x in ["100", *"abcdefghijklmn"]) + "\n"
-     + "".join(f"{x}#dj-0123456789abcdef#" for x in ["rm -rf", *"abcdefghijklmn"]) + "\n",
+    ("".join(f"{x}#dj-0123456789abcdef#" for x in ["100", *"abcdefghijklmno"]) + "\n"
+     + "".join(f"{x}#dj-0123456789abcdef#" for x in ["rm -rf", *"abcdefghijklmno"]) + "\n",
      "no job id"),
 ])
 def test_a_cut_or_invented_separated_listing_is_a_site_error(out, why):

@@ -86,7 +86,7 @@ def test_squeue_and_sacct_lines_of_an_array_fold_to_its_id():
         return "|".join([jid, state, "2026-12-04T12:00:00", "N/A", "2026-12-04T11:59:00",
                          "1:00", "1", "1", "me", "debug", "N/A", "an1", "None",
                          "dmd:tok", "sweep.dmd-tok"])
-    assert SQUEUE_FIELDS.count("|") == 14
+    assert SQUEUE_FIELDS.count("|") == 15  # these lines: all but %M (read as before it)
     seen = SlurmCommands().parse_status("\n".join([
         line("123_1", "COMPLETED"), line("123_2", "RUNNING"), line("123_[3-4]", "PENDING")]))
     (arr,) = fold_array_tasks(seen, array_of)

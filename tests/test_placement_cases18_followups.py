@@ -156,3 +156,79 @@ def test_a_calibrated_view_resumes_the_suspended_job_after_its_suspenders_new_en
     ends = sorted((r[0] / 3600, r[3]) for r in cal.releases if r[2] == m01)
     # job 81 (2 h of 5 run) ends at 2.5 h: +0.5 h; job 71 (2 h of 12 run) has 4 h left
     assert ends == [(0.5, 0), (4.5, 128)]
+
+
+# ---- the time a job ran (squeue %M): exact over several suspend/resume cycles ---------------
+
+def _used(line: str, used: str) -> str:
+    """`line` (squeue fields before %M was read) with the job's time used (%M) added."""
+    head, _, name = line.rpartition("|")
+    return f"{head}|{used}|{name}"
+
+
+def test_a_suspended_job_runs_its_limit_less_the_time_squeue_says_it_ran():
+    """Job 71 was suspended once before (resumed since): squeue's %M says it ran 1 h of its
+    4 h since start, so it has 11 h left once job 81 ends at +3 h (before: 10 h, from its
+    start to job 81's start, which counted the earlier suspension as run)."""
+    scav = _used(running("71", "bob", "m01", 128, 8, 12, "scav")
+                 .replace("|RUNNING|", "|SUSPENDED|"), "1:00:00")
+    big = running("81", "carol", "m01", 128, 3, 5, "big")
+    site = selene(scav, big, alloc={"m01": 128}, mem={"m01": 500000}, partitions=SUSPEND)
+    v = _first(run("#SBATCH -p scav -w m01 -n 128 --mem=1G -t 1:00:00", site))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(14)), v.notes
+
+
+def test_a_resumed_job_ends_its_limit_less_the_time_it_ran_after_now():
+    """Job 71 runs again after a suspension: started 4 h ago, it ran 2 h (%M 2:00:00), so of
+    its 12 h it has 10 h left (before: 8 h, the time since its start counted as run)."""
+    line = _used(running("71", "bob", "m01", 128, 8, 12, "scav"), "2:00:00")
+    site = selene(line, alloc={"m01": 128}, mem={"m01": 500000}, partitions=SUSPEND)
+    v = _first(run("#SBATCH -p scav -w m01 -n 128 --mem=1G -t 1:00:00", site))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(10)), v.notes
+
+
+def test_squeue_time_used_is_read_and_older_lines_without_it_read_as_before():
+    from diamond_jupyter.dialects.slurm_commands import SQUEUE_FIELDS, SlurmCommands
+    assert "%M" in SQUEUE_FIELDS
+    old = running("71", "bob", "m01", 128, 8, 12, "scav")
+    piped = old.replace("|job71", "|a|b")  # a name holding '|', in the older layout
+    new = _used(running("72", "bob", "m02", 128, 8, 12, "scav"), "1-02:03:04")
+    jobs = {j.native_id: j for j in SlurmCommands().parse_status(
+        "\n".join([old, piped.replace("71|", "73|", 1), new]))}
+    assert (jobs["71"].time_used_s, jobs["71"].name) == (None, "job71")
+    assert (jobs["73"].time_used_s, jobs["73"].name) == (None, "a|b")
+    assert (jobs["72"].time_used_s, jobs["72"].name) == (93784, "job72")
+
+
+# ---- what the decision says of the suspended jobs it meets ----------------------------------
+
+def test_a_job_suspended_by_hand_is_held_and_said_to_resume_at_a_time_not_known():
+    """Job 71 is suspended and no higher-tier job runs on m01 (scontrol suspend): when it
+    resumes is not known, so its CPUs are held for all its limit left from now, 11 h (%M:
+    it ran 1 h), the safe side, and the notes say so. Before: planned as if running, it
+    freed m01 at +8 h (start + 12 h) and nothing was said."""
+    scav = _used(running("71", "bob", "m01", 128, 8, 12, "scav")
+                 .replace("|RUNNING|", "|SUSPENDED|"), "1:00:00")
+    site = selene(scav, alloc={"m01": 128}, mem={"m01": 500000}, partitions=SUSPEND)
+    v = _first(run("#SBATCH -p scav -w m01 -n 128 --mem=1G -t 1:00:00", site))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(11)), v.notes
+    said = [n for n in v.notes if "job 71" in n]
+    assert len(said) == 1 and "resumes at a time not known" in said[0] \
+        and "held (not free)" in said[0] and "11:00:00" in said[0], v.notes
+
+
+def test_the_notes_name_the_suspended_job_the_job_waits_for_and_its_planned_resumption():
+    """The job waits for job 71 on m01: the notes name it, its resumption at job 81's end
+    (+3 h) and its end (+13 h). Before: nothing said of it."""
+    v = _first(run("#SBATCH -p scav -w m01 -n 128 --mem=1G -t 1:00:00", _suspended_site()))
+    said = [n for n in v.notes if "job 71" in n]
+    assert said == ["partition scav: job 71 on m01 is suspended: the job waits for it, "
+                    "planned to resume in 3:00:00 (when the jobs that suspended it end) and "
+                    "end in 13:00:00"], v.notes
+
+
+def test_a_suspended_job_the_job_does_not_wait_for_is_not_said():
+    """A job on m02 (free) does not wait for job 71 on m01: no note names job 71."""
+    v = _first(run("#SBATCH -p scav -w m02 -n 16 --mem=1G -t 1:00:00", _suspended_site()))
+    assert v.estimated_start is not None and v.estimated_start < hours(1), v.notes
+    assert not any("job 71" in n for n in v.notes), v.notes

@@ -43,7 +43,7 @@ def test_no_squeue_query_holds_its_separator_on_the_command_line(what):
     argv = _slurm_queries()[what]
     assert not any(SEP_MARK in a for a in argv), argv
     fmt = private_values(argv)["SQUEUE_FORMAT"]
-    assert fmt.startswith("%i#dj-") and fmt.count(fmt[2:21]) == 15  # after every field
+    assert fmt.startswith("%i#dj-") and fmt.count(fmt[2:21]) == 16  # after every field
     # squeue takes SQUEUE_FORMAT only where no format option is given, and must get it
     assert "-o" not in argv and "--format" not in " ".join(argv)
     assert "SQUEUE_FORMAT" not in argv  # not unset by the `env -u` prefix
@@ -66,7 +66,7 @@ def test_a_private_variable_is_a_fixed_name_and_one_line(name, value):
 # -- end to end: what other users of the login node can read while squeue runs ----------------
 
 FIELDS = ["7", "RUNNING", "2026-12-04T10:00:05", "N/A", "2026-12-04T10:00:00", "1:00:00", "1",
-          "2", "me", "batch", "N/A", "c1", "None", "(null)", "mine"]
+          "2", "me", "batch", "N/A", "c1", "None", "(null)", "0:05", "mine"]
 
 
 def _stand_in_squeue(log: Path) -> str:

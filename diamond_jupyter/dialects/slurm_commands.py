@@ -60,9 +60,13 @@ FORMAT_ENV = (
     "SACCT_FORMAT", "SLURM_TIME_FORMAT", "SQUEUE_STATES", "SLURM_CLUSTERS",
 )
 
-# The job name (free text, may contain '|') is last so it absorbs extra separators.
-SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%j"
+# The job name (free text, may contain '|') is last so it absorbs extra separators. %M is
+# the time the job has run (suspended time not counted); outputs of the fields before it
+# was added (`|`-separated lines, one field fewer) are still read (`_with_time_used`).
+SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%M|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
+# what squeue's %M prints: [days-][hours:]minutes:seconds
+_TIME_USED = re.compile(r"\d+-\d+:\d+:\d+|(\d+:)?\d+:\d+")
 # What a query asks for: each field followed by a separator made afresh for that query
 # (`#dj-` and 16 random hex digits). Names and comments are anyone's free text (newlines,
 # '|', whole forged records), but nobody knows the separator before the query runs, so
@@ -398,9 +402,14 @@ class SlurmCommands(FailureReading):
         """Lines of SQUEUE_FIELDS; an empty output is an empty list. `skipped`: where to
         say the lines that are no record (else SiteError)."""
         out = []
-        for f in _records(stdout, _NF, "squeue", skipped=skipped):
+        if _FIRST_FIELD.match(stdout):  # a query of this engine's: every field there
+            records = _records(stdout, _NF, "squeue", skipped=skipped)
+        else:
+            records = [_with_time_used(f)
+                       for f in _lines(stdout, _NF - 1, "squeue", skipped=skipped)]
+        for f in records:
             jid, st, start, end, submit, limit, nn, cpus, user, part, tres, nodes, reason, \
-                comment, name = f
+                comment, used, name = f
             state = map_state(st)
             t_start = parse_iso(start, self.tz)
             try:
@@ -417,6 +426,7 @@ class SlurmCommands(FailureReading):
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
                 reason=clean(reason), comment=clean(comment), node_list=clean(nodes),
+                time_used_s=parse_duration(used) if _TIME_USED.fullmatch(used) else None,
             ))
         return out
 
@@ -976,6 +986,17 @@ def _sacct_stretch(lines: list[str], starts: list[str | None], ends: list[str | 
     covered = {k for i, j in sure for k in range(i, j + 1)}
     return ([_sacct_fields(lines[i:j + 1]) for i, j in sure],
             [s for k in range(a, b + 1) if (s := starts[k]) is not None and k not in covered])
+
+
+def _with_time_used(f: list[str]) -> list[str]:
+    """A '|'-separated squeue record read with one field fewer than SQUEUE_FIELDS (its
+    name taking the rest), with %M put back: the field before the name where it is one
+    (this engine's lines), else "" (not known: a line of the fields before %M was added,
+    whose name is then kept whole)."""
+    used, sep, name = f[-1].partition("|")
+    if sep and _TIME_USED.fullmatch(used.strip()):
+        return [*f[:-1], used.strip(), name.strip()]
+    return [*f[:-1], "", f[-1]]
 
 
 def _records(stdout: str, fields: int, what: str, *, steps: bool = False,

@@ -8,6 +8,7 @@ import logging
 import re
 import sqlite3
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -254,11 +255,26 @@ def from_js(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
-def row_to_job(row: sqlite3.Row) -> Job:
+# Specs read for estimates (calibration, runtimes, the model's own error) kept by their stored
+# text: each of a workflow's submits reads the same few hundred newest jobs, and validating
+# them again took most of its time (500 steps: minutes). Keyed by the text itself, a row
+# changed on disk (by us or anyone) is validated again.
+SHARED_SPECS = 2048
+
+
+@lru_cache(maxsize=SHARED_SPECS)
+def _shared_spec(text: str) -> JobSpec:
+    return JobSpec.model_validate_json(text, context={"stored": True})
+
+
+def row_to_job(row: sqlite3.Row, shared_spec: bool = False) -> Job:
+    """The job a row holds. `shared_spec`: its spec may be the object an earlier read of the
+    same text returned (for readers that never change it); else a spec of its own."""
     spec = None
     if row["spec"]:
         try:
-            spec = JobSpec.model_validate_json(row["spec"], context={"stored": True})
+            spec = (_shared_spec(row["spec"]) if shared_spec else
+                    JobSpec.model_validate_json(row["spec"], context={"stored": True}))
         except ValidationError as e:  # an old/foreign spec must not break listing
             log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
     try:

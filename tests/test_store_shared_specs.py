@@ -15,13 +15,13 @@ from test_workflow_unrunnable import PLAIN, _fed
 
 from diamond_jupyter.model import JobSpec, JobState
 from diamond_jupyter.store import Store
-from diamond_jupyter.store.codec import _shared_spec
+from diamond_jupyter.store.codec import forget_shared_reads
 
 
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The stored spec texts validated from here on (every `JobSpec.model_validate_json`)."""
-    _shared_spec.cache_clear()
+    forget_shared_reads()
     seen: list[str] = []
     validate = JobSpec.model_validate_json
 
@@ -72,6 +72,13 @@ def test_reads_for_estimates_validate_a_text_once(tmp_path: Path,
         assert len(validations) == 5  # one per stored text, the first time it is read
         store.list_jobs(limit=10)  # a reader that may change what it gets: its own specs
         assert len(validations) == 10
+        assert store.list_jobs(limit=1)[0] is not store.list_jobs(limit=1)[0]
+        with sqlite3.connect(store.path) as c:  # a row's state changed on disk: read anew
+            c.execute("UPDATE jobs SET state = 'FAILED', exit_code = 3 WHERE id = ?",
+                      (store.list_jobs(limit=1)[0].id,))
+        newest = store.list_jobs(limit=1, read_only=True)[0]
+        assert (newest.state, newest.exit_code) == (JobState.FAILED, 3)
+        assert store.finished_jobs(10).ended[0] is newest
     finally:
         store.close()
 

@@ -365,7 +365,7 @@ class JobsMixin(Database):
                   name_like: str | None = None, limit: int | None = 50, offset: int = 0,
                   order: str = "desc", read_only: bool = False) -> list[Job]:
         """Jobs by creation time ("desc": newest first). `read_only`: for a caller that never
-        changes them: their specs may be shared with other reads (validated once per text)."""
+        changes them: they may be shared with other reads (decoded once per row content)."""
         if order.lower() not in ("asc", "desc") or offset < 0 or (limit is not None and limit < 0):
             raise BadInput("order must be asc|desc, limit and offset non-negative")
         where, args = self._filters(site, states, name_like)
@@ -378,7 +378,7 @@ class JobsMixin(Database):
         """In one read, newest first: the last `limit` jobs that ended COMPLETED, FAILED or
         TIMEOUT, and the last `limit` that ended COMPLETED (further back where jobs failed):
         what `list_jobs` gives for those states with that limit, without reading twice. For
-        estimates: their specs may be shared with other reads (`list_jobs`' read_only)."""
+        estimates: they may be shared with other reads (`list_jobs`' read_only)."""
         ended = [JobState.COMPLETED.value, JobState.FAILED.value, JobState.TIMEOUT.value]
         order = "ORDER BY created_at DESC, rowid DESC"
         rows = self._read(
@@ -390,7 +390,7 @@ class JobsMixin(Database):
             [ended[0], *ended, limit, ended[0], limit])
         out = FinishedJobs([], [])
         for r in rows:
-            job = row_to_job(r, shared_spec=True)
+            job = row_to_job(r, shared=True)
             if r["ended_rank"] <= limit:
                 out.ended.append(job)
             if r["state"] == ended[0] and r["state_rank"] <= limit:

@@ -678,7 +678,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         history, share = history or self.runtime_history()
         out: dict[str, dict[str, float]] = {}
         for job in self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],
-                                        limit=OWN_ACTIVE_LOOKBACK):
+                                        limit=OWN_ACTIVE_LOOKBACK, read_only=True):
             res = job.spec.resources if job.spec else None
             if not (job.spec and res and job.native_id and job.site in self.sites):
                 continue
@@ -714,7 +714,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         now = utcnow()
         since = since or now - timedelta(seconds=RECENT_WAITS_S)
         out: dict[str, list[PredictionSample]] = {}
-        for job in self.store.list_jobs(limit=OWN_PREDICTIONS_LOOKBACK):  # newest first
+        # newest first
+        for job in self.store.list_jobs(limit=OWN_PREDICTIONS_LOOKBACK, read_only=True):
             if job.submitted_at is None or job.submitted_at < since:
                 continue
             if job.spec is None or job.spec.hold or job.spec.dependencies:
@@ -742,7 +743,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         runs: dict[str, list[float]] = {}
         shares = []
         completed = finished.completed if finished is not None else self.store.list_jobs(
-            states=[JobState.COMPLETED], limit=FINISHED_LOOKBACK)
+            states=[JobState.COMPLETED], limit=FINISHED_LOOKBACK, read_only=True)
         for job in completed:
             if not (job.spec and job.started_at and job.ended_at):
                 continue

@@ -7,7 +7,10 @@ import json
 import logging
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -254,11 +257,56 @@ def from_js(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
-def row_to_job(row: sqlite3.Row) -> Job:
+# Jobs read for estimates (calibration, runtimes, the model's own error) kept by what their
+# row holds: each of a workflow's submits reads the same few hundred newest jobs, and decoding
+# and validating them again took most of its time (500 steps: minutes). Keyed by the stored
+# text itself, a row changed on disk (by us or anyone) is decoded and validated again.
+SHARED_READS = 2048
+_JOB_COLUMNS = ("id", "site", "native_id", "name", "state", "token", "submitted_at",
+                "started_at", "ended_at", "exit_code", "reason", "workdir", "stdout_path",
+                "stderr_path", "spec", "placement", "origin", "reused_by", "hedge_group")
+_shared_jobs: OrderedDict[tuple[Any, ...], Job] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+@lru_cache(maxsize=SHARED_READS)
+def _shared_spec(text: str) -> JobSpec:
+    return JobSpec.model_validate_json(text, context={"stored": True})
+
+
+def forget_shared_reads() -> None:
+    """Drop every job and spec `row_to_job(row, shared=True)` kept."""
+    with _shared_lock:
+        _shared_jobs.clear()
+    _shared_spec.cache_clear()
+
+
+def row_to_job(row: sqlite3.Row, shared: bool = False) -> Job:
+    """The job a row holds. `shared` (for readers that never change what they get): the
+    object an earlier read of the same row content returned, or a job whose spec is shared
+    with other rows of the same spec text; else a job of its own."""
+    if not shared:
+        return _decoded_job(row, shared_spec=False)
+    key = tuple(row[c] for c in _JOB_COLUMNS)
+    with _shared_lock:
+        job = _shared_jobs.get(key)
+        if job is not None:
+            _shared_jobs.move_to_end(key)
+            return job
+    job = _decoded_job(row, shared_spec=True)
+    with _shared_lock:
+        _shared_jobs[key] = job
+        while len(_shared_jobs) > SHARED_READS:
+            _shared_jobs.popitem(last=False)
+    return job
+
+
+def _decoded_job(row: sqlite3.Row, shared_spec: bool) -> Job:
     spec = None
     if row["spec"]:
         try:
-            spec = JobSpec.model_validate_json(row["spec"], context={"stored": True})
+            spec = (_shared_spec(row["spec"]) if shared_spec else
+                    JobSpec.model_validate_json(row["spec"], context={"stored": True}))
         except ValidationError as e:  # an old/foreign spec must not break listing
             log.warning("job %s: stored spec no longer validates (%s); kept on disk", row["id"], e)
     try:

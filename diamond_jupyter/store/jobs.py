@@ -369,20 +369,22 @@ class JobsMixin(Database):
 
     def list_jobs(self, site: str | None = None, states: Iterable[JobState | str] | None = None,
                   name_like: str | None = None, limit: int | None = 50, offset: int = 0,
-                  order: str = "desc") -> list[Job]:
-        """Jobs by creation time ("desc": newest first)."""
+                  order: str = "desc", read_only: bool = False) -> list[Job]:
+        """Jobs by creation time ("desc": newest first). `read_only`: for a caller that never
+        changes them: they may be shared with other reads (decoded once per row content)."""
         if order.lower() not in ("asc", "desc") or offset < 0 or (limit is not None and limit < 0):
             raise BadInput("order must be asc|desc, limit and offset non-negative")
         where, args = self._filters(site, states, name_like)
         o = order.upper()
         sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
-        return [row_to_job(r) for r in rows]
+        return [row_to_job(r, read_only) for r in rows]
 
     def finished_jobs(self, limit: int) -> FinishedJobs:
         """In one read, newest first: the last `limit` jobs that ended COMPLETED, FAILED or
         TIMEOUT, and the last `limit` that ended COMPLETED (further back where jobs failed):
-        what `list_jobs` gives for those states with that limit, without reading twice."""
+        what `list_jobs` gives for those states with that limit, without reading twice. For
+        estimates: they may be shared with other reads (`list_jobs`' read_only)."""
         ended = [JobState.COMPLETED.value, JobState.FAILED.value, JobState.TIMEOUT.value]
         order = "ORDER BY created_at DESC, rowid DESC"
         rows = self._read(
@@ -394,7 +396,7 @@ class JobsMixin(Database):
             [ended[0], *ended, limit, ended[0], limit])
         out = FinishedJobs([], [])
         for r in rows:
-            job = row_to_job(r)
+            job = row_to_job(r, shared=True)
             if r["ended_rank"] <= limit:
                 out.ended.append(job)
             if r["state"] == ended[0] and r["state_rank"] <= limit:

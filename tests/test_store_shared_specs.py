@@ -1,0 +1,109 @@
+"""Each of a workflow's submits reads the store's newest jobs for its estimates (calibration,
+runtimes, the model's own error). Their specs are validated once per stored text: a workflow
+of many independent steps validated every stored spec again at every submit (500 steps took
+minutes), and a row changed on disk is still validated again when read."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_workflow_unrunnable import PLAIN, _fed
+
+from diamond_jupyter.model import JobSpec, JobState
+from diamond_jupyter.store import Store
+from diamond_jupyter.store.codec import forget_shared_reads
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The stored spec texts validated from here on (every `JobSpec.model_validate_json`)."""
+    forget_shared_reads()
+    seen: list[str] = []
+    validate = JobSpec.model_validate_json
+
+    def counted(data: Any, **kw: Any) -> JobSpec:
+        seen.append(data)
+        return validate(data, **kw)
+    monkeypatch.setattr(JobSpec, "model_validate_json", counted)
+    return seen
+
+
+async def test_a_submit_validates_each_stored_spec_once_not_every_submit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validations: list[str]) -> None:
+    """30 independent steps: each spec is validated about 15 times (its own writes and
+    reads), not once per later submit (before: every submit validated the newest jobs again
+    in two reads of them, ~2,200 validations here, growing with the square of the steps)."""
+    fed = _fed(tmp_path, monkeypatch)
+    steps = 30
+    text = "name: wide\nsteps:\n" + "".join(
+        f"  - {{name: s{i:02d}, site: alpha, script: \"{PLAIN}\"}}\n" for i in range(steps))
+    try:
+        view = await fed.run_workflow(text, origin={"face": "test"})
+        assert all(s.job for s in view.steps)
+        assert fed.sbatch_calls.read_text().count("called") == steps
+    finally:
+        await fed.close()
+    assert len(validations) <= 20 * steps, len(validations)
+
+
+def _completed(store: Store, n: int) -> list[str]:
+    ids = []
+    for i in range(n):
+        job = store.record_intent("alpha", f"t{i}", JobSpec(name=f"j{i}", command="hostname"))
+        job = store.bind_native_id(job.token, str(100 + i))
+        store.apply_state(job.id, JobState.COMPLETED, exit_code=0)
+        ids.append(job.id)
+    return ids
+
+
+def test_reads_for_estimates_validate_a_text_once(tmp_path: Path,
+                                                  validations: list[str]) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        _completed(store, 5)
+        validations.clear()
+        for _ in range(3):
+            assert len(store.finished_jobs(10).ended) == 5
+            assert len(store.list_jobs(limit=10, read_only=True)) == 5
+        assert len(validations) == 5  # one per stored text, the first time it is read
+        store.list_jobs(limit=10)  # a reader that may change what it gets: its own specs
+        assert len(validations) == 10
+        assert store.list_jobs(limit=1)[0] is not store.list_jobs(limit=1)[0]
+        with sqlite3.connect(store.path) as c:  # a row's state changed on disk: read anew
+            c.execute("UPDATE jobs SET state = 'FAILED', exit_code = 3 WHERE id = ?",
+                      (store.list_jobs(limit=1)[0].id,))
+        newest = store.list_jobs(limit=1, read_only=True)[0]
+        assert (newest.state, newest.exit_code) == (JobState.FAILED, 3)
+        assert store.finished_jobs(10).ended[0] is newest
+    finally:
+        store.close()
+
+
+def test_a_row_changed_on_disk_is_validated_again(tmp_path: Path, validations: list[str],
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    try:
+        ids = _completed(store, 2)
+        assert {j.spec.name for j in store.finished_jobs(10).ended} == {"j0", "j1"}
+        with sqlite3.connect(path) as c:  # another hand edits the rows
+            spec = json.loads(c.execute("SELECT spec FROM jobs WHERE id = ?",
+                                        (ids[0],)).fetchone()[0])
+            c.execute("UPDATE jobs SET spec = ? WHERE id = ?",
+                      (json.dumps({**spec, "name": "renamed"}), ids[0]))
+            c.execute("UPDATE jobs SET spec = ? WHERE id = ?",
+                      (json.dumps({**spec, "nodes_wanted": 3}), ids[1]))
+        validations.clear()
+        jobs = {j.id: j for j in store.list_jobs(limit=10, read_only=True)}
+        assert jobs[ids[0]].spec.name == "renamed"
+        assert jobs[ids[1]].spec is None  # no longer a spec: kept on disk, said in the log
+        assert "no longer validates" in caplog.text
+        assert len(validations) == 2
+        ended = {j.id: j for j in store.finished_jobs(10).ended}
+        assert ended[ids[0]].spec.name == "renamed" and ended[ids[1]].spec is None
+    finally:
+        store.close()

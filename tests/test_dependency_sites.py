@@ -9,6 +9,10 @@ dependencies (no scheduler) are placed freely."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +201,26 @@ async def test_the_engine_s_own_dependencies_are_placed_freely(fed):
     pl = await fed.place(spec)
     assert {v.site for v in pl.ranked if v.feasible} == set(SITES)
     assert fed.dependency_bound(spec) is None
+
+
+def test_the_cli_refuses_auto_for_an_unknown_upstream_with_exit_2(tmp_path):
+    """`diamond submit --site auto` (the CLI's engine in its own process): one line, exit 2,
+    nothing sent to any site."""
+    (tmp_path / "home").mkdir()
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [fake_site(tmp_path, n, s)
+                                               for n, s in SITES.items()],
+                                     "store": str(tmp_path / "store.sqlite3")}))
+    script = tmp_path / "job.sh"
+    script.write_text(WAITS_ON_1234)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
+    env |= {"HOME": str(tmp_path / "home"), "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+            "DIAMOND_HANDOVER": "0", "DIAMOND_CONFIG": str(sites)}
+    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "submit", "--site",
+                          "auto", str(script), "--json"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    reply = json.loads(res.stdout)
+    assert reply["reason"] == "bad-input" and "--site" in reply["message"], reply
+    assert "afterok:1234" in res.stderr.strip().splitlines()[-1]
+    nothing_sent(tmp_path)

@@ -481,7 +481,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     async def place(self, spec: JobSpec, *, policy: str = "diamond", stage_in_bytes: int = 0,
                     sites: Collection[str] | None = None,
                     stage_data: StageData | None = None,
-                    max_age_s: float = 15.0) -> Placement:
+                    max_age_s: float = 15.0, named_site: bool = False) -> Placement:
         """Rank the usable sites (only `sites`, when given) for `spec` under `policy`
         ("diamond": earliest estimated finish, then cheapest; or min_cost, fewest_pending,
         first_ready, random, fixed), from live snapshots, the calibrated runtimes of past jobs,
@@ -489,7 +489,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         stages data and none is given; `stage_in_bytes` adds to it). Every site that cannot run
         the job carries its reasons. Returns the Placement (its `choice` is None when no site
         can run it); BadInput for an unknown policy. `max_age_s`: how old a snapshot may be
-        (0: ask the sites now)."""
+        (0: ask the sites now). A script waiting on job ids runs only on the site whose jobs
+        they are (`dependency_bound`; every other INCOMPATIBLE), unless `named_site`: the
+        user named the one site in `sites`."""
         from .placement import place
 
         check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
@@ -509,7 +511,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return place(spec, pairs, stage_in_bytes=stage_in_bytes, policy=policy,
                      history=history, own_share=own_share, calibration=cals,
                      capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps),
-                     doors=self.sites.second_doors())
+                     doors=self.sites.second_doors(),
+                     bound_to=None if named_site else self.dependency_bound(spec))
 
     def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
         """Per site, the native ids of this store's jobs that a view still lists as running
@@ -756,6 +759,34 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         share = sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
         return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
 
+    def dependency_bound(self, spec: JobSpec) -> tuple[set[str], str] | None:
+        """Where a job whose script waits on job ids (dependencies read from a script, which
+        name jobs of one cluster of its scheduler) may run: (the sites of the cluster whose job
+        this store knows by that native id, its other doors included, why); (no site, why)
+        when no site, or several, have such a job; None without such dependencies (the
+        workflow engine's own carry no scheduler and are placed freely)."""
+        deps = [d for d in spec.dependencies if d.scheduler is not None and d.job_ids]
+        if not deps:
+            return None
+        said = " ".join(f"{d.kind}:{':'.join(d.job_ids)}" for d in deps)
+        doors = self.sites.second_doors()
+        found: dict[str, set[str]] = {}  # cluster (its first door): the ids known there
+        for d in deps:
+            for job_id in d.job_ids:
+                for site in self.store.sites_of_native_id(job_id):
+                    if site in self.sites and self.sites[site].cfg.scheduler == d.scheduler:
+                        found.setdefault(doors.get(site, site), set()).add(job_id)
+        if len(found) == 1:
+            cluster, ids = next(iter(found.items()))
+            sites = {cluster, *(n for n, first in doors.items() if first == cluster)}
+            return sites, (f"the script's dependency ({said}) names job {', '.join(sorted(ids))}"
+                           f" of site {cluster}: it runs there only (elsewhere the dependency"
+                           " is dropped or names another job)")
+        where = (f"job ids known at several sites ({', '.join(sorted(found))})" if found
+                 else "no job this store knows")
+        return set(), (f"the script's dependency ({said}) names a job of one {deps[0].scheduler}"
+                       f" cluster ({where}): name the site whose job it is with --site")
+
     # -- jobs -------------------------------------------------------------------------------
     def check_submittable(self, spec: JobSpec) -> None:
         """Check what every submit checks before anything else: a script body or command, text
@@ -805,6 +836,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.check_submittable(spec)
         placement = placement if site != "auto" else None
         if site == "auto":
+            if (bound := self.dependency_bound(spec)) is not None and not bound[0]:
+                raise BadInput(bound[1])  # before anything is placed or sent
             pl = await self.place(spec)
             if pl.choice is None:
                 raise pl.no_choice()

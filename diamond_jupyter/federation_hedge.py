@@ -129,6 +129,10 @@ class HedgeMixin:
                            f"(got {copies!r})")
         await scan_off_loop(spec)
         self.check_submittable(spec)  # type: ignore[attr-defined]
+        bound = self.dependency_bound(spec)  # type: ignore[attr-defined]
+        if bound is not None:  # a copy elsewhere would run without it (or wait on another job)
+            raise BadInput(f"hedge {copies}: {bound[1]}; copies cannot go to other sites: "
+                           "submit it without a hedge")
         pl = await self.place(spec)  # type: ignore[attr-defined]
         feasible = [v.site for v in pl.ranked if v.feasible]
         refusals = {n: FORBIDDEN if not s.cfg.hedge else NO_CHANNEL

@@ -110,6 +110,7 @@ class PlanMixin:
                                max_file_bytes: int | None = None
                                ) -> tuple[Path, list[tuple[str, Path]], list[str]]: ...
         def check_submittable(self, spec: JobSpec) -> None: ...
+        def dependency_bound(self, spec: JobSpec) -> tuple[set[str], str] | None: ...
         async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
                              ) -> None: ...
         async def adapt_to_site(self, site: str, spec: JobSpec) -> JobSpec: ...
@@ -141,6 +142,8 @@ class PlanMixin:
         else:
             token = new_token()
             if site == "auto":
+                if (bound := self.dependency_bound(spec)) is not None and not bound[0]:
+                    raise BadInput(bound[1])
                 pl = await self.place(spec)
                 if pl.choice is None:
                     raise pl.no_choice()
@@ -151,7 +154,7 @@ class PlanMixin:
             else:
                 self.site(site)  # unknown or not allowed: BadInput now, not after approval
                 await self.check_site(spec, site)  # lacks what the job needs: refused now
-                one = await self.place(spec, sites=[site])
+                one = await self.place(spec, sites=[site], named_site=True)
                 verdict, predicted = one.verdict(site), one.predicted_start(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)

@@ -37,7 +37,7 @@ async def predict_explicit(fed: Any, job: Job, spec: JobSpec) -> Job:
     """Place `spec` on the job's own site and record that placement on the job (the job as
     stored afterwards). A site that cannot be read leaves the job without a prediction."""
     try:
-        pl = await fed.place(spec, sites=[job.site])
+        pl = await fed.place(spec, sites=[job.site], named_site=True)
     except Exception as e:  # best effort, off the submit path: the job is submitted
         log.info("%s: no predicted start: %s", job.id, e)
         return fed.store.get_job(job.id)

@@ -3278,8 +3278,12 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           stage_data: StageData | None = None,
           capabilities: dict[str, SiteCapabilities] | None = None,
           ended: dict[str, Collection[str]] | None = None,
-          own_share: float | None = None, doors: Collection[str] = ()) -> Placement:
+          own_share: float | None = None, doors: Collection[str] = (),
+          bound_to: tuple[Collection[str], str] | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
+
+    `bound_to`: (the only sites that may run the job, why): every other site is
+    INCOMPATIBLE for that reason (a script's dependency on one cluster's job).
 
     `estimates` maps "SITE" or "SITE:PARTITION" to the scheduler's own start estimate for
     this job (e.g. from `sbatch --test-only`). `seed` is for "random", `home` for "fixed".
@@ -3316,6 +3320,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
+        if bound_to is not None and c.name not in bound_to[0]:
+            return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[bound_to[1]],
+                               queue_depth=len(s.pending))
         if s.reachable and (elsewhere := other_pbs_server(spec, c)):
             return SiteVerdict(site=c.name, verdict="INCOMPATIBLE", reasons=[elsewhere],
                                queue_depth=len(s.pending))

@@ -237,7 +237,7 @@ async def specify_resources(ctx: SkillContext, inp: SpecifyInput) -> SpecifyOutp
     spec = await asyncio.to_thread(spec_of, ctx.fed, inp)
     fed = ctx.fed
     snap = await fed.snapshot(inp.site)
-    one = await fed.place(spec, sites=[inp.site])
+    one = await fed.place(spec, sites=[inp.site], named_site=True)
     v = one.ranked[0]
     everywhere = await fed.place(spec)
     alts = [x.site for x in everywhere.ranked if x.feasible and x.site != inp.site]

@@ -305,6 +305,19 @@ class JobsMixin(Database):
         return [r[0] for r in c.execute(sql, (n, len(n) + 1, n + ".", site.strip()))
                 if r[0] != job_id]
 
+    def sites_of_native_id(self, native_id: str) -> set[str]:
+        """The sites whose stored jobs carry `native_id` (its array, for a task's
+        `123_4`/`123[4]`; a PBS `123.server` for `123`, and the reverse)."""
+        base = re.split(r"[_\[]", native_id, maxsplit=1)[0]
+        names = {native_id, base, base.split(".", 1)[0]} - {""}
+        marks = ",".join("?" * len(names))
+        sql = (f"SELECT DISTINCT site FROM jobs WHERE native_id IN ({marks})"
+               + " OR substr(native_id, 1, ?) = ?" * len(names))
+        args: list[Any] = [*names]
+        for n in names:
+            args += [len(n) + 1, n + "."]
+        return {r[0] for r in self._read(sql, args)}
+
     def get_job(self, job_id: str) -> Job:
         with self._lock:
             return self._job(self._conn(), job_id)

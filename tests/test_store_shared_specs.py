@@ -112,8 +112,8 @@ def test_a_row_changed_on_disk_is_validated_again(tmp_path: Path, validations: l
 async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """30 independent steps: each queued job's runtime is planned about once
-    (`own_runtimes`), not again at every later submit (before: 465 plans here, one per
-    queued job per submit, growing with the square of the steps)."""
+    (`own_runtimes`), not again at every later submit (before: 870 plans here, every
+    queued job again at each submit, growing with the square of the steps)."""
     import diamond_jupyter.federation as federation
 
     plans: list[str | None] = []

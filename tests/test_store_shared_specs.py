@@ -107,3 +107,39 @@ def test_a_row_changed_on_disk_is_validated_again(tmp_path: Path, validations: l
         assert ended[ids[0]].spec.name == "renamed" and ended[ids[1]].spec is None
     finally:
         store.close()
+
+
+async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """30 independent steps: each queued job's runtime is planned about once
+    (`own_runtimes`), not again at every later submit (before: 870 plans here, every
+    queued job again at each submit, growing with the square of the steps)."""
+    import diamond_jupyter.federation as federation
+
+    plans: list[str | None] = []
+    plan = federation.runtime_prior
+
+    def counted(spec: JobSpec, *args: Any) -> Any:
+        plans.append(spec.name)
+        return plan(spec, *args)
+    monkeypatch.setattr(federation, "runtime_prior", counted)
+    fed = _fed(tmp_path, monkeypatch)
+    steps = 30
+    text = "name: wide\nsteps:\n" + "".join(
+        f"  - {{name: s{i:02d}, site: alpha, script: \"{PLAIN}\"}}\n" for i in range(steps))
+    try:
+        view = await fed.run_workflow(text, origin={"face": "test"})
+        assert all(s.job for s in view.steps)
+        assert fed.sbatch_calls.read_text().count("called") == steps
+        assert len(plans) <= 2 * steps, len(plans)
+        # a queued job whose history changed is planned again (its kind ran since)
+        before = len(plans)
+        fed.own_runtimes(({"an application": 60.0}, 0.5))
+        assert len(plans) - before == steps
+        got = fed.own_runtimes(({"an application": 60.0}, 0.5))
+        assert len(plans) - before == steps  # the same history: nothing planned again
+        assert sorted(got["alpha"].values()) == sorted(
+            fed._planned_runtime(j.spec, {}, 0.5, 1.0) for j in fed.store.list_jobs(
+                states=[JobState.PENDING], limit=None) if j.spec)
+    finally:
+        await fed.close()

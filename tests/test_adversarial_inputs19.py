@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import sweep_helpers
 import yaml
-from sshd_helper import MfaSshServer, Sshd, keygen, make_base, remove_base
+from sshd_helper import MfaSshServer, keygen
 from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
 
 from diamond_jupyter.federation import Federation
@@ -60,18 +60,6 @@ async def _submit_refused_at_the_door(fed: Federation, tmp_path: Path) -> Except
     assert "alpha: the submit could not be sent" in (job.reason or "")
     assert not (tmp_path / "ran").exists() and not (tmp_path / "wd").exists()
     return told.value
-
-
-@pytest.fixture
-def own_sshd():
-    """A private sshd whose authorized keys this test alone changes."""
-    base = make_base()
-    d = Sshd(base).start()
-    (base / "empty_ssh_config").write_text("")
-    (base / "known_hosts").write_text(d.known_hosts_line())
-    yield d
-    d.stop()
-    remove_base(base)
 
 
 async def test_fault_a_key_the_site_refuses_closes_the_submit_at_once(own_sshd, tmp_path):

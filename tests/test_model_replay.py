@@ -4,7 +4,10 @@ estimates, where the record shows its cause, scored by the engine's own rule."""
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
+
+import pytest
 
 from benchmarks import model_replay
 from benchmarks.placement import recent_bounds
@@ -75,7 +78,8 @@ def test_summary_per_background_counts_every_kept_run(tmp_path):
         assert d["changes"]["recorded"]["rounds_changed"] == 0
         assert d["changes"]["20 s a job"] == {
             "mean_of_run_means_s": (0.0 + 20.0 - 12.1) / 2, "rounds_changed": 1,
-            "rounds_better": 1, "rounds_worse": 0}
+            "rounds_better": 1, "rounds_worse": 0,
+            "runs_mean_below_every_baseline": 0}  # no baselines recorded
     assert "| real logs | 20 s a job |" in model_replay.table(data)
 
 
@@ -144,3 +148,89 @@ def test_a_calibrated_start_above_its_recorded_recent_bound_is_capped_there():
     assert (got["a"]["start_s"], got["a"]["finish_s"]) == (90.0, 110.0)
     assert got["b"] == low and got["c"] == raw and got["d"] == none
     assert run["per_round"][0]["estimate"]["a"]["start_s"] == 280.0  # the record untouched
+
+
+def cal_est(start, finish, bound, raw, samples, borrowed=False):
+    return {**est(start, finish, bound, raw), "source": "calibrated", "samples": samples,
+            "borrowed": borrowed}
+
+
+# seed 130's round 0 under depth_misleads (results/placement-depth_misleads-seed130.json):
+# gamma, on ratios borrowed from the other sites, was to start in 11 s (bound and plan
+# 335 s) and started after 217 s; alpha, on 9 jobs of its own, in 5 s (bound 3176 s),
+# started after 9 s, the fastest. The engine took gamma: the finishes tie, its bound is surer
+SEED130_ROUND0 = {**round_(0, {
+    "gamma": cal_est(11.0, 13.0727, 335.0, 335.0, 25, borrowed=True),
+    "alpha": cal_est(5.0488, 9.1943, 3176.0, 3176.0, 9),
+    "beta": cal_est(45.625, 48.3887, 476.0, 476.0, 16),
+    "delta": cal_est(194.4077, 199.0138, 2935.4978, 2935.4978, 25, borrowed=True)},
+    {"gamma": 0, "alpha": 0, "beta": 0, "delta": 0},
+    {"gamma": 227.4157, "alpha": 28.9254, "beta": 60.3093, "delta": 34.0895}),
+    "started_s": {"gamma": 217.4034, "alpha": 8.9192, "beta": 46.9741, "delta": 11.8634},
+    "additional_s": {"fixed": 0.0, "fewest_pending": 0.0, "random": 0.0,
+                     "diamond": 198.4903, "home:beta": 31.3839}}
+
+
+def test_a_borrowing_site_ranked_at_its_walltime_plan_loses_seed_130s_round_0():
+    run = run_of(SEED130_ROUND0)
+    assert model_replay.regrets(run) == [227.4157 - 28.9254]  # the recorded pick, gamma
+    at_plan = model_replay.toward_plan(1.0, borrowed_only=True)
+    moved = at_plan(run)["per_round"][0]["estimate"]
+    assert moved["gamma"]["start_s"] == 335.0  # no jobs of its own: all the way to its plan
+    assert moved["gamma"]["finish_s"] == 13.0727 + 324.0
+    assert moved["alpha"] == SEED130_ROUND0["estimate"]["alpha"]  # its own ratios stand
+    assert model_replay.changed_rounds(run, at_plan) == [
+        {"seed": 5, "round": 0, "from": "gamma", "to": "alpha",
+         "regret_before_s": 227.4157 - 28.9254, "regret_after_s": 0.0}]
+    at_bound = model_replay.at_bound_below(1, borrowed_only=True)(run)
+    assert at_bound["per_round"][0]["estimate"]["gamma"]["start_s"] == 335.0
+    assert run["per_round"][0]["estimate"]["gamma"]["start_s"] == 11.0  # record untouched
+
+
+def test_a_thin_sites_start_moves_toward_its_plan_by_a_prior_of_jobs_at_their_request():
+    r = round_(3, {"a": cal_est(10.0, 40.0, 50.0, 110.0, 3),
+                   "b": cal_est(10.0, 40.0, 50.0, 110.0, 25, borrowed=True),
+                   "c": {**cal_est(10.0, 40.0, 50.0, 110.0, 0), "source": "simulation"}},
+               {}, {"a": 20.0, "b": 20.0, "c": 20.0})
+    got = model_replay.toward_plan(1.0)(run_of(r))["per_round"][0]["estimate"]
+    # a: 3 jobs of its own against 1 at its request: a quarter of the way, 25 s
+    assert (got["a"]["start_s"], got["a"]["finish_s"], got["a"]["bound_s"]) == (35.0, 65.0, 50.0)
+    # b's 25 jobs are other sites': none of its own, so all the way; its bound follows
+    assert (got["b"]["start_s"], got["b"]["bound_s"]) == (110.0, 110.0)
+    assert got["c"]["start_s"] == 10.0  # not calibrated: nothing to shrink
+    five = model_replay.toward_plan(5.0)(run_of(r))["per_round"][0]["estimate"]
+    assert five["a"]["start_s"] == 10.0 + 5 / 8 * 100.0
+    below = model_replay.at_bound_below(5)(run_of(r))["per_round"][0]["estimate"]
+    assert below["a"]["start_s"] == 50.0 and below["b"]["start_s"] == 50.0
+    assert model_replay.at_bound_below(3)(run_of(r))["per_round"][0]["estimate"]["a"][
+        "start_s"] == 10.0  # 3 of its own are not under 3
+
+
+def test_summary_counts_the_runs_below_every_baseline_and_the_errors_by_evidence(tmp_path):
+    # the recorded pick's 198.5 s is above the fixed home's 0 s; at its plan it is not
+    (tmp_path / "placement-x-seed130.json").write_text(json.dumps(run_of(SEED130_ROUND0)))
+    data = model_replay.summarize(tmp_path, {
+        "recorded": lambda run: run,
+        "borrowed at plan": model_replay.toward_plan(1.0, borrowed_only=True)})
+    d = data["backgrounds"]["depth_misleads"]
+    assert d["changes"]["recorded"]["runs_mean_below_every_baseline"] == 0
+    # 0 s is no lower than the fixed home's 0 s: below means strictly below
+    assert d["changes"]["borrowed at plan"]["runs_mean_below_every_baseline"] == 0
+    assert model_replay.best_baseline_mean(run_of(SEED130_ROUND0)) == 0.0
+    errors = d["start_errors"]
+    assert errors["borrowed"]["starts"] == 2 and errors["under 10 own jobs"]["starts"] == 1
+    assert errors["under 10 own jobs"]["calibrated_median_log"] == pytest.approx(
+        math.log((5.0488 + 30) / (8.9192 + 30)))
+    assert errors["10-28 own jobs"]["plan_mean_abs_log"] == pytest.approx(
+        abs(math.log((476.0 + 30) / (46.9741 + 30))))
+    table = model_replay.table(data)
+    assert "| depth_misleads | borrowed at plan | 0.000 | 0 of 1 |" in table
+    assert "| depth_misleads | borrowed | 2 |" in table
+
+
+def test_a_run_below_every_baseline_is_counted():
+    r = {**SEED130_ROUND0, "additional_s": {"fixed": 40.0, "random": 30.0}}
+    runs = [run_of(r)]
+    assert model_replay.below_every_baseline(runs, lambda run: run) == 0  # 198.5 s vs 30 s
+    assert model_replay.below_every_baseline(
+        runs, model_replay.toward_plan(1.0, borrowed_only=True)) == 1  # 0 s

@@ -114,15 +114,15 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
     """30 independent steps: each queued job's runtime is planned about once
     (`own_runtimes`), not again at every later submit (before: 870 plans here, every
     queued job again at each submit, growing with the square of the steps)."""
-    import diamond_jupyter.federation as federation
+    import diamond_jupyter.placement as placement
 
     plans: list[str | None] = []
-    plan = federation.runtime_prior
+    plan = placement.planned_runtime
 
     def counted(spec: JobSpec, *args: Any) -> Any:
         plans.append(spec.name)
         return plan(spec, *args)
-    monkeypatch.setattr(federation, "runtime_prior", counted)
+    monkeypatch.setattr(placement, "planned_runtime", counted)
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
     text = "name: wide\nsteps:\n" + "".join(
@@ -139,7 +139,7 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
         got = fed.own_runtimes(({"an application": 60.0}, 0.5))
         assert len(plans) - before == steps  # the same history: nothing planned again
         assert sorted(got["alpha"].values()) == sorted(
-            fed._planned_runtime(j.spec, {}, 0.5, 1.0) for j in fed.store.list_jobs(
+            plan(j.spec, {}, 0.5, 1.0) for j in fed.store.list_jobs(
                 states=[JobState.PENDING], limit=None) if j.spec)
     finally:
         await fed.close()

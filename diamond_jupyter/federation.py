@@ -76,7 +76,7 @@ from .model import (
     check_text,
     utcnow,
 )
-from .placement import Placement, StageData, other_pbs_server, runtime_prior
+from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
@@ -283,10 +283,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._calibrated: dict[str, tuple[float, list[JobStatus]]] = {}  # site: (when, jobs)
         # each site's calibration built from them, rebuilt only when its inputs change
         self._calibrations = CalibrationCache()
-        # own_runtimes' plans kept between submits: the history they rest on, and per job id
-        # (its spec, site, speed factor, the seconds planned or None: nothing known of it)
-        self._planned_for: RuntimeHistory | None = None
-        self._planned: dict[str, tuple[JobSpec, str, float, float | None]] = {}
+        self._own_plans = OwnRuntimePlans()  # own_runtimes' plans, kept between submits
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
         self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
         self._waits_noted: dict[str, float] = {}
@@ -674,7 +671,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     def own_runtimes(self, history: RuntimeHistory | None = None
                      ) -> dict[str, dict[str, float]]:
         """Per site, the user's own queued and running jobs there (native id -> seconds):
-        how long each is expected to run (`placement.runtime_prior` from the store's
+        how long each is expected to run (`placement.OwnRuntimePlans`, from the store's
         completed jobs: its application's runtime, else the share of their walltime the
         user's jobs ran; over the site's speed factor, never past its walltime). A site's
         calibration plans them so: other users' ratio of their class says nothing of them
@@ -683,41 +680,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         at once, and alpha predicted 0-40 s where it started after 17-91 s; issue 15).
         `history`: `runtime_history()`'s answer when the caller has it."""
         history, share = history or self.runtime_history()
-        # A job's plan is kept while its spec (shared per stored text by read_only reads:
-        # the same object while the text is the same), site, speed and the whole history
-        # are: a submit plans only new or changed jobs, not every queued one again.
-        if self._planned_for != (history, share):
-            self._planned_for, self._planned = (dict(history), share), {}
-        planned: dict[str, tuple[JobSpec, str, float, float | None]] = {}
-        out: dict[str, dict[str, float]] = {}
-        for job in self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],
-                                        limit=OWN_ACTIVE_LOOKBACK, read_only=True):
-            res = job.spec.resources if job.spec else None
-            if not (job.spec and res and job.native_id and job.site in self.sites):
-                continue
-            speed = self.sites[job.site].cfg.speed_factor or 1.0
-            kept = self._planned.get(job.id)
-            if kept and kept[0] is job.spec and kept[1:3] == (job.site, speed):
-                ran = kept[3]
-            else:
-                ran = self._planned_runtime(job.spec, history, share, speed)
-            planned[job.id] = (job.spec, job.site, speed, ran)
-            if ran is not None:
-                out.setdefault(job.site, {})[job.native_id] = ran
-        self._planned = planned  # only the jobs still queued or running
-        return out
-
-    @staticmethod
-    def _planned_runtime(spec: JobSpec, history: dict[str, float], share: float | None,
-                         speed: float) -> float | None:
-        """How long a job of `spec` is expected to run on a site of `speed` (`own_runtimes`);
-        None when nothing is known of the user's jobs: their class's ratio plans it."""
-        walltime = spec.resources.walltime_s
-        prior = runtime_prior(spec, history, share, ())
-        if prior.base_s is None and (prior.share is None or not walltime):
-            return None
-        ran = prior.runtime_s(walltime) / speed
-        return min(ran, walltime) if walltime else ran
+        jobs = self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],
+                                    limit=OWN_ACTIVE_LOOKBACK, read_only=True)
+        speeds = {n: site.cfg.speed_factor or 1.0 for n, site in self.sites.items()}
+        return self._own_plans.runtimes(jobs, speeds, history, share)
 
     async def _logins_of_tokened(self, fetch: bool) -> dict[str, str | None]:
         """The login's user name of each site whose accounting history holds jobs carrying

@@ -65,7 +65,7 @@ from __future__ import annotations
 import fnmatch
 import random
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from math import ceil
@@ -92,6 +92,7 @@ from .model import (
     PER_GPU,
     BadInput,
     DiamondError,
+    Job,
     JobSpec,
     JobState,
     JobStatus,
@@ -331,6 +332,56 @@ def runtime_prior(spec: JobSpec, history: dict[str, float], own_share: float | N
         return RuntimePrior(share=share, basis=f"{share:.0%} of the walltime, as {n} recent "
                             "jobs of its size used of theirs (every site)")
     return RuntimePrior()
+
+
+def planned_runtime(spec: JobSpec, history: dict[str, float], share: float | None,
+                    speed: float) -> float | None:
+    """How long the user's own job of `spec` is expected to run on a site of `speed`
+    (`runtime_prior` from the user's history alone, never past its walltime); None when
+    nothing is known of the user's jobs: their class's ratio plans it."""
+    walltime = spec.resources.walltime_s
+    prior = runtime_prior(spec, history, share, ())
+    if prior.base_s is None and (prior.share is None or not walltime):
+        return None
+    ran = prior.runtime_s(walltime) / speed
+    return min(ran, walltime) if walltime else ran
+
+
+class OwnRuntimePlans:
+    """The user's own queued and running jobs' runtimes (`planned_runtime`), kept between
+    calls: a job's plan stands while its spec (the same object: the store's read_only reads
+    share one per stored text), site, speed and the whole history do, so a submit plans
+    only new or changed jobs, not every queued one again."""
+
+    def __init__(self) -> None:
+        self._history: tuple[dict[str, float], float | None] | None = None
+        # per job id: its spec, site, speed factor, the seconds planned (None: nothing known)
+        self._plans: dict[str, tuple[JobSpec, str, float, float | None]] = {}
+
+    def runtimes(self, jobs: Iterable[Job], speeds: Mapping[str, float],
+                 history: dict[str, float], share: float | None
+                 ) -> dict[str, dict[str, float]]:
+        """Per site, native id -> the seconds each of `jobs` is expected to run there: those
+        with a spec and a native id, at a site of `speeds` (its speed factor); a job of
+        which nothing is known is left out. Only these jobs' plans are kept."""
+        if self._history != (history, share):
+            self._history, self._plans = (dict(history), share), {}
+        plans: dict[str, tuple[JobSpec, str, float, float | None]] = {}
+        out: dict[str, dict[str, float]] = {}
+        for job in jobs:
+            if not (job.spec and job.native_id and job.site in speeds):
+                continue
+            speed = speeds[job.site]
+            kept = self._plans.get(job.id)
+            if kept and kept[0] is job.spec and kept[1:3] == (job.site, speed):
+                ran = kept[3]
+            else:
+                ran = planned_runtime(job.spec, history, share, speed)
+            plans[job.id] = (job.spec, job.site, speed, ran)
+            if ran is not None:
+                out.setdefault(job.site, {})[job.native_id] = ran
+        self._plans = plans
+        return out
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,11 @@ dependencies (no scheduler) are placed freely."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from everyday_setup import idle_snapshot, run_cli
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import (
@@ -25,11 +23,7 @@ from diamond_jupyter.model import (
     Job,
     JobSpec,
     JobState,
-    Node,
-    Partition,
     Resources,
-    SiteSnapshot,
-    utcnow,
 )
 from diamond_jupyter.store import Store
 
@@ -59,6 +53,14 @@ def fake_site(root: Path, name: str, scheduler: str) -> dict:
             "commands": {p: str(fake / p) for p in PROGRAMS[scheduler]}}
 
 
+def sites_file(root: Path, **settings: str) -> Path:
+    """A sites file in `root` of the three fake sites (SITES) and the top-level `settings`."""
+    sites = root / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [fake_site(root, n, s) for n, s in SITES.items()],
+                                     **settings}))
+    return sites
+
+
 def submits(root: Path, name: str) -> list[str]:
     """The submit commands site `name`'s fake scheduler was given."""
     calls = root / f"fake-{name}" / "calls"
@@ -66,24 +68,14 @@ def submits(root: Path, name: str) -> list[str]:
     return [c for c in lines if c.startswith(("sbatch", "qsub"))]
 
 
-def idle(site: str) -> SiteSnapshot:
-    """One idle 8-CPU node in a default partition `batch`."""
-    node = Node(name=f"{site}1", cpus=8, memory_mb=32000, state="idle", partitions=["batch"])
-    return SiteSnapshot(site=site, taken_at=utcnow(), nodes=[node],
-                        partitions=[Partition(name="batch", default=True)])
-
-
 @pytest.fixture
 async def fed(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [fake_site(tmp_path, n, s)
-                                               for n, s in SITES.items()]}))
-    f = Federation(sites, store=Store(tmp_path / "store.sqlite3"))
+    f = Federation(sites_file(tmp_path), store=Store(tmp_path / "store.sqlite3"))
 
     async def snapshots(*, only=None, **_kw):
-        return {n: idle(n) for n in (only or SITES)}
+        return {n: idle_snapshot(n) for n in (only or SITES)}
 
     async def calibration(**_kw):
         return {}
@@ -207,18 +199,12 @@ def test_the_cli_refuses_auto_for_an_unknown_upstream_with_exit_2(tmp_path):
     """`diamond submit --site auto` (the CLI's engine in its own process): one line, exit 2,
     nothing sent to any site."""
     (tmp_path / "home").mkdir()
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [fake_site(tmp_path, n, s)
-                                               for n, s in SITES.items()],
-                                     "store": str(tmp_path / "store.sqlite3")}))
+    sites = sites_file(tmp_path, store=str(tmp_path / "store.sqlite3"))
     script = tmp_path / "job.sh"
     script.write_text(WAITS_ON_1234)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
-    env |= {"HOME": str(tmp_path / "home"), "DIAMOND_DATA_DIR": str(tmp_path / "data"),
-            "DIAMOND_HANDOVER": "0", "DIAMOND_CONFIG": str(sites)}
-    res = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "submit", "--site",
-                          "auto", str(script), "--json"], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path, env=env)
+    res = run_cli("submit", "--site", "auto", str(script), "--json", cwd=tmp_path,
+                  env={"HOME": str(tmp_path / "home"), "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+                       "DIAMOND_CONFIG": str(sites)})
     assert res.returncode == 2, (res.stdout, res.stderr)
     reply = json.loads(res.stdout)
     assert reply["reason"] == "bad-input" and "--site" in reply["message"], reply

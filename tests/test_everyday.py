@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from everyday_setup import idle_snapshot, run_cli
 
 from diamond_jupyter.cli.main import build_parser
 from diamond_jupyter.config import SiteConfig
@@ -20,10 +21,7 @@ from diamond_jupyter.model import (
     Job,
     JobSpec,
     JobState,
-    Node,
-    Partition,
     Resources,
-    SiteSnapshot,
 )
 from diamond_jupyter.placement import FINISH_NOISE_FRACTION, FINISH_NOISE_S, place
 from diamond_jupyter.store import Store
@@ -33,18 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _site(name: str, speed: float = 1.0, charge: float = 1.0, gpus: int = 0):
-    nodes = [Node(name=f"{name}{i}", state="idle", cpus=8, memory_mb=16000, gpus=gpus,
-                  partitions=["main"]) for i in (1, 2)]
     cfg = SiteConfig(name=name, speed_factor=speed, charge_factor=charge)
-    snap = SiteSnapshot(site=name, taken_at=NOW, nodes=nodes,
-                        partitions=[Partition(name="main", default=True)])
-    return cfg, snap
-
-
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *args],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return cfg, idle_snapshot(name, nodes=2, gpus=gpus, taken_at=NOW)
 
 
 # -- placement reasons ---------------------------------------------------------------------
@@ -113,7 +101,7 @@ def test_unknown_job_id_message_does_not_contradict_itself(tmp_path):
 
 def test_binary_file_is_refused_locally(tmp_path):
     """No configuration and no site is needed: the file never leaves this machine."""
-    r = _cli("submit", "--site", "alpha", "/bin/true",
+    r = run_cli("submit", "--site", "alpha", "/bin/true",
              env={"DIAMOND_CONFIG": str(tmp_path / "none.yaml")})
     assert r.returncode == 2, r
     assert "binary file" in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -143,7 +131,7 @@ def test_every_option_of_every_subcommand_has_help():
 def test_yaml_error_is_one_line(tmp_path):
     bad = tmp_path / "sites.yaml"
     bad.write_text("sites:\n  - name: a\n   bad: [\n")
-    r = _cli("sites", "--config", str(bad))
+    r = run_cli("sites", "--config", str(bad))
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "line 3, column 4" in r.stderr and str(bad) in r.stderr
@@ -460,7 +448,7 @@ def test_to_pbs_reports_on_stderr_what_it_did_not_carry(tmp_path):
     src = tmp_path / "job.sbatch"
     src.write_text("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpu-bind=closest\n"
                    "#SBATCH --comment=keep-me\n" + "srun ./app\necho $SLURM_NTASKS\n")
-    r = _cli("translate", "--to", "pbs", str(src))
+    r = run_cli("translate", "--to", "pbs", str(src))
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert any("GPU binding closest" in x for x in lines)

@@ -148,3 +148,44 @@ async def test_the_calibration_carries_the_users_queued_jobs_runtimes(tmp_path):
         assert fed.own_runtimes()["alpha"] == cal.own_runtimes
     finally:
         await fed.close()
+
+
+def test_own_runtime_plans_are_kept_per_spec_site_speed_and_history(monkeypatch):
+    """`OwnRuntimePlans` (pure, below the facade) plans a job once while its spec object,
+    site, speed and the history stand; any of them changed plans it again, and a job no
+    longer given is forgotten."""
+    import diamond_jupyter.placement as placement
+
+    planned: list[str] = []
+    plan = placement.planned_runtime
+
+    def counted(spec: JobSpec, *args):
+        planned.append(spec.name or "")
+        return plan(spec, *args)
+    monkeypatch.setattr(placement, "planned_runtime", counted)
+    md = JobSpec(name="md", command="x", metadata={"application": "md"},
+                 resources=Resources(walltime_s=600))
+    unknown = JobSpec(name="unknown", command="x")  # no application, no walltime
+    jobs = [Job(id="alpha:1", site="alpha", native_id="1", spec=md),
+            Job(id="beta:2", site="beta", native_id="2", spec=md),
+            Job(id="alpha:3", site="alpha", native_id="3", spec=unknown),
+            Job(id="alpha:4", site="alpha", native_id=None, spec=md),  # not submitted yet
+            Job(id="gone:5", site="gone", native_id="5", spec=md)]  # no such site
+    plans = placement.OwnRuntimePlans()
+    speeds = {"alpha": 1.0, "beta": 2.0}
+    got = plans.runtimes(jobs, speeds, {"md": 120.0}, 0.5)
+    assert got == {"alpha": {"1": 120.0}, "beta": {"2": 60.0}}  # 3: its class's ratio
+    assert planned == ["md", "md", "unknown"]
+    assert plans.runtimes(jobs, speeds, {"md": 120.0}, 0.5) == got
+    assert len(planned) == 3  # nothing planned again
+    faster = {"alpha": 1.0, "beta": 4.0}
+    assert plans.runtimes(jobs, faster, {"md": 120.0}, 0.5)["beta"] == {"2": 30.0}
+    assert len(planned) == 4  # beta's job alone
+    again = [jobs[0].model_copy(update={"spec": md.model_copy()}), *jobs[1:]]
+    plans.runtimes(again, faster, {"md": 120.0}, 0.5)
+    assert len(planned) == 5  # another spec object: alpha:1 planned again
+    assert plans.runtimes(again, faster, {"md": 900.0}, 0.5)["alpha"] == {"1": 600.0}
+    assert len(planned) == 8  # a new history plans every job (never past the walltime)
+    plans.runtimes(again[1:], faster, {"md": 900.0}, 0.5)
+    plans.runtimes(again, faster, {"md": 900.0}, 0.5)
+    assert len(planned) == 9  # alpha:1 was forgotten when it was not given

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_workflow_unrunnable import PLAIN, _fed
 
-from diamond_jupyter.model import JobSpec, JobState
+from diamond_jupyter.model import Job, JobSpec, JobState, job_json
 from diamond_jupyter.store import Store
 from diamond_jupyter.store.codec import forget_shared_reads
 
@@ -114,15 +114,15 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
     """30 independent steps: each queued job's runtime is planned about once
     (`own_runtimes`), not again at every later submit (before: 870 plans here, every
     queued job again at each submit, growing with the square of the steps)."""
-    import diamond_jupyter.federation as federation
+    import diamond_jupyter.placement as placement
 
     plans: list[str | None] = []
-    plan = federation.runtime_prior
+    plan = placement.planned_runtime
 
     def counted(spec: JobSpec, *args: Any) -> Any:
         plans.append(spec.name)
         return plan(spec, *args)
-    monkeypatch.setattr(federation, "runtime_prior", counted)
+    monkeypatch.setattr(placement, "planned_runtime", counted)
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
     text = "name: wide\nsteps:\n" + "".join(
@@ -139,7 +139,79 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
         got = fed.own_runtimes(({"an application": 60.0}, 0.5))
         assert len(plans) - before == steps  # the same history: nothing planned again
         assert sorted(got["alpha"].values()) == sorted(
-            fed._planned_runtime(j.spec, {}, 0.5, 1.0) for j in fed.store.list_jobs(
+            plan(j.spec, {}, 0.5, 1.0) for j in fed.store.list_jobs(
                 states=[JobState.PENDING], limit=None) if j.spec)
     finally:
         await fed.close()
+
+
+def _placed(store: Store) -> str:
+    """One completed job with a placement, metadata, mail events and a time limit."""
+    spec = JobSpec(name="shared", command="hostname", mail_events=["end"],
+                   metadata={"application": "md", "inputs": ["a.dat"]},
+                   resources={"nodes": 2, "walltime_s": 600})
+    job = store.record_intent("alpha", "tshared", spec,
+                              placement={"choice": "alpha", "ranked": [{"site": "alpha"}]})
+    job = store.bind_native_id(job.token, "700")
+    store.apply_state(job.id, JobState.COMPLETED, exit_code=0)
+    return job.id
+
+
+CHANGES = {
+    "a field": lambda j: setattr(j, "state", JobState.FAILED),
+    "a field deleted": lambda j: delattr(j, "exit_code"),
+    "the spec's resources": lambda j: setattr(j.spec.resources, "nodes", 64),
+    "the spec replaced": lambda j: setattr(j, "spec", None),
+    "the spec's metadata": lambda j: j.spec.metadata.update(application="other"),
+    "a list in the metadata": lambda j: j.spec.metadata["inputs"].append("b.dat"),
+    "the spec's mail events": lambda j: j.spec.mail_events.clear(),
+    "the placement": lambda j: j.placement.__setitem__("choice", "beta"),
+    "a verdict in the placement": lambda j: j.placement["ranked"][0].pop("site"),
+    "a list in place": lambda j: j.placement["ranked"].__iadd__([{}]),
+}
+
+
+@pytest.mark.parametrize("what", CHANGES)
+def test_a_shared_job_cannot_be_changed_under_another_reader(tmp_path: Path,
+                                                             what: str) -> None:
+    """Readers of `list_jobs(read_only=True)` and `finished_jobs` get one decoded object:
+    a change by one, at any depth, raises instead of changing what the others read."""
+    forget_shared_reads()
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        job_id = _placed(store)
+        mine = store.list_jobs(limit=1, read_only=True)[0]
+        theirs = store.finished_jobs(10).completed[0]
+        assert mine is theirs and mine.id == job_id  # shared: decoded once
+        before = mine.model_dump()
+        with pytest.raises(TypeError, match="shared with every other reader .* list_jobs()"):
+            CHANGES[what](mine)
+        assert theirs.model_dump() == before
+        assert store.list_jobs(limit=1, read_only=True)[0].model_dump() == before
+        assert store.get_job(job_id).model_dump() == before
+    finally:
+        store.close()
+
+
+def test_a_copy_of_a_shared_job_is_the_reader_s_own_to_change(tmp_path: Path) -> None:
+    forget_shared_reads()
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        _placed(store)
+        shared = store.list_jobs(limit=1, read_only=True)[0]
+        plain = store.list_jobs(limit=1)[0]
+        assert shared == plain and plain == shared  # the same job, frozen or not
+        assert type(plain) is Job and type(plain.spec) is JobSpec
+        mine = shared.model_copy(deep=True)
+        assert type(mine) is Job and type(mine.spec) is JobSpec
+        mine.state, mine.spec.resources.nodes = JobState.FAILED, 64
+        mine.placement["ranked"].append({"site": "beta"})
+        mine.spec.metadata["inputs"].append("b.dat")
+        plain.spec.resources.nodes = 32  # a plain read is its own too
+        again = store.list_jobs(limit=1, read_only=True)[0]
+        assert again is shared and again.state == JobState.COMPLETED
+        assert again.spec.resources.nodes == 2 and len(again.placement["ranked"]) == 1
+        assert again.spec.metadata["inputs"] == ["a.dat"]
+        assert job_json(again) == job_json(store.get_job(again.id))
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..model import Event, Job, JobSpec, JobState
+from .frozen import frozen
 from .model import TaskRecord, TransferRecord
 from .seal import Sealer
 
@@ -271,7 +272,7 @@ _shared_lock = threading.Lock()
 
 @lru_cache(maxsize=SHARED_READS)
 def _shared_spec(text: str) -> JobSpec:
-    return JobSpec.model_validate_json(text, context={"stored": True})
+    return frozen(JobSpec.model_validate_json(text, context={"stored": True}))
 
 
 def forget_shared_reads() -> None:
@@ -284,7 +285,8 @@ def forget_shared_reads() -> None:
 def row_to_job(row: sqlite3.Row, shared: bool = False) -> Job:
     """The job a row holds. `shared` (for readers that never change what they get): the
     object an earlier read of the same row content returned, or a job whose spec is shared
-    with other rows of the same spec text; else a job of its own."""
+    with other rows of the same spec text, read-only to any depth (store/frozen.py); else a
+    job of its own."""
     if not shared:
         return _decoded_job(row, shared_spec=False)
     key = tuple(row[c] for c in _JOB_COLUMNS)
@@ -293,7 +295,7 @@ def row_to_job(row: sqlite3.Row, shared: bool = False) -> Job:
         if job is not None:
             _shared_jobs.move_to_end(key)
             return job
-    job = _decoded_job(row, shared_spec=True)
+    job = frozen(_decoded_job(row, shared_spec=True))
     with _shared_lock:
         _shared_jobs[key] = job
         while len(_shared_jobs) > SHARED_READS:

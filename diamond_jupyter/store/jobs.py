@@ -384,7 +384,8 @@ class JobsMixin(Database):
                   name_like: str | None = None, limit: int | None = 50, offset: int = 0,
                   order: str = "desc", read_only: bool = False) -> list[Job]:
         """Jobs by creation time ("desc": newest first). `read_only`: for a caller that never
-        changes them: they may be shared with other reads (decoded once per row content)."""
+        changes them: shared with other reads (decoded once per row content) and read-only,
+        to any depth (a change raises TypeError)."""
         if order.lower() not in ("asc", "desc") or offset < 0 or (limit is not None and limit < 0):
             raise BadInput("order must be asc|desc, limit and offset non-negative")
         where, args = self._filters(site, states, name_like)

@@ -250,33 +250,10 @@ class SlurmRestTransport:
                 raise CommandNotSent(f"{self.name}: cannot connect to slurmrestd at "
                                      f"{self.base} (no answer to the connection in "
                                      f"{self.cfg.connect_timeout_s:g}s)") from None
-            except (httpx.ReadError, httpx.RemoteProtocolError) as e:
-                if once:
-                    # a submit goes on a connection of its own, so the request was sent
-                    # whole and slurmrestd may have acted on it: its answer is lost, never
-                    # sent again
-                    raise ConnectionLost(f"{self.name}: the connection to slurmrestd at "
-                                         f"{self.base} dropped after {method} {path} was "
-                                         f"sent ({_why(e)})") from None
-                if not dropped:
-                    # kept-alive connections the server closed: drop them all, so the
-                    # next try opens a fresh one (refused at once if the server is gone)
-                    dropped = True
-                    await self._drop_connections()
-                    continue
-                raise SiteError(f"{self.name}: cannot reach slurmrestd at {self.base} "
-                                f"({_why(e)}; is slurmrestd running?)") from None
-            except httpx.WriteError as e:
-                # the request was not written whole: slurmrestd (reading to its length)
-                # acted on none of it
-                if not dropped:
-                    # kept-alive connections the server closed: drop them all, so the
-                    # next try opens a fresh one (refused at once if the server is gone)
-                    dropped = True
-                    await self._drop_connections()
-                    continue
-                raise CommandNotSent(f"{self.name}: cannot reach slurmrestd at {self.base} "
-                                     f"({_why(e)}; is slurmrestd running?)") from None
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as e:
+                await self._after_drop(e, method, path, once=once, retried=dropped)
+                dropped = True
+                continue
             except httpx.TimeoutException:
                 raise CommandTimeout(f"{self.name}: slurmrestd at {self.base} did not answer "
                                 f"{method} {path} in time") from None
@@ -295,6 +272,27 @@ class SlurmRestTransport:
                                 f"{self.cfg.api_version} {path} (HTTP 404; check api_version)")
             return r.status_code, text
         raise AssertionError("unreachable")
+
+    async def _after_drop(self, e: httpx.TransportError, method: str, path: str, *,
+                          once: bool, retried: bool) -> None:
+        """A connection that dropped during `method path`: kept-alive connections the server
+        closed are dropped, all of them, so the caller's next try opens a fresh one (refused
+        at once if the server is gone); raises instead when that try was made already, or
+        when a submit (`once`) went out whole."""
+        # a request not written whole (WriteError): slurmrestd, reading to its length,
+        # acted on none of it
+        written = not isinstance(e, httpx.WriteError)
+        if written and once:
+            # a submit goes on a connection of its own, so the request was sent whole and
+            # slurmrestd may have acted on it: its answer is lost, never sent again
+            raise ConnectionLost(f"{self.name}: the connection to slurmrestd at "
+                                 f"{self.base} dropped after {method} {path} was "
+                                 f"sent ({_why(e)})") from None
+        if retried:
+            error = SiteError if written else CommandNotSent
+            raise error(f"{self.name}: cannot reach slurmrestd at {self.base} "
+                        f"({_why(e)}; is slurmrestd running?)") from None
+        await self._drop_connections()
 
     async def _send(self, method: str, path: str, body: Any, headers: dict[str, str],
                     timeout: float, *, fresh: bool = False) -> tuple[httpx.Response, str]:

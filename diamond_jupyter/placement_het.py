@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .model import PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
+from .model import GPUS_PER_JOB, PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
 
 if TYPE_CHECKING:
     from .placement import SiteVerdict
@@ -26,6 +26,18 @@ SEPARATORS = ("hetjob", "packjob")
 NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
 # kept-as-written options a later component takes from the one before it (propagated)
 _PROPAGATED_KEPT = ("--time-min", "--exclude")
+# the first component's kept options of its own nodes and hosts, which sbatch resets in each
+# later component (they are not among the propagated options): a later one read whole
+# (`shape_components`) does not take them
+_FIRSTS_OWN = frozenset((
+    "--nodelist", "--gres", "--gres-flags", "--gpus", "--gpus-per-socket", "--cpus-per-gpu",
+    "--mem-per-gpu", "--core-spec", "--thread-spec", "--mincpus", "--tmp",
+    "--sockets-per-node", "--cores-per-socket", "--threads-per-core", "--extra-node-info",
+    "--ntasks-per-socket", "--ntasks-per-core", "--hint", "--overcommit", "--oversubscribe",
+    "--switches"))
+# the first component's metadata of its GPUs spread over the job (`--gpus=N`, per-GPU CPUs
+# and memory): a later one's are in its own sizes
+_FIRSTS_METADATA = frozenset((GPUS_PER_JOB, PER_GPU))
 
 
 def _groups(spec: JobSpec) -> list[list[Directive]]:
@@ -75,10 +87,14 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     component a spec of its own, the first included, with its own partition, account,
     QOS, reservation, time limit, constraint and exclusivity or the job's, and its own
     generic resources beside its GPUs (a later one's `--gres` entries, not the first's);
-    none for a job of one shape."""
+    none for a job of one shape. A later one takes none of the first's kept options of
+    its own nodes (`_FIRSTS_OWN`: its `--nodelist`, `--core-spec`, ...), and its own
+    `--nodelist` where it names one."""
     from .dialects.scripts_common import component_sizes, component_times, live_components
+    from .dialects.slurm_script import COMPONENT_NODELISTS
 
     comps, times = live_components(spec), component_times(spec)
+    own_hosts = spec.metadata.get(COMPONENT_NODELISTS) or [] if comps else []
     out: list[JobSpec] = []
     for i, c in enumerate(comps):
         # the job's GPU model reaches a component that asks for GPUs (one without any, in
@@ -100,10 +116,15 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None
-            one.metadata = {**spec.metadata, "het_component": i}
-            # the first's --gres entries beside its GPUs are its own (not carried over)
+            one.metadata = {k: v for k, v in spec.metadata.items() if k not in _FIRSTS_METADATA}
+            one.metadata["het_component"] = i
+            # what the first asks of its own nodes and hosts is not carried over
             one.unknown = [d for d in spec.unknown
-                           if not (d.dialect == "slurm" and d.option == "--gres")]
+                           if not (d.dialect == "slurm" and d.option in _FIRSTS_OWN)]
+            if hosts := (own_hosts[i - 1] if i <= len(own_hosts) else None):
+                one.unknown.append(Directive(
+                    dialect="slurm", option="--nodelist", value=hosts,
+                    raw=f"#SBATCH --nodelist={hosts} (hetjob component {i})"))
         if i and c.gres:  # its own, read as a kept --gres is (`placement_fit._other_gres`)
             one.unknown = [*one.unknown, Directive(dialect="slurm", option="--gres",
                                                    value=c.gres, raw=f"#SBATCH --gres={c.gres}")]

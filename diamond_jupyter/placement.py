@@ -613,7 +613,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 allowed &= meet if meet is not None else allowed
         chunks = _lsf_terms(spec, nodes, site_arch, allowed) if allowed else None
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
-        reasons, fit, req = _chunk_fit(chunks, req, nodes)
+        # a Slurm hetjob's components reach PBS as its chunks, one a component, in order
+        names = [f"hetjob component {i} (its chunk {t})" for i, t in enumerate(chunks[2])] \
+            if cfg.scheduler == "pbs" and spec.source_dialect == "slurm" else None
+        reasons, fit, req = _chunk_fit(chunks, req, nodes, names)
     elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
         # one chunk on the host (or vnode) it names: like Slurm's --nodelist
         reasons += _host_misses(named, req, nodes, fit, site_arch, "the select", words)
@@ -2250,15 +2253,17 @@ def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
 
 
 def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
-                             list[bool]], req: Req, nodes: list[Node]
-               ) -> tuple[list[str], set[str], Req]:
+                             list[bool]], req: Req, nodes: list[Node],
+               names: list[str] | None = None) -> tuple[list[str], set[str], Req]:
     """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
     the request the start is estimated with (the hosts the chunks take, each asked the
     least any chunk asks, a lower bound; for chunks of one shape, the hosts they share
-    evenly, `_free_shape`)."""
+    evenly, `_free_shape`). `names`: how the reasons name each chunk (else its number and
+    text)."""
     fits, how, texts, why, apart = chunks
     word = "term" if how == "terms" else "chunk"
-    reasons = [f"{word} {i + 1} ({texts[i]}): {r}" if len(why) > 1 else r
+    names = names or [f"{word} {i + 1} ({t})" for i, t in enumerate(texts)]
+    reasons = [f"{names[i]}: {r}" if len(why) > 1 else r
                for i, found in enumerate(why) for r in found]
     fit = set().union(*(ok for _, ok in fits))
     hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how,
@@ -2279,7 +2284,7 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"
                            + (f": they ask {'; '.join(short)}" if short else "")
-                           + (f"; {word} {missed + 1} ({texts[missed]}) is the one left "
+                           + (f"; {names[missed]} is the one left "
                               "without a host" if missed is not None
                               and len(texts) > 1 else ""))
     per = 1

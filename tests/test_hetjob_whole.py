@@ -70,3 +70,46 @@ def test_the_first_components_exclude_is_carried_as_sbatch_does():
     assert p.verdict("selene").verdict == "INCOMPATIBLE"
     assert reasons(p, "selene") == "hetjob component 1: --exclude g03 leaves it too few " \
         "nodes: no other node can run it, it needs 1"
+
+
+# ---- at a PBS site: the components as the chunks it gets, not their superset shape --------
+
+_PBS_HET = "#SBATCH -p workq -N 1 -n 4 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -p workq {later}"
+
+
+@pytest.mark.parametrize("later", ["-N 2 -n 2 --gres=gpu:1", "-N 1 -n 1 --gres=gpu:1"])
+def test_a_pbs_site_places_each_component_as_its_chunk(later):
+    """The PBS site of cpu1 (4 CPUs) and gpu1-gpu2 (2 CPUs and a V100 each) gets the job
+    as `select=1:ncpus=4:mpiprocs=4+N:ncpus=1:mpiprocs=1:ngpus=1`, place=scatter: it fits.
+    Before: placed as one shape of 4 CPUs and a GPU on every node, which no node has."""
+    from test_placement_cases import pbs_site
+    v = only(run(_PBS_HET.format(later=later), pbs_site()), "pbs", "workq")
+    assert v.verdict == "READY"
+
+
+def test_a_pbs_site_names_the_component_it_cannot_run():
+    from test_placement_cases import pbs_site
+    p = run(_PBS_HET.format(later="-N 1 -n 1 --gres=gpu:1 --nodelist=cpu1"), pbs_site())
+    assert reasons(p, "pbs") == "hetjob component 1 (its chunk 1:ncpus=1:mpiprocs=1:ngpus=1:" \
+        "host=cpu1): host cpu1 named by the chunk: no GPUs on any node"
+    p = run(_PBS_HET.format(later="-N 3 -n 3 --gres=gpu:1"), pbs_site())
+    assert reasons(p, "pbs").endswith(
+        "hetjob component 1 (its chunk 3:ncpus=1:mpiprocs=1:ngpus=1) is the one left without "
+        "a host")
+
+
+def test_a_pbs_site_read_from_its_outputs_holds_the_components_together():
+    """moira (p1-p3, 64 CPUs each, from its qstat/pbsnodes JSON): bob's job holds p2 for
+    2 h. A component naming p2 waits for it, and the job with it; one naming p9, which
+    moira lacks, never runs, said of that component."""
+    from test_placement_cases11 import _pjob, moira
+    site = moira(_pjob("7", "bob", 1, ends_h=2, limit_h=3, host="p2"))
+    het = "#SBATCH -N 1 -n 64 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -N 1 -n 8 {hosts}"
+    v = only(run(het.format(hosts=""), site), "moira", "workq")
+    assert (v.verdict, v.estimated_start) == ("READY", hours(0))
+    v = only(run(het.format(hosts="--nodelist=p2"), site), "moira", "workq")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    p = run(het.format(hosts="--nodelist=p9"), site)
+    assert reasons(p, "moira").startswith(
+        "hetjob component 1 (its chunk 1:ncpus=8:mpiprocs=8:host=p9): host p9 named by the "
+        "chunk (host=/vnode=) is not one of the site's nodes")

@@ -113,3 +113,26 @@ def test_a_pbs_site_read_from_its_outputs_holds_the_components_together():
     assert reasons(p, "moira").startswith(
         "hetjob component 1 (its chunk 1:ncpus=8:mpiprocs=8:host=p9): host p9 named by the "
         "chunk (host=/vnode=) is not one of the site's nodes")
+
+
+# ---- translated for a scheduler asked for one shape: a component's hosts said dropped ------
+
+_HOSTS_HET = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --cpus-per-task=4\n"
+              "#SBATCH --time=1:00:00\n#SBATCH hetjob\n#SBATCH --nodes=2\n{later}\n"
+              "#SBATCH --nodelist=b[1-2]\n./a\n")
+
+
+@pytest.mark.parametrize("target, later", [
+    ("flux", "#SBATCH --cpus-per-task=8"),
+    ("sge", "#SBATCH --cpus-per-task=8"),
+    # LSF's compound form cannot say GPUs per task: one shape there too
+    ("lsf", "#SBATCH --ntasks=2 --gpus-per-task=1"),
+])
+def test_a_later_components_hosts_are_said_dropped_where_the_job_is_one_shape(target, later):
+    """Before: the hosts of component 1 vanished unsaid (flux, Grid Engine, LSF of one
+    shape), against "nothing is dropped silently"."""
+    from diamond_jupyter.dialects.translate import translate
+    script, warnings, _ = translate(_HOSTS_HET.format(later=later), target, "slurm")
+    assert "b1" not in script and "b[1-2]" not in script
+    assert f"dropped: --nodelist=b[1-2] of hetjob component 1 ({target} is asked for one " \
+        "shape here: no hosts of one component)" in warnings, warnings

@@ -151,8 +151,10 @@ from .placement_fit import (
     words_of,
 )
 from .placement_het import (
+    HET_SUBMIT_JOBS,
     as_one_shape,
     combine,
+    counted_as_jobs,
     first_component,
     het_components,
     in_default,
@@ -161,6 +163,8 @@ from .placement_het import (
     shape_components,
 )
 from .placement_limits import (
+    ARRAY_PARTS,
+    HET_PARTS,
     Wait,
     assoc_job_misses,
     assoc_misses,
@@ -699,8 +703,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         parts, members = slots_from.parts, {**members, **slots_from.members}
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
-    # a job array's tasks count one job each against the submit limits
+    # a job array's tasks count one job each against the submit limits, as a heterogeneous
+    # job's components do (those under the same QOS, of the same account)
     array_tasks = (count_array_tasks(spec.array.expression) or 1) if spec.array else 1
+    het_jobs = spec.metadata.get(HET_SUBMIT_JOBS)
+    qos_adds, assoc_adds, parts_said = (het_jobs["qos"], het_jobs["account"], HET_PARTS) \
+        if isinstance(het_jobs, dict) else (array_tasks, array_tasks, ARRAY_PARTS)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -823,8 +831,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap, array_tasks)
-        restr += assoc_submit_refused(p, account, snap, array_tasks)
+        restr += qos_submit_refused(p, qos, snap, qos_adds, parts_said)
+        restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
@@ -3318,10 +3326,12 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                           [c for n, c in cals.items() if n not in doors])
     kept_later = het_components(spec)  # a Slurm heterogeneous job's later components
     kept_first = first_component(spec) if kept_later else spec
+    if kept_later:  # each component a job against the submit limits
+        kept_first, *kept_later = counted_as_jobs([kept_first, *kept_later])
     kept_needs = [needs_of(c) for c in kept_later]
     # a job of several shapes read whole: a heterogeneous job on a Slurm site (elsewhere
     # PBS chunks, LSF compound terms, or its largest shape)
-    shaped = [] if kept_later else shape_components(spec)
+    shaped = [] if kept_later else counted_as_jobs(shape_components(spec))
     shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:

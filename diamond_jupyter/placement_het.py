@@ -132,6 +132,22 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     return out
 
 
+# metadata: how many of a heterogeneous job's components count against the submit limits
+# of a component's QOS and of its account, {"qos": N, "account": M} (each component is a job
+# there: heterogeneous_jobs.html)
+HET_SUBMIT_JOBS = "het_submit_jobs"
+
+
+def counted_as_jobs(comps: list[JobSpec]) -> list[JobSpec]:
+    """A heterogeneous job's components (none: none), each told how many of them count
+    with it against its QOS's and its account's submit limits: those of the same QOS (none
+    named: the same default), those of the same account. A partition's own QOS is not
+    told apart."""
+    return [c.model_copy(update={"metadata": {**c.metadata, HET_SUBMIT_JOBS: {
+        "qos": sum(x.qos == c.qos for x in comps),
+        "account": sum(x.account == c.account for x in comps)}}}) for c in comps]
+
+
 def _word(d: Directive) -> str:
     return d.option if d.value is None else f"{d.option}={shlex.quote(d.value)}"
 
@@ -201,7 +217,13 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
     verdicts = [v, *later]
     bad = [(i, w) for i, w in enumerate(verdicts) if not w.feasible]
     if bad:
-        reasons = [f"{labels[i]}: {why}" for i, w in bad for why in w.reasons]
+        said: dict[str, list[int]] = {}  # a reason, and the components it holds for
+        for i, w in bad:
+            for why in w.reasons:
+                said.setdefault(why, []).append(i)
+        reasons = [(labels[ix[0]] if len(ix) == 1 else
+                    f"hetjob components {', '.join(map(str, ix))}") + f": {why}"
+                   for why, ix in said.items()]
         v.verdict = "INCOMPATIBLE" if any(w.verdict == "INCOMPATIBLE" for _, w in bad) \
             else "RESTRICTED"
         v.feasible, v.reasons = False, reasons

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from test_placement_cases import hours, only, reasons, run
-from test_placement_cases13 import running, selene
+from test_placement_cases13 import pending, running, selene
 
 _HET = "#SBATCH -p batch -N 1 -n 8 -t 1:00:00 {first}\n#SBATCH hetjob\n#SBATCH -p gpu -N 1 {later}"
 
@@ -136,3 +136,35 @@ def test_a_later_components_hosts_are_said_dropped_where_the_job_is_one_shape(ta
     assert "b1" not in script and "b[1-2]" not in script
     assert f"dropped: --nodelist=b[1-2] of hetjob component 1 ({target} is asked for one " \
         "shape here: no hosts of one component)" in warnings, warnings
+
+
+# ---- each component a job against the submit limits ---------------------------------------
+
+_CAPPED = ("#SBATCH -p batch -N 1 -n 8 -t 1:00:00 --qos=capped\n#SBATCH hetjob\n"
+           "#SBATCH -p batch -N 1 -n 2\n#SBATCH hetjob\n#SBATCH -p batch -N 1 -n 2 {third}")
+
+
+def _alice_queued(n: int):
+    """selene with `n` of alice's jobs waiting under QOS capped (MaxSubmitJobsPerUser 8)."""
+    return selene(*[pending(str(80 + i), "alice", 1, 1) for i in range(n)],
+                  qos_of={str(80 + i): "capped" for i in range(n)})
+
+
+def test_each_component_counts_one_job_against_max_submit_jobs():
+    """Three components under capped (sbatch carries --qos over), 6 of alice's jobs
+    waiting: 9 > 8, sbatch refuses the job (each component a job: Slurm's heterogeneous
+    jobs page). Before: READY, each component counted alone (6 + 1)."""
+    p = run(_CAPPED.format(third=""), _alice_queued(6))
+    assert p.verdict("selene").verdict == "RESTRICTED"
+    assert reasons(p, "selene") == (
+        "hetjob components 0, 1, 2: QOS capped's MaxSubmitJobsPerUser is 8 and you have 6 "
+        "jobs queued or running under it: the heterogeneous job's 3 components count as 3 "
+        "jobs: the submit is refused until 1 of them ends (QOSMaxSubmitJobPerUserLimit)")
+    assert only(run(_CAPPED.format(third=""), _alice_queued(5)), "selene",
+                "batch").verdict == "READY"
+
+
+def test_a_component_under_another_qos_is_not_counted_there():
+    """The third component's own QOS normal: two count under capped, 6 + 2 = 8."""
+    v = only(run(_CAPPED.format(third="--qos=normal"), _alice_queued(6)), "selene", "batch")
+    assert v.verdict == "READY", v.notes

@@ -160,6 +160,8 @@ from .placement_het import (
     in_default,
     label,
     one_shape_sent,
+    over_limits_together,
+    refuse,
     shape_components,
 )
 from .placement_limits import (
@@ -3385,6 +3387,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
             combine(v, others, labels, sched,
                     lambda t: "+" + hms((t - now).total_seconds()))
+            if v.feasible and sched == "slurm" and \
+                    (over := over_limits_together([first, *sent], [v, *others], s)):
+                refuse(v, over)
             if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         if c.scheduler == "sge" and v.feasible and v.verdict != "READY" and _now_or_never(spec):

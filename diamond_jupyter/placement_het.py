@@ -260,6 +260,54 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
             v.billed_nodes += w.billed_nodes
 
 
+def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
+                         snap: SiteSnapshot) -> list[str]:
+    """Why a heterogeneous job's components (each placed, `verdicts` in order) never start
+    together on a Slurm site: the components under one QOS (the job's or their
+    partition's) ask more in all than its GrpTRES or MaxTRESPerUser allows, though each
+    fits alone. Slurm's backfill starts them only when the limits take all of them at
+    once (a hetjob "prevented from starting by account/QOS limit" otherwise)."""
+    from .placement_limits import UNITS, job_qos
+    from .placement_sim import WHOLE
+
+    parts = {p.name: p for p in snap.partitions}
+    asked: dict[str, dict[str, int]] = {}  # a QOS: the TRES its components ask in all
+    under: dict[str, list[int]] = {}  # a QOS: the components under it
+    for i, (comp, w) in enumerate(zip(comps, verdicts, strict=True)):
+        p = parts.get(w.partition or "")
+        if p is None or w._shape is None:
+            continue
+        nodes, cpn, gpn, _ = w._shape
+        tres = {"node": nodes, "gres/gpu": nodes * gpn}
+        if cpn != WHOLE:
+            tres["cpu"] = nodes * cpn
+        for name in dict.fromkeys(x for x in (p.qos, job_qos(comp.qos, p, snap,
+                                                              comp.account)[0]) if x):
+            under.setdefault(name, []).append(i)
+            for k, n in tres.items():
+                asked.setdefault(name, {})[k] = asked.get(name, {}).get(k, 0) + n
+    out = []
+    for name, total in asked.items():
+        q = (snap.qos or {}).get(name)
+        if q is None or len(under[name]) < 2:
+            continue
+        which = ", ".join(map(str, under[name]))
+        for caps, what in ((q.grp_tres, "GrpTRES"), (q.max_tres_per_user, "MaxTRESPerUser")):
+            for tres, most in caps.items():
+                if total.get(tres, 0) > most:
+                    out.append(f"hetjob components {which} ask {total[tres]} {UNITS[tres]} "
+                               f"in all under QOS {name}, which allows {most} ({what} "
+                               f"{tres}={most}): each fits alone, but they start only "
+                               "together, so they never start")
+    return out
+
+
+def refuse(v: SiteVerdict, reasons: list[str]) -> None:
+    """`v` (a heterogeneous job's combined verdict) made INCOMPATIBLE for `reasons`."""
+    v.feasible, v.verdict, v.reasons = False, "INCOMPATIBLE", reasons
+    _clear(v)
+
+
 def _clear(v: SiteVerdict, keep_feasible: bool = False) -> None:
     """No start, bound, finish or cost: not feasible, or one component's start unknown."""
     v.estimated_start = v.raw_start = v.start_bound = v.estimated_finish = None

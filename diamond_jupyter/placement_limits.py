@@ -38,7 +38,7 @@ _GRP_REASON = {"cpu": "QOSGrpCpuLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "
                "mem": "QOSGrpMemLimit"}
 _USER_REASON = {"cpu": "QOSMaxCpuPerUserLimit", "node": "QOSMaxNodePerUserLimit",
                 "gres/gpu": "QOSMaxGRESPerUser", "mem": "QOSMaxMemoryPerUser"}
-_UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
                 if at:
                     waits.append(Wait(at, (
                         f"QOS {name}'s {what} {tres}={most} is in use: {whose} {held} "
-                        f"{_UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
+                        f"{UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
                         f"of them end ({codes[tres]})")))
         for jobs, most, what, code, whose in (
                 (running, q.grp_jobs, "GrpJobs", "QOSGrpJobsLimit", "jobs run under it"),
@@ -325,13 +325,13 @@ def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnap
         a, caps = got
         for tres, most in caps.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} a job (MaxTRES {tres}={most}): it would never start "
                            f"({_ASSOC_JOB[tres]})")
     for a in chain:
         for tres, most in a.grp_tres.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} at once (GrpTRES {tres}={most}): it would never "
                            f"start ({_ASSOC_GRP[tres]})")
     return out
@@ -362,7 +362,7 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                 held = sum(_tres_of(j)[tres] for j in jobs)
                 waits.append(Wait(at, (
                     f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
-                    f"{held} {_UNITS[tres]}, the job needs {need[tres]}: it waits until "
+                    f"{held} {UNITS[tres]}, the job needs {need[tres]}: it waits until "
                     f"enough of them end ({_ASSOC_GRP[tres]})")))
         if a.grp_jobs is not None:
             at = _room_after(jobs, lambda j: 1, 1, a.grp_jobs, now, part_max)

@@ -168,3 +168,22 @@ def test_a_component_under_another_qos_is_not_counted_there():
     """The third component's own QOS normal: two count under capped, 6 + 2 = 8."""
     v = only(run(_CAPPED.format(third="--qos=normal"), _alice_queued(6)), "selene", "batch")
     assert v.verdict == "READY", v.notes
+
+
+# ---- the components' use in all against a QOS's group limits -------------------------------
+
+_GPUQ = ("#SBATCH -p gpu -N 1 --qos=gpuq --gres=gpu:a100:{a} -t 1:00:00\n#SBATCH hetjob\n"
+         "#SBATCH -p gpu -N 1 --gres=gpu:l40s:{b}")
+
+
+def test_components_over_a_qos_group_limit_in_all_never_start():
+    """QOS gpuq's GrpTRES gres/gpu=4 (sbatch carries --qos to the second component): 4
+    A100s and 2 L40S each fit alone, but Slurm starts a hetjob's components only together,
+    and 6 GPUs never fit under it. Before: READY, each component checked alone."""
+    p = run(_GPUQ.format(a=4, b=2), selene())
+    assert p.verdict("selene").verdict == "INCOMPATIBLE"
+    assert reasons(p, "selene") == (
+        "hetjob components 0, 1 ask 6 GPUs in all under QOS gpuq, which allows 4 (GrpTRES "
+        "gres/gpu=4): each fits alone, but they start only together, so they never start")
+    v = only(run(_GPUQ.format(a=2, b=2), selene()), "selene", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", hours(0))

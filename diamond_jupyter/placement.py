@@ -159,6 +159,7 @@ from .placement_het import (
     het_components,
     in_default,
     label,
+    never_together,
     one_shape_sent,
     over_limits_together,
     refuse,
@@ -3266,6 +3267,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
                                        duration=longest, reservation=plan)
     if at_once is None:
+        if why := never_together(shapes, st):
+            refuse(v, [why])
+            return
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")
         return

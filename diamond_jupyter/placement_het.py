@@ -15,15 +15,18 @@ import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime
+from itertools import combinations
 from typing import TYPE_CHECKING
 
 from .model import GPUS_PER_JOB, PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
 
 if TYPE_CHECKING:
     from .placement import SiteVerdict
+    from .placement_sim import Shape, SimState
 
 SEPARATORS = ("hetjob", "packjob")
 NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
+_STARTS_WHEN_ALL = ": the job starts when every component can"  # a component's start, said
 # kept-as-written options a later component takes from the one before it (propagated)
 _PROPAGATED_KEPT = ("--time-min", "--exclude")
 # the first component's kept options of its own nodes and hosts, which sbatch resets in each
@@ -234,7 +237,7 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
     for i, w in enumerate(later, start=1):
         v.notes.append(f"{labels[i]} runs in partition {w.partition or '-'}"
                        + (f", can start {rel(w.estimated_start)}" if w.estimated_start
-                          else "") + ": the job starts when every component can")
+                          else "") + _STARTS_WHEN_ALL)
         v.notes += [f"{labels[i]}: {n}" for n in w.notes]
         v.waits_for += [f"{labels[i]}: {n}" for n in w.waits_for]
         if v.estimated_start is None or w.estimated_start is None:
@@ -302,9 +305,40 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
     return out
 
 
+def never_together(shapes: list[Shape], st: SimState) -> str | None:
+    """Why a heterogeneous job's components (their `shapes` in order, on `st`'s nodes) can
+    never hold their nodes all at once, even on an idle site: some of them ask more CPUs or
+    GPUs in all, or more whole or distinct nodes, than the nodes any of them may use have
+    (a bound that must hold, tried for every set of components); None when none fails it
+    (they may still not fit: the packing is not searched here)."""
+    from .placement_sim import WHOLE
+
+    for size in range(2, len(shapes) + 1):
+        for group in combinations(range(len(shapes)), size):
+            hosts = frozenset().union(*(shapes[i].eligible for i in group))
+            usable = [h for h in hosts if st.cap_c[h] > 0]
+            for what, asked, have in (
+                    ("CPUs", sum(shapes[i].count * shapes[i].cpus for i in group
+                                 if shapes[i].cpus != WHOLE),
+                     sum(st.cap_c[h] for h in usable)),
+                    ("GPUs", sum(shapes[i].count * shapes[i].gpus for i in group),
+                     sum(st.cap_g[h] for h in usable)),
+                    ("whole nodes", sum(shapes[i].count for i in group
+                                        if shapes[i].cpus == WHOLE), len(usable))):
+                if asked > have:
+                    names = ", ".join(sorted(st.names[h] for h in usable)) or "none"
+                    return (f"hetjob components {', '.join(map(str, group))} ask {asked} "
+                            f"{what} in all of the nodes they may use that are up ({names}), "
+                            f"which have {have}: they start only together, so they never "
+                            "start")
+    return None
+
+
 def refuse(v: SiteVerdict, reasons: list[str]) -> None:
-    """`v` (a heterogeneous job's combined verdict) made INCOMPATIBLE for `reasons`."""
+    """`v` (a heterogeneous job's combined verdict) made INCOMPATIBLE for `reasons`, the
+    components' starts no longer said."""
     v.feasible, v.verdict, v.reasons = False, "INCOMPATIBLE", reasons
+    v.notes = [n for n in v.notes if not n.endswith(_STARTS_WHEN_ALL)]
     _clear(v)
 
 

@@ -187,3 +187,31 @@ def test_components_over_a_qos_group_limit_in_all_never_start():
         "gres/gpu=4): each fits alone, but they start only together, so they never start")
     v = only(run(_GPUQ.format(a=2, b=2), selene()), "selene", "gpu")
     assert (v.verdict, v.estimated_start) == ("READY", hours(0))
+
+
+# ---- components that never fit the site's nodes all at once -------------------------------
+
+@pytest.mark.parametrize("job, why", [
+    # both on n01 (64 CPUs): 48 + 32 CPUs never there at once
+    ("#SBATCH -p batch -N 1 -n 48 -t 1:00:00 --nodelist=n01\n#SBATCH hetjob\n"
+     "#SBATCH -p batch -N 1 -n 32 --nodelist=n01",
+     "hetjob components 0, 1 ask 80 CPUs in all of the nodes they may use that are up "
+     "(n01), which have 64: they start only together, so they never start"),
+    # excl's two nodes, whole: 1 + 2 of them
+    ("#SBATCH -p excl -N 1 -t 1:00:00\n#SBATCH hetjob\n#SBATCH -p excl -N 2",
+     "hetjob components 0, 1 ask 3 whole nodes in all of the nodes they may use that are up "
+     "(n05, n06), which have 2: they start only together, so they never start"),
+])
+def test_components_that_never_fit_at_once_are_incompatible(job, why):
+    """Before: BUSY at the horizon (+30 days), said a lower bound."""
+    p = run(job, selene())
+    v = p.verdict("selene")
+    assert v.verdict == "INCOMPATIBLE" and v.estimated_start is None
+    assert reasons(p, "selene") == why
+    assert not any("can start +30" in n for n in v.notes), v.notes
+
+
+def test_components_sharing_a_node_they_fit_together_start_now():
+    v = only(run("#SBATCH -p batch -N 1 -n 48 -t 1:00:00 --nodelist=n01\n#SBATCH hetjob\n"
+                 "#SBATCH -p batch -N 1 -n 16 --nodelist=n01", selene()), "selene", "batch")
+    assert (v.verdict, v.estimated_start) == ("READY", hours(0)), v.notes

@@ -152,16 +152,23 @@ from .placement_fit import (
     words_of,
 )
 from .placement_het import (
+    HET_SUBMIT_JOBS,
     as_one_shape,
     combine,
+    counted_as_jobs,
     first_component,
     het_components,
     in_default,
     label,
+    never_together,
     one_shape_sent,
+    over_limits_together,
+    refuse,
     shape_components,
 )
 from .placement_limits import (
+    ARRAY_PARTS,
+    HET_PARTS,
     Wait,
     assoc_job_misses,
     assoc_misses,
@@ -664,7 +671,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 allowed &= meet if meet is not None else allowed
         chunks = _lsf_terms(spec, nodes, site_arch, allowed) if allowed else None
     if chunks is not None:  # a PBS site gets the chunks as written, not their superset
-        reasons, fit, req = _chunk_fit(chunks, req, nodes)
+        # a Slurm hetjob's components reach PBS as its chunks, one a component, in order
+        names = [f"hetjob component {i} (its chunk {t})" for i, t in enumerate(chunks[2])] \
+            if cfg.scheduler == "pbs" and spec.source_dialect == "slurm" else None
+        reasons, fit, req = _chunk_fit(chunks, req, nodes, names)
     elif cfg.scheduler == "pbs" and (named := _pbs_named_hosts(spec)):
         # one chunk on the host (or vnode) it names: like Slurm's --nodelist
         reasons += _host_misses(named, req, nodes, fit, site_arch, "the select", words)
@@ -747,8 +757,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         parts, members = slots_from.parts, {**members, **slots_from.members}
     good, problems, restricted_only = [], [], False
     r = spec.resources  # tasks without a node count: said how they were spread (below)
-    # a job array's tasks count one job each against the submit limits
+    # a job array's tasks count one job each against the submit limits, as a heterogeneous
+    # job's components do (those under the same QOS, of the same account)
     array_tasks = (count_array_tasks(spec.array.expression) or 1) if spec.array else 1
+    het_jobs = spec.metadata.get(HET_SUBMIT_JOBS)
+    qos_adds, assoc_adds, parts_said = (het_jobs["qos"], het_jobs["account"], HET_PARTS) \
+        if isinstance(het_jobs, dict) else (array_tasks, array_tasks, ARRAY_PARTS)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
@@ -871,8 +885,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap, array_tasks)
-        restr += assoc_submit_refused(p, account, snap, array_tasks)
+        restr += qos_submit_refused(p, qos, snap, qos_adds, parts_said)
+        restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
@@ -2301,15 +2315,17 @@ def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
 
 
 def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
-                             list[bool]], req: Req, nodes: list[Node]
-               ) -> tuple[list[str], set[str], Req]:
+                             list[bool]], req: Req, nodes: list[Node],
+               names: list[str] | None = None) -> tuple[list[str], set[str], Req]:
     """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
     the request the start is estimated with (the hosts the chunks take, each asked the
     least any chunk asks, a lower bound; for chunks of one shape, the hosts they share
-    evenly, `_free_shape`)."""
+    evenly, `_free_shape`). `names`: how the reasons name each chunk (else its number and
+    text)."""
     fits, how, texts, why, apart = chunks
     word = "term" if how == "terms" else "chunk"
-    reasons = [f"{word} {i + 1} ({texts[i]}): {r}" if len(why) > 1 else r
+    names = names or [f"{word} {i + 1} ({t})" for i, t in enumerate(texts)]
+    reasons = [f"{names[i]}: {r}" if len(why) > 1 else r
                for i, found in enumerate(why) for r in found]
     fit = set().union(*(ok for _, ok in fits))
     hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how,
@@ -2330,7 +2346,7 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"
                            + (f": they ask {'; '.join(short)}" if short else "")
-                           + (f"; {word} {missed + 1} ({texts[missed]}) is the one left "
+                           + (f"; {names[missed]} is the one left "
                               "without a host" if missed is not None
                               and len(texts) > 1 else ""))
     per = 1
@@ -3302,6 +3318,9 @@ def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
     at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
                                        duration=longest, reservation=plan)
     if at_once is None:
+        if why := never_together(shapes, st):
+            refuse(v, [why])
+            return
         v.notes.append("its components never find room all at once while the running jobs "
                        "end (the start is a lower bound)")
         return
@@ -3364,10 +3383,12 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                           [c for n, c in cals.items() if n not in doors])
     kept_later = het_components(spec)  # a Slurm heterogeneous job's later components
     kept_first = first_component(spec) if kept_later else spec
+    if kept_later:  # each component a job against the submit limits
+        kept_first, *kept_later = counted_as_jobs([kept_first, *kept_later])
     kept_needs = [needs_of(c) for c in kept_later]
     # a job of several shapes read whole: a heterogeneous job on a Slurm site (elsewhere
     # PBS chunks, LSF compound terms, or its largest shape)
-    shaped = [] if kept_later else shape_components(spec)
+    shaped = [] if kept_later else counted_as_jobs(shape_components(spec))
     shaped_needs = [needs_of(c) for c in shaped[1:]]
 
     def judge(c: SiteConfig, s: SiteSnapshot) -> SiteVerdict:
@@ -3421,6 +3442,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
                       in enumerate(zip([first, *later], [first, *sent], strict=True))]
             combine(v, others, labels, sched,
                     lambda t: "+" + hms((t - now).total_seconds()))
+            if v.feasible and sched == "slurm" and \
+                    (over := over_limits_together([first, *sent], [v, *others], s)):
+                refuse(v, over)
             if v.feasible and sched == "slurm":
                 _hold_together(v, others, s, now, (ended or {}).get(c.name, ()))
         if c.scheduler == "sge" and v.feasible and v.verdict != "READY" and _now_or_never(spec):

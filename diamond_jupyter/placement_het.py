@@ -15,17 +15,32 @@ import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime
+from itertools import combinations
 from typing import TYPE_CHECKING
 
-from .model import PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
+from .model import GPUS_PER_JOB, PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
 
 if TYPE_CHECKING:
     from .placement import SiteVerdict
+    from .placement_sim import Shape, SimState
 
 SEPARATORS = ("hetjob", "packjob")
 NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
+_STARTS_WHEN_ALL = ": the job starts when every component can"  # a component's start, said
 # kept-as-written options a later component takes from the one before it (propagated)
 _PROPAGATED_KEPT = ("--time-min", "--exclude")
+# the first component's kept options of its own nodes and hosts, which sbatch resets in each
+# later component (they are not among the propagated options): a later one read whole
+# (`shape_components`) does not take them
+_FIRSTS_OWN = frozenset((
+    "--nodelist", "--gres", "--gres-flags", "--gpus", "--gpus-per-socket", "--cpus-per-gpu",
+    "--mem-per-gpu", "--core-spec", "--thread-spec", "--mincpus", "--tmp",
+    "--sockets-per-node", "--cores-per-socket", "--threads-per-core", "--extra-node-info",
+    "--ntasks-per-socket", "--ntasks-per-core", "--hint", "--overcommit", "--oversubscribe",
+    "--switches"))
+# the first component's metadata of its GPUs spread over the job (`--gpus=N`, per-GPU CPUs
+# and memory): a later one's are in its own sizes
+_FIRSTS_METADATA = frozenset((GPUS_PER_JOB, PER_GPU))
 
 
 def _groups(spec: JobSpec) -> list[list[Directive]]:
@@ -75,10 +90,14 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
     component a spec of its own, the first included, with its own partition, account,
     QOS, reservation, time limit, constraint and exclusivity or the job's, and its own
     generic resources beside its GPUs (a later one's `--gres` entries, not the first's);
-    none for a job of one shape."""
+    none for a job of one shape. A later one takes none of the first's kept options of
+    its own nodes (`_FIRSTS_OWN`: its `--nodelist`, `--core-spec`, ...), and its own
+    `--nodelist` where it names one."""
     from .dialects.scripts_common import component_sizes, component_times, live_components
+    from .dialects.slurm_script import COMPONENT_NODELISTS
 
     comps, times = live_components(spec), component_times(spec)
+    own_hosts = spec.metadata.get(COMPONENT_NODELISTS) or [] if comps else []
     out: list[JobSpec] = []
     for i, c in enumerate(comps):
         # the job's GPU model reaches a component that asks for GPUs (one without any, in
@@ -100,15 +119,36 @@ def shape_components(spec: JobSpec) -> list[JobSpec]:
                                       "resources": spec.resources.model_copy(update=sizes)})
         if i:  # the body runs once, with the first component
             one.script, one.command = None, None
-            one.metadata = {**spec.metadata, "het_component": i}
-            # the first's --gres entries beside its GPUs are its own (not carried over)
+            one.metadata = {k: v for k, v in spec.metadata.items() if k not in _FIRSTS_METADATA}
+            one.metadata["het_component"] = i
+            # what the first asks of its own nodes and hosts is not carried over
             one.unknown = [d for d in spec.unknown
-                           if not (d.dialect == "slurm" and d.option == "--gres")]
+                           if not (d.dialect == "slurm" and d.option in _FIRSTS_OWN)]
+            if hosts := (own_hosts[i - 1] if i <= len(own_hosts) else None):
+                one.unknown.append(Directive(
+                    dialect="slurm", option="--nodelist", value=hosts,
+                    raw=f"#SBATCH --nodelist={hosts} (hetjob component {i})"))
         if i and c.gres:  # its own, read as a kept --gres is (`placement_fit._other_gres`)
             one.unknown = [*one.unknown, Directive(dialect="slurm", option="--gres",
                                                    value=c.gres, raw=f"#SBATCH --gres={c.gres}")]
         out.append(one)
     return out
+
+
+# metadata: how many of a heterogeneous job's components count against the submit limits
+# of a component's QOS and of its account, {"qos": N, "account": M} (each component is a job
+# there: heterogeneous_jobs.html)
+HET_SUBMIT_JOBS = "het_submit_jobs"
+
+
+def counted_as_jobs(comps: list[JobSpec]) -> list[JobSpec]:
+    """A heterogeneous job's components (none: none), each told how many of them count
+    with it against its QOS's and its account's submit limits: those of the same QOS (none
+    named: the same default), those of the same account. A partition's own QOS is not
+    told apart."""
+    return [c.model_copy(update={"metadata": {**c.metadata, HET_SUBMIT_JOBS: {
+        "qos": sum(x.qos == c.qos for x in comps),
+        "account": sum(x.account == c.account for x in comps)}}}) for c in comps]
 
 
 def _word(d: Directive) -> str:
@@ -180,7 +220,13 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
     verdicts = [v, *later]
     bad = [(i, w) for i, w in enumerate(verdicts) if not w.feasible]
     if bad:
-        reasons = [f"{labels[i]}: {why}" for i, w in bad for why in w.reasons]
+        said: dict[str, list[int]] = {}  # a reason, and the components it holds for
+        for i, w in bad:
+            for why in w.reasons:
+                said.setdefault(why, []).append(i)
+        reasons = [(labels[ix[0]] if len(ix) == 1 else
+                    f"hetjob components {', '.join(map(str, ix))}") + f": {why}"
+                   for why, ix in said.items()]
         v.verdict = "INCOMPATIBLE" if any(w.verdict == "INCOMPATIBLE" for _, w in bad) \
             else "RESTRICTED"
         v.feasible, v.reasons = False, reasons
@@ -191,7 +237,7 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
     for i, w in enumerate(later, start=1):
         v.notes.append(f"{labels[i]} runs in partition {w.partition or '-'}"
                        + (f", can start {rel(w.estimated_start)}" if w.estimated_start
-                          else "") + ": the job starts when every component can")
+                          else "") + _STARTS_WHEN_ALL)
         v.notes += [f"{labels[i]}: {n}" for n in w.notes]
         v.waits_for += [f"{labels[i]}: {n}" for n in w.waits_for]
         if v.estimated_start is None or w.estimated_start is None:
@@ -215,6 +261,85 @@ def combine(v: SiteVerdict, later: list[SiteVerdict], labels: list[str], schedul
             v.cost += w.cost
         if v.billed_nodes is not None and w.billed_nodes is not None:
             v.billed_nodes += w.billed_nodes
+
+
+def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
+                         snap: SiteSnapshot) -> list[str]:
+    """Why a heterogeneous job's components (each placed, `verdicts` in order) never start
+    together on a Slurm site: the components under one QOS (the job's or their
+    partition's) ask more in all than its GrpTRES or MaxTRESPerUser allows, though each
+    fits alone. Slurm's backfill starts them only when the limits take all of them at
+    once (a hetjob "prevented from starting by account/QOS limit" otherwise)."""
+    from .placement_limits import UNITS, job_qos
+    from .placement_sim import WHOLE
+
+    parts = {p.name: p for p in snap.partitions}
+    asked: dict[str, dict[str, int]] = {}  # a QOS: the TRES its components ask in all
+    under: dict[str, list[int]] = {}  # a QOS: the components under it
+    for i, (comp, w) in enumerate(zip(comps, verdicts, strict=True)):
+        p = parts.get(w.partition or "")
+        if p is None or w._shape is None:
+            continue
+        nodes, cpn, gpn, _ = w._shape
+        tres = {"node": nodes, "gres/gpu": nodes * gpn}
+        if cpn != WHOLE:
+            tres["cpu"] = nodes * cpn
+        for name in dict.fromkeys(x for x in (p.qos, job_qos(comp.qos, p, snap,
+                                                              comp.account)[0]) if x):
+            under.setdefault(name, []).append(i)
+            for k, n in tres.items():
+                asked.setdefault(name, {})[k] = asked.get(name, {}).get(k, 0) + n
+    out = []
+    for name, total in asked.items():
+        q = (snap.qos or {}).get(name)
+        if q is None or len(under[name]) < 2:
+            continue
+        which = ", ".join(map(str, under[name]))
+        for caps, what in ((q.grp_tres, "GrpTRES"), (q.max_tres_per_user, "MaxTRESPerUser")):
+            for tres, most in caps.items():
+                if total.get(tres, 0) > most:
+                    out.append(f"hetjob components {which} ask {total[tres]} {UNITS[tres]} "
+                               f"in all under QOS {name}, which allows {most} ({what} "
+                               f"{tres}={most}): each fits alone, but they start only "
+                               "together, so they never start")
+    return out
+
+
+def never_together(shapes: list[Shape], st: SimState) -> str | None:
+    """Why a heterogeneous job's components (their `shapes` in order, on `st`'s nodes) can
+    never hold their nodes all at once, even on an idle site: some of them ask more CPUs or
+    GPUs in all, or more whole or distinct nodes, than the nodes any of them may use have
+    (a bound that must hold, tried for every set of components); None when none fails it
+    (they may still not fit: the packing is not searched here)."""
+    from .placement_sim import WHOLE
+
+    for size in range(2, len(shapes) + 1):
+        for group in combinations(range(len(shapes)), size):
+            hosts = frozenset().union(*(shapes[i].eligible for i in group))
+            usable = [h for h in hosts if st.cap_c[h] > 0]
+            for what, asked, have in (
+                    ("CPUs", sum(shapes[i].count * shapes[i].cpus for i in group
+                                 if shapes[i].cpus != WHOLE),
+                     sum(st.cap_c[h] for h in usable)),
+                    ("GPUs", sum(shapes[i].count * shapes[i].gpus for i in group),
+                     sum(st.cap_g[h] for h in usable)),
+                    ("whole nodes", sum(shapes[i].count for i in group
+                                        if shapes[i].cpus == WHOLE), len(usable))):
+                if asked > have:
+                    names = ", ".join(sorted(st.names[h] for h in usable)) or "none"
+                    return (f"hetjob components {', '.join(map(str, group))} ask {asked} "
+                            f"{what} in all of the nodes they may use that are up ({names}), "
+                            f"which have {have}: they start only together, so they never "
+                            "start")
+    return None
+
+
+def refuse(v: SiteVerdict, reasons: list[str]) -> None:
+    """`v` (a heterogeneous job's combined verdict) made INCOMPATIBLE for `reasons`, the
+    components' starts no longer said."""
+    v.feasible, v.verdict, v.reasons = False, "INCOMPATIBLE", reasons
+    v.notes = [n for n in v.notes if not n.endswith(_STARTS_WHEN_ALL)]
+    _clear(v)
 
 
 def _clear(v: SiteVerdict, keep_feasible: bool = False) -> None:

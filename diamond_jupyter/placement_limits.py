@@ -38,7 +38,7 @@ _GRP_REASON = {"cpu": "QOSGrpCpuLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "
                "mem": "QOSGrpMemLimit"}
 _USER_REASON = {"cpu": "QOSMaxCpuPerUserLimit", "node": "QOSMaxNodePerUserLimit",
                 "gres/gpu": "QOSMaxGRESPerUser", "mem": "QOSMaxMemoryPerUser"}
-_UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
                 if at:
                     waits.append(Wait(at, (
                         f"QOS {name}'s {what} {tres}={most} is in use: {whose} {held} "
-                        f"{_UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
+                        f"{UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
                         f"of them end ({codes[tres]})")))
         for jobs, most, what, code, whose in (
                 (running, q.grp_jobs, "GrpJobs", "QOSGrpJobsLimit", "jobs run under it"),
@@ -164,24 +164,32 @@ def job_count(j: JobStatus) -> int:
     return max(total, 1)
 
 
-def _until(have: int, adds: int, most: int) -> str:
-    """When a submit of `adds` jobs (a job array's tasks count one each) is taken where
-    `have` of the `most` allowed are queued or running."""
+# what a submit of several jobs is, said with their count: a job array's tasks, or a Slurm
+# heterogeneous job's components (each a job against the limits: heterogeneous_jobs.html)
+ARRAY_PARTS = "the job array's {n} tasks"
+HET_PARTS = "the heterogeneous job's {n} components"
+
+
+def _until(have: int, adds: int, most: int, parts: str = ARRAY_PARTS) -> str:
+    """When a submit of `adds` jobs (`parts`: what they are) is taken where `have` of the
+    `most` allowed are queued or running."""
     if adds == 1:
         return "the submit is refused until one ends"
+    many = parts.format(n=adds)
     if adds > most:
-        return (f"the job array's {adds} tasks count as {adds} jobs, more than the {most} it "
-                "allows: the submit is refused whatever ends")
+        return (f"{many} count as {adds} jobs, more than the {most} it allows: the submit "
+                "is refused whatever ends")
     n = have + adds - most
-    return (f"the job array's {adds} tasks count as {adds} jobs: the submit is refused "
-            f"until {n} of them end{'s' if n == 1 else ''}")
+    return (f"{many} count as {adds} jobs: the submit is refused until {n} of them "
+            f"end{'s' if n == 1 else ''}")
 
 
 def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot,
-                       adds: int = 1) -> list[str]:
+                       adds: int = 1, parts: str = ARRAY_PARTS) -> list[str]:
     """Why sbatch refuses the job now: its QOS (or the partition's) holds too many queued
     and running jobs for its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
-    (everyone's) to take `adds` more (a job array's tasks count one each)."""
+    (everyone's) to take `adds` more (`parts`: a job array's tasks, or a heterogeneous
+    job's components, count one each)."""
     out = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = (snap.qos or {}).get(name)
@@ -193,11 +201,11 @@ def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot,
         if snap.user and (most := q.max_submit_jobs_per_user) is not None \
                 and mine + adds > most:
             out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {most} and you have {mine} "
-                       f"jobs queued or running under it: {_until(mine, adds, most)} "
+                       f"jobs queued or running under it: {_until(mine, adds, most, parts)} "
                        "(QOSMaxSubmitJobPerUserLimit)")
         if (most := q.grp_submit_jobs) is not None and every + adds > most:
             out.append(f"QOS {name}'s GrpSubmitJobs is {most} and {every} jobs are queued "
-                       f"or running under it: {_until(every, adds, most)} "
+                       f"or running under it: {_until(every, adds, most, parts)} "
                        "(QOSGrpSubmitJobsLimit)")
     return out
 
@@ -317,13 +325,13 @@ def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnap
         a, caps = got
         for tres, most in caps.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} a job (MaxTRES {tres}={most}): it would never start "
                            f"({_ASSOC_JOB[tres]})")
     for a in chain:
         for tres, most in a.grp_tres.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {_UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} at once (GrpTRES {tres}={most}): it would never "
                            f"start ({_ASSOC_GRP[tres]})")
     return out
@@ -354,7 +362,7 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                 held = sum(_tres_of(j)[tres] for j in jobs)
                 waits.append(Wait(at, (
                     f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
-                    f"{held} {_UNITS[tres]}, the job needs {need[tres]}: it waits until "
+                    f"{held} {UNITS[tres]}, the job needs {need[tres]}: it waits until "
                     f"enough of them end ({_ASSOC_GRP[tres]})")))
         if a.grp_jobs is not None:
             at = _room_after(jobs, lambda j: 1, 1, a.grp_jobs, now, part_max)
@@ -379,10 +387,11 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
 
 
 def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
-                         adds: int = 1) -> list[str]:
+                         adds: int = 1, parts: str = ARRAY_PARTS) -> list[str]:
     """Why sbatch refuses the job now: its association (or an account above it) holds too
     many queued and running jobs for its GrpSubmitJobs, or the user for the nearest
-    MaxSubmitJobs, to take `adds` more (a job array's tasks count one each)."""
+    MaxSubmitJobs, to take `adds` more (`parts`: what they are, as for
+    `qos_submit_refused`)."""
     chain = _chain(snap, account, p.name)
     out: list[str] = []
     if not chain:  # no association to hold it: the queue is not counted
@@ -397,7 +406,8 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
         if have + adds > a.grp_submit_jobs:
             out.append(f"{_assoc_name(a, snap.user)}'s GrpSubmitJobs is {a.grp_submit_jobs} "
                        f"and {have} of its jobs are queued or running: "
-                       f"{_until(have, adds, a.grp_submit_jobs)} (AssocGrpSubmitJobsLimit)")
+                       f"{_until(have, adds, a.grp_submit_jobs, parts)} "
+                       "(AssocGrpSubmitJobsLimit)")
     got = _nearest(chain, lambda a: a.max_submit_jobs)
     if got is not None and snap.user:
         a, most = got
@@ -407,7 +417,7 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
         if have + adds > most:
             out.append(f"{_assoc_name(a, snap.user)}'s MaxSubmitJobs is {most} and you have "
                        f"{have} jobs queued or running under account {scope.account}: "
-                       f"{_until(have, adds, most)} (AssocMaxSubmitJobLimit)")
+                       f"{_until(have, adds, most, parts)} (AssocMaxSubmitJobLimit)")
     return out
 
 

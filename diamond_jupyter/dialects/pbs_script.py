@@ -773,6 +773,14 @@ class PbsScript:
             how = "scatter" if key == "nodes" or place & {"scatter", "vscatter"} else \
                 "pack" if "pack" in place else "free"
             return shapes, how
+        if spec.source_dialect != "pbs" and live_components(spec):
+            # another scheduler's job of several shapes (a Slurm hetjob): the chunks its
+            # rendering here writes, one a component, read back
+            try:
+                back = self.parse_script(self.render_script(spec).script)
+            except BadInput:
+                return None  # its translation is refused: placed as its superset shape
+            return self.chunk_shapes(back) if back.source_dialect == "pbs" else None
         r = spec.resources
         if spec.source_dialect == "pbs" and spec.metadata.get("pbs_flavor") == "pro" \
                 and (r.nodes or 1) > 1 and not r.tasks:

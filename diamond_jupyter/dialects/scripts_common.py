@@ -1556,6 +1556,11 @@ def describe_totals(t: dict[str, int | None]) -> str:
     return ", ".join(parts)
 
 
+# metadata: each later Slurm hetjob component's own --nodelist (None: it names none), in
+# order
+COMPONENT_NODELISTS = "slurm_component_nodelists"
+
+
 def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
     """A job of several shapes for a scheduler that asks for one: its nodes and tasks as
     they are, each node's CPUs, GPUs and memory the job's totals spread evenly (rounded
@@ -1573,7 +1578,13 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
         memory_mb=None,  # per CPU: every scheduler's per-slot memory says it
         memory_per_cpu_mb=(t["memory_mb"] // (tasks * (cpt or 1)) or None)
         if t["memory_mb"] else None))
-    out = spec.model_copy(update={"resources": flat, "components": []})
+    # a later Slurm hetjob component's own --nodelist has no place in one shape: said
+    own_hosts = spec.metadata.get(COMPONENT_NODELISTS) or []
+    metadata = {k: v for k, v in spec.metadata.items() if k != COMPONENT_NODELISTS}
+    out = spec.model_copy(update={"resources": flat, "components": [], "metadata": metadata})
+    warnings += [f"dropped: --nodelist={hosts} of hetjob component {i} ({target} is asked "
+                 "for one shape here: no hosts of one component)"
+                 for i, hosts in enumerate(own_hosts, start=1) if hosts]
     got = resource_totals(flat)
     lost = [f"{w} {t[q]} -> {got[q] or 0}" for q, w in
             (("cpus", "CPUs"), ("gpus", "GPUs"), ("memory_mb", "memory MB")) if t[q] != got[q]]

@@ -23,6 +23,7 @@ from .begin_time import render_begin, slurm_parts
 from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
+    COMPONENT_NODELISTS,
     Item,
     Opt,
     OptionTable,
@@ -141,8 +142,6 @@ _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "me
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
                       "constraint", "exclusive", "account", "qos", "reservation", "time",
                       "cpus-per-gpu", "mem-per-gpu", "nodelist"}
-# metadata: each later hetjob component's own --nodelist (None: it names none), in order
-COMPONENT_NODELISTS = "slurm_component_nodelists"
 _GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
 
 

@@ -200,6 +200,7 @@ from .placement_sim import (
     Reservation,
     Shape,
     SimState,
+    begins_in,
     build_state,
     calibrated_view,
     earliest_start,
@@ -212,6 +213,8 @@ from .placement_sim import (
     reservation_for,
     slots_position,
     together_start,
+    unavailable_nodes,
+    waits_for_nodes_out,
 )
 from .placement_time import job_window, plus_seconds
 
@@ -1900,6 +1903,32 @@ def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collect
     return out
 
 
+def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
+                   start: float, now: datetime) -> list[str]:
+    """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
+    waiting there for something other than room: one whose begin time comes first is
+    ahead of it from then; one waiting for nodes that are out until an admin acts holds
+    back no job."""
+    mine = set(members.get(part, []))
+    by_name = {n.name: n for n in snap.nodes}
+    out = []
+    for j in snap.pending:
+        if not any(mine.intersection(members.get(q, []))
+                   for q in (j.partition or "").split(",")):
+            continue
+        begins = begins_in(j, now)
+        if begins is not None and 0 < begins < start:
+            out.append(f"partition {part}: job {j.native_id} waits for its begin time "
+                       f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from then "
+                       "it takes its place in the queue by priority, ahead of the job")
+        elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
+            out.append(f"partition {part}: job {j.native_id} waits for "
+                       f"{_few(set(unavailable_nodes(j)))} (ReqNodeNotAvail), down or drained "
+                       "until an admin acts: it can start nowhere else, so it holds back no "
+                       "job")
+    return out
+
+
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
                   ) -> str | None:
     """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
@@ -2765,6 +2794,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if raw_st.suspended:
         v.notes.extend(n for n in _suspended_notes(pname, raw_st, snap, members.get(pname, []),
                                                    raw_s) if n not in v.notes)
+    if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
+        v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now)
+                       if n not in v.notes)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None

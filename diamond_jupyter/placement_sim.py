@@ -163,6 +163,7 @@ class Demand:
     limit: float | None = None  # what the scheduler plans with (walltime); else `duration`
     held: list[tuple[int, int, int]] | None = None  # (node, cpus, gpus) the simulation gave it
     tasks: int = 1  # array tasks it runs back to back (`duration` is all of theirs)
+    floor: float = 0.0  # not before this, calibrated or not: the begin time its user set
 
     @property
     def planned(self) -> float:
@@ -496,9 +497,10 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
-        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
+        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, d.floor, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
-                            native_id=d.native_id, limit=d.planned, tasks=d.tasks))
+                            native_id=d.native_id, limit=d.planned, tasks=d.tasks,
+                            floor=d.floor))
     return new_st, new_q
 
 
@@ -592,6 +594,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     # by reason: (held, waiting for nothing but priority or resources); a queue has few
     reasons: dict[str | None, tuple[bool, bool]] = {}
     limited: list[tuple[JobStatus, float]] | None = None  # running jobs and their ends
+    by_name = {n.name: n for n in snap.nodes} \
+        if any("ReqNodeNotAvail" in (j.reason or "") for j in snap.pending) else {}
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
@@ -599,7 +603,9 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
             held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
-        if held:
+        begins = begins_in(j, now) if held else None
+        if held and begins is None \
+                or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
         if j.gpus and most_gpus and j.gpus > k * most_gpus:
@@ -625,6 +631,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.partition, r.cpus, ratio)) for r in snap.running]
         if (freed := limit_reached_until(j, limited)) is not None:
             nb, now_ok = max(nb, freed), False  # not before its limit frees
+        if begins is not None:
+            nb, now_ok = max(nb, begins), False
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
         limit = float(dur)
@@ -639,8 +647,40 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
                               planned is not None, now_ok=after <= 0 and now_ok,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
-                              limit=limit * tasks, tasks=tasks))
+                              limit=limit * tasks, tasks=tasks, floor=begins or 0.0))
     return out
+
+
+def begins_in(j: JobStatus, now: datetime) -> float | None:
+    """For a Slurm job waiting for the begin time its user set (reason BeginTime,
+    `--begin`): the seconds until then (squeue's StartTime of such a job is its begin
+    time), from when it takes its place in the queue by priority; None for another job, or
+    a begin time not printed."""
+    if (j.reason or "").strip() != "BeginTime" or j.estimated_start is None:
+        return None
+    return max((aware(j.estimated_start) - now).total_seconds(), 0.0)
+
+
+_UNAVAILABLE = re.compile(r"\s*ReqNodeNotAvail,\s*UnavailableNodes:(\S+)")
+
+
+def unavailable_nodes(j: JobStatus) -> list[str]:
+    """The nodes a waiting Slurm job names as unavailable (`ReqNodeNotAvail,
+    UnavailableNodes:n[05-06]`): nodes it needs that take no job now."""
+    m = _UNAVAILABLE.match(j.reason or "")
+    return list(job_hosts(m.group(1))) if m else []
+
+
+def waits_for_nodes_out(j: JobStatus, nodes: dict[str, Node],
+                        timeouts: dict[str, float] | None = None) -> bool:
+    """Whether a waiting job waits for nodes out until an admin acts (its unavailable
+    nodes, `nodes` by name, all down, drained or failed, none coming back by itself; a
+    node in a reservation is not out: it ends): it can start nowhere else, so it holds
+    back no job behind it."""
+    out = unavailable_nodes(j)
+    return bool(out) and all(
+        (n := nodes.get(h)) is not None and not node_usable(n, True)
+        and node_returning(n, True, timeouts) is None for h in out)
 
 
 def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_once: int

@@ -63,6 +63,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 from __future__ import annotations
 
 import fnmatch
+import math
 import random
 import re
 from collections.abc import Callable, Collection
@@ -1903,6 +1904,39 @@ def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collect
     return out
 
 
+def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | None:
+    """The user's waiting jobs (native ids) on a Slurm site whose backfill tests no more of
+    theirs (SchedulerParameters bf_max_job_user, reached by them): it passes the job over
+    (the newest, the lowest of theirs by age); None where it tests it."""
+    cap = snap.bf_max_job_user
+    if cfg.scheduler != "slurm" or not cap or not snap.user:
+        return None
+    mine = {j.native_id for j in snap.pending if j.user == snap.user}
+    return mine if len(mine) >= cap else None
+
+
+def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
+                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot
+                         ) -> float:
+    """When a job passed over by Slurm's backfill (`_backfill_passes_over`: `mine` wait)
+    may start (seconds from now, the queue played out): once so many of `mine` have started
+    that fewer than bf_max_job_user still wait (the backfill tests it then), or once every
+    job waiting ahead in `partition` has (Slurm's main scheduler starts a partition's jobs
+    in priority order, none after one that cannot start)."""
+    ahead = [replace(d, done=False, start=None, held=None) for d in queue]
+    queue_starts(st, ahead, res, top=top)
+    own: dict[str, float] = {}
+    for d in ahead:
+        if d.native_id in mine:
+            s = math.inf if d.start is None else d.start
+            own[d.native_id] = min(own.get(d.native_id, s), s)
+    started = sorted(own.values()) + [math.inf] * (len(mine) - len(own))
+    tested = started[len(mine) - (snap.bf_max_job_user or 0)]
+    in_order = max((d.start for d in ahead if d.start is not None
+                    and partition in (d.partition or "").split(",")), default=0.0)
+    return min(tested, in_order)
+
+
 def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                    start: float, now: datetime) -> list[str]:
     """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
@@ -2594,6 +2628,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
+    # Slurm's bf_max_job_user reached by the user's jobs waiting: its backfill passes
+    # the job over, which then starts only in priority order
+    mine_waiting = _backfill_passes_over(cfg, snap)
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
         raw_st, raw_queue, calibrated, _ = views_for(p.name)
@@ -2674,6 +2711,17 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))
+            if mine_waiting is not None and (tested := _backfill_tests_from(
+                    st, queue, name, res, top, mine_waiting, snap)) > probe.not_before:
+                if not any(n.startswith(f"partition {name}: Slurm's backfill tests") for n in
+                           v.notes):  # the first (walltime) view's
+                    v.notes.append(
+                        f"partition {name}: Slurm's backfill tests at most "
+                        f"{snap.bf_max_job_user} waiting jobs of a user (bf_max_job_user) and "
+                        f"{len(mine_waiting)} of yours wait: it passes the job over until "
+                        f"enough of them have started, or the jobs waiting ahead in partition "
+                        f"{name} have (in priority order): +{hms(tested)}")
+                probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,

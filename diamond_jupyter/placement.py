@@ -196,6 +196,7 @@ from .placement_sge import (
     queue_consumable_fit,
 )
 from .placement_sim import (
+    NEVER_AS_ASKED,
     WHOLE,
     Demand,
     Reservation,
@@ -1941,26 +1942,46 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                    start: float, now: datetime) -> list[str]:
     """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
     waiting there for something other than room: one whose begin time comes first is
-    ahead of it from then; one waiting for nodes that are out until an admin acts holds
-    back no job."""
+    ahead of it from then; one waiting for nodes out until an admin acts, or that can
+    never start as asked, holds back no job."""
     mine = set(members.get(part, []))
     by_name = {n.name: n for n in snap.nodes}
-    out = []
+    begin: list[str] = []
+    out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
+    never: dict[str, set[str]] = {}  # reason -> the jobs
     for j in snap.pending:
         if not any(mine.intersection(members.get(q, []))
                    for q in (j.partition or "").split(",")):
             continue
         begins = begins_in(j, now)
         if begins is not None and 0 < begins < start:
-            out.append(f"partition {part}: job {j.native_id} waits for its begin time "
-                       f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from then "
-                       "it takes its place in the queue by priority, ahead of the job")
+            begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
+                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
+                         "then it takes its place in the queue by priority, ahead of the job")
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
-            out.append(f"partition {part}: job {j.native_id} waits for "
-                       f"{_few(set(unavailable_nodes(j)))} (ReqNodeNotAvail), down or drained "
-                       "until an admin acts: it can start nowhere else, so it holds back no "
-                       "job")
-    return out
+            out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
+        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
+            never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
+    said = begin[:4] + ([f"partition {part}: {len(begin) - 4} more jobs wait for a begin "
+                         "time before the job's start (BeginTime), ahead of it from then"]
+                        if len(begin) > 4 else [])
+    for nodes, ids in sorted(out_for.items()):
+        said.append(f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: it can start nowhere else, so it holds "
+                    "back no job" if len(ids) == 1 else
+                    f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: they can start nowhere else, so they hold "
+                    "back no job")
+    for reason, ids in sorted(never.items()):
+        who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
+        said.append(f"partition {part}: {who} can never start as asked ({reason}): "
+                    + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
+    return said
+
+
+def _jobs(ids: set[str]) -> str:
+    """`job 30 waits` or `jobs 30, 31 wait`."""
+    return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
 
 
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]

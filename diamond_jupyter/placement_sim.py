@@ -107,10 +107,18 @@ _STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
 def held_reason(reason: str | None) -> bool:
     """A waiting job's reason that keeps it back whatever is free (held, a dependency, a
-    begin time, a per-job limit it is over, minutes of usage used up): it takes nothing
-    before the jobs behind it."""
+    begin time, a per-job limit it is over, minutes of usage used up, a request its
+    partition or association can never run): it takes nothing before the jobs behind it."""
     return bool(reason) and (any(h in reason.lower() for h in _HELD)
-                             or bool(_NEVER_LIMIT.match(reason)))
+                             or bool(_NEVER_LIMIT.match(reason))
+                             or bool(NEVER_AS_ASKED.fullmatch(reason)))
+
+
+# Slurm reasons of a job that never starts as asked (job_reason_codes): a time limit or node
+# count past its partition's, features no node has, a QOS or account not valid or not
+# allowed there; it waits until changed, and the schedulers pass over it
+NEVER_AS_ASKED = re.compile(r"\s*(?:PartitionTimeLimit|PartitionNodeLimit|BadConstraints"
+                            r"|InvalidQOS|InvalidAccount|AccountNotAllowed)\s*")
 
 
 # Slurm limits a waiting job is over by itself (QOSMaxCpuPerJobLimit, QOSMaxGRESPerNode,

@@ -6,7 +6,9 @@ Found misread and fixed: a job waiting for its begin time (reason BeginTime, squ
 StartTime its `--begin`) was left out of the queue as if held for good, though from its
 begin time it is ahead of a newer job by priority; a job waiting for nodes drained or down
 (`ReqNodeNotAvail, UnavailableNodes:...`) was counted as taking any node of its partition,
-though it can start nowhere else; and SchedulerParameters' bf_max_job_user was not read,
+though it can start nowhere else; a job that can never start as asked (PartitionTimeLimit,
+PartitionNodeLimit, BadConstraints, InvalidQOS, InvalidAccount, AccountNotAllowed) was
+counted ahead, though Slurm passes over it; SchedulerParameters' bf_max_job_user was not read,
 so a user with that many jobs waiting had a new one backfilled that Slurm's backfill
 passes over. Kept right: drained nodes with jobs, reserved nodes, pending reasons that
 hold a job or not, array throttles (`%k`), GPU types, MIG slices, shards and MPS, whole
@@ -15,6 +17,7 @@ nodes, OverSubscribe, memory per CPU past MaxMemPerCPU, constraints with `&`, `|
 
 from __future__ import annotations
 
+import pytest
 from test_placement_cases import NOW, at, hours, reasons, run
 from test_placement_cases13 import PARTITIONS, node_lines, resv, running, selene, slurm
 
@@ -111,6 +114,32 @@ def test_a_job_waiting_for_drained_nodes_holds_back_no_job():
     assert [d.native_id for d in queue] == ["30"]
     _, snap = selene(*BUSY, out, alloc=FULL, states={"n05": "DRAIN", "n06": "DRAIN"})
     assert pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}), {}, NOW, {}) == []
+
+
+@pytest.mark.parametrize("reason", ["PartitionTimeLimit", "PartitionNodeLimit",
+                                    "BadConstraints", "InvalidQOS", "InvalidAccount",
+                                    "AccountNotAllowed"])
+def test_a_job_that_can_never_start_as_asked_holds_back_no_job(reason):
+    """Slurm leaves such a job waiting until it is changed, and passes over it: alice's 4
+    nodes start when n01-n03 free, +5 h (before: +15 h, behind it), said."""
+    v = _first(run(FOUR, selene(*BUSY, waiting("30", reason), alloc=FULL)))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(5)), v.notes
+    assert _said(v, f"partition batch: job 30 can never start as asked ({reason}): it holds "
+                    "back no job")
+
+
+def test_jobs_that_never_start_are_said_together():
+    queue = [waiting("30", "PartitionTimeLimit"), waiting("31", "PartitionTimeLimit"),
+             waiting("32", "ReqNodeNotAvail, UnavailableNodes:n06", nodes=1),
+             waiting("33", "ReqNodeNotAvail, UnavailableNodes:n06", nodes=1)]
+    v = _first(run(FOUR, selene(*BUSY, *queue, alloc=FULL, states={"n06": "DRAIN"})))
+    # n06 drained: four nodes only once n01-n03 free, +5 h; none of the four ahead
+    assert v.estimated_start == hours(5), v.notes
+    assert _said(v, "partition batch: jobs 30, 31 can never start as asked "
+                    "(PartitionTimeLimit): they hold back no job")
+    assert _said(v, "partition batch: jobs 32, 33 wait for n06 (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: they can start nowhere else, so they hold "
+                    "back no job")
 
 
 def test_an_array_throttled_by_its_task_limit_leaves_a_free_node():

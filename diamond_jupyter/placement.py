@@ -207,6 +207,7 @@ from .placement_sim import (
     calibrated_view,
     earliest_start,
     held_no_later,
+    held_reason,
     hold_horizon,
     pending_demands,
     preempted,
@@ -1912,7 +1913,10 @@ def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | Non
     cap = snap.bf_max_job_user
     if cfg.scheduler != "slurm" or not cap or not snap.user:
         return None
-    mine = {j.native_id for j in snap.pending if j.user == snap.user}
+    # the backfill tests only jobs that may start: not those held, waiting for a
+    # dependency or a begin time, or that can never start as asked
+    mine = {j.native_id for j in snap.pending if j.user == snap.user
+            and not held_reason(j.reason)}
     return mine if len(mine) >= cap else None
 
 

@@ -209,7 +209,10 @@ def test_a_user_at_bf_max_job_user_is_not_backfilled():
 def test_below_the_cap_or_other_users_jobs_are_backfilled_as_before():
     mine = waiting("31", "Resources", user="alice")
     bobs = [waiting("31", "Resources"), waiting("32", "Priority")]
-    for site in (_capped(*BUSY, mine), _capped(*BUSY, *bobs),
+    # a job of hers held, or waiting for a dependency, is not tested: not counted
+    held = [waiting("32", "JobHeldUser", user="alice"), waiting("33", "Dependency",
+                                                               user="alice")]
+    for site in (_capped(*BUSY, mine), _capped(*BUSY, *bobs), _capped(*BUSY, mine, *held),
                  _capped(*BUSY, mine, waiting("32", "Priority", user="alice"), config="")):
         v = _first(run(SHORT, site))
         assert (v.verdict, v.estimated_start) == ("READY", NOW), v.notes

@@ -172,6 +172,9 @@ class Demand:
     held: list[tuple[int, int, int]] | None = None  # (node, cpus, gpus) the simulation gave it
     tasks: int = 1  # array tasks it runs back to back (`duration` is all of theirs)
     floor: float = 0.0  # not before this, calibrated or not: the begin time its user set
+    # a lane its array's throttle holds: the array's running tasks (native ids) and which of
+    # their ends, soonest first, frees its turn (a calibrated view moves those ends)
+    after_tasks: tuple[tuple[str, ...], int] | None = None
 
     @property
     def planned(self) -> float:
@@ -500,15 +503,26 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
                       planned, st.job_ids, st.resume_after, st.suspended)
     new_q = []
+    task_ends: dict[str, float] | None = None
     for d in queue:
+        nb = d.floor
+        if d.after_tasks is not None:  # a throttled lane: its array's tasks' new ends
+            if task_ends is None:
+                task_ends = {}
+                for end, seq, *_ in rel:
+                    if (nid := st.job_ids.get(seq)) is not None:
+                        task_ends[nid] = max(task_ends.get(nid, 0.0), end)
+            ids, rank = d.after_tasks
+            ends = sorted(task_ends.get(nid, 0.0) for nid in ids)
+            nb = max(nb, ends[rank] if rank < len(ends) else 0.0)
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
-        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, d.floor, False,
+        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, nb, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
                             native_id=d.native_id, limit=d.planned, tasks=d.tasks,
-                            floor=d.floor))
+                            floor=d.floor, after_tasks=d.after_tasks))
     return new_st, new_q
 
 
@@ -646,16 +660,21 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         limit = float(dur)
         if ratio is not None:
             dur *= ratio(j.partition, j.cpus, None, limit)
+        running_tasks = arrays_running.get(arr[0], []) if arr is not None else []
         lanes = [(1, 0.0)] if arr is None else array_lanes(
-            arr[1], arr[2], arrays_running.get(arr[0], []),
+            arr[1], arr[2], [end for end, _ in running_tasks],
             _at_once(st, elig, k, cpus, gpus))
-        for tasks, after in lanes:
+        ids = tuple(nid for _, nid in running_tasks if nid is not None)
+        free = None if arr is None or arr[2] is None else max(arr[2] - len(running_tasks), 0)
+        for lane, (tasks, after) in enumerate(lanes):
             # a lane its throttle holds (`after`) waits for the array's running tasks,
             # whatever its reason says
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
                               planned is not None, now_ok=after <= 0 and now_ok,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
-                              limit=limit * tasks, tasks=tasks, floor=begins or 0.0))
+                              limit=limit * tasks, tasks=tasks, floor=begins or 0.0,
+                              after_tasks=(ids, lane - free) if after > 0 and free is not None
+                              and len(ids) == len(running_tasks) else None))
     return out
 
 
@@ -746,16 +765,18 @@ def _gathered(jobs: list[JobStatus]) -> list[JobStatus]:
     return out
 
 
-def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
+def _arrays_running(snap: SiteSnapshot, st: SimState
+                    ) -> dict[str, list[tuple[float, str | None]]]:
     """The running tasks of each job array (by the array's id): when each ends as the
-    state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
-    one only counted (PBS's `array_running`), halfway through its walltime."""
-    out: dict[str, list[float]] = {}
+    state plans it (walltimes), soonest first, with its native id; a task whose nodes are
+    not known, at 0; one only counted (PBS's `array_running`, no id), halfway through its
+    walltime."""
+    out: dict[str, list[tuple[float, str | None]]] = {}
     tasks = []  # (a running task's record, its array's id, how many tasks it stands for)
     for j in snap.running:
         if j.array_running:
             out.setdefault(j.native_id, []).extend(
-                [(j.walltime_s or 0) / 2] * j.array_running)
+                [((j.walltime_s or 0) / 2, None)] * j.array_running)
         elif j.native_id and (arr := array_record(j.native_id)) is not None:
             tasks.append((j.native_id, arr[0], arr[1]))
             out.setdefault(arr[0], [])
@@ -767,9 +788,9 @@ def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
                 end = st.planned.get(seq, end) if st.planned is not None else end
                 ends[nid] = max(ends.get(nid, 0.0), end)
         for nid, array, count in tasks:
-            out[array].extend([ends.get(nid, 0.0)] * count)
+            out[array].extend([(ends.get(nid, 0.0), nid if count == 1 else None)] * count)
     for v in out.values():
-        v.sort()
+        v.sort(key=lambda x: x[0])
     return out
 
 

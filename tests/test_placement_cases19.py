@@ -2,18 +2,23 @@
 tests/test_placement_cases13.py) meeting the queue states and settings real centers show,
 each against what Slurm documents.
 
-Found misread and fixed: a job waiting for its begin time (reason BeginTime, squeue's
-StartTime its `--begin`) was left out of the queue as if held for good, though from its
-begin time it is ahead of a newer job by priority; a job waiting for nodes drained or down
-(`ReqNodeNotAvail, UnavailableNodes:...`) was counted as taking any node of its partition,
-though it can start nowhere else; a job that can never start as asked (PartitionTimeLimit,
-PartitionNodeLimit, BadConstraints, InvalidQOS, InvalidAccount, AccountNotAllowed) was
-counted ahead, though Slurm passes over it; SchedulerParameters' bf_max_job_user was not read,
-so a user with that many jobs waiting had a new one backfilled that Slurm's backfill
-passes over. Kept right: drained nodes with jobs, reserved nodes, pending reasons that
-hold a job or not, array throttles (`%k`), GPU types, MIG slices, shards and MPS, whole
-nodes, OverSubscribe, memory per CPU past MaxMemPerCPU, constraints with `&`, `|` and
-`[...]`, node weights and PriorityTier without preemption."""
+Found misread and fixed:
+- a job waiting for its begin time (reason BeginTime, squeue's StartTime its `--begin`)
+  was left out of the queue as if held for good, though from then it is ahead of a newer
+  job by priority;
+- a job waiting for drained or down nodes (`ReqNodeNotAvail, UnavailableNodes:...`) was
+  counted as taking any node of its partition, though it can start nowhere else;
+- a job that can never start as asked (PartitionTimeLimit, PartitionNodeLimit,
+  BadConstraints, InvalidQOS, InvalidAccount, AccountNotAllowed) was counted ahead,
+  though Slurm passes over it;
+- SchedulerParameters' bf_max_job_user was not read, so a user with that many jobs
+  waiting had a new one backfilled that Slurm's backfill passes over;
+- in a calibrated view, an array's lanes past its throttle (`%k`) waited for nothing.
+
+Kept right: drained nodes with jobs, reserved nodes, pending reasons that hold a job or
+not, array throttles, GPU types, MIG slices, shards and MPS, whole nodes, OverSubscribe,
+memory per CPU past MaxMemPerCPU, constraints with `&`, `|` and `[...]`, node weights and
+PriorityTier without preemption."""
 
 from __future__ import annotations
 
@@ -158,6 +163,22 @@ def test_an_array_throttled_by_its_task_limit_leaves_a_free_node():
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     v = _first(run(job, selene(*BUSY, *tasks, array("40_[3-20]", "Resources"), alloc=alloc)))
     assert v.verdict == "BUSY" and v.estimated_start > hours(5)
+
+
+def test_a_throttled_lane_waits_for_the_tasks_calibrated_ends():
+    """The array's running tasks 40_1 (1 of its 3 h run) and 40_2 (2 run) end at +2 h
+    and +1 h by their limits: its lanes past `%2` wait for those. Calibrated (a job runs
+    at least half its limit, else what it has run), they end at +0.5 h and at once: the
+    lanes wait for those ends (before: for nothing, 4 tasks at once under `%2`)."""
+    tasks = [running("40_1", "bob", "n04", 64, 2, 3), running("40_2", "bob", "n05", 64, 1, 3)]
+    array = (f"40_[3-20%2]|PENDING|N/A|N/A|{at(-1)}|3:00:00|1|64|bob|batch|N/A||"
+             "JobArrayTaskLimit|(null)|arr")
+    _, snap = selene(*tasks, array, alloc={"n04": 64, "n05": 64})
+    st = build_state(snap, snap.nodes, {}, NOW, {})
+    queue = pending_demands(snap, st, {}, NOW, {})
+    assert [d.not_before for d in queue] == [3600.0, 7200.0]
+    _, cal = recalibrated(st, queue, lambda _p, _c, share, _w: max(0.5, share or 0.0))
+    assert [d.not_before for d in cal] == [1.0, 1800.0]
 
 
 # ---- bf_max_job_user: the backfill passes over a user's jobs past the cap ------------------

@@ -1243,6 +1243,9 @@ class SiteSnapshot(_Model):
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known
     max_array_size: int | None = None
+    # Slurm: SchedulerParameters' bf_max_job_user (`scontrol show config`): how many of a
+    # user's waiting jobs its backfill tests at most; None: no such cap (or not known)
+    bf_max_job_user: int | None = None
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

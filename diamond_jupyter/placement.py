@@ -63,6 +63,7 @@ Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill)
 from __future__ import annotations
 
 import fnmatch
+import math
 import random
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -203,15 +204,18 @@ from .placement_sge import (
     queue_consumable_fit,
 )
 from .placement_sim import (
+    NEVER_AS_ASKED,
     WHOLE,
     Demand,
     Reservation,
     Shape,
     SimState,
+    begins_in,
     build_state,
     calibrated_view,
     earliest_start,
     held_no_later,
+    held_reason,
     hold_horizon,
     pending_demands,
     preempted,
@@ -220,6 +224,8 @@ from .placement_sim import (
     reservation_for,
     slots_position,
     together_start,
+    unavailable_nodes,
+    waits_for_nodes_out,
 )
 from .placement_time import job_window, plus_seconds
 
@@ -1965,6 +1971,88 @@ def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collect
     return out
 
 
+def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | None:
+    """The user's waiting jobs (native ids) on a Slurm site whose backfill tests no more of
+    theirs (SchedulerParameters bf_max_job_user, reached by them): it passes the job over
+    (the newest, the lowest of theirs by age); None where it tests it."""
+    cap = snap.bf_max_job_user
+    if cfg.scheduler != "slurm" or not cap or not snap.user:
+        return None
+    # the backfill tests only jobs that may start: not those held, waiting for a
+    # dependency or a begin time, or that can never start as asked
+    mine = {j.native_id for j in snap.pending if j.user == snap.user
+            and not held_reason(j.reason)}
+    return mine if len(mine) >= cap else None
+
+
+def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
+                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot
+                         ) -> float:
+    """When a job passed over by Slurm's backfill (`_backfill_passes_over`: `mine` wait)
+    may start (seconds from now, the queue played out): once so many of `mine` have started
+    that fewer than bf_max_job_user still wait (the backfill tests it then), or once every
+    job waiting ahead in `partition` has (Slurm's main scheduler starts a partition's jobs
+    in priority order, none after one that cannot start)."""
+    ahead = [replace(d, done=False, start=None, held=None) for d in queue]
+    queue_starts(st, ahead, res, top=top)
+    own: dict[str, float] = {}
+    for d in ahead:
+        if d.native_id in mine:
+            s = math.inf if d.start is None else d.start
+            own[d.native_id] = min(own.get(d.native_id, s), s)
+    started = sorted(own.values()) + [math.inf] * (len(mine) - len(own))
+    tested = started[len(mine) - (snap.bf_max_job_user or 0)]
+    in_order = max((d.start for d in ahead if d.start is not None
+                    and partition in (d.partition or "").split(",")), default=0.0)
+    return min(tested, in_order)
+
+
+def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
+                   start: float, now: datetime) -> list[str]:
+    """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
+    waiting there for something other than room: one whose begin time comes first is
+    ahead of it from then; one waiting for nodes out until an admin acts, or that can
+    never start as asked, holds back no job."""
+    mine = set(members.get(part, []))
+    by_name = {n.name: n for n in snap.nodes}
+    begin: list[str] = []
+    out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
+    never: dict[str, set[str]] = {}  # reason -> the jobs
+    for j in snap.pending:
+        if not any(mine.intersection(members.get(q, []))
+                   for q in (j.partition or "").split(",")):
+            continue
+        begins = begins_in(j, now)
+        if begins is not None and 0 < begins < start:
+            begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
+                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
+                         "then it takes its place in the queue by priority, ahead of the job")
+        elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
+            out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
+        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
+            never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
+    said = begin[:4] + ([f"partition {part}: {len(begin) - 4} more jobs wait for a begin "
+                         "time before the job's start (BeginTime), ahead of it from then"]
+                        if len(begin) > 4 else [])
+    for nodes, ids in sorted(out_for.items()):
+        said.append(f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: it can start nowhere else, so it holds "
+                    "back no job" if len(ids) == 1 else
+                    f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: they can start nowhere else, so they hold "
+                    "back no job")
+    for reason, ids in sorted(never.items()):
+        who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
+        said.append(f"partition {part}: {who} can never start as asked ({reason}): "
+                    + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
+    return said
+
+
+def _jobs(ids: set[str]) -> str:
+    """`job 30 waits` or `jobs 30, 31 wait`."""
+    return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
+
+
 def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
                   ) -> str | None:
     """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
@@ -2632,6 +2720,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
     lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
+    # Slurm's bf_max_job_user reached by the user's jobs waiting: its backfill passes
+    # the job over, which then starts only in priority order
+    mine_waiting = _backfill_passes_over(cfg, snap)
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
         raw_st, raw_queue, calibrated, _ = views_for(p.name)
@@ -2712,6 +2803,17 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))
+            if mine_waiting is not None and (tested := _backfill_tests_from(
+                    st, queue, name, res, top, mine_waiting, snap)) > probe.not_before:
+                if not any(n.startswith(f"partition {name}: Slurm's backfill tests") for n in
+                           v.notes):  # the first (walltime) view's
+                    v.notes.append(
+                        f"partition {name}: Slurm's backfill tests at most "
+                        f"{snap.bf_max_job_user} waiting jobs of a user (bf_max_job_user) and "
+                        f"{len(mine_waiting)} of yours wait: it passes the job over until "
+                        f"enough of them have started, or the jobs waiting ahead in partition "
+                        f"{name} have (in priority order): +{hms(tested)}")
+                probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
@@ -2832,6 +2934,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if raw_st.suspended:
         v.notes.extend(n for n in _suspended_notes(pname, raw_st, snap, members.get(pname, []),
                                                    raw_s) if n not in v.notes)
+    if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
+        v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now)
+                       if n not in v.notes)
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None

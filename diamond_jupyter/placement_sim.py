@@ -107,10 +107,18 @@ _STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
 def held_reason(reason: str | None) -> bool:
     """A waiting job's reason that keeps it back whatever is free (held, a dependency, a
-    begin time, a per-job limit it is over, minutes of usage used up): it takes nothing
-    before the jobs behind it."""
+    begin time, a per-job limit it is over, minutes of usage used up, a request its
+    partition or association can never run): it takes nothing before the jobs behind it."""
     return bool(reason) and (any(h in reason.lower() for h in _HELD)
-                             or bool(_NEVER_LIMIT.match(reason)))
+                             or bool(_NEVER_LIMIT.match(reason))
+                             or bool(NEVER_AS_ASKED.fullmatch(reason)))
+
+
+# Slurm reasons of a job that never starts as asked (job_reason_codes): a time limit or node
+# count past its partition's, features no node has, a QOS or account not valid or not
+# allowed there; it waits until changed, and the schedulers pass over it
+NEVER_AS_ASKED = re.compile(r"\s*(?:PartitionTimeLimit|PartitionNodeLimit|BadConstraints"
+                            r"|InvalidQOS|InvalidAccount|AccountNotAllowed)\s*")
 
 
 # Slurm limits a waiting job is over by itself (QOSMaxCpuPerJobLimit, QOSMaxGRESPerNode,
@@ -163,6 +171,10 @@ class Demand:
     limit: float | None = None  # what the scheduler plans with (walltime); else `duration`
     held: list[tuple[int, int, int]] | None = None  # (node, cpus, gpus) the simulation gave it
     tasks: int = 1  # array tasks it runs back to back (`duration` is all of theirs)
+    floor: float = 0.0  # not before this, calibrated or not: the begin time its user set
+    # a lane its array's throttle holds: the array's running tasks (native ids) and which of
+    # their ends, soonest first, frees its turn (a calibrated view moves those ends)
+    after_tasks: tuple[tuple[str, ...], int] | None = None
 
     @property
     def planned(self) -> float:
@@ -491,14 +503,26 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
                       planned, st.job_ids, st.resume_after, st.suspended)
     new_q = []
+    task_ends: dict[str, float] | None = None
     for d in queue:
+        nb = d.floor
+        if d.after_tasks is not None:  # a throttled lane: its array's tasks' new ends
+            if task_ends is None:
+                task_ends = {}
+                for end, seq, *_ in rel:
+                    if (nid := st.job_ids.get(seq)) is not None:
+                        task_ends[nid] = max(task_ends.get(nid, 0.0), end)
+            ids, rank = d.after_tasks
+            ends = sorted(task_ends.get(nid, 0.0) for nid in ids)
+            nb = max(nb, ends[rank] if rank < len(ends) else 0.0)
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
             dur = max(dur, mine) if bound else mine
-        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, 0.0, False,
+        new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, nb, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
-                            native_id=d.native_id, limit=d.planned, tasks=d.tasks))
+                            native_id=d.native_id, limit=d.planned, tasks=d.tasks,
+                            floor=d.floor, after_tasks=d.after_tasks))
     return new_st, new_q
 
 
@@ -592,6 +616,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     # by reason: (held, waiting for nothing but priority or resources); a queue has few
     reasons: dict[str | None, tuple[bool, bool]] = {}
     limited: list[tuple[JobStatus, float]] | None = None  # running jobs and their ends
+    by_name = {n.name: n for n in snap.nodes} \
+        if any("ReqNodeNotAvail" in (j.reason or "") for j in snap.pending) else {}
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
@@ -599,7 +625,9 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
             held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
-        if held:
+        begins = begins_in(j, now) if held else None
+        if held and begins is None \
+                or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
         if j.gpus and most_gpus and j.gpus > k * most_gpus:
@@ -625,22 +653,61 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.partition, r.cpus, ratio)) for r in snap.running]
         if (freed := limit_reached_until(j, limited)) is not None:
             nb, now_ok = max(nb, freed), False  # not before its limit frees
+        if begins is not None:
+            nb, now_ok = max(nb, begins), False
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
         limit = float(dur)
         if ratio is not None:
             dur *= ratio(j.partition, j.cpus, None, limit)
+        running_tasks = arrays_running.get(arr[0], []) if arr is not None else []
         lanes = [(1, 0.0)] if arr is None else array_lanes(
-            arr[1], arr[2], arrays_running.get(arr[0], []),
+            arr[1], arr[2], [end for end, _ in running_tasks],
             _at_once(st, elig, k, cpus, gpus))
-        for tasks, after in lanes:
+        ids = tuple(nid for _, nid in running_tasks if nid is not None)
+        free = None if arr is None or arr[2] is None else max(arr[2] - len(running_tasks), 0)
+        for lane, (tasks, after) in enumerate(lanes):
             # a lane its throttle holds (`after`) waits for the array's running tasks,
             # whatever its reason says
             out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
                               planned is not None, now_ok=after <= 0 and now_ok,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
-                              limit=limit * tasks, tasks=tasks))
+                              limit=limit * tasks, tasks=tasks, floor=begins or 0.0,
+                              after_tasks=(ids, lane - free) if after > 0 and free is not None
+                              and len(ids) == len(running_tasks) else None))
     return out
+
+
+def begins_in(j: JobStatus, now: datetime) -> float | None:
+    """For a Slurm job waiting for the begin time its user set (reason BeginTime,
+    `--begin`): the seconds until then (squeue's StartTime of such a job is its begin
+    time), from when it takes its place in the queue by priority; None for another job, or
+    a begin time not printed."""
+    if (j.reason or "").strip() != "BeginTime" or j.estimated_start is None:
+        return None
+    return max((aware(j.estimated_start) - now).total_seconds(), 0.0)
+
+
+_UNAVAILABLE = re.compile(r"\s*ReqNodeNotAvail,\s*UnavailableNodes:(\S+)")
+
+
+def unavailable_nodes(j: JobStatus) -> list[str]:
+    """The nodes a waiting Slurm job names as unavailable (`ReqNodeNotAvail,
+    UnavailableNodes:n[05-06]`): nodes it needs that take no job now."""
+    m = _UNAVAILABLE.match(j.reason or "")
+    return list(job_hosts(m.group(1))) if m else []
+
+
+def waits_for_nodes_out(j: JobStatus, nodes: dict[str, Node],
+                        timeouts: dict[str, float] | None = None) -> bool:
+    """Whether a waiting job waits for nodes out until an admin acts (its unavailable
+    nodes, `nodes` by name, all down, drained or failed, none coming back by itself; a
+    node in a reservation is not out: it ends): it can start nowhere else, so it holds
+    back no job behind it."""
+    out = unavailable_nodes(j)
+    return bool(out) and all(
+        (n := nodes.get(h)) is not None and not node_usable(n, True)
+        and node_returning(n, True, timeouts) is None for h in out)
 
 
 def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_once: int
@@ -698,16 +765,18 @@ def _gathered(jobs: list[JobStatus]) -> list[JobStatus]:
     return out
 
 
-def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
+def _arrays_running(snap: SiteSnapshot, st: SimState
+                    ) -> dict[str, list[tuple[float, str | None]]]:
     """The running tasks of each job array (by the array's id): when each ends as the
-    state plans it (walltimes), soonest first; a task whose nodes are not known, at 0;
-    one only counted (PBS's `array_running`), halfway through its walltime."""
-    out: dict[str, list[float]] = {}
+    state plans it (walltimes), soonest first, with its native id; a task whose nodes are
+    not known, at 0; one only counted (PBS's `array_running`, no id), halfway through its
+    walltime."""
+    out: dict[str, list[tuple[float, str | None]]] = {}
     tasks = []  # (a running task's record, its array's id, how many tasks it stands for)
     for j in snap.running:
         if j.array_running:
             out.setdefault(j.native_id, []).extend(
-                [(j.walltime_s or 0) / 2] * j.array_running)
+                [((j.walltime_s or 0) / 2, None)] * j.array_running)
         elif j.native_id and (arr := array_record(j.native_id)) is not None:
             tasks.append((j.native_id, arr[0], arr[1]))
             out.setdefault(arr[0], [])
@@ -719,9 +788,9 @@ def _arrays_running(snap: SiteSnapshot, st: SimState) -> dict[str, list[float]]:
                 end = st.planned.get(seq, end) if st.planned is not None else end
                 ends[nid] = max(ends.get(nid, 0.0), end)
         for nid, array, count in tasks:
-            out[array].extend([ends.get(nid, 0.0)] * count)
+            out[array].extend([(ends.get(nid, 0.0), nid if count == 1 else None)] * count)
     for v in out.values():
-        v.sort()
+        v.sort(key=lambda x: x[0])
     return out
 
 

@@ -388,6 +388,20 @@ class SlurmCommands(FailureReading):
                 return int(m.group(1)) if m and int(m.group(1)) > 0 else None
         return None
 
+    @staticmethod
+    def parse_bf_max_job_user(text: str) -> int | None:
+        """`bf_max_job_user=N` of `SchedulerParameters = ...` in `scontrol show config`:
+        how many of one user's waiting jobs Slurm's backfill tests at most; None when not
+        set, 0 (no cap) or not a whole number."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SchedulerParameters":
+                for param in value.split(","):
+                    name, _, n = param.strip().partition("=")
+                    if name == "bf_max_job_user":
+                        return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
+        return None
+
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         """'123' or '123;cluster' -> '123'."""
@@ -705,6 +719,7 @@ class SlurmCommands(FailureReading):
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
+            bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,

@@ -382,6 +382,12 @@ def repair_json_lines(text: str) -> str:
 NESTED_TOO_DEEP = "invalid JSON (lists or objects nested too deeply to read)"
 
 
+def json_error(exc: json.JSONDecodeError, line_offset: int = 0) -> str:
+    """What is wrong with a JSON text and on which line of the output (`line_offset` added:
+    a part of it read apart): 'invalid JSON (Unterminated string starting at line 38)'."""
+    return f"invalid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno + line_offset})"
+
+
 def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) -> Any:
     """json.loads with a clear SiteError; `lenient` retries after repair_json_lines."""
     if not text.strip():
@@ -394,22 +400,24 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
                 return json.loads(repair_json_lines(text), strict=False)
             except (ValueError, RecursionError):
                 pass
-        raise fail(scheduler, what, f"invalid JSON ({exc.msg} at line {exc.lineno})",
-                   text) from None
+        raise fail(scheduler, what, json_error(exc), text) from None
     except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
         raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
     except RecursionError:  # lists or objects nested past reading (a value that broke out)
         raise fail(scheduler, what, NESTED_TOO_DEEP, text) from None
 
 
-def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
+def load_record_json(scheduler: str, what: str, text: str, records: str, *,
+                     line_offset: int = 0) -> Any:
     """PBS Pro's `-F json`, whose string values may hold raw quotes (PBS copies names,
     comments and `-v` values verbatim). Such a value can read as valid JSON that holds more
     than it says: another user's `-v X='"},"9.srv":{"...'` made a job that does not exist,
     or set a key twice to replace a real one. So an answer counts only where no object
     repeats a key and each record under `records` (a job) opens on a line of its own, as
     the scheduler prints them (JSON on one line: not asked); else each line's string value
-    is taken whole (`repair_json_lines`) and checked again; else SiteError."""
+    is taken whole (`repair_json_lines`) and checked again; else SiteError, naming the
+    line where the JSON breaks (`line_offset` added: `text` a part of the output, read
+    apart)."""
     if not text.strip():
         raise fail(scheduler, what, "empty output")
     headers = set(re.findall(r'(?m)^\s*"([^"\n]+)"\s*:\s*\{\s*$', text))
@@ -426,8 +434,11 @@ def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
         repeated.clear()
         try:
             data = json.loads(candidate, strict=False, object_pairs_hook=no_repeats)
-        except ValueError as exc:
-            error = error or f"invalid JSON ({getattr(exc, 'msg', exc)})"
+        except json.JSONDecodeError as exc:
+            error = error or json_error(exc, line_offset)
+            continue
+        except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
+            error = error or f"invalid JSON ({exc})"
             continue
         except RecursionError:  # a value holding raw quotes and thousands of brackets
             error = error or NESTED_TOO_DEEP

@@ -394,8 +394,10 @@ class PbsCommands(FailureReading):
                 body = re.sub(r"\s*\}\s*\}\s*$", "", body)
             body = body.removesuffix(",")
             try:
+                # the job's first line is line i + 1 of the output, the second here
                 data = load_record_json("pbs", f"qstat -F json job {jid}",
-                                        '{"Jobs":{\n' + body + "\n}}", "Jobs")
+                                        '{"Jobs":{\n' + body + "\n}}", "Jobs",
+                                        line_offset=i - 1)
                 jobs = data["Jobs"]
                 if set(jobs) != {jid} or not isinstance(jobs[jid], dict):
                     raise fail("pbs", f"qstat -F json job {jid}", "not one job's record")

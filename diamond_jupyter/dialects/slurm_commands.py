@@ -469,7 +469,9 @@ class SlurmCommands(FailureReading):
         native = "+".join(raw_state) if isinstance(raw_state, list) else raw_state
         ec = j.get("exit_code")
         if isinstance(ec, dict):  # v0.0.39+: {status, return_code, signal}
-            sig = to_int((ec.get("signal") or {}).get("id"))
+            signal = ec.get("signal") if isinstance(ec.get("signal"), dict) else {}
+            # the signal's number: `id` from v0.0.40 on, `signal_id` in v0.0.39
+            sig = to_int(signal.get("id", signal.get("signal_id")))
             exit_code = 128 + sig if sig else to_int(ec.get("return_code"))
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None

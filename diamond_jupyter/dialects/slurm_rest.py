@@ -41,6 +41,7 @@ from ..model import (
 from .outputs_common import (
     clean,
     from_epoch,
+    json_error,
     gpu_count,
     gpu_types,
     other_gres,
@@ -202,6 +203,10 @@ def submit_body(script: str, job: dict[str, Any], api_version: str = "v0.0.38"
 def _load(what: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
+    except json.JSONDecodeError as exc:  # a reply cut short, an HTML error page ...
+        why = json_error(exc).removeprefix("invalid JSON ")
+        raise SiteError(f"slurmrestd: {what}: not JSON {why}: {text.strip()[:200]!r}") \
+            from None
     except (ValueError, RecursionError):  # (nested past reading: no answer either)
         raise SiteError(f"slurmrestd: {what}: not JSON: {text.strip()[:200]!r}") from None
     if not isinstance(data, dict):

@@ -97,7 +97,9 @@ def finished_state(
 ) -> tuple[JobState, int | None, str | None]:
     """(state, exit_code, reason) of a finished PBS job."""
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
-        return JobState.CANCELLED, exit_status, "deleted (qdel)"
+        # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
+        code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
+        return JobState.CANCELLED, code, "deleted (qdel)"
     if exit_status is None:
         return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
     timed_out = used_s is not None and limit_s is not None and used_s >= limit_s

@@ -41,9 +41,9 @@ from ..model import (
 from .outputs_common import (
     clean,
     from_epoch,
-    json_error,
     gpu_count,
     gpu_types,
+    json_error,
     other_gres,
     to_int,
     unread,

@@ -724,3 +724,19 @@ def test_a_qdeleted_job_says_its_signal_as_other_jobs_do(exit_status, substate, 
         job["Exit_status"] = exit_status
     listing = json.dumps({"Jobs": {"20.pbs01": job}}, indent=4)
     assert ended(pbs.parse_status(listing)) == [("20.pbs01", *read)]
+
+
+def test_a_requeued_job_in_sacct_has_not_ended():
+    """sacct's record of a job requeued (after a node failure, or `scontrol requeue`) keeps
+    its last run's start and end while the job waits again. Before: the waiting job read
+    as started and ended (the job card counted it as run, not queued), unlike squeue's
+    reading of the same job."""
+    requeued = ("2010|REQUEUED|0:0|2026-12-01T09:00:00|2026-12-01T09:05:00|c010|rq|2010\n"
+                "2011|PENDING|0:0|2026-12-01T09:00:00|2026-12-01T09:05:00|c011|rq2|2011\n")
+    assert [(j.state.value, j.native_state, j.started_at, j.ended_at, j.exit_code)
+            for j in slurm.parse_accounting(requeued)] == [
+        ("PENDING", "REQUEUED", None, None, None), ("PENDING", "PENDING", None, None, None)]
+    # a running job keeps its start; an ended one its end
+    running = "2012|RUNNING|0:0|2026-12-01T09:00:00|Unknown|c012|r|2012\n"
+    assert [(j.started_at, j.ended_at) for j in slurm.parse_accounting(running)] == [
+        (at(2026, 12, 1, 9), None)]

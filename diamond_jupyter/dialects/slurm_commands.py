@@ -517,7 +517,9 @@ class SlurmCommands(FailureReading):
             m = re.search(r"by (\d+)", st)
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st, name=name or None,
-                started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
+                # a requeued job waits again: its last run's times are not this one's
+                started_at=parse_iso(start, self.tz) if state != JobState.PENDING else None,
+                ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 exit_code=parse_exit(ec) if state.terminal else None,
                 reason=f"cancelled by uid {m.group(1)}" if m else None,
                 node_list=self._node_list(nodes),

@@ -533,6 +533,28 @@ OUTPUTS = [
      lambda: [(p.name, p.max_time_s, p.default_time_s, p.default, p.nodes, p.oversubscribe,
                p.max_nodes) for p in slurm_rest.parse_partitions(REST_PARTITIONS_V41)],
      [("gpu", None, 1800, True, ["nid001234", "nid001235", "nid001236"], "NO", None)]),
+    ("slurmrestd v0.0.41 reservation: wrapped times, flag list, a denied user",
+     lambda: [(r.name, r.start, r.end, r.nodes, r.users, r.accounts, r.flags)
+              for r in slurm_rest.parse_reservations(json.dumps({"reservations": [{
+                  "name": "maint", "node_list": "nid[001000-001003]",
+                  "flags": ["MAINT", "SPEC_NODES"], "start_time": wrapped(1765353600),
+                  "end_time": wrapped(1765396800), "users": "root,-bob", "accounts": "",
+                  "groups": "", "partition": ""}], "errors": []}))],
+     [("maint", at(2025, 12, 10, 8), at(2025, 12, 10, 20), ["nid[001000-001003]"],
+       ["root", "-bob"], None, ["MAINT", "SPEC_NODES"])]),
+    ("slurmrestd v0.0.38 reservation: epoch seconds, 0 for no end, flags as text",
+     lambda: [(r.start, r.end, r.nodes, r.accounts, r.flags)
+              for r in slurm_rest.parse_reservations(json.dumps({"reservations": [{
+                  "name": "train", "node_list": "", "flags": "DAILY,REPLACE",
+                  "start_time": 1765353600, "end_time": 0, "users": "", "accounts": "ml",
+                  "groups": ""}]}))],
+     [(at(2025, 12, 10, 8), None, [], ["ml"], ["DAILY", "REPLACE"])]),
+    ("a squeue line that is a message: said, the jobs after it read",
+     lambda: (lambda snap: (len(snap.jobs), snap.warnings))(slurm.parse_snapshot("alpha", {
+         "queue": "squeue: error: Invalid user: x\n" + SQUEUE_OLD,
+         "partitions": PARTITIONS_23, "nodes": NODE_23})),
+     (3, ["alpha: slurm: cannot parse squeue line 1: 1 of 15 fields "
+          "(got 'squeue: error: Invalid user: x')"])),
     # -- PBS Pro --------------------------------------------------------------------------
     ("qstat -F json: non-ASCII name, owner at an FQDN, GPUs from select, 64gb",
      lambda: [(j.name, j.user, j.nodes, j.cpus, j.gpus, j.memory_mb, j.walltime_s, j.started_at)
@@ -596,6 +618,12 @@ OUTPUTS = [
     ("bjobs -json cut short names the command and line",
      lambda: error_of(lambda: lsf.parse_status(BJOBS[:120])).split(" (got ")[0],
      "lsf: cannot parse bjobs -json: invalid JSON (Unterminated string starting at line 1)"),
+    ("bhosts saying LSF is down where its JSON should be",
+     lambda: error_of(lambda: lsf.parse_snapshot("wren", {
+         "hosts": "LSF is down. Please wait ...\n", "lshosts": LSHOSTS, "queues": BQUEUES,
+         "queue": BJOBS})),
+     "lsf: cannot parse bhosts -json: invalid JSON (Expecting value at line 1) "
+     "(got 'LSF is down. Please wait ...')"),
     ("bsub after a warning line",
      lambda: lsf.parse_submit("Warning: ...\nJob <124> is submitted to queue <gpu>.\n"), "124"),
     # -- Flux -----------------------------------------------------------------------------
@@ -629,6 +657,12 @@ OUTPUTS = [
       ("tuo1002", "free", 96, 0, 4, ["amd", "mi300a"]),
       ("tuo1003", "allocated", 96, 96, 4, ["amd", "mi300a"]),
       ("tuo1004", "down", 96, 0, 4, [])]),
+    ("a flux resource list line that is a warning: said, the nodes read",
+     lambda: (lambda snap: ([n.name for n in snap.nodes], snap.warnings))(flux.parse_snapshot(
+         "tioga", {"queue": FLUX_JOBS, "queues": FLUX_QUEUES,
+                   "resources": "free||2|64|0|n[1-2]\nflux-resource: WARNING: x\n"})),
+     (["n1", "n2"], ["tioga: flux: cannot parse flux resource list line 2: expected 6 '|' "
+                     "fields (got 'flux-resource: WARNING: x')"])),
     ("flux jobs --json cut short",
      lambda: error_of(lambda: flux.parse_status('{"jobs": [{"id": 1}, {"id": 2, "sta'))
      .split(" (got ")[0],

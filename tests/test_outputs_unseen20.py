@@ -774,3 +774,46 @@ def test_a_requeued_job_in_sacct_has_not_ended():
     running = "2012|RUNNING|0:0|2026-12-01T09:00:00|Unknown|c012|r|2012\n"
     assert [(j.started_at, j.ended_at) for j in slurm.parse_accounting(running)] == [
         (at(2026, 12, 1, 9), None)]
+
+
+# squeue lines (the fields before %M) of a heterogeneous job's two components: the CPU part
+# runs, the GPU part waits for its nodes
+HET_QUEUE = (
+    "1234+0|RUNNING|2026-12-01T09:30:00|2026-12-01T10:30:00|2026-12-01T09:00:00|1:00:00|1|4|"
+    "me|batch|N/A|n001|None|dmd:tok|het.dmd-tok\n"
+    "1234+1|RUNNING|2026-12-01T09:30:00|2026-12-01T10:30:00|2026-12-01T09:00:00|1:00:00|2|64|"
+    "me|gpu|gres/gpu:a100:2|g[01-02]|None||het.dmd-tok\n")
+HET_ACCOUNTING = (
+    "1234+0|COMPLETED|0:0|2026-12-01T09:30:00|2026-12-01T10:00:00|n001|het.dmd-tok|1234+0\n"
+    "1234+1|FAILED|3:0|2026-12-01T09:30:00|2026-12-01T10:01:00|g[01-02]|het.dmd-tok|1234+1\n")
+
+
+async def test_a_heterogeneous_job_is_followed_under_the_id_sbatch_gave(tmp_path):
+    """sbatch answers a heterogeneous job's submit with its leader's id (1234), while squeue
+    and sacct list only its components, 1234+0 and 1234+1. Before: no record was 1234's,
+    in the queue or in accounting, so the engine never saw the job it submitted run or
+    end; now its components are one job, as an array's tasks are (a real Site on the local
+    transport, its squeue and sacct printing those lines)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from local_slurm import LocalSlurmQueue
+
+    alpha = LocalSlurmQueue(tmp_path)
+    alpha.queue.write_text(HET_QUEUE)
+    (job,) = await alpha.site.statuses(["1234"])
+    assert (job.native_id, job.state.value, job.started_at, job.reason) == (
+        "1234", "RUNNING", at(2026, 12, 1, 9, 30), "het job components: 2 running")
+    assert alpha.site.job_id_of("1234+1") == "1234"
+    # it left the queue: accounting's two records are its end, the failed part's code
+    alpha.queue.write_text("")
+    (alpha.bin_dir / "sacct").write_text(f"#!/bin/sh\nprintf '%s' '{HET_ACCOUNTING}'\n")
+    (job,) = await alpha.site.statuses(["1234"])
+    assert (job.native_id, job.state.value, job.exit_code, job.ended_at, job.reason) == (
+        "1234", "FAILED", 3, at(2026, 12, 1, 10, 1), "het job components: 1 completed, "
+        "1 not completed; component 1234+1: FAILED")
+    # the snapshot's queue keeps each component apart (placement counts each one's nodes)
+    snap = slurm.parse_snapshot("alpha", {"queue": HET_QUEUE})
+    assert [(j.native_id, j.nodes, j.partition) for j in snap.jobs] == [
+        ("1234+0", 1, "batch"), ("1234+1", 2, "gpu")]

@@ -541,7 +541,8 @@ def fold_array_tasks(statuses: list[JobStatus],
     ended the worst outcome (a failure over a success: its exit code), ended when the last
     task ended. Other records pass unchanged; an array takes its first task's place. The
     reason counts tasks: a record of waiting tasks (`123_[5-9]`, Grid Engine's `9.4-8:1`)
-    counts as many as `tasks_in` reads in its id (else one)."""
+    counts as many as `tasks_in` reads in its id (else one). A Slurm heterogeneous job's
+    components (`123+0`, `123+1`) fold the same way, the reason counting components."""
     groups: dict[str, list[JobStatus]] = {}
     out: list[JobStatus | str] = []
     for s in statuses:
@@ -572,6 +573,9 @@ def _fold(parent: str, tasks: list[JobStatus],
     counts = ", ".join(f"{k} {what}" for k, what in (
         (n(running), "running"), (n(live) - n(running), "waiting"),
         (n(ended) - n(bad), "completed"), (n(bad), "not completed")) if k)
+    # Slurm's heterogeneous job (`123+0`, `123+1`: no other scheduler's id holds '+')
+    parts, part = ("het job components", "component") if "+" in first.native_id \
+        else ("array tasks", "task")
     common = dict(native_id=parent, name=first.name, user=first.user,
                   partition=first.partition, submitted_at=first.submitted_at,
                   started_at=min(starts) if starts else None, comment=first.comment)
@@ -581,8 +585,8 @@ def _fold(parent: str, tasks: list[JobStatus],
             **common, state=JobState.RUNNING if running else pending.state,
             native_state=(running or live)[0].native_state,
             estimated_start=pending.estimated_start if pending else None,
-            reason=f"array tasks: {counts}" if running else
-            (pending.reason or f"array tasks: {counts}"))
+            reason=f"{parts}: {counts}" if running else
+            (pending.reason or f"{parts}: {counts}"))
     worst = max(ended, key=lambda t: outcome_rank(t.state))
     ends = [t.ended_at for t in ended if t.ended_at]
     exits = [t.exit_code for t in ended]
@@ -590,9 +594,9 @@ def _fold(parent: str, tasks: list[JobStatus],
         **common, state=worst.state, native_state=worst.native_state,
         ended_at=max(ends) if ends else None,
         exit_code=None if None in exits else worst.exit_code,
-        reason=(f"array tasks: {counts}; task {worst.native_id}: "
+        reason=(f"{parts}: {counts}; {part} {worst.native_id}: "
                 f"{worst.reason or worst.native_state or worst.state.value}") if bad
-        else f"array tasks: {counts}")
+        else f"{parts}: {counts}")
 
 
 # What each scheduler's query commands print when its server cannot be reached (restarting,

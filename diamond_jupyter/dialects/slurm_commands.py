@@ -142,6 +142,19 @@ def array_of(native_id: str) -> str | None:
     return m.group(1) if m else None
 
 
+_HET_COMPONENT = re.compile(r"(\d+)\+\d+")  # squeue's and sacct's `LEADER+OFFSET`
+
+
+def followed_under(native_id: str) -> str | None:
+    """The job a record is part of, which the engine follows as one: a task's array
+    ('123_4' -> '123') or a heterogeneous job's components ('123+1' -> '123': sbatch
+    answers with the leader's id, and squeue and sacct list each component as
+    `LEADER+OFFSET`, none under the leader's id alone); None for a plain job."""
+    if m := _HET_COMPONENT.fullmatch(native_id):
+        return m.group(1)
+    return array_of(native_id)
+
+
 def array_tasks(native_id: str) -> int:
     """How many tasks a record stands for: a waiting range '123_[5-9%2]' five, a task one."""
     m = re.fullmatch(r"\d+_\[([^\]]*)\]", native_id)
@@ -180,7 +193,8 @@ class SlurmCommands(FailureReading):
 
     name = "slurm"
     submit_stdin = False
-    array_of = staticmethod(array_of)  # the engine follows an array as one job
+    # the engine follows an array as one job, and a heterogeneous job's components too
+    array_of = staticmethod(followed_under)
     array_tasks = staticmethod(array_tasks)
 
     def __init__(self, *, jobcomp: bool = False, tz: tzinfo | None = None,

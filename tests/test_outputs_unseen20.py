@@ -817,3 +817,26 @@ async def test_a_heterogeneous_job_is_followed_under_the_id_sbatch_gave(tmp_path
     snap = slurm.parse_snapshot("alpha", {"queue": HET_QUEUE})
     assert [(j.native_id, j.nodes, j.partition) for j in snap.jobs] == [
         ("1234+0", 1, "batch"), ("1234+1", 2, "gpu")]
+
+
+def test_json_lists_a_heterogeneous_jobs_components_as_squeue_does():
+    """`squeue --json` and slurmrestd list each component under a job id of its own (the
+    second component of 1234 is job 1235), with het_job_id and het_job_offset. Before: read
+    as jobs 1234 and 1235, so following 1234 over REST saw only its first component (the
+    job ran on while that part had ended); now `1234+0` and `1234+1`, as squeue's %i, one
+    job once folded. A plain job's het_job_id 0 (v0.0.38) changes nothing."""
+    listing = json.dumps({"jobs": [
+        {"job_id": 1234, "het_job_id": wrapped(1234), "het_job_offset": wrapped(0),
+         "job_state": ["COMPLETED"], "exit_code": {"return_code": wrapped(0)},
+         "end_time": wrapped(1764583200)},
+        {"job_id": 1235, "het_job_id": wrapped(1234), "het_job_offset": wrapped(1),
+         "job_state": ["RUNNING"], "start_time": wrapped(1764579600)},
+        {"job_id": 1236, "het_job_id": 0, "het_job_offset": 0, "job_state": "PENDING"}]})
+    jobs = slurm_rest.parse_jobs(listing)
+    assert [(j.native_id, j.state.value) for j in jobs] == [
+        ("1234+0", "COMPLETED"), ("1234+1", "RUNNING"), ("1236", "PENDING")]
+    from diamond_jupyter.dialects.outputs_common import fold_array_tasks
+    from diamond_jupyter.dialects.slurm_commands import followed_under
+    assert [(j.native_id, j.state.value, j.reason) for j in fold_array_tasks(
+        jobs, followed_under)] == [("1234", "RUNNING", "het job components: 1 running, "
+                                    "1 completed"), ("1236", "PENDING", None)]

@@ -474,10 +474,13 @@ class SlurmCommands(FailureReading):
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
         jid = str(unwrap(j.get("job_id")))
         task, parent = unwrap(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        het, offset = to_int(j.get("het_job_id")), to_int(j.get("het_job_offset"))
         if clean(j.get("array_task_string")):
             jid = f"{jid}_[{j['array_task_string']}]"
         elif parent and task is not None:
             jid = f"{parent}_{task}"
+        elif het and offset is not None:  # a component under its own job id: as squeue's %i
+            jid = f"{het}+{offset}"
         raw_state = j.get("job_state")
         state = map_state(raw_state)
         native = "+".join(raw_state) if isinstance(raw_state, list) else raw_state

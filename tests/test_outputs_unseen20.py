@@ -840,3 +840,59 @@ def test_json_lists_a_heterogeneous_jobs_components_as_squeue_does():
     assert [(j.native_id, j.state.value, j.reason) for j in fold_array_tasks(
         jobs, followed_under)] == [("1234", "RUNNING", "het job components: 1 running, "
                                     "1 completed"), ("1236", "PENDING", None)]
+
+
+def _pbs_site(groups: str, user_group: str | None = "physics"):
+    """A PBS Pro site of one free 128-CPU node whose one queue, workq, takes the jobs of
+    `groups` (acl_groups, enabled), probed as a user of primary group `user_group`."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_placement_cases import NOW as PLACE_NOW
+
+    from diamond_jupyter.config import SiteConfig
+
+    nodes = json.dumps({"nodes": {"n003": {"state": "free", "resources_available": {
+        "host": "n003", "mem": "1tb", "ncpus": 128}, "resources_assigned": {}}}})
+    queues = json.dumps({"Queue": {"workq": {
+        "queue_type": "Execution", "enabled": "True", "started": "True",
+        "acl_group_enable": "True", "acl_groups": groups}}})
+    snap = pbs.parse_snapshot("pro", {
+        "nodes": nodes, "queues": queues, "queue": "",
+        "server": json.dumps({"Server": {"pbs01": {"default_queue": "workq"}}}),
+        "user": "alice\n", **({"group": user_group + "\n"} if user_group else {})})
+    return (SiteConfig(name="pro", scheduler="pbs", metadata={"architecture": "x86_64"}),
+            snap.model_copy(update={"taken_at": PLACE_NOW}))
+
+
+@pytest.mark.parametrize("groups,user_group,script,verdict,said", [
+    # the user's own group is granted: before, refused as "account 'none' not allowed"
+    ("physics,+chem", "physics", "", "READY", None),
+    ("physics,+chem", "bio", "", "RESTRICTED",
+     "queue 'workq' takes the jobs of groups physics, chem only (acl_groups); the job runs "
+     "as group 'bio' (name another with -W group_list=)"),
+    # the group the job names to run as is the one PBS checks
+    ("physics,+chem", "bio", "#PBS -W group_list=chem\n", "READY", None),
+    # the group not known: placed, said as unchecked
+    ("physics", None, "", "READY",
+     "queue workq takes the jobs of groups physics only (acl_groups); the group the job "
+     "runs as is not known here"),
+    # a list that denies is not read (not checked): placed
+    ("-bio", "bio", "", "READY", None),
+])
+def test_a_pbs_queues_acl_groups_are_groups_not_accounts(groups, user_group, script,
+                                                         verdict, said):
+    """PBS's acl_groups names the groups whose jobs a queue takes, checked against the
+    group the job runs as. Before: read as the queue's allowed accounts, so every job
+    without that account (`-A`) was refused, whatever its group, and one naming an account
+    of that name was let in."""
+    from test_placement_cases import run as run_any
+
+    site = _pbs_site(groups, user_group)
+    assert site[1].partitions[0].allowed_accounts is None
+    v = run_any(script + "#PBS -l select=1:ncpus=4\n#PBS -l walltime=1:00:00", site
+                ).verdict("pro")
+    assert v.verdict == verdict, (v.reasons, v.notes)
+    if said is not None:
+        assert said in v.reasons + v.notes, (v.reasons, v.notes)

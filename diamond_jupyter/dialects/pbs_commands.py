@@ -121,6 +121,19 @@ def finished_state(
     return JobState.FAILED, exit_status, None
 
 
+def _acl_groups(queue: dict[str, Any]) -> list[str] | None:
+    """The groups a queue takes jobs of (`acl_groups` where `acl_group_enable` is True):
+    PBS checks the group the job runs as, not its account. `+name` grants; a list that
+    denies (`-name`) is not read (None: not checked), nor is one with no name."""
+    if str(queue.get("acl_group_enable")) != "True":
+        return None
+    names = [g.strip() for g in str(clean(queue.get("acl_groups")) or "").split(",")
+             if g.strip()]
+    if not names or any(g.startswith("-") for g in names):
+        return None
+    return [g.removeprefix("+") for g in names]
+
+
 def _obj(value: Any) -> dict[str, Any]:
     """A JSON object of the output, or {} where a mangled output has something else."""
     return value if isinstance(value, dict) else {}
@@ -583,7 +596,7 @@ class PbsCommands(FailureReading):
                                      else "DOWN", routes_to=dests))
                 continue
             mx, mn = {**srv_max, **_obj(a.get("resources_max"))}, _obj(a.get("resources_min"))
-            acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
+            groups = _acl_groups(a)
             dflt = {**srv_dflt, **_obj(a.get("resources_default"))}
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
@@ -596,7 +609,7 @@ class PbsCommands(FailureReading):
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
-                allowed_accounts=acl.split(",") if acl else None,
+                allowed_groups=groups,
                 # PBS Pro prints `Priority`, Torque `priority`
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
                 # a queue's own backfill_depth overrides the server's for its jobs

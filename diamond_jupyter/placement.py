@@ -901,7 +901,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                          "refuses it (its HOSTS: "
                          f"{_few(mine)})")
         groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
-        if p.allowed_groups is not None and isinstance(groups, list) \
+        runs_as = pbs_group(spec, snap) if cfg.scheduler == "pbs" else None
+        if p.allowed_groups is not None and runs_as is not None:
+            # PBS checks the one group the job runs as (its -W group_list, else the user's
+            # primary group) against the queue's acl_groups
+            if runs_as not in p.allowed_groups:
+                restr.append(f"queue '{p.name}' takes the jobs of groups "
+                             f"{', '.join(p.allowed_groups)} only (acl_groups); the job runs "
+                             f"as group '{runs_as}' (name another with -W group_list=)")
+        elif p.allowed_groups is not None and cfg.scheduler != "pbs" \
+                and isinstance(groups, list) \
                 and not set(p.allowed_groups) & {str(g) for g in groups}:
             restr.append(f"none of your groups ({', '.join(map(str, groups)) or 'none'}) may "
                          f"use partition '{p.name}' (AllowGroups: "
@@ -1115,7 +1124,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             v.notes += _landing_note(chosen_p, reqs[v.partition], ready)
     chosen = next((p for p in good if p.name == v.partition), None)
     if chosen is not None:
-        v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg)
+        v.notes += _unchecked(chosen, qos_of.get(chosen.name), cfg,
+                              pbs_group(spec, snap) if cfg.scheduler == "pbs" else None)
     asked = {f.name.lower() for f in _features_in(req.constraint)}
     if v.partition is not None and asked:
         ready = [n for n in nodes if n.name in fits[v.partition]
@@ -1483,15 +1493,22 @@ def _start_unknown(v: SiteVerdict, why: str) -> None:
     v.notes.insert(0, why)
 
 
-def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig) -> list[str]:
+def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig,
+               runs_as: str | None = None) -> list[str]:
     """What the chosen partition may still do to the job that the snapshot cannot tell:
     access by QOS (`qos`: the job's, None when not known) or group the job or the site
-    does not name, CPUs shared by force."""
+    does not name (`runs_as`: the group a PBS job runs as, where known), CPUs shared by
+    force."""
     out = []
     if p.allowed_qos is not None and not qos:
         out.append(f"partition {p.name} takes QOS {', '.join(p.allowed_qos)} only; the job "
                    "names none, so its account's default QOS must be one of them")
-    if p.allowed_groups is not None and not isinstance(cfg.metadata.get("groups"), list):
+    if p.allowed_groups is not None and cfg.scheduler == "pbs":
+        if runs_as is None:
+            out.append(f"queue {p.name} takes the jobs of groups "
+                       f"{', '.join(p.allowed_groups)} only (acl_groups); the group the "
+                       "job runs as is not known here")
+    elif p.allowed_groups is not None and not isinstance(cfg.metadata.get("groups"), list):
         out.append(f"partition {p.name} is for groups {', '.join(p.allowed_groups)} only "
                    "(AllowGroups); your groups are not known here")
     if (p.oversubscribe or "").upper().startswith("FORCE"):

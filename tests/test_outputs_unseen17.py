@@ -211,8 +211,8 @@ OUTPUTS = [
      lambda: [(j.native_id, j.state, j.nodes, j.cpus, j.gpus, j.walltime_s)
               for j in slurm.parse_status_json(SQUEUE_JSON_42)],
      [("1", JobState.RUNNING, 2, 16, 4, 3600), ("2", JobState.PENDING, 1, 4, 4, 3600),
-      ("3", JobState.PENDING, 2, 4, 4, 3600), ("4", JobState.PENDING, 1, 4, None, None),
-      ("5", JobState.PENDING, 1, 8, None, None), ("7_[1-5%2]", JobState.PENDING, None, 8,
+      ("3", JobState.PENDING, 2, 4, 4, 3600), ("4+0", JobState.PENDING, 1, 4, None, None),
+      ("4+1", JobState.PENDING, 1, 8, None, None), ("7_[1-5%2]", JobState.PENDING, None, 8,
                                                   None, None)]),
     ("squeue --json: the throttled array's waiting tasks", lambda: array_record("7_[1-5%2]"),
      ("7", 5, 2)),

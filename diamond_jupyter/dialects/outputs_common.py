@@ -382,6 +382,12 @@ def repair_json_lines(text: str) -> str:
 NESTED_TOO_DEEP = "invalid JSON (lists or objects nested too deeply to read)"
 
 
+def json_error(exc: json.JSONDecodeError, line_offset: int = 0) -> str:
+    """What is wrong with a JSON text and on which line of the output (`line_offset` added:
+    a part of it read apart): 'invalid JSON (Unterminated string starting at line 38)'."""
+    return f"invalid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno + line_offset})"
+
+
 def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) -> Any:
     """json.loads with a clear SiteError; `lenient` retries after repair_json_lines."""
     if not text.strip():
@@ -394,22 +400,24 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
                 return json.loads(repair_json_lines(text), strict=False)
             except (ValueError, RecursionError):
                 pass
-        raise fail(scheduler, what, f"invalid JSON ({exc.msg} at line {exc.lineno})",
-                   text) from None
+        raise fail(scheduler, what, json_error(exc), text) from None
     except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
         raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
     except RecursionError:  # lists or objects nested past reading (a value that broke out)
         raise fail(scheduler, what, NESTED_TOO_DEEP, text) from None
 
 
-def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
+def load_record_json(scheduler: str, what: str, text: str, records: str, *,
+                     line_offset: int = 0) -> Any:
     """PBS Pro's `-F json`, whose string values may hold raw quotes (PBS copies names,
     comments and `-v` values verbatim). Such a value can read as valid JSON that holds more
     than it says: another user's `-v X='"},"9.srv":{"...'` made a job that does not exist,
     or set a key twice to replace a real one. So an answer counts only where no object
     repeats a key and each record under `records` (a job) opens on a line of its own, as
     the scheduler prints them (JSON on one line: not asked); else each line's string value
-    is taken whole (`repair_json_lines`) and checked again; else SiteError."""
+    is taken whole (`repair_json_lines`) and checked again; else SiteError, naming the
+    line where the JSON breaks (`line_offset` added: `text` a part of the output, read
+    apart)."""
     if not text.strip():
         raise fail(scheduler, what, "empty output")
     headers = set(re.findall(r'(?m)^\s*"([^"\n]+)"\s*:\s*\{\s*$', text))
@@ -426,8 +434,11 @@ def load_record_json(scheduler: str, what: str, text: str, records: str) -> Any:
         repeated.clear()
         try:
             data = json.loads(candidate, strict=False, object_pairs_hook=no_repeats)
-        except ValueError as exc:
-            error = error or f"invalid JSON ({getattr(exc, 'msg', exc)})"
+        except json.JSONDecodeError as exc:
+            error = error or json_error(exc, line_offset)
+            continue
+        except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
+            error = error or f"invalid JSON ({exc})"
             continue
         except RecursionError:  # a value holding raw quotes and thousands of brackets
             error = error or NESTED_TOO_DEEP
@@ -530,7 +541,8 @@ def fold_array_tasks(statuses: list[JobStatus],
     ended the worst outcome (a failure over a success: its exit code), ended when the last
     task ended. Other records pass unchanged; an array takes its first task's place. The
     reason counts tasks: a record of waiting tasks (`123_[5-9]`, Grid Engine's `9.4-8:1`)
-    counts as many as `tasks_in` reads in its id (else one)."""
+    counts as many as `tasks_in` reads in its id (else one). A Slurm heterogeneous job's
+    components (`123+0`, `123+1`) fold the same way, the reason counting components."""
     groups: dict[str, list[JobStatus]] = {}
     out: list[JobStatus | str] = []
     for s in statuses:
@@ -561,6 +573,9 @@ def _fold(parent: str, tasks: list[JobStatus],
     counts = ", ".join(f"{k} {what}" for k, what in (
         (n(running), "running"), (n(live) - n(running), "waiting"),
         (n(ended) - n(bad), "completed"), (n(bad), "not completed")) if k)
+    # Slurm's heterogeneous job (`123+0`, `123+1`: no other scheduler's id holds '+')
+    parts, part = ("het job components", "component") if "+" in first.native_id \
+        else ("array tasks", "task")
     common = dict(native_id=parent, name=first.name, user=first.user,
                   partition=first.partition, submitted_at=first.submitted_at,
                   started_at=min(starts) if starts else None, comment=first.comment)
@@ -570,8 +585,8 @@ def _fold(parent: str, tasks: list[JobStatus],
             **common, state=JobState.RUNNING if running else pending.state,
             native_state=(running or live)[0].native_state,
             estimated_start=pending.estimated_start if pending else None,
-            reason=f"array tasks: {counts}" if running else
-            (pending.reason or f"array tasks: {counts}"))
+            reason=f"{parts}: {counts}" if running else
+            (pending.reason or f"{parts}: {counts}"))
     worst = max(ended, key=lambda t: outcome_rank(t.state))
     ends = [t.ended_at for t in ended if t.ended_at]
     exits = [t.exit_code for t in ended]
@@ -579,9 +594,9 @@ def _fold(parent: str, tasks: list[JobStatus],
         **common, state=worst.state, native_state=worst.native_state,
         ended_at=max(ends) if ends else None,
         exit_code=None if None in exits else worst.exit_code,
-        reason=(f"array tasks: {counts}; task {worst.native_id}: "
+        reason=(f"{parts}: {counts}; {part} {worst.native_id}: "
                 f"{worst.reason or worst.native_state or worst.state.value}") if bad
-        else f"array tasks: {counts}")
+        else f"{parts}: {counts}")
 
 
 # What each scheduler's query commands print when its server cannot be reached (restarting,

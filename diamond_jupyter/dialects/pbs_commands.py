@@ -97,7 +97,9 @@ def finished_state(
 ) -> tuple[JobState, int | None, str | None]:
     """(state, exit_code, reason) of a finished PBS job."""
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
-        return JobState.CANCELLED, exit_status, "deleted (qdel)"
+        # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
+        code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
+        return JobState.CANCELLED, code, "deleted (qdel)"
     if exit_status is None:
         return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
     timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
@@ -117,6 +119,19 @@ def finished_state(
     if timed_out:
         return JobState.TIMEOUT, exit_status, "walltime exceeded"
     return JobState.FAILED, exit_status, None
+
+
+def _acl_groups(queue: dict[str, Any]) -> list[str] | None:
+    """The groups a queue takes jobs of (`acl_groups` where `acl_group_enable` is True):
+    PBS checks the group the job runs as, not its account. `+name` grants; a list that
+    denies (`-name`) is not read (None: not checked), nor is one with no name."""
+    if str(queue.get("acl_group_enable")) != "True":
+        return None
+    names = [g.strip() for g in str(clean(queue.get("acl_groups")) or "").split(",")
+             if g.strip()]
+    if not names or any(g.startswith("-") for g in names):
+        return None
+    return [g.removeprefix("+") for g in names]
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -394,8 +409,10 @@ class PbsCommands(FailureReading):
                 body = re.sub(r"\s*\}\s*\}\s*$", "", body)
             body = body.removesuffix(",")
             try:
+                # the job's first line is line i + 1 of the output, the second here
                 data = load_record_json("pbs", f"qstat -F json job {jid}",
-                                        '{"Jobs":{\n' + body + "\n}}", "Jobs")
+                                        '{"Jobs":{\n' + body + "\n}}", "Jobs",
+                                        line_offset=i - 1)
                 jobs = data["Jobs"]
                 if set(jobs) != {jid} or not isinstance(jobs[jid], dict):
                     raise fail("pbs", f"qstat -F json job {jid}", "not one job's record")
@@ -579,7 +596,7 @@ class PbsCommands(FailureReading):
                                      else "DOWN", routes_to=dests))
                 continue
             mx, mn = {**srv_max, **_obj(a.get("resources_max"))}, _obj(a.get("resources_min"))
-            acl = clean(a.get("acl_groups")) if str(a.get("acl_group_enable")) == "True" else None
+            groups = _acl_groups(a)
             dflt = {**srv_dflt, **_obj(a.get("resources_default"))}
             out.append(Partition(
                 name=name, default=name == default, state="UP" if up else "DOWN",
@@ -592,7 +609,7 @@ class PbsCommands(FailureReading):
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
-                allowed_accounts=acl.split(",") if acl else None,
+                allowed_groups=groups,
                 # PBS Pro prints `Priority`, Torque `priority`
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
                 # a queue's own backfill_depth overrides the server's for its jobs

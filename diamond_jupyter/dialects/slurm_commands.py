@@ -142,6 +142,19 @@ def array_of(native_id: str) -> str | None:
     return m.group(1) if m else None
 
 
+_HET_COMPONENT = re.compile(r"(\d+)\+\d+")  # squeue's and sacct's `LEADER+OFFSET`
+
+
+def followed_under(native_id: str) -> str | None:
+    """The job a record is part of, which the engine follows as one: a task's array
+    ('123_4' -> '123') or a heterogeneous job's components ('123+1' -> '123': sbatch
+    answers with the leader's id, and squeue and sacct list each component as
+    `LEADER+OFFSET`, none under the leader's id alone); None for a plain job."""
+    if m := _HET_COMPONENT.fullmatch(native_id):
+        return m.group(1)
+    return array_of(native_id)
+
+
 def array_tasks(native_id: str) -> int:
     """How many tasks a record stands for: a waiting range '123_[5-9%2]' five, a task one."""
     m = re.fullmatch(r"\d+_\[([^\]]*)\]", native_id)
@@ -180,7 +193,8 @@ class SlurmCommands(FailureReading):
 
     name = "slurm"
     submit_stdin = False
-    array_of = staticmethod(array_of)  # the engine follows an array as one job
+    # the engine follows an array as one job, and a heterogeneous job's components too
+    array_of = staticmethod(followed_under)
     array_tasks = staticmethod(array_tasks)
 
     def __init__(self, *, jobcomp: bool = False, tz: tzinfo | None = None,
@@ -474,16 +488,21 @@ class SlurmCommands(FailureReading):
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
         jid = str(unwrap(j.get("job_id")))
         task, parent = unwrap(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        het, offset = to_int(j.get("het_job_id")), to_int(j.get("het_job_offset"))
         if clean(j.get("array_task_string")):
             jid = f"{jid}_[{j['array_task_string']}]"
         elif parent and task is not None:
             jid = f"{parent}_{task}"
+        elif het and offset is not None:  # a component under its own job id: as squeue's %i
+            jid = f"{het}+{offset}"
         raw_state = j.get("job_state")
         state = map_state(raw_state)
         native = "+".join(raw_state) if isinstance(raw_state, list) else raw_state
         ec = j.get("exit_code")
         if isinstance(ec, dict):  # v0.0.39+: {status, return_code, signal}
-            sig = to_int((ec.get("signal") or {}).get("id"))
+            signal = ec.get("signal") if isinstance(ec.get("signal"), dict) else {}
+            # the signal's number: `id` from v0.0.40 on, `signal_id` in v0.0.39
+            sig = to_int(signal.get("id", signal.get("signal_id")))
             exit_code = 128 + sig if sig else to_int(ec.get("return_code"))
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
@@ -529,7 +548,9 @@ class SlurmCommands(FailureReading):
             m = re.search(r"by (\d+)", st)
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st, name=name or None,
-                started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
+                # a requeued job waits again: its last run's times are not this one's
+                started_at=parse_iso(start, self.tz) if state != JobState.PENDING else None,
+                ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 exit_code=parse_exit(ec) if state.terminal else None,
                 reason=f"cancelled by uid {m.group(1)}" if m else None,
                 node_list=self._node_list(nodes),

@@ -43,6 +43,7 @@ from .outputs_common import (
     from_epoch,
     gpu_count,
     gpu_types,
+    json_error,
     other_gres,
     to_int,
     unread,
@@ -202,6 +203,10 @@ def submit_body(script: str, job: dict[str, Any], api_version: str = "v0.0.38"
 def _load(what: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
+    except json.JSONDecodeError as exc:  # a reply cut short, an HTML error page ...
+        why = json_error(exc).removeprefix("invalid JSON ")
+        raise SiteError(f"slurmrestd: {what}: not JSON {why}: {text.strip()[:200]!r}") \
+            from None
     except (ValueError, RecursionError):  # (nested past reading: no answer either)
         raise SiteError(f"slurmrestd: {what}: not JSON: {text.strip()[:200]!r}") from None
     if not isinstance(data, dict):

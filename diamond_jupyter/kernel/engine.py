@@ -50,6 +50,8 @@ class Engine:
 
     def __init__(self, note: str = "") -> None:
         self.note = note  # why this engine was chosen
+        # token: where the search for a job whose submit's answer was lost stands (last read)
+        self._lookouts: dict[str, dict[str, Any]] = {}
         self._lt = _LoopThread(f"diamond-{self.kind}")
 
     def call(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
@@ -74,6 +76,12 @@ class Engine:
     async def _aclose(self) -> None:
         pass
 
+    def lookout(self, job: Job) -> dict[str, Any] | None:
+        """Where the search for `job` stands when its submit's answer was lost, as last read
+        (Federation.lookout: state looking, found or never-submitted, and its message);
+        None for any other job."""
+        return self._lookouts.get(job.token or job.id)
+
     def time_limit(self, job: Job) -> int | None:
         """The job's time limit in seconds, when it asked for one."""
         return job.spec.resources.walltime_s if job.spec else None
@@ -87,7 +95,10 @@ class Engine:
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
                      origin: dict[str, Any] | None = None, hedge: int | None = None
-                     ) -> Job: raise NotImplementedError
+                     ) -> Job:
+        """The submitted job; a submit whose answer was lost gives its open intent, looked
+        for in the background (`lookout`)."""
+        raise NotImplementedError
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
     async def submit_notes(self, job_id: str) -> list[str]:
         """What the submit changed or dropped to fit the site (Federation.submit_notes)."""

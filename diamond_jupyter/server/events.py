@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..federation_lookout import LOOKOUT_EVENT
 from ..model import DiamondError, Event, predicted_start
 from . import views
 
@@ -31,7 +32,8 @@ ACTIVITY = PREFIX + "activity"
 WORKFLOW = PREFIX + "workflow"
 JOB_ATTENTION = PREFIX + "job-attention"
 LOGIN_PROMPT = PREFIX + "login-prompt"  # emitted by server.login, not from stored events
-JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
+# job.submit-unsure: a submit's answer was lost, its job is being looked for by its token
+JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated", LOOKOUT_EVENT})
 
 
 def schema_paths() -> list[Path]:

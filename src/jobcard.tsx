@@ -45,11 +45,12 @@ export interface ILookout {
   settle_s?: number;
 }
 
-/** The lookout to show: while the job is unbound and open ("looking"), or once it is closed
- * unbound ("never-submitted"); none once the job was found (it shows as itself). */
+/** The lookout to show: while the job, still under its provisional id, is open ("looking"),
+ * or once it is closed so ("never-submitted"); none once the job was found (it shows as
+ * itself, under its native id). */
 function lookoutShown(data: ICardData, job: IJob): ILookout | null {
   const lookout = data.lookout;
-  if (!lookout || job.native_id) {
+  if (!lookout || !job.id.includes(':pending-')) {
     return null;
   }
   const done = TERMINAL_STATES.has(job.state);

@@ -235,6 +235,10 @@ export class DiamondStore {
     if (!id) {
       return;
     }
+    const provisional: string | null = data.kind === 'job.submitted' ? data.previous_id ?? null : null;
+    if (provisional && provisional !== id && this._jobs.delete(provisional)) {
+      this._sorted = null; // a lost submit's job was found: its provisional row is this job
+    }
     const old = this._jobs.get(id);
     const job = mergeJobState(id, old, data);
     if (!old && data.kind === 'job.submitted') {

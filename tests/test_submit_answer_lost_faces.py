@@ -111,6 +111,7 @@ async def test_rest_answers_looking_then_gives_the_job_found(
     queue.add("4250", job["token"], "lost")  # the controller queued it after all
     found = await job_events("job.submitted")
     assert found["job_id"] == "alpha:4250"
+    assert found["previous_id"] == job["id"]  # the sidebar's provisional row is this job
     now = await api.get(job_path(job["id"]))  # the provisional id still names it
     assert (now["id"], now["site"], now["native_id"]) == ("alpha:4250", "alpha", "4250")
     assert now["state"] == "PENDING"

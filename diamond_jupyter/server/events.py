@@ -62,7 +62,8 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         if ev.kind == "job.submitted" and job is not None:
             # The sidebar's first sight of a job: where it came from and why this site.
             payload.update(origin=job.origin, placement=job.placement,
-                           predicted_start=predicted_start(job))
+                           predicted_start=predicted_start(job),
+                           previous_id=ev.data.get("previous_id"))
         elif ev.kind == "job.updated" and "predicted_start" in ev.data and job is not None:
             # an explicit site's prediction, made just after the submit
             payload.update(placement=job.placement, predicted_start=ev.data["predicted_start"])

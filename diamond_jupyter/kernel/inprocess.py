@@ -76,9 +76,10 @@ class LocalEngine(Engine):
             return self._seen(fed, fed.look_for_lost_submit(lost), lost=True)
 
     def _seen(self, fed: Any, job: Job, lost: bool = False) -> Job:
-        """`job`, its lookout read again when its submit's answer was lost."""
+        """`job`, its lookout read again when its submit's answer was lost (an unbound job
+        may be one, submitted by another face)."""
         key = job.token or job.id
-        if lost or key in self._lookouts:
+        if lost or key in self._lookouts or job.native_id is None:
             self._lookouts[key] = fed.lookout(job.id)
         return job
 

@@ -43,6 +43,14 @@ class _LoopThread:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
+async def _cancel_others() -> None:
+    """Cancel every other task of this loop (handles following jobs) and let them end."""
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+
+
 class Engine:
     """What magics and handles call. Async methods run on the engine's loop."""
 
@@ -69,6 +77,7 @@ class Engine:
     def close(self) -> None:
         try:
             self.call(self._aclose(), timeout=10)
+            self.call(_cancel_others(), timeout=10)  # cards still following their jobs
         except Exception:  # closing is best effort
             log.debug("engine close failed", exc_info=True)
         self._lt.stop()

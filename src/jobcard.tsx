@@ -53,11 +53,15 @@ function lookoutShown(data: ICardData, job: IJob): ILookout | null {
   if (!lookout || !job.id.includes(':pending-')) {
     return null;
   }
-  const done = TERMINAL_STATES.has(job.state);
-  if (lookout.state === 'looking' && !done) {
+  if (!TERMINAL_STATES.has(job.state)) {
+    return lookout.state === 'looking' ? lookout : null;
+  }
+  if (lookout.state === 'never-submitted') {
     return lookout;
   }
-  return done && lookout.state === 'never-submitted' ? lookout : null;
+  // saved while it was looked for; closed since, with no kernel to say so
+  const closed = `${job.id} is closed as never submitted; a new submit is safe`;
+  return { ...lookout, state: 'never-submitted', message: job.reason ? `${job.reason}: ${closed}` : closed };
 }
 
 /** What the card can do besides the sidebar's job actions. */

@@ -1000,7 +1000,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             f"token (bound to the job if it shows in the queue, else closed as never "
             f"submitted after {self.journal.unsure_submit_settle_s:g}s): do not submit it "
             f"again; `diamond status {job.id}` tells", job.id,
-            self.journal.unsure_submit_settle_s)
+            self.journal.unsure_submit_settle_s, lost)
 
     async def find_lost_submit(self, job_id: str, *,
                                on_look: Callable[[float], Any] | None = None) -> Job:

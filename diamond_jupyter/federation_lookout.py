@@ -40,7 +40,7 @@ class LookoutMixin:
         if not self._lookout_events(job.id):
             self.journal.append(Event(kind=LOOKOUT_EVENT, job_id=job.id, site=job.site,
                                       data={"state": JobState.UNKNOWN.value,
-                                            "reason": str(lost), "settle_s": lost.settle_s}))
+                                            "reason": lost.lost, "settle_s": lost.settle_s}))
         self._start_lookout(job)
         return self.store.get_job(job.id)
 
@@ -72,9 +72,9 @@ class LookoutMixin:
                        "nothing was submitted, so a new submit is safe")
         else:
             state = "looking"
-            message = (f"{data.get('reason') or 'the submit answer was lost'}; looking for "
-                       f"the job in {job.site}'s queue by its token (up to {settle_s:g}s): "
-                       "do not submit it again")
+            message = (f"{data.get('reason') or 'the submit answer was lost'}: the scheduler "
+                       f"may have taken the job; looking for it in {job.site}'s queue by its "
+                       f"token (up to {settle_s:g}s): do not submit it again")
         return {"state": state, "since": said[0].at.isoformat(), "settle_s": settle_s,
                 "message": message}
 

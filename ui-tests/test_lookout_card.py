@@ -109,7 +109,7 @@ def test_the_card_of_a_lost_submit_says_looking_never_submitted_then_the_job_fou
                                              timeout=WAIT_MS)
         expect(looked_for).to_have_attribute("data-diamond-live", "true")
         expect(looked_for.locator("[data-diamond-lookout-message]")).to_contain_text(
-            "looking for the job in alpha's queue by its token")
+            "looking for it in alpha's queue by its token")
         expect(closed).to_have_attribute("data-diamond-lookout", "never-submitted",
                                          timeout=WAIT_MS)
         expect(closed).to_have_attribute("data-diamond-state", "FAILED")

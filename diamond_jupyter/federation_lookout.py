@@ -2,7 +2,7 @@
 token in the background, so that a face that must answer at once (the magics' job card, the
 REST API) does not wait for it.
 
-`look_for_lost_submit` records a `job.submit-unsure` event (the job is being looked for)
+`start_looking_for` records a `job.submit-unsure` event (the job is being looked for)
 and returns the open intent; a task on the engine's loop then looks for the job until it
 is bound (`job.submitted`) or closed as never submitted once the settle time has passed
 (`job.state` FAILED). A started engine looks again for every intent left open so, after a
@@ -32,7 +32,7 @@ class LookoutMixin:
     journal: Journal
     _lookouts: dict[str, asyncio.Task]
 
-    def look_for_lost_submit(self, lost: SubmitUnsure) -> Job:
+    def start_looking_for(self, lost: SubmitUnsure) -> Job:
         """Start looking, in the background, for the job of the submit whose answer was
         `lost`: a `job.submit-unsure` event says so (once per job); the open intent as
         stored now. Looking again for a job already looked for starts nothing new."""
@@ -111,7 +111,7 @@ class LookoutMixin:
             self._lookouts.pop(token, None)
 
     async def _stop_lookouts(self) -> None:
-        tasks = list(getattr(self, "_lookouts", {}).values())
+        tasks = list(self._lookouts.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

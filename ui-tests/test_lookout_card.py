@@ -34,7 +34,7 @@ WAIT_MS = 60_000
 def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[dict]]:
     """The sites file, the store, the tokens and the saved cards of two submits whose answer
     was lost: one still looked for, one closed since as never submitted. Each is started as
-    the kernel's engine starts it (`Federation.look_for_lost_submit`), that engine then
+    the kernel's engine starts it (`Federation.start_looking_for`), that engine then
     closed (the kernel gone)."""
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.federation_plan import new_token
@@ -54,7 +54,7 @@ def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[dic
                 tokens.append(new_token())
                 spec = JobSpec(name=name, command="true", working_directory=str(tmp))
                 intent = fed.store.record_intent("alpha", tokens[-1], spec)
-                job = fed.look_for_lost_submit(SubmitUnsure(
+                job = fed.start_looking_for(SubmitUnsure(
                     "alpha: the scheduler's answer to the submit was lost (sbatch: error: "
                     "Socket timed out on send/recv operation)", intent.id, SETTLE_S))
                 cards.append(card_json(job, {"lookout": fed.lookout(job.id)}))

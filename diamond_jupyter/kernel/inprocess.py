@@ -73,7 +73,7 @@ class LocalEngine(Engine):
         try:
             return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)
         except SubmitUnsure as lost:  # the site may have the job: looked for meanwhile
-            return self._seen(fed, fed.look_for_lost_submit(lost), lost=True)
+            return self._seen(fed, fed.start_looking_for(lost), lost=True)
 
     def _seen(self, fed: Any, job: Job, lost: bool = False) -> Job:
         """`job`, its lookout read again when its submit's answer was lost (an unbound job

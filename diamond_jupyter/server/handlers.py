@@ -182,7 +182,7 @@ class JobsHandler(DiamondHandler):
             job = await fed.submit(spec, body.site or "auto", origin=body.origin,
                                    force=body.force, hedge=body.hedge)
         except SubmitUnsure as lost:  # the scheduler may have the job: looked for meanwhile
-            job = fed.look_for_lost_submit(lost)
+            job = fed.start_looking_for(lost)
             self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
             self.reply(job_json(job) | {"lookout": fed.lookout(job.id)}, 202)
             return

@@ -41,6 +41,7 @@ from .federation_dashboard import DashboardMixin
 from .federation_data import DataMixin
 from .federation_discover import DiscoverMixin
 from .federation_hedge import HedgeMixin
+from .federation_lookout import LookoutMixin
 from .federation_needs import NeedsMixin, job_trees, scan_off_loop
 from .federation_plan import PlanChanged, PlanMixin, check_token, new_token, sha256
 from .federation_predict import Predictions
@@ -247,7 +248,8 @@ def _started_in(start: datetime | None, job: Job, task: bool) -> bool:
     return job.started_at - slack <= start <= end + slack
 
 class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, WorkflowMixin,
-                 HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin):
+                 HedgeMixin, WaitNotesMixin, StuckMixin, DashboardMixin, LoginMixin,
+                 LookoutMixin):
     def __init__(self, config: FederationConfig | str | Path | None = None, *,
                  store: Store | None = None, poll_interval_s: float = 60.0,
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
@@ -277,6 +279,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.lease = EngineLease(self.store.beats)
         self.store_poll_s = store_poll_s
         self._tasks: list[asyncio.Task] = []
+        self._lookouts: dict[str, asyncio.Task] = {}  # token: the search for a lost submit
         self._predictions = Predictions()  # explicit sites' predicted starts, in flight
         self._started = False
         self._mover: Any = None  # transfer.TransferManager, made on first use
@@ -321,6 +324,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             self._tasks.append(asyncio.ensure_future(self._sweep_intents()))
         if (recover or resume_held) and self.held_sweep_s:
             self._tasks.append(asyncio.ensure_future(self._sweep_held(self.held_sweep_s)))
+        if recover or resume_held:  # each lost submit a face was told is looked for
+            self.resume_lookouts()
         if recover:
             await self._start_workflows()
         return self
@@ -332,6 +337,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()
         self._close_hedges()
+        await self._stop_lookouts()
         await self._predictions.close()
         for t in self._tasks:
             t.cancel()
@@ -960,7 +966,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             f"token (bound to the job if it shows in the queue, else closed as never "
             f"submitted after {self.journal.unsure_submit_settle_s:g}s): do not submit it "
             f"again; `diamond status {job.id}` tells", job.id,
-            self.journal.unsure_submit_settle_s)
+            self.journal.unsure_submit_settle_s, lost)
 
     async def find_lost_submit(self, job_id: str, *,
                                on_look: Callable[[float], Any] | None = None) -> Job:

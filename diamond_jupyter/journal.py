@@ -43,7 +43,8 @@ class Journal:
                          for n, s in sites.items()}
         self.published = store.last_seq()  # the last event published in this process
         self._drain_lock = asyncio.Lock()
-        self.in_flight: set[str] = set()  # tokens whose submit runs in this process
+        # tokens whose submit, or the search for its lost answer, runs in this process
+        self.in_flight: set[str] = set()
         self.attention = Attention(self)
 
     async def stop(self) -> None:

@@ -1304,13 +1304,13 @@ class SiteError(DiamondError):
 
 
 class SubmitUnsure(SiteError):
-    """A submit whose answer was lost: the scheduler may have taken job `job_id`, whose
-    intent is left open (`Federation.find_lost_submit` keeps looking for it) until it is
-    `settle_s` old."""
+    """A submit whose answer was lost (`lost`: how): the scheduler may have taken job
+    `job_id`, whose intent is left open (`Federation.find_lost_submit` keeps looking for
+    it) until it is `settle_s` old."""
 
-    def __init__(self, message: str, job_id: str, settle_s: float) -> None:
+    def __init__(self, message: str, job_id: str, settle_s: float, lost: str = "") -> None:
         super().__init__(message)
-        self.job_id, self.settle_s = job_id, settle_s
+        self.job_id, self.settle_s, self.lost = job_id, settle_s, lost or message
 
 
 def software_name_problem(entry: Any) -> str | None:

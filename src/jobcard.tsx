@@ -32,7 +32,36 @@ export interface ICardData {
   stderr_tail: string | null;
   files: string[];
   error: string | null;
+  /** A submit whose answer was lost: where the search for its job by its token stands. */
+  lookout?: ILookout | null;
   rendered_at?: string;
+}
+
+/** The server's search for the job of a submit whose answer was lost (Federation.lookout). */
+export interface ILookout {
+  state: 'looking' | 'found' | 'never-submitted';
+  message: string;
+  since?: string;
+  settle_s?: number;
+}
+
+/** The lookout to show: while the job, still under its provisional id, is open ("looking"),
+ * or once it is closed so ("never-submitted"); none once the job was found (it shows as
+ * itself, under its native id). */
+function lookoutShown(data: ICardData, job: IJob): ILookout | null {
+  const lookout = data.lookout;
+  if (!lookout || !job.id.includes(':pending-')) {
+    return null;
+  }
+  if (!TERMINAL_STATES.has(job.state)) {
+    return lookout.state === 'looking' ? lookout : null;
+  }
+  if (lookout.state === 'never-submitted') {
+    return lookout;
+  }
+  // saved while it was looked for; closed since, with no kernel to say so
+  const closed = `${job.id} is closed as never submitted; a new submit is safe`;
+  return { ...lookout, state: 'never-submitted', message: job.reason ? `${job.reason}: ${closed}` : closed };
 }
 
 /** What the card can do besides the sidebar's job actions. */
@@ -129,12 +158,14 @@ export function JobCard(props: {
   const predicted =
     !done && !job.started_at ? fmtPredictedStart(job.predicted_start, props.now) : null;
   const attention = attentionNow(job);
+  const lookout = lookoutShown(data, job);
   return (
     <div
       className={`jp-diamond-card ${stateClass(job.state)}`}
       data-diamond-card={job.id}
       data-diamond-state={job.state}
       data-diamond-live={props.live ? 'true' : 'false'}
+      data-diamond-lookout={lookout?.state}
     >
       <div className="jp-diamond-card-head">
         <span className={`jp-diamond-badge ${stateClass(job.state)}`}>{job.state}</span>
@@ -148,9 +179,19 @@ export function JobCard(props: {
           </span>
         )}
       </div>
-      <div className="jp-diamond-muted" data-diamond-why="">
-        {why(job)}
-      </div>
+      {lookout ? (
+        <div
+          className={lookout.state === 'looking' ? 'jp-diamond-muted' : 'jp-diamond-error-text'}
+          data-diamond-lookout-message=""
+        >
+          <b>{lookout.state === 'looking' ? 'looking for it:' : 'never submitted:'}</b>{' '}
+          {lookout.message}
+        </div>
+      ) : (
+        <div className="jp-diamond-muted" data-diamond-why="">
+          {why(job)}
+        </div>
+      )}
       {predicted && (
         <div data-diamond-predicted="">predicted start {predicted}</div>
       )}

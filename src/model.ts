@@ -183,6 +183,7 @@ export class DiamondModel {
       const job = await requestAPI<IJob>(`jobs/${encodeURIComponent(id)}`, {}, this._settings);
       if (job && job.id) {
         this._store.addJobs([job]);
+        this._store.alias(id, job.id); // a provisional id resolves to the job found
         this._notify();
       }
     } catch {

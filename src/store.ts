@@ -101,7 +101,15 @@ export class DiamondStore {
     return this._workflowSeq;
   }
   getJob(id: string): IJob | undefined {
-    return this._jobs.get(id);
+    const renamed = this._aliases.get(id);
+    return this._jobs.get(id) ?? (renamed === undefined ? undefined : this._jobs.get(renamed));
+  }
+
+  /** Job `to` was known as `from`: a lost submit's provisional id, once its job was found. */
+  alias(from: string, to: string): void {
+    if (from !== to) {
+      this._aliases.set(from, to);
+    }
   }
   getTask(id: string): ITask | undefined {
     return this._tasks.get(id);
@@ -235,6 +243,13 @@ export class DiamondStore {
     if (!id) {
       return;
     }
+    const provisional: string | null = data.kind === 'job.submitted' ? data.previous_id ?? null : null;
+    if (provisional && provisional !== id) {
+      this.alias(provisional, id); // a lost submit's job was found: its provisional row is it
+      if (this._jobs.delete(provisional)) {
+        this._sorted = null;
+      }
+    }
     const old = this._jobs.get(id);
     const job = mergeJobState(id, old, data);
     if (!old && data.kind === 'job.submitted') {
@@ -302,6 +317,7 @@ export class DiamondStore {
 
   private _sites = new Map<string, ISiteRow>();
   private _jobs = new Map<string, IJob>();
+  private _aliases = new Map<string, string>(); // provisional id: the id its job was found as
   private _sorted: IJob[] | null = null;
   private _jobsTotal = 0;
   private _newJobs = 0;

@@ -43,3 +43,15 @@ async def answer_lost_fed(tmp_path, site_cfg):
 def lost_spec(tmp_path: Path) -> JobSpec:
     """The job the lost-answer tests submit."""
     return JobSpec(name="lost", command="true", working_directory=str(tmp_path))
+
+
+def one_site_server_config(tmp_path: Path, site: SiteConfig, settle_s: float) -> dict[str, Any]:
+    """The configuration of a Jupyter server whose diamond extension runs the engine over
+    `site` alone (its sites file, with `unsure_submit_settle_s: settle_s`, and its store in
+    `tmp_path`)."""
+    from server_conftest import diamond_config
+
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [site.model_dump(mode="json")],
+                                     "unsure_submit_settle_s": settle_s}))
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))

@@ -43,6 +43,14 @@ class _LoopThread:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
+async def _cancel_others() -> None:
+    """Cancel every other task of this loop (handles following jobs) and let them end."""
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+
+
 class Engine:
     """What magics and handles call. Async methods run on the engine's loop."""
 
@@ -50,6 +58,8 @@ class Engine:
 
     def __init__(self, note: str = "") -> None:
         self.note = note  # why this engine was chosen
+        # token: where the search for a job whose submit's answer was lost stands (last read)
+        self._lookouts: dict[str, dict[str, Any]] = {}
         self._lt = _LoopThread(f"diamond-{self.kind}")
 
     def call(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
@@ -67,12 +77,19 @@ class Engine:
     def close(self) -> None:
         try:
             self.call(self._aclose(), timeout=10)
+            self.call(_cancel_others(), timeout=10)  # cards still following their jobs
         except Exception:  # closing is best effort
             log.debug("engine close failed", exc_info=True)
         self._lt.stop()
 
     async def _aclose(self) -> None:
         pass
+
+    def lookout(self, job: Job) -> dict[str, Any] | None:
+        """Where the search for `job` stands when its submit's answer was lost, as last read
+        (Federation.lookout: state looking, found or never-submitted, and its message);
+        None for any other job."""
+        return self._lookouts.get(job.token or job.id)
 
     def time_limit(self, job: Job) -> int | None:
         """The job's time limit in seconds, when it asked for one."""
@@ -87,7 +104,10 @@ class Engine:
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
                      origin: dict[str, Any] | None = None, hedge: int | None = None
-                     ) -> Job: raise NotImplementedError
+                     ) -> Job:
+        """The submitted job; a submit whose answer was lost gives its open intent, looked
+        for in the background (`lookout`)."""
+        raise NotImplementedError
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
     async def submit_notes(self, job_id: str) -> list[str]:
         """What the submit changed or dropped to fit the site (Federation.submit_notes)."""

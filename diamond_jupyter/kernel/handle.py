@@ -37,7 +37,8 @@ class JobHandle:
         self._engine = engine
         self._job = job
         # the time limit; the stdout and stderr tails and the files once the job has ended
-        self._extras: dict[str, Any] = {"time_limit_s": engine.time_limit(job)}
+        self._extras: dict[str, Any] = {"time_limit_s": engine.time_limit(job),
+                                        "lookout": engine.lookout(job)}
         self._lock = threading.Lock()
         self._ended = threading.Event()
         self._error: BaseException | None = None
@@ -66,7 +67,13 @@ class JobHandle:
                     self._job = winner
                 self._changed()
                 job = await self._engine.watch(winner.id, self._on_job)
-            extras: dict[str, Any] = {"time_limit_s": self._engine.time_limit(self._job)}
+            extras: dict[str, Any] = {"time_limit_s": self._engine.time_limit(self._job),
+                                      "lookout": self._engine.lookout(self._job)}
+            if self._job.native_id is None:  # closed as never submitted: no results to read
+                with self._lock:
+                    self._extras = extras
+                self._changed()
+                return
             try:
                 logs = await self._engine.logs(self.id, TAIL_LINES)
                 extras["stdout"] = logs.get("stdout", "")
@@ -89,6 +96,8 @@ class JobHandle:
             if job == self._job and not (job.state.terminal and not self._ended.is_set()):
                 return
             self._job = job
+            if (lookout := self._engine.lookout(job)) is not None:  # its lost answer's search
+                self._extras["lookout"] = lookout
         if job.state.terminal:
             self._ended.set()
         self._changed()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..aio import within
-from ..model import Job
+from ..model import Job, SubmitUnsure
 from .engine import Engine, JobCallback
 
 
@@ -70,10 +70,22 @@ class LocalEngine(Engine):
         fed = await self.fed()
         spec = fed.spec_from_text(text, name=name, overrides=overrides)
         force = bool((overrides or {}).get("force"))  # submit to a site lacking a need
-        return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)
+        try:
+            return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)
+        except SubmitUnsure as lost:  # the site may have the job: looked for meanwhile
+            return self._seen(fed, fed.start_looking_for(lost), lost=True)
+
+    def _seen(self, fed: Any, job: Job, lost: bool = False) -> Job:
+        """`job`, its lookout read again when its submit's answer was lost (an unbound job
+        may be one, submitted by another face)."""
+        key = job.token or job.id
+        if lost or key in self._lookouts or job.native_id is None:
+            self._lookouts[key] = fed.lookout(job.id)
+        return job
 
     async def job(self, job_id: str, refresh: bool = False) -> Job:
-        return await (await self.fed()).status(job_id, refresh=refresh)
+        fed = await self.fed()
+        return self._seen(fed, await fed.status(job_id, refresh=refresh))
 
     async def cancel(self, job_id: str) -> Job:
         return await (await self.fed()).cancel(job_id)
@@ -114,7 +126,7 @@ class LocalEngine(Engine):
         fed = await self.fed()
 
         def until(job: Job) -> bool:  # called now and after each event for this job
-            callback(job)
+            callback(self._seen(fed, job))
             return job.state.terminal
         return await fed.wait(job_id, until=until)
 

@@ -121,8 +121,23 @@ def _tail(text: str | None) -> str:
     return "\n".join(lines[-TAIL_SHOWN:])
 
 
+# what a card whose submit's answer was lost says in its state's place
+LOOKOUT_LABELS = {"looking": "LOOKING FOR IT", "never-submitted": "NEVER SUBMITTED"}
+
+
+def lookout_of(extras: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the search for a job whose submit's answer was lost stands (None: any other
+    job, or one found, which shows as itself)."""
+    lookout = extras.get("lookout")
+    return lookout if isinstance(lookout, dict) and lookout.get("state") in LOOKOUT_LABELS \
+        else None
+
+
 def render_text(job: Job, extras: dict[str, Any]) -> str:
     q, r = timing(job)
+    if (lookout := lookout_of(extras)) is not None:
+        return visible(f"{job.id}  {LOOKOUT_LABELS[lookout['state']]}  {job.name or ''}"
+                       .rstrip() + f"\n  site: {job.site}\n  {lookout.get('message', '')}")
     lines = [f"{job.id}  {job.state.value}  {job.name or ''}".rstrip(),
              f"  site: {job.site} — {why(job)}",
              f"  {elapsed(job, extras.get('time_limit_s'))}  [{_text_bar(q, r)}]"]
@@ -213,7 +228,23 @@ def result_html(job: Job, extras: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def lookout_html(job: Job, lookout: dict[str, Any]) -> str:
+    """The card of a job whose submit's answer was lost, while it is looked for by its token
+    and once it is closed as never submitted."""
+    e, state = shown_html, lookout["state"]
+    tint = COLORS["UNKNOWN"] if state == "looking" else COLORS["FAILED"]
+    return ("<div class='diamond-jobcard' style='border:1px solid #ccc;padding:6px;"
+            f"border-radius:4px'><div data-diamond-job=\"{e(job.id)}\" "
+            f'data-diamond-state="{job.state.value}" data-diamond-lookout="{e(state)}">'
+            f"<b>{e(job.id)}</b> &nbsp;<span style='background:{tint};color:white;"
+            f"padding:0 6px;border-radius:3px'>{e(LOOKOUT_LABELS[state])}</span>"
+            f" &nbsp;<code>{e(job.name or '')}</code></div><div><b>{e(job.site)}</b> — "
+            f"{e(str(lookout.get('message', '')))}</div></div>")
+
+
 def render_html(job: Job, extras: dict[str, Any]) -> str:
+    if (lookout := lookout_of(extras)) is not None:
+        return lookout_html(job, lookout)
     return ("<div class='diamond-jobcard' style='border:1px solid #ccc;padding:6px;"
             f"border-radius:4px'>{header_html(job)}{why_html(job)}"
             f"{timing_html(job, extras.get('time_limit_s'))}{result_html(job, extras)}</div>")
@@ -230,6 +261,8 @@ def card_json(job: Job, extras: dict[str, Any]) -> dict[str, Any]:
         "stderr_tail": _tail(extras.get("stderr")) or None,
         "files": list(extras.get("files") or []),
         "error": extras.get("error"),
+        # a submit whose answer was lost: {state: looking|found|never-submitted, message, ...}
+        "lookout": extras.get("lookout"),
         "rendered_at": datetime.now(timezone.utc).isoformat(),
     }
 

@@ -342,6 +342,9 @@ class DiamondMagics(Magics):
         hedge = {"hedge": args.hedge} if args.hedge and args.hedge > 1 else {}
         job = self.call(self.engine.submit(text, site=args.site, name=name,
                                            overrides=overrides, origin=self.origin(), **hedge))
+        if (lookout := self.engine.lookout(job)) is not None:  # the submit's answer was lost
+            print(f"diamond: {visible(lookout['message'])} (the card below follows it)",
+                  file=sys.stderr)
         # each directive the site's dialect could not carry, each module or name changed
         # (a PBS cell sent to a Slurm site lost its directives without a word)
         for note in self.call(self.engine.submit_notes(job.id)):

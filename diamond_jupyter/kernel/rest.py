@@ -50,6 +50,8 @@ class ServerClient(Engine):
         job = job_from_json(data)
         if isinstance(data.get("time_limit_s"), int):
             self._limits[job.id] = data["time_limit_s"]
+        if isinstance(data.get("lookout"), dict):  # its submit's answer was lost
+            self._lookouts[job.token or job.id] = data["lookout"]
         return job
 
     def time_limit(self, job: Job) -> int | None:
@@ -180,6 +182,10 @@ class ServerClient(Engine):
             job = await self.job(job_id)  # after subscribing: no change is missed
             callback(job)
             while not job.state.terminal:
+                if job.id != job_id:  # a lost submit's job found: its events carry its id
+                    self._watchers.get(job_id, set()).discard(q)
+                    job_id = job.id
+                    self._watchers.setdefault(job_id, set()).add(q)
                 try:
                     await within(q.get(), SAFETY_REFRESH_S)
                 except asyncio.TimeoutError:
@@ -235,6 +241,12 @@ class ServerClient(Engine):
                 for q in queues:
                     q.put_nowait(None)
 
+    def _notify_pending(self, site: str) -> None:
+        """Wake the watchers of `site`'s provisional ids (SITE:pending-TOKEN): one of them
+        may just have been bound to its native id."""
+        for jid in [j for j in self._watchers if j.startswith(f"{site}:pending-")]:
+            self._notify(jid)
+
     def _ensure_ws(self) -> None:
         if self._ws_task is None or self._ws_task.done():
             self._ws_task = asyncio.ensure_future(self._follow_events())
@@ -258,6 +270,8 @@ class ServerClient(Engine):
                         continue
                     if "job-state" in str(data.get("schema_id", "")) and data.get("job_id"):
                         self._notify(data["job_id"])
+                        if data.get("kind") == "job.submitted":  # a provisional id bound
+                            self._notify_pending(str(data.get("site") or ""))
                     elif str(data.get("schema_id", "")).endswith("/workflow"):
                         self._notify(f"workflow:{data.get('workflow_id')}")
             except asyncio.CancelledError:

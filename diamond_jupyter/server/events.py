@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..federation_lookout import LOOKOUT_EVENT
 from ..model import DiamondError, Event, predicted_start
 from . import views
 
@@ -31,7 +32,8 @@ ACTIVITY = PREFIX + "activity"
 WORKFLOW = PREFIX + "workflow"
 JOB_ATTENTION = PREFIX + "job-attention"
 LOGIN_PROMPT = PREFIX + "login-prompt"  # emitted by server.login, not from stored events
-JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated"})
+# job.submit-unsure: a submit's answer was lost, its job is being looked for by its token
+JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated", LOOKOUT_EVENT})
 
 
 def schema_paths() -> list[Path]:
@@ -60,7 +62,8 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         if ev.kind == "job.submitted" and job is not None:
             # The sidebar's first sight of a job: where it came from and why this site.
             payload.update(origin=job.origin, placement=job.placement,
-                           predicted_start=predicted_start(job))
+                           predicted_start=predicted_start(job),
+                           previous_id=ev.data.get("previous_id"))
         elif ev.kind == "job.updated" and "predicted_start" in ev.data and job is not None:
             # an explicit site's prediction, made just after the submit
             payload.update(placement=job.placement, predicted_start=ev.data["predicted_start"])

@@ -10,7 +10,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
-from ..model import DiamondError, JobState, job_json
+from ..model import DiamondError, JobState, SubmitUnsure, job_json
 from . import views
 from .base import MAX_LIMIT, ApiError, DiamondHandler, api, found_or_404
 from .bodies import (
@@ -178,8 +178,14 @@ class JobsHandler(DiamondHandler):
         fed = await self.fed()
         body = self.parse(SubmitBody)
         spec = await self.spec_from(fed, body)
-        job = await fed.submit(spec, body.site or "auto", origin=body.origin, force=body.force,
-                               hedge=body.hedge)
+        try:
+            job = await fed.submit(spec, body.site or "auto", origin=body.origin,
+                                   force=body.force, hedge=body.hedge)
+        except SubmitUnsure as lost:  # the scheduler may have the job: looked for meanwhile
+            job = fed.start_looking_for(lost)
+            self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
+            self.reply(job_json(job) | {"lookout": fed.lookout(job.id)}, 202)
+            return
         self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)
         self.reply(job_json(job), 201)
 
@@ -190,7 +196,9 @@ class JobHandler(DiamondHandler):
     @api
     async def get(self, job_id: str) -> None:
         fed = await self.fed()
-        self.reply(job_json(self.job_or_404(fed, job_id)))
+        job = self.job_or_404(fed, job_id)
+        lookout = fed.lookout(job.id)  # a submit whose answer was lost: where its search is
+        self.reply(job_json(job) | ({"lookout": lookout} if lookout else {}))
 
 
 class JobCancelHandler(DiamondHandler):

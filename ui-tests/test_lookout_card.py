@@ -1,0 +1,128 @@
+"""The notebook card of a submit whose answer was lost, in JupyterLab with the labextension
+(Chromium), its kernel gone: a card saved while its job was looked for says so while the
+server still looks; a card whose intent the server closed since says "never submitted" and
+that a new submit is safe; and, once the job shows in the site's queue, the server's search
+finds it and the open card becomes that job (its id, PENDING) with no kernel to redraw it.
+
+No test bed: the site is a local fake Slurm (`tests/local_slurm.LocalSlurmQueue`, whose
+`squeue` prints the queue the test writes), the server a real `jupyter lab`. The store holds
+what a `%%diamond submit` whose answer was lost leaves (its intent and job.submit-unsure
+event, written through the engine's own store and Federation), the notebook the cards the
+kernel saved for them (`jobcard.card_json`)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from playwright.sync_api import expect
+
+from conftest import _labextension_installed, api, start_lab, stop_lab
+from diamond_jupyter.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+SETTLE_S = 600  # the server keeps looking for the open one all through the test
+WAIT_MS = 60_000
+
+
+def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[dict]]:
+    """The sites file, the store, the tokens and the saved cards of two submits whose answer
+    was lost: one still looked for, one closed since as never submitted. Each is started as
+    the kernel's engine starts it (`Federation.start_looking_for`), that engine then
+    closed (the kernel gone)."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.federation_plan import new_token
+    from diamond_jupyter.kernel.jobcard import card_json
+    from diamond_jupyter.model import JobSpec, SubmitUnsure
+
+    sites = tmp / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [site.cfg.model_dump(mode="json")],
+                                     "unsure_submit_settle_s": SETTLE_S}))
+    store_path = tmp / "store.sqlite3"
+
+    async def submitted() -> tuple[list[str], list[dict]]:
+        fed = Federation(sites, store=Store(store_path))
+        tokens, cards = [], []
+        try:
+            for name in ("still-looked-for", "closed-since"):
+                tokens.append(new_token())
+                spec = JobSpec(name=name, command="true", working_directory=str(tmp))
+                intent = fed.store.record_intent("alpha", tokens[-1], spec)
+                job = fed.start_looking_for(SubmitUnsure(
+                    "alpha: the scheduler's answer to the submit was lost (sbatch: error: "
+                    "Socket timed out on send/recv operation)", intent.id, SETTLE_S))
+                cards.append(card_json(job, {"lookout": fed.lookout(job.id)}))
+            fed.store.mark_never_submitted(tokens[1], "the submit did not reach the scheduler")
+        finally:
+            await fed.close()
+            fed.store.close()
+        return tokens, cards
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's own loop runs in this thread
+        tokens, cards = pool.submit(asyncio.run, submitted()).result()
+    return sites, store_path, tokens, cards
+
+
+def _notebook(cards: list[dict[str, Any]]) -> dict[str, Any]:
+    def cell(i: int, card: dict[str, Any]) -> dict[str, Any]:
+        return {"cell_type": "code", "id": f"lost{i}", "metadata": {}, "execution_count": i,
+                "source": "%%diamond submit --site alpha\ntrue",
+                "outputs": [{"output_type": "display_data", "metadata": {},
+                             "data": {"application/vnd.diamond.job+json": card,
+                                      "text/plain": card["job"]["id"]}}]}
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                        "language": "python"}},
+            "cells": [cell(i, c) for i, c in enumerate(cards, 1)]}
+
+
+def test_the_card_of_a_lost_submit_says_looking_never_submitted_then_the_job_found(
+        tmp_path_factory, browser):
+    if not _labextension_installed():
+        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
+    from local_slurm import LocalSlurmQueue
+
+    tmp = tmp_path_factory.mktemp("lookoutcard")
+    queue = LocalSlurmQueue(tmp)
+    sites, store_path, tokens, cards = _lost_submits(tmp, queue.site)
+    proc, server = start_lab(tmp, diamond_config=sites, store=store_path)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        api(server, "PUT", "api/contents/lost.ipynb",
+            {"type": "notebook", "format": "json", "content": _notebook(cards)})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(err.message))
+        page.goto(f"{server['url']}/lab/tree/lost.ipynb?token={server['token']}")
+        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=WAIT_MS)
+        outputs = page.locator(".jp-Notebook .jp-OutputArea")
+        looked_for = outputs.nth(0).locator("[data-diamond-card]")
+        closed = outputs.nth(1).locator("[data-diamond-card]")
+
+        expect(looked_for).to_have_attribute("data-diamond-lookout", "looking",
+                                             timeout=WAIT_MS)
+        expect(looked_for).to_have_attribute("data-diamond-live", "true")
+        expect(looked_for.locator("[data-diamond-lookout-message]")).to_contain_text(
+            "looking for it in alpha's queue by its token")
+        expect(closed).to_have_attribute("data-diamond-lookout", "never-submitted",
+                                         timeout=WAIT_MS)
+        expect(closed).to_have_attribute("data-diamond-state", "FAILED")
+        expect(closed.locator("[data-diamond-lookout-message]")).to_contain_text(
+            "a new submit is safe")
+
+        queue.add("4270", tokens[0], "still-looked-for")  # the server's search finds it
+        expect(looked_for).to_have_attribute("data-diamond-card", "alpha:4270",
+                                             timeout=WAIT_MS)
+        expect(looked_for).to_have_attribute("data-diamond-state", "PENDING")
+        expect(looked_for).not_to_have_attribute("data-diamond-lookout", "looking")
+        assert looked_for.locator("[data-diamond-lookout-message]").count() == 0
+        assert errors == [], errors
+    finally:
+        context.close()
+        stop_lab(proc)

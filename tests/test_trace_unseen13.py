@@ -11,7 +11,9 @@ digits went through a float (9007199254740993 was read as ...992, the same job a
 with that number: named `.2`, one job's copy); a log of -1 on every line was sized as a
 machine of as many processors as it has lines (its jobs' ends came before their starts)
 rather than refused for giving no processor count; a plain log cut off after its 11th field,
-without its line end, had its last line read as a whole job, nothing said."""
+without its line end, had its last line read as a whole job, nothing said; a job of no
+submit time (field 2 is -1) was read as submitted at second -1, so a log in Unix times began
+35 years early and drawn windows fell before its first day, nothing said."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def _line(number: int, submit: float, *, wait: float = 60, run: float = 600, pro
           req: float = 900, status: int = 1, user: int = 1, partition: int = 1,
           preceding: int = -1, think: float = -1, sep: str = " ") -> str:
     """One SWF job line of 18 fields, separated by `sep`."""
-    fields = (number, f"{submit:g}", f"{wait:g}", f"{run:g}", procs, -1, -1, procs, f"{req:g}",
+    fields = (number, f"{submit:.12g}", f"{wait:g}", f"{run:g}", procs, -1, -1, procs, f"{req:g}",
               -1, status, user, 1, -1, 1, partition, preceding, f"{think:g}")
     return sep.join(map(str, fields)) + "\n"
 
@@ -102,17 +104,53 @@ def test_minus_one_in_every_optional_field_replays_with_the_partitions_limit(
     assert "(field 9 is -1 or 0" in note and "the default 1440 min" in note
 
 
-def test_a_log_of_minus_one_on_every_line_is_refused_for_no_processor_count(
+def test_a_log_of_minus_one_but_its_submit_times_is_refused_for_no_processor_count(
         tmp_path: Path) -> None:
-    """Before: read as a machine of 5 processors (5 lines whose -1 runs end before their -1
-    starts counted as processors given back), replayed as no load, nothing said of why."""
-    path = _write(tmp_path / "unknown.swf", "".join(" ".join(["-1"] * 18) + "\n"
-                                                    for _ in range(5)))
+    """Before: read as a machine of 5 processors (5 lines whose -1 runs end before their
+    starts, -1 processors each, counted as processors given back), replayed as no load,
+    nothing said of why."""
+    path = _write(tmp_path / "unknown.swf", "".join(f"{n} {60 * n} " + " ".join(["-1"] * 16)
+                                                    + "\n" for n in range(1, 6)))
     with pytest.raises(BadInput) as e:
         read_swf(path)
     assert str(e.value) == (f"the trace {path} gives no processor count: no MaxProcs or "
                             "MaxNodes header and no job with allocated or requested "
                             "processors (fields 5 and 8 are -1 on every line)")
+
+
+def test_a_log_of_minus_one_on_every_line_is_refused_for_no_submit_time(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path / "unknown.swf", "; MaxProcs: 64\n" + "".join(
+        " ".join(["-1"] * 18) + "\n" for _ in range(5)))
+    with pytest.raises(BadInput) as e:
+        read_swf(path)
+    assert str(e.value) == (f"the trace {path} gives no job a submit time: field 2 is -1 "
+                            "(unknown) on each of its 5 job line(s) (e.g. line 2), so nothing "
+                            "places its jobs in time (accepted: seconds from the log's start, "
+                            "or Unix times)")
+
+
+def test_a_job_of_no_submit_time_is_not_placed_at_the_logs_start(tmp_path: Path) -> None:
+    """A log in Unix times whose first line, a job cancelled before it ran, has every time
+    -1. Before: read as submitted at second -1, 35 years before the others: the log's span
+    began there, a drawn window could start before the log's first real submission (its
+    first day, the warm-up, lost) and a --start of seconds from the log's start was taken
+    as one; nothing said. Now: left out, said, and the log read as the one without it."""
+    t0 = 1_100_000_000
+    lines = [_line(n, t0 + 600 * n) for n in range(2, 500)]
+    unknown = " ".join(["1", *["-1"] * 9, "5", *["-1"] * 7]) + "\n"
+    header = "; MaxJobs: 499\n; MaxProcs: 64\n"
+    log = read_swf(_write(tmp_path / "unix.swf", header + unknown + "".join(lines)))
+    (tmp_path / "clean").mkdir()
+    clean = read_swf(_write(tmp_path / "clean" / "unix.swf", "; MaxProcs: 64\n"
+                            + "".join(lines)))
+    assert log.notes == ("1 job(s) have no submit time (field 2 is -1, e.g. job 1, line 3): "
+                         "nothing places them in time, and they are not replayed",)
+    assert log.table == clean.table and log.span == clean.span
+    for seed in range(4):
+        plan = plan_replay(log, ALPHA, seed=seed)
+        assert plan.window[0] >= t0 + 1200 + 86_400
+        assert plan.jobs == plan_replay(clean, ALPHA, seed=seed).jobs
 
 
 def test_jobs_that_never_ran_do_not_size_the_machine(tmp_path: Path) -> None:

@@ -402,6 +402,8 @@ def read_swf(path: str | Path) -> SwfLog:
     # (line, fields)
     sizeless_seen: tuple[int, int, str, str] | None = None  # the first job line that ran
     # with no processor count: (line, job, field 5, field 8)
+    unplaced, first_unplaced = 0, (0, 0)  # job lines of no submit time (field 2 is -1); the
+    # first one's (line, job)
     fields_before = 0  # the fields of the job line before
     lineno = 0
     compressed = "text"
@@ -449,6 +451,10 @@ def read_swf(path: str | Path) -> SwfLog:
                 if job.status not in SWF_STATUS:
                     odd_statuses += 1
                     first_odd = first_odd if odd_statuses > 1 else (lineno, job.status)
+                if job.submit == -1:  # SWF's unknown: nothing places the job in time
+                    unplaced += 1
+                    first_unplaced = first_unplaced if unplaced > 1 else (lineno, job.number)
+                    continue
                 job = blocks.placed(job)
                 try:
                     table.add(job)
@@ -463,9 +469,14 @@ def read_swf(path: str | Path) -> SwfLog:
         if e.errno is None and compressed != "text":  # bz2's "Invalid data stream"
             raise _unreadable(p, lineno, e, compressed) from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
+    if not len(table) and unplaced:
+        raise BadInput(f"the trace {p} gives no job a submit time: field 2 is -1 (unknown) on "
+                       f"each of its {unplaced} job line(s) (e.g. line {first_unplaced[0]}), "
+                       "so nothing places its jobs in time (accepted: seconds from the log's "
+                       "start, or Unix times)")
     if not len(table):
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
-    records = len(table)  # job lines, parts of checkpointed jobs included
+    records = len(table) + unplaced  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
     notes: list[str] = blocks.notes()
@@ -473,7 +484,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
     jobs = (sum(1 for n, s in zip(table.number, table.status, strict=True)
-                if s not in PARTIAL_STATUS or n <= 0)
+                if s not in PARTIAL_STATUS or n <= 0) + unplaced
             + len({n for n, s in zip(table.number, table.status, strict=True)
                    if s in PARTIAL_STATUS and n > 0}))
     for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
@@ -512,6 +523,11 @@ def read_swf(path: str | Path) -> SwfLog:
         notes.append("every job's user (field 12) is 0: SWF numbers users from 1, so the "
                      "log does not say who submitted each job (read as not known: no job "
                      "counts as queued behind its user's own)")
+    if unplaced:
+        line_at, number = first_unplaced
+        notes.append(f"{unplaced} job(s) have no submit time (field 2 is -1, e.g. job {number}, "
+                     f"line {line_at}): nothing places them in time, and they are not "
+                     "replayed")
     numberless = sum(1 for n in table.number if n <= 0)
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "

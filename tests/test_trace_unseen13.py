@@ -18,10 +18,12 @@ submit time (field 2 is -1) was read as submitted at second -1, so a log in Unix
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
 
+from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
 from diamond_jupyter.testbed.trace import one_partition, plan_replay, read_swf
@@ -376,3 +378,26 @@ def test_a_log_of_15_fields_a_line_cut_off_names_what_the_line_above_has(
     with pytest.raises(BadInput, match=rf"^{path}:101: the log is cut off: its last line has "
                                        r"12 fields, the line above 15, and no line end "):
         read_swf(path)
+
+
+# ---- what a user runs: `diamond testbed load --trace ... --dry-run` ---------------------------
+
+def test_the_cli_refuses_a_cut_off_log_in_one_line_naming_it(tmp_path: Path, capsys) -> None:
+    path = _write(tmp_path / "cut.swf", "".join(_steady(100))
+                  + "101 60600 60 600 8 -1 -1 8 900 -1 1 1 1 -1")
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{path}:101: the log is cut off: its last line has 14 of 18 fields" in err
+    assert "\n" not in err and "Traceback" not in err
+
+
+def test_the_cli_plan_says_which_jobs_have_no_submit_time(tmp_path: Path, capsys) -> None:
+    lines = _steady(400)
+    lines[200] = " ".join(["201", *["-1"] * 9, "5", *["-1"] * 7]) + "\n"
+    path = _write(tmp_path / "nosubmit.swf", "; MaxProcs: 64\n" + "".join(lines))
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--start",
+                "86400", "--dry-run", "--json"]) == 0
+    [trace] = json.loads(capsys.readouterr().out)["traces"]
+    assert trace["jobs"] > 0
+    assert "1 job(s) have no submit time (field 2 is -1, e.g. job 201, line 202): nothing " \
+        "places them in time, and they are not replayed" in trace["notes"]

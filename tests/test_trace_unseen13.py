@@ -401,3 +401,19 @@ def test_the_cli_plan_says_which_jobs_have_no_submit_time(tmp_path: Path, capsys
     assert trace["jobs"] > 0
     assert "1 job(s) have no submit time (field 2 is -1, e.g. job 201, line 202): nothing " \
         "places them in time, and they are not replayed" in trace["notes"]
+
+
+@pytest.mark.parametrize("count_line", ["; Partitions: 1\n", "; partitions = 1\n",
+                                        "; Partition: 1\n"])
+def test_a_partition_count_after_the_partition_lines_takes_nothing_from_them(
+        tmp_path: Path, count_line: str) -> None:
+    """A header giving its partitions' count after their lines, as "Partitions: 1" (or
+    partition 1 named again, bare). Before: that bare "1" replaced partition 1's line, which
+    lost its name and size: replayed alone, batch was a machine of 4 processors (what its
+    jobs held at once), not 64, and `--partition batch` was refused."""
+    header = ("; MaxProcs: 96\n; Partition: 0 login (8 processors)\n"
+              "; Partition: 1 batch (64 processors)\n; Partition: 2 gpu (24 processors)\n")
+    lines = [_line(n, 600 * n, procs=4, partition=n % 3) for n in range(1, 301)]
+    log = read_swf(_write(tmp_path / "count.swf", header + count_line + "".join(lines)))
+    assert log.partitions == ((0, "login", 8), (1, "batch", 64), (2, "gpu", 24))
+    assert one_partition(log, "1").max_procs == one_partition(log, "batch").max_procs == 64

@@ -726,7 +726,14 @@ def _partitions(lines: list[str], comments: list[str], header: dict[str, int]) -
     """The log's partitions: its "; Partition:" lines, and where a partition has no line
     or its line gives no size, a note that names it by its number and gives its size (a
     note naming none, or no size, says nothing: free text is not guessed at)."""
-    partitions = list(_partition_lines(lines, header))
+    # a number given twice ("; Partitions: 1", the count of a log of one, after its
+    # "; Partition: 1 batch (64 processors)"; headers of logs joined): one partition, its
+    # name where any line gives one, the largest size any gives (a bare number takes none)
+    merged: dict[int, tuple[int, str, int]] = {}
+    for number, name, procs in _partition_lines(lines, header):
+        _, named, size = merged.get(number, (number, "", 0))
+        merged[number] = (number, named or name, max(size, procs))
+    partitions = list(merged.values())
     sized = {number for number, _, procs in partitions if procs}
     noted: set[int] = set()
     for text in comments:

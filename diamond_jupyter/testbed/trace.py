@@ -402,6 +402,9 @@ def read_swf(path: str | Path) -> SwfLog:
     # (line, fields)
     sizeless_seen: tuple[int, int, str, str] | None = None  # the first job line that ran
     # with no processor count: (line, job, field 5, field 8)
+    unplaced, first_unplaced = 0, (0, 0)  # job lines of no submit time (field 2 is -1); the
+    # first one's (line, job)
+    fields_before = 0  # the fields of the job line before
     lineno = 0
     compressed = "text"
     try:
@@ -433,8 +436,13 @@ def read_swf(path: str | Path) -> SwfLog:
                     job = _job(text, p, lineno, first=not len(table), fields=fields)
                 except BadInput:
                     if not line.endswith("\n") and len(fields) < 18:
-                        raise _cut_off(p, lineno, text, given) from None
+                        raise _cut_off(p, lineno, text, given, fields_before) from None
                     raise
+                if not line.endswith("\n") and len(fields) < fields_before:
+                    # the last line, fewer fields than the one above: a copy broken off in
+                    # it (its last field perhaps cut short too), not a line of its own
+                    raise _cut_off(p, lineno, text, given, fields_before)
+                fields_before = len(fields)
                 if len(fields) > 18:
                     wide += 1
                     first_wide = first_wide if wide > 1 else (lineno, len(fields))
@@ -443,6 +451,10 @@ def read_swf(path: str | Path) -> SwfLog:
                 if job.status not in SWF_STATUS:
                     odd_statuses += 1
                     first_odd = first_odd if odd_statuses > 1 else (lineno, job.status)
+                if job.submit == -1:  # SWF's unknown: nothing places the job in time
+                    unplaced += 1
+                    first_unplaced = first_unplaced if unplaced > 1 else (lineno, job.number)
+                    continue
                 job = blocks.placed(job)
                 try:
                     table.add(job)
@@ -457,9 +469,14 @@ def read_swf(path: str | Path) -> SwfLog:
         if e.errno is None and compressed != "text":  # bz2's "Invalid data stream"
             raise _unreadable(p, lineno, e, compressed) from None
         raise BadInput(f"cannot read the trace {p}: {e.strerror or e}") from None
+    if not len(table) and unplaced:
+        raise BadInput(f"the trace {p} gives no job a submit time: field 2 is -1 (unknown) on "
+                       f"each of its {unplaced} job line(s) (e.g. line {first_unplaced[0]}), "
+                       "so nothing places its jobs in time (accepted: seconds from the log's "
+                       "start, or Unix times)")
     if not len(table):
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
-    records = len(table)  # job lines, parts of checkpointed jobs included
+    records = len(table) + unplaced  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
     notes: list[str] = blocks.notes()
@@ -467,7 +484,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
     jobs = (sum(1 for n, s in zip(table.number, table.status, strict=True)
-                if s not in PARTIAL_STATUS or n <= 0)
+                if s not in PARTIAL_STATUS or n <= 0) + unplaced
             + len({n for n, s in zip(table.number, table.status, strict=True)
                    if s in PARTIAL_STATUS and n > 0}))
     for key, found, what in (("MaxRecords", records, "job lines"), ("MaxJobs", jobs, "jobs")):
@@ -506,6 +523,11 @@ def read_swf(path: str | Path) -> SwfLog:
         notes.append("every job's user (field 12) is 0: SWF numbers users from 1, so the "
                      "log does not say who submitted each job (read as not known: no job "
                      "counts as queued behind its user's own)")
+    if unplaced:
+        line_at, number = first_unplaced
+        notes.append(f"{unplaced} job(s) have no submit time (field 2 is -1, e.g. job {number}, "
+                     f"line {line_at}): nothing places them in time, and they are not "
+                     "replayed")
     numberless = sum(1 for n in table.number if n <= 0)
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
@@ -704,7 +726,14 @@ def _partitions(lines: list[str], comments: list[str], header: dict[str, int]) -
     """The log's partitions: its "; Partition:" lines, and where a partition has no line
     or its line gives no size, a note that names it by its number and gives its size (a
     note naming none, or no size, says nothing: free text is not guessed at)."""
-    partitions = list(_partition_lines(lines, header))
+    # a number given twice ("; Partitions: 1", the count of a log of one, after its
+    # "; Partition: 1 batch (64 processors)"; headers of logs joined): one partition, its
+    # name where any line gives one, the largest size any gives (a bare number takes none)
+    merged: dict[int, tuple[int, str, int]] = {}
+    for number, name, procs in _partition_lines(lines, header):
+        _, named, size = merged.get(number, (number, "", 0))
+        merged[number] = (number, named or name, max(size, procs))
+    partitions = list(merged.values())
     sized = {number for number, _, procs in partitions if procs}
     noted: set[int] = set()
     for text in comments:
@@ -953,12 +982,16 @@ def _whole_units(header: dict[str, int], comments: list[str], t: JobTable, machi
                      "units that held it")
 
 
-def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]]
-             ) -> BadInput:
-    """A plain log whose last line stops short, without its line end: a copy broken off."""
+def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]],
+             fields_before: int = 18) -> BadInput:
+    """A plain log whose last line stops short, without its line end: a copy broken off
+    (`fields_before`: the fields of the job line above it, 0 where none)."""
     expected = given.get("MaxRecords", [0])[0]
+    count = len(text.split())
     return BadInput(f"{path}:{lineno}: the log is cut off: its last line has "
-                    f"{len(text.split())} of 18 fields and no line end ({text[:80]!r})"
+                    + (f"{count} of 18 fields" if fields_before in (0, 18) else
+                       f"{count} fields, the line above {fields_before},")
+                    + f" and no line end ({text[:80]!r})"
                     + (f", and the header says MaxRecords {expected}" if expected else "")
                     + "; nothing of it is replayed (accepted: a whole SWF file: copy it again)")
 
@@ -1199,6 +1232,10 @@ def _peak(t: JobTable, *, ran_only: bool, known_under: int | None = None) -> int
                                                    t.by_request, strict=True):
         if ran_only and not (run > 0 and procs > 0):
             continue
+        if procs <= 0:  # of no known size (-1): it held nothing, nor gave back what it did
+            # not hold (an unknown run, -1, would end it before its start)
+            continue
+        run = max(run, 0.0)
         if known_under is not None and (wait < 0 or (by_request and procs >= known_under)):
             continue
         while events and events[0][0] < submit:
@@ -1337,17 +1374,20 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
                            f"{fields[k - 1][:40]!r}: SWF gives it as a whole number (only its "
                            "times, fields 2-4, 6, 9 and 18, may have decimals): "
                            f"{text[:80]!r}") from None
-    number, submit, wait, run, alloc, req_procs, req_time, status = values
-    procs = int(alloc if alloc > 0 else req_procs)
+    _, submit, wait, run, _, _, req_time, _ = values
+    # whole numbers read as such, not through a float: a job number of 17 digits
+    # (9007199254740993) is not another's (...992)
+    number, alloc, req_procs, status = (_whole(fields[i]) for i in (0, 4, 7, 10))
+    procs = alloc if alloc > 0 else req_procs
     # field 17 is optional to this reader (older conversions stop at 11 or 15 fields)
-    preceding = int(float(fields[16])) if len(fields) > 16 and _number(fields[16]) else -1
+    preceding = _whole(fields[16]) if len(fields) > 16 and _number(fields[16]) else -1
     think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
     partition = _integer(fields[15]) if len(fields) > 15 else -1
     user = _integer(fields[11]) if len(fields) > 11 else -1
-    return SwfJob(number=int(number), submit=submit, wait=wait, run=run, procs=procs,
-                  req_time=req_time, status=int(status), by_request=alloc <= 0,
+    return SwfJob(number=number, submit=submit, wait=wait, run=run, procs=procs,
+                  req_time=req_time, status=status, by_request=alloc <= 0,
                   # a job numbered -1 or 0 (unknown) follows none, and none follows it
-                  preceding=preceding if 0 < preceding != int(number) else -1, think=think,
+                  preceding=preceding if 0 < preceding != number else -1, think=think,
                   partition=partition, user=user)
 
 
@@ -1388,6 +1428,15 @@ def _not_a_number(path: Path, lineno: int, k: int, word: str, text: str, why: st
     raise BadInput(f"{path}:{lineno}: field {k}{what} is {word[:40]!r}{why}: SWF fields must be "
                    "numbers of digits, a sign, a decimal point or an exponent (-1 where "
                    f"unknown): {text[:80]!r}")
+
+
+def _whole(field: str) -> int:
+    """A whole-number field's value, exactly ("9007199254740993"), or as a float writes it
+    ("8.0", "8e0"): the field is checked to be a number already."""
+    try:
+        return int(field)
+    except ValueError:
+        return int(float(field))
 
 
 def _integer(field: str) -> int:

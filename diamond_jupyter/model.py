@@ -837,6 +837,9 @@ class JobStatus(_Model):
     # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
     # None: not read (an entry of `a|b`, any one of them, is not known either)
     licenses: dict[str, int] | None = None
+    # Slurm: what a waiting job's dependency still waits for, as squeue prints it (-O
+    # Dependency, %E: `afterok:123(unfulfilled)`); None: none, or not read
+    dependency: str | None = None
     # LSF: the site's numeric resources a running job reserves (the rusage[] of its
     # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),
     # name -> amount; None: not read (or it reserves one of several alternatives unsaid)

@@ -213,6 +213,7 @@ from .placement_sim import (
     begins_in,
     build_state,
     calibrated_view,
+    dependency_parents,
     earliest_start,
     held_no_later,
     held_reason,
@@ -2018,15 +2019,29 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     begin: list[str] = []
     out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
     never: dict[str, set[str]] = {}  # reason -> the jobs
+    # the running jobs' planned ends (their walltimes'), which a dependency waits for
+    planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
+                    for r in snap.running if r.started_at and r.walltime_s] \
+        if any(j.dependency for j in snap.pending) else []
     for j in snap.pending:
         if not any(mine.intersection(members.get(q, []))
                    for q in (j.partition or "").split(",")):
             continue
         begins = begins_in(j, now)
+        parents = dependency_parents(j, planned_ends) if j.dependency else None
         if begins is not None and 0 < begins < start:
             begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
                          f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
                          "then it takes its place in the queue by priority, ahead of the job")
+        elif parents is not None and (ends := [e for r, e in planned_ends
+                                               if r.native_id in parents[0]]) \
+                and (at := max(ends) if parents[1] else min(ends)) < start:
+            which = _few(set(parents[0]))
+            begin.append(f"partition {part}: job {j.native_id} waits for job "
+                         f"{which} to end (Dependency {j.dependency}): from "
+                         + ("their" if len(parents[0]) > 1 else "its")
+                         + f" planned end, +{hms(at)}, it takes its place in the queue by "
+                         "priority, ahead of the job")
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
         elif NEVER_AS_ASKED.fullmatch(j.reason or ""):

@@ -1,0 +1,142 @@
+"""Follow-ups to the nineteenth sweep (tests/test_placement_cases19.py), on selene read from
+its Slurm outputs (tests/test_placement_cases13.py), each against what Slurm documents.
+
+Found misread and fixed:
+- a job waiting on a dependency (reason Dependency) was left out of the queue for good,
+  though once its parents end it is ahead of a newer job by priority: squeue's dependency
+  field (`-O Dependency`, `%E`) is read, and a job whose parents all run now is counted
+  from their planned end;
+- in a calibrated view, a job held by a QOS or association limit its running jobs reach
+  lost the wait for them (it could start at once);
+"""
+
+from __future__ import annotations
+
+from test_placement_cases import NOW, hours, run
+from test_placement_cases13 import PARTITIONS, QOS, node_lines, running, slurm
+from test_placement_cases19 import BUSY, FOUR, FULL, waiting
+
+from diamond_jupyter.dialects.slurm_commands import QUEUE_JOB_FIELDS, parse_job_dependencies
+from diamond_jupyter.placement_sim import build_state, pending_demands, recalibrated
+
+
+def _first(p):
+    return p.ranked[0]
+
+
+def _said(v, text: str) -> bool:
+    return any(text in x for x in v.reasons + v.notes)
+
+
+def _job_line(jid: str, depends: str = "(null)", state: str = "PD") -> str:
+    """One job as `squeue -h -a -O QUEUE_JOB_FIELDS` prints it, its dependency last."""
+    return f"{jid}|normal|proj|NO|{state}|cpu=256|N/A|N/A|N/A|4|*|(null)|{depends}|\n"
+
+
+def _selene(*queue: str, depends: dict[str, str] | None = None, config: str = ""):
+    """selene with `queue` (squeue lines) and each job of `depends` waiting on its
+    dependency as squeue's -O line says it; `config`: `scontrol show config`."""
+    from diamond_jupyter.config import SiteConfig
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc=FULL),
+               "queue": "\n".join(queue),
+               "queue_qos": "".join(_job_line(j, d) for j, d in (depends or {}).items()),
+               "qos": QOS, "reservations": "No reservations in the system\n",
+               "assoc": "user|alice\nalice|proj||normal|normal,short,gpuq,wide,capped\n",
+               "config": config}
+    snap = slurm.parse_snapshot("selene", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="selene", metadata={"architecture": "x86_64"}), snap
+
+
+# ---- a dependency on running jobs: ahead from their planned end ------------------------
+
+def test_the_dependency_field_is_asked_and_read():
+    assert QUEUE_JOB_FIELDS.endswith(",Dependency:0|")
+    text = (_job_line("30", "afterok:21(unfulfilled)") + _job_line("31")
+            + _job_line("32", "afterany:21:22(unfulfilled)?afterok:23(unfulfilled)")
+            # an older recording, no dependency field
+            + "33|normal|proj|NO|PD|cpu=1|N/A|N/A|N/A|1|*|(null)|\n")
+    assert parse_job_dependencies(text) == {
+        "30": "afterok:21(unfulfilled)",
+        "32": "afterany:21:22(unfulfilled)?afterok:23(unfulfilled)"}
+    _, snap = _selene(*BUSY, waiting("30", "Dependency"),
+                      depends={"30": "afterok:21(unfulfilled)"})
+    assert {j.native_id: j.dependency for j in snap.jobs} == {
+        "21": None, "22": None, "23": None, "30": "afterok:21(unfulfilled)"}
+
+
+def test_a_job_whose_parent_runs_is_ahead_from_the_parents_end():
+    """bob's job 30 (4 nodes, 10 h) waits for job 21, which ends by its limit at +5 h,
+    with n01-n03: from then it is ahead of alice's 4 nodes, +15 h (before: +5 h, job 30
+    taken as held for good)."""
+    site = _selene(*BUSY, waiting("30", "Dependency"),
+                   depends={"30": "afterok:21(unfulfilled)"})
+    v = _first(run(FOUR, site))
+    assert (v.verdict, v.partition, v.estimated_start) == ("BUSY", "batch", hours(15)), v.notes
+    assert _said(v, "partition batch: job 30 waits for job 21 to end (Dependency "
+                    "afterok:21(unfulfilled)): from its planned end, +5:00:00, it takes its "
+                    "place in the queue by priority, ahead of the job")
+    _, snap = site
+    queue = pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}), {}, NOW, {})
+    assert [(d.native_id, d.not_before, d.now_ok) for d in queue] == [("30", 5 * 3600.0,
+                                                                        False)]
+
+
+def test_parents_all_or_any_one():
+    """Job 33 (limit 12 h, 1 h run) runs on n04 to +11 h. Waiting for 21 and 33 (',' joins
+    terms all of which must be met) job 30 is ahead from +11 h; for either ('?'), from
+    +5 h, when 21 ends."""
+    late = running("33", "bob", "n04", 64, 11, 12)
+    for depends, from_h in (("afterok:21(unfulfilled),afterany:33(unfulfilled)", 11),
+                            ("afterok:21(unfulfilled)?afterany:33(unfulfilled)", 5),
+                            ("afterok:21:33(unfulfilled)", 11)):
+        _, snap = _selene(*BUSY, late, waiting("30", "Dependency"), depends={"30": depends})
+        queue = pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}), {}, NOW,
+                                {})
+        assert [d.not_before for d in queue] == [from_h * 3600.0], depends
+
+
+def test_a_dependency_on_a_waiting_job_or_of_another_kind_holds_it_as_before():
+    """A parent still waiting (its end not known), one not seen, a start dependency
+    (`after`), `singleton`, or no field read: nothing known of when it comes, left out."""
+    for depends in ("afterok:31(unfulfilled)", "afterok:99(unfulfilled)",
+                    "after:21(unfulfilled)", "singleton(unfulfilled)", None):
+        site = _selene(*BUSY, waiting("31", "Priority", nodes=1, user="carol"),
+                       waiting("30", "Dependency"),
+                       depends={"30": depends} if depends else None)
+        _, snap = site
+        queue = pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}), {}, NOW,
+                                {})
+        assert [d.native_id for d in queue] == ["31"], depends
+
+
+def test_a_dependency_follows_its_parents_calibrated_end():
+    """Calibrated (a job runs at least 3/4 of its limit, else what it has run), job 21
+    (5 h of its 10 run) ends at +2.5 h: job 30 waits for that, as a queue built with the
+    calibration has it."""
+    _, snap = _selene(*BUSY, waiting("30", "Dependency"),
+                      depends={"30": "afterok:21(unfulfilled)"})
+    ratio = lambda _p, _c, share, _w: max(0.75, share or 0.0)  # noqa: E731
+    st = build_state(snap, snap.nodes, {}, NOW, {})
+    _, cal = recalibrated(st, pending_demands(snap, st, {}, NOW, {}), ratio)
+    fresh = pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}, ratio), {}, NOW,
+                            {}, ratio)
+    assert [d.not_before for d in cal] == [d.not_before for d in fresh] == [2.5 * 3600.0]
+
+
+# ---- a QOS or association limit keeps its wait in a calibrated view --------------------
+
+def test_a_limit_reached_keeps_its_wait_calibrated():
+    """bob's job 30 waits for his QOS's MaxJobsPerUser (QOSMaxJobsPerUserLimit): from the
+    first end of his running jobs, +5 h by their limits, +2.5 h calibrated as above. Before:
+    0 in the calibrated view, the wait lost (it started at once)."""
+    _, snap = _selene(*BUSY, waiting("30", "QOSMaxJobsPerUserLimit", nodes=1))
+    st = build_state(snap, snap.nodes, {}, NOW, {})
+    queue = pending_demands(snap, st, {}, NOW, {})
+    assert [(d.native_id, d.not_before, d.now_ok) for d in queue] == [("30", 5 * 3600.0,
+                                                                        False)]
+    ratio = lambda _p, _c, share, _w: max(0.75, share or 0.0)  # noqa: E731
+    _, cal = recalibrated(st, queue, ratio)
+    fresh = pending_demands(snap, build_state(snap, snap.nodes, {}, NOW, {}, ratio), {}, NOW,
+                            {}, ratio)
+    assert [d.not_before for d in cal] == [d.not_before for d in fresh] == [2.5 * 3600.0]
+    assert not cal[0].now_ok

@@ -1249,6 +1249,10 @@ class SiteSnapshot(_Model):
     # Slurm: SchedulerParameters' bf_max_job_user (`scontrol show config`): how many of a
     # user's waiting jobs its backfill tests at most; None: no such cap (or not known)
     bf_max_job_user: int | None = None
+    # Slurm: SchedulerParameters' bf_window (`scontrol show config`, minutes; 1440 when
+    # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
+    # later keeps no slot. None: not known (the plan reaches as far as it must)
+    bf_window_s: float | None = None
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

@@ -2952,6 +2952,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
         v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now)
                        if n not in v.notes)
+    if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
+        v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
+                       f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "
+                       "no slot for the job until then, so a job that fits now may start "
+                       "before it and delay it")
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None

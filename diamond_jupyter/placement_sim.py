@@ -259,6 +259,9 @@ class SimState:
     # per suspended job (native id): when it resumes (None: not known, suspended by hand)
     # and ends, as planned by time limits (seconds from now)
     suspended: dict[str, tuple[float | None, float]] = field(default_factory=dict)
+    # how far ahead of each event a plan keeps slots for waiting jobs (Slurm's bf_window):
+    # a job whose slot starts later keeps none, and a job behind it may take its room
+    window: float = math.inf
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -422,7 +425,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
-                    planned, job_ids, resume_after, suspended)
+                    planned, job_ids, resume_after, suspended,
+                    snap.bf_window_s if snap.bf_window_s else math.inf)
 
 
 def _suspended(j: JobStatus) -> bool:
@@ -553,7 +557,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                for end, seq, h, c, g in rel]
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned, st.job_ids, st.resume_after, st.suspended)
+                      planned, st.job_ids, st.resume_after, st.suspended, st.window)
     new_q = []
     task_ends: dict[str, float] | None = None
     for d in queue:
@@ -879,6 +883,7 @@ class _Sim:
         self.cap_c, self.cap_g = st.cap_c, st.cap_g
         self.free_c, self.free_g = list(st.free_c), list(st.free_g)
         self.rel = list(st.releases)
+        self.window = st.window
         self.plan = dict(st.planned) if st.planned is not None else {}  # seq -> walltime end
         self.rp = 0
         self.seq = len(self.rel)
@@ -1261,7 +1266,8 @@ class _Plan:
 
     def reserve(self, d: Demand, t0: float | None = None) -> tuple[float, list[int]] | None:
         """d's earliest slot from `t0` (else from now, or its scheduler estimate), taken
-        from the plan: (start, nodes), or None when it never fits. Each node's own earliest
+        from the plan: (start, nodes), or None when it never fits; a slot starting past the
+        plan's window (Slurm's bf_window) is not kept: (start, []). Each node's own earliest
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
@@ -1292,6 +1298,8 @@ class _Plan:
             if found is None:
                 return None
             hosts = found
+        if start > self.t + self.sim.window:
+            return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
 
@@ -1398,7 +1406,7 @@ class _PlanMemory:
         if was is None:
             if not hit:
                 return None  # nowhere it fits then, nothing changed: nowhere now
-        elif was[0] >= t0 and dirty.isdisjoint(was[1]):
+        elif was[1] and was[0] >= t0 and dirty.isdisjoint(was[1]):
             # the kept slot is still there; a dirty node beats it only by fitting as soon
             bound = math.nextafter(was[0], math.inf)
             if d.nodes == 1:  # the soonest fit, lowest index on ties

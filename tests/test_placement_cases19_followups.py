@@ -12,7 +12,7 @@ Found misread and fixed:
 
 from __future__ import annotations
 
-from test_placement_cases import NOW, hours, run
+from test_placement_cases import NOW, at, hours, run
 from test_placement_cases13 import PARTITIONS, QOS, node_lines, running, slurm
 from test_placement_cases19 import BUSY, FOUR, FULL, waiting
 
@@ -140,3 +140,51 @@ def test_a_limit_reached_keeps_its_wait_calibrated():
                             {}, ratio)
     assert [d.not_before for d in cal] == [d.not_before for d in fresh] == [2.5 * 3600.0]
     assert not cal[0].now_ok
+
+
+# ---- bf_window: the backfill keeps no slot for a job expected past it --------------------
+
+def _window(minutes: int | None) -> str:
+    """`scontrol show config` with SchedulerParameters (bf_window=minutes, or none set)."""
+    params = f"bf_window={minutes}," if minutes is not None else ""
+    return f"ClusterName = selene\nSchedulerParameters     = {params}default_queue_depth=200\n"
+
+
+def test_bf_window_is_read_from_scheduler_parameters():
+    read = slurm.parse_bf_window
+    assert read(_window(60)) == 3600.0
+    assert read(_window(None)) == 1440 * 60.0  # Slurm's default
+    assert read("SchedulerParameters = (null)\n") == 1440 * 60.0
+    assert read("SchedulerParameters = bf_window=x\n") is None
+    assert read("") is None  # not read: nothing known
+    assert _selene(config=_window(60))[1].bf_window_s == 3600.0
+
+
+THREE = "#SBATCH -p batch -N 3 -t 10:00:00"
+
+
+def test_a_job_expected_past_the_window_keeps_no_slot():
+    """bob's job 30 (4 nodes, 10 h) is expected at +5 h, when n01-n03 free, with n04-n06.
+    alice's 3 nodes for 10 h on n04-n06 now would delay it: with the default window (a
+    day) its slot is kept and she starts after it, +15 h; with bf_window=60 (an hour) its
+    start is past the window, Slurm's backfill keeps no slot for it, and she starts now
+    (before: +15 h whatever the window)."""
+    queue = (*BUSY, waiting("30", "Resources", at(5)))
+    v = _first(run(THREE, _selene(*queue, config=_window(None))))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(15)), v.notes
+    v = _first(run(THREE, _selene(*queue, config=_window(60))))
+    assert (v.verdict, v.estimated_start) == ("READY", NOW), v.notes
+
+
+def test_a_start_past_the_window_is_said_a_lower_bound():
+    """alice's 4 nodes start at +15 h, after job 30; with bf_window=60 that is past the
+    window: the backfill keeps no slot for her job until then, so a job that fits now may
+    start before it and delay it, said."""
+    queue = (*BUSY, waiting("30", "Resources", at(5)))
+    v = _first(run(FOUR, _selene(*queue, config=_window(60))))
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(15)), v.notes
+    assert _said(v, "partition batch: the start, +15:00:00, is past Slurm's backfill window "
+                    "(bf_window 60 min): the backfill keeps no slot for the job until then, "
+                    "so a job that fits now may start before it and delay it")
+    v = _first(run(FOUR, _selene(*queue, config=_window(None))))
+    assert not _said(v, "bf_window"), v.notes

@@ -103,6 +103,8 @@ for _state, _names in {
         _STATES[_n] = _state
 
 
+BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets none
+
 # Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
 _NO_LIMIT = 0xFFFFFFFE
 
@@ -400,6 +402,23 @@ class SlurmCommands(FailureReading):
                     name, _, n = param.strip().partition("=")
                     if name == "bf_max_job_user":
                         return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
+        return None
+
+    @staticmethod
+    def parse_bf_window(text: str) -> float | None:
+        """`bf_window=M` (minutes) of `SchedulerParameters = ...` in `scontrol show
+        config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
+        minutes, where the line is there without it; None when there is no such line (or
+        the value is not a whole number above 0)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SchedulerParameters":
+                for param in value.split(","):
+                    name, _, n = param.strip().partition("=")
+                    if name == "bf_window":
+                        return int(n) * 60.0 if re.fullmatch(r"\d{1,9}", n) and int(n) \
+                            else None
+                return BF_WINDOW_DEFAULT_MIN * 60.0
         return None
 
     # -- parsers ------------------------------------------------------------
@@ -723,6 +742,7 @@ class SlurmCommands(FailureReading):
             reservations=resv, node_timeouts=timeouts or None,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
+            bf_window_s=self.parse_bf_window(outputs.get("config", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,

@@ -156,6 +156,7 @@ from .placement_het import (
     HET_SUBMIT_JOBS,
     as_one_shape,
     combine,
+    components_under_qos,
     counted_as_jobs,
     first_component,
     het_components,
@@ -892,7 +893,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap, qos_adds, parts_said)
+        restr += qos_submit_refused(
+            p, qos, snap, qos_adds, parts_said,
+            (lambda name, p=p, qos=qos: components_under_qos(het_jobs, name, p, qos, snap))
+            if isinstance(het_jobs, dict) else None)
         restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused

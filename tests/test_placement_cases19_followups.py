@@ -2,18 +2,26 @@
 its Slurm outputs (tests/test_placement_cases13.py), each against what Slurm documents.
 
 Found misread and fixed:
+- Slurm's bf_window (SchedulerParameters, minutes; 1440 unless set) was not read: its
+  backfill keeps no slot for a waiting job expected to start past it, so a job that fits
+  now may start before it (and delay it); the plan kept every slot however far ahead, and
+  a start past the window is now said to be open to that;
 - a job waiting on a dependency (reason Dependency) was left out of the queue for good,
   though once its parents end it is ahead of a newer job by priority: squeue's dependency
   field (`-O Dependency`, `%E`) is read, and a job whose parents all run now is counted
   from their planned end;
 - in a calibrated view, a job held by a QOS or association limit its running jobs reach
   lost the wait for them (it could start at once);
+- a heterogeneous job's components were checked against their QOS's GrpTRES together, but
+  against their association's (and its accounts') GrpTRES each alone; and a partition's
+  own QOS counted the components of the job's QOS, not those in that partition, against
+  its submit limits.
 """
 
 from __future__ import annotations
 
-from test_placement_cases import NOW, at, hours, run
-from test_placement_cases13 import PARTITIONS, QOS, node_lines, running, slurm
+from test_placement_cases import NOW, at, hours, only, reasons, run
+from test_placement_cases13 import PARTITIONS, QOS, node_lines, pending, running, selene, slurm
 from test_placement_cases19 import BUSY, FOUR, FULL, waiting
 
 from diamond_jupyter.dialects.slurm_commands import QUEUE_JOB_FIELDS, parse_job_dependencies
@@ -33,15 +41,18 @@ def _job_line(jid: str, depends: str = "(null)", state: str = "PD") -> str:
     return f"{jid}|normal|proj|NO|{state}|cpu=256|N/A|N/A|N/A|4|*|(null)|{depends}|\n"
 
 
-def _selene(*queue: str, depends: dict[str, str] | None = None, config: str = ""):
+def _selene(*queue: str, depends: dict[str, str] | None = None, config: str = "",
+            alloc: dict[str, int] | None = FULL, assoc_limits: str = ""):
     """selene with `queue` (squeue lines) and each job of `depends` waiting on its
-    dependency as squeue's -O line says it; `config`: `scontrol show config`."""
+    dependency as squeue's -O line says it; `config`: `scontrol show config`;
+    `assoc_limits`: alice's association's fields from ParentName on (`sacctmgr`)."""
     from diamond_jupyter.config import SiteConfig
-    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc=FULL),
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc=alloc),
                "queue": "\n".join(queue),
                "queue_qos": "".join(_job_line(j, d) for j, d in (depends or {}).items()),
                "qos": QOS, "reservations": "No reservations in the system\n",
-               "assoc": "user|alice\nalice|proj||normal|normal,short,gpuq,wide,capped\n",
+               "assoc": "user|alice\nalice|proj||normal|normal,short,gpuq,wide,capped"
+                        f"{'|' + assoc_limits if assoc_limits else ''}\n",
                "config": config}
     snap = slurm.parse_snapshot("selene", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="selene", metadata={"architecture": "x86_64"}), snap
@@ -188,3 +199,56 @@ def test_a_start_past_the_window_is_said_a_lower_bound():
                     "so a job that fits now may start before it and delay it")
     v = _first(run(FOUR, _selene(*queue, config=_window(None))))
     assert not _said(v, "bf_window"), v.notes
+
+
+# ---- hetjobs: an association's GrpTRES over the components; a partition's own QOS ---------
+
+_GPUS = ("#SBATCH -p gpu -N 1 --gres=gpu:a100:{a} -t 1:00:00\n#SBATCH hetjob\n"
+         "#SBATCH -p gpu -N 1 --gres=gpu:l40s:{b}")
+
+
+def test_components_over_an_association_group_limit_in_all_never_start():
+    """alice's association allows 4 GPUs at once (GrpTRES gres/gpu=4): 4 A100s and 2 L40S
+    each fit alone, but the components start only together. Before: READY, each checked
+    alone against it (the QOS's GrpTRES was already summed)."""
+    site = _selene(alloc=None, assoc_limits="|gres/gpu=4|||||")
+    p = run(_GPUS.format(a=4, b=2), site)
+    assert p.verdict("selene").verdict == "INCOMPATIBLE"
+    assert reasons(p, "selene") == (
+        "hetjob components 0, 1 ask 6 GPUs in all under your association (user alice, "
+        "account proj), which allows 4 (GrpTRES gres/gpu=4): each fits alone, but they "
+        "start only together, so they never start")
+    v = only(run(_GPUS.format(a=2, b=2), site), "selene", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW), v.notes
+
+
+_BATCH_CAPPED = PARTITIONS.replace("QoS=N/A", "QoS=capped", 1)  # batch's own QOS
+
+
+def _queued_under_capped(n: int):
+    """selene, batch's own QOS capped (MaxSubmitJobsPerUser 8), `n` of alice's jobs
+    waiting under it."""
+    return selene(*[pending(str(80 + i), "alice", 1, 1) for i in range(n)],
+                  qos_of={str(80 + i): "capped" for i in range(n)}, partitions=_BATCH_CAPPED)
+
+
+def test_a_partitions_own_qos_counts_the_components_in_it():
+    """Three components in batch under QOS normal, short, normal: each is a job of batch,
+    so all three count against batch's QOS capped, 6 + 3 > 8: refused (before: READY, the
+    first counted with the one of its own QOS, 6 + 2)."""
+    job = ("#SBATCH -p batch -N 1 -n 2 -t 1:00:00 --qos=normal\n#SBATCH hetjob\n"
+           "#SBATCH -p batch -N 1 -n 2 --qos=short\n#SBATCH hetjob\n"
+           "#SBATCH -p batch -N 1 -n 2 --qos=normal")
+    p = run(job, _queued_under_capped(6))
+    assert p.verdict("selene").verdict == "RESTRICTED", p.verdict("selene").notes
+    assert "QOS capped's MaxSubmitJobsPerUser is 8 and you have 6 jobs queued or running " \
+        "under it: the heterogeneous job's 3 components count as 3 jobs" in reasons(p, "selene")
+
+
+def test_components_outside_the_partition_are_not_counted_by_its_qos():
+    """One component in batch, two in gpu, all under QOS normal: only the one in batch
+    counts against batch's QOS capped, 6 + 1 (before: refused, all three counted)."""
+    job = ("#SBATCH -p batch -N 1 -n 2 -t 1:00:00 --qos=normal\n#SBATCH hetjob\n"
+           "#SBATCH -p gpu -N 1 -n 2\n#SBATCH hetjob\n#SBATCH -p gpu -N 1 -n 2")
+    v = only(run(job, _queued_under_capped(6)), "selene", "batch")
+    assert v.verdict == "READY", v.notes

@@ -560,6 +560,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                       planned, st.job_ids, st.resume_after, st.suspended, st.window)
     new_q = []
     task_ends: dict[str, float] | None = None
+    freed_at: dict[tuple[int, bool], float | None] = {}
     for d in queue:
         nb = d.floor
         if (d.after_tasks is not None or d.after_jobs is not None) and task_ends is None:
@@ -574,8 +575,11 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
             nb = max(nb, ends[rank] if rank < len(ends) else 0.0)
         if d.after_jobs is not None and task_ends is not None:
             # its parents' or its limit's running jobs' new ends (none of them known: the
-            # wait the scheduler's view gave it)
-            freed = _after_ends(*d.after_jobs, task_ends)
+            # wait the scheduler's view gave it); jobs held alike share their ids' tuple
+            key = (id(d.after_jobs[0]), d.after_jobs[1])
+            if key not in freed_at:
+                freed_at[key] = _after_ends(*d.after_jobs, task_ends)
+            freed = freed_at[key]
             nb = max(nb, d.not_before if freed is None else freed)
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
@@ -679,6 +683,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     # by reason: (held, waiting for nothing but priority or resources); a queue has few
     reasons: dict[str | None, tuple[bool, bool]] = {}
     limited: list[tuple[JobStatus, float]] | None = None  # running jobs and their ends
+    same_ids: dict[tuple[str, ...], tuple[str, ...]] = {}
     by_name = {n.name: n for n in snap.nodes} \
         if any("ReqNodeNotAvail" in (j.reason or "") for j in snap.pending) else {}
     for j in _gathered(snap.jobs):
@@ -723,7 +728,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.partition, r.cpus, ratio)) for r in snap.running]
         after_jobs = parents
         if counted := limit_counted(j, limited):  # not before its limit frees
-            after_jobs = (tuple(r.native_id for r, _ in counted), False)
+            ids = tuple(r.native_id for r, _ in counted)
+            after_jobs = (same_ids.setdefault(ids, ids), False)  # one tuple a set of jobs
         if after_jobs is not None:  # not before its parents end, or its limit frees
             ends = {r.native_id: end for r, end in limited}
             nb, now_ok = max(nb, _after_ends(*after_jobs, ends) or 0.0), False

@@ -20,6 +20,7 @@ Found misread and fixed:
 
 from __future__ import annotations
 
+import pytest
 from test_placement_cases import NOW, at, hours, only, reasons, run
 from test_placement_cases13 import PARTITIONS, QOS, node_lines, pending, running, selene, slurm
 from test_placement_cases19 import BUSY, FOUR, FULL, waiting
@@ -252,3 +253,30 @@ def test_components_outside_the_partition_are_not_counted_by_its_qos():
            "#SBATCH -p gpu -N 1 -n 2\n#SBATCH hetjob\n#SBATCH -p gpu -N 1 -n 2")
     v = only(run(job, _queued_under_capped(6)), "selene", "batch")
     assert v.verdict == "READY", v.notes
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kept_plans_with_a_window_start_the_probe_as_new_ones(seed, monkeypatch):
+    """A plan kept from event to event (`_PlanMemory`) under a window keeps no slot past it
+    either: the probe starts as with plans made anew."""
+    from dataclasses import replace
+
+    from test_plan_memory import _deep_site
+
+    from diamond_jupyter import placement_sim
+    from diamond_jupyter.placement_sim import Demand, earliest_start
+
+    n_nodes, n_jobs = (6, 190) if seed % 2 else (12, 140)
+    unbounded, queue = _deep_site(seed, n_nodes, n_jobs)
+    st_ = replace(unbounded, window=1200.0)
+    probes = [Demand(1, 4, 0, 1800.0, list(range(n_nodes))),
+              Demand(2, 8, 0, 600.0, list(range(n_nodes))),
+              Demand(1, 1, 0, 60.0, list(range(n_nodes // 2)))]
+    kept = [earliest_start(st_, queue, p, reservation="plan") for p in probes]
+    plain = [earliest_start(unbounded, queue, p, reservation="plan") for p in probes]
+    monkeypatch.setattr(placement_sim._PlanMemory, "_again",
+                        lambda self, plan, d, t0, was: plan.reserve(d, t0))
+    assert kept == [earliest_start(st_, queue, p, reservation="plan") for p in probes]
+    # the window is felt: a job ahead past it keeps no slot, and the jobs after it take
+    # earlier ones, the probe's room among them (it may start later as well as sooner)
+    assert seed == 2 or kept != plain

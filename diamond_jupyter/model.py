@@ -837,6 +837,9 @@ class JobStatus(_Model):
     # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
     # None: not read (an entry of `a|b`, any one of them, is not known either)
     licenses: dict[str, int] | None = None
+    # Slurm: what a waiting job's dependency still waits for, as squeue prints it (-O
+    # Dependency, %E: `afterok:123(unfulfilled)`); None: none, or not read
+    dependency: str | None = None
     # LSF: the site's numeric resources a running job reserves (the rusage[] of its
     # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),
     # name -> amount; None: not read (or it reserves one of several alternatives unsaid)
@@ -1246,6 +1249,10 @@ class SiteSnapshot(_Model):
     # Slurm: SchedulerParameters' bf_max_job_user (`scontrol show config`): how many of a
     # user's waiting jobs its backfill tests at most; None: no such cap (or not known)
     bf_max_job_user: int | None = None
+    # Slurm: SchedulerParameters' bf_window (`scontrol show config`, minutes; 1440 when
+    # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
+    # later keeps no slot. None: not known (the plan reaches as far as it must)
+    bf_window_s: float | None = None
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

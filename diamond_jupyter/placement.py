@@ -156,6 +156,7 @@ from .placement_het import (
     HET_SUBMIT_JOBS,
     as_one_shape,
     combine,
+    components_under_qos,
     counted_as_jobs,
     first_component,
     het_components,
@@ -213,6 +214,7 @@ from .placement_sim import (
     begins_in,
     build_state,
     calibrated_view,
+    dependency_parents,
     earliest_start,
     held_no_later,
     held_reason,
@@ -891,7 +893,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' not allowed in partition '{p.name}' (allowed: "
                          f"{', '.join(p.allowed_qos) or 'none'})"
                          + ("" if spec.qos else f": {qos_note}"))
-        restr += qos_submit_refused(p, qos, snap, qos_adds, parts_said)
+        restr += qos_submit_refused(
+            p, qos, snap, qos_adds, parts_said,
+            (lambda name, p=p, qos=qos: components_under_qos(het_jobs, name, p, qos, snap))
+            if isinstance(het_jobs, dict) else None)
         restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
@@ -2035,15 +2040,29 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     begin: list[str] = []
     out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
     never: dict[str, set[str]] = {}  # reason -> the jobs
+    # the running jobs' planned ends (their walltimes'), which a dependency waits for
+    planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
+                    for r in snap.running if r.started_at and r.walltime_s] \
+        if any(j.dependency for j in snap.pending) else []
     for j in snap.pending:
         if not any(mine.intersection(members.get(q, []))
                    for q in (j.partition or "").split(",")):
             continue
         begins = begins_in(j, now)
+        parents = dependency_parents(j, planned_ends) if j.dependency else None
         if begins is not None and 0 < begins < start:
             begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
                          f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
                          "then it takes its place in the queue by priority, ahead of the job")
+        elif parents is not None and (ends := [e for r, e in planned_ends
+                                               if r.native_id in parents[0]]) \
+                and (at := max(ends) if parents[1] else min(ends)) < start:
+            which = _few(set(parents[0]))
+            begin.append(f"partition {part}: job {j.native_id} waits for job "
+                         f"{which} to end (Dependency {j.dependency}): from "
+                         + ("their" if len(parents[0]) > 1 else "its")
+                         + f" planned end, +{hms(at)}, it takes its place in the queue by "
+                         "priority, ahead of the job")
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
         elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
@@ -2954,6 +2973,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
         v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now)
                        if n not in v.notes)
+    if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
+        v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
+                       f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "
+                       "no slot for the job until then, so a job that fits now may start "
+                       "before it and delay it")
     bound_s: float | None = None
     if calibrated is not None:  # the bound of the chosen partition only (a simulation each)
         upper = calibrated_view(raw_st, pending, cal, bound=True) if raw_s > 0 else None

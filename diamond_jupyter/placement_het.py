@@ -16,9 +16,18 @@ import shlex
 from collections.abc import Callable
 from datetime import datetime
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .model import GPUS_PER_JOB, PER_GPU, BadInput, Directive, JobSpec, SiteSnapshot
+from .model import (
+    GPUS_PER_JOB,
+    PER_GPU,
+    Association,
+    BadInput,
+    Directive,
+    JobSpec,
+    Partition,
+    SiteSnapshot,
+)
 
 if TYPE_CHECKING:
     from .placement import SiteVerdict
@@ -144,11 +153,39 @@ HET_SUBMIT_JOBS = "het_submit_jobs"
 def counted_as_jobs(comps: list[JobSpec]) -> list[JobSpec]:
     """A heterogeneous job's components (none: none), each told how many of them count
     with it against its QOS's and its account's submit limits: those of the same QOS (none
-    named: the same default), those of the same account. A partition's own QOS is not
-    told apart."""
+    named: the same default), those of the same account; and every component's partition,
+    QOS and account with its own place among them, for a partition's own QOS
+    (`components_under_qos`)."""
+    every = [{"queue": x.queue, "qos": x.qos, "account": x.account} for x in comps]
     return [c.model_copy(update={"metadata": {**c.metadata, HET_SUBMIT_JOBS: {
         "qos": sum(x.qos == c.qos for x in comps),
-        "account": sum(x.account == c.account for x in comps)}}}) for c in comps]
+        "account": sum(x.account == c.account for x in comps),
+        "components": every, "self": i}}}) for i, c in enumerate(comps)]
+
+
+def components_under_qos(het: dict[str, Any], name: str, p: Partition, qos: str | None,
+                         snap: SiteSnapshot) -> int:
+    """How many of a heterogeneous job's components (`het`: its HET_SUBMIT_JOBS, told to
+    the one placed in partition `p` under QOS `qos`) count against QOS `name`'s submit
+    limits: those run under it (named, or their association's default) and those of a
+    partition whose own QOS it is (each job there counts: Slurm's QOS page)."""
+    from .placement_limits import job_qos
+
+    every = het.get("components")
+    if not isinstance(every, list):
+        return int(het.get("qos", 1))
+    parts = {x.name: x for x in snap.partitions}
+    default = next((x for x in snap.partitions if x.default), None)
+    n = 0
+    for i, c in enumerate(every):
+        if i == het.get("self"):
+            where, runs = p, qos
+        else:
+            where = parts.get((c["queue"] or "").split(",")[0]) if c["queue"] else default
+            runs = c["qos"] or (job_qos(None, where, snap, c["account"])[0]
+                                if where is not None else None)
+        n += runs == name or (where is not None and where.qos == name)
+    return n
 
 
 def _word(d: Directive) -> str:
@@ -302,6 +339,45 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
                                f"in all under QOS {name}, which allows {most} ({what} "
                                f"{tres}={most}): each fits alone, but they start only "
                                "together, so they never start")
+    return out + _over_associations(comps, verdicts, snap)
+
+
+def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
+                       snap: SiteSnapshot) -> list[str]:
+    """As `over_limits_together`, for the GrpTRES of the association each component runs
+    under and of the accounts above it: the components under one of them ask more in all
+    than it allows (AssocGrpCpuLimit and the like, never freed)."""
+    from .placement_limits import UNITS, _assoc_name, _chain
+    from .placement_sim import WHOLE
+
+    parts = {p.name: p for p in snap.partitions}
+    asked: dict[int, dict[str, int]] = {}  # an association (by id): the TRES asked in all
+    under: dict[int, list[int]] = {}  # an association: the components under it
+    found: dict[int, Association] = {}
+    for i, (comp, w) in enumerate(zip(comps, verdicts, strict=True)):
+        p = parts.get(w.partition or "")
+        if p is None or w._shape is None:
+            continue
+        nodes, cpn, gpn, _ = w._shape
+        tres = {"node": nodes, "gres/gpu": nodes * gpn}
+        if cpn != WHOLE:
+            tres["cpu"] = nodes * cpn
+        for a in _chain(snap, comp.account, p.name):
+            found[id(a)] = a
+            under.setdefault(id(a), []).append(i)
+            for k, n in tres.items():
+                asked.setdefault(id(a), {})[k] = asked.get(id(a), {}).get(k, 0) + n
+    out = []
+    for key, total in asked.items():
+        if len(under[key]) < 2:
+            continue
+        a, which = found[key], ", ".join(map(str, under[key]))
+        for tres, most in a.grp_tres.items():
+            if total.get(tres, 0) > most:
+                out.append(f"hetjob components {which} ask {total[tres]} {UNITS[tres]} in "
+                           f"all under {_assoc_name(a, snap.user)}, which allows {most} "
+                           f"(GrpTRES {tres}={most}): each fits alone, but they start only "
+                           "together, so they never start")
     return out
 
 

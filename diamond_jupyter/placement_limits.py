@@ -185,16 +185,20 @@ def _until(have: int, adds: int, most: int, parts: str = ARRAY_PARTS) -> str:
 
 
 def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot,
-                       adds: int = 1, parts: str = ARRAY_PARTS) -> list[str]:
+                       adds: int = 1, parts: str = ARRAY_PARTS,
+                       adds_under: Callable[[str], int] | None = None) -> list[str]:
     """Why sbatch refuses the job now: its QOS (or the partition's) holds too many queued
     and running jobs for its MaxSubmitJobsPerUser (the user's) or GrpSubmitJobs
     (everyone's) to take `adds` more (`parts`: a job array's tasks, or a heterogeneous
-    job's components, count one each)."""
+    job's components, count one each; `adds_under`: how many by the QOS's name, where
+    that differs from one QOS to the other)."""
     out = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = (snap.qos or {}).get(name)
         if q is None:
             continue
+        if adds_under is not None:
+            adds = adds_under(name)
         jobs = [j for j in under_qos(q, snap) if not j.state.terminal]
         every = sum(job_count(j) for j in jobs)
         mine = sum(job_count(j) for j in jobs if snap.user and j.user == snap.user)

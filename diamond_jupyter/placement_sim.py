@@ -138,17 +138,66 @@ def limit_reached_until(j: JobStatus, running: list[tuple[JobStatus, float]]
     job counted by that limit ends (its user's for a per-user limit, its QOS's for a QOS
     group limit, else its account's; any job's where none is seen). `running`: each running
     job with its end in seconds from now. None for another reason."""
+    counted = limit_counted(j, running)
+    return min(end for _, end in counted) if counted else None
+
+
+def limit_counted(j: JobStatus, running: list[tuple[JobStatus, float]]
+                  ) -> list[tuple[JobStatus, float]]:
+    """The running jobs (with their ends) whose first end frees the limit a waiting Slurm
+    job is held by (see `limit_reached_until`); empty for another reason."""
     reason = (j.reason or "").strip()
     if not _LIMIT_REACHED.match(reason) or held_reason(reason):
-        return None
+        return []
     if "PerUser" in reason:
-        same = [end for r, end in running if r.user and r.user == j.user]
+        same = [(r, end) for r, end in running if r.user and r.user == j.user]
     elif reason.startswith("QOSGrp"):
-        same = [end for r, end in running if r.qos and r.qos == j.qos]
+        same = [(r, end) for r, end in running if r.qos and r.qos == j.qos]
     else:
-        same = [end for r, end in running if r.account and r.account == j.account]
-    ends = same or [end for _, end in running]
-    return min(ends) if ends else None
+        same = [(r, end) for r, end in running if r.account and r.account == j.account]
+    return same or list(running)
+
+
+# one term of squeue's dependency field (%E) still to be met: `afterok:123(unfulfilled)`,
+# ids joined by ':' (`afterany:12:13`); terms are joined by ',' (all) or '?' (any one)
+_DEPENDENCY_TERM = re.compile(r"(afterok|afterany|afternotok):(\d+(?:_\d+)?(?::\d+(?:_\d+)?)*)"
+                              r"\(unfulfilled\)")
+
+
+def dependency_parents(j: JobStatus, running: list[tuple[JobStatus, float]]
+                       ) -> tuple[tuple[str, ...], bool] | None:
+    """For a Slurm job waiting on a dependency (reason Dependency) whose parents all run
+    now, each to be waited out (afterok, afterany, afternotok): their native ids and whether
+    it waits for all of them (terms joined by ',') or for the first to end ('?'). None when
+    it waits for something else or for a parent not running (still waiting, or not seen),
+    or names another kind (after's start, singleton, aftercorr): then nothing is known of
+    when it comes."""
+    if (j.reason or "").strip() != "Dependency" or not j.dependency:
+        return None
+    text = j.dependency.strip()
+    every = "?" not in text
+    terms = text.split("," if every else "?")
+    if not every and "," in text:
+        return None  # both joined: not read
+    running_ids = {r.native_id for r, _ in running}
+    ids: list[str] = []
+    for term in terms:
+        m = _DEPENDENCY_TERM.fullmatch(term.strip())
+        if m is None:
+            return None
+        ids += m.group(2).split(":")
+    if not ids or any(i not in running_ids for i in ids):
+        return None
+    return tuple(dict.fromkeys(ids)), every
+
+
+def _after_ends(ids: tuple[str, ...], every: bool, ends: dict[str, float]) -> float | None:
+    """When the jobs of `ids` free a job waiting for them: the last of their `ends` (by
+    native id) when it waits for every one, else the first; None when none is known."""
+    known = [ends[i] for i in ids if i in ends]
+    if not known:
+        return None
+    return max(known) if every else min(known)
 
 
 @dataclass(eq=False)
@@ -175,6 +224,9 @@ class Demand:
     # a lane its array's throttle holds: the array's running tasks (native ids) and which of
     # their ends, soonest first, frees its turn (a calibrated view moves those ends)
     after_tasks: tuple[tuple[str, ...], int] | None = None
+    # running jobs (native ids) whose ends free it, and whether it waits for every one (its
+    # dependency's parents) or the first (a limit they reach): a calibrated view moves them
+    after_jobs: tuple[tuple[str, ...], bool] | None = None
 
     @property
     def planned(self) -> float:
@@ -207,6 +259,9 @@ class SimState:
     # per suspended job (native id): when it resumes (None: not known, suspended by hand)
     # and ends, as planned by time limits (seconds from now)
     suspended: dict[str, tuple[float | None, float]] = field(default_factory=dict)
+    # how far ahead of each event a plan keeps slots for waiting jobs (Slurm's bf_window):
+    # a job whose slot starts later keeps none, and a job behind it may take its room
+    window: float = math.inf
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -370,7 +425,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     return SimState([n.name for n in nodes], cap_c, cap_g,
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
-                    planned, job_ids, resume_after, suspended)
+                    planned, job_ids, resume_after, suspended,
+                    snap.bf_window_s if snap.bf_window_s else math.inf)
 
 
 def _suspended(j: JobStatus) -> bool:
@@ -501,20 +557,30 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                for end, seq, h, c, g in rel]
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned, st.job_ids, st.resume_after, st.suspended)
+                      planned, st.job_ids, st.resume_after, st.suspended, st.window)
     new_q = []
     task_ends: dict[str, float] | None = None
+    freed_at: dict[tuple[int, bool], float | None] = {}
     for d in queue:
         nb = d.floor
-        if d.after_tasks is not None:  # a throttled lane: its array's tasks' new ends
-            if task_ends is None:
-                task_ends = {}
-                for end, seq, *_ in rel:
-                    if (nid := st.job_ids.get(seq)) is not None:
-                        task_ends[nid] = max(task_ends.get(nid, 0.0), end)
+        if (d.after_tasks is not None or d.after_jobs is not None) and task_ends is None:
+            task_ends = {}
+            for end, seq, *_ in rel:
+                if (nid := st.job_ids.get(seq)) is not None:
+                    task_ends[nid] = max(task_ends.get(nid, 0.0), end)
+        if d.after_tasks is not None and task_ends is not None:
+            # a throttled lane: its array's tasks' new ends
             ids, rank = d.after_tasks
             ends = sorted(task_ends.get(nid, 0.0) for nid in ids)
             nb = max(nb, ends[rank] if rank < len(ends) else 0.0)
+        if d.after_jobs is not None and task_ends is not None:
+            # its parents' or its limit's running jobs' new ends (none of them known: the
+            # wait the scheduler's view gave it); jobs held alike share their ids' tuple
+            key = (id(d.after_jobs[0]), d.after_jobs[1])
+            if key not in freed_at:
+                freed_at[key] = _after_ends(*d.after_jobs, task_ends)
+            freed = freed_at[key]
+            nb = max(nb, d.not_before if freed is None else freed)
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
@@ -522,7 +588,8 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
         new_q.append(Demand(d.nodes, d.cpus, d.gpus, dur, d.eligible, nb, False,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
                             native_id=d.native_id, limit=d.planned, tasks=d.tasks,
-                            floor=d.floor, after_tasks=d.after_tasks))
+                            floor=d.floor, after_tasks=d.after_tasks,
+                            after_jobs=d.after_jobs))
     return new_st, new_q
 
 
@@ -616,6 +683,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     # by reason: (held, waiting for nothing but priority or resources); a queue has few
     reasons: dict[str | None, tuple[bool, bool]] = {}
     limited: list[tuple[JobStatus, float]] | None = None  # running jobs and their ends
+    same_ids: dict[tuple[str, ...], tuple[str, ...]] = {}
     by_name = {n.name: n for n in snap.nodes} \
         if any("ReqNodeNotAvail" in (j.reason or "") for j in snap.pending) else {}
     for j in _gathered(snap.jobs):
@@ -626,7 +694,14 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
         begins = begins_in(j, now) if held else None
-        if held and begins is None \
+        if limited is None and (not held or begins is None):
+            limited = [(r, _release_after(
+                r.walltime_s or part_max.get(r.partition or ""),
+                (now - aware(r.started_at)).total_seconds() if r.started_at else None,
+                r.partition, r.cpus, ratio)) for r in snap.running]
+        parents = dependency_parents(j, limited) if held and begins is None and limited \
+            else None
+        if held and begins is None and parents is None \
                 or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
@@ -651,8 +726,13 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
                 r.partition, r.cpus, ratio)) for r in snap.running]
-        if (freed := limit_reached_until(j, limited)) is not None:
-            nb, now_ok = max(nb, freed), False  # not before its limit frees
+        after_jobs = parents
+        if counted := limit_counted(j, limited):  # not before its limit frees
+            ids = tuple(r.native_id for r, _ in counted)
+            after_jobs = (same_ids.setdefault(ids, ids), False)  # one tuple a set of jobs
+        if after_jobs is not None:  # not before its parents end, or its limit frees
+            ends = {r.native_id: end for r, end in limited}
+            nb, now_ok = max(nb, _after_ends(*after_jobs, ends) or 0.0), False
         if begins is not None:
             nb, now_ok = max(nb, begins), False
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
@@ -674,7 +754,8 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
                               limit=limit * tasks, tasks=tasks, floor=begins or 0.0,
                               after_tasks=(ids, lane - free) if after > 0 and free is not None
-                              and len(ids) == len(running_tasks) else None))
+                              and len(ids) == len(running_tasks) else None,
+                              after_jobs=after_jobs))
     return out
 
 
@@ -808,6 +889,7 @@ class _Sim:
         self.cap_c, self.cap_g = st.cap_c, st.cap_g
         self.free_c, self.free_g = list(st.free_c), list(st.free_g)
         self.rel = list(st.releases)
+        self.window = st.window
         self.plan = dict(st.planned) if st.planned is not None else {}  # seq -> walltime end
         self.rp = 0
         self.seq = len(self.rel)
@@ -1190,7 +1272,8 @@ class _Plan:
 
     def reserve(self, d: Demand, t0: float | None = None) -> tuple[float, list[int]] | None:
         """d's earliest slot from `t0` (else from now, or its scheduler estimate), taken
-        from the plan: (start, nodes), or None when it never fits. Each node's own earliest
+        from the plan: (start, nodes), or None when it never fits; a slot starting past the
+        plan's window (Slurm's bf_window) is not kept: (start, []). Each node's own earliest
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
@@ -1221,6 +1304,8 @@ class _Plan:
             if found is None:
                 return None
             hosts = found
+        if start > self.t + self.sim.window:
+            return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
 
@@ -1327,7 +1412,7 @@ class _PlanMemory:
         if was is None:
             if not hit:
                 return None  # nowhere it fits then, nothing changed: nowhere now
-        elif was[0] >= t0 and dirty.isdisjoint(was[1]):
+        elif was[1] and was[0] >= t0 and dirty.isdisjoint(was[1]):
             # the kept slot is still there; a dirty node beats it only by fitting as soon
             bound = math.nextafter(was[0], math.inf)
             if d.nodes == 1:  # the soonest fit, lowest index on ties

@@ -88,7 +88,7 @@ def test_the_snapshot_asks_the_gpu_forms_in_its_one_squeue_O_query():
     # Slurm 22.05's names (its squeue has each); the earlier fields keep their places
     assert QUEUE_JOB_FIELDS.split(",")[5:] == [
         "tres-alloc:0|", "tres-per-job:0|", "tres-per-task:0|", "tres-per-socket:0|",
-        "NumTasks:0|", "Sockets:0|", "Licenses:0|"]
+        "NumTasks:0|", "Sockets:0|", "Licenses:0|", "Dependency:0|"]
     assert sum(a == "squeue" for argv in argvs.values() for a in argv) == 2  # queue, -O
 
 

@@ -80,7 +80,7 @@ def test_free_licenses_are_read_from_free_or_from_what_is_used_and_reserved():
 
 
 def test_each_jobs_licenses_are_read_from_its_squeue_line():
-    assert QUEUE_JOB_FIELDS.endswith(",Licenses:0|")
+    assert QUEUE_JOB_FIELDS.endswith(",Licenses:0|,Dependency:0|")
     text = HELD + held("9", "(null)") + "\n" + held("10", "fluent:1|matlab:1") + "\n" \
         + "11|normal|proj|OK|R|cpu=1|\n"
     # 10 asked any one of two (which it holds is not said); 11: an older line, no field

@@ -103,6 +103,8 @@ for _state, _names in {
         _STATES[_n] = _state
 
 
+BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets none
+
 # Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
 _NO_LIMIT = 0xFFFFFFFE
 
@@ -414,6 +416,23 @@ class SlurmCommands(FailureReading):
                     name, _, n = param.strip().partition("=")
                     if name == "bf_max_job_user":
                         return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
+        return None
+
+    @staticmethod
+    def parse_bf_window(text: str) -> float | None:
+        """`bf_window=M` (minutes) of `SchedulerParameters = ...` in `scontrol show
+        config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
+        minutes, where the line is there without it; None when there is no such line (or
+        the value is not a whole number above 0)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SchedulerParameters":
+                for param in value.split(","):
+                    name, _, n = param.strip().partition("=")
+                    if name == "bf_window":
+                        return int(n) * 60.0 if re.fullmatch(r"\d{1,9}", n) and int(n) \
+                            else None
+                return BF_WINDOW_DEFAULT_MIN * 60.0
         return None
 
     # -- parsers ------------------------------------------------------------
@@ -728,6 +747,9 @@ class SlurmCommands(FailureReading):
         if licensed := parse_job_licenses(outputs.get("queue_qos", "")):
             jobs = [j.model_copy(update={"licenses": licensed[j.native_id]})
                     if j.native_id in licensed else j for j in jobs]
+        if waits_for := parse_job_dependencies(outputs.get("queue_qos", "")):
+            jobs = [j.model_copy(update={"dependency": waits_for[j.native_id]})
+                    if j.native_id in waits_for else j for j in jobs]
         held = parse_tres_alloc(outputs.get("queue_qos", ""))
         if held:  # a running job's memory a node (tres-alloc's is the job's in all)
             jobs = [j.model_copy(update={"memory_mb": -(-held[j.native_id] // (j.nodes or 1))})
@@ -741,6 +763,7 @@ class SlurmCommands(FailureReading):
             reservations=resv, node_timeouts=timeouts or None,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
+            bf_window_s=self.parse_bf_window(outputs.get("config", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,
@@ -775,11 +798,15 @@ ASSOC_PROBE = (
 # compact state, the TRES a job holds (a waiting job: asks), and the GPUs it asks other
 # than per node (%b: `--gpus=N`, `--gpus-per-task`, `--gpus-per-socket`) with the tasks
 # and sockets a node these multiply (`*` when not set), then the licenses it holds or
-# asks (`name:count,...`; `(null)` for none); width 0: each as long as it is,
-# ended by '|'
+# asks (`name:count,...`; `(null)` for none), then what its dependency still waits for
+# (%E: `afterok:12(unfulfilled)`, `(null)`); width 0: each as long as it is, ended by '|'
 QUEUE_JOB_FIELDS = ("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|,StateCompact:0|,"
                     "tres-alloc:0|,tres-per-job:0|,tres-per-task:0|,tres-per-socket:0|,"
-                    "NumTasks:0|,Sockets:0|,Licenses:0|")
+                    "NumTasks:0|,Sockets:0|,Licenses:0|,Dependency:0|")
+# squeue's dependency field as it prints it: none, or terms of a kind and job ids (with
+# an array task's `_N` or `_*`, a delay's `+M`) and their state, joined by ',' or '?'
+_DEPENDENCY = re.compile(r"\(null\)|(?:after\w*:[\d_*+:]+|singleton)\(\w+\)"
+                         r"(?:[,?](?:after\w*:[\d_*+:]+|singleton)\(\w+\))*")
 
 
 def parse_tres_alloc(stdout: str) -> dict[str, int]:
@@ -827,7 +854,9 @@ def parse_job_licenses(stdout: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for line in stdout.splitlines():
         f = [x.strip() for x in line.split("|")]
-        if len(f) != 13 or not _JOB_ID.fullmatch(f[0]):
+        # 13: a recording from before the dependency field was asked
+        if not (len(f) == 13 or len(f) == 14 and _DEPENDENCY.fullmatch(f[12])) \
+                or not _JOB_ID.fullmatch(f[0]):
             continue
         held: dict[str, int] = {}
         for entry in filter(None, f[11].split(",")):
@@ -839,6 +868,19 @@ def parse_job_licenses(stdout: str) -> dict[str, dict[str, int]]:
             held[name] = held.get(name, 0) + (int(count) if count else 1)
         else:
             out[f[0]] = held
+    return out
+
+
+def parse_job_dependencies(stdout: str) -> dict[str, str]:
+    """`squeue -h -a -O QUEUE_JOB_FIELDS` -> {job id: what its dependency still waits for}
+    for each job that has one (the last field, as squeue prints it); a line without the
+    field (an older recording) or whose last field is not one is left out."""
+    out: dict[str, str] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) >= 14 and _JOB_ID.fullmatch(f[0]) and _DEPENDENCY.fullmatch(f[-2]) \
+                and f[-2] != "(null)":
+            out[f[0]] = f[-2]
     return out
 
 

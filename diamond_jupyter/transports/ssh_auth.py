@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import getpass
 import hashlib
 import inspect
@@ -27,6 +28,7 @@ from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_pr
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
+from .ssh_config_lines import check_line, without_comment
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -56,6 +58,9 @@ class HostSpec:
     host_key_alias: str | None = None
     # ssh_config's RevokedHostKeys: a file of host keys never to accept
     revoked_host_keys: str | None = None
+    # ssh_config's GlobalKnownHostsFile: the system's known_hosts files in place of
+    # /etc/ssh/ssh_known_hosts (None: not given)
+    global_known_hosts_files: list[str] | None = None
 
     @property
     def label(self) -> str:
@@ -82,9 +87,28 @@ class RawSSHConfig(paramiko.SSHConfig):
     `${VAR}`). `origins`: each line read, with the file and line it came from."""
 
     origins: list[tuple[Path, int, str]] = []
+    # the login the sites file gives (as ssh's `-l USER`): what `Match user` is matched on
+    given_user: str | None = None
 
     def _allowed_tokens(self, key: str) -> list[str]:
         return []
+
+    def _lookup(self, hostname: str, options: Any = None, canonical: bool = False,
+                final: bool = False) -> Any:
+        if options is None and self.given_user:  # given first, as on ssh's command line
+            options = paramiko.SSHConfigDict(user=self.given_user)
+        return super()._lookup(hostname, options, canonical, final)
+
+
+def _lookup(sshcfg: paramiko.SSHConfig, alias: str, user: str | None) -> Any:
+    """ssh_config's options for `alias` logging in as `user` (None: ssh_config's User): a
+    `Match user NAME` block applies to the site's own login (it was matched on the local
+    user, or on ssh_config's User only)."""
+    if not user or not isinstance(sshcfg, RawSSHConfig):
+        return sshcfg.lookup(alias)
+    seeded = copy.copy(sshcfg)
+    seeded.given_user = user
+    return seeded.lookup(alias)
 
 
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
@@ -194,7 +218,9 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
     # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
+    ignored: list[str] = []  # IgnoreUnknown's patterns so far
     for n, line in enumerate(text.split("\n"), 1):
+        line = without_comment(line)
         if _MATCH_EXEC.match(line):
             raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
                            "host is looked up, and the engine runs no command from "
@@ -203,6 +229,10 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
                            "file without it")
         m = _KEYWORD.match(line)
         word = m.group(1).lower() if m else ""
+        if m:
+            check_line(p, n, word, m.group(1), m.group(2), ignored)
+        if word == "ignoreunknown":
+            ignored += m.group(2).replace(",", " ").split()
         if word == "match":
             line = _match_line(p, n, line, m.group(2))
         if word in ("host", "match"):
@@ -255,7 +285,7 @@ def resolve_host(
     `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
     Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
     as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
-    c = sshcfg.lookup(alias)
+    c = _lookup(sshcfg, alias, user)
     if port is None and "port" in c:
         written = c["port"]
         if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
@@ -298,12 +328,32 @@ def resolve_host(
         known_hosts_files=known,
         identity_agent=c.get("identityagent"),
         certificate_files=[expand(ctx, "certificatefile", f)
-                           for f in _listed(c.get("certificatefile"))],
+                           for f in _every_value(sshcfg, alias, "certificatefile", user)],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
         host_key_alias=c.get("hostkeyalias"),
         revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
         if c.get("revokedhostkeys", "none").lower() != "none" else None,
+        global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
+        c["globalknownhostsfile"].strip().lower() == "none" else [
+            expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
     )
+
+
+def _every_value(sshcfg: paramiko.SSHConfig, alias: str, key: str, user: str) -> list[str]:
+    """Every value ssh_config gives `alias` for `key`, a keyword OpenSSH takes many times
+    (CertificateFile: each certificate is tried), in order; paramiko keeps the first only.
+    Read by a lookup where those lines are paramiko's IdentityFile, which it keeps all of."""
+    origins = getattr(sshcfg, "origins", [])
+    if not origins:
+        return _listed(_lookup(sshcfg, alias, user).get(key))
+    lines = []
+    for _, _, line in origins:
+        m = _KEYWORD.match(line)
+        word = m.group(1).lower() if m else ""
+        if word != "identityfile":
+            lines.append(f"IdentityFile {m.group(2)}" if m and word == key else line)
+    every = RawSSHConfig.from_text("\n".join(lines))
+    return _listed(_lookup(every, alias, user).get("identityfile"))
 
 
 @dataclass
@@ -338,12 +388,14 @@ _PATH_TOKENS = "%CdhijkLlnpru"
 _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
            "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
-           "revokedhostkeys": (_PATH_TOKENS, True)}
+           "revokedhostkeys": (_PATH_TOKENS, True),
+           "globalknownhostsfile": (_PATH_TOKENS, True)}
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
                   "certificatefile": "CertificateFile", "userknownhostsfile":
-                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys"}
+                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys",
+                  "globalknownhostsfile": "GlobalKnownHostsFile"}
 
 
 def expand(ctx: _TokenValues, key: str, value: str) -> str:
@@ -394,7 +446,7 @@ def _listed(value: str | list[str] | None) -> list[str]:
 
 
 def proxy_command_hop(alias: str, command: str) -> str:
-    """ssh_config's `ProxyCommand ssh -W %h:%p [-q] [-p PORT] [-l USER] [USER@]GW` as the
+    """ssh_config's `ProxyCommand [exec] ssh -W %h:%p [-q] [-p PORT] [-l USER] [USER@]GW` as the
     jump host it names (`USER@GW:PORT`); any other ProxyCommand is bad input saying so: no
     local command is run to connect (it was ignored, and the connection went straight to a
     host that only the proxy reaches)."""
@@ -407,6 +459,8 @@ def proxy_command_hop(alias: str, command: str) -> str:
         words = shlex.split(command)
     except ValueError:
         raise BadInput(why) from None
+    if words[:1] == ["exec"]:  # `exec ssh -W ...`: the shell replaced by the same ssh
+        words = words[1:]
     if not words or os.path.basename(words[0]) != "ssh" or "-W" not in words:
         raise BadInput(why)
     user = port = None
@@ -510,7 +564,8 @@ def fingerprint(key: paramiko.PKey) -> str:
 
 class HostKeyVerifier:
     """known_hosts checks: the configured file, ssh_config's UserKnownHostsFile,
-    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts. Unknown hosts are refused unless
+    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts (or ssh_config's GlobalKnownHostsFile
+    in its place, as ssh reads it). Unknown hosts are refused unless
     trust_on_first_use (then appended to the configured file); changed keys always are."""
 
     def __init__(self, site: str, known_hosts: str | None, tofu: bool):
@@ -518,8 +573,10 @@ class HostKeyVerifier:
         self.own_file = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
 
     def _files(self, spec: HostSpec) -> list[str]:
-        files = [self.own_file, *spec.known_hosts_files]
-        files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
+        files = [self.own_file, *spec.known_hosts_files,
+                 os.path.expanduser("~/.ssh/known_hosts")]
+        files += ["/etc/ssh/ssh_known_hosts"] if spec.global_known_hosts_files is None \
+            else spec.global_known_hosts_files
         return list(dict.fromkeys(files))
 
     def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
@@ -687,8 +744,14 @@ def _load_key(path: str) -> paramiko.PKey | None:
 
 
 def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
-    """The private key at `path`, or why it is not offered (None for a file not there)."""
+    """The private key at `path`, or why it is not offered (None for a file not there).
+    A key of yours that others can read is not offered, as ssh ignores it (UNPROTECTED
+    PRIVATE KEY FILE): it was, so a login worked here that ssh refused."""
     try:
+        st = os.stat(path)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            return None, (f"it can be read by other users (mode {st.st_mode & 0o777:03o}), "
+                          f"and ssh ignores such a key too: `chmod 600 {path}`")
         return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
         return None, None
@@ -903,6 +966,10 @@ def authenticate(
     head = f"{site}: authentication failed for {spec.label} (tried {what})"
     if cfg.key_file and (why := _load_key_or_why(os.path.expanduser(cfg.key_file))[1]):
         head += f"; key_file {cfg.key_file} was not offered: {why}"
+    for path in dict.fromkeys(spec.identity_files):
+        if path != os.path.expanduser(cfg.key_file or "") and \
+                (why := _load_key_or_why(path)[1]):
+            head += f"; IdentityFile {path} was not offered: {why}"
     if gave_up is not None:
         why = str(gave_up).removeprefix(f"{site}: ")
         raise AuthError(f"{head}: no one-time code was given ({why})", interactive=True)

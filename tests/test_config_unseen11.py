@@ -13,6 +13,7 @@ contract. The tests marked `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +64,30 @@ def test_fault_a_trailing_comment_ends_the_line_as_openssh_reads_it(tmp_path, li
     # `login.example.org   # the login node` and looked for a key named `id_hpc # made 2026`
     spec = looked_up(tmp_path, f"Host hpc  # the cluster\n  {line}\n")
     assert getattr(spec, field) == value
+
+
+def test_fault_an_include_with_a_trailing_comment(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh" / "config.d").mkdir(parents=True)
+    (tmp_path / ".ssh" / "config.d" / "hpc.conf").write_text("Host hpc\n  Port 2222\n")
+    assert looked_up(tmp_path, "Include config.d/*.conf  # the center's\n").port == 2222
+
+
+@pytest.mark.parametrize("written,host,port", [
+    ("127.0.0.1:2222", "127.0.0.1", "2222"), ("login.example.org:22", "login.example.org", "22"),
+    ("[2001:db8::5]:2222", "2001:db8::5", "2222")])
+def test_fault_a_hostname_holding_a_port_says_to_write_port(tmp_path, written, host, port):
+    # ssh and the engine dialled `127.0.0.1:2222` as a name: "cannot resolve host"
+    with pytest.raises(BadInput, match=rf"ssh_config {tmp_path}/ssh_config line 2: HostName "
+                                       rf"'{re.escape(written)}' of Host hpc holds a port; "
+                                       rf"ssh_config gives it on a line of its own: HostName "
+                                       rf"{re.escape(host)} and Port {port}"):
+        looked_up(tmp_path, f"Host hpc\n  HostName {written}\n")
+
+
+def test_an_ipv6_address_ending_in_digits_is_no_port(tmp_path):
+    assert looked_up(tmp_path, "Host hpc\n  HostName 2001:db8::5:22\n").hostname == \
+        "2001:db8::5:22"
 
 
 @pytest.mark.parametrize("line,files", [
@@ -287,6 +312,26 @@ def test_per_site_policy_hedging_forbidden_through_shared_anchors(d):
         ("prod", False), ("scratch", True), ("cloud", True)]
 
 
+def test_a_centers_file_of_every_transport_kind_reads_as_written(d, monkeypatch):
+    monkeypatch.setenv("CENTER_JWT", "/run/user/1000/jwt")
+    text = (f"x-ssh: &ssh {{user: ana, known_hosts: {d}/known_hosts, key_file: {d}/id_ed25519}}\n"
+            "sites:\n"
+            "  - name: big\n    transport: {<<: *ssh, host: 'login.big.org:2222',"
+            " proxy_jump: 'ana@gw.big.org'}\n"
+            "  - name: rest\n    hedge: false\n    workdir: /scratch/ana/diamond\n"
+            "    transport:\n      kind: slurmrestd\n"
+            "      url: https://rest.big.org:6820\n      user: ana\n"
+            "      token_file: ${CENTER_JWT}\n"
+            "    files: {<<: *ssh, host: login.big.org}\n"
+            "  - name: here\n    auto: false\n    transport: {kind: local}\n")
+    big, rest, here = loads(d, text).sites
+    assert (big.transport.host, big.transport.port, big.transport.proxy_jump) == (
+        "login.big.org", 2222, "ana@gw.big.org")
+    assert (rest.transport.kind, rest.transport.token_file, rest.files.host, rest.hedge) == (
+        "slurmrestd", "/run/user/1000/jwt", "login.big.org", False)
+    assert (here.transport.kind, here.auto) == ("local", False)
+
+
 def test_each_transport_kind_refuses_the_others_keys(d):
     msg = refused(d, "sites:\n  - name: a\n    transport:\n      kind: slurmrestd\n"
                      "      url: https://rest.hpc.org:6820\n      known_hosts: ~/.ssh/kh\n")
@@ -382,6 +427,21 @@ async def test_a_host_key_listed_without_its_port_is_not_the_hosts(sshd, tmp_pat
     assert f"host [127.0.0.1]:{sshd.port} is not in known_hosts" in str(e.value)
     assert f"ssh-keyscan -p {sshd.port} 127.0.0.1" in str(e.value)
     assert (tmp_path / "known_hosts").read_text() == line  # nothing added
+
+
+@pytest.mark.parametrize("tofu", [False, True])
+async def test_a_stale_rsa_key_of_a_re_keyed_host_is_a_change_not_a_new_host(
+        sshd, tmp_path, no_home, tofu):
+    """known_hosts lists the login's old RSA key; the login now offers ed25519 only. As
+    ssh (StrictHostKeyChecking yes), refused, and trust_on_first_use adds nothing."""
+    old = f"[127.0.0.1]:{sshd.port} ssh-rsa {paramiko.RSAKey.generate(2048).get_base64()}\n"
+    key = _own_key(tmp_path, sshd.client_key)
+    with pytest.raises(HostKeyError, match=rf"HOST KEY FOR \[127\.0\.0\.1\]:{sshd.port} HAS "
+                                           r"CHANGED: offered ssh-ed25519 .* has ssh-rsa"):
+        await _login(tmp_path, f"host: 127.0.0.1\nport: {sshd.port}\nuser: {sshd.user}\n"
+                               f"key_file: {key}\nuse_agent: false\n"
+                               f"trust_on_first_use: {str(tofu).lower()}", known_hosts=old)
+    assert (tmp_path / "known_hosts").read_text() == old
 
 
 async def test_fault_a_login_whose_host_key_is_in_the_global_known_hosts_file(

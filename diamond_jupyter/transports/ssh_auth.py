@@ -272,6 +272,11 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     return out
 
 
+# `login.example.org:2222`, `10.0.0.5:2222`, `[2001:db8::5]:2222` (a port where HostName
+# takes none)
+_HOST_WITH_PORT = re.compile(r"^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9_.-]+)):(\d{1,5})$")
+
+
 def resolve_host(
     sshcfg: paramiko.SSHConfig,
     alias: str,
@@ -297,6 +302,12 @@ def resolve_host(
     ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
                        c.get("hostkeyalias") or alias)
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
+    if "hostname" in c and (m := _HOST_WITH_PORT.match(hostname)):
+        # ssh dials such a name as written: "Could not resolve hostname", at every command
+        raise BadInput(f"{_origin(sshcfg, 'hostname', c['hostname'])}: HostName "
+                       f"{hostname!r} of Host {alias} holds a port; ssh_config gives it on a "
+                       f"line of its own: HostName {m.group(1) or m.group(2)} and Port "
+                       f"{m.group(3)}")
     ctx.host = hostname
     ids = [key_file] if key_file else []
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]

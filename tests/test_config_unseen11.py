@@ -1,14 +1,15 @@
 """Sites files and ssh_config, eleventh sweep, as users and centers write them and sweeps 1-10
 did not: trailing `# comments` on ssh_config lines (OpenSSH 8.7 on reads them), misspelt
-keywords, a one-value keyword given two, `IgnoreUnknown`, several `CertificateFile` lines,
-`GlobalKnownHostsFile`, `ProxyCommand exec ssh -W` and ProxyCommands never run, Match blocks
-on the login; `~user` paths, key typos and wrong types in the sites file, a block of anchors
-not named `x-`, per-site hedging forbidden; and logins to a real sshd with ed25519, ECDSA
-and RSA keys, a hashed `[host]:port` known_hosts, an agent holding the only key, jump chains,
-an IdentityFile others can read. Host-key checks are never weaker than ssh's: a known_hosts
-line without the port, or `StrictHostKeyChecking no` in ssh_config, is still refused. Each
-answer was worked out by hand from ssh_config(5), `ssh -G` (OpenSSH 9.2) and the loader's
-contract. The tests marked `fault` failed before this sweep's fixes."""
+keywords, a one-value keyword given two, a HostName holding a port, `IgnoreUnknown`, several
+`CertificateFile` lines, `GlobalKnownHostsFile`, `ProxyCommand exec ssh -W` and ProxyCommands
+never run, Match blocks on the login; `~user` paths, key typos and wrong types in the sites
+file, a block of anchors not named `x-`, per-site hedging forbidden; and logins to a real
+sshd with ed25519, ECDSA and RSA keys, a hashed `[host]:port` known_hosts, `HashKnownHosts
+yes`, an agent holding the only key (or gone, or empty), jump chains, an IdentityFile others
+can read or not there. Host-key checks are never weaker than ssh's: a known_hosts line
+without the port, a re-keyed host's stale key, or `StrictHostKeyChecking no` in ssh_config,
+is still refused. Each answer was worked out by hand from ssh_config(5), `ssh -G` (OpenSSH
+9.2) and the loader's contract. The tests marked `fault` failed before this sweep's fixes."""
 
 from __future__ import annotations
 
@@ -523,3 +524,59 @@ async def test_a_login_through_jump_hosts_of_ssh_config(sshd, tmp_path, no_home,
     got = await _login(tmp_path, "host: hpc\nuse_agent: false", config,
                        sshd.known_hosts_line())
     assert got == "in\n"
+
+
+async def test_fault_an_identity_file_not_there_is_named_in_the_refusal(sshd, tmp_path,
+                                                                        no_home):
+    """ssh_config's `IdentityFile ~/.ssh/id_hpc`, not made yet: the refusal said "no
+    credentials found (no key_file, IdentityFile or agent)", as if none had been given."""
+    config = (f"Host hpc\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+              "  IdentityFile ~/.ssh/id_hpc\n")
+    with pytest.raises(AuthError) as e:
+        await _login(tmp_path, "host: hpc\nuse_agent: false", config,
+                     sshd.known_hosts_line())
+    assert f"(tried no key could be offered); IdentityFile {no_home}/.ssh/id_hpc was not " \
+           "offered: it does not exist" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("state", ["dead", "empty"])
+async def test_fault_an_agent_that_is_gone_or_empty_is_said(sshd, tmp_path, no_home,
+                                                            monkeypatch, state):
+    """Agent-only users: SSH_AUTH_SOCK left from a closed tmux session, or an agent whose
+    keys expired (`ssh-add -t`): the refusal said "no credentials found (... or agent)"."""
+    if state == "dead":
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "gone.sock"))
+        said = f"the ssh-agent at {tmp_path}/gone.sock cannot be reached"
+    else:
+        proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(tmp_path / "a.sock")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["sh", "-c", f'until [ -S "{tmp_path}/a.sock" ]; do sleep 0.05; done'],
+                       timeout=20, check=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "a.sock"))
+        said = f"the ssh-agent at {tmp_path}/a.sock holds no key (`ssh-add KEY` adds one)"
+    try:
+        with pytest.raises(AuthError) as e:
+            await _login(tmp_path, f"host: 127.0.0.1\nport: {sshd.port}\nuser: {sshd.user}",
+                         known_hosts=sshd.known_hosts_line())
+    finally:
+        if state == "empty":
+            proc.terminate()
+            proc.wait(10)
+    assert said in str(e.value), str(e.value)
+
+
+async def test_fault_hash_known_hosts_adds_a_host_trusted_on_first_use_hashed(
+        sshd, tmp_path, no_home):
+    """ssh_config's `HashKnownHosts yes`: ssh adds a new host under its hash; the engine
+    wrote `[127.0.0.1]:PORT` in the clear, listing where the user logs in. The hashed line
+    is then the one the next login checks."""
+    key = _own_key(tmp_path, sshd.client_key)
+    site = (f"host: hpc\nkey_file: {key}\nuse_agent: false\ntrust_on_first_use: true")
+    config = (f"Host hpc\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+              "Host *\n  HashKnownHosts yes\n")
+    assert await _login(tmp_path, site, config, "") == "in\n"
+    added = (tmp_path / "known_hosts").read_text()
+    assert added.startswith("|1|") and "127.0.0.1" not in added
+    assert added.split()[1:] == sshd.known_hosts_line().split()[1:]
+    assert await _login(tmp_path, site.replace("true", "false"), config) == "in\n"
+    assert (tmp_path / "known_hosts").read_text() == added

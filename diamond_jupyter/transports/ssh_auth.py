@@ -61,6 +61,8 @@ class HostSpec:
     # ssh_config's GlobalKnownHostsFile: the system's known_hosts files in place of
     # /etc/ssh/ssh_known_hosts (None: not given)
     global_known_hosts_files: list[str] | None = None
+    # ssh_config's HashKnownHosts: a host trusted on first use is added under its hash
+    hash_known_hosts: bool = False
 
     @property
     def label(self) -> str:
@@ -347,6 +349,7 @@ def resolve_host(
         global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
         c["globalknownhostsfile"].strip().lower() == "none" else [
             expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
+        hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
     )
 
 
@@ -698,7 +701,10 @@ class HostKeyVerifier:
             p = Path(self.own_file)
             p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with open(p, "a") as fh:
-                fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
+                # HashKnownHosts yes: the name hashed, as ssh writes it (a file read by
+                # others does not list where the user logs in)
+                listed = paramiko.HostKeys.hash_host(name) if spec.hash_known_hosts else name
+                fh.write(f"{listed} {key.get_name()} {key.get_base64()}\n")
         log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
                     fingerprint(key))
 
@@ -749,13 +755,13 @@ def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
 
 def _load_key(path: str) -> paramiko.PKey | None:
     key, why = _load_key_or_why(path)
-    if why is not None:
+    if why is not None and os.path.lexists(path):
         log.info("skipping key %s: %s", path, why)
     return key
 
 
 def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
-    """The private key at `path`, or why it is not offered (None for a file not there).
+    """The private key at `path`, or why it is not offered (`it does not exist` too).
     A key of yours that others can read is not offered, as ssh ignores it (UNPROTECTED
     PRIVATE KEY FILE): it was, so a login worked here that ssh refused."""
     try:
@@ -765,7 +771,7 @@ def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
                           f"and ssh ignores such a key too: `chmod 600 {path}`")
         return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
-        return None, None
+        return None, "it does not exist"
     except (paramiko.PasswordRequiredException, TypeError):
         # a key of OpenSSH's format locked by a passphrase raises TypeError ("Key is
         # password-protected") from the cryptography package: it ended every connect
@@ -908,6 +914,24 @@ async def _await(aw: Any) -> Any:
     return await aw
 
 
+def _agent_problem(spec: HostSpec, use_agent: bool) -> str:
+    """Why no key of ssh-agent was offered, for a refusal (`; ...`), or "": a socket left
+    from a closed session (SSH_AUTH_SOCK of a dead tmux or screen) or an agent holding no
+    key was said nowhere, and the refusal read as if no agent had been looked for."""
+    sock = agent_socket(spec.identity_agent)
+    if not use_agent or not sock:
+        return ""
+    try:
+        held = list(open_agent(sock).get_keys())
+    except (paramiko.SSHException, OSError) as e:
+        return (f"; the ssh-agent at {sock} cannot be reached ({visible(str(e))[:80]}): "
+                "start one (`eval $(ssh-agent)`, then `ssh-add KEY`) or set SSH_AUTH_SOCK "
+                "to the running one")
+    if not held:
+        return f"; the ssh-agent at {sock} holds no key (`ssh-add KEY` adds one)"
+    return ""
+
+
 def authenticate(
     t: paramiko.Transport,
     site: str,
@@ -973,8 +997,12 @@ def authenticate(
                 pass
     if t.is_authenticated():
         return
-    what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
+    what = ", ".join(tried) or ("no key could be offered" if cfg.key_file or
+                                spec.identity_files else "no credentials found (no "
+                                "key_file, IdentityFile or agent)")
     head = f"{site}: authentication failed for {spec.label} (tried {what})"
+    head += _agent_problem(spec, cfg.use_agent) if not any(
+        x.startswith("publickey agent:") for x in tried) else ""
     if cfg.key_file and (why := _load_key_or_why(os.path.expanduser(cfg.key_file))[1]):
         head += f"; key_file {cfg.key_file} was not offered: {why}"
     for path in dict.fromkeys(spec.identity_files):

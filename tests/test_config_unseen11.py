@@ -131,6 +131,37 @@ def test_ignore_unknown_and_words_of_other_tools_are_passed_over(tmp_path):
     assert spec.hostname == "login"
 
 
+def test_a_power_users_config_of_many_keywords_reads_as_ssh_reads_it(tmp_path):
+    spec = looked_up(tmp_path, """# ~/.ssh/config, shared with a Mac (whose ssh has UseKeychain)
+IgnoreUnknown UseKeychain
+Host hpc hpc-*
+    HostName login.hpc.example.org
+    User ana
+    IdentityFile ~/.ssh/id_ed25519_hpc
+    IdentitiesOnly yes
+    ForwardAgent no
+    ForwardX11 no
+    ServerAliveInterval 60
+    ServerAliveCountMax=3
+    ControlMaster auto
+    ControlPath ~/.ssh/cm-%r@%h:%p
+    ControlPersist 10m
+    PubkeyAcceptedAlgorithms +ssh-rsa
+    SetEnv LC_ALL=C
+    SendEnv LANG LC_*
+    RequestTTY no
+Host *
+    AddKeysToAgent yes
+    UseKeychain yes
+    HashKnownHosts yes
+    VisualHostKey no
+    Compression yes
+""")
+    assert (spec.hostname, spec.user, spec.identities_only, spec.hash_known_hosts) == (
+        "login.hpc.example.org", "ana", True, True)
+    assert spec.identity_files == [f"{HOME}/.ssh/id_ed25519_hpc"]
+
+
 @pytest.mark.parametrize("line", ["HostName login example.org", "Port 22 2222",
                                   "User ana bob", "IdentityFile ~/.ssh/a ~/.ssh/b"])
 def test_fault_a_one_value_keyword_given_two_is_refused(tmp_path, line):

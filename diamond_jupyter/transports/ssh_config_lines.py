@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..model import BadInput, visible
 
-# ssh_config(5)'s keywords (OpenSSH 9), with Apple's UseKeychain and the deprecated ones
+# ssh_config(5)'s keywords (OpenSSH 9 and 10), with Apple's UseKeychain and the deprecated ones
 # ssh still accepts; written as OpenSSH's manual spells them
 _KEYWORD_NAMES = """
     Host Match AddKeysToAgent AddressFamily BatchMode BindAddress BindInterface
@@ -39,6 +39,7 @@ _KEYWORD_NAMES = """
     VerifyHostKeyDNS VisualHostKey XAuthLocation UseKeychain ChallengeResponseAuthentication
     Cipher CompressionLevel Protocol RSAAuthentication RhostsRSAAuthentication
     UsePrivilegedPort UseRoaming UseBlacklistedKeys FallBackToRsh UseRsh GSSAPIEnableMITMAttack
+    RefuseConnection WarnWeakCrypto VersionAddendum
     """
 KEYWORDS = {k.lower(): k for k in _KEYWORD_NAMES.split()}
 

@@ -476,6 +476,27 @@ async def test_a_stale_rsa_key_of_a_re_keyed_host_is_a_change_not_a_new_host(
     assert (tmp_path / "known_hosts").read_text() == old
 
 
+@pytest.mark.parametrize("text,said", [
+    ("\ufeffHOSTLINE\n", "line 1 starts with a byte-order mark (a Windows editor's), so that "
+                         "line is not read (by ssh either): save the file as UTF-8 without it"),
+    ("# copied from the login\nKEYLINE root@login\n",
+     "line 2 is a public key file's line (TYPE KEY COMMENT), not a known_hosts line, which "
+     "starts with the host's name: `[HOST]:PORT TYPE KEY`")])
+async def test_fault_a_known_hosts_line_ssh_does_not_read_either_is_named(
+        sshd, tmp_path, no_home, text, said):
+    """The host's key is in the file, but on a line ssh reads as no host's: the refusal
+    said only "not in known_hosts". Still refused (ssh refuses too), now saying why."""
+    hostline = sshd.known_hosts_line().strip()
+    text = text.replace("HOSTLINE", hostline).replace("KEYLINE", hostline.split(" ", 1)[1])
+    key = _own_key(tmp_path, sshd.client_key)
+    with pytest.raises(HostKeyError) as e:
+        await _login(tmp_path, f"host: 127.0.0.1\nport: {sshd.port}\nuser: {sshd.user}\n"
+                               f"key_file: {key}\nuse_agent: false", known_hosts=text)
+    assert "is not in known_hosts" in str(e.value)
+    assert f"; {tmp_path}/known_hosts {said}" in str(e.value), str(e.value)
+    assert (tmp_path / "known_hosts").read_text() == text
+
+
 async def test_fault_a_login_whose_host_key_is_in_the_global_known_hosts_file(
         sshd, tmp_path, no_home):
     (tmp_path / "center_known_hosts").write_text(sshd.known_hosts_line())

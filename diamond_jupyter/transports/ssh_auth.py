@@ -688,11 +688,12 @@ class HostKeyVerifier:
             ca = self._authority_only(spec)
             ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
                  "check host certificates)" if ca else ""
+            unread = next(filter(None, map(_unread_line, self._files(spec))), "")
             raise HostKeyError(
                 f"{self.site}: host {name} is not in known_hosts{ca} (it offered "
                 f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
-                f"or set trust_on_first_use: true for this site"
+                f"or set trust_on_first_use: true for this site{unread}"
             )
         if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "
@@ -707,6 +708,31 @@ class HostKeyVerifier:
                 fh.write(f"{listed} {key.get_name()} {key.get_base64()}\n")
         log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
                     fingerprint(key))
+
+
+# a public key file's line (`ssh-ed25519 AAAA... root@login`, a host's
+# /etc/ssh/ssh_host_*_key.pub) where known_hosts wants the host's name first
+_PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp\d+|sk-[a-z0-9@.-]+) AAAA")
+
+
+def _unread_line(path: str) -> str:
+    """`; FILE line N ...`: a line of known_hosts file `path` that neither ssh nor the
+    engine reads as a host's key, though meant as one (so the host is "not in known_hosts"
+    for a reason the file does not show), else ""."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        return ""
+    for n, line in enumerate(lines, 1):
+        if n == 1 and line.startswith("\ufeff"):
+            return (f"; {path} line 1 starts with a byte-order mark (a Windows editor's), so "
+                    "that line is not read (by ssh either): save the file as UTF-8 without it")
+        if _PUBLIC_KEY_LINE.match(line.strip()):
+            return (f"; {path} line {n} is a public key file's line (TYPE KEY COMMENT), not a "
+                    "known_hosts line, which starts with the host's name: "
+                    "`[HOST]:PORT TYPE KEY` (`HOST TYPE KEY` on port 22)")
+    return ""
 
 
 def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None:

@@ -259,6 +259,15 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     # process's $HOME written out: both then pass or fail the same checks
     value = re.sub(r"^\$(HOME\b|\{HOME\})(?=/|$)", "~", value)
     value = _expand_vars(value)
+    if value.startswith("~") and (owner := value[1:].split("/", 1)[0]):
+        import pwd
+
+        try:  # `~ana/.ssh/id`: Path.expanduser raised RuntimeError where ana is no user
+            pwd.getpwnam(owner)
+        except KeyError:
+            raise ValueError(f"{_printable(repr(value))}: ~{_printable(owner)} is the home of "
+                             f"a user {_printable(owner)}, and this machine has none (write "
+                             "~/... for your own home, or the path out)") from None
     base = (info.context or {}).get("base") if info.context else None
     if base is not None and not value.startswith(("/", "~")):
         return str(Path(base) / value)
@@ -1188,7 +1197,11 @@ def _explain(err: Any) -> str:
             near = [meant] if meant in keys else \
                 difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}? " if near else ""
-            return f"unknown key ({hint}accepted: {', '.join(keys)})"
+            # `defaults: &login {...}` above the sites, as docker-compose files have them
+            anchors = "; a block of your own holding YAML anchors is named x-NAME, e.g. " \
+                f"x-{_printable(key)[:40]}" if model is FederationConfig and not near \
+                and isinstance(given, (dict, list)) else ""
+            return f"unknown key ({hint}accepted: {', '.join(keys)}{anchors})"
         return "unknown key"
     if kind == "literal_error" and isinstance(given, str) and given.strip():
         return msg + _literal_note(str(err["loc"][-1]), given)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import getpass
 import hashlib
 import inspect
@@ -27,6 +28,7 @@ from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_pr
 from ..model import BadInput, SiteError, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
+from .ssh_config_lines import check_line, without_comment
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -56,6 +58,11 @@ class HostSpec:
     host_key_alias: str | None = None
     # ssh_config's RevokedHostKeys: a file of host keys never to accept
     revoked_host_keys: str | None = None
+    # ssh_config's GlobalKnownHostsFile: the system's known_hosts files in place of
+    # /etc/ssh/ssh_known_hosts (None: not given)
+    global_known_hosts_files: list[str] | None = None
+    # ssh_config's HashKnownHosts: a host trusted on first use is added under its hash
+    hash_known_hosts: bool = False
 
     @property
     def label(self) -> str:
@@ -82,9 +89,28 @@ class RawSSHConfig(paramiko.SSHConfig):
     `${VAR}`). `origins`: each line read, with the file and line it came from."""
 
     origins: list[tuple[Path, int, str]] = []
+    # the login the sites file gives (as ssh's `-l USER`): what `Match user` is matched on
+    given_user: str | None = None
 
     def _allowed_tokens(self, key: str) -> list[str]:
         return []
+
+    def _lookup(self, hostname: str, options: Any = None, canonical: bool = False,
+                final: bool = False) -> Any:
+        if options is None and self.given_user:  # given first, as on ssh's command line
+            options = paramiko.SSHConfigDict(user=self.given_user)
+        return super()._lookup(hostname, options, canonical, final)
+
+
+def _lookup(sshcfg: paramiko.SSHConfig, alias: str, user: str | None) -> Any:
+    """ssh_config's options for `alias` logging in as `user` (None: ssh_config's User): a
+    `Match user NAME` block applies to the site's own login (it was matched on the local
+    user, or on ssh_config's User only)."""
+    if not user or not isinstance(sshcfg, RawSSHConfig):
+        return sshcfg.lookup(alias)
+    seeded = copy.copy(sshcfg)
+    seeded.given_user = user
+    return seeded.lookup(alias)
 
 
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
@@ -194,7 +220,9 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
     # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
+    ignored: list[str] = []  # IgnoreUnknown's patterns so far
     for n, line in enumerate(text.split("\n"), 1):
+        line = without_comment(line)
         if _MATCH_EXEC.match(line):
             raise BadInput(f"ssh_config {p} line {n}: 'Match exec' runs a command whenever a "
                            "host is looked up, and the engine runs no command from "
@@ -203,6 +231,10 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
                            "file without it")
         m = _KEYWORD.match(line)
         word = m.group(1).lower() if m else ""
+        if m:
+            check_line(p, n, word, m.group(1), m.group(2), ignored)
+        if word == "ignoreunknown":
+            ignored += m.group(2).replace(",", " ").split()
         if word == "match":
             line = _match_line(p, n, line, m.group(2))
         if word in ("host", "match"):
@@ -242,6 +274,11 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     return out
 
 
+# `login.example.org:2222`, `10.0.0.5:2222`, `[2001:db8::5]:2222` (a port where HostName
+# takes none)
+_HOST_WITH_PORT = re.compile(r"^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9_.-]+)):(\d{1,5})$")
+
+
 def resolve_host(
     sshcfg: paramiko.SSHConfig,
     alias: str,
@@ -255,7 +292,7 @@ def resolve_host(
     `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
     Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
     as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
-    c = sshcfg.lookup(alias)
+    c = _lookup(sshcfg, alias, user)
     if port is None and "port" in c:
         written = c["port"]
         if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
@@ -267,6 +304,12 @@ def resolve_host(
     ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
                        c.get("hostkeyalias") or alias)
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
+    if "hostname" in c and (m := _HOST_WITH_PORT.match(hostname)):
+        # ssh dials such a name as written: "Could not resolve hostname", at every command
+        raise BadInput(f"{_origin(sshcfg, 'hostname', c['hostname'])}: HostName "
+                       f"{hostname!r} of Host {alias} holds a port; ssh_config gives it on a "
+                       f"line of its own: HostName {m.group(1) or m.group(2)} and Port "
+                       f"{m.group(3)}")
     ctx.host = hostname
     ids = [key_file] if key_file else []
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
@@ -298,12 +341,33 @@ def resolve_host(
         known_hosts_files=known,
         identity_agent=c.get("identityagent"),
         certificate_files=[expand(ctx, "certificatefile", f)
-                           for f in _listed(c.get("certificatefile"))],
+                           for f in _every_value(sshcfg, alias, "certificatefile", user)],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
         host_key_alias=c.get("hostkeyalias"),
         revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
         if c.get("revokedhostkeys", "none").lower() != "none" else None,
+        global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
+        c["globalknownhostsfile"].strip().lower() == "none" else [
+            expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
+        hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
     )
+
+
+def _every_value(sshcfg: paramiko.SSHConfig, alias: str, key: str, user: str) -> list[str]:
+    """Every value ssh_config gives `alias` for `key`, a keyword OpenSSH takes many times
+    (CertificateFile: each certificate is tried), in order; paramiko keeps the first only.
+    Read by a lookup where those lines are paramiko's IdentityFile, which it keeps all of."""
+    origins = getattr(sshcfg, "origins", [])
+    if not origins:
+        return _listed(_lookup(sshcfg, alias, user).get(key))
+    lines = []
+    for _, _, line in origins:
+        m = _KEYWORD.match(line)
+        word = m.group(1).lower() if m else ""
+        if word != "identityfile":
+            lines.append(f"IdentityFile {m.group(2)}" if m and word == key else line)
+    every = RawSSHConfig.from_text("\n".join(lines))
+    return _listed(_lookup(every, alias, user).get("identityfile"))
 
 
 @dataclass
@@ -338,12 +402,14 @@ _PATH_TOKENS = "%CdhijkLlnpru"
 _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
            "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
-           "revokedhostkeys": (_PATH_TOKENS, True)}
+           "revokedhostkeys": (_PATH_TOKENS, True),
+           "globalknownhostsfile": (_PATH_TOKENS, True)}
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
                   "certificatefile": "CertificateFile", "userknownhostsfile":
-                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys"}
+                  "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys",
+                  "globalknownhostsfile": "GlobalKnownHostsFile"}
 
 
 def expand(ctx: _TokenValues, key: str, value: str) -> str:
@@ -394,7 +460,7 @@ def _listed(value: str | list[str] | None) -> list[str]:
 
 
 def proxy_command_hop(alias: str, command: str) -> str:
-    """ssh_config's `ProxyCommand ssh -W %h:%p [-q] [-p PORT] [-l USER] [USER@]GW` as the
+    """ssh_config's `ProxyCommand [exec] ssh -W %h:%p [-q] [-p PORT] [-l USER] [USER@]GW` as the
     jump host it names (`USER@GW:PORT`); any other ProxyCommand is bad input saying so: no
     local command is run to connect (it was ignored, and the connection went straight to a
     host that only the proxy reaches)."""
@@ -407,6 +473,8 @@ def proxy_command_hop(alias: str, command: str) -> str:
         words = shlex.split(command)
     except ValueError:
         raise BadInput(why) from None
+    if words[:1] == ["exec"]:  # `exec ssh -W ...`: the shell replaced by the same ssh
+        words = words[1:]
     if not words or os.path.basename(words[0]) != "ssh" or "-W" not in words:
         raise BadInput(why)
     user = port = None
@@ -510,7 +578,8 @@ def fingerprint(key: paramiko.PKey) -> str:
 
 class HostKeyVerifier:
     """known_hosts checks: the configured file, ssh_config's UserKnownHostsFile,
-    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts. Unknown hosts are refused unless
+    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts (or ssh_config's GlobalKnownHostsFile
+    in its place, as ssh reads it). Unknown hosts are refused unless
     trust_on_first_use (then appended to the configured file); changed keys always are."""
 
     def __init__(self, site: str, known_hosts: str | None, tofu: bool):
@@ -518,8 +587,10 @@ class HostKeyVerifier:
         self.own_file = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
 
     def _files(self, spec: HostSpec) -> list[str]:
-        files = [self.own_file, *spec.known_hosts_files]
-        files += [os.path.expanduser("~/.ssh/known_hosts"), "/etc/ssh/ssh_known_hosts"]
+        files = [self.own_file, *spec.known_hosts_files,
+                 os.path.expanduser("~/.ssh/known_hosts")]
+        files += ["/etc/ssh/ssh_known_hosts"] if spec.global_known_hosts_files is None \
+            else spec.global_known_hosts_files
         return list(dict.fromkeys(files))
 
     def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
@@ -617,11 +688,12 @@ class HostKeyVerifier:
             ca = self._authority_only(spec)
             ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
                  "check host certificates)" if ca else ""
+            unread = next(filter(None, map(_unread_line, self._files(spec))), "")
             raise HostKeyError(
                 f"{self.site}: host {name} is not in known_hosts{ca} (it offered "
                 f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
-                f"or set trust_on_first_use: true for this site"
+                f"or set trust_on_first_use: true for this site{unread}"
             )
         if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "
@@ -630,9 +702,37 @@ class HostKeyVerifier:
             p = Path(self.own_file)
             p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with open(p, "a") as fh:
-                fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
+                # HashKnownHosts yes: the name hashed, as ssh writes it (a file read by
+                # others does not list where the user logs in)
+                listed = paramiko.HostKeys.hash_host(name) if spec.hash_known_hosts else name
+                fh.write(f"{listed} {key.get_name()} {key.get_base64()}\n")
         log.warning("%s: trusted new host key for %s on first use: %s", self.site, name,
                     fingerprint(key))
+
+
+# a public key file's line (`ssh-ed25519 AAAA... root@login`, a host's
+# /etc/ssh/ssh_host_*_key.pub) where known_hosts wants the host's name first
+_PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp\d+|sk-[a-z0-9@.-]+) AAAA")
+
+
+def _unread_line(path: str) -> str:
+    """`; FILE line N ...`: a line of known_hosts file `path` that neither ssh nor the
+    engine reads as a host's key, though meant as one (so the host is "not in known_hosts"
+    for a reason the file does not show), else ""."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        return ""
+    for n, line in enumerate(lines, 1):
+        if n == 1 and line.startswith("\ufeff"):
+            return (f"; {path} line 1 starts with a byte-order mark (a Windows editor's), so "
+                    "that line is not read (by ssh either): save the file as UTF-8 without it")
+        if _PUBLIC_KEY_LINE.match(line.strip()):
+            return (f"; {path} line {n} is a public key file's line (TYPE KEY COMMENT), not a "
+                    "known_hosts line, which starts with the host's name: "
+                    "`[HOST]:PORT TYPE KEY` (`HOST TYPE KEY` on port 22)")
+    return ""
 
 
 def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None:
@@ -681,17 +781,23 @@ def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
 
 def _load_key(path: str) -> paramiko.PKey | None:
     key, why = _load_key_or_why(path)
-    if why is not None:
+    if why is not None and os.path.lexists(path):
         log.info("skipping key %s: %s", path, why)
     return key
 
 
 def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
-    """The private key at `path`, or why it is not offered (None for a file not there)."""
+    """The private key at `path`, or why it is not offered (`it does not exist` too).
+    A key of yours that others can read is not offered, as ssh ignores it (UNPROTECTED
+    PRIVATE KEY FILE): it was, so a login worked here that ssh refused."""
     try:
+        st = os.stat(path)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            return None, (f"it can be read by other users (mode {st.st_mode & 0o777:03o}), "
+                          f"and ssh ignores such a key too: `chmod 600 {path}`")
         return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
-        return None, None
+        return None, "it does not exist"
     except (paramiko.PasswordRequiredException, TypeError):
         # a key of OpenSSH's format locked by a passphrase raises TypeError ("Key is
         # password-protected") from the cryptography package: it ended every connect
@@ -834,6 +940,24 @@ async def _await(aw: Any) -> Any:
     return await aw
 
 
+def _agent_problem(spec: HostSpec, use_agent: bool) -> str:
+    """Why no key of ssh-agent was offered, for a refusal (`; ...`), or "": a socket left
+    from a closed session (SSH_AUTH_SOCK of a dead tmux or screen) or an agent holding no
+    key was said nowhere, and the refusal read as if no agent had been looked for."""
+    sock = agent_socket(spec.identity_agent)
+    if not use_agent or not sock:
+        return ""
+    try:
+        held = list(open_agent(sock).get_keys())
+    except (paramiko.SSHException, OSError) as e:
+        return (f"; the ssh-agent at {sock} cannot be reached ({visible(str(e))[:80]}): "
+                "start one (`eval $(ssh-agent)`, then `ssh-add KEY`) or set SSH_AUTH_SOCK "
+                "to the running one")
+    if not held:
+        return f"; the ssh-agent at {sock} holds no key (`ssh-add KEY` adds one)"
+    return ""
+
+
 def authenticate(
     t: paramiko.Transport,
     site: str,
@@ -899,10 +1023,18 @@ def authenticate(
                 pass
     if t.is_authenticated():
         return
-    what = ", ".join(tried) or "no credentials found (no key_file, IdentityFile or agent)"
+    what = ", ".join(tried) or ("no key could be offered" if cfg.key_file or
+                                spec.identity_files else "no credentials found (no "
+                                "key_file, IdentityFile or agent)")
     head = f"{site}: authentication failed for {spec.label} (tried {what})"
+    head += _agent_problem(spec, cfg.use_agent) if not any(
+        x.startswith("publickey agent:") for x in tried) else ""
     if cfg.key_file and (why := _load_key_or_why(os.path.expanduser(cfg.key_file))[1]):
         head += f"; key_file {cfg.key_file} was not offered: {why}"
+    for path in dict.fromkeys(spec.identity_files):
+        if path != os.path.expanduser(cfg.key_file or "") and \
+                (why := _load_key_or_why(path)[1]):
+            head += f"; IdentityFile {path} was not offered: {why}"
     if gave_up is not None:
         why = str(gave_up).removeprefix(f"{site}: ")
         raise AuthError(f"{head}: no one-time code was given ({why})", interactive=True)

@@ -1,0 +1,90 @@
+"""One ssh_config line as OpenSSH reads it, before paramiko does: a trailing `# comment`
+taken off, a misspelt keyword and a one-value keyword given more values refused, naming
+the file and the line (OpenSSH refuses both; paramiko took the typo as a keyword of its
+own, and the extra words as part of the value)."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import shlex
+from pathlib import Path
+
+from ..model import BadInput, visible
+
+# ssh_config(5)'s keywords (OpenSSH 9 and 10), with Apple's UseKeychain and the deprecated ones
+# ssh still accepts; written as OpenSSH's manual spells them
+_KEYWORD_NAMES = """
+    Host Match AddKeysToAgent AddressFamily BatchMode BindAddress BindInterface
+    CanonicalDomains CanonicalizeFallbackLocal CanonicalizeHostname CanonicalizeMaxDots
+    CanonicalizePermittedCNAMEs CASignatureAlgorithms CertificateFile ChannelTimeout
+    CheckHostIP Ciphers ClearAllForwardings Compression ConnectionAttempts ConnectTimeout
+    ControlMaster ControlPath ControlPersist DynamicForward EnableEscapeCommandline
+    EnableSSHKeysign EscapeChar ExitOnForwardFailure FingerprintHash ForkAfterAuthentication
+    ForwardAgent ForwardX11 ForwardX11Timeout ForwardX11Trusted GatewayPorts
+    GlobalKnownHostsFile GSSAPIAuthentication GSSAPIDelegateCredentials GSSAPIKeyExchange
+    GSSAPIClientIdentity GSSAPIServerIdentity GSSAPIRenewalForcesRekey GSSAPITrustDns
+    GSSAPIKexAlgorithms HashKnownHosts HostbasedAcceptedAlgorithms HostbasedAuthentication
+    HostbasedKeyTypes HostKeyAlgorithms HostKeyAlias HostName IdentitiesOnly IdentityAgent
+    IdentityFile IgnoreUnknown Include IPQoS KbdInteractiveAuthentication
+    KbdInteractiveDevices KexAlgorithms KnownHostsCommand LocalCommand LocalForward LogLevel
+    LogVerbose MACs NoHostAuthenticationForLocalhost NumberOfPasswordPrompts
+    ObscureKeystrokeTiming PasswordAuthentication PermitLocalCommand PermitRemoteOpen
+    PKCS11Provider Port PreferredAuthentications ProxyCommand ProxyJump ProxyUseFdpass
+    PubkeyAcceptedAlgorithms PubkeyAcceptedKeyTypes PubkeyAuthentication RekeyLimit
+    RemoteCommand RemoteForward RequestTTY RequiredRSASize RevokedHostKeys
+    SecurityKeyProvider SendEnv ServerAliveCountMax ServerAliveInterval SessionType SetEnv
+    StdinNull StreamLocalBindMask StreamLocalBindUnlink StrictHostKeyChecking SyslogFacility
+    TCPKeepAlive Tag Tunnel TunnelDevice UpdateHostKeys User UserKnownHostsFile
+    VerifyHostKeyDNS VisualHostKey XAuthLocation UseKeychain ChallengeResponseAuthentication
+    Cipher CompressionLevel Protocol RSAAuthentication RhostsRSAAuthentication
+    UsePrivilegedPort UseRoaming UseBlacklistedKeys FallBackToRsh UseRsh GSSAPIEnableMITMAttack
+    RefuseConnection WarnWeakCrypto VersionAddendum
+    """
+KEYWORDS = {k.lower(): k for k in _KEYWORD_NAMES.split()}
+
+# keywords that take one value, which the engine reads (more values: refused, as ssh does)
+ONE_VALUE = ("hostname", "port", "user", "hostkeyalias", "identityfile", "certificatefile",
+             "identityagent", "proxyjump", "revokedhostkeys", "identitiesonly")
+
+
+def without_comment(line: str) -> str:
+    """`Port 2222  # the alt port` as `Port 2222`: a `#` starting a word outside double
+    quotes ends the line, as OpenSSH (8.7 on) reads it."""
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "#" and not quoted and i > 0 and line[i - 1] in " \t":
+            return line[:i].rstrip()
+    return line
+
+
+def check_line(path: Path, n: int, word: str, written: str, rest: str,
+               ignored: list[str]) -> None:
+    """Refuse line `n` of ssh_config `path` (keyword `written`, lowered `word`, its values
+    `rest`) when ssh would: a keyword it does not know that is close to one it does (a typo:
+    the setting was silently not applied), or a one-value keyword given several. `ignored`:
+    the file's IgnoreUnknown patterns so far."""
+    where = f"ssh_config {path} line {n}"
+    if word not in KEYWORDS:
+        if any(fnmatch.fnmatch(word, p.lower()) for p in ignored):
+            return
+        close = difflib.get_close_matches(word, list(KEYWORDS), n=1, cutoff=0.8)
+        if close:
+            raise BadInput(f"{where}: {visible(written)[:60]!r} is not an ssh_config keyword "
+                           f"(did you mean {KEYWORDS[close[0]]}?); ssh refuses the file too "
+                           "(Bad configuration option)")
+        return
+    if word not in ONE_VALUE:
+        return
+    try:
+        values = shlex.split(rest)
+    except ValueError:
+        return  # an unclosed quote: paramiko says so
+    if len(values) > 1:
+        name = KEYWORDS[word]
+        raise BadInput(f"{where}: {name} takes one value, and {visible(rest)[:100]!r} is "
+                       f"{len(values)}; put a value holding blanks in double quotes, or start "
+                       "a comment with ` #` (ssh refuses the line too: extra arguments at end "
+                       "of line)")

@@ -436,7 +436,12 @@ class LsfScript:
             any_of = "||" in v and "&&" not in v
             for term in re.split(r"\s*\|\|\s*" if any_of else r"\s*&&\s*", v.strip()):
                 # ID[*]: each element waits for the element of the same index (one to one);
-                # ID[N]: on element N alone (neutral: Slurm's ID_N)
+                # ID[N]: on element N alone (neutral: Slurm's ID_N). A bare ID is done(ID):
+                # bsub tests a job named without a condition for DONE
+                if re.fullmatch(r"\d+(?:\[(?:\*|\d+)\])?", term):
+                    note(spec, f"line {item.lineno}: -w {term} read as done({term}) (bsub's "
+                               "condition for a job named without one)")
+                    term = f"done({term})"
                 m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
                                  term)
                 if not m:

@@ -29,7 +29,9 @@ for a node property, so its hosts reached no other scheduler (Slurm got no --nod
 and placement read no host terms; LSF 9's GPU usages (`rusage[ngpus_excl_p=N]`,
 `ngpus_excl_t`, `ngpus_shared`) were kept unread, so the job's GPUs reached no other
 scheduler and placement sent it to sites without GPUs (now read as GPUs per host, as
-ngpus_physical is, the mode said LSF's alone, and written back as written for LSF)."""
+ngpus_physical is, the mode said LSF's alone, and written back as written for LSF); an
+LSF `-w` naming a job id without a condition (bsub's done()) kept the whole -w unread, so
+no other scheduler waited for any of its jobs."""
 
 from __future__ import annotations
 
@@ -118,6 +120,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         name="bigmem", per_cpu=64000),
     "lsf/unicode_name_project.lsf": dict(
         tasks=1, cpus=1, walltime=300, name="café_run", account="proj_é"),
+    "lsf/w_bare_job_ids_and.lsf": dict(
+        tasks=1, cpus=1, walltime=1200, deps=[("afterok", ["7301"]), ("afterany", ["7302"])],
+        name="merge_parts", queue="short"),
     "lsf/w_numended_array.lsf": dict(
         tasks=1, cpus=1, walltime=900, unknown=["-w"], name="gather"),
     # ------------------------------------------------------------ pbs
@@ -316,6 +321,21 @@ def test_the_fixture_legacy_gpu_with_memory_keeps_both():
     assert "ngpus=1" in directive_lines(script, "#PBS -l select")[0]
     script, _ = translated(HERE, rel, "lsf")
     assert '#BSUB -R "span[hosts=1] rusage[mem=4GB, ngpus_excl_p=1]"' in script.splitlines()
+
+
+def test_a_bare_lsf_job_id_in_w_is_done():
+    """bsub tests a job named without a condition for DONE: `-w "7301 && ended(7302)"`
+    waits for 7301 to succeed. The whole -w was kept unread, so no other scheduler waited
+    for either job."""
+    rel = "lsf/w_bare_job_ids_and.lsf"
+    script, warnings = translated(HERE, rel, "slurm", dependency_ids="target")
+    assert "#SBATCH --dependency=afterok:7301,afterany:7302" in script.splitlines()
+    assert "line 5: -w 7301 read as done(7301) (bsub's condition for a job named without " \
+           "one)" in warnings
+    script, _ = translated(HERE, rel, "lsf")
+    assert '#BSUB -w "done(7301) && ended(7302)"' in script.splitlines()
+    spec = parse_lines("lsf", '#BSUB -n 1\n#BSUB -w "7301[4]"')
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", ["7301_4"])]
 
 
 # ------------------------------------------------------------ what held, kept holding

@@ -31,7 +31,9 @@ and placement read no host terms; LSF 9's GPU usages (`rusage[ngpus_excl_p=N]`,
 scheduler and placement sent it to sites without GPUs (now read as GPUs per host, as
 ngpus_physical is, the mode said LSF's alone, and written back as written for LSF); an
 LSF `-w` naming a job id without a condition (bsub's done()) kept the whole -w unread, so
-no other scheduler waited for any of its jobs."""
+no other scheduler waited for any of its jobs; srun after variables set for it
+(`OMP_NUM_THREADS=4 srun`) or after another command (`cd post && srun`), and TACC's ibrun,
+reached schedulers without them unsaid."""
 
 from __future__ import annotations
 
@@ -223,6 +225,12 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/output_path_with_spaces_quoted.sbatch": dict(
         tasks=1, cpus=1, walltime=600, name="spaced", stdout="/scratch/my project/logs/%x-%j.out",
         stderr="/scratch/my project/logs/%x-%j.err"),
+    "slurm/srun_after_env_assignment_and_cd.sbatch": dict(
+        nodes=2, tasks=16, cpus=64, walltime=3600, name="hybrid", queue="compute"),
+    "slurm/tacc_ibrun_skx_normal.sbatch": dict(
+        nodes=4, tasks=192, cpus=192, walltime=7200, name="wrf_tacc", queue="skx-normal",
+        account="TG-ATM123456", stdout="wrf.o%j", stderr="wrf.e%j", mail_events=["all"],
+        mail_user="user@utexas.example"),
     "slurm/time_seconds_only_colon_form.sbatch": dict(
         tasks=1, cpus=1, walltime=45, name="short", queue="debug", reservation="training_2026"),
     "slurm/unicode_name_comment_mail_list.sbatch": dict(
@@ -336,6 +344,38 @@ def test_a_bare_lsf_job_id_in_w_is_done():
     assert '#BSUB -w "done(7301) && ended(7302)"' in script.splitlines()
     spec = parse_lines("lsf", '#BSUB -n 1\n#BSUB -w "7301[4]"')
     assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", ["7301_4"])]
+
+
+@pytest.mark.parametrize("target", ["pbs", "lsf", "flux"])  # sge: refused (16 tasks)
+def test_srun_after_variables_or_another_command_is_said(target: str):
+    """`OMP_NUM_THREADS=4 srun ./app` and `cd post && srun ./reduce`: srun was looked for
+    only first on its line, so these reached PBS, LSF and Grid Engine unsaid, and flux the
+    first unconverted and unsaid, where no srun runs."""
+    script, warnings = translated(HERE, "slurm/srun_after_env_assignment_and_cd.sbatch",
+                                  target)
+    lines = script.splitlines()
+    if target == "flux":  # --cpu-bind has no flux run form: kept, now said
+        assert "OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK srun --cpu-bind=cores ./hybrid_app" in lines
+        assert "kept: line 10: srun options without a flux run equivalent; the line is " \
+               "unchanged" in warnings
+    else:
+        assert any(w.startswith(f"kept: line 10: srun has no {target} equivalent")
+                   for w in warnings)
+    assert any(w.startswith(f"kept: line 11: srun has no {target} equivalent")
+               for w in warnings)
+    text = "#!/bin/bash\n#SBATCH -n 4\nOMP_NUM_THREADS=2 srun -n 4 ./a\n"
+    script, _, _ = translate(text, "flux", "slurm")
+    assert script.splitlines()[-1] == "OMP_NUM_THREADS=2 flux run -n 4 ./a"
+
+
+@pytest.mark.parametrize("target", ["pbs", "lsf", "flux", "sge"])
+def test_tacc_ibrun_is_said(target: str):
+    """ibrun is TACC's launcher: elsewhere the line fails, and was kept unsaid."""
+    _, warnings = translated(HERE, "slurm/tacc_ibrun_skx_normal.sbatch", target)
+    assert any(w.startswith(f"kept: line 13: ibrun (TACC's MPI launcher) has no {target} "
+                            "equivalent") for w in warnings)
+    _, warnings = translated(HERE, "slurm/tacc_ibrun_skx_normal.sbatch", "slurm")
+    assert not any("ibrun" in w for w in warnings)
 
 
 # ------------------------------------------------------------ what held, kept holding

@@ -33,7 +33,9 @@ ngpus_physical is, the mode said LSF's alone, and written back as written for LS
 LSF `-w` naming a job id without a condition (bsub's done()) kept the whole -w unread, so
 no other scheduler waited for any of its jobs; srun after variables set for it
 (`OMP_NUM_THREADS=4 srun`) or after another command (`cd post && srun`), and TACC's ibrun,
-reached schedulers without them unsaid."""
+reached schedulers without them unsaid; an unquoted `#` inside an #SBATCH value (pyxis'
+`--container-image=nvcr.io#nvidia/...`), which ends the line for sbatch, cut the value
+unsaid."""
 
 from __future__ import annotations
 
@@ -225,6 +227,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/output_path_with_spaces_quoted.sbatch": dict(
         tasks=1, cpus=1, walltime=600, name="spaced", stdout="/scratch/my project/logs/%x-%j.out",
         stderr="/scratch/my project/logs/%x-%j.err"),
+    "slurm/pyxis_container_image_unescaped_hash.sbatch": dict(
+        nodes=1, tasks=8, cpus=8, gpus=8, walltime=14400,
+        unknown=["--container-image", "--container-mounts"], name="ngc_pt", needs_gpus=8,
+        notes=["sbatch reads an unquoted # as the start of a comment"]),
     "slurm/srun_after_env_assignment_and_cd.sbatch": dict(
         nodes=2, tasks=16, cpus=64, walltime=3600, name="hybrid", queue="compute"),
     "slurm/tacc_ibrun_skx_normal.sbatch": dict(
@@ -376,6 +382,24 @@ def test_tacc_ibrun_is_said(target: str):
                             "equivalent") for w in warnings)
     _, warnings = translated(HERE, "slurm/tacc_ibrun_skx_normal.sbatch", "slurm")
     assert not any("ibrun" in w for w in warnings)
+
+
+def test_an_unquoted_hash_inside_a_slurm_value_is_said():
+    """pyxis' `--container-image=nvcr.io#nvidia/pytorch:24.01-py3`: sbatch ends the line
+    at the unquoted `#` (inside a word too), so the image is `nvcr.io`; read the same way,
+    said nowhere. Now said with the word cut, and how to keep it."""
+    spec = parse_lines("slurm", "#SBATCH -n 1\n#SBATCH --container-image=nvcr.io#nvidia/pt:1")
+    assert [(d.option, d.value) for d in spec.unknown] == [("--container-image", "nvcr.io")]
+    assert spec.metadata["parse_notes"] == [
+        "line 3: `--container-image=nvcr.io#nvidia/pt:1`: sbatch reads an unquoted # as the "
+        "start of a comment, inside a word too, so the value ends before it (quote the "
+        "value, or write \\# to keep it)"]
+    _, warnings = translated(HERE, "slurm/pyxis_container_image_unescaped_hash.sbatch", "pbs")
+    assert any(w.startswith("line 7: `--container-image=nvcr.io#nvidia/pytorch:24.01-py3`: ")
+               for w in warnings)
+    # quoted, escaped, or a comment after a blank: nothing to say
+    for line in ('--comment="a#b"', "--comment=a\\#b", "-J x # the name"):
+        assert not parse_lines("slurm", f"#SBATCH {line}").metadata.get("parse_notes")
 
 
 # ------------------------------------------------------------ what held, kept holding

@@ -35,7 +35,8 @@ no other scheduler waited for any of its jobs; srun after variables set for it
 (`OMP_NUM_THREADS=4 srun`) or after another command (`cd post && srun`), and TACC's ibrun,
 reached schedulers without them unsaid; an unquoted `#` inside an #SBATCH value (pyxis'
 `--container-image=nvcr.io#nvidia/...`), which ends the line for sbatch, cut the value
-unsaid."""
+unsaid; an array of evenly stepped indexes (`1,3,5,7`) reached Grid Engine as its first
+index alone (`-t 1`), though `-t 1-7:2` is the same tasks."""
 
 from __future__ import annotations
 
@@ -197,6 +198,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/archer2_standard_qos_nomultithread.sbatch": dict(
         nodes=4, tasks=512, cpus=512, walltime=1200, unknown=["--hint"], name="cp2k_md",
         queue="standard", account="e123-abc", qos="standard"),
+    "slurm/array_even_index_list_to_range.sbatch": dict(
+        tasks=1, cpus=1, memory_mb=1500, walltime=2700, array="1,3,5,7,9,11%3",
+        name="odd_seeds", stdout="seeds_%A_%a.log", per_cpu=1500),
     "slurm/array_large_throttle_dev_null.sbatch": dict(
         tasks=1, cpus=1, memory_mb=2048, walltime=1800, array="0-999%50", name="sweep",
         stdout="/dev/null", stderr="err/%A_%a.err", needs_mem=2048),
@@ -402,6 +406,23 @@ def test_an_unquoted_hash_inside_a_slurm_value_is_said():
         assert not parse_lines("slurm", f"#SBATCH {line}").metadata.get("parse_notes")
 
 
+def test_an_evenly_stepped_index_list_reaches_grid_engine_whole():
+    """`--array=1,3,5,7,9,11%3` is `-t 1-11:2`: Grid Engine got `-t 1` (its first index),
+    one task of six, while PBS Pro got the whole range. Now the same range, and where a
+    list has none, its largest part with the indexes left out named."""
+    rel = "slurm/array_even_index_list_to_range.sbatch"
+    script, warnings = translated(HERE, rel, "sge")
+    assert directive_lines(script, "#$ -t") == ["#$ -t 1-11:2", "#$ -tc 3"]
+    assert not any("array" in w for w in warnings)
+    script, _ = translated(HERE, rel, "pbs")
+    assert "#PBS -J 1-11:2%3" in script.splitlines()
+    text = "#!/bin/bash\n#SBATCH -n 1\n#SBATCH --array=1,3,5-9\n./a\n"
+    script, warnings, _ = translate(text, "sge", "slurm")
+    assert directive_lines(script, "#$ -t") == ["#$ -t 5-9"]
+    assert "approximated: array 1,3,5-9 as 5-9 (qsub -t takes one n[-m[:s]] range; indexes " \
+           "1,3 left out)" in warnings
+
+
 # ------------------------------------------------------------ what held, kept holding
 
 @pytest.mark.parametrize("target", list(SCRIPT_DIALECTS))
@@ -465,8 +486,8 @@ def test_a_hetjob_second_partition_is_said_dropped_where_one_queue_is_kept():
 
 def test_a_torque_array_list_reaches_grid_engine_as_its_range_said():
     _, warnings = translated(HERE, "pbs/torque_t_list_with_singletons.pbs", "sge")
-    assert "approximated: array 1-5,7,9 as 1-5 (qsub -t takes one n[-m[:s]] range)" \
-        in warnings
+    assert "approximated: array 1-5,7,9 as 1-5 (qsub -t takes one n[-m[:s]] range; indexes " \
+           "7,9 left out)" in warnings
     script, _ = translated(HERE, "pbs/torque_t_list_with_singletons.pbs", "lsf")
     assert "#BSUB -J picks[1-5,7,9]" in script.splitlines()
 

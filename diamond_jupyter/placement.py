@@ -85,7 +85,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.node_lists import carried, named_hosts, requires_terms
+from .dialects.node_lists import HOST_TERM, carried, named_hosts, requires_terms
 from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
 from .dialects.scripts_common import sge_time
 from .dialects.slurm_script import parse_slurm_time
@@ -1242,7 +1242,7 @@ def _flux_hosts(spec: JobSpec, nodes: list[Node]) -> tuple[set[str], str] | None
     terms = [d.value or "" for d in spec.unknown
              if d.dialect == "flux" and d.option == "--requires"]
     words = [w for t in terms for w in t.replace("&", " ").split() if w.lower() != "and"]
-    if not any(re.match(r"(?:-|not\s*)?(?:host|rank):", w) for w in words):
+    if not any(HOST_TERM.match(w) for w in words):
         return None
     if any(w in ("|", "or") or "|" in w or "(" in w for t in terms for w in t.split()):
         raise BadInput(f"--requires {' '.join(terms)!r}: host and rank terms joined by `|` or "

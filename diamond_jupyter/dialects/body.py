@@ -93,12 +93,19 @@ _MPIRUN_FLUX = {"-n": "-n", "-np": "-n", "-c": "-n", "--np": "-n"}
 # where shell arithmetic reads bare variable names: $((..)) and ((..)) (one level of
 # parentheses inside), `let ...` and an array subscript ${NAME[..]}
 _ARITH = re.compile(r"\(\((?:[^()]|\([^()]*\))*\)\)|\blet\s[^;&|#]*|\$\{\w+\[[^\]]*\]")
-_LAUNCH = re.compile(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)(?P<cmd>srun|mpirun|mpiexec)"
-                     r"(?=\s|$)(?P<rest>.*)$")
+# what may come before a command's name: variables set for it alone (`OMP_NUM_THREADS=2
+# srun ...`), then exec, time or command
+_LEAD = (r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s;&|]*)\s+)*"
+         r"(?:(?:exec|time|command)\s+)*")
+_LAUNCH = re.compile(rf"^(?P<lead>{_LEAD})(?P<cmd>srun|mpirun|mpiexec)(?=\s|$)(?P<rest>.*)$")
+# srun after another command on its line (`cd run && srun ./a`, `x=$(srun hostname)`)
+_SRUN_LATER = re.compile(rf"(?:[;&|(]|\$\()(?:{_LEAD})srun(?=\s|$)")
 # IBM's launchers under LSF (CSM's jsrun; lrun, LLNL's wrapper of it): no other scheduler has them
-_LSF_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*(?P<cmd>jsrun|lrun)(?=\s|$)")
+_LSF_LAUNCH = re.compile(rf"^{_LEAD}(?P<cmd>jsrun|lrun)(?=\s|$)")
 # Cray's ALPS launcher (XE/XC systems under PBS or Torque): runs only where ALPS does
-_ALPS_LAUNCH = re.compile(r"^\s*(?:(?:exec|time|command)\s+)*aprun(?=\s|$)")
+_ALPS_LAUNCH = re.compile(rf"^{_LEAD}aprun(?=\s|$)")
+# TACC's MPI launcher (its Slurm clusters): found at no other center
+_TACC_LAUNCH = re.compile(rf"^{_LEAD}ibrun(?=\s|$)")
 _LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
                   "sge": "mpirun/mpiexec"}
 
@@ -296,8 +303,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
 
 def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | None]:
     m = _LAUNCH.match(line)
-    fm = re.match(r"^(?P<lead>\s*(?:(?:exec|time|command)\s+)*)flux\s+run(?=\s|$)(?P<rest>.*)$",
-                  line)
+    fm = re.match(rf"^(?P<lead>{_LEAD})flux\s+run(?=\s|$)(?P<rest>.*)$", line)
     if fm and target == "slurm":
         got = _flux_options(fm.group("rest"), _FLUX_SRUN)
         if got is not None:
@@ -313,8 +319,15 @@ def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | N
         return line, (f"kept: line {n}: aprun (Cray's ALPS launcher) has no {target} "
                       f"equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or the "
                       "site's launcher)")
+    if target != "slurm" and _TACC_LAUNCH.match(line):
+        return line, (f"kept: line {n}: ibrun (TACC's MPI launcher) has no {target} "
+                      f"equivalent (use {_LAUNCHER_HINT.get(target, 'mpirun')} or the "
+                      "site's launcher)")
+    if not m and target != "slurm" and _SRUN_LATER.search(line):
+        return line, (f"kept: line {n}: srun has no {target} equivalent (use "
+                      f"{_LAUNCHER_HINT.get(target, 'mpirun')}, or the site's launcher)")
     if not m:
-        sub = re.match(r"^\s*(?:(?:exec|time|command)\s+)*flux\s+([a-z][\w-]*)", line)
+        sub = re.match(rf"^{_LEAD}flux\s+([a-z][\w-]*)", line)
         if target != "flux" and sub:  # any flux command: only a flux instance runs it
             launches = sub.group(1) in ("run", "submit", "bulksubmit", "batch", "alloc")
             hint = (f"use {_LAUNCHER_HINT.get(target, 'mpirun')} or the site's launcher"

@@ -124,6 +124,12 @@ def _lsf_select(feature: str, warnings: list[str]) -> str:
 # the other usages of an LSF usage string whose memory was read (`rusage[mem=4GB, lic=1]`):
 # kept, each its own usage when written back
 _OTHER_USAGES = "-R rusage (other usages)"
+# the usages that reserve GPUs: LSF 10's ngpus_physical, and the GPU resources of LSF 9's
+# GPU support (elim-reported, one a GPU mode: exclusive process, exclusive thread, shared),
+# each read as GPUs per host; the mode of the older ones is LSF's alone (said)
+_GPU_USAGES = {"ngpus_physical": None, "ngpus_excl_p": "exclusive process",
+               "ngpus_excl_t": "exclusive thread", "ngpus_shared": "shared"}
+_GPU_USAGE = re.compile(r"(?:^|:)\s*(?:" + "|".join(_GPU_USAGES) + r")\s*=")
 
 
 def _merge_rusage(sections: list[str], usages: list[str] = ()) -> list[str]:
@@ -141,6 +147,15 @@ def _merge_rusage(sections: list[str], usages: list[str] = ()) -> list[str]:
     rest = [x for x in sections if not x.startswith("rusage[")]
     joined = ", ".join(([":".join(bodies)] if bodies else []) + apart)
     return rest[:first] + ["rusage[" + joined + "]"] + rest[first:]
+
+
+def _said_gpu_mode(spec: JobSpec, item: Item, usage: str, count: str) -> None:
+    """Say an LSF 9 GPU usage's mode (`ngpus_excl_p`: exclusive process ...), read as
+    plain GPUs: no other scheduler's GPU request carries it."""
+    if mode := _GPU_USAGES[usage]:
+        note(spec, f"line {item.lineno}: rusage[{usage}={count}] read as {count} GPU(s) per "
+                   f"host (LSF 9's GPU resource); their {mode} mode is LSF's alone: other "
+                   "schedulers get the GPUs in their default mode")
 
 
 def _quoted(text: str) -> str:
@@ -421,7 +436,12 @@ class LsfScript:
             any_of = "||" in v and "&&" not in v
             for term in re.split(r"\s*\|\|\s*" if any_of else r"\s*&&\s*", v.strip()):
                 # ID[*]: each element waits for the element of the same index (one to one);
-                # ID[N]: on element N alone (neutral: Slurm's ID_N)
+                # ID[N]: on element N alone (neutral: Slurm's ID_N). A bare ID is done(ID):
+                # bsub tests a job named without a condition for DONE
+                if re.fullmatch(r"\d+(?:\[(?:\*|\d+)\])?", term):
+                    note(spec, f"line {item.lineno}: -w {term} read as done({term}) (bsub's "
+                               "condition for a job named without one)")
+                    term = f"done({term})"
                 m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
                                  term)
                 if not m:
@@ -543,7 +563,7 @@ class LsfScript:
                 self._alternative_gpus(spec, item, body)  # read, the string kept whole
                 if "||" in body:
                     self._alternative_mem(spec, item, body)  # read, the string kept whole
-            elif kind == "rusage" and not (body := self._rusage_gpus(spec, body)):
+            elif kind == "rusage" and not (body := self._rusage_gpus(spec, item, body)):
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
@@ -650,11 +670,14 @@ class LsfScript:
         for usage in first.split(","):
             for part in usage.split(":"):
                 k, _, x = (p.strip() for p in part.partition("="))
-                if k in ("ngpus_physical", "gmodel") and x:
-                    got.setdefault(k, x)
-        n = got.get("ngpus_physical", "")
+                if (k in _GPU_USAGES or k == "gmodel") and x:
+                    got.setdefault("gpus" if k in _GPU_USAGES else k, x)
+                    if k in _GPU_USAGES:
+                        got.setdefault("usage", k)
+        n = got.get("gpus", "")
         if not n.isdigit():
             return
+        _said_gpu_mode(spec, item, got["usage"], n)
         r = spec.resources
         r.gpus_per_node, r.gpus_per_task = int(n), None
         r.gpu_type = got.get("gmodel") or r.gpu_type
@@ -710,20 +733,21 @@ class LsfScript:
             and not spec.resources.gpus_per_task
 
     @staticmethod
-    def _rusage_gpus(spec: JobSpec, body: str) -> str:
+    def _rusage_gpus(spec: JobSpec, item: Item, body: str) -> str:
         """`rusage[ngpus_physical=N:gmodel=X]` (LSF's GPU request inside a resource string,
         the form of compound and alternative requirements): N GPUs on each host (LSF
         reserves ngpus_physical per host unless a site sets it per task, as -gpu num= is
         per host) and their model; returns what the usage string asks besides. A string of
         several usages (`,` or `||`) is left whole."""
-        if "||" in body or "," in body or not re.search(r"(?:^|:)\s*ngpus_physical\s*=", body):
+        if "||" in body or "," in body or not _GPU_USAGE.search(body):
             return body
         r, rest = spec.resources, []
         for part in body.split(":"):
             k, _, x = (p.strip() for p in part.partition("="))
-            if k == "ngpus_physical" and x.isdigit():
+            if k in _GPU_USAGES and x.isdigit():
                 r.gpus_per_node, r.gpus_per_task = int(x), None
-                spec.metadata["lsf_gpu_rusage"] = True  # written back in this form
+                spec.metadata["lsf_gpu_rusage"] = k  # written back in this form
+                _said_gpu_mode(spec, item, k, x)
             elif k == "gmodel" and x:
                 r.gpu_type = x
             else:
@@ -1049,7 +1073,7 @@ class LsfScript:
                 warnings.append(f"dropped: CPU binding {r.cpu_bind} (no LSF affinity "
                                 "equivalent)")
         if self._gpus_in_rusage(spec):  # the script's own form (sites without -gpu)
-            usage = [f"ngpus_physical={r.gpus_per_node}"]
+            usage = [f"{spec.metadata['lsf_gpu_rusage']}={r.gpus_per_node}"]
             usage += [f"gmodel={r.gpu_type}"] if r.gpu_type else []
             sections.append(f"rusage[{':'.join(usage)}]")
         sections = _merge_rusage(sections + [d.value or "" for d in own if d.option.startswith(

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from ..model import Directive, JobSpec
 from .outputs_common import expand_hostlist
 
-_HOST_TERM = re.compile(r"(?:-|not\s*)?(?:host|rank):", re.IGNORECASE)
+# flux's `--requires` operators for hosts and ranks (flux-core's constraint parser):
+# `host`/`hosts` mean RFC 31's `hostlist`, `rank` its `ranks`, and the RFC 31 names
+# themselves are taken as they are; each is read here as `host` or `rank`
+FLUX_HOST_OPERATORS = {"host": "host", "hosts": "host", "hostlist": "host",
+                       "rank": "rank", "ranks": "rank"}
+HOST_TERM = re.compile(r"(?:-|not\s*)?(?:hosts?|hostlist|ranks?):", re.IGNORECASE)
 
 
 @dataclass
@@ -45,7 +50,7 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
     PBS `select`'s `host=`), those of `foreign_to`'s own dialect left out; None where they
     name none."""
     flux = [d for d in spec.unknown if d.dialect == "flux" != foreign_to
-            and d.option == "--requires" and _HOST_TERM.search(d.value or "")]
+            and d.option == "--requires" and HOST_TERM.search(d.value or "")]
     if flux:
         return _flux(flux)
     slurm, component = [], 0
@@ -108,7 +113,8 @@ def _component_nodelists(first: list[tuple[int, Directive]], later: list[str | N
 def requires_terms(text: str) -> Iterator[tuple[bool, str, str, str]]:
     """A Flux `--requires` constraint's terms (RFC 35), all of them to be met, as (negated,
     kind, value, the word as written): `-host:x` and `not host:x` are negated, `and`/`&`
-    only join. Terms joined by `or` or in parentheses are the caller's to refuse."""
+    only join; `hosts:`/`hostlist:` come as the kind `host`, `ranks:` as `rank`. Terms
+    joined by `or` or in parentheses are the caller's to refuse."""
     negate = False
     for w in text.replace("&", " ").split():
         low = w.lower()
@@ -120,7 +126,7 @@ def requires_terms(text: str) -> Iterator[tuple[bool, str, str, str]]:
         neg, body = (True, w[1:]) if w.startswith("-") else (negate, w)
         negate = False
         kind, _, value = body.partition(":")
-        yield neg, kind, value, w
+        yield neg, FLUX_HOST_OPERATORS.get(kind.lower(), kind), value, w
 
 
 def _flux(directives: list[Directive]) -> NamedHosts:

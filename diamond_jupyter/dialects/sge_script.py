@@ -28,6 +28,7 @@ from ..needs import kept_slurm_gpu_total
 from .base import Rendered
 from .begin_time import neutral, render_begin, sge_parts
 from .node_lists import render_named_hosts
+from .pbs_script import pro_array_range
 from .scripts_common import (
     Item,
     SubmitWait,
@@ -663,9 +664,11 @@ class SgeScript:
     def _array(expr: str, add, warnings: list[str]) -> None:
         body, _, limit = expr.partition("%")
         first = body.split(",")[0]
-        if "," in body:
-            warnings.append(f"approximated: array {expr} as {first} (qsub -t takes one "
-                            "n[-m[:s]] range)")
+        if "," in body and _ARRAY.match(first):  # one range: exact where the list steps
+            first, left_out = pro_array_range(body)  # evenly, else its largest part
+            if left_out:
+                warnings.append(f"approximated: array {expr} as {first} (qsub -t takes one "
+                                f"n[-m[:s]] range; indexes {left_out} left out)")
         m = _ARRAY.match(first)
         if not m:
             warnings.append(f"dropped: array {expr} (not an n[-m[:s]] range)")

@@ -203,17 +203,21 @@ def _gpu_count(item: Item, text: str) -> tuple[str | None, int]:
     return (kind or None), int(num)
 
 
-def sbatch_words(text: str, lineno: int = 0, raw: str = "") -> list[str]:
+def sbatch_words(text: str, lineno: int = 0, raw: str = "",
+                 cut: list[str] | None = None) -> list[str]:
     """The words of an #SBATCH line as sbatch reads them (src/sbatch/opt.c): a backslash
     takes the next character as it is, inside '...' and "..." too; the quotes group and are
-    removed; an unquoted, unescaped `#` ends the line, inside a word too. An unmatched
-    quote is bad input (sbatch refuses the script). A `<placeholder with spaces>` of a
-    template stays one word."""
+    removed; an unquoted, unescaped `#` ends the line, inside a word too (that word, as
+    written to the line's end, is appended to `cut`). An unmatched quote is bad input
+    (sbatch refuses the script). A `<placeholder with spaces>` of a template stays one
+    word."""
     words_: list[str] = []
     cur: list[str] = []
-    has, quote_ch, i = False, "", 0
+    has, quote_ch, i, start = False, "", 0, 0
     while i < len(text):
         ch = text[i]
+        if not has and not quote_ch and not ch.isspace():
+            start = i  # where the word begins
         if ch == "\\":
             i += 1
             if i < len(text):  # at the line's end it escapes nothing: no word of its own
@@ -231,6 +235,8 @@ def sbatch_words(text: str, lineno: int = 0, raw: str = "") -> list[str]:
                 words_.append("".join(cur))
                 cur, has = [], False
         elif ch == "#":
+            if has and cut is not None:
+                cut.append(text[start:].rstrip())
             break
         elif ch == "<" and (end := text.find(">", i)) > 0:
             cur.append(text[i:end + 1])
@@ -368,7 +374,13 @@ class SlurmScript:
         parts: list[list[Item]] = []  # the later components' options, separator first
         directives = read_alone(text, header.directives, spec, "sbatch", "#SBATCH")
         for lineno, raw, payload in directives:
-            for item in TABLE.parse(sbatch_words(payload, lineno, raw), lineno, raw):
+            cut: list[str] = []
+            words = sbatch_words(payload, lineno, raw, cut)
+            if cut:
+                note(spec, f"line {lineno}: `{cut[0]}`: sbatch reads an unquoted # as the "
+                           "start of a comment, inside a word too, so the value ends before "
+                           "it (quote the value, or write \\# to keep it)")
+            for item in TABLE.parse(words, lineno, raw):
                 if not item.known and item.option in _HET_SEPARATORS:
                     het_line = het_line or lineno
                     parts.append([item])

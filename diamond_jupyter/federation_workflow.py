@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .federation_needs import scan_off_loop
-from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot
+from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot, SubmitUnsure
 
 if TYPE_CHECKING:
     from .leases import Fence
@@ -181,8 +181,12 @@ class _Ops:
 
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
                      origin: dict[str, Any], fence: Fence | None = None) -> Job:
-        job = await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
-                                    fence=fence)
+        try:
+            job = await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
+                                        fence=fence)
+        except SubmitUnsure as lost:  # the site may have it: looked for in the background
+            self.fed.start_looking_for(lost)
+            raise
         if not origin.get("gate"):  # a step's end drives its workflow: learned soon
             self.fed.journal.await_end(job)
         return job

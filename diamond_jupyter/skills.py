@@ -27,7 +27,7 @@ from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
 from .federation_data import HIDDEN_LEFT
 from .federation_plan import HIDDEN_ENTRIES_LEFT_OUT, PlanChanged, flag_hidden
-from .model import BadInput, DiamondError, JobSpec, SiteSnapshot, field_problem
+from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot, SubmitUnsure, field_problem
 from .skills_models import (
     ActionOutput,
     Approval,
@@ -255,15 +255,22 @@ async def place_job(ctx: SkillContext, inp: PlaceInput) -> PlaceOutput:
                        explain=pl.explain())
 
 
+def summary(ctx: SkillContext, job: Job) -> JobSummary:
+    """`job` as a tool returns it, with where the search for it stands when its submit's
+    answer was lost (`lookout`)."""
+    return JobSummary.of(job, ctx.fed.lookout(job.id))
+
+
 async def status(ctx: SkillContext, inp: StatusInput) -> JobSummary:
-    return JobSummary.of(await ctx.fed.status(inp.job_id, refresh=inp.refresh))
+    return summary(ctx, await ctx.fed.status(inp.job_id, refresh=inp.refresh))
 
 
 async def wait_for(ctx: SkillContext, inp: WaitInput) -> WaitOutput:
     job = ctx.fed.job(inp.job_id)
     wake = ctx.wake if ctx.wake and ctx.wake.get("job_id") in (job.id, inp.job_id) else None
     if wake is not None and not job.state.terminal:
-        woke = {k: wake.get(k) for k in ("attention", "reason", "explanation") if wake.get(k)}
+        woke = {k: wake.get(k) for k in ("attention", "lookout", "reason", "explanation")
+                if wake.get(k)}
         if wake.get("attention") == "stuck" and wake.get("policy") in ("ask",
                                                                        "resubmit-elsewhere"):
             # the policy acts through the same approval as a submit ("ask": always asked)
@@ -273,13 +280,25 @@ async def wait_for(ctx: SkillContext, inp: WaitInput) -> WaitOutput:
             if isinstance(out, ResubmitOutput):
                 return WaitOutput(job=out.replaced, finished=True, woke=woke,
                                   resubmitted_as=out.job)
-            return WaitOutput(job=JobSummary.of(job), finished=False, woke=woke)
-        return WaitOutput(job=JobSummary.of(job), finished=False, woke=woke)
+            return WaitOutput(job=summary(ctx, job), finished=False, woke=woke)
+        return WaitOutput(job=summary(ctx, job), finished=False, woke=woke)
     if not job.state.terminal:
         if ctx.suspendable:
             raise Suspend(job.id, until=inp.until)
-        job = await ctx.fed.wait(job.id, timeout=inp.timeout_s) if inp.timeout_s != 0 else job
-    return WaitOutput(job=JobSummary.of(job), finished=job.state.terminal)
+        if inp.timeout_s != 0:
+            looking = job.native_id is None and (ctx.fed.lookout(job.id) or {}).get(
+                "state") == "looking"
+            job = await ctx.fed.wait(job.id, timeout=inp.timeout_s, until=(
+                _looked_for if looking else None))
+            if looking and not job.state.terminal:  # found: its id and site, followed now
+                return WaitOutput(job=summary(ctx, job), finished=False,
+                                  woke={"lookout": "found"})
+    return WaitOutput(job=summary(ctx, job), finished=job.state.terminal)
+
+
+def _looked_for(job: Job) -> bool:
+    """The search for the job of a submit whose answer was lost is over: found, or closed."""
+    return job.native_id is not None or job.state.terminal
 
 
 async def _resubmit_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:
@@ -418,14 +437,23 @@ async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
         return ActionOutput(job=JobSummary.of(job), message=(
             f"submitted {len(copies)} hedged copies ({', '.join(j.id for j in copies)}); "
             "the first to start runs the job, the others are cancelled" + _staging_said(spec)))
-    if ctx.approved is not None:  # the approved plan's token makes it run once
-        origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key else ctx.origin
-        job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)
-    elif ctx.call_key:
-        job = await ctx.fed.submit_once(spec, inp.site, key=ctx.call_key, origin=ctx.origin)
-    else:
-        job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin)
-    return ActionOutput(job=JobSummary.of(job), message=f"submitted {job.id}"
+    try:
+        if ctx.approved is not None:  # the approved plan's token makes it run once
+            origin = {**(ctx.origin or {}), "call": ctx.call_key} if ctx.call_key \
+                else ctx.origin
+            job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)
+        elif ctx.call_key:
+            job = await ctx.fed.submit_once(spec, inp.site, key=ctx.call_key,
+                                            origin=ctx.origin)
+        else:
+            job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin)
+    except SubmitUnsure as lost:  # the site may have the job: looked for in the background
+        job = ctx.fed.start_looking_for(lost)
+        return ActionOutput(job=summary(ctx, job), message=(
+            f"submit answer lost, job being looked for: {ctx.fed.lookout(job.id)['message']}"
+            f"; wait_for {job.id} (or status) gives the outcome: the job found (its id and "
+            "site), or never submitted (then a new submit is safe)"))
+    return ActionOutput(job=summary(ctx, job), message=f"submitted {job.id}"
                         + _staging_said(spec))
 
 
@@ -528,14 +556,18 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
     _s("place", "Rank every site for a job (estimated start, finish, cost); choice is the "
        "best site under the policy.", place_job),
     _s("submit", "Submit a job (script in any dialect, or spec) to a site or 'auto'. Costly: "
-       "subject to the approval policy. Returns the job id SITE:NUMBER.", submit, _submit_plan),
+       "subject to the approval policy. Returns the job id SITE:NUMBER; when the site's "
+       "answer was lost, the job as SITE:pending-TOKEN with `lookout` looking: the site may "
+       "have it, never submit it again; wait_for it.", submit, _submit_plan),
     _s("status", "A job's current state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, "
        "TIMEOUT).", status),
     _s("wait_for", "Wait until a job ends. In an agent task this suspends the task (no cost) "
        "and resumes it when the job reaches a terminal state, or earlier: when the job can "
        "never start where it is (then the task's on_stuck policy may resubmit it elsewhere; "
        "`woke` and `resubmitted_as` say so), and with until=start|attention when it starts "
-       "or nears its time limit.", wait_for),
+       "or nears its time limit. A job being looked for (its submit's answer lost: `lookout` "
+       "looking) wakes it once found (`woke.lookout` found: its id and site) or closed as "
+       "never submitted (then a new submit is safe).", wait_for),
     _s("cancel", "Cancel a job. Destructive: subject to the approval policy.", cancel,
        _cancel_plan),
     _s("resubmit_elsewhere", "Move a job that cannot start where it is (e.g. pending on "

@@ -61,6 +61,18 @@ class JobInput(_In):
         return self.model_dump(include={"arch", "software", "container", "gpu_type", "memory"})
 
 
+class Lookout(_Out):
+    """Where the search for the job of a submit whose answer was lost stands
+    (`Federation.lookout`): "looking" (do not submit it again), "found" (the job, its id and
+    site), "never-submitted" (nothing reached the queue: a new submit is safe)."""
+
+    state: Literal["looking", "found", "never-submitted"]
+    since: datetime = Field(description="when the search began")
+    settle_s: float = Field(description="how long the job is looked for before the submit "
+                            "is closed as never submitted (s)")
+    message: str = Field(description="what to tell the user")
+
+
 class JobSummary(_Out):
     id: str
     site: str
@@ -73,11 +85,15 @@ class JobSummary(_Out):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     workdir: str | None = None
+    # only for a job whose submit's answer was lost: where the search for it stands
+    lookout: Lookout | None = None
 
     @classmethod
-    def of(cls, job: Job) -> JobSummary:
+    def of(cls, job: Job, lookout: dict[str, Any] | None = None) -> JobSummary:
+        """`job`, with `lookout` (`Federation.lookout`) when its submit's answer was lost."""
         return cls.model_validate(job.model_dump(exclude={"spec", "placement", "origin",
-                                                          "token"}) | {"state": job.state.value})
+                                                          "token"})
+                                  | {"state": job.state.value, "lookout": lookout})
 
 
 # -- discovery ---------------------------------------------------------------------------------

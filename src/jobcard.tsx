@@ -18,7 +18,7 @@ import { IJobActions } from './components/Jobs';
 import { fmtHms, fmtPredictedStart, parseTime, stateClass } from './format';
 import { attentionNow, attentionText } from './jobstate';
 import { DiamondModel } from './model';
-import { IFetchResult, IJob, TERMINAL_STATES } from './types';
+import { IFetchResult, IJob, ILookout, TERMINAL_STATES } from './types';
 
 export const JOB_MIME = 'application/vnd.diamond.job+json';
 const TAIL_LINES = 20;
@@ -37,13 +37,6 @@ export interface ICardData {
   rendered_at?: string;
 }
 
-/** The server's search for the job of a submit whose answer was lost (Federation.lookout). */
-export interface ILookout {
-  state: 'looking' | 'found' | 'never-submitted';
-  message: string;
-  since?: string;
-  settle_s?: number;
-}
 
 /** The lookout to show: while the job, still under its provisional id, is open ("looking"),
  * or once it is closed so ("never-submitted"); none once the job was found (it shows as

@@ -12,7 +12,8 @@ const JOB_FIELDS: (keyof IJob)[] = [
   'reason',
   'placement',
   'origin',
-  'predicted_start'
+  'predicted_start',
+  'lookout'
 ];
 
 /** The job after one job-state payload (pure; `old` is not modified). */

@@ -68,6 +68,16 @@ export interface IJob {
   attention?: IAttention | null;
   /** The start its placement predicted (the server's job JSON); null for an explicit site. */
   predicted_start?: IPredictedStart | null;
+  /** A submit whose answer was lost: where the server's search for its job stands. */
+  lookout?: ILookout | null;
+}
+
+/** The server's search for the job of a submit whose answer was lost (Federation.lookout). */
+export interface ILookout {
+  state: 'looking' | 'found' | 'never-submitted';
+  message: string;
+  since?: string;
+  settle_s?: number;
 }
 
 /** When a queued job should start: `at` the estimate, `bound` the 90% bound; `source`

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..aio import within
 from ..attention import make as attention_event
 from ..attention import never_reason
+from ..federation_lookout import LOOKOUT_EVENT
 from ..leases import Fence, LeaseLost, fence_of
 from ..model import BadInput, DiamondError, Event, JobState
 from ..store import TaskRecord
@@ -39,6 +40,16 @@ PREVIEW = 2000  # characters of a tool result kept in a step / event
 def preview(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= PREVIEW else text[:PREVIEW] + f"… ({len(text)} chars)"
+
+
+def found_cause(job_id: str, previous_id: str, site: str | None,
+                seq: int | None = None) -> dict[str, Any]:
+    """Why a task asleep on `previous_id`, the provisional id of a submit whose answer was
+    lost, woke: its job was found in `site`'s queue as `job_id`."""
+    return {"cause": "job found", "lookout": "found", "job_id": job_id,
+            "previous_id": previous_id, "site": site, "event_seq": seq,
+            "text": f"the job of {previous_id}, whose submit answer was lost, was found in "
+                    f"{site}'s queue as {job_id}"}
 
 
 def pending_plan(rec: TaskRecord) -> Any:
@@ -178,6 +189,9 @@ class TaskBook:
         if ev.kind == "job.attention" and ev.job_id:
             self._on_attention(ev)
             return
+        if ev.kind == "job.submitted" and ev.job_id and ev.data.get("previous_id"):
+            self._on_found(ev)
+            return
         if ev.kind != "job.state" or not ev.job_id:
             return
         try:
@@ -189,6 +203,19 @@ class TaskBook:
             asyncio.ensure_future(self._resume(task.id, {
                 "cause": "job ended", "job_id": ev.job_id, "state": ev.data.get("state"),
                 "event_seq": ev.seq}))
+
+    def _on_found(self, ev: Event) -> None:
+        """The job of a submit whose answer was lost was found in its site's queue: the tasks
+        asleep on it (their wait moved to the job's id as the store bound it) wake, their
+        wait_for saying so (`woke.lookout` "found": its id and site)."""
+        waiting = self.store.tasks_waiting(on=ev.job_id)
+        if not waiting or not self.store.events_since(0, kinds=[LOOKOUT_EVENT],
+                                                      job_id=ev.job_id, limit=1):
+            return
+        for task in waiting:
+            cause = found_cause(ev.job_id, ev.data["previous_id"], ev.site, ev.seq)
+            self.store.update_task(task.id, data={"wake": cause})
+            asyncio.ensure_future(self._resume(task.id, cause))
 
     def _on_attention(self, ev: Event) -> None:
         kind = ev.data.get("attention")

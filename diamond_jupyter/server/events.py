@@ -67,6 +67,11 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         elif ev.kind == "job.updated" and "predicted_start" in ev.data and job is not None:
             # an explicit site's prediction, made just after the submit
             payload.update(placement=job.placement, predicted_start=ev.data["predicted_start"])
+        # a submit whose answer was lost: where the search for its job stands now
+        if (job is not None and (ev.kind == LOOKOUT_EVENT or job.native_id is None or (
+                ev.kind == "job.submitted" and ev.data.get("previous_id")))
+                and (lookout := fed.lookout(job.id)) is not None):
+            payload["lookout"] = lookout
         return JOB_STATE, payload
     if ev.kind == "job.attention" and ev.job_id:
         return JOB_ATTENTION, attention_payload(ev)

@@ -30,6 +30,13 @@ OPENAPI = Path(__file__).parent / "openapi.yaml"
 _EVENT_KIND = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?:\.\*)?")
 
 
+def with_lookout(fed: Any, job: Any) -> dict[str, Any]:
+    """The job's JSON; an unbound one (its submit's answer lost, then closed or still looked
+    for) with where the search for it stands (`lookout`)."""
+    lookout = fed.lookout(job.id) if job.native_id is None else None
+    return job_json(job) | ({"lookout": lookout} if lookout else {})
+
+
 class _Rows(DiamondHandler):
     """Shared: SiteRows from (fresh or cached) snapshots, emitted as site-snapshot events."""
 
@@ -89,7 +96,7 @@ class StateHandler(_Rows):
                   if (e.seq or 0) <= last]
         self.reply({
             "sites": rows,
-            "jobs": [job_json(j) for j in fed.jobs(limit=limit)],
+            "jobs": [with_lookout(fed, j) for j in fed.jobs(limit=limit)],
             "jobs_total": fed.count_jobs(),
             "job_counts": {s.value: fed.count_jobs(states=[s]) for s in JobState},
             "tasks": fed.tasks(),
@@ -168,7 +175,7 @@ class JobsHandler(DiamondHandler):
         limit, offset = self.page_args()
         jobs = fed.jobs(site=site, states=states, name_like=name, limit=limit, offset=offset)
         total = fed.count_jobs(site=site, states=states, name_like=name)
-        self.reply({"jobs": [job_json(j) for j in jobs], "total": total,
+        self.reply({"jobs": [with_lookout(fed, j) for j in jobs], "total": total,
                     "limit": limit, "offset": offset})
 
     @authenticated

@@ -57,6 +57,7 @@ from ..model import (
     JobSpec,
     JobState,
     Resources,
+    SubmitUnsure,
     utcnow,
 )
 from ..placement_fit import aware
@@ -323,6 +324,11 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
                         reason=reason, awaiting_approval=[
                             st.name for st in rec.steps if st.phase == "unapproved"
                             and rec.state not in WORKFLOW_DONE])
+
+
+# a step's reason while the job of its submit, whose answer was lost, is looked for
+LOOKING = ("looking for its job in the site's queue by its token (not submitted again "
+           "unless it is closed as never submitted)")
 
 
 class _NoGate(Exception):
@@ -720,11 +726,21 @@ class WorkflowEngine:
             job = self._job(st) or job
         if job is None:
             return
+        looked_for = {"reason": "", "data": {"looked_for": None}} \
+            if st.data.get("looked_for") else {}
         if job.native_id:
             self._step(rec.id, name, phase=st.data.get("planned", "queued"),
-                       job_id=job.id)
+                       job_id=job.id, **looked_for)
         elif job.state.terminal:  # recovery found it was never submitted
-            self._step(rec.id, name, phase="waiting", token="", reason="")
+            self._step(rec.id, name, phase="waiting", token="", reason="", **(
+                {"data": {"looked_for": None}} if looked_for else {}))
+
+    def _looked_for(self, wid: str, site: str, token: str) -> None:
+        """The job of a submit whose answer was lost is looked for by its token (the
+        federation's lookout): its being found or closed as never submitted, an event of its
+        provisional id, advances workflow `wid`; until then the step is not submitted again
+        (`_resubmit_lost` leaves a token in flight alone)."""
+        self._jobs[f"{site}:pending-{token}"] = wid
 
     async def _recover_unsure(self, wid: str, job: Job) -> bool:
         """Look the lost submit of `job` up by its token; True (and the workflow looked at
@@ -824,6 +840,11 @@ class WorkflowEngine:
         except BadInput as e:
             self._step(rec.id, name, phase="failed", reason=str(e))
             await self._stop(rec, "FAILED", f"step {name!r} was refused: {e}", name)
+            return
+        except SubmitUnsure as lost:  # the site may have it: looked for, never sent again
+            self._looked_for(rec.id, site, token)
+            self._step(rec.id, name, reason=f"{lost.lost}: {LOOKING}",
+                       data={"looked_for": True})
             return
         except DiamondError as e:  # the site was lost mid-submit: recovery finds the job
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
@@ -940,6 +961,8 @@ class WorkflowEngine:
             raise _NoGate from None
         except DiamondError as e:
             log.info("workflow %s step %s: gate submit unsure: %s", rec.id, name, e)
+            if isinstance(e, SubmitUnsure):  # looked for: its outcome advances the workflow
+                self._looked_for(rec.id, site, token)
             return None
         self._jobs[gate.id] = rec.id
         return gate

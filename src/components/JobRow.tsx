@@ -41,7 +41,15 @@ function SmallButton(props: {
   );
 }
 
-/** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`. */
+/** What a row's badge says in its state's place while a lost submit's job is looked for
+ * (its state stays UNKNOWN) or once it is closed as never submitted (FAILED). */
+const LOOKOUT_BADGES: Record<string, string> = {
+  looking: 'LOOKING',
+  'never-submitted': 'NEVER SUBMITTED'
+};
+
+/** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`, and
+ * `[data-diamond-lookout=looking|found|never-submitted]` for a submit whose answer was lost. */
 export function JobRow(props: {
   job: IJob;
   actions: IJobActions;
@@ -66,6 +74,8 @@ export function JobRow(props: {
   const predicted =
     !done && !job.started_at ? fmtPredictedStart(job.predicted_start, Date.now()) : null;
   const attention = attentionNow(job);
+  const lookout = job.lookout ?? null;
+  const badge = lookout ? LOOKOUT_BADGES[lookout.state] ?? job.state : job.state;
   return (
     <li
       ref={ref}
@@ -73,10 +83,11 @@ export function JobRow(props: {
       className={`jp-diamond-job ${stateClass(job.state)}${focused ? ' jp-mod-focused' : ''}`}
       data-diamond-job={job.id}
       data-diamond-state={job.state}
-      aria-label={`${label}, ${job.state} on ${job.site}`}
+      data-diamond-lookout={lookout?.state}
+      aria-label={`${label}, ${badge} on ${job.site}`}
     >
       <div className="jp-diamond-job-main">
-        <span className="jp-diamond-badge">{job.state}</span>
+        <span className="jp-diamond-badge">{badge}</span>
         <span className="jp-diamond-job-name" title={job.id}>
           {label}
         </span>
@@ -104,6 +115,14 @@ export function JobRow(props: {
           </span>
         )}
       </div>
+      {lookout && (
+        <div
+          className={lookout.state === 'never-submitted' ? 'jp-diamond-error-text' : 'jp-diamond-muted'}
+          data-diamond-lookout-message=""
+        >
+          {lookout.message}
+        </div>
+      )}
       {attention && (
         <div className="jp-diamond-attention" data-diamond-attention={attention.attention}>
           {attentionText(attention)}

@@ -1,0 +1,123 @@
+"""A workflow step whose submit's answer was lost (sbatch's "Socket timed out on send/recv
+operation": the controller may have queued it): the runner looks for its job by its token
+in the background (the federation's lookout, a job.submit-unsure event) and decides only
+then: the job found becomes the step's job; a job closed as never submitted, once the settle
+time has passed, is submitted anew. The step is never submitted twice meanwhile, however
+often the workflow is looked at. One local Slurm site whose `sbatch` and `squeue` are fakes
+(tests/local_slurm.py, tests/one_site_engine.py); no test bed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from local_slurm import LocalSlurmQueue
+from one_site_engine import one_site_federation
+
+from diamond_jupyter.model import Event
+
+TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
+             "operation")
+WORKFLOW = ("name: lost\nsteps:\n"
+            "  - {name: prep, site: alpha, script: \"#!/bin/bash\\ntrue\\n\"}\n")
+WAIT_S = 60  # a guard: each change below comes within a few seconds
+
+
+@pytest.fixture
+def queue(tmp_path) -> LocalSlurmQueue:
+    return LocalSlurmQueue(tmp_path)
+
+
+@pytest.fixture
+def settle_s() -> float:
+    return 60.0
+
+
+@pytest.fixture
+async def fed(tmp_path, queue, settle_s, data_dir):
+    f = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600,
+                            unsure_submit_settle_s=settle_s)
+    await f.start(recover=False)
+    yield f
+    await f.close()
+
+
+def _events_of(fed: Any) -> Any:
+    """A wait for the first event `fed` publishes from now on that matches."""
+    seen: list[Event] = []
+    changed = asyncio.Event()
+
+    def on(ev: Event) -> None:
+        seen.append(ev)
+        changed.set()
+    fed.journal.subscribe(on)
+
+    async def wait(pred: Any) -> Event:
+        async def first() -> Event:
+            while True:
+                changed.clear()
+                if found := next((ev for ev in seen if pred(ev)), None):
+                    return found
+                await changed.wait()
+        try:
+            return await asyncio.wait_for(first(), WAIT_S)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"no such event within {WAIT_S}s; saw "
+                                 f"{[(e.kind, e.job_id, e.data) for e in seen]}") from None
+    return wait
+
+
+def _step_moved(wid: str, job_id: str) -> Any:
+    """The workflow's step event that records `job_id` as its job."""
+    return lambda ev: (ev.kind == "workflow.step" and ev.data.get("workflow_id") == wid
+                       and ev.job_id == job_id)
+
+
+async def _looked_for(fed: Any, wait: Any, calls: Any) -> tuple[str, Any]:
+    """Run the workflow; its step's submit answer is lost: the step's job is the open
+    intent, UNKNOWN, looked for (a job.submit-unsure event), its reason saying so."""
+    view = await fed.run_workflow(WORKFLOW, origin={"face": "test"})
+    [step] = view.steps
+    assert step.job is not None and step.job.startswith("alpha:pending-"), step
+    assert step.state.value == "UNKNOWN"
+    assert step.reason.startswith("alpha: the scheduler's answer to the submit was lost")
+    assert step.reason.endswith("looking for its job in the site's queue by its token (not "
+                                "submitted again unless it is closed as never submitted)")
+    said = await wait(lambda ev: ev.kind == "job.submit-unsure" and ev.job_id == step.job)
+    assert said.data["state"] == "UNKNOWN"
+    await fed.workflow_engine.advance(view.id)  # looked at again meanwhile: not resubmitted
+    assert len(calls.read_text().splitlines()) == 1
+    return view.id, fed.job(step.job)
+
+
+async def test_a_step_whose_answer_was_lost_becomes_the_job_found(fed, queue):
+    calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
+    wait = _events_of(fed)
+    wid, intent = await _looked_for(fed, wait, calls)
+
+    queue.add("4290", intent.token or "", "prep")  # the controller queued it after all
+    await wait(_step_moved(wid, "alpha:4290"))
+    [step] = fed.workflow(wid).steps
+    assert (step.job, step.site, step.state.value) == ("alpha:4290", "alpha", "PENDING")
+    assert step.reason is None  # no longer looked for
+    assert len(calls.read_text().splitlines()) == 1  # sent once
+
+
+@pytest.mark.parametrize("settle_s", [1.0])
+async def test_a_step_never_submitted_is_submitted_anew_once_closed(fed, queue, settle_s):
+    calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
+    wait = _events_of(fed)
+    wid, intent = await _looked_for(fed, wait, calls)
+    sbatch = queue.bin_dir / "sbatch"  # from now on the controller answers
+    sbatch.write_text(f'#!/bin/sh\necho "sbatch $*" >> {calls}\necho 4291\n')
+
+    closed = await wait(lambda ev: ev.kind == "job.state" and ev.job_id == intent.id)
+    assert closed.data["state"] == "FAILED"
+    await wait(_step_moved(wid, "alpha:4291"))
+    [step] = fed.workflow(wid).steps
+    assert (step.job, step.state.value) == ("alpha:4291", "PENDING")
+    assert step.reason is None
+    assert fed.job(intent.id).state.value == "FAILED"  # the closed intent, kept
+    assert len(calls.read_text().splitlines()) == 2  # the lost one, then the new one

@@ -17,12 +17,14 @@ MinJobAge (accounting, `/slurmdb/`, needs slurmdbd).
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 import time
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from .config import SiteConfig
 from .dialects import slurm_rest
@@ -148,6 +150,7 @@ class RestSite(Site):
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions"),
                           **await self._reservations(), **await self._qos()}
+            self._caps.update(await self._associations())
             # a reply of errors (slurmctld not answering) is asked again next time, not
             # kept for the capabilities' lifetime (slurmdb's QOS: a site without slurmdbd
             # always answers errors, kept as not known)
@@ -174,8 +177,7 @@ class RestSite(Site):
         if self._no_slurmdb:
             return {}
         try:
-            self.scheduler_commands += 1
-            status, text = await self.rest.request("GET", "qos", api="slurmdb")
+            status, text = await self._slurmdb("qos")
         except (SiteError, CommandTimeout, OutputTooLarge) as e:
             return {slurm_rest.QOS_UNREAD: str(e)}
         if status == 404 and not slurm_rest.carries_errors(text):
@@ -187,6 +189,51 @@ class RestSite(Site):
             return {slurm_rest.QOS_UNREAD: f"GET /slurmdb/{self.api_version}/qos answered "
                                            f"HTTP {status}"}
         return {"qos": text}
+
+    async def _slurmdb(self, path: str) -> tuple[int, str]:
+        self.scheduler_commands += 1
+        return await self.rest.request("GET", path, api="slurmdb")
+
+    async def _associations(self) -> dict[str, str]:
+        """The user's associations and those of the accounts above theirs, up to 8 levels
+        (as the CLI's `sacctmgr show assoc` probe): `GET associations?user=U`, then
+        `?account=A` for each account met. Asked where the transport names its user and
+        slurmdb answers; a failure leaves them not known (their default QOS and limits not
+        checked), said."""
+        if self._no_slurmdb or slurm_rest.QOS_UNREAD in self._caps or not self.rest.user \
+                or slurm_rest.carries_errors(self._caps.get("qos", "")):
+            return {}  # (slurmdb not there, or not answering: said of the QOS)
+        try:
+            status, text = await self._slurmdb(
+                f"associations?user={quote(self.rest.user, safe='')}")
+            if status >= 400 and not slurm_rest.carries_errors(text):
+                return {slurm_rest.ASSOCIATIONS_UNREAD: f"GET /slurmdb/{self.api_version}/"
+                                                        f"associations answered HTTP {status}"}
+            replies = [text]
+            try:
+                level = {a.account for a in slurm_rest.parse_associations(text)
+                         if a.level == "user" and a.account}
+            except SiteError:
+                level = set()  # (said when the snapshot reads it)
+            seen: set[str] = set()
+            for _ in range(8):
+                up: set[str] = set()
+                for account in sorted(level - seen)[:32]:
+                    seen.add(account)
+                    _status, text = await self._slurmdb(
+                        f"associations?account={quote(account, safe='')}")
+                    replies.append(text)
+                    try:
+                        up |= {a.parent for a in slurm_rest.parse_associations(text)
+                               if a.level == "account" and a.account == account and a.parent}
+                    except SiteError:
+                        continue
+                level = up
+                if not level - seen:
+                    break
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.ASSOCIATIONS_UNREAD: str(e)}
+        return {slurm_rest.ASSOCIATIONS: json.dumps(replies)}
 
     # -- jobs -----------------------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:

@@ -1,5 +1,8 @@
 """A slurmrestd site reads what the CLI reads: the QOS limits (slurmdb's `GET qos`, as
-`sacctmgr show qos`), each queued job's QOS, account and held memory, and a running job's
+`sacctmgr show qos`), the user's associations and the accounts above them (`GET
+associations?user=U`, then `?account=A` up the tree, as the CLI's `sacctmgr show assoc`
+probe: the default QOS a job naming none runs under, the QOS it may use, the accounts'
+limits), each queued job's QOS, account and held memory, and a running job's
 time used (squeue's %M, from `start_time`, `suspend_time` and `pre_sus_time`), so placement
 makes the same decisions and refusals over either door. Before, a slurmrestd snapshot had no
 QOS (none of their limits checked) and no time used (a job resumed after a suspension was
@@ -14,6 +17,7 @@ read from it, none is checked."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,12 @@ from test_placement_cases13 import selene
 from test_placement_cases18_followups import SUSPEND, _used
 
 from diamond_jupyter.dialects import slurm_rest
-from diamond_jupyter.dialects.slurm_commands import QOS_FIELDS, parse_qos
+from diamond_jupyter.dialects.slurm_commands import (
+    ASSOC_FIELDS,
+    QOS_FIELDS,
+    parse_assoc,
+    parse_qos,
+)
 from diamond_jupyter.model import SiteError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
@@ -176,24 +185,104 @@ _PARTS = json.dumps({"partitions": [{"name": "batch", "nodes": {"configured": "n
                                      "partition": {"state": ["UP"]}}]})
 
 
-async def test_a_rest_site_asks_slurmdb_for_the_qos_with_its_capabilities(tmp_path):
-    replies = {"jobs": _reply("jobs_resumed_v0.0.41.json"), "nodes": _NODES,
-               "partitions": _PARTS, "reservations": '{"reservations": []}',
-               "qos": _reply("qos_v0.0.41.json")}
+def _slurmdb_replies(version: str) -> dict[str, str]:
+    """slurmdb's QOS and alice's associations (account proj under root)."""
+    return {"qos": _reply(f"qos_{version}.json"),
+            **{f"associations?{who}": _reply(f"associations_{name}_{version}.json")
+               for who, name in (("user=alice", "alice"), ("account=proj", "proj"),
+                                 ("account=root", "root"))}}
+
+
+def _cli_assoc(version: str) -> str:
+    """What the CLI's `sacctmgr show assoc` probe prints of the same associations
+    (MaxJobs is not in v0.0.38's replies)."""
+    line = dict.fromkeys(ASSOC_FIELDS.split(","), "")
+    return "user|alice\n" + "".join("|".join({**line, **f}.values()) + "\n" for f in (
+        {"User": "alice", "Account": "proj", "DefaultQOS": "normal",
+         "QOS": "capped,gpuq,normal,short,wide", "MaxTRES": "gres/gpu=8",
+         "MaxJobs": "" if version == "v0.0.38" else "4"},
+        {"Account": "proj", "ParentName": "root", "GrpTRES": "cpu=512", "GrpJobs": "20",
+         "GrpSubmitJobs": "50"},
+        {"Account": "root", "QOS": "normal"}))
+
+
+async def _rest_snapshot(tmp_path, version: str, queue: str = '{"jobs": []}'):
+    replies = {"jobs": queue, "nodes": _NODES, "partitions": _PARTS,
+               "reservations": '{"reservations": []}', **_slurmdb_replies(version)}
     async with StandInSlurmrestd(replies) as rest:
-        site = rest.site(tmp_path, api_version="v0.0.41")
+        site = rest.site(tmp_path, api_version=version, user="alice")
         try:
             snap = await site.snapshot(max_age_s=0)
-            assert snap.reachable and not snap.warnings, snap.warnings
-            assert snap.qos == parse_qos(_cli_qos("v0.0.41"))
-            assert [(j.native_id, j.time_used_s, j.qos) for j in snap.jobs] == [
-                ("71", 7200, "normal")]
-            assert "/slurmdb/v0.0.41/qos" in rest.paths
             await site.snapshot(max_age_s=0)  # the capabilities are fresh: the queue alone
-            assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
-                                  "jobs"]
+            return snap, rest.asked
         finally:
             await site.close()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_rest_site_asks_slurmdb_for_the_qos_and_associations_with_its_capabilities(
+        tmp_path, version):
+    snap, asked = await _rest_snapshot(tmp_path, version,
+                                       _reply(f"jobs_resumed_{version}.json"))
+    assert snap.reachable and not snap.warnings, snap.warnings
+    assert snap.qos == parse_qos(_cli_qos(version))
+    assert snap.user == "alice"
+    assert snap.associations == parse_assoc(_cli_assoc(version))[1]
+    assert [(j.native_id, j.qos, j.account) for j in snap.jobs] == [("71", "normal", "proj")]
+    # v0.0.41: at slurmctld's last_update; v0.0.38: at this machine's clock when read
+    # (the reply's job resumed at NOW - 1 h after 1 h run)
+    used = 7200 if version != "v0.0.38" else time.time() - NOW.timestamp() + 7200
+    assert abs(snap.jobs[0].time_used_s - used) < 30
+    assert asked == ["jobs", "nodes", "partitions", "reservations", "qos",
+                     "associations?user=alice", "associations?account=proj",
+                     "associations?account=root", "jobs"]
+
+
+# a job naming no QOS runs under alice's default, normal (MinTRES cpu=16); one naming an
+# account she has no association with is refused by sbatch; one above proj's GrpTRES never
+# runs
+ASSOC_SCRIPTS = [
+    ("#SBATCH -p batch -n 4 -t 1:00:00", "the job's QOS normal takes only jobs of at least "
+     "16 (MinTRESPerJob cpu=16)"),
+    ("#SBATCH -p batch -n 16 -A other -t 1:00:00", "you have no association with account "
+     "'other'"),
+]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("script, said", ASSOC_SCRIPTS)
+async def test_the_rest_sites_associations_refuse_what_the_cli_sites_refuse(
+        tmp_path, version, script, said):
+    rest, _ = await _rest_snapshot(tmp_path, version)
+    cfg, cli = selene()
+    cli = cli.model_copy(update={"qos": parse_qos(_cli_qos(version)),
+                                 "associations": parse_assoc(_cli_assoc(version))[1]})
+    over_rest = cli.model_copy(update={"qos": rest.qos, "associations": rest.associations})
+    v_rest = run(script, (cfg, over_rest)).verdict("selene")
+    v_cli = run(script, (cfg, cli)).verdict("selene")
+    assert v_rest.verdict == v_cli.verdict != "READY"
+    assert v_rest.reasons == v_cli.reasons
+    assert any(said in r for r in v_rest.reasons), v_rest.reasons
+
+
+def test_associations_that_are_not_read_are_not_known():
+    # the user's own reply of errors: not known (no default QOS, no refusal by account)
+    out = {slurm_rest.ASSOCIATIONS: json.dumps([_reply("qos_no_slurmdbd.json")])}
+    snap = slurm_rest.parse_snapshot("selene", out)
+    assert snap.associations is None
+    assert any("associations not read" in w and "Unable to connect to database" in w
+               for w in snap.warnings), snap.warnings
+    # an account's reply of errors: the user's associations stand, that account's limits
+    # are left out, said
+    out = {slurm_rest.ASSOCIATIONS: json.dumps([
+        _reply("associations_alice_v0.0.38.json"), _reply("qos_no_slurmdbd.json")])}
+    snap = slurm_rest.parse_snapshot("selene", out)
+    assert [(a.level, a.account) for a in snap.associations] == [("user", "proj")]
+    assert any("an account's association not read" in w for w in snap.warnings)
+    # a user with no association in the reply: not known (not "no association at all")
+    empty = json.dumps({"associations": [], "errors": []})
+    assert slurm_rest.parse_snapshot(
+        "s", {slurm_rest.ASSOCIATIONS: json.dumps([empty])}).associations is None
 
 
 async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_path):
@@ -211,6 +300,7 @@ async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_pat
             assert second.reachable and second.qos is None
             assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
                                   "jobs", "nodes", "partitions", "reservations"]
+            assert first.associations is None
         finally:
             await site.close()
 
@@ -218,9 +308,10 @@ async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_pat
 async def test_a_rest_site_whose_slurmdbd_is_down_says_the_qos_were_not_read(tmp_path):
     replies = {"jobs": ['{"jobs": []}'] * 2, "nodes": [_NODES] * 2,
                "partitions": [_PARTS] * 2, "reservations": ['{"reservations": []}'] * 2,
+               **_slurmdb_replies("v0.0.38"),
                "qos": [_reply("qos_no_slurmdbd.json"), _reply("qos_v0.0.38.json")]}
     async with StandInSlurmrestd(replies) as rest:
-        site = rest.site(tmp_path, api_version="v0.0.38")
+        site = rest.site(tmp_path, api_version="v0.0.38", user="alice")
         try:
             first = await site.snapshot(max_age_s=0)
             # the site stands (nodes and partitions kept for their lifetime), the QOS not
@@ -231,5 +322,8 @@ async def test_a_rest_site_whose_slurmdbd_is_down_says_the_qos_were_not_read(tmp
             site._caps_at = -1e9
             second = await site.snapshot(max_age_s=0)  # slurmdbd back: read
             assert second.qos == parse_qos(_cli_qos("v0.0.38")) and not second.warnings
+            assert second.associations == parse_assoc(_cli_assoc("v0.0.38"))[1]
+            # the associations were not asked of a slurmdbd that did not answer
+            assert rest.asked.count("associations?user=alice") == 1
         finally:
             await site.close()

@@ -29,6 +29,7 @@ import re
 from typing import Any
 
 from ..model import (
+    Association,
     BadInput,
     JobSpec,
     JobStatus,
@@ -569,6 +570,78 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     return out
 
 
+ASSOCIATIONS = "associations"  # in the outputs: a JSON list of slurmdb association replies
+ASSOCIATIONS_UNREAD = "associations_unread"  # in the outputs: why they were not read
+
+
+def parse_associations(text: str) -> list[Association]:
+    """One `GET /slurmdb/VERSION/associations?...` reply (as `sacctmgr show assoc`): a
+    user's associations (level "user") and the accounts' own (no user: level "account").
+    Paths as the dbv0.0.38 plugin and the data parser name them alike: `default.qos`,
+    `qos` (a list), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
+    `max.jobs.per.submitted`, GrpTRES at `max.tres.total`, MaxTRES at `max.tres.per.job`,
+    MaxJobs at `max.jobs.active` (not in v0.0.38: not known there). MaxSubmitJobs is not
+    read (not known). SiteError for a reply of errors or without an `associations` list."""
+    data = _load("associations", text)
+    _refuse_errors("associations", data)
+    if not isinstance(data.get("associations"), list):
+        raise SiteError("slurmrestd: associations: the reply has no 'associations' list")
+    out: list[Association] = []
+    for a in data["associations"]:
+        if not isinstance(a, dict) or not (account := clean(a.get("account"))):
+            continue
+        qos = a.get("qos", a.get("QOS"))
+        names = [str(q) for q in qos if isinstance(q, str) and q] if isinstance(
+            qos, list) else []
+        most = a.get("max") if isinstance(a.get("max"), dict) else {}
+        user_level = bool(clean(a.get("user")))
+        out.append(Association(
+            account=account, partition=clean(a.get("partition")),
+            default_qos=clean(_at(a, "default", "qos")), qos=names or None,
+            level="user" if user_level else "account",
+            # (an account's parent; a user's association has none, as sacctmgr shows)
+            parent=None if user_level else clean(a.get("parent_account")),
+            grp_tres=_tres_list(_at(most, "tres", "total")),
+            grp_jobs=_limit(_at(most, "jobs", "per", "count")),
+            grp_submit_jobs=_limit(_at(most, "jobs", "per", "submitted")),
+            max_jobs=_limit(_at(most, "jobs", "active")),
+            max_tres_per_job=_tres_list(_at(most, "tres", "per", "job"))))
+    return out
+
+
+def _snapshot_associations(output: str, skipped: list[str]) -> list[Association] | None:
+    """The `associations` output: the replies for the user, then for each account above
+    theirs. None (not known) when the user's own reply is not one or holds none of theirs;
+    an account's reply that is not one leaves that account's limits out, said."""
+    try:
+        replies = json.loads(output)
+    except (ValueError, RecursionError):
+        replies = None
+    if not isinstance(replies, list) or not replies or not all(
+            isinstance(r, str) for r in replies):
+        skipped.append("associations not read (not a list of slurmdb replies): your "
+                       "default QOS and account limits are not checked")
+        return None
+    try:
+        mine = [a for a in parse_associations(replies[0]) if a.level == "user"]
+    except SiteError as e:
+        skipped.append(f"associations not read ({e}): your default QOS and account limits "
+                       "are not checked")
+        return None
+    if not mine:
+        return None
+    above: dict[tuple[str | None, str | None], Association] = {}
+    for text in replies[1:]:
+        try:
+            for a in parse_associations(text):  # (an account's reply holds its children)
+                if a.level == "account":
+                    above.setdefault((a.account, a.partition), a)
+        except SiteError as e:
+            skipped.append(f"an account's association not read ({e}): its limits are not "
+                           "checked")
+    return mine + list(above.values())
+
+
 def _time_used_s(j: dict[str, Any], now: float | None) -> int | None:
     """What squeue's %M says of a job: the time it has run, its suspensions left out. A
     suspended job ran `pre_sus_time`; one resumed since ran that and the time since
@@ -653,10 +726,17 @@ def parse_snapshot(site: str, outputs: dict[str, str],
             skipped.append(f"QOS limits not read ({e}): none of them is checked")
     elif why := outputs.get(QOS_UNREAD):
         skipped.append(f"QOS limits not read ({why}): none of them is checked")
+    user = clean(outputs.get("user"))
+    assocs: list[Association] | None = None
+    if ASSOCIATIONS in outputs:
+        assocs = _snapshot_associations(outputs[ASSOCIATIONS], skipped)
+    elif why := outputs.get(ASSOCIATIONS_UNREAD):
+        skipped.append(f"associations not read ({why}): your default QOS and account "
+                       "limits are not checked")
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
-                        jobs=jobs, reservations=resv, user=clean(outputs.get("user")),
-                        qos=qos, warnings=[f"{site}: {w}" for w in skipped])
+                        jobs=jobs, reservations=resv, user=user, qos=qos,
+                        associations=assocs, warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

@@ -916,6 +916,16 @@ class QueueLimit(_Model):
     on: Literal["queue", "server"] = "queue"
 
 
+class UserAcl(_Model):
+    """A list of users a queue takes (or, `deny`, refuses) the jobs of: its entries are user
+    names, `@group` for a Unix group (Grid Engine), `name@host` (PBS); `source` names it as
+    the site's configuration does (`acl_users`, `user_lists staff`)."""
+
+    source: str
+    users: list[str]
+    deny: bool = False
+
+
 class Partition(_Model):
     name: str
     default: bool = False
@@ -1043,6 +1053,9 @@ class Partition(_Model):
     # LSF USERS: the users and user groups (`grp/`) whose jobs the queue takes, `~name`
     # excluded; None: everyone
     allowed_users: list[str] | None = None
+    # PBS acl_users (where acl_user_enable is True), Grid Engine user_lists and xuser_lists
+    # (their access lists' entries): who the queue takes jobs of, by user; None: everyone
+    user_acls: list[UserAcl] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time

@@ -190,6 +190,7 @@ from .placement_limits import (
     pbs_project,
     qos_submit_refused,
     qos_wait,
+    queue_user_misses,
     shared_room_now,
     shares_by_force,
 )
@@ -894,6 +895,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         restr += qos_submit_refused(p, qos, snap, qos_adds, parts_said)
         restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
+        restr += refused
+        adjusted[p.name] += unsure
+        refused, unsure = queue_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
         if lsf_m and (mine := set(members.get(p.name, []))) and not mine & fit:

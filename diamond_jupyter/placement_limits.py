@@ -540,6 +540,55 @@ def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[s
             ": bsub refuses it"], []
 
 
+def _acl_user(entry: str) -> tuple[str, str | None]:
+    """A PBS ACL entry `name@host` -> (name, host: None where any host matches)."""
+    name, _, host = entry.partition("@")
+    return name, (host if host and host != "*" else None)
+
+
+def queue_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """A PBS queue's acl_users, a Grid Engine queue's user_lists and xuser_lists, against
+    the user the probe ran as: (why the queue refuses the job, what cannot be told). A
+    user named in a list that refuses is refused (Grid Engine's xuser_lists win over its
+    user_lists); where lists that take users exist, a user named in none of them is
+    refused. A Unix group (`@group`) or a host (`name@host`) whose match is not known here
+    is said, never refused on."""
+    if not p.user_acls:
+        return [], []
+    me = snap.user
+    said = ", ".join(a.source for a in p.user_acls)
+    if not me:
+        return [], [f"queue {p.name} takes or refuses users by {said}; who you are is not "
+                    "known here"]
+    unsure: list[str] = []
+    for acl in (a for a in p.user_acls if a.deny):
+        if me in acl.users:
+            return [f"queue {p.name} refuses your jobs: you ({me}) are in its {acl.source}"
+                    ], []
+        if groups := [u for u in acl.users if u.startswith("@")]:
+            unsure.append(f"queue {p.name} refuses the jobs of groups {', '.join(groups)} "
+                          f"({acl.source}); whether you are in one is not known here")
+    takes = [a for a in p.user_acls if not a.deny]
+    if not takes:
+        return [], unsure
+    hosts: list[str] = []
+    for acl in takes:
+        for name, host in map(_acl_user, acl.users):
+            if name == me and host is None:
+                return [], unsure
+            if name == me:
+                hosts.append(f"{me}@{host}")
+    groups = [u for a in takes for u in a.users if u.startswith("@")]
+    if hosts or groups:
+        what = ", ".join(hosts + groups)
+        return [], unsure + [f"queue {p.name} takes the jobs of {what} ({said}); whether that "
+                             "takes yours (your group or the host you submit from) is not "
+                             "known here"]
+    listed = "; ".join(f"{a.source}: {', '.join(a.users) or 'none'}" for a in takes)
+    return [f"queue {p.name} takes the jobs of listed users only and you ({me}) are in "
+            f"none of its lists ({listed}): the scheduler refuses it"], unsure
+
+
 def force_share(p: Partition, asked: bool = False) -> int | None:
     """How many jobs may share each CPU of a Slurm partition of OverSubscribe=FORCE[:N], or
     of OverSubscribe=YES[:N] for a job that asks to share (`asked`: --oversubscribe); N

@@ -73,3 +73,95 @@ def test_acl_users_are_read_as_a_list_of_the_queue():
     [acl] = queue.partitions[0].user_acls
     assert (acl.source, acl.users, acl.deny) == ("acl_users", ["alice", "bob@*.hpc"], False)
     assert _pbs_site({})[1].partitions[0].user_acls is None
+
+
+# ---- Grid Engine: user_lists and xuser_lists ------------------------------------------------
+
+SGE_OUT = __import__("pathlib").Path(__file__).parent / "fixtures" / "outputs" / "sge"
+
+# `qconf -su` of each access list, as the snapshot's loop prints them
+ACCESS_LISTS = ("name    staff\ntype    ACL\nfshare  0\noshare  0\nentries alice,carol\n\n"
+                "name    blocked\ntype    ACL\nfshare  0\noshare  0\nentries bob\n\n"
+                "name    admins\ntype    ACL\nfshare  0\noshare  0\nentries @wheel\n\n")
+
+
+def _sge_site(user: str | None, all_q: str = "staff", short_q_x: str = "blocked",
+              lists: str | None = ACCESS_LISTS):
+    """delta (recorded: all.q 24 h, short.q 30 min on dn1, dn2) whose all.q takes the users
+    of `all_q` (user_lists) and whose short.q refuses those of `short_q_x` (xuser_lists),
+    probed as `user`."""
+    from diamond_jupyter.dialects.sge_commands import SgeCommands
+
+    queues = (SGE_OUT / "delta_qconf_sq.txt").read_text().split("\n\n")
+    queues = [queues[0].replace("user_lists            NONE", f"user_lists            {all_q}"),
+              queues[1].replace("xuser_lists           NONE",
+                                f"xuser_lists           {short_q_x}"), *queues[2:]]
+    outputs = {"hosts": (SGE_OUT / "delta_qhost_xml.xml").read_text(),
+               "queues": "\n\n".join(queues),
+               "queue": (SGE_OUT / "delta_qstat_f_xml_r.xml").read_text(),
+               **({"access_lists": lists} if lists is not None else {}),
+               **({"user": user + "\n"} if user else {})}
+    snap = SgeCommands().parse_snapshot("delta", outputs)
+    return (SiteConfig(name="delta", scheduler="sge", metadata={"architecture": "x86_64"}),
+            snap.model_copy(update={"taken_at": NOW}))
+
+
+def test_the_access_lists_are_read_into_the_queues():
+    _, snap = _sge_site("alice")
+    acls = {p.name: [(a.source, a.users, a.deny) for a in p.user_acls or []]
+            for p in snap.partitions}
+    assert acls == {"all.q": [("user_lists staff", ["alice", "carol"], False)],
+                    "short.q": [("xuser_lists blocked", ["bob"], True)]}
+    assert snap.user == "alice"
+
+
+SGE_JOB = "#$ -l h_rt=0:10:00\n#$ -pe smp 2"
+
+
+@pytest.mark.parametrize("user, queue, verdict, said", [
+    ("alice", "all.q", "READY", None),
+    # bob is in none of all.q's user_lists: qsub refuses his job there
+    ("bob", "all.q", "RESTRICTED",
+     "queue all.q takes the jobs of listed users only and you (bob) are in none of its lists "
+     "(user_lists staff: alice, carol): the scheduler refuses it"),
+    # bob is in short.q's xuser_lists: refused there
+    ("bob", "short.q", "RESTRICTED",
+     "queue short.q refuses your jobs: you (bob) are in its xuser_lists blocked"),
+    ("carol", "short.q", "READY", None),
+])
+def test_a_grid_engine_queue_refuses_a_user_its_lists_leave_out(user, queue, verdict, said):
+    v = run(f"#$ -q {queue}\n{SGE_JOB}", _sge_site(user)).verdict("delta")
+    assert v.verdict == verdict, (v.reasons, v.notes)
+    if said is not None:
+        assert said in v.reasons, v.reasons
+    else:
+        assert not any("lists" in r for r in v.reasons), v.reasons
+
+
+def test_a_job_naming_no_queue_goes_to_the_queue_that_takes_the_user():
+    # dave: in none of all.q's lists, not refused by short.q: placed there
+    v = run(SGE_JOB, _sge_site("dave")).verdict("delta")
+    assert (v.verdict, v.partition) == ("READY", "short.q"), (v.reasons, v.notes)
+    # bob: all.q leaves him out and short.q refuses him: no queue takes his job
+    v = run(SGE_JOB, _sge_site("bob")).verdict("delta")
+    assert v.verdict == "RESTRICTED", (v.reasons, v.notes)
+
+
+@pytest.mark.parametrize("all_q, lists, user, said", [
+    # a Unix group's members are not known here: said, not refused
+    ("admins", ACCESS_LISTS, "bob",
+     "queue all.q takes the jobs of @wheel (user_lists admins); whether that takes yours"),
+    # the lists were not read, one set per host, or a list not read: not checked
+    ("staff", None, "bob", None),
+    ("NONE,[dn1=staff]", ACCESS_LISTS, "bob", None),
+    ("nosuchlist", ACCESS_LISTS, "bob", None),
+    # who the probe ran as is not known: said
+    ("staff", ACCESS_LISTS, None,
+     "queue all.q takes or refuses users by user_lists staff; who you are is not known here"),
+])
+def test_what_the_lists_cannot_tell_is_never_refused_on(all_q, lists, user, said):
+    v = run(f"#$ -q all.q\n{SGE_JOB}", _sge_site(user, all_q, "NONE", lists)
+            ).verdict("delta")
+    assert v.verdict == "READY", (v.reasons, v.notes)
+    if said is not None:
+        assert any(said in n for n in v.notes), v.notes

@@ -26,6 +26,7 @@ from ..model import (
     SgeComplex,
     SiteError,
     SiteSnapshot,
+    UserAcl,
 )
 from .outputs_common import (
     FailureReading,
@@ -255,6 +256,11 @@ class SgeCommands(FailureReading):
             # for the hosts of a group: `[@gpu=lic=2]`)
             "hostgroups": ["sh", "-c", 'for g in $(qconf -shgrpl 2>/dev/null); do echo '
                            '"group_name $g"; qconf -shgrp_resolved "$g"; done; exit 0'],
+            # the access lists (a queue's user_lists and xuser_lists name them) and who the
+            # probe runs as, checked against them
+            "access_lists": ["sh", "-c", 'for u in $(qconf -sul 2>/dev/null); do qconf -su '
+                             '"$u"; echo; done; exit 0'],
+            "user": ["id", "-un"],
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -466,8 +472,12 @@ class SgeCommands(FailureReading):
                     jobs.append(st)
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,
-            parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
+            parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in,
+            parse_access_lists(outputs["access_lists"]) if "access_lists" in outputs
+            else None)
+        user = (outputs.get("user") or "").strip()
         return SiteSnapshot(
+            user=user if re.fullmatch(r"[\w.-]+", user) else None,
             site=site, nodes=_queue_gpus(
                 self._nodes(outputs.get("hosts", ""), instances, asked), partitions,
                 self.gpu_complexes),
@@ -552,8 +562,8 @@ class SgeCommands(FailureReading):
                     complexes: dict[str, SgeComplex] | None = None,
                     groups: dict[str, list[str]] | None = None,
                     by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] | None
-                    = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None
-                    ) -> list[Partition]:
+                    = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None,
+                    access_lists: dict[str, list[str]] | None = None) -> list[Partition]:
         configs = self.parse_queue_configs(text)
         names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
         out = []
@@ -588,6 +598,7 @@ class SgeCommands(FailureReading):
                                       for i in mine if i["host"]} or None,
                 instance_slots_held={h: got for i in mine if (h := i["host"])
                                      and (got := (slots_in or {}).get((name, h)))} or None,
+                user_acls=_user_acls(cfg, access_lists),
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -602,6 +613,44 @@ class SgeCommands(FailureReading):
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
 
+
+
+def parse_access_lists(stdout: str) -> dict[str, list[str]]:
+    """`qconf -su` of each access list (blank-line separated, '\\' continues a line): its
+    name -> its entries (user names, `@group` for a Unix group); NONE is none."""
+    out: dict[str, list[str]] = {}
+    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
+        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
+                      if line.strip())
+        name = (fields.get("name") or "").strip()
+        if not name or " " in name:
+            continue
+        entries = [e for e in re.split(r"[\s,]+", fields.get("entries", "")) if e]
+        out[name] = [] if [e.upper() for e in entries] == ["NONE"] else entries
+    return out
+
+
+def _user_acls(cfg: dict[str, str], lists: dict[str, list[str]] | None
+               ) -> list[UserAcl] | None:
+    """A queue's user_lists (users it takes) and xuser_lists (users it refuses, which win)
+    as the access lists' entries; None where neither is set or they cannot be told: the
+    lists not read, one set per host (`[host=list]`), or a user_lists naming a list not
+    read (its users would be refused wrongly; an xuser_lists' unread list is left out)."""
+    if lists is None:
+        return None
+    out: list[UserAcl] = []
+    for key, deny in (("user_lists", False), ("xuser_lists", True)):
+        value = (cfg.get(key) or "").strip()
+        if not value or value.upper() == "NONE":
+            continue
+        if "[" in value:
+            return None
+        names = [n for n in re.split(r"[\s,]+", value) if n]
+        if not deny and any(n not in lists for n in names):
+            return None
+        out += [UserAcl(source=f"{key} {n}", users=lists[n], deny=deny)
+                for n in names if n in lists]
+    return out or None
 
 
 def _host_limits(text: str | None, hosts: list[str], groups: dict[str, list[str]]

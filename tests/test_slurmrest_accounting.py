@@ -327,3 +327,13 @@ async def test_a_rest_site_whose_slurmdbd_is_down_says_the_qos_were_not_read(tmp
             assert rest.asked.count("associations?user=alice") == 1
         finally:
             await site.close()
+
+
+def test_odd_qos_entries_are_left_out_never_read_as_limits():
+    reply = json.dumps({"qos": [
+        None, 7, {"name": ""}, {"name": "two words"},
+        {"name": "odd", "flags": "DENY_LIMIT", "limits": {"max": {
+            "tres": {"per": {"job": [{"type": "cpu", "count": -1}, {"count": 4},
+                                     {"type": "node", "count": {"set": False}}, "x"]}},
+            "wall_clock": {"per": {"job": 4294967295}}}}}]})
+    assert slurm_rest.parse_qos(reply) == {"odd": parse_qos("odd|||||||||||\n")["odd"]}

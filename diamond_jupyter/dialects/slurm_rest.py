@@ -544,16 +544,17 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     _refuse_errors("qos", data)
     if not isinstance(data.get("qos"), list):
         raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
-    nested = api_number(api_version) >= OLDEST_NESTED
+    data_parser = api_number(api_version) >= OLDEST_NESTED  # (v0.0.39 on, as the jobs)
     out: dict[str, QosLimits] = {}
     for q in data["qos"]:
         name = clean(q.get("name")) if isinstance(q, dict) else None
         if not name or " " in name:
             continue
         most = _at(q, "limits", "max") or {}
-        per_job = _at(most, "jobs", "active_jobs", "per", "user") if nested \
+        running_per_user = _at(most, "jobs", "active_jobs", "per", "user") if data_parser \
             else _at(most, "jobs", "per", "user")
-        flags = [str(f) for f in q.get("flags") or [] if isinstance(f, str)]
+        flags = [f for f in q.get("flags") if isinstance(f, str)] if isinstance(
+            q.get("flags"), list) else []
         out[name] = QosLimits(
             name=name,
             max_tres_per_job=_tres_list(_at(most, "tres", "per", "job")),
@@ -562,8 +563,8 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
             grp_tres=_tres_list(_at(most, "tres", "total")),
             max_wall_s=_wall_s(_at(most, "wall_clock", "per", "job")),
             grp_jobs=_limit(_at(most, "active_jobs", "count")),
-            max_jobs_per_user=_limit(per_job),
-            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")) if nested
+            max_jobs_per_user=_limit(running_per_user),
+            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")) if data_parser
             else None,
             min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
             flags=[_QOS_FLAGS.get(f.upper(), f) for f in flags])

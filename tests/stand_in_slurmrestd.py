@@ -42,7 +42,7 @@ class StandInSlurmrestd:
     `replies` maps the last segment of a request's path (`jobs`, `nodes`, `submit`, `qos`
     ...) to its reply: a string or a JSON-able value given every time, or a list of them
     given one per request, in turn. A slurmdb path it does not name is answered as by a
-    slurmrestd without its slurmdb plugin (HTTP 404, plain text). Any other path goes to
+    slurmrestd without its slurmdb plugin (HTTP 404, plain text, as recorded in bad_version.txt). Any other path goes to
     `answer(method, path, body)`, which returns (status, text), awaited when it is a
     coroutine."""
 
@@ -112,7 +112,9 @@ class StandInSlurmrestd:
                 self.requests.append((method, path, body))
                 kind = b"application/json"
                 if path.startswith("/slurmdb/") and path.rsplit("/", 1)[1] not in self.replies:
-                    code, text, kind = 404, "Unable find requested URL", b"text/plain"
+                    code, kind = 404, b"text/plain"
+                    text = (Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
+                            / "bad_version.txt").read_text()
                 else:
                     code, text = await self._reply(method, path, body)
                 data = text.encode()

@@ -42,9 +42,9 @@ class StandInSlurmrestd:
     `replies` maps the last segment of a request's path (`jobs`, `nodes`, `submit`, `qos`
     ...) to its reply: a string or a JSON-able value given every time, or a list of them
     given one per request, in turn. A slurmdb path it does not name is answered as by a
-    slurmrestd without its slurmdb plugin (HTTP 404, plain text, as recorded in bad_version.txt). Any other path goes to
-    `answer(method, path, body)`, which returns (status, text), awaited when it is a
-    coroutine."""
+    slurmrestd without its slurmdb plugin (HTTP 404, the plain text recorded in
+    bad_version.txt). Any other path goes to `answer(method, path, body)`, which returns
+    (status, text), awaited when it is a coroutine."""
 
     def __init__(self, replies: dict[str, Any] | None = None,
                  answer: AnswerFunction | None = None) -> None:

@@ -1234,6 +1234,9 @@ class SiteSnapshot(_Model):
     # nested groups expanded (`all` for every host); None: not known
     host_groups: dict[str, list[str]] | None = None
     user_groups: dict[str, list[str]] | None = None
+    # Grid Engine: each project's acl and xacl (their access lists' entries), the users
+    # who may submit jobs under it; None: not read
+    project_acls: dict[str, list[UserAcl]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
     # LSF: the resources the site defines (`lsinfo -r`), and its numeric shared ones

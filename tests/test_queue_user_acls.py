@@ -1,9 +1,10 @@
-"""Who a queue takes jobs of, by user: PBS's `acl_users` (where `acl_user_enable` is True)
-and Grid Engine's `user_lists` / `xuser_lists` (access lists, `qconf -su`). A queue whose
-lists leave the user out refuses the job at submit, which placement now says (RESTRICTED,
-naming the queue and the list), as it says PBS's acl_groups. Before, neither was read: the
-queue was READY for a user it refuses. What cannot be told here (a Unix group's members, the
-host a PBS entry names, who the probe ran as) is said, never refused on."""
+"""Who a queue (or a Grid Engine project) takes jobs of, by user: PBS's `acl_users` (where
+`acl_user_enable` is True), Grid Engine's queue `user_lists` / `xuser_lists` and project
+`acl` / `xacl` (access lists, `qconf -su`; projects, `qconf -sprj`). Lists that leave the user
+out refuse the job at submit, which placement now says (RESTRICTED, naming the queue or
+project and the list), as it says PBS's acl_groups. Before, none was read: the queue was
+READY for a user it refuses. What cannot be told here (a Unix group's members, the host a
+PBS entry names, who the probe ran as) is said, never refused on."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ ACCESS_LISTS = ("name    staff\ntype    ACL\nfshare  0\noshare  0\nentries alice
 
 
 def _sge_site(user: str | None, all_q: str = "staff", short_q_x: str = "blocked",
-              lists: str | None = ACCESS_LISTS):
+              lists: str | None = ACCESS_LISTS, projects: str | None = None):
     """delta (recorded: all.q 24 h, short.q 30 min on dn1, dn2) whose all.q takes the users
     of `all_q` (user_lists) and whose short.q refuses those of `short_q_x` (xuser_lists),
     probed as `user`."""
@@ -100,6 +101,7 @@ def _sge_site(user: str | None, all_q: str = "staff", short_q_x: str = "blocked"
                "queues": "\n\n".join(queues),
                "queue": (SGE_OUT / "delta_qstat_f_xml_r.xml").read_text(),
                **({"access_lists": lists} if lists is not None else {}),
+               **({"projects": projects} if projects is not None else {}),
                **({"user": user + "\n"} if user else {})}
     snap = SgeCommands().parse_snapshot("delta", outputs)
     return (SiteConfig(name="delta", scheduler="sge", metadata={"architecture": "x86_64"}),
@@ -165,3 +167,42 @@ def test_what_the_lists_cannot_tell_is_never_refused_on(all_q, lists, user, said
     assert v.verdict == "READY", (v.reasons, v.notes)
     if said is not None:
         assert any(said in n for n in v.notes), v.notes
+
+
+# `qconf -sprj` of each project: physics takes staff's users and refuses blocked's; open
+# takes everyone; lab names a list not read (not checked)
+PROJECTS = ("name    physics\noticket 0\nfshare  0\nacl     staff\nxacl    blocked\n\n"
+            "name    open\noticket 0\nfshare  0\nacl     NONE\nxacl    NONE\n\n"
+            "name    lab\noticket 0\nfshare  0\nacl     nosuchlist\nxacl    NONE\n\n")
+
+
+@pytest.mark.parametrize("user, project, verdict, said", [
+    ("carol", "physics", "READY", None),
+    ("dave", "physics", "RESTRICTED",
+     "project physics takes the jobs of listed users only and you (dave) are in none of its "
+     "lists (acl staff: alice, carol): the scheduler refuses it"),
+    ("bob", "open", "READY", None),
+    ("dave", "lab", "READY", None),
+    # no -P: no project's lists apply
+    ("dave", None, "READY", None),
+])
+def test_a_grid_engine_project_refuses_a_user_its_acl_leaves_out(user, project, verdict,
+                                                                   said):
+    script = (f"#$ -P {project}\n" if project else "") + f"#$ -q short.q\n{SGE_JOB}"
+    v = run(script, _sge_site(user, "NONE", "NONE", projects=PROJECTS)).verdict("delta")
+    assert v.verdict == verdict, (v.reasons, v.notes)
+    if said is not None:
+        assert said in v.reasons, v.reasons
+    else:
+        assert not any("project" in r for r in v.reasons), v.reasons
+
+
+def test_a_project_xacl_refuses_its_users():
+    v = run(f"#$ -P physics\n#$ -q short.q\n{SGE_JOB}",
+            _sge_site("bob", "NONE", "NONE", projects=PROJECTS)).verdict("delta")
+    assert v.verdict == "RESTRICTED"
+    assert "project physics refuses your jobs: you (bob) are in its xacl blocked" in v.reasons
+    # the projects not read: nothing known, nothing refused
+    v = run(f"#$ -P physics\n#$ -q short.q\n{SGE_JOB}",
+            _sge_site("bob", "NONE", "NONE")).verdict("delta")
+    assert v.verdict == "READY", v.reasons

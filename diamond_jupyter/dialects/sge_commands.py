@@ -261,6 +261,9 @@ class SgeCommands(FailureReading):
             "access_lists": ["sh", "-c", 'for u in $(qconf -sul 2>/dev/null); do qconf -su '
                              '"$u"; echo; done; exit 0'],
             "user": ["id", "-un"],
+            # each project's acl and xacl: who may submit jobs under it (-P)
+            "projects": ["sh", "-c", 'for p in $(qconf -sprjl 2>/dev/null); do qconf -sprj '
+                         '"$p"; echo; done; exit 0'],
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -478,6 +481,9 @@ class SgeCommands(FailureReading):
         user = (outputs.get("user") or "").strip()
         return SiteSnapshot(
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
+            project_acls=parse_project_acls(outputs["projects"], parse_access_lists(
+                outputs["access_lists"])) if "projects" in outputs and "access_lists"
+            in outputs else None,
             site=site, nodes=_queue_gpus(
                 self._nodes(outputs.get("hosts", ""), instances, asked), partitions,
                 self.gpu_complexes),
@@ -630,16 +636,32 @@ def parse_access_lists(stdout: str) -> dict[str, list[str]]:
     return out
 
 
-def _user_acls(cfg: dict[str, str], lists: dict[str, list[str]] | None
-               ) -> list[UserAcl] | None:
-    """A queue's user_lists (users it takes) and xuser_lists (users it refuses, which win)
-    as the access lists' entries; None where neither is set or they cannot be told: the
-    lists not read, one set per host (`[host=list]`), or a user_lists naming a list not
-    read (its users would be refused wrongly; an xuser_lists' unread list is left out)."""
-    if lists is None:
-        return None
+def parse_project_acls(stdout: str, lists: dict[str, list[str]]
+                       ) -> dict[str, list[UserAcl]]:
+    """`qconf -sprj` of each project (blank-line separated): its name -> its `acl` (the
+    users who may submit under it) and `xacl` (those who may not) as the access lists'
+    entries. A project whose acl names a list not read is left out (not checked)."""
+    out: dict[str, list[UserAcl]] = {}
+    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
+        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
+                      if line.strip())
+        name = (fields.get("name") or "").strip()
+        if not name or " " in name:
+            continue
+        acls = _named_lists(fields, lists, ("acl", "xacl"))
+        if acls is not None:
+            out[name] = acls
+    return out
+
+
+def _named_lists(cfg: dict[str, str], lists: dict[str, list[str]],
+                 keys: tuple[str, str]) -> list[UserAcl] | None:
+    """The access lists `cfg` names under `keys` (those that take users, those that refuse
+    them) as their entries; None where they cannot be told: one set per host
+    (`[host=list]`), or a list that takes users not read (its users would be refused
+    wrongly; a refusing list not read is left out)."""
     out: list[UserAcl] = []
-    for key, deny in (("user_lists", False), ("xuser_lists", True)):
+    for key, deny in zip(keys, (False, True), strict=True):
         value = (cfg.get(key) or "").strip()
         if not value or value.upper() == "NONE":
             continue
@@ -650,7 +672,17 @@ def _user_acls(cfg: dict[str, str], lists: dict[str, list[str]] | None
             return None
         out += [UserAcl(source=f"{key} {n}", users=lists[n], deny=deny)
                 for n in names if n in lists]
-    return out or None
+    return out
+
+
+def _user_acls(cfg: dict[str, str], lists: dict[str, list[str]] | None
+               ) -> list[UserAcl] | None:
+    """A queue's user_lists (users it takes) and xuser_lists (users it refuses, which win)
+    as the access lists' entries; None where neither is set or they cannot be told (the
+    lists not read, or as `_named_lists` says)."""
+    if lists is None:
+        return None
+    return _named_lists(cfg, lists, ("user_lists", "xuser_lists")) or None
 
 
 def _host_limits(text: str | None, hosts: list[str], groups: dict[str, list[str]]

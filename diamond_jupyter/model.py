@@ -919,6 +919,16 @@ class QueueLimit(_Model):
     on: Literal["queue", "server"] = "queue"
 
 
+class UserAcl(_Model):
+    """A list of users a queue takes (or, `deny`, refuses) the jobs of: its entries are user
+    names, `@group` for a Unix group (Grid Engine), `name@host` (PBS); `source` names it as
+    the site's configuration does (`acl_users`, `user_lists staff`)."""
+
+    source: str
+    users: list[str]
+    deny: bool = False
+
+
 class Partition(_Model):
     name: str
     default: bool = False
@@ -1046,6 +1056,9 @@ class Partition(_Model):
     # LSF USERS: the users and user groups (`grp/`) whose jobs the queue takes, `~name`
     # excluded; None: everyone
     allowed_users: list[str] | None = None
+    # PBS acl_users (where acl_user_enable is True), Grid Engine user_lists and xuser_lists
+    # (their access lists' entries): who the queue takes jobs of, by user; None: everyone
+    user_acls: list[UserAcl] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
@@ -1224,6 +1237,9 @@ class SiteSnapshot(_Model):
     # nested groups expanded (`all` for every host); None: not known
     host_groups: dict[str, list[str]] | None = None
     user_groups: dict[str, list[str]] | None = None
+    # Grid Engine: each project's acl and xacl (their access lists' entries), the users
+    # who may submit jobs under it; None: not read
+    project_acls: dict[str, list[UserAcl]] | None = None
     # LSF: the resource allocation limits `blimits` shows (lsb.resources); None: not known
     lsf_limits: list[LsfLimit] | None = None
     # LSF: the resources the site defines (`lsinfo -r`), and its numeric shared ones

@@ -191,8 +191,11 @@ from .placement_limits import (
     pbs_project,
     qos_submit_refused,
     qos_wait,
+    queue_user_misses,
+    sge_project,
     shared_room_now,
     shares_by_force,
+    user_acl_misses,
 )
 from .placement_sge import (
     QueueFit,
@@ -901,6 +904,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         refused, unsure = lsf_user_misses(p, snap)
         restr += refused
         adjusted[p.name] += unsure
+        refused, unsure = queue_user_misses(p, snap)
+        restr += refused
+        adjusted[p.name] += unsure
+        if cfg.scheduler == "sge" and (project := sge_project(spec)) \
+                and project in (snap.project_acls or {}):
+            refused, unsure = user_acl_misses(f"project {project}",
+                                              (snap.project_acls or {})[project], snap)
+            restr += refused
+            adjusted[p.name] += unsure
         if lsf_m and (mine := set(members.get(p.name, []))) and not mine & fit:
             other.append(f"queue {p.name} uses none of the hosts -m names ({lsf_m}): bsub "
                          "refuses it (its HOSTS: "

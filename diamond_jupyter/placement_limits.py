@@ -26,6 +26,7 @@ from .model import (
     QosLimits,
     QueueLimit,
     SiteSnapshot,
+    UserAcl,
 )
 from .placement_fit import Req, aware
 from .placement_sim import held_reason
@@ -542,6 +543,66 @@ def lsf_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[s
                      "members are not known here"]
     return [f"you ({me}) are not among queue {p.name}'s USERS ({' '.join(p.allowed_users)})"
             ": bsub refuses it"], []
+
+
+def _acl_user(entry: str) -> tuple[str, str | None]:
+    """A PBS ACL entry `name@host` -> (name, host: None where any host matches)."""
+    name, _, host = entry.partition("@")
+    return name, (host if host and host != "*" else None)
+
+
+def queue_user_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """A PBS queue's acl_users, a Grid Engine queue's user_lists and xuser_lists, against
+    the user the probe ran as: (why the queue refuses the job, what cannot be told)."""
+    return user_acl_misses(f"queue {p.name}", p.user_acls or [], snap)
+
+
+def user_acl_misses(what: str, acls: list[UserAcl], snap: SiteSnapshot
+                    ) -> tuple[list[str], list[str]]:
+    """Lists of users that `what` (a queue, a Grid Engine project) takes or refuses the
+    jobs of, against the user the probe ran as: (why it refuses the job, what cannot be
+    told). A user named in a list that refuses is refused (Grid Engine's xuser_lists win
+    over its user_lists); where lists that take users exist, a user named in none of them
+    is refused. A Unix group (`@group`) or a host (`name@host`) whose match is not known
+    here is said, never refused on."""
+    if not acls:
+        return [], []
+    me = snap.user
+    said = ", ".join(a.source for a in acls)
+    if not me:
+        return [], [f"{what} takes or refuses users by {said}; who you are is not known "
+                    "here"]
+    unsure: list[str] = []
+    for acl in (a for a in acls if a.deny):
+        if me in acl.users:
+            return [f"{what} refuses your jobs: you ({me}) are in its {acl.source}"], []
+        if groups := [u for u in acl.users if u.startswith("@")]:
+            unsure.append(f"{what} refuses the jobs of groups {', '.join(groups)} "
+                          f"({acl.source}); whether you are in one is not known here")
+    takes = [a for a in acls if not a.deny]
+    if not takes:
+        return [], unsure
+    hosts: list[str] = []
+    for acl in takes:
+        for name, host in map(_acl_user, acl.users):
+            if name == me and host is None:
+                return [], unsure
+            if name == me:
+                hosts.append(f"{me}@{host}")
+    groups = [u for a in takes for u in a.users if u.startswith("@")]
+    if hosts or groups:
+        return [], unsure + [f"{what} takes the jobs of {', '.join(hosts + groups)} "
+                             f"({said}); whether that takes yours (your group or the host "
+                             "you submit from) is not known here"]
+    listed = "; ".join(f"{a.source}: {', '.join(a.users) or 'none'}" for a in takes)
+    return [f"{what} takes the jobs of listed users only and you ({me}) are in none of its "
+            f"lists ({listed}): the scheduler refuses it"], unsure
+
+
+def sge_project(spec: JobSpec) -> str | None:
+    """A Grid Engine job's project (`-P`); None where it names none."""
+    return next((d.value.strip() for d in spec.unknown if d.dialect == "sge"
+                 and d.option == "-P" and d.value and d.value.strip()), None)
 
 
 def force_share(p: Partition, asked: bool = False) -> int | None:

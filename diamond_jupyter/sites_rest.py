@@ -17,12 +17,14 @@ MinJobAge (accounting, `/slurmdb/`, needs slurmdbd).
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 import time
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from .config import SiteConfig
 from .dialects import slurm_rest
@@ -59,12 +61,14 @@ class RestSite(Site):
                  capability_ttl_s: float = 60.0, files: Transport | None = None) -> None:
         super().__init__(cfg, transport or SlurmRestTransport(cfg.transport, site=cfg.name),
                          capability_ttl_s)
-        self.commands = slurm_rest.RestCommands(clean_env=False)
         self.rest: SlurmRestTransport = self.transport  # type: ignore[assignment]
+        self.commands = slurm_rest.RestCommands(clean_env=False,
+                                                api_version=self.rest.cfg.api_version)
         # the file door: a transport of its own (None: this site reads no files)
         self.files: Transport | None = files or (
             make_transport(cfg.files, site=cfg.name) if cfg.files else None)
         self._dirs: set[str] = set()  # tokens whose job directory the file door made
+        self._no_slurmdb = False  # slurmrestd answered 404 for slurmdb's QOS
         self.discovery = RestDiscovery(self)
 
     @property
@@ -127,13 +131,15 @@ class RestSite(Site):
         raise self.rest._cannot("running commands")
 
     async def _snapshot_outputs(self) -> dict[str, str]:
-        """`GET jobs` (the whole queue) and, when stale, nodes and partitions. A queue
-        larger than the transport's cap is unknown, with that reason; the rest stands. A
-        `GET jobs` that timed out leaves the queue unknown only when nodes and partitions,
-        asked anew, answer (else the site is unreachable)."""
+        """`GET jobs` (the whole queue) and, when stale, nodes, partitions, reservations
+        and the QOS (slurmdb's). A queue larger than the transport's cap is unknown, with
+        that reason; the rest stands. A `GET jobs` that timed out leaves the queue unknown
+        only when nodes and partitions, asked anew, answer (else the site is
+        unreachable)."""
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         try:
-            out = {"queue": await self._call("GET", "jobs")}
+            out = {"queue": await self._call("GET", "jobs"),
+                   slurm_rest.READ_AT: f"{time.time():.0f}"}
         except OutputTooLarge as e:
             out = {"queue": "", QUEUE_UNREAD: queue_too_large(self.name, e)}
         except CommandTimeout:
@@ -143,11 +149,14 @@ class RestSite(Site):
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions"),
-                          **await self._reservations()}
+                          **await self._reservations(), **await self._qos()}
+            self._caps.update(await self._associations())
             # a reply of errors (slurmctld not answering) is asked again next time, not
-            # kept for the capabilities' lifetime
+            # kept for the capabilities' lifetime (slurmdb's QOS: a site without slurmdbd
+            # always answers errors, kept as not known)
             self._caps_at = -1e9 if any(slurm_rest.carries_errors(t)
-                                        for t in self._caps.values()) else time.monotonic()
+                                        for k, t in self._caps.items() if k != "qos") \
+                else time.monotonic()
         # the user slurmrestd runs as (the reservations' Users= are checked for it)
         return {**self._caps, **out, **({"user": self.rest.user} if self.rest.user else {})}
 
@@ -159,6 +168,72 @@ class RestSite(Site):
             return {"reservations": await self._call("GET", "reservations")}
         except (SiteError, CommandTimeout, OutputTooLarge) as e:
             return {slurm_rest.RESERVATIONS_UNREAD: str(e)}
+
+    async def _qos(self) -> dict[str, str]:
+        """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos` on a site with a shell), asked
+        with nodes and partitions. Accounting needs slurmdbd, and a slurmrestd may not load
+        its slurmdb plugin: a call that fails leaves the QOS not known (their limits not
+        checked), said, the rest of the snapshot standing."""
+        if self._no_slurmdb:
+            return {}
+        try:
+            status, text = await self._slurmdb("qos")
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.QOS_UNREAD: str(e)}
+        if status == 404 and not slurm_rest.carries_errors(text):
+            # no slurmdb plugin of this version: no accounting over this door (as a site
+            # whose sacctmgr answers nothing), not asked again
+            self._no_slurmdb = True
+            return {}
+        if status >= 400 and not slurm_rest.carries_errors(text):
+            return {slurm_rest.QOS_UNREAD: f"GET /slurmdb/{self.api_version}/qos answered "
+                                           f"HTTP {status}"}
+        return {"qos": text}
+
+    async def _slurmdb(self, path: str) -> tuple[int, str]:
+        self.scheduler_commands += 1
+        return await self.rest.request("GET", path, api="slurmdb")
+
+    async def _associations(self) -> dict[str, str]:
+        """The user's associations and those of the accounts above theirs, up to 8 levels
+        (as the CLI's `sacctmgr show assoc` probe): `GET associations?user=U`, then
+        `?account=A` for each account met. Asked where the transport names its user and
+        slurmdb answers; a failure leaves them not known (their default QOS and limits not
+        checked), said."""
+        if self._no_slurmdb or slurm_rest.QOS_UNREAD in self._caps or not self.rest.user \
+                or slurm_rest.carries_errors(self._caps.get("qos", "")):
+            return {}  # (slurmdb not there, or not answering: said of the QOS)
+        try:
+            status, text = await self._slurmdb(
+                f"associations?user={quote(self.rest.user, safe='')}")
+            if status >= 400 and not slurm_rest.carries_errors(text):
+                return {slurm_rest.ASSOCIATIONS_UNREAD: f"GET /slurmdb/{self.api_version}/"
+                                                        f"associations answered HTTP {status}"}
+            replies = [text]
+            try:
+                level = {a.account for a in slurm_rest.parse_associations(text)
+                         if a.level == "user" and a.account}
+            except SiteError:
+                level = set()  # (said when the snapshot reads it)
+            seen: set[str] = set()
+            for _ in range(8):
+                up: set[str] = set()
+                for account in sorted(level - seen)[:32]:
+                    seen.add(account)
+                    _status, text = await self._slurmdb(
+                        f"associations?account={quote(account, safe='')}")
+                    replies.append(text)
+                    try:
+                        up |= {a.parent for a in slurm_rest.parse_associations(text)
+                               if a.level == "account" and a.account == account and a.parent}
+                    except SiteError:
+                        continue
+                level = up
+                if not level - seen:
+                    break
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.ASSOCIATIONS_UNREAD: str(e)}
+        return {slurm_rest.ASSOCIATIONS: json.dumps(replies)}
 
     # -- jobs -----------------------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:

@@ -39,10 +39,12 @@ class StandInSlurmrestd:
     """`async with StandInSlurmrestd(...) as rest:` serves on `rest.port` until the block
     ends, keeping every request in `rest.requests` as (method, path, body bytes).
 
-    `replies` maps the last segment of a request's path (`jobs`, `nodes`, `submit` ...) to
-    its reply: a string or a JSON-able value given every time, or a list of them given one
-    per request, in turn. A path it does not name goes to `answer(method, path, body)`,
-    which returns (status, text), awaited when it is a coroutine."""
+    `replies` maps the last segment of a request's path (`jobs`, `nodes`, `submit`, `qos`
+    ...) to its reply: a string or a JSON-able value given every time, or a list of them
+    given one per request, in turn. A slurmdb path it does not name is answered as by a
+    slurmrestd without its slurmdb plugin (HTTP 404, the plain text recorded in
+    bad_version.txt). Any other path goes to `answer(method, path, body)`, which returns
+    (status, text), awaited when it is a coroutine."""
 
     def __init__(self, replies: dict[str, Any] | None = None,
                  answer: AnswerFunction | None = None) -> None:
@@ -108,10 +110,16 @@ class StandInSlurmrestd:
                                if ln.lower().startswith("content-length:")), 0)
                 body = await reader.readexactly(length)
                 self.requests.append((method, path, body))
-                code, text = await self._reply(method, path, body)
+                kind = b"application/json"
+                if path.startswith("/slurmdb/") and path.rsplit("/", 1)[1] not in self.replies:
+                    code, kind = 404, b"text/plain"
+                    text = (Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
+                            / "bad_version.txt").read_text()
+                else:
+                    code, text = await self._reply(method, path, body)
                 data = text.encode()
-                writer.write(b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (code, len(data), data))
+                writer.write(b"HTTP/1.1 %d X\r\ncontent-type: %s\r\n"
+                             b"content-length: %d\r\n\r\n%s" % (code, kind, len(data), data))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

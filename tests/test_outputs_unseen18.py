@@ -402,7 +402,8 @@ async def test_slurmrestd_site_asks_reservations_and_keeps_the_snapshot_when_the
             assert [n.name for n in second.nodes] == ["n1"]
             assert any("reservations not read" in w and "Unable to query reservations (1007)"
                        in w for w in second.warnings), second.warnings
-            assert rest.asked == ["jobs", "nodes", "partitions", "reservations"] * 2
+            assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
+                                  "jobs", "nodes", "partitions", "reservations"]
         finally:
             await site.close()
 

@@ -31,6 +31,7 @@ from ..model import (
     QueueLimit,
     SiteError,
     SiteSnapshot,
+    UserAcl,
 )
 from .outputs_common import (
     FailureReading,
@@ -132,6 +133,20 @@ def _acl_groups(queue: dict[str, Any]) -> list[str] | None:
     if not names or any(g.startswith("-") for g in names):
         return None
     return [g.removeprefix("+") for g in names]
+
+
+def _acl_users(queue: dict[str, Any]) -> list[UserAcl] | None:
+    """The users a queue takes jobs of (`acl_users`, `[+]name[@host]` each, where
+    `acl_user_enable` is True). A list that denies (`-name`) is not read (None: not
+    checked): PBS reads an ACL in order, first match wins, which is not modelled; nor is
+    an empty one."""
+    if str(queue.get("acl_user_enable")) != "True":
+        return None
+    names = [u.strip() for u in str(clean(queue.get("acl_users")) or "").split(",")
+             if u.strip()]
+    if not names or any(u.startswith("-") for u in names):
+        return None
+    return [UserAcl(source="acl_users", users=[u.removeprefix("+") for u in names])]
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -610,6 +625,7 @@ class PbsCommands(FailureReading):
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_groups=groups,
+                user_acls=_acl_users(a),
                 # PBS Pro prints `Priority`, Torque `priority`
                 queue_priority=_priority(a.get("Priority", a.get("priority"))),
                 # a queue's own backfill_depth overrides the server's for its jobs

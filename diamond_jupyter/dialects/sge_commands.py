@@ -26,6 +26,7 @@ from ..model import (
     SgeComplex,
     SiteError,
     SiteSnapshot,
+    UserAcl,
 )
 from .outputs_common import (
     FailureReading,
@@ -255,6 +256,14 @@ class SgeCommands(FailureReading):
             # for the hosts of a group: `[@gpu=lic=2]`)
             "hostgroups": ["sh", "-c", 'for g in $(qconf -shgrpl 2>/dev/null); do echo '
                            '"group_name $g"; qconf -shgrp_resolved "$g"; done; exit 0'],
+            # the access lists (a queue's user_lists and xuser_lists name them) and who the
+            # probe runs as, checked against them
+            "access_lists": ["sh", "-c", 'for u in $(qconf -sul 2>/dev/null); do qconf -su '
+                             '"$u"; echo; done; exit 0'],
+            "user": ["id", "-un"],
+            # each project's acl and xacl: who may submit jobs under it (-P)
+            "projects": ["sh", "-c", 'for p in $(qconf -sprjl 2>/dev/null); do qconf -sprj '
+                         '"$p"; echo; done; exit 0'],
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -466,8 +475,15 @@ class SgeCommands(FailureReading):
                     jobs.append(st)
         partitions = self._partitions(
             outputs.get("queues", ""), instances, complexes,
-            parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in)
+            parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in,
+            parse_access_lists(outputs["access_lists"]) if "access_lists" in outputs
+            else None)
+        user = (outputs.get("user") or "").strip()
         return SiteSnapshot(
+            user=user if re.fullmatch(r"[\w.-]+", user) else None,
+            project_acls=parse_project_acls(outputs["projects"], parse_access_lists(
+                outputs["access_lists"])) if "projects" in outputs and "access_lists"
+            in outputs else None,
             site=site, nodes=_queue_gpus(
                 self._nodes(outputs.get("hosts", ""), instances, asked), partitions,
                 self.gpu_complexes),
@@ -552,8 +568,8 @@ class SgeCommands(FailureReading):
                     complexes: dict[str, SgeComplex] | None = None,
                     groups: dict[str, list[str]] | None = None,
                     by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] | None
-                    = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None
-                    ) -> list[Partition]:
+                    = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None,
+                    access_lists: dict[str, list[str]] | None = None) -> list[Partition]:
         configs = self.parse_queue_configs(text)
         names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
         out = []
@@ -588,6 +604,7 @@ class SgeCommands(FailureReading):
                                       for i in mine if i["host"]} or None,
                 instance_slots_held={h: got for i in mine if (h := i["host"])
                                      and (got := (slots_in or {}).get((name, h)))} or None,
+                user_acls=_user_acls(cfg, access_lists),
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -602,6 +619,70 @@ class SgeCommands(FailureReading):
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
 
+
+
+def parse_access_lists(stdout: str) -> dict[str, list[str]]:
+    """`qconf -su` of each access list (blank-line separated, '\\' continues a line): its
+    name -> its entries (user names, `@group` for a Unix group); NONE is none."""
+    out: dict[str, list[str]] = {}
+    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
+        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
+                      if line.strip())
+        name = (fields.get("name") or "").strip()
+        if not name or " " in name:
+            continue
+        entries = [e for e in re.split(r"[\s,]+", fields.get("entries", "")) if e]
+        out[name] = [] if [e.upper() for e in entries] == ["NONE"] else entries
+    return out
+
+
+def parse_project_acls(stdout: str, lists: dict[str, list[str]]
+                       ) -> dict[str, list[UserAcl]]:
+    """`qconf -sprj` of each project (blank-line separated): its name -> its `acl` (the
+    users who may submit under it) and `xacl` (those who may not) as the access lists'
+    entries. A project whose acl names a list not read is left out (not checked)."""
+    out: dict[str, list[UserAcl]] = {}
+    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
+        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
+                      if line.strip())
+        name = (fields.get("name") or "").strip()
+        if not name or " " in name:
+            continue
+        acls = _named_lists(fields, lists, ("acl", "xacl"))
+        if acls is not None:
+            out[name] = acls
+    return out
+
+
+def _named_lists(cfg: dict[str, str], lists: dict[str, list[str]],
+                 keys: tuple[str, str]) -> list[UserAcl] | None:
+    """The access lists `cfg` names under `keys` (those that take users, those that refuse
+    them) as their entries; None where they cannot be told: one set per host
+    (`[host=list]`), or a list that takes users not read (its users would be refused
+    wrongly; a refusing list not read is left out)."""
+    out: list[UserAcl] = []
+    for key, deny in zip(keys, (False, True), strict=True):
+        value = (cfg.get(key) or "").strip()
+        if not value or value.upper() == "NONE":
+            continue
+        if "[" in value:
+            return None
+        names = [n for n in re.split(r"[\s,]+", value) if n]
+        if not deny and any(n not in lists for n in names):
+            return None
+        out += [UserAcl(source=f"{key} {n}", users=lists[n], deny=deny)
+                for n in names if n in lists]
+    return out
+
+
+def _user_acls(cfg: dict[str, str], lists: dict[str, list[str]] | None
+               ) -> list[UserAcl] | None:
+    """A queue's user_lists (users it takes) and xuser_lists (users it refuses, which win)
+    as the access lists' entries; None where neither is set or they cannot be told (the
+    lists not read, or as `_named_lists` says)."""
+    if lists is None:
+        return None
+    return _named_lists(cfg, lists, ("user_lists", "xuser_lists")) or None
 
 
 def _host_limits(text: str | None, hosts: list[str], groups: dict[str, list[str]]

@@ -29,11 +29,13 @@ import re
 from typing import Any
 
 from ..model import (
+    Association,
     BadInput,
     JobSpec,
     JobStatus,
     Node,
     Partition,
+    QosLimits,
     Reservation,
     SiteError,
     SiteSnapshot,
@@ -44,6 +46,8 @@ from .outputs_common import (
     gpu_count,
     gpu_types,
     json_error,
+    load_json,
+    memory_mb,
     other_gres,
     to_int,
     unread,
@@ -489,15 +493,222 @@ def _listed_names(value: Any) -> list[str] | None:
 
 
 RESERVATIONS_UNREAD = "reservations_unread"  # in the outputs: why GET reservations failed
+QOS_UNREAD = "qos_unread"  # in the outputs: why the QOS were not read from slurmdb
+READ_AT = "read_at"  # in the outputs: this machine's clock (epoch s) when `queue` was read
 # the outputs also name the transport's user (`user`), whom a reservation's Users= and
 # MAGNETIC flag are checked for
 
+# QOS flags as the slurmdb API names them -> as `sacctmgr show qos` prints them (what the
+# checks read)
+_QOS_FLAGS = {"DENY_LIMIT": "DenyOnLimit", "OVERRIDE_PARTITION_QOS": "OverPartQOS",
+              "PARTITION_MINIMUM_NODE": "PartitionMinNodes",
+              "PARTITION_MAXIMUM_NODE": "PartitionMaxNodes",
+              "PARTITION_TIME_LIMIT": "PartitionTimeLimit",
+              "REQUIRED_RESERVATION": "RequiresReservation", "NO_RESERVE": "NoReserve",
+              "NO_DECAY": "NoDecay", "USAGE_FACTOR_SAFE": "UsageFactorSafe",
+              "ENFORCE_USAGE_THRESHOLD": "EnforceUsageThreshold"}
+
+
+def _tres_list(value: Any) -> dict[str, int]:
+    """A slurmdb TRES list ([{type, name, count}], the `type/name=count` of sacctmgr's
+    text) -> counts by name (`cpu`, `mem` in MB, `node`, `gres/gpu`); an entry without a
+    type or a count (or a count of none: null, INFINITE, NO_VAL) is left out: not
+    checked."""
+    out: dict[str, int] = {}
+    for t in value if isinstance(value, list) else []:
+        if not isinstance(t, dict) or not (kind := clean(t.get("type"))):
+            continue
+        count = _limit(t.get("count"))
+        if count is None:
+            continue
+        name = f"{kind}/{n}" if (n := clean(t.get("name"))) else kind
+        out[name.lower() if kind.lower() != "gres" else name] = count
+    return out
+
+
+def _wall_s(value: Any) -> int | None:
+    """A QOS's MaxWall (slurmdb keeps minutes) in seconds; None: no limit or not said."""
+    minutes = _limit(value)
+    return None if minutes is None else minutes * 60
+
+
+def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
+    """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos`): each QOS's limits a job meets,
+    by name. The limits' paths are those of the dbv0.0.38 plugin and of the data parser
+    (v0.0.39 on), which moved MaxJobsPerUser: `max.jobs.per.user` is MaxJobsPerUser in
+    v0.0.38 and MaxSubmitJobsPerUser from v0.0.39 on (MaxJobsPerUser then is
+    `max.jobs.active_jobs.per.user`). SiteError for a reply of errors (no slurmdbd, the
+    database not answering) or without a `qos` list: then no QOS is known, and none of
+    their limits is checked (never a limit read from a reply that is not one)."""
+    data = _load("qos", text)
+    _refuse_errors("qos", data)
+    if not isinstance(data.get("qos"), list):
+        raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
+    data_parser = api_number(api_version) >= OLDEST_NESTED  # (v0.0.39 on, as the jobs)
+    out: dict[str, QosLimits] = {}
+    for q in data["qos"]:
+        name = clean(q.get("name")) if isinstance(q, dict) else None
+        if not name or " " in name:
+            continue
+        most = _at(q, "limits", "max") or {}
+        running_per_user = _at(most, "jobs", "active_jobs", "per", "user") if data_parser \
+            else _at(most, "jobs", "per", "user")
+        flags = [f for f in q.get("flags") if isinstance(f, str)] if isinstance(
+            q.get("flags"), list) else []
+        out[name] = QosLimits(
+            name=name,
+            max_tres_per_job=_tres_list(_at(most, "tres", "per", "job")),
+            max_tres_per_node=_tres_list(_at(most, "tres", "per", "node")),
+            max_tres_per_user=_tres_list(_at(most, "tres", "per", "user")),
+            grp_tres=_tres_list(_at(most, "tres", "total")),
+            max_wall_s=_wall_s(_at(most, "wall_clock", "per", "job")),
+            grp_jobs=_limit(_at(most, "active_jobs", "count")),
+            max_jobs_per_user=_limit(running_per_user),
+            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")) if data_parser
+            else None,
+            min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
+            flags=[_QOS_FLAGS.get(f.upper(), f) for f in flags])
+    return out
+
+
+ASSOCIATIONS = "associations"  # in the outputs: a JSON list of slurmdb association replies
+ASSOCIATIONS_UNREAD = "associations_unread"  # in the outputs: why they were not read
+
+
+def parse_associations(text: str) -> list[Association]:
+    """One `GET /slurmdb/VERSION/associations?...` reply (as `sacctmgr show assoc`): a
+    user's associations (level "user") and the accounts' own (no user: level "account").
+    Paths as the dbv0.0.38 plugin and the data parser name them alike: `default.qos`,
+    `qos` (a list), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
+    `max.jobs.per.submitted`, GrpTRES at `max.tres.total`, MaxTRES at `max.tres.per.job`,
+    MaxJobs at `max.jobs.active` (not in v0.0.38: not known there). MaxSubmitJobs is not
+    read (not known). SiteError for a reply of errors or without an `associations` list."""
+    data = _load("associations", text)
+    _refuse_errors("associations", data)
+    if not isinstance(data.get("associations"), list):
+        raise SiteError("slurmrestd: associations: the reply has no 'associations' list")
+    out: list[Association] = []
+    for a in data["associations"]:
+        if not isinstance(a, dict) or not (account := clean(a.get("account"))):
+            continue
+        qos = a.get("qos", a.get("QOS"))
+        names = [str(q) for q in qos if isinstance(q, str) and q] if isinstance(
+            qos, list) else []
+        most = a.get("max") if isinstance(a.get("max"), dict) else {}
+        user_level = bool(clean(a.get("user")))
+        out.append(Association(
+            account=account, partition=clean(a.get("partition")),
+            default_qos=clean(_at(a, "default", "qos")), qos=names or None,
+            level="user" if user_level else "account",
+            # (an account's parent; a user's association has none, as sacctmgr shows)
+            parent=None if user_level else clean(a.get("parent_account")),
+            grp_tres=_tres_list(_at(most, "tres", "total")),
+            grp_jobs=_limit(_at(most, "jobs", "per", "count")),
+            grp_submit_jobs=_limit(_at(most, "jobs", "per", "submitted")),
+            max_jobs=_limit(_at(most, "jobs", "active")),
+            max_tres_per_job=_tres_list(_at(most, "tres", "per", "job"))))
+    return out
+
+
+def _snapshot_associations(output: str, skipped: list[str]) -> list[Association] | None:
+    """The `associations` output: the replies for the user, then for each account above
+    theirs. None (not known) when the user's own reply is not one or holds none of theirs;
+    an account's reply that is not one leaves that account's limits out, said."""
+    try:
+        replies = json.loads(output)
+    except (ValueError, RecursionError):
+        replies = None
+    if not isinstance(replies, list) or not replies or not all(
+            isinstance(r, str) for r in replies):
+        skipped.append("associations not read (not a list of slurmdb replies): your "
+                       "default QOS and account limits are not checked")
+        return None
+    try:
+        mine = [a for a in parse_associations(replies[0]) if a.level == "user"]
+    except SiteError as e:
+        skipped.append(f"associations not read ({e}): your default QOS and account limits "
+                       "are not checked")
+        return None
+    if not mine:
+        return None
+    above: dict[tuple[str | None, str | None], Association] = {}
+    for text in replies[1:]:
+        try:
+            for a in parse_associations(text):  # (an account's reply holds its children)
+                if a.level == "account":
+                    above.setdefault((a.account, a.partition), a)
+        except SiteError as e:
+            skipped.append(f"an account's association not read ({e}): its limits are not "
+                           "checked")
+    return mine + list(above.values())
+
+
+def _time_used_s(j: dict[str, Any], now: float | None) -> int | None:
+    """What squeue's %M says of a job: the time it has run, its suspensions left out. A
+    suspended job ran `pre_sus_time`; one resumed since ran that and the time since
+    `suspend_time` (when it last changed); one never suspended, the time since it started.
+    None where not running or where the time of the reading is not known."""
+    words = _state_words(j)
+    before = _limit(j.get("pre_sus_time")) or 0
+    if "SUSPENDED" in words:
+        return before
+    if "RUNNING" not in words or now is None:
+        return None
+    start, changed = _limit(j.get("start_time")), _limit(j.get("suspend_time"))
+    if changed and start and changed >= start:
+        return max(0, before + int(now - changed))
+    return max(0, int(now - start)) if start else None
+
+
+def _state_words(j: dict[str, Any]) -> set[str]:
+    """A job's state and its flags: one word in v0.0.38, a list from v0.0.40 on."""
+    state = j.get("job_state")
+    return {str(w).upper() for w in (state if isinstance(state, list) else [state])}
+
+
+def _held_memory_mb(j: dict[str, Any]) -> int | None:
+    """The memory a running job holds in all, from its `tres_alloc_str` (`mem=4G`)."""
+    for item in (clean(j.get("tres_alloc_str")) or "").split(","):
+        name, _, value = item.strip().partition("=")
+        if name == "mem":
+            return memory_mb(value)
+    return None
+
+
+def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str],
+                   now: float | None) -> list[JobStatus]:
+    """`GET jobs` as the queue snapshot: each job as `parse_jobs` reads it, with what the
+    CLI's second squeue query adds to it: the QOS and account it runs under (the limits of
+    both count its use), the memory a running job holds, and the time it has run. `now`:
+    when the reply was read (epoch s); slurmctld's own `last_update` (v0.0.40 on) wins."""
+    statuses = parse_jobs(text, commands, skipped)
+    data = load_json("slurm", "jobs", text)
+    now = _limit(data.get("last_update")) or now
+    extras: dict[str, dict[str, Any]] = {}
+    reader = commands or SlurmCommands()
+    for j in data.get("jobs") or []:
+        if not isinstance(j, dict) or to_int(j.get("job_id")) is None:
+            continue
+        held = _held_memory_mb(j)
+        extras[reader._json_job(j).native_id] = {
+            "qos": clean(j.get("qos")), "account": clean(j.get("account")),
+            "time_used_s": _time_used_s(j, now),
+            # a running (or suspended) job's memory a node
+            **({"memory_mb": -(-held // (to_int(j.get("node_count")) or 1))}
+               if held and _state_words(j) & {"RUNNING", "SUSPENDED"} else {})}
+    return [s.model_copy(update=extras[s.native_id]) if s.native_id in extras else s
+            for s in statuses]
+
 
 def parse_snapshot(site: str, outputs: dict[str, str],
-                   commands: SlurmCommands | None = None) -> SiteSnapshot:
+                   commands: SlurmCommands | None = None,
+                   api_version: str = "v0.0.38") -> SiteSnapshot:
     queue = outputs.get("queue") or '{"jobs": []}'  # discovery asks no queue
     skipped: list[str] = []
-    jobs = [j for j in parse_jobs(queue, commands, skipped) if not j.state.terminal]
+    read_at = outputs.get(READ_AT)
+    now = float(read_at) if read_at and re.fullmatch(r"\d+(\.\d+)?", read_at) else None
+    jobs = [j for j in _snapshot_jobs(queue, commands, skipped, now)
+            if not j.state.terminal]
     resv: list[Reservation] | None = None
     if "reservations" in outputs:  # unknown (None) where it was not asked or failed
         try:
@@ -508,15 +719,35 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     elif why := outputs.get(RESERVATIONS_UNREAD):
         skipped.append(f"reservations not read ({why}): a job naming one is placed without "
                        "its window, and their nodes read as their state says")
+    qos: dict[str, QosLimits] | None = None
+    if "qos" in outputs:
+        try:
+            qos = parse_qos(outputs["qos"], api_version) or None
+        except SiteError as e:
+            skipped.append(f"QOS limits not read ({e}): none of them is checked")
+    elif why := outputs.get(QOS_UNREAD):
+        skipped.append(f"QOS limits not read ({why}): none of them is checked")
+    user = clean(outputs.get("user"))
+    assocs: list[Association] | None = None
+    if ASSOCIATIONS in outputs:
+        assocs = _snapshot_associations(outputs[ASSOCIATIONS], skipped)
+    elif why := outputs.get(ASSOCIATIONS_UNREAD):
+        skipped.append(f"associations not read ({why}): your default QOS and account "
+                       "limits are not checked")
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
-                        jobs=jobs, reservations=resv, user=clean(outputs.get("user")),
-                        warnings=[f"{site}: {w}" for w in skipped])
+                        jobs=jobs, reservations=resv, user=user, qos=qos,
+                        associations=assocs, warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):
     """Slurm's ids, states and token-in-comment rules, with the queue snapshot read from
-    the REST replies (`queue`: GET jobs, `nodes`, `partitions`)."""
+    the REST replies (`queue`: GET jobs, `nodes`, `partitions`, `qos`: slurmdb's) in the
+    shapes of `api_version`."""
+
+    def __init__(self, *args: Any, api_version: str = "v0.0.38", **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.api_version = api_version
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
-        return parse_snapshot(site, outputs, self)
+        return parse_snapshot(site, outputs, self, self.api_version)

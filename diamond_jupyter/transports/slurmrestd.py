@@ -217,13 +217,15 @@ class SlurmRestTransport:
             self._client = self._new_client()
         return self._client
 
-    def url(self, path: str) -> str:
-        return f"{self.base}/slurm/{self.cfg.api_version}/{path.lstrip('/')}"
+    def url(self, path: str, api: str = "slurm") -> str:
+        """`api`: `slurm` (slurmctld's calls) or `slurmdb` (accounting, through slurmdbd)."""
+        return f"{self.base}/{api}/{self.cfg.api_version}/{path.lstrip('/')}"
 
     async def request(self, method: str, path: str, *, body: Any = None,
-                      timeout: float | None = None) -> tuple[int, str]:
-        """(HTTP status, reply text) of one API call; SiteError when slurmrestd cannot be
-        reached or refuses the token twice (the second time with a fresh one)."""
+                      timeout: float | None = None, api: str = "slurm") -> tuple[int, str]:
+        """(HTTP status, reply text) of one API call (`api`: `slurm` or `slurmdb`);
+        SiteError when slurmrestd cannot be reached or refuses the token twice (the second
+        time with a fresh one)."""
         renew, refused, dropped = False, 0, False
         # a submit is the one request that must not reach slurmrestd twice (a second job)
         once = method == "POST" and path.rstrip("/").endswith("job/submit")
@@ -235,7 +237,7 @@ class SlurmRestTransport:
             try:
                 r, text = await self._send(method, path, body, headers,
                                            timeout or self.command_timeout_s,
-                                           fresh=once)
+                                           fresh=once, api=api)
             except httpx.ConnectError as e:
                 if refused < REFUSED_RETRIES:
                     # no connection, so nothing was sent: a moment later, once more (a
@@ -267,7 +269,8 @@ class SlurmRestTransport:
                 raise AuthError(f"{self.name}: slurmrestd refused the token for "
                                 f"{self.user or 'this user'} (HTTP {r.status_code})",
                                 door="slurmrestd")
-            if r.status_code == 404 and "json" not in r.headers.get("content-type", ""):
+            if r.status_code == 404 and "json" not in r.headers.get("content-type", "") \
+                    and api == "slurm":  # (slurmdb's calls are optional: the caller's 404)
                 raise SiteError(f"{self.name}: slurmrestd at {self.base} has no "
                                 f"{self.cfg.api_version} {path} (HTTP 404; check api_version)")
             return r.status_code, text
@@ -295,24 +298,26 @@ class SlurmRestTransport:
         await self._drop_connections()
 
     async def _send(self, method: str, path: str, body: Any, headers: dict[str, str],
-                    timeout: float, *, fresh: bool = False) -> tuple[httpx.Response, str]:
+                    timeout: float, *, fresh: bool = False, api: str = "slurm"
+                    ) -> tuple[httpx.Response, str]:
         """One HTTP exchange; the reply body read up to `max_output_bytes` (decoded size):
         a larger one stops the read and fails with OutputTooLarge, never held whole.
         `fresh`: on a connection of its own, never one kept alive that the server may have
         closed meanwhile (a drop then means the request went out)."""
         if fresh:
             async with self._new_client() as client:
-                return await self._exchange(client, method, path, body, headers, timeout)
-        return await self._exchange(self._http(), method, path, body, headers, timeout)
+                return await self._exchange(client, method, path, body, headers, timeout,
+                                            api)
+        return await self._exchange(self._http(), method, path, body, headers, timeout, api)
 
     async def _exchange(self, client: httpx.AsyncClient, method: str, path: str, body: Any,
-                        headers: dict[str, str], timeout: float
+                        headers: dict[str, str], timeout: float, api: str = "slurm"
                         ) -> tuple[httpx.Response, str]:
         cap = self.cfg.max_output_bytes
         too_big = OutputTooLarge(
             f"{self.name}: slurmrestd's reply to {method} {path} is larger than {cap} bytes "
             "(the transport's max_output_bytes): stopped reading it", cap=cap)
-        async with client.stream(method, self.url(path), json=body, headers=headers,
+        async with client.stream(method, self.url(path, api), json=body, headers=headers,
                                  timeout=timeout) as r:
             length = r.headers.get("content-length", "").strip()
             if length.isdigit() and int(length) > cap:  # said at once: nothing read

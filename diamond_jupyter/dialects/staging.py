@@ -189,3 +189,13 @@ def burst_buffer_stage_reason(settings: dict[str, str]) -> str:
     return (f"{outside} is on the file system of the cluster the script was written for, "
             "which the line does not name as a host diamond can reach; give it as the job's "
             "stage_in/stage_out SITE:PATH to have diamond move it")
+
+
+def check_burst_buffer_block(text: str) -> None:
+    """Every `#DW stage_in`/`stage_out` line of a Slurm script's leading block (where sbatch
+    reads them) checked by `check_burst_buffer_line`."""
+    for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return
+        check_burst_buffer_line(lineno, line)

@@ -61,6 +61,8 @@ def test_pbs_staging_lists_become_the_jobs_stage_entries():
     assert len(carried) == 5
     assert carried[0].startswith("carried: line 4: 'in.dat@fs01:/data/run7/in.dat' as the "
                                  "job's stage-in fs01:/data/run7/in.dat -> in.dat")
+    # kept apart too: the submit shows them with its warnings (`diamond submit`, the plan)
+    assert spec.metadata["staging_notes"] == carried
 
 
 def test_pbs_staging_beside_a_dependency_reads_both():
@@ -304,3 +306,51 @@ def test_a_storage_host_that_is_a_sites_ssh_host_is_that_site(tmp_path):
         ("archive", "/data/in.dat"), ("archive", "/data/b.dat"), ("here", "/c.dat")]
     with pytest.raises(BadInput, match=r"unknown site 'fs09' in 'fs09:/data/in.dat'"):
         parse_location("fs09:/data/in.dat", fed.sites)
+
+
+# ------------------------------------------------------------------------------ test bed
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+@pytest.mark.testbed
+async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
+    """A PBS script whose files live on alpha runs on beta (Slurm, which has no -W stagein):
+    diamond brings its input before the job starts and takes its output back after it,
+    and the submit says what it carried."""
+    import secrets
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobState
+
+    d = f"xfer-test/{secrets.token_hex(4)}"
+    alpha = fed.site("alpha").transport
+    await alpha.run(["sh", "-c", f"mkdir -p {d} && printf 'staged words' > {d}/in.txt"],
+                    check=True, timeout=60)
+    spec = Federation.parse(
+        "#!/bin/bash\n#PBS -N pbsstaged\n#PBS -l select=1:ncpus=1\n"
+        "#PBS -l walltime=00:05:00\n"
+        f"#PBS -W stagein=in.txt@alpha:{d}/in.txt,stageout=out.txt@alpha:{d}/out.txt\n"
+        "tr a-z A-Z < in.txt > out.txt\n")
+    job = await fed.submit(spec, "beta")
+    done = await fed.wait(job.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done.reason
+    async for ev in fed.events(since=0):
+        if ev.kind in ("stage.out.done", "stage.out.failed"):
+            assert ev.kind == "stage.out.done", ev.data
+            break
+    back = await alpha.run(["cat", f"{d}/out.txt"], check=True, timeout=60)
+    assert back.stdout == "STAGED WORDS"
+    notes = fed.submit_notes(job.id)
+    assert any(n.startswith(f"carried: line 5: 'in.txt@alpha:{d}/in.txt' as the job's "
+                            "stage-in") for n in notes), notes
+    await alpha.run(["rm", "-rf", d])

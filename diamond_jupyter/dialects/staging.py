@@ -30,6 +30,9 @@ _PBS_ENTRY = re.compile(r"(?P<job>[^@]+)@(?P<host>[^\s:@/]+):(?P<storage>.+)")
 _PBS_FORM = ("execution_path@storage_host:storage_path, several separated by commas "
              "(e.g. in.dat@fs01:/data/in.dat)")
 _WILDCARD = re.compile(r"[*?\[]")
+# the spec's metadata key of what was said of its staging (carried, kept): shown with the
+# submit's warnings as well as the translation's
+STAGING_NOTES = "staging_notes"
 # LSF's operators: > copies in before the job, < copies back after it, << appends back,
 # >< and <> do both
 _LSF_OPERATORS = {">": ("in",), "<": ("out",), "<<": ("append",), "><": ("in", "out"),
@@ -66,14 +69,19 @@ def _carry(spec: JobSpec, item: Item, entry: str, direction: str, source: str,
     staged = StageEntry(source=source, destination=destination,
                         recursive=source.endswith("/") or destination.endswith("/"))
     (spec.stage_in if direction == "in" else spec.stage_out).append(staged)
-    note(spec, f"carried: line {item.lineno}: {entry!r} as the job's stage-{direction} "
+    _say(spec, f"carried: line {item.lineno}: {entry!r} as the job's stage-{direction} "
                f"{source} -> {destination} (diamond moves it and counts its time in "
                "placement)")
 
 
 def _kept(spec: JobSpec, item: Item, entry: str, why: str, dialect: str) -> None:
-    note(spec, f"kept: line {item.lineno}: staging entry {entry!r} {why}; left to {dialect} "
+    _say(spec, f"kept: line {item.lineno}: staging entry {entry!r} {why}; left to {dialect} "
                "as written (another scheduler does not move it)")
+
+
+def _say(spec: JobSpec, text: str) -> None:
+    note(spec, text)
+    spec.metadata.setdefault(STAGING_NOTES, []).append(text)
 
 
 def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:

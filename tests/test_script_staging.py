@@ -43,18 +43,19 @@ def _notes(spec) -> list[str]:
 
 def test_pbs_staging_lists_become_the_jobs_stage_entries():
     """A comma list in one -W, quoted or not, with other attributes beside it; a second -W
-    adds to it; a trailing '/' is a directory (copied whole)."""
+    adds to it. Each entry copies a directory whole, as PBS does (scp -r); a trailing '/'
+    is dropped (it would copy `mesh` into `mesh/mesh`)."""
     spec = _parse("pbs", _pbs(
         '#PBS -W stagein="in.dat@fs01:/data/run7/in.dat,mesh/@fs01:/data/mesh/"',
         "#PBS -W umask=022,stageout=out.dat@fs01:/data/run7/out.dat,log.txt@arch:/logs/l.txt",
         "#PBS -W stagein=more.dat@fs02:~/more.dat"))
     assert spec.stage_in == [
-        StageEntry(source="fs01:/data/run7/in.dat", destination="in.dat"),
-        StageEntry(source="fs01:/data/mesh/", destination="mesh/", recursive=True),
-        StageEntry(source="fs02:~/more.dat", destination="more.dat")]
+        StageEntry(source="fs01:/data/run7/in.dat", destination="in.dat", recursive=True),
+        StageEntry(source="fs01:/data/mesh", destination="mesh", recursive=True),
+        StageEntry(source="fs02:~/more.dat", destination="more.dat", recursive=True)]
     assert spec.stage_out == [
-        StageEntry(source="out.dat", destination="fs01:/data/run7/out.dat"),
-        StageEntry(source="log.txt", destination="arch:/logs/l.txt")]
+        StageEntry(source="out.dat", destination="fs01:/data/run7/out.dat", recursive=True),
+        StageEntry(source="log.txt", destination="arch:/logs/l.txt", recursive=True)]
     # the other attribute stays, alone
     assert [(d.option, d.value) for d in spec.unknown] == [("-W", "umask=022")]
     carried = [n for n in _notes(spec) if n.startswith("carried:")]
@@ -67,7 +68,7 @@ def test_pbs_staging_lists_become_the_jobs_stage_entries():
 
 def test_pbs_staging_beside_a_dependency_reads_both():
     spec = _parse("pbs", _pbs("#PBS -W stagein=a@fs01:/d/a,depend=afterok:12.srv"))
-    assert spec.stage_in == [StageEntry(source="fs01:/d/a", destination="a")]
+    assert spec.stage_in == [StageEntry(source="fs01:/d/a", destination="a", recursive=True)]
     assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", ["12.srv"])]
     assert spec.unknown == []
 
@@ -94,7 +95,8 @@ def test_pbs_wildcard_entries_stay_with_pbs_and_are_reported_elsewhere():
     entry of the same list is carried."""
     text = _pbs("#PBS -W stageout=*.out@fs01:/data/outs/,final.h5@fs01:/data/final.h5")
     spec = _parse("pbs", text)
-    assert spec.stage_out == [StageEntry(source="final.h5", destination="fs01:/data/final.h5")]
+    assert spec.stage_out == [StageEntry(source="final.h5", destination="fs01:/data/final.h5",
+                                         recursive=True)]
     assert [(d.option, d.value) for d in spec.unknown] == [
         ("-W", "stageout=*.out@fs01:/data/outs/")]
     assert any("'*.out@fs01:/data/outs/' names files by a wildcard" in n for n in _notes(spec))
@@ -105,10 +107,16 @@ def test_pbs_wildcard_entries_stay_with_pbs_and_are_reported_elsewhere():
                for w in warnings), warnings
 
 
-def test_pbs_variable_in_a_staging_path_is_kept_not_carried():
-    spec = _parse("pbs", _pbs("#PBS -W stagein=in.dat@fs01:/data/$PBS_JOBID/in.dat"))
+@pytest.mark.parametrize("entry, why", [
+    ("in.dat@fs01:/data/$PBS_JOBID/in.dat", "holds a variable"),
+    ("<input file>@fs01:/data/in.dat", "template placeholder"),
+    ("in.dat@fs01:/data/{{ run }}/in.dat", "template placeholder"),
+])
+def test_pbs_staging_path_not_yet_a_path_is_kept_not_carried(entry, why):
+    spec = _parse("pbs", _pbs(f'#PBS -W stagein="{entry}"'))
     assert spec.stage_in == []
-    assert [d.value for d in spec.unknown] == ["stagein=in.dat@fs01:/data/$PBS_JOBID/in.dat"]
+    assert [d.value for d in spec.unknown] == [f"stagein={entry}"]
+    assert any(why in n for n in _notes(spec)), _notes(spec)
 
 
 @pytest.mark.parametrize("value, problem", [

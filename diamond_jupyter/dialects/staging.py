@@ -47,6 +47,8 @@ def _climbs(path: str) -> bool:
 
 def _not_expressible(path: str, dialect: str) -> str | None:
     """Why a stage entry cannot hold `path` as written, else None."""
+    if re.search(r"<[^<>]*>|\{\{", path):
+        return "is a template placeholder, not a path yet"
     if _WILDCARD.search(path):
         return "names files by a wildcard, which a diamond stage entry cannot"
     if "$" in path:
@@ -65,9 +67,8 @@ def _check_paths(item: Item, entry: str, paths: list[str]) -> None:
 
 
 def _carry(spec: JobSpec, item: Item, entry: str, direction: str, source: str,
-           destination: str) -> None:
-    staged = StageEntry(source=source, destination=destination,
-                        recursive=source.endswith("/") or destination.endswith("/"))
+           destination: str, *, recursive: bool = False) -> None:
+    staged = StageEntry(source=source, destination=destination, recursive=recursive)
     (spec.stage_in if direction == "in" else spec.stage_out).append(staged)
     _say(spec, f"carried: line {item.lineno}: {entry!r} as the job's stage-{direction} "
                f"{source} -> {destination} (diamond moves it and counts its time in "
@@ -114,10 +115,14 @@ def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
             if why := _not_expressible(job, "pbs") or _not_expressible(storage, "pbs"):
                 kept.append(entry)
                 _kept(spec, item, entry, why, "PBS")
-            elif name == "stagein":
-                _carry(spec, item, entry, "in", f"{host}:{storage}", job)
+                continue
+            # PBS copies a directory whole (rcp/scp -r): so does the entry; its trailing '/'
+            # would copy it into a directory of its own name
+            job, storage = job.rstrip("/") or job, storage.rstrip("/") or storage
+            if name == "stagein":
+                _carry(spec, item, entry, "in", f"{host}:{storage}", job, recursive=True)
             else:
-                _carry(spec, item, entry, "out", job, f"{host}:{storage}")
+                _carry(spec, item, entry, "out", job, f"{host}:{storage}", recursive=True)
         if kept:
             rest.append(f"{name}={','.join(kept)}")
     return ",".join(rest)

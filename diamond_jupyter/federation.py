@@ -34,6 +34,7 @@ from .calibration import (
 )
 from .config import FederationConfig, load_config
 from .dialects.scripts_common import SubmitWait
+from .dialects.staging import STAGING_NOTES
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -932,7 +933,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         else:
             native_id, said = sub.native_id, sub.warnings
         job = self.store.bind_native_id(token, native_id)
-        warnings = list(prepared.metadata.get("module_rewrites") or []) \
+        warnings = list(prepared.metadata.get(STAGING_NOTES) or []) \
+            + list(prepared.metadata.get("module_rewrites") or []) \
             + list(prepared.metadata.get("name_notes") or []) \
             + list(prepared.metadata.get("body_notes") or []) + said
         if warnings:  # each module renamed for the site, each directive dropped/approximated

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .dialects.staging import STAGING_NOTES
 from .federation_needs import scan_off_loop
 from .model import BadInput, DiamondError, Job, JobSpec
 
@@ -169,7 +170,8 @@ class PlanMixin:
             "partition": prepared.queue, "name": spec.name,
             "submission": token,  # the idempotency token the approved submit reuses
             "script": rendered.script, "script_sha256": sha256(rendered.script),
-            "warnings": list(prepared.metadata.get("module_rewrites") or [])
+            "warnings": list(prepared.metadata.get(STAGING_NOTES) or [])
+            + list(prepared.metadata.get("module_rewrites") or [])
             + list(prepared.metadata.get("name_notes") or [])
             + list(prepared.metadata.get("body_notes") or []) + rendered.warnings,
             "spec": fields,

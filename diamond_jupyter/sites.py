@@ -1204,6 +1204,15 @@ class Sites(dict[str, Site]):
             raise BadInput(unknown_site_message(name, list(self)))
         return self[name]
 
+    def site_of_host(self, host: str) -> str | None:
+        """The site whose SSH host is `host` (its full name, or its first label: `fs01` for
+        `fs01.hpc.example`), when exactly one is: a script's staging names a machine, not a
+        site. None otherwise."""
+        wanted = host.lower()
+        found = [n for n, s in self.items() if (h := (s.cfg.transport.host or "").lower())
+                 and wanted in (h, h.split(".")[0])]
+        return found[0] if len(found) == 1 else None
+
     def second_doors(self) -> dict[str, str]:
         """The entries that are second doors to a cluster listed already (a
         `metadata.door_to` naming another entry), each with that entry: the same machines,

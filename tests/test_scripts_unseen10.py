@@ -114,10 +114,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/param_scan_array_step_rerun_koed_umask.pbs": dict(
         nodes=1, tasks=1, cpus=4, memory_mb=8 * G, needs_mem=8 * G, walltime=7200,
         array="1-100:2", requeue=True, name="param_scan", unknown=["-k", "-W"]),
-    # sandbox, stagein and stageout are PBS's file staging (kept, each its own -W)
+    # sandbox kept; stagein and stageout carried as the job's diamond stage entries
     "pbs/cp2k_sandbox_private_stage.pbs": dict(
         nodes=2, tasks=128, cpus=128, walltime=86400, name="cp2k_md", account="chem123",
-        unknown=["-l select:ompthreads", "-W", "-W", "-W"]),
+        unknown=["-l select:ompthreads", "-W"], notes=["carried: line 7", "carried: line 8"]),
     # procs=48: 48 processors wherever; pmem per process
     "pbs/torque_procs_pmem_depend_afterany.pbs": dict(
         tasks=48, cpus=48, memory_mb=48 * 2 * G, per_cpu=2 * G, walltime=12 * 3600,

@@ -153,7 +153,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=1, cpus=4, memory_mb=8192, walltime=7200, unknown=["-l", "-W"],
         name="retries"),
     "pbs/W_stagein_stageout.pbs": dict(
-        nodes=1, tasks=1, cpus=4, walltime=3600, unknown=["-W", "-W"], name="staged"),
+        nodes=1, tasks=1, cpus=4, walltime=3600, name="staged",
+        notes=["carried: line 5: 'input.dat@fs01:", "carried: line 6: 'result.dat@fs01:"]),
     "pbs/a_hhmm_only.pbs": dict(
         nodes=1, tasks=1, cpus=1, walltime=600, name="at", begin="14:30:00"),
     "pbs/afterokarray.pbs": dict(

@@ -124,11 +124,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=4, tasks=112, cpus=112, walltime=8 * 3600, name="mitgcm_llc270",
         queue="long", mail_events=["end"],
         unknown=["-S", "-l select:model", "-l", "-W"], notes=["-q long@pbspl1"]),
-    # -J with a step; stagein kept; both streams into a directory
+    # -J with a step; stagein carried as a diamond stage-in; both streams into a directory
     "pbs/pro_array_step_stagein.pbs": dict(
         nodes=1, tasks=1, cpus=1, memory_mb=2 * G, needs_mem=2 * G, walltime=1800,
         array="0-1000:10", name="icon_members", stdout="logs/", stderr="logs/",
-        unknown=["-W"]),
+        notes=["carried: line 6: 'in.nc@datahost:/archive/icon/init.nc'"]),
     # one rank of 32 threads; -r n: never rerun; -P (project) kept
     "pbs/pro_gaussian_ompthreads_rerun_no.pbs": dict(
         nodes=1, tasks=1, cpus=32, memory_mb=120 * G, needs_mem=120 * G,

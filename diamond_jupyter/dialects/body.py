@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from .staging import burst_buffer_stage_reason, check_burst_buffer_line
+
 # meaning -> the variable per scheduler (None: the scheduler has no such variable)
 _VARS: dict[str, dict[str, str | None]] = {
     "job id": {"slurm": "SLURM_JOB_ID", "pbs": "PBS_JOBID", "lsf": "LSB_JOBID",
@@ -231,9 +233,12 @@ def burst_buffer_notes(body: str, source: str, target: str, first_line: int = 1)
         stripped = line.strip()
         leading = leading and (not stripped or stripped.startswith("#"))
         if leading and _BURST_BUFFER.match(line):
+            staged = check_burst_buffer_line(n, line)
+            why = "" if staged is None else ("; not carried as the job's diamond stage "
+                                             f"entry: {burst_buffer_stage_reason(staged)}")
             notes.append(f"dropped: line {n}: `{stripped}` (a Slurm burst buffer directive: "
                          f"{target} has none, so the job runs without that buffer, and "
-                         "files it stages in or out are not moved)")
+                         f"files it stages in or out are not moved{why})")
         elif notes and not leading and (used := _BURST_BUFFER_VARS.findall(line)):
             notes.append(f"kept: line {n}: ${', $'.join(dict.fromkeys(used))} (the burst "
                          f"buffer's path, set by Slurm) is not set under {target}")

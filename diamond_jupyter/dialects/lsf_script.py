@@ -68,6 +68,7 @@ from .scripts_common import (
     words,
     zero_time_limit,
 )
+from .staging import read_lsf_file
 from .warn_signal import carried as signal_carried
 from .warn_signal import lsf_minutes, said, warn_signal
 
@@ -347,6 +348,8 @@ class LsfScript:
     def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
         o, v = item.option, item.value or ""
         r = spec.resources
+        if o == "-f":  # a file staged in or out: the job's stage entries
+            return read_lsf_file(spec, item)
         if o in ("-n", "-nnodes"):
             # bsub keeps the last one: an earlier MIN,MAX kept as written is gone
             spec.unknown = [d for d in spec.unknown if not (d.dialect == "lsf" and d.option == o)]

@@ -73,6 +73,7 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .staging import read_pbs_staging
 from .warn_signal import carried as signal_carried
 from .warn_signal import dropped, warn_signal
 
@@ -372,7 +373,13 @@ class PbsScript:
                                     "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
         elif o == "-W":
-            return self._depend(spec, item, v)
+            rest = read_pbs_staging(spec, item)
+            if rest is None:
+                return self._depend(spec, item, v)
+            if rest:  # the attributes beside the staging: read or kept as one -W
+                left = Item("-W", rest, item.lineno, f"#PBS -W {rest}")
+                if not self._depend(spec, left, rest):
+                    unknown(spec, self.name, left)
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":

@@ -70,6 +70,7 @@ from .scripts_common import (
     words,
 )
 from .slurm_wrappers import apply_wrapper_lines
+from .staging import check_burst_buffer_block
 from .warn_signal import carried as signal_carried
 from .warn_signal import said, slurm_value, warn_signal
 
@@ -369,6 +370,7 @@ class SlurmScript:
             note(spec, f"line 1: no #! interpreter line (sbatch refuses such a script); "
                        f"written with #!{spec.shell}")
         self._indented(spec, text)
+        check_burst_buffer_block(text)  # a malformed staging line: refused, as sbatch does
         het_line = None  # a heterogeneous job: its first component maps onto the spec
         later = _Later()
         parts: list[list[Item]] = []  # the later components' options, separator first

@@ -143,11 +143,16 @@ class Location:
 
 def parse_location(text: str, sites: Any, default_site: str | None = None, *,
                    what: str = "location") -> Location:
-    """"SITE:PATH" for a known site; else a plain path on `default_site` (None: the server).
-    BadInput naming `what` (e.g. "src") for a control character: a NUL cannot reach a file
-    system, and a newline or an escape in a path is a trick, not a file the user meant."""
+    """"SITE:PATH" for a known site (or HOST:PATH, HOST the SSH host of one); else a plain
+    path on `default_site` (None: the server). BadInput naming `what` (e.g. "src") for a
+    control character: a NUL cannot reach a file system, and a newline or an escape in a
+    path is a trick, not a file the user meant."""
     check_text(what, text)
     m = _SITE_PREFIX.match(text)
+    by_host = getattr(sites, "site_of_host", None)
+    if m and m.group(1) not in sites and by_host is not None \
+            and (site := by_host(m.group(1))) is not None:  # a machine of a site's (HOST:PATH)
+        return parse_location(f"{site}:{m.group(2)}", sites, default_site, what=what)
     if m and m.group(1) in sites:
         if not m.group(2):
             raise BadInput(f"{text!r}: no path after the site name")

@@ -1,0 +1,364 @@
+"""File staging written in batch scripts: PBS `-W stagein=`/`stageout=`, LSF `-f`, Slurm
+burst buffer `#DW stage_in`/`stage_out`.
+
+Before, each was kept as an unknown directive: its own scheduler staged the files, any other
+ran the job on input never brought in (said "dropped"), and diamond's placer counted no
+transfer time. Now the plain files become the job's diamond stage entries (moved by
+diamond's transfers, held until they are there, measured by placement), each said
+"carried" naming its line; what a stage entry cannot say stays as written and is reported;
+a malformed entry, or a path climbing out with '..', is refused naming its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_corpus import CORPUS, ROWS
+
+from diamond_jupyter.dialects import get_script_dialect
+from diamond_jupyter.dialects.translate import translate
+from diamond_jupyter.model import BadInput, StageEntry
+
+HERE = Path(__file__).parent / "fixtures"
+
+
+def _pbs(*lines: str) -> str:
+    return "#!/bin/bash\n#PBS -N st\n#PBS -l select=1:ncpus=1\n" + "\n".join(lines) + \
+        "\n./run\n"
+
+
+def _lsf(*lines: str) -> str:
+    return "#!/bin/bash\n#BSUB -J st\n#BSUB -n 1\n" + "\n".join(lines) + "\n./run\n"
+
+
+def _parse(dialect: str, text: str):
+    return get_script_dialect(dialect).parse_script(text)
+
+
+def _notes(spec) -> list[str]:
+    return spec.metadata.get("parse_notes", [])
+
+
+# ------------------------------------------------------------------------------ PBS
+
+def test_pbs_staging_lists_become_the_jobs_stage_entries():
+    """A comma list in one -W, quoted or not, with other attributes beside it; a second -W
+    adds to it. Each entry copies a directory whole, as PBS does (scp -r); a trailing '/'
+    is dropped (it would copy `mesh` into `mesh/mesh`)."""
+    spec = _parse("pbs", _pbs(
+        '#PBS -W stagein="in.dat@fs01:/data/run7/in.dat,mesh/@fs01:/data/mesh/"',
+        "#PBS -W umask=022,stageout=out.dat@fs01:/data/run7/out.dat,log.txt@arch:/logs/l.txt",
+        "#PBS -W stagein=more.dat@fs02:~/more.dat"))
+    assert spec.stage_in == [
+        StageEntry(source="fs01:/data/run7/in.dat", destination="in.dat", recursive=True),
+        StageEntry(source="fs01:/data/mesh", destination="mesh", recursive=True),
+        StageEntry(source="fs02:~/more.dat", destination="more.dat", recursive=True)]
+    assert spec.stage_out == [
+        StageEntry(source="out.dat", destination="fs01:/data/run7/out.dat", recursive=True),
+        StageEntry(source="log.txt", destination="arch:/logs/l.txt", recursive=True)]
+    # the other attribute stays, alone
+    assert [(d.option, d.value) for d in spec.unknown] == [("-W", "umask=022")]
+    carried = [n for n in _notes(spec) if n.startswith("carried:")]
+    assert len(carried) == 5
+    assert carried[0].startswith("carried: line 4: 'in.dat@fs01:/data/run7/in.dat' as the "
+                                 "job's stage-in fs01:/data/run7/in.dat -> in.dat")
+    # kept apart too: the submit shows them with its warnings (`diamond submit`, the plan)
+    assert spec.metadata["staging_notes"] == carried
+
+
+def test_pbs_staging_beside_a_dependency_reads_both():
+    spec = _parse("pbs", _pbs("#PBS -W stagein=a@fs01:/d/a,depend=afterok:12.srv"))
+    assert spec.stage_in == [StageEntry(source="fs01:/d/a", destination="a", recursive=True)]
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", ["12.srv"])]
+    assert spec.unknown == []
+
+
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge", "pbs"])
+def test_pbs_staging_carried_is_no_longer_dropped_for_another_scheduler(target):
+    """The sweep's script: its files were said dropped for every other scheduler; now
+    they are the job's stage entries whatever runs it, and no staging directive is written
+    (diamond moves them: PBS staging them again would copy twice)."""
+    text = (HERE / "scripts_unseen19/pbs/W_stagein_stageout.pbs").read_text()
+    script, warnings, spec = translate(text, target, "pbs")
+    assert [(e.source, e.destination) for e in spec.stage_in] == [
+        ("fs01:/data/run7/input.dat", "input.dat")]
+    assert [(e.source, e.destination) for e in spec.stage_out] == [
+        ("result.dat", "fs01:/data/run7/result.dat")]
+    assert "stagein" not in script and "stageout" not in script
+    assert not any("stagein" in w and w.startswith("dropped") for w in warnings)
+    assert any(w.startswith("carried: line 5:") for w in warnings)
+
+
+def test_pbs_wildcard_entries_stay_with_pbs_and_are_reported_elsewhere():
+    """PBS stages `*.out` itself; a stage entry names one path: that entry is kept as
+    written (PBS gets it back; another scheduler's translation names it dropped), the plain
+    entry of the same list is carried."""
+    text = _pbs("#PBS -W stageout=*.out@fs01:/data/outs/,final.h5@fs01:/data/final.h5")
+    spec = _parse("pbs", text)
+    assert spec.stage_out == [StageEntry(source="final.h5", destination="fs01:/data/final.h5",
+                                         recursive=True)]
+    assert [(d.option, d.value) for d in spec.unknown] == [
+        ("-W", "stageout=*.out@fs01:/data/outs/")]
+    assert any("'*.out@fs01:/data/outs/' names files by a wildcard" in n for n in _notes(spec))
+    script, _, _ = translate(text, "pbs", "pbs")
+    assert "#PBS -W stageout=*.out@fs01:/data/outs/" in script
+    _, warnings, _ = translate(text, "slurm", "pbs")
+    assert any(w.startswith("dropped: #PBS -W stageout=*.out@fs01:/data/outs/")
+               for w in warnings), warnings
+
+
+@pytest.mark.parametrize("entry, why", [
+    ("in.dat@fs01:/data/$PBS_JOBID/in.dat", "holds a variable"),
+    ("<input file>@fs01:/data/in.dat", "template placeholder"),
+    ("in.dat@fs01:/data/{{ run }}/in.dat", "template placeholder"),
+])
+def test_pbs_staging_path_not_yet_a_path_is_kept_not_carried(entry, why):
+    spec = _parse("pbs", _pbs(f'#PBS -W stagein="{entry}"'))
+    assert spec.stage_in == []
+    assert [d.value for d in spec.unknown] == [f"stagein={entry}"]
+    assert any(why in n for n in _notes(spec)), _notes(spec)
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("stagein=in.dat", "stagein entry 'in.dat' in `#PBS -W stagein=in.dat` is not a file"),
+    ("stagein=in.dat@fs01", "stagein entry 'in.dat@fs01'"),
+    ("stagein=in.dat@:/data/in.dat", "stagein entry 'in.dat@:/data/in.dat'"),
+    ("stageout=@fs01:/data/x", "stageout entry '@fs01:/data/x'"),
+    ("stagein=a@fs01:/d/a,,b@fs01:/d/b", "stagein entry ''"),
+    ("stagein=", "stagein with no file"),
+])
+def test_malformed_pbs_staging_is_refused_naming_the_line(value, problem):
+    with pytest.raises(BadInput) as err:
+        _parse("pbs", _pbs(f"#PBS -W {value}"))
+    msg = str(err.value)
+    assert msg.startswith("line 4: ") and problem in msg, msg
+    assert "execution_path@storage_host:storage_path" in msg
+
+
+@pytest.mark.parametrize("entry", ["../../.ssh/authorized_keys@fs01:/data/k",
+                                   "in.dat@fs01:/data/../../etc/shadow",
+                                   "out/../../x@fs01:/data/x"])
+def test_pbs_staging_path_climbing_out_is_refused(entry):
+    with pytest.raises(BadInput, match=r"^line 4: staging path .* climbs out with '\.\.'"):
+        _parse("pbs", _pbs(f"#PBS -W stagein={entry}"))
+
+
+# ------------------------------------------------------------------------------ LSF
+
+def test_lsf_files_become_the_jobs_stage_entries():
+    """Each operator: > in before the job, < back after it, >< and <> both; the remote name
+    defaults to the local one; several -f on a line and over lines."""
+    spec = _parse("lsf", _lsf('#BSUB -f "in.dat > /tmp/in.dat" -f "res.dat < out/res.dat"',
+                              '#BSUB -f "state.chk >< state.chk"',
+                              "#BSUB -f 'table.csv <>'",
+                              '#BSUB -f "params.json >"'))
+    assert spec.stage_in == [
+        StageEntry(source="in.dat", destination="/tmp/in.dat"),
+        StageEntry(source="state.chk", destination="state.chk"),
+        StageEntry(source="table.csv", destination="table.csv"),
+        StageEntry(source="params.json", destination="params.json")]
+    assert spec.stage_out == [
+        StageEntry(source="out/res.dat", destination="res.dat"),
+        StageEntry(source="state.chk", destination="state.chk"),
+        StageEntry(source="table.csv", destination="table.csv")]
+    assert spec.unknown == []
+    assert sum(n.startswith("carried: line 4:") for n in _notes(spec)) == 2
+
+
+@pytest.mark.parametrize("value, why", [
+    ("run.log << run.log", "appends the job's file to the local one"),
+    ("out.%J > out.%J", "holds %J or %I"),
+    ("part_*.dat > parts", "wildcard"),
+])
+def test_lsf_files_a_stage_entry_cannot_say_stay_with_lsf(value, why):
+    text = _lsf(f'#BSUB -f "{value}"')
+    spec = _parse("lsf", text)
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert [(d.option, d.value) for d in spec.unknown] == [("-f", value)]
+    assert any(n.startswith(f"kept: line 4: staging entry {value!r} ") and why in n
+               for n in _notes(spec)), _notes(spec)
+    _, warnings, _ = translate(text, "slurm", "lsf")
+    assert any(w.startswith(f'dropped: #BSUB -f "{value}"') for w in warnings), warnings
+
+
+@pytest.mark.parametrize("value", ["in.dat", "in.dat>in.dat", "a > b > c", "a => b", ""])
+def test_malformed_lsf_file_is_refused_naming_the_line(value):
+    with pytest.raises(BadInput) as err:
+        _parse("lsf", _lsf(f'#BSUB -f "{value}"'))
+    msg = str(err.value)
+    assert msg.startswith(f"line 4: -f {value!r} in `#BSUB -f \"{value}\"` is not a file to "
+                          "stage; expected \"local_file OP [remote_file]\""), msg
+
+
+@pytest.mark.parametrize("value", ["../secrets.txt > s.txt", "in.dat > ../../.bashrc"])
+def test_lsf_file_climbing_out_is_refused(value):
+    with pytest.raises(BadInput, match=r"^line 4: staging path .* climbs out with '\.\.'"):
+        _parse("lsf", _lsf(f'#BSUB -f "{value}"'))
+
+
+# ------------------------------------------------------------------------------ Slurm
+
+@pytest.mark.parametrize("line, problem", [
+    ("#DW stage_in destination=$DW_JOB_STRIPED/in type=file", "no source"),
+    ("#DW stage_out source=$DW_JOB_STRIPED/out type=file", "no destination"),
+    ("#DW stage_in source=/a destination=$DW_JOB_STRIPED/a type=dir",
+     "type 'dir'; expected file, directory or list"),
+    ("#DW stage_in source=/a source=/b destination=$DW_JOB_STRIPED/a", "source given twice"),
+    ("#DW stage_in source=/a destination= type=file", "'destination=' is not a staging "
+                                                     "setting"),
+    ("#DW stage_in /a $DW_JOB_STRIPED/a", "'/a' is not a staging setting"),
+])
+def test_malformed_burst_buffer_staging_is_refused_naming_the_line(line, problem):
+    text = f"#!/bin/bash\n#SBATCH -n 1\n#DW jobdw capacity=10GB access_mode=striped " \
+           f"type=scratch\n{line}\nsrun ./a\n"
+    with pytest.raises(BadInput) as err:
+        _parse("slurm", text)
+    assert str(err.value).startswith(f"line 4: `{line}`: {problem}"), str(err.value)
+
+
+def test_burst_buffer_staging_after_the_first_command_is_not_read():
+    """sbatch reads none after the first command: a comment there is no directive."""
+    text = "#!/bin/bash\n#SBATCH -n 1\necho go\n#DW stage_in nonsense\n"
+    assert _parse("slurm", text).stage_in == []
+
+
+@pytest.mark.parametrize("target", ["pbs", "lsf", "flux", "sge"])
+def test_burst_buffer_staging_is_reported_with_why_it_is_not_carried(target):
+    """The buffer lives on the Slurm cluster the script was written for, and so does each
+    staged path: the line names no machine diamond reaches, so the report says which path
+    and how to have diamond move it. The capacity pool and the persistent buffer are named
+    dropped as before."""
+    text = (HERE / "scripts_unseen19/slurm/bb_datawarp_stage_in.sbatch").read_text()
+    _, warnings, spec = translate(text, target, "slurm")
+    assert spec.stage_in == [] and spec.stage_out == []
+    by_line = {w.split(":")[1].strip(): w for w in warnings if "burst buffer directive" in w}
+    assert set(by_line) == {"line 6", "line 7", "line 8", "line 9"}
+    assert "not carried" not in by_line["line 6"] + by_line["line 7"]
+    assert "not carried as the job's diamond stage entry: /lus/proj/input is on the file " \
+           "system of the cluster the script was written for" in by_line["line 8"]
+    assert "/lus/proj/output is on the file system" in by_line["line 9"]
+    assert "stage_in/stage_out SITE:PATH" in by_line["line 9"]
+
+
+def test_burst_buffer_list_staging_says_its_list_is_not_read():
+    text = ("#!/bin/bash\n#SBATCH -n 1\n#DW jobdw capacity=1GB access_mode=striped "
+            "type=scratch\n#DW stage_in source=/lus/p/files.txt destination=$DW_JOB_STRIPED "
+            "type=list\nsrun ./a\n")
+    _, warnings, _ = translate(text, "pbs", "slurm")
+    assert any(w.startswith("dropped: line 4:") and "listed in a file on that cluster" in w
+               for w in warnings), warnings
+
+
+# ------------------------------------------------------------------------------ corpus
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+def test_corpus_scripts_gain_no_staging_they_do_not_write(row):
+    """The real-world corpus writes no staging: reading it invents none, and every script
+    still parses (the staging reader refuses nothing there)."""
+    text = (CORPUS / row["file"]).read_bytes().decode("utf-8", errors="replace")
+    try:
+        spec = _parse(row["dialect"], text)
+    except BadInput as exc:
+        assert "stag" not in str(exc) and "climbs out" not in str(exc), exc
+        return
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert not any(n.startswith("carried:") for n in _notes(spec))
+
+
+# ------------------------------------------------------------------------------ engine
+
+async def test_carried_stage_in_is_measured_for_placement(tmp_path):
+    """The placer counts a carried stage-in: its bytes by where they are (an LSF local file
+    on the server, a PBS storage host that is a site), measured from the real files."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.bin").write_bytes(b"x" * 300_000)
+    far = tmp_path / "far"
+    far.mkdir()
+    (far / "mesh.dat").write_bytes(b"y" * 70_000)
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    fed.server_root = root
+    try:
+        lsf = Federation.parse(_lsf('#BSUB -f "big.bin > big.bin"'))
+        assert (await fed.stage_data(lsf)).sources == {None: 300_000}
+        pbs = Federation.parse(_pbs(f"#PBS -W stagein=mesh.dat@here:{far}/mesh.dat"))
+        assert (await fed.stage_data(pbs)).sources == {"here": 70_000}
+    finally:
+        await fed.close()
+
+
+def test_a_storage_host_that_is_a_sites_ssh_host_is_that_site(tmp_path):
+    """PBS names a machine (`in@fs01:/data/in`), diamond a site: a site whose SSH host is
+    that machine (its full name or first label) takes it; another machine is refused as an
+    unknown site before anything moves."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.transfer import parse_location
+
+    fed = Federation(FederationConfig(sites=[
+        SiteConfig(name="archive", transport=TransportConfig(kind="ssh",
+                                                             host="fs01.hpc.example")),
+        SiteConfig(name="here", transport=TransportConfig(kind="local"),
+                   workdir=str(tmp_path / "wd"))]), store=Store(tmp_path / "s.sqlite"))
+    spec = Federation.parse(_pbs("#PBS -W stagein=in.dat@fs01:/data/in.dat,"
+                                 "b.dat@fs01.hpc.example:/data/b.dat,c.dat@here:/c.dat"))
+    locations = [parse_location(e.source, fed.sites) for e in spec.stage_in]
+    assert [(loc.site, loc.path) for loc in locations] == [
+        ("archive", "/data/in.dat"), ("archive", "/data/b.dat"), ("here", "/c.dat")]
+    with pytest.raises(BadInput, match=r"unknown site 'fs09' in 'fs09:/data/in.dat'"):
+        parse_location("fs09:/data/in.dat", fed.sites)
+
+
+# ------------------------------------------------------------------------------ test bed
+
+@pytest.fixture
+async def fed(tb, tmp_path):
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
+                   min_poll_s=0.5)
+    await f.start()
+    yield f
+    await f.close()
+
+
+@pytest.mark.testbed
+async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
+    """A PBS script whose files live on alpha runs on beta (Slurm, which has no -W stagein):
+    diamond brings its input before the job starts and takes its output back after it,
+    and the submit says what it carried."""
+    import secrets
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import JobState
+
+    d = f"xfer-test/{secrets.token_hex(4)}"
+    alpha = fed.site("alpha").transport
+    await alpha.run(["sh", "-c", f"mkdir -p {d} && printf 'staged words' > {d}/in.txt"],
+                    check=True, timeout=60)
+    spec = Federation.parse(
+        "#!/bin/bash\n#PBS -N pbsstaged\n#PBS -l select=1:ncpus=1\n"
+        "#PBS -l walltime=00:05:00\n"
+        f"#PBS -W stagein=in.txt@alpha:{d}/in.txt,stageout=out.txt@alpha:{d}/out.txt\n"
+        "tr a-z A-Z < in.txt > out.txt\n")
+    job = await fed.submit(spec, "beta")
+    done = await fed.wait(job.id, timeout=300)
+    assert done.state == JobState.COMPLETED, done.reason
+    async for ev in fed.events(since=0):
+        if ev.kind in ("stage.out.done", "stage.out.failed"):
+            assert ev.kind == "stage.out.done", ev.data
+            break
+    back = await alpha.run(["cat", f"{d}/out.txt"], check=True, timeout=60)
+    assert back.stdout == "STAGED WORDS"
+    notes = fed.submit_notes(job.id)
+    assert any(n.startswith(f"carried: line 5: 'in.txt@alpha:{d}/in.txt' as the job's "
+                            "stage-in") for n in notes), notes
+    await alpha.run(["rm", "-rf", d])

@@ -2084,7 +2084,7 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                    for q in (j.partition or "").split(",")):
             continue
         begins = begins_in(j, now)
-        gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending[:n]) \
+        gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
             if j.dependency else None
         at = gate.at() if gate is not None else None
         if gate is not None and gate.queued and queue is not None and st is not None:

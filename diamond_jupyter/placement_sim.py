@@ -169,18 +169,18 @@ def limit_counted(j: JobStatus, running: list[tuple[JobStatus, float]]
 
 
 def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobStatus, float]],
-                    now: datetime, waiting: set[str], ahead: list[JobStatus]
+                    now: datetime, waiting: set[str], listed: list[JobStatus], ahead: int
                     ) -> DependencyGate | None:
     """For a Slurm job waiting on a dependency (reason Dependency, squeue's field read):
     its parents found (`placement_deps`), running (`running`: with their ends) or waiting
-    (`waiting`: the ids the queue's waiting jobs answer to; `ahead`: the jobs listed before
-    it, a singleton's earlier namesakes). None for another job, a field not read, or a
-    parent not seen: nothing known of when it comes."""
+    (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs of
+    `listed`, those before it: a singleton's earlier namesakes). None for another job, a
+    field not read, or a parent not seen: nothing known of when it comes."""
     if (j.reason or "").strip() != "Dependency" \
             or (dep := parse_dependency(j.dependency)) is None:
         return None
     if "singleton" in dep.kinds():
-        same = singleton_parents(j, snap.running, ahead)
+        same = singleton_parents(j, snap.running, listed[:ahead])
         if not same:
             return None  # its namesakes not seen: not known
         dep = Dependency(tuple(Term("afterany", same) if t.kind == "singleton" else t
@@ -715,7 +715,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
                 r.partition, r.cpus, ratio)) for r in snap.running]
-        gate = dependency_gate(j, snap, limited or [], now, waiting, seen[:-1]) \
+        gate = dependency_gate(j, snap, limited or [], now, waiting, seen, len(seen) - 1) \
             if held and begins is None and j.dependency else None
         if held and begins is None and gate is None \
                 or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):

@@ -76,6 +76,20 @@ def test_a_chain_under_every_reservation_kind_and_listed_before_its_parent():
         assert queue_starts(st, queue, res) == {"30": 5 * H, "31": 15 * H}, res
 
 
+@pytest.mark.parametrize("plan_work", [None, 0])
+def test_alice_waits_behind_the_chain_whatever_the_plans_reach(plan_work, monkeypatch):
+    """Slurm's plan played out whole, or (PLAN_WORK 0: a big site) only the probe's plan
+    over EASY: alice's 4 nodes start at +25 h behind 30 and 31, in either order."""
+    from diamond_jupyter import placement_sim
+    if plan_work is not None:
+        monkeypatch.setattr(placement_sim, "PLAN_WORK", plan_work)
+    depends = {"30": "afterok:21(unfulfilled)", "31": "afterok:30(unfulfilled)"}
+    for jobs in ((waiting("30", "Dependency"), waiting("31", "Dependency", user="carol")),
+                 (waiting("31", "Dependency", user="carol"), waiting("30", "Dependency"))):
+        v = _first(run(FOUR, _selene(*BUSY, *jobs, depends=depends)))
+        assert v.estimated_start == hours(25), v.notes
+
+
 def test_a_chain_deeper_than_the_bound_is_left_out(monkeypatch):
     """Each of jobs 30..33 waits for the one before (30 for running 21): with the bound
     at 2 waiting parents, 33 (3 deep) is left out, the others counted in turn."""

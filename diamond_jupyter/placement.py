@@ -2077,7 +2077,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
                     for r in snap.running if r.started_at and r.walltime_s] \
         if any(j.dependency for j in snap.pending) else []
-    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} if planned_ends else set()
+    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
+        if any(j.dependency for j in snap.pending) else set()
     freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
     for n, j in enumerate(snap.pending):
         if not any(mine.intersection(members.get(q, []))

@@ -117,6 +117,7 @@ from .needs import (
     node_gpu_models,
     norm_arch,
 )
+from .placement_deps import DependencyGate, ids_of
 from .placement_fit import (
     SITE_WORDS,
     SLURM_WORDS,
@@ -217,7 +218,7 @@ from .placement_sim import (
     begins_in,
     build_state,
     calibrated_view,
-    dependency_parents,
+    dependency_gate,
     earliest_start,
     held_no_later,
     held_reason,
@@ -2041,12 +2042,44 @@ def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
     return min(tested, in_order)
 
 
+def _dependency_note(part: str, j: JobStatus, gate: DependencyGate, at: float) -> str:
+    """What a Slurm job waiting on its dependency (`gate`), free from `at` s from now,
+    means for a job starting later in partition `part`: it is ahead of it from then."""
+    dep = gate.dependency
+    ids = dep.parent_ids()
+    kinds = dep.kinds()
+    which = _few(set(ids))
+    their = "their" if len(ids) > 1 else "its"
+    if kinds == {"after"}:
+        waits = f"job {which} to start"
+        planned = f"{their} planned start"
+    elif "aftercorr" in kinds:
+        waits = f"the tasks of job {which} to end, task by task (aftercorr)"
+        planned = f"{their} first task's planned end"
+    else:
+        waits = f"job {which} to end"
+        planned = f"{their} planned end"
+    if gate.queued:
+        planned += (f" in the plan (job {_few(set(gate.queued))} waiting "
+                    + ("themselves)" if len(gate.queued) > 1 else "itself)"))
+    ok = sorted({p for t in dep.terms if t.kind == "afterok" for p, _ in t.parents})
+    assumed = (f"; job {_few(set(ok))} taken to succeed (afterok: should it fail, job "
+               f"{j.native_id} never starts, and the job may start sooner)" if ok else "")
+    return (f"partition {part}: job {j.native_id} waits for {waits} (Dependency "
+            f"{j.dependency}): from {planned}, +{hms(at)}, it takes its place in the queue "
+            f"by priority, ahead of the job{assumed}")
+
+
 def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
-                   start: float, now: datetime) -> list[str]:
+                   start: float, now: datetime, queue: list[Demand] | None = None,
+                   st: SimState | None = None, res: Reservation = "plan") -> list[str]:
     """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
-    waiting there for something other than room: one whose begin time comes first is
-    ahead of it from then; one waiting for nodes out until an admin acts, or that can
-    never start as asked, holds back no job."""
+    waiting there for something other than room: one whose begin time, or whose
+    dependency's parents' start or end, comes first is ahead of it from then; one waiting
+    for nodes out until an admin acts, or that can never start as asked, holds back no
+    job; one waiting for a parent to fail (afternotok) is not counted (parents are taken
+    to succeed). `queue`, `st`: the walltime view, whose play-out (`res`) says when a
+    parent still waiting starts or ends."""
     mine = set(members.get(part, []))
     by_name = {n.name: n for n in snap.nodes}
     begin: list[str] = []
@@ -2056,25 +2089,35 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
                     for r in snap.running if r.started_at and r.walltime_s] \
         if any(j.dependency for j in snap.pending) else []
-    for j in snap.pending:
+    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
+        if any(j.dependency for j in snap.pending) else set()
+    freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
+    for n, j in enumerate(snap.pending):
         if not any(mine.intersection(members.get(q, []))
                    for q in (j.partition or "").split(",")):
             continue
         begins = begins_in(j, now)
-        parents = dependency_parents(j, planned_ends) if j.dependency else None
+        gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
+            if j.dependency else None
+        at = gate.at() if gate is not None else None
+        if gate is not None and gate.queued and queue is not None and st is not None:
+            if freed is None:  # played out once: each chained job's time is its not_before
+                ahead = [replace(d, done=False, start=None, held=None) for d in queue]
+                queue_starts(st, ahead, res)
+                freed = {d.native_id: d.not_before for d in ahead
+                         if d.gate is not None and d.gate.queued and d.native_id}
+            at = freed.get(j.native_id)
         if begins is not None and 0 < begins < start:
             begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
                          f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
                          "then it takes its place in the queue by priority, ahead of the job")
-        elif parents is not None and (ends := [e for r, e in planned_ends
-                                               if r.native_id in parents[0]]) \
-                and (at := max(ends) if parents[1] else min(ends)) < start:
-            which = _few(set(parents[0]))
+        elif gate is not None and at == math.inf:
             begin.append(f"partition {part}: job {j.native_id} waits for job "
-                         f"{which} to end (Dependency {j.dependency}): from "
-                         + ("their" if len(parents[0]) > 1 else "its")
-                         + f" planned end, +{hms(at)}, it takes its place in the queue by "
-                         "priority, ahead of the job")
+                         f"{_few(set(gate.dependency.parent_ids()))} to fail (Dependency "
+                         f"{j.dependency}): parents are taken to succeed, so it is not "
+                         "counted ahead of the job")
+        elif gate is not None and at is not None and at < start:
+            begin.append(_dependency_note(part, j, gate, at))
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
         elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
@@ -2983,7 +3026,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.notes.extend(n for n in _suspended_notes(pname, raw_st, snap, members.get(pname, []),
                                                    raw_s) if n not in v.notes)
     if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
-        v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now)
+        v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now,
+                                                 raw_queue, raw_st, reservation)
                        if n not in v.notes)
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "

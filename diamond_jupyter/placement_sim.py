@@ -73,6 +73,16 @@ from typing import Literal
 from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
 from .dialects.outputs_common import array_record, job_hosts
 from .model import JobState, JobStatus, Node, SiteSnapshot
+from .placement_deps import (
+    Dependency,
+    DependencyGate,
+    Term,
+    chain_depths,
+    gate_for,
+    ids_of,
+    parse_dependency,
+    singleton_parents,
+)
 from .placement_fit import aware, node_returning, node_usable
 
 _ELEMENT = re.compile(r"\d+\[\d+\]")  # LSF's record of one array element, `500[7]`
@@ -158,37 +168,26 @@ def limit_counted(j: JobStatus, running: list[tuple[JobStatus, float]]
     return same or list(running)
 
 
-# one term of squeue's dependency field (%E) still to be met: `afterok:123(unfulfilled)`,
-# ids joined by ':' (`afterany:12:13`); terms are joined by ',' (all) or '?' (any one)
-_DEPENDENCY_TERM = re.compile(r"(afterok|afterany|afternotok):(\d+(?:_\d+)?(?::\d+(?:_\d+)?)*)"
-                              r"\(unfulfilled\)")
-
-
-def dependency_parents(j: JobStatus, running: list[tuple[JobStatus, float]]
-                       ) -> tuple[tuple[str, ...], bool] | None:
-    """For a Slurm job waiting on a dependency (reason Dependency) whose parents all run
-    now, each to be waited out (afterok, afterany, afternotok): their native ids and whether
-    it waits for all of them (terms joined by ',') or for the first to end ('?'). None when
-    it waits for something else or for a parent not running (still waiting, or not seen),
-    or names another kind (after's start, singleton, aftercorr): then nothing is known of
-    when it comes."""
-    if (j.reason or "").strip() != "Dependency" or not j.dependency:
+def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobStatus, float]],
+                    now: datetime, waiting: set[str], listed: list[JobStatus], ahead: int
+                    ) -> DependencyGate | None:
+    """For a Slurm job waiting on a dependency (reason Dependency, squeue's field read):
+    its parents found (`placement_deps`), running (`running`: with their ends) or waiting
+    (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs of
+    `listed`, those before it: a singleton's earlier namesakes). None for another job, a
+    field not read, or a parent not seen: nothing known of when it comes."""
+    if (j.reason or "").strip() != "Dependency" \
+            or (dep := parse_dependency(j.dependency)) is None:
         return None
-    text = j.dependency.strip()
-    every = "?" not in text
-    terms = text.split("," if every else "?")
-    if not every and "," in text:
-        return None  # both joined: not read
-    running_ids = {r.native_id for r, _ in running}
-    ids: list[str] = []
-    for term in terms:
-        m = _DEPENDENCY_TERM.fullmatch(term.strip())
-        if m is None:
-            return None
-        ids += m.group(2).split(":")
-    if not ids or any(i not in running_ids for i in ids):
-        return None
-    return tuple(dict.fromkeys(ids)), every
+    if "singleton" in dep.kinds():
+        same = singleton_parents(j, snap.running, listed[:ahead])
+        if not same:
+            return None  # its namesakes not seen: not known
+        dep = Dependency(tuple(Term("afterany", same) if t.kind == "singleton" else t
+                               for t in dep.terms), dep.every)
+    starts = {r.native_id: (aware(r.started_at) - now).total_seconds()
+              for r, _ in running if r.started_at}
+    return gate_for(j, dep, running, starts, waiting)
 
 
 def _after_ends(ids: tuple[str, ...], every: bool, ends: dict[str, float]) -> float | None:
@@ -224,9 +223,13 @@ class Demand:
     # a lane its array's throttle holds: the array's running tasks (native ids) and which of
     # their ends, soonest first, frees its turn (a calibrated view moves those ends)
     after_tasks: tuple[tuple[str, ...], int] | None = None
-    # running jobs (native ids) whose ends free it, and whether it waits for every one (its
-    # dependency's parents) or the first (a limit they reach): a calibrated view moves them
+    # running jobs (native ids) whose first end frees the limit it waits for, and False
+    # (the first, not every one): a calibrated view moves them
     after_jobs: tuple[tuple[str, ...], bool] | None = None
+    # the dependency it waits on (Slurm): its parents, running or waiting (the simulation
+    # sets `not_before` when those start: `_Sim.link`), and its start but for them
+    gate: DependencyGate | None = None
+    gate_floor: float = 0.0
 
     @property
     def planned(self) -> float:
@@ -563,7 +566,8 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     freed_at: dict[tuple[int, bool], float | None] = {}
     for d in queue:
         nb = d.floor
-        if (d.after_tasks is not None or d.after_jobs is not None) and task_ends is None:
+        if (d.after_tasks is not None or d.after_jobs is not None or d.gate is not None) \
+                and task_ends is None:
             task_ends = {}
             for end, seq, *_ in rel:
                 if (nid := st.job_ids.get(seq)) is not None:
@@ -574,13 +578,18 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
             ends = sorted(task_ends.get(nid, 0.0) for nid in ids)
             nb = max(nb, ends[rank] if rank < len(ends) else 0.0)
         if d.after_jobs is not None and task_ends is not None:
-            # its parents' or its limit's running jobs' new ends (none of them known: the
-            # wait the scheduler's view gave it); jobs held alike share their ids' tuple
+            # its limit's running jobs' new ends (none of them known: the wait the
+            # scheduler's view gave it); jobs held alike share their ids' tuple
             key = (id(d.after_jobs[0]), d.after_jobs[1])
             if key not in freed_at:
                 freed_at[key] = _after_ends(*d.after_jobs, task_ends)
             freed = freed_at[key]
             nb = max(nb, d.not_before if freed is None else freed)
+        gate = d.gate
+        floor = nb
+        if gate is not None and task_ends is not None:  # its running parents' new ends
+            gate = gate.moved(task_ends)
+            nb = max(nb, gate.at() or 0.0)
         dur = d.duration * queued(d.partition, d.job_cpus, None, d.duration / d.tasks)
         if own and d.tasks == 1 and (mine := _own(own, d.native_id or "")) is not None:
             mine = min(d.duration, max(mine, MIN_LEFT_S))
@@ -589,7 +598,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                             now_ok=d.now_ok, partition=d.partition, job_cpus=d.job_cpus,
                             native_id=d.native_id, limit=d.planned, tasks=d.tasks,
                             floor=d.floor, after_tasks=d.after_tasks,
-                            after_jobs=d.after_jobs))
+                            after_jobs=d.after_jobs, gate=gate, gate_floor=floor))
     return new_st, new_q
 
 
@@ -686,10 +695,17 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     same_ids: dict[tuple[str, ...], tuple[str, ...]] = {}
     by_name = {n.name: n for n in snap.nodes} \
         if any("ReqNodeNotAvail" in (j.reason or "") for j in snap.pending) else {}
+    # the ids the waiting jobs answer to, for a dependency on one of them
+    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
+        if any(j.dependency for j in snap.pending) else set()
+    seen: list[JobStatus] = []  # the waiting jobs listed so far (a singleton's namesakes)
+    gates: dict[str, DependencyGate] = {}
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
+        if waiting:
+            seen.append(j)
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
             held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
@@ -699,9 +715,9 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
                 r.partition, r.cpus, ratio)) for r in snap.running]
-        parents = dependency_parents(j, limited) if held and begins is None and limited \
-            else None
-        if held and begins is None and parents is None \
+        gate = dependency_gate(j, snap, limited or [], now, waiting, seen, len(seen) - 1) \
+            if held and begins is None and j.dependency else None
+        if held and begins is None and gate is None \
                 or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):
             continue
         k = j.nodes or (ceil(j.cpus / biggest) if j.cpus else 1)
@@ -726,15 +742,20 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
                 r.partition, r.cpus, ratio)) for r in snap.running]
-        after_jobs = parents
+        after_jobs = None
         if counted := limit_counted(j, limited):  # not before its limit frees
             ids = tuple(r.native_id for r, _ in counted)
             after_jobs = (same_ids.setdefault(ids, ids), False)  # one tuple a set of jobs
-        if after_jobs is not None:  # not before its parents end, or its limit frees
             ends = {r.native_id: end for r, end in limited}
             nb, now_ok = max(nb, _after_ends(*after_jobs, ends) or 0.0), False
         if begins is not None:
             nb, now_ok = max(nb, begins), False
+        floor = nb
+        if gate is not None:  # not before its running parents allow (waiting ones: the sim)
+            if (freed := gate.at()) == math.inf:
+                continue  # it waits for a parent to fail: parents are taken to succeed
+            nb, now_ok = max(nb, freed or 0.0), False
+            gates[j.native_id] = gate
         dur = j.walltime_s or part_max.get((j.partition or "").split(",")[0]) \
             or DEFAULT_DURATION_S
         limit = float(dur)
@@ -746,17 +767,37 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             _at_once(st, elig, k, cpus, gpus))
         ids = tuple(nid for _, nid in running_tasks if nid is not None)
         free = None if arr is None or arr[2] is None else max(arr[2] - len(running_tasks), 0)
+        corr = gate is not None and "aftercorr" in gate.dependency.kinds()
         for lane, (tasks, after) in enumerate(lanes):
+            lane_gate, lane_nb = gate, nb
+            if corr and lane and gate is not None:  # task by task: its parent task's end
+                lane_gate = replace(gate, rank=lane)
+                lane_nb = max(nb, lane_gate.at() or 0.0)
             # a lane its throttle holds (`after`) waits for the array's running tasks,
             # whatever its reason says
-            out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig, max(nb, after, 0.0),
+            out.append(Demand(k, cpus, gpus, float(dur) * tasks, elig,
+                              max(lane_nb, after, 0.0),
                               planned is not None, now_ok=after <= 0 and now_ok,
                               partition=j.partition, job_cpus=j.cpus, native_id=j.native_id,
                               limit=limit * tasks, tasks=tasks, floor=begins or 0.0,
                               after_tasks=(ids, lane - free) if after > 0 and free is not None
                               and len(ids) == len(running_tasks) else None,
-                              after_jobs=after_jobs))
+                              after_jobs=after_jobs, gate=lane_gate, gate_floor=floor))
+    if any(g.queued for g in gates.values()):
+        out = _chained(out, gates)
     return out
+
+
+def _chained(queue: list[Demand], gates: dict[str, DependencyGate]) -> list[Demand]:
+    """`queue` without the jobs whose chain of waiting parents cannot be followed (a
+    cycle, deeper than `placement_deps.MAX_CHAIN`, a parent left out of the queue)."""
+    answers: dict[str, list[str]] = {}
+    for d in queue:
+        for pid in ids_of(d.native_id or ""):
+            if d.native_id not in answers.setdefault(pid, []):
+                answers[pid].append(d.native_id or "")
+    kept = chain_depths({i: g for i, g in gates.items() if g.queued}, answers)
+    return [d for d in queue if d.gate is None or not d.gate.queued or d.native_id in kept]
 
 
 def begins_in(j: JobStatus, now: datetime) -> float | None:
@@ -908,6 +949,57 @@ class _Sim:
         # the nodes a release or a start changed since the last plan of `_planned_start`
         # (its `_PlanMemory` reads and clears them)
         self.touched: set[int] = set()
+        # dependencies on waiting jobs (`link`): parent id -> the jobs waiting on it, and
+        # the demands standing for it; the times a started parent lets a job start
+        self._children: dict[str, list[Demand]] = {}
+        self._parents: dict[str, list[Demand]] = {}
+        self.gate_wakes: list[float] = []
+
+    def link(self, wait: list[Demand]) -> None:
+        """Follow the dependencies of `wait`'s jobs on jobs waiting among them: each such
+        job may not start (`not_before` infinite) until its parents have started in this
+        simulation, then from when its dependency says (`DependencyGate.at`). A parent not
+        among them (behind the probe) never frees it here."""
+        for d in wait:
+            if d.gate is not None and d.gate.queued:
+                d.not_before, d.now_ok = math.inf, False
+                for pid in d.gate.queued:
+                    self._children.setdefault(pid, []).append(d)
+        if not self._children:
+            return
+        for d in wait:
+            for pid in ids_of(d.native_id or ""):
+                if pid in self._children:
+                    self._parents.setdefault(pid, []).append(d)
+        for kids in self._children.values():
+            for c in kids:
+                self._gate(c)
+
+    def _gate(self, c: Demand) -> None:
+        """Set waiting job c's earliest start from what its parents have done so far."""
+        got = c.gate.at(self._when) if c.gate is not None else None
+        if got is not None and got < math.inf:
+            c.not_before = max(c.gate_floor, got)
+            bisect.insort(self.gate_wakes, c.not_before)
+
+    def _when(self, event: str, pid: str, rank: int) -> float | None:
+        """When the waiting jobs standing for parent `pid` start (the first), end (the
+        last: None until every one has started) or end the first task of their lane of
+        `rank` (in the order they started; the last lane's beyond); None: not yet."""
+        ds = self._parents.get(pid, [])
+        started = [d for d in ds if d.start is not None]
+        if not started:
+            return None
+        if event == "start":
+            return min(d.start for d in started)  # type: ignore[type-var]
+        if event == "first_end":  # lanes start in time order: the rank-th started
+            if rank >= len(started) and len(started) < len(ds):
+                return None
+            d = sorted(started, key=lambda x: x.start)[min(rank, len(started) - 1)]  # type: ignore[arg-type,return-value]
+            return d.start + d.duration / d.tasks  # type: ignore[operator]
+        if len(started) < len(ds):
+            return None
+        return max(d.start + d.duration for d in started)  # type: ignore[operator]
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:
@@ -958,13 +1050,18 @@ class _Sim:
                 self._changed.add(n)
                 self.touched.add(n)
         d.done, d.start = True, t
+        if self._children and d.native_id:  # a parent started: its children's turn
+            for pid in ids_of(d.native_id):
+                for c in self._children.get(pid, ()):
+                    self._gate(c)
 
     def next_event(self, t: float, wakes: list[float]) -> float | None:
         """The next release, or the next of the sorted `wakes` after t; None: nothing."""
         nxt = [self.rel[self.rp][0]] if self.rp < len(self.rel) else []
-        w = bisect.bisect_right(wakes, t)
-        if w < len(wakes):
-            nxt.append(wakes[w])
+        for ws in (wakes, self.gate_wakes) if self.gate_wakes else (wakes,):
+            w = bisect.bisect_right(ws, t)
+            if w < len(ws):
+                nxt.append(ws[w])
         return min(nxt) if nxt else None
 
     def release_until(self, t: float, stop: int | None = None) -> None:
@@ -1277,6 +1374,8 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
+        if t0 == math.inf:
+            return None  # its waiting parents have not started: the backfill skips it
         es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
@@ -1384,6 +1483,8 @@ class _PlanMemory:
     def reserve(self, plan: _Plan, d: Demand) -> Slot | None:
         """`plan.reserve(d)`, the last plan's slot taken again where it is still d's."""
         t0 = max(plan.t, d.not_before)
+        if t0 == math.inf:
+            return None  # waiting for parents that have not started: nothing kept of it
         i = self._at.get(d, -1)
         if i < self._next:  # not in the last plan (or out of its order): searched for
             got = plan.reserve(d, t0)
@@ -1505,9 +1606,10 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     wait = [*queue, probe] if probe is not None else list(queue)
     if not wait:
         return None
+    sim.link(wait)
     nodes = frozenset().union(*(sim.elig(d) for d in wait))
     reach = _plan_reach(nodes)
-    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
         sim.release_until(t)
@@ -1591,8 +1693,9 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     sim = _Sim(st)
     memory = _PlanMemory() if reserve_all else None  # the probe's plan, event to event
     wait = [*queue[:k], probe, *queue[k:]]
+    sim.link(wait)
     n_wait = len(wait)  # (a hot loop: read once per change of `wait`)
-    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
     t, head, sh = 0.0, 0, None
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
         sim.release_until(t)
@@ -1610,7 +1713,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                     return t
             head += 1
         h = wait[head]
-        if sh is None or sh.head is not h:
+        if sh is None or sh.head is not h or sh.when == math.inf > h.not_before:
+            # (a head its waiting parents held: their start sets its time)
             sh = sim.shadow(h, t)
             if sh is None:  # the head can never start: it blocks nobody
                 h.done = True
@@ -1664,7 +1768,8 @@ def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand,
     every 8-slot one, the probe 125-147 s away, started after 9-23 s). `until`: no event
     at or after it is played out."""
     sim = _Sim(st)
-    wakes = sorted({d.not_before for d in wait if d.not_before > 0})
+    sim.link(wait)
+    wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
     owner: dict[int, object] = dict(st.job_ids)  # release's seq -> the job it ends
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):

@@ -107,11 +107,11 @@ def test_parents_all_or_any_one():
         assert [d.not_before for d in queue] == [from_h * 3600.0], depends
 
 
-def test_a_dependency_on_a_waiting_job_or_of_another_kind_holds_it_as_before():
-    """A parent still waiting (its end not known), one not seen, a start dependency
-    (`after`), `singleton`, or no field read: nothing known of when it comes, left out."""
-    for depends in ("afterok:31(unfulfilled)", "afterok:99(unfulfilled)",
-                    "after:21(unfulfilled)", "singleton(unfulfilled)", None):
+def test_a_dependency_on_a_job_not_seen_holds_it_as_before():
+    """A parent not seen, a singleton whose namesakes are not seen, or no field read:
+    nothing known of when it comes, left out (a waiting parent and the other kinds:
+    tests/test_placement_cases19_followups2.py)."""
+    for depends in ("afterok:99(unfulfilled)", "singleton(unfulfilled)", None):
         site = _selene(*BUSY, waiting("31", "Priority", nodes=1, user="carol"),
                        waiting("30", "Dependency"),
                        depends={"30": depends} if depends else None)

@@ -1,0 +1,269 @@
+"""Slurm job dependencies of waiting jobs, read as Slurm means them (sbatch --dependency),
+for the backfill simulation: from when a job waiting on one takes its place in the queue.
+
+Pure code over squeue's dependency field (`JobStatus.dependency`, `-O Dependency`): terms
+of a kind and parent ids, each with its state, joined by ',' (every term must be met) or
+'?' (any one): `afterok:12:13(unfulfilled),after:14+5(unfulfilled)`, `singleton(unfulfilled)`.
+
+- `after`: once every parent has started (`+M`: M minutes after its start);
+- `afterany`, `afterok`: once every parent has ended. An `afterok` parent is taken to
+  succeed (a failed one would leave the job waiting for good: DependencyNeverSatisfied);
+- `afternotok`: once a parent has failed, which, parents taken to succeed, never comes;
+- `aftercorr`: an array's task by task, each after the parent's task of its index ends:
+  its first task once the parent's first task ends;
+- `singleton`: once every earlier job of its name and user has ended (one of them runs at
+  a time): their running ones and those waiting ahead of it in the queue.
+
+A parent still waiting is counted from its start or end in the simulation (`DependencyGate`
+holds the parents by kind; `placement_sim._Sim` sets the job's earliest start when they
+start). Chains of waiting parents are followed `MAX_CHAIN` deep; a cycle, which Slurm
+refuses at submit but a stale or bad read could show, leaves its jobs out (nothing known
+of when they come), as a parent not seen does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .dialects.outputs_common import array_record
+from .model import JobStatus
+
+MAX_CHAIN = 16  # waiting parents deep a chain is followed; deeper: left out, not known
+
+# one term as squeue prints it: kind, ids (`12`, an array's `12_*` or task `12_3`, a delay
+# `+5`) joined by ':', and its state (unfulfilled, fulfilled, failed)
+_TERM = re.compile(r"(after|afterany|afterok|afternotok|aftercorr):([\d_*+:]+)\((\w+)\)"
+                   r"|singleton\((\w+)\)")
+_PARENT = re.compile(r"(\d+)(?:_(\d+|\*))?(?:\+(\d+))?")
+# what of a parent each kind waits for: its start, its (last task's) end, its first task's
+# end, or never (a failure, parents taken to succeed)
+_EVENT = {"after": "start", "afterany": "end", "afterok": "end", "aftercorr": "first_end",
+          "afternotok": "never", "singleton": "end"}
+
+# (event, parent id, rank) -> when, in seconds from now; None: not known (yet). rank: of
+# "first_end", which of the parent's tasks' ends, soonest first (an aftercorr lane's)
+When = Callable[[str, str, int], float | None]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term still to be met: its kind and its parents (id, delay in seconds); a
+    singleton's parents are found in the queue (`singleton_parents`)."""
+
+    kind: str
+    parents: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A waiting job's dependency still to be met: its terms, all of them (`every`) or
+    any one."""
+
+    terms: tuple[Term, ...]
+    every: bool
+
+    def parent_ids(self) -> list[str]:
+        return list(dict.fromkeys(p for t in self.terms for p, _ in t.parents))
+
+    def kinds(self) -> set[str]:
+        return {t.kind for t in self.terms}
+
+
+def parse_dependency(text: str | None) -> Dependency | None:
+    """squeue's dependency field -> the terms still to be met; None for none, a field that
+    does not read, or both joiners at once (not read). Met terms (fulfilled) are dropped;
+    met, a term joined by '?' frees the job (then no terms, `every` False)."""
+    text = (text or "").strip()
+    if not text or text == "(null)" or ("," in text and "?" in text):
+        return None
+    every = "?" not in text
+    terms: list[Term] = []
+    for part in text.split("," if every else "?"):
+        m = _TERM.fullmatch(part.strip())
+        if m is None:
+            return None
+        state = (m.group(3) or m.group(4)).lower()
+        if state == "fulfilled":
+            if not every:
+                return Dependency((), False)
+            continue
+        if state != "unfulfilled":
+            return None  # failed: it never starts (its reason says so)
+        if m.group(4) is not None:
+            terms.append(Term("singleton"))
+            continue
+        parents = []
+        for tok in m.group(2).split(":"):
+            p = _PARENT.fullmatch(tok)
+            if p is None:
+                return None
+            task = p.group(2)
+            pid = p.group(1) if task in (None, "*") else f"{p.group(1)}_{task}"
+            parents.append((pid, float(p.group(3) or 0) * 60.0))
+        terms.append(Term(m.group(1), tuple(parents)))
+    return Dependency(tuple(terms), every)
+
+
+def ids_of(native_id: str) -> tuple[str, ...]:
+    """The parent ids a queue record answers to: a plain job's own; an array task's
+    (`12_3`) own and its array's (`12`); an array's waiting record (`12_[4-9]`) its
+    array's."""
+    arr = array_record(native_id) if "_" in native_id else None
+    if arr is None:
+        return (native_id,)
+    return (native_id, arr[0]) if arr[1] == 1 and "[" not in native_id else (arr[0],)
+
+
+def singleton_parents(j: JobStatus, running: Iterable[JobStatus],
+                      ahead: Iterable[JobStatus]) -> tuple[tuple[str, float], ...]:
+    """A singleton job's parents: the jobs of its name and user running, and those waiting
+    ahead of it in the queue (each runs before it, one at a time)."""
+    if not j.name or not j.user:
+        return ()
+    same = [r.native_id for r in (*running, *ahead)
+            if r.name == j.name and r.user == j.user and r.native_id != j.native_id]
+    return tuple((i, 0.0) for i in dict.fromkeys(same))
+
+
+@dataclass(eq=False)
+class DependencyGate:
+    """A waiting job's dependency with its parents found: the running ones' starts and
+    ends (seconds from now; `task_ends`: each of its tasks', soonest first), and the
+    waiting ones (`queued`: ids the simulation answers for). `rank`: the lane of an array
+    it stands for (aftercorr: lane k waits for the parent's k-th task end). `at` says from
+    when the job may start."""
+
+    dependency: Dependency
+    starts: dict[str, float] = field(default_factory=dict)
+    ends: dict[str, float] = field(default_factory=dict)
+    task_ends: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    queued: frozenset[str] = frozenset()
+    rank: int = 0
+
+    def at(self, queued_when: When | None = None) -> float | None:
+        """From when the job may start (seconds from now): math.inf never (a failure
+        waited for); None not known yet (a waiting parent the simulation has not started,
+        `queued_when` answering for those)."""
+        times = [self._term_at(t, queued_when) for t in self.dependency.terms]
+        if not times:
+            return 0.0  # met
+        if self.dependency.every:
+            if math.inf in times:
+                return math.inf
+            return None if any(x is None for x in times) else max(times)  # type: ignore[type-var]
+        known = [x for x in times if x is not None]  # the first met: a later one may be sooner
+        return min(known) if known else None
+
+    def moved(self, ends: dict[str, float]) -> DependencyGate:
+        """This gate with its running parents ending as `ends` says (by the running jobs'
+        native ids: a calibrated view's ends); a parent not there keeps its end."""
+        by_pid: dict[str, list[float]] = {}
+        for nid, end in ends.items():
+            for pid in ids_of(nid):
+                if pid in self.ends:
+                    by_pid.setdefault(pid, []).append(end)
+        tasks = {**self.task_ends, **{p: tuple(sorted(e)) for p, e in by_pid.items()}}
+        return DependencyGate(self.dependency, self.starts,
+                              {**self.ends, **{p: max(e) for p, e in by_pid.items()}},
+                              tasks, self.queued, self.rank)
+
+    def _term_at(self, term: Term, queued_when: When | None) -> float | None:
+        event = _EVENT[term.kind]
+        if event == "never":
+            return math.inf
+        out = 0.0
+        for pid, delay in term.parents:
+            got = self._when(event, pid, queued_when)
+            if got is None:
+                return None
+            out = max(out, got + delay)
+        return out
+
+    def _when(self, event: str, pid: str, queued_when: When | None) -> float | None:
+        if event == "first_end":  # its task of this lane's rank (the last it has, beyond)
+            tasks = self.task_ends.get(pid, ())
+            running = tasks[min(self.rank, len(tasks) - 1)] if tasks else None
+            if pid in self.queued and (running is None or self.rank >= len(tasks)):
+                # past its running tasks: its waiting ones' (the simulation's)
+                more = queued_when(event, pid, self.rank - len(tasks)) \
+                    if queued_when is not None else None
+                return more
+            return running
+        running = (self.starts if event == "start" else self.ends).get(pid)
+        if pid not in self.queued:
+            return running
+        queued = queued_when(event, pid, 0) if queued_when is not None else None
+        if queued is None:
+            # an array's tasks running and waiting: the first start is known
+            return running if event == "start" else None
+        if running is None:
+            return queued
+        return max(running, queued) if event == "end" else min(running, queued)
+
+
+def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus, float]],
+             starts: dict[str, float], waiting: set[str]) -> DependencyGate | None:
+    """The gate of waiting job `j` on `dependency` (singleton's parents already in its
+    terms): `running` each running job with its end (seconds from now), `starts` their
+    starts (negative), `waiting` the ids the queue's waiting jobs answer to (`ids_of`).
+    None when a parent is neither running nor waiting (not seen: nothing known)."""
+    ends: dict[str, float] = {}
+    tasks: dict[str, list[float]] = {}
+    started: dict[str, float] = {}
+    wanted = set(dependency.parent_ids())
+    for r, end in running:
+        for pid in ids_of(r.native_id):
+            if pid in wanted:
+                ends[pid] = max(ends.get(pid, end), end)
+                tasks.setdefault(pid, []).append(end)
+                if r.native_id in starts:
+                    started[pid] = min(started.get(pid, starts[r.native_id]),
+                                       starts[r.native_id])
+    queued = frozenset(p for p in wanted if p in waiting)
+    if any(p not in ends and p not in queued for p in wanted):
+        return None
+    return DependencyGate(dependency, started, ends,
+                          {p: tuple(sorted(e)) for p, e in tasks.items()}, queued)
+
+
+def chain_depths(gates: dict[str, DependencyGate], answers: dict[str, list[str]]
+                 ) -> dict[str, int]:
+    """How deep each gated job's chain of waiting parents goes (by native id; 0: every
+    parent runs); a job in a cycle, deeper than MAX_CHAIN, or behind a waiting parent not
+    gated and not in the queue is left out (nothing known of when it comes). `answers`:
+    parent id -> the queue's job ids answering to it."""
+    depth: dict[str, int] = {}
+    doomed: set[str] = set()
+
+    def visit(jid: str, path: set[str]) -> int | None:
+        if jid in depth:
+            return depth[jid]
+        if jid in doomed or jid in path or len(path) > MAX_CHAIN:
+            doomed.update(path | {jid})  # a cycle, or too deep: every job on the path
+            return None
+        gate = gates.get(jid)
+        if gate is None:
+            return 0  # a waiting parent of no dependency
+        deepest = 0
+        for pid in gate.queued:
+            if not answers.get(pid):  # waiting, but never started here (held for good)
+                doomed.add(jid)
+                return None
+            for parent in answers[pid]:
+                d = visit(parent, path | {jid})
+                if d is None:
+                    doomed.add(jid)
+                    return None
+                deepest = max(deepest, d + 1)
+        if deepest > MAX_CHAIN:
+            doomed.add(jid)
+            return None
+        depth[jid] = deepest
+        return deepest
+
+    for jid in gates:
+        visit(jid, set())
+    return {j: d for j, d in depth.items() if j not in doomed}

@@ -73,11 +73,12 @@ def test_pbs_staging_beside_a_dependency_reads_both():
     assert spec.unknown == []
 
 
-@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge", "pbs"])
-def test_pbs_staging_carried_is_no_longer_dropped_for_another_scheduler(target):
-    """The sweep's script: its files were said dropped for every other scheduler; now
-    they are the job's stage entries whatever runs it, and no staging directive is written
-    (diamond moves them: PBS staging them again would copy twice)."""
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge"])
+def test_pbs_staging_translated_for_another_scheduler_is_said_dropped_by_line(target):
+    """A translation is submitted by hand: no directive of the other scheduler moves the
+    files, so each entry is said dropped, naming its line and that a diamond submit of the
+    original carries it; no "carried" note (nothing carries it there) and no summary line
+    besides. The parsed job still holds the entries (`translate --json`)."""
     text = (HERE / "scripts_unseen19/pbs/W_stagein_stageout.pbs").read_text()
     script, warnings, spec = translate(text, target, "pbs")
     assert [(e.source, e.destination) for e in spec.stage_in] == [
@@ -85,8 +86,63 @@ def test_pbs_staging_carried_is_no_longer_dropped_for_another_scheduler(target):
     assert [(e.source, e.destination) for e in spec.stage_out] == [
         ("result.dat", "fs01:/data/run7/result.dat")]
     assert "stagein" not in script and "stageout" not in script
-    assert not any("stagein" in w and w.startswith("dropped") for w in warnings)
-    assert any(w.startswith("carried: line 5:") for w in warnings)
+    staging = [w for w in warnings if "staging" in w]
+    assert staging == [
+        f"dropped: line 5: staging entry 'input.dat@fs01:/data/run7/input.dat' ({target} has "
+        "no directive that moves it: submitted by hand the job runs without it; `diamond "
+        "submit` of the original script moves it as the job's stage-in)",
+        f"dropped: line 6: staging entry 'result.dat@fs01:/data/run7/result.dat' ({target} "
+        "has no directive that moves it: submitted by hand the job runs without it; `diamond "
+        "submit` of the original script moves it as the job's stage-out)"], warnings
+
+
+def test_pbs_to_pbs_translation_keeps_the_staging_lines_as_written():
+    """`diamond translate --to pbs` of a PBS script: qsub stages the files when the user
+    submits the translation, so its -W stagein/stageout are written back (before, they were
+    carried and left out: the job ran without its input), beside the other attributes of
+    their line; nothing is said of them, and the job holds no diamond stage entry."""
+    text = _pbs('#PBS -W stagein="in.dat@fs01:/data/in.dat,mesh/@fs01:/data/mesh/"',
+                "#PBS -W umask=022,stageout=out.dat@fs01:/data/out.dat")
+    script, warnings, spec = translate(text, "pbs", "pbs")
+    assert "#PBS -W stagein=in.dat@fs01:/data/in.dat,mesh/@fs01:/data/mesh/\n" in script
+    assert "#PBS -W umask=022,stageout=out.dat@fs01:/data/out.dat\n" in script
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert not any("stag" in w for w in warnings), warnings
+    # read back by PBS itself: the same staging, carried at a diamond submit
+    again = _parse("pbs", script)
+    assert [e.source for e in again.stage_in] == ["fs01:/data/in.dat", "fs01:/data/mesh"]
+    assert [e.destination for e in again.stage_out] == ["fs01:/data/out.dat"]
+
+
+def test_lsf_to_lsf_translation_keeps_the_file_lines_as_written():
+    text = _lsf('#BSUB -f "in.dat > /tmp/in.dat" -f "res.dat <"', '#BSUB -f "log << log"')
+    script, warnings, spec = translate(text, "lsf", "lsf")
+    assert '-f "in.dat > /tmp/in.dat"' in script and '-f "res.dat <"' in script
+    assert '-f "log << log"' in script
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert not any("stag" in w for w in warnings), warnings
+    _, warnings, spec = translate(text, "pbs", "lsf")
+    assert [(e.source, e.destination) for e in spec.stage_in] == [("in.dat", "/tmp/in.dat")]
+    assert any(w.startswith("dropped: line 4: staging entry 'in.dat > /tmp/in.dat' (pbs has "
+                            "no directive") for w in warnings), warnings
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_a_submits_rendering_says_the_staging_once_as_carried(target):
+    """At a submit the script's staging lines are said `carried: line N` (the submit's
+    notes); the rendering for the site added "dropped: file staging ... is done by the
+    engine", untrue and said twice. Now it adds nothing for them, and says an entry the
+    face gave (no line said it) once: carried by diamond."""
+    spec = _parse("pbs", _pbs("#PBS -W stagein=in.dat@fs01:/data/in.dat,"
+                              "stageout=out.dat@fs01:/data/out.dat"))
+    rendered = get_script_dialect(target).render_script(spec)
+    assert not any("staging" in w for w in rendered.warnings), rendered.warnings
+    spec.stage_in.append(StageEntry(source="alpha:/data/extra.dat", destination="extra.dat"))
+    rendered = get_script_dialect(target).render_script(spec)
+    assert [w for w in rendered.warnings if "staging" in w] == [
+        "carried by diamond: file staging (1 in, 0 out): diamond moves the files before "
+        f"and after the job, not a {target} directive"]
+    assert not any(w.startswith("dropped") and "staging" in w for w in rendered.warnings)
 
 
 def test_pbs_wildcard_entries_stay_with_pbs_and_are_reported_elsewhere():

@@ -372,6 +372,88 @@ def test_a_storage_host_that_is_a_sites_ssh_host_is_that_site(tmp_path):
         parse_location("fs09:/data/in.dat", fed.sites)
 
 
+def _two_site_engine(tmp_path):
+    """An engine over a Slurm site on this machine (its scheduler commands never reached
+    here) and an SSH site whose host is fs01.hpc.example (never connected)."""
+    from local_slurm import LocalSlurmQueue
+
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    here = LocalSlurmQueue(tmp_path, "here").site.cfg
+    return Federation(FederationConfig(sites=[here, SiteConfig(
+        name="archive", transport=TransportConfig(kind="ssh", host="fs01.hpc.example"))]),
+        store=Store(tmp_path / "s.sqlite"))
+
+
+@pytest.mark.parametrize("lines, refusal", [
+    (["#PBS -W stagein=in.dat@fs01:/data/in.dat,b.dat@fs09:/data/b.dat"],
+     "line 4: staging entry 'b.dat@fs09:/data/b.dat' in `#PBS -W stagein=in.dat@fs01:/data/"
+     "in.dat,b.dat@fs09:/data/b.dat`: host 'fs09' is no site's name nor its SSH host; "
+     "expected after '@' a site's name or SSH host (known: here, archive "
+     "(fs01.hpc.example)); or add a site whose transport host is fs09"),
+    (["#PBS -W umask=022", "#PBS -W stageout=out.dat@tape:/arch/out.dat"],
+     "line 5: staging entry 'out.dat@tape:/arch/out.dat' in `#PBS -W stageout=out.dat@tape:"
+     "/arch/out.dat`: host 'tape' is no site's name nor its SSH host"),
+])
+async def test_a_staging_host_that_is_no_site_is_refused_at_submit_naming_the_line(
+        tmp_path, lines, refusal):
+    """Before, `unknown site 'fs09' in 'fs09:/data/b.dat' (known: ...)`: no line, and
+    nothing of what the host may be. Now the line and the entry, and what is accepted;
+    refused before anything is recorded or sent."""
+    from diamond_jupyter.federation import Federation
+
+    fed = _two_site_engine(tmp_path)
+    try:
+        spec = Federation.parse(_pbs(*lines))
+        with pytest.raises(BadInput) as err:
+            await fed.submit(spec, "here")
+        assert str(err.value).startswith(refusal), str(err.value)
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()
+
+
+async def test_an_lsf_local_file_naming_no_site_is_refused_naming_the_line(tmp_path):
+    from diamond_jupyter.federation import Federation
+
+    fed = _two_site_engine(tmp_path)
+    try:
+        spec = Federation.parse(_lsf('#BSUB -f "fs09:/data/in.dat > in.dat"'))
+        with pytest.raises(BadInput) as err:
+            await fed.submit(spec, "here")
+        assert str(err.value) == (
+            "line 4: staging entry 'fs09:/data/in.dat > in.dat' in `#BSUB -f \"fs09:/data/"
+            "in.dat > in.dat\"`: host 'fs09' is no site's name nor its SSH host; expected a "
+            "local path on this server (no HOST: before it), or a site's name or SSH host "
+            "before ':' (known: here, archive (fs01.hpc.example)); or add a site whose "
+            "transport host is fs09")
+    finally:
+        await fed.close()
+
+
+async def test_a_staging_host_of_two_sites_asks_for_the_sites_name(tmp_path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    doors = [SiteConfig(name=n, transport=TransportConfig(kind="ssh", host="fs01.hpc.example"))
+             for n in ("arch1", "arch2")]
+    fed = Federation(FederationConfig(sites=[*doors, SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    try:
+        spec = Federation.parse(_pbs("#PBS -W stagein=in.dat@fs01:/data/in.dat"))
+        with pytest.raises(BadInput, match=r"^line 4: .*host 'fs01' is the SSH host of "
+                                           r"several sites \(arch1, arch2\): write the entry "
+                                           r"with the site's name in its place \(e\.g\. "
+                                           r"arch1:/data/in\.dat\)"):
+            fed.check_submittable(spec)
+    finally:
+        await fed.close()
+
+
 # ------------------------------------------------------------------------------ test bed
 
 @pytest.fixture

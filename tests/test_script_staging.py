@@ -10,6 +10,7 @@ a malformed entry, or a path climbing out with '..', is refused naming its line.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -452,6 +453,66 @@ async def test_a_staging_host_of_two_sites_asks_for_the_sites_name(tmp_path):
             fed.check_submittable(spec)
     finally:
         await fed.close()
+
+
+# ------------------------------------------------------------------------------ workflow
+
+STAGED_WORKFLOW = """\
+name: staged
+steps:
+  - name: prep
+    site: alpha
+    script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+  - name: train
+    site: torque
+    needs: [prep]
+    inputs: [{from: prep, path: out.bin}]
+    script: "{script}"
+"""
+STAGED_STEP = ("#!/bin/bash\n#PBS -l select=1:ncpus=1\n"
+               "#PBS -W stagein=mesh.dat@fs01:/data/mesh.dat\ncat mesh.dat out.bin\n")
+
+
+async def _past_moving(eng, wid: str, step: str) -> str:
+    """The step's phase once its upstream's output has landed (ready, or released)."""
+    while (now := eng.store.get_workflow(wid).step(step).phase) not in ("ready", "released"):
+        eng.changed.clear()
+        await eng.changed.wait()
+    return now
+
+
+async def test_a_workflow_steps_staging_lines_are_its_stage_entries_and_it_waits_for_them(
+        tmp_path):
+    """A step's script is read as a plain job's: its staging line becomes the same stage
+    entry. Held for its upstream's output (a site without gates), the step was released as
+    soon as that output landed, its own stage-in perhaps still copying: the job started
+    without mesh.dat. Now it stays ready, and is released once its stage-in is done (the
+    stage.in.done event moves the workflow on), as the staging releases a plain job."""
+    from test_workflow_gate import SITES, Ops, complete, engine_with, phase
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import Event
+    from diamond_jupyter.workflow.model import load_workflow
+
+    plain = Federation.parse(STAGED_STEP)
+    text = STAGED_WORKFLOW.replace("{script}", STAGED_STEP.replace("\n", "\\n"))
+    async for eng, ops in engine_with(Ops, tmp_path):
+        wid = await eng.run(load_workflow(text, sites=SITES))
+        [train] = ops.of("train")
+        assert train["hold"] is True
+        assert train["spec"].stage_in == plain.stage_in == [
+            StageEntry(source="fs01:/data/mesh.dat", destination="mesh.dat", recursive=True)]
+        await complete(eng, ops, "prep", wid)
+        assert await asyncio.wait_for(_past_moving(eng, wid, "train"), 10) == "ready"
+        await eng.advance(wid)
+        assert eng.store.get_workflow(wid).step("train").phase == "ready"
+        assert ops.releases == []  # not before its own input
+        job = ops.store.job_by_token(train["token"])
+        done = ops.store.append_event(Event(kind="stage.in.done", job_id=job.id,
+                                            site="torque", data={"transfers": []}))
+        eng._on_event(done)
+        await phase(eng, wid, "train", "released")
+        assert ops.releases == [job.id]
 
 
 # ------------------------------------------------------------------------------ test bed

@@ -515,6 +515,37 @@ async def test_a_workflow_steps_staging_lines_are_its_stage_entries_and_it_waits
         assert ops.releases == [job.id]
 
 
+async def test_a_workflow_steps_own_stage_in_is_measured_for_its_placement(tmp_path):
+    """A plain job's placement counts its carried stage-in; a step's counted only the
+    workflow's inputs, so a step staging 300 kB from the server was placed as if it staged
+    nothing. Now both: the inputs from the upstream's site and the step's own bytes."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.federation_workflow import _Ops
+    from diamond_jupyter.store import Store
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.bin").write_bytes(b"x" * 300_000)
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    fed.server_root = root
+    given: list = []
+
+    async def place(spec, **kw):  # what the facade's placement is asked, recorded
+        given.append(kw["stage_data"])
+        raise BadInput("recorded")
+    fed.place = place
+    try:
+        step = Federation.parse(_lsf('#BSUB -f "big.bin > big.bin"'))
+        with pytest.raises(BadInput, match="recorded"):
+            await _Ops(fed).place(step, {"here": 1_000}, set())
+        assert given[0].sources == {"here": 1_000, None: 300_000}
+    finally:
+        await fed.close()
+
+
 # ------------------------------------------------------------------------------ test bed
 
 @pytest.fixture

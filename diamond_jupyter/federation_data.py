@@ -144,16 +144,53 @@ class DataMixin:
                     await self.mover.cancel(rec.id)
 
     def _check_server_paths(self, spec: JobSpec) -> None:
-        """BadInput before anything is submitted when a stage entry names a server path
-        outside the server's root directory."""
-        if self.server_root is None or not (spec.stage_in or spec.stage_out):
+        """BadInput before anything is submitted when a stage entry names an unknown site or
+        a server path outside the server's root directory; an entry a script line wrote is
+        refused naming that line."""
+        if not (spec.stage_in or spec.stage_out):
             return
+        from .dialects.staging import STAGING_LINES
         from .transfer import confine, parse_location
 
-        on_server = [e.source for e in spec.stage_in] + [e.destination for e in spec.stage_out
-                                                         if e.destination]
-        for text in on_server:  # a site-less stage-in destination is on the job's site
-            confine(parse_location(text, self.sites), self.server_root)
+        written = {text: rec for rec in spec.metadata.get(STAGING_LINES) or []
+                   for text in (rec["source"], rec["destination"])}
+        # (text, on the server when site-less): a site-less stage-in destination is on the
+        # job's site, and so is a site-less stage-out source
+        texts = [(e.source, True) for e in spec.stage_in] \
+            + [(e.destination, False) for e in spec.stage_in if e.destination] \
+            + [(e.source, False) for e in spec.stage_out] \
+            + [(e.destination, True) for e in spec.stage_out if e.destination]
+        for text, on_server in texts:
+            try:
+                loc = parse_location(text, self.sites)
+                if on_server:
+                    confine(loc, self.server_root)
+            except BadInput as exc:
+                if (rec := written.get(text)) is None:
+                    raise
+                raise BadInput(self._staging_line_refusal(rec, text, exc)) from None
+
+    def _staging_line_refusal(self, rec: dict[str, Any], text: str, exc: BadInput) -> str:
+        """Why the stage entry a script line wrote (`rec`) is refused at `text`: its host is
+        no site (with what would be accepted), or `exc` as it is."""
+        where = f"line {rec['line']}: staging entry {rec['entry']!r} in `{rec['directive']}`"
+        host, colon, _ = text.partition(":")
+        if not colon or host in self.sites or "/" in host:
+            return f"{where}: {exc}"
+        hosts = {n: s.cfg.transport.host for n, s in self.sites.items()}
+        shared = [n for n, h in hosts.items() if h and host.lower() in (
+            h.lower(), h.lower().split(".")[0])]
+        if len(shared) > 1:
+            return (f"{where}: host {host!r} is the SSH host of several sites "
+                    f"({', '.join(shared)}): write the entry with the site's name in its "
+                    f"place (e.g. {shared[0]}:{text.partition(':')[2]})")
+        known = ", ".join(f"{n} ({h})" if h else n for n, h in hosts.items()) or "none"
+        accepted = (f"after '@' a site's name or SSH host (known: {known})"
+                    if rec["directive"].startswith("#PBS") else
+                    f"a local path on this server (no HOST: before it), or a site's name or "
+                    f"SSH host before ':' (known: {known})")
+        return (f"{where}: host {host!r} is no site's name nor its SSH host; expected "
+                f"{accepted}; or add a site whose transport host is {host}")
 
     def _stage_begin(self, site: str, token: str, spec: JobSpec, hold: bool):
         if not (spec.stage_in or spec.stage_out):

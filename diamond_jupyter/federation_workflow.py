@@ -156,9 +156,12 @@ class _Ops:
                      ready_at: datetime | None) -> Placement:
         from .placement import StageData
 
-        bw = (await self.fed.stage_data(JobSpec())).bandwidth_mbps
-        return await self.fed.place(spec, sites=sites,
-                                    stage_data=StageData(sources, bw, ready_at=ready_at))
+        own = await self.fed.stage_data(spec)  # the step's own stage-in, as a plain job's
+        merged = dict(sources)
+        for where, size in (own.sources.items() if spec.stage_in else ()):
+            merged[where] = merged.get(where, 0) + size
+        return await self.fed.place(spec, sites=sites, stage_data=StageData(
+            merged, own.bandwidth_mbps, ready_at=ready_at))
 
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
                     exclude: set[str], ready_at: datetime | None = None) -> Estimate:

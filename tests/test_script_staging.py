@@ -10,6 +10,7 @@ a malformed entry, or a path climbing out with '..', is refused naming its line.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -73,11 +74,12 @@ def test_pbs_staging_beside_a_dependency_reads_both():
     assert spec.unknown == []
 
 
-@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge", "pbs"])
-def test_pbs_staging_carried_is_no_longer_dropped_for_another_scheduler(target):
-    """The sweep's script: its files were said dropped for every other scheduler; now
-    they are the job's stage entries whatever runs it, and no staging directive is written
-    (diamond moves them: PBS staging them again would copy twice)."""
+@pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge"])
+def test_pbs_staging_translated_for_another_scheduler_is_said_dropped_by_line(target):
+    """A translation is submitted by hand: no directive of the other scheduler moves the
+    files, so each entry is said dropped, naming its line and that a diamond submit of the
+    original carries it; no "carried" note (nothing carries it there) and no summary line
+    besides. The parsed job still holds the entries (`translate --json`)."""
     text = (HERE / "scripts_unseen19/pbs/W_stagein_stageout.pbs").read_text()
     script, warnings, spec = translate(text, target, "pbs")
     assert [(e.source, e.destination) for e in spec.stage_in] == [
@@ -85,8 +87,63 @@ def test_pbs_staging_carried_is_no_longer_dropped_for_another_scheduler(target):
     assert [(e.source, e.destination) for e in spec.stage_out] == [
         ("result.dat", "fs01:/data/run7/result.dat")]
     assert "stagein" not in script and "stageout" not in script
-    assert not any("stagein" in w and w.startswith("dropped") for w in warnings)
-    assert any(w.startswith("carried: line 5:") for w in warnings)
+    staging = [w for w in warnings if "staging" in w]
+    assert staging == [
+        f"dropped: line 5: staging entry 'input.dat@fs01:/data/run7/input.dat' ({target} has "
+        "no directive that moves it: submitted by hand the job runs without it; `diamond "
+        "submit` of the original script moves it as the job's stage-in)",
+        f"dropped: line 6: staging entry 'result.dat@fs01:/data/run7/result.dat' ({target} "
+        "has no directive that moves it: submitted by hand the job runs without it; `diamond "
+        "submit` of the original script moves it as the job's stage-out)"], warnings
+
+
+def test_pbs_to_pbs_translation_keeps_the_staging_lines_as_written():
+    """`diamond translate --to pbs` of a PBS script: qsub stages the files when the user
+    submits the translation, so its -W stagein/stageout are written back (before, they were
+    carried and left out: the job ran without its input), beside the other attributes of
+    their line; nothing is said of them, and the job holds no diamond stage entry."""
+    text = _pbs('#PBS -W stagein="in.dat@fs01:/data/in.dat,mesh/@fs01:/data/mesh/"',
+                "#PBS -W umask=022,stageout=out.dat@fs01:/data/out.dat")
+    script, warnings, spec = translate(text, "pbs", "pbs")
+    assert "#PBS -W stagein=in.dat@fs01:/data/in.dat,mesh/@fs01:/data/mesh/\n" in script
+    assert "#PBS -W umask=022,stageout=out.dat@fs01:/data/out.dat\n" in script
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert not any("stag" in w for w in warnings), warnings
+    # read back by PBS itself: the same staging, carried at a diamond submit
+    again = _parse("pbs", script)
+    assert [e.source for e in again.stage_in] == ["fs01:/data/in.dat", "fs01:/data/mesh"]
+    assert [e.destination for e in again.stage_out] == ["fs01:/data/out.dat"]
+
+
+def test_lsf_to_lsf_translation_keeps_the_file_lines_as_written():
+    text = _lsf('#BSUB -f "in.dat > /tmp/in.dat" -f "res.dat <"', '#BSUB -f "log << log"')
+    script, warnings, spec = translate(text, "lsf", "lsf")
+    assert '-f "in.dat > /tmp/in.dat"' in script and '-f "res.dat <"' in script
+    assert '-f "log << log"' in script
+    assert spec.stage_in == [] and spec.stage_out == []
+    assert not any("stag" in w for w in warnings), warnings
+    _, warnings, spec = translate(text, "pbs", "lsf")
+    assert [(e.source, e.destination) for e in spec.stage_in] == [("in.dat", "/tmp/in.dat")]
+    assert any(w.startswith("dropped: line 4: staging entry 'in.dat > /tmp/in.dat' (pbs has "
+                            "no directive") for w in warnings), warnings
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_a_submits_rendering_says_the_staging_once_as_carried(target):
+    """At a submit the script's staging lines are said `carried: line N` (the submit's
+    notes); the rendering for the site added "dropped: file staging ... is done by the
+    engine", untrue and said twice. Now it adds nothing for them, and says an entry the
+    face gave (no line said it) once: carried by diamond."""
+    spec = _parse("pbs", _pbs("#PBS -W stagein=in.dat@fs01:/data/in.dat,"
+                              "stageout=out.dat@fs01:/data/out.dat"))
+    rendered = get_script_dialect(target).render_script(spec)
+    assert not any("staging" in w for w in rendered.warnings), rendered.warnings
+    spec.stage_in.append(StageEntry(source="alpha:/data/extra.dat", destination="extra.dat"))
+    rendered = get_script_dialect(target).render_script(spec)
+    assert [w for w in rendered.warnings if "staging" in w] == [
+        "carried by diamond: file staging (1 in, 0 out): diamond moves the files before "
+        f"and after the job, not a {target} directive"]
+    assert not any(w.startswith("dropped") and "staging" in w for w in rendered.warnings)
 
 
 def test_pbs_wildcard_entries_stay_with_pbs_and_are_reported_elsewhere():
@@ -314,6 +371,179 @@ def test_a_storage_host_that_is_a_sites_ssh_host_is_that_site(tmp_path):
         ("archive", "/data/in.dat"), ("archive", "/data/b.dat"), ("here", "/c.dat")]
     with pytest.raises(BadInput, match=r"unknown site 'fs09' in 'fs09:/data/in.dat'"):
         parse_location("fs09:/data/in.dat", fed.sites)
+
+
+def _two_site_engine(tmp_path):
+    """An engine over a Slurm site on this machine (its scheduler commands never reached
+    here) and an SSH site whose host is fs01.hpc.example (never connected)."""
+    from local_slurm import LocalSlurmQueue
+
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    here = LocalSlurmQueue(tmp_path, "here").site.cfg
+    return Federation(FederationConfig(sites=[here, SiteConfig(
+        name="archive", transport=TransportConfig(kind="ssh", host="fs01.hpc.example"))]),
+        store=Store(tmp_path / "s.sqlite"))
+
+
+@pytest.mark.parametrize("lines, refusal", [
+    (["#PBS -W stagein=in.dat@fs01:/data/in.dat,b.dat@fs09:/data/b.dat"],
+     "line 4: staging entry 'b.dat@fs09:/data/b.dat' in `#PBS -W stagein=in.dat@fs01:/data/"
+     "in.dat,b.dat@fs09:/data/b.dat`: host 'fs09' is no site's name nor its SSH host; "
+     "expected after '@' a site's name or SSH host (known: here, archive "
+     "(fs01.hpc.example)); or add a site whose transport host is fs09"),
+    (["#PBS -W umask=022", "#PBS -W stageout=out.dat@tape:/arch/out.dat"],
+     "line 5: staging entry 'out.dat@tape:/arch/out.dat' in `#PBS -W stageout=out.dat@tape:"
+     "/arch/out.dat`: host 'tape' is no site's name nor its SSH host"),
+])
+async def test_a_staging_host_that_is_no_site_is_refused_at_submit_naming_the_line(
+        tmp_path, lines, refusal):
+    """Before, `unknown site 'fs09' in 'fs09:/data/b.dat' (known: ...)`: no line, and
+    nothing of what the host may be. Now the line and the entry, and what is accepted;
+    refused before anything is recorded or sent."""
+    from diamond_jupyter.federation import Federation
+
+    fed = _two_site_engine(tmp_path)
+    try:
+        spec = Federation.parse(_pbs(*lines))
+        with pytest.raises(BadInput) as err:
+            await fed.submit(spec, "here")
+        assert str(err.value).startswith(refusal), str(err.value)
+        assert fed.store.list_jobs() == []
+    finally:
+        await fed.close()
+
+
+async def test_an_lsf_local_file_naming_no_site_is_refused_naming_the_line(tmp_path):
+    from diamond_jupyter.federation import Federation
+
+    fed = _two_site_engine(tmp_path)
+    try:
+        spec = Federation.parse(_lsf('#BSUB -f "fs09:/data/in.dat > in.dat"'))
+        with pytest.raises(BadInput) as err:
+            await fed.submit(spec, "here")
+        assert str(err.value) == (
+            "line 4: staging entry 'fs09:/data/in.dat > in.dat' in `#BSUB -f \"fs09:/data/"
+            "in.dat > in.dat\"`: host 'fs09' is no site's name nor its SSH host; expected a "
+            "local path on this server (no HOST: before it), or a site's name or SSH host "
+            "before ':' (known: here, archive (fs01.hpc.example)); or add a site whose "
+            "transport host is fs09")
+    finally:
+        await fed.close()
+
+
+async def test_a_staging_host_of_two_sites_asks_for_the_sites_name(tmp_path):
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    doors = [SiteConfig(name=n, transport=TransportConfig(kind="ssh", host="fs01.hpc.example"))
+             for n in ("arch1", "arch2")]
+    fed = Federation(FederationConfig(sites=[*doors, SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    try:
+        spec = Federation.parse(_pbs("#PBS -W stagein=in.dat@fs01:/data/in.dat"))
+        with pytest.raises(BadInput, match=r"^line 4: .*host 'fs01' is the SSH host of "
+                                           r"several sites \(arch1, arch2\): write the entry "
+                                           r"with the site's name in its place \(e\.g\. "
+                                           r"arch1:/data/in\.dat\)"):
+            fed.check_submittable(spec)
+    finally:
+        await fed.close()
+
+
+# ------------------------------------------------------------------------------ workflow
+
+STAGED_WORKFLOW = """\
+name: staged
+steps:
+  - name: prep
+    site: alpha
+    script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+  - name: train
+    site: torque
+    needs: [prep]
+    inputs: [{from: prep, path: out.bin}]
+    script: "{script}"
+"""
+STAGED_STEP = ("#!/bin/bash\n#PBS -l select=1:ncpus=1\n"
+               "#PBS -W stagein=mesh.dat@fs01:/data/mesh.dat\ncat mesh.dat out.bin\n")
+
+
+async def _past_moving(eng, wid: str, step: str) -> str:
+    """The step's phase once its upstream's output has landed (ready, or released)."""
+    while (now := eng.store.get_workflow(wid).step(step).phase) not in ("ready", "released"):
+        eng.changed.clear()
+        await eng.changed.wait()
+    return now
+
+
+async def test_a_workflow_steps_staging_lines_are_its_stage_entries_and_it_waits_for_them(
+        tmp_path):
+    """A step's script is read as a plain job's: its staging line becomes the same stage
+    entry. Held for its upstream's output (a site without gates), the step was released as
+    soon as that output landed, its own stage-in perhaps still copying: the job started
+    without mesh.dat. Now it stays ready, and is released once its stage-in is done (the
+    stage.in.done event moves the workflow on), as the staging releases a plain job."""
+    from test_workflow_gate import SITES, Ops, complete, engine_with, phase
+
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.model import Event
+    from diamond_jupyter.workflow.model import load_workflow
+
+    plain = Federation.parse(STAGED_STEP)
+    text = STAGED_WORKFLOW.replace("{script}", STAGED_STEP.replace("\n", "\\n"))
+    async for eng, ops in engine_with(Ops, tmp_path):
+        wid = await eng.run(load_workflow(text, sites=SITES))
+        [train] = ops.of("train")
+        assert train["hold"] is True
+        assert train["spec"].stage_in == plain.stage_in == [
+            StageEntry(source="fs01:/data/mesh.dat", destination="mesh.dat", recursive=True)]
+        await complete(eng, ops, "prep", wid)
+        assert await asyncio.wait_for(_past_moving(eng, wid, "train"), 10) == "ready"
+        await eng.advance(wid)
+        assert eng.store.get_workflow(wid).step("train").phase == "ready"
+        assert ops.releases == []  # not before its own input
+        job = ops.store.job_by_token(train["token"])
+        done = ops.store.append_event(Event(kind="stage.in.done", job_id=job.id,
+                                            site="torque", data={"transfers": []}))
+        eng._on_event(done)
+        await phase(eng, wid, "train", "released")
+        assert ops.releases == [job.id]
+
+
+async def test_a_workflow_steps_own_stage_in_is_measured_for_its_placement(tmp_path):
+    """A plain job's placement counts its carried stage-in; a step's counted only the
+    workflow's inputs, so a step staging 300 kB from the server was placed as if it staged
+    nothing. Now both: the inputs from the upstream's site and the step's own bytes."""
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.federation_workflow import _Ops
+    from diamond_jupyter.store import Store
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.bin").write_bytes(b"x" * 300_000)
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
+        store=Store(tmp_path / "s.sqlite"))
+    fed.server_root = root
+    given: list = []
+
+    async def place(spec, **kw):  # what the facade's placement is asked, recorded
+        given.append(kw["stage_data"])
+        raise BadInput("recorded")
+    fed.place = place
+    try:
+        step = Federation.parse(_lsf('#BSUB -f "big.bin > big.bin"'))
+        with pytest.raises(BadInput, match="recorded"):
+            await _Ops(fed).place(step, {"here": 1_000}, set())
+        assert given[0].sources == {"here": 1_000, None: 300_000}
+    finally:
+        await fed.close()
 
 
 # ------------------------------------------------------------------------------ test bed

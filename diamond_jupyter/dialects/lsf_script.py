@@ -68,7 +68,7 @@ from .scripts_common import (
     words,
     zero_time_limit,
 )
-from .staging import read_lsf_file
+from .staging import keep_as_written, read_lsf_file
 from .warn_signal import carried as signal_carried
 from .warn_signal import lsf_minutes, said, warn_signal
 
@@ -228,9 +228,12 @@ class LsfScript:
     name = "lsf"
     sentinel = "#BSUB"
 
-    def parse_script(self, text: str) -> JobSpec:
+    def parse_script(self, text: str, *, carry_staging: bool = True) -> JobSpec:
+        """`carry_staging` False: `-f` stays as written (a script for LSF itself), not read
+        into the job's stage entries."""
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; bsub ignores it")
+        keep_as_written(spec, not carry_staging)
         limit: Item | None = None  # -M: read once the whole header is (rusage[mem] wins)
         resreqs: list[Item] = []  # every -R, in order (bsub merges them into one string)
         directives = read_alone(text, header.directives, spec, "bsub", "#BSUB")
@@ -254,6 +257,7 @@ class LsfScript:
         if limit is not None:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
+        keep_as_written(spec, False)
         return spec
 
     @staticmethod

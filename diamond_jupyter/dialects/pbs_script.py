@@ -73,7 +73,7 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
-from .staging import read_pbs_staging
+from .staging import keep_as_written, read_pbs_staging
 from .warn_signal import carried as signal_carried
 from .warn_signal import dropped, warn_signal
 
@@ -255,10 +255,13 @@ class PbsScript:
     name = "pbs"
     sentinel = "#PBS"
 
-    def parse_script(self, text: str) -> JobSpec:
+    def parse_script(self, text: str, *, carry_staging: bool = True) -> JobSpec:
+        """`carry_staging` False: `-W stagein`/`stageout` stay as written (a script for
+        PBS itself), not read into the job's stage entries."""
         text, joins = qsub_joined(text)
         header, spec = begin_parse(text, _SENTINEL, self.name,
                                    "after the first command; qsub ignores it")
+        keep_as_written(spec, not carry_staging)
         for said in joins:
             note(spec, said)
         total_mem: list[int] = []
@@ -293,6 +296,7 @@ class PbsScript:
                 set_components(spec, spec.components)
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
+        keep_as_written(spec, False)
         return spec
 
     @staticmethod

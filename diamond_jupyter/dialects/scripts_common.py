@@ -1033,15 +1033,28 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
             for path in paths if _SGE_HOME.search(path)]
 
 
+def staging_not_said(spec: JobSpec, target: str) -> str | None:
+    """The job's stage entries no script line's note has said carried (those the face gave),
+    said once: diamond moves them around the job, not a directive of `target`."""
+    from .staging import STAGING_LINES
+
+    lines = spec.metadata.get(STAGING_LINES) or []
+    ins = len(spec.stage_in) - sum(1 for r in lines if r.get("direction") == "in")
+    outs = len(spec.stage_out) - sum(1 for r in lines if r.get("direction") == "out")
+    if ins <= 0 and outs <= 0:
+        return None
+    return (f"carried by diamond: file staging ({max(ins, 0)} in, {max(outs, 0)} out): "
+            f"diamond moves the files before and after the job, not a {target} directive")
+
+
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
     if "\r\n" in (spec.script or spec.command or ""):
         why = "sbatch rejects DOS line breaks" if target == "slurm" else \
             "bash reads a carriage return as part of each line: `./app\\r` is not found"
         out.append(f"approximated: CRLF line endings converted to LF ({why})")
-    if spec.stage_in or spec.stage_out:
-        out.append(f"dropped: file staging ({len(spec.stage_in)} in, {len(spec.stage_out)} "
-                   f"out) is done by the engine, not by {target} directives")
+    if said := staging_not_said(spec, target):
+        out.append(said)
     if spec.environment.container_image:
         runtime = pick_runtime(spec.metadata.get("container_runtime"), None)
         out.append(f"approximated: container image {spec.environment.container_image}: the "

@@ -33,6 +33,14 @@ _WILDCARD = re.compile(r"[*?\[]")
 # the spec's metadata key of what was said of its staging (carried, kept): shown with the
 # submit's warnings as well as the translation's
 STAGING_NOTES = "staging_notes"
+# the spec's metadata key of each stage entry carried from a script line: {line, entry,
+# directive, direction, source, destination}; a refusal of its path names the line
+STAGING_LINES = "staging_lines"
+# set while a script is read for its own scheduler (a translation submitted by hand): its
+# staging lines are kept as written, for that scheduler to move the files
+_AS_WRITTEN = "staging_as_written"
+# the schedulers whose scripts' staging lines are read into stage entries
+STAGING_DIALECTS = ("pbs", "lsf")
 # LSF's operators: > copies in before the job, < copies back after it, << appends back,
 # >< and <> do both
 _LSF_OPERATORS = {">": ("in",), "<": ("out",), "<<": ("append",), "><": ("in", "out"),
@@ -66,10 +74,26 @@ def _check_paths(item: Item, entry: str, paths: list[str]) -> None:
                            "the paths the script declares: write the path without '..'")
 
 
+def keep_as_written(spec: JobSpec, keep: bool) -> None:
+    """While `keep`, the staging lines read into `spec` stay as written (for their own
+    scheduler), none carried; call again with False once the script is read."""
+    if keep:
+        spec.metadata[_AS_WRITTEN] = True
+    else:
+        spec.metadata.pop(_AS_WRITTEN, None)
+
+
+def _as_written(spec: JobSpec) -> bool:
+    return bool(spec.metadata.get(_AS_WRITTEN))
+
+
 def _carry(spec: JobSpec, item: Item, entry: str, direction: str, source: str,
            destination: str, *, recursive: bool = False) -> None:
     staged = StageEntry(source=source, destination=destination, recursive=recursive)
     (spec.stage_in if direction == "in" else spec.stage_out).append(staged)
+    spec.metadata.setdefault(STAGING_LINES, []).append(
+        {"line": item.lineno, "entry": entry, "directive": item.raw.strip(),
+         "direction": direction, "source": source, "destination": destination})
     _say(spec, f"carried: line {item.lineno}: {entry!r} as the job's stage-{direction} "
                f"{source} -> {destination} (diamond moves it and counts its time in "
                "placement)")
@@ -93,6 +117,7 @@ def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
     attributes = _NEXT_ATTRIBUTE.split(item.value or "")
     if not any(a.partition("=")[0] in _PBS_STAGING for a in attributes):
         return None
+    keep_all = _as_written(spec)
     rest: list[str] = []
     for attribute in attributes:
         name, _, listed = attribute.partition("=")
@@ -112,6 +137,9 @@ def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
                                f"{_PBS_FORM}")
             job, host, storage = m["job"].strip(), m["host"], m["storage"].strip()
             _check_paths(item, entry, [job, storage])
+            if keep_all:  # for PBS itself: written back as is, nothing to say
+                kept.append(entry)
+                continue
             if why := _not_expressible(job, "pbs") or _not_expressible(storage, "pbs"):
                 kept.append(entry)
                 _kept(spec, item, entry, why, "PBS")
@@ -142,6 +170,8 @@ def read_lsf_file(spec: JobSpec, item: Item) -> bool:
     remote = words[2] if len(words) == 3 else local
     entry = " ".join(words)
     _check_paths(item, entry, [local, remote])
+    if _as_written(spec):  # for LSF itself: written back as is, nothing to say
+        return False
     why = _not_expressible(local, "lsf") or _not_expressible(remote, "lsf")
     if why is None and "append" in _LSF_OPERATORS[operator]:
         why = "appends the job's file to the local one (<<), which a stage entry cannot"

@@ -12,6 +12,7 @@ from .pbs_script import pbs_script
 from .scripts_common import live_components, resource_totals, split_header, summed_totals
 from .sge_script import sge_script
 from .slurm_script import slurm_script
+from .staging import STAGING_DIALECTS, STAGING_LINES, STAGING_NOTES
 
 SCRIPT_DIALECTS = {d.name: d for d in (slurm_script, pbs_script, lsf_script, flux_script,
                                          sge_script)}
@@ -73,7 +74,11 @@ def translate(text: str, to: str, from_: str | None = None, *,
     target = get_script_dialect(to)
     source = get_script_dialect(from_) if from_ else get_script_dialect(detect_dialect(text))
     try:
-        spec = source.parse_script(text)
+        # a translation is submitted by hand: its own scheduler's staging lines stay as
+        # written (qsub/bsub moves the files); only a diamond submit moves them itself
+        spec = source.parse_script(text, carry_staging=False) \
+            if source.name == target.name and source.name in STAGING_DIALECTS \
+            else source.parse_script(text)
         if dependency_ids == "target":
             spec.dependencies = [d.model_copy(update={"scheduler": None})
                                  for d in spec.dependencies]
@@ -89,7 +94,8 @@ def translate(text: str, to: str, from_: str | None = None, *,
         raise
     except (ValueError, LookupError, TypeError, AttributeError) as exc:  # safety net
         raise BadInput(f"could not translate this {source.name} script: {exc}") from exc
-    warnings = list(spec.metadata.get("parse_notes", [])) + rendered.warnings + body_notes
+    warnings = _staging_dropped(spec, target.name, list(spec.metadata.get("parse_notes", [])))
+    warnings += rendered.warnings + body_notes
     warnings += _check_request(spec, target, rendered.script, warnings)
     others = {n: c for n, c in count_sentinels(spec.script or "").items()
               if c and n != source.name}
@@ -98,6 +104,23 @@ def translate(text: str, to: str, from_: str | None = None, *,
         warnings.append(f"kept: {count} {name} directive line(s) in the body; they {verb} "
                         f"{target.name if name == target.name else name}")
     return rendered.script, warnings, spec
+
+
+def _staging_dropped(spec: JobSpec, target: str, notes: list[str]) -> list[str]:
+    """`notes` with each staging line's "carried" said truthfully for a translation: the
+    script submitted by hand to `target` stages nothing (it has no such directive), so each
+    entry is dropped there, named with its line; a diamond submit carries it."""
+    carried = set(spec.metadata.get(STAGING_NOTES) or [])
+    out = [n for n in notes if not (n in carried and n.startswith("carried:"))]
+    said: dict[tuple[int, str], list[str]] = {}
+    for rec in spec.metadata.get(STAGING_LINES) or []:
+        said.setdefault((rec["line"], rec["entry"]), []).append(rec["direction"])
+    for (line, entry), directions in said.items():
+        ways = " and ".join(f"stage-{d}" for d in dict.fromkeys(directions))
+        out.append(f"dropped: line {line}: staging entry {entry!r} ({target} has no directive "
+                   "that moves it: submitted by hand the job runs without it; `diamond "
+                   f"submit` of the original script moves it as the job's {ways})")
+    return out
 
 
 QUANTITIES = ("nodes", "tasks", "cpus", "gpus", "memory_mb")

@@ -486,7 +486,8 @@ class WorkflowEngine:
         if ev.kind.startswith("workflow."):
             self.changed.set()  # a waiter on a workflow another engine drives looks again
             return
-        if ev.job_id and ev.kind in ("job.state", "job.submitted", "job.updated"):
+        if ev.job_id and ev.kind in ("job.state", "job.submitted", "job.updated",
+                                     "stage.in.done"):
             wid = self._jobs.get(ev.job_id) or self._jobs.get(ev.data.get("previous_id") or "")
             if wid is not None:
                 self.advance_soon(wid)
@@ -1127,11 +1128,22 @@ job_id=job.id if job else None)
                               "bytes": sum(r.bytes or 0 for r in recs)})
         self.advance_soon(wid)
 
+    def _stage_in_pending(self, job: Job) -> bool:
+        """The job's own stage-in (a script's staging lines, the spec's stage entries) has
+        not arrived: a held step is released only after it, as a plain job is (its
+        stage.in.done event advances the workflow; a failed one fails the job)."""
+        if job.spec is None or not job.spec.stage_in or job.state.terminal:
+            return False
+        return not self.store.events_since(0, kinds=["stage.in.done"], job_id=job.id,
+                                           limit=1)
+
     async def _release(self, wid: str, name: str) -> bool:
         st = self.store.get_workflow(wid).step(name)
         job = self._job(st)
         if job is None:
             return False
+        if self._stage_in_pending(job):
+            return False  # released when its stage-in is there
         if st.data.get("gate") and not job.state.terminal:
             if not await self._drop_gate(wid, name):  # the step starts once its gate is gone
                 self.advance_soon(wid, GANG_RECHECK_S)
@@ -1153,8 +1165,8 @@ job_id=job.id if job else None)
     async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
         """All or nothing: released only when every member's site can start it now."""
         jobs = [self._job(rec.step(m)) for m in members]
-        if any(j is None for j in jobs):
-            return
+        if any(j is None or self._stage_in_pending(j) for j in jobs):
+            return  # all together, once every member's own stage-in is there too
         ok = await asyncio.gather(*(self.ops.can_start_now(j) for j in jobs if j))
         if not all(ok):
             waiting = [m for m, good in zip(members, ok, strict=True) if not good]

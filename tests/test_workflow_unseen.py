@@ -495,7 +495,8 @@ def test_steps_keyed_by_name_say_to_write_a_list():
     ("  - name: z\n    script: x\n    needs: [s1]\n    inputs:\n      - {from: s2, path: o}\n",
      "step 'z': inputs[0] is from 's2', which is not upstream of it (add it to needs; needs: "
      "s1) (line 17)"),
-    ("  - name: s3\n    script: x\n", "workflow 'w': step name 's3' is used twice (line 13)"),
+    ("  - name: s3\n    script: x\n",
+     "workflow 'w': step name 's3' is used twice (steps[3] and steps[5]); rename one (line 13)"),
     ("  - name: z\n    script: |\n      #SBATCH --nodes=lots\n      ./z\n",
      "step 'z': "),
 ])

@@ -25,11 +25,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
+from ..script_body import runs_commands
 from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
@@ -91,6 +93,29 @@ def _look_alikes(name: str) -> str:
     said = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
                      for c in odd[:3])
     return f"in it {said}: not ASCII, as step names are; "
+
+
+# Slurm's, PBS's and LSF's words for a dependency's kind, written beside a step's name
+_DEPENDENCY_KINDS = {"after", "afterok", "afterany", "afternotok", "aftercorr", "afterburstbuffer",
+                     "singleton", "beforeok", "beforeany", "beforenotok", "done", "ended",
+                     "exit", "started", "ok", "any", "notok", "success", "failure", "failed"}
+
+
+def _need_not_a_name(need: str, known: set[str]) -> str | None:
+    """Why an entry of `needs` that names no step is no step's name at all: empty, or a
+    step's name with a dependency's kind (`afterany:prep`, `prep:afterok`, `done(prep)`);
+    None for a name merely unknown (the step meant is looked for then)."""
+    if not need.strip():
+        return "is empty: write the name of a step there, or remove it"
+    words = [w for w in re.split(r"[:()\s]+", need) if w]
+    kinds = [w for w in words if w.casefold() in _DEPENDENCY_KINDS]
+    steps = [w for w in words if w in known]
+    if kinds and steps and len(kinds) + len(steps) == len(words):
+        return (f"{need!r} is step {steps[0]!r} with a dependency's kind ({kinds[0]!r}), "
+                "which is not read: a step starts once every step it needs has COMPLETED; "
+                f"write needs: [{steps[0]}] (a step whose failure may be ignored has its "
+                "script exit 0)")
+    return None
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -177,6 +202,9 @@ def _relative_path(value: str, what: str) -> str:
 def _not_text(v: Any) -> None:
     """A name YAML read as a number or a truth value (`name: 1`, `needs: [2]`, `gang: yes`):
     refused with the way to write it, since YAML changes some on the way (`010` is 8)."""
+    if v is None:  # `name:`, `name: ~`, `name: null`
+        raise ValueError("is empty (YAML reads nothing, ~ and null as no value): write a name "
+                         "of letters, digits, _ . -, e.g. prep")
     if isinstance(v, bool):
         raise ValueError(f"{v!r} is not text (YAML reads unquoted yes, no, on, off, "
                          "true and false as truth values); quote it as written, e.g. 'yes'")
@@ -337,8 +365,9 @@ class Step(_Strict):
 
     @field_validator("name", "gang", mode="before")
     @classmethod
-    def _name_text(cls, v: Any) -> Any:
-        _not_text(v)
+    def _name_text(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is not None or info.field_name == "name":  # `gang: ~`: in no gang
+            _not_text(v)
         return v
 
     @field_validator("site", mode="before")
@@ -396,6 +425,11 @@ class Step(_Strict):
         if isinstance(v, list):
             for n in v:
                 _not_text(n)
+                if isinstance(n, dict) and isinstance(n.get("name"), str) and \
+                        ("script" in n or "script_file" in n):  # `needs: [*prep]`
+                    raise ValueError(f"needs lists the steps' names, not a step's whole "
+                                     f"mapping (an alias of step {n['name'][:63]!r}'s anchor): "
+                                     f"write needs: [{n['name'][:63]}]")
                 if isinstance(n, (dict, list)):
                     # `- {step: a, status: afterany}`, `- {job: a, condition: done}`
                     # bounded (aliases can nest a billion items); as written when it is
@@ -671,6 +705,20 @@ class Workflow(_Strict):
         if v is None or v == []:
             raise ValueError("no steps: a workflow has at least one, each an item under "
                              "`steps:` (`- name: prep` with its `script:`)")
+        if not isinstance(v, (list, tuple)):  # `steps: prep`, `steps: 3`
+            raise ValueError(f"steps is a list of steps, each a mapping of its fields "
+                             f"(`- name: prep` with its `script:` under it), not "
+                             f"{_SHOWN.repr(v)}")
+        return v
+
+    @field_validator("queue_ahead", mode="before")
+    @classmethod
+    def _queue_ahead(cls, v: Any) -> Any:
+        """true or false as YAML writes them; `maybe`, `1`, `"no"` said so."""
+        if not isinstance(v, bool):
+            raise ValueError(f"queue_ahead is true (submit each step once the steps it needs "
+                             f"are queued) or false (once they have ended), unquoted, not "
+                             f"{_SHOWN.repr(v)}")
         return v
 
     @field_validator("name")
@@ -787,8 +835,11 @@ class Workflow(_Strict):
         seen: set[str] = set()
         dup = sorted({n for n in names if n in seen or seen.add(n)})
         if dup:
-            raise Misplaced(f"workflow {self.name!r}: step name {dup[0]!r} is used twice",
-                            ("steps", len(names) - 1 - names[::-1].index(dup[0]), "name"))
+            first, again = names.index(dup[0]), names.index(dup[0], names.index(dup[0]) + 1)
+            # both places: a name merged or aliased from an anchor has the anchor's line
+            raise Misplaced(f"workflow {self.name!r}: step name {dup[0]!r} is used twice "
+                            f"(steps[{first}] and steps[{again}]); rename one",
+                            ("steps", again, "name"))
         folded: dict[str, str] = {}
         for k, n in enumerate(names):  # `needs: [Prep]` for a step `prep` is a slip
             other = folded.setdefault(n.casefold(), n)
@@ -800,6 +851,9 @@ class Workflow(_Strict):
         known = set(names)
         for k, s in enumerate(self.steps):
             for j, n in enumerate(s.needs):
+                if n not in known and (why := _need_not_a_name(n, known)) is not None:
+                    raise Misplaced(f"step {s.name!r}: needs[{j}] {why}",
+                                    ("steps", k, "needs", j))
                 if n not in known:
                     meant = _closest_step(n, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
@@ -917,6 +971,11 @@ class Workflow(_Strict):
                                 "wait on each other through `needs` (a job id is one "
                                 "cluster's job, and the step may run on another site): "
                                 "remove the directive", ("steps", k, "script"))
+            if not runs_commands(spec.script or spec.command or ""):  # its submit would
+                # refuse it, mid-run, after the steps before it were submitted
+                raise Misplaced(f"step {s.name!r}: its script runs nothing (only directives, "
+                                "comments and blank lines); write the commands the step runs "
+                                "after its directives", ("steps", k, "script"))
             if spec.hold:  # never released: the engine releases only what it held
                 raise Misplaced(f"step {s.name!r}: its script submits the job held (a hold "
                                 "directive, e.g. #SBATCH --hold); nothing in the workflow "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -125,6 +126,36 @@ async def test_a_fan_out_over_two_sites_with_an_array_step_fans_in_where_the_gpu
         gates = [p.read_text() for p in sorted(kept.iterdir())
                  if "-gate\n" in p.read_text()]
         assert len(gates) == 2 and len(list(kept.iterdir())) == 6  # 4 steps, 2 gates
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("site", ["alpha", "auto", "[alpha, gamma]"])
+async def test_an_array_step_over_every_sites_max_array_size_is_refused_before_any_step(
+        tmp_path, monkeypatch, site):
+    """fit's `--array=0-5000` where each site's MaxArraySize is 1001: refused whole, naming
+    the step, the limit and what to write, prep never submitted."""
+    fed = _fed(tmp_path, monkeypatch)
+    recorded = fed.snapshots
+
+    async def capped(**kw: Any) -> dict[str, Any]:
+        return {n: s.model_copy(update={"max_array_size": 1001})
+                for n, s in (await recorded(**kw)).items()}
+    monkeypatch.setattr(fed, "snapshots", capped)
+    wide = "#!/bin/bash\\n#SBATCH -t 5\\n#SBATCH --array=0-5000\\necho x\\n"
+    text = ("name: w\nsteps:\n"
+            f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
+            f"  - {{name: fit, needs: [prep], site: {site}, script: \"{wide}\"}}\n")
+    try:
+        with pytest.raises(BadInput) as e:
+            await fed.run_workflow(text, origin={"face": "test"})
+        said = str(e.value)
+        assert said.startswith("workflow 'w' refused before any step ran: step 'fit' cannot "
+                               "run on " + ("site alpha (" if site == "alpha" else
+                                            "any of its sites (alpha: ")), said
+        assert "array index 5000 (--array=0-5000) is above this site's largest, 1000 " \
+            "(MaxArraySize=1001 in `scontrol show config`)" in said
+        assert not fed.sbatch_calls.exists()
     finally:
         await fed.close()
 
@@ -498,3 +529,48 @@ async def test_an_engine_killed_between_steps_leaves_the_next_engine_all_it_need
         finally:
             await engine.close()
             lease.release()
+
+
+# -- 11. a workflow piped in ------------------------------------------------------------------
+
+def test_fault_workflow_run_dash_reads_the_workflow_piped_in(tmp_path):
+    """`./make_workflow.py | diamond workflow run -`: before, "cannot read -: No such file or
+    directory". Its script_file is read beside the current directory, its problems are
+    named as standard input's, and a good one runs."""
+    from diamond_jupyter.cli.handover import HANDOVER_ENV
+
+    cfg, calls = _cli_sites(tmp_path)
+    (tmp_path / "prep.sh").write_text("#!/bin/bash\n#SBATCH -t 5\necho prep\n")
+    env = {**os.environ, HANDOVER_ENV: "0"}
+
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "--config",
+                               str(cfg), "workflow", "run", "-", "--json"], input=text,
+                              capture_output=True, text=True, cwd=tmp_path, env=env,
+                              timeout=120)
+
+    bad = run("name: w\nsteps:\n  - {name: a, site: alpha, script_file: prep.sh}\n"
+              "  - {name: b, needs: ['afterok:a'], script: ./b}\n")
+    assert bad.returncode == 2, bad.stderr
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "diamond: the workflow on standard input: step 'b': needs[0] 'afterok:a' is step 'a' "
+        "with a dependency's kind ('afterok'), which is not read: a step starts once every "
+        "step it needs has COMPLETED; write needs: [a] (a step whose failure may be ignored "
+        "has its script exit 0) (line 4)")
+    assert not calls.exists()
+    good = run("name: w\nsteps:\n  - {name: a, site: alpha, script_file: prep.sh}\n")
+    assert good.returncode == 0, good.stderr
+    assert [(s["name"], s["site"]) for s in json.loads(good.stdout)["steps"]] == [
+        ("a", "alpha")]
+    assert calls.read_text().count("called") == 1
+
+
+def test_workflow_run_dash_at_a_terminal_says_to_pipe_it_in(monkeypatch):
+    from diamond_jupyter.workflow.model import load_workflow
+
+    monkeypatch.setattr(os, "isatty", lambda fd: True)
+    with pytest.raises(BadInput) as e:
+        load_workflow(Path("-"), sites=SITES)
+    assert str(e.value) == ("- reads the workflow from standard input, which is a terminal "
+                            "here: pipe it in (./make_workflow.py | diamond workflow run -), "
+                            "or name its file")

@@ -12,6 +12,7 @@ Every graph query (step, order, upstream, downstream) is linear in the workflow'
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import reprlib
@@ -1535,6 +1536,13 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     if isinstance(text_or_path, Path):
         path = text_or_path.expanduser()
         source = str(path)
+        if str(path) == "-" and not os.path.lexists(path):  # the habit: `... | run -`
+            if os.isatty(0):
+                raise BadInput("- reads the workflow from standard input, which is a terminal "
+                               "here: pipe it in (./make_workflow.py | diamond workflow run "
+                               "-), or name its file")
+            source, path = "the workflow on standard input", Path("/dev/stdin")
+            text_or_path = Path("-")  # its script_files are beside the current directory
         try:
             raw = read_named_file(path, MAX_WORKFLOW_BYTES, name=source,
                                   instead="give the workflow's YAML file, or a pipe its "

@@ -318,6 +318,17 @@ def test_a_workflow_named_with_a_substitution_is_refused_at_the_cli_nothing_runs
     assert not list(tmp_path.rglob("pwned"))
 
 
+@pytest.mark.parametrize("written", ["ａｌｐｈａ", "ALPHA", "'alpha\\u00a0'"])
+def test_fault_a_site_in_full_width_letters_or_with_a_no_break_space_names_the_site_meant(
+        written):
+    """An input method's full-width letters (before: no site suggested), capitals, a
+    no-break space from a web page."""
+    msg = refused(f"name: w\nsteps:\n  - {{name: a, site: \"{written.strip(chr(39))}\", "
+                  "script: x}\n")
+    assert "unknown site " in msg and \
+        "(did you mean alpha? known: alpha, beta, gamma, or auto) (line 3)" in msg, msg
+
+
 # -- 6. the file's shape ----------------------------------------------------------------------
 
 def test_fault_steps_given_as_one_word_says_what_a_step_is():

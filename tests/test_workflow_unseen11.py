@@ -197,6 +197,42 @@ async def test_inputs_with_quotes_blanks_and_substitutions_arrive_under_their_ex
         await fed.close()
 
 
+async def test_a_file_passed_across_sites_arrives_under_its_exact_name_then_the_step_starts(
+        tmp_path, monkeypatch):
+    """prep (alpha) writes a file named with a quote and `$(...)`; train (gamma) takes it as
+    in/x.h5. Once prep completed the engine copies it into train's directory on gamma, then
+    cancels the gate train waits behind: train is released, nothing in the name ran."""
+    from test_workflow_unseen import _until
+
+    fed = _fed(tmp_path, monkeypatch)
+    scancel = tmp_path / "scancel"
+    scancel.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'scancel-calls'}\n")
+    scancel.chmod(0o755)
+    for site in fed.sites.values():
+        site.cfg.commands["scancel"] = str(scancel)
+    odd = "it's $(touch pwned).h5"
+    text = ("name: w\nsteps:\n"
+            f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
+            "  - {name: train, needs: [prep], site: gamma, inputs: [{from: prep, path: "
+            f"\"{odd}\", as: in/x.h5}}], script: \"{PLAIN}\"}}\n")
+    try:
+        view = await fed.run_workflow(text, origin={"face": "test"})
+        jobs = {s.name: fed.store.get_job(s.job) for s in view.steps}
+        assert fed.store.get_workflow(view.id).step("train").phase == "held"
+        Path(jobs["prep"].workdir).mkdir(parents=True, exist_ok=True)
+        (Path(jobs["prep"].workdir) / odd).write_text("prep's data")
+        fed.store.apply_state(jobs["prep"].id, JobState.COMPLETED, exit_code=0)
+        await fed.workflow_engine.advance(view.id)
+        await _until(fed.workflow_engine, view.id, {"prep": "done", "train": "released"})
+        assert (Path(jobs["train"].workdir) / "in" / "x.h5").read_text() == "prep's data"
+        gate = fed.store.get_job(fed.store.get_workflow(view.id).step("train").data["gate"])
+        assert gate.name == "train-gate"
+        assert (tmp_path / "scancel-calls").read_text().split() == [gate.native_id]
+        assert not list(tmp_path.rglob("pwned*"))
+    finally:
+        await fed.close()
+
+
 # -- 3. a step whose script runs nothing ------------------------------------------------------
 
 @pytest.mark.parametrize("body", ["#!/bin/bash\\n#SBATCH -t 5\\n#SBATCH -N 1\\n",

@@ -793,7 +793,8 @@ def test_diamond_workflow_run_on_a_directory_exits_2(cfg, tmp_path, capsys):
     d.mkdir()
     assert main(["workflow", "run", str(d), "--config", str(cfg), "--json"]) == 2
     out, err = capsys.readouterr()
-    assert err == f"diamond: cannot read {d}: Is a directory\n"
+    assert err == (f"diamond: {d} is a directory, not a workflow file: give the workflow's "
+                   f"YAML file (e.g. {d}/workflow.yaml)\n")
     assert json.loads(out)["reason"] == "bad-input"
 
 

@@ -612,6 +612,35 @@ def test_fault_workflow_run_dash_reads_the_workflow_piped_in(tmp_path):
     assert calls.read_text().count("called") == 1
 
 
+def test_fault_workflow_run_on_a_directory_names_the_workflow_files_in_it(tmp_path, capsys):
+    """Before: "cannot read DIR: Is a directory" (`diamond submit DIR` names the scripts)."""
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    for name in ("train.yaml", "prep.yml", "notes.txt"):
+        (flows / name).write_text("name: w\n")
+    cfg, calls = _cli_sites(tmp_path)
+    assert main(["--config", str(cfg), "workflow", "run", f"{flows}/", "--json"]) == 2
+    assert capsys.readouterr().err == (
+        f"diamond: {flows} is a directory, not a workflow file: give the workflow's YAML "
+        f"file (e.g. {flows}/prep.yml); workflow files in it: prep.yml, train.yaml\n")
+    assert not calls.exists()
+
+
+@pytest.mark.parametrize("given,meant", [("flow.yaml", "flow.yml"), ("flw.yml", "flow.yml"),
+                                         ("other.yml", None)])
+def test_fault_a_workflow_file_not_found_names_the_one_of_a_close_name(
+        tmp_path, capsys, monkeypatch, given, meant):
+    """Before: "No such file or directory" alone, the file beside it not named."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.yml").write_text("name: w\n")
+    cfg, calls = _cli_sites(tmp_path)
+    assert main(["--config", str(cfg), "workflow", "run", given]) == 2
+    hint = f" (did you mean {meant}?)" if meant else ""
+    assert capsys.readouterr().err == (
+        f"diamond: cannot read {given}: No such file or directory{hint}\n")
+    assert not calls.exists()
+
+
 def test_workflow_run_dash_at_a_terminal_says_to_pipe_it_in(monkeypatch):
     from diamond_jupyter.workflow.model import load_workflow
 

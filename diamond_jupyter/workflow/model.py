@@ -1505,6 +1505,39 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
+_WORKFLOW_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _workflow_files(directory: Path) -> list[str]:
+    """The names of the files in `directory` that may be workflows (by their suffix)."""
+    try:
+        return sorted(p.name for p in directory.iterdir()
+                      if p.suffix.lower() in _WORKFLOW_SUFFIXES and p.is_file())
+    except OSError:
+        return []
+
+
+def _directory_given(path: Path) -> str:
+    """What a workflow path that is a directory is refused with: the workflow files in it."""
+    found = _workflow_files(path)
+    shown = ", ".join(found[:5]) + (f" ... ({len(found)} in all)" if len(found) > 5 else "")
+    given = str(path).rstrip("/") or "/"
+    return (f"{given} is a directory, not a workflow file: give the workflow's YAML file "
+            f"(e.g. {given}/{found[0] if found else 'workflow.yaml'})"
+            + (f"; workflow files in it: {shown}" if found else ""))
+
+
+def _file_meant(path: Path) -> str:
+    """' (did you mean flow.yml?)' for a workflow file not found whose directory holds one of
+    a close name (`.yaml` for `.yml`, a slip of a letter); else ""."""
+    import difflib
+
+    found = _workflow_files(path.parent if str(path.parent) else Path("."))
+    near = [f for f in found if Path(f).stem == path.stem] or \
+        difflib.get_close_matches(path.name, found, n=1, cutoff=0.75)
+    return f" (did you mean {path.parent / near[0]}?)" if near else ""
+
+
 def _json_blanks(text: str) -> str:
     """A JSON document as YAML reads it: JSON allows tabs between tokens (editors and
     `json.dump(indent="\t")` indent with them), YAML does not. JSON strings hold no raw tab,
@@ -1547,6 +1580,10 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
             raw = read_named_file(path, MAX_WORKFLOW_BYTES, name=source,
                                   instead="give the workflow's YAML file, or a pipe its "
                                   "writer fills")
+        except IsADirectoryError:
+            raise BadInput(_directory_given(path)) from None
+        except FileNotFoundError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror}{_file_meant(path)}") from None
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
         if len(raw) > MAX_WORKFLOW_BYTES:

@@ -324,6 +324,12 @@ def test_fault_an_empty_or_null_name_says_it_is_empty(text, where, line):
         f"write a name of letters, digits, _ . -, e.g. prep (line {line})")
 
 
+def test_a_null_site_in_a_list_of_sites_is_named_by_its_place():
+    assert refused("name: w\nsteps:\n  - {name: a, site: [alpha, ~], script: x}\n") == (
+        "the workflow: steps['a'].site: site[1] is empty: a list of sites holds site names "
+        "([alpha, beta]) (line 3)")
+
+
 def test_a_null_gang_is_no_gang():
     assert load("name: w\nsteps:\n  - {name: a, gang: ~, script: x}\n").step("a").gang is None
 

@@ -394,6 +394,9 @@ class Step(_Strict):
                              "write auto (placement chooses among all sites)")
         seen: set[str] = set()
         for i, item in enumerate(v):
+            if item is None:
+                raise ValueError(f"site[{i}] is empty: a list of sites holds site names "
+                                 "([alpha, beta])")
             _not_text(item)
             if not isinstance(item, str):
                 raise ValueError(f"site[{i}] is {_SHOWN.repr(item)}: a list of sites holds "

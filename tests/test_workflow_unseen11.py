@@ -505,6 +505,28 @@ async def test_a_step_naming_an_unknown_site_in_a_mixed_workflow_submits_nothing
         await fed.close()
 
 
+@pytest.mark.parametrize("written,where", [("alpha:gpu", ""), ("alpha/gpu", ""),
+                                           ("gpu@alpha", ""),
+                                           ("[beta, 'alpha:gpu']", " in its list of sites "
+                                                                  "[beta, alpha:gpu]")])
+def test_fault_a_site_written_with_its_partition_says_where_a_partition_goes(written, where):
+    """`cluster:partition` and PBS's `queue@server`: before, an unknown site, nothing
+    suggested."""
+    name = written.strip("[]").split(", ")[-1].strip("'")
+    assert refused(f"name: w\nsteps:\n  - {{name: a, site: {written}, script: x}}\n") == (
+        f"step 'a': unknown site {name!r}{where} (did you mean alpha? known: alpha, beta, "
+        "gamma, or auto); a partition or queue ('gpu') is asked for in the step's script "
+        "(#SBATCH -p gpu, #PBS -q gpu, #BSUB -q gpu), not in `site:` (line 3)")
+
+
+def test_fault_a_site_written_as_a_login_says_the_login_is_the_sites_files():
+    assert refused("name: w\nsteps:\n  - {name: a, site: me@alpha.example.org, script: x}\n"
+                   ) == (
+        "step 'a': unknown site 'me@alpha.example.org' (did you mean alpha? known: alpha, "
+        "beta, gamma, or auto); a site is named as the sites file names it: its login and "
+        "host are the file's (transport: {host: ..., user: ...}) (line 3)")
+
+
 # -- 10. an engine killed between two steps ---------------------------------------------------
 
 _KILLED_ENGINE = """

@@ -952,6 +952,9 @@ class Workflow(_Strict):
                     every += (f"; a list of sites is written [{', '.join(parts)}]"
                               if all(_NAME.fullmatch(p) for p in parts) else
                               "; a list of sites is written [alpha, beta]")
+                site, more = _site_with_more(name, allowed)
+                if site is not None and not meant:
+                    hint, every = f"did you mean {site}? ", f"; {more}{every}"
                 where = f" in its list of sites [{_listing(s.among)}]" if s.among else ""
                 raise Misplaced(f"step {s.name!r}: unknown site {name!r}{where} ({hint}known: "
                                 f"{', '.join(allowed) or 'none'}, or auto){every}",
@@ -1055,6 +1058,26 @@ def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | 
 
 # what people write for "any site": auto
 _ANY_SITE = ("any", "*", "all", "anywhere", "any-site", "any_site", "best", "default")
+
+
+def _site_with_more(name: str, sites: list[str]) -> tuple[str | None, str]:
+    """The site in a `site:` holding more than a site's name, and what to do with the rest:
+    `alpha:gpu`, `alpha/gpu` and PBS's `gpu@alpha` name a partition or queue (the script's
+    own directive), `me@alpha.example.org` a login (the sites file's); (None, "") else."""
+    m = re.fullmatch(r"([^:/@\s]+)([:/@])([^:/@\s]+)", name.strip())
+    if m is None:
+        return None, ""
+    first, sep, last = m.groups()
+    if sep in ":/" and first in sites or sep == "@" and last in sites:
+        queue, site = (last, first) if sep in ":/" else (first, last)
+        what = queue if _NAME.fullmatch(queue) else "NAME"
+        return site, (f"a partition or queue ({queue!r}) is asked for in the step's script "
+                      f"(#SBATCH -p {what}, #PBS -q {what}, #BSUB -q {what}), not in `site:`")
+    host = last.split(".")[0]
+    if sep == "@" and host in sites:
+        return host, ("a site is named as the sites file names it: its login and host are "
+                      "the file's (transport: {host: ..., user: ...})")
+    return None, ""
 
 
 def site_list(site: str | list[str]) -> str:

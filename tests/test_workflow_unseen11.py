@@ -1,15 +1,18 @@
 """Workflow files, eleventh sweep: what a scientist would write. A fan-out across two sites
-with a job-array step and a fan-in placed `auto`; inputs passed between steps under names
-holding blanks, quotes and `$(...)` (the step's own script is run by bash here: each file
-arrives under its exact name, nothing in a name runs); a step whose script runs nothing;
-dependency kinds written into `needs` (`afterany:prep`); a step's anchor aliased in `needs`;
-empty and null names, names in other alphabets or holding shell metacharacters; `steps:` as
-one word, `queue_ahead: maybe`; a cycle inside a diamond, a step needing itself through an
-anchor, duplicate names through an alias; 2,000 steps; steps mixing `auto`, lists of sites
-and fixed sites; and an engine killed between two steps (the next engine goes on, nothing
-submitted twice, nothing lost). Each is read as written or refused with one line naming the
-step, the field and its line, before anything is submitted (`diamond workflow run` exits 2,
-no sbatch). The tests named `fault` failed before this sweep's fixes."""
+with a job-array step and a fan-in placed `auto`, and an array over every site's MaxArraySize;
+inputs passed between steps, on one site and across two, under names holding blanks, quotes
+and `$(...)` (the step's own script is run by bash here: each file arrives under its exact
+name, nothing in a name runs); a step whose script runs nothing; dependency kinds written into
+`needs` (`afterany:prep`); a step's anchor aliased in `needs`; empty and null names, names in
+other alphabets or holding shell metacharacters; sites in full-width letters, with their
+partition (`alpha:gpu`) or as a login; `steps:` as one word, `queue_ahead: maybe`; a cycle
+inside a diamond, a step needing itself through an anchor, duplicate names through an alias;
+2,000 steps; steps mixing `auto`, lists of sites and fixed sites; a workflow piped in
+(`workflow run -`), a directory or a misspelt file name given; and an engine killed between
+two steps (the next engine goes on, nothing submitted twice, nothing lost). Each is read as
+written or refused with one line naming the step, the field and its line, before anything is
+submitted (`diamond workflow run` exits 2, no sbatch). The tests named `fault` failed before
+this sweep's fixes."""
 
 from __future__ import annotations
 

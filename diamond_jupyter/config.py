@@ -858,8 +858,13 @@ class FederationConfig(_Cfg):
 
 def closest_site(name: str, known: list[str]) -> str | None:
     """The known site `name` was probably meant for: the same name in another case (`Alpha`
-    for alpha; names differ by more than case), else a near spelling (`alpah`)."""
-    same = [k for k in known if k.casefold() == name.casefold()]
+    for alpha; names differ by more than case), in full-width letters or with blanks around
+    it (`ａｌｐｈａ` from an input method, a no-break space from a web page), else a near
+    spelling (`alpah`)."""
+    import unicodedata
+
+    fold = unicodedata.normalize("NFKC", name).strip().casefold()
+    same = [k for k in known if k.casefold() == fold]
     if same:
         return same[0]
     near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)

@@ -172,6 +172,19 @@ def refused(text: str | Path) -> str:
     return msg
 
 
+def independent_steps(count: int, *, script: str | None = None, site: str = "alpha",
+                      name: str = "wide") -> str:
+    """A workflow's YAML text of `count` steps needing none other, s00, s01 ... (two digits
+    at least), each pinned to `site` and running `script` (as written inside a double-quoted
+    YAML string; default test_workflow_unrunnable's PLAIN, a 5-minute Slurm job)."""
+    if script is None:
+        from test_workflow_unrunnable import PLAIN
+
+        script = PLAIN
+    return f"name: {name}\nsteps:\n" + "".join(
+        f"  - {{name: s{i:02d}, site: {site}, script: \"{script}\"}}\n" for i in range(count))
+
+
 @pytest.fixture
 def one_unreachable_site(tmp_path) -> Path:
     """A `cfg`: a sites file of one site, alpha, at a TEST-NET address (nothing answers

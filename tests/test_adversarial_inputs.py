@@ -57,7 +57,8 @@ def refused(data, *, sites=SITES) -> str:
     ("just text", "expected a mapping with `name` and `steps`, got str"),
     (None, "expected a mapping with `name` and `steps`, got NoneType"),
     ({"name": "w", "steps": {"a": 1}}, "steps: Input should be a valid list"),
-    ({"name": "w", "steps": "a"}, "steps: Input should be a valid list"),
+    ({"name": "w", "steps": "a"}, "steps: steps is a list of steps, each a mapping of its "
+     "fields (`- name: prep` with its `script:` under it), not 'a'"),
     (wf("a"), "steps[0]: a step is a mapping of its fields"),
     (wf(step("a"), step("a")), "step name 'a' is used twice"),
 ])

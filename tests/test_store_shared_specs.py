@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_workflow_unrunnable import PLAIN, _fed
+from sweep_helpers import independent_steps
+from test_workflow_unrunnable import _fed
 
 from diamond_jupyter.model import Job, JobSpec, JobState, job_json
 from diamond_jupyter.store import Store
@@ -39,8 +40,7 @@ async def test_a_submit_validates_each_stored_spec_once_not_every_submit(
     in two reads of them, ~2,200 validations here, growing with the square of the steps)."""
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
-    text = "name: wide\nsteps:\n" + "".join(
-        f"  - {{name: s{i:02d}, site: alpha, script: \"{PLAIN}\"}}\n" for i in range(steps))
+    text = independent_steps(steps)
     try:
         view = await fed.run_workflow(text, origin={"face": "test"})
         assert all(s.job for s in view.steps)
@@ -125,8 +125,7 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
     monkeypatch.setattr(placement, "planned_runtime", counted)
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
-    text = "name: wide\nsteps:\n" + "".join(
-        f"  - {{name: s{i:02d}, site: alpha, script: \"{PLAIN}\"}}\n" for i in range(steps))
+    text = independent_steps(steps)
     try:
         view = await fed.run_workflow(text, origin={"face": "test"})
         assert all(s.job for s in view.steps)

@@ -495,7 +495,8 @@ def test_steps_keyed_by_name_say_to_write_a_list():
     ("  - name: z\n    script: x\n    needs: [s1]\n    inputs:\n      - {from: s2, path: o}\n",
      "step 'z': inputs[0] is from 's2', which is not upstream of it (add it to needs; needs: "
      "s1) (line 17)"),
-    ("  - name: s3\n    script: x\n", "workflow 'w': step name 's3' is used twice (line 13)"),
+    ("  - name: s3\n    script: x\n",
+     "workflow 'w': step name 's3' is used twice (steps[3] and steps[5]); rename one (line 13)"),
     ("  - name: z\n    script: |\n      #SBATCH --nodes=lots\n      ./z\n",
      "step 'z': "),
 ])
@@ -792,7 +793,8 @@ def test_diamond_workflow_run_on_a_directory_exits_2(cfg, tmp_path, capsys):
     d.mkdir()
     assert main(["workflow", "run", str(d), "--config", str(cfg), "--json"]) == 2
     out, err = capsys.readouterr()
-    assert err == f"diamond: cannot read {d}: Is a directory\n"
+    assert err == (f"diamond: {d} is a directory, not a workflow file: give the workflow's "
+                   f"YAML file (e.g. {d}/workflow.yaml)\n")
     assert json.loads(out)["reason"] == "bad-input"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_helpers import SITES, load, refused
+from sweep_helpers import SITES, independent_steps, load, refused
 from test_workflow_unrunnable import PLAIN, _fed
 
 from diamond_jupyter.model import BadInput
@@ -202,8 +202,7 @@ async def test_independent_steps_are_submitted_one_at_a_time_with_few_commands_e
     monkeypatch.setattr(LocalTransport, "run", counted)
     monkeypatch.setattr(LocalTransport, "run_fast", counted)
     steps = 40
-    text = "name: wide\nsteps:\n" + "".join(
-        f"  - {{name: s{i:02d}, site: alpha, script: \"{PLAIN}\"}}\n" for i in range(steps))
+    text = independent_steps(steps)
     try:
         view = await fed.run_workflow(text, origin={"face": "test"})
         assert all(s.job for s in view.steps)

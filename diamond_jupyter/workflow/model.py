@@ -12,6 +12,7 @@ Every graph query (step, order, upstream, downstream) is linear in the workflow'
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import reprlib
@@ -25,11 +26,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
+from ..script_body import runs_commands
 from ..strict_yaml import (
     NumberNotAsWritten,
     alias_hint,
@@ -91,6 +94,29 @@ def _look_alikes(name: str) -> str:
     said = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
                      for c in odd[:3])
     return f"in it {said}: not ASCII, as step names are; "
+
+
+# Slurm's, PBS's and LSF's words for a dependency's kind, written beside a step's name
+_DEPENDENCY_KINDS = {"after", "afterok", "afterany", "afternotok", "aftercorr", "afterburstbuffer",
+                     "singleton", "beforeok", "beforeany", "beforenotok", "done", "ended",
+                     "exit", "started", "ok", "any", "notok", "success", "failure", "failed"}
+
+
+def _need_not_a_name(need: str, known: set[str]) -> str | None:
+    """Why an entry of `needs` that names no step is no step's name at all: empty, or a
+    step's name with a dependency's kind (`afterany:prep`, `prep:afterok`, `done(prep)`);
+    None for a name merely unknown (the step meant is looked for then)."""
+    if not need.strip():
+        return "is empty: write the name of a step there, or remove it"
+    words = [w for w in re.split(r"[:()\s]+", need) if w]
+    kinds = [w for w in words if w.casefold() in _DEPENDENCY_KINDS]
+    steps = [w for w in words if w in known]
+    if kinds and steps and len(kinds) + len(steps) == len(words):
+        return (f"{need!r} is step {steps[0]!r} with a dependency's kind ({kinds[0]!r}), "
+                "which is not read: a step starts once every step it needs has COMPLETED; "
+                f"write needs: [{steps[0]}] (a step whose failure may be ignored has its "
+                "script exit 0)")
+    return None
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -177,6 +203,9 @@ def _relative_path(value: str, what: str) -> str:
 def _not_text(v: Any) -> None:
     """A name YAML read as a number or a truth value (`name: 1`, `needs: [2]`, `gang: yes`):
     refused with the way to write it, since YAML changes some on the way (`010` is 8)."""
+    if v is None:  # `name:`, `name: ~`, `name: null`
+        raise ValueError("is empty (YAML reads nothing, ~ and null as no value): write a name "
+                         "of letters, digits, _ . -, e.g. prep")
     if isinstance(v, bool):
         raise ValueError(f"{v!r} is not text (YAML reads unquoted yes, no, on, off, "
                          "true and false as truth values); quote it as written, e.g. 'yes'")
@@ -337,8 +366,9 @@ class Step(_Strict):
 
     @field_validator("name", "gang", mode="before")
     @classmethod
-    def _name_text(cls, v: Any) -> Any:
-        _not_text(v)
+    def _name_text(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is not None or info.field_name == "name":  # `gang: ~`: in no gang
+            _not_text(v)
         return v
 
     @field_validator("site", mode="before")
@@ -364,6 +394,9 @@ class Step(_Strict):
                              "write auto (placement chooses among all sites)")
         seen: set[str] = set()
         for i, item in enumerate(v):
+            if item is None:
+                raise ValueError(f"site[{i}] is empty: a list of sites holds site names "
+                                 "([alpha, beta])")
             _not_text(item)
             if not isinstance(item, str):
                 raise ValueError(f"site[{i}] is {_SHOWN.repr(item)}: a list of sites holds "
@@ -396,6 +429,11 @@ class Step(_Strict):
         if isinstance(v, list):
             for n in v:
                 _not_text(n)
+                if isinstance(n, dict) and isinstance(n.get("name"), str) and \
+                        ("script" in n or "script_file" in n):  # `needs: [*prep]`
+                    raise ValueError(f"needs lists the steps' names, not a step's whole "
+                                     f"mapping (an alias of step {n['name'][:63]!r}'s anchor): "
+                                     f"write needs: [{n['name'][:63]}]")
                 if isinstance(n, (dict, list)):
                     # `- {step: a, status: afterany}`, `- {job: a, condition: done}`
                     # bounded (aliases can nest a billion items); as written when it is
@@ -671,6 +709,20 @@ class Workflow(_Strict):
         if v is None or v == []:
             raise ValueError("no steps: a workflow has at least one, each an item under "
                              "`steps:` (`- name: prep` with its `script:`)")
+        if not isinstance(v, (list, tuple)):  # `steps: prep`, `steps: 3`
+            raise ValueError(f"steps is a list of steps, each a mapping of its fields "
+                             f"(`- name: prep` with its `script:` under it), not "
+                             f"{_SHOWN.repr(v)}")
+        return v
+
+    @field_validator("queue_ahead", mode="before")
+    @classmethod
+    def _queue_ahead(cls, v: Any) -> Any:
+        """true or false as YAML writes them; `maybe`, `1`, `"no"` said so."""
+        if not isinstance(v, bool):
+            raise ValueError(f"queue_ahead is true (submit each step once the steps it needs "
+                             f"are queued) or false (once they have ended), unquoted, not "
+                             f"{_SHOWN.repr(v)}")
         return v
 
     @field_validator("name")
@@ -787,8 +839,11 @@ class Workflow(_Strict):
         seen: set[str] = set()
         dup = sorted({n for n in names if n in seen or seen.add(n)})
         if dup:
-            raise Misplaced(f"workflow {self.name!r}: step name {dup[0]!r} is used twice",
-                            ("steps", len(names) - 1 - names[::-1].index(dup[0]), "name"))
+            first, again = names.index(dup[0]), names.index(dup[0], names.index(dup[0]) + 1)
+            # both places: a name merged or aliased from an anchor has the anchor's line
+            raise Misplaced(f"workflow {self.name!r}: step name {dup[0]!r} is used twice "
+                            f"(steps[{first}] and steps[{again}]); rename one",
+                            ("steps", again, "name"))
         folded: dict[str, str] = {}
         for k, n in enumerate(names):  # `needs: [Prep]` for a step `prep` is a slip
             other = folded.setdefault(n.casefold(), n)
@@ -800,6 +855,9 @@ class Workflow(_Strict):
         known = set(names)
         for k, s in enumerate(self.steps):
             for j, n in enumerate(s.needs):
+                if n not in known and (why := _need_not_a_name(n, known)) is not None:
+                    raise Misplaced(f"step {s.name!r}: needs[{j}] {why}",
+                                    ("steps", k, "needs", j))
                 if n not in known:
                     meant = _closest_step(n, names)
                     hint = f"did you mean {meant!r}? " if meant else ""
@@ -894,6 +952,9 @@ class Workflow(_Strict):
                     every += (f"; a list of sites is written [{', '.join(parts)}]"
                               if all(_NAME.fullmatch(p) for p in parts) else
                               "; a list of sites is written [alpha, beta]")
+                site, more = _site_with_more(name, allowed)
+                if site is not None and not meant:
+                    hint, every = f"did you mean {site}? ", f"; {more}{every}"
                 where = f" in its list of sites [{_listing(s.among)}]" if s.among else ""
                 raise Misplaced(f"step {s.name!r}: unknown site {name!r}{where} ({hint}known: "
                                 f"{', '.join(allowed) or 'none'}, or auto){every}",
@@ -917,6 +978,11 @@ class Workflow(_Strict):
                                 "wait on each other through `needs` (a job id is one "
                                 "cluster's job, and the step may run on another site): "
                                 "remove the directive", ("steps", k, "script"))
+            if not runs_commands(spec.script or spec.command or ""):  # its submit would
+                # refuse it, mid-run, after the steps before it were submitted
+                raise Misplaced(f"step {s.name!r}: its script runs nothing (only directives, "
+                                "comments and blank lines); write the commands the step runs "
+                                "after its directives", ("steps", k, "script"))
             if spec.hold:  # never released: the engine releases only what it held
                 raise Misplaced(f"step {s.name!r}: its script submits the job held (a hold "
                                 "directive, e.g. #SBATCH --hold); nothing in the workflow "
@@ -992,6 +1058,26 @@ def _gang_lock(wf: Workflow) -> list[tuple[tuple[str, str], tuple[str, str]]] | 
 
 # what people write for "any site": auto
 _ANY_SITE = ("any", "*", "all", "anywhere", "any-site", "any_site", "best", "default")
+
+
+def _site_with_more(name: str, sites: list[str]) -> tuple[str | None, str]:
+    """The site in a `site:` holding more than a site's name, and what to do with the rest:
+    `alpha:gpu`, `alpha/gpu` and PBS's `gpu@alpha` name a partition or queue (the script's
+    own directive), `me@alpha.example.org` a login (the sites file's); (None, "") else."""
+    m = re.fullmatch(r"([^:/@\s]+)([:/@])([^:/@\s]+)", name.strip())
+    if m is None:
+        return None, ""
+    first, sep, last = m.groups()
+    if sep in ":/" and first in sites or sep == "@" and last in sites:
+        queue, site = (last, first) if sep in ":/" else (first, last)
+        what = queue if _NAME.fullmatch(queue) else "NAME"
+        return site, (f"a partition or queue ({queue!r}) is asked for in the step's script "
+                      f"(#SBATCH -p {what}, #PBS -q {what}, #BSUB -q {what}), not in `site:`")
+    host = last.split(".")[0]
+    if sep == "@" and host in sites:
+        return host, ("a site is named as the sites file names it: its login and host are "
+                      "the file's (transport: {host: ..., user: ...})")
+    return None, ""
 
 
 def site_list(site: str | list[str]) -> str:
@@ -1445,6 +1531,39 @@ def _utf8(raw: bytes, source: str) -> str:
                        f"column {col}; save it as UTF-8") from None
 
 
+_WORKFLOW_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _workflow_files(directory: Path) -> list[str]:
+    """The names of the files in `directory` that may be workflows (by their suffix)."""
+    try:
+        return sorted(p.name for p in directory.iterdir()
+                      if p.suffix.lower() in _WORKFLOW_SUFFIXES and p.is_file())
+    except OSError:
+        return []
+
+
+def _directory_given(path: Path) -> str:
+    """What a workflow path that is a directory is refused with: the workflow files in it."""
+    found = _workflow_files(path)
+    shown = ", ".join(found[:5]) + (f" ... ({len(found)} in all)" if len(found) > 5 else "")
+    given = str(path).rstrip("/") or "/"
+    return (f"{given} is a directory, not a workflow file: give the workflow's YAML file "
+            f"(e.g. {given}/{found[0] if found else 'workflow.yaml'})"
+            + (f"; workflow files in it: {shown}" if found else ""))
+
+
+def _file_meant(path: Path) -> str:
+    """' (did you mean flow.yml?)' for a workflow file not found whose directory holds one of
+    a close name (`.yaml` for `.yml`, a slip of a letter); else ""."""
+    import difflib
+
+    found = _workflow_files(path.parent if str(path.parent) else Path("."))
+    near = [f for f in found if Path(f).stem == path.stem] or \
+        difflib.get_close_matches(path.name, found, n=1, cutoff=0.75)
+    return f" (did you mean {path.parent / near[0]}?)" if near else ""
+
+
 def _json_blanks(text: str) -> str:
     """A JSON document as YAML reads it: JSON allows tabs between tokens (editors and
     `json.dump(indent="\t")` indent with them), YAML does not. JSON strings hold no raw tab,
@@ -1476,10 +1595,21 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     if isinstance(text_or_path, Path):
         path = text_or_path.expanduser()
         source = str(path)
+        if str(path) == "-" and not os.path.lexists(path):  # the habit: `... | run -`
+            if os.isatty(0):
+                raise BadInput("- reads the workflow from standard input, which is a terminal "
+                               "here: pipe it in (./make_workflow.py | diamond workflow run "
+                               "-), or name its file")
+            source, path = "the workflow on standard input", Path("/dev/stdin")
+            text_or_path = Path("-")  # its script_files are beside the current directory
         try:
             raw = read_named_file(path, MAX_WORKFLOW_BYTES, name=source,
                                   instead="give the workflow's YAML file, or a pipe its "
                                   "writer fills")
+        except IsADirectoryError:
+            raise BadInput(_directory_given(path)) from None
+        except FileNotFoundError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror}{_file_meant(path)}") from None
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
         if len(raw) > MAX_WORKFLOW_BYTES:

@@ -9,8 +9,9 @@ QOS (none of their limits checked) and no time used (a job resumed after a suspe
 planned to end as if it had run since its start).
 
 The replies of each API version (tests/fixtures/outputs/slurmrestd/qos_*.json,
-jobs_*_v0.0.*.json) are written from the documented schemas (the dbv0.0.38 plugin's parse
-table, the data parser of v0.0.39 on), not captured. A site without slurmdb (its plugin not
+associations_*.json, licenses_*.json, jobs_*_v0.0.*.json) are written, not captured: those
+of v0.0.38 as the installed 22.05.8 plugins declare and write them (checked in
+tests/test_slurmrest_spec.py), those of v0.0.41 from the data parser's documented schemas. A site without slurmdb (its plugin not
 loaded: 404) or without slurmdbd (a reply of errors) has its QOS not known: no limit is
 read from it, none is checked."""
 
@@ -50,12 +51,11 @@ def _sacctmgr(name: str, **fields: str) -> str:
 
 
 def _cli_qos(version: str) -> str:
-    """What sacctmgr prints of the QOS the `qos_VERSION.json` replies hold (v0.0.38's
-    plugin has no MaxSubmitJobsPerUser)."""
-    submit = {} if version == "v0.0.38" else {"MaxSubmitJobsPerUser": "10"}
+    """What sacctmgr prints of the QOS the `qos_VERSION.json` replies hold (the same in
+    each version)."""
     return "".join((
         _sacctmgr("normal", MaxTRESPerUser="cpu=256", MinTRES="cpu=16", MaxJobsPerUser="2",
-                  **submit),
+                  MaxSubmitJobsPerUser="10"),
         _sacctmgr("wide", MaxTRES="node=2", MinTRES="node=2", Flags="DenyOnLimit,OverPartQOS"),
         _sacctmgr("gpuq", GrpTRES="gres/gpu=4", MinTRES="gres/gpu=1", Flags="DenyOnLimit"),
         _sacctmgr("short", MaxWall="04:00:00"),
@@ -68,10 +68,11 @@ def test_the_qos_reply_of_each_version_reads_as_sacctmgr_shows_the_same_qos(vers
     assert rest == parse_qos(_cli_qos(version))
     assert rest["short"].max_wall_s == 4 * 3600 and rest["gpuq"].grp_tres == {"gres/gpu": 4}
     assert rest["wide"].flags == ["DenyOnLimit", "OverPartQOS"]
-    # MaxJobsPerUser moved from `max.jobs.per.user` (v0.0.38) to
-    # `max.jobs.active_jobs.per.user`; the first path then holds MaxSubmitJobsPerUser
-    assert (rest["normal"].max_jobs_per_user, rest["normal"].max_submit_jobs_per_user) == (
-        (2, None) if version == "v0.0.38" else (2, 10))
+    # MaxJobsPerUser at `max.jobs.active_jobs.per.user`, MaxSubmitJobsPerUser at
+    # `max.jobs.per.user` in every version (v0.0.38's plugin too); GrpSubmitJobs in none
+    normal = rest["normal"]
+    assert (normal.max_jobs_per_user, normal.max_submit_jobs_per_user) == (2, 10)
+    assert normal.grp_submit_jobs is None
 
 
 # the refusals of tests/test_placement_cases18_followups.py, on both doors
@@ -194,13 +195,13 @@ def _slurmdb_replies(version: str) -> dict[str, str]:
 
 
 def _cli_assoc(version: str) -> str:
-    """What the CLI's `sacctmgr show assoc` probe prints of the same associations
-    (MaxJobs is not in v0.0.38's replies)."""
+    """What the CLI's `sacctmgr show assoc` probe prints of the same associations (the
+    same in each version)."""
     line = dict.fromkeys(ASSOC_FIELDS.split(","), "")
     return "user|alice\n" + "".join("|".join({**line, **f}.values()) + "\n" for f in (
         {"User": "alice", "Account": "proj", "DefaultQOS": "normal",
          "QOS": "capped,gpuq,normal,short,wide", "MaxTRES": "gres/gpu=8",
-         "MaxJobs": "" if version == "v0.0.38" else "4"},
+         "MaxJobs": "4", "MaxSubmitJobs": "6"},
         {"Account": "proj", "ParentName": "root", "GrpTRES": "cpu=512", "GrpJobs": "20",
          "GrpSubmitJobs": "50"},
         {"Account": "root", "QOS": "normal"}))
@@ -233,9 +234,9 @@ async def test_a_rest_site_asks_slurmdb_for_the_qos_and_associations_with_its_ca
     # (the reply's job resumed at NOW - 1 h after 1 h run)
     used = 7200 if version != "v0.0.38" else time.time() - NOW.timestamp() + 7200
     assert abs(snap.jobs[0].time_used_s - used) < 30
-    assert asked == ["jobs", "nodes", "partitions", "reservations", "qos",
+    assert asked == ["jobs", "licenses", "nodes", "partitions", "reservations", "qos",
                      "associations?user=alice", "associations?account=proj",
-                     "associations?account=root", "jobs"]
+                     "associations?account=root", "jobs", "licenses"]
 
 
 # a job naming no QOS runs under alice's default, normal (MinTRES cpu=16); one naming an
@@ -298,8 +299,9 @@ async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_pat
             site._caps_at = -1e9  # the capabilities' 60 s over: asked again, slurmdb not
             second = await site.snapshot(max_age_s=0)
             assert second.reachable and second.qos is None
-            assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
-                                  "jobs", "nodes", "partitions", "reservations"]
+            assert rest.asked == ["jobs", "licenses", "nodes", "partitions",
+                                  "reservations", "qos", "jobs", "licenses", "nodes",
+                                  "partitions", "reservations"]
             assert first.associations is None
         finally:
             await site.close()

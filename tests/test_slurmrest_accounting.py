@@ -11,9 +11,11 @@ planned to end as if it had run since its start).
 The replies of each API version (tests/fixtures/outputs/slurmrestd/qos_*.json,
 associations_*.json, licenses_*.json, jobs_*_v0.0.*.json) are written, not captured: those
 of v0.0.38 as the installed 22.05.8 plugins declare and write them (checked in
-tests/test_slurmrest_spec.py), those of v0.0.41 from the data parser's documented schemas. A site without slurmdb (its plugin not
-loaded: 404) or without slurmdbd (a reply of errors) has its QOS not known: no limit is
-read from it, none is checked."""
+tests/test_slurmrest_spec.py), those of v0.0.41 from the data parser's documented
+schemas. A site without slurmdb (its plugin not loaded: 404) or without slurmdbd (a reply
+of errors) has its QOS not known: no limit is read from it, none is checked. The licenses
+(`GET licenses`, v0.0.38 on) fill the site's licenses as `scontrol show licenses` does; a
+version without that call, or a call that fails, leaves them not known."""
 
 from __future__ import annotations
 

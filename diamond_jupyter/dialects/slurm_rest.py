@@ -538,7 +538,8 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     wrapped): MaxJobsPerUser at `max.jobs.active_jobs.per.user`, MaxSubmitJobsPerUser at
     `max.jobs.per.user`, GrpJobs at `max.active_jobs.count`, GrpTRES at `max.tres.total`
     (the dbv0.0.38 plugin of 22.05.8 writes these four though its spec declares only the
-    first). GrpSubmitJobs is in no reply: not known. SiteError for a reply of errors (no
+    first). GrpSubmitJobs: the v0.0.38 plugin writes none, and where later versions put it
+    is not known here: not read (not known). SiteError for a reply of errors (no
     slurmdbd, the database not answering) or without a `qos` list: then no QOS is known,
     and none of their limits is checked (never a limit read from a reply that is not
     one)."""

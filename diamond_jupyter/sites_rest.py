@@ -131,11 +131,11 @@ class RestSite(Site):
         raise self.rest._cannot("running commands")
 
     async def _snapshot_outputs(self) -> dict[str, str]:
-        """`GET jobs` (the whole queue) and, when stale, nodes, partitions, reservations
-        and the QOS (slurmdb's). A queue larger than the transport's cap is unknown, with
-        that reason; the rest stands. A `GET jobs` that timed out leaves the queue unknown
-        only when nodes and partitions, asked anew, answer (else the site is
-        unreachable)."""
+        """`GET jobs` (the whole queue) with `GET licenses`, and, when stale, nodes,
+        partitions, reservations, the QOS and the user's associations (slurmdb's). A queue
+        larger than the transport's cap is unknown, with that reason; the rest stands. A
+        `GET jobs` that timed out leaves the queue unknown only when nodes and partitions,
+        asked anew, answer (else the site is unreachable)."""
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         try:
             out = {"queue": await self._call("GET", "jobs"),
@@ -146,6 +146,8 @@ class RestSite(Site):
             out = {"queue": "", QUEUE_UNREAD: queue_timed_out(
                 self.name, self.rest.command_timeout_s)}
             fresh = False
+        if QUEUE_UNREAD not in out:
+            out.update(await self._licenses())
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions"),
@@ -168,6 +170,17 @@ class RestSite(Site):
             return {"reservations": await self._call("GET", "reservations")}
         except (SiteError, CommandTimeout, OutputTooLarge) as e:
             return {slurm_rest.RESERVATIONS_UNREAD: str(e)}
+
+    async def _licenses(self) -> dict[str, str]:
+        """`GET licenses` (as `scontrol show licenses` on a site with a shell), asked with
+        the queue (their use changes with it). v0.0.36 and v0.0.37 have no such call: the
+        licenses are not known there; a call that fails leaves them not known, said."""
+        if slurm_rest.api_number(self.api_version) < slurm_rest.LICENSES_SINCE:
+            return {}
+        try:
+            return {slurm_rest.LICENSES: await self._call("GET", "licenses")}
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.LICENSES_UNREAD: str(e)}
 
     async def _qos(self) -> dict[str, str]:
         """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos` on a site with a shell), asked
@@ -211,7 +224,7 @@ class RestSite(Site):
                                                         f"associations answered HTTP {status}"}
             replies = [text]
             try:
-                level = {a.account for a in slurm_rest.parse_associations(text)
+                level = {a.account for a in slurm_rest.parse_associations(text, self.rest.user)
                          if a.level == "user" and a.account}
             except SiteError:
                 level = set()  # (said when the snapshot reads it)

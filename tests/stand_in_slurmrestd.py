@@ -15,6 +15,8 @@ from typing import Any
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.sites_rest import RestSite
 
+# What `GET licenses` answers on a cluster that defines none.
+NO_LICENSES = '{"licenses": [], "errors": []}'
 # An answer: the HTTP status and the body's text.
 Answer = tuple[int, str]
 # What to answer a request (method, path, body) with; may be a coroutine (e.g. to hang).
@@ -43,8 +45,9 @@ class StandInSlurmrestd:
     ...) to its reply: a string or a JSON-able value given every time, or a list of them
     given one per request, in turn. A slurmdb path it does not name is answered as by a
     slurmrestd without its slurmdb plugin (HTTP 404, the plain text recorded in
-    bad_version.txt). Any other path goes to `answer(method, path, body)`, which returns
-    (status, text), awaited when it is a coroutine."""
+    bad_version.txt); `licenses`, not named, as by a cluster that defines none. Any other
+    path goes to `answer(method, path, body)`, which returns (status, text), awaited when
+    it is a coroutine."""
 
     def __init__(self, replies: dict[str, Any] | None = None,
                  answer: AnswerFunction | None = None) -> None:
@@ -96,6 +99,8 @@ class StandInSlurmrestd:
             if isinstance(reply, list):
                 reply = reply.pop(0)
             return 200, reply if isinstance(reply, str) else json.dumps(reply)
+        if last == "licenses":
+            return 200, NO_LICENSES
         if self.answer is None:
             raise AssertionError(f"the stand-in slurmrestd has no reply for {method} {path}")
         got = self.answer(method, path, body)

@@ -381,8 +381,10 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
             assert not first.reachable and "Unable to query nodes (1007)" in (first.error or "")
             second = await site.snapshot(max_age_s=0)
             assert second.reachable and [n.name for n in second.nodes] == ["n1"]
-            assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
-                                  "jobs", "nodes", "partitions", "reservations"]
+            # (licenses with each queue; slurmdb's qos once: its plugin is not there)
+            assert rest.asked == ["jobs", "licenses", "nodes", "partitions", "reservations",
+                                  "qos", "jobs", "licenses", "nodes", "partitions",
+                                  "reservations"]
         finally:
             await site.close()
 

@@ -9,10 +9,13 @@ QOS (none of their limits checked) and no time used (a job resumed after a suspe
 planned to end as if it had run since its start).
 
 The replies of each API version (tests/fixtures/outputs/slurmrestd/qos_*.json,
-jobs_*_v0.0.*.json) are written from the documented schemas (the dbv0.0.38 plugin's parse
-table, the data parser of v0.0.39 on), not captured. A site without slurmdb (its plugin not
-loaded: 404) or without slurmdbd (a reply of errors) has its QOS not known: no limit is
-read from it, none is checked."""
+associations_*.json, licenses_*.json, jobs_*_v0.0.*.json) are written, not captured: those
+of v0.0.38 as the installed 22.05.8 plugins declare and write them (checked in
+tests/test_slurmrest_spec.py), those of v0.0.41 from the data parser's documented
+schemas. A site without slurmdb (its plugin not loaded: 404) or without slurmdbd (a reply
+of errors) has its QOS not known: no limit is read from it, none is checked. The licenses
+(`GET licenses`, v0.0.38 on) fill the site's licenses as `scontrol show licenses` does; a
+version without that call, or a call that fails, leaves them not known."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from diamond_jupyter.dialects import slurm_rest
 from diamond_jupyter.dialects.slurm_commands import (
     ASSOC_FIELDS,
     QOS_FIELDS,
+    SlurmCommands,
     parse_assoc,
     parse_qos,
 )
@@ -50,12 +54,11 @@ def _sacctmgr(name: str, **fields: str) -> str:
 
 
 def _cli_qos(version: str) -> str:
-    """What sacctmgr prints of the QOS the `qos_VERSION.json` replies hold (v0.0.38's
-    plugin has no MaxSubmitJobsPerUser)."""
-    submit = {} if version == "v0.0.38" else {"MaxSubmitJobsPerUser": "10"}
+    """What sacctmgr prints of the QOS the `qos_VERSION.json` replies hold (the same in
+    each version)."""
     return "".join((
         _sacctmgr("normal", MaxTRESPerUser="cpu=256", MinTRES="cpu=16", MaxJobsPerUser="2",
-                  **submit),
+                  MaxSubmitJobsPerUser="10"),
         _sacctmgr("wide", MaxTRES="node=2", MinTRES="node=2", Flags="DenyOnLimit,OverPartQOS"),
         _sacctmgr("gpuq", GrpTRES="gres/gpu=4", MinTRES="gres/gpu=1", Flags="DenyOnLimit"),
         _sacctmgr("short", MaxWall="04:00:00"),
@@ -68,10 +71,11 @@ def test_the_qos_reply_of_each_version_reads_as_sacctmgr_shows_the_same_qos(vers
     assert rest == parse_qos(_cli_qos(version))
     assert rest["short"].max_wall_s == 4 * 3600 and rest["gpuq"].grp_tres == {"gres/gpu": 4}
     assert rest["wide"].flags == ["DenyOnLimit", "OverPartQOS"]
-    # MaxJobsPerUser moved from `max.jobs.per.user` (v0.0.38) to
-    # `max.jobs.active_jobs.per.user`; the first path then holds MaxSubmitJobsPerUser
-    assert (rest["normal"].max_jobs_per_user, rest["normal"].max_submit_jobs_per_user) == (
-        (2, None) if version == "v0.0.38" else (2, 10))
+    # MaxJobsPerUser at `max.jobs.active_jobs.per.user`, MaxSubmitJobsPerUser at
+    # `max.jobs.per.user` in every version (v0.0.38's plugin too); GrpSubmitJobs in none
+    normal = rest["normal"]
+    assert (normal.max_jobs_per_user, normal.max_submit_jobs_per_user) == (2, 10)
+    assert normal.grp_submit_jobs is None
 
 
 # the refusals of tests/test_placement_cases18_followups.py, on both doors
@@ -194,13 +198,13 @@ def _slurmdb_replies(version: str) -> dict[str, str]:
 
 
 def _cli_assoc(version: str) -> str:
-    """What the CLI's `sacctmgr show assoc` probe prints of the same associations
-    (MaxJobs is not in v0.0.38's replies)."""
+    """What the CLI's `sacctmgr show assoc` probe prints of the same associations (the
+    same in each version)."""
     line = dict.fromkeys(ASSOC_FIELDS.split(","), "")
     return "user|alice\n" + "".join("|".join({**line, **f}.values()) + "\n" for f in (
         {"User": "alice", "Account": "proj", "DefaultQOS": "normal",
          "QOS": "capped,gpuq,normal,short,wide", "MaxTRES": "gres/gpu=8",
-         "MaxJobs": "" if version == "v0.0.38" else "4"},
+         "MaxJobs": "4", "MaxSubmitJobs": "6"},
         {"Account": "proj", "ParentName": "root", "GrpTRES": "cpu=512", "GrpJobs": "20",
          "GrpSubmitJobs": "50"},
         {"Account": "root", "QOS": "normal"}))
@@ -233,9 +237,9 @@ async def test_a_rest_site_asks_slurmdb_for_the_qos_and_associations_with_its_ca
     # (the reply's job resumed at NOW - 1 h after 1 h run)
     used = 7200 if version != "v0.0.38" else time.time() - NOW.timestamp() + 7200
     assert abs(snap.jobs[0].time_used_s - used) < 30
-    assert asked == ["jobs", "nodes", "partitions", "reservations", "qos",
+    assert asked == ["jobs", "licenses", "nodes", "partitions", "reservations", "qos",
                      "associations?user=alice", "associations?account=proj",
-                     "associations?account=root", "jobs"]
+                     "associations?account=root", "jobs", "licenses"]
 
 
 # a job naming no QOS runs under alice's default, normal (MinTRES cpu=16); one naming an
@@ -298,8 +302,9 @@ async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_pat
             site._caps_at = -1e9  # the capabilities' 60 s over: asked again, slurmdb not
             second = await site.snapshot(max_age_s=0)
             assert second.reachable and second.qos is None
-            assert rest.asked == ["jobs", "nodes", "partitions", "reservations", "qos",
-                                  "jobs", "nodes", "partitions", "reservations"]
+            assert rest.asked == ["jobs", "licenses", "nodes", "partitions",
+                                  "reservations", "qos", "jobs", "licenses", "nodes",
+                                  "partitions", "reservations"]
             assert first.associations is None
         finally:
             await site.close()
@@ -337,3 +342,110 @@ def test_odd_qos_entries_are_left_out_never_read_as_limits():
                                      {"type": "node", "count": {"set": False}}, "x"]}},
             "wall_clock": {"per": {"job": 4294967295}}}}}]})
     assert slurm_rest.parse_qos(reply) == {"odd": parse_qos("odd|||||||||||\n")["odd"]}
+
+
+# ---- licenses (GET licenses, v0.0.38 on) --------------------------------------------------
+
+SCONTROL_LICENSES = ("LicenseName=matlab Total=4 Used=1 Free=3 Reserved=0 Remote=no\n"
+                     "LicenseName=ansys Total=2 Used=2 Free=0 Reserved=0 Remote=yes\n")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_licenses_reply_of_each_version_reads_as_scontrol_shows_them(version):
+    cli = SlurmCommands()
+    snap = slurm_rest.parse_snapshot("selene", {
+        slurm_rest.LICENSES: _reply(f"licenses_{version}.json")}, api_version=version)
+    assert (snap.licenses, snap.licenses_free) == (
+        cli.parse_licenses(SCONTROL_LICENSES), cli.parse_licenses(SCONTROL_LICENSES, True))
+    assert snap.licenses == {"matlab": 4, "ansys": 2} and snap.licenses_free["ansys"] == 0
+    # no Free: Total less Used and Reserved; neither Free nor Used: how many are free is
+    # not known (the totals still are)
+    reply = {"licenses": [{"LicenseName": "m", "Total": 5, "Used": 1, "Reserved": 1}]}
+    assert slurm_rest.parse_licenses(json.dumps(reply)) == ({"m": 5}, {"m": 3})
+    reply["licenses"].append({"LicenseName": "n", "Total": 2})
+    assert slurm_rest.parse_licenses(json.dumps(reply)) == ({"m": 5, "n": 2}, None)
+
+
+LICENSE_SCRIPTS = [
+    "#SBATCH -p batch -n 16 -L matlab:5 -t 1:00:00",  # more than the site has
+    "#SBATCH -p batch -n 16 -L comsol -t 1:00:00",  # not defined here
+    "#SBATCH -p batch -n 16 -L ansys:1 -t 1:00:00",  # none free now
+    "#SBATCH -p batch -n 16 -L matlab:2 -t 1:00:00",  # within them
+]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("script", LICENSE_SCRIPTS)
+def test_a_rest_site_places_a_job_asking_licenses_as_the_cli_site(version, script):
+    cfg, cli = selene()
+    cmds = SlurmCommands()
+    cli = cli.model_copy(update={"licenses": cmds.parse_licenses(SCONTROL_LICENSES),
+                                 "licenses_free": cmds.parse_licenses(SCONTROL_LICENSES,
+                                                                      True)})
+    rest = slurm_rest.parse_snapshot("selene", {
+        slurm_rest.LICENSES: _reply(f"licenses_{version}.json")}, api_version=version)
+    over_rest = cli.model_copy(update={"licenses": rest.licenses,
+                                       "licenses_free": rest.licenses_free})
+    v_rest = run(script, (cfg, over_rest)).verdict("selene")
+    v_cli = run(script, (cfg, cli)).verdict("selene")
+    assert (v_rest.verdict, v_rest.reasons, v_rest.notes) == (
+        v_cli.verdict, v_cli.reasons, v_cli.notes)
+    # and not as a site whose licenses are not known
+    unknown = run(script, (cfg, cli.model_copy(update={
+        "licenses": None, "licenses_free": None}))).verdict("selene")
+    assert (unknown.verdict, unknown.reasons, unknown.notes) != (
+        v_rest.verdict, v_rest.reasons, v_rest.notes)
+
+
+def test_licenses_not_read_are_not_known_and_a_jobs_licenses_come_with_it():
+    snap = slurm_rest.parse_snapshot("s", {slurm_rest.LICENSES: _reply("qos_no_slurmdbd.json")})
+    assert snap.licenses is None and snap.licenses_free is None
+    assert any("licenses not read" in w and "Unable to connect" in w for w in snap.warnings)
+    snap = slurm_rest.parse_snapshot("s", {slurm_rest.LICENSES_UNREAD: "HTTP 404"})
+    assert snap.licenses is None and any("HTTP 404" in w for w in snap.warnings)
+    # each job's licenses, as squeue -O Licenses gives them; an any-of entry: not known
+    reply = json.loads(_reply("jobs_resumed_v0.0.38.json"))
+    job = reply["jobs"][0]
+    reply["jobs"] = [job | {"licenses": "matlab:2,ansys"},
+                     job | {"job_id": 72, "licenses": "matlab|ansys"},
+                     job | {"job_id": 73, "licenses": ""}]
+    jobs = slurm_rest.parse_snapshot("s", {"queue": json.dumps(reply)}).jobs
+    assert [(j.native_id, j.licenses) for j in jobs] == [
+        ("71", {"matlab": 2, "ansys": 1}), ("72", None), ("73", {})]
+
+
+async def test_a_rest_site_asks_the_licenses_with_each_queue_where_its_version_has_them(
+        tmp_path):
+    replies = {"jobs": '{"jobs": []}', "nodes": _NODES, "partitions": _PARTS,
+               "reservations": '{"reservations": []}',
+               "licenses": _reply("licenses_v0.0.38.json")}
+    async with StandInSlurmrestd(replies) as rest:
+        site = rest.site(tmp_path, api_version="v0.0.38")
+        old = rest.site(tmp_path, name="old", api_version="v0.0.37")
+        try:
+            snap = await site.snapshot(max_age_s=0)
+            assert snap.licenses == {"matlab": 4, "ansys": 2} and not snap.warnings
+            assert rest.paths[:2] == ["/slurm/v0.0.38/jobs", "/slurm/v0.0.38/licenses"]
+            # v0.0.37 has no such call: not asked, the licenses not known, nothing said
+            before = len(rest.paths)
+            snap = await old.snapshot(max_age_s=0)
+            assert snap.licenses is None and not snap.warnings
+            assert not any(p.endswith("licenses") for p in rest.paths[before:])
+        finally:
+            await site.close()
+            await old.close()
+
+
+def test_another_users_associations_are_left_out():
+    # dbv0.0.36 and dbv0.0.37 take no user= filter: the reply holds everyone's
+    reply = json.loads(_reply("associations_proj_v0.0.38.json"))
+    bob = reply["associations"][1] | {"user": "bob", "account": "other",
+                                      "default": {"qos": "wide"}}
+    reply["associations"].append(bob)
+    out = {slurm_rest.ASSOCIATIONS: json.dumps([json.dumps(reply)]), "user": "alice"}
+    snap = slurm_rest.parse_snapshot("selene", out)
+    assert [(a.level, a.account, a.default_qos) for a in snap.associations
+            if a.level == "user"] == [("user", "proj", "normal")]
+    # read for bob, only his
+    snap = slurm_rest.parse_snapshot("selene", out | {"user": "bob"})
+    assert [(a.account, a.default_qos) for a in snap.associations] == [("other", "wide")]

@@ -858,17 +858,24 @@ def parse_job_licenses(stdout: str) -> dict[str, dict[str, int]]:
         if not (len(f) == 13 or len(f) == 14 and _DEPENDENCY.fullmatch(f[12])) \
                 or not _JOB_ID.fullmatch(f[0]):
             continue
-        held: dict[str, int] = {}
-        for entry in filter(None, f[11].split(",")):
-            if entry in ("(null)", "N/A"):
-                continue
-            name, _, count = entry.replace("*", ":").partition(":")
-            if not re.fullmatch(r"[\w.@-]+", name) or (count and not count.isdigit()):
-                break  # not a license as Slurm prints one: this job's are not known
-            held[name] = held.get(name, 0) + (int(count) if count else 1)
-        else:
+        if (held := job_licenses(f[11])) is not None:
             out[f[0]] = held
     return out
+
+
+def job_licenses(field: str) -> dict[str, int] | None:
+    """A job's licenses as Slurm prints them (`matlab:2,ansys`, `*` for `:` too; `(null)`
+    or N/A for none) -> {license: count}; None when an entry is not a license as Slurm
+    prints one (`a|b`, any one of them: which it holds is not said)."""
+    held: dict[str, int] = {}
+    for entry in filter(None, field.split(",")):
+        if entry in ("(null)", "N/A"):
+            continue
+        name, _, count = entry.replace("*", ":").partition(":")
+        if not re.fullmatch(r"[\w.@-]+", name) or (count and not count.isdigit()):
+            return None  # this job's are not known
+        held[name] = held.get(name, 0) + (int(count) if count else 1)
+    return held
 
 
 def parse_job_dependencies(stdout: str) -> dict[str, str]:

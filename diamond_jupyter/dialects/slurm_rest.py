@@ -59,7 +59,7 @@ from .scripts_common import (
     one_shape,
     output_mode_of,
 )
-from .slurm_commands import SlurmCommands, partition_nodes
+from .slurm_commands import SlurmCommands, job_licenses, partition_nodes
 from .slurm_script import dependency_value
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -534,25 +534,25 @@ def _wall_s(value: Any) -> int | None:
 
 def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos`): each QOS's limits a job meets,
-    by name. The limits' paths are those of the dbv0.0.38 plugin and of the data parser
-    (v0.0.39 on), which moved MaxJobsPerUser: `max.jobs.per.user` is MaxJobsPerUser in
-    v0.0.38 and MaxSubmitJobsPerUser from v0.0.39 on (MaxJobsPerUser then is
-    `max.jobs.active_jobs.per.user`). SiteError for a reply of errors (no slurmdbd, the
-    database not answering) or without a `qos` list: then no QOS is known, and none of
-    their limits is checked (never a limit read from a reply that is not one)."""
+    by name. The same paths in every version (`api_version` changes only how numbers are
+    wrapped): MaxJobsPerUser at `max.jobs.active_jobs.per.user`, MaxSubmitJobsPerUser at
+    `max.jobs.per.user`, GrpJobs at `max.active_jobs.count`, GrpTRES at `max.tres.total`
+    (the dbv0.0.38 plugin of 22.05.8 writes these four though its spec declares only the
+    first). GrpSubmitJobs: the v0.0.38 plugin writes none, and where later versions put it
+    is not known here: not read (not known). SiteError for a reply of errors (no
+    slurmdbd, the database not answering) or without a `qos` list: then no QOS is known,
+    and none of their limits is checked (never a limit read from a reply that is not
+    one)."""
     data = _load("qos", text)
     _refuse_errors("qos", data)
     if not isinstance(data.get("qos"), list):
         raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
-    data_parser = api_number(api_version) >= OLDEST_NESTED  # (v0.0.39 on, as the jobs)
     out: dict[str, QosLimits] = {}
     for q in data["qos"]:
         name = clean(q.get("name")) if isinstance(q, dict) else None
         if not name or " " in name:
             continue
         most = _at(q, "limits", "max") or {}
-        running_per_user = _at(most, "jobs", "active_jobs", "per", "user") if data_parser \
-            else _at(most, "jobs", "per", "user")
         flags = [f for f in q.get("flags") if isinstance(f, str)] if isinstance(
             q.get("flags"), list) else []
         out[name] = QosLimits(
@@ -563,26 +563,61 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
             grp_tres=_tres_list(_at(most, "tres", "total")),
             max_wall_s=_wall_s(_at(most, "wall_clock", "per", "job")),
             grp_jobs=_limit(_at(most, "active_jobs", "count")),
-            max_jobs_per_user=_limit(running_per_user),
-            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")) if data_parser
-            else None,
+            max_jobs_per_user=_limit(_at(most, "jobs", "active_jobs", "per", "user")),
+            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")),
             min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
             flags=[_QOS_FLAGS.get(f.upper(), f) for f in flags])
     return out
+
+
+LICENSES = "licenses"  # in the outputs: the `GET licenses` reply
+LICENSES_UNREAD = "licenses_unread"  # in the outputs: why the licenses were not read
+LICENSES_SINCE = 38  # the first plugin version with `GET licenses` (v0.0.36, v0.0.37: none)
+
+
+def parse_licenses(text: str) -> tuple[dict[str, int], dict[str, int] | None]:
+    """`GET /slurm/VERSION/licenses` (as `scontrol show licenses`): the licenses the site
+    defines, name -> how many in all, and how many are free now (`Free`, else `Total` less
+    `Used` and `Reserved`; None when an entry says neither `Free` nor `Used`). An entry
+    without a name or a total is left out, as the CLI's reading does. SiteError for a reply
+    of errors or without a `licenses` list: then they are not known."""
+    data = _load("licenses", text)
+    _refuse_errors("licenses", data)
+    if not isinstance(data.get("licenses"), list):
+        raise SiteError("slurmrestd: licenses: the reply has no 'licenses' list")
+    total: dict[str, int] = {}
+    free: dict[str, int] | None = {}
+    for lic in data["licenses"]:
+        name = clean(lic.get("LicenseName")) if isinstance(lic, dict) else None
+        if not name or (count := _limit(lic.get("Total"))) is None:
+            continue
+        total[name] = count
+        if free is None:
+            continue
+        if (now := _limit(lic.get("Free"))) is not None:
+            free[name] = now
+        elif (used := _limit(lic.get("Used"))) is not None:
+            free[name] = max(0, count - used - (_limit(lic.get("Reserved")) or 0))
+        else:
+            free = None
+    return total, free
 
 
 ASSOCIATIONS = "associations"  # in the outputs: a JSON list of slurmdb association replies
 ASSOCIATIONS_UNREAD = "associations_unread"  # in the outputs: why they were not read
 
 
-def parse_associations(text: str) -> list[Association]:
+def parse_associations(text: str, user: str | None = None) -> list[Association]:
     """One `GET /slurmdb/VERSION/associations?...` reply (as `sacctmgr show assoc`): a
     user's associations (level "user") and the accounts' own (no user: level "account").
-    Paths as the dbv0.0.38 plugin and the data parser name them alike: `default.qos`,
-    `qos` (a list), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
+    Paths as the dbv0.0.38 plugin of 22.05.8 writes them (its parse table; its spec
+    declares fewer) and the data parser names them alike: `default.qos`, `qos` (a list; the
+    spec says `QOS`), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
     `max.jobs.per.submitted`, GrpTRES at `max.tres.total`, MaxTRES at `max.tres.per.job`,
-    MaxJobs at `max.jobs.active` (not in v0.0.38: not known there). MaxSubmitJobs is not
-    read (not known). SiteError for a reply of errors or without an `associations` list."""
+    MaxJobs at `max.jobs.active`, MaxSubmitJobs at `max.jobs.total`. `user`: another
+    user's associations are left out (dbv0.0.36 and dbv0.0.37 take no `user=` filter and
+    answer every association). SiteError for a reply of errors or without an
+    `associations` list."""
     data = _load("associations", text)
     _refuse_errors("associations", data)
     if not isinstance(data.get("associations"), list):
@@ -595,7 +630,10 @@ def parse_associations(text: str) -> list[Association]:
         names = [str(q) for q in qos if isinstance(q, str) and q] if isinstance(
             qos, list) else []
         most = a.get("max") if isinstance(a.get("max"), dict) else {}
-        user_level = bool(clean(a.get("user")))
+        owner = clean(a.get("user"))
+        if user is not None and owner is not None and owner != user:
+            continue
+        user_level = owner is not None
         out.append(Association(
             account=account, partition=clean(a.get("partition")),
             default_qos=clean(_at(a, "default", "qos")), qos=names or None,
@@ -606,14 +644,17 @@ def parse_associations(text: str) -> list[Association]:
             grp_jobs=_limit(_at(most, "jobs", "per", "count")),
             grp_submit_jobs=_limit(_at(most, "jobs", "per", "submitted")),
             max_jobs=_limit(_at(most, "jobs", "active")),
+            max_submit_jobs=_limit(_at(most, "jobs", "total")),
             max_tres_per_job=_tres_list(_at(most, "tres", "per", "job"))))
     return out
 
 
-def _snapshot_associations(output: str, skipped: list[str]) -> list[Association] | None:
-    """The `associations` output: the replies for the user, then for each account above
-    theirs. None (not known) when the user's own reply is not one or holds none of theirs;
-    an account's reply that is not one leaves that account's limits out, said."""
+def _snapshot_associations(output: str, skipped: list[str], user: str | None = None
+                           ) -> list[Association] | None:
+    """The `associations` output: the replies for the user (`user`: another's left out),
+    then for each account above theirs. None (not known) when the user's own reply is not
+    one or holds none of theirs; an account's reply that is not one leaves that account's
+    limits out, said."""
     try:
         replies = json.loads(output)
     except (ValueError, RecursionError):
@@ -624,7 +665,7 @@ def _snapshot_associations(output: str, skipped: list[str]) -> list[Association]
                        "default QOS and account limits are not checked")
         return None
     try:
-        mine = [a for a in parse_associations(replies[0]) if a.level == "user"]
+        mine = [a for a in parse_associations(replies[0], user) if a.level == "user"]
     except SiteError as e:
         skipped.append(f"associations not read ({e}): your default QOS and account limits "
                        "are not checked")
@@ -693,6 +734,9 @@ def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str]
         extras[reader._json_job(j).native_id] = {
             "qos": clean(j.get("qos")), "account": clean(j.get("account")),
             "time_used_s": _time_used_s(j, now),
+            # the licenses it holds or asks (squeue -O Licenses); None: not said
+            "licenses": job_licenses(j["licenses"]) if isinstance(j.get("licenses"), str)
+            else None,
             # a running (or suspended) job's memory a node
             **({"memory_mb": -(-held // (to_int(j.get("node_count")) or 1))}
                if held and _state_words(j) & {"RUNNING", "SUSPENDED"} else {})}
@@ -730,14 +774,26 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     user = clean(outputs.get("user"))
     assocs: list[Association] | None = None
     if ASSOCIATIONS in outputs:
-        assocs = _snapshot_associations(outputs[ASSOCIATIONS], skipped)
+        assocs = _snapshot_associations(outputs[ASSOCIATIONS], skipped, user)
     elif why := outputs.get(ASSOCIATIONS_UNREAD):
         skipped.append(f"associations not read ({why}): your default QOS and account "
                        "limits are not checked")
+    licenses: dict[str, int] | None = None
+    licenses_free: dict[str, int] | None = None
+    if LICENSES in outputs:
+        try:
+            licenses, licenses_free = parse_licenses(outputs[LICENSES])
+        except SiteError as e:
+            skipped.append(f"licenses not read ({e}): a job asking one is not checked "
+                           "against them")
+    elif why := outputs.get(LICENSES_UNREAD):
+        skipped.append(f"licenses not read ({why}): a job asking one is not checked against "
+                       "them")
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,
-                        associations=assocs, warnings=[f"{site}: {w}" for w in skipped])
+                        associations=assocs, licenses=licenses, licenses_free=licenses_free,
+                        warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

@@ -42,7 +42,7 @@ class LoginMixin:
         s = self.site(site)
         if persist_s is None:
             return {"site": s.name, "new_connection": await s.login(ask)}
-        held = await s.hold(persist_s, ask)
+        held = await s.keep_login(persist_s, ask)
         return {"site": s.name, "new_connection": held["new_connection"],
                 "holder": {"socket": held["socket"], "pid": held["pid"], "idle_s": persist_s}}
 
@@ -50,7 +50,7 @@ class LoginMixin:
         """End `site`'s login holder (`login(persist_s=...)`): {"site", "stopped"}, stopped
         false when none was running."""
         s = self.site(site)
-        return {"site": s.name, "stopped": await s.release()}
+        return {"site": s.name, "stopped": await s.end_kept_login()}
 
     def needs_login(self, site: str) -> bool:
         """Whether `site` waits for the user to log in (its last code was refused, not given,

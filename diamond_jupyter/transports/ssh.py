@@ -133,7 +133,7 @@ class SSHTransport(ShellMixin):
         self._shell: RemoteShell | None = None
         self._shell_lock = asyncio.Lock()
         self.shells_opened = 0
-        # a login holder's socket (`hold`) is looked for before each connect
+        # a login holder's socket (`keep_login`) is looked for before each connect
         self.use_holder = use_holder
         self.holder_connections = 0  # connections made through a holder (tests, metrics)
 
@@ -253,7 +253,7 @@ class SSHTransport(ShellMixin):
                                       self.spec.port, create)
 
     def _through_holder(self) -> _Conn | None:
-        """A connection through this login's holder (`hold`), when one is alive."""
+        """A connection through this login's holder (`keep_login`), when one is alive."""
         if not self.use_holder:
             return None
         try:
@@ -272,9 +272,11 @@ class SSHTransport(ShellMixin):
         """Log in to the site itself (no holder), in this thread: for the holder process."""
         return self._connect(None)
 
-    async def hold(self, idle_s: float, ask: InteractiveHandler | None = None) -> dict[str, Any]:
+    async def keep_login(self, idle_s: float,
+                         ask: InteractiveHandler | None = None) -> dict[str, Any]:
         """Leave a login holder keeping one authenticated connection to the site for later
-        processes, until `idle_s` seconds pass with nothing running through it (or `release`).
+        processes, until `idle_s` seconds pass with nothing running through it (or
+        `end_kept_login`).
         Its one-time code prompt goes to `ask` (else the transport's handler): one attempt.
         {"new_connection", "socket", "pid"}; a holder already alive is kept (pid None)."""
         path = self._holder_path(create=True)
@@ -295,7 +297,7 @@ class SSHTransport(ShellMixin):
         self._login_failed = None
         return {"new_connection": True, "socket": str(path), "pid": pid}
 
-    async def release(self) -> bool:
+    async def end_kept_login(self) -> bool:
         """End this login's holder; True when one was running."""
         return await self._in_pool(ssh_holder.stop, self._holder_path(), self.spec.user,
                                    self.cfg.connect_timeout_s)

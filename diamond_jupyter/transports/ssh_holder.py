@@ -185,9 +185,12 @@ def start(cfg: TransportConfig, site: str, path: Path, idle_s: float,
         raise SiteError(f"{site}: the login holder exited before logging in "
                         f"(status {proc.wait(10)})")
     except BaseException:
-        with contextlib.suppress(OSError):
+        _spawned.pop(proc.pid, None)
+        try:
+            proc.wait(5)  # it said why and is ending
+        except subprocess.TimeoutExpired:
             proc.kill()
-        proc.wait(10)
+            proc.wait(10)
         raise
     finally:
         for f in (proc.stdin, proc.stdout):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -36,6 +37,8 @@ def runtime_dir(monkeypatch):
     d = Path(tempfile.mkdtemp(prefix="dh-"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(d))
     yield d
+    for sock in (d / "diamond-ssh").glob("*.sock"):  # a holder a CLI command started
+        ssh_holder.stop(sock, "any")
     for pid in list(ssh_holder._spawned):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
@@ -114,11 +117,7 @@ async def test_two_commands_after_one_persisted_login_ask_once(runtime_dir, tmp_
             await fed.close()
         assert asked == []
     # and the real CLI, with no terminal and no DIAMOND_OTP to answer a prompt with
-    env = {k: v for k, v in os.environ.items() if k != "DIAMOND_OTP"}
-    env["DIAMOND_DATA_DIR"] = str(tmp_path / "data")
-    cli = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "login", "alpha",
-                          "--config", str(sites), "--json"], env=env, capture_output=True,
-                         text=True, timeout=120, start_new_session=True)
+    cli = _cli(tmp_path, "login", "alpha", "--config", str(sites), "--json")
     assert cli.returncode == 0, cli.stderr
     assert door.connections == 1  # one TCP login to the door, so one code, for everything
     # a second persisted login keeps the holder there
@@ -217,14 +216,36 @@ async def test_exec_and_sftp_run_through_the_holder_until_logout(runtime_dir, tm
     finally:
         await fed.close()
     assert logins() == before
+    for stopped in (True, False):  # the CLI's logout; a second finds nothing to stop
+        out = _cli(tmp_path, "logout", "alpha", "--config", str(sites), "--json")
+        assert out.returncode == 0 and json.loads(out.stdout) == \
+            {"site": "alpha", "stopped": stopped}, out.stderr
+        if stopped:
+            assert ssh_holder.wait_spawned(pid, 10) == 0
+    assert list((runtime_dir / "diamond-ssh").iterdir()) == []
+
+
+async def test_the_holder_ends_after_its_idle_time(runtime_dir, tmp_path, own_sshd):
+    sites = _sites(tmp_path, port=own_sshd.port, user=own_sshd.user, key=own_sshd.client_key,
+                   known_hosts=own_sshd.base / "known_hosts")
     fed = _fed(sites, tmp_path, [])
     try:
-        assert await fed.logout("alpha") == {"site": "alpha", "stopped": True}
-        assert ssh_holder.wait_spawned(pid, 10) == 0
-        assert await fed.logout("alpha") == {"site": "alpha", "stopped": False}
+        res = await fed.login("alpha", persist_s=2)
+        assert await _echo(fed, "used") == "used"  # through the holder: the idle time restarts
+        assert fed.site("alpha").transport.describe()["holder_connections"] == 1
     finally:
         await fed.close()
+    assert ssh_holder.wait_spawned(res["holder"]["pid"], 60) == 0
     assert list((runtime_dir / "diamond-ssh").iterdir()) == []
+
+
+def _cli(tmp_path: Path, *argv: str, env: dict[str, str] | None = None) \
+        -> subprocess.CompletedProcess:
+    """The real `diamond` command, with no terminal, and no DIAMOND_OTP unless `env` has it."""
+    env = {**{k: v for k, v in os.environ.items() if k != "DIAMOND_OTP"}, **(env or {}),
+           "DIAMOND_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *argv], env=env,
+                          capture_output=True, text=True, timeout=120, start_new_session=True)
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # one the test user may run (the venv's sits in /root)
@@ -267,3 +288,39 @@ def test_persist_durations():
                      ("-5m", "such as 600"), ("", "such as 600")]:
         with pytest.raises(argparse.ArgumentTypeError, match=why):
             duration(bad)
+
+
+async def test_the_cli_keeps_the_login_and_its_code_stays_out_of_the_holder(
+        runtime_dir, tmp_path, own_sshd, door):
+    sites = _door_sites(tmp_path, own_sshd, door)
+    kept = _cli(tmp_path, "login", "alpha", "--persist", "5m", "--config", str(sites),
+                env={"DIAMOND_OTP": CODE})
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.startswith("alpha: logged in; the connection is kept for later "
+                                  "commands until unused for 300 s (`diamond logout alpha`")
+    assert door.connections == 1
+    holder = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+              and b"diamond_jupyter.transports.ssh_holder" in _read(p / "cmdline")
+              and str(runtime_dir).encode() in _read(p / "environ")]
+    assert len(holder) == 1 and CODE.encode() not in _read(holder[0] / "environ")
+    again = _cli(tmp_path, "login", "alpha", "--config", str(sites), "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["site"] == "alpha", again.stderr
+    assert door.connections == 1
+    stop = _cli(tmp_path, "login", "alpha", "--stop", "--config", str(sites))
+    assert stop.returncode == 0 and stop.stdout == \
+        "alpha: logged out (the kept connection is closed)\n", stop.stderr
+    # without the holder the door asks again, and nobody can answer here
+    alone = _cli(tmp_path, "login", "alpha", "--config", str(sites))
+    assert alone.returncode == 1 and "no one-time code was given" in alone.stderr
+    assert door.connections == 2
+    for res in (kept, again, stop, alone):
+        assert CODE not in res.stdout + res.stderr
+    bad = _cli(tmp_path, "login", "alpha", "--persist", "5 minutes", "--config", str(sites))
+    assert bad.returncode == 2 and "expected a time such as 600, 10m or 1h30m" in bad.stderr
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

@@ -24,6 +24,7 @@ from sshd_helper import TEST_USER, MfaSshServer, ensure_user
 
 from diamond_jupyter.cli.login import duration
 from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.store import Store
 from diamond_jupyter.transports import AuthError, ssh_holder
 
@@ -324,3 +325,20 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+async def test_a_kept_login_is_refused_where_there_is_no_ssh(runtime_dir, tmp_path):
+    sites = tmp_path / "local.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [
+        {"name": "here", "scheduler": "slurm", "workdir": str(tmp_path / "wd"),
+         "transport": {"kind": "local"}}]}))
+    fed = _fed(sites, tmp_path, [])
+    try:
+        with pytest.raises(BadInput, match="a login can be kept only on an ssh transport, "
+                                           "and this site's is local"):
+            await fed.login("here", persist_s=60)
+        assert await fed.logout("here") == {"site": "here", "stopped": False}
+        with pytest.raises(BadInput, match="here"):  # an unknown site names the known ones
+            await fed.logout("hre")
+    finally:
+        await fed.close()

@@ -342,3 +342,24 @@ async def test_a_kept_login_is_refused_where_there_is_no_ssh(runtime_dir, tmp_pa
             await fed.logout("hre")
     finally:
         await fed.close()
+
+
+async def test_a_holder_whose_connection_drops_ends_and_commands_connect_themselves(
+        runtime_dir, tmp_path, own_sshd):
+    sites = _sites(tmp_path, port=own_sshd.port, user=own_sshd.user, key=own_sshd.client_key,
+                   known_hosts=own_sshd.base / "known_hosts")
+    fed = _fed(sites, tmp_path, [])
+    try:
+        res = await fed.login("alpha", persist_s=300)
+    finally:
+        await fed.close()
+    assert own_sshd.kill_connections() >= 1  # the site's end of the holder's connection
+    assert ssh_holder.wait_spawned(res["holder"]["pid"], 60) == 0
+    assert list((runtime_dir / "diamond-ssh").iterdir()) == []
+    fed = _fed(sites, tmp_path, [])
+    try:
+        assert await _echo(fed, "alone") == "alone"
+        t = fed.site("alpha").transport.describe()
+        assert (t["connections_opened"], t["holder_connections"]) == (1, 0)
+    finally:
+        await fed.close()

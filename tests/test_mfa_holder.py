@@ -351,6 +351,8 @@ async def test_a_holder_whose_connection_drops_ends_and_commands_connect_themsel
     fed = _fed(sites, tmp_path, [])
     try:
         res = await fed.login("alpha", persist_s=300)
+        # a command through it: sshd has forked the session's process, which the kill must meet
+        assert await _echo(fed, "held") == "held"
     finally:
         await fed.close()
     assert own_sshd.kill_connections() >= 1  # the site's end of the holder's connection

@@ -319,20 +319,27 @@ class _Holder:
             leg = paramiko.Transport(conn)
             leg.add_server_key(self.key)
             self.legs.append(leg)
+            server = _LocalLeg(self)
             try:
-                leg.start_server(server=_LocalLeg(self))
+                leg.start_server(server=server)
             except (paramiko.SSHException, EOFError, OSError):
                 leg.close()
                 continue
-            threading.Thread(target=self._accept, args=(leg,), daemon=True).start()
+            threading.Thread(target=self._accept, args=(leg, server), daemon=True).start()
 
-    def _accept(self, leg: paramiko.Transport) -> None:
+    def _accept(self, leg: paramiko.Transport, server: _LocalLeg) -> None:
         keep: list[paramiko.Channel] = []  # a collected Channel closes itself
         while leg.is_active():
             ch = leg.accept(1)
             if ch is not None:
                 keep.append(ch)
-                keep[:] = [c for c in keep if not c.closed]
+            for c in [c for c in keep if c.closed]:  # closed before asking for anything
+                keep.remove(c)
+                up = server.waiting.pop(c.get_id(), None)
+                if up is not None:
+                    up.close()
+        for up in list(server.waiting.values()):  # the command went away
+            up.close()
 
     def splice(self, ch: paramiko.Channel, up: paramiko.Channel) -> None:
         """Carry one channel's bytes across, both ways, then its exit status."""

@@ -30,13 +30,27 @@ class LoginMixin:
         for s in self.sites.values():
             s.set_interactive_handler(ask)
 
-    async def login(self, site: str, ask: InteractiveHandler | None = None) -> dict[str, Any]:
+    async def login(self, site: str, ask: InteractiveHandler | None = None, *,
+                    persist_s: float | None = None) -> dict[str, Any]:
         """Connect to `site` now, asking `ask` (else the handler set) for a one-time code if the
         site wants one: one attempt, which also clears an earlier failed login. Returns
         {"site", "new_connection"}; AuthError (a SiteError) with the reason when refused.
-        Sites reached without SSH have nothing to log in to (new_connection false)."""
+        Sites reached without SSH have nothing to log in to (new_connection false).
+        `persist_s`: leave a login holder keeping the connection for later processes (other
+        CLI commands) until that many seconds pass unused; the reply then has "holder"
+        ({"socket", "pid", "idle_s"}). BadInput for a site reached without SSH."""
         s = self.site(site)
-        return {"site": s.name, "new_connection": await s.login(ask)}
+        if persist_s is None:
+            return {"site": s.name, "new_connection": await s.login(ask)}
+        held = await s.keep_login(persist_s, ask)
+        return {"site": s.name, "new_connection": held["new_connection"],
+                "holder": {"socket": held["socket"], "pid": held["pid"], "idle_s": persist_s}}
+
+    async def logout(self, site: str) -> dict[str, Any]:
+        """End `site`'s login holder (`login(persist_s=...)`): {"site", "stopped"}, stopped
+        false when none was running."""
+        s = self.site(site)
+        return {"site": s.name, "stopped": await s.end_kept_login()}
 
     def needs_login(self, site: str) -> bool:
         """Whether `site` waits for the user to log in (its last code was refused, not given,

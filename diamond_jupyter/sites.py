@@ -192,6 +192,19 @@ class Site:
         login = getattr(self.transport, "login", None)
         return bool(await login(ask)) if login is not None else False
 
+    async def keep_login(self, idle_s: float, ask: Any = None) -> dict[str, Any]:
+        """Log in and leave a holder keeping the connection for later processes (SSH only)."""
+        hold = getattr(self.transport, "keep_login", None)
+        if hold is None:
+            raise BadInput(f"site {self.name}: a login can be kept only on an ssh transport, "
+                           f"and this site's is {self.cfg.transport.kind}")
+        return await hold(idle_s, ask)
+
+    async def end_kept_login(self) -> bool:
+        """End the login holder (`keep_login`); False when none was running or none can be."""
+        release = getattr(self.transport, "end_kept_login", None)
+        return bool(await release()) if release is not None else False
+
     @property
     def needs_login(self) -> bool:
         return bool(getattr(self.transport, "needs_login", False))

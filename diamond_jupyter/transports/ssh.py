@@ -23,7 +23,7 @@ import paramiko
 from ..aio import within
 from ..config import DEFAULT_SFTP_CHANNELS, TransportConfig
 from ..model import BadInput, SiteError
-from . import ssh_sftp
+from . import ssh_holder, ssh_sftp
 from .base import (
     CommandNotSent,
     CommandResult,
@@ -96,6 +96,7 @@ class SSHTransport(ShellMixin):
         max_sessions: int | None = None,
         reconnect_attempts: int | None = None,
         use_shell: bool = True,
+        use_holder: bool = True,
     ):
         if not cfg.host:
             raise BadInput(f"site {site}: ssh transport needs a host")
@@ -132,6 +133,9 @@ class SSHTransport(ShellMixin):
         self._shell: RemoteShell | None = None
         self._shell_lock = asyncio.Lock()
         self.shells_opened = 0
+        # a login holder's socket (`keep_login`) is looked for before each connect
+        self.use_holder = use_holder
+        self.holder_connections = 0  # connections made through a holder (tests, metrics)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -146,6 +150,7 @@ class SSHTransport(ShellMixin):
             "needs_login": self._login_failed is not None,
             "cert_file": self.cfg.cert_file,
             "connections_opened": self.connections_opened,
+            "holder_connections": self.holder_connections,
             "shells_opened": self.shells_opened,
             "sftp_channels": self._conn.sftp.open_channels
             if self._conn is not None and self._conn.sftp is not None else 0,
@@ -210,6 +215,9 @@ class SSHTransport(ShellMixin):
     def _connect(self, loop: asyncio.AbstractEventLoop,
                  ask: InteractiveHandler | None = None) -> _Conn:
         check_local_files(self.name, self.cfg)  # bad input: never retried
+        held = self._through_holder()
+        if held is not None:
+            return held
         ask = ask or self.interactive_handler
         handler = ask and wrap_handler(ask, loop)
         hops: list[paramiko.Transport] = []
@@ -239,6 +247,60 @@ class SSHTransport(ShellMixin):
         log.info("%s: connected to %s (connection #%d)", self.name, self.spec.label,
                  self.connections_opened)
         return _Conn(hops[-1], hops[:-1])
+
+    def _holder_path(self, create: bool = False) -> Path:
+        return ssh_holder.socket_path(self.name, self.spec.user, self.spec.hostname,
+                                      self.spec.port, create)
+
+    def _through_holder(self) -> _Conn | None:
+        """A connection through this login's holder (`keep_login`), when one is alive."""
+        if not self.use_holder:
+            return None
+        try:
+            path = self._holder_path()
+        except BadInput as e:
+            log.debug("%s: no login holder: %s", self.name, e)
+            return None
+        t = ssh_holder.connect(path, self.spec.user, self.cfg.connect_timeout_s)
+        if t is None:
+            return None
+        self.holder_connections += 1
+        log.info("%s: connected through the login holder %s", self.name, path)
+        return _Conn(t, [])
+
+    def connect_blocking(self) -> _Conn:
+        """Log in to the site itself (no holder), in this thread: for the holder process."""
+        return self._connect(None)
+
+    async def keep_login(self, idle_s: float,
+                         ask: InteractiveHandler | None = None) -> dict[str, Any]:
+        """Leave a login holder keeping one authenticated connection to the site for later
+        processes, until `idle_s` seconds pass with nothing running through it (or
+        `end_kept_login`).
+        Its one-time code prompt goes to `ask` (else the transport's handler): one attempt.
+        {"new_connection", "socket", "pid"}; a holder already alive is kept (pid None)."""
+        path = self._holder_path(create=True)
+        live = await self._in_pool(ssh_holder.connect, path, self.spec.user,
+                                   self.cfg.connect_timeout_s)
+        if live is not None:
+            live.close()
+            return {"new_connection": False, "socket": str(path), "pid": None}
+        ask = ask or self.interactive_handler
+        handler = ask and wrap_handler(ask, asyncio.get_running_loop())
+        try:
+            pid = await self._in_pool(ssh_holder.start, self.cfg, self.name, path, idle_s,
+                                      handler)
+        except AuthError as e:
+            if e.interactive:
+                self._login_failed = e
+            raise
+        self._login_failed = None
+        return {"new_connection": True, "socket": str(path), "pid": pid}
+
+    async def end_kept_login(self) -> bool:
+        """End this login's holder; True when one was running."""
+        return await self._in_pool(ssh_holder.stop, self._holder_path(), self.spec.user,
+                                   self.cfg.connect_timeout_s)
 
     async def _ensure(self, ask: InteractiveHandler | None = None, login: bool = False) -> _Conn:
         if self._closed:

@@ -282,7 +282,7 @@ class Site:
         account the site's policy gives. `hedged`: a copy of a hedged job, whose wrapper
         waits for `decide_hedge` before the body runs."""
         jd = self.job_dir(token)
-        base = re.sub(r"\s", "_", spec.name or "job")[:NAME_KEPT]  # a tab is a blank too
+        base = (spec.name or "job").replace(" ", "_")[:NAME_KEPT]
         notes = self.name_notes(spec.name, base)
         prologue = (wrapper_prologue(self.event_file, token, f"{jd}/secret",
                                      hedge_gate_file(jd) if hedged else None)

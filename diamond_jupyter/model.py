@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import enum
 import math
 import re
@@ -304,7 +305,30 @@ class JobSpec(_Model):
         # as it was recorded (it is checked again before anything renders it)
         if not isinstance(data, JobSpec) and not (info.context or {}).get("stored"):
             check_spec(spec)
+            check_own_resources(spec)
         return spec
+
+
+# Settings of one component of a job of several shapes (a Slurm hetjob's, a PBS chunk's): in
+# the job's own `resources` no dialect reads them (the job ran without them, unsaid). Each
+# with where the job's own setting goes (None: a directive in the script).
+_COMPONENT_ONLY = {"queue": "queue", "default_queue": None, "account": "account",
+                   "qos": "qos", "reservation": "reservation",
+                   "features": "constraints.features", "exclusive": "constraints.exclusive",
+                   "gres": None}
+
+
+def check_own_resources(spec: JobSpec) -> None:
+    """BadInput naming the first setting given in a job's own `resources` that only a
+    component (an entry of `components`) carries, and where the job's own goes."""
+    for name, home in _COMPONENT_ONLY.items():
+        if getattr(spec.resources, name) in (None, False):
+            continue
+        instead = f"give the job's as {home} (beside resources, not in it)" if home else \
+            "write it as a directive in the script (e.g. #SBATCH --gres=nvme:1)"
+        raise BadInput(f"resources.{name}: a setting of one of a job's components (entries of "
+                       f"components), which no scheduler reads in the job's own resources, so "
+                       f"the job would run without it; {instead}")
 
 
 # Control characters end a directive or shell line early (newline, CR) or are cut by C
@@ -530,7 +554,8 @@ def hidden_characters(text: str, most: int = 5) -> list[str]:
 
 def _char_name(ch: str) -> str:
     return {"\n": "newline", "\r": "carriage return", "\x00": "NUL"}.get(
-        ch, unicodedata.name(ch, f"U+{ord(ch):04X}"))
+        ch, unicodedata.name(ch, "CONTROL" if unicodedata.category(ch) == "Cc"
+                             else f"U+{ord(ch):04X}"))
 
 
 # An agent's request (`diamond ask`, `%%diamond ask`, POST tasks): all of it goes to the LLM
@@ -548,10 +573,13 @@ def check_request(text: str, what: str = "ask: the request") -> None:
                        "files it concerns")
 
 
-def check_text(field: str, value: str, *, multiline: bool = False) -> None:
+def check_text(field: str, value: str, *, multiline: bool = False,
+               unshown: bool = False) -> None:
     """BadInput naming `field` when `value` could end a line or hide a command, or holds
     what is no text (a NUL; a lone surrogate: a file name's byte that is not UTF-8, as
-    Python gives it, which no record, event or command line can carry)."""
+    Python gives it, which no record, event or command line can carry). `unshown`: nor
+    any character `visible` writes out (a C1 control, a bidirectional mark, one that takes
+    no room), in a value a scheduler keeps and shows others (a job's name, a partition)."""
     if (bad := _SURROGATE.search(value)) is not None:
         raw = ord(bad.group())
         byte = f" (the byte 0x{raw - 0xDC00:02X} of a name that is not UTF-8)" \
@@ -568,6 +596,12 @@ def check_text(field: str, value: str, *, multiline: bool = False) -> None:
         raise BadInput(f"{field} contains a control character ({_char_name(m.group())}, "
                        f"U+{ord(m.group()):04X}) at position {m.start()}; "
                        "only printable characters and tabs are accepted")
+    if unshown and (m := _UNSHOWN.search(value)) is not None:
+        raise BadInput(f"{field} holds U+{ord(m.group()):04X} {_char_name(m.group())} at "
+                       f"position {m.start()}, which is not shown as itself (it drives a "
+                       "terminal, reorders or hides text), so the value would not be what "
+                       "anyone reading it sees; only characters that show as themselves and "
+                       "tabs are accepted (retype the value rather than paste it)")
 
 
 # Free-form JSON (a spec's metadata, a submit's origin) nests at most this deep: the store
@@ -642,11 +676,65 @@ def field_problem(model: type[BaseModel], error: Any) -> str:
     for `model`), after its dotted place; a number out of range (JSON's 1e309, infinity
     once read) says the range the field takes."""
     where = ".".join(str(x) for x in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"{where}: {_unknown_field(model, tuple(error['loc']))}"
     if error["type"] != "finite_number":
         return f"{where}: {error['msg']}"
     takes = number_range(model, tuple(error["loc"]))
     return (f"{where}: the number is out of range (beyond what a JSON number holds, it "
             f"reads as infinity); give {takes or 'a finite number'}")
+
+
+# A scheduler's or a face's word for a JobSpec field ("partition" to Slurm users): the key
+# read where the word was written. Only those the model at hand has are suggested.
+FIELD_WORDS = {"partition": "queue", "time": "walltime_s", "walltime": "walltime_s",
+               "time_limit": "walltime_s", "mem": "memory_mb", "memory": "memory_mb",
+               "gpus": "gpus_per_node", "ntasks": "tasks", "cpus": "cpus_per_task",
+               "env": "environment", "job_name": "name", "chdir": "working_directory",
+               "workdir": "working_directory", "cwd": "working_directory",
+               "constraint": "features", "arch": "architecture", "image": "container_image",
+               "container": "container_image", "module": "modules"}
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model whose field `loc` names (its last part), or None when `loc` passes
+    through anything else (a mapping's key, a plain value)."""
+    for part in loc[:-1]:
+        if isinstance(part, int):  # a list's index: the same item model
+            continue
+        info = model.model_fields.get(part)
+        if info is None:
+            return None
+        inner = [a for a in typing.get_args(info.annotation) or (info.annotation,)
+                 for a in typing.get_args(a) or (a,)]  # Optional[list[X]] -> X
+        sub = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
+                   None)
+        if sub is None:
+            return None
+        model = sub
+    return model
+
+
+def _unknown_field(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """What a key no field reads is told: the field meant, when its word is known or it is
+    a near spelling, and the fields taken there."""
+    at = _model_at(model, loc)
+    if at is None:
+        return "not a field here (it would be ignored); remove it"
+    given, fields = str(loc[-1]), list(at.model_fields)
+    # the fields here, then those one level in (`resources.walltime_s` from a JobSpec)
+    reachable = fields + [f"{name}.{sub}" for name in fields
+                          if (inner := _model_at(at, (name, ""))) is not at
+                          and inner is not None for sub in inner.model_fields]
+    word = FIELD_WORDS.get(given.lower().replace("-", "_"), given.lower())
+    near = next((f for f in reachable if word in (f, f.rpartition(".")[2])), None) \
+        or next(iter(difflib.get_close_matches(given.lower(), fields, n=1, cutoff=0.6)), None)
+    meant = f" (did you mean {near}?)" if near else ""
+    if at is Resources and "components" not in loc and near in _COMPONENT_ONLY:
+        home = _COMPONENT_ONLY[near]  # a job's own is no setting of its resources
+        meant = f" (did you mean {home}, beside resources?)" if home else ""
+    return (f"not a field of {at.__name__}{meant}; the fields there are "
+            f"{', '.join(fields)}")
 
 
 def _num(value: float) -> str:
@@ -665,7 +753,7 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         if abs(value) > MAX_COUNT:
             raise BadInput(f"{prefix} {value} is too large (at most {MAX_COUNT})")
     elif isinstance(value, str):
-        check_text(prefix, value)
+        check_text(prefix, value, unshown=True)
         if leaf in _NO_LEADING_DASH and value.startswith("-"):
             give = f"give a name or a path such as ./{value}" if leaf in _DASH_MAY_BE_PATH \
                 else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"

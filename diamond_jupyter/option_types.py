@@ -24,6 +24,18 @@ def count(least: int) -> Callable[[str], int]:
     return parse
 
 
+def filled(what: str) -> Callable[[str], str]:
+    """An argparse type: a value that is not empty nor blanks (`--partition "$PART"` with
+    PART unset was an empty value, and the job went, unsaid, to the default partition)."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(
+                f"expected {what}, not {text!r} (an empty or blank value: a shell variable "
+                "that is not set?); give the value, or leave the option out for the default")
+        return text
+    return parse
+
+
 def hedge_count(text: str) -> int:
     """An argparse type: `--hedge N`, the number of copies, 1 (no hedge) to 8."""
     if not text.isdigit() or not 1 <= int(text) <= MAX_HEDGE_COPIES:

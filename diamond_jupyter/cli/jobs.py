@@ -19,7 +19,7 @@ from ..model import (
     one_line,
     visible,
 )
-from ..option_types import count, hedge_count
+from ..option_types import count, filled, hedge_count
 from .common import (
     byte_size,
     job_line,
@@ -90,15 +90,20 @@ def add_need_options(p: argparse.ArgumentParser) -> None:
                    help="time limit, as sbatch --time: minutes (90), H:M:S (1:30:00), "
                         "D-H[:M[:S]]")
     p.add_argument("--gpus", type=count(0), metavar="N", help="GPUs per node")
-    p.add_argument("--partition", help="the site's partition or queue")
-    p.add_argument("--arch", help="CPU architecture the job needs (x86_64, aarch64, ...)")
+    p.add_argument("--partition", type=filled("a partition or queue name"),
+                   help="the site's partition or queue")
+    p.add_argument("--arch", type=filled("an architecture"),
+                   help="CPU architecture the job needs (x86_64, aarch64, ...)")
     p.add_argument("--software", action="append", metavar="NAME[/VERSION]",
+                   type=filled("NAME or NAME/VERSION"),
                    help="software the job needs, as any site names it (repeat, or "
                         "comma-separated); the script's `module load` lines count too")
-    p.add_argument("--container", metavar="IMAGE",
+    p.add_argument("--container", metavar="IMAGE", type=filled("an image"),
                    help="run the job's body in this container image (with the site's runtime)")
-    p.add_argument("--gpu-type", help="GPU model the job needs (e.g. a100)")
-    p.add_argument("--memory", "--mem", help="memory per node (e.g. 64G; --mem as sbatch)")
+    p.add_argument("--gpu-type", type=filled("a GPU model"),
+                   help="GPU model the job needs (e.g. a100)")
+    p.add_argument("--memory", "--mem", type=filled("a size such as 4G"),
+                   help="memory per node (e.g. 64G; --mem as sbatch)")
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -382,14 +387,15 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--policy", default="diamond",
                    help="ranking: diamond (earliest finish, then cheapest), min_cost, "
                         "fewest_pending, first_ready, random, fixed")
-    p.add_argument("--dialect", help=dialect_help)
+    p.add_argument("--dialect", type=filled("a dialect"), help=dialect_help)
     add_need_options(p)
     p = add("submit", cmd_submit, "submit a job script; prints the job id")
     p.add_argument("file", help="a batch script (directives of any dialect, or none)")
     p.add_argument("--site", default="auto", help="a site name, or auto to let placement "
                    "choose (default)")
-    p.add_argument("--name", help="the job's name (default: the script's, else the file's)")
-    p.add_argument("--dialect", help=dialect_help)
+    p.add_argument("--name", type=filled("a name"),
+                   help="the job's name (default: the script's, else the file's)")
+    p.add_argument("--dialect", type=filled("a dialect"), help=dialect_help)
     p.add_argument("--hold", action="store_true", help="submit held; `release` starts it")
     add_need_options(p)
     p.add_argument("--force", action="store_true",

@@ -14,7 +14,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
-from ..option_types import count, hedge_count, pasted_dash, unknown_option
+from ..option_types import count, filled, hedge_count, pasted_dash, unknown_option
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -105,16 +105,16 @@ def _parser() -> _Parser:
     p = sub.add_parser("submit")
     p.add_argument("file", nargs="?")
     p.add_argument("--site", default="auto")
-    p.add_argument("--name")
+    p.add_argument("--name", type=filled("a name"))
     p.add_argument("--nodes", type=count(1))
     p.add_argument("--time", type=walltime)
     p.add_argument("--gpus", type=count(0))
-    p.add_argument("--partition")
-    p.add_argument("--arch")
-    p.add_argument("--software", action="append")
-    p.add_argument("--container")
-    p.add_argument("--gpu-type")
-    p.add_argument("--memory", "--mem")
+    p.add_argument("--partition", type=filled("a partition or queue name"))
+    p.add_argument("--arch", type=filled("an architecture"))
+    p.add_argument("--software", action="append", type=filled("NAME or NAME/VERSION"))
+    p.add_argument("--container", type=filled("an image"))
+    p.add_argument("--gpu-type", type=filled("a GPU model"))
+    p.add_argument("--memory", "--mem", type=filled("a size such as 4G"))
     p.add_argument("--force", action="store_true")
     p.add_argument("--hedge", type=hedge_count, help="copies on the N best sites; the first to "
                    "start runs, the others are cancelled")

@@ -168,15 +168,22 @@ def limit_counted(j: JobStatus, running: list[tuple[JobStatus, float]]
     return same or list(running)
 
 
+# a Slurm reason code (one word; the other dialects' reasons are phrases): a Slurm job
+# held by another than Dependency waits on its dependency and on that too
+_SLURM_REASON = re.compile(r"\w*")
+
+
 def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobStatus, float]],
                     now: datetime, waiting: set[str], listed: list[JobStatus], ahead: int
                     ) -> DependencyGate | None:
-    """For a Slurm job waiting on a dependency (reason Dependency, squeue's field read):
-    its parents found (`placement_deps`), running (`running`: with their ends) or waiting
-    (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs of
-    `listed`, those before it: a singleton's earlier namesakes). None for another job, a
+    """For a job waiting on a dependency (Slurm: reason Dependency, squeue's field read;
+    the other schedulers: the dependency their dialects read where nothing else holds the
+    job): its parents found (`placement_deps`), running (`running`: with their ends) or
+    waiting (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs
+    of `listed`, those before it: a singleton's earlier namesakes). None for another job, a
     field not read, or a parent not seen: nothing known of when it comes."""
-    if (j.reason or "").strip() != "Dependency" \
+    reason = (j.reason or "").strip()
+    if reason != "Dependency" and _SLURM_REASON.fullmatch(reason) \
             or (dep := parse_dependency(j.dependency)) is None:
         return None
     if "singleton" in dep.kinds():

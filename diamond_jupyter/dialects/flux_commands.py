@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .dependencies import flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
 from .outputs_common import (
@@ -197,6 +198,9 @@ class FluxCommands(FailureReading):
             estimated_start=from_epoch(estimate) if state == JobState.PENDING else None,
             exit_code=exit_code if state.terminal else None, reason=reason,
             node_list=clean(j.get("nodelist")),
+            dependency=flux_dependency(j["dependencies"])
+            if (reason or "").startswith("dependency: ") and isinstance(
+                j.get("dependencies"), list) else None,
         )
 
     def parse_resources(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:

@@ -64,15 +64,16 @@ def _pbs_terms(depend: str) -> list[tuple[str, list[str]]] | None:
     return out
 
 
-def pbs_dependencies(depends: dict[str, str], held: Iterable[str]) -> dict[str, str]:
+def pbs_dependencies(depends: dict[str, str], held: Iterable[str],
+                     queued: Iterable[str] = ()) -> dict[str, str]:
     """The dependency still to be met of each job of `held` (held by its dependency alone:
     PBS's system hold, `Hold_Types = s`), in squeue's words, from every queued job's
     `depend` (by native id): its own after kinds, and a `before` kind of another job
     naming it (the parents an `on:count` job waits for). A parent id is the queue's own
     spelling of it where the server's name differs (`12.srv` for `12.srv.example.org`).
     A job whose `on:count` counts more parents than the queue names, or whose value does
-    not read, is left out (not known)."""
-    by_short = {jid.split(".", 1)[0]: jid for jid in depends}
+    not read, is left out (not known). `queued`: the ids of the listing's other jobs."""
+    by_short = {jid.split(".", 1)[0]: jid for jid in (*queued, *depends)}
     parsed = {jid: _pbs_terms(text) for jid, text in depends.items()}
 
     def own(pid: str) -> str:

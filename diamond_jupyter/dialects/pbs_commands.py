@@ -715,7 +715,7 @@ def _with_dependencies(jobs: list[JobStatus], attrs: dict[str, Any]) -> list[Job
         return jobs
     held = [jid for jid in depends if str(attrs[jid].get("job_state", "")).strip() == "H"
             and str(attrs[jid].get("Hold_Types", "")).strip() == "s"]
-    waits = pbs_dependencies(depends, held)
+    waits = pbs_dependencies(depends, held, attrs)
     return [j.model_copy(update={"dependency": waits[j.native_id]})
             if j.native_id in waits else j for j in jobs]
 

@@ -2113,8 +2113,10 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
         if any(j.dependency for j in snap.pending) else set()
     freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
     for n, j in enumerate(snap.pending):
-        if not any(mine.intersection(members.get(q, []))
-                   for q in (j.partition or "").split(",")):
+        # (a job of no queue, Flux's without queues or one Grid Engine has not yet put in
+        # one, may start on any of the site's nodes)
+        if j.partition and not any(mine.intersection(members.get(q, []))
+                                   for q in j.partition.split(",")):
             continue
         begins = begins_in(j, now)
         gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
@@ -2129,8 +2131,9 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
             at = freed.get(j.native_id)
         if begins is not None and 0 < begins < start:
             begin.append(f"{at_part}: job {j.native_id} waits for its begin time "
-                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
-                         "then it takes its place in the queue by priority, ahead of the job")
+                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} "
+                         f"({(j.reason or '').strip()}): from then it takes its place in "
+                         "the queue by priority, ahead of the job")
         elif gate is not None and at == math.inf:
             begin.append(f"{at_part}: job {j.native_id} waits for job "
                          f"{_few(set(gate.dependency.parent_ids()))} to fail (Dependency "

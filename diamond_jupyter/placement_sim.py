@@ -807,12 +807,18 @@ def _chained(queue: list[Demand], gates: dict[str, DependencyGate]) -> list[Dema
     return [d for d in queue if d.gate is None or not d.gate.queued or d.native_id in kept]
 
 
+_FLUX_BEGIN = re.compile(r"dependency: begin-time=[\d.]+")  # its one dependency
+
+
 def begins_in(j: JobStatus, now: datetime) -> float | None:
-    """For a Slurm job waiting for the begin time its user set (reason BeginTime,
-    `--begin`): the seconds until then (squeue's StartTime of such a job is its begin
-    time), from when it takes its place in the queue by priority; None for another job, or
-    a begin time not printed."""
-    if (j.reason or "").strip() != "BeginTime" or j.estimated_start is None:
+    """For a job waiting for the begin time its user set (Slurm: reason BeginTime,
+    `--begin`; Flux: its one dependency `begin-time=`, `--begin-time`): the seconds until
+    then (squeue's StartTime of such a job is its begin time; the Flux dialect reads it
+    as the estimate), from when it takes its place in the queue by priority; None for
+    another job, or a begin time not printed."""
+    reason = (j.reason or "").strip()
+    if reason != "BeginTime" and not _FLUX_BEGIN.fullmatch(reason) \
+            or j.estimated_start is None:
         return None
     return max((aware(j.estimated_start) - now).total_seconds(), 0.0)
 

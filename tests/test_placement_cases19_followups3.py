@@ -7,9 +7,11 @@ Found misread and fixed (before, only Slurm's squeue field was read): a PBS job 
 its dependency (H, Hold_Types s), an LSF job pending on its dependency condition, a Grid
 Engine job held on its predecessors (hqw) and a Flux job in DEPEND were left out of the
 queue however soon their parents end, so a newer job was planned to start before them.
-They are now counted from their parents' planned start or end, as Slurm's are; where the
-output does not say what a job waits for (a job name, a count, AND and OR mixed, a hold of
-another kind on top), it is still left out, and the note says so.
+They are now counted from their parents' planned start or end, as Slurm's are (a Flux job
+waiting for its begin time alone from then, as Slurm's BeginTime); where the output does
+not say what a job waits for (a job name, a count, AND and OR mixed, a hold of another kind
+on top), it is still left out, and the note says so. The notes also count a waiting job
+of no queue (Flux's, Grid Engine's not yet in one) in every queue.
 """
 
 from __future__ import annotations
@@ -223,3 +225,19 @@ def test_flux_dependencies_not_read_and_held_jobs_are_left_out():
     assert flux_dependency(["after-finish=0x15", "after-except=21"]) == \
         "afterany:21(unfulfilled),afternotok:21(unfulfilled)"
     assert _flux(30, ["after-finish=21"], urgency=0).dependency is None
+
+
+def test_a_flux_job_waiting_for_its_begin_time_alone_is_ahead_from_then():
+    """begin-time (flux's plugin: seconds since the epoch) +8 h: it takes its place then,
+    and a job starting later is told so (before: left out); with an after* dependency
+    too, it is not read."""
+    begin = NOW.timestamp() + 8 * H
+    job = _flux(30, [f"begin-time={begin:.3f}"])
+    assert (job.dependency, job.estimated_start.timestamp()) == (None, begin)
+    assert _starts([job]) == {"30": 8 * H}
+    assert any(n.startswith("queue batch: job 30 waits for its begin time 2026-03-01 17:00 "
+                            f"(dependency: begin-time={begin:.3f}): from then")
+               for n in _notes([job])), _notes([job])
+    both = _flux(31, [f"begin-time={begin:.3f}", "after-finish=21"])
+    assert (both.dependency, both.estimated_start) == (None, None)
+    assert "31" not in _starts([both])

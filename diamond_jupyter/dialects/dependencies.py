@@ -209,7 +209,7 @@ _FLUX_KIND = {"after-start": "after", "after-finish": "afterany",
 def flux_dependency(dependencies: Iterable[str]) -> str | None:
     """A Flux job's outstanding dependencies -> squeue's words, every one to be met (each
     id in decimal, as `flux jobs --json` gives ids); None for none or one not read here
-    (`begin-time=`, another plugin's, an id in words)."""
+    (`begin-time=`: `flux_begin_time`; another plugin's, an id in words)."""
     kinds: dict[str, list[str]] = {}
     for dep in dependencies:
         kind, _, jid = str(dep).strip().partition("=")
@@ -219,3 +219,16 @@ def flux_dependency(dependencies: Iterable[str]) -> str | None:
         if str(value) not in kinds.setdefault(_FLUX_KIND[kind], []):
             kinds[_FLUX_KIND[kind]].append(str(value))
     return squeue_words(kinds.items())
+
+
+def flux_begin_time(dependencies: Iterable[str]) -> float | None:
+    """When a Flux job whose one outstanding dependency is its begin time (flux's
+    begin-time plugin: `begin-time=1772360000.000`, seconds since the epoch) may start;
+    None for another (with others too, the job is not read: `flux_dependency`)."""
+    deps = [str(d).strip() for d in dependencies]
+    if len(deps) != 1 or not deps[0].startswith("begin-time="):
+        return None
+    try:
+        return float(deps[0].partition("=")[2])
+    except ValueError:
+        return None

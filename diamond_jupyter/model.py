@@ -926,7 +926,9 @@ class JobStatus(_Model):
     # None: not read (an entry of `a|b`, any one of them, is not known either)
     licenses: dict[str, int] | None = None
     # Slurm: what a waiting job's dependency still waits for, as squeue prints it (-O
-    # Dependency, %E: `afterok:123(unfulfilled)`); None: none, or not read
+    # Dependency, %E: `afterok:123(unfulfilled)`); PBS, LSF, Grid Engine, Flux: the same
+    # in squeue's words (`dialects.dependencies`), on a job only its dependency holds;
+    # None: none, or not read
     dependency: str | None = None
     # LSF: the site's numeric resources a running job reserves (the rusage[] of its
     # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),

@@ -2042,9 +2042,10 @@ def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
     return min(tested, in_order)
 
 
-def _dependency_note(part: str, j: JobStatus, gate: DependencyGate, at: float) -> str:
-    """What a Slurm job waiting on its dependency (`gate`), free from `at` s from now,
-    means for a job starting later in partition `part`: it is ahead of it from then."""
+def _dependency_note(where: str, j: JobStatus, gate: DependencyGate, at: float) -> str:
+    """What a job waiting on its dependency (`gate`), free from `at` s from now, means for
+    a job starting later in the queue `where` (`partition p`): it is ahead of it from
+    then."""
     dep = gate.dependency
     ids = dep.parent_ids()
     kinds = dep.kinds()
@@ -2065,26 +2066,45 @@ def _dependency_note(part: str, j: JobStatus, gate: DependencyGate, at: float) -
     ok = sorted({p for t in dep.terms if t.kind == "afterok" for p, _ in t.parents})
     assumed = (f"; job {_few(set(ok))} taken to succeed (afterok: should it fail, job "
                f"{j.native_id} never starts, and the job may start sooner)" if ok else "")
-    return (f"partition {part}: job {j.native_id} waits for {waits} (Dependency "
+    return (f"{where}: job {j.native_id} waits for {waits} (Dependency "
             f"{j.dependency}): from {planned}, +{hms(at)}, it takes its place in the queue "
             f"by priority, ahead of the job{assumed}")
 
 
+def _waits_on_dependency(j: JobStatus) -> bool:
+    """Whether a waiting job's reason says it waits on a dependency: Slurm's Dependency,
+    LSF's pending reason, Flux's `dependency: ...`, or its dependency read (PBS, Grid
+    Engine: held, what it waits for read by the dialect)."""
+    reason = (j.reason or "").strip().lower()
+    return bool(j.dependency) or reason in ("dependency", _LSF_DEPENDENCY_WAIT) \
+        or reason.startswith("dependency: ")
+
+
+_LSF_DEPENDENCY_WAIT = "job dependency condition not satisfied"
+
+
 def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                    start: float, now: datetime, queue: list[Demand] | None = None,
-                   st: SimState | None = None, res: Reservation = "plan") -> list[str]:
+                   st: SimState | None = None, res: Reservation = "plan",
+                   where: str | None = None) -> list[str]:
     """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
     waiting there for something other than room: one whose begin time, or whose
     dependency's parents' start or end, comes first is ahead of it from then; one waiting
     for nodes out until an admin acts, or that can never start as asked, holds back no
     job; one waiting for a parent to fail (afternotok) is not counted (parents are taken
     to succeed). `queue`, `st`: the walltime view, whose play-out (`res`) says when a
-    parent still waiting starts or ends."""
+    parent still waiting starts or ends. `where`: the queue as another scheduler names it
+    (`queue q`), for its site: the jobs waiting on a dependency, with those whose
+    dependency is not known left out (said)."""
     mine = set(members.get(part, []))
+    at_part = where or f"partition {part}"
     by_name = {n.name: n for n in snap.nodes}
     begin: list[str] = []
     out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
     never: dict[str, set[str]] = {}  # reason -> the jobs
+    # (the other schedulers') jobs waiting on a dependency the output does not say in
+    # full, or on a parent not in the queue: left out
+    unread: set[str] = set()
     # the running jobs' planned ends (their walltimes'), which a dependency waits for
     planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
                     for r in snap.running if r.started_at and r.walltime_s] \
@@ -2093,8 +2113,10 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
         if any(j.dependency for j in snap.pending) else set()
     freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
     for n, j in enumerate(snap.pending):
-        if not any(mine.intersection(members.get(q, []))
-                   for q in (j.partition or "").split(",")):
+        # (a job of no queue, Flux's without queues or one Grid Engine has not yet put in
+        # one, may start on any of the site's nodes)
+        if j.partition and not any(mine.intersection(members.get(q, []))
+                                   for q in j.partition.split(",")):
             continue
         begins = begins_in(j, now)
         gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
@@ -2108,34 +2130,42 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                          if d.gate is not None and d.gate.queued and d.native_id}
             at = freed.get(j.native_id)
         if begins is not None and 0 < begins < start:
-            begin.append(f"partition {part}: job {j.native_id} waits for its begin time "
-                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} (BeginTime): from "
-                         "then it takes its place in the queue by priority, ahead of the job")
+            begin.append(f"{at_part}: job {j.native_id} waits for its begin time "
+                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} "
+                         f"({(j.reason or '').strip()}): from then it takes its place in "
+                         "the queue by priority, ahead of the job")
         elif gate is not None and at == math.inf:
-            begin.append(f"partition {part}: job {j.native_id} waits for job "
+            begin.append(f"{at_part}: job {j.native_id} waits for job "
                          f"{_few(set(gate.dependency.parent_ids()))} to fail (Dependency "
                          f"{j.dependency}): parents are taken to succeed, so it is not "
                          "counted ahead of the job")
         elif gate is not None and at is not None and at < start:
-            begin.append(_dependency_note(part, j, gate, at))
+            begin.append(_dependency_note(at_part, j, gate, at))
         elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
         elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
             never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
-    said = begin[:4] + ([f"partition {part}: {len(begin) - 4} more jobs wait for a begin "
+        elif where is not None and gate is None and _waits_on_dependency(j):
+            unread.add(j.native_id)
+    said = begin[:4] + ([f"{at_part}: {len(begin) - 4} more jobs wait for a begin "
                          "time before the job's start (BeginTime), ahead of it from then"]
                         if len(begin) > 4 else [])
     for nodes, ids in sorted(out_for.items()):
-        said.append(f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+        said.append(f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
                     "drained until an admin acts: it can start nowhere else, so it holds "
                     "back no job" if len(ids) == 1 else
-                    f"partition {part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
                     "drained until an admin acts: they can start nowhere else, so they hold "
                     "back no job")
     for reason, ids in sorted(never.items()):
         who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
-        said.append(f"partition {part}: {who} can never start as asked ({reason}): "
+        said.append(f"{at_part}: {who} can never start as asked ({reason}): "
                     + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
+    if unread:
+        said.append(f"{where}: {_jobs(unread)} on a dependency that the queue's output does "
+                    "not say in full (or on a job not in the queue): not known when, so "
+                    + ("it is" if len(unread) == 1 else "they are")
+                    + " left out, not counted ahead of the job")
     return said
 
 
@@ -3025,9 +3055,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if raw_st.suspended:
         v.notes.extend(n for n in _suspended_notes(pname, raw_st, snap, members.get(pname, []),
                                                    raw_s) if n not in v.notes)
-    if cfg.scheduler == "slurm" and any(j.reason for j in snap.pending):
+    if any(j.reason for j in snap.pending) and (
+            cfg.scheduler == "slurm" or any(_waits_on_dependency(j) for j in snap.pending)):
+        # (the other schedulers' jobs: those waiting on a dependency; the rest is Slurm's)
         v.notes.extend(n for n in _waiting_notes(pname, snap, members, raw_s, now,
-                                                 raw_queue, raw_st, reservation)
+                                                 raw_queue, raw_st, reservation,
+                                                 None if cfg.scheduler == "slurm"
+                                                 else words.where(pname))
                        if n not in v.notes)
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "

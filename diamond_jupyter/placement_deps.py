@@ -1,5 +1,8 @@
-"""Slurm job dependencies of waiting jobs, read as Slurm means them (sbatch --dependency),
-for the backfill simulation: from when a job waiting on one takes its place in the queue.
+"""Job dependencies of waiting jobs, read as Slurm means them (sbatch --dependency), for
+the backfill simulation: from when a job waiting on one takes its place in the queue. The
+other schedulers' dependencies come in the same words, each read by its dialect as that
+scheduler means it (`dialects.dependencies`: PBS depend, LSF bsub -w, Grid Engine
+-hold_jid and -hold_jid_ad, Flux's after* dependencies).
 
 Pure code over squeue's dependency field (`JobStatus.dependency`, `-O Dependency`): terms
 of a kind and parent ids, each with its state, joined by ',' (every term must be met) or
@@ -34,10 +37,11 @@ from .model import JobStatus
 MAX_CHAIN = 16  # waiting parents deep a chain is followed; deeper: left out, not known
 
 # one term as squeue prints it: kind, ids (`12`, an array's `12_*` or task `12_3`, a delay
-# `+5`) joined by ':', and its state (unfulfilled, fulfilled, failed)
-_TERM = re.compile(r"(after|afterany|afterok|afternotok|aftercorr):([\d_*+:]+)\((\w+)\)"
-                   r"|singleton\((\w+)\)")
-_PARENT = re.compile(r"(\d+)(?:_(\d+|\*))?(?:\+(\d+))?")
+# `+5`; the other schedulers' ids as the dialects give them: PBS's `12.srv`, `12[].srv`,
+# LSF's `12[3]`) joined by ':', and its state (unfulfilled, fulfilled, failed)
+_TERM = re.compile(r"(after|afterany|afterok|afternotok|aftercorr):([\w.\[\]*+:-]+)"
+                   r"\((\w+)\)|singleton\((\w+)\)")
+_PARENT = re.compile(r"(\d+(?:\[\d*\])?(?:\.[\w.-]+)?)(?:_(\d+|\*))?(?:\+(\d+))?")
 # what of a parent each kind waits for: its start, its (last task's) end, its first task's
 # end, or never (a failure, parents taken to succeed)
 _EVENT = {"after": "start", "afterany": "end", "afterok": "end", "aftercorr": "first_end",
@@ -109,12 +113,24 @@ def parse_dependency(text: str | None) -> Dependency | None:
 
 def ids_of(native_id: str) -> tuple[str, ...]:
     """The parent ids a queue record answers to: a plain job's own; an array task's
-    (`12_3`) own and its array's (`12`); an array's waiting record (`12_[4-9]`) its
-    array's."""
-    arr = array_record(native_id) if "_" in native_id else None
+    (`12_3`; LSF's element `12[3]`, Grid Engine's task `12.3`) own and its array's (`12`);
+    an array's waiting record (`12_[4-9]`, Grid Engine's `12.4-9:1`) its array's."""
+    if "_" in native_id:
+        arr = array_record(native_id)
+        one = arr is not None and arr[1] == 1 and "[" not in native_id
+    elif _TASK.fullmatch(native_id):
+        arr = array_record(native_id)
+        one = arr is not None and arr[1] == 1 and not re.search(r"[-:,]", native_id)
+    else:
+        return (native_id,)
     if arr is None:
         return (native_id,)
-    return (native_id, arr[0]) if arr[1] == 1 and "[" not in native_id else (arr[0],)
+    return (native_id, arr[0]) if one else (arr[0],)
+
+
+# an LSF element's record (`12[3]`) or a Grid Engine task's or waiting range's (`12.3`,
+# `12.4-9:1`); PBS's ids (`12.srv`, `12[].srv`) are no task's
+_TASK = re.compile(r"\d+\[\d+\]|\d+\.\d[\d,:-]*")
 
 
 def singleton_parents(j: JobStatus, running: Iterable[JobStatus],

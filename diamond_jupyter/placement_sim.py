@@ -168,15 +168,22 @@ def limit_counted(j: JobStatus, running: list[tuple[JobStatus, float]]
     return same or list(running)
 
 
+# a Slurm reason code (one word; the other dialects' reasons are phrases): a Slurm job
+# held by another than Dependency waits on its dependency and on that too
+_SLURM_REASON = re.compile(r"\w*")
+
+
 def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobStatus, float]],
                     now: datetime, waiting: set[str], listed: list[JobStatus], ahead: int
                     ) -> DependencyGate | None:
-    """For a Slurm job waiting on a dependency (reason Dependency, squeue's field read):
-    its parents found (`placement_deps`), running (`running`: with their ends) or waiting
-    (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs of
-    `listed`, those before it: a singleton's earlier namesakes). None for another job, a
+    """For a job waiting on a dependency (Slurm: reason Dependency, squeue's field read;
+    the other schedulers: the dependency their dialects read where nothing else holds the
+    job): its parents found (`placement_deps`), running (`running`: with their ends) or
+    waiting (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs
+    of `listed`, those before it: a singleton's earlier namesakes). None for another job, a
     field not read, or a parent not seen: nothing known of when it comes."""
-    if (j.reason or "").strip() != "Dependency" \
+    reason = (j.reason or "").strip()
+    if reason != "Dependency" and _SLURM_REASON.fullmatch(reason) \
             or (dep := parse_dependency(j.dependency)) is None:
         return None
     if "singleton" in dep.kinds():
@@ -800,12 +807,18 @@ def _chained(queue: list[Demand], gates: dict[str, DependencyGate]) -> list[Dema
     return [d for d in queue if d.gate is None or not d.gate.queued or d.native_id in kept]
 
 
+_FLUX_BEGIN = re.compile(r"dependency: begin-time=[\d.]+")  # its one dependency
+
+
 def begins_in(j: JobStatus, now: datetime) -> float | None:
-    """For a Slurm job waiting for the begin time its user set (reason BeginTime,
-    `--begin`): the seconds until then (squeue's StartTime of such a job is its begin
-    time), from when it takes its place in the queue by priority; None for another job, or
-    a begin time not printed."""
-    if (j.reason or "").strip() != "BeginTime" or j.estimated_start is None:
+    """For a job waiting for the begin time its user set (Slurm: reason BeginTime,
+    `--begin`; Flux: its one dependency `begin-time=`, `--begin-time`): the seconds until
+    then (squeue's StartTime of such a job is its begin time; the Flux dialect reads it
+    as the estimate), from when it takes its place in the queue by priority; None for
+    another job, or a begin time not printed."""
+    reason = (j.reason or "").strip()
+    if reason != "BeginTime" and not _FLUX_BEGIN.fullmatch(reason) \
+            or j.estimated_start is None:
         return None
     return max((aware(j.estimated_start) - now).total_seconds(), 0.0)
 

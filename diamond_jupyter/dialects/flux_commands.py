@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
 from .outputs_common import (
@@ -182,6 +183,10 @@ class FluxCommands(FailureReading):
         if exit_code is None and isinstance(j.get("waitstatus"), int):
             exit_code = decode_wait_status(j["waitstatus"])
         estimate = j.get("t_estimate", sched.get("t_estimate"))
+        if reason and reason.startswith("dependency: ") and isinstance(
+                j.get("dependencies"), list) \
+                and (begin := flux_begin_time(j["dependencies"])) is not None:
+            estimate = begin  # it waits for its begin time alone: it starts no sooner
         duration = j.get("duration")
         return JobStatus(
             native_id=str(j["id"]), state=state,
@@ -197,6 +202,9 @@ class FluxCommands(FailureReading):
             estimated_start=from_epoch(estimate) if state == JobState.PENDING else None,
             exit_code=exit_code if state.terminal else None, reason=reason,
             node_list=clean(j.get("nodelist")),
+            dependency=flux_dependency(j["dependencies"])
+            if (reason or "").startswith("dependency: ") and isinstance(
+                j.get("dependencies"), list) else None,
         )
 
     def parse_resources(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:

@@ -28,6 +28,7 @@ from ..model import (
     SiteSnapshot,
     utcnow,
 )
+from .dependencies import lsf_dependency
 from .outputs_common import (
     FailureReading,
     clean,
@@ -43,8 +44,9 @@ from .outputs_common import (
     year_fix,
 )
 
+# dependency: the job's `bsub -w` expression (a waiting job's read: `lsf_dependency`)
 BJOBS_FIELDS = ("jobid stat user queue job_name exit_code pend_reason submit_time start_time "
-                "finish_time esstart_time slots exec_host runtimelimit")
+                "finish_time esstart_time slots exec_host runtimelimit dependency")
 # ssusp/ususp/rsv: the slots of suspended jobs and those LSF reserves for waiting jobs (the
 # default columns since bhosts -o began, 10.1.0.2)
 BHOSTS_FIELDS = "host_name status max njobs run ssusp ususp rsv"
@@ -86,6 +88,10 @@ def _slots_taken(record: dict[str, Any]) -> int:
 
 
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
+
+
+# the pending reason of a job its dependency keeps waiting (lsbatch.h PEND_JOB_DEPEND)
+_DEPENDENCY_WAIT = "job dependency condition not satisfied"
 
 
 def array_of(native_id: str) -> str | None:
@@ -261,6 +267,10 @@ class LsfCommands(FailureReading):
                 if state == JobState.PENDING else None,
                 exit_code=exit_code if state.terminal else None, reason=reason,
                 node_list=hosts,
+                # read only where its dependency alone keeps it waiting
+                dependency=lsf_dependency(clean(r.get("DEPENDENCY")))
+                if state == JobState.PENDING and stat == "PEND"
+                and (reason or "").strip().rstrip(";").lower() == _DEPENDENCY_WAIT else None,
             ))
         return out
 

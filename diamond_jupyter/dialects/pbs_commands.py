@@ -33,6 +33,7 @@ from ..model import (
     SiteSnapshot,
     UserAcl,
 )
+from .dependencies import pbs_dependencies
 from .outputs_common import (
     FailureReading,
     clean,
@@ -393,7 +394,7 @@ class PbsCommands(FailureReading):
             else:
                 unread(skipped, "pbs", f"qstat -F json job {jid}", "not an object of "
                        "attributes", str(attrs))
-        return out
+        return _with_dependencies(out, jobs)
 
     def _parse_by_record(self, stdout: str) -> list[JobStatus] | None:
         """`qstat -F json` read job by job, for a listing that does not read whole: PBS
@@ -417,6 +418,7 @@ class PbsCommands(FailureReading):
         if not heads:
             return None
         out: list[JobStatus] = []
+        read: dict[str, Any] = {}  # each job's attributes, as read
         for n, (i, jid) in enumerate(heads):
             end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
             body = "\n".join(lines[i:end]).rstrip()
@@ -432,9 +434,11 @@ class PbsCommands(FailureReading):
                 if set(jobs) != {jid} or not isinstance(jobs[jid], dict):
                     raise fail("pbs", f"qstat -F json job {jid}", "not one job's record")
                 out.append(self._job(jid, jobs[jid]))
+                read[jid] = jobs[jid]
             except SiteError as e:
                 out.append(_unreadable(jid, str(e).split(" (got ", 1)[0]))
         twice = {j.native_id for j in out if sum(o.native_id == j.native_id for o in out) > 1}
+        out = _with_dependencies(out, {j: a for j, a in read.items() if j not in twice})
         return [j for j in out if j.native_id not in twice] + [
             _unreadable(jid, "pbs: qstat -F json gave two records for this id (one written "
                         "into some job's value): neither is believed") for jid in sorted(twice)]
@@ -488,6 +492,7 @@ class PbsCommands(FailureReading):
         except (ET.ParseError, ValueError) as exc:  # ValueError: undecodable bytes
             raise fail("pbs", "qstat -x (Torque XML)", str(exc), stdout) from None
         out = []
+        read: dict[str, Any] = {}  # each job's attributes, as read
         for job in root.iter("Job"):
             a: dict[str, Any] = {}
             for child in job:
@@ -503,7 +508,8 @@ class PbsCommands(FailureReading):
             a.setdefault("stime", a.get("start_time"))
             a.setdefault("obittime", a.get("comp_time"))
             out.append(self._job(jid, a))
-        return out
+            read[jid] = a
+        return _with_dependencies(out, read)
 
     def parse_accounting(self, stdout: str) -> list[JobStatus]:
         if self._acct is not None:
@@ -697,6 +703,21 @@ def _priority(value: Any) -> int | None:
 
 
 _JOB_HEAD = re.compile(r'(\s*)"([^"\n]+)"\s*:\s*\{\s*')  # a job's first line in -F json
+
+
+def _with_dependencies(jobs: list[JobStatus], attrs: dict[str, Any]) -> list[JobStatus]:
+    """`jobs` (of one listing, `attrs` their attributes by id), each held by its dependency
+    alone (job_state H, Hold_Types s: the system hold PBS puts on a job whose dependency
+    is not met) with what it still waits for (`dependencies.pbs_dependencies`)."""
+    depends = {jid: str(a["depend"]) for jid, a in attrs.items()
+               if isinstance(a, dict) and a.get("depend")}
+    if not depends:
+        return jobs
+    held = [jid for jid in depends if str(attrs[jid].get("job_state", "")).strip() == "H"
+            and str(attrs[jid].get("Hold_Types", "")).strip() == "s"]
+    waits = pbs_dependencies(depends, held, attrs)
+    return [j.model_copy(update={"dependency": waits[j.native_id]})
+            if j.native_id in waits else j for j in jobs]
 
 
 def _unreadable(jid: str, why: str) -> JobStatus:

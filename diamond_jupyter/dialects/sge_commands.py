@@ -28,6 +28,7 @@ from ..model import (
     SiteSnapshot,
     UserAcl,
 )
+from .dependencies import sge_dependency
 from .outputs_common import (
     FailureReading,
     clean,
@@ -345,6 +346,12 @@ class SgeCommands(FailureReading):
             reason=reason, comment=f"tasks {tasks}" if tasks else None,
             node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
             walltime_s=_hard_runtime(j),
+            # -r: its -hold_jid and -hold_jid_ad predecessors, read on a job held (hqw)
+            # with some (a hold of another kind on top is not told apart there)
+            dependency=sge_dependency(
+                [p.text or "" for p in j.iter("predecessor_jobs")],
+                [p.text or "" for p in j.iter("ad_predecessor_jobs")]) if code == "hqw"
+            else None,
         )
 
     def parse_accounting(self, stdout: str, skipped: list[str] | None = None

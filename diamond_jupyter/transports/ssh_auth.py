@@ -731,8 +731,11 @@ _PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp\d+|sk-[a-z0-
 def _unread_line(path: str) -> str:
     """`; FILE line N ...`: a line of known_hosts file `path` that neither ssh nor the
     engine reads as a host's key, though meant as one (so the host is "not in known_hosts"
-    for a reason the file does not show), else ""."""
+    for a reason the file does not show), else "". A FIFO or a device is not opened (a
+    FIFO's open waits for a writer)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = fh.read(1 << 20).splitlines()
     except OSError:

@@ -125,8 +125,9 @@ def test_fault_a_typo_in_an_included_file_names_that_file(tmp_path, monkeypatch)
 
 
 def test_ignore_unknown_and_words_of_other_tools_are_passed_over(tmp_path):
-    # IgnoreUnknown names what ssh passes over; a word near no keyword is another tool's
-    spec = looked_up(tmp_path, "IgnoreUnknown UseKeyring,Hostnme\nHost hpc\n  Hostnme x\n"
+    # IgnoreUnknown names what ssh passes over (patterns too); Apple's UseKeychain is known.
+    # A word near no keyword and not named is refused (tests/test_sweeps34_followups.py)
+    spec = looked_up(tmp_path, "IgnoreUnknown UseKeyring,Hostnme,XAuth*\nHost hpc\n  Hostnme x\n"
                                "  UseKeychain yes\n  XAuthorityMagic 1\n  HostName login\n")
     assert spec.hostname == "login"
 

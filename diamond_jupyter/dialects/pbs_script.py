@@ -897,6 +897,8 @@ class PbsScript:
                                     f"Pro -J takes one X-Y[:Z] range; indexes {left_out} "
                                     "left out)")
                 expr = one + pct + limit
+            if not torque:
+                expr = pro_one_index_range(expr)
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
         carried = times_kept  # an LSF day of the month without its month: PBS's DDhhmm
@@ -1196,13 +1198,25 @@ def pro_array_range(indexes: str) -> tuple[str, str | None]:
         one = f"{values[0]}-{values[1]}" + (f":{values[1] - values[0]}"
                                             if values[1] - values[0] > 1 else "")
     else:
-        return f"{parts[0]}-{parts[0]}", None if len(values) == 1 else indexes
+        return pro_one_index_range(parts[0]), None if len(values) == 1 else indexes
     kept = set(_indexes_of(one))
     left = [v for v in values if v not in kept] if values else None
     if not left:
         return one, "the others"
     return one, (",".join(map(str, left)) if len(left) <= 10
                  else f"{len(left)} of them, {left[0]} to {left[-1]}")
+
+
+def pro_one_index_range(expression: str) -> str:
+    """A one-index array (`5`, `5-5`) as PBS Pro's -J takes it: qsub refuses a range whose
+    end is not past its start ("illegal -J value"), so index X is written X-(X+1):2, a
+    range holding X alone. Any other expression, and a `%N` limit, are kept."""
+    indexes, pct, limit = expression.partition("%")
+    lo, _, rest = indexes.partition("-")
+    hi = rest.partition(":")[0]
+    if "," in indexes or not lo.isdigit() or (hi.isdigit() and int(hi) > int(lo)):
+        return expression
+    return f"{lo}-{int(lo) + 1}:2{pct}{limit}"
 
 
 def _indexes_of(one: str) -> range:

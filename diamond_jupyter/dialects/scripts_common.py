@@ -684,10 +684,13 @@ _FROM_SOURCE = {
     # {{id.f58}} is {{id}} (f58 is flux's default form of a job id)
     "flux": [("{{id}}", "%j"), ("{{id.f58}}", "%j"), ("{{jobid}}", "%j"), ("{{name}}", "%x")],
     "pbs": [("^array_index^", "%a")],
-    "sge": [("${JOB_ID}", "%j"), ("$JOB_ID", "%j"), ("${JOB_NAME}", "%x"),
-            ("$JOB_NAME", "%x"), ("${TASK_ID}", "%a"), ("$TASK_ID", "%a"),
-            ("${USER}", "%u"), ("$USER", "%u"), ("${HOSTNAME}", "%N"), ("$HOSTNAME", "%N")],
+    # Grid Engine's execd matches each name at a `$` as a prefix, braces unknown: `$JOB_ID_x`
+    # is the id then `_x`, `${JOB_ID}` stays in the name as written (sge_execd expand_path)
+    "sge": [("$JOB_ID", "%j"), ("$JOB_NAME", "%x"), ("$TASK_ID", "%a"), ("$USER", "%u"),
+            ("$HOSTNAME", "%N")],
 }
+# a Grid Engine pseudo variable in braces, which Grid Engine does not expand
+_SGE_BRACED = re.compile(r"\$\{(HOME|USER|JOB_ID|JOB_NAME|HOSTNAME|TASK_ID)\}")
 
 
 # A `%` each scheduler other than Slurm writes into the file's name as it is: all but
@@ -715,6 +718,11 @@ def set_output_path(spec: JobSpec, item: Item, host_prefix: re.Pattern[str],
     path = host_prefix.sub("", value, count=1)
     if path != value:
         note(spec, f"line {item.lineno}: host prefix dropped from {value}")
+    if source == "sge":
+        for braced in dict.fromkeys(m.group(0) for m in _SGE_BRACED.finditer(path)):
+            note(spec, f"line {item.lineno}: {braced} in {item.option} {value} is not "
+                       f"expanded by Grid Engine (it expands ${braced[2:-1]}, without "
+                       "braces); the file's name holds it as written")
     setattr(spec, "stdout" if item.option == "-o" else "stderr",
             neutral_out_pattern(path, source))
 
@@ -1007,7 +1015,7 @@ def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
     return out
 
 
-_SGE_HOME = re.compile(r"\$(?:HOME\b|\{HOME\})")
+_SGE_HOME = re.compile(r"\$HOME")  # `$HOMEDIR` too (a prefix); `${HOME}` is not expanded
 
 
 def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:

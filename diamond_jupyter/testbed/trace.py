@@ -405,6 +405,10 @@ def read_swf(path: str | Path) -> SwfLog:
     unplaced, first_unplaced = 0, (0, 0)  # job lines of no submit time (field 2 is -1); the
     # first one's (line, job)
     fields_before = 0  # the fields of the job line before
+    full_lines = 0  # job lines of all SWF's 18 fields (or more)
+    short, first_short = 0, (0, 0)  # job lines of fewer; the first one's (line, fields)
+    odd_think, first_odd_think = 0, (0, "")  # think times below 0 other than SWF's -1; the
+    # first one's (line, field 18)
     lineno = 0
     compressed = "text"
     try:
@@ -443,6 +447,15 @@ def read_swf(path: str | Path) -> SwfLog:
                     # it (its last field perhaps cut short too), not a line of its own
                     raise _cut_off(p, lineno, text, given, fields_before)
                 fields_before = len(fields)
+                if len(fields) >= 18:
+                    full_lines += 1
+                else:
+                    short += 1
+                    first_short = first_short if short > 1 else (lineno, len(fields))
+                if job.think < 0 and job.think != -1:
+                    odd_think += 1
+                    first_odd_think = first_odd_think if odd_think > 1 else (lineno,
+                                                                              fields[17])
                 if len(fields) > 18:
                     wide += 1
                     first_wide = first_wide if wide > 1 else (lineno, len(fields))
@@ -517,6 +530,17 @@ def read_swf(path: str | Path) -> SwfLog:
         notes.append(f"{wide} job line(s) have more than SWF's 18 fields (line {first_wide[0]} "
                      f"has {first_wide[1]}): the fields past the 18th are not SWF's and are "
                      "not read")
+    if short and full_lines:
+        # a log whose lines stop at 11 or 16 fields throughout is an older conversion; a
+        # shorter line among full ones is more likely cut short or pasted from another log
+        notes.append(f"{short} job line(s) have fewer than SWF's 18 fields, the other "
+                     f"{full_lines} all of them (line {first_short[0]} has {first_short[1]}): "
+                     "each missing field is read as -1 (unknown); check the line was not cut "
+                     "short")
+    if odd_think:
+        notes.append(f"{odd_think} job(s) have a negative think time other than SWF's -1 "
+                     f"(line {first_odd_think[0]}, field 18: {first_odd_think[1]}): read as "
+                     "0 s, no wait after the preceding job's end")
     if all(u == 0 for u in table.user):
         # SWF numbers users from 1: a 0 on every line is a converter's "not known"
         table.user = array("q", [-1]) * len(table)

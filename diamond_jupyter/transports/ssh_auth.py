@@ -133,7 +133,8 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
 
 MAX_INCLUDE_DEPTH = 16  # as OpenSSH's readconf
 # a line's keyword and its arguments (`Include x`, `Include=x`, `  host  a b`)
-_KEYWORD = re.compile(r"^\s*([A-Za-z]+)(?:\s*=\s*|\s+)(.*?)\s*$")
+# (a keyword may hold digits, IdentityFile2, and stand alone: ssh reads it up to a blank or =)
+_KEYWORD = re.compile(r"^\s*([A-Za-z][^\s=]*)(?:\s*=\s*|\s+|$)(.*?)\s*$")
 
 
 # Match criteria paramiko evaluates; another (OpenSSH's `tagged`, `localnetwork`,
@@ -198,7 +199,8 @@ def _config_text(p: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
+def _with_includes(p: Path, depth: int = 0,
+                   ignored: list[str] | None = None) -> list[tuple[Path, int, str]]:
     """ssh_config's text with each `Include` replaced by the files it names, as OpenSSH
     reads them (paramiko keeps `Include` as an unknown keyword: hosts defined in
     `~/.ssh/config.d/*` were not found, and the alias was dialled as a host name). A
@@ -208,7 +210,8 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
     `Match exec` line in any of the files is refused, naming it. Each line comes with the
-    file and line number it was read from."""
+    file and line number it was read from. `ignored`: the IgnoreUnknown patterns read so far,
+    an including file's holding in the files it includes, as in ssh."""
     import glob
     import shlex
 
@@ -220,7 +223,7 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
     # the lines as paramiko reads them: "\n" ends one, and nothing else does (str.splitlines
     # also breaks at \v, \f, \x1c-\x1e, \x85, U+2028/9, which paramiko takes for blanks:
     # `Match\vexec CMD` was two harmless lines here and one `Match exec` there)
-    ignored: list[str] = []  # IgnoreUnknown's patterns so far
+    ignored = [] if ignored is None else ignored  # IgnoreUnknown's patterns so far
     for n, line in enumerate(text.split("\n"), 1):
         line = without_comment(line)
         if _MATCH_EXEC.match(line):
@@ -258,7 +261,7 @@ def _with_includes(p: Path, depth: int = 0) -> list[tuple[Path, int, str]]:
             # a directory or a broken link is skipped; a FIFO or a device is refused
             files += [Path(f) for f in sorted(glob.glob(name))
                       if os.path.exists(f) and not os.path.isdir(f)]
-        texts = [_with_includes(f, depth + 1) for f in files]
+        texts = [_with_includes(f, depth + 1, ignored) for f in files]
         blocks = next((f for f, t in zip(files, texts, strict=True) for _, _, x in t
                        if (k := _KEYWORD.match(x)) and k.group(1).lower() in
                        ("host", "match")), None)
@@ -613,6 +616,16 @@ class HostKeyVerifier:
             return None
         for n, raw in enumerate(lines, 1):
             line = raw.strip()
+            if n == 1 and line.startswith("\ufeff@revoked"):
+                # ssh reads a byte-order mark as part of the line's first word, so it never
+                # sees this revocation; a key meant revoked is refused here all the same
+                parts = line.split()
+                if len(parts) >= 4:
+                    revoked[(parts[2], parts[3])] = (
+                        f"@revoked in {f} line 1, which starts with a byte-order mark: ssh "
+                        "passes that line over, and would accept the key; save the file as "
+                        "UTF-8 without the mark")
+                continue
             if not line or line.startswith("#"):
                 continue
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
@@ -718,16 +731,22 @@ _PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp\d+|sk-[a-z0-
 def _unread_line(path: str) -> str:
     """`; FILE line N ...`: a line of known_hosts file `path` that neither ssh nor the
     engine reads as a host's key, though meant as one (so the host is "not in known_hosts"
-    for a reason the file does not show), else ""."""
+    for a reason the file does not show), else "". A FIFO or a device is not opened (a
+    FIFO's open waits for a writer)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = fh.read(1 << 20).splitlines()
     except OSError:
         return ""
     for n, line in enumerate(lines, 1):
-        if n == 1 and line.startswith("\ufeff"):
+        if n == 1 and line.startswith("\ufeff") and (first := line[1:].split()):
+            hosts = "a hashed name" if first[0].startswith("|1|") else first[0][:80]
             return (f"; {path} line 1 starts with a byte-order mark (a Windows editor's), so "
-                    "that line is not read (by ssh either): save the file as UTF-8 without it")
+                    "that line is not read (by ssh either): save the file as UTF-8 without it "
+                    f"(OpenSSH reads the mark as part of the line's host, {hosts}, which "
+                    "then names no host)")
         if _PUBLIC_KEY_LINE.match(line.strip()):
             return (f"; {path} line {n} is a public key file's line (TYPE KEY COMMENT), not a "
                     "known_hosts line, which starts with the host's name: "

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from ..model import BadInput, visible
 
-# ssh_config(5)'s keywords (OpenSSH 9 and 10), with Apple's UseKeychain and the deprecated ones
-# ssh still accepts; written as OpenSSH's manual spells them
+# ssh_config(5)'s keywords (OpenSSH 9 and 10), with Apple's UseKeychain, Debian's aliases
+# (ProtocolKeepAlives, SetupTimeOut) and the obsolete ones ssh still reads, warns of or
+# passes over; written as OpenSSH's manual spells them
 _KEYWORD_NAMES = """
     Host Match AddKeysToAgent AddressFamily BatchMode BindAddress BindInterface
     CanonicalDomains CanonicalizeFallbackLocal CanonicalizeHostname CanonicalizeMaxDots
@@ -39,7 +40,10 @@ _KEYWORD_NAMES = """
     VerifyHostKeyDNS VisualHostKey XAuthLocation UseKeychain ChallengeResponseAuthentication
     Cipher CompressionLevel Protocol RSAAuthentication RhostsRSAAuthentication
     UsePrivilegedPort UseRoaming UseBlacklistedKeys FallBackToRsh UseRsh GSSAPIEnableMITMAttack
-    RefuseConnection WarnWeakCrypto VersionAddendum
+    RefuseConnection WarnWeakCrypto VersionAddendum KeepAlive DSAAuthentication
+    SkeyAuthentication TISAuthentication GlobalKnownHostsFile2 UserKnownHostsFile2
+    IdentityFile2 RhostsAuthentication AFSTokenPassing KerberosAuthentication
+    KerberosTGTPassing SmartcardDevice ProtocolKeepAlives SetupTimeOut
     """
 KEYWORDS = {k.lower(): k for k in _KEYWORD_NAMES.split()}
 
@@ -63,19 +67,23 @@ def without_comment(line: str) -> str:
 def check_line(path: Path, n: int, word: str, written: str, rest: str,
                ignored: list[str]) -> None:
     """Refuse line `n` of ssh_config `path` (keyword `written`, lowered `word`, its values
-    `rest`) when ssh would: a keyword it does not know that is close to one it does (a typo:
-    the setting was silently not applied), or a one-value keyword given several. `ignored`:
-    the file's IgnoreUnknown patterns so far."""
+    `rest`) when ssh would: a keyword it does not know that no IgnoreUnknown line above it
+    names (a typo close to a known one is said so: the setting was silently not applied), or
+    a one-value keyword given several. `ignored`: the IgnoreUnknown patterns so far."""
     where = f"ssh_config {path} line {n}"
     if word not in KEYWORDS:
         if any(fnmatch.fnmatch(word, p.lower()) for p in ignored):
             return
+        shown = visible(written)[:60]
         close = difflib.get_close_matches(word, list(KEYWORDS), n=1, cutoff=0.8)
         if close:
-            raise BadInput(f"{where}: {visible(written)[:60]!r} is not an ssh_config keyword "
-                           f"(did you mean {KEYWORDS[close[0]]}?); ssh refuses the file too "
-                           "(Bad configuration option)")
-        return
+            raise BadInput(f"{where}: {shown!r} is not an ssh_config keyword (did you mean "
+                           f"{KEYWORDS[close[0]]}?); ssh refuses the file too (Bad "
+                           "configuration option)")
+        raise BadInput(f"{where}: {shown!r} is not an ssh_config keyword, and ssh refuses the "
+                       "file too (Bad configuration option); remove the line or, if it is "
+                       "another ssh's (Apple's, a newer OpenSSH), name it in an IgnoreUnknown "
+                       f"line above it (IgnoreUnknown {shown})")
     if word not in ONE_VALUE:
         return
     try:

@@ -10,6 +10,7 @@ import shlex
 import stat
 import typing
 import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -869,6 +870,23 @@ def closest_site(name: str, known: list[str]) -> str | None:
         return same[0]
     near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
     return near[0] if near else None
+
+
+_SITE_AND_MORE = re.compile(r"([^:/@\s]+)([:/@])([^:/@\s]+)")
+
+
+def site_and_partition(name: str, known: Collection[str]) -> tuple[str, str] | None:
+    """(site, partition) when `name` is not a site but a known site with a partition or
+    queue written into it: `alpha:gpu`, `alpha/gpu`, or PBS's `gpu@alpha`; else None."""
+    m = _SITE_AND_MORE.fullmatch(name.strip())
+    if m is None or name in known:
+        return None
+    first, sep, last = m.groups()
+    if sep in ":/" and first in known:
+        return first, last
+    if sep == "@" and last in known:
+        return last, first
+    return None
 
 
 def unknown_site_message(name: str, known: list[str], what: str = "unknown site") -> str:

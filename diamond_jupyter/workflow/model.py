@@ -1064,17 +1064,16 @@ def _site_with_more(name: str, sites: list[str]) -> tuple[str | None, str]:
     """The site in a `site:` holding more than a site's name, and what to do with the rest:
     `alpha:gpu`, `alpha/gpu` and PBS's `gpu@alpha` name a partition or queue (the script's
     own directive), `me@alpha.example.org` a login (the sites file's); (None, "") else."""
-    m = re.fullmatch(r"([^:/@\s]+)([:/@])([^:/@\s]+)", name.strip())
-    if m is None:
-        return None, ""
-    first, sep, last = m.groups()
-    if sep in ":/" and first in sites or sep == "@" and last in sites:
-        queue, site = (last, first) if sep in ":/" else (first, last)
+    from ..config import site_and_partition
+
+    if (split := site_and_partition(name, sites)) is not None:
+        site, queue = split
         what = queue if _NAME.fullmatch(queue) else "NAME"
         return site, (f"a partition or queue ({queue!r}) is asked for in the step's script "
                       f"(#SBATCH -p {what}, #PBS -q {what}, #BSUB -q {what}), not in `site:`")
-    host = last.split(".")[0]
-    if sep == "@" and host in sites:
+    m = re.fullmatch(r"[^:/@\s]+@([^:/@\s]+)", name.strip())
+    host = m[1].split(".")[0] if m else None
+    if host in sites:
         return host, ("a site is named as the sites file names it: its login and host are "
                       "the file's (transport: {host: ..., user: ...})")
     return None, ""

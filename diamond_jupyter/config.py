@@ -1501,6 +1501,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     if not isinstance(raw, dict):
         raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
                        f"{type(raw).__name__}{_other_format_hint(p, text)}")
+    _keys_are_text(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
@@ -1538,6 +1539,35 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
+    """A key YAML read as a number, a boolean or null (`5:` in a site, `true:` under its
+    transport): BadInput naming the site, the key as written and its line, with the keys
+    accepted there (pydantic said "Keys should be strings"). What `x-` blocks and a site's
+    `metadata` hold is anything, and is not looked into."""
+    from .strict_yaml import compose, first_key_not_text, key_not_text
+
+    def anything(loc: tuple[Any, ...]) -> bool:
+        return len(loc) == 1 and str(loc[0]).startswith("x-") or \
+            len(loc) == 4 and loc[0] == "sites" and loc[2] == "metadata"
+
+    found = first_key_not_text(raw, skip=anything)
+    if found is None:
+        return
+    loc, key = found
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        root = None
+    said, line = key_not_text(root, loc, key)
+    model = _model_at(loc)
+    hint = f"accepted here: {', '.join(model.model_fields)}" + (
+        ", and x-NAME blocks holding YAML anchors" if model is FederationConfig else "") \
+        if model is not None else "quote it if it is meant as text"
+    where = _where(raw, loc) or "the top level"
+    raise BadInput(f"sites file {p}: {where}: key {_printable(said)}, not a name; {hint}"
+                   f"{line}")
 
 
 def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:

@@ -168,3 +168,81 @@ def test_an_unknown_site_holding_a_colon_is_still_an_unknown_site(tmp_path):
     assert run.returncode == 2
     assert run.stderr.strip() == "diamond: unknown site 'zeta:gpu' (known: alpha)"
     assert not kept.exists()
+
+
+# -- 3. a key YAML reads as a number, a boolean or null -------------------------------------
+
+STEP_FIELDS = ("name, script, script_file, site, needs, inputs, outputs, gang, retries, "
+               "on_failure, dialect")
+
+
+@pytest.mark.parametrize("key,kind", [("1", "a number"), ("true", "a boolean"),
+                                      ("yes", "a boolean"), ("~", "null (no key)")])
+def test_a_step_key_yaml_reads_as_no_text_names_the_step_the_key_and_its_line(tmp_path, key,
+                                                                             kind):
+    """Before: "steps['a'][1]: Keys should be strings", and `true:` named as 1 on the
+    step's first line."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(f"name: w\nsteps:\n  - name: a\n    site: alpha\n    script: x\n"
+                    f"    {key}: foo\n")
+    with pytest.raises(BadInput) as e:
+        load_workflow(flow, sites=["alpha"])
+    assert str(e.value) == (f"{flow}: steps['a']: key {key} is read by YAML as {kind}, not a "
+                            f"name; a step's fields are named: {STEP_FIELDS} (line 6)")
+
+
+def test_a_numeric_key_in_a_steps_input_and_at_the_top_names_where(tmp_path):
+    with pytest.raises(BadInput) as e:
+        load_workflow("name: w\nsteps:\n  - name: a\n    script: x\n    inputs:\n"
+                      "      - {from: b, path: x, 5: y}\n  - {name: b, script: y}\n")
+    assert str(e.value) == ("the workflow: steps['a'].inputs[0]: key 5 is read by YAML as a "
+                            "number, not a name; an input's fields are named: from, path, as, "
+                            "size (line 6)")
+    with pytest.raises(BadInput) as e:
+        load_workflow("name: w\n3: x\nsteps:\n  - {name: a, script: x}\n")
+    assert str(e.value) == ("the workflow: the workflow: key 3 is read by YAML as a number, "
+                            "not a name; a workflow's fields are named: name, steps, "
+                            "queue_ahead, and x-* keys hold YAML anchors (line 2)")
+
+
+def test_numeric_keys_inside_an_anchor_block_are_let_be():
+    wf = load_workflow("name: w\nx-sizes: {1: small, 2: large}\nsteps:\n"
+                       "  - {name: a, script: x}\n")
+    assert [s.name for s in wf.steps] == ["a"]
+
+
+def test_a_numeric_key_in_a_site_names_the_site_the_key_and_its_line(tmp_path):
+    """Before: "site 'alpha' (sites[0]): 5: Keys should be strings"."""
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n  - name: alpha\n    transport: {kind: local}\n    5: y\n")
+    with pytest.raises(BadInput) as e:
+        load_config(cfg)
+    said = str(e.value)
+    assert said.startswith(f"sites file {cfg}: site 'alpha' (sites[0]): key 5 is read by "
+                           "YAML as a number, not a name; accepted here: name, scheduler, ")
+    assert said.endswith(" (line 4)") and "Keys should be strings" not in said
+
+
+def test_a_boolean_key_under_a_transport_and_in_env_name_the_site_and_the_key(tmp_path):
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n  - name: alpha\n    transport: {kind: local, on: 1}\n")
+    with pytest.raises(BadInput) as e:
+        load_config(cfg)
+    assert str(e.value).startswith(f"sites file {cfg}: site 'alpha' (sites[0]): transport: "
+                                   "key on is read by YAML as a boolean, not a name; accepted "
+                                   "here: kind, host, ")
+    assert str(e.value).endswith(" (line 3)")
+    cfg.write_text("sites:\n  - name: alpha\n    transport: {kind: local}\n"
+                   "    env: {1: x}\n")
+    with pytest.raises(BadInput) as e:
+        load_config(cfg)
+    assert str(e.value) == (f"sites file {cfg}: site 'alpha' (sites[0]): env: key 1 is read "
+                            "by YAML as a number, not a name; quote it if it is meant as text "
+                            "(line 4)")
+
+
+def test_a_sites_metadata_and_anchor_blocks_may_hold_numeric_keys(tmp_path):
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("x-ids: {1: a}\nsites:\n  - name: alpha\n    transport: {kind: local}\n"
+                   "    metadata: {gpus: {0: a100}}\n")
+    assert load_config(cfg).sites[0].metadata == {"gpus": {0: "a100"}}

@@ -1231,6 +1231,7 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
                            f"`- name: prep` with `script: ...` under it, not {what}"
                            f"{_line_note(lines, ('steps', k))}")
+    _keys_are_text(data, source, lines)
     if isinstance(steps, list):
         _inputs_named_by_output(steps, data, source, lines)
     try:
@@ -1273,6 +1274,33 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         raise BadInput(f"{head}{e}{_line_note(lines, e.loc)}") from None
     except BadInput as e:
         raise BadInput(f"{head}{e}") from None
+
+
+def _keys_are_text(data: dict[str, Any], source: str,
+                   lines: Callable[[], Any] | None) -> None:
+    """A key YAML read as a number, a boolean or null (`1:`, `yes:`, `~:` in a step):
+    BadInput naming the step, the key as written and its line, with the fields there are
+    (pydantic said "[1]: Keys should be strings", and `true:` was named as 1)."""
+    from ..strict_yaml import first_key_not_text, key_not_text
+
+    found = first_key_not_text(data, skip=lambda loc: len(loc) == 1 and
+                               str(loc[0]).startswith("x-"))
+    if found is None:
+        return
+    loc, key = found
+    said, line = key_not_text(lines() if lines is not None else None, loc, key)
+    model = {0: Workflow, 2: Step, 4: StepInput}.get(len(loc)) \
+        if loc[:1] in ((), ("steps",)) and loc[2:3] in ((), ("inputs",)) else None
+    if model is not None:
+        whose = {Workflow: "a workflow's", Step: "a step's", StepInput: "an input's"}[model]
+        accepted = [f.alias or n for n, f in model.model_fields.items()]
+        if model is Step:  # read into `script` before the step is validated
+            accepted.insert(accepted.index("script") + 1, "script_file")
+        hint = f"{whose} fields are named: {', '.join(accepted)}" + (
+            ", and x-* keys hold YAML anchors" if model is Workflow else "")
+    else:
+        hint = "quote it if it is meant as text"
+    raise BadInput(f"{source}: {_where(data, loc)}: key {said}, not a name; {hint}{line}")
 
 
 def _inputs_named_by_output(steps: list[Any], data: Any, source: str,

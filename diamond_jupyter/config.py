@@ -1501,11 +1501,12 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     if not isinstance(raw, dict):
         raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
                        f"{type(raw).__name__}{_other_format_hint(p, text)}")
-    _keys_are_text(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
         first = e.errors()[0]
+        if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
+            _keys_are_text(raw, p, text)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -1543,9 +1544,9 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
 
 def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
     """A key YAML read as a number, a boolean or null (`5:` in a site, `true:` under its
-    transport): BadInput naming the site, the key as written and its line, with the keys
-    accepted there (pydantic said "Keys should be strings"). What `x-` blocks and a site's
-    `metadata` hold is anything, and is not looked into."""
+    transport), once validation found one: BadInput naming the site, the key as written and
+    its line, with the keys accepted there (pydantic said "Keys should be strings"). What
+    `x-` blocks and a site's `metadata` hold is anything, and is not looked into."""
     from .strict_yaml import compose, first_key_not_text, key_not_text
 
     def anything(loc: tuple[Any, ...]) -> bool:

@@ -1231,13 +1231,14 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             raise BadInput(f"{source}: steps[{k}]: a step is a mapping of its fields, e.g. "
                            f"`- name: prep` with `script: ...` under it, not {what}"
                            f"{_line_note(lines, ('steps', k))}")
-    _keys_are_text(data, source, lines)
     if isinstance(steps, list):
         _inputs_named_by_output(steps, data, source, lines)
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as e:
         err = _first_error(e.errors())
+        if err["type"] == "invalid_key" or err["loc"][-1:] == ("[key]",):
+            _keys_are_text(data, source, lines)  # `1:`, `true:` named as written
         msg = str(err["msg"]).removeprefix("Value error, ")
         unknown = err["type"] == "extra_forbidden"
         if unknown:
@@ -1278,9 +1279,10 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
 
 def _keys_are_text(data: dict[str, Any], source: str,
                    lines: Callable[[], Any] | None) -> None:
-    """A key YAML read as a number, a boolean or null (`1:`, `yes:`, `~:` in a step):
-    BadInput naming the step, the key as written and its line, with the fields there are
-    (pydantic said "[1]: Keys should be strings", and `true:` was named as 1)."""
+    """A key YAML read as a number, a boolean or null (`1:`, `yes:`, `~:` in a step), once
+    validation found one: BadInput naming the step, the key as written and its line, with
+    the fields there are (pydantic said "[1]: Keys should be strings", and `true:` was
+    named as 1)."""
     from ..strict_yaml import first_key_not_text, key_not_text
 
     found = first_key_not_text(data, skip=lambda loc: len(loc) == 1 and

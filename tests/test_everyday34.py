@@ -6,9 +6,12 @@ step or site. Each test failed before these fixes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pty
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from diamond_jupyter.cli.handover import HANDOVER_ENV
+from diamond_jupyter.cli.main import build_parser
 from diamond_jupyter.config import load_config
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.workflow.model import load_workflow
@@ -246,3 +250,83 @@ def test_a_sites_metadata_and_anchor_blocks_may_hold_numeric_keys(tmp_path):
     cfg.write_text("x-ids: {1: a}\nsites:\n  - name: alpha\n    transport: {kind: local}\n"
                    "    metadata: {gpus: {0: a100}}\n")
     assert load_config(cfg).sites[0].metadata == {"gpus": {0: "a100"}}
+
+
+# -- 4. README's command lines and the parser agree -----------------------------------------
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+# `diamond ...` at a line's start, after `$(`, `;` or `|`: up to a comment or a `)`
+_RUN = re.compile(r"(?:^|\$\(|;\s*|\|\s*)diamond ([^#)]*)")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next((a.choices for a in parser._actions
+                 if isinstance(a, argparse._SubParsersAction)), {})
+
+
+def _readme_cli_block() -> list[str]:
+    """README's command-line examples: the lines of its code blocks (fenced, or indented
+    four spaces) that hold a `diamond ...` command, each with its comment lines under it."""
+    block, fenced, taken = [], False, False
+    for line in README.read_text().splitlines():
+        if line.startswith("```"):
+            fenced, taken = not fenced, False
+            continue
+        if not (fenced or line.startswith("    ")):
+            taken = False
+            continue
+        if _RUN.search(line.strip()):
+            taken = True
+        if taken:
+            block.append(line)
+    return block
+
+
+def _commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser, list[str]]]:
+    """Each README command: its subcommand path, that subcommand's parser, its words."""
+    parser, found = build_parser(), []
+    lines = _readme_cli_block()
+    joined = "\n".join(lines).replace("\\\n", " ")
+    for line in joined.splitlines():
+        m = _RUN.search(line.strip())
+        if m is None:
+            continue
+        words = shlex.split(m.group(1))
+        path: tuple[str, ...] = ()
+        at = parser
+        while words and words[0] in _subparsers(at):
+            path, at = (*path, words[0]), _subparsers(at)[words[0]]
+            words = words[1:]
+        found.append((path, at, words[:words.index("--")] if "--" in words else words))
+    return found
+
+
+def test_readme_runs_every_command_and_names_options_its_parser_has():
+    commands = _commands()
+    parser = build_parser()
+    assert {p[0] for p, _, _ in commands if p} >= set(_subparsers(parser)) - {"status",
+                                                                               "cancel",
+                                                                               "login"}
+    wrong = [(" ".join(path), word) for path, at, words in commands for word in words
+             if word.startswith("-") and word != "-"
+             and word.split("=", 1)[0] not in at._option_string_actions]
+    assert wrong == []
+
+
+def test_every_option_of_every_command_is_in_readmes_command_lines():
+    """`diamond X --help` lists nothing README's usage leaves out (the shared --json and
+    --config are said once below it)."""
+    said = "\n".join(_readme_cli_block())
+    parser = build_parser()
+    todo, missing = [((), parser)], []
+    while todo:
+        path, at = todo.pop()
+        todo += [((*path, n), p) for n, p in _subparsers(at).items()]
+        for action in at._actions:
+            if not path or action.dest in ("help", "json", "config"):
+                continue
+            if action.option_strings and not any(
+                    re.search(re.escape(o) + r"(?![\w-])", said)
+                    for o in action.option_strings):
+                missing.append(f"diamond {' '.join(path)} {action.option_strings[0]}")
+    assert sorted(missing) == []

@@ -10,6 +10,7 @@ import shlex
 import stat
 import typing
 import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -871,6 +872,23 @@ def closest_site(name: str, known: list[str]) -> str | None:
     return near[0] if near else None
 
 
+_SITE_AND_MORE = re.compile(r"([^:/@\s]+)([:/@])([^:/@\s]+)")
+
+
+def site_and_partition(name: str, known: Collection[str]) -> tuple[str, str] | None:
+    """(site, partition) when `name` is not a site but a known site with a partition or
+    queue written into it: `alpha:gpu`, `alpha/gpu`, or PBS's `gpu@alpha`; else None."""
+    m = _SITE_AND_MORE.fullmatch(name.strip())
+    if m is None or name in known:
+        return None
+    first, sep, last = m.groups()
+    if sep in ":/" and first in known:
+        return first, last
+    if sep == "@" and last in known:
+        return last, first
+    return None
+
+
 def unknown_site_message(name: str, known: list[str], what: str = "unknown site") -> str:
     """`unknown site 'Alpha' (did you mean alpha? known: alpha, beta)`."""
     meant = closest_site(name, known)
@@ -1487,6 +1505,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
         first = e.errors()[0]
+        if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
+            _keys_are_text(raw, p, text)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
@@ -1520,6 +1540,35 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
+    """A key YAML read as a number, a boolean or null (`5:` in a site, `true:` under its
+    transport), once validation found one: BadInput naming the site, the key as written and
+    its line, with the keys accepted there (pydantic said "Keys should be strings"). What
+    `x-` blocks and a site's `metadata` hold is anything, and is not looked into."""
+    from .strict_yaml import compose, first_key_not_text, key_not_text
+
+    def anything(loc: tuple[Any, ...]) -> bool:
+        return len(loc) == 1 and str(loc[0]).startswith("x-") or \
+            len(loc) == 4 and loc[0] == "sites" and loc[2] == "metadata"
+
+    found = first_key_not_text(raw, skip=anything)
+    if found is None:
+        return
+    loc, key = found
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        root = None
+    said, line = key_not_text(root, loc, key)
+    model = _model_at(loc)
+    hint = f"accepted here: {', '.join(model.model_fields)}" + (
+        ", and x-NAME blocks holding YAML anchors" if model is FederationConfig else "") \
+        if model is not None else "quote it if it is meant as text"
+    where = _where(raw, loc) or "the top level"
+    raise BadInput(f"sites file {p}: {where}: key {_printable(said)}, not a name; {hint}"
+                   f"{line}")
 
 
 def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:

@@ -1479,31 +1479,33 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return redact(value)
 
     @staticmethod
-    def read_script(path: str | Path) -> str:
+    def read_script(path: str | Path, *, name: str | None = None) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
-        when it cannot be read or is binary, or is a pipe nothing writes to."""
+        when it cannot be read or is binary, or is a pipe nothing writes to; `name`: how
+        messages name it (default: `path`)."""
         from .transports.base import read_named_file
 
         whole = Path(os.path.abspath(Path(path).expanduser()))
+        said = str(path) if name is None else name
         for part in (whole, *whole.parents):  # a link planted in /tmp sends what it leads to
             if (owner := _planted_link_owner(part)) is not None:
-                raise BadInput(f"{path}" + ("" if part == whole else f" (its part {part})")
+                raise BadInput(f"{said}" + ("" if part == whole else f" (its part {part})")
                                + f" is a symbolic link another user (uid {owner}) made in a "
                                f"shared directory, leading to {os.readlink(part)}: a job "
                                "script is not read through it; give your own file")
         try:  # a pipe is read as its writer fills it (`<(./make.sh)`); /dev/zero never ends
-            data = read_named_file(whole, MAX_SCRIPT_BYTES, name=str(path),
+            data = read_named_file(whole, MAX_SCRIPT_BYTES, name=said,
                                    instead="give the job script's file, or a pipe its "
                                    "writer fills")
         except IsADirectoryError:
-            raise BadInput(_directory_given(whole, str(path))) from None
+            raise BadInput(_directory_given(whole, said)) from None
         except OSError as e:
-            raise BadInput(f"cannot read {path}: {e.strerror}") from None
+            raise BadInput(f"cannot read {said}: {e.strerror}") from None
         if len(data) > MAX_SCRIPT_BYTES:
-            raise BadInput(f"{path}: more than {MAX_SCRIPT_BYTES} bytes, more than a job "
+            raise BadInput(f"{said}: more than {MAX_SCRIPT_BYTES} bytes, more than a job "
                            "script holds (Slurm's own bound, max_script_size, is 4 MB by "
                            "default): not read further")
-        return script_text(data, str(path))
+        return script_text(data, said)
 
     @staticmethod
     def walltime_seconds(text: str) -> int:

@@ -13,10 +13,11 @@ override as YAML means them.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gc
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -437,3 +438,58 @@ def alias_hint(text: str, problem: str, mark: Any) -> str:
     line = text.count("\n", 0, at.start()) + 1
     return (f"; its anchor &{m.group(1)} is on line {line}, below: YAML reads an alias only "
             "after its anchor, so move the anchor above its first use")
+
+
+def first_key_not_text(data: Any, skip: Callable[[tuple[Any, ...]], bool] = lambda loc: False
+                       ) -> tuple[tuple[Any, ...], Any] | None:
+    """The first mapping key in `data` that YAML did not read as text (`1:`, `true:`, `~:`,
+    `2024-01-01:`: a number, a boolean, null, a date), as (the place of its mapping, the
+    key); None when every key is text. `skip(loc)`: a value not looked into (one holding
+    anything, e.g. an `x-` block of anchors). A value an alias shares is looked at once."""
+    seen: set[int] = set()
+    todo: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while todo:
+        loc, obj = todo.pop()
+        if not isinstance(obj, (dict, list)) or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            bad = next((k for k in obj if not isinstance(k, str)), _NONE)
+            if bad is not _NONE:
+                return loc, bad
+            items = [(loc + (k,), v) for k, v in obj.items()]
+        else:
+            items = [(loc + (i,), v) for i, v in enumerate(obj)]
+        todo.extend(reversed([(at, v) for at, v in items if not skip(at)]))
+    return None
+
+
+_NONE = object()
+
+
+def key_not_text(root: yaml.Node | None, loc: tuple[Any, ...], key: Any) -> tuple[str, str]:
+    """How a key `first_key_not_text` found reads in a message: (`1 is a number`, ' (line
+    N)'), the key as written in the file (`yes`, `0x1F`) when its node is found."""
+    kind = "a boolean" if isinstance(key, bool) else "null (no key)" if key is None else \
+        "a number" if isinstance(key, (int, float)) else \
+        "a date" if isinstance(key, datetime.date) else type(key).__name__
+    written, line = ("~" if key is None else str(key).lower() if isinstance(key, bool)
+                     else str(key)), ""
+    mapping = node_at(root, loc)
+    for k, _ in mapping.value if isinstance(mapping, yaml.MappingNode) else []:
+        if isinstance(k, yaml.ScalarNode) and k.tag not in (MERGE_TAG, STR_TAG) and \
+                _same_key(k, key):
+            written, line = k.value or "~", f" (line {k.start_mark.line + 1})"
+            break
+    return f"{written} is read by YAML as {kind}", line
+
+
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _same_key(node: yaml.ScalarNode, key: Any) -> bool:
+    try:
+        value = yaml.safe_load(yaml.serialize(node))
+    except yaml.YAMLError:
+        return False
+    return type(value) is type(key) and value == key

@@ -7,11 +7,12 @@ import argparse
 import contextlib
 import json
 import math
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import Job, JobSpec, one_line, visible
+from ..model import BadInput, Job, JobSpec, one_line, visible
 
 if TYPE_CHECKING:
     from ..summary import SiteSummary
@@ -85,21 +86,53 @@ def site_row(summary: SiteSummary) -> dict[str, Any]:
     return summary.model_dump(mode="json") | {"partitions": [p.name for p in summary.partitions]}
 
 
-def read_script(path: str) -> str:
+STDIN = "-"  # a script argument that means standard input (unless a file is named so)
+STDIN_JOB_NAME = "stdin"  # the job name of a script piped in that names none
+
+
+def from_stdin(path: str) -> bool:
+    """Whether the script argument `path` means standard input: `-`, no file of that name."""
+    return path == STDIN and not os.path.lexists(path)
+
+
+def read_script(path: str, command: str) -> str:
+    """The script the `command` (submit, place, translate) was given: the file at `path`, or
+    standard input for `-` (`./make_job.sh | diamond submit -`). BadInput for a `-` whose
+    standard input is a terminal (a read would wait for typing no one meant)."""
     from ..federation import Federation
 
-    return Federation.read_script(path)
+    if not from_stdin(path):
+        return Federation.read_script(path)
+    if _stdin_is_terminal():
+        raise BadInput(f"- reads the job script from standard input, which is a terminal "
+                       f"here: pipe it in (./make_job.sh | diamond {command} -, or "
+                       f"diamond {command} - < job.sh), or name its file")
+    text = Federation.read_script("/dev/stdin", name="the script on standard input")
+    if not text.strip():
+        raise BadInput(f"- reads the job script from standard input, and it held nothing"
+                       f"{' but blanks' if text else ''}: pipe the script in, or name its "
+                       "file")
+    return text
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:  # no standard input at all: opening it says so
+        return False
 
 
 def spec_from_file(path: str, dialect: str | None = None, *, name: str | None = None,
-                   overrides: dict[str, Any] | None = None) -> JobSpec:
+                   overrides: dict[str, Any] | None = None,
+                   command: str = "submit") -> JobSpec:
     """A batch script in any dialect; a script without directives is run as is."""
     from ..federation import Federation
 
     # the file's name, its bytes that are not UTF-8 as "_" (the name of `caf\xe9.sh` was
     # no text, and its submit failed in the store)
-    stem = Path(path).stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return Federation.spec_from_text(read_script(path), dialect, name=name,
+    stem = STDIN_JOB_NAME if from_stdin(path) else \
+        Path(path).stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return Federation.spec_from_text(read_script(path, command), dialect, name=name,
                                      default_name=stem.replace("\ufffd", "_"),
                                      overrides=overrides)
 

@@ -107,7 +107,7 @@ def add_need_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    spec = spec_from_file(args.file, args.dialect, overrides=_needs(args))
+    spec = spec_from_file(args.file, args.dialect, overrides=_needs(args), command="place")
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
@@ -118,6 +118,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     spec = spec_from_file(args.file, args.dialect, name=args.name, overrides=_needs(args))
 
     async def go(fed):
+        _site_holding_a_partition(args, [c["name"] for c in fed.site_configs()])
         try:
             job = await fed.submit(spec, args.site, hold=args.hold, force=args.force,
                                    hedge=args.hedge)
@@ -141,6 +142,22 @@ def cmd_submit(args: argparse.Namespace) -> int:
                                             if args.wait else {})))
     out(args, job_json(job), job.id)  # only the id: `id=$(diamond submit FILE)` composes
     return 0
+
+
+def _site_holding_a_partition(args: argparse.Namespace, known: list[str]) -> None:
+    """`--site alpha:gpu` (or `alpha/gpu`, PBS's `gpu@alpha`): BadInput naming the site and
+    the partition, each in its own option (before, "unknown site 'alpha:gpu'")."""
+    from ..config import site_and_partition
+
+    split = site_and_partition(args.site, known)
+    if split is None:
+        return
+    site, partition = split
+    also = f" (--partition {args.partition} is given too: keep one)" \
+        if args.partition and args.partition != partition else ""
+    raise BadInput(visible(f"--site {args.site!r} names site {site} and partition "
+                           f"{partition}: a partition goes in its own option, --site {site} "
+                           f"--partition {partition}{also}"))
 
 
 async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsure) -> Any:
@@ -318,7 +335,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_translate(args: argparse.Namespace) -> int:
     from ..federation import Federation
 
-    text = read_script(args.file)
+    text = read_script(args.file, "translate")
     script, warnings, spec = Federation.translate(
         text, args.to, args.from_,
         dependency_ids="target" if getattr(args, "target_job_ids", False) else "source")
@@ -381,7 +398,7 @@ def add_job_commands(add: Adder) -> None:
     p = add("queue", cmd_queue, "a site's queue")
     p.add_argument("site", help="a site name from the sites file")
     p = add("place", cmd_place, "rank the sites for a job script")
-    p.add_argument("file", help="a batch script")
+    p.add_argument("file", help="a batch script (- reads it from standard input)")
     p.add_argument("--explain", action="store_true",
                    help="a table of every site: estimates, or why it cannot run the job")
     p.add_argument("--policy", default="diamond",
@@ -390,7 +407,8 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--dialect", type=filled("a dialect"), help=dialect_help)
     add_need_options(p)
     p = add("submit", cmd_submit, "submit a job script; prints the job id")
-    p.add_argument("file", help="a batch script (directives of any dialect, or none)")
+    p.add_argument("file", help="a batch script (directives of any dialect, or none; - "
+                   "reads it from standard input)")
     p.add_argument("--site", default="auto", help="a site name, or auto to let placement "
                    "choose (default)")
     p.add_argument("--name", type=filled("a name"),
@@ -448,7 +466,7 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--site", help="only this site's jobs")
     p.add_argument("--limit", type=count(1), default=50, help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")
-    p.add_argument("file", help="a batch script")
+    p.add_argument("file", help="a batch script (- reads it from standard input)")
     p.add_argument("--to", required=True, help="target dialect: slurm, pbs, lsf, flux or sge")
     p.add_argument("--from", dest="from_", help=dialect_help)
     p.add_argument("--target-job-ids", action="store_true",

@@ -1064,17 +1064,16 @@ def _site_with_more(name: str, sites: list[str]) -> tuple[str | None, str]:
     """The site in a `site:` holding more than a site's name, and what to do with the rest:
     `alpha:gpu`, `alpha/gpu` and PBS's `gpu@alpha` name a partition or queue (the script's
     own directive), `me@alpha.example.org` a login (the sites file's); (None, "") else."""
-    m = re.fullmatch(r"([^:/@\s]+)([:/@])([^:/@\s]+)", name.strip())
-    if m is None:
-        return None, ""
-    first, sep, last = m.groups()
-    if sep in ":/" and first in sites or sep == "@" and last in sites:
-        queue, site = (last, first) if sep in ":/" else (first, last)
+    from ..config import site_and_partition
+
+    if (split := site_and_partition(name, sites)) is not None:
+        site, queue = split
         what = queue if _NAME.fullmatch(queue) else "NAME"
         return site, (f"a partition or queue ({queue!r}) is asked for in the step's script "
                       f"(#SBATCH -p {what}, #PBS -q {what}, #BSUB -q {what}), not in `site:`")
-    host = last.split(".")[0]
-    if sep == "@" and host in sites:
+    m = re.fullmatch(r"[^:/@\s]+@([^:/@\s]+)", name.strip())
+    host = m[1].split(".")[0] if m else None
+    if host in sites:
         return host, ("a site is named as the sites file names it: its login and host are "
                       "the file's (transport: {host: ..., user: ...})")
     return None, ""
@@ -1238,6 +1237,8 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         wf = Workflow.model_validate(data)
     except ValidationError as e:
         err = _first_error(e.errors())
+        if err["type"] == "invalid_key" or err["loc"][-1:] == ("[key]",):
+            _keys_are_text(data, source, lines)  # `1:`, `true:` named as written
         msg = str(err["msg"]).removeprefix("Value error, ")
         unknown = err["type"] == "extra_forbidden"
         if unknown:
@@ -1274,6 +1275,34 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
         raise BadInput(f"{head}{e}{_line_note(lines, e.loc)}") from None
     except BadInput as e:
         raise BadInput(f"{head}{e}") from None
+
+
+def _keys_are_text(data: dict[str, Any], source: str,
+                   lines: Callable[[], Any] | None) -> None:
+    """A key YAML read as a number, a boolean or null (`1:`, `yes:`, `~:` in a step), once
+    validation found one: BadInput naming the step, the key as written and its line, with
+    the fields there are (pydantic said "[1]: Keys should be strings", and `true:` was
+    named as 1)."""
+    from ..strict_yaml import first_key_not_text, key_not_text
+
+    found = first_key_not_text(data, skip=lambda loc: len(loc) == 1 and
+                               str(loc[0]).startswith("x-"))
+    if found is None:
+        return
+    loc, key = found
+    said, line = key_not_text(lines() if lines is not None else None, loc, key)
+    model = {0: Workflow, 2: Step, 4: StepInput}.get(len(loc)) \
+        if loc[:1] in ((), ("steps",)) and loc[2:3] in ((), ("inputs",)) else None
+    if model is not None:
+        whose = {Workflow: "a workflow's", Step: "a step's", StepInput: "an input's"}[model]
+        accepted = [f.alias or n for n, f in model.model_fields.items()]
+        if model is Step:  # read into `script` before the step is validated
+            accepted.insert(accepted.index("script") + 1, "script_file")
+        hint = f"{whose} fields are named: {', '.join(accepted)}" + (
+            ", and x-* keys hold YAML anchors" if model is Workflow else "")
+    else:
+        hint = "quote it if it is meant as text"
+    raise BadInput(f"{source}: {_where(data, loc)}: key {said}, not a name; {hint}{line}")
 
 
 def _inputs_named_by_output(steps: list[Any], data: Any, source: str,

@@ -272,30 +272,26 @@ class SSHTransport(ShellMixin):
         """Log in to the site itself (no holder), in this thread: for the holder process."""
         return self._connect(None)
 
-    async def keep_login(self, idle_s: float,
+    async def keep_login(self, idle_s: float | None,
                          ask: InteractiveHandler | None = None) -> dict[str, Any]:
         """Leave a login holder keeping one authenticated connection to the site for later
-        processes, until `idle_s` seconds pass with nothing running through it (or
+        processes, until `idle_s` seconds pass with nothing running through it (None: until
         `end_kept_login`).
         Its one-time code prompt goes to `ask` (else the transport's handler): one attempt.
         {"new_connection", "socket", "pid"}; a holder already alive is kept (pid None)."""
         path = self._holder_path(create=True)
-        live = await self._in_pool(ssh_holder.connect, path, self.spec.user,
-                                   self.cfg.connect_timeout_s)
-        if live is not None:
-            live.close()
-            return {"new_connection": False, "socket": str(path), "pid": None}
         ask = ask or self.interactive_handler
         handler = ask and wrap_handler(ask, asyncio.get_running_loop())
         try:
-            pid = await self._in_pool(ssh_holder.start, self.cfg, self.name, path, idle_s,
-                                      handler)
+            pid = await self._in_pool(ssh_holder.keep, self.cfg, self.name, path,
+                                      self.spec.user, idle_s, handler,
+                                      self.cfg.connect_timeout_s)
         except AuthError as e:
             if e.interactive:
                 self._login_failed = e
             raise
         self._login_failed = None
-        return {"new_connection": True, "socket": str(path), "pid": pid}
+        return {"new_connection": pid is not None, "socket": str(path), "pid": pid}
 
     async def end_kept_login(self) -> bool:
         """End this login's holder; True when one was running."""

@@ -253,7 +253,8 @@ def start(cfg: TransportConfig, site: str, path: Path, idle_s: float | None,
                     reply: dict[str, Any] = {"answers": [str(a) for a in answers]}
                 except Exception as e:  # the prompt was closed: the holder fails the login
                     reply = {"cancel": str(e)}
-                _send(proc.stdin, reply)
+                with contextlib.suppress(BrokenPipeError):  # it gave up waiting: said below
+                    _send(proc.stdin, reply)
             elif "ready" in msg:
                 return proc.pid
             elif "error" in msg:

@@ -187,6 +187,11 @@ class Site:
         if hasattr(self.transport, "interactive_handler"):
             self.transport.interactive_handler = ask
 
+    def use_login_holder(self, use: bool) -> None:
+        """Whether connections go through a login holder (`keep_login`) when one is there."""
+        if hasattr(self.transport, "use_holder"):
+            self.transport.use_holder = use
+
     async def login(self, ask: Any = None) -> bool:
         """Connect now, one attempt, asking `ask` for a code if wanted; True: a new connection."""
         login = getattr(self.transport, "login", None)

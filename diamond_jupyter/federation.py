@@ -256,8 +256,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  min_poll_s: float = 2.0, store_poll_s: float | None = None,
                  allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
                  intent_sweep_s: float | None = 30.0,
-                 unsure_submit_settle_s: float | None = None) -> None:
-        """`intent_grace_s`: how old an unbound submit intent must be before recovery looks
+                 unsure_submit_settle_s: float | None = None,
+                 use_login_holders: bool = True) -> None:
+        """`use_login_holders`: connect through a login kept by `login(persist_s=...)` when
+        one is there (a command's engine); a long-lived engine (the Jupyter server, a
+        kernel's, MCP) connects itself, so its background work never keeps a holder past
+        its idle time nor ends with it.
+        `intent_grace_s`: how old an unbound submit intent must be before recovery looks
         its token up (younger ones may be another process's submit in flight);
         `intent_sweep_s`: how often a started Federation does so (None: only at start);
         `unsure_submit_settle_s`: how old an intent whose token finds no job must be before
@@ -272,6 +277,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.sites = Sites(
             (make_site(s) for s in cfg.sites if allowed is None or s.name in allowed),
             allowed=allowed, configured=[s.name for s in cfg.sites])
+        for site in self.sites.values():
+            site.use_login_holder(use_login_holders)
         self.store = store or Store(cfg.store)
         self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
                                min_poll_s=min_poll_s,

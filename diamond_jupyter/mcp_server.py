@@ -49,7 +49,8 @@ class _Engine:
         if self.fed is None:
             from .federation import Federation
 
-            fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0)
+            fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0,
+                             use_login_holders=False)
             await fed.start(recover=False)
             self.fed = fed
         if self.root is not None and self.fed.server_root is None:

@@ -374,6 +374,19 @@ def _shown(m: re.Match[str]) -> str:
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
+_TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def time_value(text: str) -> int | None:
+    """Seconds of a time as ssh_config writes one (`600`, `10m`, `1h30m`: units s, m, h, d, w
+    in either case, as sshd_config(5)'s TIME FORMATS); None when `text` is not one."""
+    written = text.strip().lower()
+    parts = re.findall(r"(\d+)([smhdw]?)", written)
+    if not parts or "".join(n + u for n, u in parts) != written:
+        return None
+    return sum(int(n) * _TIME_UNITS[u] for n, u in parts)
+
+
 def visible(text: str, *, keep_colour: bool = False) -> str:
     """`text` (from a job, a scheduler, a user) safe to print on a terminal: each character
     a terminal would act on rather than show is written out (ESC as \\x1b), so what is shown

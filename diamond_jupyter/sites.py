@@ -187,18 +187,29 @@ class Site:
         if hasattr(self.transport, "interactive_handler"):
             self.transport.interactive_handler = ask
 
+    def use_login_holder(self, use: bool) -> None:
+        """Whether connections go through a login holder (`keep_login`) when one is there."""
+        if hasattr(self.transport, "use_holder"):
+            self.transport.use_holder = use
+
     async def login(self, ask: Any = None) -> bool:
         """Connect now, one attempt, asking `ask` for a code if wanted; True: a new connection."""
         login = getattr(self.transport, "login", None)
         return bool(await login(ask)) if login is not None else False
 
     async def keep_login(self, idle_s: float, ask: Any = None) -> dict[str, Any]:
-        """Log in and leave a holder keeping the connection for later processes (SSH only)."""
+        """Log in and leave a holder keeping the connection for later processes until unused
+        `idle_s` seconds (math.inf: until `end_kept_login`; SSH only)."""
         hold = getattr(self.transport, "keep_login", None)
         if hold is None:
             raise BadInput(f"site {self.name}: a login can be kept only on an ssh transport, "
                            f"and this site's is {self.cfg.transport.kind}")
         return await hold(idle_s, ask)
+
+    def ssh_config_keeps(self) -> dict[str, Any] | None:
+        """What the user's ssh_config says of keeping the login (ControlPersist; SSH only)."""
+        read = getattr(self.transport, "ssh_config_keeps", None)
+        return read() if read is not None else None
 
     async def end_kept_login(self) -> bool:
         """End the login holder (`keep_login`); False when none was running or none can be."""

@@ -7,8 +7,10 @@ leaves on disk."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -16,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,7 @@ from sshd_helper import TEST_USER, MfaSshServer, ensure_user
 
 from diamond_jupyter.cli.login import duration
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.model import BadInput, SiteError
 from diamond_jupyter.store import Store
 from diamond_jupyter.transports import AuthError, ssh_holder
 
@@ -365,3 +368,84 @@ async def test_a_holder_whose_connection_drops_ends_and_commands_connect_themsel
         assert (t["connections_opened"], t["holder_connections"]) == (1, 0)
     finally:
         await fed.close()
+
+
+class _Said(logging.Handler):
+    """Sets `event` when a record of `logger` says `words` (from any thread)."""
+
+    def __init__(self, words: str):
+        super().__init__()
+        self.words, self.event = words, threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage():
+            self.event.set()
+
+
+async def test_two_kept_logins_at_once_start_one_holder(runtime_dir, tmp_path, own_sshd, door):
+    sites = _door_sites(tmp_path, own_sshd, door)
+    waiting = _Said("is starting the kept connection; waiting for it")
+    logger = logging.getLogger(ssh_holder.__name__)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(waiting)
+    second_asked: list = []
+    second = _fed(sites, tmp_path, second_asked)
+    first = Federation(sites, store=Store(tmp_path / "store.sqlite"), poll_interval_s=3600,
+                       min_poll_s=3600)
+    later: dict[str, asyncio.Task] = {}
+
+    async def ask_while_the_second_comes(title, instructions, prompts):
+        # the first holds the start while its code is asked: the second login comes now
+        later["second"] = asyncio.create_task(second.login("alpha", persist_s=300))
+        assert await asyncio.to_thread(waiting.event.wait, 30)
+        return [CODE]
+    first.set_interactive_handler(ask_while_the_second_comes)
+    try:
+        won = await first.login("alpha", persist_s=300)
+        lost = await later["second"]
+    finally:
+        logger.removeHandler(waiting)
+        logger.setLevel(level)
+        await first.close()
+        await second.close()
+    assert won["new_connection"] is True and won["holder"]["pid"] is not None
+    assert lost["new_connection"] is False and lost["holder"]["pid"] is None
+    assert lost["holder"]["socket"] == won["holder"]["socket"]
+    assert second_asked == [] and door.connections == 1
+    assert ssh_holder._spawned.keys() == {won["holder"]["pid"]}
+    # the lock went with the start: only the holder's socket and key are left
+    assert sorted(p.suffix for p in (runtime_dir / "diamond-ssh").iterdir()) == \
+        [".pub", ".sock"]
+
+
+def test_a_login_waiting_too_long_for_another_says_which(runtime_dir):
+    path = ssh_holder.socket_path("alpha", "u", "h", 22, create=True)
+    said = (rf"alpha: another login \(pid {os.getpid()}\) is starting the kept connection "
+            r"and has not finished after 0.2 s; answer its prompt or end it")
+    # another login is starting the holder: this one waits, then says which
+    with ssh_holder.starting(path, "alpha"), pytest.raises(SiteError, match=said), \
+            ssh_holder.starting(path, "alpha", wait_s=0.2):
+        pass
+    with ssh_holder.starting(path, "alpha", wait_s=0.2):  # let go: the next one starts
+        pass
+    assert list(path.parent.iterdir()) == []
+
+
+def test_two_cli_kept_logins_started_together_share_one_holder(runtime_dir, tmp_path,
+                                                               own_sshd, door):
+    sites = _door_sites(tmp_path, own_sshd, door)
+    env = {**{k: v for k, v in os.environ.items() if k != "DIAMOND_OTP"},
+           "DIAMOND_OTP": CODE, "DIAMOND_DATA_DIR": str(tmp_path / "data")}
+    procs = [subprocess.Popen([sys.executable, "-m", "diamond_jupyter.cli", "login", "alpha",
+                               "--persist", "5m", "--config", str(sites), "--json"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True) for _ in range(2)]
+    replies = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        replies.append(json.loads(out))
+    assert sorted(r["new_connection"] for r in replies) == [False, True]
+    assert len({r["holder"]["socket"] for r in replies}) == 1
+    assert door.connections == 1

@@ -26,7 +26,8 @@ class LocalEngine(Engine):
             if self._fed is None:
                 from ..federation import Federation
 
-                fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0)
+                fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0,
+                                 use_login_holders=False)
                 await fed.start(recover=False, resume_held=True)  # long-lived
                 self._fed = fed
             return self._fed

@@ -95,7 +95,8 @@ class DiamondApp(ExtensionApp):
             allowed = None if self.allowed_sites is None else [*self.allowed_sites, *mine]
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
-                store_poll_s=self.store_poll_s or None, allowed_sites=allowed)
+                store_poll_s=self.store_poll_s or None, allowed_sites=allowed,
+                use_login_holders=False)
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import stat as stat_mod
 import time
@@ -49,6 +50,7 @@ from .ssh_auth import (
     HostSpec,
     authenticate,
     check_local_files,
+    kept_login,
     load_ssh_config,
     parse_jump,
     resolve_host,
@@ -272,30 +274,38 @@ class SSHTransport(ShellMixin):
         """Log in to the site itself (no holder), in this thread: for the holder process."""
         return self._connect(None)
 
+    def ssh_config_keeps(self) -> dict[str, Any]:
+        """What the user's ssh_config says of keeping this host's login: {"idle_s"} (seconds
+        unused, math.inf: until logout; None: ssh keeps nothing), {"origin"} (the
+        ControlPersist line) and {"control_path"} (ssh's own master socket, which diamond does
+        not use: it keeps the login in its own holder). BadInput: a ControlPersist ssh
+        refuses."""
+        kept = kept_login(self._sshcfg, self.spec)
+        return {"idle_s": None if kept is None else kept.idle_s or math.inf,
+                "origin": kept and kept.origin, "control_path": self.spec.control_path
+                if (self.spec.control_master or "no").lower() != "no" else None}
+
     async def keep_login(self, idle_s: float,
                          ask: InteractiveHandler | None = None) -> dict[str, Any]:
         """Leave a login holder keeping one authenticated connection to the site for later
-        processes, until `idle_s` seconds pass with nothing running through it (or
-        `end_kept_login`).
+        processes, until `idle_s` seconds pass with nothing running through it (math.inf:
+        until `end_kept_login`).
         Its one-time code prompt goes to `ask` (else the transport's handler): one attempt.
         {"new_connection", "socket", "pid"}; a holder already alive is kept (pid None)."""
         path = self._holder_path(create=True)
-        live = await self._in_pool(ssh_holder.connect, path, self.spec.user,
-                                   self.cfg.connect_timeout_s)
-        if live is not None:
-            live.close()
-            return {"new_connection": False, "socket": str(path), "pid": None}
         ask = ask or self.interactive_handler
         handler = ask and wrap_handler(ask, asyncio.get_running_loop())
         try:
-            pid = await self._in_pool(ssh_holder.start, self.cfg, self.name, path, idle_s,
-                                      handler)
+            pid = await self._in_pool(ssh_holder.keep, self.cfg, self.name, path,
+                                      self.spec.user, None if math.isinf(idle_s) else idle_s,
+                                      handler,
+                                      self.cfg.connect_timeout_s)
         except AuthError as e:
             if e.interactive:
                 self._login_failed = e
             raise
         self._login_failed = None
-        return {"new_connection": True, "socket": str(path), "pid": pid}
+        return {"new_connection": pid is not None, "socket": str(path), "pid": pid}
 
     async def end_kept_login(self) -> bool:
         """End this login's holder; True when one was running."""

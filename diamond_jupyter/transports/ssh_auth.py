@@ -25,7 +25,7 @@ from typing import Any
 import paramiko
 
 from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_problem
-from ..model import BadInput, SiteError, visible
+from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
 from .ssh_config_lines import check_line, without_comment
@@ -63,6 +63,11 @@ class HostSpec:
     global_known_hosts_files: list[str] | None = None
     # ssh_config's HashKnownHosts: a host trusted on first use is added under its hash
     hash_known_hosts: bool = False
+    # ssh_config's ControlMaster, ControlPath and ControlPersist, as written (None: not
+    # given): ssh's own connection sharing, which `kept_login` reads
+    control_master: str | None = None
+    control_path: str | None = None
+    control_persist: str | None = None
 
     @property
     def label(self) -> str:
@@ -353,7 +358,50 @@ def resolve_host(
         c["globalknownhostsfile"].strip().lower() == "none" else [
             expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
+        control_master=c.get("controlmaster"),
+        control_path=c.get("controlpath"),
+        control_persist=c.get("controlpersist"),
     )
+
+
+@dataclass
+class KeptLogin:
+    """How long ssh would keep this host's master connection after its last use (ControlMaster
+    with ControlPersist): `idle_s` None for until it is told to exit; `origin` the line."""
+
+    idle_s: float | None
+    origin: str
+
+
+_MASTER_ON = ("yes", "auto", "ask", "autoask")
+
+
+def kept_login(sshcfg: paramiko.SSHConfig, spec: HostSpec) -> KeptLogin | None:
+    """The login ssh would keep for `spec`'s host: ControlPersist `yes` or `0` (until told to
+    exit) or a time (`30m`: after that long unused), with a ControlMaster sharing it and a
+    ControlPath; None when ssh keeps nothing past its command (`ControlPersist no`, none
+    given, ControlMaster no, ControlPath none or none given). A ControlPersist value ssh
+    refuses is refused, naming its line."""
+    persist = (spec.control_persist or "").strip()
+    if not persist:
+        return None
+    origin = _origin(sshcfg, "controlpersist", persist)
+    word = persist.lower()
+    if word in ("yes", "true"):
+        seconds: float | None = None
+    elif word in ("no", "false"):
+        return None
+    elif (value := time_value(persist)) is not None:
+        seconds = float(value) or None  # `0`: as yes
+    else:
+        raise BadInput(f"{origin}: ControlPersist {visible(persist)[:60]!r} is not yes, no or "
+                       "a time such as 600, 10m or 1h30m (ssh refuses it too: Bad "
+                       "ControlPersist argument)")
+    master = (spec.control_master or "no").strip().lower()
+    path = (spec.control_path or "none").strip().lower()
+    if master not in _MASTER_ON or path == "none":
+        return None  # ControlPersist alone: ssh shares and keeps nothing
+    return KeptLogin(seconds, f"{origin}: ControlPersist {persist}")
 
 
 def _every_value(sshcfg: paramiko.SSHConfig, alias: str, key: str, user: str) -> list[str]:

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
+import logging
+import math
 import os
 import re
 import signal
@@ -28,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,9 +41,12 @@ from ..config import TransportConfig
 from ..model import BadInput, SiteError
 from .base import AuthError, HostKeyError
 
+log = logging.getLogger(__name__)
 STOP_REQUEST = "diamond-holder-stop"
 _MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its final NUL
+_BINDING = ".new"  # the suffix of a socket bound but not yet listening
 _PUMP = 32768
+START_WAIT_S = 120.0  # how long a login waits for another one starting the same holder
 
 
 # ---- where holders live, and who may talk to them ----
@@ -74,7 +80,7 @@ def socket_path(site: str, user: str, hostname: str, port: int, create: bool = F
     digest = hashlib.sha256(f"{site}\0{user}\0{hostname}\0{port}".encode()).hexdigest()[:16]
     readable = re.sub(r"[^A-Za-z0-9_.-]", "_", site)[:24]
     path = holder_dir(create) / f"{readable}-{digest}.sock"
-    if len(os.fsencode(str(path))) > _MAX_SOCKET_PATH:
+    if len(os.fsencode(str(path) + _BINDING)) > _MAX_SOCKET_PATH:
         raise BadInput(f"the holder socket path {path} is longer than a Unix socket allows "
                        f"({_MAX_SOCKET_PATH} bytes); set XDG_RUNTIME_DIR to a shorter directory")
     return path
@@ -82,6 +88,17 @@ def socket_path(site: str, user: str, hostname: str, port: int, create: bool = F
 
 def _key_path(sock: Path) -> Path:
     return sock.with_suffix(".pub")
+
+
+def _lock_path(sock: Path) -> Path:
+    return sock.with_suffix(".lock")
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
 
 
 def peer_uid(conn: socket.socket) -> int:
@@ -104,7 +121,8 @@ def connect(path: Path, user: str, timeout: float) -> paramiko.Transport | None:
     """An SSH transport through the holder at `path`, or None when there is no live holder
     (nothing there, a stale socket, a holder whose site connection is gone, or one run by
     another uid): the caller then connects to the site itself."""
-    if not path.exists():
+    seen = _inode(path)
+    if seen is None:
         return None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
@@ -112,7 +130,9 @@ def connect(path: Path, user: str, timeout: float) -> paramiko.Transport | None:
         s.connect(str(path))
     except OSError as e:
         s.close()
-        if e.errno == errno.ECONNREFUSED:  # a holder that died without cleaning up
+        # a holder that died without cleaning up (the socket refused is still the one there:
+        # a holder starting meanwhile put its own in place, listening, and is kept)
+        if e.errno == errno.ECONNREFUSED and _inode(path) == seen:
             with contextlib.suppress(OSError):
                 path.unlink()
                 _key_path(path).unlink()
@@ -148,10 +168,66 @@ def stop(path: Path, user: str, timeout: float = 10.0) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def starting(path: Path, site: str, wait_s: float = START_WAIT_S) -> Iterator[None]:
+    """The right to start the holder at `path`: an flock on a file beside it, so two logins
+    at once start one holder. The file names the process holding it and is removed when let
+    go (a process that was waiting on a removed file opens the new one). A login that waits
+    longer than `wait_s` for another is refused, naming that process."""
+    lock = _lock_path(path)
+    deadline = time.monotonic() + wait_s
+    waiting = False
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                    if time.monotonic() >= deadline:
+                        raise SiteError(
+                            f"{site}: another login (pid {other}) is starting the kept "
+                            f"connection and has not finished after {wait_s:g} s; answer its "
+                            "prompt or end it, then log in again") from None
+                    if not waiting:
+                        log.info("%s: another login (pid %s) is starting the kept connection; "
+                                 "waiting for it", site, other)
+                        waiting = True
+                    time.sleep(0.05)  # flock has no timeout of its own
+            if os.fstat(fd).st_ino != _inode(lock):  # removed while we waited: the new one
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                yield
+            finally:
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+            return
+        finally:
+            os.close(fd)
+
+
+def keep(cfg: TransportConfig, site: str, path: Path, user: str, idle_s: float | None,
+         ask: Callable[[str, str, list[tuple[str, bool]]], list[str]] | None,
+         timeout: float) -> int | None:
+    """The holder at `path`, started unless one is alive (`start`; None: no idle end): the
+    new holder's pid, or None when one was there already. One login at a time starts it
+    (`starting`): a login that comes while another starts it waits, then uses that one."""
+    with starting(path, site):
+        live = connect(path, user, timeout)
+        if live is not None:
+            live.close()
+            return None
+        return start(cfg, site, path, idle_s, ask)
+
+
 _spawned: dict[int, subprocess.Popen] = {}  # holders this process started (reaped on exit)
 
 
-def start(cfg: TransportConfig, site: str, path: Path, idle_s: float,
+def start(cfg: TransportConfig, site: str, path: Path, idle_s: float | None,
           ask: Callable[[str, str, list[tuple[str, bool]]], list[str]] | None) -> int:
     """Start a holder for `site` at `path`, ending after `idle_s` seconds unused; its prompts
     are put to `ask` (over the holder's stdin and stdout, never the socket). Blocks until
@@ -177,7 +253,8 @@ def start(cfg: TransportConfig, site: str, path: Path, idle_s: float,
                     reply: dict[str, Any] = {"answers": [str(a) for a in answers]}
                 except Exception as e:  # the prompt was closed: the holder fails the login
                     reply = {"cancel": str(e)}
-                _send(proc.stdin, reply)
+                with contextlib.suppress(BrokenPipeError):  # it gave up waiting: said below
+                    _send(proc.stdin, reply)
             elif "ready" in msg:
                 return proc.pid
             elif "error" in msg:
@@ -281,23 +358,28 @@ class _Holder:
         self.open_channels = 0
         self.last_used = time.monotonic()
         self.legs: list[paramiko.Transport] = []
+        self.inode: int | None = None  # of the socket this holder put at `path`
 
     def listen(self) -> socket.socket:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()  # a stale socket: `connect` found no one behind it
+        """Listen at the holder's path: bound at a name beside it and renamed into place once
+        listening, so a command never finds this socket refusing (and removes it as stale)."""
         key_file = _key_path(self.path)
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(f"{self.key.get_name()} {self.key.get_base64()}\n")
+        binding = Path(str(self.path) + _BINDING)
+        with contextlib.suppress(FileNotFoundError):
+            binding.unlink()  # left by a holder that died while starting
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is 0600 from the start
         try:
-            srv.bind(str(self.path))
+            srv.bind(str(binding))
         finally:
             os.umask(old)
-        os.chmod(self.path, 0o600)
         srv.listen(16)
         srv.settimeout(1.0)
+        os.replace(binding, self.path)  # a stale socket there is replaced
+        self.inode = _inode(self.path)
         return srv
 
     def serve(self, srv: socket.socket) -> None:
@@ -383,13 +465,17 @@ class _Holder:
         threading.Thread(target=stdin, daemon=True).start()
         threading.Thread(target=outputs, daemon=True).start()
 
-    def close(self) -> None:
+    def close(self, srv: socket.socket) -> None:
+        """Take the socket away (only this holder's own: a holder started after this one
+        ended keeps its), then stop listening and close everything."""
+        if self.inode is not None and _inode(self.path) == self.inode:
+            for p in (self.path, _key_path(self.path)):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+        srv.close()
         for leg in self.legs:
             leg.close()
         self.conn.close()
-        for p in (self.path, _key_path(self.path)):
-            with contextlib.suppress(OSError):
-                p.unlink()
 
 
 def _relay(out: IO[str], inp: IO[str]) -> Callable[[str, str, list[tuple[str, bool]]],
@@ -420,7 +506,8 @@ def main() -> int:
                                  interactive_handler=_relay(sys.stdout, sys.stdin),
                                  reconnect_attempts=1, use_holder=False)
         conn = transport.connect_blocking()
-        holder = _Holder(conn, path, float(req["idle_s"]))
+        idle_s = math.inf if req["idle_s"] is None else float(req["idle_s"])
+        holder = _Holder(conn, path, idle_s)
         srv = holder.listen()
     except AuthError as e:
         _send(sys.stdout, {"error": str(e), "kind": "auth", "interactive": e.interactive})
@@ -441,8 +528,7 @@ def main() -> int:
     try:
         holder.serve(srv)
     finally:
-        srv.close()
-        holder.close()
+        holder.close(srv)
     return 0
 
 

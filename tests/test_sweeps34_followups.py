@@ -239,3 +239,25 @@ def test_a_negative_think_time_other_than_minus_one_is_noted(tmp_path: Path) -> 
                     "18: -30): read as 0 s, no wait after the preceding job's end")
     path.write_text("; MaxProcs: 16\n" + "".join(_swf_line(n) for n in range(1, 10)))
     assert not [n for n in read_swf(path).notes if "think time" in n]
+
+
+# -- follow-ups: a one-index PBS Pro array, Grid Engine names in a Slurm path, IgnoreUnknown
+
+def test_only_the_first_ignore_unknown_line_counts_as_in_ssh(tmp_path: Path) -> None:
+    """ssh keeps the first IgnoreUnknown's patterns and passes over the later lines (they
+    were added together: a keyword ssh refuses passed)."""
+    with pytest.raises(BadInput, match="line 3: 'UseKeyring' is not an ssh_config keyword"):
+        _looked_up(tmp_path, "IgnoreUnknown UseKeychain\nIgnoreUnknown UseKeyring\n"
+                             "UseKeyring yes\nHost hpc\n  HostName login\n")
+    assert _looked_up(tmp_path, "IgnoreUnknown UseKeyring,Frob*\nIgnoreUnknown Other\n"
+                                "UseKeyring yes\nFrobnicate 1\nHost hpc\n  HostName login\n"
+                      ) == "login"
+
+
+def test_the_first_ignore_unknown_holds_across_an_include(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "extra").write_text("IgnoreUnknown UseKeyring\nUseKeyring yes\n")
+    with pytest.raises(BadInput, match="extra line 2: 'UseKeyring'"):
+        _looked_up(tmp_path, "IgnoreUnknown UseKeychain\nInclude extra\n")

@@ -261,3 +261,38 @@ def test_the_first_ignore_unknown_holds_across_an_include(tmp_path: Path,
     (tmp_path / ".ssh" / "extra").write_text("IgnoreUnknown UseKeyring\nUseKeyring yes\n")
     with pytest.raises(BadInput, match="extra line 2: 'UseKeyring'"):
         _looked_up(tmp_path, "IgnoreUnknown UseKeychain\nInclude extra\n")
+
+
+def _pbs_one_index_said(index: str, written: str, held: str) -> str:
+    return (f"line 2: -J {written}: PBS Pro's qsub refuses a range whose end is not past its "
+            "start (illegal -J value); it takes X-Y[:STEP][%LIMIT] with X < Y; read as index "
+            f"{index} alone, written -J {held} for PBS Pro (the range holding it alone)")
+
+
+@pytest.mark.parametrize(("written", "index", "held"), [
+    ("5", "5", "5-6:2"), ("5-5", "5", "5-6:2"), ("7%2", "7", "7-8:2%2"), ("0-0:3", "0", "0-1:2")])
+def test_a_one_index_pbs_pro_array_is_said_when_read_translated_and_rendered(
+        written: str, index: str, held: str) -> None:
+    """qsub refuses `-J 5` and `-J 5-5`; they were read without a word."""
+    text = f"#!/bin/bash\n#PBS -J {written}\n./app\n"
+    said = _pbs_one_index_said(index, written, held)
+    pbs = get_script_dialect("pbs")
+    spec = pbs.parse_script(text)
+    assert spec.metadata["parse_notes"] == [said]
+    rendered = pbs.render_script(spec)  # what the submit of the script says
+    assert f"#PBS -J {held}\n" in rendered.script
+    assert rendered.warnings.count(said) == 1, rendered.warnings
+    for target in ("pbs", "slurm"):
+        warnings = translate(text, target, "pbs")[1]
+        assert warnings.count(said) == 1, warnings
+
+
+def test_a_range_pbs_pro_takes_and_a_torque_index_say_nothing() -> None:
+    for text in ("#PBS -J 5-6", "#PBS -J 1-9:2%3", "#PBS -t 5\n#PBS -l nodes=1:ppn=2"):
+        script = _script(text)
+        assert not [w for w in translate(script, "pbs", "pbs")[1] if "-J" in w]
+    # qsub refuses the script for its first -J, but the rendered one has the last alone
+    pbs = get_script_dialect("pbs")
+    spec = pbs.parse_script(_script("#PBS -J 5\n#PBS -J 1-4"))
+    assert [n for n in spec.metadata["parse_notes"] if "-J 5:" in n]
+    assert not [w for w in pbs.render_script(spec).warnings if "-J" in w]

@@ -296,3 +296,30 @@ def test_a_range_pbs_pro_takes_and_a_torque_index_say_nothing() -> None:
     spec = pbs.parse_script(_script("#PBS -J 5\n#PBS -J 1-4"))
     assert [n for n in spec.metadata["parse_notes"] if "-J 5:" in n]
     assert not [w for w in pbs.render_script(spec).warnings if "-J" in w]
+
+
+def test_a_grid_engine_name_in_a_slurm_path_is_said_naming_line_and_name() -> None:
+    """sbatch writes $JOB_ID literally; Grid Engine expands it once translated (only $HOME
+    was said). Matched as Grid Engine matches: `$USERNAME` is $USER, `${JOB_NAME}` none."""
+    text = _script("#SBATCH --array=1-3\n#SBATCH -o out.$JOB_ID_$TASK_ID.log\n"
+                   "#SBATCH --error=logs/$USERNAME.${JOB_NAME}.err")
+    script, warnings, _ = translate(text, "sge", "slurm")
+    assert "#$ -o out.$JOB_ID_$TASK_ID.log\n" in script
+    tail = ("(sbatch writes it literally) is expanded by Grid Engine to {}; the file is named "
+            "otherwise (write a name without $ to keep the Slurm file's name)")
+    said = [w for w in warnings if "is expanded by Grid Engine" in w]
+    assert said == [
+        "approximated: line 3: $JOB_ID in --output out.$JOB_ID_$TASK_ID.log "
+        + tail.format("the job id (Slurm's %j)"),
+        "approximated: line 3: $TASK_ID in --output out.$JOB_ID_$TASK_ID.log "
+        + tail.format("the array task's index (Slurm's %a)"),
+        "approximated: line 4: $USER in --error logs/$USERNAME.${JOB_NAME}.err "
+        + tail.format("the job owner's user name (Slurm's %u)")], warnings
+    for target in ("slurm", "pbs"):  # written literally there too: nothing to say
+        assert not [w for w in translate(text, target, "slurm")[1] if "Grid Engine" in w]
+
+
+def test_a_slurm_path_with_its_own_tokens_says_nothing_of_grid_engine() -> None:
+    _, warnings, _ = translate(_script("#SBATCH -o out_%j_%a.log\n#SBATCH -e ${JOB_ID}.err"),
+                               "sge", "slurm")
+    assert not [w for w in warnings if "is expanded by Grid Engine" in w], warnings

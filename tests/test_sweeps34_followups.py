@@ -239,3 +239,87 @@ def test_a_negative_think_time_other_than_minus_one_is_noted(tmp_path: Path) -> 
                     "18: -30): read as 0 s, no wait after the preceding job's end")
     path.write_text("; MaxProcs: 16\n" + "".join(_swf_line(n) for n in range(1, 10)))
     assert not [n for n in read_swf(path).notes if "think time" in n]
+
+
+# -- follow-ups: a one-index PBS Pro array, Grid Engine names in a Slurm path, IgnoreUnknown
+
+def test_only_the_first_ignore_unknown_line_counts_as_in_ssh(tmp_path: Path) -> None:
+    """ssh keeps the first IgnoreUnknown's patterns and passes over the later lines (they
+    were added together: a keyword ssh refuses passed)."""
+    with pytest.raises(BadInput, match="line 3: 'UseKeyring' is not an ssh_config keyword"):
+        _looked_up(tmp_path, "IgnoreUnknown UseKeychain\nIgnoreUnknown UseKeyring\n"
+                             "UseKeyring yes\nHost hpc\n  HostName login\n")
+    assert _looked_up(tmp_path, "IgnoreUnknown UseKeyring,Frob*\nIgnoreUnknown Other\n"
+                                "UseKeyring yes\nFrobnicate 1\nHost hpc\n  HostName login\n"
+                      ) == "login"
+
+
+def test_the_first_ignore_unknown_holds_across_an_include(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "extra").write_text("IgnoreUnknown UseKeyring\nUseKeyring yes\n")
+    with pytest.raises(BadInput, match="extra line 2: 'UseKeyring'"):
+        _looked_up(tmp_path, "IgnoreUnknown UseKeychain\nInclude extra\n")
+
+
+def _pbs_one_index_said(index: str, written: str, held: str) -> str:
+    return (f"line 2: -J {written}: PBS Pro's qsub refuses a range whose end is not past its "
+            "start (illegal -J value); it takes X-Y[:STEP][%LIMIT] with X < Y; read as index "
+            f"{index} alone, written -J {held} for PBS Pro (the range holding it alone)")
+
+
+@pytest.mark.parametrize(("written", "index", "held"), [
+    ("5", "5", "5-6:2"), ("5-5", "5", "5-6:2"), ("7%2", "7", "7-8:2%2"), ("0-0:3", "0", "0-1:2")])
+def test_a_one_index_pbs_pro_array_is_said_when_read_translated_and_rendered(
+        written: str, index: str, held: str) -> None:
+    """qsub refuses `-J 5` and `-J 5-5`; they were read without a word."""
+    text = f"#!/bin/bash\n#PBS -J {written}\n./app\n"
+    said = _pbs_one_index_said(index, written, held)
+    pbs = get_script_dialect("pbs")
+    spec = pbs.parse_script(text)
+    assert spec.metadata["parse_notes"] == [said]
+    rendered = pbs.render_script(spec)  # what the submit of the script says
+    assert f"#PBS -J {held}\n" in rendered.script
+    assert rendered.warnings.count(said) == 1, rendered.warnings
+    for target in ("pbs", "slurm"):
+        warnings = translate(text, target, "pbs")[1]
+        assert warnings.count(said) == 1, warnings
+
+
+def test_a_range_pbs_pro_takes_and_a_torque_index_say_nothing() -> None:
+    for text in ("#PBS -J 5-6", "#PBS -J 1-9:2%3", "#PBS -t 5\n#PBS -l nodes=1:ppn=2"):
+        script = _script(text)
+        assert not [w for w in translate(script, "pbs", "pbs")[1] if "-J" in w]
+    # qsub refuses the script for its first -J, but the rendered one has the last alone
+    pbs = get_script_dialect("pbs")
+    spec = pbs.parse_script(_script("#PBS -J 5\n#PBS -J 1-4"))
+    assert [n for n in spec.metadata["parse_notes"] if "-J 5:" in n]
+    assert not [w for w in pbs.render_script(spec).warnings if "-J" in w]
+
+
+def test_a_grid_engine_name_in_a_slurm_path_is_said_naming_line_and_name() -> None:
+    """sbatch writes $JOB_ID literally; Grid Engine expands it once translated (only $HOME
+    was said). Matched as Grid Engine matches: `$USERNAME` is $USER, `${JOB_NAME}` none."""
+    text = _script("#SBATCH --array=1-3\n#SBATCH -o out.$JOB_ID_$TASK_ID.log\n"
+                   "#SBATCH --error=logs/$USERNAME.${JOB_NAME}.err")
+    script, warnings, _ = translate(text, "sge", "slurm")
+    assert "#$ -o out.$JOB_ID_$TASK_ID.log\n" in script
+    tail = ("(sbatch writes it literally) is expanded by Grid Engine to {}; the file is named "
+            "otherwise (write a name without $ to keep the Slurm file's name)")
+    said = [w for w in warnings if "is expanded by Grid Engine" in w]
+    assert said == [
+        "approximated: line 3: $JOB_ID in --output out.$JOB_ID_$TASK_ID.log "
+        + tail.format("the job id (Slurm's %j)"),
+        "approximated: line 3: $TASK_ID in --output out.$JOB_ID_$TASK_ID.log "
+        + tail.format("the array task's index (Slurm's %a)"),
+        "approximated: line 4: $USER in --error logs/$USERNAME.${JOB_NAME}.err "
+        + tail.format("the job owner's user name (Slurm's %u)")], warnings
+    for target in ("slurm", "pbs"):  # written literally there too: nothing to say
+        assert not [w for w in translate(text, target, "slurm")[1] if "Grid Engine" in w]
+
+
+def test_a_slurm_path_with_its_own_tokens_says_nothing_of_grid_engine() -> None:
+    _, warnings, _ = translate(_script("#SBATCH -o out_%j_%a.log\n#SBATCH -e ${JOB_ID}.err"),
+                               "sge", "slurm")
+    assert not [w for w in warnings if "is expanded by Grid Engine" in w], warnings

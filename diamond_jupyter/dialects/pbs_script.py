@@ -248,6 +248,7 @@ def _depend_terms(deps: list, torque: bool) -> list[str]:
 _PMEM = "pbs_pmem"  # metadata: -l pmem's MB (applied to every chunk once all are read)
 _EXCLHOST = "pbs_exclhost"  # metadata: place= asked exclhost, not excl
 _JOINED = "pbs_join"  # metadata: the last -j's value and line (resolved after -o, -e)
+_ONE_INDEX = "pbs_one_index"  # metadata: a -J of one index qsub refuses, and what says so
 
 
 class PbsScript:
@@ -376,6 +377,14 @@ class PbsScript:
                                     "0), e.g. 1-100:2" if o == "-J" else "indexes and ranges "
                                     "X-Y (X <= Y), comma separated, then %LIMIT > 0, e.g. 1-10%2")
             spec.metadata["pbs_flavor"] = "pro" if o == "-J" else "torque"
+            spec.metadata.pop(_ONE_INDEX, None)  # qsub keeps the last -J
+            if o == "-J" and (held := pro_one_index_range(v)) != v:
+                said = (f"line {item.lineno}: -J {v}: PBS Pro's qsub refuses a range whose end "
+                        "is not past its start (illegal -J value); it takes X-Y[:STEP]"
+                        f"[%LIMIT] with X < Y; read as index {_first_index(v)} alone, "
+                        f"written -J {held} for PBS Pro (the range holding it alone)")
+                spec.metadata[_ONE_INDEX] = (v, said)
+                note(spec, said)
         elif o == "-W":
             rest = read_pbs_staging(spec, item)
             if rest is None:
@@ -899,6 +908,9 @@ class PbsScript:
                 expr = one + pct + limit
             if not torque:
                 expr = pro_one_index_range(expr)
+                one_index = spec.metadata.get(_ONE_INDEX)
+                if one_index and one_index[0] == spec.array.expression:
+                    warnings.append(one_index[1])  # the submit says it too
             # X-Y[:Z]%N: at most N subjobs at once (PBS Pro 2020.1+, max_run_subjobs)
             add("-t" if torque else "-J", expr)
         carried = times_kept  # an LSF day of the month without its month: PBS's DDhhmm
@@ -1217,6 +1229,10 @@ def pro_one_index_range(expression: str) -> str:
     if "," in indexes or not lo.isdigit() or (hi.isdigit() and int(hi) > int(lo)):
         return expression
     return f"{lo}-{int(lo) + 1}:2{pct}{limit}"
+
+
+def _first_index(expression: str) -> str:
+    return expression.partition("%")[0].partition("-")[0].partition(":")[0]
 
 
 def _indexes_of(one: str) -> range:

@@ -1016,6 +1016,28 @@ def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
 
 
 _SGE_HOME = re.compile(r"\$HOME")  # `$HOMEDIR` too (a prefix); `${HOME}` is not expanded
+# Grid Engine's other pseudo variables in an -o/-e path, each matched as a prefix, as it does
+_SGE_PSEUDO = re.compile(r"\$(USER|JOB_ID|JOB_NAME|HOSTNAME|TASK_ID)")
+_SGE_PSEUDO_MEANS = {"USER": "the job owner's user name (Slurm's %u)",
+                     "JOB_ID": "the job id (Slurm's %j)", "JOB_NAME": "the job's name (Slurm's %x)",
+                     "HOSTNAME": "the host the job runs on (Slurm's %N)",
+                     "TASK_ID": "the array task's index (Slurm's %a)"}
+OUTPUT_LINES = "output_lines"  # metadata: the line of a Slurm script's --output, --error
+
+
+def sge_pseudo_variables_of_slurm(spec: JobSpec) -> list[str]:
+    """A Slurm path naming $JOB_ID, $USER ... (sbatch writes them literally) reaches Grid
+    Engine, which expands them: said, naming the line and the variable."""
+    lines = spec.metadata.get(OUTPUT_LINES) or {}
+    out = []
+    for key, path in (("output", spec.stdout), ("error", spec.stderr)):
+        where = f"line {lines[key]}: " if key in lines else ""
+        for name in dict.fromkeys(m.group(1) for m in _SGE_PSEUDO.finditer(path or "")):
+            out.append(f"approximated: {where}${name} in --{key} {path} (sbatch writes it "
+                       f"literally) is expanded by Grid Engine to {_SGE_PSEUDO_MEANS[name]}; "
+                       "the file is named otherwise (write a name without $ to keep the "
+                       "Slurm file's name)")
+    return out
 
 
 def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
@@ -1027,11 +1049,12 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
     it."""
     paths = dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
     if spec.source_dialect == "slurm" and target == "sge":
-        return [f"approximated: $HOME in output path {path!r} (sbatch writes it literally, "
-                "under a directory named $HOME) is expanded by Grid Engine to the job "
-                "owner's home directory; the output goes there (write the directory's "
-                "path without $ to keep the Slurm file's place)"
-                for path in paths if _SGE_HOME.search(path)]
+        return sge_pseudo_variables_of_slurm(spec) + [
+            f"approximated: $HOME in output path {path!r} (sbatch writes it literally, "
+            "under a directory named $HOME) is expanded by Grid Engine to the job owner's "
+            "home directory; the output goes there (write the directory's path without $ to "
+            "keep the Slurm file's place)"
+            for path in paths if _SGE_HOME.search(path)]
     if spec.source_dialect != "sge" or target == "sge":
         return []
     return [f"approximated: $HOME in output path {path!r} (Grid Engine's pseudo variable: "

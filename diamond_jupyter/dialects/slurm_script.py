@@ -24,6 +24,7 @@ from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     COMPONENT_NODELISTS,
+    OUTPUT_LINES,
     Item,
     Opt,
     OptionTable,
@@ -632,6 +633,7 @@ class SlurmScript:
             spec.name = v
         elif key in ("output", "error"):
             setattr(spec, "stdout" if key == "output" else "stderr", v)
+            spec.metadata.setdefault(OUTPUT_LINES, {})[key] = item.lineno
         elif key == "open-mode":
             # sbatch reads the first letter (a: append, t: truncate) and ignores the rest
             mode = {"a": "append", "t": "truncate"}.get((v or " ")[0].lower())

@@ -95,7 +95,7 @@ def translate(text: str, to: str, from_: str | None = None, *,
     except (ValueError, LookupError, TypeError, AttributeError) as exc:  # safety net
         raise BadInput(f"could not translate this {source.name} script: {exc}") from exc
     warnings = _staging_dropped(spec, target.name, list(spec.metadata.get("parse_notes", [])))
-    warnings += rendered.warnings + body_notes
+    warnings += [w for w in rendered.warnings if w not in warnings] + body_notes  # said once
     warnings += _check_request(spec, target, rendered.script, warnings)
     others = {n: c for n, c in count_sentinels(spec.script or "").items()
               if c and n != source.name}

@@ -215,8 +215,9 @@ def _with_includes(p: Path, depth: int = 0,
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
     `Match exec` line in any of the files is refused, naming it. Each line comes with the
-    file and line number it was read from. `ignored`: the IgnoreUnknown patterns read so far,
-    an including file's holding in the files it includes, as in ssh."""
+    file and line number it was read from. `ignored`: the patterns of the first IgnoreUnknown
+    line (ssh passes over later ones), an including file's holding in the files it includes,
+    as in ssh."""
     import glob
     import shlex
 
@@ -241,7 +242,7 @@ def _with_includes(p: Path, depth: int = 0,
         word = m.group(1).lower() if m else ""
         if m:
             check_line(p, n, word, m.group(1), m.group(2), ignored)
-        if word == "ignoreunknown":
+        if word == "ignoreunknown" and not ignored:  # ssh keeps the first line's alone
             ignored += m.group(2).replace(",", " ").split()
         if word == "match":
             line = _match_line(p, n, line, m.group(2))

@@ -24,6 +24,7 @@ class HeldStaging:
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
         self.queue = LocalSlurmQueue(tmp_path, "here")
+        self.store = tmp_path / "store.sqlite"
         self.calls = tmp_path / "scheduler-calls.txt"
         self.calls.write_text("")
         self.data = tmp_path / "archive"
@@ -41,7 +42,6 @@ class HeldStaging:
             path = bin_dir / name
             path.write_text(f'#!/bin/sh\necho "{name} $*" >> {self.calls}\n{body}')
             path.chmod(0o755)
-        self.store = tmp_path / "store.sqlite"
 
     def sites_file(self, *, archive_reachable: bool) -> Path:
         """The sites file: `archive` an SSH host nobody listens on (its copies retried an
@@ -52,7 +52,8 @@ class HeldStaging:
         path = self.tmp / f"sites-{'up' if archive_reachable else 'down'}.yaml"
         path.write_text(yaml.safe_dump({
             "sites": [self.queue.site.cfg.model_dump(mode="json"), archive],
-            "transfers": {"attempts": 2, "backoff_s": 3600}}))
+            "transfers": {"attempts": 2, "backoff_s": 3600}, "store": str(self.store)}))
+        path.chmod(0o600)
         return path
 
     def engine(self, *, archive_reachable: bool) -> Federation:

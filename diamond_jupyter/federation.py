@@ -1089,6 +1089,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         except DiamondError:
             if not self.store.events_since(0, kinds=["job.released"], job_id=job.id, limit=1):
                 raise  # not the staging's own release of it just before
+            return job
+        if job.spec is not None and job.spec.stage_in:  # its staging, resumed, sees it done
+            self.store.append_event(Event(kind="job.released", job_id=job.id, site=job.site,
+                                          data={"native_id": job.native_id}))
         return job
 
     def release_waiting(self, job_id: str) -> str | None:

@@ -60,11 +60,15 @@ class HeldStaging:
         return Federation(self.sites_file(archive_reachable=archive_reachable),
                           store=Store(self.store), poll_interval_s=3600, min_poll_s=3600)
 
-    def spec(self) -> JobSpec:
+    def spec(self, *, stage_out: bool = False) -> JobSpec:
+        """The job: its stage-in from archive; with `stage_out`, its input copied back
+        after it (its staging then lasts until the job has ended)."""
+        outs = [StageEntry(source="in.dat", destination=f"archive:{self.data}/out.dat")]
         return JobSpec(name="staged", command="cat in.dat",
                        working_directory=str(self.tmp / "wd"),
                        stage_in=[StageEntry(source=f"archive:{self.data}/in.dat",
-                                            destination="in.dat")])
+                                            destination="in.dat")],
+                       stage_out=outs if stage_out else [])
 
     def releases(self) -> list[str]:
         return [c for c in self.calls.read_text().splitlines()

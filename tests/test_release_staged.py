@@ -23,11 +23,11 @@ async def _event(fed, job_id: str, kind: str):
     return await asyncio.wait_for(seen(), WAIT_S)
 
 
-async def submitted_copying(bed: HeldStaging):
+async def submitted_copying(bed: HeldStaging, *, stage_out: bool = False):
     """An engine that has submitted the held staged job, its stage-in still copying."""
     fed = bed.engine(archive_reachable=False)
     await fed.start(recover=False)
-    job = await fed.submit(bed.spec(), "here", hold=True)
+    job = await fed.submit(bed.spec(stage_out=stage_out), "here", hold=True)
     assert job.native_id == NATIVE_ID
     await _event(fed, job.id, "stage.in.started")
     return fed, job
@@ -62,8 +62,10 @@ async def test_a_release_during_the_stage_in_is_kept_and_carried_out_after_a_res
 
 
 async def test_a_held_job_not_asked_to_be_released_stays_held_after_its_stage_in(tmp_path):
+    """...and a release asked after it is sent at once, and recorded, so that an engine
+    resuming the staging later (for its stage-out) does not send it again."""
     bed = HeldStaging(tmp_path)
-    fed, job = await submitted_copying(bed)
+    fed, job = await submitted_copying(bed, stage_out=True)
     await fed.close()
     again = bed.engine(archive_reachable=True)
     await again.start()
@@ -75,6 +77,27 @@ async def test_a_held_job_not_asked_to_be_released_stays_held_after_its_stage_in
         assert bed.releases() == [f"scontrol release {NATIVE_ID}"]
     finally:
         await again.close()
+    # an engine resuming the staging (it waits for the job's end) does not release it again
+    third = bed.engine(archive_reachable=True)
+    assert not third.journal.bus._queues
+    await third.start()
+    try:
+        assert third.store.list_transfers(states=["ACTIVE"], kinds=["stage"], limit=None)
+        bus = third.journal.bus
+
+        async def past_its_release() -> None:  # the staging awaits the job's end
+            while not bus._queues:
+                await asyncio.sleep(0.05)
+        await asyncio.wait_for(past_its_release(), WAIT_S)
+        third.journal.apply(job.id, job.state.COMPLETED, source="test")
+        rec = third.store.get_transfer(f"stage-{job.token}")
+        while rec.state == "ACTIVE":
+            await asyncio.sleep(0.05)
+            rec = third.store.get_transfer(f"stage-{job.token}")
+        assert rec.state == "SUCCEEDED"
+        assert bed.releases() == [f"scontrol release {NATIVE_ID}"]
+    finally:
+        await third.close()
 
 
 async def test_a_release_of_an_ended_job_says_so(tmp_path):

@@ -80,8 +80,12 @@ def jp_server_config(bed, data_dir):
     return diamond_config(str(bed.sites_file(archive_reachable=False)), str(bed.store))
 
 
-async def test_the_rest_route_says_a_release_waits_for_the_stage_in(api, jp_serverapp, bed):
+async def test_the_rest_route_says_a_release_waits_for_the_stage_in(
+        api, jp_serverapp, bed, http_server_client, jp_http_port, jp_base_url):
     from server_conftest import job_path
+    from test_client_posts_json import _Recording
+
+    from diamond_jupyter.kernel.rest import ServerClient
 
     fed = jp_serverapp.web_app.settings["diamond_app"].federation
     job = await fed.submit(bed.spec(), "here", hold=True)
@@ -92,6 +96,13 @@ async def test_the_rest_route_says_a_release_waits_for_the_stage_in(api, jp_serv
     assert got["release_waiting"] == _kept(job.id)
     assert bed.releases() == []
     assert fed.journal.release_requested(job.id)  # in the store: a restart keeps it
+    # the kernel's client of the server (the magics with a server running) says it too
+    client = ServerClient(f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
+                          jp_serverapp.identity_provider.token, root_dir=str(bed.tmp))
+    client._http = _Recording(http_server_client)
+    again, waiting = await client.release(job.id)
+    assert again.id == job.id and waiting == _kept(job.id)
+    assert bed.releases() == []
     await api.call("POST", job_path("here:999", "release"), expect=404)
 
 

@@ -1073,13 +1073,46 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return self.store.get_job(job.token or job.id)
 
     async def release(self, job_id: str) -> Job:
-        """Release a job submitted with `hold` (or held by its stage-in) and return it. BadInput
-        for an unknown job or one whose native id now belongs to a newer job; SiteError when the
-        site refuses."""
+        """Release a job submitted with `hold` and return it. One whose stage-in is still
+        copying is not released yet: the request is recorded (kept across a restart) and
+        its staging releases the job once its input is there (`release_waiting` says so).
+        BadInput for an unknown job, one that has ended, has no scheduler id yet, or whose
+        native id now belongs to a newer job; SiteError when the site refuses."""
         job = self.store.get_job(job_id)
+        if job.state.terminal:
+            raise BadInput(f"{job.id} has ended ({job.state.value}): nothing to release")
+        if not job.native_id:
+            raise BadInput(f"{job.id} has no scheduler id yet; try again in a moment")
         self._refuse_reused(job, "releasing")
-        await self._job_site(job).release([job.native_id])
+        if job.spec is not None and job.spec.stage_in:
+            # recorded before the stage-in is looked at: a staging that ends its stage-in
+            # after this look finds the request, one that ended it before is looked past
+            self.store.append_event(Event(kind="job.release-requested", job_id=job.id,
+                                          site=job.site))
+            if self.journal.stage_in_pending(job):
+                return job
+        try:
+            await self._job_site(job).release([job.native_id])
+        except DiamondError:
+            if not self.store.events_since(0, kinds=["job.released"], job_id=job.id, limit=1):
+                raise  # not the staging's own release of it just before
+            return job
+        if job.spec is not None and job.spec.stage_in:  # its staging, resumed, sees it done
+            self.store.append_event(Event(kind="job.released", job_id=job.id, site=job.site,
+                                          data={"native_id": job.native_id}))
         return job
+
+    def release_waiting(self, job_id: str) -> str | None:
+        """What a release of job `job_id` asked during its stage-in waits for, None when no
+        release is waiting (none asked, or the job released or ended). No site is asked."""
+        job = self.store.get_job(job_id)
+        if not (self.journal.release_requested(job.id) and self.journal.stage_in_pending(job)):
+            return None
+        entries = len(job.spec.stage_in) if job.spec else 0
+        return (f"release of {job.id} kept: its stage-in ({entries} entr"
+                f"{'y' if entries == 1 else 'ies'}) is still copying; it is released when "
+                f"its input has arrived (`diamond status {job.id}`; a failed stage-in fails "
+                "it instead)")
 
     def _job_site(self, job: Job) -> Site:
         """The site job `job` is on; BadInput saying so when the sites file no longer lists

@@ -273,6 +273,15 @@ class PlanMixin:
         return {"action": "cancel", "job_id": job.id, "site": job.site,
                 "native_id": job.native_id, "name": job.name, "state": job.state.value}
 
+    def plan_release(self, job_id: str) -> dict[str, Any]:
+        """What `release(job_id)` would do, as a plan to approve (the job, its site and
+        native id, its state; `waits_for_stage_in` when it would be kept until its input
+        has arrived). BadInput for an unknown job."""
+        job = self.job(job_id)
+        return {"action": "release", "job_id": job.id, "site": job.site,
+                "native_id": job.native_id, "name": job.name, "state": job.state.value,
+                "waits_for_stage_in": self.journal.stage_in_pending(job)}
+
     async def plan_transfer(self, src: str, dst: str, via: str | None = None, *,
                             recursive: bool = False, overwrite: bool = False
                             ) -> dict[str, Any]:

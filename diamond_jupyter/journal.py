@@ -18,7 +18,7 @@ from .aio import within
 from .attention_journal import Attention
 from .events import EventBus
 from .leases import Fence
-from .model import DiamondError, Event, Job, JobState, SiteError
+from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
 from .sites import Site
 from .store import Store
@@ -63,6 +63,24 @@ class Journal:
         """Whether the engine asked the job's scheduler to cancel it."""
         return bool(self.store.events_since(0, kinds=["job.cancel-requested"], job_id=job_id,
                                             limit=1))
+
+    def release_requested(self, job_id: str) -> bool:
+        """Whether the user asked to release the job (held by `hold`) while its stage-in
+        was still copying: its staging releases it once the input is there."""
+        return bool(self.store.events_since(0, kinds=["job.release-requested"],
+                                            job_id=job_id, limit=1))
+
+    def stage_in_pending(self, job: Job) -> bool:
+        """The job's own stage-in (its stage entries, a script's staging lines) is still to
+        arrive: its staging runs (or will resume) and has not said `stage.in.done`."""
+        if job.spec is None or not job.spec.stage_in or job.state.terminal or not job.token:
+            return False
+        try:
+            staging = self.store.get_transfer(f"stage-{job.token}")
+        except BadInput:
+            return False
+        return staging.state in ("PENDING", "ACTIVE") and not self.store.events_since(
+            0, kinds=["stage.in.done"], job_id=job.id, limit=1)
 
     # -- intake ------------------------------------------------------------------------
     def apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:

@@ -475,6 +475,16 @@ async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
     return ActionOutput(job=JobSummary.of(job), message=f"cancel requested for {job.id}")
 
 
+async def _release_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:
+    return ctx.fed.plan_release(inp.job_id)
+
+
+async def release(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
+    job = await ctx.fed.release(inp.job_id)
+    return ActionOutput(job=JobSummary.of(job), message=ctx.fed.release_waiting(job.id)
+                        or f"release of {job.id} sent to {job.site}")
+
+
 async def _transfer_plan(ctx: SkillContext, inp: TransferInput) -> dict[str, Any]:
     _transfer_fn(ctx)
     no_hidden_destination(ctx, inp.src, "src", reads=True)
@@ -570,6 +580,9 @@ SKILLS: dict[str, Skill] = {s.name: s for s in (
        "never submitted (then a new submit is safe).", wait_for),
     _s("cancel", "Cancel a job. Destructive: subject to the approval policy.", cancel,
        _cancel_plan),
+    _s("release", "Release a job submitted held. One whose stage-in is still copying is "
+       "released once its input has arrived (the message says so). Costly: subject to the "
+       "approval policy.", release, _release_plan),
     _s("resubmit_elsewhere", "Move a job that cannot start where it is (e.g. pending on "
        "PartitionTimeLimit or ReqNodeNotAvail) to the best other site: submits it there, "
        "then cancels it. Costly: subject to the approval policy.", resubmit_elsewhere,

@@ -55,6 +55,7 @@ async def test_every_post_of_the_client_is_json_and_read(client, tmp_path):
     assert "#PBS" in script
     missing = [  # each reaches its handler: the server says what is missing, not the type
         lambda: client.cancel("here:999999"),
+        lambda: client.release("here:999999"),
         lambda: client.fetch("here:999999", str(tmp_path / "res")),
         lambda: client.cancel_transfer("no-such-transfer"),
         lambda: client.cancel_workflow("no-such-workflow"),

@@ -160,6 +160,28 @@ async def test_a_pbs_id_with_its_server_binds_to_the_pbs_site(fed, tmp_path):
     assert {v.site for v in pl.ranked if v.verdict == "INCOMPATIBLE"} == {"alpha", "beta"}
 
 
+@pytest.mark.parametrize("w_line", [
+    "stagein=in.dat@gamma:/d/$PBS_JOBID/in.dat,depend=afterok:123.server",
+    "depend=afterok:123.server,stageout=out.dat@gamma:/d/$PBS_JOBID/out.dat",
+])
+async def test_a_pbs_dependency_on_a_staging_line_binds_too(fed, w_line):
+    """A depend= sharing its -W with a staging entry kept as written (a variable in its
+    path) was kept with it, unread (the job placed as if it waited on nothing), or, written
+    first, read with the staging kept as `depend=stageout=...`. Now read, the staging kept
+    as written on its own."""
+    known(fed, "gamma", "123.server")
+    spec = fed.spec_from_text(f"#!/bin/bash\n#PBS -W {w_line}\n#PBS -l select=1:ncpus=1\n"
+                              "echo after\n")
+    staging = [a for a in w_line.split(",") if not a.startswith("depend=")]
+    assert [d.value for d in spec.unknown if d.option == "-W"] == staging
+    bound = fed.dependency_bound(spec)
+    assert bound is not None and bound[0] == {"gamma"}, bound
+    assert "afterok:123.server" in bound[1]
+    pl = await fed.place(spec)
+    assert pl.choice == "gamma"
+    assert {v.site for v in pl.ranked if v.verdict == "INCOMPATIBLE"} == {"alpha", "beta"}
+
+
 async def test_a_hedge_never_copies_such_a_job(fed, tmp_path):
     known(fed, "beta", "1234")
     spec = fed.spec_from_text(WAITS_ON_1234)

@@ -74,6 +74,38 @@ def test_pbs_staging_beside_a_dependency_reads_both():
     assert spec.unknown == []
 
 
+@pytest.mark.parametrize("line", [
+    "#PBS -W stagein=in.dat@fs01:/data/in.dat,depend=afterok:12.srv",
+    "#PBS -W depend=afterok:12.srv,stagein=in.dat@fs01:/data/in.dat",
+])
+def test_pbs_to_pbs_translation_reads_a_dependency_beside_kept_staging(line):
+    """A translation for PBS itself keeps the staging as written; a depend= on its line was
+    kept with it unread (placement and the reports saw no parent), or, written first, kept
+    as `depend=stagein=...`. Now the dependency is read wherever it stands and written in
+    its own -W, the staging kept as written beside it, and both read back."""
+    script, warnings, spec = translate(_pbs(line), "pbs", "pbs")
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [("afterok", ["12.srv"])]
+    assert [(d.option, d.value) for d in spec.unknown] == [
+        ("-W", "stagein=in.dat@fs01:/data/in.dat")]
+    assert "#PBS -W depend=afterok:12.srv\n" in script
+    assert "#PBS -W stagein=in.dat@fs01:/data/in.dat\n" in script
+    assert not any("depend" in w or "stag" in w for w in warnings), warnings
+    again = _parse("pbs", script)
+    assert [(d.kind, d.job_ids) for d in again.dependencies] == [("afterok", ["12.srv"])]
+    assert [e.source for e in again.stage_in] == ["fs01:/data/in.dat"]
+
+
+def test_pbs_dependency_beside_a_staging_entry_kept_as_written_is_read():
+    """At a submit an entry a stage entry cannot say (a variable in its path) is kept as
+    written; the depend= of its line is read all the same, the other attributes kept."""
+    spec = _parse("pbs", _pbs("#PBS -W stagein=a@fs01:/d/$PBS_JOBID/a,depend=afterany:7.srv"
+                              ":8.srv,umask=022"))
+    assert [(d.kind, d.job_ids) for d in spec.dependencies] == [
+        ("afterany", ["7.srv", "8.srv"])]
+    assert [(d.option, d.value) for d in spec.unknown] == [
+        ("-W", "stagein=a@fs01:/d/$PBS_JOBID/a,umask=022")]
+
+
 @pytest.mark.parametrize("target", ["slurm", "lsf", "flux", "sge"])
 def test_pbs_staging_translated_for_another_scheduler_is_said_dropped_by_line(target):
     """A translation is submitted by hand: no directive of the other scheduler moves the

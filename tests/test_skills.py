@@ -37,14 +37,14 @@ def test_tool_schemas_are_the_input_models():
     assert set(tools) == {"discover_resources", "describe_site", "specify_resources", "place",
                           "submit", "status", "wait_for", "cancel", "logs", "fetch_results",
                           "transfer", "cancel_transfer", "translate", "run_workflow",
-                          "workflow_status", "resubmit_elsewhere"}
+                          "workflow_status", "resubmit_elsewhere", "release"}
     for name, skill in SKILLS.items():
         assert tools[name]["input_schema"] == skill.input.model_json_schema()
         assert tools[name]["description"]
     assert {n for n, s in SKILLS.items() if s.costly} == {"submit", "cancel", "transfer",
                                                           "fetch_results", "run_workflow",
                                                           "cancel_transfer",
-                                                          "resubmit_elsewhere"}
+                                                          "resubmit_elsewhere", "release"}
 
 
 async def test_discover_and_describe(fed, tb):

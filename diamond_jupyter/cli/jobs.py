@@ -241,6 +241,18 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_release(args: argparse.Namespace) -> int:
+    async def go(fed):
+        job = await fed.release(args.job)
+        return job, fed.release_waiting(job.id)
+    job, waiting = asyncio.run(with_fed(args, go))
+    out(args, job_json(job), job_line(job))
+    note = waiting or (f"release of {job.id} sent to {job.site}; it starts when "
+                       f"{job.site} schedules it (`diamond status {job.id}`)")
+    print(visible(f"diamond: {note}"), file=sys.stderr)
+    return 0
+
+
 def _write_output(stream: Any, text: str, plain: bool = False) -> None:
     """A job's output as it wrote it when piped or redirected (nothing lost); on a terminal,
     with its colours but no other escape sequence (it cannot move the cursor, retitle the
@@ -428,7 +440,9 @@ def add_job_commands(add: Adder) -> None:
     p.add_argument("--poll", type=seconds, default=30.0,
                    help="with --wait: safety-net poll interval (s)")
     for name, fn, help in (("status", cmd_status, "a job's state"),
-                           ("cancel", cmd_cancel, "cancel a job")):
+                           ("cancel", cmd_cancel, "cancel a job"),
+                           ("release", cmd_release, "release a job submitted with --hold "
+                            "(one whose stage-in copies: once its input has arrived)")):
         add(name, fn, help).add_argument("job", help=job_help)
     p = add("wait", cmd_wait, "wait until a job ends")
     p.add_argument("job", help=job_help)

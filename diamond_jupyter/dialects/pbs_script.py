@@ -73,7 +73,7 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
-from .staging import keep_as_written, read_pbs_staging
+from .staging import keep_as_written, pbs_attributes, read_pbs_staging
 from .warn_signal import carried as signal_carried
 from .warn_signal import dropped, warn_signal
 
@@ -389,10 +389,13 @@ class PbsScript:
             rest = read_pbs_staging(spec, item)
             if rest is None:
                 return self._depend(spec, item, v)
-            if rest:  # the attributes beside the staging: read or kept as one -W
-                left = Item("-W", rest, item.lineno, f"#PBS -W {rest}")
-                if not self._depend(spec, left, rest):
-                    unknown(spec, self.name, left)
+            # the attributes beside the staging: a depend= read (whatever its place on
+            # the line), the others kept as one -W with the staging kept as written
+            others = [a for a in pbs_attributes(rest) if a and not self._depend(
+                spec, Item("-W", a, item.lineno, f"#PBS -W {a}"), a)]
+            if others:
+                kept = ",".join(others)
+                unknown(spec, self.name, Item("-W", kept, item.lineno, f"#PBS -W {kept}"))
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":

@@ -109,12 +109,17 @@ def _say(spec: JobSpec, text: str) -> None:
     spec.metadata.setdefault(STAGING_NOTES, []).append(text)
 
 
+def pbs_attributes(value: str) -> list[str]:
+    """A `-W` value's attributes (`name=...` each; a comma inside one's list stays)."""
+    return _NEXT_ATTRIBUTE.split(value)
+
+
 def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
     """`-W stagein=...`/`stageout=...` read into the spec's stage entries. None when the
     `-W` value holds no staging attribute; else what of it is left (its other attributes,
     and a staging list of the entries kept as written), "" for nothing. BadInput naming the
     line for a malformed entry or a path that climbs out with '..'."""
-    attributes = _NEXT_ATTRIBUTE.split(item.value or "")
+    attributes = pbs_attributes(item.value or "")
     if not any(a.partition("=")[0] in _PBS_STAGING for a in attributes):
         return None
     keep_all = _as_written(spec)

@@ -113,6 +113,10 @@ class Engine:
         """What the submit changed or dropped to fit the site (Federation.submit_notes)."""
         raise NotImplementedError
     async def cancel(self, job_id: str) -> Job: raise NotImplementedError
+    async def release(self, job_id: str) -> tuple[Job, str | None]:
+        """Release a job submitted held: the job, and what a release kept during its
+        stage-in waits for (None: sent to the scheduler) (Federation.release)."""
+        raise NotImplementedError
     async def logs(self, job_id: str, lines: int = 100) -> dict[str, str]:
         raise NotImplementedError
     async def files(self, job_id: str) -> list[str]: raise NotImplementedError

@@ -91,6 +91,11 @@ class LocalEngine(Engine):
     async def cancel(self, job_id: str) -> Job:
         return await (await self.fed()).cancel(job_id)
 
+    async def release(self, job_id: str) -> tuple[Job, str | None]:
+        fed = await self.fed()
+        job = await fed.release(job_id)
+        return job, fed.release_waiting(job.id)
+
     async def submit_notes(self, job_id: str) -> list[str]:
         return (await self.fed()).submit_notes(job_id)
 

@@ -24,6 +24,7 @@ LLM_HELP = ("diamond: no agent is configured. Set ANTHROPIC_API_KEY in the envir
             "kernel (or of the Jupyter server), or configure the server's DiamondApp.llm_* "
             "traitlets (e.g. c.DiamondApp.llm_provider, c.DiamondApp.llm_model), then retry.")
 USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status JOB | cancel JOB
+%diamond release JOB  (a job submitted held; one whose stage-in copies: once its input is there)
 %diamond card JOB  (a live card for a job, e.g. after a kernel or server restart)
 %diamond logs JOB [--lines N] | fetch JOB [DEST] [--file REL]... [--overwrite]
 %diamond place [FILE] | translate --to D [FILE]
@@ -87,7 +88,7 @@ def _parser() -> _Parser:
     p.add_argument("--site")
     p.add_argument("--state")
     p.add_argument("--limit", type=count(1), default=20)
-    for name in ("status", "cancel", "card"):
+    for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")
     p.add_argument("job")
@@ -296,6 +297,12 @@ class DiamondMagics(Magics):
         job = self.call(self.engine.cancel(args.job))
         self.handle(job)
         print(f"{job.id}: {job.state.value} (cancel requested)")
+
+    def do_release(self, args: argparse.Namespace, cell: str | None) -> None:
+        job, waiting = self.call(self.engine.release(args.job))
+        self.handle(job)
+        print(f"{job.id}: {job.state.value} ("
+              + (waiting or f"release of {job.id} sent to {job.site}") + ")")
 
     def do_logs(self, args: argparse.Namespace, cell: str | None) -> None:
         logs = self.call(self.engine.logs(args.job, args.lines))

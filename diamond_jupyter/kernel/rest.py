@@ -130,6 +130,10 @@ class ServerClient(Engine):
     async def cancel(self, job_id: str) -> Job:
         return self._job(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))
 
+    async def release(self, job_id: str) -> tuple[Job, str | None]:
+        data = await self.request("POST", f"jobs/{_q(job_id)}/release", {})
+        return self._job(data), data.get("release_waiting")
+
     async def submit_notes(self, job_id: str) -> list[str]:
         """The job's stored job.warnings events (GET events)."""
         data = await self.request("GET", "events", job_id=job_id, kinds="job.warnings",

@@ -218,6 +218,19 @@ class JobCancelHandler(DiamondHandler):
         self.reply(job_json(await fed.cancel(job_id)))
 
 
+class JobReleaseHandler(DiamondHandler):
+    @authenticated
+    @authorized
+    @api
+    async def post(self, job_id: str) -> None:
+        """Release a job submitted held: the job, with `release_waiting` saying what a
+        release kept during its stage-in waits for (null: sent to the scheduler)."""
+        fed = await self.fed()
+        self.job_or_404(fed, job_id)
+        job = await fed.release(job_id)
+        self.reply(job_json(job) | {"release_waiting": fed.release_waiting(job.id)})
+
+
 class JobLogsHandler(DiamondHandler):
     @authenticated
     @authorized

@@ -1,7 +1,9 @@
 """Stage a job's data around it, overlapping the stage-in with the queue wait.
 
 The job is submitted HELD while its stage-in runs; when every entry has arrived it is
-released, so the time in the queue and the time moving data overlap. A failed stage-in fails
+released, so the time in the queue and the time moving data overlap. A job the user held
+too stays held, unless the user asked to release it during the stage-in
+(`job.release-requested`): it is released then, once its input is there. A failed stage-in fails
 the job ("stage-in of X failed: ...") and cancels the held job. After a COMPLETED job the
 stage-out entries run; a failure there is recorded as the job's reason and an event. Each
 copy retries a lost connection (resuming it) before it counts as failed.
@@ -257,7 +259,10 @@ class StagedJob:
                 self._settle(end, reason if end == "FAILED" else "the job was cancelled")
                 return
         job_id = await self.bound if job is None else job.id
-        released = not self.ins or self.user_hold or "job.released" in seen
+        # held by the user too: released now only if the user asked during the stage-in
+        # (read with no wait since stage.in.done: a later ask releases the job itself)
+        wanted = not self.user_hold or self.journal.release_requested(job_id)
+        released = not self.ins or not wanted or "job.released" in seen
         if not released:
             end = "CANCELLED" if self._user_cancelled(job_id) else await self._release(job_id)
             if end is not None:

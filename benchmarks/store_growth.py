@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -174,15 +175,18 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="diamond-bench-store-growth-"))
     runs = []
-    for steps in args.steps or [50, 200, 500]:
-        got: dict[str, dict[str, Any]] = {}
-        for name in ("before", "now") if steps % 2 else ("now", "before"):
-            with engine_before() if name == "before" else contextlib.nullcontext():
-                got[name] = asyncio.run(_run(work / f"{steps}-{name}", steps, args.history,
-                                             name == "before"))
-        runs.append({"steps": steps, "history": args.history, "before": got["before"],
-                     "now": got["now"],
-                     "ratio": common.ratio(got["before"]["seconds"], got["now"]["seconds"])})
+    try:
+        for steps in args.steps or [50, 200, 500]:
+            got: dict[str, dict[str, Any]] = {}
+            for name in ("before", "now") if steps % 2 else ("now", "before"):
+                with engine_before() if name == "before" else contextlib.nullcontext():
+                    got[name] = asyncio.run(_run(work / f"{steps}-{name}", steps,
+                                                 args.history, name == "before"))
+            runs.append({"steps": steps, "history": args.history, "before": got["before"],
+                         "now": got["now"], "ratio": common.ratio(got["before"]["seconds"],
+                                                                  got["now"]["seconds"])})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     result = {"history": args.history, "runs": runs}
     md = (f"## A workflow's submits as the store grows ({args.history} finished jobs first; "
           "local site, fake sbatch)\n\n" + common.markdown_table(

@@ -296,6 +296,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._ended = NewestJobs.of(ENDED_STATES, FINISHED_LOOKBACK)
         self._completed = NewestJobs.of([JobState.COMPLETED], FINISHED_LOOKBACK)
         self._sample_bases: dict[str, tuple[Job, SampleBasis | None]] = {}  # by job id
+        self._own_runs: tuple[list[Job], dict[str, list[tuple[str | None, RunSample]]]] | None \
+            = None  # `_own_run_samples`' last answer and the jobs it read
+        self._history: tuple[list[Job], RuntimeHistory] | None = None  # `runtime_history`'s
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
         self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
         self._waits_noted: dict[str, float] = {}
@@ -628,16 +631,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 else:
                     self.note_starts(n, jobs)  # accounting knows starts views missed
                 self._calibrated[n] = (now, jobs)
-        own: dict[str, list[tuple[str | None, RunSample]]] = {}
         if finished is None:
             finished = self.finished_jobs()
-        for job in finished.ended:
-            res = job.spec.resources if job.spec else None
-            if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
-                cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
-                own.setdefault(job.site, []).append((job.native_id, RunSample(
-                    job.spec.queue, cpus, res.walltime_s,
-                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
+        own = self._own_run_samples(finished.ended)
         out, at = {}, utcnow()
         predicted = self.prediction_samples()
         expected = self.own_runtimes(history or self.runtime_history(finished))
@@ -661,6 +657,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 own=predicted.get(n, ()), cohort_s=cohort_s, own_runtimes=expected.get(n),
                 inputs=inputs)
         return out
+
+    def _own_run_samples(self, ended: list[Job]
+                         ) -> dict[str, list[tuple[str | None, RunSample]]]:
+        """Per site, (native id, runtime sample) of each of the store's `ended` jobs that
+        ran with a walltime; kept while `ended` is the same list (`Store.newest_jobs`
+        answers the same one until one of its jobs changes)."""
+        if self._own_runs is not None and self._own_runs[0] is ended:
+            return self._own_runs[1]
+        own: dict[str, list[tuple[str | None, RunSample]]] = {}
+        for job in ended:
+            res = job.spec.resources if job.spec else None
+            if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
+                cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
+                own.setdefault(job.site, []).append((job.native_id, RunSample(
+                    job.spec.queue, cpus, res.walltime_s,
+                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
+        self._own_runs = (ended, own)
+        return own
 
     def _calibration_samples(self, n: str, jobs: list[JobStatus], ids: set[str | None],
                              mine: list[tuple[str | None, RunSample]], login: str | None,
@@ -761,6 +775,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         shares = []
         completed = finished.completed if finished is not None else self.store.list_jobs(
             states=[JobState.COMPLETED], limit=FINISHED_LOOKBACK, read_only=True)
+        if self._history is not None and self._history[0] is completed:
+            return self._history[1]  # the same jobs (`Store.newest_jobs`' same answer)
         for job in completed:
             if not (job.spec and job.started_at and job.ended_at):
                 continue
@@ -771,7 +787,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if wall := job.spec.resources.walltime_s:
                 shares.append(min(1.0, max(MIN_HOLD_S, ran) / wall))
         share = sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
-        return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
+        history = {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
+        self._history = (completed, history)
+        return history
 
     def dependency_bound(self, spec: JobSpec) -> tuple[set[str], str] | None:
         """Where a job whose script waits on job ids (dependencies read from a script, which

@@ -58,6 +58,11 @@ def test_a_window_reads_only_the_rows_changed_since(tmp_path: Path) -> None:
         assert active.full_reads == 2
         _same(store, newest)  # still a member (any state): no whole read
         assert newest.full_reads == 1
+        # a change none of its jobs had: the same answer, the same list (readers key on it)
+        ended = NewestJobs.of([JobState.COMPLETED], 5)
+        answer = store.newest_jobs(ended)
+        _submitted(store, 1, start=9)
+        assert store.newest_jobs(ended) is answer and [j.id for j in answer] == [ids[-1]]
     finally:
         store.close()
 

@@ -71,7 +71,7 @@ class WindowsMixin(Database):
                           (window.clock,))
         window.rows_read += len(rows)
         members = dict(window.members)
-        lost = False
+        lost = touched = False
         for r in rows:
             key: SortKey = (r["created_at"], r["row_order"])
             was = members.pop(r["row_order"], None)
@@ -79,11 +79,13 @@ class WindowsMixin(Database):
             if window.states is None or job.state in window.states:
                 members[r["row_order"]] = (key, job)
                 lost = lost or (was is not None and was[0] != key)  # moved in time
+                touched = True
             else:
-                lost = lost or was is not None
+                lost, touched = lost or was is not None, touched or was is not None
         if lost and window.full:
             return False
-        self._keep(window, members)
+        if touched:  # else the answer stays the same object (readers key on it)
+            self._keep(window, members)
         return True
 
     def _read_whole(self, window: NewestJobs) -> None:

@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="diamond-bench-store-growth-"))
     runs = []
     try:
+        asyncio.run(_run(work / "warm-up", 3, 0, False))  # imports, schemas: not measured
         for steps in args.steps or [50, 200, 500]:
             got: dict[str, dict[str, Any]] = {}
             for name in ("before", "now") if steps % 2 else ("now", "before"):

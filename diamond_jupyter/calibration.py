@@ -1174,6 +1174,29 @@ def prediction_sample(job: Job, now: datetime) -> PredictionSample | None:
     the estimated start) against the wait from its submission to its start, or so far
     (to now while it waits; to its end when it was cancelled waiting). None without a
     prediction for its site, or when it was submitted long after it."""
+    basis = sample_basis(job)
+    return None if basis is None else basis.at(now)
+
+
+@dataclass(frozen=True)
+class SampleBasis:
+    """What `prediction_sample` reads of a job, the moment aside: the same for as long as
+    the job is (a reader keeps it per job and asks `at(now)`)."""
+
+    predicted_s: float
+    submitted: datetime
+    until: datetime | None  # None: it waits still (to `now`)
+    started: bool
+
+    def at(self, now: datetime) -> PredictionSample:
+        until = aware(now) if self.until is None else self.until
+        return PredictionSample(predicted_s=self.predicted_s,
+                                observed_s=max(0.0, (until - self.submitted).total_seconds()),
+                                started=self.started, submitted_at=self.submitted.timestamp())
+
+
+def sample_basis(job: Job) -> SampleBasis | None:
+    """`prediction_sample`'s reading of `job` (None: the job is no sample)."""
     mine = placed_verdict(job)
     if mine is None or job.submitted_at is None:
         return None
@@ -1188,14 +1211,12 @@ def prediction_sample(job: Job, now: datetime) -> PredictionSample | None:
     if job.started_at is not None:
         until, started = aware(job.started_at), True
     elif job.state == JobState.PENDING:
-        until, started = aware(now), False
+        until, started = None, False
     elif job.ended_at is not None and job.state == JobState.CANCELLED:
         until, started = aware(job.ended_at), False
     else:
         return None
-    return PredictionSample(predicted_s=max(0.0, (model - decided).total_seconds()),
-                            observed_s=max(0.0, (until - submitted).total_seconds()),
-                            started=started, submitted_at=submitted.timestamp())
+    return SampleBasis(max(0.0, (model - decided).total_seconds()), submitted, until, started)
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,13 @@ from .calibration import (
     CalibrationCache,
     PredictionSample,
     RunSample,
+    SampleBasis,
     SiteCalibration,
     measured_bandwidth,
-    prediction_sample,
     queue_waits,
     run_sample,
     running_samples,
+    sample_basis,
 )
 from .config import FederationConfig, load_config
 from .dialects.scripts_common import SubmitWait
@@ -82,7 +83,7 @@ from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
-from .store import FinishedJobs, Store
+from .store import FinishedJobs, NewestJobs, Store
 from .summary import SiteSummary, site_summary
 from .transports import (
     AuthError,
@@ -210,6 +211,7 @@ FINISHED_LOOKBACK = 500  # the store's newest finished jobs read for runtimes an
 # the median runtime per application and the share of their walltime the user's jobs ran
 RuntimeHistory = tuple[dict[str, float], float | None]
 OWN_ACTIVE_LOOKBACK = 500  # the user's newest queued and running jobs planned at their own runtimes
+ENDED_STATES = (JobState.COMPLETED, JobState.FAILED, JobState.TIMEOUT)  # calibrate runtimes
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
@@ -295,6 +297,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # each site's calibration built from them, rebuilt only when its inputs change
         self._calibrations = CalibrationCache()
         self._own_plans = OwnRuntimePlans()  # own_runtimes' plans, kept between submits
+        # the newest jobs and the queued ones, read for estimates: kept between submits,
+        # brought up to date from the rows changed since (`Store.newest_jobs`)
+        self._newest = NewestJobs.of(None, OWN_PREDICTIONS_LOOKBACK)
+        self._active = NewestJobs.of([JobState.PENDING, JobState.RUNNING], OWN_ACTIVE_LOOKBACK)
+        self._ended = NewestJobs.of(ENDED_STATES, FINISHED_LOOKBACK)
+        self._completed = NewestJobs.of([JobState.COMPLETED], FINISHED_LOOKBACK)
+        self._sample_bases: dict[str, tuple[Job, SampleBasis | None]] = {}  # by job id
+        self._own_runs: tuple[list[Job], dict[str, list[tuple[str | None, RunSample]]]] | None \
+            = None  # `_own_run_samples`' last answer and the jobs it read
+        self._history: tuple[list[Job], RuntimeHistory] | None = None  # `runtime_history`'s
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
         self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
         self._waits_noted: dict[str, float] = {}
@@ -512,7 +524,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         check_spec(spec)  # parsers fill a spec field by field: its bounds hold here too
         await scan_off_loop(spec)
         only = list(sites) if sites else None
-        finished = self.store.finished_jobs(FINISHED_LOOKBACK)  # one read serves the decision
+        finished = self.finished_jobs()  # one read serves the decision
         history, own_share = self.runtime_history(finished)
         snaps, cals, caps = await asyncio.gather(
             self.snapshots(max_age_s=max_age_s, only=only),
@@ -542,7 +554,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 continue
             done: dict[str, Job] = {}
             for j in self.store.list_jobs(site=site, states=TERMINAL_STATES,
-                                          limit=ENDED_LOOKBACK):  # newest first
+                                          limit=ENDED_LOOKBACK, read_only=True):  # newest first
                 if j.native_id and j.ended_at and j.ended_at <= snap.taken_at:
                     done.setdefault(j.native_id, j)
             owner = self.sites[site].job_id_of if site in self.sites else None
@@ -627,16 +639,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 else:
                     self.note_starts(n, jobs)  # accounting knows starts views missed
                 self._calibrated[n] = (now, jobs)
-        own: dict[str, list[tuple[str | None, RunSample]]] = {}
         if finished is None:
-            finished = self.store.finished_jobs(FINISHED_LOOKBACK)
-        for job in finished.ended:
-            res = job.spec.resources if job.spec else None
-            if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
-                cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
-                own.setdefault(job.site, []).append((job.native_id, RunSample(
-                    job.spec.queue, cpus, res.walltime_s,
-                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
+            finished = self.finished_jobs()
+        own = self._own_run_samples(finished.ended)
         out, at = {}, utcnow()
         predicted = self.prediction_samples()
         expected = self.own_runtimes(history or self.runtime_history(finished))
@@ -661,6 +666,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 inputs=inputs)
         return out
 
+    def _own_run_samples(self, ended: list[Job]
+                         ) -> dict[str, list[tuple[str | None, RunSample]]]:
+        """Per site, (native id, runtime sample) of each of the store's `ended` jobs that
+        ran with a walltime; kept while `ended` is the same list (`Store.newest_jobs`
+        answers the same one until one of its jobs changes)."""
+        if self._own_runs is not None and self._own_runs[0] is ended:
+            return self._own_runs[1]
+        own: dict[str, list[tuple[str | None, RunSample]]] = {}
+        for job in ended:
+            res = job.spec.resources if job.spec else None
+            if job.spec and res and res.walltime_s and job.started_at and job.ended_at:
+                cpus = (res.tasks or res.nodes or 1) * (res.cpus_per_task or 1)
+                own.setdefault(job.site, []).append((job.native_id, RunSample(
+                    job.spec.queue, cpus, res.walltime_s,
+                    (job.ended_at - job.started_at).total_seconds(), job.ended_at.timestamp())))
+        self._own_runs = (ended, own)
+        return own
+
     def _calibration_samples(self, n: str, jobs: list[JobStatus], ids: set[str | None],
                              mine: list[tuple[str | None, RunSample]], login: str | None,
                              alive: list[RunSample]) -> list[RunSample]:
@@ -682,6 +705,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         ended = others or [*(s for _, s in mine), *elsewhere]
         return [*ended, *alive] if ended else ended
 
+    def finished_jobs(self) -> FinishedJobs:
+        """The store's newest finished jobs (`Store.finished_jobs(FINISHED_LOOKBACK)`), kept
+        between decisions: read again are only the rows changed since."""
+        return FinishedJobs(self.store.newest_jobs(self._ended),
+                            self.store.newest_jobs(self._completed))
+
     def own_runtimes(self, history: RuntimeHistory | None = None
                      ) -> dict[str, dict[str, float]]:
         """Per site, the user's own queued and running jobs there (native id -> seconds):
@@ -694,8 +723,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         at once, and alpha predicted 0-40 s where it started after 17-91 s; issue 15).
         `history`: `runtime_history()`'s answer when the caller has it."""
         history, share = history or self.runtime_history()
-        jobs = self.store.list_jobs(states=[JobState.PENDING, JobState.RUNNING],
-                                    limit=OWN_ACTIVE_LOOKBACK, read_only=True)
+        jobs = self.store.newest_jobs(self._active)
         speeds = {n: site.cfg.speed_factor or 1.0 for n, site in self.sites.items()}
         return self._own_plans.runtimes(jobs, speeds, history, share)
 
@@ -722,15 +750,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         now = utcnow()
         since = since or now - timedelta(seconds=RECENT_WAITS_S)
         out: dict[str, list[PredictionSample]] = {}
-        # newest first
-        for job in self.store.list_jobs(limit=OWN_PREDICTIONS_LOOKBACK, read_only=True):
+        bases: dict[str, tuple[Job, SampleBasis | None]] = {}
+        for job in self.store.newest_jobs(self._newest):  # newest first
             if job.submitted_at is None or job.submitted_at < since:
                 continue
             if job.spec is None or job.spec.hold or job.spec.dependencies:
                 continue
-            sample = prediction_sample(job, now)
-            if sample is not None:
-                out.setdefault(job.site, []).append(sample)
+            kept = self._sample_bases.get(job.id)  # read again only when its row changed
+            basis = kept[1] if kept and kept[0] is job else sample_basis(job)
+            bases[job.id] = (job, basis)
+            if basis is not None:
+                out.setdefault(job.site, []).append(basis.at(now))
+        self._sample_bases = bases
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:
@@ -752,6 +783,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         shares = []
         completed = finished.completed if finished is not None else self.store.list_jobs(
             states=[JobState.COMPLETED], limit=FINISHED_LOOKBACK, read_only=True)
+        if self._history is not None and self._history[0] is completed:
+            return self._history[1]  # the same jobs (`Store.newest_jobs`' same answer)
         for job in completed:
             if not (job.spec and job.started_at and job.ended_at):
                 continue
@@ -762,7 +795,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if wall := job.spec.resources.walltime_s:
                 shares.append(min(1.0, max(MIN_HOLD_S, ran) / wall))
         share = sum(shares) / len(shares) if len(shares) >= MIN_SAMPLES else None
-        return {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
+        history = {a: sorted(v)[len(v) // 2] for a, v in runs.items()}, share
+        self._history = (completed, history)
+        return history
 
     def dependency_bound(self, spec: JobSpec) -> tuple[set[str], str] | None:
         """Where a job whose script waits on job ids (dependencies read from a script, which

@@ -4,8 +4,9 @@
 COMPLETED, FAILED or TIMEOUT jobs), the user's runtimes per application and share of their
 walltime (`runtime_history`: the newest COMPLETED ones), and the runtimes the calibration
 plans the user's queued jobs at (`own_runtimes`, from that history again). Each read decodes
-up to 500 stored specs; the decision made three. One read (`Store.finished_jobs`) now
-serves all three, and gives each exactly what its own read gave."""
+up to 500 stored specs; the decision made three. One read now serves all three, and gives
+each exactly what its own read gave (`Store.finished_jobs`; the engine keeps what it read
+between decisions and reads only the rows changed since: `Store.newest_jobs`)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,10 @@ async def test_one_placement_reads_the_finished_jobs_once(tmp_path):
         reads = _count_finished_reads(fed.store)
         placed = await fed.place(_spec("b", 2, 1200))
         assert placed.choice in ("alpha", "beta")
-        assert len(reads) == 1, reads
+        # the newest ended jobs and the newest completed ones, once each (`Store.newest_jobs`)
+        assert len(reads) == 2, reads
+        await fed.place(_spec("b", 2, 1200))  # kept: only rows changed since are read
+        assert len(reads) == 2, reads
     finally:
         await fed.close()
 

@@ -28,13 +28,15 @@ from .tasks import TasksMixin
 from .transfers import TransfersMixin
 from .usage import UsageMixin
 from .waits import WaitsMixin
+from .windows import NewestJobs, WindowsMixin
 from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
-__all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "Store", "StoreError",
+__all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "NewestJobs", "Store",
+           "StoreError",
            "TaskRecord", "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord",
            "default_store_path", "redact", "unknown_job_message"]
 
 
 class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin,
-            UsageMixin, FetchesMixin):
+            UsageMixin, FetchesMixin, WindowsMixin):
     """SQLite store; one connection per process, guarded by a lock (thread-safe)."""

@@ -211,7 +211,36 @@ _V10 = (
     )""",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
+# v11: jobs by state (and site) in creation order: the newest jobs of a few states (a
+# submit's estimates: the queued, the finished) are read from the index's end, not by
+# sorting every stored job of those states (a long history made every submit slower).
+# And a clock of the jobs table: every row written (by anyone: triggers) takes the next
+# tick as its `changed`, a deletion moves `deleted` on, so a reader that keeps the newest
+# jobs reads only the rows changed since (`store.windows`), not all of them again.
+_V11 = (
+    "CREATE INDEX jobs_state_created ON jobs(state, created_at)",
+    "CREATE INDEX jobs_site_state_created ON jobs(site, state, created_at)",
+    "DROP INDEX jobs_site_state",  # the new index's prefix
+    "ALTER TABLE jobs ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
+    "UPDATE jobs SET changed = rowid",
+    "CREATE INDEX jobs_changed ON jobs(changed)",
+    "CREATE TABLE jobs_clock (n INTEGER NOT NULL, deleted INTEGER NOT NULL)",
+    "INSERT INTO jobs_clock (n, deleted) SELECT COALESCE(MAX(rowid), 0), 0 FROM jobs",
+    """CREATE TRIGGER jobs_clock_insert AFTER INSERT ON jobs BEGIN
+        UPDATE jobs_clock SET n = n + 1;
+        UPDATE jobs SET changed = (SELECT n FROM jobs_clock) WHERE rowid = NEW.rowid;
+    END""",
+    """CREATE TRIGGER jobs_clock_update AFTER UPDATE ON jobs
+    WHEN NEW.changed = OLD.changed BEGIN
+        UPDATE jobs_clock SET n = n + 1;
+        UPDATE jobs SET changed = (SELECT n FROM jobs_clock) WHERE rowid = NEW.rowid;
+    END""",
+    """CREATE TRIGGER jobs_clock_delete AFTER DELETE ON jobs BEGIN
+        UPDATE jobs_clock SET n = n + 1, deleted = n + 1;
+    END""",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

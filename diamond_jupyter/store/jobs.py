@@ -388,11 +388,30 @@ class JobsMixin(Database):
         to any depth (a change raises TypeError)."""
         if order.lower() not in ("asc", "desc") or offset < 0 or (limit is not None and limit < 0):
             raise BadInput("order must be asc|desc, limit and offset non-negative")
-        where, args = self._filters(site, states, name_like)
         o = order.upper()
-        sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
+        vals = None if states is None else list(dict.fromkeys(JobState(s).value
+                                                              for s in states))
+        if vals and len(vals) > 1 and limit is not None:
+            sql, args = self._per_state(vals, site, name_like, o, limit + offset)
+            sql += f" ORDER BY created_at {o}, row_order {o} LIMIT ? OFFSET ?"
+        else:
+            where, args = self._filters(site, vals, name_like)
+            sql = f"SELECT * FROM jobs{where} ORDER BY created_at {o}, rowid {o} LIMIT ? OFFSET ?"
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [row_to_job(r, read_only) for r in rows]
+
+    def _per_state(self, states: list[str], site: str | None, name_like: str | None,
+                   order: str, limit: int) -> tuple[str, list[Any]]:
+        """Each state's first `limit` jobs in creation `order` ("ASC"/"DESC"), read from the
+        end of its index (jobs_state_created, jobs_site_state_created) and put together,
+        with their rowid as `row_order`: how the newest jobs of several states are read
+        without sorting every job of those states (`state IN (...)` sorts them all)."""
+        where, args = self._filters(site, None, name_like)
+        part = (f"SELECT * FROM (SELECT *, rowid AS row_order FROM jobs"
+                f"{where}{' AND' if where else ' WHERE'} state = ? "
+                f"ORDER BY created_at {order}, rowid {order} LIMIT ?)")
+        return (" UNION ALL ".join([part] * len(states)),
+                [a for state in states for a in (*args, state, limit)])
 
     def finished_jobs(self, limit: int) -> FinishedJobs:
         """In one read, newest first: the last `limit` jobs that ended COMPLETED, FAILED or
@@ -400,14 +419,13 @@ class JobsMixin(Database):
         what `list_jobs` gives for those states with that limit, without reading twice. For
         estimates: they may be shared with other reads (`list_jobs`' read_only)."""
         ended = [JobState.COMPLETED.value, JobState.FAILED.value, JobState.TIMEOUT.value]
-        order = "ORDER BY created_at DESC, rowid DESC"
+        newest, args = self._per_state(ended, None, None, "DESC", limit)  # 3 x limit at most
+        order = "ORDER BY created_at DESC, row_order DESC"
         rows = self._read(
             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (" + order + ") AS ended_rank, "
-            "ROW_NUMBER() OVER (PARTITION BY state = ? " + order + ") AS state_rank, "
-            "rowid AS row_order FROM jobs WHERE state IN (?,?,?)) "
-            "WHERE ended_rank <= ? OR (state = ? AND state_rank <= ?) "
-            "ORDER BY created_at DESC, row_order DESC",
-            [ended[0], *ended, limit, ended[0], limit])
+            "ROW_NUMBER() OVER (PARTITION BY state = ? " + order + ") AS state_rank "
+            f"FROM ({newest})) WHERE ended_rank <= ? OR (state = ? AND state_rank <= ?) "
+            + order, [ended[0], *args, limit, ended[0], limit])
         out = FinishedJobs([], [])
         for r in rows:
             job = row_to_job(r, shared=True)

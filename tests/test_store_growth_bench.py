@@ -1,0 +1,42 @@
+"""The store-growth benchmark runs end to end in a tiny configuration on a local site with a
+fake sbatch (no test bed): both engines submit every step, the figures are a ratio within
+the run, its files are written and the engine before is put back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def test_store_growth_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import store_growth
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    newest, finished = Store.newest_jobs, Federation.finished_jobs
+    store_growth.main(["--json", "--out", str(tmp_path), "--steps", "4", "--history", "30"])
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (run["steps"], run["history"]) == (4, 30)
+    assert run["before"]["submitted"] == run["now"]["submitted"] == 4
+    assert run["ratio"] > 0 and run["now"]["last_tenth_submit_ms"] > 0
+    assert {p.suffix for p in tmp_path.iterdir()} >= {".json", ".md", ".png"}
+    assert (Store.newest_jobs, Federation.finished_jobs) == (newest, finished)
+
+
+def test_the_engine_before_reads_what_the_engine_now_reads(tmp_path: Path) -> None:
+    """The baseline answers the same jobs: only the work differs."""
+    from benchmarks.store_growth import _fill, engine_before
+    from diamond_jupyter.model import JobState
+    from diamond_jupyter.store import NewestJobs, Store
+
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        _fill(store, 40, before=False)
+        for states in (None, [JobState.COMPLETED, JobState.FAILED], [JobState.PENDING]):
+            now = [j.id for j in store.newest_jobs(NewestJobs.of(states, 25))]
+            with engine_before():
+                assert [j.id for j in store.newest_jobs(NewestJobs.of(states, 25))] == now
+    finally:
+        store.close()

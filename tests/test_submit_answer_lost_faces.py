@@ -13,8 +13,11 @@ import asyncio
 import threading
 from typing import Any
 
+import one_site_engine
 import pytest
 from local_slurm import LocalSlurmQueue
+from one_site_engine import LOOKOUT_WAIT_S as WAIT_S
+from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
 from one_site_engine import lost_spec, one_site_server_config
 from test_fetch_links_magic import _in_a_thread
 
@@ -23,21 +26,10 @@ from diamond_jupyter.server.events import JOB_STATE
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
-TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
-             "operation")
-WAIT_S = 60  # a guard: each change below comes within a few seconds
 CELL = "#!/bin/bash\n#SBATCH --job-name=lost\ntrue\n"
 
-
-@pytest.fixture
-def queue(tmp_path) -> LocalSlurmQueue:
-    return LocalSlurmQueue(tmp_path)
-
-
-@pytest.fixture
-def settle_s() -> float:
-    """The sites file's unsure_submit_settle_s (a test that needs another parametrizes it)."""
-    return 60.0
+queue = one_site_engine.lookout_queue
+settle_s = one_site_engine.lookout_settle_s
 
 
 @pytest.fixture

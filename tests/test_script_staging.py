@@ -548,20 +548,8 @@ async def test_a_workflow_steps_own_stage_in_is_measured_for_its_placement(tmp_p
 
 # ------------------------------------------------------------------------------ test bed
 
-@pytest.fixture
-async def fed(tb, tmp_path):
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.store import Store
-
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
-
-
 @pytest.mark.testbed
-async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
+async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(testbed_fed):
     """A PBS script whose files live on alpha runs on beta (Slurm, which has no -W stagein):
     diamond brings its input before the job starts and takes its output back after it,
     and the submit says what it carried."""
@@ -570,6 +558,7 @@ async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobState
 
+    fed = testbed_fed
     d = f"xfer-test/{secrets.token_hex(4)}"
     alpha = fed.site("alpha").transport
     await alpha.run(["sh", "-c", f"mkdir -p {d} && printf 'staged words' > {d}/in.txt"],

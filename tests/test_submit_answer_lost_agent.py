@@ -15,7 +15,7 @@ from typing import Any
 import one_site_engine
 import pytest
 from agents import agent
-from fake_llm import FakeLLM, last_result, text, tool_use
+from fake_llm import last_result, text, tool_use
 from one_site_engine import LOOKOUT_WAIT_S as WAIT_S
 from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
 from one_site_engine import journal_waiter
@@ -33,15 +33,6 @@ started = one_site_engine.lookout_fed
 async def fed(started):
     yield started
     await agent(started).close()
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
 
 
 def _looking(result: dict[str, Any]) -> str:

@@ -177,9 +177,8 @@ class DataMixin:
         host, colon, _ = text.partition(":")
         if not colon or host in self.sites or "/" in host:
             return f"{where}: {exc}"
-        hosts = {n: s.cfg.transport.host for n, s in self.sites.items()}
-        shared = [n for n, h in hosts.items() if h and host.lower() in (
-            h.lower(), h.lower().split(".")[0])]
+        hosts = self.sites.ssh_hosts()
+        shared = self.sites.sites_of_host(host)
         if len(shared) > 1:
             return (f"{where}: host {host!r} is the SSH host of several sites "
                     f"({', '.join(shared)}): write the entry with the site's name in its "

@@ -961,6 +961,18 @@ class JobStatus(_Model):
     array_limit: int | None = None
 
 
+def provisional_id(site: str, token: str) -> str:
+    """The id of a job its site has not named yet (its submit not answered, or the answer
+    lost): SITE:pending-TOKEN."""
+    return f"{site}:pending-{token}"
+
+
+def is_provisional(job_id: str, site: str | None = None) -> bool:
+    """Whether `job_id` is a provisional id (`provisional_id`), of `site` where one is given."""
+    site_part, sep, _ = job_id.partition(":pending-")
+    return bool(sep) and site in (None, site_part)
+
+
 class Job(_Model):
     # "SITE:NATIVE_ID" (what JOB means for the CLI); "SITE:NATIVE_ID@SUBMITTED" once the
     # scheduler gave that native id to a newer job (see `reused_by`)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
@@ -308,19 +308,10 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
     fits alone. Slurm's backfill starts them only when the limits take all of them at
     once (a hetjob "prevented from starting by account/QOS limit" otherwise)."""
     from .placement_limits import UNITS, job_qos
-    from .placement_sim import WHOLE
 
-    parts = {p.name: p for p in snap.partitions}
     asked: dict[str, dict[str, int]] = {}  # a QOS: the TRES its components ask in all
     under: dict[str, list[int]] = {}  # a QOS: the components under it
-    for i, (comp, w) in enumerate(zip(comps, verdicts, strict=True)):
-        p = parts.get(w.partition or "")
-        if p is None or w._shape is None:
-            continue
-        nodes, cpn, gpn, _ = w._shape
-        tres = {"node": nodes, "gres/gpu": nodes * gpn}
-        if cpn != WHOLE:
-            tres["cpu"] = nodes * cpn
+    for i, comp, p, tres in _placed_components(comps, verdicts, snap):
         for name in dict.fromkeys(x for x in (p.qos, job_qos(comp.qos, p, snap,
                                                               comp.account)[0]) if x):
             under.setdefault(name, []).append(i)
@@ -342,18 +333,13 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
     return out + _over_associations(comps, verdicts, snap)
 
 
-def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
-                       snap: SiteSnapshot) -> list[str]:
-    """As `over_limits_together`, for the GrpTRES of the association each component runs
-    under and of the accounts above it: the components under one of them ask more in all
-    than it allows (AssocGrpCpuLimit and the like, never freed)."""
-    from .placement_limits import UNITS, _assoc_name, _chain
+def _placed_components(comps: list[JobSpec], verdicts: list[SiteVerdict], snap: SiteSnapshot
+                       ) -> Iterator[tuple[int, JobSpec, Partition, dict[str, int]]]:
+    """Each component placed in a partition of `snap` (its index, spec, partition) with the
+    TRES it asks in all: nodes, GPUs, and CPUs unless it takes whole nodes."""
     from .placement_sim import WHOLE
 
     parts = {p.name: p for p in snap.partitions}
-    asked: dict[int, dict[str, int]] = {}  # an association (by id): the TRES asked in all
-    under: dict[int, list[int]] = {}  # an association: the components under it
-    found: dict[int, Association] = {}
     for i, (comp, w) in enumerate(zip(comps, verdicts, strict=True)):
         p = parts.get(w.partition or "")
         if p is None or w._shape is None:
@@ -362,6 +348,20 @@ def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
         tres = {"node": nodes, "gres/gpu": nodes * gpn}
         if cpn != WHOLE:
             tres["cpu"] = nodes * cpn
+        yield i, comp, p, tres
+
+
+def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
+                       snap: SiteSnapshot) -> list[str]:
+    """As `over_limits_together`, for the GrpTRES of the association each component runs
+    under and of the accounts above it: the components under one of them ask more in all
+    than it allows (AssocGrpCpuLimit and the like, never freed)."""
+    from .placement_limits import UNITS, _assoc_name, _chain
+
+    asked: dict[int, dict[str, int]] = {}  # an association (by id): the TRES asked in all
+    under: dict[int, list[int]] = {}  # an association: the components under it
+    found: dict[int, Association] = {}
+    for i, comp, p, tres in _placed_components(comps, verdicts, snap):
         for a in _chain(snap, comp.account, p.name):
             found[id(a)] = a
             under.setdefault(id(a), []).append(i)

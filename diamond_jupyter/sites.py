@@ -1232,10 +1232,18 @@ class Sites(dict[str, Site]):
         """The site whose SSH host is `host` (its full name, or its first label: `fs01` for
         `fs01.hpc.example`), when exactly one is: a script's staging names a machine, not a
         site. None otherwise."""
-        wanted = host.lower()
-        found = [n for n, s in self.items() if (h := (s.cfg.transport.host or "").lower())
-                 and wanted in (h, h.split(".")[0])]
+        found = self.sites_of_host(host)
         return found[0] if len(found) == 1 else None
+
+    def sites_of_host(self, host: str) -> list[str]:
+        """Every site whose SSH host is `host` (its full name or its first label)."""
+        wanted = host.lower()
+        return [n for n, h in self.ssh_hosts().items()
+                if h and wanted in (h.lower(), h.lower().split(".")[0])]
+
+    def ssh_hosts(self) -> dict[str, str | None]:
+        """Each site's SSH host as configured (None where it has none, e.g. a local one)."""
+        return {n: s.cfg.transport.host for n, s in self.items()}
 
     def second_doors(self) -> dict[str, str]:
         """The entries that are second doors to a cluster listed already (a

@@ -48,6 +48,19 @@ def tb(testbed_session) -> Testbed:
     return testbed_session
 
 
+@pytest.fixture
+async def testbed_fed(tb, tmp_path):
+    """A started engine over the test bed's sites with a store of the test's own."""
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.store import Store
+
+    fed = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"),
+                     poll_interval_s=30, min_poll_s=0.5)
+    await fed.start()
+    yield fed
+    await fed.close()
+
+
 def _private_sshd():
     """A private sshd of the test user's (no test bed), its host key in `base/known_hosts`
     and an empty `base/empty_ssh_config`; stopped and removed after."""

@@ -4,20 +4,30 @@ lost-answer submit tests share (test_submit_answer_lost*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `fed = one_site_engine.answer_lost_fed`, as with tests/sweep_helpers.py; the fixture's own
-`site_cfg` is the module's (the one site's SiteConfig)."""
+`site_cfg` is the module's (the one site's SiteConfig); `lookout_fed`'s, the module's `queue`
+(`lookout_queue`) and `settle_s` (`lookout_settle_s`, parametrized where a test needs
+another)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from local_slurm import LocalSlurmQueue
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import JobSpec
+from diamond_jupyter.model import Event, JobSpec
 from diamond_jupyter.store import Store
+
+# sbatch's answer when the controller may have queued the job all the same
+SBATCH_ANSWER_LOST = ("sbatch: error: Batch job submission failed: Socket timed out on "
+                      "send/recv operation")
+LOOKOUT_WAIT_S = 60  # a guard: each change the lost-answer tests wait for comes within seconds
 
 
 def one_site_federation(tmp_path: Path, site: SiteConfig | dict[str, Any],
@@ -38,6 +48,56 @@ async def answer_lost_fed(tmp_path, site_cfg):
                               unsure_submit_settle_s=0.5)
     yield fed
     await fed.close()
+
+
+@pytest.fixture
+def lookout_queue(tmp_path) -> LocalSlurmQueue:
+    """The one local Slurm site whose `sbatch` and `squeue` are fakes."""
+    return LocalSlurmQueue(tmp_path)
+
+
+@pytest.fixture
+def lookout_settle_s() -> float:
+    """How long a job whose submit answer was lost is looked for."""
+    return 60.0
+
+
+@pytest.fixture
+async def lookout_fed(tmp_path, queue, settle_s, data_dir):
+    """A started engine over the module's `queue` site that never polls on its own and looks
+    for a lost-answer job `settle_s` long."""
+    fed = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600,
+                              unsure_submit_settle_s=settle_s)
+    await fed.start(recover=False)
+    yield fed
+    await fed.close()
+
+
+def journal_waiter(fed: Federation, wait_s: float = LOOKOUT_WAIT_S
+                   ) -> tuple[list[Event], Callable[[Callable[[Event], bool]], Awaitable[Event]]]:
+    """Every event `fed` publishes from now on, and a wait (up to `wait_s`) for the first that
+    matches a predicate."""
+    seen: list[Event] = []
+    changed = asyncio.Event()
+
+    def on(ev: Event) -> None:
+        seen.append(ev)
+        changed.set()
+    fed.journal.subscribe(on)
+
+    async def wait(pred: Callable[[Event], bool]) -> Event:
+        async def first() -> Event:
+            while True:
+                changed.clear()
+                if found := next((ev for ev in seen if pred(ev)), None):
+                    return found
+                await changed.wait()
+        try:
+            return await asyncio.wait_for(first(), wait_s)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"no such event within {wait_s}s; saw "
+                                 f"{[(e.kind, e.job_id, e.data) for e in seen]}") from None
+    return seen, wait
 
 
 def lost_spec(tmp_path: Path) -> JobSpec:

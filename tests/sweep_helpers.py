@@ -86,14 +86,21 @@ def new_user(tmp_path) -> NewUser:
 def magics_shell(user, monkeypatch) -> Iterator[Any]:
     """A `shell`: an IPython shell with the magics loaded, its engine in-process on the
     user's sites file, data directory and home."""
+    monkeypatch.chdir(user.root)
+    yield from in_process_shell(monkeypatch, user.sites, user.root / "data", user.home)
+
+
+def in_process_shell(monkeypatch: pytest.MonkeyPatch, sites: Path | str, data: Path,
+                     home: Path, **env: str) -> Iterator[Any]:
+    """An IPython shell with the magics loaded, its engine in this process on the sites file
+    `sites`, the data directory `data` and the home `home` (and `env`, further variables);
+    the extension unloaded and the shell cleared after."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    monkeypatch.setenv("DIAMOND_CONFIG", str(user.sites))
-    monkeypatch.setenv("DIAMOND_DATA_DIR", str(user.root / "data"))
-    monkeypatch.setenv("DIAMOND_ENGINE", "local")
-    monkeypatch.setenv("DIAMOND_NO_WIDGETS", "1")
-    monkeypatch.setenv("HOME", str(user.home))
-    monkeypatch.chdir(user.root)
+    for name, value in {"DIAMOND_CONFIG": str(sites), "DIAMOND_DATA_DIR": str(data),
+                        "DIAMOND_ENGINE": "local", "DIAMOND_NO_WIDGETS": "1",
+                        "HOME": str(home), **env}.items():
+        monkeypatch.setenv(name, value)
     sh = InteractiveShell.instance()
     sh.run_line_magic("load_ext", "diamond_jupyter")
     yield sh

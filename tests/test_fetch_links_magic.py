@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sweep_helpers import in_process_shell
 from test_fetch_links import _expected, _make_job_dir
 from test_fetch_safe import _job
 
@@ -54,8 +55,6 @@ def _links_in(root: Path) -> list[Path]:
 def shell(tmp_path, monkeypatch, job_dirs):
     """IPython's shell with the extension loaded, its engine in this process over a store
     that holds the job."""
-    from IPython.core.interactiveshell import InteractiveShell
-
     from diamond_jupyter.store import Store
 
     data = tmp_path / "data"
@@ -65,15 +64,8 @@ def shell(tmp_path, monkeypatch, job_dirs):
     finally:
         store.close()
     (tmp_path / "home").mkdir()
-    for name, value in {"DIAMOND_CONFIG": str(_sites(tmp_path)), "DIAMOND_DATA_DIR": str(data),
-                        "DIAMOND_ENGINE": "local", "DIAMOND_NO_WIDGETS": "1",
-                        "DIAMOND_HANDOVER": "0", "HOME": str(tmp_path / "home")}.items():
-        monkeypatch.setenv(name, value)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+    yield from in_process_shell(monkeypatch, _sites(tmp_path), data, tmp_path / "home",
+                                DIAMOND_HANDOVER="0")
 
 
 def test_the_magic_in_process_names_each_link_and_follows_none(shell, tmp_path, job_dirs,

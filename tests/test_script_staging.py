@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from test_corpus import CORPUS, ROWS
@@ -19,6 +20,9 @@ from test_corpus import CORPUS, ROWS
 from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.translate import translate
 from diamond_jupyter.model import BadInput, StageEntry
+
+if TYPE_CHECKING:
+    from diamond_jupyter.federation import Federation
 
 HERE = Path(__file__).parent / "fixtures"
 
@@ -356,9 +360,9 @@ def test_corpus_scripts_gain_no_staging_they_do_not_write(row):
 
 # ------------------------------------------------------------------------------ engine
 
-async def test_carried_stage_in_is_measured_for_placement(tmp_path):
-    """The placer counts a carried stage-in: its bytes by where they are (an LSF local file
-    on the server, a PBS storage host that is a site), measured from the real files."""
+def _local_fed_with_big_file(tmp_path: Path) -> Federation:
+    """An engine over one local site `here` whose server root (`tmp_path/root`) holds
+    big.bin, 300 kB."""
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
@@ -366,13 +370,22 @@ async def test_carried_stage_in_is_measured_for_placement(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     (root / "big.bin").write_bytes(b"x" * 300_000)
-    far = tmp_path / "far"
-    far.mkdir()
-    (far / "mesh.dat").write_bytes(b"y" * 70_000)
     fed = Federation(FederationConfig(sites=[SiteConfig(
         name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
         store=Store(tmp_path / "s.sqlite"))
     fed.server_root = root
+    return fed
+
+
+async def test_carried_stage_in_is_measured_for_placement(tmp_path):
+    """The placer counts a carried stage-in: its bytes by where they are (an LSF local file
+    on the server, a PBS storage host that is a site), measured from the real files."""
+    from diamond_jupyter.federation import Federation
+
+    fed = _local_fed_with_big_file(tmp_path)
+    far = tmp_path / "far"
+    far.mkdir()
+    (far / "mesh.dat").write_bytes(b"y" * 70_000)
     try:
         lsf = Federation.parse(_lsf('#BSUB -f "big.bin > big.bin"'))
         assert (await fed.stage_data(lsf)).sources == {None: 300_000}
@@ -551,18 +564,10 @@ async def test_a_workflow_steps_own_stage_in_is_measured_for_its_placement(tmp_p
     """A plain job's placement counts its carried stage-in; a step's counted only the
     workflow's inputs, so a step staging 300 kB from the server was placed as if it staged
     nothing. Now both: the inputs from the upstream's site and the step's own bytes."""
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.federation_workflow import _Ops
-    from diamond_jupyter.store import Store
 
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "big.bin").write_bytes(b"x" * 300_000)
-    fed = Federation(FederationConfig(sites=[SiteConfig(
-        name="here", transport=TransportConfig(kind="local"), workdir=str(tmp_path / "wd"))]),
-        store=Store(tmp_path / "s.sqlite"))
-    fed.server_root = root
+    fed = _local_fed_with_big_file(tmp_path)
     given: list = []
 
     async def place(spec, **kw):  # what the facade's placement is asked, recorded
@@ -580,20 +585,8 @@ async def test_a_workflow_steps_own_stage_in_is_measured_for_its_placement(tmp_p
 
 # ------------------------------------------------------------------------------ test bed
 
-@pytest.fixture
-async def fed(tb, tmp_path):
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.store import Store
-
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
-
-
 @pytest.mark.testbed
-async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
+async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(testbed_fed):
     """A PBS script whose files live on alpha runs on beta (Slurm, which has no -W stagein):
     diamond brings its input before the job starts and takes its output back after it,
     and the submit says what it carried."""
@@ -602,6 +595,7 @@ async def test_a_pbs_scripts_staging_moves_with_the_job_on_a_slurm_site(fed):
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.model import JobState
 
+    fed = testbed_fed
     d = f"xfer-test/{secrets.token_hex(4)}"
     alpha = fed.site("alpha").transport
     await alpha.run(["sh", "-c", f"mkdir -p {d} && printf 'staged words' > {d}/in.txt"],

@@ -17,6 +17,7 @@ import one_site_engine
 import pytest
 import sweep_helpers
 from local_slurm import LocalSlurmQueue
+from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
 from one_site_engine import lost_spec
 from sweep_helpers import sbatch_calls
 
@@ -27,8 +28,6 @@ from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
 from diamond_jupyter.transports import ConnectionLost
 
-TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
-             "operation")
 NOT_SENT = ("sbatch: error: Batch job submission failed: Unable to contact slurm controller "
             "(connect failure)")
 

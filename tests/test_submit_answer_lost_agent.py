@@ -12,74 +12,27 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import one_site_engine
 import pytest
 from agents import agent
-from fake_llm import FakeLLM, last_result, text, tool_use
-from local_slurm import LocalSlurmQueue
-from one_site_engine import one_site_federation
+from fake_llm import last_result, text, tool_use
+from one_site_engine import LOOKOUT_WAIT_S as WAIT_S
+from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
+from one_site_engine import journal_waiter
 
 from diamond_jupyter.mcp_server import build_server
-from diamond_jupyter.model import Event
 
-TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
-             "operation")
 SCRIPT = "#!/bin/bash\n#SBATCH --job-name=lost\ntrue\n"
-WAIT_S = 60  # a guard: each change below comes within a few seconds
+
+queue = one_site_engine.lookout_queue
+settle_s = one_site_engine.lookout_settle_s
+started = one_site_engine.lookout_fed
 
 
 @pytest.fixture
-def queue(tmp_path) -> LocalSlurmQueue:
-    return LocalSlurmQueue(tmp_path)
-
-
-@pytest.fixture
-def settle_s() -> float:
-    """How long the job is looked for (a test that needs another parametrizes it)."""
-    return 60.0
-
-
-@pytest.fixture
-async def fed(tmp_path, queue, settle_s, data_dir):
-    f = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600,
-                            unsure_submit_settle_s=settle_s)
-    await f.start(recover=False)
-    yield f
-    await agent(f).close()
-    await f.close()
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeLLM() as f:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-0123456789")
-        monkeypatch.delenv("DIAMOND_LLM_PROVIDER", raising=False)
-        yield f
-
-
-def _events_of(fed: Any) -> tuple[list[Event], Any]:
-    """Every event `fed` publishes from now on, and a wait for the first that matches."""
-    seen: list[Event] = []
-    changed = asyncio.Event()
-
-    def on(ev: Event) -> None:
-        seen.append(ev)
-        changed.set()
-    fed.journal.subscribe(on)
-
-    async def wait(pred: Any) -> Event:
-        async def first() -> Event:
-            while True:
-                changed.clear()
-                if found := next((ev for ev in seen if pred(ev)), None):
-                    return found
-                await changed.wait()
-        try:
-            return await asyncio.wait_for(first(), WAIT_S)
-        except asyncio.TimeoutError:
-            raise AssertionError(f"no such event within {WAIT_S}s; saw "
-                                 f"{[(e.kind, e.job_id, e.data) for e in seen]}") from None
-    return seen, wait
+async def fed(started):
+    yield started
+    await agent(started).close()
 
 
 def _looking(result: dict[str, Any]) -> str:
@@ -107,7 +60,7 @@ async def test_the_agent_is_told_looking_then_wakes_with_the_job_found(fed, fake
         return [text("found")]
     fake.script([tool_use("submit", {"script": SCRIPT, "site": "alpha"})], after_submit,
                 after_found)
-    _, event = _events_of(fed)
+    _, event = journal_waiter(fed)
     task = await agent(fed).ask("run it on alpha", approval="auto")
     asleep = await agent(fed).wait(task["id"], timeout=WAIT_S, states={"waiting"})
     assert asleep["waiting_on"] == [seen["id"]]

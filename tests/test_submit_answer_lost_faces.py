@@ -13,9 +13,13 @@ import asyncio
 import threading
 from typing import Any
 
+import one_site_engine
 import pytest
 from local_slurm import LocalSlurmQueue
+from one_site_engine import LOOKOUT_WAIT_S as WAIT_S
+from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
 from one_site_engine import lost_spec, one_site_server_config
+from sweep_helpers import in_process_shell
 from test_fetch_links_magic import _in_a_thread
 
 from diamond_jupyter.kernel.jobcard import bundle
@@ -23,21 +27,10 @@ from diamond_jupyter.server.events import JOB_STATE
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
-TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
-             "operation")
-WAIT_S = 60  # a guard: each change below comes within a few seconds
 CELL = "#!/bin/bash\n#SBATCH --job-name=lost\ntrue\n"
 
-
-@pytest.fixture
-def queue(tmp_path) -> LocalSlurmQueue:
-    return LocalSlurmQueue(tmp_path)
-
-
-@pytest.fixture
-def settle_s() -> float:
-    """The sites file's unsure_submit_settle_s (a test that needs another parametrizes it)."""
-    return 60.0
+queue = one_site_engine.lookout_queue
+settle_s = one_site_engine.lookout_settle_s
 
 
 @pytest.fixture
@@ -253,20 +246,10 @@ async def test_the_cell_card_through_the_server_says_looking_then_the_outcome(
 def shell(tmp_path, monkeypatch, queue, settle_s):
     """IPython's shell with the extension loaded, its engine in this process (no server)
     over the one site."""
-    from IPython.core.interactiveshell import InteractiveShell
-
     config = one_site_server_config(tmp_path, queue.site.cfg, settle_s)
     (tmp_path / "home").mkdir()
-    for name, value in {"DIAMOND_CONFIG": config["DiamondApp"]["sites_file"],
-                        "DIAMOND_DATA_DIR": str(tmp_path / "data"),
-                        "DIAMOND_ENGINE": "local", "DIAMOND_NO_WIDGETS": "1",
-                        "DIAMOND_HANDOVER": "0", "HOME": str(tmp_path / "home")}.items():
-        monkeypatch.setenv(name, value)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "diamond_jupyter")
-    yield sh
-    sh.run_line_magic("unload_ext", "diamond_jupyter")
-    InteractiveShell.clear_instance()
+    yield from in_process_shell(monkeypatch, config["DiamondApp"]["sites_file"],
+                                tmp_path / "data", tmp_path / "home", DIAMOND_HANDOVER="0")
 
 
 @pytest.mark.parametrize("settle_s, found", [(60.0, True), (1.5, False)])

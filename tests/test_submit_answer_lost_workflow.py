@@ -9,64 +9,19 @@ often the workflow is looked at. One local Slurm site whose `sbatch` and `squeue
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+import one_site_engine
 import pytest
-from local_slurm import LocalSlurmQueue
-from one_site_engine import one_site_federation
+from one_site_engine import SBATCH_ANSWER_LOST as TIMED_OUT
+from one_site_engine import journal_waiter
 
-from diamond_jupyter.model import Event
-
-TIMED_OUT = ("sbatch: error: Batch job submission failed: Socket timed out on send/recv "
-             "operation")
 WORKFLOW = ("name: lost\nsteps:\n"
             "  - {name: prep, site: alpha, script: \"#!/bin/bash\\ntrue\\n\"}\n")
-WAIT_S = 60  # a guard: each change below comes within a few seconds
 
-
-@pytest.fixture
-def queue(tmp_path) -> LocalSlurmQueue:
-    return LocalSlurmQueue(tmp_path)
-
-
-@pytest.fixture
-def settle_s() -> float:
-    return 60.0
-
-
-@pytest.fixture
-async def fed(tmp_path, queue, settle_s, data_dir):
-    f = one_site_federation(tmp_path, queue.site.cfg, poll_interval_s=3600, min_poll_s=3600,
-                            unsure_submit_settle_s=settle_s)
-    await f.start(recover=False)
-    yield f
-    await f.close()
-
-
-def _events_of(fed: Any) -> Any:
-    """A wait for the first event `fed` publishes from now on that matches."""
-    seen: list[Event] = []
-    changed = asyncio.Event()
-
-    def on(ev: Event) -> None:
-        seen.append(ev)
-        changed.set()
-    fed.journal.subscribe(on)
-
-    async def wait(pred: Any) -> Event:
-        async def first() -> Event:
-            while True:
-                changed.clear()
-                if found := next((ev for ev in seen if pred(ev)), None):
-                    return found
-                await changed.wait()
-        try:
-            return await asyncio.wait_for(first(), WAIT_S)
-        except asyncio.TimeoutError:
-            raise AssertionError(f"no such event within {WAIT_S}s; saw "
-                                 f"{[(e.kind, e.job_id, e.data) for e in seen]}") from None
-    return wait
+queue = one_site_engine.lookout_queue
+settle_s = one_site_engine.lookout_settle_s
+fed = one_site_engine.lookout_fed
 
 
 def _step_moved(wid: str, job_id: str) -> Any:
@@ -94,7 +49,7 @@ async def _looked_for(fed: Any, wait: Any, calls: Any) -> tuple[str, Any]:
 
 async def test_a_step_whose_answer_was_lost_becomes_the_job_found(fed, queue):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
-    wait = _events_of(fed)
+    _, wait = journal_waiter(fed)
     wid, intent = await _looked_for(fed, wait, calls)
 
     queue.add("4290", intent.token or "", "prep")  # the controller queued it after all
@@ -108,7 +63,7 @@ async def test_a_step_whose_answer_was_lost_becomes_the_job_found(fed, queue):
 @pytest.mark.parametrize("settle_s", [1.0])
 async def test_a_step_never_submitted_is_submitted_anew_once_closed(fed, queue, settle_s):
     calls = queue.sbatch_says(TIMED_OUT, takes_the_job=False)
-    wait = _events_of(fed)
+    _, wait = journal_waiter(fed)
     wid, intent = await _looked_for(fed, wait, calls)
     sbatch = queue.bin_dir / "sbatch"  # from now on the controller answers
     sbatch.write_text(f'#!/bin/sh\necho "sbatch $*" >> {calls}\necho 4291\n')

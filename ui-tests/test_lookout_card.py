@@ -12,60 +12,30 @@ kernel saved for them (`jobcard.card_json`)."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from lookout_helpers import close_as_never_submitted, lost_submits
 from playwright.sync_api import expect
 
 from conftest import _labextension_installed, api, start_lab, stop_lab
-from diamond_jupyter.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-SETTLE_S = 600  # the server keeps looking for the open one all through the test
 WAIT_MS = 60_000
 
 
 def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[dict]]:
     """The sites file, the store, the tokens and the saved cards of two submits whose answer
-    was lost: one still looked for, one closed since as never submitted. Each is started as
-    the kernel's engine starts it (`Federation.start_looking_for`), that engine then
-    closed (the kernel gone)."""
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.federation_plan import new_token
+    was lost: one still looked for, one closed since as never submitted (the kernel gone)."""
     from diamond_jupyter.kernel.jobcard import card_json
-    from diamond_jupyter.model import JobSpec, SubmitUnsure
 
-    sites = tmp / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [site.cfg.model_dump(mode="json")],
-                                     "unsure_submit_settle_s": SETTLE_S}))
-    store_path = tmp / "store.sqlite3"
-
-    async def submitted() -> tuple[list[str], list[dict]]:
-        fed = Federation(sites, store=Store(store_path))
-        tokens, cards = [], []
-        try:
-            for name in ("still-looked-for", "closed-since"):
-                tokens.append(new_token())
-                spec = JobSpec(name=name, command="true", working_directory=str(tmp))
-                intent = fed.store.record_intent("alpha", tokens[-1], spec)
-                job = fed.start_looking_for(SubmitUnsure(
-                    "alpha: the scheduler's answer to the submit was lost (sbatch: error: "
-                    "Socket timed out on send/recv operation)", intent.id, SETTLE_S))
-                cards.append(card_json(job, {"lookout": fed.lookout(job.id)}))
-            fed.store.mark_never_submitted(tokens[1], "the submit did not reach the scheduler")
-        finally:
-            await fed.close()
-            fed.store.close()
-        return tokens, cards
-
-    with ThreadPoolExecutor(1) as pool:  # Playwright's own loop runs in this thread
-        tokens, cards = pool.submit(asyncio.run, submitted()).result()
+    sites, store_path, tokens, cards = lost_submits(
+        tmp, site, ["still-looked-for", "closed-since"],
+        lambda fed, job: card_json(job, {"lookout": fed.lookout(job.id)}))
+    close_as_never_submitted(store_path, tokens[1], "the submit did not reach the scheduler")
     return sites, store_path, tokens, cards
 
 

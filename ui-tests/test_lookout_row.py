@@ -13,57 +13,19 @@ another engine sharing the store (as `diamond submit` closes one after its settl
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from lookout_helpers import close_as_never_submitted, lost_submits
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
 from conftest import _labextension_installed, load_lab, start_lab, stop_lab
-from diamond_jupyter.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-SETTLE_S = 600  # the server keeps looking for both all through the test
 WAIT_MS = 60_000
-LOST = ("alpha: the scheduler's answer to the submit was lost (sbatch: error: Socket timed "
-        "out on send/recv operation)")
-
-
-def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[str]]:
-    """The sites file, the store, and the tokens and provisional ids of two submits whose
-    answer was lost, looked for."""
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.federation_plan import new_token
-    from diamond_jupyter.model import JobSpec, SubmitUnsure
-
-    sites = tmp / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [site.cfg.model_dump(mode="json")],
-                                     "unsure_submit_settle_s": SETTLE_S}))
-    store_path = tmp / "store.sqlite3"
-
-    async def submitted() -> tuple[list[str], list[str]]:
-        fed = Federation(sites, store=Store(store_path))
-        tokens, ids = [], []
-        try:
-            for name in ("to-be-found", "to-be-closed"):
-                tokens.append(new_token())
-                spec = JobSpec(name=name, command="true", working_directory=str(tmp))
-                intent = fed.store.record_intent("alpha", tokens[-1], spec)
-                ids.append(fed.start_looking_for(SubmitUnsure(LOST, intent.id, SETTLE_S)).id)
-        finally:
-            await fed.close()
-            fed.store.close()
-        return tokens, ids
-
-    with ThreadPoolExecutor(1) as pool:  # Playwright's own loop runs in this thread
-        tokens, ids = pool.submit(asyncio.run, submitted()).result()
-    return sites, store_path, tokens, ids
 
 
 def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submitted(
@@ -74,7 +36,9 @@ def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submi
 
     tmp = tmp_path_factory.mktemp("lookoutrow")
     queue = LocalSlurmQueue(tmp)
-    sites, store_path, tokens, ids = _lost_submits(tmp, queue.site)
+    sites, store_path, tokens, ids = lost_submits(tmp, queue.site,
+                                                  ["to-be-found", "to-be-closed"],
+                                                  lambda fed, job: job.id)
     proc, server = start_lab(tmp, diamond_config=sites, store=store_path)
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
@@ -92,11 +56,7 @@ def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submi
                 "looking for it in alpha's queue by its token")
 
         # another engine sharing the store closes the second as never submitted
-        other = Store(store_path)
-        try:
-            other.mark_never_submitted(tokens[1], "no job carrying its token showed")
-        finally:
-            other.close()
+        close_as_never_submitted(store_path, tokens[1], "no job carrying its token showed")
         expect(rows[1]).to_have_attribute("data-diamond-lookout", "never-submitted",
                                           timeout=WAIT_MS)
         expect(rows[1]).to_have_attribute("data-diamond-state", "FAILED")

@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..attention import explain, never_reason
-from ..model import BadInput, DiamondError, Job, JobState, check_request
+from ..model import BadInput, DiamondError, Job, JobState, check_request, is_provisional
 from ..skills import (
     NeedsApproval,
     SkillContext,
@@ -247,7 +247,7 @@ class AgentRunner(TaskBook):
         found since, when `waited` was the provisional id of a submit whose answer was lost;
         a pending reason that means "never" (unless the policy is to wait), or, with
         `until`, its start."""
-        if waited != job.id and job.native_id is not None and ":pending-" in waited:
+        if waited != job.id and job.native_id is not None and is_provisional(waited):
             return found_cause(job.id, waited, job.site)
         policy = self.store.get_task(task_id, steps=False).data.get("on_stuck") or "ask"
         if job.state == JobState.PENDING and never_reason(job.reason) and policy != "wait":

@@ -26,6 +26,10 @@ from ..model import (
 )
 from .flux_ids import flux_f58, flux_id_form, flux_id_value
 
+# the spec's metadata key of each stage entry carried from a script line: {line, entry,
+# directive, direction, source, destination}; a refusal of its path names the line
+STAGING_LINES = "staging_lines"
+
 # Values that are clearly template placeholders rather than real settings; %NAME% has two
 # characters at least and does not end in `_` (Slurm's %A_%a and %x_%j are file patterns).
 _PLACEHOLDER = re.compile(
@@ -1067,8 +1071,6 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
 def staging_not_said(spec: JobSpec, target: str) -> str | None:
     """The job's stage entries no script line's note has said carried (those the face gave),
     said once: diamond moves them around the job, not a directive of `target`."""
-    from .staging import STAGING_LINES
-
     lines = spec.metadata.get(STAGING_LINES) or []
     ins = len(spec.stage_in) - sum(1 for r in lines if r.get("direction") == "in")
     outs = len(spec.stage_out) - sum(1 for r in lines if r.get("direction") == "out")

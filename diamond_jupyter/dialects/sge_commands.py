@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
@@ -627,17 +628,22 @@ class SgeCommands(FailureReading):
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
 
 
+def _named_blocks(stdout: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """The blocks of a `qconf -s...` listing (blank-line separated, '\\' continues a line),
+    each as its `name` and its fields; a block without a one-word name is skipped."""
+    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
+        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
+                      if line.strip())
+        name = (fields.get("name") or "").strip()
+        if name and " " not in name:
+            yield name, fields
+
 
 def parse_access_lists(stdout: str) -> dict[str, list[str]]:
     """`qconf -su` of each access list (blank-line separated, '\\' continues a line): its
     name -> its entries (user names, `@group` for a Unix group); NONE is none."""
     out: dict[str, list[str]] = {}
-    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
-        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
-                      if line.strip())
-        name = (fields.get("name") or "").strip()
-        if not name or " " in name:
-            continue
+    for name, fields in _named_blocks(stdout):
         entries = [e for e in re.split(r"[\s,]+", fields.get("entries", "")) if e]
         out[name] = [] if [e.upper() for e in entries] == ["NONE"] else entries
     return out
@@ -649,12 +655,7 @@ def parse_project_acls(stdout: str, lists: dict[str, list[str]]
     users who may submit under it) and `xacl` (those who may not) as the access lists'
     entries. A project whose acl names a list not read is left out (not checked)."""
     out: dict[str, list[UserAcl]] = {}
-    for block in re.sub(r"\\\n\s*", " ", stdout).split("\n\n"):
-        fields = dict(line.strip().partition(" ")[::2] for line in block.splitlines()
-                      if line.strip())
-        name = (fields.get("name") or "").strip()
-        if not name or " " in name:
-            continue
+    for name, fields in _named_blocks(stdout):
         acls = _named_lists(fields, lists, ("acl", "xacl"))
         if acls is not None:
             out[name] = acls

@@ -109,6 +109,20 @@ BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets 
 _NO_LIMIT = 0xFFFFFFFE
 
 
+def _scheduler_parameters(config: str) -> dict[str, str] | None:
+    """The `SchedulerParameters = a=1,b,...` line of `scontrol show config`, each parameter to
+    its value ('' for a bare flag; the first where one is set twice); None without the line."""
+    for line in config.splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key.strip() == "SchedulerParameters":
+            params: dict[str, str] = {}
+            for param in value.split(","):
+                name, _, n = param.strip().partition("=")
+                params.setdefault(name, n)
+            return params
+    return None
+
+
 def map_state(native: Any) -> JobState:
     """Slurm state ('CANCELLED by 1000', 'OUT_OF_MEMORY', 'CD', ['PENDING', 'REQUEUED'])."""
     if isinstance(native, list):
@@ -409,14 +423,8 @@ class SlurmCommands(FailureReading):
         """`bf_max_job_user=N` of `SchedulerParameters = ...` in `scontrol show config`:
         how many of one user's waiting jobs Slurm's backfill tests at most; None when not
         set, 0 (no cap) or not a whole number."""
-        for line in text.splitlines():
-            key, eq, value = line.partition("=")
-            if eq and key.strip() == "SchedulerParameters":
-                for param in value.split(","):
-                    name, _, n = param.strip().partition("=")
-                    if name == "bf_max_job_user":
-                        return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
-        return None
+        n = (_scheduler_parameters(text) or {}).get("bf_max_job_user", "")
+        return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
 
     @staticmethod
     def parse_bf_window(text: str) -> float | None:
@@ -424,16 +432,13 @@ class SlurmCommands(FailureReading):
         config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
         minutes, where the line is there without it; None when there is no such line (or
         the value is not a whole number above 0)."""
-        for line in text.splitlines():
-            key, eq, value = line.partition("=")
-            if eq and key.strip() == "SchedulerParameters":
-                for param in value.split(","):
-                    name, _, n = param.strip().partition("=")
-                    if name == "bf_window":
-                        return int(n) * 60.0 if re.fullmatch(r"\d{1,9}", n) and int(n) \
-                            else None
-                return BF_WINDOW_DEFAULT_MIN * 60.0
-        return None
+        params = _scheduler_parameters(text)
+        if params is None:
+            return None
+        if "bf_window" not in params:
+            return BF_WINDOW_DEFAULT_MIN * 60.0
+        n = params["bf_window"]
+        return int(n) * 60.0 if re.fullmatch(r"\d{1,9}", n) and int(n) else None
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..model import (
     Association,
@@ -744,6 +745,25 @@ def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str]
             for s in statuses]
 
 
+_Read = TypeVar("_Read")  # what an optional snapshot output reads as
+
+
+def _read_if_asked(outputs: dict[str, str], key: str, unread: str,
+                   parse: Callable[[str], _Read], skipped: list[str], said: str
+                   ) -> _Read | None:
+    """`parse` of `outputs[key]`; None where it was not asked, its call failed (the reason
+    left under `unread`) or its answer is refused (SiteError): then `said`, its `{}` the
+    reason, in `skipped`."""
+    if key in outputs:
+        try:
+            return parse(outputs[key])
+        except SiteError as e:
+            skipped.append(said.format(e))
+    elif why := outputs.get(unread):
+        skipped.append(said.format(why))
+    return None
+
+
 def parse_snapshot(site: str, outputs: dict[str, str],
                    commands: SlurmCommands | None = None,
                    api_version: str = "v0.0.38") -> SiteSnapshot:
@@ -753,42 +773,24 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     now = float(read_at) if read_at and re.fullmatch(r"\d+(\.\d+)?", read_at) else None
     jobs = [j for j in _snapshot_jobs(queue, commands, skipped, now)
             if not j.state.terminal]
-    resv: list[Reservation] | None = None
-    if "reservations" in outputs:  # unknown (None) where it was not asked or failed
-        try:
-            resv = parse_reservations(outputs["reservations"], skipped)
-        except SiteError as e:
-            skipped.append(f"reservations not read ({e}): a job naming one is placed "
-                           "without its window, and their nodes read as their state says")
-    elif why := outputs.get(RESERVATIONS_UNREAD):
-        skipped.append(f"reservations not read ({why}): a job naming one is placed without "
-                       "its window, and their nodes read as their state says")
-    qos: dict[str, QosLimits] | None = None
-    if "qos" in outputs:
-        try:
-            qos = parse_qos(outputs["qos"], api_version) or None
-        except SiteError as e:
-            skipped.append(f"QOS limits not read ({e}): none of them is checked")
-    elif why := outputs.get(QOS_UNREAD):
-        skipped.append(f"QOS limits not read ({why}): none of them is checked")
+    # each unknown (None) where it was not asked or failed, said in `skipped`
+    resv: list[Reservation] | None = _read_if_asked(
+        outputs, "reservations", RESERVATIONS_UNREAD,
+        lambda text: parse_reservations(text, skipped), skipped,
+        "reservations not read ({}): a job naming one is placed without its window, and "
+        "their nodes read as their state says")
+    qos: dict[str, QosLimits] | None = _read_if_asked(
+        outputs, "qos", QOS_UNREAD, lambda text: parse_qos(text, api_version) or None,
+        skipped, "QOS limits not read ({}): none of them is checked")
     user = clean(outputs.get("user"))
-    assocs: list[Association] | None = None
-    if ASSOCIATIONS in outputs:
-        assocs = _snapshot_associations(outputs[ASSOCIATIONS], skipped, user)
-    elif why := outputs.get(ASSOCIATIONS_UNREAD):
-        skipped.append(f"associations not read ({why}): your default QOS and account "
-                       "limits are not checked")
-    licenses: dict[str, int] | None = None
-    licenses_free: dict[str, int] | None = None
-    if LICENSES in outputs:
-        try:
-            licenses, licenses_free = parse_licenses(outputs[LICENSES])
-        except SiteError as e:
-            skipped.append(f"licenses not read ({e}): a job asking one is not checked "
-                           "against them")
-    elif why := outputs.get(LICENSES_UNREAD):
-        skipped.append(f"licenses not read ({why}): a job asking one is not checked against "
-                       "them")
+    assocs: list[Association] | None = _read_if_asked(
+        outputs, ASSOCIATIONS, ASSOCIATIONS_UNREAD,
+        lambda text: _snapshot_associations(text, skipped, user), skipped,
+        "associations not read ({}): your default QOS and account limits are not checked")
+    licenses, licenses_free = _read_if_asked(
+        outputs, LICENSES, LICENSES_UNREAD, parse_licenses, skipped,
+        "licenses not read ({}): a job asking one is not checked against them") \
+        or (None, None)
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ..model import BadInput, JobSpec, StageEntry
-from .scripts_common import Item, note
+from .scripts_common import STAGING_LINES, Item, note
 
 # a `-W` value holds attributes `name=value[,name=value...]`: a comma starts the next one
 # only where a name and `=` follow it, so a staging list keeps its own commas
@@ -33,9 +33,6 @@ _WILDCARD = re.compile(r"[*?\[]")
 # the spec's metadata key of what was said of its staging (carried, kept): shown with the
 # submit's warnings as well as the translation's
 STAGING_NOTES = "staging_notes"
-# the spec's metadata key of each stage entry carried from a script line: {line, entry,
-# directive, direction, source, destination}; a refusal of its path names the line
-STAGING_LINES = "staging_lines"
 # set while a script is read for its own scheduler (a translation submitted by hand): its
 # staging lines are kept as written, for that scheduler to move the files
 _AS_WRITTEN = "staging_as_written"

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..aio import within
-from ..model import BadInput, DiamondError, Job, SiteError
+from ..model import BadInput, DiamondError, Job, SiteError, is_provisional
 from .engine import Engine, JobCallback, job_from_json
 
 log = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ class ServerClient(Engine):
     def _notify_pending(self, site: str) -> None:
         """Wake the watchers of `site`'s provisional ids (SITE:pending-TOKEN): one of them
         may just have been bound to its native id."""
-        for jid in [j for j in self._watchers if j.startswith(f"{site}:pending-")]:
+        for jid in [j for j in self._watchers if is_provisional(j, site)]:
             self._notify(jid)
 
     def _ensure_ws(self) -> None:

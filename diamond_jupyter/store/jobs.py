@@ -12,7 +12,17 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import leases
-from ..model import BadInput, DiamondError, Event, Job, JobSpec, JobState, JobStatus, utcnow
+from ..model import (
+    BadInput,
+    DiamondError,
+    Event,
+    Job,
+    JobSpec,
+    JobState,
+    JobStatus,
+    provisional_id,
+    utcnow,
+)
 from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
 from .db import Database
 
@@ -122,7 +132,7 @@ class JobsMixin(Database):
                 if row["site"] != site:
                     raise BadInput(f"token {token!r} already used for {row['id']}")
                 return row_to_job(row)
-            now, job_id = to_ts(utcnow()), f"{site}:pending-{token}"
+            now, job_id = to_ts(utcnow()), provisional_id(site, token)
             shown, sealed = to_js_sealed(spec, self.sealer)
             c.execute(
                 "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"

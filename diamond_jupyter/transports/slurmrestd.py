@@ -21,7 +21,7 @@ import re
 import subprocess
 import threading
 import time
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import httpx
 
@@ -38,6 +38,9 @@ from .base import (
     open_regular,
     read_at_most,
 )
+
+# which of slurmrestd's APIs a call goes to: slurmctld's, or accounting (through slurmdbd)
+RestApi = Literal["slurm", "slurmdb"]
 
 MAX_TOKEN_FILE_BYTES = 64 << 10  # a JWT is a few hundred bytes: a token file, or what
 # the token command prints on stdout or on stderr, is read up to this
@@ -217,12 +220,12 @@ class SlurmRestTransport:
             self._client = self._new_client()
         return self._client
 
-    def url(self, path: str, api: str = "slurm") -> str:
+    def url(self, path: str, api: RestApi = "slurm") -> str:
         """`api`: `slurm` (slurmctld's calls) or `slurmdb` (accounting, through slurmdbd)."""
         return f"{self.base}/{api}/{self.cfg.api_version}/{path.lstrip('/')}"
 
     async def request(self, method: str, path: str, *, body: Any = None,
-                      timeout: float | None = None, api: str = "slurm") -> tuple[int, str]:
+                      timeout: float | None = None, api: RestApi = "slurm") -> tuple[int, str]:
         """(HTTP status, reply text) of one API call (`api`: `slurm` or `slurmdb`);
         SiteError when slurmrestd cannot be reached or refuses the token twice (the second
         time with a fresh one)."""
@@ -298,7 +301,7 @@ class SlurmRestTransport:
         await self._drop_connections()
 
     async def _send(self, method: str, path: str, body: Any, headers: dict[str, str],
-                    timeout: float, *, fresh: bool = False, api: str = "slurm"
+                    timeout: float, *, fresh: bool = False, api: RestApi = "slurm"
                     ) -> tuple[httpx.Response, str]:
         """One HTTP exchange; the reply body read up to `max_output_bytes` (decoded size):
         a larger one stops the read and fails with OutputTooLarge, never held whole.
@@ -311,7 +314,7 @@ class SlurmRestTransport:
         return await self._exchange(self._http(), method, path, body, headers, timeout, api)
 
     async def _exchange(self, client: httpx.AsyncClient, method: str, path: str, body: Any,
-                        headers: dict[str, str], timeout: float, api: str = "slurm"
+                        headers: dict[str, str], timeout: float, api: RestApi = "slurm"
                         ) -> tuple[httpx.Response, str]:
         cap = self.cfg.max_output_bytes
         too_big = OutputTooLarge(

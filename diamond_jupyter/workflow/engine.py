@@ -58,6 +58,7 @@ from ..model import (
     JobState,
     Resources,
     SubmitUnsure,
+    provisional_id,
     utcnow,
 )
 from ..placement_fit import aware
@@ -541,7 +542,7 @@ class WorkflowEngine:
         job = self.store.job_by_token(st.token)
         if job is not None:
             self._jobs[job.id] = st.workflow_id
-            self._jobs[f"{job.site}:pending-{st.token}"] = st.workflow_id
+            self._jobs[provisional_id(job.site, st.token)] = st.workflow_id
         return job
 
     async def _advance(self, wid: str) -> None:
@@ -741,7 +742,7 @@ class WorkflowEngine:
         federation's lookout): its being found or closed as never submitted, an event of its
         provisional id, advances workflow `wid`; until then the step is not submitted again
         (`_resubmit_lost` leaves a token in flight alone)."""
-        self._jobs[f"{site}:pending-{token}"] = wid
+        self._jobs[provisional_id(site, token)] = wid
 
     async def _recover_unsure(self, wid: str, job: Job) -> bool:
         """Look the lost submit of `job` up by its token; True (and the workflow looked at

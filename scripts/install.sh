@@ -67,6 +67,13 @@ else
   PY=${PYTHON:-python3}
 fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+# The build is skipped while its output exists (pyproject's skip-if-exists): a checkout whose
+# sources changed since the last build drops that output, so the install below rebuilds it.
+built=diamond_jupyter/labextension/static/style.js
+if [ -f "$built" ] && [ -n "$(find src style schema package.json -newer "$built" -print -quit 2>/dev/null)" ]; then
+  echo "install: the JupyterLab extension's sources changed since its build: rebuilding it"
+  rm -rf diamond_jupyter/labextension lib tsconfig.tsbuildinfo
+fi
 # jupyterlab provides jlpm, which the build of the labextension needs
 "$PY" -m pip install -q --disable-pip-version-check "jupyterlab>=4.2,<5" "hatch-jupyter-builder>=0.9" \
   "hatch-nodejs-version>=0.3.2" hatchling

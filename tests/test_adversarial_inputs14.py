@@ -384,8 +384,9 @@ def test_a_unicode_name_in_a_magic_is_the_job_s_name(shell, user, capsys):
 async def test_fault_a_tool_call_s_unknown_or_bad_argument_is_refused_saying_which(
         user, tool, args, said):
     """The MCP package's own argument model ignored unknown arguments (`"hold": true` beside
-    a script submitted the job unheld, before `hold` was submit's own argument), and a JobSpec field its checks refused came back as
-    "Error executing tool submit", the reason lost. The skill's own model reads them first."""
+    a script submitted the job unheld, before `hold` was submit's own argument), and a
+    JobSpec field its checks refused came back as "Error executing tool submit", the reason
+    lost. The skill's own model reads them first."""
     msg = await mcp_refusal(user, tool, args)
     assert said in msg, msg
     assert "\n" not in msg

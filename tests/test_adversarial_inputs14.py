@@ -295,7 +295,8 @@ async def test_an_encoded_parent_in_a_transfer_cancel_is_not_found(rest):
 
 ROUTES = ["state", "sites", "sites/here", "sites/here/snapshot", "sites/here/describe",
           "sites/here/usage", "dashboard", "sites/here/login", "logins", "logins/1-0123456789ab",
-          "place", "jobs", "jobs/here%3A1", "jobs/here%3A1/cancel", "jobs/here%3A1/logs",
+          "place", "jobs", "jobs/here%3A1", "jobs/here%3A1/cancel", "jobs/here%3A1/release",
+          "jobs/here%3A1/logs",
           "jobs/here%3A1/files", "jobs/here%3A1/fetch", "translate", "events", "transfers",
           "transfers/0123456789abcdef/cancel", "tasks", "tasks/t1", "tasks/t1/approve",
           "tasks/t1/reject", "workflows", "workflows/wf-0", "workflows/wf-0/cancel",

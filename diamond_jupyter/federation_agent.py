@@ -20,10 +20,11 @@ class AgentMixin:
                      origin: dict | None = None, hold: bool = False) -> Job: ...
 
     async def submit_once(self, spec: JobSpec, site: str = "auto", *, key: str,
-                          origin: dict[str, Any] | None = None) -> Job:
+                          origin: dict[str, Any] | None = None, hold: bool = False
+                          ) -> Job:
         """Submit `spec` for the agent tool call `key`, once: when that call runs again (its
         task resumed after a restart), the job its first run submitted is returned instead of a
-        second one. Otherwise as `submit`."""
+        second one. Otherwise as `submit` (`hold`: submitted held)."""
         job = self.store.job_by_call(key)
         if job is not None and job.native_id is None and not job.state.terminal:
             # the engine that ran the call is gone, so this submit is not in flight: the
@@ -34,7 +35,8 @@ class AgentMixin:
                                 f"reached {job.site} (unreachable); try again later")
         if job is not None and job.native_id is not None:
             return job
-        return await self.submit(spec, site, origin={**(origin or {}), "call": key})
+        return await self.submit(spec, site, origin={**(origin or {}), "call": key},
+                                 hold=hold)
 
     def task(self, task_id: str, *, steps: bool = True) -> dict[str, Any]:
         """Task `task_id` as the faces show it: state, approval, answer or error, origin and the

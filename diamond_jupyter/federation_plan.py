@@ -187,9 +187,9 @@ class PlanMixin:
 
     async def submit_approved(self, spec: JobSpec, plan: dict[str, Any], *,
                               origin: dict | None = None) -> Job:
-        """Submit exactly what the approved `plan` showed (same site, token and script) and
-        return the Job; PlanChanged, before anything is recorded, when the script or the data
-        movements would now differ."""
+        """Submit exactly what the approved `plan` showed (same site, token and script, held
+        when its `hold` says so) and return the Job; PlanChanged, before anything is
+        recorded, when the script or the data movements would now differ."""
         fresh = await self.plan_submit(spec, pin=plan)
         if fresh["script_sha256"] != plan.get("script_sha256"):
             raise PlanChanged(f"the batch script for {fresh['site']} would differ from the "
@@ -199,7 +199,8 @@ class PlanMixin:
         if not spec.queue and fresh["partition"]:
             spec = spec.model_copy(update={"queue": fresh["partition"]})
         return await self.submit(spec, fresh["site"], origin=origin, token=fresh["submission"],
-                                 script_sha256=fresh["script_sha256"])
+                                 script_sha256=fresh["script_sha256"],
+                                 hold=plan.get("hold") is True)
 
     def _cost(self, target: Site, spec: JobSpec, v: SiteVerdict | None) -> dict[str, Any]:
         """Charge factor x billed nodes x hours (expected, and at most with the walltime)."""

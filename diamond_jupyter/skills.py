@@ -415,8 +415,20 @@ async def _submit_plan(ctx: SkillContext, inp: SubmitInput) -> dict[str, Any]:
     no_hidden_staging(ctx, spec)
     if inp.hedge and inp.hedge > 1:  # every copy: its site and the script it runs there
         ctx.fed.check_hedge_site(inp.hedge, inp.site)
-        return await ctx.fed.plan_hedged(spec, inp.hedge)
-    return await ctx.fed.plan_submit(spec, inp.site)
+        plan = await ctx.fed.plan_hedged(spec, inp.hedge)
+    else:
+        plan = await ctx.fed.plan_submit(spec, inp.site)
+    return plan | HELD_PLAN if inp.hold else plan
+
+
+# what the plan of a submit held says (the hold is the submit command's, not the script's)
+HELD_PLAN = {"hold": True, "held": "submitted held: the job waits in the queue until it is "
+             "released (the release skill, `diamond release JOB`)"}
+
+
+def _held(ctx: SkillContext, inp: SubmitInput) -> bool:
+    """Submit held: as the approved plan says (what was shown runs), else as asked."""
+    return ctx.approved.get("hold") is True if ctx.approved is not None else inp.hold
 
 
 async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
@@ -430,9 +442,11 @@ async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
             if not isinstance(pins, list) or len(pins) != hedge:
                 raise PlanChanged(f"the approved plan does not list the {hedge} hedged "
                                   "copies this call asks for")
-            job = await ctx.fed.submit_hedged(spec, hedge, origin=origin, pins=pins)
+            job = await ctx.fed.submit_hedged(spec, hedge, origin=origin, pins=pins,
+                                              hold=_held(ctx, inp))
         else:
-            job = await ctx.fed.submit(spec, inp.site, origin=origin, hedge=hedge)
+            job = await ctx.fed.submit(spec, inp.site, origin=origin, hedge=hedge,
+                                       hold=inp.hold)
         copies = ctx.fed.hedge(job.hedge_group).copies if job.hedge_group else [job]
         return ActionOutput(job=JobSummary.of(job), message=(
             f"submitted {len(copies)} hedged copies ({', '.join(j.id for j in copies)}); "
@@ -444,16 +458,17 @@ async def submit(ctx: SkillContext, inp: SubmitInput) -> ActionOutput:
             job = await ctx.fed.submit_approved(spec, ctx.approved, origin=origin)
         elif ctx.call_key:
             job = await ctx.fed.submit_once(spec, inp.site, key=ctx.call_key,
-                                            origin=ctx.origin)
+                                            origin=ctx.origin, hold=inp.hold)
         else:
-            job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin)
+            job = await ctx.fed.submit(spec, inp.site, origin=ctx.origin, hold=inp.hold)
     except SubmitUnsure as lost:  # the site may have the job: looked for in the background
         job = ctx.fed.start_looking_for(lost)
         return ActionOutput(job=summary(ctx, job), message=(
             f"submit answer lost, job being looked for: {ctx.fed.lookout(job.id)['message']}"
             f"; wait_for {job.id} (or status) gives the outcome: the job found (its id and "
             "site), or never submitted (then a new submit is safe)"))
-    return ActionOutput(job=summary(ctx, job), message=f"submitted {job.id}"
+    held = f" held: `release` {job.id} starts it" if _held(ctx, inp) else ""
+    return ActionOutput(job=summary(ctx, job), message=f"submitted {job.id}{held}"
                         + _staging_said(spec))
 
 

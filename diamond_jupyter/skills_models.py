@@ -166,6 +166,9 @@ class SubmitInput(JobInput):
         'with site "auto": submit copies to this many of the best sites at once; the first '
         "copy to start runs the job, the others are cancelled (sites whose policy forbids "
         "it are skipped)"))
+    hold: bool = Field(False, description=(
+        "submit the job held: the scheduler keeps it waiting until `release` starts it (as "
+        "`diamond submit --hold`); the approval's plan says so"))
 
 
 class ActionOutput(_Out):

@@ -3,11 +3,11 @@ import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 
 import { awaitsApproval, normalizeTask } from './agent';
-import { cancelJob, DiamondApiError, decideTask, fetchResults } from './api';
+import { cancelJob, DiamondApiError, decideTask, fetchResults, releaseJob } from './api';
 import { ICardActions } from './jobcard';
 import { ITaskActions } from './components/Tasks';
 import { DiamondModel } from './model';
-import { IFetchResult, IJob, ITask } from './types';
+import { IFetchResult, IJob, IReleaseOutcome, ITask } from './types';
 import { createLogWidget } from './widget';
 
 /** Just enough of a NotebookPanel, without depending on @jupyterlab/notebook. */
@@ -92,6 +92,22 @@ export function jobActions(app: JupyterFrontEnd, model: DiamondModel): ICardActi
         Notification.error(`Could not cancel ${label}: ${(err as Error).message}`, {
           autoClose: false
         });
+      }
+    },
+    release: async (job: IJob): Promise<IReleaseOutcome> => {
+      const label = job.name || job.id;
+      try {
+        const updated = await releaseJob(job.id, settings);
+        const waiting = updated?.release_waiting ?? null;
+        if (updated && typeof updated === 'object' && updated.id) {
+          const { release_waiting: _said, ...fresh } = updated;
+          model.updateJob(fresh);
+        }
+        return waiting ? { state: 'kept', message: waiting } : { state: 'sent', message: null };
+      } catch (err) {
+        const message = `Could not release ${label}: ${(err as Error).message}`;
+        Notification.error(message, { autoClose: false });
+        return { state: 'refused', message };
       }
     },
     logs: (job: IJob) => showLogs(app, job),

@@ -89,6 +89,19 @@ export function cancelJob(
   );
 }
 
+/** POST /diamond/api/jobs/{id}/release: the job, with `release_waiting` saying what a
+ * release kept during its stage-in waits for (null: sent to the scheduler). */
+export function releaseJob(
+  id: string,
+  settings?: ServerConnection.ISettings
+): Promise<IJob & { release_waiting?: string | null }> {
+  return requestAPI<IJob & { release_waiting?: string | null }>(
+    jobPath(id, 'release'),
+    { method: 'POST', body: '{}' },
+    settings
+  );
+}
+
 /** GET /diamond/api/jobs/{id}/logs -> {stdout, stderr}. */
 export function fetchLogs(
   id: string,

@@ -94,7 +94,7 @@ export function planView(tool: string | null, plan: Record<string, any> | string
   const action = String(plan.action ?? tool ?? 'act');
   view.head =
     action === 'submit'
-      ? `submit to ${plan.site} (${plan.scheduler ?? '?'}), partition ` +
+      ? `submit${plan.hold === true ? ' held' : ''} to ${plan.site} (${plan.scheduler ?? '?'}), partition ` +
         `${plan.partition ?? '(the scheduler default)'}`
       : `${action}${plan.site ? ` on ${plan.site}` : ''}`;
   view.changed = typeof plan.changed === 'string' ? plan.changed : null;

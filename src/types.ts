@@ -72,6 +72,14 @@ export interface IJob {
   lookout?: ILookout | null;
 }
 
+/** What a release asked from the sidebar came to: sent to the scheduler, kept until the
+ * job's stage-in has brought its input (`message`: the server's release_waiting), or
+ * refused (`message`: why). */
+export interface IReleaseOutcome {
+  state: 'sent' | 'kept' | 'refused';
+  message: string | null;
+}
+
 /** The server's search for the job of a submit whose answer was lost (Federation.lookout). */
 export interface ILookout {
   state: 'looking' | 'found' | 'never-submitted';

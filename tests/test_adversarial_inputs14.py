@@ -191,7 +191,7 @@ SETTING_SAID = ("{key}: a job setting this request has no field for (it would be
 
 
 @pytest.mark.parametrize("path,body,key", [
-    ("jobs", {"script": "echo hi", "site": "here", "hold": True}, "hold"),
+    ("jobs", {"script": "echo hi", "site": "here", "begin": "now+1hour"}, "begin"),
     ("jobs", {"script": "echo hi", "site": "here", "nodes": "2"}, "nodes"),
     ("jobs", {"script": "echo hi", "site": "here", "partition": "debug"}, "partition"),
     ("jobs", {"script": "echo hi", "site": "here", "walltime_s": 60}, "walltime_s"),
@@ -202,7 +202,8 @@ SETTING_SAID = ("{key}: a job setting this request has no field for (it would be
 ])
 async def test_fault_a_job_setting_beside_the_script_is_refused_not_ignored(rest, path, body,
                                                                             key):
-    """`{"script": ..., "hold": true}` submitted the job unheld, `"nodes": 2` on one node:
+    """`{"script": ..., "hold": true}` submitted the job unheld (now `hold` is the body's
+    own field), `"nodes": 2` on one node:
     a key the body has no field for was ignored, as any unknown key is. A key that names a
     job's setting (a JobSpec or Resources field, or a CLI option) is refused, naming it and
     where it goes; nothing is submitted."""
@@ -294,7 +295,8 @@ async def test_an_encoded_parent_in_a_transfer_cancel_is_not_found(rest):
 
 ROUTES = ["state", "sites", "sites/here", "sites/here/snapshot", "sites/here/describe",
           "sites/here/usage", "dashboard", "sites/here/login", "logins", "logins/1-0123456789ab",
-          "place", "jobs", "jobs/here%3A1", "jobs/here%3A1/cancel", "jobs/here%3A1/logs",
+          "place", "jobs", "jobs/here%3A1", "jobs/here%3A1/cancel", "jobs/here%3A1/release",
+          "jobs/here%3A1/logs",
           "jobs/here%3A1/files", "jobs/here%3A1/fetch", "translate", "events", "transfers",
           "transfers/0123456789abcdef/cancel", "tasks", "tasks/t1", "tasks/t1/approve",
           "tasks/t1/reject", "workflows", "workflows/wf-0", "workflows/wf-0/cancel",
@@ -368,9 +370,9 @@ def test_a_unicode_name_in_a_magic_is_the_job_s_name(shell, user, capsys):
 # -- 5. MCP tool calls --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("tool,args,said", [
-    ("submit", {"script": "echo hi", "site": "alpha", "hold": True},
-     "submit: hold: not an argument of submit (accepted: script, spec, name, arch, software, "
-     "container, gpu_type, memory, site, hedge)"),
+    ("submit", {"script": "echo hi", "site": "alpha", "begin": "now+1hour"},
+     "submit: begin: not an argument of submit (accepted: script, spec, name, arch, software, "
+     "container, gpu_type, memory, site, hedge, hold)"),
     ("submit", {"script": "echo hi", "site": "alpha", "nodes": 2},
      "submit: nodes: not an argument of submit"),
     ("status", {"job_id": "alpha:1", "refresh": False, "verbose": True},
@@ -383,8 +385,9 @@ def test_a_unicode_name_in_a_magic_is_the_job_s_name(shell, user, capsys):
 async def test_fault_a_tool_call_s_unknown_or_bad_argument_is_refused_saying_which(
         user, tool, args, said):
     """The MCP package's own argument model ignored unknown arguments (`"hold": true` beside
-    a script submitted the job unheld), and a JobSpec field its checks refused came back as
-    "Error executing tool submit", the reason lost. The skill's own model reads them first."""
+    a script submitted the job unheld, before `hold` was submit's own argument), and a
+    JobSpec field its checks refused came back as "Error executing tool submit", the reason
+    lost. The skill's own model reads them first."""
     msg = await mcp_refusal(user, tool, args)
     assert said in msg, msg
     assert "\n" not in msg

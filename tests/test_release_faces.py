@@ -157,3 +157,68 @@ async def test_the_skill_asks_approval_then_keeps_the_release_and_mcp_lists_it(t
         assert tools["release"].input_schema["required"] == ["job_id"]
     finally:
         await fed.close()
+
+
+# -- a held submit on the REST and agent/MCP faces (as `diamond submit --hold`) ------------------
+
+def _submits(bed: HeldStaging) -> list[str]:
+    return [c for c in bed.calls.read_text().splitlines() if c.startswith("sbatch ")]
+
+
+def _plain(bed: HeldStaging) -> dict[str, Any]:
+    """A job without staging: only the submit's own hold keeps it waiting."""
+    return {"name": "plain", "command": "true", "working_directory": str(bed.tmp / "wd")}
+
+
+async def test_the_rest_submit_holds_the_job_when_asked(api, jp_serverapp, bed):
+    got = await api.post("jobs", {"spec": _plain(bed), "site": "here",
+                                              "hold": True}, expect=201)
+    assert got["id"] == f"here:{NATIVE_ID}"
+    [held] = _submits(bed)
+    assert held.startswith("sbatch --parsable --hold ")
+    await api.post("jobs", {"spec": _plain(bed), "site": "here"}, expect=201)
+    assert "--hold" not in _submits(bed)[1]
+    bad = await api.call("POST", "jobs", {"spec": _plain(bed), "site": "here",
+                                                      "hold": "later"}, expect=400,
+                         validate=False)
+    assert "hold" in bad.body["message"] and len(_submits(bed)) == 2
+
+
+async def test_the_skill_shows_the_hold_in_its_plan_and_submits_held(tmp_path):
+    bed = HeldStaging(tmp_path)
+    fed = bed.engine(archive_reachable=False)
+    await fed.start(recover=False)
+    try:
+        asked_for = {"spec": _plain(bed), "site": "here", "hold": True}
+        with pytest.raises(NeedsApproval) as asked:
+            await run_skill(SkillContext(fed, approval="ask"), "submit", asked_for)
+        plan = asked.value.plan
+        assert plan["hold"] is True and plan["held"].startswith("submitted held")
+        assert _submits(bed) == []  # only asked
+        out = await run_skill(SkillContext(fed, approved=plan), "submit", asked_for)
+        assert out.message == f"submitted {out.job.id} held: `release` {out.job.id} starts it"
+        assert [c.split()[:3] for c in _submits(bed)] == [["sbatch", "--parsable", "--hold"]]
+        # unheld: the plan says nothing of a hold, the submit sends none
+        with pytest.raises(NeedsApproval) as plain:
+            await run_skill(SkillContext(fed, approval="ask"), "submit",
+                            {"spec": _plain(bed), "site": "here"})
+        assert "hold" not in plain.value.plan
+    finally:
+        await fed.close()
+
+
+async def test_the_mcp_submit_takes_hold(tmp_path):
+    from diamond_jupyter.mcp_server import build_server
+
+    bed = HeldStaging(tmp_path)
+    fed = bed.engine(archive_reachable=False)
+    await fed.start(recover=False)
+    try:
+        server = build_server(fed=fed)
+        tools = {t.name: t for t in await server.list_tools()}
+        assert tools["submit"].input_schema["properties"]["hold"]["type"] == "boolean"
+        await server.call_tool("submit", {"spec": _plain(bed), "site": "here", "hold": True})
+        [held] = _submits(bed)
+        assert held.startswith("sbatch --parsable --hold ")
+    finally:
+        await fed.close()

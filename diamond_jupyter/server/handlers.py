@@ -187,7 +187,7 @@ class JobsHandler(DiamondHandler):
         spec = await self.spec_from(fed, body)
         try:
             job = await fed.submit(spec, body.site or "auto", origin=body.origin,
-                                   force=body.force, hedge=body.hedge)
+                                   force=body.force, hedge=body.hedge, hold=body.hold)
         except SubmitUnsure as lost:  # the scheduler may have the job: looked for meanwhile
             job = fed.start_looking_for(lost)
             self.set_header("Location", self.request.path.rstrip("/") + "/" + job.id)

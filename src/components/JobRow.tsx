@@ -4,15 +4,18 @@ import {
   closeIcon,
   downloadIcon,
   fileIcon,
-  notebookIcon
+  notebookIcon,
+  runIcon
 } from '@jupyterlab/ui-components';
 
 import { fmtPredictedStart, fmtTime, predictionSource, stateClass } from '../format';
 import { attentionNow, attentionText } from '../jobstate';
-import { IFetchResult, IJob, TERMINAL_STATES } from '../types';
+import { IFetchResult, IJob, IReleaseOutcome, TERMINAL_STATES } from '../types';
 
 export interface IJobActions {
   cancel(job: IJob): void;
+  /** POST jobs/ID/release: sent, kept until the job's stage-in is done, or refused. */
+  release(job: IJob): Promise<IReleaseOutcome>;
   logs(job: IJob): void;
   /** Copy the results under the server root; what was copied, or null on failure. */
   fetch(job: IJob): Promise<IFetchResult | null>;
@@ -41,6 +44,20 @@ function SmallButton(props: {
   );
 }
 
+/** A waiting job held by its user (submitted held, or held while its stage-in copies), as
+ * each scheduler's reason says it: Slurm `JobHeldUser`, PBS, LSF, Grid Engine and Flux
+ * `held (...)` (an administrator's hold, `JobHeldAdmin`, is not the user's to release). */
+export function heldByUser(job: IJob): boolean {
+  return job.state === 'PENDING' && /^(JobHeldUser$|held \()/.test(job.reason ?? '');
+}
+
+/** What the row says once a release was asked, by `data-diamond-release`. */
+const RELEASE_SAID: Record<string, string> = {
+  sending: 'releasing…',
+  kept: 'release kept: waiting for its input',
+  sent: 'release sent'
+};
+
 /** What a row's badge says in its state's place while a lost submit's job is looked for
  * (its state stays UNKNOWN) or once it is closed as never submitted (FAILED). */
 const LOOKOUT_BADGES: Record<string, string> = {
@@ -49,7 +66,10 @@ const LOOKOUT_BADGES: Record<string, string> = {
 };
 
 /** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`, and
- * `[data-diamond-lookout=looking|found|never-submitted]` for a submit whose answer was lost. */
+ * `[data-diamond-lookout=looking|found|never-submitted]` for a submit whose answer was lost;
+ * a job held by its user `[data-diamond-release=held]` with a Release button, then
+ * `sending`, `kept` (its stage-in still copying), `sent` or `refused`, said in
+ * `[data-diamond-release-message]`. */
 export function JobRow(props: {
   job: IJob;
   actions: IJobActions;
@@ -75,6 +95,19 @@ export function JobRow(props: {
     !done && !job.started_at ? fmtPredictedStart(job.predicted_start, Date.now()) : null;
   const attention = attentionNow(job);
   const lookout = job.lookout ?? null;
+  const [release, setRelease] = React.useState<{ state: string; message: string | null }>();
+  React.useEffect(() => {
+    if (release?.state === 'sent' && !heldByUser(job)) {
+      setRelease(undefined); // the scheduler has let it go: nothing more to say
+    }
+  }, [job.state, job.reason]);
+  const releaseState = release?.state ?? (heldByUser(job) ? 'held' : undefined);
+  const askRelease = (): void => {
+    setRelease({ state: 'sending', message: null });
+    actions.release(job).then(setRelease, (err: Error) =>
+      setRelease({ state: 'refused', message: err.message })
+    );
+  };
   const badge = lookout ? LOOKOUT_BADGES[lookout.state] ?? job.state : job.state;
   return (
     <li
@@ -84,6 +117,7 @@ export function JobRow(props: {
       data-diamond-job={job.id}
       data-diamond-state={job.state}
       data-diamond-lookout={lookout?.state}
+      data-diamond-release={done ? undefined : releaseState}
       aria-label={`${label}, ${badge} on ${job.site}`}
     >
       <div className="jp-diamond-job-main">
@@ -123,6 +157,15 @@ export function JobRow(props: {
           {lookout.message}
         </div>
       )}
+      {!done && release && (
+        <div
+          className={release.state === 'refused' ? 'jp-diamond-error-text' : 'jp-diamond-muted'}
+          title={release.message ?? undefined}
+          data-diamond-release-message=""
+        >
+          {release.state === 'refused' ? release.message : RELEASE_SAID[release.state]}
+        </div>
+      )}
       {attention && (
         <div className="jp-diamond-attention" data-diamond-attention={attention.attention}>
           {attentionText(attention)}
@@ -149,6 +192,16 @@ export function JobRow(props: {
             onClick={() => actions.openOrigin(job)}
           >
             Cell
+          </SmallButton>
+        )}
+        {!done && heldByUser(job) && (!release || release.state === 'refused') && (
+          <SmallButton
+            label={`Release ${label}`}
+            title={`Release ${label}: the scheduler may start it (kept until its input has arrived while its stage-in copies)`}
+            icon={runIcon}
+            onClick={askRelease}
+          >
+            Release
           </SmallButton>
         )}
         {!done && (

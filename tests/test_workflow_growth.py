@@ -69,3 +69,26 @@ async def test_a_steps_submit_reads_as_many_rows_in_a_large_workflow_as_in_a_sma
     large = await _rows_between_submits(tmp_path / "large", monkeypatch, counts, 40, chained)
     assert max(small) <= 3, small  # the step just submitted, its own row or two
     assert max(large) == max(small), (small, large)
+
+
+def test_a_refresh_reads_the_steps_written_and_the_whole_workflow_once_it_ended(tmp_path):
+    """Only the steps named are read again; a workflow whose state moved (a stop rewrites
+    every step) is read whole."""
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        rec = store.create_workflow("w", {}, ["a", "b", "c"])
+        store.update_step(rec.id, "a", phase="queued", token="t1")
+        store.update_step(rec.id, "b", phase="queued", token="t2")
+        fresh = store.refresh_workflow(rec, ["a"])
+        assert [(s.name, s.phase) for s in fresh.steps] == [
+            ("a", "queued"), ("b", "waiting"), ("c", "waiting")]  # b: not named, not read
+        assert rec.step("a").phase == "waiting"  # the view given is left as it was
+        store.update_step(rec.id, "c", phase="cancelled")
+        store.set_workflow_state(rec.id, "CANCELLED", "by request")
+        ended = store.refresh_workflow(fresh, [])
+        assert ended.state == "CANCELLED"
+        assert [s.phase for s in ended.steps] == ["queued", "queued", "cancelled"]
+    finally:
+        store.close()

@@ -1,9 +1,12 @@
 """A workflow of many independent steps submitted on a local site with a fake sbatch (no test
-bed): the engine before (every submit read the user's newest jobs, their queued ones and the
-finished ones again, and sorted every finished job of the store) against the engine now
-(those jobs kept between submits, only the rows changed since read: `Store.newest_jobs`),
-both in the same run, alternating, each on a store of its own holding `--history` finished
-jobs first (a user with a long history).
+bed): the engine before against the engine now, both in the same run, alternating, each on a
+store of its own holding `--history` finished jobs first (a user with a long history).
+"Before" is, with `--baseline reread` (the default), the workflow engine reading the whole
+workflow again after each step's submit (now: only the steps it wrote,
+`Store.refresh_workflow`); with `--baseline store`, that and every submit reading the user's
+newest jobs, their queued ones and the finished ones again, sorting every finished job of
+the store (now: kept between submits, only the rows changed since read:
+`Store.newest_jobs`).
 
 Per run: the wall time of the whole workflow (`run_workflow`, every step submitted), the
 time per step, and the mean time of the last tenth of the steps' submits against the first
@@ -33,10 +36,33 @@ _OLD_FINISHED = (  # `Store.finished_jobs` before: every finished job ranked
 
 
 @contextlib.contextmanager
+def whole_workflow_reread() -> Iterator[None]:
+    """The workflow engine as before `Store.refresh_workflow`: the whole workflow read again
+    after each step's submit, and for a step's release, gate or move."""
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
+
+    def refreshed(self: Any, rec: Any) -> Any:
+        self._written.pop(rec.id, None)
+        return self.store.get_workflow(rec.id)
+
+    def get_step(self: Any, workflow_id: str, name: str) -> Any:
+        return self.get_workflow(workflow_id).step(name)
+
+    kept = WorkflowEngine._refreshed, Store.get_step
+    WorkflowEngine._refreshed = refreshed  # type: ignore[method-assign]
+    Store.get_step = get_step  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        WorkflowEngine._refreshed, Store.get_step = kept  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
 def engine_before() -> Iterator[None]:
-    """The estimates' reads as before this change: each read whole at every submit (the
-    newest jobs by `state IN (...)`, sorting every job of those states), the finished jobs
-    ranked over all of them, every job's prediction sample read again."""
+    """The estimates' reads as before `Store.newest_jobs`: each read whole at every submit
+    (the newest jobs by `state IN (...)`, sorting every job of those states), the finished
+    jobs ranked over all of them, every job's prediction sample read again."""
     from diamond_jupyter import federation
     from diamond_jupyter.model import JobState
     from diamond_jupyter.store import FinishedJobs, Store
@@ -172,6 +198,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="steps of the workflow (repeat; default 50, 200, 500)")
     p.add_argument("--history", type=int, default=2000,
                    help="finished jobs in each store before the workflow (default 2000)")
+    p.add_argument("--baseline", choices=("reread", "store"), default="reread",
+                   help="the engine before: reading the whole workflow after each submit "
+                        "(reread, the default), or that and the store's reads before schema "
+                        "v11 (store)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="diamond-bench-store-growth-"))
     runs = []
@@ -180,17 +210,23 @@ def main(argv: list[str] | None = None) -> None:
         for steps in args.steps or [50, 200, 500]:
             got: dict[str, dict[str, Any]] = {}
             for name in ("before", "now") if steps % 2 else ("now", "before"):
-                with engine_before() if name == "before" else contextlib.nullcontext():
+                old_store = name == "before" and args.baseline == "store"
+                with contextlib.ExitStack() as old:
+                    if name == "before":
+                        old.enter_context(whole_workflow_reread())
+                    if old_store:
+                        old.enter_context(engine_before())
                     got[name] = asyncio.run(_run(work / f"{steps}-{name}", steps,
-                                                 args.history, name == "before"))
+                                                 args.history, old_store))
             runs.append({"steps": steps, "history": args.history, "before": got["before"],
                          "now": got["now"], "ratio": common.ratio(got["before"]["seconds"],
                                                                   got["now"]["seconds"])})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {"history": args.history, "runs": runs}
+    result = {"history": args.history, "baseline": args.baseline, "runs": runs}
     md = (f"## A workflow's submits as the store grows ({args.history} finished jobs first; "
-          "local site, fake sbatch)\n\n" + common.markdown_table(
+          f"before: baseline {args.baseline}; local site, fake sbatch)\n\n"
+          + common.markdown_table(
               ["steps", "before s", "now s", "before / now", "before ms/step", "now ms/step",
                "before: last/first tenth submit ms", "now: last/first tenth submit ms"],
               [[r["steps"], r["before"]["seconds"], r["now"]["seconds"], r["ratio"],

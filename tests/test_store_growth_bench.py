@@ -10,19 +10,44 @@ from pathlib import Path
 import pytest
 
 
-def test_store_growth_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("baseline", ["reread", "store"])
+def test_store_growth_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                baseline: str) -> None:
     from benchmarks import store_growth
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.store import Store
+    from diamond_jupyter.workflow.engine import WorkflowEngine
 
-    newest, finished = Store.newest_jobs, Federation.finished_jobs
-    store_growth.main(["--json", "--out", str(tmp_path), "--steps", "4", "--history", "30"])
-    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    kept = (Store.newest_jobs, Federation.finished_jobs, Store.get_step,
+            WorkflowEngine._refreshed)
+    store_growth.main(["--json", "--out", str(tmp_path), "--steps", "4", "--history", "30",
+                       "--baseline", baseline])
+    out = json.loads(capsys.readouterr().out)
+    (run,) = out["runs"]
+    assert out["baseline"] == baseline
     assert (run["steps"], run["history"]) == (4, 30)
     assert run["before"]["submitted"] == run["now"]["submitted"] == 4
     assert run["ratio"] > 0 and run["now"]["last_tenth_submit_ms"] > 0
     assert {p.suffix for p in tmp_path.iterdir()} >= {".json", ".md", ".png"}
-    assert (Store.newest_jobs, Federation.finished_jobs) == (newest, finished)
+    assert (Store.newest_jobs, Federation.finished_jobs, Store.get_step,
+            WorkflowEngine._refreshed) == kept
+
+
+def test_the_engine_before_reads_each_step_as_the_engine_now(tmp_path: Path) -> None:
+    """The whole-workflow baseline gives the steps the engine now reads alone."""
+    from benchmarks.store_growth import whole_workflow_reread
+    from diamond_jupyter.store import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        rec = store.create_workflow("w", {}, ["a", "b"])
+        store.update_step(rec.id, "b", phase="queued", token="t1")
+        now = store.get_step(rec.id, "b"), store.refresh_workflow(rec, ["b"])
+        with whole_workflow_reread():
+            assert store.get_step(rec.id, "b") == now[0]
+        assert now[1] == store.get_workflow(rec.id)
+    finally:
+        store.close()
 
 
 def test_the_engine_before_reads_what_the_engine_now_reads(tmp_path: Path) -> None:

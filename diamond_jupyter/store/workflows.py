@@ -126,6 +126,29 @@ class WorkflowsMixin(Database):
         with self._reader() as c:
             return self._workflow(c, workflow_id)
 
+    def refresh_workflow(self, rec: WorkflowRecord, names: Iterable[str]) -> WorkflowRecord:
+        """`rec` with the steps `names` read again (their rows only, not the workflow's); the
+        whole workflow read again when its state moved since `rec` (a stop rewrites every
+        step)."""
+        wanted = sorted(set(names))
+        with self._reader() as c:
+            row = c.execute("SELECT state FROM workflows WHERE id = ?", (rec.id,)).fetchone()
+            if row is None or row["state"] != rec.state:
+                return self._workflow(c, rec.id)
+            if not wanted:
+                return rec
+            fresh = {r["name"]: _row_to_step(r) for r in c.execute(
+                "SELECT * FROM workflow_steps WHERE workflow_id = ? AND name IN "
+                f"({','.join('?' * len(wanted))})", (rec.id, *wanted))}
+        return rec.model_copy(update={"steps": [fresh.get(s.name, s) for s in rec.steps]})
+
+    def get_step(self, workflow_id: str, name: str) -> StepRecord:
+        rows = self._read("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
+                          (workflow_id, name))
+        if not rows:
+            raise BadInput(f"workflow {workflow_id} has no step {name!r}")
+        return _row_to_step(rows[0])
+
     def list_workflows(self, states: Iterable[str] | None = None, limit: int | None = 50
                        ) -> list[WorkflowRecord]:
         where, args = "", []

@@ -353,6 +353,9 @@ class WorkflowEngine:
         # loss, so writes still under way are refused; none: a face's request, unfenced)
         self._fences: dict[str, Fence] = {}
         self._followed: set[str] = set()  # tokens of the step jobs our monitors follow
+        # the steps this engine wrote since its advance last read them, by workflow: read
+        # again alone after a submit (`_refreshed`), never the whole workflow
+        self._written: dict[str, set[str]] = {}
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -401,7 +404,13 @@ class WorkflowEngine:
                 **lost.event_data(self.ops.engine_id), "workflow_id": wid}))
 
     def _step(self, wid: str, name: str, **kw: Any) -> StepRecord:
+        self._written.setdefault(wid, set()).add(name)
         return self.store.update_step(wid, name, fence=self._fences.get(wid), **kw)
+
+    def _refreshed(self, rec: WorkflowRecord) -> WorkflowRecord:
+        """`rec` with the steps written since it was read read again (the whole workflow
+        when its state moved): a step's submit costs the same however many steps there are."""
+        return self.store.refresh_workflow(rec, self._written.pop(rec.id, set()))
 
     def _set_state(self, wid: str, state: str, reason: str | None = None) -> WorkflowRecord:
         return self.store.set_workflow_state(wid, state, reason, fence=self._fences.get(wid))
@@ -546,6 +555,7 @@ class WorkflowEngine:
         return job
 
     async def _advance(self, wid: str) -> None:
+        self._written.pop(wid, None)  # read whole now
         rec = self.store.get_workflow(wid)
         if rec.state in WORKFLOW_DONE:
             if wid in self._owned:
@@ -605,7 +615,7 @@ class WorkflowEngine:
             st = rec.step(name)
             if st.phase == "submitting":
                 await self._resubmit_lost(rec, wf, name)
-                rec = self.store.get_workflow(wid)
+                rec = self._refreshed(rec)
                 st = rec.step(name)
             if st.phase != "waiting":
                 continue
@@ -619,7 +629,7 @@ class WorkflowEngine:
                     await asyncio.gather(*(self._submit(rec, wf, m) for m in members))
             elif self._can_submit(rec, wf, name):
                 await self._submit(rec, wf, name)
-            rec = self.store.get_workflow(wid)
+            rec = self._refreshed(rec)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -971,7 +981,7 @@ class WorkflowEngine:
 
     async def _drop_gate(self, wid: str, name: str) -> bool:
         """Cancel the step's gate if it still holds (True when none holds now)."""
-        token = self.store.get_workflow(wid).step(name).data.get("gate")
+        token = self.store.get_step(wid, name).data.get("gate")
         gate = self.store.job_by_token(token) if token else None
         if gate is None or gate.state.terminal or not gate.native_id:
             return True
@@ -1117,7 +1127,7 @@ job_id=job.id if job else None)
         else:
             error = next((f"input {r.src} could not be copied: {r.error or r.state.lower()}"
                           for r in recs if r.state != "SUCCEEDED"), None)
-        now = self.store.get_workflow(wid).step(name)
+        now = self.store.get_step(wid, name)
         if now.phase not in ("held", "moving") or now.token != st.token:
             return  # stopped, cancelled or resubmitted meanwhile: nothing to record
         if error:  # the advance that follows fails the step (its policy)
@@ -1139,7 +1149,7 @@ job_id=job.id if job else None)
                                            limit=1)
 
     async def _release(self, wid: str, name: str) -> bool:
-        st = self.store.get_workflow(wid).step(name)
+        st = self.store.get_step(wid, name)
         job = self._job(st)
         if job is None:
             return False

@@ -47,12 +47,13 @@ def fake_slurm_commands(fake: Path) -> dict[str, str]:
 @pytest.fixture
 def one_local_site_server(tmp_path, data_dir):
     """A `jp_server_config`: the diamond extension on one local site, `here`, whose Slurm
-    commands are a fake (`fake_slurm_commands`), with a store in tmp_path."""
+    commands are a fake (`fake_slurm_commands`), with its work directory and a store in
+    tmp_path."""
     from server_conftest import diamond_config
 
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": [{
-        "name": "here", "transport": {"kind": "local"},
+        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "here-work"),
         "commands": fake_slurm_commands(tmp_path / "here-slurm")}]}))
     return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
 

@@ -78,6 +78,7 @@ from .model import (
     check_spec,
     check_text,
     utcnow,
+    visible,
 )
 from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
@@ -1626,7 +1627,8 @@ def _check_directive_lines(text: str) -> None:
 
     for number, line in enumerate(text.splitlines(), 1):
         if any(rx.match(line) for rx in SENTINELS.values()):
-            check_text(f"line {number} ({' '.join(line.split()[:2])})", line, unshown=True)
+            check_text(f"line {number} ({visible(' '.join(line.split()[:2]))})", line,
+                       unshown=True)
 
 
 def _door_advice(site: str, refused: Exception) -> str:

@@ -133,6 +133,18 @@ def test_fault_a_directive_refused_is_named_by_its_line(user):
     assert sbatch_calls(user) == []
 
 
+def test_a_directive_named_with_its_hidden_character_written_out():
+    """The line is named as it shows, the hidden character written out, so the refusal
+    itself hides nothing."""
+    from diamond_jupyter.federation import Federation
+
+    with pytest.raises(BadInput) as told:
+        Federation.spec_from_text("#!/bin/bash\n#SBATCH -J\u200b x\necho hi\n")
+    assert str(told.value).startswith("line 2 (#SBATCH -J\\u200b) holds U+200B ZERO WIDTH "
+                                      "SPACE at position 10, "), told.value
+    assert "\u200b" not in str(told.value)
+
+
 def test_a_comment_line_is_no_directive(user):
     """(guard) A comment (not a directive) is the user's own text: not refused."""
     user.write("c.sh", "#!/bin/bash\n#SBATCH -n 1\n# note\u200b\necho hi\n")

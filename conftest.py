@@ -1,9 +1,14 @@
 """Options every pytest session in this repository understands, whichever of `tests/` and
 `ui-tests/` it collects: `--no-testbed` and `--testbed-only` split the suite by whether a
 test needs the real local Slurm test bed (one of its fixtures), and a session that keeps
-such tests waits for the test bed's lock before any test starts."""
+such tests waits for the test bed's lock before any test starts; a test without the test bed
+finds Slurm's programs that change a queue refusing (`no_real_scheduler`)."""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +48,35 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         from diamond_jupyter import testbed
 
         testbed.lock.hold()
+
+
+# The machine's one Slurm is the test bed's: a test without it finds these programs (those
+# that change a queue) first on its PATH, each refusing, so a site left without a fake (a
+# local site with no `commands`) can never submit to, or cancel on, a real scheduler.
+BLOCKED_PROGRAMS = ("sbatch", "srun", "salloc", "scancel")
+BLOCKED_SAYS = "a test without the test bed ran the machine's"
+_BLOCKER = ('#!/bin/sh\n'
+            f'echo "diamond tests: {BLOCKED_SAYS} $(basename "$0") $*; give the test\'s site '
+            'a fake (commands: tests/sweep_helpers.fake_slurm_commands)" >&2\n'
+            'exit 97\n')
+
+
+@pytest.fixture(scope="session")
+def blocked_programs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of BLOCKED_PROGRAMS, each refusing (exit 97) and saying why."""
+    where = tmp_path_factory.mktemp("no-real-scheduler")
+    for prog in BLOCKED_PROGRAMS:
+        (where / prog).write_text(_BLOCKER)
+        (where / prog).chmod(0o755)
+    return where
+
+
+@pytest.fixture(autouse=True)
+def no_real_scheduler(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                      ) -> Iterator[None]:
+    """Outside the test bed's tests, BLOCKED_PROGRAMS are found first on the PATH (the
+    test's own process's, and so the CLI's and servers' it starts, a local site's)."""
+    if not needs_testbed(request.node):
+        where = request.getfixturevalue("blocked_programs_dir")
+        monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ.get('PATH', '')}")
+    yield

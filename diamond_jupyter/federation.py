@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -75,9 +75,11 @@ from .model import (
     SiteError,
     SiteSnapshot,
     SubmitUnsure,
+    check_field,
     check_spec,
     check_text,
     utcnow,
+    visible,
 )
 from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
@@ -1619,25 +1621,36 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     @classmethod
     def spec_from_text(cls, text: str, dialect: str | None = None, *, name: str | None = None,
                        default_name: str | None = None,
-                       overrides: dict[str, Any] | None = None) -> JobSpec:
+                       overrides: dict[str, Any] | None = None,
+                       said_as: Mapping[str, str] | None = None) -> JobSpec:
         """The one way a face turns script text into a JobSpec: `parse` (any dialect, or a
         plain script run as is), then the face's options. `overrides` maps `queue` to the
         spec's queue, the needs (`needs.NEED_OPTIONS`: arch, software, container, gpu_type,
         memory) through `needs.with_options`, `force` to nothing (the submit's business),
         and any other key to a `Resources` field (None values are ignored);
         `name` replaces the script's job name, `default_name` is used when it has none.
-        BadInput as `parse`, or naming the override that does not fit."""
-        return cls.apply_options(cls.parse(text, dialect), name=name, default_name=default_name,
-                                 overrides=overrides)
+        BadInput as `parse`, or naming the override that does not fit (as `said_as` names
+        it, see `apply_options`); a directive's value that would not show as itself names
+        the directive's line."""
+        spec = cls.parse(text, dialect)
+        _check_directive_lines(text)
+        return cls.apply_options(spec, name=name, default_name=default_name,
+                                 overrides=overrides, said_as=said_as)
 
     @staticmethod
     def apply_options(spec: JobSpec, *, name: str | None = None,
                       default_name: str | None = None,
-                      overrides: dict[str, Any] | None = None) -> JobSpec:
+                      overrides: dict[str, Any] | None = None,
+                      said_as: Mapping[str, str] | None = None) -> JobSpec:
         """A face's options applied to a spec, as `spec_from_text` applies them to the spec
         it parsed (a face given a JobSpec rather than a script uses this). Pure; BadInput
-        naming the option whose value cannot be read."""
+        naming the option whose value cannot be read, as the face calls it: `said_as` maps
+        `name` and an override's key to the face's word (`queue` to `--partition`)."""
         from .needs import NEED_OPTIONS, with_options
+
+        for key, value in ((overrides or {}) | {"name": name}).items():
+            if value is not None and key not in NEED_OPTIONS and key != "force":
+                check_field((said_as or {}).get(key, key), value, key)
 
         spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
                                      if k in NEED_OPTIONS})
@@ -1681,6 +1694,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _check_directive_lines(text: str) -> None:
+    """BadInput naming the first directive line (any scheduler's) holding a character that
+    does not show as itself, as the user wrote it (`line 2 (#SBATCH -J)`), not as the spec
+    field it fills."""
+    from .dialects.body import SENTINELS
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if any(rx.match(line) for rx in SENTINELS.values()):
+            check_text(f"line {number} ({visible(' '.join(line.split()[:2]))})", line,
+                       unshown=True)
 
 
 def _door_advice(site: str, refused: Exception) -> str:

@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -788,6 +789,31 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             _walk(f"{prefix}[{i}]", v, leaf)
+
+
+def spec_error_at(model: type[BaseModel], data: Any, error: BadInput) -> str:
+    """`error`, raised by a JobSpec's own checks while `data` was read as `model`, after the
+    place of that JobSpec in `data` (`spec.name holds ...`), as pydantic's errors give
+    theirs; as it was when no field of `model` holds the spec that raised it."""
+    if isinstance(data, dict):
+        for name, info in model.model_fields.items():
+            if name not in data or JobSpec not in (info.annotation,
+                                                   *typing.get_args(info.annotation)):
+                continue
+            try:
+                JobSpec.model_validate(data[name])
+            except BadInput as inner:
+                if str(inner) == str(error):
+                    return f"{name}.{error}"
+            except ValidationError:
+                pass
+    return str(error)
+
+
+def check_field(label: str, value: Any, field: str) -> None:
+    """BadInput when `value` would be refused as JobSpec field `field` (or a Resources
+    field), named `label`: what the user wrote it as (`--partition` for `queue`)."""
+    _walk(label, value, field)
 
 
 # Variables that run or change code before a job script's first line: bash sources $BASH_ENV

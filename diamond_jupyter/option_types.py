@@ -9,6 +9,12 @@ from collections.abc import Callable, Collection, Mapping
 MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 
 
+# The option that gives each JobSpec field (a Resources field for the counts) on the command
+# line and in the magics: an error names what the user wrote, not the spec's word
+SPEC_OPTIONS = {"queue": "--partition", "name": "--name", "nodes": "--nodes",
+                "walltime_s": "--time", "gpus_per_node": "--gpus"}
+
+
 def count(least: int) -> Callable[[str], int]:
     """An argparse type: a whole number `least` or more (`--lines -5` printed nothing and
     `--limit -1` blamed an `order` the user never gave)."""

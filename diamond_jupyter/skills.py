@@ -27,7 +27,16 @@ from . import skills_workflow
 from .dialects.reasons import scheduler_sentence
 from .federation_data import HIDDEN_LEFT
 from .federation_plan import HIDDEN_ENTRIES_LEFT_OUT, PlanChanged, flag_hidden
-from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot, SubmitUnsure, field_problem
+from .model import (
+    BadInput,
+    DiamondError,
+    Job,
+    JobSpec,
+    SiteSnapshot,
+    SubmitUnsure,
+    field_problem,
+    spec_error_at,
+)
 from .skills_models import (
     ActionOutput,
     Approval,
@@ -658,6 +667,8 @@ def skill_input(name: str, args: dict[str, Any]) -> BaseModel:
         if not first["loc"]:
             raise BadInput(f"{name}: {where}: {first['msg']}") from None
         raise BadInput(f"{name}: {field_problem(model, first)}") from None
+    except BadInput as e:  # a spec's own checks: said as the others, with the spec's place
+        raise BadInput(f"{name}: {spec_error_at(model, args, e)}") from None
 
 
 async def run_skill(ctx: SkillContext, name: str, args: dict[str, Any]) -> BaseModel:

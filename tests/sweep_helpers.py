@@ -29,15 +29,32 @@ if TYPE_CHECKING:
     from diamond_jupyter.testbed.trace import SwfLog
 
 
+def fake_slurm_commands(fake: Path) -> dict[str, str]:
+    """A site's `commands`: test_cli_newuser's fake Slurm, written in the directory `fake`
+    (it records each call in `fake/calls` and answers sbatch with job 4242), so that a site
+    without the test bed never runs the machine's own Slurm."""
+    from test_cli_newuser import FAKE_SLURM, SLURM
+
+    fake.mkdir(exist_ok=True)
+    (fake / "slurm").write_text(FAKE_SLURM.format(dir=fake))
+    (fake / "slurm").chmod(0o755)
+    for prog in SLURM:
+        if not (fake / prog).exists():
+            (fake / prog).symlink_to(fake / "slurm")
+    return {prog: str(fake / prog) for prog in SLURM}
+
+
 @pytest.fixture
 def one_local_site_server(tmp_path, data_dir):
-    """A `jp_server_config`: the diamond extension on one local site, `here`, with a store in
+    """A `jp_server_config`: the diamond extension on one local site, `here`, whose Slurm
+    commands are a fake (`fake_slurm_commands`), with its work directory and a store in
     tmp_path."""
     from server_conftest import diamond_config
 
     sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
+    sites.write_text(yaml.safe_dump({"sites": [{
+        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "here-work"),
+        "commands": fake_slurm_commands(tmp_path / "here-slurm")}]}))
     return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
 
 

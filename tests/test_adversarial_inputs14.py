@@ -34,8 +34,9 @@ user = sweep_helpers.new_user
 
 # -- 1. the command line ----------------------------------------------------------------------
 
-BLANK_QUEUE = ("queue 'a b' has a blank inside a name, and no scheduler's queue name holds "
-               "one; give one name, or several separated by commas (a,b)")
+# named as typed (test_adversarial_inputs20_followups): the option, not the spec's `queue`
+BLANK_QUEUE = ("--partition 'a b' has a blank inside a name, and no scheduler's queue name "
+               "holds one; give one name, or several separated by commas (a,b)")
 
 
 @pytest.mark.parametrize("args,said", [
@@ -43,12 +44,12 @@ BLANK_QUEUE = ("queue 'a b' has a blank inside a name, and no scheduler's queue 
     # LSF's `-q "a b"` as two queues
     (["submit", "--site", "alpha", "--partition", "a b", "job.sh"], BLANK_QUEUE),
     (["submit", "--site", "alpha", "--partition=a\tb", "job.sh"],
-     "queue 'a\\tb' has a blank inside a name"),
+     "--partition 'a\\tb' has a blank inside a name"),
     (["submit", "--site", "alpha", "--partition", "a, b c", "job.sh"],
-     "queue 'a, b c' has a blank inside a name"),
+     "--partition 'a, b c' has a blank inside a name"),
     # guards
     (["submit", "--site", "alpha", "--partition=-x", "job.sh"],
-     "queue '-x' starts with '-' (it would be read as an option)"),
+     "--partition '-x' starts with '-' (it would be read as an option)"),
     (["submit", "--site=-x", "job.sh"], "unknown site '-x' (known: alpha, ghost)"),
     (["submit", "--site", "alpha", "--dialect=--help", "job.sh"], "unknown dialect '--help'"),
     (["submit", "--site", "alpha", "--arch=-y", "job.sh"], "--arch '-y': expected an "

@@ -213,7 +213,7 @@ async def test_a_good_event_filter_still_replays(rest):
 async def test_fault_a_spec_with_a_zero_time_limit_is_a_400(rest):
     code, reply = await rest("POST", "jobs", json.dumps({
         "site": "alpha", "spec": {"command": "echo hi", "resources": {"walltime_s": 0}}}).encode())
-    assert code == 400 and reply["message"] == f"resources.walltime_s 0: {ZERO}", reply
+    assert code == 400 and reply["message"] == f"spec.resources.walltime_s 0: {ZERO}", reply
     assert (await rest("GET", "jobs"))[1]["total"] == 0
 
 

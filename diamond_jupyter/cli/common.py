@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import BadInput, Job, JobSpec, one_line, visible
+from ..option_types import SPEC_OPTIONS
 
 if TYPE_CHECKING:
     from ..summary import SiteSummary
@@ -134,7 +135,7 @@ def spec_from_file(path: str, dialect: str | None = None, *, name: str | None = 
         Path(path).stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return Federation.spec_from_text(read_script(path, command), dialect, name=name,
                                      default_name=stem.replace("\ufffd", "_"),
-                                     overrides=overrides)
+                                     overrides=overrides, said_as=SPEC_OPTIONS)
 
 
 def federation(args: argparse.Namespace, **kw: Any):

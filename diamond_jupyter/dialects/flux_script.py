@@ -13,6 +13,7 @@ from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
 from .node_lists import render_named_hosts
 from .scripts_common import (
+    ODD_BLANK_REASON,
     Item,
     Opt,
     OptionTable,
@@ -27,6 +28,7 @@ from .scripts_common import (
     file_for_directory,
     foreign_warnings,
     is_placeholder,
+    listed_name,
     map_out_pattern,
     mapped_or_placeholder,
     neutral_out_pattern,
@@ -465,8 +467,9 @@ class FluxScript:
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:
-        """The name as the scheduler keeps it: as given."""
-        return name
+        """The name as the scheduler keeps it: as given, but a tab (any white space but
+        the plain blank) made '_' (`listed_name`)."""
+        return listed_name(name)
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
@@ -479,7 +482,11 @@ class FluxScript:
 
         r, c = spec.resources, spec.constraints
         if spec.name:
-            add("job-name", spec.name)
+            name = self.job_name(spec.name)
+            if name != spec.name:
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
+                                f"({ODD_BLANK_REASON})")
+            add("job-name", name)
         if spec.queue:
             add("queue", one_queue(spec, "flux", warnings))
         if spec.account:

@@ -19,6 +19,7 @@ from .base import Rendered
 from .begin_time import lsf_parts, neutral, render_begin, render_day_of_month
 from .node_lists import render_named_hosts
 from .scripts_common import (
+    ODD_BLANK_REASON,
     Item,
     Opt,
     OptionTable,
@@ -40,6 +41,7 @@ from .scripts_common import (
     foreign_warnings,
     is_placeholder,
     kept_stdin,
+    listed_name,
     listed_variables,
     live_components,
     mail_warning,
@@ -829,8 +831,9 @@ class LsfScript:
     @staticmethod
     def job_name(name: str) -> str:
         """The name as the scheduler keeps it (the rendered `-J`): brackets become `_`, as
-        bsub reads `NAME[1-1000]` as a job array of 1000 jobs, not as a name."""
-        return name.replace("[", "_").replace("]", "_")
+        bsub reads `NAME[1-1000]` as a job array of 1000 jobs, not as a name, and so does a
+        tab (any white space but the plain blank, `listed_name`)."""
+        return listed_name(name.replace("[", "_").replace("]", "_"))
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
@@ -849,8 +852,11 @@ class LsfScript:
         if spec.name or spec.array:
             name = self.job_name(spec.name) if spec.name else "array"
             if spec.name and name != spec.name:
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (bsub reads "
-                                "NAME[...] as a job array)")
+                why = [w for w, changed in (
+                    ("bsub reads NAME[...] as a job array", "[" in spec.name or "]" in spec.name),
+                    (ODD_BLANK_REASON, listed_name(spec.name) != spec.name)) if changed]
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
+                                f"({'; '.join(why)})")
             indexes, pct, limit = (spec.array.expression if spec.array else "").partition("%")
             # the running-task limit follows the brackets: name[1-100]%10
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)

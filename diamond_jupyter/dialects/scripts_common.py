@@ -39,6 +39,17 @@ _PLACEHOLDER = re.compile(
 _LOOSE = re.compile(r"\b[A-Z][A-Z0-9_]{3,}\b")  # e.g. ENSEMBLEMEMBERNO where a number belongs
 
 
+# White space in a job name other than the plain blank (a tab, a no-break space): the
+# queue listings (squeue, bjobs, flux jobs) show names in columns, which a tab shifts
+_ODD_BLANKS = re.compile(r"[^\S ]")
+ODD_BLANK_REASON = "a tab or other white space in a name shifts the columns of queue listings"
+
+
+def listed_name(name: str) -> str:
+    """`name` with each white space character but the plain blank made '_'."""
+    return _ODD_BLANKS.sub("_", name)
+
+
 def words(text: str) -> list[str]:
     return text.split()
 

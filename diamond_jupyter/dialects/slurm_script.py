@@ -24,6 +24,7 @@ from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import expand_hostlist
 from .scripts_common import (
     COMPONENT_NODELISTS,
+    ODD_BLANK_REASON,
     OUTPUT_LINES,
     Item,
     Opt,
@@ -44,6 +45,7 @@ from .scripts_common import (
     foreign_warnings,
     is_placeholder,
     kept_stdin,
+    listed_name,
     listed_variables,
     live_components,
     map_out_pattern,
@@ -1023,8 +1025,9 @@ class SlurmScript:
     # ------------------------------------------------------------------ render
     @staticmethod
     def job_name(name: str) -> str:
-        """The name as the scheduler keeps it: as given."""
-        return name
+        """The name as the scheduler keeps it: as given, but a tab (any white space but
+        the plain blank) made '_' (`listed_name`)."""
+        return listed_name(name)
 
     def render_script(self, spec: JobSpec) -> Rendered:
         lines: list[str] = []
@@ -1041,7 +1044,11 @@ class SlurmScript:
                 update=component_sizes(comps[0]))})
         r, c = spec.resources, spec.constraints
         if spec.name:
-            add("job-name", spec.name)
+            name = self.job_name(spec.name)
+            if name != spec.name:
+                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
+                                f"({ODD_BLANK_REASON})")
+            add("job-name", name)
         if spec.comment:
             add("comment", spec.comment)
         for opt, val in (("partition", spec.queue), ("account", spec.account),

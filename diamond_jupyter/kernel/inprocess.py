@@ -8,6 +8,7 @@ from typing import Any
 
 from ..aio import within
 from ..model import Job, SubmitUnsure
+from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback
 
 
@@ -69,7 +70,7 @@ class LocalEngine(Engine):
                      origin: dict[str, Any] | None = None, hedge: int | None = None
                      ) -> Job:
         fed = await self.fed()
-        spec = fed.spec_from_text(text, name=name, overrides=overrides)
+        spec = fed.spec_from_text(text, name=name, overrides=overrides, said_as=SPEC_OPTIONS)
         force = bool((overrides or {}).get("force"))  # submit to a site lacking a need
         try:
             return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)

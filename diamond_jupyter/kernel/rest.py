@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 
 from ..aio import within
 from ..model import BadInput, DiamondError, Job, SiteError, is_provisional
+from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback, job_from_json
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,8 @@ class ServerClient(Engine):
         overridden = any(v is not None for k, v in (overrides or {}).items() if k != "force")
         from ..federation import Federation
 
-        spec = Federation.spec_from_text(text, overrides=overrides)  # validates the cell here
+        spec = Federation.spec_from_text(text, name=name, overrides=overrides,  # validates
+                                         said_as=SPEC_OPTIONS)
         body: dict[str, Any] = {"site": site, "origin": origin or {}}
         if force:  # submit to the site given even if it lacks what the job needs
             body["force"] = True

@@ -15,7 +15,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado.web import HTTPError, RequestHandler
 
-from ..model import BadInput, DiamondError, Job, JobSpec, SiteError, field_problem
+from ..model import BadInput, DiamondError, Job, JobSpec, SiteError, field_problem, spec_error_at
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -224,6 +224,8 @@ class DiamondHandler(APIHandler):
             if not first["loc"]:
                 raise
             raise BadInput(field_problem(model, first)) from None
+        except BadInput as e:  # a spec's own checks: said as the others, with its place
+            raise BadInput(spec_error_at(model, body, e)) from None
 
     async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
         """The body's JobSpec, built as the skills build theirs (`skills.spec_of`: its `spec`,

@@ -986,7 +986,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                           data={"warnings": warnings}))
         await self.journal.drain()
         self.journal.track(job)
-        if placement is None and hedge_group is None and not hold and not spec.dependencies:
+        if placement is None and hedge_group is None and not (hold or spec.hold) \
+                and not spec.dependencies:
             self._predictions.start(self, job, spec)  # a site given by name, free to start
         if staged is not None:
             staged.submitted(job.id)  # released when its stage-in has arrived

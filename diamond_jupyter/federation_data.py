@@ -196,7 +196,9 @@ class DataMixin:
             return None
         from .transfer.staging import StagedJob
 
-        return StagedJob(self.mover, site, token, spec, hold)
+        # the script's own hold (`#SBATCH --hold`, PBS/GE `-h`, LSF `-H`) is the user's too:
+        # the staging releases the job after its stage-in only when the user asks
+        return StagedJob(self.mover, site, token, spec, hold or spec.hold)
 
     async def _submit_staged(self, target: Site, spec: JobSpec, token: str, hold: bool,
                              staged: Any, secret: str = ""):

@@ -222,3 +222,62 @@ async def test_the_mcp_submit_takes_hold(tmp_path):
         assert held.startswith("sbatch --parsable --hold ")
     finally:
         await fed.close()
+
+
+# -- `%%diamond submit --hold` (as `diamond submit --hold`) --------------------------------------
+
+def _held_cell(bed: HeldStaging) -> str:
+    return f"#!/bin/sh\n#SBATCH --chdir={bed.tmp / 'wd'}\ntrue\n"
+
+
+async def test_the_magic_submits_held_when_asked(tmp_path, capsys):
+    from diamond_jupyter.kernel import magics
+    from diamond_jupyter.kernel.inprocess import LocalEngine
+
+    bed = HeldStaging(tmp_path)
+    fed = bed.engine(archive_reachable=False)
+    await fed.start(recover=False)
+    loop = asyncio.get_running_loop()
+
+    class Engine(LocalEngine):
+        def __init__(self) -> None:  # the engine over this test's federation
+            self._lookouts = {}
+
+        async def fed(self) -> Any:
+            return fed
+
+        def call(self, coro: Any) -> Any:  # the magic's blocking call, off this loop
+            return asyncio.run_coroutine_threadsafe(coro, loop).result(60)
+
+    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
+    m._engine = Engine()
+    handed: list[Any] = []
+    m.handle = handed.append  # no card: the kernel's display is not here
+    m.origin = lambda: {}  # no notebook's session either
+    try:
+        await asyncio.to_thread(m.diamond, "submit --site here --hold", _held_cell(bed))
+        assert [j.id for j in handed] == [f"here:{NATIVE_ID}"], capsys.readouterr()
+        [held] = _submits(bed)
+        assert held.startswith("sbatch --parsable --hold ")
+        await asyncio.to_thread(m.diamond, "submit --site here", _held_cell(bed))
+        assert len(handed) == 2 and "--hold" not in _submits(bed)[1]
+    finally:
+        await fed.close()
+
+
+async def test_the_server_client_submits_held_when_asked(
+        jp_serverapp, bed, http_server_client, jp_http_port, jp_base_url):
+    """The magics with a server running send the hold in the submit's body."""
+    from test_client_posts_json import _Recording
+
+    from diamond_jupyter.kernel.rest import ServerClient
+
+    client = ServerClient(f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
+                          jp_serverapp.identity_provider.token, root_dir=str(bed.tmp))
+    client._http = recording = _Recording(http_server_client)
+    job = await client.submit(_held_cell(bed), site="here", hold=True)
+    assert job.id == f"here:{NATIVE_ID}"
+    [(method, path, _, body, code)] = recording.seen
+    assert (method, path, code, json.loads(body)["hold"]) == ("POST", "jobs", 201, True)
+    [held] = _submits(bed)
+    assert held.startswith("sbatch --parsable --hold ")

@@ -10,6 +10,7 @@ import asyncio
 import pytest
 from held_staging import NATIVE_ID, HeldStaging
 
+from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 
 WAIT_S = 60
@@ -109,5 +110,35 @@ async def test_a_release_of_an_ended_job_says_so(tmp_path):
         with pytest.raises(BadInput, match=rf"^{job.id} has ended \(CANCELLED\): nothing to "
                                            "release$"):
             await fed.release(job.id)
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("directive", ["#SBATCH --hold", "#SBATCH -H", "#PBS -h", "#BSUB -H",
+                                       "#$ -h"])
+def test_a_scripts_own_hold_is_read_as_the_users(directive):
+    assert Federation.parse(f"#!/bin/sh\n{directive}\necho hi\n").hold
+
+
+async def test_a_job_held_by_its_script_stays_held_after_its_stage_in(tmp_path):
+    """`#SBATCH --hold` in the script is the user's hold as the submit's `hold` is: its
+    staging no longer releases it once the input is there; the user's release does."""
+    bed = HeldStaging(tmp_path)
+    held = Federation.parse("#!/bin/sh\n#SBATCH --hold\ncat in.dat\n")
+    spec = bed.spec().model_copy(update={"hold": held.hold})
+    fed = bed.engine(archive_reachable=True)
+    await fed.start(recover=False)
+    try:
+        job = await fed.submit(spec, "here")
+        await _event(fed, job.id, "stage.in.done")
+        rec = fed.store.get_transfer(f"stage-{job.token}")
+        while rec.state == "ACTIVE":  # its staging has decided (and ended: no stage-out)
+            await asyncio.sleep(0.05)
+            rec = fed.store.get_transfer(f"stage-{job.token}")
+        assert rec.state == "SUCCEEDED"
+        assert (tmp_path / "wd" / "in.dat").read_text() == "input words\n"
+        assert bed.releases() == []  # held by the script's user: only a release starts it
+        await fed.release(job.id)
+        assert bed.releases() == [f"scontrol release {NATIVE_ID}"]
     finally:
         await fed.close()

@@ -103,10 +103,10 @@ class Engine:
                    limit: int = 50) -> list[Job]: raise NotImplementedError
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None, hedge: int | None = None
-                     ) -> Job:
-        """The submitted job; a submit whose answer was lost gives its open intent, looked
-        for in the background (`lookout`)."""
+                     origin: dict[str, Any] | None = None, hedge: int | None = None,
+                     hold: bool = False) -> Job:
+        """The submitted job (with `hold`, held until `release`); a submit whose answer was
+        lost gives its open intent, looked for in the background (`lookout`)."""
         raise NotImplementedError
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
     async def submit_notes(self, job_id: str) -> list[str]:

@@ -67,13 +67,14 @@ class LocalEngine(Engine):
 
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None, hedge: int | None = None
-                     ) -> Job:
+                     origin: dict[str, Any] | None = None, hedge: int | None = None,
+                     hold: bool = False) -> Job:
         fed = await self.fed()
         spec = fed.spec_from_text(text, name=name, overrides=overrides, said_as=SPEC_OPTIONS)
         force = bool((overrides or {}).get("force"))  # submit to a site lacking a need
         try:
-            return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge)
+            return await fed.submit(spec, site, origin=origin, force=force, hedge=hedge,
+                                    hold=hold)
         except SubmitUnsure as lost:  # the site may have the job: looked for meanwhile
             return self._seen(fed, fed.start_looking_for(lost), lost=True)
 

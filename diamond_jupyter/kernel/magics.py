@@ -32,7 +32,7 @@ USAGE = """%diamond sites | queue [SITE] | jobs [--site S] [--state S] | status 
 %diamond submit FILE [options] | approve TASK [--plan SHA256] | reject TASK | engine
 %%diamond submit [--site auto|NAME] [--hedge N] [--name N] [--nodes N] [--time HH:MM:SS] [--gpus N]
                  [--partition P] [--arch A] [--software NAME[/VERSION]]... [--container IMAGE]
-                 [--gpu-type T] [--memory 64G] [--force]
+                 [--gpu-type T] [--memory 64G] [--force] [--hold]
                                      (cell body: the job script, any dialect or none)
 %%diamond place | translate --to D | ask [--approval ask|auto|dry-run]
 %%diamond workflow  (cell body: the workflow YAML; a live DAG card) | %diamond workflow FILE
@@ -117,6 +117,7 @@ def _parser() -> _Parser:
     p.add_argument("--gpu-type", type=filled("a GPU model"))
     p.add_argument("--memory", "--mem", type=filled("a size such as 4G"))
     p.add_argument("--force", action="store_true")
+    p.add_argument("--hold", action="store_true", help="submit held; `release` starts it")
     p.add_argument("--hedge", type=hedge_count, help="copies on the N best sites; the first to "
                    "start runs, the others are cancelled")
     p = sub.add_parser("transfer")
@@ -348,7 +349,8 @@ class DiamondMagics(Magics):
         name = args.name or (Path(args.file).stem if args.file and cell is None else None)
         hedge = {"hedge": args.hedge} if args.hedge and args.hedge > 1 else {}
         job = self.call(self.engine.submit(text, site=args.site, name=name,
-                                           overrides=overrides, origin=self.origin(), **hedge))
+                                           overrides=overrides, origin=self.origin(),
+                                           hold=args.hold, **hedge))
         if (lookout := self.engine.lookout(job)) is not None:  # the submit's answer was lost
             print(f"diamond: {visible(lookout['message'])} (the card below follows it)",
                   file=sys.stderr)

@@ -104,8 +104,8 @@ class ServerClient(Engine):
 
     async def submit(self, text: str, *, site: str = "auto", name: str | None = None,
                      overrides: dict[str, Any] | None = None,
-                     origin: dict[str, Any] | None = None, hedge: int | None = None
-                     ) -> Job:
+                     origin: dict[str, Any] | None = None, hedge: int | None = None,
+                     hold: bool = False) -> Job:
         force = bool((overrides or {}).get("force"))
         overridden = any(v is not None for k, v in (overrides or {}).items() if k != "force")
         from ..federation import Federation
@@ -117,6 +117,8 @@ class ServerClient(Engine):
             body["force"] = True
         if hedge:
             body["hedge"] = hedge
+        if hold:  # held until released (`%diamond release JOB`)
+            body["hold"] = True
         if overridden:  # the options changed the parsed spec: send the spec itself
             body["spec"] = spec.model_dump(mode="json")
         else:

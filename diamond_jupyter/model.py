@@ -567,7 +567,7 @@ def hidden_characters(text: str, most: int = 5) -> list[str]:
 
 
 def _char_name(ch: str) -> str:
-    return {"\n": "newline", "\r": "carriage return", "\x00": "NUL"}.get(
+    return {"\n": "newline", "\r": "carriage return", "\x00": "NUL", "\x1b": "escape"}.get(
         ch, unicodedata.name(ch, "CONTROL" if unicodedata.category(ch) == "Cc"
                              else f"U+{ord(ch):04X}"))
 

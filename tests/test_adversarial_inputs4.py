@@ -108,7 +108,7 @@ def _bad(code: int, reply: Any, *want: str) -> str:
     ("here:a\x00b", "x", "src", "NUL"),
     ("here:x", "out/a\x00b", "dst", "NUL"),
     ("here:a\nb", "x", "src", "newline"),
-    ("here:x", "here:y\x1b[2K", "dst", "U+001B"),
+    ("here:x", "here:y\x1b[2K", "dst", "escape, U+001B"),
     ("here:x\u2028y", "z", "src", "LINE SEPARATOR"),
 ])
 async def test_a_control_character_in_a_transfer_location_is_a_400_naming_it(

@@ -20,10 +20,8 @@ import fcntl
 import hashlib
 import json
 import logging
-import math
 import os
 import re
-import signal
 import socket
 import stat as stat_mod
 import struct
@@ -233,7 +231,7 @@ def start(cfg: TransportConfig, site: str, path: Path, idle_s: float | None,
     are put to `ask` (over the holder's stdin and stdout, never the socket). Blocks until
     it is logged in; its pid. The login's errors are raised as the transport's own."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "diamond_jupyter.transports.ssh_holder"],
+        [sys.executable, "-m", "diamond_jupyter.transports.ssh_holder_process"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True, text=True)
     _spawned[proc.pid] = proc
@@ -476,61 +474,3 @@ class _Holder:
         for leg in self.legs:
             leg.close()
         self.conn.close()
-
-
-def _relay(out: IO[str], inp: IO[str]) -> Callable[[str, str, list[tuple[str, bool]]],
-                                                    list[str]]:
-    """The holder's interactive handler: each prompt goes to the command that started it."""
-
-    def ask(title: str, instructions: str, prompts: list[tuple[str, bool]]) -> list[str]:
-        _send(out, {"ask": {"title": title, "instructions": instructions,
-                            "prompts": [[p, e] for p, e in prompts]}})
-        line = inp.readline()
-        reply = json.loads(line) if line else {"cancel": "the login was abandoned"}
-        if "answers" not in reply:
-            raise SiteError(str(reply.get("cancel", "no answer")))
-        return [str(a) for a in reply["answers"]]
-
-    return ask
-
-
-def main() -> int:
-    """The holder process: log in (prompts relayed on stdin/stdout), say ready, then serve."""
-    from .ssh import SSHTransport  # the login itself is the SSH transport's
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    req = json.loads(sys.stdin.readline())
-    site, path = str(req["site"]), Path(req["socket"])
-    try:
-        transport = SSHTransport(TransportConfig(**req["transport"]), site=site,
-                                 interactive_handler=_relay(sys.stdout, sys.stdin),
-                                 reconnect_attempts=1, use_holder=False)
-        conn = transport.connect_blocking()
-        idle_s = math.inf if req["idle_s"] is None else float(req["idle_s"])
-        holder = _Holder(conn, path, idle_s)
-        srv = holder.listen()
-    except AuthError as e:
-        _send(sys.stdout, {"error": str(e), "kind": "auth", "interactive": e.interactive})
-        return 1
-    except HostKeyError as e:
-        _send(sys.stdout, {"error": str(e), "kind": "hostkey"})
-        return 1
-    except BadInput as e:
-        _send(sys.stdout, {"error": str(e), "kind": "bad-input"})
-        return 1
-    except Exception as e:
-        _send(sys.stdout, {"error": f"{site}: {e}", "kind": "site"})
-        return 1
-    _send(sys.stdout, {"ready": True})
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):  # the starting command no longer waits on us
-        os.dup2(devnull, fd)
-    try:
-        holder.serve(srv)
-    finally:
-        holder.close(srv)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -155,7 +155,10 @@ def connect(path: Path, user: str, timeout: float) -> paramiko.Transport | None:
 
 
 def stop(path: Path, user: str, timeout: float = 10.0) -> bool:
-    """Ask the holder at `path` to end; True when one was there to ask."""
+    """Ask the holder at `path` to end; True when one was there to ask. Returns once that
+    holder has taken its socket away (or after `timeout`), so a login right after it starts
+    a new holder rather than reaching the one ending."""
+    asked = _inode(path)
     t = connect(path, user, timeout)
     if t is None:
         return False
@@ -163,6 +166,9 @@ def stop(path: Path, user: str, timeout: float = 10.0) -> bool:
         t.global_request(STOP_REQUEST, wait=True)
     finally:
         t.close()
+    deadline = time.monotonic() + timeout
+    while asked is not None and _inode(path) == asked and time.monotonic() < deadline:
+        time.sleep(0.02)  # the holder unlinks its socket as it ends; no event says so here
     return True
 
 

@@ -1,0 +1,187 @@
+"""Why diamond's mean misses its target: the lost rounds of every kept placement run, both
+backgrounds, sorted into classes with the rounds and the seconds each lost (issue 15).
+
+A lost round (`misses.explain`: diamond's site was not the one whose probe finished first)
+falls in exactly one class, so the classes' seconds add up to all that was lost:
+
+- by which start was wrong, by more than `misses.TOLERANCE_S` (a probe that never started
+  counts as starting at the run's bound): `both wrong` (the chosen site started later than
+  predicted and the fastest sooner), `chosen too soon`, `fastest too late`; else
+  `tie on the surer bound` (the fastest predicted to finish first, within noise, lost on
+  its wider 90% bound), `runtime gap` (the runtimes predicted apart wrong), or `within
+  tolerance` (nothing off by more than the tolerance);
+- a wrong start split by whether the 90% bounds ordered the two right (`bounds right`: the
+  fastest's finish at its bound before the chosen's; a rank nearer the bound could have
+  picked it) or were wrong too (`bounds wrong too`).
+
+Beside each class: the site pairs (chosen -> fastest), the sources of the wrong estimates
+(`misses._source`), how much of its own evidence each site had
+(`model_replay.evidence_class`), how often the chosen site's probe never started, and how
+often its probes of the run's earlier rounds had, by this round, started (or waited) over
+the tolerance later than predicted (`late before`: what a rank that penalises it reads).
+
+    python -m benchmarks.miss_classes [--results DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .common import RESULTS, emit, markdown_table, median, parser
+from .decision_replay import scored_rounds
+from .misses import TOLERANCE_S, _source, explain
+from .model_replay import evidence_class
+
+DEFAULT_BOUND_S = 240.0  # a run that kept no bound of its own: the benchmark's default
+
+
+def _seen(started: float | None, bound_s: float) -> float:
+    return bound_s if started is None else started
+
+
+def _finish_at_bound(e: dict[str, Any]) -> float:
+    spread = 0.0 if e.get("bound_s") is None else max(0.0, e["bound_s"] - e["start_s"])
+    return e["finish_s"] + spread
+
+
+def late_before(run: dict[str, Any], k: int, site: str) -> bool:
+    """Whether `site`'s probes of the rounds before round `k` had, by round k, mostly
+    started (or still waited) more than TOLERANCE_S later than predicted: the median of
+    their lateness (seen or waited so far, less predicted) over the tolerance."""
+    interval = run.get("interval_s") or 12.0
+    late = []
+    for r in scored_rounds(run):
+        e = (r.get("estimate") or {}).get(site)
+        if r.get("round") is None or r["round"] >= k or e is None:
+            continue
+        age, started = (k - r["round"]) * interval, (r.get("started_s") or {}).get(site)
+        seen = started if started is not None and started <= age else age
+        if started is not None and started <= age or seen > e["start_s"]:
+            late.append(seen - e["start_s"])  # a probe still waiting says only once overdue
+    return bool(late) and (median(late) or 0.0) > TOLERANCE_S
+
+
+def classify(row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """One lost round's (`misses.explain`) class, and what the class table counts of it."""
+    bound = run.get("max_wait_s") or DEFAULT_BOUND_S
+    chosen, fastest = row["chosen_estimate"], row["fastest_estimate"]
+    chosen_seen = _seen(row["chosen_started_s"], bound)
+    fastest_seen = _seen(row["fastest_started_s"], bound)
+    soon = chosen["start_s"] + TOLERANCE_S < chosen_seen
+    late = fastest["start_s"] > fastest_seen + TOLERANCE_S
+    causes = row["causes"]
+    if soon or late:
+        side = "both wrong" if soon and late else "chosen too soon" if soon else \
+            "fastest too late"
+        right = _finish_at_bound(fastest) < _finish_at_bound(chosen)
+        name = f"{side}; bounds {'right' if right else 'wrong too'}"
+    elif any(c.startswith("tie") for c in causes):
+        name = "tie on the surer bound"
+    elif any(c.startswith("runtime gap") for c in causes):
+        name = "runtime gap"
+    else:
+        name = "within tolerance"
+    return {"class": name, "background": row["background"], "seed": row["seed"],
+            "round": row["round"], "pair": f"{row['chosen']} -> {row['fastest']}",
+            "lost_s": row["lost_s"],
+            "chosen_error_s": chosen_seen - chosen["start_s"],
+            "fastest_error_s": fastest["start_s"] - fastest_seen,
+            "chosen_source": _source(chosen, chosen_seen) if soon else None,
+            "fastest_source": _source(fastest, fastest_seen) if late else None,
+            "chosen_evidence": evidence_class(chosen),
+            "fastest_evidence": evidence_class(fastest),
+            "chosen_never_started": row["chosen_started_s"] is None,
+            "chosen_late_before": late_before(run, row["round"], row["chosen"])
+            if row["round"] is not None else False}
+
+
+def classified(results: Path) -> list[dict[str, Any]]:
+    """Every lost round of every kept placement run under `results`, classified."""
+    out = []
+    for path in sorted(results.glob("placement-*seed*.json")):
+        run = json.loads(path.read_text())
+        if "per_round" in run and scored_rounds(run):
+            out += [classify(row, run) for row in explain(run)]
+    return out
+
+
+def _counts(values: list[Any], top: int = 4) -> dict[str, int]:
+    return dict(Counter(str(v) for v in values if v is not None).most_common(top))
+
+
+def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per class (most seconds lost first): rounds and seconds lost, per background too,
+    and what the rounds of the class share."""
+    classes: dict[str, Any] = {}
+    for name in {r["class"] for r in rounds}:
+        of = [r for r in rounds if r["class"] == name]
+        classes[name] = {
+            "rounds": len(of), "lost_s": sum(r["lost_s"] for r in of),
+            "by_background": {bg: {"rounds": len(b), "lost_s": sum(r["lost_s"] for r in b)}
+                              for bg in sorted({r["background"] for r in of})
+                              for b in [[r for r in of if r["background"] == bg]]},
+            "pairs": _counts([r["pair"] for r in of]),
+            "chosen_sources": _counts([r["chosen_source"] for r in of]),
+            "fastest_sources": _counts([r["fastest_source"] for r in of]),
+            "chosen_evidence": _counts([r["chosen_evidence"] for r in of], 5),
+            "fastest_evidence": _counts([r["fastest_evidence"] for r in of], 5),
+            "chosen_never_started": sum(r["chosen_never_started"] for r in of),
+            "chosen_late_before": sum(r["chosen_late_before"] for r in of),
+            "median_chosen_error_s": median([r["chosen_error_s"] for r in of]),
+            "median_fastest_error_s": median([r["fastest_error_s"] for r in of])}
+    ordered = dict(sorted(classes.items(), key=lambda kv: -kv[1]["lost_s"]))
+    return {"lost_rounds": len(rounds), "lost_s": sum(r["lost_s"] for r in rounds),
+            "classes": ordered, "rounds": rounds}
+
+
+def table(data: dict[str, Any]) -> str:
+    def share(d: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in d.items()) or "-"
+
+    rows = [(name, c["rounds"], f"{c['lost_s']:.0f}",
+             "; ".join(f"{bg} {b['rounds']} / {b['lost_s']:.0f} s"
+                       for bg, b in c["by_background"].items()),
+             share(c["pairs"]), share(c["chosen_sources"]), share(c["fastest_sources"]),
+             share(c["chosen_evidence"]), c["chosen_never_started"], c["chosen_late_before"],
+             f"{c['median_chosen_error_s']:+.0f} / {c['median_fastest_error_s']:+.0f}")
+            for name, c in data["classes"].items()]
+    return ("## diamond's lost rounds by class, every kept run of both backgrounds\n\n"
+            f"{data['lost_rounds']} rounds lost, {data['lost_s']:.0f} s in all.\n\n"
+            + markdown_table(
+                ["class", "rounds", "s lost", "per background (rounds / s)",
+                 "chosen -> fastest", "chosen's wrong source", "fastest's wrong source",
+                 "chosen's evidence", "chosen never started", "chosen late before",
+                 "median error s: chosen started after / fastest predicted after"], rows))
+
+
+def plot(data: dict[str, Any]) -> Any:
+    def draw(ax: Any) -> None:
+        names = list(data["classes"])[::-1]
+        backgrounds = sorted({bg for c in data["classes"].values() for bg in c["by_background"]})
+        left = [0.0] * len(names)
+        for bg in backgrounds:
+            widths = [data["classes"][n]["by_background"].get(bg, {}).get("lost_s", 0.0)
+                      for n in names]
+            ax.barh(names, widths, left=left, label=bg)
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        ax.set_xlabel("seconds lost (sum over lost rounds)")
+        ax.set_title("diamond's lost rounds by class")
+        ax.tick_params(axis="y", labelsize=7)
+        ax.legend()
+    return draw
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
+    args = p.parse_args(argv)
+    data = summarize(classified(Path(args.results)))
+    emit("miss_classes", args, data, table(data), plot(data))
+    return data
+
+
+if __name__ == "__main__":
+    main()

@@ -18,9 +18,11 @@ Beside each class: the site pairs (chosen -> fastest), the sources of the wrong 
 (`misses._source`), how much of its own evidence each site had
 (`model_replay.evidence_class`), how often the chosen site's probe never started, and how
 often its probes of the run's earlier rounds had, by this round, started (or waited) over
-the tolerance later than predicted (`late before`: what a rank that penalises it reads).
+the tolerance later than predicted (`late before`: what a rank that penalises it reads);
+and, for the two classes losing the most, the seconds each of `model_replay.VARIANTS`
+wins back in their rounds (what it costs in other rounds is `model_replay --variants`').
 
-    python -m benchmarks.miss_classes [--results DIR] [--json]
+    python -m benchmarks.miss_classes [--results DIR] [--no-variants] [--json]
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from .common import RESULTS, emit, markdown_table, median, parser
-from .decision_replay import scored_rounds
+from .decision_replay import engine, scored_rounds
 from .misses import TOLERANCE_S, _source, explain
-from .model_replay import evidence_class
+from .model_replay import VARIANTS, Change, evidence_class
 
 DEFAULT_BOUND_S = 240.0  # a run that kept no bound of its own: the benchmark's default
 
@@ -98,13 +100,38 @@ def classify(row: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
             if row["round"] is not None else False}
 
 
-def classified(results: Path) -> list[dict[str, Any]]:
-    """Every lost round of every kept placement run under `results`, classified."""
+def replayed(run: dict[str, Any], rows: list[dict[str, Any]],
+             variants: dict[str, Change]) -> None:
+    """Into each lost round of `rows`: the regret the engine's rule replays on its recorded
+    estimates (`engine_s`), and under each of `variants` (`model_replay`'s changes)."""
+    pick = engine()
+    changed = {name: {r.get("round"): r for r in scored_rounds(change(run))}
+               for name, change in variants.items()}
+    by_round = {r.get("round"): r for r in scored_rounds(run)}
+    for row in rows:
+        r = by_round[row["round"]]
+        comp = r["completion_s"]
+
+        def regret(estimate: dict[str, Any], comp: dict[str, float] = comp) -> float:
+            chosen = pick(estimate)
+            return comp[chosen] - min(comp.values()) if chosen in comp else max(comp.values())
+        row["engine_s"] = regret(r["estimate"])
+        row["variants_s"] = {name: regret(c[row["round"]]["estimate"])
+                             for name, c in changed.items()}
+
+
+def classified(results: Path, variants: dict[str, Change] | None = None
+               ) -> list[dict[str, Any]]:
+    """Every lost round of every kept placement run under `results`, classified; with
+    `variants`, each replayed under them too (`replayed`)."""
     out = []
     for path in sorted(results.glob("placement-*seed*.json")):
         run = json.loads(path.read_text())
         if "per_round" in run and scored_rounds(run):
-            out += [classify(row, run) for row in explain(run)]
+            rows = [classify(row, run) for row in explain(run)]
+            if variants:
+                replayed(run, rows, variants)
+            out += rows
     return out
 
 
@@ -131,7 +158,11 @@ def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             "chosen_never_started": sum(r["chosen_never_started"] for r in of),
             "chosen_late_before": sum(r["chosen_late_before"] for r in of),
             "median_chosen_error_s": median([r["chosen_error_s"] for r in of]),
-            "median_fastest_error_s": median([r["fastest_error_s"] for r in of])}
+            "median_fastest_error_s": median([r["fastest_error_s"] for r in of]),
+            # per variant: the seconds of the class's rounds it wins back from the engine
+            # (its own rounds only; what it costs elsewhere is model_replay's)
+            "recovered_s": {name: sum(r["engine_s"] - r["variants_s"][name] for r in of)
+                            for name in (of[0].get("variants_s") or {})}}
     ordered = dict(sorted(classes.items(), key=lambda kv: -kv[1]["lost_s"]))
     return {"lost_rounds": len(rounds), "lost_s": sum(r["lost_s"] for r in rounds),
             "classes": ordered, "rounds": rounds}
@@ -154,7 +185,20 @@ def table(data: dict[str, Any]) -> str:
                 ["class", "rounds", "s lost", "per background (rounds / s)",
                  "chosen -> fastest", "chosen's wrong source", "fastest's wrong source",
                  "chosen's evidence", "chosen never started", "chosen late before",
-                 "median error s: chosen started after / fastest predicted after"], rows))
+                 "median error s: chosen started after / fastest predicted after"], rows)
+            + recovered_table(data))
+
+
+def recovered_table(data: dict[str, Any], top: int = 2) -> str:
+    """The seconds each variant wins back in the `top` classes losing the most."""
+    classes = list(data["classes"].items())[:top]
+    names = list(classes[0][1]["recovered_s"]) if classes else []
+    if not names:
+        return ""
+    rows = [(name, *(f"{c['recovered_s'][name]:+.0f}" for _, c in classes)) for name in names]
+    return (f"\n## seconds won back in the {top} classes losing the most (`model_replay` "
+            "variants; the engine's rule replayed, its own rounds only)\n\n"
+            + markdown_table(["variant", *(n for n, _ in classes)], rows))
 
 
 def plot(data: dict[str, Any]) -> Any:
@@ -177,8 +221,10 @@ def plot(data: dict[str, Any]) -> Any:
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
+    p.add_argument("--no-variants", action="store_true",
+                   help="classify only: replay none of model_replay's VARIANTS")
     args = p.parse_args(argv)
-    data = summarize(classified(Path(args.results)))
+    data = summarize(classified(Path(args.results), None if args.no_variants else VARIANTS))
     emit("miss_classes", args, data, table(data), plot(data))
     return data
 

@@ -21,7 +21,7 @@ The records hold each round's queue length, not the jobs ahead of the probe; run
 session 27's follow-up hold no recent waits by size, so there the restriction is bounded
 (`no recent-wait bound`), not replayed.
 
-    python -m benchmarks.model_replay [--results DIR] [--json]
+    python -m benchmarks.model_replay [--results DIR] [--variants] [--json]
 """
 
 from __future__ import annotations
@@ -164,6 +164,171 @@ def at_bound_below(samples: int, borrowed_only: bool = False) -> Change:
     return change
 
 
+
+def _ranked_at(e: dict, start: float) -> None:
+    """A start (and finish) moved to `start` for ranking; the bound kept at least it."""
+    if e.get("finish_s") is not None and e.get("start_s") is not None:
+        _moved_start(e, start)
+
+
+def toward_bound(weight: float | None = None, prior: float = 0.0) -> Change:
+    """Each site ranked at a quantile between its median start and its 90% bound: the
+    start moved `weight` of the way there, or, with `prior`, prior / (n + prior) of it for
+    n of the site's own finished jobs (`own_samples`): the thinner, the nearer the bound."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            for e in (r.get("estimate") or {}).values():
+                bound = e.get("bound_s")
+                if bound is None or e.get("start_s") is None:
+                    continue
+                w = weight if weight is not None else prior / (own_samples(e) + prior)
+                _ranked_at(e, e["start_s"] + w * max(0.0, bound - e["start_s"]))
+        return run
+    return change
+
+
+LATE_TOLERANCE_S = 10.0  # as `misses.TOLERANCE_S`: lateness under this is no evidence
+
+
+def probe_lateness(run: dict, k: int, site: str, both_ways: bool = False,
+                   ratio: bool = False) -> float | None:
+    """The median of how much later than predicted `site`'s probes of the rounds before
+    round `k` started, as they stood at round k (one still waiting counts once overdue, by
+    its wait so far); `both_ways` also counts those that started sooner (negative);
+    `ratio`: the median of (seen + 30 s) / (predicted + 30 s) instead, as
+    `calibration.own_error` reads them. None without any."""
+    interval = run.get("interval_s") or 12.0
+    late: list[float] = []
+    for r in run.get("per_round") or []:
+        e = (r.get("estimate") or {}).get(site)
+        if r.get("round") is None or r["round"] >= k or e is None or e.get("start_s") is None:
+            continue
+        age, started = (k - r["round"]) * interval, (r.get("started_s") or {}).get(site)
+        done = started is not None and started <= age
+        seen = started if done else age
+        if done and (both_ways or seen > e["start_s"]) or not done and seen > e["start_s"]:
+            late.append((seen + ERROR_FLOOR_S) / (e["start_s"] + ERROR_FLOOR_S) if ratio
+                        else seen - e["start_s"])
+    return median(late) if late else None
+
+
+def sooner_all(run: dict, k: int, site: str) -> float | None:
+    """Where every probe of `site` in the rounds before round `k` had started by round k,
+    each over LATE_TOLERANCE_S sooner than predicted: the least any gained (negative),
+    else None (as `calibration.OwnError.sooner_started`, in seconds)."""
+    interval = run.get("interval_s") or 12.0
+    gains = []
+    for r in run.get("per_round") or []:
+        e = (r.get("estimate") or {}).get(site)
+        if r.get("round") is None or r["round"] >= k or e is None or e.get("start_s") is None:
+            continue
+        started = (r.get("started_s") or {}).get(site)
+        if started is None or started > (k - r["round"]) * interval:
+            return None
+        gains.append(started - e["start_s"])
+    return max(gains) if gains and max(gains) < -LATE_TOLERANCE_S else None
+
+
+def late_probes(scale: float, both_ways: bool = False, sooner_when_all: bool = False
+                ) -> Change:
+    """A site whose own probes of the run's earlier rounds started later than predicted
+    (median lateness over LATE_TOLERANCE_S) ranked `scale` x that lateness later;
+    `both_ways`: one whose probes started sooner also that much sooner (not below 0);
+    `sooner_when_all`: sooner only where every one of them started sooner, by `scale` x
+    the least any gained (`sooner_all`)."""
+    def change(run: dict) -> dict:
+        original = run
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            if r.get("round") is None:
+                continue
+            for site, e in (r.get("estimate") or {}).items():
+                if e.get("finish_s") is None:
+                    continue
+                late = probe_lateness(original, r["round"], site, both_ways)
+                if late is None or abs(late) <= LATE_TOLERANCE_S or not (
+                        both_ways or late > 0):
+                    late = sooner_all(original, r["round"], site) if sooner_when_all else None
+                if late is not None:
+                    _ranked_at(e, max(0.0, e["start_s"] + scale * late))
+        return run
+    return change
+
+
+def late_probes_ratio(power: float, min_probes: int = 1) -> Change:
+    """`calibration.own_error`'s correction (later only) from as few as `min_probes` of the
+    site's own probes of the run's earlier rounds, damped: the start's (start + 30 s)
+    multiplied by the median ratio to the power `power`, where that ratio is above 1."""
+    def change(run: dict) -> dict:
+        original = run
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            if r.get("round") is None:
+                continue
+            for site, e in (r.get("estimate") or {}).items():
+                if e.get("finish_s") is None or _probes_before(
+                        original, r["round"], site) < min_probes:
+                    continue
+                ratio = probe_lateness(original, r["round"], site, ratio=True)
+                if ratio is not None and ratio > 1:
+                    _ranked_at(e, (e["start_s"] + ERROR_FLOOR_S) * ratio ** power
+                               - ERROR_FLOOR_S)
+        return run
+    return change
+
+
+def _probes_before(run: dict, k: int, site: str) -> int:
+    return sum(1 for r in run.get("per_round") or [] if r.get("round") is not None
+               and r["round"] < k and site in (r.get("estimate") or {}))
+
+
+def _log_ratio(e: dict) -> float:
+    return math.log((e["start_s"] + ERROR_FLOOR_S) / (e["raw_start_s"] + ERROR_FLOOR_S))
+
+
+def shrink_to_pooled(prior: float) -> Change:
+    """A calibrated start's ratio to its walltime plan (log of (start + 30 s) / (plan +
+    30 s)) shrunk towards the round's pooled ratio (the calibrated sites' own, weighted by
+    their own finished jobs) with a prior of `prior` jobs: a site of n own jobs keeps
+    n / (n + prior) of its own."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            cal = [e for e in (r.get("estimate") or {}).values()
+                   if e.get("source") == "calibrated" and e.get("raw_start_s") is not None
+                   and e.get("finish_s") is not None and e.get("start_s") is not None]
+            weight = sum(own_samples(e) for e in cal)
+            if not weight:
+                continue
+            pooled = sum(own_samples(e) * _log_ratio(e) for e in cal) / weight
+            for e in cal:
+                n = own_samples(e)
+                log_ratio = (n * _log_ratio(e) + prior * pooled) / (n + prior)
+                _ranked_at(e, max(0.0, math.exp(log_ratio) * (
+                    e["raw_start_s"] + ERROR_FLOOR_S) - ERROR_FLOOR_S))
+        return run
+    return change
+
+
+# session 35's variants, aimed at the two classes of `miss_classes` losing the most seconds
+# (both starts wrong: the chosen too soon, the fastest too late; bounds wrong too, or right)
+VARIANTS: dict[str, Change] = {
+    **{f"rank at {w:g} of the way to the bound": toward_bound(w) for w in (0.1, 0.25, 0.5)},
+    **{f"rank toward the bound, prior of {k:g} jobs": toward_bound(prior=k)
+       for k in (2, 5, 20)},
+    **{f"late own probes: ranked {s:g}x their lateness later": late_probes(s)
+       for s in (0.25, 0.5, 0.75, 1.0)},
+    **{f"late own probes, ratio^{p:g} from {n} probe{'s' if n > 1 else ''}":
+       late_probes_ratio(p, n) for p in (0.5, 1.0) for n in (1, 3)},
+    **{f"own probes both ways: ranked {s:g}x their lateness": late_probes(s, both_ways=True)
+       for s in (0.5, 1.0)},
+    **{f"own probes, sooner only when all were: ranked {s:g}x": late_probes(
+        s, sooner_when_all=True) for s in (0.5, 1.0)},
+    **{f"ratio shrunk to the pooled, prior of {k:g} jobs": shrink_to_pooled(k)
+       for k in (5, 20, 50)},
+}
+
 CHANGES: dict[str, Change] = {
     "recorded": lambda run: run,
     **{f"queued now, bound {b:g} s": queued_now(bound_s=b) for b in (2, 10, 30, 60, 120)},
@@ -180,6 +345,7 @@ CHANGES: dict[str, Change] = {
     "borrowed: start at the plan": toward_plan(1.0, borrowed_only=True),
     "borrowed: start at its bound": at_bound_below(1, borrowed_only=True),
     **{f"under {n} own jobs: start at its bound": at_bound_below(n) for n in (5, 10, 29)},
+    **VARIANTS,
 }
 
 
@@ -283,8 +449,14 @@ def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, 
         per = {}
         for name, change in changes.items():
             moved = [c for run in kept for c in changed_rounds(run, change)]
+            means = [mean(regrets(change(run))) for run in kept]
             per[name] = {
-                "mean_of_run_means_s": mean([mean(regrets(change(run))) for run in kept]),
+                "mean_of_run_means_s": mean(means),
+                # halves of the runs by their seed: a change that helps one half only is noise
+                "mean_of_run_means_by_seed_parity_s": {
+                    parity: mean([m for run, m in zip(kept, means, strict=True)
+                                  if (run.get("seed") or 0) % 2 == odd])
+                    for parity, odd in (("even", 0), ("odd", 1))},
                 "runs_mean_below_every_baseline": below_every_baseline(kept, change),
                 "rounds_changed": len(moved),
                 "rounds_better": sum(c["regret_after_s"] < c["regret_before_s"] for c in moved),
@@ -296,7 +468,11 @@ def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, 
 
 
 def table(data: dict[str, Any]) -> str:
-    rows = [(bg, name, f"{c['mean_of_run_means_s']:.3f}",
+    def halves(c: dict) -> str:
+        h = c.get("mean_of_run_means_by_seed_parity_s") or {}
+        return " / ".join("-" if h.get(k) is None else f"{h[k]:.2f}" for k in ("even", "odd"))
+
+    rows = [(bg, name, f"{c['mean_of_run_means_s']:.3f}", halves(c),
              f"{c['runs_mean_below_every_baseline']} of {d['runs']}", c["rounds_changed"],
              c["rounds_better"], c["rounds_worse"])
             for bg, d in data["backgrounds"].items() for name, c in d["changes"].items()]
@@ -309,7 +485,8 @@ def table(data: dict[str, Any]) -> str:
               for cls, e in sorted(d.get("start_errors", {}).items(), key=lambda kv: [
                   "borrowed", *(n for _, n in EVIDENCE_CLASSES)].index(kv[0]))]
     return ("## model changes replayed on recorded rounds\n\n" + markdown_table(
-        ["background", "change", "mean of run means s", "runs with mean below every baseline",
+        ["background", "change", "mean of run means s", "even / odd seeds",
+         "runs with mean below every baseline",
          "picks changed", "better", "worse"],
         rows) + f"\n{runs}.\n\n## calibrated starts against the probes' starts, by the "
         "site's own evidence\n\nlog((predicted + 30 s) / (started + 30 s)) over the probes "
@@ -321,8 +498,11 @@ def table(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
+    p.add_argument("--variants", action="store_true",
+                   help="only the recorded estimates and session 35's VARIANTS")
     args = p.parse_args(argv)
-    data = summarize(Path(args.results))
+    changes = {"recorded": CHANGES["recorded"], **VARIANTS} if args.variants else CHANGES
+    data = summarize(Path(args.results), changes)
     emit("model_replay", args, data, table(data))
     return data
 

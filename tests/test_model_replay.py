@@ -3,6 +3,7 @@ estimates, where the record shows its cause, scored by the engine's own rule."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from datetime import datetime, timezone
@@ -79,7 +80,9 @@ def test_summary_per_background_counts_every_kept_run(tmp_path):
         assert d["changes"]["20 s a job"] == {
             "mean_of_run_means_s": (0.0 + 20.0 - 12.1) / 2, "rounds_changed": 1,
             "rounds_better": 1, "rounds_worse": 0,
-            "runs_mean_below_every_baseline": 0}  # no baselines recorded
+            "runs_mean_below_every_baseline": 0,  # no baselines recorded
+            "mean_of_run_means_by_seed_parity_s": {  # run_of's seed is 5
+                "even": None, "odd": (0.0 + 20.0 - 12.1) / 2}}
     assert "| real logs | 20 s a job |" in model_replay.table(data)
 
 
@@ -224,7 +227,8 @@ def test_summary_counts_the_runs_below_every_baseline_and_the_errors_by_evidence
     assert errors["10-28 own jobs"]["plan_mean_abs_log"] == pytest.approx(
         abs(math.log((476.0 + 30) / (46.9741 + 30))))
     table = model_replay.table(data)
-    assert "| depth_misleads | borrowed at plan | 0.000 | 0 of 1 |" in table
+    # no run of an even seed: its half is shown as none
+    assert "| depth_misleads | borrowed at plan | 0.000 | - / 0.00 | 0 of 1 |" in table
     assert "| depth_misleads | borrowed | 2 |" in table
 
 
@@ -234,3 +238,101 @@ def test_a_run_below_every_baseline_is_counted():
     assert model_replay.below_every_baseline(runs, lambda run: run) == 0  # 198.5 s vs 30 s
     assert model_replay.below_every_baseline(
         runs, model_replay.toward_plan(1.0, borrowed_only=True)) == 1  # 0 s
+
+
+def probe_round(k, estimate, started, completion):
+    return {**round_(k, estimate, {}, completion), "started_s": started}
+
+
+def test_a_site_ranks_at_a_quantile_toward_its_bound_the_nearer_the_fewer_its_own_jobs():
+    thin = {**est(10.0, 30.0, 110.0, 400.0), "samples": 3, "borrowed": False}
+    many = {**est(10.0, 30.0, 110.0, 400.0), "samples": 97, "borrowed": False}
+    run = run_of(round_(0, {"thin": thin, "many": many}, {}, {"thin": 50.0, "many": 40.0}))
+
+    def moved(change):
+        got = change(run)["per_round"][0]["estimate"]
+        return {s: (e["start_s"], e["finish_s"], e["bound_s"]) for s, e in got.items()}
+    assert moved(model_replay.toward_bound(0.25)) == {"thin": (35.0, 55.0, 110.0),
+                                                      "many": (35.0, 55.0, 110.0)}
+    # a prior of 3 jobs: 3 / (3 + 3) of the way for the thin site, 3 / 100 for the other
+    assert moved(model_replay.toward_bound(prior=3.0)) == {
+        "thin": (60.0, 80.0, 110.0), "many": pytest.approx((13.0, 33.0, 110.0))}
+    assert run["per_round"][0]["estimate"]["thin"]["start_s"] == 10.0  # the record kept
+
+
+# a's probes of rounds 0 and 1 were predicted at 5 s and started after 45 s and 35 s; b's
+# after 1 s and 2 s of 30 s predicted; round 2 asks what they say (12 s between rounds)
+PROBES = [probe_round(k, {"a": est(5.0, 20.0, 30.0, 60.0), "b": est(30.0, 45.0, 60.0, 60.0)},
+                      {"a": a, "b": b}, {"a": a + 15.0, "b": b + 15.0})
+          for k, a, b in ((0, 45.0, 1.0), (1, 35.0, 2.0))]
+NOW_ROUND = probe_round(2, {"a": est(5.0, 20.0, 30.0, 60.0), "b": est(30.0, 45.0, 60.0, 60.0)},
+                        {"a": 50.0, "b": 3.0}, {"a": 65.0, "b": 18.0})
+
+
+def test_own_probes_late_before_move_a_site_later_as_they_stood_at_the_round():
+    run = run_of(*PROBES, NOW_ROUND)
+    # at round 2 (24 s and 12 s after them) neither of a's had started: both overdue
+    # (waited 24 s and 12 s against 5 s), a median 13 s late; b's both started sooner
+    assert model_replay.probe_lateness(run, 2, "a") == pytest.approx(13.0)
+    assert model_replay.probe_lateness(run, 2, "b") is None  # later only
+    assert model_replay.probe_lateness(run, 2, "b", both_ways=True) == pytest.approx(-28.5)
+    assert model_replay.probe_lateness(run, 1, "a") == pytest.approx(7.0)  # 12 s waited
+    assert model_replay.regrets(run)[2] == 50.0 - 3.0  # the engine took a
+    late = model_replay.late_probes(1.0)(run)["per_round"]
+    assert late[2]["estimate"]["a"]["start_s"] == pytest.approx(18.0)
+    assert late[2]["estimate"]["a"]["bound_s"] == 30.0
+    # 7 s late at round 1 is within the tolerance: nothing moves
+    assert late[1]["estimate"]["a"]["start_s"] == 5.0
+    both = model_replay.late_probes(1.0, both_ways=True)(run)["per_round"][2]["estimate"]
+    assert both["b"]["start_s"] == pytest.approx(1.5)
+    assert model_replay.regrets(model_replay.late_probes(1.0, both_ways=True)(run))[2] == 0.0
+
+
+def test_a_site_moves_sooner_only_when_every_probe_before_started_sooner():
+    run = run_of(*PROBES, NOW_ROUND)
+    assert model_replay.sooner_all(run, 2, "b") == pytest.approx(-28.0)  # the least gained
+    assert model_replay.sooner_all(run, 2, "a") is None
+    waiting = copy.deepcopy(run)
+    waiting["per_round"][1]["started_s"]["b"] = 20.0  # not started by round 2 (12 s on)
+    assert model_replay.sooner_all(waiting, 2, "b") is None
+    got = model_replay.late_probes(0.5, sooner_when_all=True)(run)["per_round"][2]["estimate"]
+    assert got["b"]["start_s"] == pytest.approx(16.0) and got["a"]["start_s"] == 11.5
+
+
+def test_the_own_error_ratio_from_fewer_probes_moves_only_later():
+    run = run_of(*PROBES, NOW_ROUND)
+    # a: (24 + 30) / 35 and (12 + 30) / 35, median 48 / 35
+    got = model_replay.late_probes_ratio(1.0)(run)["per_round"][2]["estimate"]
+    assert got["a"]["start_s"] == pytest.approx(35.0 * 48.0 / 35.0 - 30.0)
+    assert got["b"]["start_s"] == 30.0  # started sooner: no pull-in
+    assert model_replay.late_probes_ratio(1.0, min_probes=3)(run) == run  # 2 probes only
+
+
+def test_a_thin_sites_ratio_shrinks_to_the_pooled_one():
+    # plan 70 s for both; thin (2 own jobs) calibrated to 0 s, rich (98) to 40 s; thin
+    # runs 40 s, rich 5 s: thin finishes first by 5 s
+    thin = {**est(0.0, 40.0, 70.0, 70.0), "samples": 2, "borrowed": False,
+            "source": "calibrated"}
+    rich = {**est(40.0, 45.0, 70.0, 70.0), "samples": 98, "borrowed": False,
+            "source": "calibrated"}
+    run = run_of(round_(0, {"thin": thin, "rich": rich}, {}, {"thin": 80.0, "rich": 60.0}))
+    pooled = (2 * math.log(30 / 100) + 98 * math.log(70 / 100)) / 100
+    got = model_replay.shrink_to_pooled(2.0)(run)["per_round"][0]["estimate"]
+    shrunk = (2 * math.log(30 / 100) + 2 * pooled) / 4
+    assert got["thin"]["start_s"] == pytest.approx(math.exp(shrunk) * 100 - 30)
+    assert got["rich"]["start_s"] == pytest.approx(
+        math.exp((98 * math.log(70 / 100) + 2 * pooled) / 100) * 100 - 30)
+    assert model_replay.regrets(run) == [20.0]
+    assert model_replay.regrets(model_replay.shrink_to_pooled(2.0)(run)) == [0.0]
+
+
+def test_the_summary_gives_each_half_of_the_runs_by_seed_parity(tmp_path):
+    for seed, lost in ((4, 10.0), (5, 30.0), (6, 20.0)):
+        r = round_(0, {"a": est(0.0, 5.0, 0.0, 0.0), "b": est(1.0, 6.0, 1.0, 1.0)}, {},
+                   {"a": 5.0 + lost, "b": 5.0})
+        (tmp_path / f"placement-x-seed{seed}.json").write_text(
+            json.dumps({**run_of(r), "seed": seed}))
+    got = model_replay.summarize(tmp_path, {"recorded": lambda run: run})
+    c = got["backgrounds"]["depth_misleads"]["changes"]["recorded"]
+    assert c["mean_of_run_means_s"] == pytest.approx(20.0)
+    assert c["mean_of_run_means_by_seed_parity_s"] == {"even": 15.0, "odd": 30.0}

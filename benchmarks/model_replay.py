@@ -17,6 +17,14 @@ on them, every kept run of both backgrounds, none dropped (issue 15, session 27'
 - `recent-wait bound of jobs no larger`: that restriction itself, on the rounds that
   record both bounds (`benchmarks.placement` since session 27); other rounds unchanged.
 
+Session 35's `VARIANTS` (`--variants`: only those beside the record), for the classes of
+`miss_classes` losing the most: a rank between the median start and the 90% bound (a fixed
+share of the way, or k / (n + k) of it for n own jobs); a site whose own probes of the
+run's earlier rounds started later than predicted ranked later (in seconds, or as a damped
+`own_error` ratio), also sooner (always, or only when every one started sooner); a
+calibrated ratio to the plan shrunk towards the round's pooled one. Each change's mean is
+also given per half of the runs by seed parity: a gain in one half only is noise.
+
 The records hold each round's queue length, not the jobs ahead of the probe; runs before
 session 27's follow-up hold no recent waits by size, so there the restriction is bounded
 (`no recent-wait bound`), not replayed.

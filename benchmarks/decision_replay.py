@@ -215,7 +215,9 @@ def own_ratio(run: dict, k: int, site: str) -> float | None:
 def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
                   ) -> dict[str, dict[str, Any]]:
     """Round r's estimates with the recorded own-error correction undone, and `mode`'s
-    applied (none, later: only a ratio above 1, both)."""
+    applied (none, later: only a ratio above 1, both). The ratio only: the engine's move
+    by seconds from fewer than MIN_SAMPLES jobs (`OwnError.shift_s`) is not replayed here
+    (`model_replay.late_probes` measured it)."""
     out = {}
     for site, e in r["estimate"].items():
         if e.get("finish_s") is None:
@@ -230,8 +232,8 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
         sooner = None if err is None else err.sooner if mode in (
             "unanimous", "bound_kept") else err.sooner_started if mode.startswith(
             "all_started") else None
-        ratio = None if err is None else err.ratio if err.ratio > 1 or mode == "both" \
-            else sooner
+        ratio = None if err is None or err.ratio is None else \
+            err.ratio if err.ratio > 1 or mode == "both" else sooner
         if ratio is not None and e["start_s"] > 0:
             start = err.corrected(e["start_s"], ratio)
             if e.get("bound_s") is not None:

@@ -54,7 +54,7 @@ def _source(e: dict[str, Any], seen: float) -> str:
         # limits already was (session 31: beta's HPC2N replay, 22 of 47 rounds lost)
         return "queue view" if raw == 0 else "walltime plan"
     model = e.get("model_start_s")  # before the own jobs' correction, where recorded
-    if e.get("own_wait_ratio") is not None and \
+    if (e.get("own_wait_ratio") is not None or e.get("own_shift_s") is not None) and \
             (model is None or abs(model - seen) <= TOLERANCE_S):
         return "own jobs"  # the correction made the miss (seed 117's delta: it moved 1 s)
     if e.get("borrowed"):

@@ -23,7 +23,10 @@ share of the way, or k / (n + k) of it for n own jobs); a site whose own probes 
 run's earlier rounds started later than predicted ranked later (in seconds, or as a damped
 `own_error` ratio), also sooner (always, or only when every one started sooner); a
 calibrated ratio to the plan shrunk towards the round's pooled one. Each change's mean is
-also given per half of the runs by seed parity: a gain in one half only is noise.
+also given per half of the runs by seed parity: a gain in one half only is noise. Since
+session 36 the engine applies `own probes, sooner only when all were: ranked 1x` from 1-4
+own jobs (`calibration.own_error`'s `shift_s`); `recorded` is the runs' record as the
+engine of its day made it (this module calls no engine function but `placement.rank`).
 
 The records hold each round's queue length, not the jobs ahead of the probe; runs before
 session 27's follow-up hold no recent waits by size, so there the restriction is bounded

@@ -154,7 +154,7 @@ def own_later_from_one(run: dict, r: dict) -> str | None:
     more than a wrong "late", so one overdue job is acted on."""
     def own_error_later(samples: list[PredictionSample]) -> OwnError | None:
         err = own_error(samples)
-        if err is not None:
+        if err is not None and err.ratio is not None:  # (a few jobs' shift_s: not replayed)
             return err
         recent = sorted(samples, key=lambda x: x.submitted_at)[-OWN_ERROR_SAMPLES:]
         ratios = sorted((x.observed_s + WAIT_FLOOR_S) / (max(0.0, x.predicted_s)

@@ -1226,29 +1226,51 @@ class OwnError:
     jobs that rests on. The model misses what a view does not show (per-user limits,
     priorities, a scheduler's cadence); the user's own jobs meet exactly that. `sooner`:
     where every one of them started sooner than predicted, the largest of their ratios
-    (below 1: the least any of them gained), else None."""
+    (below 1: the least any of them gained), else None. With fewer than MIN_SAMPLES jobs
+    that say anything there is no `ratio` but `shift_s`, seconds (`own_error`)."""
 
-    ratio: float
+    ratio: float | None
     samples: int
     sooner: float | None = None
     # `sooner` where none of the recent jobs is still waiting (one not yet due, which
     # `ratio` leaves out, has not started sooner yet either)
     sooner_started: float | None = None
+    shift_s: float | None = None  # seconds later (below 0: sooner) from 1-4 jobs
 
     def corrected(self, wait_s: float, ratio: float | None = None) -> float:
-        return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio) - WAIT_FLOOR_S)
+        return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio or 1.0) - WAIT_FLOOR_S)
+
+
+OWN_SHIFT_MIN_S = 10.0  # a few own jobs' lateness (or gain) under this is no evidence
 
 
 def own_error(samples: Iterable[PredictionSample]) -> OwnError | None:
-    """The correction the user's own recent jobs on one site call for, None with fewer
-    than MIN_SAMPLES that say anything. A job still waiting counts once it has waited
-    longer than predicted (its ratio is then at least its ratio so far, a lower bound, so
-    the median is one too); before that it is not yet due and says nothing."""
+    """The correction the user's own recent jobs on one site call for, None where they
+    call for none. A job still waiting counts once it has waited longer than predicted
+    (its ratio is then at least its ratio so far, a lower bound, so the median is one
+    too); before that it is not yet due and says nothing.
+
+    From MIN_SAMPLES jobs that say anything, a ratio. From fewer, `shift_s`: the median of
+    how many seconds later than predicted the late ones started (or have waited so far),
+    else, where every recent job started sooner, the least any gained (negative); None
+    within OWN_SHIFT_MIN_S. Replayed on every kept run, this ranked better on both
+    backgrounds (benchmarks/README.md, miss_classes)."""
     recent = sorted(samples, key=lambda s: s.submitted_at)[-OWN_ERROR_SAMPLES:]
-    ratios = sorted((s.observed_s + WAIT_FLOOR_S) / (max(0.0, s.predicted_s) + WAIT_FLOOR_S)
-                    for s in recent if s.started or s.observed_s > s.predicted_s)
-    if len(ratios) < MIN_SAMPLES:
+    telling = [s for s in recent if s.started or s.observed_s > s.predicted_s]
+    if not telling:
         return None
+    if len(telling) < MIN_SAMPLES:
+        late = tuple(sorted(s.observed_s - max(0.0, s.predicted_s) for s in telling
+                            if s.observed_s > s.predicted_s))
+        if late:
+            shift, on = _median(late), len(late)
+        elif all(s.started for s in recent):
+            shift, on = max(s.observed_s - max(0.0, s.predicted_s) for s in recent), len(recent)
+        else:
+            return None
+        return OwnError(None, on, shift_s=shift) if abs(shift) > OWN_SHIFT_MIN_S else None
+    ratios = sorted((s.observed_s + WAIT_FLOOR_S) / (max(0.0, s.predicted_s) + WAIT_FLOOR_S)
+                    for s in telling)
     sooner = ratios[-1] if ratios[-1] < 1 else None
     return OwnError(min(MAX_WAIT_RATIO, _median(tuple(ratios))), len(ratios), sooner,
                     sooner if all(s.started for s in recent) else None)

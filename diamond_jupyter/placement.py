@@ -297,6 +297,8 @@ class SiteVerdict(BaseModel):
     # them (own_wait_ratio x, the median of own_samples), estimated_start is moved out by
     # it; model_start is the model's start before (None when nothing was corrected)
     own_wait_ratio: float | None = None
+    # with fewer of them than a ratio needs: moved by own_shift_s seconds instead
+    own_shift_s: float | None = None
     own_samples: int = 0
     model_start: datetime | None = None
     estimated_runtime_s: float | None = None
@@ -479,7 +481,8 @@ class Placement(BaseModel):
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
         START). Under the table, each limit in use a feasible site's job waits for
-        ("SITE waits: ...")."""
+        ("SITE waits: ..."), and where too few of the user's jobs here for OWN× moved START
+        by seconds, how many and which way."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
@@ -517,7 +520,16 @@ class Placement(BaseModel):
                   for why in v.waits_for]
         lines += [f"  {v.site}: {_borrowed_note(v)}" for v in self.ranked
                   if v.feasible and v.calibration_borrowed]
+        lines += [f"  {v.site}: {_own_shift_note(v.own_shift_s, v.own_samples)}"
+                  for v in self.ranked if v.feasible and v.own_shift_s is not None]
         return "\n".join(lines)
+
+
+def _own_shift_note(shift_s: float, jobs: int) -> str:
+    """What the user's own few jobs on a site said of its start (`SiteVerdict.own_shift_s`)."""
+    return (f"own jobs here started {abs(shift_s):.0f} s "
+            f"{'later' if shift_s > 0 else 'sooner'} than predicted "
+            f"({jobs} job{'s' if jobs != 1 else ''})")
 
 
 def _borrowed_note(v: SiteVerdict) -> str:
@@ -3092,7 +3104,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # sooner, it moves in only when every one of them did, and by the least any gained: a
     # short wait before is no promise (a queue refills), and a wrong "soon" costs more
     # than a wrong "late" (replayed on every kept run: benchmarks/README.md)
-    ratio = None if own is None else own.ratio if own.ratio > 1 else own.sooner
+    ratio = None if own is None or own.ratio is None else own.ratio if own.ratio > 1 \
+        else own.sooner
     if own is not None and ratio is not None and not (start_s == 0 and not snap.pending):
         model_s, start_s = start_s, own.corrected(start_s, ratio)
         if bound_s is not None:
@@ -3101,6 +3114,16 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.model_start = plus_seconds(now, model_s)
         v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
                        f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
+    elif own is not None and own.shift_s is not None and not (start_s == 0
+                                                              and not snap.pending):
+        # fewer jobs than a ratio needs: moved by their seconds (`calibration.own_error`)
+        model_s, start_s = start_s, max(0.0, start_s + own.shift_s)
+        if bound_s is not None:
+            bound_s = max(bound_s + own.shift_s, start_s)
+        v.own_shift_s, v.own_samples = own.shift_s, own.samples
+        v.model_start = plus_seconds(now, model_s)
+        v.notes.append(_own_shift_note(own.shift_s, own.samples)
+                       + f": start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says

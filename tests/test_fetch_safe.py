@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from magic_engine import magics_over
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -220,25 +221,10 @@ async def test_the_agents_fetch_tool_skips_and_says_so(wd, user_home, tmp_path):
 
 
 def test_the_magic_skips_and_prints_what_it_skipped(wd, user_home, tmp_path, capsys):
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     fed = _local_fed(tmp_path)
     job = _job(fed.store, wd)
     loop = asyncio.new_event_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            pass
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:
-            return loop.run_until_complete(coro)
-
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
+    m = magics_over(fed, loop)
     try:
         paths = m.diamond(f"fetch {job} {user_home}")
         out = capsys.readouterr().out

@@ -1,6 +1,6 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
-test_newuser2.py, the REST body tests), the workflow files' (test_workflow_unseen*.py) and
-the SWF logs' (test_trace_unseen*.py).
+test_newuser2.py, the REST body tests), the sites files' (test_config_unseen*.py), the
+workflow files' (test_workflow_unseen*.py) and the SWF logs' (test_trace_unseen*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from test_cli_newuser import NewUser
 
     from diamond_jupyter.testbed.trace import SwfLog
+    from diamond_jupyter.transports.ssh_auth import HostSpec
 
 
 def fake_slurm_commands(fake: Path) -> dict[str, str]:
@@ -66,6 +67,27 @@ def key_dir(tmp_path: Path) -> Path:
     (tmp_path / "id_ed25519").chmod(0o600)
     (tmp_path / "known_hosts").write_text("")
     return tmp_path
+
+
+HOME = os.path.expanduser("~")  # where the config sweeps' `~` paths land
+
+
+def looked_up(tmp_path: Path, text: str, alias: str = "hpc", **given: Any) -> HostSpec:
+    """What ssh_config `text` (written to tmp_path/ssh_config) says of host `alias`, the
+    sites file's own port or user `given` as well."""
+    from diamond_jupyter.transports.ssh_auth import load_ssh_config, resolve_host
+
+    (tmp_path / "ssh_config").write_text(text)
+    return resolve_host(load_ssh_config(str(tmp_path / "ssh_config")), alias, **given)
+
+
+def ssh_site(d: Path, lines: str, site: str = "") -> str:
+    """A sites file of one SSH site, `a`, checking host keys against d/known_hosts without
+    an agent: `lines` are its transport's (YAML, one a line), `site` the site's own (YAML
+    lines at the site's indentation, ending in a newline)."""
+    return (f"sites:\n  - name: a\n{site}    transport:\n      known_hosts: {d}/known_hosts\n"
+            "      use_agent: false\n"
+            + "".join(f"      {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 @pytest.fixture

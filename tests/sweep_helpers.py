@@ -59,14 +59,19 @@ def one_local_site_server(tmp_path, data_dir):
     return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
 
 
+def key_files(d: Path) -> Path:
+    """The directory `d` made ready for a sites file beside an SSH key (0600, not parsed
+    before connecting) and an empty known_hosts."""
+    (d / "id_ed25519").write_text("not parsed before connecting\n")
+    (d / "id_ed25519").chmod(0o600)
+    (d / "known_hosts").write_text("")
+    return d
+
+
 @pytest.fixture
 def key_dir(tmp_path: Path) -> Path:
-    """A directory for a sites file beside an SSH key (0600, not parsed before connecting)
-    and an empty known_hosts: the config sweeps' (test_config_unseen*.py)."""
-    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
-    return tmp_path
+    """The config sweeps' (test_config_unseen*.py) `d`: tmp_path with `key_files`."""
+    return key_files(tmp_path)
 
 
 HOME = os.path.expanduser("~")  # where the config sweeps' `~` paths land

@@ -10,6 +10,7 @@ asks for (`user`, `data_dir`, `jp_base_url` ...) are resolved where the test is.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import textwrap
@@ -26,6 +27,9 @@ from diamond_jupyter.workflow.model import Workflow, load_workflow
 if TYPE_CHECKING:
     from test_cli_newuser import NewUser
 
+    from diamond_jupyter.capabilities import SiteCapabilities
+    from diamond_jupyter.needs import Needs
+    from diamond_jupyter.testbed.clusters import ClusterDef
     from diamond_jupyter.testbed.trace import SwfLog
     from diamond_jupyter.transports.ssh_auth import HostSpec
 
@@ -204,6 +208,22 @@ class FakeTty:
         self.text += text
 
 
+# -- job bodies' software needs ----------------------------------------------------------
+
+def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: set[str],
+                         why: dict[str, str]) -> None:
+    """A needs sweep's (test_software_unseen*.py, test_needs_unseen.py) verdicts on `needs`:
+    nothing is held against the site `unknown` (nothing is known of it), the sites in `can`
+    and no others run it, and each site in `why` gives a reason holding those words."""
+    from diamond_jupyter.software import needs_reasons
+
+    reasons = {site: needs_reasons(needs, caps) for site, caps in sites.items()}
+    assert reasons["unknown"] == []
+    assert {s for s, r in reasons.items() if not r} == can | {"unknown"}, reasons
+    for site, words in why.items():
+        assert any(words in r for r in reasons[site]), (site, reasons[site])
+
+
 # -- workflow files ---------------------------------------------------------------------------
 
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
@@ -286,6 +306,27 @@ def swf_rows(path: Path) -> list[list[float]]:
     """The job lines' fields as numbers, read here without the reader under test."""
     return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
             if line.strip() and not line.startswith(";")]
+
+
+def partition_limits(site: ClusterDef) -> dict[str | None, int]:
+    """A test-bed site's partitions (None: the default) -> each one's time limit in minutes."""
+    from diamond_jupyter.dialects.slurm_script import parse_slurm_time
+
+    return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
+            for p in site.partitions}
+
+
+def assert_regenerated(fixtures: Path, logs: list[Path], tmp_path: Path) -> None:
+    """The sweep's `fixtures/make_fixtures.py`, run to write into tmp_path, writes each of
+    `logs` (its fixtures) byte for byte."""
+    spec = importlib.util.spec_from_file_location(f"{fixtures.name}_make",
+                                                  fixtures / "make_fixtures.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.HERE = tmp_path
+    make.main()
+    for p in logs:
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
 
 
 def replay_number(name: str) -> int:

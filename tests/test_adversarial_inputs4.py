@@ -644,21 +644,6 @@ def test_an_lsf_job_name_never_becomes_a_job_array(name):
     assert lsf.parse_script(lsf.render_script(spec).script).array.expression == "1-3"
 
 
-class _Recorder:
-    """A transport that answers every command with nothing, keeping the argv lists."""
-
-    name = "a"
-
-    def __init__(self) -> None:
-        self.argvs: list[list[str]] = []
-
-    async def run(self, argv, **kw):
-        from diamond_jupyter.transports.base import CommandResult
-
-        self.argvs.append(list(argv))
-        return CommandResult(list(argv), 0, "", "", 0.0)
-
-
 @pytest.mark.parametrize("scheduler,name,asked", [
     ("sge", "-x", "j-x.dmd-abc123abc123"),
     ("sge", "2024-run", "j2024-run.dmd-abc123abc123"),
@@ -671,10 +656,12 @@ async def test_a_lost_submit_is_looked_up_by_the_name_the_scheduler_holds(
     """After a lost submit answer, the job was looked up by the name as given: Grid Engine
     and PBS hold `-x` as `j-x` (a job never found: closed as never submitted while it ran),
     and `-x` or a Slurm name with a comma was refused, retried as 'unreachable' for ever."""
+    from agents import SilentTransport
+
     from diamond_jupyter.config import SiteConfig, TransportConfig
     from diamond_jupyter.sites import Site
 
-    t = _Recorder()
+    t = SilentTransport("a")
     site = Site(SiteConfig(name="a", scheduler=scheduler,
                            transport=TransportConfig(kind="local")), transport=t)
     assert await site.find_by_token(name, "abc123abc123") == []

@@ -60,6 +60,25 @@ def _job(store: Any, wd: Path, token: str = "abc123abc123", native: str = "41") 
     return store.bind_native_id(token, native).id
 
 
+def cli_job(tmp_path: Path, wd: Path) -> tuple[str, dict[str, str]]:
+    """A job of the local site `here` whose working directory is `wd`, in the store of the
+    data directory tmp_path/data, and the environment a `diamond` process finds it with
+    (the sites file tmp_path/sites.yaml, HOME tmp_path/site-home, no handover)."""
+    from diamond_jupyter.store import Store
+
+    data = tmp_path / "data"
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    store = Store(data / "diamond.sqlite3")
+    job = _job(store, wd)
+    store.close()
+    (tmp_path / "site-home").mkdir(exist_ok=True)
+    return job, {**os.environ, "DIAMOND_DATA_DIR": str(data),
+                 "HOME": str(tmp_path / "site-home"), "DIAMOND_CONFIG": str(sites),
+                 "DIAMOND_ENGINE": "local", "DIAMOND_HANDOVER": "0"}
+
+
 @pytest.fixture
 def wd(tmp_path: Path) -> Path:
     """The job's working directory, with what a hostile job wrote."""

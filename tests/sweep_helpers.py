@@ -16,6 +16,7 @@ import os
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -327,6 +328,25 @@ def assert_regenerated(fixtures: Path, logs: list[Path], tmp_path: Path) -> None
     make.main()
     for p in logs:
         assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+def fake_load_site(monkeypatch: pytest.MonkeyPatch, name: str, scheduler: str,
+                   answer: Callable[[list[str]], Any]) -> None:
+    """`testbed load`'s one site, `name`, running `scheduler`: each command it sends is
+    answered by `answer(argv)` (exit_status, stdout and stderr); no sites file is read and
+    no transport opened."""
+    class FakeTransport:
+        async def run(self, argv: list[str], **kw: Any) -> Any:
+            return answer(argv)
+
+        async def close(self) -> None:
+            pass
+
+    site = SimpleNamespace(name=name, scheduler=scheduler, transport=None)
+    monkeypatch.setattr("diamond_jupyter.config.load_config",
+                        lambda path: SimpleNamespace(sites=[site]))
+    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
+                        lambda transport, site: FakeTransport())
 
 
 def replay_number(name: str) -> int:

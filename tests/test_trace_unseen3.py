@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 from sweep_helpers import (
     assert_regenerated,
+    fake_load_site,
     partition_limits,
     replay_number,
     swf_rows,
@@ -165,21 +166,13 @@ def test_load_run_holds_a_job_on_the_id_its_predecessor_got(monkeypatch) -> None
     dropped and the job submitted plain."""
     calls: list[list[str]] = []
 
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            calls.append(argv)
-            refused = "--dependency=afterany:102" in argv  # b's id: forgotten
-            return SimpleNamespace(exit_status=1 if refused else 0,
-                                   stdout=f"{100 + len(calls)};alpha\n")
+    def answer(argv: list[str]) -> SimpleNamespace:
+        calls.append(argv)
+        refused = "--dependency=afterany:102" in argv  # b's id: forgotten
+        return SimpleNamespace(exit_status=1 if refused else 0,
+                               stdout=f"{100 + len(calls)};alpha\n")
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "alpha", "slurm", answer)
     base = dict(at_s=0.0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
     jobs = [LoadJob(**base, name="a"), LoadJob(**base, name="b", after="a"),
             LoadJob(**base, name="c", after="b")]

@@ -334,3 +334,19 @@ async def scratch_over_ssh(sshd: Sshd, prefix: str) -> AsyncIterator[tuple[Any, 
     finally:
         await t.run(["rm", "-rf", d])
         await t.close()
+
+
+async def tree_in_home(t: Any, prefix: str, script: str) -> str:
+    """A new directory PREFIX-HEX in the home of `t`'s login, filled by the shell `script`
+    (given the directory as $1); its absolute path."""
+    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
+    root = f"{home}/{prefix}-{secrets.token_hex(4)}"
+    await t.run(["mkdir", "--", root], check=True)
+    r = await t.run(["sh", "-c", script, "tree", root])
+    assert r.ok, r.stderr
+    return root
+
+
+async def remove_tree(t: Any, root: str) -> None:
+    """`root` removed, its closed directories too."""
+    await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root])

@@ -26,6 +26,7 @@ from typing import Any
 import paramiko
 import pytest
 import yaml
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -331,23 +332,6 @@ def test_parse_location_names_the_argument_and_keeps_plain_odd_names():
 
 # -- 3. fetching results ------------------------------------------------------------------------
 
-def _local_fed(tmp_path: Path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
-
-
 def _job_in(fed, wd: Path) -> str:
     fed.store.record_intent("here", "abc123abc123",
                             JobSpec(script="true\n", working_directory=str(wd)))
@@ -358,7 +342,7 @@ def _job_in(fed, wd: Path) -> str:
 async def test_a_control_character_in_a_fetch_destination_is_refused(tmp_path, dest):
     """`fed.fetch(job, "a\\x00b")` raised ValueError (embedded null byte) from pathlib:
     the CLI printed a traceback."""
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     wd = tmp_path / "home" / "run"
     wd.mkdir()
     (wd / "r.txt").write_text("r")
@@ -373,7 +357,7 @@ async def test_a_control_character_in_a_fetch_destination_is_refused(tmp_path, d
 async def test_the_agents_fetch_tool_refuses_the_same(tmp_path):
     from diamond_jupyter.skills import SkillContext, run_skill
 
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     try:
         with pytest.raises(BadInput, match=r"dest contains a control character \(NUL"):
             await run_skill(SkillContext(fed), "fetch_results",
@@ -383,7 +367,7 @@ async def test_the_agents_fetch_tool_refuses_the_same(tmp_path):
 
 
 async def test_a_fetched_directory_with_a_link_out_of_it_copies_only_its_files(tmp_path):
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     wd = tmp_path / "home" / "run"
     (wd / "sub").mkdir(parents=True)
     (wd / "r.txt").write_text("r")
@@ -405,7 +389,7 @@ async def test_an_approved_transfer_whose_link_was_retargeted_is_asked_again(tmp
     and the approval changes the source, and the plan is asked for again."""
     from diamond_jupyter.federation_plan import PlanChanged
 
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     root = tmp_path / "root"
     for d in ("d1", "d2"):
         (root / d).mkdir(parents=True)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from magic_engine import magics_over
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -38,21 +39,9 @@ def _write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
-def _local_fed(tmp_path: Path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "site-home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
+def _local_fed(tmp_path: Path) -> Any:
+    """The local site `here`, its home tmp_path/site-home."""
+    return local_home_federation(tmp_path, "site-home")
 
 
 def _job(store: Any, wd: Path, token: str = "abc123abc123", native: str = "41") -> str:

@@ -121,14 +121,33 @@ def emit(name: str, args: argparse.Namespace, data: dict[str, Any], md: str,
     print(json.dumps(data, indent=2) if args.json else md, flush=True)
 
 
-def sshd_helper() -> Any:
-    """tests/sshd_helper.py (the private sshd the transport tests start), loaded by path."""
-    spec = importlib.util.spec_from_file_location("diamond_sshd_helper",
-                                                  ROOT / "tests" / "sshd_helper.py")
+def two_lines(xs: Sequence[float], first: tuple[str, Sequence[float]],
+              second: tuple[str, Sequence[float]], *, xlabel: str, ylabel: str,
+              title: str) -> Callable[[Any], None]:
+    """An `emit` plot of two labelled series (label, values) over `xs`: circles, then
+    squares."""
+    def plot(ax: Any) -> None:
+        for (label, ys), style in ((first, "o-"), (second, "s-")):
+            ax.plot(xs, ys, style, label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend()
+    return plot
+
+
+def load_by_path(name: str, path: Path) -> Any:
+    """The module at `path` (outside any package), imported under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def sshd_helper() -> Any:
+    """tests/sshd_helper.py (the private sshd the transport tests start), loaded by path."""
+    return load_by_path("diamond_sshd_helper", ROOT / "tests" / "sshd_helper.py")
 
 
 @contextlib.contextmanager

@@ -15,7 +15,6 @@ polls them) and the sites file's only site is a local one.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import multiprocessing as mp
 import tempfile
@@ -31,12 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _ui_fixtures() -> Any:
     """ui-tests/conftest.py (its `start_lab`/`stop_lab`), loaded by path: under pytest the
     name `conftest` is already tests/conftest.py."""
-    spec = importlib.util.spec_from_file_location("diamond_ui_conftest",
-                                                  ROOT / "ui-tests" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return common.load_by_path("diamond_ui_conftest", ROOT / "ui-tests" / "conftest.py")
 
 LIVE_SITE = "bench"  # not in the sites file: its RUNNING jobs are not monitored
 JOB_STATE = "https://diamond-jupyter.org/events/job-state"
@@ -162,15 +156,10 @@ def main(argv: list[str] | None = None) -> None:
           r["duplicates"], r["out_of_order"], r["latency_p50_ms"], r["latency_p99_ms"],
           r["latency_max_ms"], r["drain_after_last_write_ms"]] for r in runs])
 
-    def plot(ax: Any) -> None:
-        xs = [r["write_rate_per_s"] for r in runs]
-        ax.plot(xs, [r["latency_p50_ms"] for r in runs], "o-", label="p50")
-        ax.plot(xs, [r["latency_p99_ms"] for r in runs], "s-", label="p99")
-        ax.set_xlabel("events written per second")
-        ax.set_ylabel("commit → socket (ms)")
-        ax.set_title(f"Event path; lost: {sum(r['lost'] for r in runs)}")
-        ax.legend()
-
+    plot = common.two_lines(
+        [r["write_rate_per_s"] for r in runs], ("p50", [r["latency_p50_ms"] for r in runs]),
+        ("p99", [r["latency_p99_ms"] for r in runs]), xlabel="events written per second",
+        ylabel="commit → socket (ms)", title=f"Event path; lost: {sum(r['lost'] for r in runs)}")
     common.emit("event_path", args, result, md, plot)
 
 

@@ -236,15 +236,11 @@ def main(argv: list[str] | None = None) -> None:
                 f"{r['now']['last_tenth_submit_ms']:.1f} / "
                 f"{r['now']['first_tenth_submit_ms']:.1f}"] for r in runs]))
 
-    def plot(ax: Any) -> None:
-        xs = [r["steps"] for r in runs]
-        ax.plot(xs, [r["before"]["per_step_ms"] for r in runs], "o-", label="before")
-        ax.plot(xs, [r["now"]["per_step_ms"] for r in runs], "s-", label="now")
-        ax.set_xlabel("steps of the workflow")
-        ax.set_ylabel("ms per step")
-        ax.set_title(f"Submits as the store grows ({args.history} finished jobs first)")
-        ax.legend()
-
+    plot = common.two_lines(
+        [r["steps"] for r in runs], ("before", [r["before"]["per_step_ms"] for r in runs]),
+        ("now", [r["now"]["per_step_ms"] for r in runs]), xlabel="steps of the workflow",
+        ylabel="ms per step",
+        title=f"Submits as the store grows ({args.history} finished jobs first)")
     common.emit("store_growth", args, result, md, plot)
 
 

@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
 
 def utcnow() -> datetime:
@@ -650,6 +651,14 @@ MAX_STAGE_ENTRIES = 1000
 MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
 
 
+def _field_submodel(info: FieldInfo) -> type[BaseModel] | None:
+    """The pydantic model a field holds, through Optional, unions and lists (Optional[list[X]]
+    -> X); None when it holds none."""
+    inner = [a for a in typing.get_args(info.annotation) or (info.annotation,)
+             for a in typing.get_args(a) or (a,)]
+    return next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)), None)
+
+
 def number_range(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None:
     """What the number field at `loc` (a validation error's) of `model` takes, e.g. "a whole
     number from 1 to 8": its declared bounds, else for a JobSpec's counts the bounds
@@ -661,10 +670,7 @@ def number_range(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | No
         info = fields.get(part)
         if info is None:
             return None
-        inner = [a for a in typing.get_args(info.annotation) or (info.annotation,)
-                 for a in typing.get_args(a) or (a,)]  # Optional[list[X]] -> X
-        sub = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
-                   None)
+        sub = _field_submodel(info)
         in_spec = in_spec or sub is JobSpec
         fields = sub.model_fields if sub is not None else None
     if info is None or fields is not None:
@@ -719,10 +725,7 @@ def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMo
         info = model.model_fields.get(part)
         if info is None:
             return None
-        inner = [a for a in typing.get_args(info.annotation) or (info.annotation,)
-                 for a in typing.get_args(a) or (a,)]  # Optional[list[X]] -> X
-        sub = next((a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)),
-                   None)
+        sub = _field_submodel(info)
         if sub is None:
             return None
         model = sub

@@ -1,14 +1,39 @@
 """A local Slurm site at the wire level: a real `Site` on the local transport whose `squeue`
 prints the queue a test writes (a line of SQUEUE_FIELDS per job), for recovery by token
-without the test bed."""
+without the test bed; and a sites file of one local Slurm site answering with recorded
+real outputs (`recorded_sites_file`)."""
 
 from __future__ import annotations
 
 import getpass
 from pathlib import Path
 
+import yaml
+
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.sites import Site, token_tag
+
+RECORDED = Path(__file__).parent / "fixtures" / "outputs" / "slurm"  # real Slurm outputs
+
+
+def recorded_sites_file(tmp_path: Path, nodes: Path, queue: Path) -> Path:
+    """tmp_path/sites.yaml: one local Slurm site, `rec`, whose `scontrol show partition`
+    prints the recorded partitions, `scontrol show node` the file `nodes` and `squeue` the
+    file `queue` (each read when asked: a test may rewrite them)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    commands = {"scontrol": f'case "$*" in\n  *partition*) cat '
+                            f'{RECORDED / "scontrol_partition.txt"} ;;\n'
+                            f'  *node*) cat {nodes} ;;\n  *) exit 1 ;;\nesac\n',
+                "squeue": f"cat {queue}\n"}
+    for name, body in commands.items():
+        (bin_dir / name).write_text("#!/bin/sh\n" + body)
+        (bin_dir / name).chmod(0o755)
+    path = tmp_path / "sites.yaml"
+    path.write_text(yaml.safe_dump({"sites": [{
+        "name": "rec", "scheduler": "slurm", "transport": {"kind": "local"},
+        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}))
+    return path
 
 
 class LocalSlurmQueue:

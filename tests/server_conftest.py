@@ -11,7 +11,9 @@ import inspect
 import json
 import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -116,3 +118,38 @@ def api(jp_fetch, jp_base_url, openapi_spec) -> Api:
 def job_path(job_id: str, *rest: str) -> str:
     """A job route; the id's colon is sent percent-encoded, as browsers do."""
     return "/".join(["jobs", urllib.parse.unquote(job_id), *rest])
+
+
+class RecordingHttp:
+    """A ServerClient's HTTP client going through the test server's own (bound to the
+    server's loop), noting each request's method, path, type, body and answer in `seen`."""
+
+    def __init__(self, http: Any) -> None:
+        self._http = http
+        self.seen: list[tuple[str, str, str | None, bytes | None, int]] = []
+
+    async def fetch(self, request: Any, **kw: Any) -> Any:
+        # the test server's client takes the path; the request's method, headers and body
+        # are sent as the ServerClient made them
+        url = urlsplit(request.url)
+        resp = await self._http.fetch(url.path + (f"?{url.query}" if url.query else ""),
+                                      method=request.method, headers=request.headers,
+                                      body=request.body, allow_nonstandard_methods=True, **kw)
+        path = request.url.split("/diamond/api/", 1)[1]
+        self.seen.append((request.method, path, request.headers.get("Content-Type"),
+                          request.body, resp.code))
+        return resp
+
+
+@pytest.fixture
+def server_client(jp_serverapp, http_server_client, jp_http_port, jp_base_url,
+                  tmp_path: Path) -> Any:
+    """The kernel's client of this test's server (`kernel.rest.ServerClient`, as the magics
+    and the CLI use it with a server running), rooted at tmp_path; its HTTP client a
+    `RecordingHttp` (`server_client._http.seen`)."""
+    from diamond_jupyter.kernel.rest import ServerClient
+
+    client = ServerClient(f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
+                          jp_serverapp.identity_provider.token, root_dir=str(tmp_path))
+    client._http = RecordingHttp(http_server_client)
+    return client

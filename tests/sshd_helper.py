@@ -7,8 +7,10 @@ the per-connection children it forked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -16,7 +18,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import paramiko
 
@@ -304,3 +308,45 @@ class MfaSshServer:
         for t in self._transports:
             t.close()
         self._thread.join(5)
+
+
+def transport_to(sshd: Sshd, site: str) -> Any:
+    """The SSH transport of site `site` to `sshd` as conftest's `_private_sshd` sets it up
+    (its host key in base/known_hosts, an empty base/empty_ssh_config), without an agent."""
+    from diamond_jupyter.config import TransportConfig
+    from diamond_jupyter.transports import make_transport
+
+    return make_transport(TransportConfig(
+        host="127.0.0.1", port=sshd.port, user=sshd.user, key_file=str(sshd.client_key),
+        known_hosts=str(sshd.base / "known_hosts"), use_agent=False,
+        ssh_config=str(sshd.base / "empty_ssh_config"), connect_timeout_s=5), site)
+
+
+@contextlib.asynccontextmanager
+async def scratch_over_ssh(sshd: Sshd, prefix: str) -> AsyncIterator[tuple[Any, str]]:
+    """A transport to `sshd` (`transport_to`, site alpha) and a new directory PREFIX-HEX in
+    its login's home; the directory removed and the transport closed after."""
+    t = transport_to(sshd, "alpha")
+    d = f"{prefix}-{secrets.token_hex(4)}"
+    await t.run(["mkdir", "-p", d], check=True)
+    try:
+        yield t, d
+    finally:
+        await t.run(["rm", "-rf", d])
+        await t.close()
+
+
+async def tree_in_home(t: Any, prefix: str, script: str) -> str:
+    """A new directory PREFIX-HEX in the home of `t`'s login, filled by the shell `script`
+    (given the directory as $1); its absolute path."""
+    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
+    root = f"{home}/{prefix}-{secrets.token_hex(4)}"
+    await t.run(["mkdir", "--", root], check=True)
+    r = await t.run(["sh", "-c", script, "tree", root])
+    assert r.ok, r.stderr
+    return root
+
+
+async def remove_tree(t: Any, root: str) -> None:
+    """`root` removed, its closed directories too."""
+    await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root])

@@ -1,6 +1,6 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
-test_newuser2.py, the REST body tests), the workflow files' (test_workflow_unseen*.py) and
-the SWF logs' (test_trace_unseen*.py).
+test_newuser2.py, the REST body tests), the sites files' (test_config_unseen*.py), the
+workflow files' (test_workflow_unseen*.py) and the SWF logs' (test_trace_unseen*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -10,11 +10,13 @@ asks for (`user`, `data_dir`, `jp_base_url` ...) are resolved where the test is.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -26,7 +28,11 @@ from diamond_jupyter.workflow.model import Workflow, load_workflow
 if TYPE_CHECKING:
     from test_cli_newuser import NewUser
 
+    from diamond_jupyter.capabilities import SiteCapabilities
+    from diamond_jupyter.needs import Needs
+    from diamond_jupyter.testbed.clusters import ClusterDef
     from diamond_jupyter.testbed.trace import SwfLog
+    from diamond_jupyter.transports.ssh_auth import HostSpec
 
 
 def fake_slurm_commands(fake: Path) -> dict[str, str]:
@@ -58,14 +64,40 @@ def one_local_site_server(tmp_path, data_dir):
     return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
 
 
+def key_files(d: Path) -> Path:
+    """The directory `d` made ready for a sites file beside an SSH key (0600, not parsed
+    before connecting) and an empty known_hosts."""
+    (d / "id_ed25519").write_text("not parsed before connecting\n")
+    (d / "id_ed25519").chmod(0o600)
+    (d / "known_hosts").write_text("")
+    return d
+
+
 @pytest.fixture
 def key_dir(tmp_path: Path) -> Path:
-    """A directory for a sites file beside an SSH key (0600, not parsed before connecting)
-    and an empty known_hosts: the config sweeps' (test_config_unseen*.py)."""
-    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
-    return tmp_path
+    """The config sweeps' (test_config_unseen*.py) `d`: tmp_path with `key_files`."""
+    return key_files(tmp_path)
+
+
+HOME = os.path.expanduser("~")  # where the config sweeps' `~` paths land
+
+
+def looked_up(tmp_path: Path, text: str, alias: str = "hpc", **given: Any) -> HostSpec:
+    """What ssh_config `text` (written to tmp_path/ssh_config) says of host `alias`, the
+    sites file's own port or user `given` as well."""
+    from diamond_jupyter.transports.ssh_auth import load_ssh_config, resolve_host
+
+    (tmp_path / "ssh_config").write_text(text)
+    return resolve_host(load_ssh_config(str(tmp_path / "ssh_config")), alias, **given)
+
+
+def ssh_site(d: Path, lines: str, site: str = "") -> str:
+    """A sites file of one SSH site, `a`, checking host keys against d/known_hosts without
+    an agent: `lines` are its transport's (YAML, one a line), `site` the site's own (YAML
+    lines at the site's indentation, ending in a newline)."""
+    return (f"sites:\n  - name: a\n{site}    transport:\n      known_hosts: {d}/known_hosts\n"
+            "      use_agent: false\n"
+            + "".join(f"      {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 @pytest.fixture
@@ -177,6 +209,22 @@ class FakeTty:
         self.text += text
 
 
+# -- job bodies' software needs ----------------------------------------------------------
+
+def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: set[str],
+                         why: dict[str, str]) -> None:
+    """A needs sweep's (test_software_unseen*.py, test_needs_unseen.py) verdicts on `needs`:
+    nothing is held against the site `unknown` (nothing is known of it), the sites in `can`
+    and no others run it, and each site in `why` gives a reason holding those words."""
+    from diamond_jupyter.software import needs_reasons
+
+    reasons = {site: needs_reasons(needs, caps) for site, caps in sites.items()}
+    assert reasons["unknown"] == []
+    assert {s for s, r in reasons.items() if not r} == can | {"unknown"}, reasons
+    for site, words in why.items():
+        assert any(words in r for r in reasons[site]), (site, reasons[site])
+
+
 # -- workflow files ---------------------------------------------------------------------------
 
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
@@ -259,6 +307,46 @@ def swf_rows(path: Path) -> list[list[float]]:
     """The job lines' fields as numbers, read here without the reader under test."""
     return [[float(x) for x in line.split()] for line in path.read_text().splitlines()
             if line.strip() and not line.startswith(";")]
+
+
+def partition_limits(site: ClusterDef) -> dict[str | None, int]:
+    """A test-bed site's partitions (None: the default) -> each one's time limit in minutes."""
+    from diamond_jupyter.dialects.slurm_script import parse_slurm_time
+
+    return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
+            for p in site.partitions}
+
+
+def assert_regenerated(fixtures: Path, logs: list[Path], tmp_path: Path) -> None:
+    """The sweep's `fixtures/make_fixtures.py`, run to write into tmp_path, writes each of
+    `logs` (its fixtures) byte for byte."""
+    spec = importlib.util.spec_from_file_location(f"{fixtures.name}_make",
+                                                  fixtures / "make_fixtures.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.HERE = tmp_path
+    make.main()
+    for p in logs:
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+def fake_load_site(monkeypatch: pytest.MonkeyPatch, name: str, scheduler: str,
+                   answer: Callable[[list[str]], Any]) -> None:
+    """`testbed load`'s one site, `name`, running `scheduler`: each command it sends is
+    answered by `answer(argv)` (exit_status, stdout and stderr); no sites file is read and
+    no transport opened."""
+    class FakeTransport:
+        async def run(self, argv: list[str], **kw: Any) -> Any:
+            return answer(argv)
+
+        async def close(self) -> None:
+            pass
+
+    site = SimpleNamespace(name=name, scheduler=scheduler, transport=None)
+    monkeypatch.setattr("diamond_jupyter.config.load_config",
+                        lambda path: SimpleNamespace(sites=[site]))
+    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
+                        lambda transport, site: FakeTransport())
 
 
 def replay_number(name: str) -> int:

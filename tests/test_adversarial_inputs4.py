@@ -26,6 +26,7 @@ from typing import Any
 import paramiko
 import pytest
 import yaml
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -331,23 +332,6 @@ def test_parse_location_names_the_argument_and_keeps_plain_odd_names():
 
 # -- 3. fetching results ------------------------------------------------------------------------
 
-def _local_fed(tmp_path: Path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
-
-
 def _job_in(fed, wd: Path) -> str:
     fed.store.record_intent("here", "abc123abc123",
                             JobSpec(script="true\n", working_directory=str(wd)))
@@ -358,7 +342,7 @@ def _job_in(fed, wd: Path) -> str:
 async def test_a_control_character_in_a_fetch_destination_is_refused(tmp_path, dest):
     """`fed.fetch(job, "a\\x00b")` raised ValueError (embedded null byte) from pathlib:
     the CLI printed a traceback."""
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     wd = tmp_path / "home" / "run"
     wd.mkdir()
     (wd / "r.txt").write_text("r")
@@ -373,7 +357,7 @@ async def test_a_control_character_in_a_fetch_destination_is_refused(tmp_path, d
 async def test_the_agents_fetch_tool_refuses_the_same(tmp_path):
     from diamond_jupyter.skills import SkillContext, run_skill
 
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     try:
         with pytest.raises(BadInput, match=r"dest contains a control character \(NUL"):
             await run_skill(SkillContext(fed), "fetch_results",
@@ -383,7 +367,7 @@ async def test_the_agents_fetch_tool_refuses_the_same(tmp_path):
 
 
 async def test_a_fetched_directory_with_a_link_out_of_it_copies_only_its_files(tmp_path):
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     wd = tmp_path / "home" / "run"
     (wd / "sub").mkdir(parents=True)
     (wd / "r.txt").write_text("r")
@@ -405,7 +389,7 @@ async def test_an_approved_transfer_whose_link_was_retargeted_is_asked_again(tmp
     and the approval changes the source, and the plan is asked for again."""
     from diamond_jupyter.federation_plan import PlanChanged
 
-    fed = _local_fed(tmp_path)
+    fed = local_home_federation(tmp_path)
     root = tmp_path / "root"
     for d in ("d1", "d2"):
         (root / d).mkdir(parents=True)
@@ -644,21 +628,6 @@ def test_an_lsf_job_name_never_becomes_a_job_array(name):
     assert lsf.parse_script(lsf.render_script(spec).script).array.expression == "1-3"
 
 
-class _Recorder:
-    """A transport that answers every command with nothing, keeping the argv lists."""
-
-    name = "a"
-
-    def __init__(self) -> None:
-        self.argvs: list[list[str]] = []
-
-    async def run(self, argv, **kw):
-        from diamond_jupyter.transports.base import CommandResult
-
-        self.argvs.append(list(argv))
-        return CommandResult(list(argv), 0, "", "", 0.0)
-
-
 @pytest.mark.parametrize("scheduler,name,asked", [
     ("sge", "-x", "j-x.dmd-abc123abc123"),
     ("sge", "2024-run", "j2024-run.dmd-abc123abc123"),
@@ -671,10 +640,12 @@ async def test_a_lost_submit_is_looked_up_by_the_name_the_scheduler_holds(
     """After a lost submit answer, the job was looked up by the name as given: Grid Engine
     and PBS hold `-x` as `j-x` (a job never found: closed as never submitted while it ran),
     and `-x` or a Slurm name with a comma was refused, retried as 'unreachable' for ever."""
+    from agents import SilentTransport
+
     from diamond_jupyter.config import SiteConfig, TransportConfig
     from diamond_jupyter.sites import Site
 
-    t = _Recorder()
+    t = SilentTransport("a")
     site = Site(SiteConfig(name="a", scheduler=scheduler,
                            transport=TransportConfig(kind="local")), transport=t)
     assert await site.find_by_token(name, "abc123abc123") == []

@@ -38,13 +38,9 @@ def llm_env(fake, monkeypatch, data_dir):
 
 
 @pytest.fixture
-async def fed(tb, tmp_path, llm_env):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await agent(f).close()
-    await f.close()
+async def fed(testbed_fed, llm_env):
+    yield testbed_fed
+    await agent(testbed_fed).close()
 
 
 def submit_and_wait_script(fake: FakeLLM, seconds: float, site: str = "auto") -> dict:

@@ -8,9 +8,10 @@ all of them) say more than the walltime (benchmarks/README.md, issue 15)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
+from test_calibration_doors import grid_engine_queue
 
 from diamond_jupyter.calibration import (
     MIN_SAMPLES,
@@ -24,10 +25,6 @@ from diamond_jupyter.calibration import (
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.model import (
     JobSpec,
-    JobState,
-    JobStatus,
-    Node,
-    Partition,
     Resources,
     SiteSnapshot,
 )
@@ -93,17 +90,8 @@ def test_no_pool_without_any_site_with_enough_jobs() -> None:
 
 
 def grid_engine_site(name: str = "sgeq") -> tuple[SiteConfig, SiteSnapshot]:
-    """One 8-slot host running an 8-slot job 100 s into its 1000 s; two 8-slot jobs
-    waiting, 1000 s asked each."""
-    node = Node(name="s1", cpus=8, cpus_allocated=8, state="alloc", partitions=["all.q"])
-    jobs = [JobStatus(native_id="99", state=JobState.RUNNING, cpus=8, walltime_s=1000.0,
-                      partition="all.q", node_list="s1",
-                      started_at=NOW - timedelta(seconds=100))]
-    jobs += [JobStatus(native_id=str(100 + i), state=JobState.PENDING, cpus=8,
-                       walltime_s=1000.0, reason="") for i in range(2)]
-    return SiteConfig(name=name, scheduler="sge"), SiteSnapshot(
-        site=name, taken_at=NOW, nodes=[node], jobs=jobs,
-        partitions=[Partition(name="all.q", default=True)], backfill="none")
+    """test_calibration_doors' Grid Engine queue at NOW, as site `name`."""
+    return SiteConfig(name=name, scheduler="sge"), grid_engine_queue(NOW, name)
 
 
 PROBE = JobSpec(name="probe", command="sleep 20",

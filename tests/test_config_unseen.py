@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sweep_helpers import key_files
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.config import (
@@ -34,9 +35,7 @@ LOCAL = "transport: {kind: local}"
 def d(tmp_path: Path) -> Path:
     """A center's directory: the sites file goes here, beside a private key (0600), a
     known_hosts file and an ssh_config with a Host alias."""
-    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
+    key_files(tmp_path)
     (tmp_path / "ssh_config").write_text(
         "Host perl\n  HostName perlmutter-p1.nersc.gov\n  User alice\n  Port 22\n"
         "Host gw\n  HostName gateway.example.org\n  Port 2201\n")

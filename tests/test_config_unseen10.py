@@ -12,13 +12,13 @@ The tests marked `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import getpass
-import os
 import subprocess
 from pathlib import Path
 
 import paramiko
 import pytest
 import sweep_helpers
+from sweep_helpers import HOME, looked_up, ssh_site
 from test_config_unseen2 import loads, refused, write
 from test_config_unseen7 import fake_agent
 
@@ -37,18 +37,6 @@ from diamond_jupyter.transports.ssh_auth import (
 )
 
 d = sweep_helpers.key_dir
-HOME = os.path.expanduser("~")
-
-
-def looked_up(tmp_path: Path, text: str, alias: str = "hpc", **given) -> HostSpec:
-    (tmp_path / "ssh_config").write_text(text)
-    return resolve_host(load_ssh_config(str(tmp_path / "ssh_config")), alias, **given)
-
-
-def ssh_site(d: Path, lines: str) -> str:
-    return (f"sites:\n  - name: a\n    transport:\n      known_hosts: {d}/known_hosts\n"
-            "      use_agent: false\n"
-            + "".join(f"      {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 # -- 1. ssh_config's tokens ---------------------------------------------------------------------

@@ -13,7 +13,6 @@ is still refused. Each answer was worked out by hand from ssh_config(5), `ssh -G
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import paramiko
 import pytest
 import sweep_helpers
 from sshd_helper import keygen
+from sweep_helpers import HOME, looked_up, ssh_site
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.cli import main
@@ -30,25 +30,10 @@ from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports import AuthError, HostKeyError, make_transport
 from diamond_jupyter.transports.ssh_auth import (
     HostKeyVerifier,
-    HostSpec,
     _keys,
-    load_ssh_config,
-    resolve_host,
 )
 
 d = sweep_helpers.key_dir
-HOME = os.path.expanduser("~")
-
-
-def looked_up(tmp_path: Path, text: str, alias: str = "hpc", **given) -> HostSpec:
-    (tmp_path / "ssh_config").write_text(text)
-    return resolve_host(load_ssh_config(str(tmp_path / "ssh_config")), alias, **given)
-
-
-def ssh_site(d: Path, lines: str, site: str = "") -> str:
-    return (f"sites:\n  - name: a\n{site}    transport:\n      known_hosts: {d}/known_hosts\n"
-            "      use_agent: false\n"
-            + "".join(f"      {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 # -- 1. ssh_config: trailing comments -------------------------------------------------------

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sweep_helpers import key_files
 
 from diamond_jupyter.config import FederationConfig, load_config
 from diamond_jupyter.model import BadInput
@@ -21,9 +22,7 @@ from diamond_jupyter.transports.ssh import SSHTransport
 
 @pytest.fixture
 def d(tmp_path: Path) -> Path:
-    (tmp_path / "id_ed25519").write_text("not parsed before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
+    key_files(tmp_path)
     (tmp_path / "ssh_config").write_text("Host gw\n  HostName gateway.example.org\n")
     return tmp_path
 

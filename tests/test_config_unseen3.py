@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sweep_helpers import key_files
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.cli import main
@@ -25,9 +26,7 @@ UUID = "6c54cade-bde5-45c1-bdea-f4bd71dba2cc"
 def d(tmp_path: Path) -> Path:
     """A user's directory: a key (0600), a known_hosts file and an ssh_config where the
     login is reached through `hop`, itself reached through the gateway."""
-    (tmp_path / "id_ed25519").write_text("not read before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
+    key_files(tmp_path)
     (tmp_path / "ssh_config").write_text(
         "Host login.hpc.example.org\n  ProxyJump hop\n"
         "Host hop\n  HostName hop.hpc.example.org\n  User alice\n  ProxyJump gw.example.org\n"

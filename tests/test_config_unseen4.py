@@ -13,18 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+import sweep_helpers
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.config import load_config
 
-
-@pytest.fixture
-def d(tmp_path: Path) -> Path:
-    (tmp_path / "id_ed25519").write_text("not read before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
-    return tmp_path
+d = sweep_helpers.key_dir
 
 
 def door(d: Path, extra: str = "") -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sweep_helpers import key_files
 from test_config_unseen2 import loads, refused, write
 from test_config_unseen4 import door
 
@@ -21,9 +22,7 @@ from diamond_jupyter.cli import main
 
 @pytest.fixture
 def d(tmp_path: Path) -> Path:
-    (tmp_path / "id_ed25519").write_text("not read before connecting\n")
-    (tmp_path / "id_ed25519").chmod(0o600)
-    (tmp_path / "known_hosts").write_text("")
+    key_files(tmp_path)
     (tmp_path / "jwt").write_text("eyJhbGciOiJIUzI1NiJ9.e30.sig\n")
     (tmp_path / "jwt").chmod(0o600)
     return tmp_path

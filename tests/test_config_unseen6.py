@@ -13,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_config_unseen4
+import sweep_helpers
 from test_config_unseen2 import loads, refused, write
 
 from diamond_jupyter.capabilities import from_metadata
 from diamond_jupyter.cli import main
 
-d = test_config_unseen4.d  # the directory with a key and a known_hosts file
+d = sweep_helpers.key_dir
 
 
 LOCAL = "sites:\n  - name: hpc\n    transport: {kind: local}\n"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import sweep_helpers
+from sweep_helpers import ssh_site
 from test_config_unseen2 import loads, refused
 from test_config_unseen8 import site  # the series' one-site file
 
@@ -22,12 +23,6 @@ from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh_auth import _keys, load_ssh_config, resolve_host
 
 d = sweep_helpers.key_dir
-
-
-def ssh_site(d: Path, lines: str) -> str:
-    return (f"sites:\n  - name: a\n    transport:\n      known_hosts: {d}/known_hosts\n"
-            "      use_agent: false\n"
-            + "".join(f"      {ln}\n" for ln in lines.strip("\n").split("\n")))
 
 
 # -- 1. an ssh_config alias: ProxyJump, Match, IdentityAgent, CertificateFile ----------------

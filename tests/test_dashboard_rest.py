@@ -5,12 +5,11 @@ scheduler; the test bed's own queues are checked in test_dashboard_testbed)."""
 
 from __future__ import annotations
 
-import stat
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-import yaml
+from local_slurm import recorded_sites_file
 
 from diamond_jupyter.store import Store
 
@@ -34,26 +33,10 @@ def _queue(now: datetime) -> str:
     ]) + "\n"
 
 
-def _command(path: Path, body: str) -> None:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-
-
 @pytest.fixture
 def sites_file(tmp_path) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     (tmp_path / "queue.txt").write_text(_queue(datetime.now(timezone.utc)))
-    _command(bin_dir / "scontrol", f'case "$*" in\n'
-             f'  *partition*) cat {OUTPUTS / "scontrol_partition.txt"} ;;\n'
-             f'  *node*) cat {OUTPUTS / "scontrol_node.txt"} ;;\n'
-             f'  *) exit 1 ;;\nesac\n')
-    _command(bin_dir / "squeue", f'cat {tmp_path / "queue.txt"}\n')
-    path = tmp_path / "sites.yaml"
-    path.write_text(yaml.safe_dump({"sites": [{
-        "name": "rec", "scheduler": "slurm", "transport": {"kind": "local"},
-        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}))
-    return path
+    return recorded_sites_file(tmp_path, OUTPUTS / "scontrol_node.txt", tmp_path / "queue.txt")
 
 
 @pytest.fixture

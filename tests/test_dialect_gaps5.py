@@ -465,20 +465,9 @@ def test_the_wrapper_notes_nothing_for_output_to_a_pipe(tmp_path) -> None:
 
 
 def _local_fed(tmp_path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
+    from one_site_engine import local_home_federation
 
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed, home
+    return local_home_federation(tmp_path), tmp_path / "home"
 
 
 _EARLIER = "an earlier job's line\n"

@@ -14,8 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-from test_fetch_safe import _job, _local_fed
+from test_fetch_safe import _job, _local_fed, cli_job
 from test_fetch_special_files import _ssh_door
 
 from diamond_jupyter.fetch_guard import MAX_LINK_TEXT, link_line
@@ -171,19 +170,8 @@ async def test_past_the_bound_links_are_named_without_asking_where_they_lead(tmp
 
 
 def test_diamond_fetch_names_each_link_on_stderr(tmp_path):
-    from diamond_jupyter.store import Store
-
     wd, secret = _make_job_dir(tmp_path)
-    data = tmp_path / "data"
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    store = Store(data / "diamond.sqlite3")
-    job = _job(store, wd)
-    store.close()
-    (tmp_path / "site-home").mkdir()
-    env = {**os.environ, "DIAMOND_DATA_DIR": str(data), "HOME": str(tmp_path / "site-home"),
-           "DIAMOND_CONFIG": str(sites), "DIAMOND_ENGINE": "local", "DIAMOND_HANDOVER": "0"}
+    job, env = cli_job(tmp_path, wd)
     dest = tmp_path / "dest"
     r = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "fetch", job, str(dest)],
                        capture_output=True, text=True, timeout=120, env=env)

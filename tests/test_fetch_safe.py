@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
+from magic_engine import magics_over
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -37,26 +39,33 @@ def _write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
-def _local_fed(tmp_path: Path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "site-home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
+def _local_fed(tmp_path: Path) -> Any:
+    """The local site `here`, its home tmp_path/site-home."""
+    return local_home_federation(tmp_path, "site-home")
 
 
 def _job(store: Any, wd: Path, token: str = "abc123abc123", native: str = "41") -> str:
     store.record_intent("here", token, JobSpec(script="true\n", working_directory=str(wd)))
     return store.bind_native_id(token, native).id
+
+
+def cli_job(tmp_path: Path, wd: Path) -> tuple[str, dict[str, str]]:
+    """A job of the local site `here` whose working directory is `wd`, in the store of the
+    data directory tmp_path/data, and the environment a `diamond` process finds it with
+    (the sites file tmp_path/sites.yaml, HOME tmp_path/site-home, no handover)."""
+    from diamond_jupyter.store import Store
+
+    data = tmp_path / "data"
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
+                                                "transport": {"kind": "local"}}]}))
+    store = Store(data / "diamond.sqlite3")
+    job = _job(store, wd)
+    store.close()
+    (tmp_path / "site-home").mkdir(exist_ok=True)
+    return job, {**os.environ, "DIAMOND_DATA_DIR": str(data),
+                 "HOME": str(tmp_path / "site-home"), "DIAMOND_CONFIG": str(sites),
+                 "DIAMOND_ENGINE": "local", "DIAMOND_HANDOVER": "0"}
 
 
 @pytest.fixture
@@ -220,25 +229,10 @@ async def test_the_agents_fetch_tool_skips_and_says_so(wd, user_home, tmp_path):
 
 
 def test_the_magic_skips_and_prints_what_it_skipped(wd, user_home, tmp_path, capsys):
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     fed = _local_fed(tmp_path)
     job = _job(fed.store, wd)
     loop = asyncio.new_event_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            pass
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:
-            return loop.run_until_complete(coro)
-
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
+    m = magics_over(fed, loop)
     try:
         paths = m.diamond(f"fetch {job} {user_home}")
         out = capsys.readouterr().out

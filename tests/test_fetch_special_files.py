@@ -19,8 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from test_fetch_safe import _job, _local_fed
+from test_fetch_safe import _job, _local_fed, cli_job
 
 from diamond_jupyter.fetch_guard import not_regular
 from diamond_jupyter.sites import NotARegularFile
@@ -86,18 +85,7 @@ def test_devices_are_named_for_what_they_are():
 
 
 def test_diamond_fetch_says_each_skipped_one_on_stderr(tmp_path, results):
-    from diamond_jupyter.store import Store
-
-    data = tmp_path / "data"
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{"name": "here",
-                                                "transport": {"kind": "local"}}]}))
-    store = Store(data / "diamond.sqlite3")
-    job = _job(store, results)
-    store.close()
-    (tmp_path / "site-home").mkdir()
-    env = {**os.environ, "DIAMOND_DATA_DIR": str(data), "HOME": str(tmp_path / "site-home"),
-           "DIAMOND_CONFIG": str(sites), "DIAMOND_ENGINE": "local", "DIAMOND_HANDOVER": "0"}
+    job, env = cli_job(tmp_path, results)
     dest = tmp_path / "dest"
     r = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "fetch", job, str(dest)],
                        capture_output=True, text=True, timeout=120, env=env)

@@ -16,7 +16,6 @@ from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, JobStatus
 from diamond_jupyter.monitor import same_native
 from diamond_jupyter.sites import _array_outcome
-from diamond_jupyter.store import Store
 
 T0 = datetime(2026, 12, 4, 12, 0, tzinfo=timezone.utc)
 slurm = SlurmCommands()
@@ -131,12 +130,8 @@ def test_an_array_tasks_wrapper_line_is_its_arrays(line_id, job_id, same):
 # -- on the test bed ---------------------------------------------------------------------------
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 def _ends(fed: Federation, job_id: str) -> list[str]:

@@ -10,6 +10,8 @@ import asyncio
 import getpass
 import time
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from local_slurm import LocalSlurmQueue
 
@@ -90,11 +92,12 @@ async def test_a_site_with_an_event_channel_keeps_its_slow_safety_net(tmp_path):
     await mon.stop()
 
 
-async def test_an_awaited_jobs_end_is_learned_without_waiting_out_the_poll_interval(tmp_path):
-    queue, store, journal = _no_channel(tmp_path, poll_interval_s=3600, min_poll_s=0.05)
-    mon = journal.monitors["alpha"]
-    # two queries find it running (started 20 s ago: its pace is 2 s), the later ones ended
-    began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 20))
+def _ends_on_the_third_query(tmp_path: Path, store: Store, mon: Any,
+                             started_s_ago: float) -> Path:
+    """Job alpha:100 (TOKEN), tracked by `mon`: squeue finds it running (started
+    `started_s_ago` seconds ago, no time limit) twice, COMPLETED from the third query on.
+    The file that counts squeue's queries."""
+    began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - started_s_ago))
     first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
     # no time limit (a job with one is also looked at just after it: not this test's point)
     first.write_text(_line("RUNNING", began, "UNLIMITED"))
@@ -105,6 +108,14 @@ async def test_an_awaited_jobs_end_is_learned_without_waiting_out_the_poll_inter
     store.upsert_job(Job(id="alpha:100", site="alpha", native_id="100", name="train",
                          state=JobState.PENDING, token=TOKEN))
     mon.tracked[TOKEN] = "100"
+    return count
+
+
+async def test_an_awaited_jobs_end_is_learned_without_waiting_out_the_poll_interval(tmp_path):
+    queue, store, journal = _no_channel(tmp_path, poll_interval_s=3600, min_poll_s=0.05)
+    mon = journal.monitors["alpha"]
+    # two queries find it running (started 20 s ago: its pace is 2 s), the later ones ended
+    count = _ends_on_the_third_query(tmp_path, store, mon, started_s_ago=20)
     assert await mon.poll_once() == 1  # the first query: running since `began`
     job = store.get_job("alpha:100")
     assert job.state == JobState.RUNNING
@@ -208,17 +219,7 @@ async def test_a_job_waited_on_is_asked_about_without_waiting_out_the_poll_under
     of the end only once that hour had passed)."""
     queue, store, journal = _no_channel(tmp_path, poll_interval_s=3600, min_poll_s=0.05)
     mon = journal.monitors["alpha"]
-    began = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 3))
-    first, later, count = (tmp_path / n for n in ("first.txt", "later.txt", "count"))
-    # no time limit (a job with one is also looked at just after it: not this test's point)
-    first.write_text(_line("RUNNING", began, "UNLIMITED"))
-    later.write_text(_line("COMPLETED", began, "UNLIMITED"))
-    (tmp_path / "bin-alpha" / "squeue").write_text(
-        f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
-        f"if [ $n -le 2 ]; then cat {first}; else cat {later}; fi\n")
-    store.upsert_job(Job(id="alpha:100", site="alpha", native_id="100", name="train",
-                         state=JobState.PENDING, token=TOKEN))
-    mon.tracked[TOKEN] = "100"
+    count = _ends_on_the_third_query(tmp_path, store, mon, started_s_ago=3)
     assert await mon.poll_once() == 1  # the first query: running since `began`
     asleep = asyncio.Event()  # the poll loop has gone to sleep for the long interval
     sleeps: list[float] = []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sweep_helpers import assert_site_verdicts
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
 from diamond_jupyter.config import SiteConfig
@@ -569,11 +570,7 @@ def test_body_needs_against_sites(case: Case) -> None:
     # them (a module alone, as for a compile, is not a use)
     assert any("requests none" in n for n in needs.notes) == any(
         "requests none" in w for w in case.notes)
-    reasons = {site: needs_reasons(needs, caps) for site, caps in SITES.items()}
-    assert reasons["unknown"] == []  # nothing known: nothing held against it
-    assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons
-    for site, words in case.why.items():
-        assert any(words in r for r in reasons[site]), (site, reasons[site])
+    assert_site_verdicts(needs, SITES, case.can, case.why)
     for site, lines in case.rewritten.items():
         new, _ = rewrite_modules(case.body, SITES[site])
         assert _module_lines(new) == lines, site

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from held_staging import NATIVE_ID, HeldStaging
+from magic_engine import magics_over
 from test_release_staged import _event, submitted_copying
 
 from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill
@@ -81,11 +82,8 @@ def jp_server_config(bed, data_dir):
 
 
 async def test_the_rest_route_says_a_release_waits_for_the_stage_in(
-        api, jp_serverapp, bed, http_server_client, jp_http_port, jp_base_url):
+        api, jp_serverapp, bed, server_client):
     from server_conftest import job_path
-    from test_client_posts_json import _Recording
-
-    from diamond_jupyter.kernel.rest import ServerClient
 
     fed = jp_serverapp.web_app.settings["diamond_app"].federation
     job = await fed.submit(bed.spec(), "here", hold=True)
@@ -97,10 +95,7 @@ async def test_the_rest_route_says_a_release_waits_for_the_stage_in(
     assert bed.releases() == []
     assert fed.journal.release_requested(job.id)  # in the store: a restart keeps it
     # the kernel's client of the server (the magics with a server running) says it too
-    client = ServerClient(f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
-                          jp_serverapp.identity_provider.token, root_dir=str(bed.tmp))
-    client._http = _Recording(http_server_client)
-    again, waiting = await client.release(job.id)
+    again, waiting = await server_client.release(job.id)
     assert again.id == job.id and waiting == _kept(job.id)
     assert bed.releases() == []
     await api.call("POST", job_path("here:999", "release"), expect=404)
@@ -109,25 +104,9 @@ async def test_the_rest_route_says_a_release_waits_for_the_stage_in(
 # -- the magic and the skill ---------------------------------------------------------------------
 
 async def test_the_magic_says_a_release_waits_for_the_stage_in(tmp_path, capsys):
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     bed = HeldStaging(tmp_path)
     fed, job = await submitted_copying(bed)
-    loop = asyncio.get_running_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            pass
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:  # the magic's blocking call, off this loop
-            return asyncio.run_coroutine_threadsafe(coro, loop).result(60)
-
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
+    m = magics_over(fed, asyncio.get_running_loop())
     m.handle = lambda job: None  # no card: the kernel's display is not here
     try:
         await asyncio.to_thread(m.diamond, f"release {job.id}")
@@ -231,26 +210,10 @@ def _held_cell(bed: HeldStaging) -> str:
 
 
 async def test_the_magic_submits_held_when_asked(tmp_path, capsys):
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     bed = HeldStaging(tmp_path)
     fed = bed.engine(archive_reachable=False)
     await fed.start(recover=False)
-    loop = asyncio.get_running_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            self._lookouts = {}
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:  # the magic's blocking call, off this loop
-            return asyncio.run_coroutine_threadsafe(coro, loop).result(60)
-
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
+    m = magics_over(fed, asyncio.get_running_loop())
     handed: list[Any] = []
     m.handle = handed.append  # no card: the kernel's display is not here
     m.origin = lambda: {}  # no notebook's session either
@@ -265,19 +228,11 @@ async def test_the_magic_submits_held_when_asked(tmp_path, capsys):
         await fed.close()
 
 
-async def test_the_server_client_submits_held_when_asked(
-        jp_serverapp, bed, http_server_client, jp_http_port, jp_base_url):
+async def test_the_server_client_submits_held_when_asked(bed, server_client):
     """The magics with a server running send the hold in the submit's body."""
-    from test_client_posts_json import _Recording
-
-    from diamond_jupyter.kernel.rest import ServerClient
-
-    client = ServerClient(f"http://127.0.0.1:{jp_http_port}{jp_base_url}",
-                          jp_serverapp.identity_provider.token, root_dir=str(bed.tmp))
-    client._http = recording = _Recording(http_server_client)
-    job = await client.submit(_held_cell(bed), site="here", hold=True)
+    job = await server_client.submit(_held_cell(bed), site="here", hold=True)
     assert job.id == f"here:{NATIVE_ID}"
-    [(method, path, _, body, code)] = recording.seen
+    [(method, path, _, body, code)] = server_client._http.seen
     assert (method, path, code, json.loads(body)["hold"]) == ("POST", "jobs", 201, True)
     [held] = _submits(bed)
     assert held.startswith("sbatch --parsable --hold ")

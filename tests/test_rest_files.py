@@ -10,12 +10,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from sshd_helper import transport_to
 
-from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.site_kinds import make_site
 from diamond_jupyter.sites_rest import RestSite
-from diamond_jupyter.transports import LocalTransport, make_transport
+from diamond_jupyter.transports import LocalTransport
 
 REST = {"kind": "slurmrestd", "url": "http://127.0.0.1:9", "token_file": "/nonexistent"}
 
@@ -108,10 +109,7 @@ async def test_logs_results_and_fetch_through_the_door(local_door, tmp_path):
 
 async def test_read_end_over_real_sftp(sshd):
     """The SSH file door reads a log's end with SFTP requests alone (no command runs)."""
-    t = make_transport(TransportConfig(
-        host="127.0.0.1", port=sshd.port, user=sshd.user, key_file=str(sshd.client_key),
-        known_hosts=str(sshd.base / "known_hosts"), use_agent=False,
-        ssh_config=str(sshd.base / "empty_ssh_config"), connect_timeout_s=5), "beta-rest")
+    t = transport_to(sshd, "beta-rest")
     try:
         name = f".diamond-read-end-{os.getpid()}.log"
         big = b"".join(b"%06d\n" % i for i in range(20000))  # 140 kB: several SFTP reads

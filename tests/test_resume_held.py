@@ -11,21 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_lease_fencing import _fed, _fed_sites
+
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.store import Store
-
-
-def _sites(tmp_path: Path) -> Path:
-    sites = tmp_path / "sites.yaml"
-    sites.write_text("sites:\n"
-                     "  - name: alpha\n    scheduler: slurm\n    transport: {kind: local}\n"
-                     "  - name: beta\n    scheduler: slurm\n    transport: {kind: local}\n"
-                     f"store: {tmp_path / 'store.sqlite3'}\n")
-    return sites
-
-
-def _engine(sites: Path) -> Federation:
-    return Federation(sites, store=Store(sites.parent / "store.sqlite3"))
 
 
 async def _stuck_copy(fed: Federation, src: Path, dst: Path) -> str:
@@ -74,7 +63,7 @@ async def test_a_copy_whose_engine_crashed_is_finished_by_the_next_cli_engine(tm
     """A CLI engine is killed mid-copy (never closed, nothing handed back). Before, only a
     server's start picked the copy up; now any engine that opens resumes it once its owner is
     gone, and not while the owner lives."""
-    sites = _sites(tmp_path)
+    sites = _fed_sites(tmp_path)
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("payload\n")
     child = await asyncio.create_subprocess_exec(
@@ -83,7 +72,7 @@ async def test_a_copy_whose_engine_crashed_is_finished_by_the_next_cli_engine(tm
     try:
         line = await asyncio.wait_for(child.stdout.readline(), 60)
         tid, owner = line.decode().split()
-        other = _engine(sites)
+        other = _fed(sites)
         await other.start(recover=False, resume_held=True)
         assert other.held_work() == {}  # its engine lives: not held, not taken
         assert await other.resume_held() == {}
@@ -105,16 +94,16 @@ async def test_a_copy_whose_engine_crashed_is_finished_by_the_next_cli_engine(tm
 async def test_two_engines_resuming_at_once_drive_a_held_copy_once(tmp_path):
     """A copy handed back by a closing engine is held; two engines that resume at the same
     time: exactly one takes it, the other leaves it alone."""
-    sites = _sites(tmp_path)
+    sites = _fed_sites(tmp_path)
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("once\n")
-    first = _engine(sites)
+    first = _fed(sites)
     await first.start(recover=False)
     tid = await _stuck_copy(first, src, dst)
     await first.close()  # hands the copy back: its claim dies with the engine
     assert first.held_work() == {"transfers": [tid]}
 
-    a, b = _engine(sites), _engine(sites)
+    a, b = _fed(sites), _fed(sites)
     await asyncio.gather(a.start(recover=False), b.start(recover=False))
     try:
         took = await asyncio.gather(a.resume_held(), b.resume_held())
@@ -135,10 +124,10 @@ def _cli(tmp_path: Path, *args: str, handover: str = "1") -> subprocess.Complete
 
 
 async def _held_copy(tmp_path: Path) -> tuple[str, Path]:
-    sites = _sites(tmp_path)
+    sites = _fed_sites(tmp_path)
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("handed over\n")
-    fed = _engine(sites)
+    fed = _fed(sites)
     await fed.start(recover=False)
     tid = await _stuck_copy(fed, src, dst)
     await fed.close()
@@ -224,10 +213,10 @@ async def test_a_kernel_engine_takes_a_copy_handed_over_after_its_start(tmp_path
     """A kernel's engine (long-lived, not a server) looked for held stagings and transfers
     only at its start: a copy a CLI engine handed back later waited for the next kernel, or
     for a `diamond resume`. Now it looks again at every sweep."""
-    sites = _sites(tmp_path)
+    sites = _fed_sites(tmp_path)
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("later\n")
-    kernel = _engine(sites)
+    kernel = _fed(sites)
     kernel.held_sweep_s = 0.05  # (15 s in use)
     done = asyncio.Event()
     kernel.subscribe(lambda ev: done.set() if ev.kind == "transfer.state"
@@ -235,7 +224,7 @@ async def test_a_kernel_engine_takes_a_copy_handed_over_after_its_start(tmp_path
     await kernel.start(recover=False, resume_held=True)
     try:
         assert kernel.held_work() == {}  # nothing held at its start
-        cli = _engine(sites)
+        cli = _fed(sites)
         await cli.start(recover=False)
         tid = await _stuck_copy(cli, src, dst)
         await cli.close()  # hands the copy back
@@ -248,8 +237,8 @@ async def test_a_kernel_engine_takes_a_copy_handed_over_after_its_start(tmp_path
 
 
 async def test_one_look_for_held_work_takes_a_bounded_number(tmp_path):
-    sites = _sites(tmp_path)
-    first = _engine(sites)
+    sites = _fed_sites(tmp_path)
+    first = _fed(sites)
     await first.start(recover=False)
     ids = []
     for i in range(3):
@@ -257,7 +246,7 @@ async def test_one_look_for_held_work_takes_a_bounded_number(tmp_path):
         src.write_text(f"{i}\n")
         ids.append(await _stuck_copy(first, src, tmp_path / f"out{i}.txt"))
     await first.close()
-    other = _engine(sites)
+    other = _fed(sites)
     await other.start(recover=False)
     try:
         took = await other.resume_held(limit=2)

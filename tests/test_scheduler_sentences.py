@@ -12,20 +12,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from agents import agent
+from agents import agent, silent_site_engine
 from fake_llm import last_result, text, tool_use
 
-from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.reasons import scheduler_sentence
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Job, JobState
-from diamond_jupyter.sites import Site
 from diamond_jupyter.skills import UNTRUSTED, job_text, untrusted_marks
-from diamond_jupyter.store import Store
-from diamond_jupyter.transports.base import CommandResult
 
 
 def _pbs_reason(comment: str, state: str = "Q", hold: str | None = None) -> str | None:
@@ -115,28 +110,10 @@ def test_a_slot_holds_one_token_never_a_sentence():
 
 # -- the agent: "auto" acts alone after a scheduler's sentence, asks after a user's text -------
 
-class _Scheduler:
-    """A PBS site's transport that answers every command with success and nothing."""
-
-    name = "pbs1"
-
-    def __init__(self) -> None:
-        self.argvs: list[list[str]] = []
-
-    async def run(self, argv, **kw):
-        self.argvs.append(list(argv))
-        return CommandResult(list(argv), 0, "", "", 0.0)
-
-
 @pytest.fixture
 async def fed(tmp_path, fake):
-    cfg = SiteConfig(name="pbs1", scheduler="pbs", transport=TransportConfig(kind="local"))
-    f = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
-    f.sites["pbs1"] = Site(cfg, transport=_Scheduler())
-    await f.start(recover=False)
-    yield f
-    await agent(f).close()
-    await f.close()
+    async with silent_site_engine(tmp_path, "pbs1", "pbs") as f:
+        yield f
 
 
 @pytest.mark.parametrize("reason, asks", [

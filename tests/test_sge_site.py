@@ -14,7 +14,6 @@ from diamond_jupyter import testbed
 from diamond_jupyter.dialects.translate import translate
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import JobSpec, JobState, Resources
-from diamond_jupyter.store import Store
 
 SLURM_SCRIPT = """#!/bin/bash
 #SBATCH --job-name=from-slurm
@@ -40,12 +39,8 @@ def run(tb, data_dir):
 
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 def test_delta_runs_grid_engine(tb):

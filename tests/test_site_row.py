@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from local_slurm import recorded_sites_file
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.kernel.inprocess import LocalEngine
@@ -47,27 +46,11 @@ def _nodes_output() -> str:
     return "\n".join(out) + "\n"
 
 
-def _command(path: Path, body: str) -> None:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-
-
 @pytest.fixture
 def sites_file(tmp_path) -> Path:
     """A sites file whose site runs the recorded outputs' `scontrol` and `squeue`."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     (tmp_path / "nodes.txt").write_text(_nodes_output())
-    _command(bin_dir / "scontrol", f'case "$*" in\n'
-             f'  *partition*) cat {OUTPUTS / "scontrol_partition.txt"} ;;\n'
-             f'  *node*) cat {tmp_path / "nodes.txt"} ;;\n'
-             f'  *) exit 1 ;;\nesac\n')
-    _command(bin_dir / "squeue", f'cat {OUTPUTS / "squeue_queue.txt"}\n')
-    path = tmp_path / "sites.yaml"
-    path.write_text(yaml.safe_dump({"sites": [{
-        "name": "rec", "scheduler": "slurm", "transport": {"kind": "local"},
-        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}))
-    return path
+    return recorded_sites_file(tmp_path, tmp_path / "nodes.txt", OUTPUTS / "squeue_queue.txt")
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.skills import (
     SKILLS,
@@ -14,18 +13,13 @@ from diamond_jupyter.skills import (
     run_skill,
     tool_schemas,
 )
-from diamond_jupyter.store import Store
 
 pytestmark = pytest.mark.testbed
 
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 def ctx(fed, approval="auto", suspendable=False) -> SkillContext:

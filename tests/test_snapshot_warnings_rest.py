@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from local_slurm import recorded_sites_file
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.server.events import SITE_SNAPSHOT
@@ -37,30 +36,14 @@ BAD = "squeue: error: <img src=x onerror=alert(1)> user 4711"
 SAID = f"rec: slurm: cannot parse squeue line 1: 1 of 15 fields (got {BAD!r})"
 
 
-def _command(path: Path, body: str) -> None:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-
-
 def _write_queue(tmp_path: Path, *lines: str) -> None:
     (tmp_path / "queue.txt").write_text("\n".join(lines) + "\n")
 
 
 @pytest.fixture
 def sites_file(tmp_path) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     _write_queue(tmp_path, BAD, RUNNING, PENDING)
-    _command(bin_dir / "scontrol", f'case "$*" in\n'
-             f'  *partition*) cat {OUTPUTS / "scontrol_partition.txt"} ;;\n'
-             f'  *node*) cat {OUTPUTS / "scontrol_node.txt"} ;;\n'
-             f'  *) exit 1 ;;\nesac\n')
-    _command(bin_dir / "squeue", f'cat {tmp_path / "queue.txt"}\n')
-    path = tmp_path / "sites.yaml"
-    path.write_text(yaml.safe_dump({"sites": [{
-        "name": "rec", "scheduler": "slurm", "transport": {"kind": "local"},
-        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}))
-    return path
+    return recorded_sites_file(tmp_path, OUTPUTS / "scontrol_node.txt", tmp_path / "queue.txt")
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from sweep_helpers import assert_site_verdicts
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities
@@ -210,11 +211,7 @@ def test_software_environments_against_sites(case: Case) -> None:
     assert needs.mpi == case.mpi
     for words in case.notes:
         assert any(words in n for n in needs.notes), (words, needs.notes)
-    reasons = {site: needs_reasons(needs, caps) for site, caps in SITES.items()}
-    assert reasons["unknown"] == []
-    assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons
-    for site, words in case.why.items():
-        assert any(words in r for r in reasons[site]), (site, reasons[site])
+    assert_site_verdicts(needs, SITES, case.can, case.why)
     for site, body in case.rewritten.items():
         assert rewrite_modules(case.body, SITES[site])[0] == body, site
 

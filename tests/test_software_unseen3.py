@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from local_slurm import LocalSlurmQueue
+from sweep_helpers import assert_site_verdicts
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule, from_metadata
@@ -412,11 +413,7 @@ def test_software_environments_against_sites(case: Case) -> None:
     assert n.mpi == case.mpi
     for words in case.notes:
         assert any(words in x for x in n.notes), (words, n.notes)
-    reasons = {site: needs_reasons(n, caps) for site, caps in SITES.items()}
-    assert reasons["unknown"] == []
-    assert {s for s, r in reasons.items() if not r} == case.can | {"unknown"}, reasons
-    for site, words in case.why.items():
-        assert any(words in r for r in reasons[site]), (site, reasons[site])
+    assert_site_verdicts(n, SITES, case.can, case.why)
 
 
 def test_count() -> None:

@@ -6,11 +6,11 @@ channels that takes."""
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import pytest
 import yaml
+from sshd_helper import remove_tree, tree_in_home
 from test_transport_ssh import ssh
 
 from diamond_jupyter.config import MAX_SFTP_CHANNELS, SiteConfig, load_config
@@ -33,16 +33,7 @@ CLOSED = 'mkdir "$1/d1/closed"; printf c > "$1/d1/closed/c"; chmod 000 "$1/d1/cl
 
 async def _tree(t) -> str:
     """The tree under the test user's home; its absolute path (the local walk reads it)."""
-    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
-    root = f"{home}/dj-levels-{secrets.token_hex(4)}"
-    await t.run(["mkdir", "--", root], check=True)
-    r = await t.run(["sh", "-c", TREE, "tree", root])
-    assert r.ok, r.stderr
-    return root
-
-
-async def _remove(t, root: str) -> None:
-    await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root])
+    return await tree_in_home(t, "dj-levels", TREE)
 
 
 def _shown(files) -> list[tuple[str, int, int]]:
@@ -79,7 +70,7 @@ async def test_a_listing_is_the_one_directory_after_another_walk(sshd, tmp_path)
             _shown(everything)
     finally:
         if root:
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()
 
 
@@ -97,7 +88,7 @@ async def test_sftp_channels_bounds_a_listings_channels(sshd, channels):
         assert _shown(got) == _shown(await wide.list_files(root, max_depth=5, special=True))
     finally:
         if root:
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()
         await wide.close()
 

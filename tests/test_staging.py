@@ -17,12 +17,8 @@ pytestmark = pytest.mark.testbed
 
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 def test_resolve_paths():

@@ -9,10 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
-from sweep_helpers import whole_window
+from sweep_helpers import partition_limits, whole_window
 
 from benchmarks import prediction
-from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, cluster
 from diamond_jupyter.testbed.trace import plan_replay, read_swf
@@ -30,12 +29,6 @@ def _number(name: str) -> int:
     return int(name.rsplit("-", 1)[1])  # trace-arrive-17 -> 17
 
 
-def _limits(site: str) -> dict[str | None, int]:
-    """Partition (None: the default) -> its limit in minutes."""
-    return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
-            for p in cluster(site).partitions}
-
-
 @pytest.mark.parametrize("site", SITES)
 @pytest.mark.parametrize("path", UNSEEN, ids=[p.stem for p in UNSEEN])
 def test_every_unseen_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
@@ -44,7 +37,8 @@ def test_every_unseen_log_reads_and_replays_sensibly(path: Path, site: str) -> N
     assert len(numbers) == len(set(numbers)), "a job counted more than once"
     assert [j.submit for j in log.jobs] == sorted(j.submit for j in log.jobs)
     ran = {j.number: j for j in log.jobs if j.run > 0 and j.procs > 0}
-    c, limits = cluster(site), _limits(site)
+    c = cluster(site)
+    limits = partition_limits(c)
     first, last = log.span
     for seed in (1, 2, 3):
         plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)

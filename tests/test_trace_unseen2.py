@@ -15,10 +15,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from sweep_helpers import whole_window
+from sweep_helpers import partition_limits, whole_window
 
 from benchmarks import prediction
-from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
 from diamond_jupyter.testbed.trace import plan_replay, read_swf
@@ -58,8 +57,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
     log = read_swf(path)
     ran = {j.number for j in log.jobs if j.run > 0 and j.procs > 0}
     c = cluster(site)
-    limits = {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
-              for p in c.partitions}
+    limits = partition_limits(c)
     for seed in (1, 2, 3):
         plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
         assert plan.arrivals_in_log > 0, plan.summary()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import importlib.util
 import json
 import math
 import os
@@ -19,11 +18,17 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from sweep_helpers import replay_number, swf_rows, whole_window
+from sweep_helpers import (
+    assert_regenerated,
+    fake_load_site,
+    partition_limits,
+    replay_number,
+    swf_rows,
+    whole_window,
+)
 
 from benchmarks import prediction
 from diamond_jupyter.cli.main import main as cli
-from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed import load
 from diamond_jupyter.testbed.clusters import CLUSTERS, cluster
@@ -49,13 +54,7 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60
 def test_the_fixtures_are_there_small_and_regenerated_alike(tmp_path: Path) -> None:
     assert len(UNSEEN) == 10, UNSEEN
     assert all(p.stat().st_size < 50_000 for p in UNSEEN)
-    spec = importlib.util.spec_from_file_location("unseen3_make", FIXTURES / "make_fixtures.py")
-    make = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make)
-    make.HERE = tmp_path
-    make.main()
-    for p in UNSEEN:
-        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+    assert_regenerated(FIXTURES, UNSEEN, tmp_path)
 
 
 @pytest.mark.parametrize("site", SITES)
@@ -64,8 +63,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
     log = read_swf(path)
     ran = {j.number for j in log.jobs if j.run > 0 and j.procs > 0}
     c = cluster(site)
-    limits = {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
-              for p in c.partitions}
+    limits = partition_limits(c)
     for seed in (1, 2, 3):
         plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
         assert plan.arrivals_in_log > 0, plan.summary()  # sparse.swf too
@@ -168,21 +166,13 @@ def test_load_run_holds_a_job_on_the_id_its_predecessor_got(monkeypatch) -> None
     dropped and the job submitted plain."""
     calls: list[list[str]] = []
 
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            calls.append(argv)
-            refused = "--dependency=afterany:102" in argv  # b's id: forgotten
-            return SimpleNamespace(exit_status=1 if refused else 0,
-                                   stdout=f"{100 + len(calls)};alpha\n")
+    def answer(argv: list[str]) -> SimpleNamespace:
+        calls.append(argv)
+        refused = "--dependency=afterany:102" in argv  # b's id: forgotten
+        return SimpleNamespace(exit_status=1 if refused else 0,
+                               stdout=f"{100 + len(calls)};alpha\n")
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "alpha", "slurm", answer)
     base = dict(at_s=0.0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
     jobs = [LoadJob(**base, name="a"), LoadJob(**base, name="b", after="a"),
             LoadJob(**base, name="c", after="b")]

@@ -8,7 +8,6 @@ executions before their summary, jobs larger than a site; logs read from a pipe 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import lzma
 import math
@@ -21,9 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sweep_helpers import replay_number, swf_rows, whole_window
+from sweep_helpers import (
+    assert_regenerated,
+    partition_limits,
+    replay_number,
+    swf_rows,
+    whole_window,
+)
 
-from diamond_jupyter.dialects.slurm_script import parse_slurm_time
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import CLUSTERS, ClusterDef, PartitionDef, cluster
 from diamond_jupyter.testbed.trace import plan_replay, read_swf
@@ -42,12 +46,6 @@ def _small(nodes: int, cpus: int, *limits: str) -> ClusterDef:
                       memory_mb=1000, features=(), partitions=parts)
 
 
-def _limits(c: ClusterDef) -> dict[str | None, int]:
-    """Partition (None: the default) -> its limit in minutes."""
-    return {None if p.default else p.name: parse_slurm_time(p.max_time) // 60
-            for p in c.partitions}
-
-
 def _ran(rows: list[list[float]]) -> set[int]:
     """Job numbers that loaded the machine: a run and a size (allocated, else requested)."""
     return {int(r[0]) for r in rows if r[3] > 0 and (r[4] if r[4] > 0 else r[7]) > 0}
@@ -58,13 +56,7 @@ def _ran(rows: list[list[float]]) -> set[int]:
 def test_the_fixtures_are_there_small_and_regenerated_alike(tmp_path: Path) -> None:
     assert len(UNSEEN) == 12, UNSEEN
     assert all(p.stat().st_size < 50_000 for p in UNSEEN)
-    spec = importlib.util.spec_from_file_location("unseen4_make", FIXTURES / "make_fixtures.py")
-    make = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make)
-    make.HERE = tmp_path
-    make.main()
-    for p in UNSEEN:
-        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+    assert_regenerated(FIXTURES, UNSEEN, tmp_path)
 
 
 @pytest.mark.parametrize("site", SITES)
@@ -77,7 +69,7 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
     ran = _ran(rows)
     log = read_swf(path)
     c = cluster(site)
-    limits = _limits(c)
+    limits = partition_limits(c)
     for seed in (1, 2, 3):
         plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
         assert plan.arrivals_in_log > 0, plan.summary()

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from sweep_helpers import replay_number, whole_window
+from sweep_helpers import fake_load_site, replay_number, whole_window
 
 from diamond_jupyter.cli.main import main as cli
 from diamond_jupyter.testbed import load
@@ -213,33 +213,25 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
     polls = {"n": 0}
     seen_gone: list[float] = []
 
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            now = time.monotonic()
-            calls.append((now, argv))
-            if argv[0] == "sbatch":
-                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)};alpha\n",
-                                       stderr="")
-            if "squeue" in argv:
-                polls["n"] += 1
-                if polls["n"] <= 2:
-                    return SimpleNamespace(exit_status=0, stdout=RUNNING.format(
-                        id=101, name="a"), stderr="")
-                seen_gone.append(now)
-                if gone_as == "error":
-                    return SimpleNamespace(exit_status=1, stdout="", stderr=(
-                        "slurm_load_jobs error: Invalid job id specified\n"))
-                return SimpleNamespace(exit_status=0, stdout="", stderr="")
-            return SimpleNamespace(exit_status=0, stdout="", stderr="")  # scontrol release
+    def answer(argv: list[str]) -> SimpleNamespace:
+        now = time.monotonic()
+        calls.append((now, argv))
+        if argv[0] == "sbatch":
+            return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)};alpha\n",
+                                   stderr="")
+        if "squeue" in argv:
+            polls["n"] += 1
+            if polls["n"] <= 2:
+                return SimpleNamespace(exit_status=0, stdout=RUNNING.format(
+                    id=101, name="a"), stderr="")
+            seen_gone.append(now)
+            if gone_as == "error":
+                return SimpleNamespace(exit_status=1, stdout="", stderr=(
+                    "slurm_load_jobs error: Invalid job id specified\n"))
+            return SimpleNamespace(exit_status=0, stdout="", stderr="")
+        return SimpleNamespace(exit_status=0, stdout="", stderr="")  # scontrol release
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "alpha", "slurm", answer)
     monkeypatch.setattr(load, "END_POLL_S", 0.02)
     base = dict(at_s=0.0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
     jobs = [LoadJob(**base, name="a"), LoadJob(**base, name="b", after="a", think_s=0.3),
@@ -259,20 +251,12 @@ def test_load_run_releases_a_held_job_its_think_time_after_the_predecessor_ends(
 
 def _fake_slurm(monkeypatch, calls: list[tuple[float, list[str]]]) -> None:
     """alpha, a Slurm site whose jobs have all ended by the first look (squeue lists none)."""
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            calls.append((time.monotonic(), argv))
-            out = f"{_id(argv, 100)}\n" if argv[0] == "sbatch" else ""
-            return SimpleNamespace(exit_status=0, stdout=out, stderr="")
+    def answer(argv: list[str]) -> SimpleNamespace:
+        calls.append((time.monotonic(), argv))
+        out = f"{_id(argv, 100)}\n" if argv[0] == "sbatch" else ""
+        return SimpleNamespace(exit_status=0, stdout=out, stderr="")
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "alpha", "slurm", answer)
     monkeypatch.setattr(load, "END_POLL_S", 0.01)
 
 
@@ -315,25 +299,17 @@ def test_a_think_time_on_grid_engine_releases_with_qrls(monkeypatch) -> None:
     ended), then qrls."""
     calls: list[list[str]] = []
 
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            calls.append(argv)
-            if argv[0] == "qsub":
-                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 700)}\n", stderr="")
-            if argv[0] == "qstat":
-                return SimpleNamespace(exit_status=0, stdout=(
-                    "<?xml version='1.0'?>\n<job_info><queue_info></queue_info>"
-                    "<job_info></job_info></job_info>\n"), stderr="")
-            return SimpleNamespace(exit_status=0, stdout="", stderr="")
+    def answer(argv: list[str]) -> SimpleNamespace:
+        calls.append(argv)
+        if argv[0] == "qsub":
+            return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 700)}\n", stderr="")
+        if argv[0] == "qstat":
+            return SimpleNamespace(exit_status=0, stdout=(
+                "<?xml version='1.0'?>\n<job_info><queue_info></queue_info>"
+                "<job_info></job_info></job_info>\n"), stderr="")
+        return SimpleNamespace(exit_status=0, stdout="", stderr="")
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="delta", scheduler="sge", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "delta", "sge", answer)
     monkeypatch.setattr(load, "END_POLL_S", 0.01)
     base = dict(at_s=0.0, site="delta", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
     res = asyncio.run(load.run("unused.yaml", [
@@ -350,24 +326,16 @@ def test_a_release_the_scheduler_refuses_twice_is_counted_not_lost(monkeypatch) 
     (it would stay held for ever)."""
     calls: list[list[str]] = []
 
-    class FakeTransport:
-        async def run(self, argv: list[str], **kw):
-            calls.append(argv)
-            if argv[0] == "sbatch":
-                return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)}\n",
-                                       stderr="")
-            if argv[0] == "scontrol":
-                return SimpleNamespace(exit_status=1, stdout="", stderr="Access denied\n")
-            return SimpleNamespace(exit_status=0, stdout="", stderr="")  # squeue: a ended
+    def answer(argv: list[str]) -> SimpleNamespace:
+        calls.append(argv)
+        if argv[0] == "sbatch":
+            return SimpleNamespace(exit_status=0, stdout=f"{_id(argv, 100)}\n",
+                                   stderr="")
+        if argv[0] == "scontrol":
+            return SimpleNamespace(exit_status=1, stdout="", stderr="Access denied\n")
+        return SimpleNamespace(exit_status=0, stdout="", stderr="")  # squeue: a ended
 
-        async def close(self) -> None:
-            pass
-
-    site = SimpleNamespace(name="alpha", scheduler="slurm", transport=None)
-    monkeypatch.setattr("diamond_jupyter.config.load_config",
-                        lambda path: SimpleNamespace(sites=[site]))
-    monkeypatch.setattr("diamond_jupyter.transports.make_transport",
-                        lambda transport, site: FakeTransport())
+    fake_load_site(monkeypatch, "alpha", "slurm", answer)
     monkeypatch.setattr(load, "END_POLL_S", 0.01)
     base = dict(at_s=0.0, site="alpha", nodes=1, cpus_per_node=1, runtime_s=1, walltime_min=1)
     res = asyncio.run(load.run("unused.yaml", [

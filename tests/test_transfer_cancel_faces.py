@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from magic_engine import magics_over
 from test_cancel_race import _Gates
 from test_lease_fencing import _fed, _fed_sites
 
@@ -179,24 +180,8 @@ async def test_the_rest_route_cancels_a_running_copy_and_refuses_what_ended(
 # -- the magic and the skill ---------------------------------------------------------------------
 
 async def test_the_magic_cancels_a_transfer_and_says_how_an_ended_one_ended(tmp_path, capsys):
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     fed = _fed(_fed_sites(tmp_path))
-    loop = asyncio.get_running_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            pass
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:  # the magic's blocking call, off this loop
-            return asyncio.run_coroutine_threadsafe(coro, loop).result(60)
-
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
+    m = magics_over(fed, asyncio.get_running_loop())
     try:
         tid = fed.store.record_transfer("sftp", "alpha:a", "beta:a").id
         rec = await asyncio.to_thread(m.diamond, f"transfer cancel {tid}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from magic_engine import magics_over
 
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.federation import Federation
@@ -150,28 +151,13 @@ async def test_an_approved_plan_runs_with_its_own_overwrite(fed, tmp_path):
 def test_the_magic_lists_what_it_left_and_overwrites_when_asked(tmp_path, capsys):
     import asyncio
 
-    from diamond_jupyter.kernel import magics
-    from diamond_jupyter.kernel.inprocess import LocalEngine
-
     cfg = SiteConfig(name="here", scheduler="slurm", transport=TransportConfig(kind="local"),
                      workdir=str(tmp_path / "work"))
     fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
     loop = asyncio.new_event_loop()
-
-    class Engine(LocalEngine):
-        def __init__(self) -> None:  # the engine over this test's federation
-            pass
-
-        async def fed(self) -> Any:
-            return fed
-
-        def call(self, coro: Any) -> Any:
-            return loop.run_until_complete(coro)
-
+    m = magics_over(fed, loop)
     results, dest = _results(tmp_path), tmp_path / "mine"
     _mine(dest)
-    m = magics.DiamondMagics.__new__(magics.DiamondMagics)
-    m._engine = Engine()
     try:
         rec = m.diamond(f"transfer -r here:{results} {dest}")
         assert rec["state"] == "SUCCEEDED" and (dest / "notes.txt").read_text() == MINE

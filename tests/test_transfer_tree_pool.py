@@ -14,6 +14,7 @@ import threading
 
 import paramiko
 import pytest
+from sshd_helper import remove_tree, tree_in_home
 from test_transport_ssh import ssh
 from test_walk_bounds import DIR, REG, LoopingListing
 
@@ -42,16 +43,7 @@ ln -s missing nowhere; mkfifo d2/pipe
 
 
 async def _tree(t) -> str:
-    home = (await t.run(["sh", "-c", 'printf %s "$HOME"'], check=True)).stdout
-    root = f"{home}/dj-tree-{secrets.token_hex(4)}"
-    await t.run(["mkdir", "--", root], check=True)
-    r = await t.run(["sh", "-c", TREE, "tree", root])
-    assert r.ok, r.stderr
-    return root
-
-
-async def _remove(t, root: str) -> None:
-    await t.run(["sh", "-c", 'chmod -R u+rwx "$1"; rm -rf "$1"', "rm", root])
+    return await tree_in_home(t, "dj-tree", TREE)
 
 
 def _shown(w) -> tuple:
@@ -104,7 +96,7 @@ async def test_a_tree_listed_by_levels_is_the_one_directory_after_another_walk(s
         _settled(t)
     finally:
         if root:
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()
 
 
@@ -154,7 +146,7 @@ async def test_a_recursive_copy_is_the_same_with_the_pool_and_without(sshd, tmp_
         _settled(t)
     finally:
         if root:
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()
 
 
@@ -234,7 +226,7 @@ async def test_a_trees_files_are_copied_several_at_once_each_way(sshd, tmp_path,
     finally:
         if root:
             await t.run(["rm", "-rf", "--", f"{root}-up"])
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()
         await one.close()
 
@@ -306,5 +298,5 @@ async def test_a_lost_connection_gives_the_pools_slots_back_when_a_side_closes(s
         assert t._conn is None  # the next call reconnects
     finally:
         if root:
-            await _remove(t, root)
+            await remove_tree(t, root)
         await t.close()

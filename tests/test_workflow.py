@@ -65,12 +65,8 @@ EXAMPLE = textwrap.dedent("""\
 
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 def steps_by_name(view) -> dict:

@@ -13,14 +13,14 @@ REST routes that approve again."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import textwrap
 from typing import Any
 
 import pytest
 import yaml
+from workflow_ops import RecordedOps
 
-from diamond_jupyter.model import BadInput, Job, JobSpec, JobState
+from diamond_jupyter.model import BadInput, JobSpec, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
@@ -30,29 +30,19 @@ pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 SITES = ("alpha", "beta", "gamma")
 
 
-class Ops:
+class Ops(RecordedOps):
     """The operations below the facade, recorded; `renders[site]` is what a step's script
     renders to there (the test changes it), `choose` the site placement picks."""
 
+    sites = SITES
+
     def __init__(self, store: Store) -> None:
-        self.store = store
-        self.engine_id = "engine-1"
-        self.ids = itertools.count(100)
+        super().__init__(store)
         self.submits: list[dict[str, Any]] = []
         self.excluded: list[set[str]] = []
         self.renders = {s: f"#!/bin/bash\n# rendered for {s}\n" for s in SITES}
         self.choose: str | None = None  # None: the first site not excluded
         self.ends: dict[str, Any] = {}  # site -> when a step is expected to end there
-        self.cancels: list[str] = []
-
-    def site_names(self) -> list[str]:
-        return list(SITES)
-
-    def supports_dependency(self, site: str) -> bool:
-        return True
-
-    def supports_gate(self, site: str) -> bool:
-        return False
 
     def new_token(self) -> str:
         return f"{next(self.ids):012x}"
@@ -71,42 +61,12 @@ class Ops:
     async def step_sha256(self, spec: JobSpec, site: str) -> str:
         return hashlib.sha256((self.renders[site] + (spec.script or "")).encode()).hexdigest()
 
-    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any], fence: Any = None) -> Job:
-        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
+    def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
         self.submits.append({"site": site, "hold": hold, "step": origin["step"]})
-        job = self.store.bind_native_id(token, str(next(self.ids)))
-        self.store.apply_state(job.id, JobState.PENDING)
-        return self.store.get_job(job.id)
-
-    async def cancel(self, job: Job) -> None:
-        self.cancels.append(job.id)
-        self.store.apply_state(job.id, JobState.CANCELLED)
-
-    async def release(self, job: Job) -> None:
-        pass
-
-    async def refresh(self, job: Job) -> Job:
-        return self.store.get_job(job.id)
-
-    async def recover_submit(self, job: Job) -> float:
-        return 0.0
-
-    def follow(self, job: Job) -> None:
-        pass
 
     async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
         raise AssertionError("no inputs in these workflows")
-
-    async def can_start_now(self, job: Job) -> bool:
-        return True
-
-    def subscribe(self, callback: Any) -> Any:
-        return lambda: None
-
-    async def publish(self) -> None:
-        pass
 
     def pins(self, wf: Any, only: dict[str, list[str]]) -> dict[str, Any]:
         """Pins as an approval makes them: for each step, its listed sites' renderings (and

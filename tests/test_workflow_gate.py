@@ -8,7 +8,6 @@ journal, on a local Slurm site whose queue is written here."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import textwrap
 from datetime import timedelta
 from types import SimpleNamespace
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from local_slurm import LocalSlurmQueue
+from workflow_ops import RecordedOps
 
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState, utcnow
@@ -39,18 +39,17 @@ TEXT = textwrap.dedent("""\
     """)
 
 
-class Ops:
+class Ops(RecordedOps):
     """What the engine may ask of the layers below the facade, recorded."""
 
+    sites = SITES
+
     def __init__(self, store: Store, queue: LocalSlurmQueue, settle_s: float) -> None:
-        self.store = store
+        super().__init__(store)
         self.queue = queue  # gamma's, where the token of a lost submit is looked up
         self.journal = Journal(store, {queue.site.name: queue.site}, poll_interval_s=3600,
                                min_poll_s=3600, unsure_submit_settle_s=settle_s)
-        self.engine_id = "engine-1"
-        self.ids = itertools.count(100)
         self.submits: list[dict[str, Any]] = []
-        self.cancels: list[str] = []
         self.releases: list[str] = []
         self.unsure: set[str] = set()  # the next submit of these steps loses its answer
         self.late: dict[str, float] = {}  # step -> its lost submit reaches the queue this late
@@ -58,17 +57,8 @@ class Ops:
         self.expectations: dict[str, tuple[Any, Any]] = {}  # step -> (end, runtime)
         self.expected_for: dict[str, Any] = {}  # step -> the inputs' ready time it was given
 
-    def site_names(self) -> list[str]:
-        return list(SITES)
-
-    def supports_dependency(self, site: str) -> bool:
-        return True
-
     def supports_gate(self, site: str) -> bool:
         return site != "torque"
-
-    def new_token(self) -> str:
-        return f"tok{next(self.ids)}"
 
     async def place(self, spec: JobSpec, sources: dict, exclude: set,
                     ready_at: Any = None) -> Estimate:
@@ -82,10 +72,8 @@ class Ops:
         self.expected_for[spec.name] = ready_at
         return Estimate(site, *self.expectations.get(spec.name, (None, None)))
 
-    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any], fence: Any = None) -> Job:
-        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
+    def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
         if not origin.get("gate") and origin["step"] in self.unsure:
             self.unsure.discard(origin["step"])
             raise DiamondError("the connection dropped before the submit answered")
@@ -97,40 +85,15 @@ class Ops:
             raise DiamondError("the engine lost the answer; the command is still running")
         self.submits.append({"site": site, "hold": hold, "origin": origin, "spec": spec,
                              "token": token})
-        job = self.store.bind_native_id(token, str(next(self.ids)))
-        self.store.apply_state(job.id, JobState.PENDING)
-        return self.store.get_job(job.id)
-
-    async def cancel(self, job: Job) -> None:
-        self.cancels.append(job.id)
-        self.store.apply_state(job.id, JobState.CANCELLED)
 
     async def release(self, job: Job) -> None:
         self.releases.append(job.id)
 
-    async def refresh(self, job: Job) -> Job:
-        return self.store.get_job(job.id)
-
     async def recover_submit(self, job: Job) -> float:
         return await self.journal.recover_intent(job)
 
-    def follow(self, job: Job) -> None:
-        pass
-
     async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
         return SimpleNamespace(id=transfer_id, src=src, state="SUCCEEDED", bytes=10, error=None)
-
-    async def can_start_now(self, job: Job) -> bool:
-        return True
-
-    async def missing_files(self, site: str, paths: list[str]) -> list[str]:
-        return []  # every declared output was written
-
-    def subscribe(self, callback: Any) -> Any:
-        return lambda: None
-
-    async def publish(self) -> None:
-        pass
 
     def of(self, step: str, *, gate: bool = False) -> list[dict[str, Any]]:
         return [s for s in self.submits if s["origin"]["step"] == step

@@ -10,89 +10,41 @@ missing_files`, one `sh` command) runs on a local transport over real files."""
 
 from __future__ import annotations
 
-import itertools
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from workflow_ops import RecordedOps
 
 from diamond_jupyter.model import BadInput, DiamondError, Job, JobSpec, JobState, SiteError
 from diamond_jupyter.store import Store
-from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
+from diamond_jupyter.workflow.engine import WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
 
 SITES = ("alpha", "gamma")
 
 
-class Ops:
+class Ops(RecordedOps):
     """The operations below the facade, recorded; each job's working directory is
     /w/SITE/TOKEN, and a site holds the files in `files[SITE]`."""
 
+    sites = SITES
+
     def __init__(self, store: Store) -> None:
-        self.store = store
-        self.engine_id = "engine-1"
-        self.ids = itertools.count(100)
+        super().__init__(store)
         self.submits: list[tuple[str, str]] = []  # (step, site)
-        self.cancels: list[str] = []
         self.files: dict[str, set[str]] = {s: set() for s in SITES}
         self.asked: list[tuple[str, list[str]]] = []  # each missing_files call
         self.unanswered = 0  # the next this many checks get no answer
         self.no_files: set[str] = set()  # sites whose files cannot be looked at
 
-    def site_names(self) -> list[str]:
-        return list(SITES)
-
-    def supports_dependency(self, site: str) -> bool:
-        return True
-
-    def supports_gate(self, site: str) -> bool:
-        return False
-
-    def new_token(self) -> str:
-        return f"tok{next(self.ids)}"
-
-    async def place(self, spec: JobSpec, sources: dict, exclude: set, ready_at: Any = None
-                    ) -> Estimate:
-        return Estimate(next(s for s in SITES if s not in exclude), None, None)
-
-    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
-                       ) -> Estimate:
-        return Estimate(site, None, None)
-
-    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any], fence: Any = None) -> Job:
-        spec = spec.model_copy(update={"working_directory": f"/w/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
+    def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
         self.submits.append((origin["step"], site))
-        job = self.store.bind_native_id(token, str(next(self.ids)))
-        self.store.apply_state(job.id, JobState.PENDING)
-        return self.store.get_job(job.id)
-
-    async def cancel(self, job: Job) -> None:
-        self.cancels.append(job.id)
-        self.store.apply_state(job.id, JobState.CANCELLED)
 
     async def release(self, job: Job) -> None:
         self.store.apply_state(job.id, JobState.RUNNING)
-
-    async def refresh(self, job: Job) -> Job:
-        return self.store.get_job(job.id)
-
-    async def recover_submit(self, job: Job) -> float:
-        return 0.0
-
-    def follow(self, job: Job) -> None:
-        pass
-
-    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
-        from types import SimpleNamespace
-
-        return SimpleNamespace(id=kw["transfer_id"], src=src, state="SUCCEEDED", bytes=1,
-                               error=None)
-
-    async def can_start_now(self, job: Job) -> bool:
-        return True
 
     async def missing_files(self, site: str, paths: list[str]) -> list[str]:
         self.asked.append((site, list(paths)))
@@ -102,12 +54,6 @@ class Ops:
             self.unanswered -= 1
             raise SiteError(f"{site}: the connection dropped")
         return [p for p in paths if p not in self.files[site]]
-
-    def subscribe(self, callback: Any) -> Any:
-        return lambda: None
-
-    async def publish(self) -> None:
-        pass
 
     def job_of(self, step: str, attempt: int = 0) -> Job:
         return next(j for j in self.store.list_jobs(limit=None)

@@ -6,7 +6,6 @@ in (no test bed: no site is contacted)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import textwrap
@@ -16,11 +15,11 @@ from typing import Any
 import pytest
 import sweep_helpers
 from sweep_helpers import SITES, load, refused
+from workflow_ops import RecordedOps
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import Job, JobSpec, JobState
 from diamond_jupyter.workflow.engine import (
-    Estimate,
     arrival_checks,
     copy_lines,
     runs_shell_lines,
@@ -800,85 +799,31 @@ def test_diamond_workflow_run_on_a_directory_exits_2(cfg, tmp_path, capsys):
 
 # -- 6. a gang member's retry, on the real engine and store (the sites are recorded) ----------
 
-class _Ops:
+class _Ops(RecordedOps):
     """The operations below the facade, recorded: every submit is bound at once."""
 
+    sites = tuple(SITES)
+
     def __init__(self, store: Any, root: str = "/w") -> None:
-        self.store = store
+        super().__init__(store)
         self.root = root  # each job's working directory is ROOT/SITE/TOKEN
-        self.engine_id = "engine-1"
-        self.ids = itertools.count(100)
         self.submits: list[tuple[str, str, bool]] = []  # (step, site, held)
         self.specs: dict[str, JobSpec] = {}  # the last spec submitted for each step
         self.transfers: list[tuple[str, str, bool]] = []  # (src, dst, recursive)
-        self.cancels: list[str] = []
         self.releases: list[str] = []
 
-    def site_names(self) -> list[str]:
-        return list(SITES)
-
-    def supports_dependency(self, site: str) -> bool:
-        return True
-
-    def supports_gate(self, site: str) -> bool:
-        return False
-
-    def new_token(self) -> str:
-        return f"tok{next(self.ids)}"
-
-    async def place(self, spec: JobSpec, sources: dict, exclude: set, ready_at: Any = None
-                    ) -> Estimate:
-        return Estimate(next(s for s in SITES if s not in exclude), None, None)
-
-    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
-                       ) -> Estimate:
-        return Estimate(site, None, None)
-
-    async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any], fence: Any = None) -> Job:
-        spec = spec.model_copy(update={"working_directory": f"{self.root}/{site}/{token}"})
-        self.store.record_intent(site, token, spec, origin=origin, fence=fence)
+    def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
         self.submits.append((origin["step"], site, hold))
         self.specs[origin["step"]] = spec
-        job = self.store.bind_native_id(token, str(next(self.ids)))
-        self.store.apply_state(job.id, JobState.PENDING)
-        return self.store.get_job(job.id)
-
-    async def cancel(self, job: Job) -> None:
-        self.cancels.append(job.id)
-        self.store.apply_state(job.id, JobState.CANCELLED)
 
     async def release(self, job: Job) -> None:
         self.releases.append(job.id)
         self.store.apply_state(job.id, JobState.RUNNING)
 
-    async def refresh(self, job: Job) -> Job:
-        return self.store.get_job(job.id)
-
-    async def recover_submit(self, job: Job) -> float:
-        return 0.0
-
-    def follow(self, job: Job) -> None:
-        pass
-
     async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
-        from types import SimpleNamespace
-
         self.transfers.append((src, dst, kw.get("recursive", False)))
-        return SimpleNamespace(id=kw["transfer_id"], src=src, state="SUCCEEDED", bytes=1,
-                               error=None)
-
-    async def can_start_now(self, job: Job) -> bool:
-        return True
-
-    async def missing_files(self, site: str, paths: list[str]) -> list[str]:
-        return []  # every declared output was written
-
-    def subscribe(self, callback: Any) -> Any:
-        return lambda: None
-
-    async def publish(self) -> None:
-        pass
+        return await super().transfer(src, dst, **kw)
 
 
 async def _until(eng: Any, wid: str, phases: dict[str, str]) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
 
 from conftest import _labextension_installed, api, confirm, start_lab, stop_lab
@@ -36,12 +37,8 @@ def _forged_notebook() -> dict:
     output = {"output_type": "display_data", "metadata": {},
               "data": {JOB_MIME: card, "text/html": f"<p>{NAME}</p>",
                        "text/plain": "a job card"}}
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},
-            "cells": [{"cell_type": "code", "id": "forged", "metadata": {},
-                       "source": "# shared with you", "outputs": [output],
-                       "execution_count": 1}]}
+    return python_notebook([code_cell("forged", "# shared with you", [output],
+                                      execution_count=1)])
 
 
 def test_a_forged_job_card_is_text_and_its_cancel_is_refused_by_the_server(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
 from test_jobs import run_cell
 from test_sidebar import open_sidebar
@@ -51,16 +52,10 @@ def call(hub: dict, user: dict, method: str, path: str, body: Any = None) -> Any
 
 
 def notebook(name: str) -> dict:
-    def cell(cid: str, src: str) -> dict:
-        return {"cell_type": "code", "id": cid, "metadata": {}, "source": src,
-                "outputs": [], "execution_count": None}
-
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},
-            "cells": [cell("load", "%load_ext diamond_jupyter"),
-                      cell("submit", f"%%diamond submit --site alpha --name {name} "
-                                     "--time 00:05:00\nid -un")]}
+    return python_notebook([
+        code_cell("load", "%load_ext diamond_jupyter"),
+        code_cell("submit", f"%%diamond submit --site alpha --name {name} --time 00:05:00\n"
+                            "id -un")])
 
 
 def login(page, hub: dict, user: dict) -> None:

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
 from test_jobs import run_cell
 from test_sidebar import open_sidebar
@@ -34,22 +35,15 @@ CATCH_UP = 30_000  # the sidebar's heartbeat is 5 s; sites every 15 s
 
 
 def _notebook(tag: str) -> dict:
-    def cell(cid: str, src: str) -> dict:
-        return {"cell_type": "code", "id": cid, "metadata": {}, "source": src,
-                "outputs": [], "execution_count": None}
-
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},
-            "cells": [
-                cell("load", "%load_ext diamond_jupyter"),
-                cell("ok", f"%%diamond submit --site alpha --name ok-{tag} --time 00:05:00\n"
-                           "sleep 2; echo card-result > result.txt; echo card-stdout"),
-                cell("bad", f"%%diamond submit --site alpha --name bad-{tag}\n"
-                            "echo card-stderr-line >&2; exit 3"),
-                cell("long", f"%%diamond submit --site alpha --name long-{tag}\nsleep 300"),
-                cell("late", f"%%diamond submit --site alpha --name late-{tag}\nsleep 20"),
-            ]}
+    return python_notebook([
+        code_cell("load", "%load_ext diamond_jupyter"),
+        code_cell("ok", f"%%diamond submit --site alpha --name ok-{tag} --time 00:05:00\n"
+                        "sleep 2; echo card-result > result.txt; echo card-stdout"),
+        code_cell("bad", f"%%diamond submit --site alpha --name bad-{tag}\n"
+                         "echo card-stderr-line >&2; exit 3"),
+        code_cell("long", f"%%diamond submit --site alpha --name long-{tag}\nsleep 300"),
+        code_cell("late", f"%%diamond submit --site alpha --name late-{tag}\nsleep 20"),
+    ])
 
 
 def _card(page, name: str):

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
@@ -47,16 +48,9 @@ RECORD_STATES = """() => {
 
 
 def notebook(name: str) -> dict:
-    def cell(cid: str, src: str) -> dict:
-        return {"cell_type": "code", "id": cid, "metadata": {}, "source": src,
-                "outputs": [], "execution_count": None}
-
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},
-            "cells": [cell("load", "%load_ext diamond_jupyter"),
-                      cell("submit", f"%%diamond submit --site auto --name {name}\n"
-                                     "sleep 3; echo hi")]}
+    return python_notebook([
+        code_cell("load", "%load_ext diamond_jupyter"),
+        code_cell("submit", f"%%diamond submit --site auto --name {name}\nsleep 3; echo hi")])
 
 
 def card(page, job_id: str, state: str | None = None):

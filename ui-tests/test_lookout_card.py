@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from lookout_helpers import close_as_never_submitted, lost_submits
+from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
 
 from conftest import _labextension_installed, api, start_lab, stop_lab
@@ -41,15 +42,11 @@ def _lost_submits(tmp: Path, site: Any) -> tuple[Path, Path, list[str], list[dic
 
 def _notebook(cards: list[dict[str, Any]]) -> dict[str, Any]:
     def cell(i: int, card: dict[str, Any]) -> dict[str, Any]:
-        return {"cell_type": "code", "id": f"lost{i}", "metadata": {}, "execution_count": i,
-                "source": "%%diamond submit --site alpha\ntrue",
-                "outputs": [{"output_type": "display_data", "metadata": {},
-                             "data": {"application/vnd.diamond.job+json": card,
-                                      "text/plain": card["job"]["id"]}}]}
-    return {"nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},
-            "cells": [cell(i, c) for i, c in enumerate(cards, 1)]}
+        return code_cell(f"lost{i}", "%%diamond submit --site alpha\ntrue", [
+            {"output_type": "display_data", "metadata": {},
+             "data": {"application/vnd.diamond.job+json": card,
+                      "text/plain": card["job"]["id"]}}], execution_count=i)
+    return python_notebook([cell(i, c) for i, c in enumerate(cards, 1)])
 
 
 def test_the_card_of_a_lost_submit_says_looking_never_submitted_then_the_job_found(

@@ -28,6 +28,7 @@ from .scripts_common import (
     file_for_directory,
     foreign_warnings,
     is_placeholder,
+    job_name_warning,
     listed_name,
     map_out_pattern,
     mapped_or_placeholder,
@@ -483,9 +484,7 @@ class FluxScript:
         r, c = spec.resources, spec.constraints
         if spec.name:
             name = self.job_name(spec.name)
-            if name != spec.name:
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
-                                f"({ODD_BLANK_REASON})")
+            warnings += job_name_warning(spec.name, name, ODD_BLANK_REASON)
             add("job-name", name)
         if spec.queue:
             add("queue", one_queue(spec, "flux", warnings))

@@ -40,6 +40,7 @@ from .scripts_common import (
     fmt_mem,
     foreign_warnings,
     is_placeholder,
+    job_name_warning,
     kept_stdin,
     listed_name,
     listed_variables,
@@ -851,12 +852,11 @@ class LsfScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         if spec.name or spec.array:
             name = self.job_name(spec.name) if spec.name else "array"
-            if spec.name and name != spec.name:
+            if spec.name:
                 why = [w for w, changed in (
                     ("bsub reads NAME[...] as a job array", "[" in spec.name or "]" in spec.name),
                     (ODD_BLANK_REASON, listed_name(spec.name) != spec.name)) if changed]
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
-                                f"({'; '.join(why)})")
+                warnings += job_name_warning(spec.name, name, "; ".join(why))
             indexes, pct, limit = (spec.array.expression if spec.array else "").partition("%")
             # the running-task limit follows the brackets: name[1-100]%10
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)

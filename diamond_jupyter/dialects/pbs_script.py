@@ -43,6 +43,7 @@ from .scripts_common import (
     fmt_mem,
     foreign_warnings,
     is_placeholder,
+    job_name_warning,
     kept_priority,
     kept_project,
     launcher_only_warnings,
@@ -848,10 +849,9 @@ class PbsScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         extra = {p: [d for d in own if d.option.startswith(p)] for p in _SUB}
         if spec.name:
-            name = self.job_name(spec.name)
-            if name != spec.name:  # qsub refuses it, or reads `-N -x` as an option
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (qsub takes "
-                                "a name without blanks that starts with a letter)")
+            name = self.job_name(spec.name)  # qsub refuses some, or reads `-N -x` as an option
+            warnings += job_name_warning(spec.name, name, "qsub takes a name without blanks "
+                                         "that starts with a letter")
             add("-N", name)
         if spec.queue:
             kept = spec.metadata.get("pbs_queue_server")

@@ -1448,6 +1448,13 @@ def one_queue(spec: JobSpec, target: str, warnings: list[str]) -> str | None:
     return names[0] if names else None
 
 
+def job_name_warning(given: str, written: str, why: str) -> list[str]:
+    """A note when the job name `given` is `written` otherwise, for reason `why`."""
+    if written == given:
+        return []
+    return [f"approximated: job name {given!r} as {written!r} ({why})"]
+
+
 def mail_warning(events: list[str], allowed: set[str], target: str) -> list[str]:
     extra = [e for e in events if e not in allowed]
     return [f"dropped: mail event {e} (no {target} equivalent)" for e in extra]

@@ -44,6 +44,7 @@ from .scripts_common import (
     fmt_hms,
     foreign_warnings,
     is_placeholder,
+    job_name_warning,
     kept_priority,
     kept_project,
     kept_stdin,
@@ -446,10 +447,8 @@ class SgeScript:
                             "the interpreter alone)")
         if spec.name:
             name = _job_name(spec.name)
-            if name != spec.name:
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} (Grid "
-                                "Engine names cannot start with a digit or '-' nor hold "
-                                "/ : @ \\ * ? or blanks)")
+            warnings += job_name_warning(spec.name, name, "Grid Engine names cannot start "
+                                         "with a digit or '-' nor hold / : @ \\ * ? or blanks")
             add("-N", name)
         kept = spec.metadata.get("sge_queue_instances")
         if spec.source_dialect == "sge" and isinstance(kept, dict) \

@@ -44,6 +44,7 @@ from .scripts_common import (
     fmt_mem,
     foreign_warnings,
     is_placeholder,
+    job_name_warning,
     kept_stdin,
     listed_name,
     listed_variables,
@@ -1045,9 +1046,7 @@ class SlurmScript:
         r, c = spec.resources, spec.constraints
         if spec.name:
             name = self.job_name(spec.name)
-            if name != spec.name:
-                warnings.append(f"approximated: job name {spec.name!r} as {name!r} "
-                                f"({ODD_BLANK_REASON})")
+            warnings += job_name_warning(spec.name, name, ODD_BLANK_REASON)
             add("job-name", name)
         if spec.comment:
             add("comment", spec.comment)

@@ -68,12 +68,8 @@ def test_native_ids_match_whatever_their_spelling(line_id, job_id, same):
 # -- on the test bed ---------------------------------------------------------------------------
 
 @pytest.fixture
-async def fed(tb, tmp_path):
-    f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=30,
-                   min_poll_s=0.5)
-    await f.start()
-    yield f
-    await f.close()
+def fed(testbed_fed):
+    return testbed_fed
 
 
 async def _append(site, line: str) -> None:

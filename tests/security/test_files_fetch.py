@@ -4,28 +4,19 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
 import stat
 import tracemalloc
 
 import pytest
+from sshd_helper import scratch_over_ssh
 
-from diamond_jupyter.config import TransportConfig
-from diamond_jupyter.transports import make_transport
 from diamond_jupyter.transports.local import LocalTransport
 
 
 @pytest.fixture
 async def remote(sshd):
-    t = make_transport(TransportConfig(
-        host="127.0.0.1", port=sshd.port, user=sshd.user, key_file=str(sshd.client_key),
-        known_hosts=str(sshd.base / "known_hosts"), use_agent=False,
-        ssh_config=str(sshd.base / "empty_ssh_config"), connect_timeout_s=5), "alpha")
-    d = f"dj-fetch-{secrets.token_hex(4)}"
-    await t.run(["mkdir", "-p", d], check=True)
-    yield t, d
-    await t.run(["rm", "-rf", d])
-    await t.close()
+    async with scratch_over_ssh(sshd, "dj-fetch") as pair:
+        yield pair
 
 
 async def test_ssh_fetch_of_a_setuid_world_writable_file_is_defused(remote, tmp_path):

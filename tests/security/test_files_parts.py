@@ -4,17 +4,15 @@ file, and a copy never more open than its source (local disk and a real sshd ove
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import threading
 from pathlib import Path
 
 import pytest
+from sshd_helper import scratch_over_ssh
 
-from diamond_jupyter.config import TransportConfig
 from diamond_jupyter.model import SiteError
 from diamond_jupyter.transfer.sftp import PART, sftp_copy
-from diamond_jupyter.transports import make_transport
 
 VICTIM = b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIvictim victim@host\n"
 ATTACK = b"x" * len(VICTIM) + b"ssh-ed25519 AAAAattacker attacker@evil\n"
@@ -31,15 +29,8 @@ async def copy(src_t, src: str, dst_t, dst: str) -> None:
 
 @pytest.fixture
 async def remote(sshd):
-    t = make_transport(TransportConfig(
-        host="127.0.0.1", port=sshd.port, user=sshd.user, key_file=str(sshd.client_key),
-        known_hosts=str(sshd.base / "known_hosts"), use_agent=False,
-        ssh_config=str(sshd.base / "empty_ssh_config"), connect_timeout_s=5), "alpha")
-    d = f"dj-parts-{secrets.token_hex(4)}"
-    await t.run(["mkdir", "-p", d], check=True)
-    yield t, d
-    await t.run(["rm", "-rf", d])
-    await t.close()
+    async with scratch_over_ssh(sshd, "dj-parts") as pair:
+        yield pair
 
 
 def attack_src(tmp_path: Path) -> Path:

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pytest
 from hostile_corpus import LINE_BREAKERS, SHELL_META
+from one_site_engine import local_home_federation
 
-from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
 from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, Environment, JobSpec, Resources, StageEntry
-from diamond_jupyter.sites import Site
-from diamond_jupyter.store import Store
-from diamond_jupyter.transports.local import LocalTransport
 
 DIALECTS = ["slurm", "pbs", "lsf", "flux"]
 
@@ -102,7 +99,7 @@ def test_a_parsed_dash_working_directory_is_refused_at_submit(tmp_path):
     assert spec.working_directory == "-delete"  # parsing keeps what the script says
 
     async def go():
-        fed = _local_federation(tmp_path)
+        fed = local_home_federation(tmp_path)  # never the real home: the attacks delete files
         try:
             await fed.submit(spec, "here")
         finally:
@@ -111,19 +108,6 @@ def test_a_parsed_dash_working_directory_is_refused_at_submit(tmp_path):
     import asyncio
     with pytest.raises(BadInput, match="^working_directory '-delete' starts with '-'"):
         asyncio.run(go())
-
-
-def _local_federation(tmp_path: Path) -> Federation:
-    """A Federation with one site reached by the local transport, its commands running in
-    `tmp_path/home` (never in the real home: the attacks below delete files)."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
 
 
 def _recorded_job(fed: Federation, **spec: str) -> str:
@@ -138,7 +122,7 @@ def _recorded_job(fed: Federation, **spec: str) -> str:
 async def test_a_dash_working_directory_never_reaches_find(tmp_path):
     """`#SBATCH -D -delete` made the file listing run `find -delete -maxdepth 3 -type f`
     in the login directory, deleting the user's files."""
-    fed = _local_federation(tmp_path)
+    fed = local_home_federation(tmp_path)
     precious = tmp_path / "home" / "thesis" / "chapter1.tex"
     precious.parent.mkdir()
     precious.write_text("two years of work\n")
@@ -151,7 +135,7 @@ async def test_a_dash_working_directory_never_reaches_find(tmp_path):
 
 
 async def test_files_are_listed_without_following_links(tmp_path):
-    fed = _local_federation(tmp_path)
+    fed = local_home_federation(tmp_path)
     wd = tmp_path / "home" / "run"
     (wd / "sub").mkdir(parents=True)
     (wd / "result.txt").write_text("r")
@@ -170,7 +154,7 @@ async def test_files_are_listed_without_following_links(tmp_path):
 
 
 async def test_a_log_path_is_never_read_as_a_tail_option(tmp_path):
-    fed = _local_federation(tmp_path)
+    fed = local_home_federation(tmp_path)
     job_id = _recorded_job(fed, stdout="--help")
     job = fed.store.get_job(job_id)
     fed.store.upsert_job(job.model_copy(update={"stdout_path": "--help"}))

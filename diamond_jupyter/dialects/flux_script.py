@@ -33,6 +33,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_queue,
     one_shape,
@@ -220,6 +221,7 @@ class FluxScript:
         self._resolve_cores(spec)
         self._apply_duration(spec)
         self._apply_queue(spec)
+        no_gpus_for_zero(spec, "-g 0 or --gpus-per-node=0")
         return spec
 
     @staticmethod

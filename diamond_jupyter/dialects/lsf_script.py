@@ -49,6 +49,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_shape,
     output_mode_of,
@@ -260,6 +261,7 @@ class LsfScript:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
         keep_as_written(spec, False)
+        no_gpus_for_zero(spec, "-gpu num=0 or rusage[ngpus_physical=0]")
         return spec
 
     @staticmethod

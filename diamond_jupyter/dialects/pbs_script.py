@@ -51,6 +51,7 @@ from .scripts_common import (
     map_out_pattern,
     mapped_or_placeholder,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_queue,
     output_mode_warning,
@@ -298,6 +299,7 @@ class PbsScript:
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         keep_as_written(spec, False)
+        no_gpus_for_zero(spec, "ngpus=0, or Torque gpus=0")
         return spec
 
     @staticmethod

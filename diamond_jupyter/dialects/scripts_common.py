@@ -12,7 +12,9 @@ from ..model import (
     _SHELL,
     CPU_TIME,
     DEPENDENCY_ANY,
+    GPUS_PER_JOB,
     PBS_GPU_MODEL_KEYS,
+    PER_GPU,
     TASK_RANGE,
     ArraySpec,
     BadInput,
@@ -416,6 +418,30 @@ def placeholder_note(item: Item, dialect: str, kept_as: str = "") -> str:
 
 def note(spec: JobSpec, text: str) -> None:
     spec.metadata.setdefault("parse_notes", []).append(text)
+
+
+def no_gpus_for_zero(spec: JobSpec, spelled: str) -> None:
+    """A request for 0 GPUs (`ngpus=0`, `--gres=gpu:0`, `-l gpu=0`, `-g 0`) asks for none,
+    as no GPU request does: read so, and said, rather than as a count of 0 that other
+    schedulers would be given (Grid Engine `-l gpu=0`, refused where no gpu complex is) or
+    told was dropped. Its components' zeros likewise; a per-GPU request (--cpus-per-gpu)
+    keeps its count as written."""
+    if PER_GPU in spec.metadata:
+        return
+    shapes = [spec.resources, *spec.components]
+    zeros = [r for r in shapes if 0 in (r.gpus_per_node, r.gpus_per_task)]
+    if not zeros:
+        return
+    for r in zeros:
+        for key in ("gpus_per_node", "gpus_per_task"):
+            if getattr(r, key) == 0:
+                setattr(r, key, None)
+        if r.gpus_per_node is None and r.gpus_per_task is None:
+            r.gpu_type = None
+    if spec.metadata.get(GPUS_PER_JOB) == 0:
+        del spec.metadata[GPUS_PER_JOB]
+    note(spec, f"a request for 0 GPUs ({spelled}) asks for none: read as no GPU request "
+               "(no scheduler is asked for a GPU count)")
 
 
 def unknown(spec: JobSpec, dialect: str, item: Item, option: str | None = None) -> None:

@@ -52,6 +52,7 @@ from .scripts_common import (
     map_out_pattern,
     mapped_or_placeholder,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_shape,
     output_mode_warning,
@@ -242,6 +243,7 @@ class SgeScript:
                 note(spec, "-tc without -t has no effect; dropped")
             else:
                 spec.array = ArraySpec(expression=f"{spec.array.expression}%{state['tc']}")
+        no_gpus_for_zero(spec, "-l gpu=0")
         return spec
 
     def _map(self, spec: JobSpec, item: Item, state: dict[str, Any]) -> bool:  # noqa: C901

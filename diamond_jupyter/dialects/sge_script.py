@@ -635,20 +635,20 @@ class SgeScript:
             if per_host > 1 or not per:
                 warnings.append(f"approximated: memory {r.memory_mb}MB per node as "
                                 f"{per}MB per slot (-l h_vmem is per slot)")
-        gpus = None
-        if r.gpus_per_node is not None:
+        gpus = None  # 0 GPUs asks for none, as no count does: no -l gpu=0
+        if r.gpus_per_node:
             gpus = r.gpus_per_node * (r.nodes or 1)
             if (r.nodes or 1) > 1:
                 warnings.append(f"approximated: {r.gpus_per_node} GPUs per node on {r.nodes} "
                                 f"nodes as {gpus} GPUs for the job (-l gpu is per job)")
-        elif r.gpus_per_task is not None:
+        elif r.gpus_per_task:
             tasks = r.tasks or 1
             gpus = r.gpus_per_task * tasks
             warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as {gpus} GPUs "
                             "for the job (-l gpu is per job)")
         elif kept_gpus:  # Slurm's kept --gpus=N is the job's, as -l gpu is
             gpus = kept_gpus
-        if gpus is not None:
+        if gpus:
             out.append(f"{spec.metadata.get('sge_gpu', 'gpu')}={gpus}")
         if r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} (no standard Grid Engine "

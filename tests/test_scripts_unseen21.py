@@ -299,6 +299,40 @@ def test_the_fixture_cpu_chunks_reach_grid_engine_without_a_gpu_resource():
     assert not any(w.startswith("dropped") for w in warnings), warnings
 
 
+@pytest.mark.parametrize(("target", "line"), [
+    ("slurm", "#SBATCH --exclude=node03"), ("flux", "#flux: --requires=-host:node03")])
+def test_a_grid_engine_negated_host_is_an_excluded_host(target: str, line: str):
+    """`-l h=!node03` (complex(5): any host but node03) was refused as a host pattern, so
+    Slurm got no --exclude and flux no -host: term; the job could land on the host it
+    shuns."""
+    script, warnings = translated(HERE, "sge/negated_host_request.sge", target)
+    assert line in script.splitlines()
+    assert f"kept: #$ -l h=!node03 as {line.split(' ', 1)[1]}" in warnings
+    _, warnings = translated(HERE, "sge/negated_host_request.sge", "pbs")
+    assert "dropped: #$ -l h=!node03 (the hosts node03 the job must not have: no pbs form " \
+           "excludes hosts)" in warnings
+
+
+def test_excluded_hosts_reach_grid_engine_as_negated_hostnames():
+    """Slurm's --exclude and flux's -host: were dropped for Grid Engine ('no sge form
+    excludes hosts'): `-l hostname=!a&!b` is that form, and reads back the same."""
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --exclude=gpu[07-08]\n#SBATCH -t 10\n./a\n"
+    script, warnings, _ = translate(text, "sge", "slurm")
+    assert "#$ -l hostname=!gpu07&!gpu08" in script.splitlines()
+    assert "kept: #SBATCH --exclude=gpu[07-08] as -l hostname=!gpu07&!gpu08" in warnings
+    back, _, _ = translate(script, "slurm", "sge")
+    assert "#SBATCH --exclude=gpu07,gpu08" in back.splitlines()
+    text = "#!/bin/bash\n#flux: -N 1\n#flux: --requires=-host:f3\n#flux: -t 5m\n./a\n"
+    script, _, _ = translate(text, "sge", "flux")
+    assert "#$ -l hostname=!f3" in script.splitlines()
+    # beside hosts to choose from, a second hostname request would replace the first: said
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH -w n1\n#SBATCH -x n3\n#SBATCH -t 10\n./a\n"
+    script, warnings, _ = translate(text, "sge", "slurm")
+    assert "#$ -l hostname=n1" in script.splitlines()
+    assert "dropped: #SBATCH -x n3 (the hosts n3 the job must not have: qsub keeps one " \
+           "hostname request, the hosts named)" in warnings
+
+
 # ------------------------------------------------------------ behaviour pinned down
 
 def test_a_flux_time_limit_in_hours_minutes_seconds_is_refused_with_the_accepted_forms():

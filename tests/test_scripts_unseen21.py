@@ -333,6 +333,34 @@ def test_excluded_hosts_reach_grid_engine_as_negated_hostnames():
            "hostname request, the hosts named)" in warnings
 
 
+@pytest.mark.parametrize(("target", "line"), [
+    ("pbs", "#PBS -l select=2:ncpus=4:mpiprocs=4:ngpus=4"),
+    ("lsf", '#BSUB -gpu "num=4:gmodel=a100"'),
+    ("flux", "#flux: --gpus-per-slot=1"),  # 4 slots a node: 4 GPUs a node
+    ("sge", "#$ -l h_rt=02:00:00,gpu=8")])
+def test_gpus_per_socket_reach_other_schedulers_as_gpus_per_node(target: str, line: str):
+    """`--gpus-per-socket=a100:2` on `--sockets-per-node=2` is 4 GPUs a node (needs_of
+    read it so, and placement sent the job to GPU sites), but every other scheduler got
+    the job without GPUs ('dropped'). Now 4 per node, the socket binding said lost."""
+    rel = "slurm/gpus_per_socket_typed_two_nodes.sbatch"
+    script, warnings = translated(HERE, rel, target)
+    assert line in script.splitlines()
+    assert "approximated: #SBATCH --gpus-per-socket=a100:2 with --sockets-per-node=2 as 4 " \
+           f"GPU(s) of type a100 per node ({target} ties no GPU to a socket)" in warnings
+    assert not any(w.startswith("dropped: #SBATCH --gpus-per-socket") for w in warnings)
+    assert f"dropped: #SBATCH --sockets-per-node=2 (--sockets-per-node 2: no {target} " \
+           "equivalent)" in warnings
+
+
+def test_gpus_per_socket_without_a_socket_count_stay_dropped_and_said():
+    """sbatch wants --sockets-per-node beside --gpus-per-socket: no count is made up."""
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpus-per-socket=2\n#SBATCH -t 10\n./a\n"
+    script, warnings, _ = translate(text, "pbs", "slurm")
+    assert "ngpus" not in script
+    assert "dropped: #SBATCH --gpus-per-socket=2 (--gpus-per-socket 2: no pbs equivalent)" \
+        in warnings
+
+
 # ------------------------------------------------------------ behaviour pinned down
 
 def test_a_flux_time_limit_in_hours_minutes_seconds_is_refused_with_the_accepted_forms():

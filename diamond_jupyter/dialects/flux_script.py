@@ -42,6 +42,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    socket_gpus_per_node,
     tokenize,
     unknown,
     whole_job_dependencies,
@@ -475,7 +476,8 @@ class FluxScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         lines: list[str] = []
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 

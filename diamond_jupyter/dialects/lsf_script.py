@@ -63,6 +63,7 @@ from .scripts_common import (
     read_array,
     resource_totals,
     set_components,
+    socket_gpus_per_node,
     split_variables,
     summed_totals,
     tokenize,
@@ -839,7 +840,8 @@ class LsfScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         lines: list[str] = []
         if self._compound_text(spec, []) is None:
             spec = one_shape(spec, self.name, warnings)  # a job of several shapes

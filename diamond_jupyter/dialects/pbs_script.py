@@ -65,6 +65,7 @@ from .scripts_common import (
     set_components,
     set_output_path,
     sh_quote,
+    socket_gpus_per_node,
     split_header,
     summed_totals,
     take_variables,
@@ -835,7 +836,8 @@ class PbsScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         # a Torque site's jobs in Torque's words (`nodes=`, `-t`), whatever the script's
         # dialect; elsewhere a PBS script keeps the flavor it was written in
         torque = spec.metadata.get(TARGET_FLAVOR) == "torque" or (

@@ -499,6 +499,34 @@ def without_submit_waits(spec: JobSpec, dialect: str, rule: SubmitWaitRule
     return spec.model_copy(update={"unknown": kept}), said
 
 
+def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str]]:
+    """A Slurm script's kept `--gpus-per-socket=[type:]N` beside `--sockets-per-node=S`
+    (sbatch wants both) as N x S GPUs per node for `dialect`, which ties no GPU to a
+    socket: said approximated, where it was dropped and the job reached a scheduler
+    without its GPUs. Left as it is where the job asks GPUs otherwise, has several
+    components, or the count is not one plain number."""
+    r = spec.resources
+    if dialect == "slurm" or spec.components or r.gpus_per_node or r.gpus_per_task:
+        return spec, []
+    kept = {d.option: d for d in spec.unknown if d.dialect == "slurm"}
+    if "hetjob" in kept or "packjob" in kept:
+        return spec, []
+    per_socket, sockets = kept.get("--gpus-per-socket"), kept.get("--sockets-per-node")
+    if per_socket is None or sockets is None or not (sockets.value or "").isdigit():
+        return spec, []
+    kind, _, num = (per_socket.value or "").rpartition(":")
+    if ":" in kind or "," in kind or not num.isdigit() or not int(num) \
+            or not int(sockets.value or "0"):
+        return spec, []
+    gpus = int(num) * int(sockets.value or "0")
+    resources = r.model_copy(update={"gpus_per_node": gpus, "gpu_type": kind or r.gpu_type})
+    typed = f" of type {kind}" if kind else ""
+    said = (f"approximated: {per_socket.raw.strip()} with --sockets-per-node={sockets.value} "
+            f"as {gpus} GPU(s){typed} per node ({dialect} ties no GPU to a socket)")
+    return spec.model_copy(update={"resources": resources, "unknown": [
+        d for d in spec.unknown if d is not per_socket]}), [said]
+
+
 # ---------------------------------------------------------------- rendering
 
 def own_unknown_lines(

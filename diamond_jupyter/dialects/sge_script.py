@@ -63,6 +63,7 @@ from .scripts_common import (
     read_array,
     set_output_path,
     sge_time,
+    socket_gpus_per_node,
     take_variables,
     tokenize,
     unknown,
@@ -427,7 +428,8 @@ class SgeScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
                     or spec.constraints.architecture not in _ARCH_BACK]
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes

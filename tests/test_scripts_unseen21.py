@@ -361,6 +361,47 @@ def test_gpus_per_socket_without_a_socket_count_stay_dropped_and_said():
         in warnings
 
 
+@pytest.mark.parametrize(("dialect", "lines", "refusal"), [
+    ("slurm", "#SBATCH --ntasks=0", "line 2: bad number '0' in `#SBATCH --ntasks=0`; "
+     "expected a positive integer"),
+    ("slurm", "#SBATCH -n 2 --cpus-per-task=0", "line 2: bad number '0' in `#SBATCH -n 2 "
+     "--cpus-per-task=0`; expected a positive integer"),
+    ("slurm", "#SBATCH --nodes=0", "line 2: bad number '0' in `#SBATCH --nodes=0`; expected "
+     "a positive integer"),
+    ("flux", "#flux: -n 0", "line 2: bad count '0' in `#flux: -n 0`; expected a positive "
+     "integer"),
+    ("flux", "#flux: -N 0", "line 2: bad count '0' in `#flux: -N 0`; expected a positive "
+     "integer"),
+    ("pbs", "#PBS -l select=0:ncpus=4", "line 2: bad select 'select=0:ncpus=4' in `#PBS -l "
+     "select=0:ncpus=4`; expected N:ncpus=C:... with a chunk count N of 1 or more"),
+    ("pbs", "#PBS -l nodes=0:ppn=4", "line 2: bad nodes 'nodes=0:ppn=4' in `#PBS -l "
+     "nodes=0:ppn=4`; expected N[:ppn=P][:gpus=G][:property] with N of 1 or more"),
+])
+def test_a_count_of_zero_the_scheduler_refuses_is_refused(dialect: str, lines: str,
+                                                          refusal: str):
+    """sbatch refuses --ntasks=0 and --cpus-per-task=0, flux batch 0 slots or nodes, qsub 0
+    chunks or nodes. They were read as nothing (gone unsaid: the job became a one-task
+    job elsewhere) or as 0 nodes, which every other scheduler then refused confusingly."""
+    with pytest.raises(BadInput) as e:
+        parse_lines(dialect, lines)
+    assert str(e.value) == refusal
+
+
+@pytest.mark.parametrize(("lines", "said"), [
+    ("#PBS -l select=1:ncpus=0:ngpus=1", "ncpus=0: a count of 0 read as not given"),
+    ("#PBS -l select=1:ncpus=4:mpiprocs=0", "line 2: mpiprocs=0: a count of 0 read as not "
+     "given"),
+    ("#PBS -l ncpus=0", "ncpus=0: a count of 0 read as not given")])
+def test_a_pbs_count_of_zero_is_no_count_and_said(lines: str, said: str):
+    """PBS takes `ncpus=0`/`mpiprocs=0`; Slurm got `--cpus-per-task=0` (sbatch refuses it)
+    and `mpiprocs=0` divided by zero ('unreadable value'). Now not given, and said."""
+    text = f"#!/bin/bash\n{lines}\n./a\n"
+    script, warnings, _ = translate(text, "slurm", "pbs")
+    assert not any(x.endswith("=0") for x in script.splitlines() if x.startswith("#SBATCH"))
+    assert any(w.startswith(said) for w in warnings), warnings
+    get_script_dialect("slurm").parse_script(script)  # sbatch's reading: no refusal
+
+
 # ------------------------------------------------------------ behaviour pinned down
 
 def test_a_flux_time_limit_in_hours_minutes_seconds_is_refused_with_the_accepted_forms():

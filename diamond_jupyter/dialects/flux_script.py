@@ -295,8 +295,10 @@ class FluxScript:
         r = spec.resources
         if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes", "tasks-per-node",
                  "gpus-per-node", "cores"):
-            if not v.isdigit():
-                raise bad(item, "bad count", "a positive integer")
+            if not v.isdigit() or not int(v) and not o.startswith("gpus"):
+                # flux batch refuses 0 slots, cores or nodes (0 GPUs: none, said later)
+                raise bad(item, "bad count", "a whole number of GPUs" if o.startswith("gpus")
+                          else "a positive integer")
             if o == "cores":  # per-resource mode: a job total, resolved after all options
                 spec.metadata["flux_cores"] = int(v)
                 return True

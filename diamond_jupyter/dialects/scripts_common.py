@@ -330,8 +330,10 @@ def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
 
 
 def to_int(item: Item, accepted: str = "a positive integer") -> int:
+    """A directive's count: 0 is refused as any other non-count (sbatch refuses
+    --ntasks=0 and --cpus-per-task=0; read as nothing it vanished unsaid)."""
     v = (item.value or "").strip()
-    if not v.isdigit():
+    if not v.isdigit() or not int(v):
         raise bad(item, "bad number", accepted)
     return int(v)
 

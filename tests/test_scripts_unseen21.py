@@ -23,13 +23,22 @@ shell syntax, --exclusive with --cores-per-task, a numeric afterok with --begin-
 -g 0, CRLF with a CJK name).
 
 Each is parsed and compared with its EXPECTED row, its needs read, and translated into
-every dialect (its own too) and read back (tests/scripts_unseen_check.py). Fault found, fixed
-and shown by tests here that failed before: a request for 0 GPUs (PBS `ngpus=0`, as NCAR's
-CPU jobs write it, Torque `gpus=0`, Slurm `--gres=gpu:0`/`--gpus-per-node=0`, LSF `-gpu
-num=0`, Grid Engine `-l gpu=0`, flux `-g 0`) was read as a count of 0 GPUs: Grid Engine got
-`-l gpu=0` (qsub refuses a resource its site does not define), Slurm `--gpus-per-node=0`, and
-every other translation, the script's own PBS too, a false `dropped: 0 GPU(s)` claiming the
-scheduler could not carry it. Now read as no GPU request, and said so."""
+every dialect (its own too) and read back (tests/scripts_unseen_check.py). Faults found,
+each fixed and shown by tests here that failed before: a request for 0 GPUs (PBS `ngpus=0`,
+as NCAR's CPU jobs write it, Torque `gpus=0`, Slurm `--gres=gpu:0`/`--gpus-per-node=0`, LSF
+`-gpu num=0`, Grid Engine `-l gpu=0`, flux `-g 0`) was read as a count of 0 GPUs: Grid
+Engine got `-l gpu=0` (qsub refuses a resource its site does not define), Slurm
+`--gpus-per-node=0`, and every other translation, the script's own PBS too, a false
+`dropped: 0 GPU(s)`; now no GPU request, said. Grid Engine's `-l h=!node03` (any host but
+node03) was refused as a host pattern, so Slurm got no --exclude and flux no `-host:`; and
+Slurm's --exclude reached Grid Engine as "no form excludes hosts" though `hostname=!a&!b`
+is one. `--gpus-per-socket=a100:2` on two sockets reached PBS, LSF, flux and Grid Engine
+without GPUs (dropped, while placement sent the job to GPU sites); now 4 per node, said
+approximated. Counts of 0 a scheduler refuses (`--ntasks=0`, `--cpus-per-task=0`,
+`--nodes=0`, flux `-n 0`/`-N 0`, PBS `select=0`, `nodes=0`) were read as nothing or as 0
+nodes; now refused, saying what is accepted; PBS `ncpus=0` reached Slurm as
+`--cpus-per-task=0` and `mpiprocs=0` divided by zero ("unreadable value"): now not given,
+said."""
 
 from __future__ import annotations
 

@@ -38,7 +38,8 @@ approximated. Counts of 0 a scheduler refuses (`--ntasks=0`, `--cpus-per-task=0`
 `--nodes=0`, flux `-n 0`/`-N 0`, PBS `select=0`, `nodes=0`) were read as nothing or as 0
 nodes; now refused, saying what is accepted; PBS `ncpus=0` reached Slurm as
 `--cpus-per-task=0` and `mpiprocs=0` divided by zero ("unreadable value"): now not given,
-said."""
+said. A MIG profile (`1g.10gb`) reached LSF as `gmodel=1g.10gb`, a model no host has: now
+`-gpu mig=1`, said."""
 
 from __future__ import annotations
 
@@ -442,6 +443,23 @@ def test_a_mig_profile_is_a_gpu_type():
     """`--gres=gpu:1g.10gb:1`: one GPU of the MIG profile 1g.10gb (the dot no separator)."""
     script, _ = translated(HERE, "slurm/mig_gres_type_with_dots.sbatch", "slurm")
     assert "#SBATCH --gpus-per-node=1g.10gb:1" in script.splitlines()
+
+
+@pytest.mark.parametrize(("gres", "line", "slices"), [
+    ("gpu:1g.10gb:1", '#BSUB -gpu "num=1:mig=1"', 1),
+    ("gpu:nvidia_a100_3g.40gb:2", '#BSUB -gpu "num=2:mig=3"', 3)])
+def test_a_mig_profile_reaches_lsf_as_a_mig_size(gres: str, line: str, slices: int):
+    """A MIG profile reached LSF as `gmodel=1g.10gb`, a GPU model no host has (the job
+    pends for ever); LSF asks MIG instances by their size in slices: `mig=N`, said."""
+    text = f"#!/bin/bash\n#SBATCH -n 1\n#SBATCH --gres={gres}\n#SBATCH -t 5\n./a\n"
+    script, warnings, _ = translate(text, "lsf", "slurm")
+    assert line in script.splitlines() and "gmodel" not in script
+    kind = gres.split(":")[1]
+    assert f"approximated: GPU type {kind} (a MIG profile, a GPU instance of {slices} " \
+           f"slice(s)) as -gpu mig={slices} (LSF asks MIG instances by their size; a " \
+           "gmodel= names a GPU model, which no host would have)" in warnings
+    script, _, _ = translate(text.replace(gres, "gpu:a100:1"), "lsf", "slurm")  # (guard)
+    assert '#BSUB -gpu "num=1:gmodel=a100"' in script.splitlines()
 
 
 def test_late_and_here_document_directives_are_read_as_each_scheduler_reads_them():

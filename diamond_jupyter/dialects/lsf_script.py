@@ -226,6 +226,10 @@ def _lsf_job(jid: str) -> str:
     job, _, index = jid.partition("_")
     return f"{job}[{index}]" if index else job
 
+# a MIG profile as Slurm names the GPU type (`1g.10gb`, NVML's `nvidia_a100_3g.40gb`): a GPU
+# instance of N slices (its number before `g`)
+_MIG_PROFILE = re.compile(r"(?:\w+_)?(\d)g\.\d+gb(?:\+me)?", re.IGNORECASE)
+
 
 class LsfScript:
     submit_wait = staticmethod(submit_wait)
@@ -1110,7 +1114,14 @@ class LsfScript:
                             "num= is per host, and the hosts of its tasks are LSF's choice)")
         elif r.gpus_per_node:
             parts.append(f"num={r.gpus_per_node}")
-        if parts and r.gpu_type:
+        mig = _MIG_PROFILE.fullmatch(r.gpu_type or "")
+        if parts and mig and spec.source_dialect != "lsf":
+            parts.append(f"mig={mig.group(1)}")
+            warnings.append(f"approximated: GPU type {r.gpu_type} (a MIG profile, a GPU "
+                            f"instance of {mig.group(1)} slice(s)) as -gpu mig={mig.group(1)} "
+                            "(LSF asks MIG instances by their size; a gmodel= names a GPU "
+                            "model, which no host would have)")
+        elif parts and r.gpu_type:
             parts.append(f"gmodel={r.gpu_type}")
         elif r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count (LSF's "

@@ -39,7 +39,8 @@ approximated. Counts of 0 a scheduler refuses (`--ntasks=0`, `--cpus-per-task=0`
 nodes; now refused, saying what is accepted; PBS `ncpus=0` reached Slurm as
 `--cpus-per-task=0` and `mpiprocs=0` divided by zero ("unreadable value"): now not given,
 said. A MIG profile (`1g.10gb`) reached LSF as `gmodel=1g.10gb`, a model no host has: now
-`-gpu mig=1`, said."""
+`-gpu mig=1`, said. LSF's `-w "exit(ID, != 0)"` was kept unread (no other scheduler waited
+for the job): every exit is one with a non-zero code, so afternotok, said."""
 
 from __future__ import annotations
 
@@ -130,7 +131,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/select_hname_not_equal.lsf": dict(
         tasks=1, cpus=1, walltime=1800, unknown=["-R select"], name="avoid"),
     "lsf/w_exit_code_condition.lsf": dict(
-        tasks=1, cpus=1, walltime=600, unknown=["-w"], name="onfail"),
+        tasks=1, cpus=1, walltime=600, deps=[("afternotok", ["5501"])], name="onfail",
+        notes=["-w exit(5501, != 0) read as exit(5501)"]),
     # ------------------------------------------------------------ pbs
     "pbs/pro_comment_after_directive_walltime.pbs": dict(
         nodes=1, tasks=1, cpus=4, walltime=3600, name="tagged", queue="normal"),
@@ -410,6 +412,19 @@ def test_a_pbs_count_of_zero_is_no_count_and_said(lines: str, said: str):
     assert not any(x.endswith("=0") for x in script.splitlines() if x.startswith("#SBATCH"))
     assert any(w.startswith(said) for w in warnings), warnings
     get_script_dialect("slurm").parse_script(script)  # sbatch's reading: no refusal
+
+
+@pytest.mark.parametrize("condition", ["exit(5501, != 0)", "exit(5501,>0)", "exit(5501, >= 1)"])
+def test_an_lsf_exit_with_any_non_zero_code_is_afternotok(condition: str):
+    """`-w "exit(5501, != 0)"` (bsub: 5501 exited with a code other than 0) is every exit
+    of 5501; it was kept unread, so no other scheduler waited for 5501 at all."""
+    text = f'#!/bin/bash\n#BSUB -n 1\n#BSUB -w "{condition}"\n#BSUB -W 5\n./a\n'
+    script, warnings, _ = translate(text, "slurm", "lsf", dependency_ids="target")
+    assert "#SBATCH --dependency=afternotok:5501" in script.splitlines()
+    assert f"line 3: -w {condition} read as exit(5501) (a job in EXIT state ended with a " \
+           "non-zero code; elsewhere the job waits for it to fail)" in warnings
+    spec = parse_lines("lsf", '#BSUB -n 1\n#BSUB -w "exit(5501, == 3)"')  # one code: kept
+    assert spec.dependencies == [] and [d.option for d in spec.unknown] == ["-w"]
 
 
 # ------------------------------------------------------------ behaviour pinned down

@@ -96,6 +96,8 @@ _SECTION = re.compile(r"\b(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
 _ARRAY_SUFFIX = re.compile(r"\[[^\[\]]*\](?:%\d+)?\Z")  # "name[1-10]%2"
 _DEP = {"done": "afterok", "ended": "afterany", "exit": "afternotok", "started": "after"}
 _DEP_BACK = {v: k for k, v in _DEP.items()}
+# bsub -w `exit(ID, != 0)` (also `> 0`, `>= 1`): the job exited with any non-zero code
+_EXIT_NOT_ZERO = re.compile(r"exit\(\s*(\d+(?:\[(?:\*|\d+)\])?)\s*,\s*(?:!=\s*0|>\s*0|>=\s*1)\s*\)")
 _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
@@ -458,6 +460,13 @@ class LsfScript:
                     note(spec, f"line {item.lineno}: -w {term} read as done({term}) (bsub's "
                                "condition for a job named without one)")
                     term = f"done({term})"
+                if failed := _EXIT_NOT_ZERO.fullmatch(term):
+                    # an exit code other than 0: a job that exits does so with one (bsub's
+                    # EXIT state), so the same jobs as exit(ID)
+                    note(spec, f"line {item.lineno}: -w {term} read as exit({failed.group(1)}) "
+                               "(a job in EXIT state ended with a non-zero code; elsewhere "
+                               "the job waits for it to fail)")
+                    term = f"exit({failed.group(1)})"
                 m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
                                  term)
                 if not m:

@@ -56,10 +56,12 @@ def test_excluded_hosts_reach_slurm_and_are_said_elsewhere() -> None:
     script, warnings, _ = translate(src, "slurm")
     assert "#SBATCH --exclude=bad[1-2]" in script.splitlines()
     assert "kept: #flux: --requires=-host:bad[1-2] as --exclude=bad[1-2]" in warnings
-    for target in ("pbs", "lsf", "sge"):
+    for target in ("pbs", "lsf"):
         _, said, _ = translate(src, target)
         assert any(w.startswith("dropped: #flux: --requires=-host:bad[1-2] (the hosts "
                                 "bad[1-2] the job must not have") for w in said), (target, said)
+    script, _, _ = translate(src, "sge")  # complex(5)'s negation (test_scripts_unseen21)
+    assert "#$ -l hostname=!bad1&!bad2" in script.splitlines()
 
 
 def test_hosts_and_exclusions_in_one_query() -> None:

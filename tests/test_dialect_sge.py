@@ -216,7 +216,7 @@ def test_render_then_parse_keeps_what_grid_engine_can_say(spec: JobSpec):
         assert getattr(back, field) == getattr(spec, field), field
     r, b = spec.resources, back.resources
     assert (b.walltime_s, b.memory_per_cpu_mb, b.gpus_per_node, b.tasks) == (
-        r.walltime_s, r.memory_per_cpu_mb, r.gpus_per_node, r.tasks)
+        r.walltime_s, r.memory_per_cpu_mb, r.gpus_per_node or None, r.tasks)  # 0: none
     assert sorted(back.mail_events) == sorted(spec.mail_events)
     assert back.environment.variables == spec.environment.variables
     assert bool(back.environment.export_all) == bool(spec.environment.export_all)

@@ -34,6 +34,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_queue,
     one_shape,
@@ -42,6 +43,7 @@ from .scripts_common import (
     passed_names,
     placeholder_note,
     quote,
+    socket_gpus_per_node,
     tokenize,
     unknown,
     whole_job_dependencies,
@@ -221,6 +223,7 @@ class FluxScript:
         self._resolve_cores(spec)
         self._apply_duration(spec)
         self._apply_queue(spec)
+        no_gpus_for_zero(spec, "-g 0 or --gpus-per-node=0")
         return spec
 
     @staticmethod
@@ -293,8 +296,10 @@ class FluxScript:
         r = spec.resources
         if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes", "tasks-per-node",
                  "gpus-per-node", "cores"):
-            if not v.isdigit():
-                raise bad(item, "bad count", "a positive integer")
+            if not v.isdigit() or not int(v) and not o.startswith("gpus"):
+                # flux batch refuses 0 slots, cores or nodes (0 GPUs: none, said later)
+                raise bad(item, "bad count", "a whole number of GPUs" if o.startswith("gpus")
+                          else "a positive integer")
             if o == "cores":  # per-resource mode: a job total, resolved after all options
                 spec.metadata["flux_cores"] = int(v)
                 return True
@@ -474,7 +479,8 @@ class FluxScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         lines: list[str] = []
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 

@@ -50,6 +50,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_out_pattern,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_shape,
     output_mode_of,
@@ -63,6 +64,7 @@ from .scripts_common import (
     read_array,
     resource_totals,
     set_components,
+    socket_gpus_per_node,
     split_variables,
     summed_totals,
     tokenize,
@@ -95,6 +97,8 @@ _SECTION = re.compile(r"\b(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
 _ARRAY_SUFFIX = re.compile(r"\[[^\[\]]*\](?:%\d+)?\Z")  # "name[1-10]%2"
 _DEP = {"done": "afterok", "ended": "afterany", "exit": "afternotok", "started": "after"}
 _DEP_BACK = {v: k for k, v in _DEP.items()}
+# bsub -w `exit(ID, != 0)` (also `> 0`, `>= 1`): the job exited with any non-zero code
+_EXIT_NOT_ZERO = re.compile(r"exit\(\s*(\d+(?:\[(?:\*|\d+)\])?)\s*,\s*(?:!=\s*0|>\s*0|>=\s*1)\s*\)")
 _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
@@ -225,6 +229,10 @@ def _lsf_job(jid: str) -> str:
     job, _, index = jid.partition("_")
     return f"{job}[{index}]" if index else job
 
+# a MIG profile as Slurm names the GPU type (`1g.10gb`, NVML's `nvidia_a100_3g.40gb`): a GPU
+# instance of N slices (its number before `g`)
+_MIG_PROFILE = re.compile(r"(?:\w+_)?(\d)g\.\d+gb(?:\+me)?", re.IGNORECASE)
+
 
 class LsfScript:
     submit_wait = staticmethod(submit_wait)
@@ -261,6 +269,7 @@ class LsfScript:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
         keep_as_written(spec, False)
+        no_gpus_for_zero(spec, "-gpu num=0 or rusage[ngpus_physical=0]")
         return spec
 
     @staticmethod
@@ -452,6 +461,13 @@ class LsfScript:
                     note(spec, f"line {item.lineno}: -w {term} read as done({term}) (bsub's "
                                "condition for a job named without one)")
                     term = f"done({term})"
+                if failed := _EXIT_NOT_ZERO.fullmatch(term):
+                    # an exit code other than 0: a job that exits does so with one (bsub's
+                    # EXIT state), so the same jobs as exit(ID)
+                    note(spec, f"line {item.lineno}: -w {term} read as exit({failed.group(1)}) "
+                               "(a job in EXIT state ended with a non-zero code; elsewhere "
+                               "the job waits for it to fail)")
+                    term = f"exit({failed.group(1)})"
                 m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
                                  term)
                 if not m:
@@ -838,7 +854,8 @@ class LsfScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         lines: list[str] = []
         if self._compound_text(spec, []) is None:
             spec = one_shape(spec, self.name, warnings)  # a job of several shapes
@@ -1106,7 +1123,14 @@ class LsfScript:
                             "num= is per host, and the hosts of its tasks are LSF's choice)")
         elif r.gpus_per_node:
             parts.append(f"num={r.gpus_per_node}")
-        if parts and r.gpu_type:
+        mig = _MIG_PROFILE.fullmatch(r.gpu_type or "")
+        if parts and mig and spec.source_dialect != "lsf":
+            parts.append(f"mig={mig.group(1)}")
+            warnings.append(f"approximated: GPU type {r.gpu_type} (a MIG profile, a GPU "
+                            f"instance of {mig.group(1)} slice(s)) as -gpu mig={mig.group(1)} "
+                            "(LSF asks MIG instances by their size; a gmodel= names a GPU "
+                            "model, which no host would have)")
+        elif parts and r.gpu_type:
             parts.append(f"gmodel={r.gpu_type}")
         elif r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} without a GPU count (LSF's "

@@ -160,18 +160,26 @@ _PLAIN_HOST = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 def _chosen_hosts(directives: list[Directive]) -> NamedHosts:
     """Grid Engine `-l hostname=h1|h2` (`h=`): the job's hosts come from among those named,
-    as flux's `host:` (the last directive counts, as qsub keeps it); a pattern (`node*`,
-    `!h1`, `h1&h2`) has no other scheduler's form. LSF `-m` is read only to say why it is
-    not carried: it names hosts, host groups and compute units alike (bsub(1)), which no
-    other scheduler's host list can tell apart (a group's name would be a host that never
-    exists: refused, or a job that never starts)."""
+    as flux's `host:` (the last directive counts, as qsub keeps it); `!h1&!h2`, hosts the
+    job never gets; another pattern (`node*`, `h1&h2`) has no other scheduler's form. LSF
+    `-m` is read only to say why it is not carried: it names hosts, host groups and
+    compute units alike (bsub(1)), which no other scheduler's host list can tell apart (a
+    group's name would be a host that never exists: refused, or a job that never starts)."""
     out = NamedHosts(directives)
     d = directives[-1]
     if d.dialect == "lsf":
         out.why_not = ("LSF's -m names hosts, host groups and compute units alike, which "
                        "cannot be told apart here")
         return out
-    names = (d.value or "").partition("=")[2].split("|")
+    value = (d.value or "").partition("=")[2]
+    negated = value.split("&")
+    if all(n.startswith("!") and _PLAIN_HOST.fullmatch(n[1:]) for n in negated):
+        # `!h1&!h2` (complex(5): not h1 and not h2): hosts the job never gets, as
+        # Slurm's --exclude and flux's -host:
+        out.exclude = [",".join(n[1:] for n in negated)]
+        out.said_by[out.exclude[0]] = d
+        return out
+    names = value.split("|")
     odd = next((n for n in names if not _PLAIN_HOST.fullmatch(n)), None)
     if odd is not None:
         out.why_not = f"{odd!r} is a host pattern (wildcards, `!`, `&`), not a host"
@@ -319,6 +327,15 @@ def carried(named: NamedHosts, spec: JobSpec, target: str
             out.append(("exclude", ex, named.raw(ex)))
         elif target == "flux":
             out.append(("requires", f"-host:{ex}", named.raw(ex)))
+        elif target == "sge" and named.among is None \
+                and not any("[" in h or "]" in h for h in expand_hostlist(ex)):
+            # complex(5)'s `!h1&!h2`; beside a hostname= of its own it would be a second
+            # hostname request (qsub keeps one)
+            out.append(("-l", "hostname=" + "&".join(f"!{h}" for h in expand_hostlist(ex)),
+                        named.raw(ex)))
+        elif target == "sge" and named.among is not None:
+            said.append(f"dropped: {named.raw(ex)} (the hosts {ex} the job must not have: "
+                        "qsub keeps one hostname request, the hosts named)")
         else:
             said.append(f"dropped: {named.raw(ex)} (the hosts {ex} the job must not have: "
                         f"no {target} form excludes hosts)")

@@ -52,6 +52,7 @@ from .scripts_common import (
     map_out_pattern,
     mapped_or_placeholder,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_queue,
     output_mode_warning,
@@ -65,6 +66,7 @@ from .scripts_common import (
     set_components,
     set_output_path,
     sh_quote,
+    socket_gpus_per_node,
     split_header,
     summed_totals,
     take_variables,
@@ -299,7 +301,25 @@ class PbsScript:
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
         keep_as_written(spec, False)
+        no_gpus_for_zero(spec, "ngpus=0, or Torque gpus=0")
+        self._zero_counts(spec)
         return spec
+
+    @staticmethod
+    def _zero_counts(spec: JobSpec) -> None:
+        """`ncpus=0`, `-l procs=0` (`mpiprocs=0`: `_select`): PBS takes a chunk or a job
+        asking none, but a count of 0 is no count elsewhere (sbatch refuses
+        --cpus-per-task=0): read as not given (the scheduler's default, one), and said."""
+        zero = {"cpus_per_task": "ncpus=0", "tasks": "procs=0 / ncpus=0"}
+        said: list[str] = []
+        for r in (spec.resources, *spec.components):
+            for key, spelled in zero.items():
+                if getattr(r, key) == 0:
+                    setattr(r, key, None)
+                    said += [spelled] if spelled not in said else []
+        if said:
+            note(spec, f"{', '.join(said)}: a count of 0 read as not given (other schedulers "
+                       "take no 0 there; each gets its default of one)")
 
     @staticmethod
     def _per_process_memory(spec: JobSpec) -> None:
@@ -636,6 +656,8 @@ class PbsScript:
             return self._chunks(spec, item, val, "select", self._select)
         parts = val.split(":")
         r = spec.resources
+        if parts[0] == "0" * len(parts[0]):  # qsub: a chunk count of at least 1
+            raise bad(item, "bad select", "N:ncpus=C:... with a chunk count N of 1 or more")
         if parts[0].isdigit():
             r.nodes = int(parts.pop(0))
         elif "=" not in parts[0]:
@@ -645,6 +667,10 @@ class PbsScript:
         for k, x in (("ncpus", ncpus), ("mpiprocs", procs)):
             if x is not None and not x.isdigit():
                 raise bad(item, f"bad {k}", "a positive integer")
+        if procs is not None and not int(procs):  # no MPI ranks here: as if not given
+            note(spec, f"line {item.lineno}: mpiprocs=0: a count of 0 read as not given "
+                       "(other schedulers take no 0 there; each gets its default of one)")
+            procs = None
         if procs:
             r.tasks_per_node = int(procs)
             if ncpus and int(ncpus) % int(procs) == 0:
@@ -678,6 +704,8 @@ class PbsScript:
         r = spec.resources
         if not parts[0].isdigit():
             parts[0] = "1"  # a named host is one node
+        elif not int(parts[0]):  # qsub: at least one node
+            raise bad(item, "bad nodes", "N[:ppn=P][:gpus=G][:property] with N of 1 or more")
         r.nodes = int(parts.pop(0))
         gpus = any(p.startswith("gpus=") for p in parts)
         for p in parts:
@@ -834,7 +862,8 @@ class PbsScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         # a Torque site's jobs in Torque's words (`nodes=`, `-t`), whatever the script's
         # dialect; elsewhere a PBS script keeps the flavor it was written in
         torque = spec.metadata.get(TARGET_FLAVOR) == "torque" or (

@@ -12,7 +12,9 @@ from ..model import (
     _SHELL,
     CPU_TIME,
     DEPENDENCY_ANY,
+    GPUS_PER_JOB,
     PBS_GPU_MODEL_KEYS,
+    PER_GPU,
     TASK_RANGE,
     ArraySpec,
     BadInput,
@@ -328,8 +330,10 @@ def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
 
 
 def to_int(item: Item, accepted: str = "a positive integer") -> int:
+    """A directive's count: 0 is refused as any other non-count (sbatch refuses
+    --ntasks=0 and --cpus-per-task=0; read as nothing it vanished unsaid)."""
     v = (item.value or "").strip()
-    if not v.isdigit():
+    if not v.isdigit() or not int(v):
         raise bad(item, "bad number", accepted)
     return int(v)
 
@@ -418,6 +422,30 @@ def note(spec: JobSpec, text: str) -> None:
     spec.metadata.setdefault("parse_notes", []).append(text)
 
 
+def no_gpus_for_zero(spec: JobSpec, spelled: str) -> None:
+    """A request for 0 GPUs (`ngpus=0`, `--gres=gpu:0`, `-l gpu=0`, `-g 0`) asks for none,
+    as no GPU request does: read so, and said, rather than as a count of 0 that other
+    schedulers would be given (Grid Engine `-l gpu=0`, refused where no gpu complex is) or
+    told was dropped. Its components' zeros likewise; a per-GPU request (--cpus-per-gpu)
+    keeps its count as written."""
+    if PER_GPU in spec.metadata:
+        return
+    shapes = [spec.resources, *spec.components]
+    zeros = [r for r in shapes if 0 in (r.gpus_per_node, r.gpus_per_task)]
+    if not zeros:
+        return
+    for r in zeros:
+        for key in ("gpus_per_node", "gpus_per_task"):
+            if getattr(r, key) == 0:
+                setattr(r, key, None)
+        if r.gpus_per_node is None and r.gpus_per_task is None:
+            r.gpu_type = None
+    if spec.metadata.get(GPUS_PER_JOB) == 0:
+        del spec.metadata[GPUS_PER_JOB]
+    note(spec, f"a request for 0 GPUs ({spelled}) asks for none: read as no GPU request "
+               "(no scheduler is asked for a GPU count)")
+
+
 def unknown(spec: JobSpec, dialect: str, item: Item, option: str | None = None) -> None:
     spec.unknown.append(
         Directive(dialect=dialect, option=option or item.option, value=item.value, raw=item.raw)
@@ -471,6 +499,34 @@ def without_submit_waits(spec: JobSpec, dialect: str, rule: SubmitWaitRule
     if kept == spec.unknown:  # nothing dropped
         return spec, said
     return spec.model_copy(update={"unknown": kept}), said
+
+
+def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str]]:
+    """A Slurm script's kept `--gpus-per-socket=[type:]N` beside `--sockets-per-node=S`
+    (sbatch wants both) as N x S GPUs per node for `dialect`, which ties no GPU to a
+    socket: said approximated, where it was dropped and the job reached a scheduler
+    without its GPUs. Left as it is where the job asks GPUs otherwise, has several
+    components, or the count is not one plain number."""
+    r = spec.resources
+    if dialect == "slurm" or spec.components or r.gpus_per_node or r.gpus_per_task:
+        return spec, []
+    kept = {d.option: d for d in spec.unknown if d.dialect == "slurm"}
+    if "hetjob" in kept or "packjob" in kept:
+        return spec, []
+    per_socket, sockets = kept.get("--gpus-per-socket"), kept.get("--sockets-per-node")
+    if per_socket is None or sockets is None or not (sockets.value or "").isdigit():
+        return spec, []
+    kind, _, num = (per_socket.value or "").rpartition(":")
+    if ":" in kind or "," in kind or not num.isdigit() or not int(num) \
+            or not int(sockets.value or "0"):
+        return spec, []
+    gpus = int(num) * int(sockets.value or "0")
+    resources = r.model_copy(update={"gpus_per_node": gpus, "gpu_type": kind or r.gpu_type})
+    typed = f" of type {kind}" if kind else ""
+    said = (f"approximated: {per_socket.raw.strip()} with --sockets-per-node={sockets.value} "
+            f"as {gpus} GPU(s){typed} per node ({dialect} ties no GPU to a socket)")
+    return spec.model_copy(update={"resources": resources, "unknown": [
+        d for d in spec.unknown if d is not per_socket]}), [said]
 
 
 # ---------------------------------------------------------------- rendering

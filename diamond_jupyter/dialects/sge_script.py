@@ -53,6 +53,7 @@ from .scripts_common import (
     map_out_pattern,
     mapped_or_placeholder,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     one_shape,
     output_mode_warning,
@@ -63,6 +64,7 @@ from .scripts_common import (
     read_array,
     set_output_path,
     sge_time,
+    socket_gpus_per_node,
     take_variables,
     tokenize,
     unknown,
@@ -243,6 +245,7 @@ class SgeScript:
                 note(spec, "-tc without -t has no effect; dropped")
             else:
                 spec.array = ArraySpec(expression=f"{spec.array.expression}%{state['tc']}")
+        no_gpus_for_zero(spec, "-l gpu=0")
         return spec
 
     def _map(self, spec: JobSpec, item: Item, state: dict[str, Any]) -> bool:  # noqa: C901
@@ -426,7 +429,8 @@ class SgeScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:  # noqa: C901
         spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
-        warnings = common_render_warnings(spec, self.name) + waits
+        spec, socket_gpus = socket_gpus_per_node(spec, self.name)
+        warnings = common_render_warnings(spec, self.name) + waits + socket_gpus
         warnings = [w for w in warnings if not w.startswith("dropped: architecture")
                     or spec.constraints.architecture not in _ARCH_BACK]
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
@@ -632,20 +636,20 @@ class SgeScript:
             if per_host > 1 or not per:
                 warnings.append(f"approximated: memory {r.memory_mb}MB per node as "
                                 f"{per}MB per slot (-l h_vmem is per slot)")
-        gpus = None
-        if r.gpus_per_node is not None:
+        gpus = None  # 0 GPUs asks for none, as no count does: no -l gpu=0
+        if r.gpus_per_node:
             gpus = r.gpus_per_node * (r.nodes or 1)
             if (r.nodes or 1) > 1:
                 warnings.append(f"approximated: {r.gpus_per_node} GPUs per node on {r.nodes} "
                                 f"nodes as {gpus} GPUs for the job (-l gpu is per job)")
-        elif r.gpus_per_task is not None:
+        elif r.gpus_per_task:
             tasks = r.tasks or 1
             gpus = r.gpus_per_task * tasks
             warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as {gpus} GPUs "
                             "for the job (-l gpu is per job)")
         elif kept_gpus:  # Slurm's kept --gpus=N is the job's, as -l gpu is
             gpus = kept_gpus
-        if gpus is not None:
+        if gpus:
             out.append(f"{spec.metadata.get('sge_gpu', 'gpu')}={gpus}")
         if r.gpu_type:
             warnings.append(f"dropped: GPU type {r.gpu_type} (no standard Grid Engine "

@@ -52,6 +52,7 @@ from .scripts_common import (
     map_out_pattern,
     mapped_or_placeholder,
     neutral_preamble,
+    no_gpus_for_zero,
     note,
     output_mode_of,
     own_unknown_lines,
@@ -417,6 +418,7 @@ class SlurmScript:
             self._components(spec, het_line, parts, "mem" in later.memory)
             _check_het_groups(text, len(parts) + 1, het_line)
         spec.join_output = spec.stderr is None  # sbatch sends both streams to --output
+        no_gpus_for_zero(spec, "--gres=gpu:0, --gpus-per-node=0 or --gpus-per-task=0")
         return spec
 
     def _components(self, spec: JobSpec, het_line: int, parts: list[list[Item]],

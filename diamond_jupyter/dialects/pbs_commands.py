@@ -483,7 +483,10 @@ class PbsCommands(FailureReading):
             or None, partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
             cpus=to_int(rl.get("ncpus")), gpus=gpus, walltime_s=limit,
             submitted_at=self._time(a.get("qtime") or a.get("ctime")),
-            started_at=self._time(a.get("stime") or a.get("start_time")),
+            # a requeued job (qrerun, a node lost) waits again: its last run's start is not
+            # this one's
+            started_at=self._time(a.get("stime") or a.get("start_time"))
+            if state != JobState.PENDING else None,
             ended_at=self._time(a.get("obittime")) if state.terminal else None,
             estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
             else None, exit_code=exit_code, reason=reason, node_list=hosts,

@@ -245,7 +245,8 @@ class LsfCommands(FailureReading):
                 exit_reason = clean(r.get("EXIT_REASON")) or ""
                 if exit_reason.startswith(_CANCEL_REASONS):
                     state = JobState.CANCELLED
-                elif exit_reason.startswith("TERM_RUNLIMIT"):
+                elif exit_reason.startswith(("TERM_RUNLIMIT", "TERM_DEADLINE")):
+                    # its run limit, or the termination time `bsub -t` set (Slurm's DEADLINE)
                     state = JobState.TIMEOUT
             elif stat == "PSUSP":
                 reason = reason or "held (PSUSP)"

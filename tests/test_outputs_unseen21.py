@@ -657,3 +657,35 @@ def test_bjobs_saying_it_found_no_job_is_an_empty_queue(said):
     only "No <word> job found" was known; this one read as a broken answer (invalid
     JSON), so a site with an empty queue could not be read."""
     assert lsf.parse_status(said + "\n") == []
+
+
+def test_a_requeued_pbs_job_waiting_again_has_not_started():
+    """`qrerun` (or a lost node) puts a PBS job back in the queue with its last run's
+    `stime` (Torque's `start_time`) and a run_count above 0. Before: the waiting job read
+    as started then, as the LSF and sacct readings did before theirs were mended."""
+    pro = json.dumps({"Jobs": {"30.s": {
+        "job_state": "Q", "run_count": 1, "stime": "Tue Dec  2 09:00:00 2025",
+        "qtime": "Tue Dec  2 08:00:00 2025", "comment": "Job requeued"}}}, indent=4)
+    assert [(j.state.value, j.submitted_at, j.started_at)
+            for j in pbs.parse_status(pro)] == [("PENDING", at(2025, 12, 2, 8), None)]
+    xml = (f"<Data><Job><Job_Id>31.t</Job_Id><job_state>Q</job_state><start_count>1"
+           f"</start_count><start_time>{epoch(2026, 12, 1, 9)}</start_time></Job></Data>")
+    assert [(j.state.value, j.started_at) for j in torque.parse_status(xml)] == [
+        ("PENDING", None)]
+    # a running job keeps its start
+    running = xml.replace("<job_state>Q", "<job_state>R")
+    assert [j.started_at for j in torque.parse_status(running)] == [at(2026, 12, 1, 9)]
+
+
+@pytest.mark.parametrize("reason,state", [
+    ("TERM_DEADLINE: job killed after deadline expires", "TIMEOUT"),
+    ("TERM_RUNLIMIT: job killed after reaching LSF run time limit", "TIMEOUT"),
+    ("TERM_CPULIMIT: job killed after reaching LSF CPU usage limit", "FAILED"),
+])
+def test_an_lsf_job_killed_at_its_termination_time_timed_out(reason, state):
+    """`bsub -t` sets the time a job is killed at: LSF ends it with TERM_DEADLINE, as Slurm
+    ends a job past its --deadline (DEADLINE, read TIMEOUT). Before: read FAILED, as if the
+    job's own code had failed."""
+    listing = json.dumps({"RECORDS": [{"JOBID": "40", "STAT": "EXIT", "EXIT_CODE": "140",
+                                       "EXIT_REASON": reason}]})
+    assert ended(lsf.parse_status(listing)) == [("40", state, 140, reason)]

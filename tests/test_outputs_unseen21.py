@@ -17,9 +17,17 @@ import pytest
 from diamond_jupyter.dialects import slurm_rest
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands, parse_jl_u, parse_task_limits
+from diamond_jupyter.dialects.lsf_commands import array_of as lsf_array_of
+from diamond_jupyter.dialects.lsf_commands import array_tasks as lsf_array_tasks
+from diamond_jupyter.dialects.outputs_common import fold_array_tasks
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.pbs_text import parse_wrapper_nodes
 from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.dialects.sge_commands import array_of as sge_array_of
+from diamond_jupyter.dialects.sge_commands import array_tasks as sge_array_tasks
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.dialects.slurm_commands import array_of as slurm_array_of
+from diamond_jupyter.dialects.slurm_commands import array_tasks as slurm_array_tasks
 from diamond_jupyter.model import JobStatus, Node, SiteError
 from diamond_jupyter.placement_fit import node_returning, node_usable
 
@@ -593,6 +601,117 @@ OUTPUTS = [
               for j in sge.parse_accounting(QACCT_NEVER_RAN)],
      [("12", "FAILED", None, "Grid Engine failed the job (26: opening input/output file)",
        None, None)]),
+]
+
+
+# -- arrays in every state, folded as the engine follows them --------------------------------
+
+ARRAY_SACCT = "\n".join([
+    "70_1|COMPLETED|0:0|2026-12-01T09:00:00|2026-12-01T09:10:00|c1|arr|70_1",
+    "70_2|FAILED|3:0|2026-12-01T09:00:00|2026-12-01T09:11:00|c1|arr|70_2",
+    "70_3|CANCELLED by 1000|0:15|2026-12-01T09:00:00|2026-12-01T09:12:00|c1|arr|70_3",
+    "70_4|TIMEOUT|0:0|2026-12-01T09:00:00|2026-12-01T10:00:00|c1|arr|70_4",
+    "70_[5-9]|PENDING|0:0|Unknown|Unknown|None assigned|arr|70_[5-9]",
+]) + "\n"
+
+ARRAY_BJOBS = json.dumps({"RECORDS": [
+    {"JOBID": "80", "STAT": "DONE", "JOB_NAME": "a[1]", "START_TIME": "Dec  6 08:00",
+     "FINISH_TIME": "Dec  6 08:10"},
+    {"JOBID": "80", "STAT": "EXIT", "JOB_NAME": "a[2]", "EXIT_CODE": "2",
+     "START_TIME": "Dec  6 08:00", "FINISH_TIME": "Dec  6 08:20"},
+    {"JOBID": "80", "STAT": "RUN", "JOB_NAME": "a[3]", "START_TIME": "Dec  6 08:30"},
+    {"JOBID": "80", "STAT": "PEND", "JOB_NAME": "a[4]",
+     "PEND_REASON": "The job array has reached its job slot limit;"},
+    {"JOBID": "80", "STAT": "PSUSP", "JOB_NAME": "a[5]"},
+]})
+
+ARRAY_QSTAT_XML = (
+    '<?xml version="1.0"?><job_info><queue_info>'
+    + _jl(90, "r", _RUN.format("n1") + "<tasks>1</tasks>") + "</queue_info><job_info>"
+    + _jl(90, "qw", _WAIT + "<tasks>2-10:1</tasks>", "pending")
+    + _jl(90, "hqw", _WAIT + "<tasks>11</tasks>", "pending") + "</job_info></job_info>")
+
+# Torque 6 `pbsnodes -a`: a node held whole and loaded, one down and offline with a note,
+# one with a slot taken; availmem in kb (the Slurm wrapper's is in mb)
+TORQUE_NODES = """n01
+     state = job-exclusive,busy
+     power_state = Running
+     np = 16
+     properties = ib,haswell
+     ntype = cluster
+     jobs = 0-7/123.torque01,8-15/124.torque01
+     status = opsys=linux,uname=Linux n01 3.10.0 #1 SMP x86_64,sessions=1 2,nsessions=2,\
+totmem=131072000kb,availmem=120000000kb,physmem=131072000kb,ncpus=16,loadave=17.00,state=free
+     mom_service_port = 15002
+     gpus = 2
+
+n02
+     state = down,offline
+     np = 16
+     ntype = cluster
+     note = bad DIMM, ticket 123
+
+n03
+     state = free
+     np = 16
+     ntype = cluster
+     jobs = 0/125.torque01
+     status = physmem=65536000kb,availmem=60000000kb
+"""
+
+PBSNODES = json.dumps({"pbs_version": "2024.1.0", "nodes": {
+    "v1": {"state": "resv-exclusive", "resources_available": {"host": "v1", "ncpus": 8}},
+    "v2": {"state": "sleep", "resources_available": {"host": "v2", "ncpus": 8}},
+    "v3": {"state": "state-unknown,down", "resources_available": {"host": "v3", "ncpus": 8}},
+    "v4": {"state": "free", "pcpus": 8, "resources_available": {"host": "v4", "mem": "0kb"},
+           "resources_assigned": {}},
+}})
+
+OUTPUTS += [
+    ("sacct: an array's tasks in every state, waiting ones left: the array waits",
+     lambda: [(j.native_id, j.state.value, j.reason, j.started_at, j.ended_at)
+              for j in fold_array_tasks(slurm.parse_accounting(ARRAY_SACCT),
+                                        slurm_array_of, slurm_array_tasks)],
+     [("70", "PENDING", "array tasks: 5 waiting, 1 completed, 3 not completed",
+       at(2026, 12, 1, 9), None)]),
+    ("sacct: an array's tasks all ended: the worst outcome, the last end",
+     lambda: [(j.native_id, j.state.value, j.exit_code, j.ended_at, j.reason)
+              for j in fold_array_tasks(slurm.parse_accounting(ARRAY_SACCT)[:4],
+                                        slurm_array_of, slurm_array_tasks)],
+     [("70", "CANCELLED", 143, at(2026, 12, 1, 10), "array tasks: 1 completed, 3 not "
+       "completed; task 70_3: cancelled by uid 1000")]),
+    ("bjobs: an array's elements done, failed, running, throttled and held: it runs",
+     lambda: [(j.native_id, j.state.value, j.reason, j.started_at)
+              for j in fold_array_tasks(lsf.parse_status(ARRAY_BJOBS), lsf_array_of,
+                                        lsf_array_tasks)],
+     [("80", "RUNNING", "array tasks: 1 running, 2 waiting, 1 completed, 1 not completed",
+       at(2026, 12, 6, 8))]),
+    ("qstat -xml: an array's running task, waiting range and held task: it runs",
+     lambda: [(j.native_id, j.state.value, j.reason)
+              for j in fold_array_tasks(sge.parse_status(ARRAY_QSTAT_XML), sge_array_of,
+                                        sge_array_tasks)],
+     [("90", "RUNNING", "array tasks: 1 running, 10 waiting")]),
+    # -- node lists ----------------------------------------------------------------------
+    ("Torque pbsnodes -a: job-exclusive,busy holds all, down,offline, a slot taken",
+     lambda: [(n.name, n.state, n.cpus, n.cpus_allocated, n.memory_mb, n.gpus, n.features,
+               node_usable(n)) for n in parse_wrapper_nodes(TORQUE_NODES)],
+     [("n01", "job-exclusive,busy", 16, 16, 128000, 2, ["ib", "haswell"], True),
+      ("n02", "down,offline", 16, 0, 0, 0, [], False),
+      ("n03", "free", 16, 1, 64000, 0, [], True)]),
+    ("pbsnodes -F json: resv-exclusive, sleep, state-unknown,down; pcpus when no ncpus",
+     lambda: [(n.name, n.cpus, node_usable(n)) for n in pbs.parse_nodes(PBSNODES)],
+     [("v1", 8, False), ("v2", 8, True), ("v3", 8, False), ("v4", 8, True)]),
+    ("scontrol partition: Nodes=ALL, bare minutes, days-hours, DRAIN and DOWN",
+     lambda: [(p.name, p.nodes, p.state, p.max_time_s, p.default_time_s, p.default,
+               p.allowed_accounts) for p in slurm.parse_partitions(
+         "PartitionName=all AllowAccounts=ALL Default=YES DefaultTime=NONE MaxTime=UNLIMITED "
+         "Nodes=ALL State=UP TotalCPUs=256 TotalNodes=4\n"
+         "PartitionName=maint Nodes=c[1-2] State=DRAIN MaxTime=30 DefaultTime=00:10:00 "
+         "AllowAccounts=ops,admin\n"
+         "PartitionName=off Nodes=c[3-4] State=DOWN MaxTime=1-12\n")],
+     [("all", [], "UP", None, None, True, None),
+      ("maint", ["c1", "c2"], "DRAIN", 1800, 600, False, ["ops", "admin"]),
+      ("off", ["c3", "c4"], "DOWN", 129600, None, False, None)]),
 ]
 
 

@@ -808,3 +808,46 @@ def test_an_lsf_job_killed_at_its_termination_time_timed_out(reason, state):
     listing = json.dumps({"RECORDS": [{"JOBID": "40", "STAT": "EXIT", "EXIT_CODE": "140",
                                        "EXIT_REASON": reason}]})
     assert ended(lsf.parse_status(listing)) == [("40", state, 140, reason)]
+
+
+def _separated_queue(sep: str) -> str:
+    """squeue's answer to the engine's own query (a fresh separator after every field): a
+    running job whose name spans two lines, then a waiting one."""
+    records = [
+        ["12", "RUNNING", "2026-12-01T09:00:00", "2026-12-01T10:00:00", "2026-12-01T08:00:00",
+         "1:00:00", "1", "4", "alice", "cpu", "N/A", "c1", "None", "(null)", "5:00",
+         "first line\nsecond line"],
+        ["13", "PENDING", "N/A", "N/A", "2026-12-01T08:00:00", "UNLIMITED", "1", "4", "bob",
+         "cpu", "N/A", "(null)", "Priority", "(null)", "0:00", "wait"]]
+    return "".join("".join(f + sep for f in r) + "\n" for r in records)
+
+
+def test_squeue_messages_merged_around_the_records_are_said_and_the_jobs_read():
+    """The site's batch merges each command's stderr into its output (`2>&1`): Slurm's
+    warnings (a slurm.conf option deprecated, a plugin's complaint) come before squeue's
+    records, or after them. Before: one line before the records made the whole answer read
+    as '|'-separated lines, every job lost (the queue read empty); one after them refused
+    the whole answer. Now each message is said with its line, the jobs are read."""
+    sep = "#dj-0123456789abcdef#"
+    queue = _separated_queue(sep)
+    before = "squeue: warning: MinJobAge is deprecated\n\nsqueue: error: plugin y\n"
+    skipped: list[str] = []
+    jobs = slurm.parse_status(before + queue + "squeue: warning: z\n", skipped)
+    assert [(j.native_id, j.state.value, j.name) for j in jobs] == [
+        ("12", "RUNNING", "first line\nsecond line"), ("13", "PENDING", "wait")]
+    assert skipped == [
+        "slurm: cannot parse squeue line 1: not a record (got 'squeue: warning: MinJobAge is "
+        "deprecated')", "slurm: cannot parse squeue line 3: not a record (got 'squeue: error: "
+        "plugin y')", "slurm: cannot parse squeue line 7: not a record (got 'squeue: warning: "
+        "z')"]
+    # the same in a snapshot: said as the site's warnings, the queue whole
+    snap = slurm.parse_snapshot("alpha", {"queue": before + queue})
+    assert [j.native_id for j in snap.jobs] == ["12", "13"]
+    assert snap.warnings[0] == "alpha: slurm: cannot parse squeue line 1: not a record (got " \
+        "'squeue: warning: MinJobAge is deprecated')"
+    # without a place to say them, the message is the error, naming its line
+    assert error_of(lambda: slurm.parse_status(before + queue)) == \
+        "slurm: cannot parse squeue line 1: not a record"
+    # an answer cut short is still refused whole: its last record is not all there
+    assert error_of(lambda: slurm.parse_status(before + queue[:-30], [])) == \
+        "slurm: cannot parse squeue output: not whole records of 16 fields"

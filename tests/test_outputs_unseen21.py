@@ -851,3 +851,58 @@ def test_squeue_messages_merged_around_the_records_are_said_and_the_jobs_read():
     # an answer cut short is still refused whole: its last record is not all there
     assert error_of(lambda: slurm.parse_status(before + queue[:-30], [])) == \
         "slurm: cannot parse squeue output: not whole records of 16 fields"
+
+
+# perl's warning when the login's locale (sent over ssh: LANG, LC_*) is not installed there,
+# as every perl program prints it on stderr, which the site's batch merges (`2>&1`): Slurm's
+# Torque wrappers (qstat, pbsnodes) are perl scripts
+PERL_LOCALE = """perl: warning: Setting locale failed.
+perl: warning: Please check that your locale settings:
+\tLANGUAGE = (unset),
+\tLC_ALL = (unset),
+\tLC_CTYPE = "UTF-8",
+\tLANG = "en_US.UTF-8"
+    are supported and installed on your system.
+perl: warning: Falling back to the standard locale ("C").
+"""
+
+
+def test_perls_locale_warning_before_pbsnodes_is_no_node():
+    """Before: each of its unindented lines read as a node (three nodes named "perl:
+    warning: ..." of 0 CPUs in the site's node list) and its indented lines as their
+    attributes. Now each such line is said as not a node's name, its indented lines go on
+    with it, and the real nodes are read."""
+    nodes = "c1\n    state = free\n    np = 4\n    status = slurmstate=idle,availmem=1000mb\n"
+    skipped: list[str] = []
+    assert [(n.name, n.state, n.cpus) for n in parse_wrapper_nodes(PERL_LOCALE + nodes,
+                                                                   skipped)] == [
+        ("c1", "idle", 4)]
+    assert skipped == [
+        "pbs: cannot parse pbsnodes line 1: not a node's name (got 'perl: warning: Setting "
+        "locale failed.')", "pbs: cannot parse pbsnodes line 2: not a node's name (got "
+        "'perl: warning: Please check that your locale settings:')",
+        "pbs: cannot parse pbsnodes line 8: not a node's name (got 'perl: warning: Falling "
+        "back to the standard locale (\"C\").')"]
+    # the wrapper site's snapshot: said as its warnings, no node invented
+    wrapper = PbsCommands(flavor="slurm", tz=UTC)
+    snap = wrapper.parse_snapshot("w", {"nodes": PERL_LOCALE + nodes, "queues": "",
+                                        "queue": ""})
+    assert [n.name for n in snap.nodes] == ["c1"] and len(snap.warnings) == 3
+
+
+def test_perls_locale_warning_before_qstat_f_leaves_the_jobs_read():
+    """Before: the warning's indented lines read as attributes before any `Job Id:`, and
+    the whole listing was refused (every job of the wrapper site unknown). Now the warning
+    is passed over as the other messages before the jobs are."""
+    wrapper = PbsCommands(flavor="slurm", tz=UTC)
+    listing = "Job Id: 900005\n    Job_Name = x\n    job_state = R\n    queue = debug\n"
+    assert [(j.native_id, j.state.value, j.partition) for j in wrapper.parse_status(
+        PERL_LOCALE + listing)] == [("900005", "RUNNING", "debug")]
+    # Torque's text of `qstat -Q -f` after it reads the same way
+    queues = "Queue: batch\n    queue_type = Execution\n    enabled = True\n" \
+        "    started = True\n"
+    assert [(p.name, p.state) for p in torque.parse_queues(PERL_LOCALE + queues)] == [
+        ("batch", "UP")]
+    # an attribute before any block with no message before it is still refused
+    assert error_of(lambda: wrapper.parse_status("    job_state = R\n" + listing)) == \
+        "pbs: cannot parse qstat -f line 1: an attribute before any 'Job Id:'"

@@ -197,7 +197,7 @@ class LsfCommands(FailureReading):
         return m.group(1)
 
     def _records(self, what: str, stdout: str) -> list[dict[str, Any]]:
-        if not stdout.strip() or re.match(r"\s*No \w+ (job|host|queue)", stdout):
+        if not stdout.strip() or re.match(r"\s*No (\w+ )?(job|host|queue)", stdout):
             return []
         data = load_json("lsf", what, stdout)
         recs = data.get("RECORDS") if isinstance(data, dict) else None
@@ -245,7 +245,8 @@ class LsfCommands(FailureReading):
                 exit_reason = clean(r.get("EXIT_REASON")) or ""
                 if exit_reason.startswith(_CANCEL_REASONS):
                     state = JobState.CANCELLED
-                elif exit_reason.startswith("TERM_RUNLIMIT"):
+                elif exit_reason.startswith(("TERM_RUNLIMIT", "TERM_DEADLINE")):
+                    # its run limit, or the termination time `bsub -t` set (Slurm's DEADLINE)
                     state = JobState.TIMEOUT
             elif stat == "PSUSP":
                 reason = reason or "held (PSUSP)"
@@ -258,7 +259,9 @@ class LsfCommands(FailureReading):
                 nodes=len(job_hosts(hosts)) if hosts else None,  # `4*a:2*b`, `a:a:b`
                 walltime_s=_runlimit(limit),
                 submitted_at=self._time(r.get("SUBMIT_TIME")),
-                started_at=self._time(r.get("START_TIME")),
+                # a requeued job waits again: its last run's start is not this one's
+                started_at=self._time(r.get("START_TIME"))
+                if state != JobState.PENDING else None,
                 ended_at=self._time(r.get("FINISH_TIME")) if state.terminal else None,
                 # `esstart_time` is the alias of estimated_sim_start_time (the JSON key
                 # of an alias asked is not documented: either read)

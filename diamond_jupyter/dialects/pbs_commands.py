@@ -84,20 +84,27 @@ def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
     """A job array's record (`123[]`): its subjobs waiting (`array_indices_remaining`, an
     index expression, '-' once none is left), running (`array_state_count`'s 'Running:N')
     and at most running at once (`max_run_subjobs`); {} for a plain job's."""
-    remaining = clean(a.get("array_indices_remaining"))
-    if remaining is None:
+    raw = a.get("array_indices_remaining")
+    remaining = str(raw).strip() if isinstance(raw, (str, int)) else ""
+    if not remaining:
         return {}
-    waiting = 0 if remaining.strip() == "-" else count_array_tasks(remaining.strip())
+    waiting = 0 if remaining == "-" else count_array_tasks(remaining)
     running = re.search(r"\bRunning:(\d+)", str(a.get("array_state_count") or ""))
     limit = to_int(a.get("max_run_subjobs"))
     return {"array_waiting": waiting, "array_running": int(running.group(1)) if running
             else None, "array_limit": limit if limit and limit > 0 else None}
 
 
+# Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
+# -29; its -10 to -12 mean other things): memory, walltime, CPU time
+_TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
+
+
 def finished_state(
-    exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None
+    exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None,
+    *, torque: bool = False,
 ) -> tuple[JobState, int | None, str | None]:
-    """(state, exit_code, reason) of a finished PBS job."""
+    """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
         # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
         code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
@@ -106,6 +113,10 @@ def finished_state(
         return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
     timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
     if exit_status < 0:
+        if torque and exit_status in _TORQUE_OVERLIMIT:
+            if exit_status == -11:
+                return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
+            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
         if exit_status == -29:
             return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
         if -29 <= exit_status <= -24:
@@ -447,7 +458,7 @@ class PbsCommands(FailureReading):
         return from_epoch(value) if str(value).strip().isdigit() else \
             parse_local_time(value, self.tz, CTIME_FORMATS)
 
-    def _job(self, jid: str, a: dict[str, Any]) -> JobStatus:
+    def _job(self, jid: str, a: dict[str, Any], *, torque: bool = False) -> JobStatus:
         code = str(a.get("job_state", "")).strip()
         rl, used = _obj(a.get("Resource_List")), _obj(a.get("resources_used"))
         limit = _dur(rl.get("walltime"))
@@ -455,7 +466,8 @@ class PbsCommands(FailureReading):
         if code in _FINISHED:
             exit_status = to_int(a.get("Exit_status", a.get("exit_status")))
             state, exit_code, why = finished_state(
-                exit_status, to_int(a.get("substate")), _dur(used.get("walltime")), limit)
+                exit_status, to_int(a.get("substate")), _dur(used.get("walltime")), limit,
+                torque=torque)
             reason = why or reason
         else:
             state = _ACTIVE.get(code, JobState.UNKNOWN)
@@ -471,7 +483,10 @@ class PbsCommands(FailureReading):
             or None, partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
             cpus=to_int(rl.get("ncpus")), gpus=gpus, walltime_s=limit,
             submitted_at=self._time(a.get("qtime") or a.get("ctime")),
-            started_at=self._time(a.get("stime") or a.get("start_time")),
+            # a requeued job (qrerun, a node lost) waits again: its last run's start is not
+            # this one's
+            started_at=self._time(a.get("stime") or a.get("start_time"))
+            if state != JobState.PENDING else None,
             ended_at=self._time(a.get("obittime")) if state.terminal else None,
             estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
             else None, exit_code=exit_code, reason=reason, node_list=hosts,
@@ -507,7 +522,7 @@ class PbsCommands(FailureReading):
                 continue
             a.setdefault("stime", a.get("start_time"))
             a.setdefault("obittime", a.get("comp_time"))
-            out.append(self._job(jid, a))
+            out.append(self._job(jid, a, torque=True))
             read[jid] = a
         return _with_dependencies(out, read)
 

@@ -45,6 +45,7 @@ def parse_full(stdout: str, command: str = "qstat -f", block: str = "Job Id"
     twice: set[str] = set()  # ids given two blocks: one is forged (in some job's name)
     cur: dict[str, Any] | None = None
     last: tuple[dict[str, Any], str] | None = None
+    message = False  # a message came before the first block
     for n, line in enumerate(stdout.split("\n"), 1):
         if not line.strip():
             continue
@@ -56,8 +57,11 @@ def parse_full(stdout: str, command: str = "qstat -f", block: str = "Job Id"
             last = None
             continue
         if cur is None:
-            if not line[:1].isspace():
-                continue  # a message before the jobs (the wrapper's `hostname -f` complaining)
+            # a message before the jobs (the wrapper's `hostname -f` complaining; perl's
+            # locale warning, whose indented lines go on with it): no job's attributes
+            if not line[:1].isspace() or message:
+                message = True
+                continue
             raise fail("pbs", f"{command} line {n}", f"an attribute before any '{block}:'", line)
         key, sep, value = line.strip().partition(" = ")
         if not sep:
@@ -129,6 +133,10 @@ def parse_wrapper_status(stdout: str, tz: tzinfo | None = None) -> list[JobStatu
     return [wrapper_job(jid, a, tz) for jid, a in parse_full(stdout).items()]
 
 
+# a node's name as pbsnodes prints it on a line of its own (a host name)
+_NODE_NAME = re.compile(r"[A-Za-z0-9_][\w.-]*")
+
+
 def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[Node]:
     """`pbsnodes -a` of the wrapper (and Torque's): a node name line, then indented
     `key = value` lines. `skipped`: where to say a line of another shape, left out (else
@@ -136,6 +144,7 @@ def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[N
     nodes: list[Node] = []
     cur: dict[str, str] | None = None
     name = ""
+    message = False  # within a message (stderr merged): its indented lines go on with it
 
     def flush() -> None:
         if cur is None:
@@ -160,7 +169,13 @@ def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[N
             continue
         if not line[:1].isspace():
             flush()
-            name, cur = line.strip(), {}
+            cur, message = None, not _NODE_NAME.fullmatch(line.strip())
+            if message:  # not a node's name: perl's locale warning, a command's complaint
+                unread(skipped, "pbs", f"pbsnodes line {n}", "not a node's name", line)
+            else:
+                name, cur = line.strip(), {}
+            continue
+        if message:
             continue
         key, sep, value = line.strip().partition(" = ")
         if cur is None or not sep:

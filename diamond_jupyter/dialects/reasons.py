@@ -114,6 +114,7 @@ _LSF = _compile([
     "TERM_REQUEUE_OWNER: job killed and requeued by owner",
     "TERM_FORCE_OWNER: job killed by owner without time for cleanup",
     "TERM_PREEMPT: job killed after preemption",
+    "TERM_DEADLINE: job killed after deadline expires",
 ])
 _LSF_HOSTS = re.compile(rf"(?P<why>.+?): (?:{_SLOTS['hosts']})")
 

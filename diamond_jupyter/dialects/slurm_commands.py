@@ -73,6 +73,9 @@ _TIME_USED = re.compile(r"\d+-\d+:\d+:\d+|(\d+:)?\d+:\d+")
 # no text a user wrote beforehand can end a field or start a record.
 _SEP = re.compile(r"#dj-[0-9a-f]{16}#")
 _FIRST_FIELD = re.compile(r"[0-9][\w.\[\]%,+-]*?(" + _SEP.pattern + ")")
+# the same at a line's start: the first record after messages (stderr, merged by the site's
+# batch) that came before it
+_FIRST_RECORD = re.compile(r"(?m)^" + _FIRST_FIELD.pattern)
 # a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
 _JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
 _STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
@@ -454,7 +457,7 @@ class SlurmCommands(FailureReading):
         """Lines of SQUEUE_FIELDS; an empty output is an empty list. `skipped`: where to
         say the lines that are no record (else SiteError)."""
         out = []
-        if _FIRST_FIELD.match(stdout):  # a query of this engine's: every field there
+        if is_separated(stdout):  # a query of this engine's: every field there
             records = _records(stdout, _NF, "squeue", skipped=skipped)
         else:
             records = [_with_time_used(f)
@@ -974,8 +977,16 @@ def new_separator() -> str:
 
 
 def is_separated(stdout: str) -> bool:
-    """Whether squeue or sacct output is that of a query with a fresh separator."""
-    return _FIRST_FIELD.match(stdout) is not None
+    """Whether squeue or sacct output is that of a query with a fresh separator (its first
+    record at the start, or after lines of messages)."""
+    return _first_record(stdout) is not None
+
+
+def _first_record(stdout: str) -> re.Match[str] | None:
+    """Where the first record of a query with a fresh separator starts: at the output's
+    start, or at the start of the first line that is one (the lines before it are messages:
+    no name or comment comes before the first record's id, so no one's text can be it)."""
+    return _FIRST_FIELD.match(stdout) or _FIRST_RECORD.search(stdout)
 
 
 _MAX_SACCT_PAIRS = 200_000  # candidate (start, end) line pairs read in one ambiguous stretch
@@ -1095,24 +1106,35 @@ def _records(stdout: str, fields: int, what: str, *, steps: bool = False,
     (`_separated`), else '|'-separated lines (recorded outputs, an older engine's argv),
     read as below. `skipped`: where to say a record naming no job, left out (else
     SiteError)."""
-    first = _FIRST_FIELD.match(stdout)
-    if first:
-        return _separated(stdout, first.group(1), fields, what, steps=steps, skipped=skipped)
-    return _lines(stdout, fields, what, steps=steps, skipped=skipped)
+    first = _first_record(stdout)
+    if first is None:
+        return _lines(stdout, fields, what, steps=steps, skipped=skipped)
+    lead = stdout[:first.start()].split("\n")[:-1]
+    for n, line in enumerate(lead, 1):  # messages before the records: said, not read
+        if line.strip():
+            unread(skipped, "slurm", f"{what} line {n}", "not a record", line)
+    return _separated(stdout[first.start():], first.group(1), fields, what, steps=steps,
+                      skipped=skipped, line_offset=len(lead))
 
 
-def _separated(stdout: str, sep: str, fields: int, what: str, *,
-               steps: bool, skipped: list[str] | None = None) -> list[list[str]]:
+def _separated(stdout: str, sep: str, fields: int, what: str, *, steps: bool,
+               skipped: list[str] | None = None, line_offset: int = 0) -> list[list[str]]:
     """Output whose every field ends with `sep` and every record then with a newline. No
     field can hold `sep`, so the split is exact whatever a name holds (newlines, '|', a
     whole forged record): each record is the scheduler's, and a job a name invents is no
-    record. SiteError when the output is not whole records or a record names no job."""
+    record. Lines after the last whole record (messages, stderr merged) are said in
+    `skipped`, as is a record naming no job (else SiteError); SiteError when the output is
+    not whole records (cut short). `line_offset`: the lines of output before `stdout`."""
     ident = _STEP_ID if steps else _JOB_ID
     parts = stdout.split(sep)
     tail = parts.pop()
-    if tail.strip() or len(parts) % fields:
+    if len(parts) % fields or (tail.strip() and not tail.startswith("\n")):
         raise fail("slurm", f"{what} output", f"not whole records of {fields} fields",
                    stdout[-200:])
+    before = line_offset + stdout.count("\n", 0, len(stdout) - len(tail))
+    for n, line in enumerate(tail.split("\n")[1:], before + 2):
+        if line.strip():
+            unread(skipped, "slurm", f"{what} line {n}", "not a record", line)
     out = []
     for n in range(0, len(parts), fields):
         f = parts[n:n + fields]

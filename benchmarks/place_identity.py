@@ -27,10 +27,11 @@ NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs we
 
 
 def shapes() -> list[tuple[str, object]]:
-    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.model import Constraints, JobSpec, Resources
 
-    def spec(queue: str | None = None, **res: object) -> JobSpec:
-        return JobSpec(command="true", queue=queue, resources=Resources(**res))
+    def spec(queue: str | None = None, exclusive: bool = False, **res: object) -> JobSpec:
+        return JobSpec(command="true", queue=queue, resources=Resources(**res),
+                       constraints=Constraints(exclusive=exclusive))
     return [
         ("1x4 cpus", spec(nodes=1, cpus_per_task=4, walltime_s=1800)),
         ("2x8 cpus", spec(nodes=2, tasks_per_node=1, cpus_per_task=8, walltime_s=3600)),

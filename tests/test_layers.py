@@ -18,7 +18,7 @@ NAME = "diamond_jupyter"
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
-         "placement_deps", "placement_fit", "placement_het", "placement_hosts",
+         "placement_ahead", "placement_deps", "placement_fit", "placement_het", "placement_hosts",
          "placement_limits", "placement_resv", "placement_sge", "placement_sim", "placement_time",
          "calibration",
          "leases", "events",

@@ -13,17 +13,9 @@ from datetime import datetime
 
 from .config import SiteConfig
 from .dialects.outputs_common import job_hosts
-from .model import (
-    JobStatus,
-    Partition,
-    SiteSnapshot,
-    hms,
-)
+from .model import JobStatus, Partition, SiteSnapshot, hms
 from .placement_deps import DependencyGate, ids_of
-from .placement_fit import (
-    _few,
-    aware,
-)
+from .placement_fit import _few, aware
 from .placement_sim import (
     NEVER_AS_ASKED,
     Demand,

@@ -13,17 +13,8 @@ from dataclasses import replace
 from .config import SiteConfig
 from .dialects.node_lists import HOST_TERM, carried, named_hosts, requires_terms
 from .dialects.outputs_common import expand_hostlist
-from .model import (
-    BadInput,
-    JobSpec,
-    Node,
-    SiteSnapshot,
-)
-from .needs import (
-    Constraint,
-    Op,
-    norm_arch,
-)
+from .model import BadInput, JobSpec, Node, SiteSnapshot
+from .needs import Constraint, Op, norm_arch
 from .placement_fit import (
     SITE_WORDS,
     SLURM_WORDS,

@@ -12,22 +12,10 @@ from datetime import datetime
 from .config import SiteConfig
 from .dialects.outputs_common import expand_hostlist
 from .dialects.slurm_script import parse_slurm_time
-from .model import (
-    JobSpec,
-    JobState,
-    JobStatus,
-    SiteSnapshot,
-    hms,
-)
+from .model import JobSpec, JobState, JobStatus, SiteSnapshot, hms
 from .model import Reservation as SlurmReservation
-from .placement_fit import (
-    aware,
-    node_reserved,
-    node_usable,
-)
-from .placement_limits import (
-    Wait,
-)
+from .placement_fit import aware, node_reserved, node_usable
+from .placement_limits import Wait
 from .placement_time import plus_seconds
 
 _RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "

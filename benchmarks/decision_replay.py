@@ -8,7 +8,7 @@ that picks among those sites can be scored exactly on those rounds, without the 
 its regret is its site's completion less the fastest one's. The rules differ only in how
 they read the estimates; the estimates themselves are what each run's code made of them.
 
-Rules (each ranks through `placement.rank`, the engine's own ranking):
+Rules (each ranks through `placement_rank.rank`, the engine's own ranking):
 - `engine`: the engine's rule (earliest median finish; finishes within noise go to the
   surer start);
 - `tie xK capC`: a wider tie, K times the starts' uncertainty up to C seconds;
@@ -55,11 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
-from diamond_jupyter.placement import (
-    FINISH_NOISE_FRACTION,
-    SiteVerdict,
-    rank,
-)
+from diamond_jupyter.placement import SiteVerdict
+from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, rank
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser, pct, ratio
 from .placement import FLOOR_S, _matched_hedge

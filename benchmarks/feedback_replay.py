@@ -31,7 +31,7 @@ correction (the model's start is the base):
   the bound this rule gave it at its round), where finitely many errors give one (at least
   9 at 0.9), else the model's bound moved by the median.
 
-Every rule ranks with `placement.rank` (the engine's own). Seeds are split as
+Every rule ranks with `placement_rank.rank` (the engine's own). Seeds are split as
 `rule_holdout` splits them (even: design, odd: held out); every kept run is reported on
 both backgrounds, none dropped. A candidate would be adopted only if, with feedback from
 the chosen sites, it beats `today` (same feedback) on the held-out half of both
@@ -54,7 +54,7 @@ from diamond_jupyter.calibration import (
     PredictionSample,
     next_level,
 )
-from diamond_jupyter.placement import rank
+from diamond_jupyter.placement_rank import rank
 
 from .common import emit, markdown_table, mean, median, parser, pct
 from .decision_replay import NOW, own_corrected, own_error_at, scored_rounds, verdicts

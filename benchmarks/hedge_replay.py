@@ -11,14 +11,14 @@ bound: censored at it). Regret: that completion less the round's fastest probe's
 
 Each site's start is a distribution read from what the engine predicts (`start_dist`):
 its median start m and its 90% bound b (without a bound, m + FINISH_NOISE_S, the engine's
-own spread for an unmeasured start, `placement._start_spread_s`); a bound within half a
+own spread for an unmeasured start, `placement_rank._start_spread_s`); a bound within half a
 second of the start is a certain start; otherwise the wait plus WAIT_FLOOR_S (the
 calibration's floor) is log-normal with median m + floor and 90% quantile b + floor
 (waits below 0 count as 0). Runtimes are the engine's (finish less start). Sites are taken
 as independent.
 
 Rules:
-- `two best` (the engine today): the first two of the engine's ranking (`placement.rank`);
+- `two best` (the engine today): the first two of the engine's ranking (`placement_rank.rank`);
 - `least expected hedge completion` (the candidate, declared before any result was read):
   the pair whose expected completion of the copy that starts first is least
   (`expected_first_start`), which is what a hedge runs;
@@ -53,7 +53,7 @@ from statistics import NormalDist
 from typing import Any
 
 from diamond_jupyter.calibration import WAIT_FLOOR_S
-from diamond_jupyter.placement import FINISH_NOISE_S, rank
+from diamond_jupyter.placement_rank import FINISH_NOISE_S, rank
 
 from .common import emit, markdown_table, mean, median, parser, ratio
 from .decision_replay import HEDGE_TARGET, NOW, scored_rounds, verdicts

@@ -3,7 +3,7 @@ fastest, its choice explained from what the run recorded (issue 15).
 
 For each such round: the site chosen and the fastest one, each one's predicted start, 90%
 bound and finish beside its recorded start and completion, the engine's own reason the
-fastest lost (`placement._lost_because` on the recorded estimates: a later finish, or a
+fastest lost (`placement_rank._lost_because` on the recorded estimates: a later finish, or a
 finish within noise with a less sure start), and which input was wrong:
 
 - `tie: surer bound`: the fastest was predicted to finish first, within noise of the
@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from diamond_jupyter.placement import _lost_because
+from diamond_jupyter.placement_rank import _lost_because
 
 from .common import emit, markdown_table, parser
 from .decision_replay import NOW, scored_rounds, verdicts

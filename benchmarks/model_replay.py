@@ -2,7 +2,7 @@
 where the record shows its cause, have chosen better?
 
 `decision_replay` varies the rule over fixed estimates; this varies the estimates, where a
-kept run records what a change reads, and scores the engine's own rule (`placement.rank`)
+kept run records what a change reads, and scores the engine's own rule (`placement_rank.rank`)
 on them, every kept run of both backgrounds, none dropped (issue 15, session 27's misses):
 
 - `queued now, bound B s`: a site predicted to start at once (start and 90% bound 0) while

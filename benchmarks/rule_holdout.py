@@ -22,8 +22,8 @@ tail above the median (P(start > m + x) = 0.5 exp(-x / theta), so P(start > b) =
 theta = (b - m) / ln 5), have a mean of m + 0.5 theta = m + 0.31 (b - m) when the lower
 half sits at the median (less, the lower half earlier: the same for every site).
 
-- `engine`: earliest median finish; finishes within noise (`placement.finish_noise_s`) go
-  to the lower 90% bound (`placement.rank`);
+- `engine`: earliest median finish; finishes within noise (`placement_rank.finish_noise_s`) go
+  to the lower 90% bound (`placement_rank.rank`);
 - `tie: expected`: the same ties, broken by the expected finish (finish + 0.31 x spread,
   the spread being the bound past the start) instead of the bound;
 - `tie: expected where measured`: so, where every tied site's bound is a measured
@@ -57,7 +57,7 @@ from diamond_jupyter.calibration import (
     own_error,
     quantile_upper_index,
 )
-from diamond_jupyter.placement import FINISH_NOISE_S, finish_noise_s, rank
+from diamond_jupyter.placement_rank import FINISH_NOISE_S, finish_noise_s, rank
 
 from .common import emit, markdown_table, mean, median, parser
 from .decision_replay import NOW, own_corrected, scored_rounds, verdicts

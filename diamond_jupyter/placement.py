@@ -57,18 +57,20 @@ Slurm site, `--gpus=N` without a node count takes as many nodes as N needs, `--n
 and `--exclude` bind, and `--time-min` lets a partition cut a longer walltime to its
 MaxTime. A PBS Pro job's chunks share hosts as its `place` says (`_pbs_chunks`).
 
-Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill).
+Helpers: `placement_fit` (request per node, reasons), `placement_sim` (backfill),
+`placement_hosts` (the hosts a job's host terms leave it), `placement_resv` (Slurm reservations),
+`placement_ahead` (what the job meets of the jobs ahead of it: preemption, suspended jobs,
+backfill passing it over, jobs waiting for a begin time or a dependency), `placement_rank` (the
+order of the feasible sites, and why each lost), `placement_node_notes` (nodes powered
+down, not responding or rebooting, and where a job starting now lands).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import math
-import random
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from math import ceil
 from typing import Literal
 
@@ -85,10 +87,8 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
-from .dialects.node_lists import HOST_TERM, carried, named_hosts, requires_terms
-from .dialects.outputs_common import count_array_tasks, expand_hostlist, job_hosts
+from .dialects.outputs_common import count_array_tasks, job_hosts
 from .dialects.scripts_common import sge_time
-from .dialects.slurm_script import parse_slurm_time
 from .model import (
     PER_GPU,
     BadInput,
@@ -96,7 +96,6 @@ from .model import (
     Job,
     JobSpec,
     JobState,
-    JobStatus,
     Node,
     Partition,
     Resources,
@@ -105,7 +104,6 @@ from .model import (
     hms,
     utcnow,
 )
-from .model import Reservation as SlurmReservation
 from .needs import (
     Constraint,
     Feature,
@@ -115,13 +113,19 @@ from .needs import (
     metadata_arch,
     needs_of,
     node_gpu_models,
-    norm_arch,
 )
-from .placement_deps import DependencyGate, ids_of
+from .placement_ahead import (
+    _backfill_passes_over,
+    _backfill_tests_from,
+    _preempted_by,
+    _preempts,
+    _suspended_hold,
+    _suspended_notes,
+    _waiting_notes,
+    _waits_on_dependency,
+)
 from .placement_fit import (
-    SITE_WORDS,
     SLURM_WORDS,
-    SUSPEND_S,
     NodeNames,
     Req,
     Words,
@@ -132,7 +136,6 @@ from .placement_fit import (
     complex_notes,
     consumables_short,
     counted_parts,
-    first_fit,
     global_misses,
     global_wait,
     most_gpus,
@@ -143,11 +146,9 @@ from .placement_fit import (
     node_returning,
     node_usable,
     pack_chunks,
-    part_met,
     partition_members,
     partition_misses,
     request,
-    returning_timeouts,
     site_nodes,
     time_limit,
     with_complexes,
@@ -155,6 +156,8 @@ from .placement_fit import (
 )
 from .placement_het import (
     HET_SUBMIT_JOBS,
+    _hold_together,
+    _occupy,
     as_one_shape,
     combine,
     components_under_qos,
@@ -163,16 +166,33 @@ from .placement_het import (
     het_components,
     in_default,
     label,
-    never_together,
     one_shape_sent,
     over_limits_together,
     refuse,
     shape_components,
 )
+from .placement_hosts import (
+    _among_misses,
+    _chunk_fit,
+    _flux_hosts,
+    _grouped_short,
+    _host_misses,
+    _hosts_among,
+    _lsf_hosts,
+    _lsf_terms,
+    _meeting,
+    _named_hosts,
+    _pbs_chunks,
+    _pbs_named_hosts,
+    lsf_select_hosts,
+)
 from .placement_limits import (
     ARRAY_PARTS,
     HET_PARTS,
     Wait,
+    _limit_misses,
+    _qos_misses,
+    _totals,
     assoc_job_misses,
     assoc_misses,
     assoc_submit_refused,
@@ -198,9 +218,31 @@ from .placement_limits import (
     shares_by_force,
     user_acl_misses,
 )
+from .placement_node_notes import (
+    _boot_note,
+    _landing_note,
+    _returning_note,
+)
+from .placement_rank import (
+    _lost_because,
+    rank,
+)
+from .placement_resv import (
+    _RESV_END,
+    _magnetic,
+    _magnetic_open,
+    _named_reservation,
+    _past_reservation_end,
+    _reservation_end,
+    _reservations_held,
+)
 from .placement_sge import (
     QueueFit,
     SlotPlan,
+    _by_pe_rule,
+    _master_queues,
+    _pe_rule,
+    _sge_master,
     instance_slots,
     instance_slots_short,
     master_and_slaves,
@@ -209,19 +251,15 @@ from .placement_sge import (
     queue_consumable_fit,
 )
 from .placement_sim import (
-    NEVER_AS_ASKED,
     WHOLE,
     Demand,
     Reservation,
     Shape,
     SimState,
-    begins_in,
     build_state,
     calibrated_view,
-    dependency_gate,
     earliest_start,
     held_no_later,
-    held_reason,
     hold_horizon,
     pending_demands,
     preempted,
@@ -230,20 +268,11 @@ from .placement_sim import (
     reservation_for,
     slots_position,
     together_start,
-    unavailable_nodes,
-    waits_for_nodes_out,
 )
-from .placement_time import job_window, plus_seconds
+from .placement_time import HORIZON_S, READY_TOLERANCE_S, job_window, plus_seconds
 
 DEFAULT_RUNTIME_S = 3600.0
 DEFAULT_BANDWIDTH_MBPS = 1000.0
-READY_TOLERANCE_S = 30.0
-# Two estimated finishes are "equal within noise" when they differ by at most the larger of
-# FINISH_NOISE_S and FINISH_NOISE_FRACTION of the earlier one's distance from now; among
-# such sites the "diamond" policy takes the cheapest.
-FINISH_NOISE_S = 10.0
-FINISH_NOISE_FRACTION = 0.05
-HORIZON_S = 30 * 86400.0  # start assumed when the simulation finds none
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 # LSF resource-requirement sections placement does not model: why each is not checked
 LSF_UNCHECKED = {
@@ -1216,11 +1245,6 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     return pfit
 
 
-_RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
-             "reservation's end (after the site's ResvOverRun, if set); a FLEX reservation "
-             "lets it run on")
-
-
 def _is_up(p: Partition) -> bool:
     return p.state.upper() in ("UP", "OPEN", "ACTIVE")
 
@@ -1257,246 +1281,6 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
             + (f"{cap} {hms(p.max_time_s)}" if p.max_time_s else f"no {cap}")
             + f") would take it but is {p.state}" for p in fits)
     return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
-
-
-def _flux_hosts(spec: JobSpec, nodes: list[Node]) -> tuple[set[str], str] | None:
-    """The nodes a Flux job's `--requires` host and rank terms (RFC 35: `host:HOSTLIST`,
-    `rank:IDSET`, negated with `-` or `not`, several terms all met) leave it, and how to
-    say them; None where it names none. Ranks are the nodes' order in the resource set.
-    A term joined with `|`/`or` or in parentheses: BadInput (not read here)."""
-    terms = [d.value or "" for d in spec.unknown
-             if d.dialect == "flux" and d.option == "--requires"]
-    words = [w for t in terms for w in t.replace("&", " ").split() if w.lower() != "and"]
-    if not any(HOST_TERM.match(w) for w in words):
-        return None
-    if any(w in ("|", "or") or "|" in w or "(" in w for t in terms for w in t.split()):
-        raise BadInput(f"--requires {' '.join(terms)!r}: host and rank terms joined by `|` or "
-                       "in parentheses are not read; accepted: host:HOSTLIST, rank:IDSET, "
-                       "-host:..., properties, all of them met")
-    names = [n.name for n in nodes]
-    allowed = set(names)
-    for neg, kind, value, w in requires_terms(" ".join(terms)):
-        if kind == "host":
-            chosen = set(expand_hostlist(value))
-        elif kind == "rank":
-            chosen = {names[i] for i in _idset(value, w) if i < len(names)}
-        else:
-            continue  # a property: read as a feature elsewhere
-        allowed = allowed - chosen if neg else allowed & chosen
-    return allowed, f"--requires {' '.join(terms)} leaves {_few(allowed) if allowed else 'none'}"
-
-
-def _idset(text: str, term: str) -> set[int]:
-    """A Flux idset (`0-3,7`)."""
-    out: set[int] = set()
-    for part in text.strip("[]").split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
-        if not m:
-            raise BadInput(f"--requires {term!r}: {part!r} is not an idset (accepted: "
-                           "ranks as 0-3,7)")
-        out.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    return out
-
-
-def _reservation_end(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> datetime | None:
-    """The end of the (not FLEX) Slurm reservation a job names, where known: the job must
-    end by then (Slurm's reservation guide: a job of a reservation is contained in it)."""
-    if not spec.reservation or cfg.scheduler != "slurm" or snap.reservations is None:
-        return None
-    r = next((x for x in snap.reservations if x.name == spec.reservation), None)
-    if r is None or r.end is None or "FLEX" in r.flags:
-        return None
-    return aware(r.end)
-
-
-def _past_reservation_end(spec: JobSpec, snap: SiteSnapshot, now: datetime, end: datetime
-                          ) -> str | None:
-    """Why a job's walltime can never fit what is left of its reservation, else None."""
-    r = next(x for x in snap.reservations or [] if x.name == spec.reservation)
-    opens = max(now, aware(r.start)) if r.start is not None else now
-    wall = spec.resources.walltime_s
-    if not wall or plus_seconds(opens, wall) <= end:
-        return None
-    left = max(0.0, (end - opens).total_seconds())
-    return (f"walltime {hms(wall)} runs past reservation {r.name}'s end at "
-            f"{end:%Y-%m-%d %H:%M} ({hms(left)} of it left from "
-            f"{'now' if opens == now else f'its start at {opens:%H:%M}'}): {_RESV_END}")
-
-
-def _named_reservation(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
-                       ) -> tuple[list[str], set[str] | None, Wait | None]:
-    """A Slurm job's `--reservation`, where the site's reservations are known: why sbatch
-    refuses it (no such reservation, or not for this user or account), the nodes it is
-    bound to (None: any; FLEX lets it use others too) and the wait for the reservation to
-    start (FLEX lets it start before)."""
-    name = spec.reservation
-    if not name or cfg.scheduler != "slurm" or snap.reservations is None:
-        return [], None, None
-    r = next((x for x in snap.reservations if x.name == name), None)
-    if r is None:
-        return [f"reservation '{name}' not found (site has: "
-                f"{', '.join(x.name for x in snap.reservations) or 'none'})"], None, None
-    if r.end is not None and aware(r.end) <= now:
-        return [f"reservation '{name}' ended at {aware(r.end):%Y-%m-%d %H:%M}"], None, None
-    refused = _resv_refusals(r, snap.user, spec.account or cfg.default_account)
-    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
-    if r.groups is not None and isinstance(groups, list) and not set(r.groups) & set(groups):
-        refused.append(f"reservation '{name}' is not open to your groups ({', '.join(groups)};"
-                       f" its groups: {', '.join(r.groups)})")
-    if refused:
-        return refused, None, None
-    flex = "FLEX" in r.flags
-    hosts = None if flex else {h for e in r.nodes for h in expand_hostlist(e)}
-    wait = None
-    if r.start is not None and aware(r.start) > now and not flex:
-        wait = Wait((aware(r.start) - now).total_seconds(),
-                    f"reservation {name} starts at {aware(r.start):%Y-%m-%d %H:%M}: its jobs "
-                    "start no sooner")
-    return [], hosts, wait
-
-
-def _resv_refusals(r: SlurmReservation, user: str | None, account: str | None,
-                   *, unknown_open: bool = True) -> list[str]:
-    """Why reservation `r` is not open to `user` of `account` (its Users and Accounts, a
-    `-name` denying); [] when it is. Who is not known passes (`unknown_open`) or not."""
-    refused = []
-    for who, allowed, what in ((user, r.users, "users"), (account, r.accounts, "accounts")):
-        if allowed is None:
-            continue
-        if who is None:
-            if not unknown_open:
-                refused.append(f"reservation '{r.name}' is for {what} {', '.join(allowed)}; "
-                               f"the job's {what[:-1]} is not known here")
-            continue
-        denied = {a[1:] for a in allowed if a.startswith("-")}
-        granted = [a for a in allowed if not a.startswith("-")]
-        if who in denied or (granted and who not in granted):
-            refused.append(f"reservation '{r.name}' is not open to {who} (its {what}: "
-                           f"{', '.join(allowed)})")
-    return refused
-
-
-def _magnetic(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime
-              ) -> list[SlurmReservation]:
-    """The MAGNETIC Slurm reservations running now that are open to the job's user and
-    account, for a job that names no reservation: Slurm considers it for them as if it had
-    named one (`Flags=MAGNETIC`), so their reserved nodes take it."""
-    if spec.reservation or cfg.scheduler != "slurm" or not snap.reservations:
-        return []
-    account = spec.account or cfg.default_account
-    groups = cfg.metadata.get("groups")  # the user's Unix groups, where the site says
-    return [r for r in snap.reservations if "MAGNETIC" in r.flags
-            and (aware(r.start) <= now if r.start is not None else r.state == "ACTIVE")
-            and (r.end is None or aware(r.end) > now)
-            and not _resv_refusals(r, snap.user, account, unknown_open=False)
-            # one for groups: open only when the user's groups are known to hold one
-            and (r.groups is None or isinstance(groups, list) and bool(set(r.groups)
-                                                                      & set(groups)))]
-
-
-def _magnetic_open(snap: SiteSnapshot, magnetic: list[SlurmReservation]) -> SiteSnapshot:
-    """`snap` with the nodes of `magnetic` reservations no longer marked reserved (the job
-    may run there as one of theirs); a node down or drained stays so."""
-    hosts = {h for r in magnetic for e in r.nodes for h in expand_hostlist(e)}
-    if not hosts or not snap.nodes:
-        return snap
-    nodes = []
-    for n in snap.nodes:
-        if n.name in hosts and node_reserved(n):
-            words = [w for w in re.split(r"\+", n.state.lower().replace("$", ""))
-                     if w and w not in ("reserved", "resv")]
-            n = n.model_copy(update={"state": "+".join(words) or "idle"})
-        nodes.append(n)
-    return snap.model_copy(update={"nodes": nodes})
-
-
-def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
-                       magnetic: Collection[str] = ()) -> tuple[SiteSnapshot, list[str]]:
-    """`snap` with the nodes of the reservations the job is not in held as by a running
-    job, from now until the job could start there: past the end of each reservation it
-    could not end before (a job of no time limit never can), one after another (Slurm
-    starts no job that would overlap one; `--time-min` lets it lower the limit to fit).
-    The job is in those it names and in the `magnetic` ones (names) open to it. And a note
-    for each reservation yet to start that holds nodes so."""
-    named = {q.strip() for q in (spec.queue or "").split(",") if q.strip()}
-    parts_of = {n.name: n.partitions for n in snap.nodes}
-    at_host: dict[str, list[SlurmReservation]] = {}
-    for r in snap.reservations or []:
-        if r.name == spec.reservation or r.name in magnetic or r.end is None \
-                or aware(r.end) <= now:
-            continue
-        for h in (h for e in r.nodes for h in expand_hostlist(e)):
-            if not named or named & set(parts_of.get(h, ())):  # else the job cannot use it
-                at_host.setdefault(h, []).append(r)
-    time_min = next((parse_slurm_time(d.value or "") for d in spec.unknown
-                     if d.dialect == "slurm" and d.option == "--time-min"), None)
-    held: dict[str, datetime] = {}
-    given: dict[tuple[str, ...], int | None] = {}  # by a node's partitions
-    limits: dict[str, set[int | None]] = {}  # the reservations that hold: the job's limits
-    lowered: dict[str, tuple[int, datetime]] = {}  # those it fits before by --time-min
-    for h, rs in at_host.items():
-        limit = spec.resources.walltime_s
-        if not limit:
-            key = tuple(parts_of.get(h, ()))
-            if key not in given:
-                given[key] = _limit_given(snap, named, key)
-            limit = given[key]
-        least = min(limit, time_min) if limit and time_min else limit
-        t = now
-        for r in sorted(rs, key=lambda x: aware(x.start) if x.start is not None else now):
-            if aware(r.end) <= t:
-                continue
-            if r.start is not None and least and plus_seconds(t, least) <= aware(r.start):
-                if limit and plus_seconds(t, limit) > aware(r.start):
-                    lowered[r.name] = (limit, aware(r.start))
-                break  # it ends before this one starts
-            t = aware(r.end)
-            limits.setdefault(r.name, set()).add(limit)
-        if t > now:
-            held[h] = t
-    said: list[str] = []
-    for r in snap.reservations or []:
-        if r.name in limits and r.start is not None and r.end is not None \
-                and aware(r.start) > now:
-            known = sorted(x for x in limits[r.name] if x)
-            limit = f"a time limit of {hms(known[-1])}" if known and None not in \
-                limits[r.name] else "no time limit"
-            flags = f" ({','.join(r.flags)})" if r.flags else ""
-            said.append(f"reservation {r.name}{flags} takes {','.join(r.nodes)} from "
-                        f"{aware(r.start):%Y-%m-%d %H:%M} to {aware(r.end):%Y-%m-%d %H:%M}: "
-                        f"the job, of {limit}, would run into it, so Slurm starts it "
-                        "there only after it ends")
-    for name, (limit, start) in lowered.items():
-        said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "
-                    f"{hms(limit)} to end before reservation {name} starts at "
-                    f"{start:%Y-%m-%d %H:%M}")
-    if not held or not snap.nodes:
-        return snap, said
-    jobs, nodes = list(snap.jobs), []
-    for n in snap.nodes:
-        if n.name not in held:
-            nodes.append(n)
-            continue
-        # held as by a job (a node reserved now takes jobs again once it ends); one down
-        # or drained stays so
-        nodes.append(n.model_copy(update={
-            "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
-            "state": "allocated" if node_usable(n, True) else n.state}))
-        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
-                              node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
-                              started_at=now, walltime_s=max(1, int(
-                                  (held[n.name] - now).total_seconds()))))
-    return snap.model_copy(update={"nodes": nodes, "jobs": jobs}), said
-
-
-def _limit_given(snap: SiteSnapshot, named: set[str], parts: Collection[str]
-                 ) -> int | None:
-    """The time limit (s) Slurm gives a job that sets none on a node of partitions `parts`:
-    its partition's DefaultTime, else its MaxTime; the longest of those it may run in (the
-    ones it names, `named`, else any); None where one of them gives none."""
-    limits = [p.default_time_s or p.max_time_s for p in snap.partitions
-              if p.name in parts and (not named or p.name in named)]
-    return None if not limits or None in limits else max(x for x in limits if x)
 
 
 def _features_in(expr: Constraint | None) -> list[Feature]:
@@ -1555,96 +1339,6 @@ def _size_causes(misses: list[str], adjusted: list[str]) -> list[str]:
     return [a for a in adjusted if ("no memory asked" in a and mem)
             or (("MaxMemPerCPU" in a or "no CPUs asked" in a or "one task a core" in a)
                 and cpus)]
-
-
-def _boot_note(partition: str, req: Req, nodes: list[Node],
-               timeouts: dict[str, float] | None = None) -> list[str]:
-    """A job that starts now only on nodes power saving has off starts once they boot
-    (within a ResumeTimeout short enough to count as now)."""
-    free = [n for n in nodes if n.cpus - n.cpus_allocated >= req.cpn
-            and n.gpus - n.gpus_allocated >= req.gpn]
-    asleep = [n.name for n in free if node_power(n) is not None]
-    if not asleep or len(free) - len(asleep) >= req.nodes:
-        return []
-    return [f"partition {partition}: its free nodes that can run it are powered down "
-            f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
-            f"once they boot, within {_resume_said(timeouts)}"]
-
-
-def _resume_said(timeouts: dict[str, float] | None) -> str:
-    t = timeouts or {}
-    return (f"{returning_timeouts(t)[1]:.0f} s ("
-            + ("the site's" if "ResumeTimeout" in t else "Slurm's default") + " ResumeTimeout)")
-
-
-def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
-                    timeouts: dict[str, float] | None = None,
-                    power: dict[str, str] | None = None) -> list[str]:
-    """Nodes of the partition that could run the job but take none now, back by themselves
-    (`timeouts`: the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout, where read;
-    `power`: of them, those power saving has off, booting or going off, by that)."""
-    t, power = timeouts or {}, power or {}
-    silent_s, reboot_s = returning_timeouts(t)
-    kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
-             for kind in ("off", "booting", "going_off")}
-    silent = [n.name for n in out if not back[n.name][1] and n.name not in power]
-    reboot = [n.name for n in out if back[n.name][1] and n.name not in power]
-    said = []
-    if silent:
-        said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
-                    "no job there until it answers again (planned free after SlurmdTimeout, "
-                    f"{silent_s:.0f} s"
-                    + (" as the site sets it" if "SlurmdTimeout" in t else " by default")
-                    + "; set DOWN if it stays silent)")
-    if reboot:
-        said.append(f"partition {partition}: {_few(set(reboot))} to be rebooted: no new job "
-                    "there until the reboot, after the jobs on it end (planned back "
-                    f"{reboot_s:.0f} s later, "
-                    + ("the site's" if "ResumeTimeout" in t else "Slurm's default")
-                    + " ResumeTimeout)")
-    if kinds["off"]:
-        said.append(f"partition {partition}: {_few(kinds['off'])} powered down: Slurm boots "
-                    f"the nodes it gives the job first, planned to take {_resume_said(t)}, "
-                    "the longest a boot may take (how long one takes there is not read)")
-    if kinds["booting"]:
-        said.append(f"partition {partition}: {_few(kinds['booting'])} being powered up: how "
-                    "much of the boot is left is not known, so it is planned to take "
-                    f"{_resume_said(t)}, the bound")
-    if kinds["going_off"]:
-        suspend_s = t.get("SuspendTimeout", SUSPEND_S)
-        said.append(f"partition {partition}: {_few(kinds['going_off'])} being powered down: "
-                    "no job there until it is off, within "
-                    f"{suspend_s:.0f} s ("
-                    + ("the site's" if "SuspendTimeout" in t else "Slurm's default")
-                    + f" SuspendTimeout), and booted again, within {_resume_said(t)}")
-    return said
-
-
-def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
-    """Which of `nodes` (those that can run it) a job that starts now lands on, where the
-    partition's rule tells: LLN=YES the least loaded (most idle CPUs), else the lowest
-    Weight first where the nodes differ in it (Slurm's order)."""
-    free = [n for n in nodes if n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
-            and n.gpus - n.gpus_allocated >= req.gpn and (not req.mem or not n.memory_mb
-                                                        or n.memory_mb - n.memory_allocated
-                                                        >= req.mem)]
-    if len(free) < max(req.nodes, 1) or len(free) < 2:
-        return []
-    if p.lln:
-        free.sort(key=lambda n: -(n.cpus - n.cpus_allocated))
-        picked = free[:req.nodes]
-        return [f"partition {p.name} puts jobs on the least loaded nodes (LLN): it starts on "
-                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {n.cpus} CPUs idle)"
-                            for n in picked)]
-    weights = {n.weight for n in free if n.weight is not None}
-    if len(weights) < 2:
-        return []
-    free.sort(key=lambda n: n.weight if n.weight is not None else 1)
-    low = free[req.nodes - 1].weight
-    picked = [n.name for n in free if (n.weight or 1) <= (low or 1)]
-    return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
-            f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
-            f"(Weight {low})"]
 
 
 def _enforce_binding(spec: JobSpec) -> bool:
@@ -1866,837 +1560,6 @@ def _default_tasks(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
     notes.append(f"queue {p.name}: no task count asked, it gets TASKLIMIT's default {n} "
                  "tasks")
     return replace(req, cpt=1, tpn=tpn, nodes=ceil(n / tpn), cpn=tpn, mem=req.mem * tpn)
-
-
-def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
-                  words: Words = SLURM_WORDS) -> list[str]:
-    """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
-    on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
-    out = []
-    slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
-    if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
-        slot = round(vmem / 2**20)
-    if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
-        out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
-                   f"{p.max_mem_per_slot_mb} MB")
-    if p.max_mem_per_process_mb is not None and slot > p.max_mem_per_process_mb:
-        out.append(f"queue {p.name}: needs {slot} MB memory per task slot, its MEMLIMIT is "
-                   f"{p.max_mem_per_process_mb} MB (a process above it is killed)")
-    if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
-        out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
-                   f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
-    totals = _totals(req, chunks)
-    for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
-                                        (p.min_cpus, p.min_mem_mb, p.min_gpus),
-                                        (words.cpus, "MB memory", "GPUs"), strict=True):
-        if most is not None and total > most:
-            out.append(f"needs {total} {what} in all, {words.where(p.name)} allows a job at "
-                       f"most {most}")
-        if least is not None and total < least:
-            out.append(f"needs {total} {what} in all, {words.where(p.name)} takes only jobs "
-                       f"of at least {least}")
-    return out
-
-
-def _totals(req: Req, chunks: tuple | None) -> list[int]:
-    """The job's CPUs, MB memory and GPUs in all (of a PBS job of chunks: every chunk's
-    share, as written)."""
-    if chunks is not None:
-        return [sum(get(c) * c.nodes for c, _ in chunks[0])
-                for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
-    return [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
-
-
-# the reason a job below a QOS's MinTRESPerJob pends with, by TRES
-_MIN_REASON = {"cpu": "QOSMinCpuNotSatisfied", "node": "QOSMinNode", "mem": "QOSMinMemory",
-               "gres/gpu": "QOSMinGRES"}
-
-
-def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
-                ) -> list[str]:
-    """Why the limits of the partition's QOS and the job's (Slurm MaxTRES per job, per node
-    and per user, GrpTRES, MaxWall, MinTRESPerJob) keep it from ever running: each is what
-    one job alone may never pass (with the QOS flag DenyOnLimit, Slurm refuses it at
-    submit; without, it pends until changed); a QOS the snapshot does not know is not
-    checked (the job's default QOS is its association's, not known here)."""
-    out: list[str] = []
-    known = snap.qos or {}
-    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
-           "mem": req.nodes * req.mem}
-    node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
-    units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
-    if req.gpu_type and req.gpn:  # a limit on one GPU type (`gres/gpu:a100=4`) counts them
-        typed = f"gres/gpu:{req.gpu_type}"
-        job[typed], node[typed] = job["gres/gpu"], node["gres/gpu"]
-        units[typed] = f"{req.gpu_type} GPUs"
-    limit = time_limit(req, p.max_time_s) or req.walltime
-    for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
-        q = known.get(name or "")
-        if q is None:
-            continue
-        refused = ": Slurm refuses it at submit (DenyOnLimit)" if "denyonlimit" in {
-            f.lower() for f in q.flags} else ""
-        for have, caps, what, where in (
-                (job, q.max_tres_per_job, "MaxTRESPerJob", "in all"),
-                (node, q.max_tres_per_node, "MaxTRESPerNode", "per node"),
-                (job, q.max_tres_per_user, "MaxTRESPerUser", "in all"),
-                (job, q.grp_tres, "GrpTRES", "in all")):
-            for tres, most in caps.items():
-                asked = have.get(tres)
-                if asked and asked > most:
-                    out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
-                               f"{most} ({what} {tres}={most}){refused}")
-        if q.max_wall_s is not None and limit and limit > q.max_wall_s:
-            out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
-                       f"{hms(q.max_wall_s)}{refused}")
-        for tres, least in q.min_tres_per_job.items():
-            asked = job.get(tres, 0)
-            if asked < least:
-                unit = units.get(tres, tres)
-                out.append(f"asks {asked} {unit} in all, {whose} {name} takes only jobs of at "
-                           f"least {least} (MinTRESPerJob {tres}={least})" + (
-                               refused or ": Slurm keeps it pending (" + _MIN_REASON.get(
-                                   tres, "QOSMin*") + ") until it asks more"))
-    return out
-
-
-def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
-              ) -> frozenset[str]:
-    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
-    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
-    if p.priority_tier is None:
-        return frozenset()
-    mine = set(members.get(p.name, []))
-    return frozenset(q.name for q in snap.partitions if q.name != p.name
-                     and (q.preempt_mode or "OFF").upper() != "OFF"
-                     and (q.priority_tier or 1) < p.priority_tier
-                     and mine & set(members.get(q.name, [])))
-
-
-def _suspended_hold(snap: SiteSnapshot, victims: Collection[str], mem: int
-                    ) -> dict[str, list[str]]:
-    """The nodes (by the partition preempted there) where preempting does not make room
-    for a job needing `mem` MB a node: the running jobs there are of partitions whose
-    PreemptMode is SUSPEND, and suspended jobs keep their memory (Slurm's preemption
-    page), so the node's memory in use (AllocMem) leaves less than `mem`."""
-    suspend = {q.name for q in snap.partitions if q.name in victims
-               and "SUSPEND" in (q.preempt_mode or "").upper().split(",")}
-    if not suspend or mem <= 0:
-        return {}
-    short = {n.name for n in snap.nodes
-             if n.memory_mb and n.memory_mb - n.memory_allocated < mem}
-    held: dict[str, list[str]] = {}
-    for j in snap.running:
-        if j.partition in suspend:
-            for h in job_hosts(j.node_list):
-                if h in short and h not in held.setdefault(j.partition, []):
-                    held[j.partition].append(h)
-    return {q: sorted(hs) for q, hs in held.items() if hs}
-
-
-def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collection[str],
-                     start: float) -> list[str]:
-    """What the job starting `start` s from now in partition `part` (of `nodes`) meets of
-    the suspended jobs there (`st.suspended`, planned by time limits): one suspended by
-    hand resumes at a time not known (its resources held, the safe side); one it waits for
-    (it starts no sooner than that job's planned end) resumes when planned."""
-    out = []
-    for j in snap.running:
-        plan = st.suspended.get(j.native_id)
-        hosts = [h for h in job_hosts(j.node_list) if h in nodes]
-        if plan is None or not hosts:
-            continue
-        resume, end = plan
-        where = f"partition {part}: job {j.native_id} on {_few(set(hosts))} is suspended"
-        if resume is None:
-            out.append(f"{where}, by no job seen there (by hand?): it resumes at a time not "
-                       f"known; its resources are planned as held (not free) for all its "
-                       f"time limit left ({hms(end)}) from now, the safe side")
-        elif start >= end - READY_TOLERANCE_S:
-            out.append(f"{where}: the job waits for it, planned to resume in {hms(resume)} "
-                       f"(when the jobs that suspended it end) and end in {hms(end)}")
-    return out
-
-
-def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | None:
-    """The user's waiting jobs (native ids) on a Slurm site whose backfill tests no more of
-    theirs (SchedulerParameters bf_max_job_user, reached by them): it passes the job over
-    (the newest, the lowest of theirs by age); None where it tests it."""
-    cap = snap.bf_max_job_user
-    if cfg.scheduler != "slurm" or not cap or not snap.user:
-        return None
-    # the backfill tests only jobs that may start: not those held, waiting for a
-    # dependency or a begin time, or that can never start as asked
-    mine = {j.native_id for j in snap.pending if j.user == snap.user
-            and not held_reason(j.reason)}
-    return mine if len(mine) >= cap else None
-
-
-def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
-                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot
-                         ) -> float:
-    """When a job passed over by Slurm's backfill (`_backfill_passes_over`: `mine` wait)
-    may start (seconds from now, the queue played out): once so many of `mine` have started
-    that fewer than bf_max_job_user still wait (the backfill tests it then), or once every
-    job waiting ahead in `partition` has (Slurm's main scheduler starts a partition's jobs
-    in priority order, none after one that cannot start)."""
-    ahead = [replace(d, done=False, start=None, held=None) for d in queue]
-    queue_starts(st, ahead, res, top=top)
-    own: dict[str, float] = {}
-    for d in ahead:
-        if d.native_id in mine:
-            s = math.inf if d.start is None else d.start
-            own[d.native_id] = min(own.get(d.native_id, s), s)
-    started = sorted(own.values()) + [math.inf] * (len(mine) - len(own))
-    tested = started[len(mine) - (snap.bf_max_job_user or 0)]
-    in_order = max((d.start for d in ahead if d.start is not None
-                    and partition in (d.partition or "").split(",")), default=0.0)
-    return min(tested, in_order)
-
-
-def _dependency_note(where: str, j: JobStatus, gate: DependencyGate, at: float) -> str:
-    """What a job waiting on its dependency (`gate`), free from `at` s from now, means for
-    a job starting later in the queue `where` (`partition p`): it is ahead of it from
-    then."""
-    dep = gate.dependency
-    ids = dep.parent_ids()
-    kinds = dep.kinds()
-    which = _few(set(ids))
-    their = "their" if len(ids) > 1 else "its"
-    if kinds == {"after"}:
-        waits = f"job {which} to start"
-        planned = f"{their} planned start"
-    elif "aftercorr" in kinds:
-        waits = f"the tasks of job {which} to end, task by task (aftercorr)"
-        planned = f"{their} first task's planned end"
-    else:
-        waits = f"job {which} to end"
-        planned = f"{their} planned end"
-    if gate.queued:
-        planned += (f" in the plan (job {_few(set(gate.queued))} waiting "
-                    + ("themselves)" if len(gate.queued) > 1 else "itself)"))
-    ok = sorted({p for t in dep.terms if t.kind == "afterok" for p, _ in t.parents})
-    assumed = (f"; job {_few(set(ok))} taken to succeed (afterok: should it fail, job "
-               f"{j.native_id} never starts, and the job may start sooner)" if ok else "")
-    return (f"{where}: job {j.native_id} waits for {waits} (Dependency "
-            f"{j.dependency}): from {planned}, +{hms(at)}, it takes its place in the queue "
-            f"by priority, ahead of the job{assumed}")
-
-
-def _waits_on_dependency(j: JobStatus) -> bool:
-    """Whether a waiting job's reason says it waits on a dependency: Slurm's Dependency,
-    LSF's pending reason, Flux's `dependency: ...`, or its dependency read (PBS, Grid
-    Engine: held, what it waits for read by the dialect)."""
-    reason = (j.reason or "").strip().lower()
-    return bool(j.dependency) or reason in ("dependency", _LSF_DEPENDENCY_WAIT) \
-        or reason.startswith("dependency: ")
-
-
-_LSF_DEPENDENCY_WAIT = "job dependency condition not satisfied"
-
-
-def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
-                   start: float, now: datetime, queue: list[Demand] | None = None,
-                   st: SimState | None = None, res: Reservation = "plan",
-                   where: str | None = None) -> list[str]:
-    """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
-    waiting there for something other than room: one whose begin time, or whose
-    dependency's parents' start or end, comes first is ahead of it from then; one waiting
-    for nodes out until an admin acts, or that can never start as asked, holds back no
-    job; one waiting for a parent to fail (afternotok) is not counted (parents are taken
-    to succeed). `queue`, `st`: the walltime view, whose play-out (`res`) says when a
-    parent still waiting starts or ends. `where`: the queue as another scheduler names it
-    (`queue q`), for its site: the jobs waiting on a dependency, with those whose
-    dependency is not known left out (said)."""
-    mine = set(members.get(part, []))
-    at_part = where or f"partition {part}"
-    by_name = {n.name: n for n in snap.nodes}
-    begin: list[str] = []
-    out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
-    never: dict[str, set[str]] = {}  # reason -> the jobs
-    # (the other schedulers') jobs waiting on a dependency the output does not say in
-    # full, or on a parent not in the queue: left out
-    unread: set[str] = set()
-    # the running jobs' planned ends (their walltimes'), which a dependency waits for
-    planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
-                    for r in snap.running if r.started_at and r.walltime_s] \
-        if any(j.dependency for j in snap.pending) else []
-    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
-        if any(j.dependency for j in snap.pending) else set()
-    freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
-    for n, j in enumerate(snap.pending):
-        # (a job of no queue, Flux's without queues or one Grid Engine has not yet put in
-        # one, may start on any of the site's nodes)
-        if j.partition and not any(mine.intersection(members.get(q, []))
-                                   for q in j.partition.split(",")):
-            continue
-        begins = begins_in(j, now)
-        gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
-            if j.dependency else None
-        at = gate.at() if gate is not None else None
-        if gate is not None and gate.queued and queue is not None and st is not None:
-            if freed is None:  # played out once: each chained job's time is its not_before
-                ahead = [replace(d, done=False, start=None, held=None) for d in queue]
-                queue_starts(st, ahead, res)
-                freed = {d.native_id: d.not_before for d in ahead
-                         if d.gate is not None and d.gate.queued and d.native_id}
-            at = freed.get(j.native_id)
-        if begins is not None and 0 < begins < start:
-            begin.append(f"{at_part}: job {j.native_id} waits for its begin time "
-                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} "
-                         f"({(j.reason or '').strip()}): from then it takes its place in "
-                         "the queue by priority, ahead of the job")
-        elif gate is not None and at == math.inf:
-            begin.append(f"{at_part}: job {j.native_id} waits for job "
-                         f"{_few(set(gate.dependency.parent_ids()))} to fail (Dependency "
-                         f"{j.dependency}): parents are taken to succeed, so it is not "
-                         "counted ahead of the job")
-        elif gate is not None and at is not None and at < start:
-            begin.append(_dependency_note(at_part, j, gate, at))
-        elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
-            out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
-        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
-            never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
-        elif where is not None and gate is None and _waits_on_dependency(j):
-            unread.add(j.native_id)
-    said = begin[:4] + ([f"{at_part}: {len(begin) - 4} more jobs wait for a begin "
-                         "time before the job's start (BeginTime), ahead of it from then"]
-                        if len(begin) > 4 else [])
-    for nodes, ids in sorted(out_for.items()):
-        said.append(f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
-                    "drained until an admin acts: it can start nowhere else, so it holds "
-                    "back no job" if len(ids) == 1 else
-                    f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
-                    "drained until an admin acts: they can start nowhere else, so they hold "
-                    "back no job")
-    for reason, ids in sorted(never.items()):
-        who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
-        said.append(f"{at_part}: {who} can never start as asked ({reason}): "
-                    + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
-    if unread:
-        said.append(f"{where}: {_jobs(unread)} on a dependency that the queue's output does "
-                    "not say in full (or on a job not in the queue): not known when, so "
-                    + ("it is" if len(unread) == 1 else "they are")
-                    + " left out, not counted ahead of the job")
-    return said
-
-
-def _jobs(ids: set[str]) -> str:
-    """`job 30 waits` or `jobs 30, 31 wait`."""
-    return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
-
-
-def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
-                  ) -> str | None:
-    """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
-    higher PriorityTier shares its nodes: Slurm's preempt/partition_prio), else None."""
-    mode = (p.preempt_mode or "OFF").upper()
-    if mode == "OFF":
-        return None
-    mine, tier = set(members.get(p.name, [])), p.priority_tier or 1
-    over = [q for q in parts if q.name != p.name and (q.priority_tier or 1) > tier
-            and mine & set(members.get(q.name, []))]
-    if not over:
-        return None
-    top = max(over, key=lambda q: q.priority_tier or 1)
-    return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
-            f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
-
-
-
-
-_SELECT_TOKEN = re.compile(r"\s*(&&|\|\||==|!=|>=|<=|[<>=!()]|\"[^\"]*\"|'[^']*'|[\w.\-/:@]+)")
-# what `lshosts`/`bhosts` (LSHOSTS_FIELDS, BHOSTS_FIELDS) give of a host, by select[] name
-_SELECT_FIELDS: dict[str, Callable[[Node], float | str | None]] = {
-    "ngpus": lambda n: n.gpus, "ncpus": lambda n: n.cpus, "maxcpus": lambda n: n.cpus,
-    "maxmem": lambda n: n.memory_mb, "mem": lambda n: n.memory_mb - n.memory_allocated,
-    "type": lambda n: norm_arch(n.architecture), "model": lambda n: n.host_model,
-    "hname": lambda n: n.name}
-# LSF's other built-in indices (load, swap, tmp, CPU factor ...): not in those outputs
-_SELECT_UNREAD = {"r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "maxswp",
-                  "maxtmp", "cpuf", "ndisks", "ncores", "nthreads", "nprocs", "status",
-                  "server", "rexpri"}
-_SELECT_OPS: dict[str, Callable[[float, float], bool]] = {
-    "==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
-    ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    "<": lambda a, b: a < b}
-
-
-class _Select:
-    """An LSF select string read as LSF reads it (`||`/`or`, `&&`/`and`, `!`/`not`,
-    parentheses, comparisons, `defined(x)`, bare boolean resources) and told per host in
-    three values: True, False, None (a term the recorded outputs do not give)."""
-
-    def __init__(self, body: str) -> None:
-        self.toks, pos = [], 0
-        while pos < len(body) and (m := _SELECT_TOKEN.match(body, pos)) is not None:
-            self.toks.append(m.group(1))
-            pos = m.end()
-        if body[pos:].strip():
-            raise ValueError(f"cannot read {body[pos:].strip()!r}")
-        self.unread: list[str] = []
-        self.checked = False
-
-    def ok(self, n: Node) -> bool | None:
-        self.i, self.n = 0, n
-        got = self._or()
-        if self.i != len(self.toks):
-            raise ValueError(f"unexpected {self.toks[self.i]!r}")
-        return got
-
-    def _peek(self) -> str | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def _take(self) -> str:
-        if self.i >= len(self.toks):
-            raise ValueError("it ends too soon")
-        self.i += 1
-        return self.toks[self.i - 1]
-
-    def _or(self) -> bool | None:
-        vals = [self._and()]
-        while self._peek() in ("||", "or"):
-            self._take()
-            vals.append(self._and())
-        return True if True in vals else None if None in vals else False
-
-    def _and(self) -> bool | None:
-        vals = [self._not()]
-        while self._peek() in ("&&", "and"):
-            self._take()
-            vals.append(self._not())
-        return False if False in vals else None if None in vals else True
-
-    def _not(self) -> bool | None:
-        if self._peek() in ("!", "not"):
-            self._take()
-            got = self._not()
-            return None if got is None else not got
-        return self._atom()
-
-    def _atom(self) -> bool | None:
-        tok = self._take()
-        if tok == "(":
-            got = self._or()
-            if self._take() != ")":
-                raise ValueError("a parenthesis is not closed")
-            return got
-        if tok == "defined" and self._peek() == "(":
-            self._take()
-            name = self._take()
-            if self._take() != ")":
-                raise ValueError("defined( is not closed")
-            return self._said(f"defined({name})", self._defined(name))
-        if self._peek() in _SELECT_OPS:
-            op, want = self._take(), self._take().strip("\"'")
-            return self._said(f"{tok}{op}{want}", self._compare(tok.lower(), op, want))
-        # a bare word: a boolean resource the host has (lshosts RESOURCES)
-        known = tok.lower() in _SELECT_FIELDS or tok.lower() in _SELECT_UNREAD
-        return self._said(tok, None if known else tok in self.n.features)
-
-    def _said(self, term: str, got: bool | None) -> bool | None:
-        if got is None and term not in self.unread:
-            self.unread.append(term)
-        self.checked |= got is not None
-        return got
-
-    def _defined(self, name: str) -> bool | None:
-        if name.lower() in _SELECT_FIELDS:
-            return _SELECT_FIELDS[name.lower()](self.n) not in (None, "")
-        return None if name.lower() in _SELECT_UNREAD else name in self.n.features
-
-    def _compare(self, name: str, op: str, want: str) -> bool | None:
-        if name not in _SELECT_FIELDS:
-            return None
-        have = _SELECT_FIELDS[name](self.n)
-        if name in ("type", "model", "hname"):  # strings: equal or not
-            if name == "type" and want.lower() == "any":
-                return True
-            if have is None or op not in ("==", "=", "!="):
-                return None
-            same = have == (norm_arch(want) if name == "type" else want)
-            return same if op != "!=" else not same
-        try:
-            return _SELECT_OPS[op](float(have or 0), float(want))
-        except ValueError:
-            return None
-
-
-def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, list[str]]:
-    """The hosts an LSF select string (`select[(ngpus>0 || model==EPYC) && !bigmem]`) lets
-    the job use, and its terms that cannot be told from what the recorded `lshosts`/
-    `bhosts` give of the hosts (ncpus, ngpus, maxmem/mem in MB, type, model, hname and
-    boolean resources are; load indices, swap, tmp and others are left to bsub): None when
-    no term can be checked. A string it cannot read is left to bsub whole."""
-    body = text.strip()
-    if body.startswith("select[") and body.endswith("]"):
-        body = body[len("select["):-1]
-    try:
-        sel = _Select(body)
-        meet = {n.name for n in nodes if sel.ok(n) is not False}
-    except ValueError as e:
-        return None, [f"select[{body}] is not checked here: this code cannot read it ({e}; "
-                      "bsub decides)"]
-    return (meet if sel.checked else None), [
-        f"select[] term {t!r} is not checked here: the hosts' recorded outputs (lshosts, "
-        "bhosts) do not give it (bsub decides)" for t in sel.unread]
-
-
-def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], req: Req,
-               site_arch: str | None) -> tuple[list[str], set[str]]:
-    """The hosts an LSF job's `-m` names (hosts, host groups from `bmgroup`, `others`,
-    `~host`): why they leave it no place, and the nodes of `fit` among them."""
-    from .dialects.lsf_commands import expand_hosts
-
-    names = {n.name for n in nodes}
-    groups = snap.host_groups or {}
-    unknown = [h for h in text.split() if (b := re.sub(r"\+\d+$", "", h).lstrip("~"))
-               not in names and b.rstrip("/") not in groups
-               and b not in ("all", "others", "allremote") and "@" not in b]
-    if unknown and (snap.host_groups is not None or not all(h.endswith("/") for h in unknown)):
-        return [f"-m names {', '.join(unknown)}: neither a host nor a host group here "
-                f"(host groups: {', '.join(sorted(groups)) or 'none'})"], set()
-    hosts = expand_hosts(text.split(), snap.host_groups, [n.name for n in nodes])
-    if hosts is None:
-        return [], fit  # a group not known: the scheduler decides
-    mine = set(hosts)
-    if not mine & fit:
-        named = [n for n in nodes if n.name in mine]
-        return [f"the hosts -m names ({text}) cannot run it: "
-                + (partition_misses(req, named, site_arch, SITE_WORDS["lsf"]) if named
-                   else "none is a host")], set()
-    return [], fit & mine
-
-
-def _hosts_among(spec: JobSpec, cfg: SiteConfig) -> tuple[list[str], str] | None:
-    """The hosts a job's nodes are taken from (flux `--requires=host:`, Grid Engine
-    `-l hostname=a|b`) and the directive that names them, where the script this site gets
-    keeps them (as written in its own dialect, or carried: node_lists.carried); None where
-    it names none or they do not reach this site. Flux sites read their own host terms
-    (`_flux_hosts`), Slurm's --nodelist and LSF's -m are read on their own. Slurm's
-    --nodelist and a PBS select's `host=` (each host the job's) are checked at the other
-    schedulers' sites as they keep them."""
-    named = named_hosts(spec)
-    source = spec.source_dialect
-    if named is None or named.among is None or named.why_not \
-            or named.every and source == cfg.scheduler:
-        return None  # (Slurm's own --nodelist: _named_hosts; a PBS select's: _pbs_chunks)
-    if cfg.scheduler == source == "flux":
-        return None
-    if cfg.scheduler != source and not carried(named, spec, cfg.scheduler)[0]:
-        return None  # the translation drops them, and says so
-    return expand_hostlist(named.among), named.raw(named.among)
-
-
-def _among_misses(among: tuple[list[str], str], scheduler: str, req: Req, nodes: list[Node],
-                  fit: set[str], site_arch: str | None, words: Words
-                  ) -> tuple[list[str], set[str]]:
-    """Why the hosts a job's nodes come from leave it no place here, and the nodes of
-    `fit` among them. A host the site does not have: bsub refuses `-m` naming it, sbatch
-    a --nodelist naming it, a PBS chunk on it never runs, and Grid Engine and flux never
-    match it (the others named may still). At Slurm and PBS each host named is the job's."""
-    hosts, said = among
-    have = {n.name: n for n in nodes}
-    missing = [h for h in hosts if h not in have]
-    if missing and (scheduler in ("lsf", "slurm", "pbs") or len(missing) == len(hosts)):
-        return [f"{said} names host(s) this site does not have: {_few(set(missing))}"
-                + (" (bsub refuses -m naming a host it does not know)"
-                   if scheduler == "lsf" else "")], set()
-    mine = {h for h in hosts if h in have}
-    if not fit:  # the site's nodes cannot run it at all: said already
-        return [], fit
-    if not mine & fit:
-        return [f"the hosts {said} names cannot run it: " + partition_misses(
-            req, [have[h] for h in sorted(mine)], site_arch, words)], set()
-    if scheduler in ("slurm", "pbs"):  # --nodelist, host=: each is the job's (others may
-        # join them at Slurm)
-        if unfit := sorted(mine - fit):
-            return [f"node(s) {', '.join(unfit)} named by {said} cannot run it: "
-                    + partition_misses(req, [have[h] for h in unfit], site_arch, words)], set()
-        return [], fit if len(mine) < req.nodes else fit & mine
-    if len(mine & fit) < req.nodes:
-        return [f"{said} leaves it {len(mine & fit)} node(s) that can run it, it needs "
-                f"{req.nodes}"], set()
-    return [], fit & mine
-
-
-def _named_hosts(req: Req, nodes: list[Node], fit: set[str], site_arch: str | None
-                 ) -> list[str]:
-    """Why the hosts a Slurm job names (--nodelist: each of them is the job's; --exclude:
-    none of them is) leave it no place here."""
-    names = {n.name for n in nodes}
-    if missing := [h for h in req.nodelist if h not in names]:
-        return [f"--nodelist names node(s) this site does not have: {', '.join(missing)}"]
-    out = []
-    if bad := [h for h in req.nodelist if h in req.exclude]:
-        out.append(f"node(s) {', '.join(bad)} both in --nodelist and --exclude")
-    if unfit := [n for n in nodes if n.name in req.nodelist and n.name not in fit]:
-        out.append(f"node(s) {', '.join(n.name for n in unfit)} named by --nodelist cannot "
-                   f"run it: {partition_misses(req, unfit, site_arch)}")
-    left = fit - set(req.exclude)
-    if fit and len(left) < req.nodes:
-        kept = f"only {len(left)} other node(s) can" if left else "no other node can"
-        out.append(f"--exclude {','.join(req.exclude)} leaves it too few nodes: "
-                   f"{kept} run it, it needs {req.nodes}")
-    return out
-
-
-def _pbs_chunks(spec: JobSpec, cfg: SiteConfig, nodes: list[Node], site_arch: str | None
-                ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
-                           list[bool]] | None:
-    """A PBS site's view of a job of chunks (`select=1:ncpus=4+2:ngpus=1`, or N of one
-    shape that may share hosts): each chunk's request and the nodes that can hold one of
-    it, how chunks share hosts, their texts, each one's reasons no node can hold it and
-    whether its pieces take distinct hosts (never: `place` says); None for another
-    scheduler or a job that asks no chunks."""
-    if cfg.scheduler != "pbs" or cfg.flavor == "slurm":
-        return None
-    from .dialects.pbs_script import pbs_script
-
-    got = pbs_script.chunk_shapes(spec)
-    if got is None:
-        return None
-    biggest = max((n.cpus for n in nodes), default=0)
-    words = words_of(cfg.scheduler, cfg.flavor)
-    fits, texts, why = [], [], []
-    for text, one in got[0]:
-        r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch, words=words)
-        # a chunk that names its host (`host=`/`vnode=`) runs there only; N chunks of one
-        # shape carry it in the spec
-        named = _pbs_named_hosts(text) or (_pbs_named_hosts(one) if len(got[0]) == 1 else [])
-        if named:
-            found = found or _host_misses(named, r, nodes, ok, site_arch, "the chunk", words)
-            ok &= set(named)
-        fits.append((r, ok))
-        texts.append(text)
-        why.append(found)
-    return fits, got[1], texts, why, [False] * len(fits)
-
-
-def _lsf_terms(spec: JobSpec, nodes: list[Node], site_arch: str | None, allowed: set[str]
-               ) -> tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
-                          list[bool]] | None:
-    """An LSF site's view of a compound job (`1*{rusage[mem=64GB]} + 16*{span[ptile=8]}`),
-    as `_pbs_chunks` gives a PBS job's chunks: each term's pieces (its hosts where it has a
-    span[], apart; else its slots, placed freely) on the hosts of `allowed` that fit it
-    and its own select[]. GPUs of a term of free slots are asked of its hosts, not of
-    each slot (LSF reserves them per host). None for a job of one shape."""
-    from .dialects.lsf_script import lsf_script
-
-    got = lsf_script.term_shapes(spec)
-    if got is None:
-        return None
-    biggest = max((n.cpus for n in nodes), default=0)
-    fits, texts, why, apart = [], [], [], []
-    for text, one, spans in got:
-        r = request(one, biggest)
-        found, ok = node_checks(r, nodes, site_arch, words=SITE_WORDS["lsf"])
-        for d in one.unknown:  # the term's own select[]
-            if d.dialect == "lsf" and d.option == "-R select" and d.value:
-                meet = lsf_select_hosts(d.value, nodes)[0]
-                if meet is not None and not meet & ok and not found:
-                    found = [f"no host meets {d.value} that can run it"]
-                ok &= meet if meet is not None else ok
-        if ok and not ok & allowed and not found:
-            found = [f"none of the hosts -m and select[] leave it ({_few(allowed)}) can "
-                     "run it: " + partition_misses(r, [n for n in nodes if n.name in allowed],
-                                                   site_arch, SITE_WORDS["lsf"])]
-        fits.append((r if spans else replace(r, gpn=0), ok & allowed))
-        texts.append(text)
-        why.append(found)
-        apart.append(spans and r.nodes > 1)
-    return fits, "terms", texts, why, apart
-
-
-_PBS_HOST = re.compile(r"(?:^|:)(?:host|vnode)=([\w.\-]+)")
-
-
-def _pbs_named_hosts(where: JobSpec | str) -> list[str]:
-    """The hosts a PBS select names (`host=gpu1`, `vnode=gpu1[0]`): of one chunk's text, or
-    of a spec's kept `-l select:host`/`select:vnode`."""
-    if isinstance(where, str):
-        return list(dict.fromkeys(_PBS_HOST.findall(where)))
-    return list(dict.fromkeys(d.value for d in where.unknown if d.dialect == "pbs" and d.value
-                              and d.option in ("-l select:host", "-l select:vnode")))
-
-
-def _host_misses(named: list[str], req: Req, nodes: list[Node], fit: set[str],
-                 site_arch: str | None, who: str, words: Words = SLURM_WORDS) -> list[str]:
-    """Why the hosts a PBS select names cannot run it: not the site's, or too small."""
-    have = {n.name: n for n in nodes}
-    missing = [h for h in named if h not in have]
-    if missing:
-        return [f"host {', '.join(missing)} named by {who} (host=/vnode=) is not one of the "
-                f"site's nodes ({_few(set(have))})"]
-    if not set(named) & fit:
-        return [f"host {', '.join(named)} named by {who}: "
-                + partition_misses(req, [have[h] for h in named], site_arch, words)]
-    return []
-
-
-def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[list[str]],
-                             list[bool]], req: Req, nodes: list[Node],
-               names: list[str] | None = None) -> tuple[list[str], set[str], Req]:
-    """Reasons the chunks cannot be placed on the site, the nodes any chunk may use, and
-    the request the start is estimated with (the hosts the chunks take, each asked the
-    least any chunk asks, a lower bound; for chunks of one shape, the hosts they share
-    evenly, `_free_shape`). `names`: how the reasons name each chunk (else its number and
-    text)."""
-    fits, how, texts, why, apart = chunks
-    word = "term" if how == "terms" else "chunk"
-    names = names or [f"{word} {i + 1} ({t})" for i, t in enumerate(texts)]
-    reasons = [f"{names[i]}: {r}" if len(why) > 1 else r
-               for i, found in enumerate(why) for r in found]
-    fit = set().union(*(ok for _, ok in fits))
-    hosts = pack_chunks(fits, [n for n in nodes if n.name in fit and node_usable(n)], how,
-                        apart) if not reasons else None
-    if not reasons and hosts is None:
-        hosts, missed = first_fit(fits, [n for n in nodes if n.name in fit], how, apart)
-        if hosts is None:  # not for lack of up nodes (the partitions say that)
-            mine = [n for n in nodes if n.name in fit]
-            short = [f"{sum(get(r) * r.nodes for r, _ in fits)} {what} in all, the nodes "
-                     f"that can hold them have {sum(have(n) for n in mine)}"
-                     for what, get, have in (("GPUs", lambda r: r.gpn, lambda n: n.gpus),
-                                             ("CPUs", lambda r: r.cpn, lambda n: n.cpus))
-                     if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
-            count = sum(r.nodes for r, _ in fits)
-            if how == "scatter" and count > len(mine):  # a host each: too few hosts
-                short.insert(0, f"{count} hosts, one a chunk, and {len(mine)} can hold one")
-            reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
-                           "together (" + ("each term's span" if how == "terms" else
-                                           f"{how} placement") + ")"
-                           + (f": they ask {'; '.join(short)}" if short else "")
-                           + (f"; {names[missed]} is the one left "
-                              "without a host" if missed is not None
-                              and len(texts) > 1 else ""))
-    per = 1
-    if len(fits) == 1 and hosts and how == "free":
-        hosts, per = _free_shape(fits[0][0], fits[0][1], nodes, hosts)
-    elif len(fits) == 1 and hosts:
-        per = -(-fits[0][0].nodes // hosts)
-    elif hosts and how not in ("scatter", "pack"):
-        # shapes that share hosts: first fit on empty hosts may take more than they need
-        # (a small piece alone on a host another's piece leaves room on); the fewest they
-        # can take is the most pieces one shape keeps apart
-        hosts = max([1, *(r.nodes for (r, _), own in zip(fits, apart, strict=True) if own)])
-    cpn = min(r.cpn for r, _ in fits) * per
-    probe = replace(req, nodes=hosts or 1, tpn=1, cpt=cpn, cpn=cpn,
-                    gpn=min(r.gpn for r, _ in fits) * per,
-                    mem=min(r.mem for r, _ in fits) * per)
-    return reasons, fit, probe
-
-
-def _free_shape(chunk: Req, ok: set[str], nodes: list[Node], packed: int) -> tuple[int, int]:
-    """How N chunks of one shape placed freely are estimated: (hosts, chunks on each).
-    The fewest hosts whose free CPUs, GPUs and memory hold an even share of them now
-    (chunks fill what running jobs leave), else as tightly as the hosts' sizes allow
-    (`packed` hosts, waiting for them to free)."""
-    free = [n for n in nodes if n.name in ok and node_usable(n)]
-    for h in range(packed, min(chunk.nodes, len(free)) + 1):
-        per = -(-chunk.nodes // h)
-        room = [n for n in free if n.cpus - n.cpus_allocated >= per * chunk.cpn
-                and n.gpus - n.gpus_allocated >= per * chunk.gpn
-                and (not n.memory_mb or n.memory_mb >= per * chunk.mem)]
-        if len(room) >= h:
-            return h, per
-    return packed, -(-chunk.nodes // packed)
-
-
-def _grouped_short(req: Req, counted: list, brackets: list[Op], partition: str,
-                   nodes: list[Node], site_arch: str | None) -> list[str]:
-    """Why a partition's `nodes` (those that can run the job) fall short of what its
-    constraint asks of several nodes together: `a100*2` (that many of them with it) or
-    `[a|b]` (all of them with the same alternative)."""
-    out = [f"constraint '{c.text()}' needs {c.count} nodes with it, partition {partition} "
-           f"has {k}" for c in counted
-           if (k := sum(part_met(c, n, site_arch) for n in nodes)) < (c.count or 0)]
-    return out + [_bracket_short(c, partition, req.nodes, nodes, site_arch) for c in brackets
-                  if _bracket_most(c, nodes, site_arch) < req.nodes]
-
-
-def _bracket_most(c: Op, nodes: list[Node], site_arch: str | None) -> int:
-    """The most of `nodes` that meet one same alternative of `[a|b|c]`."""
-    return max((sum(part_met(alt, n, site_arch) for n in nodes) for alt in c.items),
-               default=0)
-
-
-def _bracket_short(c: Op, partition: str, wanted: int, nodes: list[Node],
-                   site_arch: str | None) -> str:
-    counts = ", ".join(f"{alt.text()}: {sum(part_met(alt, n, site_arch) for n in nodes)}"
-                       for alt in c.items)
-    return (f"constraint '{c.text()}' needs all {wanted} nodes with the same one of them, "
-            f"partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
-            f"({counts})")
-
-
-def _meeting(c: Constraint, elig: list[int], nodes: list[Node], idx: dict[str, int],
-             site_arch: str | None) -> list[int]:
-    """The simulation's indices, among `elig`, of the nodes that meet `c`."""
-    met = {idx[n.name] for n in nodes if n.name in idx and part_met(c, n, site_arch)}
-    return [i for i in elig if i in met]
-
-
-def _pe_rule(pe: str, rules: dict[str, str] | None) -> str | None:
-    """The allocation_rule of the PE a job asks (a wildcard: of the first it names)."""
-    return next((r for name, r in (rules or {}).items() if fnmatch.fnmatchcase(name, pe)),
-                None)
-
-
-def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]:
-    """A Grid Engine job's slots laid out as its PE's allocation_rule says (sge_pe(5)):
-    `$pe_slots` all on one host, `$fill_up` / `$round_robin` over as many hosts as they
-    need, a number N exactly N on each host (a slot count that is no multiple of N never
-    starts: the reason); the PE's name no longer decides it."""
-    r = spec.resources
-    slots = (r.tasks or 1) * (r.cpus_per_task or 1) if r.tasks else \
-        (r.nodes or 1) * (r.cpus_per_task or 1)
-    if rule == "$pe_slots":
-        new = dict(nodes=1, tasks=None, tasks_per_node=None, cpus_per_task=slots)
-    elif rule in ("$fill_up", "$round_robin"):
-        new = dict(nodes=None, tasks=slots, tasks_per_node=None, cpus_per_task=None)
-    elif rule.isdigit() and int(rule) > 0:
-        each = int(rule)
-        if slots % each:
-            return spec, (f"parallel environment '{pe}' puts {each} slots on every host "
-                          f"(allocation_rule {each}): {slots} slots are no multiple of it")
-        new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
-    else:
-        return spec, None
-    if r.memory_per_cpu_mb is None and r.memory_mb and r.cpus_per_task:
-        # memory was per host of one task's slots: keep it per slot
-        new["memory_per_cpu_mb"], new["memory_mb"] = -(-r.memory_mb // r.cpus_per_task), None
-    return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
-
-
-def _master_queues(spec: JobSpec) -> list[str]:
-    """The queues a Grid Engine job's hard `-masterq` names (wc_queue_list, sge_types(1)):
-    `queue`, `queue@host`, `queue@@hostgroup`, `*@host`, wildcards."""
-    return [q.strip() for d in spec.unknown if d.dialect == "sge" and d.option == "-masterq"
-            and d.value for q in d.value.split(",") if q.strip()]
-
-
-def _sge_master(master: list[str], parts: list[Partition], members: dict[str, list[str]]
-                ) -> tuple[list[str], str | None]:
-    """The cluster queues where a job's master task may run (`-masterq`: each item's queue
-    part, on a host of that queue where it names one), or why none here can hold it: qsub
-    refuses a job that asks an unknown queue."""
-    found: list[str] = []
-    for item in master:
-        queue, _, host = item.partition("@")
-        for p in parts:
-            if p.routes_to is None and fnmatch.fnmatchcase(p.name, queue or "*") and (
-                    not host or host.startswith("@") or any(
-                        fnmatch.fnmatchcase(h, host) for h in members.get(p.name, []))):
-                found.append(p.name)
-    found = list(dict.fromkeys(found))
-    if found:
-        return found, None
-    return [], (f"-masterq {','.join(master)}: no queue instance here matches it (the "
-                "master task of a parallel job must run in one; queues: "
-                + "; ".join(f"{p.name} on {_few(set(members.get(p.name, [])))}" for p in parts
-                            if p.routes_to is None)
-                + ")")
 
 
 def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
@@ -3281,123 +2144,6 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
     return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 
-def finish_noise_s(best_finish_s: float, spread_s: float = FINISH_NOISE_S) -> float:
-    """How far apart two finishes still count as equal: FINISH_NOISE_FRACTION of the time
-    to the earlier one, or the start's uncertainty `spread_s` up to FINISH_NOISE_S. Two
-    certain starts (idle sites, nothing queued) differ only by their runtimes, which are
-    not noise."""
-    return max(min(FINISH_NOISE_S, spread_s), FINISH_NOISE_FRACTION * max(best_finish_s, 0.0))
-
-
-def _start_spread_s(v: SiteVerdict, now: datetime) -> float:
-    """How uncertain v's start is: its 90% bound past its start (FINISH_NOISE_S without a
-    bound)."""
-    b = _bound_s(v, now)
-    if b is None or v.estimated_start is None:
-        return FINISH_NOISE_S
-    start = max(v.estimated_start, v.inputs_at or v.estimated_start)  # a queue that clears
-    return max(0.0, b - (start - now).total_seconds())  # before the inputs are here: no risk
-
-
-def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
-    """The real difference between a feasible loser `v` and the winner `w`."""
-    fv = (v.estimated_finish - now).total_seconds()  # type: ignore[operator]
-    fw = (w.estimated_finish - now).total_seconds()  # type: ignore[operator]
-    cv, cw = v.cost or 0.0, w.cost or 0.0
-    if policy == "min_cost" and cv > cw:
-        return f"costs more ({cv:.2f} vs {cw:.2f})"
-    if policy not in ("diamond", "min_cost"):
-        return f"ranked lower by policy {policy}"
-    if fv - fw <= finish_noise_s(fw, max(_start_spread_s(v, now), _start_spread_s(w, now))):
-        uv, uw = _sure_start_s(v, now), _sure_start_s(w, now)
-        if policy == "diamond" and uv > uw:
-            return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), less sure start "
-                    f"(90%: < {hms(uv)} vs < {hms(uw)})")
-        if cv > cw:
-            return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), "
-                    f"costs more ({cv:.2f} vs {cw:.2f})")
-        return f"same finish within noise (+{hms(fv)} vs +{hms(fw)}) and cost; listed later"
-    why = []
-    sv = (v.estimated_start - now).total_seconds() if v.estimated_start else 0.0
-    sw = (w.estimated_start - now).total_seconds() if w.estimated_start else 0.0
-    if sv - sw > READY_TOLERANCE_S:
-        why.append(f"starts later (+{hms(sv)} vs +{hms(sw)})")
-    rv, rw = v.estimated_runtime_s or 0.0, w.estimated_runtime_s or 0.0
-    if rv > rw:
-        why.append(f"runs longer ({hms(rv)} vs {hms(rw)}: speed factor "
-                   f"{_speed(v)} vs {_speed(w)})")
-    if (v.stage_in_s or 0) - (w.stage_in_s or 0) > READY_TOLERANCE_S:
-        why.append(f"slower stage-in ({hms(v.stage_in_s or 0)} vs {hms(w.stage_in_s or 0)})")
-    return f"finishes {hms(fv - fw)} later" + (": " + ", ".join(why) if why else "")
-
-
-def _bound_s(v: SiteVerdict, now: datetime) -> float | None:
-    return (v.start_bound - now).total_seconds() if v.start_bound else None
-
-
-def _sure_start_s(v: SiteVerdict, now: datetime) -> float:
-    """The start a tie is broken by: the 90% bound, else the start itself, but not before
-    the inputs are here, to the second (closer bounds than that are equally sure)."""
-    b = _bound_s(v, now)
-    if b is None:
-        b = (v.estimated_start - now).total_seconds() if v.estimated_start else HORIZON_S
-    if v.inputs_at is not None:  # it cannot start before its inputs are here
-        b = max(b, (v.inputs_at - now).total_seconds())
-    return float(round(b))
-
-
-def _speed(v: SiteVerdict) -> str:
-    return f"{v.speed_factor:g}" if v.speed_factor is not None else "?"
-
-
-_INFEASIBLE_ORDER = {"RESTRICTED": 0, "INCOMPATIBLE": 1, "UNREACHABLE": 2}
-
-
-def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
-         home: str | None = None, seed: int | None = None,
-         noise: Callable[[float, float], float] = finish_noise_s
-         ) -> tuple[list[SiteVerdict], str | None]:
-    """The verdicts in `policy`'s order, feasible ones first (each given its score), and
-    the choice. `noise(best finish s, start spread s)`: how far apart two finishes still
-    tie under "diamond" (`finish_noise_s`; another rule only to measure it, as
-    `benchmarks.decision_replay` does on recorded rounds)."""
-    feas = [v for v in verdicts if v.feasible]
-    pos = {v.site: i for i, v in enumerate(verdicts)}
-
-    def secs(t: datetime | None) -> float:
-        return (t - now).total_seconds() if t else HORIZON_S
-
-    keys = {
-        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
-        "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
-        "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
-        "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
-                                  else secs(v.estimated_start), pos[v.site]),
-        "fixed": lambda v: (v.site != home, secs(v.estimated_finish), pos[v.site]),
-    }
-    if policy == "random":
-        random.Random(seed).shuffle(feas)
-        for i, v in enumerate(feas):
-            v.score = float(i)
-    else:
-        feas.sort(key=keys[policy])
-        for v in feas:
-            v.score = float(keys[policy](v)[0])
-        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
-            best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
-            tied = [v for v in feas if secs(v.estimated_finish) - best <= noise(
-                best, max(spread, _start_spread_s(v, now)))]
-            tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
-                                     secs(v.estimated_finish), pos[v.site]))
-            feas = tied + feas[len(tied):]
-    infeas = sorted((v for v in verdicts if not v.feasible),
-                    key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))
-    choice = feas[0].site if feas else None
-    if policy == "fixed" and choice != home:
-        choice = None
-    return feas + infeas, choice
-
-
 def _pbs_group_key(spec: JobSpec) -> str | None:
     """The resource a PBS job's `-l place=group=RES` groups its chunks by (pbs_resources:
     every chunk on vnodes that share one value of RES), else None."""
@@ -3514,88 +2260,6 @@ def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
     queue_starts(st, queue, snap.backfill or reservation_for("pbs"))
     return {d.native_id: {st.names[n] for n, _, _ in d.held} for d in queue
             if d.native_id is not None and d.start is not None and d.held}
-
-
-def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
-            now: datetime) -> SiteSnapshot:
-    """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
-    of its partition's free nodes, as a running job that holds them (the components start
-    together, so a later one never gets them): the nodes that fit it with the least to
-    spare first. A component that waits, or whose nodes cannot be told, takes nothing."""
-    if v.verdict != "READY" or v.partition is None:
-        return snap
-    nodes = site_nodes(snap)
-    req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
-                  spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
-    _, fit = node_checks(req, nodes, metadata_arch(cfg.metadata.get("architecture")))
-    mine = set(partition_members(snap, nodes).get(v.partition, []))
-    free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
-                   and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
-                   and n.gpus - n.gpus_allocated >= req.gpn), key=lambda n: (n.gpus, n.cpus))
-    take = {n.name for n in free[:req.nodes]}
-    if len(take) < req.nodes or not snap.nodes:
-        return snap
-    cpus = {n.name: n.cpus - n.cpus_allocated if req.whole else req.cpn for n in free
-            if n.name in take}
-    moved = [n.model_copy(update={"cpus_allocated": n.cpus_allocated + cpus[n.name],
-                                  "gpus_allocated": n.gpus_allocated + req.gpn,
-                                  "memory_allocated": n.memory_allocated + req.mem,
-                                  "state": "mixed"}) if n.name in take else n
-             for n in snap.nodes]
-    job = JobStatus(native_id=f"hetjob-component-{comp.metadata.get('het_component', 0)}",
-                    state=JobState.RUNNING, node_list=",".join(sorted(take)),
-                    cpus=sum(cpus.values()), gpus=req.gpn * req.nodes, nodes=req.nodes,
-                    partition=v.partition, started_at=now,
-                    # held as long as the later components may wait: they start together
-                    walltime_s=int(HORIZON_S))
-    return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
-
-
-def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
-                   now: datetime, ended: Collection[str]) -> None:
-    """A heterogeneous job's start (`v`, its components combined) moved out to when every
-    component finds room at once on what the running jobs leave: each was placed as if the
-    others, where they wait, took nothing, yet they start together and none holds what
-    another holds (`_occupy` does this only for a component that starts now)."""
-    got = [v._shape, *(w._shape for w in later)]
-    if v.estimated_start is None or any(g is None for g in got):
-        return
-    nodes = site_nodes(snap)
-    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
-    st = build_state(snap, nodes, partition_members(snap, nodes), now, part_max, ended=ended)
-    idx = st.index()
-    shapes = [Shape(n, c, g, frozenset(idx[x] for x in names if x in idx))
-              for n, c, g, names in filter(None, got)]
-    # on the walltimes' plan (the raw start's): what holding them together adds there
-    # moves the start, calibrated or not, by as much
-    start = ((v.raw_start or v.estimated_start) - now).total_seconds()
-    # the queued jobs ahead, as the simulation starts them, keep their room: the components
-    # start together in what they leave, through the longest component's walltime
-    queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
-    longest = max(w._walltime_s for w in [v, *later])
-    plan = snap.backfill or reservation_for("slurm")  # Slurm's: every job ahead kept
-    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
-                                       duration=longest, reservation=plan)
-    if at_once is None:
-        if why := never_together(shapes, st):
-            refuse(v, [why])
-            return
-        v.notes.append("its components never find room all at once while the running jobs "
-                       "end (the start is a lower bound)")
-        return
-    if at_once <= start:
-        return
-    shift = timedelta(seconds=at_once - start)
-    ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
-    v.notes.append(f"its components find room all at once{ahead} at +{hms(at_once)} (alone, "
-                   "each finds it sooner; they start together, none on what another holds)")
-    v.estimated_start += shift
-    if v.estimated_finish is not None:
-        v.estimated_finish += shift
-    v.raw_start = plus_seconds(now, at_once)
-    if v.start_bound is not None:
-        v.start_bound = max(v.start_bound, v.estimated_start)
-    v.verdict = "BUSY"
 
 
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,

@@ -5,19 +5,20 @@ sbatch reads a later component's options afresh, but takes some from the compone
 it unless the component sets them again (Slurm's heterogeneous jobs page: the propagated
 options; `--partition`, the node, task, CPU and GPU counts and `--constraint` are not among
 them: a component that names no partition goes to the default one). Every component must
-fit its own partition and nodes, and the job starts when all of them can start together.
-Pure code.
+fit its own partition and nodes, and the job starts when all of them can start together
+(`_occupy`, `_hold_together`). Pure code.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterator
-from datetime import datetime
+from collections.abc import Callable, Collection, Iterator
+from datetime import datetime, timedelta
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from .config import SiteConfig
 from .model import (
     GPUS_PER_JOB,
     PER_GPU,
@@ -25,13 +26,34 @@ from .model import (
     BadInput,
     Directive,
     JobSpec,
+    JobState,
+    JobStatus,
     Partition,
     SiteSnapshot,
+    hms,
 )
+from .needs import metadata_arch
+from .placement_fit import (
+    most_gpus,
+    node_checks,
+    node_usable,
+    partition_members,
+    request,
+    site_nodes,
+)
+from .placement_sim import (
+    Shape,
+    SimState,
+    build_state,
+    pending_demands,
+    queue_held,
+    reservation_for,
+    together_start,
+)
+from .placement_time import HORIZON_S, plus_seconds
 
 if TYPE_CHECKING:
     from .placement import SiteVerdict
-    from .placement_sim import Shape, SimState
 
 SEPARATORS = ("hetjob", "packjob")
 NO_DEFAULT = "(no default partition)"  # where a component goes that a site cannot send
@@ -493,3 +515,85 @@ def as_one_shape(spec: JobSpec, why: str) -> tuple[JobSpec, str | None, str]:
         note += (f"; memory spread per CPU, rounded down: {want['memory_mb']} MB -> "
                  f"{got['memory_mb'] or 0} MB")
     return flat, None, note
+
+
+def _occupy(comp: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, v: SiteVerdict,
+            now: datetime) -> SiteSnapshot:
+    """`snap` with what a heterogeneous job's component that starts now (`v` READY) takes
+    of its partition's free nodes, as a running job that holds them (the components start
+    together, so a later one never gets them): the nodes that fit it with the least to
+    spare first. A component that waits, or whose nodes cannot be told, takes nothing."""
+    if v.verdict != "READY" or v.partition is None:
+        return snap
+    nodes = site_nodes(snap)
+    req = request(comp, max((n.cpus for n in nodes), default=0), most_gpus(comp, nodes),
+                  spread_gpus=True, most_memory=max((n.memory_mb for n in nodes), default=0))
+    _, fit = node_checks(req, nodes, metadata_arch(cfg.metadata.get("architecture")))
+    mine = set(partition_members(snap, nodes).get(v.partition, []))
+    free = sorted((n for n in nodes if n.name in fit and n.name in mine and node_usable(n)
+                   and n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+                   and n.gpus - n.gpus_allocated >= req.gpn), key=lambda n: (n.gpus, n.cpus))
+    take = {n.name for n in free[:req.nodes]}
+    if len(take) < req.nodes or not snap.nodes:
+        return snap
+    cpus = {n.name: n.cpus - n.cpus_allocated if req.whole else req.cpn for n in free
+            if n.name in take}
+    moved = [n.model_copy(update={"cpus_allocated": n.cpus_allocated + cpus[n.name],
+                                  "gpus_allocated": n.gpus_allocated + req.gpn,
+                                  "memory_allocated": n.memory_allocated + req.mem,
+                                  "state": "mixed"}) if n.name in take else n
+             for n in snap.nodes]
+    job = JobStatus(native_id=f"hetjob-component-{comp.metadata.get('het_component', 0)}",
+                    state=JobState.RUNNING, node_list=",".join(sorted(take)),
+                    cpus=sum(cpus.values()), gpus=req.gpn * req.nodes, nodes=req.nodes,
+                    partition=v.partition, started_at=now,
+                    # held as long as the later components may wait: they start together
+                    walltime_s=int(HORIZON_S))
+    return snap.model_copy(update={"nodes": moved, "jobs": [*snap.jobs, job]})
+
+
+def _hold_together(v: SiteVerdict, later: list[SiteVerdict], snap: SiteSnapshot,
+                   now: datetime, ended: Collection[str]) -> None:
+    """A heterogeneous job's start (`v`, its components combined) moved out to when every
+    component finds room at once on what the running jobs leave: each was placed as if the
+    others, where they wait, took nothing, yet they start together and none holds what
+    another holds (`_occupy` does this only for a component that starts now)."""
+    got = [v._shape, *(w._shape for w in later)]
+    if v.estimated_start is None or any(g is None for g in got):
+        return
+    nodes = site_nodes(snap)
+    part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
+    st = build_state(snap, nodes, partition_members(snap, nodes), now, part_max, ended=ended)
+    idx = st.index()
+    shapes = [Shape(n, c, g, frozenset(idx[x] for x in names if x in idx))
+              for n, c, g, names in filter(None, got)]
+    # on the walltimes' plan (the raw start's): what holding them together adds there
+    # moves the start, calibrated or not, by as much
+    start = ((v.raw_start or v.estimated_start) - now).total_seconds()
+    # the queued jobs ahead, as the simulation starts them, keep their room: the components
+    # start together in what they leave, through the longest component's walltime
+    queue = pending_demands(snap, st, partition_members(snap, nodes), now, part_max)
+    longest = max(w._walltime_s for w in [v, *later])
+    plan = snap.backfill or reservation_for("slurm")  # Slurm's: every job ahead kept
+    at_once, by_queue = together_start(st, shapes, start, held=queue_held(st, queue, plan),
+                                       duration=longest, reservation=plan)
+    if at_once is None:
+        if why := never_together(shapes, st):
+            refuse(v, [why])
+            return
+        v.notes.append("its components never find room all at once while the running jobs "
+                       "end (the start is a lower bound)")
+        return
+    if at_once <= start:
+        return
+    shift = timedelta(seconds=at_once - start)
+    ahead = ", leaving the queued jobs ahead their room" if by_queue else ""
+    v.notes.append(f"its components find room all at once{ahead} at +{hms(at_once)} (alone, "
+                   "each finds it sooner; they start together, none on what another holds)")
+    v.estimated_start += shift
+    if v.estimated_finish is not None:
+        v.estimated_finish += shift
+    v.raw_start = plus_seconds(now, at_once)
+    if v.start_bound is not None:
+        v.start_bound = max(v.start_bound, v.estimated_start)
+    v.verdict = "BUSY"

@@ -4,7 +4,9 @@ associations (default QOS, the QOS allowed), PBS queues' per-user and queued-job
 
 A limit the running jobs exhaust makes a job wait until enough of them end (their ends
 from their start and time limit); a submit limit already reached refuses the submit. What
-one job alone can never pass is `placement._qos_misses`'s (it never runs). Pure code.
+one job alone can never pass (a QOS's MaxTRES, MaxWall and MinTRES, a partition's or
+queue's limits on a job's memory and totals) is `_qos_misses`'s and `_limit_misses`'s: it
+never runs. Pure code.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from .model import (
     QueueLimit,
     SiteSnapshot,
     UserAcl,
+    hms,
 )
-from .placement_fit import Req, aware
+from .placement_fit import SLURM_WORDS, Req, Words, aware, time_limit
 from .placement_sim import held_reason
 
 T = TypeVar("T")
@@ -1170,3 +1173,95 @@ def _first_free(use: list[tuple[float, float, int]], count: int, span: float, po
         if all(sum(c for s, e, c in use if s <= x < e) + count <= pool for x in points):
             return t
     return max((e for _, e, _ in use), default=after)
+
+
+def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
+                  words: Words = SLURM_WORDS) -> list[str]:
+    """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
+    on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
+    out = []
+    slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
+    if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
+        slot = round(vmem / 2**20)
+    if p.max_mem_per_slot_mb is not None and slot > p.max_mem_per_slot_mb:
+        out.append(f"queue {p.name}: needs {slot} MB memory per slot, its h_vmem is "
+                   f"{p.max_mem_per_slot_mb} MB")
+    if p.max_mem_per_process_mb is not None and slot > p.max_mem_per_process_mb:
+        out.append(f"queue {p.name}: needs {slot} MB memory per task slot, its MEMLIMIT is "
+                   f"{p.max_mem_per_process_mb} MB (a process above it is killed)")
+    if p.max_mem_per_node_mb is not None and req.mem > p.max_mem_per_node_mb:
+        out.append(f"partition {p.name}: needs {req.mem} MB memory per node, its "
+                   f"MaxMemPerNode is {p.max_mem_per_node_mb} MB")
+    totals = _totals(req, chunks)
+    for total, most, least, what in zip(totals, (p.max_cpus, p.max_mem_mb, p.max_gpus),
+                                        (p.min_cpus, p.min_mem_mb, p.min_gpus),
+                                        (words.cpus, "MB memory", "GPUs"), strict=True):
+        if most is not None and total > most:
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} allows a job at "
+                       f"most {most}")
+        if least is not None and total < least:
+            out.append(f"needs {total} {what} in all, {words.where(p.name)} takes only jobs "
+                       f"of at least {least}")
+    return out
+
+
+def _totals(req: Req, chunks: tuple | None) -> list[int]:
+    """The job's CPUs, MB memory and GPUs in all (of a PBS job of chunks: every chunk's
+    share, as written)."""
+    if chunks is not None:
+        return [sum(get(c) * c.nodes for c, _ in chunks[0])
+                for get in (lambda c: c.cpn, lambda c: c.mem, lambda c: c.gpn)]
+    return [req.nodes * req.cpn, req.nodes * req.mem, req.nodes * req.gpn]
+
+
+# the reason a job below a QOS's MinTRESPerJob pends with, by TRES
+_MIN_REASON = {"cpu": "QOSMinCpuNotSatisfied", "node": "QOSMinNode", "mem": "QOSMinMemory",
+               "gres/gpu": "QOSMinGRES"}
+
+
+def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
+                ) -> list[str]:
+    """Why the limits of the partition's QOS and the job's (Slurm MaxTRES per job, per node
+    and per user, GrpTRES, MaxWall, MinTRESPerJob) keep it from ever running: each is what
+    one job alone may never pass (with the QOS flag DenyOnLimit, Slurm refuses it at
+    submit; without, it pends until changed); a QOS the snapshot does not know is not
+    checked (the job's default QOS is its association's, not known here)."""
+    out: list[str] = []
+    known = snap.qos or {}
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
+    units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+    if req.gpu_type and req.gpn:  # a limit on one GPU type (`gres/gpu:a100=4`) counts them
+        typed = f"gres/gpu:{req.gpu_type}"
+        job[typed], node[typed] = job["gres/gpu"], node["gres/gpu"]
+        units[typed] = f"{req.gpu_type} GPUs"
+    limit = time_limit(req, p.max_time_s) or req.walltime
+    for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
+        q = known.get(name or "")
+        if q is None:
+            continue
+        refused = ": Slurm refuses it at submit (DenyOnLimit)" if "denyonlimit" in {
+            f.lower() for f in q.flags} else ""
+        for have, caps, what, where in (
+                (job, q.max_tres_per_job, "MaxTRESPerJob", "in all"),
+                (node, q.max_tres_per_node, "MaxTRESPerNode", "per node"),
+                (job, q.max_tres_per_user, "MaxTRESPerUser", "in all"),
+                (job, q.grp_tres, "GrpTRES", "in all")):
+            for tres, most in caps.items():
+                asked = have.get(tres)
+                if asked and asked > most:
+                    out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
+                               f"{most} ({what} {tres}={most}){refused}")
+        if q.max_wall_s is not None and limit and limit > q.max_wall_s:
+            out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
+                       f"{hms(q.max_wall_s)}{refused}")
+        for tres, least in q.min_tres_per_job.items():
+            asked = job.get(tres, 0)
+            if asked < least:
+                unit = units.get(tres, tres)
+                out.append(f"asks {asked} {unit} in all, {whose} {name} takes only jobs of at "
+                           f"least {least} (MinTRESPerJob {tres}={least})" + (
+                               refused or ": Slurm keeps it pending (" + _MIN_REASON.get(
+                                   tres, "QOSMin*") + ") until it asks more"))
+    return out

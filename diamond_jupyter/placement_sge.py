@@ -1,6 +1,7 @@
 """Grid Engine placement pieces: queue consumables (a queue's `complex_values`, qc:) per
-queue instance, and a parallel job whose master task `-masterq` binds to some queues
-while its other slots go to any queue that offers its parallel environment.
+queue instance, a parallel job whose master task `-masterq` binds to some queues while
+its other slots go to any queue that offers its parallel environment, and the slots laid
+out on hosts as the PE's allocation_rule says.
 
 Pure: snapshot and request in, host sets and reasons out.
 """
@@ -11,8 +12,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .model import Node, Partition, SiteSnapshot
-from .placement_fit import Req, amount_text, expected_end
+from .model import JobSpec, Node, Partition, SiteSnapshot
+from .placement_fit import Req, _few, amount_text, expected_end
 
 
 @dataclass
@@ -390,3 +391,65 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
                          for q in [p] + used if h in members.get(q.name, []))
             + f"): submitted with -q {name}")
     return plan
+
+
+def _pe_rule(pe: str, rules: dict[str, str] | None) -> str | None:
+    """The allocation_rule of the PE a job asks (a wildcard: of the first it names)."""
+    return next((r for name, r in (rules or {}).items() if fnmatch.fnmatchcase(name, pe)),
+                None)
+
+
+def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]:
+    """A Grid Engine job's slots laid out as its PE's allocation_rule says (sge_pe(5)):
+    `$pe_slots` all on one host, `$fill_up` / `$round_robin` over as many hosts as they
+    need, a number N exactly N on each host (a slot count that is no multiple of N never
+    starts: the reason); the PE's name no longer decides it."""
+    r = spec.resources
+    slots = (r.tasks or 1) * (r.cpus_per_task or 1) if r.tasks else \
+        (r.nodes or 1) * (r.cpus_per_task or 1)
+    if rule == "$pe_slots":
+        new = dict(nodes=1, tasks=None, tasks_per_node=None, cpus_per_task=slots)
+    elif rule in ("$fill_up", "$round_robin"):
+        new = dict(nodes=None, tasks=slots, tasks_per_node=None, cpus_per_task=None)
+    elif rule.isdigit() and int(rule) > 0:
+        each = int(rule)
+        if slots % each:
+            return spec, (f"parallel environment '{pe}' puts {each} slots on every host "
+                          f"(allocation_rule {each}): {slots} slots are no multiple of it")
+        new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
+    else:
+        return spec, None
+    if r.memory_per_cpu_mb is None and r.memory_mb and r.cpus_per_task:
+        # memory was per host of one task's slots: keep it per slot
+        new["memory_per_cpu_mb"], new["memory_mb"] = -(-r.memory_mb // r.cpus_per_task), None
+    return spec.model_copy(update={"resources": r.model_copy(update=new)}), None
+
+
+def _master_queues(spec: JobSpec) -> list[str]:
+    """The queues a Grid Engine job's hard `-masterq` names (wc_queue_list, sge_types(1)):
+    `queue`, `queue@host`, `queue@@hostgroup`, `*@host`, wildcards."""
+    return [q.strip() for d in spec.unknown if d.dialect == "sge" and d.option == "-masterq"
+            and d.value for q in d.value.split(",") if q.strip()]
+
+
+def _sge_master(master: list[str], parts: list[Partition], members: dict[str, list[str]]
+                ) -> tuple[list[str], str | None]:
+    """The cluster queues where a job's master task may run (`-masterq`: each item's queue
+    part, on a host of that queue where it names one), or why none here can hold it: qsub
+    refuses a job that asks an unknown queue."""
+    found: list[str] = []
+    for item in master:
+        queue, _, host = item.partition("@")
+        for p in parts:
+            if p.routes_to is None and fnmatch.fnmatchcase(p.name, queue or "*") and (
+                    not host or host.startswith("@") or any(
+                        fnmatch.fnmatchcase(h, host) for h in members.get(p.name, []))):
+                found.append(p.name)
+    found = list(dict.fromkeys(found))
+    if found:
+        return found, None
+    return [], (f"-masterq {','.join(master)}: no queue instance here matches it (the "
+                "master task of a parallel job must run in one; queues: "
+                + "; ".join(f"{p.name} on {_few(set(members.get(p.name, [])))}" for p in parts
+                            if p.routes_to is None)
+                + ")")

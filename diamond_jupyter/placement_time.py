@@ -10,6 +10,8 @@ from .dialects.begin_time import DAY_OPTION, SLURM_ACCEPTED, Begin, kept_day_of_
 from .model import BadInput, JobSpec
 
 ACCEPTED = SLURM_ACCEPTED
+READY_TOLERANCE_S = 30.0  # a start this close to now is a start now (READY)
+HORIZON_S = 30 * 86400.0  # the start assumed where the simulation finds none
 
 
 # the latest moment an estimate names: a time limit of thousands of years (Slurm takes up to

@@ -23,7 +23,8 @@ from diamond_jupyter.model import (
     JobState,
     Resources,
 )
-from diamond_jupyter.placement import FINISH_NOISE_FRACTION, FINISH_NOISE_S, place
+from diamond_jupyter.placement import place
+from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, FINISH_NOISE_S
 from diamond_jupyter.store import Store
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)

@@ -11,7 +11,7 @@ import statistics
 import pytest
 
 from benchmarks import hedge_replay as hr
-from diamond_jupyter.placement import FINISH_NOISE_S
+from diamond_jupyter.placement_rank import FINISH_NOISE_S
 
 SURE = hr.StartDist((60.0,), 10.0)  # starts at 60 s for certain, runs 10 s: done at 70
 RISKY = hr.StartDist((0.0, 0.0, 0.0, 400.0), 10.0)  # at once 3 times in 4, else at 400 s

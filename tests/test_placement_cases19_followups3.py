@@ -35,7 +35,7 @@ from diamond_jupyter.dialects.lsf_commands import BJOBS_FIELDS, LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import JobStatus
-from diamond_jupyter.placement import _waiting_notes
+from diamond_jupyter.placement_ahead import _waiting_notes
 from diamond_jupyter.placement_sim import build_state, pending_demands, queue_starts
 
 H = 3600.0

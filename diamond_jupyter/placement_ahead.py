@@ -1,0 +1,274 @@
+"""What a job meets of the jobs ahead of it in a queue, and the notes that say it: the
+partitions a Slurm job preempts (and where suspended jobs keep their memory), the
+suspended jobs it waits for, the user's own jobs Slurm's backfill passes over
+(bf_max_job_user), and the jobs waiting for a begin time, a dependency or nodes out,
+which come ahead of it from then or hold back no job. Pure code."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import replace
+from datetime import datetime
+
+from .config import SiteConfig
+from .dialects.outputs_common import job_hosts
+from .model import JobStatus, Partition, SiteSnapshot, hms
+from .placement_deps import DependencyGate, ids_of
+from .placement_fit import _few, aware
+from .placement_sim import (
+    NEVER_AS_ASKED,
+    Demand,
+    Reservation,
+    SimState,
+    begins_in,
+    dependency_gate,
+    held_reason,
+    queue_starts,
+    unavailable_nodes,
+    waits_for_nodes_out,
+)
+from .placement_time import READY_TOLERANCE_S, plus_seconds
+
+
+def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+              ) -> frozenset[str]:
+    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
+    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
+    if p.priority_tier is None:
+        return frozenset()
+    mine = set(members.get(p.name, []))
+    return frozenset(q.name for q in snap.partitions if q.name != p.name
+                     and (q.preempt_mode or "OFF").upper() != "OFF"
+                     and (q.priority_tier or 1) < p.priority_tier
+                     and mine & set(members.get(q.name, [])))
+
+
+def _suspended_hold(snap: SiteSnapshot, victims: Collection[str], mem: int
+                    ) -> dict[str, list[str]]:
+    """The nodes (by the partition preempted there) where preempting does not make room
+    for a job needing `mem` MB a node: the running jobs there are of partitions whose
+    PreemptMode is SUSPEND, and suspended jobs keep their memory (Slurm's preemption
+    page), so the node's memory in use (AllocMem) leaves less than `mem`."""
+    suspend = {q.name for q in snap.partitions if q.name in victims
+               and "SUSPEND" in (q.preempt_mode or "").upper().split(",")}
+    if not suspend or mem <= 0:
+        return {}
+    short = {n.name for n in snap.nodes
+             if n.memory_mb and n.memory_mb - n.memory_allocated < mem}
+    held: dict[str, list[str]] = {}
+    for j in snap.running:
+        if j.partition in suspend:
+            for h in job_hosts(j.node_list):
+                if h in short and h not in held.setdefault(j.partition, []):
+                    held[j.partition].append(h)
+    return {q: sorted(hs) for q, hs in held.items() if hs}
+
+
+def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collection[str],
+                     start: float) -> list[str]:
+    """What the job starting `start` s from now in partition `part` (of `nodes`) meets of
+    the suspended jobs there (`st.suspended`, planned by time limits): one suspended by
+    hand resumes at a time not known (its resources held, the safe side); one it waits for
+    (it starts no sooner than that job's planned end) resumes when planned."""
+    out = []
+    for j in snap.running:
+        plan = st.suspended.get(j.native_id)
+        hosts = [h for h in job_hosts(j.node_list) if h in nodes]
+        if plan is None or not hosts:
+            continue
+        resume, end = plan
+        where = f"partition {part}: job {j.native_id} on {_few(set(hosts))} is suspended"
+        if resume is None:
+            out.append(f"{where}, by no job seen there (by hand?): it resumes at a time not "
+                       f"known; its resources are planned as held (not free) for all its "
+                       f"time limit left ({hms(end)}) from now, the safe side")
+        elif start >= end - READY_TOLERANCE_S:
+            out.append(f"{where}: the job waits for it, planned to resume in {hms(resume)} "
+                       f"(when the jobs that suspended it end) and end in {hms(end)}")
+    return out
+
+
+def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | None:
+    """The user's waiting jobs (native ids) on a Slurm site whose backfill tests no more of
+    theirs (SchedulerParameters bf_max_job_user, reached by them): it passes the job over
+    (the newest, the lowest of theirs by age); None where it tests it."""
+    cap = snap.bf_max_job_user
+    if cfg.scheduler != "slurm" or not cap or not snap.user:
+        return None
+    # the backfill tests only jobs that may start: not those held, waiting for a
+    # dependency or a begin time, or that can never start as asked
+    mine = {j.native_id for j in snap.pending if j.user == snap.user
+            and not held_reason(j.reason)}
+    return mine if len(mine) >= cap else None
+
+
+def _backfill_tests_from(st: SimState, queue: list[Demand], partition: str,
+                         res: Reservation, top: int, mine: set[str], snap: SiteSnapshot
+                         ) -> float:
+    """When a job passed over by Slurm's backfill (`_backfill_passes_over`: `mine` wait)
+    may start (seconds from now, the queue played out): once so many of `mine` have started
+    that fewer than bf_max_job_user still wait (the backfill tests it then), or once every
+    job waiting ahead in `partition` has (Slurm's main scheduler starts a partition's jobs
+    in priority order, none after one that cannot start)."""
+    ahead = [replace(d, done=False, start=None, held=None) for d in queue]
+    queue_starts(st, ahead, res, top=top)
+    own: dict[str, float] = {}
+    for d in ahead:
+        if d.native_id in mine:
+            s = math.inf if d.start is None else d.start
+            own[d.native_id] = min(own.get(d.native_id, s), s)
+    started = sorted(own.values()) + [math.inf] * (len(mine) - len(own))
+    tested = started[len(mine) - (snap.bf_max_job_user or 0)]
+    in_order = max((d.start for d in ahead if d.start is not None
+                    and partition in (d.partition or "").split(",")), default=0.0)
+    return min(tested, in_order)
+
+
+def _dependency_note(where: str, j: JobStatus, gate: DependencyGate, at: float) -> str:
+    """What a job waiting on its dependency (`gate`), free from `at` s from now, means for
+    a job starting later in the queue `where` (`partition p`): it is ahead of it from
+    then."""
+    dep = gate.dependency
+    ids = dep.parent_ids()
+    kinds = dep.kinds()
+    which = _few(set(ids))
+    their = "their" if len(ids) > 1 else "its"
+    if kinds == {"after"}:
+        waits = f"job {which} to start"
+        planned = f"{their} planned start"
+    elif "aftercorr" in kinds:
+        waits = f"the tasks of job {which} to end, task by task (aftercorr)"
+        planned = f"{their} first task's planned end"
+    else:
+        waits = f"job {which} to end"
+        planned = f"{their} planned end"
+    if gate.queued:
+        planned += (f" in the plan (job {_few(set(gate.queued))} waiting "
+                    + ("themselves)" if len(gate.queued) > 1 else "itself)"))
+    ok = sorted({p for t in dep.terms if t.kind == "afterok" for p, _ in t.parents})
+    assumed = (f"; job {_few(set(ok))} taken to succeed (afterok: should it fail, job "
+               f"{j.native_id} never starts, and the job may start sooner)" if ok else "")
+    return (f"{where}: job {j.native_id} waits for {waits} (Dependency "
+            f"{j.dependency}): from {planned}, +{hms(at)}, it takes its place in the queue "
+            f"by priority, ahead of the job{assumed}")
+
+
+def _waits_on_dependency(j: JobStatus) -> bool:
+    """Whether a waiting job's reason says it waits on a dependency: Slurm's Dependency,
+    LSF's pending reason, Flux's `dependency: ...`, or its dependency read (PBS, Grid
+    Engine: held, what it waits for read by the dialect)."""
+    reason = (j.reason or "").strip().lower()
+    return bool(j.dependency) or reason in ("dependency", _LSF_DEPENDENCY_WAIT) \
+        or reason.startswith("dependency: ")
+
+
+_LSF_DEPENDENCY_WAIT = "job dependency condition not satisfied"
+
+
+def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
+                   start: float, now: datetime, queue: list[Demand] | None = None,
+                   st: SimState | None = None, res: Reservation = "plan",
+                   where: str | None = None) -> list[str]:
+    """What the job starting `start` s from now in partition `part` meets of the Slurm jobs
+    waiting there for something other than room: one whose begin time, or whose
+    dependency's parents' start or end, comes first is ahead of it from then; one waiting
+    for nodes out until an admin acts, or that can never start as asked, holds back no
+    job; one waiting for a parent to fail (afternotok) is not counted (parents are taken
+    to succeed). `queue`, `st`: the walltime view, whose play-out (`res`) says when a
+    parent still waiting starts or ends. `where`: the queue as another scheduler names it
+    (`queue q`), for its site: the jobs waiting on a dependency, with those whose
+    dependency is not known left out (said)."""
+    mine = set(members.get(part, []))
+    at_part = where or f"partition {part}"
+    by_name = {n.name: n for n in snap.nodes}
+    begin: list[str] = []
+    out_for: dict[str, set[str]] = {}  # the nodes waited for -> the jobs waiting
+    never: dict[str, set[str]] = {}  # reason -> the jobs
+    # (the other schedulers') jobs waiting on a dependency the output does not say in
+    # full, or on a parent not in the queue: left out
+    unread: set[str] = set()
+    # the running jobs' planned ends (their walltimes'), which a dependency waits for
+    planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
+                    for r in snap.running if r.started_at and r.walltime_s] \
+        if any(j.dependency for j in snap.pending) else []
+    waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
+        if any(j.dependency for j in snap.pending) else set()
+    freed: dict[str, float] | None = None  # a chained job's time, the walltime plan's
+    for n, j in enumerate(snap.pending):
+        # (a job of no queue, Flux's without queues or one Grid Engine has not yet put in
+        # one, may start on any of the site's nodes)
+        if j.partition and not any(mine.intersection(members.get(q, []))
+                                   for q in j.partition.split(",")):
+            continue
+        begins = begins_in(j, now)
+        gate = dependency_gate(j, snap, planned_ends, now, waiting, snap.pending, n) \
+            if j.dependency else None
+        at = gate.at() if gate is not None else None
+        if gate is not None and gate.queued and queue is not None and st is not None:
+            if freed is None:  # played out once: each chained job's time is its not_before
+                ahead = [replace(d, done=False, start=None, held=None) for d in queue]
+                queue_starts(st, ahead, res)
+                freed = {d.native_id: d.not_before for d in ahead
+                         if d.gate is not None and d.gate.queued and d.native_id}
+            at = freed.get(j.native_id)
+        if begins is not None and 0 < begins < start:
+            begin.append(f"{at_part}: job {j.native_id} waits for its begin time "
+                         f"{plus_seconds(now, begins):%Y-%m-%d %H:%M} "
+                         f"({(j.reason or '').strip()}): from then it takes its place in "
+                         "the queue by priority, ahead of the job")
+        elif gate is not None and at == math.inf:
+            begin.append(f"{at_part}: job {j.native_id} waits for job "
+                         f"{_few(set(gate.dependency.parent_ids()))} to fail (Dependency "
+                         f"{j.dependency}): parents are taken to succeed, so it is not "
+                         "counted ahead of the job")
+        elif gate is not None and at is not None and at < start:
+            begin.append(_dependency_note(at_part, j, gate, at))
+        elif waits_for_nodes_out(j, by_name, snap.node_timeouts):
+            out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
+        elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
+            never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
+        elif where is not None and gate is None and _waits_on_dependency(j):
+            unread.add(j.native_id)
+    said = begin[:4] + ([f"{at_part}: {len(begin) - 4} more jobs wait for a begin "
+                         "time before the job's start (BeginTime), ahead of it from then"]
+                        if len(begin) > 4 else [])
+    for nodes, ids in sorted(out_for.items()):
+        said.append(f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: it can start nowhere else, so it holds "
+                    "back no job" if len(ids) == 1 else
+                    f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    "drained until an admin acts: they can start nowhere else, so they hold "
+                    "back no job")
+    for reason, ids in sorted(never.items()):
+        who = f"job {next(iter(ids))}" if len(ids) == 1 else f"jobs {_few(ids)}"
+        said.append(f"{at_part}: {who} can never start as asked ({reason}): "
+                    + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
+    if unread:
+        said.append(f"{where}: {_jobs(unread)} on a dependency that the queue's output does "
+                    "not say in full (or on a job not in the queue): not known when, so "
+                    + ("it is" if len(unread) == 1 else "they are")
+                    + " left out, not counted ahead of the job")
+    return said
+
+
+def _jobs(ids: set[str]) -> str:
+    """`job 30 waits` or `jobs 30, 31 wait`."""
+    return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
+
+
+def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
+                  ) -> str | None:
+    """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
+    higher PriorityTier shares its nodes: Slurm's preempt/partition_prio), else None."""
+    mode = (p.preempt_mode or "OFF").upper()
+    if mode == "OFF":
+        return None
+    mine, tier = set(members.get(p.name, [])), p.priority_tier or 1
+    over = [q for q in parts if q.name != p.name and (q.priority_tier or 1) > tier
+            and mine & set(members.get(q.name, []))]
+    if not over:
+        return None
+    top = max(over, key=lambda q: q.priority_tier or 1)
+    return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
+            f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")

@@ -1,0 +1,99 @@
+"""The notes a verdict carries about the nodes a job may take: nodes power saving has off
+(booted first), not responding or to be rebooted (back by themselves, after the site's
+timeouts), and which free nodes a job that starts now lands on (LLN, node Weight).
+Pure code."""
+
+from __future__ import annotations
+
+from .model import Node, Partition
+from .placement_fit import SUSPEND_S, Req, _few, node_power, returning_timeouts
+
+
+def _boot_note(partition: str, req: Req, nodes: list[Node],
+               timeouts: dict[str, float] | None = None) -> list[str]:
+    """A job that starts now only on nodes power saving has off starts once they boot
+    (within a ResumeTimeout short enough to count as now)."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= req.cpn
+            and n.gpus - n.gpus_allocated >= req.gpn]
+    asleep = [n.name for n in free if node_power(n) is not None]
+    if not asleep or len(free) - len(asleep) >= req.nodes:
+        return []
+    return [f"partition {partition}: its free nodes that can run it are powered down "
+            f"({', '.join(asleep[:4])}{', ...' if len(asleep) > 4 else ''}): the job starts "
+            f"once they boot, within {_resume_said(timeouts)}"]
+
+
+def _resume_said(timeouts: dict[str, float] | None) -> str:
+    t = timeouts or {}
+    return (f"{returning_timeouts(t)[1]:.0f} s ("
+            + ("the site's" if "ResumeTimeout" in t else "Slurm's default") + " ResumeTimeout)")
+
+
+def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
+                    timeouts: dict[str, float] | None = None,
+                    power: dict[str, str] | None = None) -> list[str]:
+    """Nodes of the partition that could run the job but take none now, back by themselves
+    (`timeouts`: the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout, where read;
+    `power`: of them, those power saving has off, booting or going off, by that)."""
+    t, power = timeouts or {}, power or {}
+    silent_s, reboot_s = returning_timeouts(t)
+    kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
+             for kind in ("off", "booting", "going_off")}
+    silent = [n.name for n in out if not back[n.name][1] and n.name not in power]
+    reboot = [n.name for n in out if back[n.name][1] and n.name not in power]
+    said = []
+    if silent:
+        said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
+                    "no job there until it answers again (planned free after SlurmdTimeout, "
+                    f"{silent_s:.0f} s"
+                    + (" as the site sets it" if "SlurmdTimeout" in t else " by default")
+                    + "; set DOWN if it stays silent)")
+    if reboot:
+        said.append(f"partition {partition}: {_few(set(reboot))} to be rebooted: no new job "
+                    "there until the reboot, after the jobs on it end (planned back "
+                    f"{reboot_s:.0f} s later, "
+                    + ("the site's" if "ResumeTimeout" in t else "Slurm's default")
+                    + " ResumeTimeout)")
+    if kinds["off"]:
+        said.append(f"partition {partition}: {_few(kinds['off'])} powered down: Slurm boots "
+                    f"the nodes it gives the job first, planned to take {_resume_said(t)}, "
+                    "the longest a boot may take (how long one takes there is not read)")
+    if kinds["booting"]:
+        said.append(f"partition {partition}: {_few(kinds['booting'])} being powered up: how "
+                    "much of the boot is left is not known, so it is planned to take "
+                    f"{_resume_said(t)}, the bound")
+    if kinds["going_off"]:
+        suspend_s = t.get("SuspendTimeout", SUSPEND_S)
+        said.append(f"partition {partition}: {_few(kinds['going_off'])} being powered down: "
+                    "no job there until it is off, within "
+                    f"{suspend_s:.0f} s ("
+                    + ("the site's" if "SuspendTimeout" in t else "Slurm's default")
+                    + f" SuspendTimeout), and booted again, within {_resume_said(t)}")
+    return said
+
+
+def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
+    """Which of `nodes` (those that can run it) a job that starts now lands on, where the
+    partition's rule tells: LLN=YES the least loaded (most idle CPUs), else the lowest
+    Weight first where the nodes differ in it (Slurm's order)."""
+    free = [n for n in nodes if n.cpus - n.cpus_allocated >= (n.cpus if req.whole else req.cpn)
+            and n.gpus - n.gpus_allocated >= req.gpn and (not req.mem or not n.memory_mb
+                                                        or n.memory_mb - n.memory_allocated
+                                                        >= req.mem)]
+    if len(free) < max(req.nodes, 1) or len(free) < 2:
+        return []
+    if p.lln:
+        free.sort(key=lambda n: -(n.cpus - n.cpus_allocated))
+        picked = free[:req.nodes]
+        return [f"partition {p.name} puts jobs on the least loaded nodes (LLN): it starts on "
+                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {n.cpus} CPUs idle)"
+                            for n in picked)]
+    weights = {n.weight for n in free if n.weight is not None}
+    if len(weights) < 2:
+        return []
+    free.sort(key=lambda n: n.weight if n.weight is not None else 1)
+    low = free[req.nodes - 1].weight
+    picked = [n.name for n in free if (n.weight or 1) <= (low or 1)]
+    return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
+            f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
+            f"(Weight {low})"]

@@ -113,9 +113,10 @@ def test_fault_environment_variables_in_identity_and_known_hosts_files(tmp_path,
                                "  HostName ${HPC_KEYS}\n")
     assert spec.identity_files == ["/srv/keys/id_ana"]
     assert spec.certificate_files == ["/srv/keys/id-cert.pub"]
-    assert spec.known_hosts_files == ["/srv/keys/known_hosts", f"{HOME}/.ssh/kh_${{HPC_KEYS}}"]
-    # HostName reads no variable (ssh_config(5)): dialled as written, never expanded
-    assert spec.hostname == "${HPC_KEYS}"
+    assert spec.known_hosts_files == ["/srv/keys/known_hosts", f"{HOME}/.ssh/kh_${{hpc_keys}}"]
+    # HostName reads no variable (ssh_config(5)): never expanded, and in lower case as ssh
+    # names a host (`ssh -G`: hostname ${hpc_keys})
+    assert spec.hostname == "${hpc_keys}"
 
 
 def test_fault_a_variable_not_set_is_refused_naming_it_and_the_line(tmp_path, monkeypatch):

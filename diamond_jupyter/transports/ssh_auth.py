@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import fnmatch
 import getpass
 import hashlib
 import inspect
+import ipaddress
 import logging
 import os
 import re
@@ -28,7 +30,7 @@ from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_pr
 from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
-from .ssh_config_lines import check_line, without_comment
+from .ssh_config_lines import KEYWORDS, check_line, without_comment
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -215,9 +217,10 @@ def _with_includes(p: Path, depth: int = 0,
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
     `Match exec` line in any of the files is refused, naming it. Each line comes with the
-    file and line number it was read from. `ignored`: the patterns of the first IgnoreUnknown
-    line (ssh passes over later ones), an including file's holding in the files it includes,
-    as in ssh."""
+    file and line number it was read from. `ignored`: the patterns of every IgnoreUnknown
+    line so far, in any block (an including file's holding in the files it includes, as in
+    ssh): a keyword none names is refused here for every host; which of them holds for one
+    host is checked when it is looked up (`_unknown_problem`)."""
     import glob
     import shlex
 
@@ -242,7 +245,7 @@ def _with_includes(p: Path, depth: int = 0,
         word = m.group(1).lower() if m else ""
         if m:
             check_line(p, n, word, m.group(1), m.group(2), ignored)
-        if word == "ignoreunknown" and not ignored:  # ssh keeps the first line's alone
+        if word == "ignoreunknown":
             ignored += m.group(2).replace(",", " ").split()
         if word == "match":
             line = _match_line(p, n, line, m.group(2))
@@ -301,6 +304,7 @@ def resolve_host(
     `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
     Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
     as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
+    _check_ignored_unknown(sshcfg, alias, user)
     c = _lookup(sshcfg, alias, user)
     if port is None and "port" in c:
         written = c["port"]
@@ -319,6 +323,7 @@ def resolve_host(
                        f"{hostname!r} of Host {alias} holds a port; ssh_config gives it on a "
                        f"line of its own: HostName {m.group(1) or m.group(2)} and Port "
                        f"{m.group(3)}")
+    hostname = _lowercase_name(hostname)
     ctx.host = hostname
     ids = [key_file] if key_file else []
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
@@ -338,7 +343,8 @@ def resolve_host(
     elif pj and proxy_jump is None:  # the site's own proxy_jump sets the file's aside
         pj = expand(ctx, "proxyjump", pj)
     known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
-        expand(ctx, "userknownhostsfile", f) for f in c.get("userknownhostsfile", "").split()]
+        expand(ctx, "userknownhostsfile", f)
+        for f in _file_list(sshcfg, "userknownhostsfile", c.get("userknownhostsfile", ""))]
     return HostSpec(
         alias=alias,
         hostname=hostname,
@@ -352,17 +358,76 @@ def resolve_host(
         certificate_files=[expand(ctx, "certificatefile", f)
                            for f in _every_value(sshcfg, alias, "certificatefile", user)],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
-        host_key_alias=c.get("hostkeyalias"),
+        host_key_alias=c["hostkeyalias"].lower() if c.get("hostkeyalias") else None,
         revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
         if c.get("revokedhostkeys", "none").lower() != "none" else None,
         global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
         c["globalknownhostsfile"].strip().lower() == "none" else [
-            expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
+            expand(ctx, "globalknownhostsfile", f)
+            for f in _file_list(sshcfg, "globalknownhostsfile", c["globalknownhostsfile"])],
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
         control_master=c.get("controlmaster"),
         control_path=c.get("controlpath"),
         control_persist=c.get("controlpersist"),
     )
+
+
+def _lowercase_name(host: str) -> str:
+    """The host dialled as ssh names it: a host name in lower case (`%h` in an IdentityFile
+    or ControlPath, the name added to known_hosts), an IP address as written."""
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host.lower()
+    return host
+
+
+def _file_list(sshcfg: paramiko.SSHConfig, key: str, value: str) -> list[str]:
+    """The files of a UserKnownHostsFile or GlobalKnownHostsFile line, split as ssh splits
+    them: a path holding blanks is in double quotes (`"~/Library/Application Support/kh"`
+    was read as two files, `"~/Library/Application` and `Support/kh"`)."""
+    import shlex
+
+    try:
+        return shlex.split(value)
+    except ValueError:
+        raise BadInput(f"{_origin(sshcfg, key, value)}: {_KEYWORD_NAMES[key]} "
+                       f"{visible(value)[:100]!r}: an unclosed quote") from None
+
+
+def _check_ignored_unknown(sshcfg: paramiko.SSHConfig, alias: str, user: str | None) -> None:
+    """Refuse a keyword ssh_config does not know that an IgnoreUnknown line names, but not
+    one that holds for `alias`: as in ssh, the first IgnoreUnknown of a block matching the
+    host is the one that holds, from its line on (one in another host's block held for every
+    host here, and a misspelt HostName was passed over instead of refused)."""
+    origins = getattr(sshcfg, "origins", [])
+    words = [m.group(1) if (m := _KEYWORD.match(line)) else "" for _, _, line in origins]
+    unknown = [i for i, w in enumerate(words) if w and w.lower() not in KEYWORDS]
+    if not unknown:
+        return
+    # each IgnoreUnknown line's value made its index: the lookup says which one holds
+    marked = [f"IgnoreUnknown @{i}" if w.lower() == "ignoreunknown" else line
+              for i, (w, (_, _, line)) in enumerate(zip(words, origins, strict=True))]
+    held = _lookup(RawSSHConfig.from_text("\n".join(marked)), alias, user).get("ignoreunknown")
+    first = int(held[1:]) if held else len(origins)
+    patterns: list[str] = []
+    if held and (m := _KEYWORD.match(origins[first][2])):
+        patterns = m.group(2).replace(",", " ").split()
+    for i in unknown:
+        path, n, _ = origins[i]
+        word = visible(words[i])[:60]
+        if i > first and any(fnmatch.fnmatch(words[i].lower(), x.lower()) for x in patterns):
+            continue
+        where = f"{origins[first][0]} line {origins[first][1]}" if held else ""
+        why = ("the IgnoreUnknown lines naming it are in blocks that do not match it"
+               if not held else f"it comes before the IgnoreUnknown that holds ({where})"
+               if i < first else f"the IgnoreUnknown that holds ({where}) does not name it")
+        raise BadInput(f"ssh_config {path} line {n}: {word!r} is not an ssh_config keyword, "
+                       f"and for Host {alias} {why}: ssh refuses the file for this host too "
+                       "(Bad configuration option; only the first IgnoreUnknown of a block "
+                       "matching the host holds); name it in one IgnoreUnknown line at the top "
+                       f"of the file, above every Host line (IgnoreUnknown "
+                       f"{','.join([*patterns, word])}), or remove the line")
 
 
 @dataclass

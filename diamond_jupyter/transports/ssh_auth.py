@@ -70,6 +70,10 @@ class HostSpec:
     control_master: str | None = None
     control_path: str | None = None
     control_persist: str | None = None
+    # ssh_config's StrictHostKeyChecking as written and the line giving it (None: not
+    # given): never makes a check weaker; `yes` keeps trust_on_first_use from adding a key
+    strict_host_key_checking: str | None = None
+    strict_origin: str = "ssh_config"
 
     @property
     def label(self) -> str:
@@ -308,10 +312,11 @@ def resolve_host(
     c = _lookup(sshcfg, alias, user)
     if port is None and "port" in c:
         written = c["port"]
-        if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
+        port = _port_number(written)
+        if port is None:
             raise BadInput(f"{_origin(sshcfg, 'port', written)}: Port {written!r} of Host "
-                           f"{alias} is not a port: a number from 1 to 65535")
-        port = int(written)
+                           f"{alias} is not a port: a number from 1 to 65535 (or a service "
+                           "name of /etc/services, such as ssh)")
     port = port or 22
     user = user or c.get("user") or getpass.getuser()
     ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
@@ -369,7 +374,23 @@ def resolve_host(
         control_master=c.get("controlmaster"),
         control_path=c.get("controlpath"),
         control_persist=c.get("controlpersist"),
+        strict_host_key_checking=c.get("stricthostkeychecking"),
+        strict_origin=_origin(sshcfg, "stricthostkeychecking",
+                              c.get("stricthostkeychecking") or ""),
     )
+
+
+def _port_number(written: str) -> int | None:
+    """ssh_config's Port as ssh reads it: a number from 1 to 65535 or a TCP service's name
+    (`Port ssh` is 22: it was refused); None for neither."""
+    if written.isascii() and written.isdigit():
+        return int(written) if 0 < int(written) < 65536 else None
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", written):
+        return None
+    try:
+        return socket.getservbyname(written, "tcp")
+    except OSError:
+        return None
 
 
 def _lowercase_name(host: str) -> str:
@@ -803,6 +824,11 @@ class HostKeyVerifier:
                                "(possible man-in-the-middle with a stolen key)")
         if any(k.get_name() == key.get_name() and k == key for _, k in known):
             return
+        strict = (spec.strict_host_key_checking or "").strip().lower()
+        lenient = strict in ("no", "off", "false", "accept-new")
+        set_aside = (f"; {spec.strict_origin} sets StrictHostKeyChecking "
+                     f"{spec.strict_host_key_checking}, which the engine does not follow: it "
+                     "checks every host key against known_hosts") if lenient else ""
         if known:
             f, old = next(((f, k) for f, k in known if k.get_name() == key.get_name()), known[0])
             raise HostKeyError(
@@ -810,7 +836,16 @@ class HostKeyVerifier:
                 f"{f} has {fingerprint(old)}; refusing to connect (possible man-in-the-middle). "
                 f"If the host was really re-keyed, remove the old entry with "
                 f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
+                + (f"{set_aside}, and refuses a changed one whatever ssh_config says"
+                   if strict in ("no", "off", "false") else "")
             )
+        if self.tofu and strict in ("yes", "true"):
+            raise HostKeyError(
+                f"{self.site}: host {name} is not in known_hosts (it offered "
+                f"{fingerprint(key)}), and {spec.strict_origin} sets StrictHostKeyChecking "
+                f"{spec.strict_host_key_checking} for it, so trust_on_first_use does not add "
+                f"it; after checking that fingerprint, add it to {self.own_file} (e.g. "
+                f"`ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`)")
         if not self.tofu:
             ca = self._authority_only(spec)
             ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
@@ -821,6 +856,8 @@ class HostKeyVerifier:
                 f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site{unread}"
+                + (f"{set_aside} (trust_on_first_use adds a first-seen key, as accept-new "
+                   "does)" if set_aside else "")
             )
         if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "

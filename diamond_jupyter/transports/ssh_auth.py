@@ -320,7 +320,7 @@ def resolve_host(
     port = port or 22
     user = user or c.get("user") or getpass.getuser()
     ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
-                       c.get("hostkeyalias") or alias)
+                       (c.get("hostkeyalias") or "").lower() or alias)
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
     if "hostname" in c and (m := _HOST_WITH_PORT.match(hostname)):
         # ssh dials such a name as written: "Could not resolve hostname", at every command
@@ -409,6 +409,13 @@ def _file_list(sshcfg: paramiko.SSHConfig, key: str, value: str) -> list[str]:
     was read as two files, `"~/Library/Application` and `Support/kh"`)."""
     import shlex
 
+    # as written: paramiko takes the quotes off a value quoted whole (`"a b"` read as `a b`,
+    # the two files of `a b` unquoted)
+    for _, _, line in getattr(sshcfg, "origins", []):
+        m = _KEYWORD.match(line)
+        if m and m.group(1).lower() == key and value in (m.group(2), m.group(2)[1:-1]):
+            value = m.group(2)
+            break
     try:
         return shlex.split(value)
     except ValueError:
@@ -673,7 +680,14 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
         first = hops[0].label
         if first in _through:
             loop = " -> ".join((*_through[_through.index(first):], first))
-            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop ({loop})")
+            hint = ""
+            if len(_through) - _through.index(first) == 1:  # the jump host jumps through itself
+                name = first.split("@")[-1].rsplit(":", 1)[0]
+                hint = (f"; a Host pattern that matches the jump host too gives it its own "
+                        f"ProxyJump (ssh says `jumphost loop`): leave it out with !{name} on "
+                        "that Host line")
+            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop "
+                           f"({loop}){hint}")
         hops = parse_jump(sshcfg, hops[0].proxy_jump, (*_through, first)) + hops
     if len(hops) > MAX_JUMPS:
         raise BadInput(f"proxy_jump: more than {MAX_JUMPS} jump hosts in one chain (with "

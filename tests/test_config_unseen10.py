@@ -141,7 +141,8 @@ def test_fault_user_known_hosts_file_none_reads_no_file(tmp_path, monkeypatch):
 
 # -- 3. Port, first match, ProxyCommand and ProxyJump ----------------------------------------
 
-@pytest.mark.parametrize("port", ["0", "65536", "70000", "-1", "ssh"])
+# `Port ssh` is a service's name, which ssh reads as 22 (tests/test_config_unseen12.py)
+@pytest.mark.parametrize("port", ["0", "65536", "70000", "-1", "nosuchservice"])
 def test_fault_a_port_out_of_range_is_refused_naming_the_line(tmp_path, port):
     # 0 and 70000 were dialled (a "cannot connect" at every command)
     with pytest.raises(BadInput, match=rf"ssh_config .* line 3: Port '{port}' of Host hpc is "

@@ -219,6 +219,23 @@ def test_match_criteria_as_ssh_evaluates_them(tmp_path, text, host, user):
     same_host(tmp_path, text, host, user)
 
 
+@pytest.mark.parametrize("text,port", [
+    ("Match host login.hpc\n  Port 2222\nHost hpc\n  HostName login.hpc\n", "22"),
+    ("Match user ana\n  Port 2204\nHost hpc\n  User ana\n", "22"),
+    ("Match host login.hpc\n  Port 2222\nHost hpc\n  HostName login.hpc\nMatch final\n"
+     "  User x\n", "2222"),  # a `Match final` line: ssh reads the file a second time
+    ("Match host login.hpc\n  Port 2222\nHost hpc\n  HostName login.hpc\nMatch !final\n"
+     "  User x\n", "2222"),
+    ("Match canonical host login.hpc\n  Port 2222\nHost hpc\n  HostName login.hpc\n", "22"),
+])
+def test_fault_a_match_above_the_line_it_matches_on_applies_only_where_ssh_reads_twice(
+        tmp_path, text, port):
+    """ssh reads the file once (twice when a `Match final` line asks): a Match on the host
+    name or login that a later line sets does not apply. paramiko read every file twice,
+    so the engine dialled port 2222 where ssh dials 22."""
+    assert str(same_host(tmp_path, text).port) == port
+
+
 @pytest.mark.parametrize("line", [
     "Match exec \"touch {mark}\"", "Match host hpc exec \"touch {mark}\"",
     "match EXEC \"touch {mark}\"", "Match !exec \"touch {mark}\"",

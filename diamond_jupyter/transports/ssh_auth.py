@@ -106,6 +106,19 @@ class RawSSHConfig(paramiko.SSHConfig):
     def _allowed_tokens(self, key: str) -> list[str]:
         return []
 
+    def lookup(self, hostname: str) -> Any:
+        """paramiko's lookup, with the second pass over the file only where ssh makes one
+        (a `Match final` line, or a name canonicalized): paramiko always made it, so a
+        `Match host login.hpc` above `Host hpc` / `HostName login.hpc`, or a `Match user ana`
+        above `User ana`, applied where `ssh -G` does not apply it."""
+        final = any(m.get("type") == "final" for context in self._config
+                    for m in context.get("matches", []))
+        first = self._lookup(hostname=hostname)
+        if final or first.get("canonicalizehostname") in ("yes", "always"):
+            return super().lookup(hostname)
+        first.setdefault("hostname", hostname)
+        return first
+
     def _lookup(self, hostname: str, options: Any = None, canonical: bool = False,
                 final: bool = False) -> Any:
         if options is None and self.given_user:  # given first, as on ssh's command line

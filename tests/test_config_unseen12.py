@@ -501,6 +501,23 @@ def test_fault_strict_host_key_checking_yes_keeps_trust_on_first_use_from_adding
     assert not (tmp_path / "own").exists()
 
 
+def test_fault_a_known_hosts_command_is_never_run_and_the_refusal_says_so(tmp_path):
+    """A center's KnownHostsCommand (host keys from its own service): ssh runs it, the
+    engine does not, and said only "not in known_hosts"."""
+    mark = tmp_path / "ran"
+    ssh, spec = both(tmp_path, "Host hpc\n  HostName login.hpc.org\n"
+                               f"  KnownHostsCommand /usr/bin/touch {mark}\n")
+    assert isinstance(ssh, dict) and ssh["knownhostscommand"] == f"/usr/bin/touch {mark}"
+    assert isinstance(spec, HostSpec)
+    with pytest.raises(HostKeyError) as e:
+        HostKeyVerifier("a", str(tmp_path / "own"), tofu=False).verify(
+            spec, paramiko.ECDSAKey.generate())
+    assert (f"; the KnownHostsCommand of ssh_config {tmp_path}/ssh_config line 3 is not run "
+            "(the engine runs no command from ssh_config): put the keys it gives in "
+            "known_hosts") in str(e.value)
+    assert not mark.exists()
+
+
 @pytest.mark.parametrize("strict", ["accept-new", "ask", "no"])
 def test_trust_on_first_use_adds_a_first_seen_key_under_a_lenient_setting(tmp_path, strict):
     key = paramiko.ECDSAKey.generate()

@@ -74,6 +74,8 @@ class HostSpec:
     # given): never makes a check weaker; `yes` keeps trust_on_first_use from adding a key
     strict_host_key_checking: str | None = None
     strict_origin: str = "ssh_config"
+    # where ssh_config gives a KnownHostsCommand, which is never run (None: not given)
+    known_hosts_command: str | None = None
 
     @property
     def label(self) -> str:
@@ -390,6 +392,8 @@ def resolve_host(
         strict_host_key_checking=c.get("stricthostkeychecking"),
         strict_origin=_origin(sshcfg, "stricthostkeychecking",
                               c.get("stricthostkeychecking") or ""),
+        known_hosts_command=_origin(sshcfg, "knownhostscommand", c["knownhostscommand"])
+        if (c.get("knownhostscommand") or "none").lower() != "none" else None,
     )
 
 
@@ -885,6 +889,9 @@ class HostKeyVerifier:
                 f"or set trust_on_first_use: true for this site{unread}"
                 + (f"{set_aside} (trust_on_first_use adds a first-seen key, as accept-new "
                    "does)" if set_aside else "")
+                + (f"; the KnownHostsCommand of {spec.known_hosts_command} is not run (the "
+                   "engine runs no command from ssh_config): put the keys it gives in "
+                   "known_hosts" if spec.known_hosts_command else "")
             )
         if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "

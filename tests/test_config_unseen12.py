@@ -95,6 +95,10 @@ IGNORE_CASES = [
     ("IgnoreUnknown=UseKeychain,AddKeysToAgent2\nHost hpc\n  AddKeysToAgent2 yes\n", "hpc"),
     ("Match host hpc\n  IgnoreUnknown Y1\nHost *\n  Y1 1\n", "hpc"),
     ("Match host hpc\n  IgnoreUnknown Y1\nHost *\n  Y1 1\n", "gw"),  # fault
+    ('IgnoreUnknown "UseKeyring,Y1"\nHost hpc\n  Y1 1\n', "hpc"),  # fault: quotes read
+    ("IgnoreUnknown usekeyring\nHost hpc\n  UseKeyring 1\n", "hpc"),
+    ("IgnoreUnknown *,!Y1\nHost hpc\n  Y1 1\n", "hpc"),  # fault: a negation names it not
+    ("IgnoreUnknown UseKeyring Y1\nHost hpc\n  Y1 1\n", "hpc"),  # fault: two values
 ]
 
 
@@ -108,10 +112,14 @@ def test_ignore_unknown_holds_only_where_its_block_matches_as_in_ssh(tmp_path, t
     if isinstance(ssh, dict):
         assert isinstance(spec, HostSpec), spec
         return
-    assert "Bad configuration option" in ssh
+    assert "Bad configuration option" in ssh or "extra arguments at end of line" in ssh
     line = ssh.split(" line ")[1].split(":")[0]
     assert isinstance(spec, str), (ssh, spec)
     assert spec.startswith(f"ssh_config {tmp_path}/ssh_config line {line}: "), spec
+    if "extra arguments" in ssh:
+        assert "IgnoreUnknown takes one value, and 'UseKeyring Y1' is 2; patterns are one " \
+               "list with commas: IgnoreUnknown UseKeyring,Y1" in spec
+        return
     assert f"is not an ssh_config keyword, and for Host {host} " in spec and \
         "name it in one IgnoreUnknown line at the top of the file" in spec or \
         "name it in an IgnoreUnknown line above it" in spec, spec  # none above: any host

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
-import fnmatch
 import getpass
 import hashlib
 import inspect
@@ -30,7 +29,13 @@ from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_pr
 from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
-from .ssh_config_lines import KEYWORDS, check_line, without_comment
+from .ssh_config_lines import (
+    KEYWORDS,
+    check_line,
+    ignore_patterns,
+    is_ignored,
+    without_comment,
+)
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -265,7 +270,7 @@ def _with_includes(p: Path, depth: int = 0,
         if m:
             check_line(p, n, word, m.group(1), m.group(2), ignored)
         if word == "ignoreunknown":
-            ignored += m.group(2).replace(",", " ").split()
+            ignored += ignore_patterns(m.group(2))
         if word == "match":
             line = _match_line(p, n, line, m.group(2))
         if word in ("host", "match"):
@@ -457,11 +462,11 @@ def _check_ignored_unknown(sshcfg: paramiko.SSHConfig, alias: str, user: str | N
     first = int(held[1:]) if held else len(origins)
     patterns: list[str] = []
     if held and (m := _KEYWORD.match(origins[first][2])):
-        patterns = m.group(2).replace(",", " ").split()
+        patterns = ignore_patterns(m.group(2))
     for i in unknown:
         path, n, _ = origins[i]
         word = visible(words[i])[:60]
-        if i > first and any(fnmatch.fnmatch(words[i].lower(), x.lower()) for x in patterns):
+        if i > first and is_ignored(words[i], patterns):
             continue
         where = f"{origins[first][0]} line {origins[first][1]}" if held else ""
         why = ("the IgnoreUnknown lines naming it are in blocks that do not match it"

@@ -431,6 +431,25 @@ def test_user_known_hosts_file_of_several_files_as_ssh_splits_them(tmp_path, wri
     assert ssh["userknownhostsfile"] == (" ".join(files) or "none")
 
 
+@pytest.mark.parametrize("text,host", [
+    ("Host hpc\n  HostKeyAlias KA\n  UserKnownHostsFile ~/.ssh/kh_%k %d/%u/%h\n", "hpc"),
+    ("Host *\n  UserKnownHostsFile ~/.ssh/kh_%k_%n_%h\n", "HPC"),
+    ("Host hpc\n  UserKnownHostsFile ~/.ssh/kh_%p_%r\n  Port 2222\n  User ana\n", "hpc"),
+    ("Host hpc\n  UserKnownHostsFile ~/.ssh/kh_%C\n", "hpc"),
+])
+def test_tokens_of_user_known_hosts_file_as_ssh_expands_them(tmp_path, text, host):
+    ssh, spec = both(tmp_path, text, host)
+    assert isinstance(ssh, dict) and isinstance(spec, HostSpec), (ssh, spec)
+    assert " ".join(spec.known_hosts_files) == ssh["userknownhostsfile"]
+
+
+def test_fault_a_quoted_global_known_hosts_file_is_one_file(tmp_path):
+    ssh, spec = both(tmp_path, 'Host hpc\n  GlobalKnownHostsFile "/etc/center kh" /etc/kh2\n')
+    assert isinstance(ssh, dict) and isinstance(spec, HostSpec), (ssh, spec)
+    assert spec.global_known_hosts_files == ["/etc/center kh", "/etc/kh2"]
+    assert ssh["globalknownhostsfile"] == "/etc/center kh /etc/kh2"
+
+
 def test_user_known_hosts_file_given_twice_the_first_line_holds(tmp_path):
     ssh, spec = both(tmp_path, "Host hpc\n  UserKnownHostsFile ~/.ssh/kh1\n"
                                "Host *\n  UserKnownHostsFile ~/.ssh/kh2 ~/.ssh/kh3\n")

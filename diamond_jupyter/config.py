@@ -163,7 +163,9 @@ def _user(value: str) -> str:
 def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     """`[ssh://][USER@]HOST[:PORT]` or `[USER@][IPv6][:PORT]` -> (user, host, port); a bare
     IPv6 address has no port. Raises ValueError saying what is accepted."""
-    hop = text.strip().removeprefix("ssh://")
+    hop = text.strip()
+    if hop.startswith("ssh://"):  # ssh's URI form, `ssh://ana@gw:2222/` too
+        hop = hop.removeprefix("ssh://").removesuffix("/")
     if m := re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", hop):  # `https://login.example.org`
         rest = hop[m.end():].split("/")[0]
         raise ValueError(f"{_printable(repr(text))} is a {m.group(1)}:// URL: a host is its "

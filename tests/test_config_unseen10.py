@@ -101,9 +101,10 @@ def test_fault_environment_variables_in_identity_and_known_hosts_files(tmp_path,
                                "  HostName ${HPC_KEYS}\n")
     assert spec.identity_files == ["/srv/keys/id_ana"]
     assert spec.certificate_files == ["/srv/keys/id-cert.pub"]
-    assert spec.known_hosts_files == ["/srv/keys/known_hosts", f"{HOME}/.ssh/kh_${{HPC_KEYS}}"]
-    # HostName reads no variable (ssh_config(5)): dialled as written, never expanded
-    assert spec.hostname == "${HPC_KEYS}"
+    assert spec.known_hosts_files == ["/srv/keys/known_hosts", f"{HOME}/.ssh/kh_${{hpc_keys}}"]
+    # HostName reads no variable (ssh_config(5)): never expanded, and in lower case as ssh
+    # names a host (`ssh -G`: hostname ${hpc_keys})
+    assert spec.hostname == "${hpc_keys}"
 
 
 def test_fault_a_variable_not_set_is_refused_naming_it_and_the_line(tmp_path, monkeypatch):
@@ -128,7 +129,8 @@ def test_fault_user_known_hosts_file_none_reads_no_file(tmp_path, monkeypatch):
 
 # -- 3. Port, first match, ProxyCommand and ProxyJump ----------------------------------------
 
-@pytest.mark.parametrize("port", ["0", "65536", "70000", "-1", "ssh"])
+# `Port ssh` is a service's name, which ssh reads as 22 (tests/test_config_unseen12.py)
+@pytest.mark.parametrize("port", ["0", "65536", "70000", "-1", "nosuchservice"])
 def test_fault_a_port_out_of_range_is_refused_naming_the_line(tmp_path, port):
     # 0 and 70000 were dialled (a "cannot connect" at every command)
     with pytest.raises(BadInput, match=rf"ssh_config .* line 3: Port '{port}' of Host hpc is "

@@ -11,6 +11,7 @@ import copy
 import getpass
 import hashlib
 import inspect
+import ipaddress
 import logging
 import os
 import re
@@ -28,7 +29,13 @@ from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_pr
 from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
-from .ssh_config_lines import check_line, without_comment
+from .ssh_config_lines import (
+    KEYWORDS,
+    check_line,
+    ignore_patterns,
+    is_ignored,
+    without_comment,
+)
 
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
@@ -68,6 +75,12 @@ class HostSpec:
     control_master: str | None = None
     control_path: str | None = None
     control_persist: str | None = None
+    # ssh_config's StrictHostKeyChecking as written and the line giving it (None: not
+    # given): never makes a check weaker; `yes` keeps trust_on_first_use from adding a key
+    strict_host_key_checking: str | None = None
+    strict_origin: str = "ssh_config"
+    # where ssh_config gives a KnownHostsCommand, which is never run (None: not given)
+    known_hosts_command: str | None = None
 
     @property
     def label(self) -> str:
@@ -99,6 +112,19 @@ class RawSSHConfig(paramiko.SSHConfig):
 
     def _allowed_tokens(self, key: str) -> list[str]:
         return []
+
+    def lookup(self, hostname: str) -> Any:
+        """paramiko's lookup, with the second pass over the file only where ssh makes one
+        (a `Match final` line, or a name canonicalized): paramiko always made it, so a
+        `Match host login.hpc` above `Host hpc` / `HostName login.hpc`, or a `Match user ana`
+        above `User ana`, applied where `ssh -G` does not apply it."""
+        final = any(m.get("type") == "final" for context in self._config
+                    for m in context.get("matches", []))
+        first = self._lookup(hostname=hostname)
+        if final or first.get("canonicalizehostname") in ("yes", "always"):
+            return super().lookup(hostname)
+        first.setdefault("hostname", hostname)
+        return first
 
     def _lookup(self, hostname: str, options: Any = None, canonical: bool = False,
                 final: bool = False) -> Any:
@@ -215,9 +241,10 @@ def _with_includes(p: Path, depth: int = 0,
     included file of options only applies to that block, and one with Host blocks of its own
     is refused (ssh includes it only where the block matches: not followed here). A
     `Match exec` line in any of the files is refused, naming it. Each line comes with the
-    file and line number it was read from. `ignored`: the patterns of the first IgnoreUnknown
-    line (ssh passes over later ones), an including file's holding in the files it includes,
-    as in ssh."""
+    file and line number it was read from. `ignored`: the patterns of every IgnoreUnknown
+    line so far, in any block (an including file's holding in the files it includes, as in
+    ssh): a keyword none names is refused here for every host; which of them holds for one
+    host is checked when it is looked up (`_unknown_problem`)."""
     import glob
     import shlex
 
@@ -242,8 +269,8 @@ def _with_includes(p: Path, depth: int = 0,
         word = m.group(1).lower() if m else ""
         if m:
             check_line(p, n, word, m.group(1), m.group(2), ignored)
-        if word == "ignoreunknown" and not ignored:  # ssh keeps the first line's alone
-            ignored += m.group(2).replace(",", " ").split()
+        if word == "ignoreunknown":
+            ignored += ignore_patterns(m.group(2))
         if word == "match":
             line = _match_line(p, n, line, m.group(2))
         if word in ("host", "match"):
@@ -301,17 +328,19 @@ def resolve_host(
     `proxy_jump` given, `none` included, sets aside the file's ProxyJump and ProxyCommand).
     Of ProxyJump and ProxyCommand the first the file gives wins (`ProxyCommand none` too),
     as in ssh. Tokens and `${VAR}` are expanded where OpenSSH expands them (`expand`)."""
+    _check_ignored_unknown(sshcfg, alias, user)
     c = _lookup(sshcfg, alias, user)
     if port is None and "port" in c:
         written = c["port"]
-        if not (written.isascii() and written.isdigit() and 0 < int(written) < 65536):
+        port = _port_number(written)
+        if port is None:
             raise BadInput(f"{_origin(sshcfg, 'port', written)}: Port {written!r} of Host "
-                           f"{alias} is not a port: a number from 1 to 65535")
-        port = int(written)
+                           f"{alias} is not a port: a number from 1 to 65535 (or a service "
+                           "name of /etc/services, such as ssh)")
     port = port or 22
     user = user or c.get("user") or getpass.getuser()
     ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
-                       c.get("hostkeyalias") or alias)
+                       (c.get("hostkeyalias") or "").lower() or alias)
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
     if "hostname" in c and (m := _HOST_WITH_PORT.match(hostname)):
         # ssh dials such a name as written: "Could not resolve hostname", at every command
@@ -319,6 +348,7 @@ def resolve_host(
                        f"{hostname!r} of Host {alias} holds a port; ssh_config gives it on a "
                        f"line of its own: HostName {m.group(1) or m.group(2)} and Port "
                        f"{m.group(3)}")
+    hostname = _lowercase_name(hostname)
     ctx.host = hostname
     ids = [key_file] if key_file else []
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
@@ -338,7 +368,8 @@ def resolve_host(
     elif pj and proxy_jump is None:  # the site's own proxy_jump sets the file's aside
         pj = expand(ctx, "proxyjump", pj)
     known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
-        expand(ctx, "userknownhostsfile", f) for f in c.get("userknownhostsfile", "").split()]
+        expand(ctx, "userknownhostsfile", f)
+        for f in _file_list(sshcfg, "userknownhostsfile", c.get("userknownhostsfile", ""))]
     return HostSpec(
         alias=alias,
         hostname=hostname,
@@ -352,17 +383,101 @@ def resolve_host(
         certificate_files=[expand(ctx, "certificatefile", f)
                            for f in _every_value(sshcfg, alias, "certificatefile", user)],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
-        host_key_alias=c.get("hostkeyalias"),
+        host_key_alias=c["hostkeyalias"].lower() if c.get("hostkeyalias") else None,
         revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
         if c.get("revokedhostkeys", "none").lower() != "none" else None,
         global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
         c["globalknownhostsfile"].strip().lower() == "none" else [
-            expand(ctx, "globalknownhostsfile", f) for f in c["globalknownhostsfile"].split()],
+            expand(ctx, "globalknownhostsfile", f)
+            for f in _file_list(sshcfg, "globalknownhostsfile", c["globalknownhostsfile"])],
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
         control_master=c.get("controlmaster"),
         control_path=c.get("controlpath"),
         control_persist=c.get("controlpersist"),
+        strict_host_key_checking=c.get("stricthostkeychecking"),
+        strict_origin=_origin(sshcfg, "stricthostkeychecking",
+                              c.get("stricthostkeychecking") or ""),
+        known_hosts_command=_origin(sshcfg, "knownhostscommand", c["knownhostscommand"])
+        if (c.get("knownhostscommand") or "none").lower() != "none" else None,
     )
+
+
+def _port_number(written: str) -> int | None:
+    """ssh_config's Port as ssh reads it: a number from 1 to 65535 or a TCP service's name
+    (`Port ssh` is 22: it was refused); None for neither."""
+    if written.isascii() and written.isdigit():
+        return int(written) if 0 < int(written) < 65536 else None
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", written):
+        return None
+    try:
+        return socket.getservbyname(written, "tcp")
+    except OSError:
+        return None
+
+
+def _lowercase_name(host: str) -> str:
+    """The host dialled as ssh names it: a host name in lower case (`%h` in an IdentityFile
+    or ControlPath, the name added to known_hosts), an IP address as written."""
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host.lower()
+    return host
+
+
+def _file_list(sshcfg: paramiko.SSHConfig, key: str, value: str) -> list[str]:
+    """The files of a UserKnownHostsFile or GlobalKnownHostsFile line, split as ssh splits
+    them: a path holding blanks is in double quotes (`"~/Library/Application Support/kh"`
+    was read as two files, `"~/Library/Application` and `Support/kh"`)."""
+    import shlex
+
+    # as written: paramiko takes the quotes off a value quoted whole (`"a b"` read as `a b`,
+    # the two files of `a b` unquoted)
+    for _, _, line in getattr(sshcfg, "origins", []):
+        m = _KEYWORD.match(line)
+        if m and m.group(1).lower() == key and value in (m.group(2), m.group(2)[1:-1]):
+            value = m.group(2)
+            break
+    try:
+        return shlex.split(value)
+    except ValueError:
+        raise BadInput(f"{_origin(sshcfg, key, value)}: {_KEYWORD_NAMES[key]} "
+                       f"{visible(value)[:100]!r}: an unclosed quote") from None
+
+
+def _check_ignored_unknown(sshcfg: paramiko.SSHConfig, alias: str, user: str | None) -> None:
+    """Refuse a keyword ssh_config does not know that an IgnoreUnknown line names, but not
+    one that holds for `alias`: as in ssh, the first IgnoreUnknown of a block matching the
+    host is the one that holds, from its line on (one in another host's block held for every
+    host here, and a misspelt HostName was passed over instead of refused)."""
+    origins = getattr(sshcfg, "origins", [])
+    words = [m.group(1) if (m := _KEYWORD.match(line)) else "" for _, _, line in origins]
+    unknown = [i for i, w in enumerate(words) if w and w.lower() not in KEYWORDS]
+    if not unknown:
+        return
+    # each IgnoreUnknown line's value made its index: the lookup says which one holds
+    marked = [f"IgnoreUnknown @{i}" if w.lower() == "ignoreunknown" else line
+              for i, (w, (_, _, line)) in enumerate(zip(words, origins, strict=True))]
+    held = _lookup(RawSSHConfig.from_text("\n".join(marked)), alias, user).get("ignoreunknown")
+    first = int(held[1:]) if held else len(origins)
+    patterns: list[str] = []
+    if held and (m := _KEYWORD.match(origins[first][2])):
+        patterns = ignore_patterns(m.group(2))
+    for i in unknown:
+        path, n, _ = origins[i]
+        word = visible(words[i])[:60]
+        if i > first and is_ignored(words[i], patterns):
+            continue
+        where = f"{origins[first][0]} line {origins[first][1]}" if held else ""
+        why = ("the IgnoreUnknown lines naming it are in blocks that do not match it"
+               if not held else f"it comes before the IgnoreUnknown that holds ({where})"
+               if i < first else f"the IgnoreUnknown that holds ({where}) does not name it")
+        raise BadInput(f"ssh_config {path} line {n}: {word!r} is not an ssh_config keyword, "
+                       f"and for Host {alias} {why}: ssh refuses the file for this host too "
+                       "(Bad configuration option; only the first IgnoreUnknown of a block "
+                       "matching the host holds); name it in one IgnoreUnknown line at the top "
+                       f"of the file, above every Host line (IgnoreUnknown "
+                       f"{','.join([*patterns, word])}), or remove the line")
 
 
 @dataclass
@@ -587,7 +702,14 @@ def parse_jump(sshcfg: paramiko.SSHConfig, chain: str | None,
         first = hops[0].label
         if first in _through:
             loop = " -> ".join((*_through[_through.index(first):], first))
-            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop ({loop})")
+            hint = ""
+            if len(_through) - _through.index(first) == 1:  # the jump host jumps through itself
+                name = first.split("@")[-1].rsplit(":", 1)[0]
+                hint = (f"; a Host pattern that matches the jump host too gives it its own "
+                        f"ProxyJump (ssh says `jumphost loop`): leave it out with !{name} on "
+                        "that Host line")
+            raise BadInput(f"proxy_jump: the jump hosts of ssh_config make a loop "
+                           f"({loop}){hint}")
         hops = parse_jump(sshcfg, hops[0].proxy_jump, (*_through, first)) + hops
     if len(hops) > MAX_JUMPS:
         raise BadInput(f"proxy_jump: more than {MAX_JUMPS} jump hosts in one chain (with "
@@ -738,6 +860,11 @@ class HostKeyVerifier:
                                "(possible man-in-the-middle with a stolen key)")
         if any(k.get_name() == key.get_name() and k == key for _, k in known):
             return
+        strict = (spec.strict_host_key_checking or "").strip().lower()
+        lenient = strict in ("no", "off", "false", "accept-new")
+        set_aside = (f"; {spec.strict_origin} sets StrictHostKeyChecking "
+                     f"{spec.strict_host_key_checking}, which the engine does not follow: it "
+                     "checks every host key against known_hosts") if lenient else ""
         if known:
             f, old = next(((f, k) for f, k in known if k.get_name() == key.get_name()), known[0])
             raise HostKeyError(
@@ -745,7 +872,16 @@ class HostKeyVerifier:
                 f"{f} has {fingerprint(old)}; refusing to connect (possible man-in-the-middle). "
                 f"If the host was really re-keyed, remove the old entry with "
                 f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
+                + (f"{set_aside}, and refuses a changed one whatever ssh_config says"
+                   if strict in ("no", "off", "false") else "")
             )
+        if self.tofu and strict in ("yes", "true"):
+            raise HostKeyError(
+                f"{self.site}: host {name} is not in known_hosts (it offered "
+                f"{fingerprint(key)}), and {spec.strict_origin} sets StrictHostKeyChecking "
+                f"{spec.strict_host_key_checking} for it, so trust_on_first_use does not add "
+                f"it; after checking that fingerprint, add it to {self.own_file} (e.g. "
+                f"`ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`)")
         if not self.tofu:
             ca = self._authority_only(spec)
             ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
@@ -756,6 +892,11 @@ class HostKeyVerifier:
                 f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
                 f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
                 f"or set trust_on_first_use: true for this site{unread}"
+                + (f"{set_aside} (trust_on_first_use adds a first-seen key, as accept-new "
+                   "does)" if set_aside else "")
+                + (f"; the KnownHostsCommand of {spec.known_hosts_command} is not run (the "
+                   "engine runs no command from ssh_config): put the keys it gives in "
+                   "known_hosts" if spec.known_hosts_command else "")
             )
         if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "

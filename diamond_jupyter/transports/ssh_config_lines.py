@@ -49,7 +49,27 @@ KEYWORDS = {k.lower(): k for k in _KEYWORD_NAMES.split()}
 
 # keywords that take one value, which the engine reads (more values: refused, as ssh does)
 ONE_VALUE = ("hostname", "port", "user", "hostkeyalias", "identityfile", "certificatefile",
-             "identityagent", "proxyjump", "revokedhostkeys", "identitiesonly")
+             "identityagent", "proxyjump", "revokedhostkeys", "identitiesonly", "ignoreunknown")
+
+
+def ignore_patterns(rest: str) -> list[str]:
+    """The patterns of an IgnoreUnknown line's value `rest`: one comma list, quoted or not
+    (`"UseKeychain,AddKeysToAgent"` was read as the patterns `"UseKeychain` and
+    `AddKeysToAgent"`)."""
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        words = rest.split()
+    return [x for w in words for x in w.split(",") if x]
+
+
+def is_ignored(word: str, patterns: list[str]) -> bool:
+    """Whether IgnoreUnknown `patterns` name keyword `word`, as ssh matches a pattern list:
+    without regard to case, and a `!pattern` that matches keeping it unnamed."""
+    word = word.lower()
+    if any(p.startswith("!") and fnmatch.fnmatchcase(word, p[1:].lower()) for p in patterns):
+        return False
+    return any(not p.startswith("!") and fnmatch.fnmatchcase(word, p.lower()) for p in patterns)
 
 
 def without_comment(line: str) -> str:
@@ -72,7 +92,7 @@ def check_line(path: Path, n: int, word: str, written: str, rest: str,
     a one-value keyword given several. `ignored`: the IgnoreUnknown patterns so far."""
     where = f"ssh_config {path} line {n}"
     if word not in KEYWORDS:
-        if any(fnmatch.fnmatch(word, p.lower()) for p in ignored):
+        if is_ignored(word, ignored):
             return
         shown = visible(written)[:60]
         close = difflib.get_close_matches(word, list(KEYWORDS), n=1, cutoff=0.8)
@@ -92,7 +112,8 @@ def check_line(path: Path, n: int, word: str, written: str, rest: str,
         return  # an unclosed quote: paramiko says so
     if len(values) > 1:
         name = KEYWORDS[word]
+        how = "patterns are one list with commas: IgnoreUnknown " + ",".join(values) \
+            if word == "ignoreunknown" else "put a value holding blanks in double quotes"
         raise BadInput(f"{where}: {name} takes one value, and {visible(rest)[:100]!r} is "
-                       f"{len(values)}; put a value holding blanks in double quotes, or start "
-                       "a comment with ` #` (ssh refuses the line too: extra arguments at end "
-                       "of line)")
+                       f"{len(values)}; {visible(how)[:200]}, or start a comment with ` #` "
+                       "(ssh refuses the line too: extra arguments at end of line)")

@@ -107,9 +107,10 @@ def engine_before() -> Iterator[None]:
         federation.Federation.prediction_samples = samples  # type: ignore[method-assign]
 
 
-def _fill(store: Any, finished: int, before: bool) -> None:
-    """`finished` completed jobs (an hour old and older) written in one go; for the engine
-    before, its store's indexes as they were (jobs by site and state only)."""
+def _fill(store: Any, finished: int, before: bool, transfers: int = 0) -> None:
+    """`finished` completed jobs (an hour old and older) and `transfers` finished copies
+    between the server and alpha (8-80 MB, 1-10 s) written in one go; for the engine before,
+    its store's indexes as they were (jobs by site and state only)."""
     from diamond_jupyter.model import JobSpec, Resources, utcnow
     from diamond_jupyter.store.codec import to_ts
 
@@ -129,9 +130,18 @@ def _fill(store: Any, finished: int, before: bool) -> None:
         c.executemany("INSERT INTO jobs (id, site, native_id, name, state, token, submitted_at,"
                       " started_at, ended_at, exit_code, spec, created_at, updated_at)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        copies = []
+        for i in range(transfers):
+            at = start - timedelta(seconds=10 * (transfers - i))
+            src, dst = ("/data/in", "alpha:/scratch/in") if i % 3 else ("alpha:/out", "/out")
+            copies.append((f"t{i}", "copy", src, dst, "SUCCEEDED" if i % 7 else "FAILED",
+                           8_000_000 * (1 + i % 10), to_ts(at),
+                           to_ts(at + timedelta(seconds=1 + i % 10))))
+        c.executemany("INSERT INTO transfers (id, kind, src, dst, state, bytes, created_at,"
+                      " updated_at) VALUES (?,?,?,?,?,?,?,?)", copies)
 
 
-def _federation(work: Path, history: int, before: bool) -> Any:
+def _federation(work: Path, history: int, before: bool, transfers: int = 0) -> Any:
     """One local site (four idle 32-CPU nodes) whose sbatch is a script that counts."""
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
@@ -147,7 +157,7 @@ def _federation(work: Path, history: int, before: bool) -> Any:
                       workdir=str(work / "alpha"), commands={"sbatch": str(sbatch)},
                       discovery={"enabled": False})
     fed = Federation(FederationConfig(sites=[site]), store=Store(work / "s.sqlite"))
-    _fill(fed.store, history, before)
+    _fill(fed.store, history, before, transfers)
     snap = SiteSnapshot(site="alpha", partitions=[Partition(name="compute", default=True,
                                                              max_time_s=86400)],
                         nodes=[Node(name=f"a{i}", cpus=32, memory_mb=128000, state="idle",
@@ -165,8 +175,9 @@ def _federation(work: Path, history: int, before: bool) -> Any:
     return fed
 
 
-async def _run(work: Path, steps: int, history: int, before: bool) -> dict[str, Any]:
-    fed = _federation(work, history, before)
+async def _run(work: Path, steps: int, history: int, before: bool, transfers: int = 0
+               ) -> dict[str, Any]:
+    fed = _federation(work, history, before, transfers)
     submits: list[float] = []
     submit = fed.submit
 

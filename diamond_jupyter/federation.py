@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .calibration import (
+    OWN_ERROR_SAMPLES,
     RECENT_WAITS_S,
     CalibrationCache,
     PredictionSample,
@@ -764,12 +765,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                            ) -> dict[str, list[PredictionSample]]:
         """Per site, the user's own recent jobs (submitted since `since`, default
         RECENT_WAITS_S ago) with the wait their placement's model predicted and the wait
-        they had, or have had so far. Jobs held or waiting on others (their wait is not
-        the queue's), and those submitted long after their placement (an approval), are
-        left out."""
+        they had, or have had so far: the OWN_ERROR_SAMPLES most recently submitted, those
+        the correction rests on (`calibration.own_error`'s choice), newest created first.
+        Jobs held or waiting on others (their wait is not the queue's), and those submitted
+        long after their placement (an approval), are left out."""
         now = utcnow()
         since = since or now - timedelta(seconds=RECENT_WAITS_S)
-        out: dict[str, list[PredictionSample]] = {}
+        per_site: dict[str, list[SampleBasis]] = {}
         bases: dict[str, tuple[Job, SampleBasis | None]] = {}
         for job in self.store.newest_jobs(self._newest):  # newest first
             if job.submitted_at is None or job.submitted_at < since:
@@ -780,8 +782,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             basis = kept[1] if kept and kept[0] is job else sample_basis(job)
             bases[job.id] = (job, basis)
             if basis is not None:
-                out.setdefault(job.site, []).append(basis.at(now))
+                per_site.setdefault(job.site, []).append(basis)
         self._sample_bases = bases
+        out: dict[str, list[PredictionSample]] = {}
+        for site, found in per_site.items():
+            # own_error's stable sort by submission, its last ones, kept in this order: a
+            # sample per queued job (each to `now`) made every submit slower as they grew
+            chosen = sorted(range(len(found)), key=lambda i: found[i].submitted.timestamp())
+            out[site] = [found[i].at(now) for i in sorted(chosen[-OWN_ERROR_SAMPLES:])]
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:

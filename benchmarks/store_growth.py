@@ -1,12 +1,16 @@
 """A workflow of many independent steps submitted on a local site with a fake sbatch (no test
 bed): the engine before against the engine now, both in the same run, alternating, each on a
-store of its own holding `--history` finished jobs first (a user with a long history).
-"Before" is, with `--baseline reread` (the default), the workflow engine reading the whole
-workflow again after each step's submit (now: only the steps it wrote,
-`Store.refresh_workflow`); with `--baseline store`, that and every submit reading the user's
-newest jobs, their queued ones and the finished ones again, sorting every finished job of
-the store (now: kept between submits, only the rows changed since read:
-`Store.newest_jobs`).
+store of its own holding `--history` finished jobs and `--transfers` finished copies first (a
+user with a long history). "Before" is, with `--baseline reread` (the default), the workflow
+engine reading the whole workflow again after each step's submit (now: only the steps it
+wrote, `Store.refresh_workflow`); with `--baseline store`, that and every submit reading the
+user's newest jobs, their queued ones and the finished ones again, sorting every finished job
+of the store (now: kept between submits, only the rows changed since read:
+`Store.newest_jobs`), and the reads of `--baseline transfers`; with `--baseline transfers`,
+each placement reading and decoding the newest 200 transfers whole for the measured bandwidth
+(now: kept between submits, `Store.newest_transfers`, the figures worked out again only when
+one changed) and making a prediction sample of every recent own job (now: only of those the
+correction rests on, `OWN_ERROR_SAMPLES` a site).
 
 Per run: the wall time of the whole workflow (`run_workflow`, every step submitted), the
 time per step, and the mean time of the last tenth of the steps' submits against the first
@@ -105,6 +109,51 @@ def engine_before() -> Iterator[None]:
     finally:
         Store.newest_jobs, federation.Federation.finished_jobs = kept  # type: ignore[method-assign]
         federation.Federation.prediction_samples = samples  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def placement_reads_before() -> Iterator[None]:
+    """Each placement's reads as before the transfers table's clock (schema v12): the newest
+    transfers read and decoded whole for the measured bandwidth, and a prediction sample made
+    of every recent own job of the store's newest (not only of those `own_error` keeps)."""
+    from diamond_jupyter import federation
+    from diamond_jupyter.calibration import measured_bandwidth, prediction_sample
+    from diamond_jupyter.model import BadInput
+    from diamond_jupyter.transfer import parse_location
+
+    def bandwidth(self: Any) -> Any:
+        finished = []
+        for t in self.store.list_transfers(limit=federation.BANDWIDTH_LOOKBACK):
+            if t.state == "SUCCEEDED" and t.bytes:
+                try:
+                    src = parse_location(t.src, self.sites).site
+                    dst = parse_location(t.dst, self.sites).site
+                except BadInput:
+                    continue
+                finished.append((src, dst, t.bytes,
+                                 (t.updated_at - t.created_at).total_seconds()))
+        return measured_bandwidth(finished)
+
+    def prediction_samples(self: Any, since: Any = None) -> Any:
+        now = federation.utcnow()
+        since = since or now - timedelta(seconds=federation.RECENT_WAITS_S)
+        out: dict[str, list[Any]] = {}
+        for job in self.store.newest_jobs(self._newest):
+            if job.submitted_at is None or job.submitted_at < since or job.spec is None \
+                    or job.spec.hold or job.spec.dependencies:
+                continue
+            if (sample := prediction_sample(job, now)) is not None:
+                out.setdefault(job.site, []).append(sample)
+        return out
+
+    fed = federation.Federation
+    kept = fed.measured_bandwidth, fed.prediction_samples
+    fed.measured_bandwidth = bandwidth  # type: ignore[method-assign]
+    fed.prediction_samples = prediction_samples  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        fed.measured_bandwidth, fed.prediction_samples = kept  # type: ignore[method-assign]
 
 
 def _fill(store: Any, finished: int, before: bool, transfers: int = 0) -> None:
@@ -209,10 +258,13 @@ def main(argv: list[str] | None = None) -> None:
                    help="steps of the workflow (repeat; default 50, 200, 500)")
     p.add_argument("--history", type=int, default=2000,
                    help="finished jobs in each store before the workflow (default 2000)")
-    p.add_argument("--baseline", choices=("reread", "store"), default="reread",
+    p.add_argument("--transfers", type=int, default=1000,
+                   help="finished copies in each store before the workflow (default 1000)")
+    p.add_argument("--baseline", choices=("reread", "store", "transfers"), default="reread",
                    help="the engine before: reading the whole workflow after each submit "
                         "(reread, the default), or that and the store's reads before schema "
-                        "v11 (store)")
+                        "v11 and v12 (store), or each placement's reads before v12: the "
+                        "newest transfers whole, every own job a sample (transfers)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="diamond-bench-store-growth-"))
     runs = []
@@ -223,19 +275,24 @@ def main(argv: list[str] | None = None) -> None:
             for name in ("before", "now") if steps % 2 else ("now", "before"):
                 old_store = name == "before" and args.baseline == "store"
                 with contextlib.ExitStack() as old:
-                    if name == "before":
+                    if name == "before" and args.baseline != "transfers":
                         old.enter_context(whole_workflow_reread())
                     if old_store:
                         old.enter_context(engine_before())
+                    if name == "before" and args.baseline != "reread":
+                        old.enter_context(placement_reads_before())
                     got[name] = asyncio.run(_run(work / f"{steps}-{name}", steps,
-                                                 args.history, old_store))
-            runs.append({"steps": steps, "history": args.history, "before": got["before"],
+                                                 args.history, old_store, args.transfers))
+            runs.append({"steps": steps, "history": args.history,
+                         "transfers": args.transfers, "before": got["before"],
                          "now": got["now"], "ratio": common.ratio(got["before"]["seconds"],
                                                                   got["now"]["seconds"])})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {"history": args.history, "baseline": args.baseline, "runs": runs}
-    md = (f"## A workflow's submits as the store grows ({args.history} finished jobs first; "
+    result = {"history": args.history, "transfers": args.transfers,
+              "baseline": args.baseline, "runs": runs}
+    md = (f"## A workflow's submits as the store grows ({args.history} finished jobs and "
+          f"{args.transfers} transfers first; "
           f"before: baseline {args.baseline}; local site, fake sbatch)\n\n"
           + common.markdown_table(
               ["steps", "before s", "now s", "before / now", "before ms/step", "now ms/step",
@@ -253,7 +310,8 @@ def main(argv: list[str] | None = None) -> None:
         ax.plot(xs, [r["now"]["per_step_ms"] for r in runs], "s-", label="now")
         ax.set_xlabel("steps of the workflow")
         ax.set_ylabel("ms per step")
-        ax.set_title(f"Submits as the store grows ({args.history} finished jobs first)")
+        ax.set_title(f"Submits as the store grows ({args.history} finished jobs, "
+                     f"{args.transfers} transfers first)")
         ax.legend()
 
     common.emit("store_growth", args, result, md, plot)

@@ -96,3 +96,20 @@ async def test_the_placement_reads_before_decide_as_the_reads_now(
         assert own_error(now[1]["alpha"]) == own_error(before[1]["alpha"]) is not None
     finally:
         await fed.close()
+
+
+def test_the_profile_of_a_workflows_submits_names_the_placement(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`benchmarks.profile_store_growth` runs a small workflow under cProfile and prints
+    the functions, the placement's among them, and saves the raw profile when asked."""
+    import pstats
+
+    from benchmarks import profile_store_growth
+
+    saved = tmp_path / "p.out"
+    profile_store_growth.main(["--steps", "3", "--history", "5", "--transfers", "5",
+                               "--top", "400", "--save", str(saved)])
+    out = capsys.readouterr().out
+    assert "'submitted': 3" in out and "function calls" in out
+    assert "measured_bandwidth" in out and "prediction_samples" in out
+    assert pstats.Stats(str(saved)).total_calls > 0

@@ -1,12 +1,16 @@
 """A workflow of many independent steps submitted on a local site with a fake sbatch (no test
 bed): the engine before against the engine now, both in the same run, alternating, each on a
-store of its own holding `--history` finished jobs first (a user with a long history).
-"Before" is, with `--baseline reread` (the default), the workflow engine reading the whole
-workflow again after each step's submit (now: only the steps it wrote,
-`Store.refresh_workflow`); with `--baseline store`, that and every submit reading the user's
-newest jobs, their queued ones and the finished ones again, sorting every finished job of
-the store (now: kept between submits, only the rows changed since read:
-`Store.newest_jobs`).
+store of its own holding `--history` finished jobs and `--transfers` finished copies first (a
+user with a long history). "Before" is, with `--baseline reread` (the default), the workflow
+engine reading the whole workflow again after each step's submit (now: only the steps it
+wrote, `Store.refresh_workflow`); with `--baseline store`, that and every submit reading the
+user's newest jobs, their queued ones and the finished ones again, sorting every finished job
+of the store (now: kept between submits, only the rows changed since read:
+`Store.newest_jobs`), and the reads of `--baseline transfers`; with `--baseline transfers`,
+each placement reading and decoding the newest 200 transfers whole for the measured bandwidth
+(now: kept between submits, `Store.newest_transfers`, the figures worked out again only when
+one changed) and making a prediction sample of every recent own job (now: only of those the
+correction rests on, `OWN_ERROR_SAMPLES` a site).
 
 Per run: the wall time of the whole workflow (`run_workflow`, every step submitted), the
 time per step, and the mean time of the last tenth of the steps' submits against the first
@@ -107,9 +111,55 @@ def engine_before() -> Iterator[None]:
         federation.Federation.prediction_samples = samples  # type: ignore[method-assign]
 
 
-def _fill(store: Any, finished: int, before: bool) -> None:
-    """`finished` completed jobs (an hour old and older) written in one go; for the engine
-    before, its store's indexes as they were (jobs by site and state only)."""
+@contextlib.contextmanager
+def placement_reads_before() -> Iterator[None]:
+    """Each placement's reads as before the transfers table's clock (schema v12): the newest
+    transfers read and decoded whole for the measured bandwidth, and a prediction sample made
+    of every recent own job of the store's newest (not only of those `own_error` keeps)."""
+    from diamond_jupyter import federation
+    from diamond_jupyter.calibration import measured_bandwidth, prediction_sample
+    from diamond_jupyter.model import BadInput
+    from diamond_jupyter.transfer import parse_location
+
+    def bandwidth(self: Any) -> Any:
+        finished = []
+        for t in self.store.list_transfers(limit=federation.BANDWIDTH_LOOKBACK):
+            if t.state == "SUCCEEDED" and t.bytes:
+                try:
+                    src = parse_location(t.src, self.sites).site
+                    dst = parse_location(t.dst, self.sites).site
+                except BadInput:
+                    continue
+                finished.append((src, dst, t.bytes,
+                                 (t.updated_at - t.created_at).total_seconds()))
+        return measured_bandwidth(finished)
+
+    def prediction_samples(self: Any, since: Any = None) -> Any:
+        now = federation.utcnow()
+        since = since or now - timedelta(seconds=federation.RECENT_WAITS_S)
+        out: dict[str, list[Any]] = {}
+        for job in self.store.newest_jobs(self._newest):
+            if job.submitted_at is None or job.submitted_at < since or job.spec is None \
+                    or job.spec.hold or job.spec.dependencies:
+                continue
+            if (sample := prediction_sample(job, now)) is not None:
+                out.setdefault(job.site, []).append(sample)
+        return out
+
+    fed = federation.Federation
+    kept = fed.measured_bandwidth, fed.prediction_samples
+    fed.measured_bandwidth = bandwidth  # type: ignore[method-assign]
+    fed.prediction_samples = prediction_samples  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        fed.measured_bandwidth, fed.prediction_samples = kept  # type: ignore[method-assign]
+
+
+def _fill(store: Any, finished: int, before: bool, transfers: int = 0) -> None:
+    """`finished` completed jobs (an hour old and older) and `transfers` finished copies
+    between the server and alpha (8-80 MB, 1-10 s) written in one go; for the engine before,
+    its store's indexes as they were (jobs by site and state only)."""
     from diamond_jupyter.model import JobSpec, Resources, utcnow
     from diamond_jupyter.store.codec import to_ts
 
@@ -129,9 +179,18 @@ def _fill(store: Any, finished: int, before: bool) -> None:
         c.executemany("INSERT INTO jobs (id, site, native_id, name, state, token, submitted_at,"
                       " started_at, ended_at, exit_code, spec, created_at, updated_at)"
                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        copies = []
+        for i in range(transfers):
+            at = start - timedelta(seconds=10 * (transfers - i))
+            src, dst = ("/data/in", "alpha:/scratch/in") if i % 3 else ("alpha:/out", "/out")
+            copies.append((f"t{i}", "copy", src, dst, "SUCCEEDED" if i % 7 else "FAILED",
+                           8_000_000 * (1 + i % 10), to_ts(at),
+                           to_ts(at + timedelta(seconds=1 + i % 10))))
+        c.executemany("INSERT INTO transfers (id, kind, src, dst, state, bytes, created_at,"
+                      " updated_at) VALUES (?,?,?,?,?,?,?,?)", copies)
 
 
-def _federation(work: Path, history: int, before: bool) -> Any:
+def _federation(work: Path, history: int, before: bool, transfers: int = 0) -> Any:
     """One local site (four idle 32-CPU nodes) whose sbatch is a script that counts."""
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
@@ -147,7 +206,7 @@ def _federation(work: Path, history: int, before: bool) -> Any:
                       workdir=str(work / "alpha"), commands={"sbatch": str(sbatch)},
                       discovery={"enabled": False})
     fed = Federation(FederationConfig(sites=[site]), store=Store(work / "s.sqlite"))
-    _fill(fed.store, history, before)
+    _fill(fed.store, history, before, transfers)
     snap = SiteSnapshot(site="alpha", partitions=[Partition(name="compute", default=True,
                                                              max_time_s=86400)],
                         nodes=[Node(name=f"a{i}", cpus=32, memory_mb=128000, state="idle",
@@ -165,8 +224,9 @@ def _federation(work: Path, history: int, before: bool) -> Any:
     return fed
 
 
-async def _run(work: Path, steps: int, history: int, before: bool) -> dict[str, Any]:
-    fed = _federation(work, history, before)
+async def _run(work: Path, steps: int, history: int, before: bool, transfers: int = 0
+               ) -> dict[str, Any]:
+    fed = _federation(work, history, before, transfers)
     submits: list[float] = []
     submit = fed.submit
 
@@ -198,10 +258,13 @@ def main(argv: list[str] | None = None) -> None:
                    help="steps of the workflow (repeat; default 50, 200, 500)")
     p.add_argument("--history", type=int, default=2000,
                    help="finished jobs in each store before the workflow (default 2000)")
-    p.add_argument("--baseline", choices=("reread", "store"), default="reread",
+    p.add_argument("--transfers", type=int, default=1000,
+                   help="finished copies in each store before the workflow (default 1000)")
+    p.add_argument("--baseline", choices=("reread", "store", "transfers"), default="reread",
                    help="the engine before: reading the whole workflow after each submit "
                         "(reread, the default), or that and the store's reads before schema "
-                        "v11 (store)")
+                        "v11 and v12 (store), or each placement's reads before v12: the "
+                        "newest transfers whole, every own job a sample (transfers)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="diamond-bench-store-growth-"))
     runs = []
@@ -212,19 +275,24 @@ def main(argv: list[str] | None = None) -> None:
             for name in ("before", "now") if steps % 2 else ("now", "before"):
                 old_store = name == "before" and args.baseline == "store"
                 with contextlib.ExitStack() as old:
-                    if name == "before":
+                    if name == "before" and args.baseline != "transfers":
                         old.enter_context(whole_workflow_reread())
                     if old_store:
                         old.enter_context(engine_before())
+                    if name == "before" and args.baseline != "reread":
+                        old.enter_context(placement_reads_before())
                     got[name] = asyncio.run(_run(work / f"{steps}-{name}", steps,
-                                                 args.history, old_store))
-            runs.append({"steps": steps, "history": args.history, "before": got["before"],
+                                                 args.history, old_store, args.transfers))
+            runs.append({"steps": steps, "history": args.history,
+                         "transfers": args.transfers, "before": got["before"],
                          "now": got["now"], "ratio": common.ratio(got["before"]["seconds"],
                                                                   got["now"]["seconds"])})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {"history": args.history, "baseline": args.baseline, "runs": runs}
-    md = (f"## A workflow's submits as the store grows ({args.history} finished jobs first; "
+    result = {"history": args.history, "transfers": args.transfers,
+              "baseline": args.baseline, "runs": runs}
+    md = (f"## A workflow's submits as the store grows ({args.history} finished jobs and "
+          f"{args.transfers} transfers first; "
           f"before: baseline {args.baseline}; local site, fake sbatch)\n\n"
           + common.markdown_table(
               ["steps", "before s", "now s", "before / now", "before ms/step", "now ms/step",
@@ -240,7 +308,8 @@ def main(argv: list[str] | None = None) -> None:
         [r["steps"] for r in runs], ("before", [r["before"]["per_step_ms"] for r in runs]),
         ("now", [r["now"]["per_step_ms"] for r in runs]), xlabel="steps of the workflow",
         ylabel="ms per step",
-        title=f"Submits as the store grows ({args.history} finished jobs first)")
+        title=f"Submits as the store grows ({args.history} finished jobs, "
+              f"{args.transfers} transfers first)")
     common.emit("store_growth", args, result, md, plot)
 
 

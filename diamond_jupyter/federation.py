@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .calibration import (
+    OWN_ERROR_SAMPLES,
     RECENT_WAITS_S,
     CalibrationCache,
     PredictionSample,
@@ -85,7 +86,7 @@ from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
-from .store import FinishedJobs, NewestJobs, Store
+from .store import FinishedJobs, NewestJobs, NewestTransfers, Store, TransferRecord
 from .summary import SiteSummary, site_summary
 from .transports import (
     AuthError,
@@ -215,6 +216,7 @@ RuntimeHistory = tuple[dict[str, float], float | None]
 OWN_ACTIVE_LOOKBACK = 500  # the user's newest queued and running jobs planned at their own runtimes
 ENDED_STATES = (JobState.COMPLETED, JobState.FAILED, JobState.TIMEOUT)  # calibrate runtimes
 CALIBRATION_WINDOW_S = 6 * 3600.0  # jobs that ended this recently calibrate predictions
+BANDWIDTH_LOOKBACK = 200  # the newest transfers whose copies measure the sites' bandwidth
 ENDED_LOOKBACK = 200  # a site's most recent finished jobs checked against its running view
 SAME_START_S = 60.0  # a view's running job is the store's when their starts are this close
 AFTER_END_S = 5.0  # a view's job that started this long after the store's ended is another
@@ -306,6 +308,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._ended = NewestJobs.of(ENDED_STATES, FINISHED_LOOKBACK)
         self._completed = NewestJobs.of([JobState.COMPLETED], FINISHED_LOOKBACK)
         self._sample_bases: dict[str, tuple[Job, SampleBasis | None]] = {}  # by job id
+        # the newest transfers, for the measured bandwidth (`stage_data`), kept likewise
+        self._copies = NewestTransfers(BANDWIDTH_LOOKBACK)
+        self._bandwidth: tuple[list[TransferRecord], tuple[str, ...],
+                               dict[tuple[str | None, str | None], float]] | None = None
         self._own_runs: tuple[list[Job], dict[str, list[tuple[str | None, RunSample]]]] | None \
             = None  # `_own_run_samples`' last answer and the jobs it read
         self._history: tuple[list[Job], RuntimeHistory] | None = None  # `runtime_history`'s
@@ -581,8 +587,20 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             except (BadInput, DiamondError, OSError):
                 continue
             sources[loc.site] = sources.get(loc.site, 0) + size
+        return StageData(sources, dict(self.measured_bandwidth()))
+
+    def measured_bandwidth(self) -> dict[tuple[str | None, str | None], float]:
+        """Megabits/s per (source site, destination site; None: the server) that the copies
+        among the newest BANDWIDTH_LOOKBACK transfers achieved (`calibration.
+        measured_bandwidth`); worked out again only when one of those transfers changed."""
+        from .transfer import parse_location
+
+        copies, names = self.store.newest_transfers(self._copies), tuple(self.sites)
+        if self._bandwidth is not None and self._bandwidth[0] is copies \
+                and self._bandwidth[1] == names:
+            return self._bandwidth[2]
         finished = []
-        for t in self.store.list_transfers(limit=200):
+        for t in copies:
             if t.state == "SUCCEEDED" and t.bytes:
                 try:
                     src = parse_location(t.src, self.sites).site
@@ -591,7 +609,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     continue
                 finished.append((src, dst, t.bytes,
                                  (t.updated_at - t.created_at).total_seconds()))
-        return StageData(sources, measured_bandwidth(finished))
+        self._bandwidth = (copies, names, measured_bandwidth(finished))
+        return self._bandwidth[2]
 
     async def _size_of(self, site: str | None, path: str) -> int:
         if site is None:
@@ -746,12 +765,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                            ) -> dict[str, list[PredictionSample]]:
         """Per site, the user's own recent jobs (submitted since `since`, default
         RECENT_WAITS_S ago) with the wait their placement's model predicted and the wait
-        they had, or have had so far. Jobs held or waiting on others (their wait is not
-        the queue's), and those submitted long after their placement (an approval), are
-        left out."""
+        they had, or have had so far: the OWN_ERROR_SAMPLES most recently submitted, those
+        the correction rests on (`calibration.own_error`'s choice), newest created first.
+        Jobs held or waiting on others (their wait is not the queue's), and those submitted
+        long after their placement (an approval), are left out."""
         now = utcnow()
         since = since or now - timedelta(seconds=RECENT_WAITS_S)
-        out: dict[str, list[PredictionSample]] = {}
+        per_site: dict[str, list[SampleBasis]] = {}
         bases: dict[str, tuple[Job, SampleBasis | None]] = {}
         for job in self.store.newest_jobs(self._newest):  # newest first
             if job.submitted_at is None or job.submitted_at < since:
@@ -762,8 +782,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             basis = kept[1] if kept and kept[0] is job else sample_basis(job)
             bases[job.id] = (job, basis)
             if basis is not None:
-                out.setdefault(job.site, []).append(basis.at(now))
+                per_site.setdefault(job.site, []).append(basis)
         self._sample_bases = bases
+        out: dict[str, list[PredictionSample]] = {}
+        for site, found in per_site.items():
+            # own_error's stable sort by submission, its last ones, kept in this order: a
+            # sample per queued job (each to `now`) made every submit slower as they grew
+            chosen = sorted(range(len(found)), key=lambda i: found[i].submitted.timestamp())
+            out[site] = [found[i].at(now) for i in sorted(chosen[-OWN_ERROR_SAMPLES:])]
         return out
 
     def accounting(self, site: str) -> list[JobStatus]:

@@ -297,3 +297,46 @@ def test_a_few_own_jobs_all_sooner_pull_their_site_ahead():
     assert p.choice == "far"
     assert (far.model_start - far.estimated_start).total_seconds() == 400  # least gain
     assert "far: own jobs here started 400 s sooner than predicted (3 jobs)" in p.explain()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+async def test_the_federation_hands_on_the_samples_the_correction_rests_on(tmp_path,
+                                                                           monkeypatch,
+                                                                           seed):
+    """Only the OWN_ERROR_SAMPLES most recently submitted jobs per site are made samples (a
+    sample per queued job, each to now, made every submit slower as they grew): exactly
+    the ones, in the order, `own_error` takes from every recent job's sample, ties in the
+    submission times included."""
+    import random
+
+    from diamond_jupyter import federation
+    from diamond_jupyter.calibration import OWN_ERROR_SAMPLES
+
+    rng = random.Random(seed)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    monkeypatch.setattr(federation, "utcnow", lambda: now)
+    fed = Federation(FederationConfig(sites=[SiteConfig(
+        name=n, scheduler="slurm", transport=TransportConfig(kind="local"))
+        for n in ("alpha", "beta")]), store=Store(tmp_path / "s.sqlite"))
+    try:
+        for i in range(120):
+            site = rng.choice(["alpha", "beta"])
+            started = rng.choice([None, rng.uniform(0, 400)])
+            job = _placed(site, rng.uniform(0, 300), decided=now - timedelta(
+                seconds=rng.choice([100, 200, 300, 400])), started_after_s=started,
+                submitted_after_s=rng.choice([1.0, 2.0]), hold=rng.random() < 0.1)
+            fed.store.upsert_job(job.model_copy(update={"id": f"{site}:{i}",
+                                                        "native_id": str(i)}))
+        every: dict[str, list[PredictionSample]] = {}  # as read before: a sample each
+        for job in fed.store.list_jobs(limit=500, read_only=True):
+            if not job.spec.hold and (s := prediction_sample(job, now)) is not None:
+                every.setdefault(job.site, []).append(s)
+        got = fed.prediction_samples()
+        assert set(got) == set(every) == {"alpha", "beta"}
+        for site, samples in every.items():
+            assert len(samples) > OWN_ERROR_SAMPLES == len(got[site])
+            assert sorted(got[site], key=lambda s: s.submitted_at) == \
+                sorted(samples, key=lambda s: s.submitted_at)[-OWN_ERROR_SAMPLES:]
+            assert own_error(got[site]) == own_error(samples)
+    finally:
+        await fed.close()

@@ -25,13 +25,14 @@ from .hedges import HedgeRecord, HedgesMixin
 from .jobs import FinishedJobs, JobsMixin, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
-from .transfers import TransfersMixin
+from .transfers import NewestTransfers, TransfersMixin
 from .usage import UsageMixin
 from .waits import WaitsMixin
 from .windows import NewestJobs, WindowsMixin
 from .workflows import StepRecord, WorkflowRecord, WorkflowsMixin
 
-__all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "NewestJobs", "Store",
+__all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "NewestJobs",
+           "NewestTransfers", "Store",
            "StoreError",
            "TaskRecord", "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord",
            "default_store_path", "redact", "unknown_job_message"]

@@ -240,7 +240,31 @@ _V11 = (
     END""",
 )
 
-MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
+# v12: the transfers table's clock, as v11's of the jobs: a placement's bandwidth figures come
+# from the newest transfers, kept between submits (`TransfersMixin.newest_transfers`) and
+# brought up to date from the rows changed since, not read and decoded whole at each submit.
+_V12 = (
+    "ALTER TABLE transfers ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
+    "UPDATE transfers SET changed = rowid",
+    "CREATE INDEX transfers_changed ON transfers(changed)",
+    "CREATE TABLE transfers_clock (n INTEGER NOT NULL, deleted INTEGER NOT NULL)",
+    "INSERT INTO transfers_clock (n, deleted) SELECT COALESCE(MAX(rowid), 0), 0 FROM transfers",
+    """CREATE TRIGGER transfers_clock_insert AFTER INSERT ON transfers BEGIN
+        UPDATE transfers_clock SET n = n + 1;
+        UPDATE transfers SET changed = (SELECT n FROM transfers_clock) WHERE rowid = NEW.rowid;
+    END""",
+    """CREATE TRIGGER transfers_clock_update AFTER UPDATE ON transfers
+    WHEN NEW.changed = OLD.changed BEGIN
+        UPDATE transfers_clock SET n = n + 1;
+        UPDATE transfers SET changed = (SELECT n FROM transfers_clock) WHERE rowid = NEW.rowid;
+    END""",
+    """CREATE TRIGGER transfers_clock_delete AFTER DELETE ON transfers BEGIN
+        UPDATE transfers_clock SET n = n + 1, deleted = n + 1;
+    END""",
+)
+
+MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11,
+                               _V12]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

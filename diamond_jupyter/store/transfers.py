@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import leases
@@ -20,6 +21,23 @@ CANCELLED_BY_USER = "cancelled by request"
 def _cancel_stands(rec: TransferRecord) -> bool:
     """A user's cancel was accepted: the record says CANCELLED, whatever its copy does."""
     return rec.state == "CANCELLED" and bool(rec.data.get("cancel_requested"))
+
+
+@dataclass
+class NewestTransfers:
+    """What `TransfersMixin.newest_transfers` keeps: the newest `limit` transfers of every
+    kind but "stage", newest first (`list_transfers(limit=limit)`). `rows_read` and
+    `full_reads` count the work done, for tests and benchmarks."""
+
+    limit: int
+    source: object | None = None  # the store it was read from (another: read whole)
+    clock: int = -1  # the transfers table's clock when last read (-1: never)
+    deleted: int = -1  # its deletion tick then
+    full: bool = False  # the store held at least `limit` such transfers then
+    members: dict[int, tuple[tuple[str, int], TransferRecord]] = field(default_factory=dict)
+    transfers: list[TransferRecord] = field(default_factory=list)  # the answer, newest first
+    rows_read: int = 0
+    full_reads: int = 0
 
 
 class TransfersMixin(Database):
@@ -156,6 +174,54 @@ class TransfersMixin(Database):
         rows = self._read(sql, [*args, -1 if limit is None else limit, offset])
         return [row_to_transfer(r) for r in rows]
 
+    def newest_transfers(self, window: NewestTransfers) -> list[TransferRecord]:
+        """`list_transfers(limit=window.limit)`'s answer, from the rows changed since the
+        window was last read (the transfers table's clock, schema v12): the same list object
+        while none of its transfers changed. A row deleted, or a member that moved back in
+        time or left a full window, reads the window whole again."""
+        with self._lock:
+            clock, deleted = self._read("SELECT n, deleted FROM transfers_clock")[0]
+            if window.source is not self:
+                window.source, window.clock = self, -1
+            elif clock == window.clock:
+                return window.transfers
+            if clock < window.clock or deleted != window.deleted \
+                    or not self._merge_transfers(window):
+                rows = self._read("SELECT *, rowid AS row_order FROM transfers WHERE kind !="
+                                  " 'stage' ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                                  (window.limit,))
+                window.rows_read += len(rows)
+                window.full_reads += 1
+                window.full = len(rows) >= window.limit
+                _keep(window, {r["row_order"]: ((r["created_at"], r["row_order"]),
+                                                row_to_transfer(r)) for r in rows})
+            window.clock, window.deleted = clock, deleted
+        return window.transfers
+
+    def _merge_transfers(self, window: NewestTransfers) -> bool:
+        """Bring the rows changed since `window.clock` into it; False where that cannot tell
+        the window (a full window lost a member: a transfer beyond it may come in)."""
+        if window.clock < 0:
+            return False
+        rows = self._read("SELECT *, rowid AS row_order FROM transfers WHERE changed > ?",
+                          (window.clock,))
+        window.rows_read += len(rows)
+        members = dict(window.members)
+        lost = touched = False
+        for r in rows:
+            key = (r["created_at"], r["row_order"])
+            was = members.pop(r["row_order"], None)
+            if r["kind"] != "stage":
+                members[r["row_order"]] = (key, row_to_transfer(r))
+                lost, touched = lost or (was is not None and was[0] != key), True
+            else:
+                lost, touched = lost or was is not None, touched or was is not None
+        if lost and window.full:
+            return False
+        if touched:  # else the answer stays the same object (readers key on it)
+            _keep(window, members)
+        return True
+
     def claim_transfer(self, transfer_id: str, engine: str) -> TransferRecord | None:
         """Make `engine` the one running this transfer; None if another live engine is. A
         new owner gets the next lease generation (`data.lease`: its writes' fence)."""
@@ -176,3 +242,14 @@ class TransfersMixin(Database):
             if cur.data.get("owner") == engine:
                 c.execute("UPDATE transfers SET data = ? WHERE id = ?",
                           (to_js(leases.handed_back(cur.data)), transfer_id))
+
+
+def _keep(window: NewestTransfers,
+          members: dict[int, tuple[tuple[str, int], TransferRecord]]) -> None:
+    """Keep the newest `limit` of `members` (a full window stays full: a transfer pushed out
+    was older than every member)."""
+    newest = sorted(members.items(), key=lambda m: m[1][0], reverse=True)
+    window.full = window.full or len(newest) >= window.limit
+    del newest[window.limit:]
+    window.members = dict(newest)
+    window.transfers = [t for _, (_, t) in newest]

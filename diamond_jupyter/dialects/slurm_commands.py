@@ -497,8 +497,9 @@ class SlurmCommands(FailureReading):
     def parse_status_json(self, stdout: str, skipped: list[str] | None = None
                           ) -> list[JobStatus]:
         """`squeue --json` (openapi v0.0.38 and later shapes); `skipped`: where to say a
-        job without a job_id, left out (else SiteError)."""
-        data = load_json("slurm", "squeue --json", stdout)
+        job without a job_id, or a line before the JSON (a warning), left out (else
+        SiteError)."""
+        data = load_json("slurm", "squeue --json", stdout, skipped=skipped)
         if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
             raise fail("slurm", "squeue --json", "no 'jobs' list", stdout)
         errors = [e for e in data.get("errors") or [] if e]

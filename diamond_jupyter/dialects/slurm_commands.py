@@ -887,6 +887,13 @@ def job_licenses(field: str) -> dict[str, int] | None:
     return held
 
 
+def job_dependency(value: object) -> str | None:
+    """What a job's dependency still waits for, as squeue prints it (`afterok:12(unfulfilled)`);
+    None for none, or for a value of another shape."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text if _DEPENDENCY.fullmatch(text) and text != "(null)" else None
+
+
 def parse_job_dependencies(stdout: str) -> dict[str, str]:
     """`squeue -h -a -O QUEUE_JOB_FIELDS` -> {job id: what its dependency still waits for}
     for each job that has one (the last field, as squeue prints it); a line without the

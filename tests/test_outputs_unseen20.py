@@ -8,7 +8,9 @@ captured and none met by sweeps 1-19: odd but real forms (fields missing or `-`,
 `(null)`, `Unknown`, unit suffixes, padded node ranges in several brackets, non-ASCII
 names, outputs cut short, a warning where the output should start). Each row of OUTPUTS is
 one output and what a user would read from it; the focused tests after it are the faults
-this sweep found (each failed before)."""
+this sweep found (each failed before). Changed since: the row "squeue --json after a
+warning line" asserted that the whole output was refused naming line 1; JSON is now read
+where its document starts, so it asserts the jobs read and the warning line said."""
 
 from __future__ import annotations
 
@@ -521,10 +523,13 @@ OUTPUTS = [
           "error_number": 1007, "source": "slurm_load_jobs"}]}))),
      "slurm: cannot parse squeue --json: errors: [{'error': 'Unable to contact slurm "
      "controller (connect failure)', 'error_number': 1007, 'source': 'slurm_load_jobs'}]"),
-    ("squeue --json after a warning line: the line where JSON should start",
-     lambda: error_of(lambda: slurm.parse_status_json("squeue: warning: x\n" + SQUEUE_V38))
-     .split(" (got ")[0],
-     "slurm: cannot parse squeue --json: invalid JSON (Expecting value at line 1)"),
+    # changed: a warning line before the JSON used to reject the whole output naming line
+    # 1; now the document is read where it starts and the line is said with its number
+    ("squeue --json after a warning line: the jobs read, the line said",
+     lambda: (lambda said: ([j.native_id for j in slurm.parse_status_json(
+         "squeue: warning: x\n" + SQUEUE_V38, said)], said))([]),
+     (["6001"], ["slurm: cannot parse squeue --json line 1: a message before the JSON, "
+                 "not read (got 'squeue: warning: x')"])),
     ("slurmrestd v0.0.41 node: state list, effective CPUs, specialised memory",
      lambda: [(n.state, n.cpus, n.memory_mb, n.gpus, n.features, n.threads_per_core)
               for n in slurm_rest.parse_nodes(REST_NODES_V41)],

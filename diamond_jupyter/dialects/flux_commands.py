@@ -128,11 +128,11 @@ class FluxCommands(FailureReading):
 
     def parse_status(self, stdout: str, skipped: list[str] | None = None
                      ) -> list[JobStatus]:
-        """`flux jobs --json`; `skipped`: where to say a job without an id, left out (else
-        SiteError)."""
+        """`flux jobs --json`; `skipped`: where to say a job without an id, or a line before
+        the JSON (a warning), left out (else SiteError)."""
         if not stdout.strip():
             return []
-        data = load_json("flux", "flux jobs --json", stdout)
+        data = load_json("flux", "flux jobs --json", stdout, skipped=skipped)
         if isinstance(data, dict) and isinstance(data.get("jobs"), list):
             jobs = data["jobs"]
         elif isinstance(data, dict) and "id" in data:

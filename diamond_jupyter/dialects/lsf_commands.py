@@ -196,10 +196,13 @@ class LsfCommands(FailureReading):
             raise fail("lsf", "bsub output", "no 'Job <ID> is submitted'", stdout)
         return m.group(1)
 
-    def _records(self, what: str, stdout: str) -> list[dict[str, Any]]:
+    def _records(self, what: str, stdout: str, skipped: list[str] | None = None
+                 ) -> list[dict[str, Any]]:
+        """The RECORDS of a `-json` answer; a line before the JSON (a warning) said in
+        `skipped` (else SiteError)."""
         if not stdout.strip() or re.match(r"\s*No (\w+ )?(job|host|queue)", stdout):
             return []
-        data = load_json("lsf", what, stdout)
+        data = load_json("lsf", what, stdout, skipped=skipped)
         recs = data.get("RECORDS") if isinstance(data, dict) else None
         if not isinstance(recs, list):
             raise fail("lsf", what, "no RECORDS list", stdout)
@@ -224,7 +227,7 @@ class LsfCommands(FailureReading):
         its record is `JOBID[i]`, for the engine to fold into the array (`array_of`).
         `skipped`: where to say a record without JOBID, left out (else SiteError)."""
         out = []
-        for n, r in enumerate(self._records("bjobs -json", stdout), 1):
+        for n, r in enumerate(self._records("bjobs -json", stdout, skipped), 1):
             r = {k.upper(): v for k, v in r.items()}
             if "ERROR" in r and not clean(r.get("STAT")):
                 continue  # e.g. "Job <999> is not found": the job is gone
@@ -285,11 +288,11 @@ class LsfCommands(FailureReading):
         `skipped`: where to say a bhosts record without HOST_NAME, left out (else
         SiteError)."""
         static = {}
-        for r in self._records("lshosts -json", lshosts):
+        for r in self._records("lshosts -json", lshosts, skipped):
             r = {k.upper(): v for k, v in r.items()}
             static[r.get("HOST_NAME")] = r
         out = []
-        for n, r in enumerate(self._records("bhosts -json", bhosts), 1):
+        for n, r in enumerate(self._records("bhosts -json", bhosts, skipped), 1):
             r = {k.upper(): v for k, v in r.items()}
             name = clean(r.get("HOST_NAME"))
             if name is None:
@@ -328,7 +331,7 @@ class LsfCommands(FailureReading):
                     r = {k.upper(): v for k, v in r.items()}
                     extra.setdefault(str(r.get("QUEUE_NAME")), {}).update(r)
         out = []
-        for n, r in enumerate(self._records("bqueues -json", stdout), 1):
+        for n, r in enumerate(self._records("bqueues -json", stdout, skipped), 1):
             r = {k.upper(): v for k, v in r.items()}
             status = clean(r.get("STATUS")) or ""
             name = clean(r.get("QUEUE_NAME"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
@@ -388,10 +389,88 @@ def json_error(exc: json.JSONDecodeError, line_offset: int = 0) -> str:
     return f"invalid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno + line_offset})"
 
 
-def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) -> Any:
-    """json.loads with a clear SiteError; `lenient` retries after repair_json_lines."""
+# a line that may open a JSON document (an object or a list) / an XML one (its
+# declaration or root element); whether it does is found by reading on from it
+_JSON_OPENS = re.compile(r"[ \t]*[\[{]")
+_XML_OPENS = re.compile(r"[ \t]*<[?A-Za-z_]")
+
+
+def _document_start(text: str, opens: re.Pattern[str],
+                    breaks_at: Callable[[int], int | None]) -> int:
+    """Where a document starts in `text`: the first line that `opens` and whose reading
+    (`breaks_at(offset)`: the line, counted from the candidate, where reading breaks, None
+    when it reads) gets past that line. A line that breaks on itself is a message that
+    happens to start with a bracket ('[warn] ...'). Only lines before the document are
+    candidates, so a job's own text (a name holding '{' or '<?xml', inside the document)
+    never is one. 0 when no line qualifies: the whole text is read, and its error said."""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if opens.match(line):
+            broke = breaks_at(offset)
+            if broke is None or broke > 1:  # read, or a document that breaks further on
+                return offset
+        offset += len(line)
+    return 0
+
+
+def _json_breaks_at(text: str, offset: int) -> int | None:
+    try:
+        json.JSONDecoder(strict=False).raw_decode(text, len(text) -
+                                                  len(text[offset:].lstrip(" \t")))
+    except json.JSONDecodeError as exc:
+        return exc.lineno - text.count("\n", 0, offset)
+    except (ValueError, RecursionError):  # beyond json's limits: the loader says so
+        return None
+    return None
+
+
+def _xml_breaks_at(text: str, offset: int) -> int | None:
+    try:
+        ET.fromstring(text[offset:].lstrip())
+    except ET.ParseError as exc:
+        return exc.position[0]
+    except ValueError:  # undecodable bytes: the loader says so
+        return None
+    return None
+
+
+def _preamble(scheduler: str, what: str, text: str, start: int, kind: str,
+              skipped: list[str] | None) -> int:
+    """Each line before a document (a locale warning, a wrapper's note, a deprecation
+    message) said in `skipped` with its line number (else SiteError); how many lines
+    there were."""
+    before = text[:start].split("\n")[:-1] if start else []
+    for n, line in enumerate(before, 1):
+        if line.strip():
+            unread(skipped, scheduler, f"{what} line {n}",
+                   f"a message before the {kind}, not read", line)
+    return len(before)
+
+
+def json_document(scheduler: str, what: str, text: str, skipped: list[str] | None
+                  ) -> tuple[str, int]:
+    """The JSON document in a command's output and how many lines came before it, each
+    of them said in `skipped` (else SiteError)."""
+    start = _document_start(text, _JSON_OPENS, lambda at: _json_breaks_at(text, at))
+    return text[start:], _preamble(scheduler, what, text, start, "JSON", skipped)
+
+
+def xml_document(scheduler: str, what: str, text: str, skipped: list[str] | None) -> str:
+    """The XML document in a command's output, each line before it said in `skipped`
+    (else SiteError)."""
+    start = _document_start(text, _XML_OPENS, lambda at: _xml_breaks_at(text, at))
+    _preamble(scheduler, what, text, start, "XML", skipped)
+    return text[start:]
+
+
+def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False,
+              skipped: list[str] | None = None) -> Any:
+    """json.loads with a clear SiteError naming the line of the output where the JSON
+    breaks; lines before the document are said in `skipped` (else SiteError); `lenient`
+    retries after repair_json_lines."""
     if not text.strip():
         raise fail(scheduler, what, "empty output")
+    text, lines_before = json_document(scheduler, what, text, skipped)
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
@@ -400,7 +479,7 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
                 return json.loads(repair_json_lines(text), strict=False)
             except (ValueError, RecursionError):
                 pass
-        raise fail(scheduler, what, json_error(exc), text) from None
+        raise fail(scheduler, what, json_error(exc, lines_before), text) from None
     except ValueError as exc:  # valid JSON beyond Python's limits (a 5,000-digit number)
         raise fail(scheduler, what, f"invalid JSON ({exc})", text) from None
     except RecursionError:  # lists or objects nested past reading (a value that broke out)
@@ -408,7 +487,7 @@ def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False) ->
 
 
 def load_record_json(scheduler: str, what: str, text: str, records: str, *,
-                     line_offset: int = 0) -> Any:
+                     line_offset: int = 0, skipped: list[str] | None = None) -> Any:
     """PBS Pro's `-F json`, whose string values may hold raw quotes (PBS copies names,
     comments and `-v` values verbatim). Such a value can read as valid JSON that holds more
     than it says: another user's `-v X='"},"9.srv":{"...'` made a job that does not exist,
@@ -417,9 +496,11 @@ def load_record_json(scheduler: str, what: str, text: str, records: str, *,
     the scheduler prints them (JSON on one line: not asked); else each line's string value
     is taken whole (`repair_json_lines`) and checked again; else SiteError, naming the
     line where the JSON breaks (`line_offset` added: `text` a part of the output, read
-    apart)."""
+    apart). Lines before the document are said in `skipped` (else SiteError)."""
     if not text.strip():
         raise fail(scheduler, what, "empty output")
+    text, lines_before = json_document(scheduler, what, text, skipped)
+    line_offset += lines_before
     headers = set(re.findall(r'(?m)^\s*"([^"\n]+)"\s*:\s*\{\s*$', text))
     repeated: list[str] = []
 

@@ -49,6 +49,7 @@ from .outputs_common import (
     to_int,
     unread,
     user_filter,
+    xml_document,
 )
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
@@ -385,7 +386,7 @@ class PbsCommands(FailureReading):
         if not stdout.strip():
             return []
         try:
-            data = load_record_json("pbs", "qstat -F json", stdout, "Jobs")
+            data = load_record_json("pbs", "qstat -F json", stdout, "Jobs", skipped=skipped)
         except SiteError as whole:
             # one value holding a raw newline (and quotes) spoils the whole document: each
             # job's lines alone, the unreadable ones said as such
@@ -503,7 +504,8 @@ class PbsCommands(FailureReading):
         if not stdout.strip():
             return []
         try:
-            root = ET.fromstring(stdout.strip())
+            root = ET.fromstring(xml_document("pbs", "qstat -x (Torque XML)", stdout,
+                                              skipped).strip())
         except (ET.ParseError, ValueError) as exc:  # ValueError: undecodable bytes
             raise fail("pbs", "qstat -x (Torque XML)", str(exc), stdout) from None
         out = []
@@ -536,7 +538,7 @@ class PbsCommands(FailureReading):
         attributes, left out (else SiteError)."""
         if not stdout.strip():
             return []
-        data = load_json("pbs", "pbsnodes -F json", stdout, lenient=True)
+        data = load_json("pbs", "pbsnodes -F json", stdout, lenient=True, skipped=skipped)
         nodes = data.get("nodes") if isinstance(data, dict) else None
         if not isinstance(nodes, dict):
             raise fail("pbs", "pbsnodes -F json", "no 'nodes' object", stdout)
@@ -587,13 +589,13 @@ class PbsCommands(FailureReading):
                 else {}
             return self._queues(queues, [torque_as_pro(v) for v in srv_text.values()],
                                 skipped)
-        data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True)
+        data = load_json("pbs", "qstat -Q -F json", stdout, lenient=True, skipped=skipped)
         queues = data.get("Queue") if isinstance(data, dict) else None
         if not isinstance(queues, dict):
             raise fail("pbs", "qstat -Q -F json", "no 'Queue' object", stdout)
         servers: list[dict[str, Any]] = []
         if server.strip():
-            srv = load_json("pbs", "qstat -B -F json", server, lenient=True)
+            srv = load_json("pbs", "qstat -B -F json", server, lenient=True, skipped=skipped)
             servers = [_obj(attrs) for attrs in _obj(_obj(srv).get("Server")).values()]
         return self._queues(queues, servers, skipped)
 

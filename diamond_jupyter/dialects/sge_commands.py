@@ -43,6 +43,7 @@ from .outputs_common import (
     to_int,
     unread,
     user_filter,
+    xml_document,
 )
 
 # SGE 8.1.9 and Sun GE (`Sat Dec  5 10:00:00 2026`); Univa/Altair Grid Engine print
@@ -125,7 +126,7 @@ def waiting_arrays(queue_xml: str) -> list[str]:
     if "<tasks>" not in queue_xml:
         return []
     try:
-        info = _xml(queue_xml.strip(), "qstat -f -xml").find("job_info")
+        info = _xml(queue_xml.strip(), "qstat -f -xml", []).find("job_info")
     except SiteError:
         return []
     ids = {int(n) for j in (info.iter("job_list") if info is not None else ())
@@ -291,6 +292,7 @@ class SgeCommands(FailureReading):
         text = stdout.strip()
         if not text:
             return []
+        text = xml_document("sge", "qstat -xml", text, skipped).strip()
         xml_part, acct = text, ""
         if text.startswith("<"):
             end = text.rfind(_XML_END)
@@ -302,7 +304,7 @@ class SgeCommands(FailureReading):
             if not found:  # an error message where qstat's XML should be
                 raise fail("sge", "qstat -xml", "not XML", text)
             return found
-        root = _xml(xml_part, "qstat -xml")
+        root = _xml(xml_part, "qstat -xml", skipped)
         jobs: dict[str, JobStatus] = {}
         for j in root.iter("job_list"):  # an array: its running tasks, its pending range
             if (st := self._xml_job_or_skip(j, skipped)) is None:
@@ -430,7 +432,7 @@ class SgeCommands(FailureReading):
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
         if queue_text.strip():
-            root = _xml(queue_text.strip(), "qstat -f -xml")
+            root = _xml(queue_text.strip(), "qstat -f -xml", skipped)
             for n, q in enumerate(root.iter("Queue-List"), 1):
                 qname, _, host = (q.findtext("name") or "").strip().partition("@")
                 if not qname or not host:  # before: a queue (or a host) named ""
@@ -493,7 +495,7 @@ class SgeCommands(FailureReading):
                 outputs["access_lists"])) if "projects" in outputs and "access_lists"
             in outputs else None,
             site=site, nodes=_queue_gpus(
-                self._nodes(outputs.get("hosts", ""), instances, asked), partitions,
+                self._nodes(outputs.get("hosts", ""), instances, asked, skipped), partitions,
                 self.gpu_complexes),
             gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
             partitions=partitions, jobs=jobs,
@@ -507,10 +509,11 @@ class SgeCommands(FailureReading):
             warnings=[f"{site}: {w}" for w in skipped])
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
-               asked: dict[str, dict[str, float]] | None = None) -> list[Node]:
+               asked: dict[str, dict[str, float]] | None = None,
+               skipped: list[str] | None = None) -> list[Node]:
         if not text.strip():
             return []
-        root = _xml(text.strip(), "qhost -xml")
+        root = _xml(text.strip(), "qhost -xml", skipped)
         out = []
         for h in root.iter("host"):
             name = h.get("name") or ""
@@ -738,10 +741,11 @@ def pe_list(value: str) -> list[str]:
     return [x for x in dict.fromkeys(names) if x and x.upper() != "NONE"]
 
 
-def _xml(text: str, what: str) -> ET.Element:
-    """Parsed XML, or a SiteError naming the command (undecodable bytes included)."""
+def _xml(text: str, what: str, skipped: list[str] | None) -> ET.Element:
+    """Parsed XML, or a SiteError naming the command (undecodable bytes included); a line
+    before the document (a warning) said in `skipped` (else SiteError)."""
     try:
-        return ET.fromstring(text)
+        return ET.fromstring(xml_document("sge", what, text, skipped).strip())
     except (ET.ParseError, ValueError) as exc:
         raise fail("sge", what, str(exc), text) from None
 
@@ -837,7 +841,7 @@ def _global_consumables(text: str, asked: dict[str, dict[str, float]],
     running job holds of them."""
     if not text.strip():
         return {}
-    glob = next((h for h in _xml(text.strip(), "qhost -xml").iter("host")
+    glob = next((h for h in _xml(text.strip(), "qhost -xml", []).iter("host")
                  if h.get("name") == "global"), None)
     left = {cx: x for v in (glob.findall("resourcevalue") if glob is not None else ())
             if (v.get("dominance") or "").startswith("gc") and (cx := v.get("name"))

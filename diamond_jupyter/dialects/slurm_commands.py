@@ -497,8 +497,9 @@ class SlurmCommands(FailureReading):
     def parse_status_json(self, stdout: str, skipped: list[str] | None = None
                           ) -> list[JobStatus]:
         """`squeue --json` (openapi v0.0.38 and later shapes); `skipped`: where to say a
-        job without a job_id, left out (else SiteError)."""
-        data = load_json("slurm", "squeue --json", stdout)
+        job without a job_id, or a line before the JSON (a warning), left out (else
+        SiteError)."""
+        data = load_json("slurm", "squeue --json", stdout, skipped=skipped)
         if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
             raise fail("slurm", "squeue --json", "no 'jobs' list", stdout)
         errors = [e for e in data.get("errors") or [] if e]
@@ -884,6 +885,13 @@ def job_licenses(field: str) -> dict[str, int] | None:
             return None  # this job's are not known
         held[name] = held.get(name, 0) + (int(count) if count else 1)
     return held
+
+
+def job_dependency(value: object) -> str | None:
+    """What a job's dependency still waits for, as squeue prints it (`afterok:12(unfulfilled)`);
+    None for none, or for a value of another shape."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text if _DEPENDENCY.fullmatch(text) and text != "(null)" else None
 
 
 def parse_job_dependencies(stdout: str) -> dict[str, str]:

@@ -60,7 +60,7 @@ from .scripts_common import (
     one_shape,
     output_mode_of,
 )
-from .slurm_commands import SlurmCommands, job_licenses, partition_nodes
+from .slurm_commands import SlurmCommands, job_dependency, job_licenses, partition_nodes
 from .slurm_script import dependency_value
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -738,6 +738,9 @@ def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str]
             # the licenses it holds or asks (squeue -O Licenses); None: not said
             "licenses": job_licenses(j["licenses"]) if isinstance(j.get("licenses"), str)
             else None,
+            # what its dependency still waits for (squeue %E, the same text: "" for none;
+            # a string in v0.0.38 as in the published schemas of later versions)
+            "dependency": job_dependency(j.get("dependency")),
             # a running (or suspended) job's memory a node
             **({"memory_mb": -(-held // (to_int(j.get("node_count")) or 1))}
                if held and _state_words(j) & {"RUNNING", "SUSPENDED"} else {})}
@@ -762,6 +765,34 @@ def _read_if_asked(outputs: dict[str, str], key: str, unread: str,
     elif why := outputs.get(unread):
         skipped.append(said.format(why))
     return None
+
+
+# a partition's power-saving timeouts (seconds) as the data parser of v0.0.40 and later
+# names them in its published schema (`timeouts.resume`, `timeouts.suspend`); v0.0.38's
+# partition has neither (its spec and replies on 22.05.8)
+_PARTITION_TIMEOUTS = {"ResumeTimeout": "resume", "SuspendTimeout": "suspend"}
+NO_VAL16 = 0xFFFE  # Slurm's "not set" of a 16-bit number (a partition taking the global one)
+
+
+def partition_timeouts(text: str) -> dict[str, float]:
+    """ResumeTimeout and SuspendTimeout (seconds, by those names) from `GET partitions`
+    where every partition sets the same one: slurm.conf's own is served by no endpoint of
+    any version, and one partition's override is no site's value. A name missing: not
+    known (placement takes Slurm's default). A reply that does not read: none."""
+    try:
+        parts = _load("partitions", text).get("partitions")
+    except SiteError:
+        return {}
+    if not isinstance(parts, list) or not parts:
+        return {}
+    out: dict[str, float] = {}
+    for name, key in _PARTITION_TIMEOUTS.items():
+        values = {_limit(_at(p, "timeouts", key)) if isinstance(p, dict) else None
+                  for p in parts}
+        (value,) = values if len(values) == 1 else (None,)
+        if value is not None and value < NO_VAL16:
+            out[name] = float(value)
+    return out
 
 
 def parse_snapshot(site: str, outputs: dict[str, str],
@@ -791,7 +822,13 @@ def parse_snapshot(site: str, outputs: dict[str, str],
         outputs, LICENSES, LICENSES_UNREAD, parse_licenses, skipped,
         "licenses not read ({}): a job asking one is not checked against them") \
         or (None, None)
+    # MaxArraySize and SchedulerParameters' bf_window are slurm.conf's, which no
+    # slurmrestd version serves (v0.0.38's paths; the published ones of later versions:
+    # `diag` has backfill statistics, not its window): not known, as a CLI site whose
+    # `scontrol show config` failed
+    timeouts = partition_timeouts(outputs.get("partitions", "{}"))
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
+                        node_timeouts=timeouts or None,
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,
                         associations=assocs, licenses=licenses, licenses_free=licenses_free,

@@ -25,7 +25,8 @@ sooner; `own: later, or sooner when all were` (the engine's rule since session 1
 where every one of them started sooner, by the largest of their ratios; `own: none` not at
 all. From fewer jobs than a ratio needs, every mode but `none` moves the start by the
 seconds `own_error` gives (`OwnError.shift_s`, the engine's rule since session 36; `one
-way` a later move only); `...; ratio only` is the engine's rule before it, beside it. Measured beside it (session 25, seed 94's beta pulled in while its latest probe still
+way` a later move only); `...; ratio only` is the engine's rule before it, beside it.
+Measured beside the engine's rule (session 25, seed 94's beta pulled in while its latest probe still
 waited): `sooner only when all started` (no pull-in while one of the jobs still waits,
 `OwnError.sooner_started`), `sooner, its bound kept` (a pull-in moves the start, not the
 90% bound) and both together. All three use the replayed samples (the engine's own, recorded in
@@ -233,8 +234,8 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
         err = None if mode == "none" or "round" not in r else \
             own_error_at(run, r["round"], site, error)
         sooner = None if err is None else err.sooner if mode in (
-            "unanimous", "unanimous_ratio_only", "bound_kept") else err.sooner_started if mode.startswith(
-            "all_started") else None
+            "unanimous", "unanimous_ratio_only", "bound_kept") else \
+            err.sooner_started if mode.startswith("all_started") else None
         ratio = None if err is None or err.ratio is None else \
             err.ratio if err.ratio > 1 or mode == "both" else sooner
         if ratio is not None and e["start_s"] > 0:

@@ -44,8 +44,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
+
 from .common import RESULTS, emit, markdown_table, mean, median, parser
-from .decision_replay import BASELINE_SKIP, engine, scored_rounds
+from .decision_replay import BASELINE_SKIP, OwnErrorFn, engine, own_corrected, scored_rounds
 
 Change = Callable[[dict], dict]  # a run in, the run with its estimates changed out
 SITES = ("alpha", "beta", "gamma", "delta")
@@ -322,6 +324,113 @@ def shrink_to_pooled(prior: float) -> Change:
     return change
 
 
+def own_replayed(error: OwnErrorFn = own_error) -> Change:
+    """Each round's estimates with the recorded own-jobs correction undone and the engine's
+    applied (`decision_replay.own_corrected`, mode `unanimous`: the ratio from MIN_SAMPLES
+    jobs, else the move by seconds), from the probes of the rounds before as `error` reads
+    them (the engine's `calibration.own_error` unless another is given)."""
+    def change(run: dict) -> dict:
+        out = copy.deepcopy(run)  # each round read from the record, not from rounds changed
+        for r, was in zip(out.get("per_round") or [], run.get("per_round") or [], strict=True):
+            if was.get("estimate") and was.get("round") is not None:
+                r["estimate"] = own_corrected(run, was, "unanimous", error)
+        return out
+    return change
+
+
+ENGINE = own_replayed()  # the engine's own-jobs correction today, replayed on every round
+
+
+def last_own(k: int) -> OwnErrorFn:
+    """`own_error` from the `k` most recent own jobs only."""
+    return lambda samples: own_error(sorted(samples, key=lambda s: s.submitted_at)[-k:])
+
+
+def _weighted_median(values: list[tuple[float, float]]) -> float:
+    """The median of (value, weight) pairs: the least value with half the weight at or
+    below it."""
+    ordered, total, seen = sorted(values), sum(w for _, w in values), 0.0
+    for value, weight in ordered:
+        seen += weight
+        if seen >= total / 2:
+            return value
+    return ordered[-1][0]
+
+
+def recency_weighted(half_life: float) -> OwnErrorFn:
+    """The own jobs' lateness in seconds (as `own_error` counts them: a job still waiting
+    once overdue), each weighted by 2^-(age / `half_life`), age in the record's `submitted_at`
+    units (rounds), from any number of jobs: a weighted median over OWN_SHIFT_MIN_S later
+    moves the start by it (a gain moves nothing); no ratio."""
+    def error(samples: list[PredictionSample]) -> OwnError | None:
+        telling = [s for s in samples if s.started or s.observed_s > s.predicted_s]
+        if not telling:
+            return None
+        newest = max(s.submitted_at for s in telling)
+        shift = _weighted_median([(s.observed_s - max(0.0, s.predicted_s),
+                                   0.5 ** ((newest - s.submitted_at) / half_life))
+                                  for s in telling])
+        return OwnError(None, len(telling), shift_s=shift) if shift > LATE_TOLERANCE_S \
+            else None
+    return error
+
+
+def then(*changes: Change) -> Change:
+    """`changes` applied in turn."""
+    def change(run: dict) -> dict:
+        for c in changes:
+            run = c(run)
+        return run
+    return change
+
+
+def raised_to_recent_waits(share: float, no_larger: bool = True) -> Change:
+    """Where a round records the site's recent-wait bound (the 90% bound of the waits of
+    its jobs, all users', that started or waited lately: `calibration.site_waits`; of those
+    no larger than the probe with `no_larger`), a start below `share` of it raised to it."""
+    key = "recent_bound_no_larger_s" if no_larger else "recent_bound_s"
+
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            for e in (r.get("estimate") or {}).values():
+                recent = e.get(key)
+                if recent is not None and e.get("finish_s") is not None \
+                        and e["start_s"] < share * recent:
+                    _moved_start(e, share * recent)
+        return run
+    return change
+
+
+def queue_depth(per_job_s: float) -> Change:
+    """A start raised to at least `per_job_s` for each job queued at the site in the round
+    (the record's `pending`: the queue's length, not the jobs ahead of the probe)."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                least = per_job_s * (r.get("pending") or {}).get(site, 0)
+                if e.get("finish_s") is not None and e["start_s"] < least:
+                    _moved_start(e, least)
+        return run
+    return change
+
+
+# the variants for `miss_classes`' largest class (both starts wrong, the bounds too; issue
+# 15): each replaces, or adds to, the engine's own-jobs correction (`ENGINE`)
+RECENCY: dict[str, Change] = {
+    **{f"own jobs: the last {k} only": own_replayed(last_own(k)) for k in (2, 3, 5)},
+    **{f"own jobs' lateness, half-life {h:g} rounds": own_replayed(recency_weighted(h))
+       for h in (1, 2, 4)},
+    **{f"start at least {q:g}x the recent waits of jobs no larger": then(
+        ENGINE, raised_to_recent_waits(q)) for q in (0.25, 0.5, 1.0)},
+    "start at least the recent waits of every job": then(
+        ENGINE, raised_to_recent_waits(1.0, no_larger=False)),
+    **{f"start at least {c:g} s a queued job": then(ENGINE, queue_depth(c))
+       for c in (2, 5, 10)},
+}
+
+
 # session 35's variants, aimed at the two classes of `miss_classes` losing the most seconds
 # (both starts wrong: the chosen too soon, the fastest too late; bounds wrong too, or right)
 VARIANTS: dict[str, Change] = {
@@ -342,6 +451,7 @@ VARIANTS: dict[str, Change] = {
 
 CHANGES: dict[str, Change] = {
     "recorded": lambda run: run,
+    "engine": ENGINE,
     **{f"queued now, bound {b:g} s": queued_now(bound_s=b) for b in (2, 10, 30, 60, 120)},
     **{f"queued now, bound {b:g} s a job": queued_now(per_job_s=b)
        for b in (2, 5, 10, 20, 30, 60)},
@@ -510,9 +620,14 @@ def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
     p.add_argument("--variants", action="store_true",
-                   help="only the recorded estimates and session 35's VARIANTS")
+                   help="only the recorded estimates, the engine's and session 35's "
+                   "VARIANTS")
+    p.add_argument("--recency", action="store_true",
+                   help="only the recorded estimates, the engine's and RECENCY's")
     args = p.parse_args(argv)
-    changes = {"recorded": CHANGES["recorded"], **VARIANTS} if args.variants else CHANGES
+    changes = {"recorded": CHANGES["recorded"], "engine": ENGINE, **VARIANTS} \
+        if args.variants else {"recorded": CHANGES["recorded"], "engine": ENGINE,
+                               **RECENCY} if args.recency else CHANGES
     data = summarize(Path(args.results), changes)
     emit("model_replay", args, data, table(data))
     return data

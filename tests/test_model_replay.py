@@ -336,3 +336,47 @@ def test_the_summary_gives_each_half_of_the_runs_by_seed_parity(tmp_path):
     c = got["backgrounds"]["depth_misleads"]["changes"]["recorded"]
     assert c["mean_of_run_means_s"] == pytest.approx(20.0)
     assert c["mean_of_run_means_by_seed_parity_s"] == {"even": 15.0, "odd": 30.0}
+
+
+def test_the_engines_own_jobs_correction_is_replayed_by_its_own_function():
+    run = run_of(*PROBES, NOW_ROUND)
+    got = model_replay.ENGINE(run)["per_round"][2]["estimate"]
+    # a: two overdue probes, 19 s and 7 s late so far: `own_error`'s median, 13 s, moves
+    # its start and bound; b: both started sooner, the least gain 28 s
+    assert (got["a"]["start_s"], got["a"]["bound_s"]) == (18.0, 43.0)
+    assert (got["b"]["start_s"], got["b"]["bound_s"]) == (2.0, 32.0)
+    assert model_replay.regrets(model_replay.ENGINE(run))[2] == 0.0  # b, not a
+    assert run["per_round"][2]["estimate"]["a"]["start_s"] == 5.0  # the record untouched
+    # from a's last probe only (7 s late): within the tolerance, a keeps its start
+    last = model_replay.own_replayed(model_replay.last_own(1))(run)["per_round"][2]
+    assert last["estimate"]["a"]["start_s"] == 5.0
+
+
+def test_own_lateness_weighted_by_recency_follows_the_latest_jobs():
+    from diamond_jupyter.calibration import PredictionSample
+
+    def sample(at, observed):
+        return PredictionSample(predicted_s=10.0, observed_s=observed, started=True,
+                                submitted_at=at)
+
+    # two jobs 60 s late, then one on time: a short half-life follows the last one
+    samples = [sample(0, 70.0), sample(1, 70.0), sample(2, 12.0)]
+    assert model_replay.recency_weighted(0.5)(samples) is None  # 2 s late: no evidence
+    assert model_replay.recency_weighted(100.0)(samples).shift_s == 60.0
+    assert model_replay.recency_weighted(1.0)([sample(0, 5.0)]) is None  # sooner: no move
+    assert model_replay._weighted_median([(1.0, 1.0), (5.0, 3.0)]) == 5.0
+
+
+def test_a_start_is_raised_to_its_sites_recent_waits_or_queue_depth():
+    a = {**est(5.0, 20.0, 30.0, 60.0), "recent_bound_no_larger_s": 40.0,
+         "recent_bound_s": 80.0}
+    b = est(30.0, 45.0, 60.0, 60.0)
+    run = run_of(round_(0, {"a": a, "b": b}, {"a": 0, "b": 3}, {"a": 50.0, "b": 40.0}))
+    half = model_replay.raised_to_recent_waits(0.5)(run)["per_round"][0]["estimate"]
+    assert (half["a"]["start_s"], half["a"]["finish_s"]) == (20.0, 35.0)
+    assert half["b"]["start_s"] == 30.0  # no recent waits recorded
+    every = model_replay.raised_to_recent_waits(1.0, no_larger=False)(run)
+    assert every["per_round"][0]["estimate"]["a"]["start_s"] == 80.0
+    assert model_replay.regrets(every) == [0.0]  # b, whose probe finished first
+    queued = model_replay.queue_depth(15.0)(run)["per_round"][0]["estimate"]
+    assert queued["b"]["start_s"] == 45.0 and queued["a"]["start_s"] == 5.0  # 3 x 15 s

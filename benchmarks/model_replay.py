@@ -48,6 +48,7 @@ from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser
 from .decision_replay import BASELINE_SKIP, OwnErrorFn, engine, own_corrected, scored_rounds
+from .placement import PROBE_CPUS
 
 Change = Callable[[dict], dict]  # a run in, the run with its estimates changed out
 SITES = ("alpha", "beta", "gamma", "delta")
@@ -416,6 +417,115 @@ def queue_depth(per_job_s: float) -> Change:
     return change
 
 
+def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
+    """From the views a run records (its rounds' snapshots, runs since session 33), per
+    (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
+    start in seconds from the run's start. A job's submission is taken as the first view that
+    showed it pending (so a wait reads short by up to a round); a job first seen running
+    that had not been running at the view before waited under a round, counted 0; jobs
+    already there at the first view are left out (their submission is not seen)."""
+    interval = run.get("interval_s") or 12.0
+    first_pending: dict[tuple[str, str], float] = {}
+    seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
+    out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        at = k * interval
+        for site, view in r["view"].items():
+            for job in view.get("pending") or []:
+                first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
+            for job in view.get("running") or []:
+                key = (site, job["id"])
+                if key in seen_running or job.get("start_s") is None:
+                    continue
+                started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
+                submitted = first_pending.get(key)
+                if submitted is not None:  # nan: pending at the first view, left out
+                    seen_running[key] = (started, started - submitted if math.isnan(
+                        submitted) else max(0.0, started - submitted), cpus)
+                elif k > first and started > at - interval:
+                    seen_running[key] = (started, 0.0, cpus)
+                else:
+                    seen_running[key] = (started, math.nan, cpus)  # submission not seen
+            out[(k, site)] = [w for (s, _), w in seen_running.items()
+                              if s == site and not math.isnan(w[1])]
+    return out
+
+
+def recent_view_waits(window_s: float, both_ways: bool = False, similar: bool = False,
+                      least: int = 3) -> Change:
+    """Where a run records its views: a site's start raised to the median wait of its jobs
+    (every user's, `view_waits`) that started in the `window_s` seconds before the round,
+    from `least` of them; `both_ways`: set to it, sooner too; `similar`: of jobs of half
+    to twice the probe's CPUs only."""
+    def change(run: dict) -> dict:
+        waits = view_waits(run)
+        out = copy.deepcopy(run)
+        interval = run.get("interval_s") or 12.0
+        for r in out.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                at = (r.get("round") or 0) * interval
+                recent = [w for s, w, cpus in waits.get((r.get("round"), site), [])
+                          if at - window_s <= s <= at and (not similar or PROBE_CPUS / 2
+                                                           <= cpus <= 2 * PROBE_CPUS)]
+                if len(recent) < least or e.get("finish_s") is None:
+                    continue
+                typical = median(recent) or 0.0
+                if both_ways or e["start_s"] < typical:
+                    _moved_start(e, typical)
+        return out
+    return change
+
+
+def waiting_ages(run: dict) -> dict[tuple[int, str], list[tuple[float, int]]]:
+    """From the views a run records: per (round, site) the jobs of every user pending at
+    that round's view and first seen pending at a later view than the first, as (waited
+    so far, CPUs): what the jobs still waiting say that `view_waits`' started ones do not."""
+    interval = run.get("interval_s") or 12.0
+    first_seen: dict[tuple[str, str], float] = {}
+    out: dict[tuple[int, str], list[tuple[float, int]]] = {}
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        at = k * interval
+        for site, view in r["view"].items():
+            ages = []
+            for job in view.get("pending") or []:
+                since = first_seen.setdefault((site, job["id"]),
+                                              math.nan if k == first else at)
+                if not math.isnan(since):
+                    ages.append((at - since, int(job.get("cpus") or 0)))
+            out[(k, site)] = ages
+    return out
+
+
+def waited_so_far(quantile: float, least: int = 3) -> Change:
+    """Where a run records its views: a site's start raised to the `quantile` of how long
+    its pending jobs of half to twice the probe's CPUs (every user's, `waiting_ages`) have
+    waited so far, from `least` of them."""
+    def change(run: dict) -> dict:
+        ages = waiting_ages(run)
+        out = copy.deepcopy(run)
+        for r in out.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                similar = sorted(a for a, cpus in ages.get((r.get("round"), site), [])
+                                 if PROBE_CPUS / 2 <= cpus <= 2 * PROBE_CPUS)
+                if len(similar) < least or e.get("finish_s") is None:
+                    continue
+                at_q = similar[min(len(similar) - 1, int(quantile * len(similar)))]
+                if e["start_s"] < at_q:
+                    _moved_start(e, at_q)
+        return out
+    return change
+
+
 # the variants for `miss_classes`' largest class (both starts wrong, the bounds too; issue
 # 15): each replaces, or adds to, the engine's own-jobs correction (`ENGINE`)
 RECENCY: dict[str, Change] = {
@@ -428,6 +538,11 @@ RECENCY: dict[str, Change] = {
         ENGINE, raised_to_recent_waits(1.0, no_larger=False)),
     **{f"start at least {c:g} s a queued job": then(ENGINE, queue_depth(c))
        for c in (2, 5, 10)},
+    **{f"start {'at' if both else 'at least'} the median wait of {size}jobs started in the "
+       f"last {n:g} s (views)": then(ENGINE, recent_view_waits(n, both, bool(size)))
+       for size in ("", "4-16 CPU ") for n in (60, 180) for both in (False, True)},
+    **{f"start at least the {q:g} quantile of the waits so far of 4-16 CPU jobs pending "
+       "(views)": then(ENGINE, waited_so_far(q)) for q in (0.5, 0.9)},
 }
 
 

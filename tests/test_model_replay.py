@@ -380,3 +380,44 @@ def test_a_start_is_raised_to_its_sites_recent_waits_or_queue_depth():
     assert model_replay.regrets(every) == [0.0]  # b, whose probe finished first
     queued = model_replay.queue_depth(15.0)(run)["per_round"][0]["estimate"]
     assert queued["b"]["start_s"] == 45.0 and queued["a"]["start_s"] == 5.0  # 3 x 15 s
+
+
+def view_round(k, running, pending, a_start=40.0):
+    """Round k of a run with views of site a: `running` as (id, started s before the view,
+    CPUs), `pending` as (id, CPUs)."""
+    r = round_(k, {"a": est(a_start, a_start + 10, a_start + 20, 100.0),
+                   "b": est(30.0, 45.0, 60.0, 60.0)}, {"a": len(pending), "b": 0},
+               {"a": 20.0, "b": 45.0})
+    r["view"] = {"a": {"running": [{"id": i, "start_s": -ago, "cpus": c} for i, ago, c in running],
+                       "pending": [{"id": i, "cpus": c} for i, c in pending]}}
+    return r
+
+
+def test_the_views_give_the_waits_of_every_users_jobs_seen_submitted():
+    # j1 and j2 pending at the first view (submission not seen); j3 first pending at round
+    # 1 (12 s), started 2 s before round 2's view (22 s): waited 10 s; j4 appeared running
+    # at round 2 having started after round 1: under a round, 0 s
+    run = run_of(view_round(0, [], [("j1", 8), ("j2", 8)]),
+                 view_round(1, [("j1", 3.0, 8)], [("j2", 8), ("j3", 8)]),
+                 view_round(2, [("j1", 15.0, 8), ("j3", 2.0, 8), ("j4", 1.0, 64)], [("j2", 8)]))
+    waits = model_replay.view_waits(run)
+    assert waits[(1, "a")] == []
+    assert sorted(waits[(2, "a")]) == [(22.0, 10.0, 8), (23.0, 0.0, 64)]
+    assert model_replay.waiting_ages(run)[(2, "a")] == []  # j2 was there at the first view
+    # a, predicted 40 s: the jobs started lately waited less; raised never, set both ways
+    assert model_replay.recent_view_waits(60.0, least=2)(run) == run
+    both = model_replay.recent_view_waits(60.0, both_ways=True, least=2)(run)
+    assert both["per_round"][2]["estimate"]["a"]["start_s"] == 5.0  # the median of 10, 0
+    similar = model_replay.recent_view_waits(60.0, both_ways=True, similar=True, least=1)(run)
+    assert similar["per_round"][2]["estimate"]["a"]["start_s"] == 10.0  # j4's 64 CPUs left out
+    assert model_replay.regrets(both)[2] == 0.0  # a's probe finished first
+
+
+def test_a_start_is_raised_to_how_long_similar_jobs_have_waited_so_far():
+    # j5 and j6 (8 CPUs) first pending at round 1 (12 s), waiting still at round 4 (48 s)
+    run = run_of(view_round(0, [], []), view_round(1, [], [("j5", 8), ("j6", 8)]),
+                 view_round(4, [], [("j5", 8), ("j6", 8), ("j7", 128)], a_start=10.0))
+    assert sorted(model_replay.waiting_ages(run)[(4, "a")]) == [(0.0, 128), (36.0, 8),
+                                                                  (36.0, 8)]
+    got = model_replay.waited_so_far(0.5, least=2)(run)["per_round"]
+    assert got[2]["estimate"]["a"]["start_s"] == 36.0 and got[1] == run["per_round"][1]

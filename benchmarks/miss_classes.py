@@ -20,9 +20,11 @@ Beside each class: the site pairs (chosen -> fastest), the sources of the wrong 
 often its probes of the run's earlier rounds had, by this round, started (or waited) over
 the tolerance later than predicted (`late before`: what a rank that penalises it reads);
 and, for the two classes losing the most, the seconds each of `model_replay.VARIANTS`
-wins back in their rounds (what it costs in other rounds is `model_replay --variants`').
+wins back in their rounds (what it costs in other rounds is `model_replay --variants`');
+with `--recency`, those of `model_replay.RECENCY` instead, beside `engine` (the engine's
+own-jobs correction replayed: a variant's gain over the engine is its row less that one).
 
-    python -m benchmarks.miss_classes [--results DIR] [--no-variants] [--json]
+    python -m benchmarks.miss_classes [--results DIR] [--no-variants | --recency] [--json]
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 from .common import RESULTS, emit, markdown_table, median, parser
 from .decision_replay import engine, scored_rounds
 from .misses import TOLERANCE_S, _source, explain
-from .model_replay import VARIANTS, Change, evidence_class
+from .model_replay import ENGINE, RECENCY, VARIANTS, Change, evidence_class
 
 DEFAULT_BOUND_S = 240.0  # a run that kept no bound of its own: the benchmark's default
 
@@ -223,8 +225,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
     p.add_argument("--no-variants", action="store_true",
                    help="classify only: replay none of model_replay's VARIANTS")
+    p.add_argument("--recency", action="store_true",
+                   help="replay the engine's own-jobs correction and model_replay's RECENCY")
     args = p.parse_args(argv)
-    data = summarize(classified(Path(args.results), None if args.no_variants else VARIANTS))
+    variants = None if args.no_variants else {"engine": ENGINE, **RECENCY} if args.recency \
+        else VARIANTS
+    data = summarize(classified(Path(args.results), variants))
     emit("miss_classes", args, data, table(data), plot(data))
     return data
 

@@ -117,3 +117,14 @@ def test_the_command_writes_json_table_and_plot(tmp_path, capsys):
     assert "| both wrong; bounds wrong too | 1 | 83 |" in (out / "miss_classes.md").read_text()
     assert (out / "miss_classes.png").stat().st_size > 1000
     assert json.loads(capsys.readouterr().out)["lost_s"] == 83.0
+
+
+def test_the_command_replays_the_engine_and_the_recency_variants(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    (results / "placement-x-seed7.json").write_text(json.dumps(run_of(BOTH_BOUNDS_WRONG)))
+    data = miss_classes.main(["--results", str(results), "--out", str(out), "--recency",
+                              "--tag", "recency"])
+    recovered = data["classes"]["both wrong; bounds wrong too"]["recovered_s"]
+    assert list(recovered) == ["engine", *model_replay.RECENCY]
+    assert "| engine | +" in (out / "miss_classes-recency.md").read_text()

@@ -653,11 +653,13 @@ def start_errors(runs: list[dict]) -> dict[str, dict[str, float | int]]:
             for cls, v in logs.items()}
 
 
-def changed_rounds(run: dict, change: Change) -> list[dict[str, Any]]:
-    """The rounds where `change` moves the engine's pick: from which site to which, and the
-    regret before and after."""
+def changed_rounds(run: dict, change: Change, base: Change | None = None
+                   ) -> list[dict[str, Any]]:
+    """The rounds where `change` moves the engine's pick from the record's (or `base`'s):
+    from which site to which, and the regret before and after."""
     pick, out = engine(), []
-    for before, after in zip(scored_rounds(run), scored_rounds(change(run)), strict=True):
+    for before, after in zip(scored_rounds(base(run) if base else run),
+                             scored_rounds(change(run)), strict=True):
         a, b = pick(before["estimate"]), pick(after["estimate"])
         if a != b:
             comp = before["completion_s"]
@@ -673,18 +675,21 @@ def _records_recent_bounds(run: dict) -> bool:
                for e in (r.get("estimate") or {}).values())
 
 
-def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, Any]:
+def summarize(results: Path, changes: dict[str, Change] = CHANGES,
+              base: Change | None = None) -> dict[str, Any]:
+    """Per background, each change's mean of run means (and by seed parity), its runs
+    below every baseline, and the picks it moves from the record's (or `base`'s)."""
     runs: dict[str, list[dict]] = {}
     for path in sorted(results.glob("placement-*seed*.json")):
         run = json.loads(path.read_text())
         if "per_round" in run and scored_rounds(run):
             runs.setdefault("real logs" if run.get("traces") else "depth_misleads",
                             []).append(run)
-    out: dict[str, Any] = {"backgrounds": {}}
+    out: dict[str, Any] = {"backgrounds": {}, "picks_from": "engine" if base else "recorded"}
     for bg, kept in runs.items():
         per = {}
         for name, change in changes.items():
-            moved = [c for run in kept for c in changed_rounds(run, change)]
+            moved = [c for run in kept for c in changed_rounds(run, change, base)]
             means = [mean(regrets(change(run))) for run in kept]
             per[name] = {
                 "mean_of_run_means_s": mean(means),
@@ -723,7 +728,7 @@ def table(data: dict[str, Any]) -> str:
     return ("## model changes replayed on recorded rounds\n\n" + markdown_table(
         ["background", "change", "mean of run means s", "even / odd seeds",
          "runs with mean below every baseline",
-         "picks changed", "better", "worse"],
+         f"picks changed from the {data.get('picks_from', 'recorded')}", "better", "worse"],
         rows) + f"\n{runs}.\n\n## calibrated starts against the probes' starts, by the "
         "site's own evidence\n\nlog((predicted + 30 s) / (started + 30 s)) over the probes "
         "that started: above 0 too late, below too soon.\n\n" + markdown_table(
@@ -743,7 +748,7 @@ def main(argv: list[str] | None = None) -> dict:
     changes = {"recorded": CHANGES["recorded"], "engine": ENGINE, **VARIANTS} \
         if args.variants else {"recorded": CHANGES["recorded"], "engine": ENGINE,
                                **RECENCY} if args.recency else CHANGES
-    data = summarize(Path(args.results), changes)
+    data = summarize(Path(args.results), changes, ENGINE if args.recency else None)
     emit("model_replay", args, data, table(data))
     return data
 

@@ -421,3 +421,15 @@ def test_a_start_is_raised_to_how_long_similar_jobs_have_waited_so_far():
                                                                   (36.0, 8)]
     got = model_replay.waited_so_far(0.5, least=2)(run)["per_round"]
     assert got[2]["estimate"]["a"]["start_s"] == 36.0 and got[1] == run["per_round"][1]
+
+
+def test_the_recency_command_counts_picks_moved_from_the_engines(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    (results / "placement-x-seed5.json").write_text(json.dumps(run_of(*PROBES, NOW_ROUND)))
+    data = model_replay.main(["--results", str(results), "--out", str(out), "--recency"])
+    changes = data["backgrounds"]["depth_misleads"]["changes"]
+    assert data["picks_from"] == "engine"
+    assert changes["engine"]["rounds_changed"] == 0  # the engine against itself
+    assert changes["recorded"]["rounds_changed"] >= 1  # round 2: a in the record, b now
+    assert "picks changed from the engine" in (out / "model_replay.md").read_text()

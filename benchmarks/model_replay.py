@@ -526,6 +526,23 @@ def waited_so_far(quantile: float, least: int = 3) -> Change:
     return change
 
 
+def queue_penalty(per_site_s: float = 0.0, per_log_s: float = 0.0) -> Change:
+    """Each site ranked later by its queue in the round (the record's `pending`):
+    `per_site_s` for each site with a shorter queue, plus `per_log_s` x ln(1 + queued)."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            queued = r.get("pending") or {}
+            for site, e in (r.get("estimate") or {}).items():
+                if site not in queued or e.get("start_s") is None:
+                    continue
+                shorter = sum(1 for q in queued.values() if q < queued[site])
+                _ranked_at(e, e["start_s"] + per_site_s * shorter
+                           + per_log_s * math.log1p(queued[site]))
+        return run
+    return change
+
+
 # the variants for `miss_classes`' largest class (both starts wrong, the bounds too; issue
 # 15): each replaces, or adds to, the engine's own-jobs correction (`ENGINE`)
 RECENCY: dict[str, Change] = {
@@ -543,6 +560,10 @@ RECENCY: dict[str, Change] = {
        for size in ("", "4-16 CPU ") for n in (60, 180) for both in (False, True)},
     **{f"start at least the {q:g} quantile of the waits so far of 4-16 CPU jobs pending "
        "(views)": then(ENGINE, waited_so_far(q)) for q in (0.5, 0.9)},
+    **{f"ranked {c:g} s later for each site with a shorter queue": then(
+        ENGINE, queue_penalty(per_site_s=c)) for c in (5, 15, 30)},
+    **{f"ranked {c:g} s x ln(1 + queued) later": then(ENGINE, queue_penalty(per_log_s=c))
+       for c in (2, 5, 10)},
 }
 
 

@@ -127,4 +127,10 @@ def test_the_command_replays_the_engine_and_the_recency_variants(tmp_path):
                               "--tag", "recency"])
     recovered = data["classes"]["both wrong; bounds wrong too"]["recovered_s"]
     assert list(recovered) == ["engine", *model_replay.RECENCY]
-    assert "| engine | +" in (out / "miss_classes-recency.md").read_text()
+    md = (out / "miss_classes-recency.md").read_text()
+    assert "| engine | +" in md
+    # the lost round: did each signal put the fastest site before diamond's?
+    assert data["signals_class"] == "both wrong; bounds wrong too"
+    assert data["signals"]["90% bound"]["wrong"] == 1  # b's 70 s after a's 30 s
+    assert data["signals"]["walltime plan (raw start)"]["silent"] == 1  # 90 s both
+    assert "## what the record held at decision time" in md

@@ -433,3 +433,14 @@ def test_the_recency_command_counts_picks_moved_from_the_engines(tmp_path):
     assert changes["engine"]["rounds_changed"] == 0  # the engine against itself
     assert changes["recorded"]["rounds_changed"] >= 1  # round 2: a in the record, b now
     assert "picks changed from the engine" in (out / "model_replay.md").read_text()
+
+
+def test_a_longer_queue_ranks_a_site_later():
+    run = run_of(round_(0, {"a": est(10.0, 20.0, 30.0, 60.0), "b": est(15.0, 40.0, 20.0, 60.0)},
+                        {"a": 20, "b": 0}, {"a": 90.0, "b": 30.0}))
+    assert model_replay.regrets(run) == [60.0]  # a: the sooner finish, the longer queue
+    by_rank = model_replay.queue_penalty(per_site_s=30.0)(run)["per_round"][0]["estimate"]
+    assert by_rank["a"]["start_s"] == 40.0 and by_rank["b"]["start_s"] == 15.0
+    by_log = model_replay.queue_penalty(per_log_s=2.0)(run)["per_round"][0]["estimate"]
+    assert by_log["a"]["start_s"] == pytest.approx(10.0 + 2.0 * math.log(21))
+    assert model_replay.regrets(model_replay.queue_penalty(per_site_s=30.0)(run)) == [0.0]

@@ -26,13 +26,22 @@ calibrated ratio to the plan shrunk towards the round's pooled one. Each change'
 also given per half of the runs by seed parity: a gain in one half only is noise. Since
 session 36 the engine applies `own probes, sooner only when all were: ranked 1x` from 1-4
 own jobs (`calibration.own_error`'s `shift_s`); `recorded` is the runs' record as the
-engine of its day made it (this module calls no engine function but `placement.rank`).
+engine of its day made it, `engine` the record with the engine's own-jobs correction of
+today replayed (`ENGINE`: `decision_replay.own_corrected`, which calls `own_error`).
+
+`RECENCY` (`--recency`), for the largest class (both starts wrong, the bounds too), each
+beside `engine` and counting the picks it moves from it: the own-jobs correction from the
+last K jobs only, or their lateness weighted by recency (a half-life in rounds); a start
+raised to the site's recent-wait bound (every user's jobs, where recorded); a start
+raised by the queue's length, or ranked later for it; and, from the views the runs since
+session 33 record, the waits of every user's jobs started lately (all, or of the probe's
+size) and how long those of its size still pending have waited.
 
 The records hold each round's queue length, not the jobs ahead of the probe; runs before
 session 27's follow-up hold no recent waits by size, so there the restriction is bounded
 (`no recent-wait bound`), not replayed.
 
-    python -m benchmarks.model_replay [--results DIR] [--variants] [--json]
+    python -m benchmarks.model_replay [--results DIR] [--variants | --recency] [--json]
 """
 
 from __future__ import annotations

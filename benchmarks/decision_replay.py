@@ -23,7 +23,10 @@ it) moves by that ratio. `own: one way` applies it only where the jobs waited lo
 predicted (the engine's rule until session 19); `own: both ways` also where they started
 sooner; `own: later, or sooner when all were` (the engine's rule since session 19) also
 where every one of them started sooner, by the largest of their ratios; `own: none` not at
-all. Measured beside it (session 25, seed 94's beta pulled in while its latest probe still
+all. From fewer jobs than a ratio needs, every mode but `none` moves the start by the
+seconds `own_error` gives (`OwnError.shift_s`, the engine's rule since session 36; `one
+way` a later move only); `...; ratio only` is the engine's rule before it, beside it.
+Measured beside the engine's rule (session 25, seed 94's beta pulled in while its latest probe still
 waited): `sooner only when all started` (no pull-in while one of the jobs still waits,
 `OwnError.sooner_started`), `sooner, its bound kept` (a pull-in moves the start, not the
 90% bound) and both together. All three use the replayed samples (the engine's own, recorded in
@@ -176,6 +179,7 @@ def scored_rounds(run: dict) -> list[dict]:
 
 OWN_MODES = {"own: none": "none", "own: one way": "later", "own: both ways": "both",
              "own: later, or sooner when all were": "unanimous",
+             "own: later, or sooner when all were; ratio only": "unanimous_ratio_only",
              "own: sooner only when all started": "all_started",
              "own: sooner, its bound kept": "bound_kept",
              "own: sooner only when all started, its bound kept": "all_started_bound_kept"}
@@ -212,9 +216,9 @@ def own_ratio(run: dict, k: int, site: str) -> float | None:
 def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
                   ) -> dict[str, dict[str, Any]]:
     """Round r's estimates with the recorded own-error correction undone, and `mode`'s
-    applied (none, later: only a ratio above 1, both). The ratio only: the engine's move
-    by seconds from fewer than MIN_SAMPLES jobs (`OwnError.shift_s`) is not replayed here
-    (`model_replay.late_probes` measured it)."""
+    applied (none, later: only a ratio above 1, both). Where `error` gives no ratio but a
+    move by seconds (`OwnError.shift_s`, from fewer than MIN_SAMPLES jobs), the start moves
+    by it as the engine moves it (`own_shifted`); `later` takes a later one only."""
     out = {}
     for site, e in r["estimate"].items():
         if e.get("finish_s") is None:
@@ -227,8 +231,8 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
         err = None if mode == "none" or "round" not in r else \
             own_error_at(run, r["round"], site, error)
         sooner = None if err is None else err.sooner if mode in (
-            "unanimous", "bound_kept") else err.sooner_started if mode.startswith(
-            "all_started") else None
+            "unanimous", "unanimous_ratio_only", "bound_kept") else \
+            err.sooner_started if mode.startswith("all_started") else None
         ratio = None if err is None or err.ratio is None else \
             err.ratio if err.ratio > 1 or mode == "both" else sooner
         if ratio is not None and e["start_s"] > 0:
@@ -239,8 +243,27 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
                                    start)
             e["finish_s"] += start - e["start_s"]
             e["start_s"] = start
+        elif err is not None and err.ratio is None and err.shift_s is not None and (
+                mode != "later" or err.shift_s > 0) and not mode.endswith("ratio_only"):
+            own_shifted(e, err.shift_s, (r.get("pending") or {}).get(site, 0),
+                        keep_bound=err.shift_s < 0 and mode.endswith("bound_kept"))
         out[site] = e
     return out
+
+
+def own_shifted(e: dict[str, Any], shift_s: float, queued: int, keep_bound: bool = False
+                ) -> None:
+    """An estimate moved by `shift_s` seconds of the user's own few jobs, as
+    `placement._estimate` moves it: not a start at once with nothing queued; the start not
+    below 0, the finish with it, the 90% bound by the same seconds (`keep_bound`: kept),
+    at least the start."""
+    if e["start_s"] <= 0 and queued <= 0:
+        return
+    start = max(0.0, e["start_s"] + shift_s)
+    e["finish_s"] += start - e["start_s"]
+    e["start_s"] = start
+    if e.get("bound_s") is not None:
+        e["bound_s"] = max(e["bound_s"] if keep_bound else e["bound_s"] + shift_s, start)
 
 
 def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:

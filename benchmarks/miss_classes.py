@@ -20,22 +20,33 @@ Beside each class: the site pairs (chosen -> fastest), the sources of the wrong 
 often its probes of the run's earlier rounds had, by this round, started (or waited) over
 the tolerance later than predicted (`late before`: what a rank that penalises it reads);
 and, for the two classes losing the most, the seconds each of `model_replay.VARIANTS`
-wins back in their rounds (what it costs in other rounds is `model_replay --variants`').
+wins back in their rounds (what it costs in other rounds is `model_replay --variants`');
+with `--recency`, those of `model_replay.RECENCY` instead, beside `engine` (the engine's
+own-jobs correction replayed: a variant's gain over the engine is its row less that one).
 
-    python -m benchmarks.miss_classes [--results DIR] [--no-variants] [--json]
+    python -m benchmarks.miss_classes [--results DIR] [--no-variants | --recency] [--json]
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .common import RESULTS, emit, markdown_table, median, parser
 from .decision_replay import engine, scored_rounds
 from .misses import TOLERANCE_S, _source, explain
-from .model_replay import VARIANTS, Change, evidence_class
+from .model_replay import (
+    ENGINE,
+    RECENCY,
+    VARIANTS,
+    Change,
+    evidence_class,
+    own_samples,
+    probe_lateness,
+)
 
 DEFAULT_BOUND_S = 240.0  # a run that kept no bound of its own: the benchmark's default
 
@@ -135,6 +146,59 @@ def classified(results: Path, variants: dict[str, Change] | None = None
     return out
 
 
+def _own_lateness(run: dict[str, Any], k: int, site: str) -> float | None:
+    return probe_lateness(run, k, site, both_ways=True)
+
+
+# what a round records of each site at decision time, each read as "the lower, the sooner"
+SIGNALS: dict[str, Callable[[dict[str, Any], dict[str, Any], str], float | None]] = {
+    "walltime plan (raw start)": lambda run, r, s: r["estimate"][s].get("raw_start_s"),
+    "90% bound": lambda run, r, s: r["estimate"][s].get("bound_s"),
+    "queue length": lambda run, r, s: (r.get("pending") or {}).get(s),
+    "recent-wait bound, jobs no larger": lambda run, r, s: r["estimate"][s].get(
+        "recent_bound_no_larger_s"),
+    "own probes' lateness before": lambda run, r, s: None if r.get("round") is None
+    else _own_lateness(run, r["round"], s),
+    "fewer own finished jobs (thinner calibration)": lambda run, r, s: -own_samples(
+        r["estimate"][s]),
+}
+
+
+def signal_orders(results: Path, lost_class: str) -> dict[str, dict[str, int]]:
+    """For each of SIGNALS: in the lost rounds of `lost_class`, how often it put the fastest
+    site before diamond's (`right`), after it (`wrong`), or said nothing (equal, or not
+    recorded for both); and in the rounds diamond won, how often it would have kept its
+    site before the engine's runner-up (`won_kept`), put that one first (`won_flipped`), or
+    said nothing (`won_silent`)."""
+    out = {name: dict.fromkeys(("right", "wrong", "silent", "won_kept", "won_flipped",
+                                "won_silent"), 0) for name in SIGNALS}
+    for path in sorted(results.glob("placement-*seed*.json")):
+        run = json.loads(path.read_text())
+        if "per_round" not in run or not scored_rounds(run):
+            continue
+        lost = {row["round"]: row for row in explain(run)}
+        for r in scored_rounds(run):
+            chosen = r["choice"].get("diamond")
+            if r.get("round") in lost:
+                row = lost[r["round"]]
+                if classify(row, run)["class"] != lost_class:
+                    continue
+                pair, keys = (row["fastest"], chosen), ("right", "wrong", "silent")
+            elif not (r.get("additional_s") or {}).get("diamond") and chosen in r["estimate"]:
+                ranked = [s for s in r.get("ranking") or [] if s != chosen
+                          and s in r["estimate"]]
+                if not ranked:
+                    continue
+                pair, keys = (chosen, ranked[0]), ("won_kept", "won_flipped", "won_silent")
+            else:
+                continue
+            for name, signal in SIGNALS.items():
+                a, b = (signal(run, r, site) for site in pair)
+                out[name][keys[2] if a is None or b is None or a == b
+                          else keys[0] if a < b else keys[1]] += 1
+    return out
+
+
 def _counts(values: list[Any], top: int = 4) -> dict[str, int]:
     return dict(Counter(str(v) for v in values if v is not None).most_common(top))
 
@@ -201,6 +265,21 @@ def recovered_table(data: dict[str, Any], top: int = 2) -> str:
             + markdown_table(["variant", *(n for n, _ in classes)], rows))
 
 
+def signals_table(data: dict[str, Any]) -> str:
+    """`signal_orders` of the class losing the most, as a table."""
+    orders = data.get("signals") or {}
+    if not orders:
+        return ""
+    rows = [(name, o["right"], o["wrong"], o["silent"], o["won_kept"], o["won_flipped"],
+             o["won_silent"]) for name, o in orders.items()]
+    return (f"\n## what the record held at decision time: {data['signals_class']}\n\n"
+            "Each signal read as the lower, the sooner: in the class's lost rounds, whether it "
+            "put the fastest site before diamond's; in the rounds diamond won, whether it "
+            "kept diamond's site before the engine's runner-up.\n\n" + markdown_table(
+                ["signal", "lost: fastest first", "chosen first", "silent",
+                 "won: kept", "flipped", "silent"], rows))
+
+
 def plot(data: dict[str, Any]) -> Any:
     def draw(ax: Any) -> None:
         names = list(data["classes"])[::-1]
@@ -223,9 +302,16 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
     p.add_argument("--no-variants", action="store_true",
                    help="classify only: replay none of model_replay's VARIANTS")
+    p.add_argument("--recency", action="store_true",
+                   help="replay the engine's own-jobs correction and model_replay's RECENCY")
     args = p.parse_args(argv)
-    data = summarize(classified(Path(args.results), None if args.no_variants else VARIANTS))
-    emit("miss_classes", args, data, table(data), plot(data))
+    variants = None if args.no_variants else {"engine": ENGINE, **RECENCY} if args.recency \
+        else VARIANTS
+    data = summarize(classified(Path(args.results), variants))
+    if args.recency and data["classes"]:
+        data["signals_class"] = next(iter(data["classes"]))
+        data["signals"] = signal_orders(Path(args.results), data["signals_class"])
+    emit("miss_classes", args, data, table(data) + signals_table(data), plot(data))
     return data
 
 

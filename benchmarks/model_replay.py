@@ -26,13 +26,22 @@ calibrated ratio to the plan shrunk towards the round's pooled one. Each change'
 also given per half of the runs by seed parity: a gain in one half only is noise. Since
 session 36 the engine applies `own probes, sooner only when all were: ranked 1x` from 1-4
 own jobs (`calibration.own_error`'s `shift_s`); `recorded` is the runs' record as the
-engine of its day made it (this module calls no engine function but `placement.rank`).
+engine of its day made it, `engine` the record with the engine's own-jobs correction of
+today replayed (`ENGINE`: `decision_replay.own_corrected`, which calls `own_error`).
+
+`RECENCY` (`--recency`), for the largest class (both starts wrong, the bounds too), each
+beside `engine` and counting the picks it moves from it: the own-jobs correction from the
+last K jobs only, or their lateness weighted by recency (a half-life in rounds); a start
+raised to the site's recent-wait bound (every user's jobs, where recorded); a start
+raised by the queue's length, or ranked later for it; and, from the views the runs since
+session 33 record, the waits of every user's jobs started lately (all, or of the probe's
+size) and how long those of its size still pending have waited.
 
 The records hold each round's queue length, not the jobs ahead of the probe; runs before
 session 27's follow-up hold no recent waits by size, so there the restriction is bounded
 (`no recent-wait bound`), not replayed.
 
-    python -m benchmarks.model_replay [--results DIR] [--variants] [--json]
+    python -m benchmarks.model_replay [--results DIR] [--variants | --recency] [--json]
 """
 
 from __future__ import annotations
@@ -44,8 +53,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
+
 from .common import RESULTS, emit, markdown_table, mean, median, parser
-from .decision_replay import BASELINE_SKIP, engine, scored_rounds
+from .decision_replay import BASELINE_SKIP, OwnErrorFn, engine, own_corrected, scored_rounds
+from .placement import PROBE_CPUS
 
 Change = Callable[[dict], dict]  # a run in, the run with its estimates changed out
 SITES = ("alpha", "beta", "gamma", "delta")
@@ -322,6 +334,248 @@ def shrink_to_pooled(prior: float) -> Change:
     return change
 
 
+def own_replayed(error: OwnErrorFn = own_error) -> Change:
+    """Each round's estimates with the recorded own-jobs correction undone and the engine's
+    applied (`decision_replay.own_corrected`, mode `unanimous`: the ratio from MIN_SAMPLES
+    jobs, else the move by seconds), from the probes of the rounds before as `error` reads
+    them (the engine's `calibration.own_error` unless another is given)."""
+    def change(run: dict) -> dict:
+        out = copy.deepcopy(run)  # each round read from the record, not from rounds changed
+        for r, was in zip(out.get("per_round") or [], run.get("per_round") or [], strict=True):
+            if was.get("estimate") and was.get("round") is not None:
+                r["estimate"] = own_corrected(run, was, "unanimous", error)
+        return out
+    return change
+
+
+ENGINE = own_replayed()  # the engine's own-jobs correction today, replayed on every round
+
+
+def last_own(k: int) -> OwnErrorFn:
+    """`own_error` from the `k` most recent own jobs only."""
+    return lambda samples: own_error(sorted(samples, key=lambda s: s.submitted_at)[-k:])
+
+
+def _weighted_median(values: list[tuple[float, float]]) -> float:
+    """The median of (value, weight) pairs: the least value with half the weight at or
+    below it."""
+    ordered, total, seen = sorted(values), sum(w for _, w in values), 0.0
+    for value, weight in ordered:
+        seen += weight
+        if seen >= total / 2:
+            return value
+    return ordered[-1][0]
+
+
+def recency_weighted(half_life: float) -> OwnErrorFn:
+    """The own jobs' lateness in seconds (as `own_error` counts them: a job still waiting
+    once overdue), each weighted by 2^-(age / `half_life`), age in the record's `submitted_at`
+    units (rounds), from any number of jobs: a weighted median over OWN_SHIFT_MIN_S later
+    moves the start by it (a gain moves nothing); no ratio."""
+    def error(samples: list[PredictionSample]) -> OwnError | None:
+        telling = [s for s in samples if s.started or s.observed_s > s.predicted_s]
+        if not telling:
+            return None
+        newest = max(s.submitted_at for s in telling)
+        shift = _weighted_median([(s.observed_s - max(0.0, s.predicted_s),
+                                   0.5 ** ((newest - s.submitted_at) / half_life))
+                                  for s in telling])
+        return OwnError(None, len(telling), shift_s=shift) if shift > LATE_TOLERANCE_S \
+            else None
+    return error
+
+
+def then(*changes: Change) -> Change:
+    """`changes` applied in turn."""
+    def change(run: dict) -> dict:
+        for c in changes:
+            run = c(run)
+        return run
+    return change
+
+
+def raised_to_recent_waits(share: float, no_larger: bool = True) -> Change:
+    """Where a round records the site's recent-wait bound (the 90% bound of the waits of
+    its jobs, all users', that started or waited lately: `calibration.site_waits`; of those
+    no larger than the probe with `no_larger`), a start below `share` of it raised to it."""
+    key = "recent_bound_no_larger_s" if no_larger else "recent_bound_s"
+
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            for e in (r.get("estimate") or {}).values():
+                recent = e.get(key)
+                if recent is not None and e.get("finish_s") is not None \
+                        and e["start_s"] < share * recent:
+                    _moved_start(e, share * recent)
+        return run
+    return change
+
+
+def queue_depth(per_job_s: float) -> Change:
+    """A start raised to at least `per_job_s` for each job queued at the site in the round
+    (the record's `pending`: the queue's length, not the jobs ahead of the probe)."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                least = per_job_s * (r.get("pending") or {}).get(site, 0)
+                if e.get("finish_s") is not None and e["start_s"] < least:
+                    _moved_start(e, least)
+        return run
+    return change
+
+
+def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
+    """From the views a run records (its rounds' snapshots, runs since session 33), per
+    (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
+    start in seconds from the run's start. A job's submission is taken as the first view that
+    showed it pending (so a wait reads short by up to a round); a job first seen running
+    that had not been running at the view before waited under a round, counted 0; jobs
+    already there at the first view are left out (their submission is not seen)."""
+    interval = run.get("interval_s") or 12.0
+    first_pending: dict[tuple[str, str], float] = {}
+    seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
+    out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        at = k * interval
+        for site, view in r["view"].items():
+            for job in view.get("pending") or []:
+                first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
+            for job in view.get("running") or []:
+                key = (site, job["id"])
+                if key in seen_running or job.get("start_s") is None:
+                    continue
+                started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
+                submitted = first_pending.get(key)
+                if submitted is not None:  # nan: pending at the first view, left out
+                    seen_running[key] = (started, started - submitted if math.isnan(
+                        submitted) else max(0.0, started - submitted), cpus)
+                elif k > first and started > at - interval:
+                    seen_running[key] = (started, 0.0, cpus)
+                else:
+                    seen_running[key] = (started, math.nan, cpus)  # submission not seen
+            out[(k, site)] = [w for (s, _), w in seen_running.items()
+                              if s == site and not math.isnan(w[1])]
+    return out
+
+
+def recent_view_waits(window_s: float, both_ways: bool = False, similar: bool = False,
+                      least: int = 3) -> Change:
+    """Where a run records its views: a site's start raised to the median wait of its jobs
+    (every user's, `view_waits`) that started in the `window_s` seconds before the round,
+    from `least` of them; `both_ways`: set to it, sooner too; `similar`: of jobs of half
+    to twice the probe's CPUs only."""
+    def change(run: dict) -> dict:
+        waits = view_waits(run)
+        out = copy.deepcopy(run)
+        interval = run.get("interval_s") or 12.0
+        for r in out.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                at = (r.get("round") or 0) * interval
+                recent = [w for s, w, cpus in waits.get((r.get("round"), site), [])
+                          if at - window_s <= s <= at and (not similar or PROBE_CPUS / 2
+                                                           <= cpus <= 2 * PROBE_CPUS)]
+                if len(recent) < least or e.get("finish_s") is None:
+                    continue
+                typical = median(recent) or 0.0
+                if both_ways or e["start_s"] < typical:
+                    _moved_start(e, typical)
+        return out
+    return change
+
+
+def waiting_ages(run: dict) -> dict[tuple[int, str], list[tuple[float, int]]]:
+    """From the views a run records: per (round, site) the jobs of every user pending at
+    that round's view and first seen pending at a later view than the first, as (waited
+    so far, CPUs): what the jobs still waiting say that `view_waits`' started ones do not."""
+    interval = run.get("interval_s") or 12.0
+    first_seen: dict[tuple[str, str], float] = {}
+    out: dict[tuple[int, str], list[tuple[float, int]]] = {}
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        at = k * interval
+        for site, view in r["view"].items():
+            ages = []
+            for job in view.get("pending") or []:
+                since = first_seen.setdefault((site, job["id"]),
+                                              math.nan if k == first else at)
+                if not math.isnan(since):
+                    ages.append((at - since, int(job.get("cpus") or 0)))
+            out[(k, site)] = ages
+    return out
+
+
+def waited_so_far(quantile: float, least: int = 3) -> Change:
+    """Where a run records its views: a site's start raised to the `quantile` of how long
+    its pending jobs of half to twice the probe's CPUs (every user's, `waiting_ages`) have
+    waited so far, from `least` of them."""
+    def change(run: dict) -> dict:
+        ages = waiting_ages(run)
+        out = copy.deepcopy(run)
+        for r in out.get("per_round") or []:
+            for site, e in (r.get("estimate") or {}).items():
+                similar = sorted(a for a, cpus in ages.get((r.get("round"), site), [])
+                                 if PROBE_CPUS / 2 <= cpus <= 2 * PROBE_CPUS)
+                if len(similar) < least or e.get("finish_s") is None:
+                    continue
+                at_q = similar[min(len(similar) - 1, int(quantile * len(similar)))]
+                if e["start_s"] < at_q:
+                    _moved_start(e, at_q)
+        return out
+    return change
+
+
+def queue_penalty(per_site_s: float = 0.0, per_log_s: float = 0.0) -> Change:
+    """Each site ranked later by its queue in the round (the record's `pending`):
+    `per_site_s` for each site with a shorter queue, plus `per_log_s` x ln(1 + queued)."""
+    def change(run: dict) -> dict:
+        run = copy.deepcopy(run)
+        for r in run.get("per_round") or []:
+            queued = r.get("pending") or {}
+            for site, e in (r.get("estimate") or {}).items():
+                if site not in queued or e.get("start_s") is None:
+                    continue
+                shorter = sum(1 for q in queued.values() if q < queued[site])
+                _ranked_at(e, e["start_s"] + per_site_s * shorter
+                           + per_log_s * math.log1p(queued[site]))
+        return run
+    return change
+
+
+# the variants for `miss_classes`' largest class (both starts wrong, the bounds too; issue
+# 15): each replaces, or adds to, the engine's own-jobs correction (`ENGINE`)
+RECENCY: dict[str, Change] = {
+    **{f"own jobs: the last {k} only": own_replayed(last_own(k)) for k in (2, 3, 5)},
+    **{f"own jobs' lateness, half-life {h:g} rounds": own_replayed(recency_weighted(h))
+       for h in (1, 2, 4)},
+    **{f"start at least {q:g}x the recent waits of jobs no larger": then(
+        ENGINE, raised_to_recent_waits(q)) for q in (0.25, 0.5, 1.0)},
+    "start at least the recent waits of every job": then(
+        ENGINE, raised_to_recent_waits(1.0, no_larger=False)),
+    **{f"start at least {c:g} s a queued job": then(ENGINE, queue_depth(c))
+       for c in (2, 5, 10)},
+    **{f"start {'at' if both else 'at least'} the median wait of {size}jobs started in the "
+       f"last {n:g} s (views)": then(ENGINE, recent_view_waits(n, both, bool(size)))
+       for size in ("", "4-16 CPU ") for n in (60, 180) for both in (False, True)},
+    **{f"start at least the {q:g} quantile of the waits so far of 4-16 CPU jobs pending "
+       "(views)": then(ENGINE, waited_so_far(q)) for q in (0.5, 0.9)},
+    **{f"ranked {c:g} s later for each site with a shorter queue": then(
+        ENGINE, queue_penalty(per_site_s=c)) for c in (5, 15, 30)},
+    **{f"ranked {c:g} s x ln(1 + queued) later": then(ENGINE, queue_penalty(per_log_s=c))
+       for c in (2, 5, 10)},
+}
+
+
 # session 35's variants, aimed at the two classes of `miss_classes` losing the most seconds
 # (both starts wrong: the chosen too soon, the fastest too late; bounds wrong too, or right)
 VARIANTS: dict[str, Change] = {
@@ -342,6 +596,7 @@ VARIANTS: dict[str, Change] = {
 
 CHANGES: dict[str, Change] = {
     "recorded": lambda run: run,
+    "engine": ENGINE,
     **{f"queued now, bound {b:g} s": queued_now(bound_s=b) for b in (2, 10, 30, 60, 120)},
     **{f"queued now, bound {b:g} s a job": queued_now(per_job_s=b)
        for b in (2, 5, 10, 20, 30, 60)},
@@ -428,11 +683,13 @@ def start_errors(runs: list[dict]) -> dict[str, dict[str, float | int]]:
             for cls, v in logs.items()}
 
 
-def changed_rounds(run: dict, change: Change) -> list[dict[str, Any]]:
-    """The rounds where `change` moves the engine's pick: from which site to which, and the
-    regret before and after."""
+def changed_rounds(run: dict, change: Change, base: Change | None = None
+                   ) -> list[dict[str, Any]]:
+    """The rounds where `change` moves the engine's pick from the record's (or `base`'s):
+    from which site to which, and the regret before and after."""
     pick, out = engine(), []
-    for before, after in zip(scored_rounds(run), scored_rounds(change(run)), strict=True):
+    for before, after in zip(scored_rounds(base(run) if base else run),
+                             scored_rounds(change(run)), strict=True):
         a, b = pick(before["estimate"]), pick(after["estimate"])
         if a != b:
             comp = before["completion_s"]
@@ -448,18 +705,21 @@ def _records_recent_bounds(run: dict) -> bool:
                for e in (r.get("estimate") or {}).values())
 
 
-def summarize(results: Path, changes: dict[str, Change] = CHANGES) -> dict[str, Any]:
+def summarize(results: Path, changes: dict[str, Change] = CHANGES,
+              base: Change | None = None) -> dict[str, Any]:
+    """Per background, each change's mean of run means (and by seed parity), its runs
+    below every baseline, and the picks it moves from the record's (or `base`'s)."""
     runs: dict[str, list[dict]] = {}
     for path in sorted(results.glob("placement-*seed*.json")):
         run = json.loads(path.read_text())
         if "per_round" in run and scored_rounds(run):
             runs.setdefault("real logs" if run.get("traces") else "depth_misleads",
                             []).append(run)
-    out: dict[str, Any] = {"backgrounds": {}}
+    out: dict[str, Any] = {"backgrounds": {}, "picks_from": "engine" if base else "recorded"}
     for bg, kept in runs.items():
         per = {}
         for name, change in changes.items():
-            moved = [c for run in kept for c in changed_rounds(run, change)]
+            moved = [c for run in kept for c in changed_rounds(run, change, base)]
             means = [mean(regrets(change(run))) for run in kept]
             per[name] = {
                 "mean_of_run_means_s": mean(means),
@@ -498,7 +758,7 @@ def table(data: dict[str, Any]) -> str:
     return ("## model changes replayed on recorded rounds\n\n" + markdown_table(
         ["background", "change", "mean of run means s", "even / odd seeds",
          "runs with mean below every baseline",
-         "picks changed", "better", "worse"],
+         f"picks changed from the {data.get('picks_from', 'recorded')}", "better", "worse"],
         rows) + f"\n{runs}.\n\n## calibrated starts against the probes' starts, by the "
         "site's own evidence\n\nlog((predicted + 30 s) / (started + 30 s)) over the probes "
         "that started: above 0 too late, below too soon.\n\n" + markdown_table(
@@ -510,10 +770,15 @@ def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--results", default=str(RESULTS), help="where the placement runs are")
     p.add_argument("--variants", action="store_true",
-                   help="only the recorded estimates and session 35's VARIANTS")
+                   help="only the recorded estimates, the engine's and session 35's "
+                   "VARIANTS")
+    p.add_argument("--recency", action="store_true",
+                   help="only the recorded estimates, the engine's and RECENCY's")
     args = p.parse_args(argv)
-    changes = {"recorded": CHANGES["recorded"], **VARIANTS} if args.variants else CHANGES
-    data = summarize(Path(args.results), changes)
+    changes = {"recorded": CHANGES["recorded"], "engine": ENGINE, **VARIANTS} \
+        if args.variants else {"recorded": CHANGES["recorded"], "engine": ENGINE,
+                               **RECENCY} if args.recency else CHANGES
+    data = summarize(Path(args.results), changes, ENGINE if args.recency else None)
     emit("model_replay", args, data, table(data))
     return data
 

@@ -123,3 +123,32 @@ def test_own_jobs_variants_seed94_a_site_whose_latest_probe_still_waits():
     assert kept["start_s"] == pulled["start_s"] and kept["bound_s"] == 142
     got = dr.replay_run(run, {"engine": dr.engine()})
     assert set(dr.OWN_MODES) <= set(got["regret"])
+
+
+def test_own_jobs_fewer_than_a_ratio_needs_move_the_start_by_their_seconds():
+    """Two earlier probes of a, predicted 20 s, started at 80 s: the engine's `own_error`
+    gives no ratio but a 60 s shift, and the replay moves a's start, finish and bound by it
+    (the rule before session 36, `ratio only`, left a first and lost the round)."""
+    def rnd(k, a_start=20.0, queued=0):
+        r = round_({"a": est(a_start, a_start + 5, bound=a_start + 10), "b": est(50, 60)},
+                   {"a": 85.0, "b": 60.0}, "a")
+        r.update(round=k, started_s={"a": 80.0, "b": 50.0}, pending={"a": queued, "b": 0})
+        return r
+
+    run = {"interval_s": 100.0, "per_round": [rnd(0), rnd(1), rnd(2)]}
+    err = dr.own_error_at(run, 2, "a")
+    assert err.ratio is None and err.shift_s == 60.0 and err.samples == 2
+    last = run["per_round"][2]
+    moved = dr.own_corrected(run, last, "unanimous")["a"]
+    assert (moved["start_s"], moved["finish_s"], moved["bound_s"]) == (80.0, 85.0, 90.0)
+    assert dr.own_corrected(run, last, "unanimous_ratio_only")["a"]["start_s"] == 20.0
+    assert dr.own_corrected(run, last, "later")["a"]["start_s"] == 80.0
+    assert dr.own_corrected(run, last, "none")["a"]["start_s"] == 20.0
+    got = dr.replay_run(run, {"engine": dr.engine()})
+    assert got["regret"]["own: later, or sooner when all were"][2] == 0.0  # b
+    assert got["regret"]["own: later, or sooner when all were; ratio only"][2] == 25.0
+    # a start at once with nothing queued stays (the engine's rule); with jobs queued, moves
+    idle = {**run, "per_round": [rnd(0), rnd(1), rnd(2, a_start=0.0)]}
+    assert dr.own_corrected(idle, idle["per_round"][2], "unanimous")["a"]["start_s"] == 0.0
+    queued = {**run, "per_round": [rnd(0), rnd(1), rnd(2, a_start=0.0, queued=3)]}
+    assert dr.own_corrected(queued, queued["per_round"][2], "unanimous")["a"]["start_s"] == 60

@@ -117,3 +117,20 @@ def test_the_command_writes_json_table_and_plot(tmp_path, capsys):
     assert "| both wrong; bounds wrong too | 1 | 83 |" in (out / "miss_classes.md").read_text()
     assert (out / "miss_classes.png").stat().st_size > 1000
     assert json.loads(capsys.readouterr().out)["lost_s"] == 83.0
+
+
+def test_the_command_replays_the_engine_and_the_recency_variants(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    (results / "placement-x-seed7.json").write_text(json.dumps(run_of(BOTH_BOUNDS_WRONG)))
+    data = miss_classes.main(["--results", str(results), "--out", str(out), "--recency",
+                              "--tag", "recency"])
+    recovered = data["classes"]["both wrong; bounds wrong too"]["recovered_s"]
+    assert list(recovered) == ["engine", *model_replay.RECENCY]
+    md = (out / "miss_classes-recency.md").read_text()
+    assert "| engine | +" in md
+    # the lost round: did each signal put the fastest site before diamond's?
+    assert data["signals_class"] == "both wrong; bounds wrong too"
+    assert data["signals"]["90% bound"]["wrong"] == 1  # b's 70 s after a's 30 s
+    assert data["signals"]["walltime plan (raw start)"]["silent"] == 1  # 90 s both
+    assert "## what the record held at decision time" in md

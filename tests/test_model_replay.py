@@ -336,3 +336,111 @@ def test_the_summary_gives_each_half_of_the_runs_by_seed_parity(tmp_path):
     c = got["backgrounds"]["depth_misleads"]["changes"]["recorded"]
     assert c["mean_of_run_means_s"] == pytest.approx(20.0)
     assert c["mean_of_run_means_by_seed_parity_s"] == {"even": 15.0, "odd": 30.0}
+
+
+def test_the_engines_own_jobs_correction_is_replayed_by_its_own_function():
+    run = run_of(*PROBES, NOW_ROUND)
+    got = model_replay.ENGINE(run)["per_round"][2]["estimate"]
+    # a: two overdue probes, 19 s and 7 s late so far: `own_error`'s median, 13 s, moves
+    # its start and bound; b: both started sooner, the least gain 28 s
+    assert (got["a"]["start_s"], got["a"]["bound_s"]) == (18.0, 43.0)
+    assert (got["b"]["start_s"], got["b"]["bound_s"]) == (2.0, 32.0)
+    assert model_replay.regrets(model_replay.ENGINE(run))[2] == 0.0  # b, not a
+    assert run["per_round"][2]["estimate"]["a"]["start_s"] == 5.0  # the record untouched
+    # from a's last probe only (7 s late): within the tolerance, a keeps its start
+    last = model_replay.own_replayed(model_replay.last_own(1))(run)["per_round"][2]
+    assert last["estimate"]["a"]["start_s"] == 5.0
+
+
+def test_own_lateness_weighted_by_recency_follows_the_latest_jobs():
+    from diamond_jupyter.calibration import PredictionSample
+
+    def sample(at, observed):
+        return PredictionSample(predicted_s=10.0, observed_s=observed, started=True,
+                                submitted_at=at)
+
+    # two jobs 60 s late, then one on time: a short half-life follows the last one
+    samples = [sample(0, 70.0), sample(1, 70.0), sample(2, 12.0)]
+    assert model_replay.recency_weighted(0.5)(samples) is None  # 2 s late: no evidence
+    assert model_replay.recency_weighted(100.0)(samples).shift_s == 60.0
+    assert model_replay.recency_weighted(1.0)([sample(0, 5.0)]) is None  # sooner: no move
+    assert model_replay._weighted_median([(1.0, 1.0), (5.0, 3.0)]) == 5.0
+
+
+def test_a_start_is_raised_to_its_sites_recent_waits_or_queue_depth():
+    a = {**est(5.0, 20.0, 30.0, 60.0), "recent_bound_no_larger_s": 40.0,
+         "recent_bound_s": 80.0}
+    b = est(30.0, 45.0, 60.0, 60.0)
+    run = run_of(round_(0, {"a": a, "b": b}, {"a": 0, "b": 3}, {"a": 50.0, "b": 40.0}))
+    half = model_replay.raised_to_recent_waits(0.5)(run)["per_round"][0]["estimate"]
+    assert (half["a"]["start_s"], half["a"]["finish_s"]) == (20.0, 35.0)
+    assert half["b"]["start_s"] == 30.0  # no recent waits recorded
+    every = model_replay.raised_to_recent_waits(1.0, no_larger=False)(run)
+    assert every["per_round"][0]["estimate"]["a"]["start_s"] == 80.0
+    assert model_replay.regrets(every) == [0.0]  # b, whose probe finished first
+    queued = model_replay.queue_depth(15.0)(run)["per_round"][0]["estimate"]
+    assert queued["b"]["start_s"] == 45.0 and queued["a"]["start_s"] == 5.0  # 3 x 15 s
+
+
+def view_round(k, running, pending, a_start=40.0):
+    """Round k of a run with views of site a: `running` as (id, started s before the view,
+    CPUs), `pending` as (id, CPUs)."""
+    r = round_(k, {"a": est(a_start, a_start + 10, a_start + 20, 100.0),
+                   "b": est(30.0, 45.0, 60.0, 60.0)}, {"a": len(pending), "b": 0},
+               {"a": 20.0, "b": 45.0})
+    r["view"] = {"a": {"running": [{"id": i, "start_s": -ago, "cpus": c} for i, ago, c in running],
+                       "pending": [{"id": i, "cpus": c} for i, c in pending]}}
+    return r
+
+
+def test_the_views_give_the_waits_of_every_users_jobs_seen_submitted():
+    # j1 and j2 pending at the first view (submission not seen); j3 first pending at round
+    # 1 (12 s), started 2 s before round 2's view (22 s): waited 10 s; j4 appeared running
+    # at round 2 having started after round 1: under a round, 0 s
+    run = run_of(view_round(0, [], [("j1", 8), ("j2", 8)]),
+                 view_round(1, [("j1", 3.0, 8)], [("j2", 8), ("j3", 8)]),
+                 view_round(2, [("j1", 15.0, 8), ("j3", 2.0, 8), ("j4", 1.0, 64)], [("j2", 8)]))
+    waits = model_replay.view_waits(run)
+    assert waits[(1, "a")] == []
+    assert sorted(waits[(2, "a")]) == [(22.0, 10.0, 8), (23.0, 0.0, 64)]
+    assert model_replay.waiting_ages(run)[(2, "a")] == []  # j2 was there at the first view
+    # a, predicted 40 s: the jobs started lately waited less; raised never, set both ways
+    assert model_replay.recent_view_waits(60.0, least=2)(run) == run
+    both = model_replay.recent_view_waits(60.0, both_ways=True, least=2)(run)
+    assert both["per_round"][2]["estimate"]["a"]["start_s"] == 5.0  # the median of 10, 0
+    similar = model_replay.recent_view_waits(60.0, both_ways=True, similar=True, least=1)(run)
+    assert similar["per_round"][2]["estimate"]["a"]["start_s"] == 10.0  # j4's 64 CPUs left out
+    assert model_replay.regrets(both)[2] == 0.0  # a's probe finished first
+
+
+def test_a_start_is_raised_to_how_long_similar_jobs_have_waited_so_far():
+    # j5 and j6 (8 CPUs) first pending at round 1 (12 s), waiting still at round 4 (48 s)
+    run = run_of(view_round(0, [], []), view_round(1, [], [("j5", 8), ("j6", 8)]),
+                 view_round(4, [], [("j5", 8), ("j6", 8), ("j7", 128)], a_start=10.0))
+    assert sorted(model_replay.waiting_ages(run)[(4, "a")]) == [(0.0, 128), (36.0, 8),
+                                                                  (36.0, 8)]
+    got = model_replay.waited_so_far(0.5, least=2)(run)["per_round"]
+    assert got[2]["estimate"]["a"]["start_s"] == 36.0 and got[1] == run["per_round"][1]
+
+
+def test_the_recency_command_counts_picks_moved_from_the_engines(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    (results / "placement-x-seed5.json").write_text(json.dumps(run_of(*PROBES, NOW_ROUND)))
+    data = model_replay.main(["--results", str(results), "--out", str(out), "--recency"])
+    changes = data["backgrounds"]["depth_misleads"]["changes"]
+    assert data["picks_from"] == "engine"
+    assert changes["engine"]["rounds_changed"] == 0  # the engine against itself
+    assert changes["recorded"]["rounds_changed"] >= 1  # round 2: a in the record, b now
+    assert "picks changed from the engine" in (out / "model_replay.md").read_text()
+
+
+def test_a_longer_queue_ranks_a_site_later():
+    run = run_of(round_(0, {"a": est(10.0, 20.0, 30.0, 60.0), "b": est(15.0, 40.0, 20.0, 60.0)},
+                        {"a": 20, "b": 0}, {"a": 90.0, "b": 30.0}))
+    assert model_replay.regrets(run) == [60.0]  # a: the sooner finish, the longer queue
+    by_rank = model_replay.queue_penalty(per_site_s=30.0)(run)["per_round"][0]["estimate"]
+    assert by_rank["a"]["start_s"] == 40.0 and by_rank["b"]["start_s"] == 15.0
+    by_log = model_replay.queue_penalty(per_log_s=2.0)(run)["per_round"][0]["estimate"]
+    assert by_log["a"]["start_s"] == pytest.approx(10.0 + 2.0 * math.log(21))
+    assert model_replay.regrets(model_replay.queue_penalty(per_site_s=30.0)(run)) == [0.0]

@@ -13,7 +13,9 @@ of a kind and parent ids, each with its state, joined by ',' (every term must be
   succeed (a failed one would leave the job waiting for good: DependencyNeverSatisfied);
 - `afternotok`: once a parent has failed, which, parents taken to succeed, never comes;
 - `aftercorr`: an array's task by task, each after the parent's task of its index ends:
-  its first task once the parent's first task ends;
+  its first task once the parent's first task ends; a parent's tasks end as they run
+  (under a throttle `%N`, N at a time, each lane's back to back), and a lane of several
+  tasks may start once each of them, run in turn, finds its parent task ended;
 - `singleton`: once every earlier job of its name and user has ended (one of them runs at
   a time, in submit order): their running ones and those waiting submitted before it
   (a smaller job id), wherever they wait in the queue.

@@ -6,9 +6,10 @@ ids, each `(unfulfilled)`, joined by ',' (every one) or '?' (any one):
 `afterok:12:13(unfulfilled),after:14(unfulfilled)`. The kinds: `after` (the parents'
 start), `afterany` (their end), `afterok` (their end, a success), `afternotok` (a
 failure), `aftercorr` (an array's tasks, task by task). Each reader answers None where the
-output does not say what the job waits for in those terms (a job name, a count of an
-array's tasks, a negation, AND and OR mixed): placement then leaves the job out, as it does
-any held job, and its note says so. A dialect sets `JobStatus.dependency` only on a job
+output does not say what the job waits for in those terms (an LSF job name, a count of an
+array's tasks, a negation, AND and OR mixed, PBS jobs still to come): placement then leaves
+the job out, as it does any held job, and its note says so. A Grid Engine name is found
+among the listing's jobs first (`sge_named`). A dialect sets `JobStatus.dependency` only on a job
 that nothing but its dependency holds.
 """
 

@@ -89,6 +89,23 @@ def test_a_grid_engine_hold_naming_no_job_holds_back_for_nobody():
     assert _starts([job], STAGGERED) == {"32": 0.0}
 
 
+def test_a_name_holding_for_nobody_is_in_the_sites_warnings():
+    """Through the site's snapshot (`qstat -f -xml -r`): the running job in its queue
+    instance is matched by name, the name standing for none is said among the warnings."""
+    xml = ('<?xml version="1.0"?><job_info><queue_info><Queue-List><name>all.q@n01</name>'
+           "<qtype>BIP</qtype><slots_used>64</slots_used><slots_resv>0</slots_resv>"
+           "<slots_total>64</slots_total><state></state>"
+           + _ge_job(21, "prep_a", "r", slots=64) + "</Queue-List></queue_info><job_info>"
+           + _ge_job(30, "main", "hqw", slots=64, req=("prep*", "nightly"))
+           + "</job_info></job_info>")
+    snap = SgeCommands().parse_snapshot("delta", {"queue": xml})
+    assert {j.native_id: j.dependency for j in snap.jobs} == {
+        "21": None, "30": "afterany:21(unfulfilled)"}
+    assert snap.warnings == [
+        "delta: sge: qstat -r: job 30 (bob) holds on -hold_jid nightly, which names no job "
+        "of its owner submitted before it in the queue: it holds the job back for nobody"]
+
+
 def test_the_job_numbers_grid_engine_found_are_believed_over_the_names():
     """33 asked `job2*`; Grid Engine found 22 when it was submitted (21 came later or
     ended): it waits for 22 alone. Numbers asked are read as they are."""

@@ -88,7 +88,7 @@ def _with_named_holds(root: ET.Element, jobs: list[JobStatus],
     the listing holds of those names (`dependencies.sge_named`). A name standing for no
     such job holds it back for nobody: said in `skipped`, and a job left holding for no one
     is read as waiting for room alone."""
-    named = {}
+    named: dict[str, tuple[list[str], list[str]]] = {}  # job number -> its holds asked
     for j in root.iter("job_list"):
         pred, ad = _holds(j, "predecessor_jobs"), _holds(j, "ad_predecessor_jobs")
         if (j.findtext("state") or "").strip() == "hqw" \
@@ -98,26 +98,27 @@ def _with_named_holds(root: ET.Element, jobs: list[JobStatus],
         return jobs
     listed = [ListedJob(array_of(x.native_id) or x.native_id, x.name, x.user) for x in jobs]
     out = []
+    said: set[str] = set()
     for x in jobs:
         number = array_of(x.native_id) or x.native_id
         if number not in named or x.native_state != "hqw":
             out.append(x)
             continue
-        (pred, ad), none = named[number], []
+        pred, ad = named[number]
         ids, lost = sge_named(pred, number, x.user, listed)
         ad_ids, ad_lost = sge_named(ad, number, x.user, listed)
-        for flag, names in (("-hold_jid", lost), ("-hold_jid_ad", ad_lost)):
-            none += [f"{flag} {n}" for n in names]
-        if none and skipped is not None:
+        for_nobody = [f"-hold_jid {n}" for n in lost] + [f"-hold_jid_ad {n}" for n in ad_lost]
+        if for_nobody and skipped is not None and number not in said:
+            said.add(number)  # once for an array's records
             skipped.append(
                 f"sge: qstat -r: job {x.native_id} ({x.user or 'owner unknown'}) holds on "
-                f"{', '.join(none)}, which names no job of its owner submitted before it "
-                "in the queue: it holds the job back for nobody")
+                f"{', '.join(for_nobody)}, which names no job of its owner submitted before "
+                "it in the queue: it holds the job back for nobody")
         dependency = sge_dependency(ids, ad_ids)
         if dependency is None and not ids and not ad_ids:  # held for no one
             out.append(x.model_copy(update={
-                "reason": f"waits on {', '.join(none)}, which names no job in the queue: "
-                          "taken as met"}))
+                "reason": f"waits on {', '.join(for_nobody)}, which names no job in the "
+                          "queue: taken as met"}))
         else:
             out.append(x.model_copy(update={"dependency": dependency}))
     return out

@@ -13,9 +13,12 @@ of a kind and parent ids, each with its state, joined by ',' (every term must be
   succeed (a failed one would leave the job waiting for good: DependencyNeverSatisfied);
 - `afternotok`: once a parent has failed, which, parents taken to succeed, never comes;
 - `aftercorr`: an array's task by task, each after the parent's task of its index ends:
-  its first task once the parent's first task ends;
+  its first task once the parent's first task ends; a parent's tasks end as they run
+  (under a throttle `%N`, N at a time, each lane's back to back), and a lane of several
+  tasks may start once each of them, run in turn, finds its parent task ended;
 - `singleton`: once every earlier job of its name and user has ended (one of them runs at
-  a time): their running ones and those waiting ahead of it in the queue.
+  a time, in submit order): their running ones and those waiting submitted before it
+  (a smaller job id), wherever they wait in the queue.
 
 A parent still waiting is counted from its start or end in the simulation (`DependencyGate`
 holds the parents by kind; `placement_sim._Sim` sets the job's earliest start when they
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .dialects.outputs_common import array_record
 from .model import JobStatus
@@ -134,14 +137,25 @@ _TASK = re.compile(r"\d+\[\d+\]|\d+\.\d[\d,:-]*")
 
 
 def singleton_parents(j: JobStatus, running: Iterable[JobStatus],
-                      ahead: Iterable[JobStatus]) -> tuple[tuple[str, float], ...]:
-    """A singleton job's parents: the jobs of its name and user running, and those waiting
-    ahead of it in the queue (each runs before it, one at a time)."""
-    if not j.name or not j.user:
+                      waiting: Iterable[JobStatus]) -> tuple[tuple[str, float], ...]:
+    """A singleton job's parents, as slurmctld finds them: the jobs of its name and user
+    running (or suspended), and those waiting that were submitted before it (a smaller job
+    id, whatever their place in the queue), so that one runs at a time, in submit order."""
+    if not j.name or not j.user or (own := _job_number(j.native_id)) is None:
         return ()
-    same = [r.native_id for r in (*running, *ahead)
+    same = [r.native_id for r in running
             if r.name == j.name and r.user == j.user and r.native_id != j.native_id]
+    same += [w.native_id for w in waiting
+             if w.name == j.name and w.user == j.user and w.native_id != j.native_id
+             and (n := _job_number(w.native_id)) is not None and n < own]
     return tuple((i, 0.0) for i in dict.fromkeys(same))
+
+
+def _job_number(native_id: str | None) -> int | None:
+    """A Slurm record's job id as a number (an array's or a hetjob's leading one: `12_3`,
+    `12_[4-9%2]`, `12+1` -> 12); None for none."""
+    m = re.match(r"\d+", native_id or "")
+    return int(m.group()) if m else None
 
 
 @dataclass(eq=False)
@@ -158,6 +172,9 @@ class DependencyGate:
     task_ends: dict[str, tuple[float, ...]] = field(default_factory=dict)
     queued: frozenset[str] = frozenset()
     rank: int = 0
+    stride: int = 1  # aftercorr: the lanes of its array (lane k runs tasks k, k+stride ...)
+    lane_tasks: int = 1  # its lane's tasks, run back to back
+    task_s: float = 0.0  # each task's run
 
     def at(self, queued_when: When | None = None) -> float | None:
         """From when the job may start (seconds from now): math.inf never (a failure
@@ -182,9 +199,8 @@ class DependencyGate:
                 if pid in self.ends:
                     by_pid.setdefault(pid, []).append(end)
         tasks = {**self.task_ends, **{p: tuple(sorted(e)) for p, e in by_pid.items()}}
-        return DependencyGate(self.dependency, self.starts,
-                              {**self.ends, **{p: max(e) for p, e in by_pid.items()}},
-                              tasks, self.queued, self.rank)
+        return replace(self, ends={**self.ends, **{p: max(e) for p, e in by_pid.items()}},
+                       task_ends=tasks)
 
     def _term_at(self, term: Term, queued_when: When | None) -> float | None:
         event = _EVENT[term.kind]
@@ -192,19 +208,34 @@ class DependencyGate:
             return math.inf
         out = 0.0
         for pid, delay in term.parents:
-            got = self._when(event, pid, queued_when)
+            if event == "first_end":  # each of the lane's tasks after its parent task
+                got = self._lane_at(pid, queued_when)
+            else:
+                got = self._when(event, pid, queued_when)
             if got is None:
                 return None
             out = max(out, got + delay)
         return out
 
-    def _when(self, event: str, pid: str, queued_when: When | None) -> float | None:
-        if event == "first_end":  # its task of this lane's rank (the last it has, beyond)
+    def _lane_at(self, pid: str, queued_when: When | None) -> float | None:
+        """From when this lane may start for parent `pid` (aftercorr): its m-th task, run
+        m tasks after its start, once the parent's task of its rank has ended."""
+        out = 0.0
+        for m in range(self.lane_tasks):
+            got = self._when("first_end", pid, queued_when, self.rank + m * self.stride)
+            if got is None:
+                return None
+            out = max(out, got - m * self.task_s)
+        return out
+
+    def _when(self, event: str, pid: str, queued_when: When | None, rank: int = 0
+              ) -> float | None:
+        if event == "first_end":  # its task of this rank (the last it has, beyond)
             tasks = self.task_ends.get(pid, ())
-            running = tasks[min(self.rank, len(tasks) - 1)] if tasks else None
-            if pid in self.queued and (running is None or self.rank >= len(tasks)):
+            running = tasks[min(rank, len(tasks) - 1)] if tasks else None
+            if pid in self.queued and (running is None or rank >= len(tasks)):
                 # past its running tasks: its waiting ones' (the simulation's)
-                more = queued_when(event, pid, self.rank - len(tasks)) \
+                more = queued_when(event, pid, rank - len(tasks)) \
                     if queued_when is not None else None
                 return more
             return running

@@ -179,15 +179,16 @@ def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobSta
     """For a job waiting on a dependency (Slurm: reason Dependency, squeue's field read;
     the other schedulers: the dependency their dialects read where nothing else holds the
     job): its parents found (`placement_deps`), running (`running`: with their ends) or
-    waiting (`waiting`: the ids the queue's waiting jobs answer to; the first `ahead` jobs
-    of `listed`, those before it: a singleton's earlier namesakes). None for another job, a
-    field not read, or a parent not seen: nothing known of when it comes."""
+    waiting (`waiting`: the ids the queue's waiting jobs answer to; `listed`, the waiting
+    jobs: a singleton's namesakes submitted before it, wherever listed; `ahead`: its place
+    among them, which Slurm's singleton does not go by). None for another job, a field not
+    read, or a parent not seen: nothing known of when it comes."""
     reason = (j.reason or "").strip()
     if reason != "Dependency" and _SLURM_REASON.fullmatch(reason) \
             or (dep := parse_dependency(j.dependency)) is None:
         return None
     if "singleton" in dep.kinds():
-        same = singleton_parents(j, snap.running, listed[:ahead])
+        same = singleton_parents(j, snap.running, listed)
         if not same:
             return None  # its namesakes not seen: not known
         dep = Dependency(tuple(Term("afterany", same) if t.kind == "singleton" else t
@@ -705,14 +706,12 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
     # the ids the waiting jobs answer to, for a dependency on one of them
     waiting = {i for j in snap.pending for i in ids_of(j.native_id)} \
         if any(j.dependency for j in snap.pending) else set()
-    seen: list[JobStatus] = []  # the waiting jobs listed so far (a singleton's namesakes)
+    listed = snap.pending if waiting else []  # a singleton's namesakes among them
     gates: dict[str, DependencyGate] = {}
     for j in _gathered(snap.jobs):
         arr = _waiting_tasks(j)
         if (arr[1] == 0) if arr else j.state != JobState.PENDING:
             continue  # running, or an array record with no task waiting
-        if waiting:
-            seen.append(j)
         held, now_ok = reasons.get(j.reason) or reasons.setdefault(j.reason, (
             held_reason(j.reason),
             (j.reason or "").strip().lower() in _STALE_OK))
@@ -722,7 +721,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
                 r.partition, r.cpus, ratio)) for r in snap.running]
-        gate = dependency_gate(j, snap, limited or [], now, waiting, seen, len(seen) - 1) \
+        gate = dependency_gate(j, snap, limited or [], now, waiting, listed, 0) \
             if held and begins is None and j.dependency else None
         if held and begins is None and gate is None \
                 or not held and waits_for_nodes_out(j, by_name, snap.node_timeouts):
@@ -777,8 +776,10 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
         corr = gate is not None and "aftercorr" in gate.dependency.kinds()
         for lane, (tasks, after) in enumerate(lanes):
             lane_gate, lane_nb = gate, nb
-            if corr and lane and gate is not None:  # task by task: its parent task's end
-                lane_gate = replace(gate, rank=lane)
+            if corr and gate is not None and (lane or tasks > 1):
+                # task by task: each of the lane's tasks after its parent task's end
+                lane_gate = replace(gate, rank=lane, stride=len(lanes), lane_tasks=tasks,
+                                    task_s=float(dur))
                 lane_nb = max(nb, lane_gate.at() or 0.0)
             # a lane its throttle holds (`after`) waits for the array's running tasks,
             # whatever its reason says
@@ -967,6 +968,8 @@ class _Sim:
         self._children: dict[str, list[Demand]] = {}
         self._parents: dict[str, list[Demand]] = {}
         self.gate_wakes: list[float] = []
+        # a parent's waiting tasks' ends, soonest first, by how many of its lanes started
+        self._ends: dict[str, tuple[int, list[float]]] = {}
 
     def link(self, wait: list[Demand]) -> None:
         """Follow the dependencies of `wait`'s jobs on jobs waiting among them: each such
@@ -1005,14 +1008,31 @@ class _Sim:
             return None
         if event == "start":
             return min(d.start for d in started)  # type: ignore[type-var]
-        if event == "first_end":  # lanes start in time order: the rank-th started
-            if rank >= len(started) and len(started) < len(ds):
-                return None
-            d = sorted(started, key=lambda x: x.start)[min(rank, len(started) - 1)]  # type: ignore[arg-type,return-value]
-            return d.start + d.duration / d.tasks  # type: ignore[operator]
+        if event == "first_end":
+            return self._task_end(pid, ds, started, rank)
         if len(started) < len(ds):
             return None
         return max(d.start + d.duration for d in started)  # type: ignore[operator]
+
+    def _task_end(self, pid: str, ds: list[Demand], started: list[Demand], rank: int
+                  ) -> float | None:
+        """When the `rank`-th of parent `pid`'s waiting tasks ends (the last beyond them):
+        each lane runs its tasks back to back, so under a throttle (`%N`: N lanes) task
+        N+1 starts when the first ends. None while a lane still to start could end one
+        sooner (no sooner than the latest start and a task)."""
+        known = self._ends.get(pid)
+        if known is None or known[0] != len(started):
+            ends = sorted(d.start + (m + 1) * d.duration / d.tasks  # type: ignore[operator]
+                          for d in started for m in range(d.tasks))
+            if len(started) < len(ds):
+                soonest = max(d.start for d in started) + min(  # type: ignore[type-var]
+                    d.duration / d.tasks for d in ds if d.start is None)
+                ends = [e for e in ends if e <= soonest]
+            known = self._ends[pid] = (len(started), ends)
+        ends = known[1]
+        if rank < len(ends):
+            return ends[rank]
+        return ends[-1] if ends and len(started) == len(ds) else None
 
     def fits(self, d: Demand, n: int, fc: int, fg: int) -> bool:
         if d.cpus == WHOLE:

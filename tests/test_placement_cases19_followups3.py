@@ -84,10 +84,11 @@ def _pbs(jobs: dict[str, dict]) -> list[JobStatus]:
 
 
 def test_a_pbs_job_held_on_its_dependency_is_counted_from_its_parents_end():
-    """30 waits for running 21 (afterok, ends +5 h); 31 (`on:1`) waits for 30, which names
-    it `beforeok`: 30 starts +5 h, 31 when 30 ends, +15 h (before: both left out)."""
+    """30 waits for running 21 (afterok, ends +5 h); 31 (submitted `on:1`) waits for 30,
+    which names it `beforeok`: the server counted 31's `on` down to 0 and wrote the mirror
+    `afterok:30` on it. 30 starts +5 h, 31 when 30 ends, +15 h (before: both left out)."""
     jobs = _pbs({"30.pbs01": _pbs_job("30", "afterok:21.pbs01@pbs01,beforeok:31.pbs01@pbs01"),
-                 "31.pbs01": _pbs_job("31", "on:1")})
+                 "31.pbs01": _pbs_job("31", "afterok:30.pbs01@pbs01")})
     assert {j.native_id: j.dependency for j in jobs} == {
         "30.pbs01": "afterok:21.pbs01(unfulfilled)",
         "31.pbs01": "afterok:30.pbs01(unfulfilled)"}

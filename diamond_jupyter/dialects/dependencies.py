@@ -6,9 +6,10 @@ ids, each `(unfulfilled)`, joined by ',' (every one) or '?' (any one):
 `afterok:12:13(unfulfilled),after:14(unfulfilled)`. The kinds: `after` (the parents'
 start), `afterany` (their end), `afterok` (their end, a success), `afternotok` (a
 failure), `aftercorr` (an array's tasks, task by task). Each reader answers None where the
-output does not say what the job waits for in those terms (a job name, a count of an
-array's tasks, a negation, AND and OR mixed): placement then leaves the job out, as it does
-any held job, and its note says so. A dialect sets `JobStatus.dependency` only on a job
+output does not say what the job waits for in those terms (an LSF job name, a count of an
+array's tasks, a negation, AND and OR mixed, PBS jobs still to come): placement then leaves
+the job out, as it does any held job, and its note says so. A Grid Engine name is found
+among the listing's jobs first (`sge_named`). A dialect sets `JobStatus.dependency` only on a job
 that nothing but its dependency holds.
 """
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from .flux_ids import flux_id_value
 
@@ -45,8 +48,8 @@ _PBS_ID = re.compile(r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?")
 
 
 def _pbs_terms(depend: str) -> list[tuple[str, list[str]]] | None:
-    """`afterok:12.srv@host:13.srv,on:1` -> [(kind, ids)] (ids without `@host`); None for
-    a value that does not read."""
+    """`afterok:12.srv@host:13.srv,on:1` -> [(kind, ids)] (ids without `@host`; a colon
+    PBS escapes, `@host\\:15001`, is no separator); None for a value that does not read."""
     out: list[tuple[str, list[str]]] = []
     for part in depend.split(","):
         kind, _, rest = part.strip().partition(":")
@@ -57,7 +60,7 @@ def _pbs_terms(depend: str) -> list[tuple[str, list[str]]] | None:
             continue
         if kind not in _PBS_AFTER and kind not in _PBS_BEFORE:
             return None
-        ids = [i.split("@", 1)[0] for i in rest.split(":")]
+        ids = [i.split("@", 1)[0] for i in re.split(r"(?<!\\):", rest)]
         if not ids or not all(_PBS_ID.fullmatch(i) for i in ids):
             return None  # an array with a count (`123[][5]`), an id that does not read
         out.append((kind, ids))
@@ -69,10 +72,14 @@ def pbs_dependencies(depends: dict[str, str], held: Iterable[str],
     """The dependency still to be met of each job of `held` (held by its dependency alone:
     PBS's system hold, `Hold_Types = s`), in squeue's words, from every queued job's
     `depend` (by native id): its own after kinds, and a `before` kind of another job
-    naming it (the parents an `on:count` job waits for). A parent id is the queue's own
+    naming it. PBS writes each registration on both jobs (`qsub -W depend=beforeok:A`
+    puts `afterok:B` on A, `afterok:A` puts `beforeok:B` on A: a before kind names jobs
+    that wait for this one), so either side is enough. A parent id is the queue's own
     spelling of it where the server's name differs (`12.srv` for `12.srv.example.org`).
-    A job whose `on:count` counts more parents than the queue names, or whose value does
-    not read, is left out (not known). `queued`: the ids of the listing's other jobs."""
+    A job still showing `on:N` (the jobs still to name it: the server counts N down as
+    each registers, and drops it at 0) waits for jobs not submitted yet, and one whose
+    value does not read: left out (not known; `pbs_awaited`). `queued`: the ids of the
+    listing's other jobs."""
     by_short = {jid.split(".", 1)[0]: jid for jid in (*queued, *depends)}
     parsed = {jid: _pbs_terms(text) for jid, text in depends.items()}
 
@@ -100,12 +107,18 @@ def pbs_dependencies(depends: dict[str, str], held: Iterable[str],
         for kind, pid in registered:
             if pid not in kinds.setdefault(kind, []):
                 kinds[kind].append(pid)
-        count = sum(int(ids[0]) for kind, ids in terms if kind == "on")
-        if count > len({p for _, p in registered}):
-            continue  # parents to come: not submitted yet, or not seen
+        if any(int(ids[0]) > 0 for kind, ids in terms if kind == "on"):
+            continue  # parents to come: not submitted yet
         if (text := squeue_words(kinds.items())) is not None:
             out[jid] = text
     return out
+
+
+def pbs_awaited(depend: str) -> int:
+    """How many jobs a job's `depend` still waits to be named by (`on:N`: jobs to be
+    submitted with a before kind naming it); 0 for none, or a value that does not read."""
+    terms = _pbs_terms(depend) or []
+    return sum(int(ids[0]) for kind, ids in terms if kind == "on")
 
 
 # -- LSF (`bjobs -o dependency`, `bjobs -l`'s "Dependency Condition:") --------------------
@@ -188,13 +201,50 @@ def _closes_at_end(text: str) -> bool:
 def sge_dependency(predecessors: list[str], ad_predecessors: list[str]) -> str | None:
     """A job's `-hold_jid` predecessors (it starts once every one has ended, whatever its
     exit) and `-hold_jid_ad` ones (an array's tasks, each once the same task of each has
-    ended), by job number, in squeue's words; None for none or an id that does not read."""
+    ended), by job number, in squeue's words; None for none or an id that does not read
+    (a name: `sge_named` finds its jobs first)."""
     ids = [p.strip() for p in predecessors if p.strip()]
     ad = [p.strip() for p in ad_predecessors if p.strip()]
     if not all(p.isdigit() for p in [*ids, *ad]):
         return None
     return squeue_words([("afterany", list(dict.fromkeys(ids))),
                          ("aftercorr", list(dict.fromkeys(ad)))])
+
+
+@dataclass(frozen=True)
+class ListedJob:
+    """A job of a Grid Engine listing, as a `-hold_jid` name is matched against it."""
+
+    number: str  # its job number (an array's, for a task's record)
+    name: str | None
+    owner: str | None
+
+
+def sge_named(entries: list[str], number: str, owner: str | None,
+              listed: Iterable[ListedJob]) -> tuple[list[str], list[str]]:
+    """`-hold_jid` entries of job `number` of `owner` (job numbers, job names, wildcard
+    patterns: `*`, `?`, `[...]`) -> (the job numbers they stand for, the names standing
+    for none). A name stands for every job of the same owner of a matching name submitted
+    before it (a smaller number): Grid Engine resolves names when the job is submitted
+    (qsub(1)), so a job submitted after it is none of them, and one that has ended holds
+    it no more."""
+    ids: list[str] = []
+    unmatched: list[str] = []
+    for entry in (e.strip() for e in entries):
+        if not entry:
+            continue
+        if entry.isdigit():
+            ids.append(entry)
+            continue
+        found = [j.number for j in listed
+                 if owner is not None and j.owner == owner and j.name is not None
+                 and fnmatchcase(j.name, entry) and j.number.isdigit()
+                 and number.isdigit() and int(j.number) < int(number)]
+        if found:
+            ids += found
+        else:
+            unmatched.append(entry)
+    return list(dict.fromkeys(ids)), unmatched
 
 
 # -- Flux (`flux jobs --json` / `-o {dependencies}`) ------------------------------------

@@ -33,7 +33,7 @@ from ..model import (
     SiteSnapshot,
     UserAcl,
 )
-from .dependencies import pbs_dependencies
+from .dependencies import pbs_awaited, pbs_dependencies
 from .outputs_common import (
     FailureReading,
     clean,
@@ -733,8 +733,12 @@ def _with_dependencies(jobs: list[JobStatus], attrs: dict[str, Any]) -> list[Job
     held = [jid for jid in depends if str(attrs[jid].get("job_state", "")).strip() == "H"
             and str(attrs[jid].get("Hold_Types", "")).strip() == "s"]
     waits = pbs_dependencies(depends, held, attrs)
+    awaited = {jid: n for jid in held if (n := pbs_awaited(depends[jid]))}
     return [j.model_copy(update={"dependency": waits[j.native_id]})
-            if j.native_id in waits else j for j in jobs]
+            if j.native_id in waits else j.model_copy(update={"reason": (
+                f"{j.reason}; waits for {awaited[j.native_id]} more job(s), not submitted "
+                f"yet, to name it with a before kind (depend=on:{awaited[j.native_id]}): "
+                "not known when")}) if j.native_id in awaited else j for j in jobs]
 
 
 def _unreadable(jid: str, why: str) -> JobStatus:

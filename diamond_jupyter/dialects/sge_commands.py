@@ -29,7 +29,7 @@ from ..model import (
     SiteSnapshot,
     UserAcl,
 )
-from .dependencies import sge_dependency
+from .dependencies import ListedJob, sge_dependency, sge_named
 from .outputs_common import (
     FailureReading,
     clean,
@@ -72,6 +72,57 @@ def array_tasks(native_id: str) -> int:
     m = _TASK_ID.fullmatch(native_id)
     return (count_array_tasks(m.group(2)) or 1) if m else 1
 _HOLD_LINE = "'^#\\$(.*[[:space:]])?-h([[:space:]]|$)'"  # a #$ line with -h (for grep -E)
+
+
+def _holds(j: ET.Element, tag: str) -> list[str]:
+    """A job's `-hold_jid` (`predecessor_jobs`) or `-hold_jid_ad` (`ad_predecessor_jobs`)
+    predecessors as `qstat -r` lists them: the job numbers Grid Engine found for them, else
+    the entries as requested (`..._req`: numbers, names, patterns)."""
+    found = [p.text or "" for p in j.iter(tag)]
+    return found or [p.text or "" for p in j.iter(f"{tag}_req")]
+
+
+def _with_named_holds(root: ET.Element, jobs: list[JobStatus],
+                      skipped: list[str] | None) -> list[JobStatus]:
+    """`jobs` (the listing's records) with each held job (hqw) whose `-hold_jid` or
+    `-hold_jid_ad` names jobs by name or pattern waiting for the jobs of its owner that
+    the listing holds of those names (`dependencies.sge_named`). A name standing for no
+    such job holds it back for nobody: said in `skipped`, and a job left holding for no one
+    is read as waiting for room alone."""
+    named: dict[str, tuple[list[str], list[str]]] = {}  # job number -> its holds asked
+    for j in root.iter("job_list"):
+        pred, ad = _holds(j, "predecessor_jobs"), _holds(j, "ad_predecessor_jobs")
+        if (j.findtext("state") or "").strip() == "hqw" \
+                and not all(p.strip().isdigit() for p in [*pred, *ad]):
+            named[(j.findtext("JB_job_number") or "").strip()] = (pred, ad)
+    if not named:
+        return jobs
+    listed = [ListedJob(array_of(x.native_id) or x.native_id, x.name, x.user) for x in jobs]
+    out = []
+    said: set[str] = set()
+    for x in jobs:
+        number = array_of(x.native_id) or x.native_id
+        if number not in named or x.native_state != "hqw":
+            out.append(x)
+            continue
+        pred, ad = named[number]
+        ids, lost = sge_named(pred, number, x.user, listed)
+        ad_ids, ad_lost = sge_named(ad, number, x.user, listed)
+        for_nobody = [f"-hold_jid {n}" for n in lost] + [f"-hold_jid_ad {n}" for n in ad_lost]
+        if for_nobody and skipped is not None and number not in said:
+            said.add(number)  # once for an array's records
+            skipped.append(
+                f"sge: qstat -r: job {x.native_id} ({x.user or 'owner unknown'}) holds on "
+                f"{', '.join(for_nobody)}, which names no job of its owner submitted before "
+                "it in the queue: it holds the job back for nobody")
+        dependency = sge_dependency(ids, ad_ids)
+        if dependency is None and not ids and not ad_ids:  # held for no one
+            out.append(x.model_copy(update={
+                "reason": f"waits on {', '.join(for_nobody)}, which names no job in the "
+                          "queue: taken as met"}))
+        else:
+            out.append(x.model_copy(update={"dependency": dependency}))
+    return out
 
 
 def map_state(code: str) -> tuple[JobState, str | None]:
@@ -312,7 +363,8 @@ class SgeCommands(FailureReading):
             prev = jobs.get(st.native_id)
             if prev is None or (st.state == JobState.RUNNING != prev.state):
                 jobs[st.native_id] = st
-        return list(jobs.values()) + (self.parse_accounting(acct) if acct.strip() else [])
+        listed = _with_named_holds(root, list(jobs.values()), skipped)
+        return listed + (self.parse_accounting(acct) if acct.strip() else [])
 
     def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
         """`_xml_job` under its task record's id (an array's task `9.3`, its waiting tasks
@@ -350,10 +402,10 @@ class SgeCommands(FailureReading):
             node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
             walltime_s=_hard_runtime(j),
             # -r: its -hold_jid and -hold_jid_ad predecessors, read on a job held (hqw)
-            # with some (a hold of another kind on top is not told apart there)
-            dependency=sge_dependency(
-                [p.text or "" for p in j.iter("predecessor_jobs")],
-                [p.text or "" for p in j.iter("ad_predecessor_jobs")]) if code == "hqw"
+            # with some (a hold of another kind on top is not told apart there); names
+            # are found among the listing's jobs after (`_with_named_holds`)
+            dependency=sge_dependency(_holds(j, "predecessor_jobs"),
+                                      _holds(j, "ad_predecessor_jobs")) if code == "hqw"
             else None,
         )
 
@@ -498,7 +550,7 @@ class SgeCommands(FailureReading):
                 self._nodes(outputs.get("hosts", ""), instances, asked, skipped), partitions,
                 self.gpu_complexes),
             gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
-            partitions=partitions, jobs=jobs,
+            partitions=partitions, jobs=_with_named_holds(root, jobs, skipped),
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,

@@ -213,3 +213,34 @@ def test_a_lines_hosts_are_matched_as_ssh_keygen_finds_them(tmp_path, pattern):
             assert "not in known_hosts" in str(e)
             taken = False
         assert taken == found, (pattern, name)
+
+
+@pytest.mark.parametrize("marker", ["@REVOKED *", "@Revoked login1", "@revoked\t*"])
+def test_a_revoked_marker_ssh_passes_over_still_refuses_the_key_and_says_why(tmp_path, marker):
+    """ssh-keygen -F finds no revocation in these lines (ssh reads the marker in lower case
+    followed by a space), so ssh would accept the key; the engine refuses it, saying how to
+    write the line."""
+    kh = tmp_path / "kh"
+    kh.write_text(line("login1") + line(marker))
+    found = subprocess.run(["ssh-keygen", "-F", "login1", "-f", str(kh)], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL).stdout
+    assert "REVOKED" not in found
+    with pytest.raises(HostKeyError, match=rf"is revoked \(@revoked in {kh} line 2, written "
+                                           r".*ssh passes that line over, and would accept "
+                                           r"the key; write `@revoked` in lower case"):
+        HostKeyVerifier("a", str(kh), tofu=True).verify(
+            HostSpec(alias="login1", hostname="login1", known_hosts_files=[],
+                     global_known_hosts_files=[]), KEY)
+
+
+def test_a_global_known_hosts_file_is_read_as_written_and_the_refusal_says_so(tmp_path):
+    """ssh expands no `~`, token or variable in GlobalKnownHostsFile (`ssh -G` prints it as
+    written): the engine looks for the same file, and the refusal says to write it out."""
+    spec = spec_of(tmp_path, "Host hpc\n  UserKnownHostsFile none\n"
+                             "  GlobalKnownHostsFile ~/center_hosts\n")
+    assert spec.global_known_hosts_files == ssh_g(tmp_path)["globalknownhostsfile"] \
+        == ["~/center_hosts"]
+    with pytest.raises(HostKeyError, match=r"ssh reads GlobalKnownHostsFile ~/center_hosts as "
+                                           r"written \(it expands no ~, %-token or \$\{VAR\} "
+                                           r"there\): write the path out"):
+        HostKeyVerifier("a", str(tmp_path / "own"), tofu=False).verify(spec, KEY)

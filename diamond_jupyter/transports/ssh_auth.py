@@ -857,8 +857,13 @@ class HostKeyVerifier:
                 continue
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
-                if parts[0] == "@revoked" and len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}"
+                if parts[0].lower() == "@revoked" and len(parts) >= 4:
+                    # ssh reads the marker only in lower case with a blank after it: a
+                    # key meant revoked by `@REVOKED` or `@revoked<TAB>` is refused all the same
+                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}" + (
+                        "" if line.startswith("@revoked ") else
+                        f", written {visible(line[:9])!r}: ssh passes that line over, and "
+                        "would accept the key; write `@revoked` in lower case, a space after it")
                 elif parts[0] == "@cert-authority" and len(parts) >= 4:
                     authorities.append((parts[1].split(","), f"{f} line {n}"))
                 continue  # host certificates are not read: such a host is looked up by key

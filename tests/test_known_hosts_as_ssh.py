@@ -216,7 +216,7 @@ def test_a_lines_hosts_are_matched_as_ssh_keygen_finds_them(tmp_path, pattern):
 
 
 @pytest.mark.parametrize("marker", ["@REVOKED *", "@Revoked login1", "@revoked\t*"])
-def test_a_revoked_marker_ssh_passes_over_still_refuses_the_key_and_says_why(tmp_path, marker):
+def test_fault_a_revoked_marker_ssh_passes_over_still_refuses_the_key(tmp_path, marker):
     """ssh-keygen -F finds no revocation in these lines (ssh reads the marker in lower case
     followed by a space), so ssh would accept the key; the engine refuses it, saying how to
     write the line."""
@@ -244,3 +244,39 @@ def test_a_global_known_hosts_file_is_read_as_written_and_the_refusal_says_so(tm
                                            r"written \(it expands no ~, %-token or \$\{VAR\} "
                                            r"there\): write the path out"):
         HostKeyVerifier("a", str(tmp_path / "own"), tofu=False).verify(spec, KEY)
+
+
+# -- 5. through a real sshd -------------------------------------------------------------------
+
+async def test_fault_a_login_checks_the_host_key_in_ssh_configs_files_only(
+        sshd, tmp_path, other_home):
+    """A sites file with no known_hosts of its own, an ssh_config naming the user's
+    known_hosts file: the engine logs in to a real sshd whose key is listed there; with that
+    file empty it refuses, though $HOME/.ssh/known_hosts lists the key (ssh reads it not),
+    naming the files it read. Before, that $HOME file was read and the login went on."""
+    from diamond_jupyter.config import load_config
+    from diamond_jupyter.transports import make_transport
+
+    (other_home / ".ssh" / "known_hosts").write_text(sshd.known_hosts_line())
+    kh = tmp_path / "kh"
+    kh.write_text(sshd.known_hosts_line())
+    (tmp_path / "ssh_config").write_text(
+        f"Host hpc\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
+        f"  IdentityFile {sshd.client_key}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile none\n")
+    (tmp_path / "sites.yaml").write_text(
+        f"sites:\n  - name: hpc\n    transport:\n      host: hpc\n      use_agent: false\n"
+        f"      ssh_config: {tmp_path}/ssh_config\n      connect_timeout_s: 10\n")
+    cfg = load_config(tmp_path / "sites.yaml")
+    t = make_transport(cfg.sites[0].transport, "hpc", reconnect_attempts=1)
+    try:
+        assert (await t.run(["echo", "in"])).stdout == "in\n"
+    finally:
+        await t.close()
+    kh.write_text("")
+    t = make_transport(cfg.sites[0].transport, "hpc", reconnect_attempts=1)
+    try:
+        with pytest.raises(HostKeyError, match=rf"not in known_hosts \(files read: {kh}\)"):
+            await t.run(["echo", "in"])
+    finally:
+        await t.close()

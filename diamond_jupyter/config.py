@@ -395,7 +395,8 @@ class TransportConfig(_Cfg):
     key_file: ConfigPath | None = None
     # an OpenSSH certificate for key_file (`ssh-keygen -s`, e.g. from sshproxy), offered first
     cert_file: ConfigPath | None = None
-    known_hosts: ConfigPath | None = None  # extra known_hosts file (system + user ones also load)
+    # the site's known_hosts file, read before those ssh reads; first-use keys go here
+    known_hosts: ConfigPath | None = None
     trust_on_first_use: bool = False
     use_agent: bool = True
     ssh_config: ConfigPath | None = None  # default ~/.ssh/config
@@ -1247,7 +1248,9 @@ def _explain(err: Any) -> str:
                 + "` with its keys (scheduler, transport...) under it")
     if kind == "string_type" and isinstance(given, list):
         more = {"key_file": " (more keys: IdentityFile lines in ssh_config, or the agent)",
-                "known_hosts": " (the system's and your ~/.ssh/known_hosts are read too)",
+                "known_hosts": " (the files ssh reads are read too: ssh_config's "
+                               "UserKnownHostsFile and GlobalKnownHostsFile, else "
+                               "~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)",
                 "host": " (another login of the same cluster is another site, with "
                         "auto: false and metadata.door_to naming this one)"}.get(
                             str(err["loc"][-1]), "")

@@ -387,7 +387,8 @@ def test_fault_diamond_sites_exits_2_on_a_site_level_host_saying_where_it_goes(d
     ("key_file", "[{d}/id_ed25519, {d}/id_rsa]", " (more keys: IdentityFile lines in "
                                                  "ssh_config, or the agent)"),
     ("known_hosts", "[{d}/known_hosts, /etc/ssh/ssh_known_hosts]",
-     " (the system's and your ~/.ssh/known_hosts are read too)"),
+     " (the files ssh reads are read too: ssh_config's UserKnownHostsFile and "
+     "GlobalKnownHostsFile, else ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)"),
 ])
 def test_fault_a_list_where_one_path_goes_says_how_to_give_more(d, key, value, more):
     """Before: "Input should be a valid string", not saying why or what to do."""

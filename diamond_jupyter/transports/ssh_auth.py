@@ -14,6 +14,7 @@ import inspect
 import ipaddress
 import logging
 import os
+import pwd
 import re
 import socket
 import stat
@@ -40,6 +41,22 @@ from .ssh_config_lines import (
 log = logging.getLogger(__name__)
 _append_lock = threading.Lock()
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
+# ssh's known_hosts files where ssh_config names none (`ssh -G`'s userknownhostsfile under
+# the home, and globalknownhostsfile)
+DEFAULT_USER_KNOWN_HOSTS = (".ssh/known_hosts", ".ssh/known_hosts2")
+DEFAULT_GLOBAL_KNOWN_HOSTS = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
+
+
+def ssh_home(user: str | None = None) -> str:
+    """The home ssh's `~` (`~USER`) and %d stand for: the password database's, as ssh reads
+    it, never $HOME (KeyError: no such user). A uid the database lacks (a container's) falls
+    back to $HOME, where ssh would refuse to run."""
+    try:
+        return (pwd.getpwnam(user) if user else pwd.getpwuid(os.getuid())).pw_dir
+    except KeyError:
+        if user:
+            raise
+        return os.path.expanduser("~")
 
 
 @dataclass
@@ -53,7 +70,8 @@ class HostSpec:
     # a ProxyCommand of ssh_config that names no jump host: why the host cannot be reached
     # as ssh would reach it (said when the chain is taken from ssh_config)
     proxy_problem: str | None = None
-    known_hosts_files: list[str] = field(default_factory=list)
+    # ssh_config's UserKnownHostsFile, expanded (None: not given, ssh's defaults; []: none)
+    known_hosts_files: list[str] | None = None
     # ssh_config's IdentityAgent: the agent socket ssh uses for this host ("none": no
     # agent, "SSH_AUTH_SOCK": the environment's); None: not given (the environment's)
     identity_agent: str | None = None
@@ -65,8 +83,8 @@ class HostSpec:
     host_key_alias: str | None = None
     # ssh_config's RevokedHostKeys: a file of host keys never to accept
     revoked_host_keys: str | None = None
-    # ssh_config's GlobalKnownHostsFile: the system's known_hosts files in place of
-    # /etc/ssh/ssh_known_hosts (None: not given)
+    # ssh_config's GlobalKnownHostsFile as written (ssh expands nothing in it): the system's
+    # known_hosts files in place of DEFAULT_GLOBAL_KNOWN_HOSTS (None: not given; []: none)
     global_known_hosts_files: list[str] | None = None
     # ssh_config's HashKnownHosts: a host trusted on first use is added under its hash
     hash_known_hosts: bool = False
@@ -367,9 +385,10 @@ def resolve_host(
             problem = str(e)
     elif pj and proxy_jump is None:  # the site's own proxy_jump sets the file's aside
         pj = expand(ctx, "proxyjump", pj)
-    known = [] if c.get("userknownhostsfile", "").strip().lower() == "none" else [
-        expand(ctx, "userknownhostsfile", f)
-        for f in _file_list(sshcfg, "userknownhostsfile", c.get("userknownhostsfile", ""))]
+    known = None if "userknownhostsfile" not in c else [] if \
+        c["userknownhostsfile"].strip().lower() == "none" else [
+            expand(ctx, "userknownhostsfile", f)
+            for f in _file_list(sshcfg, "userknownhostsfile", c["userknownhostsfile"])]
     return HostSpec(
         alias=alias,
         hostname=hostname,
@@ -387,9 +406,8 @@ def resolve_host(
         revoked_host_keys=expand(ctx, "revokedhostkeys", c["revokedhostkeys"])
         if c.get("revokedhostkeys", "none").lower() != "none" else None,
         global_known_hosts_files=None if "globalknownhostsfile" not in c else [] if
-        c["globalknownhostsfile"].strip().lower() == "none" else [
-            expand(ctx, "globalknownhostsfile", f)
-            for f in _file_list(sshcfg, "globalknownhostsfile", c["globalknownhostsfile"])],
+        c["globalknownhostsfile"].strip().lower() == "none" else
+        _file_list(sshcfg, "globalknownhostsfile", c["globalknownhostsfile"]),
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
         control_master=c.get("controlmaster"),
         control_path=c.get("controlpath"),
@@ -569,8 +587,10 @@ _PATH_TOKENS = "%CdhijkLlnpru"
 _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
            "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
-           "revokedhostkeys": (_PATH_TOKENS, True),
-           "globalknownhostsfile": (_PATH_TOKENS, True)}
+           "revokedhostkeys": (_PATH_TOKENS, True)}
+# the keywords whose `~` and %d are the password database's home, as in ssh (the others
+# still take $HOME's)
+_PASSWORD_HOME = ("userknownhostsfile",)
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
@@ -587,12 +607,22 @@ def expand(ctx: _TokenValues, key: str, value: str) -> str:
     line too)."""
     letters, variables = _TOKENS.get(key, ("", False))
     written, name = value, _KEYWORD_NAMES.get(key, key)
-    if variables and value.startswith("~"):
+    if variables and value.startswith("~") and key not in _PASSWORD_HOME:
         value = os.path.expanduser(value)
+    elif variables and value.startswith("~"):  # `~/` the user's home, `~USER/` USER's
+        user, slash, rest = value[1:].partition("/")
+        try:
+            value = ssh_home(user or None) + slash + rest
+        except KeyError:
+            raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r}: no "
+                           f"user {visible(user)[:40]} in the password database (~USER/ is "
+                           "USER's home, ~/ yours)") from None
 
     def one(m: re.Match[str]) -> str:
         if m.group(2) is None:
             letter = m.group(1)
+            if letter == "d" and key in _PASSWORD_HOME:
+                return ssh_home()
             if letter and letter in letters and (found := ctx.value(letter)) is not None:
                 return found
             takes = ", ".join(f"%{x}" for x in letters)
@@ -751,21 +781,47 @@ def fingerprint(key: paramiko.PKey) -> str:
 
 
 class HostKeyVerifier:
-    """known_hosts checks: the configured file, ssh_config's UserKnownHostsFile,
-    ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts (or ssh_config's GlobalKnownHostsFile
-    in its place, as ssh reads it). Unknown hosts are refused unless
-    trust_on_first_use (then appended to the configured file); changed keys always are."""
+    """known_hosts checks against the site's own file and exactly the files ssh reads for
+    the host: ssh_config's UserKnownHostsFile and GlobalKnownHostsFile, else ssh's defaults
+    (under the password database's home). Unknown hosts are refused unless
+    trust_on_first_use (then appended to the site's file, else to the first
+    UserKnownHostsFile, as ssh adds them); changed keys always are."""
 
     def __init__(self, site: str, known_hosts: str | None, tofu: bool):
         self.site, self.tofu = site, tofu
-        self.own_file = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
+        self.given = os.path.expanduser(known_hosts) if known_hosts else None
+
+    def _user_files(self, spec: HostSpec) -> list[str]:
+        if spec.known_hosts_files is not None:
+            return spec.known_hosts_files
+        return [os.path.join(ssh_home(), f) for f in DEFAULT_USER_KNOWN_HOSTS]
 
     def _files(self, spec: HostSpec) -> list[str]:
-        files = [self.own_file, *spec.known_hosts_files,
-                 os.path.expanduser("~/.ssh/known_hosts")]
-        files += ["/etc/ssh/ssh_known_hosts"] if spec.global_known_hosts_files is None \
+        files = [self.given] if self.given else []
+        files += self._user_files(spec)
+        files += DEFAULT_GLOBAL_KNOWN_HOSTS if spec.global_known_hosts_files is None \
             else spec.global_known_hosts_files
         return list(dict.fromkeys(files))
+
+    def own_file(self, spec: HostSpec) -> str | None:
+        """Where a key trusted on first use is added: the site's file, else the first
+        UserKnownHostsFile (where ssh adds it); None for `UserKnownHostsFile none`."""
+        return self.given or next(iter(self._user_files(spec)), None)
+
+    def _files_note(self, spec: HostSpec) -> str:
+        """` (files read: A, B; not there: C)`: the known_hosts files looked in, and a
+        GlobalKnownHostsFile holding `~`, a token or a variable, which ssh reads as written."""
+        files = self._files(spec)
+        read = [f for f in files if os.path.isfile(f)]
+        absent = [f for f in files if f not in read]
+        note = f"files read: {', '.join(read) or 'none'}"
+        note += f"; not there: {', '.join(absent)}" if absent else ""
+        literal = [f for f in spec.global_known_hosts_files or []
+                   if f.startswith("~") or "%" in f or "${" in f]
+        if literal:
+            note += (f"; ssh reads GlobalKnownHostsFile {literal[0]} as written (it expands "
+                     "no ~, %-token or ${VAR} there): write the path out")
+        return f" ({note})"
 
     def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
                                      list[tuple[list[str], str]]] | None:
@@ -801,8 +857,13 @@ class HostKeyVerifier:
                 continue
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
-                if parts[0] == "@revoked" and len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}"
+                if parts[0].lower() == "@revoked" and len(parts) >= 4:
+                    # ssh reads the marker only in lower case with a blank after it: a
+                    # key meant revoked by `@REVOKED` or `@revoked<TAB>` is refused all the same
+                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}" + (
+                        "" if line.startswith("@revoked ") else
+                        f", written {visible(line[:9])!r}: ssh passes that line over, and "
+                        "would accept the key; write `@revoked` in lower case, a space after it")
                 elif parts[0] == "@cert-authority" and len(parts) >= 4:
                     authorities.append((parts[1].split(","), f"{f} line {n}"))
                 continue  # host certificates are not read: such a host is looked up by key
@@ -875,22 +936,31 @@ class HostKeyVerifier:
                 + (f"{set_aside}, and refuses a changed one whatever ssh_config says"
                    if strict in ("no", "off", "false") else "")
             )
+        own = self.own_file(spec)
+        add = (f"add it to {own} (e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {own}`)"
+               if own else "add it to a known_hosts file, and give that file as known_hosts: "
+               "FILE in the sites file")
+        files = self._files_note(spec)
+        if ca := self._authority_only(spec):
+            # ssh would check the host's certificate against that CA; trusting the key on
+            # first use instead would set the CA aside without a word
+            raise HostKeyError(
+                f"{self.site}: host {name} is known only through the @cert-authority line "
+                f"{ca}, and host certificates are not checked here (the SSH library cannot): "
+                f"the host needs its plain key in a known_hosts file; after checking that "
+                f"the key it offered, {fingerprint(key)}, is the one the CA certified, {add}"
+                f"{files}")
         if self.tofu and strict in ("yes", "true"):
             raise HostKeyError(
-                f"{self.site}: host {name} is not in known_hosts (it offered "
+                f"{self.site}: host {name} is not in known_hosts{files} (it offered "
                 f"{fingerprint(key)}), and {spec.strict_origin} sets StrictHostKeyChecking "
                 f"{spec.strict_host_key_checking} for it, so trust_on_first_use does not add "
-                f"it; after checking that fingerprint, add it to {self.own_file} (e.g. "
-                f"`ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`)")
+                f"it; after checking that fingerprint, {add}")
         if not self.tofu:
-            ca = self._authority_only(spec)
-            ca = f" (only a @cert-authority line names it, {ca}: the SSH library does not " \
-                 "check host certificates)" if ca else ""
             unread = next(filter(None, map(_unread_line, self._files(spec))), "")
             raise HostKeyError(
-                f"{self.site}: host {name} is not in known_hosts{ca} (it offered "
-                f"{fingerprint(key)}); after checking that fingerprint, add it to {self.own_file} "
-                f"(e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {self.own_file}`) "
+                f"{self.site}: host {name} is not in known_hosts{files} (it offered "
+                f"{fingerprint(key)}); after checking that fingerprint, {add} "
                 f"or set trust_on_first_use: true for this site{unread}"
                 + (f"{set_aside} (trust_on_first_use adds a first-seen key, as accept-new "
                    "does)" if set_aside else "")
@@ -898,11 +968,17 @@ class HostKeyVerifier:
                    "engine runs no command from ssh_config): put the keys it gives in "
                    "known_hosts" if spec.known_hosts_command else "")
             )
-        if os.path.exists(self.own_file) and not os.path.isfile(self.own_file):
+        if own is None:
+            raise HostKeyError(
+                f"{self.site}: host {name} is not in known_hosts{files}, and with "
+                "UserKnownHostsFile none and no known_hosts for the site there is no file to "
+                f"add its key ({fingerprint(key)}) to: give known_hosts: FILE in the sites "
+                "file")
+        if os.path.exists(own) and not os.path.isfile(own):
             raise HostKeyError(f"{self.site}: host {name} is not in known_hosts, and "
-                               f"{self.own_file} is not a regular file to add it to")
+                               f"{own} is not a regular file to add it to")
         with _append_lock:
-            p = Path(self.own_file)
+            p = Path(own)
             p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with open(p, "a") as fh:
                 # HashKnownHosts yes: the name hashed, as ssh writes it (a file read by

@@ -218,7 +218,7 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
     """Round r's estimates with the recorded own-error correction undone, and `mode`'s
     applied (none, later: only a ratio above 1, both). Where `error` gives no ratio but a
     move by seconds (`OwnError.shift_s`, from fewer than MIN_SAMPLES jobs), the start moves
-    by it as the engine moves it (`own_shifted`); `later` takes a later one only."""
+    by it as the engine moves it (`OwnError.applied`); `later` takes a later one only."""
     out = {}
     for site, e in r["estimate"].items():
         if e.get("finish_s") is None:
@@ -235,35 +235,24 @@ def own_corrected(run: dict, r: dict, mode: str, error: OwnErrorFn = own_error
             err.sooner_started if mode.startswith("all_started") else None
         ratio = None if err is None or err.ratio is None else \
             err.ratio if err.ratio > 1 or mode == "both" else sooner
+        keep = mode.endswith("bound_kept")  # only a later start moves the bound
         if ratio is not None and e["start_s"] > 0:
-            start = err.corrected(e["start_s"], ratio)
-            if e.get("bound_s") is not None:
-                kept = ratio < 1 and mode.endswith("bound_kept")  # only a later start moves it
-                e["bound_s"] = max(e["bound_s"] if kept else err.corrected(e["bound_s"], ratio),
-                                   start)
-            e["finish_s"] += start - e["start_s"]
-            e["start_s"] = start
+            moved(e, *err.applied(e["start_s"], e.get("bound_s"), ratio, keep))
         elif err is not None and err.ratio is None and err.shift_s is not None and (
-                mode != "later" or err.shift_s > 0) and not mode.endswith("ratio_only"):
-            own_shifted(e, err.shift_s, (r.get("pending") or {}).get(site, 0),
-                        keep_bound=err.shift_s < 0 and mode.endswith("bound_kept"))
+                mode != "later" or err.shift_s > 0) and not mode.endswith("ratio_only") \
+                and not (e["start_s"] <= 0 and (r.get("pending") or {}).get(site, 0) <= 0):
+            moved(e, *err.applied(e["start_s"], e.get("bound_s"), None, keep))
         out[site] = e
     return out
 
 
-def own_shifted(e: dict[str, Any], shift_s: float, queued: int, keep_bound: bool = False
-                ) -> None:
-    """An estimate moved by `shift_s` seconds of the user's own few jobs, as
-    `placement._estimate` moves it: not a start at once with nothing queued; the start not
-    below 0, the finish with it, the 90% bound by the same seconds (`keep_bound`: kept),
-    at least the start."""
-    if e["start_s"] <= 0 and queued <= 0:
-        return
-    start = max(0.0, e["start_s"] + shift_s)
-    e["finish_s"] += start - e["start_s"]
-    e["start_s"] = start
-    if e.get("bound_s") is not None:
-        e["bound_s"] = max(e["bound_s"] if keep_bound else e["bound_s"] + shift_s, start)
+def moved(e: dict[str, Any], start_s: float, bound_s: float | None) -> None:
+    """A recorded estimate given the start and bound `OwnError.applied` moved it to, as
+    `placement._estimate` moves them; its finish moves with the start."""
+    e["finish_s"] += start_s - e["start_s"]
+    e["start_s"] = start_s
+    if bound_s is not None:
+        e["bound_s"] = bound_s
 
 
 def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:

@@ -1240,6 +1240,31 @@ class OwnError:
     def corrected(self, wait_s: float, ratio: float | None = None) -> float:
         return max(0.0, (wait_s + WAIT_FLOOR_S) * (ratio or self.ratio or 1.0) - WAIT_FLOOR_S)
 
+    def engine_ratio(self) -> float | None:
+        """The ratio placement applies: a later one always; a sooner one only where every
+        job started sooner, and by the least any gained (`sooner`): a short wait before is
+        no promise (a queue refills), and a wrong "soon" costs more than a wrong "late"."""
+        return None if self.ratio is None else self.ratio if self.ratio > 1 else self.sooner
+
+    def applied(self, start_s: float, bound_s: float | None, ratio: float | None,
+                keep_sooner_bound: bool = False) -> tuple[float, float | None]:
+        """A start and its 90% bound (seconds from now) moved by `ratio` where one is given,
+        else, with no ratio of its own, by `shift_s` seconds; unchanged otherwise. The start
+        stays at or after now, the bound at or after the start; `keep_sooner_bound` keeps
+        the bound where the move is sooner. Whether to move at all (a start at once with
+        nothing queued stays) is the caller's to say."""
+        if ratio is not None:
+            start, sooner = self.corrected(start_s, ratio), ratio < 1
+            moved = None if bound_s is None else bound_s if keep_sooner_bound and sooner \
+                else self.corrected(bound_s, ratio)
+        elif self.ratio is None and self.shift_s is not None:
+            start, sooner = max(0.0, start_s + self.shift_s), self.shift_s < 0
+            moved = None if bound_s is None else bound_s if keep_sooner_bound and sooner \
+                else bound_s + self.shift_s
+        else:
+            return start_s, bound_s
+        return start, None if moved is None else max(moved, start)
+
 
 OWN_SHIFT_MIN_S = 10.0  # a few own jobs' lateness (or gain) under this is no evidence
 

@@ -1962,31 +1962,23 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             ups = [u for u in (bound_s, raw_s * w.upper if w.bounded else None) if u is not None]
             bound_s = max(*ups, start_s) if ups else None  # no bound without enough samples
     own = cal.own if cal is not None else None
-    # the user's own recent jobs here waited longer than this model predicted for them:
-    # their start, and its bound, move out by that (the median). Where they started
-    # sooner, it moves in only when every one of them did, and by the least any gained: a
-    # short wait before is no promise (a queue refills), and a wrong "soon" costs more
-    # than a wrong "late" (replayed on every kept run: benchmarks/README.md)
-    ratio = None if own is None or own.ratio is None else own.ratio if own.ratio > 1 \
-        else own.sooner
-    if own is not None and ratio is not None and not (start_s == 0 and not snap.pending):
-        model_s, start_s = start_s, own.corrected(start_s, ratio)
-        if bound_s is not None:
-            bound_s = max(own.corrected(bound_s, ratio), start_s)
-        v.own_wait_ratio, v.own_samples = ratio, own.samples
-        v.model_start = plus_seconds(now, model_s)
-        v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
-                       f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
-    elif own is not None and own.shift_s is not None and not (start_s == 0
-                                                              and not snap.pending):
-        # fewer jobs than a ratio needs: moved by their seconds (`calibration.own_error`)
-        model_s, start_s = start_s, max(0.0, start_s + own.shift_s)
-        if bound_s is not None:
-            bound_s = max(bound_s + own.shift_s, start_s)
-        v.own_shift_s, v.own_samples = own.shift_s, own.samples
-        v.model_start = plus_seconds(now, model_s)
-        v.notes.append(_own_shift_note(own.shift_s, own.samples)
-                       + f": start {hms(model_s)} -> {hms(start_s)}")
+    # the user's own recent jobs here waited longer (or, every one of them, shorter) than
+    # this model predicted for them: their start and its bound move by that
+    # (`OwnError.engine_ratio`, replayed on every kept run: benchmarks/README.md); from
+    # fewer jobs than a ratio needs, by their seconds (`calibration.own_error`)
+    ratio = None if own is None else own.engine_ratio()
+    if own is not None and (ratio is not None or own.ratio is None and own.shift_s is not None) \
+            and not (start_s == 0 and not snap.pending):
+        model_s, (start_s, bound_s) = start_s, own.applied(start_s, bound_s, ratio)
+        v.own_samples, v.model_start = own.samples, plus_seconds(now, model_s)
+        if ratio is not None:
+            v.own_wait_ratio = ratio
+            v.notes.append(f"your {own.samples} recent jobs here waited {ratio:.2g}x what "
+                           f"was predicted: start {hms(model_s)} -> {hms(start_s)}")
+        else:
+            v.own_shift_s = own.shift_s
+            v.notes.append(_own_shift_note(own.shift_s, own.samples)
+                           + f": start {hms(model_s)} -> {hms(start_s)}")
     if start_s == 0 and not snap.pending:
         bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says

@@ -340,3 +340,31 @@ async def test_the_federation_hands_on_the_samples_the_correction_rests_on(tmp_p
             assert own_error(got[site]) == own_error(samples)
     finally:
         await fed.close()
+
+
+# --- OwnError.applied: the one place the correction is applied --------------------------
+
+def test_applied_moves_start_and_bound_by_the_ratio_the_engine_takes():
+    """A later ratio always, a sooner one only as `sooner` (every job started sooner):
+    the engine and the decision replay both apply it through `applied`."""
+    late = OwnError(3.0, 5)
+    assert late.engine_ratio() == 3.0
+    start, bound = late.applied(30, 60, late.engine_ratio())
+    assert start == pytest.approx(late.corrected(30, 3.0))
+    assert bound == pytest.approx(late.corrected(60, 3.0))
+    assert OwnError(0.5, 5).engine_ratio() is None  # not every one sooner: no pull-in
+    all_sooner = OwnError(0.4, 5, sooner=0.6)
+    assert all_sooner.engine_ratio() == 0.6
+    start, bound = all_sooner.applied(600, 900, 0.6, keep_sooner_bound=True)
+    assert start == pytest.approx(all_sooner.corrected(600, 0.6)) and bound == 900
+    assert late.applied(30, 10, 3.0)[1] == late.applied(30, 10, 3.0)[0]  # bound >= start
+    assert late.applied(30, None, None) == (30, None)  # no ratio given, none of seconds
+
+
+def test_applied_moves_by_seconds_without_a_ratio():
+    later = OwnError(None, 2, shift_s=70.0)
+    assert later.applied(100, 200, None) == (170.0, 270.0)
+    sooner = OwnError(None, 2, shift_s=-150.0)
+    assert sooner.applied(100, 400, None) == (0.0, 250.0)  # never before now
+    assert sooner.applied(100, 400, None, keep_sooner_bound=True) == (0.0, 400)
+    assert sooner.applied(100, 50, None) == (0.0, 0.0)  # the bound never before the start

@@ -350,6 +350,8 @@ _DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destina
 # Names a scheduler never gives a blank (a comma list of them for queue and reservation):
 # `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
+# ... of which these take a comma list of names (a job may start in any of them)
+_NAME_LISTS = {"queue", "reservation"}
 # a workflow plan's shown template ("{its partition}"), filled in per step before a submit
 _PLACEHOLDER = re.compile(r"\{its [a-z ]+\}")
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
@@ -781,6 +783,11 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
                 else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            f"option); {give}")
+        if leaf in _NAME_LISTS and "," in value and not all(n.strip()
+                                                           for n in value.split(",")):
+            raise BadInput(f"{prefix} {value!r} has an empty name in its list (a comma with "
+                           "no name beside it); give names separated by single commas (a,b), "
+                           "or one name")
         if leaf in _ONE_WORD_NAMES and not _PLACEHOLDER.fullmatch(value) and any(
                 re.search(r"\s", n.strip()) for n in value.split(",")):
             hint = "its one name" if leaf == "qos" else "one name, or several separated by " \

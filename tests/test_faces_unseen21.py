@@ -160,6 +160,28 @@ def test_fault_a_time_limit_too_long_is_said_in_the_minutes_given(user):
     assert sbatch_calls(user) == []
 
 
+@pytest.mark.parametrize("args,said", [
+    (["--software", ","], "--software ',' names no software (only commas and blanks); give "
+                          "NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out"),
+    (["--software", "gcc", "--software", " , "], "--software ' , ' names no software"),
+    (["--partition", "debug,,gpu"], "--partition 'debug,,gpu' has an empty name in its list "
+                                    "(a comma with no name beside it); give names separated "
+                                    "by single commas (a,b), or one name"),
+    (["--partition", "debug,"], "--partition 'debug,' has an empty name in its list"),
+])
+def test_fault_a_list_option_with_an_empty_name_is_refused(user, args, said):
+    """`--software ,` submitted a job needing no software at all, `--partition debug,`
+    reached sbatch with a list holding an empty partition name: each unsaid."""
+    line = user.refused("submit", "--site", "alpha", *args, "job.sh")
+    assert said in line, line
+    assert sbatch_calls(user) == []
+
+
+def test_a_partition_list_of_names_is_still_submitted(user):
+    user.run("submit", "--site", "alpha", "--partition", "debug,gpu", "job.sh", code=0)
+    assert '#SBATCH --partition=debug,gpu\n' in _submitted_script(user)
+
+
 @pytest.mark.parametrize("stdin,said", [
     ("", "- reads the job script from standard input, and it held nothing"),
     ("\x00\x01", "the script on standard input is a binary file (it contains NUL bytes"),
@@ -246,6 +268,17 @@ async def test_fault_a_dependency_on_no_job_the_site_knows_is_a_400(rest, tmp_pa
     assert code == 400 and reply["reason"] == "bad-input", (code, reply)
     assert said in reply["message"], reply
     assert "dependencies[0].job_ids[0]" in reply["message"]
+    await _no_job(rest, tmp_path)
+
+
+@pytest.mark.parametrize("spec,said", [
+    ({"queue": "gpu,"}, "spec.queue 'gpu,' has an empty name in its list"),
+    ({"reservation": ",maint"}, "spec.reservation ',maint' has an empty name in its list"),
+])
+async def test_fault_a_rest_name_list_with_an_empty_name_is_a_400(rest, tmp_path, spec, said):
+    body = json.dumps({"spec": {"script": "echo hi\n", **spec}, "site": "here"}).encode()
+    code, reply = await rest("POST", "jobs", body)
+    assert code == 400 and said in reply["message"], (code, reply)
     await _no_job(rest, tmp_path)
 
 
@@ -373,6 +406,11 @@ def test_a_magic_submit_with_a_name_in_another_script_is_submitted(shell, user):
 ])
 def test_a_magic_option_like_value_is_refused(shell, user, capsys, line, said):
     assert_magic_refused(shell, user, capsys, line, SCRIPT, said)
+
+
+def test_fault_a_magic_software_of_commas_alone_is_refused(shell, user, capsys):
+    assert_magic_refused(shell, user, capsys, "submit --site alpha --software ,", SCRIPT,
+                         "--software ',' names no software")
 
 
 def test_fault_a_magic_time_limit_too_long_is_said_in_the_minutes_given(shell, user, capsys):

@@ -347,6 +347,31 @@ async def test_a_request_without_a_login_is_refused_and_does_nothing(rest, tmp_p
     await _no_job(rest, tmp_path)
 
 
+async def test_a_login_cookie_without_the_xsrf_value_cannot_cancel_approve_or_run(
+        http_server_client, jp_base_url, jp_auth_header, rest, tmp_path):
+    """(guard) The routes that act beyond a submit (cancel, release, a workflow, an
+    approval): a page on another site makes the browser send the login cookie, never the
+    _xsrf value, and is refused with 403."""
+    base = jp_base_url.rstrip("/") + "/diamond/api/"
+    first = await http_server_client.fetch(base + "jobs", headers=jp_auth_header)
+    cookies = "; ".join(c.split(";", 1)[0] for c in first.headers.get_list("Set-Cookie")
+                        if not c.startswith("_xsrf"))
+    assert cookies, "no login cookie to forge with"
+    alone = await http_server_client.fetch(base + "jobs", headers={"Cookie": cookies},
+                                           raise_error=False)
+    assert alone.code == 200, "the cookie alone is a login (else this test proves nothing)"
+    for path, body in (("jobs/here:1/cancel", b"{}"), ("jobs/here:1/release", b"{}"),
+                       ("workflows", b'{"workflow": {"name": "w", "steps": '
+                                     b'[{"name": "a", "script": "echo pwned"}]}}'),
+                       ("tasks/t1/approve", b"{}")):
+        resp = await http_server_client.fetch(
+            base + path, method="POST", body=body, raise_error=False,
+            headers={"Cookie": cookies, "Content-Type": "application/x-www-form-urlencoded"})
+        assert resp.code == 403, (path, resp.code, resp.body)
+    await _no_job(rest, tmp_path)
+    assert (await rest("GET", "workflows"))[1]["workflows"] == []
+
+
 async def test_a_body_past_the_limit_is_a_413_naming_the_limit(rest, tmp_path):
     big = json.dumps({"script": "echo hi\n" + "#" * (1 << 20), "site": "here"}).encode()
     code, reply = await rest("POST", "jobs", big)
@@ -434,6 +459,26 @@ async def test_an_mcp_submit_with_an_option_like_directory_is_refused(user):
     said = await sweep_helpers.mcp_refusal(user, "submit", {
         "spec": {"script": "echo hi\n", "working_directory": "--wrap=id"}, "site": "alpha"})
     assert "working_directory '--wrap=id' starts with '-'" in said, said
+    assert sbatch_calls(user) == []
+
+
+@pytest.mark.parametrize("spec,said", [
+    ({"queue": "gpu,"}, "spec.queue 'gpu,' has an empty name in its list"),
+    ({"metadata": {"ratio": float("inf")}}, "metadata.ratio is inf, which is no JSON number"),
+])
+async def test_fault_an_mcp_submit_with_an_empty_name_or_unspellable_number_is_refused(
+        user, spec, said):
+    said_back = await sweep_helpers.mcp_refusal(user, "submit", {
+        "spec": {"script": "echo hi\n", **spec}, "site": "alpha"})
+    assert said in said_back, said_back
+    assert sbatch_calls(user) == []
+
+
+async def test_an_mcp_submit_staging_from_outside_its_root_is_refused(user):
+    said = await sweep_helpers.mcp_refusal(user, "submit", {
+        "spec": {"script": "echo hi\n", "stage_in": [
+            {"source": "../../etc/passwd", "destination": "passwd"}]}, "site": "alpha"})
+    assert "'../../etc/passwd' is outside" in said, said
     assert sbatch_calls(user) == []
 
 

@@ -282,6 +282,24 @@ async def test_fault_a_rest_name_list_with_an_empty_name_is_a_400(rest, tmp_path
     await _no_job(rest, tmp_path)
 
 
+@pytest.mark.parametrize("path", ["jobs", "place"])
+async def test_fault_a_body_with_both_a_script_and_a_spec_is_a_400(rest, tmp_path, path):
+    """`script` and `spec` both given: the spec ran and the script was ignored, unsaid."""
+    body = {"script": "echo from-script\n", "spec": {"script": "echo from-spec\n"},
+            "site": "here"}
+    code, reply = await rest("POST", path, json.dumps(body).encode())
+    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
+    assert "give `script` (batch script text) or `spec` (a JobSpec), not both" in \
+        reply["message"], reply
+    await _no_job(rest, tmp_path)
+
+
+def test_fault_a_tool_call_with_both_a_script_and_a_spec_is_refused():
+    with pytest.raises(BadInput, match=r"^submit: .*not both: the job is one of them, and the "
+                                       r"other would be ignored"):
+        skill_input("submit", {"script": "echo a\n", "spec": {"script": "echo b\n"}})
+
+
 async def test_a_dependency_on_the_sites_own_job_id_is_submitted_with_it(rest, tmp_path):
     body = {"spec": {"script": "echo hi\n", "dependencies": [{"job_ids": ["12"]}]},
             "site": "here"}

@@ -179,7 +179,7 @@ class HedgeMixin:
         """(site, spec, token, script sha256) of each approved copy, checked again before
         anything is recorded: PlanChanged when a copy's site is gone or its script or data
         movements would now differ."""
-        from .federation_plan import PlanChanged, _moves
+        from .federation_plan import PlanChanged, _moves, check_script_shown
 
         if not isinstance(pins, list) or len(pins) < 2 \
                 or not all(isinstance(p, dict) for p in pins):
@@ -190,6 +190,7 @@ class HedgeMixin:
             if fresh["script_sha256"] != pin.get("script_sha256"):
                 raise PlanChanged(f"the batch script of the copy for {fresh['site']} would "
                                   "differ from the approved one")
+            check_script_shown(fresh, pin, f"of the copy for {fresh['site']}")
             if _moves(fresh) != _moves(pin):
                 raise PlanChanged(f"the data movements of the copy for {fresh['site']} would "
                                   "differ from the approved ones")

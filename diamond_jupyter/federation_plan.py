@@ -54,6 +54,19 @@ def plan_sha256(plan: Any) -> str:
     return sha256(json.dumps(plan, sort_keys=True, separators=(",", ":"), default=str))
 
 
+def check_script_shown(fresh: dict[str, Any], approved: dict[str, Any], where: str) -> None:
+    """PlanChanged when the script or the job an approved plan shows is not the one it would
+    run (its `script_sha256` names the script rendered again, yet its `script` text or its
+    `spec`, what a person read, says another): what runs is what the approval showed, or
+    nothing."""
+    if "script" in approved and approved["script"] != fresh["script"]:
+        raise PlanChanged(f"the batch script {where} that the approved plan shows is not the "
+                          "one it would run (its script_sha256 names another text)")
+    if "spec" in approved and approved["spec"] != fresh["spec"]:
+        raise PlanChanged(f"the job {where} that the approved plan shows (its spec) is not "
+                          "the one it would run")
+
+
 def check_plan_sha256(value: Any, task_id: str) -> str:
     """`value`, a plan's sha256 (64 lower-case hex digits); BadInput naming what it is."""
     if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
@@ -194,6 +207,7 @@ class PlanMixin:
         if fresh["script_sha256"] != plan.get("script_sha256"):
             raise PlanChanged(f"the batch script for {fresh['site']} would differ from the "
                               "approved one")
+        check_script_shown(fresh, plan, f"for {fresh['site']}")
         if _moves(fresh) != _moves(plan):
             raise PlanChanged("the data movements would differ from the approved ones")
         if not spec.queue and fresh["partition"]:

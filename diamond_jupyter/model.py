@@ -351,6 +351,8 @@ _DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destina
 # Names a scheduler never gives a blank (a comma list of them for queue and reservation):
 # `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
+# ... of which these take a comma list of names (a job may start in any of them)
+_NAME_LISTS = {"queue", "reservation"}
 # a workflow plan's shown template ("{its partition}"), filled in per step before a submit
 _PLACEHOLDER = re.compile(r"\{its [a-z ]+\}")
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
@@ -626,16 +628,23 @@ MAX_JSON_DEPTH = 32
 
 
 def check_nesting(field: str, value: Any, limit: int = MAX_JSON_DEPTH) -> None:
-    """BadInput naming `field` when its lists and mappings nest deeper than `limit`
-    (checked without recursion, so any depth is measured safely)."""
-    todo = [(value, 1)]
+    """BadInput naming `field` when its lists and mappings nest deeper than `limit`, or where
+    it holds a number that is not finite (JSON's `NaN`, `Infinity` or `1e999`, which
+    Python's reader takes: stored, it came back as null, the value lost unsaid). Checked
+    without recursion, so any depth is measured safely."""
+    todo: list[tuple[Any, int, str]] = [(value, 1, field)]
     while todo:
-        v, depth = todo.pop()
+        v, depth, where = todo.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise BadInput(f"{where} is {v!r}, which is no JSON number (it would be kept as "
+                           "null); give a finite number, or null")
         if isinstance(v, (dict, list, tuple)):
             if depth > limit:
                 raise BadInput(f"{field} nests lists or mappings more than {limit} levels "
                                "deep; give it a flatter shape")
-            todo += [(x, depth + 1) for x in (v.values() if isinstance(v, dict) else v)]
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            todo += [(x, depth + 1, f"{where}.{k}" if isinstance(v, dict) else f"{where}[{k}]")
+                     for k, x in items]
 
 
 # The largest time limit Slurm stores (2^32 - 2 minutes); no scheduler here takes more.
@@ -763,8 +772,9 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         if leaf == "walltime_s" and value == 0:
             raise BadInput(f"{prefix} 0: {ZERO_TIME_LIMIT}")
         if leaf == "walltime_s" and value > MAX_WALLTIME_S:
-            raise BadInput(f"{prefix} {value} s is too long: at most {MAX_WALLTIME_S // 60} "
-                           "minutes (Slurm's largest time limit)")
+            minutes = value // 60 if value % 60 == 0 else round(value / 60, 2)
+            raise BadInput(f"{prefix} {value} s ({minutes} minutes) is too long: at most "
+                           f"{MAX_WALLTIME_S // 60} minutes (Slurm's largest time limit)")
         if value < 0:
             raise BadInput(f"{prefix} {value} is negative: give 0 or more")
         if abs(value) > MAX_COUNT:
@@ -776,6 +786,11 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
                 else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            f"option); {give}")
+        if leaf in _NAME_LISTS and "," in value and not all(n.strip()
+                                                           for n in value.split(",")):
+            raise BadInput(f"{prefix} {value!r} has an empty name in its list (a comma with "
+                           "no name beside it); give names separated by single commas (a,b), "
+                           "or one name")
         if leaf in _ONE_WORD_NAMES and not _PLACEHOLDER.fullmatch(value) and any(
                 re.search(r"\s", n.strip()) for n in value.split(",")):
             hint = "its one name" if leaf == "qos" else "one name, or several separated by " \

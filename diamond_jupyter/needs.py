@@ -562,6 +562,10 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
             raise BadInput(f"--arch {arch!r}: expected an architecture such as x86_64, "
                            "aarch64 or ppc64le")
         meta["architecture"] = norm_arch(arch)
+    given = [software] if isinstance(software, str) else list(software or [])
+    if blank := next((g for g in map(str, given) if g.strip() and not _names(g)), None):
+        raise BadInput(f"--software {blank!r} names no software (only commas and blanks); "
+                       "give NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out")
     names = _names(software)
     for s in names:
         if not re.fullmatch(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*(?:[/@][A-Za-z0-9_.+-]+)*", s):

@@ -27,6 +27,7 @@ from .dialects.base import (
 from .dialects.outputs_common import count_array_tasks, fold_array_tasks, outcome_rank
 from .dialects.pbs_commands import TOKEN_VARIABLE
 from .dialects.pbs_script import TARGET_FLAVOR
+from .dialects.scripts_common import unusable_dependency
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -305,6 +306,8 @@ class Site:
         expanded with the home: `await know_home(...)` first), and the partition and
         account the site's policy gives. `hedged`: a copy of a hedged job, whose wrapper
         waits for `decide_hedge` before the body runs."""
+        if (why := unusable_dependency(spec, self.cfg.scheduler, self.name)) is not None:
+            raise BadInput(why)
         jd = self.job_dir(token)
         base = (spec.name or "job").replace(" ", "_")[:NAME_KEPT]
         notes = self.name_notes(spec.name, base)

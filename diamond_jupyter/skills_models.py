@@ -54,6 +54,10 @@ class JobInput(_In):
     def _one(self) -> JobInput:
         if not (self.script or self.spec):
             raise ValueError("give `script` (batch script text) or `spec` (a JobSpec)")
+        if self.script and self.spec:  # one job: the other was ignored, unsaid
+            raise ValueError("give `script` (batch script text) or `spec` (a JobSpec), not "
+                             "both: the job is one of them, and the other would be ignored "
+                             "(a spec's own body goes in its `script`)")
         return self
 
     def need_options(self) -> dict[str, Any]:

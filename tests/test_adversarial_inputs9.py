@@ -447,8 +447,9 @@ async def test_placing_a_script_past_slurms_largest_time_limit_says_so(tmp_path)
         discovery={"enabled": False})]), store=Store(tmp_path / "s.sqlite"))
     try:
         spec = fed.parse("#!/bin/bash\n#SBATCH -t 99999999999999\ntrue\n")
-        with pytest.raises(BadInput, match=r"resources.walltime_s 5999999999999940 s is too "
-                                           r"long: at most 4294967294 minutes"):
+        with pytest.raises(BadInput, match=r"resources.walltime_s 5999999999999940 s "
+                                           r"\(99999999999999 minutes\) is too long: at "
+                                           r"most 4294967294 minutes"):
             await fed.place(spec)
     finally:
         await fed.close()

@@ -1411,6 +1411,28 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
     return jid
 
 
+def unusable_dependency(spec: JobSpec, target: str, site: str) -> str | None:
+    """Why a dependency given in the ids of the scheduler the job goes to (its `scheduler`
+    unset: an API caller's, a tool call's) names no job `target` can wait for, naming the
+    field; None when every such id can be given. Rendered, such an id was dropped with a
+    warning, and the job started at once instead of after the job meant."""
+    for i, dep in enumerate(spec.dependencies):
+        if dep.scheduler is not None:  # read from a script: translated, each drop said
+            continue
+        for k, jid in enumerate(dep.job_ids):
+            said: list[str] = []
+            if not jid or _dependency_id(jid, dep.kind, target, said) is not None:
+                continue
+            why = said[0].partition(" (")[2].removesuffix(")") if said else "not a job id"
+            site_id = re.fullmatch(r"([^:\s]+):(\S+)", jid)
+            hint = f"did you mean {site_id[2]}, {site_id[1]}'s own id? " if site_id else ""
+            return (f"dependencies[{i}].job_ids[{k}] {jid!r} names no job {site} can wait "
+                    f"for ({why}), so the job would start at once instead of after it; "
+                    f"{hint}give the {target} job id of a job on {site} (e.g. 42 for "
+                    f"{site}:42), or leave the dependency out")
+    return None
+
+
 # the option each scheduler's script names the jobs it waits for with
 DEPENDENCY_OPTION = {"slurm": "--dependency", "pbs": "-W depend", "lsf": "-w",
                      "sge": "-hold_jid", "flux": "--dependency"}

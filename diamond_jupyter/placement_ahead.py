@@ -14,7 +14,7 @@ from datetime import datetime
 from .config import SiteConfig
 from .dialects.outputs_common import job_hosts
 from .model import JobStatus, Partition, SiteSnapshot, hms
-from .placement_deps import DependencyGate, ids_of
+from .placement_deps import DependencyGate, ids_of, parse_dependency, singleton_parents
 from .placement_fit import _few, aware
 from .placement_sim import (
     NEVER_AS_ASKED,
@@ -188,6 +188,7 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     # (the other schedulers') jobs waiting on a dependency the output does not say in
     # full, or on a parent not in the queue: left out
     unread: set[str] = set()
+    lone: set[str] = set()  # Slurm singletons of no namesake to wait for: met, not yet freed
     # the running jobs' planned ends (their walltimes'), which a dependency waits for
     planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
                     for r in snap.running if r.started_at and r.walltime_s] \
@@ -230,6 +231,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
             never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
         elif where is not None and gate is None and _waits_on_dependency(j):
             unread.add(j.native_id)
+        elif gate is None and _lone_singleton(j, snap):
+            lone.add(j.native_id)
     said = begin[:4] + ([f"{at_part}: {len(begin) - 4} more jobs wait for a begin "
                          "time before the job's start (BeginTime), ahead of it from then"]
                         if len(begin) > 4 else [])
@@ -249,7 +252,22 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     "not say in full (or on a job not in the queue): not known when, so "
                     + ("it is" if len(unread) == 1 else "they are")
                     + " left out, not counted ahead of the job")
+    if lone:
+        said.append(f"{at_part}: {_jobs(lone)} on singleton (its other dependencies met) "
+                    "with no job of its name and user running or submitted before it: met, "
+                    "freed at slurmctld's next pass, not known when, so "
+                    + ("it is" if len(lone) == 1 else "they are")
+                    + " left out, not counted ahead of the job")
     return said
+
+
+def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:
+    """Whether a Slurm job waits on singleton alone (its other terms met) with no job of
+    its name and user running or waiting submitted before it: the dependency is met, the
+    job still waiting until slurmctld frees it."""
+    dep = parse_dependency(j.dependency) if (j.reason or "").strip() == "Dependency" else None
+    return dep is not None and dep.kinds() == {"singleton"} and bool(j.name and j.user) \
+        and not singleton_parents(j, snap.running, snap.pending)
 
 
 def _jobs(ids: set[str]) -> str:

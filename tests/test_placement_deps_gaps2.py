@@ -5,13 +5,18 @@ nodes:
   either has already run: a parent task running ends with its walltime, one waiting as it
   runs in the plan, one gone from the queue has ended and frees its child task (before:
   the child's k-th waiting task was paired with the parent's k-th end, soonest first).
+- Slurm `singleton` with no namesake running or submitted before it (its other terms
+  met): met, but waiting until slurmctld's next pass frees it; left out, and the
+  waiting-jobs note now says so (before: left out silently).
 """
 
 from __future__ import annotations
 
+from test_placement_cases import run
 from test_placement_cases13 import running
-from test_placement_cases19 import waiting
-from test_placement_cases19_followups2 import _queue
+from test_placement_cases19 import BUSY, FOUR, waiting
+from test_placement_cases19_followups import _first, _selene
+from test_placement_cases19_followups2 import _named, _queue
 
 H = 3600.0
 CORR = "aftercorr:40_*(unfulfilled)"
@@ -53,3 +58,35 @@ def test_a_child_past_the_parents_waiting_tasks_pairs_with_each_by_id():
     got = _lane_starts(waiting("40_[5-6]", "Priority", nodes=1),
                        waiting("41_[4-6]", "Dependency", nodes=1), child="41_[4-6]")
     assert got == [0.0, 10.0, 10.0]
+
+
+# ---- Slurm: a singleton with nothing to wait for -----------------------------------------
+
+def _note_of(*lines: str, depends: dict[str, str]) -> list[str]:
+    """What a 4-node batch job on selene is told of the waiting jobs."""
+    v = _first(run(FOUR, _selene(*lines, depends=depends)))
+    return [n for n in v.notes if "singleton" in n]
+
+
+def test_a_singleton_with_no_earlier_namesake_is_said_left_out():
+    """bob's `step` 31 is a singleton, its afterok on 12 met; no `step` of his runs or was
+    submitted before it (carol's 29 and his own 32, submitted after, do not count): its
+    dependency is met but slurmctld has not freed it yet. Left out, and now said so
+    (before: left out, said nowhere)."""
+    lines = (*BUSY, _named(waiting("29", "Priority", nodes=1, user="carol"), "step"),
+             _named(waiting("31", "Dependency", nodes=1), "step"),
+             _named(waiting("32", "Priority", nodes=1), "step"))
+    got = _note_of(*lines, depends={"31": "afterok:12(fulfilled),singleton(unfulfilled)"})
+    assert got == ["partition batch: job 31 waits on singleton (its other dependencies met) "
+                   "with no job of its name and user running or submitted before it: met, "
+                   "freed at slurmctld's next pass, not known when, so it is left out, not "
+                   "counted ahead of the job"]
+
+
+def test_a_singleton_with_an_earlier_namesake_is_not_said_met():
+    """bob's `step` 21 runs (and 30 was submitted before 31): singleton 31 waits for them,
+    it is not said met."""
+    single = _named(waiting("31", "Dependency", nodes=1), "step")
+    for lines in ((_named(BUSY[0], "step"), *BUSY[1:], single),
+                  (*BUSY, _named(waiting("30", "Priority", nodes=1), "step"), single)):
+        assert _note_of(*lines, depends={"31": "singleton(unfulfilled)"}) == []

@@ -8,6 +8,8 @@ nodes:
 - Slurm `singleton` with no namesake running or submitted before it (its other terms
   met): met, but waiting until slurmctld's next pass frees it; left out, and the
   waiting-jobs note now says so (before: left out silently).
+- PBS jobs still counting down `on:N` (jobs naming them not submitted yet) are named in
+  the waiting-jobs note (before: left out, said only in each job's reason).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from test_placement_cases13 import running
 from test_placement_cases19 import BUSY, FOUR, waiting
 from test_placement_cases19_followups import _first, _selene
 from test_placement_cases19_followups2 import _named, _queue
+from test_placement_cases19_followups3 import STAGGERED, _notes, _pbs, _pbs_job
 
 H = 3600.0
 CORR = "aftercorr:40_*(unfulfilled)"
@@ -90,3 +93,37 @@ def test_a_singleton_with_an_earlier_namesake_is_not_said_met():
     for lines in ((_named(BUSY[0], "step"), *BUSY[1:], single),
                   (*BUSY, _named(waiting("30", "Priority", nodes=1), "step"), single)):
         assert _note_of(*lines, depends={"31": "singleton(unfulfilled)"}) == []
+
+
+# ---- PBS: jobs still counting down on:N, named in the note -------------------------------
+
+def test_a_pbs_job_waiting_for_jobs_to_come_is_named_in_the_note():
+    """31 still shows `on:1` (one job naming it is not submitted yet): left out, and the
+    note now names it (before: only its reason said so)."""
+    jobs = _pbs({"30.pbs01": _pbs_job("30", "afterok:21.pbs01@pbs01,beforeok:31.pbs01@pbs01"),
+                 "31.pbs01": _pbs_job("31", "on:1,afterok:30.pbs01@pbs01")})
+    said = _notes(jobs, STAGGERED)
+    assert ("queue batch: job 31.pbs01 waits for 1 more job(s), not submitted yet, to name "
+            "it with a before kind (depend=on:1): not known when, so it is left out, not "
+            "counted ahead of the job") in said
+    assert not any("30.pbs01" in n and "on:" in n for n in said)
+
+
+def test_several_pbs_jobs_waiting_for_jobs_to_come_are_named_together():
+    jobs = _pbs({"31.pbs01": _pbs_job("31", "on:2"), "32.pbs01": _pbs_job("32", "on:1")})
+    assert ("queue batch: jobs 31.pbs01, 32.pbs01 wait for jobs not submitted yet to name "
+            "them with a before kind (depend=on:N): not known when, so they are left out, "
+            "not counted ahead of the job") in _notes(jobs)
+
+
+def test_a_pbs_sites_placement_names_its_jobs_to_come_when_nothing_else_waits_on_one():
+    """Through place() on a PBS site whose only job on a dependency is 31 (`on:2`): the
+    verdict's notes name it (before: the waiting-jobs notes were not made for the site,
+    no job there read as waiting on a dependency)."""
+    cfg, snap = _selene(*STAGGERED)
+    snap = snap.model_copy(update={"jobs": snap.jobs + _pbs({"31.pbs01": _pbs_job("31", "on:2")})})
+    v = _first(run(FOUR, (cfg.model_copy(update={"scheduler": "pbs"}), snap)))
+    assert [n for n in v.notes if "31.pbs01" in n] == [
+        "queue batch: job 31.pbs01 waits for 2 more job(s), not submitted yet, to name it "
+        "with a before kind (depend=on:2): not known when, so it is left out, not counted "
+        "ahead of the job"]

@@ -14,12 +14,17 @@ nodes:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from test_placement_cases import run
 from test_placement_cases13 import running
 from test_placement_cases19 import BUSY, FOUR, waiting
 from test_placement_cases19_followups import _first, _selene
 from test_placement_cases19_followups2 import _named, _queue
 from test_placement_cases19_followups3 import STAGGERED, _notes, _pbs, _pbs_job
+
+from diamond_jupyter.model import JobState, JobStatus
+from diamond_jupyter.placement_deps import gate_for, parse_dependency
 
 H = 3600.0
 CORR = "aftercorr:40_*(unfulfilled)"
@@ -127,3 +132,17 @@ def test_a_pbs_sites_placement_names_its_jobs_to_come_when_nothing_else_waits_on
         "queue batch: job 31.pbs01 waits for 2 more job(s), not submitted yet, to name it "
         "with a before kind (depend=on:2): not known when, so it is left out, not counted "
         "ahead of the job"]
+
+
+def test_a_calibrated_view_moves_the_paired_parent_tasks_end():
+    """41_[2-3] after 40_2 (+5 h) and 40_3 (+8 h); a calibrated view ends 40_3 at +1 h:
+    task 3 (rank 1) follows it there, task 2 keeps +5 h."""
+    def job(jid: str, state: JobState) -> JobStatus:
+        return JobStatus(native_id=jid, state=state)
+    parents = [(job("40_2", JobState.RUNNING), 5 * H), (job("40_3", JobState.RUNNING), 8 * H)]
+    gate = gate_for(job("41_[2-3]", JobState.PENDING), parse_dependency(CORR), parents, {},
+                    set())
+    assert gate is not None
+    moved = gate.moved({"40_3": 1 * H})
+    assert [replace(g, rank=k).at() for g in (gate, moved) for k in (0, 1)] == [
+        5 * H, 8 * H, 5 * H, 1 * H]

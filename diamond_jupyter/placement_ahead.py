@@ -7,6 +7,7 @@ which come ahead of it from then or hold back no job. Pure code."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
@@ -14,7 +15,7 @@ from datetime import datetime
 from .config import SiteConfig
 from .dialects.outputs_common import job_hosts
 from .model import JobStatus, Partition, SiteSnapshot, hms
-from .placement_deps import DependencyGate, ids_of
+from .placement_deps import DependencyGate, ids_of, parse_dependency, singleton_parents
 from .placement_fit import _few, aware
 from .placement_sim import (
     NEVER_AS_ASKED,
@@ -157,13 +158,15 @@ def _dependency_note(where: str, j: JobStatus, gate: DependencyGate, at: float) 
 def _waits_on_dependency(j: JobStatus) -> bool:
     """Whether a waiting job's reason says it waits on a dependency: Slurm's Dependency,
     LSF's pending reason, Flux's `dependency: ...`, or its dependency read (PBS, Grid
-    Engine: held, what it waits for read by the dialect)."""
+    Engine: held, what it waits for read by the dialect; PBS: jobs to come, `on:N`)."""
     reason = (j.reason or "").strip().lower()
     return bool(j.dependency) or reason in ("dependency", _LSF_DEPENDENCY_WAIT) \
-        or reason.startswith("dependency: ")
+        or reason.startswith("dependency: ") or bool(_PBS_ON_COUNT.search(j.reason or ""))
 
 
 _LSF_DEPENDENCY_WAIT = "job dependency condition not satisfied"
+# the PBS dialect's reason for a job still counting down `on:N` (`pbs_commands`)
+_PBS_ON_COUNT = re.compile(r"\(depend=on:(\d+)\): not known when")
 
 
 def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
@@ -188,6 +191,8 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
     # (the other schedulers') jobs waiting on a dependency the output does not say in
     # full, or on a parent not in the queue: left out
     unread: set[str] = set()
+    lone: set[str] = set()  # Slurm singletons of no namesake to wait for: met, not yet freed
+    to_come: dict[str, int] = {}  # PBS jobs still counting down `on:N`: N jobs to come
     # the running jobs' planned ends (their walltimes'), which a dependency waits for
     planned_ends = [(r, (aware(r.started_at) - now).total_seconds() + r.walltime_s)
                     for r in snap.running if r.started_at and r.walltime_s] \
@@ -228,8 +233,12 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
             out_for.setdefault(_few(set(unavailable_nodes(j))), set()).add(j.native_id)
         elif NEVER_AS_ASKED.fullmatch(j.reason or ""):
             never.setdefault((j.reason or "").strip(), set()).add(j.native_id)
+        elif where is not None and (on := _PBS_ON_COUNT.search(j.reason or "")):
+            to_come[j.native_id] = int(on.group(1))
         elif where is not None and gate is None and _waits_on_dependency(j):
             unread.add(j.native_id)
+        elif gate is None and _lone_singleton(j, snap):
+            lone.add(j.native_id)
     said = begin[:4] + ([f"{at_part}: {len(begin) - 4} more jobs wait for a begin "
                          "time before the job's start (BeginTime), ahead of it from then"]
                         if len(begin) > 4 else [])
@@ -249,7 +258,31 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     "not say in full (or on a job not in the queue): not known when, so "
                     + ("it is" if len(unread) == 1 else "they are")
                     + " left out, not counted ahead of the job")
+    if len(to_come) == 1:
+        [(jid, n)] = to_come.items()
+        said.append(f"{where}: job {jid} waits for {n} more job(s), not submitted yet, to "
+                    f"name it with a before kind (depend=on:{n}): not known when, so it is "
+                    "left out, not counted ahead of the job")
+    elif to_come:
+        said.append(f"{where}: jobs {_few(set(to_come))} wait for jobs not submitted yet to "
+                    "name them with a before kind (depend=on:N): not known when, so they "
+                    "are left out, not counted ahead of the job")
+    if lone:
+        said.append(f"{at_part}: {_jobs(lone)} on singleton (its other dependencies met) "
+                    "with no job of its name and user running or submitted before it: met, "
+                    "freed at slurmctld's next pass, not known when, so "
+                    + ("it is" if len(lone) == 1 else "they are")
+                    + " left out, not counted ahead of the job")
     return said
+
+
+def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:
+    """Whether a Slurm job waits on singleton alone (its other terms met) with no job of
+    its name and user running or waiting submitted before it: the dependency is met, the
+    job still waiting until slurmctld frees it."""
+    dep = parse_dependency(j.dependency) if (j.reason or "").strip() == "Dependency" else None
+    return dep is not None and dep.kinds() == {"singleton"} and bool(j.name and j.user) \
+        and not singleton_parents(j, snap.running, snap.pending)
 
 
 def _jobs(ids: set[str]) -> str:

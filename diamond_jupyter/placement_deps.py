@@ -12,10 +12,12 @@ of a kind and parent ids, each with its state, joined by ',' (every term must be
 - `afterany`, `afterok`: once every parent has ended. An `afterok` parent is taken to
   succeed (a failed one would leave the job waiting for good: DependencyNeverSatisfied);
 - `afternotok`: once a parent has failed, which, parents taken to succeed, never comes;
-- `aftercorr`: an array's task by task, each after the parent's task of its index ends:
-  its first task once the parent's first task ends; a parent's tasks end as they run
-  (under a throttle `%N`, N at a time, each lane's back to back), and a lane of several
-  tasks may start once each of them, run in turn, finds its parent task ended;
+- `aftercorr`: an array's task by task, each after the parent's task of the same task id
+  ends (task 5 after the parent's task 5, whatever of either has run): a parent task
+  running ends with its walltime, one waiting as it runs in the plan (under a throttle
+  `%N`, N at a time, each lane's back to back), one gone from the queue has ended (its
+  child task is free); a lane of several tasks may start once each of them, run in turn,
+  finds its parent task ended. Where a record's task ids do not read, tasks pair in order;
 - `singleton`: once every earlier job of its name and user has ended (one of them runs at
   a time, in submit order): their running ones and those waiting submitted before it
   (a smaller job id), wherever they wait in the queue.
@@ -34,7 +36,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from .dialects.outputs_common import array_record
+from .dialects.outputs_common import array_record, array_task_ids
 from .model import JobStatus
 
 MAX_CHAIN = 16  # waiting parents deep a chain is followed; deeper: left out, not known
@@ -175,6 +177,11 @@ class DependencyGate:
     stride: int = 1  # aftercorr: the lanes of its array (lane k runs tasks k, k+stride ...)
     lane_tasks: int = 1  # its lane's tasks, run back to back
     task_s: float = 0.0  # each task's run
+    # aftercorr by task id: the job's waiting task ids, in order (rank k: the k-th), and
+    # each parent's running tasks' ends by task id and its waiting task ids, in order
+    own_tasks: tuple[range, ...] = ()
+    parent_tasks: dict[str, tuple[dict[int, float], tuple[range, ...]]] = field(
+        default_factory=dict)
 
     def at(self, queued_when: When | None = None) -> float | None:
         """From when the job may start (seconds from now): math.inf never (a failure
@@ -199,8 +206,16 @@ class DependencyGate:
                 if pid in self.ends:
                     by_pid.setdefault(pid, []).append(end)
         tasks = {**self.task_ends, **{p: tuple(sorted(e)) for p, e in by_pid.items()}}
+        paired = self.parent_tasks
+        if paired and any(pid in paired for nid in ends for pid in ids_of(nid)):
+            paired = {p: (dict(by_id), waits) for p, (by_id, waits) in paired.items()}
+            for nid, end in ends.items():
+                task = _one_task(nid)
+                for pid in ids_of(nid):
+                    if task is not None and pid in paired and task in paired[pid][0]:
+                        paired[pid][0][task] = end
         return replace(self, ends={**self.ends, **{p: max(e) for p, e in by_pid.items()}},
-                       task_ends=tasks)
+                       task_ends=tasks, parent_tasks=paired)
 
     def _term_at(self, term: Term, queued_when: When | None) -> float | None:
         event = _EVENT[term.kind]
@@ -230,6 +245,14 @@ class DependencyGate:
 
     def _when(self, event: str, pid: str, queued_when: When | None, rank: int = 0
               ) -> float | None:
+        if event == "first_end" and pid in self.parent_tasks \
+                and (task := _nth(self.own_tasks, rank)) is not None:
+            by_id, waits = self.parent_tasks[pid]  # the parent's task of the same id
+            if task in by_id:
+                return by_id[task]
+            if (i := _index(waits, task)) is not None:
+                return queued_when(event, pid, i) if queued_when is not None else None
+            return 0.0  # gone from the queue: it has ended
         if event == "first_end":  # its task of this rank (the last it has, beyond)
             tasks = self.task_ends.get(pid, ())
             running = tasks[min(rank, len(tasks) - 1)] if tasks else None
@@ -252,11 +275,13 @@ class DependencyGate:
 
 
 def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus, float]],
-             starts: dict[str, float], waiting: set[str]) -> DependencyGate | None:
+             starts: dict[str, float], waiting: set[str], listed: Iterable[JobStatus] = ()
+             ) -> DependencyGate | None:
     """The gate of waiting job `j` on `dependency` (singleton's parents already in its
     terms): `running` each running job with its end (seconds from now), `starts` their
-    starts (negative), `waiting` the ids the queue's waiting jobs answer to (`ids_of`).
-    None when a parent is neither running nor waiting (not seen: nothing known)."""
+    starts (negative), `waiting` the ids the queue's waiting jobs answer to (`ids_of`),
+    `listed` those jobs (an aftercorr parent's waiting task ids). None when a parent is
+    neither running nor waiting (not seen: nothing known)."""
     ends: dict[str, float] = {}
     tasks: dict[str, list[float]] = {}
     started: dict[str, float] = {}
@@ -272,8 +297,60 @@ def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus
     queued = frozenset(p for p in wanted if p in waiting)
     if any(p not in ends and p not in queued for p in wanted):
         return None
-    return DependencyGate(dependency, started, ends,
+    gate = DependencyGate(dependency, started, ends,
                           {p: tuple(sorted(e)) for p, e in tasks.items()}, queued)
+    if "aftercorr" in dependency.kinds() and (own := array_task_ids(j.native_id or "")):
+        corr = {p for t in dependency.terms if t.kind == "aftercorr" for p, _ in t.parents}
+        paired = {p: got for p in corr
+                  if (got := _parent_tasks(p, running, listed)) is not None}
+        if paired:
+            gate = replace(gate, own_tasks=own, parent_tasks=paired)
+    return gate
+
+
+def _parent_tasks(pid: str, running: list[tuple[JobStatus, float]],
+                  listed: Iterable[JobStatus]
+                  ) -> tuple[dict[int, float], tuple[range, ...]] | None:
+    """Array `pid`'s running tasks' ends by task id and its waiting task ids, in order;
+    None when a record of it does not say its task ids (tasks then pair in order)."""
+    by_id: dict[int, float] = {}
+    for r, end in running:
+        if pid in ids_of(r.native_id):
+            if (task := _one_task(r.native_id)) is None:
+                return None
+            by_id[task] = end
+    waits: list[range] = []
+    for w in listed:
+        if pid in ids_of(w.native_id):
+            if (ids := array_task_ids(w.native_id)) is None:
+                return None
+            waits.extend(ids)
+    return by_id, tuple(waits)
+
+
+def _one_task(native_id: str) -> int | None:
+    """The task id of a record of one array task (`12_3`, `12[3]`, `12.3`), else None."""
+    ids = array_task_ids(native_id)
+    return ids[0].start if ids and len(ids) == 1 and len(ids[0]) == 1 else None
+
+
+def _nth(ids: tuple[range, ...], k: int) -> int | None:
+    """The k-th task id of `ids` (0: the first), None past them."""
+    for r in ids:
+        if k < len(r):
+            return r[k]
+        k -= len(r)
+    return None
+
+
+def _index(ids: tuple[range, ...], task: int) -> int | None:
+    """Where task id `task` comes in `ids` (0: the first), None when not there."""
+    before = 0
+    for r in ids:
+        if task in r:
+            return before + r.index(task)
+        before += len(r)
+    return None
 
 
 def chain_depths(gates: dict[str, DependencyGate], answers: dict[str, list[str]]

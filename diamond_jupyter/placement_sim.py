@@ -195,7 +195,7 @@ def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobSta
                                for t in dep.terms), dep.every)
     starts = {r.native_id: (aware(r.started_at) - now).total_seconds()
               for r, _ in running if r.started_at}
-    return gate_for(j, dep, running, starts, waiting)
+    return gate_for(j, dep, running, starts, waiting, listed)
 
 
 def _after_ends(ids: tuple[str, ...], every: bool, ends: dict[str, float]) -> float | None:

@@ -592,6 +592,31 @@ _WAITING_TASKS = (re.compile(r"(\d+)_\[([^\]]*)\]"), re.compile(r"(\d+)\.(\d[\d,
 _ONE_TASK = re.compile(r"(\d+)(?:_(\d+)|\[(\d+)\])")  # Slurm '123_7', LSF '500[3]'
 
 
+def array_task_ids(native_id: str) -> tuple[range, ...] | None:
+    """The task ids a queue record of an array's tasks stands for, in order, as ranges
+    (not expanded: an array may hold millions): '123_[4-9%2]' -> (range(4, 10),),
+    '9.1-7:3' -> (range(1, 8, 3),), '123_7' and '500[3]' -> (range(7, 8),); None for a
+    plain job's id or a range that does not read."""
+    expr = None
+    for form in _WAITING_TASKS:
+        if m := form.fullmatch(native_id):
+            expr = m.group(2).partition("%")[0]
+    if expr is None:
+        m = _ONE_TASK.fullmatch(native_id)
+        return (range(int(m.group(2) or m.group(3)), int(m.group(2) or m.group(3)) + 1),) \
+            if m else None
+    out = []
+    for part in expr.split(","):
+        m = _TASK_RANGE.fullmatch(part.strip())
+        if m is None:
+            return None
+        lo, hi, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
+        if hi < lo or step < 1:
+            return None
+        out.append(range(lo, hi + 1, step))
+    return tuple(out)
+
+
 def array_record(native_id: str) -> tuple[str, int, int | None] | None:
     """What a queue record of a job array's tasks stands for, read from its id in any
     scheduler's form: (the array's id, how many tasks, at most how many of the array run at

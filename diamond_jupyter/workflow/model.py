@@ -1610,6 +1610,20 @@ def _json_blanks(text: str) -> str:
     return text.replace("\t", " ")
 
 
+def _without_byte_order_marks(text: str, source: str) -> str:
+    """`text` without the byte-order marks (U+FEFF) it starts with (an editor's, or two where
+    files were joined); one anywhere else is refused where it stands (YAML reads it as text,
+    and an invisible key or a broken line is all it would say)."""
+    body = text.lstrip("\ufeff")
+    at = body.find("\ufeff")
+    if at < 0:
+        return body
+    line, column = body.count("\n", 0, at) + 1, at - body.rfind("\n", 0, at)
+    raise BadInput(f"{source}: line {line}, column {column} holds a byte-order mark (U+FEFF, "
+                   "an invisible character left where files saved with one were joined): "
+                   "delete it; a workflow may start with one, nowhere else")
+
+
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
                   root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
@@ -1647,7 +1661,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     elif len(text) > MAX_WORKFLOW_BYTES or len(text.encode("utf-8", "replace")) > \
             MAX_WORKFLOW_BYTES:
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
-    text = _json_blanks(text)
+    text = _json_blanks(_without_byte_order_marks(text, source))
     try:
         data = strict_load(text, MAX_DEPTH)
     except yaml.YAMLError as e:

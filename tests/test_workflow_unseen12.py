@@ -427,3 +427,63 @@ def test_the_python_api_refuses_what_the_file_refuses(kw, said):
     with pytest.raises((ValidationError, BadInput)) as e:
         Step(script="x", **kw)
     assert said in str(e.value)
+
+
+def _api_flow(steps: list[dict[str, Any]]) -> Any:
+    from diamond_jupyter.workflow import Step, Workflow
+
+    return Workflow(name="w", steps=[Step(script="x", **s) for s in steps])
+
+
+@pytest.mark.parametrize("steps, said", [
+    ([{"name": "a"}, {"name": "a"}],
+     "workflow 'w': step name 'a' is used twice (steps[0] and steps[1]); rename one"),
+    ([{"name": "a", "needs": ["b"]}, {"name": "b", "needs": ["a"]}],
+     "workflow 'w' has a cycle: a -> b -> a"),
+    ([{"name": "a", "needs": ["zz"]}], "step 'a' needs unknown step 'zz' (steps: a)"),
+    ([{"name": "a", "gang": "g"}, {"name": "b", "gang": "g", "needs": ["a"]}],
+     "gang 'g': step 'b' waits for 'a' of the same gang, but a gang's steps start together"),
+    ([{"name": f"s{i}", "needs": [f"s{(i + 1) % 50}"]} for i in range(50)],
+     "workflow 'w' has a cycle of 50 steps: s0 -> s49 -> s48 -> s47 -> s46 -> s45 -> s44 -> "
+     "s43 -> ... (40 steps more) ... -> s2 -> s1 -> s0"),
+    ([{"name": "a", "site": "delta"}], "step 'a': unknown site 'delta' (known: alpha, beta, "
+     "gamma, or auto)"),
+])
+def test_the_python_api_refuses_a_workflow_as_a_whole_with_the_files_words(steps, said):
+    from diamond_jupyter.workflow import parse_workflow
+
+    with pytest.raises(BadInput) as e:
+        parse_workflow(_api_flow(steps), sites=SITES)
+    assert str(e.value) == said
+
+
+@pytest.mark.parametrize("inputs, arrives", [
+    ("{from: a, path: x.bin, as: in/}", "mkdir -p -- in && cp -p -- "),  # into in/, as x.bin
+    ("{from: a, path: out/, as: in.txt}", "mkdir -p -- in.txt && cp -pR -- "),
+])
+async def test_a_file_given_a_directory_name_and_a_directory_a_file_name_arrive_inside(
+        tmp_path, monkeypatch, inputs, arrives):
+    fed = _fed(tmp_path, monkeypatch)
+    try:
+        view = await fed.run_workflow(
+            "name: w\nsteps:\n" + _step("a") + _step("b", needs=["a"],
+                                                     extra=f"inputs: [{inputs}]"),
+            origin={"face": "test"})
+        job = fed.store.get_job(view.steps[1].job)
+        sent = (Path(job.workdir) / "job.sh").read_text()
+        copy = next(ln for ln in sent.splitlines() if " cp -p" in ln)
+        assert copy.startswith(arrives) and (" in/x.bin ||" in copy or "/. in.txt/ ||" in copy)
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("inputs, first, second", [
+    ("[{from: a, path: ./x, as: ./x}, {from: a, path: x}]", "a's ./x", "a's x"),
+    ("[{from: a, path: d/../x}, {from: a, path: y, as: x}]", "a's d/../x", "a's y"),
+])
+def test_two_inputs_spelt_differently_that_arrive_as_one_name_are_refused(
+        inputs, first, second):
+    msg = refused("name: w\nsteps:\n  - {name: a, script: x}\n"
+                  f"  - {{name: b, needs: [a], inputs: {inputs}, script: x}}\n")
+    assert msg == (f"step 'b': two inputs arrive as 'x' (inputs[0], {first}, and inputs[1], "
+                   f"{second}); name one with `as:` (line 4)")

@@ -320,6 +320,27 @@ def test_fault_a_byte_order_mark_left_mid_file_is_refused_where_it_stands():
                    "it; a workflow may start with one, nowhere else")
 
 
+@pytest.mark.parametrize("text, shown, code, meant, line", [
+    ("name: w\nsteps:\n  - {name: a, scr\u200dipt: x}\n", "steps['a'].scr<U+200D>ipt",
+     "U+200D (ZERO WIDTH JOINER)", "delete it to write 'script'", 3),
+    ("name: w\nsteps:\n  - name: a\n    \u2060retries: 1\n    script: x\n",
+     "steps['a'].<U+2060>retries", "U+2060 (WORD JOINER)", "delete it to write 'retries'", 4),
+    ("na\u00adme: w\nsteps:\n  - {name: a, script: x}\n", "na<U+00AD>me",
+     "U+00AD (SOFT HYPHEN)", "delete it to write 'name'", 1),
+    ("name: w\nsteps:\n  - {name: a, scr\u200dipts: x, script: x}\n",
+     "steps['a'].scr<U+200D>ipts", "U+200D (ZERO WIDTH JOINER)",
+     "delete it; did you mean 'script'?", 3),
+])
+def test_fault_a_key_holding_an_invisible_character_says_which_and_where(
+        text, shown, code, meant, line):
+    """Before: "steps['a'].scr\u200dipt: unknown field ...; did you mean 'script'?", the
+    key shown as the very word it was told to be."""
+    msg = refused(text)
+    assert msg.startswith(f"the workflow: {shown}: unknown field (accepted: "), msg
+    assert msg.endswith(f"; it holds {code}, an invisible character (pasted from a web page "
+                        f"or a PDF?): {meant} (line {line})"), msg
+
+
 # -- 6. names: other alphabets, options, invisible characters ---------------------------------
 
 @pytest.mark.parametrize("name, bad", [

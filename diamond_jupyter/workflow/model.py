@@ -1132,8 +1132,23 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
                     name = steps[part].get("name")
             out += f"[{name!r}]" if isinstance(name, str) and len(name) <= 63 else f"[{part}]"
         else:
-            out += ("." if out else "") + {"from_": "from", "as_": "as"}.get(str(part), str(part))
+            out += ("." if out else "") + _shown_key(
+                {"from_": "from", "as_": "as"}.get(str(part), str(part)))
     return out or "the workflow"
+
+
+def _shown_key(key: str) -> str:
+    """`key` with each character that shows nothing written as its code (U+200D)."""
+    return "".join(c if c.isprintable() else f"<U+{ord(c):04X}>" for c in key)
+
+
+def _invisible(key: str) -> str:
+    """The first character of `key` that shows nothing, named ('U+200D (ZERO WIDTH
+    JOINER)'); "" when every one shows."""
+    import unicodedata
+
+    c = next((c for c in key if not c.isprintable()), None)
+    return "" if c is None else f"U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})"
 
 
 def _script_files(data: dict[str, Any], base: Path | None, source: str,
@@ -1258,6 +1273,12 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             unsupported = _UNSUPPORTED.get(str(err["loc"][-1]).casefold())
             if unsupported:  # another tool's feature: say what to do here instead
                 msg = f"not supported: {unsupported}"
+            elif hidden := _invisible(key := str(err["loc"][-1])):
+                seen = "".join(c for c in key if c.isprintable())
+                msg += (f"; it holds {hidden}, an invisible character (pasted from a web page "
+                        "or a PDF?): delete it" + (f" to write {seen!r}" if seen in accepted
+                                                   else f"; did you mean {meant!r}?" if meant
+                                                   else ""))
             elif meant:
                 msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":

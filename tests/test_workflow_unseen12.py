@@ -2,9 +2,10 @@
 inputs that are directories or renamed (and the glob, `..`, absolute and option-like paths
 refused), a step's script in each dialect on a Slurm site, gangs spanning two sites, retries
 with `on_failure` both ways, YAML anchors, aliases and merge keys, duplicate keys, tabs,
-byte-order marks (one, two, or one left mid-file where files were joined), step names in
-other alphabets or written like options (`-rf`, `--wrap`), inputs of terabytes and files
-over the size limit; and the Python API building the same workflows.
+byte-order marks (one, two, or one left mid-file where files were joined), keys holding an
+invisible character pasted with them, step and workflow names in other alphabets or written
+like options (`-rf`, `--wrap`), inputs of terabytes and files over the size limit; and the
+Python API building the same workflows.
 
 A valid file's plan is asserted as `diamond workflow run --json` shows it (`view.contract()`:
 each step's site, needs and gang) with what the engine planned for it in the store (queued
@@ -352,6 +353,17 @@ def test_step_names_that_are_not_plain_ascii_or_look_like_options_are_refused(na
     assert "is not a valid name (letters, digits, _ . -, ASCII only, starting with a letter " \
         "or digit, at most 63 characters" in msg and msg.endswith("(line 3)"), msg
     assert bad is None or f"{bad} is not one of them" in msg, msg
+
+
+@pytest.mark.parametrize("name, bad", [
+    ("--wrap", None), ("-rf", None), ('"a\u200db"', "'\\u200d'"), ('"../x"', "'/'"),
+    ('""', None), ('"a b; rm -rf ~"', "' ' is not one of them (use - or _ for a blank)"),
+])
+def test_workflow_names_like_options_paths_or_commands_are_refused_at_line_1(name, bad):
+    msg = refused(f"name: {name}\nsteps:\n  - {{name: a, script: x}}\n")
+    assert msg.startswith("the workflow: name: ") and msg.endswith("(line 1)"), msg
+    assert "is not a valid name (letters, digits, _ . -, ASCII only" in msg, msg
+    assert bad is None or bad in msg, msg
 
 
 def test_names_with_dots_dashes_and_digits_first_are_kept_as_written():

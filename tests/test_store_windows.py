@@ -211,3 +211,61 @@ async def test_a_workflow_reads_each_job_for_its_estimates_a_few_times(
             j.id for j in fed.store.list_jobs(limit=newest.limit)]
     finally:
         await fed.close()
+
+
+def test_a_merge_moves_the_changed_rows_into_place_without_sorting_the_window(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs submitted, ended, dated back and forth in a mixed order: after every change the
+    kept windows answer what a plain read answers, and only whole reads sort."""
+    import random
+
+    from diamond_jupyter.store import windows
+
+    sorts = []
+    keep = windows.WindowsMixin._keep
+    monkeypatch.setattr(windows.WindowsMixin, "_keep",
+                        staticmethod(lambda w, m: (sorts.append(len(m)), keep(w, m))[1]))
+    store = Store(tmp_path / "s.sqlite")
+    rng = random.Random(12)
+    try:
+        ids = _submitted(store, 30)
+        wide, narrow, active = (NewestJobs.of(None, 60), NewestJobs.of(None, 10),
+                                NewestJobs.of(ACTIVE, 8))
+        for w in (wide, narrow, active):
+            _same(store, w)
+        assert len(sorts) == 3
+        for i in range(60):
+            pick = rng.choice(ids)
+            if i % 3 == 0:
+                ids += _submitted(store, 1, start=100 + i)
+            elif i % 3 == 1:
+                store.apply_state(pick, rng.choice([JobState.RUNNING, JobState.COMPLETED]))
+            else:
+                with store._conn() as c:
+                    c.execute("UPDATE jobs SET created_at = ? WHERE id = ?",
+                              (f"2026-01-{rng.randint(1, 28):02d}", pick))
+            for w in (wide, narrow, active):
+                _same(store, w)
+        assert wide.full_reads == 1  # never full, so every change merged
+        assert len(sorts) == sum(w.full_reads for w in (wide, narrow, active))
+    finally:
+        store.close()
+
+
+def test_a_workflow_record_finds_its_steps_in_a_copy_with_other_steps() -> None:
+    from datetime import datetime
+
+    from diamond_jupyter.model import BadInput
+    from diamond_jupyter.store.workflows import StepRecord, WorkflowRecord
+
+    now = datetime(2026, 1, 1)
+    rec = WorkflowRecord(id="wf-1", name="w", spec={}, created_at=now, updated_at=now,
+                         steps=[StepRecord(workflow_id="wf-1", name=f"s{i}") for i in range(500)])
+    assert rec.step("s499").name == "s499" and rec.step("s0") is rec.steps[0]
+    moved = rec.model_copy(update={"steps": [
+        StepRecord(workflow_id="wf-1", name=s.name, phase="done") for s in reversed(rec.steps)]})
+    assert moved.step("s499") is moved.steps[0] and moved.step("s499").phase == "done"
+    assert rec.step("s499") is rec.steps[499] and rec.step("s499").phase == "waiting"
+    assert moved == moved.model_copy()  # the remembered positions are not part of it
+    with pytest.raises(BadInput, match="no step 's500'"):
+        rec.step("s500")

@@ -5,6 +5,7 @@ submits reads the user's newest jobs for its estimates, and reading the whole wi
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ class NewestJobs:
     deleted: int = -1  # its deletion tick then
     full: bool = False  # the store held at least `limit` such jobs then
     members: dict[int, tuple[SortKey, Job]] = field(default_factory=dict)  # by rowid
+    order: list[tuple[SortKey, Job]] = field(default_factory=list)  # the members, oldest first
     jobs: list[Job] = field(default_factory=list)  # the answer, newest first
     rows_read: int = 0
     full_reads: int = 0
@@ -63,21 +65,26 @@ class WindowsMixin(Database):
         return window.jobs
 
     def _merge(self, window: NewestJobs) -> bool:
-        """Bring the rows changed since `window.clock` into it; False where that cannot
-        tell the window (a full window lost a member: a job beyond it may come in)."""
+        """Bring the rows changed since `window.clock` into it, each moved to its place in the
+        kept order (the window is not sorted again); False where that cannot tell the window
+        (a full window lost a member: a job beyond it may come in), the window then left
+        to be read whole."""
         if window.clock < 0:
             return False
         rows = self._read("SELECT *, rowid AS row_order FROM jobs WHERE changed > ?",
                           (window.clock,))
         window.rows_read += len(rows)
-        members = dict(window.members)
+        members, order = window.members, window.order
         lost = touched = False
         for r in rows:
             key: SortKey = (r["created_at"], r["row_order"])
             was = members.pop(r["row_order"], None)
+            if was is not None:
+                del order[bisect_left(order, was[0], key=_sort_key)]
             job = row_to_job(r, shared=True)
             if window.states is None or job.state in window.states:
                 members[r["row_order"]] = (key, job)
+                insort(order, (key, job), key=_sort_key)
                 lost = lost or (was is not None and was[0] != key)  # moved in time
                 touched = True
             else:
@@ -85,7 +92,7 @@ class WindowsMixin(Database):
         if lost and window.full:
             return False
         if touched:  # else the answer stays the same object (readers key on it)
-            self._keep(window, members)
+            self._trim(window)
         return True
 
     def _read_whole(self, window: NewestJobs) -> None:
@@ -106,10 +113,23 @@ class WindowsMixin(Database):
 
     @staticmethod
     def _keep(window: NewestJobs, members: dict[int, tuple[SortKey, Job]]) -> None:
-        """Keep the newest `limit` of `members` (a full window stays full: a job pushed out
-        was older than every member)."""
-        newest = sorted(members.items(), key=lambda m: m[1][0], reverse=True)
-        window.full = window.full or len(newest) >= window.limit
-        del newest[window.limit:]
-        window.members = dict(newest)
-        window.jobs = [job for _, (_, job) in newest]
+        """Keep the newest `limit` of `members`, sorted once (a whole read)."""
+        window.members = members
+        window.order = sorted(members.values(), key=_sort_key)
+        WindowsMixin._trim(window)
+
+    @staticmethod
+    def _trim(window: NewestJobs) -> None:
+        """Drop the oldest beyond `limit` (a full window stays full: a job pushed out was
+        older than every member) and make the answer, newest first."""
+        order = window.order
+        window.full = window.full or len(order) >= window.limit
+        if (extra := len(order) - window.limit) > 0:
+            for (_, row), _ in order[:extra]:
+                del window.members[row]
+            del order[:extra]
+        window.jobs = [job for _, job in reversed(order)]
+
+
+def _sort_key(member: tuple[SortKey, Job]) -> SortKey:
+    return member[0]

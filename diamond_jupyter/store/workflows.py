@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from .. import leases
 from ..model import BadInput, utcnow
@@ -42,6 +42,19 @@ class StepRecord(BaseModel):
     updated_at: datetime | None = None
 
 
+class _StepPositions:
+    """Where each step name sits in a record's list: derived, not part of the record (equal
+    to any other), checked on each use (a copy of the record may hold another list)."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, int] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class WorkflowRecord(BaseModel):
     id: str
     name: str
@@ -56,11 +69,21 @@ class WorkflowRecord(BaseModel):
     # the whole spec sealed where redaction changed it (store/seal.py); never shown
     sealed_spec: str | None = Field(default=None, exclude=True, repr=False)
 
+    _positions: _StepPositions = PrivateAttr(default_factory=_StepPositions)
+
     def step(self, name: str) -> StepRecord:
-        for s in self.steps:
-            if s.name == name:
-                return s
-        raise BadInput(f"workflow {self.id} has no step {name!r}")
+        """The step `name` (the first of that name), found by its remembered position, which
+        is read again from the list when it no longer holds that step."""
+        at = self._positions.at.get(name)
+        if at is not None and at < len(self.steps) and self.steps[at].name == name:
+            return self.steps[at]
+        positions: dict[str, int] = {}
+        for i, s in enumerate(self.steps):
+            positions.setdefault(s.name, i)
+        self._positions.at = positions
+        if name not in positions:
+            raise BadInput(f"workflow {self.id} has no step {name!r}")
+        return self.steps[positions[name]]
 
 
 def _row_to_step(r: sqlite3.Row) -> StepRecord:

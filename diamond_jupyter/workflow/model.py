@@ -1132,8 +1132,23 @@ def _where(wf_data: Any, loc: tuple[Any, ...]) -> str:
                     name = steps[part].get("name")
             out += f"[{name!r}]" if isinstance(name, str) and len(name) <= 63 else f"[{part}]"
         else:
-            out += ("." if out else "") + {"from_": "from", "as_": "as"}.get(str(part), str(part))
+            out += ("." if out else "") + _shown_key(
+                {"from_": "from", "as_": "as"}.get(str(part), str(part)))
     return out or "the workflow"
+
+
+def _shown_key(key: str) -> str:
+    """`key` with each character that shows nothing written as its code (U+200D)."""
+    return "".join(c if c.isprintable() else f"<U+{ord(c):04X}>" for c in key)
+
+
+def _invisible(key: str) -> str:
+    """The first character of `key` that shows nothing, named ('U+200D (ZERO WIDTH
+    JOINER)'); "" when every one shows."""
+    import unicodedata
+
+    c = next((c for c in key if not c.isprintable()), None)
+    return "" if c is None else f"U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})"
 
 
 def _script_files(data: dict[str, Any], base: Path | None, source: str,
@@ -1258,6 +1273,12 @@ def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
             unsupported = _UNSUPPORTED.get(str(err["loc"][-1]).casefold())
             if unsupported:  # another tool's feature: say what to do here instead
                 msg = f"not supported: {unsupported}"
+            elif hidden := _invisible(key := str(err["loc"][-1])):
+                seen = "".join(c for c in key if c.isprintable())
+                msg += (f"; it holds {hidden}, an invisible character (pasted from a web page "
+                        "or a PDF?): delete it" + (f" to write {seen!r}" if seen in accepted
+                                                   else f"; did you mean {meant!r}?" if meant
+                                                   else ""))
             elif meant:
                 msg += f"; did you mean {meant!r}?"
         elif err["type"] == "missing":
@@ -1610,6 +1631,20 @@ def _json_blanks(text: str) -> str:
     return text.replace("\t", " ")
 
 
+def _without_byte_order_marks(text: str, source: str) -> str:
+    """`text` without the byte-order marks (U+FEFF) it starts with (an editor's, or two where
+    files were joined); one anywhere else is refused where it stands (YAML reads it as text,
+    and an invisible key or a broken line is all it would say)."""
+    body = text.lstrip("\ufeff")
+    at = body.find("\ufeff")
+    if at < 0:
+        return body
+    line, column = body.count("\n", 0, at) + 1, at - body.rfind("\n", 0, at)
+    raise BadInput(f"{source}: line {line}, column {column} holds a byte-order mark (U+FEFF, "
+                   "an invisible character left where files saved with one were joined): "
+                   "delete it; a workflow may start with one, nowhere else")
+
+
 def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = None,
                   root: Path | None = None) -> Workflow:
     """A workflow from a YAML file (a Path) or YAML text (a str), at most
@@ -1647,7 +1682,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
     elif len(text) > MAX_WORKFLOW_BYTES or len(text.encode("utf-8", "replace")) > \
             MAX_WORKFLOW_BYTES:
         raise BadInput(f"{source}: more than {MAX_WORKFLOW_BYTES} bytes{too_big}")
-    text = _json_blanks(text)
+    text = _json_blanks(_without_byte_order_marks(text, source))
     try:
         data = strict_load(text, MAX_DEPTH)
     except yaml.YAMLError as e:

@@ -642,9 +642,10 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
     """The nodes among `nodes` (a partition's, that can run the job) where it starts now
     by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
     N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
-    jobs is another user's, their free CPUs). GPUs and memory are never shared. Not
-    `every_job_shares` (OverSubscribe=YES:N): only the running jobs that asked to share
-    (squeue's OVER_SUBSCRIBE "YES") share their CPUs; another's CPUs are its own alone."""
+    jobs is another user's, their free CPUs). GPUs and memory are never shared: `--mem=0`
+    takes a node none of whose memory is held. Not `every_job_shares` (OverSubscribe=YES:N):
+    only the running jobs that asked to share (squeue's OVER_SUBSCRIBE "YES") share their
+    CPUs; another's CPUs are its own alone."""
     on = _jobs_on(snap)
     room = []
     for n in nodes:
@@ -660,7 +661,8 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
             cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only
                                                     else req.cpn)
         if cpus_ok and n.gpus - n.gpus_allocated >= req.gpn and (
-                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
+                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem
+        ) and not (req.all_memory and n.memory_allocated):
             room.append(n.name)
     return room if len(room) >= req.nodes else []
 

@@ -1180,8 +1180,12 @@ def _first_free(use: list[tuple[float, float, int]], count: int, span: float, po
 def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
                   words: Words = SLURM_WORDS) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
-    on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
+    on a job's totals (PBS resources_max and resources_min: ncpus, mem, ngpus; a walltime
+    below resources_min's) rule the job out."""
     out = []
+    if p.min_time_s is not None and req.walltime is not None and req.walltime < p.min_time_s:
+        out.append(f"walltime {hms(req.walltime)} below {words.where(p.name)} "
+                   f"resources_min.walltime {hms(p.min_time_s)}")
     slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
     if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
         slot = round(vmem / 2**20)

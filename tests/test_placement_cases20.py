@@ -4,18 +4,21 @@ from what its commands print (`scontrol show partition/node/reservation -o`, `sq
 nodes with specialised cores and memory (CoreSpecCount, MemSpecLimit) in MIXED states,
 GPUs of two types named by gres and by features, a QOS whose MaxWall is below its
 partition's, FLEX, MAGNETIC and MAINT reservations; then the jobs real users send it
-(--exclusive=user, --spread-job, --switches, --mem=0, --gpus without a type). Each case
+(--exclusive=user, --spread-job, --switches, --mem=0, --gpus without a type); and corvus,
+a PBS Pro site whose routing queue sends jobs on to execution queues. Each case
 asserts the verdict, the reason a user reads and, where the case makes it clear, the
 start, each against what Slurm documents."""
 
 from __future__ import annotations
 
+import json
 from datetime import timezone
 
 import pytest
 from test_placement_cases import NOW, at, hours, reasons, run
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 
 H = 3600
@@ -448,3 +451,68 @@ def test_switches_is_said_not_checked(switches, wait):
     assert said(v, f"--switches={switches} is not checked here (the site's network topology "
                    "is not read): under a tree topology Slurm holds the job until its nodes "
                    f"hang off at most 1 leaf switch, {wait}, then starts it where it can")
+
+
+# ---- PBS: a routing queue and the execution queues it sends jobs to -----------------------
+
+# corvus as `qstat -Q -f -F json` prints it: route (the server's default queue) sends a job
+# to the first of express (1 h, 32 ncpus at most) and long (over 1 h, up to 72 h) that
+# takes it; held is enabled but not started (it queues jobs and runs none)
+CORVUS_QUEUES = {
+    "route": {"queue_type": "Route", "enabled": "True", "started": "True",
+              "route_destinations": "express,long"},
+    "express": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                "resources_max": {"walltime": "01:00:00", "ncpus": 32}},
+    "long": {"queue_type": "Execution", "enabled": "True", "started": "True",
+             "resources_min": {"walltime": "01:00:01"},
+             "resources_max": {"walltime": "72:00:00"}},
+    "held": {"queue_type": "Execution", "enabled": "True", "started": "False",
+             "resources_max": {"walltime": "72:00:00"}},
+}
+
+
+def corvus():
+    """corvus read from `pbsnodes -a -F json`, `qstat -Q -f -F json`, `qstat -B -f -F json`
+    and `qstat -f -F json`: x1-x4, 48 ncpus 192 GB each, free."""
+    nodes = {h: {"state": "free", "resources_available": {"ncpus": 48, "mem": "201326592kb"},
+                 "resources_assigned": {"ncpus": 0}} for h in ("x1", "x2", "x3", "x4")}
+    out = {"nodes": json.dumps({"nodes": nodes}),
+           "queues": json.dumps({"Queue": CORVUS_QUEUES}),
+           "server": json.dumps({"Server": {"srv": {"default_queue": "route"}}}),
+           "queue": json.dumps({"Jobs": {}}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("corvus", out)
+    return SiteConfig(name="corvus", scheduler="pbs"), snap.model_copy(update={"taken_at": NOW})
+
+
+def _pbs(ncpus: int, walltime: str, queue: str = "route") -> str:
+    return f"#PBS -q {queue}\n#PBS -l select=1:ncpus={ncpus}\n#PBS -l walltime={walltime}"
+
+
+@pytest.mark.parametrize("job, queue, said_", [
+    (_pbs(8, "0:30:00"), "express", "routing queue route sends it to express (the first of "
+                                    "express, long that takes it)"),
+    (_pbs(8, "4:00:00"), "long", "walltime 4:00:00 above queue express "
+                                 "resources_max.walltime 1:00:00"),
+])
+def test_a_routing_queue_sends_the_job_to_the_first_queue_that_takes_it(job, queue, said_):
+    v = next(x for x in run(job, corvus()).ranked if x.site == "corvus")
+    assert (v.verdict, v.partition, v.estimated_start) == ("READY", queue, NOW)
+    assert said(v, said_)
+
+
+def test_a_job_no_destination_takes_is_refused_with_each_queues_reason():
+    """40 ncpus for 30 min: above express's 32 ncpus, below long's resources_min walltime
+    (over 1 h): PBS routes it nowhere and qsub refuses it (before: placed in long, its
+    resources_min.walltime unread), each queue's reason said."""
+    p = run(_pbs(40, "0:30:00"), corvus())
+    assert p.choice is None
+    assert reasons(p, "corvus") == (
+        "needs 40 ncpus in all, queue express allows a job at most 32 | walltime 0:30:00 "
+        "below queue long resources_min.walltime 1:00:01")
+    assert corvus()[1].partitions[2].min_time_s == 3601
+
+
+def test_a_walltime_above_every_destination_names_the_longest():
+    assert reasons(run(_pbs(8, "100:00:00"), corvus()), "corvus") == (
+        "walltime 4-04:00:00 above the resources_max.walltime of every destination of "
+        "routing queue route (the longest: long, 3-00:00:00)")

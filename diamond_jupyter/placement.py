@@ -220,6 +220,7 @@ from .placement_limits import (
 )
 from .placement_node_notes import (
     _boot_note,
+    _closed_note,
     _landing_note,
     _returning_note,
 )
@@ -1174,6 +1175,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
             and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power)
+        if cfg.scheduler == "lsf":
+            v.notes += _closed_note(v.partition, [
+                n for n in nodes if n.name in fits.get(v.partition, ())
+                and n.name in members.get(v.partition, [])])
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]

@@ -5,7 +5,8 @@ nodes with specialised cores and memory (CoreSpecCount, MemSpecLimit) in MIXED s
 GPUs of two types named by gres and by features, a QOS whose MaxWall is below its
 partition's, FLEX, MAGNETIC and MAINT reservations; then the jobs real users send it
 (--exclusive=user, --spread-job, --switches, --mem=0, --gpus without a type); and corvus,
-a PBS Pro site whose routing queue sends jobs on to execution queues. Each case
+a PBS Pro site whose routing queue sends jobs on to execution queues; tern, an LSF site
+whose hosts close by their load. Each case
 asserts the verdict, the reason a user reads and, where the case makes it clear, the
 start, each against what Slurm documents."""
 
@@ -18,6 +19,7 @@ import pytest
 from test_placement_cases import NOW, at, hours, reasons, run
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 
@@ -516,3 +518,50 @@ def test_a_walltime_above_every_destination_names_the_longest():
     assert reasons(run(_pbs(8, "100:00:00"), corvus()), "corvus") == (
         "walltime 4-04:00:00 above the resources_max.walltime of every destination of "
         "routing queue route (the longest: long, 3-00:00:00)")
+
+
+# ---- LSF: hosts closed by a load threshold or a dispatch window ---------------------------
+
+def tern(status: dict[str, str]):
+    """tern, an LSF site read from `bhosts -o ... -json`, `lshosts -json` and `bqueues
+    -json`: t1-t3, 32 slots each, no job running; `status`: bhosts STATUS by host (else
+    ok)."""
+    hosts = {"RECORDS": [{"HOST_NAME": h, "STATUS": status.get(h, "ok"), "MAX": "32",
+                          "NJOBS": "0", "RUN": "0"} for h in ("t1", "t2", "t3")]}
+    lshosts = {"RECORDS": [{"HOST_NAME": h, "type": "X86_64", "model": "XeonGold",
+                            "ncpus": "32", "maxmem": "192G", "RESOURCES": "(mpi)"}
+                           for h in ("t1", "t2", "t3")]}
+    queues = {"RECORDS": [{"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-",
+                           "RUNLIMIT": "1440.0 min"}]}
+    out = {"hosts": json.dumps(hosts), "lshosts": json.dumps(lshosts),
+           "queues": json.dumps(queues), "queue": json.dumps({"RECORDS": []}),
+           "user": "alice\n"}
+    snap = LsfCommands(tz=timezone.utc).parse_snapshot("tern", out)
+    snap = snap.model_copy(update={"taken_at": NOW})
+    snap.partitions[0].default = True
+    return SiteConfig(name="tern", scheduler="lsf"), snap
+
+
+LSF_32 = '#BSUB -n 32\n#BSUB -R "span[hosts=1]"\n#BSUB -W 1:00'
+
+
+def test_hosts_closed_by_their_load_hold_the_job_and_say_why():
+    """Every host closed_Busy (a load index past its threshold): no slot is dispatched
+    now; when the load falls is not read, so the engine plans them free in an hour and
+    says so (before: BUSY at +1 h with no word of why). One host open: now there."""
+    v = next(x for x in run(LSF_32, tern(dict.fromkeys(("t1", "t2", "t3"), "closed_Busy")))
+             .ranked if x.site == "tern")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(1))
+    assert said(v, "queue normal: t1, t2, t3 closed_Busy (a load index past its threshold): "
+                   "LSF dispatches no job to a closed host until it opens again, which is "
+                   "not foreseen here: the slots its jobs do not hold are planned free in 1 h")
+    v = next(x for x in run(LSF_32, tern({"t1": "closed_Busy", "t2": "closed_Wind"})).ranked
+             if x.site == "tern")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW) and not said(v, "closed_")
+
+
+def test_hosts_closed_for_good_leave_no_host():
+    """closed_Adm, closed_LIM and unavail take no job until an admin acts: INCOMPATIBLE."""
+    p = run(LSF_32, tern({"t1": "closed_Adm", "t2": "closed_LIM", "t3": "unavail"}))
+    assert reasons(p, "tern") == \
+        "needs 1 host, queue normal has only 0 usable (others down or drained)"

@@ -1193,10 +1193,12 @@ class Partition(_Model):
     max_cpus_per_socket: int | None = None
     # Slurm Hidden=YES: left out of users' listings; a job goes there only by naming it
     hidden: bool = False
-    # PBS resources_min: the fewest CPUs / MB memory / GPUs a job in all may ask here
+    # PBS resources_min: the fewest CPUs / MB memory / GPUs a job in all may ask here, and
+    # the shortest walltime (s)
     min_cpus: int | None = None
     min_mem_mb: int | None = None
     min_gpus: int | None = None
+    min_time_s: int | None = None
     # LSF TASKLIMIT's default: the tasks (one CPU each) a job that asks no task count gets
     default_tasks: int | None = None
     # a PBS routing queue: it runs nothing, it sends each job to the first of these

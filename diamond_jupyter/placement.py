@@ -220,6 +220,7 @@ from .placement_limits import (
 )
 from .placement_node_notes import (
     _boot_note,
+    _closed_note,
     _landing_note,
     _returning_note,
 )
@@ -698,7 +699,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if among := _hosts_among(spec, cfg):  # flux host: or `-l hostname=`, kept at this site
         why, fit = _among_misses(among, cfg.scheduler, req, nodes, fit, site_arch, words)
         reasons += why
-    unread_select: list[str] = []  # why LSF select[] terms are not checked here
+    unread_select: list[str] = []  # why LSF select[] terms (flux queries) are not checked here
     if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
         for d in spec.unknown:
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
@@ -711,6 +712,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         unread_select += [_lsf_unchecked_note(m, d.value) for d in spec.unknown
                           if d.dialect == "lsf" and d.value
                           and (m := _LSF_UNCHECKED_OPTION.fullmatch(d.option))]
+    if cfg.scheduler == "flux":  # a --requires query of more than one property: kept unread
+        unread_select += [f"--requires={d.value} is not checked here (only a query of one "
+                          "property is read): flux may give the job none of the nodes counted "
+                          "for it" for d in spec.unknown
+                          if d.dialect == "flux" and d.option == "--requires" and d.value]
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is None and cfg.scheduler == "lsf":
         # an LSF job's compound terms, each on the hosts -m and select[] leave it (none
@@ -1174,6 +1180,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
             and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power)
+        if cfg.scheduler == "lsf":
+            v.notes += _closed_note(v.partition, [
+                n for n in nodes if n.name in fits.get(v.partition, ())
+                and n.name in members.get(v.partition, [])])
     if v.partition is not None and v.verdict == "READY":
         ready = [n for n in nodes if n.name in fits[v.partition] and n.name in usable
                  and n.name in members.get(v.partition, [])]

@@ -273,6 +273,7 @@ class Req:
     gpu_type: str | None = None
     unreadable: str | None = None  # a constraint the expression parser refused
     spread: bool = False  # the job's GPUs (`--gpus=N`) spread over `nodes` nodes
+    all_memory: bool = False  # Slurm `--mem=0`: all the memory of each node, none shared
     time_min: float | None = None  # Slurm --time-min: the walltime may be cut down to it
     time_min_name: str = "--time-min"  # as the script asks it (PBS Pro: min_walltime)
     nodelist: tuple[str, ...] = ()  # hosts the job must have (Slurm --nodelist)
@@ -445,6 +446,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         cpn = max(cpn, int(mincpus))
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, walltime, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
+               all_memory=r.memory_mb == 0,
                time_min=time_min, time_min_name=time_min_name,
                nodelist=_hosts(kept.get("--nodelist")),
                exclude=_hosts(kept.get("--exclude")), gres=_other_gres(kept.get("--gres")),

@@ -642,9 +642,10 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
     """The nodes among `nodes` (a partition's, that can run the job) where it starts now
     by the sharing rule: `force` jobs to a CPU (OverSubscribe=FORCE:N: a node holds CPUs x
     N of its jobs' CPUs), or `own_only` (`--exclusive=user`: nodes none of whose running
-    jobs is another user's, their free CPUs). GPUs and memory are never shared. Not
-    `every_job_shares` (OverSubscribe=YES:N): only the running jobs that asked to share
-    (squeue's OVER_SUBSCRIBE "YES") share their CPUs; another's CPUs are its own alone."""
+    jobs is another user's, their free CPUs). GPUs and memory are never shared: `--mem=0`
+    takes a node none of whose memory is held. Not `every_job_shares` (OverSubscribe=YES:N):
+    only the running jobs that asked to share (squeue's OVER_SUBSCRIBE "YES") share their
+    CPUs; another's CPUs are its own alone."""
     on = _jobs_on(snap)
     room = []
     for n in nodes:
@@ -660,7 +661,8 @@ def shared_room_now(req: Req, nodes: list, snap: SiteSnapshot, *, force: int | N
             cpus_ok = n.cpus - n.cpus_allocated >= (n.cpus if req.whole and not own_only
                                                     else req.cpn)
         if cpus_ok and n.gpus - n.gpus_allocated >= req.gpn and (
-                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem):
+                not req.mem or not n.memory_mb or n.memory_mb - n.memory_allocated >= req.mem
+        ) and not (req.all_memory and n.memory_allocated):
             room.append(n.name)
     return room if len(room) >= req.nodes else []
 
@@ -1178,8 +1180,12 @@ def _first_free(use: list[tuple[float, float, int]], count: int, span: float, po
 def _limit_misses(req: Req, p: Partition, chunks: tuple | None,
                   words: Words = SLURM_WORDS) -> list[str]:
     """Why the partition's memory limit per node (Slurm MaxMemPerNode) or a queue's limits
-    on a job's totals (PBS resources_max: ncpus, mem, ngpus) rule the job out."""
+    on a job's totals (PBS resources_max and resources_min: ncpus, mem, ngpus; a walltime
+    below resources_min's) rule the job out."""
     out = []
+    if p.min_time_s is not None and req.walltime is not None and req.walltime < p.min_time_s:
+        out.append(f"walltime {hms(req.walltime)} below {words.where(p.name)} "
+                   f"resources_min.walltime {hms(p.min_time_s)}")
     slot = req.mem // max(req.cpn, 1) if req.mem else 0  # memory per slot (CPU)
     if vmem := dict(req.own).get("h_vmem"):  # Grid Engine: h_vmem asked once is per slot too
         slot = round(vmem / 2**20)

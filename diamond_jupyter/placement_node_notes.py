@@ -1,12 +1,13 @@
 """The notes a verdict carries about the nodes a job may take: nodes power saving has off
 (booted first), not responding or to be rebooted (back by themselves, after the site's
-timeouts), and which free nodes a job that starts now lands on (LLN, node Weight).
-Pure code."""
+timeouts), LSF hosts closed by their load or dispatch window, and which free nodes a job
+that starts now lands on (LLN, node Weight). Pure code."""
 
 from __future__ import annotations
 
 from .model import Node, Partition
 from .placement_fit import SUSPEND_S, Req, _few, node_power, returning_timeouts
+from .placement_sim import UNKNOWN_HOLD_S
 
 
 def _boot_note(partition: str, req: Req, nodes: list[Node],
@@ -69,6 +70,27 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
                     f"{suspend_s:.0f} s ("
                     + ("the site's" if "SuspendTimeout" in t else "Slurm's default")
                     + f" SuspendTimeout), and booted again, within {_resume_said(t)}")
+    return said
+
+
+# LSF bhosts states closed for a while, not for good: what closed the host
+_CLOSED_FOR_NOW = {"closed_busy": "a load index past its threshold",
+                   "closed_wind": "outside its dispatch window"}
+
+
+def _closed_note(queue: str, nodes: list[Node]) -> list[str]:
+    """LSF hosts among `nodes` (those of the queue that can run the job) closed by their
+    load or their dispatch window: when they open again is not read, so the slots their
+    jobs do not hold are planned free after UNKNOWN_HOLD_S."""
+    said = []
+    for status, why in _CLOSED_FOR_NOW.items():
+        hosts = {n.name for n in nodes if n.state.lower() == status}
+        if hosts:
+            shown = "closed_" + status.removeprefix("closed_").capitalize()
+            said.append(f"queue {queue}: {_few(hosts)} {shown} ({why}): LSF dispatches no "
+                        "job to a closed host until it opens again, which is not foreseen "
+                        "here: the slots its jobs do not hold are planned free in "
+                        f"{UNKNOWN_HOLD_S / 3600:g} h")
     return said
 
 

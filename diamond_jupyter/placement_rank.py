@@ -17,8 +17,9 @@ if TYPE_CHECKING:  # (placement imports this module)
     from .placement import SiteVerdict
 
 # Two estimated finishes are "equal within noise" when they differ by at most the larger of
-# FINISH_NOISE_S and FINISH_NOISE_FRACTION of the earlier one's distance from now; among
-# such sites the "diamond" policy takes the cheapest.
+# FINISH_NOISE_FRACTION of the earlier one's distance from now and the starts' uncertainty
+# (capped at FINISH_NOISE_S); among such sites the "diamond" policy takes the surer start
+# (the lower 90% bound), then the cheaper, then the earlier finish (`rank`).
 FINISH_NOISE_S = 10.0
 FINISH_NOISE_FRACTION = 0.05
 

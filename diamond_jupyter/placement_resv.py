@@ -202,16 +202,28 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
         if n.name not in held:
             nodes.append(n)
             continue
-        # held as by a job (a node reserved now takes jobs again once it ends); one down
-        # or drained stays so
+        # held as by a job (a node reserved now takes jobs again once it ends; one in
+        # maintenance too, when a MAINT reservation that ends holds it); one down or
+        # drained stays so
+        state = _out_of_maintenance(n.state) if any(
+            "MAINT" in r.flags for r in at_host[n.name]) else n.state
         nodes.append(n.model_copy(update={
             "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
-            "state": "allocated" if node_usable(n, True) else n.state}))
+            "state": "allocated" if node_usable(n.model_copy(update={"state": state}), True)
+            else n.state}))
         jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
                               node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))
     return snap.model_copy(update={"nodes": nodes, "jobs": jobs}), said
+
+
+def _out_of_maintenance(state: str) -> str:
+    """A Slurm node state without the MAINT (MAINTENANCE) its maintenance reservation sets
+    (and sinfo's `$`): what the node is once that reservation ends."""
+    words = [w for w in re.split(r"\+", state.lower().replace("$", ""))
+             if w and w not in ("maint", "maintenance")]
+    return "+".join(words) or "idle"
 
 
 def _limit_given(snap: SiteSnapshot, named: set[str], parts: Collection[str]

@@ -646,6 +646,7 @@ class PbsCommands(FailureReading):
                 max_running=_max_run(a.get("max_run")), limits=_queue_limits(a) + srv_limits,
                 min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
+                min_time_s=_dur(mn.get("walltime")) or None,
                 total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_groups=groups,
                 user_acls=_acl_users(a),

@@ -483,6 +483,7 @@ class SgeCommands(FailureReading):
         slots_in: dict[tuple[str, str], dict[str, int]] = {}
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
+        root: ET.Element | None = None
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml", skipped)
             for n, q in enumerate(root.iter("Queue-List"), 1):
@@ -550,7 +551,8 @@ class SgeCommands(FailureReading):
                 self._nodes(outputs.get("hosts", ""), instances, asked, skipped), partitions,
                 self.gpu_complexes),
             gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
-            partitions=partitions, jobs=_with_named_holds(root, jobs, skipped),
+            partitions=partitions, jobs=jobs if root is None
+            else _with_named_holds(root, jobs, skipped),
             parallel_environments=parse_pe_names(outputs["pes"]) if "pes" in outputs
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,

@@ -12,6 +12,9 @@ over where the last one stopped.
     gate, which lets the step start with the place in the queue it got at submission (a
     held job that is released is queued anew, behind every job submitted meanwhile). A
     gang member, or a step on a site without gates, is submitted HELD and released.
+  - a step that waits only so (its site known, every unfinished upstream on another known
+    site) needs no upstream job id: it goes in first, before those upstreams' estimates and
+    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if

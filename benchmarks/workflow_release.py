@@ -30,6 +30,11 @@ background: the run's makespan moved by as much as the replay moves train's star
   were there when prep ended);
 - `queued_at_start`: train in line from the workflow's start (0 s: before any job submitted
   after it; the engine queued it 0.2-7 s in, after placing and submitting prep);
+- `queued_before_upstream`: what the engine does since issue 17: train (gated on prep alone)
+  is estimated and submitted before prep is, so it is in line after its own part of the
+  engine's first submits (train's `submitted` less prep's), and prep, and with it train's
+  release, later by as much (the time before prep's submit returned is taken as prep's own
+  estimate and submit: the store does not say when each began);
 - `first_in_line`: train ahead of every other job (what `scontrol top` gives a user where the
   site enables `enable_user_top`, and only among the user's own jobs; not by default);
 - `held`: held and released instead of gated (the engine's way without gates).
@@ -53,7 +58,8 @@ from .workflow_parts import TARGET, recorded
 
 GPU_SITE = "gamma"
 FIRST = float("-inf")  # a queue key ahead of every job's
-CHANGES = ("at_arrival", "at_upstream_end", "queued_at_start", "first_in_line", "held")
+CHANGES = ("at_arrival", "at_upstream_end", "queued_at_start", "queued_before_upstream",
+           "first_in_line", "held")
 
 
 @dataclass(frozen=True)
@@ -138,11 +144,13 @@ def gated_parts(run: dict[str, Any], bg: list[GpuJob]) -> dict[str, Any] | None:
     top = train_start(bg, released, FIRST, runtime)
     in_line = train_start(bg, released, key, runtime)
     scheduler = started - in_line
+    lead = max(0.0, train["submitted"] - (prep.get("submitted") or 0.0))  # train's own part
     parts = {"detect": detect, "engine": engine, "transfer": transfer, "release": release,
              "running": top - released, "ahead": in_line - top, "scheduler": scheduler}
     moved = {"at_arrival": train_start(bg, marks[3], key, runtime),
              "at_upstream_end": train_start(bg, ended, key, runtime),
              "queued_at_start": train_start(bg, released, 0.0, runtime),
+             "queued_before_upstream": train_start(bg, released + lead, lead, runtime),
              "first_in_line": top,
              "held": train_start(bg, released, released, runtime)}
     return {"round": run.get("round"), "mode": run.get("mode"),

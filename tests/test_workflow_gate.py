@@ -18,7 +18,7 @@ from local_slurm import LocalSlurmQueue
 from workflow_ops import RecordedOps
 
 from diamond_jupyter.journal import Journal
-from diamond_jupyter.model import DiamondError, Job, JobSpec, JobState, utcnow
+from diamond_jupyter.model import BadInput, DiamondError, Job, JobSpec, JobState, utcnow
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
@@ -174,8 +174,9 @@ CHAIN = textwrap.dedent("""\
 async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
     """prep is expected to end in 100 s. train, expected at its submit to end in 30 s on
     gamma alone, needs prep's output and runs 20 s: it ends at 120 s at the earliest.
-    analyse, placed `auto` while both still wait, is placed for then; once train runs,
-    its end is its start plus its runtime."""
+    train, gated on prep alone, is queued before prep has a job (so nothing is known of
+    prep's end then); analyse, placed `auto` while both still wait, is placed for 120 s;
+    once train runs, its end is its start plus its runtime."""
     eng, ops = engine
     t0 = utcnow()
     ops.expectations = {"prep": (t0 + timedelta(seconds=100), 100.0),
@@ -183,7 +184,7 @@ async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
     wid = await eng.run(load_workflow(CHAIN, sites=SITES))
     assert len(ops.of("analyse")) == 1
     assert ops.expected_for["prep"] is None
-    assert abs((ops.expected_for["train"] - t0).total_seconds() - 100) < 1
+    assert ops.expected_for["train"] is None
     [ready_at] = ops.placed
     assert abs((ready_at - t0).total_seconds() - 120) < 1
     assert ops.expected_for["analyse"] == ready_at
@@ -220,10 +221,11 @@ async def test_cancelling_the_workflow_cancels_the_gate(engine):
 async def test_a_step_submit_lost_after_its_gate_reuses_that_gate(engine):
     eng, ops = engine
     ops.unsure.add("train")
+    # train goes in first (before prep has a job) and its answer is lost; the same advance
+    # finds it never reached the queue once prep is submitted, and submits it again
     wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
-    assert len(ops.of("train", gate=True)) == 1 and ops.of("train") == []
-    assert eng.store.get_workflow(wid).step("train").phase == "submitting"
-    await eng.advance(wid)  # recovery: never reached the queue; submitted again
+    assert eng.store.get_workflow(wid).step("train").phase == "held"
+    await eng.advance(wid)
     [gate], [train] = ops.of("train", gate=True), ops.of("train")
     gate_job = ops.store.job_by_token(gate["token"])
     assert train["spec"].dependencies[0].job_ids == [gate_job.native_id]
@@ -241,7 +243,10 @@ async def test_a_lost_submit_that_reaches_the_queue_late_is_found_not_sent_twice
     eng = WorkflowEngine(ops)
     try:
         wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
-        assert eng.store.get_workflow(wid).step("train").phase == "submitting"
+        # train goes in before prep; it is looked up once prep is submitted, in the same
+        # advance: at once (not found, sent again) or after the settle time
+        want = "held" if settle_s == 0 else "submitting"
+        assert eng.store.get_workflow(wid).step("train").phase == want
         await eng.advance(wid)  # at once, as a restarted engine or the next event would
         await phase(eng, wid, "train", "held")
         assert len(ops.of("train")) == train_jobs  # submit commands that reached the queue
@@ -375,3 +380,130 @@ async def test_a_restart_in_the_middle_of_a_move_finishes_it(filling, cancelled)
     assert [s["site"] for s in ops.of("analyse")] == ["alpha", "gamma"]
     assert ops.store.get_job(old.id).state == JobState.CANCELLED
     assert eng.store.get_workflow(wid).state not in ("FAILED", "CANCELLED")
+
+
+# -- a gated step queued from the workflow's start (issue 17) --------------------------------
+
+
+class Stalling(Ops):
+    """prep's submit waits for `go` (its estimate is being asked) while `stall` is set, or is
+    refused by its site while `refuse` is."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.stall = False
+        self.refuse = False
+        self.go = asyncio.Event()
+        self.stalled = asyncio.Event()
+        self.moved: list[tuple[str, str]] = []
+
+    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
+                       ) -> Estimate:
+        if spec.name == "prep" and self.stall:
+            self.stalled.set()
+            await self.go.wait()
+        return await super().expected(spec, site, sources, ready_at)
+
+    def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
+        if origin["step"] == "prep" and self.refuse:
+            raise BadInput(f"sbatch: error: invalid account on {site}")
+        super().submitted(spec, site, hold=hold, token=token, origin=origin)
+
+    async def transfer(self, src: str, dst: str, *, transfer_id: str, job_id: str) -> Any:
+        self.moved.append((src, dst))
+        return await super().transfer(src, dst, transfer_id=transfer_id, job_id=job_id)
+
+
+@pytest.fixture
+async def stalling(tmp_path):
+    async for pair in engine_with(Stalling, tmp_path):
+        yield pair
+
+
+def job_of(ops: Ops, submit: dict[str, Any]) -> Job:
+    return ops.store.job_by_token(submit["token"])
+
+
+async def test_a_cross_site_gated_step_is_queued_before_its_upstream(stalling):
+    """train (gamma) needs only prep (alpha): it and its gate go in before prep's submit,
+    so train's place in gamma's queue does not wait for prep's estimate and submit; analyse,
+    `auto` (it may land on gamma, same site as train), waits for train's job as before."""
+    eng, ops = stalling
+    wid = await eng.run(load_workflow(CHAIN, sites=SITES))
+    order = [(s["origin"]["step"], bool(s["origin"].get("gate"))) for s in ops.submits]
+    assert order[:3] == [("train", True), ("train", False), ("prep", False)]
+    assert order.index(("analyse", False)) > order.index(("train", False))
+    train = ops.of("train")[0]
+    assert train["hold"] is False and [d.kind for d in train["spec"].dependencies] == [
+        "afterany"]  # its gate only: no afterok on a job that did not exist
+    assert "has not arrived" in train["spec"].script  # checked before its body runs
+    st = eng.store.get_workflow(wid).step("train")
+    assert st.phase == "held" and st.data["before"] == ["prep"]
+    [ev] = [e for e in ops.store.events_since(0, kinds=["workflow.step"], limit=None)
+            if e.data["step"] == "train" and "held" in e.data]
+    assert ev.data["before"] == ["prep"] and ev.data["checked"] == ["out.bin"]
+
+
+async def test_a_gated_step_queued_first_is_released_only_once_its_inputs_arrive(stalling):
+    eng, ops = stalling
+    wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+    gate = job_of(ops, ops.of("train", gate=True)[0])
+    prep = job_of(ops, ops.of("prep")[0])
+    assert ops.submits.index(ops.of("train")[0]) < ops.submits.index(ops.of("prep")[0])
+    ops.store.apply_state(prep.id, JobState.RUNNING, started_at=utcnow())
+    await eng.advance(wid)
+    assert eng.store.get_workflow(wid).step("train").phase == "held"
+    assert ops.cancels == [] and ops.releases == [] and ops.moved == []
+    await complete(eng, ops, "prep", wid)
+    await phase(eng, wid, "train", "released")
+    train = job_of(ops, ops.of("train")[0])
+    # copied from prep's working directory, known only once prep was submitted
+    assert ops.moved == [(f"alpha:{prep.workdir}/out.bin", f"gamma:{train.workdir}/out.bin")]
+    assert ops.cancels == [gate.id]
+
+
+async def test_an_upstream_refused_before_its_submit_cancels_the_queued_step(stalling):
+    """prep is refused by its site after train and its gate were queued: both are cancelled
+    and the workflow fails, naming prep; nothing of train ever ran."""
+    eng, ops = stalling
+    ops.refuse = True
+    wid = await eng.run(load_workflow(TEXT.format(site="gamma"), sites=SITES))
+    gate, train = job_of(ops, ops.of("train", gate=True)[0]), job_of(ops, ops.of("train")[0])
+    assert set(ops.cancels) == {gate.id, train.id}
+    assert ops.store.get_job(train.id).state == JobState.CANCELLED
+    rec = eng.store.get_workflow(wid)
+    assert rec.state == "FAILED" and "'prep' was refused" in rec.reason
+    assert "invalid account on alpha" in rec.reason
+    assert rec.step("train").phase == "cancelled" and ops.releases == []
+
+
+async def test_a_restart_after_the_gated_step_before_its_upstream_resumes(stalling):
+    """The engine stops while prep's submit is under way (train already queued): the next
+    engine submits prep, keeps train's job and gate (never a second), and releases train
+    when prep's output has arrived."""
+    eng, ops = stalling
+    ops.stall = True
+    run = asyncio.ensure_future(eng.run(load_workflow(TEXT.format(site="gamma"),
+                                                      sites=SITES)))
+    await asyncio.wait_for(ops.stalled.wait(), 10)
+    [rec] = [r for r in eng.store.unfinished_workflows()]
+    wid = rec.id
+    st = eng.store.get_workflow(wid).step("train")
+    assert st.phase == "held" and st.data["before"] == ["prep"]
+    assert eng.store.get_workflow(wid).step("prep").phase == "waiting" and not ops.of("prep")
+    run.cancel()
+    await asyncio.gather(run, return_exceptions=True)
+    await eng.close()
+    ops.stall = False
+    again = WorkflowEngine(ops)
+    try:
+        assert await again.resume() == [wid]
+        assert len(ops.of("prep")) == 1
+        assert len(ops.of("train")) == len(ops.of("train", gate=True)) == 1
+        assert again.store.get_workflow(wid).step("train").phase == "held"
+        await complete(again, ops, "prep", wid)
+        await phase(again, wid, "train", "released")
+    finally:
+        await again.close()
+    assert ops.cancels == [job_of(ops, ops.of("train", gate=True)[0]).id]

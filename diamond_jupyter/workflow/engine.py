@@ -12,6 +12,9 @@ over where the last one stopped.
     gate, which lets the step start with the place in the queue it got at submission (a
     held job that is released is queued anew, behind every job submitted meanwhile). A
     gang member, or a step on a site without gates, is submitted HELD and released.
+  - a step that waits only so (its site known, every unfinished upstream on another known
+    site) needs no upstream job id: it goes in first, before those upstreams' estimates and
+    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if
@@ -609,27 +612,16 @@ class WorkflowEngine:
             self._set_state(wid, "COMPLETED")
             self._finish(wid)
             return
-        # 2. submit what can be submitted (a gang all at once)
-        submitted_gangs: set[str] = set()
+        # 2. submit what can be submitted (a gang all at once): first the steps gated on
+        # every upstream that has no job yet, so they take their place in their queues
+        # before their upstreams' placement and submits (issue 17)
         for name in wf.order():
-            st = rec.step(name)
-            if st.phase == "submitting":
-                await self._resubmit_lost(rec, wf, name)
-                rec = self._refreshed(rec)
-                st = rec.step(name)
-            if st.phase != "waiting":
-                continue
-            step = wf.step(name)
-            if step.gang:  # the members still to start go in together, all held
-                if step.gang in submitted_gangs:
-                    continue
-                members = [m for m in wf.gangs()[step.gang] if rec.step(m).phase == "waiting"]
-                if all(self._can_submit(rec, wf, m) for m in members):
-                    submitted_gangs.add(step.gang)
-                    await asyncio.gather(*(self._submit(rec, wf, m) for m in members))
-            elif self._can_submit(rec, wf, name):
+            if rec.step(name).phase == "waiting" and self._gated_ahead(rec, wf, name):
                 await self._submit(rec, wf, name)
-            rec = self._refreshed(rec)
+                rec = self._refreshed(rec)
+        if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
+            return
+        await self._submit_ready(rec, wf)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -662,6 +654,30 @@ class WorkflowEngine:
                 (j := self._job(s)) is not None and (j.state.rank >= 2)
                 for s in rec.steps):
             self._set_state(wid, "RUNNING")
+
+    async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow) -> None:
+        """Submit every waiting step whose upstreams are queued or done (`_can_submit`), a
+        gang all at once."""
+        submitted_gangs: set[str] = set()
+        for name in wf.order():
+            st = rec.step(name)
+            if st.phase == "submitting":
+                await self._resubmit_lost(rec, wf, name)
+                rec = self._refreshed(rec)
+                st = rec.step(name)
+            if st.phase != "waiting":
+                continue
+            step = wf.step(name)
+            if step.gang:  # the members still to start go in together, all held
+                if step.gang in submitted_gangs:
+                    continue
+                members = [m for m in wf.gangs()[step.gang] if rec.step(m).phase == "waiting"]
+                if all(self._can_submit(rec, wf, m) for m in members):
+                    submitted_gangs.add(step.gang)
+                    await asyncio.gather(*(self._submit(rec, wf, m) for m in members))
+            elif self._can_submit(rec, wf, name):
+                await self._submit(rec, wf, name)
+            rec = self._refreshed(rec)
 
     async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
                                job: Job) -> str | None:
@@ -717,6 +733,35 @@ class WorkflowEngine:
             if job is None or not job.native_id:
                 return False
         return True
+
+    def _planned_site(self, rec: WorkflowRecord, wf: Workflow, name: str) -> str | None:
+        """The site step `name` runs (or will run) on, where that is known before its submit:
+        its recorded site once submitted, else its pin or its one named site (None: placement
+        or a retry elsewhere decides)."""
+        st, step = rec.step(name), wf.step(name)
+        if st.phase in SUBMITTED or st.phase in ("submitting", "done"):
+            return st.site
+        if st.data.get("elsewhere"):
+            return None
+        return st.data.get("pin") or (None if step.is_auto else str(step.site))
+
+    def _gated_ahead(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """Whether step `name` may be queued before some step it needs has a job: with
+        queue-ahead, not a gang member, its site known, and every upstream not done yet on
+        another known site, so every edge waits behind its gate (or hold) for the inputs to
+        arrive and be checked; a same-site edge needs the upstream's job id (afterok), and
+        one whose site placement still decides may turn out same-site: both wait."""
+        step = wf.step(name)
+        if not wf.queue_ahead or step.gang or not step.needs:
+            return False
+        site = self._planned_site(rec, wf, name)
+        if site is None:
+            return False
+        pending = [n for n in step.needs if rec.step(n).phase != "done"]
+        if not any(self._job(rec.step(n)) is None for n in pending):
+            return False  # every upstream has its job: the usual path (`_can_submit`)
+        return all((up := self._planned_site(rec, wf, n)) is not None and up != site
+                   for n in pending)
 
     def _upstream_done(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """The held step may get its inputs: every cross-site step it needs completed (a
@@ -793,9 +838,11 @@ class WorkflowEngine:
         if not await self._approved(rec, step, spec, site):
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
+        # upstreams queued behind (no job yet: only on another site, `_gated_ahead`)
+        unqueued = [n for n, up in ups.items() if up.phase != "done" and self._job(up) is None]
         for n, up in ups.items():
             job = self._job(up)
-            same = up.site == site
+            same = self._planned_site(rec, wf, n) == site
             if up.phase != "done" and same and self.ops.supports_dependency(site) and job:
                 afterok.append((n, job.native_id))
             elif up.phase != "done" and not same:
@@ -805,6 +852,10 @@ class WorkflowEngine:
         for inp in step.inputs:
             up_job = self._job(ups[inp.from_]) if inp.from_ in ups else \
                 self._job(rec.step(inp.from_))
+            if up_job is None and inp.from_ in unqueued:  # copied in and checked later
+                held = True
+                arriving.append(inp.dest)
+                continue
             if up_job is None or not up_job.workdir:
                 continue
             src = posixpath.join(up_job.workdir, inp.path)
@@ -841,6 +892,7 @@ class WorkflowEngine:
                                     "expected_runtime_s": est.runtime_s,
                                     "ahead": any(up.phase != "done"
                                                  for up in ups.values()),
+                                    "before": unqueued,
                                     "rechecked": False})
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
@@ -867,6 +919,7 @@ class WorkflowEngine:
                           "gate": gate.id if gate else None,
                           **({"note": note} if note else {}),
                           "afterok": [j for _, j in afterok],
+                          **({"before": unqueued} if unqueued else {}),
                           # what the engine lines' placeholders were
                           "copied": [list(c) for c in copies],
                           "checked": arriving})

@@ -616,9 +616,8 @@ def expand(ctx: _TokenValues, key: str, value: str) -> str:
     """ssh_config value `value` of keyword `key` as OpenSSH reads it: a leading `~` is the
     password database's home (files only, `ssh_path`), `%%` is `%`, the keyword's tokens
     (`%h`, `%p`, ...) their values (%d that home too) and, in file paths, `${VAR}` the
-    environment's, in one pass. A token the keyword does not
-    take, or a variable not set, is bad input naming the file and line (ssh refuses such a
-    line too)."""
+    environment's, in one pass. A token the keyword does not take, or a variable not set, is
+    bad input naming the file and line (ssh refuses such a line too)."""
     letters, variables = _TOKENS.get(key, ("", False))
     written, name = value, _KEYWORD_NAMES.get(key, key)
     if variables and value.startswith("~"):  # `~/` the user's home, `~USER/` USER's

@@ -34,6 +34,7 @@ from diamond_jupyter.transports.ssh_auth import (
     authenticate,
     load_ssh_config,
     resolve_host,
+    ssh_home,
 )
 
 d = sweep_helpers.key_dir
@@ -174,7 +175,9 @@ def test_fault_an_error_in_an_included_file_names_that_file_and_its_line(tmp_pat
     (conf / "20-mine.conf").write_text("Host hpc\n  User ana\n  IdentityFile ~/.ssh/%h\n")
     spec = looked_up(tmp_path, "Include config.d/*.conf\nHost *\n  User root\n")
     assert (spec.hostname, spec.user) == ("login.center.org", "ana")
-    assert spec.identity_files == [f"{tmp_path}/.ssh/login.center.org"]
+    # the Include found under $HOME (ssh's glob reads it), its IdentityFile's `~` under the
+    # password database's home (ssh's tilde expansion)
+    assert spec.identity_files == [f"{ssh_home()}/.ssh/login.center.org"]
 
 
 # -- 5. IdentitiesOnly --------------------------------------------------------------------------

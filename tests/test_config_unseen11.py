@@ -31,6 +31,7 @@ from diamond_jupyter.transports import AuthError, HostKeyError, make_transport
 from diamond_jupyter.transports.ssh_auth import (
     HostKeyVerifier,
     _keys,
+    ssh_home,
 )
 
 d = sweep_helpers.key_dir
@@ -567,13 +568,14 @@ async def test_a_login_through_jump_hosts_of_ssh_config(sshd, tmp_path, no_home,
 async def test_fault_an_identity_file_not_there_is_named_in_the_refusal(sshd, tmp_path,
                                                                         no_home):
     """ssh_config's `IdentityFile ~/.ssh/id_hpc`, not made yet: the refusal said "no
-    credentials found (no key_file, IdentityFile or agent)", as if none had been given."""
+    credentials found (no key_file, IdentityFile or agent)", as if none had been given. Its
+    `~` is the password database's home, as ssh's."""
     config = (f"Host hpc\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {sshd.user}\n"
               "  IdentityFile ~/.ssh/id_hpc\n")
     with pytest.raises(AuthError) as e:
         await _login(tmp_path, "host: hpc\nuse_agent: false", config,
                      sshd.known_hosts_line())
-    assert f"(tried no key could be offered); IdentityFile {no_home}/.ssh/id_hpc was not " \
+    assert f"(tried no key could be offered); IdentityFile {ssh_home()}/.ssh/id_hpc was not " \
            "offered: it does not exist" in str(e.value), str(e.value)
 
 

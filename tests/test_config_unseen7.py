@@ -27,6 +27,7 @@ from diamond_jupyter.transports.ssh_auth import (
     agent_socket,
     load_ssh_config,
     resolve_host,
+    ssh_home,
 )
 
 
@@ -167,7 +168,8 @@ def test_identity_agent_values_as_ssh_reads_them(monkeypatch, tmp_path, written,
     monkeypatch.setenv("SSH_AUTH_SOCK", "/run/user/1000/agent")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("UNSET_AGENT_DIR", raising=False)
-    assert agent_socket(written) == (want.replace("HOME", str(tmp_path)) if want else None)
+    # `~` the password database's home, as ssh's (never $HOME)
+    assert agent_socket(written) == (want.replace("HOME", ssh_home()) if want else None)
 
 
 # -- 10. a default partition the site no longer has ------------------------------------------------

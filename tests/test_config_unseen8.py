@@ -132,9 +132,9 @@ def home(tmp_path: Path, monkeypatch) -> Path:
 
 
 def test_fault_hosts_in_files_an_include_names_are_found(home):
-    """`Include config.d/*` (relative: under ~/.ssh; files in lexical order) at the top of
-    ~/.ssh/config. paramiko kept `Include` as an unknown keyword: `hpc` was dialled as a
-    host called hpc, as if ssh_config said nothing of it."""
+    """`Include config.d/*` (relative: under $HOME/.ssh, as ssh's glob reads `~`; files in
+    lexical order) at the top of an ssh_config. paramiko kept `Include` as an unknown
+    keyword: `hpc` was dialled as a host called hpc, as if ssh_config said nothing of it."""
     ssh = home / ".ssh"
     (ssh / "config.d" / "20-gw").write_text("Host gw\n  HostName gw.example.org\n"
                                             "Host hpc\n  User ignored-second\n")
@@ -142,7 +142,7 @@ def test_fault_hosts_in_files_an_include_names_are_found(home):
                                              "  User ana\n  Port 2222\n  ProxyJump gw\n")
     (ssh / "config").write_text("Include config.d/*\nUser fallback\n"
                                 "Host other\n  HostName other.example.org\n")
-    cfg = load_ssh_config(None)
+    cfg = load_ssh_config(str(ssh / "config"))  # ssh's own is the password database's
     hpc = resolve_host(cfg, "hpc")
     assert (hpc.hostname, hpc.user, hpc.port, hpc.proxy_jump) == (
         "login.hpc.example.org", "ana", 2222, "gw")
@@ -196,7 +196,8 @@ def test_fault_a_match_exec_in_an_included_file_and_an_include_loop_are_refused(
 def test_an_include_naming_nothing_is_skipped_as_ssh_skips_it(home):
     (home / ".ssh" / "config").write_text("Include config.d/*.conf ~/.orbstack/ssh/config\n"
                                           "Host hpc\n  HostName login\n")
-    assert resolve_host(load_ssh_config(None), "hpc").hostname == "login"
+    config = str(home / ".ssh" / "config")  # an Include's `~` is $HOME's, as ssh's glob's
+    assert resolve_host(load_ssh_config(config), "hpc").hostname == "login"
 
 
 # -- 6. ssh_config's tokens and words in the sites file -------------------------------------------

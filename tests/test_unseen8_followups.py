@@ -9,12 +9,24 @@ import os
 import threading
 
 import pytest
-import test_config_unseen8
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.transports.ssh_auth import load_ssh_config, resolve_host
 
-home = test_config_unseen8.home  # HOME in tmp_path, with ~/.ssh/config.d
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """HOME in tmp_path, with ~/.ssh/config.d, and the password database's home (where ssh
+    finds its default ~/.ssh/config) taken to be the same directory: the machine's own
+    ~/.ssh is never written to."""
+    from diamond_jupyter.transports import ssh_auth
+
+    h = tmp_path / "home"
+    (h / ".ssh" / "config.d").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    real = ssh_auth.ssh_home
+    monkeypatch.setattr(ssh_auth, "ssh_home", lambda user=None: real(user) if user else str(h))
+    return h
 
 
 def _load_within(seconds: float, path: str | None) -> BaseException | None:

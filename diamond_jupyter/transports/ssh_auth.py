@@ -18,6 +18,8 @@ import pwd
 import re
 import socket
 import stat
+import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from hmac import compare_digest as hmac_equal
@@ -57,6 +59,15 @@ def ssh_home(user: str | None = None) -> str:
         if user:
             raise
         return os.path.expanduser("~")
+
+
+def ssh_path(path: str) -> str:
+    """`path` with a leading `~` (`~USER`) as ssh expands it: `ssh_home`'s, not $HOME's
+    (KeyError: no such user)."""
+    if not path.startswith("~"):
+        return path
+    user, slash, rest = path[1:].partition("/")
+    return ssh_home(user or None) + slash + rest
 
 
 @dataclass
@@ -163,7 +174,9 @@ def _lookup(sshcfg: paramiko.SSHConfig, alias: str, user: str | None) -> Any:
 
 
 def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
-    p = Path(path or "~/.ssh/config").expanduser()
+    # ssh's own file under the password database's home; a file the sites file names as
+    # written there (its `~` is the sites file's)
+    p = Path(path).expanduser() if path else Path(ssh_home(), ".ssh", "config")
     if path and not p.exists():
         raise BadInput(f"ssh_config file {p} not found")
     if not p.exists():
@@ -306,6 +319,8 @@ def _with_includes(p: Path, depth: int = 0,
                            "an unclosed quote") from None
         files: list[Path] = []
         for name in names:
+            # ssh globs the name with GLOB_TILDE, whose `~` is $HOME's (unlike its other
+            # paths, `ssh_path`): `ssh -G` reads an Include from $HOME/.ssh
             name = os.path.expanduser(name)
             if not os.path.isabs(name):
                 name = os.path.join(os.path.expanduser("~/.ssh"), name)
@@ -368,7 +383,8 @@ def resolve_host(
                        f"{m.group(3)}")
     hostname = _lowercase_name(hostname)
     ctx.host = hostname
-    ids = [key_file] if key_file else []
+    # the sites file's key_file takes its `~` as that file does; ssh_config's, as ssh does
+    ids = [os.path.expanduser(key_file)] if key_file else []
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
     pj = c.get("proxyjump")
     pc = c.get("proxycommand")
@@ -394,7 +410,7 @@ def resolve_host(
         hostname=hostname,
         port=port,
         user=user,
-        identity_files=[os.path.expanduser(i) for i in ids],
+        identity_files=ids,
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
         proxy_problem=problem,
         known_hosts_files=known,
@@ -572,7 +588,7 @@ class _TokenValues:
     def value(self, letter: str) -> str | None:
         local = socket.gethostname()
         values = {
-            "%": "%", "d": os.path.expanduser("~"), "h": self.host or self.alias,
+            "%": "%", "d": ssh_home(), "h": self.host or self.alias,
             "i": str(os.getuid()), "j": self.jump, "k": self.key_alias, "L": local.split(".")[0],
             "l": local, "n": self.alias, "p": str(self.port), "r": self.user,
             "u": getpass.getuser()}
@@ -588,9 +604,6 @@ _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
            "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
            "revokedhostkeys": (_PATH_TOKENS, True)}
-# the keywords whose `~` and %d are the password database's home, as in ssh (the others
-# still take $HOME's)
-_PASSWORD_HOME = ("userknownhostsfile",)
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
@@ -601,18 +614,16 @@ _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
 
 def expand(ctx: _TokenValues, key: str, value: str) -> str:
     """ssh_config value `value` of keyword `key` as OpenSSH reads it: a leading `~` is the
-    home (files only), `%%` is `%`, the keyword's tokens (`%h`, `%p`, ...) their values and,
-    in file paths, `${VAR}` the environment's, in one pass. A token the keyword does not
-    take, or a variable not set, is bad input naming the file and line (ssh refuses such a
-    line too)."""
+    password database's home (files only, `ssh_path`), `%%` is `%`, the keyword's tokens
+    (`%h`, `%p`, ...) their values (%d that home too) and, in file paths, `${VAR}` the
+    environment's, in one pass. A token the keyword does not take, or a variable not set, is
+    bad input naming the file and line (ssh refuses such a line too)."""
     letters, variables = _TOKENS.get(key, ("", False))
     written, name = value, _KEYWORD_NAMES.get(key, key)
-    if variables and value.startswith("~") and key not in _PASSWORD_HOME:
-        value = os.path.expanduser(value)
-    elif variables and value.startswith("~"):  # `~/` the user's home, `~USER/` USER's
-        user, slash, rest = value[1:].partition("/")
+    if variables and value.startswith("~"):  # `~/` the user's home, `~USER/` USER's
+        user = value[1:].partition("/")[0]
         try:
-            value = ssh_home(user or None) + slash + rest
+            value = ssh_path(value)
         except KeyError:
             raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r}: no "
                            f"user {visible(user)[:40]} in the password database (~USER/ is "
@@ -621,8 +632,6 @@ def expand(ctx: _TokenValues, key: str, value: str) -> str:
     def one(m: re.Match[str]) -> str:
         if m.group(2) is None:
             letter = m.group(1)
-            if letter == "d" and key in _PASSWORD_HOME:
-                return ssh_home()
             if letter and letter in letters and (found := ctx.value(letter)) is not None:
                 return found
             takes = ", ".join(f"%{x}" for x in letters)
@@ -1023,7 +1032,8 @@ def _unread_line(path: str) -> str:
 def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None:
     """Where ssh_config's RevokedHostKeys file lists `key` (`FILE line N`), else None. As
     ssh, a file that cannot be read refuses the connection: a revoked key must never be
-    taken for want of reading the list (a KRL, OpenSSH's binary form, is not read here)."""
+    taken for want of reading the list. A KRL (OpenSSH's binary form) is asked of ssh-keygen
+    (`_krl_revoked`)."""
     path = spec.revoked_host_keys
     if path is None:
         return None
@@ -1034,9 +1044,8 @@ def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None
     except (OSError, BadInput) as e:
         why = getattr(e, "strerror", None) or str(e)
     else:
-        if data.startswith(b"SSHKRL\n"):
-            why = "a key revocation list (KRL), which the SSH library does not read; list " \
-                  "the revoked keys as public key lines instead"
+        if data.startswith(KRL_MAGIC):
+            return _krl_revoked(site, path, key)
     if why is not None:
         raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked "
                            f"({why}); refusing to connect, as ssh does")
@@ -1045,6 +1054,41 @@ def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None
         if len(words) >= 2 and (words[0], words[1]) == (key.get_name(), key.get_base64()):
             return f"listed in ssh_config's RevokedHostKeys {path} line {n}"
     return None
+
+
+KRL_MAGIC = b"SSHKRL\n"
+KRL_CHECK_SECONDS = 20
+
+
+def _krl_revoked(site: str, path: str, key: paramiko.PKey) -> str | None:
+    """Whether the key revocation list at `path` revokes `key`, as `ssh-keygen -Q -f KRL
+    KEYFILE` answers offline (0 `ok`, 1 `REVOKED`); the key goes in a temporary file only
+    this user can read. Any other answer (no ssh-keygen, a KRL it cannot parse) refuses the
+    connection naming why: a key is never accepted for want of a check."""
+    fd, key_path = tempfile.mkstemp(prefix="diamond-hostkey-", suffix=".pub")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{key.get_name()} {key.get_base64()}\n")
+        try:
+            done = subprocess.run(["ssh-keygen", "-Q", "-f", path, key_path],
+                                  capture_output=True, text=True, errors="replace",
+                                  stdin=subprocess.DEVNULL, timeout=KRL_CHECK_SECONDS)
+        except FileNotFoundError:
+            why = "ssh-keygen, which reads a KRL, is not on PATH"
+        except subprocess.TimeoutExpired:
+            why = f"ssh-keygen -Q gave no answer in {KRL_CHECK_SECONDS} s"
+        else:
+            if done.returncode == 0 and done.stdout.rstrip().endswith(": ok"):
+                return None
+            if done.returncode == 1 and done.stdout.rstrip().endswith(": REVOKED"):
+                return f"revoked by the key revocation list ssh_config's RevokedHostKeys " \
+                       f"{path} (ssh-keygen -Q)"
+            said = visible(done.stderr.strip() or done.stdout.strip())[:200]
+            why = f"ssh-keygen -Q exited {done.returncode}: {said or 'nothing said'}"
+    finally:
+        os.unlink(key_path)
+    raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked (a key "
+                       f"revocation list, KRL: {why}); refusing to connect, as ssh does")
 
 
 def tcp_connect(site: str, spec: HostSpec, timeout: float) -> socket.socket:
@@ -1099,7 +1143,10 @@ def agent_socket(identity_agent: str | None) -> str | None:
         return os.environ.get("SSH_AUTH_SOCK") or None
     if identity_agent.lower() == "none":
         return None
-    path = os.path.expandvars(os.path.expanduser(identity_agent.strip('"')))
+    try:
+        path = os.path.expandvars(ssh_path(identity_agent.strip('"')))
+    except KeyError:
+        return None  # ~USER of no user: no agent
     return None if "$" in path else path  # a variable not set: no agent, as ssh
 
 
@@ -1194,12 +1241,12 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
             log.info("ssh-agent unavailable: %s", e)
             agent_keys = []
         if spec.identities_only:  # as ssh: the agent's keys of the identity files only
-            mine = _public_halves(spec.identity_files or [os.path.expanduser(p) for p in
+            mine = _public_halves(spec.identity_files or [ssh_path(p) for p in
                                                           DEFAULT_IDENTITIES])
             agent_keys = [k for k in agent_keys if k.asbytes() in mine]
         keys += [(f"agent:{k.get_name()}", k) for k in agent_keys]
     if not keys:  # OpenSSH's defaults when nothing else is offered
-        keys = [(p, k) for p in DEFAULT_IDENTITIES if (k := _load_key(os.path.expanduser(p)))]
+        keys = [(p, k) for p in map(ssh_path, DEFAULT_IDENTITIES) if (k := _load_key(p))]
     return keys
 
 

@@ -243,10 +243,10 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                          "time before the job's start (BeginTime), ahead of it from then"]
                         if len(begin) > 4 else [])
     for nodes, ids in sorted(out_for.items()):
-        said.append(f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+        said.append(f"{at_part}: {_jobs_wait(ids)} for {nodes} (ReqNodeNotAvail), down or "
                     "drained until an admin acts: it can start nowhere else, so it holds "
                     "back no job" if len(ids) == 1 else
-                    f"{at_part}: {_jobs(ids)} for {nodes} (ReqNodeNotAvail), down or "
+                    f"{at_part}: {_jobs_wait(ids)} for {nodes} (ReqNodeNotAvail), down or "
                     "drained until an admin acts: they can start nowhere else, so they hold "
                     "back no job")
     for reason, ids in sorted(never.items()):
@@ -254,7 +254,7 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
         said.append(f"{at_part}: {who} can never start as asked ({reason}): "
                     + ("it holds" if len(ids) == 1 else "they hold") + " back no job")
     if unread:
-        said.append(f"{where}: {_jobs(unread)} on a dependency that the queue's output does "
+        said.append(f"{where}: {_jobs_wait(unread)} on a dependency that the queue's output does "
                     "not say in full (or on a job not in the queue): not known when, so "
                     + ("it is" if len(unread) == 1 else "they are")
                     + " left out, not counted ahead of the job")
@@ -268,7 +268,7 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
                     "name them with a before kind (depend=on:N): not known when, so they "
                     "are left out, not counted ahead of the job")
     if lone:
-        said.append(f"{at_part}: {_jobs(lone)} on singleton (its other dependencies met) "
+        said.append(f"{at_part}: {_jobs_wait(lone)} on singleton (its other dependencies met) "
                     "with no job of its name and user running or submitted before it: met, "
                     "freed at slurmctld's next pass, not known when, so "
                     + ("it is" if len(lone) == 1 else "they are")
@@ -285,7 +285,7 @@ def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:
         and not singleton_parents(j, snap.running, snap.pending)
 
 
-def _jobs(ids: set[str]) -> str:
+def _jobs_wait(ids: set[str]) -> str:
     """`job 30 waits` or `jobs 30, 31 wait`."""
     return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
 

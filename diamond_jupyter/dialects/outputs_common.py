@@ -563,7 +563,17 @@ def count_array_tasks(expr: str) -> int | None:
     """How many tasks an array index expression names: '7', '1-10', '1-10:3' (every third),
     '4,5', '1,3,5-7%2' (a %limit of tasks at once changes nothing). None when it does not
     read as one."""
-    total = 0
+    ranges = _task_ranges(expr)
+    if ranges is None:
+        return None
+    total = sum(len(r) for r in ranges)
+    return total if total <= MAX_ARRAY_TASKS else None
+
+
+def _task_ranges(expr: str) -> tuple[range, ...] | None:
+    """An array index expression's parts as ranges, in order ('1-10:3,12%2' ->
+    (range(1, 11, 3), range(12, 13))); None when a part does not read."""
+    ranges = []
     for part in expr.partition("%")[0].split(","):
         m = _TASK_RANGE.fullmatch(part.strip())
         if m is None:
@@ -571,10 +581,8 @@ def count_array_tasks(expr: str) -> int | None:
         lo, hi, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
         if hi < lo or step < 1:
             return None
-        total += (hi - lo) // step + 1
-        if total > MAX_ARRAY_TASKS:
-            return None
-    return total
+        ranges.append(range(lo, hi + 1, step))
+    return tuple(ranges)
 
 
 def highest_array_index(expr: str) -> int | None:
@@ -582,8 +590,7 @@ def highest_array_index(expr: str) -> int | None:
     None when it does not read as one."""
     if count_array_tasks(expr) is None:
         return None
-    return max(int(m.group(2) or m.group(1)) for part in expr.partition("%")[0].split(",")
-               if (m := _TASK_RANGE.fullmatch(part.strip())))
+    return max(r.stop - 1 for r in _task_ranges(expr) or ())
 
 
 # a record standing for an array's waiting tasks: Slurm's '123_[5-100%4]', Grid Engine's
@@ -605,16 +612,7 @@ def array_task_ids(native_id: str) -> tuple[range, ...] | None:
         m = _ONE_TASK.fullmatch(native_id)
         return (range(int(m.group(2) or m.group(3)), int(m.group(2) or m.group(3)) + 1),) \
             if m else None
-    out = []
-    for part in expr.split(","):
-        m = _TASK_RANGE.fullmatch(part.strip())
-        if m is None:
-            return None
-        lo, hi, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
-        if hi < lo or step < 1:
-            return None
-        out.append(range(lo, hi + 1, step))
-    return tuple(out)
+    return _task_ranges(expr)
 
 
 def array_record(native_id: str) -> tuple[str, int, int | None] | None:

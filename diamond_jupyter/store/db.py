@@ -211,6 +211,32 @@ _V10 = (
     )""",
 )
 
+
+def _table_clock(table: str) -> tuple[str, ...]:
+    """A clock of `table` (schema v11's of the jobs, v12's of the transfers): every row
+    written takes the next tick as its `changed`, a deletion moves `deleted` on."""
+    clock = f"{table}_clock"
+    return (
+        f"ALTER TABLE {table} ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
+        f"UPDATE {table} SET changed = rowid",
+        f"CREATE INDEX {table}_changed ON {table}(changed)",
+        f"CREATE TABLE {clock} (n INTEGER NOT NULL, deleted INTEGER NOT NULL)",
+        f"INSERT INTO {clock} (n, deleted) SELECT COALESCE(MAX(rowid), 0), 0 FROM {table}",
+        f"""CREATE TRIGGER {clock}_insert AFTER INSERT ON {table} BEGIN
+        UPDATE {clock} SET n = n + 1;
+        UPDATE {table} SET changed = (SELECT n FROM {clock}) WHERE rowid = NEW.rowid;
+    END""",
+        f"""CREATE TRIGGER {clock}_update AFTER UPDATE ON {table}
+    WHEN NEW.changed = OLD.changed BEGIN
+        UPDATE {clock} SET n = n + 1;
+        UPDATE {table} SET changed = (SELECT n FROM {clock}) WHERE rowid = NEW.rowid;
+    END""",
+        f"""CREATE TRIGGER {clock}_delete AFTER DELETE ON {table} BEGIN
+        UPDATE {clock} SET n = n + 1, deleted = n + 1;
+    END""",
+    )
+
+
 # v11: jobs by state (and site) in creation order: the newest jobs of a few states (a
 # submit's estimates: the queued, the finished) are read from the index's end, not by
 # sorting every stored job of those states (a long history made every submit slower).
@@ -221,47 +247,13 @@ _V11 = (
     "CREATE INDEX jobs_state_created ON jobs(state, created_at)",
     "CREATE INDEX jobs_site_state_created ON jobs(site, state, created_at)",
     "DROP INDEX jobs_site_state",  # the new index's prefix
-    "ALTER TABLE jobs ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
-    "UPDATE jobs SET changed = rowid",
-    "CREATE INDEX jobs_changed ON jobs(changed)",
-    "CREATE TABLE jobs_clock (n INTEGER NOT NULL, deleted INTEGER NOT NULL)",
-    "INSERT INTO jobs_clock (n, deleted) SELECT COALESCE(MAX(rowid), 0), 0 FROM jobs",
-    """CREATE TRIGGER jobs_clock_insert AFTER INSERT ON jobs BEGIN
-        UPDATE jobs_clock SET n = n + 1;
-        UPDATE jobs SET changed = (SELECT n FROM jobs_clock) WHERE rowid = NEW.rowid;
-    END""",
-    """CREATE TRIGGER jobs_clock_update AFTER UPDATE ON jobs
-    WHEN NEW.changed = OLD.changed BEGIN
-        UPDATE jobs_clock SET n = n + 1;
-        UPDATE jobs SET changed = (SELECT n FROM jobs_clock) WHERE rowid = NEW.rowid;
-    END""",
-    """CREATE TRIGGER jobs_clock_delete AFTER DELETE ON jobs BEGIN
-        UPDATE jobs_clock SET n = n + 1, deleted = n + 1;
-    END""",
+    *_table_clock("jobs"),
 )
 
 # v12: the transfers table's clock, as v11's of the jobs: a placement's bandwidth figures come
 # from the newest transfers, kept between submits (`TransfersMixin.newest_transfers`) and
 # brought up to date from the rows changed since, not read and decoded whole at each submit.
-_V12 = (
-    "ALTER TABLE transfers ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
-    "UPDATE transfers SET changed = rowid",
-    "CREATE INDEX transfers_changed ON transfers(changed)",
-    "CREATE TABLE transfers_clock (n INTEGER NOT NULL, deleted INTEGER NOT NULL)",
-    "INSERT INTO transfers_clock (n, deleted) SELECT COALESCE(MAX(rowid), 0), 0 FROM transfers",
-    """CREATE TRIGGER transfers_clock_insert AFTER INSERT ON transfers BEGIN
-        UPDATE transfers_clock SET n = n + 1;
-        UPDATE transfers SET changed = (SELECT n FROM transfers_clock) WHERE rowid = NEW.rowid;
-    END""",
-    """CREATE TRIGGER transfers_clock_update AFTER UPDATE ON transfers
-    WHEN NEW.changed = OLD.changed BEGIN
-        UPDATE transfers_clock SET n = n + 1;
-        UPDATE transfers SET changed = (SELECT n FROM transfers_clock) WHERE rowid = NEW.rowid;
-    END""",
-    """CREATE TRIGGER transfers_clock_delete AFTER DELETE ON transfers BEGIN
-        UPDATE transfers_clock SET n = n + 1, deleted = n + 1;
-    END""",
-)
+_V12 = _table_clock("transfers")
 
 MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11,
                                _V12]

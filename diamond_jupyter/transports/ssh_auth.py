@@ -275,7 +275,7 @@ def _with_includes(p: Path, depth: int = 0,
     file and line number it was read from. `ignored`: the patterns of every IgnoreUnknown
     line so far, in any block (an including file's holding in the files it includes, as in
     ssh): a keyword none names is refused here for every host; which of them holds for one
-    host is checked when it is looked up (`_unknown_problem`)."""
+    host is checked when it is looked up (`_check_ignored_unknown`)."""
     import glob
     import shlex
 

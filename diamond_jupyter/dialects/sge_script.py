@@ -64,6 +64,7 @@ from .scripts_common import (
     read_array,
     set_output_path,
     sge_time,
+    sh_quote,
     socket_gpus_per_node,
     take_variables,
     tokenize,
@@ -437,6 +438,8 @@ class SgeScript:
         lines: list[str] = []
 
         def add(opt: str, val: object = None) -> None:
+            if val is not None:
+                _refuse_blanks(opt, str(val))
             lines.append(f"#$ {opt}" + ("" if val is None else f" {quote(str(val))}"))
 
         r, c = spec.resources, spec.constraints
@@ -530,6 +533,7 @@ class SgeScript:
                                                   for e in spec.mail_events))
         if letters:
             add("-m", letters)
+        spec, exported = _blank_values_exported(spec)
         add_qsub_environment(spec, add)
         warnings += launcher_only_warnings(r, "Grid Engine")
         # a kept soft request carries its own -soft: a bare one would be written twice
@@ -560,8 +564,8 @@ class SgeScript:
             carried.append((stdin[1].option, stdin[1].value))
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
-                        warnings)
+        preamble = exported + neutral_preamble(spec, variables_listed=True)
+        return Rendered(assemble(spec, lines, preamble), warnings)
 
     @staticmethod
     def _slots(spec: JobSpec, lines: list[str], warnings: list[str]) -> tuple[int, int]:
@@ -719,6 +723,44 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
 
 
 _NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
+
+
+# what each option rendered with a value holds, for a refusal of a value with a blank
+_VALUE_WORDS = {"-wd": "working directory", "-o": "stdout path", "-e": "stderr path",
+                "-i": "stdin path", "-A": "account", "-q": "queue", "-M": "mail address",
+                "-P": "project", "-N": "job name", "-S": "shell"}
+_PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
+
+
+def _refuse_blanks(opt: str, value: str) -> None:
+    """qsub reads a #$ line split at blanks and tabs, quotes not keeping a value whole
+    (parse_script_file): `#$ -wd "a b"` is `-wd a` and a stray `b`. Refused, naming the
+    option and what it takes, rather than written so."""
+    if not re.search(r"\s", value):
+        return
+    what = _VALUE_WORDS.get(opt, "value")
+    takes = ("a path without blanks (a symbolic link without blanks to the same place "
+             "will do)" if opt in _PATH_OPTIONS
+             else f"{'an' if what[0] in 'aeiou' else 'a'} {what} without blanks")
+    first = value.split()[0] if value.split() else ""
+    raise BadInput(f"sge cannot express the {what} {value!r} (#$ {opt}): qsub splits #$ "
+                   f"lines at blanks and tabs, quotes or not, so it would read #$ {opt} "
+                   f"{first!r} and a stray word; give {takes}")
+
+
+def _blank_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
+    """The variables whose value holds a blank or tab, taken out of the spec for qsub's -v
+    (split at blanks on a #$ line) and set by `export` lines before the body instead, as
+    the values holding a comma are (`neutral_preamble`)."""
+    env = spec.environment
+    blank = {k: v for k, v in env.variables.items() if re.search(r"\s", v) and "," not in v}
+    if not blank:
+        return spec, []
+    kept = {k: v for k, v in env.variables.items() if k not in blank}
+    passed = [n for n in env.passed if n not in blank]
+    spec = spec.model_copy(update={"environment": env.model_copy(
+        update={"variables": kept, "passed": passed})})
+    return spec, [f"export {k}={sh_quote(v)}" for k, v in blank.items()]
 
 
 def _job_name(name: str) -> str:

@@ -5,9 +5,11 @@
   slurmrestd): 0 GPUs asks for none, so nothing is written.
 - Grid Engine values with a blank were written quoted (`#$ -wd "a b"`), but qsub splits
   #$ lines at blanks and tabs and only strips the quotes (parse_script_file), so the job
-  ran in `"a` with a stray word after it. Such a value is refused at render time, naming
-  the option and what would work; a variable's value with a blank is set by an `export`
-  line before the body instead of `-v` (as a value with a comma already was).
+  ran in `a` with a stray word after it (and every ' and " of a word is deleted). Such a
+  value is refused at render time, naming the option and what would work; a variable's
+  value of that kind is set by an `export` line before the body instead of `-v` (as a
+  value with a comma already was). Diamond's submit runs `qsub -terse SCRIPT` and passes
+  no option on the command line, so the script is the only place for these values.
 """
 
 from __future__ import annotations
@@ -86,6 +88,20 @@ def test_sge_refuses_a_value_with_a_blank_naming_the_option(field, value, option
     assert "\n" not in msg
 
 
+@pytest.mark.parametrize("value, read", [("o'brien", "obrien"), ('say"x"', "sayx")])
+def test_sge_refuses_a_value_with_a_quote_saying_what_qsub_would_read(value, read):
+    """qsub deletes every ' and " of a #$ word: the account would be another."""
+    with pytest.raises(BadInput) as err:
+        get_script_dialect("sge").render_script(JobSpec(script="./a\n", account=value))
+    assert "(#$ -A): qsub splits" in str(err.value)
+    assert f"it would read #$ -A {read!r}" in str(err.value)
+
+
+def test_sge_refuses_a_path_with_a_backslash():
+    with pytest.raises(BadInput, match=r"stdout path 'C:\\\\out' \(#\$ -o\).*backslash"):
+        get_script_dialect("sge").render_script(JobSpec(script="./a\n", stdout="C:\\out"))
+
+
 def test_sge_writes_values_without_blanks_as_before():
     spec = JobSpec(script="./a\n", working_directory="/home/u/runs", stdout="/tmp/o.txt")
     lines = _directives(get_script_dialect("sge").render_script(spec).script, "#$")
@@ -94,11 +110,13 @@ def test_sge_writes_values_without_blanks_as_before():
 
 def test_sge_variable_with_a_blank_is_exported_not_listed_in_v():
     spec = JobSpec(script="./a\n", environment={
-        "variables": {"GREETING": "hello world", "PLAIN": "x", "LIST": "a,b"}})
+        "variables": {"GREETING": "hello world", "PLAIN": "x", "LIST": "a,b",
+                      "QUOTED": 'say "hi"'}})
     script = get_script_dialect("sge").render_script(spec).script
     lines = script.splitlines()
     assert _directives(script, "#$ -v") == ["#$ -v PLAIN=x"]
     assert "export GREETING='hello world'" in lines and "export LIST=a,b" in lines
+    assert "export QUOTED='say \"hi\"'" in lines
     assert lines.index("export GREETING='hello world'") < lines.index("./a")
     back = get_script_dialect("sge").parse_script(script)
     assert back.environment.variables == {"PLAIN": "x"}

@@ -439,7 +439,7 @@ class SgeScript:
 
         def add(opt: str, val: object = None) -> None:
             if val is not None:
-                _refuse_blanks(opt, str(val))
+                _refuse_unwritable(opt, str(val))
             lines.append(f"#$ {opt}" + ("" if val is None else f" {quote(str(val))}"))
 
         r, c = spec.resources, spec.constraints
@@ -533,7 +533,7 @@ class SgeScript:
                                                   for e in spec.mail_events))
         if letters:
             add("-m", letters)
-        spec, exported = _blank_values_exported(spec)
+        spec, exported = _unwritable_values_exported(spec)
         add_qsub_environment(spec, add)
         warnings += launcher_only_warnings(r, "Grid Engine")
         # a kept soft request carries its own -soft: a bare one would be written twice
@@ -725,35 +725,46 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
 _NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
 
 
-# what each option rendered with a value holds, for a refusal of a value with a blank
+# what each option rendered with a value holds, for a refusal of a value qsub cannot read
 _VALUE_WORDS = {"-wd": "working directory", "-o": "stdout path", "-e": "stderr path",
                 "-i": "stdin path", "-A": "account", "-q": "queue", "-M": "mail address",
                 "-P": "project", "-N": "job name", "-S": "shell"}
 _PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
+# What a #$ value cannot hold: qsub (parse_script_file) splits the line at blanks and tabs,
+# then deletes every ' and " of each word; no escapes (quoting a backslash doubles it)
+_UNWRITABLE = re.compile(r"[\s\"'\\]")
 
 
-def _refuse_blanks(opt: str, value: str) -> None:
-    """qsub reads a #$ line split at blanks and tabs, quotes not keeping a value whole
-    (parse_script_file): `#$ -wd "a b"` is `-wd a` and a stray `b`. Refused, naming the
-    option and what it takes, rather than written so."""
-    if not re.search(r"\s", value):
+def _refuse_unwritable(opt: str, value: str) -> None:
+    """A #$ value qsub would not read back as itself (`#$ -wd "a b"` is `-wd a` and a stray
+    `b`): refused, naming the option and what it takes, rather than written so."""
+    m = _UNWRITABLE.search(value)
+    if m is None:
         return
     what = _VALUE_WORDS.get(opt, "value")
-    takes = ("a path without blanks (a symbolic link without blanks to the same place "
-             "will do)" if opt in _PATH_OPTIONS
-             else f"{'an' if what[0] in 'aeiou' else 'a'} {what} without blanks")
-    first = value.split()[0] if value.split() else ""
+    bad = m.group()
+    takes = ("a path without blanks, quotes or backslashes (a symbolic link to the same "
+             "place will do)" if opt in _PATH_OPTIONS
+             else f"{'an' if what[0] in 'aeiou' else 'a'} {what} without blanks, quotes or "
+                  "backslashes")
+    if bad.isspace():
+        first = value.split()[0] if value.split() else ""
+        read = f"it would read #$ {opt} {first!r} and a stray word"
+    elif bad in "'\"":
+        read = f"it would read #$ {opt} {value.replace(chr(34), '').replace(chr(39), '')!r}"
+    else:
+        read = "the backslash cannot be written so that qsub reads it alone"
     raise BadInput(f"sge cannot express the {what} {value!r} (#$ {opt}): qsub splits #$ "
-                   f"lines at blanks and tabs, quotes or not, so it would read #$ {opt} "
-                   f"{first!r} and a stray word; give {takes}")
+                   f"lines at blanks and tabs and deletes quotes, with no escapes, so {read}; "
+                   f"give {takes}")
 
 
-def _blank_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
-    """The variables whose value holds a blank or tab, taken out of the spec for qsub's -v
-    (split at blanks on a #$ line) and set by `export` lines before the body instead, as
-    the values holding a comma are (`neutral_preamble`)."""
+def _unwritable_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
+    """The variables whose value holds what a #$ line cannot (a blank, a quote, a
+    backslash: `_UNWRITABLE`), taken out of the spec for qsub's -v and set by `export` lines
+    before the body instead, as the values holding a comma are (`neutral_preamble`)."""
     env = spec.environment
-    blank = {k: v for k, v in env.variables.items() if re.search(r"\s", v) and "," not in v}
+    blank = {k: v for k, v in env.variables.items() if _UNWRITABLE.search(v) and "," not in v}
     if not blank:
         return spec, []
     kept = {k: v for k, v in env.variables.items() if k not in blank}

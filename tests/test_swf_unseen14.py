@@ -7,11 +7,11 @@ Windows and old Mac line ends, a byte-order mark, Latin-1 comments, a header and
 Each is read by `read_swf` and planned by `plan_replay` (`diamond testbed load --trace`)
 or `plan_replays` (`python -m benchmarks.placement --trace`); no test bed.
 
-Fault found and fixed, shown by a test here that failed before: a job whose preceding job
-(field 17) was replayed too was held until that job ended even where the log has it start
-before that end (running beside it at the window's start, or started while it ran): the
-replay began with one running job fewer than the log, and delayed the others, nothing
-said. Such a job is now not held (the log's scheduler did not hold it), said in the notes.
+Fault found and fixed, shown by a test here that failed before: a job running at the
+window's start whose preceding job (field 17) was running then too was held until that job
+ended: the queue rebuilt at the window's start had one running job fewer than the log, and
+that job queued, nothing said. It now runs from the start (the log started it before that
+end), said in the notes.
 """
 
 from __future__ import annotations
@@ -227,23 +227,25 @@ def test_a_dependent_arrival_waits_for_its_predecessor_and_its_think_time(
         assert j.think_s == pytest.approx(2.0)
 
 
-def test_a_job_started_before_its_predecessor_ended_is_not_held(tmp_path: Path) -> None:
+def test_a_job_running_beside_its_predecessor_at_the_window_start_runs(
+        tmp_path: Path) -> None:
     """At t = 10,000: job 1 runs (to 20,000); job 2, whose field 17 names job 1, started at
-    5,000 and runs beside it; job 3, naming job 1 too, waits and starts at 12,000, before
-    job 1's end. Before: both were held until job 1 ended (job 2 is 'running' at the
-    window's start, yet queued in the replay), nothing said."""
+    5,000 and runs beside it; job 3, naming job 1 too, waits. Before: job 2 was held until
+    job 1 ended, so the replay began with one running job (the log has two) and job 2
+    queued, nothing said. Now it runs from the start, said; job 3 still waits for job 1."""
     lines = [_job(1, 0, wait=0, run=20_000, req=30_000),
              _job(2, 5000, wait=0, run=20_000, req=30_000, preceding=1, think=0),
-             _job(3, 6000, wait=6000, run=3000, req=4000, preceding=1, think=0),
+             _job(3, 6000, wait=16_000, run=3000, req=4000, preceding=1, think=0),
              *[_job(n, 10_000 + 600 * n, wait=0, run=600) for n in range(4, 60)]]
     log = read_swf(_save(tmp_path / "beside.swf", "; MaxProcs: 64\n" + "".join(lines)))
     plan = plan_replay(log, ALPHA, start=10_000, seed=1, duration_s=60)
     by_name = {j.name: j for j in plan.jobs}
     assert (plan.running_at_start, plan.queued_at_start) == (2, 1)
-    assert by_name["trace-run-2"].after is None and by_name["trace-wait-3"].after is None
-    assert ("2 dependent job(s) started in the log before their preceding job (field 17) "
-            "ended (e.g. trace-run-2, before trace-run-1): the log's scheduler did not hold "
-            "them for it, and neither does the replay") in plan.notes
+    assert by_name["trace-run-2"].after is None and by_name["trace-run-2"].at_s == 0
+    assert by_name["trace-wait-3"].after == "trace-run-1"
+    assert ("1 job(s) running at the window's start name as their preceding job (field 17) "
+            "one still running then (e.g. trace-run-2 names trace-run-1): the log started "
+            "them before that end, so they run from the start, not held for it") in plan.notes
 
 
 def test_a_predecessor_before_the_window_holds_nothing(tmp_path: Path) -> None:

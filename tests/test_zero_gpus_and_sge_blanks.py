@@ -130,3 +130,12 @@ def test_sge_translate_of_a_blank_output_path_is_refused():
     text = '#!/bin/bash\n#SBATCH --output="/scratch/my dir/%j.out"\n./a\n'
     with pytest.raises(BadInput, match=r"stdout path '/scratch/my dir/.*' \(#\$ -o\)"):
         translate(text, "sge", "slurm")
+
+
+def test_sge_job_name_quotes_become_underscores_said():
+    """qsub deletes the quotes of `#$ -N 'a"b"'`: the name is made one qsub keeps, said."""
+    rendered = get_script_dialect("sge").render_script(JobSpec(script="./a\n",
+                                                               name='a "b" it\'s'))
+    assert "#$ -N a__b__it_s" in rendered.script.splitlines()
+    assert any(w.startswith("approximated: job name") and "quotes" in w
+               for w in rendered.warnings)

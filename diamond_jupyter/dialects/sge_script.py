@@ -455,7 +455,8 @@ class SgeScript:
         if spec.name:
             name = _job_name(spec.name)
             warnings += job_name_warning(spec.name, name, "Grid Engine names cannot start "
-                                         "with a digit or '-' nor hold / : @ \\ * ? or blanks")
+                                         "with a digit or '-' nor hold / : @ \\ * ? blanks "
+                                         "or quotes")
             add("-N", name)
         kept = spec.metadata.get("sge_queue_instances")
         if spec.source_dialect == "sge" and isinstance(kept, dict) \
@@ -722,7 +723,9 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
     return True
 
 
-_NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
+# what no Grid Engine takes in a job name (sge_types), and the quotes qsub deletes from a
+# #$ line
+_NAME_BAD = r"[/:@\\*?\s\"']"
 
 
 # what each option rendered with a value holds, for a refusal of a value qsub cannot read
@@ -775,8 +778,8 @@ def _unwritable_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
 
 
 def _job_name(name: str) -> str:
-    """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit, nor with
-    `-` (qsub would read `-N -x` as an option)."""
+    """A name qsub accepts: no / : @ \\ * ? blanks or quotes, not starting with a digit, nor
+    with `-` (qsub would read `-N -x` as an option)."""
     fixed = re.sub(_NAME_BAD, "_", name)
     return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
 

@@ -1747,7 +1747,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
     resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
-    unheld: list[tuple[str, str]] = []  # (job, its predecessor): started before that ended
+    unheld: list[tuple[str, str]] = []  # (running job, its predecessor, running too)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         before = (to_resume.get((source.number, source.copy - 1))
                   if source.status in PARTIAL_STATUS and source.copy and source.number > 0
@@ -1762,7 +1762,9 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
             # log's), else the latest of that number
             after, ended = replayed_copy.get((source.preceding, source.copy),
                                              replayed[source.preceding])
-            if source.start < ended:  # the log's scheduler did not hold it for that end
+            if k < len(running) and source.start < ended:
+                # running at the window's start beside the job it names: the log ran it
+                # before that end, and the queue rebuilt at the start has it running
                 unheld.append((job.name, after))
             else:
                 think = max(source.think, 0.0)
@@ -1784,9 +1786,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"{resumed[0]}): only the last part ends its job")
     if unheld:
         name, after = unheld[0]
-        notes.append(f"{len(unheld)} dependent job(s) started in the log before their preceding "
-                     f"job (field 17) ended (e.g. {name}, before {after}): the log's scheduler "
-                     "did not hold them for it, and neither does the replay")
+        notes.append(f"{len(unheld)} job(s) running at the window's start name as their "
+                     f"preceding job (field 17) one still running then (e.g. {name} names "
+                     f"{after}): the log started them before that end, so they run from the "
+                     "start, not held for it")
     if too_long:
         name, think, gap = too_long[0]
         notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "

@@ -734,15 +734,17 @@ _VALUE_WORDS = {"-wd": "working directory", "-o": "stdout path", "-e": "stderr p
                 "-P": "project", "-N": "job name", "-S": "shell"}
 _PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
 # What a #$ value cannot hold: qsub (parse_script_file) splits the line at blanks and tabs,
-# then deletes every ' and " of each word; no escapes (quoting a backslash doubles it)
-_UNWRITABLE = re.compile(r"[\s\"'\\]")
+# then deletes every ' and " of each word; no escapes (quoting a backslash doubles it). Other
+# control characters (a newline) are refused by the spec's own check (`assemble`)
+_UNWRITABLE = re.compile(r"[ \t\"'\\]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _refuse_unwritable(opt: str, value: str) -> None:
     """A #$ value qsub would not read back as itself (`#$ -wd "a b"` is `-wd a` and a stray
     `b`): refused, naming the option and what it takes, rather than written so."""
     m = _UNWRITABLE.search(value)
-    if m is None:
+    if m is None or _CONTROL.search(value):  # the spec's own check says what that is
         return
     what = _VALUE_WORDS.get(opt, "value")
     bad = m.group()

@@ -908,14 +908,18 @@ def test_diamond_sites_writes_a_partition_name_on_its_sites_row(monkeypatch, cap
 def test_an_account_with_blanks_or_quotes_stays_one_directive_value(account):
     """(guard) A REST body's account `proj --partition=secret` (blanks, quotes) is written
     quoted in every dialect's directive, and read back as that one value: no second option
-    (a partition outside `allowed_partitions`) is smuggled in."""
+    (a partition outside `allowed_partitions`) is smuggled in. Grid Engine, whose qsub
+    cannot read such a value on a #$ line, refuses it."""
     from diamond_jupyter.dialects import get_script_dialect
 
     spec = JobSpec(script="#!/bin/bash\necho hi\n", account=account, queue="batch", name="n")
-    for dialect in ("slurm", "pbs", "lsf", "flux", "sge"):
+    for dialect in ("slurm", "pbs", "lsf", "flux"):
         d = get_script_dialect(dialect)
         back = d.parse_script(d.render_script(spec).script)
         assert (back.account, back.queue) == (account, "batch"), dialect
+    # qsub splits #$ lines at blanks and deletes quotes, with no escapes: refused there
+    with pytest.raises(BadInput, match=r"^sge cannot express the account .* \(#\$ -A\)"):
+        get_script_dialect("sge").render_script(spec)
 
 
 @pytest.mark.parametrize("directive", ["#SBATCH -M other", "#SBATCH --clusters=other",

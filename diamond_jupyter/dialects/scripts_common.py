@@ -446,6 +446,25 @@ def no_gpus_for_zero(spec: JobSpec, spelled: str) -> None:
                "(no scheduler is asked for a GPU count)")
 
 
+def without_zero_gpus(spec: JobSpec) -> JobSpec:
+    """A copy of `spec` with each GPU count of 0 (a face's `--gpus 0`, a JSON spec's
+    `gpus_per_node: 0`) made no count: 0 GPUs asks for none, as no request does, and a
+    scheduler is not handed a count of 0 (sbatch's `--gpus-per-node=0`). Its GPU type stays,
+    for the renderer to say it dropped."""
+    def zeros_unset(r: Resources) -> Resources:
+        unset = {k: None for k in ("gpus_per_node", "gpus_per_task") if getattr(r, k) == 0}
+        return r.model_copy(update=unset) if unset else r
+
+    if not any(0 in (r.gpus_per_node, r.gpus_per_task)
+               for r in (spec.resources, *spec.components)):
+        return spec
+    metadata = {k: v for k, v in spec.metadata.items()
+                if not (k == GPUS_PER_JOB and v == 0)}
+    return spec.model_copy(update={
+        "resources": zeros_unset(spec.resources),
+        "components": [zeros_unset(r) for r in spec.components], "metadata": metadata})
+
+
 def unknown(spec: JobSpec, dialect: str, item: Item, option: str | None = None) -> None:
     spec.unknown.append(
         Directive(dialect=dialect, option=option or item.option, value=item.value, raw=item.raw)

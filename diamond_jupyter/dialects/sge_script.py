@@ -64,6 +64,7 @@ from .scripts_common import (
     read_array,
     set_output_path,
     sge_time,
+    sh_quote,
     socket_gpus_per_node,
     take_variables,
     tokenize,
@@ -437,6 +438,8 @@ class SgeScript:
         lines: list[str] = []
 
         def add(opt: str, val: object = None) -> None:
+            if val is not None:
+                _refuse_unwritable(opt, str(val))
             lines.append(f"#$ {opt}" + ("" if val is None else f" {quote(str(val))}"))
 
         r, c = spec.resources, spec.constraints
@@ -452,7 +455,8 @@ class SgeScript:
         if spec.name:
             name = _job_name(spec.name)
             warnings += job_name_warning(spec.name, name, "Grid Engine names cannot start "
-                                         "with a digit or '-' nor hold / : @ \\ * ? or blanks")
+                                         "with a digit or '-' nor hold / : @ \\ * ? blanks "
+                                         "or quotes")
             add("-N", name)
         kept = spec.metadata.get("sge_queue_instances")
         if spec.source_dialect == "sge" and isinstance(kept, dict) \
@@ -530,6 +534,7 @@ class SgeScript:
                                                   for e in spec.mail_events))
         if letters:
             add("-m", letters)
+        spec, exported = _unwritable_values_exported(spec)
         add_qsub_environment(spec, add)
         warnings += launcher_only_warnings(r, "Grid Engine")
         # a kept soft request carries its own -soft: a bare one would be written twice
@@ -560,8 +565,8 @@ class SgeScript:
             carried.append((stdin[1].option, stdin[1].value))
         hosts_said, hosts_read = render_named_hosts(spec, self.name, add)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
-        return Rendered(assemble(spec, lines, neutral_preamble(spec, variables_listed=True)),
-                        warnings)
+        preamble = exported + neutral_preamble(spec, variables_listed=True)
+        return Rendered(assemble(spec, lines, preamble), warnings)
 
     @staticmethod
     def _slots(spec: JobSpec, lines: list[str], warnings: list[str]) -> tuple[int, int]:
@@ -718,12 +723,65 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
     return True
 
 
-_NAME_BAD = r"[/:@\\*?\s]"  # what no Grid Engine takes in a job name (sge_types)
+# what no Grid Engine takes in a job name (sge_types), and the quotes qsub deletes from a
+# #$ line
+_NAME_BAD = r"[/:@\\*?\s\"']"
+
+
+# what each option rendered with a value holds, for a refusal of a value qsub cannot read
+_VALUE_WORDS = {"-wd": "working directory", "-o": "stdout path", "-e": "stderr path",
+                "-i": "stdin path", "-A": "account", "-q": "queue", "-M": "mail address",
+                "-P": "project", "-N": "job name", "-S": "shell"}
+_PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
+# What a #$ value cannot hold: qsub (parse_script_file) splits the line at blanks and tabs,
+# then deletes every ' and " of each word; no escapes (quoting a backslash doubles it). Other
+# control characters (a newline) are refused by the spec's own check (`assemble`)
+_UNWRITABLE = re.compile(r"[ \t\"'\\]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _refuse_unwritable(opt: str, value: str) -> None:
+    """A #$ value qsub would not read back as itself (`#$ -wd "a b"` is `-wd a` and a stray
+    `b`): refused, naming the option and what it takes, rather than written so."""
+    m = _UNWRITABLE.search(value)
+    if m is None or _CONTROL.search(value):  # the spec's own check says what that is
+        return
+    what = _VALUE_WORDS.get(opt, "value")
+    bad = m.group()
+    takes = ("a path without blanks, quotes or backslashes (a symbolic link to the same "
+             "place will do)" if opt in _PATH_OPTIONS
+             else f"{'an' if what[0] in 'aeiou' else 'a'} {what} without blanks, quotes or "
+                  "backslashes")
+    if bad.isspace():
+        first = value.split()[0] if value.split() else ""
+        read = f"it would read #$ {opt} {first!r} and a stray word"
+    elif bad in "'\"":
+        read = f"it would read #$ {opt} {value.replace(chr(34), '').replace(chr(39), '')!r}"
+    else:
+        read = "the backslash cannot be written so that qsub reads it alone"
+    raise BadInput(f"sge cannot express the {what} {value!r} (#$ {opt}): qsub splits #$ "
+                   f"lines at blanks and tabs and deletes quotes, with no escapes, so {read}; "
+                   f"give {takes}")
+
+
+def _unwritable_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
+    """The variables whose value holds what a #$ line cannot (a blank, a quote, a
+    backslash: `_UNWRITABLE`), taken out of the spec for qsub's -v and set by `export` lines
+    before the body instead, as the values holding a comma are (`neutral_preamble`)."""
+    env = spec.environment
+    blank = {k: v for k, v in env.variables.items() if _UNWRITABLE.search(v) and "," not in v}
+    if not blank:
+        return spec, []
+    kept = {k: v for k, v in env.variables.items() if k not in blank}
+    passed = [n for n in env.passed if n not in blank]
+    spec = spec.model_copy(update={"environment": env.model_copy(
+        update={"variables": kept, "passed": passed})})
+    return spec, [f"export {k}={sh_quote(v)}" for k, v in blank.items()]
 
 
 def _job_name(name: str) -> str:
-    """A name qsub accepts: no / : @ \\ * ? or blanks, not starting with a digit, nor with
-    `-` (qsub would read `-N -x` as an option)."""
+    """A name qsub accepts: no / : @ \\ * ? blanks or quotes, not starting with a digit, nor
+    with `-` (qsub would read `-N -x` as an option)."""
     fixed = re.sub(_NAME_BAD, "_", name)
     return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
 

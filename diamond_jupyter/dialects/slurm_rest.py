@@ -59,6 +59,7 @@ from .scripts_common import (
     dependencies_for,
     one_shape,
     output_mode_of,
+    without_zero_gpus,
 )
 from .slurm_commands import SlurmCommands, job_dependency, job_licenses, partition_nodes
 from .slurm_script import dependency_value
@@ -98,7 +99,7 @@ def job_description(spec: JobSpec, *, hold: bool = False, api_version: str = "v0
     # a job of several shapes is sent as one here: one partition, account and QOS
     warnings = component_settings_dropped(spec, lambda _: "one shape over REST here")
     # a job of several shapes: one here (v0.0.38's "jobs" list of components is not used)
-    spec = one_shape(spec, "slurmrestd", warnings)
+    spec = one_shape(without_zero_gpus(spec), "slurmrestd", warnings)
     r, c, env = spec.resources, spec.constraints, spec.environment
     if not spec.working_directory:
         raise BadInput("slurmrestd: the job needs a working directory")

@@ -72,6 +72,7 @@ from .scripts_common import (
     unknown,
     whole_job_dependencies,
     without_submit_waits,
+    without_zero_gpus,
     words,
 )
 from .slurm_wrappers import apply_wrapper_lines
@@ -1034,7 +1035,7 @@ class SlurmScript:
 
     def render_script(self, spec: JobSpec) -> Rendered:
         lines: list[str] = []
-        spec, waits = without_submit_waits(spec, self.name, self.submit_wait)
+        spec, waits = without_submit_waits(without_zero_gpus(spec), self.name, self.submit_wait)
         warnings = common_render_warnings(spec, self.name) + waits
 
         def add(opt: str, val: object = None) -> None:

@@ -1747,6 +1747,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     to_resume: dict[tuple[int, int], tuple[str, float]] = {}  # a status 2 part -> the same
     resumed: list[str] = []
     too_long: list[tuple[str, float, float]] = []  # (job, its think time, the log's gap)
+    unheld: list[tuple[str, str]] = []  # (running job, its predecessor, running too)
     for k, (source, job) in enumerate(zip([*running, *queued, *kept], list(jobs), strict=True)):
         before = (to_resume.get((source.number, source.copy - 1))
                   if source.status in PARTIAL_STATUS and source.copy and source.number > 0
@@ -1761,12 +1762,18 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
             # log's), else the latest of that number
             after, ended = replayed_copy.get((source.preceding, source.copy),
                                              replayed[source.preceding])
-            think = max(source.think, 0.0)
-            gap = max(source.submit - ended, 0.0)
-            if think > gap:
-                too_long.append((job.name, think, gap))
-                think = gap
-            jobs[k] = dataclasses.replace(job, after=after, think_s=round(think / scale, 3))
+            if k < len(running) and source.start < ended:
+                # running at the window's start beside the job it names: the log ran it
+                # before that end, and the queue rebuilt at the start has it running
+                unheld.append((job.name, after))
+            else:
+                think = max(source.think, 0.0)
+                gap = max(source.submit - ended, 0.0)
+                if think > gap:
+                    too_long.append((job.name, think, gap))
+                    think = gap
+                jobs[k] = dataclasses.replace(job, after=after,
+                                              think_s=round(think / scale, 3))
         replayed[source.number] = (job.name, source.end)
         if source.status not in PARTIAL_STATUS:  # a job's parts: its last one is followed
             replayed_copy[(source.number, source.copy)] = (job.name, source.end)
@@ -1777,6 +1784,12 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      "lines, then 3 or 4, without a summary line) each wait for the part "
                      f"before them to end, and then as long as the log's job was out (e.g. "
                      f"{resumed[0]}): only the last part ends its job")
+    if unheld:
+        name, after = unheld[0]
+        notes.append(f"{len(unheld)} job(s) running at the window's start name as their "
+                     f"preceding job (field 17) one still running then (e.g. {name} names "
+                     f"{after}): the log started them before that end, so they run from the "
+                     "start, not held for it")
     if too_long:
         name, think, gap = too_long[0]
         notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "

@@ -86,7 +86,7 @@ def test_power_saving_states_are_back_after_their_boot(state, usable, back, powe
 def test_the_site_timeouts_plan_the_boot():
     timeouts = slurm.parse_node_timeouts(CLOUD_CONFIG)
     assert timeouts == {"ResumeTimeout": 300.0, "SlurmdTimeout": 300.0,
-                        "SuspendTimeout": 120.0}
+                        "SuspendTimeout": 120.0, "SuspendTime": 600.0}
     assert _state("idle~", timeouts)[1] == (300.0, False)
     assert _state("idle%", timeouts)[1] == (420.0, True)
 

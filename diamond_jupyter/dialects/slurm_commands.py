@@ -369,8 +369,9 @@ class SlurmCommands(FailureReading):
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
-            # the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout: how long a
-            # node not responding, rebooting or powered down stays out; its MaxArraySize
+            # the site's own SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime:
+            # how long a node not responding, rebooting or powered down stays out, and
+            # how long one idles before it powers down; its MaxArraySize
             # (cached like the partitions, not per queue)
             "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
         }
@@ -398,15 +399,17 @@ class SlurmCommands(FailureReading):
 
     @staticmethod
     def parse_node_timeouts(text: str) -> dict[str, float]:
-        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec` and `SuspendTimeout = 30 sec`
+        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec`, `SuspendTimeout = 30 sec`
+        and `SuspendTime = 600 sec` (how long a node stays idle before it is powered down)
         from `scontrol show config` as seconds, by those names; a line missing or not a
-        number is left out (placement then takes Slurm's default)."""
+        number (`SuspendTime = NONE`: power saving off) is left out (placement then takes
+        Slurm's default)."""
         out: dict[str, float] = {}
         for line in text.splitlines():
             key, eq, value = line.partition("=")
             m = re.fullmatch(r"\s*(\d+)(?:\s*sec)?\s*", value)
             if eq and m and key.strip() in ("SlurmdTimeout", "ResumeTimeout",
-                                            "SuspendTimeout"):
+                                            "SuspendTimeout", "SuspendTime"):
                 out[key.strip()] = float(m.group(1))
         return out
 

@@ -1401,8 +1401,9 @@ class SiteSnapshot(_Model):
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
     # Slurm: the site's SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime (idle
-    # time before a node powers down) (`scontrol show config`; slurmrestd: its partitions)
-    # in seconds, by those names; None or a name missing: Slurm's default
+    # time before a node powers down) (`scontrol show config`; slurmrestd: the timeouts its
+    # partitions all agree on) in seconds, by those names; None or a name missing: Slurm's
+    # default
     node_timeouts: dict[str, float] | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known

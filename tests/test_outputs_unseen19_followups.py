@@ -91,6 +91,16 @@ def test_the_site_timeouts_plan_the_boot():
     assert _state("idle%", timeouts)[1] == (420.0, True)
 
 
+def test_suspend_time_is_read_from_show_config_into_the_snapshot():
+    """SuspendTime (how long a node idles before it powers down) beside the other node
+    timeouts, in the same field; `NONE` (power saving off) is left out."""
+    snap = slurm.parse_snapshot("vega", {"config": CLOUD_CONFIG, "queue": ""})
+    assert snap.node_timeouts["SuspendTime"] == 600.0
+    off = CLOUD_CONFIG.replace("SuspendTime             = 600 sec", "SuspendTime = NONE")
+    assert "SuspendTime" not in slurm.parse_node_timeouts(off)
+    assert slurm.parse_node_timeouts(off)["SuspendTimeout"] == 120.0
+
+
 def _vega(states: dict[str, str], queue=(), config: str = CLOUD_CONFIG, name: str = "vega",
           alloc=None):
     """vega (main: c01-c02 of 64 CPUs, c03-c04 of 32) with node states changed as `scontrol show

@@ -1028,8 +1028,8 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
     runs, are all kept), and there are no stretches.
 
     `skipped`: where to say the lines before the first record and after the last that
-    neither start nor end one (messages: a wrapper's warning), else they are not whole
-    records."""
+    neither end one nor start like one, `ID|` (messages: a wrapper's warning), else they
+    are not whole records."""
     lines = stdout.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -1042,10 +1042,12 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
         eid = ln.rpartition("|")[2].strip() if "|" in ln else ""
         ends.append(eid if _STEP_ID.fullmatch(eid) else None)
     if skipped is not None:
-        lead = next((k for k, (a, b) in enumerate(zip(starts, ends, strict=True))
-                     if a is not None or b is not None), len(lines))
+        # a message: a line that neither ends a record nor starts like one (`ID|`)
+        record_like = [b is not None or ("|" in ln and bool(_STEP_ID.fullmatch(
+            ln.split("|", 1)[0].strip()))) for ln, b in zip(lines, ends, strict=True)]
+        lead = next((k for k, like in enumerate(record_like) if like), len(lines))
         tail = next((k + 1 for k in range(len(lines) - 1, lead - 1, -1)
-                     if starts[k] is not None or ends[k] is not None), lead)
+                     if record_like[k]), lead)
         for k in [*range(lead), *range(tail, len(lines))]:
             if lines[k].strip():
                 unread(skipped, "slurm", f"sacct line {k + 1}", "not a record", lines[k],

@@ -1417,8 +1417,10 @@ class SiteSnapshot(_Model):
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None
-    # Slurm: the site's SlurmdTimeout, ResumeTimeout and SuspendTimeout (`scontrol show
-    # config`) in seconds, by those names; None or a name missing: Slurm's default
+    # Slurm: the site's SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime (idle
+    # time before a node powers down) (`scontrol show config`; slurmrestd: the timeouts its
+    # partitions all agree on) in seconds, by those names; None or a name missing: Slurm's
+    # default
     node_timeouts: dict[str, float] | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known

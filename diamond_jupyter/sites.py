@@ -24,7 +24,12 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
-from .dialects.outputs_common import count_array_tasks, fold_array_tasks, outcome_rank
+from .dialects.outputs_common import (
+    MessagesOnly,
+    count_array_tasks,
+    fold_array_tasks,
+    outcome_rank,
+)
 from .dialects.pbs_commands import TOKEN_VARIABLE
 from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
@@ -79,6 +84,7 @@ class Submitted:
 
 
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
+MAX_SAID_MESSAGES = 256  # distinct poll messages remembered as said (see Site._read)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 
 
@@ -169,6 +175,8 @@ class Site:
         # followed arrays still queued (Grid Engine): the task count the queue showed when
         # their ended tasks were read from accounting, and those records
         self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
+        # the messages a job poll or lookup read around its records, each logged once
+        self._said_messages: set[str] = set()
         self._home: str | None = None
         self._login: str | None = None  # the login's user name ("" once it cannot be told)
         self._uid: str | None = None  # the login's user number (likewise)
@@ -855,7 +863,22 @@ class Site:
         if not res.ok and str(res.exit_status) not in self._quiet_codes:
             raise CommandFailed(f"{self.name}: looking a job up by name failed (exit "
                                 f"{res.exit_status}): {res.stderr.strip()[-200:]}", res)
-        return self.fold_arrays(self.commands.parse_status(res.stdout))
+        return self.fold_arrays(self._read(self.commands.parse_status, res.stdout))
+
+    def _read(self, parse: Callable[..., list[JobStatus]], stdout: str) -> list[JobStatus]:
+        """A job query's records by `parse`, the lines around them that are messages (a
+        wrapper's or a locale's warning on every command) said as the site's warnings, each
+        distinct one once; a record that cannot be read still raises SiteError (the job
+        would otherwise look gone)."""
+        messages = MessagesOnly()
+        records = parse(stdout, messages)
+        for message in dict.fromkeys(messages):
+            if message not in self._said_messages:
+                if len(self._said_messages) >= MAX_SAID_MESSAGES:  # ever-new text: kept small
+                    self._said_messages.clear()
+                self._said_messages.add(message)
+                log.warning("%s: %s", self.name, message)
+        return records
 
     def job_id_of(self, native_id: str) -> str:
         """The id the engine follows a record under: its array's for an array task's
@@ -898,7 +921,7 @@ class Site:
             res = await self.run(argv, check=False, timeout=self.query_timeout_s)
             self._check_answered(res)
             if res.ok:
-                records = self.commands.parse_accounting(res.stdout)
+                records = self._read(self.commands.parse_accounting, res.stdout)
                 for nid in ask:
                     self._task_records[nid] = (shown[nid], [
                         r for r in records if array_of(r.native_id) == nid])
@@ -985,7 +1008,7 @@ class Site:
         res = await self.run(self.commands.status_argv(native_ids), check=False,
                              timeout=self.query_timeout_s)
         self._check_answered(res)
-        raw = self.commands.parse_status(res.stdout) if res.ok else []
+        raw = self._read(self.commands.parse_status, res.stdout) if res.ok else []
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
@@ -1002,7 +1025,8 @@ class Site:
             r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
             if r2.ok:
-                raw = await self._ask_unsure_alone(self.commands.parse_accounting(r2.stdout))
+                raw = await self._ask_unsure_alone(
+                    self._read(self.commands.parse_accounting, r2.stdout))
                 found = [s for s in self.fold_arrays(raw) if s.native_id in missing]
                 found = [_array_outcome(f, seen, arrays) for f in found]
                 # accounting's record of a job the queue shows ended replaces the queue's
@@ -1022,7 +1046,7 @@ class Site:
             self._check_answered(res)
             if not res.ok:
                 continue
-            alone = [s for s in self.commands.parse_accounting(res.stdout)
+            alone = [s for s in self._read(self.commands.parse_accounting, res.stdout)
                      if s.native_id == jid]
             if alone:
                 records = [s for s in records if s.native_id != jid] + alone

@@ -1,8 +1,8 @@
 """A warning line before a JSON or XML answer (a locale warning, a site wrapper's note,
 `slurm_load_jobs: ... deprecated`): the document is read where it starts and each line
-before it is said with its line number; text after the document, or a document cut off,
-is still refused naming the line; a job's own text (a name holding `{` or `<?xml`) is
-never taken as where the document starts."""
+before it is said with its line number, as is a message after it; more JSON after the
+document, or a document cut off, is still refused naming the line; a job's own text (a
+name holding `{` or `<?xml`) is never taken as where the document starts."""
 
 from __future__ import annotations
 
@@ -55,9 +55,15 @@ def test_without_a_list_to_say_it_in_the_line_is_refused_by_number():
         SlurmCommands().parse_status_json("\nsqueue: warning: x\n" + squeue("a"))
 
 
-def test_text_after_the_document_is_refused_naming_its_line():
-    text = "squeue: warning: x\n" + squeue("a") + "\ntrailing garbage\n"
+def test_a_message_after_the_document_is_said_and_more_json_is_refused_naming_its_line():
+    said: list[str] = []
+    text = "squeue: warning: x\n" + squeue("a") + "\ntrailing note\n"
     last = text.count("\n")
+    assert [j.native_id for j in SlurmCommands().parse_status_json(text, said)] == ["7001"]
+    assert said[-1] == (f"slurm: cannot parse squeue --json line {last}: a message after the "
+                        "JSON, not read (got 'trailing note')")
+    # a line that goes on with JSON is no message: the answer is refused
+    text = "squeue: warning: x\n" + squeue("a") + '\n"jobs": []}\n'
     with pytest.raises(SiteError, match=rf"invalid JSON \(Extra data at line {last}\)"):
         SlurmCommands().parse_status_json(text, [])
 

@@ -86,9 +86,19 @@ def test_power_saving_states_are_back_after_their_boot(state, usable, back, powe
 def test_the_site_timeouts_plan_the_boot():
     timeouts = slurm.parse_node_timeouts(CLOUD_CONFIG)
     assert timeouts == {"ResumeTimeout": 300.0, "SlurmdTimeout": 300.0,
-                        "SuspendTimeout": 120.0}
+                        "SuspendTimeout": 120.0, "SuspendTime": 600.0}
     assert _state("idle~", timeouts)[1] == (300.0, False)
     assert _state("idle%", timeouts)[1] == (420.0, True)
+
+
+def test_suspend_time_is_read_from_show_config_into_the_snapshot():
+    """SuspendTime (how long a node idles before it powers down) beside the other node
+    timeouts, in the same field; `NONE` (power saving off) is left out."""
+    snap = slurm.parse_snapshot("vega", {"config": CLOUD_CONFIG, "queue": ""})
+    assert snap.node_timeouts["SuspendTime"] == 600.0
+    off = CLOUD_CONFIG.replace("SuspendTime             = 600 sec", "SuspendTime = NONE")
+    assert "SuspendTime" not in slurm.parse_node_timeouts(off)
+    assert slurm.parse_node_timeouts(off)["SuspendTimeout"] == 120.0
 
 
 def _vega(states: dict[str, str], queue=(), config: str = CLOUD_CONFIG, name: str = "vega",

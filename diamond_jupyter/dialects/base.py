@@ -49,11 +49,17 @@ class SchedulerCommands(Protocol):
     def status_argv(self, native_ids: list[str]) -> list[str]:
         """One command that reports every given job still known to the queue."""
 
-    def parse_status(self, stdout: str) -> list[JobStatus]: ...
+    def parse_status(self, stdout: str, skipped: list[str] | None = None
+                     ) -> list[JobStatus]:
+        """The records of the status command's output. `skipped`: where to say what is
+        left out (else SiteError); a job poll passes `MessagesOnly`, which takes the
+        messages around the records but not a record that cannot be read."""
+
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
         """One command for finished jobs (None if the scheduler has no accounting)."""
 
-    def parse_accounting(self, stdout: str) -> list[JobStatus]: ...
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]: ...
     def cancel_argv(self, native_ids: list[str]) -> list[str]: ...
     def release_argv(self, native_ids: list[str]) -> list[str]: ...
     def find_by_name_argv(self, name: str) -> list[str]:

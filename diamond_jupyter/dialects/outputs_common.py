@@ -23,13 +23,26 @@ def fail(scheduler: str, what: str, detail: str, sample: str = "") -> SiteError:
     return SiteError(f"{msg} (got {snippet!r})" if snippet else msg)
 
 
+class MessagesOnly(list[str]):
+    """A `skipped` list that takes messages only: lines of no record's shape before or
+    after the records (a wrapper's or a locale's warning). A record that cannot be read is
+    not left out but raised, as without a list: where a job is followed, a record left out
+    would make the job look gone."""
+
+
+def takes_records(skipped: list[str] | None) -> bool:
+    """Whether `skipped` is a list a record that cannot be read is said in (left out)."""
+    return skipped is not None and not isinstance(skipped, MessagesOnly)
+
+
 def unread(skipped: list[str] | None, scheduler: str, what: str, detail: str,
-           sample: str = "") -> None:
+           sample: str = "", *, message: bool = False) -> None:
     """A record of `what` that could not be read: said in `skipped` (the record is left
     out and the rest of the output stands), or, without a list to say it in, raised as the
-    SiteError `fail` makes."""
+    SiteError `fail` makes. `message`: the line is no record but a message; a list that
+    takes messages only (`MessagesOnly`) raises for anything else."""
     err = fail(scheduler, what, detail, sample)
-    if skipped is None:
+    if skipped is None or not (message or takes_records(skipped)):
         raise err
     skipped.append(str(err))
 
@@ -443,8 +456,37 @@ def _preamble(scheduler: str, what: str, text: str, start: int, kind: str,
     for n, line in enumerate(before, 1):
         if line.strip():
             unread(skipped, scheduler, f"{what} line {n}",
-                   f"a message before the {kind}, not read", line)
+                   f"a message before the {kind}, not read", line, message=True)
     return len(before)
+
+
+# what a line after a JSON document starts with when it goes on with JSON (a document cut
+# at a value that holds raw quotes), not a message
+_JSON_GOES_ON = re.compile(r"\s*[\"{}\[\],:]")
+
+
+def _json_after(scheduler: str, what: str, text: str, skipped: list[str] | None,
+                line_offset: int) -> str:
+    """`text` (a document from its start) without the lines after the document's end,
+    each said in `skipped` as a message (a wrapper's note after the JSON). The document
+    must end a line, and no line after it may read as more JSON; else `text` unchanged
+    (its reading says why). `line_offset`: the output's lines before `text`."""
+    try:
+        _, end = json.JSONDecoder(strict=False).raw_decode(text, len(text) -
+                                                           len(text.lstrip()))
+    except (ValueError, RecursionError):
+        return text
+    rest_of_line, newline, after = text[end:].partition("\n")
+    lines = after.split("\n")
+    if rest_of_line.strip() or not newline or not after.strip() \
+            or any(_JSON_GOES_ON.match(ln) for ln in lines):
+        return text
+    at = line_offset + text.count("\n", 0, end) + 2
+    for n, line in enumerate(lines, at):
+        if line.strip():
+            unread(skipped, scheduler, f"{what} line {n}", "a message after the JSON, "
+                   "not read", line, message=True)
+    return text[:end + 1]
 
 
 def json_document(scheduler: str, what: str, text: str, skipped: list[str] | None
@@ -452,7 +494,11 @@ def json_document(scheduler: str, what: str, text: str, skipped: list[str] | Non
     """The JSON document in a command's output and how many lines came before it, each
     of them said in `skipped` (else SiteError)."""
     start = _document_start(text, _JSON_OPENS, lambda at: _json_breaks_at(text, at))
-    return text[start:], _preamble(scheduler, what, text, start, "JSON", skipped)
+    lines_before = _preamble(scheduler, what, text, start, "JSON", skipped)
+    document = text[start:]
+    if skipped is not None:
+        document = _json_after(scheduler, what, document, skipped, lines_before)
+    return document, lines_before
 
 
 def xml_document(scheduler: str, what: str, text: str, skipped: list[str] | None) -> str:

@@ -528,10 +528,12 @@ class PbsCommands(FailureReading):
             read[jid] = a
         return _with_dependencies(out, read)
 
-    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
+        """`skipped`: as `parse_status`'s."""
         if self._acct is not None:
-            return self._acct.parse_accounting(stdout)
-        return self.parse_status(stdout)
+            return self._acct.parse_accounting(stdout, skipped)
+        return self.parse_status(stdout, skipped)
 
     def parse_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`pbsnodes -a -F json`; `skipped`: where to say a node entry that is no object of

@@ -40,6 +40,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_local_time,
+    takes_records,
     to_int,
     unread,
     user_filter,
@@ -373,7 +374,7 @@ class SgeCommands(FailureReading):
         try:
             st = self._xml_job(j)
         except SiteError as e:
-            if skipped is None:
+            if not takes_records(skipped):  # none, or messages only (a job followed)
                 raise
             skipped.append(str(e))
             return None

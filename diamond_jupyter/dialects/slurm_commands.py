@@ -47,6 +47,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_kv_line,
+    takes_records,
     to_int,
     unread,
     unwrap,
@@ -369,8 +370,9 @@ class SlurmCommands(FailureReading):
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
-            # the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout: how long a
-            # node not responding, rebooting or powered down stays out; its MaxArraySize
+            # the site's own SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime:
+            # how long a node not responding, rebooting or powered down stays out, and
+            # how long one idles before it powers down; its MaxArraySize
             # (cached like the partitions, not per queue)
             "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
         }
@@ -398,15 +400,17 @@ class SlurmCommands(FailureReading):
 
     @staticmethod
     def parse_node_timeouts(text: str) -> dict[str, float]:
-        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec` and `SuspendTimeout = 30 sec`
+        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec`, `SuspendTimeout = 30 sec`
+        and `SuspendTime = 600 sec` (how long a node stays idle before it is powered down)
         from `scontrol show config` as seconds, by those names; a line missing or not a
-        number is left out (placement then takes Slurm's default)."""
+        number (`SuspendTime = NONE`: power saving off) is left out (placement then takes
+        Slurm's default)."""
         out: dict[str, float] = {}
         for line in text.splitlines():
             key, eq, value = line.partition("=")
             m = re.fullmatch(r"\s*(\d+)(?:\s*sec)?\s*", value)
             if eq and m and key.strip() in ("SlurmdTimeout", "ResumeTimeout",
-                                            "SuspendTimeout"):
+                                            "SuspendTimeout", "SuspendTime"):
                 out[key.strip()] = float(m.group(1))
         return out
 
@@ -558,12 +562,16 @@ class SlurmCommands(FailureReading):
             reason=reason, comment=clean(j.get("comment")), node_list=clean(j.get("nodes")),
         )
 
-    def parse_accounting(self, stdout: str) -> list[JobStatus]:
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
         """sacct -P records of SACCT_FIELDS; job steps (123.batch) are skipped. A job whose
         record cannot be told apart from text in a name (`_sacct_records`) is an UNKNOWN
-        record saying so, for a later query (or the job's own end report) to settle."""
+        record saying so, for a later query (or the job's own end report) to settle.
+        `skipped`: where to say the lines before the first record and after the last that
+        are none (messages; else SiteError)."""
         out = []
-        records, unsure = _sacct_records(stdout, one_line_names=self.jobcomp)
+        records, unsure = _sacct_records(stdout, one_line_names=self.jobcomp,
+                                         skipped=skipped)
         for jid in unsure:
             if "." not in jid:
                 out.append(JobStatus(native_id=jid, state=JobState.UNKNOWN,
@@ -1000,8 +1008,8 @@ def _first_record(stdout: str) -> re.Match[str] | None:
 _MAX_SACCT_PAIRS = 200_000  # candidate (start, end) line pairs read in one ambiguous stretch
 
 
-def _sacct_records(stdout: str, *, one_line_names: bool = False
-                   ) -> tuple[list[list[str]], list[str]]:
+def _sacct_records(stdout: str, *, one_line_names: bool = False,
+                   skipped: list[str] | None = None) -> tuple[list[list[str]], list[str]]:
     """The records of `sacct -P` output of SACCT_FIELDS (id, five fixed fields, the name,
     the id again), and the ids whose records cannot be told apart from a name's text.
 
@@ -1017,7 +1025,11 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False
 
     `one_line_names`: `sacct -c` reads the job-completion log line by line, so none of its
     names holds a newline: every line is one whole record (an id's several records, its
-    runs, are all kept), and there are no stretches."""
+    runs, are all kept), and there are no stretches.
+
+    `skipped`: where to say the lines before the first record and after the last that
+    neither end one nor start like one, `ID|` (messages: a wrapper's warning), else they
+    are not whole records."""
     lines = stdout.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -1029,6 +1041,20 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False
         starts.append(sid if len(f) > _SACCT_FIXED and _STEP_ID.fullmatch(sid) else None)
         eid = ln.rpartition("|")[2].strip() if "|" in ln else ""
         ends.append(eid if _STEP_ID.fullmatch(eid) else None)
+    if skipped is not None:
+        # a message: a line that neither ends a record nor starts like one (`ID|`)
+        record_like = [b is not None or ("|" in ln and bool(_STEP_ID.fullmatch(
+            ln.split("|", 1)[0].strip()))) for ln, b in zip(lines, ends, strict=True)]
+        lead = next((k for k, like in enumerate(record_like) if like), len(lines))
+        tail = next((k + 1 for k in range(len(lines) - 1, lead - 1, -1)
+                     if record_like[k]), lead)
+        for k in [*range(lead), *range(tail, len(lines))]:
+            if lines[k].strip():
+                unread(skipped, "slurm", f"sacct line {k + 1}", "not a record", lines[k],
+                       message=True)
+        lines, starts, ends = lines[lead:tail], starts[lead:tail], ends[lead:tail]
+    else:
+        lead = 0
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for i, (sid, eid) in enumerate(zip(starts, ends, strict=True)):
@@ -1050,7 +1076,7 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False
     for a, b in [*merged, [len(lines), len(lines)]]:
         for k in range(i, min(a, len(lines))):
             if starts[k] is None or ends[k] != starts[k]:
-                raise fail("slurm", f"sacct line {k + 1}",
+                raise fail("slurm", f"sacct line {lead + k + 1}",
                            f"not a whole record of {SACCT_FIELDS.count(',') + 1} fields",
                            lines[k])
             records.append(_sacct_fields(lines[k:k + 1]))
@@ -1120,7 +1146,7 @@ def _records(stdout: str, fields: int, what: str, *, steps: bool = False,
     lead = stdout[:first.start()].split("\n")[:-1]
     for n, line in enumerate(lead, 1):  # messages before the records: said, not read
         if line.strip():
-            unread(skipped, "slurm", f"{what} line {n}", "not a record", line)
+            unread(skipped, "slurm", f"{what} line {n}", "not a record", line, message=True)
     return _separated(stdout[first.start():], first.group(1), fields, what, steps=steps,
                       skipped=skipped, line_offset=len(lead))
 
@@ -1142,7 +1168,7 @@ def _separated(stdout: str, sep: str, fields: int, what: str, *, steps: bool,
     before = line_offset + stdout.count("\n", 0, len(stdout) - len(tail))
     for n, line in enumerate(tail.split("\n")[1:], before + 2):
         if line.strip():
-            unread(skipped, "slurm", f"{what} line {n}", "not a record", line)
+            unread(skipped, "slurm", f"{what} line {n}", "not a record", line, message=True)
     out = []
     for n in range(0, len(parts), fields):
         f = parts[n:n + fields]
@@ -1176,14 +1202,16 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
             records[-1][1].append(line)
         elif line.strip():
             why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
-            unread(skipped, "slurm", f"{what} line {n}", why, line)
+            # a message has not every field, nor a job id before its first '|'
+            message = len(f) < fields and not (len(f) > 1 and ident.fullmatch(f[0].strip()))
+            unread(skipped, "slurm", f"{what} line {n}", why, line, message=message)
     out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
     if steps:  # accounting keeps each run of a reused id: several records are real
         return out
     # a queue lists a job once: an id given twice was also written into some job's name,
     # and which record is the scheduler's cannot be told, so neither is believed
     count = Counter(f[0] for f in out)
-    for jid in sorted(x for x, k in count.items() if k > 1 and skipped is not None):
+    for jid in sorted(x for x, k in count.items() if k > 1 and takes_records(skipped)):
         unread(skipped, "slurm", f"{what} job {jid}", "listed twice (one written into some "
                "job's name): neither record is believed")
     return [f for f in out if count[f[0]] == 1]

@@ -1311,6 +1311,13 @@ class Association(_Model):
     max_jobs: int | None = None
     max_submit_jobs: int | None = None
     max_tres_per_job: dict[str, int] = Field(default_factory=dict)
+    # TRES-minutes (`sshare -l`): GrpTRESMins (past, present and future jobs' in all) with
+    # what its subtree has used (GrpTRESRaw, decayed), and GrpTRESRunMins (its running
+    # jobs' still to run) with theirs now (TRESRunMins); empty: not set or not known
+    grp_tres_mins: dict[str, int] = Field(default_factory=dict)
+    tres_mins_used: dict[str, int] = Field(default_factory=dict)
+    grp_tres_run_mins: dict[str, int] = Field(default_factory=dict)
+    tres_run_mins: dict[str, int] = Field(default_factory=dict)
 
 
 class Node(_Model):

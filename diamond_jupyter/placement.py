@@ -194,6 +194,7 @@ from .placement_limits import (
     _qos_misses,
     _totals,
     assoc_job_misses,
+    assoc_minutes_held,
     assoc_misses,
     assoc_submit_refused,
     assoc_wait,
@@ -1024,6 +1025,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(_limit_misses(req, p, chunks, words))
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
+        restr += assoc_minutes_held(req, p, account, snap)
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]

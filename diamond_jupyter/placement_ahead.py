@@ -150,6 +150,10 @@ def _dependency_note(where: str, j: JobStatus, gate: DependencyGate, at: float) 
     ok = sorted({p for t in dep.terms if t.kind == "afterok" for p, _ in t.parents})
     assumed = (f"; job {_few(set(ok))} taken to succeed (afterok: should it fail, job "
                f"{j.native_id} never starts, and the job may start sooner)" if ok else "")
+    if gate.gone:
+        assumed += (f"; job {_few(set(gate.gone))} gone from the queue, taken to have "
+                    "succeeded (aftercorr: squeue cannot tell; a failed task would hold "
+                    "its child task for good)")
     return (f"{where}: job {j.native_id} waits for {waits} (Dependency "
             f"{j.dependency}): from {planned}, +{hms(at)}, it takes its place in the queue "
             f"by priority, ahead of the job{assumed}")
@@ -277,11 +281,12 @@ def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],
 
 
 def _lone_singleton(j: JobStatus, snap: SiteSnapshot) -> bool:
-    """Whether a Slurm job waits on singleton alone (its other terms met) with no job of
-    its name and user running or waiting submitted before it: the dependency is met, the
-    job still waiting until slurmctld frees it."""
+    """Whether a Slurm job waits on singleton alone (its other terms met, or any one term
+    enough: joined by '?') with no job of its name and user running or waiting submitted
+    before it: the dependency is met, the job still waiting until slurmctld frees it."""
     dep = parse_dependency(j.dependency) if (j.reason or "").strip() == "Dependency" else None
-    return dep is not None and dep.kinds() == {"singleton"} and bool(j.name and j.user) \
+    return dep is not None and "singleton" in dep.kinds() \
+        and (dep.kinds() == {"singleton"} or not dep.every) and bool(j.name and j.user) \
         and not singleton_parents(j, snap.running, snap.pending)
 
 

@@ -16,11 +16,14 @@ of a kind and parent ids, each with its state, joined by ',' (every term must be
   ends (task 5 after the parent's task 5, whatever of either has run): a parent task
   running ends with its walltime, one waiting as it runs in the plan (under a throttle
   `%N`, N at a time, each lane's back to back), one gone from the queue has ended (its
-  child task is free); a lane of several tasks may start once each of them, run in turn,
-  finds its parent task ended. Where a record's task ids do not read, tasks pair in order;
+  child task is free), a whole parent array gone too (taken to have succeeded: squeue
+  cannot tell; a failed task would hold its child task for good); a lane of several
+  tasks may start once each of them, run in turn, finds its parent task ended. Where a
+  record's task ids do not read, tasks pair in order;
 - `singleton`: once every earlier job of its name and user has ended (one of them runs at
   a time, in submit order): their running ones and those waiting submitted before it
-  (a smaller job id), wherever they wait in the queue.
+  (a smaller job id), wherever they wait in the queue. With none, it is met: the job
+  waits on its other terms (or, none left, for slurmctld's next pass: not known when).
 
 A parent still waiting is counted from its start or end in the simulation (`DependencyGate`
 holds the parents by kind; `placement_sim._Sim` sets the job's earliest start when they
@@ -173,6 +176,7 @@ class DependencyGate:
     ends: dict[str, float] = field(default_factory=dict)
     task_ends: dict[str, tuple[float, ...]] = field(default_factory=dict)
     queued: frozenset[str] = frozenset()
+    gone: frozenset[str] = frozenset()  # aftercorr parent arrays gone: taken to succeed
     rank: int = 0
     stride: int = 1  # aftercorr: the lanes of its array (lane k runs tasks k, k+stride ...)
     lane_tasks: int = 1  # its lane's tasks, run back to back
@@ -281,7 +285,9 @@ def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus
     terms): `running` each running job with its end (seconds from now), `starts` their
     starts (negative), `waiting` the ids the queue's waiting jobs answer to (`ids_of`),
     `listed` those jobs (an aftercorr parent's waiting task ids). None when a parent is
-    neither running nor waiting (not seen: nothing known)."""
+    neither running nor waiting (not seen: nothing known), but for an aftercorr parent
+    array wholly gone from the queue: ended, taken to have succeeded (squeue cannot say;
+    a failed task would leave its child task waiting for good), so it frees the child."""
     ends: dict[str, float] = {}
     tasks: dict[str, list[float]] = {}
     started: dict[str, float] = {}
@@ -295,10 +301,15 @@ def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus
                     started[pid] = min(started.get(pid, starts[r.native_id]),
                                        starts[r.native_id])
     queued = frozenset(p for p in wanted if p in waiting)
-    if any(p not in ends and p not in queued for p in wanted):
+    gone = {p for p in wanted if p not in ends and p not in queued}
+    if gone - _only_aftercorr(dependency):
         return None
+    for pid in gone:  # an aftercorr parent array gone from the queue: ended, taken to
+        ends[pid] = 0.0  # have succeeded (squeue cannot tell), so every child task is free
+        tasks[pid] = [0.0]
     gate = DependencyGate(dependency, started, ends,
-                          {p: tuple(sorted(e)) for p, e in tasks.items()}, queued)
+                          {p: tuple(sorted(e)) for p, e in tasks.items()}, queued,
+                          frozenset(gone))
     if "aftercorr" in dependency.kinds() and (own := array_task_ids(j.native_id or "")):
         corr = {p for t in dependency.terms if t.kind == "aftercorr" for p, _ in t.parents}
         paired = {p: got for p in corr
@@ -306,6 +317,13 @@ def gate_for(j: JobStatus, dependency: Dependency, running: list[tuple[JobStatus
         if paired:
             gate = replace(gate, own_tasks=own, parent_tasks=paired)
     return gate
+
+
+def _only_aftercorr(dependency: Dependency) -> set[str]:
+    """The parents `dependency` names in aftercorr terms only."""
+    corr = {p for t in dependency.terms if t.kind == "aftercorr" for p, _ in t.parents}
+    return corr - {p for t in dependency.terms if t.kind != "aftercorr"
+                   for p, _ in t.parents}
 
 
 def _parent_tasks(pid: str, running: list[tuple[JobStatus, float]],

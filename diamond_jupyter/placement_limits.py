@@ -345,6 +345,62 @@ def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnap
     return out
 
 
+def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSnapshot
+                       ) -> list[str]:
+    """Why Slurm would hold the job under its association's TRES-minutes: its walltime x
+    TRES passes what is left of a GrpTRESMins (usage decays, if the site has a half-life:
+    not known when) or alone passes a GrpTRESRunMins, of it or an account above it."""
+    chain = _chain(snap, account, p.name)
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    out = []
+    minutes = (req.walltime or 0) / 60.0
+    for a in chain if minutes else ():
+        for tres, most in a.grp_tres_run_mins.items():
+            if (asks := job.get(tres, 0) * minutes) > most:
+                out.append(
+                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESRunMins "
+                    f"{tres}={most} allows less at once: it would never start "
+                    f"({_ASSOC_RUN_MINS.get(tres, 'AssocGrpTRESRunMinutes')})")
+        for tres, most in a.grp_tres_mins.items():
+            asks = job.get(tres, 0) * minutes
+            used = a.tres_mins_used.get(tres, 0)
+            if asks and asks > most - used:
+                out.append(
+                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESMins "
+                    f"{tres}={most} has {max(most - used, 0)} left ({used} used): Slurm "
+                    f"holds it ({_ASSOC_MINS.get(tres, 'AssocGrpTRESMinutes')}) until "
+                    "usage decays, or for good if it does not")
+    return out
+
+
+_ASSOC_MINS = {"cpu": "AssocGrpCPUMinutesLimit", "node": "AssocGrpNodeMinutesLimit",
+               "gres/gpu": "AssocGrpGRESMinutes", "mem": "AssocGrpMemMinutes"}
+_ASSOC_RUN_MINS = {"cpu": "AssocGrpCPURunMinutesLimit", "node": "AssocGrpNodeRunMinutes",
+                   "gres/gpu": "AssocGrpGRESRunMinutes", "mem": "AssocGrpMemRunMinutes"}
+
+
+def _run_mins_room_after(jobs: list[JobStatus], tres: str, asks: float, most: int,
+                         now: datetime, part_max: dict[str, float]) -> float:
+    """Seconds from now until the running `jobs`' TRES-minutes still to run (each holding
+    its TRES to its planned end) leave room for `asks` under `most`; 0 for now."""
+    held = [(_tres_of(j)[tres], end_in(j, now, part_max)) for j in jobs]
+    held = [(n, end) for n, end in held if n and end > 0]
+
+    def left_at(t: float) -> float:
+        return sum(n * (end - t) / 60.0 for n, end in held if end > t)
+
+    if not held or left_at(0.0) + asks <= most:
+        return 0.0
+    low, high = 0.0, max(end for _, end in held)
+    for _ in range(50):
+        mid = (low + high) / 2
+        low, high = (low, mid) if left_at(mid) + asks <= most else (mid, high)
+    return high
+
+
 def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                now: datetime, part_max: dict[str, float]) -> Wait | None:
     """How long the job waits for room under its association's limits and those of the
@@ -372,6 +428,18 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                     f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
                     f"{held} {UNITS[tres]}, the job needs {need[tres]}: it waits until "
                     f"enough of them end ({_ASSOC_GRP[tres]})")))
+        minutes = (req.walltime or 0) / 60.0
+        for tres, most in a.grp_tres_run_mins.items() if minutes else ():
+            asks = need.get(tres, 0) * minutes
+            if not asks or asks > most:
+                continue  # one job alone above it: never (not said here)
+            at = _run_mins_room_after(jobs, tres, asks, most, now, part_max)
+            if at:
+                waits.append(Wait(at, (
+                    f"{name}'s GrpTRESRunMins {tres}={most}: its running jobs have "
+                    f"{a.tres_run_mins.get(tres, 0)} {tres}-minutes still to run, the job "
+                    f"asks {asks:.0f}: it waits as they run down "
+                    f"({_ASSOC_RUN_MINS.get(tres, 'AssocGrpTRESRunMinutes')})")))
         if a.grp_jobs is not None:
             at = _room_after(jobs, lambda j: 1, 1, a.grp_jobs, now, part_max)
             if at:

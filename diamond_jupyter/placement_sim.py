@@ -189,10 +189,14 @@ def dependency_gate(j: JobStatus, snap: SiteSnapshot, running: list[tuple[JobSta
         return None
     if "singleton" in dep.kinds():
         same = singleton_parents(j, snap.running, listed)
-        if not same:
-            return None  # its namesakes not seen: not known
-        dep = Dependency(tuple(Term("afterany", same) if t.kind == "singleton" else t
-                               for t in dep.terms), dep.every)
+        if same:
+            dep = Dependency(tuple(Term("afterany", same) if t.kind == "singleton" else t
+                                   for t in dep.terms), dep.every)
+        elif dep.every and len(dep.terms) > 1:
+            # no namesake: singleton met, the job waits on its other terms
+            dep = Dependency(tuple(t for t in dep.terms if t.kind != "singleton"), True)
+        else:
+            return None  # met alone (or joined by '?'): freed at slurmctld's next pass
     starts = {r.native_id: (aware(r.started_at) - now).total_seconds()
               for r, _ in running if r.started_at}
     return gate_for(j, dep, running, starts, waiting, listed)

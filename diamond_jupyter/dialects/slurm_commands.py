@@ -370,6 +370,9 @@ class SlurmCommands(FailureReading):
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
+            # their TRES-minutes used (GrpTRESMins, GrpTRESRunMins hold a job past them)
+            "assoc_usage": self._q("sh", "-c", f"timeout 10 sshare -nP -o {USAGE_FIELDS} "
+                                   "2>/dev/null; exit 0"),
             # the site's own SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime:
             # how long a node not responding, rebooting or powered down stays out, and
             # how long one idles before it powers down; its MaxArraySize
@@ -773,6 +776,8 @@ class SlurmCommands(FailureReading):
                     if j.state == JobState.RUNNING and j.native_id in held else j
                     for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
+        if assocs and outputs.get("assoc_usage", "").strip():
+            assocs = with_usage(assocs, parse_usage(outputs["assoc_usage"]), user)
         resv = self.parse_reservations(outputs["reservations"]) \
             if "reservations" in outputs else None
         timeouts = self.parse_node_timeouts(outputs.get("config", ""))
@@ -795,7 +800,14 @@ class SlurmCommands(FailureReading):
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
               "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
-                "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES")
+                "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins")
+# what the user's associations and the accounts above them have used of their TRES-minutes
+# limits: `sshare -nP` (the user's own rows and their accounts'), Slurm 22.05's fields:
+#   Account|User|GrpTRESRaw|TRESRunMins
+#   physics||cpu=91500,mem=0,energy=0,node=2300,billing=91500,fs/disk=0,vmem=0,pages=0|cpu=7680,...
+#    physics|bob|cpu=61000,mem=0,...|cpu=3840,...
+# (accounts indented by depth); GrpTRESRaw taken in TRES-minutes, as GrpTRESMins counts it
+USAGE_FIELDS = "Account,User,GrpTRESRaw,TRESRunMins"
 # the user's associations, then the account lines (User empty) of their accounts and of
 # each parent in turn, at most 8 levels up; sacctmgr's silence or slowness gives nothing
 ASSOC_PROBE = (
@@ -944,14 +956,38 @@ def parse_assoc(stdout: str) -> tuple[str | None, list[Association] | None]:
         if f[0] and user is not None and f[0] != user:
             continue
         qos = [q for q in f[4].split(",") if q]
-        lim = (f[5:12] + [""] * 7)[:7]  # ParentName and the limits (older recordings: none)
+        lim = (f[5:14] + [""] * 9)[:9]  # ParentName and the limits (older recordings: none)
         counts = [to_int(x) for x in lim[2:6]]
         out.append(Association(
             account=f[1] or None, partition=f[2] or None, default_qos=f[3] or None,
             qos=qos or None, level="user" if f[0] else "account", parent=lim[0] or None,
             grp_tres=_tres(lim[1]), grp_jobs=counts[0], grp_submit_jobs=counts[1],
-            max_jobs=counts[2], max_submit_jobs=counts[3], max_tres_per_job=_tres(lim[6])))
+            max_jobs=counts[2], max_submit_jobs=counts[3], max_tres_per_job=_tres(lim[6]),
+            grp_tres_mins=_tres(lim[7]), grp_tres_run_mins=_tres(lim[8])))
     return user, out or None
+
+
+def parse_usage(stdout: str) -> dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]]:
+    """`sshare -nP -o USAGE_FIELDS` -> {(account, user or ''): (TRES-minutes used, running
+    jobs' TRES-minutes still to run)}; lines of another shape are skipped."""
+    out: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    for line in stdout.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) == 4 and re.fullmatch(r"[\w.-]+", f[0]) and "=" in f[2] + f[3]:
+            out[(f[0], f[1])] = (_tres(f[2]), _tres(f[3]))
+    return out
+
+
+def with_usage(assocs: list[Association],
+               usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]],
+               user: str | None) -> list[Association]:
+    """The associations with what sshare says each has used of its TRES-minutes."""
+    out = []
+    for a in assocs:
+        got = usage.get((a.account or "", user or "" if a.level == "user" else ""))
+        out.append(a.model_copy(update={"tres_mins_used": got[0], "tres_run_mins": got[1]})
+                   if got else a)
+    return out
 
 
 def parse_qos(stdout: str) -> dict[str, QosLimits]:

@@ -1,0 +1,77 @@
+"""Slurm TRES-minutes limits of an association (GrpTRESMins, GrpTRESRunMins; `sacctmgr
+show assoc`) with what sshare says is used (`sshare -nP -o USAGE_FIELDS`, recorded as
+Slurm 22.05 prints it): a job whose walltime x TRES passes what is left is held by Slurm
+(AssocGrpCPUMinutesLimit until usage decays: RESTRICTED; AssocGrpCPURunMinutesLimit until
+the running jobs' minutes run down: BUSY), the reason naming the limit and what remains."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from test_placement_cases import NOW, only, reasons, run
+from test_placement_cases5 import PARTITIONS, node_lines
+from test_placement_cases6 import running
+from test_placement_cases6 import slurm as slurm6
+
+from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.slurm_commands import parse_usage, with_usage
+from diamond_jupyter.model import Association
+
+# `sshare -nP -o Account,User,GrpTRESRaw,TRESRunMins` as Slurm 22.05 prints it (accounts
+# indented by depth; GrpTRESRaw in TRES-minutes)
+USAGE = ("root||cpu=250000,mem=0,energy=0,node=6000,billing=250000|cpu=480,mem=0,node=60\n"
+         " proj||cpu=99000,mem=0,energy=0,node=2400,billing=99000|cpu=480,mem=0,node=60\n"
+         "  proj|alice|cpu=61000,mem=0,energy=0,node=1500,billing=61000|cpu=480,mem=0\n")
+
+
+def _site(*queue: str, user: str = "", proj: str = ""):
+    """kronos (the seventh sweep's olympus) with alice's association and proj's account
+    line carrying `user` / `proj`: GrpTRESMins|GrpTRESRunMins."""
+    assoc = (f"user|alice\nalice|proj||normal|normal||||||||{user or '|'}\n"
+             f"|proj||||root|||||||{proj or '|'}\n|root|||||||||||||\n")
+    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc={"n1": 8}),
+               "queue": "\n".join(queue),
+               "queue_qos": "".join(f"{j.split('|')[0]}|normal|proj|OK\n" for j in queue),
+               "qos": "normal||||||||||\n", "assoc": assoc, "assoc_usage": USAGE}
+    snap = slurm6.parse_snapshot("kronos", outputs).model_copy(update={"taken_at": NOW})
+    return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
+
+
+def test_sshare_usage_is_read_and_joined_to_the_associations():
+    usage = parse_usage(USAGE)
+    assert usage[("proj", "")][0]["cpu"] == 99000
+    assert usage[("proj", "alice")] == ({"cpu": 61000, "mem": 0, "energy": 0, "node": 1500,
+                                         "billing": 61000}, {"cpu": 480, "mem": 0})
+    mine, acct = with_usage([Association(account="proj"),
+                             Association(account="proj", level="account")], usage, "alice")
+    assert (mine.tres_mins_used["cpu"], acct.tres_mins_used["cpu"]) == (61000, 99000)
+    assert parse_usage("sshare: error: Problem talking to the database\n") == {}
+
+
+def test_a_job_past_the_accounts_cpu_minutes_left_is_held_until_usage_decays():
+    """proj: GrpTRESMins cpu=100000, 99000 used: 8 CPUs for 3 h (1440) is held, naming
+    what is left; 8 CPUs for 1 h (480) runs now."""
+    site = _site(proj="cpu=100000|")
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute", site)
+    assert p.verdict("kronos").verdict == "RESTRICTED"
+    assert ("needs 1440 cpu-minutes (8 CPUs for 180 min), account proj's association's "
+            "GrpTRESMins cpu=100000 has 1000 left (99000 used): Slurm holds it "
+            "(AssocGrpCPUMinutesLimit) until usage decays, or for good if it does not"
+            ) in reasons(p, "kronos"), reasons(p, "kronos")
+    p = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute", site)
+    assert only(p, "kronos", "compute").verdict == "READY"
+
+
+def test_a_job_past_the_running_minutes_left_waits_as_they_run_down():
+    """alice: GrpTRESRunMins cpu=1000; her 8 CPUs end in 1 h (480 to run). 16 CPUs for 1 h
+    (960) fit once hers are down to 40, at +55 min; 8 CPUs for 1 h (480) start now."""
+    site = _site(running("1", "alice", "n1", 8, 3, 4), user="|cpu=1000")
+    p = run("#SBATCH -A proj -c 16 -t 1:00:00 -p compute", site)
+    v = only(p, "kronos", "compute")
+    assert v.verdict == "BUSY", p.explain()
+    assert abs((v.estimated_start - (NOW + timedelta(minutes=55))).total_seconds()) < 1
+    assert "GrpTRESRunMins cpu=1000: its running jobs have 480 cpu-minutes still to run, " \
+        "the job asks 960: it waits as they run down (AssocGrpCPURunMinutesLimit)" \
+        in p.explain()
+    p = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute", site)
+    assert only(p, "kronos", "compute").verdict == "READY"

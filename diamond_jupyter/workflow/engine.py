@@ -14,7 +14,10 @@ over where the last one stopped.
     gang member, or a step on a site without gates, is submitted HELD and released.
   - a step that waits only so (its site known, every unfinished upstream on another known
     site) needs no upstream job id: it goes in first, before those upstreams' estimates and
-    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`).
+    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
+    `auto` step goes in first too once every unfinished upstream's site is known: placed
+    counting its inputs' transfer from those sites, and, placed on an upstream's site, left
+    waiting for that upstream's job id (its edge is then an afterok).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if

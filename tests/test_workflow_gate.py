@@ -507,3 +507,102 @@ async def test_a_restart_after_the_gated_step_before_its_upstream_resumes(stalli
     finally:
         await again.close()
     assert ops.cancels == [job_of(ops, ops.of("train", gate=True)[0]).id]
+
+
+# -- an `auto` step queued before its upstreams, once their sites are known (issue 17) -------
+
+AUTO = textwrap.dedent("""\
+    name: auto-ahead
+    steps:
+      - name: prep
+        site: alpha
+        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+      - name: analyse
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin, size: 4096}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+    """)
+
+
+class PlacedOn(Stalling):
+    """Placement puts every `auto` step on `lands_on`, recording the sources it was given."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.lands_on = "gamma"
+        self.sources_for: list[dict] = []
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        self.placed.append(ready_at)
+        self.sources_for.append(dict(sources))
+        return await self.expected(spec, self.lands_on, sources, ready_at)
+
+
+@pytest.fixture
+async def placed_on(tmp_path):
+    async for pair in engine_with(PlacedOn, tmp_path):
+        yield pair
+
+
+async def test_an_auto_step_placed_on_another_site_is_queued_before_its_upstream(placed_on):
+    """analyse is `auto`; prep's site (alpha) is known before prep is submitted: analyse is
+    placed counting its input's transfer from alpha, lands on gamma, and goes in (behind
+    its gate) before prep; it is released only once prep's output has arrived."""
+    eng, ops = placed_on
+    wid = await eng.run(load_workflow(AUTO, sites=SITES))
+    order = [(s["origin"]["step"], bool(s["origin"].get("gate"))) for s in ops.submits]
+    assert order == [("analyse", True), ("analyse", False), ("prep", False)]
+    assert ops.sources_for == [{"alpha": 4096}]
+    analyse = ops.of("analyse")[0]
+    assert analyse["site"] == "gamma" and analyse["hold"] is False
+    assert [d.kind for d in analyse["spec"].dependencies] == ["afterany"]
+    assert "has not arrived" in analyse["spec"].script
+    st = eng.store.get_workflow(wid).step("analyse")
+    assert st.phase == "held" and st.data["before"] == ["prep"]
+    await eng.advance(wid)
+    assert ops.releases == [] and ops.cancels == [] and ops.moved == []
+    await complete(eng, ops, "prep", wid)
+    await phase(eng, wid, "analyse", "released")
+    prep, job = job_of(ops, ops.of("prep")[0]), job_of(ops, analyse)
+    assert ops.moved == [(f"alpha:{prep.workdir}/out.bin", f"gamma:{job.workdir}/out.bin")]
+    assert ops.cancels == [job_of(ops, ops.of("analyse", gate=True)[0]).id]
+
+
+async def test_an_auto_step_placed_on_its_upstreams_site_waits_for_its_job_id(placed_on):
+    """Placed on alpha, where prep runs, analyse is not submitted before prep: once prep has
+    its job id, analyse goes in with an afterok on it (no gate, no transfer)."""
+    eng, ops = placed_on
+    ops.lands_on = "alpha"
+    wid = await eng.run(load_workflow(AUTO, sites=SITES))
+    order = [s["origin"]["step"] for s in ops.submits]
+    assert order == ["prep", "analyse"]
+    prep, [analyse] = job_of(ops, ops.of("prep")[0]), ops.of("analyse")
+    assert analyse["site"] == "alpha" and ops.of("analyse", gate=True) == []
+    [dep] = analyse["spec"].dependencies
+    assert dep.kind == "afterok" and dep.job_ids == [prep.native_id]
+    assert not eng.store.get_workflow(wid).step("analyse").reason  # the wait said, then cleared
+
+
+async def test_an_auto_step_whose_upstream_is_also_auto_waits_for_its_placement(placed_on):
+    """prep placed `auto` too: its site is not known before its own placement, so analyse
+    is not placed ahead of it (and lands with an afterok when they share a site)."""
+    eng, ops = placed_on
+    await eng.run(load_workflow(AUTO.replace("    site: alpha\n", ""), sites=SITES))
+    assert [s["origin"]["step"] for s in ops.submits if not s["origin"].get("gate")] == [
+        "prep", "analyse"]
+    [prep], [analyse] = ops.of("prep"), ops.of("analyse")
+    assert prep["site"] == analyse["site"] == "gamma"  # both placed
+    assert [d.kind for d in analyse["spec"].dependencies] == ["afterok"]
+
+
+async def test_an_upstream_refused_after_an_auto_step_went_ahead_cancels_it(placed_on):
+    eng, ops = placed_on
+    ops.refuse = True
+    wid = await eng.run(load_workflow(AUTO, sites=SITES))
+    gate = job_of(ops, ops.of("analyse", gate=True)[0])
+    analyse = job_of(ops, ops.of("analyse")[0])
+    assert set(ops.cancels) == {gate.id, analyse.id} and ops.releases == []
+    rec = eng.store.get_workflow(wid)
+    assert rec.state == "FAILED" and "'prep' was refused" in rec.reason
+    assert rec.step("analyse").phase == "cancelled"

@@ -226,7 +226,7 @@ def test_an_auto_step_with_inputs_on_two_sites_counts_both_copies():
             script: ./merge
         """)
     on = {"a": "alpha", "b": "beta"}
-    engine = SimpleNamespace(_site_of=lambda rec, name: on[name])
+    engine = SimpleNamespace(_planned_site=lambda rec, wf, name: on[name])
     sources = WorkflowEngine._sources(engine, None, wf, "merge")
     assert sources == {"alpha": 10 << 30, "beta": 5 << 30}
     bw = {("alpha", "gamma"): 8000.0, ("beta", "gamma"): 4000.0, ("beta", "alpha"): 1000.0}

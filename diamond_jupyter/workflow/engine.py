@@ -14,7 +14,10 @@ over where the last one stopped.
     gang member, or a step on a site without gates, is submitted HELD and released.
   - a step that waits only so (its site known, every unfinished upstream on another known
     site) needs no upstream job id: it goes in first, before those upstreams' estimates and
-    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`).
+    submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
+    `auto` step goes in first too once every unfinished upstream's site is known: placed
+    counting its inputs' transfer from those sites, and, placed on an upstream's site, left
+    waiting for that upstream's job id (its edge is then an afterok).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if
@@ -747,16 +750,16 @@ class WorkflowEngine:
 
     def _gated_ahead(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """Whether step `name` may be queued before some step it needs has a job: with
-        queue-ahead, not a gang member, its site known, and every upstream not done yet on
-        another known site, so every edge waits behind its gate (or hold) for the inputs to
-        arrive and be checked; a same-site edge needs the upstream's job id (afterok), and
-        one whose site placement still decides may turn out same-site: both wait."""
+        queue-ahead, not a gang member, and every upstream not done yet on a known site other
+        than its own, so every edge waits behind its gate (or hold) for the inputs to arrive
+        and be checked. A step placement decides (`auto`) qualifies once its upstreams' sites
+        are known; if it is placed on one of theirs, `_submit` leaves it waiting for that
+        upstream's job id (afterok). An upstream whose site placement still decides may turn
+        out same-site: the step waits."""
         step = wf.step(name)
         if not wf.queue_ahead or step.gang or not step.needs:
             return False
-        site = self._planned_site(rec, wf, name)
-        if site is None:
-            return False
+        site = self._planned_site(rec, wf, name)  # None: placed in `_submit`
         pending = [n for n in step.needs if rec.step(n).phase != "done"]
         if not any(self._job(rec.step(n)) is None for n in pending):
             return False  # every upstream has its job: the usual path (`_can_submit`)
@@ -812,7 +815,7 @@ class WorkflowEngine:
         """The bytes of step `name`'s inputs by the site they come from."""
         sources: dict[str | None, int] = {}
         for inp in wf.step(name).inputs:
-            src_site = self._site_of(rec, inp.from_)
+            src_site = self._planned_site(rec, wf, inp.from_)  # known before its submit too
             sources[src_site] = sources.get(src_site, 0) + (inp.size or 0)
         return sources
 
@@ -835,11 +838,18 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
+        # upstreams queued behind (no job yet: `_gated_ahead`)
+        unqueued = [n for n, up in ups.items() if up.phase != "done" and self._job(up) is None]
+        if same_site := [n for n in unqueued if self._planned_site(rec, wf, n) == site]:
+            # placed where an upstream will run: the edge is an afterok on its job id
+            waits = (f"placed on {site}, where {', '.join(same_site)} will run: waits for "
+                     f"its job id (afterok)")
+            if st.reason != waits:
+                self._step(rec.id, name, reason=waits)
+            return
         if not await self._approved(rec, step, spec, site):
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
-        # upstreams queued behind (no job yet: only on another site, `_gated_ahead`)
-        unqueued = [n for n, up in ups.items() if up.phase != "done" and self._job(up) is None]
         for n, up in ups.items():
             job = self._job(up)
             same = self._planned_site(rec, wf, n) == site

@@ -111,9 +111,25 @@ _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge rou
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 
+_QUOTES = str.maketrans("", "", "\"'")
+
+
+def qsub_words(payload: str) -> list[str]:
+    """A #$ line's words as qsub reads them (parse_script_file): split at blanks and tabs,
+    every ' and " of each word deleted, a backslash kept as written. A word starting with #
+    ends the line (diamond's reading: what qsub does with it is undocumented), and a
+    <placeholder with blanks> stays one word (diamond's template, never submitted)."""
+    words: list[str] = []
+    for word in re.findall(r"<[^>]*>\S*|[^ \t]+", payload):
+        if word.startswith("#"):
+            break
+        words.append(word if word.startswith("<") else word.translate(_QUOTES))
+    return words
+
+
 def _items(payload: str, lineno: int, raw: str) -> list[Item]:
     """qsub's options on one directive line; `-l a=1,b=2` gives one item per resource."""
-    tokens = tokenize(payload)
+    tokens = qsub_words(payload)
     out: list[Item] = []
     i = 0
     while i < len(tokens):
@@ -184,6 +200,11 @@ class SgeScript:
                                "that is no option: qsub refuses the job, Unknown option); "
                                "remove it and write the next line's options on a #$ line "
                                "of their own")
+            if (words := qsub_words(payload)) != (shell := tokenize(payload)):
+                note(spec, f"line {lineno}: `{raw.strip()}` read as qsub reads it, the "
+                           f"words {words} (qsub splits a #$ line at blanks and tabs and "
+                           "deletes every quote, with no escapes; a shell would read "
+                           f"{shell})")
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
         # -clear resets what every option before it asked (qsub(1)): those are ignored
         cleared = [(i, item.lineno) for i, item in enumerate(

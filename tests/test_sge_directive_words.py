@@ -1,13 +1,14 @@
 """#$ lines read as qsub reads them (Grid Engine's parse_script_file): each line split at
-blanks and tabs, every ' and " of each word deleted, a backslash no escape; where a shell
-would read the line otherwise, the note says what qsub takes."""
+blanks and tabs, every ' and " of each word deleted, a backslash no escape. Where a shell
+would read the line otherwise, a note says what qsub takes; a quoted blank, which qsub
+splits into other words, is refused."""
 
 from __future__ import annotations
 
 import pytest
 
 from diamond_jupyter.dialects.sge_script import SgeScript, qsub_words
-from diamond_jupyter.model import JobSpec
+from diamond_jupyter.model import BadInput, JobSpec
 
 
 def _parse(*directives: str) -> JobSpec:
@@ -45,10 +46,11 @@ def test_backslash_stays_in_the_value_and_the_shell_reading_is_said() -> None:
     assert "'/scratch/x\"y'" in said[0]  # what a shell-style reading would have taken
 
 
-def test_blank_inside_quotes_gives_the_first_word_and_says_so() -> None:
-    spec = _parse('#$ -wd "/scratch/my run"')
-    assert spec.working_directory == "/scratch/my"
-    said = [n for n in _notes(spec) if "read as qsub reads it" in n]
-    assert len(said) == 1
-    assert "['-wd', '/scratch/my', 'run']" in said[0]
-    assert "['-wd', '/scratch/my run']" in said[0]
+def test_blank_inside_quotes_is_bad_input_saying_what_qsub_would_read() -> None:
+    with pytest.raises(BadInput) as err:
+        _parse('#$ -wd "/scratch/my run"')
+    assert str(err.value) == (
+        "line 2: bad working directory '/scratch/my run' in `#$ -wd \"/scratch/my run\"`: "
+        "qsub splits #$ lines at blanks and tabs, quoted or not, so it would read the words "
+        "['-wd', '/scratch/my', 'run']; give a working directory without blanks, "
+        "e.g. /scratch/my_run")

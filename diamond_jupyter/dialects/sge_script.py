@@ -201,6 +201,7 @@ class SgeScript:
                                "remove it and write the next line's options on a #$ line "
                                "of their own")
             if (words := qsub_words(payload)) != (shell := tokenize(payload)):
+                _refuse_quoted_blank(lineno, raw, words, shell)
                 note(spec, f"line {lineno}: `{raw.strip()}` read as qsub reads it, the "
                            f"words {words} (qsub splits a #$ line at blanks and tabs and "
                            "deletes every quote, with no escapes; a shell would read "
@@ -759,6 +760,21 @@ _PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
 # control characters (a newline) are refused by the spec's own check (`assemble`)
 _UNWRITABLE = re.compile(r"[ \t\"'\\]")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _refuse_quoted_blank(lineno: int, raw: str, words: list[str], shell: list[str]) -> None:
+    """A value quoted around a blank (`#$ -N "a -o /tmp/x"`): qsub splits it into other
+    words, options too, so the job would not be what the line seems to ask; refused."""
+    for i, value in enumerate(shell):
+        if not re.search(r"[ \t]", value) or value.startswith("<"):
+            continue
+        opt = shell[i - 1] if i else value
+        what = _VALUE_WORDS.get(opt, "value")
+        fixed = _job_name(value) if opt == "-N" else re.sub(r"[ \t]", "_", value)
+        raise BadInput(f"line {lineno}: bad {what} {value!r} in `{raw.strip()}`: qsub splits "
+                       f"#$ lines at blanks and tabs, quoted or not, so it would read the "
+                       f"words {words}; give {'an' if what[0] in 'aeiou' else 'a'} {what} "
+                       f"without blanks, e.g. {fixed}")
 
 
 def _refuse_unwritable(opt: str, value: str) -> None:

@@ -111,9 +111,25 @@ _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge rou
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 
+_QUOTES = str.maketrans("", "", "\"'")
+
+
+def qsub_words(payload: str) -> list[str]:
+    """A #$ line's words as qsub reads them (parse_script_file): split at blanks and tabs,
+    every ' and " of each word deleted, a backslash kept as written. A word starting with #
+    ends the line (diamond's reading: what qsub does with it is undocumented), and a
+    <placeholder with blanks> stays one word (diamond's template, never submitted)."""
+    words: list[str] = []
+    for word in re.findall(r"<[^>]*>\S*|[^ \t]+", payload):
+        if word.startswith("#"):
+            break
+        words.append(word if word.startswith("<") else word.translate(_QUOTES))
+    return words
+
+
 def _items(payload: str, lineno: int, raw: str) -> list[Item]:
     """qsub's options on one directive line; `-l a=1,b=2` gives one item per resource."""
-    tokens = tokenize(payload)
+    tokens = qsub_words(payload)
     out: list[Item] = []
     i = 0
     while i < len(tokens):
@@ -184,6 +200,12 @@ class SgeScript:
                                "that is no option: qsub refuses the job, Unknown option); "
                                "remove it and write the next line's options on a #$ line "
                                "of their own")
+            if (words := qsub_words(payload)) != (shell := tokenize(payload)):
+                _refuse_quoted_blank(lineno, raw, words, shell)
+                note(spec, f"line {lineno}: `{raw.strip()}` read as qsub reads it, the "
+                           f"words {words} (qsub splits a #$ line at blanks and tabs and "
+                           "deletes every quote, with no escapes; a shell would read "
+                           f"{shell})")
         lines = [(d, False) for d in header.directives] + [(d, True) for d in late]
         # -clear resets what every option before it asked (qsub(1)): those are ignored
         cleared = [(i, item.lineno) for i, item in enumerate(
@@ -738,6 +760,21 @@ _PATH_OPTIONS = {"-wd", "-o", "-e", "-i"}
 # control characters (a newline) are refused by the spec's own check (`assemble`)
 _UNWRITABLE = re.compile(r"[ \t\"'\\]")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _refuse_quoted_blank(lineno: int, raw: str, words: list[str], shell: list[str]) -> None:
+    """A value quoted around a blank (`#$ -N "a -o /tmp/x"`): qsub splits it into other
+    words, options too, so the job would not be what the line seems to ask; refused."""
+    for i, value in enumerate(shell):
+        if not re.search(r"[ \t]", value) or value.startswith("<"):
+            continue
+        opt = shell[i - 1] if i else value
+        what = _VALUE_WORDS.get(opt, "value")
+        fixed = _job_name(value) if opt == "-N" else re.sub(r"[ \t]", "_", value)
+        raise BadInput(f"line {lineno}: bad {what} {value!r} in `{raw.strip()}`: qsub splits "
+                       f"#$ lines at blanks and tabs, quoted or not, so it would read the "
+                       f"words {words}; give {'an' if what[0] in 'aeiou' else 'a'} {what} "
+                       f"without blanks, e.g. {fixed}")
 
 
 def _refuse_unwritable(opt: str, value: str) -> None:

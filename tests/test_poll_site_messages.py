@@ -252,9 +252,7 @@ OTHERS = [
                          ids=[o[0] for o in OTHERS])
 async def test_each_scheduler_polls_between_messages_and_fails_on_a_garbled_record(
         tmp_path, caplog, scheduler, program, native, readable, garbled, why):
-    # the messages after an XML document are left to the qacct records qstat may be
-    # followed by (no message is said there); JSON takes them after the document too
-    after = "" if scheduler == "sge" else WRAPPER_NOTE
+    after = WRAPPER_NOTE  # after the document too, Grid Engine's XML as the JSON
     answers: dict[str, str | Answer] = {program: LOCALE + readable + after}
     site, transport = _site(scheduler, answers, tmp_path)
     caplog.set_level(logging.WARNING)
@@ -262,13 +260,81 @@ async def test_each_scheduler_polls_between_messages_and_fails_on_a_garbled_reco
         (job,) = await site.statuses([native])
         assert (job.native_id, job.state, job.name) == (native, JobState.RUNNING, "sim")
     said = _said(caplog)
-    assert len(said) == (2 if scheduler == "sge" else 3), said
+    assert len(said) == 3, said
     assert all(s.startswith(f"wren: {scheduler}: cannot parse ") for s in said)
     assert "a message before the" in said[0] and "Setting locale failed" in said[0]
-    if after:
-        assert "a message after the JSON" in said[2] and "maintenance" in said[2]
+    document = "XML" if scheduler == "sge" else "JSON"
+    assert f"a message after the {document}" in said[2] and "maintenance" in said[2]
     answers[program] = LOCALE + garbled + after
     asked = len(transport.asked)
     with pytest.raises(SiteError, match=re.escape(why)):
         await site.statuses([native])
     assert transport.asked[asked:] == [program]  # no accounting: the job is not gone
+
+
+def torque_jobs(*records: str) -> str:
+    """Torque's `qstat -f -x`: one line, no newline of its own."""
+    return "<Data>" + "".join(records) + "</Data>"
+
+
+TORQUE_RUNNING = ("<Job><Job_Id>31.srv</Job_Id><Job_Name>sim</Job_Name>"
+                  "<Job_Owner>me@login</Job_Owner><job_state>R</job_state>"
+                  "<queue>batch</queue></Job>")
+
+
+async def test_torque_poll_says_a_message_after_the_xml_once_and_fails_on_a_cut_off_one(
+        tmp_path, caplog):
+    answers: dict[str, str | Answer] = {
+        "qstat": LOCALE + torque_jobs(TORQUE_RUNNING) + "\n" + WRAPPER_NOTE}
+    site, transport = _site("torque", answers, tmp_path)
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):
+        (job,) = await site.statuses(["31.srv"])
+        assert (job.native_id, job.state, job.name) == ("31.srv", JobState.RUNNING, "sim")
+    said = _said(caplog)
+    assert len(said) == 3, said
+    assert said[2] == ("wren: pbs: cannot parse qstat -x (Torque XML) line 4: a message "
+                       "after the XML, not read (got 'NOTE: this cluster is scheduled "
+                       "for maintenance on Friday')")
+    # a document cut off before its end is no message after it: the poll fails
+    answers["qstat"] = LOCALE + torque_jobs(TORQUE_RUNNING)[:-len("</Data>")] + "\n" \
+        + WRAPPER_NOTE
+    with pytest.raises(SiteError, match=re.escape("qstat -x (Torque XML)")):
+        await site.statuses(["31.srv"])
+    # nor is text on the document's own last line
+    answers["qstat"] = torque_jobs(TORQUE_RUNNING) + WRAPPER_NOTE
+    with pytest.raises(SiteError, match="junk after document element"):
+        await site.statuses(["31.srv"])
+
+
+def qacct_record(number: str) -> str:
+    """`qacct -j`'s record of a job that ended (its separator first)."""
+    return "\n".join(["=" * 62, "qname        all.q", "hostname     node-001",
+                      "owner        me", "jobname      sim", f"jobnumber    {number}",
+                      "taskid       undefined", "qsub_time    Sun Dec  6 09:59:00 2026",
+                      "start_time   Sun Dec  6 10:00:00 2026",
+                      "end_time     Sun Dec  6 10:05:00 2026", "failed       0",
+                      "exit_status  0", ""])
+
+
+async def test_grid_engine_lookup_reads_qacct_after_the_xml_and_says_a_note_there_once(
+        tmp_path, caplog):
+    # the lookup by name runs qstat -xml then qacct: qacct's records after the XML are
+    # read, a wrapper's note among them said as a message, once
+    answers: dict[str, str | Answer] = {
+        "sh": sge_jobs("501") + WRAPPER_NOTE + qacct_record("502")}
+    site, _ = _site("sge", answers, tmp_path)
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):
+        found = {j.native_id: j.state for j in await site.find_by_name("sim")}
+        assert found == {"501": JobState.RUNNING, "502": JobState.COMPLETED}
+    said = _said(caplog)
+    assert len(said) == 1, said
+    assert said[0].startswith("wren: sge: cannot parse qstat -xml line 17: a message "
+                              "after the XML, not read (got 'NOTE: this cluster")
+    # qacct's own output alone says nothing
+    caplog.clear()
+    answers["sh"] = sge_jobs("501") + qacct_record("502")
+    found = {j.native_id: j.state for j in await site.find_by_name("sim")}
+    assert found == {"501": JobState.RUNNING, "502": JobState.COMPLETED}
+    assert _said(caplog) == []

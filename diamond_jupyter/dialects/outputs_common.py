@@ -501,12 +501,49 @@ def json_document(scheduler: str, what: str, text: str, skipped: list[str] | Non
     return document, lines_before
 
 
-def xml_document(scheduler: str, what: str, text: str, skipped: list[str] | None) -> str:
+_JUNK_AFTER_ROOT = 9  # expat's XML_ERROR_JUNK_AFTER_DOC_ELEMENT
+
+
+def _xml_after(scheduler: str, what: str, text: str, skipped: list[str] | None,
+               line_offset: int) -> str:
+    """`text` (a document from its start) without the lines after the document's end,
+    each said in `skipped` as a message (a wrapper's note after the XML). The text after
+    the document must start a line, and none of its lines may open more XML; else `text`
+    unchanged (its reading says why: a cut-off document still fails). `line_offset`: the
+    output's lines before `text`."""
+    lead = len(text) - len(text.lstrip())
+    try:
+        ET.fromstring(text[lead:])
+    except ET.ParseError as exc:
+        if exc.code != _JUNK_AFTER_ROOT:
+            return text
+        junk_line, column = exc.position
+        junk_line += text.count("\n", 0, lead)
+    except ValueError:  # undecodable bytes: the loader says so
+        return text
+    else:
+        return text
+    kept = text.split("\n")
+    lines = kept[junk_line - 1:]
+    if lines[0][:column].strip() or any(ln.lstrip().startswith("<") for ln in lines):
+        return text
+    for n, line in enumerate(lines, line_offset + junk_line):
+        if line.strip():
+            unread(skipped, scheduler, f"{what} line {n}", "a message after the XML, "
+                   "not read", line, message=True)
+    return "\n".join(kept[:junk_line - 1])
+
+
+def xml_document(scheduler: str, what: str, text: str, skipped: list[str] | None, *,
+                 keep_after: bool = False) -> str:
     """The XML document in a command's output, each line before it said in `skipped`
-    (else SiteError)."""
+    (else SiteError), and each line after it too unless `keep_after` (a caller that reads
+    another program's output there)."""
     start = _document_start(text, _XML_OPENS, lambda at: _xml_breaks_at(text, at))
-    _preamble(scheduler, what, text, start, "XML", skipped)
-    return text[start:]
+    lines_before = _preamble(scheduler, what, text, start, "XML", skipped)
+    if skipped is None or keep_after:
+        return text[start:]
+    return _xml_after(scheduler, what, text[start:], skipped, lines_before)
 
 
 def load_json(scheduler: str, what: str, text: str, *, lenient: bool = False,

@@ -344,7 +344,8 @@ class SgeCommands(FailureReading):
         text = stdout.strip()
         if not text:
             return []
-        text = xml_document("sge", "qstat -xml", text, skipped).strip()
+        lines = text.count("\n")
+        text = xml_document("sge", "qstat -xml", text, skipped, keep_after=True).strip()
         xml_part, acct = text, ""
         if text.startswith("<"):
             end = text.rfind(_XML_END)
@@ -365,6 +366,7 @@ class SgeCommands(FailureReading):
             if prev is None or (st.state == JobState.RUNNING != prev.state):
                 jobs[st.native_id] = st
         listed = _with_named_holds(root, list(jobs.values()), skipped)
+        acct = _qacct_part(acct, lines - acct.count("\n") + 1, skipped)
         return listed + (self.parse_accounting(acct) if acct.strip() else [])
 
     def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
@@ -794,6 +796,24 @@ def pe_list(value: str) -> list[str]:
     "smp,[node1=mpi smp]"): every PE it names for any of its hosts (none for NONE)."""
     names = re.split(r"[\s,]+", re.sub(r"[\[\]]|[\w.-]+=", " ", value))
     return [x for x in dict.fromkeys(names) if x and x.upper() != "NONE"]
+
+
+# a line qacct prints: its record separator, or a "key value" line of a record
+_QACCT_LINE = re.compile(rf"\s*(?:{QACCT_SEP}|[a-z_]+(?:\s.*)?)\s*")
+
+
+def _qacct_part(text: str, first_line: int, skipped: list[str] | None) -> str:
+    """The text after qstat's XML without the lines qacct does not print (a wrapper's
+    note), each said in `skipped` as a message after the XML (else SiteError);
+    `first_line`: the output's line number of `text`'s first line."""
+    kept = []
+    for n, line in enumerate(text.split("\n"), first_line):
+        if not line.strip() or _QACCT_LINE.fullmatch(line):
+            kept.append(line)
+        else:
+            unread(skipped, "sge", f"qstat -xml line {n}", "a message after the XML, "
+                   "not read", line, message=True)
+    return "\n".join(kept)
 
 
 def _xml(text: str, what: str, skipped: list[str] | None) -> ET.Element:

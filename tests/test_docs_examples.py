@@ -346,3 +346,32 @@ def test_each_diamondapp_setting_the_docs_name_exists():
     assert len(named) >= 10
     unknown = sorted(f"{doc}: DiamondApp.{name}" for doc, name in named if name not in traits)
     assert not unknown
+
+
+def _expand(path: str) -> list[str]:
+    """`/workflows[/ID[/cancel|/plan]]` -> each path the notation means."""
+    inner = re.search(r"\[([^\[\]]*)\]", path)
+    if not inner:
+        return [path]
+    return [whole for choice in ["", *inner.group(1).split("|")]
+            for whole in _expand(path[:inner.start()] + choice + path[inner.end():])]
+
+
+def test_each_rest_route_the_docs_name_is_served_with_that_method():
+    from tornado.web import RequestHandler
+
+    from diamond_jupyter.server.routes import NoRouteHandler, routes
+
+    served = [(re.compile(pattern), handler) for pattern, handler in routes()
+              if handler is not NoRouteHandler]
+    verb = r"(?:GET|POST|PUT|PATCH|DELETE)"
+    named = {(doc.name, m.group(1), m.group(2)) for doc in DOCS for m in re.finditer(
+        rf"(?<![\w/])({verb}(?:/{verb})*) (/diamond/api/[^\s`),;]*)", doc.read_text())}
+    assert len(named) >= 10
+    for doc, methods, shown in sorted(named):  # `POST/GET /x[/ID]`: each path takes one
+        for path in _expand(shown.rstrip(".")):
+            handler = next((h for pattern, h in served if pattern.fullmatch(path)), None)
+            assert handler is not None, f"{doc}: {methods} {shown}: no route serves {path}"
+            assert any(getattr(handler, m.lower()) is not getattr(RequestHandler, m.lower())
+                       for m in methods.split("/")), \
+                f"{doc}: {methods} {shown}: {handler.__name__} takes none of {methods}"

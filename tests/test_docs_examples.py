@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -179,10 +180,6 @@ def unknown_options(parser: argparse.ArgumentParser, words: list[str]) -> list[s
     return unknown
 
 
-def _no_sites_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DIAMOND_CONFIG", "/nonexistent/sites.yaml")
-
-
 CLI_BLOCK_EXAMPLES = code_block_commands()
 
 
@@ -261,12 +258,33 @@ def test_each_yaml_block_loads_with_its_loader(block: Block):
         assert set(data) <= set(config.model_fields_set)
 
 
+def _sites_files() -> list[Block]:
+    return [b for b in _yaml_blocks() if isinstance(yaml.safe_load("\n".join(b.lines)), dict)
+            and "sites" in yaml.safe_load("\n".join(b.lines))]
+
+
+@pytest.mark.parametrize("block", _sites_files(), ids=lambda b: f"{b.doc}:{b.line}")
+def test_a_sites_file_the_docs_show_is_listed_by_diamond_sites_offline(block: Block,
+                                                                      tmp_path: Path):
+    """`diamond sites --offline` reads the file only (no site is asked)."""
+    sites = tmp_path / "sites.yaml"
+    sites.write_text("\n".join(block.lines))
+    done = subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", "sites", "--offline",
+                           "--json", "--config", str(sites)], cwd=tmp_path, timeout=120,
+                          capture_output=True, text=True,
+                          env={**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr
+    listed = [s["name"] for s in json.loads(done.stdout)]
+    assert listed == [s["name"] for s in yaml.safe_load(sites.read_text())["sites"]]
+
+
 def test_the_readme_translate_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """`diamond translate --to flux job.pbs`: the script out, one line per dropped
     directive on stderr."""
     assert any(e.text.startswith("diamond translate --to flux job.pbs")
                for e in CLI_BLOCK_EXAMPLES)
-    _no_sites_check(monkeypatch)
+    monkeypatch.setenv("DIAMOND_CONFIG", str(tmp_path / "none.yaml"))
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(tmp_path / "data"))
     script = tmp_path / "job.pbs"
     script.write_text("#!/bin/bash\n#PBS -N sim\n#PBS -l nodes=2:ppn=4\n"
                       "#PBS -l walltime=00:10:00\n#PBS -m abe\ncd $PBS_O_WORKDIR\n./sim\n")

@@ -102,7 +102,9 @@ def _shell_commands(block: Block) -> Iterator[Example]:
 def _diamond_argv(command: str) -> Iterator[list[str]]:
     """The arguments after each `diamond` a shell line runs (`a; b`, `x | diamond ...`,
     `id=$(diamond ...)`)."""
-    for token_list in _split_pipeline(shlex.split(command, comments=True)):
+    for token_list in _split_pipeline(shlex.split(command.removeprefix("$ "), comments=True)):
+        while token_list and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", token_list[0]):
+            token_list = token_list[1:]  # `DIAMOND_OTP=123456 diamond submit ...`
         if token_list and (token_list[0] == "diamond" or token_list[0].endswith("$(diamond")):
             yield [t.removesuffix(")") for t in token_list[1:]]
 
@@ -393,3 +395,49 @@ def test_each_rest_route_the_docs_name_is_served_with_that_method():
             assert any(getattr(handler, m.lower()) is not getattr(RequestHandler, m.lower())
                        for m in methods.split("/")), \
                 f"{doc}: {methods} {shown}: {handler.__name__} takes none of {methods}"
+
+
+def test_each_project_file_the_docs_name_exists():
+    """`tests/test_cli.py`, `docs/mfa.md`, `scripts/hub.sh`...: from the repository's root
+    or from the doc's own directory."""
+    pattern = re.compile(r"(?<![\w/.-])((?:tests|benchmarks|ui-tests|scripts|diamond_jupyter|"
+                         r"docs|binder|src|schema)/[\w./-]+\.(?:py|ts|tsx|sh|md|yaml|json))")
+    named = {(doc, m.group(1)) for doc in DOCS for m in pattern.finditer(doc.read_text())}
+    assert len(named) >= 20
+    missing = sorted(f"{doc.name}: {path}" for doc, path in named
+                     if not (ROOT / path).exists() and not (doc.parent / path).exists())
+    assert not missing
+
+
+def test_each_federation_call_a_python_block_shows_exists_with_its_keywords():
+    """`await fed.login("alpha-mfa", ask, persist_s=1800)`: the method and its keywords."""
+    import inspect
+
+    from diamond_jupyter.federation import Federation
+
+    calls = [(block, m.group(1), m.group(2)) for doc in DOCS for block in _blocks(doc)
+             if block.lang == "python" for line in block.lines
+             for m in re.finditer(r"\bfed\.(\w+)\(([^)]*)\)", line)]
+    assert len(calls) >= 4
+    for block, method, arguments in calls:
+        assert hasattr(Federation, method), f"{block.doc}:{block.line}: no Federation.{method}"
+        parameters = inspect.signature(getattr(Federation, method)).parameters
+        for keyword in re.findall(r"(\w+)=", arguments):
+            assert keyword in parameters, \
+                f"{block.doc}:{block.line}: Federation.{method} takes no {keyword}="
+
+
+@pytest.mark.parametrize("block", [b for doc in DOCS for b in _blocks(doc) if b.lang == "python"],
+                         ids=lambda b: f"{b.doc}:{b.line}")
+def test_each_python_block_is_valid_python(block: Block):
+    import ast
+
+    source = "\n".join(block.lines)
+    compile(source, f"{block.doc}:{block.line}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+@pytest.mark.parametrize("block", [b for doc in DOCS for b in _blocks(doc) if b.lang == "json"],
+                         ids=lambda b: f"{b.doc}:{b.line}")
+def test_each_json_block_is_json_once_its_placeholders_are_filled(block: Block):
+    source = "\n".join(block.lines).replace("PORT", "8000")
+    assert isinstance(json.loads(source), dict)

@@ -315,15 +315,18 @@ BENCHMARK_COMMANDS = _benchmark_commands()
 
 
 @pytest.mark.parametrize("module", sorted(BENCHMARK_COMMANDS))
-def test_each_named_benchmark_exists_and_takes_the_options_shown(module: str):
+def test_each_named_benchmark_exists_and_takes_the_options_shown(module: str, tmp_path: Path):
     assert (ROOT / "benchmarks" / f"{module}.py").is_file(), BENCHMARK_COMMANDS[module][0]
-    done = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    # in a scratch directory: one that took no options wrote its output to a file "--help"
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", "--help"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, f"benchmarks.{module} --help: {done.stderr[-500:]}"
     for example in BENCHMARK_COMMANDS[module]:
         shown = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", example.text))
         missing = sorted(o for o in shown if not re.search(re.escape(o) + r"\b", done.stdout))
         assert not missing, f"{example}: benchmarks.{module} takes no {missing}"
+    assert list(tmp_path.iterdir()) == [], f"benchmarks.{module} --help wrote files"
 
 
 def test_each_script_the_docs_name_exists():

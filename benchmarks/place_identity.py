@@ -93,9 +93,16 @@ def decisions() -> list[str]:
 
 
 def main(argv: list[str]) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.place_identity",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("out", metavar="OUT", type=Path,
+                    help="the file the decisions are written to (compare two with cmp)")
+    out = ap.parse_args(argv).out
     texts = decisions()
-    Path(argv[0]).write_text("".join(texts))
-    print(f"{len(texts)} decisions written to {argv[0]}")
+    out.write_text("".join(texts))
+    print(f"{len(texts)} decisions written to {out}")
 
 
 if __name__ == "__main__":

@@ -201,3 +201,11 @@ async def test_fault_a_submit_runs_in_the_resolved_directory(engine, tmp_path):
     [call] = _calls(tmp_path)
     script = Path(call.split()[-1]).read_text()
     assert f"#SBATCH --chdir={home}/run\n" in script
+
+
+async def test_fault_a_rest_transfer_by_an_unknown_way_names_its_json_field(rest, tmp_path):
+    body = json.dumps({"src": "here:in.dat", "dst": "here:out.dat", "via": "ftp"}).encode()
+    code, reply = await rest("POST", "transfers", body)
+    assert code == 400 and reply["message"].startswith("via 'ftp': expected sftp or globus"), \
+        (code, reply)
+    assert (await rest("GET", "transfers"))[1]["transfers"] == []

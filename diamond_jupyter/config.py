@@ -303,6 +303,10 @@ def _workdir(value: str) -> str:
                 if login and not m else "")
         raise ValueError(f"{_printable(repr(value))}: one variable is accepted, at the start "
                          f"(e.g. $SCRATCH/diamond or ${{SCRATCH}}/diamond){hint}")
+    if not value.startswith("/") and ".." in value.split("/"):
+        raise ValueError(f"{_printable(repr(value))} climbs with '..' from where it starts (a "
+                         "relative workdir is taken in the home), as a job's working "
+                         "directory may not; give an absolute path (e.g. /scratch/me/diamond)")
     if m and m.group(2) == "HOME":
         return "~" + (m.group(3) or "")
     if value.startswith("~") and value != "~" and not value.startswith("~/"):

@@ -1680,7 +1680,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 check_field((said_as or {}).get(key, key), value, key)
 
         spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
-                                     if k in NEED_OPTIONS})
+                                     if k in NEED_OPTIONS}, said_as=said_as)
         upd: dict[str, Any] = {}
         res: dict[str, Any] = {}
         for key, value in (overrides or {}).items():

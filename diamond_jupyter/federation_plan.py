@@ -181,6 +181,7 @@ class PlanMixin:
         plan: dict[str, Any] = {
             "action": "submit", "site": site, "scheduler": target.cfg.scheduler,
             "partition": prepared.queue, "name": spec.name,
+            "working_directory": prepared.working_directory,  # resolved: where the job runs
             "submission": token,  # the idempotency token the approved submit reuses
             "script": rendered.script, "script_sha256": sha256(rendered.script),
             "warnings": list(prepared.metadata.get(STAGING_NOTES) or [])
@@ -407,7 +408,7 @@ def _local_size(path: str) -> tuple[int, bool] | None:
 
 _HEAD_KEYS = {"action", "site", "scheduler", "partition", "script", "script_sha256", "spec",
               "data_movements", "cost", "placement", "changed", "asked_because", "warnings",
-              "submission", "name", "hedge", "steps"}
+              "submission", "name", "hedge", "steps", "working_directory"}
 
 
 def _value(v: Any) -> str:
@@ -430,6 +431,8 @@ def describe_plan(plan: dict[str, Any] | None) -> str:
         where = f" to {plan.get('site')} ({plan.get('scheduler')}), partition " \
                 f"{plan.get('partition') or '(the scheduler default)'}"
     out = [f"{action}{where}"]
+    if plan.get("working_directory"):
+        out.append(f"  runs in: {plan['working_directory']}")
     for key, label in (("changed", "asked again"), ("asked_because", "why asked")):
         if plan.get(key):
             out.append(f"  {label}: {plan[key]}")

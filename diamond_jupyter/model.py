@@ -786,6 +786,11 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
                 else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            f"option); {give}")
+        if leaf == "working_directory" and not value.startswith("/") \
+                and ".." in value.split("/"):
+            raise BadInput(f"{prefix} {value!r} climbs with '..' from where it starts (a "
+                           "relative directory is taken in the site's home), as a stage path "
+                           "may not; give an absolute path (e.g. /scratch/project/run)")
         if leaf in _NAME_LISTS and "," in value and not all(n.strip()
                                                            for n in value.split(",")):
             raise BadInput(f"{prefix} {value!r} has an empty name in its list (a comma with "

@@ -14,7 +14,7 @@ a term `arch=X` also matches a node whose reported architecture is X.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -550,33 +550,40 @@ def _names(x: Any) -> list[str]:
 
 def with_options(spec: JobSpec, *, arch: str | None = None,
                  software: Iterable[str] | str | None = None, container: str | None = None,
-                 gpu_type: str | None = None, memory: str | None = None) -> JobSpec:
+                 gpu_type: str | None = None, memory: str | None = None,
+                 said_as: Mapping[str, str] | None = None) -> JobSpec:
     """The faces' `--arch`, `--software`, `--container`, `--gpu-type`, `--memory` added to
-    a spec (BadInput naming the option for a value that cannot be read)."""
+    a spec. BadInput for a value that cannot be read names it as the face's user wrote it:
+    `said_as` maps each of these keys to the face's word (`--memory` on the command line);
+    a key it does not map is named as is (the JSON field of a REST body or a tool call)."""
     from .dialects.scripts_common import parse_mem_mb
+
+    def said(key: str) -> str:
+        return (said_as or {}).get(key, key)
 
     meta = dict(spec.metadata)
     upd: dict[str, Any] = {}
     if arch:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", arch):
-            raise BadInput(f"--arch {arch!r}: expected an architecture such as x86_64, "
+            raise BadInput(f"{said('arch')} {arch!r}: expected an architecture such as x86_64, "
                            "aarch64 or ppc64le")
         meta["architecture"] = norm_arch(arch)
     given = [software] if isinstance(software, str) else list(software or [])
     if blank := next((g for g in map(str, given) if g.strip() and not _names(g)), None):
-        raise BadInput(f"--software {blank!r} names no software (only commas and blanks); "
-                       "give NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out")
+        raise BadInput(f"{said('software')} {blank!r} names no software (only commas and "
+                       "blanks); give NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out")
     names = _names(software)
     for s in names:
         if not re.fullmatch(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*(?:[/@][A-Za-z0-9_.+-]+)*", s):
-            raise BadInput(f"--software {s!r}: expected NAME or NAME/VERSION "
+            raise BadInput(f"{said('software')} {s!r}: expected NAME or NAME/VERSION "
                            "(e.g. gromacs/2023)")
     if names:
         meta["software"] = list(dict.fromkeys(_names(meta.get("software")) + names))
     res: dict[str, Any] = {}
     if gpu_type:
         if not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*", gpu_type):
-            raise BadInput(f"--gpu-type {gpu_type!r}: expected a GPU model such as a100")
+            raise BadInput(f"{said('gpu_type')} {gpu_type!r}: expected a GPU model such as "
+                           "a100")
         res["gpu_type"] = gpu_type
         if not (spec.resources.gpus_per_node or spec.resources.gpus_per_task
                 or kept_slurm_gpus(spec)[1]):
@@ -584,8 +591,8 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
     if memory:
         mb = parse_mem_mb(memory)
         if not mb:
-            raise BadInput(f"--memory {memory!r}: expected a size such as 4G or 500M (a number "
-                           "above 0 with an optional K, M, G or T unit)")
+            raise BadInput(f"{said('memory')} {memory!r}: expected a size such as 4G or 500M "
+                           "(a number above 0 with an optional K, M, G or T unit)")
         res["memory_mb"] = mb
     if res:
         upd["resources"] = spec.resources.model_copy(update=res)
@@ -594,7 +601,7 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
             "it has blanks" if not container.strip() or any(c.isspace() for c in container) \
             else None
         if why:
-            raise BadInput(f"--container {container!r}: expected an image such as "
+            raise BadInput(f"{said('container')} {container!r}: expected an image such as "
                            f"docker://ubuntu:22.04 or ./image.sif ({why}, which the container "
                            "runtime would read as options)")
         upd["environment"] = spec.environment.model_copy(update={"container_image": container})

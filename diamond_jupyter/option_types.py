@@ -12,7 +12,9 @@ MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 # The option that gives each JobSpec field (a Resources field for the counts) on the command
 # line and in the magics: an error names what the user wrote, not the spec's word
 SPEC_OPTIONS = {"queue": "--partition", "name": "--name", "nodes": "--nodes",
-                "walltime_s": "--time", "gpus_per_node": "--gpus"}
+                "walltime_s": "--time", "gpus_per_node": "--gpus", "arch": "--arch",
+                "software": "--software", "container": "--container", "gpu_type": "--gpu-type",
+                "memory": "--memory"}
 
 
 def count(least: int) -> Callable[[str], int]:

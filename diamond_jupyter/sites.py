@@ -7,6 +7,7 @@ import base64
 import binascii
 import enum
 import logging
+import posixpath
 import re
 import shlex
 import time
@@ -255,7 +256,7 @@ class Site:
     async def know_home(self, *paths: str | None) -> None:
         """Ask for the home only when the workdir or one of `paths` needs it."""
         wd = self.cfg.workdir
-        if not wd.startswith("/") or any(p and p.startswith("~") for p in paths):
+        if not wd.startswith("/") or any(p and not p.startswith("/") for p in paths):
             await self.home()
 
     async def resolve(self, path: str) -> str:
@@ -297,6 +298,16 @@ class Site:
     def job_dir(self, token: str) -> str:
         return f"{self.workdir}/jobs/{token}"
 
+    def working_directory(self, given: str | None, token: str) -> str:
+        """Where a job runs, absolute: `given` as written when absolute, in the home when
+        "~/..." or relative (`await know_home(given)` first), else the job's own directory."""
+        if not given:
+            return self.job_dir(token)
+        if given.startswith("/"):
+            return given
+        home_relative = given if given.startswith("~") else f"~/{given}"
+        return posixpath.normpath(self.expand(home_relative))  # no '..' (check_spec): ./ only
+
     def output_path(self, token: str, stream: str) -> str:
         """Where a job's `stream` (stdout, stderr) goes when the user named no file."""
         return f"{self.job_dir(token)}/{stream}.log"
@@ -331,7 +342,7 @@ class Site:
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
             "script": prologue + body,
             "command": None,
-            "working_directory": self.expand(spec.working_directory or jd),
+            "working_directory": self.working_directory(spec.working_directory, token),
             "stdout": self.expand(spec.stdout or self.output_path(token, "stdout")),
         }
         if spec.stdout is None and spec.stderr is None:  # the user chose neither: keep apart

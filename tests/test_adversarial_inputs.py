@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from diamond_jupyter.model import BadInput, JobSpec
+from diamond_jupyter.option_types import SPEC_OPTIONS
 from diamond_jupyter.workflow import model
 from diamond_jupyter.workflow.model import (
     MAX_STEPS,
@@ -475,7 +476,7 @@ def test_a_container_image_is_never_read_as_a_runtime_option(image, runtime):
 
     with pytest.raises(BadInput, match=rf"^--container '{image}': .*starts with '-'"):
         Federation.spec_from_text("echo hi\n", None, name="n", default_name="n",
-                                  overrides={"container": image})
+                                  overrides={"container": image}, said_as=SPEC_OPTIONS)
     spec = JobSpec(script="echo hi\n", metadata={"container_runtime": runtime})
     spec.environment.container_image = image  # as a parser or an older store fills it
     with pytest.raises(BadInput, match=r"^environment\.container_image '.*' starts with '-'"):
@@ -491,7 +492,7 @@ def test_need_options_that_look_like_options_are_refused(option, value):
 
     with pytest.raises(BadInput, match=rf"^--{option.replace('_', '-')} "):
         Federation.spec_from_text("echo hi\n", None, name="n", default_name="n",
-                                  overrides={option: value})
+                                  overrides={option: value}, said_as=SPEC_OPTIONS)
 
 
 def test_a_gpu_type_like_an_option_never_reaches_a_directive():

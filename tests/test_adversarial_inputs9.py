@@ -492,13 +492,14 @@ def test_a_rest_body_number_json_reads_as_infinite_or_nan_is_refused(body):
                                     "99999999999999999999999T"])
 async def test_a_memory_option_that_is_no_finite_size_is_refused(tmp_path, memory):
     """(guard) `--memory Infinity`, `NaN`, `1e400M`, a negative or hexadecimal size, or one
-    past what a number holds (a notebook cell, a tool call): refused, naming it."""
+    past what a number holds (a notebook cell, a tool call): refused, naming it as the tool
+    call's field."""
     from diamond_jupyter.skills import spec_of
     from diamond_jupyter.skills_models import SubmitInput
 
     fed = _rooted_fed(tmp_path)
     try:
-        with pytest.raises(BadInput, match=r"--memory|memory_mb .* is too large"):
+        with pytest.raises(BadInput, match=r"^memory '|memory_mb .* is too large"):
             spec_of(fed, SubmitInput(script="#!/bin/bash\ntrue\n", memory=memory))
     finally:
         await fed.close()

@@ -27,6 +27,7 @@ from diamond_jupyter.needs import (
     required_arch,
     with_options,
 )
+from diamond_jupyter.option_types import SPEC_OPTIONS
 from diamond_jupyter.placement import place
 from diamond_jupyter.script_body import body_needs
 from diamond_jupyter.software import (
@@ -285,7 +286,9 @@ def test_options_add_needs_and_refuse_bad_values():
     assert n.container.image == "docker://alpine" and n.memory_mb == 65536
     for kw, msg in ((dict(arch="x86;rm"), "--arch"), (dict(memory="lots"), "--memory"),
                     (dict(software="a b"), "--software"), (dict(gpu_type="a 1"), "--gpu-type")):
-        with pytest.raises(BadInput, match=re.escape(msg)):
+        with pytest.raises(BadInput, match=re.escape(msg)):  # as the command line says it
+            with_options(JobSpec(script="x\n"), **kw, said_as=SPEC_OPTIONS)
+        with pytest.raises(BadInput, match=f"^{list(kw)[0]} "):  # a JSON field: its own name
             with_options(JobSpec(script="x\n"), **kw)
 
 

@@ -283,7 +283,8 @@ class TransferManager:
     # -- the one entry point --------------------------------------------------------------
     def choose(self, src: Location, dst: Location, via: str | None) -> str:
         if via not in (None, "auto", "sftp", "globus"):
-            raise BadInput(f"--via must be sftp or globus, not {via!r}")
+            raise BadInput(f"via {via!r}: expected sftp or globus, or none (Globus when both "
+                           "sites have a collection, else SFTP)")  # the CLI's --via has choices
         both = bool(src.site and dst.site
                     and self.sites.require(src.site).cfg.globus_collection
                     and self.sites.require(dst.site).cfg.globus_collection)

@@ -76,6 +76,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from diamond_jupyter.wording import counted
+
 from .calibration import (
     SiteCalibration,
     borrowed,
@@ -563,7 +565,7 @@ def _own_shift_note(shift_s: float, jobs: int) -> str:
 
 
 def _borrowed_note(v: SiteVerdict) -> str:
-    return (f"its runtimes rest on {v.calibration_samples} jobs of other sites ("
+    return (f"its runtimes rest on {counted(v.calibration_samples, 'job')} of other sites ("
             f"{v.calibration_class}): too few jobs finished here to calibrate its queue")
 
 
@@ -850,7 +852,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             adjusted[p.name].append(
                 f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
                 f"{big.threads_per_core} threads a core give a job their cores only "
-                f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
+                f"({big.cpus // (big.threads_per_core or 1)} of {counted(big.cpus, 'CPU')})")
         # a job spread thinner here (tasks over the partition's smaller nodes, or over more
         # nodes for MaxMemPerCPU's extra CPUs) is judged on them anew; otherwise among the
         # nodes that hold the site-wide request
@@ -874,7 +876,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     f"queue {p.name}: its "
                     + ("instances on " if len(held) > 1 else "instance on ")
                     + f"{_few(held)} {'have' if len(held) > 1 else 'has'} fewer than "
-                    f"{max(reqs[p.name].cpn, 1)} slots free (qstat -f: slots_total less "
+                    f"{counted(max(reqs[p.name].cpn, 1), 'slot')} free (qstat -f: slots_total less "
                     "used and reserved): the job waits there for that queue's own running "
                     "jobs, whatever the host's other queues have free")
         if slots_from is not None:  # hosts whose instances hold too few slots for it
@@ -1060,8 +1062,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(queue_why)
         elif master_hosts is not None and pfit and not pfit & master_hosts:
             other.append(f"-masterq: no host of its master queue ({_few(master_hosts)}) "
-                         f"can run the master task's share of the job ({req.cpn} slots"
-                         + (f", {req.gpn} GPUs" if req.gpn else "") + ")"
+                         f"can run the master task's share of the job ({counted(req.cpn, 'slot')}"
+                         + (f", {counted(req.gpn, 'GPU')}" if req.gpn else "") + ")"
                          + (f"; {queue_why}" if queue_why else ""))
         elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets, words)) is not None:
             other.append(capped)
@@ -1151,8 +1153,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += [f"partition {name} passed over: {risky[name]}" for name in risky]
         good = [p for p in good if p.name not in risky]
     if req.spread:
-        v.notes.append(f"its {spec.resources.gpus_per_node} GPUs (the job's, no node count) "
-                       f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
+        v.notes.append(f"its {counted(spec.resources.gpus_per_node, 'GPU')} (the job's, no node "
+                       f"count) "
+                       f"take {counted(req.nodes, 'node')} here, {counted(req.gpn, 'GPU')} on each")
     master_said = "a host of its master queue"
     if cfg.scheduler == "sge" and master_hosts is None and req.nodes > 1:
         # a JOB host consumable of a job of several hosts: its master task's host holds it,
@@ -1357,8 +1360,9 @@ def _enforce_binding(spec: JobSpec) -> bool:
 
 
 def _binding_miss(req: Req, most: int, where: str) -> str:
-    return (f"--gres-flags=enforce-binding: its {req.cpn} CPUs a node must be on the "
-            f"sockets of its {req.gpn} GPUs, which hold at most {most} CPUs on {where}")
+    return (f"--gres-flags=enforce-binding: its {counted(req.cpn, 'CPU')} a node must be on the "
+            f"sockets of its {counted(req.gpn, 'GPU')}, which hold at most "
+            f"{counted(most, 'CPU')} on {where}")
 
 
 def _bound_cpus(n: Node, gpus: int) -> int:
@@ -1469,11 +1473,11 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
             and cpg * out.gpn > out.cpn:
         out = replace(out, cpn=cpg * out.gpn)
         notes.append(f"partition {p.name}: no CPUs asked, it gets DefCpuPerGPU {cpg} x "
-                     f"{out.gpn} GPUs = {out.cpn} CPUs a node")
+                     f"{counted(out.gpn, 'GPU')} = {counted(out.cpn, 'CPU')} a node")
     if not asked and out.gpn and p.def_mem_per_gpu_mb:
         out = replace(out, mem=p.def_mem_per_gpu_mb * out.gpn)
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerGPU "
-                     f"{p.def_mem_per_gpu_mb} MB x {out.gpn} GPUs = {out.mem} MB a node")
+                     f"{p.def_mem_per_gpu_mb} MB x {counted(out.gpn, 'GPU')} = {out.mem} MB a node")
         asked = True
     per_cpu = r.memory_per_cpu_mb if r.memory_per_cpu_mb and not r.memory_mb else None
     default_per_cpu = not asked and bool(p.def_mem_per_cpu_mb)
@@ -1511,14 +1515,16 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, cpt=cpt, tpn=tpn, nodes=n, cpn=cpt * tpn, mem=share * cpt * tpn)
         if factor > 1:
             notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "
-                         f"MaxMemPerCPU {cap} MB, so each task gets {cpt} CPUs ({out.cpn} a "
+                         f"MaxMemPerCPU {cap} MB, so each task gets {counted(cpt, 'CPU')} "
+                         f"({out.cpn} a "
                          f"node, {share} MB each)")
     if cap and r.memory_mb and not r.memory_per_cpu_mb and out.mem > cap * out.cpn:
         # memory a node above MaxMemPerCPU x its CPUs: slurmctld raises the job's CPUs a
         # node (pn_min_cpus) until each CPU's share is under the cap
         cpn = ceil(out.mem / cap)
         notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
-                     f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
+                     f"{cap} MB x {counted(out.cpn, 'CPU')}, so the job gets "
+                     f"{counted(cpn, 'CPU')} a node")
         out = replace(out, cpn=cpn)
     if default_per_cpu and out.whole and mine:
         # a job of whole nodes is given every CPU of each, and DefMemPerCPU for each one
@@ -1529,7 +1535,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                      f"{each}")
     elif default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
-                     f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
+                     f"{per_cpu} MB x {counted(out.cpn, 'CPU')} = {out.mem} MB a node")
     return out, notes
 
 
@@ -1589,7 +1595,8 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                       + float(j.walltime_s or part_max.get(p.name) or DEFAULT_RUNTIME_S))
                   if j.started_at else DEFAULT_RUNTIME_S for j in mine)
     at = ends[min(need, len(ends)) - 1]
-    return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
+    return at, (f"queue {p.name} runs at most {counted(p.max_running, 'job')} at once (max_run) "
+                f"and "
                 f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
@@ -2002,7 +2009,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 queue_when_waited(recent.waits, pname))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
-            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
+            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {counted(waited[1], 'job')} "
+                           f"here "
                            "recently")
         # behind the user's own waiting jobs: as long as those take to start at the rate
         # this site has been starting theirs (per-user limits, fair share)
@@ -2020,7 +2028,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if v.calibration_borrowed:
             v.notes.append(_borrowed_note(v))
         elif r is not None and cal.ratios_of:
-            v.notes.append(f"its runtimes rest on {r.samples} jobs of {cal.ratios_of} "
+            v.notes.append(f"its runtimes rest on {counted(r.samples, 'job')} of {cal.ratios_of} "
                            f"({r.key}), the same cluster: too few jobs finished through "
                            "this door to calibrate its queue")
     max_time = next((p.max_time_s for p in good if p.name == pname), None)

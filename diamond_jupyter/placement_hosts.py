@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from diamond_jupyter.wording import counted
+
 from .config import SiteConfig
 from .dialects.node_lists import HOST_TERM, carried, named_hosts, requires_terms
 from .dialects.outputs_common import expand_hostlist
@@ -434,7 +436,8 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
             count = sum(r.nodes for r, _ in fits)
             if how == "scatter" and count > len(mine):  # a host each: too few hosts
-                short.insert(0, f"{count} hosts, one a chunk, and {len(mine)} can hold one")
+                short.insert(0, f"{counted(count, 'host')}, one a chunk, and {len(mine)} can "
+                                f"hold one")
             reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"
@@ -497,8 +500,8 @@ def _bracket_short(c: Op, partition: str, wanted: int, nodes: list[Node],
                    site_arch: str | None) -> str:
     counts = ", ".join(f"{alt.text()}: {sum(part_met(alt, n, site_arch) for n in nodes)}"
                        for alt in c.items)
-    return (f"constraint '{c.text()}' needs all {wanted} nodes with the same one of them, "
-            f"partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
+    return (f"constraint '{c.text()}' needs all {counted(wanted, 'node')} with the same one of "
+            f"them, partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
             f"({counts})")
 
 

@@ -12,7 +12,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from diamond_jupyter.wording import counted
+from diamond_jupyter.wording import quantity
 
 from .model import JobSpec, Node, Partition, SiteSnapshot
 from .placement_fit import Req, _few, amount_text, expected_end
@@ -75,7 +75,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
                   and offered(h)}
         most = max(total[h][name] for h in hosts if name in total.get(h, {}))
         how = "once a job" if name in req.job_wide else \
-            f"{counted(req.cpn, 'slot')} x {amount_text(per_slot)}"
+            f"{quantity(req.cpn, 'slot')} x {amount_text(per_slot)}"
         if req.on_master_only(name):  # one host of the job holds it, its master's
             if not enough:
                 fit.never |= set(hosts)
@@ -133,7 +133,7 @@ def instance_slots_short(fit: QueueFit, req: Req, p: Partition, hosts: list[str]
     if stuck and set(hosts) - stuck - fit.never:
         fit.never |= stuck
         said = f"queue {p.name}: its instance on " + ", ".join(
-            f"{h} ({at_most[h]:g} of {counted(total[h], 'slot')} free once its running jobs end, "
+            f"{h} ({at_most[h]:g} of {quantity(total[h], 'slot')} free once its running jobs end, "
             f"the "
             "others reserved)" for h in sorted(stuck)[:4]) + \
             f" holds fewer than the job's {need}"
@@ -371,7 +371,7 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
         if not joined:
             plan.short[p.name] = set(hosts)
             plan.why[p.name] = (
-                f"queue {p.name}: needs {counted(need, 'slot')} on a host, its instances have at "
+                f"queue {p.name}: needs {quantity(need, 'slot')} on a host, its instances have at "
                 f"most "
                 f"{max(own[h] for h in hosts)}" + (
                     f" ({max(together.values())} with the instances there of "
@@ -388,7 +388,7 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
         plan.members[name] = joined
         h = joined[0]
         plan.notes.append(
-            f"queue {p.name}: no instance of it has {counted(need, 'slot')}; Grid Engine takes a "
+            f"queue {p.name}: no instance of it has {quantity(need, 'slot')}; Grid Engine takes a "
             f"parallel job's slots on a host from every queue instance there that offers "
             f"parallel environment '{pe}' (on {h}: "
             + " + ".join(f"{q.name} {(q.instance_slots or {}).get(h, 0)}"
@@ -418,7 +418,8 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
     elif rule.isdigit() and int(rule) > 0:
         each = int(rule)
         if slots % each:
-            return spec, (f"parallel environment '{pe}' puts {counted(each, 'slot')} on every host "
+            return spec, (f"parallel environment '{pe}' puts {quantity(each, 'slot')} on every "
+                          f"host "
                           f"(allocation_rule {each}): {slots} slots are no multiple "
                           f"of it")
         new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)

@@ -2164,7 +2164,7 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
         return (f"{words.where(p.name)}: needs {words.nodes(need)} at {at_cap} ({r.tasks} "
-                f"{words.tasks} of {req.cpt} {words.cpus}), has {can_run} that can run it")
+                f"{words.tasks} of {words.cpus_counted(req.cpt)}), has {can_run} that can run it")
     return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 

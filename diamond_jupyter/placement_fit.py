@@ -239,7 +239,12 @@ class Words:
         return f"{self.part} {name}" if name else "the site"
 
     def nodes(self, n: int) -> str:
-        return f"{n} {self.node}{'s' if n != 1 else ''}"
+        return quantity(n, self.node)
+
+    def cpus_counted(self, n: int) -> str:
+        """`n` processors in the site's word: "1 CPU", "1 slot" (PBS's ncpus is a name)."""
+        one = self.cpus if self.cpus == "ncpus" else self.cpus.removesuffix("s")
+        return quantity(n, one, self.cpus)
 
 
 SITE_WORDS = {

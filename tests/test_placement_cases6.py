@@ -809,7 +809,7 @@ def test_gres_binding_keeps_cpus_on_the_gpus_socket():
         "partitions": [q for q in snap.partitions if q.name == "bound"]}))
     assert reasons(run(bound, alone), "bnd") == (
         "--gres-flags=enforce-binding: its 40 CPUs a node must be on the sockets of its 1 "
-        "GPUs, which hold at most 32 CPUs on any node")
+        "GPU, which hold at most 32 CPUs on any node")
     only(run(bound, site), "bnd", "any")
     # three GPUs span both of b1's sockets: 64 CPUs; without the flag any CPUs serve
     only(run("#SBATCH --gres=gpu:3\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"

@@ -878,8 +878,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     + ("instances on " if len(held) > 1 else "instance on ")
                     + f"{_few(held)} {'have' if len(held) > 1 else 'has'} fewer than "
                     f"{quantity(max(reqs[p.name].cpn, 1), 'slot')} free (qstat -f: slots_total "
-                    f"less "
-                    "used and reserved): the job waits there for that queue's own running "
+                    "less used and reserved): the job waits there for that queue's own running "
                     "jobs, whatever the host's other queues have free")
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
@@ -1610,8 +1609,7 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                   if j.started_at else DEFAULT_RUNTIME_S for j in mine)
     at = ends[min(need, len(ends)) - 1]
     return at, (f"queue {p.name} runs at most {quantity(p.max_running, 'job')} at once (max_run) "
-                f"and "
-                f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
+                f"and runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
 
@@ -1858,8 +1856,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                        probe.duration, res, at)
                     said = (f"partition {name}: {req.time_min_name} {hms(req.time_min)}: "
                             f"{'PBS Pro' if req.time_min_name == 'min_walltime' else 'Slurm'} "
-                            "lowers "
-                            f"its time limit (to no less than that) to start it at "
+                            "lowers its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
                             + (f" (+{hms(start)})" if start is not None else "")
                             + f": to {hms(lowered[name])}, the longest that starts it then")
@@ -2024,8 +2021,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
             v.notes.append(f"90% bound {hms(bound_s)}: the waits of {quantity(waited[1], 'job')} "
-                           f"here "
-                           "recently")
+                           "here recently")
         # behind the user's own waiting jobs: as long as those take to start at the rate
         # this site has been starting theirs (per-user limits, fair share)
         if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):

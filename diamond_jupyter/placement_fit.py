@@ -635,8 +635,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
                 reasons.append(reason)
             elif whole_site and len(good) < part.count:
                 reasons.append(f"constraint '{part.text()}' needs {quantity(part.count, 'node')} "
-                               f"with "
-                               f"'{_uncounted(part)}', {has} {len(good)}")
+                               f"with '{_uncounted(part)}', {has} {len(good)}")
             continue
         check(meets, reason, f"feature '{part.text()}'")
     def of_type(n: Node) -> int:  # its GPUs of the type asked (of a node of that type)
@@ -668,8 +667,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         most = max(typed(n, kind) for n in nodes)
         check(lambda n, kind=kind, count=count: typed(n, kind) >= count,
               f"needs {quantity(count, 'GPU')} of type '{kind}' per {node} (beside its other "
-              f"types), "
-              f"largest {node} has {most} of them", f"{quantity(count, 'GPU')} {kind}")
+              f"types), largest {node} has {most} of them", f"{quantity(count, 'GPU')} {kind}")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
@@ -724,8 +722,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         most = max((c for n in nodes if (c := req.task_cap(n)) is not None), default=None)
         check(lambda n: (c := req.task_cap(n)) is None or c >= req.tpn,
               f"needs {quantity(req.tpn, 'task')} a {node}, {limit} lets the most a {node} has "
-              f"take "
-              f"{most}", f"{quantity(req.tpn, 'task')} ({limit})")
+              f"take {most}", f"{quantity(req.tpn, 'task')} ({limit})")
     if not reasons and not ok:
         # each need is met somewhere, never all on one node: say where each one is
         where = [f"{what} on {_few(good)}" for what, good in each

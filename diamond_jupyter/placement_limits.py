@@ -184,8 +184,7 @@ def _until(have: int, adds: int, most: int, parts: str = ARRAY_PARTS) -> str:
     many = parts.format(n=adds)
     if adds > most:
         return (f"{many} count as {quantity(adds, 'job')}, more than the {most} it allows: the "
-                f"submit "
-                "is refused whatever ends")
+                "submit is refused whatever ends")
     n = have + adds - most
     return (f"{many} count as {quantity(adds, 'job')}: the submit is refused until {n} of them "
             f"end{'s' if n == 1 else ''}")

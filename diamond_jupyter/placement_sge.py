@@ -134,8 +134,7 @@ def instance_slots_short(fit: QueueFit, req: Req, p: Partition, hosts: list[str]
         fit.never |= stuck
         said = f"queue {p.name}: its instance on " + ", ".join(
             f"{h} ({at_most[h]:g} of {quantity(total[h], 'slot')} free once its running jobs end, "
-            f"the "
-            "others reserved)" for h in sorted(stuck)[:4]) + \
+            "the others reserved)" for h in sorted(stuck)[:4]) + \
             f" holds fewer than the job's {need}"
         fit.why = "; ".join(filter(None, (fit.why, said)))
         short -= stuck
@@ -372,8 +371,7 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
             plan.short[p.name] = set(hosts)
             plan.why[p.name] = (
                 f"queue {p.name}: needs {quantity(need, 'slot')} on a host, its instances have at "
-                f"most "
-                f"{max(own[h] for h in hosts)}" + (
+                f"most {max(own[h] for h in hosts)}" + (
                     f" ({max(together.values())} with the instances there of "
                     f"{', '.join(q.name for q in others)}, which offer parallel environment "
                     f"'{pe}' too)" if others and hosts else ""))
@@ -419,8 +417,7 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
         each = int(rule)
         if slots % each:
             return spec, (f"parallel environment '{pe}' puts {quantity(each, 'slot')} on every "
-                          f"host "
-                          f"(allocation_rule {each}): {slots} slots are no multiple "
+                          f"host (allocation_rule {each}): {slots} slots are no multiple "
                           f"of it")
         new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
     else:

@@ -1093,6 +1093,10 @@ class UserAcl(_Model):
     deny: bool = False
 
 
+# a PBS queue enabled but not started: it takes jobs and runs none until started
+NOT_STARTED = "NOT_STARTED"
+
+
 class Partition(_Model):
     name: str
     default: bool = False

@@ -76,6 +76,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from diamond_jupyter.wording import quantity
+
 from .calibration import (
     SiteCalibration,
     borrowed,
@@ -90,6 +92,7 @@ from .config import SiteConfig
 from .dialects.outputs_common import count_array_tasks, job_hosts
 from .dialects.scripts_common import sge_time
 from .model import (
+    NOT_STARTED,
     PER_GPU,
     BadInput,
     DiamondError,
@@ -564,7 +567,7 @@ def _own_shift_note(shift_s: float, jobs: int) -> str:
 
 
 def _borrowed_note(v: SiteVerdict) -> str:
-    return (f"its runtimes rest on {v.calibration_samples} jobs of other sites ("
+    return (f"its runtimes rest on {quantity(v.calibration_samples, 'job')} of other sites ("
             f"{v.calibration_class}): too few jobs finished here to calibrate its queue")
 
 
@@ -851,7 +854,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             adjusted[p.name].append(
                 f"partition {p.name}: one task a core (--hint=nomultithread): its nodes of "
                 f"{big.threads_per_core} threads a core give a job their cores only "
-                f"({big.cpus // (big.threads_per_core or 1)} of {big.cpus} CPUs)")
+                f"({big.cpus // (big.threads_per_core or 1)} of {quantity(big.cpus, 'CPU')})")
         # a job spread thinner here (tasks over the partition's smaller nodes, or over more
         # nodes for MaxMemPerCPU's extra CPUs) is judged on them anew; otherwise among the
         # nodes that hold the site-wide request
@@ -875,8 +878,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     f"queue {p.name}: its "
                     + ("instances on " if len(held) > 1 else "instance on ")
                     + f"{_few(held)} {'have' if len(held) > 1 else 'has'} fewer than "
-                    f"{max(reqs[p.name].cpn, 1)} slots free (qstat -f: slots_total less "
-                    "used and reserved): the job waits there for that queue's own running "
+                    f"{quantity(max(reqs[p.name].cpn, 1), 'slot')} free (qstat -f: slots_total "
+                    "less used and reserved): the job waits there for that queue's own running "
                     "jobs, whatever the host's other queues have free")
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
@@ -985,7 +988,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr.append(f"QOS '{qos}' denied in partition '{p.name}' (DenyQos: "
                          f"{', '.join(p.denied_qos)})")
         if not _is_up(p) and p.opens_at is None:
-            other.append(f"{words.part} '{p.name}' is {p.state}")
+            other.append(f"{words.part} '{p.name}' is {_state_said(p)}")
         if pe and p.parallel_environments is not None \
                 and not pe_offered(pe, p.parallel_environments):
             other.append(f"queue {p.name} does not offer parallel environment '{pe}' "
@@ -1062,8 +1065,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             other.append(queue_why)
         elif master_hosts is not None and pfit and not pfit & master_hosts:
             other.append(f"-masterq: no host of its master queue ({_few(master_hosts)}) "
-                         f"can run the master task's share of the job ({req.cpn} slots"
-                         + (f", {req.gpn} GPUs" if req.gpn else "") + ")"
+                         f"can run the master task's share of the job ({quantity(req.cpn, 'slot')}"
+                         + (f", {quantity(req.gpn, 'GPU')}" if req.gpn else "") + ")"
                          + (f"; {queue_why}" if queue_why else ""))
         elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets, words)) is not None:
             other.append(capped)
@@ -1153,8 +1156,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes += [f"partition {name} passed over: {risky[name]}" for name in risky]
         good = [p for p in good if p.name not in risky]
     if req.spread:
-        v.notes.append(f"its {spec.resources.gpus_per_node} GPUs (the job's, no node count) "
-                       f"take {req.nodes} nodes here, {req.gpn} GPUs on each")
+        v.notes.append(f"its {quantity(spec.resources.gpus_per_node, 'GPU')} (the job's, no node "
+                       f"count) "
+                       f"take {quantity(req.nodes, 'node')} here, {quantity(req.gpn, 'GPU')} on "
+                       f"each")
     master_said = "a host of its master queue"
     if cfg.scheduler == "sge" and master_hosts is None and req.nodes > 1:
         # a JOB host consumable of a job of several hosts: its master task's host holds it,
@@ -1257,6 +1262,13 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     return pfit
 
 
+def _state_said(p: Partition) -> str:
+    """A partition's state as a user reads it (PBS's enabled but not started spelled out)."""
+    if p.state == NOT_STARTED:
+        return "not started: takes jobs, runs none until started"
+    return p.state
+
+
 def _is_up(p: Partition) -> bool:
     return p.state.upper() in ("UP", "OPEN", "ACTIVE")
 
@@ -1286,12 +1298,12 @@ def _too_long_everywhere(req: Req, parts: list[Partition], too_long: dict[str, i
     said = f"{wall} {where} (the longest: {longest}, {hms(pool[longest])})" + (
         f", and {req.time_min_name} {hms(req.time_min)} too" if req.time_min is not None
         else "")
-    down = [f"{part} '{p.name}' is {p.state}" for p in fits]
+    down = [f"{part} '{p.name}' is {_state_said(p)}" for p in fits]
     if fits:
         said += "; " + ", ".join(
             f"{part} {p.name} ("
             + (f"{cap} {hms(p.max_time_s)}" if p.max_time_s else f"no {cap}")
-            + f") would take it but is {p.state}" for p in fits)
+            + f") would take it but is {_state_said(p)}" for p in fits)
     return [said] + [x for x in problems if not x.startswith(wall) and x not in down]
 
 
@@ -1359,8 +1371,9 @@ def _enforce_binding(spec: JobSpec) -> bool:
 
 
 def _binding_miss(req: Req, most: int, where: str) -> str:
-    return (f"--gres-flags=enforce-binding: its {req.cpn} CPUs a node must be on the "
-            f"sockets of its {req.gpn} GPUs, which hold at most {most} CPUs on {where}")
+    return (f"--gres-flags=enforce-binding: its {quantity(req.cpn, 'CPU')} a node must be on the "
+            f"sockets of its {quantity(req.gpn, 'GPU')}, which hold at most "
+            f"{quantity(most, 'CPU')} on {where}")
 
 
 def _bound_cpus(n: Node, gpus: int) -> int:
@@ -1434,7 +1447,10 @@ def _held_why(held: list[Node]) -> str:
     if resv and len(resv) == len(held):
         return f"others in a reservation the job is not in: {', '.join(resv)}"
     if maint and len(maint) == len(held):
-        return f"others in maintenance: {', '.join(maint)}"
+        # a DOWN node in a MAINT reservation is both: it stays out when the reservation ends
+        down = {n.name for n in held if "down" in re.split(r"[^a-z]+", n.state.lower())}
+        return "others in maintenance: " + ", ".join(
+            f"{m} (down too: out after the maintenance ends)" if m in down else m for m in maint)
     # Slurm FUTURE: a node defined for later, not yet in service (it takes no job)
     future = [n.name for n in held if "future" in re.split(r"[^a-z]+", n.state.lower())]
     later = f"; not yet in service (FUTURE): {', '.join(future)}" if future else ""
@@ -1471,11 +1487,12 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
             and cpg * out.gpn > out.cpn:
         out = replace(out, cpn=cpg * out.gpn)
         notes.append(f"partition {p.name}: no CPUs asked, it gets DefCpuPerGPU {cpg} x "
-                     f"{out.gpn} GPUs = {out.cpn} CPUs a node")
+                     f"{quantity(out.gpn, 'GPU')} = {quantity(out.cpn, 'CPU')} a node")
     if not asked and out.gpn and p.def_mem_per_gpu_mb:
         out = replace(out, mem=p.def_mem_per_gpu_mb * out.gpn)
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerGPU "
-                     f"{p.def_mem_per_gpu_mb} MB x {out.gpn} GPUs = {out.mem} MB a node")
+                     f"{p.def_mem_per_gpu_mb} MB x {quantity(out.gpn, 'GPU')} = {out.mem} MB a "
+                     f"node")
         asked = True
     per_cpu = r.memory_per_cpu_mb if r.memory_per_cpu_mb and not r.memory_mb else None
     default_per_cpu = not asked and bool(p.def_mem_per_cpu_mb)
@@ -1513,14 +1530,16 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
         out = replace(out, cpt=cpt, tpn=tpn, nodes=n, cpn=cpt * tpn, mem=share * cpt * tpn)
         if factor > 1:
             notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "
-                         f"MaxMemPerCPU {cap} MB, so each task gets {cpt} CPUs ({out.cpn} a "
+                         f"MaxMemPerCPU {cap} MB, so each task gets {quantity(cpt, 'CPU')} "
+                         f"({out.cpn} a "
                          f"node, {share} MB each)")
     if cap and r.memory_mb and not r.memory_per_cpu_mb and out.mem > cap * out.cpn:
         # memory a node above MaxMemPerCPU x its CPUs: slurmctld raises the job's CPUs a
         # node (pn_min_cpus) until each CPU's share is under the cap
         cpn = ceil(out.mem / cap)
         notes.append(f"partition {p.name}: {out.mem} MB a node is above its MaxMemPerCPU "
-                     f"{cap} MB x {out.cpn} CPUs, so the job gets {cpn} CPUs a node")
+                     f"{cap} MB x {quantity(out.cpn, 'CPU')}, so the job gets "
+                     f"{quantity(cpn, 'CPU')} a node")
         out = replace(out, cpn=cpn)
     if default_per_cpu and out.whole and mine:
         # a job of whole nodes is given every CPU of each, and DefMemPerCPU for each one
@@ -1531,7 +1550,7 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                      f"{each}")
     elif default_per_cpu:
         notes.append(f"partition {p.name}: no memory asked, it gets DefMemPerCPU "
-                     f"{per_cpu} MB x {out.cpn} CPUs = {out.mem} MB a node")
+                     f"{per_cpu} MB x {quantity(out.cpn, 'CPU')} = {out.mem} MB a node")
     return out, notes
 
 
@@ -1591,8 +1610,8 @@ def _queue_full(p: Partition, snap: SiteSnapshot, now: datetime,
                       + float(j.walltime_s or part_max.get(p.name) or DEFAULT_RUNTIME_S))
                   if j.started_at else DEFAULT_RUNTIME_S for j in mine)
     at = ends[min(need, len(ends)) - 1]
-    return at, (f"queue {p.name} runs at most {p.max_running} jobs at once (max_run) and "
-                f"runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
+    return at, (f"queue {p.name} runs at most {quantity(p.max_running, 'job')} at once (max_run) "
+                f"and runs {len(mine)}" + (f", {len(ahead)} waiting ahead" if ahead else "")
                 + f": the job waits for {'one' if need == 1 else need} of them to end")
 
 
@@ -1839,8 +1858,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                        probe.duration, res, at)
                     said = (f"partition {name}: {req.time_min_name} {hms(req.time_min)}: "
                             f"{'PBS Pro' if req.time_min_name == 'min_walltime' else 'Slurm'} "
-                            "lowers "
-                            f"its time limit (to no less than that) to start it at "
+                            "lowers its time limit (to no less than that) to start it at "
                             f"+{hms(early)}, sooner than its full limit lets it"
                             + (f" (+{hms(start)})" if start is not None else "")
                             + f": to {hms(lowered[name])}, the longest that starts it then")
@@ -2004,8 +2022,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 queue_when_waited(recent.waits, pname))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
-            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {waited[1]} jobs here "
-                           "recently")
+            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {quantity(waited[1], 'job')} "
+                           "here recently")
         # behind the user's own waiting jobs: as long as those take to start at the rate
         # this site has been starting theirs (per-user limits, fair share)
         if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):
@@ -2022,7 +2040,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if v.calibration_borrowed:
             v.notes.append(_borrowed_note(v))
         elif r is not None and cal.ratios_of:
-            v.notes.append(f"its runtimes rest on {r.samples} jobs of {cal.ratios_of} "
+            v.notes.append(f"its runtimes rest on {quantity(r.samples, 'job')} of {cal.ratios_of} "
                            f"({r.key}), the same cluster: too few jobs finished through "
                            "this door to calibrate its queue")
     max_time = next((p.max_time_s for p in good if p.name == pname), None)
@@ -2144,7 +2162,7 @@ def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: 
         if need <= can_run and (p.max_nodes is None or need <= p.max_nodes):
             return None
         return (f"{words.where(p.name)}: needs {words.nodes(need)} at {at_cap} ({r.tasks} "
-                f"{words.tasks} of {req.cpt} {words.cpus}), has {can_run} that can run it")
+                f"{words.tasks} of {words.cpus_counted(req.cpt)}), has {can_run} that can run it")
     return f"{words.where(p.name)}: needs {req.cpn} {words.cpus} per {words.node}, {is_cap}"
 
 

@@ -16,6 +16,8 @@ from functools import lru_cache, partial
 from math import ceil
 from typing import Any
 
+from diamond_jupyter.wording import quantity
+
 from .dialects.outputs_common import expand_hostlist, highest_array_index
 from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
@@ -237,7 +239,12 @@ class Words:
         return f"{self.part} {name}" if name else "the site"
 
     def nodes(self, n: int) -> str:
-        return f"{n} {self.node}{'s' if n != 1 else ''}"
+        return quantity(n, self.node)
+
+    def cpus_counted(self, n: int) -> str:
+        """`n` processors in the site's word: "1 CPU", "1 slot" (PBS's ncpus is a name)."""
+        one = self.cpus if self.cpus == "ncpus" else self.cpus.removesuffix("s")
+        return quantity(n, one, self.cpus)
 
 
 SITE_WORDS = {
@@ -627,8 +634,8 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             if not good:
                 reasons.append(reason)
             elif whole_site and len(good) < part.count:
-                reasons.append(f"constraint '{part.text()}' needs {part.count} nodes with "
-                               f"'{_uncounted(part)}', {has} {len(good)}")
+                reasons.append(f"constraint '{part.text()}' needs {quantity(part.count, 'node')} "
+                               f"with '{_uncounted(part)}', {has} {len(good)}")
             continue
         check(meets, reason, f"feature '{part.text()}'")
     def of_type(n: Node) -> int:  # its GPUs of the type asked (of a node of that type)
@@ -648,18 +655,19 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
         check(lambda n: of_type(n) >= req.gpn, "no GPUs on any node"
               if not all_g else
               # a node of several types holds more GPUs than of the type asked: say so
-              f"needs {req.gpn} GPUs of type '{req.gpu_type}' per {node}, largest {node} "
+              f"needs {quantity(req.gpn, 'GPU')} of type '{req.gpu_type}' per {node}, largest "
+              f"{node} "
               f"has {max_g} of them" if req.gpu_type and all_g > max_g else
-              f"needs {req.gpn} GPUs per {node}, largest {node} has {max_g}",
-              f"{req.gpn} GPUs")
+              f"needs {quantity(req.gpn, 'GPU')} per {node}, largest {node} has {max_g}",
+              f"{quantity(req.gpn, 'GPU')}")
     def typed(n: Node, kind: str) -> int:  # its GPUs of that model, none of another's
         return gpus_of(n, kind) if any(gpu_matches(kind, m) for m in node_gpu_models(n)) else 0
 
     for kind, count in req.gpu_mix:  # GPUs of several types: each type's own count
         most = max(typed(n, kind) for n in nodes)
         check(lambda n, kind=kind, count=count: typed(n, kind) >= count,
-              f"needs {count} GPUs of type '{kind}' per {node} (beside its other types), "
-              f"largest {node} has {most} of them", f"{count} GPUs {kind}")
+              f"needs {quantity(count, 'GPU')} of type '{kind}' per {node} (beside its other "
+              f"types), largest {node} has {most} of them", f"{quantity(count, 'GPU')} {kind}")
     for name, count in req.gres:  # a node's generic resources (its `Gres`), unknown: met
         check(lambda n, name=name, count=count: _gres_met(n, name, count),
               _gres_miss(nodes, name, count, has), f"gres {name}:{count}")
@@ -669,7 +677,7 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             need = req.consumable_need(name, per_slot)
             most = max((n.consumables_total or {})[name] for n in offered)
             how = "once a job" if name in req.job_wide else \
-                f"{req.cpn} slots x {amount_text(per_slot)}"
+                f"{quantity(req.cpn, 'slot')} x {amount_text(per_slot)}"
             # a default it does not ask binds only the hosts that have the complex
             absent = math.inf if name in req.implicit else 0.0
 
@@ -713,8 +721,8 @@ def node_checks(req: Req, nodes: list[Node], site_arch: str | None, *,
             ("socket", req.tasks_per_socket), ("core", req.tasks_per_core)) if x)
         most = max((c for n in nodes if (c := req.task_cap(n)) is not None), default=None)
         check(lambda n: (c := req.task_cap(n)) is None or c >= req.tpn,
-              f"needs {req.tpn} tasks a {node}, {limit} lets the most a {node} has take "
-              f"{most}", f"{req.tpn} tasks ({limit})")
+              f"needs {quantity(req.tpn, 'task')} a {node}, {limit} lets the most a {node} has "
+              f"take {most}", f"{quantity(req.tpn, 'task')} ({limit})")
     if not reasons and not ok:
         # each need is met somewhere, never all on one node: say where each one is
         where = [f"{what} on {_few(good)}" for what, good in each
@@ -811,7 +819,7 @@ def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | No
             complexes or {}) else "no consumable (a host's load value)"
         out.append(f"{name} is {kind} here (qconf -sc): the job's "
                    f"{amount_text(after.mem * 2**20)} is taken once, not times its "
-                   f"{before.cpn} slots")
+                   f"{quantity(before.cpn, 'slot')}")
     gpus = {n for n, _ in after.own} - {"h_vmem", "h_data", "mem_free"}
     gpu = next((n for n in own if n in gpus), None)
     if after.gpn != before.gpn and gpu is not None and after.on_master_only(gpu) \
@@ -823,7 +831,7 @@ def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | No
         name = next(n for n, _ in after.own if n in gpus)
         out.append(f"-l {name}={before.gpn}: {name} is a consumable of type YES here (qconf "
                    f"-sc): Grid Engine gives {before.gpn} per slot, {after.gpn} for the "
-                   f"{before.cpn} slots on a host")
+                   f"{quantity(before.cpn, 'slot')} on a host")
     return out
 
 

@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from diamond_jupyter.wording import quantity
+
 from .config import SiteConfig
 from .model import (
     GPUS_PER_JOB,
@@ -503,7 +505,8 @@ def as_one_shape(spec: JobSpec, why: str) -> tuple[JobSpec, str | None, str]:
     want, got = summed_totals(comps), resource_totals(flat.resources)
     shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
     r = flat.resources
-    on = f"{r.nodes} nodes and {r.tasks} tasks" if r.nodes else f"{r.tasks} tasks"
+    tasks = quantity(r.tasks, "task")
+    on = f"{quantity(r.nodes, 'node')} and {tasks}" if r.nodes else tasks
     lost = [f"{w} {want[q]} -> {got[q] or 0}" for q, w in (("cpus", "CPUs"), ("gpus", "GPUs"))
             if (want[q] or 0) > (got[q] or 0)]
     head = f"a job of {len(comps)} shapes ({shapes})"

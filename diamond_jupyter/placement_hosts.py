@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from diamond_jupyter.wording import quantity
+
 from .config import SiteConfig
 from .dialects.node_lists import HOST_TERM, carried, named_hosts, requires_terms
 from .dialects.outputs_common import expand_hostlist
@@ -434,7 +436,8 @@ def _chunk_fit(chunks: tuple[list[tuple[Req, set[str]]], str, list[str], list[li
                      if sum(get(r) * r.nodes for r, _ in fits) > sum(have(n) for n in mine)]
             count = sum(r.nodes for r, _ in fits)
             if how == "scatter" and count > len(mine):  # a host each: too few hosts
-                short.insert(0, f"{count} hosts, one a chunk, and {len(mine)} can hold one")
+                short.insert(0, f"{quantity(count, 'host')}, one a chunk, and {len(mine)} can "
+                                f"hold one")
             reasons.append(f"the {word}s {'+'.join(texts)} do not fit the site's nodes "
                            "together (" + ("each term's span" if how == "terms" else
                                            f"{how} placement") + ")"
@@ -480,8 +483,8 @@ def _grouped_short(req: Req, counted: list, brackets: list[Op], partition: str,
     """Why a partition's `nodes` (those that can run the job) fall short of what its
     constraint asks of several nodes together: `a100*2` (that many of them with it) or
     `[a|b]` (all of them with the same alternative)."""
-    out = [f"constraint '{c.text()}' needs {c.count} nodes with it, partition {partition} "
-           f"has {k}" for c in counted
+    out = [f"constraint '{c.text()}' needs {quantity(c.count or 0, 'node')} with it, "
+           f"partition {partition} has {k}" for c in counted
            if (k := sum(part_met(c, n, site_arch) for n in nodes)) < (c.count or 0)]
     return out + [_bracket_short(c, partition, req.nodes, nodes, site_arch) for c in brackets
                   if _bracket_most(c, nodes, site_arch) < req.nodes]
@@ -497,8 +500,8 @@ def _bracket_short(c: Op, partition: str, wanted: int, nodes: list[Node],
                    site_arch: str | None) -> str:
     counts = ", ".join(f"{alt.text()}: {sum(part_met(alt, n, site_arch) for n in nodes)}"
                        for alt in c.items)
-    return (f"constraint '{c.text()}' needs all {wanted} nodes with the same one of them, "
-            f"partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
+    return (f"constraint '{c.text()}' needs all {quantity(wanted, 'node')} with the same one of "
+            f"them, partition {partition} has at most {_bracket_most(c, nodes, site_arch)} "
             f"({counts})")
 
 

@@ -18,6 +18,8 @@ from datetime import datetime
 from math import floor
 from typing import TypeVar
 
+from diamond_jupyter.wording import quantity
+
 from .model import (
     Association,
     JobSpec,
@@ -181,10 +183,10 @@ def _until(have: int, adds: int, most: int, parts: str = ARRAY_PARTS) -> str:
         return "the submit is refused until one ends"
     many = parts.format(n=adds)
     if adds > most:
-        return (f"{many} count as {adds} jobs, more than the {most} it allows: the submit "
-                "is refused whatever ends")
+        return (f"{many} count as {quantity(adds, 'job')}, more than the {most} it allows: the "
+                "submit is refused whatever ends")
     n = have + adds - most
-    return (f"{many} count as {adds} jobs: the submit is refused until {n} of them "
+    return (f"{many} count as {quantity(adds, 'job')}: the submit is refused until {n} of them "
             f"end{'s' if n == 1 else ''}")
 
 
@@ -492,7 +494,7 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
                    if _in_scope(j, scope, {scope.account}, snap.user))
         if have + adds > most:
             out.append(f"{_assoc_name(a, snap.user)}'s MaxSubmitJobs is {most} and you have "
-                       f"{have} jobs queued or running under account {scope.account}: "
+                       f"{quantity(have, 'job')} queued or running under account {scope.account}: "
                        f"{_until(have, adds, most, parts)} (AssocMaxSubmitJobLimit)")
     return out
 
@@ -791,11 +793,13 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
     if most is not None and snap.user:
         here = [j for j in mine if j.partition == p.name]
         if slots > most:
-            never.append(f"needs {slots} slots, queue {p.name}'s JL/U allows {most} slots of "
+            never.append(f"needs {quantity(slots, 'slot')}, queue {p.name}'s JL/U allows "
+                         f"{quantity(most, 'slot')} of "
                          "a user's running jobs at once")
         elif at := _room_after(here, lambda j: j.cpus or 0, slots, most, now, part_max):
             held = sum(j.cpus or 0 for j in here)
-            waits.append(Wait(at, f"queue {p.name}'s JL/U is {most} slots and your running "
+            waits.append(Wait(at, f"queue {p.name}'s JL/U is {quantity(most, 'slot')} and your "
+                                  f"running "
                                   f"jobs in it hold {held}: it waits until enough of them end "
                                   "(the user's job slot limit of the queue)"))
     need = {"slots": slots, "jobs": 1, "mem": req.nodes * req.mem}
@@ -889,14 +893,15 @@ def _queue_host_limits(req: Req, p: Partition, snap: SiteSnapshot, running: list
         caps = []
         if per is not None:
             cap = floor(per * n.cpus + 1e-9)
-            whose = f"queue {p.name}'s PJOB_LIMIT (JL/P) {per:g} allows {cap} slots on " \
-                f"{n.name} ({per:g} x its {n.cpus} CPUs)"
+            whose = f"queue {p.name}'s PJOB_LIMIT (JL/P) {per:g} allows {quantity(cap, 'slot')} " \
+                f"on {n.name} ({per:g} x its {quantity(n.cpus, 'CPU')})"
             if req.cpn > cap:
-                never[n.name] = f"needs {req.cpn} slots on a host, {whose}"
+                never[n.name] = f"needs {quantity(req.cpn, 'slot')} on a host, {whose}"
                 continue
             caps.append((cap, whose))
         if most is not None and req.cpn <= most:
-            caps.append((most, f"queue {p.name}'s HJOB_LIMIT (JL/H) allows {most} slots on "
+            caps.append((most, f"queue {p.name}'s HJOB_LIMIT (JL/H) allows "
+                               f"{quantity(most, 'slot')} on "
                                f"{n.name}"))
         on = [j for j in mine if n.name in _exec_hosts(j)]
         used = sum(_slots_on(j, n.name) for j in on)

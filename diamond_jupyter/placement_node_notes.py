@@ -5,6 +5,8 @@ that starts now lands on (LLN, node Weight). Pure code."""
 
 from __future__ import annotations
 
+from diamond_jupyter.wording import quantity
+
 from .model import Node, Partition
 from .placement_fit import SUSPEND_S, Req, _few, node_power, returning_timeouts
 from .placement_sim import UNKNOWN_HOLD_S
@@ -108,7 +110,8 @@ def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
         free.sort(key=lambda n: -(n.cpus - n.cpus_allocated))
         picked = free[:req.nodes]
         return [f"partition {p.name} puts jobs on the least loaded nodes (LLN): it starts on "
-                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {n.cpus} CPUs idle)"
+                + ", ".join(f"{n.name} ({n.cpus - n.cpus_allocated} of {quantity(n.cpus, 'CPU')} "
+                            f"idle)"
                             for n in picked)]
     weights = {n.weight for n in free if n.weight is not None}
     if len(weights) < 2:

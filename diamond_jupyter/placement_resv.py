@@ -191,6 +191,12 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                         f"{aware(r.start):%Y-%m-%d %H:%M} to {aware(r.end):%Y-%m-%d %H:%M}: "
                         f"the job, of {limit}, would run into it, so Slurm starts it "
                         "there only after it ends")
+        elif r.name in limits and "MAINT" in r.flags and r.end is not None \
+                and (r.start is None or aware(r.start) <= now):  # a maintenance under way
+            mine = sorted(h for h, rs in at_host.items() if r in rs and h in held)
+            said.append(f"reservation {r.name} ({','.join(r.flags)}) holds "
+                        f"{','.join(mine)} in maintenance until "
+                        f"{aware(r.end):%Y-%m-%d %H:%M}: it takes no job before then")
     for name, (limit, start) in lowered.items():
         said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "
                     f"{hms(limit)} to end before reservation {name} starts at "

@@ -12,6 +12,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from diamond_jupyter.wording import quantity
+
 from .model import JobSpec, Node, Partition, SiteSnapshot
 from .placement_fit import Req, _few, amount_text, expected_end
 
@@ -73,7 +75,7 @@ def queue_consumable_fit(req: Req, p: Partition, hosts: list[str], nodes: list[N
                   and offered(h)}
         most = max(total[h][name] for h in hosts if name in total.get(h, {}))
         how = "once a job" if name in req.job_wide else \
-            f"{req.cpn} slots x {amount_text(per_slot)}"
+            f"{quantity(req.cpn, 'slot')} x {amount_text(per_slot)}"
         if req.on_master_only(name):  # one host of the job holds it, its master's
             if not enough:
                 fit.never |= set(hosts)
@@ -131,8 +133,8 @@ def instance_slots_short(fit: QueueFit, req: Req, p: Partition, hosts: list[str]
     if stuck and set(hosts) - stuck - fit.never:
         fit.never |= stuck
         said = f"queue {p.name}: its instance on " + ", ".join(
-            f"{h} ({at_most[h]:g} of {total[h]} slots free once its running jobs end, the "
-            "others reserved)" for h in sorted(stuck)[:4]) + \
+            f"{h} ({at_most[h]:g} of {quantity(total[h], 'slot')} free once its running jobs end, "
+            "the others reserved)" for h in sorted(stuck)[:4]) + \
             f" holds fewer than the job's {need}"
         fit.why = "; ".join(filter(None, (fit.why, said)))
         short -= stuck
@@ -368,8 +370,8 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
         if not joined:
             plan.short[p.name] = set(hosts)
             plan.why[p.name] = (
-                f"queue {p.name}: needs {need} slots on a host, its instances have at most "
-                f"{max(own[h] for h in hosts)}" + (
+                f"queue {p.name}: needs {quantity(need, 'slot')} on a host, its instances have at "
+                f"most {max(own[h] for h in hosts)}" + (
                     f" ({max(together.values())} with the instances there of "
                     f"{', '.join(q.name for q in others)}, which offer parallel environment "
                     f"'{pe}' too)" if others and hosts else ""))
@@ -384,7 +386,7 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
         plan.members[name] = joined
         h = joined[0]
         plan.notes.append(
-            f"queue {p.name}: no instance of it has {need} slots; Grid Engine takes a "
+            f"queue {p.name}: no instance of it has {quantity(need, 'slot')}; Grid Engine takes a "
             f"parallel job's slots on a host from every queue instance there that offers "
             f"parallel environment '{pe}' (on {h}: "
             + " + ".join(f"{q.name} {(q.instance_slots or {}).get(h, 0)}"
@@ -414,8 +416,9 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
     elif rule.isdigit() and int(rule) > 0:
         each = int(rule)
         if slots % each:
-            return spec, (f"parallel environment '{pe}' puts {each} slots on every host "
-                          f"(allocation_rule {each}): {slots} slots are no multiple of it")
+            return spec, (f"parallel environment '{pe}' puts {quantity(each, 'slot')} on every "
+                          f"host (allocation_rule {each}): {slots} slots are no multiple "
+                          f"of it")
         new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
     else:
         return spec, None

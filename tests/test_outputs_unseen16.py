@@ -586,7 +586,7 @@ OUTPUTS = [
                [(q.attribute, q.scope, q.value) for q in p.limits])
               for p in torque.parse_queues(TORQUE_QUEUES, TORQUE_SERVER)],
      [("batch", "UP", True, 72 * 3600, 3600, None, []),
-      ("debug", "DOWN", False, 1800, None, 2, [("max_run", "u", 2)])]),
+      ("debug", "NOT_STARTED", False, 1800, None, 2, [("max_run", "u", 2)])]),
     ("bjobs -json: run limit reached, killed by its owner, suspended, a job gone",
      lambda: [(j.native_id, j.state, j.exit_code, j.reason) for j in lsf.parse_status(_lsf(
          "bjobs",
@@ -629,7 +629,7 @@ OUTPUTS = [
                p.max_running, p.routes_to)
               for p in pbs.parse_queues(PBS_QUEUES_JSON, PBS_SERVER_JSON)],
      [("workq", "UP", False, 72 * 3600, 3600, None, 50, None),
-      ("gpuq", "DOWN", False, 168 * 3600, None, 8, None, None),
+      ("gpuq", "NOT_STARTED", False, 168 * 3600, None, 8, None, None),
       ("route", "UP", True, None, None, None, None, ["workq", "gpuq"])]),
     ("qstat -f -F json: an exclusive job, an array's record, GPUs of chunks, a start estimate",
      lambda: [(j.native_id, j.state, j.cpus, j.gpus, j.walltime_s, j.user, j.array_waiting,

@@ -513,7 +513,7 @@ def test_resources_from_jobspec_options():
     spec.resources.cpus_per_task = 48
     p = place(spec, [hera()], now=NOW)
     assert reasons(p, "hera") == "no single node meets all the requirements together " \
-        "(1 GPUs on g01, g02, v01; 96 CPUs on c03, c04)"
+        "(1 GPU on g01, g02, v01; 96 CPUs on c03, c04)"
 
 
 def test_torque_node_chunks_each_take_a_host_of_their_own():

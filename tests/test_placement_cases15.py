@@ -66,7 +66,7 @@ CASES = [
     # one with avx512 and one with an a100: no partition holds both kinds
     ("#SBATCH -N 2 -t 10 --constraint=[avx2*1&avx512*1]", "READY", "cpu", None),
     ("#SBATCH -N 2 -t 10 --constraint=[avx512*1&a100*1]", "INCOMPATIBLE", None,
-     "constraint 'a100*1' needs 1 nodes with it, partition cpu has 0"),
+     "constraint 'a100*1' needs 1 node with it, partition cpu has 0"),
     # --core-spec=N / --thread-spec=N: N cores (threads) of each node kept for the system,
     # the job given whole nodes (the option sets --exclusive): debug's 32-CPU nodes (one
     # thread a core) leave 28 (30) to the job (before: READY, 32 tasks on 28 CPUs)
@@ -138,12 +138,12 @@ MIXED = [
      "needs 3 GPUs of type 'v100' per node (beside its other types), largest node has 2 of "
      "them"),
     ("vega", "-p gpu -N 1 --gres=gpu:a100:3,gpu:v100:1", "INCOMPATIBLE", None,
-     "no single node meets all the requirements together (3 GPUs a100 on g02; 1 GPUs v100 "
+     "no single node meets all the requirements together (3 GPUs a100 on g02; 1 GPU v100 "
      "on g01)"),
     ("hera", "-p cpu -n 1 --gres=gpu:a100:2,gpu:v100:1", "INCOMPATIBLE", None,
      "no GPUs on any node"),
     ("hera", "-p gpu -n 1 --gpus=a100:2,v100:1", "INCOMPATIBLE", None,
-     "2 GPUs a100 on g01, g02; 1 GPUs v100 on v01"),
+     "2 GPUs a100 on g01, g02; 1 GPU v100 on v01"),
 ]
 
 

@@ -681,7 +681,7 @@ def test_max_cpus_per_node_spreads_tasks_without_a_node_count():
     # 100 tasks need three nodes of 48; the partition has two
     p = run("#SBATCH -p cpu\n#SBATCH -n 100", shared_gpu_nodes())
     assert reasons(p, "shared") == ("partition cpu: needs 3 nodes at its MaxCPUsPerNode 48 "
-                                    "(100 tasks of 1 CPUs), has 2 that can run it")
+                                    "(100 tasks of 1 CPU), has 2 that can run it")
 
 
 def test_max_cpus_per_node_is_read_from_scontrol_and_slurmrestd():

@@ -498,7 +498,8 @@ def test_pbs_queue_caps_a_jobs_memory_and_gpus():
 
 def test_pbs_queue_not_started_runs_nothing():
     p = run("#PBS -q gpuq\n#PBS -l select=1:ncpus=1", pbs_queues(PBS_LIMITS))
-    assert reasons(p, "pbsq") == "queue 'gpuq' is DOWN"
+    assert reasons(p, "pbsq") == (
+        "queue 'gpuq' is not started: takes jobs, runs none until started")
 
 
 def lsf_queues():

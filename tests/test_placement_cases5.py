@@ -737,7 +737,7 @@ def test_socket_cap_spreads_tasks_without_a_node_count():
     p = run("#SBATCH -n 40\n#SBATCH -p sock", olympus())
     assert reasons(p, "olympus") == (
         "partition sock: needs 3 nodes at its MaxCPUsPerSocket 8 x 2 sockets (16 a node) "
-        "(40 tasks of 1 CPUs), has 2 that can run it")
+        "(40 tasks of 1 CPU), has 2 that can run it")
 
 
 def test_slurmrestd_nodes_and_partitions_carry_threads_memory_and_hidden():

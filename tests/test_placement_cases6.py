@@ -800,7 +800,7 @@ def test_gres_binding_keeps_cpus_on_the_gpus_socket():
     bound = "#SBATCH --gres=gpu:1\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"
     p = run(bound + "#SBATCH -p bound", site)
     assert reasons(p, "bnd") == ("partition bound: --gres-flags=enforce-binding: its 40 "
-                                 "CPUs a node must be on the sockets of its 1 GPUs, which "
+                                 "CPUs a node must be on the sockets of its 1 GPU, which "
                                  "hold at most 32 CPUs on its nodes")
     # a site of bound GPUs only: said once for the site
     cfg, snap = site
@@ -809,7 +809,7 @@ def test_gres_binding_keeps_cpus_on_the_gpus_socket():
         "partitions": [q for q in snap.partitions if q.name == "bound"]}))
     assert reasons(run(bound, alone), "bnd") == (
         "--gres-flags=enforce-binding: its 40 CPUs a node must be on the sockets of its 1 "
-        "GPUs, which hold at most 32 CPUs on any node")
+        "GPU, which hold at most 32 CPUs on any node")
     only(run(bound, site), "bnd", "any")
     # three GPUs span both of b1's sockets: 64 CPUs; without the flag any CPUs serve
     only(run("#SBATCH --gres=gpu:3\n#SBATCH -c 40\n#SBATCH --gres-flags=enforce-binding\n"

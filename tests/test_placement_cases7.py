@@ -1041,7 +1041,7 @@ def test_torque_nodes_ppn_on_wren():
     v = run("#PBS -l nodes=1:ppn=16,walltime=0:30:00\n#PBS -q short",
             wren(_torque_job("13", "bob", "short", "R", 0.5, host="n02/0-3"))).verdict("wren")
     assert v.estimated_start == NOW + timedelta(hours=3.5)  # bob's 4 h job ends then
-    assert any("queue short runs at most 1 jobs at once (max_run)" in w for w in v.waits_for)
+    assert any("queue short runs at most 1 job at once (max_run)" in w for w in v.waits_for)
     assert reasons(run("#PBS -l nodes=1:ppn=4,mem=70gb", wren()), "wren") == (
         "needs 71680 MB memory per node, largest node has 64300 MB")
     assert reasons(run("#PBS -l nodes=1:ppn=4,walltime=72:00:00", wren()), "wren") == (

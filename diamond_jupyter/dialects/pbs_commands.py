@@ -23,6 +23,7 @@ from datetime import tzinfo
 from typing import Any, Literal
 
 from ..model import (
+    NOT_STARTED,
     BadInput,
     JobState,
     JobStatus,
@@ -639,7 +640,8 @@ class PbsCommands(FailureReading):
             groups = _acl_groups(a)
             dflt = {**srv_dflt, **_obj(a.get("resources_default"))}
             out.append(Partition(
-                name=name, default=name == default, state="UP" if up else "DOWN",
+                name=name, default=name == default,
+                state="UP" if up else NOT_STARTED if str(a.get("enabled")) == "True" else "DOWN",
                 max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
                 default_time_s=_dur(dflt.get("walltime")),
                 # a job's totals (summed over its chunks) the queue takes at most

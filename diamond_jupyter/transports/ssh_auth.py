@@ -16,6 +16,7 @@ import logging
 import os
 import pwd
 import re
+import shlex
 import socket
 import stat
 import subprocess
@@ -941,12 +942,13 @@ class HostKeyVerifier:
                 f"{self.site}: HOST KEY FOR {name} HAS CHANGED: offered {fingerprint(key)}, "
                 f"{f} has {fingerprint(old)}; refusing to connect (possible man-in-the-middle). "
                 f"If the host was really re-keyed, remove the old entry with "
-                f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
+                f"`ssh-keygen -R {shlex.quote(name)} -f {shlex.quote(f)}` and verify the new key"
                 + (f"{set_aside}, and refuses a changed one whatever ssh_config says"
                    if strict in ("no", "off", "false") else "")
             )
         own = self.own_file(spec)
-        add = (f"add it to {own} (e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {own}`)"
+        add = (f"add it to {own} (e.g. `ssh-keyscan -p {spec.port} {shlex.quote(spec.hostname)}"
+               f" >> {shlex.quote(own)}`)"
                if own else "add it to a known_hosts file, and give that file as known_hosts: "
                "FILE in the sites file")
         files = self._files_note(spec)
@@ -1124,7 +1126,7 @@ def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
         st = os.stat(path)
         if st.st_uid == os.geteuid() and st.st_mode & 0o077:
             return None, (f"it can be read by other users (mode {st.st_mode & 0o777:03o}), "
-                          f"and ssh ignores such a key too: `chmod 600 {path}`")
+                          f"and ssh ignores such a key too: `chmod 600 {shlex.quote(path)}`")
         return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
         return None, "it does not exist"

@@ -939,7 +939,7 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
                        "own (`ssh-keygen -t ed25519`, its public half added to the site)")
         elif mode & 0o077:
             problem = (f"key_file: {key} can be read by other users (mode {mode:03o}); "
-                       f"`chmod 600 {key}` (OpenSSH refuses such a key too)")
+                       f"`chmod 600 {shlex.quote(str(key))}` (OpenSSH refuses such a key too)")
     problem = problem or missing("cert_file", t.cert_file) or missing("ssh_config",
                                                                        t.ssh_config)
     if problem is None and t.ssh_config:
@@ -973,7 +973,8 @@ def _not_a_private_key(path: Path) -> str | None:
                 f": key_file is its private half{meant}")
     if _PUTTY_KEY.match(head):
         return ("is a PuTTY key (.ppk), which the SSH library does not read: convert it "
-                f"(`puttygen {path} -O private-openssh -o ~/.ssh/id_site`) and name that file")
+                f"(`puttygen {shlex.quote(str(path))} -O private-openssh -o ~/.ssh/id_site`) and "
+                "name that file")
     return None
 
 
@@ -1005,7 +1006,7 @@ def ssh_config_problem(path: Path) -> str | None:
     if st.st_mode & 0o022:
         return (f"{path} can be written by other users (mode {st.st_mode & 0o777:03o}), who "
                 "may change the hosts, keys and jump hosts it names; `chmod go-w "
-                f"{path}` (OpenSSH refuses it too: Bad owner or permissions)")
+                f"{shlex.quote(str(path))}` (OpenSSH refuses it too: Bad owner or permissions)")
     return None
 
 
@@ -1021,7 +1022,8 @@ def token_file_problem(t: TransportConfig) -> str | None:
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         return (f"token_file: {path} can be read by other users (mode {mode:03o}); its JWT "
-                f"lets whoever reads it act as you at slurmrestd: `chmod 600 {path}`")
+                "lets whoever reads it act as you at slurmrestd: "
+                f"`chmod 600 {shlex.quote(str(path))}`")
     return None
 
 

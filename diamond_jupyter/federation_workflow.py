@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import shlex
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -546,14 +547,15 @@ class WorkflowMixin:
         BadInput as `approve_workflow`."""
         from .federation_plan import PlanChanged
 
+        show = f"`diamond workflow plan {shlex.quote(str(workflow_id))}`"
         if not isinstance(plan_sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", plan_sha256):
             raise BadInput(f"plan hash {str(plan_sha256)[:80]!r} is not a sha256 (64 hex "
-                           f"digits, as `diamond workflow plan {workflow_id}` prints it)")
+                           f"digits, as {show} prints it)")
         plan = await self.workflow_approval_plan(workflow_id)
         if plan["plan_sha256"] != plan_sha256:
             raise PlanChanged(f"workflow {workflow_id}'s plan changed since it was shown (its "
                               f"sha256 is now {plan['plan_sha256']}): show it again with "
-                              f"`diamond workflow plan {workflow_id}` before approving")
+                              f"{show} before approving")
         return await self.approve_workflow(workflow_id, plan)
 
     async def approve_workflow(self, workflow_id: str, plan: dict[str, Any]) -> WorkflowView:

@@ -27,6 +27,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
+from diamond_jupyter.transports import ssh_auth
 from diamond_jupyter.transports.ssh_auth import (
     HostKeyError,
     HostKeyVerifier,
@@ -148,7 +149,8 @@ def test_fault_a_key_a_krl_revokes_is_refused_naming_the_file(tmp_path, tofu):
 
 
 def test_a_key_the_krl_does_not_revoke_is_checked_as_usual(tmp_path, monkeypatch):
-    """The key goes to ssh-keygen in a private temporary file, removed after."""
+    """The key and the list go to ssh-keygen in a private temporary directory, removed
+    after."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
@@ -160,6 +162,29 @@ def test_a_key_the_krl_does_not_revoke_is_checked_as_usual(tmp_path, monkeypatch
     with pytest.raises(HostKeyError, match="not in known_hosts"):  # still checked there
         HostKeyVerifier("alpha", str(tmp_path / "empty"), tofu=False).verify(spec, KEY)
     assert list(scratch.iterdir()) == []
+
+
+def test_fault_the_krl_checked_is_the_one_read_even_if_replaced_meanwhile(tmp_path,
+                                                                          monkeypatch):
+    """The file is swapped, after it is read, for a list revoking another key only: the
+    check is made on the bytes read (ssh-keygen was given the path, and read the swap)."""
+    krl = make_krl(tmp_path, KEY)
+    (tmp_path / "harmless").mkdir()
+    harmless = make_krl(tmp_path / "harmless", OTHER).read_bytes()
+    read_first = ssh_auth.read_named_file
+
+    def read_then_swap(path: Path, *args, **kwargs) -> bytes:
+        data = read_first(path, *args, **kwargs)
+        if path == krl:
+            krl.write_bytes(harmless)
+        return data
+
+    monkeypatch.setattr(ssh_auth, "read_named_file", read_then_swap)
+    spec = spec_of(tmp_path, f"Host hpc\n  HostName {HOST}\n  RevokedHostKeys {krl}\n")
+    with pytest.raises(HostKeyError, match=rf"is revoked \(revoked by the key revocation list "
+                                           rf"ssh_config's RevokedHostKeys {krl} "):
+        HostKeyVerifier("alpha", str(known(tmp_path)), tofu=False).verify(spec, KEY)
+    assert krl.read_bytes() == harmless  # the swap was made
 
 
 @pytest.mark.parametrize("why,setup", [

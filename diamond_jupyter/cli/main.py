@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -241,12 +242,14 @@ def _interrupted(args: argparse.Namespace) -> str:
     from ..model import visible
 
     job, command = getattr(args, "job", None), getattr(args, "command", None)
+    typed = shlex.quote(job) if job else None  # the id as the user typed it, as a shell word
     if command == "wait" and job:
-        return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait {job}`"
-                       f" or `diamond status {job}`; stop it: `diamond cancel {job}`)")
+        return visible(f"stopped waiting; {job} keeps running (follow it: `diamond wait "
+                       f"{typed}` or `diamond status {typed}`; stop it: `diamond cancel "
+                       f"{typed}`)")
     if command == "logs" and getattr(args, "follow", False) and job:
-        return visible(f"stopped following; {job} keeps running (`diamond logs {job}` later "
-                       f"shows its output; stop it: `diamond cancel {job}`)")
+        return visible(f"stopped following; {job} keeps running (`diamond logs {typed}` "
+                       f"later shows its output; stop it: `diamond cancel {typed}`)")
     if command == "submit" and getattr(args, "started", None):
         job = args.started
         return visible(f"interrupted; {job} was submitted and keeps running (follow it: "

@@ -16,6 +16,7 @@ import logging
 import os
 import pwd
 import re
+import shlex
 import socket
 import stat
 import subprocess
@@ -941,12 +942,13 @@ class HostKeyVerifier:
                 f"{self.site}: HOST KEY FOR {name} HAS CHANGED: offered {fingerprint(key)}, "
                 f"{f} has {fingerprint(old)}; refusing to connect (possible man-in-the-middle). "
                 f"If the host was really re-keyed, remove the old entry with "
-                f"`ssh-keygen -R '{name}' -f {f}` and verify the new key"
+                f"`ssh-keygen -R {shlex.quote(name)} -f {shlex.quote(f)}` and verify the new key"
                 + (f"{set_aside}, and refuses a changed one whatever ssh_config says"
                    if strict in ("no", "off", "false") else "")
             )
         own = self.own_file(spec)
-        add = (f"add it to {own} (e.g. `ssh-keyscan -p {spec.port} {spec.hostname} >> {own}`)"
+        add = (f"add it to {own} (e.g. `ssh-keyscan -p {spec.port} {shlex.quote(spec.hostname)}"
+               f" >> {shlex.quote(own)}`)"
                if own else "add it to a known_hosts file, and give that file as known_hosts: "
                "FILE in the sites file")
         files = self._files_note(spec)
@@ -1045,7 +1047,7 @@ def _listed_revoked(site: str, spec: HostSpec, key: paramiko.PKey) -> str | None
         why = getattr(e, "strerror", None) or str(e)
     else:
         if data.startswith(KRL_MAGIC):
-            return _krl_revoked(site, path, key)
+            return _krl_revoked(site, path, data, key)
     if why is not None:
         raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked "
                            f"({why}); refusing to connect, as ssh does")
@@ -1060,17 +1062,19 @@ KRL_MAGIC = b"SSHKRL\n"
 KRL_CHECK_SECONDS = 20
 
 
-def _krl_revoked(site: str, path: str, key: paramiko.PKey) -> str | None:
-    """Whether the key revocation list at `path` revokes `key`, as `ssh-keygen -Q -f KRL
-    KEYFILE` answers offline (0 `ok`, 1 `REVOKED`); the key goes in a temporary file only
-    this user can read. Any other answer (no ssh-keygen, a KRL it cannot parse) refuses the
-    connection naming why: a key is never accepted for want of a check."""
-    fd, key_path = tempfile.mkstemp(prefix="diamond-hostkey-", suffix=".pub")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{key.get_name()} {key.get_base64()}\n")
+def _krl_revoked(site: str, path: str, krl: bytes, key: paramiko.PKey) -> str | None:
+    """Whether the key revocation list `krl` (the bytes read, and size-checked, from `path`)
+    revokes `key`, as `ssh-keygen -Q -f KRL KEYFILE` answers offline (0 `ok`, 1 `REVOKED`).
+    ssh-keygen is given copies of both in a temporary directory only this user can enter,
+    so the list it checks is the one read here, whatever happens to `path` meanwhile. Any
+    other answer (no ssh-keygen, a KRL it cannot parse) refuses the connection naming why:
+    a key is never accepted for want of a check."""
+    with tempfile.TemporaryDirectory(prefix="diamond-krl-") as private:
+        krl_copy, key_path = Path(private, "revoked.krl"), Path(private, "hostkey.pub")
+        krl_copy.write_bytes(krl)
+        key_path.write_text(f"{key.get_name()} {key.get_base64()}\n")
         try:
-            done = subprocess.run(["ssh-keygen", "-Q", "-f", path, key_path],
+            done = subprocess.run(["ssh-keygen", "-Q", "-f", str(krl_copy), str(key_path)],
                                   capture_output=True, text=True, errors="replace",
                                   stdin=subprocess.DEVNULL, timeout=KRL_CHECK_SECONDS)
         except FileNotFoundError:
@@ -1083,10 +1087,9 @@ def _krl_revoked(site: str, path: str, key: paramiko.PKey) -> str | None:
             if done.returncode == 1 and done.stdout.rstrip().endswith(": REVOKED"):
                 return f"revoked by the key revocation list ssh_config's RevokedHostKeys " \
                        f"{path} (ssh-keygen -Q)"
-            said = visible(done.stderr.strip() or done.stdout.strip())[:200]
+            said = (done.stderr.strip() or done.stdout.strip()).replace(str(krl_copy), path)
+            said = visible(said)[:200]
             why = f"ssh-keygen -Q exited {done.returncode}: {said or 'nothing said'}"
-    finally:
-        os.unlink(key_path)
     raise HostKeyError(f"{site}: ssh_config's RevokedHostKeys {path} cannot be checked (a key "
                        f"revocation list, KRL: {why}); refusing to connect, as ssh does")
 
@@ -1123,7 +1126,7 @@ def _load_key_or_why(path: str) -> tuple[paramiko.PKey | None, str | None]:
         st = os.stat(path)
         if st.st_uid == os.geteuid() and st.st_mode & 0o077:
             return None, (f"it can be read by other users (mode {st.st_mode & 0o777:03o}), "
-                          f"and ssh ignores such a key too: `chmod 600 {path}`")
+                          f"and ssh ignores such a key too: `chmod 600 {shlex.quote(path)}`")
         return paramiko.PKey.from_path(path), None
     except FileNotFoundError:
         return None, "it does not exist"

@@ -20,14 +20,29 @@ mem/tmpfs/gpu, Sheffield rmem, Leeds coproc_v100 with `-cwd -V` on one line, QMU
 slot, -ac context, an MPI PE with ib=true, -t with -tc and -hold_jid, gpu_type with -R y).
 
 Each is parsed and compared with its EXPECTED row, its needs read, and translated into
-every dialect (its own too) and read back (tests/scripts_unseen_check.py)."""
+every dialect (its own too) and read back (tests/scripts_unseen_check.py). Fault found,
+fixed and shown by tests here that failed before: NCAR's job-wide GPU model (`#PBS -l
+gpu_type=a100`, as Casper and Derecho write it) was kept unread while the same resource in a
+chunk (`select=...:gpu_type=a100`) was the GPU type: placement took any GPU site, Slurm got
+untyped `--gpus-per-node=4`, LSF no gmodel, and each translation said the line dropped; now
+the GPU type, said approximated, and kept as written for PBS."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from tests.scripts_unseen_check import ALL_STRICT, COMPARED_FIELDS, sweep_tests
+import pytest
+
+from diamond_jupyter.needs import needs_of
+from tests.scripts_unseen_check import (
+    ALL_STRICT,
+    COMPARED_FIELDS,
+    directive_lines,
+    parse_lines,
+    sweep_tests,
+    translated,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen22"
 
@@ -79,7 +94,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         needs_mem=20480),
     "pbs/ncar_derecho_gpu_a100_mem.pbs": dict(
         nodes=1, tasks=4, cpus=64, gpus=4, memory_mb=491520, walltime=1800, unknown=["-l"],
-        name="derecho_gpu", queue="main", account="UABC0001", needs_gpus=4, needs_mem=491520),
+        name="derecho_gpu", queue="main", account="UABC0001", gpu_type="a100", needs_gpus=4,
+        needs_mem=491520),
     "pbs/ncar_derecho_main_cpu_ompthreads.pbs": dict(
         nodes=2, tasks=8, cpus=256, walltime=3600, unknown=["-k", "-l select:ompthreads"],
         name="derecho_hybrid", queue="main", account="UABC0001"),
@@ -198,3 +214,44 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=COMPARED_FIELDS, strict=ALL_STRICT, at_least=50)
+
+
+# ------------------------------------------------------------ faults found, now fixed
+
+NCAR_GPU = "pbs/ncar_derecho_gpu_a100_mem.pbs"
+
+
+@pytest.mark.parametrize("lines", [
+    "#PBS -l select=1:ncpus=8:ngpus=1\n#PBS -l gpu_type=v100",
+    "#PBS -l gpu_type=v100\n#PBS -l select=1:ncpus=8:ngpus=1",
+    "#PBS -l select=1:ncpus=8:ngpus=1,gpu_type=v100",
+])
+def test_a_job_wide_pbs_gpu_model_is_the_gpu_type(lines: str):
+    spec = parse_lines("pbs", lines)
+    assert spec.resources.gpu_type == "v100"
+    assert needs_of(spec).gpu_type == "v100"
+    assert [(d.option, d.value) for d in spec.unknown] == [("-l", "gpu_type=v100")]
+
+
+def test_a_job_wide_pbs_gpu_model_that_is_no_name_stays_unread():
+    spec = parse_lines("pbs", "#PBS -l select=1:ncpus=8:ngpus=1\n#PBS -l gpu_type=$GPU")
+    assert spec.resources.gpu_type is None
+
+
+@pytest.mark.parametrize(("target", "sentinel", "typed"), [
+    ("slurm", "#SBATCH", "#SBATCH --gpus-per-node=a100:4"),
+    ("lsf", "#BSUB", '#BSUB -gpu "num=4:gmodel=a100"'),
+])
+def test_the_ncar_gpu_model_reaches_other_schedulers_typed(target: str, sentinel: str,
+                                                           typed: str):
+    script, warnings = translated(HERE, NCAR_GPU, target)
+    assert typed in directive_lines(script, sentinel)
+    assert not [w for w in warnings if w.startswith("dropped") and "gpu_type" in w], warnings
+    assert any(w.startswith("approximated: #PBS -l gpu_type=a100") and "GPU type" in w
+               for w in warnings), warnings
+
+
+def test_the_ncar_gpu_model_stays_as_written_for_pbs_and_is_not_said_dropped():
+    script, warnings = translated(HERE, NCAR_GPU, "pbs")
+    assert "#PBS -l gpu_type=a100" in directive_lines(script, "#PBS")
+    assert not [w for w in warnings if "GPU type" in w or "gpu_type" in w], warnings

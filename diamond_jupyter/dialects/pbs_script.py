@@ -60,6 +60,7 @@ from .scripts_common import (
     parse_hms,
     parse_mem_mb,
     parse_slurm_time,
+    pbs_gpu_model_key,
     placeholder_note,
     quote,
     read_array,
@@ -641,6 +642,11 @@ class PbsScript:
             spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "naccesspolicy" and val.lower() == "singlejob":
             spec.constraints.exclusive = True
+        elif key.lower() in PBS_GPU_MODEL_KEYS and _FEATURE.fullmatch(val):
+            # a job-wide GPU model (NCAR's `-l gpu_type=v100`): the GPU type elsewhere,
+            # kept as written for PBS
+            r.gpu_type = r.gpu_type or val
+            return False
         elif key == "feature" and _FEATURE.fullmatch(val):
             # Moab's `-l feature=k80` (Torque sites): a node feature, as a nodes= property;
             # added once every line is read (a later -l nodes= replaces only its own)
@@ -1162,7 +1168,9 @@ class PbsScript:
                 and r.memory_per_cpu_mb else mem
             chunk += (f"+1:ncpus={rest * cpt}:mpiprocs={rest}" + (f":ngpus={g}" if g else "")
                       + (f":mem={fmt_mem(last_mem, 'pbs')}" if last_mem else "") + kept_res)
-        if r.gpu_type and not (spec.source_dialect == "pbs" and extra["-l select:"]):
+        kept_model = spec.source_dialect == "pbs" and any(
+            pbs_gpu_model_key(d) for d in spec.unknown)
+        if r.gpu_type and not kept_model:
             warnings.append(f"dropped: GPU type {r.gpu_type} (PBS Pro has no standard GPU "
                             "model resource)")
         for f in c.features:

@@ -576,12 +576,25 @@ def sep_sentinel(sentinel: str) -> str:
     return sentinel + " "
 
 
+def pbs_gpu_model_key(d: Directive) -> str | None:
+    """The resource name of a kept PBS GPU-model request, in a chunk (`-l select:gpu_type`)
+    or job-wide (NCAR's `-l gpu_type=v100`); None for any other directive."""
+    if d.dialect != "pbs" or not d.value:
+        return None
+    if d.option.startswith("-l select:"):
+        key = d.option.rpartition(":")[2]
+    elif d.option == "-l":
+        key = d.value.partition("=")[0]
+    else:
+        return None
+    return key if key.lower() in PBS_GPU_MODEL_KEYS else None
+
+
 def _carried_gpu_model(spec: JobSpec, d: Directive) -> bool:
-    """A kept PBS GPU-model chunk resource the spec's GPU type carries (each renderer
-    writes the type or says it is dropped)."""
-    key = d.option.rpartition(":")[2].lower()
-    return d.dialect == "pbs" and d.option.startswith("-l select:") \
-        and key in PBS_GPU_MODEL_KEYS and d.value == spec.resources.gpu_type
+    """A kept PBS GPU-model resource the spec's GPU type carries (each renderer writes the
+    type or says it is dropped)."""
+    return pbs_gpu_model_key(d) is not None and spec.resources.gpu_type is not None \
+        and (d.value or "").rpartition("=")[2] == spec.resources.gpu_type
 
 
 def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> list[str]:
@@ -593,8 +606,9 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
         if d.dialect == target or (d.option, d.value) in skipped or d.option in skipped:
             continue
         if _carried_gpu_model(spec, d):  # said here; the renderer writes the type or says why not
-            out.append(f"approximated: {d.raw.strip()} ({d.option.rpartition(':')[2]}="
-                       f"{d.value}: a site's GPU model resource, read as the GPU type)")
+            out.append(f"approximated: {d.raw.strip()} ({pbs_gpu_model_key(d)}="
+                       f"{spec.resources.gpu_type}: a site's GPU model resource, read as the "
+                       "GPU type)")
             continue
         key = (d.raw, d.option, d.value)
         if key in seen:

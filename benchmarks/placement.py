@@ -417,6 +417,8 @@ _HEDGE_MODES = {"matched": "from the matched probes: the first of diamond's two 
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from diamond_jupyter.testbed.load import PROFILES
+
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rounds", type=int, default=12)
@@ -427,7 +429,8 @@ def main(argv: list[str] | None = None) -> dict:
                    help="a probe not done this long after its round is censored (s)")
     p.add_argument("--time-scale", type=float, default=150.0,
                    help="home load: center-seconds per real second")
-    p.add_argument("--profile", default=PROFILE, help="testbed.load profile (background)")
+    p.add_argument("--profile", default=PROFILE, choices=tuple(PROFILES),
+                   help="testbed.load profile (background)")
     p.add_argument("--trace", action="append", default=[], metavar="FILE.swf[.gz]",
                    help="a real log as --site's background instead of the profile "
                         "(repeat the pair: one log per site)")

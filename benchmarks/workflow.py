@@ -362,12 +362,15 @@ async def bench(config: str, a: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from diamond_jupyter.testbed.load import PROFILES
+
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-load", dest="load", action="store_false",
                    help="no background load (a quick check)")
-    p.add_argument("--profile", default="gpu_queue", help="the background load profile")
+    p.add_argument("--profile", default="gpu_queue", choices=tuple(PROFILES),
+                   help="the background load profile")
     p.add_argument("--trace", help="a Standard Workload Format log replayed on gamma instead")
     p.add_argument("--trace-scale", type=float, default=60.0,
                    help="with --trace: center seconds per real second")

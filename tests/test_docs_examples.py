@@ -444,3 +444,182 @@ def test_each_python_block_is_valid_python(block: Block):
 def test_each_json_block_is_json_once_its_placeholders_are_filled(block: Block):
     source = "\n".join(block.lines).replace("PORT", "8000")
     assert isinstance(json.loads(source), dict)
+
+
+# ---- the examples run against a recorded site (real Slurm outputs, no test bed) ----------
+
+@pytest.fixture
+def recorded_user(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user whose one site, `rec`, answers with recorded real Slurm
+    outputs (tests/local_slurm.py), working in tmp_path."""
+    from local_slurm import RECORDED, recorded_sites_file
+
+    sites = recorded_sites_file(tmp_path, RECORDED / "scontrol_node.txt",
+                                RECORDED / "squeue_queue.txt")
+    outside = {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
+    return {**outside, "DIAMOND_CONFIG": str(sites), "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+            "DIAMOND_HANDOVER": "0"}
+
+
+def _run_example(text: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """The README line `text` (its comment left off) as written, `diamond` being this
+    checkout's CLI."""
+    assert any(e.text.split("#")[0].strip() == text for e in CLI_BLOCK_EXAMPLES), \
+        f"README.md no longer shows {text!r}"
+    return subprocess.run([sys.executable, "-m", "diamond_jupyter.cli", *shlex.split(text)[1:]],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_readme_place_explain_example_ranks_the_site_and_says_a_rejection_why(
+        recorded_user: dict[str, str], tmp_path: Path):
+    """`diamond place job.sh --explain`: "rank every site, each rejection with its reason"."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH -n 1\n#SBATCH -t 10\n./sim\n")
+    done = _run_example("diamond place job.sh --explain", recorded_user, tmp_path)
+    assert done.returncode == 0, done.stderr
+    head, columns, row = done.stdout.splitlines()[:3]
+    assert head.startswith("policy diamond; choice rec;"), done.stdout
+    assert columns.split()[:3] == ["SITE", "VERDICT", "PARTITION"], done.stdout
+    assert row.split()[:3] == ["*", "rec", "READY"], done.stdout
+    # a job no partition can hold: the site is ranked out with the reason
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH -N 5000\n#SBATCH -t 10\n./sim\n")
+    done = _run_example("diamond place job.sh --explain", recorded_user, tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "choice none" in done.stdout
+    assert "INCOMPATIBLE needs 5000 nodes, partition debug allows at most 2" in done.stdout
+
+
+def test_the_readme_place_example_with_a_dialect_and_a_policy_runs(
+        recorded_user: dict[str, str], tmp_path: Path):
+    """`diamond place job.txt --dialect pbs --policy min_cost`: a PBS script in a file
+    whose name says nothing, ranked by cost."""
+    (tmp_path / "job.txt").write_text("#!/bin/bash\n#PBS -l nodes=1:ppn=2\n"
+                                      "#PBS -l walltime=00:10:00\n./sim\n")
+    done = _run_example("diamond place job.txt --dialect pbs --policy min_cost",
+                        recorded_user, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "rec\n"  # without --explain: the chosen site alone
+
+
+def test_the_readme_translate_from_example_runs(recorded_user: dict[str, str], tmp_path: Path):
+    """`diamond translate --from pbs --to slurm job.txt`: the Slurm script out, what is
+    approximated said on stderr, naming it."""
+    (tmp_path / "job.txt").write_text("#!/bin/bash\n#PBS -l nodes=1:ppn=2\n"
+                                      "#PBS -l walltime=00:10:00\n./sim\n")
+    done = _run_example("diamond translate --from pbs --to slurm job.txt", recorded_user,
+                        tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "#SBATCH --time=00:10:00" in done.stdout and "./sim" in done.stdout, done.stdout
+    assert "#SBATCH --ntasks-per-node=2" in done.stdout, done.stdout
+    assert "#PBS" not in done.stdout
+    assert all(line.startswith(("approximated: ", "dropped: ", "kept: ", "note: "))
+               or line for line in done.stderr.splitlines())
+    assert "approximated: stderr now goes with stdout" in done.stderr, done.stderr
+
+
+def test_the_readme_sites_offline_example_asks_no_site(recorded_user: dict[str, str],
+                                                       tmp_path: Path):
+    """`diamond sites --offline`: "the sites file only: no site is asked" (the recorded
+    site's commands, here made to fail loudly, are never run)."""
+    for command in (tmp_path / "bin").iterdir():
+        command.write_text(f"#!/bin/sh\necho asked >> {tmp_path}/asked\nexit 1\n")
+    done = _run_example("diamond sites --offline", recorded_user, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["rec", "slurm"], done.stdout
+    assert "not asked (--offline)" in done.stdout
+    assert not (tmp_path / "asked").exists()
+
+
+def test_the_readme_workflow_example_is_refused_naming_a_site_the_sites_file_lacks(
+        recorded_user: dict[str, str], tmp_path: Path):
+    """The README's workflow (`site: alpha`) run where the sites file has no alpha: exit 2
+    naming the step and the site, nothing submitted."""
+    [block] = [b for b in _yaml_blocks() if b.doc == "README.md"
+               and (yaml.safe_load("\n".join(b.lines)) or {}).get("name") == "demo"]
+    (tmp_path / "demo.yaml").write_text("\n".join(block.lines))
+    done = _run_example("diamond workflow run demo.yaml --wait --json", recorded_user, tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    [line] = done.stderr.strip().splitlines()
+    assert line.endswith("demo.yaml: step 'prep': unknown site 'alpha' (known: rec, or auto) "
+                         "(line 4)"), line
+    assert json.loads(done.stdout)["reason"] == "bad-input"
+
+
+class _Parsed(Exception):
+    """Raised once a benchmark's parser accepted its arguments: nothing runs."""
+
+
+def _parsed_benchmark_arguments(module: str, argv: list[str]) -> str:
+    """'' when `python -m benchmarks.MODULE ARGV` parses its arguments, else what its
+    parser said; the benchmark itself is never run."""
+    import importlib
+
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)
+        raise _Parsed
+
+    said = io.StringIO()
+    main = importlib.import_module(f"benchmarks.{module}").main
+    argparse.ArgumentParser.parse_args = parse_then_stop  # type: ignore[method-assign]
+    try:
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+            main(argv)
+    except _Parsed:
+        return ""
+    except SystemExit:
+        return said.getvalue().strip().splitlines()[-1]
+    finally:
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+    return f"benchmarks.{module}.main ran without argparse"
+
+
+# what the docs write for a value to fill in (trace names such as KTH-SP2-... are values)
+PLACEHOLDERS = r"\.\.\.|\[|(?<![\w-])(?:S|T|N|SITE|LOG|FILE|SEEDS|RUN|OUT|NAME|DIR)(?![\w-])"
+
+
+def _concrete_benchmark_examples() -> list[tuple[str, Example]]:
+    """The benchmark commands shown whole (an inline span that ends on its line, or a code
+    block's line) with values only (no LOG, SITE, S, `...` or `[...]`), of a benchmark with
+    a `main(argv)`; not a module named alone, nor one named with an option (`--run`) that
+    the prose goes on to fill."""
+    found = []
+    for doc in DOCS:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for m in BENCHMARK_PATTERN.finditer(line):
+                whole = "`" not in line or line[m.end():m.end() + 1] == "`"
+                words = m.group(2).split()
+                whole = whole and bool(words)
+                if whole and not re.search(PLACEHOLDERS, m.group(0)) \
+                        and "def main(argv" in (ROOT / "benchmarks" / f"{m.group(1)}.py"
+                                                ).read_text():
+                    found.append((m.group(1), Example(doc.name, number, m.group(0).strip())))
+    return found
+
+
+@pytest.mark.parametrize("module,example", _concrete_benchmark_examples(),
+                         ids=lambda v: str(v) if isinstance(v, Example) else v)
+def test_each_benchmark_example_s_values_are_accepted_by_its_parser(module: str,
+                                                                   example: Example):
+    """`python -m benchmarks.seeds placement`, `--profile depth_misleads`...: the values
+    shown, not only the option names, are ones the benchmark takes."""
+    argv = shlex.split(example.text)[3:]
+    said = _parsed_benchmark_arguments(module, argv)
+    if re.search(rf"argument {argv[-1]}: expected (at least )?one argument$", said):
+        return  # the option named in prose that goes on to fill it
+    assert said == "", f"{example}: {said}"
+
+
+@pytest.mark.parametrize("module", ["placement", "workflow"])
+def test_each_load_profile_the_docs_name_is_taken_and_a_misspelt_one_refused_at_once(
+        module: str):
+    """`--profile depth_misleads`, `--profile busy`: names the benchmarks' parsers take. A
+    misspelt one was taken too, and failed only once the test bed was up and loaded."""
+    named = {m.group(1) for doc in DOCS
+             for m in re.finditer(r"--profile[= ]([a-z_0-9]+)", doc.read_text())}
+    assert {"depth_misleads", "busy"} <= named
+    for profile in sorted(named):
+        assert _parsed_benchmark_arguments(module, ["--profile", profile]) == "", profile
+    said = _parsed_benchmark_arguments(module, ["--profile", "depth_mislead"])
+    assert "argument --profile: invalid choice: 'depth_mislead'" in said, said
+    assert "'depth_misleads'" in said, said

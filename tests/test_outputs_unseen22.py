@@ -503,7 +503,7 @@ OUTPUTS = [
         ("g005", "resv-exclusive", 64, 0, 0, 0, []),
     ),
     (
-        "Torque qstat -x: a user hold, nodes=2:ppn=8:gpus=2 is 4 GPUs",
+        "Torque qstat -x: a user hold, nodes=2:ppn=8:gpus=2 is 2 nodes, 16 cores, 4 GPUs",
         lambda: read(torque.parse_status(TORQUE_XML))[0],
         (
             "500.t01",
@@ -512,8 +512,8 @@ OUTPUTS = [
             "held (u)",
             None,
             "naïve",
-            None,
-            None,
+            2,
+            16,
             4,
             None,
             3600,
@@ -927,3 +927,19 @@ def test_qacct_alone_with_only_bad_records_is_said_not_refused_as_no_xml() -> No
 def test_qacct_bad_jobnumber_without_a_list_still_fails_naming_it() -> None:
     assert error_of(lambda: sge.parse_status(EMPTY_QSTAT_XML + "\n" + QACCT_ONE_BAD)) == (
         "sge: cannot parse qacct -j: bad jobnumber '906x'")
+
+
+@pytest.mark.parametrize(("request_", "expected"), [
+    ("<nodes>2:ppn=8:gpus=2</nodes>", (2, 16)),
+    ("<nodes>n07:ppn=4+3</nodes>", (4, 7)),  # a named host and three of one processor
+    ("<nodes>4</nodes>", (4, 4)),
+    ("<procs>24</procs>", (None, 24)),
+    ("<nodes>2:ppn=x</nodes>", (None, None)),  # not read as any count
+    ("<nodect>3</nodect><ncpus>12</ncpus><nodes>2:ppn=8</nodes>", (3, 12)),  # as said
+])
+def test_torque_nodes_and_processors_read_from_the_request(request_: str, expected) -> None:
+    """Before, a Torque job whose Resource_List has no nodect/ncpus (an older pbs_server,
+    `-l procs=N`) was read as asking no node and no processor at all."""
+    xml = ("<Data><Job><Job_Id>1.t</Job_Id><job_state>Q</job_state><Resource_List>"
+           f"{request_}</Resource_List></Job></Data>")
+    assert [(j.nodes, j.cpus) for j in torque.parse_status(xml)] == [expected]

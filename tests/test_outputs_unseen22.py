@@ -884,6 +884,94 @@ OUTPUTS = [
 ]
 
 
+# -- queues, hosts, records without an id, submit replies -----------------------------------
+
+PBS_QUEUES = {"timestamp": 1, "pbs_version": "2022.1.1", "pbs_server": "pbs01", "Queue": {
+    "gpu": {"queue_type": "Execution", "enabled": "True", "started": "True",
+            "resources_max": {"walltime": "168:00:00", "ngpus": 64, "nodect": 16},
+            "resources_min": {"ngpus": 1}, "resources_default": {"walltime": "01:00:00"},
+            "max_run": "[u:PBS_GENERIC=4]",
+            "state_count": "Transit:0 Queued:12 Held:1 Waiting:0 Running:4 Exiting:0 Begun:0 "},
+    "debug": {"queue_type": "Execution", "enabled": "False", "started": "True",
+              "resources_max": {"walltime": "00:30:00"}},
+    "route": {"queue_type": "Route", "route_destinations": "gpu,debug", "enabled": "True",
+              "started": "True"},
+}}
+LSHOSTS = {"COMMAND": "lshosts", "HOSTS": 2, "RECORDS": [
+    {"HOST_NAME": "gpu01", "type": "X86_64", "model": "Intel_EM64T", "ncpus": "64",
+     "maxmem": "503.2G", "ngpus": "4", "RESOURCES": "(mg gpu a100)"},
+    {"HOST_NAME": "gpu02", "type": "LINUXPPC64LE", "ncpus": "-", "maxmem": "-", "ngpus": "-"},
+]}
+FLUX_QUEUES = (
+    "    QUEUE EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS\n"
+    "     gpu*  ✔  ✔      30m       1d      1-128      0-inf        1-8\n"
+    "      big  ✔  ✗      inf      inf      0-inf      0-inf      0-inf\n")
+
+
+def said_and_read(parse, text: str) -> tuple[list[str], list[str]]:
+    """(the ids or names `parse` read, what it said it left out) of `text`."""
+    said: list[str] = []
+    return [getattr(r, "native_id", None) or r.name for r in parse(text, said)], said
+
+
+OUTPUTS += [
+    ("qstat -Qf -F json: limits of time, GPUs and nodes, a default walltime",
+     lambda: [(p.name, p.state, p.max_time_s, p.max_gpus, p.min_gpus, p.max_nodes,
+               p.default_time_s) for p in pbs.parse_queues(json.dumps(PBS_QUEUES))][0],
+     ("gpu", "UP", 604800, 64, 1, 16, 3600)),
+    ("qstat -Qf -F json: a queue not enabled takes no job",
+     lambda: [(p.name, p.state, p.max_time_s) for p in pbs.parse_queues(
+         json.dumps(PBS_QUEUES))][1], ("debug", "DOWN", 1800)),
+    ("qstat -Qf -F json: a routing queue names where it sends jobs",
+     lambda: [(p.name, p.routes_to) for p in pbs.parse_queues(json.dumps(PBS_QUEUES))][2],
+     ("route", ["gpu", "debug"])),
+    ("bhosts -json with lshosts -json: memory, GPUs, architecture and resources",
+     lambda: [(n.name, n.cpus, n.cpus_allocated, n.memory_mb, n.gpus, n.architecture,
+               n.features) for n in lsf.parse_hosts(json.dumps(BHOSTS),
+                                                     json.dumps(LSHOSTS))][0],
+     ("gpu01", 64, 16, 515276, 4, "x86_64", ["mg", "gpu", "a100"])),
+    ("lshosts -json: LINUXPPC64LE is ppc64le; '-' is no size",
+     lambda: [(n.name, n.architecture, n.memory_mb, n.gpus) for n in lsf.parse_hosts(
+         json.dumps(BHOSTS), json.dumps(LSHOSTS))][1], ("gpu02", "ppc64le", 0, 0)),
+    ("flux queue list: ✔/✗ columns, a default, inf limits are none",
+     lambda: [(p.name, p.default, p.max_time_s, p.max_nodes, p.state)
+              for p in flux.parse_queues(FLUX_QUEUES)],
+     [("gpu", True, 86400, 128, "UP"), ("big", False, None, None, "DOWN")]),
+    ("Torque qstat -x: a Job without Job_Id is said, the next read",
+     lambda: said_and_read(torque.parse_status, "<Data><Job><job_state>R</job_state></Job>"
+                           "<Job><Job_Id>5.t</Job_Id><job_state>R</job_state></Job></Data>"),
+     (["5.t"], ["pbs: cannot parse qstat -x (Torque XML): a Job without Job_Id "
+                "(got 'job_state=R')"])),
+    ("pbsnodes -F json: a node entry that is no object is said, the next read",
+     lambda: said_and_read(pbs.parse_nodes, json.dumps({"nodes": {
+         "a": "garbage", "b": {"state": "free", "resources_available": {"ncpus": 4}}}})),
+     (["b"], ["pbs: cannot parse pbsnodes -F json node a: not an object of attributes "
+              "(got 'garbage')"])),
+    ("bjobs -json: a record without JOBID is said by its number, the next read",
+     lambda: said_and_read(lsf.parse_status, json.dumps(
+         {"RECORDS": [{"STAT": "RUN"}, {"JOBID": "3", "STAT": "RUN"}]})),
+     (["3"], ["lsf: cannot parse bjobs -json record 1: no JOBID (got \"{'STAT': 'RUN'}\")"])),
+    ("flux jobs --json: a job without an id is said by its number, the next read",
+     lambda: said_and_read(flux.parse_status, json.dumps(
+         {"jobs": [{"state": "RUN"}, {"id": 3, "state": "RUN"}]})),
+     (["3"], ["flux: cannot parse flux jobs --json job 1: not a job with an id "
+              "(got \"{'state': 'RUN'}\")"])),
+    ("qstat -xml: a job without JB_job_number is said, none made up",
+     lambda: said_and_read(sge.parse_status, '<?xml version="1.0"?><job_info><queue_info>'
+                           '<job_list state="running"><state>r</state></job_list>'
+                           "</queue_info><job_info/></job_info>"),
+     ([], ["sge: cannot parse qstat -xml: a job without JB_job_number (got 'state=r')"])),
+    ("bjobs -json: 'Job <9> is not found' is no job", lambda: lsf.parse_status(json.dumps(
+        {"RECORDS": [{"JOBID": "9", "ERROR": "Job <9> is not found"}]})), []),
+    ("qsub (PBS Pro) at a fully qualified server",
+     lambda: pbs.parse_submit("4711.pbs01.example.org\n"), "4711.pbs01.example.org"),
+    ("qsub -terse (Grid Engine) of a 100000-task array after its message",
+     lambda: sge.parse_submit('Your job-array 12.1-100000:1 ("x") has been submitted\n'
+                              "12.1-100000:1\n"), "12"),
+    ("flux submit: an F58 id", lambda: flux.parse_submit("ƒ2Jc8CuU1\n"), "ƒ2Jc8CuU1"),
+]
+
+
 @pytest.mark.parametrize(("what", "run", "expected"), OUTPUTS, ids=[o[0] for o in OUTPUTS])
 def test_output_read(what: str, run, expected) -> None:
     assert run() == expected, what

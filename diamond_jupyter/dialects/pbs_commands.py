@@ -482,8 +482,11 @@ class PbsCommands(FailureReading):
         return JobStatus(
             native_id=jid, state=state, native_state=code or None,
             name=clean(a.get("Job_Name")), user=(clean(a.get("Job_Owner")) or "").split("@")[0]
-            or None, partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
-            cpus=to_int(rl.get("ncpus")), gpus=gpus, walltime_s=limit,
+            or None, partition=clean(a.get("queue")),
+            # Torque without nodect/ncpus (older servers, `-l procs=N`): from its request
+            nodes=to_int(rl.get("nodect")) or torque_chunks(rl.get("nodes"))[0] or None,
+            cpus=to_int(rl.get("ncpus")) or to_int(rl.get("procs"))
+            or torque_chunks(rl.get("nodes"))[1] or None, gpus=gpus, walltime_s=limit,
             submitted_at=self._time(a.get("qtime") or a.get("ctime")),
             # a requeued job (qrerun, a node lost) waits again: its last run's start is not
             # this one's
@@ -709,6 +712,22 @@ def chunk_gpus(spec: Any, key: str) -> int:
             if name.strip() == key and value.strip().isdigit():
                 total += count * int(value)
     return total
+
+
+def torque_chunks(spec: Any) -> tuple[int, int]:
+    """(nodes, processors) a Torque `nodes` request asks in all (`2:ppn=8:gpus=2+n07:ppn=4`:
+    a count or a host name, then `ppn`, 1 where unset); (0, 0) for none or a chunk that is
+    not one (a count of 0, a ppn not a number)."""
+    nodes = cpus = 0
+    for chunk in (clean(spec) or "").split("+"):
+        head, *rest = chunk.strip().split(":")
+        count = int(head) if head.isdigit() else 1
+        ppn = [v for k, _, v in (t.partition("=") for t in rest) if k.strip() == "ppn"]
+        if not head.strip() or count < 1 or (ppn and not ppn[-1].strip().isdigit()):
+            return 0, 0
+        nodes += count
+        cpus += count * (int(ppn[-1]) if ppn else 1)
+    return nodes, cpus
 
 
 def _depth(value: Any, otherwise: int | None) -> int | None:

@@ -353,8 +353,9 @@ class SgeCommands(FailureReading):
                 raise fail("sge", "qstat -xml", "no closing </job_info>", text)
             xml_part, acct = text[:end + len(_XML_END)], text[end + len(_XML_END):]
         else:
-            found = self.parse_accounting(text)
-            if not found:  # an error message where qstat's XML should be
+            said = len(skipped or [])
+            found = self.parse_accounting(text, skipped)
+            if not found and len(skipped or []) == said:  # a message where XML should be
                 raise fail("sge", "qstat -xml", "not XML", text)
             return found
         root = _xml(xml_part, "qstat -xml", skipped)
@@ -367,7 +368,9 @@ class SgeCommands(FailureReading):
                 jobs[st.native_id] = st
         listed = _with_named_holds(root, list(jobs.values()), skipped)
         acct = _qacct_part(acct, lines - acct.count("\n") + 1, skipped)
-        return listed + (self.parse_accounting(acct) if acct.strip() else [])
+        # a qacct record that cannot be read is said, the others stand (its job, not
+        # listed, stays unknown)
+        return listed + (self.parse_accounting(acct, skipped) if acct.strip() else [])
 
     def _xml_job_or_skip(self, j: ET.Element, skipped: list[str] | None) -> JobStatus | None:
         """`_xml_job` under its task record's id (an array's task `9.3`, its waiting tasks

@@ -54,6 +54,24 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _seconds(value: Any) -> float | None:
+    """A positive JSON number (a bool is none), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(
+        value, bool) and value > 0 else None
+
+
+def _time_limit(job: dict[str, Any]) -> int | None:
+    """The job's limit in seconds: its `duration`, or for a job run without one (0 or
+    absent: the enclosing instance's end bounds it) `expiration` (the epoch its allocation
+    ends) less `t_run` (the epoch it was allocated). A job not started has no expiration."""
+    if (duration := _seconds(job.get("duration"))) is not None:
+        return int(duration)
+    expiration, started = _seconds(job.get("expiration")), _seconds(job.get("t_run"))
+    if expiration is None or started is None or expiration <= started:
+        return None
+    return round(expiration - started)
+
+
 class FluxCommands(FailureReading):
     name = "flux"
     submit_stdin = False
@@ -187,15 +205,14 @@ class FluxCommands(FailureReading):
                 j.get("dependencies"), list) \
                 and (begin := flux_begin_time(j["dependencies"])) is not None:
             estimate = begin  # it waits for its begin time alone: it starts no sooner
-        duration = j.get("duration")
+        walltime = _time_limit(j)
         return JobStatus(
             native_id=str(j["id"]), state=state,
             native_state=f"{st}:{result}" if st == "INACTIVE" and result else st or None,
             name=clean(j.get("name")), user=clean(j.get("username")) or clean(j.get("userid")),
             partition=clean(j.get("queue")), nodes=to_int(j.get("nnodes")),
             cpus=to_int(j.get("ncores")), gpus=to_int(j.get("ngpus")),
-            walltime_s=int(duration) if isinstance(duration, (int, float)) and duration > 0
-            else None, submitted_at=from_epoch(j.get("t_submit")),
+            walltime_s=walltime, submitted_at=from_epoch(j.get("t_submit")),
             started_at=from_epoch(j.get("t_run")),
             ended_at=from_epoch(j.get("t_inactive") or j.get("t_cleanup"))
             if state.terminal else None,

@@ -275,7 +275,8 @@ def test_pbs_snapshot():
     assert parts["route"].routes_to == ["workq", "gpu"] and parts["workq"].routes_to is None
     assert parts["workq"].max_time_s == 86400 and parts["workq"].max_nodes == 4
     # acl_groups: the groups whose jobs it takes (not accounts)
-    assert parts["gpu"].state == "NOT_STARTED" and parts["gpu"].allowed_groups == ["physics", "chem"]
+    assert parts["gpu"].state == "NOT_STARTED"
+    assert parts["gpu"].allowed_groups == ["physics", "chem"]
     assert parts["gpu"].allowed_accounts is None
     assert all(not j.state.terminal for j in snap.jobs) and len(snap.jobs) == 3
 

@@ -153,6 +153,10 @@ def _check_value(where: str, word: str, rest: str) -> None:
     form = _VALUE_FORMS.get(word)
     if form is None or not values:
         return
+    if len(values) > 1:
+        raise BadInput(f"{where}: {name} takes one value, and {visible(rest)[:60]!r} is "
+                       f"{len(values)}: it takes {form[1]}; ssh refuses the line too (extra "
+                       "arguments at end of line)")
     if not form[0].match(values[0]):
         raise BadInput(f"{where}: {name} {visible(values[0])[:60]!r} is not accepted: it takes "
                        f"{form[1]}; ssh refuses the line too")

@@ -1,0 +1,143 @@
+"""Sites files and ssh_config, thirteenth sweep: ssh_config as HPC centers hand it out, each
+case checked against what this machine's `ssh -G HOST -F FILE` prints (it resolves without
+connecting and runs no ProxyCommand): `CanonicalizeHostname` with `CanonicalDomains` (ssh
+canonicalizes the HostName, not the alias), `Match canonical` and `Match final`,
+`ProxyCommand` with `%h %p` (an `ssh -W` one is read as the jump host it names, any other is
+never run and the refusal says so), `SetEnv`, `SendEnv`, `ServerAliveInterval` and
+`ConnectTimeout` in ssh's time forms. A value ssh refuses is refused naming the file, the
+line and what is accepted. The tests marked `fault` failed before this sweep's fixes."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_config_unseen12 import both
+
+from diamond_jupyter.transports.ssh_auth import HostSpec
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["ssh", "-V"], capture_output=True).returncode != 0,
+    reason="OpenSSH's ssh is not installed")
+
+CANON = "CanonicalizeHostname {mode}\nCanonicalDomains hpc.example.invalid\n"
+
+# (config, host): the engine dials the host name, port and login `ssh -G` prints
+SAME_AS_SSH = [
+    (CANON.format(mode="yes") + "Host hpc\n  HostName login\n", "hpc"),  # fault: alias dialled
+    (CANON.format(mode="always") + "Host hpc\n  HostName login\n", "hpc"),  # fault
+    (CANON.format(mode="yes") + "Host hpc\n  HostName login.a.b.c\n", "hpc"),  # too many dots
+    (CANON.format(mode="no") + "Host hpc\n  HostName login\n", "hpc"),
+    (CANON.format(mode="yes") + "Host login\n  Port 2222\n", "login"),
+    (CANON.format(mode="yes") + "CanonicalizeMaxDots 0\nHost hpc\n  HostName a.b\n", "hpc"),
+    (CANON.format(mode="yes") + "Match canonical host login\n  User alice\n"
+     "Host hpc\n  HostName login\n", "hpc"),  # fault: canonical pass matched on the alias
+    ("Match canonical final\n  Port 2\n", "hpc"),  # fault: the last pass is canonical
+    ("Match canonical\n  Port 2\n", "hpc"),  # no canonicalization, no second pass
+    ("Match final host login.example.org\n  Port 2201\nHost hpc\n  HostName "
+     "login.example.org\n", "hpc"),
+    ("Match canonical all\n  Port 2200\nHost hpc\n  HostName login.example.org\n", "hpc"),
+    ("Match !canonical\n  Port 2300\n", "hpc"),
+    ("Host hpc\n  HostName login.example.org\n  SetEnv LANG=C TERM=xterm\n  SendEnv LC_*\n"
+     "  ServerAliveInterval 30\n  ServerAliveCountMax 4\n", "hpc"),
+    ("Host hpc\n  ServerAliveInterval 30s\n", "hpc"),
+    ("Host hpc\n  ServerAliveInterval 1m\n", "hpc"),
+    ("Host hpc\n  ServerAliveInterval 1h30m\n", "hpc"),
+    ("Host hpc\n  ServerAliveCountMax 0\n", "hpc"),
+    ("Host hpc\n  ServerAliveInterval 30 # seconds between probes\n", "hpc"),
+    ("Host hpc\n  ConnectTimeout 10\n  TCPKeepAlive no\n", "hpc"),
+    ('Host hpc\n  SetEnv "MSG=a b" X=1\n', "hpc"),
+    ("Host hpc\n  SendEnv -LC_*\n", "hpc"),
+    ("Host hpc\n  SendEnv LANG LC_* SLURM_*\n  SetEnv SLURM_ACCOUNT=proj1\n", "hpc"),
+    ("Host *\n  ServerAliveInterval 60\n  ServerAliveCountMax 3\nHost hpc\n  Port 2022\n",
+     "hpc"),
+    ("Host hpc\n  ProxyCommand none\n  HostName h2\n", "hpc"),
+    ("Host hpc\n  HostName login.example.org\n  ProxyCommand nc -X 5 -x socks.example.org:1080 "
+     "%h %p\n", "hpc"),
+    ("Host hpc\n  HostName login.example.org\n  ProxyCommand ssh -W %h:%p gw.example.org\n",
+     "hpc"),
+    ("Host hpc\n  ProxyCommand ssh gw nc %h %p\n", "hpc"),
+    ("Host hpc\n  CanonicalizeFallbackLocal yes\n  CanonicalizeHostname yes\n"
+     "  CanonicalDomains example.invalid\n", "hpc"),
+]
+
+
+@pytest.mark.parametrize("text,host", SAME_AS_SSH)
+def test_the_engine_dials_what_ssh_g_resolves(tmp_path, text, host):
+    """A center's ssh_config resolves to the host name, port and login `ssh -G` prints.
+    Under `CanonicalizeHostname yes` the engine dialled the alias and lost the HostName
+    (paramiko canonicalizes the name typed, ssh the HostName), and a `Match canonical`
+    block was never applied in the last pass `Match final` makes."""
+    ssh, spec = both(tmp_path, text, host)
+    assert isinstance(ssh, dict), ssh
+    assert isinstance(spec, HostSpec), spec
+    assert (spec.hostname, str(spec.port), spec.user) == (
+        ssh["hostname"], ssh["port"], ssh["user"]), (ssh, spec)
+
+
+# (config, keyword, what the refusal says is accepted): ssh refuses the line; so does the
+# engine, naming the file, the line and the accepted forms
+REFUSED_AS_SSH = [
+    ("Host hpc\n  ServerAliveInterval -1\n", "ServerAliveInterval", "1h30m"),  # fault
+    ("Host hpc\n  ServerAliveInterval thirty\n", "ServerAliveInterval", "30s"),  # fault
+    ("Host hpc\n  ServerAliveInterval 30sec\n", "ServerAliveInterval", "30s"),  # fault
+    ("Host hpc\n  ConnectTimeout 10 s\n", "ConnectTimeout", "extra arguments"),  # fault
+    ("Host hpc\n  ConnectTimeout ten\n", "ConnectTimeout", "30s"),  # fault
+    ("Host hpc\n  ServerAliveCountMax three\n", "ServerAliveCountMax", "whole number"),
+    ("Host hpc\n  SetEnv NOEQ\n", "SetEnv", "NAME=value"),  # fault
+    ("Host hpc\n  SetEnv LANG=C TERM\n", "SetEnv", "NAME=value"),  # fault
+    ("Host hpc\n  CanonicalizeHostname maybe\n", "CanonicalizeHostname", "yes, no or always"),
+    ("Host hpc\n  CanonicalizeMaxDots two\n", "CanonicalizeMaxDots", "whole number"),
+    ("Host hpc\n  CanonicalizeFallbackLocal always\n", "CanonicalizeFallbackLocal",
+     "yes or no"),
+    ("Host other\n  ServerAliveInterval soon\nHost hpc\n  Port 22\n", "ServerAliveInterval",
+     "30s"),  # fault: ssh refuses it whatever host the block is for
+]
+
+
+@pytest.mark.parametrize("text,keyword,accepted", REFUSED_AS_SSH)
+def test_a_value_ssh_refuses_is_refused_naming_file_line_and_accepted_forms(
+        tmp_path, text, keyword, accepted):
+    """A value ssh refuses (`invalid time value`, `Invalid SetEnv`, `unsupported option`)
+    was taken by the engine, which then kept the connection alive on its own terms or not
+    at all; now it is refused on the line ssh names, saying what is accepted."""
+    ssh, spec = both(tmp_path, text)
+    assert isinstance(ssh, str), ssh
+    line = ssh.split(" line ")[1].split(":")[0]
+    assert isinstance(spec, str), (ssh, spec)
+    assert spec.startswith(f"ssh_config {tmp_path}/ssh_config line {line}: {keyword}"), spec
+    assert accepted in spec and "ssh refuses the line too" in spec and "\n" not in spec, spec
+
+
+@pytest.mark.parametrize("command,jump", [
+    ("ssh -W %h:%p gw.example.org", "gw.example.org"),
+    ("/usr/bin/ssh -q -W %h:%p alice@gw.example.org", "alice@gw.example.org"),
+    ("exec ssh -W %h:%p -p 2022 gw.example.org", "gw.example.org:2022"),
+])
+def test_a_proxy_command_of_ssh_w_is_the_jump_host_it_names(tmp_path, command, jump):
+    """`ProxyCommand ssh -W %h:%p GW` is not run: it is read as the jump host GW, which
+    the engine reaches itself over paramiko (ssh -G shows the command kept as written)."""
+    text = f"Host hpc\n  HostName login.example.org\n  ProxyCommand {command}\n"
+    ssh, spec = both(tmp_path, text)
+    assert isinstance(ssh, dict) and ssh["proxycommand"] == command, ssh
+    assert isinstance(spec, HostSpec), spec
+    assert spec.proxy_jump == jump and spec.proxy_problem is None, spec
+
+
+@pytest.mark.parametrize("command", [
+    "nc -X 5 -x socks.example.org:1080 %h %p",
+    "ssh gw nc %h %p",
+    "sh -c 'touch /tmp/diamond-h6-ran; nc %h %p'",
+    "corkscrew proxy.example.org 8080 %h %p",
+])
+def test_any_other_proxy_command_is_never_run_and_the_reason_says_so(tmp_path, command):
+    """Any other ProxyCommand (netcat through a SOCKS proxy, corkscrew) is never run: the
+    host is marked as not reachable the way ssh reaches it, and the reason names the
+    command and says it is not run."""
+    marker = Path("/tmp/diamond-h6-ran")
+    marker.unlink(missing_ok=True)
+    ssh, spec = both(tmp_path, f"Host hpc\n  ProxyCommand {command}\n")
+    assert isinstance(ssh, dict), ssh
+    assert isinstance(spec, HostSpec), spec
+    assert spec.proxy_jump is None and spec.proxy_problem, spec
+    assert "ProxyCommand" in spec.proxy_problem and "not run" in spec.proxy_problem
+    assert not marker.exists()

@@ -25,10 +25,10 @@ CANON = "CanonicalizeHostname {mode}\nCanonicalDomains hpc.example.invalid\n"
 SAME_AS_SSH = [
     (CANON.format(mode="yes") + "Host hpc\n  HostName login\n", "hpc"),  # fault: alias dialled
     (CANON.format(mode="always") + "Host hpc\n  HostName login\n", "hpc"),  # fault
-    (CANON.format(mode="yes") + "Host hpc\n  HostName login.a.b.c\n", "hpc"),  # too many dots
+    (CANON.format(mode="yes") + "Host hpc\n  HostName login.a.b.c\n", "hpc"),  # fault: too many dots
     (CANON.format(mode="no") + "Host hpc\n  HostName login\n", "hpc"),
     (CANON.format(mode="yes") + "Host login\n  Port 2222\n", "login"),
-    (CANON.format(mode="yes") + "CanonicalizeMaxDots 0\nHost hpc\n  HostName a.b\n", "hpc"),
+    (CANON.format(mode="yes") + "CanonicalizeMaxDots 0\nHost hpc\n  HostName a.b\n", "hpc"),  # fault
     (CANON.format(mode="yes") + "Match canonical host login\n  User alice\n"
      "Host hpc\n  HostName login\n", "hpc"),  # fault: canonical pass matched on the alias
     ("Match canonical final\n  Port 2\n", "hpc"),  # fault: the last pass is canonical
@@ -82,13 +82,13 @@ REFUSED_AS_SSH = [
     ("Host hpc\n  ServerAliveInterval 30sec\n", "ServerAliveInterval", "30s"),  # fault
     ("Host hpc\n  ConnectTimeout 10 s\n", "ConnectTimeout", "extra arguments"),  # fault
     ("Host hpc\n  ConnectTimeout ten\n", "ConnectTimeout", "30s"),  # fault
-    ("Host hpc\n  ServerAliveCountMax three\n", "ServerAliveCountMax", "whole number"),
+    ("Host hpc\n  ServerAliveCountMax three\n", "ServerAliveCountMax", "whole number"),  # fault
     ("Host hpc\n  SetEnv NOEQ\n", "SetEnv", "NAME=value"),  # fault
     ("Host hpc\n  SetEnv LANG=C TERM\n", "SetEnv", "NAME=value"),  # fault
-    ("Host hpc\n  CanonicalizeHostname maybe\n", "CanonicalizeHostname", "yes, no or always"),
-    ("Host hpc\n  CanonicalizeMaxDots two\n", "CanonicalizeMaxDots", "whole number"),
+    ("Host hpc\n  CanonicalizeHostname maybe\n", "CanonicalizeHostname", "yes, no or always"),  # fault
+    ("Host hpc\n  CanonicalizeMaxDots two\n", "CanonicalizeMaxDots", "whole number"),  # fault
     ("Host hpc\n  CanonicalizeFallbackLocal always\n", "CanonicalizeFallbackLocal",
-     "yes or no"),
+     "yes or no"),  # fault
     ("Host other\n  ServerAliveInterval soon\nHost hpc\n  Port 22\n", "ServerAliveInterval",
      "30s"),  # fault: ssh refuses it whatever host the block is for
 ]

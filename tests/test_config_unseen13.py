@@ -25,10 +25,11 @@ CANON = "CanonicalizeHostname {mode}\nCanonicalDomains hpc.example.invalid\n"
 SAME_AS_SSH = [
     (CANON.format(mode="yes") + "Host hpc\n  HostName login\n", "hpc"),  # fault: alias dialled
     (CANON.format(mode="always") + "Host hpc\n  HostName login\n", "hpc"),  # fault
-    (CANON.format(mode="yes") + "Host hpc\n  HostName login.a.b.c\n", "hpc"),  # fault: too many dots
+    (CANON.format(mode="yes") + "Host hpc\n  HostName login.a.b.c\n", "hpc"),  # fault: 3 dots
     (CANON.format(mode="no") + "Host hpc\n  HostName login\n", "hpc"),
     (CANON.format(mode="yes") + "Host login\n  Port 2222\n", "login"),
-    (CANON.format(mode="yes") + "CanonicalizeMaxDots 0\nHost hpc\n  HostName a.b\n", "hpc"),  # fault
+    (CANON.format(mode="yes") + "CanonicalizeMaxDots 0\nHost hpc\n  HostName a.b\n",
+     "hpc"),  # fault
     (CANON.format(mode="yes") + "Match canonical host login\n  User alice\n"
      "Host hpc\n  HostName login\n", "hpc"),  # fault: canonical pass matched on the alias
     ("Match canonical final\n  Port 2\n", "hpc"),  # fault: the last pass is canonical
@@ -85,7 +86,8 @@ REFUSED_AS_SSH = [
     ("Host hpc\n  ServerAliveCountMax three\n", "ServerAliveCountMax", "whole number"),  # fault
     ("Host hpc\n  SetEnv NOEQ\n", "SetEnv", "NAME=value"),  # fault
     ("Host hpc\n  SetEnv LANG=C TERM\n", "SetEnv", "NAME=value"),  # fault
-    ("Host hpc\n  CanonicalizeHostname maybe\n", "CanonicalizeHostname", "yes, no or always"),  # fault
+    ("Host hpc\n  CanonicalizeHostname maybe\n", "CanonicalizeHostname",
+     "yes, no or always"),  # fault
     ("Host hpc\n  CanonicalizeMaxDots two\n", "CanonicalizeMaxDots", "whole number"),  # fault
     ("Host hpc\n  CanonicalizeFallbackLocal always\n", "CanonicalizeFallbackLocal",
      "yes or no"),  # fault
@@ -141,3 +143,62 @@ def test_any_other_proxy_command_is_never_run_and_the_reason_says_so(tmp_path, c
     assert spec.proxy_jump is None and spec.proxy_problem, spec
     assert "ProxyCommand" in spec.proxy_problem and "not run" in spec.proxy_problem
     assert not marker.exists()
+
+
+# -- the server's traitlets config, as a JupyterHub deployment writes it -----------------
+
+@pytest.mark.parametrize("trait,value,expected", [
+    ("poll_interval_s", "60s", "expected a float, not the str '60s'"),
+    ("agent_approval", "yes", "expected any of ['ask', 'auto', 'dry-run'], not the str 'yes'"),
+    ("max_body_bytes", "1MB", "expected an int, not the str '1MB'"),
+    ("allowed_partitions", ["debug"], "expected a dict, not the list ['debug']"),
+    ("user_site_hosts", "*.partner.example.org", None),  # one pattern read as a list of one
+])
+def test_a_wrong_type_in_jupyter_server_config_json_names_the_trait_and_the_type(
+        tmp_path, trait, value, expected):
+    """`c.DiamondApp.X` of the wrong type in jupyter_server_config.json is refused naming
+    the trait, the type it takes and the value given (traitlets' TraitError), before any
+    site is touched; a single string where a list is taken is a list of that one string."""
+    import json
+
+    from traitlets import TraitError
+    from traitlets.config.loader import JSONFileConfigLoader
+
+    from diamond_jupyter.server.app import DiamondApp
+
+    path = tmp_path / "jupyter_server_config.json"
+    path.write_text(json.dumps({"DiamondApp": {trait: value}}))
+    config = JSONFileConfigLoader(path.name, str(tmp_path)).load_config()
+    if expected is None:
+        assert getattr(DiamondApp(config=config), trait) == [value]
+        return
+    with pytest.raises(TraitError) as e:
+        DiamondApp(config=config)
+    assert f"'{trait}' trait of a DiamondApp instance {expected}" in str(e.value)
+
+
+@pytest.mark.parametrize("written,meant", [
+    ("poll_interval", "poll_interval_s"),
+    ("sites_files", "sites_file"),
+    ("allowed_site", "allowed_sites"),
+])
+def test_an_unknown_trait_in_jupyter_server_config_py_suggests_the_right_name(
+        tmp_path, caplog, written, meant):
+    """A misspelt `c.DiamondApp.X` in jupyter_server_config.py is not silently dropped:
+    the server's log says it is not recognized and names the trait meant."""
+    import logging
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from diamond_jupyter.server.app import DiamondApp
+
+    path = tmp_path / "jupyter_server_config.py"
+    path.write_text(f"c.DiamondApp.{written} = {'30' if 'poll' in written else repr('x')}\n")
+    config = PyFileConfigLoader(path.name, str(tmp_path)).load_config()
+    app = DiamondApp(config=config, log=logging.getLogger("diamond-sweep13"))
+    with caplog.at_level(logging.WARNING, logger="diamond-sweep13"):
+        app._load_config(config)
+    said = caplog.text
+    assert f"`{written}` not recognized by `DiamondApp`" in said
+    suggested = said.split("Did you mean", 1)[1].splitlines()[0]
+    assert meant in suggested.replace("`", " ").replace(",", " ").split(), said

@@ -5,7 +5,10 @@ canonicalizes the HostName, not the alias), `Match canonical` and `Match final`,
 `ProxyCommand` with `%h %p` (an `ssh -W` one is read as the jump host it names, any other is
 never run and the refusal says so), `SetEnv`, `SendEnv`, `ServerAliveInterval` and
 `ConnectTimeout` in ssh's time forms. A value ssh refuses is refused naming the file, the
-line and what is accepted. The tests marked `fault` failed before this sweep's fixes."""
+line and what is accepted. Also the server's traitlets config (`c.DiamondApp...` of the
+wrong type, or misspelt: the right name suggested) and a center's sites file (a slurmrestd
+JWT file others can read, keys carried over from other tools, a no-hedging policy).
+The tests marked `fault` failed before this sweep's fixes."""
 
 import subprocess
 from pathlib import Path
@@ -202,3 +205,69 @@ def test_an_unknown_trait_in_jupyter_server_config_py_suggests_the_right_name(
     assert f"`{written}` not recognized by `DiamondApp`" in said
     suggested = said.split("Did you mean", 1)[1].splitlines()[0]
     assert meant in suggested.replace("`", " ").replace(",", " ").split(), said
+
+
+# -- a center's sites file for many users -----------------------------------------------
+
+def _rest_site(token: Path) -> str:
+    return ("sites:\n  - name: perl\n    scheduler: slurm\n    workdir: /pscratch/u\n"
+            "    transport: {kind: slurmrestd, url: 'https://rest.example.org', "
+            f"token_file: {token}}}\n")
+
+
+@pytest.mark.parametrize("mode,refused", [(0o600, False), (0o400, False), (0o640, True),
+                                          (0o644, True)])
+def test_a_slurmrestd_jwt_file_others_can_read_is_refused_saying_the_chmod(
+        tmp_path, mode, refused):
+    """A JWT file a center's template left group- or world-readable is refused on the
+    token_file's line, with the chmod that fixes it; one only its owner reads loads."""
+    from test_config_unseen2 import write
+
+    from diamond_jupyter.config import load_config
+    from diamond_jupyter.model import BadInput
+
+    token = tmp_path / "slurm.jwt"
+    token.write_text("eyJhbGciOiJIUzI1NiJ9.e30.sig\n")
+    token.chmod(mode)
+    path = write(tmp_path, _rest_site(token))
+    if not refused:
+        assert load_config(path).sites[0].transport.token_file == str(token)
+        return
+    with pytest.raises(BadInput) as e:
+        load_config(path)
+    said = str(e.value)
+    assert said.startswith(f"sites file {path}: site 'perl'") and said.endswith("(line 5)")
+    assert f"(mode {mode:03o})" in said and f"`chmod 600 {token}`" in said
+
+
+@pytest.mark.parametrize("lines,says", [
+    ("hedge: forbidden", "hedge: Input should be a valid boolean"),
+    ("account: m1234", "account: unknown key (did you mean default_account?"),
+    ("transfer: {method: globus}", "transfer: unknown key (did you mean transport?"),
+    ("module_paths: [/sw/modulefiles]", "module_paths: unknown key (accepted: name,"),
+    ("globus_collection: NERSC DTN", "globus_collection: expected a Globus collection id"),
+    ("preamble: ['module use /sw/modulefiles', 'module load slurm']",
+     "preamble: Input should be a valid string, got a list of lines: write preamble: |"),
+])
+def test_a_center_s_site_keys_from_other_tools_are_refused_naming_line_and_key(
+        tmp_path, lines, says):
+    """Keys an admin carries over from other tools' site files (a hedging policy as a word,
+    `account`, `transfer`, Lmod's `module_paths`, a Globus endpoint's display name) are
+    refused on their line, naming the key and what is accepted; nothing is dropped."""
+    from test_config_unseen2 import refused
+
+    said = refused(tmp_path, "sites:\n  - name: a\n    transport: {kind: local}\n"
+                   f"    {lines}\n")
+    assert "site 'a' (sites[0]): " + says in said and said.endswith("(line 4)"), said
+
+
+def test_a_site_policy_forbidding_hedging_is_read_as_written(tmp_path):
+    """`hedge: no` (YAML's word for false) is the center's policy: the site takes no
+    hedged copies."""
+    from test_config_unseen2 import loads
+
+    cfg = loads(tmp_path, "sites:\n  - name: a\n    transport: {kind: local}\n    hedge: no\n"
+                "    globus_collection: 9d6d994a-6d04-11e5-ba46-22000b92c6ec\n"
+                "    globus_path_map: {/home/u: /global/homes/u}\n")
+    assert cfg.sites[0].hedge is False
+    assert cfg.sites[0].globus_path_map == {"/home/u": "/global/homes/u"}

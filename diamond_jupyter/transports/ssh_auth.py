@@ -151,9 +151,17 @@ class RawSSHConfig(paramiko.SSHConfig):
         final = any(m.get("type") == "final" for context in self._config
                     for m in context.get("matches", []))
         first = self._lookup(hostname=hostname)
-        if final or first.get("canonicalizehostname") in ("yes", "always"):
-            return super().lookup(hostname)
         first.setdefault("hostname", hostname)
+        name = first["hostname"]
+        if first.get("canonicalizehostname") in ("yes", "always") and name.count(".") <= int(
+                first.get("canonicalizemaxdots", 1)):
+            # ssh canonicalizes the HostName (paramiko the alias, dropping the HostName)
+            name = self.canonicalize(name, first, first.get("canonicaldomains", "").split())
+            first["hostname"] = name
+            return self._lookup(name, first, canonical=True, final=True)
+        if final or first.get("canonicalizehostname") in ("yes", "always"):
+            # ssh's last pass is after canonicalization: `Match canonical` is met in it
+            return self._lookup(hostname, first, canonical=True, final=True)
         return first
 
     def _lookup(self, hostname: str, options: Any = None, canonical: bool = False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 import shlex
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def check_line(path: Path, n: int, word: str, written: str, rest: str,
                        "file too (Bad configuration option); remove the line or, if it is "
                        "another ssh's (Apple's, a newer OpenSSH), name it in an IgnoreUnknown "
                        f"line above it (IgnoreUnknown {shown})")
+    _check_value(where, word, rest)
     if word not in ONE_VALUE:
         return
     try:
@@ -117,3 +119,44 @@ def check_line(path: Path, n: int, word: str, written: str, rest: str,
         raise BadInput(f"{where}: {name} takes one value, and {visible(rest)[:100]!r} is "
                        f"{len(values)}; {visible(how)[:200]}, or start a comment with ` #` "
                        "(ssh refuses the line too: extra arguments at end of line)")
+
+
+# values ssh checks while reading a line (whichever host it is for): the keyword's accepted
+# forms, as its refusal says them
+_TIME = re.compile(r"^(?:\d+[smhdwSMHDW]?)+$")
+_VALUE_FORMS: dict[str, tuple[re.Pattern[str], str]] = {
+    "serveraliveinterval": (_TIME, "seconds, or a time like 30s, 5m, 1h30m"),
+    "connecttimeout": (_TIME, "seconds, or a time like 30s, 5m, 1h30m"),
+    "serveralivecountmax": (re.compile(r"^\d+$"), "a whole number of unanswered probes"),
+    "canonicalizemaxdots": (re.compile(r"^\d+$"), "a whole number of dots"),
+    "canonicalizehostname": (re.compile(r"^(?i:yes|no|true|false|always)$"),
+                             "yes, no or always"),
+    "canonicalizefallbacklocal": (re.compile(r"^(?i:yes|no|true|false)$"), "yes or no"),
+}
+
+
+def _check_value(where: str, word: str, rest: str) -> None:
+    """Refuse a value ssh refuses for `word` (its refusal named too): a keepalive interval
+    of `thirty`, `SetEnv` without `NAME=value`, `CanonicalizeHostname maybe`."""
+    try:
+        values = shlex.split(rest)
+    except ValueError:
+        return  # an unclosed quote: paramiko says so
+    name = KEYWORDS.get(word, word)
+    if word == "setenv":
+        bad = next((v for v in values if "=" not in v or v.startswith("=")), None)
+        if bad is not None:
+            raise BadInput(f"{where}: SetEnv takes NAME=value words, and "
+                           f"{visible(bad)[:60]!r} is not one (quote a value holding blanks: "
+                           '"NAME=a b"); ssh refuses the line too (Invalid SetEnv)')
+        return
+    form = _VALUE_FORMS.get(word)
+    if form is None or not values:
+        return
+    if len(values) > 1:
+        raise BadInput(f"{where}: {name} takes one value, and {visible(rest)[:60]!r} is "
+                       f"{len(values)}: it takes {form[1]}; ssh refuses the line too (extra "
+                       "arguments at end of line)")
+    if not form[0].match(values[0]):
+        raise BadInput(f"{where}: {name} {visible(values[0])[:60]!r} is not accepted: it takes "
+                       f"{form[1]}; ssh refuses the line too")

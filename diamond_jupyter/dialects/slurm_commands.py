@@ -1036,7 +1036,7 @@ def parse_qos_usage(stdout: str) -> dict[str, tuple[dict[str, int], dict[str, in
     words (another version's, a message) is left out: its usage is not known."""
     out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     starts = list(_QOS_RECORD.finditer(stdout))
-    ends = [s.start() for s in starts[1:]] + [len(stdout)]
+    ends = [s.start() for s in starts[1:]] + [len(stdout)] if starts else []
     for m, end in zip(starts, ends, strict=True):
         words = dict(w.partition("=")[::2] for w in stdout[m.end():end].split())
         if "GrpTRESMins" not in words or "GrpTRESRunMins" not in words:

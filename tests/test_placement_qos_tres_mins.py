@@ -8,6 +8,7 @@ limit and what remains."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 from test_placement_cases import NOW, only, reasons, run
@@ -135,3 +136,19 @@ def test_a_job_past_the_qos_minutes_a_job_never_runs_or_is_refused_at_submit():
         in reasons(p, "kronos")
     p = run("#SBATCH -A proj -c 8 -t 2:00:00 -p compute", _site(job_mins="cpu=1000"))
     assert only(p, "kronos", "compute").verdict == "READY"
+
+
+def test_over_slurmrestd_a_qos_minutes_a_job_is_read_and_its_group_minutes_are_not():
+    """The recorded dbv0.0.38 reply with a MaxTRESMins (`max.tres.minutes.per.job`) and a
+    GrpTRESMins set: the first is read; the second is not (its usage is not served)."""
+    from pathlib import Path
+
+    from diamond_jupyter.dialects.slurm_rest import parse_qos as parse_rest_qos
+
+    reply = json.loads((Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
+                        / "qos_v0.0.38.json").read_text())
+    minutes = reply["qos"][0]["limits"]["max"]["tres"]["minutes"]["per"]
+    minutes["job"] = [{"type": "cpu", "name": "", "id": 1, "count": 1000}]
+    minutes["qos"] = [{"type": "cpu", "name": "", "id": 1, "count": 100000}]
+    q = parse_rest_qos(json.dumps(reply))[reply["qos"][0]["name"]]
+    assert (q.max_tres_mins_per_job, q.grp_tres_mins) == ({"cpu": 1000}, {})

@@ -1257,6 +1257,15 @@ class QosLimits(_Model):
     # submit instead)
     min_tres_per_job: dict[str, int] = Field(default_factory=dict)
     flags: list[str] = Field(default_factory=list)
+    # TRES-minutes: GrpTRESMins (all its jobs', past, present and future) with what it has
+    # used (decayed unless NoDecay), GrpTRESRunMins (its running jobs' still to run) with
+    # theirs now, both from `scontrol show assoc_mgr flags=qos`; MaxTRESMins (one job's
+    # walltime x TRES); empty: not set or not known
+    grp_tres_mins: dict[str, int] = Field(default_factory=dict)
+    tres_mins_used: dict[str, int] = Field(default_factory=dict)
+    grp_tres_run_mins: dict[str, int] = Field(default_factory=dict)
+    tres_run_mins: dict[str, int] = Field(default_factory=dict)
+    max_tres_mins_per_job: dict[str, int] = Field(default_factory=dict)
 
 
 class LsfLimit(_Model):

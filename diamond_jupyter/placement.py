@@ -214,6 +214,7 @@ from .placement_limits import (
     pbs_group,
     pbs_limits,
     pbs_project,
+    qos_minutes_held,
     qos_submit_refused,
     qos_wait,
     queue_user_misses,
@@ -1029,6 +1030,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(_qos_misses(req, p, qos, snap))
         other.extend(assoc_job_misses(req, p, account, snap))
         restr += assoc_minutes_held(req, p, account, snap)
+        restr += qos_minutes_held(req, p, qos, snap)
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]

@@ -138,6 +138,18 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
                         f"QOS {name}'s {what} {tres}={most} is in use: {whose} {held} "
                         f"{UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
                         f"of them end ({codes[tres]})")))
+        minutes = (req.walltime or 0) / 60.0
+        for tres, most in q.grp_tres_run_mins.items() if minutes else ():
+            asks = need.get(tres, 0) * minutes
+            if not asks or asks > most:
+                continue  # one job alone above it: qos_minutes_held says so
+            at = _run_mins_room_after(running, tres, asks, most, now, part_max)
+            if at:
+                waits.append(Wait(at, (
+                    f"QOS {name}'s GrpTRESRunMins {tres}={most}: its running jobs have "
+                    f"{q.tres_run_mins.get(tres, 0)} {tres}-minutes still to run, the job "
+                    f"asks {asks:.0f}: it waits as they run down "
+                    f"({_QOS_RUN_MINS.get(tres, 'QOSGrpTRESRunMinutes')})")))
         for jobs, most, what, code, whose in (
                 (running, q.grp_jobs, "GrpJobs", "QOSGrpJobsLimit", "jobs run under it"),
                 (mine if snap.user else None, q.max_jobs_per_user, "MaxJobsPerUser",
@@ -378,6 +390,51 @@ def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSn
     return out
 
 
+def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
+                     ) -> list[str]:
+    """Why Slurm would hold the job under the TRES-minutes of its QOS or the partition's:
+    its walltime x TRES passes what is left of a GrpTRESMins (usage decays unless the QOS
+    has NoDecay; with DenyOnLimit sbatch refuses it) or alone passes a GrpTRESRunMins."""
+    job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
+           "mem": req.nodes * req.mem}
+    minutes = (req.walltime or 0) / 60.0
+    out = []
+    for name in dict.fromkeys(x for x in (p.qos, job_qos) if x) if minutes else ():
+        q = (snap.qos or {}).get(name)
+        if q is None:
+            continue
+        flags = {f.lower() for f in q.flags}
+        for tres, most in q.grp_tres_run_mins.items():
+            if (asks := job.get(tres, 0) * minutes) > most:
+                out.append(
+                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"{minutes:.0f} min), QOS {name}'s GrpTRESRunMins {tres}={most} allows "
+                    "less at once: it would never start "
+                    f"({_QOS_RUN_MINS.get(tres, 'QOSGrpTRESRunMinutes')})")
+        for tres, most in q.grp_tres_mins.items():
+            asks = job.get(tres, 0) * minutes
+            used = q.tres_mins_used.get(tres, 0)
+            if not asks or asks <= most - used:
+                continue
+            code = _QOS_MINS.get(tres, "QOSGrpTRESMinutes")
+            held = (f"sbatch refuses it (DenyOnLimit; {code})" if "denyonlimit" in flags
+                    else f"Slurm holds it ({code})")
+            out.append(
+                f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                f"{minutes:.0f} min), QOS {name}'s GrpTRESMins {tres}={most} has "
+                f"{max(most - used, 0)} left ({used} used): {held} " + (
+                    "until an administrator raises the limit or resets its usage (NoDecay)"
+                    if "nodecay" in flags else "until usage decays, or for good if it does "
+                    "not"))
+    return out
+
+
+_QOS_MINS = {"cpu": "QOSGrpCPUMinutesLimit", "node": "QOSGrpNodeMinutes",
+             "gres/gpu": "QOSGrpGRESMinutes", "mem": "QOSGrpMemoryMinutes"}
+_QOS_RUN_MINS = {"cpu": "QOSGrpCPURunMinutesLimit", "node": "QOSGrpNodeRunMinutes",
+                 "gres/gpu": "QOSGrpGRESRunMinutes", "mem": "QOSGrpMemoryRunMinutes"}
+_QOS_JOB_MINS = {"cpu": "QOSMaxCpuMinutesPerJobLimit", "node": "QOSMaxNodeMinutesPerJob",
+                 "gres/gpu": "QOSMaxGRESMinutesPerJob", "mem": "QOSMaxMemoryMinutesPerJob"}
 _ASSOC_MINS = {"cpu": "AssocGrpCPUMinutesLimit", "node": "AssocGrpNodeMinutesLimit",
                "gres/gpu": "AssocGrpGRESMinutes", "mem": "AssocGrpMemMinutes"}
 _ASSOC_RUN_MINS = {"cpu": "AssocGrpCPURunMinutesLimit", "node": "AssocGrpNodeRunMinutes",
@@ -1335,6 +1392,14 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
         if q.max_wall_s is not None and limit and limit > q.max_wall_s:
             out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
                        f"{hms(q.max_wall_s)}{refused}")
+        minutes = (limit or 0) / 60.0
+        for tres, most in q.max_tres_mins_per_job.items() if minutes else ():
+            if (asks := job.get(tres, 0) * minutes) > most:
+                out.append(f"needs {asks:.0f} {tres}-minutes ({job[tres]} {units[tres]} for "
+                           f"{minutes:.0f} min), {whose} {name} allows {most} a job "
+                           f"(MaxTRESMins {tres}={most})" + (
+                               refused or ": Slurm keeps it pending ("
+                               + _QOS_JOB_MINS.get(tres, "QOSMaxTRESMinutesPerJob") + ")"))
         for tres, least in q.min_tres_per_job.items():
             asked = job.get(tres, 0)
             if asked < least:

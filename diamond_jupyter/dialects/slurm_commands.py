@@ -373,6 +373,10 @@ class SlurmCommands(FailureReading):
             # their TRES-minutes used (GrpTRESMins, GrpTRESRunMins hold a job past them)
             "assoc_usage": self._q("sh", "-c", f"timeout 10 sshare -nP -o {USAGE_FIELDS} "
                                    "2>/dev/null; exit 0"),
+            # each QOS's TRES-minutes used (its GrpTRESMins, GrpTRESRunMins hold a job past
+            # them), as slurmctld counts them now
+            "qos_usage": self._q("sh", "-c", "timeout 10 scontrol -o show assoc_mgr "
+                                 "flags=qos 2>/dev/null; exit 0"),
             # the site's own SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime:
             # how long a node not responding, rebooting or powered down stays out, and
             # how long one idles before it powers down; its MaxArraySize
@@ -792,13 +796,16 @@ class SlurmCommands(FailureReading):
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=jobs,
-            qos=parse_qos(outputs["qos"]) if outputs.get("qos", "").strip() else None,
+            qos=with_qos_usage(parse_qos(outputs["qos"]),
+                               parse_qos_usage(outputs.get("qos_usage", "")))
+            if outputs.get("qos", "").strip() else None,
             user=user, associations=assocs, warnings=[f"{site}: {w}" for w in skipped],
         )
 
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
-              "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags")
+              "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags,"
+              "GrpTRESMins,GrpTRESRunMins,MaxTRESMins")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
                 "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins")
 # what the user's associations and the accounts above them have used of their TRES-minutes
@@ -1000,14 +1007,53 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
         counts = [to_int(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
-        least, flags = (f[10:12] + ["", ""])[:2]
+        least, flags, grp_mins, grp_run_mins, job_mins = (f[10:15] + [""] * 5)[:5]
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
             max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]),
             grp_jobs=counts[0], grp_submit_jobs=counts[1], max_jobs_per_user=counts[2],
             max_submit_jobs_per_user=counts[3], min_tres_per_job=_tres(least),
-            flags=[x.strip() for x in flags.split(",") if x.strip()])
+            flags=[x.strip() for x in flags.split(",") if x.strip()],
+            grp_tres_mins=_tres(grp_mins), grp_tres_run_mins=_tres(grp_run_mins),
+            max_tres_mins_per_job=_tres(job_mins))
     return out
+
+
+# `scontrol -o show assoc_mgr flags=qos`, Slurm 22.05: a heading, then one line a QOS,
+# `KEY=VALUE` words; a TRES-minutes limit says each TRES as `name=LIMIT(USED)`, LIMIT `N`
+# for none, USED in TRES-minutes (slurmctld's TRES-seconds / 60):
+#   QOS=normal(1) UsageRaw=5940000.000000 GrpJobs=N(1) GrpSubmitJobs=N(1) GrpWall=N(99.00)
+#   GrpTRES=cpu=N(8),mem=N(0),... GrpTRESMins=cpu=100000(99000),mem=N(0),...
+#   GrpTRESRunMins=cpu=N(480),mem=N(0),... MaxWallPJ= MaxTRESPJ= ... MinTRESPJ=
+# (without -o the same words, indented over several lines)
+_QOS_RECORD = re.compile(r"^QOS=([^\s(]+)\(\d+\)", re.MULTILINE)
+_TRES_USED = re.compile(r"([\w/:.-]+)=(?:\d+|N)\((\d+)\)")
+
+
+def parse_qos_usage(stdout: str) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
+    """`scontrol -o show assoc_mgr flags=qos` -> {QOS: (TRES-minutes used of its
+    GrpTRESMins, its running jobs' TRES-minutes still to run)}; a record without those
+    words (another version's, a message) is left out: its usage is not known."""
+    out: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+    starts = list(_QOS_RECORD.finditer(stdout))
+    ends = [s.start() for s in starts[1:]] + [len(stdout)] if starts else []
+    for m, end in zip(starts, ends, strict=True):
+        words = dict(w.partition("=")[::2] for w in stdout[m.end():end].split())
+        if "GrpTRESMins" not in words or "GrpTRESRunMins" not in words:
+            continue
+        used, to_run = ({t: int(n) for t, n in _TRES_USED.findall(words[key])}
+                        for key in ("GrpTRESMins", "GrpTRESRunMins"))
+        out[m.group(1)] = (used, to_run)
+    return out
+
+
+def with_qos_usage(qos: dict[str, QosLimits],
+                   usage: dict[str, tuple[dict[str, int], dict[str, int]]]
+                   ) -> dict[str, QosLimits]:
+    """The QOS with what slurmctld says each has used of its TRES-minutes."""
+    return {name: q.model_copy(update={"tres_mins_used": usage[name][0],
+                                       "tres_run_mins": usage[name][1]})
+            if name in usage else q for name, q in qos.items()}
 
 
 def _tres(text: str) -> dict[str, int]:

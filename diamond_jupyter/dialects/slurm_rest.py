@@ -541,7 +541,9 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     `max.jobs.per.user`, GrpJobs at `max.active_jobs.count`, GrpTRES at `max.tres.total`
     (the dbv0.0.38 plugin of 22.05.8 writes these four though its spec declares only the
     first). GrpSubmitJobs: the v0.0.38 plugin writes none, and where later versions put it
-    is not known here: not read (not known). SiteError for a reply of errors (no
+    is not known here: not read (not known). MaxTRESMins at `max.tres.minutes.per.job`;
+    a QOS's GrpTRESMins and GrpTRESRunMins are not read: their usage (slurmctld's) is not
+    served, so they cannot be checked. SiteError for a reply of errors (no
     slurmdbd, the database not answering) or without a `qos` list: then no QOS is known,
     and none of their limits is checked (never a limit read from a reply that is not
     one)."""
@@ -568,6 +570,7 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
             max_jobs_per_user=_limit(_at(most, "jobs", "active_jobs", "per", "user")),
             max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")),
             min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
+            max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job")),
             flags=[_QOS_FLAGS.get(f.upper(), f) for f in flags])
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,8 @@ class DataMixin:
     async def transfer(self, src: str, dst: str, via: str | None = None, *,
                        recursive: bool = False, wait: bool = True,
                        transfer_id: str | None = None, overwrite: bool = False,
-                       skip_hidden: bool = False) -> TransferRecord:
+                       skip_hidden: bool = False,
+                       said_as: Mapping[str, str] | None = None) -> TransferRecord:
         """Copy `src` to `dst`, each "SITE:PATH" or a path on the server's disk (inside its root
         when there is one), `via` "sftp", "globus" or None (Globus when both sites have a
         collection and a login exists, else SFTP); a directory needs `recursive`. The transfer
@@ -91,10 +93,11 @@ class DataMixin:
         destination wrote it and it is unchanged, or with `overwrite`; each file left as it
         was is listed in the record's `data["skipped"]`, and so, with `skip_hidden` (a tool
         call's copy), is each hidden entry, at any depth, left out. BadInput for a bad
-        location, SiteError when a site is unreachable."""
+        location (`said_as` maps `recursive` to the face's word for it, else the JSON field is
+        named), SiteError when a site is unreachable."""
         return await self.mover.transfer(src, dst, via, recursive=recursive, wait=wait,
                                          transfer_id=transfer_id, overwrite=overwrite,
-                                         skip_hidden=skip_hidden)
+                                         skip_hidden=skip_hidden, said_as=said_as)
 
     def transfer_status(self, transfer_id: str) -> TransferRecord:
         """The stored record of transfer `transfer_id`; BadInput when unknown."""

@@ -512,6 +512,8 @@ def _workflow_step(step: Any) -> list[str]:
         if c.get("refused"):
             out.append(f"    not on {c.get('site')}: {c['refused']}")
             continue
+        if c.get("working_directory"):
+            out.append(f"    on {c.get('site')}, runs in: {c['working_directory']}")
         out.append(f"    on {c.get('site')} ({c.get('scheduler')}), batch script "
                    f"(sha256 {c.get('script_sha256')}):")
         out += _block(str(c.get("script")), "      | ")

@@ -107,11 +107,18 @@ def _pin_change(site: str, was: dict[str, str], now: dict[str, str]) -> str:
 def _render_on(target: Any, spec: JobSpec) -> tuple[str, str]:
     """Pure: `spec` (adapted to site `target`, its home known) as the site's batch script
     with the placeholder submission STEP_TOKEN, and that script's sha256."""
+    script, digest, _ = _rendered_in(target, spec)
+    return script, digest
+
+
+def _rendered_in(target: Any, spec: JobSpec) -> tuple[str, str, str | None]:
+    """`_render_on`, and the working directory the step runs in there, resolved (a relative
+    one in the site's home; none given: its own directory, named by STEP_TOKEN)."""
     from .federation_plan import sha256
 
     prepared = target.prepare(spec, STEP_TOKEN)
     script = target.render(target.scheduler_spec(prepared, STEP_TOKEN)).script
-    return script, sha256(script)
+    return script, sha256(script), prepared.working_directory
 
 
 def _estimate(pl: Placement | None, site: str) -> Estimate:
@@ -482,14 +489,15 @@ class WorkflowMixin:
         for site, target, spec, refused in ready:
             if refused is None:
                 try:
-                    script, digest = _render_on(target, spec)
+                    script, digest, where = _rendered_in(target, spec)
                 except DiamondError as e:
                     refused = str(e)
             if refused is not None:
                 out.append({"site": site, "refused": refused})
                 continue
             out.append({"site": site, "scheduler": target.cfg.scheduler,
-                        "script": script, "script_sha256": digest})
+                        "working_directory": where, "script": script,
+                        "script_sha256": digest})
         return out
 
     async def _approved_pins(self, source: str | Path | dict[str, Any] | Workflow,

@@ -569,14 +569,20 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
                            "aarch64 or ppc64le")
         meta["architecture"] = norm_arch(arch)
     given = [software] if isinstance(software, str) else list(software or [])
-    if blank := next((g for g in map(str, given) if g.strip() and not _names(g)), None):
-        raise BadInput(f"{said('software')} {blank!r} names no software (only commas and "
-                       "blanks); give NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out")
+
+    def entry(i: int) -> str:  # a JSON list's entry by its index: software[1]
+        listed = not isinstance(software, str) and "software" not in (said_as or {})
+        return f"software[{i}]" if listed else said("software")
+
+    for i, g in enumerate(map(str, given)):
+        if g.strip() and not _names(g):
+            raise BadInput(f"{entry(i)} {g!r} names no software (only commas and blanks); "
+                           "give NAME or NAME/VERSION (e.g. gromacs/2023), or leave it out")
+        for s in _names(g):
+            if not re.fullmatch(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*(?:[/@][A-Za-z0-9_.+-]+)*", s):
+                raise BadInput(f"{entry(i)} {s!r}: expected NAME or NAME/VERSION "
+                               "(e.g. gromacs/2023)")
     names = _names(software)
-    for s in names:
-        if not re.fullmatch(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*(?:[/@][A-Za-z0-9_.+-]+)*", s):
-            raise BadInput(f"{said('software')} {s!r}: expected NAME or NAME/VERSION "
-                           "(e.g. gromacs/2023)")
     if names:
         meta["software"] = list(dict.fromkeys(_names(meta.get("software")) + names))
     res: dict[str, Any] = {}

@@ -331,7 +331,7 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
     partition's) ask more in all than its GrpTRES or MaxTRESPerUser allows, though each
     fits alone. Slurm's backfill starts them only when the limits take all of them at
     once (a hetjob "prevented from starting by account/QOS limit" otherwise)."""
-    from .placement_limits import UNITS, job_qos
+    from .placement_limits import counted, job_qos
 
     asked: dict[str, dict[str, int]] = {}  # a QOS: the TRES its components ask in all
     under: dict[str, list[int]] = {}  # a QOS: the components under it
@@ -350,7 +350,7 @@ def over_limits_together(comps: list[JobSpec], verdicts: list[SiteVerdict],
         for caps, what in ((q.grp_tres, "GrpTRES"), (q.max_tres_per_user, "MaxTRESPerUser")):
             for tres, most in caps.items():
                 if total.get(tres, 0) > most:
-                    out.append(f"hetjob components {which} ask {total[tres]} {UNITS[tres]} "
+                    out.append(f"hetjob components {which} ask {counted(total[tres], tres)} "
                                f"in all under QOS {name}, which allows {most} ({what} "
                                f"{tres}={most}): each fits alone, but they start only "
                                "together, so they never start")
@@ -380,7 +380,7 @@ def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
     """As `over_limits_together`, for the GrpTRES of the association each component runs
     under and of the accounts above it: the components under one of them ask more in all
     than it allows (AssocGrpCpuLimit and the like, never freed)."""
-    from .placement_limits import UNITS, _assoc_name, _chain
+    from .placement_limits import _assoc_name, _chain, counted
 
     asked: dict[int, dict[str, int]] = {}  # an association (by id): the TRES asked in all
     under: dict[int, list[int]] = {}  # an association: the components under it
@@ -398,7 +398,7 @@ def _over_associations(comps: list[JobSpec], verdicts: list[SiteVerdict],
         a, which = found[key], ", ".join(map(str, under[key]))
         for tres, most in a.grp_tres.items():
             if total.get(tres, 0) > most:
-                out.append(f"hetjob components {which} ask {total[tres]} {UNITS[tres]} in "
+                out.append(f"hetjob components {which} ask {counted(total[tres], tres)} in "
                            f"all under {_assoc_name(a, snap.user)}, which allows {most} "
                            f"(GrpTRES {tres}={most}): each fits alone, but they start only "
                            "together, so they never start")

@@ -18,7 +18,7 @@ from datetime import datetime
 from math import floor
 from typing import TypeVar
 
-from diamond_jupyter.wording import quantity
+from diamond_jupyter.wording import agree, quantity
 
 from .model import (
     Association,
@@ -44,7 +44,15 @@ _GRP_REASON = {"cpu": "QOSGrpCpuLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "
                "mem": "QOSGrpMemLimit"}
 _USER_REASON = {"cpu": "QOSMaxCpuPerUserLimit", "node": "QOSMaxNodePerUserLimit",
                 "gres/gpu": "QOSMaxGRESPerUser", "mem": "QOSMaxMemoryPerUser"}
-UNITS = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+UNITS = {"cpu": ("CPU", "CPUs"), "node": ("node", "nodes"), "gres/gpu": ("GPU", "GPUs"),
+         "mem": ("MB memory", "MB memory")}
+
+
+def counted(n: float, key: str, table: dict[str, tuple[str, str]] = UNITS) -> str:
+    """`n` of the resource `key` in the words of `table` (singular, plural), in the
+    number `n` takes: "1 node", "2 CPUs"; a key not in the table is its own word."""
+    one, many = table.get(key, (key, key))
+    return quantity(n, one, many)
 
 
 @dataclass(frozen=True)
@@ -135,8 +143,8 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
                                  now, part_max)
                 if at:
                     waits.append(Wait(at, (
-                        f"QOS {name}'s {what} {tres}={most} is in use: {whose} {held} "
-                        f"{UNITS[tres]}, the job needs {need[tres]}: it waits until enough "
+                        f"QOS {name}'s {what} {tres}={most} is in use: {whose} "
+                        f"{counted(held, tres)}, the job needs {need[tres]}: it waits until enough "
                         f"of them end ({codes[tres]})")))
         minutes = (req.walltime or 0) / 60.0
         for tres, most in q.grp_tres_run_mins.items() if minutes else ():
@@ -222,12 +230,14 @@ def qos_submit_refused(p: Partition, job_qos: str | None, snap: SiteSnapshot,
         mine = sum(job_count(j) for j in jobs if snap.user and j.user == snap.user)
         if snap.user and (most := q.max_submit_jobs_per_user) is not None \
                 and mine + adds > most:
-            out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {most} and you have {mine} "
-                       f"jobs queued or running under it: {_until(mine, adds, most, parts)} "
+            out.append(f"QOS {name}'s MaxSubmitJobsPerUser is {most} and you have "
+                       f"{quantity(mine, 'job')} queued or running under it: "
+                       f"{_until(mine, adds, most, parts)} "
                        "(QOSMaxSubmitJobPerUserLimit)")
         if (most := q.grp_submit_jobs) is not None and every + adds > most:
-            out.append(f"QOS {name}'s GrpSubmitJobs is {most} and {every} jobs are queued "
-                       f"or running under it: {_until(every, adds, most, parts)} "
+            out.append(f"QOS {name}'s GrpSubmitJobs is {most} and "
+                       f"{quantity(every, 'job')} {agree(every)} queued or running under it: "
+                       f"{_until(every, adds, most, parts)} "
                        "(QOSGrpSubmitJobsLimit)")
     return out
 
@@ -347,13 +357,13 @@ def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnap
         a, caps = got
         for tres, most in caps.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {counted(job[tres], tres)} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} a job (MaxTRES {tres}={most}): it would never start "
                            f"({_ASSOC_JOB[tres]})")
     for a in chain:
         for tres, most in a.grp_tres.items():
             if job.get(tres) and job[tres] > most:
-                out.append(f"needs {job[tres]} {UNITS[tres]} in all, {_assoc_name(a, snap.user)} "
+                out.append(f"needs {counted(job[tres], tres)} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} at once (GrpTRES {tres}={most}): it would never "
                            f"start ({_ASSOC_GRP[tres]})")
     return out
@@ -373,7 +383,7 @@ def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSn
         for tres, most in a.grp_tres_run_mins.items():
             if (asks := job.get(tres, 0) * minutes) > most:
                 out.append(
-                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
                     f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESRunMins "
                     f"{tres}={most} allows less at once: it would never start "
                     f"({_ASSOC_RUN_MINS.get(tres, 'AssocGrpTRESRunMinutes')})")
@@ -382,7 +392,7 @@ def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSn
             used = a.tres_mins_used.get(tres, 0)
             if asks and asks > most - used:
                 out.append(
-                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
                     f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESMins "
                     f"{tres}={most} has {max(most - used, 0)} left ({used} used): Slurm "
                     f"holds it ({_ASSOC_MINS.get(tres, 'AssocGrpTRESMinutes')}) until "
@@ -485,7 +495,7 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                 held = sum(_tres_of(j)[tres] for j in jobs)
                 waits.append(Wait(at, (
                     f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
-                    f"{held} {UNITS[tres]}, the job needs {need[tres]}: it waits until "
+                    f"{counted(held, tres)}, the job needs {need[tres]}: it waits until "
                     f"enough of them end ({_ASSOC_GRP[tres]})")))
         minutes = (req.walltime or 0) / 60.0
         for tres, most in a.grp_tres_run_mins.items() if minutes else ():
@@ -540,7 +550,7 @@ def assoc_submit_refused(p: Partition, account: str | None, snap: SiteSnapshot,
         have = sum(job_count(j) for j in live if _in_scope(j, a, below, snap.user))
         if have + adds > a.grp_submit_jobs:
             out.append(f"{_assoc_name(a, snap.user)}'s GrpSubmitJobs is {a.grp_submit_jobs} "
-                       f"and {have} of its jobs are queued or running: "
+                       f"and {have} of its jobs {agree(have)} queued or running: "
                        f"{_until(have, adds, a.grp_submit_jobs, parts)} "
                        "(AssocGrpSubmitJobsLimit)")
     got = _nearest(chain, lambda a: a.max_submit_jobs)
@@ -585,7 +595,8 @@ def _pbs_text(x: QueueLimit) -> str:
     return f"{name} [{x.scope}:{x.who}={value}]"
 
 
-_PBS_UNITS = {"jobs": "jobs", "ncpus": "CPUs", "ngpus": "GPUs", "mem": "MB memory"}
+_PBS_UNITS = {"jobs": ("job", "jobs"), "ncpus": ("CPU", "CPUs"), "ngpus": ("GPU", "GPUs"),
+              "mem": ("MB memory", "MB memory")}
 
 
 def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: datetime,
@@ -619,20 +630,21 @@ def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: date
             for resource, asked in need.items():
                 if not asked:
                     continue
-                units = _PBS_UNITS.get(resource, resource)
                 x = _entry(p, "max_queued", resource, scope, on, who)
                 if x is not None:
                     have = sum(_pbs_count(j, resource) for j in jobs)
                     if have + asked > x.value:
                         refused.append(
-                            f"{where} {_pbs_text(x)}: {has} {have} {units} queued or running "
+                            f"{where} {_pbs_text(x)}: {has} {counted(have, resource, _PBS_UNITS)} "
+                            f"queued or running "
                             f"{in_it} and the job adds {asked}: qsub refuses it until some of "
                             "them end")
                 x = _entry(p, "max_run", resource, scope, on, who)
                 if x is None or (resource == "jobs" and scope == "o" and on == "queue"):
                     continue
                 if asked > x.value:
-                    never.append(f"needs {asked} {units}, {where} {_pbs_text(x)} allows less "
+                    never.append(f"needs {counted(asked, resource, _PBS_UNITS)}, {where} "
+                                 f"{_pbs_text(x)} allows less "
                                  "running at once")
                     continue
                 run = [j for j in jobs if j.state == JobState.RUNNING]
@@ -641,7 +653,8 @@ def pbs_limits(p: Partition, need: dict[str, int], snap: SiteSnapshot, now: date
                 if at:
                     held = sum(_pbs_count(j, resource) for j in run)
                     waits.append(Wait(at, f"{where} {_pbs_text(x)}: {holder}running jobs "
-                                          f"{in_it} hold {held} {units}: it waits until "
+                                          f"{in_it} hold {counted(held, resource, _PBS_UNITS)}: "
+                                          "it waits until "
                                           "enough of them end"))
     wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
         if waits else None
@@ -860,13 +873,13 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
                                   f"jobs in it hold {held}: it waits until enough of them end "
                                   "(the user's job slot limit of the queue)"))
     need = {"slots": slots, "jobs": 1, "mem": req.nodes * req.mem}
-    units = _LSF_UNITS
     for x in snap.lsf_limits or []:
         if x.hosts or not need[x.resource] or not _lsf_applies(x, p, project, snap):
             continue
         whose = f"limit {x.name} (lsb.resources, blimits)"
         if need[x.resource] > x.limit:
-            never.append(f"needs {need[x.resource]} {units[x.resource]}, {whose} allows "
+            never.append(f"needs {counted(need[x.resource], x.resource, _LSF_UNITS)}, "
+                         f"{whose} allows "
                          f"{x.limit}")
             continue
         if x.used + need[x.resource] <= x.limit:
@@ -877,7 +890,8 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
         used = {"slots": lambda j: j.cpus or 0, "jobs": lambda j: 1,
                 "mem": lambda j: j.memory_mb or 0}[x.resource]
         at = _freed_at(scope, used, x.used, need[x.resource], x.limit, now, part_max)
-        waits.append(Wait(at, f"{whose}: {x.used} of its {x.limit} {units[x.resource]} are "
+        waits.append(Wait(at, f"{whose}: {x.used} of its "
+                              f"{counted(x.limit, x.resource, _LSF_UNITS)} {agree(x.used)} "
                               f"in use and the job needs {need[x.resource]}: it waits until "
                               "enough of its jobs end"))
     wait = Wait(max(w.seconds for w in waits), "; ".join(w.why for w in waits)) \
@@ -885,7 +899,8 @@ def lsf_limits(req: Req, slots: int, p: Partition, project: str | None, snap: Si
     return never, wait
 
 
-_LSF_UNITS = {"slots": "slots", "jobs": "jobs", "mem": "MB memory"}
+_LSF_UNITS = {"slots": ("slot", "slots"), "jobs": ("job", "jobs"),
+              "mem": ("MB memory", "MB memory")}
 
 
 def _lsf_applies(x: LsfLimit, p: Partition, project: str | None, snap: SiteSnapshot) -> bool:
@@ -916,7 +931,8 @@ def lsf_host_limits(req: Req, p: Partition, project: str | None, snap: SiteSnaps
         whose = f"limit {x.name} on hosts {', '.join(x.hosts)} (lsb.resources, blimits)"
         if need[x.resource] > x.limit:
             for h in x.hosts:
-                never[h] = f"needs {need[x.resource]} {_LSF_UNITS[x.resource]} on a host, " \
+                never[h] = f"needs {counted(need[x.resource], x.resource, _LSF_UNITS)} on a " \
+                    "host, " \
                     f"{whose} allows {x.limit}"
             continue
         if x.used + need[x.resource] <= x.limit:
@@ -926,8 +942,8 @@ def lsf_host_limits(req: Req, p: Partition, project: str | None, snap: SiteSnaps
                 "mem": lambda j: j.memory_mb or 0}[x.resource]
         at = _freed_at(on, used, x.used, need[x.resource], x.limit, now, part_max)
         for h in x.hosts:
-            full[h] = (f"{whose}: {x.used} of its {x.limit} {_LSF_UNITS[x.resource]} are in "
-                       f"use and the job needs {need[x.resource]}", at)
+            full[h] = (f"{whose}: {x.used} of its {counted(x.limit, x.resource, _LSF_UNITS)} "
+                       f"{agree(x.used)} in use and the job needs {need[x.resource]}", at)
     _queue_host_limits(req, p, snap, running, now, part_max, never, full)
     return never, full
 
@@ -1367,11 +1383,11 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
     job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
            "mem": req.nodes * req.mem}
     node = {"cpu": req.cpn, "gres/gpu": req.gpn, "mem": req.mem}
-    units = {"cpu": "CPUs", "node": "nodes", "gres/gpu": "GPUs", "mem": "MB memory"}
+    units = dict(UNITS)
     if req.gpu_type and req.gpn:  # a limit on one GPU type (`gres/gpu:a100=4`) counts them
         typed = f"gres/gpu:{req.gpu_type}"
         job[typed], node[typed] = job["gres/gpu"], node["gres/gpu"]
-        units[typed] = f"{req.gpu_type} GPUs"
+        units[typed] = (f"{req.gpu_type} GPU", f"{req.gpu_type} GPUs")
     limit = time_limit(req, p.max_time_s) or req.walltime
     for name, whose in ((p.qos, f"partition {p.name}'s QOS"), (job_qos, "the job's QOS")):
         q = known.get(name or "")
@@ -1387,7 +1403,8 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
             for tres, most in caps.items():
                 asked = have.get(tres)
                 if asked and asked > most:
-                    out.append(f"needs {asked} {units[tres]} {where}, {whose} {name} allows "
+                    out.append(f"needs {counted(asked, tres, units)} {where}, {whose} {name} "
+                               f"allows "
                                f"{most} ({what} {tres}={most}){refused}")
         if q.max_wall_s is not None and limit and limit > q.max_wall_s:
             out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
@@ -1403,8 +1420,8 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
         for tres, least in q.min_tres_per_job.items():
             asked = job.get(tres, 0)
             if asked < least:
-                unit = units.get(tres, tres)
-                out.append(f"asks {asked} {unit} in all, {whose} {name} takes only jobs of at "
+                out.append(f"asks {counted(asked, tres, units)} in all, {whose} {name} takes "
+                           f"only jobs of at "
                            f"least {least} (MinTRESPerJob {tres}={least})" + (
                                refused or ": Slurm keeps it pending (" + _MIN_REASON.get(
                                    tres, "QOSMin*") + ") until it asks more"))

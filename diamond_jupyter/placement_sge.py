@@ -12,7 +12,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from diamond_jupyter.wording import quantity
+from diamond_jupyter.wording import agree, quantity
 
 from .model import JobSpec, Node, Partition, SiteSnapshot
 from .placement_fit import Req, _few, amount_text, expected_end
@@ -417,8 +417,8 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
         each = int(rule)
         if slots % each:
             return spec, (f"parallel environment '{pe}' puts {quantity(each, 'slot')} on every "
-                          f"host (allocation_rule {each}): {slots} slots are no multiple "
-                          f"of it")
+                          f"host (allocation_rule {each}): {quantity(slots, 'slot')} "
+                          f"{agree(slots)} no multiple of it")
         new = dict(nodes=slots // each, tasks=slots, tasks_per_node=each, cpus_per_task=None)
     else:
         return spec, None

@@ -35,8 +35,8 @@ SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
 # (the body's field, its bad value, what the refusal starts with as a JSON field says it)
 BAD_NEEDS = [
     ("memory", "lots", "memory 'lots': expected a size such as 4G"),
-    ("software", ["a b"], "software 'a b': expected NAME or NAME/VERSION"),
-    ("software", [","], "software ',' names no software"),
+    ("software", ["gcc", "a b"], "software[1] 'a b': expected NAME or NAME/VERSION"),
+    ("software", [","], "software[0] ',' names no software"),
     ("gpu_type", "a 1", "gpu_type 'a 1': expected a GPU model"),
     ("arch", "x86;rm", "arch 'x86;rm': expected an architecture"),
     ("container", "-v", "container '-v': expected an image"),

@@ -88,7 +88,7 @@ def test_deny_on_limit_refuses_below_min_at_submit():
 @pytest.mark.parametrize("nodes, said", [
     (3, "needs 3 nodes in all, the job's QOS wide allows 2 (MaxTRESPerJob node=2): Slurm "
         "refuses it at submit (DenyOnLimit)"),
-    (1, "asks 1 nodes in all, the job's QOS wide takes only jobs of at least 2 "
+    (1, "asks 1 node in all, the job's QOS wide takes only jobs of at least 2 "
         "(MinTRESPerJob node=2): Slurm refuses it at submit (DenyOnLimit)"),
 ])
 def test_deny_on_limit_refuses_past_max_or_below_min_at_submit(nodes, said):

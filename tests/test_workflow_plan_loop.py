@@ -139,7 +139,7 @@ async def test_the_plan_is_the_one_rendered_step_by_step_on_the_loop(tmp_path, m
     own partition, one step refused everywhere) gives, byte for byte, the plan its steps'
     renderings one by one (`render_step`, as the plan made them on the loop) give; and the
     same plan when two are made at once."""
-    from diamond_jupyter.federation_workflow import step_candidates
+    from diamond_jupyter.federation_workflow import STEP_TOKEN, step_candidates
     from diamond_jupyter.workflow.engine import engine_lines, engine_sha256
 
     fed = _fed(tmp_path, monkeypatch, extra=(
@@ -164,6 +164,8 @@ async def test_the_plan_is_the_one_rendered_step_by_step_on_the_loop(tmp_path, m
                     refusals.add((s.name, site))
                     continue
                 expected.append({"site": site, "scheduler": fed.sites[site].cfg.scheduler,
+                                 # no step names a directory: each runs in its own
+                                 "working_directory": fed.site(site).job_dir(STEP_TOKEN),
                                  "script": script, "script_sha256": digest})
             assert json.dumps(st["rendered"]) == json.dumps(expected), s.name
             assert st["may_run_on"] == [c["site"] for c in expected if "script" in c]

@@ -365,7 +365,7 @@ def _transfer(args: argparse.Namespace) -> int:
         return _cancel_transfer(args)
     rec = asyncio.run(with_fed(args, lambda fed: fed.transfer(
         args.src, args.dst, via=args.via, recursive=args.recursive,
-        overwrite=args.overwrite)))
+        overwrite=args.overwrite, said_as={"recursive": "--recursive"})))
     data = rec.model_dump(mode="json")
     rate = rec.data.get("mb_per_s")
     out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "

@@ -117,7 +117,8 @@ class LocalEngine(Engine):
                        recursive: bool = False, *, overwrite: bool = False
                        ) -> dict[str, Any]:
         rec = await (await self.fed()).transfer(src, dst, via, recursive=recursive,
-                                                overwrite=overwrite)
+                                                overwrite=overwrite,
+                                                said_as={"recursive": "--recursive"})
         return rec.model_dump(mode="json")
 
     async def cancel_transfer(self, transfer_id: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,14 +122,18 @@ async def _stop_copy(copy: asyncio.Future, cancel: threading.Event,
         copy.result() if done else None
 
 
-def _check_local_source(path: str, recursive: bool) -> None:
+def _check_local_source(path: str, recursive: bool,
+                        said_as: Mapping[str, str] | None = None) -> None:
     """BadInput before anything is recorded for a source on this machine that cannot be
-    copied (it was a FAILED transfer, exit 1, as if a site had failed)."""
+    copied (it was a FAILED transfer, exit 1, as if a site had failed); a directory's names
+    the way to copy it as the face's user says it (`said_as["recursive"]`, `--recursive` on
+    the command line), else as the JSON field of a REST body or a tool call."""
     p = Path(path)
     if not p.exists():
         raise BadInput(f"src: no such file or directory on this machine: {path}")
     if p.is_dir() and not recursive:
-        raise BadInput(f"src: {path} is a directory (copy it with --recursive)")
+        way = (said_as or {}).get("recursive", "recursive: true")
+        raise BadInput(f"src: {path} is a directory (copy it with {way})")
 
 
 @dataclass(frozen=True)
@@ -300,7 +304,8 @@ class TransferManager:
     async def transfer(self, src: str | Location, dst: str | Location, via: str | None = None,
                        *, recursive: bool = False, wait: bool = True, job_id: str | None = None,
                        transfer_id: str | None = None, limit_bytes: int | None = None,
-                       overwrite: bool = False, skip_hidden: bool = False) -> TransferRecord:
+                       overwrite: bool = False, skip_hidden: bool = False,
+                       said_as: Mapping[str, str] | None = None) -> TransferRecord:
         s = src if isinstance(src, Location) else parse_location(src, self.sites, what="src")
         d = dst if isinstance(dst, Location) else parse_location(dst, self.sites, what="dst")
         s, d = confine(s, self.server_root), confine(d, self.server_root)
@@ -309,7 +314,7 @@ class TransferManager:
             if loc.site:
                 self.sites.require(loc.site)
         if s.site is None and transfer_id is None:
-            _check_local_source(s.path, recursive)
+            _check_local_source(s.path, recursive, said_as)
         kind = self.choose(s, d, via)
         if kind == "sftp" and transfer_id is None:
             self._check_local_destination(s, d, recursive)

@@ -1416,6 +1416,9 @@ class _Plan:
         es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
+            if d.sched and self.t < d.not_before < math.inf and d.not_before >= t0 \
+                    and (best is None or best[0] > d.not_before):
+                best = self._closest_node(d, d.not_before, es) or best
             if best is None:
                 return None
             start, hosts = best[0], [best[1]]
@@ -1444,6 +1447,22 @@ class _Plan:
             return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
+
+    def _closest_node(self, d: Demand, t0: float, es: list[int]) -> tuple[float, int] | None:
+        """A one-node d's slot at its scheduler estimate t0 where this plan has no room for
+        it then: the scheduler plans it there, with room the view does not show (node
+        counts taken a moment apart from the queue, a running job's nodes not known). Kept
+        on the node of the most CPUs free then (lowest index on ties), the one the view
+        misses the least of: a job further back does not take that room first. None: no
+        node is free of other slots then."""
+        best: tuple[int, int] | None = None
+        for n in es:
+            if self._need(d, n) is None:
+                continue
+            free = self.fc[n][bisect.bisect_right(self.times[n], t0) - 1]
+            if free != RESERVED and (best is None or free > best[0]):
+                best = (free, n)
+        return None if best is None else (t0, best[1])
 
     def start_now(self, d: Demand) -> list[int] | None:
         """Nodes where d starts now, fitting through its walltime without touching any

@@ -27,7 +27,10 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
 - Reservation "plan" (Slurm, whose backfill reserves for every job it tests): the probe may
   start early only where it delays none of the jobs ahead as the scheduler plans them,
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
-  end (`_Plan`).
+  end (`_Plan`). A one-node job the plan has no room for at its scheduler estimate keeps
+  its slot there all the same, on the node of the most CPUs free then: the scheduler
+  sees room the view does not (node counts a moment apart from the queue, a running
+  job's node not known), and does not backfill a job into it (`_Plan._closest_node`).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -1564,6 +1567,8 @@ class _PlanMemory:
         """d's slot from t0 given its last one (`was`, searched for from no later than t0
         on the same steps outside `dirty`): only the dirty nodes are searched where that
         decides it, else the whole plan is."""
+        if was is not None and d.sched and was[0] == d.not_before:
+            return plan.reserve(d, t0)  # kept at its estimate maybe without room: anew
         dirty = self.dirty
         hit = [n for n in plan.nodes_of(d) if n in dirty] if dirty else []
         if was is None:

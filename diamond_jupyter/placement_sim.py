@@ -30,7 +30,9 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   end (`_Plan`). A one-node job the plan has no room for at its scheduler estimate keeps
   its slot there all the same, on the node of the most CPUs free then: the scheduler
   sees room the view does not (node counts a moment apart from the queue, a running
-  job's node not known), and does not backfill a job into it (`_Plan._closest_node`).
+  job's node not known), and does not backfill a job into it (`_Plan._closest_node`;
+  the first such job of a plan only, waiting for priority or resources alone: estimates
+  further back drift from the plan, and one behind down nodes says little).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -1291,6 +1293,9 @@ class _Plan:
             for n in nodes:
                 self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
+        # a slot kept at a scheduler estimate the plan has no room for (`_closest_node`):
+        # the first such job's only, the one ahead of every other whose estimate drifted
+        self.kept_estimate = False
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -1419,9 +1424,11 @@ class _Plan:
         es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
-            if d.sched and self.t < d.not_before < math.inf and d.not_before >= t0 \
-                    and (best is None or best[0] > d.not_before):
-                best = self._closest_node(d, d.not_before, es) or best
+            if not self.kept_estimate and d.sched and d.now_ok \
+                    and self.t < d.not_before < math.inf \
+                    and d.not_before >= t0 and (best is None or best[0] > d.not_before):
+                kept = self._closest_node(d, d.not_before, es)
+                self.kept_estimate, best = kept is not None, kept or best
             if best is None:
                 return None
             start, hosts = best[0], [best[1]]

@@ -27,7 +27,12 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
 - Reservation "plan" (Slurm, whose backfill reserves for every job it tests): the probe may
   start early only where it delays none of the jobs ahead as the scheduler plans them,
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
-  end (`_Plan`).
+  end (`_Plan`). A one-node job the plan has no room for at its scheduler estimate keeps
+  its slot there all the same, on the node of the most CPUs free then: the scheduler
+  sees room the view does not (node counts a moment apart from the queue, a running
+  job's node not known), and does not backfill a job into it (`_Plan._closest_node`;
+  the first such job of a plan only, waiting for priority or resources alone: estimates
+  further back drift from the plan, and one behind down nodes says little).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -1288,6 +1293,9 @@ class _Plan:
             for n in nodes:
                 self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
+        # a slot kept at a scheduler estimate the plan has no room for (`_closest_node`):
+        # the first such job's only, the one ahead of every other whose estimate drifted
+        self.kept_estimate = False
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -1416,6 +1424,11 @@ class _Plan:
         es = self.nodes_of(d)
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             best = self._first_node(d, t0, es)
+            if not self.kept_estimate and d.sched and d.now_ok \
+                    and self.t < d.not_before < math.inf \
+                    and d.not_before >= t0 and (best is None or best[0] > d.not_before):
+                kept = self._closest_node(d, d.not_before, es)
+                self.kept_estimate, best = kept is not None, kept or best
             if best is None:
                 return None
             start, hosts = best[0], [best[1]]
@@ -1444,6 +1457,22 @@ class _Plan:
             return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
+
+    def _closest_node(self, d: Demand, t0: float, es: list[int]) -> tuple[float, int] | None:
+        """A one-node d's slot at its scheduler estimate t0 where this plan has no room for
+        it then: the scheduler plans it there, with room the view does not show (node
+        counts taken a moment apart from the queue, a running job's nodes not known). Kept
+        on the node of the most CPUs free then (lowest index on ties), the one the view
+        misses the least of: a job further back does not take that room first. None: no
+        node is free of other slots then."""
+        best: tuple[int, int] | None = None
+        for n in es:
+            if self._need(d, n) is None:
+                continue
+            free = self.fc[n][bisect.bisect_right(self.times[n], t0) - 1]
+            if free != RESERVED and (best is None or free > best[0]):
+                best = (free, n)
+        return None if best is None else (t0, best[1])
 
     def start_now(self, d: Demand) -> list[int] | None:
         """Nodes where d starts now, fitting through its walltime without touching any
@@ -1545,6 +1574,8 @@ class _PlanMemory:
         """d's slot from t0 given its last one (`was`, searched for from no later than t0
         on the same steps outside `dirty`): only the dirty nodes are searched where that
         decides it, else the whole plan is."""
+        if was is not None and d.sched and was[0] == d.not_before:
+            return plan.reserve(d, t0)  # kept at its estimate maybe without room: anew
         dirty = self.dirty
         hit = [n for n in plan.nodes_of(d) if n in dirty] if dirty else []
         if was is None:

@@ -417,7 +417,7 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
         for tres, most in q.grp_tres_run_mins.items():
             if (asks := job.get(tres, 0) * minutes) > most:
                 out.append(
-                    f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                    f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
                     f"{minutes:.0f} min), QOS {name}'s GrpTRESRunMins {tres}={most} allows "
                     "less at once: it would never start "
                     f"({_QOS_RUN_MINS.get(tres, 'QOSGrpTRESRunMinutes')})")
@@ -430,7 +430,7 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
             held = (f"sbatch refuses it (DenyOnLimit; {code})" if "denyonlimit" in flags
                     else f"Slurm holds it ({code})")
             out.append(
-                f"needs {asks:.0f} {tres}-minutes ({job[tres]} {UNITS[tres]} for "
+                f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
                 f"{minutes:.0f} min), QOS {name}'s GrpTRESMins {tres}={most} has "
                 f"{max(most - used, 0)} left ({used} used): {held} " + (
                     "until an administrator raises the limit or resets its usage (NoDecay)"
@@ -1412,7 +1412,8 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
         minutes = (limit or 0) / 60.0
         for tres, most in q.max_tres_mins_per_job.items() if minutes else ():
             if (asks := job.get(tres, 0) * minutes) > most:
-                out.append(f"needs {asks:.0f} {tres}-minutes ({job[tres]} {units[tres]} for "
+                out.append(f"needs {asks:.0f} {tres}-minutes "
+                           f"({counted(job[tres], tres, units)} for "
                            f"{minutes:.0f} min), {whose} {name} allows {most} a job "
                            f"(MaxTRESMins {tres}={most})" + (
                                refused or ": Slurm keeps it pending ("

@@ -17,6 +17,8 @@ import pytest
 import sweep_helpers
 from sweep_helpers import sbatch_calls
 
+from diamond_jupyter.model import describe_start
+
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
 shell = sweep_helpers.magics_shell
@@ -179,6 +181,23 @@ def test_fault_place_explain_lines_up_reasons_of_sites_no_column_fits(user):
     verdicts = {rows["SITE"].index("VERDICT"), rows["alpha"].index("INCOMPATIBLE"),
                 rows["ghost"].index("UNREACHABLE")}
     assert len(verdicts) == 1, out
+
+
+@pytest.mark.parametrize("start_s,bound_s,said", [
+    (59.6, 100, "≈ 1 min (90%: < 2 min)"),
+    (3590, 3599, "≈ 1.0 h (90%: < 1.0 h)"),
+    (3 * 86400, 9 * 86400, "≈ 3.0 d (90%: < 9.0 d)"),
+])
+def test_fault_a_predicted_start_is_said_in_the_unit_it_rounds_to(start_s, bound_s, said):
+    """The job card's, `place`'s and the agent's start said "≈ 60 s" for 59.6 s, "≈ 60 min"
+    for 59.9 min, and "≈ 72.0 h (90%: < 216.0 h)" for a queue of days."""
+    assert describe_start(start_s, bound_s) == said
+
+
+@pytest.mark.parametrize("start_s,said", [(20, "≈ 20 s"), (170, "≈ 3 min"),
+                                          (30 * 3600, "≈ 30.0 h")])
+def test_a_predicted_start_within_its_unit_is_said_as_before(start_s, said):
+    assert describe_start(start_s, None) == said
 
 
 # ---- (3) the REST API ----------------------------------------------------------------------

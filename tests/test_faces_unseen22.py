@@ -200,6 +200,18 @@ def test_a_predicted_start_within_its_unit_is_said_as_before(start_s, said):
     assert describe_start(start_s, None) == said
 
 
+def test_fault_sites_keeps_its_columns_when_a_site_name_is_long(user):
+    """Names were padded to ten characters: a longer one pushed its scheduler and state to
+    the right of every other row's."""
+    long_name = user.alpha.replace("name: alpha", "name: frontier-gpu-queue")
+    user.write("sites.yaml", user.sites.read_text().replace("sites:\n", f"sites:\n{long_name}"))
+    out = user.run("sites", "--offline", code=0).stdout.splitlines()
+    assert [ln.split()[0] for ln in out] == ["frontier-gpu-queue", "alpha", "ghost"], out
+    assert len({ln.index("not asked") for ln in out}) == 1, out
+    schedulers = zip(out, ["slurm", "slurm", "pbs"], strict=True)
+    assert len({ln.index(word) for ln, word in schedulers}) == 1, out
+
+
 # ---- (3) the REST API ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("method,path", [

@@ -212,6 +212,32 @@ def test_fault_sites_keeps_its_columns_when_a_site_name_is_long(user):
     assert len({ln.index(word) for ln, word in schedulers}) == 1, out
 
 
+def test_fault_workflow_status_keeps_its_columns_when_a_step_name_is_long(user):
+    """Step names were padded to sixteen characters: a longer one pushed its state, site and
+    job to the right of the other steps'."""
+    user.write("wf.yaml", "name: demo\nsteps:\n  - name: preprocess-the-raw-dataset\n"
+                          "    site: alpha\n    script_file: job.sh\n  - name: fit\n"
+                          "    site: alpha\n    script_file: job.sh\n"
+                          "    needs: [preprocess-the-raw-dataset]\n")
+    run = json.loads(user.run("workflow", "run", "--json", "wf.yaml", code=0).stdout)
+    assert [s["name"] for s in run["steps"]] == ["preprocess-the-raw-dataset", "fit"]
+    assert run["state"] in STATES and all(s["state"] in STATES for s in run["steps"])
+    out = user.run("workflow", "status", run["id"], code=0).stdout.splitlines()
+    assert out[0].startswith(f"{run['id']}\t"), out
+    assert len({ln.index("PENDING") for ln in out[1:]}) == 1, out
+
+
+def test_workflow_cancel_says_each_step_is_cancelled_and_status_agrees(user):
+    user.write("wf.yaml", "name: demo\nsteps:\n  - name: a\n    site: alpha\n"
+                          "    script_file: job.sh\n")
+    wid = json.loads(user.run("workflow", "run", "--json", "wf.yaml", code=0).stdout)["id"]
+    cancelled = user.run("workflow", "cancel", wid, code=0).stdout
+    assert f"{wid}\tCANCELLED\tdemo (cancelled by request)" in cancelled
+    status = json.loads(user.run("workflow", "status", "--json", wid, code=0).stdout)
+    assert status["state"] == "CANCELLED"
+    assert [(s["name"], s["state"]) for s in status["steps"]] == [("a", "CANCELLED")]
+
+
 # ---- (3) the REST API ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("method,path", [

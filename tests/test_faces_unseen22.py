@@ -293,6 +293,21 @@ def test_a_magic_submit_to_an_unknown_site_lists_the_known_ones(shell, user, cap
                                        "unknown site 'nosuch' (known: alpha, ghost)")
 
 
+def test_fault_a_magic_place_takes_the_command_lines_explain(shell, user, capsys):
+    """`%%diamond place --explain` (as `diamond place FILE --explain` is written) was refused
+    as an unknown option with an empty list of accepted ones."""
+    shell.run_cell_magic("diamond", "place --explain", SCRIPT)
+    said = capsys.readouterr()
+    assert "unknown option" not in said.err, said.err
+    assert "SITE" in said.out and "VERDICT" in said.out and "alpha" in said.out, said.out
+    assert sbatch_calls(user) == []
+
+
+def test_fault_a_magic_command_taking_no_options_says_none_are_accepted(shell, user, capsys):
+    sweep_helpers.assert_magic_refused(shell, user, capsys, "status alpha:1 --json", None,
+                                       "unknown option --json (accepted: none)")
+
+
 # ---- (5) the MCP tools ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("tool,args,said", [

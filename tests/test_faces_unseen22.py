@@ -277,6 +277,25 @@ async def test_a_rest_body_that_is_not_json_is_a_400_saying_so(rest):
     assert "JSON" in reply["message"]
 
 
+async def test_a_rest_translate_to_an_unknown_dialect_lists_the_accepted(rest):
+    code, reply = await rest("POST", "translate", json.dumps(
+        {"script": SCRIPT, "to": "cobol"}).encode())
+    assert code == 400 and "unknown dialect 'cobol'" in reply["message"], (code, reply)
+    assert "slurm, pbs, lsf, flux, sge" in reply["message"]
+
+
+async def test_a_rest_place_ranks_every_site_with_a_reason(rest):
+    code, reply = await rest("POST", "place", json.dumps({"script": SCRIPT}).encode())
+    assert code == 200, (code, reply)
+    [here] = reply["ranked"]
+    assert here["site"] == "here" and (here["feasible"] or here["reasons"]), here
+
+
+async def test_a_rest_unknown_workflow_is_a_404_naming_it(rest):
+    code, reply = await rest("GET", "workflows/wf-nope")
+    assert code == 404 and "wf-nope" in reply["message"], (code, reply)
+
+
 # ---- (4) the magics ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line,said", [
@@ -313,6 +332,8 @@ def test_fault_a_magic_command_taking_no_options_says_none_are_accepted(shell, u
 @pytest.mark.parametrize("tool,args,said", [
     ("status", {"job_id": "4242"}, MALFORMED),
     ("submit", {"spec": {"script": "echo hi\n"}, "site": "nosuch"}, "unknown site 'nosuch'"),
+    ("cancel", {"job_id": "alpha:9999"}, "no job 'alpha:9999'"),
+    ("logs", {"job_id": "alpha"}, MALFORMED),
 ])
 async def test_an_mcp_tool_given_a_mistyped_id_or_site_says_which(user, tool, args, said):
     said_back = await sweep_helpers.mcp_refusal(user, tool, args)

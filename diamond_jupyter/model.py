@@ -40,13 +40,17 @@ def hms(seconds: float | None, *, days: bool = True) -> str:
 
 
 def hms_short(seconds: float) -> str:
-    """'≈ 3 min' style: s below a minute, min below an hour, else h with one decimal."""
+    """'≈ 3 min' style: s below a minute, min below an hour, h with one decimal below two
+    days, else d with one decimal. A value that rounds up to the next unit is said in it
+    (59.6 s is "1 min", not "60 s")."""
     s = max(0.0, seconds)
-    if s < 60:
+    if round(s) < 60:
         return f"{s:.0f} s"
-    if s < 3600:
+    if math.ceil(s / 60) < 60:
         return f"{math.ceil(s / 60):.0f} min"
-    return f"{s / 3600:.1f} h"
+    if s < 48 * 3600:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} d"
 
 
 def describe_start(start_s: float, bound_s: float | None) -> str:

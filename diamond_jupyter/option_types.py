@@ -99,4 +99,4 @@ def unknown_option(given: str, options: Collection[str]) -> str:
     near = [o for o in known if o.startswith(given)] if given.startswith("--") else []
     near = near or difflib.get_close_matches(given, known, n=1, cutoff=0.6)
     hint = f"did you mean {' or '.join(near[:2])}? " if near else ""
-    return f"unknown option {given} ({hint}accepted: {', '.join(known)})"
+    return f"unknown option {given} ({hint}accepted: {', '.join(known) or 'none'})"

@@ -543,6 +543,8 @@ class Placement(BaseModel):
                 rows.append((mark, v.site, v.verdict, "; ".join(why) or "-"))
         full = [head, *(r for r in rows if len(r) == len(head))]
         widths = [max(len(r[i]) for r in full) for i in range(len(head))]
+        for i in range(3):  # a short (infeasible) row's mark, site and verdict align too
+            widths[i] = max([widths[i], *(len(r[i]) for r in rows)])
         lines = [f"policy {self.policy}; choice {self.choice or 'none'}; "
                  f"now {self.now.isoformat(timespec='seconds')}"
                  + (f"; needs {', '.join(self.needs)}" if self.needs else "")

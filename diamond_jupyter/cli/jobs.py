@@ -40,7 +40,9 @@ def cmd_sites(args: argparse.Namespace) -> int:
     async def go(fed):
         return [site_row(s) for s in await fed.site_summaries(offline=args.offline)]
     rows = asyncio.run(with_fed(args, go))
-    text = "\n".join(f"{r['name']:<10} {r['scheduler']:<6} {_site_state(r)}" for r in rows)
+    width = max([10, *(len(r["name"]) for r in rows)])  # a long site name keeps the columns
+    text = "\n".join(f"{r['name']:<{width}} {r['scheduler']:<6} {_site_state(r)}"
+                     for r in rows)
     out(args, rows, text)
     return 0
 

@@ -46,10 +46,14 @@ def _out(args: argparse.Namespace, view: Any) -> None:
 
     print(visible(f"{view.id}\t{view.state.value}\t{view.name}"
                   + (f" ({view.reason})" if view.reason else "")))
+    # columns as wide as their longest cell: long step or site names keep the table straight
+    name_w = max([16, *(len(s.name) for s in view.steps)])
+    site_w = max([8, *(len(s.site or "-") for s in view.steps)])
+    job_w = max([1, *(len(s.job or "-") for s in view.steps)])
     for s in view.steps:
-        print(visible(f"  {s.name:<16} {s.state.value:<10} {s.site or '-':<8} {s.job or '-'}"
-                      + (f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED"
-                         else "")))
+        reason = f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED" else ""
+        print(visible(f"  {s.name:<{name_w}} {s.state.value:<10} {s.site or '-':<{site_w}} "
+                      f"{s.job or '-':<{job_w}}{reason}".rstrip()))
 
 
 def _run(args: argparse.Namespace) -> int:

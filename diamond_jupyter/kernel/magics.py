@@ -98,7 +98,10 @@ def _parser() -> _Parser:
     p.add_argument("dest", nargs="?")
     p.add_argument("--file", action="append")  # only this result file; names a hidden one
     p.add_argument("--overwrite", action="store_true")  # replace files no fetch of it wrote
-    sub.add_parser("place").add_argument("file", nargs="?")
+    p = sub.add_parser("place")
+    p.add_argument("file", nargs="?")
+    # the command line's spelling; the magic always explains
+    p.add_argument("--explain", action="store_true")
     p = sub.add_parser("translate")
     p.add_argument("file", nargs="?")
     p.add_argument("--to", required=True)

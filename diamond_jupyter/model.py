@@ -140,6 +140,22 @@ PBS_GPU_MODEL_KEYS = frozenset({"gpu_type", "gpu_model", "gputype", "gpu_model_n
 # Grid Engine MPI PE's slot range `-pe mpi MIN-MAX`), as [MIN, MAX]; `resources.tasks` is MIN
 TASK_RANGE = "task_range"
 
+# CPU architectures by their `uname -m` names, and every scheduler's other spelling of one
+# (Grid Engine's `lx-*` arch strings, Debian's `amd64`, Apple's `arm64`); 32-bit ones
+# (`lx-x86`, `i686`) the engine does not place on, so they are none of these
+ARCHES = frozenset({"x86_64", "aarch64", "ppc64le", "ppc64", "riscv64"})
+ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64",
+                "lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
+                "lx-ppc64le": "ppc64le", "lx-ppc64": "ppc64", "lx-riscv64": "riscv64"}
+
+
+def arch_name(text: str | None) -> str | None:
+    """A scheduler's architecture string as its `uname -m` name, or None where it names
+    none the engine places on (PBS's `linux`, Grid Engine's `lx-x86`)."""
+    a = (text or "").strip().lower()
+    a = ARCH_ALIASES.get(a, a)
+    return a if a in ARCHES else None
+
 
 def gpus_of_job_over_unknown_nodes(spec: JobSpec) -> bool:
     """The GPUs are the job's total (GPUS_PER_JOB) and its several tasks have no node count:

@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import Field
 
 from .model import (
+    ARCH_ALIASES,
+    ARCHES,
     PBS_GPU_MODEL_KEYS,
     BadInput,
     JobSpec,
@@ -29,16 +31,15 @@ from .model import (
 )
 from .script_body import ContainerNeed, EnvNeed, NeedModel, SoftwareNeed, scan_body
 
-_ARCHES = {"x86_64", "aarch64", "ppc64le", "riscv64"}
+_ARCHES = ARCHES  # (model.py)
 _PBS_GPU_KEYS = PBS_GPU_MODEL_KEYS  # (model.py)
-_ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
 
 def norm_arch(x: Any) -> str | None:
     if not x:
         return None
     a = str(x).strip().lower()
-    return _ARCH_ALIASES.get(a, a)
+    return ARCH_ALIASES.get(a, a)
 
 
 def metadata_arch(value: Any) -> str | None:

@@ -892,12 +892,13 @@ def _runlimit(text: str | None) -> int | None:
 
 
 def _arch(text: str | None) -> str | None:
-    """An lshosts TYPE/MODEL -> `uname -m` name; LSF's LINUXPPC64 is big-endian POWER
-    (ppc64), told from LINUXPPC64LE (ppc64le) by the suffix alone, so that is tried first."""
+    """An lshosts TYPE/MODEL -> `uname -m` name. LSF names 64-bit x86 hosts X86_64 and
+    32-bit ones LINUX86 (none the engine places on), so `x86` alone is no architecture;
+    LINUXPPC64 is big-endian POWER (ppc64), told from LINUXPPC64LE by the suffix, so
+    that is tried first."""
     t = (text or "").lower()
-    for key, arch in (("x86_64", "x86_64"), ("x86", "x86_64"), ("linux64", "x86_64"),
-                      ("aarch64", "aarch64"), ("arm64", "aarch64"), ("ppc64le", "ppc64le"),
-                      ("ppc64", "ppc64")):
+    for key, arch in (("x86_64", "x86_64"), ("linux64", "x86_64"), ("aarch64", "aarch64"),
+                      ("arm64", "aarch64"), ("ppc64le", "ppc64le"), ("ppc64", "ppc64")):
         if key in t:
             return arch
     return None

@@ -33,6 +33,7 @@ from ..model import (
     SiteError,
     SiteSnapshot,
     UserAcl,
+    arch_name,
 )
 from .dependencies import pbs_awaited, pbs_dependencies
 from .outputs_common import (
@@ -577,7 +578,7 @@ class PbsCommands(FailureReading):
                 gpus=gpus, gpus_allocated=gpus if whole else to_int(assigned.get("ngpus"))
                 or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
-                architecture=arch if arch in ("x86_64", "aarch64", "ppc64le", "arm64") else None,
+                architecture=arch_name(arch),
             ))
         return _by_host(out, hosts)
 

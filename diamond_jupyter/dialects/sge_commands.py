@@ -28,6 +28,7 @@ from ..model import (
     SiteError,
     SiteSnapshot,
     UserAcl,
+    arch_name,
 )
 from .dependencies import ListedJob, sge_dependency, sge_named
 from .outputs_common import (
@@ -51,8 +52,6 @@ from .outputs_common import (
 # `12/05/2026 10:00:00.123`
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S")
 QACCT_SEP = "=" * 62
-_ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
-         "lx-ppc64le": "ppc64le"}
 # failed codes (sge_shepherd / qmaster) that are not the job's own doing
 _TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
 _XML_END = "</job_info>"
@@ -631,7 +630,7 @@ class SgeCommands(FailureReading):
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
-                architecture=_ARCH.get(arch or "", arch),
+                architecture=arch_name(arch),
             ))
         return out
 

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..model import (
+    ARCH_ALIASES,
     CPU_TIME,
     GPUS_PER_JOB,
     TASK_RANGE,
@@ -101,9 +102,9 @@ _LIMITS = ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_data", "s_da
 MEMORY_COMPLEXES = ("h_vmem", "h_data", "mem_free")
 _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
-_ARCH = {"lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
-         "lx-ppc64le": "ppc64le"}
-_ARCH_BACK = {"x86_64": "lx-amd64", "aarch64": "lx-arm64", "ppc64le": "lx-ppc64le"}
+_ARCH = {name: arch for name, arch in ARCH_ALIASES.items() if name.startswith("lx-")}
+_ARCH_BACK = {"x86_64": "lx-amd64", "aarch64": "lx-arm64", "ppc64le": "lx-ppc64le",
+              "ppc64": "lx-ppc64", "riscv64": "lx-riscv64"}
 _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"

@@ -1152,7 +1152,8 @@ _KEY_SYNONYMS = {
     "workload_manager": "scheduler", "resource_manager": "scheduler", "lrms": "scheduler",
     "scratch": "workdir", "work_dir": "workdir", "remote_dir": "workdir",
     "remote_workdir": "workdir", "working_directory": "workdir", "ssh": "transport",
-    "connection": "transport", "access": "transport",
+    "connection": "transport", "access": "transport", "environment": "env",
+    "environment_variables": "env", "env_vars": "env", "envvars": "env", "variables": "env",
 }
 # keys that would hold a secret in the file: what to do instead (their values never shown)
 _SECRET_INSTEAD = ("no password is kept in the sites file (whoever reads the file would have "
@@ -1165,6 +1166,20 @@ _OTHER_WORDS = {
                     "a token is not written in the sites file (whoever reads the file would "
                     "act as you): give token_file (a file only you can read) or "
                     "token_command (e.g. scontrol token)"),
+}
+# keys a center's admin writes for what a site holds elsewhere: where it goes instead
+_MODULE_PATH_INSTEAD = ("module paths are shell, run before each scheduler command: write "
+                        "them in the preamble (preamble: | then `module use /PATH` lines)")
+_SITE_ELSEWHERE = {
+    **dict.fromkeys(("module_paths", "module_path", "modulepath", "modulepaths",
+                     "module_use", "modules_path"), _MODULE_PATH_INSTEAD),
+    **dict.fromkeys(("modules", "module", "module_load", "load_modules", "modules_load"),
+                    "modules the scheduler commands need are loaded in the preamble "
+                    "(preamble: | then `module load NAME` lines); the software a site "
+                    "offers, for placement, is metadata: {software: [NAME, ...]}"),
+    **dict.fromkeys(("qos", "default_qos"),
+                    "a QOS is a job's (its qos, or #SBATCH --qos in its script); a job "
+                    "that names none runs under its account's default QOS"),
 }
 
 # what a field with a pattern accepts, in words
@@ -1216,6 +1231,8 @@ def _explain(err: Any) -> str:
             keys = list(model.model_fields)
             said = _OTHER_WORDS.get(key.lower()) if model in (SiteConfig,
                                                               TransportConfig) else None
+            if model is SiteConfig:
+                said = said or _SITE_ELSEWHERE.get(key.lower())
             if said is not None:  # a password, a token written out: never kept here
                 return f"unknown key: {said}"
             meant = (model is TransportConfig and {"type": "kind", "protocol": "kind",

@@ -244,7 +244,9 @@ def test_a_slurmrestd_jwt_file_others_can_read_is_refused_saying_the_chmod(
     ("hedge: forbidden", "hedge: Input should be a valid boolean"),
     ("account: m1234", "account: unknown key (did you mean default_account?"),
     ("transfer: {method: globus}", "transfer: unknown key (did you mean transport?"),
-    ("module_paths: [/sw/modulefiles]", "module_paths: unknown key (accepted: name,"),
+    ("module_paths: [/sw/modulefiles]", "module_paths: unknown key: module paths are shell, "
+     "run before each scheduler command: write them in the preamble (preamble: | then "
+     "`module use /PATH` lines)"),
     ("globus_collection: NERSC DTN", "globus_collection: expected a Globus collection id"),
     ("preamble: ['module use /sw/modulefiles', 'module load slurm']",
      "preamble: Input should be a valid string, got a list of lines: write preamble: |"),

@@ -189,3 +189,30 @@ def test_a_default_partition_outside_the_allowed_ones_is_refused(d):
     msg = refused(d, "sites:\n  - name: a\n    transport: {kind: local}\n"
                      "    allowed_partitions: [cpu, gpu]\n    default_partition: debug\n")
     assert "default_partition 'debug' is not in" in msg
+
+
+# -- keys a center's admin writes for what a site holds elsewhere --------------------------
+
+@pytest.mark.parametrize("key,value,said", [
+    ("module_paths", "[/opt/modules]", "write them in the preamble (preamble: | then "
+                                       "`module use /PATH` lines)"),
+    ("modulepath", "/opt/modules", "`module use /PATH`"),
+    ("modules", "[gcc, openmpi]", "`module load NAME` lines); the software a site offers, "
+                                  "for placement, is metadata: {software: [NAME, ...]}"),
+    ("qos", "normal", "a QOS is a job's (its qos, or #SBATCH --qos in its script)"),
+    ("default_qos", "normal", "a QOS is a job's"),
+    ("environment", "{OMP_NUM_THREADS: 4}", "(did you mean env?"),
+    ("environment_variables", "{OMP_NUM_THREADS: 4}", "(did you mean env?"),
+    ("env_vars", "{OMP_NUM_THREADS: 4}", "(did you mean env?"),
+    ("partition", "gpu", "(did you mean default_partition?"),
+    ("queue", "gpu", "(did you mean default_partition?"),
+    ("account", "m1234", "(did you mean default_account?"),
+])
+def test_fault_a_key_an_admin_would_try_says_where_it_goes(d, key, value, said):
+    """`module_paths`, `modules`, `qos` were refused with the accepted keys only (and
+    `default_qos` was taken for default_account); `environment` pointed nowhere."""
+    msg = refused(d, "sites:\n  - name: a\n    transport: {kind: local}\n"
+                     f"    {key}: {value}\n")
+    assert msg.startswith(f"sites file {d}/sites.yaml: site 'a' (sites[0]): {key}: unknown key")
+    assert said in msg and msg.endswith("(line 4)")
+    assert "did you mean default_account" not in msg or key == "account"

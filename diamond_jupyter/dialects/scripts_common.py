@@ -26,6 +26,7 @@ from ..model import (
     check_dependency_kinds,
     check_spec,
 )
+from ..wording import quantity
 from .flux_ids import flux_f58, flux_id_form, flux_id_value
 
 # the spec's metadata key of each stage entry carried from a script line: {line, entry,
@@ -1764,7 +1765,8 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
     lost = [f"{w} {t[q]} -> {got[q] or 0}" for q, w in
             (("cpus", "CPUs"), ("gpus", "GPUs"), ("memory_mb", "memory MB")) if t[q] != got[q]]
     shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
-    on = f"{nodes} nodes and {tasks} tasks" if nodes else f"{tasks} tasks"
+    on = (f"{quantity(nodes, 'node')} and {quantity(tasks, 'task')}" if nodes
+          else quantity(tasks, "task"))
     warnings.append(f"approximated: a job of {len(comps)} shapes ({shapes}) as one shape of "
                     f"{on} ({target} is asked for one shape here"
                     + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")

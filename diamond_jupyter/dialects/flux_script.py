@@ -260,8 +260,8 @@ class FluxScript:
             return
         r.tasks = r.nodes
         spec.constraints.exclusive = True
-        note(spec, f"--nodes={r.nodes} without --nslots read as {r.nodes} slot(s), one per "
-                   "node, on whole nodes (flux implies --exclusive)")
+        note(spec, f"--nodes={r.nodes} without --nslots read as {quantity(r.nodes, 'slot')}, one "
+                   "per node, on whole nodes (flux implies --exclusive)")
 
     @staticmethod
     def _resolve_cores(spec: JobSpec) -> None:

@@ -162,9 +162,9 @@ def _said_gpu_mode(spec: JobSpec, item: Item, usage: str, count: str) -> None:
     """Say an LSF 9 GPU usage's mode (`ngpus_excl_p`: exclusive process ...), read as
     plain GPUs: no other scheduler's GPU request carries it."""
     if mode := _GPU_USAGES[usage]:
-        note(spec, f"line {item.lineno}: rusage[{usage}={count}] read as {count} GPU(s) per "
-                   f"host (LSF 9's GPU resource); their {mode} mode is LSF's alone: other "
-                   "schedulers get the GPUs in their default mode")
+        note(spec, f"line {item.lineno}: rusage[{usage}={count}] read as "
+                   f"{quantity(int(count), 'GPU')} per host (LSF 9's GPU resource); their {mode} "
+                   "mode is LSF's alone: other schedulers get the GPUs in their default mode")
 
 
 def _quoted(text: str) -> str:

@@ -544,7 +544,7 @@ def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str
     resources = r.model_copy(update={"gpus_per_node": gpus, "gpu_type": kind or r.gpu_type})
     typed = f" of type {kind}" if kind else ""
     said = (f"approximated: {per_socket.raw.strip()} with --sockets-per-node={sockets.value} "
-            f"as {gpus} GPU(s){typed} per node ({dialect} ties no GPU to a socket)")
+            f"as {quantity(gpus, 'GPU')}{typed} per node ({dialect} ties no GPU to a socket)")
     return spec.model_copy(update={"resources": resources, "unknown": [
         d for d in spec.unknown if d is not per_socket]}), [said]
 

@@ -144,7 +144,8 @@ def _items(payload: str, lineno: int, raw: str) -> list[Item]:
             out.append(Item(tok, value, lineno, raw, known=False))
             continue
         if i + n > len(tokens):
-            raise BadInput(f"line {lineno}: option {tok} needs {n} value(s): {raw.strip()}")
+            raise BadInput(f"line {lineno}: option {tok} needs "
+                           f"{quantity(n, 'value')}: {raw.strip()}")
         if tok == "-binding" and tokens[i:i + 1] and tokens[i] in _BINDING_INSTANCES \
                 and i + 1 < len(tokens):
             n = 2  # -binding [set|env|pe] strategy

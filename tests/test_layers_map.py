@@ -1,8 +1,8 @@
 """The import rules docs/architecture.md states for the bottom layers: the models import
-nothing of the package, dialects (and the needs parser) only the models, transports only the
-models, the configuration and the asyncio helpers (`aio`); and every module has its place in
-the layers, so that a new one is checked too. Built on test_layers' graph (imports inside
-functions count; type-only ones do not)."""
+nothing of the package, dialects (and the needs parser and the wording helpers) only the
+models, transports only the models, the configuration and the asyncio helpers (`aio`); and
+every module has its place in the layers, so that a new one is checked too. Built on
+test_layers' graph (imports inside functions count; type-only ones do not)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 
 RULES = {
     "models": (["model", "config", "strict_yaml"], []),
-    "pure": (["dialects", "needs", "script_body"], ["model"]),
+    "pure": (["dialects", "needs", "script_body", "wording"], ["model"]),
     "bytes": (["transports"], ["model", "config", "aio"]),
 }
 

@@ -142,11 +142,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # Cray ALPS sizes: mppwidth tasks, mppnppn per node (they were kept, not read)
     "pbs/cray_aprun_mppwidth.pbs": dict(
         nodes=4, tasks=128, cpus=128, walltime=7200, name="xc_aprun", queue="regular",
-        notes=["read as 128 tasks, 32 per node on 4 node(s)"]),
+        notes=["read as 128 tasks, 32 per node on 4 nodes"]),
     # the three in one comma list; mppdepth the CPUs of each task
     "pbs/cray_mppwidth_nppn_depth_joined.pbs": dict(
         nodes=8, tasks=64, cpus=256, walltime=3600, name="hybrid",
-        notes=["read as 64 tasks, 8 per node on 8 node(s), 4 CPUs each"]),
+        notes=["read as 64 tasks, 8 per node on 8 nodes, 4 CPUs each"]),
     # an array job's id with [] (the whole array) in depend
     "pbs/pro_depend_on_array_parent.pbs": dict(
         nodes=1, tasks=1, cpus=2, memory_mb=4 * G, needs_mem=4 * G, walltime=1800,
@@ -251,7 +251,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     # -l gpu=2 beside -pe smp 8: the job's 2 (said how a per-slot complex would differ)
     "sge/gpu_job_consumable_smp.sge": dict(
         nodes=1, cpus=8, gpus=2, needs_gpus=2, walltime=3600, name="gpu2",
-        notes=["-l gpu=2 read as the job's 2 GPU(s)"]),
+        notes=["-l gpu=2 read as the job's 2 GPUs"]),
     # s_rt (a soft limit) kept beside h_rt; -m n
     "sge/soft_s_rt_beside_h_rt_mail_n.sge": dict(
         nodes=1, cpus=2, walltime=3600, name="soft", mail_events=[], unknown=["-l s_rt"]),

@@ -226,11 +226,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "flux/exclusive_env_begin_time.flux": dict(
         nodes=1, tasks=1, cpus=1, walltime=5400, exclusive=True, begin="now+3600",
         shell="/bin/sh", variables={"OMP_NUM_THREADS": "16"},
-        notes=["--nodes=1 without --nslots read as 1 slot(s), one "]),
+        notes=["--nodes=1 without --nslots read as 1 slot, one per"]),
     # flux run, batch, submit and queue lines stay in the body
     "flux/flux_run_lines_only_and_batch_nested.flux": dict(
         nodes=3, tasks=3, cpus=3, walltime=2700, exclusive=True, name="nested",
-        notes=["--nodes=3 without --nslots read as 3 slot(s), one "]),
+        notes=["--nodes=3 without --nslots read as 3 slots, one per"]),
     # `#FLUX:`; --urgency=0 is a held job; --conf kept
     "flux/gpus_per_node_urgency_hold_conf.flux": dict(
         nodes=2, tasks=2, cpus=2, gpus=8, needs_gpus=4, walltime=3600, stderr="err.%j",
@@ -240,7 +240,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "flux/requires_host_urgency_output.flux": dict(
         nodes=4, tasks=4, cpus=4, walltime=1800, exclusive=True, name="pinned_flux",
         queue="pdebug", stdout="flux-%j.out", unknown=["--requires", "--urgency"],
-        notes=["--nodes=4 without --nslots read as 4 slot(s), one "]),
+        notes=["--nodes=4 without --nslots read as 4 slots, one per"]),
     # -x is flux's short --exclusive (it was kept unread: the nodes were shared)
     "flux/short_x_exclusive_slots_queue.flux": dict(
         nodes=2, tasks=16, cpus=16, walltime=2700, exclusive=True, name="x_short",
@@ -267,7 +267,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/gpu_cuda_complex_pe_smp.sge": dict(
         nodes=1, cpus=12, gpus=2, needs_gpus=2, walltime=36000, name="cuda_sge",
         account="dept_ml", unknown=["-l gpu_type", "-P"],
-        notes=["-l gpu=2 read as the job's 2 GPU(s)"]),
+        notes=["-l gpu=2 read as the job's 2 GPUs"]),
     # h_rt in seconds; exclusive=true read; s_vmem kept beside h_vmem
     "sge/h_rt_seconds_exclusive_s_vmem.sge": dict(
         nodes=1, cpus=16, memory_mb=512 * G, per_cpu=32 * G, walltime=86400, exclusive=True,

@@ -85,7 +85,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "slurm/gpus_total_with_gpus_per_node.sbatch": dict(
         nodes=4, tasks=16, cpus=256, gpus=16, needs_gpus=4, gpu_type="a100", walltime=86400,
         name="llm_finetune", queue="gpu",
-        notes=["--gpus=a100:16 (the job's) with 4 GPUs per node (line 4) read as 4 node(s)"]),
+        notes=["--gpus=a100:16 (the job's) with 4 GPUs per node (line 4) read as 4 nodes"]),
     "slurm/gres_flags_enforce_binding_gpus_typed.sbatch": dict(
         nodes=1, tasks=2, cpus=20, gpus=2, needs_gpus=2, gpu_type="v100", walltime=28800,
         name="bound_gpus", qos="gpu_long", unknown=["--gres-flags"]),

@@ -322,7 +322,7 @@ def test_lsf9_gpu_usages_are_gpus_per_host(usage: str, mode: str):
     assert spec.unknown == []
     script, warnings, _ = translate(text, "slurm", "lsf")
     assert "#SBATCH --gpus-per-node=2" in script.splitlines()
-    assert f"line 4: rusage[{usage}=2] read as 2 GPU(s) per host (LSF 9's GPU resource); " \
+    assert f"line 4: rusage[{usage}=2] read as 2 GPUs per host (LSF 9's GPU resource); " \
            f"their {mode} mode is LSF's alone: other schedulers get the GPUs in their " \
            "default mode" in warnings
     script, _, _ = translate(text, "lsf", "lsf")  # LSF gets it back as written

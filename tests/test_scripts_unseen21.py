@@ -358,7 +358,7 @@ def test_gpus_per_socket_reach_other_schedulers_as_gpus_per_node(target: str, li
     script, warnings = translated(HERE, rel, target)
     assert line in script.splitlines()
     assert "approximated: #SBATCH --gpus-per-socket=a100:2 with --sockets-per-node=2 as 4 " \
-           f"GPU(s) of type a100 per node ({target} ties no GPU to a socket)" in warnings
+           f"GPUs of type a100 per node ({target} ties no GPU to a socket)" in warnings
     assert not any(w.startswith("dropped: #SBATCH --gpus-per-socket") for w in warnings)
     assert f"dropped: #SBATCH --sockets-per-node=2 (--sockets-per-node 2: no {target} " \
            "equivalent)" in warnings

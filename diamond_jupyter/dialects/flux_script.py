@@ -7,6 +7,7 @@ import math
 import re
 
 from ..model import BadInput, Dependency, Directive, JobSpec, gpus_of_job_over_unknown_nodes
+from ..wording import quantity
 from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
@@ -259,8 +260,8 @@ class FluxScript:
             return
         r.tasks = r.nodes
         spec.constraints.exclusive = True
-        note(spec, f"--nodes={r.nodes} without --nslots read as {r.nodes} slot(s), one per "
-                   "node, on whole nodes (flux implies --exclusive)")
+        note(spec, f"--nodes={r.nodes} without --nslots read as {quantity(r.nodes, 'slot')}, one "
+                   "per node, on whole nodes (flux implies --exclusive)")
 
     @staticmethod
     def _resolve_cores(spec: JobSpec) -> None:
@@ -281,15 +282,15 @@ class FluxScript:
                                "flux asks the same cores on each node: give a multiple of "
                                f"{r.nodes}")
             r.tasks, r.cpus_per_task = r.nodes, cores // r.nodes
-            note(spec, f"--cores={cores} on {r.nodes} nodes read as one slot of "
-                       f"{r.cpus_per_task} cores on each")
+            note(spec, f"--cores={cores} on {quantity(r.nodes, 'node')} read as one slot of "
+                       f"{quantity(r.cpus_per_task, 'core')} on each")
         elif not tasks:
             r.tasks = cores
-            note(spec, f"--cores={cores} without a task layout read as {cores} slots of one "
-                       "core (flux may spread them over nodes)")
+            note(spec, f"--cores={cores} without a task layout read as {quantity(cores, 'slot')} "
+                       "of one core (flux may spread them over nodes)")
         else:
-            note(spec, f"--cores={cores} does not divide among {tasks} tasks; kept as "
-                       f"{r.cpus_per_task or 1} CPUs per task")
+            note(spec, f"--cores={cores} does not divide among {quantity(tasks, 'task')}; kept as "
+                       f"{quantity(r.cpus_per_task or 1, 'CPU')} per task")
 
     def _map(self, spec: JobSpec, item: Item) -> bool:  # noqa: C901 - one branch per option
         o, v = item.option, item.value or ""
@@ -519,13 +520,13 @@ class FluxScript:
                 if r.gpus_per_node % tasks == 0:
                     gpt = r.gpus_per_node // tasks
                 else:
-                    warnings.append(f"dropped: {r.gpus_per_node} GPUs for the whole job "
-                                    f"(flux -g is per slot, and they do not divide among "
-                                    f"its {tasks} tasks)")
+                    warnings.append(f"dropped: {quantity(r.gpus_per_node, 'GPU')} for the whole "
+                                    f"job (flux -g is per slot, and they do not divide among "
+                                    f"its {quantity(tasks, 'task')})")
             elif tasks and not r.nodes:
-                raise BadInput(f"cannot express {r.gpus_per_node} GPUs per node in flux: "
-                               f"the {tasks} tasks have no node count, so the GPU total is "
-                               "unknown; give a node count")
+                raise BadInput(f"cannot express {quantity(r.gpus_per_node, 'GPU')} per node in "
+                               f"flux: the {quantity(tasks, 'task')} have no node count, so the "
+                               "GPU total is unknown; give a node count")
             else:
                 per_node_gpus = True  # exact: flux's per-resource --gpus-per-node
         if per_node_gpus:
@@ -536,7 +537,7 @@ class FluxScript:
             if tasks or r.nodes:  # --nodes alone would be one slot per whole node
                 add("nslots", tasks or r.nodes)
             if tpn and not r.nodes:
-                warnings.append(f"dropped: {tpn} tasks per node without a node count")
+                warnings.append(f"dropped: {quantity(tpn, 'task')} per node without a node count")
             if r.cpus_per_task:
                 add("cores-per-slot", r.cpus_per_task)
             if gpt:
@@ -622,10 +623,10 @@ class FluxScript:
             if r.cpus_per_task:
                 add("cores", nodes * tpn * r.cpus_per_task)
         elif tasks:
-            warnings.append(f"dropped: {tasks} tasks over {nodes} nodes (uneven; flux's "
-                            "per-node GPU request takes tasks per node only)")
+            warnings.append(f"dropped: {quantity(tasks, 'task')} over {quantity(nodes, 'node')} "
+                            "(uneven; flux's per-node GPU request takes tasks per node only)")
         if r.cpus_per_task and not tpn:
-            warnings.append(f"dropped: {r.cpus_per_task} CPUs per task (no task layout "
+            warnings.append(f"dropped: {quantity(r.cpus_per_task, 'CPU')} per task (no task layout "
                             "to take them with flux's per-node GPU request)")
 
     @staticmethod

@@ -15,6 +15,7 @@ from ..model import (
     Resources,
     gpus_of_job_over_unknown_nodes,
 )
+from ..wording import quantity
 from .base import Rendered
 from .begin_time import lsf_parts, neutral, render_begin, render_day_of_month
 from .node_lists import render_named_hosts
@@ -161,9 +162,9 @@ def _said_gpu_mode(spec: JobSpec, item: Item, usage: str, count: str) -> None:
     """Say an LSF 9 GPU usage's mode (`ngpus_excl_p`: exclusive process ...), read as
     plain GPUs: no other scheduler's GPU request carries it."""
     if mode := _GPU_USAGES[usage]:
-        note(spec, f"line {item.lineno}: rusage[{usage}={count}] read as {count} GPU(s) per "
-                   f"host (LSF 9's GPU resource); their {mode} mode is LSF's alone: other "
-                   "schedulers get the GPUs in their default mode")
+        note(spec, f"line {item.lineno}: rusage[{usage}={count}] read as "
+                   f"{quantity(int(count), 'GPU')} per host (LSF 9's GPU resource); their {mode} "
+                   "mode is LSF's alone: other schedulers get the GPUs in their default mode")
 
 
 def _quoted(text: str) -> str:
@@ -294,7 +295,7 @@ class LsfScript:
                        "on 1 node; give -n for more")
         else:
             note(spec, f"line {lineno}: span[ptile={tpn}] with -n {given}: every slot fits "
-                       f"on one host: read as {given} tasks on 1 node")
+                       f"on one host: read as {quantity(given, 'task')} on 1 node")
 
     @staticmethod
     def _output_mode(spec: JobSpec) -> None:
@@ -351,7 +352,7 @@ class LsfScript:
             r.memory_mb = per_slot * r.tasks
         else:
             r.memory_per_cpu_mb = per_slot // cpt
-            note(spec, f"rusage[mem={per_slot}MB] per slot of {cpt} cores read as "
+            note(spec, f"rusage[mem={per_slot}MB] per slot of {quantity(cpt, 'core')} read as "
                        f"{r.memory_per_cpu_mb}MB per CPU")
 
     @staticmethod
@@ -555,7 +556,8 @@ class LsfScript:
         r = spec.resources
         slots = sum(c.tasks or 0 for c in comps)
         if r.tasks is not None and r.tasks != slots:
-            note(spec, f"line {item.lineno}: -n {r.tasks} differs from the {slots} slots of "
+            note(spec, f"line {item.lineno}: -n {r.tasks} differs from the "
+                       f"{quantity(slots, 'slot')} of "
                        "the compound resource requirement; read as its terms' slots (LSF "
                        "checks -n against them)")
         if r.gpus_per_node is not None or r.gpus_per_task is not None:
@@ -1041,8 +1043,8 @@ class LsfScript:
         elif r.nodes and not tasks:
             add("-n", r.nodes)
             sections.append("span[ptile=1]")
-            warnings.append(f"approximated: {r.nodes} nodes without a task count rendered as "
-                            "one slot per host")
+            warnings.append(f"approximated: {quantity(r.nodes, 'node')} without a task count "
+                            "rendered as one slot per host")
         elif tasks and (rng := carried_task_range(spec, tasks, "sge", "-pe", "-n {0},{1}",
                                                   warnings)):
             add("-n", f"{rng[0]},{rng[1]}")  # another scheduler's slot range: LSF's MIN,MAX
@@ -1119,8 +1121,8 @@ class LsfScript:
         if r.gpus_per_task:
             parts.append(f"num={r.gpus_per_task}/task")
         elif r.gpus_per_node and gpus_of_job_over_unknown_nodes(spec):
-            warnings.append(f"dropped: {r.gpus_per_node} GPUs for the whole job (LSF -gpu "
-                            "num= is per host, and the hosts of its tasks are LSF's choice)")
+            warnings.append(f"dropped: {quantity(r.gpus_per_node, 'GPU')} for the whole job (LSF "
+                            "-gpu num= is per host, and the hosts of its tasks are LSF's choice)")
         elif r.gpus_per_node:
             parts.append(f"num={r.gpus_per_node}")
         mig = _MIG_PROFILE.fullmatch(r.gpu_type or "")

@@ -20,6 +20,7 @@ from ..model import (
     Resources,
     gpus_of_job_over_unknown_nodes,
 )
+from ..wording import quantity
 from .base import Rendered
 from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
 from .node_lists import component_hosts, render_named_hosts
@@ -471,10 +472,10 @@ class PbsScript:
             r.tasks_per_node = min(nppn, width)
             r.nodes = -(-width // nppn)
         r.cpus_per_task = depth
-        where = f", {r.tasks_per_node} per node on {r.nodes} node(s)" if nppn else ""
-        each = f", {depth} CPUs each" if depth else ""
+        where = f", {r.tasks_per_node} per node on {quantity(r.nodes, 'node')}" if nppn else ""
+        each = f", {quantity(depth, 'CPU')} each" if depth else ""
         note(spec, "Cray ALPS sizes (" + ", ".join(f"{k}={v}" for k, v in mpp.items())
-             + f") read as {width} tasks{where}{each}")
+             + f") read as {quantity(width, 'task')}{where}{each}")
 
     @staticmethod
     def _mpp_as_written(spec: JobSpec) -> list[str] | None:
@@ -535,7 +536,7 @@ class PbsScript:
         notes = spec.metadata.get("parse_notes", [])  # no longer one node per chunk
         notes[:] = [n for n in notes if f"select={raw} (" not in n]
         note(spec, ("approximated: " if cpus % tasks else "")
-                   + f"select={raw} with place=pack read as one node of {tasks} tasks"
+                   + f"select={raw} with place=pack read as one node of {quantity(tasks, 'task')}"
                    + (f", {r.cpus_per_task} CPUs each" if r.cpus_per_task > 1 else "")
                    + (" (rounded up: the chunks differ)" if cpus % tasks else ""))
 
@@ -766,8 +767,9 @@ class PbsScript:
             spec.components = []  # exact: N tasks, at most M a node (-n N --ntasks-per-node=M)
             return True
         if spec.components:
-            note(spec, f"line {item.lineno}: {key}={val} ({len(shapes)} chunks) read as a job "
-                       f"of {len(shapes)} shapes: {describe_totals(summed_totals(comps))} in all"
+            note(spec, f"line {item.lineno}: {key}={val} ({quantity(len(shapes), 'chunk')}) read "
+                       f"as a job of {quantity(len(shapes), 'shape')}: "
+                       f"{describe_totals(summed_totals(comps))} in all"
                  + (f"; hosts named here: {', '.join(hosts)} (each target says whether "
                     "it keeps them)" if hosts else ""))
         elif hosts:  # carried where a target keeps their meaning (node_lists), else dropped
@@ -1073,8 +1075,8 @@ class PbsScript:
         if gpn is None and r.gpus_per_task:
             gpn = r.gpus_per_task * (tpn or 1)
             if not tpn:
-                warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as GPUs per "
-                                "chunk")
+                warnings.append(f"approximated: {quantity(r.gpus_per_task, 'GPU')} per task as "
+                                "GPUs per chunk")
         out: list[str] = []
         if (kept := cls._kept_chunks(spec, "nodes" if torque else "select")) is not None:
             out.append(kept)
@@ -1194,8 +1196,9 @@ class PbsScript:
         shares = ([f"{more} with ngpus={each + 1}"] if more else []) + \
             ([f"{count - more} with " + (f"ngpus={each}" if each else "none")]
              if count - more else [])
-        warnings.append(f"approximated: {gpus} GPUs for the whole job over its {count} "
-                        f"one-task chunks: {', '.join(shares)} (PBS Pro asks ngpus per chunk)")
+        warnings.append(f"approximated: {quantity(gpus, 'GPU')} for the whole job over its "
+                        f"{quantity(count, 'one-task chunk')}: {', '.join(shares)} (PBS Pro asks "
+                        f"ngpus per chunk)")
         return "select=" + "+".join(p.replace("::", ":").rstrip(":") for p in parts)
 
 

@@ -26,6 +26,7 @@ from ..model import (
     check_dependency_kinds,
     check_spec,
 )
+from ..wording import quantity
 from .flux_ids import flux_f58, flux_id_form, flux_id_value
 
 # the spec's metadata key of each stage entry carried from a script line: {line, entry,
@@ -543,7 +544,7 @@ def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str
     resources = r.model_copy(update={"gpus_per_node": gpus, "gpu_type": kind or r.gpu_type})
     typed = f" of type {kind}" if kind else ""
     said = (f"approximated: {per_socket.raw.strip()} with --sockets-per-node={sockets.value} "
-            f"as {gpus} GPU(s){typed} per node ({dialect} ties no GPU to a socket)")
+            f"as {quantity(gpus, 'GPU')}{typed} per node ({dialect} ties no GPU to a socket)")
     return spec.model_copy(update={"resources": resources, "unknown": [
         d for d in spec.unknown if d is not per_socket]}), [said]
 
@@ -1764,7 +1765,8 @@ def one_shape(spec: JobSpec, target: str, warnings: list[str]) -> JobSpec:
     lost = [f"{w} {t[q]} -> {got[q] or 0}" for q, w in
             (("cpus", "CPUs"), ("gpus", "GPUs"), ("memory_mb", "memory MB")) if t[q] != got[q]]
     shapes = " + ".join(describe_totals(resource_totals(c)) for c in comps)
-    on = f"{nodes} nodes and {tasks} tasks" if nodes else f"{tasks} tasks"
+    on = (f"{quantity(nodes, 'node')} and {quantity(tasks, 'task')}" if nodes
+          else quantity(tasks, "task"))
     warnings.append(f"approximated: a job of {len(comps)} shapes ({shapes}) as one shape of "
                     f"{on} ({target} is asked for one shape here"
                     + (f"; spread evenly and rounded down: {', '.join(lost)}" if lost else "")

@@ -26,6 +26,7 @@ from ..model import (
     JobSpec,
 )
 from ..needs import kept_slurm_gpu_total
+from ..wording import quantity
 from .base import Rendered
 from .begin_time import neutral, render_begin, sge_parts
 from .node_lists import render_named_hosts
@@ -144,7 +145,8 @@ def _items(payload: str, lineno: int, raw: str) -> list[Item]:
             out.append(Item(tok, value, lineno, raw, known=False))
             continue
         if i + n > len(tokens):
-            raise BadInput(f"line {lineno}: option {tok} needs {n} value(s): {raw.strip()}")
+            raise BadInput(f"line {lineno}: option {tok} needs "
+                           f"{quantity(n, 'value')}: {raw.strip()}")
         if tok == "-binding" and tokens[i:i + 1] and tokens[i] in _BINDING_INSTANCES \
                 and i + 1 < len(tokens):
             n = 2  # -binding [set|env|pe] strategy
@@ -255,10 +257,10 @@ class SgeScript:
             # slots), JOB once per job; GPU complexes are set JOB where sites document
             # `-l gpu=N` as the job's GPUs: read so, the other reading said
             key = spec.metadata.get("sge_gpu", "gpu")
-            note(spec, f"-l {key}={r.gpus_per_node} read as the job's {r.gpus_per_node} "
-                       f"GPU(s) (a consumable of type JOB); where the site's {key} complex "
-                       f"is consumable YES (per slot) Grid Engine gives "
-                       f"{r.gpus_per_node * slots} for the {slots} slots")
+            note(spec, f"-l {key}={r.gpus_per_node} read as the job's "
+                       f"{quantity(r.gpus_per_node, 'GPU')} (a consumable of type JOB); where the "
+                       f"site's {key} complex is consumable YES (per slot) Grid Engine gives "
+                       f"{r.gpus_per_node * slots} for the {quantity(slots, 'slot')}")
         if spec.join_output and spec.stderr:  # qsub(1): -e is set but ignored with -j y
             if spec.stderr != spec.stdout:
                 note(spec, f"line {state.get('join_line')}: -j y: -e {spec.stderr} not "
@@ -364,7 +366,7 @@ class SgeScript:
             lows = [int(p.partition("-")[0] or 1) for p in slots.split(",") if p]
             slots = str(min(lows))
             note(spec, f"line {item.lineno}: slot range {item.value} read as at least "
-                       f"{slots} slots; kept as written")
+                       f"{quantity(int(slots), 'slot')}; kept as written")
         if not slots.isdigit() or int(slots) < 1:
             raise bad(item, "bad slot count", "a positive integer or a range, e.g. -pe smp 4 "
                       "or -pe smp 4-8")
@@ -603,8 +605,9 @@ class SgeScript:
             slots = tasks * cpt
             name = pe if pe and not is_shared_pe(pe) else MPI_PE
             if cpt > 1:
-                warnings.append(f"approximated: {tasks} tasks x {cpt} CPUs as {slots} slots "
-                                f"of PE {name} (one slot per CPU; the split is not kept)")
+                warnings.append(f"approximated: {quantity(tasks, 'task')} x {quantity(cpt, 'CPU')} "
+                                f"as {quantity(slots, 'slot')} of PE {name} (one slot per CPU; "
+                                "the split is not kept)")
         elif cpt > 1:
             slots, name = cpt, pe if pe and is_shared_pe(pe) else SMP_PE
         else:  # one slot: a Grid Engine script's own PE stays (`-pe smp 1` is one host)
@@ -623,18 +626,18 @@ class SgeScript:
             pe_name, _, pe_range = (kept.value or "").partition(" ")
             lines.append(f"#$ -pe {quote(pe_name)} {quote(pe_range.strip())}")
         if nodes and nodes > 1 and name is None:  # no PE: one slot on one host
-            warnings.append(f"approximated: {nodes} nodes as one slot on one host (without "
-                            "a task count there is no parallel environment to spread over "
+            warnings.append(f"approximated: {quantity(nodes, 'node')} as one slot on one host "
+                            "(without a task count there is no parallel environment to spread over "
                             "hosts)")
         elif nodes and nodes > 1:
-            warnings.append(f"approximated: {nodes} nodes (Grid Engine places the {slots} "
-                            f"slots by PE {name}'s allocation rule)")
+            warnings.append(f"approximated: {quantity(nodes, 'node')} (Grid Engine places the "
+                            f"{quantity(slots, 'slot')} by PE {name}'s allocation rule)")
         elif nodes == 1 and name and not is_shared_pe(name):
             warnings.append(f"approximated: 1 node (PE {name}'s allocation rule decides "
                             "how its slots spread over hosts)")
         if r.tasks_per_node and not (nodes and nodes > 1):
-            warnings.append(f"approximated: {r.tasks_per_node} tasks per node (Grid Engine "
-                            "places slots by the PE's allocation rule)")
+            warnings.append(f"approximated: {quantity(r.tasks_per_node, 'task')} per node (Grid "
+                            "Engine places slots by the PE's allocation rule)")
         per_host = slots if (name is None or is_shared_pe(name)) else \
             (-(-slots // nodes) if nodes else slots)
         return slots, per_host
@@ -668,13 +671,14 @@ class SgeScript:
         if r.gpus_per_node:
             gpus = r.gpus_per_node * (r.nodes or 1)
             if (r.nodes or 1) > 1:
-                warnings.append(f"approximated: {r.gpus_per_node} GPUs per node on {r.nodes} "
-                                f"nodes as {gpus} GPUs for the job (-l gpu is per job)")
+                warnings.append(f"approximated: {quantity(r.gpus_per_node, 'GPU')} per node on "
+                                f"{quantity(r.nodes, 'node')} as {quantity(gpus, 'GPU')} for the "
+                                f"job (-l gpu is per job)")
         elif r.gpus_per_task:
             tasks = r.tasks or 1
             gpus = r.gpus_per_task * tasks
-            warnings.append(f"approximated: {r.gpus_per_task} GPUs per task as {gpus} GPUs "
-                            "for the job (-l gpu is per job)")
+            warnings.append(f"approximated: {quantity(r.gpus_per_task, 'GPU')} per task as "
+                            f"{quantity(gpus, 'GPU')} for the job (-l gpu is per job)")
         elif kept_gpus:  # Slurm's kept --gpus=N is the job's, as -l gpu is
             gpus = kept_gpus
         if gpus:

@@ -18,6 +18,7 @@ from ..model import (
     gpus_of_job_over_unknown_nodes,
 )
 from ..needs import Feature, Op, join_features, parse_constraint
+from ..wording import quantity
 from .base import Rendered
 from .begin_time import render_begin, slurm_parts
 from .node_lists import component_hosts, render_named_hosts
@@ -875,7 +876,7 @@ class SlurmScript:
         if len(hosts) > 1 and not any("[" in h for h in hosts) \
                 and (r.tasks is None or r.tasks >= len(hosts)):
             r.nodes = len(hosts)
-            note(spec, f"--nodelist={value} read as at least {r.nodes} nodes")
+            note(spec, f"--nodelist={value} read as at least {quantity(r.nodes, 'node')}")
 
     @staticmethod
     def _tasks_per_gpu(spec: JobSpec, later: _Later) -> None:
@@ -897,11 +898,11 @@ class SlurmScript:
         total = gpn if later.gpus else (gpn * (r.nodes or 1) if gpn else None)
         if total and not r.tasks and not r.tasks_per_node and not r.gpus_per_task:
             r.tasks = total * k
-            what = f"{r.tasks} tasks ({k} per GPU of {total})"
+            what = f"{quantity(r.tasks, 'task')} ({k} per GPU of {total})"
         elif r.tasks and gpn is None and not r.gpus_per_task and r.nodes \
                 and -(-r.tasks // k) % r.nodes == 0:
             r.gpus_per_node = -(-r.tasks // k) // r.nodes
-            what = f"{r.gpus_per_node} GPUs per node ({k} tasks per GPU)"
+            what = f"{quantity(r.gpus_per_node, 'GPU')} per node ({quantity(k, 'task')} per GPU)"
         else:
             unknown(spec, "slurm", Item("ntasks-per-gpu", value, lineno, raw),
                     "--ntasks-per-gpu")
@@ -928,14 +929,14 @@ class SlurmScript:
         lineno, raw, value, total = later.gpus_with_per_node
         r = spec.resources
         gpn, nodes = r.gpus_per_node, r.nodes
-        per_node = f"line {lineno}: --gpus={value} (the job's) with {gpn} GPUs per node " \
-                   f"(line {later.per_node_line})"
+        per_node = (f"line {lineno}: --gpus={value} (the job's) with {quantity(gpn, 'GPU')} "
+                    f"per node (line {later.per_node_line})")
         if gpn and total % gpn == 0 and nodes in (None, total // gpn):
             r.nodes = total // gpn
-            note(spec, f"{per_node} read as {r.nodes} node(s) of {gpn} GPUs")
+            note(spec, f"{per_node} read as {quantity(r.nodes, 'node')} of {quantity(gpn, 'GPU')}")
             return
         unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
-        held = f" on {nodes} nodes" if nodes else ""
+        held = f" on {quantity(nodes, 'node')}" if nodes else ""
         note(spec, f"{per_node}{held}: no whole number of nodes holds both; kept as written")
 
     @staticmethod
@@ -952,7 +953,7 @@ class SlurmScript:
             r.gpus_per_node = None
             unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
             note(spec, f"line {lineno}: --gpus={value} is the job's total over as many nodes "
-                       f"as Slurm picks for {r.tasks} tasks; kept as written")
+                       f"as Slurm picks for {quantity(r.tasks, 'task')}; kept as written")
             return
         if r.nodes is None and r.gpus_per_node:
             # one task, no node count: Slurm takes as many nodes as the GPUs need (placement
@@ -964,11 +965,12 @@ class SlurmScript:
         if total % nodes == 0:
             r.gpus_per_node = total // nodes
             note(spec, f"line {lineno}: --gpus={value} (job total) read as "
-                       f"{r.gpus_per_node} GPUs per node on {nodes} nodes")
+                       f"{quantity(r.gpus_per_node, 'GPU')} per node on {quantity(nodes, 'node')}")
             return
         r.gpus_per_node = None
         unknown(spec, "slurm", Item("gpus", value, lineno, raw), "--gpus")
-        note(spec, f"line {lineno}: --gpus={value} does not divide among {nodes} nodes; "
+        note(spec, f"line {lineno}: --gpus={value} does not divide among "
+                   f"{quantity(nodes, 'node')}; "
                    "kept as written")
 
     @staticmethod
@@ -1002,7 +1004,7 @@ class SlurmScript:
             if GPUS_PER_JOB in spec.metadata:  # per GPU still, wherever they are spread
                 spec.metadata.setdefault(PER_GPU, {})[key] = n
             note(spec, f"line {lineno}: --{key}={value} read as "
-                       + (f"{r.cpus_per_task} CPUs per task" if key == "cpus-per-gpu"
+                       + (f"{quantity(r.cpus_per_task, 'CPU')} per task" if key == "cpus-per-gpu"
                           else f"{r.memory_mb}MB per node" if r.memory_mb
                           else f"{r.memory_per_cpu_mb}MB per CPU"))
 
@@ -1074,10 +1076,9 @@ class SlurmScript:
                 and spec.metadata.get(GPUS_PER_JOB) == r.gpus_per_node:
             add("gpus", f"{prefix}{r.gpus_per_node}")  # the job's, on as many nodes as needed
             if gpus_of_job_over_unknown_nodes(spec):  # read back as kept, not as lost
-                warnings.append(f"approximated: {r.gpus_per_node} GPUs for the whole job as "
-                                f"--gpus={prefix}{r.gpus_per_node} (Slurm spreads them over "
-                                f"the nodes it picks for the {r.tasks} "
-                                "tasks)")
+                warnings.append(f"approximated: {quantity(r.gpus_per_node, 'GPU')} for the whole "
+                                f"job as --gpus={prefix}{r.gpus_per_node} (Slurm spreads them over "
+                                f"the nodes it picks for the {quantity(r.tasks, 'task')})")
         elif r.gpus_per_node is not None:
             add("gpus-per-node", f"{prefix}{r.gpus_per_node}")
         if gres:
@@ -1187,8 +1188,7 @@ class SlurmScript:
                     add(opt, own)
                 elif own != job:  # sbatch would carry the one before over: none to reset to
                     warnings.append(f"approximated: component {i} gets {opt} {job} of the "
-                                    f"component before it (sbatch carries it over; it "
-                                    f"asked none)")
+                                    f"component before it (sbatch carries it over; it asked none)")
                 carried[opt] = own or job
             if own_times and own_times[i] is not None:  # not carried over: its own or none
                 add("time", fmt_slurm_time(own_times[i]))

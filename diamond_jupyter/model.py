@@ -1356,6 +1356,8 @@ class Association(_Model):
     tres_mins_used: dict[str, int] = Field(default_factory=dict)
     grp_tres_run_mins: dict[str, int] = Field(default_factory=dict)
     tres_run_mins: dict[str, int] = Field(default_factory=dict)
+    # MaxTRESMins: TRES-minutes one job may ask (walltime x TRES); empty: not set
+    max_tres_mins_per_job: dict[str, int] = Field(default_factory=dict)
 
 
 class Node(_Model):

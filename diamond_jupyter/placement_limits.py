@@ -366,7 +366,28 @@ def assoc_job_misses(req: Req, p: Partition, account: str | None, snap: SiteSnap
                 out.append(f"needs {counted(job[tres], tres)} in all, {_assoc_name(a, snap.user)} "
                            f"allows {most} at once (GrpTRES {tres}={most}): it would never "
                            f"start ({_ASSOC_GRP[tres]})")
+    minutes, asked = job_minutes(req, p)
+    got = _nearest(chain, lambda a: a.max_tres_mins_per_job or None)
+    for tres, most in got[1].items() if got and minutes else ():
+        if (asks := job.get(tres, 0) * minutes) > most:
+            out.append(f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
+                       f"{asked}), {_assoc_name(got[0], snap.user)} allows {most} a job "
+                       f"(MaxTRESMins {tres}={most}): Slurm keeps it pending "
+                       f"({_ASSOC_JOB_MINS.get(tres, 'AssocMaxTRESMinutesPerJob')})")
     return out
+
+
+def job_minutes(req: Req, p: Partition) -> tuple[float, str]:
+    """The minutes the job runs at most in partition `p` (its time limit there; asking
+    none, the partition's DefaultTime is already its walltime, else Slurm gives it the
+    MaxTime) and how to say them; 0 when neither is known."""
+    limit = time_limit(req, p.max_time_s) or req.walltime
+    if limit:
+        return limit / 60.0, f"{limit / 60.0:.0f} min"
+    if p.max_time_s:
+        return p.max_time_s / 60.0, (f"{p.max_time_s / 60.0:.0f} min, partition {p.name}'s "
+                                     "MaxTime: it asks no time limit")
+    return 0.0, ""
 
 
 def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSnapshot
@@ -449,6 +470,8 @@ _ASSOC_MINS = {"cpu": "AssocGrpCPUMinutesLimit", "node": "AssocGrpNodeMinutesLim
                "gres/gpu": "AssocGrpGRESMinutes", "mem": "AssocGrpMemMinutes"}
 _ASSOC_RUN_MINS = {"cpu": "AssocGrpCPURunMinutesLimit", "node": "AssocGrpNodeRunMinutes",
                    "gres/gpu": "AssocGrpGRESRunMinutes", "mem": "AssocGrpMemRunMinutes"}
+_ASSOC_JOB_MINS = {"cpu": "AssocMaxCpuMinutesPerJobLimit", "node": "AssocMaxNodeMinutesPerJob",
+                   "gres/gpu": "AssocMaxGRESMinutesPerJob", "mem": "AssocMaxMemMinutesPerJob"}
 
 
 def _run_mins_room_after(jobs: list[JobStatus], tres: str, asks: float, most: int,
@@ -1409,12 +1432,12 @@ def _qos_misses(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot
         if q.max_wall_s is not None and limit and limit > q.max_wall_s:
             out.append(f"walltime {hms(limit)} above {whose} {name} MaxWall "
                        f"{hms(q.max_wall_s)}{refused}")
-        minutes = (limit or 0) / 60.0
+        minutes, asked = job_minutes(req, p)
         for tres, most in q.max_tres_mins_per_job.items() if minutes else ():
             if (asks := job.get(tres, 0) * minutes) > most:
                 out.append(f"needs {asks:.0f} {tres}-minutes "
                            f"({counted(job[tres], tres, units)} for "
-                           f"{minutes:.0f} min), {whose} {name} allows {most} a job "
+                           f"{asked}), {whose} {name} allows {most} a job "
                            f"(MaxTRESMins {tres}={most})" + (
                                refused or ": Slurm keeps it pending ("
                                + _QOS_JOB_MINS.get(tres, "QOSMaxTRESMinutesPerJob") + ")"))

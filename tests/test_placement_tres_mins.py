@@ -1,8 +1,10 @@
-"""Slurm TRES-minutes limits of an association (GrpTRESMins, GrpTRESRunMins; `sacctmgr
+"""Slurm TRES-minutes limits of an association (GrpTRESMins, GrpTRESRunMins, MaxTRESMins; `sacctmgr
 show assoc`) with what sshare says is used (`sshare -nP -o USAGE_FIELDS`, recorded as
 Slurm 22.05 prints it): a job whose walltime x TRES passes what is left is held by Slurm
 (AssocGrpCPUMinutesLimit until usage decays: RESTRICTED; AssocGrpCPURunMinutesLimit until
-the running jobs' minutes run down: BUSY), the reason naming the limit and what remains."""
+the running jobs' minutes run down: BUSY) or, alone past MaxTRESMins, never runs
+(AssocMaxCpuMinutesPerJobLimit: INCOMPATIBLE), the reason naming the limit and what remains.
+A job asking no time limit runs with the partition's DefaultTime, else its MaxTime."""
 
 from __future__ import annotations
 
@@ -14,7 +16,12 @@ from test_placement_cases6 import running
 from test_placement_cases6 import slurm as slurm6
 
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.dialects.slurm_commands import parse_usage, with_usage
+from diamond_jupyter.dialects.slurm_commands import (
+    ASSOC_FIELDS,
+    parse_assoc,
+    parse_usage,
+    with_usage,
+)
 from diamond_jupyter.model import Association
 
 # `sshare -nP -o Account,User,GrpTRESRaw,TRESRunMins` as Slurm 22.05 prints it (accounts
@@ -24,15 +31,17 @@ USAGE = ("root||cpu=250000,mem=0,energy=0,node=6000,billing=250000|cpu=480,mem=0
          "  proj|alice|cpu=61000,mem=0,energy=0,node=1500,billing=61000|cpu=480,mem=0\n")
 
 
-def _site(*queue: str, user: str = "", proj: str = ""):
+def _site(*queue: str, user: str = "", proj: str = "", user_job: str = "",
+          proj_job: str = "", qos_job: str = ""):
     """kronos (the seventh sweep's olympus) with alice's association and proj's account
-    line carrying `user` / `proj`: GrpTRESMins|GrpTRESRunMins."""
-    assoc = (f"user|alice\nalice|proj||normal|normal||||||||{user or '|'}\n"
-             f"|proj||||root|||||||{proj or '|'}\n|root|||||||||||||\n")
+    line carrying `user` / `proj`: GrpTRESMins|GrpTRESRunMins, and `user_job` /
+    `proj_job`: MaxTRESMins; `qos_job`: QOS normal's MaxTRESMins."""
+    assoc = (f"user|alice\nalice|proj||normal|normal||||||||{user or '|'}|{user_job}\n"
+             f"|proj||||root|||||||{proj or '|'}|{proj_job}\n|root||||||||||||||\n")
     outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc={"n1": 8}),
                "queue": "\n".join(queue),
                "queue_qos": "".join(f"{j.split('|')[0]}|normal|proj|OK\n" for j in queue),
-               "qos": "normal||||||||||\n", "assoc": assoc, "assoc_usage": USAGE}
+               "qos": f"normal||||||||||||||{qos_job}\n", "assoc": assoc, "assoc_usage": USAGE}
     snap = slurm6.parse_snapshot("kronos", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
 
@@ -75,3 +84,46 @@ def test_a_job_past_the_running_minutes_left_waits_as_they_run_down():
         in p.explain()
     p = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute", site)
     assert only(p, "kronos", "compute").verdict == "READY"
+
+
+def test_the_association_probe_asks_max_tres_mins_and_reads_it():
+    assert ASSOC_FIELDS.endswith(",GrpTRESMins,GrpTRESRunMins,MaxTRESMins")
+    user, assocs = parse_assoc("user|alice\nalice|proj||normal|normal||||||||||"
+                               "cpu=1000,node=10\n")
+    assert (user, assocs[0].max_tres_mins_per_job) == ("alice", {"cpu": 1000, "node": 10})
+
+
+def test_a_job_past_the_associations_minutes_a_job_never_runs():
+    """alice: MaxTRESMins cpu=1000: 8 CPUs for 3 h (1440) pends for good; 8 CPUs for 2 h
+    (960) runs. Set only on proj's account line, it holds for alice's jobs too; hers, when
+    she has her own, is the one that counts."""
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute", _site(user_job="cpu=1000"))
+    assert p.verdict("kronos").verdict == "INCOMPATIBLE", p.explain()
+    assert ("needs 1440 cpu-minutes (8 CPUs for 180 min), your association (user alice, "
+            "account proj) allows 1000 a job (MaxTRESMins cpu=1000): Slurm keeps it pending "
+            "(AssocMaxCpuMinutesPerJobLimit)") in reasons(p, "kronos"), reasons(p, "kronos")
+    p = run("#SBATCH -A proj -c 8 -t 2:00:00 -p compute", _site(user_job="cpu=1000"))
+    assert only(p, "kronos", "compute").verdict == "READY"
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute", _site(proj_job="cpu=1000"))
+    assert "account proj's association allows 1000 a job (MaxTRESMins cpu=1000)" \
+        in reasons(p, "kronos"), reasons(p, "kronos")
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute",
+            _site(user_job="cpu=2000", proj_job="cpu=1000"))
+    assert only(p, "kronos", "compute").verdict == "READY", p.explain()
+
+
+def test_a_job_asking_no_time_limit_is_checked_with_the_partitions_max_time():
+    """long has no DefaultTime: a job asking no time limit gets its MaxTime (7 days), 2 CPUs
+    for 10080 min pass the association's and the QOS's MaxTRESMins cpu=5000; in compute
+    it gets the DefaultTime (20 min, 40 cpu-minutes) and runs."""
+    for site, whose, code in (
+            (_site(user_job="cpu=5000"), "your association (user alice, account proj)",
+             "AssocMaxCpuMinutesPerJobLimit"),
+            (_site(qos_job="cpu=5000"), "the job's QOS normal", "QOSMaxCpuMinutesPerJobLimit")):
+        p = run("#SBATCH -A proj -c 2 -p long", site)
+        assert p.verdict("kronos").verdict == "INCOMPATIBLE", p.explain()
+        assert (f"needs 20160 cpu-minutes (2 CPUs for 10080 min, partition long's MaxTime: "
+                f"it asks no time limit), {whose} allows 5000 a job (MaxTRESMins cpu=5000): "
+                f"Slurm keeps it pending ({code})") in reasons(p, "kronos"), reasons(p, "kronos")
+        p = run("#SBATCH -A proj -c 2 -p compute", site)
+        assert only(p, "kronos", "compute").verdict == "READY", p.explain()

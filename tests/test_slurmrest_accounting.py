@@ -449,3 +449,13 @@ def test_another_users_associations_are_left_out():
     # read for bob, only his
     snap = slurm_rest.parse_snapshot("selene", out | {"user": "bob"})
     assert [(a.account, a.default_qos) for a in snap.associations] == [("other", "wide")]
+
+
+def test_an_associations_max_tres_minutes_are_read_as_sacctmgr_shows_them():
+    reply = json.loads(_reply("associations_proj_v0.0.38.json"))
+    reply["associations"][1]["max"]["tres"]["minutes"]["per"]["job"] = [
+        {"type": "cpu", "name": "", "id": 1, "count": 1000}]
+    out = {slurm_rest.ASSOCIATIONS: json.dumps([json.dumps(reply)]), "user": "alice"}
+    snap = slurm_rest.parse_snapshot("selene", out)
+    assert [a.max_tres_mins_per_job for a in snap.associations if a.level == "user"] == [
+        {"cpu": 1000}]

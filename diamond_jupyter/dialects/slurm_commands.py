@@ -807,7 +807,8 @@ QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJob
               "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags,"
               "GrpTRESMins,GrpTRESRunMins,MaxTRESMins")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
-                "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins")
+                "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins,"
+                "MaxTRESMins")
 # what the user's associations and the accounts above them have used of their TRES-minutes
 # limits: `sshare -nP` (the user's own rows and their accounts'), Slurm 22.05's fields:
 #   Account|User|GrpTRESRaw|TRESRunMins
@@ -963,14 +964,15 @@ def parse_assoc(stdout: str) -> tuple[str | None, list[Association] | None]:
         if f[0] and user is not None and f[0] != user:
             continue
         qos = [q for q in f[4].split(",") if q]
-        lim = (f[5:14] + [""] * 9)[:9]  # ParentName and the limits (older recordings: none)
+        lim = (f[5:15] + [""] * 10)[:10]  # ParentName and the limits (older recordings: none)
         counts = [to_int(x) for x in lim[2:6]]
         out.append(Association(
             account=f[1] or None, partition=f[2] or None, default_qos=f[3] or None,
             qos=qos or None, level="user" if f[0] else "account", parent=lim[0] or None,
             grp_tres=_tres(lim[1]), grp_jobs=counts[0], grp_submit_jobs=counts[1],
             max_jobs=counts[2], max_submit_jobs=counts[3], max_tres_per_job=_tres(lim[6]),
-            grp_tres_mins=_tres(lim[7]), grp_tres_run_mins=_tres(lim[8])))
+            grp_tres_mins=_tres(lim[7]), grp_tres_run_mins=_tres(lim[8]),
+            max_tres_mins_per_job=_tres(lim[9])))
     return user, out or None
 
 

@@ -619,7 +619,8 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
     declares fewer) and the data parser names them alike: `default.qos`, `qos` (a list; the
     spec says `QOS`), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
     `max.jobs.per.submitted`, GrpTRES at `max.tres.total`, MaxTRES at `max.tres.per.job`,
-    MaxJobs at `max.jobs.active`, MaxSubmitJobs at `max.jobs.total`. `user`: another
+    MaxJobs at `max.jobs.active`, MaxSubmitJobs at `max.jobs.total`, MaxTRESMins at
+    `max.tres.minutes.per.job`. `user`: another
     user's associations are left out (dbv0.0.36 and dbv0.0.37 take no `user=` filter and
     answer every association). SiteError for a reply of errors or without an
     `associations` list."""
@@ -650,7 +651,8 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
             grp_submit_jobs=_limit(_at(most, "jobs", "per", "submitted")),
             max_jobs=_limit(_at(most, "jobs", "active")),
             max_submit_jobs=_limit(_at(most, "jobs", "total")),
-            max_tres_per_job=_tres_list(_at(most, "tres", "per", "job"))))
+            max_tres_per_job=_tres_list(_at(most, "tres", "per", "job")),
+            max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job"))))
     return out
 
 

@@ -17,7 +17,7 @@ import pytest
 import sweep_helpers
 from sweep_helpers import sbatch_calls
 
-from diamond_jupyter.model import describe_start
+from diamond_jupyter.model import JobState, describe_start
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
@@ -139,11 +139,25 @@ def test_wait_past_its_timeout_exits_1_naming_the_job_and_its_state(user):
     assert f"timed out after 1s waiting for {job['id']} (state PENDING)" in res.stderr
 
 
-def test_logs_of_a_job_not_started_say_so_for_each_stream(user):
+def test_fault_logs_of_a_job_not_started_say_so_for_each_stream_and_exit_0(user):
+    """Exit 1 is a failure of a site or the network (DESIGN); a job not started yet has
+    nothing to show, which is no failure: exit 0, saying so."""
     job = _submitted(user)
-    err = user.run("logs", job["id"], code=1).stderr
-    assert "stdout log" in err and "stderr log" in err
-    assert err.count("(the job has not started)") == 2
+    res = user.run("logs", job["id"], code=0)
+    assert res.stdout == ""
+    assert "stdout log" in res.stderr and "stderr log" in res.stderr
+    assert res.stderr.count("(the job has not started)") == 2
+    assert f"{job['id']} has not started (PENDING): no logs to show yet, not an error " \
+           "(exit 0)" in res.stderr
+    assert json.loads(user.run("logs", job["id"], "--json", code=0).stdout)["missing"]
+
+
+def test_logs_missing_for_a_running_job_still_exit_1(user):
+    """A running job's log not on its site is worth exit 1: the site lost or moved it."""
+    user.job("alpha:4343", JobState.RUNNING, workdir=str(user.root),
+             stdout_path=str(user.root / "gone.out"))
+    res = user.run("logs", "alpha:4343", code=1)
+    assert "is missing on alpha" in res.stderr and "not an error" not in res.stderr
 
 
 def test_fetch_of_a_job_without_results_says_so_and_writes_nothing(user):

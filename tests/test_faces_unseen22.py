@@ -264,6 +264,36 @@ async def test_a_rest_job_id_without_its_site_names_the_shape(rest, method, path
     assert "job ID '4242'" in reply["message"] and "SITE:NUMBER" in reply["message"]
 
 
+async def test_fault_a_rest_delete_of_a_job_is_a_json_405_pointing_at_cancel(rest):
+    """DELETE jobs/ID answered a bare 405: which method cancels was left to guess."""
+    code, job = await rest("POST", "jobs", json.dumps(
+        {"script": "echo hi\n", "site": "here"}).encode())
+    assert code == 201, job
+    code, reply = await rest("DELETE", f"jobs/{job['id']}")
+    assert code == 405 and reply["reason"] == "method-not-allowed", (code, reply)
+    assert f"POST jobs/{job['id']}/cancel" in reply["message"], reply
+    code, again = await rest("GET", f"jobs/{job['id']}")
+    assert code == 200 and again["state"] == job["state"]  # nothing was done to it
+
+
+async def test_a_rest_delete_of_a_job_says_which_methods_the_route_allows(
+        http_server_client, jp_base_url, jp_auth_header):
+    resp = await http_server_client.fetch(
+        jp_base_url.rstrip("/") + "/diamond/api/jobs/here:1", method="DELETE",
+        headers=jp_auth_header, raise_error=False)
+    assert resp.code == 405 and resp.headers.get("Allow") == "GET", (resp.code, resp.headers)
+    assert resp.headers["Content-Type"].startswith("application/json")
+
+
+async def test_a_rest_delete_of_a_job_keeps_jupyters_token_and_xsrf_checks(rest):
+    """(guard) Without the token, or with a cookie but no XSRF token: 403, not the 405."""
+    code, reply = await rest("DELETE", "jobs/here:1", auth=False)
+    assert code == 403 and reply["reason"] == "forbidden", (code, reply)
+    code, reply = await rest("DELETE", "jobs/here:1", auth=False,
+                             headers={"Cookie": "_xsrf=abc"})
+    assert code == 403 and "_xsrf" in reply["message"], (code, reply)
+
+
 async def test_a_rest_unknown_job_is_a_404_naming_it(rest):
     code, reply = await rest("GET", "jobs/here:9999")
     assert code == 404 and "here:9999" in reply["message"], (code, reply)

@@ -366,6 +366,26 @@ def test_fault_a_magic_place_takes_the_command_lines_explain(shell, user, capsys
     assert sbatch_calls(user) == []
 
 
+@pytest.mark.parametrize("line,nearest", [
+    ("wait alpha:1", "(did you mean %diamond status? its card follows the job live until it "
+                     "ends)"),
+    ("stauts alpha:1", "(did you mean %diamond status?)"),
+    ("frobnicate", "no command 'frobnicate'; the commands"),
+])
+def test_fault_a_magic_that_is_no_command_lists_them_and_the_nearest(shell, user, capsys,
+                                                                     line, nearest):
+    """`%diamond wait` (a command of the command line only) got argparse's "argument cmd:
+    invalid choice" and no word of which magic does that."""
+    word = line.split()[0]
+    sweep_helpers.assert_magic_refused(shell, user, capsys, line, None,
+                                       f"diamond: %diamond: no command {word!r}")
+    shell.run_line_magic("diamond", line)
+    err = capsys.readouterr().err
+    assert nearest in err and "invalid choice" not in err, err
+    assert "the commands: sites, engine, help, queue, jobs, status, cancel, " in err, err
+    assert err.rstrip().endswith("(`%diamond help` shows each)\x1b[0m"), repr(err)
+
+
 def test_fault_a_magic_command_taking_no_options_says_none_are_accepted(shell, user, capsys):
     sweep_helpers.assert_magic_refused(shell, user, capsys, "status alpha:1 --json", None,
                                        "unknown option --json (accepted: none)")

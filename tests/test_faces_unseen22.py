@@ -17,7 +17,7 @@ import pytest
 import sweep_helpers
 from sweep_helpers import sbatch_calls
 
-from diamond_jupyter.model import describe_start
+from diamond_jupyter.model import JobState, describe_start
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
@@ -139,11 +139,25 @@ def test_wait_past_its_timeout_exits_1_naming_the_job_and_its_state(user):
     assert f"timed out after 1s waiting for {job['id']} (state PENDING)" in res.stderr
 
 
-def test_logs_of_a_job_not_started_say_so_for_each_stream(user):
+def test_fault_logs_of_a_job_not_started_say_so_for_each_stream_and_exit_0(user):
+    """Exit 1 is a failure of a site or the network (DESIGN); a job not started yet has
+    nothing to show, which is no failure: exit 0, saying so."""
     job = _submitted(user)
-    err = user.run("logs", job["id"], code=1).stderr
-    assert "stdout log" in err and "stderr log" in err
-    assert err.count("(the job has not started)") == 2
+    res = user.run("logs", job["id"], code=0)
+    assert res.stdout == ""
+    assert "stdout log" in res.stderr and "stderr log" in res.stderr
+    assert res.stderr.count("(the job has not started)") == 2
+    assert f"{job['id']} has not started (PENDING): no logs to show yet, not an error " \
+           "(exit 0)" in res.stderr
+    assert json.loads(user.run("logs", job["id"], "--json", code=0).stdout)["missing"]
+
+
+def test_logs_missing_for_a_running_job_still_exit_1(user):
+    """A running job's log not on its site is worth exit 1: the site lost or moved it."""
+    user.job("alpha:4343", JobState.RUNNING, workdir=str(user.root),
+             stdout_path=str(user.root / "gone.out"))
+    res = user.run("logs", "alpha:4343", code=1)
+    assert "is missing on alpha" in res.stderr and "not an error" not in res.stderr
 
 
 def test_fetch_of_a_job_without_results_says_so_and_writes_nothing(user):
@@ -250,6 +264,36 @@ async def test_a_rest_job_id_without_its_site_names_the_shape(rest, method, path
     assert "job ID '4242'" in reply["message"] and "SITE:NUMBER" in reply["message"]
 
 
+async def test_fault_a_rest_delete_of_a_job_is_a_json_405_pointing_at_cancel(rest):
+    """DELETE jobs/ID answered a bare 405: which method cancels was left to guess."""
+    code, job = await rest("POST", "jobs", json.dumps(
+        {"script": "echo hi\n", "site": "here"}).encode())
+    assert code == 201, job
+    code, reply = await rest("DELETE", f"jobs/{job['id']}")
+    assert code == 405 and reply["reason"] == "method-not-allowed", (code, reply)
+    assert f"POST jobs/{job['id']}/cancel" in reply["message"], reply
+    code, again = await rest("GET", f"jobs/{job['id']}")
+    assert code == 200 and again["state"] == job["state"]  # nothing was done to it
+
+
+async def test_a_rest_delete_of_a_job_says_which_methods_the_route_allows(
+        http_server_client, jp_base_url, jp_auth_header):
+    resp = await http_server_client.fetch(
+        jp_base_url.rstrip("/") + "/diamond/api/jobs/here:1", method="DELETE",
+        headers=jp_auth_header, raise_error=False)
+    assert resp.code == 405 and resp.headers.get("Allow") == "GET", (resp.code, resp.headers)
+    assert resp.headers["Content-Type"].startswith("application/json")
+
+
+async def test_a_rest_delete_of_a_job_keeps_jupyters_token_and_xsrf_checks(rest):
+    """(guard) Without the token, or with a cookie but no XSRF token: 403, not the 405."""
+    code, reply = await rest("DELETE", "jobs/here:1", auth=False)
+    assert code == 403 and reply["reason"] == "forbidden", (code, reply)
+    code, reply = await rest("DELETE", "jobs/here:1", auth=False,
+                             headers={"Cookie": "_xsrf=abc"})
+    assert code == 403 and "_xsrf" in reply["message"], (code, reply)
+
+
 async def test_a_rest_unknown_job_is_a_404_naming_it(rest):
     code, reply = await rest("GET", "jobs/here:9999")
     assert code == 404 and "here:9999" in reply["message"], (code, reply)
@@ -320,6 +364,26 @@ def test_fault_a_magic_place_takes_the_command_lines_explain(shell, user, capsys
     assert "unknown option" not in said.err, said.err
     assert "SITE" in said.out and "VERDICT" in said.out and "alpha" in said.out, said.out
     assert sbatch_calls(user) == []
+
+
+@pytest.mark.parametrize("line,nearest", [
+    ("wait alpha:1", "(did you mean %diamond status? its card follows the job live until it "
+                     "ends)"),
+    ("stauts alpha:1", "(did you mean %diamond status?)"),
+    ("frobnicate", "no command 'frobnicate'; the commands"),
+])
+def test_fault_a_magic_that_is_no_command_lists_them_and_the_nearest(shell, user, capsys,
+                                                                     line, nearest):
+    """`%diamond wait` (a command of the command line only) got argparse's "argument cmd:
+    invalid choice" and no word of which magic does that."""
+    word = line.split()[0]
+    sweep_helpers.assert_magic_refused(shell, user, capsys, line, None,
+                                       f"diamond: %diamond: no command {word!r}")
+    shell.run_line_magic("diamond", line)
+    err = capsys.readouterr().err
+    assert nearest in err and "invalid choice" not in err, err
+    assert "the commands: sites, engine, help, queue, jobs, status, cancel, " in err, err
+    assert err.rstrip().endswith("(`%diamond help` shows each)\x1b[0m"), repr(err)
 
 
 def test_fault_a_magic_command_taking_no_options_says_none_are_accepted(shell, user, capsys):

@@ -270,7 +270,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
     if getattr(args, "stderr", False):
         raise BadInput("--stderr goes with --follow (`diamond logs JOB --follow --stderr`); "
                        "`diamond logs JOB` shows the end of both stdout and stderr")
-    logs = asyncio.run(with_fed(args, lambda fed: fed.logs(args.job, lines=args.lines)))
+
+    async def go(fed):
+        logs = await fed.logs(args.job, lines=args.lines)
+        return logs, fed.job(args.job)
+
+    logs, job = asyncio.run(with_fed(args, go))
     if args.json:
         out(args, logs)
     else:
@@ -284,6 +289,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
         # not a blank answer that looks like a broken command: say so, on stderr
         print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
                       f"(yet)"), file=sys.stderr)
+    if logs.get("missing") and job.state.rank < JobState.RUNNING.rank:
+        # nothing to show yet is the job's state, not a failure of the site (exit 1)
+        print(visible(f"diamond: {job.id} has not started ({job.state.value}): no logs to "
+                      f"show yet, not an error (exit 0); `diamond wait {job.id}` waits for it"),
+              file=sys.stderr)
+        return 0
     return 1 if logs.get("missing") else 0
 
 

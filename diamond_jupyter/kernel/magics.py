@@ -44,6 +44,7 @@ class _HelpShown(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    commands: list[str] = []  # the top parser's: its subcommands
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # no option read from a prefix of its name (`jobs --stat X` was `--state X`): the
         # command line refuses those too
@@ -143,7 +144,23 @@ def _parser() -> _Parser:
     p.add_argument("--plan", metavar="SHA256", help="approve only while the task awaits this "
                    "plan (its card's pending plan_sha256)")
     sub.add_parser("reject").add_argument("task")
+    ap.commands = list(sub.choices)
     return ap
+
+
+# a command of the command line that no magic has -> the magic that does its work
+MAGIC_FOR = {"wait": ("status", "its card follows the job live until it ends")}
+
+
+def unknown_command(given: str, commands: list[str]) -> str:
+    """`%diamond wait`: no such magic, with the nearest one and the ones there are."""
+    import difflib
+
+    near, why = MAGIC_FOR.get(given, (None, ""))
+    near = near or next(iter(difflib.get_close_matches(given, commands, n=1, cutoff=0.6)), None)
+    hint = f" (did you mean %diamond {near}?{f' {why}' if why else ''})" if near else ""
+    return (f"no command {given!r}{hint}; the commands: {', '.join(commands)} "
+            "(`%diamond help` shows each)")
 
 
 class Table:
@@ -211,7 +228,10 @@ class DiamondMagics(Magics):
     def diamond(self, line: str, cell: str | None = None) -> Any:
         """Run HPC jobs across the configured sites. `%diamond help` lists the commands."""
         try:
-            args = _parser().parse_args(shlex.split(line))
+            words, parser = shlex.split(line), _parser()
+            if words and not words[0].startswith("-") and words[0] not in parser.commands:
+                raise BadInput(f"%diamond: {unknown_command(words[0], parser.commands)}")
+            args = parser.parse_args(words)
             if args.cmd in (None, "help"):
                 print(USAGE)
                 return None

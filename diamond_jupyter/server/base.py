@@ -38,14 +38,15 @@ BODY_METHODS = ("POST", "PUT", "PATCH")
 class ApiError(HTTPError):
     """An HTTP error with a machine-readable `reason` for the JSON body."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str,
+                 headers: dict[str, str] | None = None) -> None:
         from ..federation import Federation
 
         # the server log gets the message without secrets (it may quote the request);
         # the client, who sent them, gets it whole
         logged = Federation.redacted(message)
         super().__init__(status, log_message=logged.replace("%", "%%"))
-        self.code, self.message = code, message
+        self.code, self.message, self.headers = code, message, headers or {}
 
 
 def api(method: F) -> F:
@@ -243,6 +244,8 @@ class DiamondHandler(APIHandler):
         self.set_header("Content-Type", "application/json")
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, ApiError):
+            for name, value in exc.headers.items():  # set here: sending an error clears them
+                self.set_header(name, value)
             reply = {"reason": exc.code, "message": exc.message}
         elif isinstance(exc, HTTPError):
             text = responses.get(status_code, "error")

@@ -207,6 +207,16 @@ class JobHandler(DiamondHandler):
         lookout = fed.lookout(job.id)  # a submit whose answer was lost: where its search is
         self.reply(job_json(job) | ({"lookout": lookout} if lookout else {}))
 
+    @authenticated
+    @authorized
+    @api
+    async def delete(self, job_id: str) -> None:
+        """No DELETE: a job is cancelled, not deleted (it stays in the store, CANCELLED)."""
+        raise ApiError(405, "method-not-allowed",
+                       f"DELETE is not allowed on jobs/{job_id}: to cancel the job, POST "
+                       f"jobs/{job_id}/cancel (the job stays listed, CANCELLED); this route "
+                       "takes GET only", headers={"Allow": "GET"})
+
 
 class JobCancelHandler(DiamondHandler):
     @authenticated

@@ -637,7 +637,7 @@ def test_logs_on_a_terminal_keep_colours_but_not_control_sequences(monkeypatch, 
             "missing": ""}
 
     async def fake_with_fed(args, fn, **kw):
-        return logs
+        return logs, None  # cmd_logs reads (logs, job); no job known
     monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
     import argparse
 

@@ -258,7 +258,7 @@ def test_diamond_logs_plain_writes_every_sequence_out(monkeypatch, capsys):
     logs = {"stdout": "\x1b[8mhidden\x1b[0m\n", "stderr": "", "missing": "", "notes": ""}
 
     async def fake_with_fed(args: Any, fn: Any) -> Any:
-        return logs
+        return logs, None  # cmd_logs reads (logs, job); no job known
 
     monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
     out = FakeTty()

@@ -196,7 +196,7 @@ def test_a_working_directory_of_another_home_or_an_option_is_refused(user, chdir
 
 @pytest.mark.parametrize("directive,written", [
     ("--chdir=/tmp/$(id)", '#SBATCH --chdir="/tmp/$(id)"'),
-    ("--chdir=`id`", '#SBATCH --chdir="`id`"'),
+    ("--chdir=/scratch/`id`", '#SBATCH --chdir="/scratch/`id`"'),  # relative: in the home
     ("--export=A=$(id)", '#SBATCH --export="A=$(id)"'),
     ("--export=A=1,B=`id`", '#SBATCH --export="A=1,B=`id`"'),
 ])

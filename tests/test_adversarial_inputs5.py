@@ -444,7 +444,7 @@ def test_diamond_logs_on_a_terminal_shows_zero_width_characters(monkeypatch):
     logs = {"stdout": "\x1b[32mok\x1b[0m a\u200bb\ufeff\n", "stderr": "", "missing": ""}
 
     async def fake_with_fed(args, fn, **kw):
-        return logs
+        return logs, None  # cmd_logs reads (logs, job); no job known
 
     class Tty(io.StringIO):
         def isatty(self):

@@ -45,8 +45,9 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     before = site.scheduler_commands
     first = await site.snapshot(max_age_s=0)
     # partitions, nodes, queue, QOS, the jobs' QOS and TRES, reservations, licenses, the
-    # user's associations, the config's node timeouts: one call
-    assert site.scheduler_commands - before == 9
+    # user's associations, their TRES-minutes used (sshare), the QOS's (assoc_mgr), the
+    # config's node timeouts: one call
+    assert site.scheduler_commands - before == 11
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)

@@ -1286,6 +1286,9 @@ class QosLimits(_Model):
     grp_tres_run_mins: dict[str, int] = Field(default_factory=dict)
     tres_run_mins: dict[str, int] = Field(default_factory=dict)
     max_tres_mins_per_job: dict[str, int] = Field(default_factory=dict)
+    # False where the source gives the TRES-minutes limits but not what was used of them
+    # (slurmrestd): a job is then checked against each whole limit only, and that is said
+    tres_mins_used_known: bool = True
 
 
 class LsfLimit(_Model):
@@ -1358,6 +1361,8 @@ class Association(_Model):
     tres_run_mins: dict[str, int] = Field(default_factory=dict)
     # MaxTRESMins: TRES-minutes one job may ask (walltime x TRES); empty: not set
     max_tres_mins_per_job: dict[str, int] = Field(default_factory=dict)
+    # False where the limits are known but not their use (slurmrestd without `shares`)
+    tres_mins_used_known: bool = True
 
 
 class Node(_Model):
@@ -1479,6 +1484,9 @@ class SiteSnapshot(_Model):
     # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
     # later keeps no slot. None: not known (the plan reaches as far as it must)
     bf_window_s: float | None = None
+    # limits the site's interface does not report at all (slurmrestd: "MaxArraySize",
+    # "bf_window"): placement says once, where they matter, that they were not checked
+    unreported: list[str] = Field(default_factory=list)
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

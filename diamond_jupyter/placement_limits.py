@@ -146,7 +146,7 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
                         f"QOS {name}'s {what} {tres}={most} is in use: {whose} "
                         f"{counted(held, tres)}, the job needs {need[tres]}: it waits until enough "
                         f"of them end ({codes[tres]})")))
-        minutes = (req.walltime or 0) / 60.0
+        minutes = job_minutes(req, p)[0]
         for tres, most in q.grp_tres_run_mins.items() if minutes else ():
             asks = need.get(tres, 0) * minutes
             if not asks or asks > most:
@@ -394,30 +394,39 @@ def assoc_minutes_held(req: Req, p: Partition, account: str | None, snap: SiteSn
                        ) -> list[str]:
     """Why Slurm would hold the job under its association's TRES-minutes: its walltime x
     TRES passes what is left of a GrpTRESMins (usage decays, if the site has a half-life:
-    not known when) or alone passes a GrpTRESRunMins, of it or an account above it."""
+    not known when) or alone passes a GrpTRESRunMins, of it or an account above it. A job
+    asking no time limit is taken at the time Slurm gives it (`job_minutes`). Where what
+    was used is not known, only a job past the whole GrpTRESMins is said."""
     chain = _chain(snap, account, p.name)
     job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
            "mem": req.nodes * req.mem}
     out = []
-    minutes = (req.walltime or 0) / 60.0
+    minutes, asked = job_minutes(req, p)
     for a in chain if minutes else ():
         for tres, most in a.grp_tres_run_mins.items():
             if (asks := job.get(tres, 0) * minutes) > most:
                 out.append(
                     f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
-                    f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESRunMins "
+                    f"{asked}), {_assoc_name(a, snap.user)}'s GrpTRESRunMins "
                     f"{tres}={most} allows less at once: it would never start "
                     f"({_ASSOC_RUN_MINS.get(tres, 'AssocGrpTRESRunMinutes')})")
         for tres, most in a.grp_tres_mins.items():
             asks = job.get(tres, 0) * minutes
+            code = _ASSOC_MINS.get(tres, "AssocGrpTRESMinutes")
+            if not a.tres_mins_used_known:
+                if asks > most:
+                    out.append(
+                        f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
+                        f"{asked}), more than {_assoc_name(a, snap.user)}'s whole "
+                        f"GrpTRESMins {tres}={most}: Slurm holds it ({code}) for good")
+                continue
             used = a.tres_mins_used.get(tres, 0)
             if asks and asks > most - used:
                 out.append(
                     f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
-                    f"{minutes:.0f} min), {_assoc_name(a, snap.user)}'s GrpTRESMins "
+                    f"{asked}), {_assoc_name(a, snap.user)}'s GrpTRESMins "
                     f"{tres}={most} has {max(most - used, 0)} left ({used} used): Slurm "
-                    f"holds it ({_ASSOC_MINS.get(tres, 'AssocGrpTRESMinutes')}) until "
-                    "usage decays, or for good if it does not")
+                    f"holds it ({code}) until usage decays, or for good if it does not")
     return out
 
 
@@ -425,10 +434,12 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
                      ) -> list[str]:
     """Why Slurm would hold the job under the TRES-minutes of its QOS or the partition's:
     its walltime x TRES passes what is left of a GrpTRESMins (usage decays unless the QOS
-    has NoDecay; with DenyOnLimit sbatch refuses it) or alone passes a GrpTRESRunMins."""
+    has NoDecay; with DenyOnLimit sbatch refuses it) or alone passes a GrpTRESRunMins. A
+    job asking no time limit is taken at the time Slurm gives it (`job_minutes`); where
+    what was used is not known, only a job past the whole GrpTRESMins is said."""
     job = {"cpu": req.nodes * req.cpn, "node": req.nodes, "gres/gpu": req.nodes * req.gpn,
            "mem": req.nodes * req.mem}
-    minutes = (req.walltime or 0) / 60.0
+    minutes, asked = job_minutes(req, p)
     out = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x) if minutes else ():
         q = (snap.qos or {}).get(name)
@@ -439,20 +450,27 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
             if (asks := job.get(tres, 0) * minutes) > most:
                 out.append(
                     f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
-                    f"{minutes:.0f} min), QOS {name}'s GrpTRESRunMins {tres}={most} allows "
+                    f"{asked}), QOS {name}'s GrpTRESRunMins {tres}={most} allows "
                     "less at once: it would never start "
                     f"({_QOS_RUN_MINS.get(tres, 'QOSGrpTRESRunMinutes')})")
         for tres, most in q.grp_tres_mins.items():
             asks = job.get(tres, 0) * minutes
             used = q.tres_mins_used.get(tres, 0)
-            if not asks or asks <= most - used:
-                continue
             code = _QOS_MINS.get(tres, "QOSGrpTRESMinutes")
             held = (f"sbatch refuses it (DenyOnLimit; {code})" if "denyonlimit" in flags
                     else f"Slurm holds it ({code})")
+            if not q.tres_mins_used_known:
+                if asks > most:
+                    out.append(
+                        f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
+                        f"{asked}), more than QOS {name}'s whole GrpTRESMins {tres}={most}: "
+                        f"{held} for good")
+                continue
+            if not asks or asks <= most - used:
+                continue
             out.append(
                 f"needs {asks:.0f} {tres}-minutes ({counted(job[tres], tres)} for "
-                f"{minutes:.0f} min), QOS {name}'s GrpTRESMins {tres}={most} has "
+                f"{asked}), QOS {name}'s GrpTRESMins {tres}={most} has "
                 f"{max(most - used, 0)} left ({used} used): {held} " + (
                     "until an administrator raises the limit or resets its usage (NoDecay)"
                     if "nodecay" in flags else "until usage decays, or for good if it does "
@@ -520,7 +538,7 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
                     f"{name}'s GrpTRES {tres}={most} is in use: its running jobs hold "
                     f"{counted(held, tres)}, the job needs {need[tres]}: it waits until "
                     f"enough of them end ({_ASSOC_GRP[tres]})")))
-        minutes = (req.walltime or 0) / 60.0
+        minutes = job_minutes(req, p)[0]
         for tres, most in a.grp_tres_run_mins.items() if minutes else ():
             asks = need.get(tres, 0) * minutes
             if not asks or asks > most:

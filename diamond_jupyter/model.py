@@ -1421,6 +1421,13 @@ class LsfSharedInstance(_Model):
     hosts: list[str] = Field(default_factory=list)  # LOCATION (`all`: every host)
 
 
+# names of SiteSnapshot.unreported: Slurm's MaxArraySize, SchedulerParameters' bf_window,
+# and what was used of the GrpTRESMins (QOS' and associations')
+UNREPORTED_MAX_ARRAY = "MaxArraySize"
+UNREPORTED_BF_WINDOW = "bf_window"
+UNREPORTED_TRES_MINS_USED = "TRES-minutes used"
+
+
 class SiteSnapshot(_Model):
     site: str
     taken_at: datetime = Field(default_factory=utcnow)
@@ -1484,9 +1491,9 @@ class SiteSnapshot(_Model):
     # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
     # later keeps no slot. None: not known (the plan reaches as far as it must)
     bf_window_s: float | None = None
-    # limits the site's interface does not report at all (slurmrestd: "MaxArraySize",
-    # "bf_window"): placement says once, where they matter, that they were not checked
-    unreported: list[str] = Field(default_factory=list)
+    # what the site's interface does not report, by name (UNREPORTED_*), with who does
+    # not ("slurmrestd v0.0.38"): placement says so where it matters, as not checked
+    unreported: dict[str, str] = Field(default_factory=dict)
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

@@ -94,6 +94,8 @@ from .dialects.scripts_common import sge_time
 from .model import (
     NOT_STARTED,
     PER_GPU,
+    UNREPORTED_BF_WINDOW,
+    UNREPORTED_MAX_ARRAY,
     BadInput,
     DiamondError,
     Job,
@@ -211,6 +213,7 @@ from .placement_limits import (
     lsf_resource_wait,
     lsf_slots,
     lsf_user_misses,
+    minutes_used_unread,
     pbs_group,
     pbs_limits,
     pbs_project,
@@ -598,6 +601,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         lic_refused, lic_said = license_misses(spec, snap)
         if array_miss := array_too_large(spec, snap):
             lic_refused = [array_miss, *lic_refused]
+        elif spec.array and (who := snap.unreported.get(UNREPORTED_MAX_ARRAY)):
+            v.notes.append(f"{who} does not report MaxArraySize; not checked (the array's "
+                           "largest index must be below it)")
         if lic_refused:
             v.reasons = lic_refused
             return v
@@ -831,6 +837,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if isinstance(het_jobs, dict) else (array_tasks, array_tasks, ARRAY_PARTS)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
+    unread: list[str] = []  # limits met whose use the site does not report
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
     counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     # what the job asks in each partition (its defaults and limits of memory, time and
@@ -1033,6 +1040,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(assoc_job_misses(req, p, account, snap))
         restr += assoc_minutes_held(req, p, account, snap)
         restr += qos_minutes_held(req, p, qos, snap)
+        unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
@@ -1148,7 +1156,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes += problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
-                                                 for p in good)] + stale_default
+                                                 for p in good)] + stale_default + unread
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1972,6 +1980,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                  None if cfg.scheduler == "slurm"
                                                  else words.where(pname))
                        if n not in v.notes)
+    if cfg.scheduler == "slurm" and raw_s > 0 and snap.bf_window_s is None \
+            and (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
+        v.notes.append(f"{who} does not report the backfill window (SchedulerParameters' "
+                       "bf_window); not checked (a start past it keeps no backfill slot)")
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
                        f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "

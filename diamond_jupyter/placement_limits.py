@@ -21,6 +21,7 @@ from typing import TypeVar
 from diamond_jupyter.wording import agree, quantity
 
 from .model import (
+    UNREPORTED_TRES_MINS_USED,
     Association,
     JobSpec,
     JobState,
@@ -476,6 +477,31 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
                     if "nodecay" in flags else "until usage decays, or for good if it does "
                     "not"))
     return out
+
+
+def minutes_used_unread(p: Partition, job_qos: str | None, account: str | None,
+                        snap: SiteSnapshot) -> list[str]:
+    """What the site does not report of the GrpTRESMins the job meets in `p` (its QOS,
+    the partition's, its association and the accounts above it): what each has used, so
+    the job was checked against each whole limit only. One line a limit."""
+    who = snap.unreported.get(UNREPORTED_TRES_MINS_USED, "the site")
+    out = []
+    for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
+        q = (snap.qos or {}).get(name)
+        if q is not None and q.grp_tres_mins and not q.tres_mins_used_known:
+            out.append(f"{who} does not report what QOS {name} has used of its GrpTRESMins "
+                       f"{_tres_said(q.grp_tres_mins)}; not checked (only a job past the "
+                       "whole limit is)")
+    for a in _chain(snap, account, p.name):
+        if a.grp_tres_mins and not a.tres_mins_used_known:
+            out.append(f"{who} does not report what {_assoc_name(a, snap.user)} has used of "
+                       f"its GrpTRESMins {_tres_said(a.grp_tres_mins)}; not checked (only a "
+                       "job past the whole limit is)")
+    return out
+
+
+def _tres_said(caps: dict[str, int]) -> str:
+    return ",".join(f"{tres}={most}" for tres, most in caps.items())
 
 
 _QOS_MINS = {"cpu": "QOSGrpCPUMinutesLimit", "node": "QOSGrpNodeMinutes",

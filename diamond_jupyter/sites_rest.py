@@ -153,6 +153,7 @@ class RestSite(Site):
                           "partitions": await self._call("GET", "partitions"),
                           **await self._reservations(), **await self._qos()}
             self._caps.update(await self._associations())
+            self._caps.update(await self._shares())
             # a reply of errors (slurmctld not answering) is asked again next time, not
             # kept for the capabilities' lifetime (slurmdb's QOS: a site without slurmdbd
             # always answers errors, kept as not known)
@@ -247,6 +248,20 @@ class RestSite(Site):
         except (SiteError, CommandTimeout, OutputTooLarge) as e:
             return {slurm_rest.ASSOCIATIONS_UNREAD: str(e)}
         return {slurm_rest.ASSOCIATIONS: json.dumps(replies)}
+
+    async def _shares(self) -> dict[str, str]:
+        """`GET shares?users=U` (as `sshare` on a site with a shell, v0.0.40 on): what the
+        user's associations and their accounts have used of their TRES-minutes limits,
+        asked with the associations. Older versions have no such call (the use is not
+        known there, said by placement); a failure leaves it not known, said."""
+        if slurm_rest.api_number(self.api_version) < slurm_rest.SHARES_SINCE \
+                or slurm_rest.ASSOCIATIONS not in self._caps or not self.rest.user:
+            return {}
+        try:
+            return {slurm_rest.SHARES: await self._call(
+                "GET", f"shares?users={quote(self.rest.user, safe='')}")}
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.SHARES_UNREAD: str(e)}
 
     # -- jobs -----------------------------------------------------------------------------
     def render(self, spec: JobSpec) -> Rendered:

@@ -36,6 +36,8 @@ from diamond_jupyter.dialects.slurm_commands import (
     SlurmCommands,
     parse_assoc,
     parse_qos,
+    parse_usage,
+    with_usage,
 )
 from diamond_jupyter.model import SiteError
 
@@ -190,11 +192,20 @@ _PARTS = json.dumps({"partitions": [{"name": "batch", "nodes": {"configured": "n
 
 
 def _slurmdb_replies(version: str) -> dict[str, str]:
-    """slurmdb's QOS and alice's associations (account proj under root)."""
+    """slurmdb's QOS and alice's associations (account proj under root), and from v0.0.40
+    on slurmctld's shares of them (what they have used of their TRES-minutes)."""
     return {"qos": _reply(f"qos_{version}.json"),
             **{f"associations?{who}": _reply(f"associations_{name}_{version}.json")
                for who, name in (("user=alice", "alice"), ("account=proj", "proj"),
-                                 ("account=root", "root"))}}
+                                 ("account=root", "root"))},
+            **({"shares?users=alice": _reply(f"shares_{version}.json")}
+               if slurm_rest.api_number(version) >= slurm_rest.SHARES_SINCE else {})}
+
+
+# what sshare prints of the TRES-minutes in shares_v0.0.41.json (GrpTRESRaw, TRESRunMins)
+_SSHARE = ("root||cpu=0,mem=0|cpu=0,mem=0\n"
+           " proj||cpu=91500,mem=0|cpu=7680,mem=0\n"
+           "  proj|alice|cpu=61000,mem=0|cpu=3840,mem=0\n")
 
 
 def _cli_assoc(version: str) -> str:
@@ -231,15 +242,20 @@ async def test_a_rest_site_asks_slurmdb_for_the_qos_and_associations_with_its_ca
     assert snap.reachable and not snap.warnings, snap.warnings
     assert snap.qos == parse_qos(_cli_qos(version))
     assert snap.user == "alice"
-    assert snap.associations == parse_assoc(_cli_assoc(version))[1]
+    cli_assocs = parse_assoc(_cli_assoc(version))[1]
+    if slurm_rest.api_number(version) >= slurm_rest.SHARES_SINCE:  # GET shares, as sshare
+        cli_assocs = with_usage(cli_assocs, parse_usage(_SSHARE), "alice")
+        assert snap.associations[0].tres_mins_used == {"cpu": 61000, "mem": 0}
+    assert snap.associations == cli_assocs
     assert [(j.native_id, j.qos, j.account) for j in snap.jobs] == [("71", "normal", "proj")]
     # v0.0.41: at slurmctld's last_update; v0.0.38: at this machine's clock when read
     # (the reply's job resumed at NOW - 1 h after 1 h run)
     used = 7200 if version != "v0.0.38" else time.time() - NOW.timestamp() + 7200
     assert abs(snap.jobs[0].time_used_s - used) < 30
+    shares = ["shares?users=alice"] if version != "v0.0.38" else []
     assert asked == ["jobs", "licenses", "nodes", "partitions", "reservations", "qos",
                      "associations?user=alice", "associations?account=proj",
-                     "associations?account=root", "jobs", "licenses"]
+                     "associations?account=root", *shares, "jobs", "licenses"]
 
 
 # a job naming no QOS runs under alice's default, normal (MinTRES cpu=16); one naming an

@@ -30,6 +30,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..model import (
+    UNREPORTED_BF_WINDOW,
+    UNREPORTED_MAX_ARRAY,
+    UNREPORTED_TRES_MINS_USED,
     Association,
     BadInput,
     JobSpec,
@@ -540,13 +543,15 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     wrapped): MaxJobsPerUser at `max.jobs.active_jobs.per.user`, MaxSubmitJobsPerUser at
     `max.jobs.per.user`, GrpJobs at `max.active_jobs.count`, GrpTRES at `max.tres.total`
     (the dbv0.0.38 plugin of 22.05.8 writes these four though its spec declares only the
-    first). GrpSubmitJobs: the v0.0.38 plugin writes none, and where later versions put it
-    is not known here: not read (not known). MaxTRESMins at `max.tres.minutes.per.job`;
-    a QOS's GrpTRESMins and GrpTRESRunMins are not read: their usage (slurmctld's) is not
-    served, so they cannot be checked. SiteError for a reply of errors (no
-    slurmdbd, the database not answering) or without a `qos` list: then no QOS is known,
-    and none of their limits is checked (never a limit read from a reply that is not
-    one)."""
+    first). MaxTRESMins at `max.tres.minutes.per.job`, GrpTRESRunMins at
+    `max.tres.minutes.per.qos` (every version's parser). GrpSubmitJobs at `max.jobs.count`
+    and GrpTRESMins at `max.tres.minutes.total`: the published schema of v0.0.43 has them,
+    the parsers of v0.0.38 to v0.0.41 write neither (then not known). What a QOS has used
+    of its GrpTRESMins is slurmctld's and no version serves it: `tres_mins_used_known` is
+    False where it has one (the job is then checked against the whole limit, said).
+    SiteError for a reply of errors (no slurmdbd, the database not answering) or without a
+    `qos` list: then no QOS is known, and none of their limits is checked (never a limit
+    read from a reply that is not one)."""
     data = _load("qos", text)
     _refuse_errors("qos", data)
     if not isinstance(data.get("qos"), list):
@@ -569,8 +574,12 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
             grp_jobs=_limit(_at(most, "active_jobs", "count")),
             max_jobs_per_user=_limit(_at(most, "jobs", "active_jobs", "per", "user")),
             max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")),
+            grp_submit_jobs=_limit(_at(most, "jobs", "count")),
             min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
             max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job")),
+            grp_tres_mins=(grp_mins := _tres_list(_at(most, "tres", "minutes", "total"))),
+            grp_tres_run_mins=_tres_list(_at(most, "tres", "minutes", "per", "qos")),
+            tres_mins_used_known=not grp_mins,
             flags=[_QOS_FLAGS.get(f.upper(), f) for f in flags])
     return out
 
@@ -620,7 +629,9 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
     spec says `QOS`), `parent_account`, GrpJobs at `max.jobs.per.count`, GrpSubmitJobs at
     `max.jobs.per.submitted`, GrpTRES at `max.tres.total`, MaxTRES at `max.tres.per.job`,
     MaxJobs at `max.jobs.active`, MaxSubmitJobs at `max.jobs.total`, MaxTRESMins at
-    `max.tres.minutes.per.job`. `user`: another
+    `max.tres.minutes.per.job`, GrpTRESMins at `max.tres.group.minutes`, GrpTRESRunMins at
+    `max.tres.group.active` (what was used of them is slurmctld's: `parse_shares`, else
+    not known). `user`: another
     user's associations are left out (dbv0.0.36 and dbv0.0.37 take no `user=` filter and
     answer every association). SiteError for a reply of errors or without an
     `associations` list."""
@@ -652,7 +663,79 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
             max_jobs=_limit(_at(most, "jobs", "active")),
             max_submit_jobs=_limit(_at(most, "jobs", "total")),
             max_tres_per_job=_tres_list(_at(most, "tres", "per", "job")),
-            max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job"))))
+            max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job")),
+            grp_tres_mins=(grp_mins := _tres_list(_at(most, "tres", "group", "minutes"))),
+            grp_tres_run_mins=_tres_list(_at(most, "tres", "group", "active")),
+            tres_mins_used_known=not grp_mins))
+    return out
+
+
+SHARES = "shares"  # in the outputs: the `GET shares?users=U` reply
+SHARES_UNREAD = "shares_unread"  # in the outputs: why the shares were not read
+SHARES_SINCE = 40  # the first plugin version with `GET shares` (Slurm 23.11)
+NO_VAL64 = 0xFFFFFFFFFFFFFFFE  # Slurm's "not set" of a 64-bit number (and INFINITE64 above)
+
+
+def _shares_count(value: Any) -> float | None:
+    """One TRES's number in a shares reply: plain (`usage`'s long double) or wrapped
+    ({set, infinite, number}: `run_seconds`, `group_minutes`); None where not set."""
+    if isinstance(value, dict):
+        if value.get("infinite") or not value.get("set", True):
+            return None
+        value = value.get("number")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if value < 0 or value >= NO_VAL64 else float(value)
+
+
+def _shares_minutes(value: Any) -> dict[str, int]:
+    """A shares TRES list ([{name, value}]) of TRES-seconds -> TRES-minutes by name, as
+    sshare prints them (its GrpTRESRaw and TRESRunMins divide by 60)."""
+    out: dict[str, int] = {}
+    for t in value if isinstance(value, list) else []:
+        name = clean(t.get("name")) if isinstance(t, dict) else None
+        if name and (n := _shares_count(t.get("value"))) is not None:
+            out[name] = int(n // 60)
+    return out
+
+
+def parse_shares(text: str) -> dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]]:
+    """`GET /slurm/VERSION/shares` (as `sshare`, v0.0.40 on): {(account, user or ''):
+    (TRES-minutes used of its GrpTRESMins, its running jobs' TRES-minutes still to run)}.
+    Each entry of `shares.shares` is a user's association (`type` USER: `name` the user,
+    `parent` the account) or an account's (`name` the account); `tres.usage` is slurmctld's
+    usage_tres_raw and `tres.run_seconds` its tres_run_secs, both TRES-seconds. SiteError
+    for a reply of errors or without that list."""
+    data = _load("shares", text)
+    _refuse_errors("shares", data)
+    rows = _at(data, "shares", "shares")
+    if not isinstance(rows, list):
+        raise SiteError("slurmrestd: shares: the reply has no 'shares.shares' list")
+    out: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    for row in rows:
+        if not isinstance(row, dict) or not (name := clean(row.get("name"))):
+            continue
+        kinds = row.get("type") if isinstance(row.get("type"), list) else [row.get("type")]
+        is_user = any(isinstance(k, str) and k.upper() == "USER" for k in kinds)
+        account = clean(row.get("parent")) if is_user else name
+        if not account:
+            continue
+        out[(account, name if is_user else "")] = (
+            _shares_minutes(_at(row, "tres", "usage")),
+            _shares_minutes(_at(row, "tres", "run_seconds")))
+    return out
+
+
+def with_shares(assocs: list[Association],
+                usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]],
+                user: str | None) -> list[Association]:
+    """The associations with what the shares reply says each has used of its TRES-minutes
+    (then known); one the reply does not hold stays not known."""
+    out = []
+    for a in assocs:
+        got = usage.get((a.account or "", (user or "") if a.level == "user" else ""))
+        out.append(a.model_copy(update={"tres_mins_used": got[0], "tres_run_mins": got[1],
+                                        "tres_mins_used_known": True}) if got else a)
     return out
 
 
@@ -828,17 +911,27 @@ def parse_snapshot(site: str, outputs: dict[str, str],
         outputs, LICENSES, LICENSES_UNREAD, parse_licenses, skipped,
         "licenses not read ({}): a job asking one is not checked against them") \
         or (None, None)
+    if assocs is not None:
+        shares = _read_if_asked(
+            outputs, SHARES, SHARES_UNREAD, parse_shares, skipped,
+            "shares not read ({}): what your associations have used of their GrpTRESMins "
+            "is not known")
+        if shares is not None:
+            assocs = with_shares(assocs, shares, user)
     # MaxArraySize and SchedulerParameters' bf_window are slurm.conf's, which no
     # slurmrestd version serves (v0.0.38's paths; the published ones of later versions:
-    # `diag` has backfill statistics, not its window): not known, as a CLI site whose
-    # `scontrol show config` failed
+    # `diag` has backfill statistics, not its window); nor is what a QOS (any version) or
+    # an association (before v0.0.40's `shares`) has used of its GrpTRESMins
+    who = f"slurmrestd {api_version}"
+    unreported = {UNREPORTED_MAX_ARRAY: who, UNREPORTED_BF_WINDOW: who,
+                  UNREPORTED_TRES_MINS_USED: who}
     timeouts = partition_timeouts(outputs.get("partitions", "{}"))
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         node_timeouts=timeouts or None,
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,
                         associations=assocs, licenses=licenses, licenses_free=licenses_free,
-                        warnings=[f"{site}: {w}" for w in skipped])
+                        unreported=unreported, warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

@@ -156,7 +156,8 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
             if at:
                 waits.append(Wait(at, (
                     f"QOS {name}'s GrpTRESRunMins {tres}={most}: its running jobs have "
-                    f"{q.tres_run_mins.get(tres, 0)} {tres}-minutes still to run, the job "
+                    f"{_still_to_run(q.tres_run_mins, running, tres, now, part_max)} "
+                    f"{tres}-minutes still to run, the job "
                     f"asks {asks:.0f}: it waits as they run down "
                     f"({_QOS_RUN_MINS.get(tres, 'QOSGrpTRESRunMinutes')})")))
         for jobs, most, what, code, whose in (
@@ -518,6 +519,17 @@ _ASSOC_JOB_MINS = {"cpu": "AssocMaxCpuMinutesPerJobLimit", "node": "AssocMaxNode
                    "gres/gpu": "AssocMaxGRESMinutesPerJob", "mem": "AssocMaxMemMinutesPerJob"}
 
 
+def _still_to_run(reported: dict[str, int], jobs: list[JobStatus], tres: str,
+                  now: datetime, part_max: dict[str, float]) -> int:
+    """The running jobs' TRES-minutes still to run under a GrpTRESRunMins: as the site
+    reports them, else (slurmrestd reports none of a QOS's) as their ends in the queue
+    give them."""
+    if tres in reported:
+        return reported[tres]
+    return round(sum(_tres_of(j)[tres] * max(0.0, end_in(j, now, part_max)) / 60.0
+                     for j in jobs))
+
+
 def _run_mins_room_after(jobs: list[JobStatus], tres: str, asks: float, most: int,
                          now: datetime, part_max: dict[str, float]) -> float:
     """Seconds from now until the running `jobs`' TRES-minutes still to run (each holding
@@ -573,7 +585,8 @@ def assoc_wait(req: Req, p: Partition, account: str | None, snap: SiteSnapshot,
             if at:
                 waits.append(Wait(at, (
                     f"{name}'s GrpTRESRunMins {tres}={most}: its running jobs have "
-                    f"{a.tres_run_mins.get(tres, 0)} {tres}-minutes still to run, the job "
+                    f"{_still_to_run(a.tres_run_mins, jobs, tres, now, part_max)} "
+                    f"{tres}-minutes still to run, the job "
                     f"asks {asks:.0f}: it waits as they run down "
                     f"({_ASSOC_RUN_MINS.get(tres, 'AssocGrpTRESRunMinutes')})")))
         if a.grp_jobs is not None:

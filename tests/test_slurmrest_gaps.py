@@ -57,6 +57,10 @@ def test_a_waiting_jobs_dependency_reads_as_the_cli_reads_squeue(value, expected
 def test_v0038_serves_no_timeouts_array_size_nor_backfill_window():
     snap = snapshot(recorded("jobs.json"))
     assert (snap.node_timeouts, snap.max_array_size, snap.bf_window_s) == (None, None, None)
+    # each said as not reported (placement says so where it matters: not checked)
+    assert snap.unreported == {"MaxArraySize": "slurmrestd v0.0.38",
+                               "bf_window": "slurmrestd v0.0.38",
+                               "TRES-minutes used": "slurmrestd v0.0.38"}
 
 
 def _partition_v41(name: str, resume: dict, suspend: dict) -> dict:

@@ -318,6 +318,8 @@ class SiteVerdict(BaseModel):
     # group or per-user limits, a queue's max_run), in the scheduler's words where it has
     waits_for: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
+    # limits the job meets that the site does not report, each said once: not checked
+    not_checked: list[str] = Field(default_factory=list)
     partition: str | None = None
     estimated_start: datetime | None = None
     start_source: Literal["scheduler", "simulation", "calibrated"] | None = None
@@ -519,7 +521,8 @@ class Placement(BaseModel):
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
         START). Under the table, each limit in use a feasible site's job waits for
-        ("SITE waits: ..."), and where too few of the user's jobs here for OWN× moved START
+        ("SITE waits: ..."), each limit it meets that the site does not report ("SITE not
+        checked: ..."), and where too few of the user's jobs here for OWN× moved START
         by seconds, how many and which way."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
@@ -558,6 +561,8 @@ class Placement(BaseModel):
             lines.append(" ".join(cells).rstrip())
         lines += [f"  {v.site} waits: {why}" for v in self.ranked if v.feasible
                   for why in v.waits_for]
+        lines += [f"  {v.site} not checked: {why}" for v in self.ranked
+                  for why in v.not_checked]
         lines += [f"  {v.site}: {_borrowed_note(v)}" for v in self.ranked
                   if v.feasible and v.calibration_borrowed]
         lines += [f"  {v.site}: {_own_shift_note(v.own_shift_s, v.own_samples)}"
@@ -602,8 +607,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if array_miss := array_too_large(spec, snap):
             lic_refused = [array_miss, *lic_refused]
         elif spec.array and (who := snap.unreported.get(UNREPORTED_MAX_ARRAY)):
-            v.notes.append(f"{who} does not report MaxArraySize; not checked (the array's "
-                           "largest index must be below it)")
+            v.not_checked.append(f"{who} does not report MaxArraySize; not checked (the "
+                                 "array's largest index must be below it)")
         if lic_refused:
             v.reasons = lic_refused
             return v
@@ -1156,7 +1161,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         order = route.routes_to or []
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes += problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
-                                                 for p in good)] + stale_default + unread
+                                                 for p in good)] + stale_default
+    v.not_checked += unread
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1982,8 +1988,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                        if n not in v.notes)
     if cfg.scheduler == "slurm" and raw_s > 0 and snap.bf_window_s is None \
             and (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
-        v.notes.append(f"{who} does not report the backfill window (SchedulerParameters' "
-                       "bf_window); not checked (a start past it keeps no backfill slot)")
+        v.not_checked.append(f"{who} does not report the backfill window "
+                             "(SchedulerParameters' bf_window); not checked (a start past it "
+                             "keeps no backfill slot)")
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
                        f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "

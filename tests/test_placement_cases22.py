@@ -165,13 +165,14 @@ BUSY_JOBS = tuple(job(100 + i, on=f"n0{i}", start_h=-1, limit_min=180) for i in 
 def test_an_array_on_a_rest_site_runs_and_says_max_array_size_was_not_checked():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00 --array=0-99%4", orion())
     assert v.verdict == "READY" and v.partition == "batch", said
-    assert v.notes.count(NO_ARRAY_SIZE) == 1, v.notes
+    assert v.not_checked == [NO_ARRAY_SIZE], said
+    assert f"  orion not checked: {NO_ARRAY_SIZE}" in said.splitlines()
 
 
 def test_a_single_job_hears_nothing_of_max_array_size():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", orion())
     assert v.verdict == "READY", said
-    assert not has_note(v, "MaxArraySize"), v.notes
+    assert v.not_checked == [] and "not checked" not in said, said
 
 
 def test_where_max_array_size_is_reported_an_index_past_it_is_refused_not_noted():
@@ -179,18 +180,19 @@ def test_where_max_array_size_is_reported_an_index_past_it_is_refused_not_noted(
     known = snap.model_copy(update={"max_array_size": 1001, "unreported": {}})
     v, said = explain("#SBATCH -p batch -c 1 -t 0:10:00 --array=0-2000", (cfg, known))
     assert not v.feasible and any("MaxArraySize=1001" in r for r in v.reasons), said
-    assert not has_note(v, "does not report"), v.notes
+    assert v.not_checked == [], v.not_checked
 
 
 def test_a_job_that_waits_on_a_rest_site_hears_the_backfill_window_was_not_checked():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", orion(jobs=BUSY_JOBS, nodes=BUSY_NODES))
     assert v.verdict == "BUSY" and v.raw_start == NOW + timedelta(hours=2), said
-    assert sum(NO_BF_WINDOW in n for n in v.notes) == 1, v.notes
+    assert [n for n in v.not_checked if NO_BF_WINDOW in n] == v.not_checked, v.not_checked
+    assert len(v.not_checked) == 1 and said.count(NO_BF_WINDOW) == 1, said
 
 
 def test_a_job_that_starts_now_hears_nothing_of_the_backfill_window():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", orion())
-    assert v.verdict == "READY" and not has_note(v, "bf_window"), v.notes
+    assert v.verdict == "READY" and v.not_checked == [], v.not_checked
 
 
 # -- a QOS's TRES-minutes and submit limits over slurmrestd ---------------------------------
@@ -232,7 +234,7 @@ def test_a_qos_grp_tres_mins_whose_use_is_not_reported_is_said_once_not_assumed_
     assert v.verdict == "READY", said
     note = ("slurmrestd v0.0.41 does not report what QOS normal has used of its GrpTRESMins "
             "cpu=1000; not checked (only a job past the whole limit is)")
-    assert v.notes.count(note) == 1, v.notes
+    assert v.not_checked == [note] and said.count(note) == 1, said
 
 
 def test_a_job_past_the_whole_qos_grp_tres_mins_is_held_for_good():
@@ -270,7 +272,7 @@ def test_an_array_counts_each_task_against_the_qos_grp_submit_jobs():
     assert v.reasons == ["QOS normal's GrpSubmitJobs is 5 and 2 jobs are queued or running "
                          "under it: the job array's 4 tasks count as 4 jobs: the submit is "
                          "refused until 1 of them ends (QOSGrpSubmitJobsLimit)"]
-    assert NO_ARRAY_SIZE in v.notes
+    assert v.not_checked == [NO_ARRAY_SIZE], v.not_checked
 
 
 # -- an account's TRES-minutes over slurmrestd: their use from GET shares -------------------
@@ -293,7 +295,7 @@ def test_a_job_within_what_the_account_has_left_runs_and_hears_nothing_of_it():
     site = orion(assoc=CHAIN, share=shares({("proj", "alice"): 12000, ("proj", ""): 99500}))
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", site)
     assert v.verdict == "READY", said
-    assert not has_note(v, "GrpTRESMins"), v.notes
+    assert v.not_checked == [] and not has_note(v, "GrpTRESMins"), v.notes
 
 
 def test_a_job_asking_no_time_limit_in_long_is_held_at_its_max_time_of_cpu_minutes():
@@ -319,9 +321,10 @@ def test_without_shares_each_account_limit_is_said_not_checked_once():
     assert v.verdict == "READY", said
     for whose, cap in (("your association (user alice, account proj)", 20000),
                        ("account proj's association", 100000)):
-        assert v.notes.count(f"slurmrestd v0.0.41 does not report what {whose} has used of "
-                             f"its GrpTRESMins cpu={cap}; not checked (only a job past the "
-                             "whole limit is)") == 1, v.notes
+        assert v.not_checked.count(f"slurmrestd v0.0.41 does not report what {whose} has "
+                                   f"used of its GrpTRESMins cpu={cap}; not checked (only a "
+                                   "job past the whole limit is)") == 1, v.not_checked
+    assert len(v.not_checked) == 2, v.not_checked
 
 
 def test_an_accounts_running_minutes_counted_from_the_queue_make_the_job_wait():

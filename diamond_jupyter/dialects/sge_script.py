@@ -35,6 +35,7 @@ from .scripts_common import (
     Item,
     SubmitWait,
     add_qsub_environment,
+    array_from_one_refused,
     assemble,
     bad,
     begin_parse,
@@ -45,6 +46,7 @@ from .scripts_common import (
     file_for_directory,
     fmt_hms,
     foreign_warnings,
+    has_index_zero,
     is_placeholder,
     job_name_warning,
     kept_priority,
@@ -307,6 +309,9 @@ class SgeScript:
             if not m:
                 raise bad(item, "bad task range", "n[-m[:s]], e.g. 1-100:2")
             spec.array = read_array(item, v, "n[-m[:s]] (n <= m, s > 0), e.g. 1-100:2")
+            if has_index_zero(v):  # qsub -t: 1 <= n
+                raise bad(item, "bad task range", "n[-m[:s]] with 1 <= n <= m (Grid "
+                          "Engine's task ids start at 1), e.g. 1-100:2")
         elif o == "-tc":
             if not v.isdigit() or int(v) == 0:
                 raise bad(item, "bad -tc value", "a positive integer")
@@ -708,6 +713,9 @@ class SgeScript:
         if not m:
             warnings.append(f"dropped: array {expr} (not an n[-m[:s]] range)")
             return
+        if has_index_zero(first):
+            raise array_from_one_refused(expr, "sge", "Grid Engine", "qsub -t takes 1 <= n",
+                                         "SGE_TASK_ID")
         add("-t", first)
         if limit:
             add("-tc", limit)

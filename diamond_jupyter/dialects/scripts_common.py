@@ -307,6 +307,11 @@ def read_array(item: Item, expression: str, accepted: str) -> ArraySpec:
     return ArraySpec(expression=expression)
 
 
+# metadata: the script asked for no mail at all (PBS/Grid Engine `-m n`), which PBS must be
+# told (qsub mails on abort unless -m n)
+NO_MAIL = "no_mail"
+
+
 def has_index_zero(expression: str) -> bool:
     """Whether the job array `expression` (neutral: `0-99:4%10`, `0,3,5`) holds index 0,
     which Slurm and PBS run but Grid Engine (qsub -t: 1 <= n) and LSF (positive indexes)

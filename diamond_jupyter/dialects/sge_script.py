@@ -32,6 +32,7 @@ from .begin_time import neutral, render_begin, sge_parts
 from .node_lists import render_named_hosts
 from .pbs_script import pro_array_range
 from .scripts_common import (
+    NO_MAIL,
     Item,
     SubmitWait,
     add_qsub_environment,
@@ -346,7 +347,9 @@ class SgeScript:
                 raise bad(item, "bad -m value", "letters from b, e, a, s, or n")
             if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
                 spec.mail_events = []
+                spec.metadata[NO_MAIL] = True
                 return True
+            spec.metadata.pop(NO_MAIL, None)
             if "s" in v:
                 note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
             # qsub adds each -m to the earlier ones

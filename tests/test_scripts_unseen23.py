@@ -33,7 +33,9 @@ common `--array=0-63%8`, PBS's `-J 0-990:10`) reached Grid Engine as `-t 0-63` a
 now the translation is refused, saying why and what to do, and a Grid Engine `-t 0-9` or an
 LSF `name[0-9]` is bad input naming the line and the form accepted. A job whose GPUs reach
 flux per node (Grid Engine's `-l gpu=2 -l exclusive=true`) was written `--nodes=1` yet lost
-its --exclusive, said "the job asks for no node count"; now kept."""
+its --exclusive, said "the job asks for no node count"; now kept. PBS's and Grid Engine's
+`-m n` (no mail at all) reached PBS, its own script too, without -m, so qsub mailed on
+abort (its default, -m a); now `-m n`."""
 
 from __future__ import annotations
 
@@ -332,6 +334,30 @@ def test_exclusive_gpus_per_node_reach_flux_with_exclusive():
     assert not [w for w in warnings if "exclusive" in w], warnings
     back = get_script_dialect("flux").parse_script(script)
     assert back.constraints.exclusive and back.resources.nodes == 1
+
+
+@pytest.mark.parametrize(("source", "rel_or_lines"), [
+    ("pbs", "pbs/torque_d_dir_and_m_n.pbs"),
+    ("pbs", "#PBS -l select=1:ncpus=1\n#PBS -m abe\n#PBS -m n"),
+    ("sge", "#$ -l h_rt=600\n#$ -m n"),
+])
+def test_no_mail_asked_reaches_pbs_as_no_mail(source: str, rel_or_lines: str):
+    """`-m n` (no mail at all) was read as no mail events and so reached PBS, its own
+    script too, without -m: qsub then mails on abort, its default (-m a)."""
+    text = read_fixture(HERE, rel_or_lines)[1] if rel_or_lines.endswith(".pbs") \
+        else f"#!/bin/bash\n{rel_or_lines}\n./a\n"
+    script, _, spec = translate(text, "pbs", source)
+    assert spec.mail_events == []
+    assert "#PBS -m n" in directive_lines(script, "#PBS")
+    assert get_script_dialect("pbs").parse_script(script).mail_events == []
+
+
+@pytest.mark.parametrize("lines", ["#PBS -m n\n#PBS -m ae", "#PBS -m ae"])
+def test_mail_asked_after_or_without_m_n_is_kept(lines: str):
+    script, _, _ = translate(f"#!/bin/bash\n#PBS -l select=1:ncpus=1\n{lines}\n./a\n", "pbs",
+                             "pbs")
+    assert "#PBS -m ae" in directive_lines(script, "#PBS")
+    assert "#PBS -m n" not in script
 
 
 # ------------------------------------------------------------ what a user would expect

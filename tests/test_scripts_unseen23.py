@@ -12,7 +12,8 @@ mem, place=scatter:group=switch, -J with a step and a throttle, -W depend of two
 nodes/walltime/mem on one -l, Torque gpus=N:exclusive_process with pmem, -d with -m n,
 mem in kb beside ompthreads, CRLF with a French name and -W group_list, comments after
 directives, -W depend=on:N, -a HHMM with -r n, a here-document holding a #PBS line, a
-nodes= list of named hosts); LSF (rusage[ngpus_physical] with select[ngpus>0] and
+nodes= list of named hosts, chunks naming quoted hosts); LSF (rusage[ngpus_physical] with
+select[ngpus>0] and
 span[hosts=1], -gpu with mode, j_exclusive and gmem, -n MIN,MAX, -M and rusage in GB, a
 quoted array with a step and throttle, -w with && and started(), affinity[] with cpubind
 and membind, -outdir/-oo/-eo with -app and -sla, -b HH:MM with -env, a compound -R, CRLF
@@ -35,7 +36,10 @@ LSF `name[0-9]` is bad input naming the line and the form accepted. A job whose 
 flux per node (Grid Engine's `-l gpu=2 -l exclusive=true`) was written `--nodes=1` yet lost
 its --exclusive, said "the job asks for no node count"; now kept. PBS's and Grid Engine's
 `-m n` (no mail at all) reached PBS, its own script too, without -m, so qsub mailed on
-abort (its default, -m a); now `-m n`."""
+abort (its default, -m a); now `-m n`. A one-chunk PBS select's quoted host
+(`host="cn-0107"`) was read as a host of no name: Slurm got `--nodelist=""` (said kept),
+LSF, flux and Grid Engine no host (said "the 0 host(s) named"); now the host, and a value
+that is no host name (`host="n1 -q x"`) is said dropped as such."""
 
 from __future__ import annotations
 
@@ -145,6 +149,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=1, tasks=1, cpus=32, gpus=4, memory_mb=491520, walltime=36000,
         unknown=["-l place:pack"], name="gpu_pack", queue="gpu", ignored=1, needs_gpus=4,
         needs_mem=491520),
+    "pbs/select_quoted_host_values.pbs": dict(
+        nodes=2, tasks=32, cpus=32, walltime=7200, unknown=["-l select:host", "-l select:host"],
+        name="on_two_hosts", queue="workq"),
     "pbs/torque_d_dir_and_m_n.pbs": dict(
         nodes=1, tasks=4, cpus=4, walltime=3600, unknown=["-S"], name="quiet",
         working_directory="/scratch/user/run7"),
@@ -358,6 +365,45 @@ def test_mail_asked_after_or_without_m_n_is_kept(lines: str):
                              "pbs")
     assert "#PBS -m ae" in directive_lines(script, "#PBS")
     assert "#PBS -m n" not in script
+
+
+QUOTED_HOSTS = "pbs/select_quoted_host_values.pbs"
+
+
+@pytest.mark.parametrize(("target", "line"), [
+    ("slurm", "#SBATCH --nodelist=cn-0107,cn-0108"), ("lsf", '#BSUB -m "cn-0107 cn-0108"'),
+    ("flux", "#flux: --requires=host:cn-0107,cn-0108"),
+    ("sge", "#$ -l hostname=cn-0107|cn-0108")])
+def test_quoted_select_hosts_reach_every_scheduler(target: str, line: str):
+    script, warnings = translated(HERE, QUOTED_HOSTS, target)
+    assert line in script.splitlines()
+    assert not [w for w in warnings if "0 host(s)" in w or w.startswith("dropped")], warnings
+
+
+@pytest.mark.parametrize(("target", "line"), [
+    ("slurm", "#SBATCH --nodelist=cn-0107"), ("lsf", "#BSUB -m cn-0107"),
+    ("flux", "#flux: --requires=host:cn-0107"), ("sge", "#$ -l hostname=cn-0107")])
+def test_the_quoted_host_of_one_chunk_reaches_every_scheduler(target: str, line: str):
+    """One chunk's `host="cn-0107"` (a quoted select value; qsub drops the quotes) was read
+    as a host of no name: Slurm got `--nodelist=""`, said kept, and LSF, flux and Grid
+    Engine no host, said "the 0 host(s) named"."""
+    _, text = read_fixture(HERE, QUOTED_HOSTS)
+    one = text.replace('+1:ncpus=16:mpiprocs=16:host="cn-0108"', "")
+    script, warnings, _ = translate(one, target, "pbs")
+    assert line in script.splitlines()
+    assert not [w for w in warnings if "0 host(s)" in w or w.startswith("dropped")], warnings
+
+
+@pytest.mark.parametrize("host", ['""', '"n1 -q x"', "'a b'"])
+def test_a_select_host_that_is_no_host_name_is_said_dropped(host: str):
+    text = f"#!/bin/bash\n#PBS -l select=1:ncpus=1:host={host}\n#PBS -l walltime=1:00\n./a\n"
+    for target in ("slurm", "lsf", "flux", "sge"):
+        script, warnings, _ = translate(text, target, "pbs")
+        assert "--nodelist" not in script and "hostname=" not in script, script
+        assert "host:" not in script and "#BSUB -m" not in script, script
+        if host != '""':  # (an empty value is no host: nothing to say)
+            assert any(w.startswith("dropped: #PBS -l select=1:ncpus=1:host=")
+                       and "is not a host name" in w for w in warnings), warnings
 
 
 # ------------------------------------------------------------ what a user would expect

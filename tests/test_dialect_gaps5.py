@@ -187,7 +187,7 @@ def test_lsf_one_to_one_dependency_among_others() -> None:
 
 
 def test_every_dialect_reads_its_translation_of_a_task_dependency() -> None:
-    text = "#!/bin/bash\n#SBATCH --array=0-9\n#SBATCH --dependency=aftercorr:77\n./a\n"
+    text = "#!/bin/bash\n#SBATCH --array=1-10\n#SBATCH --dependency=aftercorr:77\n./a\n"
     for target in SCRIPT_DIALECTS:
         script, _, _ = translate(text, target, "slurm", dependency_ids="target")
         back = get_script_dialect(target).parse_script(script)

@@ -529,8 +529,8 @@ class FluxScript:
                                "GPU total is unknown; give a node count")
             else:
                 per_node_gpus = True  # exact: flux's per-resource --gpus-per-node
-        if per_node_gpus:
-            self._render_per_node(r, tasks, add, warnings)
+        if per_node_gpus:  # it names a node count (one, when the job gave none)
+            r = r.model_copy(update={"nodes": self._render_per_node(r, tasks, add, warnings)})
         else:
             if r.nodes:
                 add("nodes", r.nodes)
@@ -609,9 +609,10 @@ class FluxScript:
         return Rendered(assemble(spec, lines, neutral_preamble(spec)), warnings)
 
     @staticmethod
-    def _render_per_node(r, tasks: int | None, add, warnings: list[str]) -> None:
+    def _render_per_node(r, tasks: int | None, add, warnings: list[str]) -> int:
         """GPUs per node exactly: flux's per-resource options (never mixed with the
-        per-slot ones): --nodes, --gpus-per-node, --tasks-per-node, --cores (job total)."""
+        per-slot ones): --nodes, --gpus-per-node, --tasks-per-node, --cores (job total).
+        The node count written."""
         nodes = r.nodes or 1
         tpn = r.tasks_per_node or (tasks // nodes if tasks and tasks % nodes == 0 else None)
         if not tasks:  # no task count: one task on each node
@@ -628,6 +629,7 @@ class FluxScript:
         if r.cpus_per_task and not tpn:
             warnings.append(f"dropped: {quantity(r.cpus_per_task, 'CPU')} per task (no task layout "
                             "to take them with flux's per-node GPU request)")
+        return nodes
 
     @staticmethod
     def _render_binding(spec: JobSpec, add, warnings: list[str]) -> None:

@@ -26,6 +26,7 @@ from .scripts_common import (
     OptionTable,
     SubmitWait,
     any_of_dependencies,
+    array_from_one_refused,
     assemble,
     bad,
     begin_parse,
@@ -40,6 +41,7 @@ from .scripts_common import (
     fmt_hms,
     fmt_mem,
     foreign_warnings,
+    has_index_zero,
     is_placeholder,
     job_name_warning,
     kept_stdin,
@@ -427,6 +429,9 @@ class LsfScript:
                 expr = arr[1:].replace("]", "", 1)
                 spec.array = read_array(item, expr, "NAME[X-Y[:STEP],...][%LIMIT] (X <= Y, "
                                         "STEP and LIMIT > 0), e.g. sweep[1-100:2]%10")
+                if has_index_zero(expr):  # bsub: indexes are positive integers
+                    raise bad(item, "bad job array", "NAME[X-Y[:STEP],...] with 1 <= X <= Y "
+                              "(LSF's array indexes start at 1), e.g. sweep[1-100:2]%10")
         elif o in ("-o", "-oo", "-e", "-eo"):
             setattr(spec, "stdout" if o[1] == "o" else "stderr",
                     neutral_out_pattern(v, self.name))
@@ -877,6 +882,9 @@ class LsfScript:
                     (ODD_BLANK_REASON, listed_name(spec.name) != spec.name)) if changed]
                 warnings += job_name_warning(spec.name, name, "; ".join(why))
             indexes, pct, limit = (spec.array.expression if spec.array else "").partition("%")
+            if spec.array and has_index_zero(indexes):
+                raise array_from_one_refused(spec.array.expression, "lsf", "LSF",
+                                             "bsub -J takes positive indexes", "LSB_JOBINDEX")
             # the running-task limit follows the brackets: name[1-100]%10
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)
         if spec.comment:

@@ -189,7 +189,8 @@ def _chosen_hosts(directives: list[Directive]) -> NamedHosts:
     return out
 
 
-_SELECT = re.compile(r"\bselect=([^\s,\"']+)")
+# a select's chunks, a resource's value quoted or not (`host="n1"`, qsub drops the quotes)
+_SELECT = re.compile(r"""\bselect=((?:[^\s,"']|"[^"]*"|'[^']*')+)""")
 
 
 def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
@@ -204,7 +205,7 @@ def _pbs_select_hosts(spec: JobSpec, directives: list[Directive]) -> NamedHosts:
     kept = spec.metadata.get("pbs_select_chunks")
     found = _SELECT.search(directives[-1].raw)
     text = kept["raw"] if isinstance(kept, dict) else found.group(1) if found else ""
-    return _chunks_hosts(out, text, torque=False)
+    return _chunks_hosts(out, re.sub(r"""["']""", "", text), torque=False)
 
 
 def _torque_hosts(kept: dict) -> NamedHosts:
@@ -235,8 +236,8 @@ def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
         if named and parts[0].isdigit() and int(parts[0]) > 1:
             out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
             return out
-        if odd := next((h for h in named if not _PLAIN_HOST.fullmatch(h)), None):
-            out.why_not = f"{odd!r} is not a host name"
+        if (odd := next((h for h in named if not _PLAIN_HOST.fullmatch(h)), None)) is not None:
+            out.why_not = f"{odd!r} is not a host name"  # `host=` with no name too
             return out
         hosts += named
         each.append(named[0] if named else None)

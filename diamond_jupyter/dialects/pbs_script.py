@@ -26,6 +26,7 @@ from .begin_time import neutral, pbs_parts, render_begin, render_day_of_month
 from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import count_array_tasks, expand_hostlist
 from .scripts_common import (
+    NO_MAIL,
     Item,
     Opt,
     OptionTable,
@@ -426,6 +427,11 @@ class PbsScript:
         elif o == "-m":
             if not set(v) <= set("abejn"):
                 raise bad(item, "bad -m value", "letters from a, b, e, or n")
+            if "n" in v:  # no mail at all, not even qsub's default on abort (-m a)
+                spec.mail_events = []
+                spec.metadata[NO_MAIL] = True
+                return True
+            spec.metadata.pop(NO_MAIL, None)
             spec.mail_events += [_MAIL[c] for c in v if c in _MAIL]
         elif o == "-M":
             spec.mail_user = v
@@ -992,6 +998,8 @@ class PbsScript:
         letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
+        elif spec.metadata.get(NO_MAIL):  # else qsub mails on abort (-m a, its default)
+            add("-m", "n")
         add_qsub_environment(spec, add)
         preamble = neutral_preamble(spec, variables_listed=True)
         if spec.working_directory and torque:

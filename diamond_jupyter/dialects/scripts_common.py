@@ -307,6 +307,28 @@ def read_array(item: Item, expression: str, accepted: str) -> ArraySpec:
     return ArraySpec(expression=expression)
 
 
+# metadata: the script asked for no mail at all (PBS/Grid Engine `-m n`), which PBS must be
+# told (qsub mails on abort unless -m n)
+NO_MAIL = "no_mail"
+
+
+def has_index_zero(expression: str) -> bool:
+    """Whether the job array `expression` (neutral: `0-99:4%10`, `0,3,5`) holds index 0,
+    which Slurm and PBS run but Grid Engine (qsub -t: 1 <= n) and LSF (positive indexes)
+    refuse."""
+    return any(int(part.partition("-")[0]) == 0
+               for part in expression.partition("%")[0].split(","))
+
+
+def array_from_one_refused(expression: str, dialect: str, scheduler: str, rule: str,
+                           variable: str) -> BadInput:
+    """The refusal to render an array holding index 0 for `dialect`, whose `scheduler`
+    refuses it by `rule`; `variable` is its index's shell variable."""
+    return BadInput(f"{dialect} cannot express the array {expression}: {scheduler} starts "
+                    f"array indexes at 1 ({rule}); number the array from 1 and have the "
+                    f"script use ${{{variable}}} less one, or keep it for Slurm or PBS")
+
+
 def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:
     """Map one directive with `fn`; a value Python cannot hold (a 5000-digit count, an
     overflowing size) is bad input naming the directive, never a crash."""

@@ -32,9 +32,11 @@ from .begin_time import neutral, render_begin, sge_parts
 from .node_lists import render_named_hosts
 from .pbs_script import pro_array_range
 from .scripts_common import (
+    NO_MAIL,
     Item,
     SubmitWait,
     add_qsub_environment,
+    array_from_one_refused,
     assemble,
     bad,
     begin_parse,
@@ -45,6 +47,7 @@ from .scripts_common import (
     file_for_directory,
     fmt_hms,
     foreign_warnings,
+    has_index_zero,
     is_placeholder,
     job_name_warning,
     kept_priority,
@@ -307,6 +310,9 @@ class SgeScript:
             if not m:
                 raise bad(item, "bad task range", "n[-m[:s]], e.g. 1-100:2")
             spec.array = read_array(item, v, "n[-m[:s]] (n <= m, s > 0), e.g. 1-100:2")
+            if has_index_zero(v):  # qsub -t: 1 <= n
+                raise bad(item, "bad task range", "n[-m[:s]] with 1 <= n <= m (Grid "
+                          "Engine's task ids start at 1), e.g. 1-100:2")
         elif o == "-tc":
             if not v.isdigit() or int(v) == 0:
                 raise bad(item, "bad -tc value", "a positive integer")
@@ -341,7 +347,9 @@ class SgeScript:
                 raise bad(item, "bad -m value", "letters from b, e, a, s, or n")
             if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
                 spec.mail_events = []
+                spec.metadata[NO_MAIL] = True
                 return True
+            spec.metadata.pop(NO_MAIL, None)
             if "s" in v:
                 note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
             # qsub adds each -m to the earlier ones
@@ -708,6 +716,9 @@ class SgeScript:
         if not m:
             warnings.append(f"dropped: array {expr} (not an n[-m[:s]] range)")
             return
+        if has_index_zero(first):
+            raise array_from_one_refused(expr, "sge", "Grid Engine", "qsub -t takes 1 <= n",
+                                         "SGE_TASK_ID")
         add("-t", first)
         if limit:
             add("-tc", limit)

@@ -1494,6 +1494,10 @@ class SiteSnapshot(_Model):
     # what the site's interface does not report, by name (UNREPORTED_*), with who does
     # not ("slurmrestd v0.0.38"): placement says so where it matters, as not checked
     unreported: dict[str, str] = Field(default_factory=dict)
+    # why what was used of the GrpTRESMins could not be read, by whose ("qos",
+    # "associations"): the query failed, or its answer left them out. Placement says so
+    # once, as not checked (where not given, the interface does not report it: above)
+    tres_mins_unread: dict[str, str] = Field(default_factory=dict)
     # Slurm: how many of each are free now (Free=, else Total-Used-Reserved); None: not
     # known (then only the totals are checked)
     licenses_free: dict[str, int] | None = None

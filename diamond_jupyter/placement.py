@@ -213,6 +213,7 @@ from .placement_limits import (
     lsf_resource_wait,
     lsf_slots,
     lsf_user_misses,
+    minutes_unread_said,
     minutes_used_unread,
     pbs_group,
     pbs_limits,
@@ -842,7 +843,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if isinstance(het_jobs, dict) else (array_tasks, array_tasks, ARRAY_PARTS)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
-    unread: list[str] = []  # limits met whose use the site does not report
+    minutes_unread: list[tuple[str, str, str]] = []  # GrpTRESMins met, use not known
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
     counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     # what the job asks in each partition (its defaults and limits of memory, time and
@@ -1045,7 +1046,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(assoc_job_misses(req, p, account, snap))
         restr += assoc_minutes_held(req, p, account, snap)
         restr += qos_minutes_held(req, p, qos, snap)
-        unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
+        minutes_unread += [n for n in minutes_used_unread(p, qos, account, snap)
+                           if n not in minutes_unread]
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
@@ -1162,7 +1164,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes += problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
                                                  for p in good)] + stale_default
-    v.not_checked += unread
+    v.not_checked += minutes_unread_said(minutes_unread, snap)
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")

@@ -481,23 +481,45 @@ def qos_minutes_held(req: Req, p: Partition, job_qos: str | None, snap: SiteSnap
 
 
 def minutes_used_unread(p: Partition, job_qos: str | None, account: str | None,
-                        snap: SiteSnapshot) -> list[str]:
-    """What the site does not report of the GrpTRESMins the job meets in `p` (its QOS,
-    the partition's, its association and the accounts above it): what each has used, so
-    the job was checked against each whole limit only. One line a limit."""
-    who = snap.unreported.get(UNREPORTED_TRES_MINS_USED, "the site")
+                        snap: SiteSnapshot) -> list[tuple[str, str, str]]:
+    """The GrpTRESMins the job meets in `p` (its QOS, the partition's, its association and
+    the accounts above it) whose use is not known, so the job was checked against each
+    whole limit only: (whose: "qos" or "associations", its holder, the limit), one a
+    limit; `minutes_unread_said` words them once every partition is seen."""
     out = []
     for name in dict.fromkeys(x for x in (p.qos, job_qos) if x):
         q = (snap.qos or {}).get(name)
         if q is not None and q.grp_tres_mins and not q.tres_mins_used_known:
-            out.append(f"{who} does not report what QOS {name} has used of its GrpTRESMins "
-                       f"{_tres_said(q.grp_tres_mins)}; not checked (only a job past the "
-                       "whole limit is)")
+            out.append(("qos", f"QOS {name}", _tres_said(q.grp_tres_mins)))
     for a in _chain(snap, account, p.name):
         if a.grp_tres_mins and not a.tres_mins_used_known:
-            out.append(f"{who} does not report what {_assoc_name(a, snap.user)} has used of "
-                       f"its GrpTRESMins {_tres_said(a.grp_tres_mins)}; not checked (only a "
-                       "job past the whole limit is)")
+            out.append(("associations", _assoc_name(a, snap.user),
+                        _tres_said(a.grp_tres_mins)))
+    return out
+
+
+def minutes_unread_said(unread: list[tuple[str, str, str]], snap: SiteSnapshot) -> list[str]:
+    """`minutes_used_unread`'s limits as said under the table: one line a limit whose use
+    the site's interface does not report; one line, with the reason, for all those whose
+    use could not be read for the same reason (SiteSnapshot.tres_mins_unread)."""
+    who = snap.unreported.get(UNREPORTED_TRES_MINS_USED, "the site")
+    out: list[str] = []
+    by_reason: dict[str, list[tuple[str, str]]] = {}
+    for whose, holder, caps in unread:
+        if why := snap.tres_mins_unread.get(whose):
+            by_reason.setdefault(why, []).append((holder, caps))
+        else:
+            out.append(f"{who} does not report what {holder} has used of its GrpTRESMins "
+                       f"{caps}; not checked (only a job past the whole limit is)")
+    for why, limits in by_reason.items():
+        if len(limits) == 1:
+            said = f"{limits[0][0]} has used of its GrpTRESMins {limits[0][1]}"
+        else:
+            holders = [h for h, _ in limits]
+            said = (f"{', '.join(holders[:-1])} and {holders[-1]} have used of their "
+                    f"GrpTRESMins ({'; '.join(c for _, c in limits)})")
+        out.append(f"what {said} could not be read ({why}); not checked (only a job past "
+                   f"{'the' if len(limits) == 1 else 'a'} whole limit is)")
     return out
 
 

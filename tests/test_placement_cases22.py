@@ -125,9 +125,11 @@ def orion(*, jobs: tuple[dict[str, Any], ...] = (), nodes: list[dict[str, Any]] 
           partitions: list[dict[str, Any]] | None = None,
           qos: list[dict[str, Any]] | None = None,
           assoc: list[dict[str, Any]] | None = None, share: dict[str, Any] | None = None,
+          share_failed: str | None = None,
           reservations: list[dict[str, Any]] | None = None
           ) -> tuple[SiteConfig, SiteSnapshot]:
-    """The slurmrestd site orion as alice sees it: its replies read by the REST dialect."""
+    """The slurmrestd site orion as alice sees it: its replies read by the REST dialect
+    (`share_failed`: why its `GET shares` call failed, as the site leaves it)."""
     mine = assoc or [association("proj", "alice", "proj")]
     outputs = {
         "queue": json.dumps({"jobs": list(jobs), "last_update": _n(T0)}),
@@ -141,6 +143,8 @@ def orion(*, jobs: tuple[dict[str, Any], ...] = (), nodes: list[dict[str, Any]] 
         "user": "alice", slurm_rest.READ_AT: str(T0)}
     if share is not None:
         outputs[slurm_rest.SHARES] = json.dumps(share)
+    if share_failed is not None:
+        outputs[slurm_rest.SHARES_UNREAD] = share_failed
     snap = slurm_rest.RestCommands(api_version=VERSION).parse_snapshot(SITE, outputs)
     return SiteConfig(name=SITE), snap.model_copy(update={"taken_at": NOW})
 
@@ -451,6 +455,42 @@ def test_a_shares_reply_of_errors_leaves_the_use_not_known_and_says_why():
     assert any("shares not read" in w and "GrpTRESMins is not known" in w
                for w in snap.warnings), snap.warnings
     assert not any(a.tres_mins_used_known for a in snap.associations or [])
+
+
+def test_shares_refused_say_once_that_the_use_could_not_be_read_and_why():
+    bad = {"errors": [{"error": "Access/permission denied", "error_number": 1}],
+           "shares": {"shares": []}}
+    cfg, snap = orion(assoc=CHAIN, share=bad)
+    why = "slurmrestd: shares: Access/permission denied (1)"
+    assert any(f"shares not read ({why})" in w for w in snap.warnings), snap.warnings
+    v, said = explain("#SBATCH -c 4 -t 1:00:00", (cfg, snap))  # batch and long: once
+    line = ("what your association (user alice, account proj) and account proj's "
+            "association have used of their GrpTRESMins (cpu=20000; cpu=100000) could not be "
+            f"read ({why}); not checked (only a job past a whole limit is)")
+    assert v.verdict == "READY" and v.not_checked == [line], v.not_checked
+    assert said.count(line) == 1 and "does not report" not in said, said
+
+
+def test_a_shares_call_that_failed_gives_its_reason_and_a_qos_still_is_not_reported():
+    why = "orion: GET shares: HTTP 502 Bad Gateway"
+    site = orion(assoc=CHAIN[:1], share_failed=why,
+                 qos=[qos_entry(grp_mins={"cpu": 50000}), qos_entry("long")])
+    v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert v.not_checked == [
+        "slurmrestd v0.0.41 does not report what QOS normal has used of its GrpTRESMins "
+        "cpu=50000; not checked (only a job past the whole limit is)",
+        "what your association (user alice, account proj) has used of its GrpTRESMins "
+        f"cpu=20000 could not be read ({why}); not checked (only a job past the whole limit "
+        "is)"], said
+
+
+def test_an_association_the_shares_reply_leaves_out_is_said_not_in_it():
+    site = orion(assoc=CHAIN, share=shares({("proj", ""): 50000}))
+    v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", site)
+    assert v.verdict == "READY" and v.not_checked == [
+        "what your association (user alice, account proj) has used of its GrpTRESMins "
+        "cpu=20000 could not be read (not in slurmrestd's shares reply); not checked (only "
+        "a job past the whole limit is)"], said
 
 
 def test_without_shares_a_job_past_the_whole_account_limit_is_still_held():

@@ -9,6 +9,8 @@ limit and what remains."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from datetime import timedelta
 
 from test_placement_cases import NOW, only, reasons, run
@@ -17,7 +19,7 @@ from test_placement_cases6 import running
 from test_placement_cases6 import slurm as slurm6
 
 from diamond_jupyter.config import SiteConfig
-from diamond_jupyter.dialects.slurm_commands import parse_qos, parse_qos_usage
+from diamond_jupyter.dialects.slurm_commands import parse_qos, parse_qos_usage, usage_unread
 
 # `scontrol -o show assoc_mgr flags=qos`: one line a QOS, each TRES-minutes limit as
 # `name=LIMIT(USED)` (N: no limit), USED in TRES-minutes
@@ -49,11 +51,21 @@ def _site(grp_mins: str = "", run_mins: str = "", job_mins: str = "", flags: str
     return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
 
 
-def test_the_discovery_query_asks_slurmctld_for_the_qos_usage_and_never_fails_on_it():
+def test_the_discovery_query_asks_slurmctld_for_the_qos_usage_and_never_fails_on_it(
+        tmp_path):
     argv = slurm6.snapshot_argvs()["qos_usage"]
     assert argv[-2:] == ["-c", "timeout 10 scontrol -o show assoc_mgr flags=qos "
-                                "2>/dev/null; exit 0"]
+                                '2>&1 || echo "exit status $?"; exit 0']
     assert "GrpTRESMins,GrpTRESRunMins,MaxTRESMins" in " ".join(slurm6.snapshot_argvs()["qos"])
+    # an scontrol that fails: the probe still succeeds, with its error and status
+    (tmp_path / "scontrol").write_text("#!/bin/sh\necho 'scontrol: error: Access denied' >&2\n"
+                                       "exit 3\n")
+    (tmp_path / "scontrol").chmod(0o755)
+    ran = subprocess.run(argv, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert ran.stdout == "scontrol: error: Access denied\nexit status 3\n"
+    assert usage_unread(ran.stdout, "scontrol show assoc_mgr", read_any=False) == \
+        "scontrol show assoc_mgr failed (exit 3): scontrol: error: Access denied"
 
 
 def test_the_qos_usage_is_read_one_line_a_qos_or_over_several_lines():
@@ -95,10 +107,37 @@ def test_a_qos_that_does_not_decay_or_denies_on_limit_says_so():
             "usage (NoDecay)") in reasons(p, "kronos"), reasons(p, "kronos")
 
 
-def test_the_qos_usage_not_known_leaves_its_minutes_limits_unchecked():
-    site = _site("cpu=100000", usage="scontrol: error: Invalid user for SlurmUser\n")
-    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute", site)
-    assert only(p, "kronos", "compute").verdict == "READY", p.explain()
+def test_the_qos_usage_not_known_checks_the_whole_limit_and_says_why_once():
+    site = _site("cpu=100000", usage="scontrol: error: Invalid user for SlurmUser\n"
+                                     "exit status 1\n")
+    assert site[1].qos["normal"].tres_mins_used_known is False
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00", site)  # compute, long and high: said once
+    assert p.verdict("kronos").verdict == "READY", p.explain()
+    said = ("what QOS normal has used of its GrpTRESMins cpu=100000 could not be read "
+            "(scontrol show assoc_mgr failed (exit 1): scontrol: error: Invalid user for "
+            "SlurmUser); not checked (only a job past the whole limit is)")
+    assert p.verdict("kronos").not_checked == [said], p.explain()
+    assert p.explain().count(said) == 1
+
+
+def test_a_job_past_the_whole_qos_limit_whose_use_is_not_known_is_held_for_good():
+    # 48 CPUs for 2 days: 138240 cpu-minutes, past the whole cpu=100000 whatever was used
+    p = run("#SBATCH -A proj -c 48 -t 2-00:00:00 -p compute",
+            _site("cpu=100000", usage="exit status 124\n"))
+    assert p.verdict("kronos").verdict == "RESTRICTED", p.explain()
+    assert ("needs 138240 cpu-minutes (48 CPUs for 2880 min), more than QOS normal's whole "
+            "GrpTRESMins cpu=100000: Slurm holds it (QOSGrpCPUMinutesLimit) for good"
+            ) in reasons(p, "kronos"), reasons(p, "kronos")
+
+
+def test_a_qos_slurmctld_leaves_out_is_not_known_never_taken_as_unused():
+    only_long = "".join(x + "\n" for x in USAGE.splitlines() if not x.startswith("QOS=normal"))
+    v = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute",
+            _site("cpu=100000", usage=only_long)).verdict("kronos")
+    assert v.verdict == "READY" and v.not_checked == [
+        "what QOS normal has used of its GrpTRESMins cpu=100000 could not be read (not in "
+        "scontrol show assoc_mgr's output); not checked (only a job past the whole limit "
+        "is)"], v.not_checked
 
 
 def test_a_job_past_the_qos_running_minutes_left_waits_as_they_run_down():

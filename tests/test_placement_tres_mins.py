@@ -32,16 +32,17 @@ USAGE = ("root||cpu=250000,mem=0,energy=0,node=6000,billing=250000|cpu=480,mem=0
 
 
 def _site(*queue: str, user: str = "", proj: str = "", user_job: str = "",
-          proj_job: str = "", qos_job: str = ""):
+          proj_job: str = "", qos_job: str = "", usage: str = USAGE):
     """kronos (the seventh sweep's olympus) with alice's association and proj's account
     line carrying `user` / `proj`: GrpTRESMins|GrpTRESRunMins, and `user_job` /
-    `proj_job`: MaxTRESMins; `qos_job`: QOS normal's MaxTRESMins."""
+    `proj_job`: MaxTRESMins; `qos_job`: QOS normal's MaxTRESMins; `usage`: what the
+    sshare probe printed."""
     assoc = (f"user|alice\nalice|proj||normal|normal||||||||{user or '|'}|{user_job}\n"
              f"|proj||||root|||||||{proj or '|'}|{proj_job}\n|root||||||||||||||\n")
     outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc={"n1": 8}),
                "queue": "\n".join(queue),
                "queue_qos": "".join(f"{j.split('|')[0]}|normal|proj|OK\n" for j in queue),
-               "qos": f"normal||||||||||||||{qos_job}\n", "assoc": assoc, "assoc_usage": USAGE}
+               "qos": f"normal||||||||||||||{qos_job}\n", "assoc": assoc, "assoc_usage": usage}
     snap = slurm6.parse_snapshot("kronos", outputs).model_copy(update={"taken_at": NOW})
     return SiteConfig(name="kronos", metadata={"architecture": "x86_64"}), snap
 
@@ -127,3 +128,71 @@ def test_a_job_asking_no_time_limit_is_checked_with_the_partitions_max_time():
                 f"Slurm keeps it pending ({code})") in reasons(p, "kronos"), reasons(p, "kronos")
         p = run("#SBATCH -A proj -c 2 -p compute", site)
         assert only(p, "kronos", "compute").verdict == "READY", p.explain()
+
+
+# -- sshare failing or silent: the use is not known, never taken as 0 ----------------------
+
+# what the probe printed where sshare has no configuration to reach slurmctld (recorded
+# from Slurm 22.05.8's sshare without a slurm.conf in reach): its errors, then the status
+SSHARE_FAILED = (
+    "sshare: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+    "sshare: error: fetch_config: DNS SRV lookup failed\n"
+    "sshare: error: _establish_config_source: failed to fetch config\n"
+    "sshare: fatal: Could not establish a configuration source\n"
+    "exit status 1\n")
+
+
+def test_sshare_failing_leaves_each_limit_checked_whole_and_place_says_why_once():
+    site = _site(user="cpu=20000|", proj="cpu=100000|", usage=SSHARE_FAILED)
+    assert [a.tres_mins_used_known for a in site[1].associations or []
+            if a.grp_tres_mins] == [False, False]
+    p = run("#SBATCH -A proj -c 8 -t 1:00:00", site)  # compute, long and high: said once
+    v = p.verdict("kronos")
+    assert v.verdict == "READY", p.explain()
+    said = ("what your association (user alice, account proj) and account proj's "
+            "association have used of their GrpTRESMins (cpu=20000; cpu=100000) could not "
+            "be read (sshare failed (exit 1): sshare: fatal: Could not establish a "
+            "configuration source); not checked (only a job past a whole limit is)")
+    assert v.not_checked == [said], v.not_checked
+    assert p.explain().count(said) == 1, p.explain()
+
+
+def test_a_job_past_a_whole_limit_whose_use_sshare_did_not_give_is_held_for_good():
+    # 48 CPUs for 8 h: 23040 cpu-minutes, past alice's whole cpu=20000 whatever she used
+    p = run("#SBATCH -A proj -c 48 -t 8:00:00 -p compute",
+            _site(user="cpu=20000|", usage=SSHARE_FAILED))
+    assert p.verdict("kronos").verdict == "RESTRICTED", p.explain()
+    assert ("needs 23040 cpu-minutes (48 CPUs for 480 min), more than your association "
+            "(user alice, account proj)'s whole GrpTRESMins cpu=20000: Slurm holds it "
+            "(AssocGrpCPUMinutesLimit) for good") in reasons(p, "kronos"), reasons(p, "kronos")
+
+
+def test_an_association_sshare_leaves_out_is_not_known_and_the_others_are_checked():
+    # sshare answers for proj (99000 of 100000 used) but prints no row of alice's
+    without_alice = "".join(x + "\n" for x in USAGE.splitlines() if "|alice|" not in x)
+    site = _site(user="cpu=20000|", proj="cpu=100000|", usage=without_alice)
+    p = run("#SBATCH -A proj -c 8 -t 3:00:00 -p compute", site)
+    assert "account proj's association's GrpTRESMins cpu=100000 has 1000 left (99000 " \
+        "used)" in reasons(p, "kronos"), reasons(p, "kronos")
+    p = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute", site)  # 480 of the 1000 left
+    assert only(p, "kronos", "compute").verdict == "READY", p.explain()
+    assert p.verdict("kronos").not_checked == [
+        "what your association (user alice, account proj) has used of its GrpTRESMins "
+        "cpu=20000 could not be read (not in sshare's output); not checked (only a job "
+        "past the whole limit is)"], p.explain()
+
+
+def test_sshare_not_answering_in_time_is_the_reason_given():
+    v = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute",
+            _site(user="cpu=20000|", usage="exit status 124\n")).verdict("kronos")
+    assert v.not_checked == [
+        "what your association (user alice, account proj) has used of its GrpTRESMins "
+        "cpu=20000 could not be read (sshare did not answer within 10 s); not checked (only "
+        "a job past the whole limit is)"], v.not_checked
+
+
+def test_an_association_without_a_grp_tres_mins_needs_no_use_and_nothing_is_said():
+    p = run("#SBATCH -A proj -c 8 -t 1:00:00 -p compute",
+            _site(user="|cpu=100000", usage=SSHARE_FAILED))
+    assert only(p, "kronos", "compute").verdict == "READY", p.explain()
+    assert p.verdict("kronos").not_checked == [] and "sshare" not in p.explain()

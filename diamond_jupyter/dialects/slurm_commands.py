@@ -370,13 +370,14 @@ class SlurmCommands(FailureReading):
             # who the probe runs as, that user's associations (default QOS, QOS allowed,
             # limits), then the accounts above them up to the root (their limits too)
             "assoc": self._q("sh", "-c", ASSOC_PROBE),
-            # their TRES-minutes used (GrpTRESMins, GrpTRESRunMins hold a job past them)
+            # their TRES-minutes used (GrpTRESMins, GrpTRESRunMins hold a job past them);
+            # a failure says why (its error and exit status) and fails nothing else
             "assoc_usage": self._q("sh", "-c", f"timeout 10 sshare -nP -o {USAGE_FIELDS} "
-                                   "2>/dev/null; exit 0"),
+                                   f"2>&1 || echo \"{PROBE_EXIT} $?\"; exit 0"),
             # each QOS's TRES-minutes used (its GrpTRESMins, GrpTRESRunMins hold a job past
             # them), as slurmctld counts them now
             "qos_usage": self._q("sh", "-c", "timeout 10 scontrol -o show assoc_mgr "
-                                 "flags=qos 2>/dev/null; exit 0"),
+                                 f"flags=qos 2>&1 || echo \"{PROBE_EXIT} $?\"; exit 0"),
             # the site's own SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime:
             # how long a node not responding, rebooting or powered down stays out, and
             # how long one idles before it powers down; its MaxArraySize
@@ -780,8 +781,21 @@ class SlurmCommands(FailureReading):
                     if j.state == JobState.RUNNING and j.native_id in held else j
                     for j in jobs]
         user, assocs = parse_assoc(outputs.get("assoc", ""))
-        if assocs and outputs.get("assoc_usage", "").strip():
-            assocs = with_usage(assocs, parse_usage(outputs["assoc_usage"]), user)
+        minutes_unread: dict[str, str] = {}  # why a GrpTRESMins' use could not be read
+        if assocs:
+            usage = parse_usage(outputs.get("assoc_usage", ""))
+            assocs = with_usage(assocs, usage, user)
+            if any(not a.tres_mins_used_known for a in assocs):
+                minutes_unread["associations"] = usage_unread(
+                    outputs.get("assoc_usage", ""), "sshare", read_any=bool(usage))
+        qos = None
+        if outputs.get("qos", "").strip():
+            qos_usage = parse_qos_usage(outputs.get("qos_usage", ""))
+            qos = with_qos_usage(parse_qos(outputs["qos"]), qos_usage)
+            if any(not q.tres_mins_used_known for q in qos.values()):
+                minutes_unread["qos"] = usage_unread(
+                    outputs.get("qos_usage", ""), "scontrol show assoc_mgr",
+                    read_any=bool(qos_usage))
         resv = self.parse_reservations(outputs["reservations"]) \
             if "reservations" in outputs else None
         timeouts = self.parse_node_timeouts(outputs.get("config", ""))
@@ -796,10 +810,8 @@ class SlurmCommands(FailureReading):
             partitions=self.parse_partitions(outputs.get("partitions", "")),
             nodes=self.parse_nodes(outputs.get("nodes", "")),
             jobs=jobs,
-            qos=with_qos_usage(parse_qos(outputs["qos"]),
-                               parse_qos_usage(outputs.get("qos_usage", "")))
-            if outputs.get("qos", "").strip() else None,
-            user=user, associations=assocs, warnings=[f"{site}: {w}" for w in skipped],
+            qos=qos, user=user, associations=assocs, tres_mins_unread=minutes_unread,
+            warnings=[f"{site}: {w}" for w in skipped],
         )
 
 
@@ -990,13 +1002,41 @@ def parse_usage(stdout: str) -> dict[tuple[str, str], tuple[dict[str, int], dict
 def with_usage(assocs: list[Association],
                usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]],
                user: str | None) -> list[Association]:
-    """The associations with what sshare says each has used of its TRES-minutes."""
+    """The associations with what sshare says each has used of its TRES-minutes; one with
+    a GrpTRESMins that sshare says nothing of has its use not known (never taken as 0)."""
     out = []
     for a in assocs:
         got = usage.get((a.account or "", user or "" if a.level == "user" else ""))
-        out.append(a.model_copy(update={"tres_mins_used": got[0], "tres_run_mins": got[1]})
-                   if got else a)
+        if got:
+            a = a.model_copy(update={"tres_mins_used": got[0], "tres_run_mins": got[1]})
+        elif a.grp_tres_mins:
+            a = a.model_copy(update={"tres_mins_used_known": False})
+        out.append(a)
     return out
+
+
+# the last line of a TRES-minutes probe whose command failed: `exit status N` (its error
+# lines, kept, come before it)
+PROBE_EXIT = "exit status"
+PROBE_TIMEOUT = "124"  # timeout(1)'s status for a command it stopped
+
+
+def usage_unread(stdout: str, command: str, *, read_any: bool) -> str:
+    """Why a TRES-minutes probe (`command`, as `snapshot_argvs` runs it) says nothing of a
+    QOS or an association: it answered for others only (`read_any`), did not answer in
+    its 10 s, failed (its exit status and last error line: a fatal one comes last), or
+    printed nothing it reads."""
+    if read_any:
+        return f"not in {command}'s output"
+    lines = [x.strip() for x in stdout.splitlines() if x.strip()]
+    status = lines.pop()[len(PROBE_EXIT):].strip() \
+        if lines and lines[-1].startswith(PROBE_EXIT) else None
+    said = lines[-1][:200] if lines else ""
+    if status == PROBE_TIMEOUT:
+        return f"{command} did not answer within 10 s"
+    if status:
+        return f"{command} failed (exit {status})" + (f": {said}" if said else "")
+    return f"{command} printed " + (f"no usage line: {said}" if said else "nothing")
 
 
 def parse_qos(stdout: str) -> dict[str, QosLimits]:
@@ -1052,10 +1092,12 @@ def parse_qos_usage(stdout: str) -> dict[str, tuple[dict[str, int], dict[str, in
 def with_qos_usage(qos: dict[str, QosLimits],
                    usage: dict[str, tuple[dict[str, int], dict[str, int]]]
                    ) -> dict[str, QosLimits]:
-    """The QOS with what slurmctld says each has used of its TRES-minutes."""
+    """The QOS with what slurmctld says each has used of its TRES-minutes; one with a
+    GrpTRESMins that slurmctld says nothing of has its use not known (never taken as 0)."""
     return {name: q.model_copy(update={"tres_mins_used": usage[name][0],
                                        "tres_run_mins": usage[name][1]})
-            if name in usage else q for name, q in qos.items()}
+            if name in usage else q.model_copy(update={"tres_mins_used_known": False})
+            if q.grp_tres_mins else q for name, q in qos.items()}
 
 
 def _tres(text: str) -> dict[str, int]:

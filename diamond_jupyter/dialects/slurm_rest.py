@@ -841,18 +841,23 @@ _Read = TypeVar("_Read")  # what an optional snapshot output reads as
 
 
 def _read_if_asked(outputs: dict[str, str], key: str, unread: str,
-                   parse: Callable[[str], _Read], skipped: list[str], said: str
-                   ) -> _Read | None:
+                   parse: Callable[[str], _Read], skipped: list[str], said: str,
+                   reasons: list[str] | None = None) -> _Read | None:
     """`parse` of `outputs[key]`; None where it was not asked, its call failed (the reason
     left under `unread`) or its answer is refused (SiteError): then `said`, its `{}` the
-    reason, in `skipped`."""
+    reason, in `skipped` (and the reason alone in `reasons`, where given)."""
+    why: str | None = None
     if key in outputs:
         try:
             return parse(outputs[key])
         except SiteError as e:
-            skipped.append(said.format(e))
-    elif why := outputs.get(unread):
+            why = str(e)
+    else:
+        why = outputs.get(unread)
+    if why:
         skipped.append(said.format(why))
+        if reasons is not None:
+            reasons.append(why)
     return None
 
 
@@ -911,13 +916,18 @@ def parse_snapshot(site: str, outputs: dict[str, str],
         outputs, LICENSES, LICENSES_UNREAD, parse_licenses, skipped,
         "licenses not read ({}): a job asking one is not checked against them") \
         or (None, None)
+    minutes_unread: dict[str, str] = {}  # why the associations' use could not be read
     if assocs is not None:
+        why: list[str] = []
         shares = _read_if_asked(
             outputs, SHARES, SHARES_UNREAD, parse_shares, skipped,
             "shares not read ({}): what your associations have used of their GrpTRESMins "
-            "is not known")
+            "is not known", why)
         if shares is not None:
             assocs = with_shares(assocs, shares, user)
+            minutes_unread["associations"] = "not in slurmrestd's shares reply"
+        elif why:
+            minutes_unread["associations"] = why[0]
     # MaxArraySize and SchedulerParameters' bf_window are slurm.conf's, which no
     # slurmrestd version serves (v0.0.38's paths; the published ones of later versions:
     # `diag` has backfill statistics, not its window); nor is what a QOS (any version) or
@@ -931,7 +941,8 @@ def parse_snapshot(site: str, outputs: dict[str, str],
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,
                         associations=assocs, licenses=licenses, licenses_free=licenses_free,
-                        unreported=unreported, warnings=[f"{site}: {w}" for w in skipped])
+                        unreported=unreported, tres_mins_unread=minutes_unread,
+                        warnings=[f"{site}: {w}" for w in skipped])
 
 
 class RestCommands(SlurmCommands):

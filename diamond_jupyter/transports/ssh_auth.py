@@ -900,10 +900,11 @@ class HostKeyVerifier:
                      "no ~, %-token or ${VAR} there): write the path out")
         return f" ({note})"
 
-    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
+    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[str, str],
                                      list[tuple[list[str], str]]] | None:
-        """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
-        base64 -> "@revoked in FILE line N"); None when unreadable. paramiko's own reader knows no
+        """The host keys of known_hosts file `f` and the keys it marks `@revoked` (the key's
+        base64, whatever type its line names -> "@revoked in FILE line N"); None when
+        unreadable. paramiko's own reader knows no
         `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
         (every connect failed with a traceback) and would never see a revoked key. Third:
         the host patterns of its `@cert-authority` lines, with where each is."""
@@ -925,7 +926,7 @@ class HostKeyVerifier:
                 # sees this revocation; a key meant revoked is refused here all the same
                 parts = line.split()
                 if len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = (
+                    revoked[parts[3]] = (
                         f"@revoked in {f} line 1, which starts with a byte-order mark: ssh "
                         "passes that line over, and would accept the key; save the file as "
                         "UTF-8 without the mark")
@@ -934,10 +935,18 @@ class HostKeyVerifier:
                 continue
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
-                if parts[0].lower() == "@revoked" and len(parts) >= 4:
+                if parts[0].lower() == "@revoked" and len(parts) >= 3 and \
+                        _PUBLIC_KEY_LINE.match(f"{parts[1]} {parts[2]}"):
+                    # `@revoked TYPE KEY`, the hosts left out: ssh reads the type as the
+                    # hosts and the key as a type, and passes the line over; meant revoked
+                    revoked[parts[2]] = (
+                        f"@revoked in {f} line {n}, which lists no hosts: ssh passes that "
+                        "line over, and would accept the key; write `@revoked * "
+                        f"{visible(parts[1])[:40]} KEY`")
+                elif parts[0].lower() == "@revoked" and len(parts) >= 4:
                     # ssh reads the marker only in lower case with a blank after it: a
                     # key meant revoked by `@REVOKED` or `@revoked<TAB>` is refused all the same
-                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}" + (
+                    revoked[parts[3]] = f"@revoked in {f} line {n}" + (
                         "" if line.startswith("@revoked ") else
                         f", written {visible(line[:9])!r}: ssh passes that line over, and "
                         "would accept the key; write `@revoked` in lower case, a space after it")
@@ -978,7 +987,7 @@ class HostKeyVerifier:
         accepted), else None."""
         for f in self._files(spec):
             read = self._read(f) if os.path.exists(f) else None
-            if read is not None and (where := read[1].get((key.get_name(), key.get_base64()))):
+            if read is not None and (where := read[1].get(key.get_base64())):
                 return where
         return None
 
@@ -1020,7 +1029,12 @@ class HostKeyVerifier:
                "FILE in the sites file")
         files = self._files_note(spec)
         if ca := self._authority_only(spec):
-            # ssh would check the host's certificate against that CA; trusting the key on
+            # ssh would check the host's certificate against that CA. paramiko (5.1) cannot:
+            # it asks for the *-cert-v01 host key types last (plain ones first) and, given a
+            # certificate, loads it as the key's `public_blob` and checks only the key's
+            # signature of the exchange, never the CA's signature, the principals, the
+            # validity window or the certificate's type. So the key is checked as a plain
+            # key, as ssh falls back to after a certificate it cannot accept; trusting it on
             # first use instead would set the CA aside without a word
             raise HostKeyError(
                 f"{self.site}: host {name} is known only through the @cert-authority line "

@@ -58,7 +58,7 @@ def test_fault_percent_c_is_the_hash_ssh_makes_with_or_without_a_jump_host(
     ssh, spec = both(tmp_path, f"Host hpc\n  HostName Login.Example.org\n  User ana\n"
                                f"  Port 2222\n{jump}  {keyword} /run/x/%C-%h\n")
     assert isinstance(ssh, dict) and isinstance(spec, HostSpec), (ssh, spec)
-    got = {"controlpath": spec.control_path, "identityagent": spec.identity_agent,
+    got = {"controlpath": spec.control_socket, "identityagent": spec.identity_agent,
            "userknownhostsfile": " ".join(spec.known_hosts_files or [])}[printed]
     assert got == ssh[printed]
 
@@ -80,7 +80,7 @@ def test_fault_percent_j_is_read_as_the_installed_ssh_reads_it(tmp_path, keyword
         assert "%j, the ProxyJump host, is read from OpenSSH 9.4 on" in spec
     else:
         assert isinstance(spec, HostSpec), spec
-        got = {"controlpath": spec.control_path, "identityagent": spec.identity_agent,
+        got = {"controlpath": spec.control_socket, "identityagent": spec.identity_agent,
                "userknownhostsfile": " ".join(spec.known_hosts_files or [])}[printed]
         assert got == ssh[printed]
 
@@ -141,7 +141,7 @@ def test_the_sites_files_proxy_jump_is_what_percent_j_names(tmp_path):
     spec = resolve_host(cfg, "hpc", proxy_jump="bob@site-gw:22")
     r = subprocess.run(["ssh", "-G", "-F", str(tmp_path / "ssh_config"), "-J", "bob@site-gw:22",
                         "hpc"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    assert f"controlpath {spec.control_path}" in r.stdout.splitlines()
+    assert f"controlpath {spec.control_socket}" in r.stdout.splitlines()
 
 
 def test_an_identity_agent_of_an_unset_variable_is_refused_as_ssh_refuses_it(tmp_path,

@@ -106,6 +106,9 @@ class HostSpec:
     control_master: str | None = None
     control_path: str | None = None
     control_persist: str | None = None
+    # the ControlPath's socket, its tokens expanded as the installed ssh expands them (None:
+    # no ControlPath, or `none`)
+    control_socket: str | None = None
     # ssh_config's StrictHostKeyChecking as written and the line giving it (None: not
     # given): never makes a check weaker; `yes` keeps trust_on_first_use from adding a key
     strict_host_key_checking: str | None = None
@@ -438,8 +441,9 @@ def resolve_host(
         _file_list(sshcfg, "globalknownhostsfile", c["globalknownhostsfile"]),
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
         control_master=c.get("controlmaster"),
-        control_path=expand(ctx, "controlpath", c["controlpath"])
-        if c.get("controlpath", "none").lower() != "none" else c.get("controlpath"),
+        control_path=c.get("controlpath"),
+        control_socket=expand(ctx, "controlpath", c["controlpath"])
+        if c.get("controlpath", "none").lower() != "none" else None,
         control_persist=c.get("controlpersist"),
         strict_host_key_checking=c.get("stricthostkeychecking"),
         strict_origin=_origin(sshcfg, "stricthostkeychecking",

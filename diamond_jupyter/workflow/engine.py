@@ -768,10 +768,14 @@ class WorkflowEngine:
 
     def _upstream_done(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """The held step may get its inputs: every cross-site step it needs completed (a
-        same-site one is left to the scheduler's dependency)."""
-        st = rec.step(name)
+        same-site one is left to the scheduler's dependency), and every step on another site
+        an input comes from, needed directly or not (a grandparent's file was copied while
+        that step was still queued, the parent between them being on the step's site)."""
+        st, step = rec.step(name), wf.step(name)
         deps = set(st.data.get("afterok", []))
-        return all(rec.step(n).phase == "done" for n in wf.step(name).needs if n not in deps)
+        sources = {i.from_ for i in step.inputs if rec.step(i.from_).site != st.site}
+        return all(rec.step(n).phase == "done" for n in dict.fromkeys(
+            [*(n for n in step.needs if n not in deps), *sources]))
 
     async def _resubmit_lost(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """A step recorded "submitting" whose engine stopped before the submit returned."""
@@ -862,8 +866,8 @@ class WorkflowEngine:
         for inp in step.inputs:
             up_job = self._job(ups[inp.from_]) if inp.from_ in ups else \
                 self._job(rec.step(inp.from_))
-            if up_job is None and inp.from_ in unqueued:  # copied in and checked later
-                held = True
+            if up_job is None and (inp.from_ in unqueued or inp.from_ not in ups):
+                held = True  # copied in and checked later (a grandparent's too)
                 arriving.append(inp.dest)
                 continue
             if up_job is None or not up_job.workdir:

@@ -315,6 +315,68 @@ async def test_a_gated_step_whose_upstream_is_retried_leaves_no_gate_in_any_queu
     assert len(run.submitted("prep")) == 2 and len(run.ops.transfers) == 1
 
 
+class _Mover(_Ops):
+    """Copies as the federation's mover makes them: a transfer id it knows returns that
+    transfer as it ended, without copying again (a resume after a restart)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.known: dict[str, Any] = {}
+
+    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
+        if kw["transfer_id"] not in self.known:
+            self.known[kw["transfer_id"]] = await super().transfer(src, dst, **kw)
+        return self.known[kw["transfer_id"]]
+
+
+async def test_fault_a_step_queued_again_after_its_copy_gets_its_file_again(runs):
+    """fit (alpha) takes a's file from beta and waits for b on alpha (afterok). a ends: the
+    file is copied into fit's directory. b fails and runs again, so fit is queued again, in
+    a new directory. Before: its copy had the same transfer id as the first, which the mover
+    answered as done, so the file never reached the new directory and fit was released to
+    fail on its arrival check. Now each job of the step has copies of its own."""
+    run = await runs("""\
+        name: again
+        steps:
+          - {name: a, site: beta, script: ./a}
+          - {name: b, site: alpha, retries: 1, script: ./b}
+          - {name: fit, site: alpha, needs: [a, b], inputs: [{from: a, path: x.h5}],
+             script: ./fit}
+        """, _Mover)
+    await run.end("a")
+    await _until(run.eng, run.wid, {"fit": "released"})
+    first_dir = run.job("fit").workdir
+    await run.end("b", JobState.FAILED)
+    await _until(run.eng, run.wid, {"b": "queued", "fit": "released"})
+    second_dir = run.job("fit").workdir
+    assert second_dir != first_dir
+    assert [t[1] for t in run.ops.transfers] == [f"alpha:{first_dir}/x.h5",
+                                                 f"alpha:{second_dir}/x.h5"]
+    await run.finish("b", "fit")
+    assert run.state()[0] == "COMPLETED"
+
+
+async def test_fault_a_gang_member_run_again_with_its_gang_gets_its_file_again(runs):
+    """atmos (beta) takes prep's file; its gang mate ocean fails and the gang runs again:
+    atmos's new job in a new directory gets the file copied there too."""
+    run = await runs("""\
+        name: esm
+        steps:
+          - {name: prep, site: alpha, script: ./prep}
+          - {name: ocean, site: alpha, needs: [prep], gang: esm, retries: 1, script: ./o}
+          - {name: atmos, site: beta, needs: [prep], gang: esm, script: ./a,
+             inputs: [{from: prep, path: forcing.nc}]}
+        """, _Mover)
+    await run.end("prep")
+    await _until(run.eng, run.wid, {"ocean": "released", "atmos": "released"})
+    first_dir = run.job("atmos").workdir
+    await run.end("ocean", JobState.FAILED)
+    await _until(run.eng, run.wid, {"ocean": "released", "atmos": "released"})
+    second_dir = run.job("atmos").workdir
+    assert [t[1] for t in run.ops.transfers] == [f"beta:{first_dir}/forcing.nc",
+                                                 f"beta:{second_dir}/forcing.nc"]
+
+
 async def test_a_failed_workflow_resumed_stays_failed_and_submits_nothing(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         first = _Run(store)

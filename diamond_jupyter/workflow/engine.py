@@ -1181,7 +1181,11 @@ job_id=job.id if job else None)
         self._check(wid)
         try:
             recs = await asyncio.gather(*(self.ops.transfer(
-                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id,
+                # one id per job of the step (its token): a job queued again after its
+                # gang mate or an upstream ran again is in a new directory, and a known id
+                # is answered as done without a copy
+                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{st.token}-{i}",
+                job_id=job.id,
                 **({"recursive": True} if is_dir else {})) for i, src, dst, is_dir in moves))
         except asyncio.CancelledError:
             raise

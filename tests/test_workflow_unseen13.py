@@ -195,12 +195,47 @@ async def test_a_fan_out_of_300_steps_on_two_sites_and_its_fan_in_run_to_the_end
                if name.startswith("s") and name != "split")
     await run.end("split")
     await _until(run.eng, run.wid, {s: "released" for s in sims[1::2]})
+    rec = run.store.get_workflow(run.wid)
     for s in sims:
-        job = run.job(s)
+        job = run.store.job_by_token(rec.step(s).token)
         run.store.apply_state(job.id, JobState.COMPLETED, exit_code=0)
     await run.eng.advance(run.wid)
     await run.end("gather")
     assert run.state()[0] == "COMPLETED" and len(run.ops.submits) == 302
+
+
+class _Counted(WorkflowEngine):
+    """The real engine, counting its looks at every step of a workflow."""
+
+    looks = 0
+
+    async def _advance(self, wid: str) -> None:
+        type(self).looks += 1
+        await super()._advance(wid)
+
+
+async def test_fault_many_held_steps_ready_at_once_are_looked_at_together(tmp_path):
+    """split ends and 150 steps on beta, held for it, may start: each one's (empty) copy
+    ended by asking for an advance of its own, and each advance read all 302 steps: 150
+    of them, 31 s on this machine. Now the asks made before an advance begins are one."""
+    sims = [f"s{i:03d}" for i in range(150)]
+    text = ("name: fan\nsteps:\n  - {name: split, site: alpha, script: ./split}\n"
+            + "".join(f"  - {{name: {s}, site: beta, needs: [split], script: ./sim}}\n"
+                      for s in sims))
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Ops(store)
+        eng = _Counted(ops)
+        try:
+            wid = await eng.run(load(text))
+            split = store.job_by_token(store.get_workflow(wid).step("split").token)
+            store.apply_state(split.id, JobState.COMPLETED, exit_code=0)
+            _Counted.looks = 0
+            await eng.advance(wid)
+            await _until(eng, wid, {s: "released" for s in sims})
+            assert len(ops.releases) == 150
+            assert _Counted.looks <= 10, _Counted.looks
+        finally:
+            await eng.close()
 
 
 async def test_a_gang_across_two_sites_after_a_shared_upstream_is_released_together(runs):

@@ -352,6 +352,9 @@ class WorkflowEngine:
         self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._runs: set[asyncio.Task] = set()
+        # workflows an advance is asked for and not yet begun (many copies ending, many
+        # job events at once: one advance, not one each, every one reading every step)
+        self._soon: set[str] = set()
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
@@ -516,9 +519,18 @@ class WorkflowEngine:
             self._timers[workflow_id] = asyncio.get_running_loop().call_later(
                 delay, self.advance_soon, workflow_id)
             return
-        task = asyncio.ensure_future(self.advance(workflow_id))
+        if workflow_id in self._soon:
+            return  # an advance not started yet reads every step: one is enough
+        self._soon.add(workflow_id)
+        task = asyncio.ensure_future(self._advance_soon(workflow_id))
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)
+        # cancelled before it began: the next ask schedules one again
+        task.add_done_callback(lambda t: t.cancelled() and self._soon.discard(workflow_id))
+
+    async def _advance_soon(self, workflow_id: str) -> None:
+        self._soon.discard(workflow_id)  # what changes from here on asks for another
+        await self.advance(workflow_id)
 
     # -- the state machine -----------------------------------------------------------------
     async def advance(self, workflow_id: str) -> None:

@@ -187,11 +187,12 @@ def agent(tmp_path):
 
 
 def _ssh_offers(d: Sshd, config: Path, env: dict[str, str]) -> list[str]:
-    """The public keys (base64) real ssh offers, in its order (`ssh -v`'s `Offering`)."""
+    """The keys real ssh offers, in its order (`ssh -v`'s `Offering`): each one's
+    fingerprint, with ` cert` after a certificate's."""
     r = subprocess.run(["ssh", "-v", "-F", str(config), "hpc", "true"], env=env,
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    prints = [ln.split()[-1] if "SHA256:" in ln.split()[-1] else
-              next(w for w in ln.split() if w.startswith("SHA256:"))
+    prints = [next(w for w in ln.split() if w.startswith("SHA256:"))
+              + (" cert" if "-CERT " in ln else "")
               for ln in r.stderr.splitlines() if "Offering public key:" in ln]
     assert prints, r.stderr[-2000:]
     return prints
@@ -199,8 +200,9 @@ def _ssh_offers(d: Sshd, config: Path, env: dict[str, str]) -> list[str]:
 
 def _print(key: paramiko.PKey) -> str:
     import base64
+    cert = " cert" if getattr(key, "public_blob", None) is not None else ""
     return "SHA256:" + base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode(
-    ).rstrip("=")
+    ).rstrip("=") + cert
 
 
 @pytest.mark.parametrize("only", ["no", "yes"])
@@ -226,6 +228,35 @@ def test_fault_keys_are_offered_in_the_order_ssh_offers_them(
                       + "".join(f"  IdentityFile {keys[n]}\n" for n in files)
                       + f"  IdentitiesOnly {only}\n  StrictHostKeyChecking no\n"
                         "  UserKnownHostsFile /dev/null\n  BatchMode yes\n")
+    monkeypatch.setenv("SSH_AUTH_SOCK", agent["SSH_AUTH_SOCK"])
+    spec = resolve_host(load_ssh_config(str(config)), "hpc")
+    engine = [_print(k) for _, k in _keys("hpc", spec, use_agent=True)]
+    assert engine == _ssh_offers(d, config, agent)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_fault_certificates_are_offered_where_ssh_offers_them(key_sshd, agent, tmp_path,
+                                                              monkeypatch, given):
+    """A CertificateFile's certificate goes first, before the agent's keys; a key's own
+    KEY-cert.pub right after the key, among the identity files (as `ssh -v` offers them).
+    Before: each identity file's certificate was offered first, with the file, and the agent
+    after."""
+    d, keys = key_sshd
+    subprocess.run(["ssh-add", "-q", str(keys["k3"])], env=agent, check=True,
+                   capture_output=True)
+    own = tmp_path / "id_signed"
+    own.write_bytes(keys["k1"].read_bytes())
+    own.chmod(0o600)
+    Path(f"{own}.pub").write_text(Path(f"{keys['k1']}.pub").read_text())
+    ca = keygen(tmp_path / "user_ca")
+    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "ana", "-n", d.user,
+                    f"{own}.pub"], check=True, capture_output=True)
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host hpc\n  HostName 127.0.0.1\n  Port {d.port}\n  User {d.user}\n"
+                      f"  IdentityFile {keys['k2']}\n  IdentityFile {own}\n"
+                      + (f"  CertificateFile {own}-cert.pub\n" if given else "")
+                      + "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n"
+                        "  BatchMode yes\n")
     monkeypatch.setenv("SSH_AUTH_SOCK", agent["SSH_AUTH_SOCK"])
     spec = resolve_host(load_ssh_config(str(config)), "hpc")
     engine = [_print(k) for _, k in _keys("hpc", spec, use_agent=True)]

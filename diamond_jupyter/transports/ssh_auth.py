@@ -1295,29 +1295,32 @@ def _public_halves(paths: list[str]) -> set[bytes]:
 
 @dataclass
 class _IdentityFile:
-    """One IdentityFile's keys as offered: its certified forms, then the plain key (None
-    when it cannot be loaded, e.g. locked by a passphrase); `public` its public key (wire
-    form), by which an agent holding it is recognised; `in_agent` once one is."""
+    """One IdentityFile's keys as offered: `certified` by a certificate given for it (the
+    sites file's cert_file, ssh_config's CertificateFile), the plain key (None when it
+    cannot be loaded, e.g. locked by a passphrase), and `own_cert`, the key with its
+    KEY-cert.pub; `public` its public key (wire form), by which an agent holding it is
+    recognised; `in_agent` once one is."""
 
     path: str
     certified: list[tuple[str, paramiko.PKey]]
     plain: paramiko.PKey | None
     public: bytes | None
+    own_cert: list[tuple[str, paramiko.PKey]] = field(default_factory=list)
     in_agent: bool = False
 
 
 def _identity_file(site: str, spec: HostSpec, p: str, cert_file: str | None,
                    key_file: str | None) -> _IdentityFile:
-    """The keys of identity file `p`. A certificate goes first, then its plain key:
-    `cert_file` certifies `key_file`; another key's certificate is its `KEY-cert.pub`, which
-    paramiko (as OpenSSH) loads with it."""
+    """The keys of identity file `p`: `cert_file` certifies `key_file`; ssh_config's
+    CertificateFile the key it names; else its own `KEY-cert.pub`, which paramiko (as
+    OpenSSH) loads with it."""
     certified: list[tuple[str, paramiko.PKey]] = []
+    own_cert: list[tuple[str, paramiko.PKey]] = []
     k = _load_key(p)
-    if k is not None:
-        given = bool(cert_file and key_file and p == os.path.expanduser(key_file))
-        if k.public_blob is not None and not given:
-            certified.append((f"{os.path.basename(p)} with its certificate", k))
-            k = _load_key(p)
+    given = bool(cert_file and key_file and p == os.path.expanduser(key_file))
+    if k is not None and k.public_blob is not None and not given:
+        own_cert.append((f"{os.path.basename(p)} with its certificate", k))
+        k = _load_key(p)
     if k is not None:
         k.public_blob = None  # the plain key
         if given:
@@ -1330,17 +1333,20 @@ def _identity_file(site: str, spec: HostSpec, p: str, cert_file: str | None,
             certified.append((f"{os.path.basename(p)} with {info.label()}", signed))
         elif (signed_key := _certified(site, spec, p)) is not None:
             certified.append(signed_key)
+    if spec.certificate_files:  # ssh then offers only the certificates given, first
+        certified, own_cert = own_cert + certified, []
     public = k.asbytes() if k is not None else next(iter(_public_halves([p])), None)
-    return _IdentityFile(p, certified, k, public)
+    return _IdentityFile(p, certified, k, public, own_cert)
 
 
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
     """(label, key) in the order ssh offers them (sshconnect2.c's pubkey_prepare, checked
-    with `ssh -v` on OpenSSH 9.2): first the agent's keys that are identity files (in the
-    agent's order, signed by the agent, named by their file), then the agent's other keys
-    unless IdentitiesOnly, then the identity files the agent does not hold, in ssh_config's
-    order (each one's certificates first)."""
+    with `ssh -v` on OpenSSH 9.2): the keys of the certificates given (CertificateFile,
+    cert_file) first, then the agent's keys that are identity files (in the agent's
+    order, signed by the agent, named by their file), then the agent's other keys unless
+    IdentitiesOnly, then the identity files the agent does not hold, in ssh_config's order,
+    each followed by its KEY-cert.pub."""
     files = [_identity_file(site, spec, p, cert_file, key_file) for p in spec.identity_files]
     held: list[tuple[str, paramiko.PKey]] = []
     others: list[tuple[str, paramiko.PKey]] = []
@@ -1361,11 +1367,10 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
                 held.append((match.path, k))
             elif not spec.identities_only or (mine is not None and blob in mine):
                 others.append((f"agent:{k.get_name()}", k))
-    keys = held + others
-    for f in files:
-        keys += f.certified
-        if f.plain is not None and not f.in_agent:
-            keys.append((f.path, f.plain))
+    keys = [c for f in files for c in f.certified] + held + others
+    for f in files:  # a KEY-cert.pub after its key, as ssh loads it
+        keys += ([(f.path, f.plain)] if f.plain is not None and not f.in_agent else []) \
+            + f.own_cert
     if not keys:  # OpenSSH's defaults when nothing else is offered
         keys = [(p, k) for p in map(ssh_path, DEFAULT_IDENTITIES) if (k := _load_key(p))]
     return keys

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import functools
 import getpass
 import hashlib
 import inspect
@@ -105,6 +106,9 @@ class HostSpec:
     control_master: str | None = None
     control_path: str | None = None
     control_persist: str | None = None
+    # the ControlPath's socket, its tokens expanded as the installed ssh expands them (None:
+    # no ControlPath, or `none`)
+    control_socket: str | None = None
     # ssh_config's StrictHostKeyChecking as written and the line giving it (None: not
     # given): never makes a check weaker; `yes` keeps trust_on_first_use from adding a key
     strict_host_key_checking: str | None = None
@@ -381,8 +385,13 @@ def resolve_host(
                            "name of /etc/services, such as ssh)")
     port = port or 22
     user = user or c.get("user") or getpass.getuser()
-    ctx = _TokenValues(sshcfg, alias, "", port, user, c.get("proxyjump") or "",
-                       (c.get("hostkeyalias") or "").lower() or alias)
+    # "proxycommand" holds None for `ProxyCommand none`; the one of the two looked up first
+    # is the one ssh_config gave first for this host
+    first = next((k for k in c if k in ("proxyjump", "proxycommand")), None)
+    jump = proxy_jump if proxy_jump is not None else \
+        c["proxyjump"] if first == "proxyjump" else ""  # what %j is of (`ssh -J` first)
+    ctx = _TokenValues(sshcfg, alias, "", port, user, jump_host(jump),
+                       (c.get("hostkeyalias") or "").lower() or alias, openssh_version())
     hostname = expand(ctx, "hostname", c.get("hostname", alias))
     if "hostname" in c and (m := _HOST_WITH_PORT.match(hostname)):
         # ssh dials such a name as written: "Could not resolve hostname", at every command
@@ -397,9 +406,6 @@ def resolve_host(
     ids += [expand(ctx, "identityfile", i) for i in c.get("identityfile", [])]
     pj = c.get("proxyjump")
     pc = c.get("proxycommand")
-    # "proxycommand" holds None for `ProxyCommand none`; the one of the two looked up first
-    # is the one ssh_config gave first for this host
-    first = next((k for k in c if k in ("proxyjump", "proxycommand")), None)
     problem = None
     if first == "proxycommand":
         pj = None
@@ -423,7 +429,7 @@ def resolve_host(
         proxy_jump=None if not pj or pj.lower() == "none" else pj,
         proxy_problem=problem,
         known_hosts_files=known,
-        identity_agent=c.get("identityagent"),
+        identity_agent=_agent_path(ctx, c.get("identityagent")),
         certificate_files=[expand(ctx, "certificatefile", f)
                            for f in _every_value(sshcfg, alias, "certificatefile", user)],
         identities_only=c.get("identitiesonly", "no").lower() == "yes",
@@ -436,6 +442,8 @@ def resolve_host(
         hash_known_hosts=c.get("hashknownhosts", "no").lower() == "yes",
         control_master=c.get("controlmaster"),
         control_path=c.get("controlpath"),
+        control_socket=expand(ctx, "controlpath", c["controlpath"])
+        if c.get("controlpath", "none").lower() != "none" else None,
         control_persist=c.get("controlpersist"),
         strict_host_key_checking=c.get("stricthostkeychecking"),
         strict_origin=_origin(sshcfg, "stricthostkeychecking",
@@ -443,6 +451,14 @@ def resolve_host(
         known_hosts_command=_origin(sshcfg, "knownhostscommand", c["knownhostscommand"])
         if (c.get("knownhostscommand") or "none").lower() != "none" else None,
     )
+
+
+def _agent_path(ctx: _TokenValues, written: str | None) -> str | None:
+    """ssh_config's IdentityAgent with its tokens, `~` and `${VAR}` expanded as ssh does;
+    `none`, `SSH_AUTH_SOCK` and `$SSH_AUTH_SOCK` (the environment's socket) as written."""
+    if written is None or written.lower() == "none" or written.strip("$") == "SSH_AUTH_SOCK":
+        return written
+    return expand(ctx, "identityagent", written.strip('"'))
 
 
 def _port_number(written: str) -> int | None:
@@ -580,11 +596,43 @@ def _every_value(sshcfg: paramiko.SSHConfig, alias: str, key: str, user: str) ->
     return _listed(_lookup(every, alias, user).get("identityfile"))
 
 
+# the OpenSSH release that added `%j` (the ProxyJump host) and put it in `%C`'s hash
+JUMP_TOKEN_SINCE = (9, 4)
+
+
+@functools.cache
+def openssh_version() -> tuple[int, int] | None:
+    """The installed OpenSSH's release (`ssh -V`: `OpenSSH_9.2p1 ...` -> (9, 2)), whose
+    reading of ssh_config's tokens the engine follows, so that a path the user's own ssh
+    makes (a ControlPath, an IdentityFile) is the one the engine makes; None when no ssh
+    is installed or it names no release."""
+    try:
+        said = subprocess.run(["ssh", "-V"], capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"OpenSSH_(\d+)\.(\d+)", said.stderr + said.stdout)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def jump_host(proxy_jump: str) -> str:
+    """The host of a ProxyJump's last hop, the one that reaches the target (`ana@gw1:2222,
+    gw2` -> `gw2`), as OpenSSH keeps it for `%j`; "" for none."""
+    last = proxy_jump.strip().rsplit(",", 1)[-1].strip()
+    if not last or last.lower() == "none":
+        return ""
+    try:
+        return parse_hop(last)[1]
+    except ValueError:
+        return last
+
+
 @dataclass
 class _TokenValues:
     """What ssh_config's tokens stand for, for one host: `%h` the host dialled (after
-    HostName), `%n` the name given, `%p` the port, `%r` the remote login, `%j` the ProxyJump
-    as written."""
+    HostName), `%n` the name given, `%p` the port, `%r` the remote login, `%j` the host of
+    the ProxyJump's last hop. `openssh`: the release whose tokens are read (None: the
+    newest rules)."""
 
     config: paramiko.SSHConfig
     alias: str
@@ -593,16 +641,24 @@ class _TokenValues:
     user: str
     jump: str
     key_alias: str
+    openssh: tuple[int, int] | None = None
+
+    @property
+    def knows_jump(self) -> bool:
+        return self.openssh is None or self.openssh >= JUMP_TOKEN_SINCE
 
     def value(self, letter: str) -> str | None:
         local = socket.gethostname()
         values = {
             "%": "%", "d": ssh_home(), "h": self.host or self.alias,
-            "i": str(os.getuid()), "j": self.jump, "k": self.key_alias, "L": local.split(".")[0],
+            "i": str(os.getuid()), "k": self.key_alias, "L": local.split(".")[0],
             "l": local, "n": self.alias, "p": str(self.port), "r": self.user,
             "u": getpass.getuser()}
-        if letter == "C":  # as OpenSSH: a hash of %l%h%p%r%j
-            return hashlib.sha1("".join(values[x] for x in "lhprj").encode()).hexdigest()
+        if self.knows_jump:
+            values["j"] = self.jump
+        if letter == "C":  # a hash of %l%h%p%r, and of %j too from OpenSSH 9.4
+            return hashlib.sha1("".join(values.get(x, "") for x in "lhprj").encode()
+                                ).hexdigest()
         return values.get(letter)
 
 
@@ -612,13 +668,15 @@ _PATH_TOKENS = "%CdhijkLlnpru"
 _TOKENS = {"hostname": ("%h", False), "proxycommand": ("%hnpr", False),
            "proxyjump": ("%hnpr", False), "identityfile": (_PATH_TOKENS, True),
            "certificatefile": (_PATH_TOKENS, True), "userknownhostsfile": (_PATH_TOKENS, True),
-           "revokedhostkeys": (_PATH_TOKENS, True)}
+           "revokedhostkeys": (_PATH_TOKENS, True), "controlpath": (_PATH_TOKENS, True),
+           "identityagent": (_PATH_TOKENS, True)}
 _TOKEN_OR_VARIABLE = re.compile(r"%(.?)|\$\{([^}]*)\}")
 _KEYWORD_NAMES = {"hostname": "HostName", "proxycommand": "ProxyCommand",
                   "proxyjump": "ProxyJump", "identityfile": "IdentityFile",
                   "certificatefile": "CertificateFile", "userknownhostsfile":
                   "UserKnownHostsFile", "port": "Port", "revokedhostkeys": "RevokedHostKeys",
-                  "globalknownhostsfile": "GlobalKnownHostsFile"}
+                  "globalknownhostsfile": "GlobalKnownHostsFile", "controlpath": "ControlPath",
+                  "identityagent": "IdentityAgent"}
 
 
 def expand(ctx: _TokenValues, key: str, value: str) -> str:
@@ -643,9 +701,14 @@ def expand(ctx: _TokenValues, key: str, value: str) -> str:
             letter = m.group(1)
             if letter and letter in letters and (found := ctx.value(letter)) is not None:
                 return found
-            takes = ", ".join(f"%{x}" for x in letters)
+            takes = ", ".join(f"%{x}" for x in letters if x != "j" or ctx.knows_jump)
             zone = " (an IPv6 address's zone is written fe80::1%%eth0 there)" \
                 if key == "hostname" and ":" in written.split("%")[0] else ""
+            if letter == "j" and "j" in letters and ctx.openssh:
+                zone = (" (%j, the ProxyJump host, is read from OpenSSH "
+                        f"{'.'.join(map(str, JUMP_TOKEN_SINCE))} on; the ssh installed here "
+                        f"is OpenSSH {'.'.join(map(str, ctx.openssh))}, which refuses it "
+                        "too: unknown key %j; write the jump host's name out)")
             raise BadInput(f"{_origin(ctx.config, key, written)}: {name} {written!r}: "
                            f"{'%' + letter if letter else 'a % at the end'} is not a token "
                            f"{name} takes (it takes {takes}; %% is a %){zone}")
@@ -841,10 +904,11 @@ class HostKeyVerifier:
                      "no ~, %-token or ${VAR} there): write the path out")
         return f" ({note})"
 
-    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[tuple[str, str], str],
+    def _read(self, f: str) -> tuple[paramiko.HostKeys, dict[str, str],
                                      list[tuple[list[str], str]]] | None:
-        """The host keys of known_hosts file `f` and the keys it marks `@revoked` (type and
-        base64 -> "@revoked in FILE line N"); None when unreadable. paramiko's own reader knows no
+        """The host keys of known_hosts file `f` and the keys it marks `@revoked` (the key's
+        base64, whatever type its line names -> "@revoked in FILE line N"); None when
+        unreadable. paramiko's own reader knows no
         `@revoked` or `@cert-authority` marker: it raised InvalidHostKey on such a line
         (every connect failed with a traceback) and would never see a revoked key. Third:
         the host patterns of its `@cert-authority` lines, with where each is."""
@@ -866,7 +930,7 @@ class HostKeyVerifier:
                 # sees this revocation; a key meant revoked is refused here all the same
                 parts = line.split()
                 if len(parts) >= 4:
-                    revoked[(parts[2], parts[3])] = (
+                    revoked[parts[3]] = (
                         f"@revoked in {f} line 1, which starts with a byte-order mark: ssh "
                         "passes that line over, and would accept the key; save the file as "
                         "UTF-8 without the mark")
@@ -875,10 +939,18 @@ class HostKeyVerifier:
                 continue
             if line.startswith("@"):  # a marker: @revoked HOSTS TYPE KEY, @cert-authority ...
                 parts = line.split()
-                if parts[0].lower() == "@revoked" and len(parts) >= 4:
+                if parts[0].lower() == "@revoked" and len(parts) >= 3 and \
+                        _PUBLIC_KEY_LINE.match(f"{parts[1]} {parts[2]}"):
+                    # `@revoked TYPE KEY`, the hosts left out: ssh reads the type as the
+                    # hosts and the key as a type, and passes the line over; meant revoked
+                    revoked[parts[2]] = (
+                        f"@revoked in {f} line {n}, which lists no hosts: ssh passes that "
+                        "line over, and would accept the key; write `@revoked * "
+                        f"{visible(parts[1])[:40]} KEY`")
+                elif parts[0].lower() == "@revoked" and len(parts) >= 4:
                     # ssh reads the marker only in lower case with a blank after it: a
                     # key meant revoked by `@REVOKED` or `@revoked<TAB>` is refused all the same
-                    revoked[(parts[2], parts[3])] = f"@revoked in {f} line {n}" + (
+                    revoked[parts[3]] = f"@revoked in {f} line {n}" + (
                         "" if line.startswith("@revoked ") else
                         f", written {visible(line[:9])!r}: ssh passes that line over, and "
                         "would accept the key; write `@revoked` in lower case, a space after it")
@@ -919,7 +991,7 @@ class HostKeyVerifier:
         accepted), else None."""
         for f in self._files(spec):
             read = self._read(f) if os.path.exists(f) else None
-            if read is not None and (where := read[1].get((key.get_name(), key.get_base64()))):
+            if read is not None and (where := read[1].get(key.get_base64())):
                 return where
         return None
 
@@ -961,7 +1033,12 @@ class HostKeyVerifier:
                "FILE in the sites file")
         files = self._files_note(spec)
         if ca := self._authority_only(spec):
-            # ssh would check the host's certificate against that CA; trusting the key on
+            # ssh would check the host's certificate against that CA. paramiko (5.1) cannot:
+            # it asks for the *-cert-v01 host key types last (plain ones first) and, given a
+            # certificate, loads it as the key's `public_blob` and checks only the key's
+            # signature of the exchange, never the CA's signature, the principals, the
+            # validity window or the certificate's type. So the key is checked as a plain
+            # key, as ssh falls back to after a certificate it cannot accept; trusting it on
             # first use instead would set the CA aside without a word
             raise HostKeyError(
                 f"{self.site}: host {name} is known only through the @cert-authority line "
@@ -1216,34 +1293,63 @@ def _public_halves(paths: list[str]) -> set[bytes]:
     return found
 
 
+@dataclass
+class _IdentityFile:
+    """One IdentityFile's keys as offered: `certified` by a certificate given for it (the
+    sites file's cert_file, ssh_config's CertificateFile), the plain key (None when it
+    cannot be loaded, e.g. locked by a passphrase), and `own_cert`, the key with its
+    KEY-cert.pub; `public` its public key (wire form), by which an agent holding it is
+    recognised; `in_agent` once one is."""
+
+    path: str
+    certified: list[tuple[str, paramiko.PKey]]
+    plain: paramiko.PKey | None
+    public: bytes | None
+    own_cert: list[tuple[str, paramiko.PKey]] = field(default_factory=list)
+    in_agent: bool = False
+
+
+def _identity_file(site: str, spec: HostSpec, p: str, cert_file: str | None,
+                   key_file: str | None) -> _IdentityFile:
+    """The keys of identity file `p`: `cert_file` certifies `key_file`; ssh_config's
+    CertificateFile the key it names; else its own `KEY-cert.pub`, which paramiko (as
+    OpenSSH) loads with it."""
+    certified: list[tuple[str, paramiko.PKey]] = []
+    own_cert: list[tuple[str, paramiko.PKey]] = []
+    k = _load_key(p)
+    given = bool(cert_file and key_file and p == os.path.expanduser(key_file))
+    if k is not None and k.public_blob is not None and not given:
+        own_cert.append((f"{os.path.basename(p)} with its certificate", k))
+        k = _load_key(p)
+    if k is not None:
+        k.public_blob = None  # the plain key
+        if given:
+            signed = paramiko.PKey.from_path(p)
+            info = ssh_cert.load(signed, os.path.expanduser(cert_file or ""))
+            if problem := info.validity_problem(spec.user):
+                raise AuthError(
+                    f"{site}: {info.label()} in {info.path} {problem}; get a new "
+                    f"certificate (e.g. from the center's certificate service)")
+            certified.append((f"{os.path.basename(p)} with {info.label()}", signed))
+        elif (signed_key := _certified(site, spec, p)) is not None:
+            certified.append(signed_key)
+    if spec.certificate_files:  # ssh then offers only the certificates given, first
+        certified, own_cert = own_cert + certified, []
+    public = k.asbytes() if k is not None else next(iter(_public_halves([p])), None)
+    return _IdentityFile(p, certified, k, public, own_cert)
+
+
 def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = None,
           key_file: str | None = None) -> list[tuple[str, paramiko.PKey]]:
-    """(label, key) in the order offered. A certificate goes first, then its plain key:
-    `cert_file` certifies `key_file`; another key's certificate is its `KEY-cert.pub`, which
-    paramiko (as OpenSSH) loads with it."""
-    keys = []
-    for p in spec.identity_files:
-        k = _load_key(p)
-        if k is not None:
-            if k.public_blob is not None and not (cert_file and key_file
-                                                  and p == os.path.expanduser(key_file)):
-                keys.append((f"{os.path.basename(p)} with its certificate", k))
-                k = _load_key(p)
-            if k is None:
-                continue
-            k.public_blob = None  # the plain key
-            if cert_file and key_file and p == os.path.expanduser(key_file):
-                signed = paramiko.PKey.from_path(p)
-                info = ssh_cert.load(signed, os.path.expanduser(cert_file))
-                problem = info.validity_problem(spec.user)
-                if problem:
-                    raise AuthError(
-                        f"{site}: {info.label()} in {info.path} {problem}; get a new "
-                        f"certificate (e.g. from the center's certificate service)")
-                keys.append((f"{os.path.basename(p)} with {info.label()}", signed))
-            elif (signed := _certified(site, spec, p)) is not None:
-                keys.append(signed)
-            keys.append((p, k))
+    """(label, key) in the order ssh offers them (sshconnect2.c's pubkey_prepare, checked
+    with `ssh -v` on OpenSSH 9.2): the keys of the certificates given (CertificateFile,
+    cert_file) first, then the agent's keys that are identity files (in the agent's
+    order, signed by the agent, named by their file), then the agent's other keys unless
+    IdentitiesOnly, then the identity files the agent does not hold, in ssh_config's order,
+    each followed by its KEY-cert.pub."""
+    files = [_identity_file(site, spec, p, cert_file, key_file) for p in spec.identity_files]
+    held: list[tuple[str, paramiko.PKey]] = []
+    others: list[tuple[str, paramiko.PKey]] = []
     sock = agent_socket(spec.identity_agent)
     if use_agent and sock:
         try:
@@ -1251,11 +1357,20 @@ def _keys(site: str, spec: HostSpec, use_agent: bool, cert_file: str | None = No
         except (paramiko.SSHException, OSError) as e:
             log.info("ssh-agent unavailable: %s", e)
             agent_keys = []
-        if spec.identities_only:  # as ssh: the agent's keys of the identity files only
-            mine = _public_halves(spec.identity_files or [ssh_path(p) for p in
-                                                          DEFAULT_IDENTITIES])
-            agent_keys = [k for k in agent_keys if k.asbytes() in mine]
-        keys += [(f"agent:{k.get_name()}", k) for k in agent_keys]
+        mine = None if spec.identity_files or not spec.identities_only else \
+            _public_halves([ssh_path(p) for p in DEFAULT_IDENTITIES])
+        for k in agent_keys:
+            blob = k.asbytes()
+            match = next((f for f in files if not f.in_agent and f.public == blob), None)
+            if match is not None:
+                match.in_agent = True
+                held.append((match.path, k))
+            elif not spec.identities_only or (mine is not None and blob in mine):
+                others.append((f"agent:{k.get_name()}", k))
+    keys = [c for f in files for c in f.certified] + held + others
+    for f in files:  # a KEY-cert.pub after its key, as ssh loads it
+        keys += ([(f.path, f.plain)] if f.plain is not None and not f.in_agent else []) \
+            + f.own_cert
     if not keys:  # OpenSSH's defaults when nothing else is offered
         keys = [(p, k) for p in map(ssh_path, DEFAULT_IDENTITIES) if (k := _load_key(p))]
     return keys
@@ -1376,7 +1491,8 @@ def authenticate(
         head += f"; key_file {cfg.key_file} was not offered: {why}"
     for path in dict.fromkeys(spec.identity_files):
         if path != os.path.expanduser(cfg.key_file or "") and \
-                (why := _load_key_or_why(path)[1]):
+                f"publickey {os.path.basename(path)}" not in tried and \
+                (why := _load_key_or_why(path)[1]):  # (offered by the agent: not said)
             head += f"; IdentityFile {path} was not offered: {why}"
     if gave_up is not None:
         why = str(gave_up).removeprefix(f"{site}: ")

@@ -352,6 +352,9 @@ class WorkflowEngine:
         self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._runs: set[asyncio.Task] = set()
+        # workflows an advance is asked for and not yet begun (many copies ending, many
+        # job events at once: one advance, not one each, every one reading every step)
+        self._soon: set[str] = set()
         self._sweeper: asyncio.Task | None = None
         self._unsubscribe = ops.subscribe(self._on_event)
         self._owned: set[str] = set()
@@ -516,9 +519,18 @@ class WorkflowEngine:
             self._timers[workflow_id] = asyncio.get_running_loop().call_later(
                 delay, self.advance_soon, workflow_id)
             return
-        task = asyncio.ensure_future(self.advance(workflow_id))
+        if workflow_id in self._soon:
+            return  # an advance not started yet reads every step: one is enough
+        self._soon.add(workflow_id)
+        task = asyncio.ensure_future(self._advance_soon(workflow_id))
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)
+        # cancelled before it began: the next ask schedules one again
+        task.add_done_callback(lambda t: t.cancelled() and self._soon.discard(workflow_id))
+
+    async def _advance_soon(self, workflow_id: str) -> None:
+        self._soon.discard(workflow_id)  # what changes from here on asks for another
+        await self.advance(workflow_id)
 
     # -- the state machine -----------------------------------------------------------------
     async def advance(self, workflow_id: str) -> None:
@@ -768,10 +780,14 @@ class WorkflowEngine:
 
     def _upstream_done(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """The held step may get its inputs: every cross-site step it needs completed (a
-        same-site one is left to the scheduler's dependency)."""
-        st = rec.step(name)
+        same-site one is left to the scheduler's dependency), and every step on another site
+        an input comes from, needed directly or not (a grandparent's file was copied while
+        that step was still queued, the parent between them being on the step's site)."""
+        st, step = rec.step(name), wf.step(name)
         deps = set(st.data.get("afterok", []))
-        return all(rec.step(n).phase == "done" for n in wf.step(name).needs if n not in deps)
+        sources = {i.from_ for i in step.inputs if rec.step(i.from_).site != st.site}
+        return all(rec.step(n).phase == "done" for n in dict.fromkeys(
+            [*(n for n in step.needs if n not in deps), *sources]))
 
     async def _resubmit_lost(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """A step recorded "submitting" whose engine stopped before the submit returned."""
@@ -862,8 +878,8 @@ class WorkflowEngine:
         for inp in step.inputs:
             up_job = self._job(ups[inp.from_]) if inp.from_ in ups else \
                 self._job(rec.step(inp.from_))
-            if up_job is None and inp.from_ in unqueued:  # copied in and checked later
-                held = True
+            if up_job is None and (inp.from_ in unqueued or inp.from_ not in ups):
+                held = True  # copied in and checked later (a grandparent's too)
                 arriving.append(inp.dest)
                 continue
             if up_job is None or not up_job.workdir:
@@ -1177,7 +1193,11 @@ job_id=job.id if job else None)
         self._check(wid)
         try:
             recs = await asyncio.gather(*(self.ops.transfer(
-                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{i}", job_id=job.id,
+                # one id per job of the step (its token): a job queued again after its
+                # gang mate or an upstream ran again is in a new directory, and a known id
+                # is answered as done without a copy
+                src, dst, transfer_id=f"{wid}-{name}-{st.attempt}-{st.token}-{i}",
+                job_id=job.id,
                 **({"recursive": True} if is_dir else {})) for i, src, dst, is_dir in moves))
         except asyncio.CancelledError:
             raise

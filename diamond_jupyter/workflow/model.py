@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..dialects.scripts_common import BODY_FILE
 from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
 from ..script_body import runs_commands
 from ..strict_yaml import (
@@ -643,6 +644,15 @@ class _Memo:
     __hash__ = None  # type: ignore[assignment]
 
 
+# the files the engine itself keeps in a job's directory (the sites' job_dir, a step's
+# working directory), which an input copied in first would overwrite under the job
+ENGINE_FILES = {"job.sh": "the job's own script (job.sh, which the shell is reading)",
+                "stdout.log": "the job's own output (stdout.log, being written)",
+                "stderr.log": "the job's own error output (stderr.log, being written)",
+                "secret": "the job's key for its events (secret)",
+                BODY_FILE: f"the step's body ({BODY_FILE}, written after the inputs)"}
+
+
 def _one_place_each(s: Step, k: int) -> None:
     """Refuse two inputs of step `s` (the workflow's `k`th) that arrive at one place: the
     same destination (`./x` and `x` too), or one inside another's (a file cannot hold one;
@@ -652,6 +662,15 @@ def _one_place_each(s: Step, k: int) -> None:
     def named(i: int) -> str:
         return f"inputs[{i}], {s.inputs[i].from_}'s {s.inputs[i].path}"
 
+    for i, d in enumerate(dests):
+        if d in ENGINE_FILES or posixpath.dirname(d) in ENGINE_FILES:
+            base = posixpath.basename(s.inputs[i].path.rstrip("/")) or "in"
+            fix = f"{s.inputs[i].from_}-{base}"
+            raise Misplaced(f"step {s.name!r}: input {d!r} ({named(i)}) collides with "
+                            f"{ENGINE_FILES[d if d in ENGINE_FILES else posixpath.dirname(d)]},"
+                            " which the engine keeps in the step's own directory, where the "
+                            f"job runs; name it with `as:`, e.g. as: {fix}",
+                            ("steps", k, "inputs", i))
     first: dict[str, int] = {}
     for i, d in enumerate(dests):
         j = first.setdefault(d, i)

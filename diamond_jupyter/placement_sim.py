@@ -1295,9 +1295,9 @@ class _Plan:
             for n in nodes:
                 self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
-        # the queued jobs (native ids) whose slot is kept at their scheduler estimate
-        # (`_kept_hosts`): an array record's lanes share its one estimate, kept once
-        self.kept_estimates: set[str | None] = set()
+        # the queued jobs (native ids) whose scheduler estimate a slot has answered: an
+        # array record's lanes share its one estimate (its next task's), kept for one
+        self.estimated: set[str] = set()
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -1419,14 +1419,16 @@ class _Plan:
         from the plan: (start, nodes), or None when it never fits; a slot starting past the
         plan's window (Slurm's bf_window) is not kept: (start, []). Each node's own earliest
         fit bounds the search: a one-node job takes the first; a wider one starts at a
-        time when enough of them fit together."""
+        time when enough of them fit together. A job waiting for priority or resources
+        whose scheduler estimate inside the window finds no room in the plan keeps its
+        slot at that estimate all the same (`_kept_hosts`): Slurm reserved it there."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
         if t0 == math.inf:
             return None  # its waiting parents have not started: the backfill skips it
         es = self.nodes_of(d)
         keeps = d.sched and d.now_ok and t0 <= d.not_before \
             and self.t < d.not_before <= self.t + self.sim.window \
-            and (d.native_id is None or d.native_id not in self.kept_estimates)
+            and d.native_id not in self.estimated
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             one = self._first_node(d, t0, es)
             best = None if one is None else (one[0], [one[1]])
@@ -1435,7 +1437,7 @@ class _Plan:
         if keeps and (best is None or best[0] > d.not_before) \
                 and (kept := self._kept_hosts(d, d.not_before, es)) is not None:
             best = d.not_before, kept
-            self.kept_estimates.add(d.native_id)
+        self.answered(d)
         if best is None:
             return None
         start, hosts = best
@@ -1443,6 +1445,11 @@ class _Plan:
             return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
+
+    def answered(self, d: Demand) -> None:
+        """d's slot is planned: its record's estimate is answered for (`reserve`)."""
+        if d.sched and d.native_id is not None:
+            self.estimated.add(d.native_id)
 
     def _first_nodes(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
         """Where a wider d fits soonest from t0: a time when enough nodes fit together
@@ -1575,6 +1582,7 @@ class _PlanMemory:
                 # differ from here on
                 self.dirty.update(was[1] if was else ())
                 self.dirty.update(got[1] if got else ())
+        plan.answered(d)  # (where its slot was taken again without `plan.reserve`)
         self.made[d] = (plan.t, t0, got)
         return got
 

@@ -105,3 +105,12 @@ def test_an_array_record_keeps_one_slot_at_its_estimate():
     # three separate jobs with that estimate keep n2 and n3: the probe waits
     three = [(f"20{k}", 1, 30, 100, "Priority") for k in range(1, 4)]
     assert start_s(site(1, 2, three), 120) >= 100
+
+
+def test_an_array_record_whose_next_task_has_room_at_its_estimate_keeps_no_more():
+    # n2's running job ends at 100 s: the record's next task fits there at its estimate;
+    # its other tasks have no estimate of their own, so n3 stays open to the probe
+    cfg, snap = site(1, 2, [("201_[1-3]", 1, 30, 100, "Resources")])
+    jobs = [j.model_copy(update={"walltime_s": 100}) if j.native_id == "101" else j
+            for j in snap.jobs]
+    assert start_s((cfg, snap.model_copy(update={"jobs": jobs})), 120) == 0

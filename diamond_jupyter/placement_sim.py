@@ -27,12 +27,14 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
 - Reservation "plan" (Slurm, whose backfill reserves for every job it tests): the probe may
   start early only where it delays none of the jobs ahead as the scheduler plans them,
   with walltimes (`Demand.limit`, `SimState.planned`), however early the calibrated jobs
-  end (`_Plan`). A one-node job the plan has no room for at its scheduler estimate keeps
-  its slot there all the same, on the node of the most CPUs free then: the scheduler
-  sees room the view does not (node counts a moment apart from the queue, a running
-  job's node not known), and does not backfill a job into it (`_Plan._closest_node`;
-  the first such job of a plan only, waiting for priority or resources alone: estimates
-  further back drift from the plan, and one behind down nodes says little).
+  end (`_Plan`). A job waiting for priority or resources alone whose scheduler estimate
+  falls inside the backfill window, and which the plan has no room for then, keeps its
+  slot there all the same, on the nodes of the most CPUs free then: Slurm's backfill
+  reserved that start for it (StartTime), with room the view does not show (node counts
+  a moment apart from the queue, a running job's node not known), and backfills no job
+  into it; the probe starts early only in a gap that ends by then (`_Plan._kept_hosts`).
+  Every such job of the plan keeps its slot, as Slurm reserves for every job it tests;
+  an array record's once, for its next task (squeue gives the record one StartTime).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -1293,9 +1295,9 @@ class _Plan:
             for n in nodes:
                 self.times[n], self.fc[n], self.fg[n] = sim.plan_base(n, t)
         self._own: set[int] = set()  # the nodes whose steps are this plan's own copies
-        # a slot kept at a scheduler estimate the plan has no room for (`_closest_node`):
-        # the first such job's only, the one ahead of every other whose estimate drifted
-        self.kept_estimate = False
+        # the queued jobs (native ids) whose scheduler estimate a slot has answered: an
+        # array record's lanes share its one estimate (its next task's), kept for one
+        self.estimated: set[str] = set()
 
     def _need(self, d: Demand, n: int) -> tuple[int, int] | None:
         """The free CPUs and GPUs d needs on node n (a plan's free never exceeds the
@@ -1417,62 +1419,75 @@ class _Plan:
         from the plan: (start, nodes), or None when it never fits; a slot starting past the
         plan's window (Slurm's bf_window) is not kept: (start, []). Each node's own earliest
         fit bounds the search: a one-node job takes the first; a wider one starts at a
-        time when enough of them fit together."""
+        time when enough of them fit together. A job waiting for priority or resources
+        whose scheduler estimate inside the window finds no room in the plan keeps its
+        slot at that estimate all the same (`_kept_hosts`): Slurm reserved it there."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
         if t0 == math.inf:
             return None  # its waiting parents have not started: the backfill skips it
         es = self.nodes_of(d)
+        keeps = d.sched and d.now_ok and t0 <= d.not_before \
+            and self.t < d.not_before <= self.t + self.sim.window \
+            and d.native_id not in self.estimated
         if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
-            best = self._first_node(d, t0, es)
-            if not self.kept_estimate and d.sched and d.now_ok \
-                    and self.t < d.not_before < math.inf \
-                    and d.not_before >= t0 and (best is None or best[0] > d.not_before):
-                kept = self._closest_node(d, d.not_before, es)
-                self.kept_estimate, best = kept is not None, kept or best
-            if best is None:
-                return None
-            start, hosts = best[0], [best[1]]
+            one = self._first_node(d, t0, es)
+            best = None if one is None else (one[0], [one[1]])
         else:
-            firsts, at_t0 = [], 0
-            for n in es:
-                if (e := self._earliest_known(d, n, t0)) is not None:
-                    firsts.append((e, n))
-                    at_t0 += e == t0
-                    if at_t0 == d.nodes:  # enough nodes fit at once: none can be earlier
-                        break
-            if len(firsts) < d.nodes:
-                return None
-            firsts.sort()
-            lo = firsts[d.nodes - 1][0]
-            found = None
-            # a node fits at `start` only if its earliest fit is no later
-            for start in sorted({lo} | {x for _, n in firsts for x in self.times[n] if x > lo}):
-                able = sorted(n for e, n in firsts[:bisect.bisect_right(firsts, (start, math.inf))])
-                if (found := self._hosts(d, start, able)) is not None:
-                    break
-            if found is None:
-                return None
-            hosts = found
+            best = self._first_nodes(d, t0, es)
+        if keeps and (best is None or best[0] > d.not_before) \
+                and (kept := self._kept_hosts(d, d.not_before, es)) is not None:
+            best = d.not_before, kept
+        self.answered(d)
+        if best is None:
+            return None
+        start, hosts = best
         if start > self.t + self.sim.window:
             return start, []  # past the backfill's window: no slot kept, its room open
         self._take(d, start, hosts)
         return start, hosts
 
-    def _closest_node(self, d: Demand, t0: float, es: list[int]) -> tuple[float, int] | None:
-        """A one-node d's slot at its scheduler estimate t0 where this plan has no room for
-        it then: the scheduler plans it there, with room the view does not show (node
-        counts taken a moment apart from the queue, a running job's nodes not known). Kept
-        on the node of the most CPUs free then (lowest index on ties), the one the view
-        misses the least of: a job further back does not take that room first. None: no
-        node is free of other slots then."""
-        best: tuple[int, int] | None = None
+    def answered(self, d: Demand) -> None:
+        """d's slot is planned: its record's estimate is answered for (`reserve`)."""
+        if d.sched and d.native_id is not None:
+            self.estimated.add(d.native_id)
+
+    def _first_nodes(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
+        """Where a wider d fits soonest from t0: a time when enough nodes fit together
+        (a node fits at a time only if its own earliest fit is no later)."""
+        firsts, at_t0 = [], 0
+        for n in es:
+            if (e := self._earliest_known(d, n, t0)) is not None:
+                firsts.append((e, n))
+                at_t0 += e == t0
+                if at_t0 == d.nodes:  # enough nodes fit at once: none can be earlier
+                    break
+        if len(firsts) < d.nodes:
+            return None
+        firsts.sort()
+        lo = firsts[d.nodes - 1][0]
+        for start in sorted({lo} | {x for _, n in firsts for x in self.times[n] if x > lo}):
+            able = sorted(n for e, n in firsts[:bisect.bisect_right(firsts, (start, math.inf))])
+            if (found := self._hosts(d, start, able)) is not None:
+                return start, found
+        return None
+
+    def _kept_hosts(self, d: Demand, t0: float, es: list[int]) -> list[int] | None:
+        """Where d's slot at its scheduler estimate t0 is kept when this plan has no room
+        for it then: the scheduler planned it there, with room the view does not show
+        (node counts taken a moment apart from the queue, a running job's nodes not
+        known). The d.nodes nodes of the most CPUs free then (lowest index on ties), those
+        the view misses the least of: no job further back takes that room first. None:
+        too few nodes are free of other slots then."""
+        free: list[tuple[int, int]] = []
         for n in es:
             if self._need(d, n) is None:
                 continue
-            free = self.fc[n][bisect.bisect_right(self.times[n], t0) - 1]
-            if free != RESERVED and (best is None or free > best[0]):
-                best = (free, n)
-        return None if best is None else (t0, best[1])
+            c = self.fc[n][bisect.bisect_right(self.times[n], t0) - 1]
+            if c != RESERVED:
+                free.append((-c, n))
+        if len(free) < d.nodes:
+            return None
+        return sorted(n for _, n in sorted(free)[:d.nodes])
 
     def start_now(self, d: Demand) -> list[int] | None:
         """Nodes where d starts now, fitting through its walltime without touching any
@@ -1567,6 +1582,7 @@ class _PlanMemory:
                 # differ from here on
                 self.dirty.update(was[1] if was else ())
                 self.dirty.update(got[1] if got else ())
+        plan.answered(d)  # (where its slot was taken again without `plan.reserve`)
         self.made[d] = (plan.t, t0, got)
         return got
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from playwright.sync_api import expect
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 DASHBOARD = "[data-diamond-dashboard]"
+# The layout restorer's name of the dashboard (its tracker's namespace and name, src/index.ts)
+# and the workspace JupyterLab's /lab page saves to.
+RESTORER_NAME = "diamond-dashboard:dashboard"
+WORKSPACE = "default"
 PREDICTED = re.compile(r"^≈ \d+(\.\d)? (s|min|h)( \(90%: < \d+(\.\d)? (s|min|h)\)| "
                        r"\(scheduler's estimate\))?$")
 
@@ -61,6 +66,42 @@ def axe_violations(page, selector: str = DASHBOARD) -> list[dict]:
                 nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' +
                                                    (n.failureSummary || ''))}));
         }""", selector)
+
+
+def workspace_keeps_dashboard(server: dict, api) -> tuple[bool, dict]:
+    """Whether the server's copy of the workspace has the dashboard both tracked (what the
+    restorer reopens) and in the main area's saved layout (where it goes); and that copy."""
+    data = api(server, "GET", f"lab/api/workspaces/{WORKSPACE}")["data"]
+    dock = ((data.get("layout-restorer:data") or {}).get("main") or {}).get("dock") or {}
+    return RESTORER_NAME in data and RESTORER_NAME in json.dumps(dock), data
+
+
+def wait_until_workspace_keeps_dashboard(page, server: dict, api, keeps: bool = True,
+                                         timeout_s: float = 60) -> None:
+    """Return once the server's workspace keeps the dashboard (or, with `keeps=False`, no
+    longer does), so that a reload finds it so: JupyterLab saves the workspace some time
+    after a change (debounced), and a reload restores only what was saved. Between looks at
+    the server this waits on the page's workspace saves; a look follows each, and one every
+    5 s (a save may land between a look and the wait)."""
+    def is_workspace_save(response) -> bool:
+        request = response.request
+        return request.method == "PUT" and "/lab/api/workspaces/" in request.url
+
+    deadline = time.monotonic() + timeout_s
+    kept, data = workspace_keeps_dashboard(server, api)
+    while kept != keeps:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(
+                f"the server's workspace {WORKSPACE!r} still "
+                f"{'lacked' if keeps else 'kept'} the dashboard ({RESTORER_NAME}, tracked and "
+                f"in the main area's layout) after {timeout_s:g} s: {data}")
+        try:
+            page.wait_for_event("response", predicate=is_workspace_save,
+                                timeout=min(left, 5) * 1000)
+        except PlaywrightTimeout:
+            pass
+        kept, data = workspace_keeps_dashboard(server, api)
 
 
 def set_theme(page, server: dict, theme: str, api) -> None:

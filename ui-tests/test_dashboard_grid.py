@@ -2,7 +2,9 @@
 the test bed: the two dashboard routes are answered at the wire level with a large queue
 (`dashboard_helpers.big_dashboard`, GET /diamond/api/dashboard's shape), because no test
 bed queue is that long. Windowing, sorting, keyboard, highlighting, charts, the three ways
-to open it, the layout restorer, and axe-core in the light and dark themes."""
+to open it, the layout restorer (whichever way it was opened), and axe-core in the light
+and dark themes. A test that reloads opens the dashboard itself and waits until the
+server's workspace keeps it: it relies on no earlier test."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dashboard_helpers import (
     open_from_palette,
     serve_recorded,
     set_theme,
+    wait_until_workspace_keeps_dashboard,
 )
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
@@ -141,6 +144,10 @@ def test_keyboard_moves_through_the_whole_queue(page, data):
 
 @pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
 def test_axe_finds_nothing_in_either_theme(page, bare_lab, theme):
+    # What the reload restores is set up here, whatever ran before: the dashboard open, and
+    # kept in the server's workspace (saved some time after the change).
+    open_from_palette(page)
+    wait_until_workspace_keeps_dashboard(page, bare_lab, api)
     set_theme(page, bare_lab, theme, api)
     load_lab(page, bare_lab)  # the layout restorer reopens the dashboard
     page.wait_for_function("t => document.body.dataset.jpThemeName === t", arg=theme,
@@ -159,19 +166,43 @@ def test_axe_finds_nothing_in_either_theme(page, bare_lab, theme):
     publish(out)
 
 
+def _open_from(page, face: str) -> None:
+    """Open the dashboard from the sidebar's button or from a new Launcher's card."""
+    if face == "sidebar":
+        panel = open_sidebar(page)
+        panel.get_by_role("button", name="Open the dashboard").click()
+    else:
+        page.get_by_role("menuitem", name="File", exact=True).click()
+        page.get_by_role("menuitem", name="New Launcher").click()
+        card = page.locator(".jp-LauncherCard:visible", has=page.locator(
+            ".jp-LauncherCard-label", has_text="Diamond dashboard"))
+        expect(card).to_be_visible(timeout=30_000)
+        card.click()
+    expect(page.locator(DASHBOARD)).to_be_visible()
+
+
 def test_opens_from_the_sidebar_and_the_launcher(page, bare_lab):
     if page.locator(DASHBOARD).count():
         close_dashboard(page)
-    panel = open_sidebar(page)
-    panel.get_by_role("button", name="Open the dashboard").click()
-    expect(page.locator(DASHBOARD)).to_be_visible()
+    _open_from(page, "sidebar")
     close_dashboard(page)
-    page.get_by_role("menuitem", name="File", exact=True).click()
-    page.get_by_role("menuitem", name="New Launcher").click()
-    card = page.locator(".jp-LauncherCard:visible", has=page.locator(".jp-LauncherCard-label",
-                                                            has_text="Diamond dashboard"))
-    expect(card).to_be_visible(timeout=30_000)
-    card.click()
-    expect(page.locator(DASHBOARD)).to_be_visible()
+    _open_from(page, "launcher")
     ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
     assert not ours, "uncaught errors from the diamond extension:\n" + "\n".join(ours)
+
+
+@pytest.mark.parametrize("face", ["sidebar", "launcher"])
+def test_the_restorer_reopens_the_dashboard_opened_from(page, bare_lab, face):
+    """However it was opened, the dashboard is tracked by the layout restorer: once the
+    server's workspace keeps it, a reload reopens it as the current tab, queues drawn."""
+    if page.locator(DASHBOARD).count():
+        close_dashboard(page)
+    wait_until_workspace_keeps_dashboard(page, bare_lab, api, keeps=False)
+    _open_from(page, face)
+    wait_until_workspace_keeps_dashboard(page, bare_lab, api)
+    load_lab(page, bare_lab)
+    tab = page.locator(".lm-DockPanel-tabBar li.lm-TabBar-tab.lm-mod-current"
+                       '[data-id="diamond-dashboard"]')
+    expect(tab).to_be_visible(timeout=30_000)
+    expect(page.locator(DASHBOARD)).to_be_visible()
+    expect(_grid(page, "alpha").locator("[data-diamond-queue-row]").first).to_be_visible()

@@ -17,7 +17,12 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dashboard_helpers import DASHBOARD, axe_violations, set_theme
+from dashboard_helpers import (
+    DASHBOARD,
+    axe_violations,
+    set_theme,
+    wait_until_workspace_keeps_dashboard,
+)
 from playwright.sync_api import expect
 from test_sidebar import open_sidebar
 
@@ -29,6 +34,9 @@ BOUND_MS = 240_000  # generous: the machine is loaded on purpose during CI
 
 
 def _screenshot(page, server, theme: str, name: str) -> None:
+    # the open dashboard is in the server's workspace before the reload that restores it
+    expect(page.locator(DASHBOARD)).to_be_visible()
+    wait_until_workspace_keeps_dashboard(page, server, api)
     set_theme(page, server, theme, api)
     load_lab(page, server)  # the layout restorer reopens the dashboard
     page.wait_for_function("t => document.body.dataset.jpThemeName === t", arg=theme,

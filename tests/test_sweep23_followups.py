@@ -2,14 +2,18 @@
 
 Univa/Altair Grid Engine's `-l m_mem_free` is the job's memory per slot (a host consumable
 of type YES unless the site's `qconf -sc` says JOB), carried by translation and seen by
-placement's memory check."""
+placement's memory check. Flux `--cc=IDSET` (a copy per id, each told its id by
+$FLUX_JOB_CC) is an array of those indexes where the target has arrays, `{cc}` in its output
+paths the array index; flux batch itself refuses --cc, which is said."""
 
 from __future__ import annotations
 
+import pytest
 from test_placement_cases import run
 from test_placement_cases11 import QCONF_SC, gaia
 
 from diamond_jupyter.dialects.translate import translate
+from diamond_jupyter.model import BadInput
 
 # --------------------------------------------------------------------------- m_mem_free
 
@@ -52,3 +56,49 @@ def test_placement_sees_m_mem_free_as_memory_per_slot():
         "taken once, not times its 4 slots" in v.notes
     # 4 x 10G fits a host
     assert run(job.replace("20G", "10G"), gaia({}, {}, "")).ranked[0].verdict == "READY"
+
+
+# --------------------------------------------------------------------------- flux --cc
+
+CC = ("#!/bin/bash\n#flux: -n 1\n#flux: -t 5m\n#flux: --cc={ids} --output=run.{{cc}}.out\n"
+      "./case \"$FLUX_JOB_CC\" $((FLUX_JOB_CC + 1))\n")
+
+
+def test_flux_copies_are_an_array_of_their_ids_with_the_index_variable():
+    text = CC.format(ids="1-10")
+    out, warnings, spec = translate(text, "slurm")
+    assert spec.array.expression == "1-10" and not spec.unknown
+    assert "#SBATCH --array=1-10" in out and "#SBATCH --output=run.%a.out" in out
+    assert './case "$SLURM_ARRAY_TASK_ID" $((SLURM_ARRAY_TASK_ID + 1))' in out
+    assert any("--cc=1-10" in w and "flux batch itself refuses --cc" in w for w in warnings)
+    assert not any(w.startswith("dropped") for w in warnings)
+    out, _, _ = translate(text, "pbs")
+    assert "#PBS -J 1-10" in out and "#PBS -o run.^array_index^.out" in out
+    assert '"$PBS_ARRAY_INDEX"' in out
+    out, _, _ = translate(text, "sge")
+    assert "#$ -t 1-10" in out and "$SGE_TASK_ID" in out
+    out, _, _ = translate(text, "lsf")
+    assert "$LSB_JOBINDEX" in out and "[1-10]" in out
+
+
+def test_flux_copy_ids_are_kept_as_written_a_list_and_brackets_too():
+    out, _, spec = translate(CC.format(ids="[0,2,5-7]"), "slurm")
+    assert spec.array.expression == "0,2,5-7" and "#SBATCH --array=0,2,5-7" in out
+    # back to flux: the script's own --cc and {cc}, said as flux batch refusing it
+    out, warnings, _ = translate(CC.format(ids="[0,2,5-7]"), "flux")
+    assert "#flux: --cc=[0,2,5-7]" in out and "#flux: --output=run.{cc}.out" in out
+    assert "kept: --cc=[0,2,5-7] as written (flux batch refuses it: an option of flux " \
+        "submit and flux bulksubmit)" in warnings
+
+
+def test_cc_elsewhere_is_said_by_name_and_a_bad_id_set_refused():
+    text = CC.format(ids="3-4").replace("./case", "#flux: --job-name=c{cc}\n./case {cc}")
+    out, warnings, _ = translate(text, "slurm")
+    assert "#SBATCH --job-name=c{cc}" in out and "./case {cc}" in out
+    assert any(w.startswith("line 5: {cc} (each copy's id under --cc) in its directive")
+               for w in warnings)
+    assert any(w.startswith("line 6: {cc} (each copy's id under --cc) in the script's text")
+               for w in warnings)
+    for ids in ("10-1", "a-b", "1-"):
+        with pytest.raises(BadInput, match=rf"line 4: bad id set '{ids}' .* such as 1-10 or"):
+            translate(CC.format(ids=ids), "slurm")

@@ -4,7 +4,8 @@ Univa/Altair Grid Engine's `-l m_mem_free` is the job's memory per slot (a host 
 of type YES unless the site's `qconf -sc` says JOB), carried by translation and seen by
 placement's memory check. Flux `--cc=IDSET` (a copy per id, each told its id by
 $FLUX_JOB_CC) is an array of those indexes where the target has arrays, `{cc}` in its output
-paths the array index; flux batch itself refuses --cc, which is said."""
+paths the array index; flux batch itself refuses --cc, which is said. PBS `-v` values quoted
+around commas (`LIST='a,b',X=1`) are one value each, as qsub reads them."""
 
 from __future__ import annotations
 
@@ -102,3 +103,28 @@ def test_cc_elsewhere_is_said_by_name_and_a_bad_id_set_refused():
     for ids in ("10-1", "a-b", "1-"):
         with pytest.raises(BadInput, match=rf"line 4: bad id set '{ids}' .* such as 1-10 or"):
             translate(CC.format(ids=ids), "slurm")
+
+
+# --------------------------------------------------------------------- PBS -v quoted values
+
+PBS_V = "#!/bin/bash\n#PBS -l select=1:ncpus=1\n#PBS -v {}\n./app \"$LIST\" $X\n"
+
+
+@pytest.mark.parametrize("given", ["\"LIST='a,b',X=1\"", "'LIST=\"a,b\",X=1'",
+                                   "\"X=1,LIST='a,b'\""])
+def test_pbs_v_value_quoted_around_commas_is_one_value_and_the_rest_carried(given):
+    out, warnings, spec = translate(PBS_V.format(given), "slurm")
+    assert spec.environment.variables == {"LIST": "a,b", "X": "1"} and not spec.unknown
+    assert "#SBATCH --export=ALL,X=1" in out and "export LIST=a,b" in out
+    assert not any("-v" in w for w in warnings)
+    out, _, _ = translate(PBS_V.format(given), "pbs")
+    assert "#PBS -v X=1" in out and "export LIST=a,b" in out
+
+
+@pytest.mark.parametrize("given", ["\"LIST='a,b,X=1\"", "\"LIST='a,b'c,X=1\""])
+def test_pbs_v_quote_left_open_or_run_on_is_kept_as_written_and_said(given):
+    out, warnings, spec = translate(PBS_V.format(given), "slurm")
+    assert spec.environment.variables == {}
+    assert any(w.startswith("dropped: #PBS -v") for w in warnings)
+    out, _, _ = translate(PBS_V.format(given), "pbs")
+    assert f"#PBS -v {given}" in out

@@ -302,7 +302,8 @@ class Req:
     # bytes; the GPU complex as written): checked against queue consumables (a host's
     # hc:h_vmem and hc:gpu are its memory and GPUs, checked as those)
     own: tuple[tuple[str, float], ...] = ()
-    # the Grid Engine complex its memory is asked by (`-l h_vmem`, `h_data`, `mem_free`)
+    # the Grid Engine complex its memory is asked by (`-l h_vmem`, `h_data`, `mem_free`,
+    # `m_mem_free`)
     mem_complex: str = "h_vmem"
     # what a node must have at least (Slurm `--tmp`, `--sockets-per-node`,
     # `--cores-per-socket`, `--threads-per-core`, `-B S:C:T`): (Node field, amount, the
@@ -498,7 +499,7 @@ def _node_minimums(kept: dict[str, str]) -> tuple[tuple[str, int, str], ...]:
 
 def _sge_memory(spec: JobSpec) -> str | None:
     """The complex other than h_vmem a Grid Engine job asks its memory by (`-l mem_free`,
-    `h_data`: `spec.resources.memory_per_cpu_mb`), if any."""
+    `h_data`, `m_mem_free`: `spec.resources.memory_per_cpu_mb`), if any."""
     key = spec.metadata.get("sge_memory") if spec.source_dialect == "sge" else None
     return key if isinstance(key, str) and key != "h_vmem" else None
 
@@ -820,7 +821,7 @@ def complex_notes(before: Req, after: Req, complexes: dict[str, SgeComplex] | No
         out.append(f"{name} is {kind} here (qconf -sc): the job's "
                    f"{amount_text(after.mem * 2**20)} is taken once, not times its "
                    f"{quantity(before.cpn, 'slot')}")
-    gpus = {n for n, _ in after.own} - {"h_vmem", "h_data", "mem_free"}
+    gpus = {n for n, _ in after.own} - {"h_vmem", "h_data", "mem_free", "m_mem_free"}
     gpu = next((n for n in own if n in gpus), None)
     if after.gpn != before.gpn and gpu is not None and after.on_master_only(gpu) \
             and not after.gpn:

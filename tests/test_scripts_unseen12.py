@@ -244,10 +244,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         deps=[("afterany", ["7001", "7002"])], name="tcsh_merge", shell="/bin/tcsh",
         mail_events=["fail"], mail_user="ops@lab.example", unknown=["-notify"],
         notes=["mail on suspend"]),
-    # UGE m_mem_free kept; -P kept; -V
+    # UGE m_mem_free: memory per slot; -P kept; -V
     "sge/uge_m_mem_free_gb_smp_mpirun.sge": dict(
-        tasks=24, cpus=24, walltime=36 * 3600, name="orca_uge", queue="long.q",
-        export_all=True, unknown=["-l m_mem_free", "-P"]),
+        tasks=24, cpus=24, memory_mb=24 * 5 * G, per_cpu=5 * G, walltime=36 * 3600,
+        name="orca_uge", queue="long.q", export_all=True, unknown=["-P"]),
     # -l gpu=2 beside -pe smp 8: the job's 2 (said how a per-slot complex would differ)
     "sge/gpu_job_consumable_smp.sge": dict(
         nodes=1, cpus=8, gpus=2, needs_gpus=2, walltime=3600, name="gpu2",

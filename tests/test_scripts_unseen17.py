@@ -202,8 +202,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
         walltime=3600, name="mailer", mail_events=["fail"],
         mail_user="ops@lab.example,ada@lab.example", passed=["OMP_NUM_THREADS", "PATH"]),
     "sge/w_e_verify_R_y_pe_smp.sge": dict(
-        nodes=1, cpus=8, walltime=14400, unknown=["-w", "-R", "-l m_mem_free"],
-        name="verified"),
+        nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=14400,
+        unknown=["-w", "-R"], name="verified"),
     # --------------------------------------------------------------------------------- Slurm
     "slurm/G_short_gpus_cpus_per_gpu.sbatch": dict(
         cpus=8, gpus=2, walltime=3600, name="short_g", needs_gpus=2),

@@ -201,7 +201,8 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/jc_job_class.sge": dict(
         walltime=1800, unknown=["-jc"], name="classed"),
     "sge/m_mem_free_uge.sge": dict(
-        nodes=1, cpus=4, walltime=28800, unknown=["-l m_mem_free"], name="uge_mem"),
+        nodes=1, cpus=4, memory_mb=4 * 6144, per_cpu=6144, walltime=28800,
+        name="uge_mem"),
     "sge/masterq_pe.sge": dict(
         tasks=12, cpus=12, walltime=14400, unknown=["-masterq"], name="master"),
     "sge/now_y.sge": dict(

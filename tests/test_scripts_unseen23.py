@@ -70,8 +70,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         nodes=2, tasks=8, cpus=32, gpus=8, walltime=7200, name="fx_gpu", needs_gpus=4),
     "flux/begin_time_iso_and_urgency.flux": dict(
         tasks=4, cpus=4, walltime=1800, unknown=["--urgency"], begin="2026-12-31T23:00:00"),
+    # --cc copies: an array of those indexes ($FLUX_JOB_CC its index)
     "flux/cc_copies_array.flux": dict(
-        tasks=1, cpus=1, walltime=300, unknown=["--cc"], name="copies"),
+        tasks=1, cpus=1, walltime=300, array="1-10", name="copies"),
     "flux/directives_after_command_flux.flux": dict(
         tasks=2, cpus=2, walltime=600, ignored=1),
     "flux/env_forms_and_cwd.flux": dict(

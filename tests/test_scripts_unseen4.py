@@ -192,11 +192,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "sge/orte_fill_binding_reserve.sge": dict(
         tasks=64, memory_mb=3 * G * 64, walltime=12 * 3600, name="orte_fill",
         export_all=True, unknown=["-binding", "-R", "-P"]),
-    # m_mem_free (UGE, per slot) has no neutral form: kept
+    # m_mem_free (UGE, a consumable per slot): the job's memory per slot
     "sge/uge_m_mem_free_smp.sge": dict(
-        nodes=1, cpus=8, memory_mb=None, walltime=6 * 3600, name="uge_smp",
-        mail_events=["begin", "end", "fail"], mail_user="bio@inst.example",
-        unknown=["-l m_mem_free"]),
+        nodes=1, cpus=8, memory_mb=8 * 4 * G, per_cpu=4 * G, walltime=6 * 3600,
+        name="uge_smp", mail_events=["begin", "end", "fail"], mail_user="bio@inst.example"),
     "sge/h_data_highp_shared.sge": dict(
         nodes=1, cpus=4, walltime=8 * 3600, name="hoffman_style", stdout="joblog.%j",
         memory_mb=16 * 1024, per_cpu=4 * 1024, unknown=["-l highp"]),

@@ -57,7 +57,9 @@ _ALIASES = {
     "pbs": {"PBS_ARRAYID": "array index", "PBS_NP": "task count",
             "PBS_NUM_NODES": "node count"},
     "lsf": {},
-    "flux": {},
+    # a --cc copy's id: read as the array index its copies are translated to (no flux
+    # batch job has one to write)
+    "flux": {"FLUX_JOB_CC": "array index"},
     "sge": {},
 }
 _PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}

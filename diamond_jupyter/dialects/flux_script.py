@@ -6,7 +6,14 @@ import fnmatch
 import math
 import re
 
-from ..model import BadInput, Dependency, Directive, JobSpec, gpus_of_job_over_unknown_nodes
+from ..model import (
+    ArraySpec,
+    BadInput,
+    Dependency,
+    Directive,
+    JobSpec,
+    gpus_of_job_over_unknown_nodes,
+)
 from ..wording import quantity
 from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
@@ -115,6 +122,14 @@ def _count(raw: str) -> int:
 _PER_TASK = {"--ntasks": "-n/--nslots", "--cores-per-task": "-c/--cores-per-slot",
              "--gpus-per-task": "-g/--gpus-per-slot"}
 
+# an RFC 22 idset as --cc takes it (`1-10`, `0,2,5-7`, `[1-4]`)
+_IDSET = re.compile(r"\[?(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]?")
+_CC = "{cc}"  # what flux replaces with each copy's id in the options of a --cc submission
+# an --output/--error word of a directive, whose {cc} is read as the array index
+_OUT_WORD = re.compile(r"--(?:output|error)(?:=|\s+)\S+")
+# metadata: the idset of the script's --cc (its copies, read as the job's array)
+FLUX_CC = "flux_cc"
+
 # the two ways flux sizes a job (flux-run(1): "mutually exclusive")
 _MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "per-slot",
           "cores": "per-resource", "tasks-per-node": "per-resource",
@@ -200,6 +215,7 @@ class FluxScript:
                                f"batch refuses it (a batch job is sized in slots: "
                                f"{_PER_TASK[item.option]}); kept as written")
         spec.join_output = spec.stderr is None
+        self._copy_ids(spec, text)
         if len(modes) > 1:  # flux: the two ways to size a job do not mix
             raise BadInput(f"{modes['per-slot']} and {modes['per-resource']}: flux refuses "
                            "per-slot options (-n, -c, -g) with per-resource ones (--cores, "
@@ -350,6 +366,8 @@ class FluxScript:
                 raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
                           f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid], scheduler=self.name))
+        elif o == "cc":
+            self._copies(spec, item, v)
         elif o == "bank":  # flux's --bank=NAME is --setattr=bank=NAME (system.bank)
             spec.account = v
         elif o == "setattr":
@@ -373,6 +391,44 @@ class FluxScript:
         else:
             return False
         return True
+
+    @staticmethod
+    def _copies(spec: JobSpec, item: Item, idset: str) -> None:
+        """`--cc=IDSET`: a copy of the job per id, each told its id by FLUX_JOB_CC: read
+        as a job array of those indexes (each id its own index, as written)."""
+        m = _IDSET.fullmatch(idset.strip())
+        if m is None or any(int(lo) > int(hi) for lo, _, hi in
+                            (r.partition("-") for r in m.group(1).split(",")) if hi):
+            raise bad(item, "bad id set", "ids and ranges of ids such as 1-10 or 0,2,5-7 "
+                      "(each range from its lower id)")
+        spec.array = ArraySpec(expression=m.group(1))
+        spec.metadata[FLUX_CC] = idset
+        note(spec, f"line {item.lineno}: --cc={idset} (a copy of the job per id, each told "
+                   f"its id by $FLUX_JOB_CC) read as a job array of indexes {m.group(1)}; "
+                   "flux batch itself refuses --cc (an option of flux submit and flux "
+                   "bulksubmit)")
+
+    @staticmethod
+    def _copy_ids(spec: JobSpec, text: str) -> None:
+        """`{cc}`, which a --cc submission replaces with each copy's id in its options: in
+        --output/--error the array index (%a); anywhere else it is said by name."""
+        if FLUX_CC not in spec.metadata:
+            return
+        for attr in ("stdout", "stderr"):
+            if _CC in (getattr(spec, attr) or ""):
+                setattr(spec, attr, getattr(spec, attr).replace(_CC, "%a"))
+        for n, line in enumerate(text.splitlines(), 1):
+            directive = _SENTINEL.match(line) is not None
+            if directive:
+                line = _OUT_WORD.sub("", line)  # the paths, read above
+            elif line.lstrip().startswith("#"):
+                continue  # a comment
+            if _CC not in line:
+                continue
+            where = "its directive" if directive else "the script's text, which flux " \
+                "does not fill in (only a --cc submission's options)"
+            note(spec, f"line {n}: {_CC} (each copy's id under --cc) in {where}: kept as "
+                       "written; use $FLUX_JOB_CC in the script for the copy's id")
 
     @staticmethod
     def _env_rule(spec: JobSpec, item: Item, rule: str) -> bool:
@@ -561,7 +617,13 @@ class FluxScript:
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (use flux run "
                             "--taskmap inside the script)")
-        if spec.array:
+        own_cc = bool(spec.array and spec.source_dialect == self.name
+                      and FLUX_CC in spec.metadata)
+        if own_cc:
+            add("cc", spec.metadata[FLUX_CC])  # the script's own --cc, as written
+            warnings.append(f"kept: --cc={spec.metadata[FLUX_CC]} as written (flux batch "
+                            "refuses it: an option of flux submit and flux bulksubmit)")
+        elif spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
         for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
@@ -572,6 +634,8 @@ class FluxScript:
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
                                          spec.source_dialect, self.name, warnings)
+                if own_cc:  # the array index back to each copy's id
+                    val = re.sub(r"(?<!%)((?:%%)*)%a", r"\1" + _CC, val)
                 add(opt, map_out_pattern(val, self.name, warnings))
         if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
             add("setopt", "output.mode=append")  # the shell truncates by default

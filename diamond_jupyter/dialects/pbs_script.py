@@ -423,7 +423,7 @@ class PbsScript:
         elif o == "-V":
             spec.environment.export_all = True
         elif o == "-v":
-            return take_variables(spec, v)
+            return take_variables(spec, v, quoted_values=True)
         elif o == "-m":
             if not set(v) <= set("abejn"):
                 raise bad(item, "bad -m value", "letters from a, b, e, or n")

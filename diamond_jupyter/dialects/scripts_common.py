@@ -1039,11 +1039,12 @@ def file_for_directory(path: str, stream: str, source: str | None, target: str,
 _VAR_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
-def take_variables(spec: JobSpec, text: str) -> bool:
+def take_variables(spec: JobSpec, text: str, *, quoted_values: bool = False) -> bool:
     """qsub's `-v A=1,B` (PBS and Grid Engine alike) into the spec's environment: the pairs
     set, the bare names copied from qsub's environment. False (the option is kept as
-    written) when it is not such a list."""
-    got = split_variables(text)
+    written) when it is not such a list. `quoted_values`: a value may be quoted to hold
+    commas (PBS's qsub: `LIST='a,b',X=1`)."""
+    got = split_quoted_variables(text) if quoted_values else split_variables(text)
     if not got or not (got[0] or got[1]):
         return False
     env = spec.environment
@@ -1059,6 +1060,39 @@ def split_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
     names: list[str] = []
     for part in (p for p in text.split(",") if p):
         k, eq, val = part.partition("=")
+        if not _VAR_NAME.fullmatch(k):
+            return None
+        if eq:
+            pairs[k] = val
+        elif k not in names:
+            names.append(k)
+    return pairs, names
+
+
+def split_quoted_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """A PBS qsub variable list, whose values may be in single or double quotes to hold
+    commas (`LIST='a,b',X=1`: LIST is `a,b`, X is 1; qsub drops the quotes); None where a
+    quote is left open or a quoted value runs on past its closing quote, or a name is not
+    a variable name."""
+    parts: list[str] = []
+    rest = text
+    while rest:
+        name, eq, value = rest.partition("=")
+        if eq and "," not in name and value[:1] in ("'", '"'):
+            close = value.find(value[0], 1)
+            if close < 0 or value[close + 1:close + 2] not in ("", ","):
+                return None
+            parts.append(f"{name}={value[1:close]}")
+            rest = value[close + 2:]
+            continue
+        part, _, rest = rest.partition(",")
+        parts.append(part)
+    pairs: dict[str, str] = {}
+    names: list[str] = []
+    for part in parts:
+        k, eq, val = part.partition("=")
+        if not k and not eq:
+            continue
         if not _VAR_NAME.fullmatch(k):
             return None
         if eq:

@@ -101,9 +101,10 @@ _BINDING_INSTANCES = ("set", "env", "pe")  # -binding's optional first word (qsu
 _LIMITS = ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_data", "s_data",
            "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss", "h_fsize", "s_fsize")
 # the complexes read as the job's memory per slot (complex(5): h_vmem, h_data and mem_free
-# are MEMORY, consumable per slot by default), the first a job asks of them in this order
+# are MEMORY, consumable per slot by default; Univa/Altair Grid Engine's built-in m_mem_free
+# is a host consumable of type YES, per slot), the first a job asks of them in this order
 # (the limits before the amount a host must have free); the others stay as written
-MEMORY_COMPLEXES = ("h_vmem", "h_data", "mem_free")
+MEMORY_COMPLEXES = ("h_vmem", "h_data", "mem_free", "m_mem_free")
 _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
 _ARCH = {name: arch for name, arch in ARCH_ALIASES.items() if name.startswith("lx-")}
@@ -660,7 +661,7 @@ class SgeScript:
         if cpu := cpu_time_limit(spec):  # a Grid Engine script's own s_cpu stays s_cpu
             key = spec.metadata.get("sge_cpu") if spec.source_dialect == "sge" else None
             out.append(f"{key if key in ('h_cpu', 's_cpu') else 'h_cpu'}={fmt_hms(cpu)}")
-        # a Grid Engine script's own memory complex (mem_free, h_data) stays its own
+        # a Grid Engine script's own memory complex (mem_free, h_data, m_mem_free) stays its own
         mem_key = spec.metadata.get("sge_memory") if spec.source_dialect == "sge" else None
         mem_key = mem_key if mem_key in MEMORY_COMPLEXES else "h_vmem"
         if r.memory_per_cpu_mb:
@@ -741,8 +742,8 @@ def _first_of(spec: JobSpec, item: Item, key: str, order: tuple[str, ...],
 
 
 def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]) -> bool:
-    """`-l h_vmem|h_data|mem_free=SIZE`: the job's memory per slot, from the first of
-    MEMORY_COMPLEXES it asks (metadata `sge_memory` names h_data or mem_free); a complex
+    """`-l h_vmem|h_data|mem_free|m_mem_free=SIZE`: the job's memory per slot, from the first
+    of MEMORY_COMPLEXES it asks (metadata `sge_memory` names any but h_vmem); a complex
     after it in that order stays as written (checked as a consumable where a site has
     it), one before it takes the memory and sends the other back to the kept ones."""
     mb = parse_mem_mb(val, default_unit="b")

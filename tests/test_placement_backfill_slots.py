@@ -153,3 +153,13 @@ def test_a_kept_job_starts_where_room_comes_first():
     # open to a long probe once 201's estimate has passed
     s = with_end(site(1, 1, [("201", 1, 30, 50, "Resources")]), "100", 500)
     assert start_s(s, 3500) == 50
+
+
+def test_a_kept_job_past_its_estimate_waits_for_its_node_on_a_big_site():
+    # 501 nodes and 21 waiting jobs: past the whole play-out (`PLAN_WORK`), the probe's
+    # plan is made again at each event from the last one (`_PlanMemory`); 201's slot on
+    # n501 still moves to 3000 s there, not to n1 (20 more jobs, estimated far later)
+    later = [(str(5000 + k), 1, 64, 99999, "Priority") for k in range(20)]
+    s = site(500, 1, [("201", 1, 30, 50, "Resources"), *later])
+    assert start_s(s, 3500) == 3000
+    assert start_s(s, 2000) == 50

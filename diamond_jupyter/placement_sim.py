@@ -33,6 +33,10 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   reserved that start for it (StartTime), with room the view does not show (node counts
   a moment apart from the queue, a running job's node not known), and backfills no job
   into it; the probe starts early only in a gap that ends by then (`_Plan._kept_hosts`).
+  A later plan keeps it on the same nodes. Once its estimate has come and the view still
+  has no room for it, it starts when those nodes free up (or where room comes sooner):
+  its slot moves to the next time they fit it, and no probe is planned into that room
+  (`_Plan._kept_again`).
   Every such job of the plan keeps its slot, as Slurm reserves for every job it tests;
   an array record's once, for its next task (squeue gives the record one StartTime).
 - Memory is checked statically by the caller, not tracked over time.
@@ -981,6 +985,10 @@ class _Sim:
         self.gate_wakes: list[float] = []
         # a parent's waiting tasks' ends, soonest first, by how many of its lanes started
         self._ends: dict[str, tuple[int, list[float]]] = {}
+        # waiting job -> the nodes its slot at its scheduler estimate was last kept on
+        # without room in the plan (`_Plan._kept_hosts`): past that estimate it still
+        # waits for them (`_Plan._kept_again`)
+        self.kept: dict[Demand, list[int]] = {}
 
     def link(self, wait: list[Demand]) -> None:
         """Follow the dependencies of `wait`'s jobs on jobs waiting among them: each such
@@ -1421,7 +1429,9 @@ class _Plan:
         fit bounds the search: a one-node job takes the first; a wider one starts at a
         time when enough of them fit together. A job waiting for priority or resources
         whose scheduler estimate inside the window finds no room in the plan keeps its
-        slot at that estimate all the same (`_kept_hosts`): Slurm reserved it there."""
+        slot at that estimate all the same (`_kept_hosts`): Slurm reserved it there; past
+        that estimate, its slot is on the same nodes when they free up, unless room
+        elsewhere comes sooner (`_kept_again`)."""
         t0 = max(self.t, d.not_before) if t0 is None else t0
         if t0 == math.inf:
             return None  # its waiting parents have not started: the backfill skips it
@@ -1437,6 +1447,10 @@ class _Plan:
         if keeps and (best is None or best[0] > d.not_before) \
                 and (kept := self._kept_hosts(d, d.not_before, es)) is not None:
             best = d.not_before, kept
+            self.sim.kept[d] = kept
+        elif d.not_before <= self.t and (again := self._kept_again(d, t0)) is not None \
+                and (best is None or again[0] <= best[0]):
+            best = again
         self.answered(d)
         if best is None:
             return None
@@ -1475,19 +1489,39 @@ class _Plan:
         """Where d's slot at its scheduler estimate t0 is kept when this plan has no room
         for it then: the scheduler planned it there, with room the view does not show
         (node counts taken a moment apart from the queue, a running job's nodes not
-        known). The d.nodes nodes of the most CPUs free then (lowest index on ties), those
-        the view misses the least of: no job further back takes that room first. None:
-        too few nodes are free of other slots then."""
-        free: list[tuple[int, int]] = []
+        known). The nodes an earlier plan kept it on where still free of other slots then
+        (a reservation stays where it was made), else those of the most CPUs free then
+        (lowest index on ties), those the view misses the least of: no job further back
+        takes that room first. None: too few nodes are free of other slots then."""
+        before = set(self.sim.kept.get(d, ()))
+        free: list[tuple[bool, int, int]] = []
         for n in es:
             if self._need(d, n) is None:
                 continue
             c = self.fc[n][bisect.bisect_right(self.times[n], t0) - 1]
             if c != RESERVED:
-                free.append((-c, n))
+                free.append((n not in before, -c, n))
         if len(free) < d.nodes:
             return None
-        return sorted(n for _, n in sorted(free)[:d.nodes])
+        return sorted(n for *_, n in sorted(free)[:d.nodes])
+
+    def _kept_again(self, d: Demand, t0: float) -> Slot | None:
+        """d's slot once its scheduler estimate has come without room in the view, where a
+        slot was kept for it there (`_kept_hosts`): Slurm reserved it those nodes, so it
+        starts when they free up, its reservation moved to the first time from t0 they
+        all fit it through its walltime; no job further back is planned into that room.
+        None: none was kept, or they never fit it."""
+        hosts = self.sim.kept.get(d)
+        if hosts is None or not all(n in self.nodes for n in hosts):
+            return None
+        firsts = [self._earliest_known(d, n, t0) for n in hosts]
+        if any(e is None for e in firsts):
+            return None
+        lo = max(firsts)  # type: ignore[type-var]
+        for start in sorted({lo} | {x for n in hosts for x in self.times[n] if x > lo}):
+            if all(self.fits_through(d, n, start) for n in hosts):
+                return start, list(hosts)
+        return None
 
     def start_now(self, d: Demand) -> list[int] | None:
         """Nodes where d starts now, fitting through its walltime without touching any
@@ -1590,7 +1624,7 @@ class _PlanMemory:
         """d's slot from t0 given its last one (`was`, searched for from no later than t0
         on the same steps outside `dirty`): only the dirty nodes are searched where that
         decides it, else the whole plan is."""
-        if was is not None and d.sched and was[0] == d.not_before:
+        if was is not None and d.sched and was[0] == d.not_before or d in plan.sim.kept:
             return plan.reserve(d, t0)  # kept at its estimate maybe without room: anew
         dirty = self.dirty
         hit = [n for n in plan.nodes_of(d) if n in dirty] if dirty else []

@@ -114,3 +114,52 @@ def test_an_array_record_whose_next_task_has_room_at_its_estimate_keeps_no_more(
     jobs = [j.model_copy(update={"walltime_s": 100}) if j.native_id == "101" else j
             for j in snap.jobs]
     assert start_s((cfg, snap.model_copy(update={"jobs": jobs})), 120) == 0
+
+
+def with_end(s: tuple[SiteConfig, SiteSnapshot], native_id: str, walltime_s: int
+             ) -> tuple[SiteConfig, SiteSnapshot]:
+    """`s` with running job `native_id`'s time limit `walltime_s` (it ends then)."""
+    cfg, snap = s
+    jobs = [j.model_copy(update={"walltime_s": walltime_s}) if j.native_id == native_id
+            else j for j in snap.jobs]
+    return cfg, snap.model_copy(update={"jobs": jobs})
+
+
+def test_a_kept_job_past_its_estimate_waits_for_its_own_node():
+    # 201's slot is kept on n2 (24 CPUs free) at 50 s; at 50 s the view still has no room
+    # for it: it starts when n2 frees up at 3000 s, so a probe reaching past then is not
+    # planned on n2 from 50 s (its reservation had gone to n1, whose job also ends then,
+    # and the probe took n2 at 50 s)
+    s = site(1, 1, [("201", 1, 30, 50, "Resources")])
+    assert start_s(s, 3500) == 3000
+
+
+def test_a_probe_ending_before_a_kept_job_gets_its_node_still_backfills():
+    # the same: a probe ending before n2 frees up at 3000 s delays 201 in nothing
+    s = site(1, 1, [("201", 1, 30, 50, "Resources")])
+    assert start_s(s, 2000) == 50
+
+
+def test_kept_slots_stay_on_their_nodes_as_their_estimates_pass():
+    # 201 kept on n2 at 50 s, 202 on n3 at 100 s; at 50 s 202's slot stays on n3 (it had
+    # moved to n2, the lowest index with as many CPUs free, and n3 went to the probe)
+    s = site(1, 2, [("201", 1, 30, 50, "Resources"), ("202", 1, 30, 100, "Priority")])
+    assert start_s(s, 3500) == 3000
+    assert start_s(s, 120) == 50  # a short probe on n2, before 201 gets it
+
+
+def test_a_kept_job_starts_where_room_comes_first():
+    # n1's job ends at 500 s: 201 starts there, not waiting for n2 at 3000 s, so n2 is
+    # open to a long probe once 201's estimate has passed
+    s = with_end(site(1, 1, [("201", 1, 30, 50, "Resources")]), "100", 500)
+    assert start_s(s, 3500) == 50
+
+
+def test_a_kept_job_past_its_estimate_waits_for_its_node_on_a_big_site():
+    # 501 nodes and 21 waiting jobs: past the whole play-out (`PLAN_WORK`), the probe's
+    # plan is made again at each event from the last one (`_PlanMemory`); 201's slot on
+    # n501 still moves to 3000 s there, not to n1 (20 more jobs, estimated far later)
+    later = [(str(5000 + k), 1, 64, 99999, "Priority") for k in range(20)]
+    s = site(500, 1, [("201", 1, 30, 50, "Resources"), *later])
+    assert start_s(s, 3500) == 3000
+    assert start_s(s, 2000) == 50

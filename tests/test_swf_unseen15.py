@@ -15,7 +15,8 @@ Faults found and fixed, each shown by a test here that failed before:
   MaxRuntime, its center's limit, as the prediction benchmark already read it;
 - a header note saying the jobs' sizes count nodes ("job sizes are given in nodes") was
   not read: a log of MaxNodes 16, MaxProcs 64 whose jobs held 8 nodes at once was replayed
-  as 8 of 64 processors, a quarter of its load.
+  as 8 of 64 processors, a quarter of its load; and its Partition lines, read in
+  processors, sized a partition of 12 nodes as 48 (the whole machine then).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import pytest
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
-from diamond_jupyter.testbed.trace import plan_replay, read_swf
+from diamond_jupyter.testbed.trace import one_partition, plan_replay, read_swf
 
 ALPHA = cluster("alpha")  # 4 nodes of 8 CPUs: 32 CPUs; batch 1 day (default), debug 60 min
 DAY = 86_400
@@ -113,6 +114,23 @@ def test_max_nodes_with_a_note_of_processors_a_node_and_sizes_in_nodes(
               "; Note: processor counts are nodes, each node has 4 processors\n")
     log = read_swf(_save(tmp_path / "nn.swf", header + _jobs(300, procs=4)))
     assert log.max_procs == 16
+
+
+@pytest.mark.parametrize("number, nodes", [("1", 12), ("batch", 12), ("2", 4)])
+def test_a_partition_of_a_log_counted_in_nodes_is_its_nodes(tmp_path: Path, number: str,
+                                                            nodes: int) -> None:
+    """Sizes in nodes (of 4 processors), Partition lines in nodes and in processors: each
+    partition is replayed on its own nodes (before: 48 and 16 "processors", the batch
+    partition taken as the whole 16-node machine, debug as 16 nodes of 4)."""
+    header = ("; MaxNodes: 16\n; MaxProcs: 64\n; Note: job sizes are given in nodes\n"
+              "; Partition: 1 batch (12 nodes)\n; Partition: 2 debug (16 processors)\n")
+    body = "".join(_job(n, 900 * n, wait=0, procs=4 if n % 2 else 2,
+                        partition=1 if n % 2 else 2) for n in range(1, 301))
+    log = read_swf(_save(tmp_path / "np.swf", header + body))
+    assert log.partitions == ((1, "batch", 12), (2, "debug", 4))
+    part = one_partition(log, number)
+    assert part.max_procs == nodes
+    assert not any("more than the whole machine" in n for n in part.notes)
 
 
 def test_neither_header_sizes_the_machine_by_what_ran_at_once(tmp_path: Path) -> None:

@@ -589,9 +589,16 @@ def read_swf(path: str | Path) -> SwfLog:
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
     unix_start = _log_second_zero(header, given, comments, notes)
+    parts = _partitions(partition_lines, comments, header)
+    procs, nodes = header.get("MaxProcs", 0), header.get("MaxNodes", 0)
+    if max_procs == nodes < procs and procs % nodes == 0:
+        # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
+        per_node = procs // nodes
+        parts["partitions"] = tuple((number, named, -(-size // per_node))
+                                    for number, named, size in parts["partitions"])
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
-                  **_partitions(partition_lines, comments, header))
+                  **parts)
 
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO

@@ -31,6 +31,7 @@ import pytest
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.clusters import cluster
+from diamond_jupyter.testbed.load import history_state
 from diamond_jupyter.testbed.trace import one_partition, plan_replay, read_swf
 
 ALPHA = cluster("alpha")  # 4 nodes of 8 CPUs: 32 CPUs; batch 1 day (default), debug 60 min
@@ -263,6 +264,32 @@ def test_the_cli_json_carries_the_skipped_counts(tmp_path: Path, capsys) -> None
                      "--duration", "600")
     assert trace["skipped"] == {"zero_run_time": 20}
     assert trace["arrivals_in_log"] == 20
+
+
+def test_the_cli_text_says_what_it_skipped(tmp_path: Path, capsys) -> None:
+    text = "; MaxProcs: 64\n" + "".join(
+        _job(n, 900 * n, run=-1 if n == 100 else 1200, status=5 if n == 100 else 1)
+        for n in range(1, 301))
+    path = _save(tmp_path / "t.swf", text)
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--start",
+                str(DAY), "--duration", "600", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("alpha: 1 of the 40 job(s) submitted in this window are not replayed, being no "
+            "load: 1 never ran (field 4, run time, is -1 or below: cancelled before it "
+            "started, or not recorded; e.g. job 100)") in lines
+
+
+def test_history_jobs_keep_how_they_ended(tmp_path: Path) -> None:
+    """Statuses 0, 1, 5 and -1 before the window: failed, completed, cancelled (after it
+    ran), and -1 (unknown) as a job that ran and nothing says failed."""
+    statuses = (0, 1, 5, -1)
+    text = "; MaxProcs: 64\n" + "".join(_job(n, 900 * n, status=statuses[n % 4])
+                                         for n in range(1, 301))
+    plan = plan_replay(read_swf(_save(tmp_path / "h.swf", text)), ALPHA, start=DAY, seed=1,
+                       history_s=300)
+    ended = {int(h.name.split("-")[2]): history_state(h.status) for h in plan.history}
+    assert ended and all(state == {0: "FAILED", 1: "COMPLETED", 2: "CANCELLED",
+                                   3: "COMPLETED"}[n % 4] for n, state in ended.items())
 
 
 def test_a_running_job_of_no_size_is_counted_apart(tmp_path: Path) -> None:

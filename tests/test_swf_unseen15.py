@@ -12,7 +12,9 @@ Faults found and fixed, each shown by a test here that failed before:
   nothing said: a plan now counts them by reason (`skipped`) and says so in its notes;
 - a log with no requested time but a MaxRuntime header gave each job the site's default
   partition limit (a day: 60 days of log time at --scale 60): each now asks for the log's
-  MaxRuntime, its center's limit, as the prediction benchmark already read it;
+  MaxRuntime, its center's limit, as the prediction benchmark already read it; and where
+  the log records no waits, the simulated scheduler planned such a job on its run (perfect
+  foresight, backfilling it where the center's could not): it plans on MaxRuntime now;
 - a header note saying the jobs' sizes count nodes ("job sizes are given in nodes") was
   not read: a log of MaxNodes 16, MaxProcs 64 whose jobs held 8 nodes at once was replayed
   as 8 of 64 processors, a quarter of its load; and its Partition lines, read in
@@ -177,6 +179,28 @@ def test_no_request_and_no_max_runtime_gets_the_partition_limit_and_says_it(
     trace = _dry_run(capsys, path, "--start", str(DAY))
     [note] = [n for n in trace["notes"] if "have no requested time" in n]
     assert "(the default 1440 min)" in note
+
+
+@pytest.mark.parametrize("max_runtime, running, queued", [
+    ("; MaxRuntime: 3600\n", 1, 2),  # job 3, planned on an hour, waits behind job 2
+    ("", 2, 1),  # planned on its run of 100 s, it backfills before job 2's reservation
+])
+def test_unknown_waits_are_simulated_on_max_runtime_where_no_request(
+        tmp_path: Path, max_runtime: str, running: int, queued: int) -> None:
+    """No waits, no requests (-1): job 1 holds 48 of 64 processors for 1000 s, job 2 needs
+    all 64, job 3 needs 16 for 100 s. The simulated scheduler plans job 3 on the log's
+    MaxRuntime, as the center's did: it ends after job 2's reserved start and may not
+    backfill (before: planned on its run, it started at once)."""
+    lines = (_job(1, 1000, wait=-1, run=1000, procs=48, req=-1)
+             + _job(2, 1010, wait=-1, run=100, procs=64, req=-1)
+             + _job(3, 1020, wait=-1, run=100, procs=16, req=-1)
+             + _jobs(50, first=4, at=3000, wait=-1, run=100, procs=2, req=-1))
+    log = read_swf(_save(tmp_path / "easy.swf", "; MaxProcs: 64\n" + max_runtime + lines))
+    plan = plan_replay(log, ALPHA, start=1050, seed=1, duration_s=600)
+    assert (plan.running_at_start, plan.queued_at_start) == (running, queued)
+    [note] = [n for n in plan.notes if "no recorded wait" in n]
+    assert ("by their requested times (else the log's MaxRuntime, 3600 s)" in note) == bool(
+        max_runtime)
 
 
 def test_requests_given_are_kept_beside_max_runtime(tmp_path: Path) -> None:

@@ -1915,9 +1915,10 @@ def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated
     sizes = {number: procs for number, _, procs in log.partitions if procs}
     present = set(log.table.partition)
     if len(present) < 2 or not present <= set(sizes):
-        return simulate_waits(log.table, log.max_procs, since, start, end)
-    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q)
-             for q in sorted(present)]
+        return simulate_waits(log.table, log.max_procs, since, start, end,
+                              unasked_s=log.max_runtime)
+    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q,
+                            unasked_s=log.max_runtime) for q in sorted(present)]
     return Simulated(waits={i: w for sim in parts for i, w in sim.waits.items()},
                      since=min(sim.since for sim in parts), jobs=sum(sim.jobs for sim in parts),
                      cut=any(sim.cut for sim in parts),
@@ -1936,7 +1937,9 @@ def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
                "processors (the header's Partition lines)" if sim.partitions else
                f"the log's machine of {log.max_procs} processors")
             + " running its jobs first come first served with "
-            "EASY backfilling by their requested times (else their runs), from "
+            "EASY backfilling by their requested times (else "
+            + (f"the log's MaxRuntime, {log.max_runtime:g} s" if log.max_runtime
+               else "their runs") + "), from "
             f"{since} ({sim.jobs} jobs"
             + (f", at most {SIM_MAX_JOBS} before the window and as many in it; a later "
                "one starts at its submission" if sim.cut else "")

@@ -109,6 +109,21 @@ def test_a_note_that_sizes_count_nodes_makes_the_machine_its_nodes(tmp_path: Pat
     assert {j.nodes * j.cpus_per_node for j in plan.jobs} == {8}  # 4 of 16: a quarter
 
 
+@pytest.mark.parametrize("note, machine", [
+    ("The processors field is actually nodes", 16),
+    ("field 5 counts nodes", 16),
+    ("allocated processors are in units of nodes", 16),
+    ("the processor count is the number of nodes", 16),
+    ("processors are grouped in nodes of 4", 64),
+    ("each node has 4 processors; job sizes are in processors", 64),
+    ("jobs are allocated in partitions of 4 nodes", 64),
+])
+def test_what_a_note_says_sizes_count(tmp_path: Path, note: str, machine: int) -> None:
+    header = f"; MaxNodes: 16\n; MaxProcs: 64\n; Note: {note}\n"
+    log = read_swf(_save(tmp_path / "say.swf", header + _jobs(300, procs=4, wait=0)))
+    assert log.max_procs == machine
+
+
 def test_max_nodes_with_a_note_of_processors_a_node_and_sizes_in_nodes(
         tmp_path: Path) -> None:
     """MaxNodes alone, its note giving processors a node and that counts are nodes: the

@@ -145,10 +145,14 @@ ALLOCATION_UNIT = re.compile(
 # A note that says the jobs' sizes count nodes ("; Note: job sizes are given in nodes",
 # "; Note: processors are nodes", "; Note: field 5 counts nodes")
 SIZES_IN_NODES = re.compile(
-    r"(?:\b(?:job\s+)?sizes?|\bprocessors?|\bprocessor\s+counts?|\bprocs|"
-    r"\bfields?\s+5(?:\s+and\s+8)?)\s+(?:are|is|counts?|gives?|means?|denotes?)\s+"
+    r"(?:\b(?:job\s+)?sizes?|\b(?:allocated\s+|requested\s+)?processors?|"
+    r"\bprocessor\s+counts?|\bprocs|\bfields?\s+5(?:\s+and\s+8)?)\s+"
+    r"(?:(?:field|column|count)s?\s+)?"
+    r"(?:are|is|counts?|gives?|means?|denotes?|represents?|refers?\s+to)\s+"
+    r"(?:(?:actually|really|in\s+fact|always)\s+)?"
     r"(?:(?:given|counted|expressed|measured|recorded|reported)\s+)?(?:in\s+)?"
-    r"(?:units\s+of\s+|numbers?\s+of\s+)?(?:whole\s+)?nodes\b", re.IGNORECASE)
+    r"(?:units\s+of\s+|(?:the\s+)?numbers?\s+of\s+)?(?:whole\s+|allocated\s+)?nodes\b",
+    re.IGNORECASE)
 _WORDS = {"single": 1, "dual": 2, "quad": 4, "one": 1, "two": 2, "four": 4, "six": 6,
           "eight": 8, "twelve": 12, "sixteen": 16, "twenty-four": 24, "thirty-two": 32,
           "sixty-four": 64}

@@ -18,7 +18,9 @@ Faults found and fixed, each shown by a test here that failed before:
 - a header note saying the jobs' sizes count nodes ("job sizes are given in nodes") was
   not read: a log of MaxNodes 16, MaxProcs 64 whose jobs held 8 nodes at once was replayed
   as 8 of 64 processors, a quarter of its load; and its Partition lines, read in
-  processors, sized a partition of 12 nodes as 48 (the whole machine then).
+  processors, sized a partition of 12 nodes as 48 (the whole machine then);
+- a raw log's flurry (a burst of one user's jobs, which the archive's cleaned logs remove)
+  was replayed and nothing said: a plan now names the user and the share.
 """
 
 from __future__ import annotations
@@ -256,14 +258,14 @@ def test_more_lines_than_max_records_are_all_read_and_said(tmp_path: Path) -> No
     assert any("MaxRecords 200, the file has 300 job lines" in n for n in log.notes)
 
 
-def test_a_raw_log_with_a_flurry_replays_it_and_the_cleaned_one_does_not(
-        tmp_path: Path) -> None:
-    """A flurry: user 99 submits 200 half-minute jobs, one a minute, within the window.
-    The cleaned log, as the archive filters it, lacks them; both read and plan, and the raw
-    window has the 200 more arrivals."""
-    flurry = "".join(_job(1000 + k, DAY + 600 + 60 * k, wait=0, run=30, procs=1, user=99)
+def test_a_raw_log_with_a_flurry_replays_it_and_says_so(tmp_path: Path) -> None:
+    """A flurry: user 99, one job in six of the log, submits 200 half-minute jobs, one a
+    minute, within the window (20 users share the rest). The cleaned log, as the archive
+    filters it, lacks them; both read and plan, the raw window has the 200 more arrivals,
+    loads the site as the log, and says the flurry (before: nothing said)."""
+    flurry = "".join(_job(2000 + k, DAY + 600 + 60 * k, wait=0, run=30, procs=1, user=99)
                      for k in range(200))
-    body = _jobs(300)
+    body = "".join(_job(n, 900 * n, user=n % 20 + 1) for n in range(1, 1001))
     raw_lines = sorted((body + flurry).splitlines(True), key=lambda x: float(x.split()[1]))
     raw = read_swf(_save(tmp_path / "x.swf", "; MaxProcs: 64\n" + "".join(raw_lines)))
     cln = read_swf(_save(tmp_path / "x-cln.swf", "; MaxProcs: 64\n"
@@ -273,6 +275,27 @@ def test_a_raw_log_with_a_flurry_replays_it_and_the_cleaned_one_does_not(
     assert a.arrivals_in_log == b.arrivals_in_log + 200
     assert a.log_utilization > b.log_utilization
     assert a.site_utilization == pytest.approx(a.log_utilization, rel=0.05)
+    assert ("user 99 (field 12) submitted 200 of the window's 240 arrivals, 16.7% of the "
+            "whole log's jobs: a flurry") in " ".join(a.notes)
+    assert not any("flurry" in n for n in b.notes)
+
+
+def test_a_log_named_cln_is_taken_as_cleaned(tmp_path: Path) -> None:
+    """The same raw lines under a -cln name: the archive's cleaned log, no flurry said."""
+    flurry = "".join(_job(2000 + k, DAY + 600 + 60 * k, wait=0, run=30, procs=1, user=99)
+                     for k in range(200))
+    body = "".join(_job(n, 900 * n, user=n % 20 + 1) for n in range(1, 1001))
+    lines = sorted((body + flurry).splitlines(True), key=lambda x: float(x.split()[1]))
+    log = read_swf(_save(tmp_path / "X-2001-1.1-cln.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    assert log.cleaned
+    assert not any("flurry" in n for n in plan_replay(log, ALPHA, start=DAY, seed=1).notes)
+
+
+def test_a_log_of_one_user_is_no_flurry(tmp_path: Path) -> None:
+    log = read_swf(_save(tmp_path / "one.swf", "; MaxProcs: 64\n"
+                         + _jobs(2000, every=60, run=30, procs=1)))
+    plan = plan_replay(log, ALPHA, start=DAY, seed=1)
+    assert plan.arrivals_in_log >= 100 and not any("flurry" in n for n in plan.notes)
 
 
 # ---- statuses, zero runs, sizes by request ---------------------------------------------------

@@ -90,6 +90,11 @@ NODE_FILL = 0.75
 # The shortest replayed run (real seconds): a plan's runtimes are in hundredths, and a job
 # that ran in the log is not replayed as one that did not (at a large --scale)
 MIN_RUNTIME_S = 0.01
+# A flurry in a raw log: one user's burst, at least this many of a window's arrivals and
+# this share of them, and this many times that user's share of the whole log's jobs
+FLURRY_JOBS = 100
+FLURRY_SHARE = 0.5
+FLURRY_OVER = 4.0
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
 QUIET = 0.1  # a window this much less busy than its whole log is said to be a quiet spell
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
@@ -305,6 +310,16 @@ class SwfLog:
     whole_span: tuple[float, float] | None = None
     # the header's MaxRuntime (s): its center's limit, the request of a job that gives none
     max_runtime: float | None = None
+    cleaned: bool = False  # the archive's cleaned version (its header says so): no flurries
+
+    @functools.cached_property
+    def user_jobs(self) -> dict[int, int]:
+        """Jobs that ran, by user (known users only)."""
+        t, counts = self.table, {}
+        for i in range(len(t)):
+            if t.user[i] > 0 and t.ran(i):
+                counts[t.user[i]] = counts.get(t.user[i], 0) + 1
+        return counts
 
     @functools.cached_property
     def jobs(self) -> tuple[SwfJob, ...]:
@@ -602,7 +617,7 @@ def read_swf(path: str | Path) -> SwfLog:
                                     for number, named, size in parts["partitions"])
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
-                  **parts)
+                  cleaned=cleaned or "-cln" in name, **parts)
 
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
@@ -1864,6 +1879,8 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
                      f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
                      "longer than its share of the log; a smaller --scale keeps their lengths")
+    if not log.cleaned and (burst := _flurry(log, arrivals)):
+        notes.append(burst)
     skipped, first_skipped = not_replayed(log.table, start, end)
     if skipped and log.any_ran():
         notes.append(_skipped_note(skipped, first_skipped,
@@ -1875,6 +1892,27 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
                       log_utilization=log_util, site_utilization=site_util, notes=notes,
                       history=history, skipped=skipped)
+
+
+def _flurry(log: SwfLog, arrivals: list[SwfJob]) -> str:
+    """What a plan says of a flurry among its arrivals (a raw log's burst of one user's
+    jobs, which the archive's cleaned logs remove), else nothing."""
+    by_user: dict[int, int] = {}
+    for j in arrivals:
+        if j.user > 0:
+            by_user[j.user] = by_user.get(j.user, 0) + 1
+    if not by_user:
+        return ""
+    user, count = max(by_user.items(), key=lambda kv: kv[1])
+    whole = sum(log.user_jobs.values())
+    usual = log.user_jobs.get(user, 0) / whole if whole else 1.0
+    if (count < max(FLURRY_JOBS, FLURRY_SHARE * len(arrivals))
+            or count / len(arrivals) < FLURRY_OVER * usual):
+        return ""
+    return (f"user {user} (field 12) submitted {count} of the window's {len(arrivals)} "
+            f"arrivals, {usual:.1%} of the whole log's jobs: a flurry "
+            "(a burst of one user's jobs) is replayed as the log has it; the archive's "
+            "cleaned version of a log (-cln) removes such bursts")
 
 
 # Why a submission in the window is no load, as `ReplayPlan.skipped` counts it

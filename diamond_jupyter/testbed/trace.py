@@ -1904,10 +1904,11 @@ def _flurry(log: SwfLog, arrivals: list[SwfJob]) -> str:
     if not by_user:
         return ""
     user, count = max(by_user.items(), key=lambda kv: kv[1])
-    whole = sum(log.user_jobs.values())
+    if count < max(FLURRY_JOBS, FLURRY_SHARE * len(arrivals)):
+        return ""
+    whole = sum(log.user_jobs.values())  # (read once a log, and only for such a window)
     usual = log.user_jobs.get(user, 0) / whole if whole else 1.0
-    if (count < max(FLURRY_JOBS, FLURRY_SHARE * len(arrivals))
-            or count / len(arrivals) < FLURRY_OVER * usual):
+    if count / len(arrivals) < FLURRY_OVER * usual:
         return ""
     return (f"user {user} (field 12) submitted {count} of the window's {len(arrivals)} "
             f"arrivals, {usual:.1%} of the whole log's jobs: a flurry "

@@ -88,8 +88,10 @@ def test_every_header_comment_and_a_grid_of_clusters() -> None:
     assert replayed <= {j.number for j in log.jobs if j.run > 0}
     assert {j.status for j in log.jobs if j.number in replayed} == {-1, 0, 1, 5}
     zero = {j.number for j in log.jobs if j.req_time == 0} & replayed
-    assert zero  # a request of 0 is none: the default partition's limit, two days
-    assert {j.walltime_min for j in plan.jobs if int(_number(j.name)) in zero} == {2880}
+    # a request of 0 is none: the header's MaxRuntime, 259,200 s, 72 min at --scale 60
+    # (sweep 15; before: the default partition's limit, two days)
+    assert zero
+    assert {j.walltime_min for j in plan.jobs if int(_number(j.name)) in zero} == {72}
 
 
 def test_a_maxprocs_header_counting_nodes_is_corrected_by_the_schedule() -> None:

@@ -277,7 +277,8 @@ def test_requests_are_kept_as_written_and_one_over_every_partition_is_named() ->
     default, and two days): a request that fits 30 min stays in the default, a longer one
     goes to `long`, each limit the request (or the run, where longer) in whole minutes; a
     week's request is cut to two days and a note says how many were. Before: cut without a
-    word."""
+    word. A job without a request asks for the header's MaxRuntime, a week (sweep 15;
+    before: the default partition's limit where its run fit it)."""
     rows = {int(r[0]): r for r in swf_rows(FIXTURES / "queues.swf")}
     log = read_swf(FIXTURES / "queues.swf")
     plan = plan_replay(log, cluster("gamma"), start=log.span[0], duration_s=whole_window(log, 1),
@@ -291,9 +292,9 @@ def test_requests_are_kept_as_written_and_one_over_every_partition_is_named() ->
             assert (j.partition, j.walltime_min) == want, (j, r)
             if math.ceil(r[8] / 60) > 2880:
                 over.append(j.name)
-        else:  # none: the default's limit where the run fits it, else `long`'s
-            assert (j.partition, j.walltime_min) == ((None, 30) if r[3] <= 1800
-                                                     else ("long", 2880)), (j, r)
+        else:  # none: the header's MaxRuntime, a week, cut to `long`'s two days
+            assert (j.partition, j.walltime_min) == ("long", 2880), (j, r)
+            over.append(j.name)
     assert over
     [note] = [n for n in plan.notes if "asked for more time" in n]
     assert note.startswith(f"{len(over)} job(s) asked for more time than gamma's longest "

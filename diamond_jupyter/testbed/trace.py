@@ -15,9 +15,12 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
-  partition that holds it; a job without a request gets the limit of the default partition,
-  as a scheduler gives it, or of the partition that holds its runtime when the default's
-  would cut it short (its center had a queue that let it run);
+  partition that holds it; a job without a request asks for the header's MaxRuntime (its
+  center's limit, what its scheduler gave such a job), else gets the limit of the default
+  partition, as a scheduler gives it, or of the partition that holds its runtime when the
+  default's would cut it short (its center had a queue that let it run);
+- a submission in the window that is no load (it never ran, ran 0 s, or gives no size) is
+  not replayed, and counted by reason in the plan's `skipped` and its notes;
 - jobs are thinned (Bernoulli with one probability, seeded) so that the site's CPU
   utilization over the window, computed from the mapped sizes and the log's own start and
   end times, matches the log's in that window: rounding small jobs up to a whole CPU would
@@ -87,6 +90,11 @@ NODE_FILL = 0.75
 # The shortest replayed run (real seconds): a plan's runtimes are in hundredths, and a job
 # that ran in the log is not replayed as one that did not (at a large --scale)
 MIN_RUNTIME_S = 0.01
+# A flurry in a raw log: one user's burst, at least this many of a window's arrivals and
+# this share of them, and this many times that user's share of the whole log's jobs
+FLURRY_JOBS = 100
+FLURRY_SHARE = 0.5
+FLURRY_OVER = 4.0
 THIN_DRAWS = 200  # seeded thinning draws, the nearest the log's utilization kept
 QUIET = 0.1  # a window this much less busy than its whole log is said to be a quiet spell
 THIN_CLOSE = 0.01  # a draw within this share of the target ends the search
@@ -139,6 +147,17 @@ ALLOCATION_UNIT = re.compile(
     r"(?:allocat\w*\s+(?:in|by)\s+(?:\w+\s+)?(?:partitions|units|blocks|multiples|chunks|"
     r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*(\d[\d,]*)\s*"
     r"(nodes?|cores?|processors?|procs?|cpus?)", re.IGNORECASE)
+# A note that says the jobs' sizes count nodes ("; Note: job sizes are given in nodes",
+# "; Note: processors are nodes", "; Note: field 5 counts nodes")
+SIZES_IN_NODES = re.compile(
+    r"(?:\b(?:job\s+)?sizes?|\b(?:allocated\s+|requested\s+)?processors?|"
+    r"\bprocessor\s+counts?|\bprocs|\bfields?\s+5(?:\s+and\s+8)?)\s+"
+    r"(?:(?:field|column|count)s?\s+)?"
+    r"(?:are|is|counts?|gives?|means?|denotes?|represents?|refers?\s+to)\s+"
+    r"(?:(?:actually|really|in\s+fact|always)\s+)?"
+    r"(?:(?:given|counted|expressed|measured|recorded|reported)\s+)?(?:in\s+)?"
+    r"(?:units\s+of\s+|(?:the\s+)?numbers?\s+of\s+)?(?:whole\s+|allocated\s+)?nodes\b",
+    re.IGNORECASE)
 _WORDS = {"single": 1, "dual": 2, "quad": 4, "one": 1, "two": 2, "four": 4, "six": 6,
           "eight": 8, "twelve": 12, "sixteen": 16, "twenty-four": 24, "thirty-two": 32,
           "sixty-four": 64}
@@ -289,6 +308,18 @@ class SwfLog:
     # a partition replayed alone: the span of the whole log's submissions (a --start inside
     # it is a moment of the center, whatever that partition did then)
     whole_span: tuple[float, float] | None = None
+    # the header's MaxRuntime (s): its center's limit, the request of a job that gives none
+    max_runtime: float | None = None
+    cleaned: bool = False  # the archive's cleaned version (its header says so): no flurries
+
+    @functools.cached_property
+    def user_jobs(self) -> dict[int, int]:
+        """Jobs that ran, by user (known users only)."""
+        t, counts = self.table, {}
+        for i in range(len(t)):
+            if t.user[i] > 0 and t.ran(i):
+                counts[t.user[i]] = counts.get(t.user[i], 0) + 1
+        return counts
 
     @functools.cached_property
     def jobs(self) -> tuple[SwfJob, ...]:
@@ -368,6 +399,8 @@ class ReplayPlan:
     site_utilization: float  # the same for the replay on the site's CPUs, after thinning
     notes: list[str] = field(default_factory=list)
     history: list[HistoryJob] = field(default_factory=list)  # ended before the window
+    # submissions in the window not replayed, by reason (`not_replayed`)
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {"site": self.site, "log": self.log, "window_s": list(self.window),
@@ -377,7 +410,8 @@ class ReplayPlan:
                 "arrivals_in_log": self.arrivals_in_log, "arrivals_kept": self.arrivals_kept,
                 "log_utilization": round(self.log_utilization, 4),
                 "site_utilization": round(self.site_utilization, 4),
-                "history_jobs": len(self.history), "notes": self.notes}
+                "history_jobs": len(self.history), "skipped": self.skipped,
+                "notes": self.notes}
 
 
 def read_swf(path: str | Path) -> SwfLog:
@@ -561,7 +595,8 @@ def read_swf(path: str | Path) -> SwfLog:
     _size_notes(table, notes)
     _order_note(table, notes)
     table = _in_submit_order(table)
-    max_procs = _machine_procs(header, table, notes)
+    said_nodes = next((c.strip() for c in comments if SIZES_IN_NODES.search(c)), None)
+    max_procs = _machine_procs(header, table, notes, said_nodes)
     if max_procs <= 0:
         raise BadInput(f"the trace {p} gives no processor count: no MaxProcs or MaxNodes "
                        "header and no job with allocated or requested processors (fields 5 "
@@ -573,8 +608,16 @@ def read_swf(path: str | Path) -> SwfLog:
     for suffix in (".gz", ".bz2", ".xz", ".swf"):
         name = name.removesuffix(suffix)
     unix_start = _log_second_zero(header, given, comments, notes)
+    parts = _partitions(partition_lines, comments, header)
+    procs, nodes = header.get("MaxProcs", 0), header.get("MaxNodes", 0)
+    if max_procs == nodes < procs and procs % nodes == 0:
+        # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
+        per_node = procs // nodes
+        parts["partitions"] = tuple((number, named, -(-size // per_node))
+                                    for number, named, size in parts["partitions"])
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
-                  unix_start=unix_start, **_partitions(partition_lines, comments, header))
+                  unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
+                  cleaned=cleaned or "-cln" in name, **parts)
 
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
@@ -1276,7 +1319,8 @@ def _peak(t: JobTable, *, ran_only: bool, known_under: int | None = None) -> int
     return peak
 
 
-def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int:
+def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str],
+                   said_nodes: str | None = None) -> int:
     """The log machine's processors, in the unit its jobs are counted in (`t` in submit
     order).
 
@@ -1287,7 +1331,8 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int
     `NODE_FILL` of it, counts its jobs in nodes (a Blue Gene's partitions): MaxNodes. Without
     MaxProcs (MaxNodes alone, its nodes of several sizes, or no header), at least what the
     jobs used at once. A request that never ran (cancelled, or refused as larger than the
-    machine) says nothing of the machine."""
+    machine) says nothing of the machine. A header note that says sizes count nodes
+    (`said_nodes`, its text) makes the machine MaxNodes where the jobs fit in it."""
     largest = max((p for r, p in zip(t.run, t.procs, strict=True) if r > 0 and p > 0),
                   default=0)
     only = largest > 0  # some job ran: only those that ran count
@@ -1297,6 +1342,12 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str]) -> int
         return max(nodes or 0, largest, _peak(t, ran_only=only))
     # a whole machine counted from a request (`_within_machine`) is a guess: not evidence
     known = _peak(t, ran_only=only, known_under=procs)
+    if said_nodes and nodes and nodes < procs and largest <= nodes and (
+            known <= HEADER_SHORT * nodes):
+        notes.append(f"the log's header says its sizes count nodes ({said_nodes!r}): the "
+                     f"machine is its MaxNodes, {nodes} nodes (MaxProcs {procs} counts their "
+                     "processors), and each job's share of it is its nodes over that")
+        return nodes
     if known > HEADER_SHORT * procs:
         notes.append(f"the log's jobs held up to {known} processors at once, its header "
                      f"says MaxProcs {procs}: the machine is taken to have {max(known, largest)}")
@@ -1643,12 +1694,17 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     shortened: list[tuple[str, int, int]] = []  # (job, its request, the limit) in minutes
     floored: list[str] = []  # jobs that ran, whose scaled runtimes round to nothing
 
+    def asked(j: SwfJob) -> float:
+        """The job's request (s): field 9, else the header's MaxRuntime (its center's
+        limit, what its scheduler gave a job that asked for none), else -1."""
+        return j.req_time if j.req_time > 0 else log.max_runtime or j.req_time
+
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
         nodes, per_node = sizes[id(j)]
         run_s = max(run_s, 0.0)
         # a job that ran past its request (a grace period, or a request of CPU time) was let
         # run that long by its center: its limit is its runtime, not a kill the log never had
-        wall_min = (max(1, math.ceil(max(req_s, run_s) / scale / 60)) if j.req_time > 0
+        wall_min = (max(1, math.ceil(max(req_s, run_s) / scale / 60)) if asked(j) > 0
                     else None)
         # a job without a request is placed by its runtime, and gets its partition's limit
         partition, limit_min = _partition_for(limits, wall_min or math.ceil(run_s / scale / 60))
@@ -1728,10 +1784,10 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"{scale:g} is {span:g} log seconds; from the window's start the log "
                      f"has {max(last - start, 0.0):g}): no job arrives after "
                      f"{max(last - start, 0.0) / scale:.0f} s of the replay")
-    jobs = [load_job(j, 0.0, j.end - start, j.req_time - (start - j.start), "run")
+    jobs = [load_job(j, 0.0, j.end - start, asked(j) - (start - j.start), "run")
             for j in running]
-    jobs += [load_job(j, 0.0, j.run, j.req_time, "wait") for j in queued]
-    jobs += [load_job(j, (j.submit - start) / scale, j.run, j.req_time, "arrive") for j in kept]
+    jobs += [load_job(j, 0.0, j.run, asked(j), "wait") for j in queued]
+    jobs += [load_job(j, (j.submit - start) / scale, j.run, asked(j), "arrive") for j in kept]
     # a dependent job waits for its preceding job when that is replayed too: the site may
     # run the predecessor later than the log did, and the pair's order is the user's
     # its think time (field 18, scaled as the other times) passes after that end before it
@@ -1797,7 +1853,13 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      f"(e.g. {name}: {think:g} s, the gap {gap:g} s): each waits the gap")
     unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
                if source.req_time <= 0]
-    if unasked:
+    if unasked and log.max_runtime:
+        notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
+                     f"e.g. {unasked[0].name}): each asks for the log's MaxRuntime "
+                     f"({log.max_runtime:g} s, its center's limit: what its scheduler gave a "
+                     f"job that asked for none), {math.ceil(log.max_runtime / scale / 60)} "
+                     f"min at --scale {scale:g}, or its run where that was longer")
+    elif unasked:
         given = sorted({(j.partition or "the default", j.walltime_min) for j in unasked},
                        key=lambda p: p[1])
         notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
@@ -1817,13 +1879,72 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(floored)} job(s) ran less than {MIN_RUNTIME_S} real seconds at "
                      f"--scale {scale:g} (e.g. {floored[0]}): each runs {MIN_RUNTIME_S} s, "
                      "longer than its share of the log; a smaller --scale keeps their lengths")
+    if not log.cleaned and (burst := _flurry(log, arrivals)):
+        notes.append(burst)
+    skipped, first_skipped = not_replayed(log.table, start, end)
+    if skipped and log.any_ran():
+        notes.append(_skipped_note(skipped, first_skipped,
+                                   len(arrivals) + sum(skipped.values())))
     history = (_history(log, c, start, scale, history_s, limits, sim, notes)
                if history_s > 0 else [])
     return ReplayPlan(site=c.name, log=log.name, window=(start, end), scale=scale, jobs=jobs,
                       running_at_start=len(running), queued_at_start=len(queued),
                       arrivals_in_log=len(arrivals), arrivals_kept=len(kept),
                       log_utilization=log_util, site_utilization=site_util, notes=notes,
-                      history=history)
+                      history=history, skipped=skipped)
+
+
+def _flurry(log: SwfLog, arrivals: list[SwfJob]) -> str:
+    """What a plan says of a flurry among its arrivals (a raw log's burst of one user's
+    jobs, which the archive's cleaned logs remove), else nothing."""
+    by_user: dict[int, int] = {}
+    for j in arrivals:
+        if j.user > 0:
+            by_user[j.user] = by_user.get(j.user, 0) + 1
+    if not by_user:
+        return ""
+    user, count = max(by_user.items(), key=lambda kv: kv[1])
+    if count < max(FLURRY_JOBS, FLURRY_SHARE * len(arrivals)):
+        return ""
+    whole = sum(log.user_jobs.values())  # (read once a log, and only for such a window)
+    usual = log.user_jobs.get(user, 0) / whole if whole else 1.0
+    if count / len(arrivals) < FLURRY_OVER * usual:
+        return ""
+    return (f"user {user} (field 12) submitted {count} of the window's {len(arrivals)} "
+            f"arrivals, {usual:.1%} of the whole log's jobs: a flurry "
+            "(a burst of one user's jobs) is replayed as the log has it; the archive's "
+            "cleaned version of a log (-cln) removes such bursts")
+
+
+# Why a submission in the window is no load, as `ReplayPlan.skipped` counts it
+SKIP_REASONS = (("no_run_time", "never ran", "field 4, run time, is -1 or below: cancelled "
+                                             "before it started, or not recorded"),
+                ("zero_run_time", "ran 0 s", "field 4 is 0"),
+                ("no_processors", "give no processor count", "fields 5 and 8 are 0 or -1"))
+
+
+def not_replayed(t: JobTable, start: float, end: float) -> tuple[dict[str, int],
+                                                                 dict[str, int]]:
+    """The submissions in [start, end) that are no load, counted by reason
+    (`SKIP_REASONS`), and the first job number of each reason (`t` in submit order)."""
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for i in range(bisect.bisect_left(t.submit, start), bisect.bisect_left(t.submit, end)):
+        run, procs = t.run[i], t.procs[i]
+        reason = ("no_run_time" if run < 0 else "zero_run_time" if run == 0
+                  else "no_processors" if procs <= 0 else None)
+        if reason:
+            counts[reason] = counts.get(reason, 0) + 1
+            first.setdefault(reason, t.number[i])
+    return counts, first
+
+
+def _skipped_note(counts: dict[str, int], first: dict[str, int], submitted: int) -> str:
+    """What a plan says of the submissions in its window that it does not replay."""
+    parts = [f"{counts[key]} {what} ({why}; e.g. job {first[key]})"
+             for key, what, why in SKIP_REASONS if counts.get(key)]
+    return (f"{sum(counts.values())} of the {submitted} job(s) submitted in this window are "
+            f"not replayed, being no load: {'; '.join(parts)}")
 
 
 def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated | None:
@@ -1837,9 +1958,10 @@ def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated
     sizes = {number: procs for number, _, procs in log.partitions if procs}
     present = set(log.table.partition)
     if len(present) < 2 or not present <= set(sizes):
-        return simulate_waits(log.table, log.max_procs, since, start, end)
-    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q)
-             for q in sorted(present)]
+        return simulate_waits(log.table, log.max_procs, since, start, end,
+                              unasked_s=log.max_runtime)
+    parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q,
+                            unasked_s=log.max_runtime) for q in sorted(present)]
     return Simulated(waits={i: w for sim in parts for i, w in sim.waits.items()},
                      since=min(sim.since for sim in parts), jobs=sum(sim.jobs for sim in parts),
                      cut=any(sim.cut for sim in parts),
@@ -1858,7 +1980,9 @@ def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
                "processors (the header's Partition lines)" if sim.partitions else
                f"the log's machine of {log.max_procs} processors")
             + " running its jobs first come first served with "
-            "EASY backfilling by their requested times (else their runs), from "
+            "EASY backfilling by their requested times (else "
+            + (f"the log's MaxRuntime, {log.max_runtime:g} s" if log.max_runtime
+               else "their runs") + "), from "
             f"{since} ({sim.jobs} jobs"
             + (f", at most {SIM_MAX_JOBS} before the window and as many in it; a later "
                "one starts at its submission" if sim.cut else "")
@@ -1891,8 +2015,8 @@ def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: 
     out = []
     for j in ended:
         nodes, per_node = _size(j.procs, log.max_procs, c)
-        wall_min = (max(1, math.ceil(max(j.req_time, j.run) / scale / 60)) if j.req_time > 0
-                    else None)
+        req = j.req_time if j.req_time > 0 else log.max_runtime or j.req_time
+        wall_min = max(1, math.ceil(max(req, j.run) / scale / 60)) if req > 0 else None
         partition, limit_min = _partition_for(limits, wall_min or math.ceil(j.run / scale / 60))
         name = f"trace-hist-{j.number}" + (f".{j.copy + 1}" if j.copy else "")
         out.append(HistoryJob(

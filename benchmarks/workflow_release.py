@@ -37,7 +37,11 @@ background: the run's makespan moved by as much as the replay moves train's star
   estimate and submit: the store does not say when each began);
 - `first_in_line`: train ahead of every other job (what `scontrol top` gives a user where the
   site enables `enable_user_top`, and only among the user's own jobs; not by default);
-- `held`: held and released instead of gated (the engine's way without gates).
+- `held`: held and released instead of gated (the engine's way without gates);
+- `now`: the engine since 6fe4151: `queued_before_upstream`, and the queued-ahead `auto`
+  step's move check beside its copy rather than before it (the run ends earlier by what
+  `workflow_parts.recheck_beside_copy` takes off analyse's path; analyse's own queue after
+  its release taken as it was).
 Per seed, medians over rounds: the ratio after-upstream / queue-ahead as measured and as each
 change would have made it. Trace seeds (a log replayed on gamma) are not replayed here.
 
@@ -54,12 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from .common import RESULTS, emit, markdown_table, median, parser, ratio
-from .workflow_parts import TARGET, recorded
+from .workflow_parts import TARGET, recheck_beside_copy, recorded, run_parts
 
 GPU_SITE = "gamma"
 FIRST = float("-inf")  # a queue key ahead of every job's
 CHANGES = ("at_arrival", "at_upstream_end", "queued_at_start", "queued_before_upstream",
-           "first_in_line", "held")
+           "first_in_line", "held", "now")
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,10 @@ def gated_parts(run: dict[str, Any], bg: list[GpuJob]) -> dict[str, Any] | None:
              "queued_before_upstream": train_start(bg, released + lead, lead, runtime),
              "first_in_line": top,
              "held": train_start(bg, released, released, runtime)}
+    whole = run_parts(run)
+    check_off_path = 0.0 if whole is None else \
+        whole["makespan_s"] - recheck_beside_copy(run, whole)
+    moved["now"] = moved["queued_before_upstream"] - check_off_path
     return {"round": run.get("round"), "mode": run.get("mode"),
             "makespan_s": run.get("makespan_s"), "gap_s": started - ended, "parts": parts,
             "start_moved_s": {c: t - in_line for c, t in moved.items()}}

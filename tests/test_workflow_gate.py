@@ -382,6 +382,121 @@ async def test_a_restart_in_the_middle_of_a_move_finishes_it(filling, cancelled)
     assert eng.store.get_workflow(wid).state not in ("FAILED", "CANCELLED")
 
 
+# -- the move check beside the copy, not before it (issue 17) ------------------------------
+
+
+class SlowRecheck(Filling):
+    """Placement of analyse once its inputs exist waits for `answer` (a busy site's query),
+    saying `asked` when it begins."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.stall = False
+        self.asked = asyncio.Event()
+        self.answer = asyncio.Event()
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        if self.stall and spec.name == "analyse":
+            self.asked.set()
+            await self.answer.wait()
+        return await super().place(spec, sources, exclude, ready_at)
+
+
+@pytest.fixture
+async def slow_recheck(tmp_path):
+    async for pair in engine_with(SlowRecheck, tmp_path):
+        yield pair
+
+
+async def until_rechecked(eng: WorkflowEngine, wid: str) -> None:
+    async def done() -> None:
+        while eng._tasks.get(f"{wid}/analyse/recheck") is not None:
+            await asyncio.sleep(0)  # the check's task ends within this loop's turns
+    await asyncio.wait_for(done(), 10)
+
+
+async def start_slow_recheck(eng: WorkflowEngine, ops: SlowRecheck,
+                             ends: dict[str, float]) -> str:
+    """analyse queued ahead on alpha; train ended, the sites' expected ends then `ends`,
+    while placement of analyse hangs."""
+    ops.ends = {"alpha": 10.0, "gamma": 20.0}
+    wid = await eng.run(load_workflow(CHAIN, sites=SITES))
+    await complete(eng, ops, "prep", wid)
+    ops.ends, ops.stall = ends, True
+    await asyncio.wait_for(complete(eng, ops, "train", wid), 10)  # no wait on the check
+    await asyncio.wait_for(ops.asked.wait(), 10)
+    return wid
+
+
+async def test_a_slow_move_check_does_not_hold_up_the_copy_and_the_gates_cancel(
+        slow_recheck):
+    """Placement asked whether analyse should move (seconds on a busy site) is not on its
+    path: its input is copied and its gate cancelled while that question is open; the
+    answer (stay) changes nothing."""
+    eng, ops = slow_recheck
+    wid = await start_slow_recheck(eng, ops, {"alpha": 10.0, "gamma": 20.0})
+    await phase(eng, wid, "analyse", "released")
+    [gate] = ops.of("analyse", gate=True)
+    assert ops.store.job_by_token(gate["token"]).id in ops.cancels
+    assert not ops.answer.is_set()
+    ops.answer.set()
+    await until_rechecked(eng, wid)
+    await eng.advance(wid)
+    assert [s["site"] for s in ops.of("analyse")] == ["alpha"]
+    assert not any("move" in e.data for e in analyse_events(ops))
+
+
+async def test_a_step_still_queued_when_the_check_says_move_is_moved(slow_recheck):
+    """Released on alpha and still pending there when placement answers that gamma ends
+    it 185 s sooner: its job is cancelled and it is queued on gamma."""
+    eng, ops = slow_recheck
+    wid = await start_slow_recheck(eng, ops, {"alpha": 200.0, "gamma": 15.0})
+    await phase(eng, wid, "analyse", "released")
+    ops.answer.set()
+    await phase(eng, wid, "analyse", "queued")
+    [first, second] = ops.of("analyse")
+    assert (first["site"], second["site"]) == ("alpha", "gamma")
+    assert ops.store.job_by_token(first["token"]).state == JobState.CANCELLED
+
+
+async def test_a_step_that_started_before_the_check_answered_stays(slow_recheck):
+    """Released on alpha, it started there before placement answered "move": it runs on,
+    nothing cancelled, and the step says why it was not moved."""
+    eng, ops = slow_recheck
+    wid = await start_slow_recheck(eng, ops, {"alpha": 200.0, "gamma": 15.0})
+    await phase(eng, wid, "analyse", "released")
+    [first] = ops.of("analyse")
+    job = ops.store.job_by_token(first["token"])
+    ops.store.apply_state(job.id, JobState.RUNNING, started_at=utcnow())
+    ops.answer.set()
+    await until_rechecked(eng, wid)
+    await eng.advance(wid)
+    assert [s["site"] for s in ops.of("analyse")] == ["alpha"]
+    assert job.id not in ops.cancels
+    assert ops.store.get_job(job.id).state == JobState.RUNNING
+    assert eng.store.get_workflow(wid).step("analyse").phase == "released"
+
+
+async def test_a_started_step_is_not_cancelled_by_a_move_recorded_before_it_started(
+        slow_recheck):
+    """The move was recorded while it pended, and it started before the advance that makes
+    moves: that advance asks its site, finds it running, and leaves it there, saying so."""
+    eng, ops = slow_recheck
+    wid = await start_slow_recheck(eng, ops, {"alpha": 10.0, "gamma": 20.0})
+    await phase(eng, wid, "analyse", "released")
+    [first] = ops.of("analyse")
+    job = ops.store.job_by_token(first["token"])
+    eng.store.update_step(wid, "analyse", data={"moving_to": "gamma"})
+    ops.store.apply_state(job.id, JobState.RUNNING, started_at=utcnow())
+    await eng.advance(wid)
+    st = eng.store.get_workflow(wid).step("analyse")
+    assert job.id not in ops.cancels and st.phase == "released"
+    assert st.data.get("moving_to") is None
+    assert st.reason == "not moved to gamma: it started on alpha first"
+    ops.answer.set()
+
+
 # -- a gated step queued from the workflow's start (issue 17) --------------------------------
 
 

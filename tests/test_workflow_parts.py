@@ -146,3 +146,36 @@ def test_the_command_writes_its_tables(tmp_path):
     assert "| gpu_queue | 7 |" in md and "met: 1 seeds" in md
     assert json.loads((out / "workflow_parts-t.json").read_text())["seeds"][0]["ratio"] \
         == pytest.approx(76.5 / 50.5, abs=1e-4)
+
+
+def gated_analyse_run(check_s: float, moved: bool = False) -> dict:
+    """analyse queued ahead on beta behind a gate; its copy began `check_s` after train's
+    end was known (the move check before it), train's 0.1 s after prep's."""
+    run = queue_ahead_run()
+    done = run["steps"]["train"]["phases"]["done"]
+    run["steps"]["train"]["phases"]["moving"] = 30.72  # prep's "done" at 30.62
+    run["steps"]["analyse"] = step("beta", 2.0, done + check_s + 0.5, done + check_s + 5.5,
+                                   submitting=1.98, held=2.0, moving=done + check_s,
+                                   ready=done + check_s + 0.1, released=done + check_s + 0.11,
+                                   done=done + check_s + 5.51)
+    if moved:
+        run["steps"]["analyse"]["moved"] = {"from": "beta", "to": "delta", "sooner_s": 40.0}
+    run["makespan_s"] = run["steps"]["analyse"]["ended"]
+    return run
+
+
+def test_the_move_check_beside_the_copy_takes_its_time_off_the_auto_steps_path():
+    """analyse's engine part (2.5 s) less train's (0.1 s, no check) comes off the run."""
+    p = wp.run_parts(gated_analyse_run(2.5))
+    assert p["edges"]["analyse"]["kind"] == "gated"
+    assert abs(p["makespan_s"] - p["recheck_beside_copy_s"] - 2.4) < 1e-6
+
+
+@pytest.mark.parametrize("run", [
+    gated_analyse_run(2.5, moved=True),  # the check moved it: it was the reason
+    queue_ahead_run(),  # analyse behind train by afterok: no check, no copy
+    after_upstream_run(),  # placed when train ended: its placement is no move check
+], ids=["moved", "afterok", "after-upstream"])
+def test_the_move_check_replay_leaves_other_runs_as_they_were(run):
+    p = wp.run_parts(run)
+    assert p["recheck_beside_copy_s"] == p["makespan_s"]

@@ -81,3 +81,22 @@ def test_every_recorded_gpu_queue_run_is_cut_and_the_replay_is_checked():
     s31 = next(s for s in r["seeds"] if s["held_release_s"] is not None)
     replayed = s31["after_upstream_s"] / s31["ratio_if"]["held"]
     assert replayed == pytest.approx(s31["held_release_s"], abs=2.0)
+
+
+def test_now_is_the_engines_order_and_its_move_check_beside_the_copy(monkeypatch):
+    """`now` moves the run as `queued_before_upstream` does, and earlier by the 3 s analyse's
+    move check (on beta, behind a gate) took before its copy began, past train's 0.1 s."""
+    monkeypatch.setattr(wr, "gpus", lambda: 1)
+    r = run()
+    r["steps"]["prep"]["phases"].update(submitting=0.28, queued=0.3)
+    r["steps"]["train"]["phases"].update(submitting=0.58, done=60.01)
+    r["steps"]["train"]["phases"]["moving"] = 30.12  # 0.1 s past prep's "done"
+    r["steps"]["analyse"] = {"site": "beta", "submitted": 0.9, "started": 63.6,
+                             "ended": 68.6, "phases": {"held": 0.9, "moving": 63.01,
+                                                       "ready": 63.1, "released": 63.11,
+                                                       "done": 68.61}}
+    r["makespan_s"] = 68.6
+    moved = wr.gated_parts(r, [job("running", -5, 45)])["start_moved_s"]
+    assert moved["now"] == pytest.approx(moved["queued_before_upstream"] - 2.9)
+    assert wr.gated_parts(run(), [job("running", -5, 45)])["start_moved_s"]["now"] == \
+        pytest.approx(moved["queued_before_upstream"])  # no analyse times: nothing taken

@@ -22,7 +22,9 @@ over where the last one stopped.
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if
   another site is now expected to end it much sooner (MOVE_GAIN_S, MOVE_GAIN_SHARE): its
-  site may have filled meanwhile. A step the workflow pins to a site, or a gang member,
+  site may have filled meanwhile. That look runs beside the copy of its inputs and the
+  gate's cancel, not before them (placement took up to 3.4 s in the benchmark's runs); a
+  step that started before the answer stays. A step the workflow pins to a site, or a gang member,
   stays where it is.
 - Gangs: every member is submitted held and all are released together, only when every
   member is ready and its site can start it now, so no partial gang ever runs.
@@ -648,12 +650,15 @@ class WorkflowEngine:
                                                           cancel_job=True):
                     return
                 rec = self.store.get_workflow(wid)
-            elif st.phase == "held" and (st.data.get("moving_to")
-                                         or await self._better_elsewhere(rec, wf, name)):
+            elif st.phase in ("held", "moving", "ready", "released") \
+                    and st.data.get("moving_to"):
                 await self._move_to(self.store.get_workflow(wid), wf, name)
                 self.advance_soon(wid)  # submitted on its new site by the next advance
             elif st.phase in ("held", "moving") and self._upstream_done(rec, wf, name):
+                # the copy and the gate's cancel first: the move check asks placement
+                # (seconds on a busy site) and matters only while the step still waits
                 self._start_moving(rec, wf, name)
+                self._start_rechecking(rec, wf, name)
             elif st.phase == "ready" and not wf.step(name).gang:
                 await self._release(wid, name)
         rec = self.store.get_workflow(wid)
@@ -1099,7 +1104,8 @@ class WorkflowEngine:
         """Whether the held step `name`, placed `auto` before its inputs existed, should move
         now that they do (every step it needs done): another site is expected to end it much
         sooner than its own (the site to go to is recorded, so a restart finishes the move).
-        Asked once per run, before its inputs are copied."""
+        Asked once per run, beside the copy of its inputs (`_start_rechecking`): a step
+        that has started meanwhile stays."""
         st, step = rec.step(name), wf.step(name)
         if (not step.is_auto or step.gang or st.data.get("pin") or st.data.get("rechecked")
                 or not st.data.get("ahead")
@@ -1127,6 +1133,9 @@ class WorkflowEngine:
         takes = (here.end - utcnow()).total_seconds()
         if gain < max(MOVE_GAIN_S, MOVE_GAIN_SHARE * takes):
             return False
+        now = self._job(self.store.get_step(rec.id, name))
+        if now is None or now.id != job.id or now.state != JobState.PENDING:
+            return False  # started (or ended) while placement was asked: it stays
         self._step(rec.id, name, data={"moving_to": there.site}, job_id=job.id,
                    event={"move": {"from": st.site, "to": there.site,
                                    "sooner_s": round(gain, 1)}})
@@ -1139,6 +1148,12 @@ class WorkflowEngine:
         to, job = st.data.get("moving_to"), self._job(st)
         if not to:
             return
+        if job is not None and not job.state.terminal and st.phase == "released":
+            job = await self.ops.refresh(job)  # its gate is gone: it may have started
+            if job.state != JobState.PENDING and not job.state.terminal:
+                self._step(rec.id, name, data={"moving_to": None}, reason=(
+                    f"not moved to {to}: it started on {st.site} first"), job_id=job.id)
+                return
         if job is not None and not job.state.terminal:
             self._check(rec.id)
             try:
@@ -1158,12 +1173,30 @@ job_id=job.id if job else None)
         return rec.step(name).site
 
     def _start_moving(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
-        key = f"{rec.id}/{name}"
+        # by job: the copy for a job moved away may still be under way
+        key = f"{rec.id}/{name}/{rec.step(name).token}"
         if key in self._tasks:
             return
         task = asyncio.ensure_future(self._moving(rec.id, wf, name))
         self._tasks[key] = task
         task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+
+    def _start_rechecking(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Ask `_better_elsewhere` beside the copy of the step's inputs; a move it records is
+        made by the next advance (if the step has not started by then)."""
+        key = f"{rec.id}/{name}/recheck"
+        if key in self._tasks or rec.step(name).data.get("rechecked"):
+            return
+        task = asyncio.ensure_future(self._rechecking(rec.id, wf, name))
+        self._tasks[key] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+
+    async def _rechecking(self, wid: str, wf: Workflow, name: str) -> None:
+        try:
+            if await self._better_elsewhere(self.store.get_workflow(wid), wf, name):
+                self.advance_soon(wid)
+        except LeaseLost as lost:
+            self._drop(wid, lost)
 
     async def _moving(self, wid: str, wf: Workflow, name: str) -> None:
         try:
@@ -1175,8 +1208,8 @@ job_id=job.id if job else None)
         rec = self.store.get_workflow(wid)
         st, step = rec.step(name), wf.step(name)
         job = self._job(st)
-        if job is None:
-            return
+        if job is None or st.phase not in ("held", "moving"):
+            return  # ended, moved or resubmitted before this copy began
         moves = []
         for i, inp in enumerate(step.inputs):
             up = rec.step(inp.from_)

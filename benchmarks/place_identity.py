@@ -9,7 +9,11 @@ each calibrated decision is made twice, the second time on the kept calibrations
 both are written: each must equal what a version without the cache wrote once.
 
 Run it against a checkout with `PYTHONPATH=CHECKOUT python benchmarks/place_identity.py
-OUT` (this file, any checkout's engine), then compare the two OUT files with `cmp`.
+OUT` (this file and its sites, any checkout's engine), then compare the two OUT files
+with `cmp`. The sites are this checkout's `place_latency._replicated`: since 906facc each
+copy of the queue runs on its own copy of the nodes (before, every copy on c1, c[1-2], g1),
+so files written by this file before and after it differ (18 of the 48 choices, and
+most starts).
 """
 
 from __future__ import annotations
@@ -19,8 +23,13 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH
+# the sites from this file's checkout, the engine from PYTHONPATH's (else this checkout's)
+_HERE = str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, _HERE)
 from benchmarks.place_latency import _replicated  # noqa: E402
+
+sys.path.remove(_HERE)
+sys.path.append(_HERE)
 
 SETTINGS = ((1, 30), (2, 30), (3, 12))  # (seed, sites)
 NOW = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs were taken

@@ -34,19 +34,33 @@ from pathlib import Path
 from .common import config_path, emit, markdown_table, median, parser, pct, primary_sites
 
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "outputs" / "slurm"
+_NODE_LIST = 11  # squeue's %N in SQUEUE_FIELDS: the nodes a running job holds
+
+
+# a recorded host name or hostlist (c1, c[1-2], g1) and its numbers
+_HOSTS = re.compile(r"([cg])(\d+|\[[\d,-]+\])")
+
+
+def _hosts_of_copy(hosts: str, copy: int) -> str:
+    """`hosts` (a node's name or a job's node list) renamed as in the `copy`-th copy of the
+    recorded nodes: c1-c2 become c(1+2k)-c(2+2k), g1 becomes g(1+k)."""
+    def renamed(m: re.Match[str]) -> str:
+        step = 2 if m[1] == "c" else 1
+        return m[1] + re.sub(r"\d+", lambda n: str(int(n[0]) + copy * step), m[2])
+    return _HOSTS.sub(renamed, hosts)
 
 
 def _replicated(seed: int, site: int) -> tuple[dict[str, str], list[float]]:
-    """The recorded outputs of one site, its nodes x m and its queue x q (seeded)."""
+    """The recorded outputs of one site, its nodes x m and its queue x q (seeded); the
+    queue's k-th copy runs on the (k mod m)-th copy of the nodes."""
     rng = random.Random(f"{seed}:{site}")
     m, q = rng.randint(1, 100), rng.randint(1, 300)
     nodes = (RECORDED / "scontrol_node.txt").read_text().splitlines()
     out_nodes = []
     for b in range(m):
         for line in nodes:
-            out_nodes.append(re.sub(r"^NodeName=([cg])(\d+)",
-                                    lambda x, b=b: f"NodeName={x[1]}"
-                                    f"{(int(x[2]) + b * (2 if x[1] == 'c' else 1))}", line))
+            out_nodes.append(re.sub(r"^NodeName=(\S+)",
+                                    lambda x, b=b: f"NodeName={_hosts_of_copy(x[1], b)}", line))
     parts = (RECORDED / "scontrol_partition.txt").read_text()
     parts = parts.replace("Nodes=c[1-2],g1", f"Nodes=c[1-{2 * m}],g[1-{m}]") \
         .replace("Nodes=c[1-2]", f"Nodes=c[1-{2 * m}]").replace("Nodes=g1", f"Nodes=g[1-{m}]")
@@ -54,7 +68,10 @@ def _replicated(seed: int, site: int) -> tuple[dict[str, str], list[float]]:
     out_q = []
     for k in range(q):
         for line in queue:
-            out_q.append(re.sub(r"^(\d+)", lambda x, k=k: str(int(x[1]) + 1000 * k), line))
+            fields = line.split("|")
+            fields[0] = re.sub(r"^(\d+)", lambda x, k=k: str(int(x[1]) + 1000 * k), fields[0])
+            fields[_NODE_LIST] = _hosts_of_copy(fields[_NODE_LIST], k % m)
+            out_q.append("|".join(fields))
     outputs = {"partitions": parts, "nodes": "\n".join(out_nodes), "queue": "\n".join(out_q)}
     # what accounting would give: runtime/request of 200 finished jobs, heavy at the low end
     ratios = [min(1.0, rng.lognormvariate(-1.5, 1.0)) for _ in range(200)]

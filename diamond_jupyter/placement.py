@@ -594,6 +594,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
         return v
+    # said whatever the verdict: a site that refuses the job now may take it later
+    v.not_checked += _limits_not_reported(spec, cfg, snap)
     resv_refused, resv_hosts, resv_wait = _named_reservation(spec, cfg, snap, now)
     if resv_refused:
         v.verdict = "RESTRICTED"
@@ -607,9 +609,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         lic_refused, lic_said = license_misses(spec, snap)
         if array_miss := array_too_large(spec, snap):
             lic_refused = [array_miss, *lic_refused]
-        elif spec.array and (who := snap.unreported.get(UNREPORTED_MAX_ARRAY)):
-            v.not_checked.append(f"{who} does not report MaxArraySize; not checked (the "
-                                 "array's largest index must be below it)")
         if lic_refused:
             v.reasons = lic_refused
             return v
@@ -843,7 +842,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if isinstance(het_jobs, dict) else (array_tasks, array_tasks, ARRAY_PARTS)
     too_long: dict[str, int] = {}  # partitions whose MaxTime the walltime is above
     cut: list[str] = []  # partitions that cut the time limit down (--time-min)
-    minutes_unread: list[tuple[str, str, str]] = []  # GrpTRESMins met, use not known
     brackets = bracket_parts(req)  # `[a|b]`: every node meets the same alternative
     counted = counted_parts(req)  # `a100*2`: so many of the job's nodes, in one partition
     # what the job asks in each partition (its defaults and limits of memory, time and
@@ -1046,8 +1044,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         other.extend(assoc_job_misses(req, p, account, snap))
         restr += assoc_minutes_held(req, p, account, snap)
         restr += qos_minutes_held(req, p, qos, snap)
-        minutes_unread += [n for n in minutes_used_unread(p, qos, account, snap)
-                           if n not in minutes_unread]
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
@@ -1164,7 +1160,6 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         good = [min(good, key=lambda p: order.index(p.name))]
     v.notes += problems + [c for c in cut if any(c.startswith(f"{words.where(p.name)}:")
                                                  for p in good)] + stale_default
-    v.not_checked += minutes_unread_said(minutes_unread, snap)
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
@@ -1349,6 +1344,30 @@ def _start_unknown(v: SiteVerdict, why: str) -> None:
     v.estimated_start = v.raw_start = v.start_bound = v.estimated_finish = None
     v.model_start, v.start_source = None, None
     v.notes.insert(0, why)
+
+
+def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> list[str]:
+    """The limits the job meets at this site whose value or use the site does not report
+    (`SiteVerdict.not_checked`): a Slurm site's MaxArraySize for an array, and the
+    GrpTRESMins of every partition the job may use (under the QOS it would run with there)
+    whose use is not known."""
+    out = []
+    if cfg.scheduler == "slurm" and spec.array and not array_too_large(spec, snap) \
+            and (who := snap.unreported.get(UNREPORTED_MAX_ARRAY)):
+        out.append(f"{who} does not report MaxArraySize; not checked (the array's largest "
+                   "index must be below it)")
+    parts = snap.partitions or [Partition(name="", default=True)]
+    if spec.queue:
+        named = {q.strip() for q in spec.queue.split(",") if q.strip()}
+        parts = [p for p in parts if p.name in named and p.routes_to is None]
+    else:
+        parts = [p for p in parts if not p.hidden and p.routes_to is None] or parts
+    account = spec.account or cfg.default_account
+    unread: list[tuple[str, str, str]] = []  # GrpTRESMins met, use not known
+    for p in parts:
+        qos = job_qos(spec.qos, p, snap, account)[0]
+        unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
+    return out + minutes_unread_said(unread, snap)
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig,

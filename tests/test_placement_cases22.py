@@ -199,6 +199,47 @@ def test_a_job_that_starts_now_hears_nothing_of_the_backfill_window():
     assert v.verdict == "READY" and v.not_checked == [], v.not_checked
 
 
+# a refused site says what it did not check too: once the refusal goes (a node back, a
+# reservation made, a shorter time asked), those limits may refuse the job in turn
+QOS_MINS_UNREAD = ("slurmrestd v0.0.41 does not report what QOS normal has used of its "
+                   "GrpTRESMins cpu=1000; not checked (only a job past the whole limit is)")
+
+
+def test_a_site_refused_for_its_nodes_still_says_what_it_did_not_check():
+    site = orion(qos=[qos_entry(grp_mins={"cpu": 1000}), qos_entry("long")])
+    v, said = explain("#SBATCH -p batch -c 64 -t 0:10:00 --array=0-9", site)
+    assert v.verdict == "INCOMPATIBLE" and any("64 CPUs" in r for r in v.reasons), said
+    assert v.not_checked == [NO_ARRAY_SIZE, QOS_MINS_UNREAD], said
+    assert [line for line in said.splitlines() if "not checked:" in line] == [
+        f"  orion not checked: {NO_ARRAY_SIZE}", f"  orion not checked: {QOS_MINS_UNREAD}"]
+
+
+def test_a_site_refused_in_its_partition_still_says_the_qos_minutes_were_not_checked():
+    # 2 h is above debug's MaxTime of 30 min; debug runs it under QOS normal too
+    site = orion(qos=[qos_entry(grp_mins={"cpu": 1000}), qos_entry("long")])
+    v, said = explain("#SBATCH -p debug -c 1 -t 2:00:00", site)
+    assert not v.feasible and any("MaxTime" in r for r in v.reasons), said
+    assert v.not_checked == [QOS_MINS_UNREAD], said
+    assert f"  orion not checked: {QOS_MINS_UNREAD}" in said.splitlines()
+
+
+def test_a_site_refused_for_a_reservation_not_found_still_says_max_array_size():
+    v, said = explain("#SBATCH -p batch -c 1 -t 0:10:00 --array=0-9 --reservation=nosuch",
+                      orion())
+    assert v.verdict == "RESTRICTED" and "nosuch" in " ".join(v.reasons), said
+    assert v.not_checked == [NO_ARRAY_SIZE], said
+    assert f"  orion not checked: {NO_ARRAY_SIZE}" in said.splitlines()
+
+
+def test_a_refused_site_whose_limits_are_all_reported_says_nothing_not_checked():
+    # the account's GrpTRESMins with their use from GET shares, MaxArraySize known
+    cfg, snap = orion(assoc=CHAIN, share=shares({("proj", "alice"): 0, ("proj", ""): 0}))
+    known = snap.model_copy(update={"max_array_size": 1001, "unreported": {}})
+    v, said = explain("#SBATCH -p batch -c 64 -t 0:10:00 --array=0-9", (cfg, known))
+    assert v.verdict == "INCOMPATIBLE", said
+    assert v.not_checked == [] and "not checked" not in said, said
+
+
 # -- a QOS's TRES-minutes and submit limits over slurmrestd ---------------------------------
 
 def test_a_job_alone_past_the_qos_running_minutes_never_starts():

@@ -12,6 +12,7 @@ Flux has no separate accounting: inactive jobs stay in `flux jobs -a`.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -55,9 +56,9 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _seconds(value: Any) -> float | None:
-    """A positive JSON number (a bool is none), else None."""
+    """A positive finite JSON number (a bool, NaN or infinity is none), else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(
-        value, bool) and value > 0 else None
+        value, bool) and 0 < value < math.inf else None
 
 
 def _time_limit(job: dict[str, Any]) -> int | None:

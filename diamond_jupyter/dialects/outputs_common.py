@@ -68,12 +68,15 @@ def clean(value: Any) -> str | None:
 
 
 def to_int(value: Any) -> int | None:
-    """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number}."""
+    """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number};
+    None for NaN and infinity (JSON's 1e999, NaN, Infinity: no count)."""
     value = unwrap(value)
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) else None
     text = clean(value)
     if text is None:
         return None
@@ -155,7 +158,7 @@ def from_epoch(value: Any) -> datetime | None:
         num = float(value)
     except (TypeError, ValueError):
         return None
-    if num <= 0 or num > 32503680000:  # year 3000: sentinel "infinite" values
+    if not num > 0 or num > 32503680000:  # NaN; year 3000: sentinel "infinite" values
         return None
     return datetime.fromtimestamp(num, timezone.utc)
 
@@ -372,16 +375,23 @@ def parse_kv_line(line: str, free_text: tuple[str, ...] = ()) -> dict[str, str]:
 
 _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
 _JSON_LINE = re.compile(r'^(\s*"[^"]+"\s*:\s*")(.*)("\s*,?\s*)$')
+# a value of digits only that PBS Pro printed bare (an environment variable's `005`, a
+# number to it, none to JSON, which allows no leading zero)
+_ZERO_LED_NUMBER = re.compile(r'^(\s*"[^"]+"\s*:\s*)(0\d+)(\s*,?\s*)$')
 
 
 def repair_json_lines(text: str) -> str:
     """Re-escape string values printed one per line with raw backslashes or quotes.
 
     PBS Pro's `qstat -F json` copies variable_list values (and job names,
-    comments) verbatim, so `"PATH":"C:\\x"` or `"X":"say "hi""` break the JSON.
+    comments) verbatim, so `"PATH":"C:\\x"` or `"X":"say "hi""` break the JSON; it prints
+    a value of digits bare, so `-v X=005` gives `"X":005`, read as the string it was.
     """
     fixed = []
     for line in text.splitlines():
+        if z := _ZERO_LED_NUMBER.match(line):
+            fixed.append(f'{z.group(1)}"{z.group(2)}"{z.group(3)}')
+            continue
         m = _JSON_LINE.match(line)
         if m:
             inner = _BAD_ESCAPE.sub(r"\\\\", m.group(2))

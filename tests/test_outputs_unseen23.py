@@ -609,3 +609,36 @@ def test_json_number_without_a_value_is_no_count_not_a_crash(number: str) -> Non
     hosts = lsf.parse_hosts(
         f'{{"RECORDS": [{{"HOST_NAME": "h", "STATUS": "ok", "MAX": {number}}}]}}')
     assert [(n.name, n.cpus) for n in hosts] == [("h", 0)]
+
+
+def _qhost_memory(mem_total: str) -> int:
+    """The memory `qhost -xml` (with qstat's queue instance) gives host n1 of `mem_total`."""
+    qhost = ("<?xml version='1.0'?><qhost><host name='n1'>"
+             "<hostvalue name='arch_string'>lx-amd64</hostvalue>"
+             "<hostvalue name='num_proc'>4</hostvalue><hostvalue name='load_avg'>0,50</hostvalue>"
+             f"<hostvalue name='mem_total'>{mem_total}</hostvalue></host></qhost>")
+    qstat = ("<?xml version='1.0'?><job_info><queue_info><Queue-List><name>all.q@n1</name>"
+             "<qtype>BIP</qtype><slots_used>0</slots_used><slots_total>4</slots_total>"
+             "</Queue-List></queue_info><job_info></job_info></job_info>")
+    [node] = sge.parse_snapshot("ge", {"hosts": qhost, "queue": qstat}).nodes
+    return node.memory_mb
+
+
+@pytest.mark.parametrize(("mem_total", "mb"), [
+    ("3,8G", 3891),  # a decimal comma (Grid Engine run under de_DE)
+    ("1007,5G", 1031680),
+    ("3.8G", 3891),
+    ("1,024M", 0),  # a thousands separator or a decimal comma: not said, so no size
+])
+def test_grid_engine_memory_with_a_decimal_comma(mem_total: str, mb: int) -> None:
+    """Before, a host's memory printed with a locale's decimal comma read as none (0 MB):
+    every job asking memory found no host for it."""
+    assert _qhost_memory(mem_total) == mb
+
+
+def test_lsf_host_memory_with_a_decimal_comma() -> None:
+    [host] = lsf.parse_hosts(
+        json.dumps({"RECORDS": [{"HOST_NAME": "h", "STATUS": "ok", "MAX": "8"}]}),
+        json.dumps({"RECORDS": [{"HOST_NAME": "h", "type": "X86_64", "ncpus": "8",
+                                 "maxmem": "503,2G"}]}))
+    assert host.memory_mb == 515276

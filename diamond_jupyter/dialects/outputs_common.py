@@ -271,14 +271,16 @@ _MEM_UNITS = {"b": 1 / 2**20, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p
 
 
 def memory_mb(text: Any, default_unit: str = "m") -> int | None:
-    """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'."""
+    """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'; a decimal comma of a
+    locale that writes one ('3,8G' from a command run under de_DE) where it cannot be a
+    thousands separator (one or two digits after it; '1,024M' says neither)."""
     s = clean(text)
     if s is None:
         return None
-    m = re.fullmatch(r"([0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
+    m = re.fullmatch(r"(\d+,\d{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
     if not m:
         return None
-    return finite_int(m.group(1), _MEM_UNITS[m.group(2) or default_unit])
+    return finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
 
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")  # linear: no '[' inside []

@@ -542,6 +542,69 @@ OUTPUTS += [
 ]
 
 
+# -- partitions, queues, hosts and estimates ---------------------------------------------------
+
+SCONTROL_PARTITIONS = "\n".join([
+    "PartitionName=debug Default=YES DefaultTime=NONE MaxNodes=UNLIMITED MaxTime=UNLIMITED "
+    "Nodes=c[01-03] State=UP TotalCPUs=192 TotalNodes=3 OverTimeLimit=NONE",
+    "PartitionName=long MaxTime=14-00:00:00 DefaultTime=1-00:00:00 State=DRAIN Nodes=c[01-03] "
+    "TotalCPUs=192 TotalNodes=3 MaxNodes=2",
+    "PartitionName=gone State=INACTIVE Nodes=(null) TotalCPUs=0 TotalNodes=0 MaxTime=INVALID",
+])
+BQUEUES = {"COMMAND": "bqueues", "QUEUES": 3, "RECORDS": [
+    {"QUEUE_NAME": "normal", "STATUS": "Open:Active", "MAX": "-", "RUNLIMIT": "720.0 min"},
+    {"QUEUE_NAME": "long", "STATUS": "Open:Inact_Win", "MAX": "1000",
+     "RUNLIMIT": "10080.0 min of hostA"},
+    {"QUEUE_NAME": "night", "STATUS": "Closed:Inact_Adm", "MAX": "", "RUNLIMIT": "-"},
+]}
+PBSNODES_QUOTED = json.dumps({"pbs_version": "18.1.4", "nodes": {
+    "n1": {"state": "offline", "comment": "@", "resources_available": {"ncpus": 8}},
+    "n2": {"state": "free", "resources_available": {"ncpus": 8}}}}, indent=4).replace(
+    '"@"', '"HEALTH-CHECK: reboot "scratch full" (Dec 04 14:13 SCHEDULED)"')
+PBS_ESCAPES = json.dumps({"pbs_version": "19.1.1", "Jobs": {
+    "8.s": {"job_state": "R", "Variable_List": {"A": "@1", "B": "@2"}},
+    "9.s": {"job_state": "Q"}}}, indent=4).replace(
+    '"@1"', r'"\'\"q\"\'"').replace('"@2"', r'"ab\,c"')
+
+# SQUEUE's first three records as this engine asks them: %M added (16 fields), each field
+# ended by the query's own separator
+SEP = "#dj-0123456789abcdef#"
+SEPARATED = "".join(
+    "".join(x + SEP for x in [*f[:14], "1:00", f[14]]) + "\n"
+    for f in (line.split("|", 14) for line in SQUEUE.split("\n")[:3]))
+
+OUTPUTS += [
+    ("squeue (separated fields): the same three records read",
+     lambda: [(j.native_id, j.state.value, j.time_used_s, j.name)
+              for j in slurm.parse_status(SEPARATED)],
+     [("77+0", "RUNNING", 60, "het lead"), ("77+1", "RUNNING", 60, "het gpu part"),
+      ("88_12", "RUNNING", 60, "sweep")]),
+    ("scontrol show partition: MaxTime UNLIMITED and DefaultTime NONE are none",
+     lambda: [(p.name, p.state, p.max_time_s, p.default_time_s, p.max_nodes, p.default)
+              for p in slurm.parse_partitions(SCONTROL_PARTITIONS)],
+     [("debug", "UP", None, None, None, True), ("long", "DRAIN", 1209600, 86400, 2, False),
+      ("gone", "INACTIVE", None, None, None, False)]),
+    ("squeue --start: N/A and Unknown are no estimate, an array's range kept",
+     lambda: slurm.parse_estimates("5|N/A|Priority\n6|2026-12-07T10:00:00|Resources\n"
+                                   "7_[1-3]|Unknown|None\n"),
+     {"5": None, "6": at(2026, 12, 7, 10), "7_[1-3]": None}),
+    ("squeue (this engine's separated fields) cut inside a record: refused, none read",
+     lambda: error_of(lambda: slurm.parse_status(SEPARATED[:SEPARATED.index("ana" + SEP)]))
+     .split(" of 16 fields")[0],
+     "slurm: cannot parse squeue output: not whole records"),
+    ("bqueues -json: Open:Inact_Win takes jobs but runs none now, Closed:Inact_Adm none",
+     lambda: [(p.name, p.state, p.max_time_s, p.total_cpus)
+              for p in lsf.parse_queues(json.dumps(BQUEUES))],
+     [("normal", "UP", 43200, 0), ("long", "INACTIVE", 604800, 1000),
+      ("night", "CLOSED", None, 0)]),
+    ("pbsnodes -a -F json: a comment holding raw quotes (PBS before 19) still reads",
+     lambda: [(n.name, n.state, n.cpus) for n in pbs.parse_nodes(PBSNODES_QUOTED)],
+     [("n1", "offline", 8), ("n2", "free", 8)]),
+    ("qstat -F json: `\\'` and `\\,` in qsub -V's variables (PBS before 2020) still read",
+     lambda: [(j.native_id, j.state.value) for j in pbs.parse_status(PBS_ESCAPES)],
+     [("8.s", "RUNNING"), ("9.s", "PENDING")]),
+]
+
 @pytest.mark.parametrize(("what", "run", "expected"), OUTPUTS, ids=[o[0] for o in OUTPUTS])
 def test_output_read(what: str, run, expected) -> None:
     assert run() == expected, what

@@ -7,7 +7,12 @@ powered down, planned or cloud, names of 300 characters, with `|` and non-ASCII 
 records with fields missing and with fields no parser knows, warnings around the output
 and outputs cut short. Each row of OUTPUTS is one output and what a user would read
 from it; the focused tests after it are the faults this sweep found (each failed
-before)."""
+before): PBS Pro's bare `"FOO":005` (a `-v` value of digits) left its job UNKNOWN at
+every poll; JSON's 1e999/NaN/Infinity in a count or a time raised out of the Slurm,
+slurmrestd, Flux and LSF parsers; a memory size with a decimal comma (`3,8G`) read as
+none. Not changed: squeue's old 15-field form (no separators) cannot tell a last record
+cut short from a name going on over lines, so the cut record joins the name before it;
+the engine's own queries use separators, and there a cut record is refused."""
 
 from __future__ import annotations
 

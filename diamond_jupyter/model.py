@@ -141,17 +141,22 @@ PBS_GPU_MODEL_KEYS = frozenset({"gpu_type", "gpu_model", "gputype", "gpu_model_n
 TASK_RANGE = "task_range"
 
 # CPU architectures by their `uname -m` names, and every scheduler's other spelling of one
-# (Grid Engine's `lx-*` arch strings, Debian's `amd64`, Apple's `arm64`); 32-bit ones
-# (`lx-x86`, `i686`) the engine does not place on, so they are none of these
-ARCHES = frozenset({"x86_64", "aarch64", "ppc64le", "ppc64", "riscv64"})
+# (Grid Engine's `lx-*` arch strings, LSF's host types, Debian's `amd64`, Apple's `arm64`).
+# i686 is 32-bit x86 and ia64 Itanium: neither runs an x86_64 program, so each is its own
+# architecture. Grid Engine's lx-x86 and LSF's LINUX86 are 32-bit x86 Linux; LSF's LINUX64
+# is Itanium Linux (its x86-64 Linux type is X86_64)
+ARCHES = frozenset({"x86_64", "aarch64", "ppc64le", "ppc64", "riscv64", "i686", "ia64"})
 ARCH_ALIASES = {"amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64", "arm64": "aarch64",
                 "lx-amd64": "x86_64", "lx-arm64": "aarch64", "lx-aarch64": "aarch64",
-                "lx-ppc64le": "ppc64le", "lx-ppc64": "ppc64", "lx-riscv64": "riscv64"}
+                "lx-ppc64le": "ppc64le", "lx-ppc64": "ppc64", "lx-riscv64": "riscv64",
+                "lx-x86": "i686", "lx-ia64": "ia64",
+                "linux86": "i686", "linux64": "ia64", "linuxppc64le": "ppc64le",
+                "linuxppc64": "ppc64", "linux_arm64": "aarch64"}
 
 
 def arch_name(text: str | None) -> str | None:
     """A scheduler's architecture string as its `uname -m` name, or None where it names
-    none the engine places on (PBS's `linux`, Grid Engine's `lx-x86`)."""
+    no CPU architecture (PBS's `linux`, an operating system only)."""
     a = (text or "").strip().lower()
     a = ARCH_ALIASES.get(a, a)
     return a if a in ARCHES else None

@@ -45,7 +45,7 @@ def test_flux_time_limit_from_expiration(fields: dict, limit: int | None) -> Non
     ("LINUXPPC64", "ppc64"),
     ("LINUXPPC64LE", "ppc64le"),
     ("X86_64", "x86_64"),
-    ("LINUX64", "x86_64"),
+    ("LINUX64", "ia64"),  # Itanium Linux (LSF's x86-64 Linux type is X86_64)
     ("LINUX_ARM64", "aarch64"),
 ])
 def test_lsf_host_type_architecture(host_type: str, arch: str) -> None:

@@ -12,10 +12,11 @@ Flux has no separate accounting: inactive jobs stay in `flux jobs -a`.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot
+from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot, arch_name
 from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
@@ -55,9 +56,9 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _seconds(value: Any) -> float | None:
-    """A positive JSON number (a bool is none), else None."""
+    """A positive finite JSON number (a bool, NaN or infinity is none), else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(
-        value, bool) and value > 0 else None
+        value, bool) and 0 < value < math.inf else None
 
 
 def _time_limit(job: dict[str, Any]) -> int | None:
@@ -286,6 +287,8 @@ class FluxCommands(FailureReading):
                 for p in (props or "").split(","):
                     if p and p not in node.features:
                         node.features.append(p)
+        for node in nodes.values():
+            node.architecture = property_arch(node.features)
         return list(nodes.values())
 
     def parse_queues(self, stdout: str, skipped: list[str] | None = None
@@ -329,6 +332,16 @@ class FluxCommands(FailureReading):
             partitions=self.parse_queues(outputs.get("queues", ""), skipped), jobs=jobs,
             warnings=[f"{site}: {w}" for w in skipped],
         )
+
+
+def property_arch(properties: list[str]) -> str | None:
+    """The CPU architecture a node's Flux properties name, or None (unknown). Flux itself
+    reports none (R and `flux resource list` hold ranks, cores, GPUs and the properties an
+    admin set), so only a property naming one says it: `x86_64`, `amd64`, `arch=aarch64`;
+    two that disagree say none."""
+    found = {arch_name(p[5:] if p.lower().startswith("arch=") else p) for p in properties}
+    found.discard(None)
+    return found.pop() if len(found) == 1 else None
 
 
 def _shares(names: list[str], lines_of: dict[str, list[int]],

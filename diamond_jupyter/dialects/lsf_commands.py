@@ -26,6 +26,7 @@ from ..model import (
     Node,
     Partition,
     SiteSnapshot,
+    arch_name,
     utcnow,
 )
 from .dependencies import lsf_dependency
@@ -892,13 +893,17 @@ def _runlimit(text: str | None) -> int | None:
 
 
 def _arch(text: str | None) -> str | None:
-    """An lshosts TYPE/MODEL -> `uname -m` name. LSF names 64-bit x86 hosts X86_64 and
-    32-bit ones LINUX86 (none the engine places on), so `x86` alone is no architecture;
-    LINUXPPC64 is big-endian POWER (ppc64), told from LINUXPPC64LE by the suffix, so
-    that is tried first."""
+    """An lshosts TYPE/MODEL -> `uname -m` name. LSF names 64-bit x86 Linux hosts X86_64,
+    32-bit x86 ones LINUX86 (i686) and Itanium ones LINUX64 (ia64, as NTIA64 is Itanium
+    Windows), so `x86` alone is no architecture and `64` alone not x86_64; those two are
+    read as whole names only (a site's own SLINUX64 says nothing of its CPU). LINUXPPC64 is
+    big-endian POWER (ppc64), told from LINUXPPC64LE by the suffix, so that is tried
+    first."""
     t = (text or "").lower()
-    for key, arch in (("x86_64", "x86_64"), ("linux64", "x86_64"), ("aarch64", "aarch64"),
-                      ("arm64", "aarch64"), ("ppc64le", "ppc64le"), ("ppc64", "ppc64")):
+    if arch_name(t):  # a whole name: X86_64, LINUX64, LINUX_ARM64, ...
+        return arch_name(t)
+    for key, arch in (("x86_64", "x86_64"), ("aarch64", "aarch64"), ("arm64", "aarch64"),
+                      ("ppc64le", "ppc64le"), ("ppc64", "ppc64"), ("ia64", "ia64")):
         if key in t:
             return arch
     return None

@@ -68,12 +68,15 @@ def clean(value: Any) -> str | None:
 
 
 def to_int(value: Any) -> int | None:
-    """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number}."""
+    """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number};
+    None for NaN and infinity (JSON's 1e999, NaN, Infinity: no count)."""
     value = unwrap(value)
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) else None
     text = clean(value)
     if text is None:
         return None
@@ -155,7 +158,7 @@ def from_epoch(value: Any) -> datetime | None:
         num = float(value)
     except (TypeError, ValueError):
         return None
-    if num <= 0 or num > 32503680000:  # year 3000: sentinel "infinite" values
+    if not num > 0 or num > 32503680000:  # NaN; year 3000: sentinel "infinite" values
         return None
     return datetime.fromtimestamp(num, timezone.utc)
 
@@ -268,14 +271,16 @@ _MEM_UNITS = {"b": 1 / 2**20, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p
 
 
 def memory_mb(text: Any, default_unit: str = "m") -> int | None:
-    """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'."""
+    """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'; a decimal comma of a
+    locale that writes one ('3,8G' from a command run under de_DE) where it cannot be a
+    thousands separator (one or two digits after it; '1,024M' says neither)."""
     s = clean(text)
     if s is None:
         return None
-    m = re.fullmatch(r"([0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
+    m = re.fullmatch(r"(\d+,\d{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
     if not m:
         return None
-    return finite_int(m.group(1), _MEM_UNITS[m.group(2) or default_unit])
+    return finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
 
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")  # linear: no '[' inside []
@@ -372,16 +377,23 @@ def parse_kv_line(line: str, free_text: tuple[str, ...] = ()) -> dict[str, str]:
 
 _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
 _JSON_LINE = re.compile(r'^(\s*"[^"]+"\s*:\s*")(.*)("\s*,?\s*)$')
+# a value of digits only that PBS Pro printed bare (an environment variable's `005`, a
+# number to it, none to JSON, which allows no leading zero)
+_ZERO_LED_NUMBER = re.compile(r'^(\s*"[^"]+"\s*:\s*)(0\d+)(\s*,?\s*)$')
 
 
 def repair_json_lines(text: str) -> str:
     """Re-escape string values printed one per line with raw backslashes or quotes.
 
     PBS Pro's `qstat -F json` copies variable_list values (and job names,
-    comments) verbatim, so `"PATH":"C:\\x"` or `"X":"say "hi""` break the JSON.
+    comments) verbatim, so `"PATH":"C:\\x"` or `"X":"say "hi""` break the JSON; it prints
+    a value of digits bare, so `-v X=005` gives `"X":005`, read as the string it was.
     """
     fixed = []
     for line in text.splitlines():
+        if z := _ZERO_LED_NUMBER.match(line):
+            fixed.append(f'{z.group(1)}"{z.group(2)}"{z.group(3)}')
+            continue
         m = _JSON_LINE.match(line)
         if m:
             inner = _BAD_ESCAPE.sub(r"\\\\", m.group(2))

@@ -109,7 +109,7 @@ _MAIL = {"b": "begin", "e": "end", "a": "fail"}
 _MAIL_BACK = {"begin": "b", "end": "e", "fail": "a", "all": "bea"}
 _ARCH = {name: arch for name, arch in ARCH_ALIASES.items() if name.startswith("lx-")}
 _ARCH_BACK = {"x86_64": "lx-amd64", "aarch64": "lx-arm64", "ppc64le": "lx-ppc64le",
-              "ppc64": "lx-ppc64", "riscv64": "lx-riscv64"}
+              "ppc64": "lx-ppc64", "riscv64": "lx-riscv64", "i686": "lx-x86", "ia64": "lx-ia64"}
 _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _LATE = "read by qsub wherever it stands"

@@ -15,7 +15,8 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
-  partition that holds it; a job without a request asks for the header's MaxRuntime (its
+  partition that holds it; a job without a request asks for its queue's MaxRuntime (the
+  header's "; Queue: N name [MaxRuntime: S]" line), else the header's MaxRuntime (its
   center's limit, what its scheduler gave such a job), else gets the limit of the default
   partition, as a scheduler gives it, or of the partition that holds its runtime when the
   default's would cut it short (its center had a queue that let it run);

@@ -646,10 +646,12 @@ def read_swf(path: str | Path) -> SwfLog:
                   cleaned=cleaned or "-cln" in name, **parts)
 
 
-# A Queue line's limit, in the archive's form for a queue's own header values ("; Queue: 2
-# long [MaxRuntime: 172800]", "(MaxRuntime=172800)"): seconds, as the header's MaxRuntime
+# A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
+# field ("; Queue: 2 long [MaxRuntime: 172800]", "(MaxRuntime=172800 s)"), in seconds as
+# that field is; a number in other units ("MaxRuntime: 1 hour", "12:00:00") is not read
 _QUEUE_LINE = re.compile(r"\s*(-?\d+)\b(.*)")
-_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[\d,]*)", re.IGNORECASE)
+_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[\d,]*)"
+                            r"(?:\s*(?:s|secs?|seconds)\b)?(?!\s*[A-Za-z:.\d])", re.IGNORECASE)
 
 
 def _queue_limits(values: list[str]) -> tuple[tuple[int, float], ...]:

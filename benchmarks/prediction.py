@@ -175,20 +175,24 @@ def never_started(j) -> bool:
     return j.status == 5 and j.run <= 0
 
 
-def with_requests(log, path: Path) -> tuple[Any, str | None]:
+def with_requests(log) -> tuple[Any, str | None]:
     """A log that records no requested time at all (field 9 is -1 on every line) with each
-    job asking for the log's MaxRuntime, else its longest run: what a scheduler gives a job
-    without a request (its queue's limit). A log with some requests is kept as it is (its
-    jobs without one are left out of the scoring)."""
+    job asking what its center gave a job without a request: its queue's MaxRuntime (the
+    header's Queue lines), else the log's MaxRuntime, else its longest run. A log with some
+    requests is kept as it is (its jobs without one are left out of the scoring)."""
     if any(j.req_time > 0 for j in log.jobs):
         return log, None
-    limit = max_nodes(path, "MaxRuntime") or max(j.run for j in log.jobs)
-    if limit <= 0:
+    longest = max(j.run for j in log.jobs)
+    limits = [log.unasked_s(j.queue) or longest for j in log.jobs]
+    if max(limits) <= 0:
         return log, None
-    jobs = tuple(dataclasses.replace(j, req_time=float(limit)) for j in log.jobs)
+    jobs = tuple(dataclasses.replace(j, req_time=float(limit))
+                 for j, limit in zip(log.jobs, limits, strict=True))
+    said = sorted(set(limits))
     return log.with_jobs(jobs), (
-        f"the log records no requested times: every job counts as asking {limit:.0f} s "
-        "(its MaxRuntime header, else its longest run)")
+        "the log records no requested times: every job counts as asking "
+        + ", ".join(f"{limit:.0f} s" for limit in said)
+        + " (its queue's MaxRuntime, else the log's MaxRuntime header, else its longest run)")
 
 
 def moment(log, nodes_n: int, cpn: int, t: float) -> tuple[Any, list, dict[str, float]]:
@@ -599,7 +603,7 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             models: tuple[str, ...] = MODELS) -> dict[str, Any]:
     from diamond_jupyter.testbed.trace import read_swf
 
-    log, note = with_requests(read_swf(path), path)
+    log, note = with_requests(read_swf(path))
     nodes_n, cpn = machine(log.max_procs, max_nodes(path))
     end = max(j.submit for j in log.jobs)
     if not any(j.wait > 0 for j in log.jobs):  # e.g. LLNL-Thunder's cleaned log: all 0

@@ -219,9 +219,11 @@ def started_within(samples: list, window_s: float) -> list:
 
 
 def run_sample(j: JobStatus) -> RunSample | None:
-    """A finished job from accounting as a sample; None when it never ran or its request
-    is unknown."""
+    """A finished job from accounting as a sample; None when it never ran (one cancelled
+    while it waited: Slurm writes its start as its cancel) or its request is unknown."""
     if not (j.started_at and j.ended_at and j.walltime_s) or not (j.cpus or j.nodes):
+        return None
+    if j.state == JobState.CANCELLED and j.started_at == j.ended_at:
         return None
     return RunSample(j.partition, j.cpus, float(j.walltime_s),
                      (j.ended_at - j.started_at).total_seconds(), j.ended_at.timestamp())
@@ -687,6 +689,16 @@ class QueueWait:
     waiting: bool = False  # still waiting: `wait_s` is how long so far (right-censored)
     submitted_at: float = 0.0  # epoch seconds (0: unknown, left out of `RecentWaits.adapted`)
     user: str | None = None  # who submitted it (None: not known)
+    # cancelled while it waited: `wait_s` is how long until it left the queue. Right-censored,
+    # as a job still waiting is: it would have waited at least that long, and its start is
+    # never seen (counted as a start of that wait, a queue its users gave up on would look
+    # short; left out, as long)
+    left: bool = False
+
+    @property
+    def censored(self) -> bool:
+        """Its start is not known: it waits still, or it left the queue unstarted."""
+        return self.waiting or self.left
 
 
 def queue_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float,
@@ -708,7 +720,16 @@ def view_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
     for j in jobs:
         if j.submitted_at is None:
             continue
-        if j.started_at is not None:
+        if j.state == JobState.CANCELLED and j.ended_at is not None and (
+                j.started_at is None or j.started_at == j.ended_at):
+            # cancelled while it waited (Slurm writes such a job's start as its cancel): a
+            # censored wait up to the cancel, in the window where it left the queue
+            if 0 <= (now - j.ended_at).total_seconds() <= window_s:
+                recent[j.native_id] = every[j.native_id] = QueueWait(
+                    j.partition, j.cpus, max(0.0, (j.ended_at - j.submitted_at)
+                                             .total_seconds()),
+                    submitted_at=j.submitted_at.timestamp(), user=j.user, left=True)
+        elif j.started_at is not None:
             if 0 <= (now - j.started_at).total_seconds() <= window_s:
                 recent[j.native_id] = every[j.native_id] = QueueWait(
                     j.partition, j.cpus, max(0.0, (j.started_at - j.submitted_at)
@@ -769,7 +790,7 @@ def queue_when_waited(waits: Iterable[QueueWait], partition: str | None) -> int 
             and (w.partition or "").split(",")[0] == part]
     counts = [sum(1 for k in mine if k is not w and k.submitted_at < w.submitted_at
                   and (k.waiting or k.submitted_at + k.wait_s > w.submitted_at))
-              for w in mine if not w.waiting]
+              for w in mine if not w.censored]
     return None if not counts else int(median(counts))
 
 
@@ -844,7 +865,7 @@ def _seen(w: QueueWait, at: float) -> tuple[float, bool]:
     """What was known at `at` of a job submitted before: its wait if it had started, else
     the wait so far (still waiting)."""
     if not w.waiting and w.submitted_at + w.wait_s <= at:
-        return w.wait_s, False
+        return w.wait_s, w.left
     return at - w.submitted_at, True
 
 
@@ -883,7 +904,7 @@ def _adapt(timed: list[QueueWait], aheads: list[str]) -> dict[str, Adapted]:
             continue
         if w.wait_s > bound:  # a miss, known when the bound passed (waiting or not)
             heappush(known, (at + bound, kind, True))
-        elif not w.waiting:  # within it, known at its start
+        elif not w.censored:  # within it, known at its start
             heappush(known, (at + w.wait_s, kind, False))
     learn(math.inf)  # every outcome pushed is known by now (the latest start or wait seen)
     return {k: Adapted(1 - miss_level[k], outcomes[k], misses[k]) for k in miss_level}
@@ -1031,7 +1052,7 @@ def own_drain_bound(waits: Iterable[QueueWait], user: str | None, ahead: int | N
     if not mine:
         return None
     since = max(now - window_s, min(w.submitted_at for w in mine))
-    starts = sum(1 for w in mine if not w.waiting and since <= w.submitted_at + w.wait_s <= now)
+    starts = sum(1 for w in mine if not w.censored and since <= w.submitted_at + w.wait_s <= now)
     if starts < MIN_DRAIN_STARTS or now <= since:
         return None
     return ahead / poisson_rate_lower(starts, now - since), starts
@@ -1058,7 +1079,7 @@ class RecentWaits:
         groups: dict[tuple[str | None, int | None, str], list[tuple[float, bool]]] = {}
         for w in waits:
             groups.setdefault((w.partition, w.cpus, ahead_of.get(id(w), "*") if ahead_of
-                               else "*"), []).append((w.wait_s, w.waiting))
+                               else "*"), []).append((w.wait_s, w.censored))
         self._by: dict[Key, list[tuple[float, bool]]] = {}
         for (partition, cpus, ahead), obs in groups.items():
             for key in _wait_keys(partition, cpus, ahead):

@@ -67,11 +67,11 @@ def test_a_log_without_any_request_asks_for_its_max_runtime(tmp_path):
     path = tmp_path / "noreq.swf"
     path.write_text("; MaxProcs: 4\n; MaxRuntime: 86400\n"
                     + "".join(f"{n} {n * 100} 10 50 2 -1 -1 2 -1 -1 1\n" for n in range(1, 6)))
-    log, note = prediction.with_requests(read_swf(path), path)
+    log, note = prediction.with_requests(read_swf(path))
     assert {j.req_time for j in log.jobs} == {86400.0} and "86400 s" in note
     path.write_text("; MaxProcs: 4\n"
                     + "".join(f"{n} {n * 100} 10 {n * 10} 2 -1 -1 2 -1 -1 1\n"
                               for n in range(1, 6)))
-    assert {j.req_time for j in prediction.with_requests(read_swf(path), path)[0].jobs} == {50.0}
+    assert {j.req_time for j in prediction.with_requests(read_swf(path))[0].jobs} == {50.0}
     kept = _log(tmp_path)
-    assert prediction.with_requests(read_swf(kept), kept) == (read_swf(kept), None)
+    assert prediction.with_requests(read_swf(kept)) == (read_swf(kept), None)

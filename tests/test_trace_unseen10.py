@@ -49,7 +49,7 @@ def test_maxruntime_spelled_otherwise_is_the_request_of_a_log_without_requests(
     (before: "Max Runtime = 7200" was not read, and the longest run, 300 s, was taken)."""
     body = "".join(_line(n, 1000 * n, wait=600, run=300, req=-1) for n in range(1, 50))
     path = write_swf(tmp_path, "noreq", "; MaxProcs: 64\n; Max Runtime = 7200\n" + body)
-    log, note = prediction.with_requests(read_swf(path), path)
+    log, note = prediction.with_requests(read_swf(path))
     assert {j.req_time for j in log.jobs} == {7200.0}
     assert note and "7200 s" in note
 

@@ -439,6 +439,8 @@ def history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = "") ->
         return (now + timedelta(seconds=offset_s)).strftime("%Y-%m-%dT%H:%M:%S")
 
     out = []
+    # a job cancelled while it waited (`h.started` False) is written as slurmctld writes
+    # one: CANCELLED, its start and end the moment it was cancelled
     for k, h in enumerate(jobs):
         state = history_state(h.status)
         out.append(
@@ -461,7 +463,9 @@ def sge_history_lines(jobs: list, c: ClusterDef, now: datetime, prefix: str = ""
     8.1.9: colon-separated, times in epoch seconds, the request in the category), as
     `qacct -j` reads them."""
     out = []
-    for k, h in enumerate(jobs):
+    # Grid Engine writes no accounting record of a job deleted before it started: one
+    # cancelled while it waited is not written (Slurm's jobcomp line holds it)
+    for k, h in enumerate(h for h in jobs if h.started):
         submit, start, end = (int((now + timedelta(seconds=x)).timestamp())
                               for x in (h.submit_s, h.start_s, h.end_s))
         failed, code = _SGE_END[history_state(h.status)]

@@ -15,7 +15,8 @@ A window of the log is chosen (`start`, or drawn from `seed`), then:
 - each walltime request stays what its user wrote (scaled the same way, in whole Slurm
   minutes), so the site's own scheduler estimates from requests that over-estimate runtimes
   as they do at real centers; a request longer than the default partition allows goes to a
-  partition that holds it; a job without a request asks for the header's MaxRuntime (its
+  partition that holds it; a job without a request asks for its queue's MaxRuntime (the
+  header's "; Queue: N name [MaxRuntime: S]" line), else the header's MaxRuntime (its
   center's limit, what its scheduler gave such a job), else gets the limit of the default
   partition, as a scheduler gives it, or of the partition that holds its runtime when the
   default's would cut it short (its center had a queue that let it run);
@@ -114,7 +115,7 @@ DAMAGED = (EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error)
 # header retyped by hand: "; maxprocs: 128", "; Max Procs: 128")
 HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTime",
                                              "MaxRecords", "MaxJobs", "Partition",
-                                             "MaxRuntime")}
+                                             "MaxRuntime", "Queue")}
 HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
 # A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
 # hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
@@ -178,6 +179,7 @@ class SwfJob:
     think: float = -1.0  # field 18: seconds from the preceding job's end to this submission
     partition: int = -1  # field 16: the partition (on some logs a machine of its own) it ran in
     user: int = -1  # field 12: who submitted it (-1: not known)
+    queue: int = -1  # field 15: the queue it was submitted to (-1: not known)
 
     @property
     def start(self) -> float:
@@ -192,7 +194,8 @@ class SwfJob:
 # object costs some 300; a window's jobs are made objects only when a plan replays them
 _COLUMNS = (("number", "q"), ("submit", "d"), ("wait", "d"), ("run", "d"), ("procs", "q"),
             ("req_time", "d"), ("status", "q"), ("copy", "q"), ("by_request", "b"),
-            ("preceding", "q"), ("think", "d"), ("partition", "q"), ("user", "q"))
+            ("preceding", "q"), ("think", "d"), ("partition", "q"), ("user", "q"),
+            ("queue", "q"))
 
 
 class JobTable:
@@ -237,6 +240,7 @@ class JobTable:
         self.think.append(job.think)
         self.partition.append(job.partition)
         self.user.append(job.user)
+        self.queue.append(job.queue)
 
     def row(self, i: int, wait: float | None = None) -> SwfJob:
         """Row `i` as a job (with `wait` for the log's where given: a simulated one)."""
@@ -245,7 +249,8 @@ class JobTable:
                       run=self.run[i], procs=self.procs[i], req_time=self.req_time[i],
                       status=self.status[i], copy=self.copy[i],
                       by_request=bool(self.by_request[i]), preceding=self.preceding[i],
-                      think=self.think[i], partition=self.partition[i], user=self.user[i])
+                      think=self.think[i], partition=self.partition[i], user=self.user[i],
+                      queue=self.queue[i])
 
     def take(self, rows: Iterable[int]) -> JobTable:
         """A table of these rows, in this order."""
@@ -310,7 +315,21 @@ class SwfLog:
     whole_span: tuple[float, float] | None = None
     # the header's MaxRuntime (s): its center's limit, the request of a job that gives none
     max_runtime: float | None = None
+    # the header's "; Queue: N name ... MaxRuntime: S" lines: (N, S) of each queue whose line
+    # gives its limit, the request of a job of that queue that gives none
+    queue_limits: tuple[tuple[int, float], ...] = ()
+    unit: str = "processors"  # what its sizes count: "nodes" where the log counts nodes
     cleaned: bool = False  # the archive's cleaned version (its header says so): no flurries
+
+    def unasked_s(self, queue: int) -> float | None:
+        """What a job of `queue` (field 15) that requests no time asks for: its queue's
+        limit (the header's Queue line), else the log's MaxRuntime, else None."""
+        return dict(self.queue_limits).get(queue) or self.max_runtime
+
+    def asked_s(self, job: SwfJob) -> float:
+        """The job's request (s): field 9, else what its queue gives a job without one
+        (`unasked_s`), else field 9 as it is (-1 or 0)."""
+        return job.req_time if job.req_time > 0 else self.unasked_s(job.queue) or job.req_time
 
     @functools.cached_property
     def user_jobs(self) -> dict[int, int]:
@@ -382,6 +401,7 @@ class HistoryJob:
     walltime_min: int
     partition: str | None
     status: int  # SWF field 11: 1 completed, 0 failed, 5 cancelled
+    started: bool = True  # False: cancelled while it waited (its start and end the cancel)
 
 
 @dataclass
@@ -427,6 +447,7 @@ def read_swf(path: str | Path) -> SwfLog:
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
+    queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
     cleaned = False
     table = JobTable()
     blocks = _Blocks()
@@ -464,6 +485,8 @@ def read_swf(path: str | Path) -> SwfLog:
                         count = header_count(value)
                         if key == "Partition":
                             partition_lines.append(value)
+                        elif key == "Queue":
+                            queue_lines.append(value)
                         elif count and key:
                             given.setdefault(key, []).append(count)
                             if key == "UnixStartTime":
@@ -610,14 +633,38 @@ def read_swf(path: str | Path) -> SwfLog:
     unix_start = _log_second_zero(header, given, comments, notes)
     parts = _partitions(partition_lines, comments, header)
     procs, nodes = header.get("MaxProcs", 0), header.get("MaxNodes", 0)
-    if max_procs == nodes < procs and procs % nodes == 0:
+    in_nodes = max_procs == nodes < procs
+    if in_nodes and procs % nodes == 0:
         # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
         per_node = procs // nodes
         parts["partitions"] = tuple((number, named, -(-size // per_node))
                                     for number, named, size in parts["partitions"])
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
+                  queue_limits=_queue_limits(queue_lines),
+                  unit="nodes" if in_nodes else "processors",
                   cleaned=cleaned or "-cln" in name, **parts)
+
+
+# A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
+# field ("; Queue: 2 long [MaxRuntime: 172800]", "(MaxRuntime=172800 s)"), in seconds as
+# that field is; a number in other units ("MaxRuntime: 1 hour", "12:00:00") is not read
+_QUEUE_LINE = re.compile(r"\s*(-?\d+)\b(.*)")
+_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[\d,]*)"
+                            r"(?:\s*(?:s|secs?|seconds)\b)?(?!\s*[A-Za-z:.\d])", re.IGNORECASE)
+
+
+def _queue_limits(values: list[str]) -> tuple[tuple[int, float], ...]:
+    """(queue, its MaxRuntime in seconds) of each "; Queue:" line that gives one; a queue
+    given twice (logs joined) has the longer. Words ("at most 1 hour") are not read: free
+    text is not guessed at."""
+    limits: dict[int, float] = {}
+    for value in values:
+        line, runtime = _QUEUE_LINE.match(value), _QUEUE_RUNTIME.search(value)
+        if line and runtime and (seconds := int(runtime.group(1).replace(",", ""))) > 0:
+            queue = int(line.group(1))
+            limits[queue] = max(limits.get(queue, 0.0), float(seconds))
+    return tuple(sorted(limits.items()))
 
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
@@ -931,11 +978,11 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
     notes = list(log.notes)
     label = f"partition {number}" + (f" ({name})" if name else "")
     if said > log.max_procs:  # a part of the machine is no larger than all of it
-        notes.append(f"the header's line for {label} gives {said} processors, more than the "
+        notes.append(f"the header's line for {label} gives {said} {log.unit}, more than the "
                      f"whole machine's {log.max_procs}: it is taken to have {log.max_procs}")
         said = log.max_procs
     if said:  # a request over the partition ran on the partition at most
-        _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} processors")
+        _within_machine({"MaxProcs": said}, part, notes, f"{label}'s {{}} {log.unit}")
     guessed = ""
     if said:
         machine = _machine_procs({"MaxProcs": said}, part, notes)
@@ -952,7 +999,7 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
         raise BadInput(f"the trace {log.name}'s {label} has no job with a processor count "
                        "(fields 5 and 8 are -1 on each of its lines): nothing sizes it")
     notes.append(f"{label} of the log is replayed alone: {len(part)} of its {len(t)} jobs, on "
-                 f"a machine of {machine} processors "
+                 f"a machine of {machine} {log.unit} "
                  + (f"({source})" if said and machine == said else
                     f"({source} is short of what its jobs held)" if said
                     else "(the header gives the partition no size: what its jobs held at "
@@ -1379,7 +1426,7 @@ def header_fields(text: str) -> list[tuple[str | None, str]]:
     # a later piece counts where it is a number field ("partition 3 has ..." in a note is
     # words, read by `_partitions`)
     more = [field for field in map(header_field, pieces[1:])
-            if field[0] and field[0] != "Partition"]
+            if field[0] and field[0] not in ("Partition", "Queue")]
     return [header_field(pieces[0]), *more] if more else [header_field(text)]
 
 
@@ -1459,11 +1506,12 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
     think = float(fields[17]) if len(fields) > 17 and _number(fields[17]) else -1.0
     partition = _integer(fields[15]) if len(fields) > 15 else -1
     user = _integer(fields[11]) if len(fields) > 11 else -1
+    queue = _integer(fields[14]) if len(fields) > 14 else -1
     return SwfJob(number=number, submit=submit, wait=wait, run=run, procs=procs,
                   req_time=req_time, status=status, by_request=alloc <= 0,
                   # a job numbered -1 or 0 (unknown) follows none, and none follows it
                   preceding=preceding if 0 < preceding != number else -1, think=think,
-                  partition=partition, user=user)
+                  partition=partition, user=user, queue=queue)
 
 
 # what a job line may hold: numbers (a sign, digits, a point, an exponent) and blanks
@@ -1694,10 +1742,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
     shortened: list[tuple[str, int, int]] = []  # (job, its request, the limit) in minutes
     floored: list[str] = []  # jobs that ran, whose scaled runtimes round to nothing
 
-    def asked(j: SwfJob) -> float:
-        """The job's request (s): field 9, else the header's MaxRuntime (its center's
-        limit, what its scheduler gave a job that asked for none), else -1."""
-        return j.req_time if j.req_time > 0 else log.max_runtime or j.req_time
+    asked = log.asked_s  # field 9, else its queue's limit, else the header's MaxRuntime
 
     def load_job(j: SwfJob, at_s: float, run_s: float, req_s: float, kind: str) -> LoadJob:
         nodes, per_node = sizes[id(j)]
@@ -1746,7 +1791,7 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
                      "loaded")
     if raised:
         notes.append(f"{raised} job(s) were given their share of {c.name}'s CPUs rounded up "
-                     f"(the log's machine has {log.max_procs} processors, {c.name} "
+                     f"(the log's machine has {log.max_procs} {log.unit}, {c.name} "
                      f"{total_cpus} CPUs): rounded down, the jobs would load it less than the "
                      "log's machine was loaded")
     if log_util > 1.0:
@@ -1851,9 +1896,21 @@ def plan_replay(log: SwfLog, c: ClusterDef, *, scale: float = 60.0, duration_s: 
         notes.append(f"{len(too_long)} dependent job(s) have a think time (field 18) longer "
                      f"than the log's gap from the predecessor's end to their submission "
                      f"(e.g. {name}: {think:g} s, the gap {gap:g} s): each waits the gap")
+    unasked_sources = [source for source in [*running, *queued, *kept] if source.req_time <= 0]
     unasked = [job for source, job in zip([*running, *queued, *kept], jobs, strict=True)
                if source.req_time <= 0]
-    if unasked and log.max_runtime:
+    by_queue = sorted({(q, s) for q, s in log.queue_limits
+                       if any(source.queue == q for source in unasked_sources)})
+    if by_queue:
+        notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
+                     f"e.g. {unasked[0].name}): each asks for its queue's MaxRuntime (field 15; "
+                     "the header's Queue lines: "
+                     + ", ".join(f"queue {q} {s:g} s" for q, s in by_queue)
+                     + (f"; another queue's, the log's MaxRuntime {log.max_runtime:g} s"
+                        if log.max_runtime else "; another queue's, its partition's limit")
+                     + f"), what its center's scheduler gave a job that asked for none, at "
+                     f"--scale {scale:g}, or its run where that was longer")
+    elif unasked and log.max_runtime:
         notes.append(f"{len(unasked)} job(s) have no requested time (field 9 is -1 or 0, "
                      f"e.g. {unasked[0].name}): each asks for the log's MaxRuntime "
                      f"({log.max_runtime:g} s, its center's limit: what its scheduler gave a "
@@ -1959,9 +2016,10 @@ def _simulated(log: SwfLog, since: float, start: float, end: float) -> Simulated
     present = set(log.table.partition)
     if len(present) < 2 or not present <= set(sizes):
         return simulate_waits(log.table, log.max_procs, since, start, end,
-                              unasked_s=log.max_runtime)
+                              unasked_s=log.max_runtime, queue_limits=dict(log.queue_limits))
     parts = [simulate_waits(log.table, sizes[q], since, start, end, partition=q,
-                            unasked_s=log.max_runtime) for q in sorted(present)]
+                            unasked_s=log.max_runtime, queue_limits=dict(log.queue_limits))
+             for q in sorted(present)]
     return Simulated(waits={i: w for sim in parts for i, w in sim.waits.items()},
                      since=min(sim.since for sim in parts), jobs=sum(sim.jobs for sim in parts),
                      cut=any(sim.cut for sim in parts),
@@ -1977,12 +2035,14 @@ def _simulation_note(sim: Simulated, unknown: int, candidates: int, log: SwfLog,
     return (f"{unknown} of the window's {candidates} job(s) have no recorded wait (field 3 "
             "is -1): their starts are simulated, "
             + (f"each of the log's {sim.partitions} partitions (field 16) on its own "
-               "processors (the header's Partition lines)" if sim.partitions else
-               f"the log's machine of {log.max_procs} processors")
+               f"{log.unit} (the header's Partition lines)" if sim.partitions else
+               f"the log's machine of {log.max_procs} {log.unit}")
             + " running its jobs first come first served with "
             "EASY backfilling by their requested times (else "
+            + ("their queue's MaxRuntime (the header's Queue lines)" if log.queue_limits
+               else "") + (", else " if log.queue_limits and log.max_runtime else "")
             + (f"the log's MaxRuntime, {log.max_runtime:g} s" if log.max_runtime
-               else "their runs") + "), from "
+               else ", else their runs" if log.queue_limits else "their runs") + "), from "
             f"{since} ({sim.jobs} jobs"
             + (f", at most {SIM_MAX_JOBS} before the window and as many in it; a later "
                "one starts at its submission" if sim.cut else "")
@@ -1999,8 +2059,11 @@ def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: 
     simulated where the log records no wait (`sim`). A log that begins later than the
     history asked, or holds more jobs than are kept, is said in `notes`."""
     since = start - history_s * scale
-    ended = sorted(log.table.ended_within(since, start, sim.waits if sim else None),
-                   key=lambda j: j.end)
+    # a job cancelled while it waited is in a center's accounting too, with its wait: its
+    # wait is a censored sample of the queue (it would have waited at least that long),
+    # which the calibration reads as such (`calibration.QueueWait.left`)
+    ended = sorted([*log.table.ended_within(since, start, sim.waits if sim else None),
+                    *_left_queue(log.table, since, start)], key=lambda j: j.end)
     first = (log.whole_span or log.span)[0]
     if notes is not None and first > since:
         notes.append(f"--history asked for {history_s:g} real seconds before the window "
@@ -2012,10 +2075,17 @@ def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: 
         notes.append(f"{len(ended)} of the log's jobs ended in the --history before the "
                      f"window: the latest {HISTORY_MAX} are written")
     ended = ended[-HISTORY_MAX:]
+    left = [j for j in ended if j.run <= 0]
+    if notes is not None and left:
+        notes.append(f"{len(left)} job(s) of the --history were cancelled while they waited "
+                     f"(status 5, no run; e.g. job {left[0].number}): each is in the "
+                     "accounting as a center's holds it, CANCELLED at the end of its wait "
+                     "(Slurm: its start its cancel; Grid Engine writes no such record), a "
+                     "wait it would have waited at least")
     out = []
     for j in ended:
         nodes, per_node = _size(j.procs, log.max_procs, c)
-        req = j.req_time if j.req_time > 0 else log.max_runtime or j.req_time
+        req = log.asked_s(j)
         wall_min = max(1, math.ceil(max(req, j.run) / scale / 60)) if req > 0 else None
         partition, limit_min = _partition_for(limits, wall_min or math.ceil(j.run / scale / 60))
         name = f"trace-hist-{j.number}" + (f".{j.copy + 1}" if j.copy else "")
@@ -2024,8 +2094,18 @@ def _history(log: SwfLog, c: ClusterDef, start: float, scale: float, history_s: 
             start_s=round((j.start - start) / scale, 3), end_s=round((j.end - start) / scale, 3),
             nodes=nodes, cpus=nodes * per_node,
             walltime_min=min(wall_min or limit_min, limit_min), partition=partition,
-            status=j.status))
+            status=j.status, started=j.run > 0))
     return out
+
+
+def _left_queue(t: JobTable, since: float, until: float) -> Iterator[SwfJob]:
+    """The jobs cancelled while they waited (status 5, no run) that left the queue in
+    [since, until): each ends at its submission plus its recorded wait (a wait of -1 says
+    nothing of when it left). Its run is 0."""
+    for i in range(bisect.bisect_left(t.submit, until)):
+        if t.status[i] == 5 and t.run[i] <= 0 and t.wait[i] >= 0 and t.procs[i] > 0 and (
+                since <= t.submit[i] + t.wait[i] < until):
+            yield dataclasses.replace(t.row(i), run=0.0)
 
 
 def _probability(p: float) -> str:

@@ -55,16 +55,19 @@ def unknown(wait: float) -> bool:
 
 
 def simulate_waits(t, machine: int, since: float, moment: float, until: float,
-                   partition: int | None = None, unasked_s: float | None = None) -> Simulated:
+                   partition: int | None = None, unasked_s: float | None = None,
+                   queue_limits: dict[int, float] | None = None) -> Simulated:
     """Simulated waits of the jobs of table `t` (in submit order) that ran with no recorded
     wait, submitted in [since, until), on a machine of `machine` processors; at most
     SIM_MAX_JOBS submitted before `moment` (the latest) and as many from it on. A job still
     waiting at `until` gets a start of `until` (it did not start before). `partition`: the
     jobs of that partition (field 16) alone, `machine` being its processors. `unasked_s`:
     what a job without a request (field 9) is planned on, the log's MaxRuntime (its
-    center's limit; the job's run where longer), else its run."""
+    center's limit; the job's run where longer), else its run; `queue_limits` (queue,
+    field 15 -> seconds): the limit of a job's queue instead, where its header gives one."""
     submit, wait, run, procs, req = t.submit, t.wait, t.run, t.procs, t.req_time
-    part = t.partition
+    part, queue_of = t.partition, t.queue
+    queue_limits = queue_limits or {}
 
     def ran(i: int) -> bool:
         return run[i] > 0 and procs[i] > 0 and (partition is None or part[i] == partition)
@@ -103,7 +106,9 @@ def simulate_waits(t, machine: int, since: float, moment: float, until: float,
         return min(procs[i], machine)
 
     def estimate(i: int) -> float:
-        return req[i] if req[i] > 0 else max(unasked_s or 0.0, run[i])
+        if req[i] > 0:
+            return req[i]
+        return max(queue_limits.get(queue_of[i]) or unasked_s or 0.0, run[i])
 
     changes = 0  # starts and ends so far: a reservation is planned again only after one
     reserved: tuple[int, int, float, int] = (-1, -1, 0.0, 0)  # (head, changes, shadow, extra)

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.model import BadInput, Job, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.model import Workflow, load_workflow
 
@@ -240,6 +240,24 @@ class FakeTty:
 
     def write(self, text: str) -> None:
         self.text += text
+
+
+def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str],
+                state: JobState = JobState.COMPLETED) -> None:
+    """From here on `diamond logs` (cli.jobs.cmd_logs) runs on a stand-in engine that
+    answers `logs` for any job, the job being in `state`; no site or store is asked."""
+    from diamond_jupyter.cli import jobs as cli_jobs
+
+    class LogsOnly:
+        async def logs(self, job_id: str, *, lines: int) -> dict[str, str]:
+            return logs
+
+        def job(self, job_id: str) -> Job:
+            return Job(id=job_id, site=job_id.partition(":")[0], state=state)
+
+    async def with_logs_only(args: Any, fn: Callable[[Any], Awaitable[Any]], **kw: Any) -> Any:
+        return await fn(LogsOnly())
+    monkeypatch.setattr(cli_jobs, "with_fed", with_logs_only)
 
 
 # -- job bodies' software needs ----------------------------------------------------------

@@ -242,10 +242,9 @@ class FakeTty:
         self.text += text
 
 
-def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str],
-                state: JobState = JobState.COMPLETED) -> None:
+def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str]) -> None:
     """From here on `diamond logs` (cli.jobs.cmd_logs) runs on a stand-in engine that
-    answers `logs` for any job, the job being in `state`; no site or store is asked."""
+    answers `logs` for any job, a COMPLETED one; no site or store is asked."""
     from diamond_jupyter.cli import jobs as cli_jobs
 
     class LogsOnly:
@@ -253,7 +252,8 @@ def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str],
             return logs
 
         def job(self, job_id: str) -> Job:
-            return Job(id=job_id, site=job_id.partition(":")[0], state=state)
+            return Job(id=job_id, site=job_id.partition(":")[0],
+                       state=JobState.COMPLETED)
 
     async def with_logs_only(args: Any, fn: Callable[[Any], Awaitable[Any]], **kw: Any) -> Any:
         return await fn(LogsOnly())

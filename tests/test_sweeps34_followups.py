@@ -18,7 +18,7 @@ from pathlib import Path
 
 import paramiko
 import pytest
-from sweep_helpers import looked_up
+from sweep_helpers import looked_up, swf_line
 
 from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.translate import translate
@@ -201,7 +201,7 @@ def test_a_revocation_on_the_marked_line_is_honoured(tmp_path: Path, tofu: bool)
 # -- 5. SWF: a short line among full ones, odd think times ----------------------------------
 
 def _swf_line(number: int, think: float = -1, fields: int = 18) -> str:
-    full = (f"{number} {10 * number} 0 100 4 -1 -1 4 600 -1 1 1 1 -1 1 1 -1 {think:g}")
+    full = swf_line(number, 10 * number, run=100, procs=4, req=600, users=1, think=think)
     return " ".join(full.split()[:fields]) + "\n"
 
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -426,6 +426,20 @@ def queue_depth(per_job_s: float) -> Change:
     return change
 
 
+def round_views(run: dict) -> Iterator[tuple[int, int, float, str, dict]]:
+    """Each view a run records (runs since session 33), in the record's order: (its round,
+    the first round with views, the round's seconds from the run's start, site, view)."""
+    interval = run.get("interval_s") or 12.0
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        for site, view in r["view"].items():
+            yield k, first, k * interval, site, view
+
+
 def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
     """From the views a run records (its rounds' snapshots, runs since session 33), per
     (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
@@ -437,31 +451,24 @@ def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]
     first_pending: dict[tuple[str, str], float] = {}
     seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
     out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
-    first = None
-    for r in run.get("per_round") or []:
-        k = r.get("round")
-        if k is None or not r.get("view"):
-            continue
-        first = k if first is None else first
-        at = k * interval
-        for site, view in r["view"].items():
-            for job in view.get("pending") or []:
-                first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
-            for job in view.get("running") or []:
-                key = (site, job["id"])
-                if key in seen_running or job.get("start_s") is None:
-                    continue
-                started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
-                submitted = first_pending.get(key)
-                if submitted is not None:  # nan: pending at the first view, left out
-                    seen_running[key] = (started, started - submitted if math.isnan(
-                        submitted) else max(0.0, started - submitted), cpus)
-                elif k > first and started > at - interval:
-                    seen_running[key] = (started, 0.0, cpus)
-                else:
-                    seen_running[key] = (started, math.nan, cpus)  # submission not seen
-            out[(k, site)] = [w for (s, _), w in seen_running.items()
-                              if s == site and not math.isnan(w[1])]
+    for k, first, at, site, view in round_views(run):
+        for job in view.get("pending") or []:
+            first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
+        for job in view.get("running") or []:
+            key = (site, job["id"])
+            if key in seen_running or job.get("start_s") is None:
+                continue
+            started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
+            submitted = first_pending.get(key)
+            if submitted is not None:  # nan: pending at the first view, left out
+                seen_running[key] = (started, started - submitted if math.isnan(
+                    submitted) else max(0.0, started - submitted), cpus)
+            elif k > first and started > at - interval:
+                seen_running[key] = (started, 0.0, cpus)
+            else:
+                seen_running[key] = (started, math.nan, cpus)  # submission not seen
+        out[(k, site)] = [w for (s, _), w in seen_running.items()
+                          if s == site and not math.isnan(w[1])]
     return out
 
 
@@ -494,24 +501,16 @@ def waiting_ages(run: dict) -> dict[tuple[int, str], list[tuple[float, int]]]:
     """From the views a run records: per (round, site) the jobs of every user pending at
     that round's view and first seen pending at a later view than the first, as (waited
     so far, CPUs): what the jobs still waiting say that `view_waits`' started ones do not."""
-    interval = run.get("interval_s") or 12.0
     first_seen: dict[tuple[str, str], float] = {}
     out: dict[tuple[int, str], list[tuple[float, int]]] = {}
-    first = None
-    for r in run.get("per_round") or []:
-        k = r.get("round")
-        if k is None or not r.get("view"):
-            continue
-        first = k if first is None else first
-        at = k * interval
-        for site, view in r["view"].items():
-            ages = []
-            for job in view.get("pending") or []:
-                since = first_seen.setdefault((site, job["id"]),
-                                              math.nan if k == first else at)
-                if not math.isnan(since):
-                    ages.append((at - since, int(job.get("cpus") or 0)))
-            out[(k, site)] = ages
+    for k, first, at, site, view in round_views(run):
+        ages = []
+        for job in view.get("pending") or []:
+            since = first_seen.setdefault((site, job["id"]),
+                                          math.nan if k == first else at)
+            if not math.isnan(since):
+                ages.append((at - since, int(job.get("cpus") or 0)))
+        out[(k, site)] = ages
     return out
 
 

@@ -253,6 +253,16 @@ def sooner_all(run: dict, k: int, site: str) -> float | None:
     return max(gains) if gains and max(gains) < -LATE_TOLERANCE_S else None
 
 
+def _numbered_estimates(run: dict) -> Iterator[tuple[int, str, dict]]:
+    """(round, site, estimate) of each estimate of a round of `run` that has its number;
+    the estimate is the run's own (a change made to it is made to the run)."""
+    for r in run.get("per_round") or []:
+        if r.get("round") is None:
+            continue
+        for site, e in (r.get("estimate") or {}).items():
+            yield r["round"], site, e
+
+
 def late_probes(scale: float, both_ways: bool = False, sooner_when_all: bool = False
                 ) -> Change:
     """A site whose own probes of the run's earlier rounds started later than predicted
@@ -261,21 +271,16 @@ def late_probes(scale: float, both_ways: bool = False, sooner_when_all: bool = F
     `sooner_when_all`: sooner only where every one of them started sooner, by `scale` x
     the least any gained (`sooner_all`)."""
     def change(run: dict) -> dict:
-        original = run
-        run = copy.deepcopy(run)
-        for r in run.get("per_round") or []:
-            if r.get("round") is None:
+        out = copy.deepcopy(run)
+        for k, site, e in _numbered_estimates(out):
+            if e.get("finish_s") is None:
                 continue
-            for site, e in (r.get("estimate") or {}).items():
-                if e.get("finish_s") is None:
-                    continue
-                late = probe_lateness(original, r["round"], site, both_ways)
-                if late is None or abs(late) <= LATE_TOLERANCE_S or not (
-                        both_ways or late > 0):
-                    late = sooner_all(original, r["round"], site) if sooner_when_all else None
-                if late is not None:
-                    _ranked_at(e, max(0.0, e["start_s"] + scale * late))
-        return run
+            late = probe_lateness(run, k, site, both_ways)
+            if late is None or abs(late) <= LATE_TOLERANCE_S or not (both_ways or late > 0):
+                late = sooner_all(run, k, site) if sooner_when_all else None
+            if late is not None:
+                _ranked_at(e, max(0.0, e["start_s"] + scale * late))
+        return out
     return change
 
 
@@ -284,20 +289,14 @@ def late_probes_ratio(power: float, min_probes: int = 1) -> Change:
     site's own probes of the run's earlier rounds, damped: the start's (start + 30 s)
     multiplied by the median ratio to the power `power`, where that ratio is above 1."""
     def change(run: dict) -> dict:
-        original = run
-        run = copy.deepcopy(run)
-        for r in run.get("per_round") or []:
-            if r.get("round") is None:
+        out = copy.deepcopy(run)
+        for k, site, e in _numbered_estimates(out):
+            if e.get("finish_s") is None or _probes_before(run, k, site) < min_probes:
                 continue
-            for site, e in (r.get("estimate") or {}).items():
-                if e.get("finish_s") is None or _probes_before(
-                        original, r["round"], site) < min_probes:
-                    continue
-                ratio = probe_lateness(original, r["round"], site, ratio=True)
-                if ratio is not None and ratio > 1:
-                    _ranked_at(e, (e["start_s"] + ERROR_FLOOR_S) * ratio ** power
-                               - ERROR_FLOOR_S)
-        return run
+            ratio = probe_lateness(run, k, site, ratio=True)
+            if ratio is not None and ratio > 1:
+                _ranked_at(e, (e["start_s"] + ERROR_FLOOR_S) * ratio ** power - ERROR_FLOOR_S)
+        return out
     return change
 
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +253,16 @@ def sooner_all(run: dict, k: int, site: str) -> float | None:
     return max(gains) if gains and max(gains) < -LATE_TOLERANCE_S else None
 
 
+def _numbered_estimates(run: dict) -> Iterator[tuple[int, str, dict]]:
+    """(round, site, estimate) of each estimate of a round of `run` that has its number;
+    the estimate is the run's own (a change made to it is made to the run)."""
+    for r in run.get("per_round") or []:
+        if r.get("round") is None:
+            continue
+        for site, e in (r.get("estimate") or {}).items():
+            yield r["round"], site, e
+
+
 def late_probes(scale: float, both_ways: bool = False, sooner_when_all: bool = False
                 ) -> Change:
     """A site whose own probes of the run's earlier rounds started later than predicted
@@ -261,21 +271,16 @@ def late_probes(scale: float, both_ways: bool = False, sooner_when_all: bool = F
     `sooner_when_all`: sooner only where every one of them started sooner, by `scale` x
     the least any gained (`sooner_all`)."""
     def change(run: dict) -> dict:
-        original = run
-        run = copy.deepcopy(run)
-        for r in run.get("per_round") or []:
-            if r.get("round") is None:
+        out = copy.deepcopy(run)
+        for k, site, e in _numbered_estimates(out):
+            if e.get("finish_s") is None:
                 continue
-            for site, e in (r.get("estimate") or {}).items():
-                if e.get("finish_s") is None:
-                    continue
-                late = probe_lateness(original, r["round"], site, both_ways)
-                if late is None or abs(late) <= LATE_TOLERANCE_S or not (
-                        both_ways or late > 0):
-                    late = sooner_all(original, r["round"], site) if sooner_when_all else None
-                if late is not None:
-                    _ranked_at(e, max(0.0, e["start_s"] + scale * late))
-        return run
+            late = probe_lateness(run, k, site, both_ways)
+            if late is None or abs(late) <= LATE_TOLERANCE_S or not (both_ways or late > 0):
+                late = sooner_all(run, k, site) if sooner_when_all else None
+            if late is not None:
+                _ranked_at(e, max(0.0, e["start_s"] + scale * late))
+        return out
     return change
 
 
@@ -284,20 +289,14 @@ def late_probes_ratio(power: float, min_probes: int = 1) -> Change:
     site's own probes of the run's earlier rounds, damped: the start's (start + 30 s)
     multiplied by the median ratio to the power `power`, where that ratio is above 1."""
     def change(run: dict) -> dict:
-        original = run
-        run = copy.deepcopy(run)
-        for r in run.get("per_round") or []:
-            if r.get("round") is None:
+        out = copy.deepcopy(run)
+        for k, site, e in _numbered_estimates(out):
+            if e.get("finish_s") is None or _probes_before(run, k, site) < min_probes:
                 continue
-            for site, e in (r.get("estimate") or {}).items():
-                if e.get("finish_s") is None or _probes_before(
-                        original, r["round"], site) < min_probes:
-                    continue
-                ratio = probe_lateness(original, r["round"], site, ratio=True)
-                if ratio is not None and ratio > 1:
-                    _ranked_at(e, (e["start_s"] + ERROR_FLOOR_S) * ratio ** power
-                               - ERROR_FLOOR_S)
-        return run
+            ratio = probe_lateness(run, k, site, ratio=True)
+            if ratio is not None and ratio > 1:
+                _ranked_at(e, (e["start_s"] + ERROR_FLOOR_S) * ratio ** power - ERROR_FLOOR_S)
+        return out
     return change
 
 
@@ -426,6 +425,20 @@ def queue_depth(per_job_s: float) -> Change:
     return change
 
 
+def round_views(run: dict) -> Iterator[tuple[int, int, float, str, dict]]:
+    """Each view a run records (runs since session 33), in the record's order: (its round,
+    the first round with views, the round's seconds from the run's start, site, view)."""
+    interval = run.get("interval_s") or 12.0
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        for site, view in r["view"].items():
+            yield k, first, k * interval, site, view
+
+
 def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
     """From the views a run records (its rounds' snapshots, runs since session 33), per
     (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
@@ -437,31 +450,24 @@ def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]
     first_pending: dict[tuple[str, str], float] = {}
     seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
     out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
-    first = None
-    for r in run.get("per_round") or []:
-        k = r.get("round")
-        if k is None or not r.get("view"):
-            continue
-        first = k if first is None else first
-        at = k * interval
-        for site, view in r["view"].items():
-            for job in view.get("pending") or []:
-                first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
-            for job in view.get("running") or []:
-                key = (site, job["id"])
-                if key in seen_running or job.get("start_s") is None:
-                    continue
-                started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
-                submitted = first_pending.get(key)
-                if submitted is not None:  # nan: pending at the first view, left out
-                    seen_running[key] = (started, started - submitted if math.isnan(
-                        submitted) else max(0.0, started - submitted), cpus)
-                elif k > first and started > at - interval:
-                    seen_running[key] = (started, 0.0, cpus)
-                else:
-                    seen_running[key] = (started, math.nan, cpus)  # submission not seen
-            out[(k, site)] = [w for (s, _), w in seen_running.items()
-                              if s == site and not math.isnan(w[1])]
+    for k, first, at, site, view in round_views(run):
+        for job in view.get("pending") or []:
+            first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
+        for job in view.get("running") or []:
+            key = (site, job["id"])
+            if key in seen_running or job.get("start_s") is None:
+                continue
+            started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
+            submitted = first_pending.get(key)
+            if submitted is not None:  # nan: pending at the first view, left out
+                seen_running[key] = (started, started - submitted if math.isnan(
+                    submitted) else max(0.0, started - submitted), cpus)
+            elif k > first and started > at - interval:
+                seen_running[key] = (started, 0.0, cpus)
+            else:
+                seen_running[key] = (started, math.nan, cpus)  # submission not seen
+        out[(k, site)] = [w for (s, _), w in seen_running.items()
+                          if s == site and not math.isnan(w[1])]
     return out
 
 
@@ -494,24 +500,16 @@ def waiting_ages(run: dict) -> dict[tuple[int, str], list[tuple[float, int]]]:
     """From the views a run records: per (round, site) the jobs of every user pending at
     that round's view and first seen pending at a later view than the first, as (waited
     so far, CPUs): what the jobs still waiting say that `view_waits`' started ones do not."""
-    interval = run.get("interval_s") or 12.0
     first_seen: dict[tuple[str, str], float] = {}
     out: dict[tuple[int, str], list[tuple[float, int]]] = {}
-    first = None
-    for r in run.get("per_round") or []:
-        k = r.get("round")
-        if k is None or not r.get("view"):
-            continue
-        first = k if first is None else first
-        at = k * interval
-        for site, view in r["view"].items():
-            ages = []
-            for job in view.get("pending") or []:
-                since = first_seen.setdefault((site, job["id"]),
-                                              math.nan if k == first else at)
-                if not math.isnan(since):
-                    ages.append((at - since, int(job.get("cpus") or 0)))
-            out[(k, site)] = ages
+    for k, first, at, site, view in round_views(run):
+        ages = []
+        for job in view.get("pending") or []:
+            since = first_seen.setdefault((site, job["id"]),
+                                          math.nan if k == first else at)
+            if not math.isnan(since):
+                ages.append((at - since, int(job.get("cpus") or 0)))
+        out[(k, site)] = ages
     return out
 
 

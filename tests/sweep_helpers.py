@@ -1,6 +1,7 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
-test_newuser2.py, the REST body tests), the sites files' (test_config_unseen*.py), the
-workflow files' (test_workflow_unseen*.py) and the SWF logs' (test_trace_unseen*.py).
+test_faces_*.py, test_newuser2.py, the REST body tests), the sites files'
+(test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py) and the SWF logs'
+(test_trace_unseen*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -14,7 +15,7 @@ import importlib.util
 import json
 import os
 import textwrap
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from diamond_jupyter.model import BadInput
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, Job, JobState
+from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.model import Workflow, load_workflow
 
 if TYPE_CHECKING:
@@ -57,11 +60,35 @@ def one_local_site_server(tmp_path, data_dir):
     tmp_path."""
     from server_conftest import diamond_config
 
+    sites = here_sites_file(tmp_path, tmp_path / "here-work")
+    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+
+
+def here_sites_file(tmp_path: Path, workdir: Path) -> Path:
+    """tmp_path/sites.yaml of one local site, `here`, working in `workdir`, whose Slurm
+    commands are a fake (`fake_slurm_commands`) in tmp_path/here-slurm."""
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": [{
-        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "here-work"),
+        "name": "here", "transport": {"kind": "local"}, "workdir": str(workdir),
         "commands": fake_slurm_commands(tmp_path / "here-slurm")}]}))
-    return diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+    return sites
+
+
+@pytest.fixture
+async def here_engine(tmp_path) -> AsyncIterator[Federation]:
+    """An `engine`: a started engine in this process on `here_sites_file`'s site (its work
+    directory tmp_path/work), its store in tmp_path, that never polls on its own."""
+    fed = Federation(here_sites_file(tmp_path, tmp_path / "work"),
+                     store=Store(tmp_path / "store.sqlite3"), poll_interval_s=3600,
+                     min_poll_s=3600)
+    await fed.start(recover=False)
+    yield fed
+    await fed.close()
+
+
+def here_sbatch_calls(tmp_path: Path) -> list[str]:
+    """The sbatch command lines `here` (of `here_sites_file`) was given (none yet: [])."""
+    return fake_sbatch_calls(tmp_path / "here-slurm")
 
 
 def key_files(d: Path) -> Path:
@@ -157,11 +184,17 @@ def in_process_shell(monkeypatch: pytest.MonkeyPatch, sites: Path | str, data: P
     InteractiveShell.clear_instance()
 
 
-def sbatch_calls(user: NewUser) -> list[str]:
-    """The sbatch command lines the user's fake Slurm site was given (none yet: [])."""
-    calls = user.fake / "calls"
+def fake_sbatch_calls(fake: Path) -> list[str]:
+    """The sbatch command lines the fake Slurm in `fake` (`fake_slurm_commands`) was given
+    (none yet: [])."""
+    calls = fake / "calls"
     return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
         if calls.exists() else []
+
+
+def sbatch_calls(user: NewUser) -> list[str]:
+    """The sbatch command lines the user's fake Slurm site was given (none yet: [])."""
+    return fake_sbatch_calls(user.fake)
 
 
 def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],
@@ -207,6 +240,24 @@ class FakeTty:
 
     def write(self, text: str) -> None:
         self.text += text
+
+
+def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str]) -> None:
+    """From here on `diamond logs` (cli.jobs.cmd_logs) runs on a stand-in engine that
+    answers `logs` for any job, a COMPLETED one; no site or store is asked."""
+    from diamond_jupyter.cli import jobs as cli_jobs
+
+    class LogsOnly:
+        async def logs(self, job_id: str, *, lines: int) -> dict[str, str]:
+            return logs
+
+        def job(self, job_id: str) -> Job:
+            return Job(id=job_id, site=job_id.partition(":")[0],
+                       state=JobState.COMPLETED)
+
+    async def with_logs_only(args: Any, fn: Callable[[Any], Awaitable[Any]], **kw: Any) -> Any:
+        return await fn(LogsOnly())
+    monkeypatch.setattr(cli_jobs, "with_fed", with_logs_only)
 
 
 # -- job bodies' software needs ----------------------------------------------------------

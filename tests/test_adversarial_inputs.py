@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sweep_helpers import logs_answer
 
 from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.option_types import SPEC_OPTIONS
@@ -635,10 +636,7 @@ def test_logs_on_a_terminal_keep_colours_but_not_control_sequences(monkeypatch, 
 
     logs = {"stdout": "\x1b[32mok\x1b[0m\n\x1b]52;c;cm0=\x07done\n", "stderr": "\x1b[2Kerr\n",
             "missing": ""}
-
-    async def fake_with_fed(args, fn, **kw):
-        return logs, None  # cmd_logs reads (logs, job); no job known
-    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
+    logs_answer(monkeypatch, logs)
     import argparse
 
     args = argparse.Namespace(json=False, job="alpha:1", lines=10)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from sweep_helpers import FakeTty
+from sweep_helpers import FakeTty, logs_answer
 
 from diamond_jupyter.model import BadInput
 
@@ -256,11 +256,7 @@ def test_diamond_logs_plain_writes_every_sequence_out(monkeypatch, capsys):
     from diamond_jupyter.cli.main import build_parser
 
     logs = {"stdout": "\x1b[8mhidden\x1b[0m\n", "stderr": "", "missing": "", "notes": ""}
-
-    async def fake_with_fed(args: Any, fn: Any) -> Any:
-        return logs, None  # cmd_logs reads (logs, job); no job known
-
-    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
+    logs_answer(monkeypatch, logs)
     out = FakeTty()
     monkeypatch.setattr(cli_jobs.sys, "stdout", out)
     args = build_parser().parse_args(["logs", "alpha:1", "--plain"])

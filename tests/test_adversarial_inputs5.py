@@ -442,16 +442,13 @@ def test_diamond_logs_on_a_terminal_shows_zero_width_characters(monkeypatch):
     from diamond_jupyter.cli import jobs as cli_jobs
 
     logs = {"stdout": "\x1b[32mok\x1b[0m a\u200bb\ufeff\n", "stderr": "", "missing": ""}
-
-    async def fake_with_fed(args, fn, **kw):
-        return logs, None  # cmd_logs reads (logs, job); no job known
+    sweep_helpers.logs_answer(monkeypatch, logs)
 
     class Tty(io.StringIO):
         def isatty(self):
             return True
 
     out = Tty()
-    monkeypatch.setattr(cli_jobs, "with_fed", fake_with_fed)
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", Tty())
     assert cli_jobs.cmd_logs(argparse.Namespace(json=False, job="alpha:1", lines=10)) == 0

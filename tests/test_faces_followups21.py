@@ -15,20 +15,19 @@ from pathlib import Path
 import pytest
 import sweep_helpers
 import yaml
-from sweep_helpers import assert_magic_refused, sbatch_calls
+from sweep_helpers import assert_magic_refused, here_sbatch_calls, sbatch_calls
 
 from diamond_jupyter.config import load_config
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.federation_plan import describe_plan
 from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.skills import SkillContext, run_skill
-from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
 shell = sweep_helpers.magics_shell
 jp_server_config = sweep_helpers.one_local_site_server
 rest = sweep_helpers.rest_caller
+engine = sweep_helpers.here_engine
 
 SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
 
@@ -43,26 +42,6 @@ BAD_NEEDS = [
 ]
 
 
-def _calls(tmp_path: Path) -> list[str]:
-    calls = tmp_path / "here-slurm" / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
-
-
-@pytest.fixture
-async def engine(tmp_path):
-    """An engine in this process on one local site `here`, whose Slurm is a fake."""
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{
-        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "work"),
-        "commands": sweep_helpers.fake_slurm_commands(tmp_path / "here-slurm")}]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite3"), poll_interval_s=3600,
-                     min_poll_s=3600)
-    await fed.start(recover=False)
-    yield fed
-    await fed.close()
-
-
 # ---- (1) a bad need, named as each face's user wrote it ------------------------------------
 
 @pytest.mark.parametrize("field,value,said", BAD_NEEDS)
@@ -72,7 +51,7 @@ async def test_fault_a_rest_bad_need_is_a_400_naming_its_json_field(rest, tmp_pa
     code, reply = await rest("POST", "jobs", body)
     assert code == 400 and reply["message"].startswith(said), (code, reply)
     assert "--" not in reply["message"].split(":")[0]
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 async def test_fault_a_rest_bad_need_beside_a_spec_names_its_json_field(rest, tmp_path):
@@ -97,7 +76,7 @@ async def test_fault_an_agents_bad_need_names_its_json_field(engine, tmp_path, f
         await run_skill(SkillContext(engine), "submit",
                         {"script": SCRIPT, "site": "here", field: value})
     assert str(told.value).startswith(said), told.value
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 @pytest.mark.parametrize("option,said", [
@@ -127,7 +106,7 @@ async def test_fault_a_rest_relative_working_directory_climbing_is_a_400(rest, t
     assert code == 400, reply
     assert f"spec.working_directory {wd!r} climbs with '..'" in reply["message"], reply
     assert "give an absolute path" in reply["message"]
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 async def test_fault_an_mcp_relative_working_directory_climbing_is_refused(user):
@@ -198,7 +177,7 @@ async def test_fault_a_submit_runs_in_the_resolved_directory(engine, tmp_path):
     home = await engine.site("here").home()
     job = await engine.submit(JobSpec(script="echo hi\n", working_directory="run"), "here")
     assert job.spec is not None and job.spec.working_directory == f"{home}/run"
-    [call] = _calls(tmp_path)
+    [call] = here_sbatch_calls(tmp_path)
     script = Path(call.split()[-1]).read_text()
     assert f"#SBATCH --chdir={home}/run\n" in script
 

@@ -21,19 +21,17 @@ from typing import Any
 
 import pytest
 import sweep_helpers
-import yaml
-from sweep_helpers import assert_magic_refused, sbatch_calls
+from sweep_helpers import assert_magic_refused, here_sbatch_calls, sbatch_calls
 
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill, skill_input
-from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
 shell = sweep_helpers.magics_shell
 jp_server_config = sweep_helpers.one_local_site_server
 rest = sweep_helpers.rest_caller
+engine = sweep_helpers.here_engine
 
 SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
 
@@ -207,16 +205,9 @@ def test_a_site_job_or_dialect_shaped_as_an_attack_is_unknown_and_named(user, ar
 
 # ---- (3) the REST API ------------------------------------------------------------------------
 
-def _calls(tmp_path: Path) -> list[str]:
-    """The sbatch command lines the REST server's fake Slurm site `here` was given."""
-    calls = tmp_path / "here-slurm" / "calls"
-    return [c for c in calls.read_text().splitlines() if c.startswith("sbatch")] \
-        if calls.exists() else []
-
-
 async def _no_job(rest, tmp_path: Path) -> None:
     assert (await rest("GET", "jobs"))[1]["jobs"] == []
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 @pytest.mark.parametrize("body", [
@@ -227,7 +218,7 @@ async def _no_job(rest, tmp_path: Path) -> None:
 async def test_json_laid_out_oddly_is_submitted(rest, tmp_path, body):
     code, reply = await rest("POST", "jobs", body)
     assert code == 201, reply
-    assert reply["id"] == "here:4242" and len(_calls(tmp_path)) == 1
+    assert reply["id"] == "here:4242" and len(here_sbatch_calls(tmp_path)) == 1
 
 
 @pytest.mark.parametrize("body,said", [
@@ -305,7 +296,7 @@ async def test_a_dependency_on_the_sites_own_job_id_is_submitted_with_it(rest, t
             "site": "here"}
     code, reply = await rest("POST", "jobs", json.dumps(body).encode())
     assert code == 201, reply
-    [call] = _calls(tmp_path)
+    [call] = here_sbatch_calls(tmp_path)
     assert "#SBATCH --dependency=afterok:12\n" in Path(call.split()[-1]).read_text()
 
 
@@ -500,27 +491,13 @@ async def test_an_mcp_submit_staging_from_outside_its_root_is_refused(user):
     assert sbatch_calls(user) == []
 
 
-@pytest.fixture
-async def engine(tmp_path):
-    """An engine in this process on one local site `here`, whose Slurm is a fake."""
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{
-        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "work"),
-        "commands": sweep_helpers.fake_slurm_commands(tmp_path / "here-slurm")}]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite3"), poll_interval_s=3600,
-                     min_poll_s=3600)
-    await fed.start(recover=False)
-    yield fed
-    await fed.close()
-
-
 async def test_fault_an_agents_dependency_on_no_job_of_the_site_is_refused(engine, tmp_path):
     with pytest.raises(BadInput, match=r"'alpha:7' names no job here can wait for .* did you "
                                        r"mean 7, alpha's own id\?"):
         await run_skill(SkillContext(engine), "submit", {
             "spec": {"script": "echo hi\n", "dependencies": [{"job_ids": ["alpha:7"]}]},
             "site": "here"})
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 # ---- (6) what an approval shows is what runs -------------------------------------------------
@@ -537,9 +514,9 @@ async def _plan(engine) -> dict[str, Any]:
 
 async def test_the_script_sbatch_is_given_is_the_one_the_approval_showed(engine, tmp_path):
     plan = await _plan(engine)
-    assert _calls(tmp_path) == []  # only asked
+    assert here_sbatch_calls(tmp_path) == []  # only asked
     out = await run_skill(SkillContext(engine, approved=plan), "submit", ASKED)
-    [call] = _calls(tmp_path)
+    [call] = here_sbatch_calls(tmp_path)
     ran = Path(call.split()[-1]).read_text()
     assert ran == plan["script"]
     assert hashlib.sha256(ran.encode()).hexdigest() == plan["script_sha256"]
@@ -560,7 +537,7 @@ async def test_fault_an_approved_plan_showing_another_script_than_it_runs_asks_a
     with pytest.raises(NeedsApproval) as again:
         await run_skill(SkillContext(engine, approved=plan), "submit", ASKED)
     assert again.value.plan["changed"].startswith(said), again.value.plan["changed"]
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []
 
 
 async def test_an_approval_given_to_other_arguments_asks_again(engine, tmp_path):
@@ -571,4 +548,4 @@ async def test_an_approval_given_to_other_arguments_asks_again(engine, tmp_path)
     assert again.value.plan["changed"] == "the batch script for here would differ from the " \
                                           "approved one"
     assert "rm -rf ~/results" in again.value.plan["script"]  # the new one is what is shown
-    assert _calls(tmp_path) == []
+    assert here_sbatch_calls(tmp_path) == []

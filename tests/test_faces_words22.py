@@ -11,32 +11,16 @@ import json
 
 import pytest
 import sweep_helpers
-import yaml
 
-from diamond_jupyter.federation import Federation
 from diamond_jupyter.federation_plan import describe_plan
-from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 user = sweep_helpers.new_user
 jp_server_config = sweep_helpers.one_local_site_server
 rest = sweep_helpers.rest_caller
+engine = sweep_helpers.here_engine
 
 SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
-
-
-@pytest.fixture
-async def engine(tmp_path):
-    """An engine in this process on one local site `here`, whose Slurm is a fake."""
-    sites = tmp_path / "sites.yaml"
-    sites.write_text(yaml.safe_dump({"sites": [{
-        "name": "here", "transport": {"kind": "local"}, "workdir": str(tmp_path / "work"),
-        "commands": sweep_helpers.fake_slurm_commands(tmp_path / "here-slurm")}]}))
-    fed = Federation(sites, store=Store(tmp_path / "store.sqlite3"), poll_interval_s=3600,
-                     min_poll_s=3600)
-    await fed.start(recover=False)
-    yield fed
-    await fed.close()
 
 
 # ---- a directory copied without recursive ---------------------------------------------------

@@ -15,36 +15,15 @@ where its document starts, so it asserts the jobs read and the warning line said
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 
 import pytest
+from outputs_helpers import UTC, at, ended, flux, lsf, node_verdicts, pbs, sge, slurm, wrapped
 
 from diamond_jupyter.dialects import slurm_rest
-from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.outputs_common import expand_hostlist, memory_mb
-from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.sge_commands import SgeCommands
-from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.model import JobStatus, Node, SiteError
-from diamond_jupyter.placement_fit import node_returning, node_usable
-
-UTC = timezone.utc
-NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
-slurm = SlurmCommands(tz=UTC)
-pbs = PbsCommands(tz=UTC)
-lsf = LsfCommands(tz=UTC, now=lambda: NOW)
-flux = FluxCommands()
-sge = SgeCommands(tz=UTC)
-
-
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
-
-
-def ended(jobs: list[JobStatus]) -> list[tuple]:
-    """(id, state, exit code, reason) of each record."""
-    return [(j.native_id, j.state.value, j.exit_code, j.reason) for j in jobs]
+from diamond_jupyter.model import SiteError
+from diamond_jupyter.placement_fit import node_usable
 
 
 def error_of(read) -> str:
@@ -54,11 +33,6 @@ def error_of(read) -> str:
     except SiteError as e:
         return str(e)
     return "no error"
-
-
-def wrapped(n: int, *, set_: bool = True, infinite: bool = False) -> dict:
-    """A number as slurmrestd v0.0.39 and later print it."""
-    return {"set": set_, "infinite": infinite, "number": n}
 
 
 # -- Slurm text -----------------------------------------------------------------------------
@@ -409,11 +383,6 @@ QACCT = "\n".join([
     "category     -l h_rt=3600"])
 
 
-def _node(state: str) -> tuple[bool, tuple[float, bool] | None]:
-    node = Node(name="n", state=state)
-    return node_usable(node), node_returning(node)
-
-
 OUTPUTS = [
     # -- Slurm: scontrol, squeue, sacct, sinfo, config ----------------------------------
     ("scontrol node 23.11: CPUEfctv, MemSpecLimit, Arch (null), GresUsed IDX:N/A",
@@ -421,9 +390,9 @@ OUTPUTS = [
                n.partitions, n.state) for n in slurm.parse_nodes(NODE_23)],
      [(124, 506808, 4, 0, "a100", None, ["gpu", "gpu-preempt"], "idle+cloud+powered_down")]),
     ("a powered-down cloud node takes a job once booted",
-     lambda: _node("idle+cloud+powered_down"), (True, (60.0, False))),
+     lambda: node_verdicts("idle+cloud+powered_down"), (True, (60.0, False))),
     ("DOWN+NOT_RESPONDING neither takes a job nor is said to come back",
-     lambda: _node("down+not_responding"), (False, None)),
+     lambda: node_verdicts("down+not_responding"), (False, None)),
     ("scontrol partition: padded ranges of two widths, UNLIMITED, per-GPU defaults",
      lambda: [(p.nodes, p.max_time_s, p.max_nodes, p.default_time_s, p.def_mem_per_gpu_mb,
                p.def_cpus_per_gpu, p.max_mem_per_node_mb, p.qos)

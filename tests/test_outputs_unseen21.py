@@ -13,68 +13,39 @@ the jobs read and the line said."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import pytest
+from outputs_helpers import (
+    UTC,
+    at,
+    ended,
+    error_of,
+    flux,
+    lsf,
+    node_verdicts,
+    pbs,
+    sge,
+    slurm,
+    torque,
+    wrapped,
+)
 
 from diamond_jupyter.dialects import slurm_rest
-from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.lsf_commands import LsfCommands, parse_jl_u, parse_task_limits
 from diamond_jupyter.dialects.lsf_commands import array_of as lsf_array_of
 from diamond_jupyter.dialects.lsf_commands import array_tasks as lsf_array_tasks
+from diamond_jupyter.dialects.lsf_commands import parse_jl_u, parse_task_limits
 from diamond_jupyter.dialects.outputs_common import fold_array_tasks
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.pbs_text import parse_wrapper_nodes
-from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.sge_commands import array_of as sge_array_of
 from diamond_jupyter.dialects.sge_commands import array_tasks as sge_array_tasks
-from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.dialects.slurm_commands import array_of as slurm_array_of
 from diamond_jupyter.dialects.slurm_commands import array_tasks as slurm_array_tasks
-from diamond_jupyter.model import JobStatus, Node, SiteError
-from diamond_jupyter.placement_fit import node_returning, node_usable
-
-UTC = timezone.utc
-NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
-slurm = SlurmCommands(tz=UTC)
-pbs = PbsCommands(tz=UTC)
-torque = PbsCommands(flavor="torque", tz=UTC)
-lsf = LsfCommands(tz=UTC, now=lambda: NOW)
-flux = FluxCommands()
-sge = SgeCommands(tz=UTC)
-
-
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
+from diamond_jupyter.placement_fit import node_usable
 
 
 def epoch(*parts: int) -> int:
     return int(at(*parts).timestamp())
-
-
-def ended(jobs: list[JobStatus]) -> list[tuple]:
-    """(id, state, exit code, reason) of each record."""
-    return [(j.native_id, j.state.value, j.exit_code, j.reason) for j in jobs]
-
-
-def error_of(read) -> str:
-    """The SiteError `read` raises (its text up to the sample), or a note that it raised
-    none."""
-    try:
-        read()
-    except SiteError as e:
-        return str(e).split(" (got ")[0]
-    return "no error"
-
-
-def wrapped(n: int, *, set_: bool = True, infinite: bool = False) -> dict:
-    """A number as slurmrestd v0.0.39 and later print it."""
-    return {"set": set_, "infinite": infinite, "number": n}
-
-
-def _node(state: str) -> tuple[bool, tuple[float, bool] | None]:
-    node = Node(name="n", state=state)
-    return node_usable(node), node_returning(node)
 
 
 # -- Slurm text -----------------------------------------------------------------------------
@@ -377,12 +348,12 @@ OUTPUTS = [
       ["slurm: cannot parse sinfo line 5: expected 10 '|' fields (got 'sinfo: error: Unable "
        "to contact slurm controller (connect failure)')"])),
     ("node down* (not responding) takes no job and is not said to come back",
-     lambda: _node("down*"), (False, None)),
-    ("node drained+ takes no job", lambda: _node("drained+"), (False, None)),
-    ("node draining@ takes no new job", lambda: _node("draining@"), (False, None)),
+     lambda: node_verdicts("down*"), (False, None)),
+    ("node drained+ takes no job", lambda: node_verdicts("drained+"), (False, None)),
+    ("node draining@ takes no new job", lambda: node_verdicts("draining@"), (False, None)),
     ("node mixed- (planned for a waiting job) still takes jobs",
-     lambda: _node("mixed-"), (True, None)),
-    ("node reboot^ takes no job now, comes back", lambda: _node("reboot^"),
+     lambda: node_verdicts("mixed-"), (True, None)),
+    ("node reboot^ takes no job now, comes back", lambda: node_verdicts("reboot^"),
      (False, (60.0, True))),
     ("scontrol node DOWN+DRAIN+NOT_RESPONDING with its reason",
      lambda: [(n.name, n.state, n.cpus, node_usable(n)) for n in slurm.parse_nodes(

@@ -11,27 +11,11 @@ faults this sweep found (each failed before)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import pytest
+from outputs_helpers import at, error_of, flux, lsf, pbs, sge, torque
 
-from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.lsf_commands import LsfCommands
-from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.sge_commands import SgeCommands
-from diamond_jupyter.model import JobStatus, SiteError
-
-UTC = timezone.utc
-NOW = datetime(2026, 12, 6, 9, tzinfo=UTC)
-pbs = PbsCommands(tz=UTC)
-torque = PbsCommands(flavor="torque", tz=UTC)
-lsf = LsfCommands(tz=UTC, now=lambda: NOW)
-flux = FluxCommands()
-sge = SgeCommands(tz=UTC)
-
-
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
+from diamond_jupyter.model import JobStatus
 
 
 def read(jobs: list[JobStatus]) -> list[tuple]:
@@ -55,16 +39,6 @@ def read(jobs: list[JobStatus]) -> list[tuple]:
         )
         for j in jobs
     ]
-
-
-def error_of(run) -> str:
-    """The SiteError `run` raises (its text up to the sample), or a note that it raised
-    none."""
-    try:
-        run()
-    except SiteError as e:
-        return str(e).split(" (got ")[0]
-    return "no error"
 
 
 PBS_QSTAT = {

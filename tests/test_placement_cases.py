@@ -110,6 +110,19 @@ def at(h: float) -> str:
     return (NOW + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def reservation(name: str, nodes: str, start_h: float, end_h: float,
+                flags: str = "SPEC_NODES", users: str = "root", *, node_count: int,
+                cores: int) -> str:
+    """One reservation of `node_count` nodes and `cores` cores, from `start_h` to `end_h`
+    hours from NOW, as `scontrol show reservation -o` prints it."""
+    state = "ACTIVE" if start_h <= 0 < end_h else "INACTIVE"
+    return (f"ReservationName={name} StartTime={at(start_h)} EndTime={at(end_h)} "
+            f"Duration=1:00:00 Nodes={nodes} NodeCnt={node_count} CoreCnt={cores} "
+            f"Features=(null) PartitionName=(null) Flags={flags} TRES=cpu={cores} "
+            f"Users={users} Groups=(null) Accounts=(null) Licenses=(null) State={state} "
+            "BurstBuffer=(null) Watts=n/a MaxStartDelay=(null)\n")
+
+
 # --------------------------------------------------------------- GPUs: per node, task, job
 
 def test_gres_gpu_type_and_count_per_node():

@@ -9,8 +9,9 @@ site, the partition, the start and that the reason names the real cause."""
 from __future__ import annotations
 
 from datetime import timedelta, timezone
+from functools import partial
 
-from test_placement_cases import NOW, at, has_note, hours, only, reasons, run
+from test_placement_cases import NOW, at, has_note, hours, only, reasons, reservation, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -141,15 +142,7 @@ def selene(*queue: str, states=None, alloc=None, galloc=None, mem=None, resv: st
     return SiteConfig(name="selene", metadata={"architecture": "x86_64"}), snap
 
 
-def resv(name: str, nodes: str, start_h: float, end_h: float, users: str = "root",
-         flags: str = "SPEC_NODES") -> str:
-    """One reservation as `scontrol show reservation -o` prints it."""
-    state = "ACTIVE" if start_h <= 0 < end_h else "INACTIVE"
-    return (f"ReservationName={name} StartTime={at(start_h)} EndTime={at(end_h)} "
-            f"Duration=1:00:00 Nodes={nodes} NodeCnt=2 CoreCnt=128 Features=(null) "
-            f"PartitionName=(null) Flags={flags} TRES=cpu=128 Users={users} Groups=(null) "
-            f"Accounts=(null) Licenses=(null) State={state} BurstBuffer=(null) Watts=n/a "
-            "MaxStartDelay=(null)\n")
+resv = partial(reservation, node_count=2, cores=128)  # one of selene's reservations
 
 
 def test_the_outputs_are_read_as_selene_is():

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from datetime import timezone
+from functools import partial
 
 import pytest
-from test_placement_cases import NOW, at, hours, reasons, run
+from test_placement_cases import NOW, at, hours, reasons, reservation, run
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.flux_commands import FluxCommands
@@ -96,14 +97,7 @@ def running(jid: str, node: str, cpus: int, left_h: float, limit_h: int = 10,
 QOS = "normal||||||||||\ndebugq|||||00:30:00||||\n"
 
 
-def resv(name: str, nodes: str, start_h: float, end_h: float, flags: str,
-         users: str = "root") -> str:
-    state = "ACTIVE" if start_h <= 0 < end_h else "INACTIVE"
-    return (f"ReservationName={name} StartTime={at(start_h)} EndTime={at(end_h)} "
-            f"Duration=1:00:00 Nodes={nodes} NodeCnt=1 CoreCnt=48 Features=(null) "
-            f"PartitionName=(null) Flags={flags} TRES=cpu=48 Users={users} Groups=(null) "
-            f"Accounts=(null) Licenses=(null) State={state} BurstBuffer=(null) Watts=n/a "
-            "MaxStartDelay=(null)\n")
+resv = partial(reservation, node_count=1, cores=48)  # one of kestrel's reservations
 
 
 def kestrel(*queue: str, states=None, alloc=None, galloc=None, amem=None, reservations="",

@@ -18,18 +18,14 @@ from pathlib import Path
 
 import paramiko
 import pytest
+from sweep_helpers import looked_up, swf_line
 
 from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.dialects.translate import translate
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.testbed.trace import read_swf
 from diamond_jupyter.transports import HostKeyError
-from diamond_jupyter.transports.ssh_auth import (
-    HostKeyVerifier,
-    HostSpec,
-    load_ssh_config,
-    resolve_host,
-)
+from diamond_jupyter.transports.ssh_auth import HostKeyVerifier, HostSpec
 
 
 def _script(line: str) -> str:
@@ -115,8 +111,7 @@ def test_home_is_matched_as_grid_engine_matches_it() -> None:
 # -- 3. an ssh_config keyword ssh does not know ---------------------------------------------
 
 def _looked_up(tmp_path: Path, text: str) -> str:
-    (tmp_path / "ssh_config").write_text(text)
-    return resolve_host(load_ssh_config(str(tmp_path / "ssh_config")), "hpc").hostname
+    return looked_up(tmp_path, text).hostname
 
 
 @pytest.mark.parametrize("word", ["XAuthorityMagic", "PreferIPv6", "ForwardGPG"])
@@ -206,7 +201,7 @@ def test_a_revocation_on_the_marked_line_is_honoured(tmp_path: Path, tofu: bool)
 # -- 5. SWF: a short line among full ones, odd think times ----------------------------------
 
 def _swf_line(number: int, think: float = -1, fields: int = 18) -> str:
-    full = (f"{number} {10 * number} 0 100 4 -1 -1 4 600 -1 1 1 1 -1 1 1 -1 {think:g}")
+    full = swf_line(number, 10 * number, run=100, procs=4, req=600, users=1, think=think)
     return " ".join(full.split()[:fields]) + "\n"
 
 

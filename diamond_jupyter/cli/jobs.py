@@ -289,7 +289,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
         # not a blank answer that looks like a broken command: say so, on stderr
         print(visible(f"diamond: {args.job} has written nothing to its stdout or stderr "
                       f"(yet)"), file=sys.stderr)
-    if logs.get("missing") and job is not None and job.state.rank < JobState.RUNNING.rank:
+    if logs.get("missing") and job.state.rank < JobState.RUNNING.rank:
         # nothing to show yet is the job's state, not a failure of the site (exit 1)
         print(visible(f"diamond: {job.id} has not started ({job.state.value}): no logs to "
                       f"show yet, not an error (exit 0); `diamond wait {job.id}` waits for it"),

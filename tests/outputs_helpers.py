@@ -1,0 +1,57 @@
+"""What the scheduler-output sweeps (tests/test_outputs_unseen20.py and later) share: the
+dialects' command readers set to UTC, the moment `NOW` an LSF reader takes as now, and
+the small readers of their results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from diamond_jupyter.dialects.flux_commands import FluxCommands
+from diamond_jupyter.dialects.lsf_commands import LsfCommands
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.model import JobStatus, Node, SiteError
+from diamond_jupyter.placement_fit import node_returning, node_usable
+
+UTC = timezone.utc
+NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
+slurm = SlurmCommands(tz=UTC)
+pbs = PbsCommands(tz=UTC)
+torque = PbsCommands(flavor="torque", tz=UTC)
+lsf = LsfCommands(tz=UTC, now=lambda: NOW)
+flux = FluxCommands()
+sge = SgeCommands(tz=UTC)
+
+
+def at(*parts: int) -> datetime:
+    """datetime(*parts) in UTC."""
+    return datetime(*parts, tzinfo=UTC)
+
+
+def ended(jobs: list[JobStatus]) -> list[tuple]:
+    """(id, state, exit code, reason) of each record."""
+    return [(j.native_id, j.state.value, j.exit_code, j.reason) for j in jobs]
+
+
+def error_of(run: Callable[[], Any]) -> str:
+    """The SiteError `run` raises (its text up to the sample), or a note that it raised
+    none."""
+    try:
+        run()
+    except SiteError as e:
+        return str(e).split(" (got ")[0]
+    return "no error"
+
+
+def wrapped(n: int, *, set_: bool = True, infinite: bool = False) -> dict:
+    """A number as slurmrestd v0.0.39 and later print it."""
+    return {"set": set_, "infinite": infinite, "number": n}
+
+
+def node_verdicts(state: str) -> tuple[bool, tuple[float, bool] | None]:
+    """Whether placement takes a node in Slurm state `state` as usable, and as returning."""
+    node = Node(name="n", state=state)
+    return node_usable(node), node_returning(node)

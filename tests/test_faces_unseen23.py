@@ -1,0 +1,119 @@
+"""Faces sweep 23: what people type at each face, without the test bed. The command line's
+ids, options and files given wrong (a second id, an option with no value, a time in the
+wrong unit, a site name in another script, an id of a reused native id); the same mistakes
+in REST bodies (wrong types, extra and missing fields, unicode, very long values), the
+`%diamond` magics, the MCP tools and the agent's plan/approve path (its model answering at
+the wire); workflow files with mistakes. Each is refused naming what was given, where, and
+what would be accepted, and loses nothing. And `diamond logs` of a job the store knows has
+not started answers from the store, asking its site only when that knowledge is stale.
+
+Tests marked `fault` failed before this sweep's fixes; the others are guards."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+
+import pytest
+import sweep_helpers
+from sweep_helpers import sbatch_calls
+
+from diamond_jupyter.model import JobState
+from diamond_jupyter.store import Store
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
+user = sweep_helpers.new_user
+shell = sweep_helpers.magics_shell
+jp_server_config = sweep_helpers.one_local_site_server
+rest = sweep_helpers.rest_caller
+
+SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+LONG_AGO = "2020-01-01T00:00:00.000000+00:00"
+
+
+def _one_line_refusal(res, *said: str) -> str:
+    """Exit 2, nothing on stdout, the last line on stderr holding each of `said`."""
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert res.stdout == "" or json.loads(res.stdout)["reason"] == "bad-input"
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("diamond"), res.stderr
+    for s in said:
+        assert s in last, res.stderr
+    return last
+
+
+def _stored_pending(user, job_id: str, reason: str | None = None, *, stale: bool = False):
+    """Job `job_id` in the user's store, PENDING (for `reason`), its state learned now or,
+    `stale`, long ago."""
+    user.job(job_id, JobState.UNKNOWN, workdir=str(user.root),
+             stdout_path=str(user.root / "run.out"), stderr_path=str(user.root / "run.err"))
+    Store(user.store_path).apply_state(job_id, JobState.PENDING, reason=reason)
+    if stale:
+        with sqlite3.connect(user.store_path) as db:
+            db.execute("UPDATE jobs SET updated_at = ? WHERE id = ?", (LONG_AGO, job_id))
+
+
+def _squeue_calls(user) -> list[str]:
+    calls = user.fake / "calls"
+    return [c for c in calls.read_text().splitlines() if c.startswith("squeue")] \
+        if calls.exists() else []
+
+
+# ---- (0) `diamond logs` of a job not started: from the store while it is fresh -------------
+
+def test_fault_logs_of_a_held_job_answer_from_the_store_without_reaching_its_site(user):
+    """`ghost` cannot be reached: logs of its job the store has just seen held went to the
+    site anyway, waited on it and failed (exit 1), though nothing could be there yet."""
+    _stored_pending(user, "ghost:7", reason="held (u)")
+    began = time.monotonic()
+    res = user.run("logs", "ghost:7", code=0)
+    assert time.monotonic() - began < 20  # no connection attempts, no timeouts
+    assert res.stdout == ""
+    assert f"stdout log {user.root / 'run.out'}: not there yet on ghost (the job has not " \
+           "started); ghost:7 was PENDING (held (u)) " in res.stderr, res.stderr
+    assert re.search(r"\(held \(u\)\) (just now|\d+ s ago)\n", res.stderr), res.stderr
+    assert "stderr log" in res.stderr
+    assert "ghost:7 has not started (PENDING): no logs to show yet, not an error (exit 0)" \
+        in res.stderr
+
+
+def test_fault_logs_json_of_a_pending_job_from_the_store_keeps_its_shape(user):
+    _stored_pending(user, "ghost:8", reason="Priority")
+    got = json.loads(user.run("logs", "ghost:8", "--json", code=0).stdout)
+    assert got["stdout"] == got["stderr"] == "" and got["notes"] == ""
+    assert [line.split(":")[0] for line in got["missing"].splitlines()] == \
+        [f"stdout log {user.root / 'run.out'}", f"stderr log {user.root / 'run.err'}"]
+    assert "was PENDING (Priority)" in got["missing"]
+
+
+def test_fault_logs_of_a_job_whose_stored_state_is_stale_ask_its_scheduler_first(user):
+    """A state learned long ago may be old news: the site's scheduler is asked (one squeue)
+    before saying the job has not started."""
+    _stored_pending(user, "alpha:4300", stale=True)
+    res = user.run("logs", "alpha:4300", code=0)
+    assert len(_squeue_calls(user)) == 1, _squeue_calls(user)
+    assert "(the job has not started); alpha:4300 was PENDING just now" in res.stderr
+
+
+def test_logs_of_a_fresh_pending_job_ask_no_scheduler(user):
+    _stored_pending(user, "alpha:4301")
+    user.run("logs", "alpha:4301", code=0)
+    assert _squeue_calls(user) == []
+
+
+def test_logs_of_a_stale_pending_job_on_a_site_out_of_reach_fail_naming_it(user):
+    """Stale knowledge is not passed off as an answer: the site is asked, and its silence is
+    a failure of the site (exit 1), not a job that has not started."""
+    _stored_pending(user, "ghost:9", stale=True)
+    res = user.run("logs", "ghost:9", code=1)
+    assert "ghost" in res.stderr.strip().splitlines()[-1], res.stderr
+    assert "not an error" not in res.stderr
+
+
+def test_logs_of_a_running_job_still_read_its_site(user):
+    user.job("ghost:10", JobState.RUNNING, workdir=str(user.root),
+             stdout_path=str(user.root / "run.out"))
+    res = user.run("logs", "ghost:10", code=1)
+    assert "not an error" not in res.stderr and "ghost" in res.stderr

@@ -1227,9 +1227,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if job.state is JobState.PENDING:
             learned_s = self._state_age_s(job)
             if learned_s is None or learned_s > self.logs_trust_state_s:
-                job = await self.journal.refresh(job.token or job.id)  # stale: ask the site
-                learned_s = 0.0
-            if job.state is JobState.PENDING:  # nothing on the site to read yet
+                try:  # stale, or only the submit's: ask the site's scheduler
+                    job, learned_s = await self.journal.refresh(job.token or job.id), 0.0
+                except SiteError:  # not confirmed: its log files are looked for instead
+                    learned_s = None
+            if job.state is JobState.PENDING and learned_s is not None:  # nothing there yet
                 return self._logs_not_started(site, job, learned_s)
         texts, missing, notes = {}, [], []
         await site.know_home()  # the job's directory may be under the home
@@ -1266,11 +1268,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
 
     def _state_age_s(self, job: Job) -> float | None:
-        """Seconds since job `job`'s stored state was last learned: its row last changed,
-        or this engine's monitor of its site last polled it without trouble; None when
-        neither is known."""
-        written = self.store.state_written_at(job.id)
-        learned = [written.timestamp()] if written else []
+        """Seconds since job `job`'s stored state was last learned: from the last change a
+        poll or a push recorded, or this engine's monitor of its site polling it without
+        trouble since; None when neither is known."""
+        changed = self.store.state_learned_at(job.id)
+        learned = [changed.timestamp()] if changed else []
         monitor = self.monitors.get(job.site)
         if monitor is not None and (job.token or job.id) in monitor.tracked \
                 and monitor.trouble is None and monitor.last_poll_at:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
+from datetime import datetime, timezone
 
-import pytest
 import sweep_helpers
-from sweep_helpers import sbatch_calls
 
 from diamond_jupyter.model import JobState
 from diamond_jupyter.store import Store
@@ -30,7 +28,7 @@ jp_server_config = sweep_helpers.one_local_site_server
 rest = sweep_helpers.rest_caller
 
 SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
-LONG_AGO = "2020-01-01T00:00:00.000000+00:00"
+LONG_AGO = datetime(2020, 1, 1, tzinfo=timezone.utc)
 
 
 def _one_line_refusal(res, *said: str) -> str:
@@ -45,14 +43,12 @@ def _one_line_refusal(res, *said: str) -> str:
 
 
 def _stored_pending(user, job_id: str, reason: str | None = None, *, stale: bool = False):
-    """Job `job_id` in the user's store, PENDING (for `reason`), its state learned now or,
+    """Job `job_id` in the user's store, PENDING (for `reason`) as a poll saw it now or,
     `stale`, long ago."""
     user.job(job_id, JobState.UNKNOWN, workdir=str(user.root),
              stdout_path=str(user.root / "run.out"), stderr_path=str(user.root / "run.err"))
-    Store(user.store_path).apply_state(job_id, JobState.PENDING, reason=reason)
-    if stale:
-        with sqlite3.connect(user.store_path) as db:
-            db.execute("UPDATE jobs SET updated_at = ? WHERE id = ?", (LONG_AGO, job_id))
+    Store(user.store_path).apply_state(job_id, JobState.PENDING, reason=reason, source="poll",
+                                       at=LONG_AGO if stale else None)
 
 
 def _squeue_calls(user) -> list[str]:
@@ -101,6 +97,17 @@ def test_logs_of_a_fresh_pending_job_ask_no_scheduler(user):
     _stored_pending(user, "alpha:4301")
     user.run("logs", "alpha:4301", code=0)
     assert _squeue_calls(user) == []
+
+
+def test_fault_logs_just_after_submit_ask_the_scheduler_before_saying_not_started(user):
+    """A job's PENDING from its own submit is no observation (an idle cluster starts it at
+    once): its scheduler is asked about it before it is said not started."""
+    job_id = user.run("submit", "--site", "alpha", str(user.script), code=0).stdout.strip()
+    asked = f"squeue -h -t all -j {job_id.split(':')[1]}"
+    assert asked not in _squeue_calls(user)
+    res = user.run("logs", job_id, code=0)
+    assert asked in _squeue_calls(user)
+    assert f"{job_id} was PENDING just now" in res.stderr, res.stderr
 
 
 def test_logs_of_a_stale_pending_job_on_a_site_out_of_reach_fail_naming_it(user):

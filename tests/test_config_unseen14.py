@@ -78,7 +78,7 @@ def test_fault_a_number_written_with_a_unit_says_the_number_meant(tmp_path, text
     assert key in said and accepted in said and said.endswith(f"(line {line})"), said
 
 
-def test_a_number_that_has_no_whole_meaning_says_the_unit_without_guessing(tmp_path):
+def test_fault_a_number_with_no_whole_meaning_says_the_unit_without_guessing(tmp_path):
     said = _refusal(tmp_path, _ssh(tmp_path, "host: h", "keepalive_s: half a minute"))
     assert "transport.keepalive_s" in said and "(a plain number of seconds, e.g. 30)" in said
     said = _refusal(tmp_path, _ssh(tmp_path, "host: h", "keepalive_s: 2.5"))
@@ -86,12 +86,12 @@ def test_a_number_that_has_no_whole_meaning_says_the_unit_without_guessing(tmp_p
 
 
 # (sites file, what the refusal holds, its line)
-PLACES = [
-    # fault: a directory was taken as the store, and failed when the engine opened it
+PLACES_FAULTS = [
+    # a directory was taken as the store, and failed when the engine opened it
     (lambda d: LOCAL + "store: /tmp\n", "store: '/tmp' is a directory; the store is one "
      "SQLite file: name the file in it (e.g. /tmp/diamond.sqlite3)", 4),
     (lambda d: LOCAL + "store: ~/\n", "store: '~/' is a directory", 4),  # fault
-    # fault: paths copied from Windows were one odd file name in the current directory
+    # paths copied from Windows were one odd file name in the current directory
     (lambda d: LOCAL + "store: 'C:\\Users\\me\\diamond.sqlite3'\n",
      "store: 'C:\\\\Users\\\\me\\\\diamond.sqlite3' is a Windows path; paths here are POSIX",
      4),
@@ -99,13 +99,14 @@ PLACES = [
      "workdir: 'D:\\\\scratch\\\\diamond' is a Windows path", 4),
     (lambda d: _ssh(d, "host: h", "key_file: 'C:/Users/me/.ssh/id_ed25519'"),
      "transport.key_file: 'C:/Users/me/.ssh/id_ed25519' is a Windows path", 7),
-    # fault: the site given twice was named by index only, no line
+    # the site given twice was named by index only, no line
     (lambda d: LOCAL + "  - name: a\n    transport: {kind: local}\n",
      "site name 'a' is used twice (sites[0] and sites[1])", 4),
-    # fault: a top-level key of another tool's file, no other key: no line
+    # a top-level key of another tool's file, no other key: no line
     (lambda d: "jobqueue:\n  slurm:\n    cores: 4\n", "jobqueue: unknown key", 1),
     (lambda d: "clusters:\n  - name: a\n", "clusters: unknown key (did you mean sites?", 1),
-    # guards
+]
+PLACES = [
     (lambda d: _ssh(d, "host: ${LOGIN_HOST}"), "a host is written out, not read from a "
      "variable", 3),
     (lambda d: LOCAL + "store: $DIAMOND_NO_SUCH_VAR_14/x.sqlite3\n",
@@ -115,6 +116,16 @@ PLACES = [
     (lambda d: LOCAL + "    workdir: ~bob/diamond\n", "~user paths are not supported", 4),
     (lambda d: LOCAL + "    env: {PATH: $PATH:/opt/bin}\n", "no shell expands '$PATH'", 4),
 ]
+
+
+@pytest.mark.parametrize("text,said,line", PLACES_FAULTS)
+def test_fault_a_path_or_a_site_given_wrong_names_the_key_and_line(tmp_path, text, said,
+                                                                   line):
+    """A directory or a Windows path was taken as the store (failing when the engine first
+    opened it) or as a workdir or key file; a site given twice, or a lone key of another
+    tool's file, was named without its line."""
+    got = _refusal(tmp_path, text(tmp_path))
+    assert said in got and got.endswith(f"(line {line})"), got
 
 
 @pytest.mark.parametrize("text,said,line", PLACES)

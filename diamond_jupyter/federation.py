@@ -12,6 +12,7 @@ import functools
 import logging
 import math
 import os
+import re
 import secrets
 import stat
 import time
@@ -111,6 +112,9 @@ FOLLOW_CHUNK_BYTES = 256 << 10  # and at most how much of it at once (base64 on 
 # `logs` of a job stored as not started answers from the store when its state was learned
 # this recently (a poll or a push of its own site's); an older one is asked of the site first
 LOGS_TRUST_STATE_S = 30.0
+# shell syntax no queue, QOS or reservation name holds: a face's option holding it
+# (`--partition 'gpu;rm'`) reached the script quoted and was refused only by the scheduler
+_SHELL_SYNTAX = re.compile(r"[;|&$`'\"<>()\\!*?]")
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -1717,6 +1721,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for key, value in ((overrides or {}) | {"name": name}).items():
             if value is not None and key not in NEED_OPTIONS and key != "force":
                 check_field((said_as or {}).get(key, key), value, key)
+            if key in ("queue", "qos", "reservation") and isinstance(value, str) and \
+                    (odd := _SHELL_SYNTAX.search(value)):  # a script's ${PART} is kept
+                what = "partition or queue" if key == "queue" else key
+                raise BadInput(f"{(said_as or {}).get(key, key)} {value!r} holds "
+                               f"{odd.group()!r}, and no scheduler's {what} name holds one "
+                               "(it is shell syntax); give the name as the scheduler lists "
+                               "it (letters, digits, _ . -)")
 
         spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
                                      if k in NEED_OPTIONS}, said_as=said_as)

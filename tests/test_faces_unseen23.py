@@ -16,9 +16,11 @@ import re
 import time
 from datetime import datetime, timezone
 
+import pytest
 import sweep_helpers
+from sweep_helpers import sbatch_calls
 
-from diamond_jupyter.model import JobState
+from diamond_jupyter.model import JobSpec, JobState
 from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
@@ -49,6 +51,11 @@ def _stored_pending(user, job_id: str, reason: str | None = None, *, stale: bool
              stdout_path=str(user.root / "run.out"), stderr_path=str(user.root / "run.err"))
     Store(user.store_path).apply_state(job_id, JobState.PENDING, reason=reason, source="poll",
                                        at=LONG_AGO if stale else None)
+
+
+def _calls(user) -> str:
+    calls = user.fake / "calls"
+    return calls.read_text() if calls.exists() else ""
 
 
 def _squeue_calls(user) -> list[str]:
@@ -124,3 +131,106 @@ def test_logs_of_a_running_job_still_read_its_site(user):
              stdout_path=str(user.root / "run.out"))
     res = user.run("logs", "ghost:10", code=1)
     assert "not an error" not in res.stderr and "ghost" in res.stderr
+
+
+# ---- (1) the command line ------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,said", [
+    (["status", "alpha:4242", "alpha:1"],
+     "unrecognized arguments: alpha:1 (1 more than diamond status takes: JOB)"),
+    (["fetch", "alpha:1", "dest", "extra"],
+     "unrecognized arguments: extra (1 more than diamond fetch takes: JOB [DEST])"),
+    (["logs", "alpha:1", "--lines", "1e3"],
+     "argument --lines: expected a whole number, 1 or more, not '1e3'"),
+    (["submit", "--site", "alpha", "--time", "3h", "job.sh"],
+     "(3h is --time 03:00:00), not '3h'"),
+    (["submit", "--site", "alpha", "--gpus", "two", "job.sh"],
+     "argument --gpus: expected a whole number, 0 or more, not 'two'"),
+    (["submit", "--site", "alpha", "--memory", "4XB", "job.sh"],
+     "--memory '4XB': expected a size such as 4G or 500M"),
+    (["submit", "--site", "alpha", "--hedge", "0", "job.sh"],
+     "--hedge takes a number of copies from 1 to 8, not '0'"),
+    (["submit", "job.sh", "--site"], "argument --site: expected one argument"),
+    (["submit", "--site", "\u03b1\u03bb\u03c6\u03b1", "job.sh"],
+     "unknown site '\u03b1\u03bb\u03c6\u03b1' (known: alpha, ghost)"),
+    (["place", "job.sh", "--explain", "--site", "alpha"],
+     "unknown option --site (did you mean --time? accepted: --arch"),
+    (["jobs", "--state", "RUNNING"], "unknown option --state (did you mean --site?"),
+    (["wait", "alpha:1", "--timeout", "5m"],
+     "argument --timeout: expected a number of seconds above 0 (e.g. 30), not '5m'"),
+    (["translate", "--to", "pbs", "--from", "cobol", "job.sh"],
+     "unknown dialect 'cobol'; expected one of slurm, pbs, lsf, flux, sge"),
+])
+def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, said):
+    _one_line_refusal(user.run(*args), said)
+    assert sbatch_calls(user) == []
+
+
+@pytest.mark.parametrize("partition,odd", [("gpu;rm", ";"), ("$(id)", "$"),
+                                           ("gpu|cpu", "|"), ("'gpu'", "'")])
+def test_fault_a_partition_holding_shell_syntax_is_refused_before_anything_is_sent(
+        user, partition, odd):
+    """`--partition 'gpu;rm'` was taken, written into the script (quoted), and sent to the
+    scheduler, which refused it at submit as a partition that does not exist."""
+    res = user.run("submit", "--site", "alpha", "--partition", partition, "job.sh")
+    _one_line_refusal(res, f"--partition {partition!r} holds {odd!r}, and no scheduler's "
+                           "partition or queue name holds one")
+    assert sbatch_calls(user) == []
+
+
+def test_an_id_one_digit_off_a_known_job_names_it(user):
+    user.job("alpha:4242", JobState.PENDING)
+    _one_line_refusal(user.run("status", "alpha:4242.0"), "no job 'alpha:4242.0' in the store "
+                      "(did you mean alpha:4242?")
+
+
+def test_a_very_long_job_id_is_named_shortened_on_one_line(user):
+    res = user.run("logs", "alpha:" + "7" * 5000)
+    line = _one_line_refusal(res, "no job 'alpha:777", "characters) in the store")
+    assert len(line) < 300, line
+
+
+def test_a_job_whose_native_id_slurm_gave_to_a_newer_job_is_not_released(user):
+    """Slurm reused 4242 for a newer job: the older one, named by its own id, is not
+    released (that would release the newer job), and the refusal names the newer one."""
+    store = Store(user.store_path)
+    store.record_intent("alpha", "aaaaaaaaaaaa", JobSpec(name="old", script="echo\n"))
+    store.bind_native_id("aaaaaaaaaaaa", "4242")
+    store.record_intent("alpha", "bbbbbbbbbbbb", JobSpec(name="new", script="echo\n"))
+    store.bind_native_id("bbbbbbbbbbbb", "4242")
+    old = store.job_by_token("aaaaaaaaaaaa")
+    assert old.id != "alpha:4242" and old.reused_by == "alpha:4242"
+    _one_line_refusal(user.run("release", old.id), f"not releasing {old.id}: it has left "
+                      "alpha's queue and its native id 4242 now belongs to alpha:4242")
+    assert "scontrol release" not in _calls(user)
+    got = json.loads(user.run("status", "alpha:4242", "--json", code=0).stdout)
+    assert got["name"] == "new"
+
+
+# ---- (2) workflow files with mistakes ------------------------------------------------------
+
+STEP = "name: w\nsteps:\n  - name: a\n    script: echo hi\n"
+
+
+@pytest.mark.parametrize("text,said", [
+    (STEP + "    needs: [a]\n", "step 'a' needs itself (a cycle) (line 5)"),
+    (STEP + "    on_failure: retry\n", "on_failure: Input should be 'resubmit-elsewhere' or "
+                                      "'stop', not 'retry': retries: N says how many times"),
+    (STEP + "    site: [alpha, nosuch]\n", "unknown site 'nosuch' in its list of sites "
+                                          "[alpha, nosuch] (known: alpha, ghost, or auto)"),
+    (STEP + "    outputs: out.txt\n", "outputs is a list: write outputs: [out.txt], not "
+                                     "'out.txt' (line 5)"),
+    (STEP + "    depends_on: [b]\n", "depends_on: unknown field (accepted: name, script"),
+    (STEP + "    inputs: [{from: b, path: x}]\n", "inputs[0] is from unknown step 'b' "
+                                                 "(steps: a)"),
+    (STEP + "  - name: a\n    script: echo ho\n", "step name 'a' is used twice (steps[0] "
+                                                   "and steps[1]); rename one"),
+    ("name: w\nsteps:\n  - name: a\n    script_file: nothere.sh\n",
+     "script_file 'nothere.sh': no such file"),
+])
+def test_a_workflow_file_with_a_mistake_names_file_step_and_line(user, text, said):
+    user.write("wf.yaml", text)
+    _one_line_refusal(user.run("workflow", "run", "wf.yaml"), "wf.yaml: ", said)
+    assert sbatch_calls(user) == []
+    assert json.loads(user.run("workflow", "list", "--json", code=0).stdout) in ([], {
+        "workflows": []})

@@ -234,3 +234,134 @@ def test_a_workflow_file_with_a_mistake_names_file_step_and_line(user, text, sai
     assert sbatch_calls(user) == []
     assert json.loads(user.run("workflow", "list", "--json", code=0).stdout) in ([], {
         "workflows": []})
+
+
+# ---- (3) the magics ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line,cell,said", [
+    ("submit --site alpha --partition gpu;rm", SCRIPT,
+     "--partition 'gpu;rm' holds ';', and no scheduler's partition or queue name holds one"),
+    ("submit --site alpha --time 3h", SCRIPT, "(3h is --time 03:00:00)"),
+    ("submit --site \u00e4lpha", SCRIPT, "unknown site '\u00e4lpha'"),
+    ("translate --to cobol", SCRIPT, "unknown dialect 'cobol'"),
+    ("logs alpha:1 --lines ten", None, "--lines"),
+    ("status alpha:1 alpha:2", None, "alpha:2"),
+    ("status " + "9" * 3000, None, "characters)"),
+    ("cancel here:1", None, "no job 'here:1' in the store"),
+])
+def test_a_magic_given_a_wrong_value_names_it(shell, user, capsys, line, cell, said):
+    sweep_helpers.assert_magic_refused(shell, user, capsys, line, cell, said)
+
+
+def test_fault_a_magic_submit_with_a_partition_of_shell_syntax_sends_nothing(shell, user,
+                                                                              capsys):
+    """(as the command line) `%%diamond submit --partition 'a|b'` reached the scheduler."""
+    sweep_helpers.assert_magic_refused(shell, user, capsys, "submit --site alpha "
+                                       "--partition a|b", SCRIPT, "holds '|'")
+
+
+# ---- (4) the MCP tools ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("tool,args,said", [
+    ("logs", {"job_id": "alpha:1", "lines": 0}, "lines"),
+    ("logs", {"job_id": "alpha:1", "lines": "ten"}, "lines"),
+    ("status", {"job_id": 4242}, "job_id"),
+    ("status", {"job_id": "alpha:1", "verbose": True}, "verbose"),
+    ("submit", {"site": "alpha"}, "script"),
+    ("translate", {"script": SCRIPT, "to": "cobol"}, "cobol"),
+    ("cancel", {"job_id": "\u0430lpha:1"}, "\u0430lpha:1"),
+])
+async def test_an_mcp_tool_given_a_wrong_type_or_field_names_it(user, tool, args, said):
+    said_back = await sweep_helpers.mcp_refusal(user, tool, args)
+    assert said in said_back, said_back
+    assert sbatch_calls(user) == []
+
+
+async def test_fault_the_mcp_logs_of_a_job_not_started_say_why_they_are_empty(user):
+    """The tool answered {"stdout": "", "stderr": ""}: the engine's word that the job has
+    not started (its "missing" lines) was dropped, and empty logs read as a fault."""
+    from diamond_jupyter.mcp_server import build_server
+
+    _stored_pending(user, "ghost:11", reason="Priority")
+    server = build_server(str(user.sites), root=user.root)
+    got = await server.call_tool("logs", {"job_id": "ghost:11"})
+    text = json.dumps(got if isinstance(got, dict) else [getattr(c, "text", str(c))
+                                                         for c in got])
+    assert "the job has not started" in text and "was PENDING (Priority)" in text, text
+
+
+# ---- (5) the REST API ----------------------------------------------------------------------
+
+def _body(**fields) -> bytes:
+    return json.dumps(fields).encode()
+
+
+@pytest.mark.parametrize("body,said", [
+    (_body(script=SCRIPT, site=5), "site"),
+    (_body(script=SCRIPT, site="here", partition="gpu"), "partition"),
+    (_body(site="here"), "script"),
+    (_body(script=SCRIPT, site="here", hedge="two"), "hedge"),
+    (_body(script=SCRIPT, site="here", hold="yes please"), "hold"),
+    (_body(script=["echo hi"], site="here"), "script"),
+    (_body(script=SCRIPT, site="h\u00e9re"), "unknown site 'h\u00e9re'"),
+    (b"[1, 2]", "JSON object"),
+])
+async def test_a_rest_submit_body_with_a_wrong_field_is_a_400_naming_it(rest, body, said):
+    code, reply = await rest("POST", "jobs", body)
+    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
+    assert said in reply["message"], reply
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []  # nothing submitted
+
+
+@pytest.mark.parametrize("method,path,body,said", [
+    ("POST", "translate", _body(script=SCRIPT, to=["slurm"]), "to"),
+    ("POST", "tasks", _body(prompt=5), "prompt"),
+    ("POST", "tasks", _body(prompt="hi", approval="sometimes"), "approval"),
+])
+async def test_a_rest_request_with_a_wrong_value_is_a_400_naming_it(rest, method, path, body,
+                                                                     said):
+    code, reply = await rest(method, path, body)
+    assert code == 400 and said in reply["message"], (code, reply)
+
+
+async def test_a_rest_submit_of_a_huge_script_is_refused_naming_the_limit(rest):
+    code, reply = await rest("POST", "jobs", _body(script="#!/bin/bash\n" + "echo x\n" * 600_000,
+                                                   site="here"))
+    assert code in (400, 413), (code, reply)
+    assert "bytes" in str(reply) or "large" in str(reply), reply
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []
+
+
+@pytest.mark.parametrize("lines", ["ten", "-3", "0", "1.5"])
+async def test_a_rest_logs_lines_that_is_no_count_is_a_400_naming_it(rest, lines):
+    code, job = await rest("POST", "jobs", _body(script=SCRIPT, site="here"))
+    assert code == 201, job
+    code, reply = await rest("GET", f"jobs/{job['id']}/logs?lines={lines}")
+    assert code == 400 and "lines" in reply["message"], (code, reply)
+
+
+@pytest.mark.parametrize("path,body,typo,meant", [
+    ("translate", _body(script=SCRIPT, to="pbs", form="lsf"), "form", "from"),
+    ("jobs", _body(script=SCRIPT, stie="here"), "stie", "site"),
+    ("place", _body(script=SCRIPT, dialekt="slurm"), "dialekt", "dialect"),
+])
+async def test_fault_a_rest_body_field_misspelt_is_a_400_naming_the_field_meant(
+        rest, path, body, typo, meant):
+    """`{"form": "lsf"}` for `from` was passed over: the script was read as another dialect
+    (or submitted to another site) without a word."""
+    code, reply = await rest("POST", path, body)
+    assert code == 400 and reply["reason"] == "bad-input", (code, reply)
+    assert f"unknown field '{typo}' in the body (did you mean '{meant}'?" in reply["message"]
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []
+
+
+async def test_a_rest_body_field_of_a_newer_client_is_passed_over(rest):
+    code, reply = await rest("POST", "translate", _body(script=SCRIPT, to="pbs",
+                                                        client_build="2027.1"))
+    assert code == 200 and reply["script"].startswith("#!/bin/bash\n#PBS"), (code, reply)
+
+
+async def test_a_rest_approve_without_an_llm_says_how_to_configure_one(rest):
+    code, reply = await rest("POST", "tasks/t-nope-23/approve", b"{}")
+    assert code == 503 and reply["reason"] == "llm-not-configured", (code, reply)
+    assert "ANTHROPIC_API_KEY" in reply["message"]

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 
 import pytest
 import sweep_helpers
+from fake_llm import text, tool_results, tool_use
 from sweep_helpers import sbatch_calls
 
 from diamond_jupyter.model import JobSpec, JobState
@@ -365,3 +366,86 @@ async def test_a_rest_approve_without_an_llm_says_how_to_configure_one(rest):
     code, reply = await rest("POST", "tasks/t-nope-23/approve", b"{}")
     assert code == 503 and reply["reason"] == "llm-not-configured", (code, reply)
     assert "ANTHROPIC_API_KEY" in reply["message"]
+
+
+# ---- (6) the agent: `%%diamond ask`, its plan, approve and reject (the model at the wire) --
+
+def _asked(shell, fake_llm, *steps) -> tuple[str, object]:
+    """`%%diamond ask` with the model answering `steps`: the task's id, once it has
+    settled (awaiting approval, or done), and the magics' engine."""
+    from diamond_jupyter.kernel import magics
+
+    fake_llm.script(*steps)
+    handle = shell.run_cell_magic("diamond", "ask", "run echo hi on alpha")
+    engine = magics._magics.engine
+
+    async def settled():
+        return await (await engine.agent()).wait(handle.id, settled=True, timeout=60)
+
+    engine.call(settled())
+    return handle.id, engine
+
+
+def _task(engine, task_id: str) -> dict:
+    async def get():
+        return (await engine.fed()).task(task_id)
+    return engine.call(get())
+
+
+SUBMIT_ALPHA = [tool_use("submit", {"script": "echo hi\n", "site": "alpha"})]
+
+
+def test_an_approval_of_another_plan_is_refused_and_nothing_runs(shell, user, capsys,
+                                                                 fake_llm):
+    task_id, engine = _asked(shell, fake_llm, SUBMIT_ALPHA)
+    assert _task(engine, task_id)["state"] == "awaiting_approval"
+    sweep_helpers.assert_magic_refused(shell, user, capsys,
+                                       f"approve {task_id} --plan {'0' * 64}", None,
+                                       "plan")
+    assert _task(engine, task_id)["state"] == "awaiting_approval"  # still there to approve
+
+
+def test_a_plan_hash_that_is_no_sha256_says_what_one_looks_like(shell, user, capsys,
+                                                                fake_llm):
+    task_id, engine = _asked(shell, fake_llm, SUBMIT_ALPHA)
+    sweep_helpers.assert_magic_refused(shell, user, capsys, f"approve {task_id} --plan xyz",
+                                       None, "xyz")
+    assert _task(engine, task_id)["state"] == "awaiting_approval"
+
+
+def test_approving_a_task_that_does_not_exist_names_it(shell, user, capsys, fake_llm):
+    _asked(shell, fake_llm, SUBMIT_ALPHA)
+    sweep_helpers.assert_magic_refused(shell, user, capsys, "approve t-no-such-23", None,
+                                       "t-no-such-23")
+
+
+def test_approving_a_rejected_task_says_it_awaits_nothing(shell, user, capsys, fake_llm):
+    task_id, engine = _asked(shell, fake_llm, SUBMIT_ALPHA)
+    shell.run_line_magic("diamond", f"reject {task_id}")
+    capsys.readouterr()
+    sweep_helpers.assert_magic_refused(shell, user, capsys, f"approve {task_id}", None,
+                                       "not awaiting approval")
+    assert _task(engine, task_id)["state"] == "rejected"
+
+
+@pytest.mark.parametrize("tool,args,said", [
+    ("submit", {"script": "echo hi\n", "site": "nosuch"}, "unknown site 'nosuch'"),
+    ("logs", {"job_id": "alpha:1", "lines": "ten"}, "lines"),
+    ("status", {"job_id": "4242"}, "SITE:NUMBER"),
+    ("translate", {"script": SCRIPT, "to": "cobol"}, "unknown dialect 'cobol'"),
+])
+def test_a_model_calling_a_skill_wrongly_is_told_what_it_wrote(shell, user, fake_llm,
+                                                               tool, args, said):
+    """The agent's user is the model: its wrong call comes back as an error naming what it
+    wrote, and the task goes on (nothing submitted)."""
+    answered = {}
+
+    def answer(body):
+        answered["result"] = tool_results(body)[-1]
+        return [text("noted")]
+
+    task_id, engine = _asked(shell, fake_llm, [tool_use(tool, args)], answer)
+    _, content, is_error = answered["result"]
+    assert is_error and said in str(content), content
+    assert _task(engine, task_id)["state"] == "done"
+    assert sbatch_calls(user) == []

@@ -240,8 +240,6 @@ def test_a_workflow_file_with_a_mistake_names_file_step_and_line(user, text, sai
 # ---- (3) the magics ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line,cell,said", [
-    ("submit --site alpha --partition gpu;rm", SCRIPT,
-     "--partition 'gpu;rm' holds ';', and no scheduler's partition or queue name holds one"),
     ("submit --site alpha --time 3h", SCRIPT, "(3h is --time 03:00:00)"),
     ("submit --site \u00e4lpha", SCRIPT, "unknown site '\u00e4lpha'"),
     ("translate --to cobol", SCRIPT, "unknown dialect 'cobol'"),

@@ -864,7 +864,7 @@ class FederationConfig(_Cfg):
         if value is not None and (value.endswith("/") or Path(value).expanduser().is_dir()):
             raise ValueError(f"{_printable(repr(value))} is a directory; the store is one "
                              "SQLite file: name the file in it (e.g. "
-                             f"{_printable(value.rstrip('/') or '')}/diamond.sqlite3)")
+                             f"{_printable(value.rstrip('/') or '')}/store.sqlite3)")
         return value
 
     @model_validator(mode="after")

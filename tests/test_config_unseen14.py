@@ -89,7 +89,7 @@ def test_fault_a_number_with_no_whole_meaning_says_the_unit_without_guessing(tmp
 PLACES_FAULTS = [
     # a directory was taken as the store, and failed when the engine opened it
     (lambda d: LOCAL + "store: /tmp\n", "store: '/tmp' is a directory; the store is one "
-     "SQLite file: name the file in it (e.g. /tmp/diamond.sqlite3)", 4),
+     "SQLite file: name the file in it (e.g. /tmp/store.sqlite3)", 4),
     (lambda d: LOCAL + "store: ~/\n", "store: '~/' is a directory", 4),  # fault
     # paths copied from Windows were one odd file name in the current directory
     (lambda d: LOCAL + "store: 'C:\\Users\\me\\diamond.sqlite3'\n",

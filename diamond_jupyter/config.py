@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import math
 import os
 import re
 import shlex
@@ -251,6 +252,8 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    if os.sep == "/":
+        _windows_path(value, "~/dir/file, or dir/file beside the sites file")
     if token := _SSH_TOKEN.search(value):  # `IdentityFile ~/.ssh/id_%r@%h` copied over
         where = ("; or leave it out and keep the line in ssh_config, which is read with its "
                  "tokens" if info.field_name in ("key_file", "cert_file", "known_hosts")
@@ -288,12 +291,25 @@ def workdir_variable(workdir: str) -> str | None:
     return m.group(2) if m else None
 
 
+def _windows_path(value: str, instead: str) -> None:
+    """Refuse `C:\\Users\\me\\x` (a path copied from Windows): on a POSIX system it is one
+    odd name in the current directory."""
+    if _WINDOWS_PATH.match(value):
+        raise ValueError(f"{_printable(repr(value))} is a Windows path; paths here are POSIX "
+                         "ones (/ between names), where this is one odd name with a colon and "
+                         f"backslashes in it: write it with / (e.g. {instead})")
+
+
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+
+
 def _workdir(value: str) -> str:
     """`~/x`, `/x`, a relative path (in the home), `$HOME/x` (the same as `~/x`) or
     `$VAR/x` with VAR set in the login's environment on the site (e.g. $SCRATCH)."""
     _one_line(value)
     if not value.strip():
         raise ValueError("must be a directory, e.g. ~/.diamond")
+    _windows_path(value, "/scratch/me/diamond or ~/.diamond")
     m = _WORKDIR_VAR.match(value)
     if value.count("$") != (1 if m else 0):
         login = re.search(r"\$\{?(USER|LOGNAME)\b\}?", value)
@@ -840,6 +856,17 @@ class FederationConfig(_Cfg):
                     if not (isinstance(k, str) and k.startswith("x-"))}
         return data
 
+    @field_validator("store")
+    @classmethod
+    def _store_is_a_file(cls, value: str | None) -> str | None:
+        """The store is one SQLite file: a directory (`store: ~/diamond/`) failed only when
+        the engine first opened it."""
+        if value is not None and (value.endswith("/") or Path(value).expanduser().is_dir()):
+            raise ValueError(f"{_printable(repr(value))} is a directory; the store is one "
+                             "SQLite file: name the file in it (e.g. "
+                             f"{_printable(value.rstrip('/') or '')}/store.sqlite3)")
+        return value
+
     @model_validator(mode="after")
     def _names_differ(self) -> FederationConfig:
         """Site names are told apart whatever their case (paths on a case-insensitive file
@@ -1213,6 +1240,40 @@ def _pattern_hint(err: Any) -> str:
     return ""
 
 
+_SECONDS = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "m": 60,
+            "min": 60, "mins": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600,
+            "hrs": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400}
+_BYTES = {"b": 1, "byte": 1, "bytes": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3,
+          "m": 1 << 20, "mib": 1 << 20, "mb": 10**6, "g": 1 << 30, "gib": 1 << 30,
+          "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+_AMOUNT = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*")
+
+
+def _number_hint(field: str, given: Any) -> str:
+    """What a number key accepts, in its unit (a key ending in _s holds seconds, one ending
+    in _bytes bytes), with the plain number meant by a value written with a unit (`10s`,
+    `5m`, `64MiB`) or in a form YAML left as text (`1.5e6`)."""
+    unit = "seconds" if field.endswith("_s") else "bytes" if field.endswith("_bytes") else ""
+    plain = f"a plain number of {unit}" if unit else "a plain number"
+    if field == "port":
+        return "a plain number, a port from 1 to 65535, e.g. 22"
+    if not isinstance(given, str):
+        return f"{plain}, e.g. 30"
+    m = _AMOUNT.fullmatch(given)
+    factors = _SECONDS if unit == "seconds" else _BYTES if unit == "bytes" else {}
+    if m and m.group(2).lower() in factors:
+        meant = float(m.group(1)) * factors[m.group(2).lower()]
+        return f"{plain}: write {meant:.0f} for {_printable(given.strip())}" \
+            if meant >= 1 and meant == int(meant) else f"{plain}, without a unit"
+    try:
+        meant = float(given)
+    except ValueError:
+        return f"{plain}, e.g. 30"
+    if math.isfinite(meant) and meant == int(meant):
+        return f"{plain}: write {int(meant)} for {_printable(given.strip())}"
+    return f"{plain}, e.g. 30"
+
+
 def _explain(err: Any) -> str:
     """pydantic's message for one error, with what would be accepted."""
     kind, given = err["type"], err.get("input")
@@ -1296,7 +1357,7 @@ def _explain(err: Any) -> str:
         return f"{msg} (true or false)"
     if kind in ("int_parsing", "int_type", "int_from_float", "float_parsing", "float_type",
                 "finite_number"):
-        return f"{msg} (a plain number, e.g. 30)"
+        return f"{msg} ({_number_hint(str(err['loc'][-1]), given)})"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
         # pydantic's "a valid dictionary or instance of TransportConfig" names a class
         msg = re.sub(r" or instance of \w+", "", msg).replace("dictionary", "mapping")
@@ -1504,7 +1565,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
-                       f"{odd_blank_hint(text)}{_other_format_hint(p, text)}") from None
+                       f"{odd_blank_hint(text)}{_lookalike_colon_hint(text)}"
+                       f"{_other_format_hint(p, text)}") from None
     except RecursionError:
         raise BadInput(f"sites file {p} is nested too deeply to be a sites file") from None
     sites = raw.get("sites") if isinstance(raw, dict) else None
@@ -1522,7 +1584,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                      and not str(k).startswith("x-")), None)
         if typo is not None:
             what = _explain({"type": "extra_forbidden", "loc": (str(typo),), "msg": ""})
-            raise BadInput(f"sites file {p}: {_printable(str(typo))}: {what}")
+            raise BadInput(f"sites file {p}: {_printable(str(typo))}: {what}"
+                           f"{_line_note(text, (typo,))}")
     if raw is None or isinstance(raw, dict) and not raw.get("sites"):
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")
@@ -1539,7 +1602,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         loc = tuple(x for x in first["loc"] if x != "[key]")
-        named = re.findall(r"\(sites\[(\d+)\]\)", str(first["msg"]))
+        named = re.findall(r"\bsites\[(\d+)\]", str(first["msg"]))
         if not loc and named:  # a problem between entries: the line of the last one named
             loc = ("sites", int(named[-1]), "name")
         line = _line_note(text, loc, said=what)
@@ -1597,6 +1660,22 @@ def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:
     where = _where(raw, loc) or "the top level"
     raise BadInput(f"sites file {p}: {where}: key {_printable(said)}, not a name; {hint}"
                    f"{line}")
+
+
+# colons of other scripts (an input method's full-width one, a ratio sign) YAML does not
+# read as the colon after a key
+_LOOKALIKE_COLONS = {"\uff1a": "a full-width colon", "\ufe55": "a small colon",
+                     "\u2236": "a ratio sign", "\ua789": "a modifier letter colon"}
+
+
+def _lookalike_colon_hint(text: str) -> str:
+    """' (line N holds ...)': the first line with a colon YAML does not read as one."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for char, name in _LOOKALIKE_COLONS.items():
+            if char in line:
+                return (f" (line {number} holds {char!r}, {name} (U+{ord(char):04X}), "
+                        "not the ':' YAML reads after a key: type ':' there)")
+    return ""
 
 
 def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:

@@ -12,6 +12,7 @@ import functools
 import logging
 import math
 import os
+import re
 import secrets
 import stat
 import time
@@ -108,6 +109,12 @@ MAX_LINKS_RESOLVED = 200  # a fetch's result links asked where they lead (one re
 LINKS_AT_ONCE = 12  # of those, asked at the same time
 FOLLOW_READ_S = 2.0  # `logs --follow`: how often a running job's log is read
 FOLLOW_CHUNK_BYTES = 256 << 10  # and at most how much of it at once (base64 on the way)
+# `logs` of a job stored as not started answers from the store when its state was learned
+# this recently (a poll or a push of its own site's); an older one is asked of the site first
+LOGS_TRUST_STATE_S = 30.0
+# shell syntax no queue, QOS or reservation name holds: a face's option holding it
+# (`--partition 'gpu;rm'`) reached the script quoted and was refused only by the scheduler
+_SHELL_SYNTAX = re.compile(r"[;|&$`'\"<>()\\!*?]")
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 
@@ -317,6 +324,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._history: tuple[list[Job], RuntimeHistory] | None = None  # `runtime_history`'s
         self.intent_grace_s, self.intent_sweep_s = intent_grace_s, intent_sweep_s
         self.held_sweep_s = HELD_SWEEP_S  # a long-lived engine looks for held work this often
+        self.logs_trust_state_s = LOGS_TRUST_STATE_S  # see LOGS_TRUST_STATE_S
         self._waits_noted: dict[str, float] = {}
         self._hedge_gated: set[tuple[str, str]] = set()
         self._hedge_locks: dict[str, asyncio.Lock] = {}
@@ -1220,6 +1228,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         job = self.store.get_job(job_id)
         self._refuse_unsubmitted(job, "no logs")
         site = self._job_site(job)
+        if job.state is JobState.PENDING:
+            learned_s = self._state_age_s(job)
+            if learned_s is None or learned_s > self.logs_trust_state_s:
+                try:  # stale, or only the submit's: ask the site's scheduler
+                    job, learned_s = await self.journal.refresh(job.token or job.id), 0.0
+                except SiteError:  # not confirmed: its log files are looked for instead
+                    learned_s = None
+            if job.state is JobState.PENDING and learned_s is not None:  # nothing there yet
+                return self._logs_not_started(site, job, learned_s)
         texts, missing, notes = {}, [], []
         await site.know_home()  # the job's directory may be under the home
         await site.know_name_limit()  # the log's name may hold the job's name
@@ -1253,6 +1270,32 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             texts[stream] = text or ""
         # one line per missing file, one per note (neither is the job's output)
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+
+    def _state_age_s(self, job: Job) -> float | None:
+        """Seconds since job `job`'s stored state was last learned: from the last change a
+        poll or a push recorded, or this engine's monitor of its site polling it without
+        trouble since; None when neither is known."""
+        changed = self.store.state_learned_at(job.id)
+        learned = [changed.timestamp()] if changed else []
+        monitor = self.monitors.get(job.site)
+        if monitor is not None and (job.token or job.id) in monitor.tracked \
+                and monitor.trouble is None and monitor.last_poll_at:
+            learned.append(monitor.last_poll_at)
+        return max(0.0, time.time() - max(learned)) if learned else None
+
+    def _logs_not_started(self, site: Site, job: Job, learned_s: float) -> dict[str, str]:
+        """`logs` of a job its site has not started: one "missing" line per log, said from
+        the stored state (learned `learned_s` seconds ago), nothing read from the site."""
+        why = f" ({job.reason})" if job.reason else ""
+        when = "just now" if learned_s < 1 else f"{learned_s:.0f} s ago"
+        missing = []
+        for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
+            if pattern:
+                path, unknowable = self._log_file(site, job, pattern)
+                missing.append(f"{stream} log {pattern if unknowable else path}: not there yet "
+                               f"on {job.site} (the job has not started); {job.id} was "
+                               f"{job.state.value}{why} {when}")
+        return {"stdout": "", "stderr": "", "missing": "\n".join(missing), "notes": ""}
 
     async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
                           interval_s: float = FOLLOW_READ_S,
@@ -1678,6 +1721,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for key, value in ((overrides or {}) | {"name": name}).items():
             if value is not None and key not in NEED_OPTIONS and key != "force":
                 check_field((said_as or {}).get(key, key), value, key)
+            if key in ("queue", "qos", "reservation") and isinstance(value, str) and \
+                    (odd := _SHELL_SYNTAX.search(value)):  # a script's ${PART} is kept
+                what = "partition or queue" if key == "queue" else key
+                raise BadInput(f"{(said_as or {}).get(key, key)} {value!r} holds "
+                               f"{odd.group()!r}, and no scheduler's {what} name holds one "
+                               "(it is shell syntax); give the name as the scheduler lists "
+                               "it (letters, digits, _ . -)")
 
         spec = with_options(spec, **{k: v for k, v in (overrides or {}).items()
                                      if k in NEED_OPTIONS}, said_as=said_as)

@@ -223,6 +223,10 @@ class LogsInput(JobIdInput):
 class LogsOutput(_Out):
     stdout: str
     stderr: str
+    # why a log shows nothing (one line per file not there yet: the job has not started, or
+    # the site lost it), and what was left out of one: empty logs alone read as a fault
+    missing: str = ""
+    notes: str = ""
 
 
 class FetchInput(JobIdInput):

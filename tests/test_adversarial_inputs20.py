@@ -264,8 +264,6 @@ async def test_fault_a_rest_spec_in_a_schedulers_words_or_unshown_is_a_400(rest,
 # ---- (4) shell syntax in every field reaches the scheduler quoted -------------------------
 
 @pytest.mark.parametrize("option,value,directive", [
-    ("--partition", "x;id", '#SBATCH --partition="x;id"\n'),
-    ("--partition", "$(id)", '#SBATCH --partition="$(id)"\n'),
     ("--name", "a;rm -rf ~", '#SBATCH --job-name="a;rm_-rf_~"\n'),
     ("--name", "`id`", '#SBATCH --job-name="`id`"\n'),
     ("--container", "$(id)", "'$(id)' /bin/bash -s"),
@@ -275,6 +273,15 @@ def test_shell_syntax_in_an_option_reaches_sbatch_as_its_text(user, option, valu
     """(guard) The value is a word of its directive or command, never run."""
     user.run("submit", "--site", "alpha", option, value, "job.sh", code=0)
     assert directive in _submitted_script(user)
+    assert not (user.root / "ran").exists()
+
+
+@pytest.mark.parametrize("value", ["x;id", "$(id)"])
+def test_shell_syntax_in_a_partition_option_is_refused_never_run(user, value):
+    """(guard) No scheduler's partition holds shell syntax: the option is refused (exit 2,
+    naming it) before anything is sent (it reached sbatch quoted, which refused it)."""
+    res = user.run("submit", "--site", "alpha", "--partition", value, "job.sh", code=2)
+    assert f"--partition {value!r} holds" in res.stderr
     assert not (user.root / "ran").exists()
 
 

@@ -349,7 +349,7 @@ def test_a_pending_jobs_logs_fetch_cancel_and_cancel_again_each_say_what_happene
     job_id = user.run("submit", "--site", "alpha", "job.sh", code=0).stdout.strip()
     assert job_id == "alpha:4242"
     res = user.run("logs", job_id, code=0)  # nothing to show yet is no failure
-    assert "is missing on alpha (the job has not started)" in res.stderr
+    assert "not there yet on alpha (the job has not started)" in res.stderr
     assert "no result files to fetch (yet)" in user.run("fetch", job_id, code=0).stderr
     res = user.run("cancel", job_id, code=0)
     assert res.stdout.startswith(f"{job_id}\tPENDING")

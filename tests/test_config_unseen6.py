@@ -70,7 +70,7 @@ def test_a_port_written_as_a_string_is_the_number(d):
 def test_a_port_written_as_a_service_name_is_refused(d):
     msg = refused(d, ssh(d, "port: ssh"))
     assert "transport.port: Input should be a valid integer" in msg
-    assert "(a plain number, e.g. 30)" in msg
+    assert "(a plain number, a port from 1 to 65535, e.g. 22)" in msg
 
 
 # -- 6. a module_init script ------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_missing_logs_say_so(env, tmp_path):
     try:
         r = subprocess.run(["diamond", "logs", jid], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r  # a held job has nothing to show yet: no failure
-        assert "stdout log" in r.stderr and "is missing on beta" in r.stderr, r.stderr
+        assert "stdout log" in r.stderr and "not there yet on beta" in r.stderr, r.stderr
         assert "has not started" in r.stderr
     finally:
         subprocess.run(["diamond", "cancel", jid], capture_output=True, env=env)

@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.model import BadInput, JobSpec, SiteError
+from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
 
 WORDS = "ear-goat-gregory--hazard-oliver-forbid"
 JOB_ID = "ƒBq2XsHaw7Z"
@@ -54,6 +54,7 @@ async def _logs(fed, home, pattern: str) -> dict[str, str]:
         name="sim", script="true\n", stdout=str(home / pattern), join_output=True,
         source_dialect="flux"))
     job = fed.store.bind_native_id("abc123abc123", JOB_ID)
+    fed.store.apply_state(job.id, JobState.RUNNING)  # it writes its log: it has started
     return await fed.logs(job.id)
 
 

@@ -93,9 +93,10 @@ def test_a_store_path_that_is_a_directory_says_to_give_a_file(user):
     file")."""
     (user.root / "sdir").mkdir()
     user.sites = user.write("s.yaml", f"sites:\n{user.alpha}store: {user.root / 'sdir'}\n")
-    line = user.refused("jobs", "--json", code=1)
-    assert line == (f"diamond: store {user.root / 'sdir'} is a directory: give the store a "
-                    f"file path, e.g. {user.root / 'sdir' / 'store.sqlite3'}")
+    line = user.refused("jobs", "--json", code=2)  # the sites file's mistake, on its line
+    assert line == (f"diamond: sites file {user.sites}: store: '{user.root / 'sdir'}' is a "
+                    "directory; the store is one SQLite file: name the file in it (e.g. "
+                    f"{user.root / 'sdir' / 'store.sqlite3'}) (line 5)")
 
 
 def test_a_store_path_under_a_file_names_the_file(user):

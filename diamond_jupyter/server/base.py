@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import json
 import re
@@ -218,6 +219,7 @@ class DiamondHandler(APIHandler):
         """The JSON body (with `extra`, e.g. path arguments) as `model`; a bad field is a
         ValidationError, which `api` answers with 400 naming it."""
         body = self.body() | (extra or {})
+        _refuse_misspelt_fields(model, body)
         try:
             return model.model_validate(body)
         except ValidationError as e:
@@ -255,6 +257,31 @@ class DiamondHandler(APIHandler):
         else:
             reply = {"reason": "internal-error", "message": "unhandled error (see server log)"}
         self.finish(json.dumps(reply))
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    """The names a body of `model` may give its fields by: each field's, or its aliases."""
+    names: list[str] = []
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        choices = getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else [])
+        names += [c for c in choices if isinstance(c, str)] or [info.alias or name]
+    return names
+
+
+def _refuse_misspelt_fields(model: type[BaseModel], body: Any) -> None:
+    """A body's key that is not a field but nearly one (`form` for `from`): BadInput naming
+    both, not the field left at its default unsaid. A key near none is passed over (a newer
+    client's field)."""
+    if not isinstance(body, dict):
+        return
+    names = _field_names(model)
+    for key in body:
+        if isinstance(key, str) and key not in names and key not in model.model_fields:
+            near = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
+            if near:
+                raise BadInput(f"unknown field {key[:60]!r} in the body (did you mean "
+                               f"{near[0]!r}? accepted: {', '.join(names)})")
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

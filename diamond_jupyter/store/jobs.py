@@ -332,6 +332,15 @@ class JobsMixin(Database):
         with self._lock:
             return self._job(self._conn(), job_id)
 
+    def state_learned_at(self, job_id: str) -> datetime | None:
+        """When the last change of job `job_id`'s state or details (its "job.state" and
+        "job.updated" events: a poll's, a push's) was recorded; None when none was (a job
+        just submitted: its PENDING, the submit's own, is no observation)."""
+        rows = self._read("SELECT at FROM events WHERE job_id = ? AND kind IN ('job.state', "
+                          "'job.updated') AND json_extract(data, '$.source') IS NOT 'submit' "
+                          "ORDER BY seq DESC LIMIT 1", (job_id,))
+        return from_ts(rows[0]["at"]) if rows else None
+
     def spec_to_run(self, job: Job) -> JobSpec | None:
         """The job's spec as it was given, to submit it again: the stored one where nothing
         was redacted, else the sealed one (SealError when it cannot be opened: the redacted

@@ -816,3 +816,52 @@ async def test_an_estimate_under_way_when_the_engine_stops_is_asked_again(stalli
         assert len(ops.of("train")) == len(ops.of("train", gate=True)) == 1
     finally:
         await again.close()
+
+
+FAN = textwrap.dedent("""\
+    name: fan
+    steps:
+      - name: prep
+        site: alpha
+        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+      - name: left
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+      - name: right
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+    """)
+
+
+class SlowPlacing(Stalling):
+    """Each placement waits for `places_go`; `placing` holds the steps being placed."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.places_go = asyncio.Event()
+        self.placing: set[str] = set()
+        self.both_placing = asyncio.Event()
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        self.placing.add(spec.name)
+        if self.placing == {"left", "right"}:
+            self.both_placing.set()
+        await self.places_go.wait()
+        return await super().place(spec, sources, exclude, ready_at)
+
+
+async def test_gated_auto_steps_apart_are_placed_side_by_side(tmp_path):
+    """left and right, `auto`, each gated on prep alone: both placements are asked at once
+    (neither waits for the other's), both are queued before prep, each behind its gate."""
+    async for eng, ops in engine_with(SlowPlacing, tmp_path):
+        run = asyncio.ensure_future(eng.run(load_workflow(FAN, sites=SITES)))
+        await asyncio.wait_for(ops.both_placing.wait(), 10)
+        assert ops.submits == []
+        ops.places_go.set()
+        await asyncio.wait_for(run, 10)
+        order = [s["origin"]["step"] for s in ops.submits if not s["origin"].get("gate")]
+        assert sorted(order[:2]) == ["left", "right"] and order[2] == "prep"
+        assert len(ops.of("left", gate=True)) == len(ops.of("right", gate=True)) == 1

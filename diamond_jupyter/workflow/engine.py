@@ -643,7 +643,16 @@ class WorkflowEngine:
         # 2. submit what can be submitted (a gang all at once): first the steps gated on
         # every upstream that has no job yet, so they take their place in their queues
         # before their upstreams' placement and submits (issue 17)
+        # those that need none of the others go in at once (their placements side by side)
+        gated = [n for n in wf.order()
+                 if rec.step(n).phase == "waiting" and self._gated_ahead(rec, wf, n)]
+        apart = [n for n in gated if not set(wf.step(n).needs) & set(gated)]
+        if len(apart) > 1:
+            await asyncio.gather(*(self._submit(rec, wf, n) for n in apart))
+            rec = self._refreshed(rec)
         for name in wf.order():
+            if name in apart and len(apart) > 1:
+                continue
             if rec.step(name).phase == "waiting" and self._gated_ahead(rec, wf, name):
                 await self._submit(rec, wf, name)
                 rec = self._refreshed(rec)

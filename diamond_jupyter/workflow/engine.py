@@ -17,7 +17,11 @@ over where the last one stopped.
     submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
     `auto` step goes in first too once every unfinished upstream's site is known: placed
     counting its inputs' transfer from those sites, and, placed on an upstream's site, left
-    waiting for that upstream's job id (its edge is then an afterok).
+    waiting for that upstream's job id (its edge is then an afterok). Such steps that need
+    none of each other are placed and queued side by side.
+  - No submit waits for an estimate: a fixed-site step's expected end is asked beside its
+    submit and recorded when it comes (asked again after a restart); only a downstream
+    `auto` step's placement waits for it (`_inputs_ready_at_once_estimated`).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if

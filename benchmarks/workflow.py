@@ -109,6 +109,28 @@ def phase_times(events, wid: str, t0: float) -> dict[str, dict[str, float]]:
     return out
 
 
+def submit_times(events, wid: str) -> dict[str, dict[str, float]]:
+    """Per step of workflow `wid`, seconds after the workflow was recorded (its
+    `workflow.created` event) when its first submit began ("submit_began"), returned
+    ("submitted") and when its estimate, asked beside the submit, came ("estimated"):
+    whether a step's submit waited for another's estimate or placement."""
+    created = next((e.at.timestamp() for e in events if e.kind == "workflow.created"
+                    and e.data.get("workflow_id") == wid), None)
+    out: dict[str, dict[str, float]] = {}
+    if created is None:
+        return out
+    for e in events:
+        d = e.data
+        if d.get("workflow_id") != wid or not d.get("step"):
+            continue
+        key = ("submit_began" if d.get("phase") == "submitting" and d.get("previous") !=
+               "submitting" else "submitted" if "held" in d
+               else "estimated" if "estimated" in d else None)
+        if key:
+            out.setdefault(d["step"], {}).setdefault(key, round(e.at.timestamp() - created, 2))
+    return out
+
+
 def moves(events, wid: str) -> dict[str, dict]:
     """Per step of workflow `wid`, its move when its inputs existed (`from`, `to` and
     `sooner_s`, as the engine recorded it), if it moved."""
@@ -125,10 +147,12 @@ async def makespan(fed, wid: str, t0: float) -> dict:
 
     def at(t) -> float | None:
         return round(t.timestamp() - t0, 2) if t else None
-    events = fed.events_since(0, kinds=["workflow.step"], limit=None)
+    events = fed.events_since(0, kinds=["workflow.step", "workflow.created"], limit=None)
     phases, moved = phase_times(events, wid, t0), moves(events, wid)
+    submits = submit_times(events, wid)
     steps = {n: {"site": j.site, "submitted": at(j.submitted_at), "started": at(j.started_at),
                  "ended": at(j.ended_at), "state": j.state.value, "phases": phases.get(n, {}),
+                 "since_workflow_start": submits.get(n, {}),
                  **({"moved": moved[n]} if n in moved else {})}
              for n, j in jobs.items()}
     queued = queue_wait(steps)

@@ -103,6 +103,34 @@ def test_each_steps_phases_are_timed_from_its_events():
         "held": 0.5, "moving": 31.0, "ready": 33.25, "released": 33.5}}
 
 
+def test_each_steps_submit_is_timed_from_the_workflows_start():
+    """When each step's submit began and returned, and its estimate came, in seconds after
+    the workflow was recorded: the first of each, nothing from another workflow."""
+    from datetime import datetime, timezone
+
+    from benchmarks.workflow import submit_times
+    from diamond_jupyter.model import Event
+
+    t0 = 1_000.0
+
+    def ev(wid, s, kind="workflow.step", **data):
+        return Event(kind=kind, at=datetime.fromtimestamp(t0 + s, timezone.utc),
+                     data={"workflow_id": wid, **data})
+    events = [ev("wf-2", 0.0, "workflow.created"), ev("wf-1", 2.0, "workflow.created"),
+              ev("wf-1", 2.25, step="train", phase="submitting", previous="waiting"),
+              ev("wf-1", 2.5, step="train", phase="held", held=True, job="j1"),
+              ev("wf-1", 2.5, step="prep", phase="submitting", previous="waiting"),
+              ev("wf-2", 2.6, step="prep", phase="submitting", previous="waiting"),
+              ev("wf-1", 2.75, step="prep", phase="queued", held=False, job="j2"),
+              ev("wf-1", 3.5, step="train", phase="held", estimated={"end": None}),
+              ev("wf-1", 4.0, step="prep", phase="submitting", previous="submitting"),
+              ev("wf-1", 9.0, step="train", phase="submitting", previous="held")]
+    assert submit_times(events, "wf-1") == {
+        "train": {"submit_began": 0.25, "submitted": 0.5, "estimated": 1.5},
+        "prep": {"submit_began": 0.5, "submitted": 0.75}}
+    assert submit_times(events[2:], "wf-1") == {}  # its start not seen: nothing to time from
+
+
 async def test_every_mode_of_a_round_meets_the_same_background_afresh(monkeypatch):
     """Matched rounds: each mode's workflow starts after the warm-up into its own replay of
     the round's background, and the next mode's replay starts only when the previous one's

@@ -174,9 +174,10 @@ CHAIN = textwrap.dedent("""\
 async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
     """prep is expected to end in 100 s. train, expected at its submit to end in 30 s on
     gamma alone, needs prep's output and runs 20 s: it ends at 120 s at the earliest.
-    train, gated on prep alone, is queued before prep has a job (so nothing is known of
-    prep's end then); analyse, placed `auto` while both still wait, is placed for 120 s;
-    once train runs, its end is its start plus its runtime."""
+    train, gated on prep alone, is queued before prep has a job; its estimate, asked beside
+    its submit, waits for prep's (asked beside prep's submit) and is given prep's end;
+    analyse, placed `auto` while both still wait, is placed for 120 s; once train runs, its
+    end is its start plus its runtime."""
     eng, ops = engine
     t0 = utcnow()
     ops.expectations = {"prep": (t0 + timedelta(seconds=100), 100.0),
@@ -184,7 +185,7 @@ async def test_a_queue_ahead_step_is_placed_for_when_its_inputs_exist(engine):
     wid = await eng.run(load_workflow(CHAIN, sites=SITES))
     assert len(ops.of("analyse")) == 1
     assert ops.expected_for["prep"] is None
-    assert ops.expected_for["train"] is None
+    assert ops.expected_for["train"] == t0 + timedelta(seconds=100)
     [ready_at] = ops.placed
     assert abs((ready_at - t0).total_seconds() - 120) < 1
     assert ops.expected_for["analyse"] == ready_at
@@ -501,8 +502,8 @@ async def test_a_started_step_is_not_cancelled_by_a_move_recorded_before_it_star
 
 
 class Stalling(Ops):
-    """prep's submit waits for `go` (its estimate is being asked) while `stall` is set, or is
-    refused by its site while `refuse` is."""
+    """prep's submit waits for `go` while `stall` is set, or is refused by its site while
+    `refuse` is; the estimates of the steps in `slow_estimates` wait for `estimates_go`."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -511,12 +512,24 @@ class Stalling(Ops):
         self.go = asyncio.Event()
         self.stalled = asyncio.Event()
         self.moved: list[tuple[str, str]] = []
+        self.slow_estimates: set[str] = set()
+        self.estimates_go = asyncio.Event()
+        self.estimating: set[str] = set()  # the slow estimates asked and not answered yet
+        self.estimate_asked = asyncio.Event()
+
+    async def submit(self, spec: JobSpec, site: str, **kw: Any) -> Job:
+        if kw["origin"]["step"] == "prep" and self.stall:
+            self.stalled.set()
+            await self.go.wait()
+        return await super().submit(spec, site, **kw)
 
     async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
                        ) -> Estimate:
-        if spec.name == "prep" and self.stall:
-            self.stalled.set()
-            await self.go.wait()
+        if spec.name in self.slow_estimates:
+            self.estimating.add(spec.name)
+            self.estimate_asked.set()
+            await self.estimates_go.wait()
+            self.estimating.discard(spec.name)
         return await super().expected(spec, site, sources, ready_at)
 
     def submitted(self, spec: JobSpec, site: str, *, hold: bool, token: str,
@@ -606,7 +619,8 @@ async def test_a_restart_after_the_gated_step_before_its_upstream_resumes(stalli
     wid = rec.id
     st = eng.store.get_workflow(wid).step("train")
     assert st.phase == "held" and st.data["before"] == ["prep"]
-    assert eng.store.get_workflow(wid).step("prep").phase == "waiting" and not ops.of("prep")
+    assert eng.store.get_workflow(wid).step("prep").phase == "submitting"
+    assert not ops.of("prep")
     run.cancel()
     await asyncio.gather(run, return_exceptions=True)
     await eng.close()
@@ -721,3 +735,133 @@ async def test_an_upstream_refused_after_an_auto_step_went_ahead_cancels_it(plac
     rec = eng.store.get_workflow(wid)
     assert rec.state == "FAILED" and "'prep' was refused" in rec.reason
     assert rec.step("analyse").phase == "cancelled"
+
+
+# -- no step's submit waits for another step's estimate (issue 17 follow-up) -----------------
+
+
+async def estimated(eng: WorkflowEngine, wid: str, step: str) -> dict[str, Any]:
+    """Step `step`'s data once its estimate, asked beside its submit, has been recorded."""
+    async def came() -> dict[str, Any]:
+        while (data := eng.store.get_workflow(wid).step(step).data).get("estimating", True):
+            eng.changed.clear()
+            await eng.changed.wait()
+        return data
+    return await asyncio.wait_for(came(), 10)
+
+
+async def test_fixed_site_steps_are_submitted_before_any_estimate_returns(stalling):
+    """train (gamma, gated, queued first) and prep (alpha): neither estimate has returned
+    when both are submitted; each is recorded when it comes, with an event."""
+    eng, ops = stalling
+    t0 = utcnow()
+    ops.slow_estimates = {"prep", "train"}
+    ops.expectations = {"prep": (t0 + timedelta(seconds=100), 100.0),
+                        "train": (t0 + timedelta(seconds=30), 20.0)}
+    wid = await asyncio.wait_for(eng.run(load_workflow(TEXT.format(site="gamma"),
+                                                       sites=SITES)), 10)
+    assert len(ops.of("train")) == len(ops.of("prep")) == 1
+    assert ops.submits.index(ops.of("train")[0]) < ops.submits.index(ops.of("prep")[0])
+    await asyncio.wait_for(ops.estimate_asked.wait(), 10)
+    rec = eng.store.get_workflow(wid)
+    for name in ("prep", "train"):
+        assert rec.step(name).data["estimating"] is True
+        assert rec.step(name).data["expected_end"] is None
+    ops.estimates_go.set()
+    prep, train = await estimated(eng, wid, "prep"), await estimated(eng, wid, "train")
+    assert prep["expected_runtime_s"] == 100.0 and train["expected_runtime_s"] == 20.0
+    assert prep["expected_end"] == (t0 + timedelta(seconds=100)).isoformat()
+    assert ops.expected_for["train"] == t0 + timedelta(seconds=100)  # after prep's estimate
+    evs = [e.data["estimated"] for e in ops.store.events_since(0, kinds=["workflow.step"],
+                                                                limit=None)
+           if e.data["step"] == "train" and "estimated" in e.data]
+    assert evs == [{"end": (t0 + timedelta(seconds=30)).isoformat(), "runtime_s": 20.0}]
+
+
+async def test_an_auto_step_is_placed_once_its_upstreams_estimates_have_come(stalling):
+    """train's estimate is slow: prep and train are submitted meanwhile; analyse, `auto`, is
+    placed only once it has come, for when train is expected to end (120 s)."""
+    eng, ops = stalling
+    t0 = utcnow()
+    ops.slow_estimates = {"train"}
+    ops.expectations = {"prep": (t0 + timedelta(seconds=100), 100.0),
+                        "train": (t0 + timedelta(seconds=30), 20.0)}
+    run = asyncio.ensure_future(eng.run(load_workflow(CHAIN, sites=SITES)))
+    await asyncio.wait_for(ops.estimate_asked.wait(), 10)
+    assert ops.estimating == {"train"}
+    assert len(ops.of("train")) == len(ops.of("prep")) == 1
+    assert ops.of("analyse") == [] and ops.placed == []
+    ops.estimates_go.set()
+    wid = await asyncio.wait_for(run, 10)
+    [ready_at] = ops.placed
+    assert abs((ready_at - t0).total_seconds() - 120) < 1
+    assert len(ops.of("analyse")) == 1
+    assert eng.store.get_workflow(wid).step("analyse").data["estimating"] is False
+
+
+async def test_an_estimate_under_way_when_the_engine_stops_is_asked_again(stalling):
+    eng, ops = stalling
+    ops.slow_estimates = {"train"}
+    wid = await asyncio.wait_for(eng.run(load_workflow(TEXT.format(site="gamma"),
+                                                       sites=SITES)), 10)
+    await asyncio.wait_for(ops.estimate_asked.wait(), 10)
+    await eng.close()
+    assert eng.store.get_workflow(wid).step("train").data["estimating"] is True
+    ops.slow_estimates = set()
+    ops.expectations = {"train": (utcnow() + timedelta(seconds=30), 20.0)}
+    again = WorkflowEngine(ops)
+    try:
+        assert await again.resume() == [wid]
+        assert (await estimated(again, wid, "train"))["expected_runtime_s"] == 20.0
+        assert len(ops.of("train")) == len(ops.of("train", gate=True)) == 1
+    finally:
+        await again.close()
+
+
+FAN = textwrap.dedent("""\
+    name: fan
+    steps:
+      - name: prep
+        site: alpha
+        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
+      - name: left
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+      - name: right
+        needs: [prep]
+        inputs: [{from: prep, path: out.bin}]
+        script: "#!/bin/bash\\nsha256sum out.bin\\n"
+    """)
+
+
+class SlowPlacing(Stalling):
+    """Each placement waits for `places_go`; `placing` holds the steps being placed."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.places_go = asyncio.Event()
+        self.placing: set[str] = set()
+        self.both_placing = asyncio.Event()
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        self.placing.add(spec.name)
+        if self.placing == {"left", "right"}:
+            self.both_placing.set()
+        await self.places_go.wait()
+        return await super().place(spec, sources, exclude, ready_at)
+
+
+async def test_gated_auto_steps_apart_are_placed_side_by_side(tmp_path):
+    """left and right, `auto`, each gated on prep alone: both placements are asked at once
+    (neither waits for the other's), both are queued before prep, each behind its gate."""
+    async for eng, ops in engine_with(SlowPlacing, tmp_path):
+        run = asyncio.ensure_future(eng.run(load_workflow(FAN, sites=SITES)))
+        await asyncio.wait_for(ops.both_placing.wait(), 10)
+        assert ops.submits == []
+        ops.places_go.set()
+        await asyncio.wait_for(run, 10)
+        order = [s["origin"]["step"] for s in ops.submits if not s["origin"].get("gate")]
+        assert sorted(order[:2]) == ["left", "right"] and order[2] == "prep"
+        assert len(ops.of("left", gate=True)) == len(ops.of("right", gate=True)) == 1

@@ -67,7 +67,8 @@ async def test_a_steps_submit_reads_as_many_rows_in_a_large_workflow_as_in_a_sma
     counts = _Counts(monkeypatch)
     small = await _rows_between_submits(tmp_path / "small", monkeypatch, counts, 6, chained)
     large = await _rows_between_submits(tmp_path / "large", monkeypatch, counts, 40, chained)
-    assert max(small) <= 3, small  # the step just submitted, its own row or two
+    # the step just submitted, its own row or two, and once more when its estimate came
+    assert max(small) <= 4, small
     assert max(large) == max(small), (small, large)
 
 

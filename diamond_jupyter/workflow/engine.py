@@ -17,7 +17,11 @@ over where the last one stopped.
     submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
     `auto` step goes in first too once every unfinished upstream's site is known: placed
     counting its inputs' transfer from those sites, and, placed on an upstream's site, left
-    waiting for that upstream's job id (its edge is then an afterok).
+    waiting for that upstream's job id (its edge is then an afterok). Such steps that need
+    none of each other are placed and queued side by side.
+  - No submit waits for an estimate: a fixed-site step's expected end is asked beside its
+    submit and recorded when it comes (asked again after a restart); only a downstream
+    `auto` step's placement waits for it (`_inputs_ready_at_once_estimated`).
 - Placement of an `auto` step counts the transfer time of its inputs from their sites. A
   step placed ahead is placed for when its inputs are expected to exist; when they do, it
   is looked at once more, and moved (its job and gate cancelled, submitted anew there) if
@@ -86,6 +90,8 @@ MOVE_GAIN_S = 30.0
 MOVE_GAIN_SHARE = 0.25
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
 OUTPUTS_RECHECK_S = 30.0  # a step's outputs the site did not answer about are asked again
+# estimates of fixed-site steps asked beside their submits at once (each reads its site)
+ESTIMATES_AT_ONCE = 4
 
 
 class Estimate(NamedTuple):
@@ -367,6 +373,10 @@ class WorkflowEngine:
         # the steps this engine wrote since its advance last read them, by workflow: read
         # again alone after a submit (`_refreshed`), never the whole workflow
         self._written: dict[str, set[str]] = {}
+        # the estimates of fixed-site steps asked beside their submits, by step key: a
+        # downstream step placed for when its inputs exist waits for them, not the submits
+        self._estimates: dict[str, asyncio.Task] = {}
+        self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -439,7 +449,7 @@ class WorkflowEngine:
         self._unsubscribe()
         for t in self._timers.values():
             t.cancel()
-        tasks = [*self._tasks.values(), *self._runs]
+        tasks = [*self._tasks.values(), *self._runs, *self._estimates.values()]
         if self._sweeper is not None:
             tasks.append(self._sweeper)
         for t in tasks:
@@ -606,6 +616,11 @@ class WorkflowEngine:
             if job.native_id and not job.state.terminal and st.token not in self._followed:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
                 self._followed.add(st.token or "")
+            if st.data.get("estimating") and job.spec is not None and st.site \
+                    and f"{wid}/{name}" not in self._estimates and not job.state.terminal:
+                # its estimate was under way when its engine stopped: asked again
+                self._start_estimating(rec, wf, name, job.spec, st.site,
+                                       self._sources(rec, wf, name))
             if job.state == JobState.COMPLETED:
                 why = await self._outputs_missing(rec, wf, name, job)
                 if why is None:
@@ -632,7 +647,16 @@ class WorkflowEngine:
         # 2. submit what can be submitted (a gang all at once): first the steps gated on
         # every upstream that has no job yet, so they take their place in their queues
         # before their upstreams' placement and submits (issue 17)
+        # those that need none of the others go in at once (their placements side by side)
+        gated = [n for n in wf.order()
+                 if rec.step(n).phase == "waiting" and self._gated_ahead(rec, wf, n)]
+        apart = [n for n in gated if not set(wf.step(n).needs) & set(gated)]
+        if len(apart) > 1:
+            await asyncio.gather(*(self._submit(rec, wf, n) for n in apart))
+            rec = self._refreshed(rec)
         for name in wf.order():
+            if name in apart and len(apart) > 1:
+                continue
             if rec.step(name).phase == "waiting" and self._gated_ahead(rec, wf, name):
                 await self._submit(rec, wf, name)
                 rec = self._refreshed(rec)
@@ -847,13 +871,13 @@ class WorkflowEngine:
         ups = {n: rec.step(n) for n in step.needs}
         tried = set(st.data.get("tried", []))
         site = st.data.get("pin") or (None if step.is_auto else step.site)
-        ready_at = self._inputs_ready_at(rec, wf, name)
         placed: Estimate | None = None
         note = ""
         try:
             if site is None or st.data.get("elsewhere"):
                 exclude, note = self._not_placed_on(
                     rec, step, tried if st.data.get("elsewhere") else set())
+                ready_at = await self._inputs_ready_at_once_estimated(rec, wf, name)
                 placed = await self.ops.place(spec, sources, exclude, ready_at)
                 site = placed.site
         except BadInput as e:
@@ -914,17 +938,22 @@ class WorkflowEngine:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
         token = self.ops.new_token()
         planned = "held" if held else "queued"
-        est = placed or await self.ops.expected(spec, site, sources, ready_at)
+        # a placed step has its estimate; a fixed-site one is estimated beside its submit
+        est = placed or Estimate(site, None, None)
+        self._stop_estimating(rec.id, name)  # an earlier submit's: never recorded now
         self._step(rec.id, name, phase="submitting", site=site, token=token,
                    reason=note, data={"planned": planned,
                                     "afterok": [n for n, _ in afterok],
                                     "tried": sorted(tried | {site}),
                                     "expected_end": est.end and est.end.isoformat(),
                                     "expected_runtime_s": est.runtime_s,
+                                    "estimating": placed is None,
                                     "ahead": any(up.phase != "done"
                                                  for up in ups.values()),
                                     "before": unqueued,
                                     "rechecked": False})
+        if placed is None:
+            self._start_estimating(rec, wf, name, spec, site, sources)
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
                                         origin={"workflow": rec.id, "step": name,
@@ -1076,6 +1105,62 @@ class WorkflowEngine:
             log.info("workflow %s step %s: gate %s not cancelled: %s", wid, name, gate.id, e)
             return False
         return True
+
+    def _stop_estimating(self, wid: str, name: str) -> None:
+        task = self._estimates.pop(f"{wid}/{name}", None)
+        if task is not None:
+            task.cancel()
+
+    def _start_estimating(self, rec: WorkflowRecord, wf: Workflow, name: str, spec: JobSpec,
+                          site: str, sources: dict[str | None, int]) -> None:
+        """Ask when step `name` (being submitted to `site`) is expected to end, beside its
+        submit: no submit waits for an estimate (issue 17). Recorded when it comes, unless
+        the step was submitted again meanwhile (`_stop_estimating`); a downstream placement
+        waits for it (`_inputs_ready_at_once_estimated`)."""
+        key = f"{rec.id}/{name}"
+        self._stop_estimating(rec.id, name)
+        task = asyncio.ensure_future(self._estimate(rec, wf, name, spec, site, sources))
+        self._estimates[key] = task
+        task.add_done_callback(
+            lambda t: self._estimates.get(key) is t and self._estimates.pop(key))
+
+    async def _estimate(self, rec: WorkflowRecord, wf: Workflow, name: str, spec: JobSpec,
+                        site: str, sources: dict[str | None, int]) -> None:
+        wid = rec.id
+        try:
+            ready_at = await self._inputs_ready_at_once_estimated(rec, wf, name)
+            async with self._estimate_slots:  # (not held while upstreams' estimates come)
+                est = await self.ops.expected(spec, site, sources, ready_at)
+            self._step(wid, name, data={"expected_end": est.end and est.end.isoformat(),
+                                        "expected_runtime_s": est.runtime_s,
+                                        "estimating": False},
+                       event={"estimated": {"end": est.end and est.end.isoformat(),
+                                            "runtime_s": est.runtime_s}})
+            self.changed.set()
+        except asyncio.CancelledError:
+            raise
+        except LeaseLost as lost:
+            self._drop(wid, lost)
+        except Exception:  # an estimate only: the step runs without one
+            log.exception("workflow %s step %s: estimate failed", wid, name)
+
+    async def _inputs_ready_at_once_estimated(self, rec: WorkflowRecord, wf: Workflow,
+                                              name: str) -> datetime | None:
+        """`_inputs_ready_at` once the estimates still under way of the steps `name` needs
+        (directly or not) have come (each an estimate only: one that fails counts as none);
+        only those steps are read again."""
+        ups: set[str] = set()
+        todo = list(wf.step(name).needs)
+        while todo:
+            n = todo.pop()
+            if n not in ups:
+                ups.add(n)
+                todo.extend(wf.step(n).needs)
+        waits = {n: t for n in ups if (t := self._estimates.get(f"{rec.id}/{n}")) is not None}
+        if waits:
+            await asyncio.wait(waits.values())
+            rec = self.store.refresh_workflow(rec, waits)
+        return self._inputs_ready_at(rec, wf, name)
 
     def _inputs_ready_at(self, rec: WorkflowRecord, wf: Workflow, name: str,
                          memo: dict[str, datetime | None] | None = None) -> datetime | None:

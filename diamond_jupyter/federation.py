@@ -36,7 +36,6 @@ from .calibration import (
 )
 from .config import FederationConfig, load_config
 from .dialects.scripts_common import SubmitWait
-from .dialects.staging import STAGING_NOTES
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -85,7 +84,7 @@ from .model import (
 from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
-from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
+from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token, prepared_notes
 from .store import FinishedJobs, NewestJobs, NewestTransfers, Store, TransferRecord
 from .summary import SiteSummary, site_summary
 from .transports import (
@@ -1002,14 +1001,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             said = [f"{lost}; the job was found in the queue by its token"]
         else:
             native_id, said = sub.native_id, sub.warnings
-        job = self.store.bind_native_id(token, native_id)
-        warnings = list(prepared.metadata.get(STAGING_NOTES) or []) \
-            + list(prepared.metadata.get("module_rewrites") or []) \
-            + list(prepared.metadata.get("name_notes") or []) \
-            + list(prepared.metadata.get("body_notes") or []) + said
-        if warnings:  # each module renamed for the site, each directive dropped/approximated
-            self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
-                                          data={"warnings": warnings}))
+        # each module renamed for the site, each directive dropped/approximated: kept with
+        # the binding, in one write
+        job = self.store.bind_native_id(token, native_id,
+                                        warnings=prepared_notes(prepared) + list(said))
         await self.journal.drain()
         self.journal.track(job)
         if placement is None and hedge_group is None and not (hold or spec.hold) \

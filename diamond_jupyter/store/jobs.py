@@ -149,8 +149,11 @@ class JobsMixin(Database):
             return self._job(c, job_id)
 
     def bind_native_id(self, token: str, native_id: str,
-                       submitted_at: datetime | None = None) -> Job:
+                       submitted_at: datetime | None = None,
+                       warnings: list[str] | None = None) -> Job:
         """The submit returned `native_id`: re-key the intent to "SITE:NATIVE" (idempotent).
+        `warnings`: what the submit changed or left out to fit the site, one line each, kept
+        as a `job.warnings` event in the same transaction (a crash keeps both or neither).
 
         Events reference the job id; they are re-keyed in the same transaction, as are agent
         tasks waiting on the provisional id. The provisional id still resolves afterwards.
@@ -196,6 +199,8 @@ class JobsMixin(Database):
             self._rekey_waiting(c, old_id, new_id)
             self._event(c, "job.submitted", new_id, job.site,
                         {"native_id": native_id, "previous_id": old_id})
+            if warnings:
+                self._event(c, "job.warnings", new_id, job.site, {"warnings": warnings})
             if other is not None:
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from local_slurm import LocalSlurmQueue
-from one_site_engine import one_site_federation
 
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Event, Job, JobSpec, JobState
 from diamond_jupyter.sites import token_tag
+from diamond_jupyter.store import Store
 
 NAME_NOTE = ("job name 'my job' is submitted to alpha as 'my_job' (blanks become '_', at most "
              "40 characters are kept)")
@@ -38,29 +39,37 @@ class Killed(BaseException):
 
 
 class MiniSlurm(LocalSlurmQueue):
-    """The local Slurm site `alpha`: `sbatch` queues the job PENDING under the next id (from
-    4300) with its token in the comment, and notes `sbatch TOKEN` in `calls`; `scancel` and
-    `scontrol` note their arguments; `squeue` prints the queue file."""
+    """A local Slurm site (`alpha` unless named): `sbatch` queues the job PENDING under the
+    next id (alpha's from 4300, beta's from 5300) with its token in the comment, and notes
+    `sbatch TOKEN` in `calls`; `scancel` and `scontrol` note their arguments; `squeue`
+    prints the queue file, `sacct` the accounting file (empty: no record). Its work
+    directory is in tmp_path."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        super().__init__(tmp_path)
-        self.calls = tmp_path / "calls.txt"
+    def __init__(self, tmp_path: Path, site: str = "alpha", first_id: int = 4300) -> None:
+        super().__init__(tmp_path, site)
+        self.calls = tmp_path / f"calls-{site}.txt"
         self.calls.write_text("")
-        counter = tmp_path / "next-id"
-        counter.write_text("4300\n")
+        self.counter = tmp_path / f"next-id-{site}"
+        self.counter.write_text(f"{first_id}\n")
+        self.acct = tmp_path / f"acct-{site}.txt"
+        self.acct.write_text("")
         line = (f"$id|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{getpass.getuser()}|"
                 "debug|N/A||Priority|$tok|job")
         for name, body in (
                 ("sbatch", f'for last; do :; done\n'
                            f'tok=$(grep -o "{token_tag("")}[0-9a-f]*" "$last" | head -n 1)\n'
-                           f'id=$(cat {counter}); echo $((id + 1)) > {counter}\n'
+                           f'id=$(cat {self.counter}); echo $((id + 1)) > {self.counter}\n'
                            f'echo "sbatch $tok" >> {self.calls}\n'
                            f'echo "{line}" >> {self.queue}\necho $id\n'),
+                ("sacct", f"cat {self.acct}\n"),
                 ("scancel", f'echo "scancel $*" >> {self.calls}\n'),
                 ("scontrol", f'echo "scontrol $*" >> {self.calls}\n')):
             path = self.bin_dir / name
             path.write_text(f"#!/bin/sh\n{body}")
             path.chmod(0o755)
+        self.home = tmp_path / f"home-{site}"
+        self.home.mkdir()
+        self.site.cfg = self.site.cfg.model_copy(update={"workdir": str(self.home / ".diamond")})
 
     def submits(self) -> Counter[str]:
         """How many times each token was submitted (the payload runs once per submit)."""
@@ -82,16 +91,20 @@ class MiniSlurm(LocalSlurmQueue):
                 break
         else:
             lines.append(f"{native_id}|{state}|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
-                         f"{getpass.getuser()}|debug|N/A||None|{token_tag(token or 'f' * 12)}|x")
+                         f"someone|debug|N/A||None|{token_tag(token or 'f' * 12)}|x")
         self.queue.write_text("".join(ln + "\n" for ln in lines))
 
     def reuse(self, native_id: str, state: str = "PENDING") -> None:
-        """The scheduler gives `native_id` to another job (another token): its line replaces
-        every line of that id."""
+        """The scheduler gives `native_id` to another user's job (another token): its line
+        replaces every line of that id."""
+        self.forget(native_id)
+        self.set_state(native_id, state, token="b" * 12)
+
+    def forget(self, native_id: str) -> None:
+        """The job left squeue's memory (and accounting has no record of it)."""
         lines = [ln for ln in self.queue.read_text().splitlines()
                  if ln.split("|")[0] != native_id]
         self.queue.write_text("".join(ln + "\n" for ln in lines))
-        self.set_state(native_id, state, token="b" * 12)
 
 
 @pytest.fixture
@@ -99,12 +112,15 @@ def slurm(tmp_path) -> MiniSlurm:
     return MiniSlurm(tmp_path)
 
 
-def engine(tmp_path: Path, slurm: MiniSlurm, **kw: Any) -> Federation:
-    """An engine over `alpha` on the store tmp_path/store.sqlite that never polls on its own
-    and looks a lost submit up at once."""
+def engine(tmp_path: Path, *slurms: MiniSlurm, **kw: Any) -> Federation:
+    """An engine over the sites `slurms` on the store tmp_path/store.sqlite that never polls
+    on its own and looks a lost submit up at once."""
     settings: dict[str, Any] = {"poll_interval_s": 3600, "min_poll_s": 3600, "intent_grace_s": 0,
                                 "unsure_submit_settle_s": 0.2} | kw
-    return one_site_federation(tmp_path, slurm.site.cfg, **settings)
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [q.site.cfg.model_dump(mode="json")
+                                               for q in slurms]}))
+    return Federation(sites, store=Store(tmp_path / "store.sqlite"), **settings)
 
 
 async def kill(fed: Federation) -> None:
@@ -115,14 +131,16 @@ async def kill(fed: Federation) -> None:
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    fed._close_hedges()  # its timers die with it
     if fed.lease._id is not None:
         leases.unregister(fed.lease._id)
 
 
-async def restart(tmp_path: Path, slurm: MiniSlurm, dead: Federation, **kw: Any) -> Federation:
+async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
+                  ) -> Federation:
     """Kill `dead` and start a new server engine (with recovery) on the same store."""
     await kill(dead)
-    fed = engine(tmp_path, slurm, **kw)
+    fed = engine(tmp_path, *slurms, **kw)
     await fed.start()
     return fed
 
@@ -193,7 +211,7 @@ def die_before(monkeypatch, obj: Any, name: str, *, when=lambda *a, **k: True) -
 
 
 def _sbatch(argv, *a, **k) -> bool:
-    return any("sbatch" in str(x) for x in argv)
+    return any(Path(str(a)).name == "sbatch" or "exec sbatch " in str(a) for a in argv)
 
 
 # -- submit: killed between each pair of its steps ---------------------------------------
@@ -204,7 +222,7 @@ async def test_killed_while_the_job_is_prepared_records_nothing(tmp_path, slurm,
     die_before(monkeypatch, fed.site("alpha"), "prepare")
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed)
+    fed = await restart(tmp_path, fed, slurm)
     try:
         assert fed.store.list_jobs(limit=None) == [] and slurm.submits() == Counter()
         assert fed.store.events_since(0, limit=None) == []
@@ -220,7 +238,7 @@ async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
     die_before(monkeypatch, fed.site("alpha"), "render")
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed, unsure_submit_settle_s=0)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
     try:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and slurm.submits() == Counter()
@@ -235,7 +253,7 @@ async def test_killed_right_after_the_intent_is_written_closes_it_unsent(tmp_pat
     die_after(monkeypatch, fed.store, "record_intent")
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed, unsure_submit_settle_s=0)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
     try:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and job.native_id is None
@@ -252,7 +270,7 @@ async def test_killed_once_sbatch_ran_but_before_its_answer_binds_the_job_by_tok
     die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed)
+    fed = await restart(tmp_path, fed, slurm)
     try:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
@@ -268,7 +286,7 @@ async def test_killed_after_the_id_came_back_but_before_it_was_recorded(tmp_path
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
     assert fed.store.intents_without_native_id()
-    fed = await restart(tmp_path, slurm, fed)
+    fed = await restart(tmp_path, fed, slurm)
     try:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
@@ -285,7 +303,7 @@ async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
     die_after(monkeypatch, fed.store, "bind_native_id")
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed)
+    fed = await restart(tmp_path, fed, slurm)
     try:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300"
@@ -299,12 +317,336 @@ async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_eng
         tmp_path, slurm):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, slurm, fed)
+    fed = await restart(tmp_path, fed, slurm)
     try:
         slurm.set_state("4300", "COMPLETED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.COMPLETED
         [job] = assert_once(fed, slurm)
         assert kinds(fed, job).count("job.state") == 2  # PENDING, then COMPLETED
+    finally:
+        await fed.close()
+
+
+# -- cancel ---------------------------------------------------------------------------------
+
+async def test_killed_before_scancel_leaves_the_job_to_cancel_again(tmp_path, slurm,
+                                                                   monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_before(monkeypatch, fed.site("alpha"), "cancel")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        assert fed.job(job.id).state == JobState.PENDING and slurm.commands("scancel") == []
+        await fed.cancel(job.id)
+        slurm.set_state("4300", "CANCELLED")
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert_once(fed, slurm)
+        assert slurm.commands("scancel") == ["scancel 4300"]
+    finally:
+        await fed.close()
+
+
+async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_after(monkeypatch, fed.site("alpha"), "cancel")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    slurm.set_state("4300", "CANCELLED")  # the scheduler did it while no engine ran
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert_once(fed, slurm)
+        ks = kinds(fed, job)
+        assert [e.data["state"] for e in events(fed, job) if e.kind == "job.state"] == [
+            "PENDING", "CANCELLED"], ks
+        assert await fed.cancel(job.id) == done  # a second cancel: nothing sent again
+        assert slurm.commands("scancel") == ["scancel 4300"]
+    finally:
+        await fed.close()
+
+
+async def test_killed_after_the_cancel_request_was_recorded(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_after(monkeypatch, fed.journal, "kick")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    slurm.set_state("4300", "CANCELLED")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert kinds(fed, job).count("job.cancel-requested") == 1
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+# -- a job id the scheduler reuses -----------------------------------------------------------
+
+async def test_an_id_reused_by_another_users_job_after_ours_finished(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    slurm.set_state("4300", "COMPLETED")
+    assert (await fed.wait(job.id, refresh=True, timeout=30)).state == JobState.COMPLETED
+    slurm.reuse("4300", "RUNNING")  # someone else's job now
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        again = await fed.status(job.id, refresh=True)
+        assert again.state == JobState.COMPLETED and again.token == job.token
+        [only] = assert_once(fed, slurm)
+        assert [e.data["state"] for e in events(fed, only) if e.kind == "job.state"] == [
+            "PENDING", "COMPLETED"]
+    finally:
+        await fed.close()
+
+
+async def test_an_id_reused_by_another_job_while_ours_is_followed(tmp_path, slurm):
+    """Ours left the queue unseen and its id went to another user's job, which runs: ours
+    is not said to run (the token tells them apart), and no event is written for it."""
+    fed = engine(tmp_path, slurm)
+    try:
+        job = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.reuse("4300", "RUNNING")
+        seen = await fed.status(job.id, refresh=True)
+        assert seen.state != JobState.RUNNING, seen
+        assert kinds(fed, job).count("job.state") == 1  # PENDING: nothing of the other's
+        [only] = assert_once(fed, slurm)
+        assert only.token == job.token
+    finally:
+        await fed.close()
+
+
+async def test_an_id_reused_while_no_engine_ran(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    slurm.reuse("4300", "RUNNING")  # ours ended unseen; the id went to someone else
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        seen = await fed.status(job.id, refresh=True)
+        assert seen.state != JobState.RUNNING and seen.started_at is None, seen
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_our_new_job_given_an_id_an_older_job_of_ours_had(tmp_path, slurm):
+    """The cluster was rebuilt: the counter starts again and our next job gets the id of a
+    finished one. Both are kept, each with its own events."""
+    fed = engine(tmp_path, slurm)
+    try:
+        first = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "COMPLETED")
+        await fed.wait(first.id, refresh=True, timeout=30)
+        slurm.forget("4300")
+        slurm.counter.write_text("4300\n")
+        second = await fed.submit(spec(tmp_path), "alpha", force=True)
+        assert second.id == "alpha:4300"
+        jobs = assert_once(fed, slurm)
+        assert len(jobs) == 2
+        old = fed.job(first.token or "")
+        assert old.id.startswith("alpha:4300@") and old.reused_by == "alpha:4300"
+        assert old.state == JobState.COMPLETED and fed.job("alpha:4300").token == second.token
+        assert kinds(fed, old).count("job.submitted") == 1
+        assert kinds(fed, second).count("job.submitted") == 1
+    finally:
+        await fed.close()
+
+
+# -- the connection drops mid-answer ---------------------------------------------------------
+
+def _drop_mid_output(slurm: MiniSlurm, prog: str, keep_bytes: int) -> None:
+    """`prog` prints the first `keep_bytes` of its answer, then the connection drops (ssh's
+    exit status 255 and its message)."""
+    real = slurm.bin_dir / f"{prog}.real"
+    (slurm.bin_dir / prog).rename(real)
+    path = slurm.bin_dir / prog
+    path.write_text(f'#!/bin/sh\n"{real}" "$@" | head -c {keep_bytes}\n'
+                    'echo "Connection to login1 closed by remote host." >&2\nexit 255\n')
+    path.chmod(0o755)
+
+
+def _restore(slurm: MiniSlurm, prog: str) -> None:
+    (slurm.bin_dir / f"{prog}.real").rename(slurm.bin_dir / prog)
+
+
+async def test_squeue_cut_mid_record_changes_nothing(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    try:
+        a = await fed.submit(spec(tmp_path), "alpha", force=True)
+        b = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "RUNNING")
+        before = len(fed.store.events_since(0, limit=None))
+        first_line = len(slurm.queue.read_text().splitlines()[0])
+        _drop_mid_output(slurm, "squeue", first_line + 10)
+        for jid in (a.id, b.id):  # a site that did not answer: the stored state is kept
+            assert (await fed.status(jid, refresh=True)).state == JobState.PENDING
+        assert {fed.job(a.id).state, fed.job(b.id).state} == {JobState.PENDING}
+        assert len(fed.store.events_since(0, limit=None)) == before
+        _restore(slurm, "squeue")
+        assert (await fed.status(a.id, refresh=True)).state == JobState.RUNNING
+        assert (await fed.status(b.id, refresh=True)).state == JobState.PENDING
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_sacct_cut_mid_record_ends_no_job(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    try:
+        job = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.forget("4300")  # gone from squeue: only accounting knows how it ended
+        slurm.acct.write_text("4300|COMPLETED|0:0|2026-01-01T00:00:01|2026-01-01T00:00:09|"
+                              "n1|nl|4300\n")
+        _drop_mid_output(slurm, "sacct", 12)
+        assert (await fed.status(job.id, refresh=True)).state == JobState.PENDING
+        assert kinds(fed, job).count("job.state") == 1
+        _restore(slurm, "sacct")
+        done = await fed.status(job.id, refresh=True)
+        assert done.state == JobState.COMPLETED and done.exit_code == 0
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_a_lost_submit_looked_up_over_a_dropped_connection_stays_open(
+        tmp_path, slurm, monkeypatch):
+    """The server died once sbatch ran; the next engine's lookup of the token is cut off
+    mid-answer: the intent is neither closed as never submitted nor submitted again."""
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    _drop_mid_output(slurm, "squeue", 20)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
+    try:
+        [job] = fed.store.list_jobs(limit=None)
+        assert job.native_id is None and not job.state.terminal
+        _restore(slurm, "squeue")
+        await fed.recover(intent_grace_s=0)
+        [job] = assert_once(fed, slurm)
+        assert job.id == "alpha:4300" and job.state == JobState.PENDING
+    finally:
+        await fed.close()
+
+
+# -- two engines on one store ----------------------------------------------------------------
+
+async def test_two_engines_recovering_one_lost_submit_bind_it_once(tmp_path, slurm,
+                                                                  monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    await kill(fed)
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        await asyncio.gather(a.start(), b.start())
+        [job] = assert_once(a, slurm)
+        assert job.id == "alpha:4300"
+        assert kinds(a, job).count("job.submitted") == 1
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_two_engines_seeing_one_end_record_it_once(tmp_path, slurm):
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        await asyncio.gather(a.start(), b.start())
+        job = await a.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "COMPLETED")
+        await asyncio.gather(a.status(job.id, refresh=True), b.status(job.id, refresh=True))
+        states = [e.data["state"] for e in events(a, job) if e.kind == "job.state"]
+        assert states == ["PENDING", "COMPLETED"]
+        assert_once(a, slurm)
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_two_engines_submitting_one_approved_plan_submit_it_once(tmp_path, slurm):
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        plan = await a.plan_submit(spec(tmp_path), "alpha")
+        got = await asyncio.gather(
+            *(e.submit(spec(tmp_path), "alpha", token=plan["submission"],
+                       script_sha256=plan["script_sha256"]) for e in (a, b)),
+            return_exceptions=True)
+        assert slurm.submits() == Counter({token_tag(plan["submission"]): 1}), got
+        [job] = assert_once(a, slurm)
+        assert job.native_id == "4300"
+        refused = [str(g) for g in got if not isinstance(g, Job)]
+        tok = plan["submission"]
+        assert refused in ([], [f"the submission {tok} is already in flight (alpha:4300): it "
+                                "is sent once"],
+                           [f"the submission {tok} is already in flight (alpha:pending-{tok}): "
+                            "it is sent once"]), got
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+# -- a store that cannot be written ------------------------------------------------------------
+
+def _full(fed: Federation) -> None:
+    """The store's disk is full from now on (SQLite's own page limit)."""
+    conn = fed.store._conn()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def _read_only(fed: Federation) -> None:
+    fed.store._conn().execute("PRAGMA query_only = ON")
+
+
+@pytest.mark.parametrize("make", [_full, _read_only], ids=["full", "read-only"])
+async def test_a_store_that_cannot_be_written_refuses_the_submit_before_sbatch(
+        tmp_path, slurm, make):
+    fed = engine(tmp_path, slurm)
+    try:
+        await fed.submit(spec(tmp_path), "alpha", force=True)  # the store's tables made
+        make(fed)
+        with pytest.raises(Exception) as told:
+            await fed.submit(spec(tmp_path), "alpha", force=True)
+        assert str(told.value).startswith(f"store {tmp_path / 'store.sqlite'} cannot be "
+                                          "written: "), told.value
+        assert sum(slurm.submits().values()) == 1  # the first only
+        assert len(fed.store.list_jobs(limit=None)) == 1
+    finally:
+        fed.store._conn().execute("PRAGMA query_only = OFF")
+        await fed.close()
+
+
+async def test_a_store_full_between_sbatch_and_the_record_says_the_job_was_sent(
+        tmp_path, slurm, monkeypatch):
+    """sbatch took the job, then the store could not record its id: the user is told the
+    job went out (not to submit it again), and the next engine binds it by its token."""
+    fed = engine(tmp_path, slurm)
+    await fed.submit(spec(tmp_path, name="first"), "alpha", force=True)
+    real_bind = fed.store.bind_native_id
+
+    def full_then_bind(*a, **k):
+        _read_only(fed)
+        return real_bind(*a, **k)
+    monkeypatch.setattr(fed.store, "bind_native_id", full_then_bind)
+    with pytest.raises(Exception) as told:
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    said, tok = str(told.value), fed.store.intents_without_native_id()[0].token
+    assert said == (
+        f"alpha took the job as 4301 (submission {tok}), but store {tmp_path / 'store.sqlite'} "
+        "cannot be written: its file system or file is read-only: make it writable, or give "
+        "another store path (`store:` in the sites file, or $DIAMOND_DATA_DIR); this change "
+        "was not recorded: do not submit it again; once the store can be written, diamond "
+        "finds the job by its token and records it")
+    monkeypatch.undo()
+    fed.store._conn().execute("PRAGMA query_only = OFF")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        jobs = assert_once(fed, slurm)
+        assert sorted(j.id for j in jobs) == ["alpha:4300", "alpha:4301"]
     finally:
         await fed.close()

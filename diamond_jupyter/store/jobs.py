@@ -20,6 +20,7 @@ from ..model import (
     JobSpec,
     JobState,
     JobStatus,
+    SiteError,
     provisional_id,
     utcnow,
 )
@@ -116,12 +117,14 @@ class JobsMixin(Database):
     def record_intent(self, site: str, token: str, spec: JobSpec | dict[str, Any] | None,
                       placement: dict[str, Any] | None = None,
                       origin: dict[str, Any] | None = None,
-                      hedge_group: str | None = None, fence: leases.Fence | None = None
-                      ) -> Job:
+                      hedge_group: str | None = None, fence: leases.Fence | None = None,
+                      only_new: bool = False) -> Job:
         """Durably record "about to submit" BEFORE the submit command runs (idempotent).
         `hedge_group`: this is one copy of a hedged submission (`create_hedge` first).
         `fence`: the lease of the workflow whose step this is: LeaseLost, and nothing
-        recorded, when another engine took the workflow over."""
+        recorded, when another engine took the workflow over. `only_new`: SiteError when
+        the token is recorded already (another engine submits the same approved plan: it
+        alone sends it)."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
@@ -131,6 +134,9 @@ class JobsMixin(Database):
             if row is not None:
                 if row["site"] != site:
                     raise BadInput(f"token {token!r} already used for {row['id']}")
+                if only_new:
+                    raise SiteError(f"the submission {token} is already in flight "
+                                    f"({row['id']}): it is sent once")
                 return row_to_job(row)
             now, job_id = to_ts(utcnow()), provisional_id(site, token)
             shown, sealed = to_js_sealed(spec, self.sealer)

@@ -17,6 +17,7 @@ import asyncio
 import getpass
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -28,9 +29,13 @@ from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Event, Job, JobSpec, JobState
 from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
+from diamond_jupyter.wrapper import hedge_gate_file
 
 NAME_NOTE = ("job name 'my job' is submitted to alpha as 'my_job' (blanks become '_', at most "
              "40 characters are kept)")
+
+
+KILL_WAIT_S = 2.0
 
 
 class Killed(BaseException):
@@ -130,7 +135,8 @@ async def kill(fed: Federation) -> None:
     tasks = [t for t in asyncio.all_tasks() if t is not me]
     for t in tasks:
         t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    if tasks:  # a dead process waits for nothing: a command's clean-up is not waited out
+        await asyncio.wait(tasks, timeout=KILL_WAIT_S)
     fed._close_hedges()  # its timers die with it
     if fed.lease._id is not None:
         leases.unregister(fed.lease._id)
@@ -648,5 +654,113 @@ async def test_a_store_full_between_sbatch_and_the_record_says_the_job_was_sent(
     try:
         jobs = assert_once(fed, slurm)
         assert sorted(j.id for j in jobs) == ["alpha:4300", "alpha:4301"]
+    finally:
+        await fed.close()
+
+
+# -- hedged submission -----------------------------------------------------------------------
+
+@pytest.fixture
+def pair(tmp_path, slurm) -> tuple[MiniSlurm, MiniSlurm]:
+    return slurm, MiniSlurm(tmp_path, "beta", 5300)
+
+
+def hedge_engine(tmp_path: Path, pair: tuple[MiniSlurm, MiniSlurm], monkeypatch,
+                 **kw: Any) -> Federation:
+    """An engine over alpha and beta whose hedged copies go to both (placement is not what
+    these tests are about)."""
+    fed = engine(tmp_path, *pair, **kw)
+
+    async def both(spec: JobSpec, copies: int):
+        return [("alpha", spec), ("beta", spec)], {}, SimpleNamespace(model_dump=lambda **_: {})
+    monkeypatch.setattr(fed, "_hedge_choice", both)
+    return fed
+
+
+def gate(slurm: MiniSlurm, job: Job) -> str | None:
+    """The decision written where the copy's wrapper waits ("go"/"no"), None: none yet."""
+    path = Path(hedge_gate_file(f"{slurm.home}/.diamond/jobs/{job.token}"))
+    return path.read_text().split()[0] if path.exists() else None
+
+
+def assert_beta_won(fed: Federation, pair: tuple[MiniSlurm, MiniSlurm], group: str) -> None:
+    alpha, beta = pair
+    rec = fed.store.hedge(group)
+    a, b = rec.copies
+    assert rec.winner == b.token and a.state == JobState.CANCELLED, rec
+    assert (gate(alpha, a), gate(beta, b)) == ("no", "go")
+    assert beta.commands("scancel") == [] and set(alpha.commands("scancel")) == {"scancel 4300"}
+    hedged = [e.kind for e in fed.store.events_since(0, limit=None) if e.kind.startswith("hedge.")]
+    for kind in ("hedge.decided", "hedge.go", "hedge.cancelled"):
+        assert hedged.count(kind) == 1, hedged
+    for q in pair:
+        assert_once(fed, q)
+
+
+async def _start(fed: Federation, slurm: MiniSlurm, native_id: str) -> None:
+    slurm.set_state(native_id, "RUNNING")
+    await fed.status(f"{slurm.site.name}:{native_id}", refresh=True)
+
+
+async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    die_before(monkeypatch, fed.store, "hedge_event", when=lambda kind, *a, **k:
+               kind == "hedge.submitted")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    fed = await restart(tmp_path, fed, *pair)
+    try:
+        assert [j.id for j in fed.store.hedge(group).copies] == ["alpha:4300", "beta:5300"]
+        await _start(fed, pair[1], "5300")
+        await fed.hedge_winner(group, timeout=30)
+        assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed = asyncio.Event()
+    real_claim = fed.store.claim_hedge
+
+    def claim_then_die(*a, **k):
+        real_claim(*a, **k)
+        claimed.set()
+        raise Killed("claim_hedge")
+    monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
+    fed = await restart(tmp_path, fed, *pair)
+    try:
+        await fed.hedge_winner(group, timeout=30)
+        assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    sent = asyncio.Event()
+    alpha = fed.site("alpha")
+    real_cancel = alpha.cancel
+
+    async def cancel_then_die(ids):
+        await real_cancel(ids)
+        sent.set()
+        raise Killed("cancel")
+    monkeypatch.setattr(alpha, "cancel", cancel_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(sent.wait(), 30)
+    pair[0].set_state("4300", "CANCELLED")
+    fed = await restart(tmp_path, fed, *pair)
+    try:
+        await fed.hedge_winner(group, timeout=30)
+        assert_beta_won(fed, pair, group)
     finally:
         await fed.close()

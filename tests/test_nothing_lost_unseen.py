@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from local_slurm import LocalSlurmQueue
+from one_site_engine import journal_waiter
 
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
@@ -697,6 +698,13 @@ def assert_beta_won(fed: Federation, pair: tuple[MiniSlurm, MiniSlurm], group: s
         assert_once(fed, q)
 
 
+async def settled(fed: Federation, group: str, wait) -> None:
+    """The group settled, and the winner's go recorded (written just after its gate)."""
+    await fed.hedge_winner(group, timeout=30)
+    if not fed.store.events_since(0, kinds=["hedge.go"], limit=1):
+        await wait(lambda ev: ev.kind == "hedge.go")
+
+
 async def _start(fed: Federation, slurm: MiniSlurm, native_id: str) -> None:
     slurm.set_state(native_id, "RUNNING")
     await fed.status(f"{slurm.site.name}:{native_id}", refresh=True)
@@ -710,10 +718,11 @@ async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monk
         await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
     fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
     try:
         assert [j.id for j in fed.store.hedge(group).copies] == ["alpha:4300", "beta:5300"]
         await _start(fed, pair[1], "5300")
-        await fed.hedge_winner(group, timeout=30)
+        await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
     finally:
         await fed.close()
@@ -735,8 +744,9 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     await asyncio.wait_for(claimed.wait(), 30)
     assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
     fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
     try:
-        await fed.hedge_winner(group, timeout=30)
+        await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
     finally:
         await fed.close()
@@ -759,8 +769,9 @@ async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monk
     await asyncio.wait_for(sent.wait(), 30)
     pair[0].set_state("4300", "CANCELLED")
     fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
     try:
-        await fed.hedge_winner(group, timeout=30)
+        await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
     finally:
         await fed.close()

@@ -27,7 +27,7 @@ from one_site_engine import journal_waiter
 
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import Event, Job, JobSpec, JobState
+from diamond_jupyter.model import Event, Job, JobSpec, JobState, StageEntry
 from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
 from diamond_jupyter.wrapper import hedge_gate_file
@@ -42,6 +42,15 @@ KILL_WAIT_S = 2.0
 class Killed(BaseException):
     """The server's process died here (nothing in the engine catches a BaseException of its
     own, as nothing runs after a SIGKILL)."""
+
+
+def die_in_task(where: str) -> Killed:
+    """The Killed to raise in a task of the engine's own (a staging, a hedge's settle): its
+    end is taken as seen, as nothing is left to report it after a kill."""
+    me = asyncio.current_task()
+    if me is not None:
+        me.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return Killed(where)
 
 
 class MiniSlurm(LocalSlurmQueue):
@@ -738,7 +747,7 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     def claim_then_die(*a, **k):
         real_claim(*a, **k)
         claimed.set()
-        raise Killed("claim_hedge")
+        raise die_in_task("claim_hedge")
     monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
     await _start(fed, pair[1], "5300")
     await asyncio.wait_for(claimed.wait(), 30)
@@ -763,7 +772,7 @@ async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monk
     async def cancel_then_die(ids):
         await real_cancel(ids)
         sent.set()
-        raise Killed("cancel")
+        raise die_in_task("cancel")
     monkeypatch.setattr(alpha, "cancel", cancel_then_die)
     await _start(fed, pair[1], "5300")
     await asyncio.wait_for(sent.wait(), 30)
@@ -773,5 +782,118 @@ async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monk
     try:
         await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+# -- staging: stage-in, its release, stage-out -----------------------------------------------
+
+def staged_spec(tmp_path: Path) -> JobSpec:
+    """A job whose input is the user's file in.dat (brought in first) and whose out.dat is
+    copied back to back.dat after it."""
+    (tmp_path / "in.dat").write_text("the user's input\n")
+    return spec(tmp_path, stage_in=[StageEntry(source=str(tmp_path / "in.dat"),
+                                               destination="in.dat")],
+                stage_out=[StageEntry(source="out.dat", destination=str(tmp_path / "back.dat"))])
+
+
+def phases(fed: Federation, job: Job) -> list[str]:
+    return [k for k in kinds(fed, job) if k.startswith(("stage.", "job.released"))]
+
+
+async def _killed_in_staging(fed: Federation, monkeypatch, obj: Any, name: str, *,
+                             before: bool = False) -> asyncio.Event:
+    """`obj.name` (run by the staging's own task) kills the server there: set once it did."""
+    hit = asyncio.Event()
+    real = getattr(obj, name)
+
+    async def dying(*a, **k):
+        if not before:
+            await real(*a, **k)
+        hit.set()
+        raise die_in_task(name)
+    monkeypatch.setattr(obj, name, dying)
+    return hit
+
+
+async def _staged_to_its_end(tmp_path: Path, fed: Federation, slurm: MiniSlurm, job: Job
+                             ) -> Job:
+    """Run the job (it writes out.dat), end it, and wait for its stage-out."""
+    _, wait = journal_waiter(fed)
+    if not fed.store.events_since(0, kinds=["job.released"], job_id=job.id, limit=1):
+        await wait(lambda ev: ev.kind == "job.released")
+    (tmp_path / "wd" / "out.dat").write_text("the job's output\n")
+    slurm.set_state(job.native_id or "", "COMPLETED")
+    await fed.status(job.id, refresh=True)
+    if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
+        await wait(lambda ev: ev.kind == "stage.out.done" and ev.job_id == job.id)
+    return fed.job(job.id)
+
+
+def assert_staged_once(fed: Federation, slurm: MiniSlurm, job: Job, tmp_path: Path) -> None:
+    assert_once(fed, slurm)
+    got = phases(fed, job)
+    for once in ("stage.in.done", "job.released", "stage.out.done"):
+        assert got.count(once) == 1, got
+    assert slurm.commands("scontrol release") in (["scontrol release 4300"],
+                                                  ["scontrol release 4300"] * 2)
+    assert (tmp_path / "in.dat").read_text() == "the user's input\n"  # the user's file
+    assert (tmp_path / "wd" / "in.dat").read_text() == "the user's input\n"
+    assert (tmp_path / "back.dat").read_text() == "the job's output\n"
+    states = [e.data["state"] for e in events(fed, job) if e.kind == "job.state"]
+    assert states == ["PENDING", "COMPLETED"], states
+
+
+@pytest.mark.parametrize("where, before", [
+    ("copied", False),          # the input is there, stage.in.done not yet written
+    ("release", True),          # stage.in.done written, the release not sent
+    ("release", False),         # the release sent, job.released not yet written
+])
+async def test_staged_job_killed_in_its_stage_in(tmp_path, slurm, monkeypatch, where, before):
+    fed = engine(tmp_path, slurm)
+    await fed.start(recover=False)
+    obj, name = (fed.mover, "transfer") if where == "copied" else (fed.site("alpha"), "release")
+    hit = await _killed_in_staging(fed, monkeypatch, obj, name, before=before)
+    job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
+    await asyncio.wait_for(hit.wait(), 30)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await _staged_to_its_end(tmp_path, fed, slurm, job)
+        assert done.state == JobState.COMPLETED
+        assert_staged_once(fed, slurm, job, tmp_path)
+    finally:
+        await fed.close()
+
+
+async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    await fed.start(recover=False)
+    job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
+    _, wait = journal_waiter(fed)
+    await wait(lambda ev: ev.kind == "job.released")
+    hit = asyncio.Event()
+    real_emit = fed.mover.emit
+
+    def emit_unless_copied_back(kind: str, *a, **k):
+        if kind == "stage.out.done":  # the output is back; the server dies before saying so
+            hit.set()
+            raise die_in_task(kind)
+        return real_emit(kind, *a, **k)
+    monkeypatch.setattr(fed.mover, "emit", emit_unless_copied_back)
+    (tmp_path / "wd" / "out.dat").write_text("the job's output\n")
+    slurm.set_state("4300", "COMPLETED")
+    await fed.status(job.id, refresh=True)
+    await asyncio.wait_for(hit.wait(), 30)
+    assert (tmp_path / "back.dat").read_text() == "the job's output\n"
+    (tmp_path / "wd" / "out.dat").write_text("changed on the site since\n")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        _, wait = journal_waiter(fed)
+        if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
+            await wait(lambda ev: ev.kind == "stage.out.done")
+        got = phases(fed, job)
+        assert got.count("stage.out.done") == 1, got
+        assert fed.job(job.id).state == JobState.COMPLETED
+        assert_once(fed, slurm)
     finally:
         await fed.close()

@@ -897,3 +897,70 @@ async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm
         assert_once(fed, slurm)
     finally:
         await fed.close()
+
+
+# -- a workflow step's release ---------------------------------------------------------------
+
+WORKFLOW = {"name": "pair", "steps": [
+    {"name": "first", "site": "alpha", "script": "#!/bin/sh\necho made > out.txt\n"},
+    {"name": "second", "site": "beta", "needs": ["first"],
+     "inputs": [{"from": "first", "path": "out.txt"}], "script": "#!/bin/sh\ncat out.txt\n"}]}
+
+
+@pytest.mark.parametrize("dies", ["moved", "let go"])
+async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, dies):
+    """The upstream ended, its file was copied to the next step's site, and the server died
+    before the step was marked ready ("moved"), or once its gate was dropped or its hold
+    released ("let go"), before that was recorded: the next engine lets it go, with the file
+    copied once and intact, and no step submitted twice."""
+    alpha, beta = pair
+    fed = engine(tmp_path, *pair)
+
+    async def nothing_to_refuse(wf):
+        return {}
+    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
+    await fed.start()
+    view = await fed.run_workflow(WORKFLOW)
+    wid = view.id
+    first = fed.store.job_by_token(fed.store.get_workflow(wid).step("first").token)
+    second = fed.store.job_by_token(fed.store.get_workflow(wid).step("second").token)
+    assert first is not None and second is not None and second.site == "beta"
+    Path(first.workdir or "").mkdir(parents=True, exist_ok=True)
+    (Path(first.workdir or "") / "out.txt").write_text("made\n")
+    moved = asyncio.Event()
+
+    def dying(obj: Any, name: str) -> None:
+        real = getattr(obj, name)
+
+        async def then_die(*a, **k):
+            await real(*a, **k)
+            moved.set()
+            raise die_in_task(name)
+        monkeypatch.setattr(obj, name, then_die)
+    if dies == "moved":
+        dying(fed.mover, "transfer")
+    else:
+        dying(fed.site("beta"), "cancel")
+        dying(fed.site("beta"), "release")
+    alpha.set_state(first.native_id or "", "COMPLETED")
+    await fed.status(first.id, refresh=True)
+    await asyncio.wait_for(moved.wait(), 30)
+    landed = Path(second.workdir or "") / "out.txt"
+    assert landed.read_text() == "made\n"
+    fed = await restart(tmp_path, fed, *pair)
+    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
+    try:
+        _, wait = journal_waiter(fed)
+        if fed.store.get_workflow(wid).step("second").phase != "released":
+            await wait(lambda ev: ev.kind.startswith("workflow.") and
+                       fed.store.get_workflow(wid).step("second").phase == "released")
+        assert landed.read_text() == "made\n"
+        for q in pair:
+            assert_once(fed, q)
+        lets_go = beta.commands("scontrol release") + beta.commands("scancel")
+        assert len(set(lets_go)) == 1, lets_go  # its gate dropped, or the step released
+        moves = [e for e in fed.store.events_since(0, limit=None)
+                 if e.kind.startswith("workflow.") and (e.data or {}).get("phase") == "ready"]
+        assert len(moves) <= 1, moves
+    finally:
+        await fed.close()

@@ -37,7 +37,6 @@ from .calibration import (
 )
 from .config import FederationConfig, load_config
 from .dialects.scripts_common import SubmitWait
-from .dialects.staging import STAGING_NOTES
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -86,8 +85,8 @@ from .model import (
 from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
-from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token
-from .store import FinishedJobs, NewestJobs, NewestTransfers, Store, TransferRecord
+from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token, prepared_notes
+from .store import FinishedJobs, NewestJobs, NewestTransfers, Store, StoreError, TransferRecord
 from .summary import SiteSummary, site_summary
 from .transports import (
     AuthError,
@@ -935,6 +934,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 if done.native_id:
                     return done  # this plan was submitted already: never twice
                 raise SiteError(f"the submission {token} is already in flight ({done.id})")
+        planned = token is not None  # another engine may submit the same approved plan
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
@@ -942,19 +942,26 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
             raise PlanChanged(f"the batch script for {site} would differ from the approved one")
+
+        def upload() -> asyncio.Future:
+            return asyncio.ensure_future(target.upload(prepared, token, secret=secret))
         # The script's upload submits nothing, so it overlaps the intent's durable write
-        # (an fsync, in a thread); the submit command itself runs only after that write.
-        upload = asyncio.ensure_future(target.upload(prepared, token, secret=secret))
+        # (an fsync, in a thread); the submit command itself runs only after that write. A
+        # plan's token may be another engine's intent: its job directory (script, secret)
+        # is written only once the intent is this engine's.
+        uploading = None if planned else upload()
         try:
             job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin, hedge_group, fence)
+                                          placement, origin, hedge_group, fence, True)
         except BaseException:
-            upload.cancel()
-            await asyncio.gather(upload, return_exceptions=True)
+            if uploading is not None:
+                uploading.cancel()
+                await asyncio.gather(uploading, return_exceptions=True)
             target.forget_upload(token)
             raise
+        uploading = uploading or upload()
         with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
-            await upload
+            await uploading
         await self.journal.drain()
         try:  # the lease again, just before the scheduler is asked (a stall since the intent)
             self.store.check_fence(fence)
@@ -1010,14 +1017,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             said = [f"{lost}; the job was found in the queue by its token"]
         else:
             native_id, said = sub.native_id, sub.warnings
-        job = self.store.bind_native_id(token, native_id)
-        warnings = list(prepared.metadata.get(STAGING_NOTES) or []) \
-            + list(prepared.metadata.get("module_rewrites") or []) \
-            + list(prepared.metadata.get("name_notes") or []) \
-            + list(prepared.metadata.get("body_notes") or []) + said
-        if warnings:  # each module renamed for the site, each directive dropped/approximated
-            self.store.append_event(Event(kind="job.warnings", job_id=job.id, site=site,
-                                          data={"warnings": warnings}))
+        # each module renamed for the site, each directive dropped/approximated: kept with
+        # the binding, in one write
+        try:
+            job = self.store.bind_native_id(token, native_id,
+                                            warnings=prepared_notes(prepared) + list(said))
+        except StoreError as e:  # the scheduler has the job: never let it be sent again
+            raise StoreError(
+                f"{site} took the job as {native_id} (submission {token}), but {e}: do not "
+                "submit it again; once the store can be written, diamond finds the job by "
+                "its token and records it") from None
         await self.journal.drain()
         self.journal.track(job)
         if placement is None and hedge_group is None and not (hold or spec.hold) \

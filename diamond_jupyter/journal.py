@@ -20,7 +20,7 @@ from .events import EventBus
 from .leases import Fence
 from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
-from .sites import Site
+from .sites import Site, prepared_notes
 from .store import Store
 
 STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local, cheap)
@@ -159,7 +159,8 @@ class Journal:
         except DiamondError:
             return 0.0  # site unreachable: try again on the next pass
         if found:
-            bound = self.store.bind_native_id(token, found[0].native_id)
+            bound = self.store.bind_native_id(token, found[0].native_id,
+                                              warnings=prepared_notes(job.spec))
             if not bound.state.terminal:
                 self.track(bound)
         else:

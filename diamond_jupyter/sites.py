@@ -34,6 +34,7 @@ from .dialects.outputs_common import (
 from .dialects.pbs_commands import TOKEN_VARIABLE
 from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
+from .dialects.staging import STAGING_NOTES
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
@@ -96,6 +97,14 @@ def token_tag(token: str) -> str:
 
 def scheduler_name(name: str | None, token: str) -> str:
     return f"{name or 'job'}.dmd-{token}"
+
+
+def prepared_notes(spec: JobSpec | None) -> list[str]:
+    """What `Site.prepare` changed or left out to fit the site, one line each (staging lines,
+    modules renamed, the name, body lines), from the prepared spec's metadata."""
+    meta = spec.metadata if spec is not None else {}
+    return [str(n) for key in (STAGING_NOTES, "module_rewrites", "name_notes", "body_notes")
+            for n in meta.get(key) or []]
 
 
 def _sh_path(path: str) -> str:

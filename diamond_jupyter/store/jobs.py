@@ -20,6 +20,7 @@ from ..model import (
     JobSpec,
     JobState,
     JobStatus,
+    SiteError,
     provisional_id,
     utcnow,
 )
@@ -116,12 +117,14 @@ class JobsMixin(Database):
     def record_intent(self, site: str, token: str, spec: JobSpec | dict[str, Any] | None,
                       placement: dict[str, Any] | None = None,
                       origin: dict[str, Any] | None = None,
-                      hedge_group: str | None = None, fence: leases.Fence | None = None
-                      ) -> Job:
+                      hedge_group: str | None = None, fence: leases.Fence | None = None,
+                      only_new: bool = False) -> Job:
         """Durably record "about to submit" BEFORE the submit command runs (idempotent).
         `hedge_group`: this is one copy of a hedged submission (`create_hedge` first).
         `fence`: the lease of the workflow whose step this is: LeaseLost, and nothing
-        recorded, when another engine took the workflow over."""
+        recorded, when another engine took the workflow over. `only_new`: SiteError when
+        the token is recorded already (another engine submits the same approved plan: it
+        alone sends it)."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
@@ -131,6 +134,9 @@ class JobsMixin(Database):
             if row is not None:
                 if row["site"] != site:
                     raise BadInput(f"token {token!r} already used for {row['id']}")
+                if only_new:
+                    raise SiteError(f"the submission {token} is already in flight "
+                                    f"({row['id']}): it is sent once")
                 return row_to_job(row)
             now, job_id = to_ts(utcnow()), provisional_id(site, token)
             shown, sealed = to_js_sealed(spec, self.sealer)
@@ -149,8 +155,11 @@ class JobsMixin(Database):
             return self._job(c, job_id)
 
     def bind_native_id(self, token: str, native_id: str,
-                       submitted_at: datetime | None = None) -> Job:
+                       submitted_at: datetime | None = None,
+                       warnings: list[str] | None = None) -> Job:
         """The submit returned `native_id`: re-key the intent to "SITE:NATIVE" (idempotent).
+        `warnings`: what the submit changed or left out to fit the site, one line each, kept
+        as a `job.warnings` event in the same transaction (a crash keeps both or neither).
 
         Events reference the job id; they are re-keyed in the same transaction, as are agent
         tasks waiting on the provisional id. The provisional id still resolves afterwards.
@@ -196,6 +205,8 @@ class JobsMixin(Database):
             self._rekey_waiting(c, old_id, new_id)
             self._event(c, "job.submitted", new_id, job.site,
                         {"native_id": native_id, "previous_id": old_id})
+            if warnings:
+                self._event(c, "job.warnings", new_id, job.site, {"warnings": warnings})
             if other is not None:
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",

@@ -1,0 +1,966 @@
+"""Nothing lost: a server killed between any two steps of a submit, a cancel, a hedged
+submission, a workflow step's release or a stage-out; a job id the scheduler reuses; a
+connection dropped mid-answer; two engines on one store; a store that cannot be written.
+After recovery every job and event is there exactly once, no payload is submitted twice and
+the user's files are intact.
+
+A real engine and store (SQLite on disk) over a local Slurm site whose commands are small
+shell stand-ins (a queue file the test writes, `sbatch` numbering jobs and noting each
+submit's token); no test bed. The server's death is simulated in-process: the step raises
+`Killed` (a BaseException nothing in the engine catches), every task the engine started is
+cancelled and its lease unregistered, without `close` (nothing handed back), and a new
+engine opens on the same store."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+from local_slurm import LocalSlurmQueue
+from one_site_engine import journal_waiter
+
+from diamond_jupyter import leases
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import Event, Job, JobSpec, JobState, StageEntry
+from diamond_jupyter.sites import token_tag
+from diamond_jupyter.store import Store
+from diamond_jupyter.wrapper import hedge_gate_file
+
+NAME_NOTE = ("job name 'my job' is submitted to alpha as 'my_job' (blanks become '_', at most "
+             "40 characters are kept)")
+
+
+KILL_WAIT_S = 2.0
+
+
+class Killed(BaseException):
+    """The server's process died here (nothing in the engine catches a BaseException of its
+    own, as nothing runs after a SIGKILL)."""
+
+
+def die_in_task(where: str) -> Killed:
+    """The Killed to raise in a task of the engine's own (a staging, a hedge's settle): its
+    end is taken as seen, as nothing is left to report it after a kill."""
+    me = asyncio.current_task()
+    if me is not None:
+        me.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return Killed(where)
+
+
+class MiniSlurm(LocalSlurmQueue):
+    """A local Slurm site (`alpha` unless named): `sbatch` queues the job PENDING under the
+    next id (alpha's from 4300, beta's from 5300) with its token in the comment, and notes
+    `sbatch TOKEN` in `calls`; `scancel` and `scontrol` note their arguments; `squeue`
+    prints the queue file, `sacct` the accounting file (empty: no record). Its work
+    directory is in tmp_path."""
+
+    def __init__(self, tmp_path: Path, site: str = "alpha", first_id: int = 4300) -> None:
+        super().__init__(tmp_path, site)
+        self.calls = tmp_path / f"calls-{site}.txt"
+        self.calls.write_text("")
+        self.counter = tmp_path / f"next-id-{site}"
+        self.counter.write_text(f"{first_id}\n")
+        self.acct = tmp_path / f"acct-{site}.txt"
+        self.acct.write_text("")
+        line = (f"$id|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{getpass.getuser()}|"
+                "debug|N/A||Priority|$tok|job")
+        for name, body in (
+                ("sbatch", f'for last; do :; done\n'
+                           f'tok=$(grep -o "{token_tag("")}[0-9a-f]*" "$last" | head -n 1)\n'
+                           f'id=$(cat {self.counter}); echo $((id + 1)) > {self.counter}\n'
+                           f'echo "sbatch $tok" >> {self.calls}\n'
+                           f'echo "{line}" >> {self.queue}\necho $id\n'),
+                ("sacct", f"cat {self.acct}\n"),
+                ("scancel", f'echo "scancel $*" >> {self.calls}\n'),
+                ("scontrol", f'echo "scontrol $*" >> {self.calls}\n')):
+            path = self.bin_dir / name
+            path.write_text(f"#!/bin/sh\n{body}")
+            path.chmod(0o755)
+        self.home = tmp_path / f"home-{site}"
+        self.home.mkdir()
+        self.site.cfg = self.site.cfg.model_copy(update={"workdir": str(self.home / ".diamond")})
+
+    def submits(self) -> Counter[str]:
+        """How many times each token was submitted (the payload runs once per submit)."""
+        return Counter(line.split()[1] for line in self.calls.read_text().splitlines()
+                       if line.startswith("sbatch "))
+
+    def commands(self, prog: str) -> list[str]:
+        return [ln for ln in self.calls.read_text().splitlines() if ln.startswith(prog + " ")]
+
+    def set_state(self, native_id: str, state: str, *, token: str | None = None) -> None:
+        """Job `native_id`'s line now says `state` (with `token`: the line of that token's
+        job only; a line for the id is added when there is none, as another user's job)."""
+        lines = self.queue.read_text().splitlines()
+        for i, ln in enumerate(lines):
+            f = ln.split("|")
+            if f[0] == native_id and (token is None or f[13] == token_tag(token)):
+                f[1] = state
+                lines[i] = "|".join(f)
+                break
+        else:
+            lines.append(f"{native_id}|{state}|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
+                         f"someone|debug|N/A||None|{token_tag(token or 'f' * 12)}|x")
+        self.queue.write_text("".join(ln + "\n" for ln in lines))
+
+    def reuse(self, native_id: str, state: str = "PENDING") -> None:
+        """The scheduler gives `native_id` to another user's job (another token): its line
+        replaces every line of that id."""
+        self.forget(native_id)
+        self.set_state(native_id, state, token="b" * 12)
+
+    def forget(self, native_id: str) -> None:
+        """The job left squeue's memory (and accounting has no record of it)."""
+        lines = [ln for ln in self.queue.read_text().splitlines()
+                 if ln.split("|")[0] != native_id]
+        self.queue.write_text("".join(ln + "\n" for ln in lines))
+
+
+@pytest.fixture
+def slurm(tmp_path) -> MiniSlurm:
+    return MiniSlurm(tmp_path)
+
+
+def engine(tmp_path: Path, *slurms: MiniSlurm, **kw: Any) -> Federation:
+    """An engine over the sites `slurms` on the store tmp_path/store.sqlite that never polls
+    on its own and looks a lost submit up at once."""
+    settings: dict[str, Any] = {"poll_interval_s": 3600, "min_poll_s": 3600, "intent_grace_s": 0,
+                                "unsure_submit_settle_s": 0.2} | kw
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [q.site.cfg.model_dump(mode="json")
+                                               for q in slurms]}))
+    return Federation(sites, store=Store(tmp_path / "store.sqlite"), **settings)
+
+
+async def kill(fed: Federation) -> None:
+    """The server's process dies: whatever it was running stops, its lease is gone with it,
+    and nothing is handed back or closed."""
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me]
+    for t in tasks:
+        t.cancel()
+    if tasks:  # a dead process waits for nothing: a command's clean-up is not waited out
+        await asyncio.wait(tasks, timeout=KILL_WAIT_S)
+    fed._close_hedges()  # its timers die with it
+    if fed.lease._id is not None:
+        leases.unregister(fed.lease._id)
+
+
+async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
+                  ) -> Federation:
+    """Kill `dead` and start a new server engine (with recovery) on the same store."""
+    await kill(dead)
+    fed = engine(tmp_path, *slurms, **kw)
+    await fed.start()
+    return fed
+
+
+def spec(tmp_path: Path, **kw: Any) -> JobSpec:
+    wd = tmp_path / "wd"
+    wd.mkdir(exist_ok=True)
+    return JobSpec(**{"name": "nl"} | kw, command="echo payload >> runs.txt",
+                   working_directory=str(wd))
+
+
+def events(fed: Federation, job: Job | str) -> list[Event]:
+    jid = job if isinstance(job, str) else job.id
+    return fed.store.events_since(0, job_id=fed.store.get_job(jid).id, limit=None)
+
+
+def kinds(fed: Federation, job: Job | str) -> list[str]:
+    return [e.kind for e in events(fed, job)]
+
+
+def assert_once(fed: Federation, slurm: MiniSlurm) -> list[Job]:
+    """Every job once, no token submitted twice, no event twice; the jobs."""
+    jobs = fed.store.list_jobs(limit=None)
+    assert len({j.token for j in jobs}) == len(jobs), jobs
+    assert all(n == 1 for n in slurm.submits().values()), slurm.submits()
+    seqs = [e.seq for e in fed.store.events_since(0, limit=None)]
+    assert len(seqs) == len(set(seqs))
+    for j in jobs:
+        ks = kinds(fed, j)
+        for once in ("job.submitting", "job.submitted", "job.cancel-requested"):
+            assert ks.count(once) <= 1, (j.id, ks)
+    return jobs
+
+
+def die_after(monkeypatch, obj: Any, name: str, *, when=lambda *a, **k: True) -> None:
+    """`obj.name` runs, then the process dies (when `when(args)` holds)."""
+    real = getattr(obj, name)
+
+    if asyncio.iscoroutinefunction(real):
+        async def wrapped(*a, **k):
+            out = await real(*a, **k)
+            if when(*a, **k):
+                raise Killed(name)
+            return out
+    else:
+        def wrapped(*a, **k):
+            out = real(*a, **k)
+            if when(*a, **k):
+                raise Killed(name)
+            return out
+    monkeypatch.setattr(obj, name, wrapped)
+
+
+def die_before(monkeypatch, obj: Any, name: str, *, when=lambda *a, **k: True) -> None:
+    real = getattr(obj, name)
+
+    if asyncio.iscoroutinefunction(real):
+        async def wrapped(*a, **k):
+            if when(*a, **k):
+                raise Killed(name)
+            return await real(*a, **k)
+    else:
+        def wrapped(*a, **k):
+            if when(*a, **k):
+                raise Killed(name)
+            return real(*a, **k)
+    monkeypatch.setattr(obj, name, wrapped)
+
+
+def _sbatch(argv, *a, **k) -> bool:
+    return any(Path(str(a)).name == "sbatch" or "exec sbatch " in str(a) for a in argv)
+
+
+# -- submit: killed between each pair of its steps ---------------------------------------
+
+async def test_killed_while_the_job_is_prepared_records_nothing(tmp_path, slurm,
+                                                                  monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_before(monkeypatch, fed.site("alpha"), "prepare")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        assert fed.store.list_jobs(limit=None) == [] and slurm.submits() == Counter()
+        assert fed.store.events_since(0, limit=None) == []
+    finally:
+        await fed.close()
+
+
+async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
+        tmp_path, slurm, monkeypatch):
+    """The script is rendered (and uploaded) while the intent is written: a kill there
+    leaves an intent, closed as never submitted by the next engine, nothing sent."""
+    fed = engine(tmp_path, slurm)
+    die_before(monkeypatch, fed.site("alpha"), "render")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
+    try:
+        [job] = assert_once(fed, slurm)
+        assert job.state == JobState.FAILED and slurm.submits() == Counter()
+        assert kinds(fed, job) == ["job.submitting", "job.state"]
+    finally:
+        await fed.close()
+
+
+async def test_killed_right_after_the_intent_is_written_closes_it_unsent(tmp_path, slurm,
+                                                                         monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.store, "record_intent")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
+    try:
+        [job] = assert_once(fed, slurm)
+        assert job.state == JobState.FAILED and job.native_id is None
+        assert job.reason == "the submit did not reach the scheduler"
+        assert slurm.submits() == Counter()
+        assert kinds(fed, job).count("job.state") == 1
+    finally:
+        await fed.close()
+
+
+async def test_killed_once_sbatch_ran_but_before_its_answer_binds_the_job_by_token(
+        tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        [job] = assert_once(fed, slurm)
+        assert job.id == "alpha:4300" and job.state == JobState.PENDING
+        assert kinds(fed, job).count("job.submitted") == 1
+    finally:
+        await fed.close()
+
+
+async def test_killed_after_the_id_came_back_but_before_it_was_recorded(tmp_path, slurm,
+                                                                        monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_before(monkeypatch, fed.store, "bind_native_id")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    assert fed.store.intents_without_native_id()
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        [job] = assert_once(fed, slurm)
+        assert job.id == "alpha:4300" and job.state == JobState.PENDING
+        assert fed.submit_notes(job.id) == [NAME_NOTE]  # the recovery keeps them too
+    finally:
+        await fed.close()
+
+
+async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
+        tmp_path, slurm, monkeypatch):
+    """The submit's notes (here a directive approximated) are written with the job's binding
+    or not at all lost: a kill between the two kept the job and dropped its notes."""
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.store, "bind_native_id")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        [job] = assert_once(fed, slurm)
+        assert job.id == "alpha:4300"
+        assert kinds(fed, job).count("job.submitted") == 1
+        assert fed.submit_notes(job.id) == [NAME_NOTE]
+    finally:
+        await fed.close()
+
+
+async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_engine(
+        tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        slurm.set_state("4300", "COMPLETED")
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.COMPLETED
+        [job] = assert_once(fed, slurm)
+        assert kinds(fed, job).count("job.state") == 2  # PENDING, then COMPLETED
+    finally:
+        await fed.close()
+
+
+# -- cancel ---------------------------------------------------------------------------------
+
+async def test_killed_before_scancel_leaves_the_job_to_cancel_again(tmp_path, slurm,
+                                                                   monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_before(monkeypatch, fed.site("alpha"), "cancel")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        assert fed.job(job.id).state == JobState.PENDING and slurm.commands("scancel") == []
+        await fed.cancel(job.id)
+        slurm.set_state("4300", "CANCELLED")
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert_once(fed, slurm)
+        assert slurm.commands("scancel") == ["scancel 4300"]
+    finally:
+        await fed.close()
+
+
+async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_after(monkeypatch, fed.site("alpha"), "cancel")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    slurm.set_state("4300", "CANCELLED")  # the scheduler did it while no engine ran
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert_once(fed, slurm)
+        ks = kinds(fed, job)
+        assert [e.data["state"] for e in events(fed, job) if e.kind == "job.state"] == [
+            "PENDING", "CANCELLED"], ks
+        assert await fed.cancel(job.id) == done  # a second cancel: nothing sent again
+        assert slurm.commands("scancel") == ["scancel 4300"]
+    finally:
+        await fed.close()
+
+
+async def test_killed_after_the_cancel_request_was_recorded(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    die_after(monkeypatch, fed.journal, "kick")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    slurm.set_state("4300", "CANCELLED")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await fed.wait(job.id, refresh=True, timeout=30)
+        assert done.state == JobState.CANCELLED
+        assert kinds(fed, job).count("job.cancel-requested") == 1
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+# -- a job id the scheduler reuses -----------------------------------------------------------
+
+async def test_an_id_reused_by_another_users_job_after_ours_finished(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    slurm.set_state("4300", "COMPLETED")
+    assert (await fed.wait(job.id, refresh=True, timeout=30)).state == JobState.COMPLETED
+    slurm.reuse("4300", "RUNNING")  # someone else's job now
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        again = await fed.status(job.id, refresh=True)
+        assert again.state == JobState.COMPLETED and again.token == job.token
+        [only] = assert_once(fed, slurm)
+        assert [e.data["state"] for e in events(fed, only) if e.kind == "job.state"] == [
+            "PENDING", "COMPLETED"]
+    finally:
+        await fed.close()
+
+
+async def test_an_id_reused_by_another_job_while_ours_is_followed(tmp_path, slurm):
+    """Ours left the queue unseen and its id went to another user's job, which runs: ours
+    is not said to run (the token tells them apart), and no event is written for it."""
+    fed = engine(tmp_path, slurm)
+    try:
+        job = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.reuse("4300", "RUNNING")
+        seen = await fed.status(job.id, refresh=True)
+        assert seen.state != JobState.RUNNING, seen
+        assert kinds(fed, job).count("job.state") == 1  # PENDING: nothing of the other's
+        [only] = assert_once(fed, slurm)
+        assert only.token == job.token
+    finally:
+        await fed.close()
+
+
+async def test_an_id_reused_while_no_engine_ran(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    slurm.reuse("4300", "RUNNING")  # ours ended unseen; the id went to someone else
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        seen = await fed.status(job.id, refresh=True)
+        assert seen.state != JobState.RUNNING and seen.started_at is None, seen
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_our_new_job_given_an_id_an_older_job_of_ours_had(tmp_path, slurm):
+    """The cluster was rebuilt: the counter starts again and our next job gets the id of a
+    finished one. Both are kept, each with its own events."""
+    fed = engine(tmp_path, slurm)
+    try:
+        first = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "COMPLETED")
+        await fed.wait(first.id, refresh=True, timeout=30)
+        slurm.forget("4300")
+        slurm.counter.write_text("4300\n")
+        second = await fed.submit(spec(tmp_path), "alpha", force=True)
+        assert second.id == "alpha:4300"
+        jobs = assert_once(fed, slurm)
+        assert len(jobs) == 2
+        old = fed.job(first.token or "")
+        assert old.id.startswith("alpha:4300@") and old.reused_by == "alpha:4300"
+        assert old.state == JobState.COMPLETED and fed.job("alpha:4300").token == second.token
+        assert kinds(fed, old).count("job.submitted") == 1
+        assert kinds(fed, second).count("job.submitted") == 1
+    finally:
+        await fed.close()
+
+
+# -- the connection drops mid-answer ---------------------------------------------------------
+
+def _drop_mid_output(slurm: MiniSlurm, prog: str, keep_bytes: int) -> None:
+    """`prog` prints the first `keep_bytes` of its answer, then the connection drops (ssh's
+    exit status 255 and its message)."""
+    real = slurm.bin_dir / f"{prog}.real"
+    (slurm.bin_dir / prog).rename(real)
+    path = slurm.bin_dir / prog
+    path.write_text(f'#!/bin/sh\n"{real}" "$@" | head -c {keep_bytes}\n'
+                    'echo "Connection to login1 closed by remote host." >&2\nexit 255\n')
+    path.chmod(0o755)
+
+
+def _restore(slurm: MiniSlurm, prog: str) -> None:
+    (slurm.bin_dir / f"{prog}.real").rename(slurm.bin_dir / prog)
+
+
+async def test_squeue_cut_mid_record_changes_nothing(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    try:
+        a = await fed.submit(spec(tmp_path), "alpha", force=True)
+        b = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "RUNNING")
+        before = len(fed.store.events_since(0, limit=None))
+        first_line = len(slurm.queue.read_text().splitlines()[0])
+        _drop_mid_output(slurm, "squeue", first_line + 10)
+        for jid in (a.id, b.id):  # a site that did not answer: the stored state is kept
+            assert (await fed.status(jid, refresh=True)).state == JobState.PENDING
+        assert {fed.job(a.id).state, fed.job(b.id).state} == {JobState.PENDING}
+        assert len(fed.store.events_since(0, limit=None)) == before
+        _restore(slurm, "squeue")
+        assert (await fed.status(a.id, refresh=True)).state == JobState.RUNNING
+        assert (await fed.status(b.id, refresh=True)).state == JobState.PENDING
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_sacct_cut_mid_record_ends_no_job(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    try:
+        job = await fed.submit(spec(tmp_path), "alpha", force=True)
+        slurm.forget("4300")  # gone from squeue: only accounting knows how it ended
+        slurm.acct.write_text("4300|COMPLETED|0:0|2026-01-01T00:00:01|2026-01-01T00:00:09|"
+                              "n1|nl|4300\n")
+        _drop_mid_output(slurm, "sacct", 12)
+        assert (await fed.status(job.id, refresh=True)).state == JobState.PENDING
+        assert kinds(fed, job).count("job.state") == 1
+        _restore(slurm, "sacct")
+        done = await fed.status(job.id, refresh=True)
+        assert done.state == JobState.COMPLETED and done.exit_code == 0
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+async def test_a_lost_submit_looked_up_over_a_dropped_connection_stays_open(
+        tmp_path, slurm, monkeypatch):
+    """The server died once sbatch ran; the next engine's lookup of the token is cut off
+    mid-answer: the intent is neither closed as never submitted nor submitted again."""
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    _drop_mid_output(slurm, "squeue", 20)
+    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
+    try:
+        [job] = fed.store.list_jobs(limit=None)
+        assert job.native_id is None and not job.state.terminal
+        _restore(slurm, "squeue")
+        await fed.recover(intent_grace_s=0)
+        [job] = assert_once(fed, slurm)
+        assert job.id == "alpha:4300" and job.state == JobState.PENDING
+    finally:
+        await fed.close()
+
+
+# -- two engines on one store ----------------------------------------------------------------
+
+async def test_two_engines_recovering_one_lost_submit_bind_it_once(tmp_path, slurm,
+                                                                  monkeypatch):
+    fed = engine(tmp_path, slurm)
+    die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    await kill(fed)
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        await asyncio.gather(a.start(), b.start())
+        [job] = assert_once(a, slurm)
+        assert job.id == "alpha:4300"
+        assert kinds(a, job).count("job.submitted") == 1
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_two_engines_seeing_one_end_record_it_once(tmp_path, slurm):
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        await asyncio.gather(a.start(), b.start())
+        job = await a.submit(spec(tmp_path), "alpha", force=True)
+        slurm.set_state("4300", "COMPLETED")
+        await asyncio.gather(a.status(job.id, refresh=True), b.status(job.id, refresh=True))
+        states = [e.data["state"] for e in events(a, job) if e.kind == "job.state"]
+        assert states == ["PENDING", "COMPLETED"]
+        assert_once(a, slurm)
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_two_engines_submitting_one_approved_plan_submit_it_once(tmp_path, slurm):
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        plan = await a.plan_submit(spec(tmp_path), "alpha")
+        got = await asyncio.gather(
+            *(e.submit(spec(tmp_path), "alpha", token=plan["submission"],
+                       script_sha256=plan["script_sha256"]) for e in (a, b)),
+            return_exceptions=True)
+        assert slurm.submits() == Counter({token_tag(plan["submission"]): 1}), got
+        [job] = assert_once(a, slurm)
+        assert job.native_id == "4300"
+        refused = [str(g) for g in got if not isinstance(g, Job)]
+        tok = plan["submission"]
+        assert refused in ([], [f"the submission {tok} is already in flight (alpha:4300): it "
+                                "is sent once"],
+                           [f"the submission {tok} is already in flight (alpha:pending-{tok}): "
+                            "it is sent once"]), got
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+# -- a store that cannot be written ------------------------------------------------------------
+
+def _full(fed: Federation) -> None:
+    """The store's disk is full from now on (SQLite's own page limit)."""
+    conn = fed.store._conn()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def _read_only(fed: Federation) -> None:
+    fed.store._conn().execute("PRAGMA query_only = ON")
+
+
+@pytest.mark.parametrize("make", [_full, _read_only], ids=["full", "read-only"])
+async def test_a_store_that_cannot_be_written_refuses_the_submit_before_sbatch(
+        tmp_path, slurm, make):
+    fed = engine(tmp_path, slurm)
+    try:
+        await fed.submit(spec(tmp_path), "alpha", force=True)  # the store's tables made
+        make(fed)
+        with pytest.raises(Exception) as told:
+            await fed.submit(spec(tmp_path), "alpha", force=True)
+        assert str(told.value).startswith(f"store {tmp_path / 'store.sqlite'} cannot be "
+                                          "written: "), told.value
+        assert sum(slurm.submits().values()) == 1  # the first only
+        assert len(fed.store.list_jobs(limit=None)) == 1
+    finally:
+        fed.store._conn().execute("PRAGMA query_only = OFF")
+        await fed.close()
+
+
+async def test_a_store_full_between_sbatch_and_the_record_says_the_job_was_sent(
+        tmp_path, slurm, monkeypatch):
+    """sbatch took the job, then the store could not record its id: the user is told the
+    job went out (not to submit it again), and the next engine binds it by its token."""
+    fed = engine(tmp_path, slurm)
+    await fed.submit(spec(tmp_path, name="first"), "alpha", force=True)
+    real_bind = fed.store.bind_native_id
+
+    def full_then_bind(*a, **k):
+        _read_only(fed)
+        return real_bind(*a, **k)
+    monkeypatch.setattr(fed.store, "bind_native_id", full_then_bind)
+    with pytest.raises(Exception) as told:
+        await fed.submit(spec(tmp_path), "alpha", force=True)
+    said, tok = str(told.value), fed.store.intents_without_native_id()[0].token
+    assert said == (
+        f"alpha took the job as 4301 (submission {tok}), but store {tmp_path / 'store.sqlite'} "
+        "cannot be written: its file system or file is read-only: make it writable, or give "
+        "another store path (`store:` in the sites file, or $DIAMOND_DATA_DIR); this change "
+        "was not recorded: do not submit it again; once the store can be written, diamond "
+        "finds the job by its token and records it")
+    monkeypatch.undo()
+    fed.store._conn().execute("PRAGMA query_only = OFF")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        jobs = assert_once(fed, slurm)
+        assert sorted(j.id for j in jobs) == ["alpha:4300", "alpha:4301"]
+    finally:
+        await fed.close()
+
+
+# -- hedged submission -----------------------------------------------------------------------
+
+@pytest.fixture
+def pair(tmp_path, slurm) -> tuple[MiniSlurm, MiniSlurm]:
+    return slurm, MiniSlurm(tmp_path, "beta", 5300)
+
+
+def hedge_engine(tmp_path: Path, pair: tuple[MiniSlurm, MiniSlurm], monkeypatch,
+                 **kw: Any) -> Federation:
+    """An engine over alpha and beta whose hedged copies go to both (placement is not what
+    these tests are about)."""
+    fed = engine(tmp_path, *pair, **kw)
+
+    async def both(spec: JobSpec, copies: int):
+        return [("alpha", spec), ("beta", spec)], {}, SimpleNamespace(model_dump=lambda **_: {})
+    monkeypatch.setattr(fed, "_hedge_choice", both)
+    return fed
+
+
+def gate(slurm: MiniSlurm, job: Job) -> str | None:
+    """The decision written where the copy's wrapper waits ("go"/"no"), None: none yet."""
+    path = Path(hedge_gate_file(f"{slurm.home}/.diamond/jobs/{job.token}"))
+    return path.read_text().split()[0] if path.exists() else None
+
+
+def assert_beta_won(fed: Federation, pair: tuple[MiniSlurm, MiniSlurm], group: str) -> None:
+    alpha, beta = pair
+    rec = fed.store.hedge(group)
+    a, b = rec.copies
+    assert rec.winner == b.token and a.state == JobState.CANCELLED, rec
+    assert (gate(alpha, a), gate(beta, b)) == ("no", "go")
+    assert beta.commands("scancel") == [] and set(alpha.commands("scancel")) == {"scancel 4300"}
+    hedged = [e.kind for e in fed.store.events_since(0, limit=None) if e.kind.startswith("hedge.")]
+    for kind in ("hedge.decided", "hedge.go", "hedge.cancelled"):
+        assert hedged.count(kind) == 1, hedged
+    for q in pair:
+        assert_once(fed, q)
+
+
+async def settled(fed: Federation, group: str, wait) -> None:
+    """The group settled, and the winner's go recorded (written just after its gate)."""
+    await fed.hedge_winner(group, timeout=30)
+    if not fed.store.events_since(0, kinds=["hedge.go"], limit=1):
+        await wait(lambda ev: ev.kind == "hedge.go")
+
+
+async def _start(fed: Federation, slurm: MiniSlurm, native_id: str) -> None:
+    slurm.set_state(native_id, "RUNNING")
+    await fed.status(f"{slurm.site.name}:{native_id}", refresh=True)
+
+
+async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    die_before(monkeypatch, fed.store, "hedge_event", when=lambda kind, *a, **k:
+               kind == "hedge.submitted")
+    with pytest.raises(Killed):
+        await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        assert [j.id for j in fed.store.hedge(group).copies] == ["alpha:4300", "beta:5300"]
+        await _start(fed, pair[1], "5300")
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed = asyncio.Event()
+    real_claim = fed.store.claim_hedge
+
+    def claim_then_die(*a, **k):
+        real_claim(*a, **k)
+        claimed.set()
+        raise die_in_task("claim_hedge")
+    monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monkeypatch):
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    sent = asyncio.Event()
+    alpha = fed.site("alpha")
+    real_cancel = alpha.cancel
+
+    async def cancel_then_die(ids):
+        await real_cancel(ids)
+        sent.set()
+        raise die_in_task("cancel")
+    monkeypatch.setattr(alpha, "cancel", cancel_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(sent.wait(), 30)
+    pair[0].set_state("4300", "CANCELLED")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+# -- staging: stage-in, its release, stage-out -----------------------------------------------
+
+def staged_spec(tmp_path: Path) -> JobSpec:
+    """A job whose input is the user's file in.dat (brought in first) and whose out.dat is
+    copied back to back.dat after it."""
+    (tmp_path / "in.dat").write_text("the user's input\n")
+    return spec(tmp_path, stage_in=[StageEntry(source=str(tmp_path / "in.dat"),
+                                               destination="in.dat")],
+                stage_out=[StageEntry(source="out.dat", destination=str(tmp_path / "back.dat"))])
+
+
+def phases(fed: Federation, job: Job) -> list[str]:
+    return [k for k in kinds(fed, job) if k.startswith(("stage.", "job.released"))]
+
+
+async def _killed_in_staging(fed: Federation, monkeypatch, obj: Any, name: str, *,
+                             before: bool = False) -> asyncio.Event:
+    """`obj.name` (run by the staging's own task) kills the server there: set once it did."""
+    hit = asyncio.Event()
+    real = getattr(obj, name)
+
+    async def dying(*a, **k):
+        if not before:
+            await real(*a, **k)
+        hit.set()
+        raise die_in_task(name)
+    monkeypatch.setattr(obj, name, dying)
+    return hit
+
+
+async def _staged_to_its_end(tmp_path: Path, fed: Federation, slurm: MiniSlurm, job: Job
+                             ) -> Job:
+    """Run the job (it writes out.dat), end it, and wait for its stage-out."""
+    _, wait = journal_waiter(fed)
+    if not fed.store.events_since(0, kinds=["job.released"], job_id=job.id, limit=1):
+        await wait(lambda ev: ev.kind == "job.released")
+    (tmp_path / "wd" / "out.dat").write_text("the job's output\n")
+    slurm.set_state(job.native_id or "", "COMPLETED")
+    await fed.status(job.id, refresh=True)
+    if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
+        await wait(lambda ev: ev.kind == "stage.out.done" and ev.job_id == job.id)
+    return fed.job(job.id)
+
+
+def assert_staged_once(fed: Federation, slurm: MiniSlurm, job: Job, tmp_path: Path) -> None:
+    assert_once(fed, slurm)
+    got = phases(fed, job)
+    for once in ("stage.in.done", "job.released", "stage.out.done"):
+        assert got.count(once) == 1, got
+    assert slurm.commands("scontrol release") in (["scontrol release 4300"],
+                                                  ["scontrol release 4300"] * 2)
+    assert (tmp_path / "in.dat").read_text() == "the user's input\n"  # the user's file
+    assert (tmp_path / "wd" / "in.dat").read_text() == "the user's input\n"
+    assert (tmp_path / "back.dat").read_text() == "the job's output\n"
+    states = [e.data["state"] for e in events(fed, job) if e.kind == "job.state"]
+    assert states == ["PENDING", "COMPLETED"], states
+
+
+@pytest.mark.parametrize("where, before", [
+    ("copied", False),          # the input is there, stage.in.done not yet written
+    ("release", True),          # stage.in.done written, the release not sent
+    ("release", False),         # the release sent, job.released not yet written
+])
+async def test_staged_job_killed_in_its_stage_in(tmp_path, slurm, monkeypatch, where, before):
+    fed = engine(tmp_path, slurm)
+    await fed.start(recover=False)
+    obj, name = (fed.mover, "transfer") if where == "copied" else (fed.site("alpha"), "release")
+    hit = await _killed_in_staging(fed, monkeypatch, obj, name, before=before)
+    job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
+    await asyncio.wait_for(hit.wait(), 30)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await _staged_to_its_end(tmp_path, fed, slurm, job)
+        assert done.state == JobState.COMPLETED
+        assert_staged_once(fed, slurm, job, tmp_path)
+    finally:
+        await fed.close()
+
+
+async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm, monkeypatch):
+    fed = engine(tmp_path, slurm)
+    await fed.start(recover=False)
+    job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
+    _, wait = journal_waiter(fed)
+    await wait(lambda ev: ev.kind == "job.released")
+    hit = asyncio.Event()
+    real_emit = fed.mover.emit
+
+    def emit_unless_copied_back(kind: str, *a, **k):
+        if kind == "stage.out.done":  # the output is back; the server dies before saying so
+            hit.set()
+            raise die_in_task(kind)
+        return real_emit(kind, *a, **k)
+    monkeypatch.setattr(fed.mover, "emit", emit_unless_copied_back)
+    (tmp_path / "wd" / "out.dat").write_text("the job's output\n")
+    slurm.set_state("4300", "COMPLETED")
+    await fed.status(job.id, refresh=True)
+    await asyncio.wait_for(hit.wait(), 30)
+    assert (tmp_path / "back.dat").read_text() == "the job's output\n"
+    (tmp_path / "wd" / "out.dat").write_text("changed on the site since\n")
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        _, wait = journal_waiter(fed)
+        if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
+            await wait(lambda ev: ev.kind == "stage.out.done")
+        got = phases(fed, job)
+        assert got.count("stage.out.done") == 1, got
+        assert fed.job(job.id).state == JobState.COMPLETED
+        assert_once(fed, slurm)
+    finally:
+        await fed.close()
+
+
+# -- a workflow step's release ---------------------------------------------------------------
+
+WORKFLOW = {"name": "pair", "steps": [
+    {"name": "first", "site": "alpha", "script": "#!/bin/sh\necho made > out.txt\n"},
+    {"name": "second", "site": "beta", "needs": ["first"],
+     "inputs": [{"from": "first", "path": "out.txt"}], "script": "#!/bin/sh\ncat out.txt\n"}]}
+
+
+@pytest.mark.parametrize("dies", ["moved", "let go"])
+async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, dies):
+    """The upstream ended, its file was copied to the next step's site, and the server died
+    before the step was marked ready ("moved"), or once its gate was dropped or its hold
+    released ("let go"), before that was recorded: the next engine lets it go, with the file
+    copied once and intact, and no step submitted twice."""
+    alpha, beta = pair
+    fed = engine(tmp_path, *pair)
+
+    async def nothing_to_refuse(wf):
+        return {}
+    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
+    await fed.start()
+    view = await fed.run_workflow(WORKFLOW)
+    wid = view.id
+    first = fed.store.job_by_token(fed.store.get_workflow(wid).step("first").token)
+    second = fed.store.job_by_token(fed.store.get_workflow(wid).step("second").token)
+    assert first is not None and second is not None and second.site == "beta"
+    Path(first.workdir or "").mkdir(parents=True, exist_ok=True)
+    (Path(first.workdir or "") / "out.txt").write_text("made\n")
+    moved = asyncio.Event()
+
+    def dying(obj: Any, name: str) -> None:
+        real = getattr(obj, name)
+
+        async def then_die(*a, **k):
+            await real(*a, **k)
+            moved.set()
+            raise die_in_task(name)
+        monkeypatch.setattr(obj, name, then_die)
+    if dies == "moved":
+        dying(fed.mover, "transfer")
+    else:
+        dying(fed.site("beta"), "cancel")
+        dying(fed.site("beta"), "release")
+    alpha.set_state(first.native_id or "", "COMPLETED")
+    await fed.status(first.id, refresh=True)
+    await asyncio.wait_for(moved.wait(), 30)
+    landed = Path(second.workdir or "") / "out.txt"
+    assert landed.read_text() == "made\n"
+    fed = await restart(tmp_path, fed, *pair)
+    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
+    try:
+        _, wait = journal_waiter(fed)
+        if fed.store.get_workflow(wid).step("second").phase != "released":
+            await wait(lambda ev: ev.kind.startswith("workflow.") and
+                       fed.store.get_workflow(wid).step("second").phase == "released")
+        assert landed.read_text() == "made\n"
+        for q in pair:
+            assert_once(fed, q)
+        lets_go = beta.commands("scontrol release") + beta.commands("scancel")
+        assert len(set(lets_go)) == 1, lets_go  # its gate dropped, or the step released
+        moves = [e for e in fed.store.events_since(0, limit=None)
+                 if e.kind.startswith("workflow.") and (e.data or {}).get("phase") == "ready"]
+        assert len(moves) <= 1, moves
+    finally:
+        await fed.close()

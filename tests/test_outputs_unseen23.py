@@ -10,9 +10,9 @@ from it; the focused tests after it are the faults this sweep found (each failed
 before): PBS Pro's bare `"FOO":005` (a `-v` value of digits) left its job UNKNOWN at
 every poll; JSON's 1e999/NaN/Infinity in a count or a time raised out of the Slurm,
 slurmrestd, Flux and LSF parsers; a memory size with a decimal comma (`3,8G`) read as
-none. Not changed: squeue's old 15-field form (no separators) cannot tell a last record
-cut short from a name going on over lines, so the cut record joins the name before it;
-the engine's own queries use separators, and there a cut record is refused."""
+none. squeue's old 15-field form (no separators) cannot tell a last record cut short
+from a name going on over lines: since sweep 24 such a last line fails the read (the
+engine's own queries use separators, and there a cut record is refused too)."""
 
 from __future__ import annotations
 

@@ -308,15 +308,13 @@ class FluxCommands(FailureReading):
             row = dict(zip(header, line.split(), strict=False))
             name = row.get("QUEUE", "default")
             default = name.endswith("*")
-            try:
-                limit = parse_fsd(row.get("TLIMIT"))
-            except ValueError:
-                limit = None
+            limit, default_limit = (_fsd_or_none(row.get(k)) for k in ("TLIMIT", "TDEFAULT"))
             nn_text = row.get("NNODES", "")
             nn = [] if "inf" in nn_text else re.findall(r"\d+", nn_text)
             up = row.get("EN", "✔") in ("✔", "y", "yes", "True") and \
                 row.get("ST", "✔") in ("✔", "y", "yes", "True")
             out.append(Partition(name=name.rstrip("*"), default=default, max_time_s=limit,
+                                 default_time_s=default_limit,
                                  max_nodes=int(nn[-1]) if nn else None,
                                  state="UP" if up else "DOWN"))
         if len(out) == 1 and not any(p.default for p in out):
@@ -369,3 +367,11 @@ def _merge_state(old: str, new: str) -> str:
 
 
 flux_commands = FluxCommands()
+
+
+def _fsd_or_none(text: str | None) -> int | None:
+    """Seconds from a Flux duration (`30m`, `1h`, `1d`); None for `inf`, `-` or unreadable."""
+    try:
+        return parse_fsd(text)
+    except ValueError:
+        return None

@@ -782,14 +782,17 @@ def parse_blimits(stdout: str) -> list[LsfLimit]:
             continue
         row = dict(zip(header, words, strict=True))
         for column, resource in _BLIMIT_RESOURCES.items():
-            m = re.fullmatch(r"(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", row.get(column, "-"))
-            if m:
+            used, slash, most = row.get(column, "-").partition("/")
+            # MEM as LSF_UNIT_FOR_LIMITS prints it: MB bare, else with its unit (`40G/64G`)
+            amounts = [memory_mb(x) if resource == "mem" else
+                       (int(float(x)) if re.fullmatch(r"\d+(?:\.\d+)?", x) else None)
+                       for x in (used, most)]
+            if slash and None not in amounts:
                 out.append(LsfLimit(
                     name=row["NAME"], users=_consumers(row, "USERS"),
                     queues=_consumers(row, "QUEUES"), hosts=_consumers(row, "HOSTS"),
                     projects=_consumers(row, "PROJECTS"),
-                    resource=resource,
-                    used=int(float(m.group(1))), limit=int(float(m.group(2)))))
+                    resource=resource, used=amounts[0], limit=amounts[1]))
     return out
 
 
@@ -803,14 +806,16 @@ def _consumers(row: dict[str, str], column: str) -> list[str] | None:
 def parse_groups(stdout: str) -> dict[str, list[str]] | None:
     """`bmgroup -w -r` / `bugroup -w -r`: a header (GROUP_NAME HOSTS|USERS), then one group
     a line, its members after its name (a nested group `name/` is expanded here too, `all`
-    kept); None when the command said nothing (groups not known)."""
+    kept); None when the command said nothing (groups not known), as when it printed no
+    header (a message only)."""
     out: dict[str, list[str]] = {}
+    header = False  # a line before the header is a message ("No such user/host group")
     for line in stdout.splitlines():
         words = line.replace("(", " ").replace(")", " ").split()
-        if len(words) < 2 or words[0] == "GROUP_NAME" or not re.fullmatch(r"[\w.-]+",
-                                                                        words[0]):
-            continue
-        out[words[0]] = words[1:]
+        if words[:1] == ["GROUP_NAME"]:
+            header = True
+        elif header and len(words) >= 2 and re.fullmatch(r"[\w.-]+", words[0]):
+            out[words[0]] = words[1:]
 
     def expand(name: str, seen: frozenset[str]) -> list[str]:
         members: list[str] = []

@@ -1317,20 +1317,31 @@ def _lines(stdout: str, fields: int, what: str, *, steps: bool = False,
     by itself) goes on over the next lines, which belong to it whatever they look like (kept
     apart, joined once: a long name is not copied per line); a queue's id given twice is
     dropped (said in `skipped`). Lines before the first record are said in `skipped`, else
-    SiteError."""
+    SiteError; a last line going on a name that begins with a job id (a record cut short?)
+    is SiteError."""
     ident = _STEP_ID if steps else _JOB_ID
     records: list[tuple[list[str], list[str]]] = []
+    last_joined = ""  # the last line with text, when it went on a name
     for n, line in enumerate(stdout.split("\n"), 1):
         f = line.split("|", fields - 1)
         if len(f) == fields and ident.fullmatch(f[0].strip()):
             records.append((f, [f[-1]]))
+            last_joined = ""
         elif records:
             records[-1][1].append(line)
+            if line.strip():
+                last_joined = line
         elif line.strip():
             why = "no job id" if len(f) == fields else f"{len(f)} of {fields} fields"
             # a message has not every field, nor a job id before its first '|'
             message = len(f) < fields and not (len(f) > 1 and ident.fullmatch(f[0].strip()))
             unread(skipped, "slurm", f"{what} line {n}", why, line, message=message)
+    if ident.fullmatch(last_joined.split("|", 1)[0].strip()):
+        # a job's record cut short, or a name's last line that looks like one: which, cannot
+        # be told, and read as a name's text the job would look gone
+        raise fail("slurm", f"{what} output", f"its last line begins a record of fewer than "
+                   f"{fields} fields (cut short?) or ends a job name: which cannot be told",
+                   last_joined)
     out = [[x.strip() for x in (*f[:-1], "\n".join(name))] for f, name in records]
     if steps:  # accounting keeps each run of a reused id: several records are real
         return out

@@ -15,9 +15,9 @@ from diamond_jupyter.dialects.begin_time import same_time
 from diamond_jupyter.dialects.scripts_common import pbs_shrink_to_fit
 from diamond_jupyter.dialects.staging import STAGING_DIALECTS
 from diamond_jupyter.dialects.translate import (
-    DEFAULT_ONE,
     SCRIPT_DIALECTS,
     get_script_dialect,
+    left_to_default,
     request_totals,
     translate,
 )
@@ -207,8 +207,8 @@ def check_translation(text: str, source: str, target: str) -> None:
         if before[q] is None:
             continue
         assert after[q] is None or after[q] <= before[q], (q, before[q], after[q])
-        if after[q] is None and before[q] == 1 and q in DEFAULT_ONE:
-            continue  # one node, task or CPU: the target's default, left unwritten
+        if left_to_default(q, before, after):
+            continue  # one task or CPU (on one node): the target's default, unwritten
         if after[q] != before[q]:
             word = {"memory_mb": "mem", "cpus": "cpu", "gpus": "gpu", "tasks": "task",
                     "nodes": "node"}[q]

@@ -137,9 +137,14 @@ def test_one_task_of_one_cpu_reaches_grid_engine_as_its_default_not_dropped():
     out, warnings, _ = translate(text, "sge")
     assert "-pe" not in out and "#$ -l h_rt=00:05:00" in out
     assert not any(w.startswith("dropped") for w in warnings), warnings
-    # more than one is still written, or refused/said
+    # one task of 4 CPUs: a shared-memory PE on one host, one task
     out, warnings, _ = translate(text.replace("-c 1", "-c 4"), "sge")
-    assert "#$ -pe smp 4" in out
+    assert "#$ -pe smp 4" in out and warnings == []
+    # one node of 8 tasks is no default: a PE's allocation rule may spread them, said
+    out, warnings, _ = translate(text.replace("-n 1", "-n 8").replace("#flux: -c 1\n", ""),
+                                 "sge")
+    assert "#$ -pe mpi 8" in out
+    assert any(w.startswith("approximated: 1 node") for w in warnings), warnings
 
 
 def test_cc_elsewhere_is_said_by_name_and_a_bad_id_set_refused():

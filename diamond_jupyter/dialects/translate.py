@@ -125,10 +125,18 @@ def _staging_dropped(spec: JobSpec, target: str, notes: list[str]) -> list[str]:
 
 
 QUANTITIES = ("nodes", "tasks", "cpus", "gpus", "memory_mb")
-# every scheduler gives a job that asks for none one node, one task (slot) and one CPU: a
-# request for exactly one, which a target may leave unwritten (Grid Engine has no -pe for
-# one slot), is carried by its default, not dropped
-DEFAULT_ONE = ("nodes", "tasks", "cpus")
+
+
+def left_to_default(quantity: str, before: dict[str, int | None],
+                    after: dict[str, int | None]) -> bool:
+    """The target left `quantity` unwritten where its default gives what the job asked:
+    every scheduler gives a job that asks for none one task (slot) of one CPU, which is on
+    one node (Grid Engine has no -pe for one slot); one node of several tasks is not that
+    (a PE's allocation rule may spread them)."""
+    if after[quantity] is not None or before[quantity] != 1:
+        return False
+    return quantity in ("tasks", "cpus") or (quantity == "nodes"
+                                             and (before["tasks"] or 1) == 1)
 # Where each quantity is asked for, per dialect: named in reports and refusals.
 _DIRECTIVES = {
     "slurm": {"nodes": "--nodes", "tasks": "--ntasks/--ntasks-per-node",
@@ -176,7 +184,7 @@ def _check_request(spec: JobSpec, target, script: str, warnings: list[str]) -> l
             raise BadInput(f"refused: {target.name} cannot express the {src} request for "
                            f"{was} {_LABELS[q]} ({names.get(q, q)}) exactly; the "
                            f"translation would ask for {now}")
-        if now is None and was == 1 and q in DEFAULT_ONE:
+        if left_to_default(q, before, after):
             continue  # what the target's scheduler gives a job that asks for none
         if was is not None and (now is None or now < was):
             said = any(_WORDS[q] in w.lower() for w in warnings

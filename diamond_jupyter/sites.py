@@ -382,11 +382,12 @@ class Site:
         target = self.cfg.scheduler
         if not source or source == target or not body:
             return body, []
-        from .dialects.body import one_task_cpus, program_notes, translate_body
+        from .dialects.body import flux_copies, one_task_cpus, program_notes, translate_body
 
         try:
             new, notes = translate_body(body, source, target,
-                                        one_task_cpus=one_task_cpus(spec))
+                                        one_task_cpus=one_task_cpus(spec),
+                                        copies=flux_copies(spec))
             notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []

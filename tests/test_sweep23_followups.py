@@ -71,7 +71,7 @@ def test_flux_copies_are_an_array_of_their_ids_with_the_index_variable():
     assert spec.array.expression == "1-10" and not spec.unknown
     assert "#SBATCH --array=1-10" in out and "#SBATCH --output=run.%a.out" in out
     assert './case "$SLURM_ARRAY_TASK_ID" $((SLURM_ARRAY_TASK_ID + 1))' in out
-    assert any("--cc=1-10" in w and "flux batch itself refuses --cc" in w for w in warnings)
+    assert any("--cc=1-10" in w and "flux batch would refuse it" in w for w in warnings)
     assert not any(w.startswith("dropped") for w in warnings)
     out, _, _ = translate(text, "pbs")
     assert "#PBS -J 1-10" in out and "#PBS -o run.^array_index^.out" in out
@@ -85,11 +85,66 @@ def test_flux_copies_are_an_array_of_their_ids_with_the_index_variable():
 def test_flux_copy_ids_are_kept_as_written_a_list_and_brackets_too():
     out, _, spec = translate(CC.format(ids="[0,2,5-7]"), "slurm")
     assert spec.array.expression == "0,2,5-7" and "#SBATCH --array=0,2,5-7" in out
-    # back to flux: the script's own --cc and {cc}, said as flux batch refusing it
-    out, warnings, _ = translate(CC.format(ids="[0,2,5-7]"), "flux")
-    assert "#flux: --cc=[0,2,5-7]" in out and "#flux: --output=run.{cc}.out" in out
-    assert "kept: --cc=[0,2,5-7] as written (flux batch refuses it: an option of flux " \
-        "submit and flux bulksubmit)" in warnings
+
+
+@pytest.mark.parametrize("ids", ["1-10", "[0,2,5-7]"])
+def test_copies_are_refused_for_flux_batch_saying_what_to_do_instead(ids: str):
+    # flux batch has no --cc: the line it would refuse is never written
+    with pytest.raises(BadInput) as exc:
+        translate(CC.format(ids=ids), "flux")
+    msg = str(exc.value)
+    assert msg.startswith(f"line 4: --cc={ids}: flux batch cannot express copies of a job")
+    assert "a job array is no flux batch concept" in msg and "\n" not in msg
+    assert "split the job into one batch script per copy" in msg
+    assert f"`flux submit --cc={ids}`" in msg
+
+
+def test_copies_refused_when_rendered_for_a_flux_site():
+    from diamond_jupyter.dialects.translate import get_script_dialect
+    flux = get_script_dialect("flux")
+    spec = flux.parse_script(CC.format(ids="1-4"))
+    with pytest.raises(BadInput, match=r"^line 4: --cc=1-4: flux batch cannot express"):
+        flux.render_script(spec)
+    # an array from another scheduler is still a drop, said (no --cc line written)
+    slurm = get_script_dialect("slurm").parse_script(
+        "#!/bin/bash\n#SBATCH --array=1-4\n#SBATCH -t 5\n./a\n")
+    rendered = flux.render_script(slurm)
+    assert "--cc" not in rendered.script
+    assert any(w.startswith("dropped: array 1-4") for w in rendered.warnings)
+
+
+def test_reading_copies_says_flux_batch_would_refuse_the_line():
+    _, warnings, spec = translate(CC.format(ids="1-3"), "slurm")
+    assert "line 4: `#flux: --cc=1-3 --output=run.{cc}.out`: flux batch would refuse it " \
+        "(--cc is an option of flux submit and flux bulksubmit); its copies, each told its " \
+        "id by $FLUX_JOB_CC, read as a job array of indexes 1-3" in warnings
+    assert spec.array.expression == "1-3"
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "lsf", "sge"])
+def test_copy_id_without_cc_is_kept_as_written_and_said(target: str):
+    text = "#!/bin/bash\n#flux: -n 1\n#flux: -t 5m\n./case \"$FLUX_JOB_CC\" $((FLUX_JOB_CC+1))\n"
+    out, warnings, spec = translate(text, target)
+    assert spec.array is None
+    assert './case "$FLUX_JOB_CC" $((FLUX_JOB_CC+1))' in out
+    assert f"kept: line 4: $FLUX_JOB_CC (a --cc copy's id, and the job has no --cc) has no " \
+        f"{target} equivalent" in warnings
+
+
+def test_one_task_of_one_cpu_reaches_grid_engine_as_its_default_not_dropped():
+    # Grid Engine has no -pe for one slot: the job it is given without one is that
+    text = "#!/bin/bash\n#flux: -N 1\n#flux: -n 1\n#flux: -c 1\n#flux: -t 5m\n./a\n"
+    out, warnings, _ = translate(text, "sge")
+    assert "-pe" not in out and "#$ -l h_rt=00:05:00" in out
+    assert not any(w.startswith("dropped") for w in warnings), warnings
+    # one task of 4 CPUs: a shared-memory PE on one host, one task
+    out, warnings, _ = translate(text.replace("-c 1", "-c 4"), "sge")
+    assert "#$ -pe smp 4" in out and warnings == []
+    # one node of 8 tasks is no default: a PE's allocation rule may spread them, said
+    out, warnings, _ = translate(text.replace("-n 1", "-n 8").replace("#flux: -c 1\n", ""),
+                                 "sge")
+    assert "#$ -pe mpi 8" in out
+    assert any(w.startswith("approximated: 1 node") for w in warnings), warnings
 
 
 def test_cc_elsewhere_is_said_by_name_and_a_bad_id_set_refused():

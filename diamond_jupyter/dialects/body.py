@@ -57,11 +57,14 @@ _ALIASES = {
     "pbs": {"PBS_ARRAYID": "array index", "PBS_NP": "task count",
             "PBS_NUM_NODES": "node count"},
     "lsf": {},
-    # a --cc copy's id: read as the array index its copies are translated to (no flux
-    # batch job has one to write)
-    "flux": {"FLUX_JOB_CC": "array index"},
+    "flux": {},
     "sge": {},
 }
+# metadata of a flux job of --cc copies: their id set (the job is read as an array of them)
+FLUX_COPIES = "flux_cc"
+# a --cc copy's id: the array index where the job has copies (they are its array); in a
+# job without --cc flux sets no such variable, so it is kept as written, said so
+_COPY_ID = {True: "array index", False: "a --cc copy's id, and the job has no --cc"}
 _PREFIX = {"slurm": "SLURM_", "pbs": "PBS_", "lsf": "LSB_", "flux": "FLUX_", "sge": "SGE_"}
 # Grid Engine's own variables mostly lack a common prefix; PBS Pro sets NCPUS, LSF its
 # LS_ ones, Slurm SLURMD_NODENAME
@@ -115,11 +118,18 @@ _LAUNCHER_HINT = {"slurm": "srun", "flux": "flux run", "pbs": "mpirun/mpiexec",
 
 
 def _meanings(dialect: str, table: dict[str, dict[str, str | None]],
-              one_task_cpus: bool = False) -> dict[str, str]:
+              one_task_cpus: bool = False, copies: bool = False) -> dict[str, str]:
     names = {v[dialect]: k for k, v in table.items() if v.get(dialect)}
     if dialect == "pbs":
         names["NCPUS"] = "CPUs per task" if one_task_cpus else "first chunk's threads"
+    if dialect == "flux":
+        names["FLUX_JOB_CC"] = _COPY_ID[copies]
     return names | _ALIASES.get(dialect, {})
+
+
+def flux_copies(spec) -> bool:
+    """The job is a flux job's --cc copies (read as an array, $FLUX_JOB_CC its index)."""
+    return bool(spec.array) and FLUX_COPIES in spec.metadata
 
 
 def one_task_cpus(spec) -> bool:
@@ -248,15 +258,17 @@ def burst_buffer_notes(body: str, source: str, target: str, first_line: int = 1)
 
 
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
-                   one_task_cpus: bool = False) -> tuple[str, list[str]]:
+                   one_task_cpus: bool = False, copies: bool = False
+                   ) -> tuple[str, list[str]]:
     """(the body for `target`, one report per line that kept something untranslated);
     `first_line`: the body's first line number in the whole script, for the reports;
-    `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs)."""
+    `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs);
+    `copies`: a flux job of --cc copies, read as an array ($FLUX_JOB_CC its index)."""
     if source == target or not body:
         return body, []
     body, quieted = _comment_out_leading(body, target)
     table = _vars(one_task_cpus)
-    names = _meanings(source, table, one_task_cpus)
+    names = _meanings(source, table, one_task_cpus, copies)
     prefix = _PREFIX[source]
     own = _own_names(body, _UNPREFIXED.get(source, ()))
     pattern = _NAMES.get(source, re.escape(prefix) + r"\w+")
@@ -284,7 +296,7 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
 
         def swap(m: re.Match[str], missing: list[str] = missing) -> str:
             meaning = names.get(m.group(2))
-            new = table[meaning].get(target) if meaning else None
+            new = table.get(meaning, {}).get(target) if meaning else None
             if new is None:
                 missing.append(f"${m.group(2)}" + (f" ({meaning})" if meaning else ""))
                 return m.group(0)

@@ -17,6 +17,7 @@ from ..model import (
 from ..wording import quantity
 from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
+from .body import FLUX_COPIES as FLUX_CC
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
 from .node_lists import render_named_hosts
@@ -127,8 +128,8 @@ _IDSET = re.compile(r"\[?(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]?")
 _CC = "{cc}"  # what flux replaces with each copy's id in the options of a --cc submission
 # an --output/--error word of a directive, whose {cc} is read as the array index
 _OUT_WORD = re.compile(r"--(?:output|error)(?:=|\s+)\S+")
-# metadata: the idset of the script's --cc (its copies, read as the job's array)
-FLUX_CC = "flux_cc"
+# metadata: the idset of the script's --cc (its copies, read as the job's array), its line
+FLUX_CC_LINE = "flux_cc_line"
 
 # the two ways flux sizes a job (flux-run(1): "mutually exclusive")
 _MODES = {"nslots": "per-slot", "cores-per-slot": "per-slot", "gpus-per-slot": "per-slot",
@@ -403,10 +404,22 @@ class FluxScript:
                       "(each range from its lower id)")
         spec.array = ArraySpec(expression=m.group(1))
         spec.metadata[FLUX_CC] = idset
-        note(spec, f"line {item.lineno}: --cc={idset} (a copy of the job per id, each told "
-                   f"its id by $FLUX_JOB_CC) read as a job array of indexes {m.group(1)}; "
-                   "flux batch itself refuses --cc (an option of flux submit and flux "
-                   "bulksubmit)")
+        spec.metadata[FLUX_CC_LINE] = item.lineno
+        note(spec, f"line {item.lineno}: `{item.raw.strip()}`: flux batch would refuse it "
+                   "(--cc is an option of flux submit and flux bulksubmit); its copies, each "
+                   f"told its id by $FLUX_JOB_CC, read as a job array of indexes {m.group(1)}")
+
+    @staticmethod
+    def _refuse_copies(spec: JobSpec) -> None:
+        """A job of --cc copies cannot be a flux batch script: flux batch has no --cc (and
+        no arrays to write them as), so the line it would refuse is never written."""
+        ids = spec.metadata[FLUX_CC]
+        line = spec.metadata.get(FLUX_CC_LINE)
+        where = f"line {line}: " if line else ""
+        raise BadInput(f"{where}--cc={ids}: flux batch cannot express copies of a job (it "
+                       "has no --cc, and a job array is no flux batch concept); split the "
+                       "job into one batch script per copy, or run the script with "
+                       f"`flux submit --cc={ids}` and its #flux: options on that command line")
 
     @staticmethod
     def _copy_ids(spec: JobSpec, text: str) -> None:
@@ -617,13 +630,9 @@ class FluxScript:
         if r.distribution:
             warnings.append(f"dropped: task distribution {r.distribution} (use flux run "
                             "--taskmap inside the script)")
-        own_cc = bool(spec.array and spec.source_dialect == self.name
-                      and FLUX_CC in spec.metadata)
-        if own_cc:
-            add("cc", spec.metadata[FLUX_CC])  # the script's own --cc, as written
-            warnings.append(f"kept: --cc={spec.metadata[FLUX_CC]} as written (flux batch "
-                            "refuses it: an option of flux submit and flux bulksubmit)")
-        elif spec.array:
+        if spec.array and FLUX_CC in spec.metadata:
+            self._refuse_copies(spec)
+        if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
         for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
@@ -634,8 +643,6 @@ class FluxScript:
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",
                                          spec.source_dialect, self.name, warnings)
-                if own_cc:  # the array index back to each copy's id
-                    val = re.sub(r"(?<!%)((?:%%)*)%a", r"\1" + _CC, val)
                 add(opt, map_out_pattern(val, self.name, warnings))
         if (spec.stdout or spec.stderr) and output_mode_of(spec) == "append":
             add("setopt", "output.mode=append")  # the shell truncates by default

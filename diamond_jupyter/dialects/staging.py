@@ -146,8 +146,14 @@ def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
                 kept.append(entry)
                 _kept(spec, item, entry, why, "PBS")
                 continue
-            # PBS copies a directory whole (rcp/scp -r): so does the entry; its trailing '/'
-            # would copy it into a directory of its own name
+            # PBS copies as scp -r does: a destination that ends in '/' (and a source that
+            # does not) is a directory the source goes into, under its own name
+            if name == "stagein":
+                job = _into_directory(storage, job)
+            else:
+                storage = _into_directory(job, storage)
+            # a directory whole, as PBS copies it: a trailing '/' on both sides would copy
+            # it into a directory of its own name
             job, storage = job.rstrip("/") or job, storage.rstrip("/") or storage
             if name == "stagein":
                 _carry(spec, item, entry, "in", f"{host}:{storage}", job, recursive=True)
@@ -156,6 +162,15 @@ def read_pbs_staging(spec: JobSpec, item: Item) -> str | None:
         if kept:
             rest.append(f"{name}={','.join(kept)}")
     return ",".join(rest)
+
+
+def _into_directory(source: str, destination: str) -> str:
+    """`destination` as scp names the copy of `source`: a directory (a trailing '/') takes
+    the source under its own name (`out.tar` into `/keep/` is `/keep/out.tar`), unless the
+    source is a directory's contents too (`mesh/` into `/data/mesh/`: kept as it was)."""
+    if not destination.endswith("/") or source.endswith("/") or destination.strip("/") == "":
+        return destination
+    return destination + source.rstrip("/").rsplit("/", 1)[-1]
 
 
 def read_lsf_file(spec: JobSpec, item: Item) -> bool:

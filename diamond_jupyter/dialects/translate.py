@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..model import BadInput, JobSpec
-from .body import SENTINELS, one_task_cpus, program_notes, translate_body
+from .body import SENTINELS, flux_copies, one_task_cpus, program_notes, translate_body
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -85,7 +85,8 @@ def translate(text: str, to: str, from_: str | None = None, *,
         first = len(text.splitlines()) - len((spec.script or "").splitlines()) + 1
         body, body_notes = translate_body(spec.script or "", source.name, target.name,
                                           first_line=first,
-                                          one_task_cpus=one_task_cpus(spec))
+                                          one_task_cpus=one_task_cpus(spec),
+                                          copies=flux_copies(spec))
         body_notes += program_notes(spec.script or "", source.name, target.name, spec.shell,
                                     first_line=first)
         spec.script = body if spec.script is not None else None
@@ -124,6 +125,18 @@ def _staging_dropped(spec: JobSpec, target: str, notes: list[str]) -> list[str]:
 
 
 QUANTITIES = ("nodes", "tasks", "cpus", "gpus", "memory_mb")
+
+
+def left_to_default(quantity: str, before: dict[str, int | None],
+                    after: dict[str, int | None]) -> bool:
+    """The target left `quantity` unwritten where its default gives what the job asked:
+    every scheduler gives a job that asks for none one task (slot) of one CPU, which is on
+    one node (Grid Engine has no -pe for one slot); one node of several tasks is not that
+    (a PE's allocation rule may spread them)."""
+    if after[quantity] is not None or before[quantity] != 1:
+        return False
+    return quantity in ("tasks", "cpus") or (quantity == "nodes"
+                                             and (before["tasks"] or 1) == 1)
 # Where each quantity is asked for, per dialect: named in reports and refusals.
 _DIRECTIVES = {
     "slurm": {"nodes": "--nodes", "tasks": "--ntasks/--ntasks-per-node",
@@ -171,6 +184,8 @@ def _check_request(spec: JobSpec, target, script: str, warnings: list[str]) -> l
             raise BadInput(f"refused: {target.name} cannot express the {src} request for "
                            f"{was} {_LABELS[q]} ({names.get(q, q)}) exactly; the "
                            f"translation would ask for {now}")
+        if left_to_default(q, before, after):
+            continue  # what the target's scheduler gives a job that asks for none
         if was is not None and (now is None or now < was):
             said = any(_WORDS[q] in w.lower() for w in warnings
                        if w.startswith(("dropped", "approximated")))

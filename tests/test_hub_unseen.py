@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import pytest
 import yaml
+from jupyter_server.auth import Authorizer
 from local_slurm import LocalSlurmQueue
 from server_conftest import diamond_config
 from tornado.httpclient import HTTPClientError
@@ -314,3 +315,49 @@ async def test_a_job_and_its_events_outlive_the_culled_server(jp_fetch, jp_serve
         assert [e.seq for e in after] == [e["seq"] for e in before]
     finally:
         await fed.close()
+
+
+async def test_the_event_socket_under_the_prefix_carries_the_submit_and_no_secret(
+        jp_fetch, jp_ws_fetch, tmp_path, queue, caplog):
+    from test_events_stream import next_message
+
+    from diamond_jupyter.server.events import JOB_STATE
+
+    taking_sbatch(queue)
+    ws = await jp_ws_fetch("api", "events", "subscribe")  # PREFIX + api/events/subscribe
+    try:
+        job = await _submit(jp_fetch, tmp_path)
+        msg = await next_message(ws, JOB_STATE, lambda m: m["job_id"] == job["id"])
+    finally:
+        ws.close()
+    assert msg["site"] == "alpha" and msg["native_id"] == "4243"
+    assert HUB_SECRET not in json.dumps(msg)
+    assert HUB_SECRET not in caplog.text  # nor in the server's log
+
+
+# -- an admin on the user's server: the hub's authorizer decides -----------------------------
+class ReadOnlyAdmin(Authorizer):
+    """As JupyterHub grants an admin `read:servers` without `servers` (write) on a user's
+    server: reads allowed, writes refused."""
+
+    def is_authorized(self, handler, user, action, resource) -> bool:  # noqa: ARG002
+        return resource != "diamond" or action == "read"
+
+
+class TestAdminReadsButCannotSubmit:
+    @pytest.fixture
+    def jp_server_config(self, sites_file, home, data_dir):
+        cfg = diamond_config(str(sites_file), str(home / "s.sqlite3"))
+        cfg["ServerApp"]["authorizer_class"] = ReadOnlyAdmin
+        return cfg
+
+    async def test_reads_answer_and_writes_are_refused(self, jp_fetch, tmp_path, queue):
+        kept = taking_sbatch(queue)
+        assert (await fetch(jp_fetch, "diamond/api/jobs"))[0] == 200
+        code, _, _ = await fetch(jp_fetch, "diamond/api/jobs", method="POST",
+                                 body=json.dumps({"site": "alpha", "script": "#!/bin/sh\n"}))
+        assert code == 403
+        code, _, _ = await fetch(jp_fetch, "diamond/api/jobs/alpha:1/cancel", method="POST",
+                                 body="{}")
+        assert code == 403
+        assert not (kept / "script.sh").exists()  # nothing reached the scheduler

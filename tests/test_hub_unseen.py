@@ -215,7 +215,8 @@ class TestHomeNotWritable:
         code, _, body = await fetch(jp_fetch, "diamond/api/state")
         assert code == 200, body
         error = json.loads(body)["error"]
-        assert error and "home-is-a-file" in error, error
+        assert error and "home-is-a-file is a file, not a directory" in error, error
+        assert "cannot be made" in error
 
 
 # -- site config given by the spawner's environment ------------------------------------------
@@ -361,3 +362,22 @@ class TestAdminReadsButCannotSubmit:
                                  body="{}")
         assert code == 403
         assert not (kept / "script.sh").exists()  # nothing reached the scheduler
+
+
+async def test_the_store_and_its_journal_files_are_the_users_alone(jp_fetch, tmp_path, queue,
+                                                                    home):
+    taking_sbatch(queue)
+    await _submit(jp_fetch, tmp_path)  # written: the WAL and its index exist now
+    files = sorted((home / ".diamond").glob("store.sqlite3*"))
+    assert len(files) >= 2, files
+    for f in files:
+        assert f.stat().st_mode & 0o077 == 0, (f.name, oct(f.stat().st_mode))
+
+
+def test_a_hub_spawned_servers_commands_get_no_hub_variables():
+    from diamond_jupyter.transports.local import clean_environ
+
+    env = clean_environ({**HUB_ENV, "HOME": "/home/alice", "JUPYTER_CONFIG_DIR": "/etc/j",
+                         "SLURM_CONF": "/etc/slurm/slurm.conf"})
+    assert env == {"HOME": "/home/alice", "JUPYTER_CONFIG_DIR": "/etc/j",
+                   "SLURM_CONF": "/etc/slurm/slurm.conf"}

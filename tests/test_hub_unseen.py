@@ -381,3 +381,16 @@ def test_a_hub_spawned_servers_commands_get_no_hub_variables():
                          "SLURM_CONF": "/etc/slurm/slurm.conf"})
     assert env == {"HOME": "/home/alice", "JUPYTER_CONFIG_DIR": "/etc/j",
                    "SLURM_CONF": "/etc/slurm/slurm.conf"}
+
+
+def test_two_users_stores_never_mix(tmp_path):
+    """alice's and bob's servers, each its own home: one's events never show in the other's."""
+    from diamond_jupyter.model import Event
+    from diamond_jupyter.store import Store
+
+    stores = {user: Store(tmp_path / user / ".diamond" / "store.sqlite3")
+              for user in ("alice", "bob")}
+    for user, store in stores.items():
+        store.append_event(Event(kind="job.state", site="alpha", data={"user": user}))
+    for user, store in stores.items():
+        assert [e.data["user"] for e in store.events_since(0, limit=None)] == [user]

@@ -39,16 +39,22 @@ from .base import (
 
 # Kept although they start with SLURM_: configuration, not the context of an enclosing job.
 KEEP_VARS = frozenset({"SLURM_CONF"})
-_DROP_PREFIXES = ("SLURM_", "SQUEUE_", "SINFO_", "SACCT_", "SBATCH_", "SALLOC_", "SRUN_")
+_DROP_PREFIXES = ("SLURM_", "SQUEUE_", "SINFO_", "SACCT_", "SBATCH_", "SALLOC_", "SRUN_",
+                  "JUPYTERHUB_")
+# The hub's token under its old name: with JUPYTERHUB_*, never handed to a scheduler (sbatch
+# exports its environment into the job, onto compute nodes other users share).
+_DROP_VARS = frozenset({"JPY_API_TOKEN"})
 
 
 def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) -> dict[str, str]:
     """A copy of `environ` without what a surrounding Slurm job or a user's format settings put
-    there (a single-user server may itself run inside a job, as under batchspawner)."""
+    there (a single-user server may itself run inside a job, as under batchspawner), nor the
+    JupyterHub's variables and token its spawner gave the server."""
     return {
         k: v
         for k, v in environ.items()
-        if k in keep or not (k.startswith(_DROP_PREFIXES) or k in FORMAT_VARS)
+        if k in keep or not (k.startswith(_DROP_PREFIXES) or k in FORMAT_VARS
+                             or k in _DROP_VARS)
     }
 
 

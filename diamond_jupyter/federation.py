@@ -112,8 +112,9 @@ FOLLOW_CHUNK_BYTES = 256 << 10  # and at most how much of it at once (base64 on 
 # this recently (a poll or a push of its own site's); an older one is asked of the site first
 LOGS_TRUST_STATE_S = 30.0
 # shell syntax no queue, QOS or reservation name holds: a face's option holding it
-# (`--partition 'gpu;rm'`) reached the script quoted and was refused only by the scheduler
-_SHELL_SYNTAX = re.compile(r"[;|&$`'\"<>()\\!*?]")
+# (`--partition 'gpu;rm'`) reached the script quoted and was refused only by the scheduler.
+# Grid Engine's queue lists take wildcards and `!` (`-q '*@node01'`): those stay allowed
+_SHELL_SYNTAX = re.compile(r"[;|&$`'\"<>()\\]")
 MAX_LOG_LINES = 10**9  # the last lines of a log a face may ask for (bytes are bounded too)
 _MAX_ROWS = 2**63 - 1  # a listing's limit and offset: what SQLite's integers hold
 

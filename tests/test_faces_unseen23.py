@@ -167,6 +167,17 @@ def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, s
     assert sbatch_calls(user) == []
 
 
+@pytest.mark.parametrize("queue", ["*@node01", "all.q,short.q", "!gpu.q", "a?.q"])
+def test_grid_engine_queue_lists_keep_their_wildcards(queue):
+    """Grid Engine's `-q` takes wildcard queue lists: no shell-syntax refusal for them."""
+    from diamond_jupyter.federation import Federation
+
+    spec = JobSpec(name="j", script="#!/bin/bash\nhostname\n")
+    out = Federation.apply_options(spec, overrides={"queue": queue},
+                                   said_as={"queue": "--partition"})
+    assert out.queue == queue
+
+
 @pytest.mark.parametrize("partition,odd", [("gpu;rm", ";"), ("$(id)", "$"),
                                            ("gpu|cpu", "|"), ("'gpu'", "'")])
 def test_fault_a_partition_holding_shell_syntax_is_refused_before_anything_is_sent(

@@ -398,8 +398,24 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         await self.journal.recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
             self.journal.track(job)
+        await self._finish_cancels()
         await self._resume_data()
         await self._recover_hedges()
+
+    async def _finish_cancels(self) -> None:
+        """Send again the cancel of each unfinished job recorded as requested (its server
+        may have died before it went out) that its site, asked first, still has in the
+        queue; the site's refusal or silence is logged (the monitor follows the job)."""
+        for job in self.store.unfinished_jobs():
+            if not (job.native_id and job.site in self.sites
+                    and self.journal.cancel_requested(job.id)):
+                continue
+            try:
+                job = await self.journal.refresh(job.id)
+                if not job.state.terminal and not job.reused_by:
+                    await self.sites[job.site].cancel([job.native_id])
+            except DiamondError as e:
+                log.warning("the cancel of %s was not sent again: %s", job.id, e)
 
     def held_work(self) -> dict[str, list[str]]:
         """The unfinished stagings, transfers and workflows that no live engine drives (their
@@ -1147,8 +1163,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if not job.native_id:
             raise BadInput(f"{job_id} has no scheduler id yet; try again in a moment")
         self._refuse_reused(job, "cancelling")
-        await self._job_site(job).cancel([job.native_id])
-        self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id, site=job.site))
+        site = self._job_site(job)
+        # recorded before it is sent: a server killed once the cancel went out still has
+        # it (recovery sends it again to a job still in the queue: `_finish_cancels`)
+        if not self.journal.cancel_requested(job.id):
+            self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id,
+                                          site=job.site))
+        try:
+            await site.cancel([job.native_id])
+        except DiamondError as e:
+            self.store.append_event(Event(kind="job.cancel-failed", job_id=job.id,
+                                          site=job.site, data={"reason": str(e)}))
+            raise
         await self._stop_stage_in(job)
         await self.journal.drain()
         self.journal.kick(job)
@@ -1173,8 +1199,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                                           site=job.site))
             if self.journal.stage_in_pending(job):
                 return job
+        self._job_site(job)
         try:
-            await self._job_site(job).release([job.native_id])
+            await self.journal.release_once(job)
         except DiamondError:
             if not self.store.events_since(0, kinds=["job.released"], job_id=job.id, limit=1):
                 raise  # not the staging's own release of it just before

@@ -16,6 +16,7 @@ from typing import Any
 
 from .aio import within
 from .attention_journal import Attention
+from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
 from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
@@ -60,9 +61,44 @@ class Journal:
         return self.store.job_by_token(token)
 
     def cancel_requested(self, job_id: str) -> bool:
-        """Whether the engine asked the job's scheduler to cancel it."""
-        return bool(self.store.events_since(0, kinds=["job.cancel-requested"], job_id=job_id,
-                                            limit=1))
+        """Whether the engine asked the job's scheduler to cancel it: its last
+        `job.cancel-requested` (recorded before the cancel is sent) is not followed by a
+        `job.cancel-failed` (the scheduler refused it, or could not be reached)."""
+        evs = self.store.events_since(0, kinds=["job.cancel-requested", "job.cancel-failed"],
+                                      job_id=job_id, limit=None)
+        return bool(evs) and evs[-1].kind == "job.cancel-requested"
+
+    async def release_once(self, job: Job) -> None:
+        """Release held job `job` on its site, recorded first (`job.releasing`), so that a
+        release sent again (after a restart) is known for one: the job is looked up first,
+        and one no longer held, or ended, is not released again; a refusal of the scheduler
+        (PBS, LSF: the job is not held) is then taken as the first release's success unless
+        the job is seen still held. DiamondError when the site refuses a first release, or
+        refuses again a job seen still held, or cannot be reached."""
+        again = bool(self.store.events_since(0, kinds=["job.releasing", "job.released"],
+                                             job_id=job.id, limit=1))
+        if again:
+            try:
+                job = await self.refresh(job.id)
+            except DiamondError:
+                pass  # not seen: released again (a refusal is looked at below)
+            else:
+                if job.state.terminal or not says_held(job.reason):
+                    return
+        else:
+            self.store.append_event(Event(kind="job.releasing", job_id=job.id, site=job.site,
+                                          data={"native_id": job.native_id}))
+        try:
+            await self.sites[job.site].release([job.native_id or ""])
+        except DiamondError as refused:
+            if not again:
+                raise
+            try:
+                job = await self.refresh(job.id)
+            except DiamondError:
+                return  # not seen: the refusal is taken as the first release's success
+            if not job.state.terminal and says_held(job.reason):
+                raise refused from None
 
     def release_requested(self, job_id: str) -> bool:
         """Whether the user asked to release the job (held by `hold`) while its stage-in

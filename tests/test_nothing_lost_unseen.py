@@ -27,7 +27,7 @@ from one_site_engine import journal_waiter
 
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import Event, Job, JobSpec, JobState, StageEntry
+from diamond_jupyter.model import Event, Job, JobSpec, JobState, SiteError, StageEntry
 from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
 from diamond_jupyter.wrapper import hedge_gate_file
@@ -55,10 +55,11 @@ def die_in_task(where: str) -> Killed:
 
 class MiniSlurm(LocalSlurmQueue):
     """A local Slurm site (`alpha` unless named): `sbatch` queues the job PENDING under the
-    next id (alpha's from 4300, beta's from 5300) with its token in the comment, and notes
-    `sbatch TOKEN` in `calls`; `scancel` and `scontrol` note their arguments; `squeue`
-    prints the queue file, `sacct` the accounting file (empty: no record). Its work
-    directory is in tmp_path."""
+    next id (alpha's from 4300, beta's from 5300) with its token in the comment (held,
+    JobHeldUser, with --hold), and notes `sbatch TOKEN` in `calls`; `scancel` and
+    `scontrol` note their arguments (`scontrol release` frees a held job); `squeue` prints
+    the queue file (fails once when `squeue_fails` exists), `sacct` the accounting file
+    (empty: no record). Its work directory is in tmp_path."""
 
     def __init__(self, tmp_path: Path, site: str = "alpha", first_id: int = 4300) -> None:
         super().__init__(tmp_path, site)
@@ -69,16 +70,31 @@ class MiniSlurm(LocalSlurmQueue):
         self.acct = tmp_path / f"acct-{site}.txt"
         self.acct.write_text("")
         line = (f"$id|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{getpass.getuser()}|"
-                "debug|N/A||Priority|$tok|job")
+                "debug|N/A||$why|$tok|job")
+        self.refuse_unheld = tmp_path / f"refuse-unheld-{site}"
+        self.squeue_fails = tmp_path / f"squeue-fails-{site}"
         for name, body in (
-                ("sbatch", f'for last; do :; done\n'
+                ("sbatch", f'for last; do :; done\nwhy=Priority\n'
+                           f'case " $* " in *" --hold "*) why=JobHeldUser ;; esac\n'
                            f'tok=$(grep -o "{token_tag("")}[0-9a-f]*" "$last" | head -n 1)\n'
                            f'id=$(cat {self.counter}); echo $((id + 1)) > {self.counter}\n'
                            f'echo "sbatch $tok" >> {self.calls}\n'
                            f'echo "{line}" >> {self.queue}\necho $id\n'),
+                ("squeue", f'if [ -f {self.squeue_fails} ]; then rm {self.squeue_fails}\n'
+                           'echo "slurm_load_jobs error: Socket timed out" >&2; exit 1; fi\n'
+                           f"cat {self.queue}\n"),
                 ("sacct", f"cat {self.acct}\n"),
                 ("scancel", f'echo "scancel $*" >> {self.calls}\n'),
-                ("scontrol", f'echo "scontrol $*" >> {self.calls}\n')):
+                # release: a held job's reason becomes Priority; one not held is refused
+                # (as PBS's qrls and LSF's bresume do) once refuse_unheld exists
+                ("scontrol", f'echo "scontrol $*" >> {self.calls}\n'
+                             f'[ "$1" = release ] || exit 0\n'
+                             f"awk -F'|' -v OFS='|' -v id=\"$2\" '$1 == id && $13 == "
+                             f'"JobHeldUser" {{ $13 = "Priority"; hit = 1 }} {{ print }} '
+                             f"END {{ exit !hit }}' {self.queue} > {self.queue}.new "
+                             f'&& mv {self.queue}.new {self.queue} && exit 0\n'
+                             f'rm -f {self.queue}.new\n[ -f {self.refuse_unheld} ] || exit 0\n'
+                             f'echo "Request invalid for state of job $2" >&2; exit 1\n')):
             path = self.bin_dir / name
             path.write_text(f"#!/bin/sh\n{body}")
             path.chmod(0o755)
@@ -346,22 +362,44 @@ async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_eng
 
 # -- cancel ---------------------------------------------------------------------------------
 
-async def test_killed_before_scancel_leaves_the_job_to_cancel_again(tmp_path, slurm,
-                                                                   monkeypatch):
+async def test_killed_before_scancel_has_the_cancel_sent_by_recovery(tmp_path, slurm,
+                                                                    monkeypatch):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_before(monkeypatch, fed.site("alpha"), "cancel")
     with pytest.raises(Killed):
         await fed.cancel(job.id)
+    assert slurm.commands("scancel") == []
     fed = await restart(tmp_path, fed, slurm)
-    try:
-        assert fed.job(job.id).state == JobState.PENDING and slurm.commands("scancel") == []
-        await fed.cancel(job.id)
+    try:  # the request was recorded before it was sent: the user's cancel is not lost
+        assert slurm.commands("scancel") == ["scancel 4300"]
         slurm.set_state("4300", "CANCELLED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.CANCELLED
+        assert kinds(fed, job).count("job.cancel-requested") == 1
         assert_once(fed, slurm)
+        assert await fed.cancel(job.id) == done  # ended: nothing sent again
         assert slurm.commands("scancel") == ["scancel 4300"]
+    finally:
+        await fed.close()
+
+
+async def test_a_cancel_the_site_refuses_is_not_taken_as_requested(tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True)
+    scancel = slurm.bin_dir / "scancel"
+    real = scancel.read_text()
+    scancel.write_text(real + 'echo "scancel: error: Kill job error on job id $1: Access/'
+                              'permission denied" >&2; exit 1\n')
+    try:
+        with pytest.raises(SiteError, match="permission denied"):
+            await fed.cancel(job.id)
+        assert not fed.journal.cancel_requested(job.id)
+        assert kinds(fed, job)[-2:] == ["job.cancel-requested", "job.cancel-failed"]
+        scancel.write_text(real)
+        await fed.cancel(job.id)  # asked again: requested again
+        assert fed.journal.cancel_requested(job.id)
+        assert slurm.commands("scancel") == ["scancel 4300"] * 2
     finally:
         await fed.close()
 
@@ -379,6 +417,7 @@ async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm,
         assert done.state == JobState.CANCELLED
         assert_once(fed, slurm)
         ks = kinds(fed, job)
+        assert ks.count("job.cancel-requested") == 1, ks  # recorded before it was sent
         assert [e.data["state"] for e in events(fed, job) if e.kind == "job.state"] == [
             "PENDING", "CANCELLED"], ks
         assert await fed.cancel(job.id) == done  # a second cancel: nothing sent again
@@ -835,8 +874,7 @@ def assert_staged_once(fed: Federation, slurm: MiniSlurm, job: Job, tmp_path: Pa
     got = phases(fed, job)
     for once in ("stage.in.done", "job.released", "stage.out.done"):
         assert got.count(once) == 1, got
-    assert slurm.commands("scontrol release") in (["scontrol release 4300"],
-                                                  ["scontrol release 4300"] * 2)
+    assert slurm.commands("scontrol release") == ["scontrol release 4300"]  # sent once
     assert (tmp_path / "in.dat").read_text() == "the user's input\n"  # the user's file
     assert (tmp_path / "wd" / "in.dat").read_text() == "the user's input\n"
     assert (tmp_path / "back.dat").read_text() == "the job's output\n"
@@ -962,5 +1000,47 @@ async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, 
         moves = [e for e in fed.store.events_since(0, limit=None)
                  if e.kind.startswith("workflow.") and (e.data or {}).get("phase") == "ready"]
         assert len(moves) <= 1, moves
+    finally:
+        await fed.close()
+
+
+# -- a release sent again after a restart ----------------------------------------------------
+
+async def test_a_held_jobs_release_asked_again_after_a_restart_is_not_sent_twice(
+        tmp_path, slurm, monkeypatch):
+    slurm.refuse_unheld.touch()  # as PBS and LSF do: a job no longer held is refused
+    fed = engine(tmp_path, slurm)
+    job = await fed.submit(spec(tmp_path), "alpha", force=True, hold=True)
+    die_after(monkeypatch, fed.site("alpha"), "release")
+    with pytest.raises(Killed):
+        await fed.release(job.id)
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        assert (await fed.release(job.id)).state == JobState.PENDING  # no error
+        assert slurm.commands("scontrol release") == ["scontrol release 4300"]
+        assert kinds(fed, job).count("job.releasing") == 1
+    finally:
+        await fed.close()
+
+
+async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_job(
+        tmp_path, slurm, monkeypatch):
+    """The release went out, the server died; the next one cannot look the job up and
+    sends the release again, which the scheduler refuses (the job is no longer held)."""
+    slurm.refuse_unheld.touch()
+    fed = engine(tmp_path, slurm)
+    await fed.start(recover=False)
+    hit = await _killed_in_staging(fed, monkeypatch, fed.site("alpha"), "release")
+    job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
+    await asyncio.wait_for(hit.wait(), 30)
+    slurm.squeue_fails.touch()
+    fed = await restart(tmp_path, fed, slurm)
+    try:
+        done = await _staged_to_its_end(tmp_path, fed, slurm, job)
+        assert done.state == JobState.COMPLETED, done.reason
+        assert slurm.commands("scontrol release") == ["scontrol release 4300"] * 2
+        assert not slurm.squeue_fails.exists()  # the look-up did fail once
+        got = phases(fed, job)
+        assert got.count("job.released") == 1 and got.count("stage.out.done") == 1, got
     finally:
         await fed.close()

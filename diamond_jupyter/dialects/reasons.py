@@ -156,3 +156,15 @@ def scheduler_sentence(text: str) -> bool:
             return False
         text = rest[2:].strip()
     return any(check(text) for check in (_pbs, _lsf, _FLUX.fullmatch))
+
+
+# Slurm's codes for a held job; the other dialects write "held (X)" (PBS, LSF, Grid Engine,
+# Flux, PBS text)
+_SLURM_HELD = ("JobHeldUser", "JobHeldAdmin")
+
+
+def says_held(reason: str | None) -> bool:
+    """Whether a pending job's reason, as a dialect gives it, says the job is held (a
+    release would free it); False for any other reason or none."""
+    text = (reason or "").strip()
+    return text in _SLURM_HELD or text.startswith("held (")

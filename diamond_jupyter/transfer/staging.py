@@ -289,7 +289,8 @@ class StagedJob:
             return None
         self._check()
         try:
-            await self.sites.require(self.site).release([job.native_id])
+            self.sites.require(self.site)
+            await self.journal.release_once(job)  # once: a restart's look finds it sent
         except DiamondError as e:
             # the scheduler's answer first: ended (a cancel of the user's through another
             # engine reached it before its request was stored), or released before a restart

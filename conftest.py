@@ -7,10 +7,17 @@ finds Slurm's programs that change a queue refusing (`no_real_scheduler`)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# The IPython shells the magics' tests make (and the kernels of ui-tests' servers) keep their
+# history in this session's own directory, never in the user's ~/.ipython: runs at the same
+# time shared one SQLite file there, and each shell's exit wrote to it ("attempt to write a
+# readonly database", printed at the end of a passing run)
+os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="diamond-tests-ipython-")
 
 # the fixtures of tests/conftest.py and ui-tests/conftest.py that bring up the test bed
 TESTBED_FIXTURES = {"tb", "testbed_session", "testbed_config"}

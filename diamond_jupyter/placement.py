@@ -1367,7 +1367,19 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
     for p in parts:
         qos = job_qos(spec.qos, p, snap, account)[0]
         unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
-    return out + minutes_unread_said(unread, snap)
+    out += minutes_unread_said(unread, snap)
+    if cfg.scheduler == "slurm" and (bf_window := _bf_window_unreported(snap)):
+        out.append(bf_window)
+    return out
+
+
+def _bf_window_unreported(snap: SiteSnapshot) -> str | None:
+    """The not-checked line of a Slurm site that does not report its backfill window (said
+    wherever the job may wait: dropped where it starts at once)."""
+    if snap.bf_window_s is not None or not (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
+        return None
+    return (f"{who} does not report the backfill window (SchedulerParameters' bf_window); "
+            "not checked (a start past it keeps no backfill slot)")
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig,
@@ -2007,11 +2019,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                  None if cfg.scheduler == "slurm"
                                                  else words.where(pname))
                        if n not in v.notes)
-    if cfg.scheduler == "slurm" and raw_s > 0 and snap.bf_window_s is None \
-            and (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
-        v.not_checked.append(f"{who} does not report the backfill window "
-                             "(SchedulerParameters' bf_window); not checked (a start past it "
-                             "keeps no backfill slot)")
+    if raw_s <= 0:  # it starts at once: no backfill window to be past
+        v.not_checked = [n for n in v.not_checked if n != _bf_window_unreported(snap)]
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
                        f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "

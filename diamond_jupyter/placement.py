@@ -1999,7 +1999,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                  f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
-            v.notes.append(f"{words.where(p.name)}: {held.why}")
+            where = words.where(p.name)  # not said twice where the reason names it first
+            v.notes.append(held.why if held.why.startswith((f"{where} ", f"{where}'s "))
+                           else f"{where}: {held.why}")
             waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best

@@ -49,7 +49,8 @@ def pbs(queue: str, chunk: str = "ncpus=4") -> str:
 
 def test_pbs_a_job_below_a_queues_resources_min_is_refused_naming_it():
     p = run(pbs("wide"), kestrel(queues=QUEUES))
-    assert reasons(p, "kestrel") == "needs 4 ncpus in all, queue wide takes only jobs of at least 64"
+    assert reasons(p, "kestrel") == \
+        "needs 4 ncpus in all, queue wide takes only jobs of at least 64"
 
 
 def test_pbs_a_whole_node_job_meets_resources_min():

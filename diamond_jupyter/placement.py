@@ -1368,8 +1368,26 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
         qos = job_qos(spec.qos, p, snap, account)[0]
         unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
     out += minutes_unread_said(unread, snap)
+    if cfg.scheduler == "flux":
+        out += _flux_queue_properties(spec, snap)
     if cfg.scheduler == "slurm" and (bf_window := _bf_window_unreported(snap)):
         out.append(bf_window)
+    return out
+
+
+def _flux_queue_properties(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
+    """A flux queue (the job's, else the default) whose name is a property of some nodes
+    only: flux's queues usually require a property of their name (flux-config-queues(5)'s
+    `requires`), which `flux queue list` does not show, so every node was counted."""
+    named = [q.strip() for q in (spec.queue or "").split(",") if q.strip()] or \
+        [p.name for p in snap.partitions if p.default]
+    out = []
+    for name in named:
+        having = {n.name for n in snap.nodes if name in n.features}
+        if having and len(having) < len(snap.nodes):
+            out.append(f"which nodes queue {name} may use (its `requires`) is not read; "
+                       f"every node was counted, though only {_few(having)} have property "
+                       f"'{name}': if the queue requires it, the job gets only those")
     return out
 
 

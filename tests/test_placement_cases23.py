@@ -299,3 +299,25 @@ def test_flux_queue_limits_and_properties_refuse_with_the_limit_named(job, why):
 def test_flux_the_default_queue_takes_a_job_that_names_none():
     v = only(run("#flux: -N 1 -n 1 -c 32 --requires=amd -t 2h", finch()), "finch", "batch")
     assert v.estimated_start == NOW
+
+
+@pytest.mark.parametrize("job, queue, nodes", [
+    ("#flux: -N 1 -n 1 -q debug -t 10m", "debug", "f3"),
+    ("#flux: -N 1 -n 1 -t 10m", "batch", "f1, f2"),  # the default queue
+])
+def test_flux_a_queue_named_as_a_property_of_some_nodes_says_its_nodes_were_not_read(
+        job, queue, nodes):
+    """flux queues usually require a property of their name, not shown by `flux queue
+    list`: every node is counted, and the user is told which nodes the queue may be held
+    to (before: nothing said)."""
+    v = run(job, finch()).verdict("finch")
+    assert v.verdict == "READY"
+    assert v.not_checked == [
+        f"which nodes queue {queue} may use (its `requires`) is not read; every node was "
+        f"counted, though only {nodes} have property '{queue}': if the queue requires it, "
+        "the job gets only those"], v.not_checked
+
+
+def test_flux_a_queue_no_node_property_names_says_nothing_of_it():
+    v = run("#flux: -N 1 -n 1 -q old -t 10m", finch()).verdict("finch")
+    assert not v.feasible and v.not_checked == []

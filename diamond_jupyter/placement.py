@@ -1367,7 +1367,37 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
     for p in parts:
         qos = job_qos(spec.qos, p, snap, account)[0]
         unread += [n for n in minutes_used_unread(p, qos, account, snap) if n not in unread]
-    return out + minutes_unread_said(unread, snap)
+    out += minutes_unread_said(unread, snap)
+    if cfg.scheduler == "flux":
+        out += _flux_queue_properties(spec, snap)
+    if cfg.scheduler == "slurm" and (bf_window := _bf_window_unreported(snap)):
+        out.append(bf_window)
+    return out
+
+
+def _flux_queue_properties(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
+    """A flux queue (the job's, else the default) whose name is a property of some nodes
+    only: flux's queues usually require a property of their name (flux-config-queues(5)'s
+    `requires`), which `flux queue list` does not show, so every node was counted."""
+    named = [q.strip() for q in (spec.queue or "").split(",") if q.strip()] or \
+        [p.name for p in snap.partitions if p.default]
+    out = []
+    for name in named:
+        having = {n.name for n in snap.nodes if name in n.features}
+        if having and len(having) < len(snap.nodes):
+            out.append(f"which nodes queue {name} may use (its `requires`) is not read; "
+                       f"every node was counted, though only {_few(having)} have property "
+                       f"'{name}': if the queue requires it, the job gets only those")
+    return out
+
+
+def _bf_window_unreported(snap: SiteSnapshot) -> str | None:
+    """The not-checked line of a Slurm site that does not report its backfill window (said
+    wherever the job may wait: dropped where it starts at once)."""
+    if snap.bf_window_s is not None or not (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
+        return None
+    return (f"{who} does not report the backfill window (SchedulerParameters' bf_window); "
+            "not checked (a start past it keeps no backfill slot)")
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig,
@@ -1987,7 +2017,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                  f"partition {p.name} is ExclusiveUser=YES)")))
         for held in (holds or {}).get(p.name, []):
             raw, start = max(raw, held.seconds), max(start, held.seconds)
-            v.notes.append(f"{words.where(p.name)}: {held.why}")
+            where = words.where(p.name)  # not said twice where the reason names it first
+            v.notes.append(held.why if held.why.startswith((f"{where} ", f"{where}'s "))
+                           else f"{where}: {held.why}")
             waiting[p.name].append(held.why)
         cand = (start, p.name != default, order, p.name, source, raw, raw_source)
         best = cand if best is None or cand < best else best
@@ -2007,11 +2039,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                  None if cfg.scheduler == "slurm"
                                                  else words.where(pname))
                        if n not in v.notes)
-    if cfg.scheduler == "slurm" and raw_s > 0 and snap.bf_window_s is None \
-            and (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
-        v.not_checked.append(f"{who} does not report the backfill window "
-                             "(SchedulerParameters' bf_window); not checked (a start past it "
-                             "keeps no backfill slot)")
+    if raw_s <= 0:  # it starts at once: no backfill window to be past
+        v.not_checked = [n for n in v.not_checked if n != _bf_window_unreported(snap)]
     if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
                        f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "

@@ -341,6 +341,20 @@ class SlotPlan:
     notes: list[str] = field(default_factory=list)
 
 
+def _closed_said(p: Partition, open_hosts: list[str], need: int) -> str:
+    """What a queue's closed instances (disabled, suspended or in error: by an admin or
+    the queue's calendar) that would hold `need` slots on their host add to its refusal."""
+    closed = sorted(h for h, slots in (p.instance_slots or {}).items()
+                    if h not in open_hosts and slots >= need)
+    if not closed:
+        return ""
+    return (f"; its instance{'s' if len(closed) > 1 else ''} on {', '.join(closed)} "
+            f"{'hold' if len(closed) > 1 else 'holds'} enough but "
+            f"{'take' if len(closed) > 1 else 'takes'} no job while disabled, suspended or "
+            "in error (by an administrator or the queue's calendar): the job fits there once "
+            "it is open again")
+
+
 def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: str,
                    req: Req) -> SlotPlan:
     """A parallel job's slots on a host as Grid Engine finds them: in the host's instances
@@ -370,11 +384,12 @@ def instance_slots(parts: list[Partition], members: dict[str, list[str]], pe: st
         if not joined:
             plan.short[p.name] = set(hosts)
             plan.why[p.name] = (
-                f"queue {p.name}: needs {quantity(need, 'slot')} on a host, its instances have at "
+                f"queue {p.name}: needs {quantity(need, 'slot')} on a host, its "
+                f"{'open ' if _closed_said(p, hosts, need) else ''}instances have at "
                 f"most {max(own[h] for h in hosts)}" + (
                     f" ({max(together.values())} with the instances there of "
                     f"{', '.join(q.name for q in others)}, which offer parallel environment "
-                    f"'{pe}' too)" if others and hosts else ""))
+                    f"'{pe}' too)" if others and hosts else "") + _closed_said(p, hosts, need))
             continue
         used = [q for q in others if any(h in members.get(q.name, []) for h in joined)]
         name = ",".join([p.name] + [q.name for q in used])

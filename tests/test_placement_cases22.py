@@ -160,6 +160,7 @@ NO_ARRAY_SIZE = ("slurmrestd v0.0.41 does not report MaxArraySize; not checked (
                  "largest index must be below it)")
 NO_BF_WINDOW = ("slurmrestd v0.0.41 does not report the backfill window (SchedulerParameters' "
                 "bf_window); not checked")
+NO_BF_WINDOW_LINE = NO_BF_WINDOW + " (a start past it keeps no backfill slot)"
 BUSY_NODES = [node(f"n0{i}", ("ALLOCATED",), 32) for i in range(1, 5)]
 BUSY_JOBS = tuple(job(100 + i, on=f"n0{i}", start_h=-1, limit_min=180) for i in range(1, 5))
 
@@ -194,6 +195,18 @@ def test_a_job_that_waits_on_a_rest_site_hears_the_backfill_window_was_not_check
     assert len(v.not_checked) == 1 and said.count(NO_BF_WINDOW) == 1, said
 
 
+def test_a_refused_site_says_its_backfill_window_was_not_checked_as_a_waiting_one_does():
+    # refused now (64 CPUs on 32-CPU nodes, the partition down): once that goes the job
+    # may wait there, and a start past the window keeps no slot; said like MaxArraySize
+    down = [partition("batch", 24 * 60, 60, default=True, state="DOWN"), *PARTITIONS[1:]]
+    for script, site in (("#SBATCH -p batch -c 64 -t 0:10:00", orion()),
+                         ("#SBATCH -p batch -c 4 -t 1:00:00", orion(partitions=down))):
+        v, said = explain(script, site)
+        assert not v.feasible and v.not_checked == [NO_BF_WINDOW_LINE], said
+        assert said.count(NO_BF_WINDOW) == 1, said
+        assert f"  orion not checked: {NO_BF_WINDOW_LINE}" in said.splitlines()
+
+
 def test_a_job_that_starts_now_hears_nothing_of_the_backfill_window():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", orion())
     assert v.verdict == "READY" and v.not_checked == [], v.not_checked
@@ -209,9 +222,10 @@ def test_a_site_refused_for_its_nodes_still_says_what_it_did_not_check():
     site = orion(qos=[qos_entry(grp_mins={"cpu": 1000}), qos_entry("long")])
     v, said = explain("#SBATCH -p batch -c 64 -t 0:10:00 --array=0-9", site)
     assert v.verdict == "INCOMPATIBLE" and any("64 CPUs" in r for r in v.reasons), said
-    assert v.not_checked == [NO_ARRAY_SIZE, QOS_MINS_UNREAD], said
+    assert v.not_checked == [NO_ARRAY_SIZE, QOS_MINS_UNREAD, NO_BF_WINDOW_LINE], said
     assert [line for line in said.splitlines() if "not checked:" in line] == [
-        f"  orion not checked: {NO_ARRAY_SIZE}", f"  orion not checked: {QOS_MINS_UNREAD}"]
+        f"  orion not checked: {NO_ARRAY_SIZE}", f"  orion not checked: {QOS_MINS_UNREAD}",
+        f"  orion not checked: {NO_BF_WINDOW_LINE}"]
 
 
 def test_a_site_refused_in_its_partition_still_says_the_qos_minutes_were_not_checked():
@@ -219,7 +233,7 @@ def test_a_site_refused_in_its_partition_still_says_the_qos_minutes_were_not_che
     site = orion(qos=[qos_entry(grp_mins={"cpu": 1000}), qos_entry("long")])
     v, said = explain("#SBATCH -p debug -c 1 -t 2:00:00", site)
     assert not v.feasible and any("MaxTime" in r for r in v.reasons), said
-    assert v.not_checked == [QOS_MINS_UNREAD], said
+    assert v.not_checked == [QOS_MINS_UNREAD, NO_BF_WINDOW_LINE], said
     assert f"  orion not checked: {QOS_MINS_UNREAD}" in said.splitlines()
 
 
@@ -227,14 +241,15 @@ def test_a_site_refused_for_a_reservation_not_found_still_says_max_array_size():
     v, said = explain("#SBATCH -p batch -c 1 -t 0:10:00 --array=0-9 --reservation=nosuch",
                       orion())
     assert v.verdict == "RESTRICTED" and "nosuch" in " ".join(v.reasons), said
-    assert v.not_checked == [NO_ARRAY_SIZE], said
+    assert v.not_checked == [NO_ARRAY_SIZE, NO_BF_WINDOW_LINE], said
     assert f"  orion not checked: {NO_ARRAY_SIZE}" in said.splitlines()
 
 
 def test_a_refused_site_whose_limits_are_all_reported_says_nothing_not_checked():
     # the account's GrpTRESMins with their use from GET shares, MaxArraySize known
     cfg, snap = orion(assoc=CHAIN, share=shares({("proj", "alice"): 0, ("proj", ""): 0}))
-    known = snap.model_copy(update={"max_array_size": 1001, "unreported": {}})
+    known = snap.model_copy(update={"max_array_size": 1001, "unreported": {},
+                                    "bf_window_s": 1440 * 60.0})
     v, said = explain("#SBATCH -p batch -c 64 -t 0:10:00 --array=0-9", (cfg, known))
     assert v.verdict == "INCOMPATIBLE", said
     assert v.not_checked == [] and "not checked" not in said, said
@@ -317,7 +332,7 @@ def test_an_array_counts_each_task_against_the_qos_grp_submit_jobs():
     assert v.reasons == ["QOS normal's GrpSubmitJobs is 5 and 2 jobs are queued or running "
                          "under it: the job array's 4 tasks count as 4 jobs: the submit is "
                          "refused until 1 of them ends (QOSGrpSubmitJobsLimit)"]
-    assert v.not_checked == [NO_ARRAY_SIZE], v.not_checked
+    assert v.not_checked == [NO_ARRAY_SIZE, NO_BF_WINDOW_LINE], v.not_checked
 
 
 # -- an account's TRES-minutes over slurmrestd: their use from GET shares -------------------

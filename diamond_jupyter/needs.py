@@ -596,6 +596,11 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
                 or kept_slurm_gpus(spec)[1]):
             res["gpus_per_node"] = 1  # a GPU of that type: at least one
     if memory:
+        if re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", memory):
+            # a scheduler reads a bare number as MB; one typing `--memory 4` means GB
+            n = memory.strip()
+            raise BadInput(f"{said('memory')} {memory!r} has no unit: give one, e.g. {n}G "
+                           f"for {n} GB or {n}M for {n} MB")
         mb = parse_mem_mb(memory)
         if not mb:
             raise BadInput(f"{said('memory')} {memory!r}: expected a size such as 4G or 500M "

@@ -214,11 +214,12 @@ async def test_fault_a_job_setting_beside_the_script_is_refused_not_ignored(rest
     assert (await rest("GET", "jobs"))[1]["total"] == 0
 
 
-async def test_a_key_that_is_no_job_setting_is_still_ignored(rest):
-    """(guard) Other unknown keys stay ignored, as the API always did."""
+async def test_a_key_that_is_no_job_setting_is_refused_too(rest):
+    """Other unknown keys are refused as well (test_rest_unknown_fields_memory), naming
+    the key and the accepted fields."""
     code, reply = await rest("POST", "translate", json.dumps({
         "script": "#SBATCH -N 2\necho\n", "to": "pbs", "colour": "blue"}).encode())
-    assert code == 200 and "#PBS" in reply["script"], reply
+    assert code == 400 and "unknown field 'colour' in the body" in reply["message"], reply
 
 
 TRANSLATE = b'{"script": "#SBATCH -N 2\\necho\\n", "to": "pbs"}'

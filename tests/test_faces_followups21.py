@@ -55,8 +55,7 @@ async def test_fault_a_rest_bad_need_is_a_400_naming_its_json_field(rest, tmp_pa
 
 
 async def test_fault_a_rest_bad_need_beside_a_spec_names_its_json_field(rest, tmp_path):
-    body = json.dumps({"spec": {"script": "echo hi\n"}, "site": "here",
-                       "memory": "-5G"}).encode()
+    body = json.dumps({"spec": {"script": "echo hi\n"}, "memory": "-5G"}).encode()
     code, reply = await rest("POST", "place", body)
     assert code == 400 and reply["message"].startswith("memory '-5G': expected a size"), reply
 

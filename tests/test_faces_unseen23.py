@@ -365,10 +365,13 @@ async def test_fault_a_rest_body_field_misspelt_is_a_400_naming_the_field_meant(
     assert (await rest("GET", "jobs"))[1]["jobs"] == []
 
 
-async def test_a_rest_body_field_of_a_newer_client_is_passed_over(rest):
+async def test_a_rest_body_field_of_a_newer_client_is_refused_naming_it(rest):
+    """No field is passed over (DESIGN.md allows no extra ones): a newer client's too is
+    refused, naming it and the accepted fields (test_rest_unknown_fields_memory)."""
     code, reply = await rest("POST", "translate", _body(script=SCRIPT, to="pbs",
                                                         client_build="2027.1"))
-    assert code == 200 and reply["script"].startswith("#!/bin/bash\n#PBS"), (code, reply)
+    assert code == 400, (code, reply)
+    assert reply["message"].startswith("unknown field 'client_build' in the body (accepted: ")
 
 
 async def test_a_rest_approve_without_an_llm_says_how_to_configure_one(rest):

@@ -221,7 +221,7 @@ class DiamondHandler(APIHandler):
         body = self.body() | (extra or {})
         _refuse_misspelt_fields(model, body)
         try:
-            return model.model_validate(body)
+            parsed = model.model_validate(body)
         except ValidationError as e:
             first = e.errors()[0]
             if not first["loc"]:
@@ -229,6 +229,9 @@ class DiamondHandler(APIHandler):
             raise BadInput(field_problem(model, first)) from None
         except BadInput as e:  # a spec's own checks: said as the others, with its place
             raise BadInput(spec_error_at(model, body, e)) from None
+        # after the model's own checks, which say more of a job setting sent beside a script
+        _refuse_unknown_fields(model, body)
+        return parsed
 
     async def spec_from(self, fed: Federation, body: PlaceBody | SubmitBody) -> JobSpec:
         """The body's JobSpec, built as the skills build theirs (`skills.spec_of`: its `spec`,
@@ -271,8 +274,8 @@ def _field_names(model: type[BaseModel]) -> list[str]:
 
 def _refuse_misspelt_fields(model: type[BaseModel], body: Any) -> None:
     """A body's key that is not a field but nearly one (`form` for `from`): BadInput naming
-    both, not the field left at its default unsaid. A key near none is passed over (a newer
-    client's field)."""
+    both, not the field left at its default unsaid (before the model's checks, which would
+    call the field it meant missing)."""
     if not isinstance(body, dict):
         return
     names = _field_names(model)
@@ -282,6 +285,18 @@ def _refuse_misspelt_fields(model: type[BaseModel], body: Any) -> None:
             if near:
                 raise BadInput(f"unknown field {key[:60]!r} in the body (did you mean "
                                f"{near[0]!r}? accepted: {', '.join(names)})")
+
+
+def _refuse_unknown_fields(model: type[BaseModel], body: Any) -> None:
+    """A body's key that is no field of `model`: BadInput naming it and the accepted ones,
+    never passed over (what it asked for would silently not happen)."""
+    if not isinstance(body, dict):
+        return
+    names = _field_names(model)
+    for key in body:
+        if key not in names and key not in model.model_fields:
+            raise BadInput(f"unknown field {str(key)[:60]!r} in the body (accepted: "
+                           f"{', '.join(names)})")
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

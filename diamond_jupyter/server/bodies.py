@@ -1,6 +1,7 @@
 """REST request bodies: the skills' input models (one validation for every face), with the
-fields only REST carries. Unknown keys are ignored, as the API always did; a bad value is a
-ValidationError, which `api` answers with 400 naming the field."""
+fields only REST carries. An unknown key is refused by `DiamondHandler.parse` (400 naming it
+and the accepted fields); a bad value is a ValidationError, which `api` answers with 400
+naming the field."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ _JOB_SETTINGS = (set(JobSpec.model_fields) | set(Resources.model_fields)
 
 def refuse_job_settings(body: Any, fields: dict[str, Any]) -> Any:
     """A top-level key of a job's body that is a job setting this body has no field for:
-    BadInput naming it and where such a setting goes (other unknown keys stay ignored)."""
+    BadInput naming it and where such a setting goes (other unknown keys: `parse` refuses)."""
     if isinstance(body, dict):
         for key in body:
             if key in _JOB_SETTINGS and key not in fields:

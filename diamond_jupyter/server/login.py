@@ -128,6 +128,10 @@ class LoginPromptHandler(DiamondHandler):
     async def post(self, prompt_id: str) -> None:
         """Answer prompt `prompt_id`: {"answers": ["123456"]}, one per prompt."""
         body = self.body()
+        unknown = [k for k in body if k != "answers"]
+        if unknown:
+            raise ApiError(400, "bad-input", f"unknown field {unknown[0][:60]!r} in the body "
+                           "(accepted: answers)")
         answers = body.get("answers")
         p = broker(self).pending.get(prompt_id)
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):

@@ -1056,17 +1056,7 @@ def take_variables(spec: JobSpec, text: str, *, quoted_values: bool = False) -> 
 def split_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
     """A comma-separated variable list (`A=1,B`): the NAME=VALUE pairs and the bare names
     (copied from the submitting shell); None when a name is not a variable name."""
-    pairs: dict[str, str] = {}
-    names: list[str] = []
-    for part in (p for p in text.split(",") if p):
-        k, eq, val = part.partition("=")
-        if not _VAR_NAME.fullmatch(k):
-            return None
-        if eq:
-            pairs[k] = val
-        elif k not in names:
-            names.append(k)
-    return pairs, names
+    return _pairs_and_names(text.split(","))
 
 
 def split_quoted_variables(text: str) -> tuple[dict[str, str], list[str]] | None:
@@ -1087,12 +1077,16 @@ def split_quoted_variables(text: str) -> tuple[dict[str, str], list[str]] | None
             continue
         part, _, rest = rest.partition(",")
         parts.append(part)
+    return _pairs_and_names(parts)
+
+
+def _pairs_and_names(parts: list[str]) -> tuple[dict[str, str], list[str]] | None:
+    """A variable list's parts (`A=1`, `B`; empty ones passed over): the NAME=VALUE pairs
+    and the bare names, each once; None when a name is not a variable name."""
     pairs: dict[str, str] = {}
     names: list[str] = []
-    for part in parts:
+    for part in (p for p in parts if p):
         k, eq, val = part.partition("=")
-        if not k and not eq:
-            continue
         if not _VAR_NAME.fullmatch(k):
             return None
         if eq:

@@ -1149,13 +1149,7 @@ class WorkflowEngine:
         """`_inputs_ready_at` once the estimates still under way of the steps `name` needs
         (directly or not) have come (each an estimate only: one that fails counts as none);
         only those steps are read again."""
-        ups: set[str] = set()
-        todo = list(wf.step(name).needs)
-        while todo:
-            n = todo.pop()
-            if n not in ups:
-                ups.add(n)
-                todo.extend(wf.step(n).needs)
+        ups = wf.upstream(name)
         waits = {n: t for n in ups if (t := self._estimates.get(f"{rec.id}/{n}")) is not None}
         if waits:
             await asyncio.wait(waits.values())

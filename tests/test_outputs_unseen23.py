@@ -17,41 +17,20 @@ engine's own queries use separators, and there a cut record is refused too)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import pytest
+from outputs_helpers import at, error_of, flux, lsf, pbs, sge, slurm, torque, wrapped
 
 from diamond_jupyter.dialects import slurm_rest
-from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.lsf_commands import LsfCommands
-from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.sge_commands import SgeCommands
-from diamond_jupyter.dialects.slurm_commands import SlurmCommands, parse_usage
-from diamond_jupyter.model import JobStatus, SiteError
+from diamond_jupyter.dialects.slurm_commands import parse_usage
+from diamond_jupyter.model import JobStatus
 from diamond_jupyter.placement_fit import node_usable
 
-UTC = timezone.utc
-NOW = datetime(2026, 12, 6, 9, tzinfo=UTC)
-slurm = SlurmCommands(tz=UTC)
-pbs = PbsCommands(tz=UTC)
-torque = PbsCommands(flavor="torque", tz=UTC)
-lsf = LsfCommands(tz=UTC, now=lambda: NOW)
-flux = FluxCommands()
-sge = SgeCommands(tz=UTC)
 LONG_NAME = "ensemble-" + "α" * 150 + "-" + "x" * 141  # 301 characters
-
-
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
 
 
 def epoch(*parts: int) -> int:
     return int(at(*parts).timestamp())
-
-
-def wrapped(n: int, *, set_: bool = True, infinite: bool = False) -> dict:
-    """A number as slurmrestd v0.0.39 and later print it."""
-    return {"set": set_, "infinite": infinite, "number": n}
 
 
 def brief(jobs: list[JobStatus]) -> list[tuple]:
@@ -63,16 +42,6 @@ def timed(jobs: list[JobStatus]) -> list[tuple]:
     """(id, state, limit, start, end, estimated start) of each record."""
     return [(j.native_id, j.state.value, j.walltime_s, j.started_at, j.ended_at,
              j.estimated_start) for j in jobs]
-
-
-def error_of(run) -> str:
-    """The SiteError `run` raises (its text up to the sample), or a note that it raised
-    none."""
-    try:
-        run()
-    except SiteError as e:
-        return str(e).split(" (got ")[0]
-    return "no error"
 
 
 def said_and_read(parse, text: str) -> tuple[list[str], list[str]]:

@@ -1267,13 +1267,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         site = self._job_site(job)
         if job.state is JobState.PENDING:
             learned_s = self._state_age_s(job)
-            if learned_s is None or learned_s > self.logs_trust_state_s:
-                try:  # stale, or only the submit's: ask the site's scheduler
-                    job, learned_s = await self.journal.refresh(job.token or job.id), 0.0
-                except SiteError:  # not confirmed: its log files are looked for instead
-                    learned_s = None
-            if job.state is JobState.PENDING and learned_s is not None:  # nothing there yet
-                return self._logs_not_started(site, job, learned_s)
+            if learned_s is not None and learned_s <= self.logs_trust_state_s:
+                return self._logs_not_started(site, job, learned_s)  # a poll saw it just now
+            # stale, or only the submit's: the scheduler is asked, then the files are read
+            # (a job it does not list yet, or one requeued, may have logs all the same)
+            with contextlib.suppress(SiteError):
+                job = await self.journal.refresh(job.token or job.id)
         texts, missing, notes = {}, [], []
         await site.know_home()  # the job's directory may be under the home
         await site.know_name_limit()  # the log's name may hold the job's name
@@ -1295,7 +1294,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 missing.append(f"{stream} log: {e}")
                 texts[stream] = ""
                 continue
-            if text is None:
+            if text is None and job.state is JobState.PENDING:
+                missing.append(self._not_there_yet(stream, path, job, "just now"))
+            elif text is None:
                 when = " (the job has not started)" if job.state.rank < 2 else ""
                 missing.append(f"{stream} log {path} is missing on {job.site}{when}")
             elif start:
@@ -1309,30 +1310,30 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
 
     def _state_age_s(self, job: Job) -> float | None:
-        """Seconds since job `job`'s stored state was last learned: from the last change a
-        poll or a push recorded, or this engine's monitor of its site polling it without
-        trouble since; None when neither is known."""
+        """Seconds since job `job`'s stored state was last learned from its scheduler (the
+        last change a poll or a push recorded); None when none was. A monitor's poll that
+        did not list the job is no such knowledge."""
         changed = self.store.state_learned_at(job.id)
-        learned = [changed.timestamp()] if changed else []
-        monitor = self.monitors.get(job.site)
-        if monitor is not None and (job.token or job.id) in monitor.tracked \
-                and monitor.trouble is None and monitor.last_poll_at:
-            learned.append(monitor.last_poll_at)
-        return max(0.0, time.time() - max(learned)) if learned else None
+        return max(0.0, time.time() - changed.timestamp()) if changed else None
 
     def _logs_not_started(self, site: Site, job: Job, learned_s: float) -> dict[str, str]:
         """`logs` of a job its site has not started: one "missing" line per log, said from
         the stored state (learned `learned_s` seconds ago), nothing read from the site."""
-        why = f" ({job.reason})" if job.reason else ""
         when = "just now" if learned_s < 1 else f"{learned_s:.0f} s ago"
         missing = []
         for stream, pattern in (("stdout", job.stdout_path), ("stderr", job.stderr_path)):
             if pattern:
                 path, unknowable = self._log_file(site, job, pattern)
-                missing.append(f"{stream} log {pattern if unknowable else path}: not there yet "
-                               f"on {job.site} (the job has not started); {job.id} was "
-                               f"{job.state.value}{why} {when}")
+                missing.append(self._not_there_yet(stream, pattern if unknowable else path,
+                                                   job, when))
         return {"stdout": "", "stderr": "", "missing": "\n".join(missing), "notes": ""}
+
+    @staticmethod
+    def _not_there_yet(stream: str, path: str | None, job: Job, when: str) -> str:
+        """The "missing" line of a log of pending job `job`, its state learned `when`."""
+        why = f" ({job.reason})" if job.reason else ""
+        return (f"{stream} log {path}: not there yet on {job.site} (the job has not "
+                f"started); {job.id} was {job.state.value}{why} {when}")
 
     async def follow_logs(self, job_id: str, write: Callable[[str], Any], *,
                           interval_s: float = FOLLOW_READ_S,

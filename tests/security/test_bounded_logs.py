@@ -56,7 +56,9 @@ async def test_short_logs_and_line_counts_are_as_before(fed, tmp_path):
     (tmp_path / "out.log").write_text("".join(f"line {i}\n" for i in range(50)))
     logs = await f.logs(record_job(f, str(tmp_path / "out.log")), lines=3)
     assert logs["stdout"] == "line 47\nline 48\nline 49\n"
-    assert "missing" in logs["missing"] and logs["stderr"] == ""
+    # the stderr file is not there: said by its path (a pending job's: "not there yet")
+    assert "stderr log" in logs["missing"] and "out.log.err" in logs["missing"]
+    assert logs["stderr"] == ""
 
 
 def test_last_lines_counts_like_tail():

@@ -1118,6 +1118,18 @@ class UserAcl(_Model):
     deny: bool = False
 
 
+class ShareAccount(_Model):
+    """One LSF fair share account (a row of `bqueues -l`'s SHARE_INFO_FOR table, or of
+    `bhpart -r`'s): a user or user group, its shares and its dynamic priority (LSF
+    dispatches the waiting jobs of the account of the highest priority first)."""
+
+    name: str  # a user or a user group (a group printed `grp/` is stored without its `/`)
+    shares: int
+    priority: float
+    started: int = 0  # job slots of its running or suspended jobs
+    reserved: int = 0  # job slots reserved for its waiting jobs
+
+
 # a PBS queue enabled but not started: it takes jobs and runs none until started
 NOT_STARTED = "NOT_STARTED"
 
@@ -1171,6 +1183,16 @@ class Partition(_Model):
     # LSF: a queue inactive outside its run or dispatch windows (Open:Inact_Win) takes
     # jobs and dispatches them again at this time (its windows from `bqueues -l`)
     opens_at: datetime | None = None
+    # LSF fair share (`bqueues -l` SHARE_INFO_FOR, else the `bhpart -r` host partition
+    # whose hosts it uses): each account's shares and dynamic priority; `fair_share_of`
+    # says whose ("queue", "host partition NAME"); USER_SHARES as configured (name ->
+    # shares; `default`: every user not named). None: no fair share, or not read
+    fair_share: list[ShareAccount] | None = None
+    fair_share_of: str | None = None
+    user_shares: dict[str, int] | None = None
+    # Flux: the node properties the queue requires (flux-config-queues(5) `requires`, all
+    # of them); [] requires none; None: its configuration was not read
+    requires: list[str] | None = None
     # Slurm RootOnly=YES (only root's jobs), ReqResv=YES (only jobs naming a reservation)
     root_only: bool = False
     req_resv: bool = False
@@ -1431,6 +1453,8 @@ class LsfSharedInstance(_Model):
 UNREPORTED_MAX_ARRAY = "MaxArraySize"
 UNREPORTED_BF_WINDOW = "bf_window"
 UNREPORTED_TRES_MINS_USED = "TRES-minutes used"
+# Flux: the queues' configuration (`flux config get queues`: their `requires`)
+UNREPORTED_QUEUE_REQUIRES = "queue requires"
 
 
 class SiteSnapshot(_Model):

@@ -96,6 +96,7 @@ from .model import (
     PER_GPU,
     UNREPORTED_BF_WINDOW,
     UNREPORTED_MAX_ARRAY,
+    UNREPORTED_QUEUE_REQUIRES,
     BadInput,
     DiamondError,
     Job,
@@ -129,6 +130,7 @@ from .placement_ahead import (
     _waiting_notes,
     _waits_on_dependency,
 )
+from .placement_fair_share import FairShareView, fair_share_unread, fair_share_view
 from .placement_fit import (
     SLURM_WORDS,
     NodeNames,
@@ -141,6 +143,7 @@ from .placement_fit import (
     complex_notes,
     consumables_short,
     counted_parts,
+    flux_requires_miss,
     global_misses,
     global_wait,
     most_gpus,
@@ -901,6 +904,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         adjusted[p.name] += [f"queue {p.name}'s RES_REQ {x}: "
                              f"{LSF_UNCHECKED[x.partition('[')[0]]}"
                              for x in p.res_req_unchecked or []]
+        if p.requires and not members.get(p.name):  # flux: no node has what it requires
+            select_miss[p.name] = flux_requires_miss(p, nodes)
         if cfg.scheduler == "lsf" and p.res_req_select:  # the queue's own select[] too
             meet, unread = lsf_select_hosts(
                 p.res_req_select, [n for n in nodes if n.name in members.get(p.name, [])])
@@ -1370,24 +1375,32 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
     out += minutes_unread_said(unread, snap)
     if cfg.scheduler == "flux":
         out += _flux_queue_properties(spec, snap)
+    if cfg.scheduler == "lsf":
+        out += fair_share_unread(parts, snap)
     if cfg.scheduler == "slurm" and (bf_window := _bf_window_unreported(snap)):
         out.append(bf_window)
     return out
 
 
 def _flux_queue_properties(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
-    """A flux queue (the job's, else the default) whose name is a property of some nodes
-    only: flux's queues usually require a property of their name (flux-config-queues(5)'s
-    `requires`), which `flux queue list` does not show, so every node was counted."""
+    """A flux queue (the job's, else the default) whose `requires` (flux-config-queues(5))
+    was not read, `flux config get queues` not answering: every node was counted, though
+    flux's queues usually require a property of their name (said where some nodes only
+    have it)."""
+    why = snap.unreported.get(UNREPORTED_QUEUE_REQUIRES)
+    if why is None:
+        return []
     named = [q.strip() for q in (spec.queue or "").split(",") if q.strip()] or \
         [p.name for p in snap.partitions if p.default]
+    up = {p.name for p in snap.partitions if p.state == "UP"}
     out = []
-    for name in named:
+    for name in (n for n in named if n in up):  # a queue down runs nothing anyway
         having = {n.name for n in snap.nodes if name in n.features}
-        if having and len(having) < len(snap.nodes):
-            out.append(f"which nodes queue {name} may use (its `requires`) is not read; "
-                       f"every node was counted, though only {_few(having)} have property "
-                       f"'{name}': if the queue requires it, the job gets only those")
+        out.append(f"queue requires ({why}): which nodes queue {name} may use is not "
+                   "known; every node was counted"
+                   + (f", though only {_few(having)} have property '{name}': if the queue "
+                      "requires it, the job gets only those"
+                      if having and len(having) < len(snap.nodes) else ""))
     return out
 
 
@@ -1885,6 +1898,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if said not in v.notes:
                 v.notes.append(said)
 
+        fair = fair_share_view(p, snap) if cfg.scheduler == "lsf" else None
+        if fair is not None and (said := fair.note()) and said not in v.notes:
+            v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
@@ -1893,7 +1910,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      suspended: frozenset[str] = frozenset(h for hs in _suspended_hold(
                          snap, _preempts(p, snap, members), req.mem).values() for h in hs),
                      res: Reservation = res, top: int = top,
-                     top_by: dict[str, int] = top_by) -> float:
+                     top_by: dict[str, int] = top_by,
+                     fair: FairShareView | None = fair) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims, held=suspended)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1912,6 +1930,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 probe = replace(probe, not_before=tested)
             at = slots_position(queue, req.nodes * max(req.cpn, 1), st.cap_c) \
                 if by_slots else None
+            if fair is not None:  # LSF fair share: lower priorities wait behind it
+                queue, at = fair.order(queue)
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
                                    top_by=top_by or None)
             if req.time_min is not None and req.time_min < probe.duration:

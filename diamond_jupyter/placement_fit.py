@@ -22,7 +22,16 @@ from .dialects.outputs_common import expand_hostlist, highest_array_index
 from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
-from .model import GPUS_PER_JOB, PER_GPU, BadInput, JobSpec, Node, SgeComplex, SiteSnapshot
+from .model import (
+    GPUS_PER_JOB,
+    PER_GPU,
+    BadInput,
+    JobSpec,
+    Node,
+    Partition,
+    SgeComplex,
+    SiteSnapshot,
+)
 from .needs import (
     Constraint,
     Feature,
@@ -194,7 +203,8 @@ class NodeNames(list):
 
 
 def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[str]]:
-    """Partition name -> node names (from Partition.nodes, else from Node.partitions)."""
+    """Partition name -> node names (from Partition.nodes, else from Node.partitions); a
+    Flux queue's only those with the properties it requires."""
     names = NodeNames(n.name for n in nodes)
     any_membership = any(n.partitions for n in nodes)
     out: dict[str, list[str]] = {}
@@ -206,7 +216,25 @@ def partition_members(snap: SiteSnapshot, nodes: list[Node]) -> dict[str, list[s
             out[p.name] = NodeNames(n.name for n in nodes if p.name in n.partitions)
         else:
             out[p.name] = names
+        if p.requires:
+            meet = {n.name for n in nodes if meets_requires(n, p.requires)}
+            out[p.name] = NodeNames(x for x in out[p.name] if x in meet)
     return out
+
+
+def flux_requires_miss(p: Partition, nodes: list[Node]) -> str:
+    """Why a Flux queue whose `requires` no node meets runs no job, naming what it requires
+    and the properties the nodes have."""
+    have = sorted({f for n in nodes for f in n.features})
+    return (f"queue {p.name} requires node properties {', '.join(p.requires or [])} "
+            "(flux config get queues: requires), which no node has (their properties: "
+            f"{', '.join(have) or 'none'}): it runs no job")
+
+
+def meets_requires(node: Node, requires: list[str]) -> bool:
+    """Whether a node has every property a Flux queue requires (`^NAME`: lacks it)."""
+    return all((r[1:] not in node.features) if r.startswith("^") else r in node.features
+               for r in requires)
 
 
 def site_nodes(snap: SiteSnapshot) -> list[Node]:

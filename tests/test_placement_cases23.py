@@ -308,14 +308,14 @@ def test_flux_the_default_queue_takes_a_job_that_names_none():
 def test_flux_a_queue_named_as_a_property_of_some_nodes_says_its_nodes_were_not_read(
         job, queue, nodes):
     """flux queues usually require a property of their name, not shown by `flux queue
-    list`: every node is counted, and the user is told which nodes the queue may be held
-    to (before: nothing said)."""
+    list`: where `flux config get queues` was not read, every node is counted, and the
+    user is told which nodes the queue may be held to (before: nothing said)."""
     v = run(job, finch()).verdict("finch")
     assert v.verdict == "READY"
     assert v.not_checked == [
-        f"which nodes queue {queue} may use (its `requires`) is not read; every node was "
-        f"counted, though only {nodes} have property '{queue}': if the queue requires it, "
-        "the job gets only those"], v.not_checked
+        f"queue requires (`flux config get queues` was not run): which nodes queue {queue} "
+        f"may use is not known; every node was counted, though only {nodes} have property "
+        f"'{queue}': if the queue requires it, the job gets only those"], v.not_checked
 
 
 def test_flux_a_queue_no_node_property_names_says_nothing_of_it():

@@ -12,11 +12,21 @@ Flux has no separate accounting: inactive jobs stay in `flux jobs -a`.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
 
-from ..model import BadInput, JobState, JobStatus, Node, Partition, SiteSnapshot, arch_name
+from ..model import (
+    UNREPORTED_QUEUE_REQUIRES,
+    BadInput,
+    JobState,
+    JobStatus,
+    Node,
+    Partition,
+    SiteSnapshot,
+    arch_name,
+)
 from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
@@ -135,6 +145,8 @@ class FluxCommands(FailureReading):
         return {
             "resources": ["flux", "resource", "list", "-n", "-o", RESOURCE_FORMAT],
             "queues": ["flux", "queue", "list"],
+            # the queues' configuration (their `requires`); an error said in the output
+            "queue_config": ["sh", "-c", "flux config get --default={} queues 2>&1; exit 0"],
             "queue": ["flux", "jobs", "--json", "-A"],
         }
 
@@ -325,11 +337,40 @@ class FluxCommands(FailureReading):
         skipped: list[str] = []
         jobs = [j for j in self.parse_status(outputs.get("queue", ""), skipped)
                 if not j.state.terminal]
+        parts = self.parse_queues(outputs.get("queues", ""), skipped)
+        requires, why = parse_queue_requires(outputs.get("queue_config"))
+        if requires is not None:
+            parts = [p.model_copy(update={"requires": requires.get(p.name, [])})
+                     for p in parts]
         return SiteSnapshot(
             site=site, nodes=self.parse_resources(outputs.get("resources", ""), skipped),
-            partitions=self.parse_queues(outputs.get("queues", ""), skipped), jobs=jobs,
-            warnings=[f"{site}: {w}" for w in skipped],
+            partitions=parts, jobs=jobs, warnings=[f"{site}: {w}" for w in skipped],
+            unreported={UNREPORTED_QUEUE_REQUIRES: why} if why else {},
         )
+
+
+def parse_queue_requires(text: str | None) -> tuple[dict[str, list[str]] | None, str | None]:
+    """`flux config get --default={} queues`: each configured queue's `requires` (the node
+    properties all of its jobs' nodes have; `^NAME`: not that one), [] for none; a virtual
+    queue (RFC 33 `parent`) without its own has its parent's. `{}`: no queues configured.
+    (None, why) where it did not answer a table of queues (why as it said, one line)."""
+    if text is None:
+        return None, "`flux config get queues` was not run"
+    try:
+        data = json.loads(text) if text.strip() else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        said = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
+        return None, f"`flux config get queues` said: {said[:200]}"
+    own = {str(n): [str(r) for r in q["requires"]] if isinstance(q, dict)
+           and isinstance(q.get("requires"), list) else None for n, q in data.items()}
+    out = {}
+    for name, q in data.items():
+        parent = q.get("parent") if isinstance(q, dict) else None
+        got = own[str(name)]
+        out[str(name)] = got if got is not None else own.get(str(parent)) or []
+    return out, None
 
 
 def property_arch(properties: list[str]) -> str | None:

@@ -30,6 +30,7 @@ from ..model import (
     utcnow,
 )
 from .dependencies import lsf_dependency
+from .lsf_fairshare import with_fair_share
 from .outputs_common import (
     FailureReading,
     clean,
@@ -172,8 +173,11 @@ class LsfCommands(FailureReading):
             "queue_users": ["sh", "-c", "bqueues -o 'queue_name users' -json 2>/dev/null; "
                             "exit 0"],
             "user": ["id", "-un"],
-            # each queue's JL/U (bqueues -l), and the lsb.resources limits in use (blimits)
+            # each queue's JL/U and fair share (bqueues -l), and the lsb.resources limits in
+            # use (blimits)
             "queue_long": ["sh", "-c", "bqueues -l 2>/dev/null; exit 0"],
+            # host partition fair share (lsb.hosts): each partition's hosts and accounts
+            "host_partitions": ["sh", "-c", "bhpart -r 2>/dev/null; exit 0"],
             "limits": ["sh", "-c", "blimits -w 2>/dev/null; exit 0"],
             # each array's spec in full (-w), its `%k` throttle with it: `name[1-100]%5`
             # (each element's own record names only its index)
@@ -396,6 +400,9 @@ class LsfCommands(FailureReading):
                                             outputs.get("queue_users", ""), hgroups,
                                             [n.name for n in nodes], skipped)]
         parts = self._window_opens(parts, outputs.get("queue_long", ""))
+        parts = with_fair_share(parts, outputs.get("queue_long", ""),
+                                outputs.get("host_partitions", ""), hgroups,
+                                [n.name for n in nodes])
         return SiteSnapshot(
             site=site, nodes=nodes,
             partitions=parts,

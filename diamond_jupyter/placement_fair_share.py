@@ -69,13 +69,14 @@ class FairShareView:
         return (f"queue {self.queue}: fair share ({where}): {whose} account "
                 f"{self.mine.name} has share {self.mine.shares}, dynamic priority "
                 f"{self.mine.priority:g}; LSF dispatches the jobs of the highest priority "
-                f"first: {_jobs(len(waiting) - behind)} waiting there go first (of a higher "
-                f"priority, yours or of owners not listed), {_jobs(behind)} of a lower "
-                "priority wait behind it")
+                f"first: {_jobs(len(waiting) - behind, 'goes', 'go')} first (of a higher "
+                f"priority, yours or of owners not listed), {_jobs(behind, 'waits', 'wait')} "
+                "behind it (of a lower priority)")
 
 
-def _jobs(n: int) -> str:
-    return f"{n} job{'' if n == 1 else 's'}"
+def _jobs(n: int, one: str, more: str) -> str:
+    """`n` waiting jobs with their verb: '1 job waiting there goes'."""
+    return f"{n} job{'' if n == 1 else 's'} waiting there {one if n == 1 else more}"
 
 
 def fair_share_view(p: Partition, snap: SiteSnapshot) -> FairShareView | None:

@@ -163,7 +163,8 @@ def test_a_higher_dynamic_priority_puts_the_job_ahead_of_an_earlier_one():
     assert "queue fair: fair share (bqueues -l SHARE_INFO_FOR): your account alice has share " \
            "10, dynamic priority 3.333; LSF dispatches the jobs of the highest priority first: " \
            "0 jobs waiting there go first (of a higher priority, yours or of owners not " \
-           "listed), 1 job of a lower priority wait behind it" in v.notes, v.notes
+           "listed), 1 job waiting there waits behind it (of a lower priority)" in v.notes, \
+        v.notes
     plain = only(run(JOB, lark(plain_queue())), "lark", "fair")
     assert plain.estimated_start == hours(3)
     assert not any("fair share" in n for n in plain.notes)
@@ -173,7 +174,8 @@ def test_a_lower_dynamic_priority_waits_behind_the_higher_one():
     v = only(run(JOB, lark(fair_queue(BOB_FIRST))), "lark", "fair")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
     assert any("your account alice has share 10, dynamic priority 0.1;" in n
-               and "1 job waiting there go first" in n for n in v.notes), v.notes
+               and "1 job waiting there goes first" in n
+               and "0 jobs waiting there wait behind it" in n for n in v.notes), v.notes
 
 
 def test_a_user_without_an_account_listed_is_not_checked_and_waits_behind_all():

@@ -100,11 +100,14 @@ def fair_share_view(p: Partition, snap: SiteSnapshot) -> FairShareView | None:
 
 
 def fair_share_unread(parts: list[Partition], snap: SiteSnapshot) -> list[str]:
-    """The fair share queues the job may use whose share account of the user's is not
-    read: the job was counted behind every job waiting there (not checked)."""
+    """The busy fair share queues the job may use whose share account of the user's is
+    not read: the job was counted behind every job waiting there (not checked; where none
+    waits, its priority does not matter)."""
     out = []
     for p in parts:
-        if not p.fair_share or fair_share_view(p, snap) is not None:
+        if not p.fair_share or fair_share_view(p, snap) is not None or not any(
+                j.state == JobState.PENDING and (j.partition or "") == p.name
+                for j in snap.jobs):
             continue
         who = f"user {snap.user}" if snap.user else "who you run as (not known)"
         out.append(f"queue {p.name}'s fair share ({p.fair_share_of or 'queue'}): no account "

@@ -263,3 +263,11 @@ def test_a_config_that_cannot_be_read_is_said_not_checked():
         "'debug': if the queue requires it, the job gets only those"]
     assert f"finch not checked: queue requires (`flux config get queues` said: {said})" \
         in p.explain()
+
+
+def test_an_idle_fair_share_queue_says_nothing_of_an_unlisted_users_priority():
+    cfg, snap = lark(fair_queue(ALICE_FIRST), user="dave")
+    snap = snap.model_copy(update={"jobs": [j for j in snap.jobs if j.user != "bob"]})
+    v = only(run(JOB, (cfg, snap)), "lark", "fair")
+    assert (v.estimated_start, v.not_checked) == (hours(2), [])
+    assert not any("fair share" in n for n in v.notes), v.notes

@@ -130,7 +130,12 @@ from .placement_ahead import (
     _waiting_notes,
     _waits_on_dependency,
 )
-from .placement_fair_share import FairShareView, fair_share_unread, fair_share_view
+from .placement_fair_share import (
+    FairShareView,
+    fair_share_misses,
+    fair_share_unread,
+    fair_share_view,
+)
 from .placement_fit import (
     SLURM_WORDS,
     NodeNames,
@@ -973,6 +978,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if isinstance(het_jobs, dict) else None)
         restr += assoc_submit_refused(p, account, snap, assoc_adds, parts_said)
         refused, unsure = lsf_user_misses(p, snap)
+        restr += refused
+        adjusted[p.name] += unsure
+        refused, unsure = fair_share_misses(p, snap)  # LSF USER_SHARES
         restr += refused
         adjusted[p.name] += unsure
         refused, unsure = queue_user_misses(p, snap)

@@ -116,3 +116,25 @@ def fair_share_unread(parts: list[Partition], snap: SiteSnapshot) -> list[str]:
                    f"{', ...' if len(p.fair_share) > 6 else ''}), so your dynamic priority "
                    "is not known; the job was counted behind every job waiting there")
     return out
+
+
+def fair_share_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
+    """A fair share queue's USER_SHARES against the user: LSF takes its jobs only from
+    users with a share assignment (their own, `default`, `all` or a group's). (why it
+    refuses the job, what cannot be told); nothing where USER_SHARES or the user is not
+    known."""
+    if p.user_shares is None or not snap.user:
+        return [], []
+    me, groups = snap.user, snap.user_groups
+    if me in p.user_shares or {"default", "all"} & set(p.user_shares):
+        return [], []
+    if groups is None:
+        return [], [f"queue {p.name}'s fair share assigns shares to "
+                    f"{', '.join(p.user_shares)} (USER_SHARES), none to you ({me}) by name; "
+                    "whether one is your group is not known here"]
+    if any(me in groups.get(n, []) or "all" in groups.get(n, []) for n in p.user_shares):
+        return [], []
+    said = " ".join(f"[{n}, {s}]" for n, s in p.user_shares.items())
+    return [f"queue {p.name} is a fair share queue and assigns you ({me}) no share, nor any "
+            f"group of yours (USER_SHARES: {said}): LSF takes its jobs only from users with "
+            "a share"], []

@@ -271,3 +271,27 @@ def test_an_idle_fair_share_queue_says_nothing_of_an_unlisted_users_priority():
     v = only(run(JOB, (cfg, snap)), "lark", "fair")
     assert (v.estimated_start, v.not_checked) == (hours(2), [])
     assert not any("fair share" in n for n in v.notes), v.notes
+
+
+def test_a_user_with_no_share_assigned_is_refused_naming_the_shares():
+    """No `default` in USER_SHARES: dave, in no group named there, may not use it."""
+    no_default = fair_queue(ALICE_FIRST, "[alice, 10] [bob, 10]")
+    groups = "GROUP_NAME    USERS\nphys          alice erin\n"
+    p = run(JOB, lark(no_default, user="dave", user_groups=groups))
+    assert reasons(p, "lark") == (
+        "queue fair is a fair share queue and assigns you (dave) no share, nor any group of "
+        "yours (USER_SHARES: [alice, 10] [bob, 10]): LSF takes its jobs only from users with "
+        "a share")
+    # a `default` share takes him; so does a group of his named there
+    assert only(run(JOB, lark(fair_queue(ALICE_FIRST), user="dave", user_groups=groups)),
+                "lark", "fair")
+    named = fair_queue(ALICE_FIRST, "[alice, 10] [phys, 10]")
+    assert only(run(JOB, lark(named, user="erin", user_groups=groups)), "lark", "fair")
+
+
+def test_a_share_assignment_not_known_to_be_the_users_is_said():
+    v = only(run(JOB, lark(fair_queue(ALICE_FIRST, "[alice, 10] [phys, 10]"), user="erin")),
+             "lark", "fair")
+    assert any("queue fair's fair share assigns shares to alice, phys (USER_SHARES), none "
+               "to you (erin) by name; whether one is your group is not known here" in n
+               for n in v.notes), v.notes

@@ -295,3 +295,12 @@ def test_a_share_assignment_not_known_to_be_the_users_is_said():
     assert any("queue fair's fair share assigns shares to alice, phys (USER_SHARES), none "
                "to you (erin) by name; whether one is your group is not known here" in n
                for n in v.notes), v.notes
+
+
+def test_the_fair_share_of_an_earlier_recorded_bqueues_l_is_read():
+    """sweep 16's `bqueues -l` (a fair share queue beside windows and a RES_REQ)."""
+    from test_outputs_unseen16 import BQUEUES_LONG
+    shares, table = parse_queue_fair_share(BQUEUES_LONG)["night"]
+    assert shares == {"default": 1}
+    assert [(a.name, a.shares, a.priority, a.started) for a in table or []] == \
+        [("alice", 1, 0.333, 2), ("bob", 1, 0.5, 0)]

@@ -1164,7 +1164,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
     risky = {p.name: by for p in good
-             if (by := _preempted_by(p, snap.partitions, members)) is not None}
+             if (by := _preempted_by(p, snap.partitions, members, fits.get(p.name))) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
         # the engine never moves a job where it may be preempted while a partition where
         # it may not can run it (the user may name such a partition)
@@ -1963,11 +1963,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
-        if (victims := _preempts(p, snap, members)) and any(
-                j.partition in victims and set(job_hosts(j.node_list))
-                & set(members.get(p.name, [])) for j in snap.running):
+        victims = _preempts(p, snap, members)
+        # the partitions preempted whose jobs run on p's nodes now (only those are said)
+        if victims and (running_victims := {
+                j.partition for j in snap.running if j.partition in victims
+                and set(job_hosts(j.node_list)) & set(members.get(p.name, []))}):
             modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
-                            for q in snap.partitions if q.name in victims})
+                            for q in snap.partitions if q.name in running_victims})
             v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
                            + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"
                                        for n, m, t in modes)

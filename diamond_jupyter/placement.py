@@ -1170,6 +1170,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         # it may not can run it (the user may name such a partition)
         v.notes += [f"partition {name} passed over: {risky[name]}" for name in risky]
         good = [p for p in good if p.name not in risky]
+    elif len(risky) > 1:  # at an equal start, one never preempted first, then the highest
+        # PriorityTier (fewer partitions preempt it), not the order scontrol printed them in
+        good = sorted(good, key=lambda p: (p.name in risky, -(p.priority_tier or 1)
+                                           if p.name in risky else 0))
     if req.spread:
         v.notes.append(f"its {quantity(spec.resources.gpus_per_node, 'GPU')} (the job's, no node "
                        f"count) "

@@ -114,10 +114,11 @@ def running(jid: str, node: str, cpus: int, left_h: float, *, partition: str = "
             f"{cpus}|{user}|{partition}|{tres}|{node}|None|(null)|job{jid}")
 
 
-def lyra(*jobs: tuple[str, str, int, float, dict], states: dict[str, str] | None = None):
+def lyra(*jobs: tuple[str, str, int, float, dict], states: dict[str, str] | None = None,
+         partitions: str = PARTITIONS):
     """lyra read from its commands' outputs, probed as alice; `jobs`: (id, node, CPUs,
     hours left, running()'s other fields) of each running job, whose CPUs, GPUs and memory
-    (8000 MB a CPU) its node then shows allocated."""
+    (1000 MB a CPU) its node then shows allocated."""
     alloc: dict[str, int] = {}
     galloc: dict[str, int] = {}
     amem: dict[str, int] = {}
@@ -127,7 +128,7 @@ def lyra(*jobs: tuple[str, str, int, float, dict], states: dict[str, str] | None
         galloc[node] = galloc.get(node, 0) + more.get("gpus", 0)
         amem[node] = amem.get(node, 0) + cpus * 1000
         lines.append(running(jid, node, cpus, left_h, **more))
-    outputs = {"partitions": PARTITIONS, "nodes": node_lines(alloc, galloc, amem, states or {}),
+    outputs = {"partitions": partitions, "nodes": node_lines(alloc, galloc, amem, states or {}),
                "queue": "\n".join(lines), "reservations": "No reservations in the system\n",
                "qos": "normal||||||||||\n", "assoc": "user|alice\nalice|proj||normal|normal\n"}
     snap = slurm.parse_snapshot("lyra", outputs).model_copy(update={"taken_at": NOW})
@@ -158,3 +159,243 @@ def test_the_outputs_are_read_as_lyra_is():
         [(10, "OFF"), (5, "REQUEUE"), (1, "CANCEL")]
     h01 = next(n for n in snap.nodes if n.name == "h01")
     assert (h01.cpus, h01.memory_mb, h01.gpus, h01.gpu_type) == (96, 768000, 4, "h100")
+
+
+# ---- GPU kinds: gres types, features, memory a GPU ------------------------------------------
+
+def test_h100s_go_to_gpu_and_the_preemptible_partitions_are_passed_over_naming_gpu():
+    """standby and scavenge hold the H100 nodes too, but gpu (PriorityTier 10) preempts
+    them there: the engine keeps the job in gpu and says which partition would preempt it
+    elsewhere (before: 'by jobs of partition cpu', whose nodes have no GPU)."""
+    v = only(run("#SBATCH --gres=gpu:h100:2 -t 2:00:00", lyra()), "lyra", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+    assert "partition scavenge passed over: the job may be preempted (PreemptMode=CANCEL) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 1) on the same nodes" in v.notes
+    assert "partition gpu: no memory asked, it gets DefMemPerGPU 64000 MB x 2 GPUs = 128000 " \
+        "MB a node" in v.notes
+
+
+def test_three_h100_nodes_are_more_than_any_partition_gives():
+    """gpu allows 2 nodes a job; standby and scavenge have only the two H100 nodes."""
+    assert reasons(run("#SBATCH --gres=gpu:h100:2 -N 3 -t 2:00:00", lyra()), "lyra") == (
+        "partition cpu: no GPU of type 'h100' (its nodes have: none); no GPUs on any node | "
+        "needs 3 nodes, partition bigmem allows at most 1 | "
+        "needs 3 nodes, partition gpu allows at most 2 | "
+        "partition legacy: no GPU of type 'h100' (its nodes have: v100) | "
+        "needs 3 nodes, partition standby has only 2 that can run it (others: no GPU of type "
+        "'h100' (its nodes have: a100)) | "
+        "needs 3 nodes, partition scavenge has only 2 that can run it (others: no GPU of type "
+        "'h100' (its nodes have: a100, v100))")
+
+
+def test_a_v100_day_runs_only_in_scavenge_and_legacy_is_what_preempts_it():
+    """legacy allows 12 h and standby has no V100: a day on a V100 fits only scavenge,
+    whose V100 nodes it shares with legacy, not with cpu (before: 'by jobs of partition
+    cpu', which never runs on v01-v03)."""
+    v = only(run("#SBATCH --gres=gpu:v100:1 -t 1-00:00:00", lyra()), "lyra", "scavenge")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "walltime 1-00:00:00 above partition legacy MaxTime 12:00:00" in v.notes
+    assert "partition scavenge: the job may be preempted (PreemptMode=CANCEL) by jobs of " \
+        "partition legacy (PriorityTier 10 above its 1) on the same nodes" in v.notes
+
+
+def test_features_and_across_gpu_kinds():
+    """nvlink is an H100 node's feature: with h100 it runs, with a100 no node has both."""
+    assert reasons(run("#SBATCH -C 'a100&nvlink' --gres=gpu:1 -t 1:00:00", lyra()),
+                   "lyra") == ("no single node meets all the requirements together (feature "
+                               "'a100' on g01, g02; feature 'nvlink' on h01, h02; 1 GPU on "
+                               "g01, g02, h01, h02 and 3 more)")
+    v = only(run("#SBATCH -C 'h100&nvlink' --gres=gpu:1 -t 1:00:00", lyra()), "lyra", "gpu")
+    assert v.estimated_start == NOW
+
+
+def test_matching_or_in_brackets_needs_one_rack_for_all_nodes():
+    """[r1|r2]: every node of one rack; each has two CPU nodes, so three never run, two
+    do; a count of each ([r1*2&r2*1]) takes nodes of both."""
+    assert reasons(run("#SBATCH -N 3 -C '[r1|r2]' -t 1:00:00", lyra()), "lyra").startswith(
+        "constraint '[r1|r2]' needs all 3 nodes with the same one of them, partition cpu has "
+        "at most 2 (r1: 2, r2: 2)")
+    assert only(run("#SBATCH -N 2 -C '[r1|r2]' -t 1:00:00", lyra()), "lyra",
+                "cpu").estimated_start == NOW
+    assert only(run("#SBATCH -N 3 -C '[r1*2&r2*1]' -t 1:00:00", lyra()), "lyra",
+                "cpu").estimated_start == NOW
+
+
+def test_feature_counts_of_two_gpu_kinds_in_one_job():
+    """[a100*1&h100*1] on two nodes: one of each, in gpu; legacy has neither."""
+    v = only(run("#SBATCH -N 2 -C '[a100*1&h100*1]' --gres=gpu:2 -t 1:00:00", lyra()), "lyra",
+             "gpu")
+    assert v.estimated_start == NOW
+    assert "constraint 'a100*1' needs 1 node with it, partition legacy has 0" in v.notes
+
+
+def _h100s_busy():
+    """h01 full until +2 h, h02 until +3 h (gpu jobs); the A100 nodes free."""
+    return lyra(job("5", "h01", 96, 2, partition="gpu", gpus=4, gtype="h100"),
+                job("6", "h02", 96, 3, partition="gpu", gpus=4, gtype="h100"))
+
+
+def test_memory_a_gpu_chooses_the_node_kind():
+    """150 GB a GPU x 4 = 614400 MB: above an A100 node's 512000, so the free A100 nodes
+    cannot take it and it waits for h01 (+2 h); 100 GB a GPU fits the A100 nodes now; 200
+    GB a GPU is above every GPU node."""
+    v = only(run("#SBATCH --mem-per-gpu=150G --gres=gpu:4 -t 1:00:00", _h100s_busy()), "lyra",
+             "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    v = only(run("#SBATCH --mem-per-gpu=100G --gres=gpu:4 -t 1:00:00", _h100s_busy()), "lyra",
+             "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert reasons(run("#SBATCH --mem-per-gpu=200G --gres=gpu:4 -t 1:00:00", lyra()),
+                   "lyra") == ("no single node meets all the requirements together (4 GPUs "
+                               "on g01, g02, h01, h02; 819200 MB memory on m01, m02)")
+
+
+def test_gpus_in_all_with_memory_a_gpu_spread_over_two_h100_nodes():
+    v = only(run("#SBATCH --gpus=6 --mem-per-gpu=200G -t 1:00:00", lyra()), "lyra", "gpu")
+    assert v.estimated_start == NOW
+    assert "its 6 GPUs (the job's, no node count) take 2 nodes here, 3 GPUs on each" in v.notes
+    assert "partition legacy: needs 3 GPUs per node, largest node has 2; needs 614400 MB " \
+        "memory per node, largest node has 192000 MB" in v.notes
+
+
+def test_exclusive_waits_for_the_first_h100_node_to_empty():
+    """A one-GPU job on each H100 node (+3 h, +5 h): --exclusive waits for h01, a shared
+    job of one H100 starts now beside them."""
+    site = lyra(job("1", "h01", 1, 3, partition="gpu", gpus=1, gtype="h100"),
+                job("2", "h02", 1, 5, partition="gpu", gpus=1, gtype="h100"))
+    v = only(run("#SBATCH --exclusive -C h100 -t 2:00:00", site), "lyra", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+    v = only(run("#SBATCH --exclusive --gres=gpu:h100:4 -N 2 -t 2:00:00", site), "lyra", "gpu")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(5))
+    v = only(run("#SBATCH --gres=gpu:h100:3 -N 2 -t 2:00:00", site), "lyra", "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+
+
+def test_tasks_a_node_only_the_h100_nodes_hold():
+    """96 tasks a node of 8000 MB each: only an H100 node has 96 CPUs and 768000 MB."""
+    v = only(run("#SBATCH --ntasks-per-node=96 --mem-per-cpu=8000 -N 2 -t 1:00:00", lyra()),
+             "lyra", "gpu")
+    assert v.estimated_start == NOW
+    assert "partition cpu: needs 96 CPUs per node, largest node has 64; needs 768000 MB " \
+        "memory per node, largest node has 256000 MB" in v.notes
+    assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+
+
+# ---- three PriorityTiers: gpu and cpu (10) over standby (5, REQUEUE) over scavenge (1, CANCEL)
+
+def _scavenge_on(*nodes: str, left_h: float = 6):
+    """A whole-node scavenge job on each of `nodes` for `left_h` hours more."""
+    cpus = {"c": 64, "g": 64, "h": 96}
+    return lyra(*[job(str(i), n, cpus[n[0]], left_h, partition="scavenge",
+                      **({"gpus": 4, "gtype": "a100" if n[0] == "g" else "h100"}
+                         if n[0] in "gh" else {}))
+                  for i, n in enumerate(nodes, 1)])
+
+
+def test_a_gpu_job_preempts_scavenge_jobs_and_names_only_the_partition_running_there():
+    """The A100 nodes full of scavenge jobs for 6 h: a gpu job cancels them and starts
+    now; the note names scavenge alone (before: 'scavenge ..., partition standby', though
+    no standby job ran there)."""
+    v = only(run("#SBATCH --gres=gpu:a100:2 -t 1:00:00", _scavenge_on("g01", "g02")), "lyra",
+             "gpu")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition gpu: its jobs preempt the running jobs of partition scavenge " \
+        "(PreemptMode=CANCEL, PriorityTier 1) on its nodes (its PriorityTier 10): they count as " \
+        "free" in v.notes
+
+
+def test_standby_preempts_scavenge_but_scavenge_never_preempts_standby():
+    site = _scavenge_on("c01", "c02", "c03", "c04")
+    v = only(run("#SBATCH -p standby -N 2 -t 1:00:00", site), "lyra", "standby")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert "partition standby: its jobs preempt the running jobs of partition scavenge " \
+        "(PreemptMode=CANCEL, PriorityTier 1) on its nodes (its PriorityTier 5): they count as " \
+        "free" in v.notes
+    assert "partition standby: the job may be preempted (PreemptMode=REQUEUE) by jobs of " \
+        "partition cpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+    # the other way round: standby jobs on every CPU node until +3 h hold a scavenge job
+    site = lyra(*[job(str(i), f"c0{i}", 64, 3, partition="standby") for i in range(1, 5)])
+    v = only(run("#SBATCH -p scavenge -N 2 -C icelake -t 1:00:00", site), "lyra", "scavenge")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
+
+
+def test_jobs_of_the_same_tier_are_not_preempted():
+    """scavenge's own jobs on the H100 nodes until +6 h: a scavenge job of H100s waits."""
+    site = _scavenge_on("h01", "h02")
+    v = only(run("#SBATCH -p scavenge --gres=gpu:h100:2 -t 2:00:00", site), "lyra", "scavenge")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(6))
+    assert "partition scavenge: the job may be preempted (PreemptMode=CANCEL) by jobs of " \
+        "partition gpu (PriorityTier 10 above its 1) on the same nodes" in v.notes
+
+
+def test_five_nodes_go_to_standby_with_the_risk_said():
+    """cpu allows 4 nodes, gpu 2, legacy has 3: only standby (8 nodes) and scavenge hold 5;
+    standby is the higher tier, so the less likely to be preempted."""
+    v = only(run("#SBATCH -N 5 -t 1:00:00", lyra()), "lyra", "standby")
+    assert v.estimated_start == NOW
+    assert v.notes[:4] == ["needs 5 nodes, partition cpu allows at most 4",
+                           "needs 5 nodes, partition bigmem allows at most 1",
+                           "needs 5 nodes, partition gpu allows at most 2",
+                           "needs 5 nodes, partition legacy has only 3"]
+    assert "partition standby: the job may be preempted (PreemptMode=REQUEUE) by jobs of " \
+        "partition cpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+
+
+def test_of_two_preemptible_partitions_starting_it_at_once_the_higher_tier_wins():
+    """slurm.conf lists scavenge before standby: both start 5 nodes now, and the engine
+    takes standby, which only cpu and gpu preempt and which requeues, over scavenge, which
+    standby preempts too and which cancels (before: scavenge, the first printed)."""
+    cpu, bigmem, gpu, legacy, standby, scavenge = PARTITIONS.splitlines(keepends=True)
+    printed = cpu + bigmem + gpu + legacy + scavenge + standby
+    v = only(run("#SBATCH -N 5 -t 1:00:00", lyra(partitions=printed)), "lyra", "standby")
+    assert v.estimated_start == NOW
+    # standby's CPU nodes held by its own jobs until +3 h: scavenge's seven other nodes
+    # start the job now, before standby could
+    site = lyra(*[job(str(i), f"c0{i}", 64, 3, partition="standby") for i in range(1, 5)],
+                partitions=printed)
+    v = only(run("#SBATCH -N 5 -t 1:00:00", site), "lyra", "scavenge")
+    assert v.estimated_start == NOW
+
+
+# ---- partition limits: MaxTime, MaxNodes, MaxMemPerNode, DefMemPerCPU ---------------------
+
+def test_max_time_of_every_partition_and_of_the_one_named():
+    assert reasons(run("#SBATCH -t 3-00:00:00", lyra()), "lyra") == \
+        "walltime 3-00:00:00 above every partition's MaxTime here (the longest: cpu, 2-00:00:00)"
+    assert reasons(run("#SBATCH -p legacy --gres=gpu:1 -t 13:00:00", lyra()), "lyra") == \
+        "walltime 13:00:00 above partition legacy MaxTime 12:00:00"
+
+
+def test_bigmem_takes_one_node_a_job():
+    assert reasons(run("#SBATCH -p bigmem -N 2 -t 1:00:00", lyra()), "lyra") == \
+        "needs 2 nodes, partition bigmem allows at most 1"
+
+
+def test_max_mem_per_node_below_what_the_bigmem_nodes_have():
+    """m01-m02 have 1031000 MB, bigmem lets a job have 1000000 of them."""
+    assert reasons(run("#SBATCH -p bigmem --mem=1010000 -t 1:00:00", lyra()), "lyra") == \
+        "partition bigmem: needs 1010000 MB memory per node, its MaxMemPerNode is 1000000 MB"
+    v = only(run("#SBATCH -p bigmem --mem=1000000 -t 1:00:00", lyra()), "lyra", "bigmem")
+    assert v.estimated_start == NOW
+    # 64 CPUs at 16000 MB each pass it too; at bigmem's default 15600 they do not
+    assert reasons(run("#SBATCH -p bigmem -c 64 --mem-per-cpu=16000 -t 1:00:00", lyra()),
+                   "lyra") == ("partition bigmem: needs 1024000 MB memory per node, its "
+                               "MaxMemPerNode is 1000000 MB")
+    v = only(run("#SBATCH -p bigmem -c 64 -t 1:00:00", lyra()), "lyra", "bigmem")
+    assert "partition bigmem: no memory asked, it gets DefMemPerCPU 15600 MB x 64 CPUs = " \
+        "998400 MB a node" in v.notes
+
+
+def test_def_mem_per_cpu_against_the_jobs_own_request():
+    """legacy gives 4500 MB a CPU when the job asks none: 40 CPUs take 180000 of a V100
+    node's 192000 MB; asking 5000 a CPU (200000 MB) no V100 node holds."""
+    v = only(run("#SBATCH -p legacy --gres=gpu:2 -c 40 -t 1:00:00", lyra()), "lyra", "legacy")
+    assert v.estimated_start == NOW
+    assert "partition legacy: no memory asked, it gets DefMemPerCPU 4500 MB x 40 CPUs = " \
+        "180000 MB a node" in v.notes
+    assert reasons(run("#SBATCH -p legacy --gres=gpu:2 -c 40 --mem-per-cpu=5000 -t 1:00:00",
+                       lyra()), "lyra") == \
+        "partition legacy: needs 200000 MB memory per node, largest node has 192000 MB"

@@ -117,6 +117,7 @@ from .needs import (
     gpu_family_note,
     metadata_arch,
     needs_of,
+    node_arch,
     node_gpu_models,
 )
 from .placement_ahead import (
@@ -697,6 +698,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and n not in up)
             reasons.append(f"{said}: needs {req.nodes} node{'s' if req.nodes > 1 else ''}, "
                            f"{len(up)} of them usable ({', '.join(down)})")
+    if req.arch and (unknown := {n.name for n in nodes if n.name in fit
+                                 and node_arch(n, site_arch) is None}):
+        # such nodes pass the architecture check: the job must be told it was not made
+        v.not_checked.append(f"the job's architecture {req.arch}: {_few(unknown)} report "
+                             "none and the sites file's metadata.architecture names none, "
+                             "so it may run on another")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit

@@ -9,12 +9,20 @@ user reads of it."""
 
 from __future__ import annotations
 
+import json
 from datetime import timezone
 
-from test_placement_cases import NOW, at, has_note, hours, only, reasons, run
+import pytest
+from test_placement_cases import NOW, at, hours, only, reasons, run
 
 from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.flux_commands import FluxCommands
+from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, SiteError, SiteSnapshot
+from diamond_jupyter.needs import with_options
+from diamond_jupyter.placement import place
 
 slurm = SlurmCommands(tz=timezone.utc)
 
@@ -399,3 +407,121 @@ def test_def_mem_per_cpu_against_the_jobs_own_request():
     assert reasons(run("#SBATCH -p legacy --gres=gpu:2 -c 40 --mem-per-cpu=5000 -t 1:00:00",
                        lyra()), "lyra") == \
         "partition legacy: needs 200000 MB memory per node, largest node has 192000 MB"
+
+
+# ---- a federation of lyra (Slurm, x86_64), kite (PBS Pro, aarch64), fir (flux, ppc64le) ----
+
+def kite(architecture: str | None = "aarch64"):
+    """kite read from `pbsnodes -a -F json`, `qstat -Q -f -F json`, `qstat -B -f -F json`
+    and `qstat -f -F json`: k1-k4, 72 ncpus 240 GB each, free. PBS writes `arch = linux`
+    (the OS, not the CPU): the CPU is the sites file's `metadata.architecture`."""
+    nodes = {f"k{i}": {"state": "free", "resources_available": {
+        "arch": "linux", "host": f"k{i}", "vnode": f"k{i}", "ncpus": 72,
+        "mem": "251658240kb"}, "resources_assigned": {"ncpus": 0}} for i in range(1, 5)}
+    queues = {"workq": {"queue_type": "Execution", "enabled": "True", "started": "True",
+                        "resources_max": {"walltime": "48:00:00"}}}
+    out = {"nodes": json.dumps({"nodes": nodes}), "queues": json.dumps({"Queue": queues}),
+           "server": json.dumps({"Server": {"kite": {"default_queue": "workq"}}}),
+           "queue": json.dumps({"Jobs": {}}), "user": "alice\n"}
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot("kite", out)
+    meta = {"architecture": architecture} if architecture else {}
+    return (SiteConfig(name="kite", scheduler="pbs", metadata=meta),
+            snap.model_copy(update={"taken_at": NOW}))
+
+
+def fir():
+    """fir read from `flux resource list -n -o RESOURCE_FORMAT`: f1-f4, 44 cores and 4
+    GPUs each, free; its admins mark the CPU with a property (ppc64le)."""
+    out = "free|ppc64le,ib|4|176|16|f[1-4]\n"
+    snap = FluxCommands().parse_snapshot("fir", {"resources": out, "queue": "", "queues": ""})
+    return SiteConfig(name="fir", scheduler="flux"), snap.model_copy(update={"taken_at": NOW})
+
+
+def place_for(arch: str, script: str = "#SBATCH -n 8 -t 1:00:00", sites=None):
+    """The job of `script` with `--arch ARCH` (as `diamond submit --arch` adds it)."""
+    spec = with_options(Federation.parse(f"#!/bin/bash\n{script}\n./app\n"), arch=arch)
+    return place(spec, sites or [lyra(), kite(), fir()], now=NOW)
+
+
+@pytest.mark.parametrize("arch, site, lines", [
+    ("aarch64", "kite", ["  lyra INCOMPATIBLE architecture mismatch: job needs aarch64, site "
+                         "has x86_64",
+                         "  fir  INCOMPATIBLE architecture mismatch: job needs aarch64, site "
+                         "has ppc64le"]),
+    ("ppc64le", "fir", ["  lyra INCOMPATIBLE architecture mismatch: job needs ppc64le, site "
+                        "has x86_64",
+                        "  kite INCOMPATIBLE architecture mismatch: job needs ppc64le, site "
+                        "has aarch64"]),
+    ("amd64", "lyra", ["  kite INCOMPATIBLE architecture mismatch: job needs x86_64, site "
+                       "has aarch64",
+                       "  fir  INCOMPATIBLE architecture mismatch: job needs x86_64, site "
+                       "has ppc64le"]),
+])
+def test_only_the_site_of_the_jobs_architecture_runs_it(arch, site, lines):
+    """Each site's architecture from where it is said: lyra's nodes (Arch=), kite's sites
+    file (its vnodes say only `linux`), fir's node properties; amd64 is x86_64."""
+    p = place_for(arch)
+    assert p.choice == site and p.verdict(site).estimated_start == NOW
+    assert p.explain().splitlines()[3:] == lines
+
+
+def test_a_pbs_script_asking_aarch64_goes_to_kite():
+    p = place(Federation.parse("#!/bin/bash\n#PBS -l select=1:ncpus=8:arch=aarch64\n"
+                               "#PBS -l walltime=1:00:00\n./app\n"),
+              [lyra(), kite(), fir()], now=NOW)
+    assert p.choice == "kite" and p.needs == ["architecture aarch64"]
+
+
+def test_a_site_of_no_known_architecture_is_said_not_checked():
+    """kite's sites file naming no architecture: its vnodes' `linux` says nothing of the
+    CPU, so an aarch64 job may run there, and the user is told it was not checked
+    (before: kite READY, nothing said)."""
+    p = place_for("aarch64", sites=[lyra(), kite(architecture=None), fir()])
+    assert p.choice == "kite"
+    assert p.verdict("kite").not_checked == [
+        "the job's architecture aarch64: k1, k2, k3, k4 report none and the sites file's "
+        "metadata.architecture names none, so it may run on another"]
+    assert p.explain().splitlines()[-1] == (
+        "  kite not checked: the job's architecture aarch64: k1, k2, k3, k4 report none and "
+        "the sites file's metadata.architecture names none, so it may run on another")
+    assert place_for("aarch64").verdict("kite").not_checked == []
+
+
+# ---- sites whose probe timed out or was refused --------------------------------------------
+
+TIMED_OUT = "lyra: squeue timed out after 30 s"
+REFUSED = "kite: connection refused by kite.example.org:22 (is sshd running?)"
+
+
+def _unreachable():
+    """lyra timed out (its last capabilities kept, as a site keeps them), kite refused
+    the connection (never read), fir answered."""
+    cfg, snap = lyra()
+    return [(cfg, snap.model_copy(update={"reachable": False, "error": TIMED_OUT})),
+            (kite()[0], SiteSnapshot(site="kite", taken_at=NOW, reachable=False,
+                                     error=REFUSED)),
+            fir()]
+
+
+def test_a_job_goes_to_the_site_that_answered_and_the_others_are_said_unreachable():
+    p = place(Federation.parse("#!/bin/bash\n#SBATCH -n 8 -t 1:00:00\n./app\n"),
+              _unreachable(), now=NOW)
+    assert (p.choice, p.unreachable()) == ("fir", ["lyra", "kite"])
+    assert p.explain().splitlines()[3:] == [
+        f"  lyra UNREACHABLE site unreachable: {TIMED_OUT}",
+        f"  kite UNREACHABLE site unreachable: {REFUSED}"]
+
+
+def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
+    """x86_64: fir cannot, lyra and kite could not be asked: a site failure (exit 1, try
+    again later), not bad input, each site's reason in the one line."""
+    p = place_for("x86_64", sites=_unreachable())
+    assert p.choice is None
+    err = p.no_choice()
+    assert isinstance(err, SiteError) and err.exit_code == 1
+    assert str(err) == (
+        "no site can run this job: fir: architecture mismatch: job needs x86_64, site has "
+        f"ppc64le | lyra: site unreachable: {TIMED_OUT} | kite: site unreachable: {REFUSED}")
+    # every site answering and refusing: bad input (exit 2)
+    err = place_for("riscv64").no_choice()
+    assert isinstance(err, BadInput) and err.exit_code == 2

@@ -594,6 +594,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if not snap.reachable:
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
+        if snap.nodes:  # its capabilities as last read are kept: do they refuse the job?
+            last = _evaluate(spec, cfg, snap.model_copy(update={"reachable": True, "jobs": []}),
+                             now, stage_bytes, prior, {}, None, data, caps, needs)
+            if not last.feasible:
+                v.reasons.append("as last read, it could not run the job either: "
+                                 + "; ".join(last.reasons))
         return v
     # said whatever the verdict: a site that refuses the job now may take it later
     v.not_checked += _limits_not_reported(spec, cfg, snap)

@@ -525,3 +525,19 @@ def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
     # every site answering and refusing: bad input (exit 2)
     err = place_for("riscv64").no_choice()
     assert isinstance(err, BadInput) and err.exit_code == 2
+
+
+def test_a_timed_out_site_whose_last_read_refuses_the_job_says_so():
+    """aarch64: lyra timed out, but as last read its nodes are all x86_64: the user is told
+    that waiting for lyra will not help (before: only 'site unreachable'); kite, never
+    read, stays unknown, so the whole is still a site failure."""
+    p = place_for("aarch64", sites=_unreachable())
+    assert p.verdict("lyra").reasons == [
+        f"site unreachable: {TIMED_OUT}",
+        "as last read, it could not run the job either: architecture mismatch: job needs "
+        "aarch64, site has x86_64"]
+    assert p.verdict("kite").reasons == [f"site unreachable: {REFUSED}"]
+    assert isinstance(p.no_choice(), SiteError)
+    # a job lyra's last read takes: nothing more is said
+    p = place_for("x86_64", sites=_unreachable())
+    assert p.verdict("lyra").reasons == [f"site unreachable: {TIMED_OUT}"]

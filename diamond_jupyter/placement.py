@@ -118,6 +118,7 @@ from .needs import (
     gpu_family_note,
     metadata_arch,
     needs_of,
+    node_arch,
     node_gpu_models,
 )
 from .placement_ahead import (
@@ -601,6 +602,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if not snap.reachable:
         v.verdict = "UNREACHABLE"
         v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
+        if snap.nodes:  # its capabilities as last read are kept: do they refuse the job?
+            last = _evaluate(spec, cfg, snap.model_copy(update={"reachable": True, "jobs": []}),
+                             now, stage_bytes, prior, {}, None, data, caps, needs)
+            if not last.feasible:
+                v.reasons.append("as last read, it could not run the job either: "
+                                 + "; ".join(last.reasons))
         return v
     # said whatever the verdict: a site that refuses the job now may take it later
     v.not_checked += _limits_not_reported(spec, cfg, snap)
@@ -705,6 +712,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           and n not in up)
             reasons.append(f"{said}: needs {req.nodes} node{'s' if req.nodes > 1 else ''}, "
                            f"{len(up)} of them usable ({', '.join(down)})")
+    if req.arch and (unknown := {n.name for n in nodes if n.name in fit
+                                 and node_arch(n, site_arch) is None}):
+        # such nodes pass the architecture check: the job must be told it was not made
+        v.not_checked.append(f"the job's architecture {req.arch}: {_few(unknown)} report "
+                             "none and the sites file's metadata.architecture names none, "
+                             "so it may run on another")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -1177,12 +1190,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
     risky = {p.name: by for p in good
-             if (by := _preempted_by(p, snap.partitions, members)) is not None}
+             if (by := _preempted_by(p, snap.partitions, members, fits.get(p.name))) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
         # the engine never moves a job where it may be preempted while a partition where
         # it may not can run it (the user may name such a partition)
         v.notes += [f"partition {name} passed over: {risky[name]}" for name in risky]
         good = [p for p in good if p.name not in risky]
+    elif len(risky) > 1:  # at an equal start, one never preempted first, then the highest
+        # PriorityTier (fewer partitions preempt it), not the order scontrol printed them in
+        good = sorted(good, key=lambda p: (p.name in risky, -(p.priority_tier or 1)
+                                           if p.name in risky else 0))
     if req.spread:
         v.notes.append(f"its {quantity(spec.resources.gpus_per_node, 'GPU')} (the job's, no node "
                        f"count) "
@@ -1991,11 +2008,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
-        if (victims := _preempts(p, snap, members)) and any(
-                j.partition in victims and set(job_hosts(j.node_list))
-                & set(members.get(p.name, [])) for j in snap.running):
+        victims = _preempts(p, snap, members)
+        # the partitions preempted whose jobs run on p's nodes now (only those are said)
+        if victims and (running_victims := {
+                j.partition for j in snap.running if j.partition in victims
+                and set(job_hosts(j.node_list)) & set(members.get(p.name, []))}):
             modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
-                            for q in snap.partitions if q.name in victims})
+                            for q in snap.partitions if q.name in running_victims})
             v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
                            + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"
                                        for n, m, t in modes)

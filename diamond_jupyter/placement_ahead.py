@@ -295,14 +295,18 @@ def _jobs_wait(ids: set[str]) -> str:
     return f"job {next(iter(ids))} waits" if len(ids) == 1 else f"jobs {_few(ids)} wait"
 
 
-def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]]
-                  ) -> str | None:
+def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[str]],
+                  able: Collection[str] | None = None) -> str | None:
     """Why a job in `p` may be preempted (its PreemptMode is not OFF and a partition of a
-    higher PriorityTier shares its nodes: Slurm's preempt/partition_prio), else None."""
+    higher PriorityTier shares the nodes of `p` that can run it, `able`, else any of p's:
+    Slurm's preempt/partition_prio), else None. The partition named is one sharing those
+    nodes: a V100 job is preempted by the V100 nodes' other partition, not the CPU one's."""
     mode = (p.preempt_mode or "OFF").upper()
     if mode == "OFF":
         return None
     mine, tier = set(members.get(p.name, [])), p.priority_tier or 1
+    if able is not None:
+        mine &= set(able)
     over = [q for q in parts if q.name != p.name and (q.priority_tier or 1) > tier
             and mine & set(members.get(q.name, []))]
     if not over:

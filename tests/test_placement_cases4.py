@@ -234,13 +234,14 @@ def test_cpus_raised_for_memory_no_longer_fit_the_gpu_nodes():
 
 def test_max_mem_per_node_below_what_the_node_has():
     # 490000 MB: m1-m2 have 500000, bigmem takes at most 480000 a node; only scav (which
-    # may preempt it) can run it, and says so
+    # may preempt it) can run it, and says so: on m1-m2, bigmem's jobs preempt it (before:
+    # batch, which has no node of 490000 MB)
     p = run("#SBATCH --mem=490000\n#SBATCH -p bigmem", athena())
     assert reasons(p, "athena") == \
         "partition bigmem: needs 490000 MB memory per node, its MaxMemPerNode is 480000 MB"
     v = only(run("#SBATCH --mem=490000", athena()), "athena", "scav")
     assert has_note(v, "partition scav: the job may be preempted (PreemptMode=REQUEUE) by "
-                       "jobs of partition batch (PriorityTier 10 above its 1) on the same "
+                       "jobs of partition bigmem (PriorityTier 10 above its 1) on the same "
                        "nodes")
 
 

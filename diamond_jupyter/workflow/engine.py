@@ -15,10 +15,11 @@ over where the last one stopped.
   - a step that waits only so (its site known, every unfinished upstream on another known
     site) needs no upstream job id: it goes in first, before those upstreams' estimates and
     submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
-    `auto` step goes in first too once every unfinished upstream's site is known: placed
-    counting its inputs' transfer from those sites, and, placed on an upstream's site, left
-    waiting for that upstream's job id (its edge is then an afterok). Such steps that need
-    none of each other are placed and queued side by side.
+    `auto` step goes in ahead too once every unfinished upstream's site is known, but only
+    after every fixed-site step that can go in has gone in: no fixed-site submit waits for
+    another step's placement. It is placed counting its inputs' transfer from those sites,
+    and, placed on an upstream's site, left waiting for that upstream's job id (its edge is
+    then an afterok). `auto` steps that need none of each other are placed side by side.
   - No submit waits for an estimate: a fixed-site step's expected end is asked beside its
     submit and recorded when it comes (asked again after a restart); only a downstream
     `auto` step's placement waits for it (`_inputs_ready_at_once_estimated`).
@@ -644,13 +645,26 @@ class WorkflowEngine:
             self._set_state(wid, "COMPLETED")
             self._finish(wid)
             return
-        # 2. submit what can be submitted (a gang all at once): first the steps gated on
-        # every upstream that has no job yet, so they take their place in their queues
-        # before their upstreams' placement and submits (issue 17)
-        # those that need none of the others go in at once (their placements side by side)
-        gated = [n for n in wf.order()
-                 if rec.step(n).phase == "waiting" and self._gated_ahead(rec, wf, n)]
-        apart = [n for n in gated if not set(wf.step(n).needs) & set(gated)]
+        # 2. submit what can be submitted (a gang all at once). First the fixed-site steps:
+        # those gated on every upstream that has no job yet (they take their place in their
+        # queues before their upstreams' submits), then every other one its upstreams
+        # allow, so none waits for another step's placement (issue 17). Then the `auto`
+        # steps gated so or ready, placed once their upstreams' estimates have come (those
+        # that need none of each other side by side). Then the rest.
+        for name in wf.order():
+            if rec.step(name).phase == "waiting" and self._gated_ahead(rec, wf, name) \
+                    and self._planned_site(rec, wf, name) is not None:
+                await self._submit(rec, wf, name)
+                rec = self._refreshed(rec)
+                if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
+                    return
+        looked: set[str] = set()
+        rec = await self._submit_ready(rec, wf, sited_only=True, looked=looked)
+        if rec.state in WORKFLOW_DONE:
+            return
+        placing = [n for n in wf.order() if rec.step(n).phase == "waiting" and (
+            self._gated_ahead(rec, wf, n) or self._queued_behind_to_place(rec, wf, n))]
+        apart = [n for n in placing if not set(wf.step(n).needs) & set(placing)]
         if len(apart) > 1:
             await asyncio.gather(*(self._submit(rec, wf, n) for n in apart))
             rec = self._refreshed(rec)
@@ -662,7 +676,7 @@ class WorkflowEngine:
                 rec = self._refreshed(rec)
         if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
             return
-        await self._submit_ready(rec, wf)
+        await self._submit_ready(rec, wf, looked=looked)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -699,13 +713,23 @@ class WorkflowEngine:
                 for s in rec.steps):
             self._set_state(wid, "RUNNING")
 
-    async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow) -> None:
+    async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow, *,
+                            sited_only: bool = False, looked: set[str] | None = None
+                            ) -> WorkflowRecord:
         """Submit every waiting step whose upstreams are queued or done (`_can_submit`), a
-        gang all at once."""
+        gang all at once; with `sited_only`, only the steps no placement decides (no gang
+        member either), so none of them waits for another step's placement. A lost submit
+        is looked for once an advance: the steps in `looked` were, those looked for now are
+        added. Returns `rec` as it is now."""
         submitted_gangs: set[str] = set()
+        looked = set() if looked is None else looked
         for name in wf.order():
             st = rec.step(name)
-            if st.phase == "submitting":
+            if sited_only and (wf.step(name).gang
+                               or self._planned_site(rec, wf, name) is None):
+                continue
+            if st.phase == "submitting" and name not in looked:
+                looked.add(name)
                 await self._resubmit_lost(rec, wf, name)
                 rec = self._refreshed(rec)
                 st = rec.step(name)
@@ -722,6 +746,7 @@ class WorkflowEngine:
             elif self._can_submit(rec, wf, name):
                 await self._submit(rec, wf, name)
             rec = self._refreshed(rec)
+        return rec
 
     async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
                                job: Job) -> str | None:
@@ -777,6 +802,14 @@ class WorkflowEngine:
             if job is None or not job.native_id:
                 return False
         return True
+
+    def _queued_behind_to_place(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """Step `name` is to be placed (`auto`, no gang member) now that every step it needs
+        is in a queue or done, some still queued: it may be placed beside its siblings."""
+        step = wf.step(name)
+        return (not step.gang and self._planned_site(rec, wf, name) is None
+                and any(rec.step(n).phase != "done" for n in step.needs)
+                and self._can_submit(rec, wf, name))
 
     def _planned_site(self, rec: WorkflowRecord, wf: Workflow, name: str) -> str | None:
         """The site step `name` runs (or will run) on, where that is known before its submit:

@@ -927,6 +927,8 @@ class WorkflowEngine:
             return
         if not await self._approved(rec, step, spec, site):
             return
+        if self._stopped_meanwhile(rec, name):  # while it was placed: nothing goes in now
+            return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
             job = self._job(up)
@@ -969,6 +971,9 @@ class WorkflowEngine:
             self._step(rec.id, name, data={"gate": None})
         if deps:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
+        if gate is not None and self._stopped_meanwhile(rec, name):
+            await self._cancel_unended(rec.id, gate)
+            return
         token = self.ops.new_token()
         planned = "held" if held else "queued"
         # a placed step has its estimate; a fixed-site one is estimated beside its submit
@@ -1007,6 +1012,9 @@ class WorkflowEngine:
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
             return
         self._jobs[job.id] = rec.id
+        if self._stopped_meanwhile(rec, name):  # its stop could not see this job yet
+            await self._cancel_unended(rec.id, job)
+            return
         self._step(rec.id, name, phase=planned, job_id=job.id,
                    event={"job": job.id, "held": held,
                           "gate": gate.id if gate else None,
@@ -1016,6 +1024,13 @@ class WorkflowEngine:
                           # what the engine lines' placeholders were
                           "copied": [list(c) for c in copies],
                           "checked": arriving})
+
+    def _stopped_meanwhile(self, rec: WorkflowRecord, name: str) -> bool:
+        """The workflow ended (cancelled, failed) or step `name` was taken out of it since
+        `rec` was read, while its submit awaited a placement, an approval or a site."""
+        now = self.store.refresh_workflow(rec, [name])
+        return now.state in WORKFLOW_DONE or now.step(name).phase in FINAL_PHASES \
+            or bool(now.data.get("cancel_requested"))
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:
@@ -1482,6 +1497,7 @@ job_id=job.id if job else None)
                 task.cancel()
         for st in rec.steps:
             await self._drop_gate(rec.id, st.name)
+            st = self.store.get_step(rec.id, st.name)  # a submit may have ended meanwhile
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue
             job = self._job(st)

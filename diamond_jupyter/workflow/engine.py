@@ -378,6 +378,7 @@ class WorkflowEngine:
         # downstream step placed for when its inputs exist waits for them, not the submits
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
+        self._stopping: set[str] = set()  # workflows this engine stops or stopped
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -927,7 +928,7 @@ class WorkflowEngine:
             return
         if not await self._approved(rec, step, spec, site):
             return
-        if self._stopped_meanwhile(rec, name):  # while it was placed: nothing goes in now
+        if self._stopped_meanwhile(rec):  # while it was placed: nothing goes in now
             return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
@@ -971,7 +972,7 @@ class WorkflowEngine:
             self._step(rec.id, name, data={"gate": None})
         if deps:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
-        if gate is not None and self._stopped_meanwhile(rec, name):
+        if gate is not None and self._stopped_meanwhile(rec):
             await self._cancel_unended(rec.id, gate)
             return
         token = self.ops.new_token()
@@ -1012,7 +1013,7 @@ class WorkflowEngine:
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
             return
         self._jobs[job.id] = rec.id
-        if self._stopped_meanwhile(rec, name):  # its stop could not see this job yet
+        if self._stopped_meanwhile(rec):  # its stop could not see this job yet
             await self._cancel_unended(rec.id, job)
             return
         self._step(rec.id, name, phase=planned, job_id=job.id,
@@ -1025,12 +1026,12 @@ class WorkflowEngine:
                           "copied": [list(c) for c in copies],
                           "checked": arriving})
 
-    def _stopped_meanwhile(self, rec: WorkflowRecord, name: str) -> bool:
-        """The workflow ended (cancelled, failed) or step `name` was taken out of it since
-        `rec` was read, while its submit awaited a placement, an approval or a site."""
-        now = self.store.refresh_workflow(rec, [name])
-        return now.state in WORKFLOW_DONE or now.step(name).phase in FINAL_PHASES \
-            or bool(now.data.get("cancel_requested"))
+    def _stopped_meanwhile(self, rec: WorkflowRecord) -> bool:
+        """The workflow is being stopped or ended (cancelled, failed) since `rec` was read,
+        while a step's submit awaited a placement, an approval or a site (its state row
+        read, no step's)."""
+        return rec.id in self._stopping or \
+            self.store.refresh_workflow(rec, []).state in WORKFLOW_DONE
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:
@@ -1491,6 +1492,7 @@ job_id=job.id if job else None)
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:
         """End the workflow: cancel every other unfinished step's job."""
+        self._stopping.add(rec.id)  # a submit under way queues nothing more
         rec = self.store.get_workflow(rec.id)
         for key, task in list(self._tasks.items()):
             if key.startswith(rec.id + "/"):

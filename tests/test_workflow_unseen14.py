@@ -331,6 +331,99 @@ async def test_without_queue_ahead_the_auto_step_is_placed_after_its_upstream_en
     assert run.ops.calls == [("submit", "prep"), ("place", "fit"), ("submit", "fit")]
 
 
+async def test_a_gang_of_an_auto_and_a_fixed_member_fed_by_a_fixed_step_starts_together(runs):
+    run = await runs("""\
+        name: esm
+        steps:
+          - {name: prep, site: alpha, script: ./prep}
+          - {name: ocean, needs: [prep], gang: esm, script: ./o}
+          - {name: atmos, site: beta, needs: [prep], gang: esm, script: ./a}
+        """)
+    assert run.ops.calls[0] == ("submit", "prep")
+    assert {n for n, _, held in run.ops.submits if held} == {"ocean", "atmos"}
+    assert run.ops.releases == []
+    await run.end("prep")
+    await _until(run.eng, run.wid, {"ocean": "released", "atmos": "released"})
+    assert len(run.ops.releases) == 2
+
+
+class _NoGates(_Placing):
+    def supports_gate(self, site: str) -> bool:
+        return False
+
+
+async def test_without_gates_the_auto_step_goes_in_held_and_is_released_after_its_copy(
+        tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _NoGates(store)
+        eng = WorkflowEngine(ops)
+        try:
+            wid = await eng.run(load(FEEDS))
+            assert ops.calls == [("submit", "prep"), ("place", "fit"), ("submit", "fit")]
+            assert ops.submits[1] == ("fit", "gamma", True)  # held by the scheduler
+            rec = store.get_workflow(wid)
+            store.apply_state(store.job_by_token(rec.step("prep").token).id,
+                              JobState.COMPLETED, exit_code=0)
+            await eng.advance(wid)
+            await _until(eng, wid, {"fit": "released"})
+            assert len(ops.transfers) == 1 and len(ops.releases) == 1
+        finally:
+            await eng.close()
+
+
+async def test_a_step_among_two_sites_fed_by_a_fixed_step_is_placed_among_them_only(runs):
+    run = await runs(FEEDS.replace("{name: fit,", "{name: fit, site: [alpha, beta],"),
+                     fit="beta")
+    assert run.ops.calls == [("submit", "prep"), ("place", "fit"), ("submit", "fit")]
+    assert "gamma" in run.ops.excluded["fit"][0]
+    assert run.submitted("fit") == ["beta"]
+
+
+async def test_an_input_in_other_alphabets_reaches_an_auto_step_by_its_exact_name(runs):
+    run = await runs("""\
+        name: unicode
+        steps:
+          - {name: mesure, site: alpha, script: ./m, outputs: ["données/été 1.csv"]}
+          - {name: analyse, needs: [mesure], script: ./a,
+             inputs: [{from: mesure, path: "données/été 1.csv", as: "入力/データ.csv"}]}
+        """)
+    await run.end("mesure")
+    await _until(run.eng, run.wid, {"analyse": "released"})
+    assert [t[:2] for t in run.ops.transfers] == [
+        (f"alpha:{run.job('mesure').workdir}/données/été 1.csv",
+         f"gamma:{run.job('analyse').workdir}/入力/データ.csv")]
+    assert "'入力/データ.csv'" in run.ops.specs["analyse"].script
+
+
+async def test_a_workflow_cancelled_mid_copy_to_a_fixed_step_fed_by_an_auto_one(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _SlowCopy(store)
+        eng = WorkflowEngine(ops)
+        try:
+            wid = await eng.run(load("""\
+                name: reverse
+                steps:
+                  - {name: gen, script: ./gen}
+                  - {name: post, site: beta, needs: [gen], inputs: [{from: gen, path: g}],
+                     script: ./post}
+                """))
+            rec = store.get_workflow(wid)
+            store.apply_state(store.job_by_token(rec.step("gen").token).id,
+                              JobState.COMPLETED, exit_code=0)
+            await eng.advance(wid)
+            await asyncio.wait_for(ops.copying.wait(), 10)
+            await eng.cancel(wid)
+            ops.copied.set()
+            await eng.advance(wid)
+            rec = store.get_workflow(wid)
+            assert (rec.state, rec.reason) == ("CANCELLED", "cancelled by request")
+            assert rec.step("gen").phase == "done" and rec.step("post").phase == "cancelled"
+            assert ops.releases == [] and all(j.state.terminal
+                                              for j in store.list_jobs(limit=None))
+        finally:
+            await eng.close()
+
+
 # -- 3. placement refused, retries ------------------------------------------------------------
 
 async def test_an_auto_step_no_site_can_take_fails_the_workflow_and_cancels_its_upstream(runs,

@@ -513,6 +513,43 @@ async def test_an_upstream_whose_submit_answer_was_lost_is_found_not_sent_again(
             await again.close()
 
 
+SIBLINGS = ("name: fan\nsteps:\n  - {name: prep, site: alpha, script: ./p}\n"
+            + "".join(f"  - {{name: k{i}, needs: [prep], inputs: [{{from: prep, path: x}}], "
+                      f"script: ./k}}\n" for i in range(3)))
+
+
+async def _all_placing(ops: _Placing, names: set[str]) -> None:
+    async def came() -> None:
+        while ops.placing != names:
+            ops.asked.clear()
+            await ops.asked.wait()
+    await asyncio.wait_for(came(), 10)
+
+
+async def test_an_engine_stopped_while_siblings_are_placed_side_by_side_queues_each_once(
+        tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Placing(store)
+        ops.hold = True
+        eng = WorkflowEngine(ops)
+        task = asyncio.ensure_future(eng.run(load(SIBLINGS)))
+        await _all_placing(ops, {"k0", "k1", "k2"})
+        [wid] = [w.id for w in store.unfinished_workflows()]
+        await eng.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        again_ops = _Placing(store)
+        again_ops.engine_id = "engine-2"
+        again = WorkflowEngine(again_ops)
+        try:
+            assert await again.resume() == [wid]
+            await _until(again, wid, {"k0": "held", "k1": "held", "k2": "held"})
+            assert [n for n, _, _ in ops.submits] == ["prep"]  # not sent again
+            assert sorted(n for n, _, _ in again_ops.submits) == ["k0", "k1", "k2"]
+        finally:
+            await again.close()
+
+
 # -- 5. cancels in the middle -----------------------------------------------------------------
 
 async def test_fault_a_workflow_cancelled_while_its_auto_step_is_placed_queues_nothing(
@@ -533,6 +570,28 @@ async def test_fault_a_workflow_cancelled_while_its_auto_step_is_placed_queues_n
             assert rec.state == "CANCELLED"
             live = [j for j in store.list_jobs(limit=None) if not j.state.terminal]
             assert live == [], [(j.id, (j.origin or {}).get("step")) for j in live]
+        finally:
+            await eng.close()
+
+
+async def test_a_workflow_cancelled_while_siblings_are_placed_leaves_no_job_queued(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Placing(store)
+        ops.hold = True
+        eng = WorkflowEngine(ops)
+        try:
+            task = asyncio.ensure_future(eng.run(load(SIBLINGS)))
+            await _all_placing(ops, {"k0", "k1", "k2"})
+            [wid] = [w.id for w in store.unfinished_workflows()]
+            await eng.cancel(wid)
+            ops.go.set()
+            await asyncio.gather(task, return_exceptions=True)
+            rec = store.get_workflow(wid)
+            assert rec.state == "CANCELLED"
+            assert {s.name: s.phase for s in rec.steps} == {
+                "prep": "cancelled", "k0": "cancelled", "k1": "cancelled", "k2": "cancelled"}
+            assert [n for n, _, _ in ops.submits] == ["prep"]
+            assert all(j.state.terminal for j in store.list_jobs(limit=None))
         finally:
             await eng.close()
 

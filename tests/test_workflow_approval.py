@@ -170,15 +170,15 @@ async def test_a_queued_step_is_not_moved_to_a_site_its_approval_did_not_list(en
     eng, ops = engine
     wf = load_workflow(TWO.replace("queue_ahead: false\n", ""), sites=SITES)
     wid = await eng.run(wf, approval=ops.pins(wf, {"prep": ["alpha"], "train": ["gamma"]}))
-    # train, placed (auto) on gamma once prep's site is known, went in first (issue 17)
-    assert [(s["step"], s["site"]) for s in ops.submits] == [("train", "gamma"),
-                                                             ("prep", "alpha")]
+    # prep (fixed) first, then train, placed (auto) on gamma, behind its gate (issue 17)
+    assert [(s["step"], s["site"]) for s in ops.submits] == [("prep", "alpha"),
+                                                             ("train", "gamma")]
     ops.ends = {"gamma": utcnow() + timedelta(hours=2), "alpha": utcnow() + timedelta(minutes=1),
                 "beta": utcnow() + timedelta(minutes=1)}
     await _done(eng, ops, wid, "prep")
     st = ops.store.get_workflow(wid).step("train")
     assert st.site == "gamma" and st.phase not in ("unapproved", "waiting"), st
-    assert [s["step"] for s in ops.submits] == ["train", "prep"] and ops.cancels == []
+    assert [s["step"] for s in ops.submits] == ["prep", "train"] and ops.cancels == []
 
 
 GANG = textwrap.dedent("""\

@@ -8,6 +8,7 @@ journal, on a local Slurm site whose queue is written here."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import textwrap
 from datetime import timedelta
 from types import SimpleNamespace
@@ -674,21 +675,22 @@ async def placed_on(tmp_path):
         yield pair
 
 
-async def test_an_auto_step_placed_on_another_site_is_queued_before_its_upstream(placed_on):
-    """analyse is `auto`; prep's site (alpha) is known before prep is submitted: analyse is
-    placed counting its input's transfer from alpha, lands on gamma, and goes in (behind
-    its gate) before prep; it is released only once prep's output has arrived."""
+async def test_an_auto_step_placed_on_another_site_is_queued_behind_its_gate(placed_on):
+    """analyse is `auto`; prep (alpha, fixed) is submitted first, never waiting for analyse's
+    placement (issue 17); analyse is placed counting its input's transfer from alpha, lands
+    on gamma, and goes in behind its gate; it is released only once prep's output has
+    arrived."""
     eng, ops = placed_on
     wid = await eng.run(load_workflow(AUTO, sites=SITES))
     order = [(s["origin"]["step"], bool(s["origin"].get("gate"))) for s in ops.submits]
-    assert order == [("analyse", True), ("analyse", False), ("prep", False)]
+    assert order == [("prep", False), ("analyse", True), ("analyse", False)]
     assert ops.sources_for == [{"alpha": 4096}]
     analyse = ops.of("analyse")[0]
     assert analyse["site"] == "gamma" and analyse["hold"] is False
     assert [d.kind for d in analyse["spec"].dependencies] == ["afterany"]
     assert "has not arrived" in analyse["spec"].script
     st = eng.store.get_workflow(wid).step("analyse")
-    assert st.phase == "held" and st.data["before"] == ["prep"]
+    assert st.phase == "held" and st.data["ahead"] is True
     await eng.advance(wid)
     assert ops.releases == [] and ops.cancels == [] and ops.moved == []
     await complete(eng, ops, "prep", wid)
@@ -696,6 +698,83 @@ async def test_an_auto_step_placed_on_another_site_is_queued_before_its_upstream
     prep, job = job_of(ops, ops.of("prep")[0]), job_of(ops, analyse)
     assert ops.moved == [(f"alpha:{prep.workdir}/out.bin", f"gamma:{job.workdir}/out.bin")]
     assert ops.cancels == [job_of(ops, ops.of("analyse", gate=True)[0]).id]
+
+
+class Recorded(PlacedOn):
+    """Every submit, estimate and placement, in the order asked (`calls`); each placement
+    waits for `places_go` while `hold_places` is set."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.calls: list[tuple[str, str]] = []
+        self.hold_places = False
+        self.places_go = asyncio.Event()
+        self.placing = asyncio.Event()
+
+    async def submit(self, spec: JobSpec, site: str, **kw: Any) -> Job:
+        if not kw["origin"].get("gate"):
+            self.calls.append(("submit", kw["origin"]["step"]))
+        return await super().submit(spec, site, **kw)
+
+    async def expected(self, spec: JobSpec, site: str, sources: dict, ready_at: Any
+                       ) -> Estimate:
+        self.calls.append(("estimate", spec.name))
+        return await super().expected(spec, site, sources, ready_at)
+
+    async def place(self, spec: JobSpec, sources: dict, exclude: set,
+                    ready_at: Any = None) -> Estimate:
+        self.calls.append(("place", spec.name))
+        if self.hold_places:
+            self.placing.set()
+            await self.places_go.wait()
+        return await super().place(spec, sources, exclude, ready_at)
+
+
+async def test_a_fixed_site_upstream_is_submitted_before_its_auto_downstream_is_placed(
+        tmp_path):
+    """Issue 17: prep (alpha) feeds analyse (`auto`): prep's submit never waits for
+    analyse's placement (its estimate on each site); analyse is placed for when prep's
+    output is expected, prep's estimate having come first."""
+    async for eng, ops in engine_with(Recorded, tmp_path):
+        t0 = utcnow()
+        ops.expectations = {"prep": (t0 + timedelta(seconds=300), 300.0)}
+        ops.hold_places = True
+        run = asyncio.ensure_future(eng.run(load_workflow(AUTO, sites=SITES)))
+        await asyncio.wait_for(ops.placing.wait(), 10)
+        assert ("submit", "prep") in ops.calls  # in its queue while analyse is placed
+        assert ops.calls.index(("submit", "prep")) < ops.calls.index(("place", "analyse"))
+        assert ops.calls.index(("estimate", "prep")) < ops.calls.index(("place", "analyse"))
+        ops.places_go.set()
+        wid = await asyncio.wait_for(run, 10)
+        [ready_at] = ops.placed
+        assert abs((ready_at - t0).total_seconds() - 300) < 1
+        assert eng.store.get_workflow(wid).step("analyse").phase == "held"
+
+
+async def test_a_restart_while_the_downstream_is_placed_submits_nothing_twice(tmp_path):
+    """The engine stops while analyse is being placed, prep already in its queue: the next
+    engine places and submits analyse once, and leaves prep's job alone."""
+    async for eng, ops in engine_with(Recorded, tmp_path):
+        ops.hold_places = True
+        run = asyncio.ensure_future(eng.run(load_workflow(AUTO, sites=SITES)))
+        await asyncio.wait_for(ops.placing.wait(), 10)
+        [wid] = [w.id for w in eng.store.unfinished_workflows()]
+        await eng.close()
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        assert ops.of("analyse") == [] and len(ops.of("prep")) == 1
+        ops.hold_places = False
+        again = WorkflowEngine(ops)
+        try:
+            assert await again.resume() == [wid]
+            await phase(again, wid, "analyse", "held")
+            assert len(ops.of("prep")) == 1
+            assert len(ops.of("analyse")) == len(ops.of("analyse", gate=True)) == 1
+            await complete(again, ops, "prep", wid)
+            await phase(again, wid, "analyse", "released")
+        finally:
+            await again.close()
 
 
 async def test_an_auto_step_placed_on_its_upstreams_site_waits_for_its_job_id(placed_on):
@@ -725,13 +804,13 @@ async def test_an_auto_step_whose_upstream_is_also_auto_waits_for_its_placement(
     assert [d.kind for d in analyse["spec"].dependencies] == ["afterok"]
 
 
-async def test_an_upstream_refused_after_an_auto_step_went_ahead_cancels_it(placed_on):
+async def test_an_upstream_refused_before_its_auto_downstream_is_placed_stops_it(placed_on):
+    """prep goes in first and is refused: analyse is never placed nor submitted."""
     eng, ops = placed_on
     ops.refuse = True
     wid = await eng.run(load_workflow(AUTO, sites=SITES))
-    gate = job_of(ops, ops.of("analyse", gate=True)[0])
-    analyse = job_of(ops, ops.of("analyse")[0])
-    assert set(ops.cancels) == {gate.id, analyse.id} and ops.releases == []
+    assert ops.placed == [] and ops.of("analyse") == ops.of("analyse", gate=True) == []
+    assert ops.cancels == [] and ops.releases == []
     rec = eng.store.get_workflow(wid)
     assert rec.state == "FAILED" and "'prep' was refused" in rec.reason
     assert rec.step("analyse").phase == "cancelled"
@@ -854,14 +933,15 @@ class SlowPlacing(Stalling):
 
 
 async def test_gated_auto_steps_apart_are_placed_side_by_side(tmp_path):
-    """left and right, `auto`, each gated on prep alone: both placements are asked at once
-    (neither waits for the other's), both are queued before prep, each behind its gate."""
+    """left and right, `auto`, each fed by prep alone (alpha, fixed): prep goes in first,
+    then both placements are asked at once (neither waits for the other's), and both are
+    queued, each behind its gate."""
     async for eng, ops in engine_with(SlowPlacing, tmp_path):
         run = asyncio.ensure_future(eng.run(load_workflow(FAN, sites=SITES)))
         await asyncio.wait_for(ops.both_placing.wait(), 10)
-        assert ops.submits == []
+        assert [s["origin"]["step"] for s in ops.submits] == ["prep"]
         ops.places_go.set()
         await asyncio.wait_for(run, 10)
         order = [s["origin"]["step"] for s in ops.submits if not s["origin"].get("gate")]
-        assert sorted(order[:2]) == ["left", "right"] and order[2] == "prep"
+        assert order[0] == "prep" and sorted(order[1:]) == ["left", "right"]
         assert len(ops.of("left", gate=True)) == len(ops.of("right", gate=True)) == 1

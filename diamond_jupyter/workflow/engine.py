@@ -15,10 +15,11 @@ over where the last one stopped.
   - a step that waits only so (its site known, every unfinished upstream on another known
     site) needs no upstream job id: it goes in first, before those upstreams' estimates and
     submits, so its rank in its queue dates from the workflow's start (`_gated_ahead`). An
-    `auto` step goes in first too once every unfinished upstream's site is known: placed
-    counting its inputs' transfer from those sites, and, placed on an upstream's site, left
-    waiting for that upstream's job id (its edge is then an afterok). Such steps that need
-    none of each other are placed and queued side by side.
+    `auto` step goes in ahead too once every unfinished upstream's site is known, but only
+    after every fixed-site step that can go in has gone in: no fixed-site submit waits for
+    another step's placement. It is placed counting its inputs' transfer from those sites,
+    and, placed on an upstream's site, left waiting for that upstream's job id (its edge is
+    then an afterok). `auto` steps that need none of each other are placed side by side.
   - No submit waits for an estimate: a fixed-site step's expected end is asked beside its
     submit and recorded when it comes (asked again after a restart); only a downstream
     `auto` step's placement waits for it (`_inputs_ready_at_once_estimated`).
@@ -377,6 +378,7 @@ class WorkflowEngine:
         # downstream step placed for when its inputs exist waits for them, not the submits
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
+        self._stopping: set[str] = set()  # workflows this engine stops or stopped
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -644,13 +646,26 @@ class WorkflowEngine:
             self._set_state(wid, "COMPLETED")
             self._finish(wid)
             return
-        # 2. submit what can be submitted (a gang all at once): first the steps gated on
-        # every upstream that has no job yet, so they take their place in their queues
-        # before their upstreams' placement and submits (issue 17)
-        # those that need none of the others go in at once (their placements side by side)
-        gated = [n for n in wf.order()
-                 if rec.step(n).phase == "waiting" and self._gated_ahead(rec, wf, n)]
-        apart = [n for n in gated if not set(wf.step(n).needs) & set(gated)]
+        # 2. submit what can be submitted (a gang all at once). First the fixed-site steps:
+        # those gated on every upstream that has no job yet (they take their place in their
+        # queues before their upstreams' submits), then every other one its upstreams
+        # allow, so none waits for another step's placement (issue 17). Then the `auto`
+        # steps gated so or ready, placed once their upstreams' estimates have come (those
+        # that need none of each other side by side). Then the rest.
+        for name in wf.order():
+            if rec.step(name).phase == "waiting" and self._gated_ahead(rec, wf, name) \
+                    and self._planned_site(rec, wf, name) is not None:
+                await self._submit(rec, wf, name)
+                rec = self._refreshed(rec)
+                if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
+                    return
+        looked: set[str] = set()
+        rec = await self._submit_ready(rec, wf, sited_only=True, looked=looked)
+        if rec.state in WORKFLOW_DONE:
+            return
+        placing = [n for n in wf.order() if rec.step(n).phase == "waiting" and (
+            self._gated_ahead(rec, wf, n) or self._queued_behind_to_place(rec, wf, n))]
+        apart = [n for n in placing if not set(wf.step(n).needs) & set(placing)]
         if len(apart) > 1:
             await asyncio.gather(*(self._submit(rec, wf, n) for n in apart))
             rec = self._refreshed(rec)
@@ -662,7 +677,7 @@ class WorkflowEngine:
                 rec = self._refreshed(rec)
         if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
             return
-        await self._submit_ready(rec, wf)
+        await self._submit_ready(rec, wf, looked=looked)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -699,13 +714,23 @@ class WorkflowEngine:
                 for s in rec.steps):
             self._set_state(wid, "RUNNING")
 
-    async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow) -> None:
+    async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow, *,
+                            sited_only: bool = False, looked: set[str] | None = None
+                            ) -> WorkflowRecord:
         """Submit every waiting step whose upstreams are queued or done (`_can_submit`), a
-        gang all at once."""
+        gang all at once; with `sited_only`, only the steps no placement decides (no gang
+        member either), so none of them waits for another step's placement. A lost submit
+        is looked for once an advance: the steps in `looked` were, those looked for now are
+        added. Returns `rec` as it is now."""
         submitted_gangs: set[str] = set()
+        looked = set() if looked is None else looked
         for name in wf.order():
             st = rec.step(name)
-            if st.phase == "submitting":
+            if sited_only and (wf.step(name).gang
+                               or self._planned_site(rec, wf, name) is None):
+                continue
+            if st.phase == "submitting" and name not in looked:
+                looked.add(name)
                 await self._resubmit_lost(rec, wf, name)
                 rec = self._refreshed(rec)
                 st = rec.step(name)
@@ -722,6 +747,7 @@ class WorkflowEngine:
             elif self._can_submit(rec, wf, name):
                 await self._submit(rec, wf, name)
             rec = self._refreshed(rec)
+        return rec
 
     async def _outputs_missing(self, rec: WorkflowRecord, wf: Workflow, name: str,
                                job: Job) -> str | None:
@@ -777,6 +803,14 @@ class WorkflowEngine:
             if job is None or not job.native_id:
                 return False
         return True
+
+    def _queued_behind_to_place(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
+        """Step `name` is to be placed (`auto`, no gang member) now that every step it needs
+        is in a queue or done, some still queued: it may be placed beside its siblings."""
+        step = wf.step(name)
+        return (not step.gang and self._planned_site(rec, wf, name) is None
+                and any(rec.step(n).phase != "done" for n in step.needs)
+                and self._can_submit(rec, wf, name))
 
     def _planned_site(self, rec: WorkflowRecord, wf: Workflow, name: str) -> str | None:
         """The site step `name` runs (or will run) on, where that is known before its submit:
@@ -894,6 +928,8 @@ class WorkflowEngine:
             return
         if not await self._approved(rec, step, spec, site):
             return
+        if self._stopped_meanwhile(rec):  # while it was placed: nothing goes in now
+            return
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
             job = self._job(up)
@@ -936,6 +972,9 @@ class WorkflowEngine:
             self._step(rec.id, name, data={"gate": None})
         if deps:
             spec = spec.model_copy(update={"dependencies": [*spec.dependencies, *deps]})
+        if gate is not None and self._stopped_meanwhile(rec):
+            await self._cancel_unended(rec.id, gate)
+            return
         token = self.ops.new_token()
         planned = "held" if held else "queued"
         # a placed step has its estimate; a fixed-site one is estimated beside its submit
@@ -974,6 +1013,9 @@ class WorkflowEngine:
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
             return
         self._jobs[job.id] = rec.id
+        if self._stopped_meanwhile(rec):  # its stop could not see this job yet
+            await self._cancel_unended(rec.id, job)
+            return
         self._step(rec.id, name, phase=planned, job_id=job.id,
                    event={"job": job.id, "held": held,
                           "gate": gate.id if gate else None,
@@ -983,6 +1025,13 @@ class WorkflowEngine:
                           # what the engine lines' placeholders were
                           "copied": [list(c) for c in copies],
                           "checked": arriving})
+
+    def _stopped_meanwhile(self, rec: WorkflowRecord) -> bool:
+        """The workflow is being stopped or ended (cancelled, failed) since `rec` was read,
+        while a step's submit awaited a placement, an approval or a site (its state row
+        read, no step's)."""
+        return rec.id in self._stopping or \
+            self.store.refresh_workflow(rec, []).state in WORKFLOW_DONE
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:
@@ -1443,12 +1492,14 @@ job_id=job.id if job else None)
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:
         """End the workflow: cancel every other unfinished step's job."""
+        self._stopping.add(rec.id)  # a submit under way queues nothing more
         rec = self.store.get_workflow(rec.id)
         for key, task in list(self._tasks.items()):
             if key.startswith(rec.id + "/"):
                 task.cancel()
         for st in rec.steps:
             await self._drop_gate(rec.id, st.name)
+            st = self.store.get_step(rec.id, st.name)  # a submit may have ended meanwhile
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue
             job = self._job(st)

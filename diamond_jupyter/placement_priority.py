@@ -32,7 +32,7 @@ from .placement_sim import Demand
 MULTIFACTOR = "priority/multifactor"
 # the factors the sum below weighs, as the note names them
 _SAID = {"fairshare": "fair share", "jobsize": "job size", "partition": "partition",
-         "qos": "QOS", "age": "age"}
+         "qos": "QOS", "age": "age", "assoc": "association"}
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def _factor(name: str, spec: JobSpec, req: Req, p: Partition, snap: SiteSnapshot
         top = max(prio.qos_priority.values()) or 1
         return prio.qos_priority[qos] / top
     if name == "assoc":
-        return "the association factor (its priority is not read)"
+        return "your association's Priority is not read"
     return f"PriorityWeight{name} is not modelled"
 
 

@@ -164,3 +164,26 @@ def test_slurm_s_plan_starts_the_probe_before_the_jobs_behind_it():
     probe = Demand(1, 4, 0, 2000.0, [0, 1])
     assert earliest_start(st, queue(), probe, reservation="plan") == 1100.0
     assert earliest_start(st, queue(), probe, reservation="plan", probe_at=0) == 100.0
+
+
+def test_priority_favor_small_turns_the_job_size_factor_over():
+    """PriorityFavorSmall=Yes: 1 - 0.34 = 0.66 of 500 (329.1): 1240 + 329.1 + 1000, still
+    between jobs 41 and 42."""
+    small = CONFIG.replace("PriorityFavorSmall      = No", "PriorityFavorSmall      = Yes")
+    v, p = _one(FOUR, selene(factors(), config=small))
+    assert v.estimated_start == hours(15), p.explain()
+    assert has_note(v, "~ 2569 (") and has_note(v, "job size 0.66\u00d7500")
+
+
+def test_weights_it_does_not_model_are_said_not_checked():
+    tres = CONFIG.replace("PriorityWeightTRES      = (null)",
+                          "PriorityWeightTRES      = CPU=1000,Mem=2000")
+    v, _ = _one(FOUR, selene(factors(), config=tres))
+    assert v.estimated_start == hours(35)
+    assert v.not_checked == ["partition batch: priority factor TRES (PriorityWeightTRES="
+                             "CPU=1000,Mem=2000 is not modelled): the job was counted behind "
+                             "every job waiting there"]
+    assoc = CONFIG.replace("PriorityWeightAssoc     = 0", "PriorityWeightAssoc     = 100")
+    v, _ = _one(FOUR, selene(factors(), config=assoc))
+    assert v.estimated_start == hours(35)
+    assert "priority factor association (your association's Priority is not read)" in v.not_checked[0]

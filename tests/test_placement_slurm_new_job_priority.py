@@ -186,4 +186,5 @@ def test_weights_it_does_not_model_are_said_not_checked():
     assoc = CONFIG.replace("PriorityWeightAssoc     = 0", "PriorityWeightAssoc     = 100")
     v, _ = _one(FOUR, selene(factors(), config=assoc))
     assert v.estimated_start == hours(35)
-    assert "priority factor association (your association's Priority is not read)" in v.not_checked[0]
+    assert "priority factor association (your association's Priority is not read)" \
+        in v.not_checked[0]

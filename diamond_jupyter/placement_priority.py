@@ -181,10 +181,9 @@ def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
     if prio is None or prio.plugin != MULTIFACTOR or not any(
             j.state == JobState.PENDING for j in snap.jobs):
         return None, []
-    behind = "the job was counted behind every job waiting there"
+    behind = f"the job was counted behind every job waiting in partition {p.name}"
     if snap.job_priorities is None:
-        return None, [f"partition {p.name}: priority of the waiting jobs (sprio printed "
-                      f"none): {behind}"]
+        return None, [f"priority of the waiting jobs (sprio printed none): {behind}"]
     account = _account(spec, prio)
     factors: list[tuple[str, float, int]] = []
     missing: list[str] = []
@@ -200,6 +199,6 @@ def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
         elif name != "age":
             factors.append((name, got, weight))
     if missing:
-        return None, [f"partition {p.name}: {m}: {behind}" for m in missing]
+        return None, [f"{m}: {behind}" for m in missing]
     total = max(1, int(sum(f * w for _, f, w in factors)))
     return PriorityView(p.name, total, tuple(factors), snap.job_priorities), []

@@ -131,10 +131,10 @@ def test_a_factor_not_read_is_said_and_the_job_keeps_its_place_behind_all():
     v, p = _one(FOUR, selene(probe))
     assert v.estimated_start == hours(35), p.explain()
     assert v.not_checked == [
-        "partition batch: priority factor fair share (sshare -U failed (exit 1): sshare: "
-        "error: Problem talking to the database): the job was counted behind every job "
-        "waiting there"], v.not_checked
-    assert "selene not checked: partition batch: priority factor fair share" in p.explain()
+        "priority factor fair share (sshare -U failed (exit 1): sshare: error: Problem "
+        "talking to the database): the job was counted behind every job waiting in "
+        "partition batch"], v.not_checked
+    assert "selene not checked: priority factor fair share (sshare -U" in p.explain()
     # the job's account has no fair share row; the waiting jobs' priorities not read
     v, _ = _one(FOUR + " -A other", selene(factors()))
     assert v.estimated_start == hours(35)
@@ -142,8 +142,8 @@ def test_a_factor_not_read_is_said_and_the_job_keeps_its_place_behind_all():
     v, _ = _one(FOUR, selene(factors(), sprio="sprio: error: Unable to contact slurm "
                                               "controller\n"))
     assert v.estimated_start == hours(35)
-    assert v.not_checked == ["partition batch: priority of the waiting jobs (sprio printed "
-                             "none): the job was counted behind every job waiting there"]
+    assert v.not_checked == ["priority of the waiting jobs (sprio printed none): the job "
+                             "was counted behind every job waiting in partition batch"]
 
 
 def test_a_site_not_multifactor_keeps_today_s_order_silently():
@@ -180,9 +180,9 @@ def test_weights_it_does_not_model_are_said_not_checked():
                           "PriorityWeightTRES      = CPU=1000,Mem=2000")
     v, _ = _one(FOUR, selene(factors(), config=tres))
     assert v.estimated_start == hours(35)
-    assert v.not_checked == ["partition batch: priority factor TRES (PriorityWeightTRES="
-                             "CPU=1000,Mem=2000 is not modelled): the job was counted behind "
-                             "every job waiting there"]
+    assert v.not_checked == ["priority factor TRES (PriorityWeightTRES=CPU=1000,Mem=2000 "
+                             "is not modelled): the job was counted behind every job "
+                             "waiting in partition batch"]
     assoc = CONFIG.replace("PriorityWeightAssoc     = 0", "PriorityWeightAssoc     = 100")
     v, _ = _one(FOUR, selene(factors(), config=assoc))
     assert v.estimated_start == hours(35)

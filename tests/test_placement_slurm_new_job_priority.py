@@ -188,3 +188,20 @@ def test_weights_it_does_not_model_are_said_not_checked():
     assert v.estimated_start == hours(35)
     assert "priority factor association (your association's Priority is not read)" \
         in v.not_checked[0]
+
+
+def test_on_a_big_site_the_jobs_behind_the_probe_are_left_out_of_its_plan():
+    """500 nodes busy for 100 s and 20 jobs of all 500 waiting: past PLAN_WORK, the bounded
+    plan. Behind them the probe starts when the last has run (+20,100 s); ahead of them,
+    at 100 s."""
+    n = 500
+    st = SimState(names=[f"n{i}" for i in range(n)], cap_c=[4] * n, cap_g=[0] * n,
+                  free_c=[0] * n, free_g=[0] * n,
+                  releases=[(100.0, i, i, 4, 0) for i in range(n)])
+
+    def queue() -> list[Demand]:
+        every = list(range(n))
+        return [Demand(n, 4, 0, 1000.0, every) for _ in range(20)]
+    probe = Demand(1, 4, 0, 500.0, list(range(n)))
+    assert earliest_start(st, queue(), probe, reservation="plan") == 20100.0
+    assert earliest_start(st, queue(), probe, reservation="plan", probe_at=0) == 100.0

@@ -1204,6 +1204,9 @@ class Partition(_Model):
     # a higher tier sharing its nodes
     preempt_mode: str | None = None
     priority_tier: int | None = None
+    # Slurm PriorityJobFactor: the partition factor of a job's multifactor priority (its
+    # share of the largest of the site's)
+    priority_job_factor: int | None = None
     # PBS queue Priority (qstat -Qf): the scheduler takes the jobs of a queue of a higher
     # priority first (sched_config by_queue, the default)
     queue_priority: int | None = None
@@ -1457,6 +1460,25 @@ UNREPORTED_TRES_MINS_USED = "TRES-minutes used"
 UNREPORTED_QUEUE_REQUIRES = "queue requires"
 
 
+class SlurmPriority(_Model):
+    """What Slurm's multifactor priority plugin weighs a new job by, as the site reports it:
+    `scontrol show config` (PriorityType, PriorityWeight*, PriorityFavorSmall,
+    PriorityFlags), the user's FairShare factor by account (`sshare -U`), each QOS's
+    Priority (`sacctmgr show qos`) and the user's default account. A part not read is None,
+    and `unread` says why, by part ("fair share", "qos")."""
+
+    plugin: str | None = None  # PriorityType, e.g. "priority/multifactor"
+    weights: dict[str, int] = Field(default_factory=dict)  # Age, Fairshare, JobSize, ...
+    tres_weights: str | None = None  # PriorityWeightTRES as set (None: not set)
+    favor_small: bool = False
+    flags: list[str] = Field(default_factory=list)
+    fair_share: dict[str, float] | None = None  # the user's FairShare factor, by account
+    level_fs: dict[str, str] | None = None  # its LevelFS (Fair Tree), by account, as said
+    qos_priority: dict[str, int] | None = None  # each QOS's Priority
+    default_account: str | None = None
+    unread: dict[str, str] = Field(default_factory=dict)
+
+
 class SiteSnapshot(_Model):
     site: str
     taken_at: datetime = Field(default_factory=utcnow)
@@ -1520,6 +1542,10 @@ class SiteSnapshot(_Model):
     # not set) in seconds: how far ahead its backfill plans; a waiting job expected to start
     # later keeps no slot. None: not known (the plan reaches as far as it must)
     bf_window_s: float | None = None
+    # Slurm multifactor priority: how a new job's priority is weighed (None: not read),
+    # and each waiting job's priority (`sprio` %Y, by job id; None: not read)
+    priority: SlurmPriority | None = None
+    job_priorities: dict[str, int] | None = None
     # what the site's interface does not report, by name (UNREPORTED_*), with who does
     # not ("slurmrestd v0.0.38"): placement says so where it matters, as not checked
     unreported: dict[str, str] = Field(default_factory=dict)

@@ -242,6 +242,7 @@ from .placement_node_notes import (
     _landing_note,
     _returning_note,
 )
+from .placement_priority import PriorityView, priority_view
 from .placement_rank import (
     _lost_because,
     rank,
@@ -1926,6 +1927,10 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         fair = fair_share_view(p, snap) if cfg.scheduler == "lsf" else None
         if fair is not None and (said := fair.note()) and said not in v.notes:
             v.notes.append(said)
+        # Slurm multifactor: the new job's own priority among the waiting jobs
+        ranked, unread = priority_view(p, snap, spec, req) if cfg.scheduler == "slurm" \
+            else (None, [])
+        v.not_checked += [u for u in unread if u not in v.not_checked]
 
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
@@ -1936,7 +1941,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                          snap, _preempts(p, snap, members), req.mem).values() for h in hs),
                      res: Reservation = res, top: int = top,
                      top_by: dict[str, int] = top_by,
-                     fair: FairShareView | None = fair) -> float:
+                     fair: FairShareView | None = fair,
+                     ranked: PriorityView | None = ranked) -> float:
             if victims:  # the running jobs it preempts give their nodes now
                 st = preempted(st, victims, held=suspended)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
@@ -1957,6 +1963,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 if by_slots else None
             if fair is not None:  # LSF fair share: lower priorities wait behind it
                 queue, at = fair.order(queue)
+            elif ranked is not None:  # Slurm multifactor: lower priorities wait behind it
+                if queue and not any(n.startswith(f"partition {name}: your job's priority")
+                                     for n in v.notes):  # the first (walltime) view's
+                    v.notes.append(ranked.note(queue, tiers, tier))
+                queue, at = ranked.order(queue, tiers, tier)
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
                                    top_by=top_by or None)
             if req.time_min is not None and req.time_min < probe.duration:

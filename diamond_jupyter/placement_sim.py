@@ -1707,10 +1707,11 @@ class _Shadow:
 
 def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
                       top: int | None = None, top_by: dict[str, int] | None = None,
-                      until: float = math.inf) -> float | None:
+                      until: float = math.inf, probe_at: int | None = None) -> float | None:
     """Slurm's scheduling at every event (a job's end, a scheduler estimate's time): the
     waiting jobs in priority order each take their earliest walltime-long slot in the plan,
-    and those whose slot is now start now; the probe is the last. Jobs end by their
+    and those whose slot is now start now; the probe is the last, or before
+    `queue[probe_at]` (its own priority: `placement_priority`). Jobs end by their
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
     cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`).
     Without a probe the queue is played out to its end (each job's `start`); None.
@@ -1721,7 +1722,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     among its own jobs (`top` is then shared by the jobs of the other queues). `until`:
     no event at or after it is played out (None then)."""
     sim = _Sim(st)
-    wait = [*queue, probe] if probe is not None else list(queue)
+    k = len(queue) if probe_at is None else max(0, min(probe_at, len(queue)))
+    wait = [*queue[:k], probe, *queue[k:]] if probe is not None else list(queue)
     if not wait:
         return None
     sim.link(wait)
@@ -1780,8 +1782,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
                    top_by: dict[str, int] | None = None, until: float = math.inf
                    ) -> float | None:
     """Seconds after now at which `probe` starts; None if never. The probe is last in
-    priority, or before `queue[probe_at]` (Grid Engine: `slots_position`); Slurm's plan
-    always takes it last.
+    priority, or before `queue[probe_at]` (Grid Engine: `slots_position`, LSF fair share,
+    Slurm's multifactor priority): the jobs behind it are planned after it.
 
     "plan" (Slurm): every job starts only where it delays none of the jobs ahead of it as
     the scheduler plans them, from walltimes (`_planned_earliest`); where that is more
@@ -1800,11 +1802,15 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     for d in queue:
         d.done, d.start, d.held = False, None, None
     probe.done = False
-    k = len(queue) if probe_at is None or reserve_all else max(0, min(probe_at, len(queue)))
+    k = len(queue) if probe_at is None else max(0, min(probe_at, len(queue)))
     if reservation == "none":
         return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe, until)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
-        return _planned_earliest(st, queue, probe, until=until)
+        return _planned_earliest(st, queue, probe, until=until, probe_at=k)
+    if reserve_all and k < len(queue):
+        # a bounded effort (a big site, a deep queue): the jobs behind the probe cannot
+        # delay it, and are left out
+        queue = queue[:k]
     if reservation == "easy" and (top > 1 or top_by) and probe_at is None \
             and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe, top=top, top_by=top_by, until=until)

@@ -333,7 +333,7 @@ def test_tres_alloc_is_read_by_every_id_squeue_prints():
     assert argv[-5:] == ["squeue", "-h", "-a", "-O", QUEUE_JOB_FIELDS]
     assert QUEUE_JOB_FIELDS.startswith("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|")
     assert "tres-alloc:0|" in QUEUE_JOB_FIELDS
-    assert SlurmCommands.live_outputs == {"queue", "queue_qos", "licenses"}
+    assert SlurmCommands.live_outputs == {"queue", "queue_qos", "licenses", "job_priorities"}
     # a job of two nodes holding 64G in all holds 32G a node
     jobs = (running("101", "bob", "n1", 8, 3, 4).replace("|1|8|", "|2|8|"),)
     site = memtitan(*jobs, tres=tres_line("101", "cpu=8,mem=64G,node=2") + "\n",

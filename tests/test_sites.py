@@ -46,14 +46,15 @@ async def test_capabilities_cached_queue_fresh(custom_fed):
     first = await site.snapshot(max_age_s=0)
     # partitions, nodes, queue, QOS, the jobs' QOS and TRES, reservations, licenses, the
     # user's associations, their TRES-minutes used (sshare), the QOS's (assoc_mgr), the
-    # config's node timeouts: one call
-    assert site.scheduler_commands - before == 11
+    # config's node timeouts, the user's priority factors and the waiting jobs' priorities
+    # (sprio): one call
+    assert site.scheduler_commands - before == 13
     job = await custom_fed.submit(JobSpec(script="sleep 30\n"), "alpha", hold=True)
     mid = site.scheduler_commands
     second = await site.snapshot(max_age_s=0)
-    # only the queue (and its jobs' QOS, TRES and licenses) and the licenses free within
-    # the TTL
-    assert site.scheduler_commands - mid == 3
+    # only the queue (and its jobs' QOS, TRES and licenses), the licenses free and the
+    # waiting jobs' priorities within the TTL
+    assert site.scheduler_commands - mid == 4
     assert second.partitions == first.partitions and len(second.nodes) == len(first.nodes)
     assert job.native_id in {j.native_id for j in second.jobs}
     await custom_fed.cancel(job.id)

@@ -53,6 +53,12 @@ from .outputs_common import (
     unwrap,
     user_filter,
 )
+from .slurm_priority import (
+    PRIORITY_PROBE,
+    SPRIO_PROBE,
+    parse_job_priorities,
+    parse_priority,
+)
 from .slurm_script import parse_slurm_time
 
 # Variables that change squeue/sinfo/sacct/scontrol output (Parsl's Slurm provider met them).
@@ -383,11 +389,16 @@ class SlurmCommands(FailureReading):
             # how long one idles before it powers down; its MaxArraySize
             # (cached like the partitions, not per queue)
             "config": self._q("sh", "-c", "scontrol show config 2>/dev/null; exit 0"),
+            # what a new job's multifactor priority is weighed by: the user's fair share,
+            # the QOS priorities, the user's default account (`slurm_priority`)
+            "priority_factors": self._q("sh", "-c", PRIORITY_PROBE),
+            # each waiting job's priority (sprio), where the new job goes among them
+            "job_priorities": self._q("sh", "-c", SPRIO_PROBE),
         }
 
     # outputs that change with the queue: read with every snapshot (the rest is cached)
     # (the licenses' use too: one short scontrol query in the same batch)
-    live_outputs = frozenset({"queue", "queue_qos", "licenses"})
+    live_outputs = frozenset({"queue", "queue_qos", "licenses", "job_priorities"})
 
     # the snapshot output discovery reads the cluster's own name from (`scontrol show
     # config`, already asked for the node timeouts): the name a job reads as
@@ -677,6 +688,7 @@ class SlurmCommands(FailureReading):
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=to_int(kv.get("PriorityTier")),
+                priority_job_factor=to_int(kv.get("PriorityJobFactor")),
                 max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
                 exclusive_user=kv.get("ExclusiveUser") == "YES",
@@ -804,6 +816,8 @@ class SlurmCommands(FailureReading):
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),
+            priority=parse_priority(outputs.get("config", ""), outputs.get("priority_factors")),
+            job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,

@@ -181,6 +181,7 @@ def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
     starts: dict[str, datetime] = {}
     never: dict[str, str] = {}
     unread: set[str] = set()
+    found: dict[str, datetime | None] = {}  # by calendar: hosts share a few
     for h in hosts:
         name = p.instance_calendars.get(h)
         if name is None:
@@ -191,7 +192,9 @@ def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
             unread.add(name)
             starts[h] = local
             continue
-        t, _ = first_stretch(cal, local, wall)
+        if name not in found:
+            found[name] = first_stretch(cal, local, wall)[0]
+        t = found[name]
         if t is None:
             never[h] = name
         else:
@@ -236,12 +239,12 @@ def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot
     zone = site_zone(cfg)
     local = now.astimezone(zone) if zone is not None else now.astimezone()
     parts, back = [], set()
+    state_of = {name: calendar_state(c, local) for name, c in snap.sge_calendars.items()}
     for p in snap.partitions:
         # the instances not open (a queue closed on every host lists them all)
         shut = set(p.instance_calendars or {}) - (set(p.nodes) if p.state == "UP" else set())
         closed = [h for h, c in (p.instance_calendars or {}).items()
-                  if c in snap.sge_calendars and h in shut
-                  and calendar_state(snap.sge_calendars[c], local) != "on"]
+                  if c in state_of and h in shut and state_of[c] != "on"]
         if closed:
             back |= set(closed)
             opened = [*(p.nodes if p.state == "UP" else []), *closed]
@@ -290,12 +293,24 @@ def _rule_text(s: SgeQuotaSet, i: int, rule: SgeQuotaRule) -> str:
     return f"resource quota set {s.name} rule {rule.name or i + 1} ({filters} to {limits})"
 
 
+def _first_rules(s: SgeQuotaSet, jobs: list[JobStatus]) -> list[int | None]:
+    """The rule of `s` each running job is counted under: the first that matches it
+    (their project and PE are not read: each filter of those counts them)."""
+    out = []
+    for j in jobs:
+        theirs = {"users": j.user, "queues": j.partition, "hosts": j.node_list}
+        out.append(next((k for k, r in enumerate(s.rules) if _rule_binds(
+            r, theirs, frozenset({"projects", "pes"}))), None))
+    return out
+
+
 def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
-                  snap: SiteSnapshot, now: datetime, part_max: dict[str, float]
+                  snap: SiteSnapshot, firsts: list[int | None], now: datetime,
+                  part_max: dict[str, float]
                   ) -> tuple[str | None, float, str | None, str | None]:
     """How set `s` binds the job of `attrs` (on one host): (why it never fits, else
     None; seconds to wait for room (0: none); what is said of the wait; what is not
-    checked)."""
+    checked). `firsts`: the rule each of the site's running jobs is counted under."""
     for i, rule in enumerate(s.rules):
         binds = _rule_binds(rule, attrs)
         if binds is None:
@@ -314,16 +329,15 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
         each_host = "hosts" in rule.filters and rule.filters["hosts"].each
         need = per_host if each_host else slots
 
-        def counted(j: JobStatus, rule: SgeQuotaRule = rule, i: int = i) -> bool:
-            theirs = {"users": j.user, "queues": j.partition, "hosts": j.node_list,
-                      "projects": None, "pes": None}
-            # their project and PE are not read: each filter of those counts them
-            first = next((k for k, r in enumerate(s.rules) if _rule_binds(
-                r, theirs, frozenset({"projects", "pes"}))), None)
-            return first == i and all(theirs[k] == attrs[k] for k, f in rule.filters.items()
-                                      if f.each and k in ("users", "queues", "hosts"))
+        same = [k for k, f in rule.filters.items()
+                if f.each and k in ("users", "queues", "hosts")]  # each apart: the job's
 
-        jobs = [j for j in snap.running if counted(j)]
+        def theirs(j: JobStatus, scope: str) -> str | None:
+            return j.user if scope == "users" else j.partition if scope == "queues" \
+                else j.node_list
+
+        jobs = [j for j, first in zip(snap.running, firsts, strict=True) if first == i
+                and all(theirs(j, k) == attrs[k] for k in same)]
         held = sum(j.cpus or 1 for j in jobs)
         what = _rule_text(s, i, rule)
         if need > limit:
@@ -349,13 +363,15 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     never: dict[str, str] = {}
     waits: dict[str, tuple[float, str]] = {}
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
+    running = snap.running
+    firsts = [_first_rules(s, running) if s.enabled else [] for s in snap.sge_quotas or []]
     for h in hosts if by_host and hosts else [""]:
         attrs = {**base, "hosts": h or None}
-        for s in snap.sge_quotas or []:
+        for s, first in zip(snap.sge_quotas or [], firsts, strict=True):
             if not s.enabled:
                 continue
-            why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap, now,
-                                                       part_max)
+            why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
+                                                       first, now, part_max)
             if unchecked:
                 out.not_checked.append(unchecked)
             if why:

@@ -405,12 +405,15 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     out = SgeQueueLimits()
     if cfg.scheduler != "sge":
         return out
-    if snap.sge_quotas is None and (why := snap.limits_unread.get("resource quotas")):
+    if snap.sge_quotas is None and not spec.reservation \
+            and (why := snap.limits_unread.get("resource quotas")):
         out.not_checked.append(f"resource quotas ({why})")
     zone = site_zone(cfg)
+    # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
+    quotas = bool(snap.sge_quotas) and not spec.reservation
     for p in parts:
         hosts = list(members.get(p.name, []))
-        if snap.sge_quotas:
+        if quotas:
             _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out)
         wall = spec.resources.walltime_s or p.max_time_s
         _calendar_misses(p, hosts, float(wall) if wall else None, snap, now, zone, out)

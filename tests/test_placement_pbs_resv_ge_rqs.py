@@ -382,6 +382,13 @@ def test_a_job_above_the_quota_is_refused_naming_the_rule():
                          "all.q to slots=8): the job's 12 slots are above its limit of 8"]
 
 
+def test_a_job_of_an_advance_reservation_is_not_bound_by_the_quotas():
+    # sge_resource_quota(5): a job of an AR (-ar) is neither limited nor counted
+    v = run(_smp(12) + "\n#$ -ar 17", _ge_site(quotas=rqs("TRUE", "{*}"))).verdict("delta")
+    assert v.verdict == "READY" and not any("quota" in x for x in v.reasons + v.notes
+                                                  + v.not_checked), (v.reasons, v.notes)
+
+
 @pytest.mark.parametrize("enabled, users", [
     ("FALSE", "{*}"),  # the set is not enabled
     ("TRUE", "!alice"),  # the rule leaves alice out: the next one (64 slots) binds her

@@ -322,8 +322,9 @@ class SgeCommands(FailureReading):
             # the resource quota sets (a user's running slots count against their rules)
             # and the calendars that close or suspend queues at set times
             "quotas": with_status("qconf -srqs"),
-            "calendars": with_status('for c in $(qconf -scall 2>/dev/null); do qconf -scal '
-                                     '"$c"; echo; done'),
+            # (a name is one word: qconf's "no calendar defined" is none)
+            "calendars": with_status("for c in $(qconf -scall 2>/dev/null | grep -v ' '); "
+                                     'do qconf -scal "$c"; echo; done'),
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:

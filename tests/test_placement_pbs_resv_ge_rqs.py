@@ -53,8 +53,8 @@ Reserve_Owner = alice@login1
 reserve_type = 2
 reserve_state = {state}
 reserve_substate = 2
-reserve_start = Sun Mar 01 11:00:00 2026
-reserve_end = Sun Mar 01 15:00:00 2026
+reserve_start = Sun Mar 01 {start}:00:00 2026
+reserve_end = Sun Mar 01 {end}:00:00 2026
 reserve_duration = 14400
 queue = R123
 Resource_List.ncpus = 32
@@ -73,13 +73,15 @@ interactive = 0
 
 
 def _pbs_site(rstat: str | None = None, *, user: str = "alice", n001_busy_h: float = 8,
-              state: str = "RESV_CONFIRMED", users: str = "alice"):
+              state: str = "RESV_CONFIRMED", users: str = "alice", window=(11, 15),
+              n002_assigned: int = 0):
     """A PBS Pro site of two 64-CPU hosts: n001 taken whole by bob's job until +`n001_busy_h`
     h, n002 free; queues workq (default) and R123 (the reservation's, not started yet).
-    `rstat`: the reservations probe's whole output (None: RSTAT's, exit 0)."""
+    `rstat`: the reservations probe's whole output (None: RSTAT's, exit 0, its `window`
+    the hours it starts and ends at); `n002_assigned`: n002's resources_assigned.ncpus."""
     nodes = json.dumps({"nodes": {h: {"state": "free", "resources_available": {
         "host": h, "mem": "256gb", "ncpus": 64}, "resources_assigned": {
-            "ncpus": 64 if h == "n001" else 0}} for h in ("n001", "n002")}})
+            "ncpus": 64 if h == "n001" else n002_assigned}} for h in ("n001", "n002")}})
     queues = json.dumps({"Queue": {
         "workq": {"queue_type": "Execution", "enabled": "True", "started": "True"},
         "R123": {"queue_type": "Execution", "enabled": "True", "started": "False"}}})
@@ -92,7 +94,8 @@ def _pbs_site(rstat: str | None = None, *, user: str = "alice", n001_busy_h: flo
         "nodes": nodes, "queues": queues, "queue": jobs,
         "server": json.dumps({"Server": {"pbs01": {"default_queue": "workq"}}}),
         "user": user + "\n", "group": "physics\n",
-        "reservations": ok(RSTAT.format(state=state, users=users)) if rstat is None
+        "reservations": ok(RSTAT.format(state=state, users=users, start=window[0],
+                                        end=window[1])) if rstat is None
         else rstat})
     return (SiteConfig(name="pro", scheduler="pbs", metadata={"architecture": "x86_64"}),
             snap.model_copy(update={"taken_at": NOW}))
@@ -106,7 +109,8 @@ def _resv_job(cpus: int = 16, wall: str = "2:00:00", queue: str = "R123") -> str
 
 def test_pbs_rstat_is_read_into_reservations():
     [r], why = parse_pbs_reservations(ok(RSTAT.format(state="RESV_RUNNING",
-                                                      users="alice,+bob@*,-carol")),
+                                                      users="alice,+bob@*,-carol",
+                                                      start=11, end=15)),
                                       timezone.utc)
     assert why is None
     assert (r.name, r.queue, r.state, r.owner) == ("R123.pbs01", "R123", "RESV_RUNNING",
@@ -117,7 +121,7 @@ def test_pbs_rstat_is_read_into_reservations():
 
 
 def test_pbs_rstat_vnodes_count_for_their_host_and_none_is_no_reservation():
-    text = RSTAT.format(state="RESV_CONFIRMED", users="alice").replace(
+    text = RSTAT.format(state="RESV_CONFIRMED", users="alice", start=11, end=15).replace(
         "resv_nodes = (n002:ncpus=32)", "resv_nodes = (gpu1[0]:ncpus=8:ngpus=2)+"
         "(gpu1[1]:ncpus=8:ngpus=2)")
     [r], _ = parse_pbs_reservations(ok(text), timezone.utc)
@@ -210,6 +214,19 @@ def test_a_reservation_holds_its_share_from_jobs_that_would_overlap_it():
     v = run("#PBS -l select=1:ncpus=32\n#PBS -l walltime=4:00:00", _pbs_site()
             ).verdict("pro")
     assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)
+
+
+def test_a_running_reservations_share_comes_back_to_others_at_its_end():
+    # R123 runs from 08:00 to 12:00: n002's resources_assigned holds its 32 CPUs. A job of
+    # 48 waits for its end (+3 h): before, those 32 CPUs, held by no job it knew of, were
+    # taken to come back within the hour (BUSY, +1 h)
+    site = _pbs_site(state="RESV_RUNNING", window=(8, 12), n002_assigned=32)
+    v = run("#PBS -l select=1:ncpus=48\n#PBS -l walltime=1:00:00", site).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3)), (v.reasons, v.notes)
+    # a job of the reservation starts now, on what it holds
+    v = run(_resv_job(cpus=32), site).verdict("pro")
+    assert (v.verdict, v.partition, v.estimated_start) == ("READY", "R123", NOW), \
+        (v.reasons, v.notes)
 
 
 def test_reservations_not_read_are_said_not_checked():

@@ -1257,6 +1257,8 @@ class Partition(_Model):
     # Grid Engine: the calendar of each of the queue's instances (by host; None: NONE),
     # where some instance has one (`qconf -sq` calendar); None: none has
     instance_calendars: dict[str, str | None] | None = None
+    # ... and the hosts whose instance its calendar alone closes now (qstat's D, C)
+    calendar_closed: list[str] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time

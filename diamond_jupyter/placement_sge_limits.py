@@ -241,8 +241,8 @@ def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot
     parts, back = [], set()
     state_of = {name: calendar_state(c, local) for name, c in snap.sge_calendars.items()}
     for p in snap.partitions:
-        # the instances not open (a queue closed on every host lists them all)
-        shut = set(p.instance_calendars or {}) - (set(p.nodes) if p.state == "UP" else set())
+        # the instances closed by their calendar alone (qstat's D, C), which it closes now
+        shut = set(p.calendar_closed or [])
         closed = [h for h, c in (p.instance_calendars or {}).items()
                   if c in state_of and h in shut and state_of[c] != "on"]
         if closed:

@@ -462,9 +462,15 @@ def test_a_queue_the_calendar_disables_now_opens_at_its_end():
     # before, the queue was DOWN and the job refused
     site = _ge_site(calendars="calendar_name sunday\nyear NONE\nweek sun=8-12=off\n",
                     calendar="sunday", state="D")
+    assert site[1].partitions[0].calendar_closed == ["s1", "s2"]
     v = run(_smp(4), site).verdict("delta")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3)), (v.reasons, v.notes)
     assert any("now disabled" in n for n in v.notes), v.notes
+    # disabled by an administrator too (d): it stays closed, whatever the calendar
+    site = _ge_site(calendars="calendar_name sunday\nyear NONE\nweek sun=8-12=off\n",
+                    calendar="sunday", state="dD")
+    assert site[1].partitions[0].calendar_closed is None
+    assert not run(_smp(4), site).verdict("delta").feasible
 
 
 def test_a_calendar_of_no_stretch_long_enough_refuses_the_queue():

@@ -691,6 +691,8 @@ class SgeCommands(FailureReading):
                 user_acls=_user_acls(cfg, access_lists),
                 instance_calendars=_calendars(cfg.get("calendar"), [i["host"] for i in mine
                                                                      if i["host"]], groups or {}),
+                calendar_closed=[i["host"] for i in mine if i["host"]
+                                 and re.fullmatch(r"[DC]+", i["state"])] or None,
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})

@@ -373,7 +373,7 @@ def test_a_user_quota_counts_the_users_running_slots_and_waits_for_them():
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), (v.reasons, v.notes)
     assert ("queue all.q: resource quota set max_user_slots rule per_user (users {*} queues "
             "all.q to slots=8): your running jobs hold 6 of its 8 slots; the job's 4 fit once "
-            "some of them end") in v.notes
+            "enough of them end") in v.notes
     # 2 slots fit beside hers now
     assert run(_smp(2), site).verdict("delta").verdict == "READY"
 

@@ -348,8 +348,7 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
         if wait is None or wait <= 0:
             return None, 0.0, None, None
         mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
-        return None, wait, (f"{what}: {mine} running jobs hold {held} of its {limit} slots;"
-                            " "
+        return None, wait, (f"{what}: {mine} running jobs hold {held} of its {limit} slots; "
                             f"the job's {need} fit once enough of them end"), None
     return None, 0.0, None, None
 

@@ -1544,6 +1544,10 @@ class SiteSnapshot(_Model):
     # -scal`) by name; None: not known
     sge_quotas: list[SgeQuotaSet] | None = None
     sge_calendars: dict[str, SgeCalendar] | None = None
+    # Grid Engine: the host groups (`@NAME` -> its hosts, resolved) and access lists (name
+    # -> its entries) a quota rule may name; None: not read
+    sge_host_groups: dict[str, list[str]] | None = None
+    sge_access_lists: dict[str, list[str]] | None = None
     # limits that could not be read, by what they are ("resource quotas", "reservations",
     # "calendars"), with why: placement says each as not checked
     limits_unread: dict[str, str] = Field(default_factory=dict)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -175,7 +175,7 @@ def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
                      snap: SiteSnapshot, now: datetime, zone: tzinfo | None,
                      out: SgeQueueLimits) -> None:
     """What the calendars of queue `p`'s instances on `hosts` make of a job of `wall`."""
-    if not p.instance_calendars:
+    if not p.instance_calendars or not hosts:
         return
     local = now.astimezone(zone) if zone is not None else now.astimezone()
     starts: dict[str, datetime] = {}
@@ -258,11 +258,22 @@ def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot
 
 
 # -- resource quota sets ---------------------------------------------------------------
-def _matches(names: list[str], value: str | None) -> bool | None:
-    """Whether `value` passes a filter's names (`*`, wildcards, `!` denies); None where an
-    entry names a group (`@...`), whose members are not read here."""
-    if any(n.lstrip("!").startswith("@") for n in names):
-        return None
+def _matches(names: list[str], value: str | None,
+             groups: Mapping[str, list[str]] | None = None) -> bool | None:
+    """Whether `value` passes a filter's names (`*`, wildcards, `!` denies, `@NAME` a host
+    group's hosts or an access list's users, from `groups`); None where a group's members
+    are not known (not read, or themselves groups: a Unix group of an access list)."""
+    expanded = []
+    for n in names:
+        bare, no = n.lstrip("!"), "!" if n.startswith("!") else ""
+        if not bare.startswith("@"):
+            expanded.append(n)
+            continue
+        members = (groups or {}).get(bare)
+        if members is None or any(m.startswith("@") for m in members):
+            return None
+        expanded += [no + m for m in members] or [f"{no}\0none"]  # an empty group: none
+    names = expanded
     if value is None:
         return False
     yes = [n for n in names if not n.startswith("!")]
@@ -272,13 +283,15 @@ def _matches(names: list[str], value: str | None) -> bool | None:
 
 
 def _rule_binds(rule: SgeQuotaRule, attrs: Mapping[str, str | None],
+                groups: Mapping[str, Mapping[str, list[str]]],
                 unknown: frozenset[str] = frozenset()) -> bool | None:
     """Whether `rule`'s filters match a job of `attrs` (scope -> its value); scopes in
-    `unknown` match (not known of that job); None where a filter cannot be told."""
+    `unknown` match (not known of that job); None where a filter cannot be told.
+    `groups`: by scope, the `@NAME`s its filters may name and their members."""
     for scope, f in rule.filters.items():
         if scope in unknown:
             continue
-        hit = _matches(f.names, attrs.get(scope))
+        hit = _matches(f.names, attrs.get(scope), groups.get(scope))
         if hit is None:
             return None
         if not hit:
@@ -293,29 +306,38 @@ def _rule_text(s: SgeQuotaSet, i: int, rule: SgeQuotaRule) -> str:
     return f"resource quota set {s.name} rule {rule.name or i + 1} ({filters} to {limits})"
 
 
-def _first_rules(s: SgeQuotaSet, jobs: list[JobStatus]) -> list[int | None]:
+def _quota_groups(snap: SiteSnapshot) -> dict[str, dict[str, list[str]]]:
+    """The `@NAME`s a quota rule's filters may name, by scope: host groups (`qconf
+    -shgrp_resolved`) for hosts, access lists (`qconf -su`) for users."""
+    return {"hosts": dict(snap.sge_host_groups or {}),
+            "users": {f"@{k}": v for k, v in (snap.sge_access_lists or {}).items()}}
+
+
+def _first_rules(s: SgeQuotaSet, jobs: list[JobStatus],
+                 groups: Mapping[str, Mapping[str, list[str]]]) -> list[int | None]:
     """The rule of `s` each running job is counted under: the first that matches it
     (their project and PE are not read: each filter of those counts them)."""
     out = []
     for j in jobs:
         theirs = {"users": j.user, "queues": j.partition, "hosts": j.node_list}
         out.append(next((k for k, r in enumerate(s.rules) if _rule_binds(
-            r, theirs, frozenset({"projects", "pes"}))), None))
+            r, theirs, groups, frozenset({"projects", "pes"}))), None))
     return out
 
 
 def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
-                  snap: SiteSnapshot, firsts: list[int | None], now: datetime,
+                  snap: SiteSnapshot, firsts: list[int | None],
+                  groups: Mapping[str, Mapping[str, list[str]]], now: datetime,
                   part_max: dict[str, float]
                   ) -> tuple[str | None, float, str | None, str | None]:
     """How set `s` binds the job of `attrs` (on one host): (why it never fits, else
     None; seconds to wait for room (0: none); what is said of the wait; what is not
     checked). `firsts`: the rule each of the site's running jobs is counted under."""
     for i, rule in enumerate(s.rules):
-        binds = _rule_binds(rule, attrs)
+        binds = _rule_binds(rule, attrs, groups)
         if binds is None:
             return None, 0.0, None, f"{_rule_text(s, i, rule)}: names a host group or " \
-                "access list, whose members are not read"
+                "access list whose members are not known here"
         if not binds:
             continue
         raw = rule.limits.get("slots")
@@ -364,14 +386,16 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     waits: dict[str, tuple[float, str]] = {}
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
     running = snap.running
-    firsts = [_first_rules(s, running) if s.enabled else [] for s in snap.sge_quotas or []]
+    groups = _quota_groups(snap)
+    firsts = [_first_rules(s, running, groups) if s.enabled else []
+              for s in snap.sge_quotas or []]
     for h in hosts if by_host and hosts else [""]:
         attrs = {**base, "hosts": h or None}
         for s, first in zip(snap.sge_quotas or [], firsts, strict=True):
             if not s.enabled:
                 continue
             why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
-                                                       first, now, part_max)
+                                                       first, groups, now, part_max)
             if unchecked:
                 out.not_checked.append(unchecked)
             if why:
@@ -397,11 +421,12 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
 
 
 def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
-                     parts: list[Partition], members: Mapping[str, list[str]], slots: int,
-                     per_host: int, now: datetime, part_max: dict[str, float]
-                     ) -> SgeQueueLimits:
+                     parts: list[Partition], members: Mapping[str, list[str]],
+                     fit: Collection[str], slots: int, per_host: int, now: datetime,
+                     part_max: dict[str, float]) -> SgeQueueLimits:
     """The resource quotas and calendars of a Grid Engine site, for a job of `slots`
-    slots (`per_host` on one host), in each of `parts` (on its `members`)."""
+    slots (`per_host` on one host), in each of `parts` (on its `members` that can run it,
+    `fit`)."""
     out = SgeQueueLimits()
     if cfg.scheduler != "sge":
         return out
@@ -412,7 +437,7 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
     quotas = bool(snap.sge_quotas) and not spec.reservation
     for p in parts:
-        hosts = list(members.get(p.name, []))
+        hosts = [h for h in members.get(p.name, []) if h in fit]
         if quotas:
             _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out)
         wall = spec.resources.walltime_s or p.max_time_s

@@ -252,11 +252,13 @@ def _ge_entry(jid: str, owner: str, slots: int, left_h: float, limit_h: int = 4)
 
 
 def _ge_site(*, quotas: str | None = "", calendars: str = "", calendar: str = "NONE",
-             jobs: dict[str, list[str]] | None = None, state: str = ""):
+             jobs: dict[str, list[str]] | None = None, state: str = "",
+             groups: dict[str, str] | None = None):
     """A Grid Engine site of two 16-slot hosts (s1, s2) with one queue, all.q (16 slots
     an instance, h_rt 72 h, its `calendar`), probed as alice. `quotas`: `qconf -srqs`'s
     output (None: the probe failed); `calendars`: the `qconf -scal` loop's; `jobs`: the
-    running jobs' entries by host; `state`: the instances' qstat state."""
+    running jobs' entries by host; `state`: the instances' qstat state; `groups`: the
+    snapshot's host groups and access lists outputs ("hostgroups", "access_lists")."""
     jobs = jobs or {}
     inst = "".join(
         f"<Queue-List><name>all.q@{h}</name><qtype>BIP</qtype><slots_used>"
@@ -277,7 +279,7 @@ def _ge_site(*, quotas: str | None = "", calendars: str = "", calendar: str = "N
         "queue": qstat, "hosts": qhost, "queues": conf, "pes": "smp\n",
         "pe_rules": "pe_name smp\nallocation_rule $pe_slots\n\n", "user": "alice\n",
         "quotas": "error: access denied\n#diamond-rc=1\n" if quotas is None else ok(quotas),
-        "calendars": ok(calendars)})
+        "calendars": ok(calendars), **(groups or {})})
     return (SiteConfig(name="delta", scheduler="sge", metadata={"timezone": "UTC"}),
             snap.model_copy(update={"taken_at": NOW}))
 
@@ -426,6 +428,29 @@ def test_a_per_host_rule_passes_over_the_hosts_it_fills():
     assert v.verdict == "RESTRICTED" and v.reasons == [
         "resource quota set per_host rule 1 (users {*} hosts {*} to slots=4): the job's 6 "
         "slots on a host are above its limit of 4"]
+
+
+def test_rules_naming_host_groups_and_access_lists_use_their_members():
+    rqs = ("{\n name staff_short\n enabled TRUE\n"
+           " limit users @staff hosts @short to slots=8\n}\n")
+    groups = {"hostgroups": "group_name @short\ns1\n",
+              "access_lists": "name    staff\ntype    ACL\nentries alice,carol\n\n"}
+    hers = {"s1": [_ge_entry("1", "alice", 6, 2)]}
+    site = _ge_site(quotas=rqs, jobs=hers, groups=groups)
+    assert site[1].sge_host_groups == {"@short": ["s1"]}
+    # alice is in staff: on s1 (in @short) 6 of 8 are hers; s2 is outside the rule: now
+    v = run(_smp(4), site).verdict("delta")
+    assert (v.verdict, v.estimated_start, v.not_checked) == ("READY", NOW, []), v.notes
+    # -l hostname=s1: only s1, where the rule binds her: she waits for her job
+    v = run(_smp(4) + "\n#$ -l hostname=s1", site).verdict("delta")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), (v.reasons, v.notes)
+    # a list whose members are Unix groups cannot be told: said, not refused on
+    groups["access_lists"] = "name    staff\ntype    ACL\nentries @physics\n\n"
+    v = run(_smp(4) + "\n#$ -l hostname=s1", _ge_site(quotas=rqs, jobs=hers, groups=groups)
+            ).verdict("delta")
+    assert v.verdict == "READY" and v.not_checked == [
+        "resource quota set staff_short rule 1 (users @staff hosts @short to slots=8): names "
+        "a host group or access list whose members are not known here"], v.not_checked
 
 
 def test_resource_quotas_not_read_are_said_not_checked():

@@ -562,6 +562,10 @@ class SgeCommands(FailureReading):
                                            ("calendars", calendars_unread)) if v}
         return SiteSnapshot(
             sge_quotas=quotas, sge_calendars=calendars, limits_unread=unread_limits,
+            sge_host_groups=parse_hostgroups(outputs["hostgroups"]) if "hostgroups" in outputs
+            else None,
+            sge_access_lists=parse_access_lists(outputs["access_lists"])
+            if "access_lists" in outputs else None,
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             project_acls=parse_project_acls(outputs["projects"], parse_access_lists(
                 outputs["access_lists"])) if "projects" in outputs and "access_lists"

@@ -1279,6 +1279,11 @@ class Partition(_Model):
     # PBS acl_users (where acl_user_enable is True), Grid Engine user_lists and xuser_lists
     # (their access lists' entries): who the queue takes jobs of, by user; None: everyone
     user_acls: list[UserAcl] | None = None
+    # Grid Engine: the calendar of each of the queue's instances (by host; None: NONE),
+    # where some instance has one (`qconf -sq` calendar); None: none has
+    instance_calendars: dict[str, str | None] | None = None
+    # ... and the hosts whose instance its calendar alone closes now (qstat's D, C)
+    calendar_closed: list[str] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
@@ -1360,6 +1365,61 @@ class Reservation(_Model):
     groups: list[str] | None = None  # Unix groups whose members may use it
     flags: list[str] = Field(default_factory=list)
     state: str = "INACTIVE"
+
+
+class PbsReservation(_Model):
+    """A PBS Pro reservation (`pbs_rstat -f`): advance (R), standing (S) or maintenance
+    (M). Its queue (`R123`) takes the jobs of the users it admits, on its nodes (host ->
+    the resources it holds there, from resv_nodes), between its start and end."""
+
+    name: str  # R123.server
+    queue: str | None = None
+    state: str = ""  # RESV_CONFIRMED, RESV_RUNNING, RESV_UNCONFIRMED ...
+    start: datetime | None = None
+    end: datetime | None = None
+    owner: str | None = None  # user@host
+    # Authorized_Users / Authorized_Groups entries as written (`user@host`, `-user`, `*`);
+    # None: not set (the owner alone)
+    users: list[str] | None = None
+    groups: list[str] | None = None
+    nodes: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+
+class SgeQuotaFilter(_Model):
+    """One filter of a Grid Engine resource quota rule (`users {*}`, `queues all.q,!b.q`):
+    its names as written (`!` negates, `*` any, `@group`), and whether the limit holds for
+    each of them apart (`{}`) or for all of them together."""
+
+    names: list[str]
+    each: bool = False
+
+
+class SgeQuotaRule(_Model):
+    """A `limit` line of a resource quota set: its filters by scope (users, projects, pes,
+    queues, hosts; a scope not given matches any) and its limits (complex -> value as
+    written: `64`, `$num_proc*2`)."""
+
+    name: str | None = None
+    filters: dict[str, SgeQuotaFilter] = Field(default_factory=dict)
+    limits: dict[str, str] = Field(default_factory=dict)
+
+
+class SgeQuotaSet(_Model):
+    """A Grid Engine resource quota set (`qconf -srqs`): its rules in order (the first
+    that matches a job binds it) and whether it is enabled."""
+
+    name: str
+    enabled: bool = True
+    rules: list[SgeQuotaRule] = Field(default_factory=list)
+
+
+class SgeCalendar(_Model):
+    """A Grid Engine calendar (`qconf -scal`): its `year` and `week` entries as written
+    (`mon-fri=6-20=off`, `24.12.2026=on`); empty: NONE."""
+
+    name: str
+    year: list[str] = Field(default_factory=list)
+    week: list[str] = Field(default_factory=list)
 
 
 class Association(_Model):
@@ -1524,6 +1584,19 @@ class SiteSnapshot(_Model):
     lsf_shared_now: dict[str, list[LsfSharedInstance]] | None = None
     # Slurm: the advanced reservations (`scontrol show res`); None: not known
     reservations: list[Reservation] | None = None
+    # PBS Pro: the reservations (`pbs_rstat -f`); None: not known
+    pbs_reservations: list[PbsReservation] | None = None
+    # Grid Engine: the resource quota sets (`qconf -srqs`) and the calendars (`qconf
+    # -scal`) by name; None: not known
+    sge_quotas: list[SgeQuotaSet] | None = None
+    sge_calendars: dict[str, SgeCalendar] | None = None
+    # Grid Engine: the host groups (`@NAME` -> its hosts, resolved) and access lists (name
+    # -> its entries) a quota rule may name; None: not read
+    sge_host_groups: dict[str, list[str]] | None = None
+    sge_access_lists: dict[str, list[str]] | None = None
+    # limits that could not be read, by what they are ("resource quotas", "reservations",
+    # "calendars"), with why: placement says each as not checked
+    limits_unread: dict[str, str] = Field(default_factory=dict)
     # Slurm: the licenses the site defines (`scontrol show licenses`), name -> how many in
     # all; {}: none defined; None: not known
     licenses: dict[str, int] | None = None

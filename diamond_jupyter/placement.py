@@ -242,6 +242,7 @@ from .placement_node_notes import (
     _landing_note,
     _returning_note,
 )
+from .placement_pbs_resv import pbs_reservations
 from .placement_priority import PriorityView, priority_view
 from .placement_rank import (
     _lost_because,
@@ -270,6 +271,7 @@ from .placement_sge import (
     pe_offered,
     queue_consumable_fit,
 )
+from .placement_sge_limits import reopened, sge_queue_limits
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -617,6 +619,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.verdict = "RESTRICTED"
         v.reasons = resv_refused
         return v
+    pbs_resv = pbs_reservations(spec, cfg, snap, now)  # a PBS job of a reservation's queue
+    v.not_checked += pbs_resv.not_checked
+    if pbs_resv.refused:
+        v.verdict, v.reasons = "RESTRICTED", pbs_resv.refused
+        return v
+    v.notes += pbs_resv.notes
+    snap = reopened(pbs_resv.snap, cfg, now)  # Grid Engine instances a calendar closes now
+    resv_hosts = pbs_resv.hosts if resv_hosts is None else resv_hosts
+    resv_wait = resv_wait or pbs_resv.wait
+    resv_name = spec.reservation or pbs_resv.queue
     resv_end = _reservation_end(spec, cfg, snap)
     if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
         v.reasons = [miss]
@@ -695,7 +707,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     reasons += global_misses(req, snap.global_consumables_total)
     if resv_hosts is not None:  # a job of a reservation (not FLEX) runs on its nodes only
         if fit and not fit & resv_hosts:
-            reasons.append(f"reservation {spec.reservation}'s nodes ({_few(resv_hosts)}) "
+            reasons.append(f"reservation {resv_name}'s nodes ({_few(resv_hosts)}) "
                            "cannot run it: " + partition_misses(
                                req, [n for n in nodes if n.name in resv_hosts], site_arch,
                                words))
@@ -881,8 +893,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     lic_wait, lic_unknown = license_wait(spec, snap, now, part_max) \
         if cfg.scheduler == "slurm" else lsf_resource_wait(spec, snap, now, part_max) \
         if cfg.scheduler == "lsf" else (None, None)
+    sge_limits = sge_queue_limits(spec, cfg, snap, parts, members, fit, req.nodes * req.cpn,
+                                  req.cpn, now, part_max)  # resource quotas, calendars
+    v.not_checked += sge_limits.not_checked
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)
+        adjusted[p.name] += sge_limits.notes.get(p.name, [])
         smt = [n for n in snap.nodes if n.name in members.get(p.name, [])
                and (n.threads_per_core or 1) > 1] if one_thread else []
         if smt:
@@ -917,6 +933,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     f"{quantity(max(reqs[p.name].cpn, 1), 'slot')} free (qstat -f: slots_total "
                     "less used and reserved): the job waits there for that queue's own running "
                     "jobs, whatever the host's other queues have free")
+        fits[p.name] -= sge_limits.never_hosts.get(p.name, set())
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
@@ -1074,6 +1091,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         holds[p.name] = [w for w in (qos_wait(req, p, qos, snap, now, part_max),
                                      assoc_wait(req, p, account, snap, now, part_max),
                                      resv_wait, lic_wait) if w]
+        restr += sge_limits.restricted.get(p.name, [])
+        other += sge_limits.refused.get(p.name, [])
+        holds[p.name] += sge_limits.waits.get(p.name, [])
         if p.opens_at is not None and not _is_up(p):  # LSF: outside its time windows
             holds[p.name].append(Wait(
                 max(0.0, (aware(p.opens_at) - now).total_seconds()),
@@ -1139,7 +1159,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                 f"no {words.node} left"
             if unreserved:
                 missed = (f"{missed}; " if left else "") + f"not in reservation " \
-                    f"{spec.reservation}: {_few(unreserved)}"
+                    f"{resv_name}: {_few(unreserved)}"
             if left and all(n.name in unbound for n in left):
                 missed = _binding_miss(req, max(unbound[n.name] for n in left), "its nodes")
             if out:

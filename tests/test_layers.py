@@ -20,8 +20,9 @@ BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
          "placement_ahead", "placement_deps", "placement_fair_share", "placement_fit",
          "placement_het", "placement_hosts", "placement_limits", "placement_node_notes",
-         "placement_priority", "placement_rank", "placement_resv",
-         "placement_sge", "placement_sim", "placement_time", "calibration", "leases", "events",
+         "placement_pbs_resv", "placement_priority", "placement_rank", "placement_resv",
+         "placement_sge", "placement_sge_limits", "placement_sim", "placement_time",
+         "calibration", "leases", "events",
          "model", "config", "workflow", "wrapper", "needs", "script_body", "capabilities",
          "software", "summary", "attention", "attention_journal", "dashboard", "strict_yaml",
          "fetch_guard", "private_files", "option_types", "wording"]

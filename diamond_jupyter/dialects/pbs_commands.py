@@ -36,6 +36,7 @@ from ..model import (
     arch_name,
 )
 from .dependencies import pbs_awaited, pbs_dependencies
+from .limits_text import parse_pbs_reservations, with_status
 from .outputs_common import (
     FailureReading,
     clean,
@@ -353,6 +354,9 @@ class PbsCommands(FailureReading):
             # and their group against the group limits
             "user": ["id", "-un"],
             "group": ["id", "-gn"],
+            # the reservations: a job of one (`-q R123`) runs in its window on its nodes,
+            # which other jobs do not get meanwhile
+            "reservations": with_status("pbs_rstat -f"),
         }
 
     def server_argv(self) -> list[str] | None:
@@ -688,7 +692,11 @@ class PbsCommands(FailureReading):
         user = (outputs.get("user") or "").strip()
         group = (outputs.get("group") or "").strip()
         nodes = self.parse_nodes(outputs.get("nodes", ""), skipped)
+        resv, resv_unread = parse_pbs_reservations(outputs["reservations"], self.tz) \
+            if "reservations" in outputs else (None, None)
         return SiteSnapshot(
+            pbs_reservations=resv,
+            limits_unread={"reservations": resv_unread} if resv_unread else {},
             site=site, nodes=nodes,
             partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", ""),
                                          skipped),

@@ -31,6 +31,7 @@ from ..model import (
     arch_name,
 )
 from .dependencies import ListedJob, sge_dependency, sge_named
+from .limits_text import parse_sge_calendars, parse_sge_quotas, with_status
 from .outputs_common import (
     FailureReading,
     clean,
@@ -318,6 +319,12 @@ class SgeCommands(FailureReading):
             # each project's acl and xacl: who may submit jobs under it (-P)
             "projects": ["sh", "-c", 'for p in $(qconf -sprjl 2>/dev/null); do qconf -sprj '
                          '"$p"; echo; done; exit 0'],
+            # the resource quota sets (a user's running slots count against their rules)
+            # and the calendars that close or suspend queues at set times
+            "quotas": with_status("qconf -srqs"),
+            # (a name is one word: qconf's "no calendar defined" is none)
+            "calendars": with_status("for c in $(qconf -scall 2>/dev/null | grep -v ' '); "
+                                     'do qconf -scal "$c"; echo; done'),
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -547,7 +554,18 @@ class SgeCommands(FailureReading):
             parse_access_lists(outputs["access_lists"]) if "access_lists" in outputs
             else None)
         user = (outputs.get("user") or "").strip()
+        quotas, quotas_unread = parse_sge_quotas(outputs["quotas"]) if "quotas" in outputs \
+            else (None, None)
+        calendars, calendars_unread = parse_sge_calendars(outputs["calendars"]) \
+            if "calendars" in outputs else (None, None)
+        unread_limits = {k: v for k, v in (("resource quotas", quotas_unread),
+                                           ("calendars", calendars_unread)) if v}
         return SiteSnapshot(
+            sge_quotas=quotas, sge_calendars=calendars, limits_unread=unread_limits,
+            sge_host_groups=parse_hostgroups(outputs["hostgroups"]) if "hostgroups" in outputs
+            else None,
+            sge_access_lists=parse_access_lists(outputs["access_lists"])
+            if "access_lists" in outputs else None,
             user=user if re.fullmatch(r"[\w.-]+", user) else None,
             project_acls=parse_project_acls(outputs["projects"], parse_access_lists(
                 outputs["access_lists"])) if "projects" in outputs and "access_lists"
@@ -675,6 +693,10 @@ class SgeCommands(FailureReading):
                 instance_slots_held={h: got for i in mine if (h := i["host"])
                                      and (got := (slots_in or {}).get((name, h)))} or None,
                 user_acls=_user_acls(cfg, access_lists),
+                instance_calendars=_calendars(cfg.get("calendar"), [i["host"] for i in mine
+                                                                     if i["host"]], groups or {}),
+                calendar_closed=[i["host"] for i in mine if i["host"]
+                                 and re.fullmatch(r"[DC]+", i["state"])] or None,
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -762,6 +784,17 @@ def _host_limits(text: str | None, hosts: list[str], groups: dict[str, list[str]
     if not text or "[" not in text or not hosts:
         return None
     return {h: _limit(host_value(text, h, groups)) for h in hosts}
+
+
+def _calendars(text: str | None, hosts: list[str], groups: dict[str, list[str]]
+               ) -> dict[str, str | None] | None:
+    """A queue's calendar on each of its hosts (`NONE,[@night=night]`; None: NONE), where
+    some host has one; None where none has."""
+    if not text or not hosts or text.strip().upper() == "NONE":
+        return None
+    out = {h: (None if (c := host_value(text, h, groups).strip()).upper() in ("", "NONE")
+               else c) for h in hosts}
+    return out if any(out.values()) else None
 
 
 def _limit(text: str | None) -> int | None:

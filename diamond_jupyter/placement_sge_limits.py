@@ -1,0 +1,446 @@
+"""Grid Engine resource quota sets and calendars as they bear on a job.
+
+A resource quota set (sge_resource_quota(5)) binds a job by its first rule whose filters
+(users, projects, pes, queues, hosts; `!` negates, `{}` limits each apart) match it; the
+running jobs that rule binds count against its limit; every enabled set applies. A
+calendar (calendar_conf(5)) disables (`off`) or suspends a queue's instances at set
+times; Grid Engine starts a job of a known h_rt in an instance only for an on-duty
+stretch that holds it (with resource reservation on). Pure code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .config import SiteConfig
+from .model import (
+    JobSpec,
+    JobStatus,
+    Partition,
+    SgeCalendar,
+    SgeQuotaRule,
+    SgeQuotaSet,
+    SiteSnapshot,
+    hms,
+)
+from .placement_limits import Wait, _room_after, sge_project
+
+_STATES = ("on", "off", "suspended")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+HORIZON_DAYS = 60  # how far ahead a calendar is searched for a stretch that holds a job
+
+
+@dataclass
+class SgeQueueLimits:
+    """By queue: why the job can never run there (`refused`; `restricted`: by a quota
+    of the user's), what it waits for
+    (`waits`), its instances that can never take it (`never_hosts`), and what is said."""
+
+    refused: dict[str, list[str]] = field(default_factory=dict)
+    restricted: dict[str, list[str]] = field(default_factory=dict)
+    waits: dict[str, list[Wait]] = field(default_factory=dict)
+    never_hosts: dict[str, set[str]] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    not_checked: list[str] = field(default_factory=list)
+
+
+# -- calendars -----------------------------------------------------------------------
+def site_zone(cfg: SiteConfig) -> tzinfo | None:
+    """The cluster's time zone, where its sites entry names one (`metadata.timezone`);
+    None: this machine's, as its outputs' times are read."""
+    name = cfg.metadata.get("timezone")
+    try:
+        return ZoneInfo(name) if isinstance(name, str) and name else None
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _clock(text: str) -> float:
+    """`6`, `6:30`, `6:30:15` -> seconds into the day."""
+    parts = [int(x) for x in text.split(":")]
+    return sum(v * m for v, m in zip(parts, (3600, 60, 1), strict=False))
+
+
+def _time_ranges(text: str) -> list[tuple[float, float]] | None:
+    """`6-20,22-23:30` -> [(start, end)] seconds into the day, a range whose end comes
+    before its start wrapping past midnight; None: not time ranges."""
+    out = []
+    for item in text.split(","):
+        m = re.fullmatch(r"(\d{1,2}(?::\d{1,2}){0,2})-(\d{1,2}(?::\d{1,2}){0,2})", item)
+        if not m:
+            return None
+        a, b = _clock(m.group(1)), _clock(m.group(2))
+        out += [(a, b)] if a < b else [(a, 86400.0), (0.0, b)]
+    return out
+
+
+def _year_day(text: str) -> date | None:
+    m = re.fullmatch(r"(\d{1,2})\.(\w+)\.(\d{4})", text)
+    if not m:
+        return None
+    month = m.group(2).lower()
+    number = int(month) if month.isdigit() else _MONTHS.index(month) + 1 \
+        if month in _MONTHS else 0
+    try:
+        return date(int(m.group(3)), number, int(m.group(1)))
+    except ValueError:
+        return None
+
+
+def _day_match(text: str, day: date, basis: str) -> bool | None:
+    """Whether `day` is in a day range list (`mon-fri,sun`; `24.12.2026-26.12.2026`);
+    None: not such a list."""
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        if basis == "week":
+            if a not in _WEEKDAYS or (b and b not in _WEEKDAYS):
+                return None
+            i, j, d = _WEEKDAYS.index(a), _WEEKDAYS.index(b or a), day.weekday()
+            if (i <= d <= j) if i <= j else (d >= i or d <= j):
+                return True
+        else:
+            first, last = _year_day(a), _year_day(b) if b else _year_day(a)
+            if first is None or last is None:
+                return None
+            if first <= day <= last:
+                return True
+    return False
+
+
+def _entry(text: str, basis: str) -> tuple[str | None, list[tuple[float, float]], str] | None:
+    """A calendar entry -> (its day list, its time ranges, its state); None: unreadable."""
+    days, ranges, state = None, [(0.0, 86400.0)], "off"
+    for part in text.split("="):
+        if part in _STATES:
+            state = part
+        elif (r := _time_ranges(part)) is not None:
+            ranges = r
+        elif _day_match(part, date(2000, 1, 3), basis) is not None:
+            days = part
+        else:
+            return None
+    return days, ranges, state
+
+
+def calendar_state(cal: SgeCalendar, at: datetime) -> str:
+    """The state ("on", "off", "suspended") calendar `cal` puts a queue in at local
+    time `at`: its year entries for a day they name, else its week entries; where
+    several cover the moment, on wins over suspended, suspended over off; none: on."""
+    day, secs = at.date(), at.hour * 3600 + at.minute * 60 + at.second
+    for basis, entries in (("year", cal.year), ("week", cal.week)):
+        read = [e for x in entries if (e := _entry(x, basis)) is not None]
+        for_day = [e for e in read if e[0] is None or _day_match(e[0], day, basis)]
+        if for_day:  # a year entry for the day: its week entries do not count
+            covering = {s for _, ranges, s in for_day for a, b in ranges if a <= secs < b}
+            return next((s for s in ("on", "suspended", "off") if s in covering), "on")
+    return "on"
+
+
+def _changes(cal: SgeCalendar, start: datetime, days: int) -> list[datetime]:
+    """The moments from `start` on at which `cal` may change state: each midnight and
+    each bound of its time ranges, for `days` days."""
+    bounds = {0.0} | {x for entries, basis in ((cal.year, "year"), (cal.week, "week"))
+                      for t in entries if (e := _entry(t, basis)) is not None
+                      for a, b in e[1] for x in (a, b) if x < 86400.0}
+    midnight = datetime.combine(start.date(), time(), start.tzinfo)
+    out = [midnight + timedelta(days=d, seconds=x) for d in range(days + 1)
+           for x in sorted(bounds)]
+    return [t for t in out if t > start]
+
+
+def first_stretch(cal: SgeCalendar, now: datetime, wall: float | None
+                  ) -> tuple[datetime | None, datetime | None]:
+    """(when `cal` first keeps a queue on for `wall` seconds from then on — now, or
+    the start of an on-duty stretch; None: not within HORIZON_DAYS; without a walltime,
+    the next moment it is on), and when that stretch ends (None: not within the
+    horizon)."""
+    marks = [now, *_changes(cal, now, HORIZON_DAYS)]
+    states = [calendar_state(cal, t) for t in marks]
+    for i, (t, s) in enumerate(zip(marks, states, strict=True)):
+        if s != "on" or (i and states[i - 1] == "on"):
+            continue
+        end = next((marks[k] for k in range(i + 1, len(marks)) if states[k] != "on"), None)
+        if wall is None or end is None or (end - t).total_seconds() >= wall:
+            return t, end
+    return None, None
+
+
+def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
+                     snap: SiteSnapshot, now: datetime, zone: tzinfo | None,
+                     out: SgeQueueLimits) -> None:
+    """What the calendars of queue `p`'s instances on `hosts` make of a job of `wall`."""
+    if not p.instance_calendars or not hosts:
+        return
+    local = now.astimezone(zone) if zone is not None else now.astimezone()
+    starts: dict[str, datetime] = {}
+    never: dict[str, str] = {}
+    unread: set[str] = set()
+    found: dict[str, datetime | None] = {}  # by calendar: hosts share a few
+    for h in hosts:
+        name = p.instance_calendars.get(h)
+        if name is None:
+            starts[h] = local
+            continue
+        cal = (snap.sge_calendars or {}).get(name)
+        if cal is None:
+            unread.add(name)
+            starts[h] = local
+            continue
+        if name not in found:
+            found[name] = first_stretch(cal, local, wall)[0]
+        t = found[name]
+        if t is None:
+            never[h] = name
+        else:
+            starts[h] = t
+    if unread:
+        why = snap.limits_unread.get("calendars") or "not listed by qconf -scall"
+        out.not_checked.append(f"calendar{'s' if len(unread) > 1 else ''} "
+                               f"{', '.join(sorted(unread))} of queue {p.name} ({why})")
+    length = f"its walltime {hms(wall)}" if wall else "it"
+    if never:
+        names = ", ".join(sorted(set(never.values())))
+        if not starts:
+            out.refused.setdefault(p.name, []).append(
+                f"queue {p.name}: its calendar {names} (qconf -scal) leaves no on-duty "
+                f"stretch that holds {length} in the next {HORIZON_DAYS} days on any of its "
+                "instances")
+            return
+        out.never_hosts.setdefault(p.name, set()).update(never)
+        out.notes.setdefault(p.name, []).append(
+            f"queue {p.name}: its instances on {', '.join(sorted(never))} are passed over: "
+            f"calendar {names} leaves them no on-duty stretch that holds {length}")
+    first = min(starts.values())
+    if first > local:
+        late = sorted(h for h, t in starts.items() if t == first)
+        cal = p.instance_calendars.get(late[0]) or ""
+        state = calendar_state((snap.sge_calendars or {})[cal], local)
+        closed = "disabled" if state == "off" else "suspended" if state == "suspended" \
+            else "on, but not for long enough"
+        out.waits.setdefault(p.name, []).append(Wait(
+            (first - local).total_seconds(),
+            f"queue {p.name}'s calendar {cal} (qconf -scal): now {closed}; Grid Engine "
+            f"starts the job there at {first:%a %Y-%m-%d %H:%M} (the cluster's time), the "
+            f"first on-duty stretch that holds {length}"))
+
+
+def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot:
+    """`snap` with the queue instances a calendar holds closed now (disabled or
+    suspended by it: qstat's D and C) counted as the queue's again: they take the job once
+    the calendar opens them (the wait is `sge_queue_limits`')."""
+    if cfg.scheduler != "sge" or not snap.sge_calendars:
+        return snap
+    zone = site_zone(cfg)
+    local = now.astimezone(zone) if zone is not None else now.astimezone()
+    parts, back = [], set()
+    state_of = {name: calendar_state(c, local) for name, c in snap.sge_calendars.items()}
+    for p in snap.partitions:
+        # the instances closed by their calendar alone (qstat's D, C), which it closes now
+        shut = set(p.calendar_closed or [])
+        closed = [h for h, c in (p.instance_calendars or {}).items()
+                  if c in state_of and h in shut and state_of[c] != "on"]
+        if closed:
+            back |= set(closed)
+            opened = [*(p.nodes if p.state == "UP" else []), *closed]
+            p = p.model_copy(update={"nodes": opened, "state": "UP"})
+        parts.append(p)
+    if not back:
+        return snap
+    nodes = [n.model_copy(update={"state": "idle" if not n.cpus_allocated else "mixed"})
+             if n.name in back and n.state == "drain" else n for n in snap.nodes]
+    return snap.model_copy(update={"partitions": parts, "nodes": nodes})
+
+
+# -- resource quota sets ---------------------------------------------------------------
+def _matches(names: list[str], value: str | None,
+             groups: Mapping[str, list[str]] | None = None) -> bool | None:
+    """Whether `value` passes a filter's names (`*`, wildcards, `!` denies, `@NAME` a host
+    group's hosts or an access list's users, from `groups`); None where a group's members
+    are not known (not read, or themselves groups: a Unix group of an access list)."""
+    expanded = []
+    for n in names:
+        bare, no = n.lstrip("!"), "!" if n.startswith("!") else ""
+        if not bare.startswith("@"):
+            expanded.append(n)
+            continue
+        members = (groups or {}).get(bare)
+        if members is None or any(m.startswith("@") for m in members):
+            return None
+        expanded += [no + m for m in members] or [f"{no}\0none"]  # an empty group: none
+    names = expanded
+    if value is None:
+        return False
+    yes = [n for n in names if not n.startswith("!")]
+    no = [n[1:] for n in names if n.startswith("!")]
+    return (not yes or any(fnmatch.fnmatchcase(value, n) for n in yes)) \
+        and not any(fnmatch.fnmatchcase(value, n) for n in no)
+
+
+def _rule_binds(rule: SgeQuotaRule, attrs: Mapping[str, str | None],
+                groups: Mapping[str, Mapping[str, list[str]]],
+                unknown: frozenset[str] = frozenset()) -> bool | None:
+    """Whether `rule`'s filters match a job of `attrs` (scope -> its value); scopes in
+    `unknown` match (not known of that job); None where a filter cannot be told.
+    `groups`: by scope, the `@NAME`s its filters may name and their members."""
+    for scope, f in rule.filters.items():
+        if scope in unknown:
+            continue
+        hit = _matches(f.names, attrs.get(scope), groups.get(scope))
+        if hit is None:
+            return None
+        if not hit:
+            return False
+    return True
+
+
+def _rule_text(s: SgeQuotaSet, i: int, rule: SgeQuotaRule) -> str:
+    filters = " ".join(f"{k} {'{' if f.each else ''}{','.join(f.names)}{'}' if f.each else ''}"
+                       for k, f in rule.filters.items())
+    limits = ",".join(f"{k}={v}" for k, v in rule.limits.items())
+    return f"resource quota set {s.name} rule {rule.name or i + 1} ({filters} to {limits})"
+
+
+def _quota_groups(snap: SiteSnapshot) -> dict[str, dict[str, list[str]]]:
+    """The `@NAME`s a quota rule's filters may name, by scope: host groups (`qconf
+    -shgrp_resolved`) for hosts, access lists (`qconf -su`) for users."""
+    return {"hosts": dict(snap.sge_host_groups or {}),
+            "users": {f"@{k}": v for k, v in (snap.sge_access_lists or {}).items()}}
+
+
+def _first_rules(s: SgeQuotaSet, jobs: list[JobStatus],
+                 groups: Mapping[str, Mapping[str, list[str]]]) -> list[int | None]:
+    """The rule of `s` each running job is counted under: the first that matches it
+    (their project and PE are not read: each filter of those counts them)."""
+    out = []
+    for j in jobs:
+        theirs = {"users": j.user, "queues": j.partition, "hosts": j.node_list}
+        out.append(next((k for k, r in enumerate(s.rules) if _rule_binds(
+            r, theirs, groups, frozenset({"projects", "pes"}))), None))
+    return out
+
+
+def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
+                  snap: SiteSnapshot, firsts: list[int | None],
+                  groups: Mapping[str, Mapping[str, list[str]]], now: datetime,
+                  part_max: dict[str, float]
+                  ) -> tuple[str | None, float, str | None, str | None]:
+    """How set `s` binds the job of `attrs` (on one host): (why it never fits, else
+    None; seconds to wait for room (0: none); what is said of the wait; what is not
+    checked). `firsts`: the rule each of the site's running jobs is counted under."""
+    for i, rule in enumerate(s.rules):
+        binds = _rule_binds(rule, attrs, groups)
+        if binds is None:
+            return None, 0.0, None, f"{_rule_text(s, i, rule)}: names a host group or " \
+                "access list whose members are not known here"
+        if not binds:
+            continue
+        raw = rule.limits.get("slots")
+        if raw is None:
+            others = ", ".join(rule.limits)
+            return None, 0.0, None, f"{_rule_text(s, i, rule)}: {others} not counted here"
+        if not raw.isdigit():
+            return None, 0.0, None, f"{_rule_text(s, i, rule)}: slots={raw} (a host's own " \
+                "value) not counted here"
+        limit = int(raw)
+        each_host = "hosts" in rule.filters and rule.filters["hosts"].each
+        need = per_host if each_host else slots
+
+        same = [k for k, f in rule.filters.items()
+                if f.each and k in ("users", "queues", "hosts")]  # each apart: the job's
+
+        def theirs(j: JobStatus, scope: str) -> str | None:
+            return j.user if scope == "users" else j.partition if scope == "queues" \
+                else j.node_list
+
+        jobs = [j for j, first in zip(snap.running, firsts, strict=True) if first == i
+                and all(theirs(j, k) == attrs[k] for k in same)]
+        held = sum(j.cpus or 1 for j in jobs)
+        what = _rule_text(s, i, rule)
+        if need > limit:
+            return (f"{what}: the job's {need} slot{'s' if need > 1 else ''}"
+                    f"{' on a host' if each_host else ''} are above its limit of {limit}",
+                    0.0, None, None)
+        wait = _room_after(jobs, lambda j: j.cpus or 1, need, limit, now, part_max)
+        if wait is None or wait <= 0:
+            return None, 0.0, None, None
+        mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
+        return None, wait, (f"{what}: {mine} running jobs hold {held} of its {limit} slots; "
+                            f"the job's {need} fit once enough of them end"), None
+    return None, 0.0, None, None
+
+
+def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
+                  per_host: int, snap: SiteSnapshot, now: datetime,
+                  part_max: dict[str, float], out: SgeQueueLimits) -> None:
+    """What the enabled resource quota sets make of the job in queue `p` on `hosts`."""
+    pe = spec.metadata.get("sge_pe")
+    base = {"users": snap.user, "projects": sge_project(spec),
+            "pes": pe if isinstance(pe, str) and pe else None, "queues": p.name}
+    never: dict[str, str] = {}
+    waits: dict[str, tuple[float, str]] = {}
+    by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
+    running = snap.running
+    groups = _quota_groups(snap)
+    firsts = [_first_rules(s, running, groups) if s.enabled else []
+              for s in snap.sge_quotas or []]
+    for h in hosts if by_host and hosts else [""]:
+        attrs = {**base, "hosts": h or None}
+        for s, first in zip(snap.sge_quotas or [], firsts, strict=True):
+            if not s.enabled:
+                continue
+            why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
+                                                       first, groups, now, part_max)
+            if unchecked:
+                out.not_checked.append(unchecked)
+            if why:
+                never[h] = why
+                break
+            if wait > waits.get(h, (0.0, ""))[0]:
+                waits[h] = (wait, said or "")
+    if not by_host or not hosts:  # one answer for every host
+        never = {h: never[""] for h in hosts} if "" in never and hosts else never
+        waits = {h: waits[""] for h in hosts} if "" in waits and hosts else waits
+    if never and len(never) == len(hosts or [""]):
+        out.restricted.setdefault(p.name, []).append(next(iter(never.values())))
+        return
+    if never:
+        out.never_hosts.setdefault(p.name, set()).update(never)
+        out.notes.setdefault(p.name, []).append(
+            f"queue {p.name}: passed over on {', '.join(sorted(never))}: "
+            + next(iter(never.values())))
+    ready = [h for h in hosts or [""] if h not in never and h not in waits]
+    if not ready and waits:
+        h = min(waits, key=lambda x: waits[x][0])
+        out.waits.setdefault(p.name, []).append(Wait(waits[h][0], waits[h][1]))
+
+
+def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
+                     parts: list[Partition], members: Mapping[str, list[str]],
+                     fit: Collection[str], slots: int, per_host: int, now: datetime,
+                     part_max: dict[str, float]) -> SgeQueueLimits:
+    """The resource quotas and calendars of a Grid Engine site, for a job of `slots`
+    slots (`per_host` on one host), in each of `parts` (on its `members` that can run it,
+    `fit`)."""
+    out = SgeQueueLimits()
+    if cfg.scheduler != "sge":
+        return out
+    if snap.sge_quotas is None and not spec.reservation \
+            and (why := snap.limits_unread.get("resource quotas")):
+        out.not_checked.append(f"resource quotas ({why})")
+    zone = site_zone(cfg)
+    # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
+    quotas = bool(snap.sge_quotas) and not spec.reservation
+    for p in parts:
+        hosts = [h for h in members.get(p.name, []) if h in fit]
+        if quotas:
+            _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out)
+        wall = spec.resources.walltime_s or p.max_time_s
+        _calendar_misses(p, hosts, float(wall) if wall else None, snap, now, zone, out)
+    out.not_checked = list(dict.fromkeys(out.not_checked))
+    return out

@@ -48,6 +48,7 @@ from .outputs_common import (
     memory_mb,
     parse_duration,
     parse_local_time,
+    signed32,
     to_int,
     unread,
     user_filter,
@@ -108,6 +109,8 @@ def finished_state(
     *, torque: bool = False,
 ) -> tuple[JobState, int | None, str | None]:
     """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
+    if exit_status is not None:  # (-1 printed unsigned is still PBS's own -1)
+        exit_status = signed32(exit_status)
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
         # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
         code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status

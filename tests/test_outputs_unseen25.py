@@ -14,7 +14,8 @@ exit status printed unsigned (4294967295 for -1) read by PBS, Torque and Grid En
 killed by signal 4294967039; qacct's start of a job that never started, printed as the
 epoch (`Thu Jan  1 01:00:00 1970`), read as a start in 1970; squeue --json's time limit
 printed signed (-1) read as a limit of -60 s; slurmrestd's error whose text and
-description are one said it twice."""
+description are one said it twice; pbsnodes' resources_assigned gone negative (after a
+server restart) and bhosts' job counts of -1 read as more free than the node has."""
 
 from __future__ import annotations
 
@@ -608,3 +609,24 @@ def test_rest_error_said_once() -> None:
         {"description": why, "error_number": 2051, "error": why,
          "source": "slurm_submit_batch_job()"}], "warnings": []}))) == (
         f"slurmrestd refused the job: {why} (2051)")
+
+
+def test_pbs_negative_assigned_is_nothing_taken() -> None:
+    """PBS's count of what is assigned can go negative after a server restart; before, a
+    node of 64 CPUs with -2 assigned had 66 free, and -1 GPUs were -1."""
+    nodes = json.dumps({"pbs_version": "2024.1.0", "nodes": {
+        "n1": {"state": "free", "pcpus": 64,
+               "resources_available": {"host": "n1", "mem": "256gb", "ncpus": 64,
+                                       "ngpus": "-1"},
+               "resources_assigned": {"ncpus": -2, "ngpus": -1, "mem": "-1kb"}}}})
+    [node] = pbs.parse_nodes(nodes)
+    assert (node.cpus, node.cpus_allocated, node.gpus, node.gpus_allocated,
+            node.memory_allocated) == (64, 0, 0, 0, 0)
+
+
+def test_lsf_negative_job_counts_are_no_slots_taken() -> None:
+    """Before, a bhosts record of RUN and NJOBS -1 read as -1 slots taken (one more free
+    than the host has)."""
+    hosts = json.dumps({"COMMAND": "bhosts", "HOSTS": 1, "RECORDS": [
+        {"HOST_NAME": "h2", "STATUS": "ok", "MAX": "16", "NJOBS": "-1", "RUN": "-1"}]})
+    assert [(n.cpus, n.cpus_allocated) for n in lsf.parse_hosts(hosts)] == [(16, 0)]

@@ -1416,6 +1416,14 @@ class Node(_Model):
     # ActiveFeatures: KNL modes and other node_features plugins)
     reboot_features: list[str] = Field(default_factory=list)
 
+    @field_validator("cpus", "cpus_allocated", "memory_mb", "memory_allocated", "gpus",
+                     "gpus_allocated")
+    @classmethod
+    def _none_below_zero(cls, count: int) -> int:
+        """A count a scheduler printed below 0 (its own miscount, or -1 for none) is 0: a
+        node never has more free than it has."""
+        return max(0, count)
+
 
 class LsfSharedInstance(_Model):
     """One instance of an LSF shared resource (a `bhosts -s` line): a job takes from the

@@ -15,7 +15,8 @@ killed by signal 4294967039; qacct's start of a job that never started, printed 
 epoch (`Thu Jan  1 01:00:00 1970`), read as a start in 1970; squeue --json's time limit
 printed signed (-1) read as a limit of -60 s; slurmrestd's error whose text and
 description are one said it twice; pbsnodes' resources_assigned gone negative (after a
-server restart) and bhosts' job counts of -1 read as more free than the node has."""
+server restart), bhosts' job counts of -1, and Slurm's CPUAlloc, AllocMem or alloc_cpus
+below 0 read as more free than the node has."""
 
 from __future__ import annotations
 
@@ -630,3 +631,19 @@ def test_lsf_negative_job_counts_are_no_slots_taken() -> None:
     hosts = json.dumps({"COMMAND": "bhosts", "HOSTS": 1, "RECORDS": [
         {"HOST_NAME": "h2", "STATUS": "ok", "MAX": "16", "NJOBS": "-1", "RUN": "-1"}]})
     assert [(n.cpus, n.cpus_allocated) for n in lsf.parse_hosts(hosts)] == [(16, 0)]
+
+
+def test_slurm_negative_allocation_is_nothing_taken() -> None:
+    """Before, scontrol's CPUAlloc=-1 / AllocMem=-10, sinfo's -1 allocated CPUs and
+    slurmrestd's alloc_cpus -1 read as below 0 taken: more free than the node has."""
+    [node] = slurm.parse_nodes("NodeName=c1 Arch=x86_64 CPUAlloc=-1 CPUTot=64 CPUEfctv=64 "
+                               "RealMemory=256000 AllocMem=-10 State=IDLE Partitions=p")
+    assert (node.cpus, node.cpus_allocated, node.memory_mb, node.memory_allocated) == (
+        64, 0, 256000, 0)
+    [node] = slurm.parse_sinfo_nodes(
+        "g01|mixed|128|1031000|gpu:a100:4|a100|gpu|-1/64/0/128|2-00:00:00|1")
+    assert (node.cpus, node.cpus_allocated, node.gpus) == (128, 0, 4)
+    [node] = rest.parse_nodes(json.dumps({"nodes": [
+        {"name": "n1", "state": ["IDLE"], "cpus": 64, "alloc_cpus": -1,
+         "real_memory": wrapped(256000), "alloc_memory": -4, "partitions": ["p"]}]}))
+    assert (node.cpus_allocated, node.memory_allocated) == (0, 0)

@@ -16,7 +16,8 @@ epoch (`Thu Jan  1 01:00:00 1970`), read as a start in 1970; squeue --json's tim
 printed signed (-1) read as a limit of -60 s; slurmrestd's error whose text and
 description are one said it twice; pbsnodes' resources_assigned gone negative (after a
 server restart), bhosts' job counts of -1, and Slurm's CPUAlloc, AllocMem or alloc_cpus
-below 0 read as more free than the node has."""
+below 0 read as more free than the node has; a partition's MaxNodes=-1 read as a limit
+no job meets."""
 
 from __future__ import annotations
 
@@ -647,3 +648,13 @@ def test_slurm_negative_allocation_is_nothing_taken() -> None:
         {"name": "n1", "state": ["IDLE"], "cpus": 64, "alloc_cpus": -1,
          "real_memory": wrapped(256000), "alloc_memory": -4, "partitions": ["p"]}]}))
     assert (node.cpus_allocated, node.memory_allocated) == (0, 0)
+
+
+def test_partition_limit_below_zero_is_no_limit() -> None:
+    """Before, MaxNodes=-1 (and the like) read as a limit of -1 nodes, which no job meets."""
+    [part] = slurm.parse_partitions(
+        "PartitionName=short Default=YES DefaultTime=00:30:00 MaxTime=04:00:00 MaxNodes=-1 "
+        "MinNodes=1 Nodes=c[001-002] State=UP TotalCPUs=128 TotalNodes=2 MaxCPUsPerNode=-1 "
+        "DefMemPerCPU=-1")
+    assert (part.max_nodes, part.max_cpus_per_node, part.def_mem_per_cpu_mb,
+            part.max_time_s, part.default_time_s) == (None, None, None, 14400, 1800)

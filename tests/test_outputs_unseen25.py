@@ -17,7 +17,8 @@ printed signed (-1) read as a limit of -60 s; slurmrestd's error whose text and
 description are one said it twice; pbsnodes' resources_assigned gone negative (after a
 server restart), bhosts' job counts of -1, and Slurm's CPUAlloc, AllocMem or alloc_cpus
 below 0 read as more free than the node has; a partition's MaxNodes=-1 read as a limit
-no job meets."""
+no job meets; a JSON job id written as a whole float (12.0) read as job '12.0', so job 12
+looked gone."""
 
 from __future__ import annotations
 
@@ -658,3 +659,22 @@ def test_partition_limit_below_zero_is_no_limit() -> None:
         "DefMemPerCPU=-1")
     assert (part.max_nodes, part.max_cpus_per_node, part.def_mem_per_cpu_mb,
             part.max_time_s, part.default_time_s) == (None, None, None, 14400, 1800)
+
+
+def test_json_job_id_written_as_a_whole_float_is_the_job() -> None:
+    """A JSON writer may print a number as 12.0; before, squeue --json's job 12.0 (and an
+    array task 3.0) and flux's id 12.0 were jobs '12.0' and '12_3.0', so jobs 12 and 12_3
+    looked gone. A fractional id is no job: said, not read as another."""
+    squeue = json.dumps({"jobs": [
+        {"job_id": 13.0, "array_job_id": 12.0, "array_task_id": 3.0, "job_state": "RUNNING"},
+        {"job_id": 12.0, "job_state": ["PENDING"]}, {"job_id": 14.5, "job_state": "RUNNING"}]})
+    said: list[str] = []
+    assert [(j.native_id, j.state.value) for j in slurm.parse_status_json(squeue, said)] == [
+        ("12_3", "RUNNING"), ("12", "PENDING")]
+    assert [s.split(" (got ")[0] for s in said] == [
+        "slurm: cannot parse squeue --json job 3: no job_id"]
+    flux_jobs = json.dumps({"jobs": [{"id": 12.0, "state": "RUN"}, {"id": 12.5, "state": "RUN"}]})
+    said = []
+    assert [j.native_id for j in flux.parse_status(flux_jobs, said)] == ["12"]
+    assert [s.split(" (got ")[0] for s in said] == [
+        "flux: cannot parse flux jobs --json job 2: not a job with an id"]

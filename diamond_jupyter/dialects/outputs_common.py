@@ -88,6 +88,20 @@ def to_int(value: Any) -> int | None:
         return None
 
 
+def whole_number(value: Any) -> int | None:
+    """A job id or task index as JSON gives it: an int, a float that is whole (12.0, which
+    is job 12) or digits; None for anything else (12.5, '12abc', true: no id to follow)."""
+    value = unwrap(value)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    text = clean(value)
+    return int(text.split(".")[0]) if text and re.fullmatch(r"\d+(\.0*)?", text) else None
+
+
 def unwrap(value: Any) -> Any:
     """Slurm openapi >= v0.0.39 wraps numbers as {"set": b, "infinite": b, "number": n}."""
     if isinstance(value, dict) and "number" in value:

@@ -50,8 +50,8 @@ from .outputs_common import (
     takes_records,
     to_int,
     unread,
-    unwrap,
     user_filter,
+    whole_number,
 )
 from .slurm_script import parse_slurm_time
 
@@ -520,15 +520,15 @@ class SlurmCommands(FailureReading):
             raise fail("slurm", "squeue --json", f"errors: {errors}")
         out = []
         for n, j in enumerate(data["jobs"], 1):
-            if not isinstance(j, dict) or to_int(j.get("job_id")) is None:
+            if not isinstance(j, dict) or whole_number(j.get("job_id")) is None:
                 unread(skipped, "slurm", f"squeue --json job {n}", "no job_id", str(j)[:200])
                 continue
             out.append(self._json_job(j))
         return out
 
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
-        jid = str(unwrap(j.get("job_id")))
-        task, parent = unwrap(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        jid = str(whole_number(j.get("job_id")))
+        task, parent = whole_number(j.get("array_task_id")), to_int(j.get("array_job_id"))
         het, offset = to_int(j.get("het_job_id")), to_int(j.get("het_job_offset"))
         if clean(j.get("array_task_string")):
             jid = f"{jid}_[{j['array_task_string']}]"

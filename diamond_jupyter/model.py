@@ -1289,6 +1289,16 @@ class Partition(_Model):
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
     exclusive_user: bool = False
 
+    @field_validator("max_time_s", "max_nodes", "max_cpus_per_node", "max_slots_per_host",
+                     "default_time_s", "min_nodes", "def_mem_per_cpu_mb", "def_cpus_per_gpu",
+                     "def_mem_per_gpu_mb", "def_mem_per_node_mb", "max_mem_per_cpu_mb",
+                     "max_mem_per_node_mb", "max_cpus", "max_mem_mb", "max_gpus",
+                     "max_mem_per_slot_mb")
+    @classmethod
+    def _no_limit_below_zero(cls, limit: int | None) -> int | None:
+        """A limit a scheduler printed below 0 (-1 for none) is none, not one no job meets."""
+        return None if limit is not None and limit < 0 else limit
+
 
 class QosLimits(_Model):
     """A Slurm QOS's limits a job meets (`sacctmgr show qos`): TRES by name (`cpu`, `node`,
@@ -1500,6 +1510,14 @@ class Node(_Model):
     # of `features`, those it has only after a reboot (Slurm AvailableFeatures not in
     # ActiveFeatures: KNL modes and other node_features plugins)
     reboot_features: list[str] = Field(default_factory=list)
+
+    @field_validator("cpus", "cpus_allocated", "memory_mb", "memory_allocated", "gpus",
+                     "gpus_allocated")
+    @classmethod
+    def _none_below_zero(cls, count: int) -> int:
+        """A count a scheduler printed below 0 (its own miscount, or -1 for none) is 0: a
+        node never has more free than it has."""
+        return max(0, count)
 
 
 class LsfSharedInstance(_Model):

@@ -16,17 +16,13 @@ group named after its first word; flux queue list's TDEFAULT was not read."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 import pytest
+from outputs_helpers import at, flux, pbs, sge, slurm
 
 from diamond_jupyter.dialects import lsf_commands as lsf_cmds
 from diamond_jupyter.dialects import sge_commands as sge_cmds
-from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import (
-    SlurmCommands,
     parse_assoc,
     parse_job_dependencies,
     parse_job_qos,
@@ -35,17 +31,6 @@ from diamond_jupyter.dialects.slurm_commands import (
     parse_usage,
 )
 from diamond_jupyter.model import SiteError
-
-UTC = timezone.utc
-slurm = SlurmCommands(tz=UTC)
-pbs = PbsCommands(tz=UTC)
-sge = SgeCommands(tz=UTC)
-flux = FluxCommands()
-
-
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
-
 
 # -- Slurm ------------------------------------------------------------------------------------
 

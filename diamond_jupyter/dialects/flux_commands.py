@@ -42,6 +42,7 @@ from .outputs_common import (
     to_int,
     unread,
     user_filter,
+    whole_number,
 )
 
 # RFC 21 state bits / result bits as they appear when printed numerically.
@@ -63,6 +64,15 @@ ID_SPELLINGS = ("words", "emoji")
 def _mapping(value: Any) -> dict[str, Any]:
     """A JSON object of a job, or {} where the output has something else (mangled)."""
     return value if isinstance(value, dict) else {}
+
+
+def _job_id(value: Any) -> str | None:
+    """A job's "id": a number as its digits (12.0 is job 12), text (an f58 id) as given;
+    None for none or a number no job has (12.5)."""
+    if isinstance(value, str):
+        return clean(value)
+    number = whole_number(value)
+    return None if number is None else str(number)
 
 
 def _seconds(value: Any) -> float | None:
@@ -172,7 +182,7 @@ class FluxCommands(FailureReading):
             raise fail("flux", "flux jobs --json", "neither {'jobs': [...]} nor a job", stdout)
         out = []
         for n, j in enumerate(jobs, 1):
-            if not isinstance(j, dict) or j.get("id") is None:
+            if not isinstance(j, dict) or _job_id(j.get("id")) is None:
                 unread(skipped, "flux", f"flux jobs --json job {n}", "not a job with an id",
                        str(j))
                 continue
@@ -183,7 +193,7 @@ class FluxCommands(FailureReading):
 
     @staticmethod
     def _job(j: dict[str, Any]) -> JobStatus:
-        if j.get("id") is None:
+        if (jid := _job_id(j.get("id"))) is None:
             raise fail("flux", "flux jobs --json", "job without id", str(j))
         st = j.get("state")
         st = _STATE_BITS.get(st, str(st)) if isinstance(st, int) else str(st or "").upper()
@@ -220,7 +230,7 @@ class FluxCommands(FailureReading):
             estimate = begin  # it waits for its begin time alone: it starts no sooner
         walltime = _time_limit(j)
         return JobStatus(
-            native_id=str(j["id"]), state=state,
+            native_id=jid, state=state,
             native_state=f"{st}:{result}" if st == "INACTIVE" and result else st or None,
             name=clean(j.get("name")), user=clean(j.get("username")) or clean(j.get("userid")),
             partition=clean(j.get("queue")), nodes=to_int(j.get("nnodes")),

@@ -85,8 +85,8 @@ def _slots_taken(record: dict[str, Any]) -> int:
     bhosts examples add it in; openlava's page does not), so the larger of NJOBS and
     RUN+SSUSP+USUSP+RSV; an output without those fields (an older field list) gives
     NJOBS."""
-    parts = sum(to_int(record.get(k)) or 0 for k in ("RUN", "SSUSP", "USUSP", "RSV"))
-    return max(to_int(record.get("NJOBS")) or 0, parts)
+    parts = sum(max(0, to_int(record.get(k)) or 0) for k in ("RUN", "SSUSP", "USUSP", "RSV"))
+    return max(to_int(record.get("NJOBS")) or 0, parts, 0)  # (a count below 0: none)
 
 
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]

@@ -80,10 +80,26 @@ def to_int(value: Any) -> int | None:
     text = clean(value)
     if text is None:
         return None
+    if re.fullmatch(r"[+-]?\d+", text):  # exact: a 64-bit count past a float's 53 bits
+        return int(text)
     try:
         return int(float(text))
     except (ValueError, OverflowError):  # junk, or inf/1e999 (no integer)
         return None
+
+
+def whole_number(value: Any) -> int | None:
+    """A job id or task index as JSON gives it: an int, a float that is whole (12.0, which
+    is job 12) or digits; None for anything else (12.5, '12abc', true: no id to follow)."""
+    value = unwrap(value)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    text = clean(value)
+    return int(text.split(".")[0]) if text and re.fullmatch(r"\d+(\.0*)?", text) else None
 
 
 def unwrap(value: Any) -> Any:
@@ -176,7 +192,9 @@ def parse_local_time(text: Any, tz: tzinfo | None, formats: tuple[str, ...]) -> 
             continue
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=tz) if tz is not None else dt.astimezone()
-        return dt.astimezone(timezone.utc)
+        dt = dt.astimezone(timezone.utc)
+        # a time of 0 printed as a date (`Thu Jan  1 01:00:00 1970` in the cluster's zone)
+        return None if dt < _EPOCH_DAY else dt
     return None
 
 
@@ -197,6 +215,12 @@ def parse_iso(text: Any, tz: tzinfo | None = None) -> datetime | None:
 
 
 _EPOCH_DAY = datetime(1970, 1, 2, tzinfo=timezone.utc)
+
+
+def signed32(number: int) -> int:
+    """An exit status a scheduler printed as an unsigned 32-bit number (4294967295 for -1)
+    as the signed one it holds; any other number as it is."""
+    return number - 2**32 if 2**31 <= number < 2**32 else number
 
 
 def decode_wait_status(status: int) -> int:

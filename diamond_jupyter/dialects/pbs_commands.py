@@ -49,6 +49,7 @@ from .outputs_common import (
     memory_mb,
     parse_duration,
     parse_local_time,
+    signed32,
     to_int,
     unread,
     user_filter,
@@ -99,6 +100,12 @@ def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
             else None, "array_limit": limit if limit and limit > 0 else None}
 
 
+def _count(value: Any) -> int:
+    """A node's count of CPUs or GPUs; 0 where not given or below 0 (PBS's own count of
+    what is assigned can go negative after a server restart: nothing is taken then)."""
+    return max(0, to_int(value) or 0)
+
+
 # Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
 # -29; its -10 to -12 mean other things): memory, walltime, CPU time
 _TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
@@ -109,6 +116,8 @@ def finished_state(
     *, torque: bool = False,
 ) -> tuple[JobState, int | None, str | None]:
     """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
+    if exit_status is not None:  # (-1 printed unsigned is still PBS's own -1)
+        exit_status = signed32(exit_status)
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
         # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
         code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
@@ -567,20 +576,20 @@ class PbsCommands(FailureReading):
             arch = clean(avail.get("arch"))
             queues = clean(a.get("queue")) or clean(avail.get("Qlist"))
             state = str(a.get("state", "unknown"))
-            cpus = to_int(avail.get("ncpus")) or to_int(a.get("pcpus")) or 0
-            gpus = to_int(avail.get("ngpus")) or 0
+            cpus = _count(avail.get("ncpus")) or _count(a.get("pcpus"))
+            gpus = _count(avail.get("ngpus"))
             # a vnode a job holds whole (`job-exclusive`: place=excl), whose CPUs are all
             # taken (`job-busy`) or whose load is too high (`busy`) has nothing left for
             # another job now, whatever it was assigned
             whole = bool(set(re.split(r"[,\s]+", state.lower())) & _HELD_WHOLE)
             out.append(Node(
                 name=name, state=state, cpus=cpus,
-                cpus_allocated=cpus if whole else to_int(assigned.get("ncpus")) or 0,
+                cpus_allocated=cpus if whole else _count(assigned.get("ncpus")),
                 memory_mb=memory_mb(avail.get("mem"), default_unit="b") or 0,
                 # the memory its jobs were given (PBS's own accounting of `mem`)
                 memory_allocated=memory_mb(assigned.get("mem"), default_unit="b") or 0,
-                gpus=gpus, gpus_allocated=gpus if whole else to_int(assigned.get("ngpus"))
-                or 0, gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
+                gpus=gpus, gpus_allocated=gpus if whole else _count(assigned.get("ngpus")),
+                gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
                 architecture=arch_name(arch),
             ))

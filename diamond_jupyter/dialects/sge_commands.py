@@ -42,6 +42,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_local_time,
+    signed32,
     takes_records,
     to_int,
     unread,
@@ -149,6 +150,8 @@ def map_state(code: str) -> tuple[JobState, str | None]:
 def finished_state(failed: str | None, exit_status: int | None
                    ) -> tuple[JobState, int | None, str | None]:
     """(state, exit code, reason) of a qacct record."""
+    if exit_status is not None:  # (-1 printed unsigned is still -1)
+        exit_status = signed32(exit_status)
     code = to_int((failed or "").split(":")[0]) or 0
     why = (failed or "").partition(":")[2].strip() or None
     if code in _TIMEOUT_FAILED:

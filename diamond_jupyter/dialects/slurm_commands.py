@@ -50,8 +50,8 @@ from .outputs_common import (
     takes_records,
     to_int,
     unread,
-    unwrap,
     user_filter,
+    whole_number,
 )
 from .slurm_priority import (
     PRIORITY_PROBE,
@@ -117,6 +117,7 @@ BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets 
 
 # Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
 _NO_LIMIT = 0xFFFFFFFE
+NO_VAL64 = 0xFFFFFFFFFFFFFFFE  # Slurm's "not set" of a 64-bit number (and INFINITE64 above)
 
 
 def _scheduler_parameters(config: str) -> dict[str, str] | None:
@@ -530,15 +531,15 @@ class SlurmCommands(FailureReading):
             raise fail("slurm", "squeue --json", f"errors: {errors}")
         out = []
         for n, j in enumerate(data["jobs"], 1):
-            if not isinstance(j, dict) or to_int(j.get("job_id")) is None:
+            if not isinstance(j, dict) or whole_number(j.get("job_id")) is None:
                 unread(skipped, "slurm", f"squeue --json job {n}", "no job_id", str(j)[:200])
                 continue
             out.append(self._json_job(j))
         return out
 
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
-        jid = str(unwrap(j.get("job_id")))
-        task, parent = unwrap(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        jid = str(whole_number(j.get("job_id")))
+        task, parent = whole_number(j.get("array_task_id")), to_int(j.get("array_job_id"))
         het, offset = to_int(j.get("het_job_id")), to_int(j.get("het_job_offset"))
         if clean(j.get("array_task_string")):
             jid = f"{jid}_[{j['array_task_string']}]"
@@ -558,7 +559,8 @@ class SlurmCommands(FailureReading):
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
         limit = to_int(j.get("time_limit"))
-        if limit is not None and limit >= _NO_LIMIT:  # v0.0.38's INFINITE / NO_VAL: none
+        # v0.0.38's INFINITE / NO_VAL (or either printed signed, -1 / -2): none
+        if limit is not None and not 0 <= limit < _NO_LIMIT:
             limit = None
         start = from_epoch(j.get("start_time"))
         reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
@@ -1121,7 +1123,8 @@ def _tres(text: str) -> dict[str, int]:
     for item in (text or "").split(","):
         name, _, value = item.strip().partition("=")
         n = memory_mb(value) if name == "mem" else to_int(value)
-        if name and n is not None and n >= 0:
+        # (Slurm's NO_VAL64 / INFINITE64 printed as numbers are no count)
+        if name and n is not None and 0 <= n < NO_VAL64:
             out[name] = n
     return out
 

@@ -64,7 +64,13 @@ from .scripts_common import (
     output_mode_of,
     without_zero_gpus,
 )
-from .slurm_commands import SlurmCommands, job_dependency, job_licenses, partition_nodes
+from .slurm_commands import (
+    NO_VAL64,
+    SlurmCommands,
+    job_dependency,
+    job_licenses,
+    partition_nodes,
+)
 from .slurm_script import dependency_value
 
 HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a failure
@@ -233,7 +239,8 @@ def errors_of(data: dict[str, Any], *, ignore: tuple[int, ...] = ()) -> list[str
         if code in ignore:
             continue
         text = clean(e.get("description")) or clean(e.get("error")) or "error"
-        if clean(e.get("error")) and clean(e.get("description")):
+        if clean(e.get("error")) and clean(e.get("description")) \
+                and clean(e.get("error")) != clean(e.get("description")):
             text = f"{e['error']}: {e['description']}"
         out.append(f"{text} ({code})" if code is not None else text)
     return out
@@ -523,12 +530,23 @@ def _tres_list(value: Any) -> dict[str, int]:
     for t in value if isinstance(value, list) else []:
         if not isinstance(t, dict) or not (kind := clean(t.get("type"))):
             continue
-        count = _limit(t.get("count"))
+        count = _tres_count(t.get("count"))
         if count is None:
             continue
         name = f"{kind}/{n}" if (n := clean(t.get("name"))) else kind
         out[name.lower() if kind.lower() != "gres" else name] = count
     return out
+
+
+def _tres_count(value: Any) -> int | None:
+    """A TRES count (slurmdb keeps 64 bits: TRES-minutes pass 2**32 at large sites) as
+    `_limit` reads a number, its marks of none being the 64-bit ones."""
+    if isinstance(value, dict):
+        if value.get("infinite") or not value.get("set", True):
+            return None
+        value = value.get("number")
+    n = to_int(value)
+    return None if n is None or n < 0 or n >= NO_VAL64 else n
 
 
 def _wall_s(value: Any) -> int | None:
@@ -673,7 +691,6 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
 SHARES = "shares"  # in the outputs: the `GET shares?users=U` reply
 SHARES_UNREAD = "shares_unread"  # in the outputs: why the shares were not read
 SHARES_SINCE = 40  # the first plugin version with `GET shares` (Slurm 23.11)
-NO_VAL64 = 0xFFFFFFFFFFFFFFFE  # Slurm's "not set" of a 64-bit number (and INFINITE64 above)
 
 
 def _shares_count(value: Any) -> float | None:

@@ -25,11 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from .dialects.slurm_priority import MULTIFACTOR
 from .model import JobSpec, JobState, Partition, SiteSnapshot, SlurmPriority
 from .placement_fit import Req
 from .placement_sim import Demand
 
-MULTIFACTOR = "priority/multifactor"
 # the factors the sum below weighs, as the note names them
 _SAID = {"fairshare": "fair share", "jobsize": "job size", "partition": "partition",
          "qos": "QOS", "age": "age", "assoc": "association"}

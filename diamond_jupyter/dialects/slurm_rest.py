@@ -805,6 +805,8 @@ def _snapshot_priority(outputs: dict[str, str], user: str | None, api_version: s
     if out.qos_priority is None and "qos" not in out.unread:
         out.unread["qos"] = outputs.get(QOS_UNREAD) or "slurmdb's QOS not read"
     if api_number(api_version) < SHARES_SINCE:
+        # (its associations' spec declares a `usage.fairshare_factor` that slurmdbd,
+        # which never computes one, does not fill: 22.05.8's replies have no `usage`)
         out.unread["fair share"] = f"slurmrestd {api_version} has no shares call"
         return out
     try:

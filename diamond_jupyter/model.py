@@ -1534,6 +1534,8 @@ class LsfSharedInstance(_Model):
 UNREPORTED_MAX_ARRAY = "MaxArraySize"
 UNREPORTED_BF_WINDOW = "bf_window"
 UNREPORTED_TRES_MINS_USED = "TRES-minutes used"
+# Slurm's PriorityWeight* (slurm.conf's, served by no slurmrestd version)
+UNREPORTED_PRIORITY_WEIGHTS = "priority factor weights"
 # Flux: the queues' configuration (`flux config get queues`: their `requires`)
 UNREPORTED_QUEUE_REQUIRES = "queue requires"
 

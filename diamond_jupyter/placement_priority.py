@@ -14,10 +14,12 @@ lower one. A new job's priority at submit is what the plugin sums then:
   + PriorityWeightAge x 0 (it has not waited yet)
 
 (NO_NORMAL_PART / NO_NORMAL_QOS: the raw factor). The waiting jobs' own priorities are
-sprio's. Those of its tier with a lower priority wait behind the new job; those of an
-equal or higher one, or whose priority is not read, go first. Where a factor it weighs
-cannot be read (the association factor, TRES weights, a fair share or a QOS not
-reported), the job keeps today's place, behind every waiting job, and the site says so.
+sprio's (slurmrestd: each job's `priority`). Those of its tier with a lower priority wait
+behind the new job; those of an equal or higher one, or whose priority is not read, go
+first. Where a factor it weighs cannot be read (the association factor, TRES weights, a
+fair share or a QOS not reported), the job keeps today's place, behind every waiting job,
+and the site says so. slurmrestd serves the factors but neither the plugin nor its
+weights: there the job keeps today's place, said once.
 """
 
 from __future__ import annotations
@@ -25,11 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from .model import JobSpec, JobState, Partition, SiteSnapshot, SlurmPriority
+from .dialects.slurm_priority import MULTIFACTOR
+from .model import (
+    UNREPORTED_PRIORITY_WEIGHTS,
+    JobSpec,
+    JobState,
+    Partition,
+    SiteSnapshot,
+    SlurmPriority,
+)
 from .placement_fit import Req
 from .placement_sim import Demand
 
-MULTIFACTOR = "priority/multifactor"
 # the factors the sum below weighs, as the note names them
 _SAID = {"fairshare": "fair share", "jobsize": "job size", "partition": "partition",
          "qos": "QOS", "age": "age", "assoc": "association"}
@@ -175,11 +184,16 @@ def _factor(name: str, spec: JobSpec, req: Req, p: Partition, snap: SiteSnapshot
 def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
                   ) -> tuple[PriorityView | None, list[str]]:
     """The new job's priority among the jobs waiting at a multifactor site, and what
-    could not be read (each a `not checked` line); (None, []) where the site is not
-    multifactor as read or no job waits."""
+    could not be read (each a `not checked` line, the same at every partition where it is
+    the site's: said once); (None, []) where the site is not multifactor as read or no job
+    waits."""
     prio = snap.priority
-    if prio is None or prio.plugin != MULTIFACTOR or not any(
-            j.state == JobState.PENDING for j in snap.jobs):
+    if prio is None or not any(j.state == JobState.PENDING for j in snap.jobs):
+        return None, []
+    if not prio.weights and (who := snap.unreported.get(UNREPORTED_PRIORITY_WEIGHTS)):
+        # slurmrestd: the factors read, not what the plugin weighs them by (nor the plugin)
+        return None, [f"priority factor weights ({who.split()[0]} does not report them)"]
+    if prio.plugin != MULTIFACTOR:
         return None, []
     behind = f"the job was counted behind every job waiting in partition {p.name}"
     if snap.job_priorities is None:

@@ -620,6 +620,10 @@ class Site:
         which every dialect reads as no job); when the rest fails too (the login or the
         scheduler does not answer at all), the site is unreachable."""
         argvs = self.commands.snapshot_argvs()
+        # what the cached outputs make not worth asking (Slurm: sprio, priority/basic)
+        if (unasked := getattr(self.commands, "unasked_outputs", None)) is not None:
+            skipped = unasked(self._caps)
+            argvs = {k: v for k, v in argvs.items() if k not in skipped}
         fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
         live = getattr(self.commands, "live_outputs", frozenset({"queue"}))
         wanted = {k: v for k, v in argvs.items() if k in live or not fresh}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -54,10 +55,12 @@ from .outputs_common import (
     whole_number,
 )
 from .slurm_priority import (
+    MULTIFACTOR,
     PRIORITY_PROBE,
     SPRIO_PROBE,
     parse_job_priorities,
     parse_priority,
+    priority_plugin,
 )
 from .slurm_script import parse_slurm_time
 
@@ -400,6 +403,15 @@ class SlurmCommands(FailureReading):
     # outputs that change with the queue: read with every snapshot (the rest is cached)
     # (the licenses' use too: one short scontrol query in the same batch)
     live_outputs = frozenset({"queue", "queue_qos", "licenses", "job_priorities"})
+
+    @staticmethod
+    def unasked_outputs(cached: Mapping[str, str]) -> frozenset[str]:
+        """The snapshot outputs not asked, given the cached ones: sprio where the cached
+        `scontrol show config` names a priority plugin other than multifactor (sprio then
+        reads nothing); asked while the plugin is not known."""
+        plugin = priority_plugin(cached.get("config", ""))
+        return frozenset({"job_priorities"}) if plugin and plugin != MULTIFACTOR \
+            else frozenset()
 
     # the snapshot output discovery reads the cluster's own name from (`scontrol show
     # config`, already asked for the node timeouts): the name a job reads as

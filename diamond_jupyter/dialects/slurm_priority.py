@@ -32,6 +32,7 @@ PRIORITY_PROBE = (
 # each waiting job's priority, by partition (a site without the multifactor plugin says
 # so, and nothing is read)
 SPRIO_PROBE = "timeout 10 sprio -h -o '%i|%Y|%r' 2>&1; exit 0"
+MULTIFACTOR = "priority/multifactor"
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _WEIGHT = re.compile(r"PriorityWeight(\w+)")
@@ -70,6 +71,11 @@ def _why(lines: list[str], command: str) -> str:
     if status:
         return f"{command} failed (exit {status})" + (f": {last}" if last else "")
     return f"{command} printed " + (f"no line it reads: {last}" if last else "nothing")
+
+
+def priority_plugin(config: str) -> str | None:
+    """`PriorityType` of `scontrol show config` (None: no such line, the config not read)."""
+    return _config(config).get("PriorityType") or None
 
 
 def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from ..model import (
     UNREPORTED_BF_WINDOW,
     UNREPORTED_MAX_ARRAY,
+    UNREPORTED_PRIORITY_WEIGHTS,
     UNREPORTED_TRES_MINS_USED,
     Association,
     BadInput,
@@ -43,6 +44,7 @@ from ..model import (
     Reservation,
     SiteError,
     SiteSnapshot,
+    SlurmPriority,
 )
 from .outputs_common import (
     clean,
@@ -399,6 +401,7 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
             preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
             else mode.upper() if mode else None,
             priority_tier=to_int(p.get("priority_tier")),
+            priority_job_factor=to_int(p.get("priority_job_factor")),
             hidden="hidden" in (flags := [str(f).lower() for f in p.get("flags") or []]),
             root_only="root_only" in flags, req_resv="reservation_required" in flags,
         ))
@@ -458,6 +461,7 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
         if "exclusive" in force else f"YES:{jobs}" if jobs and jobs > 1 else
         "NO" if jobs == 1 else None,
         priority_tier=to_int(_at(p, "priority", "tier")),
+        priority_job_factor=to_int(_at(p, "priority", "job_factor")),
         hidden="hidden" in flags, root_only="root_only" in flags,
         req_resv="reservation_required" in flags or "req_resv" in flags,
         qos=clean(_at(p, "qos", "assigned")),
@@ -743,6 +747,97 @@ def parse_shares(text: str) -> dict[tuple[str, str], tuple[dict[str, int], dict[
     return out
 
 
+def parse_fair_shares(text: str, user: str | None) -> tuple[dict[str, float],
+                                                              dict[str, str]]:
+    """`GET /slurm/VERSION/shares` (as `sshare -U`'s FairShare and LevelFS, v0.0.40 on):
+    the user's FairShare factor by account (`fairshare.factor` of each row of theirs: `type`
+    USER, `name` the user, `parent` the account) and its LevelFS (`fairshare.level`), as
+    text. A row without a factor is left out. SiteError for a reply of errors or without
+    the `shares.shares` list."""
+    data = _load("shares", text)
+    _refuse_errors("shares", data)
+    rows = _at(data, "shares", "shares")
+    if not isinstance(rows, list):
+        raise SiteError("slurmrestd: shares: the reply has no 'shares.shares' list")
+    factors: dict[str, float] = {}
+    levels: dict[str, str] = {}
+    for row in rows:
+        if not isinstance(row, dict) or clean(row.get("name")) != user or not user:
+            continue
+        kinds = row.get("type") if isinstance(row.get("type"), list) else [row.get("type")]
+        account = clean(row.get("parent"))
+        if not account or not any(isinstance(k, str) and k.upper() == "USER" for k in kinds):
+            continue
+        factor = _shares_count(_at(row, "fairshare", "factor"))
+        if factor is None:
+            continue
+        factors[account] = factor
+        if (level := _shares_count(_at(row, "fairshare", "level"))) is not None:
+            levels[account] = f"{level:g}"
+    return factors, levels
+
+
+def parse_qos_priorities(text: str) -> dict[str, int]:
+    """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos format=Name,Priority`): each QOS's
+    Priority (`priority`: plain in v0.0.38, {set, infinite, number} from v0.0.39), by name;
+    one not set is left out. SiteError for a reply of errors or without a `qos` list."""
+    data = _load("qos", text)
+    _refuse_errors("qos", data)
+    if not isinstance(data.get("qos"), list):
+        raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
+    out: dict[str, int] = {}
+    for q in data["qos"]:
+        name = clean(q.get("name")) if isinstance(q, dict) else None
+        if name and " " not in name and (n := _limit(q.get("priority"))) is not None:
+            out[name] = n
+    return out
+
+
+def job_priorities(text: str, commands: SlurmCommands | None = None) -> dict[str, int] | None:
+    """`GET jobs` (as sprio's %Y): each waiting job's priority (`priority`, plain or
+    wrapped), by native id; None where no waiting job says one."""
+    data = load_json("slurm", "jobs", text)
+    reader = commands or SlurmCommands()
+    out: dict[str, int] = {}
+    for j in data.get("jobs") or []:
+        if not isinstance(j, dict) or to_int(j.get("job_id")) is None \
+                or "PENDING" not in _state_words(j):
+            continue
+        if (n := _limit(j.get("priority"))) is not None:
+            out[reader._json_job(j).native_id] = n
+    return out or None
+
+
+def _snapshot_priority(outputs: dict[str, str], user: str | None, api_version: str
+                       ) -> SlurmPriority:
+    """What a new job's multifactor priority is weighed by, as far as slurmrestd serves
+    it: the QOS priorities (slurmdb) and the user's fair share (`shares`, v0.0.40 on). The
+    plugin and its weights are slurm.conf's, which no version serves (None, none)."""
+    out = SlurmPriority()
+    try:
+        out.qos_priority = parse_qos_priorities(outputs["qos"]) or None \
+            if "qos" in outputs else None
+    except SiteError as e:
+        out.unread["qos"] = str(e)
+    if out.qos_priority is None and "qos" not in out.unread:
+        out.unread["qos"] = outputs.get(QOS_UNREAD) or "slurmdb's QOS not read"
+    if api_number(api_version) < SHARES_SINCE:
+        # (its associations' spec declares a `usage.fairshare_factor` that slurmdbd,
+        # which never computes one, does not fill: 22.05.8's replies have no `usage`)
+        out.unread["fair share"] = f"slurmrestd {api_version} has no shares call"
+        return out
+    try:
+        shares = parse_fair_shares(outputs[SHARES], user) if SHARES in outputs else None
+    except SiteError as e:
+        shares, out.unread["fair share"] = None, str(e)
+    if shares and shares[0]:
+        out.fair_share, out.level_fs = shares[0], shares[1] or None
+    else:
+        out.unread.setdefault("fair share", outputs.get(SHARES_UNREAD)
+                              or "no row of yours in slurmrestd's shares reply")
+    return out
+
+
 def with_shares(assocs: list[Association],
                 usage: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]],
                 user: str | None) -> list[Association]:
@@ -951,13 +1046,15 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     # an association (before v0.0.40's `shares`) has used of its GrpTRESMins
     who = f"slurmrestd {api_version}"
     unreported = {UNREPORTED_MAX_ARRAY: who, UNREPORTED_BF_WINDOW: who,
-                  UNREPORTED_TRES_MINS_USED: who}
+                  UNREPORTED_TRES_MINS_USED: who, UNREPORTED_PRIORITY_WEIGHTS: who}
     timeouts = partition_timeouts(outputs.get("partitions", "{}"))
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         node_timeouts=timeouts or None,
                         partitions=parse_partitions(outputs.get("partitions", "{}"), skipped),
                         jobs=jobs, reservations=resv, user=user, qos=qos,
                         associations=assocs, licenses=licenses, licenses_free=licenses_free,
+                        priority=_snapshot_priority(outputs, user, api_version),
+                        job_priorities=job_priorities(queue, commands),
                         unreported=unreported, tres_mins_unread=minutes_unread,
                         warnings=[f"{site}: {w}" for w in skipped])
 

@@ -324,6 +324,8 @@ class SiteVerdict(BaseModel):
     feasible: bool = False
     verdict: Verdict
     reasons: list[str] = Field(default_factory=list)  # why not feasible (exact)
+    # UNREACHABLE, and its capabilities as last read refuse the job: waiting will not help
+    last_read_refuses: bool = False
     # why a feasible job must wait beyond its resources: limits already in use (a QOS's
     # group or per-user limits, a queue's max_run), in the scheduler's words where it has
     waits_for: list[str] = Field(default_factory=list)
@@ -503,9 +505,12 @@ class Placement(BaseModel):
 
     def no_choice(self) -> DiamondError:
         """The error of a placement without a choice: bad input (exit 2) when every site
-        refused the job itself, a site failure (exit 1) when one could not be asked: then
-        the job is not known to be impossible, and trying again later may place it."""
-        return (SiteError if self.unreachable() else BadInput)(self.summary())
+        refused the job itself (an unreachable one by its capabilities as last read), a
+        site failure (exit 1) when one could not be asked and was never read or as last
+        read could run it: then trying again later may place it."""
+        unknown = [v for v in self.ranked if v.verdict == "UNREACHABLE"
+                   and not v.last_read_refuses]
+        return (SiteError if unknown else BadInput)(self.summary())
 
     def why_not(self, site: str, winner: str | None = None) -> str:
         """Why `site` was passed over for `winner` (default: the choice), in plain words."""
@@ -601,11 +606,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
         v.verdict = "UNREACHABLE"
-        v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
+        # the site's error names it already ("lyra: squeue timed out"): said once
+        error = (snap.error or "").removeprefix(f"{cfg.name}: ")
+        v.reasons = [f"site unreachable: {error}" if error else "site unreachable"]
         if snap.nodes:  # its capabilities as last read are kept: do they refuse the job?
             last = _evaluate(spec, cfg, snap.model_copy(update={"reachable": True, "jobs": []}),
                              now, stage_bytes, prior, {}, None, data, caps, needs)
             if not last.feasible:
+                v.last_read_refuses = True
                 v.reasons.append("as last read, it could not run the job either: "
                                  + "; ".join(last.reasons))
         return v

@@ -489,8 +489,12 @@ def test_a_site_of_no_known_architecture_is_said_not_checked():
 
 # ---- sites whose probe timed out or was refused --------------------------------------------
 
+# as a site's error names it (`Site.snapshot` keeps the SiteError's text)
 TIMED_OUT = "lyra: squeue timed out after 30 s"
 REFUSED = "kite: connection refused by kite.example.org:22 (is sshd running?)"
+# what placement says of them, the site named once
+TIMED_OUT_SAID = "squeue timed out after 30 s"
+REFUSED_SAID = "connection refused by kite.example.org:22 (is sshd running?)"
 
 
 def _unreachable():
@@ -507,9 +511,10 @@ def test_a_job_goes_to_the_site_that_answered_and_the_others_are_said_unreachabl
     p = place(Federation.parse("#!/bin/bash\n#SBATCH -n 8 -t 1:00:00\n./app\n"),
               _unreachable(), now=NOW)
     assert (p.choice, p.unreachable()) == ("fir", ["lyra", "kite"])
+    # the site named once (before: "lyra UNREACHABLE site unreachable: lyra: squeue ...")
     assert p.explain().splitlines()[3:] == [
-        f"  lyra UNREACHABLE site unreachable: {TIMED_OUT}",
-        f"  kite UNREACHABLE site unreachable: {REFUSED}"]
+        f"  lyra UNREACHABLE site unreachable: {TIMED_OUT_SAID}",
+        f"  kite UNREACHABLE site unreachable: {REFUSED_SAID}"]
 
 
 def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
@@ -521,7 +526,8 @@ def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
     assert isinstance(err, SiteError) and err.exit_code == 1
     assert str(err) == (
         "no site can run this job: fir: architecture mismatch: job needs x86_64, site has "
-        f"ppc64le | lyra: site unreachable: {TIMED_OUT} | kite: site unreachable: {REFUSED}")
+        f"ppc64le | lyra: site unreachable: {TIMED_OUT_SAID} | kite: site unreachable: "
+        f"{REFUSED_SAID}")
     # every site answering and refusing: bad input (exit 2)
     err = place_for("riscv64").no_choice()
     assert isinstance(err, BadInput) and err.exit_code == 2
@@ -533,11 +539,30 @@ def test_a_timed_out_site_whose_last_read_refuses_the_job_says_so():
     read, stays unknown, so the whole is still a site failure."""
     p = place_for("aarch64", sites=_unreachable())
     assert p.verdict("lyra").reasons == [
-        f"site unreachable: {TIMED_OUT}",
+        f"site unreachable: {TIMED_OUT_SAID}",
         "as last read, it could not run the job either: architecture mismatch: job needs "
         "aarch64, site has x86_64"]
-    assert p.verdict("kite").reasons == [f"site unreachable: {REFUSED}"]
+    assert p.verdict("kite").reasons == [f"site unreachable: {REFUSED_SAID}"]
     assert isinstance(p.no_choice(), SiteError)
     # a job lyra's last read takes: nothing more is said
     p = place_for("x86_64", sites=_unreachable())
-    assert p.verdict("lyra").reasons == [f"site unreachable: {TIMED_OUT}"]
+    assert p.verdict("lyra").reasons == [f"site unreachable: {TIMED_OUT_SAID}"]
+
+
+def test_every_unreachable_site_ruled_out_by_its_last_read_is_bad_input():
+    """aarch64 with kite left out: fir (ppc64le) refuses it and lyra, timed out, is x86_64
+    as last read: no known site can ever run it, so it is bad input (exit 2), each site's
+    reason said (before: a site failure, exit 1, as if trying again could place it)."""
+    lyra_down, _, fir_up = _unreachable()
+    p = place_for("aarch64", sites=[lyra_down, fir_up])
+    err = p.no_choice()
+    assert isinstance(err, BadInput) and err.exit_code == 2
+    assert str(err) == (
+        "no site can run this job: fir: architecture mismatch: job needs aarch64, site has "
+        f"ppc64le | lyra: site unreachable: {TIMED_OUT_SAID}; as last read, it could not run "
+        "the job either: architecture mismatch: job needs aarch64, site has x86_64")
+    assert p.verdict("lyra").last_read_refuses and p.unreachable() == ["lyra"]
+    # a job lyra's last read takes is still a site failure: lyra may run it when it answers
+    err = place_for("x86_64", sites=[lyra_down, fir_up]).no_choice()
+    assert isinstance(err, SiteError) and err.exit_code == 1
+

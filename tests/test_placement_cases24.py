@@ -566,3 +566,55 @@ def test_every_unreachable_site_ruled_out_by_its_last_read_is_bad_input():
     err = place_for("x86_64", sites=[lyra_down, fir_up]).no_choice()
     assert isinstance(err, SiteError) and err.exit_code == 1
 
+
+# ---- preemption named from the nodes the job can use ---------------------------------------
+
+@pytest.mark.parametrize("script, preemptor", [
+    # every node of the job is a V100 node: legacy shares them, cpu never does
+    ("#SBATCH -p scavenge -N 2 -C 'v100*2' -t 1:00:00", "legacy (PriorityTier 10 above its 1)"),
+    # two of three are V100 nodes: legacy surely shares the job's nodes
+    ("#SBATCH -p scavenge -N 3 -C 'v100*2' -t 1:00:00", "legacy (PriorityTier 10 above its 1)"),
+    # the H100 nodes are gpu's; standby's CPU nodes are cpu's
+    ("#SBATCH -p standby -N 2 -C 'h100*2' -t 1:00:00", "gpu (PriorityTier 10 above its 5)"),
+    ("#SBATCH -p standby -N 3 -C '[h100*2&ib*1]' -t 1:00:00",
+     "gpu (PriorityTier 10 above its 5)"),
+    ("#SBATCH -p standby -N 2 -C '[a100*2&ib]' -t 1:00:00", "gpu (PriorityTier 10 above its 5)"),
+])
+def test_a_count_constraint_names_the_partition_preempting_the_nodes_that_meet_it(
+        script, preemptor):
+    """(before: 'by jobs of partition cpu' for the counted forms, named from every node of
+    the partition, the CPU nodes the job never runs on included)"""
+    v = only(run(script, lyra()), "lyra")
+    assert v.estimated_start == NOW
+    risk = [n for n in v.notes if "the job may be preempted" in n]
+    assert len(risk) == 1 and f"by jobs of partition {preemptor} on the same nodes" in risk[0], \
+        risk
+
+
+def test_a_count_constraint_on_the_default_partitions_passes_standby_over_naming_gpu():
+    v = only(run("#SBATCH -N 2 -C 'h100*2' -t 1:00:00", lyra()), "lyra", "gpu")
+    assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+    assert "partition scavenge passed over: the job may be preempted (PreemptMode=CANCEL) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 1) on the same nodes" in v.notes
+
+
+PREEMPTS_SCAVENGE = "its jobs preempt the running jobs of partition scavenge"
+
+
+@pytest.mark.parametrize("script, busy", [
+    ("#SBATCH --gres=gpu:a100:2 -t 1:00:00", ("h01", "h02")),  # a GPU type not asked
+    ("#SBATCH -C a100 -t 1:00:00", ("h01", "h02")),  # a feature not asked
+    ("#SBATCH -p standby -C a100 -t 1:00:00", ("h01", "c01")),
+    ("#SBATCH -p gpu -C 'a100*1' -t 1:00:00", ("h01", "h02")),  # its one node an A100 one
+])
+def test_scavenge_jobs_on_nodes_the_job_cannot_use_are_not_said_preempted(script, busy):
+    """scavenge jobs fill nodes the job cannot run on: it starts now on the free A100
+    nodes, and no note says it preempts them (before: 'its jobs preempt the running jobs
+    of partition scavenge')."""
+    v = only(run(script, _scavenge_on(*busy)), "lyra")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert not said(v, PREEMPTS_SCAVENGE), v.notes
+    # scavenge on an A100 node too: said, as the job may take that node
+    v = only(run(script, _scavenge_on(*busy, "g01")), "lyra")
+    assert said(v, PREEMPTS_SCAVENGE)

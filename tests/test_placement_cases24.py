@@ -618,3 +618,42 @@ def test_scavenge_jobs_on_nodes_the_job_cannot_use_are_not_said_preempted(script
     # scavenge on an A100 node too: said, as the job may take that node
     v = only(run(script, _scavenge_on(*busy, "g01")), "lyra")
     assert said(v, PREEMPTS_SCAVENGE)
+
+
+async def test_a_site_read_then_gone_whose_last_read_refuses_the_job_is_bad_input(tmp_path):
+    """A Slurm site on the local transport answers, then its scheduler fails: a job its
+    one 8-CPU node never holds is bad input (exit 2) for `place` and `submit --site auto`,
+    nothing submitted; one it holds stays a site failure (exit 1)."""
+    from diamond_jupyter.config import FederationConfig, TransportConfig
+    from diamond_jupyter.store import Store
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    tools = {"squeue": "exit 0", "sacct": "exit 0", "sbatch": f"touch {tmp_path}/sbatch-ran",
+             "scontrol": """case "$*" in
+  *partition*) echo 'PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP' ;;
+  *node*) echo 'NodeName=c1 CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE Partitions=batch' ;;
+esac"""}
+    for name, body in tools.items():
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    cfg = SiteConfig(name="solo", workdir=str(tmp_path), transport=TransportConfig(kind="local"),
+                     commands={name: str(bin_ / name) for name in tools})
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+    wide = Federation.parse("#!/bin/bash\n#SBATCH -c 64 -t 10\n./app\n")
+    narrow = Federation.parse("#!/bin/bash\n#SBATCH -c 4 -t 10\n./app\n")
+    try:
+        assert (await fed.place(narrow, max_age_s=0)).choice == "solo"
+        for name in ("squeue", "scontrol"):  # the scheduler stops answering
+            (bin_ / name).write_text("#!/bin/sh\necho 'slurm_load_jobs error' >&2\nexit 1\n")
+        p = await fed.place(wide, max_age_s=0)
+        assert p.unreachable() == ["solo"] and p.verdict("solo").last_read_refuses
+        assert p.no_choice().exit_code == 2
+        with pytest.raises(BadInput, match="as last read, it could not run the job either: "):
+            await fed.submit(wide, site="auto")
+        with pytest.raises(SiteError, match="solo: site unreachable: ") as err:
+            await fed.submit(narrow, site="auto")
+        assert err.value.exit_code == 1 and not isinstance(err.value, BadInput)
+        assert not (tmp_path / "sbatch-ran").exists()
+    finally:
+        await fed.close()

@@ -124,7 +124,7 @@ from .needs import (
 from .placement_ahead import (
     _backfill_passes_over,
     _backfill_tests_from,
-    _preempted_by,
+    _preempted_on,
     _preempts,
     _suspended_hold,
     _suspended_notes,
@@ -148,6 +148,7 @@ from .placement_fit import (
     bracket_parts,
     complex_notes,
     consumables_short,
+    counted_nodes,
     counted_parts,
     flux_requires_miss,
     global_misses,
@@ -327,6 +328,8 @@ class SiteVerdict(BaseModel):
     feasible: bool = False
     verdict: Verdict
     reasons: list[str] = Field(default_factory=list)  # why not feasible (exact)
+    # UNREACHABLE, and its capabilities as last read refuse the job: waiting will not help
+    last_read_refuses: bool = False
     # why a feasible job must wait beyond its resources: limits already in use (a QOS's
     # group or per-user limits, a queue's max_run), in the scheduler's words where it has
     waits_for: list[str] = Field(default_factory=list)
@@ -506,9 +509,12 @@ class Placement(BaseModel):
 
     def no_choice(self) -> DiamondError:
         """The error of a placement without a choice: bad input (exit 2) when every site
-        refused the job itself, a site failure (exit 1) when one could not be asked: then
-        the job is not known to be impossible, and trying again later may place it."""
-        return (SiteError if self.unreachable() else BadInput)(self.summary())
+        refused the job itself (an unreachable one by its capabilities as last read), a
+        site failure (exit 1) when one could not be asked and was never read or as last
+        read could run it: then trying again later may place it."""
+        unknown = [v for v in self.ranked if v.verdict == "UNREACHABLE"
+                   and not v.last_read_refuses]
+        return (SiteError if unknown else BadInput)(self.summary())
 
     def why_not(self, site: str, winner: str | None = None) -> str:
         """Why `site` was passed over for `winner` (default: the choice), in plain words."""
@@ -604,11 +610,14 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                     running=len(snap.running), speed_factor=cfg.speed_factor)
     if not snap.reachable:
         v.verdict = "UNREACHABLE"
-        v.reasons = [f"site unreachable: {snap.error}" if snap.error else "site unreachable"]
+        # the site's error names it already ("lyra: squeue timed out"): said once
+        error = (snap.error or "").removeprefix(f"{cfg.name}: ")
+        v.reasons = [f"site unreachable: {error}" if error else "site unreachable"]
         if snap.nodes:  # its capabilities as last read are kept: do they refuse the job?
             last = _evaluate(spec, cfg, snap.model_copy(update={"reachable": True, "jobs": []}),
                              now, stage_bytes, prior, {}, None, data, caps, needs)
             if not last.feasible:
+                v.last_read_refuses = True
                 v.reasons.append("as last read, it could not run the job either: "
                                  + "; ".join(last.reasons))
         return v
@@ -1210,8 +1219,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if route is not None:
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
-    risky = {p.name: by for p in good
-             if (by := _preempted_by(p, snap.partitions, members, fits.get(p.name))) is not None}
+    on_counted, only_counted = counted_nodes(req, nodes, site_arch)
+    risky = {p.name: by for p in good if (by := _preempted_on(
+        p, snap.partitions, members, fits[p.name], on_counted, only_counted)) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
         # the engine never moves a job where it may be preempted while a partition where
         # it may not can run it (the user may name such a partition)
@@ -2040,10 +2050,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             return start
         simulators[p.name] = simulate
         victims = _preempts(p, snap, members)
-        # the partitions preempted whose jobs run on p's nodes now (only those are said)
+        # the partitions preempted whose jobs run now on p's nodes the job could use (only
+        # those are said: not those on nodes of a GPU kind or feature it did not ask)
+        could_use = fit & set(members.get(p.name, []))
+        if (on_counted := counted_nodes(req, nodes, site_arch))[1]:
+            could_use &= set().union(*on_counted[0])
         if victims and (running_victims := {
                 j.partition for j in snap.running if j.partition in victims
-                and set(job_hosts(j.node_list)) & set(members.get(p.name, []))}):
+                and set(job_hosts(j.node_list)) & could_use}):
             modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
                             for q in snap.partitions if q.name in running_victims})
             v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
@@ -2051,7 +2065,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                        for n, m, t in modes)
                            + f" on its nodes (its PriorityTier {p.priority_tier}): they count "
                            "as free")
-            for q, hosts in _suspended_hold(snap, victims, req.mem).items():
+            for q, held in _suspended_hold(snap, running_victims, req.mem).items():
+                if not (hosts := [h for h in held if h in could_use]):
+                    continue
                 mode = next((x.preempt_mode or "").upper() for x in snap.partitions
                             if x.name == q)
                 v.notes.append(f"partition {p.name}: the jobs of partition {q} are suspended, "

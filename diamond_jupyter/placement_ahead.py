@@ -314,3 +314,15 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
     top = max(over, key=lambda q: q.priority_tier or 1)
     return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
+
+
+def _preempted_on(p: Partition, parts: list[Partition], members: dict[str, list[str]],
+                  able: set[str], counted: list[set[str]], only_counted: bool) -> str | None:
+    """`_preempted_by`, the partition named from the nodes the job surely runs on: those
+    meeting a counted term of its constraint (`counted`, from `counted_nodes`), the
+    fewest first; from the rest of `able` only when the counts leave some of its nodes
+    free to be any."""
+    for met in sorted((able & m for m in counted), key=len):
+        if met and (by := _preempted_by(p, parts, members, met)) is not None:
+            return by
+    return None if only_counted else _preempted_by(p, parts, members, able)

@@ -999,6 +999,15 @@ def counted_parts(req: Req) -> list[Constraint]:
     return [t for t in _parts(req.constraint) if t.count is not None]
 
 
+def counted_nodes(req: Req, nodes: Iterable[Node], site_arch: str | None
+                  ) -> tuple[list[set[str]], bool]:
+    """The nodes that meet each counted term of the job's constraint (`h100*2`: the H100
+    nodes), and whether the counts take all the job's nodes (it runs on those alone)."""
+    counted = counted_parts(req)
+    met = [{n.name for n in nodes if part_met(c, n, site_arch)} for c in counted]
+    return met, bool(counted) and sum(c.count or 0 for c in counted) >= req.nodes
+
+
 def _parts(expr: Constraint | None) -> list[Constraint]:
     """The terms checked one by one: each feature of a plain `a&b&c`, or of Slurm's
     multiple counts `[a*2&b*4]` (so many nodes with each), else the whole."""

@@ -489,8 +489,12 @@ def test_a_site_of_no_known_architecture_is_said_not_checked():
 
 # ---- sites whose probe timed out or was refused --------------------------------------------
 
+# as a site's error names it (`Site.snapshot` keeps the SiteError's text)
 TIMED_OUT = "lyra: squeue timed out after 30 s"
 REFUSED = "kite: connection refused by kite.example.org:22 (is sshd running?)"
+# what placement says of them, the site named once
+TIMED_OUT_SAID = "squeue timed out after 30 s"
+REFUSED_SAID = "connection refused by kite.example.org:22 (is sshd running?)"
 
 
 def _unreachable():
@@ -507,9 +511,10 @@ def test_a_job_goes_to_the_site_that_answered_and_the_others_are_said_unreachabl
     p = place(Federation.parse("#!/bin/bash\n#SBATCH -n 8 -t 1:00:00\n./app\n"),
               _unreachable(), now=NOW)
     assert (p.choice, p.unreachable()) == ("fir", ["lyra", "kite"])
+    # the site named once (before: "lyra UNREACHABLE site unreachable: lyra: squeue ...")
     assert p.explain().splitlines()[3:] == [
-        f"  lyra UNREACHABLE site unreachable: {TIMED_OUT}",
-        f"  kite UNREACHABLE site unreachable: {REFUSED}"]
+        f"  lyra UNREACHABLE site unreachable: {TIMED_OUT_SAID}",
+        f"  kite UNREACHABLE site unreachable: {REFUSED_SAID}"]
 
 
 def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
@@ -521,7 +526,8 @@ def test_no_site_that_answered_runs_it_a_site_failure_naming_each():
     assert isinstance(err, SiteError) and err.exit_code == 1
     assert str(err) == (
         "no site can run this job: fir: architecture mismatch: job needs x86_64, site has "
-        f"ppc64le | lyra: site unreachable: {TIMED_OUT} | kite: site unreachable: {REFUSED}")
+        f"ppc64le | lyra: site unreachable: {TIMED_OUT_SAID} | kite: site unreachable: "
+        f"{REFUSED_SAID}")
     # every site answering and refusing: bad input (exit 2)
     err = place_for("riscv64").no_choice()
     assert isinstance(err, BadInput) and err.exit_code == 2
@@ -533,11 +539,121 @@ def test_a_timed_out_site_whose_last_read_refuses_the_job_says_so():
     read, stays unknown, so the whole is still a site failure."""
     p = place_for("aarch64", sites=_unreachable())
     assert p.verdict("lyra").reasons == [
-        f"site unreachable: {TIMED_OUT}",
+        f"site unreachable: {TIMED_OUT_SAID}",
         "as last read, it could not run the job either: architecture mismatch: job needs "
         "aarch64, site has x86_64"]
-    assert p.verdict("kite").reasons == [f"site unreachable: {REFUSED}"]
+    assert p.verdict("kite").reasons == [f"site unreachable: {REFUSED_SAID}"]
     assert isinstance(p.no_choice(), SiteError)
     # a job lyra's last read takes: nothing more is said
     p = place_for("x86_64", sites=_unreachable())
-    assert p.verdict("lyra").reasons == [f"site unreachable: {TIMED_OUT}"]
+    assert p.verdict("lyra").reasons == [f"site unreachable: {TIMED_OUT_SAID}"]
+
+
+def test_every_unreachable_site_ruled_out_by_its_last_read_is_bad_input():
+    """aarch64 with kite left out: fir (ppc64le) refuses it and lyra, timed out, is x86_64
+    as last read: no known site can ever run it, so it is bad input (exit 2), each site's
+    reason said (before: a site failure, exit 1, as if trying again could place it)."""
+    lyra_down, _, fir_up = _unreachable()
+    p = place_for("aarch64", sites=[lyra_down, fir_up])
+    err = p.no_choice()
+    assert isinstance(err, BadInput) and err.exit_code == 2
+    assert str(err) == (
+        "no site can run this job: fir: architecture mismatch: job needs aarch64, site has "
+        f"ppc64le | lyra: site unreachable: {TIMED_OUT_SAID}; as last read, it could not run "
+        "the job either: architecture mismatch: job needs aarch64, site has x86_64")
+    assert p.verdict("lyra").last_read_refuses and p.unreachable() == ["lyra"]
+    # a job lyra's last read takes is still a site failure: lyra may run it when it answers
+    err = place_for("x86_64", sites=[lyra_down, fir_up]).no_choice()
+    assert isinstance(err, SiteError) and err.exit_code == 1
+
+
+# ---- preemption named from the nodes the job can use ---------------------------------------
+
+@pytest.mark.parametrize("script, preemptor", [
+    # every node of the job is a V100 node: legacy shares them, cpu never does
+    ("#SBATCH -p scavenge -N 2 -C 'v100*2' -t 1:00:00", "legacy (PriorityTier 10 above its 1)"),
+    # two of three are V100 nodes: legacy surely shares the job's nodes
+    ("#SBATCH -p scavenge -N 3 -C 'v100*2' -t 1:00:00", "legacy (PriorityTier 10 above its 1)"),
+    # the H100 nodes are gpu's; standby's CPU nodes are cpu's
+    ("#SBATCH -p standby -N 2 -C 'h100*2' -t 1:00:00", "gpu (PriorityTier 10 above its 5)"),
+    ("#SBATCH -p standby -N 3 -C '[h100*2&ib*1]' -t 1:00:00",
+     "gpu (PriorityTier 10 above its 5)"),
+    ("#SBATCH -p standby -N 2 -C '[a100*2&ib]' -t 1:00:00", "gpu (PriorityTier 10 above its 5)"),
+])
+def test_a_count_constraint_names_the_partition_preempting_the_nodes_that_meet_it(
+        script, preemptor):
+    """(before: 'by jobs of partition cpu' for the counted forms, named from every node of
+    the partition, the CPU nodes the job never runs on included)"""
+    v = only(run(script, lyra()), "lyra")
+    assert v.estimated_start == NOW
+    risk = [n for n in v.notes if "the job may be preempted" in n]
+    assert len(risk) == 1 and f"by jobs of partition {preemptor} on the same nodes" in risk[0], \
+        risk
+
+
+def test_a_count_constraint_on_the_default_partitions_passes_standby_over_naming_gpu():
+    v = only(run("#SBATCH -N 2 -C 'h100*2' -t 1:00:00", lyra()), "lyra", "gpu")
+    assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
+    assert "partition scavenge passed over: the job may be preempted (PreemptMode=CANCEL) by " \
+        "jobs of partition gpu (PriorityTier 10 above its 1) on the same nodes" in v.notes
+
+
+PREEMPTS_SCAVENGE = "its jobs preempt the running jobs of partition scavenge"
+
+
+@pytest.mark.parametrize("script, busy", [
+    ("#SBATCH --gres=gpu:a100:2 -t 1:00:00", ("h01", "h02")),  # a GPU type not asked
+    ("#SBATCH -C a100 -t 1:00:00", ("h01", "h02")),  # a feature not asked
+    ("#SBATCH -p standby -C a100 -t 1:00:00", ("h01", "c01")),
+    ("#SBATCH -p gpu -C 'a100*1' -t 1:00:00", ("h01", "h02")),  # its one node an A100 one
+])
+def test_scavenge_jobs_on_nodes_the_job_cannot_use_are_not_said_preempted(script, busy):
+    """scavenge jobs fill nodes the job cannot run on: it starts now on the free A100
+    nodes, and no note says it preempts them (before: 'its jobs preempt the running jobs
+    of partition scavenge')."""
+    v = only(run(script, _scavenge_on(*busy)), "lyra")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW)
+    assert not said(v, PREEMPTS_SCAVENGE), v.notes
+    # scavenge on an A100 node too: said, as the job may take that node
+    v = only(run(script, _scavenge_on(*busy, "g01")), "lyra")
+    assert said(v, PREEMPTS_SCAVENGE)
+
+
+async def test_a_site_read_then_gone_whose_last_read_refuses_the_job_is_bad_input(tmp_path):
+    """A Slurm site on the local transport answers, then its scheduler fails: a job its
+    one 8-CPU node never holds is bad input (exit 2) for `place` and `submit --site auto`,
+    nothing submitted; one it holds stays a site failure (exit 1)."""
+    from diamond_jupyter.config import FederationConfig, TransportConfig
+    from diamond_jupyter.store import Store
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    tools = {"squeue": "exit 0", "sacct": "exit 0", "sbatch": f"touch {tmp_path}/sbatch-ran",
+             "scontrol": """case "$*" in
+  *partition*) echo 'PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP' ;;
+  *node*) echo 'NodeName=c1 CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE Partitions=batch' ;;
+esac"""}
+    for name, body in tools.items():
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    cfg = SiteConfig(name="solo", workdir=str(tmp_path), transport=TransportConfig(kind="local"),
+                     commands={name: str(bin_ / name) for name in tools})
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "s.sqlite"))
+    wide = Federation.parse("#!/bin/bash\n#SBATCH -c 64 -t 10\n./app\n")
+    narrow = Federation.parse("#!/bin/bash\n#SBATCH -c 4 -t 10\n./app\n")
+    try:
+        assert (await fed.place(narrow, max_age_s=0)).choice == "solo"
+        for name in ("squeue", "scontrol"):  # the scheduler stops answering
+            (bin_ / name).write_text("#!/bin/sh\necho 'slurm_load_jobs error' >&2\nexit 1\n")
+        p = await fed.place(wide, max_age_s=0)
+        assert p.unreachable() == ["solo"] and p.verdict("solo").last_read_refuses
+        assert p.no_choice().exit_code == 2
+        with pytest.raises(BadInput, match="as last read, it could not run the job either: "):
+            await fed.submit(wide, site="auto")
+        with pytest.raises(SiteError, match="solo: site unreachable: ") as err:
+            await fed.submit(narrow, site="auto")
+        assert err.value.exit_code == 1 and not isinstance(err.value, BadInput)
+        assert not (tmp_path / "sbatch-ran").exists()
+    finally:
+        await fed.close()

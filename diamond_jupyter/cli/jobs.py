@@ -113,7 +113,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     pl = asyncio.run(with_fed(args, lambda fed: fed.place(spec, policy=args.policy)))
     out(args, pl.model_dump(mode="json"), pl.explain() if args.explain else
            (pl.choice or "no site can run this job\n" + pl.explain()))
-    return 0 if pl.choice else 1 if pl.unreachable() else 2  # a site failed: 1
+    return 0 if pl.choice else pl.no_choice().exit_code  # 1: a site may yet run it
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -1006,7 +1006,9 @@ class JobStatus(_Model):
     time_used_s: int | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
     account: str | None = None  # Slurm: the account it runs under (its associations count
-    # it); PBS: its project (`-P`; the project limits count it)
+    # it); PBS: its project (`-P`; the project limits count it); Grid Engine: its project
+    # (`-P`, qstat -r's JB_project; a resource quota's `projects` filter counts it)
+    pe: str | None = None  # Grid Engine: the parallel environment granted it (granted_pe)
     group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
     memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
     # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
@@ -1019,7 +1021,9 @@ class JobStatus(_Model):
     dependency: str | None = None
     # LSF: the site's numeric resources a running job reserves (the rusage[] of its
     # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),
-    # name -> amount; None: not read (or it reserves one of several alternatives unsaid)
+    # name -> amount; None: not read (or it reserves one of several alternatives unsaid).
+    # Grid Engine: what a running job takes of each consumable in its queue instance (its
+    # hard requests, `qstat -r`, as the complexes take them: per slot, once a job or host)
     shared_use: dict[str, float] | None = None
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known

@@ -894,7 +894,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if cfg.scheduler == "slurm" else lsf_resource_wait(spec, snap, now, part_max) \
         if cfg.scheduler == "lsf" else (None, None)
     sge_limits = sge_queue_limits(spec, cfg, snap, parts, members, fit, req.nodes * req.cpn,
-                                  req.cpn, now, part_max)  # resource quotas, calendars
+                                  req.cpn, now, part_max, req)  # resource quotas, calendars
     v.not_checked += sge_limits.not_checked
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)

@@ -413,6 +413,9 @@ class SgeCommands(FailureReading):
             reason=reason, comment=f"tasks {tasks}" if tasks else None,
             node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
             walltime_s=_hard_runtime(j),
+            # -r: its project and granted PE (absent: none), which quota filters count
+            account=clean(j.findtext("JB_project")),
+            pe=(g.get("name") or None) if (g := j.find("granted_pe")) is not None else None,
             # -r: its -hold_jid and -hold_jid_ad predecessors, read on a job held (hqw)
             # with some (a hold of another kind on top is not told apart there); names
             # are found among the listing's jobs after (`_with_named_holds`)
@@ -524,6 +527,7 @@ class SgeCommands(FailureReading):
                     first = key not in counted
                     counted.add(key)
                     gpus = 0.0
+                    entry: dict[str, float] = {}  # what this entry takes, in this instance
                     for name, amount, per in _taken(_hard_amounts(j), complexes,
                                                      self.gpu_complexes):
                         # once a job (on its first, master, instance), once a host, or
@@ -537,10 +541,12 @@ class SgeCommands(FailureReading):
                         there = by_instance.setdefault((qname, host), {}).setdefault(
                             st.native_id, {})
                         there[name] = there.get(name, 0.0) + amount
+                        entry[name] = entry.get(name, 0.0) + amount
                     if gpus:  # they free when it ends
                         st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
-                                                      "node_list": host or None}))
+                                                      "node_list": host or None,
+                                                      "shared_use": entry}))
             info = root.find("job_info")
             throttles = parse_throttles(outputs.get("throttles", ""))
             for j in (info.iter("job_list") if info is not None else ()):

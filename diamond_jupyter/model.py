@@ -1482,6 +1482,9 @@ class Node(_Model):
     # the complex's own units (bytes for a memory complex); None: not reported
     consumables_left: dict[str, float] | None = None
     consumables_total: dict[str, float] | None = None
+    # Grid Engine: the host's numeric values (`qhost -F`: num_proc, mem_total, load values),
+    # by complex name, in its own units; a dynamic quota limit (`$num_proc*2`) reads them
+    host_values: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None

@@ -342,15 +342,11 @@ def _say(name: str, x: float) -> str:
 
 
 def _host_value(name: str, node: Node | None) -> float | None:
-    """Complex `name`'s value on a host (qhost -F): num_proc, mem_total, a host consumable;
-    None: not known here."""
+    """Complex `name`'s value on a host (qhost -F): num_proc, mem_total, a load value, a
+    host consumable (what it has); None: not known here."""
     if node is None:
         return None
-    if name == "num_proc":
-        return float(node.cpus) if node.cpus else None
-    if name == "mem_total":
-        return node.memory_mb * 2.0**20 if node.memory_mb else None
-    return (node.consumables_total or {}).get(name)
+    return (node.host_values or {}).get(name, (node.consumables_total or {}).get(name))
 
 
 def _dynamic(expr: str, node: Node | None) -> float | None:

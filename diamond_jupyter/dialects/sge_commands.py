@@ -650,6 +650,8 @@ class SgeCommands(FailureReading):
                 else memory_mb(hv.get("mem_total")) or 0,
                 memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
                 consumables_left=left or None, consumables_total=total or None,
+                host_values={k: x for k, v in (hv | rv).items() if k
+                             and (x := amount(v)) is not None} or None,
                 gpus=gpu_total or 0,
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,

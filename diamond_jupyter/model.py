@@ -1597,6 +1597,9 @@ class SiteSnapshot(_Model):
     # -scal`) by name; None: not known
     sge_quotas: list[SgeQuotaSet] | None = None
     sge_calendars: dict[str, SgeCalendar] | None = None
+    # Grid Engine: the time zone its hosts report (`TZ`, /etc/localtime's zone, else
+    # `date +%z`'s offset, `+0100`), in which a calendar's hours are read; None: not read
+    site_time_zone: str | None = None
     # Grid Engine: the host groups (`@NAME` -> its hosts, resolved) and access lists (name
     # -> its entries) a quota rule may name; None: not read
     sge_host_groups: dict[str, list[str]] | None = None

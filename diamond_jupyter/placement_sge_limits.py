@@ -14,7 +14,7 @@ import fnmatch
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .config import SiteConfig
@@ -55,14 +55,29 @@ class SgeQueueLimits:
 
 
 # -- calendars -----------------------------------------------------------------------
-def site_zone(cfg: SiteConfig) -> tzinfo | None:
-    """The cluster's time zone, where its sites entry names one (`metadata.timezone`);
-    None: this machine's, as its outputs' times are read."""
+def site_zone(cfg: SiteConfig, snap: SiteSnapshot | None = None
+              ) -> tuple[tzinfo | None, str]:
+    """The cluster's time zone and where it comes from (said with a calendar's times): its
+    sites entry's `metadata.timezone`, else the zone its hosts report (`site_time_zone`);
+    None: neither, this machine's (the engine's) zone, as its outputs' times are read."""
     name = cfg.metadata.get("timezone")
     try:
-        return ZoneInfo(name) if isinstance(name, str) and name else None
+        if isinstance(name, str) and name:
+            return ZoneInfo(name), "the cluster's time"
     except (ZoneInfoNotFoundError, ValueError):
-        return None
+        pass
+    told = snap.site_time_zone if snap is not None else None
+    if told:
+        m = re.fullmatch(r"([+-])(\d{2})(\d{2})", told)
+        try:
+            zone: tzinfo = ZoneInfo(told) if m is None else timezone(
+                (1 if m.group(1) == "+" else -1)
+                * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+            return zone, f"the cluster's time, {told} as its hosts report it"
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return None, ("read in the engine's time zone: the sites entry sets no "
+                  "metadata.timezone and the site reported none")
 
 
 def _clock(text: str) -> float:
@@ -176,12 +191,12 @@ def first_stretch(cal: SgeCalendar, now: datetime, wall: float | None
 
 
 def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
-                     snap: SiteSnapshot, now: datetime, zone: tzinfo | None,
+                     snap: SiteSnapshot, now: datetime, zone: tuple[tzinfo | None, str],
                      out: SgeQueueLimits) -> None:
     """What the calendars of queue `p`'s instances on `hosts` make of a job of `wall`."""
     if not p.instance_calendars or not hosts:
         return
-    local = now.astimezone(zone) if zone is not None else now.astimezone()
+    local = now.astimezone(zone[0]) if zone[0] is not None else now.astimezone()
     starts: dict[str, datetime] = {}
     never: dict[str, str] = {}
     unread: set[str] = set()
@@ -230,7 +245,7 @@ def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
         out.waits.setdefault(p.name, []).append(Wait(
             (first - local).total_seconds(),
             f"queue {p.name}'s calendar {cal} (qconf -scal): now {closed}; Grid Engine "
-            f"starts the job there at {first:%a %Y-%m-%d %H:%M} (the cluster's time), the "
+            f"starts the job there at {first:%a %Y-%m-%d %H:%M} ({zone[1]}), the "
             f"first on-duty stretch that holds {length}"))
 
 
@@ -240,7 +255,7 @@ def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot
     the calendar opens them (the wait is `sge_queue_limits`')."""
     if cfg.scheduler != "sge" or not snap.sge_calendars:
         return snap
-    zone = site_zone(cfg)
+    zone = site_zone(cfg, snap)[0]
     local = now.astimezone(zone) if zone is not None else now.astimezone()
     parts, back = [], set()
     state_of = {name: calendar_state(c, local) for name, c in snap.sge_calendars.items()}
@@ -551,7 +566,7 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     if snap.sge_quotas is None and not spec.reservation \
             and (why := snap.limits_unread.get("resource quotas")):
         out.not_checked.append(f"resource quotas ({why})")
-    zone = site_zone(cfg)
+    zone = site_zone(cfg, snap)
     # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
     quotas = bool(snap.sge_quotas) and not spec.reservation
     for p in parts:

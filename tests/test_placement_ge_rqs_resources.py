@@ -11,20 +11,21 @@ slots was said not checked, and every running job counted under a project filter
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 from test_placement_cases import NOW, run
+from test_placement_pbs_resv_ge_rqs import NIGHT, _ge_site, _smp
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.limits_text import RC_MARK
-from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.dialects.sge_commands import SgeCommands, parse_time_zone
 
 H = 3600
 G = 2.0**30
 
 # `qconf -sc`: h_vmem consumable per slot (YES), lic once a job (JOB)
-COMPLEXES = """#name               shortcut   type        relop requestable consumable default  urgency
-#--------------------------------------------------------------------------------------
+COMPLEXES = """#name     shortcut   type     relop requestable consumable default  urgency
+#------------------------------------------------------------------------
 h_vmem              h_vmem     MEMORY      <=    YES         YES        0        0
 lic                 lic        INT         <=    YES         JOB        0        0
 slots               s          INT         <=    YES         YES        1        1000
@@ -101,7 +102,8 @@ def test_running_jobs_project_pe_and_consumables_are_read_from_qstat_r():
                                            vmem="10G")],
                         "all.q@s2": [entry("2", "carol", 1, 2)]})
     one, two = sorted(snap.running, key=lambda j: j.native_id)
-    # h_vmem is consumable YES: 10G a slot x its 4 slots in that instance
+    # h_vmem is consumable YES: 10G a slot x its 4 slots in that instance (and the slots
+    # complex, YES of default 1, its slots)
     assert (one.account, one.pe, one.shared_use) == ("p1", "mpi", {"h_vmem": 40 * G, "slots": 4})
     # no JB_project, no granted_pe: none
     assert (two.account, two.pe, two.shared_use) == (None, None, {"slots": 1})
@@ -246,3 +248,40 @@ def test_a_queue_list_is_held_to_each_rule_in_each_queue():
         v = run(smp(2, queue=asked), two).verdict("delta")
         assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), \
             (asked, v.reasons, v.notes)
+
+
+# ---- the calendars' time zone ----------------------------------------------------------------
+
+def test_the_hosts_reported_time_zone_is_read_from_the_probe():
+    assert parse_time_zone("+0100\nTZ=\n/usr/share/zoneinfo/Europe/Berlin\n") == "Europe/Berlin"
+    assert parse_time_zone("+0900\nTZ=:Asia/Tokyo\n/etc/localtime-other\n") == "Asia/Tokyo"
+    assert parse_time_zone("+0530\nTZ=\n") == "+0530"
+    assert parse_time_zone("") is None
+
+
+def _night(zone_said: str | None, metadata: dict):
+    cfg, snap = _ge_site(calendars=NIGHT, calendar="night")
+    return (cfg.model_copy(update={"metadata": metadata}),
+            snap.model_copy(update={"site_time_zone": zone_said}))
+
+
+def test_a_calendar_is_read_in_the_zone_the_hosts_report():
+    # NOW is Sunday 09:00 UTC, 18:00 in Tokyo; night's weekend stretch that holds 24 h
+    # starts Friday 20:00 there, 11:00 UTC. Before: read in the engine's zone (20:00 UTC)
+    v = run(_smp(4, "24:00:00"), _night("Asia/Tokyo", {})).verdict("delta")
+    assert (v.verdict, v.estimated_start) == ("BUSY", datetime(2026, 3, 6, 11,
+                                                                 tzinfo=timezone.utc)), v.notes
+    assert any("at Fri 2026-03-06 20:00 (the cluster's time, Asia/Tokyo as its hosts report "
+               "it)" in n for n in v.notes), v.notes
+    # an offset alone is used too; the sites entry's zone wins over what the hosts say
+    v = run(_smp(4, "24:00:00"), _night("+0900", {})).verdict("delta")
+    assert v.estimated_start == datetime(2026, 3, 6, 11, tzinfo=timezone.utc), v.notes
+    v = run(_smp(4, "24:00:00"), _night("Asia/Tokyo", {"timezone": "UTC"})).verdict("delta")
+    assert v.estimated_start == datetime(2026, 3, 6, 20, tzinfo=timezone.utc), v.notes
+
+
+def test_a_calendar_without_a_known_zone_says_it_is_read_in_the_engines():
+    v = run(_smp(4, "24:00:00"), _night(None, {})).verdict("delta")
+    assert v.verdict == "BUSY"
+    assert any("(read in the engine's time zone: the sites entry sets no metadata.timezone "
+               "and the site reported none)" in n for n in v.notes), v.notes

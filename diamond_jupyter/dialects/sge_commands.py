@@ -325,6 +325,9 @@ class SgeCommands(FailureReading):
             # (a name is one word: qconf's "no calendar defined" is none)
             "calendars": with_status("for c in $(qconf -scall 2>/dev/null | grep -v ' '); "
                                      'do qconf -scal "$c"; echo; done'),
+            # the hosts' time zone: a calendar's hours are local time there
+            "clock": ["sh", "-c", 'date +%z; echo "TZ=${TZ:-}"; readlink /etc/localtime '
+                      "2>/dev/null; exit 0"],
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -568,6 +571,7 @@ class SgeCommands(FailureReading):
                                            ("calendars", calendars_unread)) if v}
         return SiteSnapshot(
             sge_quotas=quotas, sge_calendars=calendars, limits_unread=unread_limits,
+            site_time_zone=parse_time_zone(outputs.get("clock", "")),
             sge_host_groups=parse_hostgroups(outputs["hostgroups"]) if "hostgroups" in outputs
             else None,
             sge_access_lists=parse_access_lists(outputs["access_lists"])
@@ -718,6 +722,22 @@ class SgeCommands(FailureReading):
 # orphaned (o: gone from the configuration, kept for the jobs still in it) or, in Univa and
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
+
+
+def parse_time_zone(stdout: str) -> str | None:
+    """The zone the probe's `date +%z`, `TZ=` and `readlink /etc/localtime` lines report:
+    TZ's name, else the link's zone (`.../zoneinfo/Europe/Berlin`), else the offset
+    (`+0100`); None: none of them."""
+    offset = link = tz = None
+    for line in stdout.splitlines():
+        line = line.strip()
+        if re.fullmatch(r"[+-]\d{4}", line):
+            offset = line
+        elif line.startswith("TZ="):
+            tz = line[3:].lstrip(":") or None
+        elif "zoneinfo/" in line:
+            link = line.rpartition("zoneinfo/")[2] or None
+    return tz or link or offset
 
 
 def _named_blocks(stdout: str) -> Iterator[tuple[str, dict[str, str]]]:

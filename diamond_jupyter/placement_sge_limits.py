@@ -412,7 +412,7 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
     """How one limit (`slots=8`, `h_vmem=64G`, `slots=$num_proc*2`) of a binding rule
     takes the job: (why never, seconds to wait, what is said of it, what is not checked)."""
     on_host = " on a host" if b.each_host else ""
-    if raw.startswith("$") or "$" in raw:
+    if "$" in raw:
         if not b.each_host:
             return None, 0.0, None, f"{b.what}: {name}={raw} (a host's own value) not " \
                 "counted here: a dynamic limit needs an expanded host list ({})"
@@ -470,10 +470,11 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
 def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
                   snap: SiteSnapshot, firsts: list[int | None],
                   groups: Mapping[str, Mapping[str, list[str]]], now: datetime,
-                  part_max: dict[str, float], req: Req | None = None
+                  part_max: dict[str, float], req: Req | None = None,
+                  node: Node | None = None
                   ) -> tuple[str | None, float, str | None, str | None]:
-    """How set `s` binds the job of `attrs` (on one host): (why it never fits, else
-    None; seconds to wait for room (0: none); what is said of the wait; what is not
+    """How set `s` binds the job of `attrs` (on one host, `node`): (why it never fits,
+    else None; seconds to wait for room (0: none); what is said of the wait; what is not
     checked). `firsts`: the rule each of the site's running jobs is counted under."""
     for i, rule in enumerate(s.rules):
         binds = _rule_binds(rule, attrs, groups)
@@ -487,7 +488,6 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
         jobs = [j for j, first in zip(snap.running, firsts, strict=True) if first == i
                 and all(_theirs(j, k) == attrs.get(k) for k in same)]
         mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
-        node = next((n for n in snap.nodes if n.name == attrs.get("hosts")), None)
         b = _Bound(_rule_text(s, i, rule), per_host if each_host else slots, each_host,
                    jobs, mine, node)
         waits: list[tuple[float, str]] = []
@@ -519,6 +519,7 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
     running = snap.running
     groups = _quota_groups(snap)
+    by_name = {n.name: n for n in snap.nodes} if by_host else {}
     firsts = [_first_rules(s, running, groups) if s.enabled else []
               for s in snap.sge_quotas or []]
     for h in hosts if by_host and hosts else [""]:
@@ -527,7 +528,8 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
             if not s.enabled:
                 continue
             why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
-                                                       first, groups, now, part_max, req)
+                                                       first, groups, now, part_max, req,
+                                                       by_name.get(h))
             if unchecked:
                 out.not_checked.append(unchecked)
             if why:

@@ -1006,7 +1006,9 @@ class JobStatus(_Model):
     time_used_s: int | None = None
     qos: str | None = None  # Slurm: the QOS the job runs under (its limits count it)
     account: str | None = None  # Slurm: the account it runs under (its associations count
-    # it); PBS: its project (`-P`; the project limits count it)
+    # it); PBS: its project (`-P`; the project limits count it); Grid Engine: its project
+    # (`-P`, qstat -r's JB_project; a resource quota's `projects` filter counts it)
+    pe: str | None = None  # Grid Engine: the parallel environment granted it (granted_pe)
     group: str | None = None  # PBS: the group it runs as (egroup: group limits count it)
     memory_mb: int | None = None  # PBS: the memory it asked (max_run_res.mem counts it)
     # Slurm: the licenses it holds (running) or asks, name -> count (squeue -O Licenses);
@@ -1019,7 +1021,9 @@ class JobStatus(_Model):
     dependency: str | None = None
     # LSF: the site's numeric resources a running job reserves (the rusage[] of its
     # effective resource requirement, `bjobs -o effective_resreq`: licenses and the like),
-    # name -> amount; None: not read (or it reserves one of several alternatives unsaid)
+    # name -> amount; None: not read (or it reserves one of several alternatives unsaid).
+    # Grid Engine: what a running job takes of each consumable in its queue instance (its
+    # hard requests, `qstat -r`, as the complexes take them: per slot, once a job or host)
     shared_use: dict[str, float] | None = None
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known
@@ -1488,6 +1492,9 @@ class Node(_Model):
     # the complex's own units (bytes for a memory complex); None: not reported
     consumables_left: dict[str, float] | None = None
     consumables_total: dict[str, float] | None = None
+    # Grid Engine: the host's numeric values (`qhost -F`: num_proc, mem_total, load values),
+    # by complex name, in its own units; a dynamic quota limit (`$num_proc*2`) reads them
+    host_values: dict[str, float] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
@@ -1610,6 +1617,9 @@ class SiteSnapshot(_Model):
     # -scal`) by name; None: not known
     sge_quotas: list[SgeQuotaSet] | None = None
     sge_calendars: dict[str, SgeCalendar] | None = None
+    # Grid Engine: the time zone its hosts report (`TZ`, /etc/localtime's zone, else
+    # `date +%z`'s offset, `+0100`), in which a calendar's hours are read; None: not read
+    site_time_zone: str | None = None
     # Grid Engine: the host groups (`@NAME` -> its hosts, resolved) and access lists (name
     # -> its entries) a quota rule may name; None: not read
     sge_host_groups: dict[str, list[str]] | None = None

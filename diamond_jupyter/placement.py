@@ -71,6 +71,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from fnmatch import fnmatchcase
 from math import ceil
 from typing import Literal
 
@@ -837,6 +838,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         route = next((p for p in parts if p.name in named and p.routes_to is not None), None)
         if route is not None:  # it goes on to the first of its destinations that takes it
             named = set(route.routes_to or [])
+        if cfg.scheduler == "sge":  # a wc_queue_list (sge_types(1)): `*.q` as a pattern
+            named = {p.name for p in parts if any(fnmatchcase(p.name, q) for q in named)}
         parts = [p for p in parts if p.name in named and p.routes_to is None]
         if not parts:
             v.reasons = [f"{words.part} '{spec.queue}' not found (site has: "
@@ -903,7 +906,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if cfg.scheduler == "slurm" else lsf_resource_wait(spec, snap, now, part_max) \
         if cfg.scheduler == "lsf" else (None, None)
     sge_limits = sge_queue_limits(spec, cfg, snap, parts, members, fit, req.nodes * req.cpn,
-                                  req.cpn, now, part_max)  # resource quotas, calendars
+                                  req.cpn, now, part_max, req)  # resource quotas, calendars
     v.not_checked += sge_limits.not_checked
     for p in parts:
         reqs[p.name], adjusted[p.name] = _in_partition(req, spec, p, nodes, members)

@@ -14,20 +14,24 @@ import fnmatch
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .config import SiteConfig
+from .dialects.sge_commands import amount
 from .model import (
     JobSpec,
     JobStatus,
+    Node,
     Partition,
     SgeCalendar,
+    SgeComplex,
     SgeQuotaRule,
     SgeQuotaSet,
     SiteSnapshot,
     hms,
 )
+from .placement_fit import Req
 from .placement_limits import Wait, _room_after, sge_project
 
 _STATES = ("on", "off", "suspended")
@@ -51,14 +55,29 @@ class SgeQueueLimits:
 
 
 # -- calendars -----------------------------------------------------------------------
-def site_zone(cfg: SiteConfig) -> tzinfo | None:
-    """The cluster's time zone, where its sites entry names one (`metadata.timezone`);
-    None: this machine's, as its outputs' times are read."""
+def site_zone(cfg: SiteConfig, snap: SiteSnapshot | None = None
+              ) -> tuple[tzinfo | None, str]:
+    """The cluster's time zone and where it comes from (said with a calendar's times): its
+    sites entry's `metadata.timezone`, else the zone its hosts report (`site_time_zone`);
+    None: neither, this machine's (the engine's) zone, as its outputs' times are read."""
     name = cfg.metadata.get("timezone")
     try:
-        return ZoneInfo(name) if isinstance(name, str) and name else None
+        if isinstance(name, str) and name:
+            return ZoneInfo(name), "the cluster's time"
     except (ZoneInfoNotFoundError, ValueError):
-        return None
+        pass
+    told = snap.site_time_zone if snap is not None else None
+    if told:
+        m = re.fullmatch(r"([+-])(\d{2})(\d{2})", told)
+        try:
+            zone: tzinfo = ZoneInfo(told) if m is None else timezone(
+                (1 if m.group(1) == "+" else -1)
+                * timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+            return zone, f"the cluster's time, {told} as its hosts report it"
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return None, ("read in the engine's time zone: the sites entry sets no "
+                  "metadata.timezone and the site reported none")
 
 
 def _clock(text: str) -> float:
@@ -172,12 +191,12 @@ def first_stretch(cal: SgeCalendar, now: datetime, wall: float | None
 
 
 def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
-                     snap: SiteSnapshot, now: datetime, zone: tzinfo | None,
+                     snap: SiteSnapshot, now: datetime, zone: tuple[tzinfo | None, str],
                      out: SgeQueueLimits) -> None:
     """What the calendars of queue `p`'s instances on `hosts` make of a job of `wall`."""
     if not p.instance_calendars or not hosts:
         return
-    local = now.astimezone(zone) if zone is not None else now.astimezone()
+    local = now.astimezone(zone[0]) if zone[0] is not None else now.astimezone()
     starts: dict[str, datetime] = {}
     never: dict[str, str] = {}
     unread: set[str] = set()
@@ -226,7 +245,7 @@ def _calendar_misses(p: Partition, hosts: list[str], wall: float | None,
         out.waits.setdefault(p.name, []).append(Wait(
             (first - local).total_seconds(),
             f"queue {p.name}'s calendar {cal} (qconf -scal): now {closed}; Grid Engine "
-            f"starts the job there at {first:%a %Y-%m-%d %H:%M} (the cluster's time), the "
+            f"starts the job there at {first:%a %Y-%m-%d %H:%M} ({zone[1]}), the "
             f"first on-duty stretch that holds {length}"))
 
 
@@ -236,7 +255,7 @@ def reopened(snap: SiteSnapshot, cfg: SiteConfig, now: datetime) -> SiteSnapshot
     the calendar opens them (the wait is `sge_queue_limits`')."""
     if cfg.scheduler != "sge" or not snap.sge_calendars:
         return snap
-    zone = site_zone(cfg)
+    zone = site_zone(cfg, snap)[0]
     local = now.astimezone(zone) if zone is not None else now.astimezone()
     parts, back = [], set()
     state_of = {name: calendar_state(c, local) for name, c in snap.sge_calendars.items()}
@@ -313,25 +332,149 @@ def _quota_groups(snap: SiteSnapshot) -> dict[str, dict[str, list[str]]]:
             "users": {f"@{k}": v for k, v in (snap.sge_access_lists or {}).items()}}
 
 
+def _theirs(j: JobStatus, scope: str) -> str | None:
+    """A running job's value of a quota filter's scope (its project and granted PE as
+    `qstat -r` prints them: absent, none)."""
+    return {"users": j.user, "queues": j.partition, "hosts": j.node_list,
+            "projects": j.account, "pes": j.pe}.get(scope)
+
+
 def _first_rules(s: SgeQuotaSet, jobs: list[JobStatus],
                  groups: Mapping[str, Mapping[str, list[str]]]) -> list[int | None]:
-    """The rule of `s` each running job is counted under: the first that matches it
-    (their project and PE are not read: each filter of those counts them)."""
-    out = []
-    for j in jobs:
-        theirs = {"users": j.user, "queues": j.partition, "hosts": j.node_list}
-        out.append(next((k for k, r in enumerate(s.rules) if _rule_binds(
-            r, theirs, groups, frozenset({"projects", "pes"}))), None))
-    return out
+    """The rule of `s` each running job is counted under: the first that matches it."""
+    scopes = ("users", "queues", "hosts", "projects", "pes")
+    return [next((k for k, r in enumerate(s.rules) if _rule_binds(
+        r, {x: _theirs(j, x) for x in scopes}, groups)), None) for j in jobs]
+
+
+_MEMORY = ("h_vmem", "s_vmem", "h_data", "s_data", "mem_free", "m_mem_free", "virtual_free",
+           "mem_total")
+
+
+def _say(name: str, x: float) -> str:
+    """An amount of complex `name` as Grid Engine writes it (memory in G)."""
+    return f"{x / 2**30:.4g}G" if name in _MEMORY else f"{x:g}"
+
+
+def _host_value(name: str, node: Node | None) -> float | None:
+    """Complex `name`'s value on a host (qhost -F): num_proc, mem_total, a load value, a
+    host consumable (what it has); None: not known here."""
+    if node is None:
+        return None
+    return (node.host_values or {}).get(name, (node.consumables_total or {}).get(name))
+
+
+def _dynamic(expr: str, node: Node | None) -> float | None:
+    """A dynamic limit (sge_resource_quota(5): a sum of weights and `$complex[*weight]`
+    terms, `$num_proc*2`) on host `node`; None where a term is not known or not read."""
+    total, sign = 0.0, 1.0
+    for tok in re.split(r"([+-])", expr.replace(" ", "")):
+        if tok in ("+", "-"):
+            sign = 1.0 if tok == "+" else -1.0
+            continue
+        m = re.fullmatch(r"(?:\$(\w+)(?:\*(\d+(?:\.\d*)?))?|(\d+(?:\.\d*)?))", tok)
+        if not m:
+            return None
+        if m.group(3):
+            total += sign * float(m.group(3))
+            continue
+        x = _host_value(m.group(1), node)
+        if x is None:
+            return None
+        total += sign * x * float(m.group(2) or 1)
+    return total
+
+
+def _job_asks(name: str, req: Req, complexes: Mapping[str, SgeComplex], slots: int
+              ) -> float:
+    """What the job asks of consumable `name` over `slots` slots: its request per slot
+    times them (consumable YES), once (JOB, HOST); a default it does not ask included."""
+    x = (dict(req.consumables) | dict(req.own)).get(name, 0.0)
+    cx = complexes.get(name)
+    return x if cx is not None and cx.per != "slot" else x * slots
+
+
+@dataclass
+class _Bound:
+    """The rule of a set that binds the job in one queue instance, and what it counts."""
+
+    what: str
+    need_slots: int
+    each_host: bool
+    jobs: list[JobStatus]
+    mine: str
+    node: Node | None
+
+
+def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
+               complexes: Mapping[str, SgeComplex] | None, now: datetime,
+               part_max: dict[str, float]) -> tuple[str | None, float, str | None, str | None]:
+    """How one limit (`slots=8`, `h_vmem=64G`, `slots=$num_proc*2`) of a binding rule
+    takes the job: (why never, seconds to wait, what is said of it, what is not checked)."""
+    on_host = " on a host" if b.each_host else ""
+    if "$" in raw:
+        if not b.each_host:
+            return None, 0.0, None, f"{b.what}: {name}={raw} (a host's own value) not " \
+                "counted here: a dynamic limit needs an expanded host list ({})"
+        limit = _dynamic(raw, b.node)
+        if limit is None:
+            return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (the " \
+                "host's value of it is not read)"
+    else:
+        limit = float(raw) if name == "slots" and raw.isdigit() else \
+            None if name == "slots" else amount(raw)
+        if limit is None:
+            return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (not a " \
+                "number)"
+    if name == "slots":
+        need = float(b.need_slots)
+
+        def used(j: JobStatus) -> float:
+            return float(j.cpus or 1)
+    else:
+        if complexes is None or req is None:
+            return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (the " \
+                "complexes, qconf -sc, not read)"
+        if name not in complexes:  # not consumable: the request is held to it as asked
+            asked = (dict(req.consumables) | dict(req.own)).get(name)
+            if asked is not None and asked > limit:
+                return (f"{b.what}: the job asks {name}={_say(name, asked)}, above its "
+                        f"limit of {_say(name, limit)}", 0.0, None, None)
+            return None, 0.0, None, None
+        need = _job_asks(name, req, complexes, b.need_slots)
+        if not need:
+            return None, 0.0, None, None
+        if any(j.shared_use is None for j in b.jobs):
+            return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (what " \
+                "the running jobs take of it is not read)"
+
+        def used(j: JobStatus) -> float:
+            return (j.shared_use or {}).get(name, 0.0)
+    of = "" if name == "slots" else f" of {name}"
+    asks = f"the job's {b.need_slots} slot{'s' if b.need_slots > 1 else ''}{on_host} " \
+        f"{'are' if b.need_slots > 1 else 'is'}" if name == "slots" \
+        else f"the job's {_say(name, need)}{of}{on_host} is"
+    if need > limit:
+        return f"{b.what}: {asks} above its limit of {_say(name, limit)}", 0.0, None, None
+    wait = _room_after(b.jobs, used, need, limit, now, part_max)  # type: ignore[arg-type]
+    if wait is None or wait <= 0:
+        return None, 0.0, None, None
+    held = sum(used(j) for j in b.jobs)
+    total = f"{limit:g} slots" if name == "slots" else f"{_say(name, limit)}{of}"
+    return None, wait, (f"{b.what}: {b.mine} running jobs hold {_say(name, held)} of its "
+                        f"{total}{on_host}; the job's "
+                        f"{b.need_slots if name == 'slots' else _say(name, need)} fit once "
+                        "enough of them end"), None
 
 
 def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
                   snap: SiteSnapshot, firsts: list[int | None],
                   groups: Mapping[str, Mapping[str, list[str]]], now: datetime,
-                  part_max: dict[str, float]
+                  part_max: dict[str, float], req: Req | None = None,
+                  node: Node | None = None
                   ) -> tuple[str | None, float, str | None, str | None]:
-    """How set `s` binds the job of `attrs` (on one host): (why it never fits, else
-    None; seconds to wait for room (0: none); what is said of the wait; what is not
+    """How set `s` binds the job of `attrs` (on one host, `node`): (why it never fits,
+    else None; seconds to wait for room (0: none); what is said of the wait; what is not
     checked). `firsts`: the rule each of the site's running jobs is counted under."""
     for i, rule in enumerate(s.rules):
         binds = _rule_binds(rule, attrs, groups)
@@ -340,44 +483,33 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
                 "access list whose members are not known here"
         if not binds:
             continue
-        raw = rule.limits.get("slots")
-        if raw is None:
-            others = ", ".join(rule.limits)
-            return None, 0.0, None, f"{_rule_text(s, i, rule)}: {others} not counted here"
-        if not raw.isdigit():
-            return None, 0.0, None, f"{_rule_text(s, i, rule)}: slots={raw} (a host's own " \
-                "value) not counted here"
-        limit = int(raw)
         each_host = "hosts" in rule.filters and rule.filters["hosts"].each
-        need = per_host if each_host else slots
-
-        same = [k for k, f in rule.filters.items()
-                if f.each and k in ("users", "queues", "hosts")]  # each apart: the job's
-
-        def theirs(j: JobStatus, scope: str) -> str | None:
-            return j.user if scope == "users" else j.partition if scope == "queues" \
-                else j.node_list
-
+        same = [k for k, f in rule.filters.items() if f.each]  # each apart: the job's
         jobs = [j for j, first in zip(snap.running, firsts, strict=True) if first == i
-                and all(theirs(j, k) == attrs[k] for k in same)]
-        held = sum(j.cpus or 1 for j in jobs)
-        what = _rule_text(s, i, rule)
-        if need > limit:
-            return (f"{what}: the job's {need} slot{'s' if need > 1 else ''}"
-                    f"{' on a host' if each_host else ''} are above its limit of {limit}",
-                    0.0, None, None)
-        wait = _room_after(jobs, lambda j: j.cpus or 1, need, limit, now, part_max)
-        if wait is None or wait <= 0:
-            return None, 0.0, None, None
+                and all(_theirs(j, k) == attrs.get(k) for k in same)]
         mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
-        return None, wait, (f"{what}: {mine} running jobs hold {held} of its {limit} slots; "
-                            f"the job's {need} fit once enough of them end"), None
+        b = _Bound(_rule_text(s, i, rule), per_host if each_host else slots, each_host,
+                   jobs, mine, node)
+        waits: list[tuple[float, str]] = []
+        unchecked: list[str] = []
+        for name, raw in rule.limits.items():
+            why, wait, said, skip = _one_limit(b, name, raw, req, snap.sge_complexes, now,
+                                               part_max)
+            if why:
+                return why, 0.0, None, None
+            if skip:
+                unchecked.append(skip)
+            if wait > 0:
+                waits.append((wait, said or ""))
+        longest = max(waits, default=(0.0, None))
+        return None, longest[0], longest[1], "; ".join(unchecked) or None
     return None, 0.0, None, None
 
 
 def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
                   per_host: int, snap: SiteSnapshot, now: datetime,
-                  part_max: dict[str, float], out: SgeQueueLimits) -> None:
+                  part_max: dict[str, float], out: SgeQueueLimits,
+                  req: Req | None = None) -> None:
     """What the enabled resource quota sets make of the job in queue `p` on `hosts`."""
     pe = spec.metadata.get("sge_pe")
     base = {"users": snap.user, "projects": sge_project(spec),
@@ -387,6 +519,7 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
     running = snap.running
     groups = _quota_groups(snap)
+    by_name = {n.name: n for n in snap.nodes} if by_host else {}
     firsts = [_first_rules(s, running, groups) if s.enabled else []
               for s in snap.sge_quotas or []]
     for h in hosts if by_host and hosts else [""]:
@@ -395,7 +528,8 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
             if not s.enabled:
                 continue
             why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
-                                                       first, groups, now, part_max)
+                                                       first, groups, now, part_max, req,
+                                                       by_name.get(h))
             if unchecked:
                 out.not_checked.append(unchecked)
             if why:
@@ -423,23 +557,24 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
 def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
                      parts: list[Partition], members: Mapping[str, list[str]],
                      fit: Collection[str], slots: int, per_host: int, now: datetime,
-                     part_max: dict[str, float]) -> SgeQueueLimits:
+                     part_max: dict[str, float], req: Req | None = None) -> SgeQueueLimits:
     """The resource quotas and calendars of a Grid Engine site, for a job of `slots`
     slots (`per_host` on one host), in each of `parts` (on its `members` that can run it,
-    `fit`)."""
+    `fit`); `req`: what it asks, as the site's complexes take it (its consumables
+    against a quota's limits of them)."""
     out = SgeQueueLimits()
     if cfg.scheduler != "sge":
         return out
     if snap.sge_quotas is None and not spec.reservation \
             and (why := snap.limits_unread.get("resource quotas")):
         out.not_checked.append(f"resource quotas ({why})")
-    zone = site_zone(cfg)
+    zone = site_zone(cfg, snap)
     # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
     quotas = bool(snap.sge_quotas) and not spec.reservation
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
         if quotas:
-            _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out)
+            _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out, req)
         wall = spec.resources.walltime_s or p.max_time_s
         _calendar_misses(p, hosts, float(wall) if wall else None, snap, now, zone, out)
     out.not_checked = list(dict.fromkeys(out.not_checked))

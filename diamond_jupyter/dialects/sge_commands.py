@@ -328,6 +328,9 @@ class SgeCommands(FailureReading):
             # (a name is one word: qconf's "no calendar defined" is none)
             "calendars": with_status("for c in $(qconf -scall 2>/dev/null | grep -v ' '); "
                                      'do qconf -scal "$c"; echo; done'),
+            # the hosts' time zone: a calendar's hours are local time there
+            "clock": ["sh", "-c", 'date +%z; echo "TZ=${TZ:-}"; readlink /etc/localtime '
+                      "2>/dev/null; exit 0"],
         }
 
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
@@ -416,6 +419,9 @@ class SgeCommands(FailureReading):
             reason=reason, comment=f"tasks {tasks}" if tasks else None,
             node_list=(clean(j.findtext("queue_name")) or "").partition("@")[2] or None,
             walltime_s=_hard_runtime(j),
+            # -r: its project and granted PE (absent: none), which quota filters count
+            account=clean(j.findtext("JB_project")),
+            pe=(g.get("name") or None) if (g := j.find("granted_pe")) is not None else None,
             # -r: its -hold_jid and -hold_jid_ad predecessors, read on a job held (hqw)
             # with some (a hold of another kind on top is not told apart there); names
             # are found among the listing's jobs after (`_with_named_holds`)
@@ -527,6 +533,7 @@ class SgeCommands(FailureReading):
                     first = key not in counted
                     counted.add(key)
                     gpus = 0.0
+                    entry: dict[str, float] = {}  # what this entry takes, in this instance
                     for name, amount, per in _taken(_hard_amounts(j), complexes,
                                                      self.gpu_complexes):
                         # once a job (on its first, master, instance), once a host, or
@@ -540,10 +547,12 @@ class SgeCommands(FailureReading):
                         there = by_instance.setdefault((qname, host), {}).setdefault(
                             st.native_id, {})
                         there[name] = there.get(name, 0.0) + amount
+                        entry[name] = entry.get(name, 0.0) + amount
                     if gpus:  # they free when it ends
                         st = st.model_copy(update={"gpus": round(gpus)})
                     jobs.append(st.model_copy(update={"partition": qname,
-                                                      "node_list": host or None}))
+                                                      "node_list": host or None,
+                                                      "shared_use": entry}))
             info = root.find("job_info")
             throttles = parse_throttles(outputs.get("throttles", ""))
             for j in (info.iter("job_list") if info is not None else ()):
@@ -565,6 +574,7 @@ class SgeCommands(FailureReading):
                                            ("calendars", calendars_unread)) if v}
         return SiteSnapshot(
             sge_quotas=quotas, sge_calendars=calendars, limits_unread=unread_limits,
+            site_time_zone=parse_time_zone(outputs.get("clock", "")),
             sge_host_groups=parse_hostgroups(outputs["hostgroups"]) if "hostgroups" in outputs
             else None,
             sge_access_lists=parse_access_lists(outputs["access_lists"])
@@ -647,6 +657,8 @@ class SgeCommands(FailureReading):
                 else memory_mb(hv.get("mem_total")) or 0,
                 memory_allocated=round(took.get("h_vmem", 0.0) / 2**20) if vmem else 0,
                 consumables_left=left or None, consumables_total=total or None,
+                host_values={k: x for k, v in (hv | rv).items() if k
+                             and (x := amount(v)) is not None} or None,
                 gpus=gpu_total or 0,
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
@@ -713,6 +725,22 @@ class SgeCommands(FailureReading):
 # orphaned (o: gone from the configuration, kept for the jobs still in it) or, in Univa and
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
+
+
+def parse_time_zone(stdout: str) -> str | None:
+    """The zone the probe's `date +%z`, `TZ=` and `readlink /etc/localtime` lines report:
+    TZ's name, else the link's zone (`.../zoneinfo/Europe/Berlin`), else the offset
+    (`+0100`); None: none of them."""
+    offset = link = tz = None
+    for line in stdout.splitlines():
+        line = line.strip()
+        if re.fullmatch(r"[+-]\d{4}", line):
+            offset = line
+        elif line.startswith("TZ="):
+            tz = line[3:].lstrip(":") or None
+        elif "zoneinfo/" in line:
+            link = line.rpartition("zoneinfo/")[2] or None
+    return tz or link or offset
 
 
 def _named_blocks(stdout: str) -> Iterator[tuple[str, dict[str, str]]]:

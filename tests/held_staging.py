@@ -44,15 +44,15 @@ class HeldStaging:
             path.chmod(0o755)
 
     def sites_file(self, *, archive_reachable: bool) -> Path:
-        """The sites file: `archive` an SSH host nobody listens on (its copies retried an
-        hour later), or, once reachable, a local directory."""
+        """The sites file: `archive` an SSH host nobody listens on (its copies retried 30 s
+        later), or, once reachable, a local directory."""
         archive: dict[str, Any] = {"name": "archive", "transport": (
             {"kind": "local"} if archive_reachable else
             {"kind": "ssh", "host": "127.0.0.1", "port": 9, "connect_timeout_s": 2})}
         path = self.tmp / f"sites-{'up' if archive_reachable else 'down'}.yaml"
         path.write_text(yaml.safe_dump({
             "sites": [self.queue.site.cfg.model_dump(mode="json"), archive],
-            "transfers": {"attempts": 2, "backoff_s": 3600}, "store": str(self.store)}))
+            "transfers": {"attempts": 2, "backoff_s": 30}, "store": str(self.store)}))
         path.chmod(0o600)
         return path
 

@@ -1650,7 +1650,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
             raise BadInput(f"{where}: preamble line {number} {_printable(repr(shown))[:80]} is "
                            "a job directive, but the preamble runs on the login before each "
                            "scheduler command (submit, queue, cancel ...), never in a job, "
-                           f"so it is a comment there; {hint}{_line_note(text, ('sites', i, 'preamble'))}")
+                           f"so it is a comment there; {hint}"
+                           f"{_line_note(text, ('sites', i, 'preamble'))}")
         if i in folded:
             shown = s.preamble.strip()
             shown = shown if len(shown) <= 60 else shown[:57] + "..."

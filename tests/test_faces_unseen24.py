@@ -136,8 +136,12 @@ def test_a_workflow_file_with_a_mistake_names_file_step_and_line(user, name, tex
 
 # ---- (3) the magics ------------------------------------------------------------------------
 
+def test_fault_a_magic_translation_from_the_wrong_dialect_is_refused(shell, user, capsys):
+    sweep_helpers.assert_magic_refused(shell, user, capsys, "translate --to lsf --from pbs",
+                                       SCRIPT, GIVEN_AS_PBS)
+
+
 @pytest.mark.parametrize("line,cell,said", [
-    ("translate --to lsf --from pbs", SCRIPT, GIVEN_AS_PBS),
     ("submit --site alpha,ghost", SCRIPT, "one site is named here, not a list"),
     ("submit --site ALPHA", SCRIPT, "did you mean alpha?"),
     ("cancel 77", None, "expected SITE:NUMBER"),
@@ -148,8 +152,13 @@ def test_a_magic_given_a_wrong_value_names_it(shell, user, capsys, line, cell, s
 
 # ---- (4) the MCP tools ---------------------------------------------------------------------
 
+async def test_fault_the_mcp_translation_from_the_wrong_dialect_is_refused(user):
+    said_back = await sweep_helpers.mcp_refusal(user, "translate", {
+        "script": SCRIPT, "to": "lsf", "from_dialect": "pbs"})
+    assert GIVEN_AS_PBS in said_back, said_back
+
+
 @pytest.mark.parametrize("tool,args,said", [
-    ("translate", {"script": SCRIPT, "to": "lsf", "from_dialect": "pbs"}, GIVEN_AS_PBS),
     ("submit", {"script": SCRIPT, "site": ["alpha", "ghost"]}, "site"),
     ("cancel", {"job_id": "77"}, "expected SITE:NUMBER"),
     ("status", {"job_id": "alpha:77", "job": "alpha:77"}, "job"),

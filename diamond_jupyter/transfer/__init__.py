@@ -621,7 +621,7 @@ class TransferManager:
                              attempt + 1, attempts, delay, _why(e))
                     await self._wait_unless_cancelled(rec.id, delay)  # backoff
                     if rec.id in self._cancel_requested:
-                        raise Cancelled("cancelled by request while waiting to try again")
+                        raise Cancelled("cancelled by request while waiting to try again") from None
                     self.store.check_fence(fence)  # still this engine's to copy
                     if rec.id not in self._cancel_requested:
                         cancel.clear()  # set by the failed try to stop its reader

@@ -88,11 +88,21 @@ def _one_line(value: str) -> str:
     return value
 
 
+# what no partition, account or server name holds, and a shell reads (the faces refuse it
+# in a job's partition too): `gpu;rm` in a sites file reached every job's directives
+_NAME_SHELL_SYNTAX = re.compile(r"[;|&$`'\"<>()\\]")
+
+
 def _word(value: str) -> str:
-    """A partition, account or similar name: one printable word, not an option."""
+    """A partition, account or similar name: one printable word, not an option, without
+    shell syntax (Grid Engine's wildcard queue lists, `*@node01`, `a,b`, are names)."""
     _one_line(value)
     if not value or value.startswith("-") or any(c.isspace() for c in value):
         raise ValueError("must be one word, not starting with - (e.g. debug)")
+    if odd := _NAME_SHELL_SYNTAX.search(value):
+        raise ValueError(f"{value!r} holds {odd.group()!r}, which no scheduler's partition, "
+                         "account or server name holds (it is shell syntax): give the name "
+                         "as the scheduler lists it (letters, digits, _ . -, e.g. debug)")
     return value
 
 
@@ -776,6 +786,11 @@ class SiteConfig(_Cfg):
                 raise ValueError(f"gpu_complex {_printable(self.gpu_complex)} is not a "
                                  "complex name (letters, digits and _, not starting with a "
                                  "digit, as `qconf -sc` lists them; e.g. gpu, ngpus, cuda)")
+        if self.jobcomp and self.scheduler != "slurm" and self.flavor != "slurm":
+            raise ValueError("jobcomp is for scheduler slurm, or pbs with flavor slurm (their "
+                             "accounting from the jobcomp/filetxt plugin, `sacct -c`), not "
+                             f"{self.scheduler}" + (f" flavor {self.flavor}" if self.flavor
+                                                    else "") + ": leave it out")
         if self.pbs_servers is not None and self.scheduler != "pbs":
             raise ValueError(f"pbs_servers is for scheduler pbs (the names a job's "
                              f"`-q queue@SERVER` may give this site's server), not "
@@ -829,6 +844,21 @@ class TransferPolicy(_Cfg):
     attempts: int = Field(default=6, ge=1)  # tries in all, the first one included
     backoff_s: float = Field(default=1.0, ge=0, le=HOUR_S)  # wait before the second try
     backoff_max_s: float = Field(default=30.0, ge=0, le=DAY_S)
+
+    @model_validator(mode="after")
+    def _max_not_below_first(self) -> TransferPolicy:
+        """The longest wait is at least the first: `backoff_s: 3600` alone waits an hour
+        (the default longest, 30 s, cut it to 30 s without a word); a backoff_max_s given
+        below backoff_s is refused (which one was meant is unknown)."""
+        if self.backoff_max_s >= self.backoff_s:
+            return self
+        if "backoff_max_s" not in self.model_fields_set:
+            self.backoff_max_s = self.backoff_s
+            return self
+        raise ValueError(f"backoff_max_s {self.backoff_max_s:g} is below backoff_s "
+                         f"{self.backoff_s:g}: the waits start at backoff_s and double "
+                         "up to backoff_max_s; give backoff_max_s at least "
+                         f"{self.backoff_s:g} (or a smaller backoff_s)")
 
 
 class FederationConfig(_Cfg):
@@ -1307,6 +1337,10 @@ def _explain(err: Any) -> str:
             near = [meant] if meant in keys else \
                 difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]}? " if near else ""
+            if model is FederationConfig and not near and key in SiteConfig.model_fields:
+                return (f"unknown key: {key} is a key of each site, written in the site's "
+                        f"entry under sites: (beside its `- name:`; accepted here: "
+                        f"{', '.join(keys)})")
             # `defaults: &login {...}` above the sites, as docker-compose files have them
             anchors = "; a block of your own holding YAML anchors is named x-NAME, e.g. " \
                 f"x-{_printable(key)[:40]}" if model is FederationConfig and not near \
@@ -1611,6 +1645,13 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     folded = _folded_preambles(text, cfg)
     for i, s in enumerate(cfg.sites):
         where = f"sites file {p}: site {s.name!r} (sites[{i}])"
+        if (directive := _preamble_directive(s)) is not None:
+            number, shown, hint = directive
+            raise BadInput(f"{where}: preamble line {number} {_printable(repr(shown))[:80]} is "
+                           "a job directive, but the preamble runs on the login before each "
+                           "scheduler command (submit, queue, cancel ...), never in a job, "
+                           f"so it is a comment there; {hint}"
+                           f"{_line_note(text, ('sites', i, 'preamble'))}")
         if i in folded:
             shown = s.preamble.strip()
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
@@ -1631,6 +1672,28 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+# a job directive of each scheduler, at the start of a preamble line
+_DIRECTIVE = re.compile(r"\s*#\s*(SBATCH(?=\s)|PBS(?=\s)|BSUB(?=\s)|\$|(?i:flux):)\s*(.*)")
+
+
+def _preamble_directive(site: SiteConfig) -> tuple[int, str, str] | None:
+    """The first line of a site's preamble that is a job directive (`#SBATCH -p gpu`): its
+    number, its text and what to write instead; None when there is none."""
+    for number, line in enumerate(site.preamble.splitlines(), 1):
+        if m := _DIRECTIVE.match(line):
+            option = m.group(2).split()[:1]
+            hint = {"-p": "a default partition is default_partition: NAME",
+                    "--partition": "a default partition is default_partition: NAME",
+                    "-q": "a default queue is default_partition: NAME",
+                    "-A": "a default account is default_account: NAME",
+                    "--account": "a default account is default_account: NAME",
+                    "-P": "a default project is default_account: NAME"}.get(
+                        (option[0].split("=")[0] if option else ""),
+                        "a job's own directives go in its script")
+            return number, line.strip(), hint
+    return None
 
 
 def _keys_are_text(raw: dict[str, Any], p: Path, text: str) -> None:

@@ -21,8 +21,9 @@ NATIVE_ID = "4301"
 
 
 class HeldStaging:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *, backoff_s: float = 3600) -> None:
         self.tmp = tmp_path
+        self.backoff_s = backoff_s  # the wait before a copy's second try
         self.queue = LocalSlurmQueue(tmp_path, "here")
         self.store = tmp_path / "store.sqlite"
         self.calls = tmp_path / "scheduler-calls.txt"
@@ -44,15 +45,15 @@ class HeldStaging:
             path.chmod(0o755)
 
     def sites_file(self, *, archive_reachable: bool) -> Path:
-        """The sites file: `archive` an SSH host nobody listens on (its copies retried an
-        hour later), or, once reachable, a local directory."""
+        """The sites file: `archive` an SSH host nobody listens on (its copies retried
+        `backoff_s` later), or, once reachable, a local directory."""
         archive: dict[str, Any] = {"name": "archive", "transport": (
             {"kind": "local"} if archive_reachable else
             {"kind": "ssh", "host": "127.0.0.1", "port": 9, "connect_timeout_s": 2})}
         path = self.tmp / f"sites-{'up' if archive_reachable else 'down'}.yaml"
         path.write_text(yaml.safe_dump({
             "sites": [self.queue.site.cfg.model_dump(mode="json"), archive],
-            "transfers": {"attempts": 2, "backoff_s": 3600}, "store": str(self.store)}))
+            "transfers": {"attempts": 2, "backoff_s": self.backoff_s}, "store": str(self.store)}))
         path.chmod(0o600)
         return path
 

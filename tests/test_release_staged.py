@@ -114,6 +114,23 @@ async def test_a_release_of_an_ended_job_says_so(tmp_path):
         await fed.close()
 
 
+async def test_fault_a_cancel_during_a_stage_in_copys_backoff_does_not_wait_it_out(tmp_path):
+    """The stage-in's copy waits an hour (backoff_s: 3600) before its second try: the
+    job's cancel, which waits for the copy to stop, waited that hour out."""
+    bed = HeldStaging(tmp_path, backoff_s=3600)
+    fed, job = await submitted_copying(bed)
+    try:
+        retry = await _event(fed, job.id, "transfer.retry")
+        assert retry.data["in_s"] == 3600
+        await asyncio.wait_for(fed.cancel(job.id), WAIT_S)
+        copies = [t for t in fed.store.list_transfers(limit=None)
+                  if t.id.startswith(f"{job.token}-in-")]
+        assert copies and {t.state for t in copies} == {"CANCELLED"}, copies
+        assert bed.releases() == []
+    finally:
+        await fed.close()
+
+
 @pytest.mark.parametrize("directive", ["#SBATCH --hold", "#SBATCH -H", "#PBS -h", "#BSUB -H",
                                        "#$ -h"])
 def test_a_scripts_own_hold_is_read_as_the_users(directive):

@@ -46,14 +46,16 @@ async def test_an_unknown_key_is_refused_not_ignored(api):
     assert r.body["message"].startswith("unknown field 'colour' in the body (accepted: ")
 
 
-def _post_routes() -> list[str]:
-    """Every route that takes a POST, its path arguments filled with a sample name."""
+def _post_routes(*, bodiless: bool = False) -> list[str]:
+    """Every route that takes a POST with a body (`bodiless`: without one), its path
+    arguments filled with a sample name."""
     from tornado.web import RequestHandler
 
     from diamond_jupyter.server.routes import routes
 
     return [re.sub(r"\(\?P<\w+>\[\^/\]\+\)", "x", path).removeprefix("/diamond/api/")
-            for path, handler in routes() if handler.post is not RequestHandler.post]
+            for path, handler in routes() if handler.post is not RequestHandler.post
+            and handler.takes_no_body == bodiless]
 
 
 @pytest.fixture
@@ -77,7 +79,7 @@ async def test_a_body_of_another_type_than_json_is_a_415_on_every_post_route(
     type accepted; nothing is recorded."""
     posts = _post_routes()
     assert {"jobs", "place", "translate", "transfers", "tasks", "workflows",
-            "jobs/x/cancel"} <= set(posts), posts
+            "jobs/x/fetch"} <= set(posts), posts
     body = b'{"script": "echo hi", "site": "here", "to": "pbs", "prompt": "hi"}'
     kind = content_type.split(";")[0]
     for path in posts:
@@ -88,6 +90,9 @@ async def test_a_body_of_another_type_than_json_is_a_415_on_every_post_route(
             "reason": "unsupported-media-type",
             "message": f"the request body was sent as {kind}; this API reads JSON only: "
                        "send it with Content-Type: application/json"}, path
+    for path in _post_routes(bodiless=True):  # (test_rest_bodiless): no body of any type
+        resp = await post_raw(path, body, content_type)
+        assert resp.code == 400 and b"takes no body" in resp.body, (path, resp.body)
     assert (await api.get("jobs"))["total"] == 0
 
 

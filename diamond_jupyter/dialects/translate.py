@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Literal
 
 from ..model import BadInput, JobSpec
-from .body import SENTINELS, flux_copies, one_task_cpus, program_notes, translate_body
+from .body import (
+    _SENTINEL_WORDS,
+    SENTINELS,
+    flux_copies,
+    one_task_cpus,
+    program_notes,
+    translate_body,
+)
 from .flux_script import flux_script
 from .lsf_script import lsf_script
 from .pbs_script import pbs_script
@@ -73,6 +80,8 @@ def translate(text: str, to: str, from_: str | None = None, *,
                        "the site it is translated for)")
     target = get_script_dialect(to)
     source = get_script_dialect(from_) if from_ else get_script_dialect(detect_dialect(text))
+    if from_:
+        _refuse_another_dialects_script(text, source.name)
     try:
         # a translation is submitted by hand: its own scheduler's staging lines stay as
         # written (qsub/bsub moves the files); only a diamond submit moves them itself
@@ -105,6 +114,24 @@ def translate(text: str, to: str, from_: str | None = None, *,
         warnings.append(f"kept: {count} {name} directive line(s) in the body; they {verb} "
                         f"{target.name if name == target.name else name}")
     return rendered.script, warnings, spec
+
+
+def _refuse_another_dialects_script(text: str, source: str) -> None:
+    """BadInput when a script said to be `source` holds none of its directives where they
+    are read, and another dialect's there: every one of those was passed over (kept as
+    comments), and the translation asked for nothing the script asks for."""
+    counts = count_directives(text)
+    if counts.get(source):
+        return
+    found = {n: c for n, c in counts.items() if c}
+    if not found:
+        return  # no directives at all: a plain script, read as the dialect given
+    other = max(found, key=lambda n: found[n])
+    raise BadInput(f"the script was given as {source}, but holds no "
+                   f"{_SENTINEL_WORDS.get(source, source)} directive, and "
+                   f"{found[other]} {_SENTINEL_WORDS.get(other, other)} one(s) ({other}'s), "
+                   f"which a {source} reading passes over: translate it from {other}, or give "
+                   "no source dialect to have it detected")
 
 
 def _staging_dropped(spec: JobSpec, target: str, notes: list[str]) -> list[str]:

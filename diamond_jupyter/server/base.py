@@ -16,7 +16,16 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado.web import HTTPError, RequestHandler
 
-from ..model import BadInput, DiamondError, Job, JobSpec, SiteError, field_problem, spec_error_at
+from ..model import (
+    BadInput,
+    DiamondError,
+    Job,
+    JobSpec,
+    SiteError,
+    field_problem,
+    spec_error_at,
+    visible,
+)
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -82,6 +91,9 @@ def found_or_404(lookup: Callable[[str], T], key: str,
 
 class DiamondHandler(APIHandler):
     auth_resource = "diamond"
+    # a route whose POST reads only its path (cancel, release, login): a body it is sent is
+    # refused by `refuse_a_body` (400), whatever its Content-Type, never passed over
+    takes_no_body = False
 
     async def prepare(self) -> None:  # type: ignore[override]
         await super().prepare()
@@ -100,6 +112,7 @@ class DiamondHandler(APIHandler):
         an unlabelled or empty body is let through."""
         method = self.request.method or ""
         if method not in BODY_METHODS or not (self.request.body or b"").strip() or \
+                self.takes_no_body or \
                 getattr(type(self), method.lower()) is getattr(RequestHandler, method.lower()):
             return
         kind = self._content_type()
@@ -174,6 +187,19 @@ class DiamondHandler(APIHandler):
                            "surrogate (a \\ud800-\\udfff escape without its pair), which is "
                            "no text: send the character itself, or its escaped pair")
         return data
+
+    def refuse_a_body(self, route: str) -> None:
+        """ApiError 400 for a body sent to `route` (e.g. "POST jobs/ID/cancel"), which reads
+        none: what it asked for would silently not happen. No body, whitespace or `{}` (what
+        clients send for "nothing") is let through, whatever its Content-Type."""
+        raw = (self.request.body or b"").removeprefix(b"\xef\xbb\xbf").strip()
+        if re.fullmatch(rb"(\{\s*\})?", raw):
+            return
+        shown = raw[:60].decode("utf-8", "replace")
+        more = f" ({len(raw)} bytes)" if len(raw) > 60 else ""
+        route = visible(route if len(route) <= 160 else route[:150] + "...")
+        raise ApiError(400, "bad-input", f"{route} takes no body, and was sent {shown!r}"
+                       f"{more}; nothing was done: send no body (or {{}})")
 
     def _form_hint(self, raw: bytes) -> str:
         """What to send instead, when the body is an HTML form's (not JSON gone wrong:

@@ -219,22 +219,28 @@ class JobHandler(DiamondHandler):
 
 
 class JobCancelHandler(DiamondHandler):
+    takes_no_body = True
+
     @authenticated
     @authorized
     @api
     async def post(self, job_id: str) -> None:
+        self.refuse_a_body(f"POST jobs/{job_id}/cancel")
         fed = await self.fed()
         self.job_or_404(fed, job_id)
         self.reply(job_json(await fed.cancel(job_id)))
 
 
 class JobReleaseHandler(DiamondHandler):
+    takes_no_body = True
+
     @authenticated
     @authorized
     @api
     async def post(self, job_id: str) -> None:
         """Release a job submitted held: the job, with `release_waiting` saying what a
         release kept during its stage-in waits for (null: sent to the scheduler)."""
+        self.refuse_a_body(f"POST jobs/{job_id}/release")
         fed = await self.fed()
         self.job_or_404(fed, job_id)
         job = await fed.release(job_id)
@@ -356,12 +362,15 @@ class TransfersHandler(DiamondHandler):
 
 
 class TransferCancelHandler(DiamondHandler):
+    takes_no_body = True
+
     @authenticated
     @authorized
     @api
     async def post(self, transfer_id: str) -> None:
         """Cancel a transfer: its record, CANCELLED (one cancelled before, as it is); 404
         when unknown, 400 when it had ended otherwise (the message says how)."""
+        self.refuse_a_body(f"POST transfers/{transfer_id}/cancel")
         fed = await self.fed()
         found_or_404(fed.transfer_status, transfer_id)
         self.reply((await fed.cancel_transfer(transfer_id)).model_dump(mode="json"))

@@ -98,6 +98,8 @@ def broker(handler: DiamondHandler) -> LoginBroker:
 
 
 class SiteLoginHandler(_Rows):
+    takes_no_body = True
+
     @authenticated
     @authorized
     @api
@@ -105,6 +107,7 @@ class SiteLoginHandler(_Rows):
         """Log in to site `name` now (one attempt). 200 {"site", "new_connection"}; 502 with
         the reason when the code was refused or not given. A new connection refreshes the
         site's row (a site-snapshot event), so the sidebar shows it reachable at once."""
+        self.refuse_a_body(f"POST sites/{name}/login")
         fed = await self.fed_with_site(name)
         res = await fed.login(name, broker(self).asker(name))
         if res["new_connection"]:

@@ -62,10 +62,13 @@ class WorkflowHandler(_WorkflowHandler):
 
 
 class WorkflowCancelHandler(_WorkflowHandler):
+    takes_no_body = True
+
     @authenticated
     @authorized
     @api
     async def post(self, workflow_id: str) -> None:
+        self.refuse_a_body(f"POST workflows/{workflow_id}/cancel")
         fed = await self.fed()
         self.known(fed, workflow_id)
         self.reply((await fed.cancel_workflow(workflow_id)).contract())

@@ -444,6 +444,13 @@ class TransferManager:
         # a copy another engine runs sees the cancel at its next lease check and stops
         return self.status(transfer_id)
 
+    async def _wait_unless_cancelled(self, transfer_id: str, seconds: float) -> None:
+        """Wait `seconds` (a copy's backoff), ended early by a user's cancel of the transfer:
+        the cancel, which waits for the copy to stop, waited out the whole backoff."""
+        end = time.monotonic() + seconds
+        while transfer_id not in self._cancel_requested and (left := end - time.monotonic()) > 0:
+            await asyncio.sleep(min(left, 0.1))
+
     async def _cancel_globus(self, rec: TransferRecord, task_id: str) -> None:
         """Ask Globus to cancel the task, then how it stands: BadInput when it had already
         ended (a cancel that came too late), which its follower records."""
@@ -612,7 +619,9 @@ class TransferManager:
                         "attempts": attempts, "error": _why(e), "in_s": delay}, job_id)
                     log.info("transfer %s: try %d of %d in %.1f s after: %s", rec.id,
                              attempt + 1, attempts, delay, _why(e))
-                    await asyncio.sleep(delay)  # backoff before reconnecting
+                    await self._wait_unless_cancelled(rec.id, delay)  # backoff
+                    if rec.id in self._cancel_requested:
+                        raise Cancelled("cancelled by request while waiting to try again") from None
                     self.store.check_fence(fence)  # still this engine's to copy
                     if rec.id not in self._cancel_requested:
                         cancel.clear()  # set by the failed try to stop its reader

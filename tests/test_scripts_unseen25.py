@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from diamond_jupyter.dialects.translate import translate
+from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
     COMPARED_FIELDS,
@@ -154,3 +156,22 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=COMPARED_FIELDS, strict=ALL_STRICT, at_least=60)
+
+
+# ------------------------------------------------------------ faults found, now fixed
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("-A -x", "account '-x' starts with '-' (it would be read as an option); an account is "
+              "a name, and no scheduler's starts with '-'; give the name"),
+    ("-M -u", "mail_user '-u' starts with '-' (it would be read as an option); a mail user is "
+              "an address or a user name, and no scheduler's starts with '-'; give the name"),
+    ("-q -x", "a queue is a name"),
+])
+@pytest.mark.parametrize("target", ["slurm", "lsf", "sge"])
+def test_a_dash_value_is_refused_in_words_that_fit_it(line: str, said: str, target: str):
+    """`#PBS -A -x` was refused saying "a account is a name", `-M -u` "a mail_user is a
+    name" (an address is no name)."""
+    text = f"#!/bin/bash\n#PBS -l select=1:ncpus=1\n#PBS {line}\n#PBS -m e\n./a\n"
+    with pytest.raises(BadInput) as exc:
+        translate(text, target, "pbs")
+    assert said in str(exc.value)

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from diamond_jupyter.dialects.translate import translate
+from diamond_jupyter.dialects.translate import get_script_dialect, translate
 from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
     COMPARED_FIELDS,
     sweep_tests,
-    translated,
 )
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen25"
@@ -25,133 +24,183 @@ HERE = Path(__file__).parent / "fixtures" / "scripts_unseen25"
 # As in the earlier sweeps (tests/scripts_unseen_check.py names the keys).
 EXPECTED: dict[str, dict[str, Any]] = {
     "flux/conf_noverify_exclusive_queue.flux": dict(
-        nodes=8, tasks=8, cpus=8, walltime=21600, unknown=['--conf'], queue='pbatch', exclusive=True),
+        nodes=8, tasks=8, cpus=8, walltime=21600, unknown=["--conf"], queue="pbatch",
+        exclusive=True),
     "flux/crlf_tabs_chinese_name.flux": dict(
-        tasks=4, cpus=4, walltime=2700, name='模拟'),
+        tasks=4, cpus=4, walltime=2700, name="模拟"),
     "flux/dependency_after_start.flux": dict(
-        tasks=1, cpus=1, walltime=600, deps=[('after', ['fA1b2C3d4'])], name='follower'),
+        tasks=1, cpus=1, walltime=600, deps=[("after", ["fA1b2C3d4"])], name="follower"),
     "flux/env_set_and_env_remove.flux": dict(
-        tasks=4, cpus=4, walltime=1800, unknown=['--env-remove'], variables={'OMP_NUM_THREADS': '4'}),
+        tasks=4, cpus=4, walltime=1800, unknown=["--env-remove"],
+        variables={"OMP_NUM_THREADS": "4"}),
     "flux/gpus_per_slot_cores_per_slot_bank_queue.flux": dict(
-        nodes=2, tasks=4, cpus=32, gpus=8, walltime=10800, queue='pgpu', account='ml', needs_gpus=4),
+        nodes=2, tasks=4, cpus=32, gpus=8, walltime=10800, queue="pgpu", account="ml",
+        needs_gpus=4),
     "flux/heredoc_flux_lines_inside.flux": dict(
         tasks=1, cpus=1, walltime=300, ignored=2),
     "flux/injection_in_name_and_cwd.flux": dict(
-        tasks=1, cpus=1, walltime=300, name='x;id', working_directory='/tmp/$(id)'),
+        tasks=1, cpus=1, walltime=300, name="x;id", working_directory="/tmp/$(id)"),
     "flux/output_error_id_label_io.flux": dict(
-        nodes=1, tasks=2, cpus=2, walltime=1200, unknown=['--label-io'], stdout='out.%j.log', stderr='err.%j.log'),
+        nodes=1, tasks=2, cpus=2, walltime=1200, unknown=["--label-io"], stdout="out.%j.log",
+        stderr="err.%j.log"),
     "flux/requires_properties_and_signal.flux": dict(
-        nodes=1, tasks=16, cpus=16, walltime=5400, unknown=['--requires', '--signal']),
+        nodes=1, tasks=16, cpus=16, walltime=5400, unknown=["--requires", "--signal"]),
     "flux/setattr_requires_hosts_conf.flux": dict(
-        nodes=2, tasks=8, cpus=32, gpus=8, walltime=7200, unknown=['--requires', '--conf'], account='abc', needs_gpus=4),
+        nodes=2, tasks=8, cpus=32, gpus=8, walltime=7200, unknown=["--requires", "--conf"],
+        account="abc", needs_gpus=4),
     "flux/urgency_zero_is_a_hold.flux": dict(
-        tasks=2, cpus=2, walltime=3600, name='parked', hold=True),
+        tasks=2, cpus=2, walltime=3600, name="parked", hold=True),
     "lsf/R_select_rusage_duration_span_order_same.lsf": dict(
-        nodes=4, tasks=32, cpus=32, memory_mb=128000, walltime=28800, unknown=['-R select', '-R rusage', '-R order', '-R same'], name='resreq_all', queue='normal', stdout='out.%j', per_cpu=4000),
+        nodes=4, tasks=32, cpus=32, memory_mb=128000, walltime=28800,
+        unknown=["-R select", "-R rusage", "-R order", "-R same"], name="resreq_all",
+        queue="normal", stdout="out.%j", per_cpu=4000),
     "lsf/W_We_mem_rusage_ptile24.lsf": dict(
-        nodes=2, tasks=48, cpus=48, memory_mb=96000, walltime=86400, unknown=['-We', '-M'], name='est_long', per_cpu=2000),
+        nodes=2, tasks=48, cpus=48, memory_mb=96000, walltime=86400, unknown=["-We", "-M"],
+        name="est_long", per_cpu=2000),
     "lsf/affinity_distribute_balance_x.lsf": dict(
-        tasks=8, cpus=32, walltime=10800, unknown=['-R affinity'], name='bal', exclusive=True),
+        tasks=8, cpus=32, walltime=10800, unknown=["-R affinity"], name="bal", exclusive=True),
     "lsf/array_index_list_throttle_quoted.lsf": dict(
-        tasks=1, cpus=1, walltime=1800, array='1,3,5-9%2', name='scan', stdout='logs/scan.%j.%a.out'),
+        tasks=1, cpus=1, walltime=1800, array="1,3,5-9%2", name="scan",
+        stdout="logs/scan.%j.%a.out"),
     "lsf/b_full_date_and_mail_B_N.lsf": dict(
-        tasks=1, cpus=1, walltime=600, name='newyear', mail_events=['begin', 'end'], mail_user='ops@site.example', begin='2026-12-31T23:30:00'),
+        tasks=1, cpus=1, walltime=600, name="newyear", mail_events=["begin", "end"],
+        mail_user="ops@site.example", begin="2026-12-31T23:30:00"),
     "lsf/compound_gpu_and_cpu_parts.lsf": dict(
-        tasks=10, cpus=10, gpus=1, walltime=14400, unknown=['-R{1} select', '-R{2} select'], name='hybrid_parts', needs_gpus=1),
+        tasks=10, cpus=10, gpus=1, walltime=14400, unknown=["-R{1} select", "-R{2} select"],
+        name="hybrid_parts", needs_gpus=1),
     "lsf/crlf_tabs_comment_after_spanish.lsf": dict(
-        nodes=1, tasks=12, cpus=12, walltime=3600, name='cálculo', stdout='%j_%a.out'),
+        nodes=1, tasks=12, cpus=12, walltime=3600, name="cálculo", stdout="%j_%a.out"),
     "lsf/env_none_with_value_L_shell.lsf": dict(
-        tasks=2, cpus=2, walltime=1200, unknown=['-L'], name='env_none', export_all=False, variables={'RUN_MODE': 'fast'}),
+        tasks=2, cpus=2, walltime=1200, unknown=["-L"], name="env_none", export_all=False,
+        variables={"RUN_MODE": "fast"}),
     "lsf/gpu_bare_num_and_queue_project_outdir.lsf": dict(
-        tasks=1, cpus=1, gpus=1, walltime=21600, name='one_gpu', queue='gpu_v100', account='AI_TEAM', stdout='logs/%j.out', stderr='logs/%j.err', needs_gpus=1),
+        tasks=1, cpus=1, gpus=1, walltime=21600, name="one_gpu", queue="gpu_v100",
+        account="AI_TEAM", stdout="logs/%j.out", stderr="logs/%j.err", needs_gpus=1),
     "lsf/gpu_num2_exclusive_mps_span_hosts1.lsf": dict(
-        nodes=1, tasks=4, cpus=4, gpus=2, walltime=7200, unknown=['-gpu mode', '-gpu mps'], name='mps_pair', queue='gpu', needs_gpus=2),
+        nodes=1, tasks=4, cpus=4, gpus=2, walltime=7200, unknown=["-gpu mode", "-gpu mps"],
+        name="mps_pair", queue="gpu", needs_gpus=2),
     "lsf/heredoc_bsub_lines_then_bsub.lsf": dict(
-        tasks=1, cpus=1, walltime=300, name='spawner', ignored=3),
+        tasks=1, cpus=1, walltime=300, name="spawner", ignored=3),
     "lsf/select_type_ncpus_exclusive_project.lsf": dict(
-        nodes=2, tasks=64, cpus=64, walltime=43200, unknown=['-R select'], name='big_x86', queue='normal', account='proj_cfd', exclusive=True),
+        nodes=2, tasks=64, cpus=64, walltime=43200, unknown=["-R select"], name="big_x86",
+        queue="normal", account="proj_cfd", exclusive=True),
     "lsf/w_done_or_exit.lsf": dict(
-        tasks=1, cpus=1, walltime=900, deps=[('afterok', ['6001']), ('afternotok', ['6002'])], name='either'),
+        tasks=1, cpus=1, walltime=900, deps=[("afterok", ["6001"]), ("afternotok", ["6002"])],
+        name="either"),
     "pbs/array_thousand_small_rerun.pbs": dict(
-        nodes=1, tasks=1, cpus=1, memory_mb=500, walltime=900, array='1-1000', name='many_small', stdout='logs/', requeue=True, needs_mem=500),
+        nodes=1, tasks=1, cpus=1, memory_mb=500, walltime=900, array="1-1000", name="many_small",
+        stdout="logs/", requeue=True, needs_mem=500),
     "pbs/comments_after_and_directive_after_command.pbs": dict(
-        nodes=1, tasks=1, cpus=8, walltime=5400, name='trailing', ignored=1),
+        nodes=1, tasks=1, cpus=8, walltime=5400, name="trailing", ignored=1),
     "pbs/crlf_tabs_greek_name.pbs": dict(
-        nodes=1, tasks=1, cpus=4, memory_mb=16384, walltime=7200, name='εργασία', needs_mem=16384),
+        nodes=1, tasks=1, cpus=4, memory_mb=16384, walltime=7200, name="εργασία", needs_mem=16384),
     "pbs/depend_afterany_array_parent_server.pbs": dict(
-        nodes=1, tasks=1, cpus=2, memory_mb=8192, walltime=1800, deps=[('afterany', ['77120[].pbs-srv01'])], name='gather', needs_mem=8192),
+        nodes=1, tasks=1, cpus=2, memory_mb=8192, walltime=1800,
+        deps=[("afterany", ["77120[].pbs-srv01"])], name="gather", needs_mem=8192),
     "pbs/heredoc_pbs_lines_inside_after_command.pbs": dict(
-        nodes=1, tasks=1, cpus=1, walltime=600, name='maker', ignored=3),
+        nodes=1, tasks=1, cpus=1, walltime=600, name="maker", ignored=3),
     "pbs/jobwide_ncpus_mem_walltime_seconds_module.pbs": dict(
-        cpus=24, memory_mb=98304, walltime=5400, unknown=['-P'], name='jobwide', needs_mem=98304),
+        cpus=24, memory_mb=98304, walltime=5400, unknown=["-P"], name="jobwide", needs_mem=98304),
     "pbs/mail_two_users_abe_join_dir.pbs": dict(
-        nodes=1, tasks=1, cpus=8, memory_mb=20480, walltime=10800, name='notify_me', stdout='/scratch/proj/logs', mail_events=['fail', 'begin', 'end'], mail_user='a.user@lab.example,b.user@lab.example', needs_mem=20480),
+        nodes=1, tasks=1, cpus=8, memory_mb=20480, walltime=10800, name="notify_me",
+        stdout="/scratch/proj/logs", mail_events=["fail", "begin", "end"],
+        mail_user="a.user@lab.example,b.user@lab.example", needs_mem=20480),
     "pbs/place_scatter_group_rack_nodetype.pbs": dict(
-        nodes=4, tasks=128, cpus=128, walltime=36000, unknown=['-l select:nodetype', '-l place:scatter', '-l place:group=rack'], name='rack_local'),
+        nodes=4, tasks=128, cpus=128, walltime=36000,
+        unknown=["-l select:nodetype", "-l place:scatter", "-l place:group=rack"],
+        name="rack_local"),
     "pbs/select_gpus_ompthreads_scatter_excl_array.pbs": dict(
-        nodes=2, tasks=64, cpus=128, gpus=8, memory_mb=983040, walltime=21600, array='1-9:2', unknown=['-l select:ompthreads', '-l place:scatter'], name='md_replicas', queue='gpu', account='MAT2026', exclusive=True, needs_gpus=4, needs_mem=491520),
+        nodes=2, tasks=64, cpus=128, gpus=8, memory_mb=983040, walltime=21600, array="1-9:2",
+        unknown=["-l select:ompthreads", "-l place:scatter"], name="md_replicas", queue="gpu",
+        account="MAT2026", exclusive=True, needs_gpus=4, needs_mem=491520),
     "pbs/select_host_chunk_plus_gpu_chunk_pack.pbs": dict(
-        nodes=1, tasks=3, cpus=36, gpus=4, memory_mb=139264, walltime=14400, unknown=['-l place:pack'], name='head_gpu', needs_gpus=4, needs_mem=139264),
+        nodes=1, tasks=3, cpus=36, gpus=4, memory_mb=139264, walltime=14400,
+        unknown=["-l place:pack"], name="head_gpu", needs_gpus=4, needs_mem=139264),
     "pbs/torque_gpus_pmem_array_throttle_afterokarray.pbs": dict(
-        nodes=1, tasks=8, cpus=8, gpus=2, memory_mb=32768, walltime=18000, array='1-10%2', deps=[('afterok', ['40211[]'])], name='tq_gpu_arr', needs_gpus=2, per_cpu=4096),
+        nodes=1, tasks=8, cpus=8, gpus=2, memory_mb=32768, walltime=18000, array="1-10%2",
+        deps=[("afterok", ["40211[]"])], name="tq_gpu_arr", needs_gpus=2, per_cpu=4096),
     "pbs/uppercase_GB_queue_at_server_long.pbs": dict(
-        nodes=3, tasks=3, cpus=48, memory_mb=196608, walltime=360000, unknown=['-l place:scatter'], name='longrun', queue='long', needs_mem=65536),
+        nodes=3, tasks=3, cpus=48, memory_mb=196608, walltime=360000, unknown=["-l place:scatter"],
+        name="longrun", queue="long", needs_mem=65536),
     "pbs/v_quoted_commas_and_V.pbs": dict(
-        nodes=1, tasks=1, cpus=4, walltime=3600, name='envy', variables={'CASE': 'alpha', 'NSTEPS': '500'}),
+        nodes=1, tasks=1, cpus=4, walltime=3600, name="envy",
+        variables={"CASE": "alpha", "NSTEPS": "500"}),
     "sge/crlf_tabs_german_comment.sge": dict(
-        nodes=1, cpus=2, walltime=1800, name='Messung_äöü'),
+        nodes=1, cpus=2, walltime=1800, name="Messung_äöü"),
     "sge/dev_null_out_err_dir_j_n.sge": dict(
-        walltime=300, name='quietish', stdout='/dev/null', stderr='logs/'),
+        walltime=300, name="quietish", stdout="/dev/null", stderr="logs/"),
     "sge/exclusive_pe_orte_128.sge": dict(
-        tasks=128, cpus=128, walltime=86400, unknown=['-P'], name='wide', exclusive=True),
+        tasks=128, cpus=128, walltime=86400, unknown=["-P"], name="wide", exclusive=True),
     "sge/gpu_two_pe_smp_h_rt.sge": dict(
-        nodes=1, cpus=8, gpus=2, memory_mb=65536, walltime=43200, name='gpu2', queue='gpu.q', needs_gpus=2, per_cpu=8192),
+        nodes=1, cpus=8, gpus=2, memory_mb=65536, walltime=43200, name="gpu2", queue="gpu.q",
+        needs_gpus=2, per_cpu=8192),
     "sge/h_rt_seconds_s_rt_notify.sge": dict(
-        nodes=1, cpus=4, walltime=86400, unknown=['-l s_rt', '-notify'], name='softlimit'),
+        nodes=1, cpus=4, walltime=86400, unknown=["-l s_rt", "-notify"], name="softlimit"),
     "sge/hold_jid_ids_and_a_seconds.sge": dict(
-        walltime=600, deps=[('afterany', ['123', '456'])], name='after_two', begin='2026-12-31T12:00:30'),
+        walltime=600, deps=[("afterany", ["123", "456"])], name="after_two",
+        begin="2026-12-31T12:00:30"),
     "sge/mem_free_h_vmem_threaded_short_fields.sge": dict(
-        nodes=1, cpus=8, memory_mb=32768, walltime=3600, unknown=['-l mem_free'], name='thr8', per_cpu=4096),
+        nodes=1, cpus=8, memory_mb=32768, walltime=3600, unknown=["-l mem_free"], name="thr8",
+        per_cpu=4096),
     "sge/pe_mpi_h_rt_h_vmem_binding_R_y.sge": dict(
-        tasks=64, cpus=64, memory_mb=131072, walltime=172800, unknown=['-binding', '-R'], name='mpi64', queue='all.q', per_cpu=2048),
+        tasks=64, cpus=64, memory_mb=131072, walltime=172800, unknown=["-binding", "-R"],
+        name="mpi64", queue="all.q", per_cpu=2048),
     "sge/project_account_mail_bea.sge": dict(
-        nodes=1, cpus=16, walltime=7200, unknown=['-P'], name='mailer', account='acct_bio', mail_events=['begin', 'end', 'fail'], mail_user='me@bio.example'),
+        nodes=1, cpus=16, walltime=7200, unknown=["-P"], name="mailer", account="acct_bio",
+        mail_events=["begin", "end", "fail"], mail_user="me@bio.example"),
     "sge/t_step_tc_hold_jid_ad_name.sge": dict(
-        walltime=2400, array='1-500:5%20', unknown=['-hold_jid_ad'], name='stage_b', stdout='logs/%x.%a.out'),
+        walltime=2400, array="1-500:5%20", unknown=["-hold_jid_ad"], name="stage_b",
+        stdout="logs/%x.%a.out"),
     "sge/v_list_vars_and_V_module.sge": dict(
-        walltime=3600, name='vvars', variables={'OMP_NUM_THREADS': '4', 'DATA': '/data/set1'}),
+        walltime=3600, name="vvars", variables={"OMP_NUM_THREADS": "4", "DATA": "/data/set1"}),
     "slurm/array_step_throttle_gpus_per_task_mem_per_gpu.sbatch": dict(
-        tasks=2, cpus=16, gpus=2, memory_mb=81920, walltime=12600, array='2-30:4%3', name='hpo_sweep', queue='gpu', stdout='hpo_%A_%a.out', needs_gpus=1, per_cpu=5120),
+        tasks=2, cpus=16, gpus=2, memory_mb=81920, walltime=12600, array="2-30:4%3",
+        name="hpo_sweep", queue="gpu", stdout="hpo_%A_%a.out", needs_gpus=1, per_cpu=5120),
     "slurm/bigmem_constraint_brackets_days.sbatch": dict(
-        nodes=1, tasks=1, cpus=128, memory_mb=512000, walltime=172800, name='assembly', queue='bigmem', features=['[rome|milan]'], needs_mem=512000),
+        nodes=1, tasks=1, cpus=128, memory_mb=512000, walltime=172800, name="assembly",
+        queue="bigmem", features=["[rome|milan]"], needs_mem=512000),
     "slurm/crlf_tabs_unicode_mail_dhm.sbatch": dict(
-        tasks=6, cpus=6, memory_mb=12288, walltime=14400, name='Übung_ß', mail_events=['end', 'fail'], mail_user='jörg@uni.example', needs_mem=12288),
+        tasks=6, cpus=6, memory_mb=12288, walltime=14400, name="Übung_ß",
+        mail_events=["end", "fail"], mail_user="jörg@uni.example", needs_mem=12288),
     "slurm/dependency_array_element_notok_kill_no.sbatch": dict(
-        tasks=1, cpus=1, walltime=1200, deps=[('afternotok', ['9100233_7']), ('afterany', ['9100240'])], unknown=['--kill-on-invalid-dep'], name='retry_failed'),
+        tasks=1, cpus=1, walltime=1200,
+        deps=[("afternotok", ["9100233_7"]), ("afterany", ["9100240"])],
+        unknown=["--kill-on-invalid-dep"], name="retry_failed"),
     "slurm/export_list_without_all.sbatch": dict(
-        tasks=12, cpus=12, walltime=1800, name='clean_env', export_all=False, variables={'NPROC': '12'}, passed=['HOME', 'USER', 'TERM']),
+        tasks=12, cpus=12, walltime=1800, name="clean_env", export_all=False,
+        variables={"NPROC": "12"}, passed=["HOME", "USER", "TERM"]),
     "slurm/glued_short_options_gpus_total.sbatch": dict(
-        nodes=2, tasks=8, cpus=32, gpus=8, walltime=3600, name='glued', stdout='%x-%j.out', needs_gpus=4),
+        nodes=2, tasks=8, cpus=32, gpus=8, walltime=3600, name="glued", stdout="%x-%j.out",
+        needs_gpus=4),
     "slurm/gres_typed_a100_mem_per_cpu_mb.sbatch": dict(
-        nodes=2, tasks=2, cpus=32, gpus=4, memory_mb=112000, walltime=43200, name='a100pair', gpu_type='a100', needs_gpus=2, per_cpu=3500),
+        nodes=2, tasks=2, cpus=32, gpus=4, memory_mb=112000, walltime=43200, name="a100pair",
+        gpu_type="a100", needs_gpus=2, per_cpu=3500),
     "slurm/heredoc_child_job_sbatch_lines.sbatch": dict(
-        tasks=1, cpus=1, walltime=300, name='parent', ignored=3),
+        tasks=1, cpus=1, walltime=300, name="parent", ignored=3),
     "slurm/hetjob_licenses_dependency_afterok.sbatch": dict(
-        nodes=5, tasks=257, cpus=264, memory_mb=519168, walltime=7200, deps=[('afterok', ['7781203'])], unknown=['--licenses'], name='coupled', account='cfd_lab', needs_mem=121600),
+        nodes=5, tasks=257, cpus=264, memory_mb=519168, walltime=7200,
+        deps=[("afterok", ["7781203"])], unknown=["--licenses"], name="coupled", account="cfd_lab",
+        needs_mem=121600),
     "slurm/mem0_exclusive_gpus_per_node_typed_bind.sbatch": dict(
-        nodes=4, tasks=16, cpus=384, gpus=16, walltime=129600, name='llm_ft', gpu_type='h100', exclusive=True, needs_gpus=4),
+        nodes=4, tasks=16, cpus=384, gpus=16, walltime=129600, name="llm_ft", gpu_type="h100",
+        exclusive=True, needs_gpus=4),
     "slurm/module_loads_then_late_directive.sbatch": dict(
-        tasks=64, cpus=64, walltime=21600, name='late', ignored=1),
+        tasks=64, cpus=64, walltime=21600, name="late", ignored=1),
     "slurm/option_injection_in_values.sbatch": dict(
-        tasks=2, cpus=2, walltime=600, unknown=['-rf'], name='inj;rm', account='$(whoami)', stdout='out`id`.log'),
+        tasks=2, cpus=2, walltime=600, unknown=["-rf"], name="inj;rm", account="$(whoami)",
+        stdout="out`id`.log"),
     "slurm/partition_qos_account_licenses_multi.sbatch": dict(
-        tasks=16, cpus=16, walltime=28800, unknown=['--licenses'], name='cfx_big', queue='gpu-a100-80g', account='abc123', qos='high'),
+        tasks=16, cpus=16, walltime=28800, unknown=["--licenses"], name="cfx_big",
+        queue="gpu-a100-80g", account="abc123", qos="high"),
     "slurm/quoted_name_comment_hash_trailing.sbatch": dict(
-        tasks=4, cpus=4, walltime=2700, name='mesh refine', stdout='logs/mesh %j.out', comment='run #3 of 5'),
+        tasks=4, cpus=4, walltime=2700, name="mesh refine", stdout="logs/mesh %j.out",
+        comment="run #3 of 5"),
     "slurm/time_min_array_list_throttle.sbatch": dict(
-        tasks=1, cpus=1, memory_mb=2048, walltime=14400, array='1,4,9,16%2', unknown=['--time-min'], name='backfill', per_cpu=2048),
+        tasks=1, cpus=1, memory_mb=2048, walltime=14400, array="1,4,9,16%2",
+        unknown=["--time-min"], name="backfill", per_cpu=2048),
     "slurm/tres_per_task_gres_flags_mem_bind.sbatch": dict(
-        nodes=2, tasks=8, cpus=48, gpus=8, walltime=3600, unknown=['--gres-flags', '--mem-bind'], name='tres24', needs_gpus=4),
+        nodes=2, tasks=8, cpus=48, gpus=8, walltime=3600, unknown=["--gres-flags", "--mem-bind"],
+        name="tres24", needs_gpus=4),
 }
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
@@ -175,3 +224,22 @@ def test_a_dash_value_is_refused_in_words_that_fit_it(line: str, said: str, targ
     with pytest.raises(BadInput) as exc:
         translate(text, target, "pbs")
     assert said in str(exc.value)
+
+
+@pytest.mark.parametrize(("value", "mb"), [
+    # sge_types(1): k, m, g, t multiply by powers of 1000, K, M, G, T by powers of 1024
+    ("4g", 3815), ("512m", 489), ("2000000k", 1908), ("1t", 953675),
+    ("4G", 4096), ("512M", 512), ("1024K", 1), ("1.5G", 1536), ("4294967296", 4096),
+])
+def test_grid_engine_lowercase_memory_units_are_powers_of_1000(value: str, mb: int):
+    """`-l h_vmem=4g` (the Broad's UGER writes it so) was read as 4096MB, as 4G is: other
+    schedulers were asked 7% more than the job asked (Slurm --mem-per-cpu=4G)."""
+    spec = get_script_dialect("sge").parse_script(
+        f"#!/bin/bash\n#$ -pe smp 2\n#$ -l h_vmem={value}\n./a\n")
+    assert spec.resources.memory_per_cpu_mb == mb
+
+
+def test_grid_engine_lowercase_memory_reaches_slurm_no_larger():
+    script, _, _ = translate("#!/bin/bash\n#$ -pe smp 2\n#$ -l h_vmem=4g\n./a\n", "slurm",
+                             "sge")
+    assert "#SBATCH --mem-per-cpu=3815M" in script.splitlines()

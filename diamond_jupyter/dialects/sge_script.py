@@ -11,6 +11,7 @@ with, else `smp` for a multi-CPU task and `mpi` for several tasks (`SMP_PE`, `MP
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -77,6 +78,7 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .sge_commands import amount
 from .warn_signal import carried as signal_carried
 from .warn_signal import dropped, warn_signal
 
@@ -746,7 +748,7 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
     of MEMORY_COMPLEXES it asks (metadata `sge_memory` names any but h_vmem); a complex
     after it in that order stays as written (checked as a consumable where a site has
     it), one before it takes the memory and sends the other back to the kept ones."""
-    mb = parse_mem_mb(val, default_unit="b")
+    mb = _memory_mb(val)
     if mb is None:
         raise bad(item, f"bad {key}", "a number with K, M, G or T, e.g. 4G")
     if not _first_of(spec, item, key, MEMORY_COMPLEXES, state, "memory"):
@@ -760,6 +762,16 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
                    f"(a MEMORY complex, consumable per slot unless the site's qconf -sc "
                    "says JOB or HOST)")
     return True
+
+
+def _memory_mb(value: str) -> int | None:
+    """A memory_specifier (sge_types(1)) in megabytes, rounded up: k, m, g, t multiply by
+    powers of 1000 (4g is 3815MB, not 4096MB), K, M, G, T by powers of 1024, no suffix
+    means bytes; None if unreadable."""
+    size = amount(value)
+    if size is None:
+        return parse_mem_mb(value, default_unit="b")  # 4GB and the like, as before
+    return max(1, math.ceil(size / 1024**2)) if size else 0
 
 
 # what no Grid Engine takes in a job name (sge_types), and the quotes qsub deletes from a

@@ -243,3 +243,48 @@ def test_grid_engine_lowercase_memory_reaches_slurm_no_larger():
     script, _, _ = translate("#!/bin/bash\n#$ -pe smp 2\n#$ -l h_vmem=4g\n./a\n", "slurm",
                              "sge")
     assert "#SBATCH --mem-per-cpu=3815M" in script.splitlines()
+
+
+@pytest.mark.parametrize(("source", "lines", "said"), [
+    ("pbs", "#PBS -l select=2:ncpus=4:mem=0", "line 2: mem=0"),
+    ("pbs", "#PBS -l select=1:ncpus=4:mem=0gb+1:ncpus=2", "line 2: mem=0gb"),
+    ("pbs", "#PBS -l ncpus=4\n#PBS -l mem=0", "line 3: mem=0"),
+    ("pbs", "#PBS -l nodes=1:ppn=4\n#PBS -l pmem=0kb", "line 3: pmem=0kb"),
+    ("lsf", '#BSUB -n 4\n#BSUB -R "rusage[mem=0]"', "line 3: rusage[mem=0]"),
+    ("sge", "#$ -pe smp 4\n#$ -l h_vmem=0", "line 3: h_vmem=0"),
+])
+def test_a_memory_of_0_outside_slurm_is_no_request_not_the_whole_node(source, lines, said):
+    """PBS's `mem=0`, LSF's `rusage[mem=0]` and Grid Engine's `h_vmem=0` reserve no memory,
+    yet were read as Slurm's `--mem=0` (all memory of each node): Slurm was asked for whole
+    nodes' memory (`--mem=0M`, `--mem-per-cpu=0M`), and every other scheduler was told
+    "dropped: memory 0 (Slurm's 'all memory of the node')", the script's own too."""
+    text = f"#!/bin/bash\n{lines}\n./a\n"
+    spec = get_script_dialect(source).parse_script(text)
+    assert spec.resources.memory_mb is None and spec.resources.memory_per_cpu_mb is None
+    assert any(n.startswith(f"{said} reserves no memory: read as no memory request")
+               for n in spec.metadata.get("parse_notes", [])), spec.metadata
+    slurm, _, _ = translate(text, "slurm", source)
+    assert "--mem" not in slurm
+    for target in ("pbs", "lsf", "flux", "sge"):
+        try:
+            _, warnings, _ = translate(text, target, source)
+        except BadInput as exc:  # Grid Engine: no PE gives 4 CPUs to each of 2 tasks
+            assert "cannot express" in str(exc)
+            continue
+        assert not any("all memory of the node" in w for w in warnings), (target, warnings)
+
+
+def test_slurm_mem_0_is_still_the_whole_node():
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --mem=0\n./a\n"
+    assert get_script_dialect("slurm").parse_script(text).resources.memory_mb == 0
+    _, warnings, _ = translate(text, "pbs", "slurm")
+    assert "dropped: memory 0 (Slurm's 'all memory of the node'; no pbs form)" in warnings
+
+
+def test_a_chunks_notes_reach_the_job():
+    """A note made while one chunk of several was read (its `mpiprocs=0`) was lost with the
+    chunk's own spec."""
+    spec = get_script_dialect("pbs").parse_script(
+        "#!/bin/bash\n#PBS -l select=1:ncpus=4:mpiprocs=0+2:ncpus=8:mpiprocs=8\n./a\n")
+    assert any(n.startswith("line 2: mpiprocs=0: a count of 0 read as not given")
+               for n in spec.metadata["parse_notes"]), spec.metadata

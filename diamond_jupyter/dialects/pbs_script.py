@@ -55,6 +55,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_preamble,
     no_gpus_for_zero,
+    no_memory_asked,
     note,
     one_queue,
     output_mode_warning,
@@ -611,7 +612,9 @@ class PbsScript:
             mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
-            if key == "pmem":  # per process, every chunk's: applied once all are read
+            if mb == 0:
+                no_memory_asked(spec, item.lineno, f"{key}={val}")
+            elif key == "pmem":  # per process, every chunk's: applied once all are read
                 spec.metadata[_PMEM] = mb
             else:
                 total_mem.append(mb)
@@ -700,7 +703,10 @@ class PbsScript:
             mb = parse_mem_mb(m, default_unit="b", whole=True)
             if mb is None:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
-            r.memory_mb = mb
+            if mb == 0:
+                no_memory_asked(spec, item.lineno, f"mem={m}")
+            else:
+                r.memory_mb = mb
         for k, x in res.items():
             if k.lower() in PBS_GPU_MODEL_KEYS and x and r.gpu_type is None:
                 # a site's GPU-model resource (`gpu_model=a100`): the GPU type elsewhere,
@@ -753,6 +759,9 @@ class PbsScript:
                 raise bad(item, f"bad chunk {k + 1} ({chunk!r})",
                           "chunks joined by '+', each N:name=value[:...]")
             shapes.append(one)
+            for said in one.metadata.get("parse_notes", []):  # a chunk's (`mem=0`) too
+                if said not in spec.metadata.get("parse_notes", []):
+                    note(spec, said)
             spec.constraints.features += [f for f in one.constraints.features
                                           if f not in spec.constraints.features]
             spec.unknown += one.unknown

@@ -381,6 +381,14 @@ def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int
     return max(1, math.ceil(num * 1024**power)) if num else 0
 
 
+def no_memory_asked(spec: JobSpec, lineno: int, written: str) -> None:
+    """A memory of 0 outside Slurm (PBS's `mem=0`, LSF's `rusage[mem=0]`, Grid Engine's
+    `h_vmem=0`) reserves nothing: read as no memory request, said so, since the spec's 0 is
+    Slurm's `--mem=0`, all memory of each node."""
+    note(spec, f"line {lineno}: {written} reserves no memory: read as no memory request "
+               "(not Slurm's --mem=0, all memory of each node)")
+
+
 def fmt_mem(mb: int, style: str = "slurm") -> str:
     """Megabytes -> '4G' (slurm), '4gb' (pbs), '4GB' (lsf); exact units only."""
     unit = "G" if mb % 1024 == 0 and mb else "M"

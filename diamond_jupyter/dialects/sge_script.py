@@ -60,6 +60,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_preamble,
     no_gpus_for_zero,
+    no_memory_asked,
     note,
     one_shape,
     output_mode_warning,
@@ -753,6 +754,9 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
         raise bad(item, f"bad {key}", "a number with K, M, G or T, e.g. 4G")
     if not _first_of(spec, item, key, MEMORY_COMPLEXES, state, "memory"):
         return False
+    if mb == 0:
+        no_memory_asked(spec, item.lineno, f"{key}={val}")
+        return True
     spec.resources.memory_per_cpu_mb = mb
     if key == "h_vmem":
         spec.metadata.pop("sge_memory", None)

@@ -288,3 +288,13 @@ def test_a_chunks_notes_reach_the_job():
         "#!/bin/bash\n#PBS -l select=1:ncpus=4:mpiprocs=0+2:ncpus=8:mpiprocs=8\n./a\n")
     assert any(n.startswith("line 2: mpiprocs=0: a count of 0 read as not given")
                for n in spec.metadata["parse_notes"]), spec.metadata
+
+
+@pytest.mark.parametrize("target", ["pbs", "lsf", "flux", "sge"])
+@pytest.mark.parametrize("line", ["--mem-per-cpu=0", "--gpus-per-task=1 --mem-per-gpu=0"])
+def test_slurm_memory_0_per_cpu_is_said_dropped(target: str, line: str):
+    """`--mem-per-cpu=0` reached every other scheduler as no memory at all, unsaid."""
+    _, warnings, _ = translate(f"#!/bin/bash\n#SBATCH -n 1\n#SBATCH {line}\n./a\n", target,
+                               "slurm")
+    assert "dropped: memory 0 per CPU (Slurm's --mem-per-cpu=0; no " \
+           f"{target} form)" in warnings, warnings

@@ -1264,6 +1264,8 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         of = f" of component {', '.join(map(str, whole_memory))}" if comps else ""
         out.append(f"dropped: memory 0{of} (Slurm's 'all memory of the node'; no {target} "
                    "form)")
+    if spec.resources.memory_per_cpu_mb == 0 and target != "slurm":  # it passed unsaid
+        out.append(f"dropped: memory 0 per CPU (Slurm's --mem-per-cpu=0; no {target} form)")
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")

@@ -17,6 +17,7 @@ from tests.scripts_unseen_check import (
     ALL_STRICT,
     COMPARED_FIELDS,
     sweep_tests,
+    translated,
 )
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen25"
@@ -298,3 +299,119 @@ def test_slurm_memory_0_per_cpu_is_said_dropped(target: str, line: str):
                                "slurm")
     assert "dropped: memory 0 per CPU (Slurm's --mem-per-cpu=0; no " \
            f"{target} form)" in warnings, warnings
+
+
+# ------------------------------------------------------------ what a user sees, carried
+
+@pytest.mark.parametrize(("rel", "target", "lines"), [
+    ("slurm/array_step_throttle_gpus_per_task_mem_per_gpu.sbatch", "pbs",
+     ["#PBS -l select=2:ncpus=8:mpiprocs=1:ngpus=1:mem=40gb", "#PBS -J 2-30:4%3"]),
+    ("slurm/array_step_throttle_gpus_per_task_mem_per_gpu.sbatch", "lsf",
+     ["#BSUB -J hpo_sweep[2-30:4]%3", '#BSUB -gpu "num=1/task"']),
+    ("slurm/gres_typed_a100_mem_per_cpu_mb.sbatch", "lsf",
+     ['#BSUB -gpu "num=2:gmodel=a100"',
+      '#BSUB -R "span[ptile=1] rusage[mem=56000MB] affinity[core(16)]"']),
+    ("slurm/tres_per_task_gres_flags_mem_bind.sbatch", "flux",
+     ["#flux: --nodes=2", "#flux: --nslots=8", "#flux: --cores-per-slot=6",
+      "#flux: --gpus-per-slot=1"]),
+    ("slurm/mem0_exclusive_gpus_per_node_typed_bind.sbatch", "lsf",
+     ['#BSUB -gpu "num=4:gmodel=h100:aff=yes"', "#BSUB -x"]),
+    ("slurm/export_list_without_all.sbatch", "flux",
+     ["#flux: --env=-*", "#flux: --env=HOME", "#flux: --env=NPROC=12"]),
+    ("slurm/export_list_without_all.sbatch", "lsf", ['#BSUB -env "HOME, USER, TERM, NPROC=12"']),
+    ("slurm/hetjob_licenses_dependency_afterok.sbatch", "pbs",
+     ["#PBS -l select=1:ncpus=8:mpiprocs=1:mem=32gb+4:ncpus=64:mpiprocs=64:mem=121600mb"]),
+    ("slurm/time_min_array_list_throttle.sbatch", "lsf", ["#BSUB -J backfill[1,4,9,16]%2"]),
+    ("pbs/torque_gpus_pmem_array_throttle_afterokarray.pbs", "slurm",
+     ["#SBATCH --gpus-per-node=2", "#SBATCH --mem-per-cpu=4G", "#SBATCH --array=1-10%2"]),
+    ("pbs/select_gpus_ompthreads_scatter_excl_array.pbs", "slurm",
+     ["#SBATCH --ntasks-per-node=32", "#SBATCH --cpus-per-task=2", "#SBATCH --gpus-per-node=4",
+      "#SBATCH --exclusive", "#SBATCH --array=1-9:2"]),
+    ("pbs/v_quoted_commas_and_V.pbs", "slurm", ["#SBATCH --export=ALL,CASE=alpha,NSTEPS=500"]),
+    ("pbs/mail_two_users_abe_join_dir.pbs", "lsf",
+     ["#BSUB -u a.user@lab.example,b.user@lab.example", "#BSUB -B", "#BSUB -N"]),
+    ("lsf/gpu_num2_exclusive_mps_span_hosts1.lsf", "slurm",
+     ["#SBATCH --nodes=1", "#SBATCH --gpus-per-node=2"]),
+    ("lsf/b_full_date_and_mail_B_N.lsf", "pbs", ["#PBS -a 202612312330", "#PBS -m be"]),
+    ("lsf/env_none_with_value_L_shell.lsf", "slurm", ["#SBATCH --export=RUN_MODE=fast"]),
+    ("lsf/w_done_or_exit.lsf", "lsf", ['#BSUB -w "done(6001) || exit(6002)"']),
+    ("flux/gpus_per_slot_cores_per_slot_bank_queue.flux", "slurm",
+     ["#SBATCH --account=ml", "#SBATCH --gpus-per-task=2", "#SBATCH --cpus-per-task=8"]),
+    ("flux/setattr_requires_hosts_conf.flux", "lsf", ['#BSUB -m "node1 node2 node3 node4"']),
+    ("flux/urgency_zero_is_a_hold.flux", "slurm", ["#SBATCH --hold"]),
+    ("flux/requires_properties_and_signal.flux", "lsf", ["#BSUB -wa USR2", "#BSUB -wt 10"]),
+    ("sge/t_step_tc_hold_jid_ad_name.sge", "slurm",
+     ["#SBATCH --array=1-500:5%20", "#SBATCH --output=logs/%x.%a.out"]),
+    ("sge/gpu_two_pe_smp_h_rt.sge", "pbs", ["#PBS -l select=1:ncpus=8:ngpus=2:mem=64gb"]),
+    ("sge/h_rt_seconds_s_rt_notify.sge", "slurm", ["#SBATCH --signal=USR1@1400"]),
+    ("sge/hold_jid_ids_and_a_seconds.sge", "flux", ['#flux: --begin-time="2026-12-31 12:00:30"']),
+])
+def test_carried_as_a_user_would_write_it(rel: str, target: str, lines: list[str]):
+    script, _ = translated(HERE, rel, target)
+    for line in lines:
+        assert line in script.splitlines(), (line, script)
+
+
+@pytest.mark.parametrize(("rel", "target", "said"), [
+    ("slurm/partition_qos_account_licenses_multi.sbatch", "pbs",
+     ["dropped: QOS high", "dropped: #SBATCH -L ansys:2,ansys_hpc:16"]),
+    ("slurm/tres_per_task_gres_flags_mem_bind.sbatch", "lsf",
+     ["dropped: #SBATCH --gres-flags=allow-task-sharing",
+      "dropped: #SBATCH --mem-bind=prefer,local"]),
+    ("slurm/dependency_array_element_notok_kill_no.sbatch", "flux",
+     ["dropped: dependency afternotok:9100233_7", "dropped: #SBATCH --kill-on-invalid-dep=no"]),
+    ("slurm/time_min_array_list_throttle.sbatch", "sge",
+     ["approximated: array 1,4,9,16%2 as 1-4:3", "dropped: #SBATCH --time-min=01:00:00"]),
+    ("slurm/mem0_exclusive_gpus_per_node_typed_bind.sbatch", "pbs",
+     ["dropped: memory 0 (Slurm's 'all memory of the node'", "dropped: GPU type h100",
+      "dropped: GPU binding closest"]),
+    ("slurm/heredoc_child_job_sbatch_lines.sbatch", "pbs",
+     ["line 8: ignored `#SBATCH --ntasks=128` (after the first command"]),
+    ("pbs/place_scatter_group_rack_nodetype.pbs", "slurm",
+     ["dropped: #PBS -l select=4:ncpus=32:mpiprocs=32:nodetype=skylake",
+      "dropped: #PBS -l place=scatter:group=rack"]),
+    ("pbs/uppercase_GB_queue_at_server_long.pbs", "lsf",
+     ["approximated: line 6: -q long@pbs-srv02: other schedulers get the queue long"]),
+    ("pbs/jobwide_ncpus_mem_walltime_seconds_module.pbs", "slurm", ["dropped: #PBS -P proj_x"]),
+    ("lsf/R_select_rusage_duration_span_order_same.lsf", "slurm",
+     ["dropped: #BSUB -R \"select[mem>64000] rusage[mem=4000:duration=10] span[ptile=8] "
+      "order[-slots] same[model]\" (-R same same[model]"]),
+    ("lsf/W_We_mem_rusage_ptile24.lsf", "sge",
+     ["dropped: #BSUB -We 12:00", "dropped: #BSUB -M 2000"]),
+    ("lsf/gpu_num2_exclusive_mps_span_hosts1.lsf", "flux",
+     ['dropped: #BSUB -gpu "num=2:mode=exclusive_process:mps=yes" (-gpu mps mps=yes']),
+    ("lsf/affinity_distribute_balance_x.lsf", "flux", ["dropped: exclusive node use"]),
+    ("flux/conf_noverify_exclusive_queue.flux", "slurm",
+     ["dropped: #flux: --conf=resource.noverify=true"]),
+    ("flux/env_set_and_env_remove.flux", "sge", ["dropped: #flux: --env-remove=LD_PRELOAD"]),
+    ("flux/output_error_id_label_io.flux", "pbs", ["dropped: #flux: --label-io"]),
+    ("sge/pe_mpi_h_rt_h_vmem_binding_R_y.sge", "lsf",
+     ["dropped: #$ -binding linear:1", "dropped: #$ -R y"]),
+    ("sge/h_rt_seconds_s_rt_notify.sge", "pbs",
+     ["dropped: #$ -l s_rt=85000", "dropped: #$ -notify"]),
+    ("sge/t_step_tc_hold_jid_ad_name.sge", "lsf", ["dropped: #$ -hold_jid_ad stage_a"]),
+    ("sge/exclusive_pe_orte_128.sge", "flux",
+     ["dropped: exclusive node use", "dropped: #$ -P physics"]),
+])
+def test_not_carried_is_said_by_its_line(rel: str, target: str, said: list[str]):
+    _, warnings = translated(HERE, rel, target)
+    for words in said:
+        assert any(w.startswith(words) for w in warnings), (words, warnings)
+
+
+@pytest.mark.parametrize("target", ["slurm", "pbs", "lsf", "flux", "sge"])
+def test_shell_text_in_values_stays_in_directives_quoted(target: str):
+    """`$(whoami)`, a backquote and `;` in a name, an account and an output path: written
+    quoted on directive lines (which no shell runs), never as a body command."""
+    script, warnings = translated(HERE, "slurm/option_injection_in_values.sbatch", target)
+    body = [x for x in script.splitlines()[1:] if not x.startswith("#")]
+    assert body == ["flux run hostname" if target == "flux" else "srun hostname"], body
+    assert not any(x.startswith("#") and "-rf ~" in x for x in script.splitlines()) \
+        or target == "slurm", script  # only its own sbatch gets the stray words back
+
+
+def test_flux_cwd_with_shell_text_reaches_pbs_as_a_single_quoted_cd():
+    script, warnings = translated(HERE, "flux/injection_in_name_and_cwd.flux", "pbs")
+    assert "cd '/tmp/$(id)'" in script.splitlines()
+    assert any(w.startswith("approximated: working directory /tmp/$(id) (PBS Pro has no -d")
+               for w in warnings)

@@ -415,3 +415,33 @@ def test_flux_cwd_with_shell_text_reaches_pbs_as_a_single_quoted_cd():
     assert "cd '/tmp/$(id)'" in script.splitlines()
     assert any(w.startswith("approximated: working directory /tmp/$(id) (PBS Pro has no -d")
                for w in warnings)
+
+
+@pytest.mark.parametrize(("letters", "back"), [("s", "#$ -m s"), ("es", "#$ -m es"),
+                                               ("bas", "#$ -m bas")])
+def test_grid_engine_mail_on_suspend_is_kept_for_grid_engine(letters: str, back: str):
+    """`#$ -m s` (mail when the job is suspended) was lost from Grid Engine's own script:
+    `-m es` came back as `-m e`, `-m s` as nothing."""
+    script, warnings, _ = translate(f"#!/bin/bash\n#$ -m {letters}\n#$ -M a@b.example\n./a\n",
+                                    "sge", "sge")
+    assert back in script.splitlines(), script
+
+
+@pytest.mark.parametrize(("source", "lines"), [
+    ("sge", "#$ -m s\n#$ -M a@b.example"),
+    ("slurm", "#SBATCH -n 1\n#SBATCH --mail-type=TIME_LIMIT_90,REQUEUE\n"
+              "#SBATCH --mail-user=a@b.example"),
+])
+def test_mail_only_on_events_pbs_lacks_is_no_mail_on_abort(source: str, lines: str):
+    """Mail asked only on events PBS has no letter for (Grid Engine's suspend, Slurm's
+    TIME_LIMIT_90): PBS got no -m, so qsub mailed on abort (-m a, its default), which the
+    job never asked; now `-m n`, each event said not carried."""
+    script, warnings, _ = translate(f"#!/bin/bash\n{lines}\n./a\n", "pbs", source)
+    assert "#PBS -m n" in script.splitlines(), script
+    assert "#PBS -M a@b.example" in script.splitlines()
+    assert any("suspend" in w or "time_limit_90" in w for w in warnings), warnings
+
+
+def test_mail_events_pbs_has_still_get_their_letters():
+    script, _, _ = translate("#!/bin/bash\n#$ -m ebs\n#$ -M a@b.example\n./a\n", "pbs", "sge")
+    assert "#PBS -m eb" in script.splitlines() and "#PBS -m n" not in script

@@ -27,6 +27,7 @@ from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import count_array_tasks, expand_hostlist
 from .scripts_common import (
     NO_MAIL,
+    SGE_MAIL_SUSPEND,
     Item,
     Opt,
     OptionTable,
@@ -1007,7 +1008,10 @@ class PbsScript:
         letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
-        elif spec.metadata.get(NO_MAIL):  # else qsub mails on abort (-m a, its default)
+        elif spec.metadata.get(NO_MAIL) or spec.mail_events \
+                or spec.metadata.get(SGE_MAIL_SUSPEND):
+            # no mail at all, or only on events PBS has no letter for (said dropped): else
+            # qsub mails on abort (-m a, its default), which the job never asked
             add("-m", "n")
         add_qsub_environment(spec, add)
         preamble = neutral_preamble(spec, variables_listed=True)

@@ -310,6 +310,7 @@ def read_array(item: Item, expression: str, accepted: str) -> ArraySpec:
 # metadata: the script asked for no mail at all (PBS/Grid Engine `-m n`), which PBS must be
 # told (qsub mails on abort unless -m n)
 NO_MAIL = "no_mail"
+SGE_MAIL_SUSPEND = "sge_mail_suspend"  # metadata: Grid Engine's `-m s` (no neutral form)
 
 
 def has_index_zero(expression: str) -> bool:

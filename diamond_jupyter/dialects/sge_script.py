@@ -34,6 +34,7 @@ from .node_lists import render_named_hosts
 from .pbs_script import pro_array_range
 from .scripts_common import (
     NO_MAIL,
+    SGE_MAIL_SUSPEND,
     Item,
     SubmitWait,
     add_qsub_environment,
@@ -352,10 +353,13 @@ class SgeScript:
             if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
                 spec.mail_events = []
                 spec.metadata[NO_MAIL] = True
+                spec.metadata.pop(SGE_MAIL_SUSPEND, None)
                 return True
             spec.metadata.pop(NO_MAIL, None)
-            if "s" in v:
-                note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
+            if "s" in v:  # kept for Grid Engine's own qsub, said not carried elsewhere
+                spec.metadata[SGE_MAIL_SUSPEND] = True
+                note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form "
+                           "(kept for Grid Engine only)")
             # qsub adds each -m to the earlier ones
             spec.mail_events += [_MAIL[c] for c in v
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
@@ -569,6 +573,8 @@ class SgeScript:
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
         letters = "".join(x for x in "bea" if any(x in _MAIL_BACK.get(e, "")
                                                   for e in spec.mail_events))
+        if spec.metadata.get(SGE_MAIL_SUSPEND) and spec.source_dialect == self.name:
+            letters += "s"  # its own -m s, which no other scheduler has
         if letters:
             add("-m", letters)
         spec, exported = _unwritable_values_exported(spec)

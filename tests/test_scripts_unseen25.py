@@ -445,3 +445,25 @@ def test_mail_only_on_events_pbs_lacks_is_no_mail_on_abort(source: str, lines: s
 def test_mail_events_pbs_has_still_get_their_letters():
     script, _, _ = translate("#!/bin/bash\n#$ -m ebs\n#$ -M a@b.example\n./a\n", "pbs", "sge")
     assert "#PBS -m eb" in script.splitlines() and "#PBS -m n" not in script
+
+
+@pytest.mark.parametrize(("rel", "target", "said"), [
+    ("slurm/export_list_without_all.sbatch", "lsf",
+     "approximated: stdout: no output file is named; slurm writes it to its default file, "
+     "slurm-%j.out, lsf mails it to the submitter (no -o)"),
+    ("lsf/w_done_or_exit.lsf", "sge",
+     "approximated: stdout: no output file is named; lsf mails it to the submitter (no -o), "
+     "sge writes it to its default file, <job name>.o<job id>"),
+])
+def test_no_output_file_between_lsf_and_a_file_writer_is_said(rel: str, target: str,
+                                                             said: str):
+    """A script naming no output file: Slurm writes slurm-%j.out, bsub mails the output.
+    Only a script naming an error file alone was told so; one naming neither moved its
+    output between a file and a mail unsaid."""
+    _, warnings = translated(HERE, rel, target)
+    assert said in warnings, warnings
+
+
+def test_no_output_file_within_file_writers_says_nothing_of_it():
+    _, warnings = translated(HERE, "slurm/export_list_without_all.sbatch", "pbs")
+    assert not any(w.startswith("approximated: stdout") for w in warnings), warnings

@@ -1290,12 +1290,17 @@ _DEFAULT_STDOUT = {"slurm": "writes it to its default file, slurm-%j.out",
 
 
 def stdout_left_to_default(spec: JobSpec, target: str) -> list[str]:
-    """An error file named without an output file leaves stdout where the scheduler puts
+    """No output file named (an error file or none) leaves stdout where the scheduler puts
     it by default: a file everywhere but LSF, which mails it. Between LSF and the others
     that moves the output: said."""
     source = spec.source_dialect
-    if not spec.stderr or spec.stdout or spec.join_output or source == target \
-            or "lsf" not in (source, target) or source not in _DEFAULT_STDOUT:
+    if spec.stdout or source == target or "lsf" not in (source, target) \
+            or source not in _DEFAULT_STDOUT:
+        return []
+    if not spec.stderr:  # nothing named: a file became a mail, or the other way
+        return [f"approximated: stdout: no output file is named; {source} "
+                f"{_DEFAULT_STDOUT[source]}, {target} {_DEFAULT_STDOUT[target]}"]
+    if spec.join_output:
         return []
     return [f"approximated: stdout: only an error file is named ({spec.stderr}); {source} "
             f"{_DEFAULT_STDOUT[source]}, {target} {_DEFAULT_STDOUT[target]}"]

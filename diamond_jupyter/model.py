@@ -373,6 +373,11 @@ _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account",
 # ... of which these may be paths (./-x is then the file meant); the others are names only
 _DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destination",
                      "container_image"}
+# ... and what each of the others is, as a reason says it ("a account is a name" was said)
+_A_NAME_OF = {"queue": "a queue is a name", "account": "an account is a name",
+              "qos": "a QOS is a name", "reservation": "a reservation is a name",
+              "mail_user": "a mail user is an address or a user name",
+              "gpu_type": "a GPU type is a name"}
 # Names a scheduler never gives a blank (a comma list of them for queue and reservation):
 # `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
@@ -808,7 +813,7 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
         check_text(prefix, value, unshown=True)
         if leaf in _NO_LEADING_DASH and value.startswith("-"):
             give = f"give a name or a path such as ./{value}" if leaf in _DASH_MAY_BE_PATH \
-                else f"a {leaf} is a name, and no scheduler's starts with '-'; give the name"
+                else f"{_A_NAME_OF[leaf]}, and no scheduler's starts with '-'; give the name"
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            f"option); {give}")
         if leaf == "working_directory" and not value.startswith("/") \

@@ -221,10 +221,11 @@ async def test_a_working_directory_that_looks_like_an_option_is_refused_before_a
     assert sbatch_calls(user) == []
 
 
-@pytest.mark.parametrize("field,value", [("account", "--uid=0"), ("queue", "-p"),
-                                         ("qos", "--exclusive")])
+@pytest.mark.parametrize("field,value,said_is", [
+    ("account", "--uid=0", "an account is a name"), ("queue", "-p", "a queue is a name"),
+    ("qos", "--exclusive", "a QOS is a name")])
 async def test_fault_a_name_that_looks_like_an_option_is_refused_as_a_name(
-        user, fake_llm, field, value):
+        user, fake_llm, field, value, said_is):
     """A plan whose account is `--uid=0`: refused before approval, as before, but the
     reason said "give a name or a path such as ./--uid=0", and an account is no path."""
     from fake_llm import tool_results
@@ -234,7 +235,7 @@ async def test_fault_a_name_that_looks_like_an_option_is_refused_as_a_name(
     assert shown["state"] == "done" and done is None, shown
     [(_, said, is_error)] = tool_results(fake_llm.requests[-1])
     assert is_error and (f"{field} '{value}' starts with '-' (it would be read as an option); "
-                         f"a {field} is a name, and no scheduler's starts with '-'; give the "
+                         f"{said_is}, and no scheduler's starts with '-'; give the "
                          "name") in str(said), said
     assert "./" not in str(said)
     assert sbatch_calls(user) == []

@@ -54,6 +54,7 @@ from .scripts_common import (
     neutral_out_pattern,
     neutral_preamble,
     no_gpus_for_zero,
+    no_memory_asked,
     note,
     one_shape,
     output_mode_of,
@@ -669,7 +670,9 @@ class LsfScript:
                       "refuses a load index given twice")
         spec.metadata["lsf_rusage_mem"] = item.lineno
         r = spec.resources
-        if m.group(2) == "host":  # LSF 10: reserved once on each host of the job
+        if mb == 0:
+            no_memory_asked(spec, item.lineno, f"rusage[{usages[at]}]")
+        elif m.group(2) == "host":  # LSF 10: reserved once on each host of the job
             r.memory_mb = mb
             spec.metadata["lsf_mem_per_host"] = mb  # written back so for LSF
         else:  # per slot (LSF's default method, and /task)

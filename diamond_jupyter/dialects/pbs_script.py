@@ -27,6 +27,7 @@ from .node_lists import component_hosts, render_named_hosts
 from .outputs_common import count_array_tasks, expand_hostlist
 from .scripts_common import (
     NO_MAIL,
+    SGE_MAIL_SUSPEND,
     Item,
     Opt,
     OptionTable,
@@ -55,6 +56,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_preamble,
     no_gpus_for_zero,
+    no_memory_asked,
     note,
     one_queue,
     output_mode_warning,
@@ -611,7 +613,9 @@ class PbsScript:
             mb = parse_mem_mb(val, default_unit="b", whole=True)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
-            if key == "pmem":  # per process, every chunk's: applied once all are read
+            if mb == 0:
+                no_memory_asked(spec, item.lineno, f"{key}={val}")
+            elif key == "pmem":  # per process, every chunk's: applied once all are read
                 spec.metadata[_PMEM] = mb
             else:
                 total_mem.append(mb)
@@ -700,7 +704,10 @@ class PbsScript:
             mb = parse_mem_mb(m, default_unit="b", whole=True)
             if mb is None:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
-            r.memory_mb = mb
+            if mb == 0:
+                no_memory_asked(spec, item.lineno, f"mem={m}")
+            else:
+                r.memory_mb = mb
         for k, x in res.items():
             if k.lower() in PBS_GPU_MODEL_KEYS and x and r.gpu_type is None:
                 # a site's GPU-model resource (`gpu_model=a100`): the GPU type elsewhere,
@@ -753,6 +760,9 @@ class PbsScript:
                 raise bad(item, f"bad chunk {k + 1} ({chunk!r})",
                           "chunks joined by '+', each N:name=value[:...]")
             shapes.append(one)
+            for said in one.metadata.get("parse_notes", []):  # a chunk's (`mem=0`) too
+                if said not in spec.metadata.get("parse_notes", []):
+                    note(spec, said)
             spec.constraints.features += [f for f in one.constraints.features
                                           if f not in spec.constraints.features]
             spec.unknown += one.unknown
@@ -998,7 +1008,10 @@ class PbsScript:
         letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
-        elif spec.metadata.get(NO_MAIL):  # else qsub mails on abort (-m a, its default)
+        elif spec.metadata.get(NO_MAIL) or spec.mail_events \
+                or spec.metadata.get(SGE_MAIL_SUSPEND):
+            # no mail at all, or only on events PBS has no letter for (said dropped): else
+            # qsub mails on abort (-m a, its default), which the job never asked
             add("-m", "n")
         add_qsub_environment(spec, add)
         preamble = neutral_preamble(spec, variables_listed=True)

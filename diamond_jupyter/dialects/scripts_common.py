@@ -310,6 +310,7 @@ def read_array(item: Item, expression: str, accepted: str) -> ArraySpec:
 # metadata: the script asked for no mail at all (PBS/Grid Engine `-m n`), which PBS must be
 # told (qsub mails on abort unless -m n)
 NO_MAIL = "no_mail"
+SGE_MAIL_SUSPEND = "sge_mail_suspend"  # metadata: Grid Engine's `-m s` (no neutral form)
 
 
 def has_index_zero(expression: str) -> bool:
@@ -379,6 +380,14 @@ def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int
         num *= 8
     power = {"b": -2, "k": -1, "m": 0, "g": 1, "t": 2, "p": 3, "e": 4}[unit]
     return max(1, math.ceil(num * 1024**power)) if num else 0
+
+
+def no_memory_asked(spec: JobSpec, lineno: int, written: str) -> None:
+    """A memory of 0 outside Slurm (PBS's `mem=0`, LSF's `rusage[mem=0]`, Grid Engine's
+    `h_vmem=0`) reserves nothing: read as no memory request, said so, since the spec's 0 is
+    Slurm's `--mem=0`, all memory of each node."""
+    note(spec, f"line {lineno}: {written} reserves no memory: read as no memory request "
+               "(not Slurm's --mem=0, all memory of each node)")
 
 
 def fmt_mem(mb: int, style: str = "slurm") -> str:
@@ -1256,6 +1265,8 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
         of = f" of component {', '.join(map(str, whole_memory))}" if comps else ""
         out.append(f"dropped: memory 0{of} (Slurm's 'all memory of the node'; no {target} "
                    "form)")
+    if spec.resources.memory_per_cpu_mb == 0 and target != "slurm":  # it passed unsaid
+        out.append(f"dropped: memory 0 per CPU (Slurm's --mem-per-cpu=0; no {target} form)")
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
@@ -1279,12 +1290,17 @@ _DEFAULT_STDOUT = {"slurm": "writes it to its default file, slurm-%j.out",
 
 
 def stdout_left_to_default(spec: JobSpec, target: str) -> list[str]:
-    """An error file named without an output file leaves stdout where the scheduler puts
+    """No output file named (an error file or none) leaves stdout where the scheduler puts
     it by default: a file everywhere but LSF, which mails it. Between LSF and the others
     that moves the output: said."""
     source = spec.source_dialect
-    if not spec.stderr or spec.stdout or spec.join_output or source == target \
-            or "lsf" not in (source, target) or source not in _DEFAULT_STDOUT:
+    if spec.stdout or source == target or "lsf" not in (source, target) \
+            or source not in _DEFAULT_STDOUT:
+        return []
+    if not spec.stderr:  # nothing named: a file became a mail, or the other way
+        return [f"approximated: stdout: no output file is named; {source} "
+                f"{_DEFAULT_STDOUT[source]}, {target} {_DEFAULT_STDOUT[target]}"]
+    if spec.join_output:
         return []
     return [f"approximated: stdout: only an error file is named ({spec.stderr}); {source} "
             f"{_DEFAULT_STDOUT[source]}, {target} {_DEFAULT_STDOUT[target]}"]

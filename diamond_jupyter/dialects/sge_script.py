@@ -11,6 +11,7 @@ with, else `smp` for a multi-CPU task and `mpi` for several tasks (`SMP_PE`, `MP
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,6 +34,7 @@ from .node_lists import render_named_hosts
 from .pbs_script import pro_array_range
 from .scripts_common import (
     NO_MAIL,
+    SGE_MAIL_SUSPEND,
     Item,
     SubmitWait,
     add_qsub_environment,
@@ -59,6 +61,7 @@ from .scripts_common import (
     mapped_or_placeholder,
     neutral_preamble,
     no_gpus_for_zero,
+    no_memory_asked,
     note,
     one_shape,
     output_mode_warning,
@@ -77,6 +80,7 @@ from .scripts_common import (
     without_submit_waits,
     zero_time_limit,
 )
+from .sge_commands import amount
 from .warn_signal import carried as signal_carried
 from .warn_signal import dropped, warn_signal
 
@@ -349,10 +353,13 @@ class SgeScript:
             if "n" in v:  # qsub: a value with n clears the mail options (the earlier too)
                 spec.mail_events = []
                 spec.metadata[NO_MAIL] = True
+                spec.metadata.pop(SGE_MAIL_SUSPEND, None)
                 return True
             spec.metadata.pop(NO_MAIL, None)
-            if "s" in v:
-                note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form")
+            if "s" in v:  # kept for Grid Engine's own qsub, said not carried elsewhere
+                spec.metadata[SGE_MAIL_SUSPEND] = True
+                note(spec, f"line {item.lineno}: mail on suspend (-m s) has no neutral form "
+                           "(kept for Grid Engine only)")
             # qsub adds each -m to the earlier ones
             spec.mail_events += [_MAIL[c] for c in v
                                  if c in _MAIL and _MAIL[c] not in spec.mail_events]
@@ -566,6 +573,8 @@ class SgeScript:
         warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
         letters = "".join(x for x in "bea" if any(x in _MAIL_BACK.get(e, "")
                                                   for e in spec.mail_events))
+        if spec.metadata.get(SGE_MAIL_SUSPEND) and spec.source_dialect == self.name:
+            letters += "s"  # its own -m s, which no other scheduler has
         if letters:
             add("-m", letters)
         spec, exported = _unwritable_values_exported(spec)
@@ -746,11 +755,14 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
     of MEMORY_COMPLEXES it asks (metadata `sge_memory` names any but h_vmem); a complex
     after it in that order stays as written (checked as a consumable where a site has
     it), one before it takes the memory and sends the other back to the kept ones."""
-    mb = parse_mem_mb(val, default_unit="b")
+    mb = _memory_mb(val)
     if mb is None:
         raise bad(item, f"bad {key}", "a number with K, M, G or T, e.g. 4G")
     if not _first_of(spec, item, key, MEMORY_COMPLEXES, state, "memory"):
         return False
+    if mb == 0:
+        no_memory_asked(spec, item.lineno, f"{key}={val}")
+        return True
     spec.resources.memory_per_cpu_mb = mb
     if key == "h_vmem":
         spec.metadata.pop("sge_memory", None)
@@ -760,6 +772,16 @@ def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]
                    f"(a MEMORY complex, consumable per slot unless the site's qconf -sc "
                    "says JOB or HOST)")
     return True
+
+
+def _memory_mb(value: str) -> int | None:
+    """A memory_specifier (sge_types(1)) in megabytes, rounded up: k, m, g, t multiply by
+    powers of 1000 (4g is 3815MB, not 4096MB), K, M, G, T by powers of 1024, no suffix
+    means bytes; None if unreadable."""
+    size = amount(value)
+    if size is None:
+        return parse_mem_mb(value, default_unit="b")  # 4GB and the like, as before
+    return max(1, math.ceil(size / 1024**2)) if size else 0
 
 
 # what no Grid Engine takes in a job name (sge_types), and the quotes qsub deletes from a

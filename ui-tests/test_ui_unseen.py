@@ -1,5 +1,5 @@
 """The sidebar and the dashboard in cases a user meets and no other UI test shows, in a real
-JupyterLab and chromium, without the test bed: thirteen sites with long and unicode names
+JupyterLab and chromium, without the test bed: fourteen sites with long and unicode names
 (one unreachable beside healthy ones), 5,000 jobs, markup in a job's name and reason and in
 a site's error, keyboard-only use, both themes, a narrow sidebar, a timeline spanning days
 with a job not started, and the event socket dropped and restored.
@@ -13,6 +13,7 @@ sites file)."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,7 +27,7 @@ from conftest import api, load_lab, start_lab, stop_lab
 EVENTS = "https://diamond-jupyter.org/events/"
 NOW = datetime.now(timezone.utc)
 HEALTHY = ["alpha", "βήτα-クラスター", "超级计算中心-東京", "données-école-polytechnique",
-           "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+           "gamma", "delta", "epsilon", "zeta", "eta", "theta", "東京", "大阪",
            "a-very-long-cluster-name-that-goes-on-and-on-past-any-sidebar-width-0123456789"]
 DOWN = "kappa-unreachable-Ünïcødé"
 SITES = [*HEALTHY, DOWN]
@@ -37,6 +38,7 @@ HOSTILE_ID = "alpha:666"
 SPANNING_ID = "alpha:900"
 UNSTARTED_ID = "alpha:901"
 LAST_SEQ = 1_000
+TWINS = ("東京", "大阪")
 
 
 def _iso(t: datetime) -> str:
@@ -78,6 +80,10 @@ def _all_jobs() -> list[dict]:
              submitted=NOW - timedelta(days=3, hours=2), started=NOW - timedelta(days=3)),
         _job(901, name="never-started", state="PENDING", reason="Resources",
              submitted=NOW - timedelta(minutes=3)),
+        # same native id on two sites whose names are as long and both non-ASCII
+        *(_job(7, name=f"run-on-{site}", state="COMPLETED", site=site,
+               submitted=NOW - timedelta(minutes=4), started=NOW - timedelta(minutes=4),
+               ended=NOW - timedelta(minutes=3)) for site in TWINS),
     ]
     rest = [_job(10_000 - i, submitted=NOW - timedelta(minutes=5 + i),
                  started=NOW - timedelta(minutes=4 + i), ended=NOW - timedelta(minutes=3 + i),
@@ -197,7 +203,7 @@ def _site_row(page, name: str):
     return _panel(page).locator(f'[data-diamond-site="{name}"]')
 
 
-def test_thirteen_sites_each_under_its_own_name(page):
+def test_fourteen_sites_each_under_its_own_name(page):
     rows = _panel(page).locator("[data-diamond-site]")
     expect(rows).to_have_count(len(SITES))
     assert rows.evaluate_all("els => els.map(e => e.dataset.diamondSite)") == SITES
@@ -343,6 +349,34 @@ def test_timeline_spans_days_and_shows_an_unstarted_job(page):
     expect(timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')).to_have_count(0)
 
 
+def test_sites_of_non_ascii_names_keep_their_own_controls(page):
+    """Two sites whose names differ only in non-ASCII letters: each partitions toggle
+    controls the table in its own row, and each job's Logs opens its own tab."""
+    for site in TWINS:
+        toggle = _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}")
+        toggle.focus()
+        page.keyboard.press("Enter")
+    for site in TWINS:
+        toggle = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
+        controlled = toggle.get_attribute("aria-controls")
+        owner = page.evaluate(
+            "id => document.getElementById(id)?.closest('[data-diamond-site]')"
+            "?.dataset.diamondSite", controlled)
+        assert owner == site, (site, controlled, owner)
+    for site in TWINS:
+        _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}").click()
+    for site in TWINS:
+        row = _panel(page).locator(f'[data-diamond-job="{site}:7"]')
+        row.get_by_role("button", name=f"Show logs of run-on-{site}").click()
+        tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+        expect(tab).to_contain_text(f"Logs: run-on-{site}")
+    tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Logs: run-on-")
+    expect(tabs).to_have_count(2)
+    for _ in range(2):
+        tabs.first.locator(".lm-TabBar-tabCloseIcon").click()
+    expect(tabs).to_have_count(0)
+
+
 def test_socket_dropped_then_restored_shows_stale_and_loses_nothing(page):
     wire = page.diamond_wire
     chip = _panel(page).locator("[data-diamond-status]")
@@ -427,7 +461,7 @@ def test_sidebar_in_both_themes_passes_axe(bare_lab, browser, theme):
         p.context.close()
 
 
-def test_dashboard_of_thirteen_sites_with_an_unreachable_one(bare_lab, browser):
+def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
     data = big_dashboard(SITES, 1_300)
     down = next(s for s in data["sites"] if s["name"] == DOWN)
     down.update(reachable=False, error=f"ssh: could not reach {DOWN}", queue=[])
@@ -456,6 +490,23 @@ def test_dashboard_of_thirteen_sites_with_an_unreachable_one(bare_lab, browser):
         expect(first).to_contain_text(MARKUP)
         assert dash.locator("img[src='x'], script").count() == 0
         assert p.evaluate("() => window.__diamondPwned") is None
+        # each card is labelled by its own heading, each grid's active row is its own
+        # (the twins' names differ only in non-ASCII letters)
+        owners = p.evaluate("""() => Array.from(
+            document.querySelectorAll('[data-diamond-dash-site]')).map(s => [
+                s.dataset.diamondDashSite,
+                document.getElementById(s.getAttribute('aria-labelledby'))
+                    ?.closest('[data-diamond-dash-site]')?.dataset.diamondDashSite])""")
+        assert all(own == name for name, own in owners), owners
+        for site in TWINS:
+            grid = dash.locator(f'[data-diamond-queue="{site}"]')
+            grid.focus()
+            p.keyboard.press("Home")
+            expect(grid).to_have_attribute("aria-activedescendant", re.compile("."))
+            owner = p.evaluate(
+                "id => document.getElementById(id)?.closest('[data-diamond-queue]')"
+                "?.dataset.diamondQueue", grid.get_attribute("aria-activedescendant"))
+            assert owner == site, (site, owner)
         # keyboard: the grid takes focus; arrows move the active row
         first.focus()
         p.keyboard.press("ArrowDown")

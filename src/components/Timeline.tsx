@@ -109,6 +109,14 @@ function SiteGantt(props: {
               onFocus={show}
               onMouseLeave={() => onHover(null)}
               onBlur={() => onHover(null)}
+              onKeyDown={e => {
+                if (e.key === 'Escape') {
+                  // hide the tooltip, keep the focus here (JupyterLab would move it away)
+                  e.preventDefault();
+                  e.stopPropagation();
+                  onHover(null);
+                }
+              }}
             >
               <title>
                 {`${name} (${s.job.id}): ${s.job.state}\nqueued ${fmtTime(s.submitted, timeZone, true, true)}` +

@@ -342,11 +342,18 @@ def test_timeline_spans_days_and_shows_an_unstarted_job(page):
     expect(zoom).to_have_attribute("data-diamond-zoom", "fit")
     span = int(zoom.get_attribute("data-diamond-span-ms"))
     assert span >= 3 * 86_400_000, span
-    # focus by keyboard shows its tooltip; Tab away hides it
+    # focus by keyboard shows its tooltip; Escape hides it (the focus stays), Tab away too
+    tooltip = timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
     spanning.focus()
-    expect(timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')).to_be_visible()
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(tooltip).to_have_count(0)
+    assert page.evaluate("() => document.activeElement.dataset.diamondJobBar") == SPANNING_ID
+    page.keyboard.press("Shift+Tab")
     page.keyboard.press("Tab")
-    expect(timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')).to_have_count(0)
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(tooltip).to_have_count(0)
 
 
 def test_sites_of_non_ascii_names_keep_their_own_controls(page):
@@ -507,6 +514,14 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
                 "id => document.getElementById(id)?.closest('[data-diamond-queue]')"
                 "?.dataset.diamondQueue", grid.get_attribute("aria-activedescendant"))
             assert owner == site, (site, owner)
+        # the timeline's bar of the three-day job: focus shows its tooltip, Escape hides it
+        bar = dash.locator(f'[data-diamond-gantt-job="{SPANNING_ID}"]')
+        tooltip = dash.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
+        bar.focus()
+        expect(tooltip).to_be_visible()
+        p.keyboard.press("Escape")
+        expect(tooltip).to_have_count(0)
+        assert p.evaluate("() => document.activeElement.dataset.diamondGanttJob") == SPANNING_ID
         # keyboard: the grid takes focus; arrows move the active row
         first.focus()
         p.keyboard.press("ArrowDown")

@@ -8,6 +8,7 @@ import { ICardActions } from './jobcard';
 import { ITaskActions } from './components/Tasks';
 import { DiamondModel } from './model';
 import { IFetchResult, IJob, IReleaseOutcome, ITask } from './types';
+import { domId } from './format';
 import { createLogWidget } from './widget';
 
 /** Just enough of a NotebookPanel, without depending on @jupyterlab/notebook. */
@@ -32,7 +33,7 @@ export function relativePath(path: string): string {
 }
 
 function showLogs(app: JupyterFrontEnd, job: IJob): void {
-  const id = `diamond-logs-${job.id.replace(/[^\w-]/g, '_')}`;
+  const id = domId('diamond-logs-', job.id);
   const existing = Array.from(app.shell.widgets('main')).find(w => w.id === id);
   if (existing) {
     app.shell.activateById(id);

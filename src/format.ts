@@ -126,3 +126,10 @@ export function fmtTime(
 export function stateClass(state: string): string {
   return `jp-diamond-state-${state.toLowerCase()}`;
 }
+
+/** An element id of `prefix` and `name` that no other name gives: every character but
+ * ASCII letters, digits and '-' becomes `_HEX_` (its code), so "東京" and "大阪" (or
+ * "a:1" and "a_1") stay apart. */
+export function domId(prefix: string, name: string): string {
+  return prefix + name.replace(/[^A-Za-z0-9-]/g, c => `_${c.charCodeAt(0).toString(16)}_`);
+}

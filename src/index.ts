@@ -10,6 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { jobActions, taskActions } from './actions';
 import { createDashboard } from './dashboard/widget';
+import { watchedEventManager } from './events';
 import { rackIcon } from './icons';
 import { jobCardFactory } from './jobcard';
 import { LoginPrompts } from './login';
@@ -80,13 +81,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     // Live updates: jupyter_events through /api/events/subscribe.
     const logins = new LoginPrompts(serviceManager.serverSettings);
-    serviceManager.events.stream.connect((_, emission) => {
+    const events = watchedEventManager(serviceManager.serverSettings, {
+      opened: () => model.onStreamOpened(),
+      closed: () => model.onStreamClosed()
+    });
+    events.stream.connect((_, emission) => {
       if (!logins.handle(emission as any)) {
         model.handleEvent(emission as any);
       }
     });
     void logins.check(); // a site that asked before this page listened
-    // The event socket reconnects by itself but says nothing; these do.
+    // REST failures and the browser going online say the server was away or is back.
     serviceManager.connectionFailure.connect(() => model.onDisconnect());
     window.addEventListener('online', () => void model.refresh());
     model.jobEnded.connect((_, ended) => {

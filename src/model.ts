@@ -154,7 +154,32 @@ export class DiamondModel {
     this._schedule.retry();
   }
 
-  /** Handle one message from `serviceManager.events.stream`. */
+  /** Whether the event socket is open: while it is not, what is shown may be stale. */
+  get streaming(): boolean {
+    return this._streaming;
+  }
+
+  /** The event socket closed: events reach the page only through the heartbeat now. */
+  onStreamClosed(): void {
+    if (this._streaming && !this._disposed) {
+      this._streaming = false;
+      this._notify();
+    }
+  }
+
+  /** The event socket (re)opened: catch up on the events stored while it was closed. */
+  onStreamOpened(): void {
+    if (this._streaming || this._disposed) {
+      return;
+    }
+    this._streaming = true;
+    this._notify();
+    if (this._status === 'ready' && !this._fetching) {
+      this._replay().catch(() => void this.refresh());
+    }
+  }
+
+  /** Handle one message from the event stream. */
   handleEvent(emission: Emission): void {
     const schema = emission.schema_id;
     if (this._disposed || !schema || !schema.startsWith(EVENT_PREFIX)) {
@@ -243,28 +268,8 @@ export class DiamondModel {
     }
     this._beating = true;
     try {
-      const since = this._store.lastSeq;
-      const r = await requestAPI<IReplay>(
-        `events?since=${since}&limit=500&emissions=1`,
-        {},
-        this._settings
-      );
-      this.stats.heartbeats++;
-      if (r.more || r.last_seq < since) {
-        // far behind, or a different store (the server restarted on another database)
-        void this.refresh();
+      if (!(await this._replay())) {
         return;
-      }
-      let replayed = 0;
-      for (const emission of r.emissions ?? []) {
-        if (typeof emission.seq === 'number' && emission.seq > this._store.lastSeq) {
-          this._store.apply(emission);
-          replayed++;
-        }
-      }
-      if (replayed) {
-        this.stats.replayed += replayed;
-        this._notify();
       }
       if (++this._beats % SITES_EVERY === 0) {
         const state = await fetchState(this._settings, 1, 15);
@@ -278,6 +283,35 @@ export class DiamondModel {
     } finally {
       this._beating = false;
     }
+  }
+
+  /** Apply the stored events since the last seen (GET events); false when too far behind,
+   * and /state is fetched again instead. */
+  private async _replay(): Promise<boolean> {
+    const since = this._store.lastSeq;
+    const r = await requestAPI<IReplay>(
+      `events?since=${since}&limit=500&emissions=1`,
+      {},
+      this._settings
+    );
+    this.stats.heartbeats++;
+    if (r.more || r.last_seq < since) {
+      // far behind, or a different store (the server restarted on another database)
+      void this.refresh();
+      return false;
+    }
+    let replayed = 0;
+    for (const emission of r.emissions ?? []) {
+      if (typeof emission.seq === 'number' && emission.seq > this._store.lastSeq) {
+        this._store.apply(emission);
+        replayed++;
+      }
+    }
+    if (replayed) {
+      this.stats.replayed += replayed;
+      this._notify();
+    }
+    return true;
   }
 
   dispose(): void {
@@ -345,6 +379,7 @@ export class DiamondModel {
   private _status: Status = 'loading';
   private _error: string | null = null;
   private _connected = false;
+  private _streaming = true;
   private _store: DiamondStore;
   private _focused: string | null = null;
   private _schedule = new RefreshScheduler(

@@ -9,6 +9,7 @@ import { SITE_COLUMNS } from './components/Sites';
 import { ITaskActions } from './components/Tasks';
 import { LogView } from './components/LogView';
 import { IViewSettings, Sidebar } from './components/Sidebar';
+import { domId } from './format';
 import { rackIcon } from './icons';
 import { DiamondModel } from './model';
 
@@ -88,7 +89,7 @@ export function createLogWidget(
 ): MainAreaWidget<ReactWidget> {
   const content = ReactWidget.create(<LogView jobId={jobId} />);
   const widget = new MainAreaWidget({ content });
-  widget.id = `diamond-logs-${jobId.replace(/[^\w-]/g, '_')}`;
+  widget.id = domId('diamond-logs-', jobId);
   widget.title.label = `Logs: ${label}`;
   widget.title.icon = rackIcon;
   widget.title.closable = true;

@@ -56,7 +56,7 @@ function Section(props: {
 }
 
 function StatusChip({ model }: { model: DiamondModel }): JSX.Element {
-  const live = model.status === 'ready' && model.connected;
+  const live = model.status === 'ready' && model.connected && model.streaming;
   const text = live
     ? 'live'
     : model.status === 'loading'
@@ -68,6 +68,12 @@ function StatusChip({ model }: { model: DiamondModel }): JSX.Element {
     <span
       className={`jp-diamond-chip jp-diamond-chip-${text}`}
       data-diamond-status={text}
+      title={
+        text === 'reconnecting'
+          ? 'Live updates are lost: what is shown may be out of date; ' +
+            'it catches up once the connection is back'
+          : undefined
+      }
       role="status"
     >
       {text}

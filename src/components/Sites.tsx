@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { caretDownIcon, caretRightIcon } from '@jupyterlab/ui-components';
 
-import { fmtCount, fmtDuration } from '../format';
+import { domId, fmtCount, fmtDuration } from '../format';
 import { loginToSite, needsLogin } from '../login';
 import { ISiteRow } from '../types';
 import { SiteDetail } from './SiteDetail';
@@ -47,7 +47,7 @@ export const SITE_COLUMNS = Object.keys(COLUMNS);
 function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.Element {
   const [open, setOpen] = React.useState(false);
   const Caret = open ? caretDownIcon : caretRightIcon;
-  const partId = `jp-diamond-parts-${site.name.replace(/[^\w-]/g, '_')}`;
+  const partId = domId('jp-diamond-parts-', site.name);
   const reach = site.reachable ? 'reachable' : 'unreachable';
   return (
     <li

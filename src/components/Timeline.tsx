@@ -34,20 +34,23 @@ interface ISegment {
   ended: number | null;
 }
 
+/** At most MAX_ROWS rows, newest first: every unfinished job (one running for days is
+ * older than many finished since), then the latest finished ones in the rows left. */
 function segments(jobs: IJob[], from: number): ISegment[] {
-  const out: ISegment[] = [];
+  const all: ISegment[] = [];
   for (const job of jobs) {
     const submitted = parseTime(job.submitted_at) ?? parseTime(job.started_at);
     const ended = parseTime(job.ended_at);
     if (submitted === null || (ended !== null && ended < from)) {
       continue;
     }
-    out.push({ job, submitted, started: parseTime(job.started_at), ended });
-    if (out.length >= MAX_ROWS) {
-      break;
-    }
+    all.push({ job, submitted, started: parseTime(job.started_at), ended });
   }
-  return out;
+  const unfinished = all.filter(s => !TERMINAL_STATES.has(s.job.state)).length;
+  let finishedRows = Math.max(0, MAX_ROWS - unfinished);
+  return all
+    .filter(s => !TERMINAL_STATES.has(s.job.state) || finishedRows-- > 0)
+    .slice(0, MAX_ROWS);
 }
 
 function spanLabel(min: number): string {
@@ -106,6 +109,14 @@ function SiteGantt(props: {
               onFocus={show}
               onMouseLeave={() => onHover(null)}
               onBlur={() => onHover(null)}
+              onKeyDown={e => {
+                if (e.key === 'Escape') {
+                  // hide the tooltip, keep the focus here (JupyterLab would move it away)
+                  e.preventDefault();
+                  e.stopPropagation();
+                  onHover(null);
+                }
+              }}
             >
               <title>
                 {`${name} (${s.job.id}): ${s.job.state}\nqueued ${fmtTime(s.submitted, timeZone, true, true)}` +

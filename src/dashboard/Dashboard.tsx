@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { refreshIcon } from '@jupyterlab/ui-components';
 
-import { fmtTime, parseTime } from '../format';
+import { domId, fmtTime, parseTime } from '../format';
 import { DiamondModel } from '../model';
 import { SiteWarnings } from '../components/SiteWarnings';
 import { IWorkflow, useWorkflows, WorkflowList } from '../components/Workflows';
@@ -32,7 +32,7 @@ const SiteCard = React.memo(function SiteCard(props: {
   const { site, hours, dash, version, timeZone, onOpenJob } = props;
   const taken = parseTime(site.taken_at) ?? parseTime(version) ?? Date.now();
   const ageS = Math.max(0, (Date.now() - taken) / 1000);
-  const headId = `jp-diamond-dash-${site.name.replace(/[^\w-]/g, '_')}`;
+  const headId = domId('jp-diamond-dash-', site.name);
   let pending = 0;
   let running = 0;
   let mine = 0;

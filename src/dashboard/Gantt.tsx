@@ -177,6 +177,11 @@ export function Gantt(props: {
           setZoomKeepingNow(zoom + 1);
         } else if (e.key === '-') {
           setZoomKeepingNow(zoom - 1);
+        } else if (e.key === 'Escape' && hover !== null) {
+          // hide the tooltip, keep the focus on its bar (JupyterLab would move it away)
+          e.preventDefault();
+          e.stopPropagation();
+          setHover(null);
         }
       }}
     >

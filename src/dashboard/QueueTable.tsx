@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtWait } from '../format';
+import { domId, fmtDuration, fmtWait } from '../format';
 import { IQueuePrediction, IQueueRow } from './types';
 
 /** Row height in px (fixed: the window is computed from it) and rows kept in the DOM
@@ -168,7 +168,7 @@ export function QueueTable(props: {
   const viewH = Math.min(Math.max(count, 1), VIEW_ROWS) * ROW_H;
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
   const last = Math.min(count, Math.ceil((scrollTop + viewH) / ROW_H) + OVERSCAN);
-  const idBase = `jp-diamond-q-${site.replace(/[^\w-]/g, '_')}`;
+  const idBase = domId('jp-diamond-q-', site);
   const mine = React.useMemo(() => rows.filter(r => r.mine).length, [rows]);
 
   const moveTo = (i: number) => {

@@ -1,0 +1,533 @@
+"""The sidebar and the dashboard in cases a user meets and no other UI test shows, in a real
+JupyterLab and chromium, without the test bed: fourteen sites with long and unicode names
+(one unreachable beside healthy ones), 5,000 jobs, markup in a job's name and reason and in
+a site's error, keyboard-only use, both themes, a narrow sidebar, a timeline spanning days
+with a job not started, and the event socket dropped and restored.
+
+The sidebar's GETs (`state`, `events`, `jobs`, `logins`, `workflows`) and the dashboard's
+are answered at the wire level from the records below (the routes' shapes), and the event
+socket (`/api/events/subscribe`) is served by the test, which sends emissions and drops it:
+no test bed holds 5,000 jobs or a site with these names. The server itself is real (no
+sites file)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
+from playwright.sync_api import expect
+from test_sidebar import open_sidebar
+
+from conftest import api, load_lab, start_lab, stop_lab
+
+EVENTS = "https://diamond-jupyter.org/events/"
+NOW = datetime.now(timezone.utc)
+HEALTHY = ["alpha", "βήτα-クラスター", "超级计算中心-東京", "données-école-polytechnique",
+           "gamma", "delta", "epsilon", "zeta", "eta", "theta", "東京", "大阪",
+           "a-very-long-cluster-name-that-goes-on-and-on-past-any-sidebar-width-0123456789"]
+DOWN = "kappa-unreachable-Ünïcødé"
+SITES = [*HEALTHY, DOWN]
+JOBS_TOTAL = 5_000
+LOADED = 500  # what GET /state gives (the latest STATE_JOBS)
+MARKUP = '<img src=x onerror="window.__diamondPwned=1"><script>window.__diamondPwned=2</script>'
+HOSTILE_ID = "alpha:666"
+SPANNING_ID = "alpha:900"
+UNSTARTED_ID = "alpha:901"
+LAST_SEQ = 1_000
+TWINS = ("東京", "大阪")
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat()
+
+
+def _site(name: str) -> dict:
+    down = name == DOWN
+    return {"name": name, "scheduler": "slurm", "reachable": not down,
+            "error": f"ssh: could not reach {name} {MARKUP}" if down else None,
+            "queue_error": None, "nodes_total": None if down else 64,
+            "nodes_free": None if down else 8, "cpus_total": None if down else 2048,
+            "cpus_free": None if down else 256, "gpus_total": 0, "gpus_free": 0,
+            "pending": None if down else 12, "running": None if down else 40,
+            "my_jobs": None if down else 1, "typical_start_s": None if down else 600,
+            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
+                            "total_nodes": 64}], "metadata": {}}
+
+
+def _job(native: int, *, name: str | None = None, state: str = "COMPLETED",
+         submitted: datetime | None = None, started: datetime | None = None,
+         ended: datetime | None = None, reason: str | None = None,
+         site: str = "alpha") -> dict:
+    submitted = submitted or NOW - timedelta(minutes=native % 600 + 10)
+    return {"id": f"{site}:{native}", "site": site, "native_id": str(native),
+            "name": name or f"job-{native}", "state": state, "submitted_at": _iso(submitted),
+            "started_at": _iso(started) if started else None,
+            "ended_at": _iso(ended) if ended else None,
+            "exit_code": 0 if state == "COMPLETED" else None, "reason": reason,
+            "placement": None, "origin": None}
+
+
+def _all_jobs() -> list[dict]:
+    """Newest first: three jobs this test looks at, then ordinary finished ones."""
+    special = [
+        _job(666, name=MARKUP, state="PENDING", reason=f"Priority {MARKUP}",
+             submitted=NOW - timedelta(minutes=1)),
+        _job(900, name="three-day-simulation", state="RUNNING",
+             submitted=NOW - timedelta(days=3, hours=2), started=NOW - timedelta(days=3)),
+        _job(901, name="never-started", state="PENDING", reason="Resources",
+             submitted=NOW - timedelta(minutes=3)),
+        # same native id on two sites whose names are as long and both non-ASCII
+        *(_job(7, name=f"run-on-{site}", state="COMPLETED", site=site,
+               submitted=NOW - timedelta(minutes=4), started=NOW - timedelta(minutes=4),
+               ended=NOW - timedelta(minutes=3)) for site in TWINS),
+    ]
+    rest = [_job(10_000 - i, submitted=NOW - timedelta(minutes=5 + i),
+                 started=NOW - timedelta(minutes=4 + i), ended=NOW - timedelta(minutes=3 + i),
+                 site=HEALTHY[i % len(HEALTHY)])
+            for i in range(JOBS_TOTAL - len(special))]
+    return special + rest
+
+
+ALL_JOBS = _all_jobs()
+STATE = {"sites": [_site(s) for s in SITES], "jobs": ALL_JOBS[:LOADED],
+         "jobs_total": JOBS_TOTAL, "tasks": [], "transfers": [], "events": [],
+         "last_seq": LAST_SEQ, "error": None}
+
+
+class Wire:
+    """The page's diamond GETs answered from the records, and its event sockets served by
+    the test: `emit` sends to the open sockets and keeps the emission for GET events."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.sockets: list = []
+        self.emitted: list[dict] = []
+        self.replays: list[int] = []
+        page.route("**/diamond/api/**", self._answer)
+        page.route_web_socket("**/api/events/subscribe*", self._serve_socket)
+
+    def _serve_socket(self, ws) -> None:
+        self.sockets.append(ws)
+
+    def _answer(self, route) -> None:
+        url = urlsplit(route.request.url)
+        path = url.path.split("/diamond/api/", 1)[1]
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if route.request.method != "GET":
+            route.continue_()
+            return
+        if path == "state":
+            limit = int(query.get("limit", LOADED))
+            body = {**STATE, "jobs": ALL_JOBS[:limit], "last_seq": self.last_seq}
+        elif path == "events":
+            since = int(query.get("since", 0))
+            self.replays.append(since)
+            body = {"emissions": [e for e in self.emitted if e["seq"] > since],
+                    "last_seq": self.last_seq, "more": False}
+        elif path == "jobs":
+            offset, limit = int(query.get("offset", 0)), int(query.get("limit", 200))
+            body = {"jobs": ALL_JOBS[offset:offset + limit], "total": JOBS_TOTAL}
+        elif path == "logins":
+            body = {"prompts": []}
+        elif path == "workflows":
+            body = {"workflows": []}
+        else:
+            route.continue_()
+            return
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    @property
+    def last_seq(self) -> int:
+        return self.emitted[-1]["seq"] if self.emitted else LAST_SEQ
+
+    def open_sockets(self) -> list:
+        return [ws for ws in self.sockets if not getattr(ws, "diamond_closed", False)]
+
+    def emit(self, job_id: str, state: str, *, live: bool = True) -> dict:
+        emission = {"schema_id": EVENTS + "job-state", "seq": self.last_seq + 1,
+                    "kind": "job.state", "job_id": job_id, "state": state,
+                    "previous": None, "at": _iso(datetime.now(timezone.utc))}
+        self.emitted.append(emission)
+        if live:
+            for ws in self.open_sockets():
+                ws.send(json.dumps(emission))
+        return emission
+
+    def drop(self) -> None:
+        for ws in self.open_sockets():
+            ws.diamond_closed = True
+            ws.close()
+
+
+@pytest.fixture(scope="module")
+def bare_lab(tmp_path_factory):
+    """`jupyter lab` with the extension and no sites file."""
+    proc, info = start_lab(tmp_path_factory.mktemp("unseen"), diamond_config=None)
+    try:
+        yield info
+    finally:
+        stop_lab(proc)
+
+
+def _new_page(browser, server, width: int = 1400):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(err.message))
+    page.diamond_errors = errors  # type: ignore[attr-defined]
+    page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
+    load_lab(page, server)
+    return page
+
+
+@pytest.fixture(scope="module")
+def page(bare_lab, browser):
+    p = _new_page(browser, bare_lab)
+    panel = open_sidebar(p)
+    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+    try:
+        yield p
+    finally:
+        p.context.close()
+
+
+def _panel(page):
+    return page.locator("#diamond-sidebar")
+
+
+def _site_row(page, name: str):
+    return _panel(page).locator(f'[data-diamond-site="{name}"]')
+
+
+def test_fourteen_sites_each_under_its_own_name(page):
+    rows = _panel(page).locator("[data-diamond-site]")
+    expect(rows).to_have_count(len(SITES))
+    assert rows.evaluate_all("els => els.map(e => e.dataset.diamondSite)") == SITES
+    for name in SITES:
+        expect(_site_row(page, name).locator(".jp-diamond-site-name")).to_have_text(name)
+    count = _panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
+    expect(count).to_have_text(str(len(SITES)))
+
+
+def test_unreachable_site_beside_healthy_ones(page):
+    down = _site_row(page, DOWN)
+    expect(down).to_have_class("jp-diamond-site jp-diamond-site-unreachable")
+    expect(down.get_by_role("img", name="unreachable")).to_be_visible()
+    expect(down.locator(".jp-diamond-reach")).to_have_text("unreachable")
+    expect(down.locator('[data-diamond-stat="cpus"] dd')).to_have_text("—")
+    for name in HEALTHY:
+        row = _site_row(page, name)
+        expect(row.get_by_role("img", name="reachable", exact=True)).to_be_visible()
+        expect(row.locator('[data-diamond-stat="cpus"] dd')).to_have_text("256/2048")
+
+
+def test_site_error_markup_is_text(page):
+    error = _site_row(page, DOWN).locator(".jp-diamond-error-text")
+    expect(error).to_have_text(f"ssh: could not reach {DOWN} {MARKUP}")
+    assert error.locator("img, script").count() == 0
+    assert page.evaluate("() => window.__diamondPwned") is None
+
+
+def test_five_thousand_jobs_paint_a_page_with_a_count(page):
+    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    expect(jobs.locator(".jp-diamond-count")).to_have_text(str(JOBS_TOTAL))
+    expect(jobs.locator("[data-diamond-jobs-count]")).to_have_text(
+        f"{LOADED} shown of {JOBS_TOTAL} jobs")
+    rendered = jobs.locator("li[data-diamond-job]").count()
+    assert 0 < rendered <= 100, rendered  # a page of cards, not 500 (nor 5,000)
+    stats = page.evaluate("() => ({first: window.__diamondStats.firstPaintMs})")
+    assert stats["first"] is not None and stats["first"] < 10_000, stats
+
+
+def test_five_thousand_jobs_page_on_by_keyboard(page):
+    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    cards = jobs.locator("li[data-diamond-job]")
+    before = cards.count()
+    more = jobs.get_by_role("button", name="more", exact=False).filter(has_text="Show")
+    more.focus()
+    page.keyboard.press("Enter")
+    expect(cards).to_have_count(min(2 * before, LOADED))
+    older = jobs.get_by_role("button", name="Load older jobs from the server")
+    with page.expect_response(lambda r: "/diamond/api/jobs?" in r.url):
+        older.focus()
+        page.keyboard.press("Space")
+    expect(jobs.locator("[data-diamond-jobs-count]")).to_have_text(
+        f"{LOADED + 200} shown of {JOBS_TOTAL} jobs")
+    # the last card is scrolled to and is the oldest loaded
+    last = cards.last
+    last.scroll_into_view_if_needed()
+    expect(last).to_be_in_viewport()
+
+
+def test_markup_in_job_name_and_reason_is_text(page):
+    row = _panel(page).locator(f'[data-diamond-job="{HOSTILE_ID}"]')
+    expect(row).to_have_attribute("data-diamond-state", "PENDING")
+    expect(row.locator(".jp-diamond-job-name")).to_have_text(MARKUP)
+    expect(row.locator("[data-diamond-reason]")).to_have_text(f"Priority {MARKUP}")
+    bar = page.locator(f'[data-diamond-job-bar="{HOSTILE_ID}"]')
+    expect(bar).to_have_count(1)
+    assert _panel(page).locator("img[src='x'], script").count() == 0
+    assert page.evaluate("() => window.__diamondPwned") is None
+
+
+def test_contract_attributes_of_every_row(page):
+    expect(page.locator("#diamond-sidebar")).to_have_count(1)
+    pairs = _panel(page).locator("li[data-diamond-job]").evaluate_all(
+        "els => els.map(e => [e.dataset.diamondJob, e.dataset.diamondState])")
+    by_id = {j["id"]: j["state"] for j in ALL_JOBS}
+    assert pairs and all(by_id[job] == state for job, state in pairs), pairs[:5]
+
+
+def test_section_headers_toggle_by_enter_and_space(page):
+    header = _panel(page).locator('[data-diamond-section="sites"] h3 button')
+    header.focus()
+    page.keyboard.press("Enter")
+    expect(header).to_have_attribute("aria-expanded", "false")
+    expect(_panel(page).locator("[data-diamond-site]")).to_have_count(0)
+    page.keyboard.press("Space")
+    expect(header).to_have_attribute("aria-expanded", "true")
+    expect(_panel(page).locator("[data-diamond-site]")).to_have_count(len(SITES))
+
+
+def test_tab_order_follows_the_sidebar(page):
+    """From the reload button, Tab reaches the first site's partitions toggle, then the jobs'
+    controls, in the order they are shown (no control skipped or out of order)."""
+    reload_button = _panel(page).get_by_role("button", name="Reload sites and jobs")
+    reload_button.focus()
+    labels = []
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        labels.append(page.evaluate(
+            "() => document.activeElement.getAttribute('aria-label') || "
+            "document.activeElement.textContent.trim()"))
+    assert labels[0].startswith("Sites"), labels
+    assert labels[1] == f"Show partitions of {SITES[0]}", labels
+    assert labels[2] == f"Show partitions of {SITES[1]}", labels
+    # Enter on a site's toggle shows its partitions; Enter again hides them
+    page.keyboard.press("Enter")
+    expect(_site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(_site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")).to_have_count(0)
+
+
+def test_escape_closes_the_cancel_dialog_and_cancels_nothing(page):
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    row = _panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
+    row.get_by_role("button", name="Cancel never-started").focus()
+    page.keyboard.press("Enter")
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    expect(row).to_have_attribute("data-diamond-state", "PENDING")
+    assert not [u for u in posts if "/cancel" in u], posts
+
+
+def test_timeline_spans_days_and_shows_an_unstarted_job(page):
+    timeline = _panel(page).locator('[data-diamond-section="timeline"]')
+    spanning = timeline.locator(f'[data-diamond-job-bar="{SPANNING_ID}"]')
+    expect(spanning).to_have_attribute("data-diamond-state", "RUNNING")
+    unstarted = timeline.locator(f'[data-diamond-job-bar="{UNSTARTED_ID}"]')
+    expect(unstarted).to_have_attribute("data-diamond-state", "PENDING")
+    # the unstarted job has its queued bar and no run bar
+    assert unstarted.locator("rect.jp-diamond-seg").count() == 0
+    assert unstarted.locator("rect.jp-diamond-seg-queued").count() == 1
+    # fitted, the view spans the three days; the running bar reaches "now"
+    zoom = timeline.locator("[data-diamond-span-ms]")
+    expect(zoom).to_have_attribute("data-diamond-zoom", "fit")
+    span = int(zoom.get_attribute("data-diamond-span-ms"))
+    assert span >= 3 * 86_400_000, span
+    # focus by keyboard shows its tooltip; Escape hides it (the focus stays), Tab away too
+    tooltip = timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
+    spanning.focus()
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(tooltip).to_have_count(0)
+    assert page.evaluate("() => document.activeElement.dataset.diamondJobBar") == SPANNING_ID
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(tooltip).to_have_count(0)
+
+
+def test_sites_of_non_ascii_names_keep_their_own_controls(page):
+    """Two sites whose names differ only in non-ASCII letters: each partitions toggle
+    controls the table in its own row, and each job's Logs opens its own tab."""
+    for site in TWINS:
+        toggle = _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}")
+        toggle.focus()
+        page.keyboard.press("Enter")
+    for site in TWINS:
+        toggle = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
+        controlled = toggle.get_attribute("aria-controls")
+        owner = page.evaluate(
+            "id => document.getElementById(id)?.closest('[data-diamond-site]')"
+            "?.dataset.diamondSite", controlled)
+        assert owner == site, (site, controlled, owner)
+    for site in TWINS:
+        _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}").click()
+    for site in TWINS:
+        row = _panel(page).locator(f'[data-diamond-job="{site}:7"]')
+        row.get_by_role("button", name=f"Show logs of run-on-{site}").click()
+        tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+        expect(tab).to_contain_text(f"Logs: run-on-{site}")
+    tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Logs: run-on-")
+    expect(tabs).to_have_count(2)
+    for _ in range(2):
+        tabs.first.locator(".lm-TabBar-tabCloseIcon").click()
+    expect(tabs).to_have_count(0)
+
+
+def test_socket_dropped_then_restored_shows_stale_and_loses_nothing(page):
+    wire = page.diamond_wire
+    chip = _panel(page).locator("[data-diamond-status]")
+    expect(chip).to_have_attribute("data-diamond-status", "live")
+    page.wait_for_function("() => window.__diamondStats !== undefined")
+    sockets_before = len(wire.sockets)
+    assert wire.open_sockets(), "the page subscribed to no event socket"
+    first = wire.emit(UNSTARTED_ID, "RUNNING")
+    row = _panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
+    expect(row).to_have_attribute("data-diamond-state", "RUNNING")
+    wire.drop()
+    expect(chip).not_to_have_attribute("data-diamond-status", "live")
+    missed = wire.emit(UNSTARTED_ID, "COMPLETED", live=False)
+    # the socket comes back (JupyterLab's event manager reconnects by itself) and the
+    # sidebar catches up on what was stored meanwhile
+    expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+    assert len(wire.sockets) > sockets_before
+    expect(row).to_have_attribute("data-diamond-state", "COMPLETED", timeout=30_000)
+    assert any(since < missed["seq"] for since in wire.replays), wire.replays
+    assert page.evaluate("s => window.__diamondStats.seen(s, s)", first["seq"]) == 1
+
+
+def test_narrow_sidebar_keeps_each_state_in_view(bare_lab, browser):
+    p = _new_page(browser, bare_lab, width=900)
+    try:
+        panel = open_sidebar(p)
+        expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+        # drag the handle between the sidebar and the main area as far left as it goes
+        # (JupyterLab keeps a side panel at least 250 px wide)
+        handle = p.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
+        box = handle.bounding_box()
+        assert box, "no split handle beside the sidebar"
+        p.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
+        p.mouse.down()
+        p.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
+        p.mouse.move(260, box["y"] + 200, steps=5)
+        p.mouse.up()
+        p.wait_for_function(
+            "() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+        overflow = p.evaluate("""() => {
+            const el = document.getElementById('diamond-sidebar');
+            const body = el.querySelector('.jp-diamond-body');
+            return {panel: [el.scrollWidth, el.clientWidth],
+                    body: [body.scrollWidth, body.clientWidth]};
+        }""")
+        wide = p.evaluate("""() => {
+            const el = document.getElementById('diamond-sidebar');
+            const right = el.getBoundingClientRect().right;
+            return Array.from(el.querySelectorAll('*'))
+                .filter(e => e.getBoundingClientRect().right > right + 1)
+                .slice(0, 8).map(e => e.parentElement.className + ' > ' + e.tagName +
+                                      ' ' + e.textContent.slice(0, 40));
+        }""")
+        assert overflow["panel"][0] <= overflow["panel"][1] + 1, (overflow, wide)
+        right = p.evaluate("() => document.getElementById('diamond-sidebar')"
+                           ".getBoundingClientRect().right")
+        for name in (SITES[-2], DOWN):
+            dot = panel.locator(f'[data-diamond-site="{name}"] .jp-diamond-dot')
+            box = dot.bounding_box()
+            assert box and box["x"] + box["width"] <= right, (name, box, right)
+        badge = panel.locator(f'[data-diamond-job="{HOSTILE_ID}"] .jp-diamond-badge')
+        box = badge.bounding_box()
+        assert box and box["x"] + box["width"] <= right, box
+    finally:
+        p.context.close()
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
+def test_sidebar_in_both_themes_passes_axe(bare_lab, browser, theme):
+    api(bare_lab, "PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
+        {"raw": json.dumps({"theme": theme})})
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = open_sidebar(p)
+        expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+        light = theme.endswith("Light")
+        p.wait_for_function("light => document.body.dataset.jpThemeLight === String(light)",
+                            arg=light)
+        violations = axe_violations(p, "#diamond-sidebar")
+        assert not violations, json.dumps(violations, indent=1)
+    finally:
+        p.context.close()
+
+
+def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
+    data = big_dashboard(SITES, 1_300)
+    down = next(s for s in data["sites"] if s["name"] == DOWN)
+    down.update(reachable=False, error=f"ssh: could not reach {DOWN}", queue=[])
+    data["sites"][0]["queue"][0]["name"] = MARKUP
+    p = _new_page(browser, bare_lab, width=1600)
+    serve_recorded(p, data)
+    try:
+        dash = open_from_palette(p)
+        expect(dash).to_have_attribute("data-diamond-dashboard", "")
+        for site in SITES:
+            expect(dash.locator(f'[data-diamond-util-chart="{site}"]')).to_have_count(1)
+        for site in HEALTHY:
+            grid = dash.locator(f'[data-diamond-queue="{site}"]')
+            expect(grid).to_have_count(1)
+            assert grid.locator("[data-diamond-queue-row]").count() > 0
+        card = dash.locator(f'[data-diamond-dash-site="{DOWN}"]')
+        down_dot = card.get_by_role("img", name="unreachable", exact=True)
+        expect(down_dot).to_be_visible()
+        up_dot = dash.locator(f'[data-diamond-dash-site="{SITES[0]}"]').get_by_role(
+            "img", name="reachable", exact=True)
+        colours = [d.evaluate("e => getComputedStyle(e).backgroundColor")
+                   for d in (down_dot, up_dot)]
+        assert colours[0] != colours[1], f"unreachable and reachable dots alike: {colours}"
+        expect(card).to_contain_text(f"ssh: could not reach {DOWN}")
+        first = dash.locator(f'[data-diamond-queue="{SITES[0]}"]')
+        expect(first).to_contain_text(MARKUP)
+        assert dash.locator("img[src='x'], script").count() == 0
+        assert p.evaluate("() => window.__diamondPwned") is None
+        # each card is labelled by its own heading, each grid's active row is its own
+        # (the twins' names differ only in non-ASCII letters)
+        owners = p.evaluate("""() => Array.from(
+            document.querySelectorAll('[data-diamond-dash-site]')).map(s => [
+                s.dataset.diamondDashSite,
+                document.getElementById(s.getAttribute('aria-labelledby'))
+                    ?.closest('[data-diamond-dash-site]')?.dataset.diamondDashSite])""")
+        assert all(own == name for name, own in owners), owners
+        for site in TWINS:
+            grid = dash.locator(f'[data-diamond-queue="{site}"]')
+            grid.focus()
+            p.keyboard.press("Home")
+            expect(grid).to_have_attribute("aria-activedescendant", re.compile("."))
+            owner = p.evaluate(
+                "id => document.getElementById(id)?.closest('[data-diamond-queue]')"
+                "?.dataset.diamondQueue", grid.get_attribute("aria-activedescendant"))
+            assert owner == site, (site, owner)
+        # the timeline's bar of the three-day job: focus shows its tooltip, Escape hides it
+        bar = dash.locator(f'[data-diamond-gantt-job="{SPANNING_ID}"]')
+        tooltip = dash.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
+        bar.focus()
+        expect(tooltip).to_be_visible()
+        p.keyboard.press("Escape")
+        expect(tooltip).to_have_count(0)
+        assert p.evaluate("() => document.activeElement.dataset.diamondGanttJob") == SPANNING_ID
+        # keyboard: the grid takes focus; arrows move the active row
+        first.focus()
+        p.keyboard.press("ArrowDown")
+        active = first.get_attribute("aria-activedescendant")
+        assert active, "no active row after ArrowDown"
+        p.keyboard.press("ArrowDown")
+        expect(first).not_to_have_attribute("aria-activedescendant", active)
+    finally:
+        p.context.close()

@@ -94,29 +94,30 @@ def to_int(value: Any) -> int | None:
 NOT_SET_MARKS = frozenset({2**31 - 1, 2**32 - 2, 2**32 - 1, 2**63 - 1, 2**64 - 2, 2**64 - 1})
 NOT_SET_MARKS_16 = frozenset({2**16 - 2, 2**16 - 1})  # Slurm's NO_VAL16, INFINITE16
 MOST_COUNT = 2**31 - 2  # CPUs, nodes, jobs, MB of a limit: past this it is a mark
+MOST_COUNT_64 = 2**63 - 2  # a 64-bit count (Slurm's TRES-minutes): past this, a mark
 MOST_SECONDS = 100 * 366 * 86400  # a time past a century is a mark (no limit, not known)
 MOST_MEMORY_MB = 2**40  # 1 EiB: past it a memory is a mark, not an amount
 
 
-def _plain_count(value: Any, bits16: bool) -> int | None:
+def _plain_count(value: Any, bits: int) -> int | None:
     n = to_int(value)
-    if n is None or n < 0 or n > MOST_COUNT or n in NOT_SET_MARKS:
+    if n is None or n < 0 or n > (MOST_COUNT_64 if bits == 64 else MOST_COUNT):
         return None
-    return None if bits16 and n in NOT_SET_MARKS_16 else n
+    return None if bits == 16 and n in NOT_SET_MARKS_16 else n
 
 
-def limit_count(value: Any, *, bits16: bool = False) -> int | None:
+def limit_count(value: Any, *, bits: int = 32) -> int | None:
     """A limit a scheduler printed as a number (nodes, CPUs, jobs, minutes, MB); None for
-    no limit: a mark of none (NOT_SET_MARKS, Slurm's {"set": false} / {"infinite": true},
-    those of 16 bits with `bits16`), a negative number (LSF's -1, Slurm's marks printed
-    signed) or one past MOST_COUNT."""
-    return _plain_count(value, bits16)
+    no limit: a mark of none (NOT_SET_MARKS, Slurm's {"set": false} / {"infinite": true};
+    NO_VAL16 and INFINITE16 where the field has 16 `bits`), a negative number (LSF's -1,
+    Slurm's marks printed signed) or one past MOST_COUNT (MOST_COUNT_64 where 64 `bits`)."""
+    return _plain_count(value, bits)
 
 
-def known_count(value: Any, *, bits16: bool = False) -> int | None:
+def known_count(value: Any, *, bits: int = 32) -> int | None:
     """A count or size a scheduler printed (a node's CPUs or MB, a job's nodes); None for
     not known, read as `limit_count` reads a limit: never a mark taken for a number."""
-    return _plain_count(value, bits16)
+    return _plain_count(value, bits)
 
 
 def limit_seconds(value: Any, unit: int = 1) -> int | None:

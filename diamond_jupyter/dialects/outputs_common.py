@@ -127,7 +127,7 @@ def limit_seconds(value: Any, unit: int = 1) -> int | None:
     return None if n is None or n * unit > MOST_SECONDS else n * unit
 
 
-def _is_mark(digits: str) -> bool:
+def not_set_mark(digits: str) -> bool:
     """Whether `digits` (text) is one of NOT_SET_MARKS, signed or not."""
     text = digits.strip().lstrip("+")
     return text.isdigit() and int(text) in NOT_SET_MARKS
@@ -169,7 +169,7 @@ def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
 
 def _duration(text: Any, bare_unit: int) -> int | None:
     s = clean(unwrap(text))
-    if s is None or s.lower() in UNLIMITED or _is_mark(s):
+    if s is None or s.lower() in UNLIMITED or not_set_mark(s):
         return None
     days = 0
     if "-" in s:
@@ -357,7 +357,7 @@ def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     if s is None:
         return None
     m = re.fullmatch(r"(\d+,\d{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
-    if not m or _is_mark(m.group(1)):
+    if not m or not_set_mark(m.group(1)):
         return None
     mb = finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
     return mb if mb is None or mb <= MOST_MEMORY_MB else None

@@ -720,10 +720,11 @@ class SlurmCommands(FailureReading):
             parts = clean(kv.get("Partitions"))
             # what jobs may have: the CPUs and memory left by core and memory
             # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
-            cpus = known_count(kv.get("CPUEfctv")) or known_count(kv.get("CPUTot")) or 0
-            tpc = known_count(kv.get("ThreadsPerCore")) or 1
+            cpus = known_count(kv.get("CPUEfctv"), bits=16) \
+                or known_count(kv.get("CPUTot"), bits=16) or 0
+            tpc = known_count(kv.get("ThreadsPerCore"), bits=16) or 1
             # a CpuSpecList without a core count: whole cores are kept for the system
-            spec_cores = known_count(kv.get("CoreSpecCount")) \
+            spec_cores = known_count(kv.get("CoreSpecCount"), bits=16) \
                 or -(-_cpu_ids(kv.get("CPUSpecList")) // tpc)
             if "CPUEfctv" not in kv and spec_cores:
                 cpus = max(0, cpus - spec_cores * tpc)
@@ -731,17 +732,17 @@ class SlurmCommands(FailureReading):
                 - (known_count(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
-                cpus=cpus, cpus_allocated=known_count(kv.get("CPUAlloc")) or 0,
+                cpus=cpus, cpus_allocated=known_count(kv.get("CPUAlloc"), bits=16) or 0,
                 memory_mb=max(0, memory), gpus=gpus, gpus_allocated=used,
                 gpu_type=kind, features=active + later, reboot_features=later,
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
                 memory_allocated=known_count(kv.get("AllocMem")) or 0,
-                threads_per_core=known_count(kv.get("ThreadsPerCore")),
+                threads_per_core=known_count(kv.get("ThreadsPerCore"), bits=16),
                 gpu_types=gpu_types(kv.get("Gres")),
-                sockets=known_count(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
+                sockets=known_count(kv.get("Sockets"), bits=16), weight=to_int(kv.get("Weight")),
                 gpu_sockets=gpu_sockets(kv.get("Gres")),
-                cores_per_socket=known_count(kv.get("CoresPerSocket")),
+                cores_per_socket=known_count(kv.get("CoresPerSocket"), bits=16),
                 tmp_disk_mb=known_count(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
             ))
         return out

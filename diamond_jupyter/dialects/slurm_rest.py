@@ -321,7 +321,8 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
                                   else [n.get("state") or "unknown"])]
         words += [str(w) for w in n.get("state_flags") or [] if isinstance(w, str)]
         # the CPUs and memory left to jobs by core and memory specialisation
-        cpus = known_count(n.get("effective_cpus")) or known_count(n.get("cpus")) or 0
+        cpus = known_count(n.get("effective_cpus"), bits=16) \
+            or known_count(n.get("cpus"), bits=16) or 0
         spec = known_count(n.get("specialized_cores"), bits=16)
         if n.get("effective_cpus") is None and spec:
             cpus = max(0, cpus - spec * (known_count(n.get("threads"), bits=16) or 1))
@@ -329,7 +330,7 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             - (known_count(n.get("specialized_memory")) or 0)
         out.append(Node(
             name=n["name"], state="+".join(words).lower(),
-            cpus=cpus, cpus_allocated=known_count(n.get("alloc_cpus")) or 0,
+            cpus=cpus, cpus_allocated=known_count(n.get("alloc_cpus"), bits=16) or 0,
             memory_mb=max(0, memory), gpus=gpus,
             gpus_allocated=gpu_count(n.get("gres_used"))[0], gpu_type=kind,
             features=feats,

@@ -77,6 +77,13 @@ def test_squeue_json_count_marks_are_not_known(count: object) -> None:
     assert (sane(job).nodes, job.cpus, job.walltime_s) == (None, None, None)
 
 
+@pytest.mark.parametrize("mark", [NO_VAL, INFINITE])
+def test_sacct_history_marks_are_no_limit(mark: int) -> None:
+    [job] = slurm.parse_history(f"7|p|{mark}|2026-12-06T08:00:00|2026-12-06T08:01:00|"
+                                f"2026-12-06T09:00:00|{mark}|{mark}|COMPLETED\n")
+    assert (sane(job).walltime_s, job.cpus, job.nodes) == (None, None, None)
+
+
 @pytest.mark.parametrize("memory", [NO_VAL64, ULONG_MAX, wrapped(NO_VAL64),
                                     wrapped(0, set_=False)])
 def test_slurmrestd_node_real_memory_mark_is_no_memory(memory: object) -> None:

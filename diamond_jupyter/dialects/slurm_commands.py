@@ -62,7 +62,6 @@ from .slurm_priority import (
     parse_job_priorities,
     parse_priority,
 )
-from .slurm_script import parse_slurm_time
 
 # Variables that change squeue/sinfo/sacct/scontrol output (Parsl's Slurm provider met them).
 FORMAT_ENV = (
@@ -319,7 +318,7 @@ class SlurmCommands(FailureReading):
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
                 continue
-            limit_s = parse_slurm_time(limit) if limit and limit[0].isdigit() else None
+            limit_s = _minutes(limit) if limit and limit[0].isdigit() else None
             submitted = parse_iso(submit, self.tz)
             if self.jobcomp and submit == start:
                 # `sacct -c` reports a jobcomp record's start as its submission (the
@@ -329,8 +328,8 @@ class SlurmCommands(FailureReading):
                 native_id=jid, state=map_state(st), native_state=st, partition=part or None,
                 walltime_s=limit_s, submitted_at=submitted,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
-                cpus=int(ncpus) if ncpus.isdigit() else None,
-                nodes=int(nnodes) if nnodes.isdigit() else None))
+                cpus=known_count(ncpus) if ncpus.isdigit() else None,
+                nodes=known_count(nnodes) if nnodes.isdigit() else None))
         return out
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
@@ -443,7 +442,7 @@ class SlurmCommands(FailureReading):
             key, eq, value = line.partition("=")
             if eq and key.strip() == "MaxArraySize":
                 m = re.fullmatch(r"\s*(\d{1,10})\s*", value)
-                return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+                return limit_count(m.group(1)) or None if m else None
         return None
 
     @staticmethod

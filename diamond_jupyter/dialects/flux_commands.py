@@ -31,12 +31,15 @@ from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
 from .outputs_common import (
+    MOST_SECONDS,
     FailureReading,
     clean,
     decode_wait_status,
     expand_hostlist,
     fail,
     from_epoch,
+    known_count,
+    limit_count,
     load_json,
     parse_fsd,
     to_int,
@@ -86,9 +89,9 @@ def _time_limit(job: dict[str, Any]) -> int | None:
     absent: the enclosing instance's end bounds it) `expiration` (the epoch its allocation
     ends) less `t_run` (the epoch it was allocated). A job not started has no expiration."""
     if (duration := _seconds(job.get("duration"))) is not None:
-        return int(duration)
+        return int(duration) if duration <= MOST_SECONDS else None  # 1e308: none
     expiration, started = _seconds(job.get("expiration")), _seconds(job.get("t_run"))
-    if expiration is None or started is None or expiration <= started:
+    if expiration is None or started is None or not 0 < expiration - started <= MOST_SECONDS:
         return None
     return round(expiration - started)
 
@@ -233,8 +236,8 @@ class FluxCommands(FailureReading):
             native_id=jid, state=state,
             native_state=f"{st}:{result}" if st == "INACTIVE" and result else st or None,
             name=clean(j.get("name")), user=clean(j.get("username")) or clean(j.get("userid")),
-            partition=clean(j.get("queue")), nodes=to_int(j.get("nnodes")),
-            cpus=to_int(j.get("ncores")), gpus=to_int(j.get("ngpus")),
+            partition=clean(j.get("queue")), nodes=known_count(j.get("nnodes")),
+            cpus=known_count(j.get("ncores")), gpus=known_count(j.get("ngpus")),
             walltime_s=walltime, submitted_at=from_epoch(j.get("t_submit")),
             started_at=from_epoch(j.get("t_run")),
             ended_at=from_epoch(j.get("t_inactive") or j.get("t_cleanup"))
@@ -268,9 +271,10 @@ class FluxCommands(FailureReading):
                 continue
             state, props, nnodes, ncores, ngpus, nodelist = f
             names = list(dict.fromkeys(expand_hostlist(nodelist)))
-            if not names or not (to_int(nnodes) or len(names)):
+            if not names or not (known_count(nnodes) or len(names)):
                 continue
-            lines.append((state, clean(props), names, to_int(ncores) or 0, to_int(ngpus) or 0))
+            lines.append((state, clean(props), names, known_count(ncores) or 0,
+                          known_count(ngpus) or 0))
         lines_of: dict[str, list[int]] = {}
         for i, (_, _, names, _, _) in enumerate(lines):
             for name in names:
@@ -337,7 +341,7 @@ class FluxCommands(FailureReading):
                 row.get("ST", "✔") in ("✔", "y", "yes", "True")
             out.append(Partition(name=name.rstrip("*"), default=default, max_time_s=limit,
                                  default_time_s=default_limit,
-                                 max_nodes=int(nn[-1]) if nn else None,
+                                 max_nodes=limit_count(nn[-1]) if nn else None,
                                  state="UP" if up else "DOWN"))
         if len(out) == 1 and not any(p.default for p in out):
             out[0].default = True

@@ -32,11 +32,14 @@ from ..model import (
 from .dependencies import lsf_dependency
 from .lsf_fairshare import with_fair_share
 from .outputs_common import (
+    MOST_SECONDS,
     FailureReading,
     clean,
     fail,
     finite_int,
     job_hosts,
+    known_count,
+    limit_count,
     load_json,
     memory_mb,
     parse_local_time,
@@ -85,8 +88,8 @@ def _slots_taken(record: dict[str, Any]) -> int:
     bhosts examples add it in; openlava's page does not), so the larger of NJOBS and
     RUN+SSUSP+USUSP+RSV; an output without those fields (an older field list) gives
     NJOBS."""
-    parts = sum(max(0, to_int(record.get(k)) or 0) for k in ("RUN", "SSUSP", "USUSP", "RSV"))
-    return max(to_int(record.get("NJOBS")) or 0, parts, 0)  # (a count below 0: none)
+    parts = sum(known_count(record.get(k)) or 0 for k in ("RUN", "SSUSP", "USUSP", "RSV"))
+    return max(known_count(record.get("NJOBS")) or 0, parts)  # (a count below 0: none)
 
 
 _ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
@@ -263,7 +266,7 @@ class LsfCommands(FailureReading):
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=stat or None,
                 name=clean(r.get("JOB_NAME")), user=clean(r.get("USER")),
-                partition=clean(r.get("QUEUE")), cpus=to_int(r.get("SLOTS")),
+                partition=clean(r.get("QUEUE")), cpus=known_count(r.get("SLOTS")),
                 nodes=len(job_hosts(hosts)) if hosts else None,  # `4*a:2*b`, `a:a:b`
                 walltime_s=_runlimit(limit),
                 submitted_at=self._time(r.get("SUBMIT_TIME")),
@@ -305,10 +308,10 @@ class LsfCommands(FailureReading):
                 continue
             s = static.get(name, {})
             res = clean(s.get("RESOURCES")) or ""
-            ngpus = to_int(s.get("NGPUS")) or to_int(s.get("MAXGPU")) or 0
+            ngpus = known_count(s.get("NGPUS")) or known_count(s.get("MAXGPU")) or 0
             htype = clean(s.get("TYPE"))
             status = (clean(r.get("STATUS")) or "unknown").lower()
-            cpus = to_int(r.get("MAX")) or to_int(s.get("NCPUS")) or 0
+            cpus = known_count(r.get("MAX")) or known_count(s.get("NCPUS")) or 0
             out.append(Node(
                 name=name, state=status, cpus=cpus,
                 # a host closed to new jobs for now has no slot free, whatever NJOBS says
@@ -353,7 +356,7 @@ class LsfCommands(FailureReading):
             out.append(Partition(
                 name=name, state=state,
                 max_time_s=_runlimit(clean(r.get("RUNLIMIT"))),
-                total_cpus=to_int(r.get("MAX")) or 0,
+                total_cpus=known_count(r.get("MAX")) or 0,
                 nodes=_queue_hosts(clean(x.get("HOSTS")), groups, hosts),
                 allowed_users=_queue_users(clean(x.get("USERS"))),
                 # MEMLIMIT: a process above it is killed (KB unless a unit is given)
@@ -461,7 +464,8 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
     """`bqueues -l`: each queue's JL/U (job slots a user may hold running in it; `column`
     "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
-    return {q: int(v) for q, v in _jl_column(stdout, column).items() if v.isdigit()}
+    return {q: n for q, v in _jl_column(stdout, column).items()
+            if v.isdigit() and (n := limit_count(v)) is not None}
 
 
 def parse_queue_selects(stdout: str) -> dict[str, str]:
@@ -628,7 +632,7 @@ def parse_job_rusage(stdout: str) -> dict[str, dict[str, float]] | None:
         element = re.search(r"\[(\d+)\]$", clean(r.get("JOB_NAME")) or "")
         if element and jid.isdigit():
             jid = f"{jid}[{element.group(1)}]"
-        slots = to_int(r.get("SLOTS")) or 1
+        slots = known_count(r.get("SLOTS")) or 1
         use: dict[str, float] = {}
         for section in re.findall(r"rusage\[([^\]]*)\]", resreq):
             for part in re.split(r"[,:]", section):
@@ -792,7 +796,7 @@ def parse_blimits(stdout: str) -> list[LsfLimit]:
             used, slash, most = row.get(column, "-").partition("/")
             # MEM as LSF_UNIT_FOR_LIMITS prints it: MB bare, else with its unit (`40G/64G`)
             amounts = [memory_mb(x) if resource == "mem" else
-                       (int(float(x)) if re.fullmatch(r"\d+(?:\.\d+)?", x) else None)
+                       (known_count(x) if re.fullmatch(r"\d+(?:\.\d+)?", x) else None)
                        for x in (used, most)]
             if slash and None not in amounts:
                 out.append(LsfLimit(
@@ -887,8 +891,7 @@ def _queue_users(text: str | None) -> list[str] | None:
 
 def _task_limit(value: Any) -> int | None:
     """A queue's TASKLIMIT field: a number, or '-' for none."""
-    n = to_int(value)
-    return n if n and n > 0 else None
+    return limit_count(value) or None
 
 
 def _runlimit(text: str | None) -> int | None:
@@ -901,7 +904,8 @@ def _runlimit(text: str | None) -> int | None:
         return parts[0] * 3600 + parts[1] * 60 if len(parts) >= 2 else None
     if not m:
         return None
-    return finite_int(m.group(1), {"s": 1, "h": 3600}.get(m.group(2) or "min", 60))
+    seconds = finite_int(m.group(1), {"s": 1, "h": 3600}.get(m.group(2) or "min", 60))
+    return seconds if seconds is not None and seconds <= MOST_SECONDS else None  # a mark
 
 
 def _arch(text: str | None) -> str | None:

@@ -88,6 +88,51 @@ def to_int(value: Any) -> int | None:
         return None
 
 
+# Numbers a scheduler prints for "not set" or "no limit" in place of a value: Slurm's
+# NO_VAL and INFINITE of 32 and 64 bits, Torque's ULONG_MAX, PBS's and LSF's INT_MAX
+# ("unlimited"), Grid Engine's 4294967295 (INFINITY of a 32-bit number), LONG_MAX
+NOT_SET_MARKS = frozenset({2**31 - 1, 2**32 - 2, 2**32 - 1, 2**63 - 1, 2**64 - 2, 2**64 - 1})
+NOT_SET_MARKS_16 = frozenset({2**16 - 2, 2**16 - 1})  # Slurm's NO_VAL16, INFINITE16
+MOST_COUNT = 2**31 - 2  # CPUs, nodes, jobs, MB of a limit: past this it is a mark
+MOST_COUNT_64 = 2**63 - 2  # a 64-bit count (Slurm's TRES-minutes): past this, a mark
+MOST_SECONDS = 100 * 366 * 86400  # a time past a century is a mark (no limit, not known)
+MOST_MEMORY_MB = 2**40  # 1 EiB: past it a memory is a mark, not an amount
+
+
+def _plain_count(value: Any, bits: int) -> int | None:
+    n = to_int(value)
+    if n is None or n < 0 or n > (MOST_COUNT_64 if bits == 64 else MOST_COUNT):
+        return None
+    return None if bits == 16 and n in NOT_SET_MARKS_16 else n
+
+
+def limit_count(value: Any, *, bits: int = 32) -> int | None:
+    """A limit a scheduler printed as a number (nodes, CPUs, jobs, minutes, MB); None for
+    no limit: a mark of none (NOT_SET_MARKS, Slurm's {"set": false} / {"infinite": true};
+    NO_VAL16 and INFINITE16 where the field has 16 `bits`), a negative number (LSF's -1,
+    Slurm's marks printed signed) or one past MOST_COUNT (MOST_COUNT_64 where 64 `bits`)."""
+    return _plain_count(value, bits)
+
+
+def known_count(value: Any, *, bits: int = 32) -> int | None:
+    """A count or size a scheduler printed (a node's CPUs or MB, a job's nodes); None for
+    not known, read as `limit_count` reads a limit: never a mark taken for a number."""
+    return _plain_count(value, bits)
+
+
+def limit_seconds(value: Any, unit: int = 1) -> int | None:
+    """A time limit printed as a number of `unit`s (60: Slurm's minutes) in seconds; None
+    for no limit (a mark, a negative number, past MOST_SECONDS)."""
+    n = limit_count(value)
+    return None if n is None or n * unit > MOST_SECONDS else n * unit
+
+
+def not_set_mark(digits: str) -> bool:
+    """Whether `digits` (text) is one of NOT_SET_MARKS, signed or not."""
+    text = digits.strip().lstrip("+")
+    return text.isdigit() and int(text) in NOT_SET_MARKS
+
+
 def whole_number(value: Any) -> int | None:
     """A job id or task index as JSON gives it: an int, a float that is whole (12.0, which
     is job 12) or digits; None for anything else (12.5, '12abc', true: no id to follow)."""
@@ -114,10 +159,17 @@ def unwrap(value: Any) -> Any:
 def parse_duration(text: Any, bare_unit: int = 1) -> int | None:
     """Seconds from '[D-]HH:MM:SS', 'MM:SS', '1-02:03', a bare number (times bare_unit).
 
-    UNLIMITED/infinite/N/A/Unknown/NONE give None. Raises ValueError on other garbage.
+    UNLIMITED/infinite/N/A/Unknown/NONE, a mark of none (NOT_SET_MARKS: Torque's
+    18446744073709551615) and a time past MOST_SECONDS give None: no limit, or not known.
+    Raises ValueError on other garbage.
     """
-    s = clean(text)
-    if s is None or s.lower() in UNLIMITED:
+    seconds = _duration(text, bare_unit)
+    return None if seconds is None or seconds > MOST_SECONDS else seconds
+
+
+def _duration(text: Any, bare_unit: int) -> int | None:
+    s = clean(unwrap(text))
+    if s is None or s.lower() in UNLIMITED or not_set_mark(s):
         return None
     days = 0
     if "-" in s:
@@ -154,7 +206,8 @@ _FSD = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def parse_fsd(text: Any) -> int | None:
-    """Flux Standard Duration ('30s', '1.5h', '2d', 'inf', '0' = unlimited) -> seconds."""
+    """Flux Standard Duration ('30s', '1.5h', '2d'; 'inf', '0' and past MOST_SECONDS: unlimited)
+    -> seconds."""
     s = clean(text)
     if s is None or s.lower() in UNLIMITED:
         return None
@@ -164,7 +217,7 @@ def parse_fsd(text: Any) -> int | None:
     seconds = finite_int(m.group(1), _FSD.get(m.group(2) or "s", 1))
     if seconds is None:  # '.', or 400 digits
         raise ValueError(f"bad duration {text!r}: not a finite number")
-    return seconds or None
+    return seconds if 0 < seconds <= MOST_SECONDS else None  # 0 and a mark: no limit
 
 
 def from_epoch(value: Any) -> datetime | None:
@@ -297,14 +350,17 @@ _MEM_UNITS = {"b": 1 / 2**20, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p
 def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     """MB from '16000', '62.50G', '16384000kb', '15.6 GB', '64000M'; a decimal comma of a
     locale that writes one ('3,8G' from a command run under de_DE) where it cannot be a
-    thousands separator (one or two digits after it; '1,024M' says neither)."""
-    s = clean(text)
+    thousands separator (one or two digits after it; '1,024M' says neither). None for a
+    mark of none (NOT_SET_MARKS in any unit: Slurm's NO_VAL64, Torque's ULONG_MAX) and past
+    MOST_MEMORY_MB: not known, or no limit."""
+    s = clean(unwrap(text))
     if s is None:
         return None
     m = re.fullmatch(r"(\d+,\d{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
-    if not m:
+    if not m or not_set_mark(m.group(1)):
         return None
-    return finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
+    mb = finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
+    return mb if mb is None or mb <= MOST_MEMORY_MB else None
 
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")  # linear: no '[' inside []

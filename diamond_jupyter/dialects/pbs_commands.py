@@ -44,6 +44,8 @@ from .outputs_common import (
     fail,
     from_epoch,
     gpu_count,
+    known_count,
+    limit_count,
     load_json,
     load_record_json,
     memory_mb,
@@ -95,7 +97,7 @@ def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
         return {}
     waiting = 0 if remaining == "-" else count_array_tasks(remaining)
     running = re.search(r"\bRunning:(\d+)", str(a.get("array_state_count") or ""))
-    limit = to_int(a.get("max_run_subjobs"))
+    limit = limit_count(a.get("max_run_subjobs"))
     return {"array_waiting": waiting, "array_running": int(running.group(1)) if running
             else None, "array_limit": limit if limit and limit > 0 else None}
 
@@ -103,7 +105,7 @@ def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
 def _count(value: Any) -> int:
     """A node's count of CPUs or GPUs; 0 where not given or below 0 (PBS's own count of
     what is assigned can go negative after a server restart: nothing is taken then)."""
-    return max(0, to_int(value) or 0)
+    return known_count(value) or 0
 
 
 # Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
@@ -490,7 +492,7 @@ class PbsCommands(FailureReading):
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
         est = _obj(a.get("estimated"))
-        gpus = to_int(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
+        gpus = known_count(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
             or chunk_gpus(rl.get("nodes"), "gpus") or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
         return JobStatus(
@@ -498,8 +500,8 @@ class PbsCommands(FailureReading):
             name=clean(a.get("Job_Name")), user=(clean(a.get("Job_Owner")) or "").split("@")[0]
             or None, partition=clean(a.get("queue")),
             # Torque without nodect/ncpus (older servers, `-l procs=N`): from its request
-            nodes=to_int(rl.get("nodect")) or torque_chunks(rl.get("nodes"))[0] or None,
-            cpus=to_int(rl.get("ncpus")) or to_int(rl.get("procs"))
+            nodes=known_count(rl.get("nodect")) or torque_chunks(rl.get("nodes"))[0] or None,
+            cpus=known_count(rl.get("ncpus")) or known_count(rl.get("procs"))
             or torque_chunks(rl.get("nodes"))[1] or None, gpus=gpus, walltime_s=limit,
             submitted_at=self._time(a.get("qtime") or a.get("ctime")),
             # a requeued job (qrerun, a node lost) waits again: its last run's start is not
@@ -659,16 +661,17 @@ class PbsCommands(FailureReading):
             out.append(Partition(
                 name=name, default=name == default,
                 state="UP" if up else NOT_STARTED if str(a.get("enabled")) == "True" else "DOWN",
-                max_time_s=_dur(mx.get("walltime")), max_nodes=to_int(mx.get("nodect")),
+                max_time_s=_dur(mx.get("walltime")), max_nodes=limit_count(mx.get("nodect")),
                 default_time_s=_dur(dflt.get("walltime")),
                 # a job's totals (summed over its chunks) the queue takes at most
-                max_cpus=to_int(mx.get("ncpus")), max_gpus=to_int(mx.get("ngpus")),
+                max_cpus=limit_count(mx.get("ncpus")), max_gpus=limit_count(mx.get("ngpus")),
                 max_mem_mb=memory_mb(mx.get("mem"), default_unit="b"),
                 max_running=_max_run(a.get("max_run")), limits=_queue_limits(a) + srv_limits,
-                min_cpus=to_int(mn.get("ncpus")) or None, min_gpus=to_int(mn.get("ngpus")) or None,
+                min_cpus=limit_count(mn.get("ncpus")) or None,
+                min_gpus=limit_count(mn.get("ngpus")) or None,
                 min_mem_mb=memory_mb(mn.get("mem"), default_unit="b") or None,
                 min_time_s=_dur(mn.get("walltime")) or None,
-                total_cpus=to_int(_obj(a.get("resources_available")).get("ncpus")) or 0,
+                total_cpus=known_count(_obj(a.get("resources_available")).get("ncpus")) or 0,
                 allowed_groups=groups,
                 user_acls=_acl_users(a),
                 # PBS Pro prints `Priority`, Torque `priority`
@@ -798,7 +801,7 @@ def _limit_value(resource: str, text: str) -> int | None:
     text = text.strip()
     if resource == "mem":
         return memory_mb(text, default_unit="b")
-    return int(text) if text.isdigit() else None
+    return limit_count(text) if text.isdigit() else None
 
 
 def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
@@ -831,9 +834,8 @@ def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
 def _max_run(value: object) -> int | None:
     """A queue's `max_run`: a number (old style) or `[o:PBS_ALL=N]` (N for everyone's jobs
     together); limits per user or group (`[u:...]`, `[g:...]`) are not the queue's."""
-    n = to_int(value)
-    if n is not None:
-        return n if n > 0 else None
+    if re.fullmatch(r"\s*[+-]?\d+\s*", str(value)):
+        return limit_count(value) or None
     m = re.search(r"\[o:PBS_ALL=(\d+)\]", str(value or ""))
     return int(m.group(1)) if m else None
 

@@ -25,7 +25,15 @@ from datetime import tzinfo
 from typing import Any
 
 from ..model import JobState, JobStatus, Node, Partition
-from .outputs_common import clean, fail, parse_duration, parse_local_time, to_int, unread
+from .outputs_common import (
+    clean,
+    fail,
+    known_count,
+    limit_count,
+    parse_duration,
+    parse_local_time,
+    unread,
+)
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
@@ -122,8 +130,8 @@ def wrapper_job(jid: str, a: dict[str, Any], tz: tzinfo | None) -> JobStatus:
     return JobStatus(
         native_id=jid, state=state, native_state=code or None, name=clean(a.get("Job_Name")),
         user=(clean(a.get("Job_Owner")) or "").split("@")[0] or None,
-        partition=clean(a.get("queue")), nodes=to_int(rl.get("nodect")),
-        cpus=to_int(rl.get("ncpus")), walltime_s=limit, submitted_at=when("qtime"),
+        partition=clean(a.get("queue")), nodes=known_count(rl.get("nodect")),
+        cpus=known_count(rl.get("ncpus")), walltime_s=limit, submitted_at=when("qtime"),
         started_at=started, ended_at=when("ctime") if code == "C" else None,
         reason=reason, node_list=hosts,
     )
@@ -154,13 +162,13 @@ def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[N
         mem = re.fullmatch(r"(\d+)mb", status.get("availmem", ""))
         phys = re.fullmatch(r"(\d+)kb", status.get("physmem", ""))  # Torque's own pbsnodes
         state = cur.get("state", "unknown")
-        cpus = to_int(cur.get("np")) or to_int(status.get("ncpus")) or 0
+        cpus = known_count(cur.get("np")) or known_count(status.get("ncpus")) or 0
         busy = state in ("job-exclusive", "busy", "allocated")
         nodes.append(Node(
             name=name, state=status.get("slurmstate", state), cpus=cpus,
             cpus_allocated=cpus if busy else min(cpus, _slots(cur.get("jobs", ""))),
             memory_mb=int(mem.group(1)) if mem else int(phys.group(1)) // 1024 if phys else 0,
-            gpus=to_int(cur.get("gpus")) or 0, features=feats,
+            gpus=known_count(cur.get("gpus")) or 0, features=feats,
             architecture=clean(status.get("arch")),
         ))
 
@@ -236,6 +244,6 @@ def parse_wrapper_queues(stdout: str) -> list[Partition]:
             continue
         out.append(Partition(
             name=f[0], state="UP" if f[-2] == "E" else "DOWN", max_time_s=limit,
-            max_nodes=to_int(f[4]) if f[4] != "--" else None,
+            max_nodes=limit_count(f[4]) if f[4] != "--" else None,
         ))
     return out

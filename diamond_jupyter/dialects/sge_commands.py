@@ -37,7 +37,10 @@ from .outputs_common import (
     clean,
     count_array_tasks,
     fail,
+    known_count,
+    limit_count,
     memory_mb,
+    not_set_mark,
     outcome_rank,
     parse_duration,
     parse_iso,
@@ -201,8 +204,8 @@ def parse_throttles(stdout: str) -> dict[str, int]:
         if key.strip() == "job_number":
             job = value if value.isdigit() else None
         elif key.strip() == "maximum concurrency" and job and value.isdigit() \
-                and int(value) > 0:
-            out[job] = int(value)
+                and (most := limit_count(value)):
+            out[job] = most
     return out
 
 
@@ -413,7 +416,7 @@ class SgeCommands(FailureReading):
             native_id=jid, state=state, native_state=code or None,
             name=clean(j.findtext("JB_name")), user=clean(j.findtext("JB_owner")),
             partition=(clean(j.findtext("queue_name")) or "").split("@")[0] or None,
-            cpus=to_int(j.findtext("slots")),
+            cpus=known_count(j.findtext("slots")),
             submitted_at=parse_iso(j.findtext("JB_submission_time"), self.tz),
             started_at=start if state == JobState.RUNNING else None,
             reason=reason, comment=f"tasks {tasks}" if tasks else None,
@@ -458,7 +461,7 @@ class SgeCommands(FailureReading):
             st = JobStatus(
                 native_id=jid, state=state, native_state=clean(rec.get("failed")),
                 name=clean(rec.get("jobname")), user=clean(rec.get("owner")),
-                partition=clean(rec.get("qname")), cpus=to_int(rec.get("slots")),
+                partition=clean(rec.get("qname")), cpus=known_count(rec.get("slots")),
                 submitted_at=parse_local_time(rec.get("qsub_time"), self.tz, CTIME_FORMATS),
                 started_at=start,
                 ended_at=parse_local_time(rec.get("end_time"), self.tz, CTIME_FORMATS)
@@ -517,9 +520,9 @@ class SgeCommands(FailureReading):
                     continue
                 instances.append({
                     "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
-                    "used": to_int(q.findtext("slots_used")) or 0,
-                    "resv": to_int(q.findtext("slots_resv")) or 0,
-                    "total": to_int(q.findtext("slots_total")) or 0,
+                    "used": known_count(q.findtext("slots_used")) or 0,
+                    "resv": known_count(q.findtext("slots_resv")) or 0,
+                    "total": known_count(q.findtext("slots_total")) or 0,
                     "arch": clean(q.findtext("arch")),
                 })
                 for j in q.iter("job_list"):
@@ -625,12 +628,12 @@ class SgeCommands(FailureReading):
             # left slots taken by jobs the list did not show, never to be freed)
             own = _host_queues(h)
             used = sum(i["used"] for i in mine) if mine else sum(u for u, _ in own)
-            free = to_int(rv.get("slots"))  # the host's own slot cap, what is left of it
+            free = known_count(rv.get("slots"))  # the host's own slot cap, what is left of it
             totals = [t for _, t in own] or [i["total"] for i in mine]
             size = sum(u for u, _ in own) if own else used
             # without that cap the host runs what its queue instances hold together (each
             # instance's own slots bind the jobs of its queue: `instance_slots_short`)
-            cpus = size + free if free is not None else sum(totals) if totals else to_int(
+            cpus = size + free if free is not None else sum(totals) if totals else known_count(
                 hv.get("num_proc"))
             used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
@@ -646,7 +649,7 @@ class SgeCommands(FailureReading):
             # hc:gpu is what is left: the host's GPUs are that plus its jobs' (before, what
             # was left was taken as the host's GPUs, none in use)
             gpu = self.gpu_complex
-            gpu_total = round(total[gpu]) if gpu in total else to_int(rv.get(gpu))
+            gpu_total = round(total[gpu]) if gpu in total else known_count(rv.get(gpu))
             arch = clean(hv.get("arch_string"))
             # h_vmem a host consumable: the memory Grid Engine schedules by (a job's h_vmem
             # per slot times its slots there must be left of it), not the physical memory
@@ -915,7 +918,8 @@ def _host_queues(host: ET.Element) -> list[tuple[int, int]]:
     out = []
     for q in host.findall("queue"):
         vals = {v.get("name"): (v.text or "").strip() for v in q.findall("queuevalue")}
-        out.append((to_int(vals.get("slots_used")) or 0, to_int(vals.get("slots")) or 0))
+        out.append((known_count(vals.get("slots_used")) or 0,
+                    known_count(vals.get("slots")) or 0))
     return out
 
 
@@ -940,7 +944,7 @@ def amount(text: str | None) -> float | None:
     complex with a multiplier (k, m, g, t: powers of 1000; K, M, G, T: of 1024) in bytes;
     None where it is not one (a string or boolean complex, INFINITY)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)([kKmMgGtT]?)\s*", text or "")
-    if not m:
+    if not m or not_set_mark(m.group(1)):  # 4294967295: Grid Engine's INFINITY as a number
         return None
     return float(m.group(1)) * _UNITS.get(m.group(2), 1)
 

@@ -42,6 +42,9 @@ from .outputs_common import (
     gpu_count,
     gpu_sockets,
     gpu_types,
+    known_count,
+    limit_count,
+    limit_seconds,
     load_json,
     memory_mb,
     other_gres,
@@ -62,7 +65,6 @@ from .slurm_priority import (
     parse_priority,
     priority_plugin,
 )
-from .slurm_script import parse_slurm_time
 
 # Variables that change squeue/sinfo/sacct/scontrol output (Parsl's Slurm provider met them).
 FORMAT_ENV = (
@@ -118,8 +120,6 @@ for _state, _names in {
 
 BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets none
 
-# Slurm's INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as v0.0.38 prints a time limit
-_NO_LIMIT = 0xFFFFFFFE
 NO_VAL64 = 0xFFFFFFFFFFFFFFFE  # Slurm's "not set" of a 64-bit number (and INFINITE64 above)
 
 
@@ -321,7 +321,7 @@ class SlurmCommands(FailureReading):
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
                 continue
-            limit_s = parse_slurm_time(limit) if limit and limit[0].isdigit() else None
+            limit_s = _minutes(limit) if limit and limit[0].isdigit() else None
             submitted = parse_iso(submit, self.tz)
             if self.jobcomp and submit == start:
                 # `sacct -c` reports a jobcomp record's start as its submission (the
@@ -331,8 +331,8 @@ class SlurmCommands(FailureReading):
                 native_id=jid, state=map_state(st), native_state=st, partition=part or None,
                 walltime_s=limit_s, submitted_at=submitted,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
-                cpus=int(ncpus) if ncpus.isdigit() else None,
-                nodes=int(nnodes) if nnodes.isdigit() else None))
+                cpus=known_count(ncpus) if ncpus.isdigit() else None,
+                nodes=known_count(nnodes) if nnodes.isdigit() else None))
         return out
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
@@ -454,7 +454,7 @@ class SlurmCommands(FailureReading):
             key, eq, value = line.partition("=")
             if eq and key.strip() == "MaxArraySize":
                 m = re.fullmatch(r"\s*(\d{1,10})\s*", value)
-                return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+                return limit_count(m.group(1)) or None if m else None
         return None
 
     @staticmethod
@@ -509,9 +509,10 @@ class SlurmCommands(FailureReading):
                 walltime = None
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st or None, name=name or None,
-                user=clean(user), partition=clean(part), nodes=to_int(nn), cpus=to_int(cpus),
+                user=clean(user), partition=clean(part), nodes=known_count(nn),
+                cpus=known_count(cpus),
                 # %b is the job's TRES per node (its GPUs asked otherwise, `gpus_of_jobs`)
-                gpus=gpus_asked(to_int(nn), per_node=tres),
+                gpus=gpus_asked(known_count(nn), per_node=tres),
                 walltime_s=walltime, submitted_at=parse_iso(submit, self.tz),
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
@@ -570,23 +571,21 @@ class SlurmCommands(FailureReading):
             exit_code = 128 + sig if sig else to_int(ec.get("return_code"))
         else:
             exit_code = decode_wait_status(ec) if isinstance(ec, int) else None
-        limit = to_int(j.get("time_limit"))
         # v0.0.38's INFINITE / NO_VAL (or either printed signed, -1 / -2): none
-        if limit is not None and not 0 <= limit < _NO_LIMIT:
-            limit = None
+        limit = limit_seconds(j.get("time_limit"), 60)
         start = from_epoch(j.get("start_time"))
         reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
         return JobStatus(
             native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
             user=clean(j.get("user_name")), partition=clean(j.get("partition")),
-            nodes=to_int(j.get("node_count")), cpus=to_int(j.get("cpus")),
+            nodes=known_count(j.get("node_count")), cpus=known_count(j.get("cpus")),
             # the job's GPUs in all: what it holds, else what it asks, in whichever form
             gpus=_gpus_of(j.get("tres_alloc_str")) or gpus_asked(
-                to_int(j.get("node_count")), per_node=j.get("tres_per_node"),
+                known_count(j.get("node_count")), per_node=j.get("tres_per_node"),
                 per_job=j.get("tres_per_job"), per_task=j.get("tres_per_task"),
-                tasks=to_int(j.get("tasks")), per_socket=j.get("tres_per_socket"),
-                sockets=to_int(j.get("sockets_per_node"))),
-            walltime_s=limit * 60 if limit else None,
+                tasks=known_count(j.get("tasks")), per_socket=j.get("tres_per_socket"),
+                sockets=known_count(j.get("sockets_per_node"), bits=16)),
+            walltime_s=limit or None,
             submitted_at=from_epoch(j.get("submit_time")),
             started_at=start if state != JobState.PENDING else None,
             ended_at=from_epoch(j.get("end_time")) if state.terminal else None,
@@ -656,15 +655,16 @@ class SlurmCommands(FailureReading):
         out: dict[str, int] = {}
         for line in stdout.splitlines():
             kv = parse_kv_line(line)
-            total = to_int(kv.get("Total"))
+            total = known_count(kv.get("Total"))
             if "LicenseName" not in kv or total is None:
                 continue
             if not free:
                 out[kv["LicenseName"]] = total
-            elif (now := to_int(kv.get("Free"))) is not None:
+            elif (now := known_count(kv.get("Free"))) is not None:
                 out[kv["LicenseName"]] = now
-            elif (used := to_int(kv.get("Used"))) is not None:
-                out[kv["LicenseName"]] = max(0, total - used - (to_int(kv.get("Reserved")) or 0))
+            elif (used := known_count(kv.get("Used"))) is not None:
+                reserved = known_count(kv.get("Reserved")) or 0
+                out[kv["LicenseName"]] = max(0, total - used - reserved)
             else:
                 return None
         if out or "no licenses" in stdout.lower():
@@ -683,27 +683,27 @@ class SlurmCommands(FailureReading):
                 name=kv["PartitionName"], default=kv.get("Default") == "YES",
                 state=kv.get("State", "UP"), max_time_s=_minutes(kv.get("MaxTime")),
                 default_time_s=_minutes(kv.get("DefaultTime")),
-                max_nodes=to_int(kv.get("MaxNodes")),
-                min_nodes=to_int(kv.get("MinNodes")) or None,  # 0: no lower bound
-                max_cpus_per_node=to_int(kv.get("MaxCPUsPerNode")),
+                max_nodes=limit_count(kv.get("MaxNodes")),
+                min_nodes=limit_count(kv.get("MinNodes")) or None,  # 0: no lower bound
+                max_cpus_per_node=limit_count(kv.get("MaxCPUsPerNode")),
                 nodes=partition_nodes(kv.get("Nodes")),
-                total_nodes=to_int(kv.get("TotalNodes")) or 0,
-                total_cpus=to_int(kv.get("TotalCPUs")) or 0,
+                total_nodes=known_count(kv.get("TotalNodes")) or 0,
+                total_cpus=known_count(kv.get("TotalCPUs")) or 0,
                 allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
                 denied_accounts=_names(kv.get("DenyAccounts")),
                 allowed_qos=_names(kv.get("AllowQos")), denied_qos=_names(kv.get("DenyQos")),
-                def_mem_per_cpu_mb=to_int(kv.get("DefMemPerCPU")),
-                def_mem_per_node_mb=to_int(kv.get("DefMemPerNode")),
-                def_cpus_per_gpu=to_int(defaults.get("DefCpuPerGPU")),
-                def_mem_per_gpu_mb=to_int(defaults.get("DefMemPerGPU")),
+                def_mem_per_cpu_mb=limit_count(kv.get("DefMemPerCPU")),
+                def_mem_per_node_mb=limit_count(kv.get("DefMemPerNode")),
+                def_cpus_per_gpu=limit_count(defaults.get("DefCpuPerGPU")),
+                def_mem_per_gpu_mb=limit_count(defaults.get("DefMemPerGPU")),
                 allowed_groups=_names(kv.get("AllowGroups")),
-                max_mem_per_cpu_mb=to_int(kv.get("MaxMemPerCPU")),
-                max_mem_per_node_mb=to_int(kv.get("MaxMemPerNode")),
+                max_mem_per_cpu_mb=limit_count(kv.get("MaxMemPerCPU")),
+                max_mem_per_node_mb=limit_count(kv.get("MaxMemPerNode")),
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 preempt_mode=clean(kv.get("PreemptMode")),
-                priority_tier=to_int(kv.get("PriorityTier")),
-                priority_job_factor=to_int(kv.get("PriorityJobFactor")),
-                max_cpus_per_socket=to_int(kv.get("MaxCPUsPerSocket")),
+                priority_tier=known_count(kv.get("PriorityTier"), bits=16),
+                priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
+                max_cpus_per_socket=limit_count(kv.get("MaxCPUsPerSocket")),
                 hidden=kv.get("Hidden") == "YES", lln=kv.get("LLN") == "YES",
                 exclusive_user=kv.get("ExclusiveUser") == "YES",
                 root_only=kv.get("RootOnly") == "YES", req_resv=kv.get("ReqResv") == "YES",
@@ -731,28 +731,30 @@ class SlurmCommands(FailureReading):
             parts = clean(kv.get("Partitions"))
             # what jobs may have: the CPUs and memory left by core and memory
             # specialisation (CoreSpecCount / CPUSpecList, MemSpecLimit) are the system's
-            cpus = to_int(kv.get("CPUEfctv")) or to_int(kv.get("CPUTot")) or 0
-            tpc = to_int(kv.get("ThreadsPerCore")) or 1
+            cpus = known_count(kv.get("CPUEfctv"), bits=16) \
+                or known_count(kv.get("CPUTot"), bits=16) or 0
+            tpc = known_count(kv.get("ThreadsPerCore"), bits=16) or 1
             # a CpuSpecList without a core count: whole cores are kept for the system
-            spec_cores = to_int(kv.get("CoreSpecCount")) \
+            spec_cores = known_count(kv.get("CoreSpecCount"), bits=16) \
                 or -(-_cpu_ids(kv.get("CPUSpecList")) // tpc)
             if "CPUEfctv" not in kv and spec_cores:
                 cpus = max(0, cpus - spec_cores * tpc)
-            memory = (to_int(kv.get("RealMemory")) or 0) - (to_int(kv.get("MemSpecLimit")) or 0)
+            memory = (known_count(kv.get("RealMemory")) or 0) \
+                - (known_count(kv.get("MemSpecLimit")) or 0)
             out.append(Node(
                 name=kv["NodeName"], state=kv.get("State", "UNKNOWN").lower(),
-                cpus=cpus, cpus_allocated=to_int(kv.get("CPUAlloc")) or 0,
+                cpus=cpus, cpus_allocated=known_count(kv.get("CPUAlloc"), bits=16) or 0,
                 memory_mb=max(0, memory), gpus=gpus, gpus_allocated=used,
                 gpu_type=kind, features=active + later, reboot_features=later,
                 partitions=parts.split(",") if parts else [], architecture=clean(kv.get("Arch")),
                 gres=other_gres(kv.get("Gres")),
-                memory_allocated=to_int(kv.get("AllocMem")) or 0,
-                threads_per_core=to_int(kv.get("ThreadsPerCore")),
+                memory_allocated=known_count(kv.get("AllocMem")) or 0,
+                threads_per_core=known_count(kv.get("ThreadsPerCore"), bits=16),
                 gpu_types=gpu_types(kv.get("Gres")),
-                sockets=to_int(kv.get("Sockets")), weight=to_int(kv.get("Weight")),
+                sockets=known_count(kv.get("Sockets"), bits=16), weight=to_int(kv.get("Weight")),
                 gpu_sockets=gpu_sockets(kv.get("Gres")),
-                cores_per_socket=to_int(kv.get("CoresPerSocket")),
-                tmp_disk_mb=to_int(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
+                cores_per_socket=known_count(kv.get("CoresPerSocket"), bits=16),
+                tmp_disk_mb=known_count(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
             ))
         return out
 
@@ -777,7 +779,8 @@ class SlurmCommands(FailureReading):
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
             node = nodes.setdefault(f[0], Node(
-                name=f[0], state=f[1], cpus=to_int(f[2]) or 0, cpus_allocated=to_int(alloc) or 0,
+                name=f[0], state=f[1], cpus=known_count(f[2]) or 0,
+                cpus_allocated=known_count(alloc) or 0,
                 memory_mb=memory_mb(f[3]) or 0, gpus=gpus, gpu_type=kind,
                 features=[x for x in (clean(f[5]) or "").split(",") if x]))
             node.partitions.append(f[6].rstrip("*"))
@@ -916,7 +919,7 @@ def gpus_of_jobs(stdout: str, jobs: list[JobStatus]) -> list[JobStatus]:
     for j in jobs:
         f = lines.get(j.native_id)
         gpus = gpus_asked(j.nodes, in_all=f[0], per_job=f[1], per_task=f[2],
-                          tasks=to_int(f[4]), per_socket=f[3], sockets=to_int(f[5])) \
+                          tasks=known_count(f[4]), per_socket=f[3], sockets=known_count(f[5])) \
             if f else None
         out.append(j.model_copy(update={"gpus": gpus}) if (gpus or 0) > (j.gpus or 0)
                    else j)
@@ -1005,7 +1008,7 @@ def parse_assoc(stdout: str) -> tuple[str | None, list[Association] | None]:
             continue
         qos = [q for q in f[4].split(",") if q]
         lim = (f[5:15] + [""] * 10)[:10]  # ParentName and the limits (older recordings: none)
-        counts = [to_int(x) for x in lim[2:6]]
+        counts = [limit_count(x) for x in lim[2:6]]
         out.append(Association(
             account=f[1] or None, partition=f[2] or None, default_qos=f[3] or None,
             qos=qos or None, level="user" if f[0] else "account", parent=lim[0] or None,
@@ -1076,7 +1079,7 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         f = line.split("|")
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
-        counts = [to_int(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
+        counts = [limit_count(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
         least, flags, grp_mins, grp_run_mins, job_mins = (f[10:15] + [""] * 5)[:5]
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
@@ -1134,9 +1137,9 @@ def _tres(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in (text or "").split(","):
         name, _, value = item.strip().partition("=")
-        n = memory_mb(value) if name == "mem" else to_int(value)
         # (Slurm's NO_VAL64 / INFINITE64 printed as numbers are no count)
-        if name and n is not None and 0 <= n < NO_VAL64:
+        n = memory_mb(value) if name == "mem" else known_count(value, bits=64)
+        if name and n is not None:
             out[name] = n
     return out
 

@@ -52,6 +52,9 @@ from .outputs_common import (
     gpu_count,
     gpu_types,
     json_error,
+    known_count,
+    limit_count,
+    limit_seconds,
     load_json,
     memory_mb,
     other_gres,
@@ -320,23 +323,26 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
                                   else [n.get("state") or "unknown"])]
         words += [str(w) for w in n.get("state_flags") or [] if isinstance(w, str)]
         # the CPUs and memory left to jobs by core and memory specialisation
-        cpus = to_int(n.get("effective_cpus")) or to_int(n.get("cpus")) or 0
-        if n.get("effective_cpus") is None and (spec := _limit(n.get("specialized_cores"))):
-            cpus = max(0, cpus - spec * (to_int(n.get("threads")) or 1))
-        memory = (to_int(n.get("real_memory")) or 0) \
-            - (_limit(n.get("specialized_memory")) or 0)
+        cpus = known_count(n.get("effective_cpus"), bits=16) \
+            or known_count(n.get("cpus"), bits=16) or 0
+        spec = known_count(n.get("specialized_cores"), bits=16)
+        if n.get("effective_cpus") is None and spec:
+            cpus = max(0, cpus - spec * (known_count(n.get("threads"), bits=16) or 1))
+        memory = (known_count(n.get("real_memory")) or 0) \
+            - (known_count(n.get("specialized_memory")) or 0)
         out.append(Node(
             name=n["name"], state="+".join(words).lower(),
-            cpus=cpus, cpus_allocated=to_int(n.get("alloc_cpus")) or 0,
+            cpus=cpus, cpus_allocated=known_count(n.get("alloc_cpus"), bits=16) or 0,
             memory_mb=max(0, memory), gpus=gpus,
             gpus_allocated=gpu_count(n.get("gres_used"))[0], gpu_type=kind,
             features=feats,
             partitions=_names(n.get("partitions")),
             architecture=clean(n.get("architecture")), gres=other_gres(n.get("gres")),
-            memory_allocated=to_int(n.get("alloc_memory")) or 0,
-            threads_per_core=to_int(n.get("threads")), sockets=to_int(n.get("sockets")),
-            gpu_types=gpu_types(n.get("gres")), cores_per_socket=to_int(n.get("cores")),
-            tmp_disk_mb=to_int(n.get("temporary_disk")),
+            memory_allocated=known_count(n.get("alloc_memory")) or 0,
+            threads_per_core=known_count(n.get("threads"), bits=16),
+            sockets=known_count(n.get("sockets"), bits=16), gpu_types=gpu_types(n.get("gres")),
+            cores_per_socket=known_count(n.get("cores"), bits=16),
+            tmp_disk_mb=known_count(n.get("temporary_disk")),
         ))
     return out
 
@@ -348,14 +354,11 @@ def _names(value: Any) -> list[str]:
     return [x for x in (str(i).strip() for i in items if isinstance(i, str)) if x]
 
 
-def _limit(value: Any) -> int | None:
-    """A v0.0.38 number: plain, -1/None for none, or {set, infinite, number}."""
-    if isinstance(value, dict):
-        if value.get("infinite") or not value.get("set", True):
-            return None
-        value = value.get("number")
-    n = to_int(value)
-    return None if n is None or n < 0 or n >= 0xFFFFFFFE else n
+def _seconds(value: Any) -> int | None:
+    """A time (epoch seconds, or seconds a job ran) plain or wrapped; None where not set (a
+    negative number, NO_VAL and up, {set: false})."""
+    n = known_count(value, bits=64)
+    return None if n is None or n >= 0xFFFFFFFE else n
 
 
 def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partition]:
@@ -372,36 +375,36 @@ def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partit
         if _nested(p):  # v0.0.39 on: the same facts grouped under objects
             out.append(_nested_partition(p))
             continue
-        minutes = _limit(p.get("max_time_limit"))
-        default_minutes = _limit(p.get("default_time_limit"))
+        max_time_s = limit_seconds(p.get("max_time_limit"), 60)
+        default_time_s = limit_seconds(p.get("default_time_limit"), 60)
         accounts = clean(p.get("allowed_accounts"))
         modes = p.get("preemption_mode")
         mode = ",".join(str(m) for m in modes) if isinstance(modes, list) else clean(modes)
         out.append(Partition(
             name=p["name"], default="default" in (p.get("flags") or []),
             state=str(p.get("state") or "UP").upper(),
-            max_time_s=minutes * 60 if minutes is not None else None,
-            default_time_s=default_minutes * 60 if default_minutes else None,
-            max_nodes=_limit(p.get("maximum_nodes_per_job")),
+            max_time_s=max_time_s, default_time_s=default_time_s or None,
+            max_nodes=limit_count(p.get("maximum_nodes_per_job")),
             # v0.0.38 spells it with blanks
-            min_nodes=_limit(p.get("minimum_nodes_per_job", p.get("min nodes per job")))
+            min_nodes=limit_count(p.get("minimum_nodes_per_job", p.get("min nodes per job")))
             or None,
-            max_cpus_per_node=_limit(p.get("maximum_cpus_per_node")),
-            nodes=partition_nodes(p.get("nodes")), total_nodes=to_int(p.get("total_nodes")) or 0,
-            total_cpus=to_int(p.get("total_cpus")) or 0,
+            max_cpus_per_node=limit_count(p.get("maximum_cpus_per_node")),
+            nodes=partition_nodes(p.get("nodes")),
+            total_nodes=known_count(p.get("total_nodes")) or 0,
+            total_cpus=known_count(p.get("total_cpus")) or 0,
             allowed_accounts=None if accounts in (None, "ALL") else accounts.split(","),
             denied_accounts=_listed(p.get("denied_accounts")),
             allowed_qos=_listed(p.get("allowed_qos")),
             denied_qos=_listed(p.get("denied_qos")),
             allowed_groups=_listed(p.get("allowed_groups")),
-            def_mem_per_cpu_mb=_limit(p.get("default_memory_per_cpu")),
-            def_mem_per_node_mb=_limit(p.get("default_memory_per_node")),
-            max_mem_per_cpu_mb=_limit(p.get("maximum_memory_per_cpu")),
-            max_mem_per_node_mb=_limit(p.get("maximum_memory_per_node")),
+            def_mem_per_cpu_mb=limit_count(p.get("default_memory_per_cpu")),
+            def_mem_per_node_mb=limit_count(p.get("default_memory_per_node")),
+            max_mem_per_cpu_mb=limit_count(p.get("maximum_memory_per_cpu")),
+            max_mem_per_node_mb=limit_count(p.get("maximum_memory_per_node")),
             preempt_mode="OFF" if (mode or "").lower() in ("", "disabled", "off")
             else mode.upper() if mode else None,
-            priority_tier=to_int(p.get("priority_tier")),
-            priority_job_factor=to_int(p.get("priority_job_factor")),
+            priority_tier=known_count(p.get("priority_tier"), bits=16),
+            priority_job_factor=known_count(p.get("priority_job_factor"), bits=16),
             hidden="hidden" in (flags := [str(f).lower() for f in p.get("flags") or []]),
             root_only="root_only" in flags, req_resv="reservation_required" in flags,
         ))
@@ -430,38 +433,37 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
              if clean(w)]
     # UP only when every word says so: DOWN, DRAIN or INACTIVE (with UP or alone) stop it
     state = next((w for w in words if w != "UP"), "UP") if words else "UP"
-    minutes = _limit(_at(p, "maximums", "time"))
-    default_minutes = _limit(_at(p, "defaults", "time"))
+    max_time_s = limit_seconds(_at(p, "maximums", "time"), 60)
+    default_time_s = limit_seconds(_at(p, "defaults", "time"), 60)
     flags = [str(f).lower() for f in (p.get("flags") if isinstance(p.get("flags"), list)
                                       else _at(p, "partition", "flags") or [])]
     force = [str(f).lower() for f in _at(p, "maximums", "oversubscribe", "flags") or []]
-    jobs = to_int(_at(p, "maximums", "oversubscribe", "jobs"))
+    jobs = known_count(_at(p, "maximums", "oversubscribe", "jobs"))
     return Partition(
         name=p["name"], default="default" in flags, state=state,
-        max_time_s=minutes * 60 if minutes is not None else None,
-        default_time_s=default_minutes * 60 if default_minutes else None,
-        max_nodes=_limit(_at(p, "maximums", "nodes")),
-        min_nodes=_limit(_at(p, "minimums", "nodes")) or None,
-        max_cpus_per_node=_limit(_at(p, "maximums", "cpus_per_node")),
-        max_cpus_per_socket=_limit(_at(p, "maximums", "cpus_per_socket")),
+        max_time_s=max_time_s, default_time_s=default_time_s or None,
+        max_nodes=limit_count(_at(p, "maximums", "nodes")),
+        min_nodes=limit_count(_at(p, "minimums", "nodes")) or None,
+        max_cpus_per_node=limit_count(_at(p, "maximums", "cpus_per_node")),
+        max_cpus_per_socket=limit_count(_at(p, "maximums", "cpus_per_socket")),
         nodes=partition_nodes(_at(p, "nodes", "configured")),
-        total_nodes=to_int(_at(p, "nodes", "total")) or 0,
-        total_cpus=to_int(_at(p, "cpus", "total")) or 0,
+        total_nodes=known_count(_at(p, "nodes", "total")) or 0,
+        total_cpus=known_count(_at(p, "cpus", "total")) or 0,
         allowed_accounts=_listed(_at(p, "accounts", "allowed")),
         denied_accounts=_listed(_at(p, "accounts", "deny")),
         allowed_qos=_listed(_at(p, "qos", "allowed")),
         denied_qos=_listed(_at(p, "qos", "deny")),
         allowed_groups=_listed(_at(p, "groups", "allowed")),
-        def_mem_per_cpu_mb=_limit(_at(p, "defaults", "partition_memory_per_cpu")) or None,
-        def_mem_per_node_mb=_limit(_at(p, "defaults", "partition_memory_per_node")) or None,
-        max_mem_per_cpu_mb=_limit(_at(p, "maximums", "partition_memory_per_cpu")) or None,
-        max_mem_per_node_mb=_limit(_at(p, "maximums", "partition_memory_per_node")) or None,
+        def_mem_per_cpu_mb=limit_count(_at(p, "defaults", "partition_memory_per_cpu")) or None,
+        def_mem_per_node_mb=limit_count(_at(p, "defaults", "partition_memory_per_node")) or None,
+        max_mem_per_cpu_mb=limit_count(_at(p, "maximums", "partition_memory_per_cpu")) or None,
+        max_mem_per_node_mb=limit_count(_at(p, "maximums", "partition_memory_per_node")) or None,
         # OverSubscribe as scontrol prints it (`FORCE:4`, `YES:2`, `EXCLUSIVE`, `NO`)
         oversubscribe=f"FORCE:{jobs or 1}" if "force" in force else "EXCLUSIVE"
         if "exclusive" in force else f"YES:{jobs}" if jobs and jobs > 1 else
         "NO" if jobs == 1 else None,
-        priority_tier=to_int(_at(p, "priority", "tier")),
-        priority_job_factor=to_int(_at(p, "priority", "job_factor")),
+        priority_tier=known_count(_at(p, "priority", "tier"), bits=16),
+        priority_job_factor=known_count(_at(p, "priority", "job_factor"), bits=16),
         hidden="hidden" in flags, root_only="root_only" in flags,
         req_resv="reservation_required" in flags or "req_resv" in flags,
         qos=clean(_at(p, "qos", "assigned")),
@@ -543,20 +545,14 @@ def _tres_list(value: Any) -> dict[str, int]:
 
 
 def _tres_count(value: Any) -> int | None:
-    """A TRES count (slurmdb keeps 64 bits: TRES-minutes pass 2**32 at large sites) as
-    `_limit` reads a number, its marks of none being the 64-bit ones."""
-    if isinstance(value, dict):
-        if value.get("infinite") or not value.get("set", True):
-            return None
-        value = value.get("number")
-    n = to_int(value)
-    return None if n is None or n < 0 or n >= NO_VAL64 else n
+    """A TRES count (slurmdb keeps 64 bits: TRES-minutes pass 2**32 at large sites), plain
+    or wrapped; None for none (a negative number, the 64-bit marks)."""
+    return limit_count(value, bits=64)
 
 
 def _wall_s(value: Any) -> int | None:
     """A QOS's MaxWall (slurmdb keeps minutes) in seconds; None: no limit or not said."""
-    minutes = _limit(value)
-    return None if minutes is None else minutes * 60
+    return limit_seconds(value, 60)
 
 
 def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
@@ -593,10 +589,10 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
             max_tres_per_user=_tres_list(_at(most, "tres", "per", "user")),
             grp_tres=_tres_list(_at(most, "tres", "total")),
             max_wall_s=_wall_s(_at(most, "wall_clock", "per", "job")),
-            grp_jobs=_limit(_at(most, "active_jobs", "count")),
-            max_jobs_per_user=_limit(_at(most, "jobs", "active_jobs", "per", "user")),
-            max_submit_jobs_per_user=_limit(_at(most, "jobs", "per", "user")),
-            grp_submit_jobs=_limit(_at(most, "jobs", "count")),
+            grp_jobs=limit_count(_at(most, "active_jobs", "count")),
+            max_jobs_per_user=limit_count(_at(most, "jobs", "active_jobs", "per", "user")),
+            max_submit_jobs_per_user=limit_count(_at(most, "jobs", "per", "user")),
+            grp_submit_jobs=limit_count(_at(most, "jobs", "count")),
             min_tres_per_job=_tres_list(_at(q, "limits", "min", "tres", "per", "job")),
             max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job")),
             grp_tres_mins=(grp_mins := _tres_list(_at(most, "tres", "minutes", "total"))),
@@ -625,15 +621,15 @@ def parse_licenses(text: str) -> tuple[dict[str, int], dict[str, int] | None]:
     free: dict[str, int] | None = {}
     for lic in data["licenses"]:
         name = clean(lic.get("LicenseName")) if isinstance(lic, dict) else None
-        if not name or (count := _limit(lic.get("Total"))) is None:
+        if not name or (count := limit_count(lic.get("Total"))) is None:
             continue
         total[name] = count
         if free is None:
             continue
-        if (now := _limit(lic.get("Free"))) is not None:
+        if (now := limit_count(lic.get("Free"))) is not None:
             free[name] = now
-        elif (used := _limit(lic.get("Used"))) is not None:
-            free[name] = max(0, count - used - (_limit(lic.get("Reserved")) or 0))
+        elif (used := limit_count(lic.get("Used"))) is not None:
+            free[name] = max(0, count - used - (limit_count(lic.get("Reserved")) or 0))
         else:
             free = None
     return total, free
@@ -680,10 +676,10 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
             # (an account's parent; a user's association has none, as sacctmgr shows)
             parent=None if user_level else clean(a.get("parent_account")),
             grp_tres=_tres_list(_at(most, "tres", "total")),
-            grp_jobs=_limit(_at(most, "jobs", "per", "count")),
-            grp_submit_jobs=_limit(_at(most, "jobs", "per", "submitted")),
-            max_jobs=_limit(_at(most, "jobs", "active")),
-            max_submit_jobs=_limit(_at(most, "jobs", "total")),
+            grp_jobs=limit_count(_at(most, "jobs", "per", "count")),
+            grp_submit_jobs=limit_count(_at(most, "jobs", "per", "submitted")),
+            max_jobs=limit_count(_at(most, "jobs", "active")),
+            max_submit_jobs=limit_count(_at(most, "jobs", "total")),
             max_tres_per_job=_tres_list(_at(most, "tres", "per", "job")),
             max_tres_mins_per_job=_tres_list(_at(most, "tres", "minutes", "per", "job")),
             grp_tres_mins=(grp_mins := _tres_list(_at(most, "tres", "group", "minutes"))),
@@ -788,7 +784,7 @@ def parse_qos_priorities(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for q in data["qos"]:
         name = clean(q.get("name")) if isinstance(q, dict) else None
-        if name and " " not in name and (n := _limit(q.get("priority"))) is not None:
+        if name and " " not in name and (n := known_count(q.get("priority"))) is not None:
             out[name] = n
     return out
 
@@ -803,7 +799,7 @@ def job_priorities(text: str, commands: SlurmCommands | None = None) -> dict[str
         if not isinstance(j, dict) or to_int(j.get("job_id")) is None \
                 or "PENDING" not in _state_words(j):
             continue
-        if (n := _limit(j.get("priority"))) is not None:
+        if (n := known_count(j.get("priority"))) is not None:
             out[reader._json_job(j).native_id] = n
     return out or None
 
@@ -892,12 +888,12 @@ def _time_used_s(j: dict[str, Any], now: float | None) -> int | None:
     `suspend_time` (when it last changed); one never suspended, the time since it started.
     None where not running or where the time of the reading is not known."""
     words = _state_words(j)
-    before = _limit(j.get("pre_sus_time")) or 0
+    before = _seconds(j.get("pre_sus_time")) or 0
     if "SUSPENDED" in words:
         return before
     if "RUNNING" not in words or now is None:
         return None
-    start, changed = _limit(j.get("start_time")), _limit(j.get("suspend_time"))
+    start, changed = _seconds(j.get("start_time")), _seconds(j.get("suspend_time"))
     if changed and start and changed >= start:
         return max(0, before + int(now - changed))
     return max(0, int(now - start)) if start else None
@@ -926,7 +922,7 @@ def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str]
     when the reply was read (epoch s); slurmctld's own `last_update` (v0.0.40 on) wins."""
     statuses = parse_jobs(text, commands, skipped)
     data = load_json("slurm", "jobs", text)
-    now = _limit(data.get("last_update")) or now
+    now = _seconds(data.get("last_update")) or now
     extras: dict[str, dict[str, Any]] = {}
     reader = commands or SlurmCommands()
     for j in data.get("jobs") or []:
@@ -943,7 +939,7 @@ def _snapshot_jobs(text: str, commands: SlurmCommands | None, skipped: list[str]
             # a string in v0.0.38 as in the published schemas of later versions)
             "dependency": job_dependency(j.get("dependency")),
             # a running (or suspended) job's memory a node
-            **({"memory_mb": -(-held // (to_int(j.get("node_count")) or 1))}
+            **({"memory_mb": -(-held // (known_count(j.get("node_count")) or 1))}
                if held and _state_words(j) & {"RUNNING", "SUSPENDED"} else {})}
     return [s.model_copy(update=extras[s.native_id]) if s.native_id in extras else s
             for s in statuses]
@@ -993,7 +989,7 @@ def partition_timeouts(text: str) -> dict[str, float]:
         return {}
     out: dict[str, float] = {}
     for name, key in _PARTITION_TIMEOUTS.items():
-        values = {_limit(_at(p, "timeouts", key)) if isinstance(p, dict) else None
+        values = {limit_count(_at(p, "timeouts", key)) if isinstance(p, dict) else None
                   for p in parts}
         (value,) = values if len(values) == 1 else (None,)
         if value is not None and value < NO_VAL16:

@@ -14,9 +14,8 @@ MAX_UNCHECKED_LINES = 5
 
 _PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
 # where a not-checked line's what ends and its why begins: a line that says "not checked"
-# itself there, else at its earliest colon or bracket
+# itself there, else at its first colon outside brackets, else at its first bracket
 _SAID_NOT_CHECKED = (" not checked: ", "; not checked ")
-_WHY_AFTER = (": ", " (")
 
 
 class NotChecked(BaseModel):
@@ -55,7 +54,8 @@ def _split(text: str) -> tuple[str, str]:
     """A not-checked line as (what, why): at its earliest separator; a why in brackets
     loses them."""
     at = [(i, sep) for sep in _SAID_NOT_CHECKED if (i := text.find(sep)) > 0] or \
-        [(i, sep) for sep in _WHY_AFTER if (i := text.find(sep)) > 0]
+        [(i, sep) for i, sep in ((_top_level_colon(text), ": "), (text.find(" ("), " ("))
+         if i > 0][:1]
     if not at:
         return text, ""
     i, sep = min(at)
@@ -65,6 +65,16 @@ def _split(text: str) -> tuple[str, str]:
     elif sep == " (" and why.endswith(")") and why.count("(") < why.count(")"):
         why = why[:-1]
     return text[:i].strip(), why
+
+
+def _top_level_colon(text: str) -> int:
+    """Where the first ": " outside brackets is in `text` (-1: none)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and text.startswith(": ", i):
+            return i
+    return -1
 
 
 def unchecked_lines(site: str, items: list[NotChecked]) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 MAX_UNCHECKED_LINES = 5
+MAX_PARTITIONS_NAMED = 6  # in one merged line; the rest counted (`NotChecked.partitions`)
 
 _PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
 # where a not-checked line's what ends and its why begins: a line that says "not checked"
@@ -33,21 +34,29 @@ class NotChecked(BaseModel):
 def merged_unchecked(site: str, said: Iterable[str]) -> list[NotChecked]:
     """A site's not-checked lines, each once: lines that differ only by the partition they
     name become one, naming every partition ("in partitions a, b")."""
-    groups: dict[str, list[tuple[str, str | None]]] = {}
+    groups: dict[str, list[tuple[str, str | None]]] = {}  # merged text -> (line, partition)
     for line in said:
         names = _PARTITION.findall(line)
-        key = _PARTITION.sub("partition {}", line, count=1) if len(names) == 1 else line
-        if (line, names[0] if len(names) == 1 else None) not in groups.get(key, []):
-            groups.setdefault(key, []).append((line, names[0] if len(names) == 1 else None))
+        one = names[0] if len(names) == 1 else None  # a line naming one partition merges
+        key = _PARTITION.sub("partition {}", line, count=1) if one else line
+        if (line, one) not in groups.setdefault(key, []):
+            groups[key].append((line, one))
     out = []
     for key, lines in groups.items():
         parts = [p for _, p in lines if p is not None]
         text = lines[0][0] if len(parts) < 2 else \
-            key.replace("partition {}", "partitions " + ", ".join(parts), 1)
+            key.replace("partition {}", "partitions " + _named(parts), 1)
         what, why = _split(text)
         out.append(NotChecked(site=site, what=what, why=why,
                               partitions=parts if len(parts) > 1 else [], text=text))
     return out
+
+
+def _named(partitions: list[str]) -> str:
+    """Partition names for a line: the first `MAX_PARTITIONS_NAMED`, then how many more."""
+    more = len(partitions) - MAX_PARTITIONS_NAMED
+    return ", ".join(partitions[:MAX_PARTITIONS_NAMED]) + (f" and {more} more" if more > 0
+                                                           else "")
 
 
 def _split(text: str) -> tuple[str, str]:

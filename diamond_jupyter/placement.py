@@ -541,10 +541,11 @@ class Placement(BaseModel):
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
-        START). Under the table, each limit in use a feasible site's job waits for
-        ("SITE waits: ..."), each limit it meets that the site does not report ("SITE not
-        checked: ..."), and where too few of the user's jobs here for OWN× moved START
-        by seconds, how many and which way."""
+        START). Under the table, one block per site in the table's order: each limit in
+        use a feasible site's job waits for ("SITE waits: ..."), notes on its estimate
+        (borrowed ratios; where too few of the user's jobs here for OWN× moved START by
+        seconds, how many and which way), then each limit it meets that the site does not
+        report, once ("SITE not checked: ...", `placement_explain`)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []

@@ -75,7 +75,7 @@ from fnmatch import fnmatchcase
 from math import ceil
 from typing import Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, computed_field
 
 from diamond_jupyter.wording import quantity
 
@@ -132,6 +132,7 @@ from .placement_ahead import (
     _waiting_notes,
     _waits_on_dependency,
 )
+from .placement_explain import NotChecked, merged_unchecked, unchecked_lines
 from .placement_fair_share import (
     FairShareView,
     fair_share_misses,
@@ -540,10 +541,11 @@ class Placement(BaseModel):
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
-        START). Under the table, each limit in use a feasible site's job waits for
-        ("SITE waits: ..."), each limit it meets that the site does not report ("SITE not
-        checked: ..."), and where too few of the user's jobs here for OWN× moved START
-        by seconds, how many and which way."""
+        START). Under the table, one block per site in the table's order: each limit in
+        use a feasible site's job waits for ("SITE waits: ..."), notes on its estimate
+        (borrowed ratios; where too few of the user's jobs here for OWN× moved START by
+        seconds, how many and which way), then each limit it meets that the site does not
+        report, once ("SITE not checked: ...", `placement_explain`)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
         rows = []
@@ -579,15 +581,21 @@ class Placement(BaseModel):
             cells = [c.ljust(widths[i]) for i, c in enumerate(r)] if len(r) == len(head) \
                 else [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]), r[3]]
             lines.append(" ".join(cells).rstrip())
-        lines += [f"  {v.site} waits: {why}" for v in self.ranked if v.feasible
-                  for why in v.waits_for]
-        lines += [f"  {v.site} not checked: {why}" for v in self.ranked
-                  for why in v.not_checked]
-        lines += [f"  {v.site}: {_borrowed_note(v)}" for v in self.ranked
-                  if v.feasible and v.calibration_borrowed]
-        lines += [f"  {v.site}: {_own_shift_note(v.own_shift_s, v.own_samples)}"
-                  for v in self.ranked if v.feasible and v.own_shift_s is not None]
+        unchecked = self.not_checked
+        for v in self.ranked:  # per site one block, in the table's order
+            lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
+            if v.feasible and v.calibration_borrowed:
+                lines.append(f"  {v.site}: {_borrowed_note(v)}")
+            if v.feasible and v.own_shift_s is not None:
+                lines.append(f"  {v.site}: {_own_shift_note(v.own_shift_s, v.own_samples)}")
+            lines += unchecked_lines(v.site, [n for n in unchecked if n.site == v.site])
         return "\n".join(lines)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def not_checked(self) -> list[NotChecked]:
+        """Every site's not-checked limits, each once (`SiteVerdict.not_checked` merged)."""
+        return [n for v in self.ranked for n in merged_unchecked(v.site, v.not_checked)]
 
 
 def _own_shift_note(shift_s: float, jobs: int) -> str:

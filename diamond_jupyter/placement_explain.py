@@ -1,0 +1,96 @@
+"""What `Placement.explain` says under its table of one site: the limits the job waits for
+first (they decide its start), then notes on the estimate, then what was not checked,
+each said once (a reason the site gives for several partitions names them in one line),
+at most `MAX_UNCHECKED_LINES` of them and a count of the rest."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+MAX_UNCHECKED_LINES = 5
+MAX_PARTITIONS_NAMED = 6  # in one merged line; the rest counted (`NotChecked.partitions`)
+
+_PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
+# where a not-checked line's what ends and its why begins: a line that says "not checked"
+# itself there, else at its first colon outside brackets, else at its first bracket
+_SAID_NOT_CHECKED = (" not checked: ", "; not checked ")
+
+
+class NotChecked(BaseModel):
+    """One thing a site's limits were not checked for: `what`, and `why` not (the site's
+    reason, or what the job was taken to meet instead); `partitions` where the same was
+    said of several of the site's partitions."""
+
+    site: str
+    what: str
+    why: str
+    partitions: list[str] = []
+    text: str  # the line `explain` prints after "SITE not checked: "
+
+
+def merged_unchecked(site: str, said: Iterable[str]) -> list[NotChecked]:
+    """A site's not-checked lines, each once: lines that differ only by the partition they
+    name become one, naming every partition ("in partitions a, b")."""
+    groups: dict[str, list[tuple[str, str | None]]] = {}  # merged text -> (line, partition)
+    for line in said:
+        names = _PARTITION.findall(line)
+        one = names[0] if len(names) == 1 else None  # a line naming one partition merges
+        key = _PARTITION.sub("partition {}", line, count=1) if one else line
+        if (line, one) not in groups.setdefault(key, []):
+            groups[key].append((line, one))
+    out = []
+    for key, lines in groups.items():
+        parts = [p for _, p in lines if p is not None]
+        text = lines[0][0] if len(parts) < 2 else \
+            key.replace("partition {}", "partitions " + _named(parts), 1)
+        what, why = _split(text)
+        out.append(NotChecked(site=site, what=what, why=why,
+                              partitions=parts if len(parts) > 1 else [], text=text))
+    return out
+
+
+def _named(partitions: list[str]) -> str:
+    """Partition names for a line: the first `MAX_PARTITIONS_NAMED`, then how many more."""
+    more = len(partitions) - MAX_PARTITIONS_NAMED
+    return ", ".join(partitions[:MAX_PARTITIONS_NAMED]) + (f" and {more} more" if more > 0
+                                                           else "")
+
+
+def _split(text: str) -> tuple[str, str]:
+    """A not-checked line as (what, why): at its earliest separator; a why in brackets
+    loses them."""
+    at = [(i, sep) for sep in _SAID_NOT_CHECKED if (i := text.find(sep)) > 0] or \
+        [(i, sep) for i, sep in ((_top_level_colon(text), ": "), (text.find(" ("), " ("))
+         if i > 0][:1]
+    if not at:
+        return text, ""
+    i, sep = min(at)
+    why = text[i + len(sep):].strip()
+    if why.startswith("(") and why.endswith(")"):
+        why = why[1:-1]
+    elif sep == " (" and why.endswith(")") and why.count("(") < why.count(")"):
+        why = why[:-1]
+    return text[:i].strip(), why
+
+
+def _top_level_colon(text: str) -> int:
+    """Where the first ": " outside brackets is in `text` (-1: none)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and text.startswith(": ", i):
+            return i
+    return -1
+
+
+def unchecked_lines(site: str, items: list[NotChecked]) -> list[str]:
+    """The lines `explain` prints of a site's not-checked items: the first
+    `MAX_UNCHECKED_LINES`, then how many more there are."""
+    shown = [f"  {site} not checked: {n.text}" for n in items[:MAX_UNCHECKED_LINES]]
+    if len(items) > MAX_UNCHECKED_LINES:
+        shown.append(f"  {site} not checked: {len(items) - MAX_UNCHECKED_LINES} more "
+                     "(--json lists them all)")
+    return shown

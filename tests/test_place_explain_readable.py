@@ -1,0 +1,125 @@
+"""`diamond place --explain` read as a user reads it: under the table, one block per site in
+the table's order (candidates, then refused sites); in a block, what the job waits for
+before notes and before what was not checked; a not-checked reason said once, naming the
+partitions it was said of; long lists capped with a count; and `--json` carrying the same
+not-checked facts as a list of {site, what, why}.
+
+The sites are recorded views: selene (test_placement_slurm_new_job_priority) read from its
+commands' outputs with `sshare -U` failing, a slurmrestd site from the recorded replies,
+and the 30-site federation the latency benchmark builds from recorded Slurm outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timezone
+
+from test_placement_cases import NOW, run
+from test_placement_slurm_new_job_priority import factors, selene
+from test_placement_slurmrestd_priority import WEIGHTS_UNREPORTED, _rest_snapshot
+
+from benchmarks.place_latency import _replicated
+from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.placement import Placement, SiteVerdict
+from diamond_jupyter.placement_explain import MAX_UNCHECKED_LINES
+
+SSHARE_FAILS = factors().replace("proj|alice|0.620000|1.250000\n",
+                                 "sshare: error: Problem talking to the database\n"
+                                 "exit status 1\n")
+ANY_PARTITION = "#SBATCH -N 1 -t 1:00:00"  # no -p: every partition of selene is a candidate
+_LINE = re.compile(r"^  (\S+?):? ")  # a line under the table, and the site it is of
+
+
+def _under_table(p: Placement) -> list[str]:
+    lines = p.explain().splitlines()
+    return lines[2 + len(p.ranked):]
+
+
+def _site_of(line: str) -> str:
+    m = _LINE.match(line)
+    assert m, line
+    return m[1]
+
+
+def _recorded_federation(n: int) -> list:
+    cmds = SlurmCommands(jobcomp=True, tz=timezone.utc)
+    pairs = []
+    for i in range(n):
+        snap = cmds.parse_snapshot(f"site{i:02d}", _replicated(1, i)[0])
+        pairs.append((SiteConfig(name=snap.site), snap.model_copy(update={"taken_at": NOW})))
+    rest = _rest_snapshot("v0.0.38").model_copy(update={"site": "rest", "taken_at": NOW})
+    return [*pairs, (SiteConfig(name="rest"), rest)]
+
+
+def test_a_reason_of_every_partition_is_said_once_naming_them():
+    p = run(ANY_PARTITION, selene(SSHARE_FAILS))
+    v = p.verdict("selene")
+    assert v is not None and len(v.not_checked) > 1, v.not_checked  # one per partition
+    said = [line for line in p.explain().splitlines() if "selene not checked:" in line]
+    assert said == ["  selene not checked: priority factor fair share (sshare -U failed "
+                    "(exit 1): sshare: error: Problem talking to the database): the job was "
+                    "counted behind every job waiting in partitions batch, big, gpu, excl"], \
+        p.explain()
+
+
+def test_no_line_is_said_twice_for_a_site():
+    for script in (ANY_PARTITION, "#SBATCH -p batch -N 4 -t 12:00:00",
+                   "#SBATCH -N 1 -t 0:10:00 --array=0-999"):
+        p = run(script, selene(SSHARE_FAILS), *_recorded_federation(4))
+        lines = _under_table(p)
+        # the same line of another partition is the same line to its reader
+        said = [re.sub(r"\bpartitions? [\w, ]+", "partition", line) for line in lines]
+        assert len(said) == len(set(said)), p.explain()
+        assert sum(WEIGHTS_UNREPORTED in line for line in lines) <= 1, p.explain()
+
+
+def _verdict(site: str, feasible: bool, **fields: object) -> SiteVerdict:
+    start = {"estimated_start": NOW, "estimated_finish": NOW, "partition": "batch"} \
+        if feasible else {"reasons": ["needs 4 GPUs per node, largest node has 2"]}
+    return SiteVerdict(site=site, feasible=feasible, verdict="BUSY" if feasible
+                       else "INCOMPATIBLE", **start, **fields)
+
+
+def test_each_site_is_one_block_waits_first_refused_sites_last():
+    p = Placement(policy="diamond", choice="alpha", now=NOW, ranked=[
+        _verdict("alpha", True, waits_for=["QOS normal's MaxJobsPerUser=2: 2 running"],
+                 not_checked=["reservations (pbs_rstat -f failed)"]),
+        _verdict("beta", True, waits_for=["queue batch's max_run=10: 10 running"],
+                 own_shift_s=300.0, own_samples=2,
+                 not_checked=["priority factor weights (slurmrestd does not report them)"]),
+        _verdict("gamma", False, not_checked=["resource quotas (qconf -srqs failed)"]),
+    ])
+    sites = [_site_of(line) for line in _under_table(p)]
+    assert sites == ["alpha", "alpha", "beta", "beta", "beta", "gamma"], p.explain()
+    beta = [line for line in _under_table(p) if _site_of(line) == "beta"]
+    assert beta[0].startswith("  beta waits: ") and "own jobs here" in beta[1] \
+        and beta[2].startswith("  beta not checked: "), beta
+
+
+def test_a_long_list_is_capped_with_a_count_and_json_keeps_it_all():
+    said = [f"limit {k} (the site does not report it)" for k in range(MAX_UNCHECKED_LINES + 3)]
+    p = Placement(policy="diamond", choice="alpha", now=NOW,
+                  ranked=[_verdict("alpha", True, not_checked=said)])
+    lines = _under_table(p)
+    assert lines[:-1] == [f"  alpha not checked: {s}" for s in said[:MAX_UNCHECKED_LINES]]
+    assert lines[-1] == "  alpha not checked: 3 more (--json lists them all)", lines
+    listed = p.model_dump(mode="json")["not_checked"]
+    assert [(n["site"], n["what"], n["why"]) for n in listed] == [
+        ("alpha", f"limit {k}", "the site does not report it") for k in range(len(said))]
+
+
+def test_json_carries_what_explain_says_was_not_checked():
+    p = run(ANY_PARTITION, selene(SSHARE_FAILS), *_recorded_federation(3))
+    listed = json.loads(p.model_dump_json())["not_checked"]
+    said = [line for line in _under_table(p) if " not checked: " in line]
+    assert said and [f"  {n['site']} not checked: {n['text']}" for n in listed] == said
+    assert {n["site"] for n in listed} == {"selene", "rest"}
+    by_what = {(n["site"], n["what"]): n for n in listed}
+    assert by_what["rest", "priority factor weights"]["why"] == \
+        "slurmrestd does not report them"
+    fair = by_what["selene", "priority factor fair share (sshare -U failed (exit 1): sshare: "
+                   "error: Problem talking to the database)"]
+    assert fair["partitions"] == ["batch", "big", "gpu", "excl"]
+    assert fair["why"].startswith("the job was counted behind every job waiting in")

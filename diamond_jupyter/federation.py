@@ -407,9 +407,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         may have died before it went out) that its site, asked first, still has in the
         queue; the site's refusal or silence is logged (the monitor follows the job)."""
         for job in self.store.unfinished_jobs():
-            if not (job.native_id and job.site in self.sites
-                    and self.journal.cancel_requested(job.id)):
+            if not (job.native_id and job.site in self.sites):
                 continue
+            intent = self.journal.cancel_intent(job.id)
+            if intent is None or self.journal.is_loser_cancel(intent):
+                continue  # a hedged loser's is finished by its hedge (`_recover_hedges`)
             try:
                 job = await self.journal.refresh(job.id)
                 if not job.state.terminal and not job.reused_by:

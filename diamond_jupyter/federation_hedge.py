@@ -295,6 +295,9 @@ class HedgeMixin:
         rec = self.store.hedge(group)
         live = [j for j in rec.copies if not j.state.terminal and j.native_id
                 and j.site in self.sites and not j.reused_by]
+        for j in live:  # recorded before it is sent: recovery sends it again (`_finish_cancels`)
+            if not self.journal.cancel_requested(j.id):
+                self.store.hedge_event("job.cancel-requested", group, {}, j.id, j.site)
         got = await asyncio.gather(*(self.sites[j.site].cancel([j.native_id or ""])
                                      for j in live), return_exceptions=True)
         for j, r in zip(live, got, strict=True):
@@ -302,8 +305,9 @@ class HedgeMixin:
                 if not isinstance(r, DiamondError):
                     raise r
                 log.info("%s: cancelling hedged copy %s failed: %s", j.site, j.id, r)
+                self.store.append_event(Event(kind="job.cancel-failed", job_id=j.id,
+                                              site=j.site, data={"reason": str(r)}))
                 continue
-            self.store.hedge_event("job.cancel-requested", group, {}, j.id, j.site)
             self.journal.kick(j)
         await self.journal.drain()
         rec = self.store.hedge(group)
@@ -344,6 +348,9 @@ class HedgeMixin:
                 by_token = {j.token: j for j in rec.copies}
                 await asyncio.gather(*(self._hedge_act(rec, by_token[a.token], a.kind)
                                        for a in acts))
+                for j in self._losers_ended_unfinished(self.store.hedge(group)):
+                    self._hedge_cancelled(rec, j, cancelled=j.state == JobState.CANCELLED,
+                                          gated=False)
             except DiamondError as e:
                 log.warning("hedged submission %s: settling failed (%s); retried on the "
                             "next change or start", group, e)
@@ -370,26 +377,65 @@ class HedgeMixin:
             else:  # the winner waits for "go" and nothing else will happen: try again
                 self._hedge_retry_later(rec.id)
             return
+        await self._hedge_stop(rec, job)
+
+    async def _hedge_stop(self, rec: HedgeRecord, job: Job) -> None:
+        """Stop loser `job`: its cancel recorded first (`job.cancel-requested`, carrying the
+        reason it ends with), then sent, then finished (CANCELLED, `hedge.cancelled`). A
+        cancel recorded before (this engine's earlier try, or one that died after recording
+        it) is sent again only to a loser its site, asked first, still has queued or running
+        under its own id; "no" is written where a loser that started meanwhile waits, so it
+        never runs the body beside the winner."""
         winner = rec.winner_job
-        cancelled = False
-        if job.native_id and job.site in self.sites and not job.reused_by:
+        why = hedged_reason(winner.id if winner else None)
+        if self.journal.cancel_requested(job.id):
+            try:
+                job = await self.journal.refresh(job.id)
+            except DiamondError as e:  # its state unknown: nothing is sent blind
+                log.info("%s: cannot look up hedged copy %s: %s", job.site, job.id, e)
+                self._hedge_retry_later(rec.id)
+                return
+        else:
+            self.store.hedge_event("job.cancel-requested", rec.id,
+                                   {"reason": why, "loser": True}, job.id, job.site)
+        cancelled = job.state == JobState.CANCELLED  # ended: by the cancel sent before
+        if not job.state.terminal and job.native_id and job.site in self.sites \
+                and not job.reused_by:
             try:
                 await self.sites[job.site].cancel([job.native_id])
                 cancelled = True
             except DiamondError as e:
                 log.info("%s: cancelling hedged copy %s failed: %s", job.site, job.id, e)
-        gated = await self._hedge_gate(job, "no")
-        if not (cancelled or gated):
-            return  # the copy waits (it never runs the body on its own): retried later
-        why = hedged_reason(winner.id if winner else None)
-        self.journal.apply(job.id, JobState.CANCELLED, reason=why, source="hedge")
+        gated = await self._hedge_gate(job, "no")  # also once ended: the guard of the body
+        if not job.state.terminal:
+            if not (cancelled or gated):  # the copy waits (never runs the body on its own)
+                self._hedge_retry_later(rec.id)
+                return
+            self.journal.apply(job.id, JobState.CANCELLED, reason=why, source="hedge")
+            self.journal.kick(job)
+        self._hedge_cancelled(rec, job, cancelled=cancelled, gated=gated)
+
+    def _hedge_cancelled(self, rec: HedgeRecord, job: Job, *, cancelled: bool,
+                         gated: bool) -> None:
+        """Finish loser `job`'s recorded cancel: `hedge.cancelled`, once."""
+        winner = rec.winner_job
         after = None
         if winner is not None and winner.started_at is not None:
             after = round((utcnow() - winner.started_at).total_seconds(), 3)
-        self.store.hedge_event("hedge.cancelled", rec.id, {
+        self._hedge_once(rec, job, "hedge.cancelled", {
             "winner": winner.id if winner else None, "cancelled_by_scheduler": cancelled,
-            "decision_written": gated, "after_winner_start_s": after}, job.id, job.site)
-        self.journal.kick(job)
+            "decision_written": gated, "after_winner_start_s": after})
+
+    def _losers_ended_unfinished(self, rec: HedgeRecord) -> list[Job]:
+        """The losers of decided group `rec` that ended (their scheduler cancelled them, as
+        an engine that died had asked) while their recorded cancel is not finished (seen
+        by a poll first)."""
+        if not rec.decided:
+            return []
+        return [j for j in rec.copies if j.token != rec.winner and j.state.terminal
+                and self.journal.is_loser_cancel(self.journal.cancel_intent(j.id))
+                and not self.store.events_since(0, kinds=["hedge.cancelled"], job_id=j.id,
+                                                limit=1)]
 
     def _hedge_retry_later(self, group: str) -> None:
         """Settle the group again after a backoff (2 s doubling to 30 s) while this engine

@@ -60,13 +60,23 @@ class Journal:
     def job_by_token(self, token: str) -> Job | None:
         return self.store.job_by_token(token)
 
-    def cancel_requested(self, job_id: str) -> bool:
-        """Whether the engine asked the job's scheduler to cancel it: its last
-        `job.cancel-requested` (recorded before the cancel is sent) is not followed by a
-        `job.cancel-failed` (the scheduler refused it, or could not be reached)."""
+    def cancel_intent(self, job_id: str) -> Event | None:
+        """The job's standing cancel request: its last `job.cancel-requested` (recorded
+        before the cancel is sent; a hedged copy's loser carries the reason it is cancelled
+        with) when no `job.cancel-failed` (the scheduler refused it, or could not be
+        reached) follows it; else None."""
         evs = self.store.events_since(0, kinds=["job.cancel-requested", "job.cancel-failed"],
                                       job_id=job_id, limit=None)
-        return bool(evs) and evs[-1].kind == "job.cancel-requested"
+        return evs[-1] if evs and evs[-1].kind == "job.cancel-requested" else None
+
+    @staticmethod
+    def is_loser_cancel(intent: Event | None) -> bool:
+        """Whether a cancel request is a hedged copy's loser's (its hedge finishes it)."""
+        return intent is not None and bool((intent.data or {}).get("loser"))
+
+    def cancel_requested(self, job_id: str) -> bool:
+        """Whether the engine asked the job's scheduler to cancel it (`cancel_intent`)."""
+        return self.cancel_intent(job_id) is not None
 
     async def release_once(self, job: Job) -> None:
         """Release held job `job` on its site, recorded first (`job.releasing`), so that a

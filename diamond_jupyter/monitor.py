@@ -434,11 +434,13 @@ class SiteMonitor:
             self.tracked.pop(key, None)
             return None
 
-    def _cancel_requested(self, job: Job) -> bool:
-        """Whether the engine asked the scheduler to cancel this job. Some schedulers say no
-        more: Grid Engine forgets a deleted pending job and records a killed running one
-        like any job killed by SIGKILL."""
-        return self.journal.cancel_requested(job.id)
+    def _cancel_intent(self, job: Job) -> tuple[bool, str | None]:
+        """Whether the engine asked the scheduler to cancel this job, and the reason recorded
+        with the request (a hedged copy's loser names the copy that started first). Some
+        schedulers say no more: Grid Engine forgets a deleted pending job and records a
+        killed running one like any job killed by SIGKILL."""
+        intent = self.journal.cancel_intent(job.id)
+        return intent is not None, (intent.data or {}).get("reason") if intent else None
 
     def _failed(self, error: Exception) -> None:
         """Remember why the site could not be asked (its name, which the transports put
@@ -483,9 +485,13 @@ class SiteMonitor:
                 if st.state == JobState.RUNNING:
                     self._seen_running[key] = (st.walltime_s, st.partition)
                 state, reason = st.state, st.reason
-                if state == JobState.FAILED and (st.exit_code or 128) >= 128 \
-                        and self._cancel_requested(job):
-                    state, reason = JobState.CANCELLED, f"cancelled ({st.reason or 'killed'})"
+                killed = state == JobState.FAILED and (st.exit_code or 128) >= 128
+                if killed or state == JobState.CANCELLED:
+                    asked, why = self._cancel_intent(job)
+                    if asked and killed:
+                        state, reason = JobState.CANCELLED, f"cancelled ({st.reason or 'killed'})"
+                    if asked and why:
+                        reason = why
                 exit_code = st.exit_code
                 if exit_code is None and state == JobState.FAILED:
                     exit_code = self._task_failures.get(job.id)  # a failed array task's
@@ -494,12 +500,13 @@ class SiteMonitor:
                     started_at=st.started_at, ended_at=st.ended_at,
                     native_state=st.native_state, source="poll") is not None
                 continue
-            if self._cancel_requested(job):
+            asked, why = self._cancel_intent(job)
+            if asked:
                 self.misses.pop(key, None)
                 changed += self.journal.apply(
                     job.id, JobState.CANCELLED, source="poll",
-                    reason="cancelled: it left the queue after the cancel request (the "
-                           "scheduler keeps no record of it)") is not None
+                    reason=why or "cancelled: it left the queue after the cancel request (the "
+                                  "scheduler keeps no record of it)") is not None
                 continue
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
             self.misses[key] = self.misses.get(key, 0) + 1

@@ -27,7 +27,15 @@ from one_site_engine import journal_waiter
 
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import Event, Job, JobSpec, JobState, SiteError, StageEntry
+from diamond_jupyter.model import (
+    Event,
+    Job,
+    JobSpec,
+    JobState,
+    SiteError,
+    StageEntry,
+    hedge_winner_of,
+)
 from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
 from diamond_jupyter.wrapper import hedge_gate_file
@@ -800,27 +808,141 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
         await fed.close()
 
 
-async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monkeypatch):
+async def _hedged_then_killed_at_losers_cancel(tmp_path: Path, pair, monkeypatch, *,
+                                              sent: bool) -> tuple[Federation, str]:
+    """A hedged job whose beta copy starts first: the server dies as alpha's losing copy is
+    cancelled, just before scancel runs (`sent` False) or just after; the dead engine and
+    the group."""
     fed = hedge_engine(tmp_path, pair, monkeypatch)
     await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
-    sent = asyncio.Event()
-    alpha = fed.site("alpha")
-    real_cancel = alpha.cancel
-
-    async def cancel_then_die(ids):
-        await real_cancel(ids)
-        sent.set()
-        raise die_in_task("cancel")
-    monkeypatch.setattr(alpha, "cancel", cancel_then_die)
+    hit = await _killed_in_staging(fed, monkeypatch, fed.site("alpha"), "cancel",
+                                   before=not sent)
     await _start(fed, pair[1], "5300")
-    await asyncio.wait_for(sent.wait(), 30)
+    await asyncio.wait_for(hit.wait(), 30)
+    return fed, group
+
+
+def loser_cancels(fed: Federation) -> list[Event]:
+    return [e for e in events(fed, "alpha:4300") if e.kind == "job.cancel-requested"]
+
+
+async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monkeypatch):
+    fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
+                                                            sent=True)
     pair[0].set_state("4300", "CANCELLED")
     fed = await restart(tmp_path, fed, *pair)
     _, wait = journal_waiter(fed)
     try:
         await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair, monkeypatch):
+    """Killed between the record and scancel: the next engine finds the loser still queued
+    and sends the cancel once, the loser ending with the hedged reason."""
+    fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
+                                                            sent=False)
+    unsent = pair[0].commands("scancel")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        assert unsent == []
+        [asked] = loser_cancels(fed)  # recorded by the engine that died
+        assert asked.data["reason"] == "hedged: beta:5300 started first"
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+        assert pair[0].commands("scancel") == ["scancel 4300"]
+        loser = fed.job("alpha:4300")
+        assert loser.reason == "hedged: beta:5300 started first"
+        assert hedge_winner_of(loser) == "beta:5300"  # a kernel waiting on it follows beta
+        assert len(loser_cancels(fed)) == 1
+    finally:
+        await fed.close()
+
+
+async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, pair,
+                                                                     monkeypatch):
+    """scancel went out, the server died, the scheduler cancelled the loser and forgot it
+    while no engine ran: the next engine looks first and sends nothing again; the loser
+    ends CANCELLED with the hedged reason, its cancel finished once."""
+    fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
+                                                            sent=True)
+    pair[0].forget("4300")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+        assert pair[0].commands("scancel") == ["scancel 4300"]
+        loser = fed.job("alpha:4300")
+        assert loser.state == JobState.CANCELLED
+        assert hedge_winner_of(loser) == "beta:5300", loser.reason
+        [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
+        assert finished.data["winner"] == "beta:5300"
+    finally:
+        await fed.close()
+
+
+async def test_hedge_losers_id_reused_while_no_engine_ran_is_not_cancelled(tmp_path, pair,
+                                                                          monkeypatch):
+    """The loser left the queue unseen and another user's job got its id: the cancel sent
+    again would kill that job. Nothing is sent; the loser ends CANCELLED."""
+    fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
+                                                            sent=True)
+    pair[0].reuse("4300", "RUNNING")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        assert pair[0].commands("scancel") == ["scancel 4300"]  # the first, before the kill
+        loser = fed.job("alpha:4300")
+        assert loser.state == JobState.CANCELLED and hedge_winner_of(loser) == "beta:5300"
+    finally:
+        await fed.close()
+
+
+async def test_hedge_loser_started_while_no_engine_ran_never_runs_the_body(tmp_path, pair,
+                                                                          monkeypatch):
+    """Killed between the record and scancel; the loser then started and waits at its gate:
+    the next engine, finding it running, cancels it and writes "no" for it (never "go"),
+    and does not let it claim the group."""
+    fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
+                                                            sent=False)
+    pair[0].set_state("4300", "RUNNING")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        assert_beta_won(fed, pair, group)
+        assert pair[0].commands("scancel") == ["scancel 4300"]
+        assert len(fed.store.events_since(0, kinds=["hedge.decided"], limit=None)) == 1
+    finally:
+        await fed.close()
+
+
+async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_recovery(
+        tmp_path, pair, monkeypatch):
+    """The user cancels a hedged job before any copy started; the server dies before the
+    scancels went out: the next engine sends each (recorded first), once."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    job = await fed.submit(spec(tmp_path), hedge=2)
+    for name in ("alpha", "beta"):
+        die_before(monkeypatch, fed.site(name), "cancel")
+    with pytest.raises(Killed):
+        await fed.cancel(job.id)
+    fed = await restart(tmp_path, fed, *pair)
+    try:
+        assert pair[0].commands("scancel") == ["scancel 4300"]
+        assert pair[1].commands("scancel") == ["scancel 5300"]
+        for native, q in (("4300", pair[0]), ("5300", pair[1])):
+            q.set_state(native, "CANCELLED")
+            done = await fed.wait(f"{q.site.name}:{native}", refresh=True, timeout=30)
+            assert done.state == JobState.CANCELLED
+        for q in pair:
+            assert_once(fed, q)
     finally:
         await fed.close()
 

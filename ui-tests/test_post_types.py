@@ -247,11 +247,13 @@ def test_a_plan_shown_without_its_sha256_is_not_approved(page, bare_lab):
 
 
 def test_the_server_refuses_a_body_labelled_text(page, bare_lab):
-    """(guard) the check above could fail: the same POST labelled text/plain, as `fetch`
-    labels a string body unless told, is refused with 415 by this server."""
+    """(guard) the check above could fail: a POST that carries a body (an approval), labelled
+    text/plain as `fetch` labels a string body unless told, is refused with 415 by this
+    server. (A route that reads no body, such as a cancel, takes `{}` of any type.)"""
     load_lab(page, bare_lab)
     status = page.evaluate(
-        """async ([url, token]) => (await fetch(url, {method: 'POST', body: '{}',
+        """async ([url, token]) => (await fetch(url, {method: 'POST',
+             body: '{"plan_sha256": "0"}',
              headers: {Authorization: 'token ' + token}})).status""",
-        [f"{bare_lab['url']}/diamond/api/jobs/{SITE}:101/cancel", bare_lab["token"]])
+        [f"{bare_lab['url']}/diamond/api/tasks/t-approve/approve", bare_lab["token"]])
     assert status == 415

@@ -1133,10 +1133,10 @@ class ShareAccount(_Model):
     dispatches the waiting jobs of the account of the highest priority first)."""
 
     name: str  # a user or a user group (a group printed `grp/` is stored without its `/`)
-    shares: int
+    shares: int | None  # None: not known (LSF printed a mark of none, 2147483647)
     priority: float
-    started: int = 0  # job slots of its running or suspended jobs
-    reserved: int = 0  # job slots reserved for its waiting jobs
+    started: int | None = 0  # job slots of its running or suspended jobs (None: not known)
+    reserved: int | None = 0  # job slots reserved for its waiting jobs (None: not known)
 
 
 # a PBS queue enabled but not started: it takes jobs and runs none until started
@@ -1198,7 +1198,7 @@ class Partition(_Model):
     # shares; `default`: every user not named). None: no fair share, or not read
     fair_share: list[ShareAccount] | None = None
     fair_share_of: str | None = None
-    user_shares: dict[str, int] | None = None
+    user_shares: dict[str, int | None] | None = None  # a share of None: a mark, not known
     # Flux: the node properties the queue requires (flux-config-queues(5) `requires`, all
     # of them); [] requires none; None: its configuration was not read
     requires: list[str] | None = None

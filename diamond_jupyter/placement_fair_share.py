@@ -67,11 +67,17 @@ class FairShareView:
         where = "bqueues -l SHARE_INFO_FOR" if self.of == "queue" else f"bhpart -r, {self.of}"
         whose = "your" if self.mine.name == self.user else "your group's"
         return (f"queue {self.queue}: fair share ({where}): {whose} account "
-                f"{self.mine.name} has share {self.mine.shares}, dynamic priority "
+                f"{self.mine.name} has {_share(self.mine.shares)}, dynamic priority "
                 f"{self.mine.priority:g}; LSF dispatches the jobs of the highest priority "
                 f"first: {_jobs(len(waiting) - behind, 'goes', 'go')} first (of a higher "
                 f"priority, yours or of owners not listed), {_jobs(behind, 'waits', 'wait')} "
                 "behind it (of a lower priority)")
+
+
+def _share(shares: int | None) -> str:
+    """An account's shares as said: not known where LSF printed a mark of none."""
+    return f"share {shares}" if shares is not None else "a share not known (LSF printed " \
+        "a mark of none)"
 
 
 def _jobs(n: int, one: str, more: str) -> str:
@@ -134,7 +140,8 @@ def fair_share_misses(p: Partition, snap: SiteSnapshot) -> tuple[list[str], list
                     "whether one is your group is not known here"]
     if any(me in groups.get(n, []) or "all" in groups.get(n, []) for n in p.user_shares):
         return [], []
-    said = " ".join(f"[{n}, {s}]" for n, s in p.user_shares.items())
+    said = " ".join(f"[{n}, {'not known' if s is None else s}]"
+                    for n, s in p.user_shares.items())
     return [f"queue {p.name} is a fair share queue and assigns you ({me}) no share, nor any "
             f"group of yours (USER_SHARES: {said}): LSF takes its jobs only from users with "
             "a share"], []

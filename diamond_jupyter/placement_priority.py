@@ -77,17 +77,29 @@ class PriorityView:
         """What the user reads: the estimate, its factors, and how many waiting jobs go
         first and wait behind."""
         seen: dict[str, bool] = {}
+        unknown: set[str] = set()
         for d in queue:
             key = (d.native_id or "").split("_")[0] or str(id(d))
             seen[key] = seen.get(key, False) or self.goes_behind(d, _same_tier(d, tiers, tier))
+            if self.of(d.native_id) is None:
+                unknown.add(key)
         behind = sum(seen.values())
         ahead = len(seen) - behind
+        not_known = len(unknown - {k for k, b in seen.items() if b})
         said = ", ".join(f"{_SAID.get(n, n)} {f:.2f}\u00d7{w}" for n, f, w in self.factors)
         return (f"partition {self.partition}: your job's priority ~ {self.priority} "
                 f"(Slurm multifactor: {said}, age 0): "
                 f"{ahead} waiting job{'' if ahead == 1 else 's'} go{'es' if ahead == 1 else ''} "
-                f"first, {behind} wait{'s' if behind == 1 else ''} behind it (of a lower "
-                "priority, sprio)")
+                f"first{_of_unknown(not_known)}, {behind} wait{'s' if behind == 1 else ''} "
+                "behind it (of a lower priority, sprio)")
+
+
+def _of_unknown(n: int) -> str:
+    """The jobs going first because sprio says no priority of theirs (a mark of none)."""
+    if not n:
+        return ""
+    return f" ({n} of them of a priority sprio does not say, {'it' if n == 1 else 'they'} " \
+        "might go behind)"
 
 
 def _same_tier(d: Demand, tiers: dict[str, int], tier: int | None) -> bool:

@@ -18,6 +18,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .config import SiteConfig
+from .dialects.outputs_common import UNLIMITED, limit_count, not_set_mark
 from .dialects.sge_commands import amount
 from .model import (
     JobSpec,
@@ -385,6 +386,18 @@ def _dynamic(expr: str, node: Node | None) -> float | None:
     return total
 
 
+def _no_limit(name: str, raw: str) -> bool:
+    """Whether limit `name=raw` says no limit: INFINITY, or a number that is a mark of none
+    (Grid Engine's 4294967295, INT_MAX): past any count of slots (`limit_count`), one of
+    the marks exactly for an amount (a memory in bytes may pass 2^31)."""
+    text = raw.strip()
+    if text.lower() in UNLIMITED:
+        return True
+    if not text.isdigit():
+        return False
+    return limit_count(text) is None if name == "slots" else not_set_mark(text)
+
+
 def _job_asks(name: str, req: Req, complexes: Mapping[str, SgeComplex], slots: int
               ) -> float:
     """What the job asks of consumable `name` over `slots` slots: its request per slot
@@ -421,6 +434,8 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
             return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (the " \
                 "host's value of it is not read)"
     else:
+        if _no_limit(name, raw):  # INFINITY, or a mark of none (4294967295): it binds nothing
+            return None, 0.0, None, None
         limit = float(raw) if name == "slots" and raw.isdigit() else \
             None if name == "slots" else amount(raw)
         if limit is None:

@@ -7,9 +7,12 @@ export interface IStreamWatcher {
 }
 
 /**
- * An event manager of its own for the sidebar, whose socket reports opening and closing:
- * JupyterLab's shared one reconnects by itself but tells no one it was away, so a page
- * would show stale jobs as live.
+ * An event manager of its own for the sidebar, whose socket reports opening and closing.
+ * It cannot share JupyterLab's (`serviceManager.events`): that one's socket is private, its
+ * `stream` carries messages only, and it reconnects by itself telling no one it was away,
+ * so the sidebar could neither say its jobs may be stale nor know when to replay what it
+ * missed. Its socket is built from the settings' `WebSocket` when the manager is made, so
+ * watching it means a manager of our own: one more socket a page, for that.
  */
 export function watchedEventManager(
   settings: ServerConnection.ISettings,

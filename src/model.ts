@@ -174,8 +174,25 @@ export class DiamondModel {
     }
     this._streaming = true;
     this._notify();
-    if (this._status === 'ready' && !this._fetching) {
-      this._replay().catch(() => void this.refresh());
+    if (this._status === 'ready' && !this._fetching && this._catchUp === null) {
+      // Live events that come before the replay is in wait for it: applied first, one
+      // newer than the last seen would look like a gap (a reload of /state) and the
+      // missed events' activity lines would be lost.
+      this._catchUp = [];
+      this._replay()
+        .catch(() => void this.refresh())
+        .finally(() => this._endCatchUp());
+    }
+  }
+
+  /** The replay after a reconnect is in (or failed): deliver the live events it held, in
+   * sequence order; the store drops the ones the replay already applied (same seq). */
+  private _endCatchUp(): void {
+    const held = this._catchUp ?? [];
+    this._catchUp = null;
+    held.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    for (const emission of held) {
+      this._deliver(emission);
     }
   }
 
@@ -188,6 +205,18 @@ export class DiamondModel {
     this.stats.received++;
     if (typeof emission.seq === 'number') {
       this.stats.noteSeq(emission.seq);
+    }
+    if (this._catchUp !== null) {
+      this._catchUp.push(emission);
+      return;
+    }
+    this._deliver(emission);
+  }
+
+  /** Apply one live emission, or queue it while /state is being fetched. */
+  private _deliver(emission: Emission): void {
+    if (this._disposed) {
+      return;
     }
     if (this._fetching) {
       // Replayed once the snapshot is in, so nothing newer is overwritten.
@@ -393,6 +422,8 @@ export class DiamondModel {
   private _fetching: Promise<void> | null = null;
   private _fetchStart: number | null = null;
   private _queue: Emission[] = [];
+  /** Live events held while the replay after a reconnect runs; null when none runs. */
+  private _catchUp: Emission[] | null = null;
   private _recovering = false;
   private _disposed = false;
   private _asked = new Set<string>();

@@ -285,3 +285,24 @@ def test_a_calendar_without_a_known_zone_says_it_is_read_in_the_engines():
     assert v.verdict == "BUSY"
     assert any("(read in the engine's time zone: the sites entry sets no metadata.timezone "
                "and the site reported none)" in n for n in v.notes), v.notes
+
+
+# ---- no limit ---------------------------------------------------------------------------------
+
+def test_a_quota_of_infinity_or_a_mark_of_none_is_no_limit():
+    # Grid Engine writes INFINITY of a number as 4294967295: no limit, not an amount. Before:
+    # h_vmem=4294967295 and h_vmem=INFINITY were said not counted (not a number)
+    hers = {"all.q@s1": [entry("1", "alice", 4, 2, vmem="10G")]}
+    for limits in ("slots=4294967295,h_vmem=4294967295", "slots=INFINITY,h_vmem=INFINITY",
+                   "slots=2147483647,h_vmem=infinity"):
+        v = run(smp(8, "#$ -l h_vmem=8G"), site(rqs(f"users {{*}} to {limits}"), hers)
+                ).verdict("delta")
+        assert (v.verdict, v.reasons, v.not_checked) == ("READY", [], []), (limits, v.notes)
+
+
+def test_a_memory_limit_in_bytes_past_a_count_is_still_an_amount():
+    # 8589934592 bytes = 8G: no mark, held as a limit (the job asks 4 x 4G = 16G)
+    v = run(smp(4, "#$ -l h_vmem=4G"), site(rqs("users {*} to h_vmem=8589934592"))
+            ).verdict("delta")
+    assert v.verdict == "RESTRICTED", (v.reasons, v.not_checked)
+    assert "above its limit of 8G" in v.reasons[0]

@@ -304,3 +304,22 @@ def test_the_fair_share_of_an_earlier_recorded_bqueues_l_is_read():
     assert shares == {"default": 1}
     assert [(a.name, a.shares, a.priority, a.started) for a in table or []] == \
         [("alice", 1, 0.333, 2), ("bob", 1, 0.5, 0)]
+
+
+def test_a_count_that_is_a_mark_of_none_is_not_known_and_said_so():
+    """LSF prints INT_MAX (2147483647) where a count is not set: alice's shares and bob's
+    slots are not known, not two billion. Before: read as numbers."""
+    marks = ALICE_FIRST.replace("alice           10", "alice   2147483647").replace(
+        "bob             10    0.303      0        0",
+        "bob             10    0.303 2147483647  4294967295")
+    shares, table = parse_queue_fair_share(fair_queue(marks, "[alice, 2147483647] [bob, 10]"
+                                                      " [default, 1]"))["fair"]
+    assert shares == {"alice": None, "bob": 10, "default": 1}
+    assert table is not None and (table[0].shares, table[0].priority) == (None, 3.333)
+    assert (table[1].started, table[1].reserved) == (None, None)
+    assert (table[2].started, table[2].reserved) == (32, 0)
+    # placement still orders by priority, and says the share is not known
+    v = only(run(JOB, lark(fair_queue(marks))), "lark", "fair")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
+    assert any("your account alice has a share not known (LSF printed a mark of none), "
+               "dynamic priority 3.333;" in n for n in v.notes), v.notes

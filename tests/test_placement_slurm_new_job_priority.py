@@ -205,3 +205,18 @@ def test_on_a_big_site_the_jobs_behind_the_probe_are_left_out_of_its_plan():
     probe = Demand(1, 4, 0, 500.0, list(range(n)))
     assert earliest_start(st, queue(), probe, reservation="plan") == 20100.0
     assert earliest_start(st, queue(), probe, reservation="plan", probe_at=0) == 100.0
+
+
+def test_a_priority_that_is_a_mark_of_none_is_not_known_and_said_so():
+    # sprio prints NO_VAL (4294967294) for job 42: not a priority above all, not known; it
+    # is kept ahead (not known to go behind) and the note says why. A QOS priority of a
+    # mark is none. Before: 42 read as 4294967294, the QOS high as 4294967294
+    assert parse_job_priorities("41|3000|batch\n42|4294967294|batch\n") == {"41": 3000}
+    prio = parse_priority(CONFIG, factors(qos="normal|0\nhigh|4294967294\nlow|10\n"))
+    assert prio is not None and prio.qos_priority == {"normal": 0, "low": 10}
+    sprio = "41|3000|batch\n42|4294967294|batch\n43|1500|batch\n"
+    v, p = _one(FOUR, selene(factors(), sprio=sprio))
+    assert v.estimated_start == hours(25), p.explain()
+    assert has_note(v, "2 waiting jobs go first (1 of them of a priority sprio does not "
+                       "say, it might go behind), 1 waits behind it (of a lower priority, "
+                       "sprio)"), v.notes

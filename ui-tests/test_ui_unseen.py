@@ -107,6 +107,8 @@ class Wire:
         self.sockets: list = []
         self.emitted: list[dict] = []
         self.replays: list[int] = []
+        self.hold_replays = False  # GET events held (unanswered) until `release_replays`
+        self.held: list = []
         page.route("**/diamond/api/**", self._answer)
         page.route_web_socket("**/api/events/subscribe*", self._serve_socket)
 
@@ -126,6 +128,9 @@ class Wire:
         elif path == "events":
             since = int(query.get("since", 0))
             self.replays.append(since)
+            if self.hold_replays:
+                self.held.append((route, since))
+                return
             body = {"emissions": [e for e in self.emitted if e["seq"] > since],
                     "last_seq": self.last_seq, "more": False}
         elif path == "jobs":
@@ -139,6 +144,18 @@ class Wire:
             route.continue_()
             return
         route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    def _replay_body(self, since: int) -> str:
+        return json.dumps({"emissions": [e for e in self.emitted if e["seq"] > since],
+                           "last_seq": self.last_seq, "more": False})
+
+    def release_replays(self) -> None:
+        """Answer the held GET events with what is stored now, and hold no more."""
+        self.hold_replays = False
+        held, self.held = self.held, []
+        for route, since in held:
+            route.fulfill(status=200, content_type="application/json",
+                          body=self._replay_body(since))
 
     @property
     def last_seq(self) -> int:
@@ -314,6 +331,45 @@ def test_tab_order_follows_the_sidebar(page):
     expect(_site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")).to_have_count(0)
 
 
+def test_job_rows_are_one_tab_stop_arrows_move_and_enter_or_space_opens_details(page):
+    """The jobs list is one Tab stop (roving tabindex): Tab from the filter reaches the
+    first row, arrows move between rows, Enter or Space on a row shows its details as a
+    click does (again: hides them), and the contract attributes stay on each row. Before,
+    no row took Tab and Enter on a row did nothing."""
+    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    rows = jobs.locator("li[data-diamond-job]")
+    first, second = (rows.nth(i).get_attribute("data-diamond-job") for i in (0, 1))
+    jobs.get_by_role("searchbox", name="Filter jobs by name or id").focus()
+    page.keyboard.press("Tab")
+    focused = "() => document.activeElement.dataset.diamondJob ?? null"
+    assert page.evaluate(focused) == first
+    expect(jobs.locator('li[data-diamond-job][tabindex="0"]')).to_have_count(1)
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == second
+    # the tab stop moved with the focus: one row takes Tab, the one last focused
+    expect(jobs.locator('li[data-diamond-job][tabindex="0"]')).to_have_count(1)
+    expect(rows.nth(1)).to_have_attribute("tabindex", "0")
+    row = rows.nth(1)
+    details = row.locator("[data-diamond-job-details]")
+    page.keyboard.press("Enter")
+    expect(details).to_be_visible()
+    expect(details).to_contain_text("queued")
+    expect(row).to_have_attribute("data-diamond-state", re.compile(r"^[A-Z]+$"))
+    page.keyboard.press("Space")
+    expect(details).to_have_count(0)
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(focused) == first
+    page.keyboard.press("End")
+    assert page.evaluate(focused) == rows.last.get_attribute("data-diamond-job")
+    page.keyboard.press("Home")
+    assert page.evaluate(focused) == first
+    # a click opens the same details; a button in the row does its own work, no details
+    rows.nth(0).locator(".jp-diamond-job-meta").click()
+    expect(rows.nth(0).locator("[data-diamond-job-details]")).to_be_visible()
+    rows.nth(0).locator(".jp-diamond-job-meta").click()
+    expect(rows.nth(0).locator("[data-diamond-job-details]")).to_have_count(0)
+
+
 def test_escape_closes_the_cancel_dialog_and_cancels_nothing(page):
     posts: list[str] = []
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
@@ -404,6 +460,42 @@ def test_socket_dropped_then_restored_shows_stale_and_loses_nothing(page):
     expect(row).to_have_attribute("data-diamond-state", "COMPLETED", timeout=30_000)
     assert any(since < missed["seq"] for since in wire.replays), wire.replays
     assert page.evaluate("s => window.__diamondStats.seen(s, s)", first["seq"]) == 1
+
+
+def test_a_live_event_before_the_catch_up_replay_loses_no_activity_line(bare_lab, browser):
+    """After a reconnect, a live event that comes before the replay of what was missed is
+    held until the replay is in, then both apply in order, each once: no gap is seen (no
+    reload of /state) and the missed event's activity line is there. Before, the live one
+    was applied first, looked like a gap, and the replay's missed event was dropped."""
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = open_sidebar(p)
+        chip = panel.locator("[data-diamond-status]")
+        expect(chip).to_have_attribute("data-diamond-status", "live", timeout=30_000)
+        p.wait_for_function("() => window.__diamondStats !== undefined")
+        wire = p.diamond_wire
+        missed_job, live_job = ALL_JOBS[5]["id"], ALL_JOBS[6]["id"]
+        gaps = p.evaluate("() => window.__diamondStats.gaps")
+        wire.drop()
+        expect(chip).not_to_have_attribute("data-diamond-status", "live")
+        missed = wire.emit(missed_job, "CANCELLED", live=False)
+        wire.hold_replays = True
+        with p.expect_request(lambda r: "/diamond/api/events?" in r.url):
+            expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+        live = wire.emit(live_job, "FAILED")  # on the new socket, the replay still held
+        assert live["seq"] == missed["seq"] + 1
+        p.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=live["seq"])
+        with p.expect_response(lambda r: "/diamond/api/events?" in r.url):
+            wire.release_replays()
+        for job, state in ((missed_job, "CANCELLED"), (live_job, "FAILED")):
+            expect(panel.locator(f'[data-diamond-job="{job}"]')).to_have_attribute(
+                "data-diamond-state", state)
+            line = panel.locator('[data-diamond-section="activity"] li',
+                                 has_text=f"{job}: {state}")
+            expect(line).to_have_count(1)
+        assert p.evaluate("() => window.__diamondStats.gaps") == gaps
+    finally:
+        p.context.close()
 
 
 def test_narrow_sidebar_keeps_each_state_in_view(bare_lab, browser):

@@ -11,9 +11,11 @@ user's own row or that of a group holding the user.
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..model import Partition, ShareAccount
+from .outputs_common import known_count
 
 _PAIR = re.compile(r"\[\s*([^,\[\]\s]+)\s*,\s*(\d+)\s*\]")
 
@@ -30,17 +32,26 @@ def _sections(text: str, key: str) -> dict[str, list[str]]:
     return out
 
 
-def _number(text: str | None, kind: type[int] | type[float]) -> int | float | None:
+def _priority(text: str | None) -> float | None:
+    """An account's dynamic priority (a float); None where it is no finite number."""
     try:
-        return kind(text) if text is not None else None
+        x = float(text) if text is not None else None
     except ValueError:
         return None
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _count(text: str | None) -> int | None:
+    """A count of the table (shares, job slots): 0 where the column is not printed, None
+    where it is a mark of none (2147483647) or no count (not known)."""
+    return 0 if text is None else known_count(text)
 
 
 def share_table(lines: list[str], name: str) -> list[ShareAccount] | None:
     """The top level share table of one section: the one under `SHARE_INFO_FOR: NAME/`,
     else (no such line: `bhpart` without -r) the first; None when there is none. A row
-    whose SHARES or PRIORITY is not a number is left out."""
+    whose SHARES or PRIORITY is not a number is left out; a count that is a mark of none
+    (INT_MAX) is kept as not known (None)."""
     start = None
     for i, line in enumerate(lines):
         m = re.match(r"\s*SHARE_INFO_FOR:\s*(\S+)", line)
@@ -60,24 +71,27 @@ def share_table(lines: list[str], name: str) -> list[ShareAccount] | None:
         if not cols or re.match(r"\s*[A-Z_]+:", line):
             break  # the table ends at a blank line or the next `KEY:` line
         row = dict(zip(header, cols, strict=False))
-        shares = _number(row.get("SHARES"), int)
-        priority = _number(row.get("PRIORITY"), float)
-        if shares is None or priority is None:
+        shares = row.get("SHARES", "")
+        priority = _priority(row.get("PRIORITY"))
+        if not shares.isdigit() or priority is None:
             continue
         out.append(ShareAccount(
-            name=row["USER/GROUP"].rstrip("/"), shares=int(shares), priority=float(priority),
-            started=int(_number(row.get("STARTED") or row.get("STARTED_JOBS"), int) or 0),
-            reserved=int(_number(row.get("RESERVED"), int) or 0)))
+            name=row["USER/GROUP"].rstrip("/"), shares=known_count(shares), priority=priority,
+            started=_count(row.get("STARTED") or row.get("STARTED_JOBS")),
+            reserved=_count(row.get("RESERVED"))))
     return out if header is not None else None
 
 
+UserShares = dict[str, int | None]  # USER_SHARES: name -> shares (None: a mark, not known)
+
+
 def parse_queue_fair_share(bqueues_l: str
-                           ) -> dict[str, tuple[dict[str, int] | None, list[ShareAccount] | None]]:
+                           ) -> dict[str, tuple[UserShares | None, list[ShareAccount] | None]]:
     """`bqueues -l`: each fair share queue's USER_SHARES (name -> shares) and its top level
     SHARE_INFO_FOR table; a queue with neither is left out."""
     out = {}
     for queue, lines in _sections(bqueues_l, "QUEUE").items():
-        shares: dict[str, int] | None = None
+        shares: UserShares | None = None
         for i, line in enumerate(lines):
             if re.match(r"\s*USER_SHARES:", line):
                 text = line
@@ -85,7 +99,7 @@ def parse_queue_fair_share(bqueues_l: str
                     if not more.strip().startswith("["):
                         break
                     text += " " + more
-                shares = {n.rstrip("/"): int(s) for n, s in _PAIR.findall(text)}
+                shares = {n.rstrip("/"): known_count(s) for n, s in _PAIR.findall(text)}
                 break
         table = share_table(lines, queue)
         if shares is not None or table is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..model import SlurmPriority
+from .outputs_common import known_count
 
 # a failed command of the probe: this word, then its exit status (`usage_unread`'s form)
 _EXIT = "exit status"
@@ -108,8 +109,9 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
     qos: dict[str, int] = {}
     for line in parts.get("#qos", []):
         f = [x.strip() for x in line.split("|")]
-        if len(f) >= 2 and f[0] and " " not in f[0] and f[1].isdigit():
-            qos[f[0]] = int(f[1])
+        if len(f) >= 2 and f[0] and " " not in f[0] and f[1].isdigit() \
+                and (priority := known_count(f[1])) is not None:
+            qos[f[0]] = priority
     default = [x for x in parts.get("#default_account", [])
                if re.fullmatch(r"[\w.-]+", x) and not x.startswith(_EXIT)]
     out.fair_share = shares or None
@@ -125,10 +127,15 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
 
 def parse_job_priorities(text: str) -> dict[str, int] | None:
     """`sprio -h -o '%i|%Y|%r'` -> {job id: its highest priority over its partitions};
-    None where no line reads (the plugin is not multifactor, sprio failed)."""
+    None where no line reads (the plugin is not multifactor, sprio failed). A priority
+    that is a mark of none (4294967294, NO_VAL) is not known: its job is left out."""
     out: dict[str, int] = {}
     for line in text.splitlines():
         f = [x.strip() for x in line.split("|")]
-        if len(f) >= 2 and re.fullmatch(r"\d+(?:_\d+)?", f[0]) and f[1].isdigit():
-            out[f[0]] = max(out.get(f[0], 0), int(f[1]))
+        if len(f) < 2 or not re.fullmatch(r"\d+(?:_\d+)?", f[0]) or not f[1].isdigit():
+            continue
+        # a mark of none (NO_VAL, INFINITE) is no priority: the job's is not known, so it
+        # is not counted behind the new job
+        if (priority := known_count(f[1])) is not None:
+            out[f[0]] = max(out.get(f[0], 0), priority)
     return out or None

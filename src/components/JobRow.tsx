@@ -9,6 +9,7 @@ import {
 } from '@jupyterlab/ui-components';
 
 import { fmtPredictedStart, fmtTime, predictionSource, stateClass } from '../format';
+import { JobDetails } from './Placement';
 import { attentionNow, attentionText } from '../jobstate';
 import { IFetchResult, IJob, IReleaseOutcome, TERMINAL_STATES } from '../types';
 
@@ -65,7 +66,10 @@ const LOOKOUT_BADGES: Record<string, string> = {
   'never-submitted': 'NEVER SUBMITTED'
 };
 
-/** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`, and
+/** One job card: `[data-diamond-job=ID][data-diamond-state=STATE]`; a click on it, or
+ * Enter/Space while it has the focus, shows its details `[data-diamond-job-details]` (again:
+ * hides them). It takes part in the list's roving tab stop: `tabStop` (tabindex 0) on one
+ * row only, `onFocus` tells the list which. Also
  * `[data-diamond-lookout=looking|found|never-submitted]` for a submit whose answer was lost;
  * a job held by its user `[data-diamond-release=held]` with a Release button, then
  * `sending`, `kept` (its stage-in still copying), `sent` or `refused`, said in
@@ -75,9 +79,24 @@ export function JobRow(props: {
   actions: IJobActions;
   timeZone: string;
   focused: boolean;
+  tabStop: boolean;
+  onFocus: () => void;
 }): JSX.Element {
-  const { job, actions, timeZone, focused } = props;
+  const { job, actions, timeZone, focused, tabStop, onFocus } = props;
   const ref = React.useRef<HTMLLIElement>(null);
+  const [open, setOpen] = React.useState(false);
+  const onKeyDown = (e: React.KeyboardEvent<HTMLLIElement>): void => {
+    // the row's own keys only: a button inside it handles its Enter/Space itself
+    if (e.target === e.currentTarget && (e.key === 'Enter' || e.key === ' ')) {
+      e.preventDefault();
+      setOpen(!open);
+    }
+  };
+  const onClick = (e: React.MouseEvent<HTMLLIElement>): void => {
+    if (!(e.target as HTMLElement).closest('button, a, [data-diamond-job-details]')) {
+      setOpen(!open);
+    }
+  };
   React.useEffect(() => {
     if (focused && ref.current) {
       ref.current.scrollIntoView({ block: 'nearest' });
@@ -112,13 +131,17 @@ export function JobRow(props: {
   return (
     <li
       ref={ref}
-      tabIndex={-1}
+      tabIndex={tabStop ? 0 : -1}
+      onFocus={e => e.target === e.currentTarget && onFocus()}
+      onKeyDown={onKeyDown}
+      onClick={onClick}
       className={`jp-diamond-job ${stateClass(job.state)}${focused ? ' jp-mod-focused' : ''}`}
       data-diamond-job={job.id}
       data-diamond-state={job.state}
       data-diamond-lookout={lookout?.state}
       data-diamond-release={done ? undefined : releaseState}
       aria-label={`${label}, ${badge} on ${job.site}`}
+      data-diamond-details-open={open ? '' : undefined}
     >
       <div className="jp-diamond-job-main">
         <span className="jp-diamond-badge">{badge}</span>
@@ -169,6 +192,11 @@ export function JobRow(props: {
       {attention && (
         <div className="jp-diamond-attention" data-diamond-attention={attention.attention}>
           {attentionText(attention)}
+        </div>
+      )}
+      {open && (
+        <div data-diamond-job-details="">
+          <JobDetails job={job} timeZone={timeZone} />
         </div>
       )}
       <div className="jp-diamond-job-actions">

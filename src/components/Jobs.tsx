@@ -75,6 +75,23 @@ export function Jobs(props: {
   const matching = jobs.filter(j => matchJob(j, filter));
   const focusAt = focused ? matching.findIndex(j => j.id === focused) : -1;
   const shown = matching.slice(0, Math.max(limit, focusAt + 1));
+  // roving tab stop: one row takes Tab (the last focused, else the first); arrows move
+  const [current, setCurrent] = React.useState<string | null>(null);
+  const stop = shown.some(j => j.id === current) ? current : (shown[0]?.id ?? null);
+  const onListKey = (e: React.KeyboardEvent<HTMLUListElement>): void => {
+    const row = e.target as HTMLElement;
+    if (!row.matches('li[data-diamond-job]')) {
+      return; // a control inside a row keeps its own keys
+    }
+    const rows = Array.from(e.currentTarget.querySelectorAll<HTMLElement>(':scope > li[data-diamond-job]'));
+    const at = rows.indexOf(row);
+    const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: rows.length - 1 }[e.key];
+    if (to === undefined || !rows[to]) {
+      return;
+    }
+    e.preventDefault();
+    rows[to].focus();
+  };
   React.useEffect(() => {
     if (model.status === 'ready') {
       requestAnimationFrame(() => model.notePainted());
@@ -124,9 +141,17 @@ export function Jobs(props: {
       ) : matching.length === 0 ? (
         <p className="jp-diamond-muted">No loaded job matches these filters.</p>
       ) : (
-        <ul className="jp-diamond-list" aria-label="Jobs">
+        <ul className="jp-diamond-list" aria-label="Jobs" onKeyDown={onListKey}>
           {shown.map(j => (
-            <JobRow key={j.id} job={j} actions={actions} timeZone={timeZone} focused={j.id === focused} />
+            <JobRow
+              key={j.id}
+              job={j}
+              actions={actions}
+              timeZone={timeZone}
+              focused={j.id === focused}
+              tabStop={j.id === stop}
+              onFocus={() => setCurrent(j.id)}
+            />
           ))}
         </ul>
       )}

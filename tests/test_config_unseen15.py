@@ -109,7 +109,7 @@ def test_fault_jobcomp_on_a_scheduler_without_slurm_accounting_is_refused(tmp_pa
 
 def test_jobcomp_on_slurms_pbs_wrappers_is_taken(tmp_path):
     site = loads(tmp_path, LOCAL + "    scheduler: pbs\n    flavor: slurm\n"
-                                                "    jobcomp: true\n").sites[0]
+                               "    jobcomp: true\n").sites[0]
     assert site.jobcomp and site.flavor == "slurm"
 
 

@@ -403,3 +403,9 @@ def fake_load_site(monkeypatch: pytest.MonkeyPatch, name: str, scheduler: str,
 def replay_number(name: str) -> int:
     """The log's job number in a replayed job's name: trace-arrive-17.2 -> 17."""
     return int(name.split("-", 2)[2].split(".")[0])
+
+
+# The faces sweeps' (test_faces_unseen*.py) fixtures, named by the module taking them:
+# `user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES`
+FACES_FIXTURES = (new_user, magics_shell, one_local_site_server, rest_caller)
+FACES_SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"  # the job script they submit

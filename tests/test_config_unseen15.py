@@ -9,32 +9,12 @@ tests marked `fault` failed before this sweep's fixes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from diamond_jupyter.config import load_config
-from diamond_jupyter.model import BadInput
+from test_config_unseen2 import loads, refused
 
 LOCAL = "sites:\n  - name: a\n    transport: {kind: local}\n"
 REST = ("sites:\n  - name: a\n    workdir: /w\n    transport: {kind: slurmrestd, "
         "url: 'http://ctl:6820', token_command: scontrol token")
-
-
-def _write(d: Path, text: str) -> Path:
-    path = d / "sites.yaml"
-    path.write_text(text)
-    return path
-
-
-def _refusal(d: Path, text: str) -> str:
-    path = _write(d, text)
-    with pytest.raises(BadInput) as e:
-        load_config(path)
-    said = str(e.value)
-    assert said.startswith(f"sites file {path}"), said
-    assert "\n" not in said, said
-    return said
 
 
 # ---- shell syntax in the names a site's jobs are given -------------------------------------
@@ -55,7 +35,7 @@ def test_fault_shell_syntax_in_a_partition_account_or_server_name_is_refused(
         tmp_path, lines, key, said):
     """`default_partition: 'gpu;rm'` was taken and written into every job's directives; a
     face refuses the same partition typed for one job."""
-    got = _refusal(tmp_path, LOCAL + lines)
+    got = refused(tmp_path, LOCAL + lines)
     assert f"site 'a' (sites[0]): {key}: " in got and said in got, got
     assert "no scheduler's partition, account or server name holds" in got, got
     assert "letters, digits, _ . -, e.g. debug" in got, got
@@ -69,7 +49,7 @@ def test_fault_shell_syntax_in_a_partition_account_or_server_name_is_refused(
     "    scheduler: pbs\n    pbs_servers: ['pbs01.example.org:15001']\n",
 ])
 def test_grid_engine_wildcards_and_plain_names_are_kept(tmp_path, lines):
-    site = load_config(_write(tmp_path, LOCAL + lines)).sites[0]
+    site = loads(tmp_path, LOCAL + lines).sites[0]
     assert site.default_partition or site.allowed_partitions or site.default_account or \
         site.pbs_servers
 
@@ -98,7 +78,7 @@ def test_fault_a_job_directive_in_a_preamble_is_refused_saying_where_it_goes(
     """The preamble runs on the login before each scheduler command: `#SBATCH -p gpu`
     there is a comment, and the partition the admin meant every job to have was never
     asked for."""
-    got = _refusal(tmp_path, LOCAL + lines)
+    got = refused(tmp_path, LOCAL + lines)
     assert f"site 'a' (sites[0]): {said} is a job directive" in got, got
     assert "runs on the login before each scheduler command" in got, got
     assert hint in got and got.endswith(f"(line {line})"), got
@@ -109,7 +89,7 @@ def test_fault_a_job_directive_in_a_preamble_is_refused_saying_where_it_goes(
 def test_a_preamble_with_plain_comments_is_kept(tmp_path, preamble):
     text = LOCAL + "    preamble: |\n" + "".join(f"      {ln}\n"
                                                    for ln in preamble.splitlines())
-    assert load_config(_write(tmp_path, text)).sites[0].preamble == preamble
+    assert loads(tmp_path, text).sites[0].preamble == preamble
 
 
 # ---- keys beside the wrong scheduler -------------------------------------------------------
@@ -122,33 +102,33 @@ def test_a_preamble_with_plain_comments_is_kept(tmp_path, preamble):
 def test_fault_jobcomp_on_a_scheduler_without_slurm_accounting_is_refused(tmp_path, lines,
                                                                           sched):
     """jobcomp was taken on a PBS or LSF site and read by nothing."""
-    got = _refusal(tmp_path, LOCAL + lines)
+    got = refused(tmp_path, LOCAL + lines)
     assert "jobcomp is for scheduler slurm, or pbs with flavor slurm" in got, got
     assert f"not {sched}: leave it out (line 2)" in got, got
 
 
 def test_jobcomp_on_slurms_pbs_wrappers_is_taken(tmp_path):
-    site = load_config(_write(tmp_path, LOCAL + "    scheduler: pbs\n    flavor: slurm\n"
-                                                "    jobcomp: true\n")).sites[0]
+    site = loads(tmp_path, LOCAL + "    scheduler: pbs\n    flavor: slurm\n"
+                               "    jobcomp: true\n").sites[0]
     assert site.jobcomp and site.flavor == "slurm"
 
 
 # ---- transfer retries ----------------------------------------------------------------------
 
 def test_fault_a_longest_wait_below_the_first_is_refused_naming_both(tmp_path):
-    got = _refusal(tmp_path, LOCAL + "transfers: {backoff_s: 10, backoff_max_s: 5}\n")
+    got = refused(tmp_path, LOCAL + "transfers: {backoff_s: 10, backoff_max_s: 5}\n")
     assert "transfers: backoff_max_s 5 is below backoff_s 10" in got, got
     assert "give backoff_max_s at least 10 (or a smaller backoff_s) (line 4)" in got, got
 
 
 def test_fault_a_first_wait_alone_is_not_cut_to_the_default_longest(tmp_path):
     """`backoff_s: 3600` alone: the waits were cut to the default longest, 30 s."""
-    cfg = load_config(_write(tmp_path, LOCAL + "transfers: {backoff_s: 3600}\n"))
+    cfg = loads(tmp_path, LOCAL + "transfers: {backoff_s: 3600}\n")
     assert cfg.transfers.backoff_s == cfg.transfers.backoff_max_s == 3600
 
 
 def test_a_longest_wait_equal_to_the_first_is_taken(tmp_path):
-    cfg = load_config(_write(tmp_path, LOCAL + "transfers: {backoff_s: 5, backoff_max_s: 5}\n"))
+    cfg = loads(tmp_path, LOCAL + "transfers: {backoff_s: 5, backoff_max_s: 5}\n")
     assert (cfg.transfers.backoff_s, cfg.transfers.backoff_max_s) == (5, 5)
 
 
@@ -160,14 +140,14 @@ def test_fault_a_sites_key_at_the_top_level_says_it_belongs_in_each_site(tmp_pat
     """`scheduler: pbs` written above or below `sites:` was "unknown key", with no word
     that it is each site's."""
     key = line.split(":")[0]
-    got = _refusal(tmp_path, LOCAL + line + "\n")
+    got = refused(tmp_path, LOCAL + line + "\n")
     assert f": {key}: unknown key: {key} is a key of each site, written in the site's " \
            "entry under sites: (beside its `- name:`; accepted here: sites, store" in got, got
     assert got.endswith("(line 4)"), got
 
 
 def test_a_top_level_key_misspelt_still_says_the_one_meant(tmp_path):
-    got = _refusal(tmp_path, LOCAL + "stor: /tmp/s.sqlite3\n")
+    got = refused(tmp_path, LOCAL + "stor: /tmp/s.sqlite3\n")
     assert "stor: unknown key (did you mean store?" in got, got
 
 
@@ -193,5 +173,5 @@ GUARDS = [
 
 @pytest.mark.parametrize("text,said", GUARDS)
 def test_a_mistake_the_file_names_already_stays_named(tmp_path, text, said):
-    got = _refusal(tmp_path, text)
+    got = refused(tmp_path, text)
     assert said in got and "(line " in got, got

@@ -21,12 +21,8 @@ from sweep_helpers import sbatch_calls
 from diamond_jupyter.model import JobState
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
-
-SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
+SCRIPT = sweep_helpers.FACES_SCRIPT
 GIVEN_AS_PBS = ("the script was given as pbs, but holds no #PBS directive, and 1 #SBATCH "
                 "one(s) (slurm's), which a pbs reading passes over: translate it from slurm, "
                 "or give no source dialect to have it detected")

@@ -22,7 +22,7 @@ from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, SiteError, SiteSnapshot
 from diamond_jupyter.needs import with_options
-from diamond_jupyter.placement import place
+from diamond_jupyter.placement import SiteVerdict, place
 
 slurm = SlurmCommands(tz=timezone.utc)
 
@@ -143,6 +143,13 @@ def lyra(*jobs: tuple[str, str, int, float, dict], states: dict[str, str] | None
     return SiteConfig(name="lyra", metadata={"architecture": "x86_64"}), snap
 
 
+def on_lyra(script: str, partition: str,
+            site: tuple[SiteConfig, SiteSnapshot] | None = None) -> SiteVerdict:
+    """The verdict of `script` on lyra (`site`, else idle `lyra()`), the only site that can
+    run it, in `partition`."""
+    return only(run(script, lyra() if site is None else site), "lyra", partition)
+
+
 def job(jid: str, node: str, cpus: int, left_h: float, **more) -> tuple:
     return (jid, node, cpus, left_h, more)
 
@@ -175,7 +182,7 @@ def test_h100s_go_to_gpu_and_the_preemptible_partitions_are_passed_over_naming_g
     """standby and scavenge hold the H100 nodes too, but gpu (PriorityTier 10) preempts
     them there: the engine keeps the job in gpu and says which partition would preempt it
     elsewhere (before: 'by jobs of partition cpu', whose nodes have no GPU)."""
-    v = only(run("#SBATCH --gres=gpu:h100:2 -t 2:00:00", lyra()), "lyra", "gpu")
+    v = on_lyra("#SBATCH --gres=gpu:h100:2 -t 2:00:00", "gpu")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
         "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
@@ -202,7 +209,7 @@ def test_a_v100_day_runs_only_in_scavenge_and_legacy_is_what_preempts_it():
     """legacy allows 12 h and standby has no V100: a day on a V100 fits only scavenge,
     whose V100 nodes it shares with legacy, not with cpu (before: 'by jobs of partition
     cpu', which never runs on v01-v03)."""
-    v = only(run("#SBATCH --gres=gpu:v100:1 -t 1-00:00:00", lyra()), "lyra", "scavenge")
+    v = on_lyra("#SBATCH --gres=gpu:v100:1 -t 1-00:00:00", "scavenge")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert "walltime 1-00:00:00 above partition legacy MaxTime 12:00:00" in v.notes
     assert "partition scavenge: the job may be preempted (PreemptMode=CANCEL) by jobs of " \
@@ -215,7 +222,7 @@ def test_features_and_across_gpu_kinds():
                    "lyra") == ("no single node meets all the requirements together (feature "
                                "'a100' on g01, g02; feature 'nvlink' on h01, h02; 1 GPU on "
                                "g01, g02, h01, h02 and 3 more)")
-    v = only(run("#SBATCH -C 'h100&nvlink' --gres=gpu:1 -t 1:00:00", lyra()), "lyra", "gpu")
+    v = on_lyra("#SBATCH -C 'h100&nvlink' --gres=gpu:1 -t 1:00:00", "gpu")
     assert v.estimated_start == NOW
 
 
@@ -225,16 +232,13 @@ def test_matching_or_in_brackets_needs_one_rack_for_all_nodes():
     assert reasons(run("#SBATCH -N 3 -C '[r1|r2]' -t 1:00:00", lyra()), "lyra").startswith(
         "constraint '[r1|r2]' needs all 3 nodes with the same one of them, partition cpu has "
         "at most 2 (r1: 2, r2: 2)")
-    assert only(run("#SBATCH -N 2 -C '[r1|r2]' -t 1:00:00", lyra()), "lyra",
-                "cpu").estimated_start == NOW
-    assert only(run("#SBATCH -N 3 -C '[r1*2&r2*1]' -t 1:00:00", lyra()), "lyra",
-                "cpu").estimated_start == NOW
+    assert on_lyra("#SBATCH -N 2 -C '[r1|r2]' -t 1:00:00", "cpu").estimated_start == NOW
+    assert on_lyra("#SBATCH -N 3 -C '[r1*2&r2*1]' -t 1:00:00", "cpu").estimated_start == NOW
 
 
 def test_feature_counts_of_two_gpu_kinds_in_one_job():
     """[a100*1&h100*1] on two nodes: one of each, in gpu; legacy has neither."""
-    v = only(run("#SBATCH -N 2 -C '[a100*1&h100*1]' --gres=gpu:2 -t 1:00:00", lyra()), "lyra",
-             "gpu")
+    v = on_lyra("#SBATCH -N 2 -C '[a100*1&h100*1]' --gres=gpu:2 -t 1:00:00", "gpu")
     assert v.estimated_start == NOW
     assert "constraint 'a100*1' needs 1 node with it, partition legacy has 0" in v.notes
 
@@ -249,11 +253,9 @@ def test_memory_a_gpu_chooses_the_node_kind():
     """150 GB a GPU x 4 = 614400 MB: above an A100 node's 512000, so the free A100 nodes
     cannot take it and it waits for h01 (+2 h); 100 GB a GPU fits the A100 nodes now; 200
     GB a GPU is above every GPU node."""
-    v = only(run("#SBATCH --mem-per-gpu=150G --gres=gpu:4 -t 1:00:00", _h100s_busy()), "lyra",
-             "gpu")
+    v = on_lyra("#SBATCH --mem-per-gpu=150G --gres=gpu:4 -t 1:00:00", "gpu", _h100s_busy())
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2))
-    v = only(run("#SBATCH --mem-per-gpu=100G --gres=gpu:4 -t 1:00:00", _h100s_busy()), "lyra",
-             "gpu")
+    v = on_lyra("#SBATCH --mem-per-gpu=100G --gres=gpu:4 -t 1:00:00", "gpu", _h100s_busy())
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert reasons(run("#SBATCH --mem-per-gpu=200G --gres=gpu:4 -t 1:00:00", lyra()),
                    "lyra") == ("no single node meets all the requirements together (4 GPUs "
@@ -261,7 +263,7 @@ def test_memory_a_gpu_chooses_the_node_kind():
 
 
 def test_gpus_in_all_with_memory_a_gpu_spread_over_two_h100_nodes():
-    v = only(run("#SBATCH --gpus=6 --mem-per-gpu=200G -t 1:00:00", lyra()), "lyra", "gpu")
+    v = on_lyra("#SBATCH --gpus=6 --mem-per-gpu=200G -t 1:00:00", "gpu")
     assert v.estimated_start == NOW
     assert "its 6 GPUs (the job's, no node count) take 2 nodes here, 3 GPUs on each" in v.notes
     assert "partition legacy: needs 3 GPUs per node, largest node has 2; needs 614400 MB " \
@@ -273,18 +275,17 @@ def test_exclusive_waits_for_the_first_h100_node_to_empty():
     job of one H100 starts now beside them."""
     site = lyra(job("1", "h01", 1, 3, partition="gpu", gpus=1, gtype="h100"),
                 job("2", "h02", 1, 5, partition="gpu", gpus=1, gtype="h100"))
-    v = only(run("#SBATCH --exclusive -C h100 -t 2:00:00", site), "lyra", "gpu")
+    v = on_lyra("#SBATCH --exclusive -C h100 -t 2:00:00", "gpu", site)
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
-    v = only(run("#SBATCH --exclusive --gres=gpu:h100:4 -N 2 -t 2:00:00", site), "lyra", "gpu")
+    v = on_lyra("#SBATCH --exclusive --gres=gpu:h100:4 -N 2 -t 2:00:00", "gpu", site)
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(5))
-    v = only(run("#SBATCH --gres=gpu:h100:3 -N 2 -t 2:00:00", site), "lyra", "gpu")
+    v = on_lyra("#SBATCH --gres=gpu:h100:3 -N 2 -t 2:00:00", "gpu", site)
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
 
 
 def test_tasks_a_node_only_the_h100_nodes_hold():
     """96 tasks a node of 8000 MB each: only an H100 node has 96 CPUs and 768000 MB."""
-    v = only(run("#SBATCH --ntasks-per-node=96 --mem-per-cpu=8000 -N 2 -t 1:00:00", lyra()),
-             "lyra", "gpu")
+    v = on_lyra("#SBATCH --ntasks-per-node=96 --mem-per-cpu=8000 -N 2 -t 1:00:00", "gpu")
     assert v.estimated_start == NOW
     assert "partition cpu: needs 96 CPUs per node, largest node has 64; needs 768000 MB " \
         "memory per node, largest node has 256000 MB" in v.notes
@@ -307,8 +308,7 @@ def test_a_gpu_job_preempts_scavenge_jobs_and_names_only_the_partition_running_t
     """The A100 nodes full of scavenge jobs for 6 h: a gpu job cancels them and starts
     now; the note names scavenge alone (before: 'scavenge ..., partition standby', though
     no standby job ran there)."""
-    v = only(run("#SBATCH --gres=gpu:a100:2 -t 1:00:00", _scavenge_on("g01", "g02")), "lyra",
-             "gpu")
+    v = on_lyra("#SBATCH --gres=gpu:a100:2 -t 1:00:00", "gpu", _scavenge_on("g01", "g02"))
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert "partition gpu: its jobs preempt the running jobs of partition scavenge " \
         "(PreemptMode=CANCEL, PriorityTier 1) on its nodes (its PriorityTier 10): they count as " \
@@ -317,7 +317,7 @@ def test_a_gpu_job_preempts_scavenge_jobs_and_names_only_the_partition_running_t
 
 def test_standby_preempts_scavenge_but_scavenge_never_preempts_standby():
     site = _scavenge_on("c01", "c02", "c03", "c04")
-    v = only(run("#SBATCH -p standby -N 2 -t 1:00:00", site), "lyra", "standby")
+    v = on_lyra("#SBATCH -p standby -N 2 -t 1:00:00", "standby", site)
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
     assert "partition standby: its jobs preempt the running jobs of partition scavenge " \
         "(PreemptMode=CANCEL, PriorityTier 1) on its nodes (its PriorityTier 5): they count as " \
@@ -326,14 +326,14 @@ def test_standby_preempts_scavenge_but_scavenge_never_preempts_standby():
         "partition cpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
     # the other way round: standby jobs on every CPU node until +3 h hold a scavenge job
     site = lyra(*[job(str(i), f"c0{i}", 64, 3, partition="standby") for i in range(1, 5)])
-    v = only(run("#SBATCH -p scavenge -N 2 -C icelake -t 1:00:00", site), "lyra", "scavenge")
+    v = on_lyra("#SBATCH -p scavenge -N 2 -C icelake -t 1:00:00", "scavenge", site)
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3))
 
 
 def test_jobs_of_the_same_tier_are_not_preempted():
     """scavenge's own jobs on the H100 nodes until +6 h: a scavenge job of H100s waits."""
     site = _scavenge_on("h01", "h02")
-    v = only(run("#SBATCH -p scavenge --gres=gpu:h100:2 -t 2:00:00", site), "lyra", "scavenge")
+    v = on_lyra("#SBATCH -p scavenge --gres=gpu:h100:2 -t 2:00:00", "scavenge", site)
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(6))
     assert "partition scavenge: the job may be preempted (PreemptMode=CANCEL) by jobs of " \
         "partition gpu (PriorityTier 10 above its 1) on the same nodes" in v.notes
@@ -342,7 +342,7 @@ def test_jobs_of_the_same_tier_are_not_preempted():
 def test_five_nodes_go_to_standby_with_the_risk_said():
     """cpu allows 4 nodes, gpu 2, legacy has 3: only standby (8 nodes) and scavenge hold 5;
     standby is the higher tier, so the less likely to be preempted."""
-    v = only(run("#SBATCH -N 5 -t 1:00:00", lyra()), "lyra", "standby")
+    v = on_lyra("#SBATCH -N 5 -t 1:00:00", "standby")
     assert v.estimated_start == NOW
     assert v.notes[:4] == ["needs 5 nodes, partition cpu allows at most 4",
                            "needs 5 nodes, partition bigmem allows at most 1",
@@ -358,13 +358,13 @@ def test_of_two_preemptible_partitions_starting_it_at_once_the_higher_tier_wins(
     standby preempts too and which cancels (before: scavenge, the first printed)."""
     cpu, bigmem, gpu, legacy, standby, scavenge = PARTITIONS.splitlines(keepends=True)
     printed = cpu + bigmem + gpu + legacy + scavenge + standby
-    v = only(run("#SBATCH -N 5 -t 1:00:00", lyra(partitions=printed)), "lyra", "standby")
+    v = on_lyra("#SBATCH -N 5 -t 1:00:00", "standby", lyra(partitions=printed))
     assert v.estimated_start == NOW
     # standby's CPU nodes held by its own jobs until +3 h: scavenge's seven other nodes
     # start the job now, before standby could
     site = lyra(*[job(str(i), f"c0{i}", 64, 3, partition="standby") for i in range(1, 5)],
                 partitions=printed)
-    v = only(run("#SBATCH -N 5 -t 1:00:00", site), "lyra", "scavenge")
+    v = on_lyra("#SBATCH -N 5 -t 1:00:00", "scavenge", site)
     assert v.estimated_start == NOW
 
 
@@ -386,13 +386,13 @@ def test_max_mem_per_node_below_what_the_bigmem_nodes_have():
     """m01-m02 have 1031000 MB, bigmem lets a job have 1000000 of them."""
     assert reasons(run("#SBATCH -p bigmem --mem=1010000 -t 1:00:00", lyra()), "lyra") == \
         "partition bigmem: needs 1010000 MB memory per node, its MaxMemPerNode is 1000000 MB"
-    v = only(run("#SBATCH -p bigmem --mem=1000000 -t 1:00:00", lyra()), "lyra", "bigmem")
+    v = on_lyra("#SBATCH -p bigmem --mem=1000000 -t 1:00:00", "bigmem")
     assert v.estimated_start == NOW
     # 64 CPUs at 16000 MB each pass it too; at bigmem's default 15600 they do not
     assert reasons(run("#SBATCH -p bigmem -c 64 --mem-per-cpu=16000 -t 1:00:00", lyra()),
                    "lyra") == ("partition bigmem: needs 1024000 MB memory per node, its "
                                "MaxMemPerNode is 1000000 MB")
-    v = only(run("#SBATCH -p bigmem -c 64 -t 1:00:00", lyra()), "lyra", "bigmem")
+    v = on_lyra("#SBATCH -p bigmem -c 64 -t 1:00:00", "bigmem")
     assert "partition bigmem: no memory asked, it gets DefMemPerCPU 15600 MB x 64 CPUs = " \
         "998400 MB a node" in v.notes
 
@@ -400,7 +400,7 @@ def test_max_mem_per_node_below_what_the_bigmem_nodes_have():
 def test_def_mem_per_cpu_against_the_jobs_own_request():
     """legacy gives 4500 MB a CPU when the job asks none: 40 CPUs take 180000 of a V100
     node's 192000 MB; asking 5000 a CPU (200000 MB) no V100 node holds."""
-    v = only(run("#SBATCH -p legacy --gres=gpu:2 -c 40 -t 1:00:00", lyra()), "lyra", "legacy")
+    v = on_lyra("#SBATCH -p legacy --gres=gpu:2 -c 40 -t 1:00:00", "legacy")
     assert v.estimated_start == NOW
     assert "partition legacy: no memory asked, it gets DefMemPerCPU 4500 MB x 40 CPUs = " \
         "180000 MB a node" in v.notes
@@ -592,7 +592,7 @@ def test_a_count_constraint_names_the_partition_preempting_the_nodes_that_meet_i
 
 
 def test_a_count_constraint_on_the_default_partitions_passes_standby_over_naming_gpu():
-    v = only(run("#SBATCH -N 2 -C 'h100*2' -t 1:00:00", lyra()), "lyra", "gpu")
+    v = on_lyra("#SBATCH -N 2 -C 'h100*2' -t 1:00:00", "gpu")
     assert "partition standby passed over: the job may be preempted (PreemptMode=REQUEUE) by " \
         "jobs of partition gpu (PriorityTier 10 above its 5) on the same nodes" in v.notes
     assert "partition scavenge passed over: the job may be preempted (PreemptMode=CANCEL) by " \

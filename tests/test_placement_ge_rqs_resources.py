@@ -19,6 +19,7 @@ from test_placement_pbs_resv_ge_rqs import NIGHT, _ge_site, _smp
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.limits_text import RC_MARK
 from diamond_jupyter.dialects.sge_commands import SgeCommands, parse_time_zone
+from diamond_jupyter.model import SiteSnapshot
 
 H = 3600
 G = 2.0**30
@@ -97,6 +98,16 @@ def rqs(*limits: str) -> str:
 
 # ---- the parser ----------------------------------------------------------------------------
 
+BUSY_TILL_THEY_END = ("BUSY", NOW + timedelta(hours=2))  # the running jobs' end
+
+
+def ready_not_checked(job: str, at: tuple[SiteConfig, SiteSnapshot]) -> list[str]:
+    """What the verdict of `job` on `at` (site delta), READY, says it did not check."""
+    v = run(job, at).verdict("delta")
+    assert v.verdict == "READY"
+    return v.not_checked
+
+
 def test_running_jobs_project_pe_and_consumables_are_read_from_qstat_r():
     _, snap = site("", {"all.q@s1": [entry("1", "bob", 4, 2, project="p1", pe="mpi",
                                            vmem="10G")],
@@ -119,7 +130,7 @@ def test_a_memory_quota_counts_memory_per_slot_times_slots_and_the_running_jobs_
     # the job waits for hers. Before: READY now, h_vmem said not counted
     hers = {"all.q@s1": [entry("1", "alice", 4, 2, vmem="10G")]}
     v = run(smp(4, "#$ -l h_vmem=8G"), site(VMEM, hers)).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), \
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, \
         (v.reasons, v.notes, v.not_checked)
     assert ("queue all.q: resource quota set q rule 1 (users {*} to h_vmem=64G): your "
             "running jobs hold 40G of its 64G of h_vmem; the job's 32G fit once enough of "
@@ -150,7 +161,7 @@ def test_a_job_consumable_is_counted_once_and_a_non_consumable_as_asked():
         "</job_list>", '<hard_request name="lic" resource_contribution="0">2</hard_request>'
         "</job_list>")]}
     v = run(smp(8, "#$ -l lic=3"), site(rqs("users {*} to lic=4"), hers)).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), v.notes
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, v.notes
     assert any("your running jobs hold 2 of its 4 of lic; the job's 3 fit" in n
                for n in v.notes), v.notes
     # mem_free, no consumable here: the request itself is held to the limit
@@ -161,11 +172,9 @@ def test_a_job_consumable_is_counted_once_and_a_non_consumable_as_asked():
 
 
 def test_a_consumable_limit_without_the_complexes_is_said_not_checked():
-    v = run(smp(4, "#$ -l h_vmem=8G"), site(VMEM, complexes="")).verdict("delta")
-    assert v.verdict == "READY"
-    assert v.not_checked == ["resource quota set q rule 1 (users {*} to h_vmem=64G): "
-                             "h_vmem=64G not counted here (the complexes, qconf -sc, not "
-                             "read)"]
+    assert ready_not_checked(smp(4, "#$ -l h_vmem=8G"), site(VMEM, complexes="")) == [
+        "resource quota set q rule 1 (users {*} to h_vmem=64G): h_vmem=64G not counted here "
+        "(the complexes, qconf -sc, not read)"]
 
 
 # ---- dynamic limits --------------------------------------------------------------------------
@@ -176,7 +185,7 @@ def test_a_dynamic_limit_is_the_hosts_own_value():
     quota = rqs("hosts {*} to slots=$num_proc*2")
     busy = {"all.q@s1": [entry("1", "bob", 6, 2)], "all.q@s2": [entry("2", "bob", 6, 3)]}
     v = run(smp(4), site(quota, busy, num_proc=4)).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), \
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, \
         (v.reasons, v.notes, v.not_checked)
     assert any("its running jobs hold 6 of its 8 slots on a host; the job's 4 fit" in n
                for n in v.notes), v.notes
@@ -193,11 +202,9 @@ def test_a_dynamic_limit_is_the_hosts_own_value():
 
 
 def test_a_dynamic_limit_without_an_expanded_host_list_is_said_not_checked():
-    v = run(smp(4), site(rqs("users {*} to slots=$num_proc"))).verdict("delta")
-    assert v.verdict == "READY"
-    assert v.not_checked == ["resource quota set q rule 1 (users {*} to slots=$num_proc): "
-                             "slots=$num_proc (a host's own value) not counted here: a dynamic "
-                             "limit needs an expanded host list ({})"]
+    assert ready_not_checked(smp(4), site(rqs("users {*} to slots=$num_proc"))) == [
+        "resource quota set q rule 1 (users {*} to slots=$num_proc): slots=$num_proc (a "
+        "host's own value) not counted here: a dynamic limit needs an expanded host list ({})"]
 
 
 # ---- projects and PEs of the running jobs ----------------------------------------------------
@@ -212,7 +219,7 @@ def test_a_project_rule_counts_only_that_projects_running_jobs():
     # of p1: counted, whoever runs them
     same = {"all.q@s1": [entry("1", "bob", 6, 2, project="p1")]}
     v = run(job, site(quota, same)).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), v.notes
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, v.notes
     # a rule for p1 together (no braces): the same
     v = run(job, site(rqs("projects p1 to slots=8"), same)).verdict("delta")
     assert v.verdict == "BUSY", v.notes
@@ -225,7 +232,7 @@ def test_a_pe_rule_counts_only_the_jobs_granted_that_pe():
     assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)
     mpi_jobs = {"all.q@s1": [entry("1", "bob", 6, 2, pe="mpi")]}
     v = run(smp(4, pe="mpi"), site(quota, mpi_jobs)).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), v.notes
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, v.notes
 
 
 # ---- a job asking several queues -------------------------------------------------------------
@@ -242,11 +249,11 @@ def test_a_queue_list_is_held_to_each_rule_in_each_queue():
         assert (v.verdict, v.estimated_start) == ("READY", NOW), (asked, v.reasons, v.notes)
     # a.q alone: she waits for her job
     v = run(smp(2, queue="a.q"), two).verdict("delta")
-    assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), v.notes
+    assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, v.notes
     # a wildcard naming a.q alone, or its instance on s1: the same
     for asked in ("a*", "a.q@s1"):
         v = run(smp(2, queue=asked), two).verdict("delta")
-        assert (v.verdict, v.estimated_start) == ("BUSY", NOW + timedelta(hours=2)), \
+        assert (v.verdict, v.estimated_start) == BUSY_TILL_THEY_END, \
             (asked, v.reasons, v.notes)
 
 

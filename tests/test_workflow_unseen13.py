@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from sweep_helpers import SITES, load, refused
 from test_workflow_unseen import _Ops, _until
+from workflow_ops import HeldCopy
 
 from diamond_jupyter.model import JobState
 from diamond_jupyter.store import Store
@@ -452,18 +453,8 @@ async def test_an_engine_stopped_between_steps_is_resumed_without_a_second_submi
             await second.eng.close()
 
 
-class _SlowCopy(_Ops):
+class _SlowCopy(HeldCopy, _Ops):
     """A copy that does not end until `done` is set (the engine may stop meanwhile)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.started = asyncio.Event()
-        self.done = asyncio.Event()
-
-    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
-        self.started.set()
-        await self.done.wait()
-        return await super().transfer(src, dst, **kw)
 
 
 async def test_an_engine_stopped_mid_copy_leaves_the_copy_to_the_next_engine(tmp_path):

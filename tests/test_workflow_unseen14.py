@@ -14,12 +14,16 @@ where. The tests named `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sweep_helpers import SITES, load, refused
 from test_workflow_unseen import _Ops, _until
+from test_workflow_unseen13 import _Run as WorkflowRun
+from workflow_ops import HeldCopy
 
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec, JobState
 from diamond_jupyter.store import Store
@@ -84,32 +88,109 @@ class _Placing(_Ops):
         return 0.0
 
 
-class _Run:
-    def __init__(self, store: Store, ops: _Placing) -> None:
-        self.store, self.ops = store, ops
-        self.eng = WorkflowEngine(ops)
-        self.wid = ""
+class _Run(WorkflowRun):
+    """The thirteenth sweep's run, on `_Placing`, telling the order of its calls."""
 
-    def job(self, step: str) -> Any:
-        return self.store.job_by_token(self.store.get_workflow(self.wid).step(step).token)
-
-    async def end(self, step: str, state: JobState = JobState.COMPLETED) -> None:
-        self.store.apply_state(self.job(step).id, state,
-                               exit_code=0 if state == JobState.COMPLETED else 1)
-        await self.eng.advance(self.wid)
-
-    def phases(self) -> dict[str, str]:
-        return {s.name: s.phase for s in self.store.get_workflow(self.wid).steps}
-
-    def state(self) -> tuple[str, str | None]:
-        rec = self.store.get_workflow(self.wid)
-        return rec.state, rec.reason
-
-    def submitted(self, step: str) -> list[str]:
-        return [site for name, site, _ in self.ops.submits if name == step]
+    ops: _Placing
 
     def before(self, first: tuple[str, str], then: tuple[str, str]) -> bool:
         return self.ops.calls.index(first) < self.ops.calls.index(then)
+
+
+class _SlowCopy(HeldCopy, _Placing):
+    """A copy that does not end until `done` is set (the workflow may be cancelled)."""
+
+
+SIBLINGS = ("name: fan\nsteps:\n  - {name: prep, site: alpha, script: ./p}\n"
+            + "".join(f"  - {{name: k{i}, needs: [prep], inputs: [{{from: prep, path: x}}], "
+                      f"script: ./k}}\n" for i in range(3)))
+
+
+async def _all_placing(ops: _Placing, names: set[str]) -> None:
+    """Wait (at most 10 s) until exactly the steps `names` are being placed."""
+    async def came() -> None:
+        while ops.placing != names:
+            ops.asked.clear()
+            await ops.asked.wait()
+    await asyncio.wait_for(came(), 10)
+
+
+@asynccontextmanager
+async def _stopped_while_placing(store: Store, text: str, names: set[str]
+                                 ) -> AsyncIterator[tuple[_Placing, str, WorkflowEngine,
+                                                          _Placing]]:
+    """An engine running `text` stopped while the steps `names` are placed; then a second
+    one (engine-2) on the same store, having resumed that workflow alone: the first's ops,
+    the workflow's id, the second engine and its ops."""
+    ops = _Placing(store)
+    ops.hold = True
+    eng = WorkflowEngine(ops)
+    task = asyncio.ensure_future(eng.run(load(text)))
+    await _all_placing(ops, names)
+    [wid] = [w.id for w in store.unfinished_workflows()]
+    await eng.close()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    async with _next_engine(store, wid) as (again, again_ops):
+        yield ops, wid, again, again_ops
+
+
+@asynccontextmanager
+async def _next_engine(store: Store, wid: str
+                       ) -> AsyncIterator[tuple[WorkflowEngine, _Placing]]:
+    """A second engine (engine-2) on `store`, having resumed the workflow `wid` alone, and
+    its ops."""
+    ops = _Placing(store)
+    ops.engine_id = "engine-2"
+    eng = WorkflowEngine(ops)
+    try:
+        assert await eng.resume() == [wid]
+        yield eng, ops
+    finally:
+        await eng.close()
+
+
+@asynccontextmanager
+async def _cancelled_while_placing(store: Store, text: str, names: set[str]
+                                   ) -> AsyncIterator[tuple[_Placing, WorkflowEngine, str]]:
+    """A workflow of `text` cancelled while the steps `names` are placed, the placements
+    then let end: its ops, its engine (open until the block ends) and its id."""
+    ops = _Placing(store)
+    ops.hold = True
+    eng = WorkflowEngine(ops)
+    try:
+        task = asyncio.ensure_future(eng.run(load(text)))
+        await _all_placing(ops, names)
+        [wid] = [w.id for w in store.unfinished_workflows()]
+        await eng.cancel(wid)
+        ops.go.set()
+        await asyncio.gather(task, return_exceptions=True)
+        yield ops, eng, wid
+    finally:
+        await eng.close()
+
+
+@asynccontextmanager
+async def _cancelled_mid_copy(store: Store, text: str, upstream: str
+                              ) -> AsyncIterator[tuple[_SlowCopy, Any]]:
+    """A workflow of `text` cancelled while the file of `upstream` (ended) is copied, the
+    copy then let end: its ops and the workflow as stored after (the engine open until the
+    block ends)."""
+    ops = _SlowCopy(store)
+    eng = WorkflowEngine(ops)
+    try:
+        wid = await eng.run(load(text))
+        rec = store.get_workflow(wid)
+        store.apply_state(store.job_by_token(rec.step(upstream).token).id,
+                          JobState.COMPLETED, exit_code=0)
+        await eng.advance(wid)
+        await asyncio.wait_for(ops.started.wait(), 10)
+        await eng.cancel(wid)
+        ops.done.set()
+        await eng.advance(wid)
+        yield ops, store.get_workflow(wid)
+    finally:
+        await eng.close()
 
 
 @pytest.fixture
@@ -212,16 +293,8 @@ async def test_auto_siblings_fed_by_one_fixed_step_are_placed_side_by_side(runs,
     ops.hold = True
     eng = WorkflowEngine(ops)
     try:
-        text = ("name: fan\nsteps:\n  - {name: prep, site: alpha, script: ./p}\n"
-                + "".join(f"  - {{name: k{i}, needs: [prep], inputs: [{{from: prep, "
-                          f"path: x}}], script: ./k}}\n" for i in range(3)))
-        task = asyncio.ensure_future(eng.run(load(text)))
-
-        async def all_placing() -> None:
-            while ops.placing != {"k0", "k1", "k2"}:
-                ops.asked.clear()
-                await ops.asked.wait()
-        await asyncio.wait_for(all_placing(), 10)
+        task = asyncio.ensure_future(eng.run(load(SIBLINGS)))
+        await _all_placing(ops, {"k0", "k1", "k2"})
         assert [c for c in ops.calls if c[0] == "submit"] == [("submit", "prep")]
         ops.go.set()
         wid = await asyncio.wait_for(task, 10)
@@ -397,31 +470,17 @@ async def test_an_input_in_other_alphabets_reaches_an_auto_step_by_its_exact_nam
 
 async def test_a_workflow_cancelled_mid_copy_to_a_fixed_step_fed_by_an_auto_one(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _SlowCopy(store)
-        eng = WorkflowEngine(ops)
-        try:
-            wid = await eng.run(load("""\
+        async with _cancelled_mid_copy(store, """\
                 name: reverse
                 steps:
                   - {name: gen, script: ./gen}
                   - {name: post, site: beta, needs: [gen], inputs: [{from: gen, path: g}],
                      script: ./post}
-                """))
-            rec = store.get_workflow(wid)
-            store.apply_state(store.job_by_token(rec.step("gen").token).id,
-                              JobState.COMPLETED, exit_code=0)
-            await eng.advance(wid)
-            await asyncio.wait_for(ops.copying.wait(), 10)
-            await eng.cancel(wid)
-            ops.copied.set()
-            await eng.advance(wid)
-            rec = store.get_workflow(wid)
+                """, "gen") as (ops, rec):
             assert (rec.state, rec.reason) == ("CANCELLED", "cancelled by request")
             assert rec.step("gen").phase == "done" and rec.step("post").phase == "cancelled"
             assert ops.releases == [] and all(j.state.terminal
                                               for j in store.list_jobs(limit=None))
-        finally:
-            await eng.close()
 
 
 # -- 3. placement refused, retries ------------------------------------------------------------
@@ -468,25 +527,11 @@ async def test_an_auto_step_failing_is_placed_again_elsewhere_its_upstream_left_
 async def test_an_engine_stopped_while_the_auto_step_is_placed_loses_and_repeats_nothing(
         tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _Placing(store)
-        ops.hold = True
-        eng = WorkflowEngine(ops)
-        task = asyncio.ensure_future(eng.run(load(FEEDS)))
-        await asyncio.wait_for(ops.asked.wait(), 10)
-        [wid] = [w.id for w in store.unfinished_workflows()]
-        await eng.close()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        assert [n for n, _, _ in ops.submits] == ["prep"]
-        again_ops = _Placing(store)
-        again_ops.engine_id = "engine-2"
-        again = WorkflowEngine(again_ops)
-        try:
-            assert await again.resume() == [wid]
+        async with _stopped_while_placing(store, FEEDS, {"fit"}) as (
+                ops, wid, again, again_ops):
+            assert [n for n, _, _ in ops.submits] == ["prep"]
             await _until(again, wid, {"prep": "queued", "fit": "held"})
             assert again_ops.calls == [("place", "fit"), ("submit", "fit")]
-        finally:
-            await again.close()
 
 
 async def test_an_upstream_whose_submit_answer_was_lost_is_found_not_sent_again(tmp_path):
@@ -501,53 +546,20 @@ async def test_an_upstream_whose_submit_answer_was_lost_is_found_not_sent_again(
             assert ("place", "fit") not in ops.calls  # prep's job not known yet
         finally:
             await eng.close()
-        again_ops = _Placing(store)
-        again_ops.engine_id = "engine-2"
-        again = WorkflowEngine(again_ops)
-        try:
-            assert await again.resume() == [wid]
+        async with _next_engine(store, wid) as (again, again_ops):
             await _until(again, wid, {"prep": "queued", "fit": "held"})
             assert [c for c in again_ops.calls if c[1] == "prep"] == []  # found, not resent
             assert again_ops.calls == [("place", "fit"), ("submit", "fit")]
-        finally:
-            await again.close()
-
-
-SIBLINGS = ("name: fan\nsteps:\n  - {name: prep, site: alpha, script: ./p}\n"
-            + "".join(f"  - {{name: k{i}, needs: [prep], inputs: [{{from: prep, path: x}}], "
-                      f"script: ./k}}\n" for i in range(3)))
-
-
-async def _all_placing(ops: _Placing, names: set[str]) -> None:
-    async def came() -> None:
-        while ops.placing != names:
-            ops.asked.clear()
-            await ops.asked.wait()
-    await asyncio.wait_for(came(), 10)
 
 
 async def test_an_engine_stopped_while_siblings_are_placed_side_by_side_queues_each_once(
         tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _Placing(store)
-        ops.hold = True
-        eng = WorkflowEngine(ops)
-        task = asyncio.ensure_future(eng.run(load(SIBLINGS)))
-        await _all_placing(ops, {"k0", "k1", "k2"})
-        [wid] = [w.id for w in store.unfinished_workflows()]
-        await eng.close()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        again_ops = _Placing(store)
-        again_ops.engine_id = "engine-2"
-        again = WorkflowEngine(again_ops)
-        try:
-            assert await again.resume() == [wid]
+        async with _stopped_while_placing(store, SIBLINGS, {"k0", "k1", "k2"}) as (
+                ops, wid, again, again_ops):
             await _until(again, wid, {"k0": "held", "k1": "held", "k2": "held"})
             assert [n for n, _, _ in ops.submits] == ["prep"]  # not sent again
             assert sorted(n for n, _, _ in again_ops.submits) == ["k0", "k1", "k2"]
-        finally:
-            await again.close()
 
 
 # -- 5. cancels in the middle -----------------------------------------------------------------
@@ -555,80 +567,33 @@ async def test_an_engine_stopped_while_siblings_are_placed_side_by_side_queues_e
 async def test_fault_a_workflow_cancelled_while_its_auto_step_is_placed_queues_nothing(
         tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _Placing(store)
-        ops.hold = True
-        eng = WorkflowEngine(ops)
-        try:
-            task = asyncio.ensure_future(eng.run(load(FEEDS)))
-            await asyncio.wait_for(ops.asked.wait(), 10)
-            [wid] = [w.id for w in store.unfinished_workflows()]
-            await eng.cancel(wid)
-            ops.go.set()
-            await asyncio.gather(task, return_exceptions=True)
+        async with _cancelled_while_placing(store, FEEDS, {"fit"}) as (_, eng, wid):
             await eng.advance(wid)
             rec = store.get_workflow(wid)
             assert rec.state == "CANCELLED"
             live = [j for j in store.list_jobs(limit=None) if not j.state.terminal]
             assert live == [], [(j.id, (j.origin or {}).get("step")) for j in live]
-        finally:
-            await eng.close()
 
 
 async def test_a_workflow_cancelled_while_siblings_are_placed_leaves_no_job_queued(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _Placing(store)
-        ops.hold = True
-        eng = WorkflowEngine(ops)
-        try:
-            task = asyncio.ensure_future(eng.run(load(SIBLINGS)))
-            await _all_placing(ops, {"k0", "k1", "k2"})
-            [wid] = [w.id for w in store.unfinished_workflows()]
-            await eng.cancel(wid)
-            ops.go.set()
-            await asyncio.gather(task, return_exceptions=True)
+        async with _cancelled_while_placing(store, SIBLINGS, {"k0", "k1", "k2"}) as (
+                ops, _, wid):
             rec = store.get_workflow(wid)
             assert rec.state == "CANCELLED"
             assert {s.name: s.phase for s in rec.steps} == {
                 "prep": "cancelled", "k0": "cancelled", "k1": "cancelled", "k2": "cancelled"}
             assert [n for n, _, _ in ops.submits] == ["prep"]
             assert all(j.state.terminal for j in store.list_jobs(limit=None))
-        finally:
-            await eng.close()
-
-
-class _SlowCopy(_Placing):
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.copying = asyncio.Event()
-        self.copied = asyncio.Event()
-
-    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
-        self.copying.set()
-        await self.copied.wait()
-        return await super().transfer(src, dst, **kw)
 
 
 async def test_a_workflow_cancelled_mid_copy_never_releases_the_auto_step(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _SlowCopy(store)
-        eng = WorkflowEngine(ops)
-        try:
-            wid = await eng.run(load(FEEDS))
-            rec = store.get_workflow(wid)
-            store.apply_state(store.job_by_token(rec.step("prep").token).id,
-                              JobState.COMPLETED, exit_code=0)
-            await eng.advance(wid)
-            await asyncio.wait_for(ops.copying.wait(), 10)
-            await eng.cancel(wid)
-            ops.copied.set()
-            await eng.advance(wid)
-            rec = store.get_workflow(wid)
+        async with _cancelled_mid_copy(store, FEEDS, "prep") as (ops, rec):
             assert rec.state == "CANCELLED" and ops.releases == []
             fit = store.job_by_token(rec.step("fit").token)
             assert fit.id in ops.cancels and rec.step("fit").phase == "cancelled"
             assert all(j.state.terminal for j in store.list_jobs(limit=None))
-        finally:
-            await eng.close()
 
 
 # -- 6. mistakes in the file ----------------------------------------------------------------

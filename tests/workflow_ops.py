@@ -4,6 +4,7 @@ from `RecordedOps` and override what each test looks at or changes."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from types import SimpleNamespace
 from typing import Any
@@ -93,3 +94,18 @@ class RecordedOps:
 
     async def publish(self) -> None:
         pass
+
+
+class HeldCopy:
+    """Mixed in before a `RecordedOps`: each copy waits for `done` before it ends (`started`
+    is set as it begins), so an engine may stop or a workflow be cancelled mid-copy."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)  # type: ignore[call-arg]
+        self.started = asyncio.Event()
+        self.done = asyncio.Event()
+
+    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
+        self.started.set()
+        await self.done.wait()
+        return await super().transfer(src, dst, **kw)  # type: ignore[misc]

@@ -70,22 +70,32 @@ def clean(value: Any) -> str | None:
 def to_int(value: Any) -> int | None:
     """int from int/float/str ('4', '4.0', '-'), unwrapping Slurm's {set, infinite, number};
     None for NaN and infinity (JSON's 1e999, NaN, Infinity: no count)."""
-    value = unwrap(value)
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if math.isfinite(value) else None
-    text = clean(value)
-    if text is None:
-        return None
+    return _integer(value, lambda f: int(f) if math.isfinite(f) else None, _int_of_text)
+
+
+def _int_of_text(text: str) -> int | None:
     if re.fullmatch(r"[+-]?\d+", text):  # exact: a 64-bit count past a float's 53 bits
         return int(text)
     try:
         return int(float(text))
     except (ValueError, OverflowError):  # junk, or inf/1e999 (no integer)
         return None
+
+
+def _integer(value: Any, of_float: Callable[[float], int | None],
+             of_text: Callable[[str], int | None]) -> int | None:
+    """`value` unwrapped (Slurm's {set, infinite, number}) as an int: an int as it is, a
+    float by `of_float`, anything else by `of_text` of its cleaned text; None for none, a
+    bool or text that says no value."""
+    value = unwrap(value)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return of_float(value)
+    text = clean(value)
+    return None if text is None else of_text(text)
 
 
 # Numbers a scheduler prints for "not set" or "no limit" in place of a value: Slurm's
@@ -136,15 +146,8 @@ def not_set_mark(digits: str) -> bool:
 def whole_number(value: Any) -> int | None:
     """A job id or task index as JSON gives it: an int, a float that is whole (12.0, which
     is job 12) or digits; None for anything else (12.5, '12abc', true: no id to follow)."""
-    value = unwrap(value)
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    text = clean(value)
-    return int(text.split(".")[0]) if text and re.fullmatch(r"\d+(\.0*)?", text) else None
+    return _integer(value, lambda f: int(f) if f.is_integer() else None,
+                    lambda t: int(t.split(".")[0]) if re.fullmatch(r"\d+(\.0*)?", t) else None)
 
 
 def unwrap(value: Any) -> Any:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ..model import (
@@ -555,6 +555,20 @@ def _wall_s(value: Any) -> int | None:
     return limit_seconds(value, 60)
 
 
+def _qos_rows(text: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The QOS of a `GET /slurmdb/VERSION/qos` reply as (name, its row), leaving out rows
+    without a usable name (none, or one with a blank). SiteError for a reply of errors or
+    without a `qos` list."""
+    data = _load("qos", text)
+    _refuse_errors("qos", data)
+    if not isinstance(data.get("qos"), list):
+        raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
+    for q in data["qos"]:
+        name = clean(q.get("name")) if isinstance(q, dict) else None
+        if name and " " not in name:
+            yield name, q
+
+
 def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos`): each QOS's limits a job meets,
     by name. The same paths in every version (`api_version` changes only how numbers are
@@ -570,15 +584,8 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
     SiteError for a reply of errors (no slurmdbd, the database not answering) or without a
     `qos` list: then no QOS is known, and none of their limits is checked (never a limit
     read from a reply that is not one)."""
-    data = _load("qos", text)
-    _refuse_errors("qos", data)
-    if not isinstance(data.get("qos"), list):
-        raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
     out: dict[str, QosLimits] = {}
-    for q in data["qos"]:
-        name = clean(q.get("name")) if isinstance(q, dict) else None
-        if not name or " " in name:
-            continue
+    for name, q in _qos_rows(text):
         most = _at(q, "limits", "max") or {}
         flags = [f for f in q.get("flags") if isinstance(f, str)] if isinstance(
             q.get("flags"), list) else []
@@ -777,14 +784,9 @@ def parse_qos_priorities(text: str) -> dict[str, int]:
     """`GET /slurmdb/VERSION/qos` (as `sacctmgr show qos format=Name,Priority`): each QOS's
     Priority (`priority`: plain in v0.0.38, {set, infinite, number} from v0.0.39), by name;
     one not set is left out. SiteError for a reply of errors or without a `qos` list."""
-    data = _load("qos", text)
-    _refuse_errors("qos", data)
-    if not isinstance(data.get("qos"), list):
-        raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
     out: dict[str, int] = {}
-    for q in data["qos"]:
-        name = clean(q.get("name")) if isinstance(q, dict) else None
-        if name and " " not in name and (n := known_count(q.get("priority"))) is not None:
+    for name, q in _qos_rows(text):
+        if (n := known_count(q.get("priority"))) is not None:
             out[name] = n
     return out
 

@@ -132,7 +132,14 @@ from .placement_ahead import (
     _waiting_notes,
     _waits_on_dependency,
 )
-from .placement_explain import NotChecked, merged_unchecked, unchecked_lines
+from .placement_explain import (
+    NotChecked,
+    grouped_refusals,
+    merged_unchecked,
+    refused_lines,
+    refused_text,
+    unchecked_lines,
+)
 from .placement_fair_share import (
     FairShareView,
     fair_share_misses,
@@ -541,14 +548,17 @@ class Placement(BaseModel):
         actual wait / the scheduler's estimated wait here, with its sample count (it
         corrects a start that rests on the scheduler's estimates); OWN× how the user's
         own recent jobs here waited against what was predicted for them (it corrects
-        START). Under the table, one block per site in the table's order: each limit in
+        START). Refused sites with the same verdict and reasons share a row naming them; a
+        refusal too long for its row shows the deciding reason and counts the rest. Under
+        the table, one block per site in the table's order: every reason a refused site's
+        row counted ("SITE refused: ..."), each limit in
         use a feasible site's job waits for ("SITE waits: ..."), notes on its estimate
         (borrowed ratios; where too few of the user's jobs here for OWN× moved START by
         seconds, how many and which way), then each limit it meets that the site does not
         report, once ("SITE not checked: ...", `placement_explain`)."""
         head = ("", "SITE", "VERDICT", "PARTITION", "START", "SOURCE", "RAW", "90%", "N",
                 "WAIT×(N)", "OWN×(N)", "RUNTIME", "STAGE-IN", "FINISH", "COST")
-        rows = []
+        rows: list[tuple[str, ...]] = []
         for v in self.ranked:
             mark = "*" if v.site == self.choice else ""
             if v.feasible and v.estimated_start and v.estimated_finish:
@@ -568,7 +578,9 @@ class Placement(BaseModel):
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
             else:  # infeasible: why; feasible without a start: why not (its first note)
                 why = v.reasons or (v.notes[:1] if v.feasible else [])
-                rows.append((mark, v.site, v.verdict, "; ".join(why) or "-"))
+                rows.append((mark, v.site, v.verdict, refused_text(why) or "-"))
+        rows = grouped_refusals(rows, [len(r) < len(head) and not v.feasible
+                                       for r, v in zip(rows, self.ranked, strict=True)])
         full = [head, *(r for r in rows if len(r) == len(head))]
         widths = [max(len(r[i]) for r in full) for i in range(len(head))]
         for i in range(3):  # a short (infeasible) row's mark, site and verdict align too
@@ -583,6 +595,7 @@ class Placement(BaseModel):
             lines.append(" ".join(cells).rstrip())
         unchecked = self.not_checked
         for v in self.ranked:  # per site one block, in the table's order
+            lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
                 lines.append(f"  {v.site}: {_borrowed_note(v)}")
@@ -1426,8 +1439,8 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
     out = []
     if cfg.scheduler == "slurm" and spec.array and not array_too_large(spec, snap) \
             and (who := snap.unreported.get(UNREPORTED_MAX_ARRAY)):
-        out.append(f"{who} does not report MaxArraySize; not checked (the array's largest "
-                   "index must be below it)")
+        out.append(f"{who} does not report MaxArraySize (the array's largest index must be "
+                   "below it)")
     parts = snap.partitions or [Partition(name="", default=True)]
     if spec.queue:
         named = {q.strip() for q in spec.queue.split(",") if q.strip()}
@@ -1476,8 +1489,8 @@ def _bf_window_unreported(snap: SiteSnapshot) -> str | None:
     wherever the job may wait: dropped where it starts at once)."""
     if snap.bf_window_s is not None or not (who := snap.unreported.get(UNREPORTED_BF_WINDOW)):
         return None
-    return (f"{who} does not report the backfill window (SchedulerParameters' bf_window); "
-            "not checked (a start past it keeps no backfill slot)")
+    return (f"{who} does not report the backfill window, SchedulerParameters' bf_window (a "
+            "start past it keeps no backfill slot)")
 
 
 def _unchecked(p: Partition, qos: str | None, cfg: SiteConfig,

@@ -1,7 +1,11 @@
-"""What `Placement.explain` says under its table of one site: the limits the job waits for
-first (they decide its start), then notes on the estimate, then what was not checked,
-each said once (a reason the site gives for several partitions names them in one line),
-at most `MAX_UNCHECKED_LINES` of them and a count of the rest."""
+"""How `Placement.explain` keeps a large federation readable. In the table, refused sites
+that give the same verdict and reasons share one row naming them (`grouped_refusals`), and
+a refusal too long for a row shows its deciding reason and counts the rest
+(`refused_text`). Under the table, per site: every reason it was refused for where its row
+counted them, the limits the job waits for (they decide its start), notes on the
+estimate, then what was not checked, each said once (a reason the site gives for several
+partitions names them in one line), at most `MAX_UNCHECKED_LINES` of them and a count of
+the rest."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from pydantic import BaseModel
 
 MAX_UNCHECKED_LINES = 5
 MAX_PARTITIONS_NAMED = 6  # in one merged line; the rest counted (`NotChecked.partitions`)
+MAX_SITES_NAMED = 6  # in one row of refused sites; the rest counted (`--json`: every site)
+MAX_REFUSED_ROW_CHARS = 160  # a refused row's reasons past this: the first, the rest counted
 
 _PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
 # where a not-checked line's what ends and its why begins: a line that says "not checked"
@@ -94,3 +100,53 @@ def unchecked_lines(site: str, items: list[NotChecked]) -> list[str]:
         shown.append(f"  {site} not checked: {len(items) - MAX_UNCHECKED_LINES} more "
                      "(--json lists them all)")
     return shown
+
+
+def refused_text(reasons: list[str]) -> str:
+    """A refused row's reasons: all of them where they fit in `MAX_REFUSED_ROW_CHARS`, else
+    the deciding (first) one and how many more (the site's block lists them,
+    `refused_lines`)."""
+    joined = "; ".join(reasons)
+    if len(joined) <= MAX_REFUSED_ROW_CHARS or len(reasons) < 2:
+        return joined
+    more = len(reasons) - 1
+    return (f"{reasons[0]}; and {more} more reason{'s' if more > 1 else ''} "
+            "(--explain lists them)")
+
+
+def refused_lines(site: str, reasons: list[str]) -> list[str]:
+    """Every reason a site was refused for, one line each, where its row counted them."""
+    if refused_text(reasons) == "; ".join(reasons):
+        return []
+    return [f"  {site} refused: {why}" for why in reasons]
+
+
+def grouped_refusals(rows: list[tuple[str, ...]], refused: list[bool]) -> list[tuple[str, ...]]:
+    """The table's rows, those of refused sites with the same verdict and reasons as one,
+    at the first one's place: "N sites" and the reasons, then the first `MAX_SITES_NAMED`
+    of the sites and how many more. A row is (mark, site, verdict, ...); a refused one
+    (mark, site, verdict, reasons)."""
+    groups: dict[tuple[str, ...], list[str]] = {}  # (mark, verdict, reasons) -> sites
+    order: list[tuple[str, ...]] = []  # rows kept, and each group's key at its first row
+    for row, is_refused in zip(rows, refused, strict=True):
+        if not is_refused:
+            order.append(row)
+            continue
+        key = (row[0], row[2], row[3])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(row[1])
+    out = []
+    for row in order:
+        sites = groups.get(row) if len(row) == 3 else None
+        if sites is None:
+            out.append(row)
+        elif len(sites) == 1:
+            out.append((row[0], sites[0], row[1], row[2]))
+        else:
+            more = len(sites) - MAX_SITES_NAMED
+            named = ", ".join(sites[:MAX_SITES_NAMED]) + (f" and {more} more" if more > 0
+                                                          else "")
+            out.append((row[0], f"{len(sites)} sites", row[1], f"{row[2]} ({named})"))
+    return out

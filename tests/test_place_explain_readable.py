@@ -1,8 +1,10 @@
 """`diamond place --explain` read as a user reads it: under the table, one block per site in
 the table's order (candidates, then refused sites); in a block, what the job waits for
 before notes and before what was not checked; a not-checked reason said once, naming the
-partitions it was said of; long lists capped with a count; and `--json` carrying the same
-not-checked facts as a list of {site, what, why}.
+partitions it was said of, and "not checked" said once in a line; long lists capped with a
+count; refused sites with the same reasons in one row naming them, a long refusal cut to
+its deciding reason in the row and listed whole in the site's block; and `--json` carrying
+every site's own verdict and the same not-checked facts as a list of {site, what, why}.
 
 The sites are recorded views: selene (test_placement_slurm_new_job_priority) read from its
 commands' outputs with `sshare -U` failing, a slurmrestd site from the recorded replies,
@@ -23,7 +25,11 @@ from benchmarks.place_latency import _replicated
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.placement import Placement, SiteVerdict
-from diamond_jupyter.placement_explain import MAX_UNCHECKED_LINES
+from diamond_jupyter.placement_explain import (
+    MAX_REFUSED_ROW_CHARS,
+    MAX_SITES_NAMED,
+    MAX_UNCHECKED_LINES,
+)
 
 SSHARE_FAILS = factors().replace("proj|alice|0.620000|1.250000\n",
                                  "sshare: error: Problem talking to the database\n"
@@ -32,9 +38,18 @@ ANY_PARTITION = "#SBATCH -N 1 -t 1:00:00"  # no -p: every partition of selene is
 _LINE = re.compile(r"^  (\S+?):? ")  # a line under the table, and the site it is of
 
 
+_UNDER_TABLE = re.compile(r"^  \S+?(?:: | waits: | refused: | not checked: )")
+
+
 def _under_table(p: Placement) -> list[str]:
     lines = p.explain().splitlines()
-    return lines[2 + len(p.ranked):]
+    return lines[next((i for i, line in enumerate(lines) if _UNDER_TABLE.match(line)),
+                      len(lines)):]
+
+
+def _table(p: Placement) -> list[str]:
+    lines = p.explain().splitlines()
+    return lines[2:len(lines) - len(_under_table(p))]
 
 
 def _site_of(line: str) -> str:
@@ -123,3 +138,75 @@ def test_json_carries_what_explain_says_was_not_checked():
                    "error: Problem talking to the database)"]
     assert fair["partitions"] == ["batch", "big", "gpu", "excl"]
     assert fair["why"].startswith("the job was counted behind every job waiting in")
+
+
+def test_refused_sites_with_the_same_reasons_share_one_row_naming_them():
+    p = run("#SBATCH -N 1 -c 64 -t 1:00:00", *_recorded_federation(30))
+    same = "needs 64 CPUs per node, largest node has 16"
+    sites = [f"site{i:02d}" for i in range(30)]
+    assert [" ".join(line.split()) for line in _table(p)] == [
+        f"30 sites INCOMPATIBLE {same} ({', '.join(sites[:MAX_SITES_NAMED])} and "
+        f"{30 - MAX_SITES_NAMED} more)",
+        "rest INCOMPATIBLE needs 64 CPUs per node, largest node has 4"], p.explain()
+    # --json keeps every site's own verdict and reasons
+    ranked = p.model_dump(mode="json")["ranked"]
+    assert [(v["site"], v["reasons"]) for v in ranked[:30]] == [(s, [same]) for s in sites]
+
+
+def test_a_site_refused_apart_keeps_its_own_row_among_grouped_ones():
+    p = Placement(policy="diamond", choice="alpha", now=NOW, ranked=[
+        _verdict("alpha", True), _verdict("beta", False), _verdict("gamma", False),
+        _verdict("delta", False).model_copy(update={"reasons": ["no GPUs on any node"]}),
+        _verdict("epsilon", False)])
+    table = _table(p)
+    assert [line.split()[:3] for line in table] == [
+        ["*", "alpha", "BUSY"], ["3", "sites", "INCOMPATIBLE"], ["delta", "INCOMPATIBLE", "no"]]
+    assert table[1].endswith("has 2 (beta, gamma, epsilon)"), table
+
+
+SELENE_40_NODES = ["needs 40 nodes, partition batch allows at most 4",
+                   "needs 40 nodes, partition big allows at most 1",
+                   "needs 40 nodes, partition gpu has only 3",
+                   "needs 40 nodes, partition excl has only 2",
+                   "needs 40 nodes, largest partition has 11"]
+
+
+def test_a_long_refusal_keeps_its_row_short_and_its_block_lists_every_reason():
+    p = run("#SBATCH -N 40 -t 1:00:00", selene(SSHARE_FAILS), *_recorded_federation(2))
+    v = p.verdict("selene")
+    assert v is not None and v.reasons == SELENE_40_NODES, p.explain()
+    row = next(line for line in _table(p) if line.split()[0] == "selene")
+    assert row.endswith("INCOMPATIBLE needs 40 nodes, partition batch allows at most 4; and 4 "
+                        "more reasons (--explain lists them)"), row
+    assert len(row) < MAX_REFUSED_ROW_CHARS, row
+    block = [line for line in _under_table(p) if _site_of(line) == "selene"]
+    assert block[:5] == [f"  selene refused: {why}" for why in SELENE_40_NODES], p.explain()
+    assert p.model_dump(mode="json")["ranked"][-2]["reasons"] == SELENE_40_NODES
+
+
+def test_a_short_refusal_is_said_whole_in_its_row_and_not_again():
+    p = run("#SBATCH -N 8 --gres=gpu:8 -t 1:00:00 --mem=900G", *_recorded_federation(2))
+    rows = _table(p)
+    assert all("more reason" not in line for line in rows), rows
+    assert [" ".join(line.split()) for line in rows] == [
+        "2 sites INCOMPATIBLE needs 8 GPUs per node, largest node has 2; needs 921600 MB "
+        "memory per node, largest node has 64000 MB (site00, site01)",
+        "rest INCOMPATIBLE no GPUs on any node; needs 921600 MB memory per node, largest node "
+        "has 8000 MB"], rows
+    assert not [line for line in _under_table(p) if " refused: " in line], p.explain()
+
+
+def test_a_not_checked_line_says_not_checked_once():
+    for script in ("#SBATCH -N 1 -t 1:00:00 --array=0-9", "#SBATCH -N 1 -c 64 -t 1:00:00",
+                   "#SBATCH -N 1 -c 4 -t 1:00:00 --array=0-99%4"):
+        p = run(script, *_recorded_federation(2))
+        said = [line for line in _under_table(p) if " not checked: " in line]
+        assert said and all(line.count("not checked") == 1 for line in said), p.explain()
+    p = run("#SBATCH -N 1 -t 1:00:00 --array=0-9", *_recorded_federation(1))
+    by_what = {n.what: n.why for n in p.not_checked}
+    assert by_what == {
+        "slurmrestd v0.0.38 does not report MaxArraySize":
+            "the array's largest index must be below it",
+        "slurmrestd v0.0.38 does not report the backfill window, SchedulerParameters' "
+        "bf_window": "a start past it keeps no backfill slot",
+        "priority factor weights": "slurmrestd does not report them"}, by_what

@@ -156,10 +156,10 @@ def explain(script: str, site: tuple[SiteConfig, SiteSnapshot]):
     return v, p.explain()
 
 
-NO_ARRAY_SIZE = ("slurmrestd v0.0.41 does not report MaxArraySize; not checked (the array's "
-                 "largest index must be below it)")
-NO_BF_WINDOW = ("slurmrestd v0.0.41 does not report the backfill window (SchedulerParameters' "
-                "bf_window); not checked")
+NO_ARRAY_SIZE = ("slurmrestd v0.0.41 does not report MaxArraySize (the array's largest index "
+                 "must be below it)")
+NO_BF_WINDOW = ("slurmrestd v0.0.41 does not report the backfill window, SchedulerParameters' "
+                "bf_window")
 NO_BF_WINDOW_LINE = NO_BF_WINDOW + " (a start past it keeps no backfill slot)"
 BUSY_NODES = [node(f"n0{i}", ("ALLOCATED",), 32) for i in range(1, 5)]
 BUSY_JOBS = tuple(job(100 + i, on=f"n0{i}", start_h=-1, limit_min=180) for i in range(1, 5))

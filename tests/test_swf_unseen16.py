@@ -322,3 +322,26 @@ def test_a_negative_wait_replays_as_no_wait(tmp_path: Path) -> None:
     log = read_swf(_save(tmp_path / "negw.swf", "; MaxProcs: 64\n" + body))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.jobs and all(j.runtime_s > 0 for j in plan.jobs)
+
+
+def test_max_procs_given_twice_takes_the_larger_and_says_so(tmp_path: Path) -> None:
+    log = read_swf(_save(tmp_path / "twice.swf", "; MaxProcs: 64\n; MaxProcs: 128\n"
+                         + _jobs(50)))
+    assert log.max_procs == 128
+    assert any("MaxProcs 2 times (64, 128)" in n for n in log.notes)
+
+
+@pytest.mark.parametrize("name, sep, end", [("tabs.swf", "\t", "\n"),
+                                            ("crlf.swf", " ", "\r\n")])
+def test_tabs_and_dos_line_ends_read_as_spaces(tmp_path: Path, name: str, sep: str,
+                                               end: str) -> None:
+    text = ("; MaxProcs: 64\n" + _jobs(50)).replace(" ", sep).replace("\n", end)
+    log = read_swf(_save(tmp_path / name, text.replace(f";{sep}MaxProcs:", "; MaxProcs:")))
+    assert log.max_procs == 64 and len(log.table) == 50
+
+
+def test_jobs_with_every_time_unknown_are_skipped_as_no_run_time(tmp_path: Path) -> None:
+    log = read_swf(_save(tmp_path / "allneg.swf", "; MaxProcs: 64\n"
+                         + _jobs(300, wait=-1, run=-1, status=-1)))
+    plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
+    assert not plan.jobs and plan.skipped == {"no_run_time": 60}

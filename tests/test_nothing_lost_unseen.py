@@ -45,6 +45,7 @@ NAME_NOTE = ("job name 'my job' is submitted to alpha as 'my_job' (blanks become
 
 
 KILL_WAIT_S = 2.0
+CLOSE_WAIT_S = 30.0
 
 
 class Killed(BaseException):
@@ -151,15 +152,35 @@ def slurm(tmp_path) -> MiniSlurm:
     return MiniSlurm(tmp_path)
 
 
+_built: list[Federation] = []  # every engine the running test built, dead ones included
+
+
+@pytest.fixture(autouse=True)
+async def engines_closed_at_teardown():
+    """Close every engine the test built, whatever became of it: a test failing mid-way
+    (before its own `close`, or with a killed engine's tasks still waiting) reports its
+    failure and the run ends, instead of hanging on what was left open."""
+    _built.clear()
+    yield
+    built = list(_built)
+    _built.clear()
+    for fed in reversed(built):
+        await asyncio.wait_for(fed.close(), CLOSE_WAIT_S)
+        if fed.lease._id is not None:
+            leases.unregister(fed.lease._id)
+
+
 def engine(tmp_path: Path, *slurms: MiniSlurm, **kw: Any) -> Federation:
     """An engine over the sites `slurms` on the store tmp_path/store.sqlite that never polls
-    on its own and looks a lost submit up at once."""
+    on its own and looks a lost submit up at once (closed at the test's teardown)."""
     settings: dict[str, Any] = {"poll_interval_s": 3600, "min_poll_s": 3600, "intent_grace_s": 0,
                                 "unsure_submit_settle_s": 0.2} | kw
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": [q.site.cfg.model_dump(mode="json")
                                                for q in slurms]}))
-    return Federation(sites, store=Store(tmp_path / "store.sqlite"), **settings)
+    fed = Federation(sites, store=Store(tmp_path / "store.sqlite"), **settings)
+    _built.append(fed)
+    return fed
 
 
 async def kill(fed: Federation) -> None:

@@ -10,6 +10,17 @@ import sys
 from .common import out
 
 
+def _seconds(text: str) -> float:
+    """A number of seconds on the command line ("3600", "1.5e5"); argparse's own refusal
+    says neither what it wanted nor that a unit is not taken."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds such as 3600 or 1.5e5, without a unit "
+            f"(got {text!r})") from None
+
+
 def _tb_up(args: argparse.Namespace) -> int:
     from .. import testbed
 
@@ -215,12 +226,12 @@ def add_testbed_commands(sub, common) -> None:
                         "one per --trace when given ('all': the whole log)")
     p.add_argument("--seed", type=int, default=1,
                    help="random seed: the profile's jobs, or the trace window and thinning")
-    p.add_argument("--start", type=float,
+    p.add_argument("--start", type=_seconds,
                    help="with --trace: the window's start, log seconds (instead of --seed)")
-    p.add_argument("--duration", type=float, default=60.0, help="real seconds of arrivals")
+    p.add_argument("--duration", type=_seconds, default=60.0, help="real seconds of arrivals")
     p.add_argument("--time-scale", "--scale", type=float, default=60.0, dest="time_scale",
                    help="center seconds per real second (a trace's times are divided by it)")
-    p.add_argument("--history", type=float, metavar="SECONDS",
+    p.add_argument("--history", type=_seconds, metavar="SECONDS",
                    help="with --trace: write the log's jobs that ended in these real seconds "
                         "before the window (times --scale log seconds) into the Slurm site's "
                         "accounting in place of what it held, as if it had replayed the log that "

@@ -306,7 +306,8 @@ class Req:
     arch: str | None
     constraint: Constraint | None = None  # the feature expression every node must meet
     gpu_type: str | None = None
-    unreadable: str | None = None  # a constraint the expression parser refused
+    # a constraint refused as written: unreadable, or counts beyond the job's nodes
+    unreadable: str | None = None
     spread: bool = False  # the job's GPUs (`--gpus=N`) spread over `nodes` nodes
     all_memory: bool = False  # Slurm `--mem=0`: all the memory of each node, none shared
     time_min: float | None = None  # Slurm --time-min: the walltime may be cut down to it
@@ -462,6 +463,8 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         constraint = constraint_of(spec.constraints.features)
     except BadInput as e:
         constraint, unreadable = None, str(e)
+    if constraint is not None and not any(o in kept for o in ("hetjob", "packjob")):
+        unreadable = counts_beyond_nodes(constraint, r.nodes, kept.get("--nodes"))
     pbs_type, pbs_arch = pbs_chunk_needs(spec)  # a PBS site's custom chunk resources
     arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
         or required_arch(constraint) or pbs_arch
@@ -1006,6 +1009,42 @@ def counted_nodes(req: Req, nodes: Iterable[Node], site_arch: str | None
     counted = counted_parts(req)
     met = [{n.name for n in nodes if part_met(c, n, site_arch)} for c in counted]
     return met, bool(counted) and sum(c.count or 0 for c in counted) >= req.nodes
+
+
+def counts_beyond_nodes(expr: Constraint, nodes: int | None, node_range: str | None
+                       ) -> str | None:
+    """Why a job's feature counts ask more nodes than its `-N` allows, else None. Slurm
+    gives each count its own nodes (`[a*2&b*1]`: disjoint, so their sum; `a*2&b*1`: they
+    may share, so the largest) and raises the job's node count to them, which past the
+    most it asks fails: sbatch refuses it ("Requested node configuration is not
+    available") or, tried later, holds it for good (reason BadConstraints). Counts adding
+    up to fewer nodes are fine: the others need not meet them. Without `-N` nothing caps
+    them; `node_range` is a kept `-N MIN-MAX` (or sizes `1,4,8`), its largest the cap."""
+    terms = list(expr.items) if isinstance(expr, Op) and expr.count is None and \
+        set(expr.ops) == {"&"} else [expr]
+    counted = [t for t in terms if t.count is not None]
+    if not counted or nodes is None:
+        return None
+    most, asked = nodes, f"-N {nodes}"
+    if node_range is not None:
+        highs = [int(x) for x in re.findall(r"(?:^|,|-)(\d+)", node_range.split(":")[0])]
+        if not highs or not re.fullmatch(r"[\d,:-]+", node_range):
+            return None  # a placeholder, or a form not read here: left to the scheduler
+        most, asked = max(highs + [nodes]), f"-N {node_range}"
+    disjoint = isinstance(expr, Op) and expr.kind == "["
+    need = sum(t.count or 0 for t in counted) if disjoint else max(t.count or 0 for t in counted)
+    if need <= most:
+        return None
+    largest = max(counted, key=lambda t: t.count or 0)
+    how = (f"its counts add up to {quantity(need, 'node')} "
+           f"({' + '.join(t.text() for t in counted)}, each on nodes of its own)" if disjoint
+           else f"it needs {quantity(need, 'node')}" if largest is expr
+           else f"'{largest.text()}' alone needs {quantity(need, 'node')}")
+    cap = f" (at most {most})" if node_range is not None else ""
+    return (f"constraint '{expr.text()}': {how}, more than the job's {asked}{cap}; Slurm "
+            "refuses it at submission (Requested node configuration is not available) or "
+            f"holds it for good (BadConstraints). Ask -N {need}, or counts "
+            f"{'adding up to' if disjoint else 'of'} at most {most}")
 
 
 def _parts(expr: Constraint | None) -> list[Constraint]:

@@ -243,6 +243,49 @@ def test_feature_counts_of_two_gpu_kinds_in_one_job():
     assert "constraint 'a100*1' needs 1 node with it, partition legacy has 0" in v.notes
 
 
+# ---- feature counts beyond the job's nodes -------------------------------------------------
+
+_BEYOND = ("; Slurm refuses it at submission (Requested node configuration is not available) "
+           "or holds it for good (BadConstraints). ")
+
+
+def test_feature_counts_adding_up_to_more_nodes_than_asked_are_bad_input():
+    """[v100*2&icelake*1] gives each count nodes of its own: 3, where -N 2 caps the job at 2
+    (before: READY in scavenge, which holds both kinds). No site can ever run it: bad input
+    (exit 2), the constraint, the counts' sum and -N named, and what would do."""
+    err = run("#SBATCH -N 2 -C '[v100*2&icelake*1]' -t 1:00:00", lyra()).no_choice()
+    assert isinstance(err, BadInput) and err.exit_code == 2
+    assert str(err) == (
+        "no site can run this job: lyra: constraint '[v100*2&icelake*1]': its counts add up to "
+        "3 nodes (v100*2 + icelake*1, each on nodes of its own), more than the job's -N 2"
+        + _BEYOND + "Ask -N 3, or counts adding up to at most 2")
+
+
+@pytest.mark.parametrize("script, said_", [
+    ("-N 1 -C 'v100*2'", "constraint 'v100*2': it needs 2 nodes, more than the job's -N 1"
+     + _BEYOND + "Ask -N 2, or counts of at most 1"),
+    # counts without brackets may share nodes: the largest alone is too many
+    ("-N 1 -C 'v100*2&skylake*1'", "constraint 'v100*2&skylake*1': 'v100*2' alone needs 2 "
+     "nodes, more than the job's -N 1" + _BEYOND + "Ask -N 2, or counts of at most 1"),
+    # a node range caps them at its largest
+    ("-N 1-2 -C '[v100*2&icelake*1]'", "constraint '[v100*2&icelake*1]': its counts add up to "
+     "3 nodes (v100*2 + icelake*1, each on nodes of its own), more than the job's -N 1-2 (at "
+     "most 2)" + _BEYOND + "Ask -N 3, or counts adding up to at most 2"),
+])
+def test_a_count_beyond_the_most_nodes_the_job_asks_is_refused(script, said_):
+    assert reasons(run(f"#SBATCH {script} -t 1:00:00", lyra()), "lyra") == said_
+
+
+@pytest.mark.parametrize("script, partition", [
+    ("-N 3 -C '[v100*2&icelake*1]'", "scavenge"),  # just enough: the only partition of both
+    ("-N 2-3 -C '[v100*2&icelake*1]'", "scavenge"),  # within the range
+    ("-N 4 -C '[r1*1&r2*1]'", "cpu"),  # fewer: the other two nodes need neither rack
+    ("-N 2 -C 'h100*2&nvlink*1'", "gpu"),  # without brackets the H100 nodes hold both
+])
+def test_counts_within_the_nodes_asked_still_run(script, partition):
+    assert on_lyra(f"#SBATCH {script} -t 1:00:00", partition).estimated_start == NOW
+
+
 def _h100s_busy():
     """h01 full until +2 h, h02 until +3 h (gpu jobs); the A100 nodes free."""
     return lyra(job("5", "h01", 96, 2, partition="gpu", gpus=4, gtype="h100"),

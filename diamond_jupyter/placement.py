@@ -578,7 +578,8 @@ class Placement(BaseModel):
                              f"{v.cost:.2f}" if v.cost is not None else "-"))
             else:  # infeasible: why; feasible without a start: why not (its first note)
                 why = v.reasons or (v.notes[:1] if v.feasible else [])
-                rows.append((mark, v.site, v.verdict, refused_text(why) or "-"))
+                rows.append((mark, v.site, v.verdict,
+                             refused_text(why, blocks_below=True) or "-"))
         rows = grouped_refusals(rows, [len(r) < len(head) and not v.feasible
                                        for r, v in zip(rows, self.ranked, strict=True)])
         full = [head, *(r for r in rows if len(r) == len(head))]

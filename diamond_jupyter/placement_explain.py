@@ -22,7 +22,7 @@ MAX_REFUSED_ROW_CHARS = 160  # a refused row's reasons past this: the first, the
 _PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
 # where a not-checked line's what ends and its why begins: a line that says "not checked"
 # itself there, else at its first colon outside brackets, else at its first bracket
-_SAID_NOT_CHECKED = (" not checked: ", "; not checked ")
+_SAID_NOT_CHECKED = (" not checked: ",)
 
 
 class NotChecked(BaseModel):
@@ -102,16 +102,17 @@ def unchecked_lines(site: str, items: list[NotChecked]) -> list[str]:
     return shown
 
 
-def refused_text(reasons: list[str]) -> str:
+def refused_text(reasons: list[str], *, blocks_below: bool = False) -> str:
     """A refused row's reasons: all of them where they fit in `MAX_REFUSED_ROW_CHARS`, else
-    the deciding (first) one and how many more (the site's block lists them,
-    `refused_lines`)."""
+    the deciding (first) one and how many more, and where the rest are: in the site's
+    block right below the table (`refused_lines`) where `blocks_below`, else from
+    `--explain`."""
     joined = "; ".join(reasons)
     if len(joined) <= MAX_REFUSED_ROW_CHARS or len(reasons) < 2:
         return joined
     more = len(reasons) - 1
     return (f"{reasons[0]}; and {more} more reason{'s' if more > 1 else ''} "
-            "(--explain lists them)")
+            + ("(listed below)" if blocks_below else "(--explain lists them)"))
 
 
 def refused_lines(site: str, reasons: list[str]) -> list[str]:

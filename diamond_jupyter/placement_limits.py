@@ -510,7 +510,7 @@ def minutes_unread_said(unread: list[tuple[str, str, str]], snap: SiteSnapshot) 
             by_reason.setdefault(why, []).append((holder, caps))
         else:
             out.append(f"{who} does not report what {holder} has used of its GrpTRESMins "
-                       f"{caps}; not checked (only a job past the whole limit is)")
+                       f"{caps}: the job is checked against the whole limit only")
     for why, limits in by_reason.items():
         if len(limits) == 1:
             said = f"{limits[0][0]} has used of its GrpTRESMins {limits[0][1]}"
@@ -518,8 +518,8 @@ def minutes_unread_said(unread: list[tuple[str, str, str]], snap: SiteSnapshot) 
             holders = [h for h, _ in limits]
             said = (f"{', '.join(holders[:-1])} and {holders[-1]} have used of their "
                     f"GrpTRESMins ({'; '.join(c for _, c in limits)})")
-        out.append(f"what {said} could not be read ({why}); not checked (only a job past "
-                   f"{'the' if len(limits) == 1 else 'a'} whole limit is)")
+        out.append(f"what {said} could not be read ({why}): the job is checked against "
+                   f"{'the' if len(limits) == 1 else 'each'} whole limit only")
     return out
 
 

@@ -18,6 +18,7 @@ import re
 from datetime import timezone
 
 from test_placement_cases import NOW, run
+from test_placement_cases22 import CHAIN, orion, qos_entry
 from test_placement_slurm_new_job_priority import factors, selene
 from test_placement_slurmrestd_priority import WEIGHTS_UNREPORTED, _rest_snapshot
 
@@ -29,6 +30,7 @@ from diamond_jupyter.placement_explain import (
     MAX_REFUSED_ROW_CHARS,
     MAX_SITES_NAMED,
     MAX_UNCHECKED_LINES,
+    refused_text,
 )
 
 SSHARE_FAILS = factors().replace("proj|alice|0.620000|1.250000\n",
@@ -177,11 +179,19 @@ def test_a_long_refusal_keeps_its_row_short_and_its_block_lists_every_reason():
     assert v is not None and v.reasons == SELENE_40_NODES, p.explain()
     row = next(line for line in _table(p) if line.split()[0] == "selene")
     assert row.endswith("INCOMPATIBLE needs 40 nodes, partition batch allows at most 4; and 4 "
-                        "more reasons (--explain lists them)"), row
+                        "more reasons (listed below)"), row
     assert len(row) < MAX_REFUSED_ROW_CHARS, row
     block = [line for line in _under_table(p) if _site_of(line) == "selene"]
     assert block[:5] == [f"  selene refused: {why}" for why in SELENE_40_NODES], p.explain()
     assert p.model_dump(mode="json")["ranked"][-2]["reasons"] == SELENE_40_NODES
+
+
+def test_a_long_refusal_shown_without_its_block_points_to_explain():
+    # `explain` always shows the blocks; a row shown alone says where the rest are
+    assert refused_text(SELENE_40_NODES) == ("needs 40 nodes, partition batch allows at most "
+                                             "4; and 4 more reasons (--explain lists them)")
+    assert refused_text(SELENE_40_NODES, blocks_below=True).endswith("(listed below)")
+    assert refused_text(SELENE_40_NODES[:2]) == "; ".join(SELENE_40_NODES[:2])
 
 
 def test_a_short_refusal_is_said_whole_in_its_row_and_not_again():
@@ -210,3 +220,34 @@ def test_a_not_checked_line_says_not_checked_once():
         "slurmrestd v0.0.38 does not report the backfill window, SchedulerParameters' "
         "bf_window": "a start past it keeps no backfill slot",
         "priority factor weights": "slurmrestd does not report them"}, by_what
+
+
+CHECKED_WHOLE = "the job is checked against the whole limit only"
+
+
+def test_grp_tres_mins_not_known_says_not_checked_once_and_why_apart():
+    # the QOS's use: slurmrestd does not report it; alice's: GET shares failed
+    failed = "orion: GET shares: HTTP 502 Bad Gateway"
+    p = run("#SBATCH -p batch -c 4 -t 1:00:00", orion(
+        assoc=CHAIN[:1], share_failed=failed,
+        qos=[qos_entry(grp_mins={"cpu": 50000}), qos_entry("long")]))
+    said = [line for line in _under_table(p) if "GrpTRESMins" in line]
+    assert len(said) == 2 and all(line.count("not checked") == 1 for line in said), \
+        p.explain()
+    assert [(n.what, n.why) for n in p.not_checked if "GrpTRESMins" in n.what] == [
+        ("slurmrestd v0.0.41 does not report what QOS normal has used of its GrpTRESMins "
+         "cpu=50000", CHECKED_WHOLE),
+        ("what your association (user alice, account proj) has used of its GrpTRESMins "
+         f"cpu=20000 could not be read ({failed})", CHECKED_WHOLE)], p.explain()
+
+
+def test_grp_tres_mins_of_several_holders_not_read_say_each_limit_checked_whole():
+    p = run("#SBATCH -p batch -c 4 -t 1:00:00",
+            orion(assoc=CHAIN, share_failed="orion: GET shares: HTTP 502 Bad Gateway"))
+    [line] = [line for line in _under_table(p) if "GrpTRESMins" in line]
+    assert line.count("not checked") == 1, p.explain()
+    [n] = [n for n in p.not_checked if "GrpTRESMins" in n.what]
+    assert n.what.startswith("what your association (user alice, account proj) and account "
+                             "proj's association have used of their GrpTRESMins "
+                             "(cpu=20000; cpu=100000) could not be read (") and \
+        n.why == "the job is checked against each whole limit only", n

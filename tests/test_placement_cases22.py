@@ -215,7 +215,7 @@ def test_a_job_that_starts_now_hears_nothing_of_the_backfill_window():
 # a refused site says what it did not check too: once the refusal goes (a node back, a
 # reservation made, a shorter time asked), those limits may refuse the job in turn
 QOS_MINS_UNREAD = ("slurmrestd v0.0.41 does not report what QOS normal has used of its "
-                   "GrpTRESMins cpu=1000; not checked (only a job past the whole limit is)")
+                   "GrpTRESMins cpu=1000: the job is checked against the whole limit only")
 
 
 def test_a_site_refused_for_its_nodes_still_says_what_it_did_not_check():
@@ -293,7 +293,7 @@ def test_a_qos_grp_tres_mins_whose_use_is_not_reported_is_said_once_not_assumed_
     v, said = explain("#SBATCH -c 4 -t 2:00:00", site)
     assert v.verdict == "READY", said
     note = ("slurmrestd v0.0.41 does not report what QOS normal has used of its GrpTRESMins "
-            "cpu=1000; not checked (only a job past the whole limit is)")
+            "cpu=1000: the job is checked against the whole limit only")
     assert v.not_checked == [note] and said.count(note) == 1, said
 
 
@@ -382,8 +382,8 @@ def test_without_shares_each_account_limit_is_said_not_checked_once():
     for whose, cap in (("your association (user alice, account proj)", 20000),
                        ("account proj's association", 100000)):
         assert v.not_checked.count(f"slurmrestd v0.0.41 does not report what {whose} has "
-                                   f"used of its GrpTRESMins cpu={cap}; not checked (only a "
-                                   "job past the whole limit is)") == 1, v.not_checked
+                                   f"used of its GrpTRESMins cpu={cap}: the job is checked "
+                                   "against the whole limit only") == 1, v.not_checked
     assert len(v.not_checked) == 2, v.not_checked
 
 
@@ -522,7 +522,7 @@ def test_shares_refused_say_once_that_the_use_could_not_be_read_and_why():
     v, said = explain("#SBATCH -c 4 -t 1:00:00", (cfg, snap))  # batch and long: once
     line = ("what your association (user alice, account proj) and account proj's "
             "association have used of their GrpTRESMins (cpu=20000; cpu=100000) could not be "
-            f"read ({why}); not checked (only a job past a whole limit is)")
+            f"read ({why}): the job is checked against each whole limit only")
     assert v.verdict == "READY" and v.not_checked == [line], v.not_checked
     assert said.count(line) == 1 and "does not report" not in said, said
 
@@ -534,10 +534,10 @@ def test_a_shares_call_that_failed_gives_its_reason_and_a_qos_still_is_not_repor
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", site)
     assert v.not_checked == [
         "slurmrestd v0.0.41 does not report what QOS normal has used of its GrpTRESMins "
-        "cpu=50000; not checked (only a job past the whole limit is)",
+        "cpu=50000: the job is checked against the whole limit only",
         "what your association (user alice, account proj) has used of its GrpTRESMins "
-        f"cpu=20000 could not be read ({why}); not checked (only a job past the whole limit "
-        "is)"], said
+        f"cpu=20000 could not be read ({why}): the job is checked against the whole limit "
+        "only"], said
 
 
 def test_an_association_the_shares_reply_leaves_out_is_said_not_in_it():
@@ -545,8 +545,8 @@ def test_an_association_the_shares_reply_leaves_out_is_said_not_in_it():
     v, said = explain("#SBATCH -p batch -c 4 -t 1:00:00", site)
     assert v.verdict == "READY" and v.not_checked == [
         "what your association (user alice, account proj) has used of its GrpTRESMins "
-        "cpu=20000 could not be read (not in slurmrestd's shares reply); not checked (only "
-        "a job past the whole limit is)"], said
+        "cpu=20000 could not be read (not in slurmrestd's shares reply): the job is checked "
+        "against the whole limit only"], said
 
 
 def test_without_shares_a_job_past_the_whole_account_limit_is_still_held():

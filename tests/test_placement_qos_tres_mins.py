@@ -115,7 +115,7 @@ def test_the_qos_usage_not_known_checks_the_whole_limit_and_says_why_once():
     assert p.verdict("kronos").verdict == "READY", p.explain()
     said = ("what QOS normal has used of its GrpTRESMins cpu=100000 could not be read "
             "(scontrol show assoc_mgr failed (exit 1): scontrol: error: Invalid user for "
-            "SlurmUser); not checked (only a job past the whole limit is)")
+            "SlurmUser): the job is checked against the whole limit only")
     assert p.verdict("kronos").not_checked == [said], p.explain()
     assert p.explain().count(said) == 1
 
@@ -136,8 +136,8 @@ def test_a_qos_slurmctld_leaves_out_is_not_known_never_taken_as_unused():
             _site("cpu=100000", usage=only_long)).verdict("kronos")
     assert v.verdict == "READY" and v.not_checked == [
         "what QOS normal has used of its GrpTRESMins cpu=100000 could not be read (not in "
-        "scontrol show assoc_mgr's output); not checked (only a job past the whole limit "
-        "is)"], v.not_checked
+        "scontrol show assoc_mgr's output): the job is checked against the whole limit "
+        "only"], v.not_checked
 
 
 def test_a_job_past_the_qos_running_minutes_left_waits_as_they_run_down():

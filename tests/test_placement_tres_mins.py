@@ -152,7 +152,7 @@ def test_sshare_failing_leaves_each_limit_checked_whole_and_place_says_why_once(
     said = ("what your association (user alice, account proj) and account proj's "
             "association have used of their GrpTRESMins (cpu=20000; cpu=100000) could not "
             "be read (sshare failed (exit 1): sshare: fatal: Could not establish a "
-            "configuration source); not checked (only a job past a whole limit is)")
+            "configuration source): the job is checked against each whole limit only")
     assert v.not_checked == [said], v.not_checked
     assert p.explain().count(said) == 1, p.explain()
 
@@ -178,8 +178,8 @@ def test_an_association_sshare_leaves_out_is_not_known_and_the_others_are_checke
     assert only(p, "kronos", "compute").verdict == "READY", p.explain()
     assert p.verdict("kronos").not_checked == [
         "what your association (user alice, account proj) has used of its GrpTRESMins "
-        "cpu=20000 could not be read (not in sshare's output); not checked (only a job "
-        "past the whole limit is)"], p.explain()
+        "cpu=20000 could not be read (not in sshare's output): the job is checked against "
+        "the whole limit only"], p.explain()
 
 
 def test_sshare_not_answering_in_time_is_the_reason_given():
@@ -187,8 +187,8 @@ def test_sshare_not_answering_in_time_is_the_reason_given():
             _site(user="cpu=20000|", usage="exit status 124\n")).verdict("kronos")
     assert v.not_checked == [
         "what your association (user alice, account proj) has used of its GrpTRESMins "
-        "cpu=20000 could not be read (sshare did not answer within 10 s); not checked (only "
-        "a job past the whole limit is)"], v.not_checked
+        "cpu=20000 could not be read (sshare did not answer within 10 s): the job is checked "
+        "against the whole limit only"], v.not_checked
 
 
 def test_an_association_without_a_grp_tres_mins_needs_no_use_and_nothing_is_said():

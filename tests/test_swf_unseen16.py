@@ -279,8 +279,12 @@ def test_load_refuses_a_missing_trace_naming_it(tmp_path: Path, capsys) -> None:
 
 def test_load_refuses_a_negative_scale(tmp_path: Path, capsys) -> None:
     path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
-    err = _refused(capsys, "--trace", str(path), "--site", "alpha", "--scale", "-5")
-    assert "--scale" in err
+    with pytest.raises(SystemExit) as e:
+        cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--scale", "-5",
+             "--dry-run"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--scale" in err and "above 0" in err and "(got '-5')" in err
 
 
 def test_load_refuses_an_unknown_site_with_the_sites_there_are(tmp_path: Path,
@@ -296,9 +300,12 @@ def test_load_dry_run_of_a_plain_log_reports_its_plan(tmp_path: Path, capsys) ->
     assert trace["site"] == "alpha" and trace["jobs"] > 0 and "skipped" in trace
 
 
-@pytest.mark.parametrize("option", ["--start", "--duration", "--history"])
+@pytest.mark.parametrize("option, what", [
+    ("--start", "log seconds such as 3600 or 1.5e5"),
+    ("--duration", "real seconds above 0 such as 60 or 1.5e3"),
+    ("--history", "real seconds, 0 or more, such as 600")])
 def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
-        tmp_path: Path, capsys, option: str) -> None:
+        tmp_path: Path, capsys, option: str, what: str) -> None:
     """"--start noon" (before: argparse's "invalid float value: 'noon'", which says neither
     that seconds are wanted nor that a unit is not taken)."""
     path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
@@ -308,7 +315,7 @@ def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"diamond testbed load: error: argument {option}: expected a number of "
-                   "seconds such as 3600 or 1.5e5, without a unit (got '2h')")
+                   f"{what}, without a unit (got '2h')")
 
 
 def test_a_max_procs_with_words_after_it_is_read(tmp_path: Path) -> None:

@@ -163,8 +163,9 @@ def _tb_load(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise BadInput(str(e)) from None
         plans = []
+    # what reading each log changed or assumed, said with the plan and with the run
+    notes = [f"{p['site']}: {n}" for p in plans for n in p["notes"]]
     if args.dry_run:
-        notes = [f"{p['site']}: {n}" for p in plans for n in p["notes"]]
         out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
              else load.describe(jobs), "\n".join(
             [f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
@@ -179,7 +180,7 @@ def _tb_load(args: argparse.Namespace) -> int:
     out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
                     f"({res['submitted']}), {res['failed']} refused"
                     + (f", {res['released']} held their think time after their predecessor"
-                       if res.get("released") else ""))
+                       if res.get("released") else "") + "".join(f"\n{n}" for n in notes))
     return 0
 
 

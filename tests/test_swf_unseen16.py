@@ -10,6 +10,9 @@ Fault found and fixed, shown by a test here that failed before:
 - `--start`, `--duration` and `--history` given other than a number ("2h") were refused by
   argparse's "invalid float value: '2h'", which says neither that seconds are wanted nor
   that a unit is not taken: the refusal now says both.
+- A header `; MaxProcs: 0` (or `MaxNodes: 0`, or SWF's unknown, -1) was passed over without
+  a word and the machine sized from the jobs running at once: the plan's notes now name the
+  header line and say what sized the machine instead.
 """
 
 from __future__ import annotations
@@ -279,8 +282,12 @@ def test_load_refuses_a_missing_trace_naming_it(tmp_path: Path, capsys) -> None:
 
 def test_load_refuses_a_negative_scale(tmp_path: Path, capsys) -> None:
     path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
-    err = _refused(capsys, "--trace", str(path), "--site", "alpha", "--scale", "-5")
-    assert "--scale" in err
+    with pytest.raises(SystemExit) as e:
+        cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--scale", "-5",
+             "--dry-run"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--scale" in err and "above 0" in err and "(got '-5')" in err
 
 
 def test_load_refuses_an_unknown_site_with_the_sites_there_are(tmp_path: Path,
@@ -296,9 +303,12 @@ def test_load_dry_run_of_a_plain_log_reports_its_plan(tmp_path: Path, capsys) ->
     assert trace["site"] == "alpha" and trace["jobs"] > 0 and "skipped" in trace
 
 
-@pytest.mark.parametrize("option", ["--start", "--duration", "--history"])
+@pytest.mark.parametrize("option, what", [
+    ("--start", "log seconds such as 3600 or 1.5e5"),
+    ("--duration", "real seconds above 0 such as 60 or 1.5e3"),
+    ("--history", "real seconds, 0 or more, such as 600")])
 def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
-        tmp_path: Path, capsys, option: str) -> None:
+        tmp_path: Path, capsys, option: str, what: str) -> None:
     """"--start noon" (before: argparse's "invalid float value: 'noon'", which says neither
     that seconds are wanted nor that a unit is not taken)."""
     path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
@@ -308,7 +318,7 @@ def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"diamond testbed load: error: argument {option}: expected a number of "
-                   "seconds such as 3600 or 1.5e5, without a unit (got '2h')")
+                   f"{what}, without a unit (got '2h')")
 
 
 def test_a_max_procs_with_words_after_it_is_read(tmp_path: Path) -> None:
@@ -345,3 +355,49 @@ def test_jobs_with_every_time_unknown_are_skipped_as_no_run_time(tmp_path: Path)
                          + _jobs(300, wait=-1, run=-1, status=-1)))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert not plan.jobs and plan.skipped == {"no_run_time": 60}
+
+
+# ---- a header size of 0 ------------------------------------------------------------------
+
+@pytest.mark.parametrize("header, line, instead", [
+    ("; MaxProcs: 0\n", "line 1 ('; MaxProcs: 0') sizes",
+     "sized from its jobs instead, 16 processors: the most they held at once"),
+    ("; Version: 2.2\n; MaxNodes: 0\n", "line 2 ('; MaxNodes: 0') sizes",
+     "sized from its jobs instead, 16 processors"),
+    ("; MaxProcs: -1\n", "line 1 ('; MaxProcs: -1') sizes",
+     "sized from its jobs instead, 16 processors"),
+    ("; MaxProcs: 0\n; MaxNodes: 0\n",
+     "lines 1 ('; MaxProcs: 0') and 2 ('; MaxNodes: 0') size no machine, so they are not read",
+     "sized from its jobs instead, 16 processors"),
+    ("; MaxNodes: 32\n; MaxProcs: 0\n", "line 2 ('; MaxProcs: 0') sizes",
+     "sized by its MaxNodes: 32 processors"),
+    ("; MaxNodes: 0\n; MaxProcs: 64\n", "line 1 ('; MaxNodes: 0') sizes",
+     "sized by its MaxProcs: 64 processors"),
+])
+def test_a_header_size_of_zero_is_said_with_what_sized_the_machine(
+        tmp_path: Path, header: str, line: str, instead: str) -> None:
+    """Jobs of 8 processors every 10 minutes, each running 20: two at once, 16 processors."""
+    log = read_swf(_save(tmp_path / "zero.swf", header + _jobs(100)))
+    [note] = [n for n in log.notes if "no machine" in n]
+    assert note.startswith(f"the log's header {line}") and instead in note, note
+    assert log.max_procs == int(instead.split(" processors")[0].split()[-1])
+
+
+def test_a_zero_beside_a_size_given_elsewhere_is_not_said(tmp_path: Path) -> None:
+    """Logs joined: one header's 0 beside another's 64 is one of its values, the 64 read."""
+    log = read_swf(_save(tmp_path / "joined.swf", "; MaxProcs: 0\n; MaxProcs: 64\n"
+                         + _jobs(100)))
+    assert log.max_procs == 64 and not any("no machine" in n for n in log.notes)
+
+
+def test_the_load_report_says_the_zero_header(tmp_path: Path, capsys) -> None:
+    path = _save(tmp_path / "zero.swf", "; Computer: a test\n; MaxProcs: 0\n" + _jobs(300))
+    trace = _dry_run(capsys, path, "--start", str(DAY // 2))
+    assert any(n.startswith("the log's header line 2 ('; MaxProcs: 0') sizes no machine")
+               for n in trace["notes"]), trace["notes"]
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run",
+                "--start", str(DAY // 2)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert ("alpha: the log's header line 2 ('; MaxProcs: 0') sizes no machine, so it is not "
+            "read: the machine is sized from its jobs instead, 16 processors: the most they "
+            "held at once") in said, said[-5:]

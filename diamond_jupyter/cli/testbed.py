@@ -6,19 +6,54 @@ import argparse
 import asyncio
 import math
 import sys
+from collections.abc import Callable
 
 from .common import out
 
 
-def _seconds(text: str) -> float:
-    """A number of seconds on the command line ("3600", "1.5e5"); argparse's own refusal
-    says neither what it wanted nor that a unit is not taken."""
+def _seconds(what: str, examples: str, *, least: float | None = None, above: bool = False
+             ) -> Callable[[str], float]:
+    """An argparse type: a finite number of `what` seconds on the command line ("3600",
+    "1.5e5"), `least` or more (above it, if `above`); argparse's own refusal ("invalid float
+    value") says neither what it wanted nor that a unit is not taken, and a range checked
+    after parsing was reported in another form than the rest."""
+    bound = "" if least is None else f" above {least:g}" if above else f", {least:g} or more,"
+    wanted = f"expected a number of {what}{bound} such as {examples}, without a unit"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or (least is not None and (
+                value <= least if above else value < least)):
+            raise argparse.ArgumentTypeError(f"{wanted} (got {text!r})")
+        return value
+    return parse
+
+
+def _time_scale(text: str) -> float:
+    """An argparse type: `--scale`, center seconds per real second, a finite number above 0."""
     try:
-        return float(text)
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of center seconds per real second above 0, such as 60 or 0.5 "
+            f"(got {text!r})")
+    return value
+
+
+def _seed(text: str) -> int:
+    """An argparse type: `--seed`, a whole number (argparse's "invalid int value" said not
+    what it takes)."""
+    try:
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a number of seconds such as 3600 or 1.5e5, without a unit "
-            f"(got {text!r})") from None
+            f"expected a whole number such as 1 or 42 (got {text!r}); the same seed plans "
+            "the same jobs") from None
 
 
 def _tb_up(args: argparse.Namespace) -> int:
@@ -116,14 +151,6 @@ def _tb_load(args: argparse.Namespace) -> int:
     from ..model import BadInput
     from ..testbed import base_dir, load
 
-    # argparse takes "nan" and "inf" as floats: a profile of infinite duration never ends
-    for flag, value, unit in (("--duration", args.duration, "real seconds"),
-                              ("--scale", args.time_scale, "center seconds per real second")):
-        if not (math.isfinite(value) and value > 0):
-            raise BadInput(f"{flag} must be a positive number of {unit} (got {value})")
-    if args.history is not None and not (math.isfinite(args.history) and args.history >= 0):
-        raise BadInput(f"--history must be a number of real seconds, 0 or more (got "
-                       f"{args.history})")
     replays = []
     if args.trace:
         jobs, plans, replays = _trace_jobs(args)
@@ -136,8 +163,9 @@ def _tb_load(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise BadInput(str(e)) from None
         plans = []
+    # what reading each log changed or assumed, said with the plan and with the run
+    notes = [f"{p['site']}: {n}" for p in plans for n in p["notes"]]
     if args.dry_run:
-        notes = [f"{p['site']}: {n}" for p in plans for n in p["notes"]]
         out(args, {"jobs": load.describe(jobs), "traces": plans} if plans
              else load.describe(jobs), "\n".join(
             [f"{j.at_s:7.2f}s {j.site:<6} N={j.nodes} c={j.cpus_per_node} run={j.runtime_s}s "
@@ -152,7 +180,7 @@ def _tb_load(args: argparse.Namespace) -> int:
     out(args, res, f"submitted {sum(res['submitted'].values())} jobs "
                     f"({res['submitted']}), {res['failed']} refused"
                     + (f", {res['released']} held their think time after their predecessor"
-                       if res.get("released") else ""))
+                       if res.get("released") else "") + "".join(f"\n{n}" for n in notes))
     return 0
 
 
@@ -224,14 +252,16 @@ def add_testbed_commands(sub, common) -> None:
                    help="with --trace: replay only this partition of the log (SWF field 16, "
                         "a number or its name in the header), sized by its own processors; "
                         "one per --trace when given ('all': the whole log)")
-    p.add_argument("--seed", type=int, default=1,
+    p.add_argument("--seed", type=_seed, default=1,
                    help="random seed: the profile's jobs, or the trace window and thinning")
-    p.add_argument("--start", type=_seconds,
+    p.add_argument("--start", type=_seconds("log seconds", "3600 or 1.5e5"),
                    help="with --trace: the window's start, log seconds (instead of --seed)")
-    p.add_argument("--duration", type=_seconds, default=60.0, help="real seconds of arrivals")
-    p.add_argument("--time-scale", "--scale", type=float, default=60.0, dest="time_scale",
+    p.add_argument("--duration", type=_seconds("real seconds", "60 or 1.5e3", least=0,
+                                                  above=True),
+                   default=60.0, help="real seconds of arrivals")
+    p.add_argument("--time-scale", "--scale", type=_time_scale, default=60.0, dest="time_scale",
                    help="center seconds per real second (a trace's times are divided by it)")
-    p.add_argument("--history", type=_seconds, metavar="SECONDS",
+    p.add_argument("--history", type=_seconds("real seconds", "600", least=0), metavar="SECONDS",
                    help="with --trace: write the log's jobs that ended in these real seconds "
                         "before the window (times --scale log seconds) into the Slurm site's "
                         "accounting in place of what it held, as if it had replayed the log that "

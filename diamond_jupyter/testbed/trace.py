@@ -445,6 +445,8 @@ def read_swf(path: str | Path) -> SwfLog:
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
+    unsized: dict[str, tuple[int, str]] = {}  # MaxProcs/MaxNodes given as 0 or less ->
+    # the first such line (number, text)
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
@@ -491,6 +493,8 @@ def read_swf(path: str | Path) -> SwfLog:
                             given.setdefault(key, []).append(count)
                             if key == "UnixStartTime":
                                 blocks.header(count)
+                        elif key in ("MaxProcs", "MaxNodes") and _NO_SIZE.match(value):
+                            unsized.setdefault(key, (lineno, text))
                     continue
                 fields = text.split()
                 try:
@@ -634,6 +638,9 @@ def read_swf(path: str | Path) -> SwfLog:
     parts = _partitions(partition_lines, comments, header)
     procs, nodes = header.get("MaxProcs", 0), header.get("MaxNodes", 0)
     in_nodes = max_procs == nodes < procs
+    unit = "nodes" if in_nodes else "processors"
+    if no_machine := {k: v for k, v in unsized.items() if k not in given}:
+        notes.append(_unsized_note(no_machine, header, max_procs, unit))
     if in_nodes and procs % nodes == 0:
         # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
         per_node = procs // nodes
@@ -642,8 +649,7 @@ def read_swf(path: str | Path) -> SwfLog:
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
                   queue_limits=_queue_limits(queue_lines),
-                  unit="nodes" if in_nodes else "processors",
-                  cleaned=cleaned or "-cln" in name, **parts)
+                  unit=unit, cleaned=cleaned or "-cln" in name, **parts)
 
 
 # A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
@@ -1022,6 +1028,31 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
                          f"({', '.join(map(str, values))}), as logs joined do: the largest, "
                          f"{header[key]}, is taken")
     return header
+
+
+# A header size of no machine: "MaxProcs: 0", or SWF's unknown, "-1"
+_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,])")
+
+
+def _unsized_note(unsized: dict[str, tuple[int, str]], header: dict[str, int],
+                  machine: int, unit: str) -> str:
+    """What a header's MaxProcs or MaxNodes of 0 (or -1) became: not read, each line named,
+    and what sized the machine instead."""
+    said = list(unsized.values())
+    lines = (f"line {said[0][0]} ({said[0][1]!r}) sizes no machine, so it is" if len(said) == 1
+             else f"lines {' and '.join(f'{n} ({text!r})' for n, text in said)} size no "
+                  "machine, so they are")
+    if "MaxProcs" in header and "MaxProcs" in unsized:  # counted from MaxNodes and a note
+        instead = (f"the machine is its MaxNodes {header.get('MaxNodes')} times the "
+                   f"processors its notes give a node: {machine} {unit}")
+    elif "MaxProcs" in header:
+        instead = f"the machine is sized by its MaxProcs: {machine} {unit}"
+    elif machine == header.get("MaxNodes"):
+        instead = f"the machine is sized by its MaxNodes: {machine} {unit}"
+    else:
+        instead = (f"the machine is sized from its jobs instead, {machine} {unit}: the most "
+                   "they held at once")
+    return f"the log's header {lines} not read: {instead}"
 
 
 def _count(word: str) -> int:

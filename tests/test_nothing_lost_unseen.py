@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -966,6 +970,124 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
             assert_once(fed, q)
     finally:
         await fed.close()
+
+
+def _scancel_refused(slurm: MiniSlurm) -> None:
+    """The site's scancel refuses every job as already ended (noting the call first)."""
+    path = slurm.bin_dir / "scancel"
+    path.write_text(f'#!/bin/sh\necho "scancel $*" >> {slurm.calls}\n'
+                    'echo "scancel: error: Kill job error on job id $1: Job/step already '
+                    'completing or completed" >&2\nexit 1\n')
+
+
+async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str | None
+                                     ) -> tuple[Federation, str]:
+    """Beta's copy starts first; alpha's losing copy cannot be cancelled (its scancel is
+    refused: the copy had ended) and is told "no"; the server dies before recording it
+    CANCELLED. Alpha's copy then ends (its wrapper, told "no", exited without running the
+    body): squeue says `end`, or (None) only accounting knows it, failed with exit code 1.
+    The new engine and the group."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    _scancel_refused(pair[0])
+    told = asyncio.Event()
+    real_gate = fed._hedge_gate
+
+    async def gate_then_die(job: Job, decision: str) -> bool:
+        written = await real_gate(job, decision)
+        if decision == "no":
+            told.set()
+            raise die_in_task("_hedge_gate")
+        return written
+    monkeypatch.setattr(fed, "_hedge_gate", gate_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(told.wait(), 30)
+    assert fed.job("alpha:4300").state == JobState.PENDING  # its end not recorded yet
+    assert gate(pair[0], fed.job("alpha:4300")) == "no"
+    if end is None:
+        pair[0].forget("4300")
+        pair[0].acct.write_text("4300|FAILED|1:0|2026-01-01T00:00:01|2026-01-01T00:00:09|"
+                                "n1|nl|4300\n")
+    else:
+        pair[0].set_state("4300", end)
+    return await restart(tmp_path, fed, *pair), group
+
+
+@pytest.mark.parametrize("end", ["COMPLETED", None], ids=["completed", "failed-exit-1"])
+async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
+        tmp_path, pair, monkeypatch, end):
+    """The loser's end, whatever its scheduler calls it, is recorded by the next engine as
+    what it was: CANCELLED for the copy that started first, its cancel finished once; the
+    winner alone ends COMPLETED, as the CLI's `diamond jobs --json` shows."""
+    fed, group = await _loser_told_no_then_killed(tmp_path, pair, monkeypatch, end)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        loser = fed.job("alpha:4300")
+        assert (loser.state, loser.reason) == (JobState.CANCELLED,
+                                              "hedged: beta:5300 started first")
+        assert hedge_winner_of(loser) == "beta:5300"
+        assert JobState.COMPLETED.value not in [e.data.get("state") for e in events(fed, loser)
+                                                if e.kind == "job.state"]
+        [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
+        assert finished.data["winner"] == "beta:5300"
+        assert gate(pair[0], loser) == "no" and gate(pair[1], fed.job("beta:5300")) == "go"
+        pair[1].set_state("5300", "COMPLETED")
+        done = await fed.wait("beta:5300", refresh=True, timeout=30)
+        assert done.state == JobState.COMPLETED
+        config = tmp_path / "cli.yaml"
+        config.write_text(yaml.safe_dump({"store": str(tmp_path / "store.sqlite"), "sites": [
+            q.site.cfg.model_dump(mode="json") for q in pair]}))
+        env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+               "DIAMOND_HANDOVER": "0"}
+        listed = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "diamond_jupyter.cli", "jobs", "--json",
+                             "--config", str(config)],
+            capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        shown = {j["id"]: (j["state"], j["reason"]) for j in json.loads(listed.stdout)}
+        assert shown == {"alpha:4300": ("CANCELLED", "hedged: beta:5300 started first"),
+                         "beta:5300": ("COMPLETED", done.reason)}
+        for q in pair:
+            assert_once(fed, q)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled(
+        tmp_path, pair, monkeypatch):
+    """No restart: a poll sees the loser (told "no") leave the queue COMPLETED before the
+    engine recorded it CANCELLED; the poll's end is recorded CANCELLED with the hedged
+    reason, and the engine's own record afterwards changes nothing."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed, go_on = asyncio.Event(), asyncio.Event()
+    real_gate = fed._hedge_gate
+
+    async def gate_held(job: Job, decision: str) -> bool:
+        written = await real_gate(job, decision)
+        if decision == "no":
+            claimed.set()
+            await go_on.wait()  # the poll below comes first
+        return written
+    monkeypatch.setattr(fed, "_hedge_gate", gate_held)
+    _scancel_refused(pair[0])
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    pair[0].set_state("4300", "COMPLETED")
+    seen = await fed.status("alpha:4300", refresh=True)
+    assert (seen.state, seen.reason) == (JobState.CANCELLED, "hedged: beta:5300 started first")
+    go_on.set()
+    _, wait = journal_waiter(fed)
+    await settled(fed, group, wait)
+    loser = fed.job("alpha:4300")
+    assert (loser.state, loser.reason) == (seen.state, seen.reason)
+    ended = [(e.data["state"], e.data.get("source")) for e in events(fed, loser)
+             if e.kind == "job.state" and e.data["state"] != "PENDING"]
+    assert ended == [("CANCELLED", "poll")]  # the poll's end, recorded as what it was
+    assert fed.store.hedge(group).winner == fed.job("beta:5300").token
 
 
 # -- staging: stage-in, its release, stage-out -----------------------------------------------

@@ -1090,6 +1090,40 @@ async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled
     assert fed.store.hedge(group).winner == fed.job("beta:5300").token
 
 
+async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelled(
+        tmp_path, pair, monkeypatch):
+    """A store where an engine from before this rule recorded the loser COMPLETED: the
+    listing (`diamond jobs`, with no engine started) and the next engine's recovery show it
+    CANCELLED for the winner, with an event saying so, once; the winner stays COMPLETED."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    await _start(fed, pair[1], "5300")
+    _, wait = journal_waiter(fed)
+    await settled(fed, group, wait)
+    pair[1].set_state("5300", "COMPLETED")
+    assert (await fed.wait("beta:5300", refresh=True, timeout=30)).state == JobState.COMPLETED
+    with fed.store._write() as c:  # as the older engine left it
+        c.execute("UPDATE jobs SET state = 'COMPLETED', reason = NULL WHERE id = ?",
+                  ("alpha:4300",))
+    await kill(fed)
+    lister = engine(tmp_path, *pair)  # as `diamond jobs` opens it: never started
+    shown = {j.id: (j.state, j.reason) for j in lister.jobs()}
+    assert shown == {"alpha:4300": (JobState.CANCELLED, "hedged: beta:5300 started first"),
+                     "beta:5300": (JobState.COMPLETED, fed.job("beta:5300").reason)}
+    [corrected] = [e for e in events(lister, "alpha:4300") if e.kind == "job.state"
+                   and e.data.get("previous") == "COMPLETED"]
+    assert corrected.data["state"] == "CANCELLED"
+    assert hedge_winner_of(lister.job("alpha:4300")) == "beta:5300"
+    again = await restart(tmp_path, lister, *pair)
+    try:
+        assert [e.seq for e in events(again, "alpha:4300") if e.kind == "job.state"
+                and e.data.get("previous") == "COMPLETED"] == [corrected.seq]
+        assert again.job("alpha:4300").state == JobState.CANCELLED
+    finally:
+        await again.close()
+
+
 # -- staging: stage-in, its release, stage-out -----------------------------------------------
 
 def staged_spec(tmp_path: Path) -> JobSpec:

@@ -1090,6 +1090,45 @@ async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled
     assert fed.store.hedge(group).winner == fed.job("beta:5300").token
 
 
+async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
+        tmp_path, pair, monkeypatch):
+    """Killed once beta's start was claimed, before alpha's cancel was recorded; another
+    process sharing the store saw alpha's copy end FAILED (it never ran the body): the end
+    is recorded CANCELLED for beta, and the next engine finishes that loser's cancel once
+    without sending a cancel to a copy that is over."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed = asyncio.Event()
+    real_claim = fed.store.claim_hedge
+
+    def claim_then_die(*a, **k):
+        real_claim(*a, **k)
+        claimed.set()
+        raise die_in_task("claim_hedge")
+    monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    await kill(fed)
+    pair[0].set_state("4300", "FAILED")
+    Store(tmp_path / "store.sqlite").apply_state("alpha:4300", JobState.FAILED, exit_code=1,
+                                                  source="poll")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        loser = fed.job("alpha:4300")
+        assert (loser.state, loser.reason) == (JobState.CANCELLED,
+                                              "hedged: beta:5300 started first")
+        assert pair[0].commands("scancel") == []
+        [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
+        assert finished.data["winner"] == "beta:5300"
+        assert finished.data["cancelled_by_scheduler"] is False
+        assert gate(pair[1], fed.job("beta:5300")) == "go"
+    finally:
+        await fed.close()
+
+
 async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelled(
         tmp_path, pair, monkeypatch):
     """A store where an engine from before this rule recorded the loser COMPLETED: the

@@ -393,13 +393,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Resolve every submit intent older than `intent_grace_s` (its token looked up on its
         site: bound to the job the scheduler has, else marked never submitted once it is older
         than the settle time; a younger one is left for a later sweep), follow every
-        unfinished job again and resume unfinished transfers and stage-ins. `start` calls it;
+        unfinished job again, resume unfinished transfers and stage-ins, and record as
+        CANCELLED a hedged loser an older engine recorded COMPLETED. `start` calls it;
         calling it again is safe. Raises DiamondError only when the store cannot be read."""
         await self.journal.recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
             self.journal.track(job)
         await self._finish_cancels()
         await self._resume_data()
+        self.store.correct_losers_completed()
+        await self.journal.drain()
         await self._recover_hedges()
 
     async def _finish_cancels(self) -> None:
@@ -1119,6 +1122,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if site is not None and site not in self.sites \
                 and not self.store.list_jobs(site=site, limit=1):
             self.sites.require(site)
+        try:  # an older engine's record, also where no engine started since
+            self.store.correct_losers_completed()
+        except DiamondError as e:  # a store that cannot be written is still listed
+            log.warning("hedged copies recorded COMPLETED were not corrected: %s", e)
         return self.store.list_jobs(site=site, states=states, name_like=name_like, limit=limit,
                                     offset=offset)
 

@@ -33,6 +33,7 @@ from .model import (
     JobSpec,
     JobState,
     SiteError,
+    hedge_winner_of,
     hedged_reason,
     utcnow,
 )
@@ -349,8 +350,9 @@ class HedgeMixin:
                 await asyncio.gather(*(self._hedge_act(rec, by_token[a.token], a.kind)
                                        for a in acts))
                 for j in self._losers_ended_unfinished(self.store.hedge(group)):
-                    self._hedge_cancelled(rec, j, cancelled=j.state == JobState.CANCELLED,
-                                          gated=False)
+                    asked = self.journal.is_loser_cancel(self.journal.cancel_intent(j.id))
+                    self._hedge_cancelled(rec, j, gated=False,
+                                          cancelled=asked and j.state == JobState.CANCELLED)
             except DiamondError as e:
                 log.warning("hedged submission %s: settling failed (%s); retried on the "
                             "next change or start", group, e)
@@ -428,12 +430,14 @@ class HedgeMixin:
 
     def _losers_ended_unfinished(self, rec: HedgeRecord) -> list[Job]:
         """The losers of decided group `rec` that ended (their scheduler cancelled them, as
-        an engine that died had asked) while their recorded cancel is not finished (seen
-        by a poll first)."""
+        an engine that died had asked, or they left when told "no": the store records that
+        end CANCELLED for the winner) while their cancel is not finished (seen by a poll
+        first)."""
         if not rec.decided:
             return []
         return [j for j in rec.copies if j.token != rec.winner and j.state.terminal
-                and self.journal.is_loser_cancel(self.journal.cancel_intent(j.id))
+                and (self.journal.is_loser_cancel(self.journal.cancel_intent(j.id))
+                     or hedge_winner_of(j) is not None)
                 and not self.store.events_since(0, kinds=["hedge.cancelled"], job_id=j.id,
                                                 limit=1)]
 

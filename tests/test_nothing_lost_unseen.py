@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -966,6 +970,197 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
             assert_once(fed, q)
     finally:
         await fed.close()
+
+
+def _scancel_refused(slurm: MiniSlurm) -> None:
+    """The site's scancel refuses every job as already ended (noting the call first)."""
+    path = slurm.bin_dir / "scancel"
+    path.write_text(f'#!/bin/sh\necho "scancel $*" >> {slurm.calls}\n'
+                    'echo "scancel: error: Kill job error on job id $1: Job/step already '
+                    'completing or completed" >&2\nexit 1\n')
+
+
+async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str | None
+                                     ) -> tuple[Federation, str]:
+    """Beta's copy starts first; alpha's losing copy cannot be cancelled (its scancel is
+    refused: the copy had ended) and is told "no"; the server dies before recording it
+    CANCELLED. Alpha's copy then ends (its wrapper, told "no", exited without running the
+    body): squeue says `end`, or (None) only accounting knows it, failed with exit code 1.
+    The new engine and the group."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    _scancel_refused(pair[0])
+    told = asyncio.Event()
+    real_gate = fed._hedge_gate
+
+    async def gate_then_die(job: Job, decision: str) -> bool:
+        written = await real_gate(job, decision)
+        if decision == "no":
+            told.set()
+            raise die_in_task("_hedge_gate")
+        return written
+    monkeypatch.setattr(fed, "_hedge_gate", gate_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(told.wait(), 30)
+    assert fed.job("alpha:4300").state == JobState.PENDING  # its end not recorded yet
+    assert gate(pair[0], fed.job("alpha:4300")) == "no"
+    if end is None:
+        pair[0].forget("4300")
+        pair[0].acct.write_text("4300|FAILED|1:0|2026-01-01T00:00:01|2026-01-01T00:00:09|"
+                                "n1|nl|4300\n")
+    else:
+        pair[0].set_state("4300", end)
+    return await restart(tmp_path, fed, *pair), group
+
+
+@pytest.mark.parametrize("end", ["COMPLETED", None], ids=["completed", "failed-exit-1"])
+async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
+        tmp_path, pair, monkeypatch, end):
+    """The loser's end, whatever its scheduler calls it, is recorded by the next engine as
+    what it was: CANCELLED for the copy that started first, its cancel finished once; the
+    winner alone ends COMPLETED, as the CLI's `diamond jobs --json` shows."""
+    fed, group = await _loser_told_no_then_killed(tmp_path, pair, monkeypatch, end)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        loser = fed.job("alpha:4300")
+        assert (loser.state, loser.reason) == (JobState.CANCELLED,
+                                              "hedged: beta:5300 started first")
+        assert hedge_winner_of(loser) == "beta:5300"
+        assert JobState.COMPLETED.value not in [e.data.get("state") for e in events(fed, loser)
+                                                if e.kind == "job.state"]
+        [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
+        assert finished.data["winner"] == "beta:5300"
+        assert gate(pair[0], loser) == "no" and gate(pair[1], fed.job("beta:5300")) == "go"
+        pair[1].set_state("5300", "COMPLETED")
+        done = await fed.wait("beta:5300", refresh=True, timeout=30)
+        assert done.state == JobState.COMPLETED
+        config = tmp_path / "cli.yaml"
+        config.write_text(yaml.safe_dump({"store": str(tmp_path / "store.sqlite"), "sites": [
+            q.site.cfg.model_dump(mode="json") for q in pair]}))
+        env = {**os.environ, "DIAMOND_DATA_DIR": str(tmp_path / "data"),
+               "DIAMOND_HANDOVER": "0"}
+        listed = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "diamond_jupyter.cli", "jobs", "--json",
+                             "--config", str(config)],
+            capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        shown = {j["id"]: (j["state"], j["reason"]) for j in json.loads(listed.stdout)}
+        assert shown == {"alpha:4300": ("CANCELLED", "hedged: beta:5300 started first"),
+                         "beta:5300": ("COMPLETED", done.reason)}
+        for q in pair:
+            assert_once(fed, q)
+    finally:
+        await fed.close()
+
+
+async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled(
+        tmp_path, pair, monkeypatch):
+    """No restart: a poll sees the loser (told "no") leave the queue COMPLETED before the
+    engine recorded it CANCELLED; the poll's end is recorded CANCELLED with the hedged
+    reason, and the engine's own record afterwards changes nothing."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed, go_on = asyncio.Event(), asyncio.Event()
+    real_gate = fed._hedge_gate
+
+    async def gate_held(job: Job, decision: str) -> bool:
+        written = await real_gate(job, decision)
+        if decision == "no":
+            claimed.set()
+            await go_on.wait()  # the poll below comes first
+        return written
+    monkeypatch.setattr(fed, "_hedge_gate", gate_held)
+    _scancel_refused(pair[0])
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    pair[0].set_state("4300", "COMPLETED")
+    seen = await fed.status("alpha:4300", refresh=True)
+    assert (seen.state, seen.reason) == (JobState.CANCELLED, "hedged: beta:5300 started first")
+    go_on.set()
+    _, wait = journal_waiter(fed)
+    await settled(fed, group, wait)
+    loser = fed.job("alpha:4300")
+    assert (loser.state, loser.reason) == (seen.state, seen.reason)
+    ended = [(e.data["state"], e.data.get("source")) for e in events(fed, loser)
+             if e.kind == "job.state" and e.data["state"] != "PENDING"]
+    assert ended == [("CANCELLED", "poll")]  # the poll's end, recorded as what it was
+    assert fed.store.hedge(group).winner == fed.job("beta:5300").token
+
+
+async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
+        tmp_path, pair, monkeypatch):
+    """Killed once beta's start was claimed, before alpha's cancel was recorded; another
+    process sharing the store saw alpha's copy end FAILED (it never ran the body): the end
+    is recorded CANCELLED for beta, and the next engine finishes that loser's cancel once
+    without sending a cancel to a copy that is over."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    claimed = asyncio.Event()
+    real_claim = fed.store.claim_hedge
+
+    def claim_then_die(*a, **k):
+        real_claim(*a, **k)
+        claimed.set()
+        raise die_in_task("claim_hedge")
+    monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(claimed.wait(), 30)
+    await kill(fed)
+    pair[0].set_state("4300", "FAILED")
+    Store(tmp_path / "store.sqlite").apply_state("alpha:4300", JobState.FAILED, exit_code=1,
+                                                  source="poll")
+    fed = await restart(tmp_path, fed, *pair)
+    _, wait = journal_waiter(fed)
+    try:
+        await settled(fed, group, wait)
+        loser = fed.job("alpha:4300")
+        assert (loser.state, loser.reason) == (JobState.CANCELLED,
+                                              "hedged: beta:5300 started first")
+        assert pair[0].commands("scancel") == []
+        [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
+        assert finished.data["winner"] == "beta:5300"
+        assert finished.data["cancelled_by_scheduler"] is False
+        assert gate(pair[1], fed.job("beta:5300")) == "go"
+    finally:
+        await fed.close()
+
+
+async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelled(
+        tmp_path, pair, monkeypatch):
+    """A store where an engine from before this rule recorded the loser COMPLETED: the
+    listing (`diamond jobs`, with no engine started) and the next engine's recovery show it
+    CANCELLED for the winner, with an event saying so, once; the winner stays COMPLETED."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    await _start(fed, pair[1], "5300")
+    _, wait = journal_waiter(fed)
+    await settled(fed, group, wait)
+    pair[1].set_state("5300", "COMPLETED")
+    assert (await fed.wait("beta:5300", refresh=True, timeout=30)).state == JobState.COMPLETED
+    with fed.store._write() as c:  # as the older engine left it
+        c.execute("UPDATE jobs SET state = 'COMPLETED', reason = NULL WHERE id = ?",
+                  ("alpha:4300",))
+    await kill(fed)
+    lister = engine(tmp_path, *pair)  # as `diamond jobs` opens it: never started
+    shown = {j.id: (j.state, j.reason) for j in lister.jobs()}
+    assert shown == {"alpha:4300": (JobState.CANCELLED, "hedged: beta:5300 started first"),
+                     "beta:5300": (JobState.COMPLETED, fed.job("beta:5300").reason)}
+    [corrected] = [e for e in events(lister, "alpha:4300") if e.kind == "job.state"
+                   and e.data.get("previous") == "COMPLETED"]
+    assert corrected.data["state"] == "CANCELLED"
+    assert hedge_winner_of(lister.job("alpha:4300")) == "beta:5300"
+    again = await restart(tmp_path, lister, *pair)
+    try:
+        assert [e.seq for e in events(again, "alpha:4300") if e.kind == "job.state"
+                and e.data.get("previous") == "COMPLETED"] == [corrected.seq]
+        assert again.job("alpha:4300").state == JobState.CANCELLED
+    finally:
+        await again.close()
 
 
 # -- staging: stage-in, its release, stage-out -----------------------------------------------

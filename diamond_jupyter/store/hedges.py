@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..model import BadInput, Event, Job, utcnow
+from ..model import BadInput, Event, Job, hedged_reason, utcnow
 from .codec import from_js, from_ts, row_to_job, to_js, to_ts
 from .db import Database
 
@@ -104,6 +104,31 @@ class HedgesMixin(Database):
             "j.state NOT IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT') AND "
             "(h.winner IS NULL OR j.token != h.winner) ORDER BY h.created_at")
         return [self.hedge(r[0]) for r in rows]
+
+    def correct_losers_completed(self) -> list[Event]:
+        """Losing copies recorded COMPLETED (by an engine from before a loser's end was
+        recorded as what it was: see `JobsMixin._hedge_loss`), now CANCELLED with the
+        hedged reason, each with its `job.state` event saying it was corrected: only the
+        winner of a claim ever runs the body, so two COMPLETED copies are never shown."""
+        wrong = ("SELECT j.id, j.site, j.native_id, w.id FROM jobs j JOIN hedges h ON "
+                 "j.hedge_group = h.id LEFT JOIN jobs w ON w.token = h.winner AND "
+                 "w.hedge_group = h.id WHERE h.winner IS NOT NULL AND j.token != h.winner "
+                 "AND j.native_id IS NOT NULL AND j.state = 'COMPLETED'")
+        if not self._read(wrong, ()):  # the usual answer: nothing is written
+            return []
+        with self._write() as c:
+            rows = c.execute(wrong).fetchall()
+            out = []
+            for job_id, site, native_id, winner_id in rows:
+                why = hedged_reason(winner_id)
+                c.execute("UPDATE jobs SET state = 'CANCELLED', reason = ?, updated_at = ? "
+                          "WHERE id = ?", (why, to_ts(utcnow()), job_id))
+                out.append(self._event(c, "job.state", job_id, site, {
+                    "state": "CANCELLED", "previous": "COMPLETED", "changed": ["reason",
+                                                                             "state"],
+                    "native_id": native_id, "reason": why,
+                    "source": "hedge (a losing copy recorded COMPLETED, corrected)"}))
+            return out
 
     def hedge_event(self, kind: str, group: str, data: dict[str, Any],
                     job_id: str | None = None, site: str | None = None) -> Event:

@@ -21,6 +21,7 @@ from ..model import (
     JobState,
     JobStatus,
     SiteError,
+    hedged_reason,
     provisional_id,
     utcnow,
 )
@@ -524,6 +525,22 @@ class JobsMixin(Database):
         ended_by = json.loads(row[0]).get("source") if row else None
         return ended_by == "poll"
 
+    @staticmethod
+    def _hedge_loss(c: sqlite3.Connection, job: Job, obs: JobState) -> str | None:
+        """The reason an ended hedged copy is recorded CANCELLED with, whatever its scheduler
+        says (None: as it says): a copy its scheduler took (a copy never submitted stays
+        so) other than its group's claimed winner. Only the winner is ever told "go"; a
+        loser told "no" exits 0 without running the body (its scheduler says COMPLETED),
+        and one that ended otherwise never ran it either."""
+        if not (job.hedge_group and job.native_id and obs.terminal):
+            return None
+        row = c.execute("SELECT h.winner, w.id FROM hedges h LEFT JOIN jobs w ON w.token = "
+                        "h.winner AND w.hedge_group = h.id WHERE h.id = ?",
+                        (job.hedge_group,)).fetchone()
+        if row is None or row[0] is None or row[0] == job.token:
+            return None
+        return hedged_reason(row[1])
+
     def _apply(self, c: sqlite3.Connection, job_id: str, state: JobState | str, *,
                exit_code: int | None = None, reason: str | None = None,
                submitted_at: datetime | None = None, started_at: datetime | None = None,
@@ -537,6 +554,9 @@ class JobsMixin(Database):
         except ValueError as e:
             raise BadInput(f"unknown job state {state!r}") from e
         old = job.state
+        lost = self._hedge_loss(c, job, obs)
+        if lost is not None:
+            obs, reason = JobState.CANCELLED, lost
         upd: dict[str, Any] = {}
         if obs.rank > old.rank:
             upd["state"], upd["reason"] = obs, reason  # a new state's reason replaces the old

@@ -666,19 +666,20 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.reasons = [miss]
         return v
     if cfg.scheduler == "slurm":
-        lic_refused, lic_said = license_misses(spec, snap)
+        lic_refused, lic_unchecked, lic_said = license_misses(spec, snap)
         if array_miss := array_too_large(spec, snap):
             lic_refused = [array_miss, *lic_refused]
         if lic_refused:
             v.reasons = lic_refused
             return v
+        v.not_checked += lic_unchecked
         v.notes += lic_said
     if cfg.scheduler == "lsf":
-        rusage_refused, rusage_said = lsf_resource_misses(spec, snap)
+        rusage_refused, rusage_unchecked = lsf_resource_misses(spec, snap)
         if rusage_refused:
             v.reasons = rusage_refused
             return v
-        v.notes += rusage_said
+        v.not_checked += rusage_unchecked
     magnetic = _magnetic(spec, cfg, snap, now)
     snap, said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
     v.notes += said

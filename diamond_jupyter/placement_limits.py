@@ -1114,25 +1114,27 @@ def lsf_slots(req: Req, spec: JobSpec) -> int:
     return tasks * req.cpt
 
 
-def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
-    """Why a Slurm job's `--licenses` (`-L`) keep it from this Slurm site, and what is
-    said of them: sbatch refuses a license the site does not define, or more of one than
-    it has in all (Invalid license specification). Entries are `name[:count]` (count 1),
+def license_misses(spec: JobSpec, snap: SiteSnapshot
+                   ) -> tuple[list[str], list[str], list[str]]:
+    """Why a Slurm job's `--licenses` (`-L`) keep it from this Slurm site, what of them is
+    not checked (the site's licenses not known), and what is said of them: sbatch refuses
+    a license the site does not define, or more of one than it has in all (Invalid
+    license specification). Entries are `name[:count]` (count 1),
     all of them (`,` or `;`) or any one (`|`, Slurm trying them in the order written), not
     both (sbatch(1): "AND and OR cannot both be used"); a remote license is `name@server`.
     How many are free now: `license_wait`."""
     asked = _licenses_asked(spec)
     if not asked:
-        return [], []
+        return [], [], []
     said = f"--licenses={asked}"
     if "|" in asked and re.search(r"[,;]", asked):
         return [f"{said}: asks all of some licenses (',') and any one of others ('|') at "
                 "once, which Slurm does not take (AND and OR cannot both be used): sbatch "
                 "refuses the job (Invalid license specification); ask either all of them, "
-                "a,b, or any one, a|b"], []
+                "a,b, or any one, a|b"], [], []
     if snap.licenses is None:
-        return [], [f"{said} not checked: the site's licenses are not known (sbatch refuses "
-                    "a license the site does not define)"]
+        return [], [f"{said}: the site's licenses are not known (sbatch refuses a license "
+                    "the site does not define)"], []
     have = snap.licenses
     any_one = "|" in asked
     misses = []
@@ -1146,11 +1148,11 @@ def license_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[s
     if misses and (not any_one or len(misses) == entries):
         known = ", ".join(f"{k} ({v})" for k, v in sorted(have.items())) or "none"
         return [f"{said}: {'; '.join(misses)} (licenses here: {known}): sbatch refuses the "
-                "job (Invalid license specification)"], []
+                "job (Invalid license specification)"], [], []
     if snap.licenses_free is not None:
-        return [], []  # license_wait says whether it waits for them
-    return [], [f"{said}: the licenses in use are not read here; if fewer are free the job "
-                "waits for them (Reason=Licenses)"]
+        return [], [], []  # license_wait says whether it waits for them
+    return [], [], [f"{said}: the licenses in use are not read here; if fewer are free the "
+                    "job waits for them (Reason=Licenses)"]
 
 
 # what an LSF rusage[] reserves besides a site's own resources: the built-in load indices
@@ -1161,7 +1163,7 @@ _LSF_BUILTIN = frozenset(("r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "
 
 def lsf_resource_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], list[str]]:
     """Why an LSF job's `-R rusage[name=N]` of the site's own resources (licenses and
-    the like: `lsf.shared`) keeps it from this LSF site, and what is said of them: a
+    the like: `lsf.shared`) keeps it from this LSF site, and what of them is not checked: a
     resource the site does not define (`lsinfo -r`) is refused by LSF; more than any
     instance of a shared one has (`bhosts -s` TOTAL) never starts. Alternatives (`||`):
     refused only when each one is. Where neither is known, said."""
@@ -1173,8 +1175,8 @@ def lsf_resource_misses(spec: JobSpec, snap: SiteSnapshot) -> tuple[list[str], l
         if not any(alternatives):
             continue
         if names is None and shared is None:
-            unread.append(f"-R {text} not checked: the site's shared resources are not known "
-                          "(LSF runs no job asking a resource it does not define)")
+            unread.append(f"-R {text}: the site's shared resources are not known (LSF runs "
+                          "no job asking a resource it does not define)")
             continue
         misses = [_lsf_misses(asks, names, shared) for asks in alternatives if asks]
         if all(misses):

@@ -101,8 +101,8 @@ def test_what_the_site_has_is_placed(rusage):
 def test_where_the_resources_are_not_read_it_is_said_and_placed():
     v = verdict("rusage[lic_x=1]", site(lsinfo="", bhosts_s=""))
     assert v.feasible
-    assert "-R rusage[lic_x=1] not checked: the site's shared resources are not known (LSF " \
-        "runs no job asking a resource it does not define)" in v.notes, v.notes
+    assert "-R rusage[lic_x=1]: the site's shared resources are not known (LSF runs no job " \
+        "asking a resource it does not define)" in v.not_checked, v.not_checked
     # bhosts -s alone: a name outside it may be a host-based resource: not refused
     v = verdict("rusage[lic_x=1]", site(lsinfo=""))
     assert v.feasible, v.reasons

@@ -8,7 +8,9 @@ every site's own verdict and the same not-checked facts as a list of {site, what
 
 The sites are recorded views: selene (test_placement_slurm_new_job_priority) read from its
 commands' outputs with `sshare -U` failing, a slurmrestd site from the recorded replies,
-and the 30-site federation the latency benchmark builds from recorded Slurm outputs.
+the 30-site federation the latency benchmark builds from recorded Slurm outputs, vega
+(test_placement_cases14, its licenses not read) and the LSF site wren with its shared
+resources not read (test_lsf_shared_resources).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import json
 import re
 from datetime import timezone
 
+from test_lsf_shared_resources import site as lsf_site
 from test_placement_cases import NOW, run
+from test_placement_cases14 import vega
 from test_placement_cases22 import CHAIN, orion, qos_entry
 from test_placement_slurm_new_job_priority import factors, selene
 from test_placement_slurmrestd_priority import WEIGHTS_UNREPORTED, _rest_snapshot
@@ -251,3 +255,24 @@ def test_grp_tres_mins_of_several_holders_not_read_say_each_limit_checked_whole(
                              "proj's association have used of their GrpTRESMins "
                              "(cpu=20000; cpu=100000) could not be read (") and \
         n.why == "the job is checked against each whole limit only", n
+
+
+def test_no_line_of_the_recorded_views_says_not_checked_twice():
+    # a Slurm site whose licenses were not read, an LSF one whose shared resources were not
+    p = run('#BSUB -n 4\n#BSUB -W 1:00\n#BSUB -R "rusage[lic_x=1]"',
+            lsf_site(lsinfo="", bhosts_s=""))
+    assert "  wren not checked: -R rusage[lic_x=1]: the site's shared resources are not known " \
+        "(LSF runs no job asking a resource it does not define)" in _under_table(p), p.explain()
+    assert [(n.what, n.why) for n in p.not_checked] == [
+        ("-R rusage[lic_x=1]", "the site's shared resources are not known (LSF runs no job "
+                               "asking a resource it does not define)")], p.explain()
+    views = [p]
+    for script in ("#SBATCH -n 1 -t 1:00:00 -L matlab", ANY_PARTITION,
+                   "#SBATCH -N 1 -t 0:10:00 --array=0-999 -L matlab"):
+        views.append(run(script, vega(), selene(SSHARE_FAILS), *_recorded_federation(2)))
+    assert "  vega not checked: --licenses=matlab: the site's licenses are not known (sbatch " \
+        "refuses a license the site does not define)" in _under_table(views[1]), \
+        views[1].explain()
+    for view in views:
+        said = [line for line in _under_table(view) if " not checked: " in line]
+        assert said and all(line.count("not checked") == 1 for line in said), view.explain()

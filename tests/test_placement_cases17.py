@@ -258,5 +258,8 @@ def test_licenses_at_a_site_of_none_or_unknown():
     assert none.verdict == "INCOMPATIBLE" and _said(none, "(licenses here: none)")
     unknown = _verdict("#SBATCH -n 1 -t 1:00:00 -L matlab", vega())
     assert unknown.verdict == "READY"
-    assert _said(unknown, "--licenses=matlab not checked: the site's licenses are not known")
-    assert not _said(_verdict("#SBATCH -n 1 -t 1:00:00", vega()), "licenses")
+    assert "--licenses=matlab: the site's licenses are not known (sbatch refuses a license " \
+        "the site does not define)" in unknown.not_checked, unknown.not_checked
+    unasked = _verdict("#SBATCH -n 1 -t 1:00:00", vega())
+    assert not _said(unasked, "licenses") and not any("licenses" in x
+                                                      for x in unasked.not_checked)

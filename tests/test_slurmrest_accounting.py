@@ -404,13 +404,13 @@ def test_a_rest_site_places_a_job_asking_licenses_as_the_cli_site(version, scrip
                                        "licenses_free": rest.licenses_free})
     v_rest = run(script, (cfg, over_rest)).verdict("selene")
     v_cli = run(script, (cfg, cli)).verdict("selene")
-    assert (v_rest.verdict, v_rest.reasons, v_rest.notes) == (
-        v_cli.verdict, v_cli.reasons, v_cli.notes)
+    assert (v_rest.verdict, v_rest.reasons, v_rest.notes, v_rest.not_checked) == (
+        v_cli.verdict, v_cli.reasons, v_cli.notes, v_cli.not_checked)
     # and not as a site whose licenses are not known
     unknown = run(script, (cfg, cli.model_copy(update={
         "licenses": None, "licenses_free": None}))).verdict("selene")
-    assert (unknown.verdict, unknown.reasons, unknown.notes) != (
-        v_rest.verdict, v_rest.reasons, v_rest.notes)
+    assert (unknown.verdict, unknown.reasons, unknown.notes, unknown.not_checked) != (
+        v_rest.verdict, v_rest.reasons, v_rest.notes, v_rest.not_checked)
 
 
 def test_licenses_not_read_are_not_known_and_a_jobs_licenses_come_with_it():

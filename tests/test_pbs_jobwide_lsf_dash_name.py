@@ -53,11 +53,12 @@ def test_a_select_or_a_job_wide_ncpus_alone_reads_as_before():
 def test_an_lsf_job_name_starting_with_a_dash_is_refused():
     with pytest.raises(BadInput) as e:
         get_script_dialect("lsf").render_script(JobSpec(name="-x"))
-    assert str(e.value) == ("lsf: job name '-x' starts with '-', which bsub can read as an "
-                            "option rather than the name of `-J`; give a name that starts "
-                            "with a letter, a digit or '_' (e.g. 'j-x')")
+    assert str(e.value) == ("lsf cannot express the job name '-x': bsub can read a name "
+                            "starting with '-' as an option rather than the name of `-J`; "
+                            "give one that starts with a letter, a digit or '_' (e.g. "
+                            "'j-x')")
     lsf_script = "#!/bin/bash\n#BSUB -J -x\n#BSUB -n 2\nhostname\n"
-    with pytest.raises(BadInput, match="job name '-x' starts with '-'"):
+    with pytest.raises(BadInput, match="the job name '-x': bsub"):
         get_script_dialect("lsf").render_script(get_script_dialect("lsf").parse_script(
             lsf_script))
     kept = get_script_dialect("lsf").render_script(JobSpec(name="x-1")).script

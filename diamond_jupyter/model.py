@@ -1557,7 +1557,8 @@ class SlurmPriority(_Model):
     `scontrol show config` (PriorityType, PriorityWeight*, PriorityFavorSmall,
     PriorityFlags), the user's FairShare factor by account (`sshare -U`), each QOS's
     Priority (`sacctmgr show qos`) and the user's default account. A part not read is None,
-    and `unread` says why, by part ("fair share", "qos")."""
+    and `unread` says why, by part ("fair share", "qos", "weights": a PriorityWeight*
+    line of no weight)."""
 
     plugin: str | None = None  # PriorityType, e.g. "priority/multifactor"
     weights: dict[str, int] = Field(default_factory=dict)  # Age, Fairshare, JobSize, ...

@@ -220,3 +220,26 @@ def test_a_priority_that_is_a_mark_of_none_is_not_known_and_said_so():
     assert has_note(v, "2 waiting jobs go first (1 of them of a priority sprio does not "
                        "say, it might go behind), 1 waits behind it (of a lower priority, "
                        "sprio)"), v.notes
+
+
+def test_a_weight_that_is_a_mark_of_none_is_left_out_and_said():
+    # PriorityWeightQOS printed as INFINITE (4294967295) and PriorityWeightAge as no
+    # number: no weight read from either, the shared marker reader's way, and said once
+    # in the snapshot's warnings. Before: the QOS weight read as 4294967295, the other
+    # dropped without a word
+    config = CONFIG.replace("PriorityWeightQOS       = 1000",
+                            "PriorityWeightQOS       = 4294967295").replace(
+        "PriorityWeightAge       = 1000", "PriorityWeightAge       = lots")
+    prio = parse_priority(config, factors())
+    assert prio is not None
+    assert prio.weights == {"assoc": 0, "fairshare": 2000, "jobsize": 500,
+                            "partition": 1000}
+    assert prio.unread["weights"] == (
+        "not a weight (a mark of none or no whole number): PriorityWeightAge = lots, "
+        "PriorityWeightQOS = 4294967295")
+    _, snap = selene(factors(), config=config)
+    assert snap.warnings == [
+        "selene: scontrol show config: priority weights left out, not a weight (a mark "
+        "of none or no whole number): PriorityWeightAge = lots, PriorityWeightQOS = "
+        "4294967295"]
+    assert "weights" not in parse_priority(CONFIG, factors()).unread

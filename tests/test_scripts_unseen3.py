@@ -364,10 +364,13 @@ def test_a_name_starting_with_a_dash_is_not_an_option_for_qsub(target: str) -> N
     opt = "#PBS -N" if target == "pbs" else "#$ -N"
     assert [x for x in script.splitlines() if x.startswith(opt)] == [f"{opt} j-lead-dash"]
     assert _renamed(warnings, "-lead-dash")
-    # the other dialects keep it as it was (an option's value: --job-name=-lead-dash)
-    for other in ("slurm", "lsf", "flux"):
+    # Slurm and Flux keep it as it was (an option's value: --job-name=-lead-dash); LSF
+    # refuses it (`#BSUB -J -lead-dash` bsub can read as an option)
+    for other in ("slurm", "flux"):
         back = translate(text, other, "slurm")[0]
         assert get_script_dialect(other).parse_script(back).name == "-lead-dash"
+    with pytest.raises(BadInput, match="lsf cannot express the job name '-lead-dash'"):
+        translate(text, "lsf", "slurm")
 
 
 @pytest.mark.parametrize(("pe", "tasks", "cpus"), [

@@ -879,6 +879,13 @@ class LsfScript:
         own = [d for d in spec.unknown if d.dialect == self.name]
         if spec.name or spec.array:
             name = self.job_name(spec.name) if spec.name else "array"
+            if name.startswith("-"):
+                # `#BSUB -J -x`: bsub's option reader may take the name for an option of
+                # its own, and no quoting of the directive makes it a name for certain
+                raise BadInput(
+                    f"lsf cannot express the job name {spec.name!r}: bsub can read a name "
+                    "starting with '-' as an option rather than the name of `-J`; give one "
+                    f"that starts with a letter, a digit or '_' (e.g. {'j' + name!r})")
             if spec.name:
                 why = [w for w, changed in (
                     ("bsub reads NAME[...] as a job array", "[" in spec.name or "]" in spec.name),

@@ -259,6 +259,28 @@ _JOINED = "pbs_join"  # metadata: the last -j's value and line (resolved after -
 _ONE_INDEX = "pbs_one_index"  # metadata: a -J of one index qsub refuses, and what says so
 
 
+# metadata while a script is read: the lines of its `-l select` and of a job-wide
+# `-l ncpus`/`-l ngpus`, by key ("select", "ncpus", "ngpus"): (line number, directive)
+_SELECT_OR_JOBWIDE = "pbs_select_or_jobwide"
+
+
+def _no_jobwide_beside_select(spec: JobSpec, item: Item, key: str) -> None:
+    """PBS Pro's qsub refuses a job-wide host resource beside a select, whichever comes
+    first (`"-lresource=" cannot be used with "select" or "place"`): `-l select=1:ncpus=8`
+    then `-l ncpus=4` was read as 4 CPUs without a word. BadInput naming both lines."""
+    seen: dict[str, tuple[int, str]] = spec.metadata.setdefault(_SELECT_OR_JOBWIDE, {})
+    seen.setdefault(key, (item.lineno, item.raw.strip()))
+    jobwide = next((k for k in ("ncpus", "ngpus") if k in seen), None)
+    if "select" not in seen or jobwide is None:
+        return
+    (at, said), (select_at, select_said) = seen[jobwide], seen["select"]
+    raise BadInput(
+        f"line {at}: a job-wide -l {jobwide} (`{said}`) beside the select of line "
+        f"{select_at} (`{select_said}`): PBS Pro's qsub refuses a job-wide {jobwide} with a "
+        f"select; ask it in the select's chunks (select=N:{jobwide}=X) or drop the "
+        f"-l {jobwide} line")
+
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -305,6 +327,7 @@ class PbsScript:
                 set_components(spec, spec.components)
             if n > 1:
                 note(spec, f"PBS job memory {total_mem[-1]}MB read as {r.memory_mb}MB per node")
+        spec.metadata.pop(_SELECT_OR_JOBWIDE, None)
         keep_as_written(spec, False)
         no_gpus_for_zero(spec, "ngpus=0, or Torque gpus=0")
         self._zero_counts(spec)
@@ -620,6 +643,8 @@ class PbsScript:
             else:
                 total_mem.append(mb)
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
+            if key != "procs":
+                _no_jobwide_beside_select(spec, item, key)
             attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
             setattr(r, attr, int(val))
             if key != "procs":  # a job-wide request (`-l ncpus=96`): written back so
@@ -627,6 +652,7 @@ class PbsScript:
             if key == "procs":  # Torque's (Moab's): processors anywhere; PBS Pro has none
                 spec.metadata.setdefault("pbs_flavor", "torque")
         elif key == "select":
+            _no_jobwide_beside_select(spec, item, key)
             self._forget_chunks(spec, key)
             spec.metadata["pbs_select"] = val  # as written (place=pack may need it)
             return self._select(spec, item, val)

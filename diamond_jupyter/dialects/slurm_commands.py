@@ -828,12 +828,16 @@ class SlurmCommands(FailureReading):
         resv = self.parse_reservations(outputs["reservations"]) \
             if "reservations" in outputs else None
         timeouts = self.parse_node_timeouts(outputs.get("config", ""))
+        priority = parse_priority(outputs.get("config", ""), outputs.get("priority_factors"))
+        if priority is not None and "weights" in priority.unread:  # said, not left out
+            skipped.append(f"scontrol show config: priority weights left out, "
+                           f"{priority.unread['weights']}")
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),
-            priority=parse_priority(outputs.get("config", ""), outputs.get("priority_factors")),
+            priority=priority,
             job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),

@@ -85,8 +85,16 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
     conf = _config(config)
     if "PriorityType" not in conf:
         return None
-    weights = {m.group(1).lower(): int(v) for k, v in conf.items()
-               if (m := _WEIGHT.fullmatch(k)) and m.group(1) != "TRES" and v.isdigit()}
+    weights: dict[str, int] = {}
+    unread_weights: list[str] = []
+    for key, value in conf.items():
+        if not (m := _WEIGHT.fullmatch(key)) or m.group(1) == "TRES":
+            continue
+        # a mark of none (NO_VAL, INFINITE) or a value of no number is no weight: said
+        if (weight := known_count(value) if value.isdigit() else None) is None:
+            unread_weights.append(f"{key} = {value or '(empty)'}")
+        else:
+            weights[m.group(1).lower()] = weight
     tres = conf.get("PriorityWeightTRES", "")
     flags = [f.strip().upper() for f in conf.get("PriorityFlags", "").split(",") if f.strip()]
     out = SlurmPriority(
@@ -94,8 +102,11 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
         tres_weights=tres if tres and tres != "(null)" else None,
         favor_small=conf.get("PriorityFavorSmall", "").lower() in ("yes", "1", "true"),
         flags=flags)
+    if unread_weights:
+        out.unread["weights"] = ("not a weight (a mark of none or no whole number): "
+                                 + ", ".join(unread_weights))
     if probe is None:
-        out.unread = {"fair share": "sshare was not run", "qos": "sacctmgr was not run"}
+        out.unread.update({"fair share": "sshare was not run", "qos": "sacctmgr was not run"})
         return out
     parts = _sections(probe)
     shares: dict[str, float] = {}

@@ -308,12 +308,12 @@ DEFAULT_BANDWIDTH_MBPS = 1000.0
 POLICIES = ("diamond", "fewest_pending", "random", "fixed", "min_cost", "first_ready")
 # LSF resource-requirement sections placement does not model: why each is not checked
 LSF_UNCHECKED = {
-    "same": "not checked here (every host of the job must have the same value of the "
-            "resource; LSF applies it, so the job may start later than said)",
-    "order": "not checked here (the order LSF picks hosts in; the hosts estimated here may "
-             "not be the ones it picks)",
-    "cu": "not checked here (compute units, e.g. enclosures or racks, are not read from the "
-          "site; LSF applies it, so the job may start later than said)",
+    "same": "every host of the job must have the same value of the resource; LSF applies "
+            "it, so the job may start later than said",
+    "order": "the order LSF picks hosts in; the hosts estimated here may not be the ones it "
+             "picks",
+    "cu": "compute units, e.g. enclosures or racks, are not read from the site; LSF applies "
+          "it, so the job may start later than said",
 }
 
 # a job's unknown -R section placement does not model: `-R same`, or `-R{2} cu` for the
@@ -784,7 +784,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if among := _hosts_among(spec, cfg):  # flux host: or `-l hostname=`, kept at this site
         why, fit = _among_misses(among, cfg.scheduler, req, nodes, fit, site_arch, words)
         reasons += why
-    unread_select: list[str] = []  # why LSF select[] terms (flux queries) are not checked here
+    unread_select: list[str] = []  # LSF select[] terms (flux queries) not checked: why
     if cfg.scheduler == "lsf":  # `-R "select[ngpus>0 && maxmem>200000]"`: hosts that meet it
         for d in spec.unknown:
             if d.dialect == "lsf" and d.option == "-R select" and d.value:
@@ -798,9 +798,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                           if d.dialect == "lsf" and d.value
                           and (m := _LSF_UNCHECKED_OPTION.fullmatch(d.option))]
     if cfg.scheduler == "flux":  # a --requires query of more than one property: kept unread
-        unread_select += [f"--requires={d.value} is not checked here (only a query of one "
-                          "property is read): flux may give the job none of the nodes counted "
-                          "for it" for d in spec.unknown
+        unread_select += [f"--requires={d.value}: only a query of one property is read; "
+                          "flux may give the job none of the nodes counted for it"
+                          for d in spec.unknown
                           if d.dialect == "flux" and d.option == "--requires" and d.value]
     chunks = _pbs_chunks(spec, cfg, nodes, site_arch)
     if chunks is None and cfg.scheduler == "lsf":
@@ -916,6 +916,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # what the job asks in each partition (its defaults and limits of memory, time and
     # sharing), and the nodes there that can give it
     reqs, fits, adjusted = {}, {}, {}
+    queue_unchecked: dict[str, list[str]] = {}  # a queue's own RES_REQ not checked: why
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
     queue_fits: dict[str, QueueFit] = {}  # Grid Engine queue consumables, by queue
@@ -972,15 +973,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         if slots_from is not None:  # hosts whose instances hold too few slots for it
             fits[p.name] = fits[p.name] - slots_from.short.get(p.name, set())
             adjusted[p.name] += [n for n in slots_from.notes if n.endswith(f"-q {p.name}")]
-        adjusted[p.name] += [f"queue {p.name}'s RES_REQ {x}: "
-                             f"{LSF_UNCHECKED[x.partition('[')[0]]}"
-                             for x in p.res_req_unchecked or []]
+        queue_unchecked[p.name] = [f"queue {p.name}'s RES_REQ {x}: "
+                                   f"{LSF_UNCHECKED[x.partition('[')[0]]}"
+                                   for x in p.res_req_unchecked or []]
         if p.requires and not members.get(p.name):  # flux: no node has what it requires
             select_miss[p.name] = flux_requires_miss(p, nodes)
         if cfg.scheduler == "lsf" and p.res_req_select:  # the queue's own select[] too
             meet, unread = lsf_select_hosts(
                 p.res_req_select, [n for n in nodes if n.name in members.get(p.name, [])])
-            adjusted[p.name] += [f"queue {p.name}'s RES_REQ: {u}" for u in unread]
+            queue_unchecked.setdefault(p.name, []).extend(
+                f"queue {p.name}'s RES_REQ {u}" for u in unread)
             if meet is not None:
                 if (runs := fits[p.name] & set(members.get(p.name, []))) and not runs & meet:
                     select_miss[p.name] = (f"queue {p.name}: no host that can run the job "
@@ -1279,7 +1281,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     elif lic_unknown:
         _start_unknown(v, lic_unknown)
     v.notes += adjusted.get(v.partition or "", [])
-    v.notes += unread_select + master_note + complexes_said
+    v.not_checked += unread_select + queue_unchecked.get(v.partition or "", [])
+    v.notes += master_note + complexes_said
     if req.gpu_type:  # a model matched by family only (the site says no memory or form)
         where = fits.get(v.partition or "")
         said = gpu_family_note(req.gpu_type, [m for n in nodes if where is None
@@ -1318,12 +1321,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                      and d.option == "--switches" and d.value), None)
     if switches and cfg.scheduler == "slurm":
         count, _, wait = switches.partition("@")
-        v.notes.append(f"--switches={switches} is not checked here (the site's network "
-                       "topology is not read): under a tree topology Slurm holds the job "
-                       f"until its nodes hang off at most {count} leaf switch"
-                       f"{'es' if count != '1' else ''}, for at most "
-                       + (wait if wait else "max_switch_wait (300 s unless the site sets "
-                          "another)") + ", then starts it where it can")
+        v.not_checked.append(f"--switches={switches}: the site's network topology is not "
+                             "read; under a tree topology Slurm holds the job until its "
+                             f"nodes hang off at most {count} leaf switch"
+                             f"{'es' if count != '1' else ''}, for at most "
+                             + (wait if wait else "max_switch_wait (300 s unless the site "
+                                "sets another)") + ", then starts it where it can")
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
     return v

@@ -209,10 +209,10 @@ def lsf_select_hosts(text: str, nodes: list[Node]) -> tuple[set[str] | None, lis
         sel = _Select(body)
         meet = {n.name for n in nodes if sel.ok(n) is not False}
     except ValueError as e:
-        return None, [f"select[{body}] is not checked here: this code cannot read it ({e}; "
+        return None, [f"select[{body}]: this code cannot read it ({e}; "
                       "bsub decides)"]
     return (meet if sel.checked else None), [
-        f"select[] term {t!r} is not checked here: the hosts' recorded outputs (lshosts, "
+        f"select[] term {t!r}: the hosts' recorded outputs (lshosts, "
         "bhosts) do not give it (bsub decides)" for t in sel.unread]
 
 

@@ -17,12 +17,12 @@ from diamond_jupyter.dialects.translate import translate
 
 JOB = '#BSUB -n 8\n#BSUB -W 1:00\n#BSUB -R "{sections}"'
 SAID = {
-    "same": "not checked here (every host of the job must have the same value of the "
-            "resource; LSF applies it, so the job may start later than said)",
-    "order": "not checked here (the order LSF picks hosts in; the hosts estimated here may "
-             "not be the ones it picks)",
-    "cu": "not checked here (compute units, e.g. enclosures or racks, are not read from the "
-          "site; LSF applies it, so the job may start later than said)",
+    "same": "every host of the job must have the same value of the resource; LSF applies "
+            "it, so the job may start later than said",
+    "order": "the order LSF picks hosts in; the hosts estimated here may not be the ones it "
+             "picks",
+    "cu": "compute units, e.g. enclosures or racks, are not read from the site; LSF applies "
+          "it, so the job may start later than said",
 }
 
 
@@ -32,14 +32,15 @@ def test_a_jobs_own_section_is_said_not_checked(section):
     v = run(JOB.format(sections=section), wren()).verdict("wren")
     assert v.feasible, v.reasons
     kind = section.split("[")[0]
-    assert f"-R {section}: {SAID[kind]}" in v.notes, v.notes
+    assert f"-R {section}: {SAID[kind]}" in v.not_checked, v.not_checked
+    assert not [n for n in v.notes if section in n], v.notes
 
 
 def test_sections_beside_a_read_one_are_each_said_and_the_read_one_still_holds():
     v = run(JOB.format(sections="select[model==EPYC] same[model] cu[pref=minavail]"),
             wren()).verdict("wren")
-    assert "-R same[model]: " + SAID["same"] in v.notes
-    assert "-R cu[pref=minavail]: " + SAID["cu"] in v.notes
+    assert "-R same[model]: " + SAID["same"] in v.not_checked
+    assert "-R cu[pref=minavail]: " + SAID["cu"] in v.not_checked
     # (guard) the select[] is read: the XeonGold hosts are passed over
     assert v.feasible
 
@@ -54,10 +55,11 @@ def test_a_queues_res_req_sections_are_said_not_checked():
     v = run("#BSUB -n 8\n#BSUB -W 1:00", site).verdict("wren")
     for section in ("same[model]", "order[-slots]", "cu[type=rack]"):
         kind = section.split("[")[0]
-        assert f"queue normal's RES_REQ {section}: {SAID[kind]}" in v.notes, v.notes
+        assert f"queue normal's RES_REQ {section}: {SAID[kind]}" in v.not_checked, \
+            v.not_checked
     # a queue without them: nothing said
     plain = run("#BSUB -n 8\n#BSUB -W 1:00", wren(queue_long=WREN_RES_REQ)).verdict("wren")
-    assert not [n for n in plain.notes if "not checked here" in n], plain.notes
+    assert not [n for n in plain.not_checked if "RES_REQ" in n], plain.not_checked
 
 
 @pytest.mark.parametrize("target", ["slurm", "pbs", "flux", "sge"])
@@ -86,12 +88,12 @@ def test_sections_inside_a_compound_requirements_terms_are_said_not_checked():
     for term, section in ((1, "same[model]"), (2, "order[r15s]"), (2, "cu[type=rack]")):
         kind = section.split("[")[0]
         assert (f"-R {section} (term {term} of the compound requirement): {SAID[kind]}"
-                in v.notes), v.notes
-    # (guard) the select[] of term 1 is no such section: not said "not checked here"
-    assert not [n for n in v.notes if "select[" in n and "not checked here" in n], v.notes
+                in v.not_checked), v.not_checked
+    # (guard) the select[] of term 1 is no such section: not said not checked
+    assert not [n for n in v.not_checked if "select[" in n], v.not_checked
 
 
 def test_a_compound_term_without_them_says_nothing():
     v = run('#BSUB -W 1:00\n#BSUB -R "2*{span[hosts=1]} + 4*{rusage[mem=100]}"',
             wren()).verdict("wren")
-    assert not [n for n in v.notes if "not checked here" in n], v.notes
+    assert not [n for n in v.not_checked if "-R " in n], v.not_checked

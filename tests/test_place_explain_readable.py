@@ -9,8 +9,10 @@ every site's own verdict and the same not-checked facts as a list of {site, what
 The sites are recorded views: selene (test_placement_slurm_new_job_priority) read from its
 commands' outputs with `sshare -U` failing, a slurmrestd site from the recorded replies,
 the 30-site federation the latency benchmark builds from recorded Slurm outputs, vega
-(test_placement_cases14, its licenses not read) and the LSF site wren with its shared
-resources not read (test_lsf_shared_resources).
+(test_placement_cases14, its licenses not read), the LSF site wren with its shared
+resources not read (test_lsf_shared_resources) or its queue's RES_REQ (test_placement_cases8, 14),
+the flux site plover (test_placement_cases20) and the Slurm site rhea (test_placement_cases8)
+with what the job asks of them not checked.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from datetime import timezone
 
 from test_lsf_shared_resources import site as lsf_site
 from test_placement_cases import NOW, run
-from test_placement_cases14 import vega
+from test_placement_cases8 import rhea
+from test_placement_cases8 import wren as lsf_queue_site
+from test_placement_cases14 import WREN_RES_REQ, vega
+from test_placement_cases20 import plover
 from test_placement_cases22 import CHAIN, orion, qos_entry
 from test_placement_slurm_new_job_priority import factors, selene
 from test_placement_slurmrestd_priority import WEIGHTS_UNREPORTED, _rest_snapshot
@@ -276,3 +281,40 @@ def test_no_line_of_the_recorded_views_says_not_checked_twice():
     for view in views:
         said = [line for line in _under_table(view) if " not checked: " in line]
         assert said and all(line.count("not checked") == 1 for line in said), view.explain()
+
+
+def test_requests_not_evaluated_are_listed_as_not_checked_under_explain():
+    # an LSF job's same[] and a select[] term the hosts' outputs do not give, a queue's
+    # RES_REQ cu[], a flux query of two properties, Slurm's --switches: each a line under
+    # --explain saying "not checked" once, and none of them a note
+    queue = WREN_RES_REQ.replace("rusage[mem=1000]", "rusage[mem=1000] cu[type=rack]")
+    lsf = run('#BSUB -n 8\n#BSUB -W 1:00\n#BSUB -R "select[swp>1000] same[model]"',
+              lsf_queue_site(queue_long=queue))
+    flux = run("#flux: -N 1 -n 1 --requires='amd&intel' -t 60m", plover())
+    slurm = run("#SBATCH -p compute -N 2 --switches=1@1:00:00 -t 1:00:00", rhea())
+    expected = [
+        (lsf, "wren", ["select[] term 'swp>1000': the hosts' recorded outputs (lshosts, "
+                       "bhosts) do not give it (bsub decides)",
+                       "-R same[model]: every host of the job must have the same value of "
+                       "the resource; LSF applies it, so the job may start later than said",
+                       "queue normal's RES_REQ cu[type=rack]: compute units, e.g. enclosures "
+                       "or racks, are not read from the site; LSF applies it, so the job may "
+                       "start later than said"]),
+        (flux, "plover", ["--requires=amd&intel: only a query of one property is read; flux "
+                          "may give the job none of the nodes counted for it"]),
+        (slurm, "rhea", ["--switches=1@1:00:00: the site's network topology is not read; "
+                         "under a tree topology Slurm holds the job until its nodes hang off "
+                         "at most 1 leaf switch, for at most 1:00:00, then starts it where "
+                         "it can"]),
+    ]
+    for view, site, lines in expected:
+        shown = _under_table(view)
+        for line in lines:
+            assert f"  {site} not checked: {line}" in shown, view.explain()
+        said = [line for line in shown if " not checked: " in line]
+        assert all(line.count("not checked") == 1 for line in said), view.explain()
+        notes = view.verdict(site).notes
+        assert not [n for n in notes if any(line in n for line in lines)], notes
+    assert ("-R same[model]", "every host of the job must have the same value of the "
+            "resource; LSF applies it, so the job may start later than said") in \
+        [(n.what, n.why) for n in lsf.not_checked], lsf.not_checked

@@ -263,18 +263,19 @@ def test_lsf_queue_res_req_select(job, verdict, start_h, said):
         assert run(job + "\n#BSUB -W 1:00", plain).verdict("wren").estimated_start == NOW
 
 
-def test_a_queue_select_term_not_checked_is_a_note_of_its_queue_only():
-    # a load index (r15s) is not in the recorded outputs: said once, naming the queue, and
-    # not among the limits the site does not report
+def test_a_queue_select_term_not_checked_is_said_not_checked_of_its_queue_only():
+    # a load index (r15s) is not in the recorded outputs: said once as not checked, naming
+    # the queue
     from test_placement_cases8 import _wjob, wren
 
     text = WREN_RES_REQ.replace("select[model==EPYC]", "select[model==EPYC && r15s<1.0]")
     v = run("#BSUB -n 8\n#BSUB -W 1:00", wren(_wjob("1", "bob", 64, "w3", 2),
                                              queue_long=text)).verdict("wren")
-    assert v.verdict == "READY" and v.not_checked == [], v.not_checked
-    assert [n for n in v.notes if "r15s" in n] == [
-        "queue normal's RES_REQ: select[] term 'r15s<1.0' is not checked here: the hosts' "
-        "recorded outputs (lshosts, bhosts) do not give it (bsub decides)"], v.notes
+    assert v.verdict == "READY", v.reasons
+    assert [n for n in v.not_checked if "r15s" in n] == [
+        "queue normal's RES_REQ select[] term 'r15s<1.0': the hosts' recorded outputs "
+        "(lshosts, bhosts) do not give it (bsub decides)"], v.not_checked
+    assert not [n for n in v.notes if "r15s" in n], v.notes
 
 
 def test_slurmrestd_gives_the_same_node_minimums_and_partition_flags():

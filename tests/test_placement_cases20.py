@@ -445,9 +445,9 @@ def test_switches_is_said_not_checked(switches, wait):
     is placed now and told what Slurm would do."""
     v = verdict(f"#SBATCH -p compute -N 3 --switches={switches} -t 1:00:00")
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
-    assert said(v, f"--switches={switches} is not checked here (the site's network topology "
-                   "is not read): under a tree topology Slurm holds the job until its nodes "
-                   f"hang off at most 1 leaf switch, {wait}, then starts it where it can")
+    assert f"--switches={switches}: the site's network topology is not read; under a tree " \
+        "topology Slurm holds the job until its nodes hang off at most 1 leaf switch, " \
+        f"{wait}, then starts it where it can" in v.not_checked, v.not_checked
 
 
 # ---- PBS: a routing queue and the execution queues it sends jobs to -----------------------
@@ -599,5 +599,5 @@ def test_a_flux_query_not_read_is_said(query):
     only 2 and no node is both amd and intel)."""
     v = next(v for v in run(f"#flux: -N 1 -n 1 --requires='{query}' -t 60m", plover()).ranked
              if v.site == "plover")
-    assert said(v, f"--requires={query} is not checked here (only a query of one property "
-                   "is read): flux may give the job none of the nodes counted for it")
+    assert f"--requires={query}: only a query of one property is read; flux may give the " \
+        "job none of the nodes counted for it" in v.not_checked, v.not_checked

@@ -405,7 +405,8 @@ def replay_number(name: str) -> int:
     return int(name.split("-", 2)[2].split(".")[0])
 
 
-# The faces sweeps' (test_faces_unseen*.py) fixtures, named by the module taking them:
+# The faces sweeps' (test_faces_unseen*.py, test_adversarial_inputs19.py) fixtures, named by
+# the module taking them:
 # `user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES`
 FACES_FIXTURES = (new_user, magics_shell, one_local_site_server, rest_caller)
 FACES_SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"  # the job script they submit

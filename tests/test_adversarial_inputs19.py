@@ -27,10 +27,7 @@ from diamond_jupyter.store import Store
 from diamond_jupyter.transports import AuthError, HostKeyError
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 
 # ---- (1) the SSH door refuses the login as a job is submitted: closed at once ----
 

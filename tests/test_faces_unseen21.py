@@ -27,13 +27,10 @@ from diamond_jupyter.model import BadInput
 from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill, skill_input
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 engine = sweep_helpers.here_engine
 
-SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+SCRIPT = sweep_helpers.FACES_SCRIPT
 
 
 def _piped(user, *args: str, stdin: str) -> subprocess.CompletedProcess:

@@ -20,12 +20,9 @@ from sweep_helpers import sbatch_calls
 from diamond_jupyter.model import JobState, describe_start
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 
-SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+SCRIPT = sweep_helpers.FACES_SCRIPT
 STATES = {"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "UNKNOWN"}
 MALFORMED = "is malformed: expected SITE:NUMBER, e.g. alpha:42"
 

@@ -25,12 +25,9 @@ from diamond_jupyter.model import JobSpec, JobState
 from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 
-SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+SCRIPT = sweep_helpers.FACES_SCRIPT
 LONG_AGO = datetime(2020, 1, 1, tzinfo=timezone.utc)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from sweep_helpers import SITES, load, refused
 from test_workflow_unseen import _Ops, _until
-from workflow_ops import HeldCopy
+from workflow_ops import HeldCopy, next_engine
 
 from diamond_jupyter.model import JobState
 from diamond_jupyter.store import Store
@@ -31,13 +31,14 @@ from diamond_jupyter.workflow.model import ENGINE_FILES
 
 
 class _Run:
-    """One workflow run on a real store: its engine, its recorded operations, and helpers to
-    end a step's job as its scheduler would."""
+    """One workflow run on a real store: its engine (`eng`, else a new one on `ops`), its
+    recorded operations, and helpers to end a step's job as its scheduler would."""
 
-    def __init__(self, store: Store, ops: _Ops | None = None) -> None:
+    def __init__(self, store: Store, ops: _Ops | None = None,
+                 eng: WorkflowEngine | None = None) -> None:
         self.store = store
         self.ops = ops or _Ops(store)
-        self.eng = WorkflowEngine(self.ops)
+        self.eng = eng or WorkflowEngine(self.ops)
         self.wid = ""
 
     async def start(self, text: str) -> str:
@@ -420,14 +421,9 @@ async def test_a_failed_workflow_resumed_stays_failed_and_submits_nothing(tmp_pa
         await first.end("a", JobState.FAILED)
         await first.eng.close()
         ops = _Ops(store)
-        ops.engine_id = "engine-2"
-        second = WorkflowEngine(ops)
-        try:
-            assert await second.resume() == []
+        async with next_engine(ops, []):
             assert ops.submits == [] and ops.cancels == []
             assert store.get_workflow(first.wid).state == "FAILED"
-        finally:
-            await second.close()
 
 
 # -- 3. engines stopped in the middle, and the next one resuming ----------------------------
@@ -440,17 +436,13 @@ async def test_an_engine_stopped_between_steps_is_resumed_without_a_second_submi
         await first.eng.close()
         store.apply_state(first.job("b").id, JobState.COMPLETED, exit_code=0)  # meanwhile
         ops = _Ops(store)
-        ops.engine_id = "engine-2"
-        second = _Run(store, ops)
-        second.wid = first.wid
-        try:
-            assert await second.eng.resume() == [first.wid]
+        async with next_engine(ops, [first.wid]) as eng:
+            second = _Run(store, ops, eng)
+            second.wid = first.wid
             assert ops.submits == []  # every step was queued already
             for name in ("x", "y", "z", "join"):
                 await second.end(name)
             assert second.state()[0] == "COMPLETED"
-        finally:
-            await second.eng.close()
 
 
 class _SlowCopy(HeldCopy, _Ops):
@@ -468,19 +460,15 @@ async def test_an_engine_stopped_mid_copy_leaves_the_copy_to_the_next_engine(tmp
         await first.eng.close()
         assert first.ops.releases == [] and first.phases()["fit"] == "moving"
         ops = _Ops(store)
-        ops.engine_id = "engine-2"
-        second = _Run(store, ops)
-        second.wid = first.wid
-        try:
-            await second.eng.resume()
+        async with next_engine(ops, [first.wid]) as eng:
+            second = _Run(store, ops, eng)
+            second.wid = first.wid
             await _until(second.eng, second.wid, {"fit": "released"})
             assert ops.submits == [] and len(ops.releases) == 1
             assert ops.transfers == [(f"alpha:{first.job('prep').workdir}/d",
                                       f"beta:{first.job('fit').workdir}/in", True)]
             await second.end("fit")
             assert second.state()[0] == "COMPLETED"
-        finally:
-            await second.eng.close()
 
 
 async def test_a_completed_workflow_resumed_submits_and_copies_nothing(tmp_path):
@@ -492,14 +480,9 @@ async def test_a_completed_workflow_resumed_submits_and_copies_nothing(tmp_path)
         await first.end("fit")
         await first.eng.close()
         ops = _Ops(store)
-        ops.engine_id = "engine-2"
-        second = WorkflowEngine(ops)
-        try:
-            assert await second.resume() == []
+        async with next_engine(ops, []):
             assert (ops.submits, ops.transfers, ops.releases) == ([], [], [])
             assert store.get_workflow(first.wid).state == "COMPLETED"
-        finally:
-            await second.close()
 
 
 async def test_two_engines_resuming_at_once_submit_the_next_step_once(tmp_path):

@@ -23,7 +23,7 @@ import pytest
 from sweep_helpers import SITES, load, refused
 from test_workflow_unseen import _Ops, _until
 from test_workflow_unseen13 import _Run as WorkflowRun
-from workflow_ops import HeldCopy
+from workflow_ops import HeldCopy, next_engine
 
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec, JobState
 from diamond_jupyter.store import Store
@@ -131,23 +131,9 @@ async def _stopped_while_placing(store: Store, text: str, names: set[str]
     await eng.close()
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    async with _next_engine(store, wid) as (again, again_ops):
+    again_ops = _Placing(store)
+    async with next_engine(again_ops, [wid]) as again:
         yield ops, wid, again, again_ops
-
-
-@asynccontextmanager
-async def _next_engine(store: Store, wid: str
-                       ) -> AsyncIterator[tuple[WorkflowEngine, _Placing]]:
-    """A second engine (engine-2) on `store`, having resumed the workflow `wid` alone, and
-    its ops."""
-    ops = _Placing(store)
-    ops.engine_id = "engine-2"
-    eng = WorkflowEngine(ops)
-    try:
-        assert await eng.resume() == [wid]
-        yield eng, ops
-    finally:
-        await eng.close()
 
 
 @asynccontextmanager
@@ -546,7 +532,8 @@ async def test_an_upstream_whose_submit_answer_was_lost_is_found_not_sent_again(
             assert ("place", "fit") not in ops.calls  # prep's job not known yet
         finally:
             await eng.close()
-        async with _next_engine(store, wid) as (again, again_ops):
+        again_ops = _Placing(store)
+        async with next_engine(again_ops, [wid]) as again:
             await _until(again, wid, {"prep": "queued", "fit": "held"})
             assert [c for c in again_ops.calls if c[1] == "prep"] == []  # found, not resent
             assert again_ops.calls == [("place", "fit"), ("submit", "fit")]

@@ -1,17 +1,20 @@
 """A workflow engine's operations below the facade (`WorkflowOps`), on a real store and no
 site: the workflow tests' (test_workflow_unseen.py, _outputs, _approval, _gate) fakes start
-from `RecordedOps` and override what each test looks at or changes."""
+from `RecordedOps` and override what each test looks at or changes; `next_engine` is the one
+resuming their workflows after an engine stopped."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
 from diamond_jupyter.model import Job, JobSpec, JobState
 from diamond_jupyter.store import Store
-from diamond_jupyter.workflow.engine import Estimate
+from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 
 
 class RecordedOps:
@@ -109,3 +112,16 @@ class HeldCopy:
         self.started.set()
         await self.done.wait()
         return await super().transfer(src, dst, **kw)  # type: ignore[misc]
+
+
+@asynccontextmanager
+async def next_engine(ops: RecordedOps, resumed: list[str]) -> AsyncIterator[WorkflowEngine]:
+    """The engine started after another stopped: engine-2 on `ops` (on the first engine's
+    store), having resumed just the workflows `resumed`; closed when the block ends."""
+    ops.engine_id = "engine-2"
+    engine = WorkflowEngine(ops)
+    try:
+        assert await engine.resume() == resumed
+        yield engine
+    finally:
+        await engine.close()

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, Page, expect
 from test_sidebar import open_sidebar
 
 from conftest import api, load_lab, start_lab, stop_lab
@@ -220,6 +220,18 @@ def _site_row(page, name: str):
     return _panel(page).locator(f'[data-diamond-site="{name}"]')
 
 
+def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) -> Locator:
+    """Focus on the three-day job's timeline `bar` shows its tooltip (in `within`); Escape
+    hides it, the focus staying on the bar. The tooltip, for the checks that follow."""
+    tooltip = within.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
+    bar.focus()
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(tooltip).to_have_count(0)
+    assert bar.evaluate("el => el === document.activeElement"), "the focus left the bar"
+    return tooltip
+
+
 def test_fourteen_sites_each_under_its_own_name(page):
     rows = _panel(page).locator("[data-diamond-site]")
     expect(rows).to_have_count(len(SITES))
@@ -399,12 +411,7 @@ def test_timeline_spans_days_and_shows_an_unstarted_job(page):
     span = int(zoom.get_attribute("data-diamond-span-ms"))
     assert span >= 3 * 86_400_000, span
     # focus by keyboard shows its tooltip; Escape hides it (the focus stays), Tab away too
-    tooltip = timeline.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
-    spanning.focus()
-    expect(tooltip).to_be_visible()
-    page.keyboard.press("Escape")
-    expect(tooltip).to_have_count(0)
-    assert page.evaluate("() => document.activeElement.dataset.diamondJobBar") == SPANNING_ID
+    tooltip = _escape_hides_spanning_tooltip(page, timeline, spanning)
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Tab")
     expect(tooltip).to_be_visible()
@@ -607,13 +614,8 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
                 "?.dataset.diamondQueue", grid.get_attribute("aria-activedescendant"))
             assert owner == site, (site, owner)
         # the timeline's bar of the three-day job: focus shows its tooltip, Escape hides it
-        bar = dash.locator(f'[data-diamond-gantt-job="{SPANNING_ID}"]')
-        tooltip = dash.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
-        bar.focus()
-        expect(tooltip).to_be_visible()
-        p.keyboard.press("Escape")
-        expect(tooltip).to_have_count(0)
-        assert p.evaluate("() => document.activeElement.dataset.diamondGanttJob") == SPANNING_ID
+        _escape_hides_spanning_tooltip(
+            p, dash, dash.locator(f'[data-diamond-gantt-job="{SPANNING_ID}"]'))
         # keyboard: the grid takes focus; arrows move the active row
         first.focus()
         p.keyboard.press("ArrowDown")

@@ -18,7 +18,8 @@ NAME = "diamond_jupyter"
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
-         "placement_ahead", "placement_deps", "placement_fair_share", "placement_fit",
+         "placement_ahead", "placement_deps", "placement_explain", "placement_fair_share",
+         "placement_fit",
          "placement_het", "placement_hosts", "placement_limits", "placement_node_notes",
          "placement_pbs_resv", "placement_priority", "placement_rank", "placement_resv",
          "placement_sge", "placement_sge_limits", "placement_sim", "placement_time",

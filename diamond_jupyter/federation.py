@@ -296,6 +296,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
                                min_poll_s=min_poll_s,
                                unsure_submit_settle_s=unsure_submit_settle_s)
+        self._correct_older_records()  # its events published by the journal's next drain
         self.monitors = self.journal.monitors
         self.lease = EngineLease(self.store.beats)
         self.store_poll_s = store_poll_s
@@ -383,6 +384,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
         self._started = False
 
+    def _correct_older_records(self) -> None:
+        """Once, as the engine opens its store (every face's engine, started or not: `diamond
+        jobs` never starts one): record as CANCELLED each hedged loser an engine from before
+        that rule recorded COMPLETED, so that reads (`jobs`, `status`) only read. A store that
+        cannot be written is still read, the records as they are (said in the log)."""
+        try:
+            self.store.correct_losers_completed()
+        except DiamondError as e:
+            log.warning("hedged copies recorded COMPLETED were not corrected: %s", e)
+
     async def __aenter__(self) -> Federation:
         return await self.start()
 
@@ -393,15 +404,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Resolve every submit intent older than `intent_grace_s` (its token looked up on its
         site: bound to the job the scheduler has, else marked never submitted once it is older
         than the settle time; a younger one is left for a later sweep), follow every
-        unfinished job again, resume unfinished transfers and stage-ins, and record as
-        CANCELLED a hedged loser an older engine recorded COMPLETED. `start` calls it;
-        calling it again is safe. Raises DiamondError only when the store cannot be read."""
+        unfinished job again, resume unfinished transfers and stage-ins, and publish what the
+        opening of the store corrected (`_correct_older_records`). `start` calls it; calling
+        it again is safe. Raises DiamondError only when the store cannot be read."""
         await self.journal.recover_intents(intent_grace_s)
         for job in self.store.unfinished_jobs():
             self.journal.track(job)
         await self._finish_cancels()
         await self._resume_data()
-        self.store.correct_losers_completed()
         await self.journal.drain()
         await self._recover_hedges()
 
@@ -1122,10 +1132,6 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if site is not None and site not in self.sites \
                 and not self.store.list_jobs(site=site, limit=1):
             self.sites.require(site)
-        try:  # an older engine's record, also where no engine started since
-            self.store.correct_losers_completed()
-        except DiamondError as e:  # a store that cannot be written is still listed
-            log.warning("hedged copies recorded COMPLETED were not corrected: %s", e)
         return self.store.list_jobs(site=site, states=states, name_like=name_like, limit=limit,
                                     offset=offset)
 

@@ -1129,11 +1129,9 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
         await fed.close()
 
 
-async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelled(
-        tmp_path, pair, monkeypatch):
-    """A store where an engine from before this rule recorded the loser COMPLETED: the
-    listing (`diamond jobs`, with no engine started) and the next engine's recovery show it
-    CANCELLED for the winner, with an event saying so, once; the winner stays COMPLETED."""
+async def _older_store_with_a_completed_loser(tmp_path, pair, monkeypatch) -> Federation:
+    """A hedge settled for beta:5300 and both copies ended, alpha:4300 (the loser) recorded
+    COMPLETED as an engine from before that rule left it; the engine killed after."""
     fed = hedge_engine(tmp_path, pair, monkeypatch)
     await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
@@ -1146,6 +1144,15 @@ async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelle
         c.execute("UPDATE jobs SET state = 'COMPLETED', reason = NULL WHERE id = ?",
                   ("alpha:4300",))
     await kill(fed)
+    return fed
+
+
+async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelled(
+        tmp_path, pair, monkeypatch):
+    """A store where an engine from before this rule recorded the loser COMPLETED: the
+    listing (`diamond jobs`, with no engine started) and the next engine's recovery show it
+    CANCELLED for the winner, with an event saying so, once; the winner stays COMPLETED."""
+    fed = await _older_store_with_a_completed_loser(tmp_path, pair, monkeypatch)
     lister = engine(tmp_path, *pair)  # as `diamond jobs` opens it: never started
     shown = {j.id: (j.state, j.reason) for j in lister.jobs()}
     assert shown == {"alpha:4300": (JobState.CANCELLED, "hedged: beta:5300 started first"),
@@ -1161,6 +1168,31 @@ async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelle
         assert again.job("alpha:4300").state == JobState.CANCELLED
     finally:
         await again.close()
+
+
+async def test_an_older_loser_is_corrected_as_the_store_opens_and_a_listing_writes_nothing(
+        tmp_path, pair, monkeypatch):
+    """Before, each listing (`diamond jobs`, GET /jobs, `%diamond jobs`) looked for such
+    losers and wrote their correction: now the engine corrects them once, as it opens the
+    store, published at its start; listing then only reads, however often."""
+    await _older_store_with_a_completed_loser(tmp_path, pair, monkeypatch)
+    opened = engine(tmp_path, *pair)  # not started, nothing listed yet
+    loser = opened.store.get_job("alpha:4300")
+    assert (loser.state, loser.reason) == (JobState.CANCELLED, "hedged: beta:5300 started first")
+    writes = opened.store._conn().total_changes
+    first, second = opened.jobs(), opened.jobs(site="alpha")
+    assert opened.store._conn().total_changes == writes
+    assert {j.id: j.state for j in first} == {"alpha:4300": JobState.CANCELLED,
+                                              "beta:5300": JobState.COMPLETED}
+    assert [j.id for j in second] == ["alpha:4300"]
+    published: list = []
+    opened.journal.subscribe(published.append)
+    await opened.start()  # the server's engine: the correction's event reaches its listeners
+    try:
+        assert [(e.job_id, e.data["previous"]) for e in published if e.kind == "job.state"
+                and e.data.get("previous") == "COMPLETED"] == [("alpha:4300", "COMPLETED")]
+    finally:
+        await opened.close()
 
 
 # -- staging: stage-in, its release, stage-out -----------------------------------------------

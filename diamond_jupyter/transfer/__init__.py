@@ -206,6 +206,7 @@ class TransferManager:
         self.globus_poll_s = globus_poll_s
         self._cancel: dict[str, threading.Event] = {}
         self._cancel_requested: set[str] = set()
+        self._backoffs: dict[str, asyncio.Event] = {}  # set by a cancel: the backoff ends
         self._tasks: dict[str, asyncio.Task] = {}
         self._fences: dict[str, Fence] = {}  # the lease of each transfer this engine runs
 
@@ -435,6 +436,8 @@ class TransferManager:
         ev = self._cancel.get(transfer_id)
         if ev is not None:
             ev.set()
+        if (backoff := self._backoffs.get(transfer_id)) is not None:
+            backoff.set()
         if task is not None and rec.kind == "sftp":
             # wait for the copy here to let go of its partial file (the record is written)
             with contextlib.suppress(LeaseLost, DiamondError):
@@ -445,11 +448,17 @@ class TransferManager:
         return self.status(transfer_id)
 
     async def _wait_unless_cancelled(self, transfer_id: str, seconds: float) -> None:
-        """Wait `seconds` (a copy's backoff), ended early by a user's cancel of the transfer:
-        the cancel, which waits for the copy to stop, waited out the whole backoff."""
-        end = time.monotonic() + seconds
-        while transfer_id not in self._cancel_requested and (left := end - time.monotonic()) > 0:
-            await asyncio.sleep(min(left, 0.1))
+        """Wait `seconds` (a copy's backoff), ended at once by a user's cancel of the transfer
+        (which waits for the copy to stop): the wait is on the cancel's event, so it wakes
+        for nothing else."""
+        if transfer_id in self._cancel_requested:
+            return
+        cancelled = self._backoffs[transfer_id] = asyncio.Event()
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await within(cancelled.wait(), seconds)
+        finally:
+            self._backoffs.pop(transfer_id, None)
 
     async def _cancel_globus(self, rec: TransferRecord, task_id: str) -> None:
         """Ask Globus to cancel the task, then how it stands: BadInput when it had already

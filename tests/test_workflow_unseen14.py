@@ -574,6 +574,29 @@ async def test_a_workflow_cancelled_while_siblings_are_placed_leaves_no_job_queu
             assert all(j.state.terminal for j in store.list_jobs(limit=None))
 
 
+async def test_fault_an_engine_keeps_no_mark_of_the_workflows_it_stopped(tmp_path):
+    """Before, each workflow an engine cancelled or failed stayed in its set of workflows
+    being stopped for as long as the engine ran: a server's grew by one a workflow. Now the
+    mark goes when the workflow's end is written; a cancel during a placement still queues
+    nothing after it (the end, read from the store, is what the placement finds)."""
+    with Store(tmp_path / "s.sqlite") as store:
+        async with _cancelled_while_placing(store, FEEDS, {"fit"}) as (ops, eng, placed):
+            assert eng._stopping == set()
+            assert [n for n, _, _ in ops.submits] == ["prep"]  # fit was not submitted
+            ops.hold = False
+            ended = {placed: "CANCELLED"}
+            for _ in range(3):
+                wid = await eng.run(load(FEEDS))
+                await eng.cancel(wid)
+                ended[wid] = "CANCELLED"
+            ops.refuse_place = "fit"
+            for _ in range(2):
+                ended[await eng.run(load(FEEDS))] = "FAILED"
+            assert {w: store.get_workflow(w).state for w in ended} == ended
+            assert eng._stopping == set()
+            assert all(j.state.terminal for j in store.list_jobs(limit=None))
+
+
 async def test_a_workflow_cancelled_mid_copy_never_releases_the_auto_step(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         async with _cancelled_mid_copy(store, FEEDS, "prep") as (ops, rec):

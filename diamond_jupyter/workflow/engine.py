@@ -378,7 +378,7 @@ class WorkflowEngine:
         # downstream step placed for when its inputs exist waits for them, not the submits
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
-        self._stopping: set[str] = set()  # workflows this engine stops or stopped
+        self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -786,7 +786,10 @@ class WorkflowEngine:
                 f"{', '.join(missing)}") if missing else ""
 
     def _finish(self, wid: str) -> None:
+        """The workflow ended (its final state written): this engine lets it go. A submit
+        still awaiting a placement reads that state (`_stopped_meanwhile`)."""
         self._owned.discard(wid)
+        self._stopping.discard(wid)
         self.store.release_workflow(wid, self.ops.engine_id)
         self._fences.pop(wid, None)
 

@@ -20,13 +20,20 @@ can start at the earliest.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from outputs_helpers import at, ended, flux, lsf, pbs, sge, slurm, torque, wrapped
 
+from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects import slurm_rest as rest
 from diamond_jupyter.dialects.lsf_commands import BHIST_LOG_FILES, array_of
-from diamond_jupyter.model import BadInput, JobStatus
+from diamond_jupyter.journal import Journal
+from diamond_jupyter.model import BadInput, Job, JobState, JobStatus, utcnow
+from diamond_jupyter.sites import Site
+from diamond_jupyter.store import Store
+from diamond_jupyter.transports.base import CommandResult
 
 
 def epoch(*parts: int) -> int:
@@ -538,3 +545,52 @@ def test_pbs_waiting_for_its_start_time() -> None:
     stage_in = json.dumps({"Jobs": dict([pbs_job("30.s", job_state="W")])})
     [job] = pbs.parse_status(stage_in)
     assert (job.state.value, job.reason, job.estimated_start) == ("PENDING", None, None)
+
+
+# -- the engine: a job bjobs forgot ends as bhist tells -----------------------------------------
+
+class RecordedLsf:
+    """Hands each command the recorded output of the LSF program its command line runs
+    (bjobs, or bhist inside its `sh -c`); keeps the programs asked, in order."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    async def run(self, argv: list[str], **_: Any) -> CommandResult:
+        words = " ".join(argv).split()
+        program = next(p for p in self.answers if p in words)
+        self.asked.append(program)
+        return CommandResult(list(argv), 0, self.answers[program], "", 0.0)
+
+    async def close(self) -> None:
+        pass
+
+
+BJOBS_FORGOT = json.dumps({"COMMAND": "bjobs", "JOBS": 1, "RECORDS": [
+    {"JOBID": "4102", "ERROR": "Job <4102> is not found"}]})
+
+
+async def test_a_job_bjobs_forgot_ends_as_bhist_says(tmp_path) -> None:
+    """The monitor follows a running LSF job; when it polls again, bjobs no longer knows it
+    (it ended more than CLEAN_PERIOD ago). Before, three such polls marked it FAILED as lost
+    ("left the queue and accounting has no record of it"); now its end is read from bhist
+    at the first: its exit code and LSF's reason."""
+    transport = RecordedLsf({"bjobs": BJOBS_FORGOT, "bhist": BHIST})
+    site = Site(SiteConfig(name="wren", scheduler="lsf", workdir=str(tmp_path / "w"),
+                           transport=TransportConfig(kind="local")), transport=transport)
+    store = Store(tmp_path / "store.sqlite")
+    store.upsert_job(Job(id="wren:4102", site="wren", native_id="4102", name="wc",
+                         submitted_at=utcnow() - timedelta(hours=3)))
+    store.apply_state("wren:4102", JobState.RUNNING)
+    journal = Journal(store, {"wren": site}, poll_interval_s=3600, min_poll_s=3600)
+    try:
+        journal.monitors["wren"].track(store.get_job("wren:4102"))
+        assert await journal.monitors["wren"].poll_once() == 1
+        job = store.get_job("wren:4102")
+        assert (job.state, job.exit_code, job.reason) == (
+            JobState.FAILED, 1, "TERM_MEMLIMIT: job killed after reaching LSF memory usage "
+                                "limit")
+        assert transport.asked == ["bjobs", "bhist"]
+    finally:
+        await journal.stop()

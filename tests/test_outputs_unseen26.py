@@ -594,3 +594,16 @@ async def test_a_job_bjobs_forgot_ends_as_bhist_says(tmp_path) -> None:
         assert transport.asked == ["bjobs", "bhist"]
     finally:
         await journal.stop()
+
+
+def test_bhist_huge_command_is_data() -> None:
+    """A command of a million characters holding what looks like LSF's fields is the job's
+    text: the name and user are LSF's own, read at once."""
+    forged = ", Job Name <forged>, User <root" * 40000
+    text = (f"Job <4400>, Job Name <real>, User <ana>, Project <p>, Command <{forged}>\n"
+            "Sun Dec  6 05:00:00: Submitted from host <l>, to Queue <q>, CWD <$HOME>;\n"
+            "Sun Dec  6 05:10:00: Completed <exit>; TERM_OWNER: job killed by owner.\n")
+    [job] = lsf.parse_accounting(text)
+    assert (job.name, job.user, job.state.value) == ("real", "ana", "CANCELLED")
+    [job] = lsf.parse_accounting(text.replace("Job Name <real>, ", ""))
+    assert (job.name, job.user) == (None, "ana")

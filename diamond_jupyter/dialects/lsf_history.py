@@ -36,6 +36,9 @@ _WAITING = re.compile(r"Submitted from host|Pending:|Job has been requeued|Reque
 
 
 def _field(text: str, label: str) -> str | None:
+    """The `LABEL <VALUE>` of a line, read before its `Command <...>` (the job's own text,
+    of any length, which could hold a forged field)."""
+    text = text.split(", Command <", 1)[0]
     m = re.search(rf"(?:^|, ){label} <(.*?)>(?:, |;|$)", text)
     return m.group(1) if m else None
 

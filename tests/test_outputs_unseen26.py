@@ -11,10 +11,11 @@ Engine's `qstat -xml` of array task ranges and `-hold_jid`; Flux's `flux jobs --
 What this sweep found: an LSF job that ended while the engine was away longer than
 CLEAN_PERIOD (an hour by default) dropped out of `bjobs -a`, and with no history asked it was
 marked failed as lost ("left the queue and accounting has no record of it") whatever its
-end; LSF now reads `bhist -l` for jobs bjobs no longer lists. PBS Pro and Torque already ask
-`qstat -x` (history) and Slurm sacct. And a PBS job waiting for its `qsub -a` time (state W)
-read as waiting with no reason and no start estimate, though its Execution_Time says when it
-can start at the earliest.
+end; LSF now reads `bhist -l` for jobs bjobs no longer lists. PBS Pro's status is already its
+history (`qstat -x`, where the server keeps one: job_history_enable), Torque keeps a finished
+job as C for keep_completed seconds, Slurm asks sacct. And a PBS job waiting for its
+`qsub -a` time (state W) read as waiting with no reason and no start estimate, though its
+Execution_Time says when it can start at the earliest.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from ..model import (
 )
 from .dependencies import lsf_dependency
 from .lsf_fairshare import with_fair_share
+from .lsf_history import CANCEL_REASONS, TIMEOUT_REASONS, parse_bhist
 from .outputs_common import (
     MOST_SECONDS,
     FailureReading,
@@ -61,12 +62,14 @@ BQUEUES_FIELDS = "queue_name status max runlimit"
 # that does not know one of these fields fails only this command (then none is checked)
 BQUEUES_LIMIT_FIELDS = "queue_name hosts max_memlimit max_tasklimit min_tasklimit"
 
+# lsb.events files bhist reads back through (the current one and those switched before it:
+# mbatchd switches it every MAX_JOB_NUM finished jobs, 1000 by default)
+BHIST_LOG_FILES = 10
+
 _STATES = {"PEND": JobState.PENDING, "PSUSP": JobState.PENDING, "WAIT": JobState.PENDING,
            "PROV": JobState.PENDING, "RUN": JobState.RUNNING, "USUSP": JobState.RUNNING,
            "SSUSP": JobState.RUNNING, "DONE": JobState.COMPLETED, "EXIT": JobState.FAILED,
            "ZOMBI": JobState.UNKNOWN, "UNKWN": JobState.UNKNOWN}
-_CANCEL_REASONS = ("TERM_OWNER", "TERM_ADMIN", "TERM_FORCE_OWNER", "TERM_FORCE_ADMIN",
-                   "TERM_REQUEUE_OWNER", "TERM_REQUEUE_ADMIN")
 # Year-less by default ('Nov 29 17:18'); with LSB_DISPLAY_YEAR or -hms variants too.
 TIME_FORMATS = ("%b %d %H:%M:%S %Y", "%b %d %H:%M %Y", "%Y/%m/%d-%H:%M:%S",
                 "%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
@@ -145,8 +148,12 @@ class LsfCommands(FailureReading):
         return ["bjobs", "-o", BJOBS_FIELDS, "-json", "-a", *self._ids(native_ids)]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
-        """None: `bjobs -a` already covers recently finished jobs (bhist is not parsed)."""
-        return None
+        """`bhist -l` over the last BHIST_LOG_FILES event logs: how a job ended once `bjobs
+        -a` forgets it (after CLEAN_PERIOD). bhist fails the whole answer when one job is
+        not found, so its status is not read (the ids are checked digits, passed as the
+        shell's arguments)."""
+        return ["sh", "-c", f'bhist -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0', "sh",
+                *self._ids(native_ids)]
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["bkill", *self._ids(native_ids)]
@@ -254,9 +261,9 @@ class LsfCommands(FailureReading):
                 exit_code = 0
             elif stat == "EXIT":
                 exit_reason = clean(r.get("EXIT_REASON")) or ""
-                if exit_reason.startswith(_CANCEL_REASONS):
+                if exit_reason.startswith(CANCEL_REASONS):
                     state = JobState.CANCELLED
-                elif exit_reason.startswith(("TERM_RUNLIMIT", "TERM_DEADLINE")):
+                elif exit_reason.startswith(TIMEOUT_REASONS):
                     # its run limit, or the termination time `bsub -t` set (Slurm's DEADLINE)
                     state = JobState.TIMEOUT
             elif stat == "PSUSP":
@@ -288,7 +295,10 @@ class LsfCommands(FailureReading):
             ))
         return out
 
-    parse_accounting = parse_status
+    def parse_accounting(self, stdout: str, skipped: list[str] | None = None
+                         ) -> list[JobStatus]:
+        """`bhist -l` (see `accounting_argv`); `skipped` as in `parse_bhist`."""
+        return parse_bhist(stdout, self._time, skipped)
 
     def parse_hosts(self, bhosts: str, lshosts: str = "", skipped: list[str] | None = None
                     ) -> list[Node]:

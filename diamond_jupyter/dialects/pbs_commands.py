@@ -492,6 +492,12 @@ class PbsCommands(FailureReading):
             if code == "H":
                 reason = f"held ({a.get('Hold_Types', '?')})" + (f": {reason}" if reason else "")
         est = _obj(a.get("estimated"))
+        estimate = self._time(est.get("start_time"))
+        if code == "W" and (begin := self._time(a.get("Execution_Time"))) is not None:
+            # W with an Execution_Time: it waits for the time `qsub -a` gave (W without one
+            # is a failed stage-in), and starts no sooner
+            reason = "waiting for its start time (qsub -a)" + (f": {reason}" if reason else "")
+            estimate = max(estimate, begin) if estimate else begin
         gpus = known_count(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
             or chunk_gpus(rl.get("nodes"), "gpus") or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
@@ -509,8 +515,8 @@ class PbsCommands(FailureReading):
             started_at=self._time(a.get("stime") or a.get("start_time"))
             if state != JobState.PENDING else None,
             ended_at=self._time(a.get("obittime")) if state.terminal else None,
-            estimated_start=self._time(est.get("start_time")) if state == JobState.PENDING
-            else None, exit_code=exit_code, reason=reason, node_list=hosts,
+            estimated_start=estimate if state == JobState.PENDING else None,
+            exit_code=exit_code, reason=reason, node_list=hosts,
             account=clean(a.get("project")), group=clean(a.get("egroup")),
             memory_mb=memory_mb(rl.get("mem"), default_unit="b"),
             token=carried_token(a.get("Variable_List")),

@@ -1017,6 +1017,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         req, pfit = reqs[p.name], fits[p.name]
         spread = f" ({r.tasks} tasks, {req.tpn} to a {words.node})" if r.tasks and r.nodes is None \
             and not r.tasks_per_node and req.nodes > 1 else ""
+        by_counts = f" (constraint '{req.constraint.text()}' takes {req.nodes})" \
+            if req.counted_floor == req.nodes > (r.nodes or 0) and req.constraint else ""
+        spread = by_counts or spread
         if cfg.allowed_partitions is not None and p.name not in cfg.allowed_partitions:
             restr.append(f"{words.part} '{p.name}' not allowed "
                          f"(allowed: {', '.join(cfg.allowed_partitions) or 'none'})")
@@ -1170,8 +1173,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif (capped := _cpus_cap_miss(req, r, p, wide[p.name], sockets, words)) is not None:
             other.append(capped)
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
-            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} allows at "
-                         f"most {p.max_nodes}")
+            other.append(f"needs {words.nodes(req.nodes)}{by_counts}, {words.where(p.name)} "
+                         f"allows at most {p.max_nodes}")
         elif p.min_nodes is not None and req.nodes < p.min_nodes:
             other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} takes only "
                          f"jobs of at least {p.min_nodes} (MinNodes)")
@@ -1679,8 +1682,10 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                               for x in mine), default=0)) and out.tpn > most:
         # tasks without a node count: as many to a node as the partition's own nodes hold
         # (the site's largest node may be in another partition)
-        tpn = most
-        out = replace(out, tpn=tpn, nodes=ceil(r.tasks / tpn), cpn=out.cpt * tpn,
+        tpn, n = most, ceil(r.tasks / most)
+        if out.counted_floor > n:  # its feature counts take more nodes: the tasks spread
+            tpn, n = ceil(r.tasks / out.counted_floor), out.counted_floor
+        out = replace(out, tpn=tpn, nodes=n, cpn=out.cpt * tpn,
                       mem=out.mem if r.memory_mb else out.mem // out.tpn * tpn)
     cap = p.max_mem_per_cpu_mb
     factor = ceil(per_cpu / cap) if per_cpu and cap and per_cpu > cap else 1
@@ -1694,6 +1699,8 @@ def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
                             else x.cpus) for x in mine), default=1)
             tpn = max(1, min(r.tasks, fits))
             n = ceil(r.tasks / tpn)
+            if out.counted_floor > n:  # its feature counts take more nodes: tasks spread
+                tpn, n = ceil(r.tasks / out.counted_floor), out.counted_floor
         out = replace(out, cpt=cpt, tpn=tpn, nodes=n, cpn=cpt * tpn, mem=share * cpt * tpn)
         if factor > 1:
             notes.append(f"partition {p.name}: {per_cpu} MB per CPU is above its "

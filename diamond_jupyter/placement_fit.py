@@ -352,6 +352,9 @@ class Req:
     # GPUs of several types a node must hold, (type, count), from a Slurm option kept as
     # written (`--gres=gpu:a100:2,gpu:v100:1`); their sum is in `gpn`
     gpu_mix: tuple[tuple[str, int], ...] = ()
+    # the fewest nodes its feature counts take (`[a100*2&ib*1]`: 3), 0 without counts: no
+    # spreading of its tasks gives it fewer
+    counted_floor: int = 0
 
     def usable_cpus(self, n: Node) -> int:
         """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
@@ -421,6 +424,21 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
         tpn = ceil(r.tasks / nodes) if nodes else min(r.tasks, max(1, fits))
     tpn = tpn or 1
     nodes = nodes or (ceil(r.tasks / tpn) if r.tasks else 1)
+    kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
+    het = any(o in kept for o in ("hetjob", "packjob"))
+    unreadable = None
+    try:
+        constraint = constraint_of(spec.constraints.features)
+    except BadInput as e:
+        constraint, unreadable = None, str(e)
+    # feature counts (`v100*3`, `[a100*2&ib*1]`) take nodes of their own: Slurm raises the
+    # job's node count to them when its tasks need fewer (up to a -N range's largest)
+    counted_floor = 0 if het or constraint is None else counts_node_need(constraint)
+    if counted_floor > nodes and (r.nodes is None or counted_floor <= (
+            _range_most(kept.get("--nodes")) or 0)):
+        nodes = counted_floor
+        if r.tasks and r.tasks_per_node is None:
+            tpn = ceil(r.tasks / nodes)
     kept_type, kept_gpn = kept_slurm_gpus(spec, nodes)  # --gpus not dividing, per socket
     kept_total = kept_slurm_gpu_total(spec)
     if kept_total and r.nodes is None and r.tasks and most_gpus \
@@ -449,21 +467,15 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     mix = kept_gpu_mix(spec, tpn, nodes)  # GPUs of several types, kept as written
     if mix:
         gpn = max(gpn, sum(c for _, c in mix))
-    kept = {d.option: d.value or "" for d in spec.unknown if d.dialect == "slurm"}
     overcommit = "--overcommit" in kept and bool(r.tasks)
     if overcommit:
         # sbatch -O: CPUs allocated as for one task a node (its --cpus-per-task), the
         # tasks a node options ignored; the tasks run on the nodes asked (one by default);
         # with --exclusive the same nodes, each whole
-        nodes = r.nodes or 1
+        nodes = max(r.nodes or 1, counted_floor)
         tpn, cpn = ceil(r.tasks / nodes), cpt
         mem = r.memory_mb or (r.memory_per_cpu_mb or 0) * cpt
-    unreadable = None
-    try:
-        constraint = constraint_of(spec.constraints.features)
-    except BadInput as e:
-        constraint, unreadable = None, str(e)
-    if constraint is not None and not any(o in kept for o in ("hetjob", "packjob")):
+    if constraint is not None and not het:
         unreadable = counts_beyond_nodes(constraint, r.nodes, kept.get("--nodes"))
     pbs_type, pbs_arch = pbs_chunk_needs(spec)  # a PBS site's custom chunk resources
     arch = norm_arch(spec.constraints.architecture or spec.metadata.get("architecture")) \
@@ -494,7 +506,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                tasks_per_socket=_whole(kept.get("--ntasks-per-socket")),
                tasks_per_core=_whole(kept.get("--ntasks-per-core")),
                spec_cores=spec_cores, spec_threads=spec_threads, spec_option=spec_option,
-               overcommit=overcommit,
+               overcommit=overcommit, counted_floor=counted_floor,
                gpu_mix=tuple((t, c) for t, c in mix if t is not None))
 
 
@@ -1011,6 +1023,32 @@ def counted_nodes(req: Req, nodes: Iterable[Node], site_arch: str | None
     return met, bool(counted) and sum(c.count or 0 for c in counted) >= req.nodes
 
 
+def _counted_terms(expr: Constraint) -> tuple[list[Constraint], bool]:
+    """The and-ed terms of a job's constraint that carry a count, and whether each takes
+    nodes of its own (`[a*2&b*1]`, Slurm's multiple counts) or they may share them
+    (`a*2&b*1`)."""
+    terms = list(expr.items) if isinstance(expr, Op) and expr.count is None and \
+        set(expr.ops) == {"&"} else [expr]
+    return [t for t in terms if t.count is not None], isinstance(expr, Op) and expr.kind == "["
+
+
+def counts_node_need(expr: Constraint) -> int:
+    """The fewest nodes a job's feature counts take: their sum where each has nodes of its
+    own (`[a*2&b*1]`: 3), else the largest (`a*2&b*1`: 2); 0 without counts."""
+    counted, disjoint = _counted_terms(expr)
+    counts = [t.count or 0 for t in counted]
+    return (sum(counts) if disjoint else max(counts)) if counts else 0
+
+
+def _range_most(node_range: str | None) -> int | None:
+    """The largest node count a kept `-N MIN-MAX` (or sizes `1,4,8`) allows; None for a
+    placeholder or a form not read here."""
+    if node_range is None or not re.fullmatch(r"[\d,:-]+", node_range):
+        return None
+    highs = [int(x) for x in re.findall(r"(?:^|,|-)(\d+)", node_range.split(":")[0])]
+    return max(highs) if highs else None
+
+
 def counts_beyond_nodes(expr: Constraint, nodes: int | None, node_range: str | None
                        ) -> str | None:
     """Why a job's feature counts ask more nodes than its `-N` allows, else None. Slurm
@@ -1020,19 +1058,15 @@ def counts_beyond_nodes(expr: Constraint, nodes: int | None, node_range: str | N
     available") or, tried later, holds it for good (reason BadConstraints). Counts adding
     up to fewer nodes are fine: the others need not meet them. Without `-N` nothing caps
     them; `node_range` is a kept `-N MIN-MAX` (or sizes `1,4,8`), its largest the cap."""
-    terms = list(expr.items) if isinstance(expr, Op) and expr.count is None and \
-        set(expr.ops) == {"&"} else [expr]
-    counted = [t for t in terms if t.count is not None]
+    counted, disjoint = _counted_terms(expr)
     if not counted or nodes is None:
         return None
     most, asked = nodes, f"-N {nodes}"
     if node_range is not None:
-        highs = [int(x) for x in re.findall(r"(?:^|,|-)(\d+)", node_range.split(":")[0])]
-        if not highs or not re.fullmatch(r"[\d,:-]+", node_range):
+        if (highest := _range_most(node_range)) is None:
             return None  # a placeholder, or a form not read here: left to the scheduler
-        most, asked = max(highs + [nodes]), f"-N {node_range}"
-    disjoint = isinstance(expr, Op) and expr.kind == "["
-    need = sum(t.count or 0 for t in counted) if disjoint else max(t.count or 0 for t in counted)
+        most, asked = max(highest, nodes), f"-N {node_range}"
+    need = counts_node_need(expr)
     if need <= most:
         return None
     largest = max(counted, key=lambda t: t.count or 0)

@@ -24,6 +24,7 @@ weights: there the job keeps today's place, said once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from math import ceil
 
@@ -40,6 +41,9 @@ from .placement_fit import Req
 from .placement_sim import Demand
 
 # the factors the sum below weighs, as the note names them
+# the weights `scontrol show config` prints under priority/multifactor (TRES aside)
+_MULTIFACTOR_WEIGHTS = ("Age", "Assoc", "FairShare", "JobSize", "Partition", "QOS")
+_PRINTED_WEIGHT = re.compile(r"(PriorityWeight\w+) = ([^,]*)")
 _SAID = {"fairshare": "fair share", "jobsize": "job size", "partition": "partition",
          "qos": "QOS", "age": "age", "assoc": "association"}
 
@@ -213,6 +217,7 @@ def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
     account = _account(spec, prio)
     factors: list[tuple[str, float, int]] = []
     missing: list[str] = []
+    unweighed = _unread_weights(prio)  # the factors left out: said, the view kept
     if prio.tres_weights:
         missing.append(f"priority factor TRES (PriorityWeightTRES={prio.tres_weights} "
                        "is not modelled)")
@@ -225,6 +230,22 @@ def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
         elif name != "age":
             factors.append((name, got, weight))
     if missing:
-        return None, [f"{m}: {behind}" for m in missing]
+        return None, unweighed + [f"{m}: {behind}" for m in missing]
     total = max(1, int(sum(f * w for _, f, w in factors)))
-    return PriorityView(p.name, total, tuple(factors), snap.job_priorities), []
+    return PriorityView(p.name, total, tuple(factors), snap.job_priorities), unweighed
+
+
+def _unread_weights(prio: SlurmPriority) -> list[str]:
+    """A not-checked line for each multifactor weight `scontrol show config` did not print
+    or printed as no weight (a mark of none, no whole number): its factor is left out of
+    the job's priority. The same at every partition: said once a site."""
+    printed = dict(_PRINTED_WEIGHT.findall(prio.unread.get("weights", "")))
+    out = []
+    for name in _MULTIFACTOR_WEIGHTS:
+        key = f"PriorityWeight{name}"
+        if name.lower() in prio.weights:
+            continue
+        out.append(f"priority factor {key} (scontrol show config printed "
+                   f"'{printed[key]}', not a weight)" if key in printed else
+                   f"priority factor {key} (not reported by scontrol show config)")
+    return out

@@ -445,8 +445,8 @@ def read_swf(path: str | Path) -> SwfLog:
                        + " (accepted: an SWF text file, plain or compressed with gzip, bzip2 "
                          "or xz)")
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
-    unsized: dict[str, tuple[int, str]] = {}  # MaxProcs/MaxNodes given as 0 or less ->
-    # the first such line (number, text)
+    unsized: dict[str, tuple[int, str, bool]] = {}  # MaxProcs/MaxNodes given as 0 or less,
+    # a fraction or no number -> the first such line (number, text, whether 0 or less)
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
@@ -489,12 +489,15 @@ def read_swf(path: str | Path) -> SwfLog:
                             partition_lines.append(value)
                         elif key == "Queue":
                             queue_lines.append(value)
+                        elif key in ("MaxProcs", "MaxNodes") and (
+                                not count or not _WHOLE_SIZE.match(value)):
+                            # 0, -1, a fraction (0.5) or no number (abc): no machine's size
+                            unsized.setdefault(key, (lineno, text,
+                                                     bool(_NO_SIZE.match(value))))
                         elif count and key:
                             given.setdefault(key, []).append(count)
                             if key == "UnixStartTime":
                                 blocks.header(count)
-                        elif key in ("MaxProcs", "MaxNodes") and _NO_SIZE.match(value):
-                            unsized.setdefault(key, (lineno, text))
                     continue
                 fields = text.split()
                 try:
@@ -1032,16 +1035,24 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
 
 # A header size of no machine: "MaxProcs: 0", or SWF's unknown, "-1"
 _NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,])")
+# A header size that is a whole count ("1024", "2,048", "1 024", "128.0", "128 (each with 4
+# CPUs)"), not a fraction ("0.5") nor words ("abc")
+_WHOLE_SIZE = re.compile(r"\s*\d[\d,_ \u00a0\u202f]*(?:\.0*)?(?![\d.])")
 
 
-def _unsized_note(unsized: dict[str, tuple[int, str]], header: dict[str, int],
+def _unsized_note(unsized: dict[str, tuple[int, str, bool]], header: dict[str, int],
                   machine: int, unit: str) -> str:
-    """What a header's MaxProcs or MaxNodes of 0 (or -1) became: not read, each line named,
-    and what sized the machine instead."""
+    """What a header's MaxProcs or MaxNodes of 0 (or -1), a fraction or no number became:
+    not read, each line named, and what sized the machine instead."""
     said = list(unsized.values())
-    lines = (f"line {said[0][0]} ({said[0][1]!r}) sizes no machine, so it is" if len(said) == 1
-             else f"lines {' and '.join(f'{n} ({text!r})' for n, text in said)} size no "
-                  "machine, so they are")
+    # 0 and -1 size no machine; a fraction or words are no count of processors or nodes
+    zeros = [zero for _, _, zero in said]
+    what = ("sizes no machine", "size no machine") if all(zeros) else \
+        ("is no whole count of processors or nodes", "are no whole counts of processors "
+         "or nodes") if not any(zeros) else ("", "give no machine size")
+    lines = (f"line {said[0][0]} ({said[0][1]!r}) {what[0]}, so it is" if len(said) == 1
+             else f"lines {' and '.join(f'{n} ({text!r})' for n, text, _ in said)} {what[1]}, "
+                  "so they are")
     if "MaxProcs" in header and "MaxProcs" in unsized:  # counted from MaxNodes and a note
         instead = (f"the machine is its MaxNodes {header.get('MaxNodes')} times the "
                    f"processors its notes give a node: {machine} {unit}")

@@ -198,6 +198,12 @@ def sbatch_calls(user: NewUser) -> list[str]:
     return fake_sbatch_calls(user.fake)
 
 
+def submitted_script(user: NewUser) -> str:
+    """The one script the user's fake Slurm site was given."""
+    [call] = sbatch_calls(user)
+    return Path(call.split()[-1]).read_text()
+
+
 def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],
                          line: str, cell: str | None, said: str) -> None:
     """`%%diamond LINE` with CELL (`%diamond LINE` when CELL is None) returns nothing, says

@@ -1,7 +1,7 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
 test_faces_*.py, test_newuser2.py, the REST body tests), the sites files'
 (test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py) and the SWF logs'
-(test_trace_unseen*.py).
+(test_trace_unseen*.py, test_swf_unseen*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under

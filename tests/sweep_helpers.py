@@ -1,7 +1,7 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
 test_faces_*.py, test_newuser2.py, the REST body tests), the sites files'
 (test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py) and the SWF logs'
-(test_trace_unseen*.py).
+(test_trace_unseen*.py, test_swf_unseen*.py).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from diamond_jupyter.cli import main as cli
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, Job, JobState
 from diamond_jupyter.store import Store
@@ -197,6 +198,12 @@ def sbatch_calls(user: NewUser) -> list[str]:
     return fake_sbatch_calls(user.fake)
 
 
+def submitted_script(user: NewUser) -> str:
+    """The one script the user's fake Slurm site was given."""
+    [call] = sbatch_calls(user)
+    return Path(call.split()[-1]).read_text()
+
+
 def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],
                          line: str, cell: str | None, said: str) -> None:
     """`%%diamond LINE` with CELL (`%diamond LINE` when CELL is None) returns nothing, says
@@ -346,6 +353,28 @@ def write_swf(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.swf"
     path.write_text(text)
     return path
+
+
+def save_swf(path: Path, text: str | bytes) -> Path:
+    """`text` (bytes for a gzip log) as the log at `path`."""
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def dry_run_plan(capsys: pytest.CaptureFixture[str], path: Path, *more: str) -> dict:
+    """`diamond testbed load --trace PATH --site alpha --dry-run --json MORE`: its one plan."""
+    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run",
+                "--json", *more]) == 0, capsys.readouterr().err
+    [trace] = json.loads(capsys.readouterr().out)["traces"]
+    return trace
+
+
+def load_refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`diamond testbed load ARGS --dry-run`: exit 2 and its one-line reason."""
+    assert cli(["testbed", "load", *args, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    return err
 
 
 def whole_window(log: SwfLog, scale: float = 60.0) -> float:

@@ -11,33 +11,22 @@ lost or sent. Tests marked `fault` failed before this sweep's fixes; the others 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls, submitted_script
 
 from diamond_jupyter.dialects import get_script_dialect
 from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.skills import skill_input
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 
 EMPTY = ("(an empty or blank value: a shell variable that is not set?); give the value, or "
          "leave the option out for the default")
 UNSHOWN = ("which is not shown as itself (it drives a terminal, reorders or hides text), so "
            "the value would not be what anyone reading it sees; only characters that show as "
            "themselves and tabs are accepted (retype the value rather than paste it)")
-
-
-def _submitted_script(user) -> str:
-    """The one script the user's fake Slurm site was given."""
-    [call] = sbatch_calls(user)
-    return Path(call.split()[-1]).read_text()
 
 
 # ---- (1) an option's value left empty (`--partition "$PART"`, PART not set) ---------------
@@ -87,7 +76,7 @@ def test_an_option_with_a_value_is_still_submitted_with_it(user):
     """(guard) The same options given values: in the script sbatch is given."""
     user.run("submit", "--site", "alpha", "--partition", "debug", "--name", "run 1",
              "--mem", "2G", "job.sh", code=0)
-    script = _submitted_script(user)
+    script = submitted_script(user)
     assert '#SBATCH --partition=debug\n' in script and "--job-name=run_1" in script
     assert "#SBATCH --mem=2048M\n" in script or "#SBATCH --mem=2G\n" in script, script
 
@@ -150,8 +139,8 @@ def test_a_name_of_letters_that_show_is_still_submitted(user, name):
     assert user.run("submit", "--site", "alpha", "--name", name, "job.sh",
                     code=0).stdout == "alpha:4242\n"
     kept = name.replace(" ", "_")
-    assert f'#SBATCH --job-name="{kept}"\n' in _submitted_script(user) or \
-        f"#SBATCH --job-name={kept}\n" in _submitted_script(user)
+    assert f'#SBATCH --job-name="{kept}"\n' in submitted_script(user) or \
+        f"#SBATCH --job-name={kept}\n" in submitted_script(user)
 
 
 # ---- (3) a JobSpec written with a scheduler's words, or a component's settings ------------
@@ -272,7 +261,7 @@ def test_shell_syntax_in_an_option_reaches_sbatch_as_its_text(user, option, valu
                                                               directive):
     """(guard) The value is a word of its directive or command, never run."""
     user.run("submit", "--site", "alpha", option, value, "job.sh", code=0)
-    assert directive in _submitted_script(user)
+    assert directive in submitted_script(user)
     assert not (user.root / "ran").exists()
 
 

@@ -12,11 +12,10 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls, submitted_script
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.model import BadInput, JobSpec
@@ -24,19 +23,11 @@ from diamond_jupyter.sites import Site
 from diamond_jupyter.skills import skill_input
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 
 # the root conftest's `no_real_scheduler` (its `conftest` is not the one a test imports)
 BLOCKED_PROGRAMS = ("sbatch", "srun", "salloc", "scancel")
 BLOCKED_SAYS = "a test without the test bed ran the machine's"
-
-
-def _submitted_script(user) -> str:
-    [call] = sbatch_calls(user)
-    return Path(call.split()[-1]).read_text()
 
 
 # ---- (1) a tab in a job's name: the renderer and the note agree, on every scheduler --------
@@ -47,7 +38,7 @@ def test_fault_a_tab_in_a_name_reaches_no_slurm_queue_and_is_said(user):
     res = user.run("submit", "--site", "alpha", "--name", "run\t2", "job.sh", code=0)
     assert "diamond: job name 'run\\t2' is 'run_2' in alpha's queue (a name slurm accepts)" \
         in res.stderr.splitlines(), res.stderr
-    assert "#SBATCH --job-name=run_2\n" in _submitted_script(user)
+    assert "#SBATCH --job-name=run_2\n" in submitted_script(user)
 
 
 _DIRECTIVE = {"slurm": r"#SBATCH --job-name=(.*)", "pbs": r"#PBS -N (.*)",

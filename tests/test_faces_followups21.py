@@ -23,13 +23,10 @@ from diamond_jupyter.model import BadInput, JobSpec
 from diamond_jupyter.skills import SkillContext, run_skill
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-user = sweep_helpers.new_user
-shell = sweep_helpers.magics_shell
-jp_server_config = sweep_helpers.one_local_site_server
-rest = sweep_helpers.rest_caller
+user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 engine = sweep_helpers.here_engine
 
-SCRIPT = "#!/bin/bash\n#SBATCH -n 1\necho hi\n"
+SCRIPT = sweep_helpers.FACES_SCRIPT
 
 # (the body's field, its bad value, what the refusal starts with as a JSON field says it)
 BAD_NEEDS = [

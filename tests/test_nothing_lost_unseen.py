@@ -809,7 +809,10 @@ async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monk
         await fed.close()
 
 
-async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, monkeypatch):
+async def _hedged_then_killed_once_betas_start_was_claimed(
+        tmp_path: Path, pair, monkeypatch) -> tuple[Federation, str]:
+    """A hedged job whose beta copy starts first: the server dies in the task that claimed
+    beta's start, just after the claim was recorded; the dead engine and the group."""
     fed = hedge_engine(tmp_path, pair, monkeypatch)
     await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
@@ -823,6 +826,12 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
     await _start(fed, pair[1], "5300")
     await asyncio.wait_for(claimed.wait(), 30)
+    return fed, group
+
+
+async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, monkeypatch):
+    fed, group = await _hedged_then_killed_once_betas_start_was_claimed(tmp_path, pair,
+                                                                        monkeypatch)
     assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
     fed = await restart(tmp_path, fed, *pair)
     _, wait = journal_waiter(fed)
@@ -1096,19 +1105,8 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
     process sharing the store saw alpha's copy end FAILED (it never ran the body): the end
     is recorded CANCELLED for beta, and the next engine finishes that loser's cancel once
     without sending a cancel to a copy that is over."""
-    fed = hedge_engine(tmp_path, pair, monkeypatch)
-    await fed.submit(spec(tmp_path), hedge=2)
-    [group] = [r.id for r in fed.store.open_hedges()]
-    claimed = asyncio.Event()
-    real_claim = fed.store.claim_hedge
-
-    def claim_then_die(*a, **k):
-        real_claim(*a, **k)
-        claimed.set()
-        raise die_in_task("claim_hedge")
-    monkeypatch.setattr(fed.store, "claim_hedge", claim_then_die)
-    await _start(fed, pair[1], "5300")
-    await asyncio.wait_for(claimed.wait(), 30)
+    fed, group = await _hedged_then_killed_once_betas_start_was_claimed(tmp_path, pair,
+                                                                        monkeypatch)
     await kill(fed)
     pair[0].set_state("4300", "FAILED")
     Store(tmp_path / "store.sqlite").apply_state("alpha:4300", JobState.FAILED, exit_code=1,

@@ -26,11 +26,11 @@ Faults found and fixed, each shown by a test here that failed before:
 from __future__ import annotations
 
 import gzip
-import json
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from sweep_helpers import dry_run_plan, load_refused, save_swf
 
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
@@ -58,32 +58,11 @@ def _jobs(count: int, *, every: float = 900, first: int = 1, at: float = 0, **kw
                    for n in range(first, first + count))
 
 
-def _save(path: Path, text: str | bytes) -> Path:
-    path.write_bytes(text.encode() if isinstance(text, str) else text)
-    return path
-
-
-def _dry_run(capsys, path: Path, *more: str) -> dict:
-    """`diamond testbed load --trace PATH --site alpha --dry-run --json ...`: its one plan."""
-    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run",
-                "--json", *more]) == 0, capsys.readouterr().err
-    [trace] = json.loads(capsys.readouterr().out)["traces"]
-    return trace
-
-
-def _refused(capsys, *args: str) -> str:
-    """`diamond testbed load ARGS --dry-run`: exit 2 and its one-line reason."""
-    assert cli(["testbed", "load", *args, "--dry-run"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "Traceback" not in err
-    return err
-
-
 # ---- machine size: MaxNodes, MaxProcs, both, neither ----------------------------------------
 
 def test_max_nodes_alone_is_the_machine_in_the_jobs_count(tmp_path: Path) -> None:
     """A log of a machine of single-processor nodes gives MaxNodes and no MaxProcs."""
-    log = read_swf(_save(tmp_path / "n.swf", "; MaxNodes: 16\n" + _jobs(300, procs=4)))
+    log = read_swf(save_swf(tmp_path / "n.swf", "; MaxNodes: 16\n" + _jobs(300, procs=4)))
     assert log.max_procs == 16
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     # 4 of 16: a quarter of alpha's 32 CPUs, one node of 8
@@ -92,7 +71,7 @@ def test_max_nodes_alone_is_the_machine_in_the_jobs_count(tmp_path: Path) -> Non
 
 def test_both_headers_and_jobs_in_processors_keep_max_procs(tmp_path: Path) -> None:
     header = "; MaxNodes: 16\n; MaxProcs: 64\n; Note: job sizes are in processors\n"
-    log = read_swf(_save(tmp_path / "p.swf", header + _jobs(300, procs=16)))
+    log = read_swf(save_swf(tmp_path / "p.swf", header + _jobs(300, procs=16)))
     assert log.max_procs == 64
     assert not any("count nodes" in n for n in log.notes)
 
@@ -102,7 +81,7 @@ def test_a_note_that_sizes_count_nodes_makes_the_machine_its_nodes(tmp_path: Pat
     once, load half the machine, not 8 of its 64 processors (before: 64, utilization a
     quarter of the log's)."""
     header = "; MaxNodes: 16\n; MaxProcs: 64\n; Note: job sizes are given in nodes\n"
-    log = read_swf(_save(tmp_path / "nodes.swf", header + _jobs(300, procs=4, wait=0)))
+    log = read_swf(save_swf(tmp_path / "nodes.swf", header + _jobs(300, procs=4, wait=0)))
     assert log.max_procs == 16
     assert any("sizes count nodes" in n and "MaxNodes, 16 nodes" in n for n in log.notes)
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
@@ -122,7 +101,7 @@ def test_a_note_that_sizes_count_nodes_makes_the_machine_its_nodes(tmp_path: Pat
 ])
 def test_what_a_note_says_sizes_count(tmp_path: Path, note: str, machine: int) -> None:
     header = f"; MaxNodes: 16\n; MaxProcs: 64\n; Note: {note}\n"
-    log = read_swf(_save(tmp_path / "say.swf", header + _jobs(300, procs=4, wait=0)))
+    log = read_swf(save_swf(tmp_path / "say.swf", header + _jobs(300, procs=4, wait=0)))
     assert log.max_procs == machine
 
 
@@ -132,7 +111,7 @@ def test_max_nodes_with_a_note_of_processors_a_node_and_sizes_in_nodes(
     machine is its 16 nodes, not the 64 processors the per-node count makes."""
     header = ("; MaxNodes: 16\n"
               "; Note: processor counts are nodes, each node has 4 processors\n")
-    log = read_swf(_save(tmp_path / "nn.swf", header + _jobs(300, procs=4)))
+    log = read_swf(save_swf(tmp_path / "nn.swf", header + _jobs(300, procs=4)))
     assert log.max_procs == 16
 
 
@@ -146,7 +125,7 @@ def test_a_partition_of_a_log_counted_in_nodes_is_its_nodes(tmp_path: Path, numb
               "; Partition: 1 batch (12 nodes)\n; Partition: 2 debug (16 processors)\n")
     body = "".join(_job(n, 900 * n, wait=0, procs=4 if n % 2 else 2,
                         partition=1 if n % 2 else 2) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "np.swf", header + body))
+    log = read_swf(save_swf(tmp_path / "np.swf", header + body))
     assert log.partitions == ((1, "batch", 12), (2, "debug", 4))
     part = one_partition(log, number)
     assert part.max_procs == nodes
@@ -155,14 +134,14 @@ def test_a_partition_of_a_log_counted_in_nodes_is_its_nodes(tmp_path: Path, numb
 
 def test_neither_header_sizes_the_machine_by_what_ran_at_once(tmp_path: Path) -> None:
     """No MaxNodes nor MaxProcs: two jobs of 16 at once are the machine's 32."""
-    log = read_swf(_save(tmp_path / "none.swf", _jobs(300, procs=16)))
+    log = read_swf(save_swf(tmp_path / "none.swf", _jobs(300, procs=16)))
     assert log.max_procs == 32
 
 
 def test_a_node_note_whose_jobs_exceed_max_nodes_keeps_max_procs(tmp_path: Path) -> None:
     """A note says nodes, yet jobs of 32 exceed MaxNodes 16: the note is not taken."""
     header = "; MaxNodes: 16\n; MaxProcs: 64\n; Note: processors are nodes\n"
-    log = read_swf(_save(tmp_path / "over.swf", header + _jobs(300, procs=32)))
+    log = read_swf(save_swf(tmp_path / "over.swf", header + _jobs(300, procs=32)))
     assert log.max_procs == 64
 
 
@@ -171,8 +150,8 @@ def test_a_node_note_whose_jobs_exceed_max_nodes_keeps_max_procs(tmp_path: Path)
 def test_no_request_asks_for_the_logs_max_runtime(tmp_path: Path) -> None:
     """Field 9 is -1 on every line, MaxRuntime 7200: each job asks the center's limit,
     7200 s = 2 min at --scale 60 (before: alpha's default partition's 1440 min)."""
-    log = read_swf(_save(tmp_path / "mr.swf", "; MaxProcs: 64\n; MaxRuntime: 7200\n"
-                         + _jobs(300, req=-1)))
+    log = read_swf(save_swf(tmp_path / "mr.swf", "; MaxProcs: 64\n; MaxRuntime: 7200\n"
+                            + _jobs(300, req=-1)))
     assert log.max_runtime == 7200
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.jobs and {j.walltime_min for j in plan.jobs} == {2}
@@ -183,8 +162,8 @@ def test_no_request_asks_for_the_logs_max_runtime(tmp_path: Path) -> None:
 
 def test_a_run_past_max_runtime_gets_its_run(tmp_path: Path) -> None:
     """MaxRuntime 600, runs of 1200 s: a center let them run, their limit is their run."""
-    log = read_swf(_save(tmp_path / "past.swf", "; MaxProcs: 64\n; MaxRuntime: 600\n"
-                         + _jobs(300, req=-1)))
+    log = read_swf(save_swf(tmp_path / "past.swf", "; MaxProcs: 64\n; MaxRuntime: 600\n"
+                            + _jobs(300, req=-1)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert {j.walltime_min for j in plan.jobs if j.name.startswith("trace-arrive")} == {1}
     assert all(j.runtime_s <= j.walltime_min * 60 for j in plan.jobs)
@@ -192,8 +171,8 @@ def test_a_run_past_max_runtime_gets_its_run(tmp_path: Path) -> None:
 
 def test_no_request_and_no_max_runtime_gets_the_partition_limit_and_says_it(
         tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "noreq.swf", "; MaxProcs: 64\n" + _jobs(300, req=-1))
-    trace = _dry_run(capsys, path, "--start", str(DAY))
+    path = save_swf(tmp_path / "noreq.swf", "; MaxProcs: 64\n" + _jobs(300, req=-1))
+    trace = dry_run_plan(capsys, path, "--start", str(DAY))
     [note] = [n for n in trace["notes"] if "have no requested time" in n]
     assert "(the default 1440 min)" in note
 
@@ -212,7 +191,7 @@ def test_unknown_waits_are_simulated_on_max_runtime_where_no_request(
              + _job(2, 1010, wait=-1, run=100, procs=64, req=-1)
              + _job(3, 1020, wait=-1, run=100, procs=16, req=-1)
              + _jobs(50, first=4, at=3000, wait=-1, run=100, procs=2, req=-1))
-    log = read_swf(_save(tmp_path / "easy.swf", "; MaxProcs: 64\n" + max_runtime + lines))
+    log = read_swf(save_swf(tmp_path / "easy.swf", "; MaxProcs: 64\n" + max_runtime + lines))
     plan = plan_replay(log, ALPHA, start=1050, seed=1, duration_s=600)
     assert (plan.running_at_start, plan.queued_at_start) == (running, queued)
     [note] = [n for n in plan.notes if "no recorded wait" in n]
@@ -221,16 +200,16 @@ def test_unknown_waits_are_simulated_on_max_runtime_where_no_request(
 
 
 def test_requests_given_are_kept_beside_max_runtime(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "both.swf", "; MaxProcs: 64\n; MaxRuntime: 86400\n"
-                         + _jobs(300, req=3600)))
+    log = read_swf(save_swf(tmp_path / "both.swf", "; MaxProcs: 64\n; MaxRuntime: 86400\n"
+                            + _jobs(300, req=3600)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert {j.walltime_min for j in plan.jobs} == {1}  # 3600 s at --scale 60, not 24 min
     assert not any("no requested time" in n for n in plan.notes)
 
 
 def test_history_jobs_without_a_request_ask_for_max_runtime(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "hist.swf", "; MaxProcs: 64\n; MaxRuntime: 7200\n"
-                         + _jobs(300, req=-1)))
+    log = read_swf(save_swf(tmp_path / "hist.swf", "; MaxProcs: 64\n; MaxRuntime: 7200\n"
+                            + _jobs(300, req=-1)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1, history_s=600)
     assert plan.history and {h.walltime_min for h in plan.history} == {2}
 
@@ -238,8 +217,8 @@ def test_history_jobs_without_a_request_ask_for_max_runtime(tmp_path: Path) -> N
 # ---- MaxJobs and MaxRecords: cleaned and raw logs -------------------------------------------
 
 def test_a_raw_log_shorter_than_its_max_records_may_be_cut_off(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "raw.swf", "; MaxJobs: 400\n; MaxRecords: 400\n"
-                         "; MaxProcs: 64\n" + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "raw.swf", "; MaxJobs: 400\n; MaxRecords: 400\n"
+                            "; MaxProcs: 64\n" + _jobs(300)))
     assert any("MaxRecords 400, the file has 300 job lines: it may be cut off" in n
                for n in log.notes)
 
@@ -247,13 +226,13 @@ def test_a_raw_log_shorter_than_its_max_records_may_be_cut_off(tmp_path: Path) -
 def test_a_cleaned_log_shorter_than_its_max_records_is_not_cut_off(tmp_path: Path) -> None:
     header = ("; MaxJobs: 400\n; MaxRecords: 400\n; MaxProcs: 64\n"
               "; Note: THIS IS A CLEANED VERSION OF THE LOG!\n")
-    log = read_swf(_save(tmp_path / "cln.swf", header + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "cln.swf", header + _jobs(300)))
     assert not any("cut off" in n for n in log.notes)
 
 
 def test_more_lines_than_max_records_are_all_read_and_said(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "more.swf", "; MaxRecords: 200\n; MaxProcs: 64\n"
-                         + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "more.swf", "; MaxRecords: 200\n; MaxProcs: 64\n"
+                            + _jobs(300)))
     assert len(log.jobs) == 300
     assert any("MaxRecords 200, the file has 300 job lines" in n for n in log.notes)
 
@@ -267,9 +246,9 @@ def test_a_raw_log_with_a_flurry_replays_it_and_says_so(tmp_path: Path) -> None:
                      for k in range(200))
     body = "".join(_job(n, 900 * n, user=n % 20 + 1) for n in range(1, 1001))
     raw_lines = sorted((body + flurry).splitlines(True), key=lambda x: float(x.split()[1]))
-    raw = read_swf(_save(tmp_path / "x.swf", "; MaxProcs: 64\n" + "".join(raw_lines)))
-    cln = read_swf(_save(tmp_path / "x-cln.swf", "; MaxProcs: 64\n"
-                         "; Note: THIS IS A CLEANED VERSION OF THE LOG!\n" + body))
+    raw = read_swf(save_swf(tmp_path / "x.swf", "; MaxProcs: 64\n" + "".join(raw_lines)))
+    cln = read_swf(save_swf(tmp_path / "x-cln.swf", "; MaxProcs: 64\n"
+                            "; Note: THIS IS A CLEANED VERSION OF THE LOG!\n" + body))
     a = plan_replay(raw, ALPHA, start=DAY, seed=1)
     b = plan_replay(cln, ALPHA, start=DAY, seed=1)
     assert a.arrivals_in_log == b.arrivals_in_log + 200
@@ -286,14 +265,14 @@ def test_a_log_named_cln_is_taken_as_cleaned(tmp_path: Path) -> None:
                      for k in range(200))
     body = "".join(_job(n, 900 * n, user=n % 20 + 1) for n in range(1, 1001))
     lines = sorted((body + flurry).splitlines(True), key=lambda x: float(x.split()[1]))
-    log = read_swf(_save(tmp_path / "X-2001-1.1-cln.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "X-2001-1.1-cln.swf", "; MaxProcs: 64\n" + "".join(lines)))
     assert log.cleaned
     assert not any("flurry" in n for n in plan_replay(log, ALPHA, start=DAY, seed=1).notes)
 
 
 def test_a_log_of_one_user_is_no_flurry(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "one.swf", "; MaxProcs: 64\n"
-                         + _jobs(2000, every=60, run=30, procs=1)))
+    log = read_swf(save_swf(tmp_path / "one.swf", "; MaxProcs: 64\n"
+                            + _jobs(2000, every=60, run=30, procs=1)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.arrivals_in_log >= 100 and not any("flurry" in n for n in plan.notes)
 
@@ -307,7 +286,7 @@ def test_submissions_that_are_no_load_are_counted_by_reason(tmp_path: Path) -> N
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, run=-1 if n % 5 == 0 else 0 if n % 7 == 0 else 1200,
              status=5 if n % 5 == 0 else 0 if n % 7 == 0 else 1) for n in range(1, 301))
-    plan = plan_replay(read_swf(_save(tmp_path / "c.swf", text)), ALPHA, start=DAY, seed=1)
+    plan = plan_replay(read_swf(save_swf(tmp_path / "c.swf", text)), ALPHA, start=DAY, seed=1)
     window = range(97, 137)  # submitted in [86400, 122400)
     never = [n for n in window if n % 5 == 0]
     zero = [n for n in window if n % 7 == 0 and n % 5]
@@ -322,8 +301,8 @@ def test_submissions_that_are_no_load_are_counted_by_reason(tmp_path: Path) -> N
 def test_the_cli_json_carries_the_skipped_counts(tmp_path: Path, capsys) -> None:
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, run=0 if n % 2 else 1200) for n in range(1, 301))
-    trace = _dry_run(capsys, _save(tmp_path / "z.swf", text), "--start", str(DAY),
-                     "--duration", "600")
+    trace = dry_run_plan(capsys, save_swf(tmp_path / "z.swf", text), "--start", str(DAY),
+                         "--duration", "600")
     assert trace["skipped"] == {"zero_run_time": 20}
     assert trace["arrivals_in_log"] == 20
 
@@ -332,7 +311,7 @@ def test_the_cli_text_says_what_it_skipped(tmp_path: Path, capsys) -> None:
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, run=-1 if n == 100 else 1200, status=5 if n == 100 else 1)
         for n in range(1, 301))
-    path = _save(tmp_path / "t.swf", text)
+    path = save_swf(tmp_path / "t.swf", text)
     assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--start",
                 str(DAY), "--duration", "600", "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -347,7 +326,7 @@ def test_history_jobs_keep_how_they_ended(tmp_path: Path) -> None:
     statuses = (0, 1, 5, -1)
     text = "; MaxProcs: 64\n" + "".join(_job(n, 900 * n, status=statuses[n % 4])
                                          for n in range(1, 301))
-    plan = plan_replay(read_swf(_save(tmp_path / "h.swf", text)), ALPHA, start=DAY, seed=1,
+    plan = plan_replay(read_swf(save_swf(tmp_path / "h.swf", text)), ALPHA, start=DAY, seed=1,
                        history_s=300)
     ended = {int(h.name.split("-")[2]): history_state(h.status) for h in plan.history}
     assert ended and all(state == {0: "FAILED", 1: "COMPLETED", 2: "CANCELLED",
@@ -357,7 +336,7 @@ def test_history_jobs_keep_how_they_ended(tmp_path: Path) -> None:
 def test_a_running_job_of_no_size_is_counted_apart(tmp_path: Path) -> None:
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, procs=-1 if n == 100 else 16) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "s.swf", text))
+    log = read_swf(save_swf(tmp_path / "s.swf", text))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.skipped == {"no_processors": 1}
     assert any("1 give no processor count (fields 5 and 8 are 0 or -1; e.g. job 100)" in n
@@ -365,14 +344,14 @@ def test_a_running_job_of_no_size_is_counted_apart(tmp_path: Path) -> None:
 
 
 def test_a_window_where_every_job_ran_skips_nothing(tmp_path: Path) -> None:
-    plan = plan_replay(read_swf(_save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(300))),
+    plan = plan_replay(read_swf(save_swf(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(300))),
                        ALPHA, start=DAY, seed=1)
     assert plan.skipped == {}
     assert not any("not replayed" in n for n in plan.notes)
 
 
 def test_status_minus_one_jobs_replay_as_jobs_that_ran(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "u.swf", "; MaxProcs: 64\n" + _jobs(300, status=-1)))
+    log = read_swf(save_swf(tmp_path / "u.swf", "; MaxProcs: 64\n" + _jobs(300, status=-1)))
     assert not any("status SWF does not define" in n for n in log.notes)
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.arrivals_kept == 40 and plan.skipped == {}
@@ -380,8 +359,8 @@ def test_status_minus_one_jobs_replay_as_jobs_that_ran(tmp_path: Path) -> None:
 
 def test_requested_processors_unknown_beside_allocated_ones(tmp_path: Path) -> None:
     """Field 8 -1, field 5 given (a log that kept what ran only): sized by field 5."""
-    log = read_swf(_save(tmp_path / "a.swf", "; MaxProcs: 64\n"
-                         + _jobs(300, procs=16, req_procs=-1)))
+    log = read_swf(save_swf(tmp_path / "a.swf", "; MaxProcs: 64\n"
+                            + _jobs(300, procs=16, req_procs=-1)))
     assert {(j.procs, j.by_request) for j in log.jobs} == {(16, False)}
     assert log.notes == ()
 
@@ -395,8 +374,8 @@ def test_a_value_no_swf_converter_writes_names_its_line_and_field(
         tmp_path: Path, field: int, word: str, named: str) -> None:
     fields = _job(50, 45_000).split()
     fields[field - 1] = word
-    path = _save(tmp_path / "bad.swf", "; MaxProcs: 64\n" + _jobs(49) + " ".join(fields)
-                 + "\n" + _jobs(10, first=51, at=45_000))
+    path = save_swf(tmp_path / "bad.swf", "; MaxProcs: 64\n" + _jobs(49) + " ".join(fields)
+                    + "\n" + _jobs(10, first=51, at=45_000))
     with pytest.raises(BadInput) as err:
         read_swf(path)
     assert str(err.value).startswith(f"{path}:51: {named}")
@@ -408,7 +387,7 @@ def test_queues_and_partitions_lines_do_not_change_the_machine(tmp_path: Path) -
     header = ("; MaxProcs: 64\n; MaxQueues: 3\n; Queues: 1 batch, 2 debug, 3 long\n"
               "; Queue: 1 batch 86400\n; MaxPartitions: 1\n; Partitions: 1 all\n"
               "; Note: queue 0 is interactive\n")
-    log = read_swf(_save(tmp_path / "q.swf", header + _jobs(300, queue=2)))
+    log = read_swf(save_swf(tmp_path / "q.swf", header + _jobs(300, queue=2)))
     assert log.max_procs == 64 and len(log.jobs) == 300
     assert log.partitions == ((1, "all", 0),)
 
@@ -416,7 +395,7 @@ def test_queues_and_partitions_lines_do_not_change_the_machine(tmp_path: Path) -
 def test_a_note_line_with_numbers_is_no_header_field(tmp_path: Path) -> None:
     header = ("; MaxProcs: 64\n; Note: 128 jobs removed by the cleaning (see the site)\n"
               "; Note: MaxProcs was 32 until 1999\n")
-    assert read_swf(_save(tmp_path / "note.swf", header + _jobs(300))).max_procs == 64
+    assert read_swf(save_swf(tmp_path / "note.swf", header + _jobs(300))).max_procs == 64
 
 
 # ---- UnixStartTime and TimeZoneString -------------------------------------------------------
@@ -429,23 +408,23 @@ def test_a_note_line_with_numbers_is_no_header_field(tmp_path: Path) -> None:
     ("; TimeZoneString: America/Los_Angeles\n", None),  # a zone, no moment
 ])
 def test_log_second_zero_from_the_header(tmp_path: Path, header: str, unix: int | None) -> None:
-    log = read_swf(_save(tmp_path / "tz.swf", "; MaxProcs: 64\n" + header + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "tz.swf", "; MaxProcs: 64\n" + header + _jobs(300)))
     assert log.unix_start == unix
 
 
 def test_a_start_time_in_an_unknown_zone_is_said(tmp_path: Path) -> None:
     header = ("; MaxProcs: 64\n; TimeZoneString: Mars/Olympus\n"
               "; StartTime: Sat Jan  1 00:00:00 2005\n")
-    log = read_swf(_save(tmp_path / "mars.swf", header + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "mars.swf", header + _jobs(300)))
     assert log.unix_start is None
     assert any("nor a known TimeZoneString" in n for n in log.notes)
 
 
 def test_a_unix_start_given_as_start_names_the_log_second(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "unix.swf", "; MaxProcs: 64\n; UnixStartTime: 1104537600\n"
-                 + _jobs(300))
-    err = _refused(capsys, "--trace", str(path), "--site", "alpha",
-                   "--start", str(1_104_537_600 + DAY))
+    path = save_swf(tmp_path / "unix.swf", "; MaxProcs: 64\n; UnixStartTime: 1104537600\n"
+                    + _jobs(300))
+    err = load_refused(capsys, "--trace", str(path), "--site", "alpha",
+                       "--start", str(1_104_537_600 + DAY))
     assert "is outside the log unix" in err and f"--start {DAY}" in err
 
 
@@ -456,7 +435,7 @@ def test_a_dependent_arrival_waits_for_its_predecessor_and_think_time(tmp_path: 
     lines = _jobs(100) + _job(101, 90_900, wait=0) + _job(
         102, 90_900 + 1200 + 600, wait=0, preceding=101, think=600) + _jobs(
         100, first=103, at=92_700 - 900)
-    plan = plan_replay(read_swf(_save(tmp_path / "d.swf", "; MaxProcs: 64\n" + lines)),
+    plan = plan_replay(read_swf(save_swf(tmp_path / "d.swf", "; MaxProcs: 64\n" + lines)),
                        ALPHA, start=DAY, seed=1)
     [dep] = [j for j in plan.jobs if j.name == "trace-arrive-102"]
     assert dep.after == "trace-arrive-101" and dep.think_s == 10
@@ -466,14 +445,14 @@ def test_a_dependent_arrival_waits_for_its_predecessor_and_think_time(tmp_path: 
 
 def test_a_window_with_no_jobs_is_said_and_submits_nothing(tmp_path: Path, capsys) -> None:
     text = "; MaxProcs: 64\n" + _jobs(100) + _jobs(100, first=101, at=500_000)
-    trace = _dry_run(capsys, _save(tmp_path / "gap.swf", text), "--start", "200000")
+    trace = dry_run_plan(capsys, save_swf(tmp_path / "gap.swf", text), "--start", "200000")
     assert trace["jobs"] == 0 and trace["skipped"] == {}
     assert any("no job of the log ran, waited or arrived in this window" in n
                for n in trace["notes"])
 
 
 def test_the_logs_last_job_before_the_windows_end_is_said(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "end.swf", "; MaxProcs: 64\n" + _jobs(100)))
+    log = read_swf(save_swf(tmp_path / "end.swf", "; MaxProcs: 64\n" + _jobs(100)))
     plan = plan_replay(log, ALPHA, start=80_000, seed=1, duration_s=600)
     assert plan.arrivals_in_log == 12  # 80,100 ... 90,000
     assert any("past the log's last submission" in n and "after 167 s of the replay" in n
@@ -481,15 +460,15 @@ def test_the_logs_last_job_before_the_windows_end_is_said(tmp_path: Path) -> Non
 
 
 def test_a_start_outside_the_log_is_refused_naming_its_span(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "span.swf", "; MaxProcs: 64\n" + _jobs(100))
-    err = _refused(capsys, "--trace", str(path), "--site", "alpha", "--start", "1e7")
+    path = save_swf(tmp_path / "span.swf", "; MaxProcs: 64\n" + _jobs(100))
+    err = load_refused(capsys, "--trace", str(path), "--site", "alpha", "--start", "1e7")
     assert err == ("diamond: --start 10000000 is outside the log span (its jobs were submitted "
                    "between 900 and 90000 s)")
 
 
 def test_a_trace_without_its_site_is_refused(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "one.swf", "; MaxProcs: 64\n" + _jobs(10))
-    err = _refused(capsys, "--trace", str(path))
+    path = save_swf(tmp_path / "one.swf", "; MaxProcs: 64\n" + _jobs(10))
+    err = load_refused(capsys, "--trace", str(path))
     assert err == "diamond: each --trace needs its --site (got 1 traces and 0 sites)"
 
 
@@ -501,7 +480,7 @@ def test_a_large_gzip_log_is_read_as_columns_and_planned_by_its_window(
     its lines as strings take some 100 and job objects some 300), and a plan makes objects
     of its window's jobs only."""
     body = "".join(_job(n, 60 * n, wait=0, run=600, procs=4) for n in range(1, 60_001))
-    path = _save(tmp_path / "big.swf.gz", gzip.compress(("; MaxProcs: 64\n" + body).encode()))
+    path = save_swf(tmp_path / "big.swf.gz", gzip.compress(("; MaxProcs: 64\n" + body).encode()))
     tracemalloc.start()
     try:
         log = read_swf(path)

@@ -18,11 +18,11 @@ Fault found and fixed, shown by a test here that failed before:
 from __future__ import annotations
 
 import gzip
-import json
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from sweep_helpers import dry_run_plan, load_refused, save_swf
 
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
@@ -48,51 +48,31 @@ def _jobs(count: int, *, every: float = 600, first: int = 1, at: float = 0, **kw
                    for n in range(first, first + count))
 
 
-def _save(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
-
-
-def _dry_run(capsys, path: Path, *more: str) -> dict:
-    assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run",
-                "--json", *more]) == 0, capsys.readouterr().err
-    [trace] = json.loads(capsys.readouterr().out)["traces"]
-    return trace
-
-
-def _refused(capsys, *args: str) -> str:
-    """`diamond testbed load ARGS --dry-run`: exit 2 and one line saying why."""
-    assert cli(["testbed", "load", *args, "--dry-run"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "Traceback" not in err
-    return err
-
-
 # ---- header variants ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("line", ["; MaxProcs: 64", ";MaxProcs:64", ";  MaxProcs :  64",
                                   "; MaxProcs: 64   ", "; MaxProcs:\t64"])
 def test_max_procs_spelled_with_other_spacing(tmp_path: Path, line: str) -> None:
-    log = read_swf(_save(tmp_path / "h.swf", line + "\n" + _jobs(50)))
+    log = read_swf(save_swf(tmp_path / "h.swf", line + "\n" + _jobs(50)))
     assert log.max_procs == 64
 
 
 def test_a_header_after_the_first_jobs_is_still_read(tmp_path: Path) -> None:
     """Some logs repeat or append header lines after job lines (logs joined with `cat`)."""
-    log = read_swf(_save(tmp_path / "late.swf", _jobs(20) + "; MaxProcs: 64\n"
-                         + _jobs(20, first=21, at=20 * 600)))
+    log = read_swf(save_swf(tmp_path / "late.swf", _jobs(20) + "; MaxProcs: 64\n"
+                            + _jobs(20, first=21, at=20 * 600)))
     assert log.max_procs == 64 and len(log.jobs) == 40
 
 
 def test_note_lines_that_run_on_are_not_read_as_fields(tmp_path: Path) -> None:
     header = ("; MaxProcs: 64\n; Note: MaxJobs: the log was cut at 1000 jobs; this is\n"
               ";       a continuation line: 5 10 15 20\n")
-    log = read_swf(_save(tmp_path / "note.swf", header + _jobs(50)))
+    log = read_swf(save_swf(tmp_path / "note.swf", header + _jobs(50)))
     assert log.max_procs == 64 and len(log.jobs) == 50
 
 
 def test_a_header_of_max_procs_smaller_than_a_job_is_said(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "small.swf", "; MaxProcs: 4\n" + _jobs(50, procs=16)))
+    log = read_swf(save_swf(tmp_path / "small.swf", "; MaxProcs: 4\n" + _jobs(50, procs=16)))
     assert log.max_procs >= 16
     assert log.notes
 
@@ -100,7 +80,7 @@ def test_a_header_of_max_procs_smaller_than_a_job_is_said(tmp_path: Path) -> Non
 # ---- -1 fields -----------------------------------------------------------------------------
 
 def test_unknown_wait_everywhere_still_plans(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "nowait.swf", "; MaxProcs: 64\n" + _jobs(300, wait=-1)))
+    log = read_swf(save_swf(tmp_path / "nowait.swf", "; MaxProcs: 64\n" + _jobs(300, wait=-1)))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.jobs
     assert all(j.runtime_s > 0 for j in plan.jobs)
@@ -108,7 +88,7 @@ def test_unknown_wait_everywhere_still_plans(tmp_path: Path) -> None:
 
 def test_unknown_allocated_procs_uses_the_requested_ones(tmp_path: Path) -> None:
     body = "".join(_job(n, 600 * n, procs=-1, req_procs=16) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "req.swf", "; MaxProcs: 32\n" + body))
+    log = read_swf(save_swf(tmp_path / "req.swf", "; MaxProcs: 32\n" + body))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.jobs
     assert {j.nodes * j.cpus_per_node for j in plan.jobs} == {16}
@@ -116,14 +96,14 @@ def test_unknown_allocated_procs_uses_the_requested_ones(tmp_path: Path) -> None
 
 def test_unknown_run_time_is_no_load_and_counted(tmp_path: Path) -> None:
     body = _jobs(300, run=-1, status=0)
-    log = read_swf(_save(tmp_path / "norun.swf", "; MaxProcs: 64\n" + body + _jobs(
+    log = read_swf(save_swf(tmp_path / "norun.swf", "; MaxProcs: 64\n" + body + _jobs(
         300, first=301, at=300 * 600)))
     plan = plan_replay(log, ALPHA, start=100 * 600, duration_s=600, seed=1)
     assert sum(plan.skipped.values()) > 0
 
 
 def test_unknown_user_is_not_a_flurry(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "nouser.swf", "; MaxProcs: 64\n" + _jobs(300, user=-1)))
+    log = read_swf(save_swf(tmp_path / "nouser.swf", "; MaxProcs: 64\n" + _jobs(300, user=-1)))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert not any("flurry" in n for n in plan.notes)
 
@@ -132,8 +112,8 @@ def test_unknown_user_is_not_a_flurry(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("status", [0, 1, 5])
 def test_each_ended_status_that_ran_is_load(tmp_path: Path, status: int) -> None:
-    log = read_swf(_save(tmp_path / f"s{status}.swf", "; MaxProcs: 64\n"
-                         + _jobs(300, status=status)))
+    log = read_swf(save_swf(tmp_path / f"s{status}.swf", "; MaxProcs: 64\n"
+                            + _jobs(300, status=status)))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.jobs
 
@@ -141,7 +121,7 @@ def test_each_ended_status_that_ran_is_load(tmp_path: Path, status: int) -> None
 def test_a_cancelled_job_that_never_ran_is_skipped_by_reason(tmp_path: Path) -> None:
     body = "".join(_job(n, 600 * n, run=0 if n % 2 else 1200, wait=-1 if n % 2 else 30,
                         status=5 if n % 2 else 1) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "cx.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "cx.swf", "; MaxProcs: 64\n" + body))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.skipped and sum(plan.skipped.values()) >= 1
     assert any("not replayed" in n or "skipped" in n or "no load" in n for n in plan.notes)
@@ -149,7 +129,7 @@ def test_a_cancelled_job_that_never_ran_is_skipped_by_reason(tmp_path: Path) -> 
 
 def test_an_unknown_status_line_is_read_and_said(tmp_path: Path) -> None:
     body = _jobs(100) + _job(101, 101 * 600, status=7)
-    log = read_swf(_save(tmp_path / "odd.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "odd.swf", "; MaxProcs: 64\n" + body))
     assert any("status" in n and "7" in n for n in log.notes)
 
 
@@ -157,7 +137,7 @@ def test_checkpoint_parts_count_as_one_job(tmp_path: Path) -> None:
     """Status 2 (a part of a checkpointed job, more follow) and 3 (its last part)."""
     body = (_jobs(50) + _job(51, 51 * 600, status=2, run=600)
             + _job(51, 51 * 600 + 700, status=3, run=600))
-    log = read_swf(_save(tmp_path / "ck.swf", "; MaxProcs: 64\n; MaxJobs: 51\n" + body))
+    log = read_swf(save_swf(tmp_path / "ck.swf", "; MaxProcs: 64\n; MaxJobs: 51\n" + body))
     assert not any("MaxJobs" in n for n in log.notes)
 
 
@@ -167,7 +147,7 @@ def test_partition_lines_name_both_partitions(tmp_path: Path) -> None:
     header = ("; MaxProcs: 64\n; Partition: 1 batch (48 processors)\n"
               "; Partition: 2 debug (16 processors)\n")
     body = "".join(_job(n, 600 * n, partition=1 + n % 2) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "parts.swf", header + body))
+    log = read_swf(save_swf(tmp_path / "parts.swf", header + body))
     assert log.partitions == ((1, "batch", 48), (2, "debug", 16))
     assert one_partition(log, "debug").max_procs == 16
     assert len(one_partition(log, "2").jobs) == 150
@@ -175,7 +155,7 @@ def test_partition_lines_name_both_partitions(tmp_path: Path) -> None:
 
 def test_an_unknown_partition_is_refused_with_those_there_are(tmp_path: Path) -> None:
     header = "; MaxProcs: 64\n; Partition: 1 batch (48 processors)\n"
-    log = read_swf(_save(tmp_path / "p.swf", header + _jobs(50)))
+    log = read_swf(save_swf(tmp_path / "p.swf", header + _jobs(50)))
     with pytest.raises(BadInput) as e:
         one_partition(log, "gpu")
     assert "gpu" in str(e.value) and "batch" in str(e.value)
@@ -183,14 +163,14 @@ def test_an_unknown_partition_is_refused_with_those_there_are(tmp_path: Path) ->
 
 def test_a_queue_line_limit_is_the_request_of_its_jobs_that_ask_none(tmp_path: Path) -> None:
     header = "; MaxProcs: 64\n; Queue: 1 short MaxRuntime: 1800\n"
-    log = read_swf(_save(tmp_path / "q.swf", header + _jobs(50, req=-1, run=600)))
+    log = read_swf(save_swf(tmp_path / "q.swf", header + _jobs(50, req=-1, run=600)))
     assert log.unasked_s(1) == 1800
 
 
 # ---- zero-runtime jobs ---------------------------------------------------------------------
 
 def test_a_log_of_only_zero_runs_has_nothing_to_replay_and_says_why(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "zero.swf", "; MaxProcs: 64\n" + _jobs(300, run=0)))
+    log = read_swf(save_swf(tmp_path / "zero.swf", "; MaxProcs: 64\n" + _jobs(300, run=0)))
     try:
         plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     except BadInput as e:
@@ -223,15 +203,15 @@ def test_a_gzip_log_of_two_members_is_read_whole_and_lazily(tmp_path: Path) -> N
 
 def test_a_window_in_a_gap_of_the_log_plans_no_arrivals(tmp_path: Path) -> None:
     body = _jobs(100) + _jobs(100, first=101, at=10 * DAY)
-    log = read_swf(_save(tmp_path / "gap.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "gap.swf", "; MaxProcs: 64\n" + body))
     plan = plan_replay(log, ALPHA, start=3 * DAY, duration_s=600, seed=1)
     assert plan.arrivals_in_log == 0 and plan.running_at_start == 0
 
 
 def test_a_start_past_the_log_is_refused_with_its_span(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "past.swf", "; MaxProcs: 64\n" + _jobs(100))
-    err = _refused(capsys, "--trace", str(path), "--site", "alpha", "--start",
-                   str(100 * DAY))
+    path = save_swf(tmp_path / "past.swf", "; MaxProcs: 64\n" + _jobs(100))
+    err = load_refused(capsys, "--trace", str(path), "--site", "alpha", "--start",
+                       str(100 * DAY))
     assert "--start" in err
 
 
@@ -240,20 +220,20 @@ def test_a_start_past_the_log_is_refused_with_its_span(tmp_path: Path, capsys) -
 def test_submit_times_out_of_order_are_sorted(tmp_path: Path) -> None:
     lines = [_job(n, 600 * n) for n in range(1, 301)]
     lines[10], lines[11] = lines[11], lines[10]
-    log = read_swf(_save(tmp_path / "order.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "order.swf", "; MaxProcs: 64\n" + "".join(lines)))
     submits = [j.submit for j in log.jobs]
     assert submits == sorted(submits)
 
 
 def test_a_job_number_given_twice_keeps_both_jobs(tmp_path: Path) -> None:
     body = _jobs(50) + _job(50, 51 * 600)
-    log = read_swf(_save(tmp_path / "dup.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "dup.swf", "; MaxProcs: 64\n" + body))
     assert len(log.jobs) == 51
 
 
 def test_a_negative_wait_is_not_a_start_before_submit(tmp_path: Path) -> None:
     body = _jobs(100) + _job(101, 101 * 600, wait=-30)
-    log = read_swf(_save(tmp_path / "neg.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "neg.swf", "; MaxProcs: 64\n" + body))
     assert all(j.start >= j.submit for j in log.jobs)
 
 
@@ -262,26 +242,26 @@ def test_a_negative_wait_is_not_a_start_before_submit(tmp_path: Path) -> None:
 def test_a_word_in_a_number_field_names_line_and_field(tmp_path: Path) -> None:
     body = _jobs(3) + _job(4, 2400).replace(" 1200 ", " twenty ", 1)
     with pytest.raises(BadInput) as e:
-        read_swf(_save(tmp_path / "word.swf", "; MaxProcs: 64\n" + body))
+        read_swf(save_swf(tmp_path / "word.swf", "; MaxProcs: 64\n" + body))
     assert "word.swf:5" in str(e.value) and "twenty" in str(e.value)
 
 
 def test_a_comma_separated_log_is_refused_clearly(tmp_path: Path) -> None:
     body = _jobs(3).replace(" ", ",")
     with pytest.raises(BadInput) as e:
-        read_swf(_save(tmp_path / "csv.swf", "; MaxProcs: 64\n" + body))
+        read_swf(save_swf(tmp_path / "csv.swf", "; MaxProcs: 64\n" + body))
     assert "csv.swf:2" in str(e.value)
 
 
 # ---- `diamond testbed load` argument checks ------------------------------------------------
 
 def test_load_refuses_a_missing_trace_naming_it(tmp_path: Path, capsys) -> None:
-    err = _refused(capsys, "--trace", str(tmp_path / "nope.swf"), "--site", "alpha")
+    err = load_refused(capsys, "--trace", str(tmp_path / "nope.swf"), "--site", "alpha")
     assert "nope.swf" in err
 
 
 def test_load_refuses_a_negative_scale(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
+    path = save_swf(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
     with pytest.raises(SystemExit) as e:
         cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--scale", "-5",
              "--dry-run"])
@@ -292,14 +272,14 @@ def test_load_refuses_a_negative_scale(tmp_path: Path, capsys) -> None:
 
 def test_load_refuses_an_unknown_site_with_the_sites_there_are(tmp_path: Path,
                                                                capsys) -> None:
-    path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
-    err = _refused(capsys, "--trace", str(path), "--site", "omega")
+    path = save_swf(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
+    err = load_refused(capsys, "--trace", str(path), "--site", "omega")
     assert "omega" in err and "alpha" in err
 
 
 def test_load_dry_run_of_a_plain_log_reports_its_plan(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(300))
-    trace = _dry_run(capsys, path, "--start", str(DAY // 2))
+    path = save_swf(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(300))
+    trace = dry_run_plan(capsys, path, "--start", str(DAY // 2))
     assert trace["site"] == "alpha" and trace["jobs"] > 0 and "skipped" in trace
 
 
@@ -311,7 +291,7 @@ def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
         tmp_path: Path, capsys, option: str, what: str) -> None:
     """"--start noon" (before: argparse's "invalid float value: 'noon'", which says neither
     that seconds are wanted nor that a unit is not taken)."""
-    path = _save(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
+    path = save_swf(tmp_path / "ok.swf", "; MaxProcs: 64\n" + _jobs(100))
     with pytest.raises(SystemExit) as e:
         cli(["testbed", "load", "--trace", str(path), "--site", "alpha", option, "2h",
              "--dry-run"])
@@ -322,21 +302,21 @@ def test_load_refuses_seconds_that_are_not_a_number_saying_what_it_takes(
 
 
 def test_a_max_procs_with_words_after_it_is_read(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "w.swf", "; MaxProcs: 64 (8 of them interactive)\n"
-                         + _jobs(50)))
+    log = read_swf(save_swf(tmp_path / "w.swf", "; MaxProcs: 64 (8 of them interactive)\n"
+                            + _jobs(50)))
     assert log.max_procs == 64
 
 
 def test_a_negative_wait_replays_as_no_wait(tmp_path: Path) -> None:
     body = "".join(_job(n, 600 * n, wait=-60 if n % 3 == 0 else 30) for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "negw.swf", "; MaxProcs: 64\n" + body))
+    log = read_swf(save_swf(tmp_path / "negw.swf", "; MaxProcs: 64\n" + body))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert plan.jobs and all(j.runtime_s > 0 for j in plan.jobs)
 
 
 def test_max_procs_given_twice_takes_the_larger_and_says_so(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "twice.swf", "; MaxProcs: 64\n; MaxProcs: 128\n"
-                         + _jobs(50)))
+    log = read_swf(save_swf(tmp_path / "twice.swf", "; MaxProcs: 64\n; MaxProcs: 128\n"
+                            + _jobs(50)))
     assert log.max_procs == 128
     assert any("MaxProcs 2 times (64, 128)" in n for n in log.notes)
 
@@ -346,13 +326,13 @@ def test_max_procs_given_twice_takes_the_larger_and_says_so(tmp_path: Path) -> N
 def test_tabs_and_dos_line_ends_read_as_spaces(tmp_path: Path, name: str, sep: str,
                                                end: str) -> None:
     text = ("; MaxProcs: 64\n" + _jobs(50)).replace(" ", sep).replace("\n", end)
-    log = read_swf(_save(tmp_path / name, text.replace(f";{sep}MaxProcs:", "; MaxProcs:")))
+    log = read_swf(save_swf(tmp_path / name, text.replace(f";{sep}MaxProcs:", "; MaxProcs:")))
     assert log.max_procs == 64 and len(log.table) == 50
 
 
 def test_jobs_with_every_time_unknown_are_skipped_as_no_run_time(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "allneg.swf", "; MaxProcs: 64\n"
-                         + _jobs(300, wait=-1, run=-1, status=-1)))
+    log = read_swf(save_swf(tmp_path / "allneg.swf", "; MaxProcs: 64\n"
+                            + _jobs(300, wait=-1, run=-1, status=-1)))
     plan = plan_replay(log, ALPHA, start=DAY // 2, seed=1)
     assert not plan.jobs and plan.skipped == {"no_run_time": 60}
 
@@ -377,7 +357,7 @@ def test_jobs_with_every_time_unknown_are_skipped_as_no_run_time(tmp_path: Path)
 def test_a_header_size_of_zero_is_said_with_what_sized_the_machine(
         tmp_path: Path, header: str, line: str, instead: str) -> None:
     """Jobs of 8 processors every 10 minutes, each running 20: two at once, 16 processors."""
-    log = read_swf(_save(tmp_path / "zero.swf", header + _jobs(100)))
+    log = read_swf(save_swf(tmp_path / "zero.swf", header + _jobs(100)))
     [note] = [n for n in log.notes if "no machine" in n]
     assert note.startswith(f"the log's header {line}") and instead in note, note
     assert log.max_procs == int(instead.split(" processors")[0].split()[-1])
@@ -385,14 +365,14 @@ def test_a_header_size_of_zero_is_said_with_what_sized_the_machine(
 
 def test_a_zero_beside_a_size_given_elsewhere_is_not_said(tmp_path: Path) -> None:
     """Logs joined: one header's 0 beside another's 64 is one of its values, the 64 read."""
-    log = read_swf(_save(tmp_path / "joined.swf", "; MaxProcs: 0\n; MaxProcs: 64\n"
-                         + _jobs(100)))
+    log = read_swf(save_swf(tmp_path / "joined.swf", "; MaxProcs: 0\n; MaxProcs: 64\n"
+                            + _jobs(100)))
     assert log.max_procs == 64 and not any("no machine" in n for n in log.notes)
 
 
 def test_the_load_report_says_the_zero_header(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "zero.swf", "; Computer: a test\n; MaxProcs: 0\n" + _jobs(300))
-    trace = _dry_run(capsys, path, "--start", str(DAY // 2))
+    path = save_swf(tmp_path / "zero.swf", "; Computer: a test\n; MaxProcs: 0\n" + _jobs(300))
+    trace = dry_run_plan(capsys, path, "--start", str(DAY // 2))
     assert any(n.startswith("the log's header line 2 ('; MaxProcs: 0') sizes no machine")
                for n in trace["notes"]), trace["notes"]
     assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run",

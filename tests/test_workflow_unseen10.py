@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sweep_helpers import SITES, independent_steps, load, refused
 from test_workflow_unrunnable import PLAIN, _fed
+from workflow_ops import next_engine
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.workflow.model import load_workflow
@@ -239,15 +240,10 @@ async def test_a_resumed_workflow_runs_the_recorded_text_not_the_changed_file(tm
         prep = store.job_by_token(store.get_workflow(wid).step("prep").token)
         store.apply_state(prep.id, JobState.COMPLETED, exit_code=0)
         ops = _Ops(store)
-        ops.engine_id = "engine-2"
-        second = WorkflowEngine(ops)
-        try:
-            assert await second.resume() == [wid]  # adopted and advanced
+        async with next_engine(ops, [wid]):  # adopted and advanced
             assert [s[:2] for s in ops.submits] == [("fit", "alpha")]
             assert ops.specs["fit"].script.endswith("echo fit v1\n")
             assert [s.name for s in store.get_workflow(wid).steps] == ["prep", "fit"]
-        finally:
-            await second.close()
 
 
 # -- 7. a step not checked before the run is said so, not only logged -------------------------

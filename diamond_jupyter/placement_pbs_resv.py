@@ -16,7 +16,7 @@ from .dialects.outputs_common import job_hosts
 from .model import JobSpec, JobState, JobStatus, Node, Partition, PbsReservation, SiteSnapshot, hms
 from .placement_fit import aware
 from .placement_limits import Wait
-from .placement_time import plus_seconds
+from .placement_time import FAR_FUTURE, plus_seconds
 
 # the queue of an advance (R), standing (S) or maintenance (M) reservation
 _RESV_QUEUE = re.compile(r"[RSM]\d+(?:\.[\w.-]+)?")
@@ -161,8 +161,7 @@ def _inside(r: PbsReservation, snap: SiteSnapshot) -> SiteSnapshot:
         running = [j for j in ours if j.state == JobState.RUNNING
                    and n.name in job_hosts(j.node_list)]
         cpus = held.get("ncpus", n.cpus)
-        taken = sum((j.cpus or 0) // max(1, len((j.node_list or "x").split(",")))
-                    for j in running)
+        taken = sum((j.cpus or 0) // max(1, len(job_hosts(j.node_list))) for j in running)
         gpus = held.get("ngpus", 0)
         nodes.append(n.model_copy(update={
             "cpus": cpus, "cpus_allocated": min(cpus, taken), "gpus": gpus,
@@ -206,7 +205,7 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
     have = {h: (x.get("ncpus", sizes[h].cpus if h in sizes else 0), x.get("ngpus", 0))
             for h, x in r.nodes.items()}
     end = aware(r.end) if r.end is not None else None
-    ours = [_held(j, end or now) for j in snap.jobs
+    ours = [_held(j, end) for j in snap.jobs
             if j.state == JobState.RUNNING and j.partition in (r.queue, r.name)]
     ours = [x for x in ours if set(x.hosts) & set(have)]
 
@@ -217,8 +216,8 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
         for h, (c, g) in have.items():
             on = [x for x in ours if at is not None and h in x.hosts and x.until > at]
             free_c, free_g = c - sum(x.cpus for x in on), g - sum(x.gpus for x in on)
-            placed += min(free_c // cpus if cpus else chunks,
-                          free_g // gpus if gpus else chunks) if free_c >= 0 <= free_g else 0
+            if free_c >= 0 and free_g >= 0:
+                placed += min(free_c // cpus, free_g // gpus if gpus else chunks)
         return placed >= chunks
 
     if not ours or not have or not fits(None):  # none of its jobs; or it never holds enough
@@ -250,15 +249,17 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
             "reservation's jobs when it ends"), None, []
 
 
-def _held(j: JobStatus, end: datetime) -> _Held:
+def _held(j: JobStatus, end: datetime | None) -> _Held:
     """Running job `j` of a reservation ending at `end`: its share of each host it runs on
-    (its CPUs and GPUs spread evenly), until its walltime ends (else the reservation's end)."""
+    (its CPUs and GPUs spread evenly), until its walltime ends, at the latest the
+    reservation's end (a job of no known walltime: then; of neither: never)."""
     hosts = job_hosts(j.node_list)
     share = max(1, len(hosts))
     until = plus_seconds(aware(j.started_at), j.walltime_s) \
         if j.started_at is not None and j.walltime_s else end
+    until = min(until, end) if until is not None and end is not None else until or end
     return _Held(j.native_id, hosts, -(-(j.cpus or 0) // share), -(-(j.gpus or 0) // share),
-                 min(until, end))
+                 until or FAR_FUTURE)
 
 
 def _outside_resv_state(state: str) -> str:

@@ -203,6 +203,9 @@ def test_a_job_waits_inside_the_reservation_for_one_of_its_jobs_to_end():
     assert view.refused == [] and view.wait is not None
     assert (view.wait.seconds, view.wait.why) == (
         2.5 * H, f"{USES}; the job's 16 CPUs fit once job 8.pbs01 ends at 2026-03-01 11:30")
+    # inside it, n002 is what the reservation holds, its job's 24 CPUs (exec_host) taken
+    n002 = next(n for n in view.snap.nodes if n.name == "n002")
+    assert (n002.cpus, n002.cpus_allocated) == (32, 24)
     v = run(_job(16, "0:30:00"), (cfg, snap)).verdict("pro")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2.5)), v.reasons
     assert any(view.wait.why in n for n in v.notes), v.notes

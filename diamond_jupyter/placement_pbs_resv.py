@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .config import SiteConfig
+from .dialects.outputs_common import job_hosts
 from .model import JobSpec, JobState, JobStatus, Node, Partition, PbsReservation, SiteSnapshot, hms
 from .placement_fit import aware
 from .placement_limits import Wait
-from .placement_time import plus_seconds
+from .placement_time import FAR_FUTURE, plus_seconds
 
 # the queue of an advance (R), standing (S) or maintenance (M) reservation
 _RESV_QUEUE = re.compile(r"[RSM]\d+(?:\.[\w.-]+)?")
@@ -76,6 +77,12 @@ def pbs_reservations(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: da
         view.wait = Wait((aware(r.start) - now).total_seconds(),
                          f"reservation {r.queue} starts at {aware(r.start):%Y-%m-%d %H:%M}: "
                          "its queue starts no job before then")
+    elif r.start is None or r.state == "RESV_RUNNING" or aware(r.start) <= now:
+        why, view.wait, said = _room_in_running(r, spec, snap, now)
+        if why:
+            view.refused = [why]
+            return view
+        view.notes += said
     if r.state == "RESV_DEGRADED":
         view.notes.append(f"reservation {r.queue} is degraded (RESV_DEGRADED): some of its "
                           "nodes are down, the scheduler looks for others")
@@ -152,10 +159,9 @@ def _inside(r: PbsReservation, snap: SiteSnapshot) -> SiteSnapshot:
             continue
         held = r.nodes[n.name]
         running = [j for j in ours if j.state == JobState.RUNNING
-                   and n.name in (j.node_list or "").split(",")]
+                   and n.name in job_hosts(j.node_list)]
         cpus = held.get("ncpus", n.cpus)
-        taken = sum((j.cpus or 0) // max(1, len((j.node_list or "x").split(",")))
-                    for j in running)
+        taken = sum((j.cpus or 0) // max(1, len(job_hosts(j.node_list))) for j in running)
         gpus = held.get("ngpus", 0)
         nodes.append(n.model_copy(update={
             "cpus": cpus, "cpus_allocated": min(cpus, taken), "gpus": gpus,
@@ -171,6 +177,89 @@ def _inside(r: PbsReservation, snap: SiteSnapshot) -> SiteSnapshot:
     others = [j for j in snap.jobs if j.partition in (queue, r.name)
               or not set((j.node_list or "").split(",")) & hosts]
     return snap.model_copy(update={"nodes": nodes, "partitions": parts, "jobs": others})
+
+
+@dataclass
+class _Held:
+    """What one running job of a reservation holds on each of its hosts, until when."""
+
+    job: str
+    hosts: list[str]
+    cpus: int  # on each host
+    gpus: int
+    until: datetime
+
+
+def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: datetime
+                     ) -> tuple[str | None, Wait | None, list[str]]:
+    """A job of running reservation `r`: (why it can never start inside it, the wait for
+    room in it, what is said). `pbs_rstat -f` gives what the reservation holds (resv_nodes),
+    not what its jobs use of it: that is its queue's running jobs (qstat: queue R123, their
+    exec_host, start and walltime). The job starts once enough of them end, within the
+    reservation's end; a job of no known end holds its share until then."""
+    res = spec.resources
+    chunks = res.nodes or 1
+    cpus = (res.tasks_per_node or 1) * (res.cpus_per_task or 1)
+    gpus = res.gpus_per_node or 0
+    sizes = {n.name: n for n in snap.nodes}
+    have = {h: (x.get("ncpus", sizes[h].cpus if h in sizes else 0), x.get("ngpus", 0))
+            for h, x in r.nodes.items()}
+    end = aware(r.end) if r.end is not None else None
+    ours = [_held(j, end) for j in snap.jobs
+            if j.state == JobState.RUNNING and j.partition in (r.queue, r.name)]
+    ours = [x for x in ours if set(x.hosts) & set(have)]
+
+    def fits(at: datetime | None) -> bool:
+        """Whether the job's chunks fit in what the reservation holds at `at` (None: none
+        of its jobs running)."""
+        placed = 0
+        for h, (c, g) in have.items():
+            on = [x for x in ours if at is not None and h in x.hosts and x.until > at]
+            free_c, free_g = c - sum(x.cpus for x in on), g - sum(x.gpus for x in on)
+            if free_c >= 0 and free_g >= 0:
+                placed += min(free_c // cpus, free_g // gpus if gpus else chunks)
+        return placed >= chunks
+
+    if not ours or not have or not fits(None):  # none of its jobs; or it never holds enough
+        return None, None, []
+    total = sum(c for c, _ in have.values())
+    used = sum(x.cpus * len(set(x.hosts) & set(have)) for x in ours)
+    gpu_said = f" and {gpus * chunks} GPUs" if gpus else ""
+    holding = (f"reservation {r.queue} is running: its jobs (qstat, queue {r.queue}) use "
+               f"{used} of its {total} CPUs (pbs_rstat -f, resv_nodes)")
+    asks = f"the job's {chunks * cpus} CPUs{gpu_said}"
+    if fits(now):
+        return None, None, [f"{holding}; {asks} fit beside them"]
+    wall = spec.resources.walltime_s
+    for x in sorted(ours, key=lambda x: x.until):
+        if end is not None and x.until >= end:
+            break
+        if not fits(x.until):
+            continue
+        if wall and end is not None and plus_seconds(x.until, wall) > end:
+            return (f"{holding}; {asks} fit once job {x.job} ends at {x.until:%Y-%m-%d %H:%M}"
+                    f", but walltime {hms(wall)} would then run past its end at "
+                    f"{end:%Y-%m-%d %H:%M}: PBS ends a reservation's jobs when it ends; ask "
+                    f"at most {hms((end - x.until).total_seconds())}"), None, []
+        return None, Wait((x.until - now).total_seconds(),
+                          f"{holding}; {asks} fit once job {x.job} ends at "
+                          f"{x.until:%Y-%m-%d %H:%M}"), []
+    until = f" before its end at {end:%Y-%m-%d %H:%M}" if end is not None else ""
+    return (f"{holding}; none of them ends{until} to leave room for {asks}: PBS ends a "
+            "reservation's jobs when it ends"), None, []
+
+
+def _held(j: JobStatus, end: datetime | None) -> _Held:
+    """Running job `j` of a reservation ending at `end`: its share of each host it runs on
+    (its CPUs and GPUs spread evenly), until its walltime ends, at the latest the
+    reservation's end (a job of no known walltime: then; of neither: never)."""
+    hosts = job_hosts(j.node_list)
+    share = max(1, len(hosts))
+    until = plus_seconds(aware(j.started_at), j.walltime_s) \
+        if j.started_at is not None and j.walltime_s else end
+    until = min(until, end) if until is not None and end is not None else until or end
+    return _Held(j.native_id, hosts, -(-(j.cpus or 0) // share), -(-(j.gpus or 0) // share),
+                 until or FAR_FUTURE)
 
 
 def _outside_resv_state(state: str) -> str:

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from .config import SiteConfig
 from .dialects.outputs_common import UNLIMITED, limit_count, not_set_mark
 from .dialects.sge_commands import amount
+from .dialects.sge_script import sge_arch
 from .model import (
     JobSpec,
     JobStatus,
@@ -302,6 +303,12 @@ def _matches(names: list[str], value: str | None,
         and not any(fnmatch.fnmatchcase(value, n) for n in no)
 
 
+# filters a job may fall outside of by asking none (sge_resource_quota(5): `projects *` is
+# every job of a project, `!*` the jobs of none; a job of none passes a filter that only
+# excludes, `!p1`, and no filter that names a project, `*` included)
+_ASKED_ONLY = ("projects", "pes")
+
+
 def _rule_binds(rule: SgeQuotaRule, attrs: Mapping[str, str | None],
                 groups: Mapping[str, Mapping[str, list[str]]],
                 unknown: frozenset[str] = frozenset()) -> bool | None:
@@ -311,7 +318,11 @@ def _rule_binds(rule: SgeQuotaRule, attrs: Mapping[str, str | None],
     for scope, f in rule.filters.items():
         if scope in unknown:
             continue
-        hit = _matches(f.names, attrs.get(scope), groups.get(scope))
+        value = attrs.get(scope)
+        if value is None and scope in _ASKED_ONLY:  # a job that names no project (PE)
+            hit: bool | None = not any(not n.startswith("!") for n in f.names)
+        else:
+            hit = _matches(f.names, value, groups.get(scope))
         if hit is None:
             return None
         if not hit:
@@ -417,6 +428,7 @@ class _Bound:
     jobs: list[JobStatus]
     mine: str
     node: Node | None
+    texts: Mapping[str, str] = field(default_factory=dict)  # the job's `-l NAME=TEXT`
 
 
 def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
@@ -436,6 +448,9 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
     else:
         if _no_limit(name, raw):  # INFINITY, or a mark of none (4294967295): it binds nothing
             return None, 0.0, None, None
+        if name != "slots" and amount(raw) is None:  # a string or boolean complex
+            why, skip = _text_limit(b, name, raw.strip(), complexes)
+            return why, 0.0, None, skip
         limit = float(raw) if name == "slots" and raw.isdigit() else \
             None if name == "slots" else amount(raw)
         if limit is None:
@@ -482,11 +497,59 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
                         "enough of them end"), None
 
 
+_TRUE = ("true", "1", "yes", "y")
+
+
+def job_texts(spec: JobSpec) -> dict[str, str]:
+    """A Grid Engine job's requests of string and boolean complexes as its script asks
+    them (`-l arch=lx-amd64`, `-l exclusive=true`, `-l ssd`: TRUE), by complex name."""
+    out: dict[str, str] = {}
+    if arch := sge_arch(spec.constraints.architecture):
+        out["arch"] = arch
+    key = spec.metadata.get("sge_exclusive")
+    if spec.constraints.exclusive and isinstance(key, str) and key:
+        out[key] = "true"
+    for d in spec.unknown:
+        if d.dialect == "sge" and d.option.startswith("-l "):
+            name, eq, value = (d.value or "").partition("=")
+            if name == d.option[3:] and amount(value) is None:
+                out[name] = value.strip() if eq else "true"
+    return out
+
+
+def _text_limit(b: _Bound, name: str, raw: str,
+                complexes: Mapping[str, SgeComplex] | None) -> tuple[str | None, str | None]:
+    """How a limit of a string or boolean complex (`arch=lx-amd64`, `ssd=true`) takes the
+    job: (why never, what is not checked). Grid Engine holds a job's request of such a
+    complex to the limit's value as to a queue's (relop ==, the request's wildcards and
+    `|` alternatives matched against it); a job not asking it is not bound by it."""
+    boolean = raw.lower() in ("true", "false")
+    if boolean and (complexes is None or name in complexes):
+        why = "the complexes, qconf -sc, not read: whether it is consumable is not " \
+            "known" if complexes is None else "a consumable of boolean value in qconf -sc, " \
+            "as an exclusive complex is: what the running jobs hold of it is not read"
+        return None, f"{b.what}: {name}={raw} not checked here ({why})"
+    asked = b.texts.get(name)
+    if asked is None:
+        return None, None
+    if boolean:
+        admitted = (asked.lower() in _TRUE) == (raw.lower() == "true")
+    elif re.search(r"[&!()]", asked):
+        return None, f"{b.what}: {name}={raw} not checked here (the job asks " \
+            f"{name}={asked}, an expression not read here)"
+    else:
+        admitted = any(fnmatch.fnmatchcase(raw, alt) for alt in asked.split("|"))
+    if admitted:
+        return None, None
+    return (f"{b.what}: the job asks {name}={asked}, which the limit {name}={raw} does not "
+            "admit: Grid Engine never starts it under this rule"), None
+
+
 def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_host: int,
                   snap: SiteSnapshot, firsts: list[int | None],
                   groups: Mapping[str, Mapping[str, list[str]]], now: datetime,
                   part_max: dict[str, float], req: Req | None = None,
-                  node: Node | None = None
+                  node: Node | None = None, texts: Mapping[str, str] | None = None
                   ) -> tuple[str | None, float, str | None, str | None]:
     """How set `s` binds the job of `attrs` (on one host, `node`): (why it never fits,
     else None; seconds to wait for room (0: none); what is said of the wait; what is not
@@ -504,7 +567,7 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
                 and all(_theirs(j, k) == attrs.get(k) for k in same)]
         mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
         b = _Bound(_rule_text(s, i, rule), per_host if each_host else slots, each_host,
-                   jobs, mine, node)
+                   jobs, mine, node, texts or {})
         waits: list[tuple[float, str]] = []
         unchecked: list[str] = []
         for name, raw in rule.limits.items():
@@ -534,6 +597,7 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
     running = snap.running
     groups = _quota_groups(snap)
+    texts = job_texts(spec)
     by_name = {n.name: n for n in snap.nodes} if by_host else {}
     firsts = [_first_rules(s, running, groups) if s.enabled else []
               for s in snap.sge_quotas or []]
@@ -544,7 +608,7 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
                 continue
             why, wait, said, unchecked = _quota_misses(s, attrs, slots, per_host, snap,
                                                        first, groups, now, part_max, req,
-                                                       by_name.get(h))
+                                                       by_name.get(h), texts)
             if unchecked:
                 out.not_checked.append(unchecked)
             if why:

@@ -121,6 +121,12 @@ _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge rou
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
 
 
+def sge_arch(architecture: str | None) -> str | None:
+    """The `-l arch` value a rendered script asks for an architecture (x86_64: lx-amd64);
+    None where it asks none."""
+    return _ARCH_BACK.get(architecture or "")
+
+
 _QUOTES = str.maketrans("", "", "\"'")
 
 

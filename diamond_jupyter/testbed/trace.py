@@ -447,6 +447,8 @@ def read_swf(path: str | Path) -> SwfLog:
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     unsized: dict[str, tuple[int, str]] = {}  # MaxProcs/MaxNodes given as 0 or less ->
     # the first such line (number, text)
+    unread: dict[str, tuple[int, str]] = {}  # a header count given as no whole number
+    # ("MaxRuntime: 36:00:00") -> the first such line (number, text)
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
@@ -495,6 +497,8 @@ def read_swf(path: str | Path) -> SwfLog:
                                 blocks.header(count)
                         elif key in ("MaxProcs", "MaxNodes") and _NO_SIZE.match(value):
                             unsized.setdefault(key, (lineno, text))
+                        elif key and value and count is None and not _NO_SIZE.match(value):
+                            unread.setdefault(key, (lineno, text))
                     continue
                 fields = text.split()
                 try:
@@ -641,6 +645,7 @@ def read_swf(path: str | Path) -> SwfLog:
     unit = "nodes" if in_nodes else "processors"
     if no_machine := {k: v for k, v in unsized.items() if k not in given}:
         notes.append(_unsized_note(no_machine, header, max_procs, unit))
+    notes.extend(_unread_note(key, at, text, key in given) for key, (at, text) in unread.items())
     if in_nodes and procs % nodes == 0:
         # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
         per_node = procs // nodes
@@ -1055,6 +1060,23 @@ def _unsized_note(unsized: dict[str, tuple[int, str]], header: dict[str, int],
     return f"the log's header {lines} not read: {instead}"
 
 
+# What each header count is a whole number of, as SWF writes it
+_HEADER_UNITS = {"UnixStartTime": "seconds since 1970, e.g. 1073001600",
+                 "MaxRuntime": "seconds, e.g. 129600 for 36 hours",
+                 "MaxProcs": "processors, e.g. 1024", "MaxNodes": "nodes, e.g. 128",
+                 "MaxRecords": "job lines, e.g. 202871", "MaxJobs": "jobs, e.g. 202871"}
+
+
+def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
+    """What a header count written as no whole number ("MaxRuntime: 36:00:00",
+    "UnixStartTime: 2004-01-02") became: not read, rather than its leading digits."""
+    instead = f"its other {key} line is read instead" if another else \
+        f"the log is read as if it gave no {key}"
+    return (f"the log's header line {lineno} ({text!r}) gives {key} as no whole number "
+            f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}): it is not "
+            f"read; {instead}")
+
+
 def _count(word: str) -> int:
     return _WORDS.get(word.lower()) or int(word.replace(",", ""))
 
@@ -1464,17 +1486,31 @@ def header_fields(text: str) -> list[tuple[str | None, str]]:
 _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
 
 
+# A header number written in another notation than a count: an exponent ("1.0731e9"), or
+# a fraction, time, date, hexadecimal or unit glued to its digits ("12.5", "36:00:00",
+# "2004-01-02", "0x80", "1.5k"); the count is read from the first, the others are no count
+_HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?=\s|\(|$)")
+_GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d)")
+
+
 def header_count(value: str) -> int | None:
-    """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
-    None when it starts with no number."""
+    """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)",
+    "1.0731e9"), or None when it starts with no whole number ("36:00:00", "2004-01-02",
+    "12.5", "1.5k" are no count: their leading digits are not what the line means)."""
     grouped = _DIGIT_GROUPS.match(value)  # "2 048", "163 840": thousands set apart by blanks
     if grouped:
         return int(re.sub(r"\D", "", grouped.group(0)))
+    plain = value.replace(",", "").replace("_", "")
+    if exponent := _HEADER_EXPONENT.match(plain):
+        number = float(exponent.group(1))
+        return int(number) if number.is_integer() and number < 2**63 else None
     digits = ""
-    for ch in value.replace(",", "").replace("_", ""):
+    for ch in plain:
         if not ch.isdigit():
             break
         digits += ch
+    if _GLUED.match(plain):
+        return None
     return int(digits) if digits else None
 
 

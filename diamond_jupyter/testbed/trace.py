@@ -626,6 +626,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _size_notes(table, notes)
     _order_note(table, notes)
     table = _in_submit_order(table)
+    _later_predecessor_note(table, notes)
     said_nodes = next((c.strip() for c in comments if SIZES_IN_NODES.search(c)), None)
     max_procs = _machine_procs(header, table, notes, said_nodes)
     if max_procs <= 0:
@@ -1036,7 +1037,7 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
 
 
 # A header size of no machine: "MaxProcs: 0", or SWF's unknown, "-1"
-_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,])")
+_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,x])")  # (0x20 is hexadecimal: no count)
 
 
 def _unsized_note(unsized: dict[str, tuple[int, str]], header: dict[str, int],
@@ -1058,6 +1059,26 @@ def _unsized_note(unsized: dict[str, tuple[int, str]], header: dict[str, int],
         instead = (f"the machine is sized from its jobs instead, {machine} {unit}: the most "
                    "they held at once")
     return f"the log's header {lines} not read: {instead}"
+
+
+def _later_predecessor_note(t: JobTable, notes: list[str]) -> None:
+    """Say the jobs (`t` in submit order) whose preceding job (field 17) is submitted only
+    after them: SWF's predecessor is an earlier job, so each is replayed as independent
+    (`plan_replay` holds a job only for one replayed before it)."""
+    named = {pred for pred in t.preceding if pred > 0}  # most logs: none
+    if not named:
+        return
+    first_submit: dict[int, float] = {}
+    for number, submit in zip(t.number, t.submit, strict=True):
+        if number in named:
+            first_submit.setdefault(number, submit)
+    later = [(n, pred) for n, pred, submit in zip(t.number, t.preceding, t.submit, strict=True)
+             if pred > 0 and first_submit.get(pred, -math.inf) > submit]
+    if later:
+        number, pred = later[0]
+        notes.append(f"{len(later)} job(s) name as their preceding job (field 17) one submitted "
+                     f"after them (e.g. job {number} names job {pred}): SWF's preceding job is "
+                     "an earlier one, so each is replayed as a job of its own, held for none")
 
 
 # What each header count is a whole number of, as SWF writes it

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sweep_helpers import save_swf
 from test_placement_cases24 import PARTITIONS, lyra, run
 from test_placement_slurm_new_job_priority import CONFIG, FOUR, factors, selene
-from test_swf_unseen16 import _jobs, _save
+from test_swf_unseen16 import _jobs
 
 from diamond_jupyter.testbed.trace import read_swf
 
@@ -100,7 +101,7 @@ def test_a_weight_not_read_is_said_per_factor_once(edit, said):
 def test_a_maxprocs_of_no_whole_count_is_said_with_what_sized_the_machine(
         tmp_path: Path, header: str, line: str, procs: int, instead: str) -> None:
     """Jobs of 8 processors every 10 minutes, each running 20: two at once, 16 processors."""
-    log = read_swf(_save(tmp_path / "odd.swf", header + _jobs(100)))
+    log = read_swf(save_swf(tmp_path / "odd.swf", header + _jobs(100)))
     [note] = [n for n in log.notes if "whole count" in n]
     assert note.startswith(f"the log's header {line} of processors or nodes, so it is not "
                            "read: ") and instead in note, note
@@ -108,5 +109,5 @@ def test_a_maxprocs_of_no_whole_count_is_said_with_what_sized_the_machine(
 
 
 def test_a_whole_maxprocs_written_with_a_point_is_read(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "point.swf", "; MaxProcs: 128.0\n" + _jobs(100)))
+    log = read_swf(save_swf(tmp_path / "point.swf", "; MaxProcs: 128.0\n" + _jobs(100)))
     assert log.max_procs == 128 and not any("whole count" in n for n in log.notes)

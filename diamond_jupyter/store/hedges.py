@@ -106,27 +106,38 @@ class HedgesMixin(Database):
         return [self.hedge(r[0]) for r in rows]
 
     def correct_losers_completed(self) -> list[Event]:
-        """Losing copies recorded COMPLETED (by an engine from before a loser's end was
-        recorded as what it was: see `JobsMixin._hedge_loss`), now CANCELLED with the
-        hedged reason, each with its `job.state` event saying it was corrected: only the
-        winner of a claim ever runs the body, so two COMPLETED copies are never shown."""
-        wrong = ("SELECT j.id, j.site, j.native_id, w.id FROM jobs j JOIN hedges h ON "
-                 "j.hedge_group = h.id LEFT JOIN jobs w ON w.token = h.winner AND "
+        """Losing copies recorded as an engine from before a loser's end was recorded as what
+        it was (see `JobsMixin._hedge_loss`) left them: COMPLETED, now CANCELLED with the
+        hedged reason (only the winner of a claim ever runs the body, so two COMPLETED
+        copies are never shown), and any loser's exit code cleared (its scheduler's, for a
+        body it never ran); each correction has its event saying so."""
+        wrong = ("SELECT j.id, j.site, j.native_id, w.id, j.state, j.reason FROM jobs j JOIN "
+                 "hedges h ON j.hedge_group = h.id LEFT JOIN jobs w ON w.token = h.winner AND "
                  "w.hedge_group = h.id WHERE h.winner IS NOT NULL AND j.token != h.winner "
-                 "AND j.native_id IS NOT NULL AND j.state = 'COMPLETED'")
+                 "AND j.native_id IS NOT NULL AND (j.state = 'COMPLETED' OR (j.state = "
+                 "'CANCELLED' AND j.exit_code IS NOT NULL AND j.reason LIKE 'hedged: %'))")
         if not self._read(wrong, ()):  # the usual answer: nothing is written
             return []
         with self._write() as c:
             rows = c.execute(wrong).fetchall()
             out = []
-            for job_id, site, native_id, winner_id in rows:
+            for job_id, site, native_id, winner_id, state, reason in rows:
+                if state == "CANCELLED":
+                    c.execute("UPDATE jobs SET exit_code = NULL, updated_at = ? WHERE id = ?",
+                              (to_ts(utcnow()), job_id))
+                    out.append(self._event(c, "job.updated", job_id, site, {
+                        "state": "CANCELLED", "previous": "CANCELLED", "changed":
+                        ["exit_code"], "native_id": native_id, "exit_code": None,
+                        "reason": reason, "source": "hedge (a losing copy's exit code, "
+                                                    "cleared)"}))
+                    continue
                 why = hedged_reason(winner_id)
-                c.execute("UPDATE jobs SET state = 'CANCELLED', reason = ?, updated_at = ? "
-                          "WHERE id = ?", (why, to_ts(utcnow()), job_id))
+                c.execute("UPDATE jobs SET state = 'CANCELLED', reason = ?, exit_code = NULL, "
+                          "updated_at = ? WHERE id = ?", (why, to_ts(utcnow()), job_id))
                 out.append(self._event(c, "job.state", job_id, site, {
-                    "state": "CANCELLED", "previous": "COMPLETED", "changed": ["reason",
-                                                                             "state"],
-                    "native_id": native_id, "reason": why,
+                    "state": "CANCELLED", "previous": "COMPLETED", "changed": [
+                        "exit_code", "reason", "state"], "native_id": native_id,
+                    "exit_code": None, "reason": why,
                     "source": "hedge (a losing copy recorded COMPLETED, corrected)"}))
             return out
 

@@ -531,7 +531,7 @@ class JobsMixin(Database):
         says (None: as it says): a copy its scheduler took (a copy never submitted stays
         so) other than its group's claimed winner. Only the winner is ever told "go"; a
         loser told "no" exits 0 without running the body (its scheduler says COMPLETED),
-        and one that ended otherwise never ran it either."""
+        and one that ended otherwise never ran it either; so it shows no exit code."""
         if not (job.hedge_group and job.native_id and obs.terminal):
             return None
         row = c.execute("SELECT h.winner, w.id FROM hedges h LEFT JOIN jobs w ON w.token = "
@@ -555,8 +555,8 @@ class JobsMixin(Database):
             raise BadInput(f"unknown job state {state!r}") from e
         old = job.state
         lost = self._hedge_loss(c, job, obs)
-        if lost is not None:
-            obs, reason = JobState.CANCELLED, lost
+        if lost is not None:  # a loser never ran the body: its scheduler's exit code is not its
+            obs, reason, exit_code = JobState.CANCELLED, lost, None
         upd: dict[str, Any] = {}
         if obs.rank > old.rank:
             upd["state"], upd["reason"] = obs, reason  # a new state's reason replaces the old

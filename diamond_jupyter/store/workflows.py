@@ -149,14 +149,15 @@ class WorkflowsMixin(Database):
         with self._reader() as c:
             return self._workflow(c, workflow_id)
 
-    def refresh_workflow(self, rec: WorkflowRecord, names: Iterable[str]) -> WorkflowRecord:
+    def refresh_workflow(self, rec: WorkflowRecord, names: Iterable[str], *,
+                         steps_only: bool = False) -> WorkflowRecord:
         """`rec` with the steps `names` read again (their rows only, not the workflow's); the
         whole workflow read again when its state moved since `rec` (a stop rewrites every
-        step)."""
+        step), unless `steps_only` (a reader of those steps alone)."""
         wanted = sorted(set(names))
         with self._reader() as c:
             row = c.execute("SELECT state FROM workflows WHERE id = ?", (rec.id,)).fetchone()
-            if row is None or row["state"] != rec.state:
+            if row is None or (row["state"] != rec.state and not steps_only):
                 return self._workflow(c, rec.id)
             if not wanted:
                 return rec

@@ -447,6 +447,8 @@ def read_swf(path: str | Path) -> SwfLog:
     given: dict[str, list[int]] = {}  # header field -> each value the log gives it
     unsized: dict[str, tuple[int, str, bool]] = {}  # MaxProcs/MaxNodes given as 0 or less,
     # a fraction or no number -> the first such line (number, text, whether 0 or less)
+    unread: dict[str, tuple[int, str]] = {}  # a header count given as no whole number
+    # ("MaxRuntime: 36:00:00") -> the first such line (number, text)
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
@@ -498,6 +500,8 @@ def read_swf(path: str | Path) -> SwfLog:
                             given.setdefault(key, []).append(count)
                             if key == "UnixStartTime":
                                 blocks.header(count)
+                        elif key and value and count is None and not _NO_SIZE.match(value):
+                            unread.setdefault(key, (lineno, text))
                     continue
                 fields = text.split()
                 try:
@@ -625,6 +629,7 @@ def read_swf(path: str | Path) -> SwfLog:
     _size_notes(table, notes)
     _order_note(table, notes)
     table = _in_submit_order(table)
+    _later_predecessor_note(table, notes)
     said_nodes = next((c.strip() for c in comments if SIZES_IN_NODES.search(c)), None)
     max_procs = _machine_procs(header, table, notes, said_nodes)
     if max_procs <= 0:
@@ -644,6 +649,10 @@ def read_swf(path: str | Path) -> SwfLog:
     unit = "nodes" if in_nodes else "processors"
     if no_machine := {k: v for k, v in unsized.items() if k not in given}:
         notes.append(_unsized_note(no_machine, header, max_procs, unit))
+    for key, (at, text, zero) in unsized.items():  # a fraction beside a whole line: not read
+        if key in given and not zero:
+            unread.setdefault(key, (at, text))
+    notes.extend(_unread_note(key, at, text, key in given) for key, (at, text) in unread.items())
     if in_nodes and procs % nodes == 0:
         # jobs counted in nodes: a partition's processors are nodes of procs / nodes each
         per_node = procs // nodes
@@ -1034,7 +1043,7 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
 
 
 # A header size of no machine: "MaxProcs: 0", or SWF's unknown, "-1"
-_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,])")
+_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,x])")  # (0x20 is hexadecimal: no count)
 # A header size that is a whole count ("1024", "2,048", "1 024", "128.0", "128 (each with 4
 # CPUs)"), not a fraction ("0.5") nor words ("abc")
 _WHOLE_SIZE = re.compile(r"\s*\d[\d,_ \u00a0\u202f]*(?:\.0*)?(?![\d.])")
@@ -1064,6 +1073,43 @@ def _unsized_note(unsized: dict[str, tuple[int, str, bool]], header: dict[str, i
         instead = (f"the machine is sized from its jobs instead, {machine} {unit}: the most "
                    "they held at once")
     return f"the log's header {lines} not read: {instead}"
+
+
+def _later_predecessor_note(t: JobTable, notes: list[str]) -> None:
+    """Say the jobs (`t` in submit order) whose preceding job (field 17) is submitted only
+    after them: SWF's predecessor is an earlier job, so each is replayed as independent
+    (`plan_replay` holds a job only for one replayed before it)."""
+    named = {pred for pred in t.preceding if pred > 0}  # most logs: none
+    if not named:
+        return
+    first_submit: dict[int, float] = {}
+    for number, submit in zip(t.number, t.submit, strict=True):
+        if number in named:
+            first_submit.setdefault(number, submit)
+    later = [(n, pred) for n, pred, submit in zip(t.number, t.preceding, t.submit, strict=True)
+             if pred > 0 and first_submit.get(pred, -math.inf) > submit]
+    if later:
+        number, pred = later[0]
+        notes.append(f"{len(later)} job(s) name as their preceding job (field 17) one submitted "
+                     f"after them (e.g. job {number} names job {pred}): SWF's preceding job is "
+                     "an earlier one, so each is replayed as a job of its own, held for none")
+
+
+# What each header count is a whole number of, as SWF writes it
+_HEADER_UNITS = {"UnixStartTime": "seconds since 1970, e.g. 1073001600",
+                 "MaxRuntime": "seconds, e.g. 129600 for 36 hours",
+                 "MaxProcs": "processors, e.g. 1024", "MaxNodes": "nodes, e.g. 128",
+                 "MaxRecords": "job lines, e.g. 202871", "MaxJobs": "jobs, e.g. 202871"}
+
+
+def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
+    """What a header count written as no whole number ("MaxRuntime: 36:00:00",
+    "UnixStartTime: 2004-01-02") became: not read, rather than its leading digits."""
+    instead = f"its other {key} line is read instead" if another else \
+        f"the log is read as if it gave no {key}"
+    return (f"the log's header line {lineno} ({text!r}) gives {key} as no whole number "
+            f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}): it is not "
+            f"read; {instead}")
 
 
 def _count(word: str) -> int:
@@ -1475,17 +1521,31 @@ def header_fields(text: str) -> list[tuple[str | None, str]]:
 _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
 
 
+# A header number written in another notation than a count: an exponent ("1.0731e9"), or
+# a fraction, time, date, hexadecimal or unit glued to its digits ("12.5", "36:00:00",
+# "2004-01-02", "0x80", "1.5k"); the count is read from the first, the others are no count
+_HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?=\s|\(|$)")
+_GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d)")
+
+
 def header_count(value: str) -> int | None:
-    """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)"), or
-    None when it starts with no number."""
+    """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)",
+    "1.0731e9"), or None when it starts with no whole number ("36:00:00", "2004-01-02",
+    "12.5", "1.5k" are no count: their leading digits are not what the line means)."""
     grouped = _DIGIT_GROUPS.match(value)  # "2 048", "163 840": thousands set apart by blanks
     if grouped:
         return int(re.sub(r"\D", "", grouped.group(0)))
+    plain = value.replace(",", "").replace("_", "")
+    if exponent := _HEADER_EXPONENT.match(plain):
+        number = float(exponent.group(1))
+        return int(number) if number.is_integer() and number < 2**63 else None
     digits = ""
-    for ch in value.replace(",", "").replace("_", ""):
+    for ch in plain:
         if not ch.isdigit():
             break
         digits += ch
+    if _GLUED.match(plain):
+        return None
     return int(digits) if digits else None
 
 

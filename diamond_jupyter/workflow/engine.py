@@ -688,6 +688,8 @@ class WorkflowEngine:
                                                           st.data["move_error"],
                                                           cancel_job=True):
                     return
+                # run again: submitted by the next advance, not when an event next comes
+                self.advance_soon(wid)
                 rec = self.store.get_workflow(wid)
             elif st.phase in ("held", "moving", "ready", "released") \
                     and st.data.get("moving_to"):
@@ -1014,6 +1016,8 @@ class WorkflowEngine:
             return
         except DiamondError as e:  # the site was lost mid-submit: recovery finds the job
             log.info("workflow %s step %s: submit unsure: %s", rec.id, name, e)
+            self._step(rec.id, name, reason=f"{site} did not answer its submit ({e}): "
+                       f"{LOOKING}", data={"looked_for": True})
             return
         self._jobs[job.id] = rec.id
         if self._stopped_meanwhile(rec):  # its stop could not see this job yet
@@ -1205,7 +1209,8 @@ class WorkflowEngine:
         waits = {n: t for n in ups if (t := self._estimates.get(f"{rec.id}/{n}")) is not None}
         if waits:
             await asyncio.wait(waits.values())
-            rec = self.store.refresh_workflow(rec, waits)
+            # those steps' rows only: each of a wide fan-out's steps waits for one upstream
+            rec = self.store.refresh_workflow(rec, waits, steps_only=True)
         return self._inputs_ready_at(rec, wf, name)
 
     def _inputs_ready_at(self, rec: WorkflowRecord, wf: Workflow, name: str,
@@ -1316,8 +1321,10 @@ job_id=job.id if job else None)
         """Ask `_better_elsewhere` beside the copy of the step's inputs; a move it records is
         made by the next advance (if the step has not started by then)."""
         key = f"{rec.id}/{name}/recheck"
-        if key in self._tasks or rec.step(name).data.get("rechecked"):
-            return
+        step = wf.step(name)
+        if key in self._tasks or rec.step(name).data.get("rechecked") or not step.is_auto \
+                or step.gang:
+            return  # (a step that never moves: no read of the whole workflow per copy)
         task = asyncio.ensure_future(self._rechecking(rec.id, wf, name))
         self._tasks[key] = task
         task.add_done_callback(lambda _t: self._tasks.pop(key, None))
@@ -1336,14 +1343,17 @@ job_id=job.id if job else None)
             self._drop(wid, lost)
 
     async def _move(self, wid: str, wf: Workflow, name: str) -> None:
-        rec = self.store.get_workflow(wid)
-        st, step = rec.step(name), wf.step(name)
+        step = wf.step(name)
+        # the step and the steps its inputs come from only: one copy per step of a wide
+        # fan-out must not read every step
+        steps = {n: self.store.get_step(wid, n) for n in {name, *(i.from_ for i in step.inputs)}}
+        st = steps[name]
         job = self._job(st)
         if job is None or st.phase not in ("held", "moving"):
             return  # ended, moved or resubmitted before this copy began
         moves = []
         for i, inp in enumerate(step.inputs):
-            up = rec.step(inp.from_)
+            up = steps[inp.from_]
             if up.site == st.site:
                 continue  # copied by the job itself
             up_job = self._job(up)

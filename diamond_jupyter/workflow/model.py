@@ -273,6 +273,14 @@ def _list_of(v: Any, field: str, example: str) -> Any:
     return v
 
 
+def _whole_bytes(written: Any, size: float) -> int:
+    """An input's size as a whole number of bytes from 0 to MAX_COUNT; else what to write."""
+    if not (0 <= size <= MAX_COUNT and size == int(size)):
+        raise ValueError(f"size {written!r} is not a number of bytes: a whole number from 0 "
+                         f"to {MAX_COUNT} (e.g. 1048576, 100M, 2G)")
+    return int(size)
+
+
 class StepInput(_Strict):
     """A file another step wrote, copied into this step's working directory first."""
 
@@ -334,7 +342,9 @@ class StepInput(_Strict):
             if size is None:  # 400 digits: no number of bytes
                 raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, "
                                  "100M, 2G)")
-            return size
+            return _whole_bytes(v, size)
+        if isinstance(v, (int, float)):
+            return _whole_bytes(v, v)
         return v
 
     @property

@@ -797,6 +797,16 @@ def _num(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+def leading_dash_advice(field: str, value: object) -> str | None:
+    """What to give instead when FIELD may not start with '-' and VALUE does (None when
+    it may, or does not): a path may be written ./-x, a name has no such spelling."""
+    if field not in _NO_LEADING_DASH or not isinstance(value, str) or not value.startswith("-"):
+        return None
+    if field in _DASH_MAY_BE_PATH:
+        return f"give a name or a path such as ./{value}"
+    return f"{_A_NAME_OF[field]}, and no scheduler's starts with '-'; give the name"
+
+
 def _walk(prefix: str, value: Any, leaf: str) -> None:
     if isinstance(value, int) and not isinstance(value, bool):
         if leaf == "walltime_s" and value == 0:
@@ -811,9 +821,7 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
             raise BadInput(f"{prefix} {value} is too large (at most {MAX_COUNT})")
     elif isinstance(value, str):
         check_text(prefix, value, unshown=True)
-        if leaf in _NO_LEADING_DASH and value.startswith("-"):
-            give = f"give a name or a path such as ./{value}" if leaf in _DASH_MAY_BE_PATH \
-                else f"{_A_NAME_OF[leaf]}, and no scheduler's starts with '-'; give the name"
+        if (give := leading_dash_advice(leaf, value)) is not None:
             raise BadInput(f"{prefix} {value!r} starts with '-' (it would be read as an "
                            f"option); {give}")
         if leaf == "working_directory" and not value.startswith("/") \

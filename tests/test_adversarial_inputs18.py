@@ -184,8 +184,8 @@ def test_the_same_site_given_twice_is_one_site_and_two_sites_are_refused(user):
 
 @pytest.mark.parametrize("chdir,said", [
     ("~other", "diamond: alpha: ~user paths are not supported: '~other'"),
-    ("-rf", "working_directory '-rf' starts with '-' (it would be read as an option); give "
-     "a name or a path such as ./-rf"),
+    ("-rf", "line 2: `#SBATCH --chdir=-rf` sets the working directory to '-rf', which starts "
+     "with '-'"),
 ])
 def test_a_working_directory_of_another_home_or_an_option_is_refused(user, chdir, said):
     """(guards) `#SBATCH --chdir=~other` and `--chdir=-rf`: one line, nothing submitted."""

@@ -211,16 +211,19 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
 # ------------------------------------------------------------ faults found, now fixed
 
 @pytest.mark.parametrize(("line", "said"), [
-    ("-A -x", "account '-x' starts with '-' (it would be read as an option); an account is "
+    ("-A -x", "sets the account to '-x', which starts with '-' (qsub takes it as the value, "
+              "but no scheduler could be given it back: it reads as an option); an account is "
               "a name, and no scheduler's starts with '-'; give the name"),
-    ("-M -u", "mail_user '-u' starts with '-' (it would be read as an option); a mail user is "
+    ("-M -u", "sets the mail user to '-u', which starts with '-' (qsub takes it as the value, "
+              "but no scheduler could be given it back: it reads as an option); a mail user is "
               "an address or a user name, and no scheduler's starts with '-'; give the name"),
     ("-q -x", "a queue is a name"),
 ])
 @pytest.mark.parametrize("target", ["slurm", "lsf", "sge"])
 def test_a_dash_value_is_refused_in_words_that_fit_it(line: str, said: str, target: str):
     """`#PBS -A -x` was refused saying "a account is a name", `-M -u` "a mail_user is a
-    name" (an address is no name)."""
+    name" (an address is no name). Since sweep 26 refused as the script is read, naming
+    its line."""
     text = f"#!/bin/bash\n#PBS -l select=1:ncpus=1\n#PBS {line}\n#PBS -m e\n./a\n"
     with pytest.raises(BadInput) as exc:
         translate(text, target, "pbs")

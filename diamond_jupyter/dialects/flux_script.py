@@ -74,6 +74,7 @@ TABLE = OptionTable(
      "N": Opt("nodes"), "t": Opt("time-limit"), "q": Opt("queue"), "o": Opt("setopt"),
      "S": Opt("setattr"), "B": Opt("bank"), "v": Opt("verbose", "none"),
      "x": Opt("exclusive", "none")},
+    argparse=True,
 )
 _SENTINEL = re.compile(r"^\s*#\s*(?:flux|FLUX):(.*)$")
 # a variable a flux env rule's value refers to (`$PATH`, `${HOME}`; `$$` is a `$`): flux

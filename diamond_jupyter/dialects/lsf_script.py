@@ -95,6 +95,28 @@ TABLE = OptionTable(
     prefix=False,
 )
 _SENTINEL = re.compile(r"^\s*#BSUB(?:\s+(.*)|$)")
+# options whose paths or commands are often spelled with a leading './' (a suggestion's form)
+_PATH_VALUED = {"-o", "-oo", "-e", "-eo", "-i", "-cwd", "-outdir", "-f", "-L", "-E", "-Ep"}
+
+
+def dash_value_refusal(option: str, value: str, where: str) -> BadInput:
+    """bsub's reader can take a value starting with '-' for an option of its own (as it
+    can a job name, `-J -x`), so no spelling of the directive is sure to give it: refused,
+    WHERE naming the line or the field."""
+    path = f" (a path or a command: ./{value})" if option in _PATH_VALUED else ""
+    return BadInput(
+        f"{where}: the value {value!r} of {option} starts with '-', which bsub can read as "
+        f"an option of its own rather than {option}'s value; give a value that starts with a "
+        f"letter, a digit, '_' or '/'{path}")
+
+
+def _no_dash_value(item: Item) -> None:
+    """`#BSUB -P -proj`, `#BSUB -Jd -x`: refused naming the line (`-gpu -`, the site's
+    default GPU request, is bsub's own spelling and stays)."""
+    value = item.value or ""
+    if not item.known or not value.startswith("-") or (item.option, value) == ("-gpu", "-"):
+        return
+    raise dash_value_refusal(item.option, value, f"line {item.lineno}: `{item.raw.strip()}`")
 # Linear time: a section name starts at a word boundary (else `\w+` would rescan a long word
 # from each of its letters) and brackets nest one level at most.
 _SECTION = re.compile(r"\b(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
@@ -254,6 +276,7 @@ class LsfScript:
         directives = read_alone(text, header.directives, spec, "bsub", "#BSUB")
         for lineno, raw, payload in directives:
             for item in TABLE.parse(tokenize(payload), lineno, raw, dash="-"):
+                _no_dash_value(item)
                 if item.known and item.option == "-M":
                     limit = item  # bsub keeps the last -M
                     continue
@@ -898,6 +921,8 @@ class LsfScript:
             # the running-task limit follows the brackets: name[1-100]%10
             add("-J", name + (f"[{indexes}]" if spec.array else "") + pct + limit)
         if spec.comment:
+            if spec.comment.startswith("-"):
+                raise dash_value_refusal("-Jd", spec.comment, "lsf cannot express the comment")
             add("-Jd", spec.comment)
         queues = " ".join(queue_names(spec.queue)) or None  # bsub's list: space separated
         for opt, val in (("-q", queues), ("-P", spec.account), ("-U", spec.reservation),

@@ -260,25 +260,30 @@ _ONE_INDEX = "pbs_one_index"  # metadata: a -J of one index qsub refuses, and wh
 
 
 # metadata while a script is read: the lines of its `-l select` and of a job-wide
-# `-l ncpus`/`-l ngpus`, by key ("select", "ncpus", "ngpus"): (line number, directive)
+# `-l ncpus`/`-l ngpus`/`-l mem`, by key ("select", "ncpus", ...): (line number, directive)
 _SELECT_OR_JOBWIDE = "pbs_select_or_jobwide"
+# the job-wide host resources PBS Pro converts to a chunk (flagged so in its resource
+# definitions), which it therefore refuses beside a select of the job's own chunks
+_CHUNK_CONVERTED = ("ncpus", "ngpus", "mem")
 
 
 def _no_jobwide_beside_select(spec: JobSpec, item: Item, key: str) -> None:
     """PBS Pro's qsub refuses a job-wide host resource beside a select, whichever comes
     first (`"-lresource=" cannot be used with "select" or "place"`): `-l select=1:ncpus=8`
-    then `-l ncpus=4` was read as 4 CPUs without a word. BadInput naming both lines."""
+    then `-l ncpus=4` was read as 4 CPUs without a word, and `-l mem=16gb` as the job's
+    memory in place of the chunks'. BadInput naming both lines."""
     seen: dict[str, tuple[int, str]] = spec.metadata.setdefault(_SELECT_OR_JOBWIDE, {})
     seen.setdefault(key, (item.lineno, item.raw.strip()))
-    jobwide = next((k for k in ("ncpus", "ngpus") if k in seen), None)
+    jobwide = next((k for k in _CHUNK_CONVERTED if k in seen), None)
     if "select" not in seen or jobwide is None:
         return
     (at, said), (select_at, select_said) = seen[jobwide], seen["select"]
+    beside = f"the select of line {select_at} (`{select_said}`)" if select_at != at \
+        else "the select in the same -l list"
     raise BadInput(
-        f"line {at}: a job-wide -l {jobwide} (`{said}`) beside the select of line "
-        f"{select_at} (`{select_said}`): PBS Pro's qsub refuses a job-wide {jobwide} with a "
-        f"select; ask it in the select's chunks (select=N:{jobwide}=X) or drop the "
-        f"-l {jobwide} line")
+        f"line {at}: a job-wide -l {jobwide} (`{said}`) beside {beside}: PBS Pro's qsub "
+        f"refuses a job-wide {jobwide} with a select; ask it in the select's chunks "
+        f"(select=N:{jobwide}=X) or drop the -l {jobwide} line")
 
 
 class PbsScript:
@@ -412,6 +417,11 @@ class PbsScript:
         elif o == "-A":
             spec.account = v
         elif o == "-N":
+            if v.startswith("-"):  # qsub's getopt takes it as the name, then refuses it
+                raise BadInput(
+                    f"line {item.lineno}: job name {v!r} in `{item.raw.strip()}` starts with "
+                    "'-': qsub takes it as -N's value and refuses it (a PBS job name starts "
+                    f"with a letter); give one that does (e.g. {'j' + v!r})")
             spec.name = v
         elif o in ("-o", "-e"):
             set_output_path(spec, item, _HOST_PREFIX, self.name)
@@ -641,6 +651,8 @@ class PbsScript:
             elif key == "pmem":  # per process, every chunk's: applied once all are read
                 spec.metadata[_PMEM] = mb
             else:
+                if key == "mem":
+                    _no_jobwide_beside_select(spec, item, key)
                 total_mem.append(mb)
         elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
             if key != "procs":

@@ -25,6 +25,7 @@ from ..model import (
     check_array,
     check_dependency_kinds,
     check_spec,
+    leading_dash_advice,
 )
 from ..wording import quantity
 from .flux_ids import flux_f58, flux_id_form, flux_id_value
@@ -189,15 +190,33 @@ class Opt:
     arg: str = "required"  # "required" | "none" | "optional"
 
 
+# a word argparse reads as a negative number, not as an option (its own pattern)
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
 class OptionTable:
     """getopt-like option lookup: long names (unique prefixes allowed) and short letters."""
 
     def __init__(self, longs: dict[str, Opt], shorts: dict[str, Opt], *, prefix: bool = True,
-                 getopt_short: bool = False):
+                 getopt_short: bool = False, argparse: bool = False):
         self.longs, self.shorts, self.prefix = longs, shorts, prefix
         # getopt (sbatch, qsub) gives a short option everything after its letter: `-n=4`
         # is the value "=4"; argparse (flux) splits `-n=4` at the "="
         self.getopt_short = getopt_short
+        # argparse (flux) takes a separate word starting with '-' (not a negative number)
+        # for an option, never for the value before it; getopt takes any next word
+        self.argparse = argparse
+
+    def _separate_value(self, option: str, tokens: list[str], i: int, lineno: int,
+                        raw: str) -> None:
+        """Refuse what argparse refuses: `--job-name -x` (`expected one argument`)."""
+        word = tokens[i]
+        if self.argparse and word.startswith("-") and not _NEGATIVE_NUMBER.match(word):
+            raise BadInput(
+                f"line {lineno}: {option} is followed by {word!r}, which flux's option reader "
+                f"(argparse) takes for an option, not for {option}'s value (flux says "
+                f"`argument {option}: expected one argument`): {raw.strip()}; join them with "
+                f"'=' ({option}={word}) if {word!r} is the value meant")
 
     def find_long(self, name: str) -> Opt | None:
         if name in self.longs:
@@ -240,6 +259,7 @@ class OptionTable:
                 if opt.arg in ("none", "optional") or eq:
                     items.append(Item(opt.key, val if eq else None, lineno, raw))
                 elif i < len(tokens):
+                    self._separate_value("--" + name, tokens, i, lineno, raw)
                     items.append(Item(opt.key, tokens[i], lineno, raw))
                     i += 1
                 else:
@@ -271,6 +291,7 @@ class OptionTable:
                         self.shorts.get(word[0]) is opt else rest.removeprefix("=")
                     items.append(Item(opt.key, value, lineno, raw))
                 elif i < len(tokens) and (opt.arg == "required" or not tokens[i].startswith("-")):
+                    self._separate_value(tok, tokens, i, lineno, raw)
                     items.append(Item(opt.key, tokens[i], lineno, raw))
                     i += 1
                 elif opt.arg == "optional":
@@ -339,18 +360,39 @@ def guarded(item: Item, fn: Callable[..., bool], *args: object) -> bool:
         raise bad(item, "unreadable value", "a value of a sensible size") from None
 
 
+# the JobSpec fields a directive may not set to a word starting with '-' (model.py's
+# rule), in a message's words
+_FIELD_WORDS = {"working_directory": "working directory", "stdout": "output file",
+                "stderr": "error file", "queue": "queue", "account": "account", "qos": "QOS",
+                "reservation": "reservation", "mail_user": "mail user"}
+_DASHLESS_FIELDS = tuple(_FIELD_WORDS)
+# the command that reads each dialect's directives, as a message names it
+SUBMIT_TOOL = {"slurm": "sbatch", "pbs": "qsub", "lsf": "bsub", "flux": "flux batch",
+               "sge": "qsub"}
+
+
 def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
                           fn: Callable[..., bool], *args: object) -> bool:
     """Map a known directive with `guarded(item, fn, *args)` (False for an unknown one). A
     value `fn` refuses that is a template placeholder is noted, and False (kept as
     unknown); any other refusal is raised."""
+    before = {f: getattr(spec, f) for f in _DASHLESS_FIELDS}
     try:
-        return item.known and guarded(item, fn, *args)
+        mapped = item.known and guarded(item, fn, *args)
     except BadInput:
         if not is_placeholder(item.value, loose=True):
             raise
         note(spec, placeholder_note(item, dialect))
         return False
+    for field_name, was in before.items():
+        now = getattr(spec, field_name)
+        if now != was and (give := leading_dash_advice(field_name, now)) is not None:
+            raise BadInput(
+                f"line {item.lineno}: `{item.raw.strip()}` sets the {_FIELD_WORDS[field_name]} "
+                f"to {now!r}, which starts with '-' ({SUBMIT_TOOL.get(dialect, dialect)} takes "
+                f"it as the value, but no scheduler could be given it back: it reads as an "
+                f"option); {give}")
+    return mapped
 
 
 def to_int(item: Item, accepted: str = "a positive integer") -> int:

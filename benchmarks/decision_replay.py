@@ -62,10 +62,11 @@ from diamond_jupyter.placement import SiteVerdict
 from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, rank
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser, pct, ratio
-from .placement import FLOOR_S, _matched_hedge
+from .placement import FLOOR_S, VARIANTS, _matched_hedge
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)  # every estimate is relative to its round
-BASELINE_SKIP = ("diamond", "hedge2", "hedge")  # not baselines: diamond itself, its hedge
+# not baselines: diamond itself, its hedge, diamond on other calibrations
+BASELINE_SKIP = ("diamond", "hedge2", "hedge", *VARIANTS)
 
 Rule = Callable[[dict[str, dict[str, Any]]], str | None]
 

@@ -210,3 +210,13 @@ def test_a_borrowed_start_is_raised_to_the_sites_recent_waits_seen_in_the_views(
     own = {**est(0.0, 5.0, bound=0.0), "borrowed": False, "recent_wait_median_s": 10.0}
     dr.borrowed_no_sooner_than_waits(own)
     assert own["start_s"] == 0.0
+
+
+def test_diamond_on_another_calibration_is_no_baseline():
+    """The placement runs score diamond on other calibrations beside it (`diamond_survivors`,
+    `diamond_cohort`): those are diamond, not baselines the issue's target is judged by."""
+    r = round_({"a": est(0, 10), "b": est(0, 20)}, {"a": 10.0, "b": 14.0}, "a",
+               **{"home:a": 0.0, "home:b": 4.0})
+    r["additional_s"].update(diamond=6.0, diamond_survivors=0.0, diamond_cohort=0.0)
+    run = {"per_round": [r, {**r, "additional_s": {**r["additional_s"], "home:a": 8.0}}]}
+    assert dr.replay_run(run, {"engine": dr.engine()})["best_baseline_mean_s"] == 4.0

@@ -39,6 +39,15 @@ the best with the other whose finish at its bound is soonest, and the three best
 more, for reference). Its per-run figure is the issue's ratio, diamond's mean over the
 hedge's (1 s floor), and whether that reaches 2.
 
+Rules for a site calibrated on other sites' ratios (too few finished jobs of its own:
+`borrowed` in the record; `CANDIDATE_RULES`) rank today's engine's estimates (the record
+with the engine's own-jobs correction), beside `today's engine` on them: a borrower's bound
+raised, its start raised to its recent waits' median (from the run's views), the tie going
+to own evidence, its finish ranked later by a share of its start's uncertainty, and the
+last two for every site thin in jobs of its own. Each is given per background with even
+and odd seeds apart, with the runs meeting each of the issue's targets and the rounds it
+picks better or worse than `today's engine`.
+
 Per background (`depth_misleads` and real logs): the mean of the runs' mean regrets, the
 pooled p90, the median of the runs' medians, the runs whose mean is below every baseline's
 (the issue's target: each fixed home, fewest_pending, random), and how often `engine`'s

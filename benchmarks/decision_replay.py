@@ -39,6 +39,15 @@ the best with the other whose finish at its bound is soonest, and the three best
 more, for reference). Its per-run figure is the issue's ratio, diamond's mean over the
 hedge's (1 s floor), and whether that reaches 2.
 
+Rules for a site calibrated on other sites' ratios (too few finished jobs of its own:
+`borrowed` in the record; `CANDIDATE_RULES`) rank today's engine's estimates (the record
+with the engine's own-jobs correction), beside `today's engine` on them: a borrower's bound
+raised, its start raised to its recent waits' median (from the run's views), the tie going
+to own evidence, its finish ranked later by a share of its start's uncertainty, and the
+last two for every site thin in jobs of its own. Each is given per background with even
+and odd seeds apart, with the runs meeting each of the issue's targets and the rounds it
+picks better or worse than `today's engine`.
+
 Per background (`depth_misleads` and real logs): the mean of the runs' mean regrets, the
 pooled p90, the median of the runs' medians, the runs whose mean is below every baseline's
 (the issue's target: each fixed home, fewest_pending, random), and how often `engine`'s
@@ -52,7 +61,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -62,10 +71,11 @@ from diamond_jupyter.placement import SiteVerdict
 from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, rank
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser, pct, ratio
-from .placement import FLOOR_S, _matched_hedge
+from .placement import FLOOR_S, VARIANTS, _matched_hedge
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)  # every estimate is relative to its round
-BASELINE_SKIP = ("diamond", "hedge2", "hedge")  # not baselines: diamond itself, its hedge
+# not baselines: diamond itself, its hedge, diamond on other calibrations
+BASELINE_SKIP = ("diamond", "hedge2", "hedge", *VARIANTS)
 
 Rule = Callable[[dict[str, dict[str, Any]]], str | None]
 
@@ -120,6 +130,7 @@ RULES: dict[str, Rule] = {
 
 HedgeRule = Callable[[dict[str, dict[str, Any]]], list[str]]
 HEDGE_TARGET = 2.0  # diamond's mean over the hedge's
+MEDIAN_TARGET = 10.0  # the average home's median over diamond's
 
 
 def _ranked(est: dict[str, dict[str, Any]]) -> list[str]:
@@ -255,6 +266,259 @@ def moved(e: dict[str, Any], start_s: float, bound_s: float | None) -> None:
         e["bound_s"] = bound_s
 
 
+def round_views(run: dict) -> Iterator[tuple[int, int, float, str, dict]]:
+    """Each view a run records (runs since session 33), in the record's order: (its round,
+    the first round with views, the round's seconds from the run's start, site, view)."""
+    interval = run.get("interval_s") or 12.0
+    first = None
+    for r in run.get("per_round") or []:
+        k = r.get("round")
+        if k is None or not r.get("view"):
+            continue
+        first = k if first is None else first
+        for site, view in r["view"].items():
+            yield k, first, k * interval, site, view
+
+
+def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
+    """From the views a run records (its rounds' snapshots, runs since session 33), per
+    (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
+    start in seconds from the run's start. A job's submission is taken as the first view that
+    showed it pending (so a wait reads short by up to a round); a job first seen running
+    that had not been running at the view before waited under a round, counted 0; jobs
+    already there at the first view are left out (their submission is not seen)."""
+    interval = run.get("interval_s") or 12.0
+    first_pending: dict[tuple[str, str], float] = {}
+    seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
+    out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
+    for k, first, at, site, view in round_views(run):
+        for job in view.get("pending") or []:
+            first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
+        for job in view.get("running") or []:
+            key = (site, job["id"])
+            if key in seen_running or job.get("start_s") is None:
+                continue
+            started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
+            submitted = first_pending.get(key)
+            if submitted is not None:  # nan: pending at the first view, left out
+                seen_running[key] = (started, started - submitted if math.isnan(
+                    submitted) else max(0.0, started - submitted), cpus)
+            elif k > first and started > at - interval:
+                seen_running[key] = (started, 0.0, cpus)
+            else:
+                seen_running[key] = (started, math.nan, cpus)  # submission not seen
+        out[(k, site)] = [w for (s, _), w in seen_running.items()
+                          if s == site and not math.isnan(w[1])]
+    return out
+
+
+# Candidate rules for a site with too few finished jobs of its own, calibrated with the
+# other sites' ratios (`borrowed` in the record; issue 15, session 37). Each ranks today's
+# engine's estimates (the recorded ones with the engine's own-jobs correction,
+# `own: later, or sooner when all were`), so `today's engine` is the row each must beat.
+Ranking = Callable[[dict[str, dict[str, Any]]], list[str]]
+RECENT_WINDOW_S = 180.0  # a site's recent waits: its jobs seen to start in this window
+RECENT_LEAST = 3  # ... from at least this many
+THIN_JOBS = 29  # the fewest jobs a QBETS 90% bound at 95% confidence rests on
+FAR_S = 1e7  # a bound past every other's: last among sites that tie
+
+
+def _ranked_after(change: Callable[[dict[str, Any]], None]) -> Ranking:
+    """The engine's ranking of the estimates, each first changed by `change`."""
+    def ranking(est: dict[str, dict[str, Any]]) -> list[str]:
+        est = {s: dict(e) for s, e in est.items()}
+        for e in est.values():
+            change(e)
+        return _ranked(est)
+    return ranking
+
+
+def _widened(e: dict[str, Any], *to: float | None) -> None:
+    """e's 90% bound at least each of `to` (and its start)."""
+    got = [b for b in (e.get("bound_s"), *to) if b is not None]
+    if got:
+        e["bound_s"] = max(*got, e["start_s"])
+
+
+def borrowed_less_sure(with_plan: bool) -> Ranking:
+    """A borrowing site's 90% bound at least the QBETS bound of its recent waits (every
+    user's, `recent_bound_s`), and `with_plan` its walltime plan too: less sure in a tie."""
+    def change(e: dict[str, Any]) -> None:
+        if e.get("borrowed"):
+            _widened(e, e.get("recent_bound_s"), e.get("raw_start_s") if with_plan else None)
+    return _ranked_after(change)
+
+
+def borrowed_no_sooner_than_waits(e: dict[str, Any]) -> None:
+    """A borrowing site's start (its finish with it) no sooner than the median of its
+    recent waits (`recent_wait_median_s`, from the run's views)."""
+    typical = e.get("recent_wait_median_s")
+    if e.get("borrowed") and typical is not None and e["start_s"] < typical:
+        moved(e, typical, None if e.get("bound_s") is None else max(e["bound_s"], typical))
+
+
+def last_in_a_tie(thin: Callable[[dict[str, Any]], bool]) -> Ranking:
+    """Among finishes equal within noise, the sites `thin` says lack evidence of their own
+    go last: their bound put past every other's (their start's uncertainty, so the noise,
+    then FINISH_NOISE_S at most)."""
+    def change(e: dict[str, Any]) -> None:
+        if thin(e):
+            e["bound_s"] = FAR_S
+    return _ranked_after(change)
+
+
+def _borrows(e: dict[str, Any]) -> bool:
+    return bool(e.get("borrowed"))
+
+
+def _thin(jobs: int) -> Callable[[dict[str, Any]], bool]:
+    """Borrowing, or calibrated on fewer than `jobs` jobs of its own (`samples`)."""
+    return lambda e: _borrows(e) or (e.get("samples") or 0) < jobs
+
+
+def at_risk(alpha: float, thin: Callable[[dict[str, Any]], bool] = _borrows) -> Ranking:
+    """A site `thin` says lacks evidence of its own ranked at its finish plus `alpha` times
+    its start's uncertainty (its bound past its start): less sure in the rank itself, not
+    only in a tie."""
+    def change(e: dict[str, Any]) -> None:
+        if thin(e):
+            e["finish_s"] += alpha * _spread(e)
+    return _ranked_after(change)
+
+
+def borrowed_wider_tie(cap_s: float) -> Ranking:
+    """Where the engine's best borrows: every site finishing within its start's uncertainty
+    (up to `cap_s`) of it ties with it, and the tie goes to own evidence, then the surer
+    start (the lower bound, else the start)."""
+    def ranking(est: dict[str, dict[str, Any]]) -> list[str]:
+        order = _ranked(est)
+        best = est[order[0]] if order else {}
+        if not best.get("borrowed"):
+            return order
+        window = min(cap_s, _spread(best))
+        tied = [s for s in order if est[s]["finish_s"] - best["finish_s"] <= window]
+        tied.sort(key=lambda s: (bool(est[s].get("borrowed")),
+                                 est[s].get("bound_s") or est[s]["start_s"]))
+        return tied + [s for s in order if s not in tied]
+    return ranking
+
+
+CANDIDATE_RULES: dict[str, Ranking] = {
+    "today's engine": _ranked,
+    "borrowed: bound >= recent waits' QBETS bound": borrowed_less_sure(False),
+    "borrowed: bound >= that and its plan": borrowed_less_sure(True),
+    "borrowed: start >= recent waits' median": _ranked_after(borrowed_no_sooner_than_waits),
+    "tie: own evidence first": last_in_a_tie(_borrows),
+    **{f"tie: own evidence first, within its doubt up to {c:g} s": borrowed_wider_tie(c)
+       for c in (30.0, 120.0)},
+    **{f"borrowed: finish + {a:g} x its start's doubt": at_risk(a) for a in (0.1, 0.3)},
+    f"tie: under {THIN_JOBS} jobs of its own last": last_in_a_tie(_thin(THIN_JOBS)),
+    **{f"under {n} jobs of its own: finish + 0.1 x its start's doubt": at_risk(0.1, _thin(n))
+       for n in (10, THIN_JOBS)},
+}
+
+
+def _best_baseline(rounds: list[dict]) -> float | None:
+    """The lowest mean over the rounds of every baseline (each fixed home, fewest_pending,
+    random)."""
+    baselines: dict[str, list[float]] = {}
+    for r in rounds:
+        for k, v in r["additional_s"].items():
+            if k not in BASELINE_SKIP and v is not None:
+                baselines.setdefault(k, []).append(v)
+    return min((mean(v) for v in baselines.values() if v), default=None)
+
+
+def _avg_home_median(rounds: list[dict]) -> float | None:
+    homes: dict[str, list[float]] = {}
+    for r in rounds:
+        for k, v in r["additional_s"].items():
+            if k.startswith("home:") and v is not None:
+                homes.setdefault(k, []).append(v)
+    return mean([median(v) for v in homes.values() if v])  # type: ignore[misc]
+
+
+def recent_wait_medians(run: dict) -> dict[tuple[int, str], float]:
+    """Per (round, site) where the run records views: the median wait of the site's jobs
+    (every user's, `view_waits`) seen to start in the RECENT_WINDOW_S before the round, from
+    RECENT_LEAST of them."""
+    interval = run.get("interval_s") or 12.0
+    out = {}
+    for (k, site), jobs in view_waits(run).items():
+        recent = [w for started, w, _ in jobs if k * interval - RECENT_WINDOW_S <= started]
+        if len(recent) >= RECENT_LEAST:
+            out[(k, site)] = median(recent) or 0.0
+    return out
+
+
+def replay_candidates(run: dict, rules: dict[str, Ranking] = CANDIDATE_RULES
+                      ) -> dict[str, Any]:
+    """Each candidate's regret per scored round of `run`, ranked on today's engine's
+    estimates; where the run's hedges are matched, its two best as the hedge; and the
+    run's figures the issue judges: mean below every baseline, median 10x below the average
+    home's (1 s floor), mean 2x the hedge's."""
+    rounds = scored_rounds(run)
+    waits = recent_wait_medians(run)
+    matched = run.get("hedge_mode", "real") == "matched"
+    max_wait = run.get("max_wait_s") or max(
+        (c for r in rounds for c in r["completion_s"].values()), default=0.0)
+    regret: dict[str, list[float]] = {n: [] for n in rules}
+    hedged: dict[str, list[tuple[float, float]]] = {n: [] for n in rules}
+    for r in rounds:
+        est = own_corrected(run, r, "unanimous")
+        for site, e in est.items():
+            e["recent_wait_median_s"] = waits.get((r.get("round", -1), site))
+        comp = r["completion_s"]
+        fastest = min(comp.values())
+        for name, rule in rules.items():
+            order = rule(est)
+            chosen = comp[order[0]] - fastest if order and order[0] in comp \
+                else max(comp.values())  # as `replay_run` scores it
+            regret[name].append(chosen)
+            if matched and r.get("started_s") is not None:
+                h = _matched_hedge(order[:2], comp, r["started_s"],
+                                   list(r.get("censored") or ()), max_wait)
+                hedged[name].append((chosen, h["completion_s"] - fastest))
+    best, homes = _best_baseline(rounds), _avg_home_median(rounds)
+    out = {}
+    for name, got in regret.items():
+        pairs = hedged[name]
+        out[name] = {
+            "regret": got,
+            "below_every_baseline": best is not None and bool(got) and mean(got) < best,
+            "median_target": (ratio(homes, median(got), FLOOR_S) or 0.0) >= MEDIAN_TARGET,
+            "hedge_target": None if not pairs else (ratio(
+                mean([a for a, _ in pairs]), mean([b for _, b in pairs]), FLOOR_S) or 0.0
+            ) >= HEDGE_TARGET}
+    return {"rounds": len(rounds), "rules": out}
+
+
+def summarize_candidates(runs: list[tuple[dict, dict]]) -> dict[str, Any]:
+    """Per rule over (run, `replay_candidates` of it) pairs: the mean of run means, the same
+    for even and odd seeds apart (a held-out check), the runs meeting each target, and the
+    rounds whose pick moved from today's engine's, better and worse."""
+    base = next(iter(CANDIDATE_RULES))
+    out = {}
+    for name in CANDIDATE_RULES:
+        halves: dict[str, list[float]] = {"even": [], "odd": []}
+        better = worse = 0
+        for run, got in runs:
+            mine = got["rules"][name]["regret"]
+            halves["odd" if (run.get("seed") or 0) % 2 else "even"].append(mean(mine) or 0.0)
+            for a, b in zip(mine, got["rules"][base]["regret"], strict=True):
+                better, worse = better + (a < b), worse + (a > b)
+        rows = [got["rules"][name] for _, got in runs]
+        out[name] = {
+            "runs": len(runs), "mean_of_run_means_s": mean(halves["even"] + halves["odd"]),
+            "by_half": {h: mean(v) for h, v in halves.items()},
+            "runs_mean_below_every_baseline": sum(r["below_every_baseline"] for r in rows),
+            "runs_median_target": sum(r["median_target"] for r in rows),
+            "runs_hedge_target": sum(bool(r["hedge_target"]) for r in rows),
+            "hedged_runs": sum(r["hedge_target"] is not None for r in rows),
+            "rounds_better": better, "rounds_worse": worse}
+    return out
+
+
 def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:
     rounds = scored_rounds(run)
     regret: dict[str, list[float]] = {n: [] for n in (*rules, *OWN_MODES)}
@@ -268,18 +532,13 @@ def replay_run(run: dict, rules: dict[str, Rule]) -> dict[str, Any]:
         for name, c in chosen.items():
             regret[name].append(comp[c] - fastest if c in comp else max(comp.values()))
         agree += chosen["engine"] == r["choice"].get("diamond")
-    baselines: dict[str, list[float]] = {}
-    for r in rounds:
-        for k, v in r["additional_s"].items():
-            if k not in BASELINE_SKIP and v is not None:
-                baselines.setdefault(k, []).append(v)
-    best_baseline = min((mean(v) for v in baselines.values() if v), default=None)
     return {"rounds": len(rounds), "agree": agree, "regret": regret,
-            "best_baseline_mean_s": best_baseline}
+            "best_baseline_mean_s": _best_baseline(rounds)}
 
 
 def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
     by_bg: dict[str, list[dict]] = {}
+    candidates: dict[str, list[tuple[dict, dict]]] = {}
     for path in sorted(results.glob("placement-*seed*.json")):
         run = json.loads(path.read_text())
         if "per_round" not in run:
@@ -290,6 +549,7 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
             hedged = replay_hedges(run) if run.get("hedge_mode", "real") == "matched" else None
             by_bg.setdefault(bg, []).append({"file": path.name, "seed": run.get("seed"),
                                              **got, "hedges": hedged})
+            candidates.setdefault(bg, []).append((run, replay_candidates(run)))
     out: dict[str, Any] = {"backgrounds": {}}
     for bg, runs in by_bg.items():
         per_rule = {}
@@ -318,7 +578,7 @@ def summarize(results: Path, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
             "runs_engine_at_or_below_every_baseline": sum(
                 1 for m, b in zip(engine_means, best, strict=True) if b is not None and m <= b),
             "engine_agrees_with_record": sum(r["agree"] for r in runs), "rules": per_rule,
-            "hedge_rules": per_hedge}
+            "hedge_rules": per_hedge, "candidate_rules": summarize_candidates(candidates[bg])}
     return out
 
 
@@ -336,6 +596,14 @@ def table(data: dict[str, Any]) -> str:
         f"engine's mean was at or below every baseline's in "
         f"{d['runs_engine_at_or_below_every_baseline']}."
         for bg, d in data["backgrounds"].items())
+    candidates = [(bg, name, *(f"{x:.3f}" if x is not None else "-" for x in (
+                       r["mean_of_run_means_s"], r["by_half"]["even"], r["by_half"]["odd"])),
+                   f"{r['runs_mean_below_every_baseline']} of "
+                   f"{r['runs']}", f"{r['runs_median_target']}",
+                   f"{r['runs_hedge_target']} of {r['hedged_runs']}",
+                   f"{r['rounds_better']} / {r['rounds_worse']}")
+                  for bg, d in data["backgrounds"].items()
+                  for name, r in d["candidate_rules"].items()]
     hedges = [(bg, name, f"{r['mean_of_run_means_s']:.2f}",
                f"{r['runs_2x_below_diamond']} of {r['runs']}")
               for bg, d in data["backgrounds"].items()
@@ -345,7 +613,11 @@ def table(data: dict[str, Any]) -> str:
          "runs with mean below every baseline"], rows) + notes + "\n\n"
         "## hedged copies replayed (runs with matched hedges)\n\n" + markdown_table(
             ["background", "copies to", "mean of run means s",
-             "runs with diamond's mean 2x the hedge's"], hedges) + "\n")
+             "runs with diamond's mean 2x the hedge's"], hedges) + "\n\n"
+        "## thin evidence: candidate rules on today's engine's estimates\n\n" + markdown_table(
+            ["background", "rule", "mean of run means s", "even seeds", "odd seeds",
+             "runs below every baseline", "runs with median 10x below the average home",
+             "runs with mean 2x the hedge's", "rounds better / worse"], candidates) + "\n")
 
 
 def main(argv: list[str] | None = None) -> dict:

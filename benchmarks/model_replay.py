@@ -56,7 +56,15 @@ from typing import Any
 from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser
-from .decision_replay import BASELINE_SKIP, OwnErrorFn, engine, own_corrected, scored_rounds
+from .decision_replay import (
+    BASELINE_SKIP,
+    OwnErrorFn,
+    engine,
+    own_corrected,
+    round_views,
+    scored_rounds,
+    view_waits,
+)
 from .placement import PROBE_CPUS
 
 Change = Callable[[dict], dict]  # a run in, the run with its estimates changed out
@@ -423,52 +431,6 @@ def queue_depth(per_job_s: float) -> Change:
                     _moved_start(e, least)
         return run
     return change
-
-
-def round_views(run: dict) -> Iterator[tuple[int, int, float, str, dict]]:
-    """Each view a run records (runs since session 33), in the record's order: (its round,
-    the first round with views, the round's seconds from the run's start, site, view)."""
-    interval = run.get("interval_s") or 12.0
-    first = None
-    for r in run.get("per_round") or []:
-        k = r.get("round")
-        if k is None or not r.get("view"):
-            continue
-        first = k if first is None else first
-        for site, view in r["view"].items():
-            yield k, first, k * interval, site, view
-
-
-def view_waits(run: dict) -> dict[tuple[int, str], list[tuple[float, float, int]]]:
-    """From the views a run records (its rounds' snapshots, runs since session 33), per
-    (round, site) the jobs of every user seen to start by that round: (start, wait, CPUs),
-    start in seconds from the run's start. A job's submission is taken as the first view that
-    showed it pending (so a wait reads short by up to a round); a job first seen running
-    that had not been running at the view before waited under a round, counted 0; jobs
-    already there at the first view are left out (their submission is not seen)."""
-    interval = run.get("interval_s") or 12.0
-    first_pending: dict[tuple[str, str], float] = {}
-    seen_running: dict[tuple[str, str], tuple[float, float, int]] = {}
-    out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
-    for k, first, at, site, view in round_views(run):
-        for job in view.get("pending") or []:
-            first_pending.setdefault((site, job["id"]), math.nan if k == first else at)
-        for job in view.get("running") or []:
-            key = (site, job["id"])
-            if key in seen_running or job.get("start_s") is None:
-                continue
-            started, cpus = at + job["start_s"], int(job.get("cpus") or 0)
-            submitted = first_pending.get(key)
-            if submitted is not None:  # nan: pending at the first view, left out
-                seen_running[key] = (started, started - submitted if math.isnan(
-                    submitted) else max(0.0, started - submitted), cpus)
-            elif k > first and started > at - interval:
-                seen_running[key] = (started, 0.0, cpus)
-            else:
-                seen_running[key] = (started, math.nan, cpus)  # submission not seen
-        out[(k, site)] = [w for (s, _), w in seen_running.items()
-                          if s == site and not math.isnan(w[1])]
-    return out
 
 
 def recent_view_waits(window_s: float, both_ways: bool = False, similar: bool = False,

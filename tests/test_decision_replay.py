@@ -152,3 +152,71 @@ def test_own_jobs_fewer_than_a_ratio_needs_move_the_start_by_their_seconds():
     assert dr.own_corrected(idle, idle["per_round"][2], "unanimous")["a"]["start_s"] == 0.0
     queued = {**run, "per_round": [rnd(0), rnd(1), rnd(2, a_start=0.0, queued=3)]}
     assert dr.own_corrected(queued, queued["per_round"][2], "unanimous")["a"]["start_s"] == 60
+
+
+def thin_run():
+    """Two rounds of a (borrowing other sites' ratios: too few jobs of its own) against b.
+    Round 0: finishes within noise (20 s, 25 s), a's bound the surer (15 s against 40 s), so
+    the engine takes a, whose probe started late. Round 1: a's finish (20 s) clearly first but
+    its start unsure (bound 310 s), b's at 40 s sure; a's probe ran 15 s behind b's."""
+    a0 = {**est(10, 20, bound=15), "borrowed": True}
+    a1 = {**est(10, 20, bound=310), "borrowed": True}
+    r0 = round_({"a": a0, "b": est(12, 25, bound=40)}, {"a": 100.0, "b": 26.0}, "a",
+                **{"home:a": 74.0, "home:b": 0.0})
+    r1 = round_({"a": a1, "b": est(30, 40, bound=40)}, {"a": 60.0, "b": 45.0}, "a",
+                **{"home:a": 15.0, "home:b": 0.0})
+    r0.update(round=0, started_s={"a": 90.0, "b": 16.0})
+    r1.update(round=1, started_s={"a": 50.0, "b": 35.0})
+    return {"seed": 3, "traces": None, "hedge_mode": "matched", "max_wait_s": 240.0,
+            "interval_s": 12.0, "per_round": [r0, r1]}
+
+
+def test_candidates_for_a_borrowing_site_are_scored_on_todays_engine(tmp_path):
+    got = dr.replay_candidates(thin_run())["rules"]
+    engine = got["today's engine"]
+    assert engine["regret"] == [74.0, 15.0]  # a both times
+    assert got["tie: own evidence first"]["regret"] == [0.0, 15.0]  # round 0's tie to b
+    assert got["borrowed: finish + 0.1 x its start's doubt"]["regret"] == [74.0, 0.0]
+    wide = got["tie: own evidence first, within its doubt up to 30 s"]
+    assert wide["regret"] == [0.0, 0.0]  # round 1: b within 30 s of a's unsure finish
+    # the issue's figures per rule: the average home's median is 22.25 s (44.5 s and 0 s)
+    assert not engine["median_target"] and wide["median_target"]  # 44.5 s; 0 s (1 s floor)
+    assert engine["hedge_target"] and not wide["hedge_target"]  # 44.5 s over 0 s; 0 over 0
+    assert not engine["below_every_baseline"]  # home:b lost nothing
+    (tmp_path / "placement-depth_misleads-seed3.json").write_text(json.dumps(thin_run()))
+    data = dr.summarize(tmp_path)
+    rows = data["backgrounds"]["depth_misleads"]["candidate_rules"]
+    assert rows["tie: own evidence first"]["by_half"] == {"even": None, "odd": 7.5}
+    assert (rows["tie: own evidence first"]["rounds_better"],
+            rows["tie: own evidence first"]["rounds_worse"]) == (1, 0)
+    assert rows["today's engine"]["runs_hedge_target"] == 1
+    assert "| depth_misleads | tie: own evidence first | 7.500 | - | 7.500 |" in dr.table(data)
+
+
+def test_a_borrowed_start_is_raised_to_the_sites_recent_waits_seen_in_the_views():
+    """Three jobs of another user seen pending at round 1 (12 s) and running since 22 s at
+    round 2 waited 10 s each; a borrowing site predicted to start at once moves to 10 s, a
+    site calibrated on its own jobs does not."""
+    jobs = [{"id": str(i), "cpus": 4} for i in range(3)]
+    views = [{"a": {"pending": [], "running": []}},
+             {"a": {"pending": jobs, "running": []}},
+             {"a": {"pending": [], "running": [{**j, "start_s": -2.0} for j in jobs]}}]
+    run = {"interval_s": 12.0,
+           "per_round": [{"round": k, "view": v} for k, v in enumerate(views)]}
+    assert dr.recent_wait_medians(run) == {(2, "a"): 10.0}
+    borrowing = {**est(0.0, 5.0, bound=0.0), "borrowed": True, "recent_wait_median_s": 10.0}
+    dr.borrowed_no_sooner_than_waits(borrowing)
+    assert (borrowing["start_s"], borrowing["finish_s"], borrowing["bound_s"]) == (10, 15, 10)
+    own = {**est(0.0, 5.0, bound=0.0), "borrowed": False, "recent_wait_median_s": 10.0}
+    dr.borrowed_no_sooner_than_waits(own)
+    assert own["start_s"] == 0.0
+
+
+def test_diamond_on_another_calibration_is_no_baseline():
+    """The placement runs score diamond on other calibrations beside it (`diamond_survivors`,
+    `diamond_cohort`): those are diamond, not baselines the issue's target is judged by."""
+    r = round_({"a": est(0, 10), "b": est(0, 20)}, {"a": 10.0, "b": 14.0}, "a",
+               **{"home:a": 0.0, "home:b": 4.0})
+    r["additional_s"].update(diamond=6.0, diamond_survivors=0.0, diamond_cohort=0.0)
+    run = {"per_round": [r, {**r, "additional_s": {**r["additional_s"], "home:a": 8.0}}]}
+    assert dr.replay_run(run, {"engine": dr.engine()})["best_baseline_mean_s"] == 4.0

@@ -764,6 +764,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.not_checked.append(f"the job's architecture {req.arch}: {_few(unknown)} report "
                              "none and the sites file's metadata.architecture names none, "
                              "so it may run on another")
+    if req.mem and (blind := {n.name for n in nodes if n.name in fit and not n.memory_mb}):
+        # such nodes pass the memory check: the job must be told it was not made
+        shown = " (flux resource list shows none)" if cfg.scheduler == "flux" else ""
+        v.not_checked.append(f"the job's memory, {req.mem} MB a node: {_few(blind)} report "
+                             f"no memory{shown}, so it may not fit there")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit

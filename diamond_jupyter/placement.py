@@ -266,6 +266,7 @@ from .placement_resv import (
     _past_reservation_end,
     _reservation_end,
     _reservations_held,
+    reservations_waited_for,
 )
 from .placement_sge import (
     QueueFit,
@@ -681,8 +682,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         v.not_checked += rusage_unchecked
     magnetic = _magnetic(spec, cfg, snap, now)
-    snap, said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
-    v.notes += said
+    snap, resv_said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
+    v.notes += resv_said
     snap = _magnetic_open(snap, magnetic)
     for r in magnetic:
         v.notes.append(f"reservation {r.name} is MAGNETIC and open to you: Slurm may run the "
@@ -1334,6 +1335,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                 "sets another)") + ", then starts it where it can")
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
+    if v.verdict == "BUSY" and not v.waits_for and v.partition is not None:
+        # no limit in use: a reservation ahead on its nodes is why it waits
+        v.waits_for = reservations_waited_for(resv_said, snap, members.get(v.partition, []))
     return v
 
 

@@ -152,6 +152,7 @@ from .placement_fit import (
     Req,
     Words,
     _few,
+    array_span_said,
     array_too_large,
     aware,
     bracket_parts,
@@ -2604,4 +2605,5 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     verdicts = [judge(c, s) for c, s in sites]
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
-                     needs=needs.summary(), runtime_basis=prior.basis)
+                     needs=needs.summary() + array_span_said(spec),
+                     runtime_basis=prior.basis)

@@ -152,6 +152,7 @@ from .placement_fit import (
     Req,
     Words,
     _few,
+    array_span_said,
     array_too_large,
     aware,
     bracket_parts,
@@ -266,6 +267,7 @@ from .placement_resv import (
     _past_reservation_end,
     _reservation_end,
     _reservations_held,
+    reservations_waited_for,
 )
 from .placement_sge import (
     QueueFit,
@@ -681,8 +683,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         v.not_checked += rusage_unchecked
     magnetic = _magnetic(spec, cfg, snap, now)
-    snap, said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
-    v.notes += said
+    snap, resv_said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
+    v.notes += resv_said
     snap = _magnetic_open(snap, magnetic)
     for r in magnetic:
         v.notes.append(f"reservation {r.name} is MAGNETIC and open to you: Slurm may run the "
@@ -764,6 +766,11 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.not_checked.append(f"the job's architecture {req.arch}: {_few(unknown)} report "
                              "none and the sites file's metadata.architecture names none, "
                              "so it may run on another")
+    if req.mem and (blind := {n.name for n in nodes if n.name in fit and not n.memory_mb}):
+        # such nodes pass the memory check: the job must be told it was not made
+        shown = " (flux resource list shows none)" if cfg.scheduler == "flux" else ""
+        v.not_checked.append(f"the job's memory, {req.mem} MB a node: {_few(blind)} report "
+                             f"no memory{shown}, so it may not fit there")
     unbound: dict[str, int] = {}  # nodes whose GPUs' sockets hold too few CPUs for it
     if cfg.scheduler == "slurm" and req.gpn and _enforce_binding(spec) and fit:
         unbound = {n.name: c for n in nodes if n.name in fit
@@ -1332,6 +1339,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                 "sets another)") + ", then starts it where it can")
     if v.partition in risky:
         v.notes.append(f"partition {v.partition}: {risky[v.partition]}")
+    if v.verdict == "BUSY" and not v.waits_for and v.partition is not None:
+        # no limit in use: a reservation ahead on its nodes is why it waits
+        v.waits_for = reservations_waited_for(resv_said, snap, members.get(v.partition, []))
     return v
 
 
@@ -2602,4 +2612,5 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     verdicts = [judge(c, s) for c, s in sites]
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
-                     needs=needs.summary(), runtime_basis=prior.basis)
+                     needs=needs.summary() + array_span_said(spec),
+                     runtime_basis=prior.basis)

@@ -18,7 +18,11 @@ from typing import Any
 
 from diamond_jupyter.wording import quantity
 
-from .dialects.outputs_common import expand_hostlist, highest_array_index
+from .dialects.outputs_common import (
+    count_array_tasks,
+    expand_hostlist,
+    highest_array_index,
+)
 from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
@@ -31,6 +35,7 @@ from .model import (
     Partition,
     SgeComplex,
     SiteSnapshot,
+    hms,
 )
 from .needs import (
     Constraint,
@@ -1140,6 +1145,24 @@ def first_fit(chunks: list[tuple[Req, set[str]]], nodes: list[Node], how: str,
 def _room(n: Node, need: tuple[int, int, int]) -> bool:
     return n.cpus >= need[0] and n.gpus >= need[1] and (not n.memory_mb or
                                                          n.memory_mb >= need[2])
+
+
+def array_span_said(spec: JobSpec) -> list[str]:
+    """The explanation's word on a job array (one phrase, or none): START and FINISH are its
+    first task's; under a throttle `%K` its tasks run K at a time, so all of them take at
+    least ceil(tasks / K) walltimes back to back."""
+    if spec.array is None or (tasks := count_array_tasks(spec.array.expression)) is None \
+            or tasks < 2:
+        return []
+    said = f"array of {tasks} tasks (START and FINISH are its first task's"
+    limit = spec.array.expression.partition("%")[2].strip()
+    wall = spec.resources.walltime_s
+    if limit.isdigit() and 0 < int(limit) < tasks:
+        rounds = ceil(tasks / int(limit))
+        said += f"; %{limit}: {limit} at a time, {rounds} rounds"
+        if wall:
+            said += f", all done at least {hms(rounds * wall)} after it starts"
+    return [said + ")"]
 
 
 def array_too_large(spec: JobSpec, snap: SiteSnapshot) -> str | None:

@@ -240,3 +240,14 @@ def _limit_given(snap: SiteSnapshot, named: set[str], parts: Collection[str]
     limits = [p.default_time_s or p.max_time_s for p in snap.partitions
               if p.name in parts and (not named or p.name in named)]
     return None if not limits or None in limits else max(x for x in limits if x)
+
+
+def reservations_waited_for(said: list[str], snap: SiteSnapshot, hosts: Collection[str]
+                            ) -> list[str]:
+    """Of `said` (`_reservations_held`'s lines), those of the reservations holding some of
+    `hosts` (the chosen partition's nodes): what a job that waits with no limit in use
+    waits for."""
+    mine = set(hosts)
+    held = {f"reservation {r.name} " for r in snap.reservations or []
+            if mine & {h for e in r.nodes for h in expand_hostlist(e)}}
+    return [s for s in said if s.startswith(tuple(held))] if held else []

@@ -716,13 +716,27 @@ class PbsCommands(FailureReading):
             pbs_reservations=resv,
             limits_unread={"reservations": resv_unread} if resv_unread else {},
             site=site, nodes=nodes,
-            partitions=self.parse_queues(outputs.get("queues", ""), outputs.get("server", ""),
-                                         skipped),
+            partitions=free_vnodes_to_free_queues(
+                self.parse_queues(outputs.get("queues", ""), outputs.get("server", ""),
+                                  skipped), nodes),
             jobs=jobs, user=user if re.fullmatch(r"[\w.-]+", user) else None,
             group=group if re.fullmatch(r"[\w.-]+", group) else None,
             warnings=[f"{site}: {w}" for w in skipped],
         )
 
+
+
+def free_vnodes_to_free_queues(queues: list[Partition], nodes: list[Node]) -> list[Partition]:
+    """PBS Pro's vnode-queue association (a vnode's `queue` attribute): where some vnodes
+    name a queue, a queue none names runs jobs on the vnodes that name none (Admin Guide,
+    "Associating Vnodes with Queues"), listed as its nodes; else every queue may use
+    every vnode, and the queues are left as they are."""
+    if not any(n.partitions for n in nodes):
+        return queues
+    named = {q for n in nodes for q in n.partitions}
+    free = [n.name for n in nodes if not n.partitions]
+    return [q.model_copy(update={"nodes": free}) if q.name not in named and not q.nodes
+            and q.routes_to is None else q for q in queues]
 
 
 def chunk_gpus(spec: Any, key: str) -> int:

@@ -656,12 +656,11 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
         if missed := forced_misses(spec, snap, p, hosts):  # FORCED complexes not asked
-            said = forced_said(p, missed, snap)
             if len(missed) == len(hosts):
-                out.refused.setdefault(p.name, []).append(said)
+                out.refused.setdefault(p.name, []).append(forced_said(p, missed, snap))
                 continue
             out.never_hosts.setdefault(p.name, set()).update(missed)
-            out.notes.setdefault(p.name, []).append(said.replace(": ", ": passed over: ", 1))
+            out.notes.setdefault(p.name, []).append(forced_said(p, missed, snap, True))
             hosts = [h for h in hosts if h not in missed]
         if quotas:
             _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out, req)

@@ -108,8 +108,10 @@ def forced_misses(spec: JobSpec, snap: SiteSnapshot, p: Partition, hosts: list[s
     return out
 
 
-def forced_said(p: Partition, missed: dict[str, list[str]], snap: SiteSnapshot) -> str:
-    """Why the hosts of `missed` (`forced_misses`) do not take the job in queue `p`."""
+def forced_said(p: Partition, missed: dict[str, list[str]], snap: SiteSnapshot,
+                passed_over: bool = False) -> str:
+    """Why the hosts of `missed` (`forced_misses`) do not take the job in queue `p`
+    (`passed_over`: it may run on its other hosts)."""
     names = sorted({n for m in missed.values() for n in m})
     hosts = sorted(missed)
     where = (f"its instance on {hosts[0]}" if len(hosts) == 1 else
@@ -119,7 +121,8 @@ def forced_said(p: Partition, missed: dict[str, list[str]], snap: SiteSnapshot) 
     shortcuts = [f"{n} ({table[n].shortcut})" if n in table and table[n].shortcut
                  and table[n].shortcut != n else n for n in names]
     one = len(names) == 1
-    return (f"queue {p.name}: {where} {'sets' if len(hosts) == 1 else 'set'} "
+    return (f"queue {p.name}: {'passed over: ' if passed_over else ''}{where} "
+            f"{'sets' if len(hosts) == 1 else 'set'} "
             f"complex{'' if one else 'es'} {', '.join(shortcuts)} in complex_values, "
             f"requestable FORCED in qconf -sc: Grid Engine starts there only a job that "
             f"requests {'it' if one else 'them'}, which this job does not (ask {asks})")

@@ -218,7 +218,7 @@ def test_a_queue_whose_complex_values_set_a_forced_complex_takes_only_jobs_askin
     at = site("", complexes=NAMED, queue_conf={"all.q": "complex_values ssd=TRUE\n"})
     v = run(smp(2), at).verdict("delta")
     # Before: READY
-    assert not v.feasible and v.reasons == [FORCED_SAID], (v.verdict, v.reasons)
+    assert (v.verdict, v.reasons) == ("INCOMPATIBLE", [FORCED_SAID]), (v.verdict, v.reasons)
     # asked by name or by shortcut: it runs there
     for extra in ("#$ -l ssd=true", "#$ -l fast"):
         v = run(smp(2, extra), at).verdict("delta")
@@ -232,12 +232,14 @@ def test_a_host_whose_complex_values_set_a_forced_complex_is_passed_over():
     bobs = {"all.q@s2": [entry("1", "bob", 16, 2)]}
     v = run(smp(2), site("", bobs, complexes=NAMED, host_values={"s1": ssd})).verdict("delta")
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), (v.reasons, v.notes)
-    assert any("its instance on s1 sets complex ssd (fast) in complex_values" in n
-               for n in v.notes), v.notes
+    assert ("queue all.q: passed over: its instance on s1 sets complex ssd (fast) in "
+            "complex_values, requestable FORCED in qconf -sc: Grid Engine starts there only a "
+            "job that requests it, which this job does not (ask -l ssd=VALUE)") in v.notes, \
+        v.notes
     # on both: refused, naming it
     v = run(smp(2), site("", complexes=NAMED, host_values={"s1": ssd, "s2": ssd})
             ).verdict("delta")
-    assert not v.feasible and v.reasons == [FORCED_SAID], v.reasons
+    assert (v.verdict, v.reasons) == ("INCOMPATIBLE", [FORCED_SAID]), v.reasons
 
 
 # ---- PBS: a job of a running reservation -------------------------------------------------------

@@ -1301,6 +1301,9 @@ class Partition(_Model):
     instance_calendars: dict[str, str | None] | None = None
     # ... and the hosts whose instance its calendar alone closes now (qstat's D, C)
     calendar_closed: list[str] | None = None
+    # Grid Engine: the complexes each queue instance's complex_values set (by host), by
+    # full name (a shortcut written there read as its complex)
+    instance_complexes: dict[str, list[str]] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
@@ -1376,6 +1379,15 @@ class SgeComplex(_Model):
     shortcut: str | None = None
     per: Literal["slot", "job", "host"] = "slot"
     default: float = 0.0
+
+
+class SgeComplexName(_Model):
+    """Any complex of `qconf -sc`, consumable or not: its name, its shortcut (a job's `-l`,
+    a quota's limit or a complex_values entry may name it by either) and whether a job may
+    (YES), may not (NO) or must (FORCED) request it."""
+    name: str
+    shortcut: str | None = None
+    requestable: Literal["YES", "NO", "FORCED"] = "YES"
 
 
 class Reservation(_Model):
@@ -1508,6 +1520,9 @@ class Node(_Model):
     # Grid Engine: the host's numeric values (`qhost -F`: num_proc, mem_total, load values),
     # by complex name, in its own units; a dynamic quota limit (`$num_proc*2`) reads them
     host_values: dict[str, float] | None = None
+    # Grid Engine: the complexes the host's (and the global host's) complex_values set
+    # (`qhost -F`'s fixed and consumable values: hf, hc, gf, gc), by full name
+    complex_values: list[str] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None
@@ -1675,6 +1690,9 @@ class SiteSnapshot(_Model):
     licenses_free: dict[str, int] | None = None
     # Grid Engine: the consumable complexes (`qconf -sc`) by name; None: not known
     sge_complexes: dict[str, SgeComplex] | None = None
+    # Grid Engine: every complex of `qconf -sc` by its full name (the consumables above are
+    # some of them); None: the table not read
+    sge_complex_names: dict[str, SgeComplexName] | None = None
     # Grid Engine: the complex the site counts GPUs in, where its sites entry names one
     # (`gpu_complex`); None: the usual names (gpu, gpus, ngpus)
     gpu_complex: str | None = None

@@ -284,6 +284,7 @@ from .placement_sge import (
     queue_consumable_fit,
 )
 from .placement_sge_limits import reopened, sge_queue_limits
+from .placement_sge_names import with_full_names
 from .placement_sim import (
     WHOLE,
     Demand,
@@ -660,6 +661,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         return v
     v.notes += pbs_resv.notes
     snap = reopened(pbs_resv.snap, cfg, now)  # Grid Engine instances a calendar closes now
+    if cfg.scheduler == "sge":  # complexes asked by shortcut (`-l a=lx-amd64`): by name
+        spec = with_full_names(spec, snap)
     resv_hosts = pbs_resv.hosts if resv_hosts is None else resv_hosts
     resv_wait = resv_wait or pbs_resv.wait
     resv_name = spec.reservation or pbs_resv.queue

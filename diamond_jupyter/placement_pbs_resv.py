@@ -181,13 +181,46 @@ def _inside(r: PbsReservation, snap: SiteSnapshot) -> SiteSnapshot:
 
 @dataclass
 class _Held:
-    """What one running job of a reservation holds on each of its hosts, until when."""
+    """What one job of a reservation holds of its hosts, from when until when: `cpus` and
+    `gpus` on each entry of `hosts` (a host named twice holds twice that)."""
 
     job: str
     hosts: list[str]
-    cpus: int  # on each host
+    cpus: int
     gpus: int
     until: datetime
+    start: datetime | None = None  # None: running already
+
+
+@dataclass
+class _Room:
+    """What reservation `have` holds (host -> CPUs, GPUs) and its jobs' shares over time."""
+
+    have: dict[str, tuple[int, int]]
+    held: list[_Held]
+
+    def _free(self, h: str, at: datetime) -> tuple[int, int]:
+        on = [x for x in self.held if h in x.hosts and (x.start is None or x.start <= at)
+              and x.until > at]
+        c, g = self.have[h]
+        return (c - sum(x.cpus * x.hosts.count(h) for x in on),
+                g - sum(x.gpus * x.hosts.count(h) for x in on))
+
+    def hosts_for(self, chunks: int, cpus: int, gpus: int, at: datetime | None,
+                  until: datetime | None) -> list[str] | None:
+        """The hosts (one a chunk) that hold `chunks` chunks of `cpus` CPUs and `gpus` GPUs
+        from `at` to `until` beside its jobs' shares (`at` None: none of them running);
+        None: they do not."""
+        marks = [at] if at is not None else []
+        marks += [x.start for x in self.held if x.start is not None and at is not None
+                  and at < x.start and (until is None or x.start < until)]
+        out: list[str] = []
+        for h, (c, g) in self.have.items():
+            frees = [self._free(h, m) for m in marks] or [(c, g)]
+            room = min(min(fc // max(cpus, 1), fg // gpus if gpus else chunks)
+                       if fc >= 0 and fg >= 0 else 0 for fc, fg in frees)
+            out += [h] * max(0, min(room, chunks - len(out)))
+        return out if len(out) >= chunks else None
 
 
 def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: datetime
@@ -195,8 +228,9 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
     """A job of running reservation `r`: (why it can never start inside it, the wait for
     room in it, what is said). `pbs_rstat -f` gives what the reservation holds (resv_nodes),
     not what its jobs use of it: that is its queue's running jobs (qstat: queue R123, their
-    exec_host, start and walltime). The job starts once enough of them end, within the
-    reservation's end; a job of no known end holds its share until then."""
+    exec_host, start and walltime), and the jobs queued there before it, which PBS starts
+    first (in submission order) as room comes free. The job starts once enough of them
+    end, within the reservation's end; a job of no known end holds its share until then."""
     res = spec.resources
     chunks = res.nodes or 1
     cpus = (res.tasks_per_node or 1) * (res.cpus_per_task or 1)
@@ -205,36 +239,39 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
     have = {h: (x.get("ncpus", sizes[h].cpus if h in sizes else 0), x.get("ngpus", 0))
             for h, x in r.nodes.items()}
     end = aware(r.end) if r.end is not None else None
+    queue = (r.queue, r.name)
     ours = [_held(j, end) for j in snap.jobs
-            if j.state == JobState.RUNNING and j.partition in (r.queue, r.name)]
+            if j.state == JobState.RUNNING and j.partition in queue]
     ours = [x for x in ours if set(x.hosts) & set(have)]
-
-    def fits(at: datetime | None) -> bool:
-        """Whether the job's chunks fit in what the reservation holds at `at` (None: none
-        of its jobs running)."""
-        placed = 0
-        for h, (c, g) in have.items():
-            on = [x for x in ours if at is not None and h in x.hosts and x.until > at]
-            free_c, free_g = c - sum(x.cpus for x in on), g - sum(x.gpus for x in on)
-            if free_c >= 0 and free_g >= 0:
-                placed += min(free_c // cpus, free_g // gpus if gpus else chunks)
-        return placed >= chunks
-
-    if not ours or not have or not fits(None):  # none of its jobs; or it never holds enough
+    room = _Room(have, list(ours))
+    if not have or room.hosts_for(chunks, cpus, gpus, None, None) is None:
+        return None, None, []  # it never holds enough: the site's checks say so
+    ahead = _queued_ahead(snap, queue, room, end, now)
+    if not ours and not ahead:
         return None, None, []
+    wall = spec.resources.walltime_s
     total = sum(c for c, _ in have.values())
     used = sum(x.cpus * len(set(x.hosts) & set(have)) for x in ours)
     gpu_said = f" and {gpus * chunks} GPUs" if gpus else ""
     holding = (f"reservation {r.queue} is running: its jobs (qstat, queue {r.queue}) use "
                f"{used} of its {total} CPUs (pbs_rstat -f, resv_nodes)")
+    if ahead:
+        holding += "; queued there before it, PBS starts first " + ", ".join(
+            f"job {x.job} ({x.cpus * len(x.hosts)} CPUs"
+            + (f", at {x.start:%Y-%m-%d %H:%M}" if x.start and x.start > now else ", now")
+            + ")" for x in ahead)
     asks = f"the job's {chunks * cpus} CPUs{gpu_said}"
-    if fits(now):
+
+    def lasts(at: datetime) -> datetime | None:
+        return plus_seconds(at, wall) if wall else end
+
+    if room.hosts_for(chunks, cpus, gpus, now, lasts(now)) is not None:
         return None, None, [f"{holding}; {asks} fit beside them"]
-    wall = spec.resources.walltime_s
-    for x in sorted(ours, key=lambda x: x.until):
+    for x in sorted(room.held, key=lambda x: x.until):
         if end is not None and x.until >= end:
             break
-        if not fits(x.until):
+        if x.until <= now or room.hosts_for(chunks, cpus, gpus, x.until,
+                                            lasts(x.until)) is None:
             continue
         if wall and end is not None and plus_seconds(x.until, wall) > end:
             return (f"{holding}; {asks} fit once job {x.job} ends at {x.until:%Y-%m-%d %H:%M}"
@@ -247,6 +284,34 @@ def _room_in_running(r: PbsReservation, spec: JobSpec, snap: SiteSnapshot, now: 
     until = f" before its end at {end:%Y-%m-%d %H:%M}" if end is not None else ""
     return (f"{holding}; none of them ends{until} to leave room for {asks}: PBS ends a "
             "reservation's jobs when it ends"), None, []
+
+
+def _queued_ahead(snap: SiteSnapshot, queue: tuple[str | None, str], room: _Room,
+                  end: datetime | None, now: datetime) -> list[_Held]:
+    """The jobs queued (qstat Q, not held) in a reservation's queue before a new one, in
+    the order PBS starts them (submission), each placed in `room` at the first end of a
+    job of it that leaves it room for its whole walltime (kept there: later ones, and the
+    new job, find it taken); one that never fits is left out."""
+    waiting = sorted((j for j in snap.jobs if j.state == JobState.PENDING
+                      and j.partition in queue and (j.native_state or "Q") == "Q"),
+                     key=lambda j: (aware(j.submitted_at) if j.submitted_at else now,
+                                    j.native_id))
+    placed = []
+    for j in waiting:
+        chunks = max(1, j.nodes or 1)
+        cpus, gpus = -(-(j.cpus or 1) // chunks), -(-(j.gpus or 0) // chunks)
+        for at in [now, *sorted({x.until for x in room.held if x.until > now})]:
+            if end is not None and at >= end:
+                break
+            until = plus_seconds(at, j.walltime_s) if j.walltime_s else end
+            hosts = room.hosts_for(chunks, cpus, gpus, at, until)
+            if hosts is not None:
+                until = min(until, end) if until is not None and end is not None else until
+                x = _Held(j.native_id, hosts, cpus, gpus, until or FAR_FUTURE, at)
+                room.held.append(x)
+                placed.append(x)
+                break
+    return placed
 
 
 def _held(j: JobStatus, end: datetime | None) -> _Held:

@@ -35,6 +35,7 @@ from .model import (
 )
 from .placement_fit import Req
 from .placement_limits import Wait, _room_after, sge_project
+from .placement_sge_names import forced_misses, forced_said, full_names
 
 _STATES = ("on", "off", "suspended")
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -570,7 +571,9 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
                    jobs, mine, node, texts or {})
         waits: list[tuple[float, str]] = []
         unchecked: list[str] = []
-        for name, raw in rule.limits.items():
+        names = full_names(snap)
+        for written, raw in rule.limits.items():  # a limit may name a shortcut (`s=8`)
+            name = names.get(written, written)
             why, wait, said, skip = _one_limit(b, name, raw, req, snap.sge_complexes, now,
                                                part_max)
             if why:
@@ -652,6 +655,13 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     quotas = bool(snap.sge_quotas) and not spec.reservation
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
+        if missed := forced_misses(spec, snap, p, hosts):  # FORCED complexes not asked
+            if len(missed) == len(hosts):
+                out.refused.setdefault(p.name, []).append(forced_said(p, missed, snap))
+                continue
+            out.never_hosts.setdefault(p.name, set()).update(missed)
+            out.notes.setdefault(p.name, []).append(forced_said(p, missed, snap, True))
+            hosts = [h for h in hosts if h not in missed]
         if quotas:
             _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out, req)
         wall = spec.resources.walltime_s or p.max_time_s

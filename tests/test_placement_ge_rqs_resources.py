@@ -56,10 +56,12 @@ def entry(jid: str, owner: str, slots: int, left_h: float, *, project: str | Non
 
 def site(quotas: str, jobs: dict[str, list[str]] | None = None, *,
          queues: tuple[str, ...] = ("all.q",), complexes: str = COMPLEXES,
-         num_proc: int = 16):
+         num_proc: int = 16, queue_conf: dict[str, str] | None = None,
+         host_values: dict[str, str] | None = None):
     """A Grid Engine site of two 16-slot hosts (s1, s2), each queue of `queues` on both,
     PEs smp and mpi ($pe_slots), probed as alice. `jobs`: running entries by queue
-    instance (`all.q@s1`)."""
+    instance (`all.q@s1`); `queue_conf`: more `qconf -sq` lines by queue; `host_values`:
+    more `qhost -F` resourcevalue elements by host."""
     jobs = jobs or {}
 
     def used(name: str) -> int:
@@ -75,10 +77,11 @@ def site(quotas: str, jobs: dict[str, list[str]] | None = None, *,
     qhost = "<?xml version='1.0'?><qhost><host name='global'></host>" + "".join(
         f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
         f"<hostvalue name='num_proc'>{num_proc}</hostvalue><hostvalue name='load_avg'>0.5"
-        "</hostvalue><hostvalue name='mem_total'>256.0G</hostvalue></host>"
+        "</hostvalue><hostvalue name='mem_total'>256.0G</hostvalue>"
+        f"{(host_values or {}).get(h, '')}</host>"
         for h in ("s1", "s2")) + "</qhost>"
     conf = "".join(f"qname {q}\nhostlist s1 s2\npe_list smp mpi\nh_rt 72:00:00\nslots 16\n"
-                   "calendar NONE\n\n" for q in queues)
+                   f"calendar NONE\n{(queue_conf or {}).get(q, '')}\n" for q in queues)
     snap = SgeCommands(tz=timezone.utc).parse_snapshot("delta", {
         "queue": qstat, "hosts": qhost, "queues": conf, "pes": "smp\nmpi\n",
         "pe_rules": "pe_name smp\nallocation_rule $pe_slots\n\npe_name mpi\n"

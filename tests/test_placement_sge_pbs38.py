@@ -135,16 +135,125 @@ def test_projects_not_star_counts_the_running_jobs_of_no_project():
     assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)
 
 
+# ---- Grid Engine: complexes named by their shortcuts -------------------------------------------
+
+# `qconf -sc` where h_vmem's shortcut is mem, arch's a, slots' s and lic's l; ssd is FORCED
+NAMED = """#name     shortcut   type     relop requestable consumable default  urgency
+#------------------------------------------------------------------------
+arch                a          RESTRING    ==    YES         NO         NONE     0
+h_vmem              mem        MEMORY      <=    YES         YES        0        0
+mem_free            mf         MEMORY      <=    YES         NO         0        0
+lic                 l          INT         <=    YES         JOB        0        0
+slots               s          INT         <=    YES         YES        1        1000
+ssd                 fast       BOOL        ==    FORCED      NO         0        0
+"""
+
+
+def test_qconf_sc_is_read_with_every_complexs_shortcut_and_requestable_column():
+    from diamond_jupyter.placement_sge_names import full_names, with_full_names
+
+    _, snap = site("", complexes=NAMED, queue_conf={"all.q": "complex_values fast=TRUE\n"},
+                   host_values={"s1": "<resourcevalue name='ssd' dominance='hf'>1.000000"
+                                      "</resourcevalue><resourcevalue name='load_avg' "
+                                      "dominance='hl'>0.5</resourcevalue>"})
+    table = snap.sge_complex_names or {}
+    assert (table["ssd"].shortcut, table["ssd"].requestable) == ("fast", "FORCED")
+    assert (table["arch"].shortcut, table["arch"].requestable) == ("a", "YES")
+    assert full_names(snap)["mem"] == "h_vmem" and full_names(snap)["h_vmem"] == "h_vmem"
+    # a queue's complex_values by shortcut: its complex; a host's fixed values, not its load
+    [q] = snap.partitions
+    assert q.instance_complexes == {"s1": ["ssd"], "s2": ["ssd"]}
+    assert [n.complex_values for n in snap.nodes] == [["ssd"], None]
+    # the job's -l by shortcut: its memory, architecture; the others by their full names
+    spec = Federation.parse("#!/bin/bash\n#$ -pe smp 2\n#$ -l mem=8G,a=lx-arm64\n"
+                            "#$ -l l=1,fast\n./a\n")
+    named = with_full_names(spec, snap)
+    assert (named.resources.memory_per_cpu_mb, named.constraints.architecture) == (
+        8192, "aarch64")
+    assert [(d.option, d.value) for d in named.unknown] == [("-l lic", "lic=1"),
+                                                            ("-l ssd", "ssd")]
+    assert spec.resources.memory_per_cpu_mb is None  # the parsed job is left as it was
+
+
+def test_a_job_asking_a_complex_by_shortcut_is_held_to_a_quota_naming_it_in_full():
+    # -l a=lx-amd64 against arch=lx-arm64, -l mf=2G against mem_free=1G. Before: neither
+    # bound (the job's `a` and `mf` matched no limit), READY
+    v = run(smp(2, "#$ -l a=lx-amd64"), site(rqs("users {*} to arch=lx-arm64"),
+                                             complexes=NAMED)).verdict("delta")
+    assert v.verdict == "RESTRICTED" and v.reasons == [
+        "resource quota set q rule 1 (users {*} to arch=lx-arm64): the job asks "
+        "arch=lx-amd64, which the limit arch=lx-arm64 does not admit: Grid Engine never "
+        "starts it under this rule"], v.reasons
+    v = run(smp(2, "#$ -l mf=2G"), site(rqs("users {*} to mem_free=1G"),
+                                        complexes=NAMED)).verdict("delta")
+    assert v.verdict == "RESTRICTED" and v.reasons == [
+        "resource quota set q rule 1 (users {*} to mem_free=1G): the job asks mem_free=2G, "
+        "above its limit of 1G"], v.reasons
+
+
+def test_a_quota_naming_a_complex_by_shortcut_binds_the_job_asking_it_in_full():
+    # s=2 is slots, mem=16G h_vmem (4 x 8G = 32G), l=1 lic. Before: each said nothing
+    for limit, extra, said in (
+            ("s=2", "", "the job's 4 slots are above its limit of 2"),
+            ("mem=16G", "#$ -l h_vmem=8G", "the job's 32G of h_vmem is above its limit of 16G"),
+            ("l=1", "#$ -l lic=2", "the job's 2 of lic is above its limit of 1")):
+        v = run(smp(4, extra), site(rqs(f"users {{*}} to {limit}"), complexes=NAMED)
+                ).verdict("delta")
+        assert v.verdict == "RESTRICTED" and v.reasons == [
+            f"resource quota set q rule 1 (users {{*}} to {limit}): {said}"], (limit, v.reasons)
+    # by shortcut on both sides: mem=64G admits 4 x 8G asked as -l mem=8G
+    v = run(smp(4, "#$ -l mem=8G"), site(rqs("users {*} to mem=64G"), complexes=NAMED)
+            ).verdict("delta")
+    assert (v.verdict, v.reasons, v.not_checked) == ("READY", [], []), v.reasons
+
+
+# ---- Grid Engine: FORCED complexes -------------------------------------------------------------
+
+FORCED_SAID = ("queue all.q: its instances on s1, s2 set complex ssd (fast) in complex_values, "
+               "requestable FORCED in qconf -sc: Grid Engine starts there only a job that "
+               "requests it, which this job does not (ask -l ssd=VALUE)")
+
+
+def test_a_queue_whose_complex_values_set_a_forced_complex_takes_only_jobs_asking_it():
+    at = site("", complexes=NAMED, queue_conf={"all.q": "complex_values ssd=TRUE\n"})
+    v = run(smp(2), at).verdict("delta")
+    # Before: READY
+    assert (v.verdict, v.reasons) == ("INCOMPATIBLE", [FORCED_SAID]), (v.verdict, v.reasons)
+    # asked by name or by shortcut: it runs there
+    for extra in ("#$ -l ssd=true", "#$ -l fast"):
+        v = run(smp(2, extra), at).verdict("delta")
+        assert (v.verdict, v.reasons) == ("READY", []), (extra, v.reasons)
+
+
+def test_a_host_whose_complex_values_set_a_forced_complex_is_passed_over():
+    # s1's own complex_values set ssd (qhost -F hf:ssd): the job waits for bob's job on s2
+    # (all its 16 slots until +2 h), said so. Before: READY now on s1
+    ssd = "<resourcevalue name='ssd' dominance='hf'>1.000000</resourcevalue>"
+    bobs = {"all.q@s2": [entry("1", "bob", 16, 2)]}
+    v = run(smp(2), site("", bobs, complexes=NAMED, host_values={"s1": ssd})).verdict("delta")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), (v.reasons, v.notes)
+    assert ("queue all.q: passed over: its instance on s1 sets complex ssd (fast) in "
+            "complex_values, requestable FORCED in qconf -sc: Grid Engine starts there only a "
+            "job that requests it, which this job does not (ask -l ssd=VALUE)") in v.notes, \
+        v.notes
+    # on both: refused, naming it
+    v = run(smp(2), site("", complexes=NAMED, host_values={"s1": ssd, "s2": ssd})
+            ).verdict("delta")
+    assert (v.verdict, v.reasons) == ("INCOMPATIBLE", [FORCED_SAID]), v.reasons
+
+
 # ---- PBS: a job of a running reservation -------------------------------------------------------
 
 pbs = PbsCommands(tz=timezone.utc)
 
 
-def _running_resv(resv_jobs: dict[str, tuple[int, float, str | None]], end: int = 12):
+def _running_resv(resv_jobs: dict[str, tuple[int, float, str | None]], end: int = 12,
+                  queued: dict[str, tuple[int, str, str]] | None = None):
     """A PBS Pro site of two 64-CPU hosts: n001 taken whole by bob's workq job, n002 holding
     reservation R123 (32 CPUs, RESV_RUNNING from 08:00 to `end`:00; NOW is 09:00) for alice.
     `resv_jobs`: the reservation queue's running jobs on n002, id -> (CPUs, hours since they
-    started, walltime or None)."""
+    started, walltime or None); `queued`: its waiting ones, id -> (CPUs, walltime, job_state),
+    submitted in that order before NOW."""
     jobs = {"7.pbs01": {
         "Job_Name": "big", "Job_Owner": "bob@login1", "job_state": "R", "queue": "workq",
         "exec_host": "n001/0*64", "stime": (NOW - timedelta(hours=1)).strftime(
@@ -157,6 +266,11 @@ def _running_resv(resv_jobs: dict[str, tuple[int, float, str | None]], end: int 
                      "stime": (NOW - timedelta(hours=ago)).strftime("%a %b %d %H:%M:%S %Y"),
                      "Resource_List": {"ncpus": cpus, "nodect": 1,
                                        **({"walltime": wall} if wall else {})}}
+    for k, (jid, (cpus, wall, state)) in enumerate((queued or {}).items()):
+        jobs[jid] = {"Job_Name": "q", "Job_Owner": "alice@login1", "job_state": state,
+                     "queue": "R123", "qtime": (NOW - timedelta(minutes=30 - k)).strftime(
+                         "%a %b %d %H:%M:%S %Y"),
+                     "Resource_List": {"ncpus": cpus, "nodect": 1, "walltime": wall}}
     nodes = json.dumps({"nodes": {h: {"state": "free", "resources_available": {
         "host": h, "mem": "256gb", "ncpus": 64}, "resources_assigned": {"ncpus": 64 if h ==
                                                                           "n001" else 32}}
@@ -226,3 +340,55 @@ def test_a_reservation_whose_jobs_hold_it_to_its_end_refuses_a_job_needing_their
     assert v.verdict == "RESTRICTED" and v.reasons == [
         f"{USES}; none of them ends before its end at 2026-03-01 12:00 to leave room for "
         "the job's 16 CPUs: PBS ends a reservation's jobs when it ends"], v.reasons
+
+
+# ---- PBS: jobs queued in a running reservation before the new one -----------------------------
+
+def test_a_job_queued_before_it_takes_the_room_first_and_the_job_waits_for_its_end():
+    # qstat's waiting jobs of R123: their CPUs, walltime, state (Q waiting, H held) and
+    # submission (qtime), the order PBS takes them in
+    _, snap = _running_resv(EIGHT, 16, {"9.pbs01": (16, "1:00:00", "Q"),
+                                        "10.pbs01": (8, "1:00:00", "H")})
+    nine, ten = sorted((j for j in snap.jobs if j.state == JobState.PENDING),
+                       key=lambda j: j.submitted_at or NOW)
+    assert (nine.native_id, nine.partition, nine.cpus, nine.walltime_s, nine.native_state,
+            nine.submitted_at) == ("9.pbs01", "R123", 16, H, "Q", NOW - timedelta(minutes=30))
+    assert (ten.native_id, ten.native_state) == ("10.pbs01", "H")
+    # job 8 ends at 11:30; job 9 (16 CPUs, 1 h), queued before, starts then and holds 16 of
+    # the 32 CPUs until 12:30: 24 CPUs fit only then. Before: BUSY until 11:30
+    v = run(_job(24, "1:00:00"), _running_resv(EIGHT, 16, {"9.pbs01": (16, "1:00:00", "Q")})
+            ).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3.5)), (v.reasons, v.notes)
+    assert any(f"{USES}; queued there before it, PBS starts first job 9.pbs01 (16 CPUs, at "
+               "2026-03-01 11:30); the job's 24 CPUs fit once job 9.pbs01 ends at "
+               "2026-03-01 12:30" in n for n in v.notes), v.notes
+    # the reservation ends at 13:00: from 12:30 its 1 h would run past the end. Before:
+    # BUSY until 12:30 (the room read from 11:30, where it would end in time)
+    v = run(_job(24, "1:00:00"), _running_resv(EIGHT, 13, {"9.pbs01": (16, "1:00:00", "Q")})
+            ).verdict("pro")
+    assert v.verdict == "RESTRICTED" and v.reasons == [
+        f"{USES}; queued there before it, PBS starts first job 9.pbs01 (16 CPUs, at "
+        "2026-03-01 11:30); the job's 24 CPUs fit once job 9.pbs01 ends at 2026-03-01 12:30, "
+        "but walltime 1:00:00 would then run past its end at 2026-03-01 13:00: PBS ends a "
+        "reservation's jobs when it ends; ask at most 0:30:00"], v.reasons
+    # a held job (H) is not ahead of it: 11:30 as without it
+    v = run(_job(24, "1:00:00"), _running_resv(EIGHT, 16, {"9.pbs01": (16, "1:00:00", "H")})
+            ).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2.5)), (v.reasons, v.notes)
+
+
+def test_a_job_that_fits_now_but_would_take_the_room_of_one_queued_before_it_waits():
+    # 8 CPUs are free now, but job 9 (32 CPUs) starts at 11:30, before the job's 3 h end:
+    # it starts after job 9, at 12:30. Before: READY now, "fit beside them"
+    queued = {"9.pbs01": (32, "1:00:00", "Q")}
+    v = run(_job(8, "3:00:00"), _running_resv(EIGHT, 16, queued)).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(3.5)), (v.reasons, v.notes)
+    # of 2 h 30 min it ends as job 9 starts: it fits now beside them, said so
+    v = run(_job(8, "2:30:00"), _running_resv(EIGHT, 16, queued)).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)
+    assert any("PBS starts first job 9.pbs01 (32 CPUs, at 2026-03-01 11:30); the job's 8 "
+               "CPUs fit beside them" in n for n in v.notes), v.notes
+    # a queued job larger than the reservation never starts in it: not ahead of the job
+    v = run(_job(8, "3:00:00"), _running_resv(EIGHT, 16, {"9.pbs01": (48, "1:00:00", "Q")})
+            ).verdict("pro")
+    assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)

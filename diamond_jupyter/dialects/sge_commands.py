@@ -25,6 +25,7 @@ from ..model import (
     Node,
     Partition,
     SgeComplex,
+    SgeComplexName,
     SiteError,
     SiteSnapshot,
     UserAcl,
@@ -507,6 +508,7 @@ class SgeCommands(FailureReading):
         slots_in: dict[tuple[str, str], dict[str, int]] = {}
         counted: set[tuple[str, str]] = set()
         complexes = parse_complexes(outputs.get("complexes", ""))
+        complex_names = parse_complex_names(outputs.get("complexes", ""))
         root: ET.Element | None = None
         if queue_text.strip():
             root = _xml(queue_text.strip(), "qstat -f -xml", skipped)
@@ -567,7 +569,7 @@ class SgeCommands(FailureReading):
             outputs.get("queues", ""), instances, complexes,
             parse_hostgroups(outputs.get("hostgroups", "")), by_instance, slots_in,
             parse_access_lists(outputs["access_lists"]) if "access_lists" in outputs
-            else None)
+            else None, complex_names)
         user = (outputs.get("user") or "").strip()
         quotas, quotas_unread = parse_sge_quotas(outputs["quotas"]) if "quotas" in outputs \
             else (None, None)
@@ -596,6 +598,7 @@ class SgeCommands(FailureReading):
             else None,
             pe_rules=parse_pe_rules(outputs["pe_rules"]) if "pe_rules" in outputs else None,
             sge_complexes=complexes,
+            sge_complex_names=complex_names,
             **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")),
@@ -608,12 +611,20 @@ class SgeCommands(FailureReading):
             return []
         root = _xml(text.strip(), "qhost -xml", skipped)
         out = []
+        everywhere = {cx for h in root.iter("host") if h.get("name") == "global"
+                      for v in h.findall("resourcevalue")
+                      if (v.get("dominance") or "")[:2] in _CONFIGURED and (cx := v.get("name"))}
         for h in root.iter("host"):
             name = h.get("name") or ""
             if not name or name == "global":
                 continue
             hv = {v.get("name"): (v.text or "").strip() for v in h.findall("hostvalue")}
             rv = {v.get("name"): (v.text or "").strip() for v in h.findall("resourcevalue")}
+            # what the host's and the global complex_values set: fixed (f) and consumable
+            # (c) values, not load values (l)
+            configured = sorted(everywhere | {cx for v in h.findall("resourcevalue")
+                                              if (v.get("dominance") or "")[:2] in _CONFIGURED
+                                              and (cx := v.get("name"))})
             # host consumables (dominance hc): what is left of each now; what the host has
             # is that plus what its running jobs asked
             left = {cx: x for v in h.findall("resourcevalue")
@@ -662,6 +673,7 @@ class SgeCommands(FailureReading):
                 consumables_left=left or None, consumables_total=total or None,
                 host_values={k: x for k, v in (hv | rv).items() if k
                              and (x := amount(v)) is not None} or None,
+                complex_values=configured or None,
                 gpus=gpu_total or 0,
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
@@ -675,7 +687,9 @@ class SgeCommands(FailureReading):
                     groups: dict[str, list[str]] | None = None,
                     by_instance: dict[tuple[str, str], dict[str, dict[str, float]]] | None
                     = None, slots_in: dict[tuple[str, str], dict[str, int]] | None = None,
-                    access_lists: dict[str, list[str]] | None = None) -> list[Partition]:
+                    access_lists: dict[str, list[str]] | None = None,
+                    complex_names: dict[str, SgeComplexName] | None = None
+                    ) -> list[Partition]:
         configs = self.parse_queue_configs(text)
         names = list(configs) or list(dict.fromkeys(i["queue"] for i in instances))
         out = []
@@ -715,6 +729,9 @@ class SgeCommands(FailureReading):
                                                                      if i["host"]], groups or {}),
                 calendar_closed=[i["host"] for i in mine if i["host"]
                                  and re.fullmatch(r"[DC]+", i["state"])] or None,
+                instance_complexes=_instance_complexes(
+                    cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
+                    groups or {}, complex_names),
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -966,6 +983,26 @@ def parse_complexes(stdout: str) -> dict[str, SgeComplex] | None:
     return out or None
 
 
+# `qhost -F` dominances of values a complex_values sets: global or host, fixed or consumable
+_CONFIGURED = ("gf", "gc", "hf", "hc")
+
+
+def parse_complex_names(stdout: str) -> dict[str, SgeComplexName] | None:
+    """`qconf -sc`: every complex by its full name, with its shortcut and whether a job may
+    request it (requestable YES, NO, FORCED: complex(5)); None when the table says nothing
+    (not known)."""
+    out: dict[str, SgeComplexName] = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) < 8 or words[0].startswith("#"):
+            continue
+        asked = words[4].upper()
+        out[words[0]] = SgeComplexName(
+            name=words[0], shortcut=words[1],
+            requestable=asked if asked in ("NO", "FORCED") else "YES")  # type: ignore[arg-type]
+    return out or None
+
+
 def _taken(asks: dict[str, float], complexes: dict[str, SgeComplex] | None,
            gpus: tuple[str, ...] = _GPU_COMPLEXES) -> list[tuple[str, float, str]]:
     """What a running job takes of each consumable: (complex, amount, "slot" | "job" |
@@ -1056,6 +1093,23 @@ def _queue_consumables(value: str | None, hosts: list[str], groups: dict[str, li
         if (mine := {k: v for k, v in x.items() if k in total[h] and v > 0})})}
     return {"queue_consumables": total, "queue_consumables_left": left,
             "queue_consumables_held": held or None}
+
+
+def _instance_complexes(value: str | None, hosts: list[str], groups: dict[str, list[str]],
+                        names: dict[str, SgeComplexName] | None
+                        ) -> dict[str, list[str]] | None:
+    """The complexes a queue's complex_values sets in its instance on each host, by full
+    name (a shortcut read as its complex); None: it sets none."""
+    if not value or value.strip().upper() == "NONE":
+        return None
+    full = {c.shortcut: c.name for c in (names or {}).values() if c.shortcut}
+    out = {}
+    for host in hosts:
+        set_here = {full.get(n, n) for item in re.split(r"[\s,]+", host_value(value, host, groups))
+                    if (n := item.partition("=")[0]) and n.upper() != "NONE"}
+        if set_here:
+            out[host] = sorted(set_here)
+    return out or None
 
 
 def _queue_gpus(nodes: list[Node], partitions: list[Partition],

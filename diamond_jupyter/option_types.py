@@ -17,9 +17,13 @@ SPEC_OPTIONS = {"queue": "--partition", "name": "--name", "nodes": "--nodes",
                 "memory": "--memory"}
 
 
-def count(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number `least` or more (`--lines -5` printed nothing and
-    `--limit -1` blamed an `order` the user never gave)."""
+MAX_LISTED = 2**63 - 1  # a listing's `--limit` at most: what SQLite's integers hold
+
+
+def count(least: int, most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number `least` or more, and `most` at most when given
+    (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;
+    `--limit 10**23` was refused as "from 0", the 0 it refuses itself)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -28,6 +32,9 @@ def count(least: int) -> Callable[[str], int]:
         if value is None or value < least:
             raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
                                              f"{text!r}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, "
+                                             f"not {text[:40]!r}")
         return value
     return parse
 

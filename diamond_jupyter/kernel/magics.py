@@ -14,7 +14,14 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
-from ..option_types import count, filled, hedge_count, pasted_dash, unknown_option
+from ..option_types import (
+    MAX_LISTED,
+    count,
+    filled,
+    hedge_count,
+    pasted_dash,
+    unknown_option,
+)
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -88,7 +95,7 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=count(1), default=20)
+    p.add_argument("--limit", type=count(1, MAX_LISTED), default=20)
     for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")

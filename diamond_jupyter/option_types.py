@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 
@@ -37,6 +38,21 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
                                              f"not {text[:40]!r}")
         return value
     return parse
+
+
+class StoreOnce(argparse._StoreAction):
+    """An option that takes one value: given twice with different values it is bad input
+    (`--site beta --site alpha` submitted to alpha without a word, on the command line and
+    in the magics alike)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given and given[self.dest] != values:
+            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
+                         f"{values!r}); give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
 
 
 def filled(what: str) -> Callable[[str], str]:

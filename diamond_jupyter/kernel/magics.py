@@ -16,6 +16,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
 from ..option_types import (
     MAX_LISTED,
+    StoreOnce,
     count,
     filled,
     hedge_count,
@@ -57,6 +58,8 @@ class _Parser(argparse.ArgumentParser):
         # command line refuses those too
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)  # `--site a --site b`: refused, as the CLI does
+        self.register("action", "store", StoreOnce)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,

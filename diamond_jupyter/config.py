@@ -183,7 +183,10 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
                          f"name ({_printable(rest) or 'login.example.org'}); a slurmrestd "
                          "door's URL goes in url:, with kind: slurmrestd")
     _no_variable(hop, "host")
-    user, _, hostport = hop.rpartition("@")
+    user, at, hostport = hop.rpartition("@")
+    if at and not user:  # `@login`: a user left out was dropped unsaid (the login's own used)
+        raise ValueError(f"{_printable(repr(text))}: nothing before '@': write USER@HOST, or "
+                         "the host alone for ssh_config's user (or the local one)")
     port: str | None = None
     if hostport.startswith("["):
         host, _, rest = hostport[1:].partition("]")
@@ -611,6 +614,28 @@ def _check_names(key: str, value: Any) -> None:
                      f"{_printable(repr(value))[:60]}")
 
 
+# the container runtimes a job's `--container` is matched against (discovery's names, and
+# charliecloud, which its `ch-run` is also called)
+CONTAINER_RUNTIMES = ("apptainer", "singularity", "podman", "docker", "enroot", "ch-run",
+                      "charliecloud", "shifter", "podman-hpc", "sarus")
+
+
+def _check_runtimes(value: Any) -> None:
+    """`metadata.container_runtimes`: a name a letter away from a known runtime (`dockr`) is
+    refused naming it; the site never matched a job asking for docker. Other names are kept
+    as written (a runtime this list does not know)."""
+    names = value.split(",") if isinstance(value, str) else value
+    for name in names if isinstance(names, (list, tuple, dict)) else []:
+        if not isinstance(name, str) or name.strip().lower() in CONTAINER_RUNTIMES:
+            continue
+        near = difflib.get_close_matches(name.strip().lower(), CONTAINER_RUNTIMES, n=1,
+                                         cutoff=0.8)
+        if near:
+            raise ValueError(f"container_runtimes: {_printable(repr(name.strip()))}: did you mean "
+                             f"{near[0]}? (known: {', '.join(CONTAINER_RUNTIMES)}; another "
+                             "name is kept as written)")
+
+
 def _check_software(software: Any) -> None:
     """`metadata.software`: each entry a module name as discovered ones are checked (they
     reach the job's `module load` lines and the notes on a terminal)."""
@@ -724,6 +749,7 @@ class SiteConfig(_Cfg):
         for key in ("architecture", "features", "gpu_models", "container_runtimes", "mpi",
                     "pmi", "groups"):
             _check_names(key, value.get(key))
+        _check_runtimes(value.get("container_runtimes"))
         if isinstance(value.get("groups"), str):  # `groups: users, hpc`: placement reads a list
             value = {**value, "groups": [g.strip() for g in value["groups"].split(",")
                                          if g.strip()]}
@@ -804,6 +830,10 @@ class SiteConfig(_Cfg):
                                  f"{self.scheduler} command ({hint}accepted: "
                                  f"{', '.join(programs)})")
         allowed = self.allowed_partitions
+        if allowed and (twice := next((p for n, p in enumerate(allowed)
+                                       if p in allowed[:n]), None)):
+            raise ValueError(f"allowed_partitions: {twice!r} is listed twice; list each "
+                             "partition once")
         if allowed and self.default_partition and self.default_partition not in allowed:
             raise ValueError(f"default_partition {self.default_partition!r} is not in "
                              f"allowed_partitions ({', '.join(allowed)})")

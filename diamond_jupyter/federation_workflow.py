@@ -608,10 +608,18 @@ class WorkflowMixin:
         workflow."""
         view = self.workflow(workflow_id)
         if refresh:
+            from .store.workflows import WORKFLOW_DONE
+
             for s in view.steps:
                 if s.job and not s.state.terminal:
                     with contextlib.suppress(DiamondError):
                         await self.status(s.job, refresh=True)  # type: ignore[attr-defined]
+            view = self.workflow(workflow_id)
+            if view.state not in WORKFLOW_DONE and any(s.job and s.state.terminal
+                                                       for s in view.steps):
+                # a step's job that ended (cancelled directly, say) is acted on now: with no
+                # engine driving the workflow, it stayed PENDING, its next steps waiting
+                await self.workflow_engine.advance(workflow_id)
             view = self.workflow(workflow_id)
         return view
 

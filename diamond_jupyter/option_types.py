@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 MAX_HEDGE_COPIES = 8  # the facade's own bound (federation_hedge.MAX_HEDGE)
 
@@ -17,9 +18,13 @@ SPEC_OPTIONS = {"queue": "--partition", "name": "--name", "nodes": "--nodes",
                 "memory": "--memory"}
 
 
-def count(least: int) -> Callable[[str], int]:
-    """An argparse type: a whole number `least` or more (`--lines -5` printed nothing and
-    `--limit -1` blamed an `order` the user never gave)."""
+MAX_LISTED = 2**63 - 1  # a listing's `--limit` at most: what SQLite's integers hold
+
+
+def count(least: int, most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number `least` or more, and `most` at most when given
+    (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;
+    `--limit 10**23` was refused as "from 0", the 0 it refuses itself)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -28,8 +33,26 @@ def count(least: int) -> Callable[[str], int]:
         if value is None or value < least:
             raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
                                              f"{text!r}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, "
+                                             f"not {text[:40]!r}")
         return value
     return parse
+
+
+class StoreOnce(argparse._StoreAction):
+    """An option that takes one value: given twice with different values it is bad input
+    (`--site beta --site alpha` submitted to alpha without a word, on the command line and
+    in the magics alike)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given and given[self.dest] != values:
+            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
+                         f"{values!r}); give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
 
 
 def filled(what: str) -> Callable[[str], str]:

@@ -139,7 +139,7 @@ def test_an_option_like_value_is_refused_naming_the_option(user, option, said):
     (["logs", "alpha:1", "--lines", "99999999999999999999999"],
      "lines must be a whole number from 1 to 1000000000"),
     (["jobs", "--limit", "99999999999999999999999"],
-     "limit must be a whole number from 0 to 9223372036854775807"),
+     "argument --limit: expected a whole number from 1 to 9223372036854775807"),
 ])
 def test_a_number_past_its_bound_is_refused_saying_the_bound(user, args, said):
     line = user.refused(*args)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..model import BadInput, DiamondError
-from ..option_types import pasted_dash, unknown_option
+from ..option_types import StoreOnce, pasted_dash, unknown_option
 from .agent import add_agent_commands
 from .common import LeftClosing, common_options
 from .describe import add_describe_command
@@ -20,20 +20,6 @@ from .login import add_login_command
 from .resume import add_resume_command
 from .testbed import add_testbed_commands
 from .workflow import add_workflow_command
-
-
-class _StoreOnce(argparse._StoreAction):
-    """An option that takes one value: given twice with different values it is bad input
-    (`--site beta --site alpha` submitted to alpha without a word)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
-        if self.dest in given and given[self.dest] != values:
-            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
-                         f"{values!r}); give it once")
-        given[self.dest] = values
-        super().__call__(parser, namespace, values, option_string)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,8 +35,8 @@ class _Parser(argparse.ArgumentParser):
         # (--timeout) for a job given no time limit
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,

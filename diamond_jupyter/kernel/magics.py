@@ -14,7 +14,15 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
-from ..option_types import count, filled, hedge_count, pasted_dash, unknown_option
+from ..option_types import (
+    MAX_LISTED,
+    StoreOnce,
+    count,
+    filled,
+    hedge_count,
+    pasted_dash,
+    unknown_option,
+)
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -50,6 +58,8 @@ class _Parser(argparse.ArgumentParser):
         # command line refuses those too
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)  # `--site a --site b`: refused, as the CLI does
+        self.register("action", "store", StoreOnce)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
@@ -88,7 +98,7 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=count(1), default=20)
+    p.add_argument("--limit", type=count(1, MAX_LISTED), default=20)
     for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")

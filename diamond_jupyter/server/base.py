@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
-from tornado.web import HTTPError, RequestHandler
+from tornado.web import _ARG_DEFAULT, HTTPError, RequestHandler
 
 from ..model import (
     BadInput,
@@ -222,6 +222,17 @@ class DiamondHandler(APIHandler):
         if unknown:
             raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
                            f"route reads (accepted: {', '.join(accepted)})")
+
+    def get_query_argument(self, name: str, default: Any = _ARG_DEFAULT,
+                           strip: bool = True) -> Any:
+        """The query argument `name`; ApiError 400 when it is given twice with two values
+        (`jobs?site=x&site=here` listed here's jobs: the last one silently won)."""
+        given = list(dict.fromkeys(self.get_query_arguments(name, strip=strip)))
+        if len(given) > 1:
+            shown = " and ".join(repr(v[:40]) for v in given[:2])
+            raise ApiError(400, "bad-input", f"query argument {name!r} is given twice ({shown}); "
+                           "give it once")
+        return super().get_query_argument(name, default, strip)
 
     def page_args(self) -> tuple[int, int]:
         """A list's `limit` (50 unless given, at most MAX_LIMIT) and `offset` (0 unless given)."""

@@ -13,6 +13,8 @@ others guard what was read right already):
   says why truly (qacct -j would read it as an option; qsub itself keeps it).
 - `#$ -P -x` was kept as a project of '-x' and carried to PBS Pro; now refused at its line
   as `-A -x` is.
+- `#$ -S -x` was read as the shell '-x', refused only at translation without a line; now
+  refused at its line.
 - A name from elsewhere that is a Grid Engine keyword (`--job-name=all`) was written as
   `#$ -N all`, which Grid Engine refuses; it is written `jall`, said.
 """
@@ -97,6 +99,15 @@ def test_the_other_dash_values_stay_refused_at_their_line(line, field):
     with pytest.raises(BadInput) as exc:
         parse_lines("sge", line)
     assert str(exc.value).startswith(f"line 2: `{line}` sets the {field} to '-x'")
+
+
+def test_a_dash_shell_is_refused_at_its_line():
+    with pytest.raises(BadInput) as exc:
+        parse_lines("sge", "#$ -S -x")
+    assert str(exc.value) == (
+        "line 2: `#$ -S -x` sets the shell to '-x', which starts with '-' (qsub takes the "
+        "word after -S as the shell's path whatever it is); give the shell's absolute path "
+        "(e.g. /bin/bash)")
 
 
 def test_a_placeholder_name_is_kept_for_the_template():

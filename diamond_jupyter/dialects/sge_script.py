@@ -383,6 +383,11 @@ class SgeScript:
                 raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
             spec.requeue = (v or "").lower() in ("y", "yes")
         elif o == "-S":
+            if v.startswith("-"):  # qsub takes it as the shell's path, which it is not
+                raise BadInput(f"line {item.lineno}: `{item.raw.strip()}` sets the shell to "
+                               f"{v!r}, which starts with '-' (qsub takes the word after -S "
+                               "as the shell's path whatever it is); give the shell's "
+                               "absolute path (e.g. /bin/bash)")
             spec.shell = v
         else:
             return False

@@ -83,15 +83,15 @@ def test_a_log_counted_in_processors_says_processors(tmp_path: Path) -> None:
 
 def test_queue_lines_give_their_queues_limits(tmp_path: Path) -> None:
     """The archive's Queue lines with a MaxRuntime of their own, in brackets or parentheses;
-    words ("at most 1 hour"), a limit in other units than seconds and HPC2N's "[fque:1]"
-    give none."""
+    words ("at most 1 hour") and HPC2N's "[fque:1]" give none; a limit in named units ("1
+    hour") is read in seconds, as the header's MaxRuntime is."""
     log = read_swf(_save(tmp_path / "q.swf", QUEUES + "; Queue: 4 [fque:1]\n"
                          "; Queue: 5 debug (MaxRuntime: 1 hour)\n"
                          "; Queue: 6 wide [MaxRuntime: 1,800 s, MaxProcs: 64]\n"
                          + "".join(_job(n, 900 * n) for n in range(1, 50))))
-    assert log.queue_limits == ((1, 3600.0), (2, 86400.0), (6, 1800.0))
+    assert log.queue_limits == ((1, 3600.0), (2, 86400.0), (5, 3600.0), (6, 1800.0))
     assert [log.unasked_s(q) for q in (1, 2, 3, 4, 5, 6, -1)] == [
-        3600, 86400, 7200, 7200, 7200, 1800, 7200]
+        3600, 86400, 7200, 7200, 3600, 1800, 7200]
 
 
 def test_a_job_without_a_request_asks_its_queues_limit(tmp_path: Path) -> None:

@@ -300,7 +300,14 @@ class SgeScript:
             if re.search(_NAME_BAD, v) and not is_placeholder(v):  # qsub denies it
                 raise bad(item, "bad job name", "a name without / : @ \\ * ? or blanks "
                           f"(qsub refuses them), e.g. {re.sub(_NAME_BAD, '_', v)}")
+            _grid_engine_name(spec, item, v)
             spec.name = v
+        elif o == "-P" and v.startswith("-"):
+            raise BadInput(
+                f"line {item.lineno}: `{item.raw.strip()}` sets the project to {v!r}, which "
+                "starts with '-' (qsub takes the word after -P whatever it is, but no other "
+                "scheduler could be given it back: it reads as an option); a project is a "
+                "name, and no scheduler's starts with '-'; give the name")
         elif o == "-q":
             self._queue(spec, item, v)
         elif o == "-A":
@@ -376,6 +383,11 @@ class SgeScript:
                 raise bad(item, "bad -r value", "y (rerunnable) or n (never rerun)")
             spec.requeue = (v or "").lower() in ("y", "yes")
         elif o == "-S":
+            if v.startswith("-"):  # qsub takes it as the shell's path, which it is not
+                raise BadInput(f"line {item.lineno}: `{item.raw.strip()}` sets the shell to "
+                               f"{v!r}, which starts with '-' (qsub takes the word after -S "
+                               "as the shell's path whatever it is); give the shell's "
+                               "absolute path (e.g. /bin/bash)")
             spec.shell = v
         else:
             return False
@@ -502,8 +514,9 @@ class SgeScript:
         if spec.name:
             name = _job_name(spec.name)
             warnings += job_name_warning(spec.name, name, "Grid Engine names cannot start "
-                                         "with a digit or '-' nor hold / : @ \\ * ? blanks "
-                                         "or quotes")
+                                         "with a digit, be NONE, ALL or TEMPLATE, nor hold / "
+                                         ": @ \\ * ? blanks or quotes; one starting with "
+                                         "'-' would read as an option to qacct -j")
             add("-N", name)
         kept = spec.metadata.get("sge_queue_instances")
         if spec.source_dialect == "sge" and isinstance(kept, dict) \
@@ -861,11 +874,38 @@ def _unwritable_values_exported(spec: JobSpec) -> tuple[JobSpec, list[str]]:
     return spec, [f"export {k}={sh_quote(v)}" for k, v in blank.items()]
 
 
+# The words Grid Engine keeps for itself, refused as any object's name (any case)
+_KEYWORDS = ("NONE", "ALL", "TEMPLATE")
+
+
+def _grid_engine_name(spec: JobSpec, item: Item, name: str) -> None:
+    """A job name as Grid Engine takes it: qsub gives -N the next word whatever it is
+    (`-N -x` names the job "-x", said), and its master refuses a name starting with a
+    digit or that is one of its keywords, when the job is submitted (BadInput here)."""
+    if is_placeholder(name):
+        return
+    at = f"line {item.lineno}: job name {name!r} in `{item.raw.strip()}`"
+    if name[:1].isdigit():
+        raise BadInput(f"{at} starts with a digit: Grid Engine refuses the job (`denied: "
+                       f"\"{name}\" is not a valid object name (cannot start with a digit)`); "
+                       f"give one that starts otherwise (e.g. {_job_name(name)!r})")
+    if name.upper() in _KEYWORDS:
+        raise BadInput(f"{at} is one of Grid Engine's keywords (NONE, ALL, TEMPLATE, in any "
+                       f"case), which it refuses as a name; give another (e.g. "
+                       f"{_job_name(name)!r})")
+    if name.startswith("-"):
+        note(spec, f"{at}: qsub takes the word after -N as the name whatever it is, so the "
+                   f"job is named {name!r} (if {name} was meant as an option, -N lacks its "
+                   "name)")
+
+
 def _job_name(name: str) -> str:
-    """A name qsub accepts: no / : @ \\ * ? blanks or quotes, not starting with a digit, nor
-    with `-` (qsub would read `-N -x` as an option)."""
+    """A name qsub accepts: no / : @ \\ * ? blanks or quotes, not starting with a digit, not
+    a keyword (NONE, ALL, TEMPLATE); nor starting with `-`, which Grid Engine keeps but
+    `qacct -j NAME`, finding the job by its name, would read as an option."""
     fixed = re.sub(_NAME_BAD, "_", name)
-    return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" else fixed
+    return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" \
+        or fixed.upper() in _KEYWORDS else fixed
 
 
 def _fmt_mem(mb: int) -> str:

@@ -486,13 +486,14 @@ def read_swf(path: str | Path) -> SwfLog:
                     if len(comments) < HEADER_TEXT_LINES:
                         comments.append(text[1:])
                     for key, value in header_fields(text[1:]):
-                        count = header_count(value)
+                        count = header_seconds(value) if key in TIME_HEADERS \
+                            else header_count(value)
                         if key == "Partition":
                             partition_lines.append(value)
                         elif key == "Queue":
                             queue_lines.append(value)
-                        elif key in ("MaxProcs", "MaxNodes") and (
-                                not count or not _WHOLE_SIZE.match(value)):
+                        elif key in ("MaxProcs", "MaxNodes") and (not count or not (
+                                _WHOLE_SIZE.match(value) or _HEADER_EXPONENT.match(value.strip()))):
                             # 0, -1, a fraction (0.5) or no number (abc): no machine's size
                             unsized.setdefault(key, (lineno, text,
                                                      bool(_NO_SIZE.match(value))))
@@ -665,11 +666,10 @@ def read_swf(path: str | Path) -> SwfLog:
 
 
 # A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
-# field ("; Queue: 2 long [MaxRuntime: 172800]", "(MaxRuntime=172800 s)"), in seconds as
-# that field is; a number in other units ("MaxRuntime: 1 hour", "12:00:00") is not read
+# field ("; Queue: 2 long [MaxRuntime: 172800]", "(MaxRuntime=172800 s)"), read as the
+# header's MaxRuntime is (`header_seconds`: "MaxRuntime: 1 hour" too; "12:00:00" is not)
 _QUEUE_LINE = re.compile(r"\s*(-?\d+)\b(.*)")
-_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[\d,]*)"
-                            r"(?:\s*(?:s|secs?|seconds)\b)?(?!\s*[A-Za-z:.\d])", re.IGNORECASE)
+_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[^][()]*)", re.IGNORECASE)
 
 
 def _queue_limits(values: list[str]) -> tuple[tuple[int, float], ...]:
@@ -679,7 +679,7 @@ def _queue_limits(values: list[str]) -> tuple[tuple[int, float], ...]:
     limits: dict[int, float] = {}
     for value in values:
         line, runtime = _QUEUE_LINE.match(value), _QUEUE_RUNTIME.search(value)
-        if line and runtime and (seconds := int(runtime.group(1).replace(",", ""))) > 0:
+        if line and runtime and (seconds := header_seconds(runtime.group(1)) or 0) > 0:
             queue = int(line.group(1))
             limits[queue] = max(limits.get(queue, 0.0), float(seconds))
     return tuple(sorted(limits.items()))
@@ -1107,7 +1107,11 @@ def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
     "UnixStartTime: 2004-01-02") became: not read, rather than its leading digits."""
     instead = f"its other {key} line is read instead" if another else \
         f"the log is read as if it gave no {key}"
-    return (f"the log's header line {lineno} ({text!r}) gives {key} as no whole number "
+    unsure = [w for w in re.findall(r"\d\s*([^\W\d_]+)", text)
+              if w.lower() in _UNSURE_UNITS] if key in TIME_HEADERS else []
+    given = f"in {unsure[0]!r}, a unit of no one length in seconds" if unsure \
+        else "as no whole number"
+    return (f"the log's header line {lineno} ({text!r}) gives {key} {given} "
             f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}): it is not "
             f"read; {instead}")
 
@@ -1524,8 +1528,8 @@ _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
 # A header number written in another notation than a count: an exponent ("1.0731e9"), or
 # a fraction, time, date, hexadecimal or unit glued to its digits ("12.5", "36:00:00",
 # "2004-01-02", "0x80", "1.5k"); the count is read from the first, the others are no count
-_HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?=\s|\(|$)")
-_GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d)")
+_HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?!\w|\.\d)")
+_GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d|[eE][+-]?\d)")
 
 
 def header_count(value: str) -> int | None:
@@ -1547,6 +1551,50 @@ def header_count(value: str) -> int | None:
     if _GLUED.match(plain):
         return None
     return int(digits) if digits else None
+
+
+# The header fields that count seconds: a number there may be written with its unit
+TIME_HEADERS = ("MaxRuntime", "UnixStartTime")
+# Time units a header may name after its number ("3 days", "36 hours", "2 h", "36h"), in
+# seconds; "m" (minutes or months) and months and years (of no one length) are no such unit
+TIME_UNITS = {**dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
+              **dict.fromkeys(("min", "mins", "minute", "minutes"), 60),
+              **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
+              **dict.fromkeys(("d", "day", "days"), 86400),
+              **dict.fromkeys(("w", "wk", "wks", "week", "weeks"), 604800)}
+# Words after a number that name a time unit of no one reading: such a value is not read
+_UNSURE_UNITS = {"m", "mo", "mon", "mons", "month", "months", "y", "yr", "yrs", "year",
+                 "years", "ms", "msec", "msecs", "millisecond", "milliseconds", "us", "usec",
+                 "usecs", "microsecond", "microseconds", "ns", "nsec", "nanosecond",
+                 "nanoseconds", "tick", "ticks", "jiffies", "fortnight", "fortnights"}
+# One number and the word after it, glued or apart ("3 days", "36h", "1,440 min", "1.5 h")
+_NUMBER_WORD = re.compile(r"\s*(?:,|and)?\s*(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d[\d,_]*)"
+                          r"(\.\d+)?\s*([^\W\d_]+)\b\.?")
+
+
+def header_seconds(value: str) -> int | None:
+    """The seconds a time header gives: a count ("129600", "7200 s", `header_count`), or a
+    number in units named by words ("3 days", "36 hours", "1 week", "2 h", "1 h 30 min",
+    "1.5 hours"), read as that many seconds. None where it gives none, or gives a unit of no
+    one length ("12 months", "3 m": minutes or months) or a fraction of a second: not read,
+    rather than its bare number."""
+    if _HEADER_EXPONENT.match(value.strip().replace(",", "")):
+        return header_count(value)  # "1.0731e9": a count in exponent form
+    seconds, rest, first = 0.0, value, True
+    while (m := _NUMBER_WORD.match(rest)) is not None:
+        digits, fraction, word = m.groups()
+        unit = TIME_UNITS.get(word.lower())
+        if unit is None:
+            if word.lower() in _UNSURE_UNITS or not first:
+                return None
+            return header_count(value)  # words after a count of seconds ("7200 max")
+        seconds += float(re.sub(r"\D", "", digits) + (fraction or "")) * unit
+        rest, first = rest[m.end():], False
+    if first:
+        return header_count(value)
+    if re.match(r"\s*[\d:.]", rest) or not seconds.is_integer():
+        return None  # "3 days 12:00:00", "0.0001 h": no whole count of seconds read
+    return int(seconds)
 
 
 def _job(text: str, path: Path, lineno: int, first: bool = False,

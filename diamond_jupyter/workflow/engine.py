@@ -34,7 +34,9 @@ over where the last one stopped.
 - Gangs: every member is submitted held and all are released together, only when every
   member is ready and its site can start it now, so no partial gang ever runs.
 - Failure: `retries` resubmissions (`on_failure: resubmit-elsewhere` on a site not tried yet,
-  `stop` on the same site); steps queued behind a resubmitted step are resubmitted too.
+  `stop` on the same site); steps queued behind a resubmitted step are resubmitted too,
+  but for a step whose job refers to nothing of the failed run (held, no dependency on it,
+  not on its site): it keeps its place, held until the new run ends (`_keeps_place`).
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
   transfers); the others leave it alone while that engine lives. Every write that drives a
@@ -607,6 +609,11 @@ class WorkflowEngine:
         except SealError as e:  # never run the redacted text instead
             await self._stop(rec, "FAILED", f"cannot run the workflow's steps: {e}", None)
             return
+        # 0. a retry whose engine stopped before the steps below it were looked at
+        for name in wf.order():
+            if rec.step(name).data.get("requeue_below"):
+                await self._requeue_below(rec, wf, name)
+                rec = self.store.get_workflow(wid)
         # 1. what the jobs say
         for name in wf.order():
             st = rec.step(name)
@@ -935,6 +942,8 @@ class WorkflowEngine:
             return
         if self._stopped_meanwhile(rec):  # while it was placed: nothing goes in now
             return
+        if st.data.get("kept_below"):
+            await self._unkeep(rec, wf, name, site)
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
             job = self._job(up)
@@ -1426,8 +1435,9 @@ job_id=job.id if job else None)
                     log.info("workflow %s step %s: release failed: %s", wid, name, e)
                     self.advance_soon(wid, GANG_RECHECK_S)
                     return False  # still held: tried again
-        self._step(wid, name, phase="released", job_id=job.id,
-                   event={"job": job.id})
+        kept = {"reason": "", "data": {"kept_for": None}} if st.data.get("kept_for") else {}
+        self._step(wid, name, phase="released", job_id=job.id, event={"job": job.id},
+                   **kept)
         return True
 
     async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
@@ -1463,17 +1473,27 @@ job_id=job.id if job else None)
             data: dict[str, Any] = {"elsewhere": step.on_failure == "resubmit-elsewhere",
                                     "move_error": None}
             data["pin"] = None if data["elsewhere"] else st.site
+            # the steps below it are looked at next; marked first, so that an engine that
+            # stops before they are looked at leaves it to the next one (`_advance`)
+            data["requeue_below"] = True
             self._step(rec.id, name, phase="waiting", token="",
                        attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
                        f"failed on {st.site}: {why}", data=data, job_id=job.id,
                        event={"retry": True, "failed_job": job.id})
-            await self._requeue_downstream(rec, wf, name)
-            if step.gang:
-                await self._requeue_gang(rec, wf, name)
+            await self._requeue_below(rec, wf, name)
             return False
         self._step(rec.id, name, phase="failed", reason=why, job_id=job.id)
         await self._stop(rec, "FAILED", f"step {name!r} failed: {why}", name)
         return True
+
+    async def _requeue_below(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """After step `name` failed and waits to run again: the steps below it (and its gang)
+        that referred to its failed run wait for the new one; then its mark is cleared.
+        Idempotent: run again by the next engine when this one stopped midway."""
+        await self._requeue_downstream(rec, wf, name)
+        if wf.step(name).gang:
+            await self._requeue_gang(rec, wf, name)
+        self._step(rec.id, name, data={"requeue_below": False})
 
     async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """A gang member run again: the members still queued or running are cancelled and
@@ -1492,15 +1512,74 @@ job_id=job.id if job else None)
             await self._requeue_downstream(rec, wf, m)
 
     async def _requeue_downstream(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
-        """Steps queued behind a step that is submitted again wait for its new run."""
-        for d in wf.downstream(name):
+        """Steps queued behind a step that is submitted again wait for its new run, but for
+        those whose job refers to nothing of its old run (`_keeps_place`): they stay in
+        their queues, held until it (and their other upstreams) ended, keeping their place.
+        Each such step is noted on the steps run again that it waits for (`kept_below`): one
+        of those that turns out to run on its site submits it again (`_unkeep`)."""
+        rec = self.store.get_workflow(rec.id)  # `name` as it waits now (its pin, if any)
+        below = wf.downstream(name)
+        again: set[str] = {name}
+        kept: dict[str, list[str]] = {}
+        for d in wf.order():  # upstreams first: a step sees whether its own are run again
             st = rec.step(d)
-            if st.phase in SUBMITTED or st.phase == "submitting":
-                job = self._job(st)
-                await self._cancel_unended(rec.id, job)
-                self._step(rec.id, d, phase="waiting", token="", data={
-        "move_error": None}, reason=(
-        f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+            if d not in below or not (st.phase in SUBMITTED or st.phase == "submitting"):
+                continue
+            job = self._job(st)
+            if job is not None and self._keeps_place(rec, wf, d, job, again):
+                for r in self._takes_from(wf, d) & again:
+                    kept.setdefault(r, []).append(d)
+                if st.data.get("kept_for") != name:
+                    self._step(rec.id, d, reason=f"kept in its queue (held) while {name} "
+                               "runs again", data={"kept_for": name}, job_id=job.id,
+                               event={"kept": {"job": job.id, "rerun": name}})
+                continue
+            again.add(d)
+            await self._cancel_unended(rec.id, job)
+            self._step(rec.id, d, phase="waiting", token="", data={
+                "move_error": None, "kept_for": None}, reason=(
+                f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+        for r in again:
+            if kept.get(r) or rec.step(r).data.get("kept_below"):
+                self._step(rec.id, r, data={"kept_below": sorted(kept.get(r, []))})
+
+    @staticmethod
+    def _takes_from(wf: Workflow, name: str) -> set[str]:
+        """The steps step `name` needs or takes an input from."""
+        step = wf.step(name)
+        return set(step.needs) | {i.from_ for i in step.inputs}
+
+    def _keeps_place(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job,
+                     again: set[str]) -> bool:
+        """Whether step `name`, submitted as `job`, may stay in its queue while the steps
+        `again` run anew: its job is in the queue, held or behind dependencies, not being
+        moved; none of those it needs or takes inputs from is a dependency of its job (an
+        afterok on a failed job never runs) or runs on its site (its inputs from such a step
+        are copied by its own lines, from that step's old directory). Where a step run again
+        will run is not known until it is placed (`auto`, or elsewhere): `_unkeep` then."""
+        st = rec.step(name)
+        if st.phase not in ("held", "queued") or not job.native_id or job.state.terminal \
+                or st.data.get("moving_to") or st.data.get("move_error"):
+            return False
+        deps = set(st.data.get("afterok", []))
+        return not any(r in deps or self._planned_site(rec, wf, r) == st.site
+                       for r in self._takes_from(wf, name) & again)
+
+    async def _unkeep(self, rec: WorkflowRecord, wf: Workflow, name: str, site: str) -> None:
+        """Step `name`, run again, goes to `site`: a step kept in its queue meanwhile
+        (`_requeue_downstream`) on that same site takes it as a same-site upstream (an
+        afterok, its inputs copied by its own lines), so it is submitted again behind it."""
+        for d in rec.step(name).data.get("kept_below") or []:
+            st = rec.step(d)
+            if st.site != site or st.phase not in SUBMITTED or not st.data.get("kept_for"):
+                continue
+            job = self._job(st)
+            await self._cancel_unended(rec.id, job)
+            self._step(rec.id, d, phase="waiting", token="", data={
+                "move_error": None, "kept_for": None}, reason=(
+                f"resubmitted: {name} now runs on {site}, its site"),
+                job_id=job.id if job else None)
+            await self._requeue_downstream(rec, wf, d)
 
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:

@@ -19,7 +19,8 @@ from test_workflow_unseen import _Ops, _until
 from test_workflow_unseen13 import _Run
 from workflow_ops import next_engine
 
-from diamond_jupyter.model import Job, JobState
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.model import BadInput, Dependency, Job, JobState, SiteError, SubmitUnsure
 from diamond_jupyter.store import Store
 
 # join waits on left by an afterok (both on alpha), on right and mid held (other sites)
@@ -225,3 +226,150 @@ async def test_fault_an_engine_stopped_mid_retry_leaves_the_rest_to_the_next_one
         await run.finish("left", "right", "mid", "right2", "join")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+# -- a same-site child behind the failed job: its dependency moved where the site allows --
+
+# join waits on left by an afterok (alpha), takes no input from it; mid's file is copied in
+ORDERED = """\
+    name: ordered
+    steps:
+      - {name: left, site: alpha, script: ./left, retries: 1}
+      - {name: mid, site: gamma, script: ./mid}
+      - name: join
+        site: alpha
+        needs: [left, mid]
+        inputs:
+          - {from: mid, path: m.out}
+        script: ./join
+      - {name: post, site: alpha, needs: [join], script: ./post}
+    """
+
+
+class _Redepends(_Ops):
+    """Sites whose queued jobs' dependencies can be changed (Slurm's `scontrol update
+    Dependency=`): each change noted in `updates`; one to a site in `refusing` fails as
+    the scheduler would say."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.updates: list[tuple[str, list[tuple[str, list[str]]]]] = []
+        self.refusing: set[str] = set()
+
+    def supports_dependency_update(self, site: str) -> bool:
+        return True
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        if job.site in self.refusing:
+            raise SiteError(f"{job.site}: scontrol: error: Job dependency problem")
+        self.updates.append((job.id, [(d.kind, d.job_ids) for d in deps]))
+
+
+async def test_fault_a_same_site_child_keeps_its_job_its_afterok_moved_to_the_new_run(runs):
+    """left (alpha) fails once and runs again on alpha: join's afterok on its failed job is
+    moved to the new one (one update, no cancel, no second submit); post, behind join's
+    kept job, stays too; join is shown PENDING with the same job and its event says so."""
+    run = await runs(ORDERED, _Redepends)
+    first_left, join, post = run.job("left"), run.job("join"), run.job("post")
+    assert _afterok_ids(run, "join") == [first_left.native_id]
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    new_left = run.job("left")
+    assert run.ops.updates == [(join.id, [("afterok", [new_left.native_id])])]
+    assert run.ops.cancels == [] and run.submitted("join") == ["alpha"]
+    assert (run.job("join").id, run.job("post").id) == (join.id, post.id)
+    shown = _status(run)["join"]
+    assert (shown["job"], shown["state"], shown["reason"]) == (join.id, "PENDING", None)
+    assert _kept_events(run, "join") == [{"job": join.id, "rerun": "left",
+                                          "redepend": ["left"]}]
+    moved = [e.data["redepended"] for e in run.store.events_since(0, kinds=["workflow.step"])
+             if e.data.get("redepended")]
+    assert moved == [{"job": join.id, "afterok": [new_left.native_id]}]
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+    assert run.state() == ("COMPLETED", None)
+    assert run.submitted("join") == ["alpha"] and run.submitted("post") == ["alpha"]
+    _each_job_once(run)
+
+
+async def test_a_dependency_change_the_site_refuses_submits_the_child_again(runs):
+    """The site refuses the change: join is cancelled and submitted again behind left's new
+    job, as before, saying why; post, behind join, follows it."""
+    run = await runs(ORDERED, _Redepends)
+    run.ops.refusing.add("alpha")
+    join, post = run.job("join"), run.job("post")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    assert {join.id, post.id} <= set(run.ops.cancels)
+    assert run.submitted("join") == ["alpha", "alpha"]
+    assert _afterok_ids(run, "join") == [run.job("left").native_id]
+    said = [e.data.get("reason") for e in run.store.events_since(0, kinds=["workflow.step"])
+            if e.data.get("step") == "join" and e.data.get("phase") == "waiting"]
+    assert said == ["resubmitted after left is run again (alpha did not change its "
+                    "dependency: alpha: scontrol: error: Job dependency problem)"]
+    _each_job_once(run)
+
+
+async def test_a_child_copying_inputs_from_the_failed_parent_is_submitted_again(runs):
+    """join copies left's file by its own lines, from left's old directory: moving its
+    dependency would not do, so it is submitted again; post's afterok on join's cancelled
+    job is moved to join's new one."""
+    run = await runs(ORDERED.replace("- {from: mid, path: m.out}",
+                                     "- {from: mid, path: m.out}\n"
+                                     "          - {from: left, path: l.out}"), _Redepends)
+    join, post = run.job("join"), run.job("post")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    new_left, new_join = run.job("left"), run.job("join")
+    assert run.ops.cancels == [join.id] and run.submitted("join") == ["alpha", "alpha"]
+    assert run.ops.updates == [(post.id, [("afterok", [new_join.native_id])])]
+    assert run.job("post").id == post.id and run.submitted("post") == ["alpha"]
+    assert f"/w/alpha/{new_left.token}/l.out" in (run.ops.specs["join"].script or "")
+    _each_job_once(run)
+
+
+def test_slurm_changes_a_queued_jobs_dependencies_by_scontrol_update():
+    argv = SlurmCommands().update_dependency_argv("123", [
+        Dependency(kind="afterok", job_ids=["456", "457"]),
+        Dependency(kind="afterany", job_ids=["458"])])
+    assert argv == ["scontrol", "update", "JobId=123",
+                    "Dependency=afterok:456:457,afterany:458"]
+    with pytest.raises(BadInput, match="not a job id: '45;rm'"):
+        SlurmCommands().update_dependency_argv("123", [Dependency(job_ids=["45;rm"])])
+    with pytest.raises(BadInput, match="whole-job kinds"):
+        SlurmCommands().update_dependency_argv("123", [])
+
+
+class _LosesRetrySubmit(_Redepends):
+    """left's second submit reaches the queue but its answer is lost (found later)."""
+
+    def submitted(self, spec: Any, site: str, *, hold: bool, token: str,
+                  origin: dict[str, Any]) -> None:
+        super().submitted(spec, site, hold=hold, token=token, origin=origin)
+        if origin["step"] == "left" and origin["attempt"] == 1:
+            raise SubmitUnsure("alpha: connection lost after sbatch", f"alpha:{token}", 60)
+
+
+async def test_a_kept_child_its_scheduler_ends_is_submitted_again_not_a_cancel(runs):
+    """While left's new job is not known yet, alpha ends join (an afterok on a failed job,
+    kill_invalid_depend): join is submitted again behind left's new job once it is found;
+    the workflow goes on (not stopped as if join were cancelled outside the workflow)."""
+    run = await runs(ORDERED, _LosesRetrySubmit)
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    assert run.phases()["left"] == "submitting" and run.phases()["join"] == "held"
+    await run.end("join", JobState.CANCELLED)
+    assert run.state()[0] == "PENDING"
+    assert _status(run)["join"]["reason"] == (
+        "resubmitted: alpha ended it while it waited on left's failed job")
+    assert run.ops.updates == [] and run.submitted("join") == ["alpha"]
+    left = run.store.job_by_token(run.store.get_workflow(run.wid).step("left").token)
+    run.store.bind_native_id(left.token, "900")
+    await run.eng.advance(run.wid)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    assert run.submitted("join") == ["alpha", "alpha"] and join.id not in run.ops.cancels
+    assert _afterok_ids(run, "join") == ["900"]
+    await run.finish("mid", "left", "join", "post")
+    assert run.state() == ("COMPLETED", None)
+    _each_job_once(run)

@@ -55,6 +55,7 @@ import asyncio
 import contextlib
 import logging
 import posixpath
+import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -115,6 +116,10 @@ class WorkflowOps(Protocol):
     def site_names(self) -> list[str]: ...
     def supports_dependency(self, site: str) -> bool: ...
     def supports_gate(self, site: str) -> bool: ...
+    def supports_dependency_update(self, site: str) -> bool: ...
+    async def update_dependencies(self, job: Job, deps: list[Dependency]) -> None:
+        """Replace the dependencies of `job`, queued (DiamondError when the site refuses)."""
+        ...
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
                     exclude: set[str], ready_at: datetime | None = None) -> Estimate: ...
@@ -161,6 +166,13 @@ def step_end(st: StepRecord, job: Job, inputs_end: datetime | None, now: datetim
         after_inputs = inputs_end + timedelta(seconds=runtime)
         end = after_inputs if end is None else max(end, after_inputs)
     return None if end is None else max(now, end)
+
+
+def _names_dependency(script: str) -> bool:
+    """Whether a step's own script asks for a dependency (a directive the engine's
+    dependency update would replace)."""
+    return bool(re.search(r"(?im)^\s*#\s*(SBATCH|PBS|BSUB|flux:).*(depend|\s-d\b|\s-w\b)",
+                          script))
 
 
 def _quoted_path(path: str) -> str:
@@ -630,6 +642,16 @@ class WorkflowEngine:
                 # its estimate was under way when its engine stopped: asked again
                 self._start_estimating(rec, wf, name, job.spec, st.site,
                                        self._sources(rec, wf, name))
+            if job.state.terminal and st.data.get("redepend") \
+                    and job.state != JobState.COMPLETED and job.started_at is None:
+                # ended by its scheduler for its afterok on a failed job (kill_invalid_depend)
+                self._step(wid, name, phase="waiting", token="", data={
+                    "move_error": None, "redepend": None}, reason=(
+                    f"resubmitted: {job.site} ended it while it waited on "
+                    f"{', '.join(st.data['redepend'])}'s failed job"), job_id=job.id)
+                await self._requeue_downstream(rec, wf, name)
+                rec = self.store.get_workflow(wid)
+                continue
             if job.state == JobState.COMPLETED:
                 why = await self._outputs_missing(rec, wf, name, job)
                 if why is None:
@@ -685,6 +707,10 @@ class WorkflowEngine:
         if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
             return
         await self._submit_ready(rec, wf, looked=looked)
+        rec = self.store.get_workflow(wid)
+        for name in wf.order():  # kept behind a step run again, now that it is submitted
+            if rec.step(name).data.get("redepend"):
+                await self._redepend(rec, wf, name)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -1534,6 +1560,14 @@ job_id=job.id if job else None)
                                "runs again", data={"kept_for": name}, job_id=job.id,
                                event={"kept": {"job": job.id, "rerun": name}})
                 continue
+            if job is not None and (moved := self._redependable(rec, wf, d, job, again)):
+                if st.data.get("redepend") != moved:
+                    self._step(rec.id, d, reason=f"kept in its queue: its dependency on "
+                               f"{', '.join(moved)} moves to the new job once submitted",
+                               data={"redepend": moved}, job_id=job.id,
+                               event={"kept": {"job": job.id, "rerun": name,
+                                               "redepend": moved}})
+                continue
             again.add(d)
             await self._cancel_unended(rec.id, job)
             self._step(rec.id, d, phase="waiting", token="", data={
@@ -1564,6 +1598,68 @@ job_id=job.id if job else None)
         deps = set(st.data.get("afterok", []))
         return not any(r in deps or self._planned_site(rec, wf, r) == st.site
                        for r in self._takes_from(wf, name) & again)
+
+    def _redependable(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job,
+                      again: set[str]) -> list[str]:
+        """The steps run again (of `again`) that step `name`'s queued `job` waits for by an
+        afterok, when that afterok may be moved to their new jobs instead of `name` being
+        submitted again (`_redepend`): its site changes a queued job's dependencies; each
+        of them runs again on its site (pinned there); it takes no input from them (its
+        lines copy from their old directories); its own script and spec name no dependency
+        (the engine's would replace it). Empty: submitted again."""
+        st, step = rec.step(name), wf.step(name)
+        deps = set(st.data.get("afterok", []))
+        rerun = self._takes_from(wf, name) & again
+        if st.phase not in ("held", "queued") or not job.native_id or job.state.terminal \
+                or st.data.get("moving_to") or st.data.get("move_error") or not rerun \
+                or not rerun <= deps or not st.site \
+                or not self.ops.supports_dependency_update(st.site):
+            return []
+        if any(i.from_ in rerun for i in step.inputs) or any(
+                self._planned_site(rec, wf, r) != st.site for r in rerun):
+            return []
+        spec = step.spec()
+        if spec.dependencies or _names_dependency(spec.script or spec.command or ""):
+            return []
+        return sorted(rerun)
+
+    async def _redepend(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Step `name` was kept in its queue behind steps run again (`_redependable`): once
+        each has its new job, its job's dependencies are set anew (the afterok on those
+        jobs, its gate's afterany). Refused by the site: it is submitted again, as before."""
+        st = rec.step(name)
+        job = self._job(st)
+        if job is None or job.state.terminal:
+            return  # ended meanwhile: the jobs' pass submits it again
+        moved = st.data.get("redepend") or []
+        ids: list[str] = []
+        for n in st.data.get("afterok", []):
+            if n not in moved and rec.step(n).phase == "done":
+                continue  # met already (its job may be gone from the scheduler's memory)
+            up = self._job(rec.step(n))
+            if up is None or not up.native_id or (n in moved and up.state.terminal
+                                                   and up.state != JobState.COMPLETED):
+                return  # a new job not submitted (or bound) yet: looked at again then
+            ids.append(up.native_id)
+        deps = [Dependency(kind="afterok", job_ids=ids)]
+        gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
+        if gate is not None and gate.native_id and not gate.state.terminal:
+            deps.append(Dependency(kind="afterany", job_ids=[gate.native_id]))
+        self._check(rec.id)
+        try:
+            await self.ops.update_dependencies(job, deps)
+        except DiamondError as e:
+            log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
+            await self._cancel_unended(rec.id, job)
+            self._step(rec.id, name, phase="waiting", token="", data={
+                "move_error": None, "redepend": None}, reason=(
+                f"resubmitted after {', '.join(moved)} is run again ({st.site} did not "
+                f"change its dependency: {e})"), job_id=job.id)
+            await self._requeue_downstream(rec, wf, name)
+            self.advance_soon(rec.id)  # submitted by the next advance
+            return
+        self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
+                   event={"redepended": {"job": job.id, "afterok": ids}})
 
     async def _unkeep(self, rec: WorkflowRecord, wf: Workflow, name: str, site: str) -> None:
         """Step `name`, run again, goes to `site`: a step kept in its queue meanwhile

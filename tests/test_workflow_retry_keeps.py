@@ -373,3 +373,33 @@ async def test_a_kept_child_its_scheduler_ends_is_submitted_again_not_a_cancel(r
     await run.finish("mid", "left", "join", "post")
     assert run.state() == ("COMPLETED", None)
     _each_job_once(run)
+
+
+async def test_a_slurm_site_moves_a_queued_jobs_dependency_by_its_own_command(
+        tmp_path, monkeypatch):
+    """Through the engine's operations and the site layer, on local sites whose scheduler
+    commands are recording fakes: a Slurm site runs `scontrol update` for the job; a PBS
+    site is not asked (the step is submitted again there) and refuses, saying so."""
+    from test_dependency_sites import sites_file
+
+    from diamond_jupyter.federation import Federation
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    fed = Federation(sites_file(tmp_path), store=Store(tmp_path / "store.sqlite3"))
+    try:
+        ops = fed.workflow_engine.ops
+        assert (ops.supports_dependency_update("alpha"),
+                ops.supports_dependency_update("gamma")) == (True, False)
+        job = Job(id="alpha:4242", site="alpha", native_id="4242", name="join")
+        await ops.update_dependencies(job, [Dependency(kind="afterok", job_ids=["4250"]),
+                                            Dependency(kind="afterany", job_ids=["4243"])])
+        calls = (tmp_path / "fake-alpha" / "calls").read_text().splitlines()
+        assert calls[-1] == "scontrol update JobId=4242 Dependency=afterok:4250,afterany:4243"
+        with pytest.raises(BadInput, match="gamma: pbs jobs' dependencies are not changed"):
+            await ops.update_dependencies(Job(id="gamma:77.server", site="gamma",
+                                              native_id="77.server", name="join"),
+                                          [Dependency(job_ids=["78.server"])])
+    finally:
+        await fed.close()
+        fed.store.close()

@@ -36,7 +36,9 @@ over where the last one stopped.
 - Failure: `retries` resubmissions (`on_failure: resubmit-elsewhere` on a site not tried yet,
   `stop` on the same site); steps queued behind a resubmitted step are resubmitted too,
   but for a step whose job refers to nothing of the failed run (held, no dependency on it,
-  not on its site): it keeps its place, held until the new run ends (`_keeps_place`).
+  not on its site): it keeps its place, held until the new run ends (`_keeps_place`); and
+  one behind it by an afterok on its site, where the site changes a queued job's
+  dependency: its afterok is moved to the new run's job (`_redependable`, `_redepend`).
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
   transfers); the others leave it alone while that engine lives. Every write that drives a

@@ -403,3 +403,21 @@ async def test_a_slurm_site_moves_a_queued_jobs_dependency_by_its_own_command(
     finally:
         await fed.close()
         fed.store.close()
+
+
+async def test_a_child_behind_a_resubmitted_auto_step_is_submitted_again_too(runs):
+    """join (placed by the engine, on alpha beside left) copies left's file: it is submitted
+    again, and placed anew; post's afterok on it cannot be moved to a job whose site is not
+    known yet, so post is submitted again behind it (no update asked)."""
+    run = await runs(ORDERED.replace("        site: alpha\n        needs: [left, mid]",
+                                     "        needs: [left, mid]").replace(
+        "- {from: mid, path: m.out}", "- {from: mid, path: m.out}\n"
+                                      "          - {from: left, path: l.out}"), _Redepends)
+    join, post = run.job("join"), run.job("post")
+    assert (join.site, _afterok_ids(run, "post")) == ("alpha", [join.native_id])
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    assert run.ops.updates == [] and {join.id, post.id} <= set(run.ops.cancels)
+    assert _afterok_ids(run, "post") == [run.job("join").native_id]
+    assert run.submitted("post") == ["alpha", "alpha"]
+    _each_job_once(run)

@@ -1575,6 +1575,7 @@ job_id=job.id if job else None)
             self._step(rec.id, d, phase="waiting", token="", data={
                 "move_error": None, "kept_for": None}, reason=(
                 f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+            rec = self.store.refresh_workflow(rec, [d], steps_only=True)  # its site to come
         for r in again:
             if kept.get(r) or rec.step(r).data.get("kept_below"):
                 self._step(rec.id, r, data={"kept_below": sorted(kept.get(r, []))})
@@ -1635,6 +1636,7 @@ job_id=job.id if job else None)
             return  # ended meanwhile: the jobs' pass submits it again
         moved = st.data.get("redepend") or []
         ids: list[str] = []
+        why = ""
         for n in st.data.get("afterok", []):
             if n not in moved and rec.step(n).phase == "done":
                 continue  # met already (its job may be gone from the scheduler's memory)
@@ -1642,26 +1644,31 @@ job_id=job.id if job else None)
             if up is None or not up.native_id or (n in moved and up.state.terminal
                                                    and up.state != JobState.COMPLETED):
                 return  # a new job not submitted (or bound) yet: looked at again then
+            if up.site != st.site:  # placed elsewhere: an afterok cannot name its job
+                why = f"{n} now runs on {up.site}"
+                break
             ids.append(up.native_id)
-        deps = [Dependency(kind="afterok", job_ids=ids)]
-        gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
-        if gate is not None and gate.native_id and not gate.state.terminal:
-            deps.append(Dependency(kind="afterany", job_ids=[gate.native_id]))
-        self._check(rec.id)
-        try:
-            await self.ops.update_dependencies(job, deps)
-        except DiamondError as e:
-            log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
-            await self._cancel_unended(rec.id, job)
-            self._step(rec.id, name, phase="waiting", token="", data={
-                "move_error": None, "redepend": None}, reason=(
-                f"resubmitted after {', '.join(moved)} is run again ({st.site} did not "
-                f"change its dependency: {e})"), job_id=job.id)
-            await self._requeue_downstream(rec, wf, name)
-            self.advance_soon(rec.id)  # submitted by the next advance
-            return
-        self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
-                   event={"redepended": {"job": job.id, "afterok": ids}})
+        if not why:
+            deps = [Dependency(kind="afterok", job_ids=ids)]
+            gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
+            if gate is not None and gate.native_id and not gate.state.terminal:
+                deps.append(Dependency(kind="afterany", job_ids=[gate.native_id]))
+            self._check(rec.id)
+            try:
+                await self.ops.update_dependencies(job, deps)
+            except DiamondError as e:
+                log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
+                why = f"{st.site} did not change its dependency: {e}"
+            else:
+                self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
+                           event={"redepended": {"job": job.id, "afterok": ids}})
+                return
+        await self._cancel_unended(rec.id, job)
+        self._step(rec.id, name, phase="waiting", token="", data={
+            "move_error": None, "redepend": None}, reason=(
+            f"resubmitted after {', '.join(moved)} is run again ({why})"), job_id=job.id)
+        await self._requeue_downstream(rec, wf, name)
+        self.advance_soon(rec.id)  # submitted by the next advance
 
     async def _unkeep(self, rec: WorkflowRecord, wf: Workflow, name: str, site: str) -> None:
         """Step `name`, run again, goes to `site`: a step kept in its queue meanwhile

@@ -421,3 +421,46 @@ async def test_a_child_behind_a_resubmitted_auto_step_is_submitted_again_too(run
     assert _afterok_ids(run, "post") == [run.job("join").native_id]
     assert run.submitted("post") == ["alpha", "alpha"]
     _each_job_once(run)
+
+
+class _StallingUpdate(_Redepends):
+    """The first dependency change waits for `go` (`asked` set as it begins)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        if not self.asked.is_set():
+            self.asked.set()
+            await self.go.wait()
+        await super().update_dependencies(job, deps)
+
+
+async def test_an_engine_stopped_before_moving_a_dependency_leaves_it_to_the_next_one(runs):
+    """left fails; its engine stops while join's dependency is being moved to left's new
+    job. The next engine moves it (join keeps its one job, never cancelled), and the
+    workflow completes with every step's job submitted once per run."""
+    run = await runs(ORDERED, _StallingUpdate)
+    join = run.job("join")
+    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.store.get_workflow(run.wid).step("join").data["redepend"] == ["left"]
+    run.ops.go.set()
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"left": "queued", "join": "held"})
+        new_left = run.job("left")
+        assert run.ops.updates == [(join.id, [("afterok", [new_left.native_id])])]
+        assert run.submitted("left") == ["alpha", "alpha"]
+        assert run.ops.cancels == [] and run.submitted("join") == ["alpha"]
+        await run.finish("mid", "left")
+        await _until(eng, run.wid, {"join": "released"})
+        await run.finish("join", "post")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .federation_needs import scan_off_loop
-from .model import BadInput, DiamondError, Job, JobSpec, SiteSnapshot, SubmitUnsure
+from .model import (
+    BadInput,
+    Dependency,
+    DiamondError,
+    Job,
+    JobSpec,
+    SiteSnapshot,
+    SubmitUnsure,
+)
 
 if TYPE_CHECKING:
     from .leases import Fence
@@ -154,6 +162,15 @@ class _Ops:
         and a job waiting on a held job that is cancelled may start (afterany): a held
         "gate" keeps a step's place in the queue. Elsewhere the step is held and released."""
         return self.fed.sites[site].cfg.scheduler in GATE_SCHEDULERS
+
+    def supports_dependency_update(self, site: str) -> bool:
+        """A queued step's afterok may be moved to an upstream's new job (Slurm over its
+        commands); elsewhere the step is submitted again."""
+        target = self.fed.sites[site]
+        return target.cfg.scheduler == "slurm" and target.updates_dependencies
+
+    async def update_dependencies(self, job: Job, deps: list[Dependency]) -> None:
+        await self.fed.sites[job.site].update_dependencies(job.native_id or "", deps)
 
     def new_token(self) -> str:
         from .federation_plan import new_token

@@ -38,6 +38,7 @@ from .dialects.staging import STAGING_NOTES
 from .discovery_site import SiteDiscovery
 from .model import (
     BadInput,
+    Dependency,
     DiamondError,
     Job,
     JobSpec,
@@ -1133,6 +1134,18 @@ class Site:
 
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)
+
+    @property
+    def updates_dependencies(self) -> bool:
+        """Whether a queued job's dependencies can be changed here (`update_dependencies`)."""
+        return hasattr(self.commands, "update_dependency_argv")
+
+    async def update_dependencies(self, native_id: str, deps: list[Dependency]) -> None:
+        """Replace the dependencies of queued job `native_id` with `deps`."""
+        if not self.updates_dependencies:
+            raise BadInput(f"{self.name}: {self.cfg.scheduler} jobs' dependencies are not "
+                           "changed once queued here (the job is submitted again instead)")
+        await self.run(self.commands.update_dependency_argv(native_id, deps), check=True)
 
     @property
     def file_transport(self) -> Transport:

@@ -392,6 +392,10 @@ class RestSite(Site):
         await self.files.put_bytes(f"{decision} {token}\n".encode(),
                                    hedge_gate_file(self.job_dir(token)), 0o600)
 
+    @property
+    def updates_dependencies(self) -> bool:
+        return False  # (not tried on slurmrestd: its job is submitted again instead)
+
     async def release(self, native_ids: list[str]) -> None:
         """`POST job/ID` (the update call) with the hold lifted."""
         await self._each("releasing", "POST", native_ids, {"hold": False})

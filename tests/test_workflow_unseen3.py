@@ -272,7 +272,8 @@ def test_an_auto_step_with_inputs_on_two_sites_counts_both_copies():
     ("name: s\nsteps:\n  - {name: a, site: all, script: x}\n", "unknown site 'all'"),
     ("name: s\nsteps:\n  - {name: a, script: x}\n  - {name: b, needs: [a], inputs: [{from: a, "
      "path: x, size: -5}], script: x}\n",
-     "steps['b'].inputs[0].size: Input should be greater than or equal to 0 (line 4)"),
+     "steps['b'].inputs[0].size: size -5 is not a number of bytes: a whole number from "
+     "0 to 9007199254740992 (e.g. 1048576, 100M, 2G) (line 4)"),
 ])
 def test_a_refused_file_names_its_problem(text, want):
     assert want in refused(text)

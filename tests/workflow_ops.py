@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
-from diamond_jupyter.model import Job, JobSpec, JobState
+from diamond_jupyter.model import Dependency, Job, JobSpec, JobState
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 
@@ -40,6 +40,12 @@ class RecordedOps:
 
     def supports_gate(self, site: str) -> bool:
         return False
+
+    def supports_dependency_update(self, site: str) -> bool:
+        return False
+
+    async def update_dependencies(self, job: Job, deps: list[Dependency]) -> None:
+        raise AssertionError("no site here changes a queued job's dependencies")
 
     def new_token(self) -> str:
         return f"tok{next(self.ids)}"

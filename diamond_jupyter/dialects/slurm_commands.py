@@ -22,6 +22,7 @@ from typing import Any
 from ..model import (
     Association,
     BadInput,
+    Dependency,
     JobState,
     JobStatus,
     Node,
@@ -340,6 +341,17 @@ class SlurmCommands(FailureReading):
 
     def release_argv(self, native_ids: list[str]) -> list[str]:
         return ["scontrol", "release", self._ids(native_ids)]
+
+    def update_dependency_argv(self, native_id: str, deps: list[Dependency]) -> list[str]:
+        """A queued job's dependencies replaced by `deps` (every one must hold), as sbatch's
+        --dependency takes them: Slurm lets the owner change a pending job's dependency,
+        one that can never be met included (its job stays queued where it was)."""
+        if not deps or not all(d.job_ids for d in deps) or any(d.per_task for d in deps):
+            raise BadInput("slurm: a dependency update takes whole-job kinds (afterok, "
+                           "afterany, afternotok, after), each with at least one job id")
+        value = ",".join(f"{d.kind}:{self._ids(d.job_ids).replace(',', ':')}" for d in deps)
+        return ["scontrol", "update", f"JobId={self._ids([native_id])}",
+                f"Dependency={value}"]
 
     token_in_comment = True  # the idempotency token travels in --comment, not the name
 

@@ -34,7 +34,11 @@ over where the last one stopped.
 - Gangs: every member is submitted held and all are released together, only when every
   member is ready and its site can start it now, so no partial gang ever runs.
 - Failure: `retries` resubmissions (`on_failure: resubmit-elsewhere` on a site not tried yet,
-  `stop` on the same site); steps queued behind a resubmitted step are resubmitted too.
+  `stop` on the same site); steps queued behind a resubmitted step are resubmitted too,
+  but for a step whose job refers to nothing of the failed run (held, no dependency on it,
+  not on its site): it keeps its place, held until the new run ends (`_keeps_place`); and
+  one behind it by an afterok on its site, where the site changes a queued job's
+  dependency: its afterok is moved to the new run's job (`_redependable`, `_redepend`).
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
   transfers); the others leave it alone while that engine lives. Every write that drives a
@@ -53,6 +57,7 @@ import asyncio
 import contextlib
 import logging
 import posixpath
+import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -113,6 +118,10 @@ class WorkflowOps(Protocol):
     def site_names(self) -> list[str]: ...
     def supports_dependency(self, site: str) -> bool: ...
     def supports_gate(self, site: str) -> bool: ...
+    def supports_dependency_update(self, site: str) -> bool: ...
+    async def update_dependencies(self, job: Job, deps: list[Dependency]) -> None:
+        """Replace the dependencies of `job`, queued (DiamondError when the site refuses)."""
+        ...
     def new_token(self) -> str: ...
     async def place(self, spec: JobSpec, sources: dict[str | None, int],
                     exclude: set[str], ready_at: datetime | None = None) -> Estimate: ...
@@ -159,6 +168,13 @@ def step_end(st: StepRecord, job: Job, inputs_end: datetime | None, now: datetim
         after_inputs = inputs_end + timedelta(seconds=runtime)
         end = after_inputs if end is None else max(end, after_inputs)
     return None if end is None else max(now, end)
+
+
+def _names_dependency(script: str) -> bool:
+    """Whether a step's own script asks for a dependency (a directive the engine's
+    dependency update would replace)."""
+    return bool(re.search(r"(?im)^\s*#\s*(SBATCH|PBS|BSUB|flux:).*(depend|\s-d\b|\s-w\b)",
+                          script))
 
 
 def _quoted_path(path: str) -> str:
@@ -607,6 +623,11 @@ class WorkflowEngine:
         except SealError as e:  # never run the redacted text instead
             await self._stop(rec, "FAILED", f"cannot run the workflow's steps: {e}", None)
             return
+        # 0. a retry whose engine stopped before the steps below it were looked at
+        for name in wf.order():
+            if rec.step(name).data.get("requeue_below"):
+                await self._requeue_below(rec, wf, name)
+                rec = self.store.get_workflow(wid)
         # 1. what the jobs say
         for name in wf.order():
             st = rec.step(name)
@@ -623,6 +644,16 @@ class WorkflowEngine:
                 # its estimate was under way when its engine stopped: asked again
                 self._start_estimating(rec, wf, name, job.spec, st.site,
                                        self._sources(rec, wf, name))
+            if job.state.terminal and st.data.get("redepend") \
+                    and job.state != JobState.COMPLETED and job.started_at is None:
+                # ended by its scheduler for its afterok on a failed job (kill_invalid_depend)
+                self._step(wid, name, phase="waiting", token="", data={
+                    "move_error": None, "redepend": None}, reason=(
+                    f"resubmitted: {job.site} ended it while it waited on "
+                    f"{', '.join(st.data['redepend'])}'s failed job"), job_id=job.id)
+                await self._requeue_downstream(rec, wf, name)
+                rec = self.store.get_workflow(wid)
+                continue
             if job.state == JobState.COMPLETED:
                 why = await self._outputs_missing(rec, wf, name, job)
                 if why is None:
@@ -678,6 +709,10 @@ class WorkflowEngine:
         if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
             return
         await self._submit_ready(rec, wf, looked=looked)
+        rec = self.store.get_workflow(wid)
+        for name in wf.order():  # kept behind a step run again, now that it is submitted
+            if rec.step(name).data.get("redepend"):
+                await self._redepend(rec, wf, name)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -935,6 +970,8 @@ class WorkflowEngine:
             return
         if self._stopped_meanwhile(rec):  # while it was placed: nothing goes in now
             return
+        if st.data.get("kept_below"):
+            await self._unkeep(rec, wf, name, site)
         afterok, held, copies, arriving = [], bool(step.gang), [], []
         for n, up in ups.items():
             job = self._job(up)
@@ -1426,8 +1463,9 @@ job_id=job.id if job else None)
                     log.info("workflow %s step %s: release failed: %s", wid, name, e)
                     self.advance_soon(wid, GANG_RECHECK_S)
                     return False  # still held: tried again
-        self._step(wid, name, phase="released", job_id=job.id,
-                   event={"job": job.id})
+        kept = {"reason": "", "data": {"kept_for": None}} if st.data.get("kept_for") else {}
+        self._step(wid, name, phase="released", job_id=job.id, event={"job": job.id},
+                   **kept)
         return True
 
     async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
@@ -1463,17 +1501,27 @@ job_id=job.id if job else None)
             data: dict[str, Any] = {"elsewhere": step.on_failure == "resubmit-elsewhere",
                                     "move_error": None}
             data["pin"] = None if data["elsewhere"] else st.site
+            # the steps below it are looked at next; marked first, so that an engine that
+            # stops before they are looked at leaves it to the next one (`_advance`)
+            data["requeue_below"] = True
             self._step(rec.id, name, phase="waiting", token="",
                        attempt=st.attempt + 1, reason=f"attempt {st.attempt + 1} "
                        f"failed on {st.site}: {why}", data=data, job_id=job.id,
                        event={"retry": True, "failed_job": job.id})
-            await self._requeue_downstream(rec, wf, name)
-            if step.gang:
-                await self._requeue_gang(rec, wf, name)
+            await self._requeue_below(rec, wf, name)
             return False
         self._step(rec.id, name, phase="failed", reason=why, job_id=job.id)
         await self._stop(rec, "FAILED", f"step {name!r} failed: {why}", name)
         return True
+
+    async def _requeue_below(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """After step `name` failed and waits to run again: the steps below it (and its gang)
+        that referred to its failed run wait for the new one; then its mark is cleared.
+        Idempotent: run again by the next engine when this one stopped midway."""
+        await self._requeue_downstream(rec, wf, name)
+        if wf.step(name).gang:
+            await self._requeue_gang(rec, wf, name)
+        self._step(rec.id, name, data={"requeue_below": False})
 
     async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """A gang member run again: the members still queued or running are cancelled and
@@ -1492,15 +1540,151 @@ job_id=job.id if job else None)
             await self._requeue_downstream(rec, wf, m)
 
     async def _requeue_downstream(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
-        """Steps queued behind a step that is submitted again wait for its new run."""
-        for d in wf.downstream(name):
+        """Steps queued behind a step that is submitted again wait for its new run, but for
+        those whose job refers to nothing of its old run (`_keeps_place`): they stay in
+        their queues, held until it (and their other upstreams) ended, keeping their place.
+        Each such step is noted on the steps run again that it waits for (`kept_below`): one
+        of those that turns out to run on its site submits it again (`_unkeep`)."""
+        rec = self.store.get_workflow(rec.id)  # `name` as it waits now (its pin, if any)
+        below = wf.downstream(name)
+        again: set[str] = {name}
+        kept: dict[str, list[str]] = {}
+        for d in wf.order():  # upstreams first: a step sees whether its own are run again
             st = rec.step(d)
-            if st.phase in SUBMITTED or st.phase == "submitting":
-                job = self._job(st)
-                await self._cancel_unended(rec.id, job)
-                self._step(rec.id, d, phase="waiting", token="", data={
-        "move_error": None}, reason=(
-        f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+            if d not in below or not (st.phase in SUBMITTED or st.phase == "submitting"):
+                continue
+            job = self._job(st)
+            if job is not None and self._keeps_place(rec, wf, d, job, again):
+                for r in self._takes_from(wf, d) & again:
+                    kept.setdefault(r, []).append(d)
+                if st.data.get("kept_for") != name:
+                    self._step(rec.id, d, reason=f"kept in its queue (held) while {name} "
+                               "runs again", data={"kept_for": name}, job_id=job.id,
+                               event={"kept": {"job": job.id, "rerun": name}})
+                continue
+            if job is not None and (moved := self._redependable(rec, wf, d, job, again)):
+                if st.data.get("redepend") != moved:
+                    self._step(rec.id, d, reason=f"kept in its queue: its dependency on "
+                               f"{', '.join(moved)} moves to the new job once submitted",
+                               data={"redepend": moved}, job_id=job.id,
+                               event={"kept": {"job": job.id, "rerun": name,
+                                               "redepend": moved}})
+                continue
+            again.add(d)
+            await self._cancel_unended(rec.id, job)
+            self._step(rec.id, d, phase="waiting", token="", data={
+                "move_error": None, "kept_for": None}, reason=(
+                f"resubmitted after {name} is run again"), job_id=job.id if job else None)
+            rec = self.store.refresh_workflow(rec, [d], steps_only=True)  # its site to come
+        for r in again:
+            if kept.get(r) or rec.step(r).data.get("kept_below"):
+                self._step(rec.id, r, data={"kept_below": sorted(kept.get(r, []))})
+
+    @staticmethod
+    def _takes_from(wf: Workflow, name: str) -> set[str]:
+        """The steps step `name` needs or takes an input from."""
+        step = wf.step(name)
+        return set(step.needs) | {i.from_ for i in step.inputs}
+
+    def _keeps_place(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job,
+                     again: set[str]) -> bool:
+        """Whether step `name`, submitted as `job`, may stay in its queue while the steps
+        `again` run anew: its job is in the queue, held or behind dependencies, not being
+        moved; none of those it needs or takes inputs from is a dependency of its job (an
+        afterok on a failed job never runs) or runs on its site (its inputs from such a step
+        are copied by its own lines, from that step's old directory). Where a step run again
+        will run is not known until it is placed (`auto`, or elsewhere): `_unkeep` then."""
+        st = rec.step(name)
+        if st.phase not in ("held", "queued") or not job.native_id or job.state.terminal \
+                or st.data.get("moving_to") or st.data.get("move_error"):
+            return False
+        deps = set(st.data.get("afterok", []))
+        return not any(r in deps or self._planned_site(rec, wf, r) == st.site
+                       for r in self._takes_from(wf, name) & again)
+
+    def _redependable(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job,
+                      again: set[str]) -> list[str]:
+        """The steps run again (of `again`) that step `name`'s queued `job` waits for by an
+        afterok, when that afterok may be moved to their new jobs instead of `name` being
+        submitted again (`_redepend`): its site changes a queued job's dependencies; each
+        of them runs again on its site (pinned there); it takes no input from them (its
+        lines copy from their old directories); its own script and spec name no dependency
+        (the engine's would replace it). Empty: submitted again."""
+        st, step = rec.step(name), wf.step(name)
+        deps = set(st.data.get("afterok", []))
+        rerun = self._takes_from(wf, name) & again
+        if st.phase not in ("held", "queued") or not job.native_id or job.state.terminal \
+                or st.data.get("moving_to") or st.data.get("move_error") or not rerun \
+                or not rerun <= deps or not st.site \
+                or not self.ops.supports_dependency_update(st.site):
+            return []
+        if any(i.from_ in rerun for i in step.inputs) or any(
+                self._planned_site(rec, wf, r) != st.site for r in rerun):
+            return []
+        spec = step.spec()
+        if spec.dependencies or _names_dependency(spec.script or spec.command or ""):
+            return []
+        return sorted(rerun)
+
+    async def _redepend(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Step `name` was kept in its queue behind steps run again (`_redependable`): once
+        each has its new job, its job's dependencies are set anew (the afterok on those
+        jobs, its gate's afterany). Refused by the site: it is submitted again, as before."""
+        st = rec.step(name)
+        job = self._job(st)
+        if job is None or job.state.terminal:
+            return  # ended meanwhile: the jobs' pass submits it again
+        moved = st.data.get("redepend") or []
+        ids: list[str] = []
+        why = ""
+        for n in st.data.get("afterok", []):
+            if n not in moved and rec.step(n).phase == "done":
+                continue  # met already (its job may be gone from the scheduler's memory)
+            up = self._job(rec.step(n))
+            if up is None or not up.native_id or (n in moved and up.state.terminal
+                                                   and up.state != JobState.COMPLETED):
+                return  # a new job not submitted (or bound) yet: looked at again then
+            if up.site != st.site:  # placed elsewhere: an afterok cannot name its job
+                why = f"{n} now runs on {up.site}"
+                break
+            ids.append(up.native_id)
+        if not why:
+            deps = [Dependency(kind="afterok", job_ids=ids)]
+            gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
+            if gate is not None and gate.native_id and not gate.state.terminal:
+                deps.append(Dependency(kind="afterany", job_ids=[gate.native_id]))
+            self._check(rec.id)
+            try:
+                await self.ops.update_dependencies(job, deps)
+            except DiamondError as e:
+                log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
+                why = f"{st.site} did not change its dependency: {e}"
+            else:
+                self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
+                           event={"redepended": {"job": job.id, "afterok": ids}})
+                return
+        await self._cancel_unended(rec.id, job)
+        self._step(rec.id, name, phase="waiting", token="", data={
+            "move_error": None, "redepend": None}, reason=(
+            f"resubmitted after {', '.join(moved)} is run again ({why})"), job_id=job.id)
+        await self._requeue_downstream(rec, wf, name)
+        self.advance_soon(rec.id)  # submitted by the next advance
+
+    async def _unkeep(self, rec: WorkflowRecord, wf: Workflow, name: str, site: str) -> None:
+        """Step `name`, run again, goes to `site`: a step kept in its queue meanwhile
+        (`_requeue_downstream`) on that same site takes it as a same-site upstream (an
+        afterok, its inputs copied by its own lines), so it is submitted again behind it."""
+        for d in rec.step(name).data.get("kept_below") or []:
+            st = rec.step(d)
+            if st.site != site or st.phase not in SUBMITTED or not st.data.get("kept_for"):
+                continue
+            job = self._job(st)
+            await self._cancel_unended(rec.id, job)
+            self._step(rec.id, d, phase="waiting", token="", data={
+                "move_error": None, "kept_for": None}, reason=(
+                f"resubmitted: {name} now runs on {site}, its site"),
+                job_id=job.id if job else None)
+            await self._requeue_downstream(rec, wf, d)
 
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:

@@ -9,6 +9,7 @@ lists of the explanation."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from test_placement_cases import NOW, _node, hera, reasons, run
 from test_placement_cases25 import lyra, on_lyra
 
 from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+from diamond_jupyter.dialects import slurm_rest
 from diamond_jupyter.dialects.outputs_common import compact_hostlist, expand_hostlist
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.federation import Federation
@@ -61,6 +63,14 @@ def test_slurm_reason_is_read_without_its_stamp():
     assert (node.state, node.reason) == ("idle+drain", "bad disk sda")
     bare, = SlurmCommands().parse_nodes(line.split(" Reason=")[0])
     assert bare.reason is None
+
+
+def test_slurmrestd_reason_is_read():
+    text = json.dumps({"nodes": [
+        {"name": "n07", "state": ["IDLE", "DRAIN"], "reason": "fan failed"},
+        {"name": "n08", "state": ["IDLE"], "reason": ""}]})
+    assert [(n.state, n.reason) for n in slurm_rest.parse_nodes(text)] == [
+        ("idle+drain", "fan failed"), ("idle", None)]
 
 
 def test_down_and_drained_nodes_are_named_by_state_with_the_reason():

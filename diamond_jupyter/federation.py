@@ -100,6 +100,9 @@ from .transports import (
 from .transports.base import FileStat
 
 log = logging.getLogger(__name__)
+# a view read more than this many poll intervals ago has missed a poll (a monitor polls a
+# busy site at most one interval apart): placement says how old it is
+STALE_VIEW_POLLS = 2
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
 
@@ -293,6 +296,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for site in self.sites.values():
             site.use_login_holder(use_login_holders)
         self.store = store or Store(cfg.store)
+        # a view older than this missed a poll at least: `place --explain` says its age
+        self.view_stale_after_s = STALE_VIEW_POLLS * poll_interval_s
         self.journal = Journal(self.store, self.sites, poll_interval_s=poll_interval_s,
                                min_poll_s=min_poll_s,
                                unsure_submit_settle_s=unsure_submit_settle_s)
@@ -586,7 +591,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                      history=history, own_share=own_share, calibration=cals,
                      capabilities=caps, stage_data=stage_data, ended=self.ended_in_view(snaps),
                      doors=self.sites.second_doors(),
-                     bound_to=None if named_site else self.dependency_bound(spec))
+                     bound_to=None if named_site else self.dependency_bound(spec),
+                     stale_after_s=self.view_stale_after_s)
 
     def ended_in_view(self, snaps: dict[str, SiteSnapshot]) -> dict[str, set[str]]:
         """Per site, the native ids of this store's jobs that a view still lists as running

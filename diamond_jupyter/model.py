@@ -1545,6 +1545,9 @@ class Node(_Model):
     # of `features`, those it has only after a reboot (Slurm AvailableFeatures not in
     # ActiveFeatures: KNL modes and other node_features plugins)
     reboot_features: list[str] = Field(default_factory=list)
+    # why an admin took it out of service (Slurm's Reason, without its `[user@time]`);
+    # None: none given or not read
+    reason: str | None = None
 
     @field_validator("cpus", "cpus_allocated", "memory_mb", "memory_allocated", "gpus",
                      "gpus_allocated")
@@ -1600,6 +1603,10 @@ class SiteSnapshot(_Model):
     taken_at: datetime = Field(default_factory=utcnow)
     reachable: bool = True
     error: str | None = None
+    # an unreachable site's view is what was last read: when that was (None: at taken_at,
+    # or nothing read yet) and since when the site has not answered (None: it answers)
+    read_at: datetime | None = None
+    unreachable_since: datetime | None = None
     partitions: list[Partition] = Field(default_factory=list)
     nodes: list[Node] = Field(default_factory=list)
     jobs: list[JobStatus] = Field(default_factory=list)  # the queue: running + pending

@@ -135,10 +135,13 @@ from .placement_ahead import (
 from .placement_explain import (
     NotChecked,
     grouped_refusals,
+    held_nodes_text,
     merged_unchecked,
     refused_lines,
     refused_text,
+    stale_view,
     unchecked_lines,
+    view_age_line,
 )
 from .placement_fair_share import (
     FairShareView,
@@ -379,6 +382,11 @@ class SiteVerdict(BaseModel):
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
     speed_factor: float | None = None  # the site's, for explaining runtimes
+    # the view judged was read long before the decision (`place`'s stale_after_s): when,
+    # how long before, and since when the site has not answered (None: it answers)
+    view_read_at: datetime | None = None
+    view_age_s: float | None = None
+    unreachable_since: datetime | None = None
     # what the job takes in its partition, for a heterogeneous job's components placed
     # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
     _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
@@ -599,6 +607,9 @@ class Placement(BaseModel):
             lines.append(" ".join(cells).rstrip())
         unchecked = self.not_checked
         for v in self.ranked:  # per site one block, in the table's order
+            if v.view_read_at is not None:
+                lines.append(view_age_line(v.site, v.view_read_at, v.unreachable_since,
+                                           self.now))
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -1623,7 +1634,8 @@ def _cores_of(n: Node) -> Node:
 
 
 def _held_why(held: list[Node]) -> str:
-    """Why a partition's nodes that could run the job take no new one, in a few words."""
+    """Why a partition's nodes that could run the job take no new one, in a few words, the
+    nodes named by state (`held_nodes_text`)."""
     resv = [n.name for n in held if node_reserved(n) and node_usable(n, True)]
     maint = [n.name for n in held if {"maint", "maintenance"} & set(
         re.split(r"[^a-z]+", n.state.lower()))]
@@ -1639,8 +1651,8 @@ def _held_why(held: list[Node]) -> str:
     later = f"; not yet in service (FUTURE): {', '.join(future)}" if future else ""
     if future and len(future) == len(held):
         return f"others not yet in service (FUTURE): {', '.join(future)}"
-    return ("others down or drained" if not resv and not maint else
-            "others down, drained, reserved or in maintenance") + later
+    return "others " + held_nodes_text([n for n in held if n.name not in future],
+                                       {n: "in a reservation" for n in resv}) + later
 
 
 def _in_partition(req: Req, spec: JobSpec, p: Partition, nodes: list[Node],
@@ -2510,7 +2522,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           capabilities: dict[str, SiteCapabilities] | None = None,
           ended: dict[str, Collection[str]] | None = None,
           own_share: float | None = None, doors: Collection[str] = (),
-          bound_to: tuple[Collection[str], str] | None = None) -> Placement:
+          bound_to: tuple[Collection[str], str] | None = None,
+          stale_after_s: float | None = None) -> Placement:
     """Rank `sites` for `spec` under `policy` (see POLICIES); lower score is better.
 
     `bound_to`: (the only sites that may run the job, why): every other site is
@@ -2531,6 +2544,8 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
     `doors`: calibrated entries that are second doors to a cluster listed already
     (`Sites.second_doors`, each mapped to its first door): their jobs are not pooled a
     second time (`calibration.borrowed`, `pooled_share`); a thin one reads its first door's.
+    `stale_after_s`: a site whose view was read longer than this before `now` says how long
+    (`SiteVerdict.view_read_at`); the view is judged as it is.
     """
     if policy not in POLICIES:
         raise BadInput(f"unknown placement policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -2613,6 +2628,9 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         return v
 
     verdicts = [judge(c, s) for c, s in sites]
+    for v, (_, s) in zip(verdicts, sites, strict=True):
+        v.view_read_at, v.unreachable_since = stale_view(s, now, stale_after_s)
+        v.view_age_s = (now - v.view_read_at).total_seconds() if v.view_read_at else None
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
                      needs=needs.summary() + array_span_said(spec),

@@ -5,19 +5,30 @@ a refusal too long for a row shows its deciding reason and counts the rest
 counted them, the limits the job waits for (they decide its start), notes on the
 estimate, then what was not checked, each said once (a reason the site gives for several
 partitions names them in one line), at most `MAX_UNCHECKED_LINES` of them and a count of
-the rest."""
+the rest. A site whose view was read long before the decision says how long, once
+(`view_age_line`). A partition's nodes that take no job are named by state, in hostlist
+form (`held_nodes_text`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime
 
 from pydantic import BaseModel
+
+from .dialects.outputs_common import compact_hostlist
+from .model import Node, SiteSnapshot, hms
+from .wording import quantity
 
 MAX_UNCHECKED_LINES = 5
 MAX_PARTITIONS_NAMED = 6  # in one merged line; the rest counted (`NotChecked.partitions`)
 MAX_SITES_NAMED = 6  # in one row of refused sites; the rest counted (`--json`: every site)
 MAX_REFUSED_ROW_CHARS = 160  # a refused row's reasons past this: the first, the rest counted
+# node groups (a state and reason) named, and hostlist runs in each, as many as sites in a
+# row; the rest counted
+MAX_NODE_GROUPS_NAMED = MAX_RANGES_NAMED = MAX_SITES_NAMED
+MAX_NODE_REASON_CHARS = 60  # an admin's reason past this is cut: a row stays readable
 
 _PARTITION = re.compile(r"\bpartition (\S+?)(?=[\s,;:)]|$)")
 # where a not-checked line's what ends and its why begins: a line that says "not checked"
@@ -151,3 +162,58 @@ def grouped_refusals(rows: list[tuple[str, ...]], refused: list[bool]) -> list[t
                                                           else "")
             out.append((row[0], f"{len(sites)} sites", row[1], f"{row[2]} ({named})"))
     return out
+
+
+def stale_view(snap: SiteSnapshot, now: datetime, stale_after_s: float | None
+               ) -> tuple[datetime | None, datetime | None]:
+    """(when the view of `snap` was read, since when the site has not answered) where it was
+    read more than `stale_after_s` before `now` (an unreachable site's last view, a cached
+    one), else (None, None): a view within it needs no word."""
+    read_at = snap.read_at or snap.taken_at
+    if stale_after_s is None or (now - read_at).total_seconds() <= stale_after_s:
+        return None, None
+    return read_at, None if snap.reachable else snap.unreachable_since
+
+
+def view_age_line(site: str, read_at: datetime, unreachable_since: datetime | None,
+                  now: datetime) -> str:
+    """`  SITE view read 2:14:03 ago (site unreachable since ...)`: the line `explain`
+    prints once for a site placed on a view read long ago."""
+    why = (f"site unreachable since {unreachable_since.isoformat(timespec='seconds')}"
+           if unreachable_since is not None else
+           f"read at {read_at.isoformat(timespec='seconds')}, not asked again since")
+    return f"  {site} view read {hms((now - read_at).total_seconds())} ago ({why})"
+
+
+def held_nodes_text(held: list[Node], label: dict[str, str] | None = None) -> str:
+    """Nodes that take no new job named by state (or `label`, by node name), each state's
+    in hostlist form with its reason: `down n[01-02]; drained n07 (bad disk)`; at most
+    `MAX_NODE_GROUPS_NAMED` groups of `MAX_RANGES_NAMED` ranges each, the rest counted."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for n in held:
+        state = (label or {}).get(n.name) or _state_word(n.state)
+        reason = (n.reason or "").strip()
+        if len(reason) > MAX_NODE_REASON_CHARS:
+            reason = reason[:MAX_NODE_REASON_CHARS - 1].rstrip() + "…"
+        groups.setdefault((state, reason), []).append(n.name)
+    shown = []
+    for (state, reason), names in list(groups.items())[:MAX_NODE_GROUPS_NAMED]:
+        listed, more = compact_hostlist(names, MAX_RANGES_NAMED)
+        shown.append(f"{state} {listed}" + (f" and {quantity(more, 'more node')}" if more
+                                           else "") + (f" ({reason})" if reason else ""))
+    rest = sum(len(v) for v in list(groups.values())[MAX_NODE_GROUPS_NAMED:])
+    return "; ".join(shown) + (f"; {quantity(rest, 'more node')}" if rest else "")
+
+
+def _state_word(state: str) -> str:
+    """A node state for a list, in the words of Slurm's sinfo: `down`, `drained` (a DRAIN
+    flag on an idle node), `draining` (on one still running jobs), else the state as read
+    without the flag marks schedulers append (Slurm's `*` not responding, `~` powered
+    off, ...): PBS `offline`, LSF `closed_adm`."""
+    words = set(re.split(r"[^a-z_]+", state.lower()))
+    if "down" in words:
+        return "down"
+    if words & {"drain", "drained", "draining"}:
+        busy = words & {"draining", "allocated", "alloc", "mixed", "mix", "completing"}
+        return "draining" if busy else "drained"
+    return state.strip().lower().rstrip("*~#!%$@^-") or "unknown"

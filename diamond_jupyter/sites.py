@@ -46,6 +46,7 @@ from .model import (
     JobStatus,
     SiteError,
     SiteSnapshot,
+    utcnow,
 )
 from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
@@ -601,10 +602,17 @@ class Site:
                 if queue_error is not None:  # the site answered; only its queue is unknown
                     snap = snap.model_copy(update={"jobs": [], "queue_error": queue_error})
             except SiteError as e:
-                snap = SiteSnapshot(site=self.name, reachable=False, error=str(e))
+                failed_at = utcnow()
+                snap = SiteSnapshot(site=self.name, reachable=False, error=str(e),
+                                    taken_at=failed_at, unreachable_since=failed_at)
                 if self._snapshot:  # keep the last known capabilities, mark unreachable
-                    snap = self._snapshot.model_copy(update={
-                        "reachable": False, "error": str(e), "taken_at": snap.taken_at})
+                    last = self._snapshot
+                    snap = last.model_copy(update={
+                        "reachable": False, "error": str(e), "taken_at": snap.taken_at,
+                        # placement says how old the view kept is, and since when
+                        "read_at": last.taken_at if last.reachable else last.read_at,
+                        "unreachable_since": snap.taken_at if last.reachable
+                        else last.unreachable_since or last.taken_at})
             # a failure is cached too (briefly): callers see the site unreachable, never
             # the last good snapshot
             self._snapshot, self._snapshot_at = snap, time.monotonic()

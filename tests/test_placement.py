@@ -205,7 +205,7 @@ def test_unreachable_and_down_nodes():
     down = alpha(states={"a1": "down", "a2": "drain"})
     v = verdict(place(spec(nodes=4), [down], now=NOW), "alpha")
     assert v.verdict == "INCOMPATIBLE"
-    assert "needs 4 nodes, partition compute has only 2 usable (others down or drained)" \
+    assert "needs 4 nodes, partition compute has only 2 usable (others down a1; drained a2)" \
         in v.reasons
     assert place(spec(nodes=2), [down], now=NOW).choice == "alpha"
 

@@ -339,10 +339,11 @@ def test_node_states_drain_down_draining_completing_future_powered_down():
     # usable: n04 (idle, its last job's epilog still running) and n06 (powered down,
     # resumed on demand); not: n01 drained, n02 down, n03 draining (its jobs finish, no
     # new one), n05 FUTURE (defined, not in service). Before, n05 was counted among the
-    # "down or drained"
+    # down or drained nodes
     site = selene(states=STATES)
     assert reasons(run("#SBATCH -p batch -N 3 -t 1:00:00", site), "selene") == (
-        "needs 3 nodes, partition batch has only 2 usable (others down or drained; not yet in "
+        "needs 3 nodes, partition batch has only 2 usable (others drained n01; down n02; "
+        "draining n03; not yet in "
         "service (FUTURE): n05)")
     v = only(run("#SBATCH -p batch -N 2 -t 1:00:00", site), "selene", "batch")
     # n06 boots first: planned within ResumeTimeout (since the follow-ups of sweep 19;
@@ -613,7 +614,7 @@ def test_flux_nodes_down_and_counts_name_the_site():
     cfg, snap = flux4()
     snap.nodes[0].state, snap.nodes[1].state = "drained", "down"
     assert reasons(run("# flux: -N 3 -n 3 -t 60m", (cfg, snap)), "flux") == \
-        "needs 3 nodes, the site has only 2 usable (others down or drained)"
+        "needs 3 nodes, the site has only 2 usable (others drained f0; down f1)"
     assert reasons(run("# flux: -N 5 -n 5 -t 60m", flux4()), "flux") == \
         "needs 5 nodes, the site has only 4"
     # 5 tasks of 4 cores: 4 a 16-core node, two nodes; on one node 20 cores

@@ -204,9 +204,10 @@ def test_every_node_of_a_partition_drained_but_one():
     site = hera(states={"c01": "drained", "c03": "draining", "c04": "drain"},
                 alloc={"c03": (64, 0)}, jobs=[job])
     assert reasons(run("#SBATCH -N 2 -t 1:00:00 -p cpu", site), "hera") == \
-        "needs 2 nodes, partition cpu has only 1 usable (others down or drained)"
+        "needs 2 nodes, partition cpu has only 1 usable (others drained c[01,04]; draining " \
+        "c03)"
     assert reasons(run("#SBATCH -N 1 -n 128 -t 1:00:00 -p cpu", site), "hera") == \
-        "needs 1 node, partition cpu has only 0 usable (others down or drained)"
+        "needs 1 node, partition cpu has only 0 usable (others draining c03; drained c04)"
     v = _first(run("#SBATCH -N 1 -n 8 -t 1:00:00 -p cpu", site))
     assert (v.verdict, v.estimated_start) == ("READY", NOW)
 

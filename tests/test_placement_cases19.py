@@ -248,7 +248,7 @@ def test_drained_nodes_still_running_jobs_take_no_new_one():
     for state, cpus in (("ALLOCATED+DRAIN", 64), ("MIXED+DRAIN", 32)):
         site = selene(*BUSY, states={n: state for n in FULL}, alloc={n: cpus for n in FULL})
         assert reasons(run(FOUR, site), "selene") == \
-            "needs 4 nodes, partition batch has only 3 usable (others down or drained)"
+            "needs 4 nodes, partition batch has only 3 usable (others draining n[01-03])"
 
 
 def test_reserved_nodes_wait_for_the_reservation_to_end():

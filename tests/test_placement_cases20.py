@@ -188,7 +188,8 @@ def test_mixed_and_drained_nodes_take_no_new_job():
     gone = kestrel(jobs[0], alloc={"c01": 4}, states={"c01": "MIXED+DRAIN", "c02": "DOWN",
                                                       "c03": "DOWN", "c04": "DOWN"})
     assert reasons(run("#SBATCH -p compute -N 1 -n 2 -t 1:00:00", gone), "kestrel") == \
-        "needs 1 node, partition compute has only 0 usable (others down or drained)"
+        "needs 1 node, partition compute has only 0 usable (others draining c01; down " \
+        "c[02-04])"
 
 
 # ---- OverSubscribe=FORCE:4 ------------------------------------------------------------------
@@ -559,7 +560,8 @@ def test_hosts_closed_for_good_leave_no_host():
     """closed_Adm, closed_LIM and unavail take no job until an admin acts: INCOMPATIBLE."""
     p = run(LSF_32, tern({"t1": "closed_Adm", "t2": "closed_LIM", "t3": "unavail"}))
     assert reasons(p, "tern") == \
-        "needs 1 host, queue normal has only 0 usable (others down or drained)"
+        "needs 1 host, queue normal has only 0 usable (others closed_adm t1; closed_lim t2; " \
+        "unavail t3)"
 
 
 # ---- flux: property constraints ----------------------------------------------------------
@@ -579,7 +581,7 @@ def plover():
     ("#flux: -N 2 -n 2 -c 64 --requires=amd -t 60m", "READY", None),
     # p5 is amd but down
     ("#flux: -N 3 -n 3 --requires=amd -t 60m", "INCOMPATIBLE",
-     "needs 3 nodes, the site has only 2 usable (others down or drained)"),
+     "needs 3 nodes, the site has only 2 usable (others down p5)"),
     ("#flux: -N 1 -n 1 --requires=arm -t 60m", "INCOMPATIBLE",
      "missing feature 'arm' (site offers: amd, ib, intel)"),
     ("#flux: -N 1 -n 1 -c 64 --requires=intel -t 60m", "INCOMPATIBLE",

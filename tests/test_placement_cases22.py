@@ -464,8 +464,8 @@ DRAINED = [node("n01"), node("n02"), node("n03", ("IDLE", "DRAIN")),
 def test_more_nodes_than_are_left_undrained_never_fit():
     v, said = explain("#SBATCH -p batch -N 3 -c 32 -t 1:00:00", orion(nodes=DRAINED))
     assert not v.feasible, said
-    assert v.reasons == ["needs 3 nodes, partition batch has only 2 usable (others down or "
-                         "drained)"]
+    assert v.reasons == ["needs 3 nodes, partition batch has only 2 usable (others drained "
+                         "n03; down n04)"]
 
 
 def test_a_job_fitting_the_undrained_nodes_starts_now():

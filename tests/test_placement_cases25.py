@@ -408,8 +408,8 @@ def test_a_walltime_above_every_partition_names_the_longest():
 def test_bigmem_nodes_draining_and_down_take_no_job():
     v, said = on_lyra("#SBATCH -p bigmem --mem=900G -t 2:00:00",
                       lyra(states={"m01": "DRAINING", "m02": "DOWN*"}))
-    assert v.reasons == ["needs 1 node, partition bigmem has only 0 usable (others down or "
-                         "drained)"], said
+    assert v.reasons == ["needs 1 node, partition bigmem has only 0 usable (others draining "
+                         "m01; down m02)"], said
 
 
 def test_one_bigmem_node_drained_the_other_mixed_runs_on_the_mixed_one():
@@ -422,7 +422,8 @@ def test_h100_nodes_down_and_drained_leave_no_partition_for_an_h100_job():
     v, _ = on_lyra("#SBATCH --gres=gpu:h100:1 -t 2:00:00",
                    lyra(states={"h01": "DOWN", "h02": "DRAINED"}))
     assert not v.feasible
-    assert "needs 1 node, partition gpu has only 0 usable (others down or drained)" in v.reasons
+    assert "needs 1 node, partition gpu has only 0 usable (others down h01; drained h02)" \
+        in v.reasons
 
 
 @pytest.mark.parametrize("cpus, verdict, start", [(8, "READY", 0), (16, "BUSY", 3)])

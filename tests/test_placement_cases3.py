@@ -411,7 +411,7 @@ def test_lsf_hosts_closed_by_the_admin():
     snap.nodes[0].state = snap.nodes[1].state = "closed_adm"
     p = run('#BSUB -n 2\n#BSUB -gpu "num=4:gmodel=v100"', (cfg, snap))
     assert reasons(p, "lsfg") == \
-        "needs 1 host, queue normal has only 0 usable (others down or drained)"
+        "needs 1 host, queue normal has only 0 usable (others closed_adm l[1-2])"
 
 
 # --------------------------------------------------------------- features and named hosts

@@ -360,7 +360,7 @@ def test_mixed_and_draining_node_takes_no_new_job():
     site = athena(states={"d1": "MIXED+DRAIN"}, alloc={"d1": 8})
     p = run("#SBATCH -N 2\n#SBATCH -p excl", site)
     assert reasons(p, "athena") == \
-        "needs 2 nodes, partition excl has only 1 usable (others down or drained)"
+        "needs 2 nodes, partition excl has only 1 usable (others draining d1)"
 
 
 def test_reserved_nodes_are_for_their_reservations_jobs():
@@ -437,7 +437,7 @@ def test_mps_share_only_where_nodes_offer_mps():
     only(run("#SBATCH --gres=mps:50", athena()), "athena", "gpu")
     p = run("#SBATCH --gres=mps:50", athena(states={"g1": "DRAIN", "g2": "DOWN*"}))
     r = reasons(p, "athena")
-    assert "needs 1 node, partition gpu has only 0 usable (others down or drained)" in r, r
+    assert "needs 1 node, partition gpu has only 0 usable (others drained g1; down g2)" in r, r
     assert "partition batch: no node has gres 'mps' (its nodes have: none)" in r, r
 
 
@@ -649,7 +649,7 @@ def test_slurmrestd_partitions_and_nodes_carry_the_same_limits():
                                                   nodes=parse_nodes(nodes)))
     p = run("#SBATCH -N 2\n#SBATCH -p wide", site)
     assert reasons(p, "rest") == "needs 2 nodes, partition wide has only 0 usable (others " \
-        "down, drained, reserved or in maintenance)"
+        "drained r1; in a reservation r2)"
 
 
 def test_no_walltime_and_no_default_time_runs_until_max_time():

@@ -384,7 +384,8 @@ def test_drained_and_not_responding_nodes_leave_too_few():
     site = olympus(states={"n1": "IDLE+DRAIN", "n2": "DOWN*", "n3": "MIXED+DRAIN"})
     p = run("#SBATCH -N 2\n#SBATCH -p compute", site)
     assert reasons(p, "olympus") == \
-        "needs 2 nodes, partition compute has only 1 usable (others down or drained)"
+        "needs 2 nodes, partition compute has only 1 usable (others drained n1; down n2; " \
+        "draining n3)"
     only(run("#SBATCH -N 1\n#SBATCH -p compute", site), "olympus", "compute")
 
 
@@ -404,7 +405,7 @@ def test_cloud_nodes_powered_down_take_the_job():
     site = olympus(states={"c1": "IDLE+CLOUD+POWERED_DOWN+DRAIN", "c2": "DOWN+CLOUD"})
     p = run("#SBATCH -N 1\n#SBATCH -c 90\n#SBATCH -p cloud", site)
     assert reasons(p, "olympus") == \
-        "needs 1 node, partition cloud has only 0 usable (others down or drained)"
+        "needs 1 node, partition cloud has only 0 usable (others drained c1; down c2)"
 
 
 def test_a_node_planned_for_a_waiting_job_still_backfills_a_short_one():

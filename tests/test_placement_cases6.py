@@ -746,7 +746,7 @@ def test_lsf_closed_hosts():
     snap.nodes[5].state = "closed_adm"
     p = run('#BSUB -q fat\n#BSUB -n 100\n#BSUB -R "span[hosts=1]"', (cfg, snap))
     assert reasons(p, "osprey") == "needs 1 host, queue fat has only 0 usable (others " \
-        "down or drained)"
+        "closed_adm f[1-2])"
 
 
 # --------------------------------------------------------------- Grid Engine calendars

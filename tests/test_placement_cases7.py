@@ -754,7 +754,7 @@ def test_memory_per_gpu_times_four_against_the_a100_nodes():
 
 
 @pytest.mark.parametrize("state, why", [
-    ("drain", "others down or drained"), ("down", "others down or drained"),
+    ("drain", "others drained g01"), ("down", "others down g01"),
     ("maint", "others in maintenance: g01"),
     ("reserved", "others in a reservation the job is not in: g01")])
 def test_a100_nodes_held_out_leave_one_for_a_two_node_job(state, why):

@@ -95,7 +95,7 @@ def test_a_flux_site_without_queues_is_the_site():
     site = (SiteConfig(name="s", scheduler="flux"),
             SiteSnapshot(site="s", taken_at=NOW, nodes=nodes))
     assert reasons(run("#SBATCH -N 2 -t 0:30:00", site), "s") == \
-        "needs 2 nodes, the site has only 1 usable (others down or drained)"
+        "needs 2 nodes, the site has only 1 usable (others down f1)"
 
 
 def test_pbs_place_pack_says_its_select_not_tasks():

@@ -6,7 +6,7 @@ import json
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
@@ -424,6 +424,56 @@ def expand_hostlist(text: Any) -> list[str]:
                 break
             names = [n + h + literal for n in names for h in heads]
         out += names
+    return out
+
+
+_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
+
+
+def compact_hostlist(names: Iterable[str], most_runs: int | None = None) -> tuple[str, int]:
+    """Host names -> a Slurm hostlist, `expand_hostlist`'s inverse: ['n01', 'n02', 'n04',
+    'g1'] -> 'n[01-02,04],g1' (each name once; names of one prefix and number width share
+    a bracket, their numbers in order; zero padding kept). With `most_runs`, only that many
+    runs (a range or a lone name) are written; returns (the hostlist, names left out)."""
+    # (prefix, width; 0: unpadded) -> numbers; a name not prefix + number: (name, -1)
+    groups: dict[tuple[str, int], set[int]] = {}
+    split = [(name, _TRAILING_NUMBER.match(name)) for name in dict.fromkeys(names)]
+    padded = {(m.group(1), len(m.group(2))) for _, m in split
+              if m is not None and m.group(2).startswith("0") and len(m.group(2)) > 1}
+    for name, m in split:
+        if m is None or any(c in name for c in "[],"):
+            groups.setdefault((name, -1), set())
+            continue
+        prefix, digits = m.groups()
+        # a number as wide as a padded one of its prefix (n10 beside n02) shares its width
+        width = max((w for p, w in padded if p == prefix and w <= len(digits)), default=0)
+        groups.setdefault((prefix, width), set()).add(int(digits))
+    items: list[str] = []
+    budget = most_runs if most_runs is not None else len(groups) + sum(map(len, groups.values()))
+    left = 0
+    for (prefix, width), numbers in groups.items():
+        runs = _runs(sorted(numbers)) if width >= 0 else [(0, 0)]
+        shown, budget = runs[:budget], max(0, budget - len(runs))
+        left += sum(hi - lo + 1 for lo, hi in runs[len(shown):])
+        if not shown:
+            continue
+        if width < 0:
+            items.append(prefix)
+            continue
+        text = [f"{lo:0{width}d}" + (f"-{hi:0{width}d}" if hi > lo else "") for lo, hi in shown]
+        items.append(prefix + text[0] if text == [f"{shown[0][0]:0{width}d}"]
+                     else f"{prefix}[{','.join(text)}]")
+    return ",".join(items), left
+
+
+def _runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """Sorted numbers -> their consecutive runs as (first, last)."""
+    out: list[tuple[int, int]] = []
+    for n in numbers:
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
     return out
 
 

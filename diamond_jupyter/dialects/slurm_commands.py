@@ -767,6 +767,7 @@ class SlurmCommands(FailureReading):
                 gpu_sockets=gpu_sockets(kv.get("Gres")),
                 cores_per_socket=known_count(kv.get("CoresPerSocket"), bits=16),
                 tmp_disk_mb=known_count(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
+                reason=clean(_STAMP.sub("", kv.get("Reason") or "")),
             ))
         return out
 
@@ -1427,6 +1428,7 @@ def _names(text: Any) -> list[str] | None:
 slurm_commands = SlurmCommands()
 # what scontrol prints last on a node's line, as an admin or a tool wrote it
 _NODE_FREE_TEXT = ("Reason", "Comment", "Extra")
+_STAMP = re.compile(r"\s*\[[^\[\]@]*@[^\[\]]*\]\s*$")  # a Reason's `[slurm@2026-12-01T10:00:00]`
 
 
 def _cpu_ids(text: str | None) -> int:

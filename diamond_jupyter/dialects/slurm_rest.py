@@ -343,6 +343,8 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             sockets=known_count(n.get("sockets"), bits=16), gpu_types=gpu_types(n.get("gres")),
             cores_per_socket=known_count(n.get("cores"), bits=16),
             tmp_disk_mb=known_count(n.get("temporary_disk")),
+            # who set it and when are fields of their own here (`reason_set_by_user`)
+            reason=clean(n["reason"]) if isinstance(n.get("reason"), str) else None,
         ))
     return out
 

@@ -1,10 +1,10 @@
 """The sidebar in more cases a user meets that no other UI test shows, in a real JupyterLab
 and chromium, without the test bed: the page's event sockets counted with the sidebar and
 the dashboard open, twenty sites, a site whose name holds markup, a job reason that is one
-very long token, a timeline across midnight in another time zone, an event older than the
-job's state arriving after it, the state colours in the dark theme, an approval done with
-the keyboard only (the plan's whole script shown, its sha256 sent), a reconnect while a plan
-waits, and the browser zoomed to 200%.
+very long token, a timeline (the sidebar's and the dashboard's) across midnight in another
+time zone, an event older than the job's state arriving after it, the state colours in the
+dark theme, an approval done with the keyboard only (the plan's whole script shown, its
+sha256 sent), a reconnect while a plan waits, and the browser zoomed to 200%.
 
 As in `test_ui_unseen.py`, the sidebar's GETs are answered at the wire level from the records
 below (the routes' shapes) and the event socket is served by the test; the server itself is
@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from dashboard_helpers import open_from_palette
+from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Page, expect
 from test_sidebar import open_sidebar
 
@@ -477,6 +477,37 @@ def test_timeline_across_midnight_in_another_time_zone_shows_the_date(bare_lab, 
         bar.focus()
         tooltip = timeline.locator(f'[data-diamond-tooltip="{MIDNIGHT_ID}"]')
         expect(tooltip).to_contain_text(re.compile(rf"queued\s*{re.escape(day)}"))
+    finally:
+        p.context.close()
+        api(bare_lab, "PUT", settings, {"raw": "{}"})
+
+
+def _day_in(page: Page, when: datetime, zone: str) -> str:
+    return page.evaluate("([t, z]) => new Intl.DateTimeFormat(undefined, {timeZone: z, "
+                         "month: 'short', day: 'numeric'}).format(new Date(t))",
+                         [_iso(when), zone])
+
+
+def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser):
+    """The dashboard in a zone where it is just past midnight: the usage chart's start (six
+    hours back) and the timeline's ticks before midnight name their day. Before, a span
+    under a day showed bare times, yesterday's 23:00 beside today's 00:30."""
+    zone = _zone_just_past_midnight()
+    settings = "lab/api/settings/diamond-jupyter:plugin"
+    api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
+    p = _new_page(browser, bare_lab, width=1600)
+    serve_recorded(p, big_dashboard(SITES[:3], 30))
+    try:
+        _live_sidebar(p)
+        dash = open_from_palette(p)
+        yesterday = _day_in(p, datetime.now(timezone.utc) - timedelta(hours=6), zone)
+        chart = dash.locator(f'[data-diamond-util-chart="{SITES[0]}"]')
+        expect(chart.locator(".jp-diamond-chart-label", has_text=yesterday).first).to_be_attached()
+        gantt = dash.locator(f'[data-diamond-gantt-job="{MIDNIGHT_ID}"]')
+        expect(gantt).to_have_count(1)
+        ticks = dash.locator(".jp-diamond-dgantt-lanes .jp-diamond-chart-label")
+        expect(ticks.first).to_be_attached()
+        assert any(yesterday in t for t in ticks.all_text_contents()), ticks.all_text_contents()
     finally:
         p.context.close()
         api(bare_lab, "PUT", settings, {"raw": "{}"})

@@ -123,6 +123,18 @@ export function fmtTime(
   return f.format(new Date(t));
 }
 
+/** Whether the instants `a` and `b` (ms) fall on the same calendar day in `timeZone`. */
+export function sameDay(a: number, b: number, timeZone = ''): boolean {
+  const opts: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'numeric', day: 'numeric' };
+  let f: Intl.DateTimeFormat;
+  try {
+    f = new Intl.DateTimeFormat('en-CA', { ...opts, ...(timeZone ? { timeZone } : {}) });
+  } catch {
+    f = new Intl.DateTimeFormat('en-CA', opts); // unknown time zone: the browser's
+  }
+  return f.format(a) === f.format(b);
+}
+
 export function stateClass(state: string): string {
   return `jp-diamond-state-${state.toLowerCase()}`;
 }

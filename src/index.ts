@@ -10,7 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { jobActions, taskActions } from './actions';
 import { createDashboard } from './dashboard/widget';
-import { watchedEventManager } from './events';
+import { watchPageEvents } from './events';
 import { rackIcon } from './icons';
 import { jobCardFactory } from './jobcard';
 import { LoginPrompts } from './login';
@@ -81,7 +81,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     // Live updates: jupyter_events through /api/events/subscribe.
     const logins = new LoginPrompts(serviceManager.serverSettings);
-    const events = watchedEventManager(serviceManager.serverSettings, {
+    // The page's one event socket (JupyterLab's), watched for reconnects.
+    const events = watchPageEvents(serviceManager.events, {
       opened: () => model.onStreamOpened(),
       closed: () => model.onStreamClosed()
     });

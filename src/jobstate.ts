@@ -16,7 +16,37 @@ const JOB_FIELDS: (keyof IJob)[] = [
   'lookout'
 ];
 
-/** The job after one job-state payload (pure; `old` is not modified). */
+/** When the job's current state began, as far as known: a finished job's end, a running
+ * job's start; null otherwise. */
+function stateSince(job: IJob | undefined): number | null {
+  if (!job) {
+    return null;
+  }
+  const since = TERMINAL_STATES.has(job.state)
+    ? job.ended_at
+    : job.state === 'RUNNING'
+      ? job.started_at
+      : null;
+  const t = since ? Date.parse(since) : NaN;
+  return isNaN(t) ? null : t;
+}
+
+/** Whether a payload's state was seen before the job's current state began (a slower
+ * observer's, delivered late): a requeue observed later still moves a job back. */
+export function isStale(old: IJob | undefined, data: Record<string, any>): boolean {
+  const since = stateSince(old);
+  const at = typeof data.at === 'string' ? Date.parse(data.at) : NaN;
+  return (
+    since !== null &&
+    !isNaN(at) &&
+    at < since &&
+    typeof data.state === 'string' &&
+    data.state !== old?.state
+  );
+}
+
+/** The job after one job-state payload (pure; `old` is not modified). A state seen before
+ * the job's current one began is not applied (see `isStale`). */
 export function mergeJobState(
   id: string,
   old: IJob | undefined,
@@ -37,7 +67,11 @@ export function mergeJobState(
     origin: null,
     ...old
   };
+  const stale = isStale(old, data);
   for (const key of JOB_FIELDS) {
+    if (stale && (key === 'state' || key === 'reason')) {
+      continue;
+    }
     const v = data[key];
     // A payload's null does not erase what is known (it may be a partial event).
     if (v !== undefined && !(v === null && job[key] !== null && key !== 'reason')) {

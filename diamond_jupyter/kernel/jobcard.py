@@ -29,6 +29,8 @@ CARD_VERSION = 1
 COLORS = {"PENDING": "#b26a00", "RUNNING": "#1565c0", "COMPLETED": "#2e7d32",
           "FAILED": "#c62828", "CANCELLED": "#6d4c41", "TIMEOUT": "#ad1457",
           "UNKNOWN": "#616161"}
+# Text on a state's colour: white, dark in a dark theme (where the colours are lighter).
+INK = "var(--jp-diamond-state-ink, white)"
 BAR_WIDTH = 30  # characters of the text timeline
 TAIL_SHOWN = 20  # lines of stdout / stderr on the card
 
@@ -176,7 +178,7 @@ def header_html(job: Job) -> str:
     e = shown_html
     return (f'<div data-diamond-job="{e(job.id)}" data-diamond-state="{job.state.value}">'
             f"<b>{e(job.id)}</b> &nbsp;<span style='background:{color(job.state.value)};"
-            f"color:white;padding:0 6px;border-radius:3px'>{job.state.value}</span>"
+            f"color:{INK};padding:0 6px;border-radius:3px'>{job.state.value}</span>"
             f" &nbsp;<code>{e(job.name or '')}</code></div>")
 
 

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtTime, parseTime } from '../format';
+import { fmtDuration, fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
@@ -149,7 +149,7 @@ function SiteGantt(props: {
           <title>now</title>
         </line>
         <text x={LABEL_W} y={height - 2} className="jp-diamond-gantt-axis">
-          {fmtTime(start, timeZone, spanMs > 20 * 3600 * 1000, seconds)}
+          {fmtTime(start, timeZone, spanMs > 20 * 3600 * 1000 || !sameDay(start, now, timeZone), seconds)}
         </text>
         <text x={W - 4} y={height - 2} textAnchor="end" className="jp-diamond-gantt-axis">
           now {fmtTime(now, timeZone, false, seconds)}

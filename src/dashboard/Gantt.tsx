@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtPredictedStart, fmtTime, parseTime } from '../format';
+import { fmtDuration, fmtPredictedStart, fmtTime, parseTime, sameDay } from '../format';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from '../components/Placement';
 import { IWorkflow } from '../components/Workflows';
@@ -224,7 +224,7 @@ export function Gantt(props: {
               <g key={t}>
                 <line x1={x(t)} x2={x(t)} y1={AXIS_H - 4} y2={height} className="jp-diamond-chart-grid" />
                 <text x={x(t) + 2} y={AXIS_H - 8} className="jp-diamond-chart-label">
-                  {fmtTime(t, timeZone, to - from > 20 * 3600_000)}
+                  {fmtTime(t, timeZone, to - from > 20 * 3600_000 || !sameDay(from, to, timeZone))}
                 </text>
               </g>
             ))}

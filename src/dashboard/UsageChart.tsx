@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { fmtTime, parseTime } from '../format';
+import { fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
 import { fetchUsage } from './api';
 import { IUsagePoint } from './types';
@@ -131,7 +131,7 @@ export function UsageChart(props: {
           <title>{label}</title>
           {panels}
           <text x={LEFT} y={height - 2} className="jp-diamond-chart-label">
-            {fmtTime(from, timeZone, hours >= 24)}
+            {fmtTime(from, timeZone, hours >= 24 || !sameDay(from, now, timeZone))}
           </text>
           <text x={W - 4} y={height - 2} textAnchor="end" className="jp-diamond-chart-label">
             now {fmtTime(now, timeZone, false)}

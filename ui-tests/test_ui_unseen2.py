@@ -1,0 +1,579 @@
+"""The sidebar in more cases a user meets that no other UI test shows, in a real JupyterLab
+and chromium, without the test bed: the page's event sockets counted with the sidebar and
+the dashboard open, twenty sites, a site whose name holds markup, a job reason that is one
+very long token, a timeline (the sidebar's and the dashboard's) across midnight in another
+time zone, an event older than the job's state arriving after it, the state colours in the
+dark theme, an approval done with the keyboard only (the plan's whole script shown, its
+sha256 sent), a reconnect while a plan waits, and the browser zoomed to 200%.
+
+As in `test_ui_unseen.py`, the sidebar's GETs are answered at the wire level from the records
+below (the routes' shapes) and the event socket is served by the test; the server itself is
+real (no sites file)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
+from playwright.sync_api import Page, expect
+from test_sidebar import open_sidebar
+
+from conftest import api, load_lab, start_lab, stop_lab
+
+EVENTS = "https://diamond-jupyter.org/events/"
+NOW = datetime.now(timezone.utc)
+MARKUP_SITE = "<img src=x onerror=window.__diamondPwned=1>"
+SITES = [f"site-{i:02d}" for i in range(19)] + [MARKUP_SITE]
+LONG_TOKEN = "ReqNodeNotAvail,UnavailableNodes:" + "node" * 120 + "0123456789" * 8
+LONG_ID, MARKUP_JOB_ID = "site-00:10", f"{MARKUP_SITE}:11"
+STALE_ID, REQUEUE_ID, MIDNIGHT_ID = "site-01:20", "site-02:21", "site-03:22"
+REPLAYED_ID = "site-05:23"
+TASK_ID = "task-approve-1"
+SCRIPT = "#!/bin/bash\n#SBATCH --job-name=approved-run\n" + "".join(
+    f"echo step-{i:03d}\n" for i in range(200)) + "echo the-last-line\n"
+SCRIPT_SHA = "ab" * 32
+PLAN_SHA = "cd" * 32
+LAST_SEQ = 500
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat()
+
+
+def _site(name: str) -> dict:
+    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
+            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
+            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
+            "my_jobs": 1, "typical_start_s": 60,
+            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
+                            "total_nodes": 16}], "metadata": {}}
+
+
+def _job(job_id: str, name: str, state: str, *, submitted: datetime,
+         started: datetime | None = None, ended: datetime | None = None,
+         reason: str | None = None) -> dict:
+    site, native = job_id.rsplit(":", 1)
+    return {"id": job_id, "site": site, "native_id": native, "name": name, "state": state,
+            "submitted_at": _iso(submitted), "started_at": _iso(started) if started else None,
+            "ended_at": _iso(ended) if ended else None,
+            "exit_code": 0 if state == "COMPLETED" else None, "reason": reason,
+            "placement": None, "origin": None}
+
+
+JOBS = [
+    _job(LONG_ID, "long-reason", "PENDING", submitted=NOW - timedelta(minutes=2),
+         reason=LONG_TOKEN),
+    _job(MARKUP_JOB_ID, "on-the-markup-site", "RUNNING", submitted=NOW - timedelta(minutes=3),
+         started=NOW - timedelta(minutes=2)),
+    _job(STALE_ID, "stale-event", "RUNNING", submitted=NOW - timedelta(minutes=20),
+         started=NOW - timedelta(minutes=10)),
+    _job(REQUEUE_ID, "requeued", "RUNNING", submitted=NOW - timedelta(minutes=25),
+         started=NOW - timedelta(minutes=15)),
+    _job(MIDNIGHT_ID, "across-midnight", "RUNNING", submitted=NOW - timedelta(minutes=90),
+         started=NOW - timedelta(minutes=80)),
+    _job(REPLAYED_ID, "replayed", "PENDING", submitted=NOW - timedelta(minutes=4),
+         reason="Priority"),
+]
+PLAN = {"action": "submit", "site": "site-04", "scheduler": "slurm", "partition": "batch",
+        "spec": {"name": "approved-run", "command": "bash run.sh", "nodes": 1},
+        "data_movements": [], "script": SCRIPT, "script_sha256": SCRIPT_SHA}
+TASK = {"id": TASK_ID, "state": "awaiting_approval", "prompt": "run the approved job",
+        "data": {"pending": {"tool": "submit_job", "plan": PLAN, "plan_sha256": PLAN_SHA}},
+        "waiting_on": [], "created_at": _iso(NOW - timedelta(minutes=1)),
+        "updated_at": _iso(NOW - timedelta(minutes=1))}
+STATE = {"sites": [_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOBS),
+         "tasks": [TASK], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
+
+
+class Wire:
+    """The page's diamond GETs answered from the records; its event sockets served by the
+    test when `serve_sockets` (else they reach the real server). Approve and reject POSTs
+    are answered too, their bodies kept in `decisions`."""
+
+    def __init__(self, page: Page, *, serve_sockets: bool = True) -> None:
+        self.sockets: list = []
+        self.emitted: list[dict] = []
+        self.decisions: list[tuple[str, dict]] = []
+        page.route("**/diamond/api/**", self._answer)
+        if serve_sockets:
+            page.route_web_socket("**/api/events/subscribe*", lambda ws: self.sockets.append(ws))
+
+    @property
+    def last_seq(self) -> int:
+        return self.emitted[-1]["seq"] if self.emitted else LAST_SEQ
+
+    def _answer(self, route) -> None:
+        url = urlsplit(route.request.url)
+        path = url.path.split("/diamond/api/", 1)[1]
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if route.request.method == "POST" and path.startswith("tasks/"):
+            decision = path.rsplit("/", 1)[1]
+            self.decisions.append((decision, json.loads(route.request.post_data or "{}")))
+            state = "running" if decision == "approve" else "rejected"
+            body = {**TASK, "state": state, "pending": None}
+        elif route.request.method != "GET":
+            route.continue_()
+            return
+        elif path == "state":
+            body = {**STATE, "last_seq": self.last_seq}
+        elif path == "events":
+            since = int(query.get("since", 0))
+            body = {"emissions": [e for e in self.emitted if e["seq"] > since],
+                    "last_seq": self.last_seq, "more": False}
+        elif path == "jobs":
+            body = {"jobs": [], "total": len(JOBS)}
+        elif path == "logins":
+            body = {"prompts": []}
+        elif path == "workflows":
+            body = {"workflows": []}
+        else:
+            route.continue_()
+            return
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    def open_sockets(self) -> list:
+        return [ws for ws in self.sockets if not getattr(ws, "diamond_closed", False)]
+
+    def emit(self, schema: str, payload: dict, *, live: bool = True) -> dict:
+        emission = {"schema_id": EVENTS + schema, "seq": self.last_seq + 1, **payload}
+        self.emitted.append(emission)
+        if live:
+            for ws in self.open_sockets():
+                ws.send(json.dumps(emission))
+        return emission
+
+    def job_state(self, job_id: str, state: str, at: datetime, *, live: bool = True) -> dict:
+        return self.emit("job-state", {"kind": "job.state", "job_id": job_id, "state": state,
+                                       "previous": None, "at": _iso(at)}, live=live)
+
+    def drop(self) -> None:
+        for ws in self.open_sockets():
+            ws.diamond_closed = True
+            ws.close()
+
+
+@pytest.fixture(scope="module")
+def bare_lab(tmp_path_factory):
+    """`jupyter lab` with the extension and no sites file."""
+    proc, info = start_lab(tmp_path_factory.mktemp("unseen2"), diamond_config=None)
+    try:
+        yield info
+    finally:
+        stop_lab(proc)
+
+
+def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: float = 1,
+              serve_sockets: bool = True, before_load=None) -> Page:
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  device_scale_factor=scale)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(err.message))
+    page.diamond_errors = errors  # type: ignore[attr-defined]
+    page.diamond_wire = Wire(page, serve_sockets=serve_sockets)  # type: ignore[attr-defined]
+    if before_load:
+        before_load(page)
+    load_lab(page, server)
+    return page
+
+
+def _live_sidebar(page: Page):
+    panel = open_sidebar(page)
+    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+    return panel
+
+
+@pytest.fixture(scope="module")
+def page(bare_lab, browser):
+    p = _new_page(browser, bare_lab)
+    _live_sidebar(p)
+    p.wait_for_function("() => window.__diamondStats !== undefined")
+    try:
+        yield p
+    finally:
+        p.context.close()
+
+
+def _panel(page: Page):
+    return page.locator("#diamond-sidebar")
+
+
+def _row(page: Page, job_id: str):
+    return _panel(page).locator(f'li[data-diamond-job="{job_id}"]')
+
+
+def _site_row(page: Page, name: str):
+    return _panel(page).locator("[data-diamond-site]").filter(
+        has=page.locator(".jp-diamond-site-name", has_text=re.compile(f"^{re.escape(name)}$")))
+
+
+# -- one event socket per page ------------------------------------------------------------
+
+def test_one_event_socket_per_page_with_sidebar_and_dashboard(bare_lab, browser):
+    """The page holds one socket to /api/events/subscribe with the sidebar and the dashboard
+    both open (JupyterLab's, shared); before, the sidebar opened a second one of its own."""
+    sockets: list = []
+
+    def count(page: Page) -> None:
+        page.on("websocket", lambda ws: sockets.append(ws)
+                if "/api/events/subscribe" in ws.url else None)
+
+    p = _new_page(browser, bare_lab, serve_sockets=False, before_load=count)
+    try:
+        _live_sidebar(p)
+        open_from_palette(p)
+        # the dashboard's first paint is in; any socket it or the sidebar opens is open now
+        expect(p.locator("[data-diamond-dashboard]")).to_be_visible()
+        p.wait_for_function("() => window.__diamondStats !== undefined")
+        opened = [ws for ws in sockets if not ws.is_closed()]
+        assert len(opened) == 1, [ws.url for ws in opened]
+        assert not p.diamond_errors, p.diamond_errors
+    finally:
+        p.context.close()
+
+
+def test_the_shared_socket_dropped_and_back_replays_what_was_missed(page):
+    """The page's one socket closes: the chip leaves `live`; an event stored meanwhile is
+    replayed once the socket is back (the reconnect is still seen on the shared socket)."""
+    wire = page.diamond_wire
+    chip = _panel(page).locator("[data-diamond-status]")
+    assert len(wire.open_sockets()) == 1, len(wire.open_sockets())
+    wire.drop()
+    expect(chip).not_to_have_attribute("data-diamond-status", "live")
+    wire.job_state(REPLAYED_ID, "RUNNING", datetime.now(timezone.utc), live=False)
+    expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+    expect(_row(page, REPLAYED_ID)).to_have_attribute("data-diamond-state", "RUNNING")
+    assert len(wire.open_sockets()) == 1, len(wire.open_sockets())
+
+
+# -- twenty sites, markup in a site's name ------------------------------------------------
+
+def test_twenty_sites_listed_in_order_with_their_count(page):
+    rows = _panel(page).locator("[data-diamond-site]")
+    expect(rows).to_have_count(len(SITES))
+    names = rows.locator(".jp-diamond-site-name").all_text_contents()
+    assert names == SITES, names
+    count = _panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
+    expect(count).to_have_text(str(len(SITES)))
+
+
+def test_the_twentieth_site_is_reached_by_scrolling_and_its_partitions_open(page):
+    last = _site_row(page, SITES[-2])
+    last.scroll_into_view_if_needed()
+    expect(last).to_be_in_viewport()
+    toggle = last.get_by_role("button", name=f"Show partitions of {SITES[-2]}")
+    toggle.focus()
+    page.keyboard.press("Enter")
+    expect(last.locator("[data-diamond-partition=batch]")).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(last.locator("[data-diamond-partition=batch]")).to_have_count(0)
+
+
+def test_site_name_with_markup_is_text_in_its_row(page):
+    row = _site_row(page, MARKUP_SITE)
+    expect(row).to_have_count(1)
+    expect(row).to_have_attribute("data-diamond-site", MARKUP_SITE)
+    expect(row.locator(".jp-diamond-site-name")).to_have_text(MARKUP_SITE)
+    assert _panel(page).locator("img[src='x']").count() == 0
+    assert page.evaluate("() => window.__diamondPwned") is None
+
+
+def test_site_name_with_markup_is_text_on_the_timeline_and_its_job(page):
+    timeline = _panel(page).locator('[data-diamond-section="timeline"]')
+    lane = timeline.locator("[data-diamond-timeline]").filter(
+        has=page.locator(f'[data-diamond-job-bar="{MARKUP_JOB_ID}"]'))
+    expect(lane).to_have_count(1)
+    expect(lane).to_have_attribute("data-diamond-timeline", MARKUP_SITE)
+    expect(lane).to_contain_text(MARKUP_SITE)
+    row = _row(page, MARKUP_JOB_ID)
+    expect(row).to_have_attribute("data-diamond-state", "RUNNING")
+    assert page.locator("img[src='x']").count() == 0
+    assert page.evaluate("() => window.__diamondPwned") is None
+
+
+def _wider_than_the_panel(page: Page) -> list[str]:
+    """The text reaching past the sidebar's right edge, with its element (what overflows;
+    text clipped by an element that hides its overflow is left out)."""
+    return page.evaluate("""() => {
+        const panel = document.getElementById('diamond-sidebar');
+        const right = panel.getBoundingClientRect().right;
+        const out = [];
+        const walk = document.createTreeWalker(panel, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            const range = document.createRange();
+            range.selectNodeContents(n);
+            const clip = n.parentElement.closest('[style*=overflow], .jp-diamond-site-name,'
+                                                 + ' .jp-diamond-job-name');
+            if (range.getBoundingClientRect().right > right + 1 && !clip)
+                out.push(n.parentElement.tagName + ' ' + n.textContent.slice(0, 40));
+        }
+        return out.slice(0, 8);
+    }""")
+
+
+# -- a reason that is one very long token -------------------------------------------------
+
+def test_long_unbroken_reason_stays_inside_the_sidebar(page):
+    row = _row(page, LONG_ID)
+    reason = row.locator("[data-diamond-reason]")
+    expect(reason).to_be_visible()
+    right = _panel(page).evaluate("e => e.getBoundingClientRect().right")
+    box = reason.bounding_box()
+    assert box and box["x"] + box["width"] <= right + 1, (box, right)
+    widths = _panel(page).evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert widths[0] <= widths[1] + 1, (widths, _wider_than_the_panel(page))
+
+
+def test_long_unbroken_reason_is_all_readable(page):
+    """Wrapped, not clipped: every character of the token is in the row's text, and the
+    reason's box is as wide as its text (nothing hidden behind an ellipsis)."""
+    reason = _row(page, LONG_ID).locator("[data-diamond-reason]")
+    expect(reason).to_have_text(LONG_TOKEN)
+    clipped = reason.evaluate("e => e.scrollWidth > e.clientWidth + 1")
+    assert not clipped
+
+
+# -- a stale event after a newer one ------------------------------------------------------
+
+def test_stale_event_does_not_move_a_finished_job_back(page):
+    """COMPLETED (now), then a RUNNING observed earlier arrives later (a slower poll): the
+    row stays COMPLETED and its badge says so."""
+    wire = page.diamond_wire
+    now = datetime.now(timezone.utc)
+    wire.job_state(STALE_ID, "COMPLETED", now)
+    row = _row(page, STALE_ID)
+    expect(row).to_have_attribute("data-diamond-state", "COMPLETED")
+    stale = wire.job_state(STALE_ID, "RUNNING", now - timedelta(minutes=1))
+    page.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=stale["seq"])
+    expect(row).to_have_attribute("data-diamond-state", "COMPLETED")
+    expect(row.locator(".jp-diamond-badge")).to_have_text(re.compile("COMPLETED", re.I))
+
+
+def test_a_newer_requeue_still_moves_a_job_back_to_the_queue(page):
+    """The guard is on time, not on state order: a RUNNING job requeued later (a newer
+    event) shows PENDING."""
+    wire = page.diamond_wire
+    wire.job_state(REQUEUE_ID, "PENDING", datetime.now(timezone.utc) + timedelta(seconds=1))
+    expect(_row(page, REQUEUE_ID)).to_have_attribute("data-diamond-state", "PENDING")
+
+
+# -- the plan waiting for approval, by keyboard -------------------------------------------
+
+def _task(page: Page):
+    return _panel(page).locator(f'[data-diamond-task="{TASK_ID}"]')
+
+
+def test_the_plan_shows_the_whole_rendered_script(page):
+    task = _task(page)
+    expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
+    script = task.locator(f'[data-diamond-plan-script="{TASK_ID}"]')
+    expect(script).to_have_text(SCRIPT.rstrip("\n"), use_inner_text=True)
+    # the last line can be scrolled to and seen (the pre scrolls, nothing is cut)
+    seen = script.evaluate("""e => { e.scrollTop = e.scrollHeight;
+        return e.scrollHeight <= e.clientHeight || e.scrollTop > 0 ||
+               getComputedStyle(e).overflowY === 'visible'; }""")
+    assert seen
+    expect(task).to_contain_text(f"sha256 {SCRIPT_SHA[:16]}")
+
+
+def _tab_to(page: Page, name: str, limit: int = 400) -> None:
+    """Press Tab until the focused element's accessible name is `name`."""
+    for _ in range(limit):
+        label = page.evaluate("() => document.activeElement?.getAttribute('aria-label')")
+        if label == name:
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {name!r}")
+
+
+def test_approval_by_keyboard_sends_the_sha256_of_the_plan_shown(bare_lab, browser):
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = _live_sidebar(p)
+        task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
+        expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
+        panel.get_by_role("button", name="Reload sites and jobs").focus()
+        _tab_to(p, f"Approve the plan of {TASK_ID}")
+        p.keyboard.press("Enter")
+        wire = p.diamond_wire
+        expect(task).not_to_have_attribute("data-diamond-task-state", "awaiting_approval")
+        assert wire.decisions == [("approve", {"plan_sha256": PLAN_SHA})], wire.decisions
+        expect(task.get_by_role("button", name=f"Approve the plan of {TASK_ID}")).to_have_count(0)
+    finally:
+        p.context.close()
+
+
+def test_reject_by_keyboard_sends_no_approval(bare_lab, browser):
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = _live_sidebar(p)
+        task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
+        expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
+        panel.get_by_role("button", name="Reload sites and jobs").focus()
+        _tab_to(p, f"Reject the plan of {TASK_ID}")
+        p.keyboard.press("Space")
+        expect(task).to_have_attribute("data-diamond-task-state", "rejected")
+        assert p.diamond_wire.decisions == [("reject", {})], p.diamond_wire.decisions
+    finally:
+        p.context.close()
+
+
+def test_reconnect_during_an_approval_shows_the_decision_made_meanwhile(bare_lab, browser):
+    """While the plan waits, the socket drops and the plan is approved elsewhere (another
+    tab, `%diamond approve`): once back, the sidebar shows the task running and offers no
+    Approve for a plan already decided."""
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = _live_sidebar(p)
+        task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
+        approve = task.get_by_role("button", name=f"Approve the plan of {TASK_ID}")
+        expect(approve).to_be_visible()
+        wire = p.diamond_wire
+        chip = panel.locator("[data-diamond-status]")
+        wire.drop()
+        expect(chip).not_to_have_attribute("data-diamond-status", "live")
+        wire.emit("agent-step", {"kind": "agent.task", "task_id": TASK_ID, "state": "running",
+                                 "at": _iso(datetime.now(timezone.utc)), "data": {}},
+                  live=False)
+        expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+        expect(task).to_have_attribute("data-diamond-task-state", "running", timeout=30_000)
+        expect(approve).to_have_count(0)
+        assert wire.decisions == []
+    finally:
+        p.context.close()
+
+
+# -- time zones, dark theme, zoom ---------------------------------------------------------
+
+def _zone_just_past_midnight() -> str:
+    """An Etc/GMT zone where it is now between 00:00 and 00:59 (so the last 90 minutes
+    cross midnight there)."""
+    offset = (24 - datetime.now(timezone.utc).hour) % 24
+    if offset > 14:
+        offset -= 24
+    return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"
+
+
+def test_timeline_across_midnight_in_another_time_zone_shows_the_date(bare_lab, browser):
+    zone = _zone_just_past_midnight()
+    settings = "lab/api/settings/diamond-jupyter:plugin"
+    api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = _live_sidebar(p)
+        timeline = panel.locator('[data-diamond-section="timeline"]')
+        bar = timeline.locator(f'[data-diamond-job-bar="{MIDNIGHT_ID}"]')
+        expect(bar).to_have_count(1)
+        day = p.evaluate("([t, z]) => new Intl.DateTimeFormat(undefined, {timeZone: z, "
+                         "month: 'short', day: 'numeric'}).format(new Date(t))",
+                         [_iso(NOW - timedelta(minutes=90)), zone])
+        # the axis starts the day before "now" there: its start label names that day
+        axis = timeline.locator(".jp-diamond-gantt-axis").first
+        expect(axis).to_contain_text(day)
+        bar.focus()
+        tooltip = timeline.locator(f'[data-diamond-tooltip="{MIDNIGHT_ID}"]')
+        expect(tooltip).to_contain_text(re.compile(rf"queued\s*{re.escape(day)}"))
+    finally:
+        p.context.close()
+        api(bare_lab, "PUT", settings, {"raw": "{}"})
+
+
+def _day_in(page: Page, when: datetime, zone: str) -> str:
+    return page.evaluate("([t, z]) => new Intl.DateTimeFormat(undefined, {timeZone: z, "
+                         "month: 'short', day: 'numeric'}).format(new Date(t))",
+                         [_iso(when), zone])
+
+
+def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser):
+    """The dashboard in a zone where it is just past midnight: the usage chart's start (six
+    hours back) and the timeline's ticks before midnight name their day. Before, a span
+    under a day showed bare times, yesterday's 23:00 beside today's 00:30."""
+    zone = _zone_just_past_midnight()
+    settings = "lab/api/settings/diamond-jupyter:plugin"
+    api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
+    p = _new_page(browser, bare_lab, width=1600)
+    serve_recorded(p, big_dashboard(SITES[:3], 30))
+    try:
+        _live_sidebar(p)
+        dash = open_from_palette(p)
+        yesterday = _day_in(p, datetime.now(timezone.utc) - timedelta(hours=6), zone)
+        chart = dash.locator(f'[data-diamond-util-chart="{SITES[0]}"]')
+        expect(chart.locator(".jp-diamond-chart-label", has_text=yesterday).first).to_be_attached()
+        gantt = dash.locator(f'[data-diamond-gantt-job="{MIDNIGHT_ID}"]')
+        expect(gantt).to_have_count(1)
+        ticks = dash.locator(".jp-diamond-dgantt-lanes .jp-diamond-chart-label")
+        expect(ticks.first).to_be_attached()
+        assert any(yesterday in t for t in ticks.all_text_contents()), ticks.all_text_contents()
+    finally:
+        p.context.close()
+        api(bare_lab, "PUT", settings, {"raw": "{}"})
+
+
+# The WCAG contrast ratio of two CSS colours (rgb()/rgba() strings), and the colour behind
+# an element (its nearest ancestor with an opaque background).
+CONTRAST_JS = """
+const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+const ratio = (x, y) => { const [a, b] = [lum(rgb(x)), lum(rgb(y))];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+const behind = e => { for (let n = e.parentElement; n; n = n.parentElement) {
+    const c = getComputedStyle(n).backgroundColor, v = rgb(c);
+    if (v.length === 3 || v[3] > 0.9) return c; } return 'rgb(255, 255, 255)'; };
+"""
+
+
+def test_state_colours_stand_out_in_the_dark_theme(bare_lab, browser):
+    """In JupyterLab Dark each state's legend key differs from the panel behind it by at
+    least 3:1 (WCAG 1.4.11, graphics that carry meaning) and each job badge's text from
+    the badge by at least 4.5:1. Before, running, failed, timeout and cancelled were the
+    light theme's dark hues on a dark panel (2.1 to 2.9:1)."""
+    themes = "lab/api/settings/@jupyterlab/apputils-extension:themes"
+    api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
+    p = _new_page(browser, bare_lab)
+    try:
+        panel = _live_sidebar(p)
+        p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        keys = panel.locator("[data-diamond-legend-state] .jp-diamond-key")
+        expect(keys).to_have_count(6)
+        key_ratios = keys.evaluate_all(CONTRAST_JS + """els => els.map(e => [
+            e.parentElement.dataset.diamondLegendState,
+            ratio(getComputedStyle(e).backgroundColor, behind(e))])""")
+        badges = panel.locator("li[data-diamond-job] .jp-diamond-badge")
+        expect(badges.first).to_be_visible()
+        badge_ratios = badges.evaluate_all(CONTRAST_JS + """els => els.map(e => [
+            e.closest('[data-diamond-state]').dataset.diamondState,
+            ratio(getComputedStyle(e).color, getComputedStyle(e).backgroundColor)])""")
+        low = [(s, round(r, 2)) for s, r in key_ratios if r < 3]
+        low += [(s, round(r, 2)) for s, r in badge_ratios if r < 4.5]
+        assert len(key_ratios) == 6 and badge_ratios and not low, low
+    finally:
+        p.context.close()
+        api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Light"})})
+
+
+def test_zoom_200_percent_keeps_the_sidebar_usable(bare_lab, browser):
+    """At 200% zoom (half the CSS pixels, twice the device pixels) the sidebar has no
+    horizontal overflow, the long reason stays inside it and Approve is reached by Tab."""
+    p = _new_page(browser, bare_lab, width=700, height=450, scale=2)
+    try:
+        panel = _live_sidebar(p)
+        widths = panel.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert widths[0] <= widths[1] + 1, (widths, _wider_than_the_panel(p))
+        right = panel.evaluate("e => e.getBoundingClientRect().right")
+        reason = panel.locator(f'li[data-diamond-job="{LONG_ID}"] [data-diamond-reason]')
+        reason.scroll_into_view_if_needed()
+        box = reason.bounding_box()
+        assert box and box["x"] + box["width"] <= right + 1, (box, right)
+        panel.get_by_role("button", name="Reload sites and jobs").focus()
+        _tab_to(p, f"Approve the plan of {TASK_ID}")
+        approve = panel.get_by_role("button", name=f"Approve the plan of {TASK_ID}")
+        expect(approve).to_be_in_viewport()
+        assert not p.diamond_errors, p.diamond_errors
+    finally:
+        p.context.close()

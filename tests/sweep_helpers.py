@@ -1,7 +1,7 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
 test_faces_*.py, test_newuser2.py, the REST body tests), the sites files'
-(test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py) and the SWF logs'
-(test_trace_unseen*.py, test_swf_unseen*.py).
+(test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py), the SWF logs'
+(test_trace_unseen*.py, test_swf_unseen*.py), and a measure of memory (`traced_memory`).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -15,7 +15,10 @@ import importlib.util
 import json
 import os
 import textwrap
+import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -334,6 +337,30 @@ def two_unreachable_sites(tmp_path) -> Path:
                  "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
                  f"store: {tmp_path / 's.sqlite'}\n")
     return p
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+@dataclass
+class TracedMemory:
+    """What `traced_memory` measured, set when its block ends without an error."""
+
+    held: int = 0  # bytes still allocated at the block's end
+    peak: int = 0  # the most allocated at once during the block
+
+
+@contextmanager
+def traced_memory() -> Iterator[TracedMemory]:
+    """Python's allocations traced (tracemalloc) over the block: `with traced_memory() as
+    mem: ...`, then `mem.held` and `mem.peak`; the tracing stops when the block ends, by an
+    error too."""
+    measured = TracedMemory()
+    tracemalloc.start()
+    try:
+        yield measured
+        measured.held, measured.peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
 
 
 # -- SWF logs ---------------------------------------------------------------------------------

@@ -12,12 +12,11 @@ to write instead (`diamond workflow run` exits 2 on it, nothing submitted). The 
 from __future__ import annotations
 
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_helpers import SITES, independent_steps, load, refused
+from sweep_helpers import SITES, independent_steps, load, refused, traced_memory
 from test_workflow_unrunnable import PLAIN, _fed
 from workflow_ops import next_engine
 
@@ -168,17 +167,13 @@ def test_500_independent_steps_are_read_within_bounds_of_time_and_memory():
     text = "name: wide\nsteps:\n" + "".join(
         f"  - {{name: s{i:03d}, site: alpha, script: ./run {i}, outputs: [o{i}.h5]}}\n"
         for i in range(500))
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    try:
+    with traced_memory() as memory:
+        t0 = time.perf_counter()
         wf = load(text)
         took = time.perf_counter() - t0
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
     assert len(wf.order()) == 500 and all(not s.needs for s in wf.steps)
     assert took < 20, took  # about 3 s here on a loaded machine, traced
-    assert peak < 64 << 20, peak  # about 20 MB traced
+    assert memory.peak < 64 << 20, memory  # about 20 MB traced
 
 
 async def test_independent_steps_are_submitted_one_at_a_time_with_few_commands_each(

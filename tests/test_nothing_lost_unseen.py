@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -210,6 +212,23 @@ async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: An
     return fed
 
 
+@asynccontextmanager
+async def recovered(tmp_path: Path, dying: Federation, step: Awaitable[Any],
+                    *slurms: MiniSlurm, meanwhile: Callable[[], object] = lambda: None,
+                    **kw: Any) -> AsyncIterator[Federation]:
+    """`step`, a call on the engine `dying` set to die on its way, kills the server there;
+    `meanwhile()` happens while no engine runs; then the next engine (`restart`, with `kw`)
+    opens on the same store: that engine, closed when the block ends."""
+    with pytest.raises(Killed):
+        await step
+    meanwhile()
+    fed = await restart(tmp_path, dying, *slurms, **kw)
+    try:
+        yield fed
+    finally:
+        await fed.close()
+
+
 def spec(tmp_path: Path, **kw: Any) -> JobSpec:
     wd = tmp_path / "wd"
     wd.mkdir(exist_ok=True)
@@ -285,14 +304,10 @@ async def test_killed_while_the_job_is_prepared_records_nothing(tmp_path, slurm,
                                                                   monkeypatch):
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.site("alpha"), "prepare")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm) as fed:
         assert fed.store.list_jobs(limit=None) == [] and slurm.submits() == Counter()
         assert fed.store.events_since(0, limit=None) == []
-    finally:
-        await fed.close()
 
 
 async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
@@ -301,63 +316,51 @@ async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
     leaves an intent, closed as never submitted by the next engine, nothing sent."""
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.site("alpha"), "render")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0) as fed:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and slurm.submits() == Counter()
         assert kinds(fed, job) == ["job.submitting", "job.state"]
-    finally:
-        await fed.close()
 
 
 async def test_killed_right_after_the_intent_is_written_closes_it_unsent(tmp_path, slurm,
                                                                          monkeypatch):
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.store, "record_intent")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0) as fed:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and job.native_id is None
         assert job.reason == "the submit did not reach the scheduler"
         assert slurm.submits() == Counter()
         assert kinds(fed, job).count("job.state") == 1
-    finally:
-        await fed.close()
 
 
 async def test_killed_once_sbatch_ran_but_before_its_answer_binds_the_job_by_token(
         tmp_path, slurm, monkeypatch):
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
         assert kinds(fed, job).count("job.submitted") == 1
-    finally:
-        await fed.close()
 
 
 async def test_killed_after_the_id_came_back_but_before_it_was_recorded(tmp_path, slurm,
                                                                         monkeypatch):
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.store, "bind_native_id")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
-    assert fed.store.intents_without_native_id()
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    dying_store = fed.store
+
+    def the_intent_is_left_unbound() -> None:
+        assert dying_store.intents_without_native_id()
+    submit = fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    async with recovered(tmp_path, fed, submit, slurm,
+                         meanwhile=the_intent_is_left_unbound) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
         assert fed.submit_notes(job.id) == [NAME_NOTE]  # the recovery keeps them too
-    finally:
-        await fed.close()
 
 
 async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
@@ -366,16 +369,12 @@ async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
     or not at all lost: a kill between the two kept the job and dropped its notes."""
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.store, "bind_native_id")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    submit = fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    async with recovered(tmp_path, fed, submit, slurm) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300"
         assert kinds(fed, job).count("job.submitted") == 1
         assert fed.submit_notes(job.id) == [NAME_NOTE]
-    finally:
-        await fed.close()
 
 
 async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_engine(
@@ -400,11 +399,12 @@ async def test_killed_before_scancel_has_the_cancel_sent_by_recovery(tmp_path, s
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_before(monkeypatch, fed.site("alpha"), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    assert slurm.commands("scancel") == []
-    fed = await restart(tmp_path, fed, slurm)
-    try:  # the request was recorded before it was sent: the user's cancel is not lost
+
+    def nothing_was_sent() -> None:
+        assert slurm.commands("scancel") == []
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=nothing_was_sent) as fed:
+        # the request was recorded before it was sent: the user's cancel is not lost
         assert slurm.commands("scancel") == ["scancel 4300"]
         slurm.set_state("4300", "CANCELLED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
@@ -413,8 +413,6 @@ async def test_killed_before_scancel_has_the_cancel_sent_by_recovery(tmp_path, s
         assert_once(fed, slurm)
         assert await fed.cancel(job.id) == done  # ended: nothing sent again
         assert slurm.commands("scancel") == ["scancel 4300"]
-    finally:
-        await fed.close()
 
 
 async def test_a_cancel_the_site_refuses_is_not_taken_as_requested(tmp_path, slurm):
@@ -441,11 +439,9 @@ async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm,
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_after(monkeypatch, fed.site("alpha"), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    slurm.set_state("4300", "CANCELLED")  # the scheduler did it while no engine ran
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    # the scheduler did it while no engine ran
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=lambda: slurm.set_state("4300", "CANCELLED")) as fed:
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.CANCELLED
         assert_once(fed, slurm)
@@ -455,25 +451,18 @@ async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm,
             "PENDING", "CANCELLED"], ks
         assert await fed.cancel(job.id) == done  # a second cancel: nothing sent again
         assert slurm.commands("scancel") == ["scancel 4300"]
-    finally:
-        await fed.close()
 
 
 async def test_killed_after_the_cancel_request_was_recorded(tmp_path, slurm, monkeypatch):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_after(monkeypatch, fed.journal, "kick")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    slurm.set_state("4300", "CANCELLED")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=lambda: slurm.set_state("4300", "CANCELLED")) as fed:
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.CANCELLED
         assert kinds(fed, job).count("job.cancel-requested") == 1
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 # -- a job id the scheduler reuses -----------------------------------------------------------
@@ -609,19 +598,15 @@ async def test_a_lost_submit_looked_up_over_a_dropped_connection_stays_open(
     mid-answer: the intent is neither closed as never submitted nor submitted again."""
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    _drop_mid_output(slurm, "squeue", 20)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0,
+                         meanwhile=lambda: _drop_mid_output(slurm, "squeue", 20)) as fed:
         [job] = fed.store.list_jobs(limit=None)
         assert job.native_id is None and not job.state.terminal
         _restore(slurm, "squeue")
         await fed.recover(intent_grace_s=0)
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
-    finally:
-        await fed.close()
 
 
 # -- two engines on one store ----------------------------------------------------------------
@@ -965,10 +950,7 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
     job = await fed.submit(spec(tmp_path), hedge=2)
     for name in ("alpha", "beta"):
         die_before(monkeypatch, fed.site(name), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    fed = await restart(tmp_path, fed, *pair)
-    try:
+    async with recovered(tmp_path, fed, fed.cancel(job.id), *pair) as fed:
         assert pair[0].commands("scancel") == ["scancel 4300"]
         assert pair[1].commands("scancel") == ["scancel 5300"]
         for native, q in (("4300", pair[0]), ("5300", pair[1])):
@@ -977,8 +959,6 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
             assert done.state == JobState.CANCELLED
         for q in pair:
             assert_once(fed, q)
-    finally:
-        await fed.close()
 
 
 def _scancel_refused(slurm: MiniSlurm) -> None:
@@ -1380,15 +1360,10 @@ async def test_a_held_jobs_release_asked_again_after_a_restart_is_not_sent_twice
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True, hold=True)
     die_after(monkeypatch, fed.site("alpha"), "release")
-    with pytest.raises(Killed):
-        await fed.release(job.id)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.release(job.id), slurm) as fed:
         assert (await fed.release(job.id)).state == JobState.PENDING  # no error
         assert slurm.commands("scontrol release") == ["scontrol release 4300"]
         assert kinds(fed, job).count("job.releasing") == 1
-    finally:
-        await fed.close()
 
 
 async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_job(

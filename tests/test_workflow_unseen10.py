@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sweep_helpers import SITES, independent_steps, load, refused, traced_memory
+from sweep_helpers import (
+    SITES,
+    load,
+    noted_calls,
+    refused,
+    run_independent_steps,
+    traced_memory,
+)
 from test_workflow_unrunnable import PLAIN, _fed
 from workflow_ops import next_engine
 
@@ -189,20 +195,11 @@ async def test_independent_steps_are_submitted_one_at_a_time_with_few_commands_e
         f"#!/bin/sh\nmkdir {busy} 2>/dev/null || echo x >> {overlaps}\n"
         f"echo called >> {fed.sbatch_calls}\nn=$(cat {n} 2>/dev/null || echo 500)\n"
         f"echo $((n + 1)) > {n}\nrmdir {busy}\necho $((n + 1))\n")
-    commands: list[str] = []
-    run = LocalTransport.run
-
-    async def counted(self: Any, argv: list[str], **kw: Any) -> Any:
-        commands.append(" ".join(argv))
-        return await run(self, argv, **kw)
-    monkeypatch.setattr(LocalTransport, "run", counted)
-    monkeypatch.setattr(LocalTransport, "run_fast", counted)
+    commands = noted_calls(monkeypatch, LocalTransport, "run", "run_fast",
+                           note=lambda transport, argv, **kw: " ".join(argv))
     steps = 40
-    text = independent_steps(steps)
     try:
-        view = await fed.run_workflow(text, origin={"face": "test"})
-        assert all(s.job for s in view.steps)
-        assert fed.sbatch_calls.read_text().count("called") == steps
+        await run_independent_steps(fed, steps)
         assert not overlaps.exists()
         assert len(commands) <= 3 * steps, (len(commands), commands[:10])
     finally:

@@ -213,6 +213,17 @@ async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: An
 
 
 @asynccontextmanager
+async def restarted(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
+                    ) -> AsyncIterator[Federation]:
+    """`restart`'s new engine, closed when the block ends."""
+    fed = await restart(tmp_path, dead, *slurms, **kw)
+    try:
+        yield fed
+    finally:
+        await fed.close()
+
+
+@asynccontextmanager
 async def recovered(tmp_path: Path, dying: Federation, step: Awaitable[Any],
                     *slurms: MiniSlurm, meanwhile: Callable[[], object] = lambda: None,
                     **kw: Any) -> AsyncIterator[Federation]:
@@ -222,11 +233,8 @@ async def recovered(tmp_path: Path, dying: Federation, step: Awaitable[Any],
     with pytest.raises(Killed):
         await step
     meanwhile()
-    fed = await restart(tmp_path, dying, *slurms, **kw)
-    try:
+    async with restarted(tmp_path, dying, *slurms, **kw) as fed:
         yield fed
-    finally:
-        await fed.close()
 
 
 def spec(tmp_path: Path, **kw: Any) -> JobSpec:
@@ -381,15 +389,12 @@ async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_eng
         tmp_path, slurm):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         slurm.set_state("4300", "COMPLETED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.COMPLETED
         [job] = assert_once(fed, slurm)
         assert kinds(fed, job).count("job.state") == 2  # PENDING, then COMPLETED
-    finally:
-        await fed.close()
 
 
 # -- cancel ---------------------------------------------------------------------------------
@@ -473,15 +478,12 @@ async def test_an_id_reused_by_another_users_job_after_ours_finished(tmp_path, s
     slurm.set_state("4300", "COMPLETED")
     assert (await fed.wait(job.id, refresh=True, timeout=30)).state == JobState.COMPLETED
     slurm.reuse("4300", "RUNNING")  # someone else's job now
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         again = await fed.status(job.id, refresh=True)
         assert again.state == JobState.COMPLETED and again.token == job.token
         [only] = assert_once(fed, slurm)
         assert [e.data["state"] for e in events(fed, only) if e.kind == "job.state"] == [
             "PENDING", "COMPLETED"]
-    finally:
-        await fed.close()
 
 
 async def test_an_id_reused_by_another_job_while_ours_is_followed(tmp_path, slurm):
@@ -504,13 +506,10 @@ async def test_an_id_reused_while_no_engine_ran(tmp_path, slurm):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     slurm.reuse("4300", "RUNNING")  # ours ended unseen; the id went to someone else
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         seen = await fed.status(job.id, refresh=True)
         assert seen.state != JobState.RUNNING and seen.started_at is None, seen
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 async def test_our_new_job_given_an_id_an_older_job_of_ours_had(tmp_path, slurm):
@@ -717,12 +716,9 @@ async def test_a_store_full_between_sbatch_and_the_record_says_the_job_was_sent(
         "finds the job by its token and records it")
     monkeypatch.undo()
     fed.store._conn().execute("PRAGMA query_only = OFF")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         jobs = assert_once(fed, slurm)
         assert sorted(j.id for j in jobs) == ["alpha:4300", "alpha:4301"]
-    finally:
-        await fed.close()
 
 
 # -- hedged submission -----------------------------------------------------------------------
@@ -771,6 +767,18 @@ async def settled(fed: Federation, group: str, wait) -> None:
         await wait(lambda ev: ev.kind == "hedge.go")
 
 
+@asynccontextmanager
+async def settled_after_restart(tmp_path: Path, dead: Federation,
+                                pair: tuple[MiniSlurm, MiniSlurm], group: str
+                                ) -> AsyncIterator[Federation]:
+    """The next engine over `pair` (`restarted` after `dead`), once the hedge `group`
+    settled there (`settled`)."""
+    async with restarted(tmp_path, dead, *pair) as fed:
+        _, wait = journal_waiter(fed)
+        await settled(fed, group, wait)
+        yield fed
+
+
 async def _start(fed: Federation, slurm: MiniSlurm, native_id: str) -> None:
     slurm.set_state(native_id, "RUNNING")
     await fed.status(f"{slurm.site.name}:{native_id}", refresh=True)
@@ -783,15 +791,12 @@ async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monk
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        _, wait = journal_waiter(fed)
         assert [j.id for j in fed.store.hedge(group).copies] == ["alpha:4300", "beta:5300"]
         await _start(fed, pair[1], "5300")
         await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def _hedged_then_killed_once_betas_start_was_claimed(
@@ -818,13 +823,8 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     fed, group = await _hedged_then_killed_once_betas_start_was_claimed(tmp_path, pair,
                                                                         monkeypatch)
     assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def _hedged_then_killed_at_losers_cancel(tmp_path: Path, pair, monkeypatch, *,
@@ -850,13 +850,8 @@ async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monk
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].set_state("4300", "CANCELLED")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair, monkeypatch):
@@ -865,9 +860,8 @@ async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair,
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=False)
     unsent = pair[0].commands("scancel")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        _, wait = journal_waiter(fed)
         assert unsent == []
         [asked] = loser_cancels(fed)  # recorded by the engine that died
         assert asked.data["reason"] == "hedged: beta:5300 started first"
@@ -878,8 +872,6 @@ async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair,
         assert loser.reason == "hedged: beta:5300 started first"
         assert hedge_winner_of(loser) == "beta:5300"  # a kernel waiting on it follows beta
         assert len(loser_cancels(fed)) == 1
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, pair,
@@ -890,10 +882,7 @@ async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, 
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].forget("4300")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
         assert pair[0].commands("scancel") == ["scancel 4300"]
         loser = fed.job("alpha:4300")
@@ -901,8 +890,6 @@ async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, 
         assert hedge_winner_of(loser) == "beta:5300", loser.reason
         [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
         assert finished.data["winner"] == "beta:5300"
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_id_reused_while_no_engine_ran_is_not_cancelled(tmp_path, pair,
@@ -912,15 +899,10 @@ async def test_hedge_losers_id_reused_while_no_engine_ran_is_not_cancelled(tmp_p
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].reuse("4300", "RUNNING")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert pair[0].commands("scancel") == ["scancel 4300"]  # the first, before the kill
         loser = fed.job("alpha:4300")
         assert loser.state == JobState.CANCELLED and hedge_winner_of(loser) == "beta:5300"
-    finally:
-        await fed.close()
 
 
 async def test_hedge_loser_started_while_no_engine_ran_never_runs_the_body(tmp_path, pair,
@@ -931,15 +913,10 @@ async def test_hedge_loser_started_while_no_engine_ran_never_runs_the_body(tmp_p
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=False)
     pair[0].set_state("4300", "RUNNING")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
         assert pair[0].commands("scancel") == ["scancel 4300"]
         assert len(fed.store.events_since(0, kinds=["hedge.decided"], limit=None)) == 1
-    finally:
-        await fed.close()
 
 
 async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_recovery(
@@ -975,7 +952,7 @@ async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str
     refused: the copy had ended) and is told "no"; the server dies before recording it
     CANCELLED. Alpha's copy then ends (its wrapper, told "no", exited without running the
     body): squeue says `end`, or (None) only accounting knows it, failed with exit code 1.
-    The new engine and the group."""
+    The dead engine and the group."""
     fed = hedge_engine(tmp_path, pair, monkeypatch)
     await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
@@ -1000,7 +977,7 @@ async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str
                                 "n1|nl|4300\n")
     else:
         pair[0].set_state("4300", end)
-    return await restart(tmp_path, fed, *pair), group
+    return fed, group
 
 
 @pytest.mark.parametrize("end", ["COMPLETED", None], ids=["completed", "failed-exit-1"])
@@ -1010,9 +987,7 @@ async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
     what it was: CANCELLED for the copy that started first, its cancel finished once; the
     winner alone ends COMPLETED, as the CLI's `diamond jobs --json` shows."""
     fed, group = await _loser_told_no_then_killed(tmp_path, pair, monkeypatch, end)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         loser = fed.job("alpha:4300")
         assert (loser.state, loser.reason) == (JobState.CANCELLED,
                                               "hedged: beta:5300 started first")
@@ -1040,8 +1015,6 @@ async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
                          "beta:5300": ("COMPLETED", done.reason)}
         for q in pair:
             assert_once(fed, q)
-    finally:
-        await fed.close()
 
 
 async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled(
@@ -1091,10 +1064,7 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
     pair[0].set_state("4300", "FAILED")
     Store(tmp_path / "store.sqlite").apply_state("alpha:4300", JobState.FAILED, exit_code=1,
                                                   source="poll")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         loser = fed.job("alpha:4300")
         assert (loser.state, loser.reason) == (JobState.CANCELLED,
                                               "hedged: beta:5300 started first")
@@ -1103,8 +1073,6 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
         assert finished.data["winner"] == "beta:5300"
         assert finished.data["cancelled_by_scheduler"] is False
         assert gate(pair[1], fed.job("beta:5300")) == "go"
-    finally:
-        await fed.close()
 
 
 async def _older_store_with_a_completed_loser(tmp_path, pair, monkeypatch) -> Federation:
@@ -1139,13 +1107,10 @@ async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelle
                    and e.data.get("previous") == "COMPLETED"]
     assert corrected.data["state"] == "CANCELLED"
     assert hedge_winner_of(lister.job("alpha:4300")) == "beta:5300"
-    again = await restart(tmp_path, lister, *pair)
-    try:
+    async with restarted(tmp_path, lister, *pair) as again:
         assert [e.seq for e in events(again, "alpha:4300") if e.kind == "job.state"
                 and e.data.get("previous") == "COMPLETED"] == [corrected.seq]
         assert again.job("alpha:4300").state == JobState.CANCELLED
-    finally:
-        await again.close()
 
 
 async def test_an_older_loser_is_corrected_as_the_store_opens_and_a_listing_writes_nothing(
@@ -1242,13 +1207,10 @@ async def test_staged_job_killed_in_its_stage_in(tmp_path, slurm, monkeypatch, w
     hit = await _killed_in_staging(fed, monkeypatch, obj, name, before=before)
     job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
     await asyncio.wait_for(hit.wait(), 30)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         done = await _staged_to_its_end(tmp_path, fed, slurm, job)
         assert done.state == JobState.COMPLETED
         assert_staged_once(fed, slurm, job, tmp_path)
-    finally:
-        await fed.close()
 
 
 async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm, monkeypatch):
@@ -1272,8 +1234,7 @@ async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm
     await asyncio.wait_for(hit.wait(), 30)
     assert (tmp_path / "back.dat").read_text() == "the job's output\n"
     (tmp_path / "wd" / "out.dat").write_text("changed on the site since\n")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         _, wait = journal_waiter(fed)
         if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
             await wait(lambda ev: ev.kind == "stage.out.done")
@@ -1281,8 +1242,6 @@ async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm
         assert got.count("stage.out.done") == 1, got
         assert fed.job(job.id).state == JobState.COMPLETED
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 # -- a workflow step's release ---------------------------------------------------------------
@@ -1333,9 +1292,8 @@ async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, 
     await asyncio.wait_for(moved.wait(), 30)
     landed = Path(second.workdir or "") / "out.txt"
     assert landed.read_text() == "made\n"
-    fed = await restart(tmp_path, fed, *pair)
-    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
         _, wait = journal_waiter(fed)
         if fed.store.get_workflow(wid).step("second").phase != "released":
             await wait(lambda ev: ev.kind.startswith("workflow.") and
@@ -1348,8 +1306,6 @@ async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, 
         moves = [e for e in fed.store.events_since(0, limit=None)
                  if e.kind.startswith("workflow.") and (e.data or {}).get("phase") == "ready"]
         assert len(moves) <= 1, moves
-    finally:
-        await fed.close()
 
 
 # -- a release sent again after a restart ----------------------------------------------------
@@ -1377,13 +1333,10 @@ async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_jo
     job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
     await asyncio.wait_for(hit.wait(), 30)
     slurm.squeue_fails.touch()
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         done = await _staged_to_its_end(tmp_path, fed, slurm, job)
         assert done.state == JobState.COMPLETED, done.reason
         assert slurm.commands("scontrol release") == ["scontrol release 4300"] * 2
         assert not slurm.squeue_fails.exists()  # the look-up did fail once
         got = phases(fed, job)
         assert got.count("job.released") == 1 and got.count("stage.out.done") == 1, got
-    finally:
-        await fed.close()

@@ -1,7 +1,8 @@
 """Fixtures and helpers the sweep files share: the faces' (tests/test_adversarial_inputs*.py,
 test_faces_*.py, test_newuser2.py, the REST body tests), the sites files'
-(test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py) and the SWF logs'
-(test_trace_unseen*.py, test_swf_unseen*.py).
+(test_config_unseen*.py), the workflow files' (test_workflow_unseen*.py), the SWF logs'
+(test_trace_unseen*.py, test_swf_unseen*.py), and counted calls and memory (`noted_calls`,
+`traced_memory`).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `jp_server_config = sweep_helpers.one_local_site_server`: pytest registers a fixture under
@@ -12,10 +13,14 @@ asks for (`user`, `data_dir`, `jp_base_url` ...) are resolved where the test is.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import textwrap
+import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -315,6 +320,14 @@ def independent_steps(count: int, *, script: str | None = None, site: str = "alp
         f"  - {{name: s{i:02d}, site: {site}, script: \"{script}\"}}\n" for i in range(count))
 
 
+async def run_independent_steps(fed: Any, steps: int) -> None:
+    """`independent_steps(steps)` run as a workflow by test_workflow_unrunnable's `_fed`
+    engine `fed`: every step has its job, and its sbatch was called once a step."""
+    view = await fed.run_workflow(independent_steps(steps), origin={"face": "test"})
+    assert all(s.job for s in view.steps)
+    assert fed.sbatch_calls.read_text().count("called") == steps
+
+
 @pytest.fixture
 def one_unreachable_site(tmp_path) -> Path:
     """A `cfg`: a sites file of one site, alpha, at a TEST-NET address (nothing answers
@@ -334,6 +347,54 @@ def two_unreachable_sites(tmp_path) -> Path:
                  "  - name: beta\n    transport: {kind: ssh, host: 192.0.2.2}\n"
                  f"store: {tmp_path / 's.sqlite'}\n")
     return p
+
+
+# -- calls counted ---------------------------------------------------------------------------
+
+def noted_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, *names: str,
+                note: Callable[..., Any]) -> list[Any]:
+    """From here on, each call of `owner.NAME` (each of `names`, a function or a coroutine
+    function) is made as before, `note(*its arguments)` first added to the list returned."""
+    noted: list[Any] = []
+
+    def noting(real: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(real):
+            async def noted_async(*args: Any, **kw: Any) -> Any:
+                noted.append(note(*args, **kw))
+                return await real(*args, **kw)
+            return noted_async
+
+        def noted_call(*args: Any, **kw: Any) -> Any:
+            noted.append(note(*args, **kw))
+            return real(*args, **kw)
+        return noted_call
+    for name in names:
+        monkeypatch.setattr(owner, name, noting(getattr(owner, name)))
+    return noted
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+@dataclass
+class TracedMemory:
+    """What `traced_memory` measured, set when its block ends without an error."""
+
+    held: int = 0  # bytes still allocated at the block's end
+    peak: int = 0  # the most allocated at once during the block
+
+
+@contextmanager
+def traced_memory() -> Iterator[TracedMemory]:
+    """Python's allocations traced (tracemalloc) over the block: `with traced_memory() as
+    mem: ...`, then `mem.held` and `mem.peak`; the tracing stops when the block ends, by an
+    error too."""
+    measured = TracedMemory()
+    tracemalloc.start()
+    try:
+        yield measured
+        measured.held, measured.peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
 
 
 # -- SWF logs ---------------------------------------------------------------------------------

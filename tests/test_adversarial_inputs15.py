@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls
+from sweep_helpers import assert_magic_refused, mcp_refusal, sbatch_calls, submitted_script
 from test_cli_newuser import NewUser
 
 from diamond_jupyter.model import BadInput
@@ -30,11 +30,6 @@ ZERO = ("a time limit of 0 is no limit to sbatch and flux but no time at all to 
 
 
 user = sweep_helpers.new_user
-
-
-def _submitted_script(user: NewUser) -> str:
-    [call] = sbatch_calls(user)
-    return Path(call.split()[-1]).read_text()
 
 
 # -- 1. the command line ----------------------------------------------------------------------
@@ -82,7 +77,7 @@ def test_a_time_limit_of_a_hundred_years_is_slurms_own_form(user):
     """(guard) `--time 99999999` (minutes, under Slurm's largest limit) is submitted in
     sbatch's D-HH:MM:SS form, not cut nor wrapped."""
     user.run("submit", "--site", "alpha", "--time", "99999999", "job.sh", code=0)
-    assert "#SBATCH --time=69444-10:39:00\n" in _submitted_script(user)
+    assert "#SBATCH --time=69444-10:39:00\n" in submitted_script(user)
 
 
 @pytest.mark.parametrize("name,line", [
@@ -94,7 +89,7 @@ def test_a_job_name_holding_shell_or_percent_syntax_runs_nothing(user, name, lin
     """(guard) A name with `$(...)`, backquotes or `%j` is a name: in a directive (which no
     shell runs), quoted as sbatch reads it; nothing is run on submitting it."""
     user.run("submit", "--site", "alpha", "--name", name, "job.sh", code=0)
-    assert line in _submitted_script(user)
+    assert line in submitted_script(user)
     assert not (user.root / "pwned").exists() and not (user.home / "pwned").exists()
 
 

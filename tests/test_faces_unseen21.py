@@ -21,7 +21,12 @@ from typing import Any
 
 import pytest
 import sweep_helpers
-from sweep_helpers import assert_magic_refused, here_sbatch_calls, sbatch_calls
+from sweep_helpers import (
+    assert_magic_refused,
+    here_sbatch_calls,
+    sbatch_calls,
+    submitted_script,
+)
 
 from diamond_jupyter.model import BadInput
 from diamond_jupyter.skills import NeedsApproval, SkillContext, run_skill, skill_input
@@ -42,19 +47,13 @@ def _piped(user, *args: str, stdin: str) -> subprocess.CompletedProcess:
     return res
 
 
-def _submitted_script(user) -> str:
-    """The one script the user's fake Slurm site was given."""
-    [call] = sbatch_calls(user)
-    return Path(call.split()[-1]).read_text()
-
-
 # ---- (1) the command line: odd but valid ---------------------------------------------------
 
 def test_a_script_piped_on_standard_input_is_submitted_as_given(user):
     res = _piped(user, "submit", "--site", "alpha", "-",
                  stdin="#!/bin/bash\n#SBATCH -J piped\necho from-stdin\n")
     assert (res.returncode, res.stdout) == (0, "alpha:4242\n"), res.stderr
-    script = _submitted_script(user)
+    script = submitted_script(user)
     assert "#SBATCH --job-name=piped\n" in script and "echo from-stdin\n" in script
 
 
@@ -63,7 +62,7 @@ def test_a_long_script_on_standard_input_reaches_the_site_whole(user):
     body = "".join(f"echo step-{i:05d} of the long script\n" for i in range(20000))
     res = _piped(user, "submit", "--site", "alpha", "-", stdin="#!/bin/bash\n" + body)
     assert res.returncode == 0, res.stderr
-    script = _submitted_script(user)
+    script = submitted_script(user)
     assert script.endswith(body) or body in script
     assert script.count("echo step-") == 20000
 
@@ -81,7 +80,7 @@ def test_a_double_dash_ends_the_options_and_a_file_named_like_one_is_read(user):
 def test_a_name_in_any_script_is_submitted_and_kept(user, name):
     assert user.run("submit", "--site", "alpha", "--name", name, "job.sh",
                     code=0).stdout == "alpha:4242\n"
-    assert name in _submitted_script(user)
+    assert name in submitted_script(user)
     listed = json.loads(user.run("jobs", "--json", code=0).stdout)
     assert [j["name"] for j in listed] == [name]
 
@@ -174,7 +173,7 @@ def test_fault_a_list_option_with_an_empty_name_is_refused(user, args, said):
 
 def test_a_partition_list_of_names_is_still_submitted(user):
     user.run("submit", "--site", "alpha", "--partition", "debug,gpu", "job.sh", code=0)
-    assert '#SBATCH --partition=debug,gpu\n' in _submitted_script(user)
+    assert '#SBATCH --partition=debug,gpu\n' in submitted_script(user)
 
 
 @pytest.mark.parametrize("stdin,said", [
@@ -428,7 +427,7 @@ async def test_a_submits_own_field_out_of_its_range_is_a_400(rest, tmp_path, bod
 
 def test_a_magic_submit_with_a_name_in_another_script_is_submitted(shell, user):
     shell.run_cell_magic("diamond", "submit --site alpha --name 'ジョブ-1'", SCRIPT)
-    assert "ジョブ-1" in _submitted_script(user)
+    assert "ジョブ-1" in submitted_script(user)
 
 
 @pytest.mark.parametrize("line,said", [

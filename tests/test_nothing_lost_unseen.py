@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -210,6 +212,31 @@ async def restart(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: An
     return fed
 
 
+@asynccontextmanager
+async def restarted(tmp_path: Path, dead: Federation, *slurms: MiniSlurm, **kw: Any
+                    ) -> AsyncIterator[Federation]:
+    """`restart`'s new engine, closed when the block ends."""
+    fed = await restart(tmp_path, dead, *slurms, **kw)
+    try:
+        yield fed
+    finally:
+        await fed.close()
+
+
+@asynccontextmanager
+async def recovered(tmp_path: Path, dying: Federation, step: Awaitable[Any],
+                    *slurms: MiniSlurm, meanwhile: Callable[[], object] = lambda: None,
+                    **kw: Any) -> AsyncIterator[Federation]:
+    """`step`, a call on the engine `dying` set to die on its way, kills the server there;
+    `meanwhile()` happens while no engine runs; then the next engine (`restart`, with `kw`)
+    opens on the same store: that engine, closed when the block ends."""
+    with pytest.raises(Killed):
+        await step
+    meanwhile()
+    async with restarted(tmp_path, dying, *slurms, **kw) as fed:
+        yield fed
+
+
 def spec(tmp_path: Path, **kw: Any) -> JobSpec:
     wd = tmp_path / "wd"
     wd.mkdir(exist_ok=True)
@@ -285,14 +312,10 @@ async def test_killed_while_the_job_is_prepared_records_nothing(tmp_path, slurm,
                                                                   monkeypatch):
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.site("alpha"), "prepare")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm) as fed:
         assert fed.store.list_jobs(limit=None) == [] and slurm.submits() == Counter()
         assert fed.store.events_since(0, limit=None) == []
-    finally:
-        await fed.close()
 
 
 async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
@@ -301,63 +324,51 @@ async def test_killed_while_the_script_is_rendered_closes_the_intent_unsent(
     leaves an intent, closed as never submitted by the next engine, nothing sent."""
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.site("alpha"), "render")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0) as fed:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and slurm.submits() == Counter()
         assert kinds(fed, job) == ["job.submitting", "job.state"]
-    finally:
-        await fed.close()
 
 
 async def test_killed_right_after_the_intent_is_written_closes_it_unsent(tmp_path, slurm,
                                                                          monkeypatch):
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.store, "record_intent")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0) as fed:
         [job] = assert_once(fed, slurm)
         assert job.state == JobState.FAILED and job.native_id is None
         assert job.reason == "the submit did not reach the scheduler"
         assert slurm.submits() == Counter()
         assert kinds(fed, job).count("job.state") == 1
-    finally:
-        await fed.close()
 
 
 async def test_killed_once_sbatch_ran_but_before_its_answer_binds_the_job_by_token(
         tmp_path, slurm, monkeypatch):
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
         assert kinds(fed, job).count("job.submitted") == 1
-    finally:
-        await fed.close()
 
 
 async def test_killed_after_the_id_came_back_but_before_it_was_recorded(tmp_path, slurm,
                                                                         monkeypatch):
     fed = engine(tmp_path, slurm)
     die_before(monkeypatch, fed.store, "bind_native_id")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
-    assert fed.store.intents_without_native_id()
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    dying_store = fed.store
+
+    def the_intent_is_left_unbound() -> None:
+        assert dying_store.intents_without_native_id()
+    submit = fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    async with recovered(tmp_path, fed, submit, slurm,
+                         meanwhile=the_intent_is_left_unbound) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
         assert fed.submit_notes(job.id) == [NAME_NOTE]  # the recovery keeps them too
-    finally:
-        await fed.close()
 
 
 async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
@@ -366,31 +377,24 @@ async def test_killed_right_after_the_job_was_recorded_keeps_its_warnings(
     or not at all lost: a kill between the two kept the job and dropped its notes."""
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.store, "bind_native_id")
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    submit = fed.submit(spec(tmp_path, name="my job"), "alpha", force=True)
+    async with recovered(tmp_path, fed, submit, slurm) as fed:
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300"
         assert kinds(fed, job).count("job.submitted") == 1
         assert fed.submit_notes(job.id) == [NAME_NOTE]
-    finally:
-        await fed.close()
 
 
 async def test_a_job_recorded_then_killed_is_followed_to_its_end_by_the_next_engine(
         tmp_path, slurm):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         slurm.set_state("4300", "COMPLETED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.COMPLETED
         [job] = assert_once(fed, slurm)
         assert kinds(fed, job).count("job.state") == 2  # PENDING, then COMPLETED
-    finally:
-        await fed.close()
 
 
 # -- cancel ---------------------------------------------------------------------------------
@@ -400,11 +404,12 @@ async def test_killed_before_scancel_has_the_cancel_sent_by_recovery(tmp_path, s
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_before(monkeypatch, fed.site("alpha"), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    assert slurm.commands("scancel") == []
-    fed = await restart(tmp_path, fed, slurm)
-    try:  # the request was recorded before it was sent: the user's cancel is not lost
+
+    def nothing_was_sent() -> None:
+        assert slurm.commands("scancel") == []
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=nothing_was_sent) as fed:
+        # the request was recorded before it was sent: the user's cancel is not lost
         assert slurm.commands("scancel") == ["scancel 4300"]
         slurm.set_state("4300", "CANCELLED")
         done = await fed.wait(job.id, refresh=True, timeout=30)
@@ -413,8 +418,6 @@ async def test_killed_before_scancel_has_the_cancel_sent_by_recovery(tmp_path, s
         assert_once(fed, slurm)
         assert await fed.cancel(job.id) == done  # ended: nothing sent again
         assert slurm.commands("scancel") == ["scancel 4300"]
-    finally:
-        await fed.close()
 
 
 async def test_a_cancel_the_site_refuses_is_not_taken_as_requested(tmp_path, slurm):
@@ -441,11 +444,9 @@ async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm,
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_after(monkeypatch, fed.site("alpha"), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    slurm.set_state("4300", "CANCELLED")  # the scheduler did it while no engine ran
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    # the scheduler did it while no engine ran
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=lambda: slurm.set_state("4300", "CANCELLED")) as fed:
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.CANCELLED
         assert_once(fed, slurm)
@@ -455,25 +456,18 @@ async def test_killed_once_scancel_was_sent_ends_cancelled_once(tmp_path, slurm,
             "PENDING", "CANCELLED"], ks
         assert await fed.cancel(job.id) == done  # a second cancel: nothing sent again
         assert slurm.commands("scancel") == ["scancel 4300"]
-    finally:
-        await fed.close()
 
 
 async def test_killed_after_the_cancel_request_was_recorded(tmp_path, slurm, monkeypatch):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     die_after(monkeypatch, fed.journal, "kick")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    slurm.set_state("4300", "CANCELLED")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.cancel(job.id), slurm,
+                         meanwhile=lambda: slurm.set_state("4300", "CANCELLED")) as fed:
         done = await fed.wait(job.id, refresh=True, timeout=30)
         assert done.state == JobState.CANCELLED
         assert kinds(fed, job).count("job.cancel-requested") == 1
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 # -- a job id the scheduler reuses -----------------------------------------------------------
@@ -484,15 +478,12 @@ async def test_an_id_reused_by_another_users_job_after_ours_finished(tmp_path, s
     slurm.set_state("4300", "COMPLETED")
     assert (await fed.wait(job.id, refresh=True, timeout=30)).state == JobState.COMPLETED
     slurm.reuse("4300", "RUNNING")  # someone else's job now
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         again = await fed.status(job.id, refresh=True)
         assert again.state == JobState.COMPLETED and again.token == job.token
         [only] = assert_once(fed, slurm)
         assert [e.data["state"] for e in events(fed, only) if e.kind == "job.state"] == [
             "PENDING", "COMPLETED"]
-    finally:
-        await fed.close()
 
 
 async def test_an_id_reused_by_another_job_while_ours_is_followed(tmp_path, slurm):
@@ -515,13 +506,10 @@ async def test_an_id_reused_while_no_engine_ran(tmp_path, slurm):
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True)
     slurm.reuse("4300", "RUNNING")  # ours ended unseen; the id went to someone else
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         seen = await fed.status(job.id, refresh=True)
         assert seen.state != JobState.RUNNING and seen.started_at is None, seen
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 async def test_our_new_job_given_an_id_an_older_job_of_ours_had(tmp_path, slurm):
@@ -609,19 +597,15 @@ async def test_a_lost_submit_looked_up_over_a_dropped_connection_stays_open(
     mid-answer: the intent is neither closed as never submitted nor submitted again."""
     fed = engine(tmp_path, slurm)
     die_after(monkeypatch, fed.site("alpha"), "run", when=_sbatch)
-    with pytest.raises(Killed):
-        await fed.submit(spec(tmp_path), "alpha", force=True)
-    _drop_mid_output(slurm, "squeue", 20)
-    fed = await restart(tmp_path, fed, slurm, unsure_submit_settle_s=0)
-    try:
+    async with recovered(tmp_path, fed, fed.submit(spec(tmp_path), "alpha", force=True),
+                         slurm, unsure_submit_settle_s=0,
+                         meanwhile=lambda: _drop_mid_output(slurm, "squeue", 20)) as fed:
         [job] = fed.store.list_jobs(limit=None)
         assert job.native_id is None and not job.state.terminal
         _restore(slurm, "squeue")
         await fed.recover(intent_grace_s=0)
         [job] = assert_once(fed, slurm)
         assert job.id == "alpha:4300" and job.state == JobState.PENDING
-    finally:
-        await fed.close()
 
 
 # -- two engines on one store ----------------------------------------------------------------
@@ -732,12 +716,9 @@ async def test_a_store_full_between_sbatch_and_the_record_says_the_job_was_sent(
         "finds the job by its token and records it")
     monkeypatch.undo()
     fed.store._conn().execute("PRAGMA query_only = OFF")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         jobs = assert_once(fed, slurm)
         assert sorted(j.id for j in jobs) == ["alpha:4300", "alpha:4301"]
-    finally:
-        await fed.close()
 
 
 # -- hedged submission -----------------------------------------------------------------------
@@ -786,6 +767,18 @@ async def settled(fed: Federation, group: str, wait) -> None:
         await wait(lambda ev: ev.kind == "hedge.go")
 
 
+@asynccontextmanager
+async def settled_after_restart(tmp_path: Path, dead: Federation,
+                                pair: tuple[MiniSlurm, MiniSlurm], group: str
+                                ) -> AsyncIterator[Federation]:
+    """The next engine over `pair` (`restarted` after `dead`), once the hedge `group`
+    settled there (`settled`)."""
+    async with restarted(tmp_path, dead, *pair) as fed:
+        _, wait = journal_waiter(fed)
+        await settled(fed, group, wait)
+        yield fed
+
+
 async def _start(fed: Federation, slurm: MiniSlurm, native_id: str) -> None:
     slurm.set_state(native_id, "RUNNING")
     await fed.status(f"{slurm.site.name}:{native_id}", refresh=True)
@@ -798,15 +791,12 @@ async def test_hedge_killed_after_its_copies_were_submitted(tmp_path, pair, monk
     with pytest.raises(Killed):
         await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        _, wait = journal_waiter(fed)
         assert [j.id for j in fed.store.hedge(group).copies] == ["alpha:4300", "beta:5300"]
         await _start(fed, pair[1], "5300")
         await settled(fed, group, wait)
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def _hedged_then_killed_once_betas_start_was_claimed(
@@ -833,13 +823,8 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     fed, group = await _hedged_then_killed_once_betas_start_was_claimed(tmp_path, pair,
                                                                         monkeypatch)
     assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def _hedged_then_killed_at_losers_cancel(tmp_path: Path, pair, monkeypatch, *,
@@ -865,13 +850,8 @@ async def test_hedge_killed_once_the_losers_cancel_was_sent(tmp_path, pair, monk
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].set_state("4300", "CANCELLED")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair, monkeypatch):
@@ -880,9 +860,8 @@ async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair,
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=False)
     unsent = pair[0].commands("scancel")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        _, wait = journal_waiter(fed)
         assert unsent == []
         [asked] = loser_cancels(fed)  # recorded by the engine that died
         assert asked.data["reason"] == "hedged: beta:5300 started first"
@@ -893,8 +872,6 @@ async def test_hedge_losers_cancel_is_recorded_before_it_is_sent(tmp_path, pair,
         assert loser.reason == "hedged: beta:5300 started first"
         assert hedge_winner_of(loser) == "beta:5300"  # a kernel waiting on it follows beta
         assert len(loser_cancels(fed)) == 1
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, pair,
@@ -905,10 +882,7 @@ async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, 
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].forget("4300")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
         assert pair[0].commands("scancel") == ["scancel 4300"]
         loser = fed.job("alpha:4300")
@@ -916,8 +890,6 @@ async def test_hedge_losers_cancel_sent_then_killed_is_not_sent_again(tmp_path, 
         assert hedge_winner_of(loser) == "beta:5300", loser.reason
         [finished] = [e for e in events(fed, loser) if e.kind == "hedge.cancelled"]
         assert finished.data["winner"] == "beta:5300"
-    finally:
-        await fed.close()
 
 
 async def test_hedge_losers_id_reused_while_no_engine_ran_is_not_cancelled(tmp_path, pair,
@@ -927,15 +899,10 @@ async def test_hedge_losers_id_reused_while_no_engine_ran_is_not_cancelled(tmp_p
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=True)
     pair[0].reuse("4300", "RUNNING")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert pair[0].commands("scancel") == ["scancel 4300"]  # the first, before the kill
         loser = fed.job("alpha:4300")
         assert loser.state == JobState.CANCELLED and hedge_winner_of(loser) == "beta:5300"
-    finally:
-        await fed.close()
 
 
 async def test_hedge_loser_started_while_no_engine_ran_never_runs_the_body(tmp_path, pair,
@@ -946,15 +913,10 @@ async def test_hedge_loser_started_while_no_engine_ran_never_runs_the_body(tmp_p
     fed, group = await _hedged_then_killed_at_losers_cancel(tmp_path, pair, monkeypatch,
                                                             sent=False)
     pair[0].set_state("4300", "RUNNING")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
         assert pair[0].commands("scancel") == ["scancel 4300"]
         assert len(fed.store.events_since(0, kinds=["hedge.decided"], limit=None)) == 1
-    finally:
-        await fed.close()
 
 
 async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_recovery(
@@ -965,10 +927,7 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
     job = await fed.submit(spec(tmp_path), hedge=2)
     for name in ("alpha", "beta"):
         die_before(monkeypatch, fed.site(name), "cancel")
-    with pytest.raises(Killed):
-        await fed.cancel(job.id)
-    fed = await restart(tmp_path, fed, *pair)
-    try:
+    async with recovered(tmp_path, fed, fed.cancel(job.id), *pair) as fed:
         assert pair[0].commands("scancel") == ["scancel 4300"]
         assert pair[1].commands("scancel") == ["scancel 5300"]
         for native, q in (("4300", pair[0]), ("5300", pair[1])):
@@ -977,8 +936,6 @@ async def test_hedge_cancelled_by_the_user_killed_before_scancel_is_sent_by_reco
             assert done.state == JobState.CANCELLED
         for q in pair:
             assert_once(fed, q)
-    finally:
-        await fed.close()
 
 
 def _scancel_refused(slurm: MiniSlurm) -> None:
@@ -995,7 +952,7 @@ async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str
     refused: the copy had ended) and is told "no"; the server dies before recording it
     CANCELLED. Alpha's copy then ends (its wrapper, told "no", exited without running the
     body): squeue says `end`, or (None) only accounting knows it, failed with exit code 1.
-    The new engine and the group."""
+    The dead engine and the group."""
     fed = hedge_engine(tmp_path, pair, monkeypatch)
     await fed.submit(spec(tmp_path), hedge=2)
     [group] = [r.id for r in fed.store.open_hedges()]
@@ -1020,7 +977,7 @@ async def _loser_told_no_then_killed(tmp_path: Path, pair, monkeypatch, end: str
                                 "n1|nl|4300\n")
     else:
         pair[0].set_state("4300", end)
-    return await restart(tmp_path, fed, *pair), group
+    return fed, group
 
 
 @pytest.mark.parametrize("end", ["COMPLETED", None], ids=["completed", "failed-exit-1"])
@@ -1030,9 +987,7 @@ async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
     what it was: CANCELLED for the copy that started first, its cancel finished once; the
     winner alone ends COMPLETED, as the CLI's `diamond jobs --json` shows."""
     fed, group = await _loser_told_no_then_killed(tmp_path, pair, monkeypatch, end)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         loser = fed.job("alpha:4300")
         assert (loser.state, loser.reason) == (JobState.CANCELLED,
                                               "hedged: beta:5300 started first")
@@ -1060,8 +1015,6 @@ async def test_hedge_loser_told_no_then_killed_ends_cancelled_not_completed(
                          "beta:5300": ("COMPLETED", done.reason)}
         for q in pair:
             assert_once(fed, q)
-    finally:
-        await fed.close()
 
 
 async def test_hedge_loser_seen_ended_before_the_engine_marks_it_stays_cancelled(
@@ -1111,10 +1064,7 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
     pair[0].set_state("4300", "FAILED")
     Store(tmp_path / "store.sqlite").apply_state("alpha:4300", JobState.FAILED, exit_code=1,
                                                   source="poll")
-    fed = await restart(tmp_path, fed, *pair)
-    _, wait = journal_waiter(fed)
-    try:
-        await settled(fed, group, wait)
+    async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         loser = fed.job("alpha:4300")
         assert (loser.state, loser.reason) == (JobState.CANCELLED,
                                               "hedged: beta:5300 started first")
@@ -1123,8 +1073,6 @@ async def test_hedge_loser_ended_before_its_cancel_was_asked_is_finished_once(
         assert finished.data["winner"] == "beta:5300"
         assert finished.data["cancelled_by_scheduler"] is False
         assert gate(pair[1], fed.job("beta:5300")) == "go"
-    finally:
-        await fed.close()
 
 
 async def _older_store_with_a_completed_loser(tmp_path, pair, monkeypatch) -> Federation:
@@ -1159,13 +1107,10 @@ async def test_hedge_loser_an_older_engine_recorded_completed_is_listed_cancelle
                    and e.data.get("previous") == "COMPLETED"]
     assert corrected.data["state"] == "CANCELLED"
     assert hedge_winner_of(lister.job("alpha:4300")) == "beta:5300"
-    again = await restart(tmp_path, lister, *pair)
-    try:
+    async with restarted(tmp_path, lister, *pair) as again:
         assert [e.seq for e in events(again, "alpha:4300") if e.kind == "job.state"
                 and e.data.get("previous") == "COMPLETED"] == [corrected.seq]
         assert again.job("alpha:4300").state == JobState.CANCELLED
-    finally:
-        await again.close()
 
 
 async def test_an_older_loser_is_corrected_as_the_store_opens_and_a_listing_writes_nothing(
@@ -1262,13 +1207,10 @@ async def test_staged_job_killed_in_its_stage_in(tmp_path, slurm, monkeypatch, w
     hit = await _killed_in_staging(fed, monkeypatch, obj, name, before=before)
     job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
     await asyncio.wait_for(hit.wait(), 30)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         done = await _staged_to_its_end(tmp_path, fed, slurm, job)
         assert done.state == JobState.COMPLETED
         assert_staged_once(fed, slurm, job, tmp_path)
-    finally:
-        await fed.close()
 
 
 async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm, monkeypatch):
@@ -1292,8 +1234,7 @@ async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm
     await asyncio.wait_for(hit.wait(), 30)
     assert (tmp_path / "back.dat").read_text() == "the job's output\n"
     (tmp_path / "wd" / "out.dat").write_text("changed on the site since\n")
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         _, wait = journal_waiter(fed)
         if not fed.store.events_since(0, kinds=["stage.out.done"], job_id=job.id, limit=1):
             await wait(lambda ev: ev.kind == "stage.out.done")
@@ -1301,8 +1242,6 @@ async def test_staged_job_killed_once_its_output_was_copied_back(tmp_path, slurm
         assert got.count("stage.out.done") == 1, got
         assert fed.job(job.id).state == JobState.COMPLETED
         assert_once(fed, slurm)
-    finally:
-        await fed.close()
 
 
 # -- a workflow step's release ---------------------------------------------------------------
@@ -1353,9 +1292,8 @@ async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, 
     await asyncio.wait_for(moved.wait(), 30)
     landed = Path(second.workdir or "") / "out.txt"
     assert landed.read_text() == "made\n"
-    fed = await restart(tmp_path, fed, *pair)
-    monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
-    try:
+    async with restarted(tmp_path, fed, *pair) as fed:
+        monkeypatch.setattr(fed, "check_steps_runnable", nothing_to_refuse)
         _, wait = journal_waiter(fed)
         if fed.store.get_workflow(wid).step("second").phase != "released":
             await wait(lambda ev: ev.kind.startswith("workflow.") and
@@ -1368,8 +1306,6 @@ async def test_workflow_killed_as_a_step_is_let_go(tmp_path, pair, monkeypatch, 
         moves = [e for e in fed.store.events_since(0, limit=None)
                  if e.kind.startswith("workflow.") and (e.data or {}).get("phase") == "ready"]
         assert len(moves) <= 1, moves
-    finally:
-        await fed.close()
 
 
 # -- a release sent again after a restart ----------------------------------------------------
@@ -1380,15 +1316,10 @@ async def test_a_held_jobs_release_asked_again_after_a_restart_is_not_sent_twice
     fed = engine(tmp_path, slurm)
     job = await fed.submit(spec(tmp_path), "alpha", force=True, hold=True)
     die_after(monkeypatch, fed.site("alpha"), "release")
-    with pytest.raises(Killed):
-        await fed.release(job.id)
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with recovered(tmp_path, fed, fed.release(job.id), slurm) as fed:
         assert (await fed.release(job.id)).state == JobState.PENDING  # no error
         assert slurm.commands("scontrol release") == ["scontrol release 4300"]
         assert kinds(fed, job).count("job.releasing") == 1
-    finally:
-        await fed.close()
 
 
 async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_job(
@@ -1402,13 +1333,10 @@ async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_jo
     job = await fed.submit(staged_spec(tmp_path), "alpha", force=True)
     await asyncio.wait_for(hit.wait(), 30)
     slurm.squeue_fails.touch()
-    fed = await restart(tmp_path, fed, slurm)
-    try:
+    async with restarted(tmp_path, fed, slurm) as fed:
         done = await _staged_to_its_end(tmp_path, fed, slurm, job)
         assert done.state == JobState.COMPLETED, done.reason
         assert slurm.commands("scontrol release") == ["scontrol release 4300"] * 2
         assert not slurm.squeue_fails.exists()  # the look-up did fail once
         got = phases(fed, job)
         assert got.count("job.released") == 1 and got.count("stage.out.done") == 1, got
-    finally:
-        await fed.close()

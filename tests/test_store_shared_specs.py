@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sweep_helpers import independent_steps
+from sweep_helpers import noted_calls, run_independent_steps
 from test_workflow_unrunnable import _fed
 
 from diamond_jupyter.model import Job, JobSpec, JobState, job_json
@@ -23,14 +22,8 @@ from diamond_jupyter.store.codec import forget_shared_reads
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The stored spec texts validated from here on (every `JobSpec.model_validate_json`)."""
     forget_shared_reads()
-    seen: list[str] = []
-    validate = JobSpec.model_validate_json
-
-    def counted(data: Any, **kw: Any) -> JobSpec:
-        seen.append(data)
-        return validate(data, **kw)
-    monkeypatch.setattr(JobSpec, "model_validate_json", counted)
-    return seen
+    return noted_calls(monkeypatch, JobSpec, "model_validate_json",
+                       note=lambda data, **kw: data)
 
 
 async def test_a_submit_validates_each_stored_spec_once_not_every_submit(
@@ -40,11 +33,8 @@ async def test_a_submit_validates_each_stored_spec_once_not_every_submit(
     in two reads of them, ~2,200 validations here, growing with the square of the steps)."""
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
-    text = independent_steps(steps)
     try:
-        view = await fed.run_workflow(text, origin={"face": "test"})
-        assert all(s.job for s in view.steps)
-        assert fed.sbatch_calls.read_text().count("called") == steps
+        await run_independent_steps(fed, steps)
     finally:
         await fed.close()
     assert len(validations) <= 20 * steps, len(validations)
@@ -116,20 +106,13 @@ async def test_a_submit_plans_only_new_jobs_runtimes(tmp_path: Path,
     queued job again at each submit, growing with the square of the steps)."""
     import diamond_jupyter.placement as placement
 
-    plans: list[str | None] = []
     plan = placement.planned_runtime
-
-    def counted(spec: JobSpec, *args: Any) -> Any:
-        plans.append(spec.name)
-        return plan(spec, *args)
-    monkeypatch.setattr(placement, "planned_runtime", counted)
+    plans = noted_calls(monkeypatch, placement, "planned_runtime",
+                        note=lambda spec, *args: spec.name)
     fed = _fed(tmp_path, monkeypatch)
     steps = 30
-    text = independent_steps(steps)
     try:
-        view = await fed.run_workflow(text, origin={"face": "test"})
-        assert all(s.job for s in view.steps)
-        assert fed.sbatch_calls.read_text().count("called") == steps
+        await run_independent_steps(fed, steps)
         assert len(plans) <= 2 * steps, len(plans)
         # a queued job whose history changed is planned again (its kind ran since)
         before = len(plans)

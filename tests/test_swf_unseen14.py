@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sweep_helpers import save_swf
 
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
@@ -46,11 +47,6 @@ def _jobs(count: int, *, every: float = 900, first: int = 1, at: float = 0, **kw
                    for n in range(first, first + count))
 
 
-def _save(path: Path, text: str | bytes) -> Path:
-    path.write_bytes(text.encode() if isinstance(text, str) else text)
-    return path
-
-
 ARCHIVE_HEADER = (
     "; Version: 2.2\n; Computer: Example Cluster 2000\n; Installation: Test Center\n"
     "; Acknowledge: the center's operators\n; Information: http://example.org/logs\n"
@@ -68,7 +64,7 @@ ARCHIVE_HEADER = (
 @pytest.fixture
 def plain(tmp_path: Path) -> Path:
     """The reference log: the archive header, 300 jobs of 16 of 64 processors."""
-    return _save(tmp_path / "plain.swf", ARCHIVE_HEADER + _jobs(300))
+    return save_swf(tmp_path / "plain.swf", ARCHIVE_HEADER + _jobs(300))
 
 
 # ---- archive headers ------------------------------------------------------------------------
@@ -83,7 +79,7 @@ def test_a_full_archive_header_gives_the_machine_and_its_start(plain: Path) -> N
 
 
 def test_max_nodes_with_a_note_of_cores_per_node_sizes_the_machine(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "nodes.swf", "; MaxNodes: 8\n; Note: 8 cores per node\n"
+    log = read_swf(save_swf(tmp_path / "nodes.swf", "; MaxNodes: 8\n; Note: 8 cores per node\n"
                          + _jobs(300, procs=8)))
     assert log.max_procs == 64
 
@@ -92,7 +88,7 @@ def test_a_start_time_in_the_zone_of_its_time_zone_string(tmp_path: Path) -> Non
     """No UnixStartTime: the StartTime read in the TimeZoneString's zone (CET, UTC+1)."""
     header = ("; MaxProcs: 64\n; TimeZoneString: Europe/Berlin\n"
               "; StartTime: Fri Jan  1 00:00:00 CET 2010\n")
-    log = read_swf(_save(tmp_path / "zone.swf", header + _jobs(300)))
+    log = read_swf(save_swf(tmp_path / "zone.swf", header + _jobs(300)))
     assert log.unix_start == 1_262_300_400
 
 
@@ -103,7 +99,7 @@ def test_a_start_time_in_the_zone_of_its_time_zone_string(tmp_path: Path) -> Non
 ])
 def test_a_header_and_no_job_is_refused_naming_the_file(tmp_path: Path, name: str,
                                                        data: str | bytes) -> None:
-    path = _save(tmp_path / name, data)
+    path = save_swf(tmp_path / name, data)
     with pytest.raises(BadInput) as err:
         read_swf(path)
     assert str(err.value) == (f"the trace {path} has no job lines (Standard Workload Format "
@@ -116,14 +112,14 @@ def test_allocated_processors_unknown_are_sized_by_the_request(tmp_path: Path) -
     """Field 5 -1 on every line, field 8 (requested) given: sized by the request."""
     lines = "".join(f"{n} {900 * n} 30 1200 -1 -1 -1 16 3600 -1 1 3 2 -1 1 1 -1 -1\n"
                     for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "req.swf", "; MaxProcs: 64\n" + lines))
+    log = read_swf(save_swf(tmp_path / "req.swf", "; MaxProcs: 64\n" + lines))
     assert {(j.procs, j.by_request) for j in log.jobs} == {(16, True)}
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.jobs and {j.nodes * j.cpus_per_node for j in plan.jobs} == {8}
 
 
 def test_unknown_waits_are_simulated_and_said(tmp_path: Path) -> None:
-    log = read_swf(_save(tmp_path / "nowait.swf", "; MaxProcs: 64\n" + _jobs(300, wait=-1)))
+    log = read_swf(save_swf(tmp_path / "nowait.swf", "; MaxProcs: 64\n" + _jobs(300, wait=-1)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1)
     assert plan.jobs
     assert any("have no recorded wait" in n and "simulated" in n for n in plan.notes)
@@ -134,7 +130,7 @@ def test_unknown_waits_are_simulated_and_said(tmp_path: Path) -> None:
 def test_jobs_of_zero_runtime_are_not_replayed(tmp_path: Path) -> None:
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, run=0 if n % 3 == 0 else 1200) for n in range(1, 301))
-    plan = plan_replay(read_swf(_save(tmp_path / "zero.swf", text)), ALPHA, start=DAY, seed=1)
+    plan = plan_replay(read_swf(save_swf(tmp_path / "zero.swf", text)), ALPHA, start=DAY, seed=1)
     numbers = {int(j.name.split("-")[2]) for j in plan.jobs}
     assert numbers and not any(n % 3 == 0 for n in numbers)
 
@@ -145,7 +141,7 @@ def test_a_run_past_its_request_gets_its_run_and_requests_are_scaled(tmp_path: P
     """Odd jobs asked 1 h and ran 20 min; even ones asked 10 min and ran 20 min."""
     text = "; MaxProcs: 64\n" + "".join(
         _job(n, 900 * n, req=3600 if n % 2 else 600) for n in range(1, 301))
-    plan = plan_replay(read_swf(_save(tmp_path / "over.swf", text)), ALPHA, start=DAY,
+    plan = plan_replay(read_swf(save_swf(tmp_path / "over.swf", text)), ALPHA, start=DAY,
                        seed=1, scale=scale)
     arrivals = [j for j in plan.jobs if j.name.startswith("trace-arrive-")]
     assert arrivals
@@ -164,7 +160,7 @@ def test_statuses_0_1_and_5_a_cancelled_job_that_never_ran_is_no_load(tmp_path: 
             lines.append(_job(n, 900 * n, wait=-1, run=-1, status=5))
         else:
             lines.append(_job(n, 900 * n, status=(1, 0, 5)[n % 4 - 1]))
-    log = read_swf(_save(tmp_path / "status.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "status.swf", "; MaxProcs: 64\n" + "".join(lines)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1, history_s=600)
     numbers = {int(j.name.split("-")[2]) for j in plan.jobs}
     assert numbers and not any(n % 4 == 0 for n in numbers)
@@ -175,7 +171,7 @@ def test_statuses_0_1_and_5_a_cancelled_job_that_never_ran_is_no_load(tmp_path: 
 def test_a_status_swf_does_not_define_is_said(tmp_path: Path) -> None:
     lines = _jobs(300)
     text = lines.replace(_job(7, 6300), _job(7, 6300, status=9))
-    log = read_swf(_save(tmp_path / "odd.swf", "; MaxProcs: 64\n" + text))
+    log = read_swf(save_swf(tmp_path / "odd.swf", "; MaxProcs: 64\n" + text))
     assert any("1 job line(s) have a status SWF does not define (line 8, field 11: 9" in n
                for n in log.notes)
 
@@ -187,9 +183,9 @@ def test_numbered_queues_change_nothing(tmp_path: Path) -> None:
     numbered = "; MaxProcs: 64\n" + "".join(_job(n, 900 * n, queue=n % 5)
                                             for n in range(1, 301))
     one = "; MaxProcs: 64\n" + _jobs(300)
-    a = plan_replay(read_swf(_save(tmp_path / "q.swf", numbered)), ALPHA, start=DAY, seed=2)
+    a = plan_replay(read_swf(save_swf(tmp_path / "q.swf", numbered)), ALPHA, start=DAY, seed=2)
     (tmp_path / "one").mkdir()
-    b = plan_replay(read_swf(_save(tmp_path / "one" / "q.swf", one)), ALPHA, start=DAY, seed=2)
+    b = plan_replay(read_swf(save_swf(tmp_path / "one" / "q.swf", one)), ALPHA, start=DAY, seed=2)
     assert a.jobs == b.jobs
 
 
@@ -198,7 +194,7 @@ def test_numbered_partitions_without_lines_replay_one_of_them(tmp_path: Path) ->
     has its jobs only."""
     text = "; MaxProcs: 96\n" + "".join(_job(n, 900 * n, procs=8, partition=n % 3 + 1)
                                         for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "parts.swf", text))
+    log = read_swf(save_swf(tmp_path / "parts.swf", text))
     two = one_partition(log, "2")
     assert {j.partition for j in two.jobs} == {2} and len(two.jobs) == 100
     plan = plan_replay(two, ALPHA, start=DAY, seed=1)
@@ -216,7 +212,7 @@ def test_a_dependent_arrival_waits_for_its_predecessor_and_its_think_time(
         lines.append(_job(n, submit, wait=0, run=600, procs=4))
         lines.append(_job(n + 1, submit + 720, wait=0, run=600, procs=4, preceding=n,
                           think=120))
-    log = read_swf(_save(tmp_path / "chain.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "chain.swf", "; MaxProcs: 64\n" + "".join(lines)))
     plan = plan_replay(log, ALPHA, start=DAY, seed=1, scale=60)
     names = {j.name for j in plan.jobs}
     held = [j for j in plan.jobs if j.after is not None]
@@ -237,7 +233,7 @@ def test_a_job_running_beside_its_predecessor_at_the_window_start_runs(
              _job(2, 5000, wait=0, run=20_000, req=30_000, preceding=1, think=0),
              _job(3, 6000, wait=16_000, run=3000, req=4000, preceding=1, think=0),
              *[_job(n, 10_000 + 600 * n, wait=0, run=600) for n in range(4, 60)]]
-    log = read_swf(_save(tmp_path / "beside.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "beside.swf", "; MaxProcs: 64\n" + "".join(lines)))
     plan = plan_replay(log, ALPHA, start=10_000, seed=1, duration_s=60)
     by_name = {j.name: j for j in plan.jobs}
     assert (plan.running_at_start, plan.queued_at_start) == (2, 1)
@@ -254,7 +250,7 @@ def test_a_predecessor_before_the_window_holds_nothing(tmp_path: Path) -> None:
     early = _jobs(20, every=600)
     late = "".join(_job(n, DAY + 600 * (n - 20), preceding=(n - 21) % 20 + 1, think=DAY)
                    for n in range(21, 321))
-    log = read_swf(_save(tmp_path / "late.swf", "; MaxProcs: 64\n" + early + late))
+    log = read_swf(save_swf(tmp_path / "late.swf", "; MaxProcs: 64\n" + early + late))
     plan = plan_replay(log, ALPHA, start=DAY + 6000, seed=1)
     assert plan.jobs and all(j.after is None for j in plan.jobs)
 
@@ -262,7 +258,7 @@ def test_a_predecessor_before_the_window_holds_nothing(tmp_path: Path) -> None:
 def test_a_job_naming_itself_as_its_predecessor_is_independent(tmp_path: Path) -> None:
     text = "; MaxProcs: 64\n" + "".join(_job(n, 900 * n, preceding=n, think=0)
                                         for n in range(1, 301))
-    log = read_swf(_save(tmp_path / "self.swf", text))
+    log = read_swf(save_swf(tmp_path / "self.swf", text))
     assert {j.preceding for j in log.jobs} == {-1}
     assert all(j.after is None for j in plan_replay(log, ALPHA, start=DAY, seed=1).jobs)
 
@@ -280,7 +276,7 @@ def _same_as_plain(path: Path, plain: Path) -> None:
 def test_gzip_of_many_members_reads_as_one_log(tmp_path: Path, plain: Path) -> None:
     """`gzip -c part >> log.gz` once per line: 301 members."""
     lines = plain.read_text().splitlines(keepends=True)
-    _same_as_plain(_save(tmp_path / "many.swf.gz", b"".join(
+    _same_as_plain(save_swf(tmp_path / "many.swf.gz", b"".join(
         gzip.compress(x.encode()) for x in lines)), plain)
 
 
@@ -288,7 +284,7 @@ def test_gzip_members_of_several_lines_with_windows_line_ends(tmp_path: Path,
                                                                plain: Path) -> None:
     text = plain.read_text().replace("\n", "\r\n")
     parts = [text[i:i + 5000] for i in range(0, len(text), 5000)]  # cut inside lines
-    _same_as_plain(_save(tmp_path / "parts.swf.gz", b"".join(
+    _same_as_plain(save_swf(tmp_path / "parts.swf.gz", b"".join(
         gzip.compress(p.encode()) for p in parts)), plain)
 
 
@@ -303,13 +299,13 @@ def test_gzip_members_of_several_lines_with_windows_line_ends(tmp_path: Path,
 ])
 def test_separators_and_line_ends_read_as_the_plain_log(tmp_path: Path, plain: Path,
                                                         name: str, change) -> None:
-    _same_as_plain(_save(tmp_path / name, change(plain.read_text())), plain)
+    _same_as_plain(save_swf(tmp_path / name, change(plain.read_text())), plain)
 
 
 def test_a_latin_1_comment_reads(tmp_path: Path, plain: Path) -> None:
     """A header converted on an old machine: "Universität" in Latin-1."""
     data = "; Installation: Universit\xe4t\n".encode("latin-1") + plain.read_bytes()
-    log = read_swf(_save(tmp_path / "latin.swf", data))
+    log = read_swf(save_swf(tmp_path / "latin.swf", data))
     assert log.max_procs == 64 and len(log.jobs) == 300
 
 
@@ -317,7 +313,7 @@ def test_comments_between_job_lines_are_read_as_comments(tmp_path: Path, plain: 
     text = plain.read_text().replace(_job(150, 900 * 150),
                                      "; Note: the machine was rebooted here\n"
                                      + _job(150, 900 * 150))
-    _same_as_plain(_save(tmp_path / "midnote.swf", text), plain)
+    _same_as_plain(save_swf(tmp_path / "midnote.swf", text), plain)
 
 
 # ---- logs that cannot be read: the line and the field named ---------------------------------
@@ -327,7 +323,7 @@ def test_comments_between_job_lines_are_read_as_comments(tmp_path: Path, plain: 
 def test_a_word_where_a_number_belongs_names_the_line_and_field(tmp_path: Path, bad: str,
                                                                 field: str) -> None:
     text = "; MaxProcs: 64\n" + _jobs(99) + _job(100, 90_000).replace(" 1200 ", f" {bad} ", 1)
-    path = _save(tmp_path / "bad.swf", text)
+    path = save_swf(tmp_path / "bad.swf", text)
     with pytest.raises(BadInput) as err:
         read_swf(path)
     assert str(err.value).startswith(f"{path}:101: {field}")
@@ -335,7 +331,7 @@ def test_a_word_where_a_number_belongs_names_the_line_and_field(tmp_path: Path, 
 
 def test_a_fraction_of_a_processor_names_the_line_and_field(tmp_path: Path) -> None:
     text = "; MaxProcs: 64\n" + _jobs(9) + _job(10, 9000, procs="8.5")
-    path = _save(tmp_path / "half.swf", text)
+    path = save_swf(tmp_path / "half.swf", text)
     with pytest.raises(BadInput) as err:
         read_swf(path)
     msg = str(err.value)
@@ -345,7 +341,7 @@ def test_a_fraction_of_a_processor_names_the_line_and_field(tmp_path: Path) -> N
 def test_a_line_of_17_fields_among_18_is_said(tmp_path: Path) -> None:
     lines = _jobs(300).splitlines(keepends=True)
     lines[41] = " ".join(lines[41].split()[:17]) + "\n"
-    log = read_swf(_save(tmp_path / "short.swf", "; MaxProcs: 64\n" + "".join(lines)))
+    log = read_swf(save_swf(tmp_path / "short.swf", "; MaxProcs: 64\n" + "".join(lines)))
     assert any(n.startswith("1 job line(s) have fewer than SWF's 18 fields, the other 299 "
                             "all of them (line 43 has 17)") for n in log.notes)
 
@@ -355,7 +351,7 @@ def test_a_line_of_17_fields_among_18_is_said(tmp_path: Path) -> None:
 def test_the_queue_at_the_window_start_is_the_logs(tmp_path: Path) -> None:
     """Jobs of 32 of 64 processors, an hour each, one every 10 min: at any moment two run
     and the rest wait."""
-    log = read_swf(_save(tmp_path / "busy.swf", "; MaxProcs: 64\n"
+    log = read_swf(save_swf(tmp_path / "busy.swf", "; MaxProcs: 64\n"
                          + _jobs(200, every=600, wait=0, run=3600, procs=32)))
     plan = plan_replay(log, ALPHA, start=DAY + 300, seed=1, duration_s=60)
     starts = sorted(j.start for j in log.jobs)
@@ -366,7 +362,7 @@ def test_the_queue_at_the_window_start_is_the_logs(tmp_path: Path) -> None:
 def test_arrivals_are_thinned_to_the_logs_utilization(tmp_path: Path) -> None:
     """One-processor jobs of a 512-processor machine: a whole CPU of alpha is 16 times a
     job's share."""
-    log = read_swf(_save(tmp_path / "thin.swf", "; MaxProcs: 512\n"
+    log = read_swf(save_swf(tmp_path / "thin.swf", "; MaxProcs: 512\n"
                          + _jobs(3000, every=20, wait=0, run=2400, procs=1)))
     plan = plan_replay(log, ALPHA, start=20_000, seed=4)
     assert plan.arrivals_kept < plan.arrivals_in_log / 8
@@ -377,10 +373,10 @@ def test_the_benchmark_reads_the_same_plan(tmp_path: Path) -> None:
     """`python -m benchmarks.placement --trace F --site alpha` plans through plan_replays:
     a gzip of many members with CRLF, the same jobs as the plain log."""
     text = ARCHIVE_HEADER + _jobs(300)
-    packed = _save(tmp_path / "bench.swf.gz", b"".join(
+    packed = save_swf(tmp_path / "bench.swf.gz", b"".join(
         gzip.compress(x.encode()) for x in text.replace("\n", "\r\n").splitlines(True)))
     (tmp_path / "p").mkdir()
-    plain = _save(tmp_path / "p" / "bench.swf", text)
+    plain = save_swf(tmp_path / "p" / "bench.swf", text)
     [a] = plan_replays([(packed, ALPHA)], seed=5, start=DAY)
     [b] = plan_replays([(plain, ALPHA)], seed=5, start=DAY)
     assert a.jobs == b.jobs and a.log == b.log == "bench"
@@ -389,7 +385,7 @@ def test_the_benchmark_reads_the_same_plan(tmp_path: Path) -> None:
 # ---- what a user runs: `diamond testbed load --trace ... --dry-run` --------------------------
 
 def test_the_cli_plans_a_gzip_of_many_members(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "cli.swf.gz", b"".join(
+    path = save_swf(tmp_path / "cli.swf.gz", b"".join(
         gzip.compress(x.encode()) for x in (ARCHIVE_HEADER + _jobs(300)).splitlines(True)))
     assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--start",
                 str(DAY), "--dry-run", "--json"]) == 0
@@ -398,7 +394,7 @@ def test_the_cli_plans_a_gzip_of_many_members(tmp_path: Path, capsys) -> None:
 
 
 def test_the_cli_refuses_a_bad_field_in_one_line(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "bad.swf", "; MaxProcs: 64\n" + _jobs(5)
+    path = save_swf(tmp_path / "bad.swf", "; MaxProcs: 64\n" + _jobs(5)
                  + _job(6, 5400).replace(" 16 ", " x16 ", 1))
     assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
@@ -407,6 +403,6 @@ def test_the_cli_refuses_a_bad_field_in_one_line(tmp_path: Path, capsys) -> None
 
 
 def test_the_cli_refuses_a_header_only_log(tmp_path: Path, capsys) -> None:
-    path = _save(tmp_path / "empty.swf", ARCHIVE_HEADER)
+    path = save_swf(tmp_path / "empty.swf", ARCHIVE_HEADER)
     assert cli(["testbed", "load", "--trace", str(path), "--site", "alpha", "--dry-run"]) == 2
     assert "has no job lines" in capsys.readouterr().err

@@ -26,11 +26,10 @@ Faults found and fixed, each shown by a test here that failed before:
 from __future__ import annotations
 
 import gzip
-import tracemalloc
 from pathlib import Path
 
 import pytest
-from sweep_helpers import dry_run_plan, load_refused, save_swf
+from sweep_helpers import dry_run_plan, load_refused, save_swf, traced_memory
 
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
@@ -481,15 +480,11 @@ def test_a_large_gzip_log_is_read_as_columns_and_planned_by_its_window(
     of its window's jobs only."""
     body = "".join(_job(n, 60 * n, wait=0, run=600, procs=4) for n in range(1, 60_001))
     path = save_swf(tmp_path / "big.swf.gz", gzip.compress(("; MaxProcs: 64\n" + body).encode()))
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         log = read_swf(path)
         plan = plan_replay(log, ALPHA, start=1_800_000, seed=1, duration_s=60)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     assert len(log.table) == 60_000
-    assert peak < 120 * 60_000  # neither the text held whole nor 60,000 job objects
+    assert memory.peak < 120 * 60_000  # neither the text held whole nor 60,000 job objects
     assert "jobs" not in log.__dict__  # no object of every job was made
     # submitted 1,799,460 to 1,799,940 s (600 s each) run at 1,800,000; 60 arrive in an hour
     assert plan.arrivals_in_log == 60 and plan.running_at_start == 9

@@ -18,11 +18,10 @@ Fault found and fixed, shown by a test here that failed before:
 from __future__ import annotations
 
 import gzip
-import tracemalloc
 from pathlib import Path
 
 import pytest
-from sweep_helpers import dry_run_plan, load_refused, save_swf
+from sweep_helpers import dry_run_plan, load_refused, save_swf, traced_memory
 
 from diamond_jupyter.cli import main as cli
 from diamond_jupyter.model import BadInput
@@ -188,14 +187,10 @@ def test_a_gzip_log_of_two_members_is_read_whole_and_lazily(tmp_path: Path) -> N
     second = _jobs(30_000, first=30_001, at=30_000 * 60, every=60, run=120)
     path = tmp_path / "joined.swf.gz"
     path.write_bytes(gzip.compress(first.encode()) + gzip.compress(second.encode()))
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         log = read_swf(path)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     assert len(log.table) == 60_000
-    assert peak < 120 * 60_000
+    assert memory.peak < 120 * 60_000
     assert "jobs" not in log.__dict__
 
 

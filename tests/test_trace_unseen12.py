@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import gzip
 import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
+from sweep_helpers import traced_memory
 
 from benchmarks import prediction
 from diamond_jupyter.model import BadInput
@@ -211,13 +211,9 @@ def test_100000_jobs_gzip_with_crlf_in_bounded_memory_and_time(tmp_path: Path) -
     path = _write(tmp_path / "long.swf.gz", text, packed=True, crlf=True)
     del text
     began = time.process_time()
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         log = read_swf(path)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     spent = time.process_time() - began
     assert len(log.jobs) == count and log.max_procs == 128 and log.notes == ()
-    assert peak < 1.5 * held and held < 200 * count, (peak, held)
+    assert memory.peak < 1.5 * memory.held and memory.held < 200 * count, memory
     assert spent < 60, spent

@@ -13,7 +13,6 @@ import math
 import os
 import subprocess
 import sys
-import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,6 +23,7 @@ from sweep_helpers import (
     partition_limits,
     replay_number,
     swf_rows,
+    traced_memory,
     whole_window,
 )
 
@@ -529,14 +529,10 @@ def test_a_long_log_is_read_without_doubling_its_memory(tmp_path: Path) -> None:
         for n in range(1, 60_001):
             fh.write(f"{n} {n * 7} {n % 600} {n % 5000 + 1} {1 << n % 6} -1 -1 "
                      f"{1 << n % 6} 7200 -1 1 {n % 40} 1 -1 1 1 -1 -1\n")
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         log = read_swf(path)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     assert len(log.jobs) == 60_000
-    assert peak < 1.5 * held, (peak, held)
+    assert memory.peak < 1.5 * memory.held, memory
 
 
 # ---- a log where nothing ran --------------------------------------------------------------

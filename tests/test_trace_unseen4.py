@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from sweep_helpers import (
     partition_limits,
     replay_number,
     swf_rows,
+    traced_memory,
     whole_window,
 )
 
@@ -144,16 +144,11 @@ def test_a_large_log_is_streamed_not_held(tmp_path: Path) -> None:
             yield note * 4 + (f"{n} {n * 9} {n % 700} {n % 300 + 1} {1 << n % 5} -1 -1 "
                               f"{1 << n % 5} 7200 -1 1 {n % 50} 1 -1 1 1 -1 -1\n").encode()
 
-    tracemalloc.start()
-    try:
-        with _Pipe(chunks()) as pipe:
-            log = read_swf(pipe.path)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with traced_memory() as memory, _Pipe(chunks()) as pipe:
+        log = read_swf(pipe.path)
     assert len(log.jobs) == 30_000 and log.max_procs == 256
     assert pipe.written > 24_000_000
-    assert peak < pipe.written / 2 and held < 400 * len(log.jobs), (peak, held)
+    assert memory.peak < pipe.written / 2 and memory.held < 400 * len(log.jobs), memory
 
 
 def test_the_command_line_reads_a_log_on_its_standard_input() -> None:

@@ -11,11 +11,10 @@ import gc
 import gzip
 import json
 import lzma
-import tracemalloc
 from pathlib import Path
 
 import pytest
-from sweep_helpers import replay_number, whole_window
+from sweep_helpers import replay_number, traced_memory, whole_window
 
 import diamond_jupyter.dialects.slurm_script  # noqa: F401  (imported by a plan: not its memory)
 from diamond_jupyter.cli.main import main as cli
@@ -60,14 +59,10 @@ def test_a_window_at_the_end_of_a_long_log_holds_only_its_own_jobs(tmp_path: Pat
     last = rows[-1][0]
     start = last - 600 * 60 + 1
     gc.collect()
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         log = read_swf(path)
         plan = plan_replay(log, cluster("alpha"), start=start, duration_s=600, scale=60)
-        _, peak = tracemalloc.get_traced_memory()
-        alive = sum(type(o) is SwfJob for o in gc.get_objects())
-    finally:
-        tracemalloc.stop()
+    alive = sum(type(o) is SwfJob for o in gc.get_objects())
     # the window's jobs, counted here from the rows: those running, waiting, arriving
     end = start + 600 * 60
     running = sum(1 for s, w, r, _ in rows if s < start and s + w <= start < s + w + r)
@@ -78,7 +73,7 @@ def test_a_window_at_the_end_of_a_long_log_holds_only_its_own_jobs(tmp_path: Pat
     assert plan.arrivals_in_log == arrivals
     assert plan.running_at_start + plan.queued_at_start + plan.arrivals_kept == len(plan.jobs)
     assert alive <= running + queued + arrivals, alive
-    assert peak < 120 * len(rows), peak
+    assert memory.peak < 120 * len(rows), memory
     assert len(log.table) == len(rows) and log.max_procs == 1024
 
 

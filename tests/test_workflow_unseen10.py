@@ -12,12 +12,17 @@ to write instead (`diamond workflow run` exits 2 on it, nothing submitted). The 
 from __future__ import annotations
 
 import time
-import tracemalloc
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sweep_helpers import SITES, independent_steps, load, refused
+from sweep_helpers import (
+    SITES,
+    load,
+    noted_calls,
+    refused,
+    run_independent_steps,
+    traced_memory,
+)
 from test_workflow_unrunnable import PLAIN, _fed
 from workflow_ops import next_engine
 
@@ -168,17 +173,13 @@ def test_500_independent_steps_are_read_within_bounds_of_time_and_memory():
     text = "name: wide\nsteps:\n" + "".join(
         f"  - {{name: s{i:03d}, site: alpha, script: ./run {i}, outputs: [o{i}.h5]}}\n"
         for i in range(500))
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    try:
+    with traced_memory() as memory:
+        t0 = time.perf_counter()
         wf = load(text)
         took = time.perf_counter() - t0
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
     assert len(wf.order()) == 500 and all(not s.needs for s in wf.steps)
     assert took < 20, took  # about 3 s here on a loaded machine, traced
-    assert peak < 64 << 20, peak  # about 20 MB traced
+    assert memory.peak < 64 << 20, memory  # about 20 MB traced
 
 
 async def test_independent_steps_are_submitted_one_at_a_time_with_few_commands_each(
@@ -194,20 +195,11 @@ async def test_independent_steps_are_submitted_one_at_a_time_with_few_commands_e
         f"#!/bin/sh\nmkdir {busy} 2>/dev/null || echo x >> {overlaps}\n"
         f"echo called >> {fed.sbatch_calls}\nn=$(cat {n} 2>/dev/null || echo 500)\n"
         f"echo $((n + 1)) > {n}\nrmdir {busy}\necho $((n + 1))\n")
-    commands: list[str] = []
-    run = LocalTransport.run
-
-    async def counted(self: Any, argv: list[str], **kw: Any) -> Any:
-        commands.append(" ".join(argv))
-        return await run(self, argv, **kw)
-    monkeypatch.setattr(LocalTransport, "run", counted)
-    monkeypatch.setattr(LocalTransport, "run_fast", counted)
+    commands = noted_calls(monkeypatch, LocalTransport, "run", "run_fast",
+                           note=lambda transport, argv, **kw: " ".join(argv))
     steps = 40
-    text = independent_steps(steps)
     try:
-        view = await fed.run_workflow(text, origin={"face": "test"})
-        assert all(s.job for s in view.steps)
-        assert fed.sbatch_calls.read_text().count("called") == steps
+        await run_independent_steps(fed, steps)
         assert not overlaps.exists()
         assert len(commands) <= 3 * steps, (len(commands), commands[:10])
     finally:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import stat
-import tracemalloc
 
 import pytest
 from sshd_helper import scratch_over_ssh
+from sweep_helpers import traced_memory
 
 from diamond_jupyter.transports.local import LocalTransport
 
@@ -41,16 +41,12 @@ async def test_ssh_fetch_streams_to_disk(remote, tmp_path):
     t, d = remote
     await t.run(["sh", "-c", f"head -c 24M /dev/urandom > {d}/big"], check=True)
     want = (await t.run(["sha256sum", f"{d}/big"], check=True)).stdout.split()[0]
-    tracemalloc.start()
-    try:
+    with traced_memory() as memory:
         await t.get_file(f"{d}/big", str(tmp_path / "big"))
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     assert hashlib.sha256((tmp_path / "big").read_bytes()).hexdigest() == want
     # windows of 2 MB, which paramiko's reads hold about three times over, plus whatever
     # else the process allocates meanwhile (12.6 MB seen once at load): well under the file
-    assert peak < 16 << 20, f"peak {peak / 2**20:.1f} MB while fetching 24 MB"
+    assert memory.peak < 16 << 20, f"peak {memory.peak / 2**20:.1f} MB while fetching 24 MB"
 
 
 async def test_local_fetch_of_a_setuid_world_writable_file_is_defused(tmp_path):

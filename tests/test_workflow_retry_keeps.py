@@ -464,3 +464,79 @@ async def test_an_engine_stopped_before_moving_a_dependency_leaves_it_to_the_nex
         await run.finish("join", "post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+# -- what the kept job's record says: its dependencies as moved, its end from the new run --
+
+
+def _recorded_afterok(store: Store, job_id: str) -> list[list[str]]:
+    """The afterok job ids job `job_id`'s stored spec lists (what a restart resubmits)."""
+    spec = store.get_job(job_id).spec
+    return [d.job_ids for d in spec.dependencies if d.kind == "afterok"]
+
+
+def _dependency_events(store: Store, job_id: str) -> list[dict[str, Any]]:
+    return [e.data for e in store.events_since(0, kinds=["job.dependencies"], job_id=job_id)]
+
+
+async def test_fault_a_moved_dependency_is_recorded_in_its_jobs_spec_across_a_restart(runs):
+    """join's afterok moved to left's new job: join's stored spec lists that job, not the
+    failed one (what `spec_to_run` hands a resubmit), in one `job.dependencies` event
+    naming both; a store opened anew on the same file reads the same."""
+    run = await runs(ORDERED, _Redepends)
+    first_left, join = run.job("left"), run.job("join")
+    assert _recorded_afterok(run.store, join.id) == [[first_left.native_id]]
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    new_left = run.job("left")
+    assert _recorded_afterok(run.store, join.id) == [[new_left.native_id]]
+    assert run.store.spec_to_run(run.store.get_job(join.id)).dependencies == [
+        Dependency(kind="afterok", job_ids=[new_left.native_id])]
+    [said] = _dependency_events(run.store, join.id)
+    assert [d["job_ids"] for d in said["previous"]] == [[first_left.native_id]]
+    assert [d["job_ids"] for d in said["dependencies"]] == [[new_left.native_id]]
+    with Store(run.store.path) as reopened:
+        assert _recorded_afterok(reopened, join.id) == [[new_left.native_id]]
+
+
+class _AnswerLostUpdate(_Redepends):
+    """The first dependency change reaches the scheduler, then its answer waits for `go`
+    (`asked` set): the engine may stop after the change, before it is recorded."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        await super().update_dependencies(job, deps)
+        if not self.asked.is_set():
+            self.asked.set()
+            await self.go.wait()
+
+
+async def test_fault_an_engine_stopped_after_the_scheduler_moved_a_dependency_records_it(
+        runs):
+    """The scheduler took join's new afterok; the engine stopped before recording it. The
+    next engine sets it again (the same change, harmless on Slurm) and records it once:
+    join's spec lists left's new job, and join keeps its one job."""
+    run = await runs(ORDERED, _AnswerLostUpdate)
+    first_left, join = run.job("left"), run.job("join")
+    run.store.apply_state(first_left.id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert _recorded_afterok(run.store, join.id) == [[first_left.native_id]]
+    run.ops.go.set()
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"left": "queued", "join": "held"})
+        new_left = run.job("left")
+        assert "redepend" not in run.store.get_workflow(run.wid).step("join").data \
+            or run.store.get_workflow(run.wid).step("join").data["redepend"] is None
+        assert run.ops.updates == [(join.id, [("afterok", [new_left.native_id])])] * 2
+        assert _recorded_afterok(run.store, join.id) == [[new_left.native_id]]
+        assert len(_dependency_events(run.store, join.id)) == 1
+        assert run.ops.cancels == [] and run.submitted("join") == ["alpha"]

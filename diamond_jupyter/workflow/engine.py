@@ -1660,6 +1660,9 @@ job_id=job.id if job else None)
                 log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
                 why = f"{st.site} did not change its dependency: {e}"
             else:
+                # the job's record says what its scheduler now holds (a resubmit reads it);
+                # an engine stopped before this sets it again: the same change, recorded once
+                self.store.record_dependencies(job.id, deps, fence=self._fences.get(rec.id))
                 self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
                            event={"redepended": {"job": job.id, "afterok": ids}})
                 return

@@ -12,6 +12,7 @@ scheduler calls made (submits, cancels, releases). The tests named `fault` faile
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,8 +21,17 @@ from test_workflow_unseen13 import _Run
 from workflow_ops import next_engine
 
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.model import BadInput, Dependency, Job, JobState, SiteError, SubmitUnsure
+from diamond_jupyter.model import (
+    BadInput,
+    Dependency,
+    Job,
+    JobState,
+    SiteError,
+    SubmitUnsure,
+    utcnow,
+)
 from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import Estimate
 
 # join waits on left by an afterok (both on alpha), on right and mid held (other sites)
 FAN_IN = """\
@@ -540,3 +550,68 @@ async def test_fault_an_engine_stopped_after_the_scheduler_moved_a_dependency_re
         assert _recorded_afterok(run.store, join.id) == [[new_left.native_id]]
         assert len(_dependency_events(run.store, join.id)) == 1
         assert run.ops.cancels == [] and run.submitted("join") == ["alpha"]
+
+
+class _Estimates(_Ops):
+    """Each step is expected to run `runtimes[step]` seconds once its inputs exist (the
+    time the engine gives, else now): the end placement would say; each ask's inputs time
+    noted in `asked[step]`."""
+
+    runtimes = {"mid": 100.0, "join": 10.0, "post": 5.0}
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.runtimes = dict(self.runtimes)
+        self.asked: dict[str, list[datetime | None]] = {}
+
+    async def expected(self, spec: Any, site: str, sources: dict, ready_at: Any) -> Estimate:
+        self.asked.setdefault(spec.name, []).append(ready_at)
+        runtime = self.runtimes.get(spec.name)
+        if runtime is None:
+            return Estimate(site, None, None)
+        return Estimate(site, (ready_at or utcnow()) + timedelta(seconds=runtime), runtime)
+
+
+def _ends(run: _Run, step: str) -> list[datetime]:
+    """The ends step `step`'s `estimated` events recorded, in order."""
+    return [datetime.fromisoformat(e.data["estimated"]["end"]) for e in run.store.events_since(
+        0, kinds=["workflow.step"]) if e.data.get("step") == step and "estimated" in e.data]
+
+
+async def _estimated(run: _Run, step: str, times: int) -> None:
+    """Wait (on the engine's signal, at most 10 s) for step `step`'s `times`th estimate."""
+    async def came() -> None:
+        while len(_ends(run, step)) < times:
+            run.eng.changed.clear()
+            await run.eng.changed.wait()
+    await asyncio.wait_for(came(), 10)
+
+
+def _expected_end(run: _Run, step: str) -> datetime | None:
+    end = run.store.get_workflow(run.wid).step(step).data.get("expected_end")
+    return end and datetime.fromisoformat(end)
+
+
+async def test_fault_a_kept_steps_expected_end_is_asked_again_from_the_new_run(runs):
+    """mid's first run was expected to take 100 s; it fails, and its new run is expected to
+    take 1000 s. join (kept, held) and post below it (kept, queued) are estimated again once
+    mid's new job is in, from its new end: their records no longer say the failed run's."""
+    run = await runs(_with("      - {name: post, site: alpha, needs: [join], "
+                           "script: ./post}\n"), _Estimates)
+    for step in ("mid", "join", "post"):
+        await _estimated(run, step, 1)
+    first_mid = _expected_end(run, "mid")
+    assert _expected_end(run, "join") == first_mid + timedelta(seconds=10)
+    join, post = run.job("join"), run.job("post")
+    run.ops.runtimes["mid"] = 1000.0
+    await run.end("mid", JobState.FAILED)
+    await _until(run.eng, run.wid, {"mid": "queued", "join": "held", "post": "queued"})
+    for step in ("mid", "join", "post"):
+        await _estimated(run, step, 2)
+    new_mid = _expected_end(run, "mid")
+    assert new_mid - first_mid > timedelta(seconds=800)
+    assert run.ops.asked["join"][-1] == new_mid
+    assert _expected_end(run, "join") == new_mid + timedelta(seconds=10)
+    assert _expected_end(run, "post") == new_mid + timedelta(seconds=15)
+    assert (run.job("join").id, run.job("post").id) == (join.id, post.id)
+    assert [len(_ends(run, s)) for s in ("mid", "join", "post")] == [2, 2, 2]

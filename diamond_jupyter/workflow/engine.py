@@ -713,6 +713,11 @@ class WorkflowEngine:
         for name in wf.order():  # kept behind a step run again, now that it is submitted
             if rec.step(name).data.get("redepend"):
                 await self._redepend(rec, wf, name)
+        rec = self.store.get_workflow(wid)
+        for name in wf.order():  # upstreams first: a kept step waits for their estimates
+            after = rec.step(name).data.get("estimate_after")
+            if after and all(rec.step(n).phase != "waiting" for n in after):
+                self._estimate_again(rec, wf, name)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -1029,6 +1034,7 @@ class WorkflowEngine:
                                     "expected_end": est.end and est.end.isoformat(),
                                     "expected_runtime_s": est.runtime_s,
                                     "estimating": placed is None,
+                                    "estimate_after": None,
                                     "ahead": any(up.phase != "done"
                                                  for up in ups.values()),
                                     "before": unqueued,
@@ -1559,14 +1565,16 @@ job_id=job.id if job else None)
                     kept.setdefault(r, []).append(d)
                 if st.data.get("kept_for") != name:
                     self._step(rec.id, d, reason=f"kept in its queue (held) while {name} "
-                               "runs again", data={"kept_for": name}, job_id=job.id,
-                               event={"kept": {"job": job.id, "rerun": name}})
+                               "runs again", data={"kept_for": name,
+                                                   **self._end_unknown(wf, d, again)},
+                               job_id=job.id, event={"kept": {"job": job.id, "rerun": name}})
                 continue
             if job is not None and (moved := self._redependable(rec, wf, d, job, again)):
                 if st.data.get("redepend") != moved:
                     self._step(rec.id, d, reason=f"kept in its queue: its dependency on "
                                f"{', '.join(moved)} moves to the new job once submitted",
-                               data={"redepend": moved}, job_id=job.id,
+                               data={"redepend": moved, **self._end_unknown(wf, d, again)},
+                               job_id=job.id,
                                event={"kept": {"job": job.id, "rerun": name,
                                                "redepend": moved}})
                 continue
@@ -1579,6 +1587,25 @@ job_id=job.id if job else None)
         for r in again:
             if kept.get(r) or rec.step(r).data.get("kept_below"):
                 self._step(rec.id, r, data={"kept_below": sorted(kept.get(r, []))})
+
+    @staticmethod
+    def _end_unknown(wf: Workflow, name: str, again: set[str]) -> dict[str, Any]:
+        """A kept step's data while the steps above it (of `again`) run again: its expected
+        end, from their failed runs, forgotten until they have their new jobs; then asked
+        again (`_estimate_again`)."""
+        return {"expected_end": None, "estimate_after": sorted(wf.upstream(name) & again)}
+
+    def _estimate_again(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Step `name`, kept in its queue (`_end_unknown`): every step above it run again has
+        its new job, so when it is expected to end is asked again, from their new runs'
+        expected ends (steps kept below it wait for this one's, as at a submit)."""
+        st = rec.step(name)
+        job = self._job(st)
+        asked = job is not None and not job.state.terminal and bool(st.site)
+        self._step(rec.id, name, data={"estimate_after": None, "estimating": asked})
+        if asked:
+            self._start_estimating(rec, wf, name, job.spec or wf.step(name).spec(),
+                                   st.site or "", self._sources(rec, wf, name))
 
     @staticmethod
     def _takes_from(wf: Workflow, name: str) -> set[str]:

@@ -24,6 +24,7 @@ from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import (
     BadInput,
     Dependency,
+    DiamondError,
     Job,
     JobState,
     SiteError,
@@ -256,6 +257,11 @@ ORDERED = """\
     """
 
 
+# what scontrol update (Slurm 22.05) writes to stderr, exiting 1, when the slurmctld refuses
+# a dependency (a job it does not know, one that makes a loop): "<error> for job <JobId>"
+REFUSED = "Job dependency problem for job {}"
+
+
 class _Redepends(_Ops):
     """Sites whose queued jobs' dependencies can be changed (Slurm's `scontrol update
     Dependency=`): each change noted in `updates`; one to a site in `refusing` fails as
@@ -270,8 +276,10 @@ class _Redepends(_Ops):
         return True
 
     async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
-        if job.site in self.refusing:
-            raise SiteError(f"{job.site}: scontrol: error: Job dependency problem")
+        if job.site in self.refusing:  # as the site layer says scontrol's (22.05) refusal
+            argv = SlurmCommands().update_dependency_argv(job.native_id or "", deps)
+            raise SiteError(f"{job.site}: {' '.join(argv)} exited with status 1: "
+                            f"{REFUSED.format(job.native_id)}")
         self.updates.append((job.id, [(d.kind, d.job_ids) for d in deps]))
 
 
@@ -313,11 +321,14 @@ async def test_a_dependency_change_the_site_refuses_submits_the_child_again(runs
     await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
     assert {join.id, post.id} <= set(run.ops.cancels)
     assert run.submitted("join") == ["alpha", "alpha"]
-    assert _afterok_ids(run, "join") == [run.job("left").native_id]
+    new_left = run.job("left")
+    assert _afterok_ids(run, "join") == [new_left.native_id]
     said = [e.data.get("reason") for e in run.store.events_since(0, kinds=["workflow.step"])
             if e.data.get("step") == "join" and e.data.get("phase") == "waiting"]
-    assert said == ["resubmitted after left is run again (alpha did not change its "
-                    "dependency: alpha: scontrol: error: Job dependency problem)"]
+    assert said == [f"resubmitted after left is run again (alpha did not change its "
+                    f"dependency: alpha: scontrol update JobId={join.native_id} "
+                    f"Dependency=afterok:{new_left.native_id} exited with status 1: "
+                    f"Job dependency problem for job {join.native_id})"]
     _each_job_once(run)
 
 
@@ -406,6 +417,13 @@ async def test_a_slurm_site_moves_a_queued_jobs_dependency_by_its_own_command(
                                             Dependency(kind="afterany", job_ids=["4243"])])
         calls = (tmp_path / "fake-alpha" / "calls").read_text().splitlines()
         assert calls[-1] == "scontrol update JobId=4242 Dependency=afterok:4250,afterany:4243"
+        refusing = tmp_path / "fake-alpha" / "scontrol"  # as 22.05's scontrol refuses
+        refusing.unlink()
+        refusing.write_text(f"#!/bin/sh\necho '{REFUSED.format(4242)}' >&2\nexit 1\n")
+        refusing.chmod(0o755)
+        with pytest.raises(DiamondError, match=r"exited with status 1: Job dependency "
+                                               r"problem for job 4242$"):
+            await ops.update_dependencies(job, [Dependency(kind="afterok", job_ids=["9"])])
         with pytest.raises(BadInput, match="gamma: pbs jobs' dependencies are not changed"):
             await ops.update_dependencies(Job(id="gamma:77.server", site="gamma",
                                               native_id="77.server", name="join"),

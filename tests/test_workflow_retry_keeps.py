@@ -633,3 +633,20 @@ async def test_fault_a_kept_steps_expected_end_is_asked_again_from_the_new_run(r
     assert _expected_end(run, "post") == new_mid + timedelta(seconds=15)
     assert (run.job("join").id, run.job("post").id) == (join.id, post.id)
     assert [len(_ends(run, s)) for s in ("mid", "join", "post")] == [2, 2, 2]
+
+
+async def test_a_kept_steps_expected_end_is_asked_again_at_each_retry_above_it(runs):
+    """mid fails twice (retries: 2) while join stays kept: join's end is asked again after
+    each new run of mid is in, the last from mid's last run."""
+    run = await runs(FAN_IN.replace("retries: 1}", "retries: 2}"), _Estimates)
+    await _estimated(run, "join", 1)
+    for n, runtime in ((2, 1000.0), (3, 3000.0)):
+        run.ops.runtimes["mid"] = runtime
+        await run.end("mid", JobState.FAILED)
+        await _until(run.eng, run.wid, {"mid": "queued", "join": "held"})
+        await _estimated(run, "mid", n)
+        await _estimated(run, "join", n)
+    last_mid = _expected_end(run, "mid")
+    assert last_mid is not None and _expected_end(run, "join") == last_mid + timedelta(
+        seconds=10)
+    assert run.submitted("join") == ["alpha"] and _status(run)["mid"]["attempt"] == 2

@@ -1565,18 +1565,18 @@ job_id=job.id if job else None)
                     kept.setdefault(r, []).append(d)
                 if st.data.get("kept_for") != name:
                     self._step(rec.id, d, reason=f"kept in its queue (held) while {name} "
-                               "runs again", data={"kept_for": name,
-                                                   **self._end_unknown(wf, d, again)},
-                               job_id=job.id, event={"kept": {"job": job.id, "rerun": name}})
+                               "runs again", data={"kept_for": name}, job_id=job.id,
+                               event={"kept": {"job": job.id, "rerun": name}})
+                self._step(rec.id, d, data=self._end_unknown(wf, d, again))
                 continue
             if job is not None and (moved := self._redependable(rec, wf, d, job, again)):
                 if st.data.get("redepend") != moved:
                     self._step(rec.id, d, reason=f"kept in its queue: its dependency on "
                                f"{', '.join(moved)} moves to the new job once submitted",
-                               data={"redepend": moved, **self._end_unknown(wf, d, again)},
-                               job_id=job.id,
+                               data={"redepend": moved}, job_id=job.id,
                                event={"kept": {"job": job.id, "rerun": name,
                                                "redepend": moved}})
+                self._step(rec.id, d, data=self._end_unknown(wf, d, again))
                 continue
             again.add(d)
             await self._cancel_unended(rec.id, job)
@@ -1590,9 +1590,9 @@ job_id=job.id if job else None)
 
     @staticmethod
     def _end_unknown(wf: Workflow, name: str, again: set[str]) -> dict[str, Any]:
-        """A kept step's data while the steps above it (of `again`) run again: its expected
-        end, from their failed runs, forgotten until they have their new jobs; then asked
-        again (`_estimate_again`)."""
+        """A kept step's data while the steps above it (of `again`) run again (each time they
+        do): its expected end, from their failed runs, forgotten until they have their new
+        jobs; then asked again (`_estimate_again`)."""
         return {"expected_end": None, "estimate_after": sorted(wf.upstream(name) & again)}
 
     def _estimate_again(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
@@ -1601,11 +1601,12 @@ job_id=job.id if job else None)
         expected ends (steps kept below it wait for this one's, as at a submit)."""
         st = rec.step(name)
         job = self._job(st)
-        asked = job is not None and not job.state.terminal and bool(st.site)
-        self._step(rec.id, name, data={"estimate_after": None, "estimating": asked})
-        if asked:
-            self._start_estimating(rec, wf, name, job.spec or wf.step(name).spec(),
-                                   st.site or "", self._sources(rec, wf, name))
+        if job is None or job.state.terminal or not st.site:
+            self._step(rec.id, name, data={"estimate_after": None})  # its end is known now
+            return
+        self._step(rec.id, name, data={"estimate_after": None, "estimating": True})
+        self._start_estimating(rec, wf, name, job.spec or wf.step(name).spec(), st.site,
+                               self._sources(rec, wf, name))
 
     @staticmethod
     def _takes_from(wf: Workflow, name: str) -> set[str]:

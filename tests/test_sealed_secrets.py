@@ -15,7 +15,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from diamond_jupyter.federation_stuck import StuckMixin
-from diamond_jupyter.model import JobSpec
+from diamond_jupyter.model import Dependency, JobSpec
 from diamond_jupyter.store import REDACTED, Store
 from diamond_jupyter.store.seal import KEY_ENV, SealError, key_file_for
 
@@ -61,6 +61,23 @@ def test_upsert_keeps_the_sealed_spec(tmp_path):
     bound = store.bind_native_id("tok3", "42")
     stored = store.upsert_job(bound)
     assert store.spec_to_run(stored).script == SCRIPT, job.id
+
+
+def test_a_dependency_moved_on_a_queued_job_reaches_its_sealed_spec_too(tmp_path):
+    """A workflow retry moves a kept job's afterok (`record_dependencies`): what runs again
+    waits on the new job, secrets still as given; the store file still holds none."""
+    store = Store(tmp_path / "s.sqlite")
+    spec = JobSpec(name="t", script=SCRIPT, dependencies=[Dependency(job_ids=["41"])])
+    store.record_intent("alpha", "tok5", spec)
+    job = store.bind_native_id("tok5", "42")
+    moved = [Dependency(job_ids=["43"]), Dependency(kind="afterany", job_ids=["44"])]
+    assert store.record_dependencies(job.id, moved) is not None
+    again = Store(tmp_path / "s.sqlite")
+    assert again.get_job(job.id).spec.dependencies == moved
+    assert again.spec_to_run(again.get_job(job.id)).dependencies == moved
+    assert again.spec_to_run(again.get_job(job.id)).script == SCRIPT
+    assert store.record_dependencies(job.id, moved) is None  # said once
+    assert SECRET.encode() not in _bytes_on_disk(store.path)
 
 
 def test_a_workflow_runs_its_steps_as_given(tmp_path):

@@ -12,6 +12,7 @@ scheduler calls made (submits, cancels, releases). The tests named `fault` faile
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,8 +21,18 @@ from test_workflow_unseen13 import _Run
 from workflow_ops import next_engine
 
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.model import BadInput, Dependency, Job, JobState, SiteError, SubmitUnsure
+from diamond_jupyter.model import (
+    BadInput,
+    Dependency,
+    DiamondError,
+    Job,
+    JobState,
+    SiteError,
+    SubmitUnsure,
+    utcnow,
+)
 from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import Estimate
 
 # join waits on left by an afterok (both on alpha), on right and mid held (other sites)
 FAN_IN = """\
@@ -246,6 +257,11 @@ ORDERED = """\
     """
 
 
+# what scontrol update (Slurm 22.05) writes to stderr, exiting 1, when the slurmctld refuses
+# a dependency (a job it does not know, one that makes a loop): "<error> for job <JobId>"
+REFUSED = "Job dependency problem for job {}"
+
+
 class _Redepends(_Ops):
     """Sites whose queued jobs' dependencies can be changed (Slurm's `scontrol update
     Dependency=`): each change noted in `updates`; one to a site in `refusing` fails as
@@ -260,8 +276,10 @@ class _Redepends(_Ops):
         return True
 
     async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
-        if job.site in self.refusing:
-            raise SiteError(f"{job.site}: scontrol: error: Job dependency problem")
+        if job.site in self.refusing:  # as the site layer says scontrol's (22.05) refusal
+            argv = SlurmCommands().update_dependency_argv(job.native_id or "", deps)
+            raise SiteError(f"{job.site}: {' '.join(argv)} exited with status 1: "
+                            f"{REFUSED.format(job.native_id)}")
         self.updates.append((job.id, [(d.kind, d.job_ids) for d in deps]))
 
 
@@ -303,11 +321,14 @@ async def test_a_dependency_change_the_site_refuses_submits_the_child_again(runs
     await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
     assert {join.id, post.id} <= set(run.ops.cancels)
     assert run.submitted("join") == ["alpha", "alpha"]
-    assert _afterok_ids(run, "join") == [run.job("left").native_id]
+    new_left = run.job("left")
+    assert _afterok_ids(run, "join") == [new_left.native_id]
     said = [e.data.get("reason") for e in run.store.events_since(0, kinds=["workflow.step"])
             if e.data.get("step") == "join" and e.data.get("phase") == "waiting"]
-    assert said == ["resubmitted after left is run again (alpha did not change its "
-                    "dependency: alpha: scontrol: error: Job dependency problem)"]
+    assert said == [f"resubmitted after left is run again (alpha did not change its "
+                    f"dependency: alpha: scontrol update JobId={join.native_id} "
+                    f"Dependency=afterok:{new_left.native_id} exited with status 1: "
+                    f"Job dependency problem for job {join.native_id})"]
     _each_job_once(run)
 
 
@@ -396,6 +417,13 @@ async def test_a_slurm_site_moves_a_queued_jobs_dependency_by_its_own_command(
                                             Dependency(kind="afterany", job_ids=["4243"])])
         calls = (tmp_path / "fake-alpha" / "calls").read_text().splitlines()
         assert calls[-1] == "scontrol update JobId=4242 Dependency=afterok:4250,afterany:4243"
+        refusing = tmp_path / "fake-alpha" / "scontrol"  # as 22.05's scontrol refuses
+        refusing.unlink()
+        refusing.write_text(f"#!/bin/sh\necho '{REFUSED.format(4242)}' >&2\nexit 1\n")
+        refusing.chmod(0o755)
+        with pytest.raises(DiamondError, match=r"exited with status 1: Job dependency "
+                                               r"problem for job 4242$"):
+            await ops.update_dependencies(job, [Dependency(kind="afterok", job_ids=["9"])])
         with pytest.raises(BadInput, match="gamma: pbs jobs' dependencies are not changed"):
             await ops.update_dependencies(Job(id="gamma:77.server", site="gamma",
                                               native_id="77.server", name="join"),
@@ -464,3 +492,160 @@ async def test_an_engine_stopped_before_moving_a_dependency_leaves_it_to_the_nex
         await run.finish("join", "post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+# -- what the kept job's record says: its dependencies as moved, its end from the new run --
+
+
+def _recorded_afterok(store: Store, job_id: str) -> list[list[str]]:
+    """The afterok job ids job `job_id`'s stored spec lists (what a restart resubmits)."""
+    spec = store.get_job(job_id).spec
+    return [d.job_ids for d in spec.dependencies if d.kind == "afterok"]
+
+
+def _dependency_events(store: Store, job_id: str) -> list[dict[str, Any]]:
+    return [e.data for e in store.events_since(0, kinds=["job.dependencies"], job_id=job_id)]
+
+
+async def test_fault_a_moved_dependency_is_recorded_in_its_jobs_spec_across_a_restart(runs):
+    """join's afterok moved to left's new job: join's stored spec lists that job, not the
+    failed one (what `spec_to_run` hands a resubmit), in one `job.dependencies` event
+    naming both; a store opened anew on the same file reads the same."""
+    run = await runs(ORDERED, _Redepends)
+    first_left, join = run.job("left"), run.job("join")
+    assert _recorded_afterok(run.store, join.id) == [[first_left.native_id]]
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    new_left = run.job("left")
+    assert _recorded_afterok(run.store, join.id) == [[new_left.native_id]]
+    assert run.store.spec_to_run(run.store.get_job(join.id)).dependencies == [
+        Dependency(kind="afterok", job_ids=[new_left.native_id])]
+    [said] = _dependency_events(run.store, join.id)
+    assert [d["job_ids"] for d in said["previous"]] == [[first_left.native_id]]
+    assert [d["job_ids"] for d in said["dependencies"]] == [[new_left.native_id]]
+    with Store(run.store.path) as reopened:
+        assert _recorded_afterok(reopened, join.id) == [[new_left.native_id]]
+
+
+class _AnswerLostUpdate(_Redepends):
+    """The first dependency change reaches the scheduler, then its answer waits for `go`
+    (`asked` set): the engine may stop after the change, before it is recorded."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        await super().update_dependencies(job, deps)
+        if not self.asked.is_set():
+            self.asked.set()
+            await self.go.wait()
+
+
+async def test_fault_an_engine_stopped_after_the_scheduler_moved_a_dependency_records_it(
+        runs):
+    """The scheduler took join's new afterok; the engine stopped before recording it. The
+    next engine sets it again (the same change, harmless on Slurm) and records it once:
+    join's spec lists left's new job, and join keeps its one job."""
+    run = await runs(ORDERED, _AnswerLostUpdate)
+    first_left, join = run.job("left"), run.job("join")
+    run.store.apply_state(first_left.id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert _recorded_afterok(run.store, join.id) == [[first_left.native_id]]
+    run.ops.go.set()
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"left": "queued", "join": "held"})
+        new_left = run.job("left")
+        assert run.store.get_workflow(run.wid).step("join").data.get("redepend") is None
+        assert run.ops.updates == [(join.id, [("afterok", [new_left.native_id])])] * 2
+        assert _recorded_afterok(run.store, join.id) == [[new_left.native_id]]
+        assert len(_dependency_events(run.store, join.id)) == 1
+        assert run.ops.cancels == [] and run.submitted("join") == ["alpha"]
+
+
+class _Estimates(_Ops):
+    """Each step is expected to run `runtimes[step]` seconds once its inputs exist (the
+    time the engine gives, else now): the end placement would say; each ask's inputs time
+    noted in `asked[step]`."""
+
+    runtimes = {"mid": 100.0, "join": 10.0, "post": 5.0}
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.runtimes = dict(self.runtimes)
+        self.asked: dict[str, list[datetime | None]] = {}
+
+    async def expected(self, spec: Any, site: str, sources: dict, ready_at: Any) -> Estimate:
+        self.asked.setdefault(spec.name, []).append(ready_at)
+        runtime = self.runtimes.get(spec.name)
+        if runtime is None:
+            return Estimate(site, None, None)
+        return Estimate(site, (ready_at or utcnow()) + timedelta(seconds=runtime), runtime)
+
+
+def _ends(run: _Run, step: str) -> list[datetime]:
+    """The ends step `step`'s `estimated` events recorded, in order."""
+    return [datetime.fromisoformat(e.data["estimated"]["end"]) for e in run.store.events_since(
+        0, kinds=["workflow.step"]) if e.data.get("step") == step and "estimated" in e.data]
+
+
+async def _estimated(run: _Run, step: str, times: int) -> None:
+    """Wait (on the engine's signal, at most 10 s) for step `step`'s `times`th estimate."""
+    async def came() -> None:
+        while len(_ends(run, step)) < times:
+            run.eng.changed.clear()
+            await run.eng.changed.wait()
+    await asyncio.wait_for(came(), 10)
+
+
+def _expected_end(run: _Run, step: str) -> datetime | None:
+    end = run.store.get_workflow(run.wid).step(step).data.get("expected_end")
+    return end and datetime.fromisoformat(end)
+
+
+async def test_fault_a_kept_steps_expected_end_is_asked_again_from_the_new_run(runs):
+    """mid's first run was expected to take 100 s; it fails, and its new run is expected to
+    take 1000 s. join (kept, held) and post below it (kept, queued) are estimated again once
+    mid's new job is in, from its new end: their records no longer say the failed run's."""
+    run = await runs(_with("      - {name: post, site: alpha, needs: [join], "
+                           "script: ./post}\n"), _Estimates)
+    for step in ("mid", "join", "post"):
+        await _estimated(run, step, 1)
+    first_mid = _expected_end(run, "mid")
+    assert _expected_end(run, "join") == first_mid + timedelta(seconds=10)
+    join, post = run.job("join"), run.job("post")
+    run.ops.runtimes["mid"] = 1000.0
+    await run.end("mid", JobState.FAILED)
+    await _until(run.eng, run.wid, {"mid": "queued", "join": "held", "post": "queued"})
+    for step in ("mid", "join", "post"):
+        await _estimated(run, step, 2)
+    new_mid = _expected_end(run, "mid")
+    assert new_mid - first_mid > timedelta(seconds=800)
+    assert run.ops.asked["join"][-1] == new_mid
+    assert _expected_end(run, "join") == new_mid + timedelta(seconds=10)
+    assert _expected_end(run, "post") == new_mid + timedelta(seconds=15)
+    assert (run.job("join").id, run.job("post").id) == (join.id, post.id)
+    assert [len(_ends(run, s)) for s in ("mid", "join", "post")] == [2, 2, 2]
+
+
+async def test_a_kept_steps_expected_end_is_asked_again_at_each_retry_above_it(runs):
+    """mid fails twice (retries: 2) while join stays kept: join's end is asked again after
+    each new run of mid is in, the last from mid's last run."""
+    run = await runs(FAN_IN.replace("retries: 1}", "retries: 2}"), _Estimates)
+    await _estimated(run, "join", 1)
+    for n, runtime in ((2, 1000.0), (3, 3000.0)):
+        run.ops.runtimes["mid"] = runtime
+        await run.end("mid", JobState.FAILED)
+        await _until(run.eng, run.wid, {"mid": "queued", "join": "held"})
+        await _estimated(run, "mid", n)
+        await _estimated(run, "join", n)
+    last_mid = _expected_end(run, "mid")
+    assert last_mid is not None and _expected_end(run, "join") == last_mid + timedelta(
+        seconds=10)
+    assert run.submitted("join") == ["alpha"] and _status(run)["mid"]["attempt"] == 2

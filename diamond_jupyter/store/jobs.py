@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import leases
 from ..model import (
     BadInput,
+    Dependency,
     DiamondError,
     Event,
     Job,
@@ -362,6 +363,37 @@ class JobsMixin(Database):
             return job.spec
         whole = self.sealer.unseal(rows[0]["sealed_spec"])
         return JobSpec.model_validate_json(whole, context={"stored": True})
+
+    def record_dependencies(self, job_id: str, deps: list[Dependency],
+                            fence: leases.Fence | None = None) -> Event | None:
+        """The dependencies job `job_id`'s scheduler now holds for it (changed while it was
+        queued) written into its stored spec, the sealed copy too, with a
+        "job.dependencies" event ({dependencies, previous}) in the same transaction. None,
+        and nothing written, when the record says so already. `fence` as for
+        `record_intent`. SealError (nothing written) when its sealed copy cannot be opened:
+        what runs again must not keep the old dependencies."""
+        new = [d.model_dump(mode="json") for d in deps]
+        with self._write() as c:
+            self._check_fence(c, fence)
+            job = self._job(c, self._resolve_id(job_id, c))
+            row = c.execute("SELECT spec, sealed_spec FROM jobs WHERE id = ?",
+                            (job.id,)).fetchone()
+            if not row["spec"]:
+                raise BadInput(f"{job.id}: the store has no description of this job to "
+                               "record its dependencies in")
+            shown = json.loads(row["spec"])
+            previous = shown.get("dependencies") or []
+            if previous == new:
+                return None
+            sealed = row["sealed_spec"]
+            if sealed:
+                whole = json.loads(self.sealer.unseal(sealed))
+                sealed = self.sealer.seal(json.dumps({**whole, "dependencies": new},
+                                                     separators=(",", ":")))
+            c.execute("UPDATE jobs SET spec = ?, sealed_spec = ?, updated_at = ? WHERE id = ?",
+                      (to_js({**shown, "dependencies": new}), sealed, to_ts(utcnow()), job.id))
+            return self._event(c, "job.dependencies", job.id, job.site,
+                               {"dependencies": new, "previous": previous})
 
     def upsert_job(self, job: Job) -> Job:
         """Insert a job, or merge non-empty fields into the stored one; state goes through

@@ -713,6 +713,11 @@ class WorkflowEngine:
         for name in wf.order():  # kept behind a step run again, now that it is submitted
             if rec.step(name).data.get("redepend"):
                 await self._redepend(rec, wf, name)
+        rec = self.store.get_workflow(wid)
+        for name in wf.order():  # upstreams first: a kept step waits for their estimates
+            after = rec.step(name).data.get("estimate_after")
+            if after and all(rec.step(n).phase != "waiting" for n in after):
+                self._estimate_again(rec, wf, name)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
@@ -1029,6 +1034,7 @@ class WorkflowEngine:
                                     "expected_end": est.end and est.end.isoformat(),
                                     "expected_runtime_s": est.runtime_s,
                                     "estimating": placed is None,
+                                    "estimate_after": None,
                                     "ahead": any(up.phase != "done"
                                                  for up in ups.values()),
                                     "before": unqueued,
@@ -1561,6 +1567,7 @@ job_id=job.id if job else None)
                     self._step(rec.id, d, reason=f"kept in its queue (held) while {name} "
                                "runs again", data={"kept_for": name}, job_id=job.id,
                                event={"kept": {"job": job.id, "rerun": name}})
+                self._step(rec.id, d, data=self._end_unknown(wf, d, again))
                 continue
             if job is not None and (moved := self._redependable(rec, wf, d, job, again)):
                 if st.data.get("redepend") != moved:
@@ -1569,6 +1576,7 @@ job_id=job.id if job else None)
                                data={"redepend": moved}, job_id=job.id,
                                event={"kept": {"job": job.id, "rerun": name,
                                                "redepend": moved}})
+                self._step(rec.id, d, data=self._end_unknown(wf, d, again))
                 continue
             again.add(d)
             await self._cancel_unended(rec.id, job)
@@ -1579,6 +1587,26 @@ job_id=job.id if job else None)
         for r in again:
             if kept.get(r) or rec.step(r).data.get("kept_below"):
                 self._step(rec.id, r, data={"kept_below": sorted(kept.get(r, []))})
+
+    @staticmethod
+    def _end_unknown(wf: Workflow, name: str, again: set[str]) -> dict[str, Any]:
+        """A kept step's data while the steps above it (of `again`) run again (each time they
+        do): its expected end, from their failed runs, forgotten until they have their new
+        jobs; then asked again (`_estimate_again`)."""
+        return {"expected_end": None, "estimate_after": sorted(wf.upstream(name) & again)}
+
+    def _estimate_again(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """Step `name`, kept in its queue (`_end_unknown`): every step above it run again has
+        its new job, so when it is expected to end is asked again, from their new runs'
+        expected ends (steps kept below it wait for this one's, as at a submit)."""
+        st = rec.step(name)
+        job = self._job(st)
+        if job is None or job.state.terminal or not st.site:
+            self._step(rec.id, name, data={"estimate_after": None})  # its end is known now
+            return
+        self._step(rec.id, name, data={"estimate_after": None, "estimating": True})
+        self._start_estimating(rec, wf, name, job.spec or wf.step(name).spec(), st.site,
+                               self._sources(rec, wf, name))
 
     @staticmethod
     def _takes_from(wf: Workflow, name: str) -> set[str]:
@@ -1660,6 +1688,9 @@ job_id=job.id if job else None)
                 log.info("workflow %s step %s: dependency not moved: %s", rec.id, name, e)
                 why = f"{st.site} did not change its dependency: {e}"
             else:
+                # the job's record says what its scheduler now holds (a resubmit reads it);
+                # an engine stopped before this sets it again: the same change, recorded once
+                self.store.record_dependencies(job.id, deps, fence=self._fences.get(rec.id))
                 self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
                            event={"redepended": {"job": job.id, "afterok": ids}})
                 return

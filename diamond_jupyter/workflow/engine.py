@@ -355,7 +355,7 @@ class WorkflowEngine:
     def __init__(self, ops: WorkflowOps) -> None:
         self.ops = ops
         self.store = ops.store
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, asyncio.Lock] = {}  # by workflow, while an advance holds it
         self._again: set[str] = set()  # an advance was asked while one ran
         self._jobs: dict[str, str] = {}  # job id (provisional and bound) -> workflow id
         self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
@@ -548,26 +548,33 @@ class WorkflowEngine:
 
     # -- the state machine -----------------------------------------------------------------
     async def advance(self, workflow_id: str) -> None:
-        """Look at every step and do what can be done now (idempotent)."""
+        """Look at every step and do what can be done now (idempotent). One advance of a
+        workflow at a time: one asked while another runs is done by that one, right after."""
         lock = self._locks.setdefault(workflow_id, asyncio.Lock())
         if lock.locked():
             self._again.add(workflow_id)
             return
-        async with lock:
-            while True:
-                self._again.discard(workflow_id)
-                try:
-                    await self._advance(workflow_id)
-                except asyncio.CancelledError:
-                    raise
-                except LeaseLost as lost:
-                    self._drop(workflow_id, lost)
-                except Exception:
-                    log.exception("workflow %s: advance failed", workflow_id)
-                await self.ops.publish()
-                self.changed.set()
-                if workflow_id not in self._again:
-                    break
+        try:
+            async with lock:
+                while True:
+                    self._again.discard(workflow_id)
+                    try:
+                        await self._advance(workflow_id)
+                    except asyncio.CancelledError:
+                        raise
+                    except LeaseLost as lost:
+                        self._drop(workflow_id, lost)
+                    except Exception:
+                        log.exception("workflow %s: advance failed", workflow_id)
+                    await self.ops.publish()
+                    self.changed.set()
+                    if workflow_id not in self._again:
+                        break
+        finally:
+            # nobody holds it now and nobody waits on it (a caller finding it held returns,
+            # and taking a free one never yields): the next advance makes a new one
+            if self._locks.get(workflow_id) is lock and not lock.locked():
+                del self._locks[workflow_id]
 
     async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
         """Cancel a step's job unless there is none or it has ended; a cancel the site

@@ -86,7 +86,15 @@ from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token, prepared_notes
-from .store import FinishedJobs, NewestJobs, NewestTransfers, Store, StoreError, TransferRecord
+from .store import (
+    FinishedJobs,
+    NewestJobs,
+    NewestTransfers,
+    Store,
+    StoreError,
+    TransferRecord,
+    plan_taken,
+)
 from .summary import SiteSummary, site_summary
 from .transports import (
     AuthError,
@@ -971,7 +979,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if (done := self.store.job_by_token(token)) is not None:
                 if done.native_id:
                     return done  # this plan was submitted already: never twice
-                raise SiteError(f"the submission {token} is already in flight ({done.id})")
+                raise plan_taken(token, done)  # in flight, or closed as never submitted
         planned = token is not None  # another engine may submit the same approved plan
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site

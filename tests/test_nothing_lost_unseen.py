@@ -34,6 +34,7 @@ from one_site_engine import journal_waiter
 from diamond_jupyter import leases
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import (
+    BadInput,
     Event,
     Job,
     JobSpec,
@@ -660,6 +661,71 @@ async def test_two_engines_submitting_one_approved_plan_submit_it_once(tmp_path,
                             "it is sent once"]), got
     finally:
         await asyncio.gather(a.close(), b.close())
+
+
+async def test_an_approved_plan_sent_while_another_engine_submits_it_is_refused_once(
+        tmp_path, slurm, monkeypatch):
+    """The interleaving a busy machine made (the other test's outcome depends on timing):
+    engine a has recorded the plan's intent and runs sbatch when engine b submits the same
+    plan. b is refused with the same words whichever check finds a's intent first, and
+    nothing of a's is touched; once a's job is bound, b gets that job, nothing sent again."""
+    a, b = engine(tmp_path, slurm), engine(tmp_path, slurm)
+    try:
+        plan = await a.plan_submit(spec(tmp_path), "alpha")
+        tok = plan["submission"]
+        in_sbatch, go_on = asyncio.Event(), asyncio.Event()
+        real_run = a.site("alpha").run
+
+        async def held_sbatch(argv, *args, **kw):
+            if _sbatch(argv):
+                in_sbatch.set()
+                await go_on.wait()
+            return await real_run(argv, *args, **kw)
+        monkeypatch.setattr(a.site("alpha"), "run", held_sbatch)
+
+        def send(e: Federation) -> Any:
+            return e.submit(spec(tmp_path), "alpha", token=tok,
+                            script_sha256=plan["script_sha256"])
+        first = asyncio.ensure_future(send(a))
+        await in_sbatch.wait()
+        with pytest.raises(SiteError) as refused:
+            await send(b)
+        assert str(refused.value) == (f"the submission {tok} is already in flight "
+                                      f"(alpha:pending-{tok}): it is sent once")
+        go_on.set()
+        job = await first
+        assert job.id == "alpha:4300"
+        assert (await send(b)).id == job.id
+        assert slurm.submits() == Counter({token_tag(tok): 1})
+        assert_once(a, slurm)
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_an_approved_plan_the_scheduler_refused_is_not_said_to_be_in_flight(
+        tmp_path, slurm):
+    fed = engine(tmp_path, slurm)
+    try:
+        plan = await fed.plan_submit(spec(tmp_path), "alpha")
+        tok = plan["submission"]
+        sbatch = slurm.bin_dir / "sbatch"
+        working = sbatch.read_text()
+        sbatch.write_text("#!/bin/sh\necho 'sbatch: error: Invalid account' >&2\nexit 1\n")
+        for _ in range(2):  # the scheduler's refusal, then the plan's closed intent
+            with pytest.raises(BadInput) as told:
+                await fed.submit(spec(tmp_path), "alpha", token=tok,
+                                 script_sha256=plan["script_sha256"])
+        sbatch.write_text(working)
+        assert str(told.value) == (
+            f"the submission {tok} was closed as never submitted (alpha:pending-{tok}: alpha "
+            "refused the job: sbatch: error: Invalid account): a plan is sent once; approve "
+            "a new plan to submit the job")
+        with pytest.raises(BadInput):  # refused so with the scheduler working again too
+            await fed.submit(spec(tmp_path), "alpha", token=tok,
+                             script_sha256=plan["script_sha256"])
+        assert slurm.submits() == Counter()
+    finally:
+        await fed.close()
 
 
 # -- a store that cannot be written ------------------------------------------------------------

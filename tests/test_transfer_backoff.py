@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import time
 import types
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Collection, Generator
 from typing import Any
 
+import pytest
+from one_site_engine import journal_waiter
 from test_lease_fencing import _fed, _fed_sites
 
 import diamond_jupyter.transfer as transfer_mod
+from diamond_jupyter.model import BadInput
 from diamond_jupyter.transfer import TransferManager
 
 WAIT_S = 30  # far below the backoff of an hour the cancel must not wait out
@@ -87,5 +90,60 @@ async def test_a_cancel_during_an_hour_long_backoff_ends_the_copy_at_once(tmp_pa
         assert (await asyncio.wait_for(fed.mover.wait(rec.id), WAIT_S)).state == "CANCELLED"
         assert tries == [str(src)]  # the cancel came during the backoff: no second try
         assert not (tmp_path / "out.bin").exists()
+    finally:
+        await fed.close()
+
+
+def _kept(mover: TransferManager, ids: Collection[str]) -> dict[str, set[str]]:
+    """Each of the manager's maps and sets that keeps something for a transfer of `ids`,
+    and what it keeps for them."""
+    kept = {name: set(value) & set(ids) for name, value in vars(mover).items()
+            if isinstance(value, (dict, set))}
+    return {name: tids for name, tids in kept.items() if tids}
+
+
+async def test_ended_transfers_leave_nothing_in_their_manager(tmp_path, monkeypatch):
+    """Before, a transfer cancelled while its copy ran here stayed in the manager's set of
+    cancelled ones, and every transfer it ran kept its lease there, for as long as the engine
+    ran: a server's grew by one a transfer. Now a copy's marks go at its end; a cancel after
+    the end is answered as before (the cancelled one as it is, the others refused)."""
+    real_copy = transfer_mod.sftp_copy
+
+    async def drops_for_one(src_t: Any, src_path: str, *a: Any, **kw: Any) -> Any:
+        if src_path.endswith("drops.bin"):
+            raise ConnectionResetError("the connection dropped mid-copy")
+        return await real_copy(src_t, src_path, *a, **kw)
+    monkeypatch.setattr(transfer_mod, "sftp_copy", drops_for_one)
+    fed = _fed(_fed_sites(tmp_path))
+    fed.config.transfers.attempts, fed.config.transfers.backoff_s = 3, 3600
+    fed.config.transfers.backoff_max_s = 3600
+    await fed.start(recover=False)
+    try:
+        ended: dict[str, str] = {}
+        for n in range(3):
+            src = tmp_path / f"in{n}.bin"
+            src.write_bytes(b"payload " * 64)
+            rec = await fed.transfer(f"alpha:{src}", f"beta:{tmp_path / f'out{n}.bin'}")
+            ended[rec.id] = rec.state
+        rec = await fed.transfer(f"alpha:{tmp_path / 'absent.bin'}", f"beta:{tmp_path / 'x'}")
+        ended[rec.id] = rec.state
+        (tmp_path / "drops.bin").write_bytes(b"payload")
+        _, wait = journal_waiter(fed)
+        rec = await fed.transfer(f"alpha:{tmp_path / 'drops.bin'}",
+                                 f"beta:{tmp_path / 'dropped.bin'}", wait=False)
+        await wait(lambda ev: ev.kind == "transfer.retry")  # it waits its backoff now
+        ended[rec.id] = (await asyncio.wait_for(fed.cancel_transfer(rec.id), WAIT_S)).state
+        assert sorted(ended.values()) == ["CANCELLED", "FAILED", *["SUCCEEDED"] * 3]
+        assert {t: fed.mover.status(t).state for t in ended} == ended
+        assert _kept(fed.mover, ended) == {}
+        for tid, state in ended.items():  # a cancel after the end, as before
+            if state == "CANCELLED":
+                assert (await fed.cancel_transfer(tid)).state == "CANCELLED"
+                continue
+            with pytest.raises(BadInput, match=f"^transfer {tid} is not cancelled: it had "
+                                               f"already ended {state}"):
+                await fed.cancel_transfer(tid)
+        assert {t: fed.mover.status(t).state for t in ended} == ended
+        assert _kept(fed.mover, ended) == {}
     finally:
         await fed.close()

@@ -14,7 +14,7 @@ where. The tests named `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from test_workflow_unseen import _Ops, _until
 from test_workflow_unseen13 import _Run as WorkflowRun
 from workflow_ops import HeldCopy, next_engine
 
-from diamond_jupyter.model import BadInput, DiamondError, JobSpec, JobState
+from diamond_jupyter.model import BadInput, DiamondError, JobSpec, JobState, provisional_id
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow.engine import Estimate, WorkflowEngine
 
@@ -595,6 +595,100 @@ async def test_fault_an_engine_keeps_no_mark_of_the_workflows_it_stopped(tmp_pat
             assert {w: store.get_workflow(w).state for w in ended} == ended
             assert eng._stopping == set()
             assert all(j.state.terminal for j in store.list_jobs(limit=None))
+
+
+async def _settled(eng: WorkflowEngine) -> None:
+    """Until no advance the engine was asked for (by its jobs' events) is left to run."""
+    while eng._runs:
+        await asyncio.gather(*eng._runs, return_exceptions=True)
+
+
+def _kept(eng: WorkflowEngine, store: Store, wids: Collection[str]) -> dict[str, int]:
+    """How many entries each of the engine's maps and sets keeps for the workflows `wids`
+    (by the workflow's id, a step's key, a step job's id or token)."""
+    names = set(wids)
+    for wid in wids:
+        for st in store.get_workflow(wid).steps:
+            names.add(f"{wid}/{st.name}")
+            if st.token and (job := store.job_by_token(st.token)) is not None:
+                names |= {st.token, job.id, provisional_id(job.site, st.token)}
+    kept = {}
+    for attr, value in vars(eng).items():
+        if isinstance(value, dict):
+            n = sum(1 for k, v in value.items() if k in names or (isinstance(v, str)
+                                                                  and v in names))
+        elif isinstance(value, set):
+            n = sum(1 for k in value if k in names)
+        else:
+            continue
+        if n:
+            kept[attr] = n
+    return kept
+
+
+async def test_fault_an_engine_keeps_nothing_of_the_workflows_that_ended(tmp_path):
+    """Before, every workflow an engine advanced kept its lock in the engine for as long as
+    the engine ran, and each of its step jobs an entry routing the job's events to it (the
+    followed ones one more): a server's grew with every workflow. Now the lock goes once no
+    advance holds it, and the rest with the workflow's end: nothing is left of a workflow
+    completed, cancelled (during a placement too) or failed."""
+    with Store(tmp_path / "s.sqlite") as store:
+        async with _cancelled_while_placing(store, FEEDS, {"fit"}) as (ops, eng, placed):
+            ops.hold = False
+            ended: dict[str, str] = {placed: "CANCELLED"}
+            for _ in range(2):
+                run = WorkflowRun(store, ops, eng)
+                ended[await run.start(FEEDS)] = "COMPLETED"
+                await run.finish("prep", "fit")
+            for _ in range(2):
+                wid = await eng.run(load(FEEDS))
+                await eng.cancel(wid)
+                ended[wid] = "CANCELLED"
+            ops.refuse_place = "fit"
+            ended[await eng.run(load(FEEDS))] = "FAILED"
+            await _settled(eng)
+            assert {w: store.get_workflow(w).state for w in ended} == ended
+            assert _kept(eng, store, ended) == {}
+            for wid in ended:  # an advance of an ended workflow changes nothing, keeps nothing
+                await eng.advance(wid)
+            assert {w: store.get_workflow(w).state for w in ended} == ended
+            assert _kept(eng, store, ended) == {}
+
+
+async def test_an_advance_asked_while_one_runs_follows_it_and_the_lock_goes_after(tmp_path):
+    """The lock is kept while an advance holds it: one asked meanwhile does not run beside
+    it but right after it, in the same hold; the lock goes only once both are done."""
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Placing(store)
+        ops.hold = True
+        eng = WorkflowEngine(ops)
+        running, most, rounds = [0], [0], [0]
+        real_advance = eng._advance
+
+        async def counted(wid: str) -> None:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            rounds[0] += 1
+            try:
+                await real_advance(wid)
+            finally:
+                running[0] -= 1
+        eng._advance = counted  # type: ignore[method-assign]
+        try:
+            first = asyncio.ensure_future(eng.run(load(FEEDS)))
+            await _all_placing(ops, {"fit"})
+            [wid] = [w.id for w in store.unfinished_workflows()]
+            lock = eng._locks[wid]
+            await eng.advance(wid)  # returns at once: asked again of the running one
+            assert lock.locked() and eng._locks == {wid: lock} and rounds == [1]
+            ops.go.set()
+            await first
+            await _settled(eng)
+            assert rounds[0] >= 2 and most == [1]
+            assert [n for n, _, _ in ops.submits] == ["prep", "fit"]
+            assert eng._locks == {}
+        finally:
+            await eng.close()
 
 
 async def test_a_workflow_cancelled_mid_copy_never_releases_the_auto_step(tmp_path):

@@ -22,7 +22,7 @@ from .codec import REDACTED, redact
 from .db import SCHEMA_VERSION, StoreError, default_store_path
 from .fetches import FetchesMixin
 from .hedges import HedgeRecord, HedgesMixin
-from .jobs import FinishedJobs, JobsMixin, unknown_job_message
+from .jobs import FinishedJobs, JobsMixin, plan_taken, unknown_job_message
 from .model import TaskRecord, TaskStep, TransferRecord
 from .tasks import TasksMixin
 from .transfers import NewestTransfers, TransfersMixin
@@ -35,7 +35,7 @@ __all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "NewestJ
            "NewestTransfers", "Store",
            "StoreError",
            "TaskRecord", "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord",
-           "default_store_path", "redact", "unknown_job_message"]
+           "default_store_path", "plan_taken", "redact", "unknown_job_message"]
 
 
 class Store(JobsMixin, TasksMixin, TransfersMixin, WorkflowsMixin, HedgesMixin, WaitsMixin,

@@ -47,6 +47,17 @@ class FinishedJobs(NamedTuple):
 MAX_SHOWN_ID = 80  # an unknown job id longer than this is shown cut in its error
 
 
+def plan_taken(token: str, job: Job) -> DiamondError:
+    """The refusal of submission `token` (an approved plan) that `job` already holds: the
+    same words whichever check of whichever engine finds it. Closed as never submitted:
+    BadInput (sending it again would not help), else SiteError (sent, or being sent)."""
+    if job.state.terminal and job.native_id is None:
+        return BadInput(f"the submission {token} was closed as never submitted ({job.id}: "
+                        f"{job.reason or job.state.value}): a plan is sent once; approve a "
+                        "new plan to submit the job")
+    return SiteError(f"the submission {token} is already in flight ({job.id}): it is sent once")
+
+
 def unknown_job_message(job_id: str, meant: list[str] | None = None) -> str:
     """Not found vs malformed, so the message never contradicts the id it names; `meant`:
     stored ids the user probably meant (`12345` copied from squeue, `Alpha:7` for alpha:7)."""
@@ -137,8 +148,7 @@ class JobsMixin(Database):
                 if row["site"] != site:
                     raise BadInput(f"token {token!r} already used for {row['id']}")
                 if only_new:
-                    raise SiteError(f"the submission {token} is already in flight "
-                                    f"({row['id']}): it is sent once")
+                    raise plan_taken(token, row_to_job(row))
                 return row_to_job(row)
             now, job_id = to_ts(utcnow()), provisional_id(site, token)
             shown, sealed = to_js_sealed(spec, self.sealer)

@@ -92,6 +92,23 @@ def _cancel_asked(rec: TransferRecord) -> bool:
     return rec.state == "CANCELLED" and bool(rec.data.get("cancel_requested"))
 
 
+class _CopyStop:
+    """How one run of an SFTP copy is stopped, kept by its manager only while it runs:
+    `reader` stops the copying thread (a failed try sets it too); `asked` once a user's cancel
+    reached the run (here, or through another engine); `backoff` ends its wait before the
+    next try. The copying thread writes only here, so one that outlives its run keeps
+    nothing in the manager."""
+
+    def __init__(self) -> None:
+        self.reader = threading.Event()
+        self.asked = False
+        self.backoff = asyncio.Event()
+
+    def ask(self) -> None:
+        self.asked = True
+        self.reader.set()
+
+
 def _globus_cancelled(task: dict[str, Any]) -> bool:
     """A FAILED Globus task that was cancelled (by its owner or an administrator)."""
     return bool(task.get("canceled_by_admin")) or "cancel" in str(task.get("nice_status",
@@ -204,9 +221,7 @@ class TransferManager:
         self.auth = auth or GlobusAuth()
         self._globus = globus
         self.globus_poll_s = globus_poll_s
-        self._cancel: dict[str, threading.Event] = {}
-        self._cancel_requested: set[str] = set()
-        self._backoffs: dict[str, asyncio.Event] = {}  # set by a cancel: the backoff ends
+        self._stops: dict[str, _CopyStop] = {}  # each SFTP copy running here, until its end
         self._tasks: dict[str, asyncio.Task] = {}
         self._fences: dict[str, Fence] = {}  # the lease of each transfer this engine runs
 
@@ -388,13 +403,17 @@ class TransferManager:
                       run: Callable[[TransferRecord], Awaitable[TransferRecord]]
                       ) -> TransferRecord:
         """Run a transfer just claimed under its lease; a LeaseLost (another engine took it
-        over while this one stalled) is said, and raised to whoever waits on it here."""
-        self.hold(claimed)
+        over while this one stalled) is said, and raised to whoever waits on it here. Its
+        lease is let go of at the run's end (kept no longer than the run)."""
+        fence = self.hold(claimed)
         try:
             return await run(claimed)
         except LeaseLost as lost:
             self.lost(lost, claimed.data.get("job_id"))
             raise
+        finally:
+            if self._fences.get(claimed.id) is fence:
+                del self._fences[claimed.id]
 
     def status(self, transfer_id: str) -> TransferRecord:
         return self.store.get_transfer(transfer_id)
@@ -432,12 +451,9 @@ class TransferManager:
         if rec.kind == "globus" and not rec.data.get("task_id") and cur.data.get("task_id"):
             with contextlib.suppress(DiamondError):  # submitted meanwhile: Globus is told too
                 await asyncio.to_thread(self.globus.cancel, cur.data["task_id"])
-        self._cancel_requested.add(transfer_id)
-        ev = self._cancel.get(transfer_id)
-        if ev is not None:
-            ev.set()
-        if (backoff := self._backoffs.get(transfer_id)) is not None:
-            backoff.set()
+        if (stop := self._stops.get(transfer_id)) is not None:  # copied here: it stops now
+            stop.ask()
+            stop.backoff.set()
         if task is not None and rec.kind == "sftp":
             # wait for the copy here to let go of its partial file (the record is written)
             with contextlib.suppress(LeaseLost, DiamondError):
@@ -451,14 +467,12 @@ class TransferManager:
         """Wait `seconds` (a copy's backoff), ended at once by a user's cancel of the transfer
         (which waits for the copy to stop): the wait is on the cancel's event, so it wakes
         for nothing else."""
-        if transfer_id in self._cancel_requested:
+        stop = self._stops.get(transfer_id)
+        if stop is not None and stop.asked:  # seen by the copy, through another engine
             return
-        cancelled = self._backoffs[transfer_id] = asyncio.Event()
-        try:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await within(cancelled.wait(), seconds)
-        finally:
-            self._backoffs.pop(transfer_id, None)
+        cancelled = stop.backoff if stop is not None else asyncio.Event()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await within(cancelled.wait(), seconds)
 
     async def _cancel_globus(self, rec: TransferRecord, task_id: str) -> None:
         """Ask Globus to cancel the task, then how it stands: BadInput when it had already
@@ -554,8 +568,8 @@ class TransferManager:
 
     async def _run_sftp(self, rec: TransferRecord, s: Location, d: Location, recursive: bool,
                         limit: int | None) -> TransferRecord:
-        cancel = threading.Event()
-        self._cancel[rec.id] = cancel
+        stop = self._stops[rec.id] = _CopyStop()
+        cancel = stop.reader
         loop = asyncio.get_running_loop()
         job_id = rec.data.get("job_id")
         last = [-1]
@@ -573,8 +587,7 @@ class TransferManager:
             report = done - last[0] >= max(total // 20, 1 << 20) or (done == total != last[0])
             try:
                 if watch(done, force=report):  # a user's cancel, through another engine
-                    self._cancel_requested.add(rec.id)
-                    cancel.set()
+                    stop.ask()
                     return
             except LeaseLost as e:
                 lost.append(e)
@@ -590,8 +603,7 @@ class TransferManager:
             if lost:
                 raise lost[0]
             if not self.store.commit_transfer(rec.id, fence):
-                self._cancel_requested.add(rec.id)
-                cancel.set()
+                stop.ask()
                 raise Cancelled("cancelled by request before the copy was put in place")
         t0, attempts, wait = time.monotonic(), self.policy.attempts, self._backoff()
         attempt = 0
@@ -629,10 +641,10 @@ class TransferManager:
                     log.info("transfer %s: try %d of %d in %.1f s after: %s", rec.id,
                              attempt + 1, attempts, delay, _why(e))
                     await self._wait_unless_cancelled(rec.id, delay)  # backoff
-                    if rec.id in self._cancel_requested:
+                    if stop.asked:
                         raise Cancelled("cancelled by request while waiting to try again") from None
                     self.store.check_fence(fence)  # still this engine's to copy
-                    if rec.id not in self._cancel_requested:
+                    if not stop.asked:
                         cancel.clear()  # set by the failed try to stop its reader
                     last[0] = -1
         except Cancelled:
@@ -650,7 +662,8 @@ class TransferManager:
         except (OSError, EOFError, paramiko.SSHException) as e:
             return self._state(rec, "FAILED", error=f"the copy failed: {_why(e)}")
         finally:
-            self._cancel.pop(rec.id, None)
+            if self._stops.get(rec.id) is stop:
+                del self._stops[rec.id]
         secs = time.monotonic() - t0
         info = {"moved": res.moved, "resumed_from": res.resumed_from, "seconds": round(secs, 3),
                 "mb_per_s": round(res.moved / 1e6 / secs, 2) if secs > 0 else None,

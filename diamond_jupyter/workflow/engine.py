@@ -371,7 +371,7 @@ class WorkflowEngine:
     def __init__(self, ops: WorkflowOps) -> None:
         self.ops = ops
         self.store = ops.store
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, asyncio.Lock] = {}  # by workflow, while an advance holds it
         self._again: set[str] = set()  # an advance was asked while one ran
         self._jobs: dict[str, str] = {}  # job id (provisional and bound) -> workflow id
         self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
@@ -386,7 +386,8 @@ class WorkflowEngine:
         # the lease of each workflow this engine drives or drove (a stale one stays after a
         # loss, so writes still under way are refused; none: a face's request, unfenced)
         self._fences: dict[str, Fence] = {}
-        self._followed: set[str] = set()  # tokens of the step jobs our monitors follow
+        # the step jobs our monitors follow: token -> workflow id
+        self._followed: dict[str, str] = {}
         # the steps this engine wrote since its advance last read them, by workflow: read
         # again alone after a submit (`_refreshed`), never the whole workflow
         self._written: dict[str, set[str]] = {}
@@ -564,26 +565,35 @@ class WorkflowEngine:
 
     # -- the state machine -----------------------------------------------------------------
     async def advance(self, workflow_id: str) -> None:
-        """Look at every step and do what can be done now (idempotent)."""
+        """Look at every step and do what can be done now (idempotent). One advance of a
+        workflow at a time: one asked while another runs is done by that one, right after."""
         lock = self._locks.setdefault(workflow_id, asyncio.Lock())
         if lock.locked():
             self._again.add(workflow_id)
             return
-        async with lock:
-            while True:
-                self._again.discard(workflow_id)
-                try:
-                    await self._advance(workflow_id)
-                except asyncio.CancelledError:
-                    raise
-                except LeaseLost as lost:
-                    self._drop(workflow_id, lost)
-                except Exception:
-                    log.exception("workflow %s: advance failed", workflow_id)
-                await self.ops.publish()
-                self.changed.set()
-                if workflow_id not in self._again:
-                    break
+        try:
+            async with lock:
+                while True:
+                    self._again.discard(workflow_id)
+                    try:
+                        await self._advance(workflow_id)
+                    except asyncio.CancelledError:
+                        raise
+                    except LeaseLost as lost:
+                        self._drop(workflow_id, lost)
+                    except Exception:
+                        log.exception("workflow %s: advance failed", workflow_id)
+                    await self.ops.publish()
+                    self.changed.set()
+                    if workflow_id not in self._again:
+                        break
+        finally:
+            # nobody holds it now and nobody waits on it (a caller finding it held returns,
+            # and taking a free one never yields): the next advance makes a new one
+            if self._locks.get(workflow_id) is lock and not lock.locked():
+                del self._locks[workflow_id]
+            if workflow_id not in self._owned:  # ended, or driven by another engine
+                self._forget(workflow_id)  # what this advance noted after its end too
 
     async def _cancel_unended(self, workflow_id: str, job: Job | None) -> None:
         """Cancel a step's job unless there is none or it has ended; a cancel the site
@@ -638,7 +648,7 @@ class WorkflowEngine:
                 continue  # an unbound submit: resolved below, never counted as a failed run
             if job.native_id and not job.state.terminal and st.token not in self._followed:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
-                self._followed.add(st.token or "")
+                self._followed[st.token or ""] = wid
             if st.data.get("estimating") and job.spec is not None and st.site \
                     and f"{wid}/{name}" not in self._estimates and not job.state.terminal:
                 # its estimate was under way when its engine stopped: asked again
@@ -834,6 +844,16 @@ class WorkflowEngine:
         self._stopping.discard(wid)
         self.store.release_workflow(wid, self.ops.engine_id)
         self._fences.pop(wid, None)
+        self._forget(wid)
+
+    def _forget(self, wid: str) -> None:
+        """What this engine noted of workflow `wid`'s jobs and steps (to route their events,
+        to follow them, the steps written since the last read) goes once it no longer
+        drives it (an advance after a claim notes them again)."""
+        self._written.pop(wid, None)
+        for noted in (self._jobs, self._followed):
+            for key in [k for k, w in noted.items() if w == wid]:
+                del noted[key]
 
     def _can_submit(self, rec: WorkflowRecord, wf: Workflow, name: str) -> bool:
         """Every step it needs is in a queue with a scheduler id, or done (without

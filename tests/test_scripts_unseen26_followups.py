@@ -14,7 +14,8 @@ others guard what was read right already):
 - `#$ -P -x` was kept as a project of '-x' and carried to PBS Pro; now refused at its line
   as `-A -x` is.
 - `#$ -S -x` was read as the shell '-x', refused only at translation without a line; now
-  refused at its line.
+  refused at its line; so is `#$ -S host1:/bin/sh` (a shell list by host, refused only at
+  translation before), naming the one path to give.
 - A name from elsewhere that is a Grid Engine keyword (`--job-name=all`) was written as
   `#$ -N all`, which Grid Engine refuses; it is written `jall`, said.
 """
@@ -112,3 +113,23 @@ def test_a_dash_shell_is_refused_at_its_line():
 
 def test_a_placeholder_name_is_kept_for_the_template():
     assert parse_lines("sge", "#$ -N <name>").name == "<name>"
+
+
+@pytest.mark.parametrize(("value", "example"), [
+    ("host1:/bin/sh", "/bin/sh"), ("node7:/bin/ksh,/bin/bash", "/bin/ksh"),
+    ("/bin/bash,/bin/sh", "/bin/bash"),
+])
+def test_a_shell_list_by_host_is_refused_at_its_line(value, example):
+    """Grid Engine's -S takes [host:]path entries; one shell for every host is what a
+    script elsewhere can have, so a list is refused where it is written, not at
+    translation without a line."""
+    with pytest.raises(BadInput) as exc:
+        parse_lines("sge", f"#$ -S {value}")
+    assert str(exc.value) == (
+        f"line 2: `#$ -S {value}` gives a list of shells by host ({value!r}: [host:]path "
+        "entries, separated by commas); a job here has one shell, run on every host: give "
+        f"its absolute path alone (e.g. #$ -S {example})")
+
+
+def test_a_shell_path_alone_is_the_scripts_shell():
+    assert parse_lines("sge", "#$ -S /bin/ksh").shell == "/bin/ksh"

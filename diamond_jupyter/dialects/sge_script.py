@@ -388,6 +388,12 @@ class SgeScript:
                                f"{v!r}, which starts with '-' (qsub takes the word after -S "
                                "as the shell's path whatever it is); give the shell's "
                                "absolute path (e.g. /bin/bash)")
+            if ":" in v or "," in v:  # qsub's [host:]path list: a shell for each host named
+                first = v.split(",")[0].rpartition(":")[2] or "/bin/bash"
+                raise BadInput(f"line {item.lineno}: `{item.raw.strip()}` gives a list of "
+                               f"shells by host ({v!r}: [host:]path entries, separated by "
+                               "commas); a job here has one shell, run on every host: "
+                               f"give its absolute path alone (e.g. #$ -S {first})")
             spec.shell = v
         else:
             return False

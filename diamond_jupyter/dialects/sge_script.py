@@ -45,6 +45,7 @@ from .scripts_common import (
     carried_task_range,
     common_render_warnings,
     cpu_time_limit,
+    dash_value_refused,
     dependencies_for,
     file_for_directory,
     fmt_hms,
@@ -303,11 +304,8 @@ class SgeScript:
             _grid_engine_name(spec, item, v)
             spec.name = v
         elif o == "-P" and v.startswith("-"):
-            raise BadInput(
-                f"line {item.lineno}: `{item.raw.strip()}` sets the project to {v!r}, which "
-                "starts with '-' (qsub takes the word after -P whatever it is, but no other "
-                "scheduler could be given it back: it reads as an option); a project is a "
-                "name, and no scheduler's starts with '-'; give the name")
+            raise dash_value_refused(item, self.name, "project", v, "a project is a name, "
+                                     "and no scheduler's starts with '-'; give the name")
         elif o == "-q":
             self._queue(spec, item, v)
         elif o == "-A":

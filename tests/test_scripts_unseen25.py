@@ -211,12 +211,14 @@ test_every_fixture_has_expectations, test_parse_values, test_translates_or_repor
 # ------------------------------------------------------------ faults found, now fixed
 
 @pytest.mark.parametrize(("line", "said"), [
-    ("-A -x", "sets the account to '-x', which starts with '-' (qsub takes it as the value, "
-              "but no scheduler could be given it back: it reads as an option); an account is "
-              "a name, and no scheduler's starts with '-'; give the name"),
-    ("-M -u", "sets the mail user to '-u', which starts with '-' (qsub takes it as the value, "
-              "but no scheduler could be given it back: it reads as an option); a mail user is "
-              "an address or a user name, and no scheduler's starts with '-'; give the name"),
+    ("-A -x", "sets the account to '-x', which starts with '-' (qsub takes it as the account; "
+              "but a job here holds only what every scheduler could be given, and bsub reads a "
+              "word starting with '-' as an option of its own); an account is a name, and no "
+              "scheduler's starts with '-'; give the name"),
+    ("-M -u", "sets the mail user to '-u', which starts with '-' (qsub takes it as the mail "
+              "user; but a job here holds only what every scheduler could be given, and bsub "
+              "reads a word starting with '-' as an option of its own); a mail user is an "
+              "address or a user name, and no scheduler's starts with '-'; give the name"),
     ("-q -x", "a queue is a name"),
 ])
 @pytest.mark.parametrize("target", ["slurm", "lsf", "sge"])

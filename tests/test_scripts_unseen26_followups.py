@@ -14,7 +14,11 @@ others guard what was read right already):
 - `#$ -P -x` was kept as a project of '-x' and carried to PBS Pro; now refused at its line
   as `-A -x` is.
 - `#$ -S -x` was read as the shell '-x', refused only at translation without a line; now
-  refused at its line.
+  refused at its line; so is `#$ -S host1:/bin/sh` (a shell list by host, refused only at
+  translation before), naming the one path to give.
+- A value starting with '-' (`#$ -A -x`) was refused saying "no scheduler could be given it
+  back: it reads as an option", untrue of Grid Engine, whose qsub takes the next word as the
+  value; each dialect's refusal now says what its own submit command does with it.
 - A name from elsewhere that is a Grid Engine keyword (`--job-name=all`) was written as
   `#$ -N all`, which Grid Engine refuses; it is written `jall`, said.
 """
@@ -86,8 +90,8 @@ def test_a_dash_project_is_refused_at_its_line():
     with pytest.raises(BadInput) as exc:
         parse_lines("sge", "#$ -l h_rt=60\n#$ -P -x")
     assert str(exc.value).startswith("line 3: `#$ -P -x` sets the project to '-x', which "
-                                     "starts with '-' (qsub takes the word after -P whatever "
-                                     "it is")
+                                     "starts with '-' (Grid Engine's qsub takes the word "
+                                     "after -P as the project whatever it is")
     assert "a project is a name" in str(exc.value)
 
 
@@ -112,3 +116,51 @@ def test_a_dash_shell_is_refused_at_its_line():
 
 def test_a_placeholder_name_is_kept_for_the_template():
     assert parse_lines("sge", "#$ -N <name>").name == "<name>"
+
+
+@pytest.mark.parametrize(("value", "example"), [
+    ("host1:/bin/sh", "/bin/sh"), ("node7:/bin/ksh,/bin/bash", "/bin/ksh"),
+    ("/bin/bash,/bin/sh", "/bin/bash"),
+])
+def test_a_shell_list_by_host_is_refused_at_its_line(value, example):
+    """Grid Engine's -S takes [host:]path entries; one shell for every host is what a
+    script elsewhere can have, so a list is refused where it is written, not at
+    translation without a line."""
+    with pytest.raises(BadInput) as exc:
+        parse_lines("sge", f"#$ -S {value}")
+    assert str(exc.value) == (
+        f"line 2: `#$ -S {value}` gives a list of shells by host ({value!r}: [host:]path "
+        "entries, separated by commas); a job here has one shell, run on every host: give "
+        f"its absolute path alone (e.g. #$ -S {example})")
+
+
+def test_a_shell_path_alone_is_the_scripts_shell():
+    assert parse_lines("sge", "#$ -S /bin/ksh").shell == "/bin/ksh"
+
+
+@pytest.mark.parametrize(("dialect", "line", "read"), [
+    ("sge", "#$ -A -x", "Grid Engine's qsub takes the word after -A as the account whatever "
+                        "it is"),
+    ("sge", "#$ -P -x", "Grid Engine's qsub takes the word after -P as the project whatever "
+                        "it is"),
+    ("sge", "#$ -o -x", "Grid Engine's qsub takes the word after -o as the output file "
+                        "whatever it is"),
+    ("slurm", "#SBATCH --account=-x", "sbatch takes it as the account"),
+    ("pbs", "#PBS -q -x", "qsub takes it as the queue"),
+    ("flux", "#FLUX: --queue=-x", "flux batch takes it as the queue (joined to its option "
+                                  "with '=')"),
+])
+def test_a_dash_value_is_refused_saying_what_its_own_scheduler_does_with_it(dialect, line,
+                                                                             read):
+    """Each submit command takes the word as the value (Grid Engine's whatever it is):
+    "no scheduler could be given it back" was untrue. The refusal says what the script's
+    own scheduler does, why a job here holds no such value, and what to give."""
+    with pytest.raises(BadInput) as exc:
+        parse_lines(dialect, line)
+    said = str(exc.value)
+    assert said.startswith(f"line 2: `{line}` sets the ")
+    assert (f"which starts with '-' ({read}; but a job here holds only what every scheduler "
+            "could be given, and bsub reads a word starting with '-' as an option of its "
+            "own); ") in said, said
+    assert "could be given it back" not in said
+    assert said.endswith(("give the name", "give a name or a path such as ./-x"))

@@ -9,13 +9,17 @@ failed before (`7200 seconds`, `1e3` and the UnixStartTime in seconds guard what
   the line and the unit. A Queue line's MaxRuntime is read the same way.
 - `; MaxProcs: 1e3;` was read as 1 processor (the exponent's lookahead took no ';'), and
   `1e-3` as 1; `1.5e3` was refused as no whole count although it writes 1500.
+- `; MaxProcs: 2k` (`MaxNodes: 4K`, `MaxJobs: 1M`, and `36h` in a count) was read as its
+  leading digits, 2 processors. SWF writes whole numbers; k, M, G are prefixes of two
+  readings (1000 or 1024 each), so such a count is not read, said with both readings; the
+  binary prefixes (Ki, Mi) and the words thousand and million are read.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from diamond_jupyter.testbed.trace import header_seconds
+from diamond_jupyter.testbed.trace import header_count, header_seconds
 from tests.test_swf_unseen17 import HEADER, JOBS, _read
 
 
@@ -78,3 +82,44 @@ def test_a_max_procs_of_a_negative_exponent_is_no_count(tmp_path):
     assert log.max_procs == 32
     assert any("('; MaxProcs: 1e-3')" in n and "it is not read" in n for n in log.notes), \
         log.notes
+
+
+@pytest.mark.parametrize("value", ["36h", "2k", "4K", "1M", "2 K procs", "8GB", "1.5k"])
+def test_a_count_with_a_unit_or_a_prefix_of_two_readings_is_no_count(value):
+    """Their leading digits (36, 2, 4, 1) are not what the line means."""
+    assert header_count(value) is None
+
+
+@pytest.mark.parametrize(("value", "count"), [
+    ("2Ki", 2048), ("1.5 Ki", 1536), ("1 Mi", 2**20), ("2 thousand", 2000),
+    ("1 million jobs", 10**6), ("1024 processors", 1024), ("128 (each with 4 CPUs)", 128),
+])
+def test_a_count_of_one_reading_is_read(value, count):
+    assert header_count(value) == count
+
+
+def test_max_procs_in_k_is_not_read_and_the_machine_is_sized_otherwise(tmp_path):
+    log = _read(tmp_path, HEADER.replace("MaxProcs: 32", "MaxProcs: 2k") + JOBS)
+    assert log.max_procs == 16  # the most the jobs held at once, not 2
+    assert any("('; MaxProcs: 2k')" in n and "not read" in n
+               and "'k', a prefix of two readings, 1,000 or 1,024" in n for n in log.notes), \
+        log.notes
+
+
+@pytest.mark.parametrize(("line", "key", "prefix", "readings"), [
+    ("; MaxNodes: 4K", "MaxNodes", "K", "1,000 or 1,024"),
+    ("; MaxJobs: 1M", "MaxJobs", "M", "1,000,000 or 1,048,576"),
+])
+def test_a_count_in_a_prefix_of_two_readings_beside_a_whole_one_is_said(tmp_path, line, key,
+                                                                         prefix, readings):
+    log = _read(tmp_path, HEADER + line + "\n" + JOBS)
+    assert log.max_procs == 32
+    said = [n for n in log.notes if line in n]
+    assert len(said) == 1 and f"{prefix!r}, a prefix of two readings, {readings}" in said[0] \
+        and "not read" in said[0], log.notes
+
+
+def test_max_procs_in_kibi_is_that_many_processors(tmp_path):
+    log = _read(tmp_path, HEADER.replace("MaxProcs: 32", "MaxProcs: 2Ki") + JOBS)
+    assert log.max_procs == 2048
+    assert not [n for n in log.notes if "MaxProcs" in n]

@@ -387,12 +387,34 @@ def mapped_or_placeholder(item: Item, dialect: str, spec: JobSpec,
     for field_name, was in before.items():
         now = getattr(spec, field_name)
         if now != was and (give := leading_dash_advice(field_name, now)) is not None:
-            raise BadInput(
-                f"line {item.lineno}: `{item.raw.strip()}` sets the {_FIELD_WORDS[field_name]} "
-                f"to {now!r}, which starts with '-' ({SUBMIT_TOOL.get(dialect, dialect)} takes "
-                f"it as the value, but no scheduler could be given it back: it reads as an "
-                f"option); {give}")
+            raise dash_value_refused(item, dialect, _FIELD_WORDS[field_name], now, give)
     return mapped
+
+
+# What each dialect's submit command does with a value starting with '-' ({field}: the
+# value's name, {option}: the directive's option)
+_DASH_VALUE_READ = {
+    "slurm": "sbatch takes it as the {field}",
+    "pbs": "qsub takes it as the {field}",
+    "sge": "Grid Engine's qsub takes the word after {option} as the {field} whatever it is",
+    "flux": "flux batch takes it as the {field} (joined to its option with '=')",
+    "lsf": "bsub can read it as an option of its own",
+}
+
+
+def dash_value_refused(item: Item, dialect: str, field_words: str, value: str,
+                       give: str) -> BadInput:
+    """The refusal of a directive that sets `field_words` to `value`, which starts with
+    '-': what the dialect's own submit command does with it, why a job here holds no such
+    value (bsub reads it as an option), and `give`, what to write instead."""
+    read = _DASH_VALUE_READ.get(dialect, f"{SUBMIT_TOOL.get(dialect, dialect)} takes it as "
+                                          "the {field}")
+    why = "" if dialect == "lsf" else (
+        "; but a job here holds only what every scheduler could be given, and bsub reads a "
+        "word starting with '-' as an option of its own")
+    return BadInput(
+        f"line {item.lineno}: `{item.raw.strip()}` sets the {field_words} to {value!r}, which "
+        f"starts with '-' ({read.format(field=field_words, option=item.option)}{why}); {give}")
 
 
 def to_int(item: Item, accepted: str = "a positive integer") -> int:

@@ -45,6 +45,7 @@ from .scripts_common import (
     carried_task_range,
     common_render_warnings,
     cpu_time_limit,
+    dash_value_refused,
     dependencies_for,
     file_for_directory,
     fmt_hms,
@@ -303,11 +304,8 @@ class SgeScript:
             _grid_engine_name(spec, item, v)
             spec.name = v
         elif o == "-P" and v.startswith("-"):
-            raise BadInput(
-                f"line {item.lineno}: `{item.raw.strip()}` sets the project to {v!r}, which "
-                "starts with '-' (qsub takes the word after -P whatever it is, but no other "
-                "scheduler could be given it back: it reads as an option); a project is a "
-                "name, and no scheduler's starts with '-'; give the name")
+            raise dash_value_refused(item, self.name, "project", v, "a project is a name, "
+                                     "and no scheduler's starts with '-'; give the name")
         elif o == "-q":
             self._queue(spec, item, v)
         elif o == "-A":
@@ -388,6 +386,12 @@ class SgeScript:
                                f"{v!r}, which starts with '-' (qsub takes the word after -S "
                                "as the shell's path whatever it is); give the shell's "
                                "absolute path (e.g. /bin/bash)")
+            if ":" in v or "," in v:  # qsub's [host:]path list: a shell for each host named
+                first = v.split(",")[0].rpartition(":")[2] or "/bin/bash"
+                raise BadInput(f"line {item.lineno}: `{item.raw.strip()}` gives a list of "
+                               f"shells by host ({v!r}: [host:]path entries, separated by "
+                               "commas); a job here has one shell, run on every host: "
+                               f"give its absolute path alone (e.g. #$ -S {first})")
             spec.shell = v
         else:
             return False

@@ -68,6 +68,7 @@ import zoneinfo
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
@@ -1072,7 +1073,11 @@ def _unsized_note(unsized: dict[str, tuple[int, str, bool]], header: dict[str, i
     else:
         instead = (f"the machine is sized from its jobs instead, {machine} {unit}: the most "
                    "they held at once")
-    return f"the log's header {lines} not read: {instead}"
+    prefixes = "; ".join(dict.fromkeys(
+        f"{prefixed[5:]} ({one_reading})" for prefixed, one_reading
+        in (two_readings_said(text) for _, text, _ in said) if prefixed))
+    return f"the log's header {lines} not read: {instead}" + (
+        f"; {prefixes}" if prefixes else "")
 
 
 def _later_predecessor_note(t: JobTable, notes: list[str]) -> None:
@@ -1109,11 +1114,13 @@ def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
         f"the log is read as if it gave no {key}"
     unsure = [w for w in re.findall(r"\d\s*([^\W\d_]+)", text)
               if w.lower() in _UNSURE_UNITS] if key in TIME_HEADERS else []
+    prefixed, one_reading = two_readings_said(text)
     given = f"in {unsure[0]!r}, a unit of no one length in seconds" if unsure \
-        else "as no whole number"
+        else prefixed or "as no whole number"
+    also = f"; {one_reading}" if one_reading and not unsure else ""
     return (f"the log's header line {lineno} ({text!r}) gives {key} {given} "
-            f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}): it is not "
-            f"read; {instead}")
+            f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}{also}): it is "
+            f"not read; {instead}")
 
 
 def _count(word: str) -> int:
@@ -1530,12 +1537,42 @@ _DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
 # "2004-01-02", "0x80", "1.5k"); the count is read from the first, the others are no count
 _HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?!\w|\.\d)")
 _GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d|[eE][+-]?\d)")
+# A number and the word after it, glued or apart ("2Ki", "2 thousand", "36h", "4K")
+_SCALED = re.compile(r"\s*(\d+(?:\.\d+)?)(\s*)([^\W\d_]+)\b")
+# Words that multiply a header count by one amount: binary prefixes and number words
+_MULTIPLIERS = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40,
+                "thousand": 10**3, "million": 10**6}
+# Prefixes of two readings in a count, 1000 or 1024 each (a "2K" machine is as often 2048
+# processors as 2000); SWF writes whole numbers, so such a count is not read
+TWO_READING_PREFIXES = {"k": 1, "m": 2, "g": 3, "t": 4, "kilo": 1, "mega": 2, "giga": 3,
+                        "tera": 4}  # -> the power of 1000 (or 1024) each stands for
+
+
+def two_reading_prefix(value: str) -> str | None:
+    """The prefix of two readings a header count is written with ("k" of "2k", "M" of
+    "1 M jobs"), or None."""
+    scaled = _SCALED.match(value.replace(",", "").replace("_", ""))
+    return scaled.group(3) if scaled and scaled.group(3).lower() in TWO_READING_PREFIXES \
+        else None
+
+
+def two_readings_said(text: str) -> tuple[str, str]:
+    """What a header line's prefix of two readings ("; MaxNodes: 4K") could mean, and what
+    would be read as one; ("", "") where it has none."""
+    prefix = two_reading_prefix(text.partition(":")[2])
+    if prefix is None:
+        return "", ""
+    power = TWO_READING_PREFIXES[prefix.lower()]
+    word = {1: " or 'thousand'", 2: " or 'million'"}.get(power, "")
+    return (f"with {prefix!r}, a prefix of two readings, {1000**power:,} or {1024**power:,}",
+            f"{'KMGT'[power - 1]}i{word} after the number is read as one")
 
 
 def header_count(value: str) -> int | None:
     """The count an SWF header line gives ("1024", "2,048", "128 (each with 4 CPUs)",
-    "1.0731e9"), or None when it starts with no whole number ("36:00:00", "2004-01-02",
-    "12.5", "1.5k" are no count: their leading digits are not what the line means)."""
+    "1.0731e9", "2Ki", "2 thousand"), or None when it starts with no whole number
+    ("36:00:00", "2004-01-02", "12.5", "36h" are no count: their leading digits are not
+    what the line means) or with a prefix of two readings ("2k": 2000 or 2048)."""
     grouped = _DIGIT_GROUPS.match(value)  # "2 048", "163 840": thousands set apart by blanks
     if grouped:
         return int(re.sub(r"\D", "", grouped.group(0)))
@@ -1543,6 +1580,13 @@ def header_count(value: str) -> int | None:
     if exponent := _HEADER_EXPONENT.match(plain):
         number = float(exponent.group(1))
         return int(number) if number.is_integer() and number < 2**63 else None
+    if scaled := _SCALED.match(plain):
+        number_text, apart, word = scaled.groups()
+        if (multiplier := _MULTIPLIERS.get(word.lower())) is not None:
+            scaled_count = Fraction(number_text) * multiplier
+            return int(scaled_count) if scaled_count.denominator == 1 else None
+        if word.lower() in TWO_READING_PREFIXES or not apart:
+            return None  # "2k", "4 K procs"; a unit glued to its digits ("36h", "8GB")
     digits = ""
     for ch in plain:
         if not ch.isdigit():

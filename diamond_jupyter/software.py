@@ -265,8 +265,12 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     role = None if isinstance(need, str) else need.role
     if not out and role in _CONDA_FAMILY:
         out = [m for m in modules if _have(m)[0] in _CONDA_FAMILY[role]]
+    # the name as written, case and all (`Python/3.11`: the site's Python/3.11.3-..., which
+    # module load finds so, before another spelling's python/3.11.6)
+    name = written.rsplit("/", 1)[0] if "/" in written else written
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
-                            not m.default, tuple(-x for x in version_key(_have(m)[1]))))
+                            m.name != name, not m.default,
+                            tuple(-x for x in version_key(_have(m)[1]))))
     return out
 
 

@@ -12,7 +12,9 @@ the site has both `Python/3.11.3-GCCcore-12.3.0` and `python/3.11.6`, was rewrit
 other spelling's `python/3.11.6` (module load, case-sensitive, finds Python/3.11.3-...);
 an Lmod whose `module -t spider` failed (its cache not built) had its avail listing taken
 as all its software, so a job loading a module its hierarchy shows once gcc is loaded was
-refused as "not installed"."""
+refused as "not installed"; `module load gcc/12.3.0 openmpi/4.1.6 gcc/13.2.0` passed,
+though Lmod swaps gcc and keeps openmpi/4.1.6 inactive (none under gcc/13.2.0): the job ran
+without its MPI."""
 
 from __future__ import annotations
 
@@ -138,6 +140,12 @@ CASES = {
                                  ["software 'python/3.12.1' not installed (only "
                                   "Python/3.11.3-GCCcore-12.3.0, python/3.11.6)"]),
     "second-tree": ("module load StdEnv/2023\n", []),
+    # the same gcc again, or a bare gcc (the loaded one kept): openmpi stays
+    "same-version-again": ("ml gcc/12.3.0 openmpi/4.1.6 gcc/12.3.0\n", []),
+    "bare-name-after": ("module load gcc/12.3.0 openmpi/4.1.6 gcc\n", []),
+    # a later line may follow an unload or purge, which is not followed: not said
+    "other-version-on-a-later-line": ("module load gcc/12.3.0 openmpi/4.1.6\n"
+                                      "module load gcc/13.2.0\n", []),
 }
 
 
@@ -209,3 +217,19 @@ def test_environment_modules_5_symbolic_versions_and_tags(body, reasons):
         "cuda/12.4.1": False, "foss/2023b": True, "gcc/12.3.0": False, "gcc/13.2.0": True,
         "mpi/openmpi-x86_64": False, "null": False}
     assert needs_reasons(needs(body), caps) == reasons
+
+
+def test_fault_a_compiler_swapped_on_the_same_line_leaves_its_mpi_inactive(site):
+    assert needs_reasons(needs("module load gcc/12.3.0 openmpi/4.1.6 gcc/13.2.0\n"), site) == [
+        "software 'openmpi/4.1.6' (openmpi/4.1.6) is unloaded again when the same line loads "
+        "gcc/13.2.0 in place of gcc/12.3.0: Lmod then keeps it inactive (it needs "
+        "gcc/12.3.0); leave gcc/13.2.0 out, or load it first, then the openmpi built with it"]
+    # three levels: hdf5 needs the gcc/13.2.0 + openmpi/5.0.3 that a later gcc/12.3.0 swaps
+    assert needs_reasons(needs("ml gcc/13.2.0 openmpi/5.0.3 hdf5/1.14.3 gcc/12.3.0\n"),
+                         site) == [
+        "software 'openmpi/5.0.3' (openmpi/5.0.3) is unloaded again when the same line loads "
+        "gcc/12.3.0 in place of gcc/13.2.0: Lmod then keeps it inactive (it needs "
+        "gcc/13.2.0); leave gcc/12.3.0 out, or load it first, then the openmpi built with it",
+        "software 'hdf5/1.14.3' (hdf5/1.14.3) is unloaded again when the same line loads "
+        "gcc/12.3.0 in place of gcc/13.2.0: Lmod then keeps it inactive (it needs gcc/13.2.0 "
+        "+ openmpi/5.0.3); leave gcc/12.3.0 out, or load it first, then the hdf5 built with it"]

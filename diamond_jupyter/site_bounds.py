@@ -21,6 +21,9 @@ def beyond_the_site(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
     give, each naming the largest node (or the longest partition) and what would be
     accepted; [] when the site's nodes are unknown or the job fits."""
     nodes = site_nodes(snap)
+    named = {q.strip() for q in (spec.queue or "").split(",") if q.strip()}
+    if named - {p.name for p in snap.partitions}:
+        return []  # a partition the snapshot does not list (hidden?) may hold other nodes
     if not nodes or any(d.dialect == "slurm" and d.option in _HET_OPTIONS
                         for d in spec.unknown):
         return []

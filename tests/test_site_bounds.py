@@ -91,6 +91,8 @@ async def test_fault_the_same_asked_as_options_is_refused_and_the_plan_too(rec, 
     ["-p gpu", "-t 9999-00:00:00"],  # gpu has no MaxTime
     ["-t 9999-00:00:00"],  # no partition named: gpu's is one it may get
     ["--nodes=3"], ["--gpus=2"], ["--cpus-per-task=16"], ["--ntasks=40"],
+    # a partition the site does not list (a hidden one) may hold larger nodes: not judged
+    ["-p secret", "--nodes=8", "-t 9999-00:00:00"],
 ])
 async def test_a_request_some_node_and_partition_can_give_is_submitted(rec, tmp_path,
                                                                        directives):

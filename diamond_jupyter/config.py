@@ -187,6 +187,8 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
     if at and not user:  # `@login`: a user left out was dropped unsaid (the login's own used)
         raise ValueError(f"{_printable(repr(text))}: nothing before '@': write USER@HOST, or "
                          "the host alone for ssh_config's user (or the local one)")
+    if at and not hostport.partition(":")[0]:  # `alice@`: the host itself left out
+        raise ValueError(f"{_printable(repr(text))}: nothing after '@': write USER@HOST")
     port: str | None = None
     if hostport.startswith("["):
         host, _, rest = hostport[1:].partition("]")
@@ -1665,7 +1667,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         where = _where(raw, first["loc"])
         what = _explain(first)
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        loc = tuple(x for x in first["loc"] if x != "[key]")
+        loc = _key_at_fault(raw, tuple(x for x in first["loc"] if x != "[key]"),
+                            str(first["msg"]))
         named = re.findall(r"\bsites\[(\d+)\]", str(first["msg"]))
         if not loc and named:  # a problem between entries: the line of the last one named
             loc = ("sites", int(named[-1]), "name")
@@ -1794,6 +1797,21 @@ def _folded_preambles(text: str, cfg: FederationConfig) -> set[int]:
                     if ln.strip()) > 1:  # two lines or more joined
             out.add(i)
     return out
+
+
+def _key_at_fault(raw: Any, loc: tuple[Any, ...], msg: str) -> tuple[Any, ...]:
+    """`loc` and the key a mapping's own check named first in its message (`host: '@login':
+    nothing before '@'` raised for the whole transport), so that the line said is the key's."""
+    node = raw
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return loc
+    key = re.match(r"([A-Za-z_][\w-]*): ", msg.removeprefix("Value error, "))
+    if isinstance(node, dict) and key and key[1] in node:
+        return (*loc, key[1])
+    return loc
 
 
 def _line_note(text: str, loc: tuple[Any, ...], said: str = "") -> str:

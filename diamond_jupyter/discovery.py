@@ -201,7 +201,9 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             'echo "@@cut"\n'
             '  elif [ -n "$__dmd_h" ]; then echo "@@hidden"; fi\n'
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
-            '    __dmd_sp=$(module -t spider 2>&1); printf "%s\\n" "$__dmd_sp"\n'
+            # a failed spider (its cache not built): the hierarchy's modules are not known
+            '    __dmd_sp=$(module -t spider 2>&1) || echo "@@spider-failed"\n'
+            '    printf "%s\\n" "$__dmd_sp"\n'
             + SPIDER_REQUIRES +
             '  fi\n'
             'else echo "system none"; fi')
@@ -252,10 +254,11 @@ _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 
 
 
-def module_listing_marks(text: str) -> tuple[bool, bool]:
-    """The `modules` section's marks: (its listing holds hidden modules, it was cut)."""
+def module_listing_marks(text: str) -> tuple[bool, bool, bool]:
+    """The `modules` section's marks: (its listing holds hidden modules, it was cut, Lmod's
+    `module -t spider` failed)."""
     lines = {ln.strip() for ln in text.partition("\n@@requires ")[0].split("\n")}
-    return "@@hidden" in lines, "@@cut" in lines
+    return "@@hidden" in lines, "@@cut" in lines, "@@spider-failed" in lines
 
 
 # Lines of a module listing read (the largest centers list some tens of thousands of

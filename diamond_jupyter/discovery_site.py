@@ -212,10 +212,15 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                       f"module name has (first: {visible(refused[0][:80])})")
     if past:  # the modules of the rest are not known there
         errors.append(f"modules: {past[0][1:-1]}; modules listed after it are not known here")
-    hidden_listed, cut = module_listing_marks(parts.get("modules", ""))
+    hidden_listed, cut, spider_failed = module_listing_marks(parts.get("modules", ""))
     if cut:
         errors.append(f"modules: the listing was cut at {MODULE_LIST_LINES} lines; the "
                       "site's software is not known (not checked)")
+    elif system == "lmod" and spider_failed:  # what a loaded compiler or MPI shows: unknown
+        errors.append("modules: Lmod's `module -t spider` failed, so the modules its "
+                      "hierarchy shows once a compiler or MPI is loaded are not known; the "
+                      "site's software is not checked")
+        cut = True
     software = modules if system else []
     runtimes = parse_runtimes(parts.get("runtimes", ""))
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)

@@ -265,8 +265,12 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     role = None if isinstance(need, str) else need.role
     if not out and role in _CONDA_FAMILY:
         out = [m for m in modules if _have(m)[0] in _CONDA_FAMILY[role]]
+    # the name as written, case and all (`Python/3.11`: the site's Python/3.11.3-..., which
+    # module load finds so, before another spelling's python/3.11.6)
+    name = written.rsplit("/", 1)[0] if "/" in written else written
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
-                            not m.default, tuple(-x for x in version_key(_have(m)[1]))))
+                            m.name != name, not m.default,
+                            tuple(-x for x in version_key(_have(m)[1]))))
     return out
 
 
@@ -393,6 +397,35 @@ def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
             f"hierarchy shows it only then); the script loads before it: {before}")
 
 
+def _swapped_away(need: SoftwareNeed, found: SoftwareModule, earlier: list[SoftwareNeed],
+                  later: list[SoftwareNeed], caps: SiteCapabilities) -> str | None:
+    """Why `found`, loaded under the modules before it, is gone once the same command loads
+    another version of one of them (`module load gcc/12.3.0 openmpi/4.1.6 gcc/13.2.0`):
+    Lmod swaps that module and reloads `found` under the new one, where no version of it is
+    shown (an inactive module; the job runs without it); None otherwise. Only loads of the
+    same line count: an unload or purge in between is not followed."""
+    if not found.requires or need.line is None:
+        return None
+    loaded = {m.name: m for e in earlier if not e.unchecked
+              for m in [find_module(e, caps.software)] if m is not None}
+    for e in later:
+        versioned = "/" in e.full or "@" in e.full  # a bare name may keep the one loaded
+        new = find_module(e, caps.software) if e.line == need.line and not e.unchecked \
+            and versioned else None
+        old = loaded.get(new.name) if new is not None else None
+        if new is None or old is None or old.full == new.full:
+            continue
+        loaded[new.name] = new
+        now = list(loaded.values())
+        if not any(all(candidates(p, now) for p in line) for line in found.requires):
+            return (f"software '{need.full}' ({found.full}) is unloaded again when the same "
+                    f"line loads {new.full} in place of {old.full}: Lmod then keeps it "
+                    f"inactive (it needs {' or '.join(' + '.join(ln) for ln in found.requires)}"
+                    f"); leave {new.full} out, or load it first, then the {found.name} "
+                    "built with it")
+    return None
+
+
 def in_site_trees(need: SoftwareNeed, caps: SiteCapabilities) -> bool:
     """Whether every module tree the job added before loading `need` (`module use PATH`) is
     one the site lists already, so that its list is what the job can load."""
@@ -492,7 +525,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
                 continue
             found = find_module(s, caps.software)
             if found is not None:
-                if (why := _hierarchy_reason(s, found, needs.software[:i], caps)) is not None:
+                why = _hierarchy_reason(s, found, needs.software[:i], caps) or \
+                    _swapped_away(s, found, needs.software[:i], needs.software[i + 1:], caps)
+                if why is not None:
                     told.add(s.full)
                     out.append(why)
                 continue

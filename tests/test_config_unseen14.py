@@ -108,7 +108,7 @@ PLACES_FAULTS = [
 ]
 PLACES = [
     (lambda d: _ssh(d, "host: ${LOGIN_HOST}"), "a host is written out, not read from a "
-     "variable", 3),
+     "variable", 6),
     (lambda d: LOCAL + "store: $DIAMOND_NO_SUCH_VAR_14/x.sqlite3\n",
      "names $DIAMOND_NO_SUCH_VAR_14, which is not set in this environment", 4),
     (lambda d: LOCAL + "store: ~nosuchadmin14/x.sqlite3\n",

@@ -39,12 +39,31 @@ def test_fault_a_host_with_nothing_before_its_at_sign_is_refused(key_dir, host):
     got = refused(key_dir, _ssh(key_dir, host))
     assert f"site 'a' (sites[0]): transport: host: '{host}': nothing before '@': write " \
            "USER@HOST, or the host alone" in got, got
-    assert got.endswith("(line 3)"), got  # the transport's line, as host's other mistakes
+    assert got.endswith("(line 6)"), got  # host's own line, not transport's
 
 
 def test_fault_a_jump_host_with_nothing_before_its_at_sign_is_refused(key_dir):
     got = refused(key_dir, _ssh(key_dir, "login.example.org", "proxy_jump: '@gw.example.org'"))
     assert "transport.proxy_jump: '@gw.example.org': nothing before '@'" in got, got
+    assert got.endswith("(line 8)"), got
+
+
+@pytest.mark.parametrize("host,said", [
+    ("@login", "nothing before '@'"),
+    ("a b", "is not a host"),
+    ("login;rm -rf ~", "is not a host"),
+    ("alice@", "nothing after '@'"),
+])
+def test_fault_a_host_mistake_names_the_host_line_not_the_transport_line(key_dir, host, said):
+    """Every mistake in host: was said at `transport:` (line 3 here), three lines above the
+    one to fix; now at host's own line, in a second site as well as the first."""
+    ssh = _ssh(key_dir, host, "port: 22")
+    got = refused(key_dir, ssh)
+    assert f"transport: host: '{host}'" in got and said in got, got
+    assert got.endswith("(line 6)"), got
+    two = LOCAL + ssh.removeprefix("sites:\n").replace("name: a", "name: b")
+    got = refused(key_dir, two)
+    assert f"site 'b' (sites[1]): transport: host: '{host}'" in got, got
     assert got.endswith("(line 8)"), got
 
 
@@ -97,7 +116,7 @@ def test_fault_a_partition_listed_twice_in_allowed_partitions_is_refused(tmp_pat
     got = refused(tmp_path, LOCAL + f"    allowed_partitions: {allowed}\n")
     assert f"site 'a' (sites[0]): allowed_partitions: '{twice}' is listed twice; list each " \
            "partition once" in got, got
-    assert "(line 2)" in got, got
+    assert got.endswith("(line 4)"), got  # allowed_partitions: itself, not the name
 
 
 # ---- mistakes refused as earlier sweeps' kin -----------------------------------------------

@@ -414,7 +414,7 @@ def test_fault_a_url_as_a_host_says_what_a_host_is(d):
     msg = refused(d, "sites:\n  - name: a\n    transport:\n      host: https://login.x.org/\n")
     assert msg.endswith("transport: host: 'https://login.x.org/' is a https:// URL: a host is "
                         "its name (login.x.org); a slurmrestd door's URL goes in url:, with "
-                        "kind: slurmrestd (line 3)")
+                        "kind: slurmrestd (line 4)")
     t = loads(d, "sites:\n  - name: a\n    transport:\n      host: ssh://ana@login.x.org:2222\n"
                  f"      key_file: {d}/id_ed25519\n      known_hosts: {d}/known_hosts\n"
               ).sites[0].transport

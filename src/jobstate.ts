@@ -1,4 +1,4 @@
-import { IAttention, IJob, TERMINAL_STATES } from './types';
+import { IAttention, IEvent, IJob, TERMINAL_STATES } from './types';
 
 const JOB_FIELDS: (keyof IJob)[] = [
   'site',
@@ -88,6 +88,26 @@ export function mergeJobState(
     job.submitted_at = data.at;
   }
   return job;
+}
+
+/** Stored events (a /state snapshot's) in sequence order, each job-state report older
+ * than its job's state at that point of the sequence marked `stale` with that state, as
+ * it was when it came live. Each job's state is followed from its first event here. */
+export function markStale(events: IEvent[]): IEvent[] {
+  const jobs = new Map<string, IJob>();
+  return events
+    .slice()
+    .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0))
+    .map(ev => {
+      const state = ev.data?.state;
+      if (!ev.kind.startsWith('job.') || !ev.job_id || typeof state !== 'string') {
+        return ev;
+      }
+      const report = { state, at: ev.at };
+      const old = jobs.get(ev.job_id);
+      jobs.set(ev.job_id, mergeJobState(ev.job_id, old, report));
+      return isStale(old, report) ? { ...ev, stale: old!.state } : ev;
+    });
 }
 
 /** Newest first by submission time, then id. */

@@ -5,7 +5,7 @@
  * notifications are the model's (model.ts).
  */
 import { applyAgentEvent, awaitsApproval, normalizeTask } from './agent';
-import { mergeJobState, sortJobs } from './jobstate';
+import { isStale, markStale, mergeJobState, sortJobs } from './jobstate';
 import { DiamondStats } from './stats';
 import {
   Emission,
@@ -177,7 +177,7 @@ export class DiamondStore {
       })
     );
     this._activity = coalesceProgress(
-      (state.events ?? []).slice().sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
+      markStale(state.events ?? []).sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
     ).slice(0, MAX_ACTIVITY);
     this._lastSeq = typeof state.last_seq === 'number' ? state.last_seq : 0;
     this._snapshotSeq = this._lastSeq;
@@ -221,8 +221,9 @@ export class DiamondStore {
     if (kind === 'workflow') {
       this._workflowSeq++;
     }
+    let stale: string | null = null;
     if (kind === 'job-state') {
-      this._applyJobState(data);
+      stale = this._applyJobState(data);
     } else if (kind === 'job-attention') {
       this._applyAttention(data);
     } else if (kind === 'agent-step') {
@@ -234,14 +235,17 @@ export class DiamondStore {
       at: data.at ?? new Date().toISOString(),
       job_id: data.job_id ?? null,
       site: data.site ?? null,
-      data
+      data,
+      ...(stale === null ? {} : { stale })
     });
   }
 
-  private _applyJobState(data: Record<string, any>): void {
+  /** Apply a job-state payload; the job's state when the payload is stale (see `isStale`:
+   * not applied, and its activity line says so), else null. */
+  private _applyJobState(data: Record<string, any>): string | null {
     const id: string | undefined = data.job_id ?? data.id;
     if (!id) {
-      return;
+      return null;
     }
     const provisional: string | null = data.kind === 'job.submitted' ? data.previous_id ?? null : null;
     if (provisional && provisional !== id) {
@@ -251,6 +255,7 @@ export class DiamondStore {
       }
     }
     const old = this._jobs.get(id);
+    const stale = isStale(old, data) ? old!.state : null;
     const job = mergeJobState(id, old, data);
     if (!old && data.kind === 'job.submitted') {
       this._newJobs++;
@@ -261,6 +266,7 @@ export class DiamondStore {
     if (TERMINAL_STATES.has(job.state) && !wasTerminal) {
       this._hooks.jobEnded({ job, previous });
     }
+    return stale;
   }
 
   private _applyAttention(data: Record<string, any>): void {

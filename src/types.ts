@@ -172,6 +172,9 @@ export interface IEvent {
   job_id: string | null;
   site: string | null;
   data: Record<string, unknown>;
+  /** A job-state report older than the job's state when it came (not applied to the
+   * job): that state. */
+  stale?: string;
 }
 
 export interface IState {

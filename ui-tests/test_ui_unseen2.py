@@ -32,6 +32,8 @@ LONG_TOKEN = "ReqNodeNotAvail,UnavailableNodes:" + "node" * 120 + "0123456789" *
 LONG_ID, MARKUP_JOB_ID = "site-00:10", f"{MARKUP_SITE}:11"
 STALE_ID, REQUEUE_ID, MIDNIGHT_ID = "site-01:20", "site-02:21", "site-03:22"
 REPLAYED_ID = "site-05:23"
+LATE_ID, CAUGHT_UP_ID, RELOADED_ID, FALLBACK_ID = "site-06:24", "site-07:25", "site-08:26", \
+    "site-09:27"
 TASK_ID = "task-approve-1"
 SCRIPT = "#!/bin/bash\n#SBATCH --job-name=approved-run\n" + "".join(
     f"echo step-{i:03d}\n" for i in range(200)) + "echo the-last-line\n"
@@ -77,6 +79,10 @@ JOBS = [
          started=NOW - timedelta(minutes=80)),
     _job(REPLAYED_ID, "replayed", "PENDING", submitted=NOW - timedelta(minutes=4),
          reason="Priority"),
+    *(_job(job_id, name, "RUNNING", submitted=NOW - timedelta(minutes=30),
+           started=NOW - timedelta(minutes=20))
+      for job_id, name in ((LATE_ID, "late-report"), (CAUGHT_UP_ID, "caught-up"),
+                           (RELOADED_ID, "reloaded"), (FALLBACK_ID, "fallback-socket"))),
 ]
 PLAN = {"action": "submit", "site": "site-04", "scheduler": "slurm", "partition": "batch",
         "spec": {"name": "approved-run", "command": "bash run.sh", "nodes": 1},
@@ -92,10 +98,12 @@ STATE = {"sites": [_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOB
 class Wire:
     """The page's diamond GETs answered from the records; its event sockets served by the
     test when `serve_sockets` (else they reach the real server). Approve and reject POSTs
-    are answered too, their bodies kept in `decisions`."""
+    are answered too, their bodies kept in `decisions`; /state lists the stored events in
+    `stored` (as the store keeps them, before LAST_SEQ)."""
 
     def __init__(self, page: Page, *, serve_sockets: bool = True) -> None:
         self.sockets: list = []
+        self.stored: list[dict] = []
         self.emitted: list[dict] = []
         self.decisions: list[tuple[str, dict]] = []
         page.route("**/diamond/api/**", self._answer)
@@ -119,7 +127,7 @@ class Wire:
             route.continue_()
             return
         elif path == "state":
-            body = {**STATE, "last_seq": self.last_seq}
+            body = {**STATE, "events": self.stored, "last_seq": self.last_seq}
         elif path == "events":
             since = int(query.get("since", 0))
             body = {"emissions": [e for e in self.emitted if e["seq"] > since],
@@ -359,6 +367,163 @@ def test_a_newer_requeue_still_moves_a_job_back_to_the_queue(page):
     wire = page.diamond_wire
     wire.job_state(REQUEUE_ID, "PENDING", datetime.now(timezone.utc) + timedelta(seconds=1))
     expect(_row(page, REQUEUE_ID)).to_have_attribute("data-diamond-state", "PENDING")
+
+
+# -- a stale event in the activity feed -------------------------------------------------
+
+def _activity(page: Page, job_id: str):
+    """The activity lines about `job_id`, newest first."""
+    return _panel(page).locator('[data-diamond-section="activity"] li',
+                                has_text=f"{job_id}: ")
+
+
+def _expect_late_running_after_completed(page: Page, job_id: str) -> None:
+    """Two lines about the job: the newest says the late RUNNING report is late and that the
+    job is already COMPLETED (muted, marked), the one below is the COMPLETED itself."""
+    lines = _activity(page, job_id)
+    expect(lines).to_have_count(2)
+    late, done = lines.nth(0), lines.nth(1)
+    expect(late).to_have_attribute("data-diamond-stale", "COMPLETED")
+    expect(late).to_contain_text(
+        f"{job_id}: RUNNING (reported late; the job is already COMPLETED)")
+    expect(late).to_have_class(re.compile(r"\bjp-diamond-muted\b"))
+    expect(done).not_to_have_attribute("data-diamond-stale", re.compile(".*"))
+    expect(done).to_contain_text(f"{job_id}: COMPLETED")
+    expect(_row(page, job_id)).to_have_attribute("data-diamond-state", "COMPLETED")
+
+
+def test_a_stale_event_is_shown_as_a_late_report_in_the_activity_feed(page):
+    """COMPLETED, then a RUNNING observed a minute earlier arrives: its activity line says
+    it is a late report of a job already COMPLETED. Before, the feed's newest line read
+    "site-06:24: RUNNING", as if the finished job had started again."""
+    wire = page.diamond_wire
+    now = datetime.now(timezone.utc)
+    wire.job_state(LATE_ID, "COMPLETED", now)
+    expect(_row(page, LATE_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
+    stale = wire.job_state(LATE_ID, "RUNNING", now - timedelta(minutes=1))
+    page.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=stale["seq"])
+    _expect_late_running_after_completed(page, LATE_ID)
+
+
+def test_stale_event_missed_while_away_is_replayed_once_and_shown_late(page):
+    """Both events stored while the socket was away: the catch-up replay after the reconnect
+    shows each once, the late one as late; a live event after it adds one line."""
+    wire = page.diamond_wire
+    chip = _panel(page).locator("[data-diamond-status]")
+    now = datetime.now(timezone.utc)
+    wire.drop()
+    expect(chip).not_to_have_attribute("data-diamond-status", "live")
+    wire.job_state(CAUGHT_UP_ID, "COMPLETED", now, live=False)
+    wire.job_state(CAUGHT_UP_ID, "RUNNING", now - timedelta(minutes=1), live=False)
+    expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+    _expect_late_running_after_completed(page, CAUGHT_UP_ID)
+    after = wire.emit("activity", {"kind": "job.note", "job_id": CAUGHT_UP_ID,
+                                   "site": CAUGHT_UP_ID.split(":")[0], "at": _iso(now),
+                                   "data": {"message": "after the replay"}})
+    page.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=after["seq"])
+    expect(_activity(page, CAUGHT_UP_ID)).to_have_count(3)
+    expect(_activity(page, CAUGHT_UP_ID).nth(0)).to_contain_text("after the replay")
+
+
+def test_stale_event_in_the_stored_events_is_shown_late_after_a_reload(bare_lab, browser):
+    """A page opened after both events were stored (/state lists them): the late one is
+    marked as it was live, by sequence order, not by the job's final state."""
+    now = datetime.now(timezone.utc)
+
+    def stored(seq: int, state: str, at: datetime) -> dict:
+        return {"seq": seq, "kind": "job.state", "at": _iso(at), "job_id": RELOADED_ID,
+                "site": RELOADED_ID.split(":")[0], "data": {"state": state, "previous": None}}
+
+    def store_both(page: Page) -> None:
+        page.diamond_wire.stored.extend([
+            stored(LAST_SEQ - 3, "RUNNING", now - timedelta(minutes=20)),
+            stored(LAST_SEQ - 2, "COMPLETED", now),
+            stored(LAST_SEQ - 1, "RUNNING", now - timedelta(minutes=1))])
+
+    p = _new_page(browser, bare_lab, before_load=store_both)
+    try:
+        _live_sidebar(p)
+        lines = _activity(p, RELOADED_ID)
+        expect(lines).to_have_count(3)
+        expect(lines.nth(2)).to_contain_text(f"{RELOADED_ID}: RUNNING")
+        expect(lines.nth(2)).not_to_have_attribute("data-diamond-stale", re.compile(".*"))
+        expect(lines.nth(1)).to_contain_text(f"{RELOADED_ID}: COMPLETED")
+        expect(lines.nth(0)).to_have_attribute("data-diamond-stale", "COMPLETED")
+        expect(lines.nth(0)).to_contain_text("reported late; the job is already COMPLETED")
+    finally:
+        p.context.close()
+
+
+# -- JupyterLab's event manager without the socket field: the fallback socket ------------
+
+# Run before JupyterLab's code: the first object that sets `_socket` with a `_subscribe`
+# method (JupyterLab's EventManager, in its constructor) gets that field kept out of sight:
+# a proxy between EventManager.prototype and Object.prototype stores it aside and answers
+# `'_socket' in manager` with false, as a JupyterLab that renamed the field would. The
+# page's open event sockets are counted by `window.__openEventSockets()`.
+HIDE_SOCKET_FIELD = """(() => {
+    const aside = new WeakMap();
+    Object.defineProperty(Object.prototype, '_socket', { configurable: true,
+        set(value) {
+            if (typeof this._subscribe !== 'function') {
+                Object.defineProperty(this, '_socket', { value, writable: true,
+                                                         enumerable: true, configurable: true });
+                return;
+            }
+            delete Object.prototype._socket;
+            const proto = Object.getPrototypeOf(this);
+            Object.setPrototypeOf(proto, new Proxy(Object.getPrototypeOf(proto), {
+                has: (t, k) => k !== '_socket' && Reflect.has(t, k),
+                get: (t, k, r) => k === '_socket' ? aside.get(r) : Reflect.get(t, k, r),
+                set: (t, k, v, r) => k === '_socket' ? (aside.set(r, v), true)
+                                                      : Reflect.set(t, k, v, r)
+            }));
+            aside.set(this, value);
+            window.__diamondSocketFieldHidden = true;
+        }
+    });
+    const sockets = [];
+    const Base = window.WebSocket;
+    window.WebSocket = class extends Base {
+        constructor(url, protocols) {
+            super(url, protocols);
+            if (String(url).includes('/api/events/subscribe')) sockets.push(this);
+        }
+    };
+    window.__openEventSockets = () => sockets.filter(s => s.readyState === Base.OPEN).length;
+})();"""
+
+
+def test_without_the_socket_field_the_own_socket_still_replays_after_a_reconnect(
+        bare_lab, browser):
+    """JupyterLab's event manager without the `_socket` field the sidebar watches: the
+    sidebar opens its own socket beside it, takes live events from it once each, and after
+    that socket drops replays what was stored meanwhile."""
+    p = _new_page(browser, bare_lab,
+                  before_load=lambda page: page.add_init_script(HIDE_SOCKET_FIELD))
+    try:
+        panel = _live_sidebar(p)
+        p.wait_for_function("() => window.__diamondStats !== undefined")
+        assert p.evaluate("() => window.__diamondSocketFieldHidden") is True
+        wire = p.diamond_wire
+        two_open = "() => window.__openEventSockets() === 2"  # JupyterLab's, the sidebar's
+        p.wait_for_function(two_open)
+        row = _row(p, FALLBACK_ID)
+        live = wire.job_state(FALLBACK_ID, "PENDING", datetime.now(timezone.utc))
+        expect(row).to_have_attribute("data-diamond-state", "PENDING")
+        p.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=live["seq"])
+        assert p.evaluate("() => window.__diamondStats.received") == 1
+        chip = panel.locator("[data-diamond-status]")
+        wire.drop()
+        expect(chip).not_to_have_attribute("data-diamond-status", "live")
+        wire.job_state(FALLBACK_ID, "RUNNING", datetime.now(timezone.utc), live=False)
+        expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
+        expect(row).to_have_attribute("data-diamond-state", "RUNNING")
+        expect(_activity(p, FALLBACK_ID)).to_have_count(2)
+        p.wait_for_function(two_open)
+        assert not p.diamond_errors, p.diamond_errors
+    finally:
+        p.context.close()
 
 
 # -- the plan waiting for approval, by keyboard -------------------------------------------

@@ -5,6 +5,9 @@ import { IEvent } from '../types';
 
 function describe(ev: IEvent): string {
   const d = ev.data ?? {};
+  if (ev.kind.startsWith('job.') && d.state && ev.stale) {
+    return `${ev.job_id ?? ''}: ${String(d.state)} (reported late; the job is already ${ev.stale})`;
+  }
   if (ev.kind.startsWith('job.') && d.state) {
     const prev = d.previous ? `${String(d.previous)} → ` : '';
     return `${ev.job_id ?? ''}: ${prev}${String(d.state ?? '')}`;
@@ -29,7 +32,12 @@ export function Activity(props: {
   return (
     <ol className="jp-diamond-list jp-diamond-activity" aria-live="polite">
       {events.map((ev, i) => (
-        <li key={ev.seq ?? `n${i}-${ev.at}`} data-diamond-event={ev.kind}>
+        <li
+          key={ev.seq ?? `n${i}-${ev.at}`}
+          data-diamond-event={ev.kind}
+          data-diamond-stale={ev.stale}
+          className={ev.stale ? 'jp-diamond-muted' : undefined}
+        >
           <span className="jp-diamond-muted">
             {fmtTime(ev.at, props.timeZone)}
           </span>{' '}

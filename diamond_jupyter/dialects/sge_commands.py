@@ -614,6 +614,10 @@ class SgeCommands(FailureReading):
         everywhere = {cx for h in root.iter("host") if h.get("name") == "global"
                       for v in h.findall("resourcevalue")
                       if (v.get("dominance") or "")[:2] in _CONFIGURED and (cx := v.get("name"))}
+        # the fixed values the global host's complex_values set (gf), a host's own over them
+        global_texts = {cx: (v.text or "").strip() for h in root.iter("host")
+                        if h.get("name") == "global" for v in h.findall("resourcevalue")
+                        if (v.get("dominance") or "")[:2] == "gf" and (cx := v.get("name"))}
         for h in root.iter("host"):
             name = h.get("name") or ""
             if not name or name == "global":
@@ -674,6 +678,10 @@ class SgeCommands(FailureReading):
                 host_values={k: x for k, v in (hv | rv).items() if k
                              and (x := amount(v)) is not None} or None,
                 complex_values=configured or None,
+                complex_texts=global_texts | {
+                    cx: (v.text or "").strip() for v in h.findall("resourcevalue")
+                    if (v.get("dominance") or "")[:2] in ("hf", "gf") and (cx := v.get("name"))
+                } or None,
                 gpus=gpu_total or 0,
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
@@ -730,6 +738,9 @@ class SgeCommands(FailureReading):
                 calendar_closed=[i["host"] for i in mine if i["host"]
                                  and re.fullmatch(r"[DC]+", i["state"])] or None,
                 instance_complexes=_instance_complexes(
+                    cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
+                    groups or {}, complex_names),
+                instance_complex_values=_instance_complex_values(
                     cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
                     groups or {}, complex_names),
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
@@ -998,7 +1009,7 @@ def parse_complex_names(stdout: str) -> dict[str, SgeComplexName] | None:
             continue
         asked = words[4].upper()
         out[words[0]] = SgeComplexName(
-            name=words[0], shortcut=words[1],
+            name=words[0], shortcut=words[1], type=words[2].upper(),
             requestable=asked if asked in ("NO", "FORCED") else "YES")  # type: ignore[arg-type]
     return out or None
 
@@ -1100,15 +1111,26 @@ def _instance_complexes(value: str | None, hosts: list[str], groups: dict[str, l
                         ) -> dict[str, list[str]] | None:
     """The complexes a queue's complex_values sets in its instance on each host, by full
     name (a shortcut read as its complex); None: it sets none."""
+    values = _instance_complex_values(value, hosts, groups, names)
+    return {h: sorted(v) for h, v in values.items()} if values else None
+
+
+def _instance_complex_values(value: str | None, hosts: list[str],
+                             groups: dict[str, list[str]],
+                             names: dict[str, SgeComplexName] | None
+                             ) -> dict[str, dict[str, str]] | None:
+    """What a queue's complex_values sets in its instance on each host: by host, each
+    complex's value as written (`ssd=TRUE` -> {"ssd": "TRUE"}), by full name; None: none."""
     if not value or value.strip().upper() == "NONE":
         return None
     full = {c.shortcut: c.name for c in (names or {}).values() if c.shortcut}
     out = {}
     for host in hosts:
-        set_here = {full.get(n, n) for item in re.split(r"[\s,]+", host_value(value, host, groups))
-                    if (n := item.partition("=")[0]) and n.upper() != "NONE"}
+        set_here = {full.get(n, n): v.strip() for item in re.split(
+            r"[\s,]+", host_value(value, host, groups))
+            for n, _, v in [item.partition("=")] if n and n.upper() != "NONE"}
         if set_here:
-            out[host] = sorted(set_here)
+            out[host] = set_here
     return out or None
 
 

@@ -201,6 +201,9 @@ class LsfCommands(FailureReading):
             # that does not know the field fails this command only (then it is not read)
             "job_rusage": ["sh", "-c", "bjobs -u all -r -o 'jobid job_name slots "
                            "effective_resreq' -json 2>/dev/null; exit 0"],
+            # why the hosts closed by an admin or gone are so: `bhosts -l` of those alone
+            # (its ADMIN ACTION COMMENT, `badmin hclose -C`)
+            "host_comments": ["sh", "-c", HOST_COMMENTS_SCRIPT],
         }
 
     # -- parsers ------------------------------------------------------------
@@ -380,6 +383,9 @@ class LsfCommands(FailureReading):
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         skipped: list[str] = []
         nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""), skipped)
+        if comments := parse_host_comments(outputs.get("host_comments", "")):
+            nodes = [n.model_copy(update={"reason": comments[n.name]}) if n.name in comments
+                     else n for n in nodes]
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
@@ -936,3 +942,30 @@ def _arch(text: str | None) -> str | None:
 
 
 lsf_commands = LsfCommands()
+
+
+# `bhosts -l` of the hosts closed by an admin (closed_Adm, closed_Lock) or gone (unavail,
+# unreach) alone, as `bhosts -w` lists them; nothing where none is
+HOST_COMMENTS_SCRIPT = (
+    "h=$(bhosts -w 2>/dev/null | awk 'NR > 1 && $2 ~ "
+    "/^(closed_Adm|closed_Lock|unavail|unreach)$/ {print $1}'); "
+    '[ -z "$h" ] || bhosts -l $h 2>/dev/null; exit 0')
+_HOST_LINE = re.compile(r"^HOST\s+(\S+)\s*$")
+_ADMIN_COMMENT = re.compile(r"^\s*ADMIN ACTION COMMENT:\s*(.*?)\s*$")
+
+
+def parse_host_comments(text: str) -> dict[str, str]:
+    """`bhosts -l`: each host's ADMIN ACTION COMMENT (`badmin hclose -C "disk swap"`), by
+    host name, without its quotes; hosts without one left out."""
+    out: dict[str, str] = {}
+    host = None
+    for line in text.splitlines():
+        if m := _HOST_LINE.match(line):
+            host = m.group(1)
+        elif host and (m := _ADMIN_COMMENT.match(line)):
+            said = m.group(1)
+            if len(said) >= 2 and said[0] == said[-1] == '"':
+                said = said[1:-1]
+            if said.strip():
+                out[host] = said.strip()
+    return out

@@ -308,6 +308,9 @@ class SgeCommands(FailureReading):
                          "echo; done; exit 0"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
+            # why queue instances are in error (E): qstat's explanation of those alone
+            "queue_errors": ["sh", "-c", "qstat -f -xml -explain E -qs E -s r 2>/dev/null; "
+                             "exit 0"],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
@@ -522,6 +525,7 @@ class SgeCommands(FailureReading):
                     continue
                 instances.append({
                     "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
+                    "said": _explained(q),
                     "used": known_count(q.findtext("slots_used")) or 0,
                     "resv": known_count(q.findtext("slots_resv")) or 0,
                     "total": known_count(q.findtext("slots_total")) or 0,
@@ -589,7 +593,8 @@ class SgeCommands(FailureReading):
                 outputs["access_lists"])) if "projects" in outputs and "access_lists"
             in outputs else None,
             site=site, nodes=_queue_gpus(
-                self._nodes(outputs.get("hosts", ""), instances, asked, skipped), partitions,
+                self._nodes(outputs.get("hosts", ""), instances, asked, skipped,
+                            outputs.get("queue_errors", "")), partitions,
                 self.gpu_complexes),
             gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
             partitions=partitions, jobs=jobs if root is None
@@ -606,9 +611,10 @@ class SgeCommands(FailureReading):
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
                asked: dict[str, dict[str, float]] | None = None,
-               skipped: list[str] | None = None) -> list[Node]:
+               skipped: list[str] | None = None, errors_text: str = "") -> list[Node]:
         if not text.strip():
             return []
+        explained = parse_queue_errors(errors_text)
         root = _xml(text.strip(), "qhost -xml", skipped)
         out = []
         everywhere = {cx for h in root.iter("host") if h.get("name") == "global"
@@ -652,6 +658,7 @@ class SgeCommands(FailureReading):
                 hv.get("num_proc"))
             used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
+            errors = explained.get(name, {})
             load = clean(hv.get("load_avg"))
             if load is None or re.search(r"[uo]", states):
                 state = "down"
@@ -687,6 +694,8 @@ class SgeCommands(FailureReading):
                 if gpu in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=arch_name(arch),
+                reason=instance_states_said(mine, errors) if state in ("down", "drain")
+                else None,
             ))
         return out
 
@@ -756,6 +765,53 @@ class SgeCommands(FailureReading):
 # orphaned (o: gone from the configuration, kept for the jobs still in it) or, in Univa and
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
+# a queue instance's state letters (qstat(1)) as words, for a host that takes no job
+_INSTANCE_STATES = {"u": "unknown", "o": "orphaned", "d": "disabled", "E": "in error",
+                    "a": "in load alarm", "A": "in suspend alarm", "s": "suspended",
+                    "S": "suspended by a subordinate queue", "C": "suspended by its calendar",
+                    "D": "disabled by its calendar", "c": "configuration ambiguous",
+                    "P": "preempted"}
+
+
+def _explained(q: ET.Element) -> str | None:
+    """What `qstat -explain` said of a queue instance (`<message>`, `<load-alarm-reason>`),
+    one line; None: nothing."""
+    said = [" ".join((e.text or "").split()) for e in q
+            if e.tag in ("message", "load-alarm-reason")]
+    return "; ".join(dict.fromkeys(x for x in said if x)) or None
+
+
+def parse_queue_errors(text: str) -> dict[str, dict[str, str]]:
+    """`qstat -f -xml -explain E`: by host, then queue, why its queue instance is in error
+    (`queue all.q marked QERROR as result of job 42's failure at host n01`); unreadable
+    output reads as nothing said."""
+    if not text.strip().startswith("<"):
+        return {}
+    try:
+        root = ET.fromstring(text.strip())
+    except ET.ParseError:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for q in root.iter("Queue-List"):
+        qname, _, host = (q.findtext("name") or "").strip().partition("@")
+        if qname and host and (said := _explained(q)):
+            out.setdefault(host, {})[qname] = said
+    return out
+
+
+def instance_states_said(instances: list[dict[str, Any]], errors: dict[str, str]) -> str | None:
+    """Why a host's queue instances take no job, in qstat's words: `all.q disabled (d);
+    long.q in error (E): queue long.q marked QERROR ...` (`errors`: what -explain E said
+    by queue); None: no instance state says."""
+    said = []
+    for i in instances:
+        letters = [c for c in dict.fromkeys(i["state"]) if c in _INSTANCE_STATES]
+        if not letters:
+            continue
+        words = ", ".join(f"{_INSTANCE_STATES[c]} ({c})" for c in letters)
+        why = errors.get(i["queue"]) or i.get("said")
+        said.append(f"{i['queue']} {words}" + (f": {why}" if why else ""))
+    return "; ".join(said) or None
 
 
 def parse_time_zone(stdout: str) -> str | None:

@@ -119,10 +119,14 @@ def lsf_site(comments: str = BHOSTS_L):
 def test_lsf_admin_action_comment_is_read_by_host():
     assert parse_host_comments(BHOSTS_L) == {"h01": "replacing DIMM", "h02": "replacing DIMM"}
     assert parse_host_comments("") == {}
-    # the command asks bhosts -l of the closed and unavailable hosts alone, never failing
-    argv = LsfCommands().snapshot_argvs()["host_comments"]
-    assert argv[:2] == ["sh", "-c"] and "closed_Adm" in argv[2] and "bhosts -l" in argv[2]
-    assert argv[2].endswith("exit 0")
+    # asked after the snapshot's batch, of the closed and unavailable hosts alone, each an
+    # argument (never in the shell text), never failing
+    lsf = LsfCommands()
+    argv = lsf.followup_argvs({"hosts": json.dumps({"RECORDS": [
+        _record("h01", "closed_Adm"), _record("h03", "unavail"), _record("h04", "ok"),
+        _record("h05", "closed_Full")]})})["host_comments"]
+    assert argv == ["sh", "-c", 'bhosts -l "$@" 2>/dev/null; exit 0', "sh", "h01", "h03"]
+    assert lsf.followup_argvs({"hosts": json.dumps({"RECORDS": [_record("h04", "ok")]})}) == {}
 
 
 def test_lsf_hosts_held_are_named_with_the_admins_comment():
@@ -156,6 +160,10 @@ def test_flux_drain_reasons_are_read_by_node():
         ("n02", "drained", "replacing DIMM"), ("n03", "drained", "offline")]
     # a flux refusing -o (an error, said on stderr and dropped): nothing read
     assert parse_drained("") == {}
+    # asked after the snapshot's batch where nodes are down alone
+    flux = FluxCommands()
+    assert "drained" in flux.followup_argvs({"resources": "down||3|48|0|n[01-03]\n"})
+    assert flux.followup_argvs({"resources": "free||1|16|0|n04\n"}) == {}
 
 
 def test_flux_drained_nodes_are_named_with_the_drain_reason():
@@ -199,7 +207,14 @@ def test_ge_explain_e_messages_are_read_by_host_and_queue():
     assert parse_queue_errors(ERRORS) == {"s2": {"all.q": (
         "queue all.q marked QERROR as result of job 42's failure at host s2")}}
     assert parse_queue_errors("") == {} and parse_queue_errors("error: no such option") == {}
-    assert "-explain E" in SgeCommands().snapshot_argvs()["queue_errors"][2]
+    # asked after the snapshot's batch, only where an instance is in error (a job's Eqw
+    # is not one)
+    sge = SgeCommands()
+    queue = ERRORS.replace("</Queue-List>", "<job_list state='pending'><state>Eqw</state>"
+                                            "</job_list></Queue-List>")
+    assert "-explain E" in sge.followup_argvs({"queue": queue})["queue_errors"][2]
+    assert "queue_errors" not in sge.followup_argvs({"queue": queue.replace(
+        "<state>E</state>", "<state>d</state>")})
 
 
 def test_ge_hosts_held_are_named_with_their_queue_instance_states_in_words():

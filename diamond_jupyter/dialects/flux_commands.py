@@ -161,11 +161,16 @@ class FluxCommands(FailureReading):
             # the queues' configuration (their `requires`); an error said in the output
             "queue_config": ["sh", "-c", "flux config get --default={} queues 2>&1; exit 0"],
             "queue": ["flux", "jobs", "--json", "-A"],
-            # the drained nodes with the admin's reason (`flux resource drain` lists them;
-            # `resource list` says only "down"); an instance refusing -o leaves it unread
-            "drained": ["sh", "-c", "flux resource drain -n -o '{state}|{nodelist}|{reason}' "
-                        "2>/dev/null; exit 0"],
         }
+
+    def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
+        """Where nodes are down, which are drained and why (`flux resource drain`; the
+        scheduler's `resource list` says only "down"), as "drained"; an instance refusing
+        -o leaves it unread."""
+        down = any(line.strip().startswith("down|")
+                   for line in outputs.get("resources", "").splitlines())
+        return {"drained": ["sh", "-c", "flux resource drain -n -o "
+                            "'{state}|{nodelist}|{reason}' 2>/dev/null; exit 0"]} if down else {}
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:

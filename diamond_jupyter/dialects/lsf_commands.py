@@ -25,6 +25,7 @@ from ..model import (
     LsfSharedInstance,
     Node,
     Partition,
+    SiteError,
     SiteSnapshot,
     arch_name,
     utcnow,
@@ -201,10 +202,20 @@ class LsfCommands(FailureReading):
             # that does not know the field fails this command only (then it is not read)
             "job_rusage": ["sh", "-c", "bjobs -u all -r -o 'jobid job_name slots "
                            "effective_resreq' -json 2>/dev/null; exit 0"],
-            # why the hosts closed by an admin or gone are so: `bhosts -l` of those alone
-            # (its ADMIN ACTION COMMENT, `badmin hclose -C`)
-            "host_comments": ["sh", "-c", HOST_COMMENTS_SCRIPT],
         }
+
+    def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
+        """Where hosts are closed by an admin or gone, why: `bhosts -l` of those alone (its
+        ADMIN ACTION COMMENT, `badmin hclose -C`), as "host_comments"; nothing else."""
+        try:
+            records = self._records("bhosts -json", outputs.get("hosts", ""), [])
+        except SiteError:
+            return {}
+        held = [name for r in records
+                if (clean(r.get("STATUS")) or "").lower() in _COMMENTED_STATES
+                and (name := clean(r.get("HOST_NAME")))][:MAX_COMMENTED_HOSTS]
+        return {"host_comments": ["sh", "-c", 'bhosts -l "$@" 2>/dev/null; exit 0', "sh",
+                                  *held]} if held else {}
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -944,12 +955,9 @@ def _arch(text: str | None) -> str | None:
 lsf_commands = LsfCommands()
 
 
-# `bhosts -l` of the hosts closed by an admin (closed_Adm, closed_Lock) or gone (unavail,
-# unreach) alone, as `bhosts -w` lists them; nothing where none is
-HOST_COMMENTS_SCRIPT = (
-    "h=$(bhosts -w 2>/dev/null | awk 'NR > 1 && $2 ~ "
-    "/^(closed_Adm|closed_Lock|unavail|unreach)$/ {print $1}'); "
-    '[ -z "$h" ] || bhosts -l $h 2>/dev/null; exit 0')
+# hosts closed by an admin or gone, whose `bhosts -l` is asked for its admin's comment
+_COMMENTED_STATES = ("closed_adm", "closed_lock", "unavail", "unreach")
+MAX_COMMENTED_HOSTS = 200  # in one `bhosts -l`; the rest are named without a comment
 _HOST_LINE = re.compile(r"^HOST\s+(\S+)\s*$")
 _ADMIN_COMMENT = re.compile(r"^\s*ADMIN ACTION COMMENT:\s*(.*?)\s*$")
 

@@ -178,6 +178,23 @@ THROTTLES_SH = ("qstat -j \"$1\" 2>/dev/null "
 MAX_THROTTLE_ARRAYS = 1000  # the arrays one `qstat -j` asks about
 
 
+# the queue instances in error (E) alone, with qstat's explanation of each (running jobs
+# only: the pending list is not wanted)
+QUEUE_ERRORS_SH = "qstat -f -xml -explain E -qs E -s r 2>/dev/null; exit 0"
+
+
+def any_instance_in_error(queue_xml: str) -> bool:
+    """Whether `qstat -f -xml` lists a queue instance in error (state E; a job's Eqw is
+    not one)."""
+    if not re.search(r"<state>[^<]*E", queue_xml):
+        return False
+    try:
+        root = _xml(queue_xml.strip(), "qstat -f -xml", [])
+    except SiteError:
+        return False
+    return any("E" in (q.findtext("state") or "") for q in root.iter("Queue-List"))
+
+
 def waiting_arrays(queue_xml: str) -> list[str]:
     """The job numbers (ascending, at most MAX_THROTTLE_ARRAYS) of the arrays with tasks
     waiting in `qstat -f -xml`'s pending list: its records with a task range; none when the
@@ -308,9 +325,6 @@ class SgeCommands(FailureReading):
                          "echo; done; exit 0"],
             # -r: each job's hard requests, its h_rt among them (the simulation needs walltimes)
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
-            # why queue instances are in error (E): qstat's explanation of those alone
-            "queue_errors": ["sh", "-c", "qstat -f -xml -explain E -qs E -s r 2>/dev/null; "
-                             "exit 0"],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
             "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
@@ -343,9 +357,14 @@ class SgeCommands(FailureReading):
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
         """What the snapshot asks after its batch, from what that read: the -tc throttle
         of each array with tasks waiting in the queue read (qstat lists it only with -j:
-        `maximum concurrency:`), as "throttles"; nothing when no array waits."""
+        `maximum concurrency:`), as "throttles"; nothing when no array waits. Where a queue
+        instance is in error (E), why (`qstat -explain E` of those alone), as
+        "queue_errors"."""
         ids = waiting_arrays(outputs.get("queue", ""))
-        return {"throttles": ["sh", "-c", THROTTLES_SH, "sh", ",".join(ids)]} if ids else {}
+        out = {"throttles": ["sh", "-c", THROTTLES_SH, "sh", ",".join(ids)]} if ids else {}
+        if any_instance_in_error(outputs.get("queue", "")):  # why: qstat -explain E
+            out["queue_errors"] = ["sh", "-c", QUEUE_ERRORS_SH]
+        return out
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:

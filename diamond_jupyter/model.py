@@ -1304,6 +1304,8 @@ class Partition(_Model):
     # Grid Engine: the complexes each queue instance's complex_values set (by host), by
     # full name (a shortcut written there read as its complex)
     instance_complexes: dict[str, list[str]] | None = None
+    # ... and the value each sets (by host, then full name), as written there
+    instance_complex_values: dict[str, dict[str, str]] | None = None
     # Slurm LLN=YES: jobs go to the least loaded nodes (most idle CPUs), not by Weight
     lln: bool = False
     # Slurm ExclusiveUser=YES: a node runs the jobs of one user at a time
@@ -1388,6 +1390,8 @@ class SgeComplexName(_Model):
     name: str
     shortcut: str | None = None
     requestable: Literal["YES", "NO", "FORCED"] = "YES"
+    # its type column (STRING, CSTRING, RESTRING, HOST, BOOL, INT, MEMORY ...); None: not read
+    type: str | None = None
 
 
 class Reservation(_Model):
@@ -1523,6 +1527,9 @@ class Node(_Model):
     # Grid Engine: the complexes the host's (and the global host's) complex_values set
     # (`qhost -F`'s fixed and consumable values: hf, hc, gf, gc), by full name
     complex_values: list[str] | None = None
+    # ... and the values they set that are no consumable (`qhost -F` hf, gf: `ssd=1.000000`,
+    # `site=ber`), by full name, as printed; None: none set or not read
+    complex_texts: dict[str, str] | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None

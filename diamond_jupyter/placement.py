@@ -1202,9 +1202,12 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
                                        and n.name in usable], chunks[1], chunks[4]) is None:
+                held = [n for n in nodes if n.name in mine and n.name in fit
+                        and n.name not in usable]  # named by state, with the admin's reason
                 other.append(f"{words.where(p.name)}: its usable {words.node}s cannot hold the "
                              f"{'terms' if chunks[1] == 'terms' else 'chunks'} "
-                             f"({'+'.join(chunks[2])})")
+                             f"({'+'.join(chunks[2])})"
+                             + (f" ({_held_why(held)})" if held else ""))
         elif wide[p.name] < req.nodes and wide[p.name] < len(mine):
             # some of its nodes cannot run the job at all: say which need they miss
             # (a node the job excludes is not one it could run on: said apart)

@@ -35,7 +35,13 @@ from .model import (
 )
 from .placement_fit import Req
 from .placement_limits import Wait, _room_after, sge_project
-from .placement_sge_names import forced_misses, forced_said, full_names
+from .placement_sge_names import (
+    forced_misses,
+    forced_said,
+    full_names,
+    value_misses,
+    value_said,
+)
 
 _STATES = ("on", "off", "suspended")
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -653,6 +659,7 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     zone = site_zone(cfg, snap)
     # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
     quotas = bool(snap.sge_quotas) and not spec.reservation
+    texts = job_texts(spec)
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
         if missed := forced_misses(spec, snap, p, hosts):  # FORCED complexes not asked
@@ -662,6 +669,13 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
             out.never_hosts.setdefault(p.name, set()).update(missed)
             out.notes.setdefault(p.name, []).append(forced_said(p, missed, snap, True))
             hosts = [h for h in hosts if h not in missed]
+        if hosts and (unmatched := value_misses(spec, snap, p, hosts, texts)):
+            if len(unmatched) == len(hosts):  # string or boolean values the job's -l miss
+                out.refused.setdefault(p.name, []).append(value_said(p, unmatched))
+                continue
+            out.never_hosts.setdefault(p.name, set()).update(unmatched)
+            out.notes.setdefault(p.name, []).append(value_said(p, unmatched, True))
+            hosts = [h for h in hosts if h not in unmatched]
         if quotas:
             _quota_checks(spec, p, hosts, slots, per_host, snap, now, part_max, out, req)
         wall = spec.resources.walltime_s or p.max_time_s

@@ -4,19 +4,34 @@ A job, a resource quota and a queue's or host's complex_values may each name a c
 by its full name or by its shortcut (`qconf -sc`: `arch`/`a`, `h_vmem`/`mem`): both are
 read as the complex. A complex whose requestable column says FORCED binds the queue
 instances and hosts whose complex_values set it to the jobs that request it
-(complex(5)). Pure code.
+(complex(5)). A string or boolean value a queue instance's or host's complex_values set
+(`ssd=TRUE`, `site=ber`) takes only the jobs whose request of that complex matches it
+(`value_misses`). Pure code.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import math
+import re
 from collections.abc import Mapping
 
 from .dialects.sge_commands import amount
 from .dialects.sge_script import MEMORY_COMPLEXES
-from .model import ARCH_ALIASES, Directive, JobSpec, Node, Partition, SiteSnapshot
+from .model import (
+    ARCH_ALIASES,
+    Directive,
+    JobSpec,
+    Node,
+    Partition,
+    SgeComplexName,
+    SiteSnapshot,
+)
 
 _GPU_COMPLEXES = ("gpu", "gpus", "ngpus")
+_TEXT_TYPES = ("STRING", "CSTRING", "RESTRING", "HOST")  # complex(5)'s string types
+_CASELESS = ("CSTRING", "HOST")
+_TRUE_WORDS = ("true", "1", "yes", "y")
 
 
 def full_names(snap: SiteSnapshot) -> dict[str, str]:
@@ -126,3 +141,65 @@ def forced_said(p: Partition, missed: dict[str, list[str]], snap: SiteSnapshot,
             f"complex{'' if one else 'es'} {', '.join(shortcuts)} in complex_values, "
             f"requestable FORCED in qconf -sc: Grid Engine starts there only a job that "
             f"requests {'it' if one else 'them'}, which this job does not (ask {asks})")
+
+
+def text_admits(asked: str, value: str, kind: str | None) -> bool | None:
+    """Whether a job's request `asked` of a complex of type `kind` (qconf -sc; None: not
+    read, taken from the value) matches the `value` a host or queue sets: a BOOL as truth
+    (`1.000000` as qhost prints TRUE), a string as GE matches it (the request's wildcards
+    and `|` alternatives; CSTRING and HOST in any case). None: not compared (a number, or
+    a request of `&`, `!` or parentheses, not read here)."""
+    as_number = amount(value)
+    boolean = kind == "BOOL" if kind else value.strip().lower() in ("true", "false")
+    if boolean:
+        holds = value.strip().lower() in _TRUE_WORDS or bool(as_number)
+        return (asked.strip().lower() in _TRUE_WORDS) == holds
+    if (kind not in _TEXT_TYPES if kind else as_number is not None) \
+            or re.search(r"[&!()]", asked):
+        return None
+    if kind in _CASELESS:
+        asked, value = asked.lower(), value.lower()
+    return any(fnmatch.fnmatchcase(value, alt) for alt in asked.split("|"))
+
+
+def value_misses(spec: JobSpec, snap: SiteSnapshot, p: Partition, hosts: list[str],
+                 texts: Mapping[str, str]) -> dict[str, list[tuple[str, str, str, str]]]:
+    """The hosts of `hosts` whose instance of queue `p` never takes the job: by host, each
+    (where, complex, value set, value asked) where its queue instance's ("queue") or the
+    host's ("host") complex_values set a string or boolean complex the job asks (`texts`:
+    `job_texts`) to a value its request does not match."""
+    table: Mapping[str, SgeComplexName] = snap.sge_complex_names or {}
+    nodes: Mapping[str, Node] = {n.name: n for n in snap.nodes}
+    out: dict[str, list[tuple[str, str, str, str]]] = {}
+    for h in hosts:
+        node = nodes.get(h)
+        for where, set_here in (("queue", (p.instance_complex_values or {}).get(h, {})),
+                                ("host", (node.complex_texts or {}) if node else {})):
+            for name, value in set_here.items():
+                asked = texts.get(name)
+                kind = table[name].type if name in table else None
+                if asked is not None and text_admits(asked, value, kind) is False:
+                    out.setdefault(h, []).append((where, name, value, asked))
+    return out
+
+
+def value_said(p: Partition, missed: dict[str, list[tuple[str, str, str, str]]],
+               passed_over: bool = False) -> str:
+    """Why the hosts of `missed` (`value_misses`) do not take the job in queue `p`
+    (`passed_over`: it may run on its other hosts), naming each host or queue and
+    complex."""
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
+    for h, misses in missed.items():
+        for m in misses:
+            groups.setdefault(m, []).append(h)
+    said = []
+    for (where, name, value, asked), hosts in groups.items():
+        named = ", ".join(sorted(hosts)[:4]) + (", ..." if len(hosts) > 4 else "")
+        one = len(hosts) == 1
+        said.append((f"its instance{'' if one else 's'} on {named} set{'s' if one else ''} "
+                     f"{name}={value} in the queue's complex_values" if where == "queue" else
+                     f"host{'' if one else 's'} {named} set{'s' if one else ''} "
+                     f"{name}={value} in {'its' if one else 'their'} complex_values")
+                    + f", which the job's -l {name}={asked} does not match")
+    return (f"queue {p.name}: {'passed over: ' if passed_over else ''}{'; '.join(said)}: "
+            "Grid Engine starts there only a job whose request matches the value set")

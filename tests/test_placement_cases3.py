@@ -401,7 +401,8 @@ def test_offline_pbs_host_is_not_usable():
     snap.nodes[1].state = "offline"
     p = run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap))
     assert reasons(p, "pbs") == \
-        "queue workq: its usable vnodes cannot hold the chunks (2:ncpus=1:ngpus=1)"
+        "queue workq: its usable vnodes cannot hold the chunks (2:ncpus=1:ngpus=1) " \
+        "(others offline gpu1)"
     snap.nodes[1].state = "free"
     only(run("#PBS -l select=2:ncpus=1:ngpus=1", (cfg, snap)), "pbs", "workq")
 

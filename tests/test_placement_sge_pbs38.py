@@ -392,3 +392,74 @@ def test_a_job_that_fits_now_but_would_take_the_room_of_one_queued_before_it_wai
     v = run(_job(8, "3:00:00"), _running_resv(EIGHT, 16, {"9.pbs01": (48, "1:00:00", "Q")})
             ).verdict("pro")
     assert (v.verdict, v.estimated_start) == ("READY", NOW), (v.reasons, v.notes)
+
+
+# ---- Grid Engine: string and boolean values a host or queue sets in complex_values -------------
+
+# ssd a BOOL any job may ask, site a CSTRING (matched in any case)
+VALUED = NAMED.replace("FORCED", "YES   ") + (
+    "site                st         CSTRING     ==    YES         NO         NONE     0\n")
+NO_SSD = "<resourcevalue name='ssd' dominance='hf'>0.000000</resourcevalue>"
+
+
+def test_complex_values_strings_and_booleans_are_read_for_queue_instances_and_hosts():
+    _, snap = site("", complexes=VALUED, queue_conf={
+        "all.q": "complex_values st=BER,fast=TRUE,[s2=st=muc,lic=4]\n"},
+        host_values={"s1": NO_SSD + "<resourcevalue name='load_avg' dominance='hl'>0.5"
+                                    "</resourcevalue>"})
+    q = snap.partitions[0]
+    # by full name, a host's own [s2=...] over the default
+    assert q.instance_complex_values == {"s1": {"site": "BER", "ssd": "TRUE"},
+                                         "s2": {"site": "muc", "lic": "4"}}
+    s1 = next(n for n in snap.nodes if n.name == "s1")
+    assert s1.complex_texts == {"ssd": "0.000000"}  # a load value (hl) is none of them
+    assert (snap.sge_complex_names or {})["site"].type == "CSTRING"
+
+
+def test_a_queue_whose_value_the_jobs_request_does_not_match_is_refused_naming_it():
+    at = site("", complexes=VALUED, queue_conf={"all.q": "complex_values fast=FALSE\n"})
+    v = run(smp(2, "#$ -l ssd=true"), at).verdict("delta")
+    # Before: READY (only quota limits were compared)
+    assert (v.verdict, v.reasons) == ("INCOMPATIBLE", [
+        "queue all.q: its instances on s1, s2 set ssd=FALSE in the queue's complex_values, "
+        "which the job's -l ssd=true does not match: Grid Engine starts there only a job "
+        "whose request matches the value set"]), (v.verdict, v.reasons)
+    # asking FALSE, or not asking it: it runs there
+    for extra in ("#$ -l fast=false", ""):
+        v = run(smp(2, extra), at).verdict("delta")
+        assert (v.verdict, v.reasons) == ("READY", []), (extra, v.reasons)
+
+
+def test_a_string_value_is_matched_with_the_requests_wildcards_alternatives_and_case():
+    at = site("", complexes=VALUED, queue_conf={"all.q": "complex_values site=ber,"
+                                                         "[s2=site=muc]\n"})
+    # ber* matches s1's ber only: the job waits for nothing, s2 passed over and said so
+    v = run(smp(2, "#$ -l site=BER*"), at).verdict("delta")
+    assert v.verdict == "READY", (v.reasons, v.notes)
+    assert ("queue all.q: passed over: its instance on s2 sets site=muc in the queue's "
+            "complex_values, which the job's -l site=BER* does not match: Grid Engine starts "
+            "there only a job whose request matches the value set") in v.notes, v.notes
+    for asked in ("muc|ber", "*"):
+        v = run(smp(2, f"#$ -l site={asked}"), at).verdict("delta")
+        assert (v.verdict, v.notes) == ("READY", []), (asked, v.notes)
+    v = run(smp(2, "#$ -l st=ham|fra"), at).verdict("delta")
+    assert v.verdict == "INCOMPATIBLE" and "-l site=ham|fra" in v.reasons[0], v.reasons
+    # an expression of ! is not compared: the job is not refused for it
+    assert run(smp(2, "#$ -l site=!ber"), at).verdict("delta").verdict == "READY"
+
+
+def test_a_host_whose_boolean_value_the_job_does_not_match_is_passed_over():
+    # s1's complex_values set ssd=FALSE (qhost -F hf:ssd=0): the job asking SSD waits for
+    # bob's job on s2 (all 16 slots until +2 h). Before: READY now on s1
+    bobs = {"all.q@s2": [entry("1", "bob", 16, 2)]}
+    v = run(smp(2, "#$ -l ssd"), site("", bobs, complexes=VALUED,
+                                      host_values={"s1": NO_SSD})).verdict("delta")
+    assert (v.verdict, v.estimated_start) == ("BUSY", hours(2)), (v.reasons, v.notes)
+    assert ("queue all.q: passed over: host s1 sets ssd=0.000000 in its complex_values, "
+            "which the job's -l ssd=true does not match: Grid Engine starts there only a job "
+            "whose request matches the value set") in v.notes, v.notes
+    # a job not asking it, or asking FALSE, runs on s1 now
+    for extra in ("", "#$ -l ssd=false"):
+        v = run(smp(2, extra), site("", bobs, complexes=VALUED, host_values={"s1": NO_SSD})
+                ).verdict("delta")
+        assert (v.verdict, v.estimated_start) == ("READY", NOW), (extra, v.notes)

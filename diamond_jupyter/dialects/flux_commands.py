@@ -163,6 +163,15 @@ class FluxCommands(FailureReading):
             "queue": ["flux", "jobs", "--json", "-A"],
         }
 
+    def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
+        """Where nodes are down, which are drained and why (`flux resource drain`; the
+        scheduler's `resource list` says only "down"), as "drained"; an instance refusing
+        -o leaves it unread."""
+        down = any(line.strip().startswith("down|")
+                   for line in outputs.get("resources", "").splitlines())
+        return {"drained": ["sh", "-c", "flux resource drain -n -o "
+                            "'{state}|{nodelist}|{reason}' 2>/dev/null; exit 0"]} if down else {}
+
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         for line in stdout.splitlines():
@@ -356,11 +365,41 @@ class FluxCommands(FailureReading):
         if requires is not None:
             parts = [p.model_copy(update={"requires": requires.get(p.name, [])})
                      for p in parts]
+        nodes = self.parse_resources(outputs.get("resources", ""), skipped)
+        if drained := parse_drained(outputs.get("drained", "")):
+            nodes = [_drained(n, *drained[n.name]) if n.name in drained else n for n in nodes]
         return SiteSnapshot(
-            site=site, nodes=self.parse_resources(outputs.get("resources", ""), skipped),
+            site=site, nodes=nodes,
             partitions=parts, jobs=jobs, warnings=[f"{site}: {w}" for w in skipped],
             unreported={UNREPORTED_QUEUE_REQUIRES: why} if why else {},
         )
+
+
+def parse_drained(text: str) -> dict[str, tuple[str, str | None]]:
+    """`flux resource drain -n -o '{state}|{nodelist}|{reason}'`: each drained node's
+    state (drained, or draining while jobs still run there; the `*` of an offline one
+    dropped) and the reason it was drained with ("offline" for an offline one drained
+    without one; None: none given), by node name."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for line in text.splitlines():
+        state, sep, rest = line.strip().partition("|")
+        nodelist, sep2, reason = rest.partition("|")
+        offline = state.strip().endswith("*")
+        state = state.strip().rstrip("*").lower()
+        if not sep or not sep2 or not state.startswith("drain"):
+            continue
+        for name in expand_hostlist(nodelist.strip()):
+            out[name] = (state, clean(reason) or ("offline" if offline else None))
+    return out
+
+
+def _drained(node: Node, state: str, reason: str | None) -> Node:
+    """`node` as `flux resource drain` says it is: its reason, and its state drained or
+    draining where the scheduler's view says only down."""
+    update: dict[str, object] = {"reason": reason}
+    if node.state.lower() == "down":
+        update["state"] = state
+    return node.model_copy(update=update)
 
 
 def parse_queue_requires(text: str | None) -> tuple[dict[str, list[str]] | None, str | None]:

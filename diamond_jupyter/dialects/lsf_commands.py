@@ -25,6 +25,7 @@ from ..model import (
     LsfSharedInstance,
     Node,
     Partition,
+    SiteError,
     SiteSnapshot,
     arch_name,
     utcnow,
@@ -203,6 +204,19 @@ class LsfCommands(FailureReading):
                            "effective_resreq' -json 2>/dev/null; exit 0"],
         }
 
+    def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
+        """Where hosts are closed by an admin or gone, why: `bhosts -l` of those alone (its
+        ADMIN ACTION COMMENT, `badmin hclose -C`), as "host_comments"; nothing else."""
+        try:
+            records = self._records("bhosts -json", outputs.get("hosts", ""), [])
+        except SiteError:
+            return {}
+        held = [name for r in records
+                if (clean(r.get("STATUS")) or "").lower() in _COMMENTED_STATES
+                and (name := clean(r.get("HOST_NAME")))][:MAX_COMMENTED_HOSTS]
+        return {"host_comments": ["sh", "-c", 'bhosts -l "$@" 2>/dev/null; exit 0', "sh",
+                                  *held]} if held else {}
+
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         """'Job <123> is submitted to queue <normal>.' -> '123'."""
@@ -380,6 +394,9 @@ class LsfCommands(FailureReading):
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot:
         skipped: list[str] = []
         nodes = self.parse_hosts(outputs.get("hosts", ""), outputs.get("lshosts", ""), skipped)
+        if comments := parse_host_comments(outputs.get("host_comments", "")):
+            nodes = [n.model_copy(update={"reason": comments[n.name]}) if n.name in comments
+                     else n for n in nodes]
         hgroups = parse_groups(outputs.get("host_groups", ""))
         user = (outputs.get("user") or "").strip()
         per_user = parse_jl_u(outputs.get("queue_long", ""))
@@ -936,3 +953,27 @@ def _arch(text: str | None) -> str | None:
 
 
 lsf_commands = LsfCommands()
+
+
+# hosts closed by an admin or gone, whose `bhosts -l` is asked for its admin's comment
+_COMMENTED_STATES = ("closed_adm", "closed_lock", "unavail", "unreach")
+MAX_COMMENTED_HOSTS = 200  # in one `bhosts -l`; the rest are named without a comment
+_HOST_LINE = re.compile(r"^HOST\s+(\S+)\s*$")
+_ADMIN_COMMENT = re.compile(r"^\s*ADMIN ACTION COMMENT:\s*(.*?)\s*$")
+
+
+def parse_host_comments(text: str) -> dict[str, str]:
+    """`bhosts -l`: each host's ADMIN ACTION COMMENT (`badmin hclose -C "disk swap"`), by
+    host name, without its quotes; hosts without one left out."""
+    out: dict[str, str] = {}
+    host = None
+    for line in text.splitlines():
+        if m := _HOST_LINE.match(line):
+            host = m.group(1)
+        elif host and (m := _ADMIN_COMMENT.match(line)):
+            said = m.group(1)
+            if len(said) >= 2 and said[0] == said[-1] == '"':
+                said = said[1:-1]
+            if said.strip():
+                out[host] = said.strip()
+    return out

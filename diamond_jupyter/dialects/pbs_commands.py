@@ -600,6 +600,9 @@ class PbsCommands(FailureReading):
                 gpu_type=clean(avail.get("gpu_model")) or clean(avail.get("gpu_type")),
                 features=sorted(feats), partitions=queues.split(",") if queues else [],
                 architecture=arch_name(arch),
+                # why it is offline or down: an admin's `pbsnodes -o -C TEXT`, or the
+                # server's own (`node down: communication closed`)
+                reason=clean(a.get("comment")),
             ))
         return _by_host(out, hosts)
 
@@ -892,5 +895,6 @@ def _by_host(vnodes: list[Node], hosts: list[str]) -> list[Node]:
             gpu_type=next((n.gpu_type for n in up if n.gpu_type), None),
             features=sorted({f for n in up for f in n.features}),
             partitions=list(dict.fromkeys(q for n in parts for q in n.partitions)),
-            architecture=next((n.architecture for n in up if n.architecture), None)))
+            architecture=next((n.architecture for n in up if n.architecture), None),
+            reason=next((n.reason for n in up if n.reason), None)))
     return out

@@ -170,6 +170,8 @@ def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[N
             memory_mb=int(mem.group(1)) if mem else int(phys.group(1)) // 1024 if phys else 0,
             gpus=known_count(cur.get("gpus")) or 0, features=feats,
             architecture=clean(status.get("arch")),
+            # an admin's word on it: PBS's `comment`, Torque's `note` (pbsnodes -N)
+            reason=clean(cur.get("comment")) or clean(cur.get("note")),
         ))
 
     for n, line in enumerate(stdout.splitlines(), 1):

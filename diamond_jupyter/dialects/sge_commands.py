@@ -178,6 +178,23 @@ THROTTLES_SH = ("qstat -j \"$1\" 2>/dev/null "
 MAX_THROTTLE_ARRAYS = 1000  # the arrays one `qstat -j` asks about
 
 
+# the queue instances in error (E) alone, with qstat's explanation of each (running jobs
+# only: the pending list is not wanted)
+QUEUE_ERRORS_SH = "qstat -f -xml -explain E -qs E -s r 2>/dev/null; exit 0"
+
+
+def any_instance_in_error(queue_xml: str) -> bool:
+    """Whether `qstat -f -xml` lists a queue instance in error (state E; a job's Eqw is
+    not one)."""
+    if not re.search(r"<state>[^<]*E", queue_xml):
+        return False
+    try:
+        root = _xml(queue_xml.strip(), "qstat -f -xml", [])
+    except SiteError:
+        return False
+    return any("E" in (q.findtext("state") or "") for q in root.iter("Queue-List"))
+
+
 def waiting_arrays(queue_xml: str) -> list[str]:
     """The job numbers (ascending, at most MAX_THROTTLE_ARRAYS) of the arrays with tasks
     waiting in `qstat -f -xml`'s pending list: its records with a task range; none when the
@@ -340,9 +357,14 @@ class SgeCommands(FailureReading):
     def followup_argvs(self, outputs: dict[str, str]) -> dict[str, list[str]]:
         """What the snapshot asks after its batch, from what that read: the -tc throttle
         of each array with tasks waiting in the queue read (qstat lists it only with -j:
-        `maximum concurrency:`), as "throttles"; nothing when no array waits."""
+        `maximum concurrency:`), as "throttles"; nothing when no array waits. Where a queue
+        instance is in error (E), why (`qstat -explain E` of those alone), as
+        "queue_errors"."""
         ids = waiting_arrays(outputs.get("queue", ""))
-        return {"throttles": ["sh", "-c", THROTTLES_SH, "sh", ",".join(ids)]} if ids else {}
+        out = {"throttles": ["sh", "-c", THROTTLES_SH, "sh", ",".join(ids)]} if ids else {}
+        if any_instance_in_error(outputs.get("queue", "")):  # why: qstat -explain E
+            out["queue_errors"] = ["sh", "-c", QUEUE_ERRORS_SH]
+        return out
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
@@ -522,6 +544,7 @@ class SgeCommands(FailureReading):
                     continue
                 instances.append({
                     "queue": qname, "host": host, "state": (q.findtext("state") or "").strip(),
+                    "said": _explained(q),
                     "used": known_count(q.findtext("slots_used")) or 0,
                     "resv": known_count(q.findtext("slots_resv")) or 0,
                     "total": known_count(q.findtext("slots_total")) or 0,
@@ -589,7 +612,8 @@ class SgeCommands(FailureReading):
                 outputs["access_lists"])) if "projects" in outputs and "access_lists"
             in outputs else None,
             site=site, nodes=_queue_gpus(
-                self._nodes(outputs.get("hosts", ""), instances, asked, skipped), partitions,
+                self._nodes(outputs.get("hosts", ""), instances, asked, skipped,
+                            outputs.get("queue_errors", "")), partitions,
                 self.gpu_complexes),
             gpu_complex=self.gpu_complex if self.gpu_complexes != _GPU_COMPLEXES else None,
             partitions=partitions, jobs=jobs if root is None
@@ -606,14 +630,19 @@ class SgeCommands(FailureReading):
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
                asked: dict[str, dict[str, float]] | None = None,
-               skipped: list[str] | None = None) -> list[Node]:
+               skipped: list[str] | None = None, errors_text: str = "") -> list[Node]:
         if not text.strip():
             return []
+        explained = parse_queue_errors(errors_text)
         root = _xml(text.strip(), "qhost -xml", skipped)
         out = []
         everywhere = {cx for h in root.iter("host") if h.get("name") == "global"
                       for v in h.findall("resourcevalue")
                       if (v.get("dominance") or "")[:2] in _CONFIGURED and (cx := v.get("name"))}
+        # the fixed values the global host's complex_values set (gf), a host's own over them
+        global_texts = {cx: (v.text or "").strip() for h in root.iter("host")
+                        if h.get("name") == "global" for v in h.findall("resourcevalue")
+                        if (v.get("dominance") or "")[:2] == "gf" and (cx := v.get("name"))}
         for h in root.iter("host"):
             name = h.get("name") or ""
             if not name or name == "global":
@@ -648,6 +677,7 @@ class SgeCommands(FailureReading):
                 hv.get("num_proc"))
             used = min(used, cpus) if cpus else used
             states = "".join(i["state"] for i in mine)
+            errors = explained.get(name, {})
             load = clean(hv.get("load_avg"))
             if load is None or re.search(r"[uo]", states):
                 state = "down"
@@ -674,11 +704,17 @@ class SgeCommands(FailureReading):
                 host_values={k: x for k, v in (hv | rv).items() if k
                              and (x := amount(v)) is not None} or None,
                 complex_values=configured or None,
+                complex_texts=global_texts | {
+                    cx: (v.text or "").strip() for v in h.findall("resourcevalue")
+                    if (v.get("dominance") or "")[:2] in ("hf", "gf") and (cx := v.get("name"))
+                } or None,
                 gpus=gpu_total or 0,
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
                 architecture=arch_name(arch),
+                reason=instance_states_said(mine, errors) if state in ("down", "drain")
+                else None,
             ))
         return out
 
@@ -732,6 +768,9 @@ class SgeCommands(FailureReading):
                 instance_complexes=_instance_complexes(
                     cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
                     groups or {}, complex_names),
+                instance_complex_values=_instance_complex_values(
+                    cfg.get("complex_values"), [i["host"] for i in mine if i["host"]],
+                    groups or {}, complex_names),
                 **_queue_consumables(cfg.get("complex_values"), [i["host"] for i in mine],
                                      groups or {}, complexes,
                                      {i["host"]: (by_instance or {}).get((name, i["host"]), {})
@@ -745,6 +784,53 @@ class SgeCommands(FailureReading):
 # orphaned (o: gone from the configuration, kept for the jobs still in it) or, in Univa and
 # Altair Grid Engine, preempted (P: suspended by a preemption)
 _CLOSED = re.compile(r"[dDuEsSCaAcoP]")
+# a queue instance's state letters (qstat(1)) as words, for a host that takes no job
+_INSTANCE_STATES = {"u": "unknown", "o": "orphaned", "d": "disabled", "E": "in error",
+                    "a": "in load alarm", "A": "in suspend alarm", "s": "suspended",
+                    "S": "suspended by a subordinate queue", "C": "suspended by its calendar",
+                    "D": "disabled by its calendar", "c": "configuration ambiguous",
+                    "P": "preempted"}
+
+
+def _explained(q: ET.Element) -> str | None:
+    """What `qstat -explain` said of a queue instance (`<message>`, `<load-alarm-reason>`),
+    one line; None: nothing."""
+    said = [" ".join((e.text or "").split()) for e in q
+            if e.tag in ("message", "load-alarm-reason")]
+    return "; ".join(dict.fromkeys(x for x in said if x)) or None
+
+
+def parse_queue_errors(text: str) -> dict[str, dict[str, str]]:
+    """`qstat -f -xml -explain E`: by host, then queue, why its queue instance is in error
+    (`queue all.q marked QERROR as result of job 42's failure at host n01`); unreadable
+    output reads as nothing said."""
+    if not text.strip().startswith("<"):
+        return {}
+    try:
+        root = ET.fromstring(text.strip())
+    except ET.ParseError:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for q in root.iter("Queue-List"):
+        qname, _, host = (q.findtext("name") or "").strip().partition("@")
+        if qname and host and (said := _explained(q)):
+            out.setdefault(host, {})[qname] = said
+    return out
+
+
+def instance_states_said(instances: list[dict[str, Any]], errors: dict[str, str]) -> str | None:
+    """Why a host's queue instances take no job, in qstat's words: `all.q disabled (d);
+    long.q in error (E): queue long.q marked QERROR ...` (`errors`: what -explain E said
+    by queue); None: no instance state says."""
+    said = []
+    for i in instances:
+        letters = [c for c in dict.fromkeys(i["state"]) if c in _INSTANCE_STATES]
+        if not letters:
+            continue
+        words = ", ".join(f"{_INSTANCE_STATES[c]} ({c})" for c in letters)
+        why = errors.get(i["queue"]) or i.get("said")
+        said.append(f"{i['queue']} {words}" + (f": {why}" if why else ""))
+    return "; ".join(said) or None
 
 
 def parse_time_zone(stdout: str) -> str | None:
@@ -998,7 +1084,7 @@ def parse_complex_names(stdout: str) -> dict[str, SgeComplexName] | None:
             continue
         asked = words[4].upper()
         out[words[0]] = SgeComplexName(
-            name=words[0], shortcut=words[1],
+            name=words[0], shortcut=words[1], type=words[2].upper(),
             requestable=asked if asked in ("NO", "FORCED") else "YES")  # type: ignore[arg-type]
     return out or None
 
@@ -1100,15 +1186,26 @@ def _instance_complexes(value: str | None, hosts: list[str], groups: dict[str, l
                         ) -> dict[str, list[str]] | None:
     """The complexes a queue's complex_values sets in its instance on each host, by full
     name (a shortcut read as its complex); None: it sets none."""
+    values = _instance_complex_values(value, hosts, groups, names)
+    return {h: sorted(v) for h, v in values.items()} if values else None
+
+
+def _instance_complex_values(value: str | None, hosts: list[str],
+                             groups: dict[str, list[str]],
+                             names: dict[str, SgeComplexName] | None
+                             ) -> dict[str, dict[str, str]] | None:
+    """What a queue's complex_values sets in its instance on each host: by host, each
+    complex's value as written (`ssd=TRUE` -> {"ssd": "TRUE"}), by full name; None: none."""
     if not value or value.strip().upper() == "NONE":
         return None
     full = {c.shortcut: c.name for c in (names or {}).values() if c.shortcut}
     out = {}
     for host in hosts:
-        set_here = {full.get(n, n) for item in re.split(r"[\s,]+", host_value(value, host, groups))
-                    if (n := item.partition("=")[0]) and n.upper() != "NONE"}
+        set_here = {full.get(n, n): v.strip() for item in re.split(
+            r"[\s,]+", host_value(value, host, groups))
+            for n, _, v in [item.partition("=")] if n and n.upper() != "NONE"}
         if set_here:
-            out[host] = sorted(set_here)
+            out[host] = set_here
     return out or None
 
 

@@ -464,3 +464,62 @@ async def test_an_engine_stopped_before_moving_a_dependency_leaves_it_to_the_nex
         await run.finish("join", "post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+# post waits on left alone, by an afterok on alpha: queued, not held
+CHAIN = """\
+    name: chain
+    steps:
+      - {name: left, site: alpha, script: ./left, retries: 1}
+      - {name: post, site: alpha, needs: [left], script: ./post}
+    """
+
+
+class _UpdatedThenStopped(_Redepends):
+    """The first dependency change reaches the site (noted) and then its engine stops
+    before recording it (`asked` set, then waits for ever); later changes are refused for
+    a job no longer pending, as Slurm refuses them (`Job is no longer pending execution`)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        if job.state != JobState.PENDING:
+            raise SiteError(f"{job.site}: scontrol: error: Job is no longer pending execution")
+        await super().update_dependencies(job, deps)
+        if not self.asked.is_set():
+            self.asked.set()
+            await asyncio.Event().wait()
+
+
+async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled(runs):
+    """left fails; post's afterok is moved to left's new job, but its engine stops before
+    recording that. With no engine, left's new job completes and post starts. The next
+    engine must not take post's running job for one still waiting on the failed run: it
+    runs on (before, the change was asked again, refused, and post was cancelled and
+    submitted again: its run lost)."""
+    run = await runs(CHAIN, _UpdatedThenStopped)
+    post = run.job("post")
+    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.store.get_workflow(run.wid).step("post").data["redepend"] == ["left"]
+    run.store.apply_state(run.job("left").id, JobState.COMPLETED, exit_code=0)
+    run.store.apply_state(post.id, JobState.RUNNING)
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        while True:  # until the next engine has looked at post (on its own signal)
+            eng.changed.clear()
+            if run.store.get_workflow(run.wid).step("post").data.get("redepend") is None:
+                break
+            await asyncio.wait_for(eng.changed.wait(), 10)
+        assert post.id not in run.ops.cancels and run.submitted("post") == ["alpha"]
+        assert run.job("post").id == post.id
+        assert run.job("post").state == JobState.RUNNING
+        await run.finish("post")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)

@@ -1634,6 +1634,11 @@ job_id=job.id if job else None)
         job = self._job(st)
         if job is None or job.state.terminal:
             return  # ended meanwhile: the jobs' pass submits it again
+        if job.state == JobState.RUNNING or job.started_at is not None:
+            # started: its dependency was moved and met (by an engine that stopped before
+            # recording the move); asked again, the site refuses a running job's change
+            self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id)
+            return
         moved = st.data.get("redepend") or []
         ids: list[str] = []
         why = ""

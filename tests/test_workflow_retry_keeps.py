@@ -523,3 +523,47 @@ async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled
         await run.finish("post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+class _StopsAfterCancellingJoin(_Ops):
+    """The first cancel of join's job reaches its site (recorded, the job CANCELLED) and
+    then its engine stops before recording anything else (`asked` set, then waits)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+
+    async def cancel(self, job: Job) -> None:
+        await super().cancel(job)
+        if (job.origin or {}).get("step") == "join" and not self.asked.is_set():
+            self.asked.set()
+            await asyncio.Event().wait()
+
+
+async def test_fault_an_engine_stopped_after_cancelling_a_kept_step_resubmits_it(runs):
+    """mid fails and its retry is placed on alpha, join's site: join, kept meanwhile, is
+    cancelled to be submitted again behind it, and the engine stops right after that
+    cancel. The next engine takes the cancel as its own: join is submitted again and the
+    workflow completes (before, join's cancelled job read as a failed run: the workflow
+    FAILED, join having no retries)."""
+    run = await runs(FAN_IN.replace("retries: 1}", "retries: 1, "
+                                                   "on_failure: resubmit-elsewhere}"),
+                     _StopsAfterCancellingJoin)
+    first_join = run.job("join")
+    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.job("join").state == JobState.CANCELLED
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"mid": "queued", "join": "held"})
+        assert run.state()[0] == "PENDING"
+        assert run.ops.cancels == [first_join.id]
+        assert run.submitted("join") == ["alpha", "alpha"]
+        assert run.job("mid").site == "alpha"
+        await run.finish("left", "right", "mid", "join")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)

@@ -644,6 +644,16 @@ class WorkflowEngine:
                 # its estimate was under way when its engine stopped: asked again
                 self._start_estimating(rec, wf, name, job.spec, st.site,
                                        self._sources(rec, wf, name))
+            if job.state.terminal and st.data.get("unkept_for") \
+                    and job.state != JobState.COMPLETED:
+                # cancelled by `_unkeep`, whose engine stopped before recording the rest
+                self._step(wid, name, phase="waiting", token="", data={
+                    "move_error": None, "kept_for": None, "unkept_for": None}, reason=(
+                    f"resubmitted: {st.data['unkept_for']} now runs on {st.site}, its site"),
+                    job_id=job.id)
+                await self._requeue_downstream(rec, wf, name)
+                rec = self.store.get_workflow(wid)
+                continue
             if job.state.terminal and st.data.get("redepend") \
                     and job.state != JobState.COMPLETED and job.started_at is None:
                 # ended by its scheduler for its afterok on a failed job (kill_invalid_depend)
@@ -1684,9 +1694,12 @@ job_id=job.id if job else None)
             if st.site != site or st.phase not in SUBMITTED or not st.data.get("kept_for"):
                 continue
             job = self._job(st)
+            # marked before the cancel: an engine that stops right after it leaves the
+            # resubmit to the next one (its jobs' pass), not a cancel from outside
+            self._step(rec.id, d, data={"unkept_for": name})
             await self._cancel_unended(rec.id, job)
             self._step(rec.id, d, phase="waiting", token="", data={
-                "move_error": None, "kept_for": None}, reason=(
+                "move_error": None, "kept_for": None, "unkept_for": None}, reason=(
                 f"resubmitted: {name} now runs on {site}, its site"),
                 job_id=job.id if job else None)
             await self._requeue_downstream(rec, wf, d)

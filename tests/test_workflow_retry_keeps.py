@@ -526,8 +526,10 @@ async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled
 
 
 class _StopsAfterCancellingJoin(_Ops):
-    """The first cancel of join's job reaches its site (recorded, the job CANCELLED) and
+    """The first cancel of `step`'s job reaches its site (recorded, the job CANCELLED) and
     then its engine stops before recording anything else (`asked` set, then waits)."""
+
+    step = "join"
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
@@ -535,7 +537,7 @@ class _StopsAfterCancellingJoin(_Ops):
 
     async def cancel(self, job: Job) -> None:
         await super().cancel(job)
-        if (job.origin or {}).get("step") == "join" and not self.asked.is_set():
+        if (job.origin or {}).get("step") == self.step and not self.asked.is_set():
             self.asked.set()
             await asyncio.Event().wait()
 
@@ -565,5 +567,38 @@ async def test_fault_an_engine_stopped_after_cancelling_a_kept_step_resubmits_it
         assert run.submitted("join") == ["alpha", "alpha"]
         assert run.job("mid").site == "alpha"
         await run.finish("left", "right", "mid", "join")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)
+
+
+class _StopsAfterCancellingPost(_StopsAfterCancellingJoin):
+    step = "post"
+
+
+async def test_fault_an_engine_stopped_while_requeueing_below_a_resubmitted_step(runs):
+    """As above, with post behind join by an afterok on alpha: join is submitted again, and
+    the engine stops right after cancelling post (its afterok on join's cancelled job). The
+    next engine submits post again behind join's new job; the workflow completes (before,
+    post's cancelled job read as a cancel from outside: the workflow CANCELLED)."""
+    run = await runs(_with("""\
+      - {name: post, site: alpha, needs: [join], script: ./post}
+    """).replace("retries: 1}", "retries: 1, on_failure: resubmit-elsewhere}"),
+                     _StopsAfterCancellingPost)
+    first_join, first_post = run.job("join"), run.job("post")
+    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.job("post").state == JobState.CANCELLED
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"mid": "queued", "join": "held", "post": "queued"})
+        assert run.state()[0] == "PENDING"
+        assert run.ops.cancels == [first_join.id, first_post.id]
+        assert run.submitted("post") == ["alpha", "alpha"]
+        assert _afterok_ids(run, "post") == [run.job("join").native_id]
+        await run.finish("left", "right", "mid", "join", "post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)

@@ -455,12 +455,15 @@ class Site:
     # -- running ------------------------------------------------------------
     @staticmethod
     def _program_index(argv: list[str]) -> int:
-        """Where the program is in `argv`, past an `env -u VAR ...` prefix."""
+        """Where the program is in `argv`, past an `env -u VAR ...` prefix; in a shell
+        wrapper (`sh -c SCRIPT PROGRAM ARG...`, whose script runs it as "$0"), its $0."""
         i = 0
         if argv and argv[0] == "env":
             i = 1
             while i < len(argv) and argv[i] == "-u":
                 i += 2
+        if argv[i:i + 2] == ["sh", "-c"] and len(argv) > i + 3:
+            i += 3
         return i
 
     async def _know_command_home(self, argv: list[str]) -> None:

@@ -490,8 +490,8 @@ def test_lsf_asks_bhist_for_jobs_bjobs_forgot() -> None:
     not found, so its status is dropped; the ids go to the shell as arguments, never as
     its text."""
     argv = lsf.accounting_argv(["4101", "4106[3]"])
-    assert argv == ["sh", "-c", f'bhist -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0',
-                    "sh", "4101", "4106[3]"]
+    assert argv == ["sh", "-c", f'"$0" -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0',
+                    "bhist", "4101", "4106[3]"]
     with pytest.raises(BadInput, match="lsf: not a job id: '1; rm -rf ~'"):
         lsf.accounting_argv(["1; rm -rf ~"])
 

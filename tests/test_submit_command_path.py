@@ -5,7 +5,7 @@ it."""
 
 from __future__ import annotations
 
-from diamond_jupyter.config import SiteConfig
+from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.model import JobSpec
 from diamond_jupyter.sites import Site
 from diamond_jupyter.transports.base import CommandResult
@@ -66,3 +66,29 @@ async def test_a_command_run_elsewhere_asks_for_the_home_only_for_a_relative_pat
     assert home_asked(rec) == 1 and rec.commands[-1][3] == f"{HOME}/bin/scancel"
     await s.run(["scancel", "2"])  # from the home, where ./bin is the same program
     assert rec.commands[-1][0] == "bin/scancel"
+
+
+async def test_a_configured_bhist_path_is_the_one_lsf_accounting_runs(tmp_path):
+    """`commands: {bhist: PATH}` is accepted for an LSF site; the accounting query runs
+    bhist inside `sh -c` (its status dropped), where the path was not applied: a site whose
+    LSF programs are off the PATH read no history, and a job bjobs had forgotten was taken
+    as lost. Run for real through the local transport, with a bhist only at that path."""
+    bhist = tmp_path / "lsf-bin" / "bhist"
+    bhist.parent.mkdir()
+    bhist.write_text("#!/bin/sh\nshift 3\nfor j do\n"  # past -l -n N
+                     "echo \"Job <$j>, User <ana>, Project <default>, Command <true>\"\n"
+                     "echo 'Sun Dec  6 07:47:38: Submitted from host <l>, to Queue <q>, "
+                     "CWD <$HOME>;'\n"
+                     "echo 'Sun Dec  6 07:57:39: Done successfully. The CPU time used is "
+                     "0.0 seconds;'\necho '%s'\ndone\n" % ("-" * 78))
+    bhist.chmod(0o755)
+    cfg = SiteConfig(name="wren", scheduler="lsf", workdir=str(tmp_path / "w"),
+                     transport=TransportConfig(kind="local"), commands={"bhist": str(bhist)})
+    s = Site(cfg)
+    try:
+        res = await s.run(s.commands.accounting_argv(["4101", "4102"]), check=False)
+        records = s.commands.parse_accounting(res.stdout)
+    finally:
+        await s.close()
+    assert [(r.native_id, r.state.value, r.exit_code) for r in records] == [
+        ("4101", "COMPLETED", 0), ("4102", "COMPLETED", 0)]

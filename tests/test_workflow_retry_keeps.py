@@ -649,3 +649,141 @@ async def test_a_kept_steps_expected_end_is_asked_again_at_each_retry_above_it(r
     assert last_mid is not None and _expected_end(run, "join") == last_mid + timedelta(
         seconds=10)
     assert run.submitted("join") == ["alpha"] and _status(run)["mid"]["attempt"] == 2
+
+
+# post waits on left alone, by an afterok on alpha: queued, not held
+CHAIN = """\
+    name: chain
+    steps:
+      - {name: left, site: alpha, script: ./left, retries: 1}
+      - {name: post, site: alpha, needs: [left], script: ./post}
+    """
+
+
+class _UpdatedThenStopped(_Redepends):
+    """The first dependency change reaches the site (noted) and then its engine stops
+    before recording it (`asked` set, then waits for ever); later changes are refused for
+    a job no longer pending, as Slurm refuses them (`Job is no longer pending execution`)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        if job.state != JobState.PENDING:
+            raise SiteError(f"{job.site}: scontrol: error: Job is no longer pending execution")
+        await super().update_dependencies(job, deps)
+        if not self.asked.is_set():
+            self.asked.set()
+            await asyncio.Event().wait()
+
+
+async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled(runs):
+    """left fails; post's afterok is moved to left's new job, but its engine stops before
+    recording that. With no engine, left's new job completes and post starts. The next
+    engine must not take post's running job for one still waiting on the failed run: it
+    runs on (before, the change was asked again, refused, and post was cancelled and
+    submitted again: its run lost)."""
+    run = await runs(CHAIN, _UpdatedThenStopped)
+    post = run.job("post")
+    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.store.get_workflow(run.wid).step("post").data["redepend"] == ["left"]
+    run.store.apply_state(run.job("left").id, JobState.COMPLETED, exit_code=0)
+    run.store.apply_state(post.id, JobState.RUNNING)
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        while True:  # until the next engine has looked at post (on its own signal)
+            eng.changed.clear()
+            if run.store.get_workflow(run.wid).step("post").data.get("redepend") is None:
+                break
+            await asyncio.wait_for(eng.changed.wait(), 10)
+        assert post.id not in run.ops.cancels and run.submitted("post") == ["alpha"]
+        assert run.job("post").id == post.id
+        assert run.job("post").state == JobState.RUNNING
+        await run.finish("post")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)
+
+
+class _StopsAfterCancellingJoin(_Ops):
+    """The first cancel of `step`'s job reaches its site (recorded, the job CANCELLED) and
+    then its engine stops before recording anything else (`asked` set, then waits)."""
+
+    step = "join"
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.asked = asyncio.Event()
+
+    async def cancel(self, job: Job) -> None:
+        await super().cancel(job)
+        if (job.origin or {}).get("step") == self.step and not self.asked.is_set():
+            self.asked.set()
+            await asyncio.Event().wait()
+
+
+async def test_fault_an_engine_stopped_after_cancelling_a_kept_step_resubmits_it(runs):
+    """mid fails and its retry is placed on alpha, join's site: join, kept meanwhile, is
+    cancelled to be submitted again behind it, and the engine stops right after that
+    cancel. The next engine takes the cancel as its own: join is submitted again and the
+    workflow completes (before, join's cancelled job read as a failed run: the workflow
+    FAILED, join having no retries)."""
+    run = await runs(FAN_IN.replace("retries: 1}", "retries: 1, "
+                                                   "on_failure: resubmit-elsewhere}"),
+                     _StopsAfterCancellingJoin)
+    first_join = run.job("join")
+    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.job("join").state == JobState.CANCELLED
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"mid": "queued", "join": "held"})
+        assert run.state()[0] == "PENDING"
+        assert run.ops.cancels == [first_join.id]
+        assert run.submitted("join") == ["alpha", "alpha"]
+        assert run.job("mid").site == "alpha"
+        await run.finish("left", "right", "mid", "join")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)
+
+
+class _StopsAfterCancellingPost(_StopsAfterCancellingJoin):
+    step = "post"
+
+
+async def test_fault_an_engine_stopped_while_requeueing_below_a_resubmitted_step(runs):
+    """As above, with post behind join by an afterok on alpha: join is submitted again, and
+    the engine stops right after cancelling post (its afterok on join's cancelled job). The
+    next engine submits post again behind join's new job; the workflow completes (before,
+    post's cancelled job read as a cancel from outside: the workflow CANCELLED)."""
+    run = await runs(_with("""\
+      - {name: post, site: alpha, needs: [join], script: ./post}
+    """).replace("retries: 1}", "retries: 1, on_failure: resubmit-elsewhere}"),
+                     _StopsAfterCancellingPost)
+    first_join, first_post = run.job("join"), run.job("post")
+    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
+    assert run.job("post").state == JobState.CANCELLED
+    async with next_engine(run.ops, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"mid": "queued", "join": "held", "post": "queued"})
+        assert run.state()[0] == "PENDING"
+        assert run.ops.cancels == [first_join.id, first_post.id]
+        assert run.submitted("post") == ["alpha", "alpha"]
+        assert _afterok_ids(run, "post") == [run.job("join").native_id]
+        await run.finish("left", "right", "mid", "join", "post")
+        assert run.state() == ("COMPLETED", None)
+        _each_job_once(run)

@@ -152,8 +152,8 @@ class LsfCommands(FailureReading):
         """`bhist -l` over the last BHIST_LOG_FILES event logs: how a job ended once `bjobs
         -a` forgets it (after CLEAN_PERIOD). bhist fails the whole answer when one job is
         not found, so its status is not read (the ids are checked digits, passed as the
-        shell's arguments)."""
-        return ["sh", "-c", f'bhist -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0', "sh",
+        shell's arguments; bhist is its $0, where the site's configured path goes)."""
+        return ["sh", "-c", f'"$0" -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0', "bhist",
                 *self._ids(native_ids)]
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:

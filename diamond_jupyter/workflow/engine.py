@@ -654,14 +654,25 @@ class WorkflowEngine:
                 # its estimate was under way when its engine stopped: asked again
                 self._start_estimating(rec, wf, name, job.spec, st.site,
                                        self._sources(rec, wf, name))
+            if job.state.terminal and st.data.get("unkept_for") \
+                    and job.state != JobState.COMPLETED:
+                # cancelled by `_unkeep`, whose engine stopped before recording the rest
+                self._step(wid, name, phase="waiting", token="", data={
+                    "move_error": None, "kept_for": None, "unkept_for": None,
+                    "requeue_below": True}, reason=(
+                    f"resubmitted: {st.data['unkept_for']} now runs on {st.site}, its site"),
+                    job_id=job.id)
+                await self._requeue_marked(rec, wf, name)
+                rec = self.store.get_workflow(wid)
+                continue
             if job.state.terminal and st.data.get("redepend") \
                     and job.state != JobState.COMPLETED and job.started_at is None:
                 # ended by its scheduler for its afterok on a failed job (kill_invalid_depend)
                 self._step(wid, name, phase="waiting", token="", data={
-                    "move_error": None, "redepend": None}, reason=(
+                    "move_error": None, "redepend": None, "requeue_below": True}, reason=(
                     f"resubmitted: {job.site} ended it while it waited on "
                     f"{', '.join(st.data['redepend'])}'s failed job"), job_id=job.id)
-                await self._requeue_downstream(rec, wf, name)
+                await self._requeue_marked(rec, wf, name)
                 rec = self.store.get_workflow(wid)
                 continue
             if job.state == JobState.COMPLETED:
@@ -1549,6 +1560,13 @@ job_id=job.id if job else None)
             await self._requeue_gang(rec, wf, name)
         self._step(rec.id, name, data={"requeue_below": False})
 
+    async def _requeue_marked(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
+        """After step `name` was set waiting with `requeue_below` marked: the steps below it
+        wait for its new run, then the mark is cleared. An engine that stops midway leaves
+        the rest to the next one (`_advance`'s `_requeue_below`)."""
+        await self._requeue_downstream(rec, wf, name)
+        self._step(rec.id, name, data={"requeue_below": False})
+
     async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
         """A gang member run again: the members still queued or running are cancelled and
         wait with it, so the gang starts together again (never a partial gang)."""
@@ -1682,6 +1700,11 @@ job_id=job.id if job else None)
         job = self._job(st)
         if job is None or job.state.terminal:
             return  # ended meanwhile: the jobs' pass submits it again
+        if job.state == JobState.RUNNING or job.started_at is not None:
+            # started: its dependency was moved and met (by an engine that stopped before
+            # recording the move); asked again, the site refuses a running job's change
+            self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id)
+            return
         moved = st.data.get("redepend") or []
         ids: list[str] = []
         why = ""
@@ -1716,9 +1739,9 @@ job_id=job.id if job else None)
                 return
         await self._cancel_unended(rec.id, job)
         self._step(rec.id, name, phase="waiting", token="", data={
-            "move_error": None, "redepend": None}, reason=(
+            "move_error": None, "redepend": None, "requeue_below": True}, reason=(
             f"resubmitted after {', '.join(moved)} is run again ({why})"), job_id=job.id)
-        await self._requeue_downstream(rec, wf, name)
+        await self._requeue_marked(rec, wf, name)
         self.advance_soon(rec.id)  # submitted by the next advance
 
     async def _unkeep(self, rec: WorkflowRecord, wf: Workflow, name: str, site: str) -> None:
@@ -1730,12 +1753,16 @@ job_id=job.id if job else None)
             if st.site != site or st.phase not in SUBMITTED or not st.data.get("kept_for"):
                 continue
             job = self._job(st)
+            # marked before the cancel: an engine that stops right after it leaves the
+            # resubmit to the next one (its jobs' pass), not a cancel from outside
+            self._step(rec.id, d, data={"unkept_for": name})
             await self._cancel_unended(rec.id, job)
             self._step(rec.id, d, phase="waiting", token="", data={
-                "move_error": None, "kept_for": None}, reason=(
+                "move_error": None, "kept_for": None, "unkept_for": None,
+                "requeue_below": True}, reason=(
                 f"resubmitted: {name} now runs on {site}, its site"),
                 job_id=job.id if job else None)
-            await self._requeue_downstream(rec, wf, d)
+            await self._requeue_marked(rec, wf, d)
 
     async def _stop(self, rec: WorkflowRecord, state: str, reason: str,
                     culprit: str | None) -> None:

@@ -32,7 +32,7 @@ SITES = ["alpha", "beta"]  # one cluster's two doors, for allowed_sites
 BASE_URL = "/hpc~c1/"  # the hub's own base_url: '~' is kept as is in a URL path
 USERS = ("alice", "bob", "a.b-c@x", "zoë")
 # users whose servers the admin configured wrongly, started by their own tests
-MISCONFIGURED = ("carol", "dave", "erin", "frank", "gina")
+MISCONFIGURED = ("carol", "dave", "erin", "frank", "gina", "diamond")
 SERVICE_TOKEN = secrets.token_hex(24)  # the culler-like admin service's
 START_TIMEOUT_S = 240.0  # a loaded machine starts a server slowly
 
@@ -542,3 +542,14 @@ def test_one_allowed_site_from_a_config_d_file_or_one_flag_is_the_only_site(hub,
     status, body = hub.call(hub.server_path(user) + "diamond/api/jobs", hub.tokens[user],
                             "POST", {"site": "alpha", "script": "#!/bin/bash\nhostname\n"})
     assert status in (400, 403, 422) and "alpha" in body["message"], body
+
+
+def test_a_user_diamond_with_a_server_api_is_told_the_route_from_diamond_api(hub):
+    """/user/diamond/api/ is the prefix: the 404 names what follows it, not the prefix."""
+    path = hub.spawn("diamond", "api")
+    assert path == "/user/diamond/api/", path
+    status, body = hub.call(path + "diamond/api/nope", hub.tokens["diamond"])
+    assert status == 404, body
+    assert body["message"].startswith("no API route /diamond/api/nope;"), body
+    status, state = hub.call(path + "diamond/api/state", hub.tokens["diamond"])
+    assert status == 200 and state["error"] is None, state

@@ -3,8 +3,15 @@ the user's own sites, accepted only on hosts the admin allows."""
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import json
+import re
 from pathlib import Path
+from typing import Any
+
+from traitlets import TraitError
+from traitlets.config.loader import DeferredConfig, DeferredConfigList, DeferredConfigString
 
 from ..config import FederationConfig, SiteConfig, load_config
 from ..model import BadInput
@@ -48,11 +55,15 @@ def user_site_refusal(site: SiteConfig, admin_names: set[str],
 def add_user_sites(cfg: FederationConfig, user_file: str,
                    host_patterns: list[str]) -> tuple[FederationConfig, list[str], list[str]]:
     """(config with the accepted user sites, their names, one line per refused site). No
-    patterns: users add no sites, and their file is not read."""
+    patterns: users add no sites, and their file is not read. A file that is not a valid
+    sites file is refused whole, in one line naming where and why."""
     path = Path(user_file).expanduser()
     if not host_patterns or not path.exists():
         return cfg, [], []
-    mine = load_config(path)
+    try:
+        mine = load_config(path)
+    except BadInput as e:  # the user's typo costs them their own sites, not the admin's
+        return cfg, [], [f"{path}: not read, none of its sites is loaded: {e}"]
     names = {s.name for s in cfg.sites}
     accepted, refused = [], []
     for s in mine.sites:
@@ -64,3 +75,88 @@ def add_user_sites(cfg: FederationConfig, user_file: str,
             refused.append(why)
     merged = cfg.model_copy(update={"sites": [*cfg.sites, *accepted]})
     return merged, [s.name for s in accepted], refused
+
+
+# -- the admin's DiamondApp settings, checked one by one -------------------------------------
+CONFIG_FILES = ("jupyter_server_config.json", "jupyter_server_config.py")
+
+
+def setting_source(key: str, argv: list[str], config_dirs: list[str]) -> str:
+    """Where `DiamondApp.KEY` is set: the server's command line, else the config file (and
+    line) of the highest priority that names it (`config_dirs` highest first)."""
+    flag = f"--DiamondApp.{key}"
+    if any(a == flag or a.startswith(flag + "=") for a in argv):
+        return "the server's command line (under JupyterHub: c.Spawner.args)"
+    for d in config_dirs:
+        base = Path(d)
+        files = [base / n for n in CONFIG_FILES]
+        files += sorted((base / "jupyter_server_config.d").glob("*.json"))
+        for f in files:
+            try:
+                text = f.read_text(errors="replace")
+            except OSError:
+                continue
+            needle = f'"{key}"' if f.suffix == ".json" else f"DiamondApp.{key}"
+            if "DiamondApp" not in text or needle not in text:
+                continue
+            line = text[:text.index(needle)].count("\n") + 1
+            return f"{f} (line {line})"
+    return "the server's configuration"
+
+
+def check_settings(app: Any, section: dict[str, Any], argv: list[str],
+                   config_dirs: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """({key: value as `app` takes it}, {key: why} for each setting it would refuse (unknown
+    name or value), each naming where it is set and what would be accepted). Checked one by
+    one, so that one bad setting neither hides nor drops the others. A list given by one
+    flag on the command line is a list of that one item (traitlets would read `alpha` as no
+    list at all, and `allowed_sites` None is every site)."""
+    traits = app.traits(config=True)
+    values, refused = {}, {}
+    for key, value in section.items():
+        where = setting_source(key, argv, config_dirs)
+        trait = traits.get(key)
+        if trait is None:
+            near = difflib.get_close_matches(key, traits, n=1)
+            hint = f"did you mean {near[0]}? " if near else ""
+            own = sorted(type(app).class_own_traits(config=True))
+            refused[key] = (f"DiamondApp.{key} in {where}: unknown setting ({hint}the diamond "
+                            f"settings: {', '.join(own)})")
+            continue
+        try:
+            if isinstance(value, DeferredConfigString) and hasattr(trait, "from_string_list"):
+                value = DeferredConfigList([str(value)])
+            if isinstance(value, DeferredConfig):
+                value = value.get_value(trait)
+            values[key] = trait._validate(app, value)
+        except (TraitError, ValueError) as e:
+            why = re.sub(r"^The '\w+' trait of an? \w+ instance ", "", str(e)).rstrip(".")
+            shown = str(value) if isinstance(value, DeferredConfig) else repr(value)
+            refused[key] = f"DiamondApp.{key} = {shown} in {where}: {why}"
+    return values, refused
+
+
+def config_d_settings(config_dirs: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The DiamondApp settings of every `jupyter_server_config.d/*.json` under the config
+    directories (`config_dirs` highest priority first; a later file of one directory wins),
+    which Jupyter reads for which extensions are enabled only; and {file: why} for a file
+    that is not a JSON object."""
+    values, refused = {}, {}
+    for d in reversed(config_dirs):
+        for f in sorted((Path(d) / "jupyter_server_config.d").glob("*.json")):
+            try:
+                data = json.loads(f.read_text())
+            except OSError as e:
+                refused[str(f)] = f"{f} cannot be read: {e.strerror}"
+                continue
+            except ValueError as e:
+                where = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+                refused[str(f)] = f"{f} is not valid JSON{where}: {getattr(e, 'msg', e)}"
+                continue
+            section = data.get("DiamondApp") if isinstance(data, dict) else None
+            if isinstance(section, dict):
+                values.update(section)
+            elif section is not None:
+                refused[str(f)] = (f"{f}: DiamondApp is {type(section).__name__}, expected "
+                                   "an object of settings")
+    return values, refused

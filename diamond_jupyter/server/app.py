@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
@@ -13,7 +14,7 @@ from ..agent.service import AgentService
 from ..config import default_config_path, load_config
 from ..federation import Federation
 from ..model import DiamondError
-from .admin import add_user_sites, pin_partitions
+from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
 from .events import EventBridge, register_schemas
 
 
@@ -76,6 +77,24 @@ class DiamondApp(ExtensionApp):
         return str(default_config_path())  # honours DIAMOND_CONFIG
 
     # -- life cycle -------------------------------------------------------------------------
+    def _link_jupyter_server_extension(self, serverapp) -> None:  # noqa: ANN001
+        """As ExtensionApp's, with each DiamondApp setting checked first: one that would be
+        refused is taken out (traitlets stops at the first, leaving the rest unread and the
+        extension on its defaults), and the engine then does not start: `state` says which
+        and where. The others are given as the extension reads them, with those of
+        `jupyter_server_config.d/*.json` files where nothing else sets them."""
+        dirs = list(serverapp.config_file_paths)
+        from_d, self.refused_settings = config_d_settings(dirs)
+        section = serverapp.config.DiamondApp
+        for key, value in from_d.items():  # the command line and config files come first
+            section.setdefault(key, value)
+        values, refused = check_settings(self, dict(section), sys.argv, dirs)
+        self.refused_settings.update(refused)
+        for key in refused:
+            del section[key]
+        section.update(values)
+        super()._link_jupyter_server_extension(serverapp)
+
     def initialize_settings(self) -> None:
         self.federation: Federation | None = None
         self.agent: AgentService | None = None  # the agent over the federation (made lazily)
@@ -84,6 +103,10 @@ class DiamondApp(ExtensionApp):
         self._started: asyncio.Future | None = None
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
         try:
+            refused = getattr(self, "refused_settings", {})
+            if refused:
+                raise DiamondError("the admin's diamond settings are refused, so the engine "
+                                   "is not started: " + "; ".join(refused.values()))
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})

@@ -109,8 +109,11 @@ class NoRouteHandler(DiamondHandler):
                 self, self.current_user, action, self.auth_resource)):
             raise HTTPError(403, log_message=f"not authorized to {action} on diamond")
 
-        path = self.request.path  # the server's base_url, then /diamond/api...
-        path = path[path.find("/diamond/api"):]
+        path = self.request.path  # the server's base_url, then diamond/api...
+        base = self.base_url.rstrip("/")  # which may hold /diamond/api itself (a hub's
+        # user `diamond` with a server `api`)
+        path = path[len(base):] if path.startswith(base + "/") else \
+            path[path.find("/diamond/api"):]
         named = [r for r, h in routes() if h is not NoRouteHandler]
         tops = sorted({r.removeprefix("/diamond/api/").split("/")[0] for r in named})
         near = ""

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Collection, Generator
 from typing import Any
 
 import pytest
+from held_staging import HeldStaging
 from one_site_engine import journal_waiter
 from test_lease_fencing import _fed, _fed_sites
 
@@ -147,3 +148,34 @@ async def test_ended_transfers_leave_nothing_in_their_manager(tmp_path, monkeypa
         assert _kept(fed.mover, ended) == {}
     finally:
         await fed.close()
+
+
+async def test_a_staging_leaves_no_lease_in_its_manager_resumed_or_new(tmp_path):
+    """Before, each staging (`stage-TOKEN`) an engine ran kept its lease in the transfer
+    manager for as long as the engine ran, resumed after a restart or begun by a submit:
+    a server's grew by one a staged job. Now the lease goes with the staging's run."""
+    bed = HeldStaging(tmp_path)
+    first = bed.engine(archive_reachable=False)
+    await first.start(recover=False)
+    try:
+        _, wait = journal_waiter(first)
+        resumed = await first.submit(bed.spec(), "here")
+        await wait(lambda ev: ev.kind == "stage.in.started")  # copying: its next try is far
+        assert f"stage-{resumed.token}" in first.mover._fences
+    finally:
+        await first.close()
+    again = bed.engine(archive_reachable=True)
+    _, wait = journal_waiter(again)
+    await again.start()
+    try:
+        keys = [f"stage-{resumed.token}"]
+        await wait(lambda ev: ev.kind == "job.released" and ev.job_id == resumed.id)
+        await again.mover.wait(keys[0])
+        new = await again.submit(bed.spec(), "here")
+        keys.append(f"stage-{new.token}")
+        await wait(lambda ev: ev.kind == "job.released" and ev.job_id == new.id)
+        await again.mover.wait(keys[1])
+        assert [again.mover.status(k).state for k in keys] == ["SUCCEEDED"] * 2
+        assert _kept(again.mover, keys) == {}
+    finally:
+        await again.close()

@@ -179,3 +179,22 @@ async def test_a_staging_leaves_no_lease_in_its_manager_resumed_or_new(tmp_path)
         assert _kept(again.mover, keys) == {}
     finally:
         await again.close()
+
+
+async def test_a_staging_that_cannot_be_resumed_leaves_no_lease_in_its_manager(tmp_path):
+    """A staging found after a restart whose job this store does not know is settled FAILED
+    without a run: its lease, taken to settle it, goes too."""
+    bed = HeldStaging(tmp_path)
+    fed = bed.engine(archive_reachable=True)
+    key = "stage-0123456789ab"
+    fed.store.record_transfer("stage", "0123456789ab", "here", transfer_id=key, state="ACTIVE",
+                              data={"stage_of": "0123456789ab", "site": "here",
+                                    "user_hold": False})
+    await fed.start()
+    try:
+        rec = fed.mover.status(key)
+        assert (rec.state, rec.error) == ("FAILED", "cannot resume the staging: the job is "
+                                                    "unknown")
+        assert _kept(fed.mover, [key]) == {}
+    finally:
+        await fed.close()

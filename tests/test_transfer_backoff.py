@@ -2,6 +2,8 @@
 wait nobody cancels lasts its whole time without waking the engine meanwhile. Before, the
 wait looked for a cancel every 0.1 s: ten wakeups a second for each copy waiting.
 
+What a transfer or a staging leaves in its manager once it has ended: nothing.
+
 No test bed: sites with a local transport; the copy's connection drop is a stand-in for
 `sftp_copy` that raises what a dropped connection raises."""
 

@@ -24,8 +24,8 @@ async def within(aw: Awaitable[T], timeout: float | None) -> T:
 
 
 class KeyedLocks:
-    """One asyncio lock per key, kept only while a task holds it or waits on it: a map of
-    locks by key that grows with every key ever used, never."""
+    """One asyncio lock per key, kept only while a task holds it or waits on it (unlike a
+    plain dict of locks, it does not grow by every key ever used)."""
 
     def __init__(self) -> None:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # key: (lock, holders+waiters)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -20,3 +21,33 @@ async def within(aw: Awaitable[T], timeout: float | None) -> T:
         async with asyncio.timeout(timeout):
             return await aw
     return await asyncio.wait_for(aw, timeout)  # pragma: no cover - Python 3.10
+
+
+class KeyedLocks:
+    """One asyncio lock per key, kept only while a task holds it or waits on it (unlike a
+    plain dict of locks, it does not grow by every key ever used)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # key: (lock, holders+waiters)
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._locks
+
+    @asynccontextmanager
+    async def held(self, key: str) -> AsyncIterator[None]:
+        """Hold `key`'s lock (waiting for it); it goes once nobody holds or waits on it."""
+        lock, users = self._locks.get(key, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:  # also when cancelled while waiting
+            users = self._locks[key][1] - 1
+            if users:
+                self._locks[key] = (lock, users)
+            else:
+                del self._locks[key]

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from .aio import KeyedLocks
 from .calibration import (
     OWN_ERROR_SAMPLES,
     RECENT_WAITS_S,
@@ -341,7 +342,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.logs_trust_state_s = LOGS_TRUST_STATE_S  # see LOGS_TRUST_STATE_S
         self._waits_noted: dict[str, float] = {}
         self._hedge_gated: set[tuple[str, str]] = set()
-        self._hedge_locks: dict[str, asyncio.Lock] = {}
+        self._hedge_locks = KeyedLocks()  # by group, while a settle holds or awaits it
         self._hedge_retries: dict[str, asyncio.TimerHandle] = {}
         self._hedge_retry_delay: dict[str, float] = {}
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group

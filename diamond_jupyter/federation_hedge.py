@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .aio import within
+from .aio import KeyedLocks, within
 from .federation_needs import scan_off_loop
 from .journal import STORE_RECHECK_S
 from .model import (
@@ -103,8 +103,8 @@ class HedgeMixin:
     store: Store
     sites: Sites
     journal: Journal
-    _hedge_gated: set[tuple[str, str]]  # (token, decision) written this process
-    _hedge_locks: dict[str, asyncio.Lock]
+    _hedge_gated: set[tuple[str, str]]  # (token, decision) written this process, till its end
+    _hedge_locks: KeyedLocks
     _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
     _hedge_retry_delay: dict[str, float]
 
@@ -337,8 +337,7 @@ class HedgeMixin:
 
     async def _hedge_settle(self, group: str, started: str | None = None,
                             job: Job | None = None) -> None:
-        lock = self._hedge_locks.setdefault(group, asyncio.Lock())
-        async with lock:
+        async with self._hedge_locks.held(group):
             try:
                 if started is not None:
                     self.store.claim_hedge(group, started, site=job.site if job else None,
@@ -353,6 +352,7 @@ class HedgeMixin:
                     asked = self.journal.is_loser_cancel(self.journal.cancel_intent(j.id))
                     self._hedge_cancelled(rec, j, gated=False,
                                           cancelled=asked and j.state == JobState.CANCELLED)
+                self._hedge_forget_ended(self.store.hedge(group))
             except DiamondError as e:
                 log.warning("hedged submission %s: settling failed (%s); retried on the "
                             "next change or start", group, e)
@@ -371,8 +371,21 @@ class HedgeMixin:
         self._hedge_gated.add(key)
         return True
 
+    def _hedge_forget_ended(self, rec: HedgeRecord) -> None:
+        """The decisions written for the copies of `rec` that have ended go (under the
+        group's lock): a loser is stopped only while unfinished, and an ended winner whose
+        "go" was said is not written again (`_hedge_act`)."""
+        for j in rec.copies:
+            if j.state.terminal:
+                self._hedge_gated.difference_update({(j.token or "", "go"),
+                                                     (j.token or "", "no")})
+
     async def _hedge_act(self, rec: HedgeRecord, job: Job, kind: str) -> None:
         if kind == "go":
+            if job.state.terminal and self.store.events_since(0, kinds=["hedge.go"],
+                                                              job_id=job.id, limit=1):
+                self._hedge_retry_delay.pop(rec.id, None)
+                return  # it ended, its "go" written and said: nothing to tell it
             if await self._hedge_gate(job, "go"):
                 self._hedge_once(rec, job, "hedge.go", {})
                 self._hedge_retry_delay.pop(rec.id, None)

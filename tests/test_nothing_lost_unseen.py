@@ -1406,3 +1406,51 @@ async def test_a_staged_release_refused_as_not_held_after_a_restart_keeps_the_jo
         assert not slurm.squeue_fails.exists()  # the look-up did fail once
         got = phases(fed, job)
         assert got.count("job.released") == 1 and got.count("stage.out.done") == 1, got
+
+
+async def _settles_done(fed: Federation, groups: list[str]) -> None:
+    """Until each settle of `groups` asked so far (by their copies' events) has run: a
+    group's lock is granted in turn, so once it is ours every earlier settle is done."""
+    for group in groups:
+        async with fed._hedge_locks.held(group):
+            pass
+
+
+async def test_hedged_groups_that_ended_leave_no_lock_or_decision_in_the_engine(
+        tmp_path, pair, monkeypatch):
+    """Before, every hedged group an engine settled kept its lock, and every decision it
+    wrote ("go", "no") stayed marked, for as long as the engine ran: a server's grew by one
+    a hedged job. Now a group's lock goes once no settle holds or awaits it, and a copy's
+    decision once the copy has ended; an ended winner is not told "go" again."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    _, wait = journal_waiter(fed)
+    alpha, beta = pair
+    groups = []
+    for n in range(3):
+        job = await fed.submit(spec(tmp_path), hedge=2)
+        groups.append(job.hedge_group)
+        await _start(fed, beta, str(5300 + n))
+        winner = await fed.hedge_winner(job.hedge_group, timeout=30)
+        await wait(lambda ev, won=winner.id: ev.kind == "hedge.go" and ev.job_id == won)
+        assert (winner.token, "go") in fed._hedge_gated  # kept while the winner runs
+        beta.set_state(str(5300 + n), "COMPLETED")
+        await fed.status(f"beta:{5300 + n}", refresh=True)
+        await fed.hedge_winner(job.hedge_group, timeout=30)  # after the settle its end asked
+    assert [fed.store.hedge(g).winner_job.state for g in groups] == [JobState.COMPLETED] * 3
+    await _settles_done(fed, groups)
+    assert len(fed._hedge_locks) == 0 and fed._hedge_gated == set()
+    written: list[tuple[str, str]] = []
+
+    def noted(site: str) -> Callable[[str, str], Awaitable[None]]:
+        async def decide(token: str, decision: str) -> None:
+            written.append((site, decision))
+        return decide
+    for name in ("alpha", "beta"):
+        monkeypatch.setattr(fed.site(name), "decide_hedge", noted(name))
+    for g in groups:  # a settle of an ended group writes nothing again
+        await fed.hedge_winner(g, timeout=30)
+    await _settles_done(fed, groups)
+    assert [gate(beta, fed.store.hedge(g).winner_job) for g in groups] == ["go"] * 3
+    assert written == [] and beta.commands("scancel") == []
+    assert len(fed.store.events_since(0, kinds=["hedge.go"], limit=None)) == 3
+    assert len(fed._hedge_locks) == 0 and fed._hedge_gated == set()

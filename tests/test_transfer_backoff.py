@@ -2,6 +2,8 @@
 wait nobody cancels lasts its whole time without waking the engine meanwhile. Before, the
 wait looked for a cancel every 0.1 s: ten wakeups a second for each copy waiting.
 
+What a transfer or a staging leaves in its manager once it has ended: nothing.
+
 No test bed: sites with a local transport; the copy's connection drop is a stand-in for
 `sftp_copy` that raises what a dropped connection raises."""
 
@@ -14,6 +16,7 @@ from collections.abc import Awaitable, Collection, Generator
 from typing import Any
 
 import pytest
+from held_staging import HeldStaging
 from one_site_engine import journal_waiter
 from test_lease_fencing import _fed, _fed_sites
 
@@ -145,5 +148,55 @@ async def test_ended_transfers_leave_nothing_in_their_manager(tmp_path, monkeypa
                 await fed.cancel_transfer(tid)
         assert {t: fed.mover.status(t).state for t in ended} == ended
         assert _kept(fed.mover, ended) == {}
+    finally:
+        await fed.close()
+
+
+async def test_a_staging_leaves_no_lease_in_its_manager_resumed_or_new(tmp_path):
+    """Before, each staging (`stage-TOKEN`) an engine ran kept its lease in the transfer
+    manager for as long as the engine ran, resumed after a restart or begun by a submit:
+    a server's grew by one a staged job. Now the lease goes with the staging's run."""
+    bed = HeldStaging(tmp_path)
+    first = bed.engine(archive_reachable=False)
+    await first.start(recover=False)
+    try:
+        _, wait = journal_waiter(first)
+        resumed = await first.submit(bed.spec(), "here")
+        await wait(lambda ev: ev.kind == "stage.in.started")  # copying: its next try is far
+        assert f"stage-{resumed.token}" in first.mover._fences
+    finally:
+        await first.close()
+    again = bed.engine(archive_reachable=True)
+    _, wait = journal_waiter(again)
+    await again.start()
+    try:
+        keys = [f"stage-{resumed.token}"]
+        await wait(lambda ev: ev.kind == "job.released" and ev.job_id == resumed.id)
+        await again.mover.wait(keys[0])
+        new = await again.submit(bed.spec(), "here")
+        keys.append(f"stage-{new.token}")
+        await wait(lambda ev: ev.kind == "job.released" and ev.job_id == new.id)
+        await again.mover.wait(keys[1])
+        assert [again.mover.status(k).state for k in keys] == ["SUCCEEDED"] * 2
+        assert _kept(again.mover, keys) == {}
+    finally:
+        await again.close()
+
+
+async def test_a_staging_that_cannot_be_resumed_leaves_no_lease_in_its_manager(tmp_path):
+    """A staging found after a restart whose job this store does not know is settled FAILED
+    without a run: its lease, taken to settle it, goes too."""
+    bed = HeldStaging(tmp_path)
+    fed = bed.engine(archive_reachable=True)
+    key = "stage-0123456789ab"
+    fed.store.record_transfer("stage", "0123456789ab", "here", transfer_id=key, state="ACTIVE",
+                              data={"stage_of": "0123456789ab", "site": "here",
+                                    "user_hold": False})
+    await fed.start()
+    try:
+        rec = fed.mover.status(key)
+        assert (rec.state, rec.error) == ("FAILED", "cannot resume the staging: the job is "
+                                                    "unknown")
+        assert _kept(fed.mover, [key]) == {}
     finally:
         await fed.close()

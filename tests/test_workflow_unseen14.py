@@ -14,6 +14,7 @@ where. The tests named `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -689,6 +690,47 @@ async def test_an_advance_asked_while_one_runs_follows_it_and_the_lock_goes_afte
             assert eng._locks == {}
         finally:
             await eng.close()
+
+
+async def test_an_advance_asked_of_one_cancelled_is_handed_on_not_kept(tmp_path):
+    """Before, an advance asked while another ran stayed marked in the engine when the
+    running one was cancelled (its caller gone): the mark was kept for as long as the engine
+    ran, and the ask was lost. Now the ask goes with the lock and a fresh advance does it;
+    closing the engine hands nothing on."""
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _Placing(store)
+        ops.hold = True
+        eng = WorkflowEngine(ops)
+        try:
+            first = asyncio.ensure_future(eng.run(load(FEEDS)))
+            await _all_placing(ops, {"fit"})
+            [wid] = [w.id for w in store.unfinished_workflows()]
+            await eng.advance(wid)  # asked of the running one
+            assert eng._again == {wid}
+            ops.asked.clear()
+            first.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+            assert eng._again == set()
+            await asyncio.wait_for(ops.asked.wait(), 10)  # the handed-on advance places fit
+            assert ops.calls.count(("place", "fit")) == 2
+            ops.go.set()
+            await _settled(eng)
+            assert [n for n, _, _ in ops.submits] == ["prep", "fit"]
+            assert eng._again == set() and eng._locks == {}
+            ops.go.clear()
+            ops.asked.clear()
+            second = asyncio.ensure_future(eng.run(load(FEEDS)))
+            await asyncio.wait_for(ops.asked.wait(), 10)
+            [wid] = list(eng._locks)
+            await eng.advance(wid)
+            assert eng._again == {wid}
+        finally:
+            await eng.close()
+        second.cancel()  # after the close (a face's call outliving the engine): not handed on
+        with contextlib.suppress(asyncio.CancelledError):
+            await second
+        assert eng._again == set() and eng._locks == {} and not eng._runs
 
 
 async def test_a_workflow_cancelled_mid_copy_never_releases_the_auto_step(tmp_path):

@@ -270,6 +270,12 @@ class TransferManager:
     def fence(self, transfer_id: str) -> Fence | None:
         return self._fences.get(transfer_id)
 
+    def let_go(self, transfer_id: str, fence: Fence | None) -> None:
+        """The run of transfer (or staging) `transfer_id` under `fence` has ended here: its
+        lease goes (a newer claim's stays)."""
+        if fence is not None and self._fences.get(transfer_id) is fence:
+            del self._fences[transfer_id]
+
     def lost(self, lost: LeaseLost, job_id: str | None = None) -> None:
         """Another engine took transfer (or staging) `lost.fence.item` over while this one
         stalled: said once, with a `lease.lost` event (the caller stops driving it)."""
@@ -412,8 +418,7 @@ class TransferManager:
             self.lost(lost, claimed.data.get("job_id"))
             raise
         finally:
-            if self._fences.get(claimed.id) is fence:
-                del self._fences[claimed.id]
+            self.let_go(claimed.id, fence)
 
     def status(self, transfer_id: str) -> TransferRecord:
         return self.store.get_transfer(transfer_id)

@@ -233,6 +233,8 @@ class StagedJob:
                 if not self.store.get_job(job_id).state.terminal:
                     await self._fail(job_id, f"staging failed: {e}")
             self._settle("FAILED", str(e))
+        finally:  # ended here (or stopped with the engine): its lease goes with its run
+            self.mgr.let_go(self.key, self.fence)
 
     async def _phases(self) -> None:
         if self.resumed is not None and self.resumed.native_id is None:
@@ -327,7 +329,9 @@ async def resume_staged(mgr: TransferManager, limit: int | None = None) -> list[
         except LeaseLost as lost:  # taken over while this engine stalled in the lookup
             mgr.lost(lost)
             continue
-        if started is not None:
+        if started is None:  # settled without a run: nothing holds its lease here now
+            mgr.let_go(rec.id, fence)
+        else:
             resumed.append(started)
     return resumed
 

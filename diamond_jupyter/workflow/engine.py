@@ -373,6 +373,7 @@ class WorkflowEngine:
         self.store = ops.store
         self._locks: dict[str, asyncio.Lock] = {}  # by workflow, while an advance holds it
         self._again: set[str] = set()  # an advance was asked while one ran
+        self._closing = False  # close() has begun: a cancelled advance's ask is not handed on
         self._jobs: dict[str, str] = {}  # job id (provisional and bound) -> workflow id
         self._tasks: dict[str, asyncio.Task] = {}  # moving inputs, by step key
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -465,6 +466,7 @@ class WorkflowEngine:
 
     async def close(self) -> None:
         """Stop driving; every owned workflow is handed back for the next engine."""
+        self._closing = True
         self._unsubscribe()
         for t in self._timers.values():
             t.cancel()
@@ -592,6 +594,10 @@ class WorkflowEngine:
             # and taking a free one never yields): the next advance makes a new one
             if self._locks.get(workflow_id) is lock and not lock.locked():
                 del self._locks[workflow_id]
+            if workflow_id in self._again:  # asked of this advance, cancelled before it ran
+                self._again.discard(workflow_id)
+                if not self._closing:  # handed on, not lost with the cancelled one
+                    self.advance_soon(workflow_id)
             if workflow_id not in self._owned:  # ended, or driven by another engine
                 self._forget(workflow_id)  # what this advance noted after its end too
 

@@ -134,6 +134,7 @@ from .placement_ahead import (
 )
 from .placement_explain import (
     NotChecked,
+    cut_reasons,
     grouped_refusals,
     held_nodes_text,
     merged_unchecked,
@@ -351,6 +352,8 @@ class SiteVerdict(BaseModel):
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
     # limits the job meets that the site does not report, each said once: not checked
     not_checked: list[str] = Field(default_factory=list)
+    # nodes' reasons cut in `reasons`/`notes`, in full (`placement_explain.cut_reasons`)
+    node_reasons: list[str] = Field(default_factory=list)
     partition: str | None = None
     estimated_start: datetime | None = None
     start_source: Literal["scheduler", "simulation", "calibrated"] | None = None
@@ -617,6 +620,7 @@ class Placement(BaseModel):
             if v.feasible and v.own_shift_s is not None:
                 lines.append(f"  {v.site}: {_own_shift_note(v.own_shift_s, v.own_samples)}")
             lines += unchecked_lines(v.site, [n for n in unchecked if n.site == v.site])
+            lines += [f"  {v.site} node reason in full: {why}" for why in v.node_reasons]
         return "\n".join(lines)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -1033,6 +1037,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     largest = max((len([x for x in members.get(q.name, []) if x in fit])
                    for q in snap.partitions), default=0)
     job_soft = _asked_soft_time(spec)
+    held_seen: list[Node] = []  # nodes named with their reasons, for `cut_reasons`
     for p in parts:
         restr, other = [], []
         req, pfit = reqs[p.name], fits[p.name]
@@ -1204,6 +1209,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
                                        and n.name in usable], chunks[1], chunks[4]) is None:
                 held = [n for n in nodes if n.name in mine and n.name in fit
                         and n.name not in usable]  # named by state, with the admin's reason
+                held_seen += held
                 other.append(f"{words.where(p.name)}: its usable {words.node}s cannot hold the "
                              f"{'terms' if chunks[1] == 'terms' else 'chunks'} "
                              f"({'+'.join(chunks[2])})"
@@ -1248,6 +1254,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             if up < req.nodes:
                 held = [n for n in nodes if n.name in mine and n.name in pfit
                         and n.name not in usable]
+                held_seen += held
                 other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} has only {up} "
                              f"usable ({_held_why(held)})")
         other += _size_causes(other, adjusted[p.name])
@@ -1258,6 +1265,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             good.append(p)
     req = whole_req
     problems = list(dict.fromkeys(problems))
+    v.node_reasons = list(dict.fromkeys(cut_reasons(held_seen)))
     if not good and too_long and len(parts) > 1:
         scope = f"every destination of routing queue {route.name}" if route is not None else \
             f"every {words.part} it names" if spec.queue else ""

@@ -7,7 +7,8 @@ estimate, then what was not checked, each said once (a reason the site gives for
 partitions names them in one line), at most `MAX_UNCHECKED_LINES` of them and a count of
 the rest. A site whose view was read long before the decision says how long, once
 (`view_age_line`). A partition's nodes that take no job are named by state, in hostlist
-form (`held_nodes_text`)."""
+form (`held_nodes_text`), a long reason cut there and given in full in the site's block
+(`cut_reasons`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from .dialects.outputs_common import compact_hostlist
-from .model import Node, SiteSnapshot, hms
+from .model import Node, SiteSnapshot, hms, one_line
 from .wording import quantity
 
 MAX_UNCHECKED_LINES = 5
@@ -195,7 +196,7 @@ def held_nodes_text(held: list[Node], label: dict[str, str] | None = None) -> st
         reason = (n.reason or "").strip()
         if len(reason) > MAX_NODE_REASON_CHARS:
             reason = reason[:MAX_NODE_REASON_CHARS - 1].rstrip() + "…"
-        groups.setdefault((state, reason), []).append(n.name)
+        groups.setdefault((state, one_line(reason)), []).append(n.name)
     shown = []
     for (state, reason), names in list(groups.items())[:MAX_NODE_GROUPS_NAMED]:
         listed, more = compact_hostlist(names, MAX_RANGES_NAMED)
@@ -203,6 +204,18 @@ def held_nodes_text(held: list[Node], label: dict[str, str] | None = None) -> st
                                            else "") + (f" ({reason})" if reason else ""))
     rest = sum(len(v) for v in list(groups.values())[MAX_NODE_GROUPS_NAMED:])
     return "; ".join(shown) + (f"; {quantity(rest, 'more node')}" if rest else "")
+
+
+def cut_reasons(held: list[Node]) -> list[str]:
+    """The reasons `held_nodes_text` cut, in full, by the nodes that give each (hostlist
+    form), written out as untrusted text (`one_line`): `s2: queue all.q marked ...`."""
+    by_reason: dict[str, list[str]] = {}
+    for n in held:
+        reason = (n.reason or "").strip()
+        if len(reason) > MAX_NODE_REASON_CHARS:
+            by_reason.setdefault(reason, []).append(n.name)
+    return [f"{compact_hostlist(names, MAX_RANGES_NAMED)[0]}: {one_line(reason)}"
+            for reason, names in by_reason.items()]
 
 
 def _state_word(state: str) -> str:

@@ -39,9 +39,11 @@ from .placement_sge_names import (
     forced_misses,
     forced_said,
     full_names,
+    text_admits,
     value_misses,
     value_said,
 )
+from .sge_expression import ExpressionError, ge_bool, parse_expression
 
 _STATES = ("on", "off", "suspended")
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -504,12 +506,11 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
                         "enough of them end"), None
 
 
-_TRUE = ("true", "1", "yes", "y")
-
-
-def job_texts(spec: JobSpec) -> dict[str, str]:
+def job_texts(spec: JobSpec, bools: Collection[str] | None = None) -> dict[str, str]:
     """A Grid Engine job's requests of string and boolean complexes as its script asks
-    them (`-l arch=lx-amd64`, `-l exclusive=true`, `-l ssd`: TRUE), by complex name."""
+    them (`-l arch=lx-amd64`, `-l exclusive=true`, `-l ssd`: TRUE), by complex name;
+    `bools`: the site's BOOL complexes, whose 1 and 0 are TRUE and FALSE (None: not read,
+    any request of 1 or 0 taken as one)."""
     out: dict[str, str] = {}
     if arch := sge_arch(spec.constraints.architecture):
         out["arch"] = arch
@@ -519,9 +520,28 @@ def job_texts(spec: JobSpec) -> dict[str, str]:
     for d in spec.unknown:
         if d.dialect == "sge" and d.option.startswith("-l "):
             name, eq, value = (d.value or "").partition("=")
-            if name == d.option[3:] and amount(value) is None:
-                out[name] = value.strip() if eq else "true"
+            value = value.strip()
+            boolean = value in ("0", "1") and (bools is None or name in bools)
+            if name == d.option[3:] and (amount(value) is None or boolean):
+                out[name] = value if eq else "true"
     return out
+
+
+def site_bools(snap: SiteSnapshot) -> list[str] | None:
+    """The names of a Grid Engine site's BOOL complexes (qconf -sc); None: not read."""
+    table = snap.sge_complex_names
+    return None if table is None else [n for n, c in table.items() if c.type == "BOOL"]
+
+
+def bool_misread(spec: JobSpec, snap: SiteSnapshot) -> str | None:
+    """Why no queue of a Grid Engine site takes the job: it asks a BOOL complex of the
+    site's (qconf -sc) a value that is no BOOL (`-l ssd=yes`); None: it asks none so."""
+    table = snap.sge_complex_names or {}
+    for name, value in job_texts(spec, site_bools(snap)).items():
+        if name in table and table[name].type == "BOOL" and ge_bool(value) is None:
+            return (f"the job's -l {name}={value} is no value of {name}, a BOOL complex in "
+                    f"qconf -sc: Grid Engine takes TRUE, FALSE (any case), 1 or 0")
+    return None
 
 
 def _text_limit(b: _Bound, name: str, raw: str,
@@ -539,13 +559,10 @@ def _text_limit(b: _Bound, name: str, raw: str,
     asked = b.texts.get(name)
     if asked is None:
         return None, None
-    if boolean:
-        admitted = (asked.lower() in _TRUE) == (raw.lower() == "true")
-    elif re.search(r"[&!()]", asked):
+    admitted = text_admits(asked, raw, "BOOL" if boolean else "STRING")
+    if admitted is None:
         return None, f"{b.what}: {name}={raw} not checked here (the job asks " \
-            f"{name}={asked}, an expression not read here)"
-    else:
-        admitted = any(fnmatch.fnmatchcase(raw, alt) for alt in asked.split("|"))
+            f"{name}={asked}, which Grid Engine reads as no {'BOOL' if boolean else 'string'})"
     if admitted:
         return None, None
     return (f"{b.what}: the job asks {name}={asked}, which the limit {name}={raw} does not "
@@ -606,7 +623,7 @@ def _quota_checks(spec: JobSpec, p: Partition, hosts: list[str], slots: int,
     by_host = any("hosts" in r.filters for q in snap.sge_quotas or [] for r in q.rules)
     running = snap.running
     groups = _quota_groups(snap)
-    texts = job_texts(spec)
+    texts = job_texts(spec, site_bools(snap))
     by_name = {n.name: n for n in snap.nodes} if by_host else {}
     firsts = [_first_rules(s, running, groups) if s.enabled else []
               for s in snap.sge_quotas or []]
@@ -659,7 +676,17 @@ def sge_queue_limits(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot,
     zone = site_zone(cfg, snap)
     # a job of an advance reservation (-ar) is neither bound by the quotas nor counted
     quotas = bool(snap.sge_quotas) and not spec.reservation
-    texts = job_texts(spec)
+    texts = job_texts(spec, site_bools(snap))
+    if misread := bool_misread(spec, snap):
+        for p in parts:
+            out.refused.setdefault(p.name, []).append(misread)
+        return out
+    for name, asked in texts.items():  # a string request GE would not read: not compared
+        if ge_bool(asked) is None:
+            try:
+                parse_expression(asked)
+            except ExpressionError as e:
+                out.not_checked.append(f"-l {name}: {e}")
     for p in parts:
         hosts = [h for h in members.get(p.name, []) if h in fit]
         if missed := forced_misses(spec, snap, p, hosts):  # FORCED complexes not asked

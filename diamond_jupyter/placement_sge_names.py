@@ -11,9 +11,7 @@ instances and hosts whose complex_values set it to the jobs that request it
 
 from __future__ import annotations
 
-import fnmatch
 import math
-import re
 from collections.abc import Mapping
 
 from .dialects.sge_commands import amount
@@ -27,11 +25,11 @@ from .model import (
     SgeComplexName,
     SiteSnapshot,
 )
+from .sge_expression import ExpressionError, expression_matches, ge_bool
 
 _GPU_COMPLEXES = ("gpu", "gpus", "ngpus")
 _TEXT_TYPES = ("STRING", "CSTRING", "RESTRING", "HOST")  # complex(5)'s string types
 _CASELESS = ("CSTRING", "HOST")
-_TRUE_WORDS = ("true", "1", "yes", "y")
 
 
 def full_names(snap: SiteSnapshot) -> dict[str, str]:
@@ -146,20 +144,19 @@ def forced_said(p: Partition, missed: dict[str, list[str]], snap: SiteSnapshot,
 def text_admits(asked: str, value: str, kind: str | None) -> bool | None:
     """Whether a job's request `asked` of a complex of type `kind` (qconf -sc; None: not
     read, taken from the value) matches the `value` a host or queue sets: a BOOL as truth
-    (`1.000000` as qhost prints TRUE), a string as GE matches it (the request's wildcards
-    and `|` alternatives; CSTRING and HOST in any case). None: not compared (a number, or
-    a request of `&`, `!` or parentheses, not read here)."""
-    as_number = amount(value)
-    boolean = kind == "BOOL" if kind else value.strip().lower() in ("true", "false")
+    (TRUE, FALSE, 1, 0; `1.000000` as qhost prints TRUE), a string as GE matches a request
+    expression against it (`sge_expression`; CSTRING and HOST in any case). None: not
+    compared (a number, a request that is no BOOL or no expression)."""
+    boolean = kind == "BOOL" if kind else ge_bool(value) is not None and amount(value) is None
     if boolean:
-        holds = value.strip().lower() in _TRUE_WORDS or bool(as_number)
-        return (asked.strip().lower() in _TRUE_WORDS) == holds
-    if (kind not in _TEXT_TYPES if kind else as_number is not None) \
-            or re.search(r"[&!()]", asked):
+        holds, wanted = ge_bool(value), ge_bool(asked)
+        return None if holds is None or wanted is None else holds == wanted
+    if kind not in _TEXT_TYPES if kind else amount(value) is not None:
         return None
-    if kind in _CASELESS:
-        asked, value = asked.lower(), value.lower()
-    return any(fnmatch.fnmatchcase(value, alt) for alt in asked.split("|"))
+    try:
+        return expression_matches(asked, value, kind in _CASELESS)
+    except ExpressionError:
+        return None
 
 
 def value_misses(spec: JobSpec, snap: SiteSnapshot, p: Partition, hosts: list[str],

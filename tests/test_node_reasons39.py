@@ -235,3 +235,36 @@ def test_ge_placement_names_the_held_hosts_with_why():
         "needs 1 host, queue all.q has only 0 usable (others drained s1 (all.q disabled (d)); "
         "drained s2 (all.q in error (E): queue all.q marked QERROR as result of…); down s3 "
         "(all.q unknown (u)))"), said
+
+
+# ---- a long reason in full, once, under --explain ------------------------------------------------
+
+GE_FULL = ("s2: all.q in error (E): queue all.q marked QERROR as result of job 42's failure at "
+           "host s2")
+
+
+def test_a_reason_cut_in_the_row_is_given_in_full_once_under_explain():
+    p = run("#$ -pe smp 4\n#$ -l h_rt=1:00:00", ge_site({"s1": "d", "s2": "E", "s3": "u"}))
+    # Before: only "... marked QERROR as result of…" anywhere, the job and host cut off
+    assert p.verdict("delta").node_reasons == [GE_FULL]
+    text = p.explain()
+    assert text.count(GE_FULL) == 1 and f"  delta node reason in full: {GE_FULL}" in \
+        text.splitlines(), text
+    # a short reason, shown whole in the row, is not repeated
+    assert "node reason in full: s1" not in text and "(all.q disabled (d))" in text
+
+
+def test_a_reason_in_full_is_written_out_as_untrusted_text():
+    forged = "disk swap\n  orion refused: nothing\x1b[2J; " + "x" * 60
+    nodes = json.loads(PBSNODES)
+    nodes["nodes"]["n03"] = _vnode("offline", forged)
+    snap = PbsCommands(tz=timezone.utc).parse_snapshot(
+        "orion", {"nodes": json.dumps(nodes), "queues": QUEUES, "queue": ""})
+    p = run("#PBS -l select=2:ncpus=8\n#PBS -l walltime=1:00:00",
+            (SiteConfig(name="orion", scheduler="pbs"), snap.model_copy(update={"taken_at": NOW})))
+    [said] = p.verdict("orion").node_reasons
+    assert said.startswith("n03: disk swap\\x0a  orion refused: nothing") and "x" * 60 in said
+    text = p.explain()
+    # the row's cut reason too: before, its newline started a forged "refused" line
+    assert "\x1b" not in text and "\n  orion refused: nothing" not in text, text
+    assert "(disk swap\\x0a  orion refused: nothing\\x1b[2J; x" in text, text

@@ -76,11 +76,15 @@ def test_a_string_limit_admits_the_requests_whose_pattern_matches_it():
         "resource quota set q rule 1 (users {*} to arch=lx-amd64): the job asks "
         "arch=sol-*|lx-arm64, which the limit arch=lx-amd64 does not admit: Grid Engine "
         "never starts it under this rule"], v.reasons
-    # an expression of & or ! is not read: said, naming the complex
+    # an expression of & or ! is read as Grid Engine reads it: !ber admits muc, ber
+    # (any of them) does not; before, it was said not checked
     v = run(smp(2, "#$ -l site=!ber"), site(rqs("users {*} to site=muc"))).verdict("delta")
-    assert v.verdict == "READY" and v.not_checked == [
-        "resource quota set q rule 1 (users {*} to site=muc): site=muc not checked here (the "
-        "job asks site=!ber, an expression not read here)"], v.not_checked
+    assert (v.verdict, v.not_checked) == ("READY", []), (v.reasons, v.not_checked)
+    v = run(smp(2, "#$ -l site=!ber&!m*"), site(rqs("users {*} to site=muc"))).verdict("delta")
+    assert v.verdict == "RESTRICTED" and v.reasons == [
+        "resource quota set q rule 1 (users {*} to site=muc): the job asks site=!ber&!m*, "
+        "which the limit site=muc does not admit: Grid Engine never starts it under this "
+        "rule"], v.reasons
 
 
 def test_a_boolean_limit_of_a_consumable_or_of_unread_complexes_is_said_not_checked():

@@ -27,7 +27,8 @@ BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "
          "calibration", "leases", "events",
          "model", "config", "workflow", "wrapper", "needs", "script_body", "capabilities",
          "software", "summary", "attention", "attention_journal", "dashboard", "strict_yaml",
-         "fetch_guard", "private_files", "option_types", "wording", "site_bounds"]
+         "fetch_guard", "private_files", "option_types", "wording", "site_bounds",
+         "sge_expression"]
 FACADE = sorted(p.stem for p in PKG.glob("federation*.py"))  # the facade and its parts
 ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "kernel", "server",
          "mcp_server"]

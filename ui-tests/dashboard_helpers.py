@@ -114,12 +114,13 @@ def iso(t: datetime) -> str:
 
 
 def big_dashboard(sites: list[str], rows: int, user: str = "me", mine_every: int = 997,
-                  seed: int = 7) -> dict:
+                  seed: int = 7, now: datetime | None = None) -> dict:
     """A dashboard answer with `rows` queue rows spread over `sites`: many users' jobs,
     pending and running, predictions from diamond or the scheduler; every `mine_every`-th
-    row (and the fourth) is the user's. Its shape is GET /diamond/api/dashboard's."""
+    row (and the fourth) is the user's; taken at `now` (else the wall clock's). Its shape is
+    GET /diamond/api/dashboard's."""
     rnd = random.Random(seed)
-    now = datetime.now(timezone.utc)
+    now = now or datetime.now(timezone.utc)
     out = []
     per = [rows // len(sites) + (1 if i < rows % len(sites) else 0) for i in range(len(sites))]
     k = 0
@@ -150,8 +151,10 @@ def big_dashboard(sites: list[str], rows: int, user: str = "me", mine_every: int
     return {"generated": iso(now), "user": user, "sites": out}
 
 
-def usage_series(site: str, hours: int, step_s: int = 300) -> dict:
-    now = datetime.now(timezone.utc)
+def usage_series(site: str, hours: int, step_s: int = 300, now: datetime | None = None) -> dict:
+    """`hours` of a site's usage points every `step_s`, the last at `now` (else the wall
+    clock's)."""
+    now = now or datetime.now(timezone.utc)
     n = hours * 3600 // step_s
     pts = []
     for i in range(n):
@@ -173,9 +176,10 @@ def serve_from_server(page, server: dict, dashboard: dict, name: str = "dashboar
     return len(body.encode())
 
 
-def serve_recorded(page, dashboard: dict) -> None:
+def serve_recorded(page, dashboard: dict, now: datetime | None = None) -> None:
     """Answer the dashboard's two routes from `dashboard` at the wire level (the page's
-    requests never reach the server): for queues longer than a test bed's."""
+    requests never reach the server): for queues longer than a test bed's. The usage series
+    end at `now` (else the wall clock's at each request)."""
     body = json.dumps(dashboard)
     page.route("**/diamond/api/dashboard*",
                lambda route: route.fulfill(status=200, body=body,
@@ -185,6 +189,6 @@ def serve_recorded(page, dashboard: dict) -> None:
         m = re.search(r"/sites/([^/]+)/usage\?hours=(\d+)", route.request.url)
         assert m, route.request.url
         route.fulfill(status=200, content_type="application/json",
-                      body=json.dumps(usage_series(m.group(1), int(m.group(2)))))
+                      body=json.dumps(usage_series(m.group(1), int(m.group(2)), now=now)))
 
     page.route("**/diamond/api/sites/*/usage*", usage)

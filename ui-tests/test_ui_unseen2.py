@@ -66,24 +66,29 @@ def _job(job_id: str, name: str, state: str, *, submitted: datetime,
             "placement": None, "origin": None}
 
 
-JOBS = [
-    _job(LONG_ID, "long-reason", "PENDING", submitted=NOW - timedelta(minutes=2),
-         reason=LONG_TOKEN),
-    _job(MARKUP_JOB_ID, "on-the-markup-site", "RUNNING", submitted=NOW - timedelta(minutes=3),
-         started=NOW - timedelta(minutes=2)),
-    _job(STALE_ID, "stale-event", "RUNNING", submitted=NOW - timedelta(minutes=20),
-         started=NOW - timedelta(minutes=10)),
-    _job(REQUEUE_ID, "requeued", "RUNNING", submitted=NOW - timedelta(minutes=25),
-         started=NOW - timedelta(minutes=15)),
-    _job(MIDNIGHT_ID, "across-midnight", "RUNNING", submitted=NOW - timedelta(minutes=90),
-         started=NOW - timedelta(minutes=80)),
-    _job(REPLAYED_ID, "replayed", "PENDING", submitted=NOW - timedelta(minutes=4),
-         reason="Priority"),
-    *(_job(job_id, name, "RUNNING", submitted=NOW - timedelta(minutes=30),
-           started=NOW - timedelta(minutes=20))
-      for job_id, name in ((LATE_ID, "late-report"), (CAUGHT_UP_ID, "caught-up"),
-                           (RELOADED_ID, "reloaded"), (FALLBACK_ID, "fallback-socket"))),
-]
+def _jobs(now: datetime) -> list[dict]:
+    """The records' jobs, their times counted back from `now`."""
+    return [
+        _job(LONG_ID, "long-reason", "PENDING", submitted=now - timedelta(minutes=2),
+             reason=LONG_TOKEN),
+        _job(MARKUP_JOB_ID, "on-the-markup-site", "RUNNING", submitted=now - timedelta(minutes=3),
+             started=now - timedelta(minutes=2)),
+        _job(STALE_ID, "stale-event", "RUNNING", submitted=now - timedelta(minutes=20),
+             started=now - timedelta(minutes=10)),
+        _job(REQUEUE_ID, "requeued", "RUNNING", submitted=now - timedelta(minutes=25),
+             started=now - timedelta(minutes=15)),
+        _job(MIDNIGHT_ID, "across-midnight", "RUNNING", submitted=now - timedelta(minutes=90),
+             started=now - timedelta(minutes=80)),
+        _job(REPLAYED_ID, "replayed", "PENDING", submitted=now - timedelta(minutes=4),
+             reason="Priority"),
+        *(_job(job_id, name, "RUNNING", submitted=now - timedelta(minutes=30),
+               started=now - timedelta(minutes=20))
+          for job_id, name in ((LATE_ID, "late-report"), (CAUGHT_UP_ID, "caught-up"),
+                               (RELOADED_ID, "reloaded"), (FALLBACK_ID, "fallback-socket"))),
+    ]
+
+
+JOBS = _jobs(NOW)
 PLAN = {"action": "submit", "site": "site-04", "scheduler": "slurm", "partition": "batch",
         "spec": {"name": "approved-run", "command": "bash run.sh", "nodes": 1},
         "data_movements": [], "script": SCRIPT, "script_sha256": SCRIPT_SHA}
@@ -99,9 +104,12 @@ class Wire:
     """The page's diamond GETs answered from the records; its event sockets served by the
     test when `serve_sockets` (else they reach the real server). Approve and reject POSTs
     are answered too, their bodies kept in `decisions`; /state lists the stored events in
-    `stored` (as the store keeps them, before LAST_SEQ)."""
+    `stored` (as the store keeps them, before LAST_SEQ); /state's jobs are `jobs` if given.
+    """
 
-    def __init__(self, page: Page, *, serve_sockets: bool = True) -> None:
+    def __init__(self, page: Page, *, serve_sockets: bool = True,
+                 jobs: list[dict] | None = None) -> None:
+        self.state = STATE if jobs is None else {**STATE, "jobs": jobs}
         self.sockets: list = []
         self.stored: list[dict] = []
         self.emitted: list[dict] = []
@@ -127,7 +135,7 @@ class Wire:
             route.continue_()
             return
         elif path == "state":
-            body = {**STATE, "events": self.stored, "last_seq": self.last_seq}
+            body = {**self.state, "events": self.stored, "last_seq": self.last_seq}
         elif path == "events":
             since = int(query.get("since", 0))
             body = {"emissions": [e for e in self.emitted if e["seq"] > since],
@@ -175,14 +183,19 @@ def bare_lab(tmp_path_factory):
 
 
 def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: float = 1,
-              serve_sockets: bool = True, before_load=None) -> Page:
+              serve_sockets: bool = True, before_load=None, at: datetime | None = None) -> Page:
+    """A page on `server` whose diamond requests the records answer. With `at`, the page's
+    clock stands still at that instant and the jobs' times count back from it."""
     context = browser.new_context(viewport={"width": width, "height": height},
                                   device_scale_factor=scale)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(err.message))
     page.diamond_errors = errors  # type: ignore[attr-defined]
-    page.diamond_wire = Wire(page, serve_sockets=serve_sockets)  # type: ignore[attr-defined]
+    page.diamond_wire = Wire(  # type: ignore[attr-defined]
+        page, serve_sockets=serve_sockets, jobs=None if at is None else _jobs(at))
+    if at is not None:
+        page.clock.set_fixed_time(at)
     if before_load:
         before_load(page)
     load_lab(page, server)
@@ -614,58 +627,88 @@ def test_reconnect_during_an_approval_shows_the_decision_made_meanwhile(bare_lab
 
 # -- time zones, dark theme, zoom ---------------------------------------------------------
 
-def _zone_just_past_midnight() -> str:
-    """An Etc/GMT zone where it is now between 00:00 and 00:59 (so the last 90 minutes
-    cross midnight there)."""
-    offset = (24 - datetime.now(timezone.utc).hour) % 24
+def _zone_just_past_midnight(at: datetime) -> str:
+    """An Etc/GMT zone where the instant `at` is between 00:00 and 00:59 (so the 90 minutes
+    before it cross midnight there)."""
+    offset = (24 - at.astimezone(timezone.utc).hour) % 24
     if offset > 14:
         offset -= 24
     return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"
 
 
-def test_timeline_across_midnight_in_another_time_zone_shows_the_date(bare_lab, browser):
-    zone = _zone_just_past_midnight()
-    settings = "lab/api/settings/diamond-jupyter:plugin"
-    api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
-    p = _new_page(browser, bare_lab)
-    try:
-        panel = _live_sidebar(p)
-        timeline = panel.locator('[data-diamond-section="timeline"]')
-        bar = timeline.locator(f'[data-diamond-job-bar="{MIDNIGHT_ID}"]')
-        expect(bar).to_have_count(1)
-        day = p.evaluate("([t, z]) => new Intl.DateTimeFormat(undefined, {timeZone: z, "
-                         "month: 'short', day: 'numeric'}).format(new Date(t))",
-                         [_iso(NOW - timedelta(minutes=90)), zone])
-        # the axis starts the day before "now" there: its start label names that day
-        axis = timeline.locator(".jp-diamond-gantt-axis").first
-        expect(axis).to_contain_text(day)
-        bar.focus()
-        tooltip = timeline.locator(f'[data-diamond-tooltip="{MIDNIGHT_ID}"]')
-        expect(tooltip).to_contain_text(re.compile(rf"queued\s*{re.escape(day)}"))
-    finally:
-        p.context.close()
-        api(bare_lab, "PUT", settings, {"raw": "{}"})
+# Instants the page's clock is pinned at, each read in the zone where it is just past
+# midnight: a test shows the same page whatever the hour it runs at. 00:30 UTC on 1 March
+# is midnight in UTC itself and a month's turn; 11:59 is the zone the farthest east (UTC+13).
+PINNED = [datetime(2026, 3, 1, 0, 30, tzinfo=timezone.utc),
+          datetime(2026, 3, 1, 11, 59, tzinfo=timezone.utc),
+          datetime(2026, 3, 1, 23, 59, tzinfo=timezone.utc)]
 
 
 def _day_in(page: Page, when: datetime, zone: str) -> str:
+    """The day of `when` in `zone` as the page writes it (its locale's short month)."""
     return page.evaluate("([t, z]) => new Intl.DateTimeFormat(undefined, {timeZone: z, "
                          "month: 'short', day: 'numeric'}).format(new Date(t))",
                          [_iso(when), zone])
 
 
-def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser):
+def _focus_until_tooltip_says(page: Page, bar, tooltip, text) -> None:
+    """Focus `bar` until its `tooltip` contains `text`. On a busy machine JupyterLab may
+    still be restoring its layout: it can take the focus, or hide the sidebar, just after
+    the bar got it, which hides the tooltip (a user would focus the bar again). A tooltip
+    missing while the bar keeps the focus fails at once."""
+    for _ in range(3):
+        open_sidebar(page)
+        bar.focus()
+        try:
+            expect(tooltip).to_contain_text(text, timeout=10_000)
+            return
+        except AssertionError:
+            if bar.evaluate("el => el === document.activeElement"):
+                raise
+    expect(tooltip).to_contain_text(text)
+
+
+@pytest.mark.parametrize("at", PINNED, ids=lambda t: t.strftime("%H%MZ"))
+def test_timeline_across_midnight_in_another_time_zone_shows_the_date(bare_lab, browser, at):
+    """The sidebar's timeline in a zone where it is just past midnight, its job queued the
+    evening before: the axis's start and the job's tooltip name that day."""
+    zone = _zone_just_past_midnight(at)
+    settings = "lab/api/settings/diamond-jupyter:plugin"
+    api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
+    p = _new_page(browser, bare_lab, at=at)
+    try:
+        panel = _live_sidebar(p)
+        timeline = panel.locator('[data-diamond-section="timeline"]')
+        bar = timeline.locator(f'[data-diamond-job-bar="{MIDNIGHT_ID}"]')
+        expect(bar).to_have_count(1)
+        assert p.evaluate("Date.now()") == at.timestamp() * 1000, "the page's clock is not pinned"
+        day = _day_in(p, at - timedelta(minutes=90), zone)
+        assert day != _day_in(p, at, zone), f"{at} in {zone} is not just past midnight"
+        # the axis starts the day before "now" there: its start label names that day
+        axis = timeline.locator(".jp-diamond-gantt-axis").first
+        expect(axis).to_contain_text(day)
+        tooltip = timeline.locator(f'[data-diamond-tooltip="{MIDNIGHT_ID}"]')
+        _focus_until_tooltip_says(p, bar, tooltip, re.compile(rf"queued\s*{re.escape(day)}"))
+    finally:
+        p.context.close()
+        api(bare_lab, "PUT", settings, {"raw": "{}"})
+
+
+@pytest.mark.parametrize("at", [PINNED[0], PINNED[2]], ids=lambda t: t.strftime("%H%MZ"))
+def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser, at):
     """The dashboard in a zone where it is just past midnight: the usage chart's start (six
     hours back) and the timeline's ticks before midnight name their day. Before, a span
     under a day showed bare times, yesterday's 23:00 beside today's 00:30."""
-    zone = _zone_just_past_midnight()
+    zone = _zone_just_past_midnight(at)
     settings = "lab/api/settings/diamond-jupyter:plugin"
     api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
-    p = _new_page(browser, bare_lab, width=1600)
-    serve_recorded(p, big_dashboard(SITES[:3], 30))
+    p = _new_page(browser, bare_lab, width=1600, at=at)
+    serve_recorded(p, big_dashboard(SITES[:3], 30, now=at), now=at)
     try:
         _live_sidebar(p)
         dash = open_from_palette(p)
-        yesterday = _day_in(p, datetime.now(timezone.utc) - timedelta(hours=6), zone)
+        yesterday = _day_in(p, at - timedelta(hours=6), zone)
+        assert yesterday != _day_in(p, at, zone), f"{at} in {zone} is not just past midnight"
         chart = dash.locator(f'[data-diamond-util-chart="{SITES[0]}"]')
         expect(chart.locator(".jp-diamond-chart-label", has_text=yesterday).first).to_be_attached()
         gantt = dash.locator(f'[data-diamond-gantt-job="{MIDNIGHT_ID}"]')

@@ -65,7 +65,7 @@ def beyond_the_site(spec: JobSpec, snap: SiteSnapshot, scheduler: str = "slurm",
         reasons.append(too_long)
     caps = _SIZE_CAPS.get(scheduler, ("", "", ""))
     for asked, limit_of, what, cap in zip(
-            (req.nodes, req.nodes * req.cpn, req.nodes * req.gpn),
+            (req.nodes, _cpus_in_all(spec, req), req.nodes * req.gpn),
             (lambda p: p.max_nodes, lambda p: p.max_cpus, lambda p: p.max_gpus),
             (f"{words.node}s", f"{words.cpus} in all", "GPUs in all"), caps, strict=True):
         if (said := _past_every_queue(asked, limit_of, what, mine, bool(named), words,
@@ -123,6 +123,14 @@ def _node_reasons(spec: JobSpec, req: Req, nodes: list[Node], largest: Node, wor
         reasons.append(f"needs {words.nodes(req.nodes)}, the site has {len(nodes)} (largest "
                        f"{node} {_described(largest, words)}): ask at most {len(nodes)}")
     return reasons
+
+
+def _cpus_in_all(spec: JobSpec, req: Req) -> int:
+    """The job's CPUs in all: its tasks times their CPUs where it counts tasks (not its
+    nodes' share rounded up: `-n 40` on hosts of 16 asks 40), else every node's."""
+    r = spec.resources
+    return r.tasks * (r.cpus_per_task or 1) if r.tasks and r.tasks_per_node is None \
+        else req.nodes * req.cpn
 
 
 def _described(node: Node, words: Words) -> str:

@@ -3,7 +3,10 @@
 refused before anything reaches sbatch, naming the largest node (or the longest partition)
 and what would be accepted; a site whose nodes are not known takes the job as before. The
 site is a local one answering with recorded real `scontrol` outputs (nodes c1, c2: 8 CPUs;
-g1: 16 CPUs, 2 GPUs; partitions debug 1 h, long 2 days, gpu unlimited)."""
+g1: 16 CPUs, 2 GPUs; partitions debug 1 h, long 2 days, gpu unlimited). Then the same of
+PBS, LSF, Grid Engine and Flux sites answering with their recorded outputs, in each
+scheduler's words (queue, vnode, host, slots, cores) and limits (resources_max, RUNLIMIT
+and TASKLIMIT, h_rt, TLIMIT and NNODES)."""
 
 from __future__ import annotations
 

@@ -81,17 +81,17 @@ class NeedsMixin:
 
     async def site_mismatch(self, spec: JobSpec, site: str) -> list[str]:
         """What `site` lacks of what the job needs: architecture, features, GPU (type),
-        memory, software, container runtime, MPI; on a Slurm site, more CPUs, nodes or run
-        time than any node or partition of it gives. Other partition limits and the queue
-        are left to placement and the scheduler."""
+        memory, software, container runtime, MPI; more CPUs, nodes, GPUs or run time than
+        any node or queue of it gives. Other queue limits and the queue itself are left to
+        placement and the scheduler."""
         target = self.site(site)
         snap, caps = await asyncio.gather(
             target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site, spec))
         missing = mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
-        if target.cfg.scheduler == "slurm":
-            if too_large := array_too_large(spec, snap):
-                missing.append(too_large)  # an array index past the site's MaxArraySize
-            missing += beyond_the_site(spec, snap)  # more than any node or partition gives
+        if target.cfg.scheduler == "slurm" and (too_large := array_too_large(spec, snap)):
+            missing.append(too_large)  # an array index past the site's MaxArraySize
+        # more than any node or queue of the site gives
+        missing += beyond_the_site(spec, snap, target.cfg.scheduler, target.cfg.flavor)
         return missing
 
     async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:

@@ -3,7 +3,10 @@
 refused before anything reaches sbatch, naming the largest node (or the longest partition)
 and what would be accepted; a site whose nodes are not known takes the job as before. The
 site is a local one answering with recorded real `scontrol` outputs (nodes c1, c2: 8 CPUs;
-g1: 16 CPUs, 2 GPUs; partitions debug 1 h, long 2 days, gpu unlimited)."""
+g1: 16 CPUs, 2 GPUs; partitions debug 1 h, long 2 days, gpu unlimited). Then the same of
+PBS, LSF, Grid Engine and Flux sites answering with their recorded outputs, in each
+scheduler's words (queue, vnode, host, slots, cores) and limits (resources_max, RUNLIMIT
+and TASKLIMIT, h_rt, TLIMIT and NNODES)."""
 
 from __future__ import annotations
 
@@ -68,6 +71,8 @@ def _script(*directives: str) -> JobSpec:
      "allows at most 2-00:00:00 (MaxTime): ask at most 2-00:00:00"),
     (["-p long,debug", "-t 3-00:00:00"], "asks 3-00:00:00 of run time, the longest "
      "partition it names, long, allows at most 2-00:00:00 (MaxTime)"),
+    (["-p debug", "--nodes=3"], "needs 3 nodes, partition debug allows a job at most 2 "
+     "(MaxNodes): ask at most 2"),
 ])
 async def test_fault_a_script_asking_more_than_the_site_ever_gives_is_refused_unsent(
         rec, tmp_path, directives, said):
@@ -137,3 +142,166 @@ def test_fault_the_cli_exits_2_with_one_line_and_sends_nothing(tmp_path, option,
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert res.stderr.count("\n") == 1 and said in res.stderr, res.stderr
     assert _sbatch_calls(tmp_path) == []
+
+
+# -- PBS, LSF, Grid Engine and Flux sites answering with their recorded outputs ------------
+
+OUT = RECORDED.parent
+# each scheduler's fake commands: what each prints (a recorded output, else nothing) by the
+# words of its arguments, the first match winning; its submit command notes the call
+_ANSWERS: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "pbs": {"pbsnodes": [("*", "pbs/pbsnodes_json.json")],
+            "qstat": [("*-Q*", "pbs/qstat_Qf_json.json"), ("*-B*", "pbs/qstat_Bf_json.json"),
+                      ("*", "pbs/qstat_f_json.json")],
+            "pbs_rstat": [("*", "")]},
+    "lsf": {"bhosts": [("*host_name*", "lsf/bhosts_json.json"), ("*", "")],
+            "lshosts": [("*", "lsf/lshosts_json.json")],
+            "bqueues": [("*runlimit*", "lsf/bqueues_json.json"),
+                        ("*max_tasklimit*", "tasklimit.json"), ("*", "")],
+            "bjobs": [("*-json*", "lsf/bjobs_json.json"), ("*", "")]},
+    "sge": {"qhost": [("*", "sge/qhost_xml.xml")],
+            "qconf": [("-sql", "sql.txt"), ("-sq *", "sge/qconf_sq_all.txt"),
+                      ("-spl", "sge/qconf_spl.txt"), ("*", "")],
+            "qstat": [("*", "sge/qstat_f_xml.xml")]},
+    "flux": {"flux": [("resource list*", "flux/flux_resource_list.txt"),
+                      ("queue list*", "flux/flux_queue_list.txt"),
+                      ("config get*", "config.json"), ("jobs*", "flux/flux_jobs_json.json")]},
+}
+_SUBMIT = {"pbs": ("qsub", "4242.vbox"), "lsf": ("bsub", "Job <4242> is submitted to queue "
+                                                  "<normal>."),
+           "sge": ("qsub", "4242"),  # qsub -terse
+           "flux": ("flux", "ƒ4242")}
+
+
+def _recorded_site(tmp_path: Path, scheduler: str) -> Path:
+    """tmp_path/sites.yaml: one local site `rec` of `scheduler` whose commands print the
+    recorded outputs (tests/fixtures/outputs/SCHEDULER), its submit command noting each call
+    in tmp_path/calls. LSF's short queue has a TASKLIMIT of 32 (`bqueues -o` limits)."""
+    bin_dir, here = tmp_path / "bin", tmp_path / "answers"
+    bin_dir.mkdir()
+    here.mkdir()
+    (here / "sql.txt").write_text("all.q\n")  # `qconf -sq` prints every queue at once
+    (here / "config.json").write_text("{}\n")
+    (here / "tasklimit.json").write_text(
+        '{"COMMAND":"bqueues","QUEUES":1,"RECORDS":[{"QUEUE_NAME":"short","HOSTS":"all",'
+        '"MAX_MEMLIMIT":"-","MAX_TASKLIMIT":"32","MIN_TASKLIMIT":"-"}]}\n')
+    submit, says = _SUBMIT[scheduler]
+    for prog, answers in _ANSWERS[scheduler].items():
+        cases = "".join(f"  {glob.replace(' ', chr(92) + ' ')}) {_cat(path, here)} ;;\n"
+                        for glob, path in answers)
+        noted = "" if prog != submit else \
+            f'case "$*" in\n  batch*|-*|/*|*.sh) echo "{prog} $*" >> {tmp_path}/calls; ' \
+            f"echo '{says}'; exit 0 ;;\nesac\n"
+        if prog == "flux":
+            noted = noted.replace("batch*|-*|/*|*.sh", "batch*")
+        (bin_dir / prog).write_text(f'#!/bin/sh\n{noted}case "$*" in\n{cases}esac\n')
+    if submit not in _ANSWERS[scheduler]:
+        (bin_dir / submit).write_text(f'#!/bin/sh\necho "{submit} $*" >> {tmp_path}/calls\n'
+                                      f"echo '{says}'\n")
+    for prog in bin_dir.iterdir():
+        prog.chmod(0o755)
+    path = tmp_path / "sites.yaml"
+    path.write_text(yaml.safe_dump({"store": str(tmp_path / "store.sqlite3"), "sites": [{
+        "name": "rec", "scheduler": scheduler, "transport": {"kind": "local"},
+        "workdir": str(tmp_path / "work"),
+        "preamble": f'PATH={bin_dir}:"$PATH"; export PATH'}]}, allow_unicode=True))
+    return path
+
+
+def _cat(answer: str, here: Path) -> str:
+    """The shell that prints `answer`: a recorded output (SCHEDULER/FILE), a file written
+    for the test, or nothing."""
+    return f"cat {OUT / answer}" if "/" in answer else f"cat {here / answer}" if answer else ":"
+
+
+async def _submitted(tmp_path: Path, scheduler: str, script: str, *, force: bool = False
+                     ) -> str:
+    """What submitting `script` to the recorded site of `scheduler` does: the native id, or
+    the refusal's text."""
+    fed = Federation(_recorded_site(tmp_path, scheduler), store=Store(tmp_path / "s.sqlite3"),
+                     poll_interval_s=3600, min_poll_s=3600)
+    await fed.start(recover=False)
+    try:
+        spec = get_script_dialect(scheduler).parse_script(f"#!/bin/bash\n{script}\nhostname\n")
+        try:
+            return (await fed.submit(spec, "rec", force=force)).native_id
+        except BadInput as e:
+            assert fed.jobs() == []
+            return str(e)
+    finally:
+        await fed.close()
+
+
+@pytest.mark.parametrize("scheduler,script,said", [
+    # vbox: node1, node3 8 ncpus, node2 32 ncpus 4 GPUs; workq 24 h (nodect 4), gpu 72 h,
+    # route sends to both
+    ("pbs", "#PBS -l select=1:ncpus=64", "needs 64 ncpus on one vnode, the largest vnode "
+     "(node2) has 32: ask at most 32 per vnode (the ncpus of one chunk)"),
+    ("pbs", "#PBS -l select=5:ncpus=8", "needs 5 vnodes, the site has 3 (largest vnode "
+     "node2: 32 ncpus, 4 GPUs, 128000 MB): ask at most 3"),
+    ("pbs", "#PBS -q workq\n#PBS -l walltime=48:00:00", "asks 2-00:00:00 of run time, queue "
+     "workq allows at most 1-00:00:00 (resources_max.walltime): ask at most 1-00:00:00"),
+    ("pbs", "#PBS -q route\n#PBS -l walltime=100:00:00", "asks 4-04:00:00 of run time, the "
+     "longest queue it names, gpu, allows at most 3-00:00:00 (resources_max.walltime)"),
+    # lsf: hostA 8 CPUs, hostB 16, hostC unavail; normal 12 h, short 1 h (TASKLIMIT 32),
+    # night no RUNLIMIT
+    ("lsf", '#BSUB -n 32 -R "span[hosts=1]"', "needs 32 slots on one host, the largest host "
+     "(hostB) has 16: ask at most 16 per host (span[ptile=N], or -n with span[hosts=1])"),
+    ("lsf", "#BSUB -q short -n 40", "needs 40 slots in all, queue short allows a job at most "
+     "32 (TASKLIMIT): ask at most 32"),
+    ("lsf", "#BSUB -q short -W 2:00", "asks 2:00:00 of run time, queue short allows at most "
+     "1:00:00 (RUNLIMIT): ask at most 1:00:00"),
+    ("lsf", "#BSUB -n 100000", "needs 6250 hosts, the site has 3 (largest host hostB: 16 "
+     "slots, 4 GPUs, 257433 MB): ask at most 3"),
+    # sge: dn1, dn2 8 slots; all.q 24 h, short.q 30 min
+    ("sge", "#$ -pe smp 64", "needs 64 slots on one host, the largest host (dn1) has 8: ask "
+     "at most 8 per host"),
+    ("sge", "#$ -pe mpi 100", "needs 13 hosts, the site has 2 (largest host dn1: 8 slots, "
+     "24166 MB): ask at most 2"),
+    ("sge", "#$ -l h_rt=999:00:00", "asks 41-15:00:00 of run time, the longest queue, all.q, "
+     "allows at most 1-00:00:00 (h_rt): ask at most 1-00:00:00"),
+    ("sge", "#$ -q short.q -l h_rt=1:00:00", "asks 1:00:00 of run time, queue short.q allows "
+     "at most 0:30:00 (h_rt)"),
+    # flux: node0, node2, node3 8 cores, node1 32 cores 4 GPUs; batch 8 h, debug 1 h (2 nodes)
+    ("flux", "#flux: -N 9", "needs 9 nodes, the site has 4 (largest node node1: 32 cores, "
+     "4 GPUs): ask at most 4"),
+    ("flux", "#flux: -n 1 -c 64", "needs 64 cores on one node, the largest node (node1) has "
+     "32: ask at most 32 per node (tasks per node x cores per task)"),
+    ("flux", "#flux: -q debug -N 3", "needs 3 nodes, queue debug allows a job at most 2 "
+     "(NNODES): ask at most 2"),
+    ("flux", "#flux: -t 99h", "asks 4-03:00:00 of run time, the longest queue, batch, allows "
+     "at most 8:00:00 (TLIMIT)"),
+])
+async def test_fault_every_scheduler_refuses_past_its_site_in_its_words_unsent(
+        tmp_path, scheduler, script, said):
+    """Each of these reached qsub, bsub or flux batch, which alone said no (or queued it
+    forever): the check was Slurm's only."""
+    got = await _submitted(tmp_path, scheduler, script)
+    assert got.startswith(f"site rec cannot run this job: {said}"), got
+    assert _sbatch_calls(tmp_path) == []
+
+
+@pytest.mark.parametrize("scheduler,script", [
+    ("pbs", "#PBS -l select=1:ncpus=32"),
+    ("pbs", "#PBS -l walltime=72:00:00"),  # gpu's limit
+    ("pbs", "#PBS -q route\n#PBS -l walltime=72:00:00"),
+    ("lsf", "#BSUB -n 2"),
+    ("lsf", "#BSUB -W 9999:00"),  # night has no RUNLIMIT
+    ("lsf", "#BSUB -q short -n 32 -W 1:00"),
+    ("lsf", "#BSUB -q nosuch -n 100000"),  # a queue bqueues does not list: not judged
+    ("sge", "#$ -pe smp 8\n#$ -l h_rt=24:00:00"),
+    ("flux", "#flux: -N 4"),
+    ("flux", "#flux: -q batch -t 8h"),
+])
+async def test_what_some_node_and_queue_of_each_scheduler_gives_is_submitted(
+        tmp_path, scheduler, script):
+    assert "cannot run" not in await _submitted(tmp_path, scheduler, script)
+    assert len(_sbatch_calls(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("scheduler,script", [
+    ("pbs", "#PBS -l select=5:ncpus=8"), ("lsf", "#BSUB -q short -n 40"),
+    ("sge", "#$ -pe smp 64"), ("flux", "#flux: -N 9")])
+async def test_force_submits_past_every_scheduler_s_site(tmp_path, scheduler, script):
+    assert "cannot run" not in await _submitted(tmp_path, scheduler, script, force=True)
+    assert len(_sbatch_calls(tmp_path)) == 1

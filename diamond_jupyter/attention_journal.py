@@ -1,5 +1,7 @@
 """The journal's side of `attention`: a `job.attention` event after each stored job event
-that calls for one, and a timer per running job for "nearing its time limit"."""
+that calls for one, and a timer per running job for "nearing its time limit". A workflow
+step kept in its queue while its afterok moves to a retried parent's new job (the step's
+`redepend` in the store) is not called stuck for that afterok meanwhile: the engine mends it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .attention import attention_for, make, walltime_margin_s
 from .model import DiamondError, Event, Job, JobState, utcnow
+from .store.workflows import WORKFLOW_DONE
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -33,11 +36,22 @@ class Attention:
         if job.state.terminal:
             self.disarm(job.id)
         att = attention_for(ev, job)
-        if att is None:
+        if att is None or self.dependency_being_moved(att, job):
             return None
         if att.data["attention"] == "started":
             self.arm(job)
         return self.journal.store.append_event(att)
+
+    def dependency_being_moved(self, att: Event, job: Job) -> bool:
+        """Whether `att` says `job` waits on a dependency never satisfied while its workflow,
+        still running, moves that dependency to the retried parent's new job."""
+        if att.data.get("never") != "DependencyNeverSatisfied" or not job.token:
+            return False
+        step_of = self.journal.store.workflow_of_token(job.token)
+        if step_of is None:
+            return False
+        rec = self.journal.store.get_workflow(step_of[0])
+        return rec.state not in WORKFLOW_DONE and bool(rec.step(step_of[1]).data.get("redepend"))
 
     def arm(self, job: Job) -> None:
         """A timer that says "nearing the time limit" for a running job with a walltime."""

@@ -21,6 +21,7 @@ from test_workflow_unseen13 import _Run
 from workflow_ops import next_engine
 
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import (
     BadInput,
     Dependency,
@@ -787,3 +788,70 @@ async def test_fault_an_engine_stopped_while_requeueing_below_a_resubmitted_step
         await run.finish("left", "right", "mid", "join", "post")
         assert run.state() == ("COMPLETED", None)
         _each_job_once(run)
+
+
+# -- what the user is told about a kept job while its dependency moves --
+
+NEVER = "DependencyNeverSatisfied"
+
+
+def _stuck(run: _Run, job_id: str) -> list[str]:
+    """The reasons of the "stuck" attention events the user got about job `job_id`."""
+    return [e.data["reason"] for e in run.store.events_since(0, kinds=["job.attention"])
+            if e.job_id == job_id and e.data.get("attention") == "stuck"]
+
+
+async def test_fault_a_kept_child_is_not_called_stuck_while_its_dependency_moves(runs):
+    """left fails; while join's afterok is being moved to left's new job, Slurm says join's
+    dependency can never be satisfied: no "stuck" alert (the engine is mending it), neither
+    then nor once it is moved; the workflow completes with join's one job."""
+    run = await runs(ORDERED, _StallingUpdate)
+    journal = Journal(run.store, {})
+    join = run.job("join")
+    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    journal.apply(join.id, JobState.PENDING, reason=NEVER, source="poll")
+    assert _stuck(run, join.id) == []
+    run.ops.go.set()
+    await failing
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    journal.apply(join.id, JobState.PENDING, reason="Dependency", source="poll")
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+    assert run.state() == ("COMPLETED", None)
+    assert _stuck(run, join.id) == [] and run.ops.cancels == []
+
+
+class _RefusesMoveAndCancel(_Redepends):
+    """alpha refuses both the dependency change and the cancel of a queued job."""
+
+    async def cancel(self, job: Job) -> None:
+        raise SiteError(f"{job.site}: scancel {job.native_id} exited with status 1")
+
+
+async def test_a_kept_child_whose_dependency_move_failed_is_called_stuck(runs):
+    """The site refuses the move (and the cancel after it): join, left waiting on the failed
+    job, is called stuck when Slurm says so, as for any job."""
+    run = await runs(ORDERED, _RefusesMoveAndCancel)
+    run.ops.refusing.add("alpha")
+    journal = Journal(run.store, {})
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    assert not run.store.get_workflow(run.wid).step("join").data.get("redepend")
+    journal.apply(join.id, JobState.PENDING, reason=NEVER, source="poll")
+    assert _stuck(run, join.id) == [NEVER]
+
+
+async def test_a_workflow_step_not_kept_for_a_retry_is_called_stuck(runs):
+    """No retry under way: a step's job whose dependency can never be satisfied is called
+    stuck, with what it means."""
+    run = await runs(ORDERED, _Redepends)
+    journal = Journal(run.store, {})
+    join = run.job("join")
+    journal.apply(join.id, JobState.PENDING, reason=NEVER, source="poll")
+    assert _stuck(run, join.id) == [NEVER]
+    [att] = [e.data for e in run.store.events_since(0, kinds=["job.attention"])]
+    assert "never satisfies" in att["explanation"]

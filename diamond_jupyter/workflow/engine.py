@@ -1379,11 +1379,14 @@ class WorkflowEngine:
                 self._step(rec.id, name, data={"moving_to": None})
                 return
         await self._drop_gate(rec.id, name)
+        # marked with the move: an engine that stops before the steps below it are looked
+        # at leaves them to the next one (`_advance`'s `_requeue_below`), not to a cancel
+        # of theirs read as one from outside
         self._step(rec.id, name, phase="waiting", token="", data={
-"pin": to, "moving_to": None, "moved_from": st.site}, reason=(
-f"moved from {st.site} to {to}: expected to end sooner there"),
-job_id=job.id if job else None)
-        await self._requeue_downstream(rec, wf, name)
+            "pin": to, "moving_to": None, "moved_from": st.site, "requeue_below": True},
+            reason=f"moved from {st.site} to {to}: expected to end sooner there",
+            job_id=job.id if job else None)
+        await self._requeue_marked(rec, wf, name)
 
     def _site_of(self, rec: WorkflowRecord, name: str) -> str | None:
         return rec.step(name).site

@@ -5,11 +5,12 @@ queue lets one job have. An explicit site's check refuses such a job before anyt
 reaches its submit command; a site whose nodes are not known says nothing here.
 
 Every scheduler is judged from the snapshot its dialect reads (Slurm partitions and nodes,
-PBS queues' resources_max and vnodes, LSF queues' RUNLIMIT and task limit and hosts' CPUs,
-Grid Engine queues' h_rt and hosts' num_proc, Flux's resource list and queue limits), and
-said in its own words (queue, vnode, host, slots...). Nodes count whatever their state (a
-drained node may come back), and a queue without a limit allows any: only a request no
-configuration of the site meets is refused."""
+PBS queues' resources_max (the server's where a queue sets none, a routing queue's own
+too) and vnodes, LSF queues' RUNLIMIT and task limit and hosts' CPUs, Grid Engine queues'
+h_rt and hosts' num_proc, Flux's resource list and its queues' TLIMIT, NNODES, NCORES and
+NGPUS), and said in its own words (queue, vnode, host, slots...). Nodes count whatever
+their state (a drained node may come back), and a queue without a limit allows any: only
+a request no configuration of the site meets is refused."""
 
 from __future__ import annotations
 
@@ -59,19 +60,45 @@ def beyond_the_site(spec: JobSpec, snap: SiteSnapshot, scheduler: str = "slurm",
     reasons = _node_reasons(spec, req, nodes, largest, words, scheduler)
     mine = [p for p in snap.partitions if p.name in named] if named else \
         [p for p in snap.partitions if p.routes_to is None]  # a routing queue runs nothing
+    reasons += _queue_reasons(spec, req, mine, bool(named), words, scheduler)
+    for route in _routes_taken(spec, snap):  # a routing queue refuses past its own limits
+        reasons += [r for r in _queue_reasons(spec, req, [route], True, words, scheduler)
+                    if r not in reasons]
+    return reasons
+
+
+def _queue_reasons(spec: JobSpec, req: Req, queues: list[Partition], named: bool,
+                   words: Words, scheduler: str) -> list[str]:
+    """Why the job's run time, nodes, CPUs or GPUs in all are past the limits of every one
+    of `queues` (those it names when `named`)."""
+    reasons = []
     if (too_long := _past_every_queue(spec.resources.walltime_s, lambda p: p.max_time_s,
-                                      _TIME_CAP.get(scheduler, words.time_cap), mine,
-                                      bool(named), words)) is not None:
+                                      _TIME_CAP.get(scheduler, words.time_cap), queues,
+                                      named, words)) is not None:
         reasons.append(too_long)
     caps = _SIZE_CAPS.get(scheduler, ("", "", ""))
     for asked, limit_of, what, cap in zip(
             (req.nodes, _cpus_in_all(spec, req), req.nodes * req.gpn),
             (lambda p: p.max_nodes, lambda p: p.max_cpus, lambda p: p.max_gpus),
             (f"{words.node}s", f"{words.cpus} in all", "GPUs in all"), caps, strict=True):
-        if (said := _past_every_queue(asked, limit_of, what, mine, bool(named), words,
+        if (said := _past_every_queue(asked, limit_of, what, queues, named, words,
                                       cap)) is not None:
             reasons.append(said)
     return reasons
+
+
+def _routes_taken(spec: JobSpec, snap: SiteSnapshot) -> list[Partition]:
+    """The PBS routing queues the job passes through: one it names and those it routes
+    to (each checks a job against its own resources_max)."""
+    by_name = {p.name: p for p in snap.partitions}
+    todo = [q.strip() for q in (spec.queue or "").split(",") if q.strip()]
+    seen: list[Partition] = []
+    while todo:
+        queue = by_name.get(todo.pop())
+        if queue is not None and queue.routes_to is not None and queue not in seen:
+            seen.append(queue)
+            todo += queue.routes_to
+    return seen
 
 
 def _named_queues(spec: JobSpec, snap: SiteSnapshot) -> set[str] | None:

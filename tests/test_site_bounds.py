@@ -6,10 +6,12 @@ site is a local one answering with recorded real `scontrol` outputs (nodes c1, c
 g1: 16 CPUs, 2 GPUs; partitions debug 1 h, long 2 days, gpu unlimited). Then the same of
 PBS, LSF, Grid Engine and Flux sites answering with their recorded outputs, in each
 scheduler's words (queue, vnode, host, slots, cores) and limits (resources_max, RUNLIMIT
-and TASKLIMIT, h_rt, TLIMIT and NNODES)."""
+and TASKLIMIT, h_rt, TLIMIT, NNODES, NCORES and NGPUS), a PBS routing queue's own
+resources_max and the server's."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -173,22 +175,29 @@ _SUBMIT = {"pbs": ("qsub", "4242.vbox"), "lsf": ("bsub", "Job <4242> is submitte
            "flux": ("flux", "ƒ4242")}
 
 
-def _recorded_site(tmp_path: Path, scheduler: str) -> Path:
+def _recorded_site(tmp_path: Path, scheduler: str, altered: dict[str, str] | None = None
+                   ) -> Path:
     """tmp_path/sites.yaml: one local site `rec` of `scheduler` whose commands print the
     recorded outputs (tests/fixtures/outputs/SCHEDULER), its submit command noting each call
-    in tmp_path/calls. LSF's short queue has a TASKLIMIT of 32 (`bqueues -o` limits)."""
+    in tmp_path/calls. LSF's short queue has a TASKLIMIT of 32 (`bqueues -o` limits).
+    `altered`: what prints instead of a recorded output (by its SCHEDULER/FILE)."""
     bin_dir, here = tmp_path / "bin", tmp_path / "answers"
     bin_dir.mkdir()
     here.mkdir()
+    answers = _ANSWERS[scheduler]
+    for recorded, text in (altered or {}).items():
+        (here / Path(recorded).name).write_text(text)
+        answers = {prog: [(glob, Path(path).name if path == recorded else path)
+                          for glob, path in cases] for prog, cases in answers.items()}
     (here / "sql.txt").write_text("all.q\n")  # `qconf -sq` prints every queue at once
     (here / "config.json").write_text("{}\n")
     (here / "tasklimit.json").write_text(
         '{"COMMAND":"bqueues","QUEUES":1,"RECORDS":[{"QUEUE_NAME":"short","HOSTS":"all",'
         '"MAX_MEMLIMIT":"-","MAX_TASKLIMIT":"32","MIN_TASKLIMIT":"-"}]}\n')
     submit, says = _SUBMIT[scheduler]
-    for prog, answers in _ANSWERS[scheduler].items():
+    for prog, prog_answers in answers.items():
         cases = "".join(f"  {glob.replace(' ', chr(92) + ' ')}) {_cat(path, here)} ;;\n"
-                        for glob, path in answers)
+                        for glob, path in prog_answers)
         noted = "" if prog != submit else \
             f'case "$*" in\n  batch*|-*|/*|*.sh) echo "{prog} $*" >> {tmp_path}/calls; ' \
             f"echo '{says}'; exit 0 ;;\nesac\n"
@@ -214,12 +223,12 @@ def _cat(answer: str, here: Path) -> str:
     return f"cat {OUT / answer}" if "/" in answer else f"cat {here / answer}" if answer else ":"
 
 
-async def _submitted(tmp_path: Path, scheduler: str, script: str, *, force: bool = False
-                     ) -> str:
-    """What submitting `script` to the recorded site of `scheduler` does: the native id, or
-    the refusal's text."""
-    fed = Federation(_recorded_site(tmp_path, scheduler), store=Store(tmp_path / "s.sqlite3"),
-                     poll_interval_s=3600, min_poll_s=3600)
+async def _submitted(tmp_path: Path, scheduler: str, script: str, *, force: bool = False,
+                     altered: dict[str, str] | None = None) -> str:
+    """What submitting `script` to the recorded site of `scheduler` (its outputs `altered`)
+    does: the native id, or the refusal's text."""
+    fed = Federation(_recorded_site(tmp_path, scheduler, altered),
+                     store=Store(tmp_path / "s.sqlite3"), poll_interval_s=3600, min_poll_s=3600)
     await fed.start(recover=False)
     try:
         spec = get_script_dialect(scheduler).parse_script(f"#!/bin/bash\n{script}\nhostname\n")
@@ -304,4 +313,62 @@ async def test_what_some_node_and_queue_of_each_scheduler_gives_is_submitted(
     ("sge", "#$ -pe smp 64"), ("flux", "#flux: -N 9")])
 async def test_force_submits_past_every_scheduler_s_site(tmp_path, scheduler, script):
     assert "cannot run" not in await _submitted(tmp_path, scheduler, script, force=True)
+    assert len(_sbatch_calls(tmp_path)) == 1
+
+
+# -- limits of a queue beyond its run time and nodes ----------------------------------------
+
+def _recorded(path: str) -> str:
+    return (OUT / path).read_text()
+
+
+# the recorded `flux queue list` with job-size limits: batch 64 cores in all, debug 16 cores
+# and 2 GPUs (the columns as flux-core prints a queue's limits.range: MIN-MAX, inf for none)
+_FLUX_SIZES = {"flux/flux_queue_list.txt": _recorded("flux/flux_queue_list.txt")
+               .replace("0-inf      0-inf batch*", "0-64      0-inf batch*")
+               .replace("0-inf      0-inf debug", " 0-16        0-2 debug")}
+
+
+def _pbs_limits() -> dict[str, str]:
+    """The recorded vbox queues and server, the routing queue with its own resources_max
+    (48 h, 16 ncpus) and the server's (40 ncpus)."""
+    queues = json.loads(_recorded("pbs/qstat_Qf_json.json"))
+    queues["Queue"]["route"]["resources_max"] = {"walltime": "48:00:00", "ncpus": 16}
+    server = json.loads(_recorded("pbs/qstat_Bf_json.json"))
+    server["Server"]["vbox"]["resources_max"] = {"ncpus": 40}
+    return {"pbs/qstat_Qf_json.json": json.dumps(queues) + "\n",
+            "pbs/qstat_Bf_json.json": json.dumps(server) + "\n"}
+
+
+@pytest.mark.parametrize("scheduler,script,said", [
+    ("flux", "#flux: -q debug -n 32", "needs 32 cores in all, queue debug allows a job at "
+     "most 16 (NCORES): ask at most 16"),
+    ("flux", "#flux: -n 96", "needs 96 cores in all, the most generous queue, batch, allows "
+     "a job at most 64 (NCORES): ask at most 64"),
+    ("flux", "#flux: -q debug -n 1 -g 4", "needs 4 GPUs in all, queue debug allows a job at "
+     "most 2 (NGPUS): ask at most 2"),
+    ("pbs", "#PBS -q route\n#PBS -l walltime=60:00:00", "asks 2-12:00:00 of run time, queue "
+     "route allows at most 2-00:00:00 (resources_max.walltime): ask at most 2-00:00:00"),
+    ("pbs", "#PBS -q route\n#PBS -l select=1:ncpus=24", "needs 24 ncpus in all, queue route "
+     "allows a job at most 16 (resources_max.ncpus): ask at most 16"),
+    ("pbs", "#PBS -q gpu\n#PBS -l select=2:ncpus=32", "needs 64 ncpus in all, queue gpu "
+     "allows a job at most 40 (resources_max.ncpus): ask at most 40"),
+])
+async def test_fault_past_a_queue_s_size_limits_is_refused_unsent(tmp_path, scheduler,
+                                                                   script, said):
+    """Flux's NCORES and NGPUS were not read, nor a PBS routing queue's own resources_max
+    (only its destinations'): flux batch and qsub alone said no."""
+    altered = _FLUX_SIZES if scheduler == "flux" else _pbs_limits()
+    got = await _submitted(tmp_path, scheduler, script, altered=altered)
+    assert got.startswith(f"site rec cannot run this job: {said}"), got
+    assert _sbatch_calls(tmp_path) == []
+
+
+@pytest.mark.parametrize("scheduler,script", [
+    ("flux", "#flux: -q debug -n 1 -c 16 -g 2"), ("flux", "#flux: -n 56"),
+    ("pbs", "#PBS -q route\n#PBS -l select=1:ncpus=16\n#PBS -l walltime=48:00:00"),
+])
+async def test_within_a_queue_s_size_limits_is_submitted(tmp_path, scheduler, script):
+    altered = _FLUX_SIZES if scheduler == "flux" else _pbs_limits()
+    assert "cannot run" not in await _submitted(tmp_path, scheduler, script, altered=altered)
     assert len(_sbatch_calls(tmp_path)) == 1

@@ -344,13 +344,13 @@ class FluxCommands(FailureReading):
             name = row.get("QUEUE", "default")
             default = name.endswith("*")
             limit, default_limit = (_fsd_or_none(row.get(k)) for k in ("TLIMIT", "TDEFAULT"))
-            nn_text = row.get("NNODES", "")
-            nn = [] if "inf" in nn_text else re.findall(r"\d+", nn_text)
             up = row.get("EN", "✔") in ("✔", "y", "yes", "True") and \
                 row.get("ST", "✔") in ("✔", "y", "yes", "True")
             out.append(Partition(name=name.rstrip("*"), default=default, max_time_s=limit,
                                  default_time_s=default_limit,
-                                 max_nodes=limit_count(nn[-1]) if nn else None,
+                                 max_nodes=_range_most(row.get("NNODES")),
+                                 max_cpus=_range_most(row.get("NCORES")),
+                                 max_gpus=_range_most(row.get("NGPUS")),
                                  state="UP" if up else "DOWN"))
         if len(out) == 1 and not any(p.default for p in out):
             out[0].default = True
@@ -373,6 +373,13 @@ class FluxCommands(FailureReading):
             partitions=parts, jobs=jobs, warnings=[f"{site}: {w}" for w in skipped],
             unreported={UNREPORTED_QUEUE_REQUIRES: why} if why else {},
         )
+
+
+def _range_most(text: str | None) -> int | None:
+    """The most of a `flux queue list` limit range (`MIN-MAX`, as NNODES, NCORES and NGPUS
+    print a job's nodes, cores and GPUs in all); None for no limit (`inf`, or none)."""
+    numbers = [] if not text or "inf" in text else re.findall(r"\d+", text)
+    return limit_count(numbers[-1]) if numbers else None
 
 
 def parse_drained(text: str) -> dict[str, tuple[str, str | None]]:

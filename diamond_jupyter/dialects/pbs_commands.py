@@ -660,9 +660,16 @@ class PbsCommands(FailureReading):
                 # queue of another server, which this snapshot cannot see)
                 dests = [d.strip() for d in str(clean(a.get("route_destinations")) or "")
                          .split(",") if d.strip()]
+                # its own resources_max: a job past it is refused at qsub, whichever
+                # destination would take it (the server's is its destinations' already)
+                mx = _obj(a.get("resources_max"))
                 out.append(Partition(name=name, default=name == default,
                                      state="UP" if str(a.get("enabled")) == "True"
-                                     else "DOWN", routes_to=dests))
+                                     else "DOWN", routes_to=dests,
+                                     max_time_s=_dur(mx.get("walltime")),
+                                     max_nodes=limit_count(mx.get("nodect")),
+                                     max_cpus=limit_count(mx.get("ncpus")),
+                                     max_gpus=limit_count(mx.get("ngpus"))))
                 continue
             mx, mn = {**srv_max, **_obj(a.get("resources_max"))}, _obj(a.get("resources_min"))
             groups = _acl_groups(a)

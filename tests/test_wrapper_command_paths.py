@@ -13,6 +13,7 @@ import pytest
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.sites import Site, with_command_paths
+from diamond_jupyter.transports.base import CommandResult
 
 Wrapper = Callable[[Any], list[str]]
 
@@ -103,3 +104,32 @@ def test_only_a_program_started_as_a_command_takes_its_path() -> None:
         "exec /opt/sge/qconf -sq \"$q\"; done; timeout -s KILL 10 '/opt/it'\"'\"'s/qstat' "
         "-j 2 | '/opt/it'\"'\"'s/qstat' -f; timeout -k 5 9 /opt/sge/qconf -sc && "
         "timeout -v 9 /opt/sge/qconf -ss; echo 'a; qstat b' | awk '{ qstat }'")
+
+
+class Recording:
+    """A transport that answers the home query and records every command."""
+
+    def __init__(self) -> None:
+        self.commands: list[list[str]] = []
+
+    async def run(self, argv, **_kw) -> CommandResult:
+        self.commands.append(list(argv))
+        out = "/home/u\n" if "$HOME" in argv[-1] else ""
+        return CommandResult(argv=list(argv), exit_status=0, stdout=out, stderr="",
+                             duration_s=0.0)
+
+
+async def test_a_relative_path_in_a_wrapper_run_elsewhere_is_made_absolute() -> None:
+    """From another directory `bin/qacct` (in the home) would name another program: the
+    home is asked, once, and the script runs the home's."""
+    cfg = SiteConfig(name="a", scheduler="sge", workdir="/scratch/u/diamond",
+                     commands={"qacct": "bin/qacct", "qstat": "/opt/sge/qstat"})
+    rec = Recording()
+    site = Site(cfg, transport=rec)  # type: ignore[arg-type]
+    await site.run(site.commands.accounting_argv(["7"]), cwd="/scratch/u/run")
+    asked_home = [c for c in rec.commands if "$HOME" in c[-1]]
+    assert len(asked_home) == 1
+    assert "do /home/u/bin/qacct -j" in rec.commands[-1][2]
+    await site.run(site.commands.find_by_name_argv("nm"), cwd="/scratch/u/run")
+    assert len([c for c in rec.commands if "$HOME" in c[-1]]) == 1
+    assert "/opt/sge/qstat -xml" in rec.commands[-1][2]

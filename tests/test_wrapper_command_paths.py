@@ -33,6 +33,11 @@ CASES: list[tuple[str, str, Wrapper, tuple[str, ...]]] = [
         {"queue": "<job_info><job_info><job_list state='pending'><JB_job_number>5"
                   "</JB_job_number><tasks>1-4:1</tasks></job_list></job_info></job_info>"}
     )["throttles"], ("qstat",)),
+    *[("sge", key, lambda c, k=key: c.snapshot_argvs()[k], ("qconf",))
+      for key in ("pe_rules", "hostgroups", "access_lists", "projects", "calendars")],
+    *[("lsf", key, lambda c, k=key: c.snapshot_argvs()[k], (program,))
+      for key, program in (("queue_users", "bqueues"), ("queue_long", "bqueues"),
+                           ("shared_resources", "bhosts"), ("job_rusage", "bjobs"))],
     ("slurm", "QOS", lambda c: c.snapshot_argvs()["qos"], ("sacctmgr",)),
     ("slurm", "reservations", lambda c: c.snapshot_argvs()["reservations"], ("scontrol",)),
     ("slurm", "licenses", lambda c: c.snapshot_argvs()["licenses"], ("scontrol",)),

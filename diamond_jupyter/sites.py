@@ -90,6 +90,24 @@ class Submitted:
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 MAX_SAID_MESSAGES = 256  # distinct poll messages remembered as said (see Site._read)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
+# where a shell script starts a command: its start, after ; & | ( ` { ! or a newline, after
+# then/do/else/exec/time, or after `timeout [OPTION [VALUE]...] DURATION`
+_COMMAND_LEAD = (r"(?:^|[;&|(`{!\n]|\b(?:then|do|else|exec|time)\b"
+                 r"|\btimeout(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+\d\S*)\s*")
+
+
+def with_command_paths(script: str, paths: dict[str, str]) -> str:
+    """`script` (a `sh -c` wrapper's fixed text) with each program of `paths` run from its
+    path, shell-quoted, wherever the script starts it as a command (`qconf -sql`,
+    `$(qconf -sql)`, `exec qsub`, `timeout 10 sacctmgr`); other mentions stay, and so does
+    every single-quoted text (an awk program, a value shlex.quote gave)."""
+    parts = re.split(r"('[^']*')", script)  # odd indices: the single-quoted texts
+    for name, path in paths.items():
+        pattern = re.compile(f"({_COMMAND_LEAD}){re.escape(name)}(?=[\\s;&|)`]|$)")
+        quoted = shlex.quote(path)
+        parts = [p if n % 2 else pattern.sub(lambda m, q=quoted: m.group(1) + q, p)
+                 for n, p in enumerate(parts)]
+    return "".join(parts)
 
 
 def token_tag(token: str) -> str:
@@ -466,26 +484,53 @@ class Site:
             i += 3
         return i
 
-    async def _know_command_home(self, argv: list[str]) -> None:
-        """Ask for the home when `argv`'s program has a configured path relative to it, so
-        that `_argv(..., elsewhere=True)` can make that path absolute."""
+    @staticmethod
+    def _shell_script_index(argv: list[str]) -> int | None:
+        """Where a shell wrapper's script is in `argv` (`[env -u VAR ...] sh -c SCRIPT`)."""
+        i = 0
+        if argv and argv[0] == "env":
+            i = 1
+            while i < len(argv) and argv[i] == "-u":
+                i += 2
+        return i + 2 if argv[i:i + 2] == ["sh", "-c"] and len(argv) > i + 2 else None
+
+    def _programs_run(self, argv: list[str]) -> set[str]:
+        """The configured programs `argv` runs: its program, and those its shell wrapper's
+        script starts."""
         i = self._program_index(argv)
-        path = self.cfg.commands.get(argv[i], "/") if i < len(argv) else "/"
-        if not path.startswith("/"):
+        names = {argv[i]} if i < len(argv) and argv[i] in self.cfg.commands else set()
+        if (s := self._shell_script_index(argv)) is not None:
+            names |= {n for n in self.cfg.commands
+                      if with_command_paths(argv[s], {n: "/"}) != argv[s]}
+        return names
+
+    async def _know_command_home(self, argv: list[str]) -> None:
+        """Ask for the home when a program `argv` runs has a configured path relative to
+        it, so that `_argv(..., elsewhere=True)` can make that path absolute."""
+        if any(not self.cfg.commands[n].startswith("/") for n in self._programs_run(argv)):
             await self.home()
 
+    def _command_path(self, name: str, elsewhere: bool) -> str:
+        """The configured path of program `name` as a command line gives it."""
+        path = self.cfg.commands[name]
+        # commands run in the login's home, where ~/x (never expanded once quoted) is ./x
+        path = "./" + path[2:] if path.startswith("~/") else path
+        if elsewhere and "/" in path and not path.startswith("/"):
+            path = self.expand("~/" + path.removeprefix("./"))
+        return path
+
     def _argv(self, argv: list[str], *, elsewhere: bool = False) -> list[str]:
-        """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch). `elsewhere`:
-        the command runs outside the home, so a path relative to it is made absolute
+        """Apply configured command paths (e.g. sbatch -> /opt/slurm/bin/sbatch), also to
+        the programs a `sh -c` wrapper's script starts (quoted there). `elsewhere`: the
+        command runs outside the home, so a path relative to it is made absolute
         (`await _know_command_home(argv)` first)."""
         out = list(argv)
         i = self._program_index(out)
         if i < len(out) and out[i] in self.cfg.commands:
-            path = self.cfg.commands[out[i]]
-            # commands run in the login's home, where ~/x (never expanded once quoted) is ./x
-            out[i] = "./" + path[2:] if path.startswith("~/") else path
-            if elsewhere and "/" in out[i] and not out[i].startswith("/"):
-                out[i] = self.expand("~/" + out[i].removeprefix("./"))
+            out[i] = self._command_path(out[i], elsewhere)
+        if (s := self._shell_script_index(out)) is not None and self.cfg.commands:
+            out[s] = with_command_paths(out[s], {n: self._command_path(n, elsewhere)
+                                                 for n in self.cfg.commands})
         return out
 
     @property
@@ -496,10 +541,12 @@ class Site:
 
     async def run(self, argv: list[str], *, stdin: bytes | None = None, check: bool = True,
                   scheduler: bool = True, timeout: float | None = None,
-                  cwd: str | None = None):
+                  cwd: str | None = None, paths_applied: bool = False):
         """`cwd`: an absolute directory the command runs in, when it exists (else the home,
         as every command). `timeout` None: the site's `command_timeout_s` (a submit, cancel or
-        release: CommandTimeout once it has passed); queries pass `query_timeout_s`."""
+        release: CommandTimeout once it has passed); queries pass `query_timeout_s`.
+        `paths_applied`: `argv` already runs its programs from their configured paths (a
+        script around a submit line `_argv` gave): left as it is."""
         timeout = self.cfg.transport.command_timeout_s if timeout is None else timeout
         if scheduler:
             self.scheduler_commands += 1
@@ -507,7 +554,7 @@ class Site:
         if cwd:
             await self._know_command_home(argv)
             preamble = f"{preamble.rstrip()}\n{enter_dir(cwd)}".lstrip("\n")
-        mapped = self._argv(argv, elsewhere=bool(cwd))
+        mapped = list(argv) if paths_applied else self._argv(argv, elsewhere=bool(cwd))
         if private_values(argv):  # values only on stdin (a query's own stdin is unused)
             if stdin is not None:
                 raise BadInput(f"{mapped[0]}: a command with private values takes no stdin")
@@ -860,16 +907,18 @@ class Site:
             if path.startswith("/") and here.startswith("/"):
                 res = await self.run(self._submit_argv(path, hold, spec), check=True, cwd=here)
             else:  # a "~/" path: relative to the home the command starts in
-                res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True)
+                res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True,
+                                     paths_applied=True)
         elif rendered is not None:
-            res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True)
+            res = await self.run(["sh", "-c", f"{enter}exec {submit}"], check=True,
+                                 paths_applied=True)
         else:
             # one round trip: the secret then the script travel on stdin and are written,
             # then submitted, by one remote shell
             rendered, stdin = self._payload(spec, token, secret)
             res = await self.run(
                 ["sh", "-c", f"{self._write_line(jd, path)} && {enter}exec {submit}"],
-                stdin=stdin, check=True)
+                stdin=stdin, check=True, paths_applied=True)
         native = self.commands.parse_submit(res.stdout)
         if not self.usable_id(native):
             raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "

@@ -199,7 +199,7 @@ async def kill(fed: Federation) -> None:
         t.cancel()
     if tasks:  # a dead process waits for nothing: a command's clean-up is not waited out
         await asyncio.wait(tasks, timeout=KILL_WAIT_S)
-    fed._close_hedges()  # its timers die with it
+    fed._stop_hedge_retries()  # its timers die with it
     if fed.lease._id is not None:
         leases.unregister(fed.lease._id)
 

@@ -345,6 +345,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._hedge_locks = KeyedLocks()  # by group, while a settle holds or awaits it
         self._hedge_retries: dict[str, asyncio.TimerHandle] = {}
         self._hedge_retry_delay: dict[str, float] = {}
+        self._hedge_settles: set[asyncio.Task[None]] = set()
+        self._hedges_closing = False
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
         self.keep_usage()  # every snapshot taken adds to its site's usage series
 
@@ -363,6 +365,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if self._started:
             return self
         self._started = True
+        self._hedges_closing = False
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
         elif resume_held:
@@ -387,7 +390,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         store keeps their state: a later `start` in any process picks them up. An agent service
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()
-        self._close_hedges()
+        await self._close_hedges()
         await self._stop_lookouts()
         await self._predictions.close()
         for t in self._tasks:

@@ -106,7 +106,9 @@ class HedgeMixin:
     _hedge_gated: set[tuple[str, str]]  # (token, decision) written this process, till its end
     _hedge_locks: KeyedLocks
     _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
-    _hedge_retry_delay: dict[str, float]
+    _hedge_retry_delay: dict[str, float]  # group: the next retry's backoff, till it settles
+    _hedge_settles: set[asyncio.Task[None]]  # settles started by events and retries, running
+    _hedges_closing: bool  # `close` began: no settle is started (`_hedge_settle_soon`)
 
     def check_hedge_site(self, copies: int, site: str) -> None:
         """BadInput for hedged copies asked of an explicit site (placement picks the copies'
@@ -333,7 +335,18 @@ class HedgeMixin:
             return
         if job.hedge_group:
             started = job.token if state == JobState.RUNNING else None
-            asyncio.ensure_future(self._hedge_settle(job.hedge_group, started, job))
+            self._hedge_settle_soon(job.hedge_group, started, job)
+
+    def _hedge_settle_soon(self, group: str, started: str | None = None,
+                           job: Job | None = None) -> None:
+        """Settle `group` in a task this engine keeps until it ends (`close` cancels and
+        awaits it; one cut short is finished by the next engine's `recover`). None once
+        `close` began: the group stays open in the store for the next engine."""
+        if self._hedges_closing:
+            return
+        task = asyncio.ensure_future(self._hedge_settle(group, started, job))
+        self._hedge_settles.add(task)
+        task.add_done_callback(self._hedge_settles.discard)
 
     async def _hedge_settle(self, group: str, started: str | None = None,
                             job: Job | None = None) -> None:
@@ -356,7 +369,21 @@ class HedgeMixin:
             except DiamondError as e:
                 log.warning("hedged submission %s: settling failed (%s); retried on the "
                             "next change or start", group, e)
+            self._hedge_forget_backoff(group)
             await self.journal.drain()
+
+    def _hedge_forget_backoff(self, group: str) -> None:
+        """A group no copy of which is unfinished keeps no backoff (nor pending retry): its
+        winner's "go" that kept failing has nobody left to tell."""
+        try:
+            over = all(j.state.terminal for j in self.store.hedge(group).copies)
+        except DiamondError:
+            return
+        if over:
+            self._hedge_retry_delay.pop(group, None)
+            handle = self._hedge_retries.pop(group, None)
+            if handle is not None:
+                handle.cancel()
 
     async def _hedge_gate(self, job: Job, decision: str) -> bool:
         """Write "go TOKEN" / "no TOKEN" where the copy's wrapper waits (once)."""
@@ -464,13 +491,24 @@ class HedgeMixin:
 
         def again() -> None:
             self._hedge_retries.pop(group, None)
-            asyncio.ensure_future(self._hedge_settle(group))
+            self._hedge_settle_soon(group)
         self._hedge_retries[group] = asyncio.get_running_loop().call_later(delay, again)
 
-    def _close_hedges(self) -> None:
+    def _stop_hedge_retries(self) -> None:
         for handle in self._hedge_retries.values():
             handle.cancel()
         self._hedge_retries.clear()
+        self._hedge_retry_delay.clear()
+
+    async def _close_hedges(self) -> None:
+        """Stop the pending retries and cancel and await the settles running; what one
+        cut short left undone the next engine finishes (`_recover_hedges`)."""
+        self._hedges_closing = True
+        self._stop_hedge_retries()
+        running = list(self._hedge_settles)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
 
     def _hedge_once(self, rec: HedgeRecord, job: Job, kind: str, data: dict[str, Any]
                     ) -> None:

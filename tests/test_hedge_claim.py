@@ -154,6 +154,23 @@ def test_open_hedges_lists_undecided_and_unsettled_groups(tmp_path):
     store.claim_hedge("g0123456", a)
     assert [r.id for r in store.open_hedges()] == ["g0123456"]  # b not ended yet
     store.apply_state("s1:101", JobState.CANCELLED, source="hedge")
+    # a settle cut short here: the winner not told "go", b's cancel not finished
+    assert [r.id for r in store.open_hedges()] == ["g0123456"]
+    store.hedge_event("hedge.go", "g0123456", {}, "s0:100", "s0")
+    assert [r.id for r in store.open_hedges()] == ["g0123456"]  # b's cancel unfinished
+    store.hedge_event("hedge.cancelled", "g0123456", {}, "s1:101", "s1")
+    assert store.open_hedges() == []
+    store.apply_state("s0:100", JobState.COMPLETED, source="poll")
+    assert store.open_hedges() == []
+
+
+def test_an_ended_winner_never_told_go_leaves_no_open_group(tmp_path):
+    store = Store(tmp_path / "s.db")
+    a, _ = _group(store, 2)
+    store.claim_hedge("g0123456", a)
+    store.apply_state("s0:100", JobState.CANCELLED, source="poll")  # the user cancelled it
+    store.apply_state("s1:101", JobState.CANCELLED, source="hedge")
+    store.hedge_event("hedge.cancelled", "g0123456", {}, "s1:101", "s1")
     assert store.open_hedges() == []
 
 

@@ -199,7 +199,7 @@ async def kill(fed: Federation) -> None:
         t.cancel()
     if tasks:  # a dead process waits for nothing: a command's clean-up is not waited out
         await asyncio.wait(tasks, timeout=KILL_WAIT_S)
-    fed._close_hedges()  # its timers die with it
+    fed._stop_hedge_retries()  # its timers die with it
     if fed.lease._id is not None:
         leases.unregister(fed.lease._id)
 
@@ -891,6 +891,72 @@ async def test_hedge_killed_once_the_first_start_was_claimed(tmp_path, pair, mon
     assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # nobody told yet
     async with settled_after_restart(tmp_path, fed, pair, group) as fed:
         assert_beta_won(fed, pair, group)
+
+
+def settle_tasks() -> list[asyncio.Task]:
+    """The hedge settles still pending on the loop."""
+    return [t for t in asyncio.all_tasks() if not t.done()
+            and getattr(t.get_coro(), "__qualname__", "").endswith("_hedge_settle")]
+
+
+async def test_hedge_closed_while_telling_the_winner_go_is_finished_by_the_next_engine(
+        tmp_path, pair, monkeypatch):
+    """Beta starts first; the engine is closed while its "go" is being written (alpha's
+    loser already stopped): close cancels and awaits that settle, leaving no task behind,
+    and the next engine tells beta "go", once."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    _, wait = journal_waiter(fed)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+    writing_go, never = asyncio.Event(), asyncio.Event()
+
+    async def stuck(token: str, decision: str) -> None:
+        writing_go.set()
+        await never.wait()
+    monkeypatch.setattr(fed.site("beta"), "decide_hedge", stuck)
+    await _start(fed, pair[1], "5300")
+    await asyncio.wait_for(writing_go.wait(), 30)
+    await wait(lambda ev: ev.kind == "hedge.cancelled" and ev.job_id == "alpha:4300")
+    assert settle_tasks()
+    await fed.close()
+    assert settle_tasks() == [] and fed._hedge_settles == set()
+    assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # beta still waits
+    assert [r.id for r in fed.store.open_hedges()] == [group]
+    monkeypatch.undo()
+    nxt = engine(tmp_path, *pair)
+    _, wait = journal_waiter(nxt)
+    await nxt.start()
+    try:
+        await settled(nxt, group, wait)
+        assert_beta_won(nxt, pair, group)
+        assert nxt.store.open_hedges() == []
+    finally:
+        await nxt.close()
+
+
+async def test_hedge_whose_go_keeps_failing_keeps_no_backoff_once_it_ended(tmp_path, pair,
+                                                                          monkeypatch):
+    """Beta's "go" cannot be written (its site refuses): the engine backs off and retries
+    while beta waits; once every copy ended, the group keeps no backoff or retry."""
+    fed = hedge_engine(tmp_path, pair, monkeypatch)
+    await fed.start(recover=False)
+    await fed.submit(spec(tmp_path), hedge=2)
+    [group] = [r.id for r in fed.store.open_hedges()]
+
+    async def refused(token: str, decision: str) -> None:
+        raise SiteError("beta: cannot write the decision (permission denied)")
+    monkeypatch.setattr(fed.site("beta"), "decide_hedge", refused)
+    await _start(fed, pair[1], "5300")
+    await fed.journal.drain()  # beta's start published: its settle runs
+    await asyncio.gather(*list(fed._hedge_settles))
+    assert group in fed._hedge_retry_delay and group in fed._hedge_retries
+    pair[1].set_state("5300", "TIMEOUT")  # it waited for "go" till its time limit
+    await fed.status("beta:5300", refresh=True)
+    await fed.journal.drain()
+    await asyncio.gather(*list(fed._hedge_settles))
+    assert fed.job("beta:5300").state == JobState.TIMEOUT
+    assert group not in fed._hedge_retry_delay and group not in fed._hedge_retries
+    assert gate(pair[1], fed.store.hedge(group).copies[1]) is None  # never told "go"
 
 
 async def _hedged_then_killed_at_losers_cancel(tmp_path: Path, pair, monkeypatch, *,

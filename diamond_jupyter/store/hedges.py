@@ -98,11 +98,18 @@ class HedgesMixin(Database):
                            created_at=from_ts(r["created_at"]), data=data, copies=copies)
 
     def open_hedges(self) -> list[HedgeRecord]:
-        """Groups not settled: undecided, or decided with a losing copy not yet ended."""
+        """Groups not settled: undecided, or decided with a losing copy not yet ended, an
+        unfinished winner not yet told "go" (no `hedge.go`), or a loser that ended
+        CANCELLED for the winner with its cancel not finished (no `hedge.cancelled`): a
+        settle cut short (its engine closed or died) leaves each of these."""
         rows = self._read(
             "SELECT DISTINCT h.id FROM hedges h JOIN jobs j ON j.hedge_group = h.id WHERE "
-            "j.state NOT IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT') AND "
-            "(h.winner IS NULL OR j.token != h.winner) ORDER BY h.created_at")
+            "(j.state NOT IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT') AND "
+            " (h.winner IS NULL OR j.token != h.winner OR NOT EXISTS (SELECT 1 FROM events e "
+            "  WHERE e.job_id = j.id AND e.kind = 'hedge.go'))) OR "
+            "(h.winner IS NOT NULL AND j.token != h.winner AND j.state = 'CANCELLED' AND "
+            " j.reason LIKE 'hedged: %' AND NOT EXISTS (SELECT 1 FROM events e "
+            "  WHERE e.job_id = j.id AND e.kind = 'hedge.cancelled')) ORDER BY h.created_at")
         return [self.hedge(r[0]) for r in rows]
 
     def correct_losers_completed(self) -> list[Event]:

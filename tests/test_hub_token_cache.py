@@ -51,11 +51,15 @@ def test_a_server_outside_jupyterhub_has_no_cache_to_bound():
     assert bound_hub_token_cache(IdentityProvider(), 5) is None
 
 
-@pytest.mark.parametrize("value", [0, 301, "soon"])
-def test_an_out_of_range_bound_is_refused_naming_the_setting_and_where(value):
+@pytest.mark.parametrize("value,accepted", [
+    (0, "should not be less than 1"),
+    (301, "should not be greater than 300"),
+    ("soon", "expected an int"),
+])
+def test_an_out_of_range_bound_is_refused_naming_the_setting_and_where(value, accepted):
     argv = [f"--DiamondApp.hub_token_check_s={value}"]
     values, refused = check_settings(DiamondApp(), {"hub_token_check_s": value}, argv, [])
     assert values == {}
     why = refused["hub_token_check_s"]
     assert why.startswith(f"DiamondApp.hub_token_check_s = {value!r} in "), why
-    assert "command line" in why, why
+    assert "command line" in why and accepted in why, why

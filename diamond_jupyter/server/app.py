@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Dict, Enum, Float, Int, List, Unicode, default
@@ -16,6 +17,21 @@ from ..federation import Federation
 from ..model import DiamondError
 from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
 from .events import EventBridge, register_schemas
+
+
+def bound_hub_token_cache(identity_provider: Any, max_age_s: int) -> int | None:
+    """Cap how long the single-user server caches the hub's answer for a token (JupyterHub's
+    `HubOAuth.cache_max_age`, 0 being forever) at MAX_AGE_S; the bound in force, or None
+    when the server is not JupyterHub's. One hub lookup per token per bound, not per
+    request: an open event stream is not asked again."""
+    hub_auth = getattr(identity_provider, "hub_auth", None)
+    if hub_auth is None:
+        return None
+    bound = min(hub_auth.cache_max_age or max_age_s, max_age_s)
+    if bound != hub_auth.cache_max_age:
+        hub_auth.cache_max_age = bound
+        hub_auth.cache = type(hub_auth.cache)(bound)  # made with the old age: made again
+    return bound
 
 
 class DiamondApp(ExtensionApp):
@@ -53,6 +69,12 @@ class DiamondApp(ExtensionApp):
     max_body_bytes = Int(
         1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
         "before they are parsed or stored.").tag(config=True)
+    hub_token_check_s = Int(
+        5, min=1, max=300,
+        help="Under JupyterHub, how long (s) the server trusts the hub's answer for a token "
+        "or login cookie before asking the hub again: a token revoked at the hub is refused "
+        "within this bound (JupyterHub's own default is 300). Lowers "
+        "HubOAuth.cache_max_age, never raises it.").tag(config=True)
     login_prompt_timeout_s = Float(
         110.0, help="How long a site's one-time code prompt waits for the user's answer in "
         "the browser (s); keep it below the site's sshd LoginGraceTime.").tag(config=True)
@@ -124,6 +146,7 @@ class DiamondApp(ExtensionApp):
         except (DiamondError, OSError) as e:
             self.error = str(e)
             self.log.warning("diamond: not configured: %s", e)
+        bound_hub_token_cache(self.serverapp.identity_provider, self.hub_token_check_s)
         # Schemas first: a socket only receives the schemas registered when it opened.
         register_schemas(self.serverapp.event_logger)
         self.bridge = EventBridge(self.serverapp.event_logger)

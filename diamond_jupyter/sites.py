@@ -9,6 +9,7 @@ import enum
 import logging
 import posixpath
 import re
+import secrets
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -181,6 +182,23 @@ def _array_outcome(acct: JobStatus, queued: list[JobStatus], arrays: set[str]) -
         return acct
     return q.model_copy(update={"ended_at": max(filter(None, (q.ended_at, acct.ended_at)),
                                                 default=None)})
+
+
+def batch_sections(stdout: str, marker: str) -> Iterable[tuple[str, str, str]]:
+    """(name, output, exit status) of each command of a batch, in order. Each command's
+    output is followed by a newline and `marker` + "name:status" on its own line, so an
+    output with no final newline (a wrapper's printf) still ends where its command did;
+    the one newline added is dropped, as is a CR before each newline (a login shell that
+    sends CRLF). `marker` holds a random part chosen per batch: no output can forge it."""
+    text = stdout.replace("\r\n", "\n")
+    start, opening = 0, f"\n{marker}"
+    while (at := text.find(opening, start)) >= 0:
+        head_end = text.find("\n", at + len(opening))
+        head_end = len(text) if head_end < 0 else head_end
+        name, _, code = text[at + len(opening):head_end].rpartition(":")
+        section = text[start:at]
+        yield name, section[:-1] if section.endswith("\n") else section, code
+        start = head_end + 1
 
 
 class Site:
@@ -586,13 +604,16 @@ class Site:
         values a command needs off the command line (`PrivateArgv`) are sent on stdin and
         read first, each given to its command alone."""
         reads, parts, values = [], [], []
+        marker = f"{SEP}{secrets.token_hex(16)}@"
         for name, argv in named.items():
             env = private_values(argv)
             r, prefix = private_lines(list(env), first=len(values))
             reads += r
             values += env.values()
             line = shlex.join(self._argv(argv))
-            parts.append(f"{prefix + ' ' if prefix else ''}{line} 2>&1; echo {SEP}{name}:$?")
+            # the marker on a line of its own, even after output with no final newline
+            parts.append(f"{prefix + ' ' if prefix else ''}{line} 2>&1; "
+                         f"printf '\\n{marker}%s:%s\\n' {shlex.quote(name)} $?")
         self.scheduler_commands += len(named)
         stdin = "".join(f"{v}\n" for v in values).encode() if values else None
         try:
@@ -609,17 +630,11 @@ class Site:
                 f"{self.name}: the {', '.join(named)} queries (one batch) did not answer "
                 f"within {self.query_timeout_s:g} s") from None
         out: dict[str, str] = {}
-        chunk: list[str] = []
-        for line in res.stdout.split("\n"):
-            if line.startswith(SEP):
-                name, _, code = line[len(SEP):].rpartition(":")
-                if code != "0" and code not in self._quiet_codes:
-                    tail = " ".join(chunk)[-300:]
-                    raise SiteError(f"{self.name}: {name} query failed (exit {code}): {tail}")
-                out[name] = "\n".join(chunk)
-                chunk = []
-            else:
-                chunk.append(line)
+        for name, section, code in batch_sections(res.stdout, marker):
+            if code != "0" and code not in self._quiet_codes:
+                tail = " ".join(section.split("\n"))[-300:]
+                raise SiteError(f"{self.name}: {name} query failed (exit {code}): {tail}")
+            out[name] = section
         missing = set(named) - set(out)
         if missing:
             err = res.stderr.strip()[-200:]

@@ -110,3 +110,16 @@ def test_the_cli_log_lines_write_out_what_a_site_said(text):
     shown = log_formatter().format(record)
     _clean(shown)
     assert len(shown.splitlines()) == 1 and "poll failed" in shown
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_workflow_plan_shows_a_sites_refusal_on_its_line(text, capsys):
+    from diamond_jupyter.cli.workflow import _show_plan
+
+    _show_plan({"workflow_id": "wf-1", "name": "w", "plan_sha256": "0" * 64,
+                "steps": [{"name": "a", "site": "auto", "may_run_on": [],
+                           "rendered": [{"site": "alpha", "refused": "PartitionDown" + text}]}]})
+    shown = capsys.readouterr().out
+    _clean(shown)
+    assert sum("cannot run" in line for line in shown.splitlines()) == 1
+    assert not any(line.startswith("alpha:99") for line in shown.splitlines())

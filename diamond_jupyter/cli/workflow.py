@@ -96,7 +96,7 @@ def _cancel(args: argparse.Namespace) -> int:
 def _show_plan(plan: dict[str, Any]) -> None:
     """A workflow's approval plan on the terminal: per step its sites and the batch script
     rendered for each (with its sha256), what waits for approval and why, the plan's hash."""
-    from ..model import visible
+    from ..model import one_line, visible
     from ..workflow.model import site_list
 
     print(visible(f"workflow {plan.get('workflow_id')} ({plan.get('name')}): "
@@ -108,7 +108,7 @@ def _show_plan(plan: dict[str, Any]) -> None:
                       + (f"; waits for approval: {why}" if why else "")))
         for c in st.get("rendered") or []:
             if "refused" in c:
-                print(visible(f"  on {c['site']}: cannot run ({c['refused']})"))
+                print(visible(f"  on {c['site']}: cannot run ({one_line(c['refused'])})"))
                 continue
             print(visible(f"  on {c['site']} ({c['scheduler']}), script sha256 "
                           f"{c['script_sha256']}:"))
@@ -162,10 +162,10 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.contract() for v in views], indent=2))
     else:
-        from ..model import visible
+        from ..model import one_line
 
-        for v in views:
-            print(visible(f"{v.id}\t{v.state.value}\t{v.name}\t{len(v.steps)} steps"))
+        for v in views:  # tab-separated: a tab or newline in a name is written out
+            print(f"{one_line(v.id)}\t{v.state.value}\t{one_line(v.name)}\t{len(v.steps)} steps")
     return 0
 
 

@@ -123,3 +123,16 @@ def test_a_workflow_plan_shows_a_sites_refusal_on_its_line(text, capsys):
     _clean(shown)
     assert sum("cannot run" in line for line in shown.splitlines()) == 1
     assert not any(line.startswith("alpha:99") for line in shown.splitlines())
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_an_agent_task_in_a_cell_keeps_one_row_a_step(text):
+    from diamond_jupyter.agent.notebook import TaskHandle
+
+    task = {"id": "t1", "state": "failed", "error": "sbatch: error:" + text,
+            "steps": [{"kind": "tool_result", "data": {"text": "job reason:" + text}}]}
+    handle = TaskHandle(None, task)
+    shown = repr(handle)
+    _clean(shown)
+    assert len(shown.splitlines()) == 3  # the task, its one step, its error
+    assert not any(c in handle._repr_html_() for c in NEVER)

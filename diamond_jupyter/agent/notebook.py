@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from ..federation_plan import describe_plan
-from ..model import DiamondError, visible
+from ..model import DiamondError, one_line, visible
 from .tasks import FINAL_STATES
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class TaskHandle:
             what = d.get("text") or d.get("tool") or d.get("cause") or ""
             if s["kind"] == "tool_call":
                 what = f"{d.get('tool')}({json.dumps(d.get('input'), default=str)[:120]})"
-            out.append(f"  {s['kind']:<11} {str(what)[:200]}")
+            out.append(f"  {s['kind']:<11} {one_line(str(what)[:200])}")  # one row a step
         if t["state"] == "awaiting_approval" and t.get("pending"):
             out.append("  awaits approval of this plan (exactly this runs once approved):")
             out += ["    " + line for line in
@@ -99,7 +99,7 @@ class TaskHandle:
         if t.get("answer"):
             out.append(t["answer"])
         if t.get("error"):
-            out.append(f"error: {t['error']}")
+            out.append(f"error: {one_line(str(t['error']))}")
         return out
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from ..agent.config import LLMConfig
 from ..agent.tasks import FINAL_STATES
 from ..federation_plan import describe_plan
-from ..model import BadInput, SiteError, check_request, visible
+from ..model import BadInput, SiteError, check_request, one_line, visible
 from ..option_types import count
 from .common import seconds
 
@@ -76,7 +76,7 @@ def run_ask(args: argparse.Namespace) -> int:
     else:
         print(visible(task.get("answer") or task.get("error") or task["state"]))
     if task["state"] == "failed":
-        print(visible(f"diamond: the task failed: {task.get('error')}"), file=sys.stderr)
+        print(f"diamond: the task failed: {one_line(str(task.get('error')))}", file=sys.stderr)
         return 1
     return 0
 

@@ -171,7 +171,7 @@ async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsu
 
     def on_look(left: float) -> None:
         if not said:
-            print(visible(f"diamond: {lost}"), file=sys.stderr)
+            print(f"diamond: {one_line(str(lost))}", file=sys.stderr)  # the site's words
             print(visible(f"diamond: checking for {lost.job_id} in the queue by its token "
                           f"(up to {left:.0f}s; Ctrl-C stops checking, the job is kept)"),
                   file=sys.stderr, flush=True)
@@ -209,7 +209,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def say_trouble(note: str) -> None:
     """A site that stopped answering while a command waits: said once, on stderr; the
     command keeps waiting."""
-    print(visible(f"diamond: {note} (Ctrl-C stops waiting; nothing is cancelled)"),
+    print(f"diamond: {one_line(note)} (Ctrl-C stops waiting; nothing is cancelled)",
           file=sys.stderr, flush=True)
 
 
@@ -383,12 +383,12 @@ def _transfer(args: argparse.Namespace) -> int:
     rate = rec.data.get("mb_per_s")
     out(args, data, f"{rec.state} {rec.src} -> {rec.dst} ({rec.kind}) bytes={rec.bytes} "
                      f"{rec.checksum or ''}" + (f" {rate} MB/s" if rate else "")
-                     + (f"\n{rec.error}" if rec.error else ""))
+                     + (f"\n{one_line(rec.error)}" if rec.error else ""))
     if not args.json:  # what was left as it was (links, files not replaced): said
         for line in rec.data.get("skipped") or []:
             print(f"diamond: skipped {one_line(line)}", file=sys.stderr)
     if rec.state != "SUCCEEDED":
-        print(visible(f"diamond: transfer {rec.state.lower()}: {rec.error or ''}"),
+        print(f"diamond: transfer {rec.state.lower()}: {one_line(rec.error or '')}",
               file=sys.stderr)
         return 1
     return 0

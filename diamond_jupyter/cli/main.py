@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import BadInput, DiamondError
 from ..option_types import StoreOnce, pasted_dash, unknown_option
@@ -20,6 +20,9 @@ from .login import add_login_command
 from .resume import add_resume_command
 from .testbed import add_testbed_commands
 from .workflow import add_workflow_command
+
+if TYPE_CHECKING:
+    import logging
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,8 +181,27 @@ def _quiet_logs() -> None:
     import os
 
     level = os.environ.get("DIAMOND_LOG", "").upper()
+    handler = logging.StreamHandler()
+    handler.setFormatter(log_formatter())
     logging.basicConfig(level=getattr(logging, level, logging.CRITICAL) if level else
-                        logging.CRITICAL, format="%(levelname)s %(name)s: %(message)s")
+                        logging.CRITICAL, handlers=[handler])
+
+
+def log_formatter() -> logging.Formatter:
+    """Log lines as the terminal shows them: a message (a site's error, a job's name) on
+    its one line, written out (`one_line`); a traceback after it on its lines (`visible`)."""
+    import logging
+
+    from ..model import one_line, visible
+
+    class Shown(logging.Formatter):
+        def formatMessage(self, record: logging.LogRecord) -> str:
+            return one_line(super().formatMessage(record))
+
+        def format(self, record: logging.LogRecord) -> str:
+            return visible(super().format(record))
+
+    return Shown("%(levelname)s %(name)s: %(message)s")
 
 
 def _one_line(e: BaseException) -> str:

@@ -42,18 +42,20 @@ def _out(args: argparse.Namespace, view: Any) -> None:
     if args.json:
         print(json.dumps(view.contract(), indent=2))
         return
-    from ..model import visible
+    from ..model import one_line
 
-    print(visible(f"{view.id}\t{view.state.value}\t{view.name}"
-                  + (f" ({view.reason})" if view.reason else "")))
+    # names and reasons are the sites' and the jobs' text: each written out on its line
+    reason = f" ({one_line(view.reason)})" if view.reason else ""
+    print(f"{one_line(view.id)}\t{view.state.value}\t{one_line(view.name)}{reason}")
+    rows = [(one_line(s.name), s.state.value, one_line(s.site or "-"), one_line(s.job or "-"),
+             f"  ({one_line(s.reason)})" if s.reason and s.state.value != "COMPLETED" else "")
+            for s in view.steps]
     # columns as wide as their longest cell: long step or site names keep the table straight
-    name_w = max([16, *(len(s.name) for s in view.steps)])
-    site_w = max([8, *(len(s.site or "-") for s in view.steps)])
-    job_w = max([1, *(len(s.job or "-") for s in view.steps)])
-    for s in view.steps:
-        reason = f"  ({s.reason})" if s.reason and s.state.value != "COMPLETED" else ""
-        print(visible(f"  {s.name:<{name_w}} {s.state.value:<10} {s.site or '-':<{site_w}} "
-                      f"{s.job or '-':<{job_w}}{reason}".rstrip()))
+    name_w = max([16, *(len(r[0]) for r in rows)])
+    site_w = max([8, *(len(r[2]) for r in rows)])
+    job_w = max([1, *(len(r[3]) for r in rows)])
+    for name, state, site, job, reason in rows:
+        print(f"  {name:<{name_w}} {state:<10} {site:<{site_w}} {job:<{job_w}}{reason}".rstrip())
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -94,7 +96,7 @@ def _cancel(args: argparse.Namespace) -> int:
 def _show_plan(plan: dict[str, Any]) -> None:
     """A workflow's approval plan on the terminal: per step its sites and the batch script
     rendered for each (with its sha256), what waits for approval and why, the plan's hash."""
-    from ..model import visible
+    from ..model import one_line, visible
     from ..workflow.model import site_list
 
     print(visible(f"workflow {plan.get('workflow_id')} ({plan.get('name')}): "
@@ -106,7 +108,7 @@ def _show_plan(plan: dict[str, Any]) -> None:
                       + (f"; waits for approval: {why}" if why else "")))
         for c in st.get("rendered") or []:
             if "refused" in c:
-                print(visible(f"  on {c['site']}: cannot run ({c['refused']})"))
+                print(visible(f"  on {c['site']}: cannot run ({one_line(c['refused'])})"))
                 continue
             print(visible(f"  on {c['site']} ({c['scheduler']}), script sha256 "
                           f"{c['script_sha256']}:"))
@@ -160,10 +162,10 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.contract() for v in views], indent=2))
     else:
-        from ..model import visible
+        from ..model import one_line
 
-        for v in views:
-            print(visible(f"{v.id}\t{v.state.value}\t{v.name}\t{len(v.steps)} steps"))
+        for v in views:  # tab-separated: a tab or newline in a name is written out
+            print(f"{one_line(v.id)}\t{v.state.value}\t{one_line(v.name)}\t{len(v.steps)} steps")
     return 0
 
 

@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..model import EXPLICIT_POLICY, Job, JobState, hms, predicted_start, visible
+from ..model import EXPLICIT_POLICY, Job, JobState, hms, one_line, predicted_start, visible
 from ..placement import Placement
 
 if TYPE_CHECKING:
@@ -138,24 +138,25 @@ def lookout_of(extras: dict[str, Any]) -> dict[str, Any] | None:
 def render_text(job: Job, extras: dict[str, Any]) -> str:
     q, r = timing(job)
     if (lookout := lookout_of(extras)) is not None:
-        return visible(f"{job.id}  {LOOKOUT_LABELS[lookout['state']]}  {job.name or ''}"
-                       .rstrip() + f"\n  site: {job.site}\n  {lookout.get('message', '')}")
-    lines = [f"{job.id}  {job.state.value}  {job.name or ''}".rstrip(),
-             f"  site: {job.site} — {why(job)}",
+        return (f"{job.id}  {LOOKOUT_LABELS[lookout['state']]}  {one_line(job.name or '')}"
+                .rstrip() + f"\n  site: {job.site}\n  {one_line(lookout.get('message', ''))}")
+    # the name, the reasons and the error are a job's and a site's text: each on its line
+    lines = [f"{job.id}  {job.state.value}  {one_line(job.name or '')}".rstrip(),
+             f"  site: {job.site} — {one_line(why(job))}",
              f"  {elapsed(job, extras.get('time_limit_s'))}  [{_text_bar(q, r)}]"]
     if (p := waiting_for(job)) is not None:
         lines.insert(2, f"  predicted start {p}")
     if job.state.terminal:
-        lines.append(f"  outcome: {outcome(job)}")
+        lines.append(f"  outcome: {one_line(outcome(job))}")
     for key in ("stdout", "stderr"):
         tail = _tail(extras.get(key))
         if tail and (key == "stdout" or _failed(job)):
             lines.append(f"  {key} (tail):")
             lines += [f"    {ln}" for ln in tail.splitlines()]
     if extras.get("files"):
-        lines.append("  files: " + ", ".join(extras["files"]))
+        lines.append("  files: " + ", ".join(map(one_line, extras["files"])))
     if extras.get("error"):
-        lines.append(f"  ({extras['error']})")
+        lines.append(f"  ({one_line(extras['error'])})")
     # what a terminal IPython prints: the job's colours, never its other control sequences
     return visible("\n".join(lines), keep_colour=True)
 

@@ -385,7 +385,7 @@ class DiamondMagics(Magics):
                                            overrides=overrides, origin=self.origin(),
                                            hold=args.hold, **hedge))
         if (lookout := self.engine.lookout(job)) is not None:  # the submit's answer was lost
-            print(f"diamond: {visible(lookout['message'])} (the card below follows it)",
+            print(f"diamond: {one_line(lookout['message'])} (the card below follows it)",
                   file=sys.stderr)
         # each directive the site's dialect could not carry, each module or name changed
         # (a PBS cell sent to a Slurm site lost its directives without a word)

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from datetime import datetime, timezone
 from typing import Any
 
-from ..model import DiamondError, visible
+from ..model import DiamondError, one_line
 from .jobcard import COLORS, _shell, color, in_kernel, shown_html
 
 MIME = "application/vnd.diamond.workflow+json"
@@ -36,15 +36,18 @@ def depths(steps: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def render_text(wf: dict[str, Any]) -> str:
-    lines = [f"workflow {wf.get('name', '')} {wf['id']}: {wf['state']}"
-             + (f" ({wf['reason']})" if wf.get("reason") else "")]
+    # names and reasons come from sites and jobs: each written out on its line
+    shown = {k: one_line(str(wf.get(k) or "")) for k in ("name", "id", "reason")}
+    lines = [f"workflow {shown['name']} {shown['id']}: {wf['state']}"
+             + (f" ({shown['reason']})" if shown["reason"] else "")]
     d = depths(wf["steps"])
     for s in wf["steps"]:
-        needs = f" <- {', '.join(s['needs'])}" if s.get("needs") else ""
-        gang = f" [gang {s['gang']}]" if s.get("gang") else ""
-        lines.append(f"{'  ' * (d[s['name']] + 1)}{s['name']}: {s['state']} "
-                     f"{s.get('site') or '-'} {s.get('job') or '-'}{gang}{needs}")
-    return visible("\n".join(lines))  # reasons come from sites: shown, never acted on
+        needs = f" <- {', '.join(map(one_line, s['needs']))}" if s.get("needs") else ""
+        gang = f" [gang {one_line(s['gang'])}]" if s.get("gang") else ""
+        lines.append(f"{'  ' * (d[s['name']] + 1)}{one_line(s['name'])}: {s['state']} "
+                     f"{one_line(s.get('site') or '-')} {one_line(s.get('job') or '-')}"
+                     f"{gang}{needs}")
+    return "\n".join(lines)
 
 
 def render_html(wf: dict[str, Any]) -> str:

@@ -45,9 +45,10 @@ async def test_monitor_stop_applies_the_early_lines_whose_replay_track_started(t
     before = _others()
     # another job still being submitted is tracked: the replay starts, then the site stops
     mon.track(Job(id="alpha:pending", site="alpha", name="later", token="toklateraa"))
-    await journal.stop()
+    await mon.stop()
     assert store.get_job("alpha:7").state == JobState.RUNNING
     assert mon._early == {}
+    await journal.stop()  # (the drain the start's event set off)
     assert _others() == before
 
 

@@ -53,6 +53,7 @@ class Journal:
         self.attention.stop()
         await asyncio.gather(*(m.stop() for m in self.monitors.values()))
         await self._drains.close(cancel=False)  # every stored event is published
+        await self.bus.close()
 
     # -- reads the intake needs --------------------------------------------------------
     def job(self, job_id: str) -> Job:

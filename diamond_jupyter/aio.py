@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -62,6 +62,10 @@ class KeptTasks:
 
     def __len__(self) -> int:
         return len(self._running)
+
+    def __iter__(self) -> Iterator[asyncio.Task[Any]]:
+        """The tasks running now (a copy: one ending meanwhile does not disturb it)."""
+        return iter(list(self._running))
 
     def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run `coro` as a task kept here till it is done."""

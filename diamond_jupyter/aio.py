@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -51,3 +51,35 @@ class KeyedLocks:
                 self._locks[key] = (lock, users)
             else:
                 del self._locks[key]
+
+
+class KeptTasks:
+    """Background tasks an owner starts and keeps until they end (the event loop holds only
+    a weak reference to a task: one nobody keeps may be collected while it runs)."""
+
+    def __init__(self) -> None:
+        self._running: set[asyncio.Task[Any]] = set()
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def __iter__(self) -> Iterator[asyncio.Task[Any]]:
+        """The tasks running now (a copy: one ending meanwhile does not disturb it)."""
+        return iter(list(self._running))
+
+    def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run `coro` as a task kept here till it is done."""
+        task = asyncio.ensure_future(coro)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        return task
+
+    async def close(self, *, cancel: bool = True) -> None:
+        """Cancel (or, with cancel=False, let finish) every task running, and await them;
+        also those they start meanwhile."""
+        while self._running:
+            running = list(self._running)
+            if cancel:
+                for task in running:
+                    task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)

@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from .aio import KeptTasks
 from .model import Event
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,7 @@ class EventBus:
     def __init__(self) -> None:
         self._callbacks: list[Callback] = []
         self._queues: list[asyncio.Queue[Event]] = []
+        self._callback_runs = KeptTasks()  # coroutine callbacks' runs, until they end
 
     def subscribe(self, callback: Callback) -> Callable[[], None]:
         """Call `callback(event)` for each event; returns an unsubscribe function."""
@@ -34,6 +36,10 @@ class EventBus:
     def unqueue(self, q: asyncio.Queue[Event]) -> None:
         if q in self._queues:
             self._queues.remove(q)
+
+    async def close(self) -> None:
+        """Cancel and await the coroutine callbacks still running."""
+        await self._callback_runs.close()
 
     async def stream(self) -> AsyncIterator[Event]:
         """`async for ev in bus.stream()`: every event published from now on."""
@@ -51,6 +57,6 @@ class EventBus:
             try:
                 res = cb(event)
                 if asyncio.iscoroutine(res):
-                    asyncio.ensure_future(res)
+                    self._callback_runs.start(res)
             except Exception:  # a subscriber's bug must not stop delivery to others
                 log.exception("event subscriber failed")

@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
-from .aio import within
+from .aio import KeptTasks, within
 from .attention_journal import Attention
 from .dialects.reasons import says_held
 from .events import EventBus
@@ -44,6 +44,7 @@ class Journal:
                          for n, s in sites.items()}
         self.published = store.last_seq()  # the last event published in this process
         self._drain_lock = asyncio.Lock()
+        self._drains = KeptTasks()  # drains `apply` and `append` started, running
         # tokens whose submit, or the search for its lost answer, runs in this process
         self.in_flight: set[str] = set()
         self.attention = Attention(self)
@@ -51,6 +52,8 @@ class Journal:
     async def stop(self) -> None:
         self.attention.stop()
         await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+        await self._drains.close(cancel=False)  # every stored event is published
+        await self.bus.close()
 
     # -- reads the intake needs --------------------------------------------------------
     def job(self, job_id: str) -> Job:
@@ -138,14 +141,14 @@ class Journal:
             self.attention.after(ev)
         # Also when nothing changed: another process sharing the store may have applied
         # this very state first, and its event still has to be published here.
-        asyncio.ensure_future(self.drain())
+        self._drains.start(self.drain())
         return ev
 
     def append(self, event: Event, fence: Fence | None = None) -> Event:
         """Store an event (with `fence`, only while that lease holds: else LeaseLost); it is
         published soon after."""
         ev = self.store.append_event(event, fence)
-        asyncio.ensure_future(self.drain())
+        self._drains.start(self.drain())
         return ev
 
     async def publish(self, event: Event) -> Event:

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
@@ -102,6 +103,7 @@ class SiteMonitor:
         # token -> the job's event secret (None: not on the site); kept in memory only
         self._secrets: dict[str, str | None] = {}
         self._early: dict[str, list[EventLine]] = {}  # verified, before the native id is known
+        self._replays = KeptTasks()  # `_replay_early` runs `track` started
         self._task_failures: dict[str, int] = {}  # job id -> a failed array task's exit code
         self.rejected_lines = 0
         self.quiet_polls = 0  # polls in a row that changed nothing (no event channel)
@@ -190,6 +192,7 @@ class SiteMonitor:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        await self._replays.close(cancel=False)  # early lines waiting are applied
 
     def track(self, job: Job) -> None:
         if job.native_id:
@@ -197,7 +200,7 @@ class SiteMonitor:
             self.quiet_polls = 0
             self.start()
         if self._early:
-            asyncio.ensure_future(self._replay_early())
+            self._replays.start(self._replay_early())
 
     def expect(self, token: str, secret: str) -> None:
         """The secret of a job being submitted: its wrapper's lines are checked with it."""

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..aio import within
+from ..aio import KeptTasks, within
 from ..attention import make as attention_event
 from ..attention import never_reason
 from ..federation_lookout import LOOKOUT_EVENT
@@ -65,7 +65,7 @@ class TaskBook:
     def __init__(self, journal: Journal, lease: EngineLease) -> None:
         self.journal, self.store, self.lease = journal, journal.store, lease
         self._active: dict[str, object] = {}  # task id -> the token of its running coroutine
-        self._running: set[asyncio.Task] = set()
+        self._running = KeptTasks()  # task loops, resumes and steps started by events
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._armed = False
@@ -113,9 +113,7 @@ class TaskBook:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for t in list(self._running):
-            t.cancel()
-        await asyncio.gather(*self._running, return_exceptions=True)
+        await self._running.close()
 
     # -- steps and states -------------------------------------------------------------------
     def fence(self, task_id: str) -> Fence | None:
@@ -200,7 +198,7 @@ class TaskBook:
         except ValueError:
             return
         for task in self.store.tasks_waiting(on=ev.job_id):
-            asyncio.ensure_future(self._resume(task.id, {
+            self._running.start(self._resume(task.id, {
                 "cause": "job ended", "job_id": ev.job_id, "state": ev.data.get("state"),
                 "event_seq": ev.seq}))
 
@@ -215,7 +213,7 @@ class TaskBook:
         for task in waiting:
             cause = found_cause(ev.job_id, ev.data["previous_id"], ev.site, ev.seq)
             self.store.update_task(task.id, data={"wake": cause})
-            asyncio.ensure_future(self._resume(task.id, cause))
+            self._running.start(self._resume(task.id, cause))
 
     def _on_attention(self, ev: Event) -> None:
         kind = ev.data.get("attention")
@@ -229,11 +227,11 @@ class TaskBook:
                      "reason": ev.data.get("reason"), "event_seq": ev.seq}
             if not wakes:
                 if kind == "stuck":  # policy "wait": say so, sleep on
-                    asyncio.ensure_future(self.step(task.id, "stuck", **cause, policy=policy))
+                    self._running.start(self.step(task.id, "stuck", **cause, policy=policy))
                 continue
             wake = {**cause, "policy": policy, "explanation": ev.data.get("explanation")}
             self.store.update_task(task.id, data={"wake": wake})
-            asyncio.ensure_future(self._resume(task.id, cause))
+            self._running.start(self._resume(task.id, cause))
 
     async def _resume(self, task_id: str, cause: dict[str, Any]) -> None:
         # Check-and-set without an await in between: one resume per wake-up in this process;
@@ -261,9 +259,7 @@ class TaskBook:
             if task_id in self._active:
                 return
             token = self._claim(self.store.get_task(task_id, steps=False))
-        t = asyncio.ensure_future(self._guarded(task_id, token))
-        self._running.add(t)
-        t.add_done_callback(self._running.discard)
+        self._running.start(self._guarded(task_id, token))
 
     async def _guarded(self, task_id: str, token: object) -> None:
         try:

@@ -12,6 +12,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 
 from ..agent.service import AgentService
+from ..aio import KeptTasks
 from ..config import default_config_path, load_config
 from ..federation import Federation
 from ..model import DiamondError
@@ -123,6 +124,7 @@ class DiamondApp(ExtensionApp):
         self.error: str | None = None
         self.login_broker = None  # server.login.LoginBroker, made on the first login
         self._started: asyncio.Future | None = None
+        self.background = KeptTasks()  # requests' background work (a snapshot refresh)
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
         try:
             refused = getattr(self, "refused_settings", {})
@@ -194,6 +196,7 @@ class DiamondApp(ExtensionApp):
         return self.agent
 
     async def stop_extension(self) -> None:
+        await self.background.close()
         self.bridge.detach()
         if self.agent is not None:
             await self.agent.close()

@@ -90,7 +90,7 @@ class StateHandler(_Rows):
         max_age = self.int_arg("max_age", 15, hi=86400) or 0
         rows = await self.site_rows(fed, max_age_s=float(max_age))
         if max_age > 15:
-            asyncio.ensure_future(self._refresh_rows(fed))
+            self.app.background.start(self._refresh_rows(fed))
         # up to `last` only: a later event reaches the client live, after this answer
         events = [e for e in fed.events_since(max(last - 50, 0), limit=50)
                   if (e.seq or 0) <= last]

@@ -25,8 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
 from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
+from .sections import batch_sections, section_end
 from .software import identity
 
+# each section's output ends on a line of this + a random part chosen per discovery
+# (`sections.fresh_marker`) + "name:status"
 MARK = "@@dmd-discover@@"
 # the most lines of a module listing read (`module -t avail`): a longer one is cut, and the
 # site's software is then not known (a module past the cut would be refused wrongly)
@@ -164,15 +167,19 @@ class SiteDescription(_Model):
 
 
 def discovery_script(scheduler: dict[str, dict[str, list[str]]],
-                     cluster_env: dict[str, dict[str, str]] | None = None) -> str:
+                     cluster_env: dict[str, dict[str, str]] | None = None,
+                     marker: str = MARK) -> str:
     """The bash text of one discovery. `scheduler`: per cluster name, the dialect's
     capability commands (name -> argv); `cluster_env`: per cluster, variables that point
-    the scheduler's clients at it (e.g. SLURM_CONF). Every value is shell-quoted."""
+    the scheduler's clients at it (e.g. SLURM_CONF). Every value is shell-quoted. A run
+    passes a fresh `marker` (`sections.fresh_marker(MARK)`) and splits with the same."""
     cluster_env = cluster_env or {}
-    out = [MODULE_INIT]
+    # whatever the login prints first (a banner, the preamble's output) is a section of its
+    # own, kept out of the architecture's
+    out = [MODULE_INIT, section_end(marker, "login")]
 
     def section(name: str, body: str) -> None:
-        out.append(f"echo {MARK}{name}\n{body}\necho {MARK}end:$?")
+        out.append(f"{body}\n{section_end(marker, name)}")
 
     section("arch", "uname -m")
     for cluster, argvs in scheduler.items():
@@ -180,7 +187,7 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
                       if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
         prefix = f"env {env}" if env else ""
         for key, argv in argvs.items():
-            section(f"sched:{shlex.quote(cluster)}:{key}",
+            section(f"sched:{cluster}:{key}",
                     f"{prefix}{shlex.join(argv)} 2>&1")
     section("modules", 'if __dmd_modinit; then\n'
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "system lmod $LMOD_VERSION"\n'
@@ -220,26 +227,14 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
     return "\n".join(out) + "\n"
 
 
-def split_sections(stdout: str) -> tuple[dict[str, str], dict[str, int]]:
-    """The discovery command's output by section, and each section's exit status."""
+def split_sections(stdout: str, marker: str = MARK) -> tuple[dict[str, str], dict[str, int]]:
+    """The discovery command's output by section, and each section's exit status (-1: not
+    a number)."""
     parts: dict[str, str] = {}
     codes: dict[str, int] = {}
-    name: str | None = None
-    chunk: list[str] = []
-    for line in stdout.split("\n"):
-        if line.startswith(MARK):
-            tag = line[len(MARK):]
-            if tag.startswith("end:") and name is not None:
-                parts[name] = "\n".join(chunk)
-                try:
-                    codes[name] = int(tag[4:])
-                except ValueError:
-                    codes[name] = -1
-                name, chunk = None, []
-            else:
-                name, chunk = tag, []
-        elif name is not None:
-            chunk.append(line)
+    for name, text, code in batch_sections(stdout, marker):
+        parts[name] = text
+        codes[name] = int(code) if code.isdigit() else -1
     return parts, codes
 
 

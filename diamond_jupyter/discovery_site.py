@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .capabilities import SiteCapabilities, SoftwareModule, merge
 from .discovery import (
+    MARK,
     MODULE_LIST_LINES,
     TREE_LIST_TIMEOUT_S,
     ClusterSummary,
@@ -33,6 +34,7 @@ from .discovery import (
 )
 from .model import SiteError, utcnow, visible
 from .needs import norm_arch
+from .sections import fresh_marker
 
 if TYPE_CHECKING:
     from .sites import Site
@@ -150,13 +152,14 @@ class SiteDiscovery:
         argvs = {k: site._argv(v) for k, v in site.commands.snapshot_argvs().items()
                  if k not in live}
         clusters = self.clusters()
-        script = discovery_script({c: argvs for c in clusters}, clusters)
+        marker = fresh_marker(MARK)
+        script = discovery_script({c: argvs for c in clusters}, clusters, marker)
         self.runs += 1
         site.scheduler_commands += len(argvs) * len(clusters)
         res = await site.transport.run(["bash", "-c", script], env=site.cfg.env,
                                        preamble=site.cfg.preamble, check=False,
                                        timeout=DISCOVERY_TIMEOUT_S)
-        parts, codes = split_sections(res.stdout)
+        parts, codes = split_sections(res.stdout, marker)
         if "arch" not in parts:
             raise SiteError(f"{site.name}: discovery gave no answer "
                             f"(exit {res.exit_status}): {res.stderr.strip()[-200:]}")

@@ -9,7 +9,6 @@ import enum
 import logging
 import posixpath
 import re
-import secrets
 import shlex
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -49,6 +48,7 @@ from .model import (
     SiteSnapshot,
     utcnow,
 )
+from .sections import batch_sections, fresh_marker, section_end
 from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
@@ -182,23 +182,6 @@ def _array_outcome(acct: JobStatus, queued: list[JobStatus], arrays: set[str]) -
         return acct
     return q.model_copy(update={"ended_at": max(filter(None, (q.ended_at, acct.ended_at)),
                                                 default=None)})
-
-
-def batch_sections(stdout: str, marker: str) -> Iterable[tuple[str, str, str]]:
-    """(name, output, exit status) of each command of a batch, in order. Each command's
-    output is followed by a newline and `marker` + "name:status" on its own line, so an
-    output with no final newline (a wrapper's printf) still ends where its command did;
-    the one newline added is dropped, as is a CR before each newline (a login shell that
-    sends CRLF). `marker` holds a random part chosen per batch: no output can forge it."""
-    text = stdout.replace("\r\n", "\n")
-    start, opening = 0, f"\n{marker}"
-    while (at := text.find(opening, start)) >= 0:
-        head_end = text.find("\n", at + len(opening))
-        head_end = len(text) if head_end < 0 else head_end
-        name, _, code = text[at + len(opening):head_end].rpartition(":")
-        section = text[start:at]
-        yield name, section[:-1] if section.endswith("\n") else section, code
-        start = head_end + 1
 
 
 class Site:
@@ -604,16 +587,15 @@ class Site:
         values a command needs off the command line (`PrivateArgv`) are sent on stdin and
         read first, each given to its command alone."""
         reads, parts, values = [], [], []
-        marker = f"{SEP}{secrets.token_hex(16)}@"
+        marker = fresh_marker(SEP)
         for name, argv in named.items():
             env = private_values(argv)
             r, prefix = private_lines(list(env), first=len(values))
             reads += r
             values += env.values()
             line = shlex.join(self._argv(argv))
-            # the marker on a line of its own, even after output with no final newline
             parts.append(f"{prefix + ' ' if prefix else ''}{line} 2>&1; "
-                         f"printf '\\n{marker}%s:%s\\n' {shlex.quote(name)} $?")
+                         + section_end(marker, name))
         self.scheduler_commands += len(named)
         stdin = "".join(f"{v}\n" for v in values).encode() if values else None
         try:

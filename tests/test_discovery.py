@@ -170,7 +170,8 @@ def test_discovery_runs_as_written_in_bash() -> None:
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
                        env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, timeout=60)
     parts, codes = split_sections(r.stdout)
-    assert set(parts) == {"arch", "sched:c:nodes", "modules", "envs", "runtimes", "mpi"}
+    assert set(parts) == {"login", "arch", "sched:c:nodes", "modules", "envs", "runtimes",
+                          "mpi"}
     assert codes["sched:c:nodes"] == 3 and parts["sched:c:nodes"] == "NodeName=n1"
     assert parts["arch"].strip() == subprocess.run(["uname", "-m"], capture_output=True,
                                                    text=True).stdout.strip()

@@ -301,8 +301,8 @@ def test_module_trees_are_read_from_the_listing_and_reach_the_capabilities() -> 
     assert parse_module_trees(LMOD) == ["/sw/modulefiles/Core", "/sw/modulefiles/apps"]
     assert parse_module_trees(EM4 + "/etc/modulefiles/:\nx/1\n@@spider\n/not/a/tree:\n") == \
         ["/etc/modulefiles", "/opt/apps/modulefiles"]
-    parts, codes = split_sections("@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
-                                  f"@@dmd-discover@@modules\n{EM4}@@dmd-discover@@end:0\n")
+    parts, codes = split_sections("x86_64\n\n@@dmd-discover@@arch:0\n"
+                                  f"{EM4}\n@@dmd-discover@@modules:0\n")
     d = describe_from_outputs("em4", SlurmCommands(), parts, codes, [], [])
     assert d.capabilities.module_trees == ["/etc/modulefiles", "/opt/apps/modulefiles"]
 

@@ -40,13 +40,13 @@ def discovered(site: str, config: str | None, *,
                clusters: tuple[str, ...] = ("c",)) -> SiteCapabilities:
     """A site's capabilities as discovery reads its sections: the scheduler's nodes and
     partitions, `scontrol show config` (None: not asked), a listing with gcc/12."""
-    text = "@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n" \
-        "@@dmd-discover@@modules\nsystem lmod 8.7.30\n/apps:\ngcc/12\n@@dmd-discover@@end:0\n"
+    text = "x86_64\n\n@@dmd-discover@@arch:0\n" \
+        "system lmod 8.7.30\n/apps:\ngcc/12\n\n@@dmd-discover@@modules:0\n"
     for c in clusters:
-        text += f"@@dmd-discover@@sched:{c}:nodes\n{NODES}\n@@dmd-discover@@end:0\n"
-        text += f"@@dmd-discover@@sched:{c}:partitions\n{PARTS}\n@@dmd-discover@@end:0\n"
+        text += f"{NODES}\n\n@@dmd-discover@@sched:{c}:nodes:0\n"
+        text += f"{PARTS}\n\n@@dmd-discover@@sched:{c}:partitions:0\n"
         if config is not None:
-            text += f"@@dmd-discover@@sched:{c}:config\n{config}\n@@dmd-discover@@end:0\n"
+            text += f"{config}\n\n@@dmd-discover@@sched:{c}:config:0\n"
     parts, codes = split_sections(text)
     keys = ["nodes", "partitions"] + (["config"] if config is not None else [])
     return describe_from_outputs(site, SlurmCommands(), parts, codes, list(clusters),
@@ -63,7 +63,7 @@ def test_discovery_asks_slurm_for_the_clusters_own_name_and_reads_it() -> None:
     assert SlurmCommands.parse_cluster_name("scontrol: error: Unable to contact\n") is None
     # the command reaches the discovery script for each cluster behind the login
     script = discovery_script({"c": {"config": argv}})
-    assert "@@dmd-discover@@sched:c:config" in script and "scontrol show config" in script
+    assert "sched:c:config" in script and "scontrol show config" in script
     caps = discovered("north", CONFIG)
     assert caps.cluster_names == ["hpc-north"] and caps.sources["cluster_names"] == "discovered"
 
@@ -75,11 +75,11 @@ def test_a_failed_or_missing_name_leaves_it_unknown_and_the_nodes_read() -> None
         assert caps.cluster_names is None and caps.node_types and not caps.errors
     assert discovered("north", None).cluster_names is None
     # two clusters behind one login, one name unread: the set is not whole, so not kept
-    two = "@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
+    two = "x86_64\n\n@@dmd-discover@@arch:0\n"
     for c, conf in (("a", CONFIG), ("b", "error\n")):
-        two += (f"@@dmd-discover@@sched:{c}:nodes\n{NODES}\n@@dmd-discover@@end:0\n"
-                f"@@dmd-discover@@sched:{c}:partitions\n{PARTS}\n@@dmd-discover@@end:0\n"
-                f"@@dmd-discover@@sched:{c}:config\n{conf}\n@@dmd-discover@@end:0\n")
+        two += (f"{NODES}\n\n@@dmd-discover@@sched:{c}:nodes:0\n"
+                f"{PARTS}\n\n@@dmd-discover@@sched:{c}:partitions:0\n"
+                f"{conf}\n\n@@dmd-discover@@sched:{c}:config:0\n")
     parts, codes = split_sections(two)
     d = describe_from_outputs("center", SlurmCommands(), parts, codes, ["a", "b"],
                               ["nodes", "partitions", "config"])
@@ -173,8 +173,8 @@ def test_an_else_after_a_test_of_something_else_is_not_assumed() -> None:
 def mpi_site(section: str, site: str = "s") -> SiteCapabilities:
     """A site whose discovery's `mpi` section is `section` (what the login's PATH, srun and
     the oneAPI roots gave)."""
-    text = ("@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
-            f"@@dmd-discover@@mpi\n{section}@@dmd-discover@@end:0\n")
+    text = ("x86_64\n\n@@dmd-discover@@arch:0\n"
+            f"{section}\n@@dmd-discover@@mpi:0\n")
     parts, codes = split_sections(text)
     return describe_from_outputs(site, SlurmCommands(), parts, codes, [], []).capabilities
 

@@ -95,10 +95,10 @@ def envs_section(*listings: tuple[str, str, int]) -> str:
 
 def site(name: str, envs: str = "", modules: str = "system none\n",
          runtimes: str = "") -> SiteCapabilities:
-    text = ("@@dmd-discover@@arch\nx86_64\n@@dmd-discover@@end:0\n"
-            f"@@dmd-discover@@modules\n{modules}@@dmd-discover@@end:0\n"
-            f"@@dmd-discover@@envs\n{envs}@@dmd-discover@@end:0\n"
-            f"@@dmd-discover@@runtimes\n{runtimes}@@dmd-discover@@end:0\n")
+    text = ("x86_64\n\n@@dmd-discover@@arch:0\n"
+            f"{modules}\n@@dmd-discover@@modules:0\n"
+            f"{envs}\n@@dmd-discover@@envs:0\n"
+            f"{runtimes}\n@@dmd-discover@@runtimes:0\n")
     parts, codes = split_sections(text)
     return describe_from_outputs(name, SlurmCommands(), parts, codes, [], []).capabilities
 

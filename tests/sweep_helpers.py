@@ -16,6 +16,7 @@ import importlib.util
 import inspect
 import json
 import os
+import subprocess
 import textwrap
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -207,6 +208,18 @@ def submitted_script(user: NewUser) -> str:
     """The one script the user's fake Slurm site was given."""
     [call] = sbatch_calls(user)
     return Path(call.split()[-1]).read_text()
+
+
+def cli_refusal(res: subprocess.CompletedProcess[str], *said: str) -> str:
+    """The refusal a `diamond` command ended with: exit 2, nothing on stdout, the last line
+    on stderr holding each of `said` (that line is returned)."""
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert res.stdout == ""
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("diamond"), res.stderr
+    for s in said:
+        assert s in last, res.stderr
+    return last
 
 
 def assert_magic_refused(shell: Any, user: NewUser, capsys: pytest.CaptureFixture[str],

@@ -16,7 +16,7 @@ import json
 import pytest
 import sweep_helpers
 from fake_llm import text, tool_results, tool_use
-from sweep_helpers import sbatch_calls
+from sweep_helpers import cli_refusal, sbatch_calls
 
 from diamond_jupyter.model import JobState
 
@@ -26,17 +26,6 @@ SCRIPT = sweep_helpers.FACES_SCRIPT
 GIVEN_AS_PBS = ("the script was given as pbs, but holds no #PBS directive, and 1 #SBATCH "
                 "one(s) (slurm's), which a pbs reading passes over: translate it from slurm, "
                 "or give no source dialect to have it detected")
-
-
-def _one_line_refusal(res, *said: str) -> str:
-    """Exit 2, nothing on stdout, the last line on stderr holding each of `said`."""
-    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    assert res.stdout == ""
-    last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith("diamond"), res.stderr
-    for s in said:
-        assert s in last, res.stderr
-    return last
 
 
 # ---- (1) the command line: options and ids -------------------------------------------------
@@ -76,7 +65,7 @@ def _one_line_refusal(res, *said: str) -> str:
 ])
 def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, said):
     user.job("alpha:77", JobState.RUNNING)
-    _one_line_refusal(user.run(*args), said)
+    cli_refusal(user.run(*args), said)
     assert sbatch_calls(user) == []
     assert "scancel" not in ((user.fake / "calls").read_text()
                              if (user.fake / "calls").exists() else "")
@@ -85,7 +74,7 @@ def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, s
 def test_fault_a_translation_from_the_wrong_dialect_is_refused_not_passed_over(user):
     """`--from pbs` for a Slurm script: its #SBATCH lines were kept as comments, the PBS
     script asked for nothing the original did, and the command exited 0."""
-    _one_line_refusal(user.run("translate", "--to", "lsf", "--from", "pbs", "job.sh"),
+    cli_refusal(user.run("translate", "--to", "lsf", "--from", "pbs", "job.sh"),
                       GIVEN_AS_PBS)
 
 
@@ -124,7 +113,7 @@ STEP = "name: w\nsteps:\n  - name: a\n    script: echo\n"
 ])
 def test_a_workflow_file_with_a_mistake_names_file_step_and_line(user, name, text, said):
     user.write(name, text)
-    _one_line_refusal(user.run("workflow", "run", name), f"{name}: ", said)
+    cli_refusal(user.run("workflow", "run", name), f"{name}: ", said)
     assert sbatch_calls(user) == []
     assert json.loads(user.run("workflow", "list", "--json", code=0).stdout) in ([], {
         "workflows": []})

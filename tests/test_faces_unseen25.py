@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import sweep_helpers
-from sweep_helpers import sbatch_calls
+from sweep_helpers import cli_refusal, sbatch_calls
 
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, JobState
@@ -29,17 +29,6 @@ user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES
 SCRIPT = sweep_helpers.FACES_SCRIPT
 LONG_ID = "alpha:" + "9" * 5000
 TOO_MANY = "99999999999999999999999"
-
-
-def _one_line_refusal(res, *said: str) -> str:
-    """Exit 2, nothing on stdout, the last line on stderr holding each of `said`."""
-    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    assert res.stdout == ""
-    last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith("diamond"), res.stderr
-    for s in said:
-        assert s in last, res.stderr
-    return last
 
 
 def _calls(user) -> str:
@@ -78,7 +67,7 @@ def _calls(user) -> str:
 ])
 def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, said):
     user.job("alpha:77", JobState.RUNNING)
-    _one_line_refusal(user.run(*args), said)
+    cli_refusal(user.run(*args), said)
     assert sbatch_calls(user) == [] and "scancel" not in _calls(user)
     assert user.job("alpha:77", JobState.UNKNOWN).state == JobState.RUNNING
 
@@ -87,7 +76,7 @@ def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(user, args, s
                                   ["workflow", "list", f"--limit={TOO_MANY}"]])
 def test_fault_a_limit_past_its_bound_says_the_range_it_takes(user, args):
     """It said "limit must be a whole number from 0 to ...": 0, refused itself."""
-    _one_line_refusal(user.run(*args), "argument --limit: expected a whole number from 1 to "
+    cli_refusal(user.run(*args), "argument --limit: expected a whole number from 1 to "
                                        f"{2**63 - 1}, not '{TOO_MANY}'")
 
 

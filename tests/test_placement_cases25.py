@@ -43,31 +43,23 @@ def recorded() -> list[tuple[SiteConfig, SiteSnapshot]]:
       night (INACTIVE)
     flux: node0-node3 (node1 4 GPUs, node3 down), no memory reported; batch 8 h, debug DOWN
     sge: dn1, dn2 8 CPUs 24166 MB; all.q (1 day), short.q (30 min)."""
-    sites = [
-        ("capture", "slurm", slurm.parse_snapshot("capture", {
-            "partitions": _read("slurm", "scontrol_partition.txt"),
-            "nodes": _read("slurm", "scontrol_node.txt"),
-            "queue": _read("slurm", "squeue_queue.txt")})),
-        ("vbox", "pbs", pbs.parse_snapshot("vbox", {
-            "nodes": _read("pbs", "pbsnodes_json.json"),
-            "queues": _read("pbs", "qstat_Qf_json.json"),
-            "server": _read("pbs", "qstat_Bf_json.json"),
-            "queue": _read("pbs", "qstat_f_json.json")})),
-        ("lsf", "lsf", lsf.parse_snapshot("lsf", {
-            "hosts": _read("lsf", "bhosts_json.json"),
-            "lshosts": _read("lsf", "lshosts_json.json"),
-            "queues": _read("lsf", "bqueues_json.json"),
-            "queue": _read("lsf", "bjobs_json.json")})),
-        ("flux", "flux", flux.parse_snapshot("flux", {
-            "resources": _read("flux", "flux_resource_list.txt"),
-            "queues": _read("flux", "flux_queue_list.txt"),
-            "queue": _read("flux", "flux_jobs_json.json")})),
-        ("sge", "sge", sge.parse_snapshot("sge", {
-            "pes": _read("sge", "qconf_spl.txt"),
-            "queues": _read("sge", "qconf_sq_all.txt"),
-            "hosts": _read("sge", "qhost_xml.xml"),
-            "queue": _read("sge", "qstat_f_xml.xml")})),
-    ]
+    recorded = {  # site: (scheduler, its dialect, the recorded output each query parses)
+        "capture": ("slurm", slurm, {"partitions": "scontrol_partition.txt",
+                                     "nodes": "scontrol_node.txt",
+                                     "queue": "squeue_queue.txt"}),
+        "vbox": ("pbs", pbs, {"nodes": "pbsnodes_json.json", "queues": "qstat_Qf_json.json",
+                              "server": "qstat_Bf_json.json", "queue": "qstat_f_json.json"}),
+        "lsf": ("lsf", lsf, {"hosts": "bhosts_json.json", "lshosts": "lshosts_json.json",
+                             "queues": "bqueues_json.json", "queue": "bjobs_json.json"}),
+        "flux": ("flux", flux, {"resources": "flux_resource_list.txt",
+                                "queues": "flux_queue_list.txt",
+                                "queue": "flux_jobs_json.json"}),
+        "sge": ("sge", sge, {"pes": "qconf_spl.txt", "queues": "qconf_sq_all.txt",
+                             "hosts": "qhost_xml.xml", "queue": "qstat_f_xml.xml"}),
+    }
+    sites = [(name, kind, dialect.parse_snapshot(
+                  name, {query: _read(kind, file) for query, file in files.items()}))
+             for name, (kind, dialect, files) in recorded.items()]
     return [(SiteConfig(name=name, scheduler=kind),
              snap.model_copy(update={"taken_at": RECORDED_AT})) for name, kind, snap in sites]
 

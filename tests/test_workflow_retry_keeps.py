@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from test_workflow_unseen import _Ops, _until
 from test_workflow_unseen13 import _Run
+from test_workflow_unseen15 import runs_fixture  # noqa: F401 (the `runs` fixture)
 from workflow_ops import next_engine
 
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -57,24 +58,6 @@ def _with(extra: str) -> str:
     return FAN_IN.rstrip() + "\n" + extra
 
 
-@pytest.fixture
-async def runs(tmp_path):
-    """Runs made in a test on their own stores; engines closed and stores shut after."""
-    made: list[_Run] = []
-
-    async def make(text: str, ops_class: type = _Ops) -> _Run:
-        store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, ops_class(store))
-        made.append(run)
-        await run.start(text)
-        return run
-
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
-
-
 def _status(run: _Run) -> dict[str, dict[str, Any]]:
     """Each step as `workflow status --json` shows it."""
     view = run.eng.view(run.wid).model_dump(mode="json")
@@ -100,6 +83,17 @@ def _each_job_once(run: _Run) -> None:
     assert len(live) == len(set(live)), live
     if run.state()[0] in ("COMPLETED", "FAILED", "CANCELLED"):
         assert live == [], live
+
+
+async def _stop_engine_midway(run: _Run, failed_job_id: str) -> None:
+    """Job `failed_job_id` fails; its engine is stopped once the recorded operations say
+    (`run.ops.asked`) it is midway through the retry; that engine is closed."""
+    run.store.apply_state(failed_job_id, JobState.FAILED, exit_code=1)
+    failing = asyncio.ensure_future(run.eng.advance(run.wid))
+    await asyncio.wait_for(run.ops.asked.wait(), 10)
+    failing.cancel()
+    await asyncio.gather(failing, return_exceptions=True)
+    await run.eng.close()
 
 
 async def test_fault_a_held_fan_in_keeps_its_job_when_a_parent_on_another_site_is_retried(
@@ -195,13 +189,18 @@ async def test_fault_steps_below_a_kept_fan_in_keep_their_jobs_too(runs):
     _each_job_once(run)
 
 
-class _StallingCancel(_Ops):
-    """A cancel waits for `go` (`asked` is set as it begins): the engine can stop midway."""
+class _PausesMidway:
+    """Recorded operations that pause midway so that a test can stop the engine there:
+    `asked` is set as they pause; `go` lets them go on (never set: they wait for ever)."""
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
         self.asked = asyncio.Event()
         self.go = asyncio.Event()
+
+
+class _StallingCancel(_PausesMidway, _Ops):
+    """A cancel waits for `go` (`asked` is set as it begins): the engine can stop midway."""
 
     async def cancel(self, job: Job) -> None:
         self.asked.set()
@@ -217,12 +216,7 @@ async def test_fault_an_engine_stopped_mid_retry_leaves_the_rest_to_the_next_one
       - {name: right2, site: beta, needs: [left], script: ./right2}
     """).replace("script: ./left}", "script: ./left, retries: 1}"), _StallingCancel)
     first_join, right2 = run.job("join"), run.job("right2")
-    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, run.job("left").id)
     assert run.phases()["left"] == "waiting" and run.phases()["join"] == "held"
     run.ops.go.set()
     async with next_engine(run.ops, [run.wid]) as eng:
@@ -452,13 +446,8 @@ async def test_a_child_behind_a_resubmitted_auto_step_is_submitted_again_too(run
     _each_job_once(run)
 
 
-class _StallingUpdate(_Redepends):
+class _StallingUpdate(_PausesMidway, _Redepends):
     """The first dependency change waits for `go` (`asked` set as it begins)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.asked = asyncio.Event()
-        self.go = asyncio.Event()
 
     async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
         if not self.asked.is_set():
@@ -473,12 +462,7 @@ async def test_an_engine_stopped_before_moving_a_dependency_leaves_it_to_the_nex
     workflow completes with every step's job submitted once per run."""
     run = await runs(ORDERED, _StallingUpdate)
     join = run.job("join")
-    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, run.job("left").id)
     assert run.store.get_workflow(run.wid).step("join").data["redepend"] == ["left"]
     run.ops.go.set()
     async with next_engine(run.ops, [run.wid]) as eng:
@@ -528,14 +512,9 @@ async def test_fault_a_moved_dependency_is_recorded_in_its_jobs_spec_across_a_re
         assert _recorded_afterok(reopened, join.id) == [[new_left.native_id]]
 
 
-class _AnswerLostUpdate(_Redepends):
+class _AnswerLostUpdate(_PausesMidway, _Redepends):
     """The first dependency change reaches the scheduler, then its answer waits for `go`
     (`asked` set): the engine may stop after the change, before it is recorded."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.asked = asyncio.Event()
-        self.go = asyncio.Event()
 
     async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
         await super().update_dependencies(job, deps)
@@ -551,12 +530,7 @@ async def test_fault_an_engine_stopped_after_the_scheduler_moved_a_dependency_re
     join's spec lists left's new job, and join keeps its one job."""
     run = await runs(ORDERED, _AnswerLostUpdate)
     first_left, join = run.job("left"), run.job("join")
-    run.store.apply_state(first_left.id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, first_left.id)
     assert _recorded_afterok(run.store, join.id) == [[first_left.native_id]]
     run.ops.go.set()
     async with next_engine(run.ops, [run.wid]) as eng:
@@ -661,14 +635,10 @@ CHAIN = """\
     """
 
 
-class _UpdatedThenStopped(_Redepends):
+class _UpdatedThenStopped(_PausesMidway, _Redepends):
     """The first dependency change reaches the site (noted) and then its engine stops
     before recording it (`asked` set, then waits for ever); later changes are refused for
     a job no longer pending, as Slurm refuses them (`Job is no longer pending execution`)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.asked = asyncio.Event()
 
     async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
         if job.state != JobState.PENDING:
@@ -676,7 +646,7 @@ class _UpdatedThenStopped(_Redepends):
         await super().update_dependencies(job, deps)
         if not self.asked.is_set():
             self.asked.set()
-            await asyncio.Event().wait()
+            await self.go.wait()
 
 
 async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled(runs):
@@ -687,12 +657,7 @@ async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled
     submitted again: its run lost)."""
     run = await runs(CHAIN, _UpdatedThenStopped)
     post = run.job("post")
-    run.store.apply_state(run.job("left").id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, run.job("left").id)
     assert run.store.get_workflow(run.wid).step("post").data["redepend"] == ["left"]
     run.store.apply_state(run.job("left").id, JobState.COMPLETED, exit_code=0)
     run.store.apply_state(post.id, JobState.RUNNING)
@@ -711,21 +676,17 @@ async def test_fault_a_child_started_after_its_moved_dependency_is_not_cancelled
         _each_job_once(run)
 
 
-class _StopsAfterCancellingJoin(_Ops):
+class _StopsAfterCancellingJoin(_PausesMidway, _Ops):
     """The first cancel of `step`'s job reaches its site (recorded, the job CANCELLED) and
     then its engine stops before recording anything else (`asked` set, then waits)."""
 
     step = "join"
 
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.asked = asyncio.Event()
-
     async def cancel(self, job: Job) -> None:
         await super().cancel(job)
         if (job.origin or {}).get("step") == self.step and not self.asked.is_set():
             self.asked.set()
-            await asyncio.Event().wait()
+            await self.go.wait()
 
 
 async def test_fault_an_engine_stopped_after_cancelling_a_kept_step_resubmits_it(runs):
@@ -738,12 +699,7 @@ async def test_fault_an_engine_stopped_after_cancelling_a_kept_step_resubmits_it
                                                    "on_failure: resubmit-elsewhere}"),
                      _StopsAfterCancellingJoin)
     first_join = run.job("join")
-    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, run.job("mid").id)
     assert run.job("join").state == JobState.CANCELLED
     async with next_engine(run.ops, [run.wid]) as eng:
         run.eng = eng
@@ -771,12 +727,7 @@ async def test_fault_an_engine_stopped_while_requeueing_below_a_resubmitted_step
     """).replace("retries: 1}", "retries: 1, on_failure: resubmit-elsewhere}"),
                      _StopsAfterCancellingPost)
     first_join, first_post = run.job("join"), run.job("post")
-    run.store.apply_state(run.job("mid").id, JobState.FAILED, exit_code=1)
-    failing = asyncio.ensure_future(run.eng.advance(run.wid))
-    await asyncio.wait_for(run.ops.asked.wait(), 10)
-    failing.cancel()
-    await asyncio.gather(failing, return_exceptions=True)
-    await run.eng.close()
+    await _stop_engine_midway(run, run.job("mid").id)
     assert run.job("post").state == JobState.CANCELLED
     async with next_engine(run.ops, [run.wid]) as eng:
         run.eng = eng

@@ -64,8 +64,8 @@ class _MissingOutputs(_Ops):
         return [p for p in paths if p.rsplit("/", 1)[-1] in self.missing]
 
 
-@pytest.fixture
-async def runs(tmp_path):
+@pytest.fixture(name="runs")
+async def runs_fixture(tmp_path):
     """Runs made in a test on their own stores; engines closed and stores shut after."""
     made: list[_Run] = []
 

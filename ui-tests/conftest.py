@@ -197,6 +197,16 @@ def stop_lab(proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
+def bare_lab(tmp_path_factory):
+    """`jupyter lab` with the extension and no sites file, for a module's tests."""
+    proc, info = start_lab(tmp_path_factory.mktemp("bare-lab"), diamond_config=None)
+    try:
+        yield info
+    finally:
+        stop_lab(proc)
+
+
+@pytest.fixture(scope="module")
 def lab_server(tmp_path_factory, testbed_config):
     """A real `jupyter lab` on the test bed; yields {"url", "token", "root", "log"}."""
     if not _labextension_installed():

@@ -22,7 +22,7 @@ from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, 
 from playwright.sync_api import Locator, Page, expect
 from test_sidebar import open_sidebar
 
-from conftest import api, load_lab, start_lab, stop_lab
+from conftest import api, load_lab
 
 EVENTS = "https://diamond-jupyter.org/events/"
 NOW = datetime.now(timezone.utc)
@@ -178,16 +178,6 @@ class Wire:
         for ws in self.open_sockets():
             ws.diamond_closed = True
             ws.close()
-
-
-@pytest.fixture(scope="module")
-def bare_lab(tmp_path_factory):
-    """`jupyter lab` with the extension and no sites file."""
-    proc, info = start_lab(tmp_path_factory.mktemp("unseen"), diamond_config=None)
-    try:
-        yield info
-    finally:
-        stop_lab(proc)
 
 
 def _new_page(browser, server, width: int = 1400):

@@ -19,10 +19,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from test_sidebar import open_sidebar
 
-from conftest import api, load_lab, start_lab, stop_lab
+from conftest import api, load_lab
 
 EVENTS = "https://diamond-jupyter.org/events/"
 NOW = datetime.now(timezone.utc)
@@ -170,16 +170,6 @@ class Wire:
         for ws in self.open_sockets():
             ws.diamond_closed = True
             ws.close()
-
-
-@pytest.fixture(scope="module")
-def bare_lab(tmp_path_factory):
-    """`jupyter lab` with the extension and no sites file."""
-    proc, info = start_lab(tmp_path_factory.mktemp("unseen2"), diamond_config=None)
-    try:
-        yield info
-    finally:
-        stop_lab(proc)
 
 
 def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: float = 1,
@@ -568,14 +558,21 @@ def _tab_to(page: Page, name: str, limit: int = 400) -> None:
     raise AssertionError(f"Tab never reached {name!r}")
 
 
+def _tab_to_plan_button(page: Page, verb: str) -> Locator:
+    """The task awaiting approval in the live sidebar, with the keyboard's focus moved by Tab
+    from the reload button to its "VERB the plan of" button."""
+    panel = _live_sidebar(page)
+    task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
+    expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
+    panel.get_by_role("button", name="Reload sites and jobs").focus()
+    _tab_to(page, f"{verb} the plan of {TASK_ID}")
+    return task
+
+
 def test_approval_by_keyboard_sends_the_sha256_of_the_plan_shown(bare_lab, browser):
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
-        task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
-        expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
-        panel.get_by_role("button", name="Reload sites and jobs").focus()
-        _tab_to(p, f"Approve the plan of {TASK_ID}")
+        task = _tab_to_plan_button(p, "Approve")
         p.keyboard.press("Enter")
         wire = p.diamond_wire
         expect(task).not_to_have_attribute("data-diamond-task-state", "awaiting_approval")
@@ -588,11 +585,7 @@ def test_approval_by_keyboard_sends_the_sha256_of_the_plan_shown(bare_lab, brows
 def test_reject_by_keyboard_sends_no_approval(bare_lab, browser):
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
-        task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
-        expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
-        panel.get_by_role("button", name="Reload sites and jobs").focus()
-        _tab_to(p, f"Reject the plan of {TASK_ID}")
+        task = _tab_to_plan_button(p, "Reject")
         p.keyboard.press("Space")
         expect(task).to_have_attribute("data-diamond-task-state", "rejected")
         assert p.diamond_wire.decisions == [("reject", {})], p.diamond_wire.decisions

@@ -80,6 +80,7 @@ from .model import (
     check_field,
     check_spec,
     check_text,
+    one_line,
     utcnow,
     visible,
 )
@@ -1339,8 +1340,10 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 notes.append(f"{stream} log {path} is appended to, not overwritten: it may "
                              "hold an earlier job's output before this job's")
             texts[stream] = text or ""
-        # one line per missing file, one per note (neither is the job's output)
-        return texts | {"missing": "\n".join(missing), "notes": "\n".join(notes)}
+        # one line per missing file, one per note (neither is the job's output): a path or a
+        # reason holding a newline cannot start a line of its own
+        return texts | {"missing": "\n".join(map(one_line, missing)),
+                        "notes": "\n".join(map(one_line, notes))}
 
     def _state_age_s(self, job: Job) -> float | None:
         """Seconds since job `job`'s stored state was last learned from its scheduler (the
@@ -1359,7 +1362,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 path, unknowable = self._log_file(site, job, pattern)
                 missing.append(self._not_there_yet(stream, pattern if unknowable else path,
                                                    job, when))
-        return {"stdout": "", "stderr": "", "missing": "\n".join(missing), "notes": ""}
+        return {"stdout": "", "stderr": "", "missing": "\n".join(map(one_line, missing)),
+                "notes": ""}
 
     @staticmethod
     def _not_there_yet(stream: str, path: str | None, job: Job, when: str) -> str:

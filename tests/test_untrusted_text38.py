@@ -136,3 +136,47 @@ def test_an_agent_task_in_a_cell_keeps_one_row_a_step(text):
     _clean(shown)
     assert len(shown.splitlines()) == 3  # the task, its one step, its error
     assert not any(c in handle._repr_html_() for c in NEVER)
+
+
+def _local_fed(tmp_path: Any) -> Any:
+    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.store import Store
+    from diamond_jupyter.transports.local import LocalTransport
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    cfg = SiteConfig(name="here", scheduler="flux", transport=TransportConfig(kind="local"),
+                     workdir=str(home / ".diamond"))
+    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
+    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
+    fed.monitors["here"].site = fed.sites["here"]
+    return fed
+
+
+async def _pending_job_logs(fed: Any, stdout: str, reason: str) -> Any:
+    from diamond_jupyter.model import JobSpec
+
+    fed.store.record_intent("here", "abc123abc123", JobSpec(
+        name="sim", script="true\n", stdout=stdout, join_output=True, source_dialect="flux"))
+    job = fed.store.bind_native_id("abc123abc123", "f7")
+    fed.store.apply_state(job.id, JobState.PENDING, reason=reason)  # as a poll learned it
+    return await fed.logs(job.id), fed.store.get_job(job.id)
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+async def test_a_pending_jobs_reason_stays_on_its_missing_line(tmp_path, text):
+    """`diamond logs` (the magic, REST) of a pending job: one "missing" line per log naming
+    the reason its scheduler gave (squeue's, qstat's comment); a reason holding a newline
+    started a line of its own, printed after "diamond: " as diamond's words."""
+    fed = _local_fed(tmp_path)
+    try:
+        logs, job = await _pending_job_logs(fed, str(tmp_path / "home" / "out.log"),
+                                            "Priority" + text)
+    finally:
+        await fed.close()
+    assert job.reason and "Priority" in job.reason
+    missing = logs["missing"].splitlines()
+    assert len(missing) == 1 and "not there yet on here" in missing[0], missing
+    _clean(logs["missing"])

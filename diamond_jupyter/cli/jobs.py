@@ -312,7 +312,7 @@ def _follow_logs(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     def note(line: str) -> None:
-        print(f"diamond: note: {visible(line)}", file=sys.stderr, flush=True)
+        print(f"diamond: note: {one_line(line)}", file=sys.stderr, flush=True)
 
     stream = "stderr" if getattr(args, "stderr", False) else "stdout"
     job = with_fed_interruptible(args, lambda fed: fed.follow_logs(

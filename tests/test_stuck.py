@@ -2,7 +2,9 @@
 test bed: gamma's `short` partition allows 30 minutes, so a job asking there for an hour
 pends forever with PartitionTimeLimit. Under on_stuck=resubmit-elsewhere the task moves it
 to another site; under ask the move waits for approval like a submit; under wait the task
-sleeps on. The model is the HTTP fake the other agent tests use."""
+sleeps on. The model is the HTTP fake the other agent tests use. diamond's own check before
+an explicit submit would refuse that job (its time past the partition's), so it is set
+aside here: the job stands for one whose partition limit changed after submitting."""
 
 from __future__ import annotations
 
@@ -20,7 +22,13 @@ STUCK = ("#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --time=01:00:00\n"
 
 
 @pytest.fixture
-async def fed(tb, tmp_path, fake):
+async def fed(tb, tmp_path, fake, monkeypatch):
+    # an explicit site now refuses, before submitting, a time past every partition the job
+    # names (`site_bounds`, tested in tests/test_site_bounds.py); here the job must reach
+    # Slurm and pend with PartitionTimeLimit, as one does when the partition's limit was
+    # lowered after diamond read it, or after `--force`
+    monkeypatch.setattr("diamond_jupyter.federation_needs.beyond_the_site",
+                        lambda *args, **kwargs: [])
     f = Federation(tb.config_path, store=Store(tmp_path / "store.sqlite"), poll_interval_s=5,
                    min_poll_s=0.5)
     await f.start()

@@ -94,9 +94,14 @@ def test_values_that_look_like_options_are_refused(field):
         JobSpec.model_validate({"script": "true\n", field: "-delete"})
 
 
-def test_a_parsed_dash_working_directory_is_refused_at_submit(tmp_path):
-    spec = Federation.parse("#!/bin/bash\n#SBATCH -D -delete\ntrue\n")
-    assert spec.working_directory == "-delete"  # parsing keeps what the script says
+def test_a_parsed_dash_working_directory_is_refused_at_its_line_and_at_submit(tmp_path):
+    # the script's line is refused as it is read (session 38), naming the line
+    with pytest.raises(BadInput, match=r"^line 2: `#SBATCH -D -delete` sets the working "
+                                       r"directory to '-delete', which starts with '-'"):
+        Federation.parse("#!/bin/bash\n#SBATCH -D -delete\ntrue\n")
+    # and a job that holds one all the same (built past the parser) is refused at submit
+    spec = Federation.parse("#!/bin/bash\ntrue\n").model_copy(
+        update={"working_directory": "-delete"})
 
     async def go():
         fed = local_home_federation(tmp_path)  # never the real home: the attacks delete files

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from .aio import KeyedLocks
+from .aio import KeptTasks, KeyedLocks
 from .calibration import (
     OWN_ERROR_SAMPLES,
     RECENT_WAITS_S,
@@ -346,7 +346,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self._hedge_locks = KeyedLocks()  # by group, while a settle holds or awaits it
         self._hedge_retries: dict[str, asyncio.TimerHandle] = {}
         self._hedge_retry_delay: dict[str, float] = {}
-        self._hedge_settles: set[asyncio.Task[None]] = set()
+        self._hedge_settles = KeptTasks()
         self._hedges_closing = False
         self.journal.subscribe(self._hedge_on_event)  # a copy's start settles its group
         self.keep_usage()  # every snapshot taken adds to its site's usage series

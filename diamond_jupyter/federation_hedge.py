@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .aio import KeyedLocks, within
+from .aio import KeptTasks, KeyedLocks, within
 from .federation_needs import scan_off_loop
 from .journal import STORE_RECHECK_S
 from .model import (
@@ -107,7 +107,7 @@ class HedgeMixin:
     _hedge_locks: KeyedLocks
     _hedge_retries: dict[str, asyncio.TimerHandle]  # group: a pending settle after a failure
     _hedge_retry_delay: dict[str, float]  # group: the next retry's backoff, till it settles
-    _hedge_settles: set[asyncio.Task[None]]  # settles started by events and retries, running
+    _hedge_settles: KeptTasks  # settles started by events and retries, running
     _hedges_closing: bool  # `close` began: no settle is started (`_hedge_settle_soon`)
 
     def check_hedge_site(self, copies: int, site: str) -> None:
@@ -344,9 +344,7 @@ class HedgeMixin:
         `close` began: the group stays open in the store for the next engine."""
         if self._hedges_closing:
             return
-        task = asyncio.ensure_future(self._hedge_settle(group, started, job))
-        self._hedge_settles.add(task)
-        task.add_done_callback(self._hedge_settles.discard)
+        self._hedge_settles.start(self._hedge_settle(group, started, job))
 
     async def _hedge_settle(self, group: str, started: str | None = None,
                             job: Job | None = None) -> None:
@@ -505,10 +503,7 @@ class HedgeMixin:
         cut short left undone the next engine finishes (`_recover_hedges`)."""
         self._hedges_closing = True
         self._stop_hedge_retries()
-        running = list(self._hedge_settles)
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await self._hedge_settles.close()
 
     def _hedge_once(self, rec: HedgeRecord, job: Job, kind: str, data: dict[str, Any]
                     ) -> None:

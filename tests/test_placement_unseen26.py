@@ -150,6 +150,24 @@ def test_fair_share_puts_the_job_behind_or_ahead_of_the_waiting_jobs():
         hms(0, 36, 8)
 
 
+def test_jobs_waiting_on_their_users_limits_leave_the_idle_nodes_to_a_new_job():
+    """Seth at 17,280,000: 84 processors idle while 27 jobs wait (Maui held them to per-user
+    limits: user 23's 11 waiting jobs beside 5 running). Read as waiting for priority, they
+    would all start now and fill the machine: the new 8-node job starts at 110835's end
+    (16 nodes for 599 s), +0:09:59. Read as waiting on a per-user limit
+    (QOSMaxJobsPerUserLimit), each starts only when one of its user's running jobs ends,
+    so the idle nodes are the new job's now."""
+    cfg, snap = trace_site("seth", HPC2N, 17_280_000, SETH, NOW)
+    assert (sum(not n.cpus_allocated for n in snap.nodes), len(snap.pending)) == (84, 27)
+    assert start(placed("#SBATCH -N 8 -t 2:00:00", (cfg, snap)).verdict("seth")) == \
+        hms(0, 9, 59)
+    limited = [j.model_copy(update={"reason": "QOSMaxJobsPerUserLimit"}) if j in snap.pending
+               else j for j in snap.jobs]
+    held = (cfg, snap.model_copy(update={"jobs": limited}))
+    v = placed("#SBATCH -N 8 -t 2:00:00", held).verdict("seth")
+    assert v.verdict == "READY" and start(v) == 0
+
+
 # ---- more nodes than are free ---------------------------------------------------------------
 
 def test_forty_nodes_start_where_forty_are_free():
@@ -345,3 +363,17 @@ def test_a_view_read_three_hours_ago_loses_a_tie_to_a_fresh_one(stale_first):
     assert "D view read 3:00:00 ago" in p.explain()
     assert p.why_not("D") == "same finish within noise (+1:00:00 vs +1:00:00), its view " \
         "read 3:00:00 ago"
+
+
+def test_a_view_read_before_its_running_jobs_limits_passed_plans_them_ended():
+    """D's moment read 2 h ago: 22833 (8 nodes), 22856 (40) and 22841 (13) have passed
+    their limits since (at +1:16:26, +1:18:05 and +1:58:34 of the view), so they are
+    planned ending now (30 s on, what an overdue job is given), and 22859, still waiting
+    in the view, takes 24 of the 71 nodes then: 40 nodes start at +0:00:30, and the age
+    of the view is said. (The log had 24-node jobs arrive since: a view that old cannot
+    show them.)"""
+    cfg, old = trace_site("D", KTH, 22_820_400, SP2, NOW - timedelta(hours=2))
+    p = placed("#SBATCH -N 40 -t 1:00:00", (cfg, old), stale_after_s=600)
+    assert start(p.verdict("D")) == 30, p.explain()
+    assert "D view read 2:00:00 ago" in p.explain()
+    assert start(placed("#SBATCH -N 48 -t 1:00:00", (cfg, old)).verdict("D")) > 30

@@ -385,6 +385,9 @@ class SiteVerdict(BaseModel):
     queue_depth: int = 0  # pending jobs at the site
     running: int = 0
     speed_factor: float | None = None  # the site's, for explaining runtimes
+    # its expected runtime exceeds the time limit it gets here: killed there before it
+    # ends, so it is ranked after the sites where it is expected to end
+    may_time_out: bool = False
     # the view judged was read long before the decision (`place`'s stale_after_s): when,
     # how long before, and since when the site has not answered (None: it answers)
     view_read_at: datetime | None = None
@@ -2301,6 +2304,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             given = f"time limit {req.time_min_name} lowers it to"
         v.notes.append(f"expected runtime {hms(runtime)} exceeds {given} "
                        f"{hms(limit)}: the job may time out")
+        v.may_time_out = True
         runtime = float(limit)
     mbps = float(cfg.metadata.get("bandwidth_mbps") or DEFAULT_BANDWIDTH_MBPS)
     stage = stage_bytes * 8 / (mbps * 1e6)

@@ -1,6 +1,7 @@
 """Ranking the verdicts of one decision: the order each policy puts feasible sites in
-(`rank`; "diamond": the earliest finish, finishes equal within noise going to the surer
-start, then the cheaper), and why a feasible site lost to the chosen one
+(`rank`; "diamond": the earliest finish, the sites where the job may time out after those
+where it is expected to end, finishes equal within noise going to the surer start, then
+the fresher view, then the cheaper), and why a feasible site lost to the chosen one
 (`_lost_because`). Pure code."""
 
 from __future__ import annotations
@@ -51,11 +52,16 @@ def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) ->
         return f"costs more ({cv:.2f} vs {cw:.2f})"
     if policy not in ("diamond", "min_cost"):
         return f"ranked lower by policy {policy}"
+    if policy == "diamond" and v.may_time_out and not w.may_time_out:
+        return "the job may time out there: its expected runtime exceeds its time limit"
     if fv - fw <= finish_noise_s(fw, max(_start_spread_s(v, now), _start_spread_s(w, now))):
         uv, uw = _sure_start_s(v, now), _sure_start_s(w, now)
         if policy == "diamond" and uv > uw:
             return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), less sure start "
                     f"(90%: < {hms(uv)} vs < {hms(uw)})")
+        if policy == "diamond" and (v.view_age_s or 0.0) > (w.view_age_s or 0.0):
+            return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), its view read "
+                    f"{hms(v.view_age_s or 0.0)} ago")
         if cv > cw:
             return (f"same finish within noise (+{hms(fv)} vs +{hms(fw)}), "
                     f"costs more ({cv:.2f} vs {cw:.2f})")
@@ -111,7 +117,7 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
         return (t - now).total_seconds() if t else HORIZON_S
 
     keys = {
-        "diamond": lambda v: (secs(v.estimated_finish), v.cost, pos[v.site]),
+        "diamond": lambda v: (v.may_time_out, secs(v.estimated_finish), v.cost, pos[v.site]),
         "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
         "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
         "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
@@ -125,12 +131,16 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
     else:
         feas.sort(key=keys[policy])
         for v in feas:
-            v.score = float(keys[policy](v)[0])
+            # the finish, under "diamond" too (its key puts jobs that may time out last)
+            v.score = secs(v.estimated_finish) if policy == "diamond" \
+                else float(keys[policy](v)[0])
         if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
             best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
-            tied = [v for v in feas if secs(v.estimated_finish) - best <= noise(
-                best, max(spread, _start_spread_s(v, now)))]
-            tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
+            tied = [v for v in feas if v.may_time_out == feas[0].may_time_out
+                    and secs(v.estimated_finish) - best <= noise(
+                        best, max(spread, _start_spread_s(v, now)))]
+            # a view read long ago is a less sure start than a fresh one
+            tied.sort(key=lambda v: (_sure_start_s(v, now), v.view_age_s or 0.0, v.cost,
                                      secs(v.estimated_finish), pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),

@@ -1713,7 +1713,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     and those whose slot is now start now; the probe is the last, or before
     `queue[probe_at]` (its own priority: `placement_priority`). Jobs end by their
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
-    cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`).
+    cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`); the
+    jobs past them start where they fit now without delaying those, else keep nothing.
     Without a probe the queue is played out to its end (each job's `start`); None.
 
     `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
@@ -1738,10 +1739,12 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
             return None  # every job played out (no probe)
         plan = _Plan(sim, t, nodes)
         blocked: dict[str | None, int] = {}  # blocked jobs so far, by the depth they count in
-        for d in wait if top is not None else wait[:reach]:
+        for i, d in enumerate(wait):
             key = d.partition if top_by and d.partition in top_by else None
             most = top_by[key] if key is not None and top_by else top
-            if most is not None and blocked.get(key, 0) >= most:  # past it: now or never
+            # past the top jobs, or (without a depth) the plan's reach: now or never, as
+            # Slurm's backfill still tests them (bf_max_job_test is far deeper)
+            if most is not None and blocked.get(key, 0) >= most or most is None and i >= reach:
                 if (hosts := plan.start_now(d)) is not None:
                     sim.alloc(d, hosts, t)
                     if d is probe:

@@ -308,6 +308,7 @@ from .placement_sim import (
     slots_position,
     together_start,
 )
+from .placement_stale import is_stale_note, replayed_arrivals, stale_note
 from .placement_time import HORIZON_S, READY_TOLERANCE_S, job_window, plus_seconds
 
 DEFAULT_RUNTIME_S = 3600.0
@@ -616,6 +617,7 @@ class Placement(BaseModel):
             if v.view_read_at is not None:
                 lines.append(view_age_line(v.site, v.view_read_at, v.unreachable_since,
                                            self.now))
+                lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -2527,6 +2529,32 @@ def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
             if d.native_id is not None and d.start is not None and d.held}
 
 
+def _widen_for_arrivals(v: SiteVerdict, snap: SiteSnapshot, now: datetime,
+                        judge: Callable[[SiteConfig, SiteSnapshot], SiteVerdict],
+                        cfg: SiteConfig) -> None:
+    """A view read long ago cannot show the jobs that arrived since (`placement_stale`):
+    where it shows jobs submitted in as long before it was read (the site's usual gap
+    between submissions is shorter than the view's age), its start stays the median, its
+    90% bound is the later of the start with those arrivals replayed ahead of the job and
+    the start put off by the view's age, and a start now is no longer READY."""
+    if v.view_age_s is None or v.estimated_start is None:
+        return
+    busier, arrived = replayed_arrivals(snap, now)
+    if not arrived:
+        return
+    start_s = (v.estimated_start - now).total_seconds()
+    w = judge(cfg, busier)
+    replayed_s = (w.estimated_start - now).total_seconds() \
+        if w.feasible and w.estimated_start is not None else HORIZON_S
+    bound_s = max(replayed_s, start_s + v.view_age_s)
+    if v.start_bound is not None and bound_s <= (v.start_bound - now).total_seconds():
+        return
+    v.start_bound = plus_seconds(now, bound_s)
+    v.notes.append(stale_note(v.view_age_s, arrived, replayed_s, bound_s))
+    if v.verdict == "READY" and bound_s > READY_TOLERANCE_S:
+        v.verdict = "BUSY"
+
+
 def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
           now: datetime | None = None, stage_in_bytes: int = 0,
           history: dict[str, float] | None = None, policy: str = "diamond",
@@ -2643,9 +2671,11 @@ def place(spec: JobSpec, sites: list[tuple[SiteConfig, SiteSnapshot]], *,
         return v
 
     verdicts = [judge(c, s) for c, s in sites]
-    for v, (_, s) in zip(verdicts, sites, strict=True):
+    for v, (c, s) in zip(verdicts, sites, strict=True):
         v.view_read_at, v.unreachable_since = stale_view(s, now, stale_after_s)
         v.view_age_s = (now - v.view_read_at).total_seconds() if v.view_read_at else None
+        if v.view_age_s is not None and v.feasible and v.estimated_start is not None:
+            _widen_for_arrivals(v, s, now, judge, c)
     ranked, choice = rank(verdicts, now, policy, home=home, seed=seed)
     return Placement(policy=policy, choice=choice, ranked=ranked, now=now,
                      needs=needs.summary() + array_span_said(spec),

@@ -1,0 +1,68 @@
+"""Placement follow-ups of the twenty-sixth sweep, on real centers' queue moments
+(`trace_sites`): a view read hours ago, jobs waiting past the planning limit, and a job
+array's last task. Moment G (KTH SP2 at 3,798,000) is `test_placement_unseen26`'s: 97 of
+100 nodes busy, 24 jobs waiting; 2733 (80 nodes) ends at +1:29:14."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from trace_sites import KTH, SP2, trace_site
+
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.placement import Placement, SiteVerdict, place
+from diamond_jupyter.placement_stale import replayed_arrivals
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+G = 3_798_000
+
+
+def placed(lines: str, *sites, **kw) -> Placement:
+    return place(Federation.parse(f"#!/bin/bash\n{lines}\n./app\n"), list(sites), now=NOW,
+                 **kw)
+
+
+def seconds(t: datetime | None) -> float:
+    assert t is not None
+    return (t - NOW).total_seconds()
+
+
+def start(v: SiteVerdict | None) -> float:
+    assert v is not None and v.feasible, v
+    return seconds(v.estimated_start)
+
+
+# ---- a view read hours ago ------------------------------------------------------------------
+
+def test_a_view_read_two_hours_ago_is_no_longer_ready_now():
+    """G as the log shows it 2 h before, read then: 15 nodes idle, 8 of them free for an
+    hour (before: READY, certain). 7 jobs the view shows were submitted in the 2 h before
+    it was read, so more have arrived since: the log's 11 did (2795-2811, 4-13 nodes), and
+    the job read fresh at G waits for 2733's end, +1:29:14. The stale view keeps its start
+    (the median) and says so; its 90% bound, 2 h, covers that."""
+    cfg, old = trace_site("G", KTH, G - 2 * 3600, SP2, NOW - timedelta(hours=2))
+    assert replayed_arrivals(old, NOW)[1] == 7
+    p = placed("#SBATCH -N 8 -t 1:00:00", (cfg, old), stale_after_s=600)
+    v = p.verdict("G")
+    assert (v.verdict, start(v), seconds(v.start_bound)) == ("BUSY", 0, 7200), p.explain()
+    fresh = placed("#SBATCH -N 8 -t 1:00:00", trace_site("G", KTH, G, SP2, NOW)).verdict("G")
+    assert start(fresh) == 5354 <= seconds(v.start_bound)
+    assert "G: the view misses what arrived since it was read: 7 jobs were submitted in " \
+        "the 2:00:00 before (one every 0:17:09)" in p.explain()
+
+
+def test_the_bound_grows_with_the_views_age_and_a_fresh_view_is_unchanged():
+    """The same moment read 1 h and 4 h before: the older view's bound is the later; read
+    now, the view is what it says (READY, no bound without a calibration, no word)."""
+    bounds = []
+    for hours in (1, 4):
+        cfg, old = trace_site("G", KTH, G - hours * 3600, SP2, NOW - timedelta(hours=hours))
+        v = placed("#SBATCH -N 2 -t 1:00:00", (cfg, old), stale_after_s=600).verdict("G")
+        assert start(v) == 0 and v.verdict == "BUSY"
+        bounds.append(seconds(v.start_bound))
+    assert hours * 3600 <= bounds[1] and bounds[0] < bounds[1], bounds
+    p = placed("#SBATCH -N 2 -t 0:20:00", trace_site("G", KTH, G, SP2, NOW),
+               stale_after_s=600)
+    v = p.verdict("G")
+    assert (v.verdict, start(v), v.start_bound) == ("READY", 0, None)
+    assert "view" not in p.explain()

@@ -1650,12 +1650,16 @@ class _PlanMemory:
 
 
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
-                   depth: int, memory: _PlanMemory | None = None) -> list[int] | None:
+                   depth: int, memory: _PlanMemory | None = None, whole: bool = False
+                   ) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
     A reservation only takes room away: once the probe fits on too few nodes, it waits.
     `memory`: the probe's reservations at its last plan (same sim), taken again where
-    they still hold (`_PlanMemory`)."""
+    they still hold (`_PlanMemory`). On a big site only the first jobs ahead are planned
+    at each event (`_plan_reach`); where the probe fits past them, it starts only if it
+    delays none of the `depth` jobs either (`whole`: every one of them planned), as
+    Slurm's backfill, testing far more jobs (bf_max_job_test), keeps their slots."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
@@ -1663,7 +1667,11 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
                                    and _meets(meets, mine, sim, d)), depth))
     nodes = mine.union(*{id(d.eligible): sim.elig(d) for d in ahead}.values())
-    ahead = ahead[:_plan_reach(nodes)]
+    reach = len(ahead) if whole else _plan_reach(nodes)
+    if len(ahead) > reach:
+        room = _planned_start(sim, ahead[:reach], probe, t, reach, memory)
+        return None if room is None else _planned_start(sim, ahead, probe, t, len(ahead),
+                                                        whole=True)
     plan = _Plan(sim, t, nodes, lazy=True)
     if memory is not None:
         memory.begin(sim)
@@ -1714,7 +1722,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     `queue[probe_at]` (its own priority: `placement_priority`). Jobs end by their
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
     cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`); the
-    jobs past them start where they fit now without delaying those, else keep nothing.
+    jobs past them start where they fit now without delaying those, else keep nothing;
+    the probe past them starts only where it delays none of the jobs ahead at all.
     Without a probe the queue is played out to its end (each job's `start`); None.
 
     `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
@@ -1745,7 +1754,12 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
             # past the top jobs, or (without a depth) the plan's reach: now or never, as
             # Slurm's backfill still tests them (bf_max_job_test is far deeper)
             if most is not None and blocked.get(key, 0) >= most or most is None and i >= reach:
-                if (hosts := plan.start_now(d)) is not None:
+                if (hosts := plan.start_now(d)) is not None and d is probe and most is None:
+                    # the probe, past the reach, starts only where it delays none of the
+                    # jobs ahead either, as Slurm's deeper backfill has it
+                    hosts = _planned_start(sim, wait[:i], probe, t, BACKFILL_DEPTH,
+                                           whole=True)
+                if hosts is not None:
                     sim.alloc(d, hosts, t)
                     if d is probe:
                         return t

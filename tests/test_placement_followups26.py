@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from trace_sites import KTH, SP2, trace_site
+import pytest
+from trace_sites import HPC2N, KTH, SETH, SP2, trace_site
 
+from diamond_jupyter import placement_sim
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.placement import Placement, SiteVerdict, place
 from diamond_jupyter.placement_stale import replayed_arrivals
@@ -66,3 +68,27 @@ def test_the_bound_grows_with_the_views_age_and_a_fresh_view_is_unchanged():
     v = p.verdict("G")
     assert (v.verdict, start(v), v.start_bound) == ("READY", 0, None)
     assert "view" not in p.explain()
+
+
+# ---- jobs waiting past the planning limit ---------------------------------------------------
+
+@pytest.mark.parametrize(("log", "at_s", "machine", "lines", "expected"), [
+    (KTH, 13_400_000, SP2, "#SBATCH -N 1 -t 1:00:00", 5400),
+    (KTH, 12_200_000, SP2, "#SBATCH -N 1 -t 1:00:00", 1852),
+    (HPC2N, 46_500_000, SETH, "#SBATCH -N 2 -t 1:00:00", 3300),
+])
+def test_jobs_past_the_planning_limit_keep_their_slots_from_a_new_job(
+        log, at_s, machine, lines, expected, monkeypatch):
+    """KTH at 13,400,000: 63 nodes idle, 39 jobs waiting, of which a plan over 100 nodes
+    reserves for the first 20 at each event (PLAN_BUDGET); behind them wait 19 more
+    (12203-12221, all but one 15-minute jobs of 1-45 nodes). Before, the new job, past them all, started now on
+    an idle node where it fit around the first 20's slots (0 s; 180 s at 12,200,000, 33
+    waiting; 30-90 s on Seth at 46,500,000, 125 waiting, a plan of 8 there): its hour
+    there would have delayed jobs ahead that Slurm's backfill, testing far deeper
+    (bf_max_job_test), keeps slots for. Now it starts where it delays none of them: as
+    a plan of every job ahead has it."""
+    cfg, snap = trace_site("s", log, at_s, machine, NOW)
+    assert len(snap.pending) > 2000 // len(snap.nodes)
+    bounded = start(placed(lines, (cfg, snap)).verdict("s"))
+    monkeypatch.setattr(placement_sim, "PLAN_BUDGET", 10**7)  # every job ahead planned
+    assert bounded == start(placed(lines, (cfg, snap)).verdict("s")) == expected

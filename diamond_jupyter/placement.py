@@ -302,6 +302,7 @@ from .placement_sim import (
     hold_horizon,
     pending_demands,
     preempted,
+    probe_lanes,
     queue_held,
     queue_starts,
     reservation_for,
@@ -618,6 +619,8 @@ class Placement(BaseModel):
                 lines.append(view_age_line(v.site, v.view_read_at, v.unreachable_since,
                                            self.now))
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
+            lines += [f"  {v.site}: {n}" for n in v.notes
+                      if v.feasible and n.startswith(ARRAY_NOTE_START)]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -645,6 +648,9 @@ def _own_shift_note(shift_s: float, jobs: int) -> str:
 def _borrowed_note(v: SiteVerdict) -> str:
     return (f"its runtimes rest on {quantity(v.calibration_samples, 'job')} of other sites ("
             f"{v.calibration_class}): too few jobs finished here to calibrate its queue")
+
+
+ARRAY_NOTE_START = "array of "  # a note on a job array's last task (`_array_last_task`)
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
@@ -1959,7 +1965,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     tiers = tiers if len(set(tiers.values())) > 1 else {}
     best: tuple[float, int, int, str, str, float, str] | None = None
     waiting: dict[str, list[str]] = {}  # the limits in use it waits for, by partition
-    simulators: dict[str, Callable[[SimState, list[Demand]], float]] = {}
+    simulators: dict[str, Callable[..., float]] = {}
+    probes: dict[str, Demand] = {}  # the job as each partition's simulation places it
     lowered: dict[str, float] = {}  # the time limit --time-min lowers it to, by partition
     site_arch = metadata_arch(cfg.metadata.get("architecture"))
     # Slurm's bf_max_job_user reached by the user's jobs waiting: its backfill passes
@@ -2126,6 +2133,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 return HORIZON_S
             return start
         simulators[p.name] = simulate
+        probes[p.name] = probe
         victims = _preempts(p, snap, members)
         # the partitions preempted whose jobs run now on p's nodes the job could use (only
         # those are said: not those on nodes of a GPU kind or feature it did not ask)
@@ -2382,6 +2390,37 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     v.estimated_finish = plus_seconds(max(v.estimated_start, plus_seconds(ready, stage)), runtime)
     v.billed_nodes = req.nodes * share
     v.cost = v.billed_nodes * runtime / 3600 * cfg.charge_factor
+    if spec.array is not None and pname in probes:
+        _array_last_task(v, spec, simulators[pname], probes[pname], raw_st, raw_queue,
+                         raw_s, now)
+
+
+def _array_last_task(v: SiteVerdict, spec: JobSpec, simulate: Callable[..., float],
+                     probe: Demand, st: SimState, queue: list[Demand], raw_s: float,
+                     now: datetime) -> None:
+    """A job array's last task: its tasks run in lanes (`probe_lanes`: its `%k` throttle,
+    the room its nodes hold), each lane's tasks back to back; the last lane is planned
+    behind the queue and the others, and ends its tasks' expected runtimes after it
+    starts (moved as the first task's start was from the plan's). Said in `notes` and
+    `explain`; START and FINISH stay the first task's."""
+    tasks = count_array_tasks(spec.array.expression) if spec.array else None
+    if not tasks or tasks < 2 or v.estimated_start is None or not v.estimated_runtime_s:
+        return
+    throttle = spec.array.expression.partition("%")[2].strip() if spec.array else ""
+    limit = int(throttle) if throttle.isdigit() and int(throttle) > 0 else None
+    lanes = probe_lanes(st, probe, tasks, limit)
+    first_s = (v.estimated_start - now).total_seconds()
+    last_s = first_s
+    if len(lanes) > 1:
+        planned = simulate(st, [*queue, *lanes[:-1]], probe=lanes[-1])
+        last_s = first_s + max(0.0, planned - raw_s)
+    runtime = v.estimated_runtime_s
+    ends_s = max(first_s + lanes[0].tasks * runtime, last_s + lanes[-1].tasks * runtime)
+    width = len(lanes)
+    why = f"its throttle %{limit}" if limit is not None and width == limit else \
+        "no throttle" if width == tasks else "as many as its nodes hold together"
+    v.notes.append(f"{ARRAY_NOTE_START}{tasks} tasks, at most {width} at a time ({why}): "
+                   f"the first starts +{hms(first_s)}, the last ends +{hms(ends_s)}")
 
 
 def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0,

@@ -878,6 +878,16 @@ def array_lanes(tasks: int, limit: int | None, running_ends: list[float], at_onc
     return out
 
 
+def probe_lanes(st: SimState, probe: Demand, tasks: int, limit: int | None) -> list[Demand]:
+    """A new job array of `tasks` tasks of `probe`'s shape as the lanes it runs in, as a
+    queued array's (`array_lanes`): at most `limit` (its `%k` throttle) and as many as the
+    nodes it may use hold together, each lane its tasks back to back, most tasks first."""
+    return [replace(probe, duration=count * probe.duration, tasks=count, done=False,
+                    start=None, held=None)
+            for count, _ in array_lanes(tasks, limit, [], _at_once(
+                st, probe.eligible, probe.nodes, probe.cpus, probe.gpus))]
+
+
 def _waiting_tasks(j: JobStatus) -> tuple[str, int, int | None] | None:
     """A queue record's waiting array tasks: (the array's id, how many, its throttle), from
     the record's counts (PBS `123[]`, running or not; LSF's waiting elements gathered by

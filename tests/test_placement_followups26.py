@@ -92,3 +92,45 @@ def test_jobs_past_the_planning_limit_keep_their_slots_from_a_new_job(
     bounded = start(placed(lines, (cfg, snap)).verdict("s"))
     monkeypatch.setattr(placement_sim, "PLAN_BUDGET", 10**7)  # every job ahead planned
     assert bounded == start(placed(lines, (cfg, snap)).verdict("s")) == expected
+
+
+# ---- a job array's last task ----------------------------------------------------------------
+
+A = 9_565_200  # KTH SP2: 37 nodes idle; 7627 (80 nodes) waits for +10:29:14; 7822's 8 end at
+# +5:21:12
+
+
+@pytest.mark.parametrize(("array", "said"), [
+    ("0-79", "array of 80 tasks, at most 80 at a time (no throttle): the first starts "
+             "+0:00:00, the last ends +3:00:00"),
+    ("0-119", "array of 120 tasks, at most 100 at a time (as many as its nodes hold "
+              "together): the first starts +0:00:00, the last ends +4:00:00"),
+    ("0-39%10", "array of 40 tasks, at most 10 at a time (its throttle %10): the first "
+                "starts +0:00:00, the last ends +4:00:00"),
+])
+def test_an_arrays_last_task_ends_when_its_rounds_are_done(array, said):
+    """A: whole-node tasks of an hour. 80 tasks: 37 start now on the idle nodes, 37 at
+    +1:00:00 when those end, the last 6 at +2:00:00 (each an hour ending before 7627's
+    slot): the last ends at +3:00:00, not the first task's +1:00:00 (before: only that
+    was shown). 120 tasks, in at most 100 lanes (A's nodes): 37, 37, 37, then 9 at
+    +3:00:00, ending at +4:00:00. 40 under %10: 4 rounds of 10, all on the
+    idle nodes: +4:00:00. FINISH stays the first task's."""
+    p = placed(f"#SBATCH -N 1 --exclusive -t 1:00:00 --array={array}",
+               trace_site("A", KTH, A, SP2, NOW))
+    v = p.verdict("A")
+    assert (start(v), seconds(v.estimated_finish)) == (0, 3600)
+    assert said in v.notes and f"  A: {said}" in p.explain().splitlines()
+
+
+def test_an_array_waiting_behind_a_queue_ends_its_tasks_after_the_first_starts():
+    """G (3 nodes idle, 24 jobs waiting): 6 one-node tasks of 20 minutes. 3 start now on
+    the idle nodes (20 minutes delay no one); the other 3 find room only between the six
+    4-node 20-minute jobs ahead (2806-2811), which take the freed nodes in turn from
+    +0:23:30: the last starts at +1:23:30 and ends at +1:43:30 (the first task's FINISH
+    is +0:20:00). A plain job's `explain` says nothing of arrays."""
+    g = trace_site("G", KTH, G, SP2, NOW)
+    p = placed("#SBATCH -N 1 --exclusive -t 0:20:00 --array=1-6", g)
+    assert start(p.verdict("G")) == 0
+    assert "  G: array of 6 tasks, at most 6 at a time (no throttle): the first starts " \
+        "+0:00:00, the last ends +1:43:30" in p.explain().splitlines()
+    assert "array of" not in placed("#SBATCH -N 1 -t 0:20:00", g).explain()

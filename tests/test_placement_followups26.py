@@ -81,12 +81,12 @@ def test_jobs_past_the_planning_limit_keep_their_slots_from_a_new_job(
         log, at_s, machine, lines, expected, monkeypatch):
     """KTH at 13,400,000: 63 nodes idle, 39 jobs waiting, of which a plan over 100 nodes
     reserves for the first 20 at each event (PLAN_BUDGET); behind them wait 19 more
-    (12203-12221, all but one 15-minute jobs of 1-45 nodes). Before, the new job, past them all, started now on
-    an idle node where it fit around the first 20's slots (0 s; 180 s at 12,200,000, 33
-    waiting; 30-90 s on Seth at 46,500,000, 125 waiting, a plan of 8 there): its hour
-    there would have delayed jobs ahead that Slurm's backfill, testing far deeper
-    (bf_max_job_test), keeps slots for. Now it starts where it delays none of them: as
-    a plan of every job ahead has it."""
+    (12203-12221, all but one 15-minute jobs of 1-45 nodes). Before, the new job, past
+    them all, started now on an idle node where it fit around the first 20's slots (0 s;
+    180 s at 12,200,000, 33 waiting; 30-90 s on Seth at 46,500,000, 125 waiting, a plan of
+    8 there): its hour there would have delayed jobs ahead that Slurm's backfill, testing
+    far deeper (bf_max_job_test), keeps slots for. Now it starts where it delays none of
+    them: as a plan of every job ahead has it."""
     cfg, snap = trace_site("s", log, at_s, machine, NOW)
     assert len(snap.pending) > 2000 // len(snap.nodes)
     bounded = start(placed(lines, (cfg, snap)).verdict("s"))

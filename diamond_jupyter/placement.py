@@ -19,7 +19,13 @@ Estimates, for a feasible site:
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
   accounting and its view), and behind the user's own waiting jobs at least the time
   those take at the rate the site started theirs lately (`calibration.site_drain`). A job
-  that fits on idle resources with nothing queued is certain: its bound is its start.
+  that fits on idle resources with nothing queued is certain: its bound is its start. A
+  view read longer ago than `stale_after_s`, which shows jobs submitted in as long before
+  it, cannot show the jobs that arrived since: its bound is at least its start put off by
+  the view's age, or with those arrivals replayed ahead (`placement_stale`), and it is
+  not READY.
+- a job array: START and FINISH are its first task's; its last task's end (its lanes,
+  `placement_sim.probe_lanes`, the last planned behind the others) is a note, in `explain`.
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
   speed 1.0) if known; else the walltime times the share of their walltime the user's own
   recent jobs ran (`own_share`), else that of every site's recent jobs of its size

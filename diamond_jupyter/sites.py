@@ -322,6 +322,12 @@ class Site:
         return self.expand(wd if wd.startswith(("/", "~")) else f"~/{wd}")
 
     @property
+    def accounting_reach(self) -> str | None:
+        """How far back the scheduler's accounting was read for a job the queue no longer
+        lists (bhist's event log files, tracejob's days), where that is bounded."""
+        return getattr(self.commands, "accounting_reach", None)
+
+    @property
     def event_file(self) -> str:
         return f"{self.workdir}/events.log"
 

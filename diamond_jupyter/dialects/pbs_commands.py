@@ -65,6 +65,7 @@ from .pbs_text import (
     parse_wrapper_status,
     torque_as_pro,
 )
+from .pbs_trace import TRACEJOB_DAYS, parse_tracejob
 from .slurm_commands import SlurmCommands, is_separated
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
@@ -315,11 +316,26 @@ class PbsCommands(FailureReading):
         return ["qstat", "-f", "-F", "json", "-x", *self._ids(native_ids)]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
-        """None: the status command already reports finished jobs (history / state C);
-        Slurm's wrappers do not say how a job ended: Slurm's accounting does."""
+        """How jobs the queue no longer lists ended. Slurm's wrappers do not say: Slurm's
+        accounting does. PBS Pro without job history and Torque past `keep_completed` no
+        longer list a finished job: `tracejob` reads the server's logs of the last
+        TRACEJOB_DAYS days, one job at a time (Torque's takes one), unwrapped (`-w 0`); a
+        job not found is said on stderr, dropped with the exit status (the ids are checked,
+        passed as the shell's arguments; tracejob is its $0, where the site's configured
+        path goes)."""
         if self._acct is not None:
             return self._acct.accounting_argv([short_id(i) for i in self._ids(native_ids)])
-        return None
+        return ["sh", "-c", f'for id do "$0" -n {TRACEJOB_DAYS} -w 0 "$id"; done 2>/dev/null; '
+                'exit 0', "tracejob", *self._ids(native_ids)]
+
+    @property
+    def accounting_reach(self) -> str | None:
+        """Where `accounting_argv` looks, as the reason a job it did not find is lost says."""
+        if self._acct is not None:
+            return None
+        return (f"tracejob read the PBS logs of the past {TRACEJOB_DAYS} days, where this "
+                "login may read them: a job that ended before them, or whose logs it may not "
+                "read, is not there")
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["qdel", *self._ids(native_ids)]
@@ -556,10 +572,11 @@ class PbsCommands(FailureReading):
 
     def parse_accounting(self, stdout: str, skipped: list[str] | None = None
                          ) -> list[JobStatus]:
-        """`skipped`: as `parse_status`'s."""
+        """`tracejob` (see `accounting_argv`); Slurm's wrappers: Slurm's accounting,
+        `skipped` as `parse_status`'s."""
         if self._acct is not None:
             return self._acct.parse_accounting(stdout, skipped)
-        return self.parse_status(stdout, skipped)
+        return parse_tracejob(stdout, self.tz, torque=self.flavor == "torque")
 
     def parse_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`pbsnodes -a -F json`; `skipped`: where to say a node entry that is no object of

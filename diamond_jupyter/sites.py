@@ -1097,7 +1097,9 @@ class Site:
         res = await self.run(self.commands.status_argv(native_ids), check=False,
                              timeout=self.query_timeout_s)
         self._check_answered(res)
-        raw = self._read(self.commands.parse_status, res.stdout) if res.ok else []
+        listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
+                            and bool(res.stdout.strip()))
+        raw = self._read(self.commands.parse_status, res.stdout) if listed else []
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)

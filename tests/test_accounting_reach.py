@@ -176,3 +176,32 @@ async def test_an_lsf_job_bhist_cannot_find_is_lost_naming_the_files_read(tmp_pa
         f"{BHIST_LOG_FILES} read the {BHIST_LOG_FILES} newest event log files (lsb.events to "
         f"lsb.events.{BHIST_LOG_FILES - 1}): a job that ended before them is not there)")
     assert (tmp_path / "asked").read_text().splitlines()[0] == f"-l -n {BHIST_LOG_FILES} 4102"
+
+
+async def test_a_running_job_is_not_lost_beside_one_qstat_no_longer_knows(tmp_path) -> None:
+    """qstat lists the jobs it knows and exits non-zero for one it does not (finished, no
+    history); that exit threw the listed ones away too, and a running job beside a job
+    tracejob could not find was made FAILED as lost after three polls."""
+    listing = json.dumps({"timestamp": 1796461200, "pbs_version": "2022.1.1",
+                          "pbs_server": "pbs01", "Jobs": {"10.pbs01": {
+                              "Job_Name": "a", "Job_Owner": "ana@login1", "job_state": "R",
+                              "queue": "workq", "stime": "Sat Dec  5 09:00:00 2026"}}})
+    cfg = _pbs_site(tmp_path, "pro", "exit 1")
+    _script(Path(cfg.commands["qstat"]), f"echo {shlex.quote(listing)}; "
+                                         "echo 'qstat: Unknown Job Id 11.pbs01' >&2; exit 153")
+    site = Site(cfg)
+    store = Store(tmp_path / "store.sqlite")
+    for native_id in ("10.pbs01", "11.pbs01"):
+        store.upsert_job(Job(id=f"pb:{native_id}", site="pb", native_id=native_id, name="a",
+                             submitted_at=utcnow() - timedelta(hours=1)))
+        store.apply_state(f"pb:{native_id}", JobState.RUNNING)
+    journal = Journal(store, {"pb": site}, poll_interval_s=3600, min_poll_s=3600)
+    try:
+        for native_id in ("10.pbs01", "11.pbs01"):
+            journal.monitors["pb"].track(store.get_job(f"pb:{native_id}"))
+        for _ in range(MISSES_BEFORE_LOST):
+            await journal.monitors["pb"].poll_once()
+        assert store.get_job("pb:10.pbs01").state == JobState.RUNNING
+        assert store.get_job("pb:11.pbs01").state == JobState.FAILED
+    finally:
+        await journal.stop()

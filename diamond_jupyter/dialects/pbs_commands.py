@@ -279,6 +279,13 @@ class PbsCommands(FailureReading):
         return (153,) if self.flavor == "slurm" else ()
 
     @property
+    def lists_known_on_failure(self) -> bool:
+        """Whether a status query that fails still lists the jobs it knows: PBS Pro's and
+        Torque's qstat say each id it does not know (a finished job it no longer keeps) on
+        stderr, list the others and exit non-zero."""
+        return self._acct is None
+
+    @property
     def submit_paths(self) -> bool:
         """Whether the submit command must be given the output paths (Slurm's qsub wrapper
         overrides the script's `#PBS -o/-e` with its own defaults otherwise)."""

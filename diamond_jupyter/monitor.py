@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import logging
 import math
 import re
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
+from .log_lines import one_line_logger
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .sites import Site
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 __all__ = ["EventLine", "SiteMonitor", "event_mac", "parse_event_line", "same_native",
            "wrapper_prologue"]

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import binascii
 import enum
-import logging
 import posixpath
 import re
 import shlex
@@ -36,6 +35,7 @@ from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
 from .dialects.staging import STAGING_NOTES
 from .discovery_site import SiteDiscovery
+from .log_lines import one_line_logger
 from .model import (
     BadInput,
     Dependency,
@@ -53,7 +53,7 @@ from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age

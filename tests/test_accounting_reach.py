@@ -18,7 +18,7 @@ import pytest
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.lsf_commands import BHIST_LOG_FILES
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.pbs_trace import TRACEJOB_DAYS
+from diamond_jupyter.dialects.pbs_trace import TRACEJOB_BUDGET_S, TRACEJOB_DAYS
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import BadInput, Job, JobState, utcnow
 from diamond_jupyter.monitor import MISSES_BEFORE_LOST
@@ -81,7 +81,8 @@ def test_a_job_name_cannot_forge_an_exit_status() -> None:
 def test_tracejob_command_takes_checked_ids_as_arguments() -> None:
     argv = PbsCommands().accounting_argv(["12.pbs01", "13[].pbs01"])
     assert argv[:2] == ["sh", "-c"] and argv[3:] == ["tracejob", "12.pbs01", "13[].pbs01"]
-    assert f'"$0" -n {TRACEJOB_DAYS} -w 0 "$id"' in argv[2]
+    assert f'timeout $((end - now)) "$0" -n {TRACEJOB_DAYS} -w 0 "$id"' in argv[2]
+    assert f"end=$(($(date +%s) + {TRACEJOB_BUDGET_S}))" in argv[2]
     with pytest.raises(BadInput, match="not a job id: '1; rm -rf ~'"):
         PbsCommands(flavor="torque").accounting_argv(["1; rm -rf ~"])
 
@@ -205,3 +206,20 @@ async def test_a_running_job_is_not_lost_beside_one_qstat_no_longer_knows(tmp_pa
         assert store.get_job("pb:11.pbs01").state == JobState.FAILED
     finally:
         await journal.stop()
+
+
+async def test_a_slow_tracejob_is_cut_at_its_budget_not_failing_the_poll(tmp_path,
+                                                                       monkeypatch) -> None:
+    """Server logs slow to read: the run in progress is stopped at the budget and the next
+    job is not started (asked at the next poll); the poll itself answers."""
+    import diamond_jupyter.dialects.pbs_commands as pbs_commands
+
+    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 2)
+    cfg = _pbs_site(tmp_path, "pro", "sleep 30")
+    site = Site(cfg)
+    try:
+        found = await site.statuses(["1300.pbs01", "1301.pbs01"])
+    finally:
+        await site.close()
+    assert found == []
+    assert (tmp_path / "asked").read_text() == f"-n {TRACEJOB_DAYS} -w 0 1300.pbs01\n"

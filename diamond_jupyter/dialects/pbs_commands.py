@@ -65,7 +65,7 @@ from .pbs_text import (
     parse_wrapper_status,
     torque_as_pro,
 )
-from .pbs_trace import TRACEJOB_DAYS, parse_tracejob
+from .pbs_trace import TRACEJOB_BUDGET_S, TRACEJOB_DAYS, parse_tracejob
 from .slurm_commands import SlurmCommands, is_separated
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
@@ -326,14 +326,17 @@ class PbsCommands(FailureReading):
         """How jobs the queue no longer lists ended. Slurm's wrappers do not say: Slurm's
         accounting does. PBS Pro without job history and Torque past `keep_completed` no
         longer list a finished job: `tracejob` reads the server's logs of the last
-        TRACEJOB_DAYS days, one job at a time (Torque's takes one), unwrapped (`-w 0`); a
-        job not found is said on stderr, dropped with the exit status (the ids are checked,
-        passed as the shell's arguments; tracejob is its $0, where the site's configured
-        path goes)."""
+        TRACEJOB_DAYS days, one job at a time (Torque's takes one), unwrapped (`-w 0`),
+        within TRACEJOB_BUDGET_S in all (a job not reached by then is asked at the next
+        poll), so a slow log never fails the poll; a job not found is said on stderr,
+        dropped with the exit status (the ids are checked, passed as the shell's
+        arguments; tracejob is its $0, where the site's configured path goes)."""
         if self._acct is not None:
             return self._acct.accounting_argv([short_id(i) for i in self._ids(native_ids)])
-        return ["sh", "-c", f'for id do "$0" -n {TRACEJOB_DAYS} -w 0 "$id"; done 2>/dev/null; '
-                'exit 0', "tracejob", *self._ids(native_ids)]
+        return ["sh", "-c", f"end=$(($(date +%s) + {TRACEJOB_BUDGET_S})); for id do "
+                'now=$(date +%s); [ "$now" -lt "$end" ] || break; '
+                f'timeout $((end - now)) "$0" -n {TRACEJOB_DAYS} -w 0 "$id"; '
+                "done 2>/dev/null; exit 0", "tracejob", *self._ids(native_ids)]
 
     @property
     def accounting_reach(self) -> str | None:

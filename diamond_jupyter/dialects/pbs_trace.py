@@ -26,6 +26,9 @@ from .outputs_common import from_epoch, parse_duration, parse_local_time
 # queued, so a few days cover an engine that was away; more would read each day's logs
 # (often hundreds of MB on a busy server) for every job that left the queue
 TRACEJOB_DAYS = 3
+# seconds all the tracejob runs of one query may take: well within the query's own timeout
+# (QUERY_TIMEOUT_S), which would fail the whole poll
+TRACEJOB_BUDGET_S = 40
 
 _HEADER = re.compile(r"Job: (\S+)\s*")
 _ENTRY = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d)(?:\.\d+)? +([SMLA]) +(.*)")

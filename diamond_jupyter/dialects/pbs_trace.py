@@ -21,6 +21,7 @@ from datetime import tzinfo
 
 from ..model import JobStatus
 from .outputs_common import from_epoch, parse_duration, parse_local_time
+from .pbs_outcome import finished_state
 
 # days of logs tracejob reads back (`-n`): the job ended after the engine last saw it
 # queued, so a few days cover an engine that was away; more would read each day's logs
@@ -66,8 +67,6 @@ def parse_tracejob(stdout: str, tz: tzinfo | None, *, torque: bool = False) -> l
     deletion); a job whose logs show no end (logs of only some days, or not readable) is
     left out, so the engine goes on counting it missing. `tz`: the server's zone (the logs'
     times are its local times); `torque`: Torque's exit codes."""
-    from .pbs_commands import finished_state  # the queue's reading of an ended job
-
     out = []
     for jid, lines in _blocks(stdout):
         exit_status = None

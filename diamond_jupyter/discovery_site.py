@@ -4,7 +4,6 @@ with what the sites file says (see `discovery.py` for the command and its parser
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from .discovery import (
     summarise_site,
     tree_listing_script,
 )
+from .log_lines import one_line_logger
 from .model import SiteError, utcnow, visible
 from .needs import norm_arch
 from .sections import fresh_marker
@@ -39,7 +39,7 @@ from .sections import fresh_marker
 if TYPE_CHECKING:
     from .sites import Site
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 DISCOVERY_TIMEOUT_S = 60.0
 

@@ -9,7 +9,6 @@ import asyncio
 import codecs
 import contextlib
 import functools
-import logging
 import math
 import os
 import re
@@ -63,6 +62,7 @@ from .fetch_guard import (
 )
 from .journal import Journal
 from .leases import EngineLease, Fence, LeaseLost
+from .log_lines import one_line_logger
 from .model import (
     TERMINAL_STATES,
     ZERO_TIME_LIMIT,
@@ -109,7 +109,7 @@ from .transports import (
 )
 from .transports.base import FileStat
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 # a view read more than this many poll intervals ago has missed a poll (a monitor polls a
 # busy site at most one interval apart): placement says how old it is
 STALE_VIEW_POLLS = 2

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import logging
 import math
 import re
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
+from .log_lines import one_line_logger
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .sites import Site
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 __all__ = ["EventLine", "SiteMonitor", "event_mac", "parse_event_line", "same_native",
            "wrapper_prologue"]
@@ -515,6 +515,8 @@ class SiteMonitor:
             self.misses[key] = self.misses.get(key, 0) + 1
             if self.misses[key] >= MISSES_BEFORE_LOST and age > 60:
                 reason = "job left the queue and accounting has no record of it"
+                if reach := getattr(self.site, "accounting_reach", None):
+                    reason += f" ({reach})"
                 if job.reused_by:
                     reason += f" (its native id now belongs to {job.reused_by})"
                 changed += self.journal.apply(job.id, JobState.FAILED, source="poll",

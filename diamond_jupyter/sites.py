@@ -6,7 +6,6 @@ import asyncio
 import base64
 import binascii
 import enum
-import logging
 import posixpath
 import re
 import shlex
@@ -36,6 +35,7 @@ from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
 from .dialects.staging import STAGING_NOTES
 from .discovery_site import SiteDiscovery
+from .log_lines import one_line_logger
 from .model import (
     BadInput,
     Dependency,
@@ -53,7 +53,7 @@ from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -320,6 +320,12 @@ class Site:
             return self._workdir_base.rstrip("/") + wd[wd.index("/"):] if "/" in wd \
                 else self._workdir_base
         return self.expand(wd if wd.startswith(("/", "~")) else f"~/{wd}")
+
+    @property
+    def accounting_reach(self) -> str | None:
+        """How far back the scheduler's accounting was read for a job the queue no longer
+        lists (bhist's event log files, tracejob's days), where that is bounded."""
+        return getattr(self.commands, "accounting_reach", None)
 
     @property
     def event_file(self) -> str:
@@ -1091,7 +1097,9 @@ class Site:
         res = await self.run(self.commands.status_argv(native_ids), check=False,
                              timeout=self.query_timeout_s)
         self._check_answered(res)
-        raw = self._read(self.commands.parse_status, res.stdout) if res.ok else []
+        listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
+                            and bool(res.stdout.strip()))
+        raw = self._read(self.commands.parse_status, res.stdout) if listed else []
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)

@@ -9,15 +9,15 @@ loop is never blocked by, nor re-entered from, engine work. `call(coro)` bridges
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
+from ..log_lines import one_line_logger
 from ..model import Job
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 JobCallback = Callable[[Job], Any]
 _JOB_FIELDS = set(Job.model_fields)

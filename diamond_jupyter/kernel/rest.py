@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..aio import within
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError, Job, SiteError, is_provisional
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback, job_from_json
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 MAX_LOG_LINES = 10_000  # the server's cap on GET jobs/{id}/logs?lines=
 SAFETY_REFRESH_S = 60.0  # re-read watched jobs this often even without events

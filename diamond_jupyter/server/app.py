@@ -15,7 +15,7 @@ from ..agent.service import AgentService
 from ..aio import KeptTasks
 from ..config import default_config_path, load_config
 from ..federation import Federation
-from ..model import DiamondError
+from ..model import DiamondError, one_line
 from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
 from .events import EventBridge, register_schemas
 
@@ -138,7 +138,7 @@ class DiamondApp(ExtensionApp):
             cfg, mine, self.refused_sites = add_user_sites(cfg, self.user_sites_file,
                                                            self.user_site_hosts)
             for why in self.refused_sites:
-                self.log.warning("diamond: user site not loaded: %s", why)
+                self.log.warning("diamond: user site not loaded: %s", one_line(why))
             allowed = None if self.allowed_sites is None else [*self.allowed_sites, *mine]
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
@@ -147,7 +147,7 @@ class DiamondApp(ExtensionApp):
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)
-            self.log.warning("diamond: not configured: %s", e)
+            self.log.warning("diamond: not configured: %s", one_line(str(e)))
         bound_hub_token_cache(self.serverapp.identity_provider, self.hub_token_check_s)
         # Schemas first: a socket only receives the schemas registered when it opened.
         register_schemas(self.serverapp.event_logger)
@@ -178,7 +178,7 @@ class DiamondApp(ExtensionApp):
         try:
             await self.federation.start()
         except DiamondError as e:  # recovery failed: keep serving; the reason is logged
-            self.log.warning("diamond: recovery at start failed: %s", e)
+            self.log.warning("diamond: recovery at start failed: %s", one_line(str(e)))
         if self.llm_api_key:  # re-arm agent tasks that were waiting when the server stopped
             from ..agent import LLMConfig
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..federation_lookout import LOOKOUT_EVENT
+from ..log_lines import one_line_logger
 from ..model import DiamondError, Event, predicted_start
 from . import views
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..federation import Federation
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 PREFIX = "https://diamond-jupyter.org/events/"

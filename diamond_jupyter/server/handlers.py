@@ -10,7 +10,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
-from ..model import DiamondError, JobState, SubmitUnsure, job_json
+from ..model import DiamondError, JobState, SubmitUnsure, job_json, one_line
 from . import views
 from .base import MAX_LIMIT, ApiError, DiamondHandler, api, found_or_404
 from .bodies import (
@@ -111,7 +111,8 @@ class StateHandler(_Rows):
         try:
             await self.site_rows(fed)
         except Exception as e:  # background: the next /state retries
-            self.log.warning("diamond: background snapshot refresh failed: %s", e)
+            self.log.warning("diamond: background snapshot refresh failed: %s",
+                             one_line(str(e)))
 
 
 class SitesHandler(DiamondHandler):

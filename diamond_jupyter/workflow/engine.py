@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import posixpath
 import re
 import shlex
@@ -66,6 +65,7 @@ from typing import Any, NamedTuple, Protocol
 from ..aio import within
 from ..dialects.scripts_common import runs_shell_lines, shell_lines_then
 from ..leases import Fence, LeaseLost, fence_of, generation
+from ..log_lines import one_line_logger
 from ..model import (
     BadInput,
     Dependency,
@@ -84,7 +84,7 @@ from ..store.seal import SealError
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SUBMITTED = ("queued", "held", "moving", "ready", "released")
 FINAL_PHASES = ("done", "failed", "cancelled")

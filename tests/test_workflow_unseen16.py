@@ -115,6 +115,30 @@ async def test_a_diamond_whose_branch_fails_under_resubmit_elsewhere_completes(r
     _nothing_lost(run)
 
 
+async def test_a_diamond_whose_same_site_bottom_follows_a_branch_moved_elsewhere(runs):
+    """bottom waits on alpha for left by the scheduler's afterok; left fails and runs again
+    on beta: bottom no longer waits on the failed job (it would never start: afterok on a
+    FAILED job), it starts once the new run completed, with l.out copied from beta."""
+    run = await runs(DIAMOND.replace("site: alpha, needs: [top]",
+                                     "site: alpha, needs: [top], retries: 1, "
+                                     "on_failure: resubmit-elsewhere")
+                     .replace("site: gamma, needs: [left, right]",
+                              "site: alpha, needs: [left, right]"))
+    await run.end("top")
+    first_left = run.job("left")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "released"})
+    bottom = run.job("bottom")
+    waits_on = {i for d in run.store.get_job(bottom.id).spec.dependencies for i in d.job_ids}
+    assert first_left.native_id not in waits_on, waits_on
+    await run.finish("right", "left")
+    await _until(run.eng, run.wid, {"bottom": "released"})
+    assert f"beta:{run.job('left').workdir}/l.out" in {src for src, _, _ in run.ops.transfers}
+    await run.end("bottom")
+    assert run.state() == ("COMPLETED", None)
+    _nothing_lost(run)
+
+
 async def test_a_diamond_whose_retries_elsewhere_are_spent_fails_after_one_run_per_site(runs):
     run = await runs(DIAMOND.replace("site: beta, needs: [top]",
                                      "site: [beta, gamma], needs: [top], retries: 1, "
@@ -346,6 +370,34 @@ def test_a_merge_key_that_brings_an_unknown_field_is_refused_naming_it():
           - {<<: *sim, name: s2}
         """)
     assert "walltime" in said, said
+
+
+def test_a_merge_of_several_anchors_takes_each_key_from_the_first_that_gives_it():
+    wf = load("""\
+        name: m
+        steps:
+          - &a {name: a, site: alpha, script: ./a, retries: 2}
+          - &b {name: b, site: beta, script: ./b, retries: 1, on_failure: resubmit-elsewhere}
+          - {<<: [*b, *a], name: c, needs: [a, b]}
+        """)
+    c = wf.step("c")
+    assert (c.site, c.retries, c.on_failure, c.script, c.needs) == (
+        "beta", 1, "resubmit-elsewhere", "./b", ["a", "b"])
+
+
+def test_a_merge_key_given_twice_in_one_step_is_refused_saying_how_to_merge_several():
+    said = refused("""\
+        name: m
+        steps:
+          - {name: a, site: alpha, script: ./a}
+          - {<<: {site: beta}, name: b, needs: [a], script: ./b, <<: {site: gamma}}
+        """)
+    assert "key '<<' is given twice" in said and "<<: [*a, *b]" in said, said
+
+
+def test_a_step_name_of_non_ascii_letters_is_refused_naming_the_letter():
+    said = refused("name: m\nsteps:\n  - {name: \"步骤\", site: alpha, script: ./a}\n")
+    assert "'步' is not one of them" in said and "ASCII only" in said, said
 
 
 # -- 7. steps that wait only on order ---------------------------------------------------------

@@ -260,6 +260,33 @@ async def test_fault_a_gang_member_whose_release_fails_leaves_no_member_running_
     _nothing_lost(run)
 
 
+async def test_fault_a_gang_whose_site_cannot_be_asked_says_so_on_its_members(runs):
+    """beta does not answer whether it can start atmos now: no member is released, and
+    each member's step says why the gang waits (before: the advance failed with a logged
+    error, the steps said nothing, and the gang was looked at again only by the 15 s
+    sweep). Once beta answers, both are released together."""
+
+    class _BetaSilent(_Ops):
+        silent = True
+
+        async def can_start_now(self, job: Job) -> bool:
+            if job.site == "beta" and self.silent:
+                raise SiteError("beta did not answer (no route to host)")
+            return True
+
+    run = await runs(GANG, _BetaSilent)
+    await _until_true(run, lambda: all(s.reason for s in run.eng.view(run.wid).steps))
+    assert run.ops.releases == []
+    assert {s.reason for s in run.eng.view(run.wid).steps} == {
+        "gang esm waits: atmos (beta did not answer: beta did not answer (no route to "
+        "host)) cannot start yet"}
+    run.ops.silent = False
+    await run.eng.advance(run.wid)
+    await _until(run.eng, run.wid, {"ocean": "released", "atmos": "released"})
+    assert len(run.ops.releases) == 2
+    assert [s.reason for s in run.eng.view(run.wid).steps] == [None, None]
+
+
 async def test_a_gang_whose_member_site_goes_down_while_running_is_cancelled_whole(runs):
     """Both members run; atmos's site loses it (FAILED, no retries): the workflow fails and
     ocean, still running on alpha, is cancelled, not left running alone."""

@@ -340,9 +340,12 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
             state = JobState.CANCELLED
         if st.phase == "failed" and state == JobState.COMPLETED:  # its outputs are missing
             state = JobState.FAILED
+        # a member ready while its gang waits: what it waits for (`_release_gang`)
+        gang_note = (rec.data.get("gang_notes") or {}).get(s.gang) \
+            if s.gang and st.phase == "ready" else None
         steps.append(StepView(name=name, site=st.site, job=job.id if job else None,
                               state=state, needs=s.needs, gang=s.gang, attempt=st.attempt,
-                              reason=st.reason or (job.reason if job else None)))
+                              reason=gang_note or st.reason or (job.reason if job else None)))
     try:
         state = JobState(rec.state)
     except ValueError:
@@ -1524,12 +1527,14 @@ class WorkflowEngine:
         jobs = [self._job(rec.step(m)) for m in members]
         if any(j is None or self._stage_in_pending(j) for j in jobs):
             return  # all together, once every member's own stage-in is there too
-        ok = await asyncio.gather(*(self.ops.can_start_now(j) for j in jobs if j))
-        if not all(ok):
-            waiting = [m for m, good in zip(members, ok, strict=True) if not good]
+        ok = await asyncio.gather(*(self._can_start_now(j) for j in jobs if j))
+        if not all(good is True for good in ok):
+            waiting = [m if good is False else f"{m} ({good})"
+                       for m, good in zip(members, ok, strict=True) if good is not True]
             note = f"gang {gang} waits: {', '.join(waiting)} cannot start yet"
-            if rec.data.get("gang_note") != note:
-                self._set_data(rec.id, {"gang_note": note})
+            notes = rec.data.get("gang_notes") or {}
+            if notes.get(gang) != note:  # shown on the members' steps while they wait
+                self._set_data(rec.id, {"gang_notes": {**notes, gang: note}})
             self.advance_soon(rec.id, GANG_RECHECK_S)
             return
         released = await asyncio.gather(*(self._release(rec.id, m) for m in members))
@@ -1540,6 +1545,14 @@ class WorkflowEngine:
             await self._requeue_gang(self.store.get_workflow(rec.id), wf, held,
                                      "could not be released")
             self.advance_soon(rec.id)
+
+    async def _can_start_now(self, job: Job) -> bool | str:
+        """Whether the member's site can start `job` now; a site that does not answer: why
+        (a string, so not now), the gang looked at again later."""
+        try:
+            return await self.ops.can_start_now(job)
+        except DiamondError as e:
+            return f"{job.site} did not answer: {' '.join(str(e).split())[:200]}"
 
     async def _failed(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job, why: str,
                       *, cancel_job: bool = False) -> bool:

@@ -362,6 +362,72 @@ async def test_an_engine_stopped_while_releasing_the_downstream_releases_it_on_t
             assert run.state() == ("COMPLETED", None)
 
 
+class _Gated(_Ops):
+    """Every site takes gates: a cross-site step waits behind a held gate job."""
+
+    def supports_gate(self, site: str) -> bool:
+        return True
+
+
+class _GateCancelHeld(_Gated):
+    """A gate's cancel does not return until `done` is set (`started` set as it begins)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.started = asyncio.Event()
+        self.done = asyncio.Event()
+
+    async def cancel(self, job: Job) -> None:
+        if (job.origin or {}).get("gate"):
+            self.started.set()
+            await self.done.wait()
+        await super().cancel(job)
+
+
+async def test_an_engine_stopped_while_cancelling_the_gate_lets_the_next_one_cancel_it(
+        tmp_path):
+    """b waits on beta behind its gate (afterany); a ended, its file was copied, and the
+    engine stops while the gate's cancel is on its way: the next engine cancels the gate
+    once, copies nothing again and submits nothing; b starts and the run completes."""
+    with Store(tmp_path / "s.sqlite") as store:
+        ops = _GateCancelHeld(store)
+        run = _Run(store, ops)
+        await run.start(CROSS)
+        gates = [j for j in store.list_jobs(limit=None) if (j.origin or {}).get("gate")]
+        [gate] = gates
+        [dep] = ops.specs["b"].dependencies
+        assert (dep.kind, dep.job_ids) == ("afterany", [gate.native_id])
+        await run.end("a")
+        await asyncio.wait_for(ops.started.wait(), 10)
+        await run.eng.close()
+        again = _Gated(store)
+        async with next_engine(again, [run.wid]) as eng:
+            run.eng = eng
+            await _until(eng, run.wid, {"b": "released"})
+            assert again.cancels == [gate.id] and again.submits == []
+            assert len(ops.transfers) + len(again.transfers) == 1
+            await run.end("b")
+            assert run.state() == ("COMPLETED", None)
+
+
+async def test_a_cancel_during_a_copy_behind_a_gate_cancels_the_step_and_its_gate(runs):
+    class _SlowGated(_SlowCopy):
+        def supports_gate(self, site: str) -> bool:
+            return True
+
+    run = await runs(CROSS, _SlowGated)
+    [gate] = [j for j in run.store.list_jobs(limit=None) if (j.origin or {}).get("gate")]
+    await run.end("a")
+    await asyncio.wait_for(run.ops.started.wait(), 10)
+    await run.eng.cancel(run.wid)
+    run.ops.done.set()
+    await run.eng.advance(run.wid)
+    assert {gate.id, run.job("b").id} <= set(run.ops.cancels)
+    assert run.state() == ("CANCELLED", "cancelled by request")
+    live = [j.id for j in run.store.list_jobs(limit=None) if not j.state.terminal]
+    assert live == [], live
+
+
 # -- 6. YAML anchors and merge keys ----------------------------------------------------------
 
 MERGED = """\

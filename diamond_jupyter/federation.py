@@ -1137,7 +1137,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                 return self.store.get_job(other)
             return None
 
-        return dependencies_of(job, find, self._upstream_steps(job))
+        site = self.sites.get(job.site)
+        return dependencies_of(job, find, self._upstream_steps(job),
+                               site.script.name if site else None)
 
     def _upstream_steps(self, job: Job) -> list[UpstreamStep]:
         """The upstream steps of the workflow step `job` runs (none for another job, or a

@@ -59,15 +59,20 @@ def _started(job: Job) -> bool:
 
 
 def dependencies_of(job: Job, find: Callable[[str], Job | None],
-                    upstream: list[UpstreamStep] | None = None) -> list[JobDependency]:
+                    upstream: list[UpstreamStep] | None = None,
+                    scheduler: str | None = None) -> list[JobDependency]:
     """What `job` waits for. `find(job id)` is the stored job of that id (None: unknown);
-    `upstream`, for a workflow step's job, its workflow's upstream steps. A job that started
-    had every dependency satisfied; a scheduler that says DependencyNeverSatisfied makes
-    each one not satisfied never."""
+    `upstream`, for a workflow step's job, its workflow's upstream steps; `scheduler`, its
+    site's (a dependency read from another scheduler's script names that site's jobs: it
+    was dropped at the submit, said then, and is not shown). A job that started had every
+    dependency satisfied; a scheduler that says DependencyNeverSatisfied makes each one not
+    satisfied never."""
     started = _started(job)
     scheduler_never = never_reason(job.reason) == "DependencyNeverSatisfied"
     rows: list[JobDependency] = []
     for dep in job.spec.dependencies if job.spec else []:
+        if scheduler is not None and dep.scheduler not in (None, scheduler):
+            continue
         for native in dep.job_ids:
             up = find(f"{job.site}:{native}") if native else None
             if up is not None and (up.origin or {}).get("gate"):

@@ -97,6 +97,15 @@ def test_a_native_id_reused_by_a_newer_job_is_not_the_one_waited_for():
     assert (d.job, d.state, d.never) == ("alpha:10", None, False)
 
 
+def test_a_dependency_read_from_another_schedulers_script_is_not_shown():
+    """A PBS script's `-W depend=afterok:7` names the PBS site's job 7: sent to a Slurm site
+    it was dropped at the submit (said then), so alpha:7 is not what the job waits for."""
+    down = _job("11", deps=[Dependency(kind="afterok", job_ids=["7"], scheduler="pbs"),
+                            Dependency(kind="afterany", job_ids=["8"], scheduler="slurm")])
+    assert [d.job for d in dependencies_of(down, _finder(down), scheduler="slurm")] \
+        == ["alpha:8"]
+
+
 def test_a_workflow_step_shows_its_upstream_steps_not_its_gate():
     gate = _job("20", origin={"workflow": "wf-1", "step": "fit", "gate": True})
     same_site = _job("21", JobState.RUNNING)

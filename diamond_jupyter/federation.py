@@ -60,6 +60,7 @@ from .fetch_guard import (
     not_regular,
     too_large_line,
 )
+from .job_dependencies import JobDependency, UpstreamStep, dependencies_of
 from .journal import Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .log_lines import one_line_logger
@@ -1124,6 +1125,42 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         submission token); no site is asked. BadInput saying whether the id is unknown or
         malformed."""
         return self.store.get_job(job_id)
+
+    def dependencies(self, job_id: str) -> list[JobDependency]:
+        """What job `job_id` waits for: each scheduler dependency it holds and, for a
+        workflow step's job, each upstream step its workflow holds it behind; each satisfied,
+        waiting or never to be satisfied. No site is asked. BadInput for an unknown job."""
+        job = self.store.get_job(job_id)
+
+        def find(other: str) -> Job | None:
+            with contextlib.suppress(BadInput):
+                return self.store.get_job(other)
+            return None
+
+        site = self.sites.get(job.site)
+        return dependencies_of(job, find, self._upstream_steps(job),
+                               site.script.name if site else None)
+
+    def _upstream_steps(self, job: Job) -> list[UpstreamStep]:
+        """The upstream steps of the workflow step `job` runs (none for another job, or a
+        gate), as its workflow record holds them."""
+        origin = job.origin or {}
+        wid, name = origin.get("workflow"), origin.get("step")
+        if not isinstance(wid, str) or not isinstance(name, str) or origin.get("gate") \
+                or not self.store.has_workflow(wid):
+            return []
+        from .workflow.model import Workflow
+
+        rec = self.store.get_workflow(wid)
+        wf = Workflow.model_validate(rec.spec)
+        if name not in {s.name for s in wf.steps}:
+            return []
+        ups = []
+        for need in wf.step(name).needs:
+            st = rec.step(need)
+            ups.append(UpstreamStep(name=need, phase=st.phase,
+                                    job=self.store.job_by_token(st.token) if st.token else None))
+        return ups
 
     def submit_notes(self, job_id: str) -> list[str]:
         """What the submit of job `job_id` changed or left out to fit its site, one line

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..job_dependencies import dependencies_json, dependency_line
 from ..model import (
     BadInput,
     DiamondError,
@@ -193,11 +194,15 @@ async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsu
 def cmd_status(args: argparse.Namespace) -> int:
     async def go(fed):
         try:
-            return await fed.status(args.job, refresh=True), None
+            job, trouble = await fed.status(args.job, refresh=True), None
         except SiteError as e:  # the site did not answer: the state as last seen, said so
-            return fed.job(args.job), e
-    job, trouble = asyncio.run(with_fed(args, go))
-    out(args, job_json(job), job_line(job))
+            job, trouble = fed.job(args.job), e
+        return job, fed.dependencies(job.id), trouble
+    job, deps, trouble = asyncio.run(with_fed(args, go))
+    # what it waits for: one line each under the job's line (none: the job's line alone)
+    out(args, job_json(job) | {"depends_on": dependencies_json(deps)},
+        "\n".join([job_line(job), *(f"  depends on {one_line(dependency_line(d))}"
+                                     for d in deps)]))
     if trouble is None:
         return 0
     print(visible(f"diamond: {job.site} could not be asked about {job.id} ("

@@ -10,6 +10,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado.web import authenticated
 
+from ..job_dependencies import dependencies_json
 from ..model import DiamondError, JobState, SubmitUnsure, job_json, one_line
 from . import views
 from .base import MAX_LIMIT, ApiError, DiamondHandler, api, found_or_404
@@ -206,7 +207,8 @@ class JobHandler(DiamondHandler):
         fed = await self.fed()
         job = self.job_or_404(fed, job_id)
         lookout = fed.lookout(job.id)  # a submit whose answer was lost: where its search is
-        self.reply(job_json(job) | ({"lookout": lookout} if lookout else {}))
+        self.reply(job_json(job) | {"depends_on": dependencies_json(fed.dependencies(job.id))}
+                   | ({"lookout": lookout} if lookout else {}))
 
     @authenticated
     @authorized

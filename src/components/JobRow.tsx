@@ -11,7 +11,14 @@ import {
 import { fmtPredictedStart, fmtTime, predictionSource, stateClass } from '../format';
 import { JobDetails } from './Placement';
 import { attentionNow, attentionText } from '../jobstate';
-import { IFetchResult, IJob, IReleaseOutcome, TERMINAL_STATES } from '../types';
+import { fetchJob } from '../api';
+import {
+  IFetchResult,
+  IJob,
+  IJobDependency,
+  IReleaseOutcome,
+  TERMINAL_STATES
+} from '../types';
 
 export interface IJobActions {
   cancel(job: IJob): void;
@@ -58,6 +65,63 @@ const RELEASE_SAID: Record<string, string> = {
   kept: 'release kept: waiting for its input',
   sent: 'release sent'
 };
+
+/** One dependency in words, as `diamond status` says it: `afterok alpha:12 RUNNING:
+ * waiting`, `... never satisfied`, `step prep: beta:7 RUNNING, held by its workflow: ...`. */
+export function dependencyText(d: IJobDependency): string {
+  const state = d.state ? ` ${d.state}` : '';
+  const said = d.satisfied
+    ? 'satisfied'
+    : d.never
+      ? 'never satisfied'
+      : d.state || d.type === 'workflow'
+        ? 'waiting'
+        : 'waiting (a job diamond does not know)';
+  if (d.type === 'workflow') {
+    return `step ${d.step}: ${d.job ?? 'no job yet'}${state}, held by its workflow: ${said}`;
+  }
+  return `${d.type} ${d.job}${state}${d.step ? ` (step ${d.step})` : ''}: ${said}`;
+}
+
+/** What a job waits for, in its details `[data-diamond-depends-on]`: one
+ * `[data-diamond-dependency=JOB or step][data-diamond-dependency-state=satisfied|waiting|never]`
+ * each, read from GET jobs/ID when the details open and again as the job changes. */
+function Dependencies(props: { job: IJob }): JSX.Element | null {
+  const { job } = props;
+  const [deps, setDeps] = React.useState<IJobDependency[] | null>(null);
+  React.useEffect(() => {
+    let live = true;
+    fetchJob(job.id).then(
+      got => live && setDeps(got.depends_on ?? []),
+      () => live && setDeps(null)
+    );
+    return () => {
+      live = false;
+    };
+  }, [job.id, job.state, job.reason]);
+  if (!deps || deps.length === 0) {
+    return null;
+  }
+  return (
+    <div data-diamond-depends-on="">
+      <strong>Depends on</strong>
+      <ul className="jp-diamond-dependencies">
+        {deps.map((d, i) => (
+          <li
+            key={`${d.job ?? ''}/${d.step ?? ''}/${i}`}
+            className={d.never ? 'jp-diamond-error-text' : undefined}
+            data-diamond-dependency={d.job ?? d.step ?? ''}
+            data-diamond-dependency-state={
+              d.satisfied ? 'satisfied' : d.never ? 'never' : 'waiting'
+            }
+          >
+            {dependencyText(d)}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
 
 /** What a row's badge says in its state's place while a lost submit's job is looked for
  * (its state stays UNKNOWN) or once it is closed as never submitted (FAILED). */
@@ -197,6 +261,7 @@ export function JobRow(props: {
       {open && (
         <div data-diamond-job-details="">
           <JobDetails job={job} timeZone={timeZone} />
+          <Dependencies job={job} />
         </div>
       )}
       <div className="jp-diamond-job-actions">

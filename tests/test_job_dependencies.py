@@ -1,0 +1,241 @@
+"""What a job waits for, shown by every face (no test bed): `dependencies_of` over stored
+jobs (each kind against each end, the scheduler's DependencyNeverSatisfied, a job that
+started, a workflow's gate and upstream steps), `Federation.dependencies` on a real store,
+`diamond status` (text, and `depends_on` in --json) against a local Slurm site whose
+`squeue` lists the waiting job, `%diamond status` and the agent's job summary."""
+
+from __future__ import annotations
+
+import getpass
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+from local_slurm import LocalSlurmQueue
+
+from diamond_jupyter.job_dependencies import (
+    UpstreamStep,
+    dependencies_json,
+    dependencies_of,
+    dependency_line,
+)
+from diamond_jupyter.model import Dependency, Job, JobSpec, JobState, utcnow
+from diamond_jupyter.sites import token_tag
+from diamond_jupyter.store import Store
+
+T0 = utcnow() - timedelta(hours=1)
+
+
+def _job(native: str, state: JobState = JobState.PENDING, *, deps: list[Dependency] = (),
+         site: str = "alpha", reason: str | None = None, later_s: int = 0,
+         origin: dict | None = None, token: str | None = None) -> Job:
+    return Job(id=f"{site}:{native}", site=site, native_id=native, name=f"j{native}",
+               state=state, reason=reason, submitted_at=T0 + timedelta(seconds=later_s),
+               started_at=T0 if state == JobState.RUNNING else None, origin=origin,
+               token=token, spec=JobSpec(command="true", dependencies=list(deps)))
+
+
+def _finder(*jobs: Job):
+    by_id = {j.id: j for j in jobs}
+    return by_id.get
+
+
+def _one(kind: str, upstream: JobState, **kw) -> tuple[bool, bool]:
+    up = _job("10", upstream)
+    down = _job("11", deps=[Dependency(kind=kind, job_ids=["10"])], later_s=5, **kw)
+    [d] = dependencies_of(down, _finder(up, down))
+    assert (d.job, d.type, d.state) == ("alpha:10", kind, upstream)
+    return d.satisfied, d.never
+
+
+@pytest.mark.parametrize(("kind", "upstream", "said"), [
+    ("afterok", JobState.COMPLETED, (True, False)),
+    ("afterok", JobState.RUNNING, (False, False)),
+    ("afterok", JobState.FAILED, (False, True)),
+    ("afterok", JobState.CANCELLED, (False, True)),
+    ("afterok", JobState.TIMEOUT, (False, True)),
+    ("afternotok", JobState.COMPLETED, (False, True)),
+    ("afternotok", JobState.FAILED, (True, False)),
+    ("afterany", JobState.FAILED, (True, False)),
+    ("afterany", JobState.PENDING, (False, False)),
+    ("after", JobState.RUNNING, (True, False)),
+    ("after", JobState.PENDING, (False, False)),
+])
+def test_each_kind_against_each_end_of_the_job_waited_for(kind, upstream, said):
+    assert _one(kind, upstream) == said
+
+
+def test_the_schedulers_dependency_never_satisfied_makes_an_unknown_job_never():
+    down = _job("11", deps=[Dependency(kind="afterok", job_ids=["99"])],
+                reason="DependencyNeverSatisfied")
+    [d] = dependencies_of(down, _finder(down))
+    assert (d.job, d.state, d.satisfied, d.never) == ("alpha:99", None, False, True)
+    assert dependency_line(d) == "afterok alpha:99: never satisfied"
+
+
+def test_a_job_not_known_here_is_waited_for_and_said_so():
+    down = _job("11", deps=[Dependency(kind="afterany", job_ids=["99"])], reason="Dependency")
+    [d] = dependencies_of(down, _finder(down))
+    assert (d.satisfied, d.never) == (False, False)
+    assert dependency_line(d) == "afterany alpha:99: waiting (a job diamond does not know)"
+
+
+def test_a_job_that_started_had_every_dependency_satisfied():
+    up = _job("10", JobState.FAILED)
+    down = _job("11", JobState.RUNNING, deps=[Dependency(kind="afterany", job_ids=["10"])],
+                later_s=5)
+    [d] = dependencies_of(down, _finder(up, down))
+    assert (d.satisfied, d.never) == (True, False)
+
+
+def test_a_native_id_reused_by_a_newer_job_is_not_the_one_waited_for():
+    newer = _job("10", JobState.FAILED, later_s=60)  # took the id after the job was queued
+    down = _job("11", deps=[Dependency(kind="afterok", job_ids=["10"])], later_s=5)
+    [d] = dependencies_of(down, _finder(newer, down))
+    assert (d.job, d.state, d.never) == ("alpha:10", None, False)
+
+
+def test_a_dependency_read_from_another_schedulers_script_is_not_shown():
+    """A PBS script's `-W depend=afterok:7` names the PBS site's job 7: sent to a Slurm site
+    it was dropped at the submit (said then), so alpha:7 is not what the job waits for."""
+    down = _job("11", deps=[Dependency(kind="afterok", job_ids=["7"], scheduler="pbs"),
+                            Dependency(kind="afterany", job_ids=["8"], scheduler="slurm")])
+    assert [d.job for d in dependencies_of(down, _finder(down), scheduler="slurm")] \
+        == ["alpha:8"]
+
+
+def test_a_workflow_step_shows_its_upstream_steps_not_its_gate():
+    gate = _job("20", origin={"workflow": "wf-1", "step": "fit", "gate": True})
+    same_site = _job("21", JobState.RUNNING)
+    other_site = _job("7", JobState.FAILED, site="beta")
+    step = _job("22", deps=[Dependency(kind="afterany", job_ids=["20"]),
+                            Dependency(kind="afterok", job_ids=["21"])], later_s=5,
+                origin={"workflow": "wf-1", "step": "fit"})
+    deps = dependencies_of(step, _finder(gate, same_site, other_site, step), [
+        UpstreamStep(name="prep", phase="queued", job=same_site),
+        UpstreamStep(name="far", phase="failed", job=other_site),
+        UpstreamStep(name="late", phase="waiting")])
+    assert [dependency_line(d) for d in deps] == [
+        "afterok alpha:21 RUNNING (step prep): waiting",
+        "step far: beta:7 FAILED, held by its workflow: never satisfied",
+        "step late: no job yet, held by its workflow: waiting"]
+    assert dependencies_json(deps)[1] == {"job": "beta:7", "type": "workflow",
+                                          "satisfied": False, "never": True,
+                                          "state": "FAILED", "step": "far"}
+
+
+# -- through the facade and the faces -----------------------------------------------------
+
+class Bed:
+    """A local Slurm site `alpha` whose squeue lists job 11 waiting on job 10 (FAILED, so
+    never satisfied: Slurm's DependencyNeverSatisfied), with both jobs in a real store."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.queue = LocalSlurmQueue(tmp, "alpha")
+        self.store_path = tmp / "store.sqlite3"
+        self.sites = tmp / "sites.yaml"
+        self.sites.write_text(yaml.safe_dump({
+            "sites": [self.queue.site.cfg.model_dump(mode="json")],
+            "store": str(self.store_path)}))
+        self.sites.chmod(0o600)
+        store = Store(self.store_path)
+        store.upsert_job(_job("10", JobState.FAILED, token="up0001"))
+        store.upsert_job(_job("11", deps=[Dependency(kind="afterok", job_ids=["10"])],
+                              later_s=5, token="down0001",
+                              reason="DependencyNeverSatisfied"))
+        store.upsert_job(_job("12", JobState.COMPLETED, token="solo0001"))
+        self.queue.queue.write_text(
+            f"11|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{getpass.getuser()}|debug|N/A|"
+            f"|DependencyNeverSatisfied|{token_tag('down0001')}|j11\n")
+
+
+@pytest.fixture
+def bed(tmp_path, monkeypatch) -> Bed:
+    monkeypatch.setenv("DIAMOND_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DIAMOND_HANDOVER", "0")
+    return Bed(tmp_path)
+
+
+def test_diamond_status_says_what_the_job_waits_for_in_text_and_json(bed, capsys):
+    from diamond_jupyter.cli import main
+
+    assert main(["status", "--config", str(bed.sites), "alpha:11"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("alpha:11\tPENDING\tj11 (DependencyNeverSatisfied)")
+    assert lines[1:] == ["  depends on afterok alpha:10 FAILED: never satisfied"]
+
+    assert main(["status", "--config", str(bed.sites), "--json", "alpha:11"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["id"] == "alpha:11" and shown["state"] == "PENDING"
+    assert shown["depends_on"] == [{"job": "alpha:10", "type": "afterok", "satisfied": False,
+                                    "never": True, "state": "FAILED", "step": None}]
+
+
+def test_a_job_without_dependencies_shows_one_line_and_an_empty_list(bed, capsys):
+    from diamond_jupyter.cli import main
+
+    assert main(["status", "--config", str(bed.sites), "alpha:12"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["alpha:12\tCOMPLETED\tj12"]
+    assert main(["status", "--config", str(bed.sites), "--json", "alpha:12"]) == 0
+    assert json.loads(capsys.readouterr().out)["depends_on"] == []
+
+
+async def test_the_agents_job_summary_carries_what_it_waits_for(bed):
+    from diamond_jupyter.federation import Federation
+    from diamond_jupyter.skills import SkillContext, summary
+
+    fed = Federation(bed.sites, store=Store(bed.store_path), poll_interval_s=3600,
+                     min_poll_s=3600)
+    try:
+        out = summary(SkillContext(fed=fed), fed.job("alpha:11"))
+        [d] = out.depends_on
+        assert (d.job, d.type, d.never) == ("alpha:10", "afterok", True)
+        with pytest.raises(Exception, match="alpha:404"):
+            fed.dependencies("alpha:404")
+    finally:
+        await fed.close()
+
+
+def test_the_status_magic_prints_a_line_per_dependency(bed, monkeypatch, capsys, tmp_path):
+    from sweep_helpers import in_process_shell
+
+    shells = in_process_shell(monkeypatch, bed.sites, tmp_path / "data", tmp_path)
+    shell = next(shells)
+    try:
+        shell.run_line_magic("diamond", "status alpha:11")
+        assert "alpha:11 depends on afterok alpha:10 FAILED: never satisfied" \
+            in capsys.readouterr().out
+    finally:
+        next(shells, None)
+
+
+async def test_a_workflow_steps_upstreams_come_from_its_workflow_record(tmp_path):
+    from diamond_jupyter.federation import Federation
+
+    queue = LocalSlurmQueue(tmp_path, "alpha")
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": [queue.site.cfg.model_dump(mode="json")]}))
+    store = Store(tmp_path / "store.sqlite3")
+    spec = {"name": "wf", "steps": [
+        {"name": "prep", "site": "alpha", "script": "true"},
+        {"name": "far", "site": "alpha", "script": "true"},
+        {"name": "fit", "site": "alpha", "script": "true", "needs": ["prep", "far"]}]}
+    rec = store.create_workflow("wf", spec, ["prep", "far", "fit"])
+    store.upsert_job(_job("30", JobState.COMPLETED, token="prep0001"))
+    store.update_step(rec.id, "prep", phase="done", token="prep0001")
+    store.upsert_job(_job("31", deps=[Dependency(kind="afterok", job_ids=["30"])],
+                          later_s=5, token="fit00001",
+                          origin={"workflow": rec.id, "step": "fit"}))
+    store.update_step(rec.id, "fit", phase="queued", token="fit00001")
+    fed = Federation(sites, store=store, poll_interval_s=3600, min_poll_s=3600)
+    try:
+        assert [dependency_line(d) for d in fed.dependencies("alpha:31")] == [
+            "afterok alpha:30 COMPLETED (step prep): satisfied",
+            "step far: no job yet, held by its workflow: waiting"]
+        store.update_step(rec.id, "far", phase="failed")
+        assert dependency_line(fed.dependencies("alpha:31")[1]) == \
+            "step far: no job yet, held by its workflow: never satisfied"
+    finally:
+        await fed.close()

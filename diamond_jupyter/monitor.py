@@ -468,8 +468,9 @@ class SiteMonitor:
         t0 = self.last_poll_at = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
+        unasked: set[str] = set()  # gone from the queue, accounting not reached this poll
         try:
-            found = await self.site.statuses(natives, following=jobs)
+            found = await self.site.statuses(natives, following=jobs, unasked=unasked)
         except DiamondError as e:  # unreachable, or no answer: the poll loop asks again later
             self._failed(e)
             raise
@@ -510,6 +511,8 @@ class SiteMonitor:
                     job.id, JobState.CANCELLED, source="poll",
                     reason=why or "cancelled: it left the queue after the cancel request (the "
                                   "scheduler keeps no record of it)") is not None
+                continue
+            if job.native_id in unasked:  # no answer yet is no miss: asked at a later poll
                 continue
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
             self.misses[key] = self.misses.get(key, 0) + 1

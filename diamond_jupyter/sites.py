@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .accounting_turns import AccountingTurns
 from .config import SiteConfig, unknown_site_message, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import (
@@ -206,6 +207,8 @@ class Site:
         # followed arrays still queued (Grid Engine): the task count the queue showed when
         # their ended tasks were read from accounting, and those records
         self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
+        # whose turn it is in an accounting query that reaches only some jobs (tracejob)
+        self._accounting_turns = AccountingTurns()
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -1084,13 +1087,16 @@ class Site:
         found = await self.find_by_name(self.script.job_name(name or "job"), login)
         return await ours([s for s in found if token_tag(token) in (s.comment or "")])
 
-    async def statuses(self, native_ids: list[str], *,
-                       following: Collection[Job] = ()) -> list[JobStatus]:
+    async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
+                       unasked: set[str] | None = None) -> list[JobStatus]:
         """Queue state for all given jobs; those gone from the queue from accounting.
 
         `following`: the jobs asked about; a native id is also looked up in accounting when
         the queue's job of that id is not one of them (the id was reused). Accounting may
-        then return several records per id, oldest first.
+        then return several records per id, oldest first. Where accounting reaches only
+        the jobs it has time for (the dialect's `accounting_reached`), those waiting
+        longest are asked first, and `unasked` receives those it did not reach: no record
+        of them is no news.
         """
         if not native_ids:
             return []
@@ -1111,10 +1117,17 @@ class Site:
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
+        reached_of = getattr(self.commands, "accounting_reached", None)
+        if missing and reached_of is not None:
+            missing = self._accounting_turns.order(missing)
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
+            if (asked := reached_of(r2.stdout) if reached_of else None) is not None:
+                self._accounting_turns.asked(asked)
+                if unasked is not None:
+                    unasked.update(set(missing) - set(asked))
             if r2.ok:
                 raw = await self._ask_unsure_alone(
                     self._read(self.commands.parse_accounting, r2.stdout))
@@ -1124,6 +1137,7 @@ class Site:
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]
                 seen += found
+                self._accounting_turns.answered(f.native_id for f in found)
         return seen
 
     async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:

@@ -333,10 +333,11 @@ class RestSite(Site):
                 and (not mine or not s.user or s.user == mine)
                 and self.usable_id(s.native_id)]
 
-    async def statuses(self, native_ids: list[str], *,
-                       following: Collection[Job] = ()) -> list[JobStatus]:
+    async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
+                       unasked: set[str] | None = None) -> list[JobStatus]:
         """Every asked-for job from ONE `GET jobs` (the batched query); a job gone from it
-        (past MinJobAge) is not found: the API has no accounting without slurmdbd. Where the
+        (past MinJobAge) is not found: the API has no accounting without slurmdbd (so
+        `unasked`, Site's, stays empty). Where the
         whole queue is larger than the transport's cap, each job is asked alone (`GET
         job/ID`): following the user's jobs never depends on the size of everyone's queue."""
         if not native_ids:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from diamond_jupyter.accounting_turns import FORGET_AFTER_S, AccountingTurns
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.lsf_commands import BHIST_LOG_FILES
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
-from diamond_jupyter.dialects.pbs_trace import TRACEJOB_BUDGET_S, TRACEJOB_DAYS
+from diamond_jupyter.dialects.pbs_trace import REACHED_MARK, TRACEJOB_BUDGET_S, TRACEJOB_DAYS
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import BadInput, Job, JobState, utcnow
 from diamond_jupyter.monitor import MISSES_BEFORE_LOST
@@ -223,3 +224,93 @@ async def test_a_slow_tracejob_is_cut_at_its_budget_not_failing_the_poll(tmp_pat
         await site.close()
     assert found == []
     assert (tmp_path / "asked").read_text() == f"-n {TRACEJOB_DAYS} -w 0 1300.pbs01\n"
+
+
+def test_tracejob_loop_names_each_job_it_asked() -> None:
+    """Each job asked is followed by its mark; one not reached within the budget is not
+    named, so its silence is no answer of no record."""
+    text = ("\nJob: 1.s\n\n12/05/2026 09:00:00  S    Exit_status=0 resources_used.walltime="
+            f"00:00:01\n\n{REACHED_MARK} 1.s\n\n{REACHED_MARK} 2.s\n")
+    commands = PbsCommands(tz=UTC)
+    assert commands.accounting_reached(text) == ["1.s", "2.s"]
+    assert [j.native_id for j in commands.parse_accounting(text)] == ["1.s"]
+    # a mark inside an entry's text (a job's name) is not one
+    assert commands.accounting_reached(f"x {REACHED_MARK} 3.s\n") == []
+    # Slurm's wrappers ask sacct, which answers for every job
+    assert PbsCommands(flavor="slurm").accounting_reached("") is None
+
+
+async def test_a_run_cut_at_the_budget_prints_none_of_its_lines(tmp_path, monkeypatch) -> None:
+    """The first job's tracejob is cut mid-line at the budget ('Exit_status=27' of 271):
+    nothing of it is read, and it counts as asked (it had the whole budget); the next is
+    not reached."""
+    import diamond_jupyter.dialects.pbs_commands as pbs_commands
+
+    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 1)
+    cut = ("printf '\\nJob: %s\\n\\n12/05/2026 09:00:00  S    Exit_status=27' \"$5\"; "
+           "sleep 30")
+    site = Site(_pbs_site(tmp_path, "pro", cut))
+    unasked: set[str] = set()
+    try:
+        found = await site.statuses(["1300.pbs01", "1301.pbs01"], unasked=unasked)
+    finally:
+        await site.close()
+    assert (found, unasked) == ([], {"1301.pbs01"})
+
+
+async def test_jobs_tracejob_has_no_time_for_take_turns_and_are_not_lost_unasked(
+        tmp_path, monkeypatch) -> None:
+    """Logs so slow that each poll's budget reaches one job. Before, every poll asked the
+    same first job, and the others, never asked, were made FAILED as lost after three
+    polls; now each poll asks the one not asked longest, and a job is lost only after
+    three polls that asked tracejob about it."""
+    import diamond_jupyter.dialects.pbs_commands as pbs_commands
+
+    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 1)
+    site = Site(_pbs_site(tmp_path, "pro", "sleep 30"))
+    store = Store(tmp_path / "store.sqlite")
+    natives = ["1300.pbs01", "1301.pbs01", "1302.pbs01"]
+    for native_id in natives:
+        store.upsert_job(Job(id=f"pb:{native_id}", site="pb", native_id=native_id, name="a",
+                             submitted_at=utcnow() - timedelta(hours=1)))
+        store.apply_state(f"pb:{native_id}", JobState.RUNNING)
+    journal = Journal(store, {"pb": site}, poll_interval_s=3600, min_poll_s=3600)
+    monitor = journal.monitors["pb"]
+
+    def asked() -> list[str]:
+        return [line.split()[-1] for line in (tmp_path / "asked").read_text().splitlines()]
+
+    def states() -> list[JobState]:
+        return [store.get_job(f"pb:{n}").state for n in natives]
+
+    try:
+        for native_id in natives:
+            monitor.track(store.get_job(f"pb:{native_id}"))
+        for _ in range(MISSES_BEFORE_LOST):
+            await monitor.poll_once()
+        assert asked() == natives
+        assert states() == [JobState.RUNNING] * 3
+        for _ in range(len(natives) * (MISSES_BEFORE_LOST - 1)):
+            await monitor.poll_once()
+        assert asked() == natives * MISSES_BEFORE_LOST
+        assert states() == [JobState.FAILED] * 3
+        assert "tracejob read the PBS logs" in (store.get_job("pb:1302.pbs01").reason or "")
+    finally:
+        await journal.stop()
+
+
+def test_turns_put_the_longest_unasked_first_and_forget_the_settled() -> None:
+    now = [0.0]
+    turns = AccountingTurns(clock=lambda: now[0])
+    assert turns.order(["b", "a", "c"]) == ["b", "a", "c"]  # none asked yet: as given
+    now[0] = 10.0
+    turns.asked(["b"])
+    now[0] = 20.0
+    assert turns.order(["d", "b", "a", "c"]) == ["a", "c", "b", "d"]  # d wanted only now
+    turns.answered(["a"])
+    now[0] = 30.0
+    assert turns.order(["a", "c"]) == ["c", "a"]  # a wanted again: from now
+    now[0] = 1000.0
+    turns.order(["c"])
+    now[0] = 20.0 + FORGET_AFTER_S + 1  # b and d not wanted for over an hour: forgotten
+    assert turns.order(["d", "c", "b"]) == ["c", "d", "b"]

@@ -65,7 +65,13 @@ from .pbs_text import (
     parse_wrapper_status,
     torque_as_pro,
 )
-from .pbs_trace import TRACEJOB_BUDGET_S, TRACEJOB_DAYS, parse_tracejob
+from .pbs_trace import (
+    REACHED_MARK,
+    TRACEJOB_BUDGET_S,
+    TRACEJOB_DAYS,
+    parse_tracejob,
+    reached_ids,
+)
 from .slurm_commands import SlurmCommands, is_separated
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
@@ -286,16 +292,26 @@ class PbsCommands(FailureReading):
         accounting does. PBS Pro without job history and Torque past `keep_completed` no
         longer list a finished job: `tracejob` reads the server's logs of the last
         TRACEJOB_DAYS days, one job at a time (Torque's takes one), unwrapped (`-w 0`),
-        within TRACEJOB_BUDGET_S in all (a job not reached by then is asked at the next
-        poll), so a slow log never fails the poll; a job not found is said on stderr,
-        dropped with the exit status (the ids are checked, passed as the shell's
+        in the order given, within TRACEJOB_BUDGET_S in all, so a slow log never fails
+        the poll. Each job asked is followed by a REACHED_MARK line (`accounting_reached`);
+        a run cut at the budget prints nothing else (a cut line could read as another
+        exit status), and counts as asked only for the first job, which had the whole
+        budget; a job not reached is asked at a later poll. A job not found is said on
+        stderr, dropped with the exit status (the ids are checked, passed as the shell's
         arguments; tracejob is its $0, where the site's configured path goes)."""
         if self._acct is not None:
             return self._acct.accounting_argv([short_id(i) for i in self._ids(native_ids)])
         return ["sh", "-c", f"end=$(($(date +%s) + {TRACEJOB_BUDGET_S})); for id do "
                 'now=$(date +%s); [ "$now" -lt "$end" ] || break; '
-                f'timeout $((end - now)) "$0" -n {TRACEJOB_DAYS} -w 0 "$id"; '
+                f'out=$(timeout $((end - now)) "$0" -n {TRACEJOB_DAYS} -w 0 "$id"); '
+                'cut=$(($? == 124)); [ "$cut" = 0 ] && printf "%s\\n" "$out"; '
+                f'[ "$cut" = 0 ] || [ "$id" = "$1" ] && printf "\\n{REACHED_MARK} %s\\n" "$id"; '
                 "done 2>/dev/null; exit 0", "tracejob", *self._ids(native_ids)]
+
+    def accounting_reached(self, stdout: str) -> list[str] | None:
+        """The jobs `accounting_argv`'s command asked about (None: it asks every job it is
+        given, as Slurm's accounting does)."""
+        return None if self._acct is not None else reached_ids(stdout)
 
     @property
     def accounting_reach(self) -> str | None:

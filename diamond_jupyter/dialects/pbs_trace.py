@@ -30,6 +30,9 @@ TRACEJOB_DAYS = 3
 # seconds all the tracejob runs of one query may take: well within the query's own timeout
 # (QUERY_TIMEOUT_S), which would fail the whole poll
 TRACEJOB_BUDGET_S = 40
+# the line the tracejob loop prints after each job it asked, naming the job (see
+# `reached_ids`); no tracejob line starts so
+REACHED_MARK = "diamond-traced:"
 
 _HEADER = re.compile(r"Job: (\S+)\s*")
 _ENTRY = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d)(?:\.\d+)? +([SMLA]) +(.*)")
@@ -37,6 +40,14 @@ _CONTINUATION = re.compile(r" {20,}(\S.*)")
 _TIME_FORMATS = ("%m/%d/%Y %H:%M:%S",)
 # a deletion: the server's log line (Torque, PBS Pro) or the accounting `D` record
 _DELETED = re.compile(r"Job (?:to be )?deleted at request of |requestor=\S")
+_REACHED = re.compile(rf"{re.escape(REACHED_MARK)} (\S+)")
+
+
+def reached_ids(stdout: str) -> list[str]:
+    """The jobs the tracejob loop asked about, in its order: each followed by its
+    REACHED_MARK line. A job not named was not reached within the budget: no answer, not
+    an answer of no record."""
+    return [m.group(1) for line in stdout.splitlines() if (m := _REACHED.fullmatch(line))]
 
 
 def _word(text: str, key: str) -> str | None:

@@ -18,13 +18,14 @@ from ..federation import Federation
 from ..model import DiamondError
 from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
 from .events import EventBridge, register_schemas
+from .hub_stream import hub_checked_stream_route
 
 
 def bound_hub_token_cache(identity_provider: Any, max_age_s: int) -> int | None:
     """Cap how long the single-user server caches the hub's answer for a token (JupyterHub's
     `HubOAuth.cache_max_age`, 0 being forever) at MAX_AGE_S; the bound in force, or None
     when the server is not JupyterHub's. One hub lookup per token per bound, not per
-    request: an open event stream is not asked again."""
+    request; an open event stream reads the same answer (server/hub_stream.py)."""
     hub_auth = getattr(identity_provider, "hub_auth", None)
     if hub_auth is None:
         return None
@@ -74,7 +75,8 @@ class DiamondApp(ExtensionApp):
         5, min=1, max=300,
         help="Under JupyterHub, how long (s) the server trusts the hub's answer for a token "
         "or login cookie before asking the hub again: a token revoked at the hub is refused "
-        "within this bound (JupyterHub's own default is 300). Lowers "
+        "within this bound, and an event stream it opened is closed within it and a second "
+        "(JupyterHub's own default is 300). Lowers "
         "HubOAuth.cache_max_age, never raises it.").tag(config=True)
     login_prompt_timeout_s = Float(
         110.0, help="How long a site's one-time code prompt waits for the user's answer in "
@@ -158,6 +160,7 @@ class DiamondApp(ExtensionApp):
         from .routes import routes
 
         self.handlers.extend(routes())
+        self.handlers.extend(hub_checked_stream_route(self.serverapp.identity_provider))
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # noqa: ARG002
         await self.ensure_started()

@@ -14,9 +14,15 @@ from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from ..agent.service import AgentService
 from ..aio import KeptTasks
 from ..config import default_config_path, load_config
-from ..federation import Federation
+from ..federation import AGENT_KEY_VARS, Federation
 from ..model import DiamondError
-from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
+from .admin import (
+    add_user_sites,
+    check_settings,
+    config_d_settings,
+    pin_partitions,
+    setting_overrides,
+)
 from .events import EventBridge, register_schemas
 from .hub_stream import hub_checked_stream_route
 
@@ -107,12 +113,15 @@ class DiamondApp(ExtensionApp):
         refused is taken out (traitlets stops at the first, leaving the rest unread and the
         extension on its defaults), and the engine then does not start: `state` says which
         and where. The others are given as the extension reads them, with those of
-        `jupyter_server_config.d/*.json` files where nothing else sets them."""
+        `jupyter_server_config.d/*.json` files where nothing else sets them; a setting given
+        in several places is logged, naming the one whose value is used."""
         dirs = list(serverapp.config_file_paths)
         from_d, self.refused_settings = config_d_settings(dirs)
         section = serverapp.config.DiamondApp
         for key, value in from_d.items():  # the command line and config files come first
             section.setdefault(key, value)
+        for said in setting_overrides(list(section), sys.argv, dirs):
+            serverapp.log.warning("diamond: %s", said)
         values, refused = check_settings(self, dict(section), sys.argv, dirs)
         self.refused_settings.update(refused)
         for key in refused:
@@ -145,7 +154,8 @@ class DiamondApp(ExtensionApp):
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
                 store_poll_s=self.store_poll_s or None, allowed_sites=allowed,
-                use_login_holders=False)
+                use_login_holders=False,
+                private_vars={*AGENT_KEY_VARS, *filter(None, [self.llm_api_key_env])})
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)

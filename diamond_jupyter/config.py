@@ -833,7 +833,9 @@ class SiteConfig(_Cfg):
                                  f"{self.scheduler} command ({hint}accepted: "
                                  f"{', '.join(programs)})")
         allowed = self.allowed_partitions
-        if allowed and (joined := next((p for p in allowed if "," in p), None)):
+        # (a Grid Engine entry may be a queue list, `all.q,short.q`)
+        if allowed and self.scheduler != "sge" and \
+                (joined := next((p for p in allowed if "," in p), None)):
             items = ", ".join(x for x in joined.split(",") if x)
             raise ValueError(f"allowed_partitions: {joined!r} names several partitions in "
                              f"one item, and is no partition's name: list each as its own "
@@ -1726,8 +1728,9 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
-        first = _first_to_say(e.errors())
-        said_for = 1 if first is e.errors()[0] else 2  # a misspelt key's, for its missing one
+        errors = e.errors()
+        first = _first_to_say(errors)
+        said_for = 1 if first is errors[0] else 2  # a misspelt key's, for its missing one
         if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
             _keys_are_text(raw, p, text)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])

@@ -73,7 +73,7 @@ def test_fault_a_sites_key_under_transport_is_said_to_belong_to_the_site(key_dir
 
 # ---- two partitions in one item -------------------------------------------------------------
 
-@pytest.mark.parametrize("scheduler", ["slurm", "pbs", "sge"])
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs", "lsf"])  # sge: a queue list is kept
 def test_fault_an_allowed_partitions_item_naming_two_is_refused(key_dir, scheduler):
     """`['debug,gpu']` was one partition of that name, which none has: every job naming
     debug was refused as not allowed, and placement ruled out every partition."""

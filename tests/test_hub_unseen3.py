@@ -1,6 +1,6 @@
 """A real JupyterHub (no test bed), third sweep: the server's event stream
 (/api/events/subscribe) once the hub stops accepting the token that opened it (revoked,
-expired), on the default and on a named server; a user whose name needs escaping in a URL
+expired, its owner's access taken away), on the default and on a named server; a user whose name needs escaping in a URL
 and in a shell; a server the user restarts from the hub keeps the jobs; and an admin on
 another user's server sees none of that user's secrets. The hub and its one local site:
 `hub_helpers.RealHub`."""
@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -19,7 +20,7 @@ from hub_helpers import SERVICE_TOKEN, RealHub, job_of, submit, wait_for
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from diamond_jupyter.server.hub_stream import RECHECK_S, REVOKED_REASON
+from diamond_jupyter.server.hub_stream import NO_ACCESS_REASON, RECHECK_S, REVOKED_REASON
 
 ESCAPED = "o'neil+hpc"  # a quote and a plus: escaped in the URL, and in the shell by diamond
 ADMIN = "boss"
@@ -135,14 +136,14 @@ def test_a_revoked_tokens_open_stream_is_closed_with_a_reason_and_the_others_goe
 
 
 def test_a_token_that_expires_closes_the_stream_it_opened(hub):
-    expiring, _ = access_token(hub, "alice", expires_in=12)
+    expiring, _ = access_token(hub, "alice", expires_in=20)
 
     async def scenario() -> None:
         conn = await open_stream(hub, hub.server_path("alice"), expiring)
         job = await in_thread(submit, hub, "alice", name="expiring")
         await frame_naming(conn, job["id"], 60)
-        # 12 s after it was made, less what already passed; then the bound
-        await closed_within(conn, 12 + CLOSE_DEADLINE_S)
+        # 20 s after it was made, less what already passed; then the bound
+        await closed_within(conn, 20 + CLOSE_DEADLINE_S)
         assert conn.close_code == 1008 and conn.close_reason == REVOKED_REASON, \
             (conn.close_code, conn.close_reason)
     asyncio.run(scenario())
@@ -223,10 +224,27 @@ def test_the_server_the_user_restarts_from_the_hub_keeps_every_job(hub):
 
 
 # -- an admin on another user's server -------------------------------------------------------
+def server_environ(user: str) -> dict[str, str]:
+    """The environment the spawner gave USER's default server (its process, read in /proc)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(x.split("=", 1) for x in raw.decode(errors="replace").split("\0") if "=" in x)
+        if env.get("JUPYTERHUB_USER") == user and not env.get("JUPYTERHUB_SERVER_NAME") \
+                and "JUPYTERHUB_API_TOKEN" in env and "singleuser" in \
+                (proc / "cmdline").read_bytes().decode(errors="replace"):
+            return env
+    pytest.fail(f"no server process of {user}")
+
+
 def test_an_admin_on_another_users_server_sees_none_of_her_secrets(hub):
     admin = hub.token(ADMIN, ["access:servers!user=alice"])
     path = hub.server_path("alice")
     job = submit(hub, "alice", name="adminlooks")
+    secrets = {"her agent's key": LLM_KEY,
+               "her server's hub token": server_environ("alice")["JUPYTERHUB_API_TOKEN"]}
     status, state = hub.call(path + "diamond/api/state", admin)
     assert status == 200 and state["error"] is None, state
     seen = [json.dumps(state)]
@@ -235,10 +253,11 @@ def test_an_admin_on_another_users_server_sees_none_of_her_secrets(hub):
         status, body = hub.call(path + f"diamond/api/{route}", admin)
         assert status == 200, (route, status, body)
         seen.append(json.dumps(body))
-    assert not [s for s in seen if LLM_KEY in s]
-    # the job's environment does not carry her agent's key to the scheduler either
+    assert [what for what, value in secrets.items() if any(value in s for s in seen)] == []
+    # nor does the job's environment carry them to the scheduler, whose admins read it
     env = (hub.site_dir / "kept" / f"{job['native_id']}.env").read_text()
-    assert LLM_KEY not in env, [x.split("=")[0] for x in env.splitlines() if LLM_KEY in x]
+    assert [what for what, value in secrets.items() if value in env] == [], \
+        [x.split("=")[0] for x in env.splitlines() if LLM_KEY in x]
 
 
 def test_an_admin_token_without_access_to_servers_reads_nothing_of_hers(hub):
@@ -246,3 +265,23 @@ def test_an_admin_token_without_access_to_servers_reads_nothing_of_hers(hub):
     for route in ("state", "jobs", "events"):
         status, body = hub.call(hub.server_path("alice") + f"diamond/api/{route}", admin)
         assert status in (302, 403), (route, status, body)
+
+
+def test_an_admins_stream_on_a_users_server_closes_when_the_admin_role_is_taken(hub):
+    """The token is not revoked, but its owner no longer holds the access it was given:
+    the hub's answer for it lacks access to the server, and the stream is closed saying
+    so. (Last: the admin is an admin no more.)"""
+    admin = hub.token(ADMIN, ["access:servers!user=alice"])
+    path = hub.server_path("alice")
+
+    async def scenario() -> None:
+        conn = await open_stream(hub, path, admin)
+        job = await in_thread(submit, hub, "alice", name="watched")
+        await frame_naming(conn, job["id"], 60)
+        status, body = await in_thread(hub.call, f"/hub/api/users/{ADMIN}", SERVICE_TOKEN,
+                                       "PATCH", {"admin": False})
+        assert status == 200 and body["admin"] is False, (status, body)
+        await closed_within(conn, CLOSE_DEADLINE_S)
+        assert (conn.close_code, conn.close_reason) == (1008, NO_ACCESS_REASON)
+    asyncio.run(scenario())
+    assert hub.call(path + "diamond/api/state", admin)[0] in (302, 403)

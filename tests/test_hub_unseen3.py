@@ -1,9 +1,9 @@
 """A real JupyterHub (no test bed), third sweep: the server's event stream
 (/api/events/subscribe) once the hub stops accepting the token that opened it (revoked,
-expired, its owner's access taken away), on the default and on a named server; a user whose name needs escaping in a URL
-and in a shell; a server the user restarts from the hub keeps the jobs; and an admin on
-another user's server sees none of that user's secrets. The hub and its one local site:
-`hub_helpers.RealHub`."""
+expired, its owner's access taken away), on the default and on a named server; a user
+whose name needs escaping in a URL and in a shell; a server the user restarts from the hub
+keeps the jobs; and an admin on another user's server sees none of that user's secrets.
+The hub and its one local site: `hub_helpers.RealHub`."""
 
 from __future__ import annotations
 
@@ -272,14 +272,15 @@ def test_an_admins_stream_on_a_users_server_closes_when_the_admin_role_is_taken(
     the hub's answer for it lacks access to the server, and the stream is closed saying
     so. (Last: the admin is an admin no more.)"""
     admin = hub.token(ADMIN, ["access:servers!user=alice"])
+    own = hub.token(ADMIN, ["admin:users"])  # only an admin changes an admin: itself here
     path = hub.server_path("alice")
 
     async def scenario() -> None:
         conn = await open_stream(hub, path, admin)
         job = await in_thread(submit, hub, "alice", name="watched")
         await frame_naming(conn, job["id"], 60)
-        status, body = await in_thread(hub.call, f"/hub/api/users/{ADMIN}", SERVICE_TOKEN,
-                                       "PATCH", {"admin": False})
+        status, body = await in_thread(hub.call, f"/hub/api/users/{ADMIN}", own, "PATCH",
+                                       {"admin": False})
         assert status == 200 and body["admin"] is False, (status, body)
         await closed_within(conn, CLOSE_DEADLINE_S)
         assert (conn.close_code, conn.close_reason) == (1008, NO_ACCESS_REASON)

@@ -3,7 +3,8 @@ or misspelt (`Name:`, said missing before), a site's key under transport (`workd
 partitions in one allowed_partitions item (`'debug,gpu'`), a key path ending in a blank, a
 sites file the server's user may not read (its mode and owner said), `scheduler:
 slurmrestd`, a user's own site whose name differs from an admin's only in case or whose host
-is in capitals, and a setting given both in a config file and on the command line (the one
+is in capitals, `DiamondApp.allowed_sites` naming a site in other case or no site, and a
+setting given both in a config file and on the command line (the one
 used said). As guards, what an admin writes meaning one plain thing: YAML merge keys with an
 override, a merged list of defaults, a transport anchored in one site and merged in
 another, a port in quotes beside a bracketed IPv6 host, a jump chain with blanks after its
@@ -13,6 +14,7 @@ tests marked `fault` failed before this sweep's fixes."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +30,8 @@ from traitlets.config import Application, KVArgParseConfigLoader, PyFileConfigLo
 from diamond_jupyter.server.admin import add_user_sites, setting_overrides
 from diamond_jupyter.server.app import DiamondApp
 from diamond_jupyter.transports.ssh_auth import parse_jump
+
+pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
 
 key_dir = sweep_helpers.key_dir
 LOCAL = "    transport: {kind: local}\n"
@@ -306,3 +310,36 @@ def test_duplicate_keys_and_tabs_in_flow_collections_are_refused_by_line(key_dir
     got = refused(key_dir, text)
     assert "is not valid YAML: " + said in got, got
 
+
+
+# ---- DiamondApp.allowed_sites against the sites file, through a real server ----------------
+
+@pytest.fixture
+def jp_server_config(tmp_path, data_dir, request):
+    """The one local site `here`, DiamondApp.allowed_sites the test's parameter."""
+    from server_conftest import diamond_config  # a plugin: imported once pytest has it
+
+    sites = sweep_helpers.here_sites_file(tmp_path, tmp_path / "here-work")
+    cfg = diamond_config(str(sites), str(tmp_path / "store.sqlite3"))
+    cfg["DiamondApp"]["allowed_sites"] = request.param
+    return cfg
+
+
+@pytest.mark.parametrize("jp_server_config", [["HERE"], ["here", "Here"]], indirect=True)
+async def test_fault_an_allowed_site_written_in_other_case_is_the_files_site(
+        jp_fetch, jp_serverapp, jp_server_config):
+    """`allowed_sites: [HERE]` for the file's `here` allowed no site, and said nothing."""
+    app = jp_serverapp.web_app.settings["diamond_app"]
+    assert app.error is None and app.federation.allowed_sites == {"here"}, app.error
+    state = json.loads((await jp_fetch("diamond", "api", "state",
+                                       params={"max_age": 3600})).body)
+    assert [s["name"] for s in state["sites"]] == ["here"], state["sites"]
+
+
+@pytest.mark.parametrize("jp_server_config", [["here", "gone"]], indirect=True)
+async def test_fault_an_allowed_site_of_no_site_is_refused_naming_the_file(
+        jp_fetch, jp_serverapp, jp_server_config):
+    state = json.loads((await jp_fetch("diamond", "api", "state")).body)
+    sites = jp_server_config["DiamondApp"]["sites_file"]
+    assert state["error"] == f"DiamondApp.allowed_sites names 'gone', no site of the sites " \
+        f"file {sites} (its sites: here)", state["error"]

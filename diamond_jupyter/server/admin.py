@@ -37,6 +37,22 @@ def pin_partitions(cfg: FederationConfig,
     return cfg.model_copy(update={"sites": sites})
 
 
+def allowed_site_names(cfg: FederationConfig, allowed: list[str] | None,
+                       sites_file: str) -> list[str] | None:
+    """DiamondApp.allowed_sites as the sites file names them: `Alpha` is its `alpha` (no two
+    of its names differ only in case); a name of no site there is refused, naming the file
+    and its sites (a typo would leave that site out without a word)."""
+    if allowed is None:
+        return None
+    by_fold = {s.name.casefold(): s.name for s in cfg.sites}
+    unknown = [n for n in allowed if n.casefold() not in by_fold]
+    if unknown:
+        raise BadInput(f"DiamondApp.allowed_sites names {', '.join(map(repr, unknown))}, no "
+                       f"site of the sites file {sites_file} (its sites: "
+                       f"{', '.join(by_fold.values())})")
+    return list(dict.fromkeys(by_fold[n.casefold()] for n in allowed))
+
+
 def user_site_refusal(site: SiteConfig, admin_names: set[str],
                       host_patterns: list[str]) -> str | None:
     """Why a site from the user's own file is not loaded, or None when the admin allows it.

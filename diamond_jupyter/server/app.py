@@ -18,6 +18,7 @@ from ..federation import AGENT_KEY_VARS, Federation
 from ..model import DiamondError
 from .admin import (
     add_user_sites,
+    allowed_site_names,
     check_settings,
     config_d_settings,
     pin_partitions,
@@ -146,11 +147,12 @@ class DiamondApp(ExtensionApp):
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
             cfg = pin_partitions(cfg, self.allowed_partitions)
+            admin_allowed = allowed_site_names(cfg, self.allowed_sites, self.sites_file)
             cfg, mine, self.refused_sites = add_user_sites(cfg, self.user_sites_file,
                                                            self.user_site_hosts)
             for why in self.refused_sites:
                 self.log.warning("diamond: user site not loaded: %s", why)
-            allowed = None if self.allowed_sites is None else [*self.allowed_sites, *mine]
+            allowed = None if admin_allowed is None else [*admin_allowed, *mine]
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
                 store_poll_s=self.store_poll_s or None, allowed_sites=allowed,

@@ -114,6 +114,9 @@ log = one_line_logger(__name__)
 # a view read more than this many poll intervals ago has missed a poll (a monitor polls a
 # busy site at most one interval apart): placement says how old it is
 STALE_VIEW_POLLS = 2
+# the agent's API key variables by default (agent/config.py): never handed to a local site's
+# commands, whatever face started the engine
+AGENT_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
 
@@ -284,7 +287,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
                  intent_sweep_s: float | None = 30.0,
                  unsure_submit_settle_s: float | None = None,
-                 use_login_holders: bool = True) -> None:
+                 use_login_holders: bool = True,
+                 private_vars: Iterable[str] = AGENT_KEY_VARS) -> None:
         """`use_login_holders`: connect through a login kept by `login(persist_s=...)` when
         one is there (a command's engine); a long-lived engine (the Jupyter server, a
         kernel's, MCP) connects itself, so its background work never keeps a holder past
@@ -294,7 +298,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `intent_sweep_s`: how often a started Federation does so (None: only at start);
         `unsure_submit_settle_s`: how old an intent whose token finds no job must be before
         it is closed as never submitted (its submit may still reach the queue; None: the
-        sites file's `unsure_submit_settle_s`)."""
+        sites file's `unsure_submit_settle_s`);
+        `private_vars`: variables of this process's environment (the agent's API key) that
+        a local site's commands never get: sbatch would export them into the job."""
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         if unsure_submit_settle_s is None:
             unsure_submit_settle_s = cfg.unsure_submit_settle_s
@@ -302,7 +308,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.config = cfg
         self.allowed_sites = allowed  # None: every site of the sites file
         self.sites = Sites(
-            (make_site(s) for s in cfg.sites if allowed is None or s.name in allowed),
+            (make_site(s, private_vars=private_vars) for s in cfg.sites
+             if allowed is None or s.name in allowed),
             allowed=allowed, configured=[s.name for s in cfg.sites])
         for site in self.sites.values():
             site.use_login_holder(use_login_holders)

@@ -189,10 +189,12 @@ class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
     def __init__(self, cfg: SiteConfig, transport: Transport | None = None,
-                 capability_ttl_s: float = 60.0) -> None:
+                 capability_ttl_s: float = 60.0, private_vars: Iterable[str] = ()) -> None:
+        """`private_vars`: this process's environment variables no local command gets."""
         self.cfg = cfg
         self.name = cfg.name
-        self.transport = transport or make_transport(cfg.transport, site=cfg.name)
+        self.transport = transport or make_transport(cfg.transport, site=cfg.name,
+                                                     private_vars=private_vars)
         self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor,
                                      gpu_complex=cfg.gpu_complex)
         self.script = get_script_dialect(cfg.scheduler)

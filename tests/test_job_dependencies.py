@@ -123,7 +123,7 @@ def test_a_workflow_step_shows_its_upstream_steps_not_its_gate():
         "step late: no job yet, held by its workflow: waiting"]
     assert dependencies_json(deps)[1] == {"job": "beta:7", "type": "workflow",
                                           "satisfied": False, "never": True,
-                                          "state": "FAILED", "step": "far"}
+                                          "state": "FAILED", "step": "far", "task": None}
 
 
 # -- through the facade and the faces -----------------------------------------------------
@@ -170,7 +170,8 @@ def test_diamond_status_says_what_the_job_waits_for_in_text_and_json(bed, capsys
     shown = json.loads(capsys.readouterr().out)
     assert shown["id"] == "alpha:11" and shown["state"] == "PENDING"
     assert shown["depends_on"] == [{"job": "alpha:10", "type": "afterok", "satisfied": False,
-                                    "never": True, "state": "FAILED", "step": None}]
+                                    "never": True, "state": "FAILED", "step": None,
+                                    "task": None}]
 
 
 def test_a_job_without_dependencies_shows_one_line_and_an_empty_list(bed, capsys):
@@ -239,3 +240,64 @@ async def test_a_workflow_steps_upstreams_come_from_its_workflow_record(tmp_path
             "step far: no job yet, held by its workflow: never satisfied"
     finally:
         await fed.close()
+
+
+# -- an id as the scheduler reads it: Flux's spellings, one task of an array ----------------
+
+FLUX_VALUE = 123456789012  # ƒ4F6TKCo
+
+
+@pytest.mark.parametrize("written", [
+    "f4F6TKCo",  # F58 with the ASCII prefix (flux's f58plain)
+    str(FLUX_VALUE),
+    f"0x{FLUX_VALUE:x}",
+    "0000.001c.be99.1a14",  # dotted hex
+    "job.0000.001c.be99.1a14",
+])
+def test_a_flux_id_in_another_spelling_names_the_stored_job(written):
+    """Flux reads every spelling of its ids: `--dependency=afterok:0x1cbe991a14` waits for
+    the job stored under the F58 id its submit printed."""
+    assert f"{FLUX_VALUE:016x}" == "0000001cbe991a14"
+    up = _job("\u01924F6TKCo", JobState.COMPLETED, site="lassen")
+    down = _job("\u01925Abc", deps=[Dependency(kind="afterok", job_ids=[written],
+                                               scheduler="flux")], site="lassen", later_s=5)
+    [d] = dependencies_of(down, _finder(up, down), scheduler="flux")
+    assert (d.job, d.state, d.satisfied, d.never) == (up.id, JobState.COMPLETED, True, False)
+
+
+def test_a_flux_spelling_is_no_other_schedulers_job():
+    """On a Slurm site, `afterok:0x10` is not job 16 (sbatch reads no hex)."""
+    up = _job("16", JobState.COMPLETED)
+    down = _job("17", deps=[Dependency(kind="afterok", job_ids=["0x10"])], later_s=5)
+    [d] = dependencies_of(down, _finder(up, down), scheduler="slurm")
+    assert (d.job, d.state, d.satisfied) == ("alpha:0x10", None, False)
+
+
+@pytest.mark.parametrize(("array", "kind", "said"), [
+    (JobState.COMPLETED, "afterok", (True, False)),  # every task succeeded
+    (JobState.COMPLETED, "afternotok", (False, True)),
+    (JobState.FAILED, "afterok", (False, False)),  # which task failed is not known here
+    (JobState.FAILED, "afterany", (True, False)),
+    (JobState.RUNNING, "afterok", (False, False)),
+])
+def test_one_task_of_an_array_is_waited_for_on_its_array(array, kind, said):
+    """`afterok:123_4` (Slurm) names task 4 of array job 123: its state is the array's, and
+    the dependency is decided only where the array's state decides it for every task."""
+    up = _job("123", array)
+    for written in ("123_4", "123[4]"):
+        down = _job("130", deps=[Dependency(kind=kind, job_ids=[written])], later_s=5)
+        [d] = dependencies_of(down, _finder(up, down))
+        assert (d.job, d.task, d.state) == ("alpha:123", "4", array)
+        assert (d.satisfied, d.never) == said
+    assert dependency_line(d).startswith(f"{kind} task 4 of alpha:123 {array.value}: ")
+
+
+def test_a_task_by_task_dependency_is_said_as_aftercorr():
+    """`--dependency=aftercorr:123`: each task after the same task of 123 succeeded; the
+    whole array COMPLETED satisfies every one, a running one not yet."""
+    dep = Dependency(kind="afterok", job_ids=["123"], per_task=True, scheduler="slurm")
+    down = _job("131", deps=[dep], later_s=5)
+    [d] = dependencies_of(down, _finder(_job("123", JobState.RUNNING), down))
+    assert (d.type, d.satisfied, d.never) == ("aftercorr", False, False)
+    [d] = dependencies_of(down, _finder(_job("123", JobState.COMPLETED), down))
+    assert dependency_line(d) == "aftercorr alpha:123 COMPLETED: satisfied"

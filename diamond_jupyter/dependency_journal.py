@@ -1,6 +1,7 @@
 """The journal's side of `job_dependencies`: after a job's state changes, a `job.dependency`
 event for each queued job of its site whose dependency on it turned satisfied or never
-(store reads: the site's unfinished jobs, then the jobs those wait for, once each)."""
+(store reads: the site's unfinished jobs that have dependencies, then the jobs those wait
+for, once each)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,8 @@ def dependency_events(store: Store, ev: Event,
     except DiamondError:
         return []
     scheduler = scheduler_of(up.site)
-    downs = [d for d in store.unfinished_jobs(up.site)
-             if d.id != up.id and d.spec and d.spec.dependencies
-             and names_job(d, up, scheduler)]
+    downs = [d for d in store.waiting_jobs(up.site)
+             if d.id != up.id and names_job(d, up, scheduler)]
     if not downs:
         return []
     found = store.jobs_with_ids(wanted_ids(downs, scheduler_of))

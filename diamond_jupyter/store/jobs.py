@@ -547,6 +547,14 @@ class JobsMixin(Database):
             args.append(site)
         return [row_to_job(r) for r in self._read(sql + " ORDER BY created_at", args)]
 
+    def waiting_jobs(self, site: str) -> list[Job]:
+        """`site`'s unfinished jobs whose spec holds a scheduler dependency (those a state
+        change of another job of the site may release)."""
+        return [row_to_job(r) for r in self._read(
+            f"SELECT * FROM jobs WHERE site = ? AND native_id IS NOT NULL AND NOT "
+            f"{_TERMINAL_SQL} AND json_array_length(spec, '$.dependencies') > 0 "
+            "ORDER BY created_at", (site,))]
+
     # -- state changes --------------------------------------------------------------------------
 
     def apply_state(self, job_id: str, state: JobState | str, *, exit_code: int | None = None,

@@ -60,7 +60,7 @@ from .fetch_guard import (
     not_regular,
     too_large_line,
 )
-from .job_dependencies import JobDependency, UpstreamStep, dependencies_of
+from .job_dependencies import JobDependency, UpstreamStep, dependencies_of, wanted_ids
 from .journal import Journal
 from .leases import EngineLease, Fence, LeaseLost
 from .log_lines import one_line_logger
@@ -1138,36 +1138,47 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         workflow step's job, each upstream step its workflow holds it behind; each satisfied,
         waiting or never to be satisfied. No site is asked. BadInput for an unknown job."""
         job = self.store.get_job(job_id)
+        return self.dependencies_of_jobs([job])[job.id]
 
-        def find(other: str) -> Job | None:
-            with contextlib.suppress(BadInput):
-                return self.store.get_job(other)
-            return None
+    def dependencies_of_jobs(self, jobs: Iterable[Job]) -> dict[str, list[JobDependency]]:
+        """`dependencies` of each of `jobs` by id, in one pass: the jobs they wait for, their
+        workflows and those workflows' step jobs each read once for all of them (no read per
+        job). No site is asked."""
+        jobs = list(jobs)
 
-        site = self.sites.get(job.site)
-        return dependencies_of(job, find, self._upstream_steps(job),
-                               site.script.name if site else None)
+        def scheduler_of(name: str) -> str | None:
+            return site.script.name if (site := self.sites.get(name)) else None
 
-    def _upstream_steps(self, job: Job) -> list[UpstreamStep]:
-        """The upstream steps of the workflow step `job` runs (none for another job, or a
-        gate), as its workflow record holds them."""
-        origin = job.origin or {}
-        wid, name = origin.get("workflow"), origin.get("step")
-        if not isinstance(wid, str) or not isinstance(name, str) or origin.get("gate") \
-                or not self.store.has_workflow(wid):
-            return []
+        found = self.store.jobs_with_ids(wanted_ids(jobs, scheduler_of))
+        steps = self._upstream_steps(jobs)
+        return {job.id: dependencies_of(job, found.get, steps.get(job.id),
+                                        scheduler_of(job.site)) for job in jobs}
+
+    def _upstream_steps(self, jobs: list[Job]) -> dict[str, list[UpstreamStep]]:
+        """The upstream steps of each of `jobs` that runs a workflow step (none for another
+        job, or a gate), by job id, as its workflow record holds them."""
         from .workflow.model import Workflow
 
-        rec = self.store.get_workflow(wid)
-        wf = Workflow.model_validate(rec.spec)
-        if name not in {s.name for s in wf.steps}:
-            return []
-        ups = []
-        for need in wf.step(name).needs:
-            st = rec.step(need)
-            ups.append(UpstreamStep(name=need, phase=st.phase,
-                                    job=self.store.job_by_token(st.token) if st.token else None))
-        return ups
+        step_of = {}
+        for job in jobs:
+            origin = job.origin or {}
+            wid, name = origin.get("workflow"), origin.get("step")
+            if isinstance(wid, str) and isinstance(name, str) and not origin.get("gate"):
+                step_of[job.id] = (wid, name)
+        records = self.store.workflows_with_ids(wid for wid, _ in step_of.values())
+        needs: dict[str, list[tuple[str, str, str | None]]] = {}  # job -> (need, phase, token)
+        for jid, (wid, name) in step_of.items():
+            if (rec := records.get(wid)) is None:
+                continue
+            wf = Workflow.model_validate(rec.spec)
+            if name in {s.name for s in wf.steps}:
+                needs[jid] = [(need, rec.step(need).phase, rec.step(need).token)
+                              for need in wf.step(name).needs]
+        by_token = self.store.jobs_with_tokens(
+            token for rows in needs.values() for _, _, token in rows if token)
+        return {jid: [UpstreamStep(name=need, phase=phase,
+                                   job=by_token.get(token) if token else None)
+                      for need, phase, token in rows] for jid, rows in needs.items()}
 
     def submit_notes(self, job_id: str) -> list[str]:
         """What the submit of job `job_id` changed or left out to fit its site, one line

@@ -75,7 +75,7 @@ export interface IJob {
 }
 
 /** One thing a job waits for: a scheduler dependency (`type` afterok, afterany, afternotok,
- * after) or, for a workflow step, an upstream step its workflow holds it behind
+ * after, aftercorr) or, for a workflow step, an upstream step its workflow holds it behind
  * (`type` "workflow"); `never`: it can never be satisfied. */
 export interface IJobDependency {
   job: string | null;
@@ -84,6 +84,8 @@ export interface IJobDependency {
   never: boolean;
   state?: string | null;
   step?: string | null;
+  /** the one task of the array job `job` waited for (`afterok:123_4`: task 4 of 123) */
+  task?: string | null;
 }
 
 /** What a release asked from the sidebar came to: sent to the scheduler, kept until the

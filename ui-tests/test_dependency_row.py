@@ -65,3 +65,61 @@ def test_a_rows_details_list_what_it_waits_for_and_one_never_satisfied(
     finally:
         context.close()
         stop_lab(proc)
+
+
+def test_open_details_follow_the_job_waited_for_as_it_ends(tmp_path_factory, browser):
+    """Job alpha:14 waits (afterok) on alpha:13, PENDING: its open details say waiting. Then
+    13 ends COMPLETED (written to the store by another process, as the CLI would; 14 itself
+    does not change): the details read again and say satisfied. They were read only when
+    14 itself changed."""
+    if not _labextension_installed():
+        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
+    import getpass
+
+    from test_job_dependencies import Bed, _job
+
+    from diamond_jupyter.model import Dependency, JobState
+    from diamond_jupyter.sites import token_tag
+    from diamond_jupyter.store import Store
+
+    tmp = tmp_path_factory.mktemp("deplive")
+    bed = Bed(tmp)
+    store = Store(bed.store_path)
+    store.upsert_job(_job("13", later_s=10, token="up0013"))
+    store.upsert_job(_job("14", deps=[Dependency(kind="afterok", job_ids=["13"])], later_s=11,
+                          token="dn0014", reason="Dependency"))
+    user = getpass.getuser()
+
+    def line(native: str, reason: str, token: str) -> str:
+        return (f"{native}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{user}|debug|N/A|"
+                f"|{reason}|{token_tag(token)}|j{native}\n")
+
+    kept = bed.queue.queue.read_text() + line("14", "Dependency", "dn0014")
+    bed.queue.queue.write_text(kept + line("13", "Priority", "up0013"))
+    proc, server = start_lab(tmp, diamond_config=bed.sites, store=bed.store_path)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(err.message))
+        load_lab(page, server)
+        panel = open_sidebar(page)
+        waiting = panel.locator('[data-diamond-job="alpha:14"]')
+        expect(waiting).to_have_attribute("data-diamond-state", "PENDING", timeout=WAIT_MS)
+        waiting.locator(".jp-diamond-job-name").click()
+        dep = waiting.locator('[data-diamond-dependency="alpha:13"]')
+        expect(dep).to_have_text("afterok alpha:13 PENDING: waiting", timeout=WAIT_MS)
+        expect(dep).to_have_attribute("data-diamond-dependency-state", "waiting")
+
+        store.apply_state("alpha:13", JobState.COMPLETED, exit_code=0, source="poll")
+        bed.queue.queue.write_text(kept)  # gone from the queue, as an ended job is
+        expect(panel.locator('[data-diamond-job="alpha:13"]')).to_have_attribute(
+            "data-diamond-state", "COMPLETED", timeout=WAIT_MS)
+        expect(dep).to_have_attribute("data-diamond-dependency-state", "satisfied",
+                                      timeout=WAIT_MS)
+        expect(dep).to_have_text("afterok alpha:13 COMPLETED: satisfied")
+        expect(waiting).to_have_attribute("data-diamond-state", "PENDING")
+        assert errors == [], errors
+    finally:
+        context.close()
+        stop_lab(proc)

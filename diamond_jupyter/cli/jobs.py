@@ -355,7 +355,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     jobs = fed.jobs(site=args.site, limit=args.limit)
     hand_over(fed, args)
     if args.json or jobs:
-        out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
+        deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
+        out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
+            "\n".join(job_line(j) for j in jobs))
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
         print("diamond: no jobs" + (f" on {args.site}" if args.site else "") + " in the store",
               file=sys.stderr)

@@ -30,6 +30,9 @@ from .seal import Sealer
 
 log = one_line_logger("diamond_jupyter.store")
 
+# ids per `IN (...)` of one query (SQLite's default limit on variables is 32766)
+IN_CHUNK = 500
+
 Migration = Sequence[str] | Callable[[sqlite3.Connection], None]
 
 # v1: jobs and events (frozen: tests recreate a v1 database from a copy of this).

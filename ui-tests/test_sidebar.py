@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
@@ -33,6 +33,37 @@ def open_sidebar(page):
             continue  # toggled back by a late layout restore: the next click shows it
     expect(panel).to_be_visible()
     return panel
+
+
+def show_sidebar_unfocused(page) -> Locator:
+    """Undo what a test, a failed one too, may have left on a page the next test shares: a
+    dialog up, a collapsed section, another side panel shown, the focus anywhere. Returns the
+    Diamond panel, shown, with every section open and nothing focused."""
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        dialog.locator("button.jp-mod-reject").first.click()
+        expect(dialog).to_have_count(0)
+    panel = open_sidebar(page)
+    collapsed = panel.locator('h3 button[aria-expanded="false"]')
+    for _ in range(collapsed.count()):
+        collapsed.first.click()
+    expect(collapsed).to_have_count(0)
+    page.evaluate("() => document.activeElement?.blur()")
+    page.wait_for_function("() => [null, document.body].includes(document.activeElement)")
+    return panel
+
+
+def expect_focused(page, target: Locator, where: str) -> None:
+    """Wait until `target` has the focus; else fail naming `where` (the step of the test) and
+    the element that has the focus instead, and the side panel shown."""
+    try:
+        expect(target).to_be_focused()
+    except AssertionError as err:
+        holder = page.evaluate("""() => { const e = document.activeElement;
+            const panel = document.querySelector('.jp-SideBar.jp-mod-left .lm-mod-current');
+            return [e ? e.outerHTML.slice(0, 200) : null, panel?.title ?? null]; }""")
+        raise AssertionError(f"{where}: the focus is on {holder[0]!r} (side panel shown: "
+                             f"{holder[1]!r}), not on {target}") from err
 
 
 def test_sidebar_renders(lab_page):

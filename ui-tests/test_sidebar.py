@@ -10,6 +10,8 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, expect
 
+from conftest import wait_for_main_area
+
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
 
@@ -43,6 +45,7 @@ def show_sidebar_unfocused(page) -> Locator:
     if dialog.count():
         dialog.locator("button.jp-mod-reject").first.click()
         expect(dialog).to_have_count(0)
+    wait_for_main_area(page)
     panel = open_sidebar(page)
     collapsed = panel.locator('h3 button[aria-expanded="false"]')
     for _ in range(collapsed.count()):
@@ -59,11 +62,15 @@ def expect_focused(page, target: Locator, where: str) -> None:
     try:
         expect(target).to_be_focused()
     except AssertionError as err:
-        holder = page.evaluate("""() => { const e = document.activeElement;
-            const panel = document.querySelector('.jp-SideBar.jp-mod-left .lm-mod-current');
-            return [e ? e.outerHTML.slice(0, 200) : null, panel?.title ?? null]; }""")
-        raise AssertionError(f"{where}: the focus is on {holder[0]!r} (side panel shown: "
-                             f"{holder[1]!r}), not on {target}") from err
+        raise AssertionError(f"{where}: {focus_holder(page)}, not on {target}") from err
+
+
+def focus_holder(page) -> str:
+    """Where the focus is, and which left side panel is shown (for a failure's message)."""
+    holder = page.evaluate("""() => { const e = document.activeElement;
+        const tab = document.querySelector('.jp-SideBar.jp-mod-left .lm-mod-current');
+        return [e ? e.outerHTML.slice(0, 200) : null, tab?.title ?? null]; }""")
+    return f"the focus is on {holder[0]!r} (side panel shown: {holder[1]!r})"
 
 
 def test_sidebar_renders(lab_page):

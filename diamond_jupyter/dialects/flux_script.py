@@ -20,6 +20,7 @@ from .begin_time import flux_parts, neutral, render_begin
 from .body import FLUX_COPIES as FLUX_CC
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
+from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
 from .scripts_common import (
     ODD_BLANK_REASON,
@@ -115,8 +116,38 @@ def fmt_fsd(seconds: int) -> str:
 
 
 def _count(raw: str) -> int:
+    """How many options a kept directive line holds; -1 for a line that opens a string over
+    several lines (never written back alone: its options are rebuilt)."""
+    if is_opening(raw):
+        return -1
     m = _SENTINEL.match(raw)
     return len(TABLE.parse(tokenize(m.group(1)), 0, raw)) if m else 0
+
+
+def _opening_prefix(raw: str) -> str:
+    """The part of a string's option value on its opening line (`user.conf=` of
+    `--setattr=user.conf=` and a triple quote)."""
+    m = _SENTINEL.match(raw)
+    try:
+        items = TABLE.parse(tokenize(m.group(1)[:-3]), 0, raw) if m else []
+    except BadInput:  # the option's value is the string alone
+        return ""
+    return (items[-1].value or "") if items else ""
+
+
+def _kept_strings(spec: JobSpec, sentinel: str) -> dict[int, list[str]]:
+    """Each kept option whose value is a string over several lines (the last option of its
+    opening line), by the id of its Directive: the directive lines that write it back."""
+    last: dict[str, Directive] = {}
+    for d in spec.unknown:
+        if d.dialect == "flux" and is_opening(d.raw):
+            last[d.raw] = d
+    out = {}
+    for raw, d in last.items():
+        prefix = _opening_prefix(raw)
+        if (d.value or "").startswith(prefix):
+            out[id(d)] = string_lines(sentinel, raw, d.option, prefix, d.value or "")
+    return out
 
 
 # flux run's per-task sizes, which flux batch refuses (it sizes a job in slots), and the
@@ -195,7 +226,8 @@ class FluxScript:
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)
         self._one_sentinel(header.directives)
-        for lineno, raw, payload in header.directives:
+        directives, strings = join_triple_quotes(header.directives)
+        for lineno, raw, payload in directives:
             if ends_in_backslash(payload.rstrip("\r")):  # flux batch: shlex fails there
                 raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: flux "
                                "batch refuses it (a directive is split as one shell line, "
@@ -203,8 +235,10 @@ class FluxScript:
                                "character); a directive does not go on on the next line: "
                                "put the options on one line, or on several `flux:` lines")
         modes: dict[str, str] = {}  # per-slot / per-resource -> the first option of it
-        for lineno, raw, payload in header.directives:
-            for item in TABLE.parse(tokenize(payload), lineno, raw):
+        for lineno, raw, payload in directives:
+            items = TABLE.parse(tokenize(payload), lineno, raw)
+            for item in items:
+                kept_before = len(spec.unknown)
                 mode = _MODES.get(item.option) if item.known else None
                 if mode:
                     modes.setdefault(mode, f"--{item.option} (line {lineno})")
@@ -212,6 +246,14 @@ class FluxScript:
                 if not ok:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
+                if lineno in strings and item is items[-1] and len(spec.unknown) == kept_before:
+                    raise BadInput(
+                        f"line {lineno}: `{raw.strip()}` opens a string over several lines "
+                        f"as the value of {item.option}, which the reader takes into the "
+                        "job's settings, where a value is one line; give it on one line "
+                        "(between triple quotes there too), or keep several lines for an "
+                        "option flux batch passes on as written (--setattr=user.KEY, "
+                        "--add-file)")
                 if not item.known and item.option in _PER_TASK:
                     note(spec, f"line {lineno}: {item.option} is a flux run option; flux "
                                f"batch refuses it (a batch job is sized in slots: "
@@ -556,7 +598,8 @@ class FluxScript:
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
-            lines.append(f"#flux: --{opt}" + ("" if val is None else f"={quote(str(val))}"))
+            lines.append(f"#flux: --{opt}" + ("" if val is None
+                                                else f"={flux_word(str(val), quote)}"))
 
         r, c = spec.resources, spec.constraints
         if spec.name:
@@ -668,8 +711,11 @@ class FluxScript:
             add("env", f"{k}={v.replace('$', '$$')}")  # flux would fill in a $NAME
         # a kept line as written, but under this script's one sentinel (flux batch refuses
         # a `# flux:` line among `#flux:` ones)
+        strings = _kept_strings(spec, self.sentinel)
         lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
-                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
+                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                             skip=lambda d: id(d) in strings)]
+        lines += [x for written in strings.values() for x in written]
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")

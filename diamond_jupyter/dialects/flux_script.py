@@ -95,6 +95,10 @@ def _env_pattern(pattern: str):
     return lambda name: fnmatch.fnmatchcase(name, pattern)
 
 _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
+# what flux batch reads as a directive anywhere in the file (RFC 36): `flux:` after any
+# prefix of non-letters, `#` or none (a Python docstring's lines), `--` (Lua), `//`, `##`
+_ANY_SENTINEL = re.compile(r"^([^\w]*)(?:flux|FLUX):")
+_READ_PREFIX = re.compile(r"\s*#\s*")  # the prefixes this reader takes
 _FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DEPS = {"after", "afterany", "afterok", "afternotok"}
@@ -221,7 +225,40 @@ class FluxScript:
                                "directives with different sentinels; write every one as "
                                f"`{first[1].strip()}`")
 
+    @staticmethod
+    def _other_prefixes(text: str) -> None:
+        """BadInput at a line flux batch reads as a directive under a prefix other than
+        `#` (`-- flux:`, `## flux:`, a bare `flux:`): before any `#` one, its request would
+        be lost here (this reader takes `#` prefixes only); after one, flux batch refuses
+        the script (one sentinel for every directive, none after the commands)."""
+        first: tuple[int, str] | None = None
+        for lineno, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+            m = _ANY_SENTINEL.match(line.rstrip("\r"))
+            if m is None or (lineno == 1 and line.startswith("#!")):
+                continue
+            if _READ_PREFIX.fullmatch(m.group(1)):
+                first = first or (lineno, m.group(0).strip())
+                continue
+            shown = f"`{line.strip()}`"
+            prefix = f"under the prefix `{m.group(1).strip()}`" if m.group(1).strip() \
+                else "with no prefix"
+            if first is None:
+                raise BadInput(
+                    f"line {lineno}: {shown} is a flux directive {prefix} (flux batch "
+                    "reads `flux:` after any non-letters); this reader takes `#` ones only "
+                    "(`#flux:`, `# flux:`), so the job's request would be lost: write the "
+                    "directives as `# flux: ...` lines (a shell, Python, Perl or R script), "
+                    "or submit a script in another language with flux batch itself")
+            raise BadInput(
+                f"line {lineno}: {shown} reads to flux batch as a directive under another "
+                f"sentinel than line {first[0]}'s `{first[1]}`: flux batch refuses the "
+                "script (every directive shares one sentinel and none follows the "
+                "commands, a here-document's lines included); to disable a directive put "
+                f"`#` after its sentinel (`{first[1]} # -N 8`), and start a line of data "
+                "with a letter")
+
     def parse_script(self, text: str) -> JobSpec:
+        self._other_prefixes(text)
         header, spec = begin_parse(
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)

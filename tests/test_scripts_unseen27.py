@@ -424,3 +424,14 @@ def test_a_second_sentinel_flux_batch_refuses_is_refused_at_its_line(text: str, 
         f"{line} reads to flux batch as a directive under another sentinel than line 2's "
         "`#flux:`: flux batch refuses the script"), str(exc.value)
     assert "(`#flux: # -N 8`)" in str(exc.value)
+
+
+def test_a_kept_flux_value_rebuilt_off_its_line_keeps_its_quotes_apart():
+    """`-n 1` read, `--setattr` kept: the kept one is written on a line of its own, where
+    `"user.x=it'''s"` read to flux batch as an unclosed triple quote."""
+    text = '#!/bin/bash\n#flux: -n 1 --setattr=user.x="""it\'\'\'s"""\n./a\n'
+    assert _kept(_flux(text)) == [("--setattr", "user.x=it'''s")]
+    script, _, _ = translate(text, "flux", "flux")
+    line = next(x for x in script.splitlines() if "--setattr" in x)
+    assert not re.search(r"""["']{3}""", line), line
+    assert _kept(_flux(script)) == [("--setattr", "user.x=it'''s")]

@@ -751,7 +751,8 @@ class FluxScript:
         strings = _kept_strings(spec, self.sentinel)
         lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
                   for x in own_unknown_lines(spec, self.name, self.sentinel, _count,
-                                             skip=lambda d: id(d) in strings)]
+                                             skip=lambda d: id(d) in strings,
+                                             written=lambda v: flux_word(v, quote))]
         lines += [x for written in strings.values() for x in written]
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):

@@ -649,9 +649,11 @@ def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str
 def own_unknown_lines(
     spec: JobSpec, dialect: str, sentinel: str, tokens_of: Callable[[str], int],
     skip: Callable[[Directive], bool] = lambda d: False,
+    written: Callable[[str], str] | None = None,
 ) -> list[str]:
     """Unknown directives of this dialect as lines: the raw line when every option on it
-    was unknown (verbatim round trip), else `SENTINEL option value` rebuilt."""
+    was unknown (verbatim round trip), else `SENTINEL option value` rebuilt, the value as
+    `written` (else `quote`) quotes it for the dialect's reader."""
     out: list[str] = []
     by_raw: dict[str, list[Directive]] = {}
     for d in spec.unknown:
@@ -663,7 +665,7 @@ def own_unknown_lines(
             continue
         for d in ds:
             sep = "=" if d.option.startswith("--") else " "
-            value = "" if d.value is None else sep + quote(d.value)
+            value = "" if d.value is None else sep + (written or quote)(d.value)
             out.append(f"{sep_sentinel(sentinel)}{d.option}{value}")
     return out
 

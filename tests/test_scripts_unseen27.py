@@ -435,3 +435,16 @@ def test_a_kept_flux_value_rebuilt_off_its_line_keeps_its_quotes_apart():
     line = next(x for x in script.splitlines() if "--setattr" in x)
     assert not re.search(r"""["']{3}""", line), line
     assert _kept(_flux(script)) == [("--setattr", "user.x=it'''s")]
+
+
+@pytest.mark.parametrize(("target", "line"), [("slurm", "#SBATCH --reservation=4242"),
+                                              ("lsf", "#BSUB -U 4242")])
+def test_a_grid_engine_reservation_number_elsewhere_is_said_to_be_a_name_there(target: str,
+                                                                              line: str):
+    """`-ar 4242` is the number Grid Engine gave a reservation; it reached Slurm as the
+    reservation named 4242, unsaid (a Slurm name never reaches Grid Engine's -ar: said)."""
+    script, warnings = translated(HERE, "sge/ar_reservation.sge", target)
+    assert line in script.splitlines()
+    assert "approximated: reservation 4242 (Grid Engine's -ar: the number its site gave an " \
+           f"advance reservation) written as the {target} reservation named 4242; give the " \
+           f"name of the {target} site's reservation" in warnings, warnings

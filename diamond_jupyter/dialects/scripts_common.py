@@ -1349,6 +1349,11 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    if spec.source_dialect == "sge" and spec.reservation and target in ("slurm", "lsf"):
+        out.append(f"approximated: reservation {spec.reservation} (Grid Engine's -ar: the "
+                   f"number its site gave an advance reservation) written as the {target} "
+                   f"reservation named {spec.reservation}; give the name of the {target} "
+                   "site's reservation")
     out += working_directory_patterns(spec, target)
     out += sge_home_in_output_paths(spec, target)
     out += cpu_time_warnings(spec, target)

@@ -126,12 +126,14 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
         feas.sort(key=keys[policy])
         for v in feas:
             v.score = float(keys[policy](v)[0])
-        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
+        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper,
+            # then a site known to have the job's modules
             best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
             tied = [v for v in feas if secs(v.estimated_finish) - best <= noise(
                 best, max(spread, _start_spread_s(v, now)))]
             tied.sort(key=lambda v: (_sure_start_s(v, now), v.cost,
-                                     secs(v.estimated_finish), pos[v.site]))
+                                     secs(v.estimated_finish), v.software_unknown,
+                                     pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),
                     key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))

@@ -21,6 +21,10 @@ Faults found and fixed, each with its test marked `fault` that failed before:
   the error says what `module` answered.
 - A listing's name outside ASCII was counted twice in discovery's errors (once from
   `module avail`, once from `module spider`).
+- Placement said nothing of a site whose modules are not known (its loads not checked
+  there), and took it over one whose listing has them on an equal finish when it came
+  first in the sites file. Now `place --explain` says "SITE not checked: software ...", and
+  such a site comes after one known to have the software on an equal finish.
 """
 
 from __future__ import annotations
@@ -32,9 +36,15 @@ from test_software_unseen4 import needs
 from test_software_unseen6 import discover
 
 from diamond_jupyter.capabilities import SiteCapabilities
+from diamond_jupyter.cli.describe import describe_text
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.discovery import discovery_script, parse_spider_requires, split_sections
+from diamond_jupyter.discovery import (
+    SiteDescription,
+    discovery_script,
+    parse_spider_requires,
+    split_sections,
+)
 from diamond_jupyter.discovery_site import describe_from_outputs
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import Node, Partition, SiteSnapshot
@@ -81,6 +91,9 @@ def test_the_listing_reads_defaults_builds_and_extensions_apart(site):
                    "openmpi/4.1.6/gcc-13.2.0": False, "openmpi/5.0.3/gcc-13.2.0": True}
     assert site.extensions == ["numpy/1.26.2", "pip/23.2.1", "scipy/1.11.4"]
     assert not site.errors
+    text = describe_text(SiteDescription(site="north", capabilities=site, clusters=[]))
+    assert "  extensions (E):      numpy/1.26.2, pip/23.2.1, scipy/1.11.4  (no modules: " \
+        "load the module that provides each)" in text.splitlines()
 
 
 @pytest.mark.parametrize("body", ["module load pip/23.2.1\n", "ml pip\n",
@@ -235,12 +248,14 @@ def _idle(site: str) -> tuple[SiteConfig, SiteSnapshot]:
                                                       nodes=[n.name for n in nodes])])
 
 
-def test_placement_chooses_the_site_whose_listing_has_the_software(site):
+def test_fault_placement_chooses_the_site_whose_listing_has_the_software(site):
     """Three idle sites: `north` (the EasyBuild listing above), `south` (Environment
     Modules 5 without that openmpi build) and `west` (whose `module` is broken: unknown,
-    not refused). A job loading Python and openmpi/4.1.6/gcc-13.2.0 fits north (and west,
-    unchecked), not south, which lacks that build; with `module load pip` added, as a user
-    writes it, north is refused too: pip is an extension there, no module."""
+    not refused). A job loading Python and openmpi/4.1.6/gcc-13.2.0 fits north and west,
+    not south, which lacks that build; of north and west, equally soon, north, where the
+    build is known to be. Before: west when listed first, and nothing said that its loads
+    were not checked. With `module load pip` added, as a user writes it, north is refused
+    too: pip is an extension there, no module."""
     south = discover('module() { case "$*" in\n'
                      '  "--version") echo "Modules Release 5.4.0 (2024-02-20)" >&2 ;;\n'
                      '  "-t avail --all") printf "%s\\n" "/usr/share/modulefiles:" '
@@ -258,8 +273,16 @@ def test_placement_chooses_the_site_whose_listing_has_the_software(site):
     assert not verdicts["south"].feasible
     assert any("software 'openmpi/4.1.6/gcc-13.2.0' not installed (only openmpi/5.0.3)" in r
                for r in verdicts["south"].reasons)
-    # between the sites whose listings were read, the one that has the build
-    assert place(spec, [_idle("south"), _idle("north")], capabilities=caps).choice == "north"
+    # an equal finish: the site known to have the build, before the one not known, in any
+    # order of the sites file; the other's loads are said not checked
+    for order in (("south", "west", "north"), ("west", "north", "south")):
+        assert place(spec, [_idle(name) for name in order], capabilities=caps).choice == \
+            "north"
+    assert verdicts["north"].not_checked == []
+    assert verdicts["west"].not_checked == [
+        "software Python/3.11.5-GCCcore-13.2.0, openmpi/4.1.6/gcc-13.2.0: the site's modules "
+        "are not known (`diamond describe west` says why)"]
+    assert "west not checked: software Python/3.11.5" in plan.explain()
     with_pip = Federation.parse(spec.script.replace("mpirun", "module load pip\nmpirun"))
     verdicts = {v.site: v for v in place(with_pip, sites, capabilities=caps).ranked}
     assert any("'pip' is an extension at this site" in r for r in verdicts["north"].reasons)

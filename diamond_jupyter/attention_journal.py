@@ -6,18 +6,18 @@ step kept in its queue while its afterok moves to a retried parent's new job (th
 from __future__ import annotations
 
 import asyncio
-import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .attention import attention_for, make, walltime_margin_s
+from .log_lines import one_line_logger
 from .model import DiamondError, Event, Job, JobState, utcnow
 from .store.workflows import WORKFLOW_DONE
 
 if TYPE_CHECKING:
     from .journal import Journal
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 
 class Attention:

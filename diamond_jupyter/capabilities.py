@@ -91,6 +91,9 @@ class SiteCapabilities(_Caps):
     # listing holds (Lmod's `--show_hidden`, Environment Modules 4.6+'s `--all`); None:
     # hidden modules were not listed, a job's are not checked
     hidden_modules: list[str] | None = None
+    # Lmod's extensions the listing marks `(E)` (`numpy/1.26.4`: a package a module such as
+    # a Python provides, loaded with it, never by its own name); None: none listed
+    extensions: list[str] | None = None
     container_runtimes: list[str] | None = None  # apptainer, singularity, podman, docker
     mpi: list[str] | None = None  # MPI stacks: openmpi, mpich, intel-mpi, ...
     pmi: list[str] | None = None  # srun's MPI plugins (`srun --mpi=list`): pmix, pmi2, ...

@@ -833,6 +833,13 @@ class SiteConfig(_Cfg):
                                  f"{self.scheduler} command ({hint}accepted: "
                                  f"{', '.join(programs)})")
         allowed = self.allowed_partitions
+        # (a Grid Engine entry may be a queue list, `all.q,short.q`)
+        if allowed and self.scheduler != "sge" and \
+                (joined := next((p for p in allowed if "," in p), None)):
+            items = ", ".join(x for x in joined.split(",") if x)
+            raise ValueError(f"allowed_partitions: {joined!r} names several partitions in "
+                             f"one item, and is no partition's name: list each as its own "
+                             f"item ([{items}])")
         if allowed and (twice := next((p for n, p in enumerate(allowed)
                                        if p in allowed[:n]), None)):
             raise ValueError(f"allowed_partitions: {twice!r} is listed twice; list each "
@@ -1014,7 +1021,12 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
         path = Path(value).expanduser()
         if path.is_file() or not (missing_home_files or not value.startswith("~")):
             return None
-        return f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
+        said = f"{key}: {path} {'is not a file' if path.exists() else 'does not exist'}"
+        if value != value.rstrip():  # the blank is part of the name: shown, and said
+            said = (f"{key}: {_printable(repr(str(path)))} "
+                    f"{'is not a file' if path.exists() else 'does not exist'} (the path "
+                    "ends with a blank, part of the file's name as written: remove it)")
+        return said
 
     problem = missing("key_file", t.key_file)
     key = Path(t.key_file).expanduser() if t.key_file else None
@@ -1337,6 +1349,22 @@ def _number_hint(field: str, given: Any) -> str:
     return f"{plain}, e.g. 30"
 
 
+def _first_to_say(errors: list[Any]) -> Any:
+    """The error a sites file is refused with: the first, but for a required key reported
+    missing when the entry holds it misspelt (`Name: a`): then the misspelt key's, which
+    names the key to fix and where."""
+    first = errors[0]
+    if first["type"] != "missing":
+        return first
+    parent, wanted = tuple(first["loc"][:-1]), str(first["loc"][-1])
+    for err in errors[1:]:
+        key = str(err["loc"][-1])
+        if err["type"] == "extra_forbidden" and tuple(err["loc"][:-1]) == parent and (
+                key.lower() == wanted or difflib.get_close_matches(key, [wanted], cutoff=0.75)):
+            return err
+    return first
+
+
 def _explain(err: Any) -> str:
     """pydantic's message for one error, with what would be accepted."""
     kind, given = err["type"], err.get("input")
@@ -1367,8 +1395,18 @@ def _explain(err: Any) -> str:
                 door = meant or key
                 return (f"unknown key: {door} is the transport's, written under it "
                         f"(transport: {{{door}: ...}}; accepted here: {', '.join(keys)})")
-            near = [meant] if meant in keys else \
-                difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            near = [meant] if meant in keys else [key.lower()] if key.lower() in keys \
+                else difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            if model is TransportConfig and not near:  # `workdir:` (or `wrokdir:`) under it
+                site_keys = [k for k in SiteConfig.model_fields if k not in keys]
+                mine = [key] if key in site_keys else \
+                    difflib.get_close_matches(key, site_keys, n=1, cutoff=0.75)
+                where = (f"written beside transport: under the site's `- name:`; accepted "
+                         f"here: {', '.join(keys)}")
+                if mine and mine[0] == key:
+                    return f"unknown key: {key} is the site's, {where}"
+                if mine:
+                    return f"unknown key (did you mean {mine[0]}? the site's, {where})"
             hint = f"did you mean {near[0]}? " if near else ""
             if model is FederationConfig and not near and key in SiteConfig.model_fields:
                 return (f"unknown key: {key} is a key of each site, written in the site's "
@@ -1464,6 +1502,9 @@ def _literal_note(field: str, given: str) -> str:
             else ""
         return f", not {_printable(repr(given))}" + (f"; did you mean {meant}?{why}"
                                                       if meant else "")
+    if field == "scheduler" and word in ("slurmrestd", "slurm-rest", "slurmrest"):
+        return (f"; {_printable(given)} is a door to Slurm, not a scheduler: write scheduler: "
+                "slurm with transport: {kind: slurmrestd, url: ...}")
     if field == "scheduler" and word in ("moab", "maui", "moab-torque"):
         return (f"; {_printable(given)} schedules the jobs of a resource manager, whose "
                 "commands the engine runs: write that one (scheduler: torque, or slurm)")
@@ -1525,6 +1566,28 @@ def _expanded_size(obj: Any, sizes: dict[int, int], open_: set[int]) -> int:
     open_.discard(key)
     sizes[key] = size = min(size, MAX_EXPANDED_VALUES + 1)
     return size
+
+
+def _not_allowed_hint(p: Path) -> str:
+    """Why this user may not read file P, and what to change: the directory on its way that
+    cannot be entered, else the file's mode and owner."""
+    me = _owner(os.geteuid())
+    for d in reversed(p.absolute().parents):  # from / down
+        if not os.access(d, os.X_OK):
+            try:
+                st = d.stat()
+            except OSError:
+                return f" (the directory {d} cannot be entered by {me})"
+            return (f" (the directory {d} cannot be entered by {me}: mode "
+                    f"{stat.S_IMODE(st.st_mode):04o}, owner {_owner(st.st_uid)}; let that user "
+                    "through it, e.g. chmod o+x, or give a file elsewhere)")
+    try:
+        st = p.stat()
+    except OSError:
+        return ""
+    return (f" (mode {stat.S_IMODE(st.st_mode):04o}, owner {_owner(st.st_uid)}; this runs as "
+            f"{me}: let that user read it, e.g. chmod a+r for a file every user's server "
+            "reads, or give one of your own with --config FILE or DIAMOND_CONFIG)")
 
 
 def _read_text(p: Path, named: bool = True) -> str:
@@ -1625,6 +1688,9 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         line = e.object[:e.start].count(b"\n") + 1
         raise BadInput(f"sites file {p} is not UTF-8 text (line {line}, byte {e.start}: "
                        "save it as UTF-8)") from None
+    except PermissionError as e:
+        raise BadInput(f"sites file {p} cannot be read: {e.strerror}{_not_allowed_hint(p)}") \
+            from None
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except NumberNotAsWritten as e:  # valid YAML, but not the number written
@@ -1662,12 +1728,15 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
-        first = e.errors()[0]
+        errors = e.errors()
+        first = _first_to_say(errors)
+        said_for = 1 if first is errors[0] else 2  # a misspelt key's, for its missing one
         if first["type"] == "invalid_key" or first["loc"][-1:] == ("[key]",):
             _keys_are_text(raw, p, text)  # `5:`, `true:` named as written
         where = _where(raw, first["loc"])
         what = _explain(first)
-        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        more = f" (and {e.error_count() - said_for} more)" \
+            if e.error_count() > said_for else ""
         loc = _key_at_fault(raw, tuple(x for x in first["loc"] if x != "[key]"),
                             str(first["msg"]))
         named = re.findall(r"\bsites\[(\d+)\]", str(first["msg"]))

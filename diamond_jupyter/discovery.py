@@ -262,17 +262,20 @@ MAX_MODULE_LINES = 200_000
 
 
 def parse_module_list(text: str, refused: list[str] | None = None,
-                      hidden: list[str] | None = None,
+                      hidden: list[str] | None = None, extensions: list[str] | None = None,
                       ) -> tuple[str | None, str | None, list[SoftwareModule]]:
     """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
     modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
     `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5. Names
     that are not `MODULE_NAME`s are left out (added to `refused`, when given); so are
     hidden names (a part starting with '.', `python/.3.14.0-beta`: loaded only by that
-    name), added to `hidden` when given; past MAX_MODULE_LINES lines the rest of the
-    listing is not read (said in `refused`)."""
+    name), added to `hidden` when given; so are Lmod's extensions (marked `(E)`, a package
+    another module provides, `numpy/1.26.4 (E)`: no module to load), added to `extensions`
+    when given; past MAX_MODULE_LINES lines the rest of the listing is not read (said in
+    `refused`)."""
     system = version = None
     found: dict[str, SoftwareModule] = {}
+    left_out: set[str] = set()  # the names added to `refused`
     text, _, asked = text.partition("\n@@requires ")
     requires = parse_spider_requires("@@requires " + asked) if asked else {}
     for n, raw in enumerate(text.split("\n")):
@@ -293,8 +296,15 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 or line.startswith(("-", "Lmod", "No module", "ModuleCmd", "module"))
                 or " " in re.sub(r"<[^<>]*>", "", line.split("(")[0]).strip()):
             continue
-        default = any(tag.strip() in ("D", "default") for mark in re.findall(
-            r"\(([^()/]*)\)", line) for tag in re.split(r"[,:]", mark))
+        tags = {tag.strip() for mark in re.findall(r"\(([^()/]*)\)", line)
+                for tag in re.split(r"[,:]", mark)}
+        default = bool(tags & {"D", "default"})
+        if "E" in tags:  # an extension: `module load` of its name finds no module
+            name = _MODULE_MARKS.sub("", _MODULE_MARKS.sub("", line)).strip()
+            if extensions is not None and MODULE_NAME.fullmatch(name) and \
+                    name not in extensions:
+                extensions.append(name)
+            continue
         line = _MODULE_MARKS.sub("", line)
         while _MODULE_MARKS.search(line):
             line = _MODULE_MARKS.sub("", line)
@@ -304,7 +314,8 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 hidden.append(line)
             continue  # hidden modules: not a version `module load NAME` picks
         if not MODULE_NAME.fullmatch(line):
-            if refused is not None:
+            if refused is not None and line not in left_out:  # avail's and spider's once
+                left_out.add(line)
                 refused.append(line)
             continue
         m = SoftwareModule.parse(line, default=default, at_version=False)

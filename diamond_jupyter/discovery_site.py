@@ -4,7 +4,6 @@ with what the sites file says (see `discovery.py` for the command and its parser
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from .discovery import (
     summarise_site,
     tree_listing_script,
 )
+from .log_lines import one_line_logger
 from .model import SiteError, utcnow, visible
 from .needs import norm_arch
 from .sections import fresh_marker
@@ -39,7 +39,7 @@ from .sections import fresh_marker
 if TYPE_CHECKING:
     from .sites import Site
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 DISCOVERY_TIMEOUT_S = 60.0
 
@@ -207,7 +207,9 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                          .model_copy(update={"cluster_name": name}))
     refused: list[str] = []
     hidden: list[str] = []
-    system, version, modules = parse_module_list(parts.get("modules", ""), refused, hidden)
+    extensions: list[str] = []
+    system, version, modules = parse_module_list(parts.get("modules", ""), refused, hidden,
+                                                 extensions)
     past = [r for r in refused if r.startswith("(the listing past")]
     refused = [r for r in refused if r not in past]
     if refused:
@@ -224,6 +226,14 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                       "hierarchy shows once a compiler or MPI is loaded are not known; the "
                       "site's software is not checked")
         cut = True
+    elif system and not (modules or hidden or extensions) and \
+            (answer := _no_listing(parts.get("modules", ""))):
+        # the `module` command answered an error, not a listing (its function runs a
+        # program this shell cannot find): no software known, rather than none there
+        errors.append(f"modules: `module -t avail` answered no module listing but "
+                      f"{visible(answer[:120])!r}: the site's software is not known (not "
+                      "checked); run `module -t avail` in a login shell there to see why")
+        cut = True
     software = modules if system else []
     runtimes = parse_runtimes(parts.get("runtimes", ""))
     mpi, pmi = parse_mpi(parts.get("mpi", ""), software)
@@ -236,6 +246,8 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
         caps.software = None
     elif system and hidden_listed:
         caps.hidden_modules = sorted(hidden)
+    if system and extensions and caps.software is not None:
+        caps.extensions = sorted(extensions)
     if names and not unnamed:
         caps.cluster_names = names
         caps.sources["cluster_names"] = "discovered"
@@ -253,6 +265,25 @@ def describe_from_outputs(site: str, commands, parts: dict[str, str], codes: dic
                            pmi=pmi, scheduler_version=sched_version, max_job_name=name_limit,
                            max_job_name_source=f"discovered: server version {sched_version}"
                            if name_limit is not None else None)
+
+
+def _no_listing(text: str) -> str | None:
+    """The first line of the `modules` section's `module -t avail` answer where it is no
+    listing: words without a module tree's `/path:` header, as an error is ("bash: line 1:
+    /usr/share/lmod/lmod/libexec/lmod: No such file or directory"); None for a listing, an
+    empty one, or Lmod's and Environment Modules' own "no modules" sentence."""
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("@@"):
+            return None  # the listing's end: nothing but blank lines in it
+        if not line or line.startswith("system "):
+            continue
+        if line.startswith("/") and line.endswith(":"):
+            return None  # a tree's header: a listing, however empty
+        if line.lower().startswith(("no module", "no modulefiles")):
+            return None
+        return line
+    return None
 
 
 def _server_limit(commands, parts: dict[str, str], clusters: list[str]

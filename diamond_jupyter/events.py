@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .aio import KeptTasks
+from .log_lines import one_line_logger
 from .model import Event
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 Callback = Callable[[Event], Any]
 

@@ -9,7 +9,6 @@ import asyncio
 import codecs
 import contextlib
 import functools
-import logging
 import math
 import os
 import re
@@ -61,8 +60,10 @@ from .fetch_guard import (
     not_regular,
     too_large_line,
 )
+from .job_dependencies import JobDependency, UpstreamStep, dependencies_of, wanted_ids
 from .journal import Journal
 from .leases import EngineLease, Fence, LeaseLost
+from .log_lines import one_line_logger
 from .model import (
     TERMINAL_STATES,
     ZERO_TIME_LIMIT,
@@ -109,10 +110,13 @@ from .transports import (
 )
 from .transports.base import FileStat
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 # a view read more than this many poll intervals ago has missed a poll (a monitor polls a
 # busy site at most one interval apart): placement says how old it is
 STALE_VIEW_POLLS = 2
+# the agent's API key variables by default (agent/config.py): never handed to a local site's
+# commands, whatever face started the engine
+AGENT_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 HELD_SWEEP_S = 15.0  # a long-lived engine looks for held stagings and transfers this often
 HELD_SWEEP_MAX = 20  # at most this many stagings, and as many transfers, taken a sweep
 
@@ -283,7 +287,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  allowed_sites: Iterable[str] | None = None, intent_grace_s: float = 120.0,
                  intent_sweep_s: float | None = 30.0,
                  unsure_submit_settle_s: float | None = None,
-                 use_login_holders: bool = True) -> None:
+                 use_login_holders: bool = True,
+                 private_vars: Iterable[str] = AGENT_KEY_VARS) -> None:
         """`use_login_holders`: connect through a login kept by `login(persist_s=...)` when
         one is there (a command's engine); a long-lived engine (the Jupyter server, a
         kernel's, MCP) connects itself, so its background work never keeps a holder past
@@ -293,7 +298,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         `intent_sweep_s`: how often a started Federation does so (None: only at start);
         `unsure_submit_settle_s`: how old an intent whose token finds no job must be before
         it is closed as never submitted (its submit may still reach the queue; None: the
-        sites file's `unsure_submit_settle_s`)."""
+        sites file's `unsure_submit_settle_s`);
+        `private_vars`: variables of this process's environment (the agent's API key) that
+        a local site's commands never get: sbatch would export them into the job."""
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         if unsure_submit_settle_s is None:
             unsure_submit_settle_s = cfg.unsure_submit_settle_s
@@ -301,7 +308,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.config = cfg
         self.allowed_sites = allowed  # None: every site of the sites file
         self.sites = Sites(
-            (make_site(s) for s in cfg.sites if allowed is None or s.name in allowed),
+            (make_site(s, private_vars=private_vars) for s in cfg.sites
+             if allowed is None or s.name in allowed),
             allowed=allowed, configured=[s.name for s in cfg.sites])
         for site in self.sites.values():
             site.use_login_holder(use_login_holders)
@@ -1124,6 +1132,53 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         submission token); no site is asked. BadInput saying whether the id is unknown or
         malformed."""
         return self.store.get_job(job_id)
+
+    def dependencies(self, job_id: str) -> list[JobDependency]:
+        """What job `job_id` waits for: each scheduler dependency it holds and, for a
+        workflow step's job, each upstream step its workflow holds it behind; each satisfied,
+        waiting or never to be satisfied. No site is asked. BadInput for an unknown job."""
+        job = self.store.get_job(job_id)
+        return self.dependencies_of_jobs([job])[job.id]
+
+    def dependencies_of_jobs(self, jobs: Iterable[Job]) -> dict[str, list[JobDependency]]:
+        """`dependencies` of each of `jobs` by id, in one pass: the jobs they wait for, their
+        workflows and those workflows' step jobs each read once for all of them (no read per
+        job). No site is asked."""
+        jobs = list(jobs)
+
+        def scheduler_of(name: str) -> str | None:
+            return site.script.name if (site := self.sites.get(name)) else None
+
+        found = self.store.jobs_with_ids(wanted_ids(jobs, scheduler_of))
+        steps = self._upstream_steps(jobs)
+        return {job.id: dependencies_of(job, found.get, steps.get(job.id),
+                                        scheduler_of(job.site)) for job in jobs}
+
+    def _upstream_steps(self, jobs: list[Job]) -> dict[str, list[UpstreamStep]]:
+        """The upstream steps of each of `jobs` that runs a workflow step (none for another
+        job, or a gate), by job id, as its workflow record holds them."""
+        from .workflow.model import Workflow
+
+        step_of = {}
+        for job in jobs:
+            origin = job.origin or {}
+            wid, name = origin.get("workflow"), origin.get("step")
+            if isinstance(wid, str) and isinstance(name, str) and not origin.get("gate"):
+                step_of[job.id] = (wid, name)
+        records = self.store.workflows_with_ids(wid for wid, _ in step_of.values())
+        needs: dict[str, list[tuple[str, str, str | None]]] = {}  # job -> (need, phase, token)
+        for jid, (wid, name) in step_of.items():
+            if (rec := records.get(wid)) is None:
+                continue
+            wf = Workflow.model_validate(rec.spec)
+            if name in {s.name for s in wf.steps}:
+                needs[jid] = [(need, rec.step(need).phase, rec.step(need).token)
+                              for need in wf.step(name).needs]
+        by_token = self.store.jobs_with_tokens(
+            token for rows in needs.values() for _, _, token in rows if token)
+        return {jid: [UpstreamStep(name=need, phase=phase,
+                                   job=by_token.get(token) if token else None)
+                      for need, phase, token in rows] for jid, rows in needs.items()}
 
     def submit_notes(self, job_id: str) -> list[str]:
         """What the submit of job `job_id` changed or left out to fit its site, one line

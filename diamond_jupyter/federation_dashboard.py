@@ -4,7 +4,6 @@ each site's usage over time, kept from the snapshots the engine takes anyway."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -19,13 +18,14 @@ from .dashboard import (
     site_entry,
     usage_point,
 )
+from .log_lines import one_line_logger
 from .model import BadInput, SiteSnapshot, utcnow
 
 if TYPE_CHECKING:
     from .sites import Sites
     from .store import Store
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 MAX_USAGE_HOURS = 7 * 24.0
 # A queue longer than this is not simulated for predicted starts (the simulation takes

@@ -4,13 +4,13 @@ sites file (a mixin of `Federation`; the work is in `discovery_site.py`)."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING
 
 from .capabilities import SiteCapabilities
 from .discovery import TREE_LIST_TIMEOUT_S, TREES_ASKED, SiteDescription
+from .log_lines import one_line_logger
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 DISCOVERY_WAIT_S = 10.0  # placement waits this long for a site's first discovery
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ body on its own, and is settled by the next engine start (`recover`) or state ch
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .aio import KeptTasks, KeyedLocks, within
 from .federation_needs import scan_off_loop
 from .journal import STORE_RECHECK_S
+from .log_lines import one_line_logger
 from .model import (
     BadInput,
     DiamondError,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .sites import Sites
     from .store import Store
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 MAX_HEDGE = MAX_HEDGE_COPIES  # the CLI's and the magics' --hedge bound too
 

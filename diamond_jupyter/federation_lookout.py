@@ -12,16 +12,16 @@ restart included (`resume_lookouts`). `lookout(job_id)` says where the search st
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING, Any
 
+from .log_lines import one_line_logger
 from .model import DiamondError, Event, Job, JobState, SubmitUnsure
 
 if TYPE_CHECKING:
     from .journal import Journal
     from .store import Store
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 LOOKOUT_EVENT = "job.submit-unsure"
 RETRY_MAX_S = 60.0  # a site that did not answer by the settle time: asked again this often

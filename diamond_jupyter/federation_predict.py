@@ -11,15 +11,15 @@ shows a placed job's.
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING, Any
 
+from .log_lines import one_line_logger
 from .model import EXPLICIT_POLICY, Job, JobSpec, predicted_start
 
 if TYPE_CHECKING:
     from .placement import Placement
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 PREDICT_TIMEOUT_S = 10.0
 

@@ -5,18 +5,18 @@ scheduler's estimates per site, partition and job size (`calibration.WaitSample`
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .calibration import WaitSample, wait_samples
+from .log_lines import one_line_logger
 from .model import DiamondError, JobStatus, SiteSnapshot
 from .placement_fit import aware
 
 if TYPE_CHECKING:
     from .store import Store
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 
 class WaitNotesMixin:

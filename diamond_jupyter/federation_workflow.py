@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import re
 import shlex
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .federation_needs import scan_off_loop
+from .log_lines import one_line_logger
 from .model import (
     BadInput,
     Dependency,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .workflow.engine import Estimate, WorkflowEngine
     from .workflow.model import Workflow, WorkflowView
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 DEPENDENCY_SCHEDULERS = {"slurm", "pbs", "lsf", "flux"}  # dialects that render afterok
 GATE_SCHEDULERS = {"slurm"}  # where a step may wait behind a held gate job (afterany)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .aio import KeptTasks, within
 from .attention_journal import Attention
+from .dependency_journal import dependency_events
 from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
@@ -135,14 +136,20 @@ class Journal:
     def apply(self, job_id: str, state: JobState, **kw: Any) -> Event | None:
         """Apply a state the job reached (see `Store.apply_state`); its event, if any, is
         published soon after, followed by the `job.attention` event it calls for (a start,
-        a pending reason that means "never", a failure)."""
+        a pending reason that means "never", a failure) and a `job.dependency` event for
+        each queued job whose dependency on it turned satisfied or never."""
         ev = self.store.apply_state(job_id, state, **kw)
         if ev is not None:
             self.attention.after(ev)
+            for turn in dependency_events(self.store, ev, self._scheduler_of):
+                self.store.append_event(turn)
         # Also when nothing changed: another process sharing the store may have applied
         # this very state first, and its event still has to be published here.
         self._drains.start(self.drain())
         return ev
+
+    def _scheduler_of(self, site: str) -> str | None:
+        return found.script.name if (found := self.sites.get(site)) else None
 
     def append(self, event: Event, fence: Fence | None = None) -> Event:
         """Store an event (with `fence`, only while that lease holds: else LeaseLost); it is

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import logging
 import math
 import re
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
+from .log_lines import one_line_logger
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .sites import Site
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 __all__ = ["EventLine", "SiteMonitor", "event_mac", "parse_event_line", "same_native",
            "wrapper_prologue"]
@@ -468,8 +468,9 @@ class SiteMonitor:
         t0 = self.last_poll_at = time.time()
         seen: dict[str, list[JobStatus]] = {}
         natives = sorted({j.native_id for j in jobs if j.native_id})
+        unasked: set[str] = set()  # gone from the queue, accounting not reached this poll
         try:
-            found = await self.site.statuses(natives, following=jobs)
+            found = await self.site.statuses(natives, following=jobs, unasked=unasked)
         except DiamondError as e:  # unreachable, or no answer: the poll loop asks again later
             self._failed(e)
             raise
@@ -511,10 +512,14 @@ class SiteMonitor:
                     reason=why or "cancelled: it left the queue after the cancel request (the "
                                   "scheduler keeps no record of it)") is not None
                 continue
+            if job.native_id in unasked:  # no answer yet is no miss: asked at a later poll
+                continue
             age = t0 - job.submitted_at.timestamp() if job.submitted_at else 0
             self.misses[key] = self.misses.get(key, 0) + 1
             if self.misses[key] >= MISSES_BEFORE_LOST and age > 60:
                 reason = "job left the queue and accounting has no record of it"
+                if reach := getattr(self.site, "accounting_reach", None):
+                    reason += f" ({reach})"
                 if job.reused_by:
                     reason += f" (its native id now belongs to {job.reused_by})"
                 changed += self.journal.apply(job.id, JobState.FAILED, source="poll",

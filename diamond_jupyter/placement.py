@@ -360,6 +360,8 @@ class SiteVerdict(BaseModel):
     notes: list[str] = Field(default_factory=list)  # e.g. partitions passed over
     # limits the job meets that the site does not report, each said once: not checked
     not_checked: list[str] = Field(default_factory=list)
+    # the job loads modules and the site's are not known: an equal finish elsewhere wins
+    software_unknown: bool = Field(default=False, exclude=True)
     # nodes' reasons cut in `reasons`/`notes`, in full (`placement_explain.cut_reasons`)
     node_reasons: list[str] = Field(default_factory=list)
     partition: str | None = None
@@ -868,7 +870,16 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     from .software import needs_reasons
 
     caps = caps if caps is not None else from_metadata(cfg.name, cfg.metadata)
-    reasons = needs_reasons(needs or needs_of(spec), caps) + reasons
+    job_needs = needs or needs_of(spec)
+    reasons = needs_reasons(job_needs, caps) + reasons
+    if caps.software is None and (loads := {s.full for s in job_needs.software
+                                            if not s.unchecked}):
+        # the site's modules are not known (not discovered, a listing that could not be
+        # read): the job's loads are not held against it, and a site that has them is
+        # preferred to it on an equal finish
+        v.software_unknown = True
+        v.not_checked.append(f"software {_few(loads)}: the site's modules are not known "
+                             f"(`diamond describe {cfg.name}` says why)")
     if pe and snap.parallel_environments is not None \
             and not pe_offered(pe, snap.parallel_environments):
         reasons.append(f"parallel environment '{pe}' not found (site has: "

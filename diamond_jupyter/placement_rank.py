@@ -134,14 +134,16 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
             # the finish, under "diamond" too (its key puts jobs that may time out last)
             v.score = secs(v.estimated_finish) if policy == "diamond" \
                 else float(keys[policy](v)[0])
-        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper
+        if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper,
+            # then a site known to have the job's modules
             best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
             tied = [v for v in feas if v.may_time_out == feas[0].may_time_out
                     and secs(v.estimated_finish) - best <= noise(
                         best, max(spread, _start_spread_s(v, now)))]
             # a view read long ago is a less sure start than a fresh one
             tied.sort(key=lambda v: (_sure_start_s(v, now), v.view_age_s or 0.0, v.cost,
-                                     secs(v.estimated_finish), pos[v.site]))
+                                     secs(v.estimated_finish), v.software_unknown,
+                                     pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),
                     key=lambda v: (_INFEASIBLE_ORDER[v.verdict], pos[v.site]))

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import binascii
 import enum
-import logging
 import posixpath
 import re
 import shlex
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .accounting_turns import AccountingTurns
 from .config import SiteConfig, unknown_site_message, workdir_variable
 from .dialects import get_commands, get_script_dialect
 from .dialects.base import (
@@ -36,6 +36,7 @@ from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
 from .dialects.staging import STAGING_NOTES
 from .discovery_site import SiteDiscovery
+from .log_lines import one_line_logger
 from .model import (
     BadInput,
     Dependency,
@@ -53,7 +54,7 @@ from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport
 from .transports.base import CommandResult, FileStat
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SEP = "@@diamond-section@@"
 RETRY_UNREACHABLE_S = 3.0  # an unreachable site is asked again after this, whatever max_age
@@ -188,10 +189,12 @@ class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
     def __init__(self, cfg: SiteConfig, transport: Transport | None = None,
-                 capability_ttl_s: float = 60.0) -> None:
+                 capability_ttl_s: float = 60.0, private_vars: Iterable[str] = ()) -> None:
+        """`private_vars`: this process's environment variables no local command gets."""
         self.cfg = cfg
         self.name = cfg.name
-        self.transport = transport or make_transport(cfg.transport, site=cfg.name)
+        self.transport = transport or make_transport(cfg.transport, site=cfg.name,
+                                                     private_vars=private_vars)
         self.commands = get_commands(cfg.scheduler, jobcomp=cfg.jobcomp, flavor=cfg.flavor,
                                      gpu_complex=cfg.gpu_complex)
         self.script = get_script_dialect(cfg.scheduler)
@@ -206,6 +209,8 @@ class Site:
         # followed arrays still queued (Grid Engine): the task count the queue showed when
         # their ended tasks were read from accounting, and those records
         self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
+        # whose turn it is in an accounting query that reaches only some jobs (tracejob)
+        self._accounting_turns = AccountingTurns()
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -320,6 +325,12 @@ class Site:
             return self._workdir_base.rstrip("/") + wd[wd.index("/"):] if "/" in wd \
                 else self._workdir_base
         return self.expand(wd if wd.startswith(("/", "~")) else f"~/{wd}")
+
+    @property
+    def accounting_reach(self) -> str | None:
+        """How far back the scheduler's accounting was read for a job the queue no longer
+        lists (bhist's event log files, tracejob's days), where that is bounded."""
+        return getattr(self.commands, "accounting_reach", None)
 
     @property
     def event_file(self) -> str:
@@ -1078,20 +1089,25 @@ class Site:
         found = await self.find_by_name(self.script.job_name(name or "job"), login)
         return await ours([s for s in found if token_tag(token) in (s.comment or "")])
 
-    async def statuses(self, native_ids: list[str], *,
-                       following: Collection[Job] = ()) -> list[JobStatus]:
+    async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
+                       unasked: set[str] | None = None) -> list[JobStatus]:
         """Queue state for all given jobs; those gone from the queue from accounting.
 
         `following`: the jobs asked about; a native id is also looked up in accounting when
         the queue's job of that id is not one of them (the id was reused). Accounting may
-        then return several records per id, oldest first.
+        then return several records per id, oldest first. Where accounting reaches only
+        the jobs it has time for (the dialect's `accounting_reached`), those waiting
+        longest are asked first, and `unasked` receives those it did not reach: no record
+        of them is no news.
         """
         if not native_ids:
             return []
         res = await self.run(self.commands.status_argv(native_ids), check=False,
                              timeout=self.query_timeout_s)
         self._check_answered(res)
-        raw = self._read(self.commands.parse_status, res.stdout) if res.ok else []
+        listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
+                            and bool(res.stdout.strip()))
+        raw = self._read(self.commands.parse_status, res.stdout) if listed else []
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
@@ -1103,10 +1119,17 @@ class Site:
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
+        reached_of = getattr(self.commands, "accounting_reached", None)
+        if missing and reached_of is not None:
+            missing = self._accounting_turns.order(missing)
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
+            if (asked := reached_of(r2.stdout) if reached_of else None) is not None:
+                self._accounting_turns.asked(asked)
+                if unasked is not None:
+                    unasked.update(set(missing) - set(asked))
             if r2.ok:
                 raw = await self._ask_unsure_alone(
                     self._read(self.commands.parse_accounting, r2.stdout))
@@ -1116,6 +1139,7 @@ class Site:
                 seen = [s for s in seen if s in final or not any(_same_run(s, f)
                                                                  for f in found)]
                 seen += found
+                self._accounting_turns.answered(f.native_id for f in found)
         return seen
 
     async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:

@@ -21,7 +21,7 @@ import json
 import re
 import stat
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -58,7 +58,8 @@ FILE_DOOR_HINT = ("give its sites-file entry a file door, e.g. files: {kind: ssh
 
 class RestSite(Site):
     def __init__(self, cfg: SiteConfig, transport: SlurmRestTransport | None = None,
-                 capability_ttl_s: float = 60.0, files: Transport | None = None) -> None:
+                 capability_ttl_s: float = 60.0, files: Transport | None = None,
+                 private_vars: Iterable[str] = ()) -> None:
         super().__init__(cfg, transport or SlurmRestTransport(cfg.transport, site=cfg.name),
                          capability_ttl_s)
         self.rest: SlurmRestTransport = self.transport  # type: ignore[assignment]
@@ -66,7 +67,8 @@ class RestSite(Site):
                                                 api_version=self.rest.cfg.api_version)
         # the file door: a transport of its own (None: this site reads no files)
         self.files: Transport | None = files or (
-            make_transport(cfg.files, site=cfg.name) if cfg.files else None)
+            make_transport(cfg.files, site=cfg.name, private_vars=private_vars)
+            if cfg.files else None)
         self._dirs: set[str] = set()  # tokens whose job directory the file door made
         self._no_slurmdb = False  # slurmrestd answered 404 for slurmdb's QOS
         self.discovery = RestDiscovery(self)
@@ -333,10 +335,11 @@ class RestSite(Site):
                 and (not mine or not s.user or s.user == mine)
                 and self.usable_id(s.native_id)]
 
-    async def statuses(self, native_ids: list[str], *,
-                       following: Collection[Job] = ()) -> list[JobStatus]:
+    async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
+                       unasked: set[str] | None = None) -> list[JobStatus]:
         """Every asked-for job from ONE `GET jobs` (the batched query); a job gone from it
-        (past MinJobAge) is not found: the API has no accounting without slurmdbd. Where the
+        (past MinJobAge) is not found: the API has no accounting without slurmdbd (so
+        `unasked`, Site's, stays empty). Where the
         whole queue is larger than the transport's cap, each job is asked alone (`GET
         job/ID`): following the user's jobs never depends on the size of everyone's queue."""
         if not native_ids:

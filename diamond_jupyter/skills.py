@@ -266,8 +266,8 @@ async def place_job(ctx: SkillContext, inp: PlaceInput) -> PlaceOutput:
 
 def summary(ctx: SkillContext, job: Job) -> JobSummary:
     """`job` as a tool returns it, with where the search for it stands when its submit's
-    answer was lost (`lookout`)."""
-    return JobSummary.of(job, ctx.fed.lookout(job.id))
+    answer was lost (`lookout`) and what it waits for (`depends_on`)."""
+    return JobSummary.of(job, ctx.fed.lookout(job.id), ctx.fed.dependencies(job.id))
 
 
 async def status(ctx: SkillContext, inp: StatusInput) -> JobSummary:

@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from .discovery import SiteDescription as Discovered
+from .job_dependencies import JobDependency
 from .model import Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
 from .summary import SiteSummary
 
@@ -91,13 +92,18 @@ class JobSummary(_Out):
     workdir: str | None = None
     # only for a job whose submit's answer was lost: where the search for it stands
     lookout: Lookout | None = None
+    # what it waits for (`Federation.dependencies`): each satisfied, waiting or never
+    depends_on: list[JobDependency] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, job: Job, lookout: dict[str, Any] | None = None) -> JobSummary:
-        """`job`, with `lookout` (`Federation.lookout`) when its submit's answer was lost."""
+    def of(cls, job: Job, lookout: dict[str, Any] | None = None,
+           depends_on: list[JobDependency] | None = None) -> JobSummary:
+        """`job`, with `lookout` (`Federation.lookout`) when its submit's answer was lost and
+        what it waits for (`depends_on`)."""
         return cls.model_validate(job.model_dump(exclude={"spec", "placement", "origin",
                                                           "token"})
-                                  | {"state": job.state.value, "lookout": lookout})
+                                  | {"state": job.state.value, "lookout": lookout,
+                                     "depends_on": depends_on or []})
 
 
 # -- discovery ---------------------------------------------------------------------------------

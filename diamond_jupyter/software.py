@@ -116,12 +116,27 @@ def versions_match(want: str | None, have: str | None) -> bool:
         got = version_key(have)
         lo, hi = version_key(rng.group(1)), version_key(rng.group(2))
         return bool(got) and got[:len(lo)] >= lo and (not hi or got[:len(hi)] <= hi)
+    if "/" in want.strip("/"):  # `openmpi/4.1.6/gcc-12`: a build under the version
+        wants, haves = want.strip("/").split("/"), have.strip("/").split("/")
+        if len(haves) < len(wants) or not all(
+                _level_matches(w, h) for w, h in zip(wants[1:], haves[1:], strict=False)):
+            return False  # no such module: module load finds none of a deeper name
+        want, have = wants[0], haves[0]
     a, b = _version_parts(want), _version_parts(have)
     if not a or not b:  # `intel/oneapi` loads the default of the site's intel/oneapi/2023.1
         w, h = want.strip().lower().rstrip("/"), have.strip().lower()
         return w == h or h.startswith(w + "/")
     n = min(len(a), len(b))
     return a[:n] == b[:n]
+
+
+def _level_matches(want: str, have: str) -> bool:
+    """One level of a version path past its first (`gcc-12` of `openmpi/4.1.6/gcc-12`): the
+    same name, at a compatible version (`gcc-12` is gcc-12.3.0's, not gcc-13.2.0's)."""
+    if want.lower() == have.lower():
+        return True
+    (wp, wv), (hp, hv) = identity(want), identity(have)
+    return wp == hp and versions_match(wv, hv)
 
 
 def _want(need: SoftwareNeed | str) -> tuple[str, str | None, str]:
@@ -504,6 +519,18 @@ def _hidden_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
                f"none of {need.full.split('/')[0]}") + ")")
 
 
+def _extension_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
+    """Why a load of a name the site lists only as an Lmod extension (`numpy/1.26.4 (E)`)
+    fails there: no module has that name; the module that provides it is loaded instead."""
+    listed = [SoftwareModule.parse(e, at_version=False) for e in caps.extensions or []]
+    found = find_module(need, listed)
+    if found is None:
+        return None
+    return (f"software '{need.full}' is an extension at this site ({found.full} (E)), which "
+            "another module provides: `module load` finds no module of that name; load the "
+            f"module that provides it (`module spider {found.full}` there names it)")
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -534,6 +561,9 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             if any(find_module(a, caps.software) for a in s.alternatives):
                 continue
             told.add(s.full)  # a module loaded twice is missing once
+            if (why := _extension_reason(s, caps)) is not None:
+                out.append(why)
+                continue
             pkg = _want(s)[0]
             if pkg in _RUNTIME_PACKAGES and _RUNTIME_PACKAGES[pkg] & {
                     r.lower() for r in caps.container_runtimes or []}:

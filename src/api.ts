@@ -77,6 +77,11 @@ function jobPath(id: string, action: string): string {
   return `jobs/${encodeURIComponent(id)}/${action}`;
 }
 
+/** GET /diamond/api/jobs/{id}: the job, with what it waits for (`depends_on`). */
+export function fetchJob(id: string, settings?: ServerConnection.ISettings): Promise<IJob> {
+  return requestAPI<IJob>(`jobs/${encodeURIComponent(id)}`, {}, settings);
+}
+
 /** POST /diamond/api/jobs/{id}/cancel; the body may be the updated Job. */
 export function cancelJob(
   id: string,

@@ -13,6 +13,7 @@ import {
   IAttention,
   IEvent,
   IJob,
+  IJobDependency,
   ISiteRow,
   IState,
   IStep,
@@ -226,6 +227,8 @@ export class DiamondStore {
       stale = this._applyJobState(data);
     } else if (kind === 'job-attention') {
       this._applyAttention(data);
+    } else if (kind === 'job-dependency') {
+      this._applyDependency(data);
     } else if (kind === 'agent-step') {
       this._applyStep(data as IStep);
     }
@@ -281,6 +284,22 @@ export class DiamondStore {
       at: data.at ?? null
     };
     this.setJob({ ...old, attention });
+  }
+
+  /** A job-dependency payload: the job's `depends_on` entry it names, as it turned. */
+  private _applyDependency(data: Record<string, any>): void {
+    const old = data.job_id ? this._jobs.get(data.job_id) : undefined;
+    const turned = data.dependency as IJobDependency | undefined;
+    if (!old || !turned) {
+      return;
+    }
+    const same = (d: IJobDependency): boolean =>
+      d.job === turned.job && d.type === turned.type && (d.task ?? null) === (turned.task ?? null);
+    const list = old.depends_on ?? [];
+    const depends_on = list.some(same)
+      ? list.map(d => (same(d) ? turned : d))
+      : [...list, turned];
+    this.setJob({ ...old, depends_on });
   }
 
   private _applyStep(ev: IStep): void {

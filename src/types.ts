@@ -70,6 +70,22 @@ export interface IJob {
   predicted_start?: IPredictedStart | null;
   /** A submit whose answer was lost: where the server's search for its job stands. */
   lookout?: ILookout | null;
+  /** What it waits for: only in GET jobs/{id} (Federation.dependencies). */
+  depends_on?: IJobDependency[];
+}
+
+/** One thing a job waits for: a scheduler dependency (`type` afterok, afterany, afternotok,
+ * after, aftercorr) or, for a workflow step, an upstream step its workflow holds it behind
+ * (`type` "workflow"); `never`: it can never be satisfied. */
+export interface IJobDependency {
+  job: string | null;
+  type: string;
+  satisfied: boolean;
+  never: boolean;
+  state?: string | null;
+  step?: string | null;
+  /** the one task of the array job `job` waited for (`afterok:123_4`: task 4 of 123) */
+  task?: string | null;
 }
 
 /** What a release asked from the sidebar came to: sent to the scheduler, kept until the

@@ -153,7 +153,8 @@ ELSEWHERE = [
     (lambda d: _ssh(d, "host: h", "ProxyJump: gw"),
      "transport.ProxyJump: unknown key (did you mean proxy_jump?", 7),
     (lambda d: "sites:\n  - name: a\n    transport: {kind: local, scheduler: slurm}\n",
-     "transport.scheduler: unknown key (accepted: kind, host", 3),
+     "transport.scheduler: unknown key: scheduler is the site's, written beside transport: "
+     "under the site's `- name:`; accepted here: kind, host", 3),
     (lambda d: "key_file: ~/.ssh/id\n" + LOCAL, "key_file: unknown key (accepted: sites, "
      "store", 1),
     (lambda d: LOCAL + "ServerApp:\n  port: 8888\n", "ServerApp: unknown key", 4),

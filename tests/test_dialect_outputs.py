@@ -210,7 +210,7 @@ def test_pbs_argvs_and_submit():
     assert pbs.status_argv(["1.vbox", "2"]) == ["qstat", "-f", "-F", "json", "-x", "1.vbox", "2"]
     assert PbsCommands(flavor="torque").status_argv(["548.moab"]) == [
         "qstat", "-f", "-x", "548.moab"]
-    assert pbs.release_argv(["1"]) == ["qrls", "1"] and pbs.accounting_argv(["1"]) is None
+    assert pbs.release_argv(["1"]) == ["qrls", "1"]
     find = pbs.find_by_name_argv("dj-tok; rm -rf /")
     assert find[:2] == ["sh", "-c"] and find[-1] == "dj-tok; rm -rf /" and "qselect -x" in find[2]
     assert pbs.parse_submit(read("pbs", "qsub.txt")) == "548.moab"

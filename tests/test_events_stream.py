@@ -13,6 +13,7 @@ import yaml
 from diamond_jupyter.server.events import (
     AGENT_STEP,
     JOB_ATTENTION,
+    JOB_DEPENDENCY,
     JOB_STATE,
     LOGIN_PROMPT,
     PREFIX,
@@ -52,13 +53,13 @@ def test_schemas_are_well_formed():
         assert not any(p.startswith("__") for p in doc["properties"])
         ids.add(doc["$id"])
     assert ids == {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY, WORKFLOW,
-                   JOB_ATTENTION, LOGIN_PROMPT}
+                   JOB_ATTENTION, JOB_DEPENDENCY, LOGIN_PROMPT}
 
 
 async def test_schemas_are_registered_at_load(jp_serverapp):
     registered = set(jp_serverapp.event_logger.schemas.schema_ids)
     assert {JOB_STATE, SITE_SNAPSHOT, TRANSFER_PROGRESS, AGENT_STEP, ACTIVITY,
-            WORKFLOW, JOB_ATTENTION} <= registered
+            WORKFLOW, JOB_ATTENTION, JOB_DEPENDENCY} <= registered
 
 
 async def test_websocket_sees_a_job_go_pending_running_completed(api, jp_ws_fetch):

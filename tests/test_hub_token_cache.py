@@ -14,6 +14,10 @@ from jupyterhub.services.auth import HubOAuth
 
 from diamond_jupyter.server.admin import check_settings
 from diamond_jupyter.server.app import DiamondApp, bound_hub_token_cache
+from diamond_jupyter.server.hub_stream import (
+    HubCheckedSubscribeWebsocket,
+    hub_checked_stream_route,
+)
 
 
 def hub_identity(cache_max_age: int) -> SimpleNamespace:
@@ -63,3 +67,12 @@ def test_an_out_of_range_bound_is_refused_naming_the_setting_and_where(value, ac
     why = refused["hub_token_check_s"]
     assert why.startswith(f"DiamondApp.hub_token_check_s = {value!r} in "), why
     assert "command line" in why and accepted in why, why
+
+
+def test_the_event_stream_is_rechecked_only_under_jupyterhub():
+    """Under the hub the server's /api/events/subscribe is replaced by one that asks the
+    hub's cached answer again while open (end to end: test_hub_unseen3.py); elsewhere
+    jupyter_server's own stream is left as it is."""
+    assert hub_checked_stream_route(IdentityProvider()) == []
+    assert hub_checked_stream_route(hub_identity(300)) == [
+        (r"/api/events/subscribe", HubCheckedSubscribeWebsocket)]

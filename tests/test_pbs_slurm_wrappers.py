@@ -55,9 +55,9 @@ def test_finished_jobs_are_settled_by_slurm_accounting():
     assert got["900005"].state == JobState.COMPLETED and got["900005"].exit_code == 0
     assert got["900006"].state == JobState.FAILED and got["900006"].exit_code == 3
     assert got["900008"].state == JobState.CANCELLED
-    # PBS Pro and Torque report finished jobs themselves: no accounting query
-    assert PbsCommands().accounting_argv(["1"]) is None
-    assert PbsCommands(flavor="torque").accounting_argv(["1"]) is None
+    # PBS Pro and Torque ask their own server's logs (tracejob), not Slurm's accounting
+    for flavor in ("pro", "torque"):
+        assert "sacct" not in PbsCommands(flavor=flavor).accounting_argv(["1"])
 
 
 def test_argvs_differ_from_pbs_pro():

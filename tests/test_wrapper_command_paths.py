@@ -59,6 +59,8 @@ CASES: list[tuple[str, str, Wrapper, tuple[str, ...]]] = [
     ("lsf", "arrays", lambda c: c.snapshot_argvs()["arrays"], ("bjobs",)),
     ("pbs", "find by name", lambda c: c.find_by_name_argv("nm"), ("qselect",)),
     ("pbs", "reservations", lambda c: c.snapshot_argvs()["reservations"], ("pbs_rstat",)),
+    ("pbs", "accounting", lambda c: c.accounting_argv(["7.s", "8.s"]), ("tracejob",)),
+    ("lsf", "accounting", lambda c: c.accounting_argv(["7", "8"]), ("bhist",)),
     ("flux", "queue config", lambda c: c.snapshot_argvs()["queue_config"], ("flux",)),
     ("flux", "several releases", lambda c: c.release_argv(["f1", "f2"]), ("flux",)),
 ]

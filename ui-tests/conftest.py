@@ -246,6 +246,18 @@ def load_lab(page, server: dict, path: str = "lab") -> None:
     # The app shell is up once the splash screen is gone and the left bar exists.
     page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
     page.wait_for_selector(".jp-SideBar.jp-mod-left", timeout=60_000)
+    wait_for_main_area(page)
+
+
+def wait_for_main_area(page) -> None:
+    """Return once JupyterLab has put its first widget in the main area and activated it.
+    That activation takes the focus (into the Launcher, which is made only after the file
+    browser has read its folder from the server): on a busy machine seconds after the
+    sidebar shows, so a keyboard test started before it lost its focus mid-way."""
+    page.wait_for_selector("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current",
+                           timeout=60_000)
+    # Lumino delivers the activate-request on an animation frame: two frames, and it is done
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 @pytest.fixture(scope="module")

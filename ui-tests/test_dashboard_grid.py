@@ -21,7 +21,7 @@ from dashboard_helpers import (
     wait_until_workspace_keeps_dashboard,
 )
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from test_sidebar import expect_focused, open_sidebar
 
 from conftest import SCREENSHOTS, api, load_lab, publish, start_lab, stop_lab
 
@@ -60,6 +60,23 @@ def page(bare_lab, browser, data):
         context.close()
 
 
+@pytest.fixture(autouse=True)
+def _dashboard_shown_unfocused(request):
+    """Each test on the shared page starts with no dialog up, the dashboard shown and nothing
+    focused, whatever the test before left (a failed one included): one failure stays one."""
+    if "page" not in request.fixturenames:
+        return
+    page = request.getfixturevalue("page")
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        dialog.locator("button.jp-mod-reject").first.click()
+        expect(dialog).to_have_count(0)
+    if not page.locator(DASHBOARD).is_visible():
+        open_from_palette(page)
+    page.evaluate("() => document.activeElement?.blur()")
+    page.wait_for_function("() => [null, document.body].includes(document.activeElement)")
+
+
 def _grid(page, site):
     return page.locator(f'[data-diamond-queue="{site}"]')
 
@@ -70,6 +87,7 @@ def test_ten_thousand_rows_render_windowed(page, data):
         grid = _grid(page, site["name"])
         expect(grid).to_have_attribute("data-diamond-rows", str(len(site["queue"])))
         expect(grid).to_have_attribute("aria-rowcount", str(len(site["queue"]) + 1))
+        expect(grid.locator("[data-diamond-queue-row]").first).to_be_visible()
         rendered = grid.locator("[data-diamond-queue-row]").count()
         assert 0 < rendered <= 40, rendered  # a window, not 3,333 rows
     assert sum(len(s["queue"]) for s in data["sites"]) == ROWS
@@ -114,6 +132,8 @@ def test_columns_sort_both_ways(page, data):
     expect(first).to_contain_text(users[-1])
     # numbers sort as numbers
     grid.locator('[data-diamond-sort="cpus"]').click()
+    expect(grid.locator('[role="columnheader"]', has=page.locator('[data-diamond-sort="cpus"]'))
+           ).to_have_attribute("aria-sort", "ascending")
     cpus = grid.locator('[data-diamond-queue-row] [role="gridcell"]:nth-child(6)')
     shown = [int(t) for t in cpus.all_inner_texts()]
     assert shown == sorted(shown), shown
@@ -123,6 +143,7 @@ def test_keyboard_moves_through_the_whole_queue(page, data):
     grid = _grid(page, "gamma")
     n = len(data["sites"][2]["queue"])
     grid.focus()
+    expect_focused(page, grid, "gamma's queue grid")
     page.keyboard.press("ArrowDown")
     active = grid.locator('[data-diamond-queue-row][aria-selected="true"]')
     expect(active).to_have_attribute("aria-rowindex", "2")
@@ -136,7 +157,9 @@ def test_keyboard_moves_through_the_whole_queue(page, data):
     page.keyboard.press("Home")
     expect(active).to_have_attribute("aria-rowindex", "2")
     # the header's sort buttons are reachable with Tab
-    grid.locator('[data-diamond-sort="state"]').focus()
+    sort_by_state = grid.locator('[data-diamond-sort="state"]')
+    sort_by_state.focus()
+    expect_focused(page, sort_by_state, "the State column's sort button")
     page.keyboard.press("Enter")
     expect(grid.locator('[role="columnheader"]').nth(7)).to_have_attribute(
         "aria-sort", "ascending")

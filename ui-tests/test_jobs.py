@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from test_sidebar import expect_focused, open_sidebar
 
 from conftest import api, confirm, load_lab, publish
 
@@ -200,6 +200,7 @@ def test_filters_and_keyboard(lab_page):
     # A site row expands to its partitions from the keyboard.
     toggle = panel.get_by_role("button", name="Show partitions of alpha", exact=True)
     toggle.focus()
+    expect_focused(page, toggle, "alpha's partitions toggle")
     page.keyboard.press("Enter")
     expect(panel.locator('[data-diamond-site="alpha"] [data-diamond-partition]').first
            ).to_be_visible()
@@ -211,13 +212,19 @@ def test_filters_and_keyboard(lab_page):
     expect(detail.locator('[data-diamond-detail="container_runtimes"]')).to_contain_text(
         "apptainer")
     expect(detail.locator("[data-diamond-node-type]")).to_have_count(1)
+    hide = panel.get_by_role("button", name="Hide partitions of alpha", exact=True)
+    expect_focused(page, hide, "alpha's toggle, its partitions shown")
     page.keyboard.press("Enter")
+    expect(panel.locator('[data-diamond-site="alpha"] [data-diamond-partition]')).to_have_count(0)
     # The timeline zooms from the keyboard.
     zoom_out = panel.get_by_role("button", name="Zoom out")
-    before = panel.locator("[data-diamond-zoom]").get_attribute("data-diamond-zoom")
+    zoom = panel.locator("[data-diamond-zoom]")
+    before = zoom.get_attribute("data-diamond-zoom")
     zoom_out.focus()
+    expect_focused(page, zoom_out, "the timeline's Zoom out")
     page.keyboard.press("Enter")
-    after = panel.locator("[data-diamond-zoom]").get_attribute("data-diamond-zoom")
+    expect(zoom).not_to_have_attribute("data-diamond-zoom", before or "")
+    after = zoom.get_attribute("data-diamond-zoom")
     # the first level fits the window to the jobs shown; the next ones are fixed spans
     assert (before == "fit" and after.isdigit()) or int(after) > int(before), (before, after)
 

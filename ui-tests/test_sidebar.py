@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
+
+from conftest import wait_for_main_area
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
@@ -33,6 +35,42 @@ def open_sidebar(page):
             continue  # toggled back by a late layout restore: the next click shows it
     expect(panel).to_be_visible()
     return panel
+
+
+def show_sidebar_unfocused(page) -> Locator:
+    """Undo what a test, a failed one too, may have left on a page the next test shares: a
+    dialog up, a collapsed section, another side panel shown, the focus anywhere. Returns the
+    Diamond panel, shown, with every section open and nothing focused."""
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        dialog.locator("button.jp-mod-reject").first.click()
+        expect(dialog).to_have_count(0)
+    wait_for_main_area(page)
+    panel = open_sidebar(page)
+    collapsed = panel.locator('h3 button[aria-expanded="false"]')
+    for _ in range(collapsed.count()):
+        collapsed.first.click()
+    expect(collapsed).to_have_count(0)
+    page.evaluate("() => document.activeElement?.blur()")
+    page.wait_for_function("() => [null, document.body].includes(document.activeElement)")
+    return panel
+
+
+def expect_focused(page, target: Locator, where: str) -> None:
+    """Wait until `target` has the focus; else fail naming `where` (the step of the test) and
+    the element that has the focus instead, and the side panel shown."""
+    try:
+        expect(target).to_be_focused()
+    except AssertionError as err:
+        raise AssertionError(f"{where}: {focus_holder(page)}, not on {target}") from err
+
+
+def focus_holder(page) -> str:
+    """Where the focus is, and which left side panel is shown (for a failure's message)."""
+    holder = page.evaluate("""() => { const e = document.activeElement;
+        const tab = document.querySelector('.jp-SideBar.jp-mod-left .lm-mod-current');
+        return [e ? e.outerHTML.slice(0, 200) : null, tab?.title ?? null]; }""")
+    return f"the focus is on {holder[0]!r} (side panel shown: {holder[1]!r})"
 
 
 def test_sidebar_renders(lab_page):

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar
+from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 
 from conftest import api, load_lab
 
@@ -202,6 +202,14 @@ def page(bare_lab, browser):
         p.context.close()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with the Diamond panel shown and nothing focused,
+    whatever the test before left (a failed one included): one failure stays one."""
+    if "page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("page"))
+
+
 def _panel(page):
     return page.locator("#diamond-sidebar")
 
@@ -215,10 +223,11 @@ def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) ->
     hides it, the focus staying on the bar. The tooltip, for the checks that follow."""
     tooltip = within.locator(f'[data-diamond-tooltip="{SPANNING_ID}"]')
     bar.focus()
+    expect_focused(page, bar, "the three-day job's bar, focused")
     expect(tooltip).to_be_visible()
     page.keyboard.press("Escape")
     expect(tooltip).to_have_count(0)
-    assert bar.evaluate("el => el === document.activeElement"), "the focus left the bar"
+    expect_focused(page, bar, "after Escape hid its tooltip")
     return tooltip
 
 
@@ -256,6 +265,7 @@ def test_five_thousand_jobs_paint_a_page_with_a_count(page):
     expect(jobs.locator(".jp-diamond-count")).to_have_text(str(JOBS_TOTAL))
     expect(jobs.locator("[data-diamond-jobs-count]")).to_have_text(
         f"{LOADED} shown of {JOBS_TOTAL} jobs")
+    expect(jobs.locator("li[data-diamond-job]").first).to_be_visible()
     rendered = jobs.locator("li[data-diamond-job]").count()
     assert 0 < rendered <= 100, rendered  # a page of cards, not 500 (nor 5,000)
     stats = page.evaluate("() => ({first: window.__diamondStats.firstPaintMs})")
@@ -268,11 +278,13 @@ def test_five_thousand_jobs_page_on_by_keyboard(page):
     before = cards.count()
     more = jobs.get_by_role("button", name="more", exact=False).filter(has_text="Show")
     more.focus()
+    expect_focused(page, more, "Show more")
     page.keyboard.press("Enter")
     expect(cards).to_have_count(min(2 * before, LOADED))
     older = jobs.get_by_role("button", name="Load older jobs from the server")
     with page.expect_response(lambda r: "/diamond/api/jobs?" in r.url):
         older.focus()
+        expect_focused(page, older, "Load older jobs")
         page.keyboard.press("Space")
     expect(jobs.locator("[data-diamond-jobs-count]")).to_have_text(
         f"{LOADED + 200} shown of {JOBS_TOTAL} jobs")
@@ -304,6 +316,7 @@ def test_contract_attributes_of_every_row(page):
 def test_section_headers_toggle_by_enter_and_space(page):
     header = _panel(page).locator('[data-diamond-section="sites"] h3 button')
     header.focus()
+    expect_focused(page, header, "the Sites header")
     page.keyboard.press("Enter")
     expect(header).to_have_attribute("aria-expanded", "false")
     expect(_panel(page).locator("[data-diamond-site]")).to_have_count(0)
@@ -315,22 +328,25 @@ def test_section_headers_toggle_by_enter_and_space(page):
 def test_tab_order_follows_the_sidebar(page):
     """From the reload button, Tab reaches the first site's partitions toggle, then the jobs'
     controls, in the order they are shown (no control skipped or out of order)."""
-    reload_button = _panel(page).get_by_role("button", name="Reload sites and jobs")
+    panel = _panel(page)
+    reload_button = panel.get_by_role("button", name="Reload sites and jobs")
     reload_button.focus()
-    labels = []
-    for _ in range(6):
+    expect_focused(page, reload_button, "the reload button")
+    stops = [("the Sites header", panel.locator('[data-diamond-section="sites"] h3 button'))]
+    stops += [(f"{site}'s partitions toggle",
+               _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}"))
+              for site in SITES[:5]]
+    for n, (what, stop) in enumerate(stops, 1):
         page.keyboard.press("Tab")
-        labels.append(page.evaluate(
-            "() => document.activeElement.getAttribute('aria-label') || "
-            "document.activeElement.textContent.trim()"))
-    assert labels[0].startswith("Sites"), labels
-    assert labels[1] == f"Show partitions of {SITES[0]}", labels
-    assert labels[2] == f"Show partitions of {SITES[1]}", labels
+        expect_focused(page, stop, f"Tab {n} from the reload button: {what}")
     # Enter on a site's toggle shows its partitions; Enter again hides them
+    partitions = _site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")
     page.keyboard.press("Enter")
-    expect(_site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")).to_be_visible()
+    expect(partitions).to_be_visible()
+    hide = _site_row(page, SITES[4]).get_by_role("button", name=f"Hide partitions of {SITES[4]}")
+    expect_focused(page, hide, "the toggle, once its partitions are shown")
     page.keyboard.press("Enter")
-    expect(_site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")).to_have_count(0)
+    expect(partitions).to_have_count(0)
 
 
 def test_job_rows_are_one_tab_stop_arrows_move_and_enter_or_space_opens_details(page):
@@ -340,43 +356,49 @@ def test_job_rows_are_one_tab_stop_arrows_move_and_enter_or_space_opens_details(
     no row took Tab and Enter on a row did nothing."""
     jobs = _panel(page).locator('[data-diamond-section="jobs"]')
     rows = jobs.locator("li[data-diamond-job]")
-    first, second = (rows.nth(i).get_attribute("data-diamond-job") for i in (0, 1))
-    jobs.get_by_role("searchbox", name="Filter jobs by name or id").focus()
+    # the first two rows as drawn now, then found by their ids wherever they are drawn
+    expect(rows.nth(1)).to_be_attached()
+    first, second = (jobs.locator(f'li[data-diamond-job="{job_id}"]') for job_id in
+                     (rows.nth(i).get_attribute("data-diamond-job") for i in (0, 1)))
+    search = jobs.get_by_role("searchbox", name="Filter jobs by name or id")
+    search.focus()
+    expect_focused(page, search, "the jobs filter")
     page.keyboard.press("Tab")
-    focused = "() => document.activeElement.dataset.diamondJob ?? null"
-    assert page.evaluate(focused) == first
+    expect_focused(page, first, "Tab from the filter: the first row")
     expect(jobs.locator('li[data-diamond-job][tabindex="0"]')).to_have_count(1)
     page.keyboard.press("ArrowDown")
-    assert page.evaluate(focused) == second
+    expect_focused(page, second, "ArrowDown: the second row")
     # the tab stop moved with the focus: one row takes Tab, the one last focused
     expect(jobs.locator('li[data-diamond-job][tabindex="0"]')).to_have_count(1)
-    expect(rows.nth(1)).to_have_attribute("tabindex", "0")
-    row = rows.nth(1)
-    details = row.locator("[data-diamond-job-details]")
+    expect(second).to_have_attribute("tabindex", "0")
+    details = second.locator("[data-diamond-job-details]")
     page.keyboard.press("Enter")
     expect(details).to_be_visible()
     expect(details).to_contain_text("queued")
-    expect(row).to_have_attribute("data-diamond-state", re.compile(r"^[A-Z]+$"))
+    expect(second).to_have_attribute("data-diamond-state", re.compile(r"^[A-Z]+$"))
+    expect_focused(page, second, "the second row, its details shown")
     page.keyboard.press("Space")
     expect(details).to_have_count(0)
     page.keyboard.press("ArrowUp")
-    assert page.evaluate(focused) == first
+    expect_focused(page, first, "ArrowUp: the first row")
     page.keyboard.press("End")
-    assert page.evaluate(focused) == rows.last.get_attribute("data-diamond-job")
+    expect_focused(page, rows.last, "End: the last row shown")
     page.keyboard.press("Home")
-    assert page.evaluate(focused) == first
+    expect_focused(page, first, "Home: the first row")
     # a click opens the same details; a button in the row does its own work, no details
-    rows.nth(0).locator(".jp-diamond-job-meta").click()
-    expect(rows.nth(0).locator("[data-diamond-job-details]")).to_be_visible()
-    rows.nth(0).locator(".jp-diamond-job-meta").click()
-    expect(rows.nth(0).locator("[data-diamond-job-details]")).to_have_count(0)
+    first.locator(".jp-diamond-job-meta").click()
+    expect(first.locator("[data-diamond-job-details]")).to_be_visible()
+    first.locator(".jp-diamond-job-meta").click()
+    expect(first.locator("[data-diamond-job-details]")).to_have_count(0)
 
 
 def test_escape_closes_the_cancel_dialog_and_cancels_nothing(page):
     posts: list[str] = []
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     row = _panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
-    row.get_by_role("button", name="Cancel never-started").focus()
+    cancel = row.get_by_role("button", name="Cancel never-started")
+    cancel.focus()
+    expect_focused(page, cancel, "the row's Cancel button")
     page.keyboard.press("Enter")
     dialog = page.locator(".jp-Dialog")
     expect(dialog).to_be_visible()
@@ -393,8 +415,8 @@ def test_timeline_spans_days_and_shows_an_unstarted_job(page):
     unstarted = timeline.locator(f'[data-diamond-job-bar="{UNSTARTED_ID}"]')
     expect(unstarted).to_have_attribute("data-diamond-state", "PENDING")
     # the unstarted job has its queued bar and no run bar
-    assert unstarted.locator("rect.jp-diamond-seg").count() == 0
-    assert unstarted.locator("rect.jp-diamond-seg-queued").count() == 1
+    expect(unstarted.locator("rect.jp-diamond-seg-queued")).to_have_count(1)
+    expect(unstarted.locator("rect.jp-diamond-seg")).to_have_count(0)
     # fitted, the view spans the three days; the running bar reaches "now"
     zoom = timeline.locator("[data-diamond-span-ms]")
     expect(zoom).to_have_attribute("data-diamond-zoom", "fit")
@@ -403,9 +425,12 @@ def test_timeline_spans_days_and_shows_an_unstarted_job(page):
     # focus by keyboard shows its tooltip; Escape hides it (the focus stays), Tab away too
     tooltip = _escape_hides_spanning_tooltip(page, timeline, spanning)
     page.keyboard.press("Shift+Tab")
+    expect(spanning).not_to_be_focused()
     page.keyboard.press("Tab")
+    expect_focused(page, spanning, "Shift+Tab, then Tab back to the bar")
     expect(tooltip).to_be_visible()
     page.keyboard.press("Tab")
+    expect(spanning).not_to_be_focused()
     expect(tooltip).to_have_count(0)
 
 
@@ -415,14 +440,16 @@ def test_sites_of_non_ascii_names_keep_their_own_controls(page):
     for site in TWINS:
         toggle = _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}")
         toggle.focus()
+        expect_focused(page, toggle, f"{site}'s partitions toggle")
         page.keyboard.press("Enter")
+        hide = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
+        expect_focused(page, hide, f"{site}'s toggle, its partitions shown")
     for site in TWINS:
         toggle = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
         controlled = toggle.get_attribute("aria-controls")
-        owner = page.evaluate(
-            "id => document.getElementById(id)?.closest('[data-diamond-site]')"
-            "?.dataset.diamondSite", controlled)
-        assert owner == site, (site, controlled, owner)
+        # the table it names is the one in its own row (and the only one of that id)
+        expect(page.locator(f'[id="{controlled}"]')).to_have_count(1)
+        expect(_site_row(page, site).locator(f'[id="{controlled}"]')).to_be_visible()
     for site in TWINS:
         _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}").click()
     for site in TWINS:
@@ -597,6 +624,7 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
         for site in TWINS:
             grid = dash.locator(f'[data-diamond-queue="{site}"]')
             grid.focus()
+            expect_focused(p, grid, f"{site}'s queue grid")
             p.keyboard.press("Home")
             expect(grid).to_have_attribute("aria-activedescendant", re.compile("."))
             owner = p.evaluate(
@@ -608,9 +636,10 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
             p, dash, dash.locator(f'[data-diamond-gantt-job="{SPANNING_ID}"]'))
         # keyboard: the grid takes focus; arrows move the active row
         first.focus()
+        expect_focused(p, first, f"{SITES[0]}'s queue grid")
         p.keyboard.press("ArrowDown")
+        expect(first).to_have_attribute("aria-activedescendant", re.compile("."))
         active = first.get_attribute("aria-activedescendant")
-        assert active, "no active row after ArrowDown"
         p.keyboard.press("ArrowDown")
         expect(first).not_to_have_attribute("aria-activedescendant", active)
     finally:

@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_sidebar import expect_focused, focus_holder, open_sidebar, show_sidebar_unfocused
 
 from conftest import api, load_lab
 
@@ -209,6 +210,14 @@ def page(bare_lab, browser):
         p.context.close()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with the Diamond panel shown and nothing focused,
+    whatever the test before left (a failed one included): one failure stays one."""
+    if "page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("page"))
+
+
 def _panel(page: Page):
     return page.locator("#diamond-sidebar")
 
@@ -278,8 +287,11 @@ def test_the_twentieth_site_is_reached_by_scrolling_and_its_partitions_open(page
     expect(last).to_be_in_viewport()
     toggle = last.get_by_role("button", name=f"Show partitions of {SITES[-2]}")
     toggle.focus()
+    expect_focused(page, toggle, f"{SITES[-2]}'s partitions toggle")
     page.keyboard.press("Enter")
     expect(last.locator("[data-diamond-partition=batch]")).to_be_visible()
+    hide = last.get_by_role("button", name=f"Hide partitions of {SITES[-2]}")
+    expect_focused(page, hide, "the toggle, once its partitions are shown")
     page.keyboard.press("Enter")
     expect(last.locator("[data-diamond-partition=batch]")).to_have_count(0)
 
@@ -549,9 +561,16 @@ def test_the_plan_shows_the_whole_rendered_script(page):
 
 
 def _tab_to(page: Page, name: str, limit: int = 400) -> None:
-    """Press Tab until the focused element's accessible name is `name`."""
-    for _ in range(limit):
-        label = page.evaluate("() => document.activeElement?.getAttribute('aria-label')")
+    """Press Tab until the focused element's accessible name is `name`, each stop on the
+    way in the sidebar (a focus that left it fails at once, saying where it went)."""
+    for n in range(limit):
+        try:  # the label read in the same look that finds the focus in the sidebar
+            label = page.wait_for_function("""() => { const e = document.activeElement;
+                return e?.closest('#diamond-sidebar') ? [e.getAttribute('aria-label')] : null;
+            }""", timeout=5_000).json_value()[0]
+        except PlaywrightTimeout:
+            raise AssertionError(f"Tab {n} on the way to {name!r}: {focus_holder(page)}, "
+                                 "out of the sidebar") from None
         if label == name:
             return
         page.keyboard.press("Tab")
@@ -564,7 +583,9 @@ def _tab_to_plan_button(page: Page, verb: str) -> Locator:
     panel = _live_sidebar(page)
     task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
     expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
-    panel.get_by_role("button", name="Reload sites and jobs").focus()
+    reload_button = panel.get_by_role("button", name="Reload sites and jobs")
+    reload_button.focus()
+    expect_focused(page, reload_button, "the reload button")
     _tab_to(page, f"{verb} the plan of {TASK_ID}")
     return task
 
@@ -695,8 +716,10 @@ def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser, at):
     zone = _zone_just_past_midnight(at)
     settings = "lab/api/settings/diamond-jupyter:plugin"
     api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
-    p = _new_page(browser, bare_lab, width=1600, at=at)
-    serve_recorded(p, big_dashboard(SITES[:3], 30, now=at), now=at)
+    # answered before the page loads: an earlier test's dashboard, kept in the server's
+    # workspace, is reopened (and asks for its queues) as the page starts
+    p = _new_page(browser, bare_lab, width=1600, at=at, before_load=lambda page: serve_recorded(
+        page, big_dashboard(SITES[:3], 30, now=at), now=at))
     try:
         _live_sidebar(p)
         dash = open_from_palette(p)
@@ -771,9 +794,12 @@ def test_zoom_200_percent_keeps_the_sidebar_usable(bare_lab, browser):
         reason.scroll_into_view_if_needed()
         box = reason.bounding_box()
         assert box and box["x"] + box["width"] <= right + 1, (box, right)
-        panel.get_by_role("button", name="Reload sites and jobs").focus()
+        reload_button = panel.get_by_role("button", name="Reload sites and jobs")
+        reload_button.focus()
+        expect_focused(p, reload_button, "the reload button")
         _tab_to(p, f"Approve the plan of {TASK_ID}")
         approve = panel.get_by_role("button", name=f"Approve the plan of {TASK_ID}")
+        expect_focused(p, approve, "Approve, reached by Tab")
         expect(approve).to_be_in_viewport()
         assert not p.diamond_errors, p.diamond_errors
     finally:

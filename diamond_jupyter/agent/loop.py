@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import logging
 from typing import TYPE_CHECKING, Any
 
 from ..attention import explain, never_reason
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError, Job, JobState, check_request, is_provisional
 from ..skills import (
     NeedsApproval,
@@ -28,7 +28,7 @@ from .tasks import TaskBook, found_cause, preview
 if TYPE_CHECKING:
     from ..federation import Federation
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SYSTEM = """You are the diamond agent: you run HPC work across several Slurm/PBS/LSF/Flux \
 clusters through tools. Discover resources before choosing; prefer placement's choice \

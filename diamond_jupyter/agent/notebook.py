@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import html
 import json
-import logging
 import threading
 from typing import Any
 
 from ..federation_plan import describe_plan
+from ..log_lines import one_line_logger
 from ..model import DiamondError, one_line, visible
 from .tasks import FINAL_STATES
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 SHOWN_STEPS = 12
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from ..attention import make as attention_event
 from ..attention import never_reason
 from ..federation_lookout import LOOKOUT_EVENT
 from ..leases import Fence, LeaseLost, fence_of
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError, Event, JobState
 from ..store import TaskRecord
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..journal import Journal
     from ..leases import EngineLease
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 FINAL_STATES = frozenset({"done", "failed", "rejected"})
 PREVIEW = 2000  # characters of a tool result kept in a step / event

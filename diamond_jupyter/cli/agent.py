@@ -29,9 +29,10 @@ def _confirm(task: dict[str, Any]) -> bool:
 
 async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str, Any]:
     from ..agent.service import AgentService
-    from ..federation import Federation
+    from ..federation import AGENT_KEY_VARS, Federation
 
-    fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0)
+    fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0,
+                     private_vars={*AGENT_KEY_VARS, llm.api_key_env})
     agent = AgentService(fed, llm)
     try:
         await fed.start(recover=False)

@@ -40,6 +40,9 @@ def describe_text(d: SiteDescription) -> str:
     mods = None if c.software is None else [m.full + (" (default)" if m.default else "")
                                             for m in c.software]
     lines.append(f"  software:            {listed(mods)}{src('software')}")
+    if c.extensions:  # Lmod's (E): loaded with the module that provides each
+        lines.append(f"  extensions (E):      {listed(c.extensions)}  (no modules: load "
+                     "the module that provides each)")
     lines.append(f"  container runtimes:  {listed(c.container_runtimes)}"
                  f"{src('container_runtimes')}")
     if d.scheduler_version:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..job_dependencies import dependencies_json, dependency_line
 from ..model import (
     BadInput,
     DiamondError,
@@ -193,11 +194,15 @@ async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsu
 def cmd_status(args: argparse.Namespace) -> int:
     async def go(fed):
         try:
-            return await fed.status(args.job, refresh=True), None
+            job, trouble = await fed.status(args.job, refresh=True), None
         except SiteError as e:  # the site did not answer: the state as last seen, said so
-            return fed.job(args.job), e
-    job, trouble = asyncio.run(with_fed(args, go))
-    out(args, job_json(job), job_line(job))
+            job, trouble = fed.job(args.job), e
+        return job, fed.dependencies(job.id), trouble
+    job, deps, trouble = asyncio.run(with_fed(args, go))
+    # what it waits for: one line each under the job's line (none: the job's line alone)
+    out(args, job_json(job) | {"depends_on": dependencies_json(deps)},
+        "\n".join([job_line(job), *(f"  depends on {one_line(dependency_line(d))}"
+                                     for d in deps)]))
     if trouble is None:
         return 0
     print(visible(f"diamond: {job.site} could not be asked about {job.id} ("
@@ -350,7 +355,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     jobs = fed.jobs(site=args.site, limit=args.limit)
     hand_over(fed, args)
     if args.json or jobs:
-        out(args, [job_json(j) for j in jobs], "\n".join(job_line(j) for j in jobs))
+        deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
+        out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
+            "\n".join(job_line(j) for j in jobs))
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
         print("diamond: no jobs" + (f" on {args.site}" if args.site else "") + " in the store",
               file=sys.stderr)

@@ -257,6 +257,31 @@ def burst_buffer_notes(body: str, source: str, target: str, first_line: int = 1)
     return notes
 
 
+# a here-document's operator: `<<WORD`, `<<-WORD`, `<< 'WORD'`, `<<"WORD"`, `<<\WORD` (not
+# the here-string `<<<`); the word quoted (in part) means nothing in its lines is expanded
+_HEREDOC = re.compile(r"""(?<![<\w])<<(?!<)(-?)\s*(\\?)(['"]?)([A-Za-z_][\w.-]*)\3""")
+
+
+def heredoc_lines(lines: list[str]) -> dict[int, bool]:
+    """The indexes of `lines` inside a here-document (its text, not its closing word), each
+    with whether its word was quoted: the shell expands nothing in those lines then."""
+    inside: dict[int, bool] = {}
+    pending: list[tuple[str, bool, bool]] = []  # (word, quoted, tabs stripped), in order
+    for i, line in enumerate(lines):
+        if pending:
+            word, quoted, tabs = pending[0]
+            if (line.lstrip("\t") if tabs else line) == word:
+                pending.pop(0)
+            else:
+                inside[i] = quoted
+            continue
+        if line.lstrip().startswith("#"):
+            continue
+        pending = [(m.group(4), bool(m.group(2) or m.group(3)), m.group(1) == "-")
+                   for m in _HEREDOC.finditer(line)]
+    return inside
+
+
 def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                    one_task_cpus: bool = False, copies: bool = False
                    ) -> tuple[str, list[str]]:
@@ -288,8 +313,15 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
                      f"which says what the {source} job asks (a script of both headers: read "
                      f"it as {target} to keep them)")
     notes += burst_buffer_notes(body, source, target, first_line)
-    for n, line in enumerate(body.split("\n"), first_line):
+    lines = body.split("\n")
+    in_heredoc = heredoc_lines(lines)
+    for n, line in enumerate(lines, first_line):
         if line.lstrip().startswith("#"):
+            out.append(line)
+            continue
+        if in_heredoc.get(n - first_line):  # a quoted here-document's text: as written
+            if _launcher(line, n, source, target) != (line, None):
+                notes.append(_heredoc_launcher(n))
             out.append(line)
             continue
         missing: list[str] = []
@@ -313,11 +345,20 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
             notes.append(f"kept: line {n}: $OMP_NUM_THREADS: PBS Pro sets it (the chunk's "
                          f"ompthreads, else its ncpus); the {target} job written here does "
                          "not: set it in the script (export OMP_NUM_THREADS=N)")
-        line, note = _launcher(line, n, source, target)
+        launched, note = _launcher(line, n, source, target)
+        if n - first_line in in_heredoc and (note or launched != line):
+            note = _heredoc_launcher(n)
+        else:
+            line = launched
         if note:
             notes.append(note)
         out.append(line)
     return "\n".join(out), notes
+
+
+def _heredoc_launcher(n: int) -> str:
+    return (f"kept: line {n}: a launcher inside a here-document (the text of a file or of a "
+            "command's input, not a command of this job) is left as written")
 
 
 def _launcher(line: str, n: int, source: str, target: str) -> tuple[str, str | None]:

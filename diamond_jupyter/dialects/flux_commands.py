@@ -267,7 +267,8 @@ class FluxCommands(FailureReading):
         over their number, a node whole in one state having that size in it and the nodes
         in several sharing what is left of each line (before, a line's cores were split
         evenly: 4 idle nodes of 64 cores beside an 8-core job read as 62-core nodes and one
-        of 70). `skipped`: where to say a line of another shape, left out (else
+        of 70). `skipped`: where to say a line of another shape, and a header (`STATE
+        PROPERTIES NNODES ...`, printed without -n, again on each page), left out (else
         SiteError)."""
         lines: list[tuple[str, str | None, list[str], int, int]] = []
         for n, line in enumerate(stdout.splitlines(), 1):
@@ -279,6 +280,10 @@ class FluxCommands(FailureReading):
                        line)
                 continue
             state, props, nnodes, ncores, ngpus, nodelist = f
+            if all(re.fullmatch(r"[A-Z]+", x) for x in (nnodes, ncores, ngpus)):
+                unread(skipped, "flux", f"flux resource list line {n}", "a header, no "
+                       "resources", line, message=True)
+                continue
             names = list(dict.fromkeys(expand_hostlist(nodelist)))
             if not names or not (known_count(nnodes) or len(names)):
                 continue

@@ -20,6 +20,7 @@ from .begin_time import flux_parts, neutral, render_begin
 from .body import FLUX_COPIES as FLUX_CC
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import is_flux_id
+from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
 from .scripts_common import (
     ODD_BLANK_REASON,
@@ -94,6 +95,10 @@ def _env_pattern(pattern: str):
     return lambda name: fnmatch.fnmatchcase(name, pattern)
 
 _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel, as written
+# what flux batch reads as a directive anywhere in the file (RFC 36): `flux:` after any
+# prefix of non-letters, `#` or none (a Python docstring's lines), `--` (Lua), `//`, `##`
+_ANY_SENTINEL = re.compile(r"^([^\w]*)(?:flux|FLUX):")
+_READ_PREFIX = re.compile(r"\s*#\s*")  # the prefixes this reader takes
 _FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DEPS = {"after", "afterany", "afterok", "afternotok"}
@@ -115,8 +120,38 @@ def fmt_fsd(seconds: int) -> str:
 
 
 def _count(raw: str) -> int:
+    """How many options a kept directive line holds; -1 for a line that opens a string over
+    several lines (never written back alone: its options are rebuilt)."""
+    if is_opening(raw):
+        return -1
     m = _SENTINEL.match(raw)
     return len(TABLE.parse(tokenize(m.group(1)), 0, raw)) if m else 0
+
+
+def _opening_prefix(raw: str) -> str:
+    """The part of a string's option value on its opening line (`user.conf=` of
+    `--setattr=user.conf=` and a triple quote)."""
+    m = _SENTINEL.match(raw)
+    try:
+        items = TABLE.parse(tokenize(m.group(1)[:-3]), 0, raw) if m else []
+    except BadInput:  # the option's value is the string alone
+        return ""
+    return (items[-1].value or "") if items else ""
+
+
+def _kept_strings(spec: JobSpec, sentinel: str) -> dict[int, list[str]]:
+    """Each kept option whose value is a string over several lines (the last option of its
+    opening line), by the id of its Directive: the directive lines that write it back."""
+    last: dict[str, Directive] = {}
+    for d in spec.unknown:
+        if d.dialect == "flux" and is_opening(d.raw):
+            last[d.raw] = d
+    out = {}
+    for raw, d in last.items():
+        prefix = _opening_prefix(raw)
+        if (d.value or "").startswith(prefix):
+            out[id(d)] = string_lines(sentinel, raw, d.option, prefix, d.value or "")
+    return out
 
 
 # flux run's per-task sizes, which flux batch refuses (it sizes a job in slots), and the
@@ -190,12 +225,46 @@ class FluxScript:
                                "directives with different sentinels; write every one as "
                                f"`{first[1].strip()}`")
 
+    @staticmethod
+    def _other_prefixes(text: str) -> None:
+        """BadInput at a line flux batch reads as a directive under a prefix other than
+        `#` (`-- flux:`, `## flux:`, a bare `flux:`): before any `#` one, its request would
+        be lost here (this reader takes `#` prefixes only); after one, flux batch refuses
+        the script (one sentinel for every directive, none after the commands)."""
+        first: tuple[int, str] | None = None
+        for lineno, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+            m = _ANY_SENTINEL.match(line.rstrip("\r"))
+            if m is None or (lineno == 1 and line.startswith("#!")):
+                continue
+            if _READ_PREFIX.fullmatch(m.group(1)):
+                first = first or (lineno, m.group(0).strip())
+                continue
+            shown = f"`{line.strip()}`"
+            prefix = f"under the prefix `{m.group(1).strip()}`" if m.group(1).strip() \
+                else "with no prefix"
+            if first is None:
+                raise BadInput(
+                    f"line {lineno}: {shown} is a flux directive {prefix} (flux batch "
+                    "reads `flux:` after any non-letters); this reader takes `#` ones only "
+                    "(`#flux:`, `# flux:`), so the job's request would be lost: write the "
+                    "directives as `# flux: ...` lines (a shell, Python, Perl or R script), "
+                    "or submit a script in another language with flux batch itself")
+            raise BadInput(
+                f"line {lineno}: {shown} reads to flux batch as a directive under another "
+                f"sentinel than line {first[0]}'s `{first[1]}`: flux batch refuses the "
+                "script (every directive shares one sentinel and none follows the "
+                "commands, a here-document's lines included); to disable a directive put "
+                f"`#` after its sentinel (`{first[1]} # -N 8`), and start a line of data "
+                "with a letter")
+
     def parse_script(self, text: str) -> JobSpec:
+        self._other_prefixes(text)
         header, spec = begin_parse(
             text, _SENTINEL, self.name,
             "directives must be grouped; flux batch rejects this one", flux_rules=True)
         self._one_sentinel(header.directives)
-        for lineno, raw, payload in header.directives:
+        directives, strings = join_triple_quotes(header.directives)
+        for lineno, raw, payload in directives:
             if ends_in_backslash(payload.rstrip("\r")):  # flux batch: shlex fails there
                 raise BadInput(f"line {lineno}: `{raw.strip()}` ends in a backslash: flux "
                                "batch refuses it (a directive is split as one shell line, "
@@ -203,8 +272,10 @@ class FluxScript:
                                "character); a directive does not go on on the next line: "
                                "put the options on one line, or on several `flux:` lines")
         modes: dict[str, str] = {}  # per-slot / per-resource -> the first option of it
-        for lineno, raw, payload in header.directives:
-            for item in TABLE.parse(tokenize(payload), lineno, raw):
+        for lineno, raw, payload in directives:
+            items = TABLE.parse(tokenize(payload), lineno, raw)
+            for item in items:
+                kept_before = len(spec.unknown)
                 mode = _MODES.get(item.option) if item.known else None
                 if mode:
                     modes.setdefault(mode, f"--{item.option} (line {lineno})")
@@ -212,6 +283,14 @@ class FluxScript:
                 if not ok:
                     unknown(spec, self.name, item, item.option if not item.known
                             else "--" + item.option)
+                if lineno in strings and item is items[-1] and len(spec.unknown) == kept_before:
+                    raise BadInput(
+                        f"line {lineno}: `{raw.strip()}` opens a string over several lines "
+                        f"as the value of {item.option}, which the reader takes into the "
+                        "job's settings, where a value is one line; give it on one line "
+                        "(between triple quotes there too), or keep several lines for an "
+                        "option flux batch passes on as written (--setattr=user.KEY, "
+                        "--add-file)")
                 if not item.known and item.option in _PER_TASK:
                     note(spec, f"line {lineno}: {item.option} is a flux run option; flux "
                                f"batch refuses it (a batch job is sized in slots: "
@@ -556,7 +635,8 @@ class FluxScript:
         spec = one_shape(spec, self.name, warnings)  # a job of several shapes
 
         def add(opt: str, val: object = None) -> None:
-            lines.append(f"#flux: --{opt}" + ("" if val is None else f"={quote(str(val))}"))
+            lines.append(f"#flux: --{opt}" + ("" if val is None
+                                                else f"={flux_word(str(val), quote)}"))
 
         r, c = spec.resources, spec.constraints
         if spec.name:
@@ -668,8 +748,12 @@ class FluxScript:
             add("env", f"{k}={v.replace('$', '$$')}")  # flux would fill in a $NAME
         # a kept line as written, but under this script's one sentinel (flux batch refuses
         # a `# flux:` line among `#flux:` ones)
+        strings = _kept_strings(spec, self.sentinel)
         lines += [_SENTINEL_TAG.sub(self.sentinel, x, count=1)
-                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count)]
+                  for x in own_unknown_lines(spec, self.name, self.sentinel, _count,
+                                             skip=lambda d: id(d) in strings,
+                                             written=lambda v: flux_word(v, quote))]
+        lines += [x for written in strings.values() for x in written]
         signal_kept: list[tuple[str, str | None]] = []
         if spec.source_dialect != self.name and (ws := warn_signal(spec)):
             add("signal", f"{ws.name}@{fmt_fsd(ws.seconds)}")

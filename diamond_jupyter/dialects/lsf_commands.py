@@ -156,6 +156,13 @@ class LsfCommands(FailureReading):
         return ["sh", "-c", f'"$0" -l -n {BHIST_LOG_FILES} "$@" 2>/dev/null; exit 0', "bhist",
                 *self._ids(native_ids)]
 
+    @property
+    def accounting_reach(self) -> str:
+        """Where `accounting_argv` looks, as the reason a job it did not find is lost says."""
+        return (f"bhist -n {BHIST_LOG_FILES} read the {BHIST_LOG_FILES} newest event log "
+                f"files (lsb.events to lsb.events.{BHIST_LOG_FILES - 1}): a job that ended "
+                "before them is not there")
+
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["bkill", *self._ids(native_ids)]
 

@@ -51,12 +51,12 @@ from .outputs_common import (
     memory_mb,
     parse_duration,
     parse_local_time,
-    signed32,
     to_int,
     unread,
     user_filter,
     xml_document,
 )
+from .pbs_outcome import finished_state
 from .pbs_text import (
     SAFE_WRAPPER_PATH,
     parse_full,
@@ -64,6 +64,13 @@ from .pbs_text import (
     parse_wrapper_queues,
     parse_wrapper_status,
     torque_as_pro,
+)
+from .pbs_trace import (
+    REACHED_MARK,
+    TRACEJOB_BUDGET_S,
+    TRACEJOB_DAYS,
+    parse_tracejob,
+    reached_ids,
 )
 from .slurm_commands import SlurmCommands, is_separated
 
@@ -106,47 +113,6 @@ def _count(value: Any) -> int:
     """A node's count of CPUs or GPUs; 0 where not given or below 0 (PBS's own count of
     what is assigned can go negative after a server restart: nothing is taken then)."""
     return known_count(value) or 0
-
-
-# Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
-# -29; its -10 to -12 mean other things): memory, walltime, CPU time
-_TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
-
-
-def finished_state(
-    exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None,
-    *, torque: bool = False,
-) -> tuple[JobState, int | None, str | None]:
-    """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
-    if exit_status is not None:  # (-1 printed unsigned is still PBS's own -1)
-        exit_status = signed32(exit_status)
-    if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
-        # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
-        code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
-        return JobState.CANCELLED, code, "deleted (qdel)"
-    if exit_status is None:
-        return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
-    timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
-    if exit_status < 0:
-        if torque and exit_status in _TORQUE_OVERLIMIT:
-            if exit_status == -11:
-                return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
-            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
-        if exit_status == -29:
-            return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
-        if -29 <= exit_status <= -24:
-            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
-        return JobState.FAILED, exit_status, f"job never ran (Exit_status {exit_status})"
-    if exit_status > 256:
-        sig = exit_status - 256
-        if timed_out:
-            return JobState.TIMEOUT, 128 + sig, f"walltime exceeded (signal {sig})"
-        return JobState.FAILED, 128 + sig, f"killed by signal {sig}"
-    if exit_status == 0:
-        return JobState.COMPLETED, 0, None
-    if timed_out:
-        return JobState.TIMEOUT, exit_status, "walltime exceeded"
-    return JobState.FAILED, exit_status, None
 
 
 def _acl_groups(queue: dict[str, Any]) -> list[str] | None:
@@ -278,6 +244,13 @@ class PbsCommands(FailureReading):
         return (153,) if self.flavor == "slurm" else ()
 
     @property
+    def lists_known_on_failure(self) -> bool:
+        """Whether a status query that fails still lists the jobs it knows: PBS Pro's and
+        Torque's qstat say each id it does not know (a finished job it no longer keeps) on
+        stderr, list the others and exit non-zero."""
+        return self._acct is None
+
+    @property
     def submit_paths(self) -> bool:
         """Whether the submit command must be given the output paths (Slurm's qsub wrapper
         overrides the script's `#PBS -o/-e` with its own defaults otherwise)."""
@@ -315,11 +288,39 @@ class PbsCommands(FailureReading):
         return ["qstat", "-f", "-F", "json", "-x", *self._ids(native_ids)]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
-        """None: the status command already reports finished jobs (history / state C);
-        Slurm's wrappers do not say how a job ended: Slurm's accounting does."""
+        """How jobs the queue no longer lists ended. Slurm's wrappers do not say: Slurm's
+        accounting does. PBS Pro without job history and Torque past `keep_completed` no
+        longer list a finished job: `tracejob` reads the server's logs of the last
+        TRACEJOB_DAYS days, one job at a time (Torque's takes one), unwrapped (`-w 0`),
+        in the order given, within TRACEJOB_BUDGET_S in all, so a slow log never fails
+        the poll. Each job asked is followed by a REACHED_MARK line (`accounting_reached`);
+        a run cut at the budget prints nothing else (a cut line could read as another
+        exit status), and counts as asked only for the first job, which had the whole
+        budget; a job not reached is asked at a later poll. A job not found is said on
+        stderr, dropped with the exit status (the ids are checked, passed as the shell's
+        arguments; tracejob is its $0, where the site's configured path goes)."""
         if self._acct is not None:
             return self._acct.accounting_argv([short_id(i) for i in self._ids(native_ids)])
-        return None
+        return ["sh", "-c", f"end=$(($(date +%s) + {TRACEJOB_BUDGET_S})); for id do "
+                'now=$(date +%s); [ "$now" -lt "$end" ] || break; '
+                f'out=$(timeout $((end - now)) "$0" -n {TRACEJOB_DAYS} -w 0 "$id"); '
+                'cut=$(($? == 124)); [ "$cut" = 0 ] && printf "%s\\n" "$out"; '
+                f'[ "$cut" = 0 ] || [ "$id" = "$1" ] && printf "\\n{REACHED_MARK} %s\\n" "$id"; '
+                "done 2>/dev/null; exit 0", "tracejob", *self._ids(native_ids)]
+
+    def accounting_reached(self, stdout: str) -> list[str] | None:
+        """The jobs `accounting_argv`'s command asked about (None: it asks every job it is
+        given, as Slurm's accounting does)."""
+        return None if self._acct is not None else reached_ids(stdout)
+
+    @property
+    def accounting_reach(self) -> str | None:
+        """Where `accounting_argv` looks, as the reason a job it did not find is lost says."""
+        if self._acct is not None:
+            return None
+        return (f"tracejob read the PBS logs of the past {TRACEJOB_DAYS} days, where this "
+                "login may read them: a job that ended before them, or whose logs it may not "
+                "read, is not there")
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["qdel", *self._ids(native_ids)]
@@ -556,10 +557,11 @@ class PbsCommands(FailureReading):
 
     def parse_accounting(self, stdout: str, skipped: list[str] | None = None
                          ) -> list[JobStatus]:
-        """`skipped`: as `parse_status`'s."""
+        """`tracejob` (see `accounting_argv`); Slurm's wrappers: Slurm's accounting,
+        `skipped` as `parse_status`'s."""
         if self._acct is not None:
             return self._acct.parse_accounting(stdout, skipped)
-        return self.parse_status(stdout, skipped)
+        return parse_tracejob(stdout, self.tz, torque=self.flavor == "torque")
 
     def parse_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`pbsnodes -a -F json`; `skipped`: where to say a node entry that is no object of

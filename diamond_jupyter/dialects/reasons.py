@@ -66,7 +66,7 @@ _PBS = _compile([
     "Job run at {date} on {vnodes} and failed", "Job Array Began at {date}",
     "Job held by {name} on {date}", "Job held, too many failed attempts to run",
     "Job started on {date}",  # Torque
-    # the dialect's own words for how a finished job ended (pbs_commands.finished_state)
+    # the dialect's own words for how a finished job ended (pbs_outcome.finished_state)
     "deleted (qdel)", "killed by PBS: walltime exceeded", "killed by PBS: resource limit ({num})",
     "job never ran (Exit_status {num})", "walltime exceeded (signal {num})",
     "killed by signal {num}", "walltime exceeded",

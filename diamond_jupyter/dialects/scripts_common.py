@@ -649,9 +649,11 @@ def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str
 def own_unknown_lines(
     spec: JobSpec, dialect: str, sentinel: str, tokens_of: Callable[[str], int],
     skip: Callable[[Directive], bool] = lambda d: False,
+    written: Callable[[str], str] | None = None,
 ) -> list[str]:
     """Unknown directives of this dialect as lines: the raw line when every option on it
-    was unknown (verbatim round trip), else `SENTINEL option value` rebuilt."""
+    was unknown (verbatim round trip), else `SENTINEL option value` rebuilt, the value as
+    `written` (else `quote`) quotes it for the dialect's reader."""
     out: list[str] = []
     by_raw: dict[str, list[Directive]] = {}
     for d in spec.unknown:
@@ -663,7 +665,7 @@ def own_unknown_lines(
             continue
         for d in ds:
             sep = "=" if d.option.startswith("--") else " "
-            value = "" if d.value is None else sep + quote(d.value)
+            value = "" if d.value is None else sep + (written or quote)(d.value)
             out.append(f"{sep_sentinel(sentinel)}{d.option}{value}")
     return out
 
@@ -718,6 +720,7 @@ def foreign_warnings(spec: JobSpec, target: str, skip: Iterable[str] = ()) -> li
         out.append(f"dropped: {d.raw.strip()} ({what}: no {target} equivalent"
                    f"{_why_no_equivalent(d, target)})")
     return out
+
 
 
 def _why_no_equivalent(d: Directive, target: str) -> str:
@@ -1246,25 +1249,35 @@ def cpu_time_warnings(spec: JobSpec, target: str) -> list[str]:
 _SGE_HOME = re.compile(r"\$HOME")  # `$HOMEDIR` too (a prefix); `${HOME}` is not expanded
 # Grid Engine's other pseudo variables in an -o/-e path, each matched as a prefix, as it does
 _SGE_PSEUDO = re.compile(r"\$(USER|JOB_ID|JOB_NAME|HOSTNAME|TASK_ID)")
-_SGE_PSEUDO_MEANS = {"USER": "the job owner's user name (Slurm's %u)",
-                     "JOB_ID": "the job id (Slurm's %j)", "JOB_NAME": "the job's name (Slurm's %x)",
-                     "HOSTNAME": "the host the job runs on (Slurm's %N)",
-                     "TASK_ID": "the array task's index (Slurm's %a)"}
+_SGE_PSEUDO_MEANS = {"USER": ("the job owner's user name", "%u"),
+                     "JOB_ID": ("the job id", "%j"), "JOB_NAME": ("the job's name", "%x"),
+                     "HOSTNAME": ("the host the job runs on", "%N"),
+                     "TASK_ID": ("the array task's index", "%a")}
 OUTPUT_LINES = "output_lines"  # metadata: the line of a Slurm script's --output, --error
+# each scheduler that writes a `$` in an output path literally: its submit command, its
+# options for the two files and its name in a sentence
+_LITERAL_PATHS = {"slurm": ("sbatch", "--output", "--error", "Slurm"),
+                  "pbs": ("qsub", "-o", "-e", "PBS"), "lsf": ("bsub", "-o", "-e", "LSF"),
+                  "flux": ("flux batch", "--output", "--error", "flux")}
 
 
-def sge_pseudo_variables_of_slurm(spec: JobSpec) -> list[str]:
-    """A Slurm path naming $JOB_ID, $USER ... (sbatch writes them literally) reaches Grid
-    Engine, which expands them: said, naming the line and the variable."""
+def sge_pseudo_variables_literal(spec: JobSpec) -> list[str]:
+    """A path naming $JOB_ID, $USER ... in a script of a scheduler that writes them
+    literally (every one but Grid Engine) reaches Grid Engine, which expands them: said,
+    naming the option (and for Slurm its line) and the variable."""
+    command, out_opt, err_opt, scheduler = _LITERAL_PATHS[spec.source_dialect or "slurm"]
     lines = spec.metadata.get(OUTPUT_LINES) or {}
     out = []
-    for key, path in (("output", spec.stdout), ("error", spec.stderr)):
+    for key, option, path in (("output", out_opt, spec.stdout),
+                              ("error", err_opt, spec.stderr)):
         where = f"line {lines[key]}: " if key in lines else ""
         for name in dict.fromkeys(m.group(1) for m in _SGE_PSEUDO.finditer(path or "")):
-            out.append(f"approximated: {where}${name} in --{key} {path} (sbatch writes it "
-                       f"literally) is expanded by Grid Engine to {_SGE_PSEUDO_MEANS[name]}; "
-                       "the file is named otherwise (write a name without $ to keep the "
-                       "Slurm file's name)")
+            means, token = _SGE_PSEUDO_MEANS[name]
+            means += f" (Slurm's {token})" if scheduler == "Slurm" else ""
+            out.append(f"approximated: {where}${name} in {option} {path} ({command} writes "
+                       f"it literally) is expanded by Grid Engine to {means}; the file is "
+                       f"named otherwise (write a name without $ to keep the {scheduler} "
+                       "file's name)")
     return out
 
 
@@ -1273,17 +1286,19 @@ def sge_home_in_output_paths(spec: JobSpec, target: str) -> list[str]:
     its pseudo variables, with $USER, $JOB_ID ...); the other schedulers expand nothing in
     a directive, so their job would write under a directory named `$HOME`: said, naming
     the path (its other pseudo variables have their tokens: %u, %j ...). The mirror: a
-    Slurm path naming $HOME (sbatch writes it literally) reaches Grid Engine, which expands
-    it."""
+    path naming $HOME in a script of another scheduler (which writes it literally) reaches
+    Grid Engine, which expands it."""
     paths = dict.fromkeys(filter(None, (spec.stdout, spec.stderr)))
-    if spec.source_dialect == "slurm" and target == "sge":
-        return sge_pseudo_variables_of_slurm(spec) + [
-            f"approximated: $HOME in output path {path!r} (sbatch writes it literally, "
+    source = spec.source_dialect
+    if source in _LITERAL_PATHS and target == "sge":
+        command, _, _, scheduler = _LITERAL_PATHS[source]
+        return sge_pseudo_variables_literal(spec) + [
+            f"approximated: $HOME in output path {path!r} ({command} writes it literally, "
             "under a directory named $HOME) is expanded by Grid Engine to the job owner's "
             "home directory; the output goes there (write the directory's path without $ to "
-            "keep the Slurm file's place)"
+            f"keep the {scheduler} file's place)"
             for path in paths if _SGE_HOME.search(path)]
-    if spec.source_dialect != "sge" or target == "sge":
+    if source != "sge" or target == "sge":
         return []
     return [f"approximated: $HOME in output path {path!r} (Grid Engine's pseudo variable: "
             f"the job owner's home directory) has no {target} equivalent; kept literally, "
@@ -1334,6 +1349,11 @@ def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     if spec.constraints.architecture:
         out.append(f"dropped: architecture {spec.constraints.architecture} "
                    f"(no {target} directive)")
+    if spec.source_dialect == "sge" and spec.reservation and target in ("slurm", "lsf"):
+        out.append(f"approximated: reservation {spec.reservation} (Grid Engine's -ar: the "
+                   f"number its site gave an advance reservation) written as the {target} "
+                   f"reservation named {spec.reservation}; give the name of the {target} "
+                   "site's reservation")
     out += working_directory_patterns(spec, target)
     out += sge_home_in_output_paths(spec, target)
     out += cpu_time_warnings(spec, target)

@@ -724,13 +724,19 @@ class SlurmCommands(FailureReading):
             ))
         return out
 
-    def parse_nodes(self, stdout: str) -> list[Node]:
+    def parse_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`scontrol -d show node -o` (GresUsed needs -d; AllocTRES is the fallback). Its
-        free text (Reason, Comment, Extra) comes after every field read here."""
+        free text (Reason, Comment, Extra) comes after every field read here. A record
+        without its CPU count (CPUTot, CPUEfctv: an output cut short) is said in `skipped`
+        and left out (else SiteError), never read as a node of no CPUs."""
         out = []
-        for line in stdout.splitlines():
+        for n, line in enumerate(stdout.splitlines(), 1):
             kv = parse_kv_line(line, free_text=_NODE_FREE_TEXT)
             if "NodeName" not in kv:
+                continue
+            if not (clean(kv.get("CPUTot")) or clean(kv.get("CPUEfctv"))):
+                unread(skipped, "slurm", f"scontrol show node line {n}",
+                       "no CPUTot or CPUEfctv (cut short?)", line)
                 continue
             gpus, kind = gpu_count(kv.get("Gres"))
             used = gpu_count(kv.get("GresUsed"))[0] or gpu_count(kv.get("AllocTRES"))[0]
@@ -780,7 +786,9 @@ class SlurmCommands(FailureReading):
 
     def parse_sinfo_nodes(self, stdout: str, skipped: list[str] | None = None) -> list[Node]:
         """`sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'` (one line per node and partition).
-        `skipped`: where to say the lines of another shape (else SiteError)."""
+        `skipped`: where to say the lines of another shape, and a header (`NODELIST|STATE|
+        CPUS|...`, which sinfo without -h prints, again each time with -i), left out (else
+        SiteError)."""
         nodes: dict[str, Node] = {}
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
@@ -788,6 +796,10 @@ class SlurmCommands(FailureReading):
             f = line.split("|")
             if len(f) < 8:
                 unread(skipped, "slurm", f"sinfo line {n}", "expected 10 '|' fields", line)
+                continue
+            if re.fullmatch(r"[A-Z]+", f[2].strip()):
+                unread(skipped, "slurm", f"sinfo line {n}", "a header, no node", line,
+                       message=True)
                 continue
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
@@ -856,7 +868,7 @@ class SlurmCommands(FailureReading):
             licenses_free=self.parse_licenses(outputs.get("licenses", ""), free=True),
             site=site,
             partitions=self.parse_partitions(outputs.get("partitions", "")),
-            nodes=self.parse_nodes(outputs.get("nodes", "")),
+            nodes=self.parse_nodes(outputs.get("nodes", ""), skipped),
             jobs=jobs,
             qos=qos, user=user, associations=assocs, tres_mins_unread=minutes_unread,
             warnings=[f"{site}: {w}" for w in skipped],

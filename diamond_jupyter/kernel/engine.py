@@ -9,15 +9,16 @@ loop is never blocked by, nor re-entered from, engine work. `call(coro)` bridges
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
+from ..job_dependencies import JobDependency
+from ..log_lines import one_line_logger
 from ..model import Job
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 JobCallback = Callable[[Job], Any]
 _JOB_FIELDS = set(Job.model_fields)
@@ -111,6 +112,9 @@ class Engine:
     async def job(self, job_id: str, refresh: bool = False) -> Job: raise NotImplementedError
     async def submit_notes(self, job_id: str) -> list[str]:
         """What the submit changed or dropped to fit the site (Federation.submit_notes)."""
+        raise NotImplementedError
+    async def dependencies(self, job_id: str) -> list[JobDependency]:
+        """What the job waits for (Federation.dependencies)."""
         raise NotImplementedError
     async def cancel(self, job_id: str) -> Job: raise NotImplementedError
     async def release(self, job_id: str) -> tuple[Job, str | None]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..aio import within
+from ..job_dependencies import JobDependency
 from ..model import Job, SubmitUnsure
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback
@@ -89,6 +90,9 @@ class LocalEngine(Engine):
     async def job(self, job_id: str, refresh: bool = False) -> Job:
         fed = await self.fed()
         return self._seen(fed, await fed.status(job_id, refresh=refresh))
+
+    async def dependencies(self, job_id: str) -> list[JobDependency]:
+        return (await self.fed()).dependencies(job_id)
 
     async def cancel(self, job_id: str) -> Job:
         return await (await self.fed()).cancel(job_id)

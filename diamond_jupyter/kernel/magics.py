@@ -13,6 +13,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from ..job_dependencies import dependency_line
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
 from ..option_types import (
     MAX_LISTED,
@@ -321,7 +322,11 @@ class DiamondMagics(Magics):
         return jobs_table(self.call(self.engine.jobs(args.site, args.state, args.limit)))
 
     def do_status(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
-        return self.handle(self.call(self.engine.job(args.job, refresh=True)))
+        """The job's card, after a line for each thing it waits for (none: the card alone)."""
+        job = self.call(self.engine.job(args.job, refresh=True))
+        for dep in self.call(self.engine.dependencies(job.id)):
+            print(visible(f"{job.id} depends on {one_line(dependency_line(dep))}"))
+        return self.handle(job)
 
     def do_card(self, args: argparse.Namespace, cell: str | None) -> JobHandle:
         """A card that follows the job again (its handle was lost with the kernel)."""

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..aio import within
+from ..job_dependencies import JobDependency
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError, Job, SiteError, is_provisional
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback, job_from_json
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 MAX_LOG_LINES = 10_000  # the server's cap on GET jobs/{id}/logs?lines=
 SAFETY_REFRESH_S = 60.0  # re-read watched jobs this often even without events
@@ -130,6 +131,10 @@ class ServerClient(Engine):
     async def job(self, job_id: str, refresh: bool = False) -> Job:
         return self._job(await self.request("GET", f"jobs/{_q(job_id)}",
                                             refresh="1" if refresh else None))
+
+    async def dependencies(self, job_id: str) -> list[JobDependency]:
+        data = await self.request("GET", f"jobs/{_q(job_id)}")
+        return [JobDependency.model_validate(d) for d in data.get("depends_on") or []]
 
     async def cancel(self, job_id: str) -> Job:
         return self._job(await self.request("POST", f"jobs/{_q(job_id)}/cancel", {}))

@@ -37,15 +37,39 @@ def pin_partitions(cfg: FederationConfig,
     return cfg.model_copy(update={"sites": sites})
 
 
+def allowed_site_names(cfg: FederationConfig, allowed: list[str] | None,
+                       sites_file: str) -> list[str] | None:
+    """DiamondApp.allowed_sites as the sites file names them: `Alpha` is its `alpha` (no two
+    of its names differ only in case); a name of no site there is refused, naming the file
+    and its sites (a typo would leave that site out without a word)."""
+    if allowed is None:
+        return None
+    by_fold = {s.name.casefold(): s.name for s in cfg.sites}
+    unknown = [n for n in allowed if n.casefold() not in by_fold]
+    if unknown:
+        raise BadInput(f"DiamondApp.allowed_sites names {', '.join(map(repr, unknown))}, no "
+                       f"site of the sites file {sites_file} (its sites: "
+                       f"{', '.join(by_fold.values())})")
+    return list(dict.fromkeys(by_fold[n.casefold()] for n in allowed))
+
+
 def user_site_refusal(site: SiteConfig, admin_names: set[str],
                       host_patterns: list[str]) -> str | None:
-    """Why a site from the user's own file is not loaded, or None when the admin allows it."""
-    if site.name in admin_names:
+    """Why a site from the user's own file is not loaded, or None when the admin allows it.
+    Names are compared as the sites file compares them (`Alpha` is `alpha`), hosts as DNS
+    does (`LOGIN.Partner.example` is `login.partner.example`)."""
+    same = next((n for n in admin_names if n.casefold() == site.name.casefold()), None)
+    if same == site.name:
         return f"{site.name}: the admin's sites file defines this name already"
+    if same is not None:
+        return (f"{site.name}: the admin's sites file defines {same} already (site names "
+                "that differ only in case are one name: job ids and work directories would "
+                "mix); give yours another name")
     t = site.transport
     if t.kind != "ssh" or not t.host:
         return f"{site.name}: user sites must be reached over SSH (transport kind {t.kind})"
-    if not any(fnmatch.fnmatchcase(t.host, p) for p in host_patterns):
+    host = t.host.rstrip(".").lower()
+    if not any(fnmatch.fnmatchcase(host, p.lower()) for p in host_patterns):
         allowed = ", ".join(host_patterns) or "none"
         return (f"{site.name}: host {t.host} is not one the admin lets users add "
                 f"(DiamondApp.user_site_hosts: {allowed})")
@@ -78,30 +102,52 @@ def add_user_sites(cfg: FederationConfig, user_file: str,
 
 
 # -- the admin's DiamondApp settings, checked one by one -------------------------------------
-CONFIG_FILES = ("jupyter_server_config.json", "jupyter_server_config.py")
+CONFIG_FILES = ("jupyter_server_config.json", "jupyter_server_config.py")  # by rank
+
+
+COMMAND_LINE = "the server's command line (under JupyterHub: c.Spawner.args)"
 
 
 def setting_source(key: str, argv: list[str], config_dirs: list[str]) -> str:
     """Where `DiamondApp.KEY` is set: the server's command line, else the config file (and
     line) of the highest priority that names it (`config_dirs` highest first)."""
+    return next(iter(setting_sources(key, argv, config_dirs)), "the server's configuration")
+
+
+def setting_overrides(keys: list[str], argv: list[str], config_dirs: list[str]) -> list[str]:
+    """One line for each setting of KEYS given in more than one place: the place whose value
+    the server uses, and the places it wins over."""
+    said = []
+    for key in keys:
+        first, *others = setting_sources(key, argv, config_dirs) or [""]
+        if others:
+            said.append(f"DiamondApp.{key} is set in {first} and in {'; and in '.join(others)}:"
+                        f" the value in {first} is used")
+    return said
+
+
+def setting_sources(key: str, argv: list[str], config_dirs: list[str]) -> list[str]:
+    """Every place `DiamondApp.KEY` is set, the one whose value is used first: the server's
+    command line, then each config file (and line) that names it, as traitlets ranks them
+    (a directory's .json over its .py), then the `jupyter_server_config.d` files (each
+    directory's last file first), which fill only what nothing else sets."""
     flag = f"--DiamondApp.{key}"
-    if any(a == flag or a.startswith(flag + "=") for a in argv):
-        return "the server's command line (under JupyterHub: c.Spawner.args)"
-    for d in config_dirs:
-        base = Path(d)
-        files = [base / n for n in CONFIG_FILES]
-        files += sorted((base / "jupyter_server_config.d").glob("*.json"))
-        for f in files:
-            try:
-                text = f.read_text(errors="replace")
-            except OSError:
-                continue
-            needle = f'"{key}"' if f.suffix == ".json" else f"DiamondApp.{key}"
-            if "DiamondApp" not in text or needle not in text:
-                continue
-            line = text[:text.index(needle)].count("\n") + 1
-            return f"{f} (line {line})"
-    return "the server's configuration"
+    found = [COMMAND_LINE] if any(a == flag or a.startswith(flag + "=") for a in argv) else []
+    files = [Path(d) / n for d in config_dirs for n in CONFIG_FILES]
+    files += [f for d in config_dirs
+              for f in sorted((Path(d) / "jupyter_server_config.d").glob("*.json"),
+                              reverse=True)]
+    for f in files:
+        try:
+            text = f.read_text(errors="replace")
+        except OSError:
+            continue
+        needle = f'"{key}"' if f.suffix == ".json" else f"DiamondApp.{key}"
+        if "DiamondApp" not in text or needle not in text:
+            continue
+        line = text[:text.index(needle)].count("\n") + 1
+        found.append(f"{f} (line {line})")
+    return found
 
 
 def check_settings(app: Any, section: dict[str, Any], argv: list[str],

@@ -14,17 +14,25 @@ from traitlets import Dict, Enum, Float, Int, List, Unicode, default
 from ..agent.service import AgentService
 from ..aio import KeptTasks
 from ..config import default_config_path, load_config
-from ..federation import Federation
-from ..model import DiamondError
-from .admin import add_user_sites, check_settings, config_d_settings, pin_partitions
+from ..federation import AGENT_KEY_VARS, Federation
+from ..model import DiamondError, one_line
+from .admin import (
+    add_user_sites,
+    allowed_site_names,
+    check_settings,
+    config_d_settings,
+    pin_partitions,
+    setting_overrides,
+)
 from .events import EventBridge, register_schemas
+from .hub_stream import hub_checked_stream_route
 
 
 def bound_hub_token_cache(identity_provider: Any, max_age_s: int) -> int | None:
     """Cap how long the single-user server caches the hub's answer for a token (JupyterHub's
     `HubOAuth.cache_max_age`, 0 being forever) at MAX_AGE_S; the bound in force, or None
     when the server is not JupyterHub's. One hub lookup per token per bound, not per
-    request: an open event stream is not asked again."""
+    request; an open event stream reads the same answer (server/hub_stream.py)."""
     hub_auth = getattr(identity_provider, "hub_auth", None)
     if hub_auth is None:
         return None
@@ -74,7 +82,8 @@ class DiamondApp(ExtensionApp):
         5, min=1, max=300,
         help="Under JupyterHub, how long (s) the server trusts the hub's answer for a token "
         "or login cookie before asking the hub again: a token revoked at the hub is refused "
-        "within this bound (JupyterHub's own default is 300). Lowers "
+        "within this bound, and an event stream it opened is closed within it and a second "
+        "(JupyterHub's own default is 300). Lowers "
         "HubOAuth.cache_max_age, never raises it.").tag(config=True)
     login_prompt_timeout_s = Float(
         110.0, help="How long a site's one-time code prompt waits for the user's answer in "
@@ -105,12 +114,15 @@ class DiamondApp(ExtensionApp):
         refused is taken out (traitlets stops at the first, leaving the rest unread and the
         extension on its defaults), and the engine then does not start: `state` says which
         and where. The others are given as the extension reads them, with those of
-        `jupyter_server_config.d/*.json` files where nothing else sets them."""
+        `jupyter_server_config.d/*.json` files where nothing else sets them; a setting given
+        in several places is logged, naming the one whose value is used."""
         dirs = list(serverapp.config_file_paths)
         from_d, self.refused_settings = config_d_settings(dirs)
         section = serverapp.config.DiamondApp
         for key, value in from_d.items():  # the command line and config files come first
             section.setdefault(key, value)
+        for said in setting_overrides(list(section), sys.argv, dirs):
+            serverapp.log.warning("diamond: %s", said)
         values, refused = check_settings(self, dict(section), sys.argv, dirs)
         self.refused_settings.update(refused)
         for key in refused:
@@ -135,19 +147,21 @@ class DiamondApp(ExtensionApp):
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
             cfg = pin_partitions(cfg, self.allowed_partitions)
+            admin_allowed = allowed_site_names(cfg, self.allowed_sites, self.sites_file)
             cfg, mine, self.refused_sites = add_user_sites(cfg, self.user_sites_file,
                                                            self.user_site_hosts)
             for why in self.refused_sites:
-                self.log.warning("diamond: user site not loaded: %s", why)
-            allowed = None if self.allowed_sites is None else [*self.allowed_sites, *mine]
+                self.log.warning("diamond: user site not loaded: %s", one_line(why))
+            allowed = None if admin_allowed is None else [*admin_allowed, *mine]
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
                 store_poll_s=self.store_poll_s or None, allowed_sites=allowed,
-                use_login_holders=False)
+                use_login_holders=False,
+                private_vars={*AGENT_KEY_VARS, *filter(None, [self.llm_api_key_env])})
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:
             self.error = str(e)
-            self.log.warning("diamond: not configured: %s", e)
+            self.log.warning("diamond: not configured: %s", one_line(str(e)))
         bound_hub_token_cache(self.serverapp.identity_provider, self.hub_token_check_s)
         # Schemas first: a socket only receives the schemas registered when it opened.
         register_schemas(self.serverapp.event_logger)
@@ -158,6 +172,7 @@ class DiamondApp(ExtensionApp):
         from .routes import routes
 
         self.handlers.extend(routes())
+        self.handlers.extend(hub_checked_stream_route(self.serverapp.identity_provider))
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # noqa: ARG002
         await self.ensure_started()
@@ -178,7 +193,7 @@ class DiamondApp(ExtensionApp):
         try:
             await self.federation.start()
         except DiamondError as e:  # recovery failed: keep serving; the reason is logged
-            self.log.warning("diamond: recovery at start failed: %s", e)
+            self.log.warning("diamond: recovery at start failed: %s", one_line(str(e)))
         if self.llm_api_key:  # re-arm agent tasks that were waiting when the server stopped
             from ..agent import LLMConfig
 

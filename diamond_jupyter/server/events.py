@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..dependency_journal import DEPENDENCY_EVENT
 from ..federation_lookout import LOOKOUT_EVENT
+from ..log_lines import one_line_logger
 from ..model import DiamondError, Event, predicted_start
 from . import views
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from ..federation import Federation
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 PREFIX = "https://diamond-jupyter.org/events/"
@@ -31,6 +32,7 @@ AGENT_STEP = PREFIX + "agent-step"
 ACTIVITY = PREFIX + "activity"
 WORKFLOW = PREFIX + "workflow"
 JOB_ATTENTION = PREFIX + "job-attention"
+JOB_DEPENDENCY = PREFIX + "job-dependency"
 LOGIN_PROMPT = PREFIX + "login-prompt"  # emitted by server.login, not from stored events
 # job.submit-unsure: a submit's answer was lost, its job is being looked for by its token
 JOB_KINDS = frozenset({"job.state", "job.submitted", "job.updated", LOOKOUT_EVENT})
@@ -75,6 +77,8 @@ def to_emission(ev: Event, fed: Federation) -> tuple[str, dict[str, Any]] | None
         return JOB_STATE, payload
     if ev.kind == "job.attention" and ev.job_id:
         return JOB_ATTENTION, attention_payload(ev)
+    if ev.kind == DEPENDENCY_EVENT and ev.job_id:
+        return JOB_DEPENDENCY, dependency_payload(ev)
     if ev.kind.startswith("transfer."):
         return TRANSFER_PROGRESS, views.transfer_payload(ev)
     if ev.kind.startswith("agent."):
@@ -104,6 +108,14 @@ def attention_payload(ev: Event) -> dict[str, Any]:
         if d.get(key) is not None:
             out[key] = d[key]
     return out
+
+
+def dependency_payload(ev: Event) -> dict[str, Any]:
+    d = ev.data
+    return {"seq": ev.seq, "kind": ev.kind, "job_id": ev.job_id, "site": ev.site,
+            "outcome": d.get("outcome"), "dependency": d.get("dependency") or {},
+            "state": d.get("state"), "upstream_state": d.get("upstream_state"),
+            "version": str(d.get("version") or "1"), "at": views.iso(ev.at)}
 
 
 def activity_payload(ev: Event) -> dict[str, Any]:

@@ -4,7 +4,6 @@ decoded into models. Every JSON blob and free text goes through `redact()`."""
 from __future__ import annotations
 
 import json
-import logging
 import re
 import sqlite3
 import threading
@@ -16,12 +15,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from ..log_lines import one_line_logger
 from ..model import Event, Job, JobSpec, JobState
 from .frozen import frozen
 from .model import TaskRecord, TransferRecord
 from .seal import Sealer
 
-log = logging.getLogger("diamond_jupyter.store")
+log = one_line_logger("diamond_jupyter.store")
 
 # -- secrets -----------------------------------------------------------------------------
 

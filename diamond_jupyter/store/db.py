@@ -10,7 +10,6 @@ A migration is a tuple of SQL statements or a function taking the connection.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import stat
@@ -23,12 +22,16 @@ from typing import Any
 
 from .. import leases
 from ..config import default_data_dir, file_in_the_way
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError
 from ..private_files import directory_problem, others_problem
 from .engines import Heartbeats
 from .seal import Sealer
 
-log = logging.getLogger("diamond_jupyter.store")
+log = one_line_logger("diamond_jupyter.store")
+
+# ids per `IN (...)` of one query (SQLite's default limit on variables is 32766)
+IN_CHUNK = 500
 
 Migration = Sequence[str] | Callable[[sqlite3.Connection], None]
 

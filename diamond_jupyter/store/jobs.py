@@ -27,7 +27,7 @@ from ..model import (
     utcnow,
 )
 from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
-from .db import Database
+from .db import IN_CHUNK, Database
 
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
 # what no scheduler's job id holds and a path or a command line would read otherwise
@@ -355,6 +355,30 @@ class JobsMixin(Database):
         with self._lock:
             return self._job(self._conn(), job_id)
 
+    def jobs_with_ids(self, job_ids: Iterable[str]) -> dict[str, Job]:
+        """The stored jobs of `job_ids` (SITE:NATIVE, exactly) by id, an unknown id left out:
+        one read per IN_CHUNK of ids, however many there are."""
+        wanted = sorted(set(job_ids))
+        out: dict[str, Job] = {}
+        for i in range(0, len(wanted), IN_CHUNK):
+            part = wanted[i:i + IN_CHUNK]
+            for r in self._read(f"SELECT * FROM jobs WHERE id IN ({','.join('?' * len(part))})",
+                                part):
+                out[r["id"]] = row_to_job(r)
+        return out
+
+    def jobs_with_tokens(self, tokens: Iterable[str]) -> dict[str, Job]:
+        """The stored jobs of submission `tokens` by token, an unknown one left out: one read
+        per IN_CHUNK of tokens."""
+        wanted = sorted(set(tokens))
+        out: dict[str, Job] = {}
+        for i in range(0, len(wanted), IN_CHUNK):
+            part = wanted[i:i + IN_CHUNK]
+            for r in self._read("SELECT * FROM jobs WHERE token IN "
+                                f"({','.join('?' * len(part))})", part):
+                out[r["token"]] = row_to_job(r)
+        return out
+
     def state_learned_at(self, job_id: str) -> datetime | None:
         """When the last change of job `job_id`'s state or details (its "job.state" and
         "job.updated" events: a poll's, a push's) was recorded; None when none was (a job
@@ -522,6 +546,14 @@ class JobsMixin(Database):
             sql += " AND site = ?"
             args.append(site)
         return [row_to_job(r) for r in self._read(sql + " ORDER BY created_at", args)]
+
+    def waiting_jobs(self, site: str) -> list[Job]:
+        """`site`'s unfinished jobs whose spec holds a scheduler dependency (those a state
+        change of another job of the site may release)."""
+        return [row_to_job(r) for r in self._read(
+            f"SELECT * FROM jobs WHERE site = ? AND native_id IS NOT NULL AND NOT "
+            f"{_TERMINAL_SQL} AND json_array_length(spec, '$.dependencies') > 0 "
+            "ORDER BY created_at", (site,))]
 
     # -- state changes --------------------------------------------------------------------------
 

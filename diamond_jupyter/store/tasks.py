@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import leases
+from ..log_lines import one_line_logger
 from ..model import BadInput, Job, utcnow
 from .codec import (
     from_js,
@@ -25,7 +25,7 @@ from .db import Database
 from .model import TaskRecord, TaskStep
 from .seal import SealError
 
-log = logging.getLogger("diamond_jupyter.store")
+log = one_line_logger("diamond_jupyter.store")
 
 
 class TasksMixin(Database):

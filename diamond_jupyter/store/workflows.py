@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from .. import leases
 from ..model import BadInput, utcnow
 from .codec import from_js, from_ts, redact, to_js, to_js_sealed, to_ts
-from .db import Database
+from .db import IN_CHUNK, Database
 
 WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
 
@@ -86,6 +86,15 @@ class WorkflowRecord(BaseModel):
         return self.steps[positions[name]]
 
 
+def _row_to_workflow(row: sqlite3.Row, steps: list[StepRecord]) -> WorkflowRecord:
+    return WorkflowRecord(id=row["id"], name=row["name"], state=row["state"],
+                          spec=from_js(row["spec"], {}), reason=row["reason"],
+                          origin=from_js(row["origin"]), data=from_js(row["data"], {}),
+                          created_at=from_ts(row["created_at"]),
+                          updated_at=from_ts(row["updated_at"]), steps=steps,
+                          sealed_spec=row["sealed_spec"])
+
+
 def _row_to_step(r: sqlite3.Row) -> StepRecord:
     return StepRecord(workflow_id=r["workflow_id"], name=r["name"], phase=r["phase"],
                       site=r["site"], token=r["token"], attempt=r["attempt"], reason=r["reason"],
@@ -127,12 +136,24 @@ class WorkflowsMixin(Database):
                            "them)")
         steps = [_row_to_step(r) for r in c.execute(
             "SELECT * FROM workflow_steps WHERE workflow_id = ? ORDER BY rowid", (wid,))]
-        return WorkflowRecord(id=row["id"], name=row["name"], state=row["state"],
-                              spec=from_js(row["spec"], {}), reason=row["reason"],
-                              origin=from_js(row["origin"]), data=from_js(row["data"], {}),
-                              created_at=from_ts(row["created_at"]),
-                              updated_at=from_ts(row["updated_at"]), steps=steps,
-                              sealed_spec=row["sealed_spec"])
+        return _row_to_workflow(row, steps)
+
+    def workflows_with_ids(self, workflow_ids: Iterable[str]) -> dict[str, WorkflowRecord]:
+        """The stored workflows of `workflow_ids` by id (an unknown id left out): two reads
+        per IN_CHUNK of ids, however many there are."""
+        wanted = sorted(set(workflow_ids))
+        out: dict[str, WorkflowRecord] = {}
+        with self._reader() as c:
+            for i in range(0, len(wanted), IN_CHUNK):
+                part = wanted[i:i + IN_CHUNK]
+                marks = ",".join("?" * len(part))
+                steps: dict[str, list[StepRecord]] = {}
+                for r in c.execute(f"SELECT * FROM workflow_steps WHERE workflow_id IN "
+                                   f"({marks}) ORDER BY rowid", part):
+                    steps.setdefault(r["workflow_id"], []).append(_row_to_step(r))
+                for row in c.execute(f"SELECT * FROM workflows WHERE id IN ({marks})", part):
+                    out[row["id"]] = _row_to_workflow(row, steps.get(row["id"], []))
+        return out
 
     def workflow_spec_to_run(self, rec: WorkflowRecord) -> dict[str, Any]:
         """The workflow as it was given, to submit its steps: the stored spec where nothing

@@ -125,7 +125,10 @@ NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with z
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
 NESTED = 3  # layers of compression unpacked (a gzip file gzipped again by a server)
-HEADER_TEXT_LINES = 200  # comment lines read for what they say of nodes' processors
+# Comment text read for what its words say (a node's processors, partitions, StartTime):
+# a cleaned log lists its filters, one a line, in thousands of lines at times; past this a
+# comment line's words are not read (said), its header fields still are
+HEADER_TEXT_CHARS = 256 * 1024  # some 4,000 lines of a filter list
 # What a header's words say of a node's processors, where MaxProcs is not given: "8
 # processors per node", "16-way SMP nodes", "each node has 2 CPUs", "(each with 4 CPUs)";
 # and groups of nodes: "32 nodes of 2 CPUs, 25 nodes of 4 CPUs", "144 nodes x 8 cores"
@@ -451,6 +454,9 @@ def read_swf(path: str | Path) -> SwfLog:
     unread: dict[str, tuple[int, str]] = {}  # a header count given as no whole number
     # ("MaxRuntime: 36:00:00") -> the first such line (number, text)
     comments: list[str] = []  # the first comment lines' text (what a Note says of nodes)
+    comment_chars = 0  # their length
+    unread_comments, first_unread_comment = 0, 0  # comment lines past HEADER_TEXT_CHARS
+    dated: set[str] = set()  # StartTime, TimeZoneString: read among the comments already
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
     cleaned = False
@@ -484,8 +490,15 @@ def read_swf(path: str | Path) -> SwfLog:
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
                     cleaned = cleaned or "cleaned" in text.lower() or "removed)" in text
-                    if len(comments) < HEADER_TEXT_LINES:
+                    if not unread_comments and comment_chars + len(text) <= HEADER_TEXT_CHARS:
                         comments.append(text[1:])
+                        comment_chars += len(text)
+                        _dated_and_new(text[1:], dated)
+                    elif _dated_and_new(text[1:], dated):
+                        comments.append(text[1:])  # when log second 0 was: read wherever
+                    else:
+                        unread_comments += 1
+                        first_unread_comment = first_unread_comment or lineno
                     for key, value in header_fields(text[1:]):
                         count = header_seconds(value) if key in TIME_HEADERS \
                             else header_count(value)
@@ -509,7 +522,10 @@ def read_swf(path: str | Path) -> SwfLog:
                 try:
                     job = _job(text, p, lineno, first=not len(table), fields=fields)
                 except BadInput:
-                    if not line.endswith("\n") and len(fields) < 18:
+                    # the last line, short of fields or ending in no number ("-" of a "-1"
+                    # cut short): broken off, not a malformed line of its own
+                    if not line.endswith("\n") and (
+                            len(fields) < 18 or not _SWF_NUMBER.fullmatch(fields[-1])):
                         raise _cut_off(p, lineno, text, given, fields_before) from None
                     raise
                 if not line.endswith("\n") and len(fields) < fields_before:
@@ -626,6 +642,12 @@ def read_swf(path: str | Path) -> SwfLog:
     if numberless:
         notes.append(f"{numberless} job(s) have no job number (field 1 is -1 or 0): each is a "
                      "job of its own, no part of another and no job's predecessor")
+    if unread_comments:
+        notes.append(f"the log has {unread_comments} comment line(s) past its first "
+                     f"{HEADER_TEXT_CHARS:,} characters of comments (from line "
+                     f"{first_unread_comment}): their words (a node's processors, partition "
+                     "sizes, allocation units) are not read; header fields (MaxProcs, "
+                     "MaxNodes, MaxRuntime, UnixStartTime, StartTime ...) are, on every line")
     _clock_notes(table, notes)
     _within_machine(header, table, notes)
     _size_notes(table, notes)
@@ -660,9 +682,10 @@ def read_swf(path: str | Path) -> SwfLog:
         per_node = procs // nodes
         parts["partitions"] = tuple((number, named, -(-size // per_node))
                                     for number, named, size in parts["partitions"])
+    queue_limits = _queue_limits(queue_lines, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
-                  queue_limits=_queue_limits(queue_lines),
+                  queue_limits=queue_limits,
                   unit=unit, cleaned=cleaned or "-cln" in name, **parts)
 
 
@@ -673,17 +696,34 @@ _QUEUE_LINE = re.compile(r"\s*(-?\d+)\b(.*)")
 _QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[^][()]*)", re.IGNORECASE)
 
 
-def _queue_limits(values: list[str]) -> tuple[tuple[int, float], ...]:
+def _queue_limits(values: list[str], notes: list[str]) -> tuple[tuple[int, float], ...]:
     """(queue, its MaxRuntime in seconds) of each "; Queue:" line that gives one; a queue
-    given twice (logs joined) has the longer. Words ("at most 1 hour") are not read: free
-    text is not guessed at."""
-    limits: dict[int, float] = {}
+    given twice (logs joined) has the longer, said where they differ. Words ("at most 1
+    hour") are not read: free text is not guessed at; a MaxRuntime written so that it is
+    no count of seconds ("2Ki", "12:00:00") is not read, said."""
+    limits: dict[int, list[float]] = {}
     for value in values:
         line, runtime = _QUEUE_LINE.match(value), _QUEUE_RUNTIME.search(value)
-        if line and runtime and (seconds := header_seconds(runtime.group(1)) or 0) > 0:
-            queue = int(line.group(1))
-            limits[queue] = max(limits.get(queue, 0.0), float(seconds))
-    return tuple(sorted(limits.items()))
+        if not (line and runtime):
+            continue
+        seconds = header_seconds(runtime.group(1)) or 0
+        if seconds > 0:
+            limits.setdefault(int(line.group(1)), []).append(float(seconds))
+        elif not _NO_SIZE.match(runtime.group(1)):  # -1, 0: SWF's unknown, no limit
+            written = runtime.group(1).strip()
+            binary = binary_prefix(written)
+            notes.append(f"the log's Queue line {value.strip()!r} gives queue "
+                         f"{line.group(1)} a MaxRuntime of {written!r}, "
+                         + (f"with {binary!r}, a binary prefix, which counts processors or "
+                            "bytes, not seconds" if binary else "no whole count of seconds")
+                         + " (SWF writes MaxRuntime in seconds, e.g. 3600): it is not read; "
+                         "the queue's jobs without a request ask the log's MaxRuntime, if any")
+    for queue, said in limits.items():
+        if len(set(said)) > 1:
+            notes.append(f"the log's header gives queue {queue} a MaxRuntime {len(said)} times "
+                         f"({', '.join(f'{x:g}' for x in said)} s), as logs joined do: the "
+                         f"longest, {max(said):g} s, is taken")
+    return tuple(sorted((queue, max(said)) for queue, said in limits.items()))
 
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
@@ -787,6 +827,16 @@ def _log_second_zero(header: dict[str, int], given: dict[str, list[int]],
                      "UnixStartTime (a StartTime written in another zone or across a "
                      "daylight saving change?)")
     return unix
+
+
+def _dated_and_new(comment: str, seen: set[str]) -> bool:
+    """The comment is the log's first StartTime or TimeZoneString line (read wherever it
+    is: it places the log in time); `seen` holds the ones read so far, and takes it."""
+    key = (_key_value(comment) or ("",))[0]
+    if key not in ("starttime", "timezonestring") or key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _key_value(comment: str) -> tuple[str, str] | None:
@@ -957,6 +1007,21 @@ def _partition_lines(values: list[str], header: dict[str, int]
     return tuple(out)
 
 
+def _partition_named(log_name: str, key: str, named: dict[int, tuple[str, int]]
+                     ) -> int | None:
+    """The number of the partition the header's lines name `key`: the one so spelt, else
+    the one of that name in another case; BadInput where two lines give it (a grid's
+    clusters each with its `batch`), naming their numbers."""
+    exact = [n for n, (name, _) in named.items() if name == key]
+    alike = exact or [n for n, (name, _) in named.items() if name and name.lower() == key.lower()]
+    if len(alike) > 1:
+        lines = ", ".join(f"{n} {named[n][0]}" for n in sorted(alike))
+        raise BadInput(f"the trace {log_name} has {len(alike)} partitions named {key!r} in its "
+                       f"header's Partition lines ({lines}): give the partition by its "
+                       f"number (accepted: {' or '.join(map(str, sorted(alike)))})")
+    return alike[0] if alike else None
+
+
 def one_partition(log: SwfLog, which: str) -> SwfLog:
     """The log of partition `which` alone (field 16, by its number or its name in the
     header's Partition lines): a log of several machines in one (a grid's clusters, a
@@ -977,8 +1042,7 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
     if re.fullmatch(r"[+-]?\d+", key):
         number = int(key)
     else:
-        number = next((n for n, (name, _) in named.items()
-                       if name and name.lower() == key.lower()), None)
+        number = _partition_named(log.name, key, named)
     if number is None or number not in counts or number < 0:
         there = ", ".join(f"{q}" + (f" ({named[q][0]})" if named.get(q, ("",))[0] else "")
                           + f": {counts[q]} job(s)" for q in known[:PARTITIONS_LISTED])
@@ -1036,10 +1100,12 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
     header = {}
     for key, values in given.items():
         header[key] = values[0] if key == "UnixStartTime" else max(values)
-        if key in ("MaxProcs", "MaxNodes") and len(set(values)) > 1:
+        if key in ("MaxProcs", "MaxNodes", "MaxRuntime") and len(set(values)) > 1:
             notes.append(f"the log's header gives {key} {len(values)} times "
                          f"({', '.join(map(str, values))}), as logs joined do: the largest, "
-                         f"{header[key]}, is taken")
+                         f"{header[key]}, is taken"
+                         + (" (the request of each job that gives none)"
+                            if key == "MaxRuntime" else ""))
     return header
 
 
@@ -1115,8 +1181,10 @@ def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
     unsure = [w for w in re.findall(r"\d\s*([^\W\d_]+)", text)
               if w.lower() in _UNSURE_UNITS] if key in TIME_HEADERS else []
     prefixed, one_reading = two_readings_said(text)
+    binary = binary_prefix(header_field(text.lstrip(";"))[1]) if key in TIME_HEADERS else None
     given = f"in {unsure[0]!r}, a unit of no one length in seconds" if unsure \
-        else prefixed or "as no whole number"
+        else (f"with {binary!r}, a binary prefix, which counts processors or bytes, not "
+              "seconds,") if binary else prefixed or "as no whole number"
     also = f"; {one_reading}" if one_reading and not unsure else ""
     return (f"the log's header line {lineno} ({text!r}) gives {key} {given} "
             f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}{also}): it is "
@@ -1200,10 +1268,16 @@ def _cut_off(path: Path, lineno: int, text: str, given: dict[str, list[int]],
     """A plain log whose last line stops short, without its line end: a copy broken off
     (`fields_before`: the fields of the job line above it, 0 where none)."""
     expected = given.get("MaxRecords", [0])[0]
-    count = len(text.split())
-    return BadInput(f"{path}:{lineno}: the log is cut off: its last line has "
-                    + (f"{count} of 18 fields" if fields_before in (0, 18) else
-                       f"{count} fields, the line above {fields_before},")
+    fields = text.split()
+    count = len(fields)
+    if count >= 18 and fields and not _SWF_NUMBER.fullmatch(fields[-1]):
+        # "-" of a "-1" cut short
+        shape = f"{count} fields, the last {fields[-1][:20]!r} (no number),"
+    elif fields_before in (0, 18):
+        shape = f"{count} of 18 fields"
+    else:
+        shape = f"{count} fields, the line above {fields_before},"
+    return BadInput(f"{path}:{lineno}: the log is cut off: its last line has " + shape
                     + f" and no line end ({text[:80]!r})"
                     + (f", and the header says MaxRecords {expected}" if expected else "")
                     + "; nothing of it is replayed (accepted: a whole SWF file: copy it again)")
@@ -1540,8 +1614,8 @@ _GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d|[eE][+-]?\d)")
 # A number and the word after it, glued or apart ("2Ki", "2 thousand", "36h", "4K")
 _SCALED = re.compile(r"\s*(\d+(?:\.\d+)?)(\s*)([^\W\d_]+)\b")
 # Words that multiply a header count by one amount: binary prefixes and number words
-_MULTIPLIERS = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40,
-                "thousand": 10**3, "million": 10**6}
+_BINARY_PREFIXES = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+_MULTIPLIERS = {**_BINARY_PREFIXES, "thousand": 10**3, "million": 10**6}
 # Prefixes of two readings in a count, 1000 or 1024 each (a "2K" machine is as often 2048
 # processors as 2000); SWF writes whole numbers, so such a count is not read
 TWO_READING_PREFIXES = {"k": 1, "m": 2, "g": 3, "t": 4, "kilo": 1, "mega": 2, "giga": 3,
@@ -1566,6 +1640,13 @@ def two_readings_said(text: str) -> tuple[str, str]:
     word = {1: " or 'thousand'", 2: " or 'million'"}.get(power, "")
     return (f"with {prefix!r}, a prefix of two readings, {1000**power:,} or {1024**power:,}",
             f"{'KMGT'[power - 1]}i{word} after the number is read as one")
+
+
+def binary_prefix(value: str) -> str | None:
+    """The binary prefix a header number is written with ("Ki" of "2Ki", "Mi" of "1 Mi"),
+    or None."""
+    scaled = _SCALED.match(value.replace(",", "").replace("_", ""))
+    return scaled.group(3) if scaled and scaled.group(3).lower() in _BINARY_PREFIXES else None
 
 
 def header_count(value: str) -> int | None:
@@ -1624,6 +1705,8 @@ def header_seconds(value: str) -> int | None:
     rather than its bare number."""
     if _HEADER_EXPONENT.match(value.strip().replace(",", "")):
         return header_count(value)  # "1.0731e9": a count in exponent form
+    if binary_prefix(value):
+        return None  # "2Ki": 1024s count processors or bytes, not seconds
     seconds, rest, first = 0.0, value, True
     while (m := _NUMBER_WORD.match(rest)) is not None:
         digits, fraction, word = m.groups()
@@ -1708,10 +1791,12 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
                   partition=partition, user=user, queue=queue)
 
 
-# what a job line may hold: numbers (a sign, digits, a point, an exponent) and blanks
-_ALL_NUMBERS = re.compile(r"[-+0-9.eE \t]*")
 # one field's number as SWF writes it (not Python's "9_00", "0x10", "inf", "nan")
-_SWF_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_SWF_NUMBER = re.compile(_NUMBER)
+# a job line of such numbers only, apart by blanks: a lone sign ("-", a "-1" cut short) or
+# a sign inside a number ("1-2") sends the line to the field-by-field check
+_ALL_NUMBERS = re.compile(rf"{_NUMBER}(?:[ \t]+{_NUMBER})*")
 # fields SWF gives as whole numbers: job number, processors, status, ids, preceding job
 # (its times may have decimals; its memory fields are read by no replay)
 _WHOLE_FIELDS = (1, 5, 8, 11, 12, 13, 14, 15, 16, 17)

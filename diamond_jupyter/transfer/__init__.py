@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import re
 import threading
@@ -33,6 +32,7 @@ import paramiko
 
 from ..aio import within
 from ..leases import Fence, LeaseLost, LeaseWatch, fence_of
+from ..log_lines import one_line_logger
 from ..model import BadInput, DiamondError, Event, SiteError, check_text
 from ..store import TransferRecord
 from ..transports import CommandFailed
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Location", "TransferManager", "confine", "parse_location", "retryable"]
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 DONE = {"SUCCEEDED", "FAILED", "CANCELLED"}
 _SITE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$", re.S)
 PRECHECK_S = 15.0  # the most a transfer waits for a site to say its destination is usable

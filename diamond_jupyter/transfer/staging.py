@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import posixpath
 from typing import TYPE_CHECKING
 
 from ..leases import Fence, LeaseLost
+from ..log_lines import one_line_logger
 from ..model import DiamondError, Job, JobSpec, JobState, StageEntry
 from ..store.seal import SealError
 from . import Location, parse_location
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..store import TransferRecord
     from . import TransferManager
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 PHASE_EVENTS = ["stage.in.started", "stage.in.done", "job.released", "stage.out.done",
                 "stage.out.failed"]
 

@@ -3,6 +3,7 @@ requests to Slurm's REST API (slurmrestd)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..config import TransportConfig
@@ -21,12 +22,15 @@ from .base import (
 from .local import LocalTransport
 
 
-def make_transport(cfg: TransportConfig, site: str, **kw: Any) -> Transport:
+def make_transport(cfg: TransportConfig, site: str, *, private_vars: Iterable[str] = (),
+                   **kw: Any) -> Transport:
     """`kw`: for ssh `interactive_handler`, `max_sessions`, `reconnect_attempts`;
-    for local `workdir`."""
+    for local `workdir`. `private_vars`: environment variables of this process a local
+    command never gets (an SSH or REST door sends none)."""
     if cfg.kind == "local":
         return LocalTransport(site, command_timeout_s=cfg.command_timeout_s,
-                              max_output_bytes=cfg.max_output_bytes, **kw)
+                              max_output_bytes=cfg.max_output_bytes,
+                              private_vars=private_vars, **kw)
     if cfg.kind == "slurmrestd":
         from .slurmrestd import SlurmRestTransport  # httpx only when needed
 

@@ -10,7 +10,7 @@ import signal
 import stat as stat_mod
 import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +46,17 @@ _DROP_PREFIXES = ("SLURM_", "SQUEUE_", "SINFO_", "SACCT_", "SBATCH_", "SALLOC_",
 _DROP_VARS = frozenset({"JPY_API_TOKEN"})
 
 
-def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS) -> dict[str, str]:
+def clean_environ(environ: Mapping[str, str], keep: frozenset[str] = KEEP_VARS,
+                  private: frozenset[str] = frozenset()) -> dict[str, str]:
     """A copy of `environ` without what a surrounding Slurm job or a user's format settings put
     there (a single-user server may itself run inside a job, as under batchspawner), nor the
-    JupyterHub's variables and token its spawner gave the server."""
+    JupyterHub's variables and token its spawner gave the server, nor the PRIVATE ones (the
+    agent's API key: sbatch would export it into the job, where a site's admins read it)."""
     return {
         k: v
         for k, v in environ.items()
-        if k in keep or not (k.startswith(_DROP_PREFIXES) or k in FORMAT_VARS
-                             or k in _DROP_VARS)
+        if k not in private and (k in keep or not (k.startswith(_DROP_PREFIXES)
+                                                   or k in FORMAT_VARS or k in _DROP_VARS))
     }
 
 
@@ -66,12 +68,14 @@ class LocalTransport:
 
     def __init__(self, site: str, workdir: str | None = None, *, keep_vars=KEEP_VARS,
                  command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S,
-                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES):
+                 max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+                 private_vars: Iterable[str] = ()):
         self.name = site
         self.command_timeout_s = command_timeout_s
         self.max_output_bytes = max_output_bytes
         self.workdir = str(Path(workdir or "~").expanduser())
         self.keep_vars = frozenset(keep_vars)
+        self.private_vars = frozenset(private_vars)  # never handed to a command
         self.commands_run = 0
 
     def describe(self) -> dict[str, Any]:
@@ -85,7 +89,7 @@ class LocalTransport:
         return q if q.is_absolute() else Path(self.workdir) / q
 
     def _spawn_args(self, argv: list[str], env: dict[str, str] | None, preamble: str):
-        full_env = clean_environ(os.environ, self.keep_vars)
+        full_env = clean_environ(os.environ, self.keep_vars, self.private_vars)
         full_env.update(check_env(env))
         argv = check_argv(argv)
         if preamble.strip():  # trusted site config, then exec the argv verbatim

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import math
 import os
 import stat as stat_mod
@@ -23,6 +22,7 @@ import paramiko
 
 from ..aio import within
 from ..config import DEFAULT_SFTP_CHANNELS, TransportConfig
+from ..log_lines import one_line_logger
 from ..model import BadInput, SiteError
 from . import ssh_holder, ssh_sftp
 from .base import (
@@ -61,7 +61,7 @@ from .ssh_channel import chunks, send_eof, server_closed
 from .ssh_sftp_pool import SftpChannels
 from .ssh_shell import RemoteShell, ShellMixin
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 T = TypeVar("T")
 _LOST = (paramiko.SSHException, EOFError, ConnectionError, OSError)
 

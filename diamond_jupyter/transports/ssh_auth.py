@@ -13,7 +13,6 @@ import getpass
 import hashlib
 import inspect
 import ipaddress
-import logging
 import os
 import pwd
 import re
@@ -31,6 +30,7 @@ from typing import Any
 import paramiko
 
 from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_problem
+from ..log_lines import one_line_logger
 from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
 from .base import AuthError, HostKeyError, InteractiveHandler, read_named_file
@@ -42,7 +42,7 @@ from .ssh_config_lines import (
     without_comment,
 )
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 _append_lock = threading.Lock()
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 # ssh's known_hosts files where ssh_config names none (`ssh -G`'s userknownhostsfile under

@@ -19,7 +19,6 @@ import errno
 import fcntl
 import hashlib
 import json
-import logging
 import os
 import re
 import socket
@@ -36,10 +35,11 @@ from typing import IO, Any
 import paramiko
 
 from ..config import TransportConfig
+from ..log_lines import one_line_logger
 from ..model import BadInput, SiteError
 from .base import AuthError, HostKeyError
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 STOP_REQUEST = "diamond-holder-stop"
 _MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its final NUL
 _BINDING = ".new"  # the suffix of a socket bound but not yet listening

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import posixpath
 import re
 import shlex
@@ -66,6 +65,7 @@ from typing import Any, NamedTuple, Protocol
 from ..aio import within
 from ..dialects.scripts_common import runs_shell_lines, shell_lines_then
 from ..leases import Fence, LeaseLost, fence_of, generation
+from ..log_lines import one_line_logger
 from ..model import (
     BadInput,
     Dependency,
@@ -84,7 +84,7 @@ from ..store.seal import SealError
 from ..store.workflows import WORKFLOW_DONE, StepRecord, WorkflowRecord
 from .model import StepView, Workflow, WorkflowView
 
-log = logging.getLogger(__name__)
+log = one_line_logger(__name__)
 
 SUBMITTED = ("queued", "held", "moving", "ready", "released")
 FINAL_PHASES = ("done", "failed", "cancelled")
@@ -340,9 +340,12 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
             state = JobState.CANCELLED
         if st.phase == "failed" and state == JobState.COMPLETED:  # its outputs are missing
             state = JobState.FAILED
+        # a member ready while its gang waits: what it waits for (`_release_gang`)
+        gang_note = (rec.data.get("gang_notes") or {}).get(s.gang) \
+            if s.gang and st.phase == "ready" else None
         steps.append(StepView(name=name, site=st.site, job=job.id if job else None,
                               state=state, needs=s.needs, gang=s.gang, attempt=st.attempt,
-                              reason=st.reason or (job.reason if job else None)))
+                              reason=gang_note or st.reason or (job.reason if job else None)))
     try:
         state = JobState(rec.state)
     except ValueError:
@@ -776,7 +779,7 @@ class WorkflowEngine:
                 "waiting", "submitting", "queued", "held", "moving", "unapproved")]
             ready = [m for m, p in phases.items() if p == "ready"]
             if ready and not waiting:  # every member yet to start is ready: all or nothing
-                await self._release_gang(rec, gang, ready)
+                await self._release_gang(rec, wf, gang, ready)
         rec = self.store.get_workflow(wid)
         if rec.state == "PENDING" and any(
                 (j := self._job(s)) is not None and (j.state.rank >= 2)
@@ -1504,7 +1507,10 @@ class WorkflowEngine:
             try:
                 await self.ops.release(job)
             except DiamondError as e:
-                now = await self.ops.refresh(job)
+                try:
+                    now = await self.ops.refresh(job)
+                except DiamondError:  # the site does not answer: taken as still held
+                    now = job.model_copy(update={"reason": "held (its site did not answer)"})
                 if now.state == JobState.PENDING and "held" in (now.reason or "").lower():
                     log.info("workflow %s step %s: release failed: %s", wid, name, e)
                     self.advance_soon(wid, GANG_RECHECK_S)
@@ -1514,20 +1520,39 @@ class WorkflowEngine:
                    **kept)
         return True
 
-    async def _release_gang(self, rec: WorkflowRecord, gang: str, members: list[str]) -> None:
-        """All or nothing: released only when every member's site can start it now."""
+    async def _release_gang(self, rec: WorkflowRecord, wf: Workflow, gang: str,
+                            members: list[str]) -> None:
+        """All or nothing: released only when every member's site can start it now; a
+        member whose release does not go through has the others run again with it."""
         jobs = [self._job(rec.step(m)) for m in members]
         if any(j is None or self._stage_in_pending(j) for j in jobs):
             return  # all together, once every member's own stage-in is there too
-        ok = await asyncio.gather(*(self.ops.can_start_now(j) for j in jobs if j))
-        if not all(ok):
-            waiting = [m for m, good in zip(members, ok, strict=True) if not good]
+        ok = await asyncio.gather(*(self._can_start_now(j) for j in jobs if j))
+        if not all(good is True for good in ok):
+            waiting = [m if good is False else f"{m} ({good})"
+                       for m, good in zip(members, ok, strict=True) if good is not True]
             note = f"gang {gang} waits: {', '.join(waiting)} cannot start yet"
-            if rec.data.get("gang_note") != note:
-                self._set_data(rec.id, {"gang_note": note})
+            notes = rec.data.get("gang_notes") or {}
+            if notes.get(gang) != note:  # shown on the members' steps while they wait
+                self._set_data(rec.id, {"gang_notes": {**notes, gang: note}})
             self.advance_soon(rec.id, GANG_RECHECK_S)
             return
-        await asyncio.gather(*(self._release(rec.id, m) for m in members))
+        released = await asyncio.gather(*(self._release(rec.id, m) for m in members))
+        if any(released) and not all(released):
+            # a member is still held (its release did not go through) while others run: never
+            # a partial gang: those are cancelled and go in again, held, to start with it
+            held = next(m for m, ok in zip(members, released, strict=True) if not ok)
+            await self._requeue_gang(self.store.get_workflow(rec.id), wf, held,
+                                     "could not be released")
+            self.advance_soon(rec.id)
+
+    async def _can_start_now(self, job: Job) -> bool | str:
+        """Whether the member's site can start `job` now; a site that does not answer: why
+        (a string, so not now), the gang looked at again later."""
+        try:
+            return await self.ops.can_start_now(job)
+        except DiamondError as e:
+            return f"{job.site} did not answer: {' '.join(str(e).split())[:200]}"
 
     async def _failed(self, rec: WorkflowRecord, wf: Workflow, name: str, job: Job, why: str,
                       *, cancel_job: bool = False) -> bool:
@@ -1576,9 +1601,11 @@ class WorkflowEngine:
         await self._requeue_downstream(rec, wf, name)
         self._step(rec.id, name, data={"requeue_below": False})
 
-    async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str) -> None:
-        """A gang member run again: the members still queued or running are cancelled and
-        wait with it, so the gang starts together again (never a partial gang)."""
+    async def _requeue_gang(self, rec: WorkflowRecord, wf: Workflow, name: str,
+                            why: str = "failed") -> None:
+        """A gang member run again (or left held, `why` saying so): the members still queued
+        or running are cancelled and wait with it, so the gang starts together again (never
+        a partial gang)."""
         step = wf.step(name)
         for m in wf.gangs().get(step.gang or "", []):
             st = self.store.get_workflow(rec.id).step(m)
@@ -1588,7 +1615,7 @@ class WorkflowEngine:
             await self._cancel_unended(rec.id, job)
             await self._drop_gate(rec.id, m)
             self._step(rec.id, m, phase="waiting", token="", data={
-    "move_error": None}, reason=f"resubmitted with its gang after {name} failed",
+    "move_error": None}, reason=f"resubmitted with its gang after {name} {why}",
     job_id=job.id if job else None)
             await self._requeue_downstream(rec, wf, m)
 

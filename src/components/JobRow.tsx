@@ -11,7 +11,14 @@ import {
 import { fmtPredictedStart, fmtTime, predictionSource, stateClass } from '../format';
 import { JobDetails } from './Placement';
 import { attentionNow, attentionText } from '../jobstate';
-import { IFetchResult, IJob, IReleaseOutcome, TERMINAL_STATES } from '../types';
+import { fetchJob } from '../api';
+import {
+  IFetchResult,
+  IJob,
+  IJobDependency,
+  IReleaseOutcome,
+  TERMINAL_STATES
+} from '../types';
 
 export interface IJobActions {
   cancel(job: IJob): void;
@@ -59,6 +66,88 @@ const RELEASE_SAID: Record<string, string> = {
   sent: 'release sent'
 };
 
+/** One dependency in words, as `diamond status` says it: `afterok alpha:12 RUNNING:
+ * waiting`, `... never satisfied`, `step prep: beta:7 RUNNING, held by its workflow: ...`. */
+export function dependencyText(d: IJobDependency): string {
+  const state = d.state ? ` ${d.state}` : '';
+  const said = d.satisfied
+    ? 'satisfied'
+    : d.never
+      ? 'never satisfied'
+      : d.state || d.type === 'workflow'
+        ? 'waiting'
+        : 'waiting (a job diamond does not know)';
+  if (d.type === 'workflow') {
+    return `step ${d.step}: ${d.job ?? 'no job yet'}${state}, held by its workflow: ${said}`;
+  }
+  const task = d.task != null ? ` task ${d.task} of` : '';
+  return `${d.type}${task} ${d.job}${state}${d.step ? ` (step ${d.step})` : ''}: ${said}`;
+}
+
+/** A job's state as the sidebar holds it (undefined: not loaded). */
+export type StateOf = (jobId: string) => string | undefined;
+const noState: StateOf = () => undefined;
+
+/** What a job waits for, in its details `[data-diamond-depends-on]`: one
+ * `[data-diamond-dependency=JOB or step][data-diamond-dependency-state=satisfied|waiting|never]`
+ * each, read from GET jobs/ID when the details open and again as the job changes, as a
+ * job it waits for changes state (`stateOf`), or as a job-dependency event says one turned. */
+function Dependencies(props: { job: IJob; stateOf: StateOf }): JSX.Element | null {
+  const { job, stateOf } = props;
+  const [deps, setDeps] = React.useState<IJobDependency[] | null>(null);
+  const [asks, setAsks] = React.useState(0);
+  const upstream = (list: IJobDependency[]): string =>
+    list.map(d => (d.job ? `${d.job}=${stateOf(d.job) ?? ''}` : '')).join(' ');
+  const seen = React.useRef(''); // the upstream states when the list was read
+  const told = (job.depends_on ?? [])
+    .map(d => `${d.job}/${d.task ?? ''}/${d.satisfied}/${d.never}`)
+    .join(' ');
+  React.useEffect(() => {
+    let live = true;
+    fetchJob(job.id).then(
+      got => {
+        if (live) {
+          seen.current = upstream(got.depends_on ?? []);
+          setDeps(got.depends_on ?? []);
+        }
+      },
+      () => live && setDeps(null)
+    );
+    return () => {
+      live = false;
+    };
+  }, [job.id, job.state, job.reason, told, asks]);
+  const now = deps ? upstream(deps) : '';
+  React.useEffect(() => {
+    if (deps && now !== seen.current) {
+      seen.current = now;
+      setAsks(n => n + 1); // a job it waits for moved: read the list again
+    }
+  }, [now]);
+  if (!deps || deps.length === 0) {
+    return null;
+  }
+  return (
+    <div data-diamond-depends-on="">
+      <strong>Depends on</strong>
+      <ul className="jp-diamond-dependencies">
+        {deps.map((d, i) => (
+          <li
+            key={`${d.job ?? ''}/${d.step ?? ''}/${i}`}
+            className={d.never ? 'jp-diamond-error-text' : undefined}
+            data-diamond-dependency={d.job ?? d.step ?? ''}
+            data-diamond-dependency-state={
+              d.satisfied ? 'satisfied' : d.never ? 'never' : 'waiting'
+            }
+          >
+            {dependencyText(d)}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 /** What a row's badge says in its state's place while a lost submit's job is looked for
  * (its state stays UNKNOWN) or once it is closed as never submitted (FAILED). */
 const LOOKOUT_BADGES: Record<string, string> = {
@@ -81,8 +170,10 @@ export function JobRow(props: {
   focused: boolean;
   tabStop: boolean;
   onFocus: () => void;
+  /** the state of a job it waits for, as the sidebar holds it */
+  stateOf?: StateOf;
 }): JSX.Element {
-  const { job, actions, timeZone, focused, tabStop, onFocus } = props;
+  const { job, actions, timeZone, focused, tabStop, onFocus, stateOf } = props;
   const ref = React.useRef<HTMLLIElement>(null);
   const [open, setOpen] = React.useState(false);
   const onKeyDown = (e: React.KeyboardEvent<HTMLLIElement>): void => {
@@ -197,6 +288,7 @@ export function JobRow(props: {
       {open && (
         <div data-diamond-job-details="">
           <JobDetails job={job} timeZone={timeZone} />
+          <Dependencies job={job} stateOf={stateOf ?? noState} />
         </div>
       )}
       <div className="jp-diamond-job-actions">

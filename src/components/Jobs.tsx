@@ -151,6 +151,7 @@ export function Jobs(props: {
               focused={j.id === focused}
               tabStop={j.id === stop}
               onFocus={() => setCurrent(j.id)}
+              stateOf={id => model.getJob(id)?.state}
             />
           ))}
         </ul>

@@ -1,0 +1,48 @@
+"""How a finished PBS Pro or Torque job ended, from what the server keeps of it (pure): its
+Exit_status, its substate (deleted), and its walltime used against its limit. The queue's
+history (`qstat -x`) and the server's logs (`tracejob`) read alike through it."""
+
+from __future__ import annotations
+
+from ..model import JobState
+from .outputs_common import signed32
+
+# Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
+# -29; its -10 to -12 mean other things): memory, walltime, CPU time
+_TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
+
+
+def finished_state(
+    exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None,
+    *, torque: bool = False,
+) -> tuple[JobState, int | None, str | None]:
+    """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
+    if exit_status is not None:  # (-1 printed unsigned is still PBS's own -1)
+        exit_status = signed32(exit_status)
+    if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
+        # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
+        code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
+        return JobState.CANCELLED, code, "deleted (qdel)"
+    if exit_status is None:
+        return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
+    timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
+    if exit_status < 0:
+        if torque and exit_status in _TORQUE_OVERLIMIT:
+            if exit_status == -11:
+                return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
+            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
+        if exit_status == -29:
+            return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"
+        if -29 <= exit_status <= -24:
+            return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
+        return JobState.FAILED, exit_status, f"job never ran (Exit_status {exit_status})"
+    if exit_status > 256:
+        sig = exit_status - 256
+        if timed_out:
+            return JobState.TIMEOUT, 128 + sig, f"walltime exceeded (signal {sig})"
+        return JobState.FAILED, 128 + sig, f"killed by signal {sig}"
+    if exit_status == 0:
+        return JobState.COMPLETED, 0, None
+    if timed_out:
+        return JobState.TIMEOUT, exit_status, "walltime exceeded"
+    return JobState.FAILED, exit_status, None

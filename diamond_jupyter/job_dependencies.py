@@ -1,0 +1,205 @@
+"""What a job waits for, as every face shows it (pure): each scheduler dependency its spec
+holds (`--dependency`, `-W depend=`, a workflow's same-site afterok) and, for a workflow
+step, each upstream step its workflow holds it behind. Each says whether it is satisfied,
+and whether it never can be (the job it waits for ended the wrong way, or the scheduler
+says so: DependencyNeverSatisfied).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from pydantic import BaseModel
+
+from .attention import never_reason
+from .dialects.flux_ids import flux_f58, flux_id_value
+from .model import Job, JobState
+
+WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
+STEP_DONE = "done"
+STEP_NEVER = ("failed", "cancelled")  # an upstream step in these phases never lets it go
+PER_TASK = "aftercorr"  # the type of a task-by-task afterok (each task after its own)
+# one task of an array job: Slurm's `123_4`, LSF's `123[4]`
+_ARRAY_TASK = re.compile(r"(\d+)(?:_(\d+)|\[(\d+)\])")
+
+
+class JobDependency(BaseModel):
+    """One thing job waits for: `job` (SITE:NATIVE; None for an upstream step with no job
+    yet), `type` (afterok, afterany, afternotok, after; "workflow": held by its workflow
+    until the upstream step's job completed and its outputs were copied)."""
+
+    job: str | None
+    type: str
+    satisfied: bool
+    never: bool = False  # it can never be satisfied: the job will not start as asked
+    state: JobState | None = None  # the state of the job waited for (None: not known here)
+    step: str | None = None  # the upstream workflow step, for a workflow's step
+    task: str | None = None  # the one task of the array job `job` waited for (`123_4`)
+
+
+class UpstreamStep(BaseModel):
+    """An upstream step of a workflow step, as its workflow record holds it."""
+
+    name: str
+    phase: str
+    job: Job | None = None
+
+
+def _kind_outcome(kind: str, up: Job) -> tuple[bool, bool]:
+    """(satisfied, never) of a dependency of `kind` on job `up`, from its state."""
+    ended = up.state.terminal and up.state != JobState.UNKNOWN
+    ok = up.state == JobState.COMPLETED
+    if kind == "afterok":
+        return ok, ended and not ok
+    if kind == "afternotok":
+        return ended and not ok, ok
+    if kind == "afterany":
+        return ended, False
+    # "after": once it started (or ended without starting: cancelled)
+    return ended or up.started_at is not None or up.state == JobState.RUNNING, False
+
+
+def _tasks_outcome(kind: str, array: Job) -> tuple[bool, bool]:
+    """(satisfied, never) of a dependency of `kind` on some tasks of job array `array`,
+    from the array's state alone: known where every task ended one way (COMPLETED: each
+    succeeded) or any end will do; else not known yet (the scheduler says never)."""
+    if array.state == JobState.COMPLETED:
+        return _kind_outcome(kind, array)
+    if array.state.terminal and array.state != JobState.UNKNOWN and kind in (
+            "afterany", "after"):
+        return True, False
+    return False, False
+
+
+def _flux_spellings(native: str) -> list[str]:
+    """Each spelling of Flux job id `native` a stored job may carry (F58 with `ƒ` or `f`,
+    decimal, hex, dotted hex); [] for text that spells no number (the words form only flux
+    decodes: matched as written)."""
+    value = flux_id_value(native)
+    if value is None:
+        return []
+    hexa = f"{value:016x}"
+    return [flux_f58(value), flux_f58(value, ascii_prefix=True), str(value), f"0x{value:x}",
+            ".".join(hexa[i:i + 4] for i in range(0, 16, 4))]
+
+
+def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[str, str | None]]:
+    """The stored ids the job `native` of `site` may be under, as its scheduler reads the id,
+    each with the array task it names (None: the whole job): as written; a Flux id (where
+    the scheduler is flux or not known) in every spelling of its number; an array task
+    (`123_4`, `123[4]`) as its array job's task."""
+    ids: list[tuple[str, str | None]] = [(native, None)]
+    if scheduler in (None, "flux"):
+        ids += [(s, None) for s in _flux_spellings(native)]
+    if m := _ARRAY_TASK.fullmatch(native):
+        ids.append((m.group(1), m.group(2) or m.group(3)))
+    return [(f"{site}:{i}", task) for i, task in dict.fromkeys(ids)]
+
+
+def wanted_ids(jobs: Iterable[Job], scheduler_of: Callable[[str], str | None]) -> set[str]:
+    """Every stored id the dependencies of `jobs` may name (`scheduler_of(site)`: the
+    site's scheduler, None where not known): what one read fetches for `dependencies_of`."""
+    return {jid for job in jobs for dep in (job.spec.dependencies if job.spec else [])
+            for native in dep.job_ids if native
+            for jid, _ in upstream_ids(job.site, native, scheduler_of(job.site) or dep.scheduler)}
+
+
+def _started(job: Job) -> bool:
+    return job.started_at is not None or job.state in (JobState.RUNNING, JobState.COMPLETED)
+
+
+def dependencies_of(job: Job, find: Callable[[str], Job | None],
+                    upstream: list[UpstreamStep] | None = None,
+                    scheduler: str | None = None) -> list[JobDependency]:
+    """What `job` waits for. `find(job id)` is the stored job of that id (None: unknown);
+    `upstream`, for a workflow step's job, its workflow's upstream steps; `scheduler`, its
+    site's (a dependency read from another scheduler's script names that site's jobs: it
+    was dropped at the submit, said then, and is not shown). A job that started had every
+    dependency satisfied; a scheduler that says DependencyNeverSatisfied makes each one not
+    satisfied never."""
+    started = _started(job)
+    scheduler_never = never_reason(job.reason) == "DependencyNeverSatisfied"
+    rows: list[JobDependency] = []
+    for dep in job.spec.dependencies if job.spec else []:
+        if scheduler is not None and dep.scheduler not in (None, scheduler):
+            continue
+        kind = PER_TASK if dep.per_task and dep.kind == "afterok" else dep.kind
+        for native in dep.job_ids:
+            up, task = _upstream(job, native, find, scheduler or dep.scheduler)
+            if up is not None and (up.origin or {}).get("gate"):
+                continue  # its workflow's gate: said as the upstream steps below
+            if up is None:
+                satisfied, never = False, False
+            elif task is not None or dep.per_task:
+                satisfied, never = _tasks_outcome(dep.kind, up)
+            else:
+                satisfied, never = _kind_outcome(dep.kind, up)
+            rows.append(JobDependency(job=up.id if up else f"{job.site}:{native}",
+                                      type=kind, satisfied=satisfied, never=never,
+                                      state=up.state if up else None, task=task))
+    for st in upstream or []:
+        listed = next((r for r in rows if st.job is not None and r.job == st.job.id), None)
+        if listed is not None:  # a same-site afterok: the scheduler holds it
+            listed.step = st.name
+            continue
+        rows.append(JobDependency(
+            job=st.job.id if st.job else None, type=WORKFLOW, step=st.name,
+            satisfied=st.phase == STEP_DONE, never=st.phase in STEP_NEVER,
+            state=st.job.state if st.job else None))
+    for r in rows:
+        if started:
+            r.satisfied, r.never = True, False
+        elif scheduler_never and not r.satisfied:
+            r.never = True
+    return rows
+
+
+def _upstream(job: Job, native: str, find: Callable[[str], Job | None],
+              scheduler: str | None) -> tuple[Job | None, str | None]:
+    """The stored job `job`'s dependency on `native` names, and the array task it names
+    (None: the whole job); (None, None) where none is stored, or the id now names a job
+    newer than `job` (the scheduler reused it: not the one waited for)."""
+    for jid, task in upstream_ids(job.site, native, scheduler) if native else []:
+        up = find(jid)
+        if up is None:
+            continue
+        if up.submitted_at and job.submitted_at and up.submitted_at > job.submitted_at:
+            return None, None
+        return up, task
+    return None, None
+
+
+def dependency_line(d: JobDependency) -> str:
+    """One dependency in words: `afterok alpha:12 RUNNING: waiting`, `afterok alpha:12
+    FAILED: never satisfied`, `step prep: beta:7 RUNNING, held by its workflow: waiting`."""
+    state = f" {d.state.value}" if d.state is not None else ""
+    said = ("satisfied" if d.satisfied else "never satisfied" if d.never
+            else "waiting" if d.state is not None or d.type == WORKFLOW
+            else "waiting (a job diamond does not know)")
+    if d.type == WORKFLOW:
+        return f"step {d.step}: {d.job or 'no job yet'}{state}, held by its workflow: {said}"
+    step = f" (step {d.step})" if d.step else ""
+    task = f" task {d.task} of" if d.task is not None else ""
+    return f"{d.type}{task} {d.job}{state}{step}: {said}"
+
+
+def dependencies_json(deps: list[JobDependency]) -> list[dict[str, object]]:
+    """The `depends_on` list of a job's JSON."""
+    return [d.model_dump(mode="json") for d in deps]
+
+
+def turned(down: Job, before: Job, find: Callable[[str], Job | None],
+           scheduler: str | None = None) -> list[JobDependency]:
+    """The dependencies of `down` on the job `find` now gives for `before`'s id that turned
+    satisfied or never since that job was `before`: what a `job.dependency` event says."""
+    was = {(d.job, d.type, d.task): (d.satisfied, d.never) for d in dependencies_of(
+        down, lambda jid: before if jid == before.id else find(jid), scheduler=scheduler)}
+    return [d for d in dependencies_of(down, find, scheduler=scheduler)
+            if d.job == before.id and (d.satisfied or d.never)
+            and was.get((d.job, d.type, d.task)) != (d.satisfied, d.never)]
+
+
+def names_job(down: Job, up: Job, scheduler: str | None = None) -> bool:
+    """Whether a scheduler dependency of `down` may name `up` (in any spelling of its id)."""
+    return down.site == up.site and up.id in wanted_ids([down], lambda _: scheduler)

@@ -1660,16 +1660,15 @@ class _PlanMemory:
 
 
 def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
-                   depth: int, memory: _PlanMemory | None = None, whole: bool = False
-                   ) -> list[int] | None:
+                   depth: int, memory: _PlanMemory | None = None) -> list[int] | None:
     """Where the probe starts at t under a plan reserving for the first `depth` jobs
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
     A reservation only takes room away: once the probe fits on too few nodes, it waits.
     `memory`: the probe's reservations at its last plan (same sim), taken again where
-    they still hold (`_PlanMemory`). On a big site only the first jobs ahead are planned
-    at each event (`_plan_reach`); where the probe fits past them, it starts only if it
-    delays none of the `depth` jobs either (`whole`: every one of them planned), as
-    Slurm's backfill, testing far more jobs (bf_max_job_test), keeps their slots."""
+    they still hold (`_PlanMemory`). Every one of the `depth` jobs is planned, past the
+    reach of `_planned_earliest`'s plans too, as Slurm's backfill, testing far more jobs
+    (bf_max_job_test), keeps their slots: the plan stops at the first job that leaves
+    the probe too little room, so where it waits the plan is seldom long."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
@@ -1677,11 +1676,6 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
                                    and _meets(meets, mine, sim, d)), depth))
     nodes = mine.union(*{id(d.eligible): sim.elig(d) for d in ahead}.values())
-    reach = len(ahead) if whole else _plan_reach(nodes)
-    if len(ahead) > reach:
-        room = _planned_start(sim, ahead[:reach], probe, t, reach, memory)
-        return None if room is None else _planned_start(sim, ahead, probe, t, len(ahead),
-                                                        whole=True)
     plan = _Plan(sim, t, nodes, lazy=True)
     if memory is not None:
         memory.begin(sim)
@@ -1749,6 +1743,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     sim.link(wait)
     nodes = frozenset().union(*(sim.elig(d) for d in wait))
     reach = _plan_reach(nodes)
+    memory = _PlanMemory()  # the probe's plan past the reach, event to event
     wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
@@ -1768,7 +1763,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
                     # the probe, past the reach, starts only where it delays none of the
                     # jobs ahead either, as Slurm's deeper backfill has it
                     hosts = _planned_start(sim, wait[:i], probe, t, BACKFILL_DEPTH,
-                                           whole=True)
+                                           memory)
                 if hosts is not None:
                     sim.alloc(d, hosts, t)
                     if d is probe:

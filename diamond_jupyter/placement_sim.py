@@ -114,6 +114,7 @@ UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
 OVERDUE_S = 30.0  # a running job past its walltime is being killed (Slurm's KillWait)
 MIN_LEFT_S = 1.0  # a running job expected to end now still frees its nodes a moment later
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
+WHOLE_PLAN_REACHES = 4  # the probe's own plan: this many times `_plan_reach`'s jobs ahead
 PLAN_BUDGET = 2000  # nodes x jobs ahead a Slurm plan (`_Plan`) reserves for, per event
 PLAN_MIN_DEPTH = 4  # jobs ahead it reserves for however big the site
 # nodes x (jobs waiting)^2, about the work of planning every waiting job at every event:
@@ -1676,6 +1677,7 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     ahead = list(itertools.islice((d for d in ahead if not d.done and d is not probe
                                    and _meets(meets, mine, sim, d)), depth))
     nodes = mine.union(*{id(d.eligible): sim.elig(d) for d in ahead}.values())
+    ahead = ahead[:WHOLE_PLAN_REACHES * _plan_reach(nodes)]
     plan = _Plan(sim, t, nodes, lazy=True)
     if memory is not None:
         memory.begin(sim)

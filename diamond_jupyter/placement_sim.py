@@ -1666,10 +1666,11 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     waiting ahead of it (Slurm's backfill: no lower-priority job may delay any of them).
     A reservation only takes room away: once the probe fits on too few nodes, it waits.
     `memory`: the probe's reservations at its last plan (same sim), taken again where
-    they still hold (`_PlanMemory`). Every one of the `depth` jobs is planned, past the
-    reach of `_planned_earliest`'s plans too, as Slurm's backfill, testing far more jobs
-    (bf_max_job_test), keeps their slots: the plan stops at the first job that leaves
-    the probe too little room, so where it waits the plan is seldom long."""
+    they still hold (`_PlanMemory`). The plan goes past the reach of `_planned_earliest`'s
+    plans (`WHOLE_PLAN_REACHES` times it, at most `depth` jobs), as Slurm's backfill,
+    testing far more jobs (bf_max_job_test), keeps their slots; it stops at the first
+    job that leaves the probe too little room. Every job ahead planned costs 70% more
+    CPU than the bound (`benchmarks/README.md`, placement follow-ups 26)."""
     if sim.candidates(probe) is None:
         return None  # does not even fit now (cheap, cached)
     mine = sim.elig(probe)
@@ -1729,7 +1730,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     (calibrated) durations, so the plan is made again at each end, as Slurm's backfill
     cycle does. Only the first jobs ahead are planned on a big site (`PLAN_BUDGET`); the
     jobs past them start where they fit now without delaying those, else keep nothing;
-    the probe past them starts only where it delays none of the jobs ahead at all.
+    the probe past them starts only where it delays none of the jobs ahead that its own
+    plan reaches (`_planned_start`).
     Without a probe the queue is played out to its end (each job's `start`); None.
 
     `top` (PBS's `backfill_depth`): only the first `top` jobs that cannot start now keep a
@@ -1763,7 +1765,7 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
             if most is not None and blocked.get(key, 0) >= most or most is None and i >= reach:
                 if (hosts := plan.start_now(d)) is not None and d is probe and most is None:
                     # the probe, past the reach, starts only where it delays none of the
-                    # jobs ahead either, as Slurm's deeper backfill has it
+                    # jobs its own plan reaches either (Slurm backfills deeper)
                     hosts = _planned_start(sim, wait[:i], probe, t, BACKFILL_DEPTH,
                                            memory)
                 if hosts is not None:

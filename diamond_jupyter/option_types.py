@@ -48,10 +48,13 @@ class StoreOnce(argparse._StoreAction):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
         given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
-        if self.dest in given and given[self.dest] != values:
-            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
-                         f"{values!r}); give it once")
-        given[self.dest] = values
+        if self.dest in given and given[self.dest][0] != values:
+            first, said = given[self.dest]
+            # `--memory 4G --mem 8G`: both spellings named, as typed
+            which = f"{option_string} is" if said == option_string else \
+                f"{said} and {option_string} are one option,"
+            parser.error(f"{which} given twice ({first!r} and {values!r}); give it once")
+        given[self.dest] = (values, option_string)
         super().__call__(parser, namespace, values, option_string)
 
 

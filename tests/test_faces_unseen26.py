@@ -342,3 +342,48 @@ async def test_fault_a_job_cancelled_twice_through_mcp_says_it_had_ended(user):
     got = await server.call_tool("cancel", {"job_id": "alpha:77"})
     assert "had already ended (CANCELLED)" in str(got), got
     assert "scancel" not in _calls(user)
+
+
+# ---- (8) an option given twice under its two spellings; `--` as the id ---------------------
+
+ONE_OPTION = "--memory and --mem are one option, given twice ('4G' and '8G'); give it once"
+
+
+def test_fault_memory_given_under_both_its_spellings_names_both(shell, user, capsys):
+    """It said "--mem is given twice" to one who had typed --memory once and --mem once."""
+    cli_refusal(user.run("submit", "--site", "alpha", "--memory", "4G", "--mem", "8G",
+                         "job.sh"), ONE_OPTION)
+    assert_magic_refused(shell, user, capsys, "submit --site alpha --memory 4G --mem 8G",
+                         SCRIPT, ONE_OPTION)
+
+
+DASHES = "job ID '--' is malformed: expected SITE:NUMBER, e.g. alpha:42"
+
+
+def test_a_double_dash_given_as_the_id_is_named_as_an_id_on_the_command_line(user):
+    cli_refusal(user.run("status", "--", "--"), DASHES)
+    cli_refusal(user.run("cancel", "--", "--"), DASHES)
+    assert "scancel" not in _calls(user)
+
+
+async def test_a_double_dash_given_as_the_id_is_named_as_an_id_by_mcp(user):
+    for tool in ("status", "cancel"):
+        said_back = await mcp_refusal(user, tool, {"job_id": "--"})
+        assert DASHES in said_back, said_back
+    assert "scancel" not in _calls(user)
+
+
+async def test_a_double_dash_given_as_the_id_is_named_as_an_id_over_rest(rest):
+    code, reply = await rest("GET", "jobs/--")
+    assert code == 404 and DASHES in reply["message"], (code, reply)
+
+
+# ---- (9) a job name thousands of characters long: cut as every scheduler would, said short --
+
+def test_fault_a_name_thousands_long_is_said_by_its_start_and_length(user):
+    """The note that the name was cut echoed all 3000 characters of it."""
+    res = user.run("submit", "--site", "alpha", "--name", "x" * 3000, "job.sh", code=0)
+    [note] = [ln for ln in res.stderr.splitlines() if "job name" in ln]
+    assert f"job name {'x' * 40!r}... (3000 characters) is submitted to alpha as " \
+           f"{'x' * 40!r}" in note and len(note) < 300, note
+    assert f"#SBATCH --job-name={'x' * 40}\n" in sweep_helpers.submitted_script(user)

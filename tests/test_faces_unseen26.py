@@ -387,3 +387,32 @@ def test_fault_a_name_thousands_long_is_said_by_its_start_and_length(user):
     assert f"job name {'x' * 40!r}... (3000 characters) is submitted to alpha as " \
            f"{'x' * 40!r}" in note and len(note) < 300, note
     assert f"#SBATCH --job-name={'x' * 40}\n" in sweep_helpers.submitted_script(user)
+
+
+# ---- (10) a script past the bound a job script holds ---------------------------------------
+
+BIG = SCRIPT + "# " + "x" * (4 << 20) + "\n"
+TOO_BIG = f"is {len(BIG)} bytes, more than the {4 << 20} a job script may hold"
+
+
+def test_a_script_past_its_bound_is_refused_on_the_command_line_and_magic(shell, user,
+                                                                          capsys):
+    user.write("big.sh", BIG)
+    cli_refusal(user.run("submit", "--site", "alpha", "big.sh"),
+                f"big.sh: more than {4 << 20} bytes, more than a job script holds")
+    assert_magic_refused(shell, user, capsys, "submit --site alpha", BIG, TOO_BIG)
+
+
+async def test_a_script_past_its_bound_is_refused_by_mcp(user):
+    said_back = await mcp_refusal(user, "submit", {"script": BIG, "site": "alpha"})
+    assert TOO_BIG in said_back, said_back[:300]
+
+
+async def test_a_script_past_its_bound_is_refused_over_rest(rest):
+    """(the server's own bound on a body, smaller, answers first: 413 naming it)"""
+    body = _body(script=BIG, site="here")
+    code, reply = await rest("POST", "jobs", body, headers=JSON)
+    assert code == 413 and reply["message"] == (
+        f"the request body is {len(body)} bytes; this server accepts at most {1 << 20} "
+        "(DiamondApp.max_body_bytes)"), (code, reply)
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []

@@ -416,3 +416,29 @@ async def test_a_script_past_its_bound_is_refused_over_rest(rest):
         f"the request body is {len(body)} bytes; this server accepts at most {1 << 20} "
         "(DiamondApp.max_body_bytes)"), (code, reply)
     assert (await rest("GET", "jobs"))[1]["jobs"] == []
+
+
+# ---- (11) a job id typed with a colon twice or zeros before its number ---------------------
+
+@pytest.mark.parametrize("typed", ["alpha:077", "alpha::77"])
+def test_fault_an_id_with_zeros_or_a_second_colon_names_the_job_meant(shell, user, capsys,
+                                                                     typed):
+    """No job was suggested: the number after `::` or `0` was not read."""
+    user.job("alpha:77", JobState.RUNNING)
+    said = f"no job {typed!r} in the store (did you mean alpha:77? `diamond jobs` lists"
+    cli_refusal(user.run("cancel", typed), said)
+    assert_magic_refused(shell, user, capsys, f"cancel {typed}", None, said)
+    assert "scancel" not in _calls(user)
+
+
+async def test_fault_an_id_with_zeros_names_the_job_meant_by_mcp(user):
+    user.job("alpha:77", JobState.RUNNING)
+    said_back = await mcp_refusal(user, "status", {"job_id": "alpha:077"})
+    assert "no job 'alpha:077' in the store (did you mean alpha:77?" in said_back, said_back
+
+
+async def test_fault_an_id_with_a_second_colon_names_the_job_meant_over_rest(rest, tmp_path):
+    _stored(tmp_path / "store.sqlite3", "here:77", JobState.RUNNING)
+    code, reply = await rest("GET", "jobs/here::77")
+    assert code == 404 and "no job 'here::77' in the store (did you mean here:77?" in \
+        reply["message"], (code, reply)

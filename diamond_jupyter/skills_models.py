@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from .discovery import SiteDescription as Discovered
-from .model import Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
+from .model import BadInput, Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
 from .summary import SiteSummary
 
 Approval = Literal["auto", "ask", "dry-run"]
@@ -33,6 +33,10 @@ class _In(BaseModel):
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+# a spec's counts that cannot be 0 (a job runs on a node, as a task, on a CPU)
+AT_LEAST_ONE = ("nodes", "tasks", "tasks_per_node", "cpus_per_task")
 
 
 class JobInput(_In):
@@ -58,6 +62,11 @@ class JobInput(_In):
             raise ValueError("give `script` (batch script text) or `spec` (a JobSpec), not "
                              "both: the job is one of them, and the other would be ignored "
                              "(a spec's own body goes in its `script`)")
+        if self.spec is not None:
+            for field in AT_LEAST_ONE:  # as the CLI's --nodes and every dialect's directive
+                if getattr(self.spec.resources, field) == 0:
+                    raise BadInput(f"spec.resources.{field} 0: expected a whole number, 1 or "
+                                   "more (leave it out for the site's default)")
         return self
 
     def need_options(self) -> dict[str, Any]:

@@ -442,3 +442,30 @@ async def test_fault_an_id_with_a_second_colon_names_the_job_meant_over_rest(res
     code, reply = await rest("GET", "jobs/here::77")
     assert code == 404 and "no job 'here::77' in the store (did you mean here:77?" in \
         reply["message"], (code, reply)
+
+
+# ---- (12) a count of none where a job needs one --------------------------------------------
+
+ZERO_NODES = "spec.resources.nodes 0: expected a whole number, 1 or more (leave it out for " \
+             "the site's default)"
+
+
+def test_no_nodes_are_refused_on_the_command_line_and_magic(shell, user, capsys):
+    said = "argument --nodes: expected a whole number, 1 or more, not '0'"
+    cli_refusal(user.run("submit", "--site", "alpha", "--nodes", "0", "job.sh"), said)
+    assert_magic_refused(shell, user, capsys, "submit --site alpha --nodes 0", SCRIPT,
+                         "expected a whole number, 1 or more, not '0'")
+
+
+async def test_fault_a_spec_of_no_nodes_is_refused_over_rest(rest):
+    """A spec's `nodes: 0` was taken and submitted as the site's default (one node), where
+    the command line's --nodes 0 and every dialect's directive are refused."""
+    await _rest_refused(rest, _body(spec={"script": "echo hi", "resources": {"nodes": 0}},
+                                    site="here"), ZERO_NODES)
+
+
+@pytest.mark.parametrize("field", ["nodes", "tasks", "cpus_per_task"])
+async def test_fault_a_spec_of_no_nodes_tasks_or_cpus_is_refused_by_mcp(user, field):
+    said_back = await mcp_refusal(user, "submit", {
+        "spec": {"script": "echo hi", "resources": {field: 0}}, "site": "alpha"})
+    assert ZERO_NODES.replace("nodes", field) in said_back, said_back

@@ -39,6 +39,11 @@ class _Out(BaseModel):
 AT_LEAST_ONE = ("nodes", "tasks", "tasks_per_node", "cpus_per_task")
 
 
+# what a field of JobInput given only blanks is asked to be instead (the CLI's words)
+BLANK_SAID = {"name": "a name", "arch": "an architecture", "container": "an image",
+              "gpu_type": "a GPU model", "memory": "a size such as 4G"}
+
+
 class JobInput(_In):
     """Either a batch `script` (any dialect: Slurm, PBS, LSF, Flux, or plain shell) or a
     scheduler-neutral `spec`."""
@@ -53,6 +58,17 @@ class JobInput(_In):
     container: str | None = Field(None, description="container image to run the body in")
     gpu_type: str | None = Field(None, description="GPU model needed, e.g. a100")
     memory: str | None = Field(None, description="memory per node, e.g. 64G")
+
+    @field_validator("name", "arch", "container", "gpu_type", "memory")
+    @classmethod
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Only blanks (`"   "`): refused as the CLI refuses `--name "$UNSET "` (a name of
+        blanks was submitted as `___`); an empty one is as absent, as `site: ""` is auto."""
+        if value and not value.strip():
+            raise BadInput(f"{info.field_name}: expected {BLANK_SAID[info.field_name]}, not "
+                           f"{value!r} (an empty or blank value); give the value, or leave "
+                           "the field out for the default")
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> JobInput:

@@ -469,3 +469,30 @@ async def test_fault_a_spec_of_no_nodes_tasks_or_cpus_is_refused_by_mcp(user, fi
     said_back = await mcp_refusal(user, "submit", {
         "spec": {"script": "echo hi", "resources": {field: 0}}, "site": "alpha"})
     assert ZERO_NODES.replace("nodes", field) in said_back, said_back
+
+
+# ---- (13) a blank value where a name or a size goes ----------------------------------------
+
+@pytest.mark.parametrize("field,value", [("name", "   "), ("mem", ""), ("mem", "  "),
+                                         ("partition", " ")])
+def test_a_blank_value_is_refused_on_the_command_line(user, field, value):
+    cli_refusal(user.run("submit", "--site", "alpha", f"--{field}={value}", "job.sh"),
+                f"argument --{field}", ": expected ", f"not {value!r} (an empty or blank value")
+
+
+BLANKS = [("name", "a name"), ("memory", "a size such as 4G"), ("gpu_type", "a GPU model")]
+
+
+@pytest.mark.parametrize("field,what", BLANKS)
+async def test_fault_a_blank_value_is_refused_over_rest(rest, field, what):
+    """`"name": "   "` was submitted as a job named `___`."""
+    await _rest_refused(rest, _body(script=SCRIPT, site="here", **{field: "   "}),
+                        f"{field}: expected {what}, not '   ' (an empty or blank value)")
+
+
+@pytest.mark.parametrize("field,what", BLANKS)
+async def test_fault_a_blank_value_is_refused_by_mcp(user, field, what):
+    said_back = await mcp_refusal(user, "submit", {"script": SCRIPT, "site": "alpha",
+                                                   field: "   "})
+    assert f"{field}: expected {what}, not '   ' (an empty or blank value)" in said_back, \
+        said_back

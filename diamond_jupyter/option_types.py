@@ -4,6 +4,7 @@ one definition, so `%diamond submit --hedge 0` is refused as `diamond submit --h
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -26,10 +27,9 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
     (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;
     `--limit 10**23` was refused as "from 0", the 0 it refuses itself)."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        # ASCII digits only, as the REST API reads them: int() also takes `1_0` (10),
+        # Arabic-Indic or full-width digits, which no scheduler reads
+        value = int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else None
         if value is None or value < least:
             raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
                                              f"{text!r}")
@@ -72,7 +72,7 @@ def filled(what: str) -> Callable[[str], str]:
 
 def hedge_count(text: str) -> int:
     """An argparse type: `--hedge N`, the number of copies, 1 (no hedge) to 8."""
-    if not text.isdigit() or not 1 <= int(text) <= MAX_HEDGE_COPIES:
+    if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= MAX_HEDGE_COPIES:
         raise argparse.ArgumentTypeError(f"--hedge takes a number of copies from 1 to "
                                          f"{MAX_HEDGE_COPIES}, not {text!r}")
     return int(text)

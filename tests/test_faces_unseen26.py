@@ -496,3 +496,31 @@ async def test_fault_a_blank_value_is_refused_by_mcp(user, field, what):
                                                    field: "   "})
     assert f"{field}: expected {what}, not '   ' (an empty or blank value)" in said_back, \
         said_back
+
+
+# ---- (14) counts in digits no scheduler reads ----------------------------------------------
+
+@pytest.mark.parametrize("option,typed,said", [
+    ("--nodes", "\u0661", "expected a whole number, 1 or more, not '\u0661'"),
+    ("--nodes", "1_0", "expected a whole number, 1 or more, not '1_0'"),
+    ("--gpus", "\uff12", "expected a whole number, 0 or more, not '\uff12'"),
+])
+def test_fault_a_count_in_other_digits_is_refused_on_the_command_line_and_magic(
+        shell, user, capsys, option, typed, said):
+    """`--nodes 1_0` submitted 10 nodes and `--gpus ２` two GPUs (Python's int() reads
+    both), where the REST API takes ASCII digits only."""
+    cli_refusal(user.run("submit", "--site", "alpha", option, typed, "job.sh"),
+                f"argument {option}: {said}")
+    assert_magic_refused(shell, user, capsys, f"submit --site alpha {option} {typed}",
+                         SCRIPT, said)
+
+
+def test_fault_a_hedge_in_full_width_digits_is_refused(user):
+    cli_refusal(user.run("submit", "--hedge", "\uff12", "job.sh"),
+                "--hedge takes a number of copies from 1 to 8, not '\uff12'")
+
+
+async def test_a_count_in_other_digits_is_refused_over_rest(rest):
+    code, reply = await rest("GET", "jobs?limit=%EF%BC%92")
+    assert code == 400 and reply["message"] == "limit must be an integer, not '\uff12'", \
+        (code, reply)

@@ -29,7 +29,14 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         # ASCII digits only, as the REST API reads them: int() also takes `1_0` (10),
         # Arabic-Indic or full-width digits, which no scheduler reads
-        value = int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else None
+        digits = re.fullmatch(r"\s*[+-]?[0-9]+\s*", text)
+        if digits and len(text.strip()) > 40:  # past any bound (and int()'s 4300 digits)
+            bound = f" from {least} to {most}" if most is not None else \
+                f", {least} or more, of at most 40 digits"
+            raise argparse.ArgumentTypeError(f"expected a whole number{bound}, not "
+                                             f"{text.strip()[:20]!r}... ({len(text.strip())} "
+                                             "characters)")
+        value = int(text) if digits else None
         if value is None or value < least:
             raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
                                              f"{text!r}")

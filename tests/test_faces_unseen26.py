@@ -524,3 +524,14 @@ async def test_a_count_in_other_digits_is_refused_over_rest(rest):
     code, reply = await rest("GET", "jobs?limit=%EF%BC%92")
     assert code == 400 and reply["message"] == "limit must be an integer, not '\uff12'", \
         (code, reply)
+
+
+def test_fault_a_count_thousands_of_digits_long_is_named_by_its_start_and_length(
+        shell, user, capsys):
+    """A whole number past int()'s 4300 digits was "expected a whole number, 1 or more"."""
+    said = "expected a whole number, 1 or more, of at most 40 digits, not " \
+           f"{'9' * 20!r}... (5000 characters)"
+    cli_refusal(user.run("submit", "--site", "alpha", "--nodes", "9" * 5000, "job.sh"),
+                f"argument --nodes: {said}")
+    assert_magic_refused(shell, user, capsys, f"submit --site alpha --nodes {'9' * 5000}",
+                         SCRIPT, said)

@@ -4,7 +4,9 @@ magics and the MCP tools: job names holding a newline, a NUL or a right-to-left 
 of memory without a unit or of nothing, time limits in forms no scheduler reads, counts past
 any bound, site names mistyped, in full-width letters or thousands of characters long, a
 REST body that is a list or gives a key twice deep inside, a job id of another user's job
-or under another site's prefix, a job cancelled twice. Each face refuses it with the same
+or under another site's prefix or typed `alpha::77`, a job cancelled twice, counts of 0
+or in digits no scheduler reads, values of only blanks, an option under both its spellings,
+a script past its bound. Each face refuses it with the same
 words naming what was given, where, and what would be accepted, and loses nothing (nothing
 is submitted, nothing cancelled); what is accepted runs as given on every face.
 

@@ -6,9 +6,9 @@ any bound, site names mistyped, in full-width letters or thousands of characters
 REST body that is a list or gives a key twice deep inside, a job id of another user's job
 or under another site's prefix or typed `alpha::77`, a job cancelled twice, counts of 0
 or in digits no scheduler reads, values of only blanks, an option under both its spellings,
-a script past its bound. Each face refuses it with the same
-words naming what was given, where, and what would be accepted, and loses nothing (nothing
-is submitted, nothing cancelled); what is accepted runs as given on every face.
+a script past its bound. Each face refuses it with the same words naming what was given,
+where, and what would be accepted, and loses nothing (nothing is submitted, nothing
+cancelled); what is accepted runs as given on every face.
 
 Tests marked `fault` failed before this sweep's fixes; the others are guards."""
 

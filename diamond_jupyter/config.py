@@ -993,6 +993,9 @@ def site_and_partition(name: str, known: Collection[str]) -> tuple[str, str] | N
     return None
 
 
+MAX_SHOWN_SITE = 80  # an unknown site name longer than this is shown cut in its error
+
+
 def unknown_site_message(name: str, known: list[str], what: str = "unknown site") -> str:
     """`unknown site 'Alpha' (did you mean alpha? known: alpha, beta)`."""
     meant = closest_site(name, known)
@@ -1005,7 +1008,10 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
         others = [p for p in dict.fromkeys(parts) if p != "auto"]  # `--site auto,alpha`
         hint = ("auto lets placement choose among every site and is given alone: give site "
                 f"auto, or name the one site ({' or '.join(others) or 'a known site'}); ")
-    return (f"{what} {_printable(repr(name))} ({hint}known: "
+    # a pasted blob is named by its start and length, not echoed whole
+    shown = repr(name) if len(name) <= MAX_SHOWN_SITE else \
+        f"{name[:MAX_SHOWN_SITE // 2]!r}... ({len(name)} characters)"
+    return (f"{what} {_printable(shown)} ({hint}known: "
             f"{', '.join(known) or 'none configured'})")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import expect
-from test_sidebar import expect_focused, open_sidebar
+from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 
 from conftest import api, confirm, load_lab, publish
 
@@ -21,6 +21,16 @@ pytestmark = pytest.mark.testbed
 HERE = Path(__file__).parent
 SCREENSHOTS = HERE / "screenshots"
 JOB_TIMEOUT = 120_000
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "lab_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
+
 
 # Records every state each job card shows (renders are coalesced per frame; the
 # activity feed keeps the transitions in between).
@@ -161,7 +171,7 @@ def test_cancel_from_the_sidebar(lab_server, lab_page):
     toast = page.locator(".Toastify__toast", has_text=name).filter(has_text="cancelled")
     expect(toast).to_be_visible(timeout=30_000)
     assert api(lab_server, "GET", f"diamond/api/jobs/{job['id']}")["state"] == "CANCELLED"
-    assert panel.locator('[data-diamond-status="live"]').count() == 1
+    expect(panel.locator('[data-diamond-status="live"]')).to_have_count(1)
 
 
 def test_a_job_that_can_never_start_says_so(lab_server, lab_page):

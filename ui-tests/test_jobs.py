@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from notebook_helpers import code_cell, python_notebook
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 
@@ -54,6 +55,16 @@ RECORD_STATES = """() => {
     });
   })).observe(root, {subtree: true, childList: true, attributes: true,
                      attributeFilter: ['data-diamond-state']});
+}"""
+
+# test_submit's three asserts on a finished job's transitions, as a page condition to wait for.
+WENT_THROUGH_RUNNING = """id => {
+  const seen = window.__seenStates[id] || [];
+  const feed = document.querySelector('#diamond-sidebar [data-diamond-section="activity"]');
+  const activity = feed ? feed.innerText : '';
+  return (seen.includes('RUNNING') || activity.includes('→ RUNNING'))
+    && seen.includes('COMPLETED') && seen.indexOf('COMPLETED') === seen.length - 1
+    && (seen.includes('PENDING') || activity.includes('PENDING → RUNNING'));
 }"""
 
 
@@ -120,6 +131,10 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # (the README's card: test_jobcard.py)
     cells.nth(1).screenshot(path=str(SCREENSHOTS / "job-card-auto.png"))
 
+    try:  # the activity feed may draw its line a frame after the card: wait, then assert
+        page.wait_for_function(WENT_THROUGH_RUNNING, arg=job_id, timeout=30_000)
+    except PlaywrightTimeoutError:
+        pass  # the asserts below say what was seen
     seen = page.evaluate("id => window.__seenStates[id] || []", job_id)
     activity = panel.locator('[data-diamond-section="activity"]').inner_text()
     assert "RUNNING" in seen or "→ RUNNING" in activity, (seen, activity)

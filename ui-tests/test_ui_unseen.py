@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from urllib.parse import parse_qs, urlsplit
 
@@ -180,13 +181,18 @@ class Wire:
             ws.close()
 
 
-def _new_page(browser, server, width: int = 1400):
+def _new_page(browser, server, width: int = 1400,
+              before_load: Callable[[Page], None] | None = None) -> Page:
+    """A page on `server` whose diamond requests the records answer; `before_load` sets more
+    answers before JupyterLab loads (set after, the page's first requests could miss them)."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(err.message))
     page.diamond_errors = errors  # type: ignore[attr-defined]
     page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
+    if before_load:
+        before_load(page)
     load_lab(page, server)
     return page
 
@@ -589,8 +595,8 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
     down = next(s for s in data["sites"] if s["name"] == DOWN)
     down.update(reachable=False, error=f"ssh: could not reach {DOWN}", queue=[])
     data["sites"][0]["queue"][0]["name"] = MARKUP
-    p = _new_page(browser, bare_lab, width=1600)
-    serve_recorded(p, data)
+    p = _new_page(browser, bare_lab, width=1600,
+                  before_load=lambda page: serve_recorded(page, data))
     try:
         dash = open_from_palette(p)
         expect(dash).to_have_attribute("data-diamond-dashboard", "")
@@ -599,7 +605,7 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
         for site in HEALTHY:
             grid = dash.locator(f'[data-diamond-queue="{site}"]')
             expect(grid).to_have_count(1)
-            assert grid.locator("[data-diamond-queue-row]").count() > 0
+            expect(grid.locator("[data-diamond-queue-row]").first).to_be_attached()
         card = dash.locator(f'[data-diamond-dash-site="{DOWN}"]')
         down_dot = card.get_by_role("img", name="unreachable", exact=True)
         expect(down_dot).to_be_visible()

@@ -24,7 +24,10 @@ class WireBase:
         self.emitted: list[dict] = []
         page.route("**/diamond/api/**", self._answer)
         if serve_sockets:
-            page.route_web_socket("**/api/events/subscribe*", self.sockets.append)
+            page.route_web_socket("**/api/events/subscribe*", self._serve_socket)
+
+    def _serve_socket(self, ws) -> None:
+        self.sockets.append(ws)
 
     def _answer(self, route: Route) -> None:
         raise NotImplementedError

@@ -501,11 +501,12 @@ class SiteMonitor:
                             f"cancelled; the scheduler reports: {st.reason}" if st.reason
                             else "cancelled (killed)")
                     elif asked and state == JobState.FAILED:
-                        # its program ended with its own error code before the cancel
-                        # reached it: its failure stands, the cancel said
+                        # its program's own error code (it may have ended before the cancel
+                        # reached it): the failure the scheduler recorded stands, and the
+                        # cancel it did not record is said
                         reason = (f"{st.reason}; " if st.reason else "") + (
-                            f"it ended by itself (exit {st.exit_code}) before the cancel "
-                            "request took effect")
+                            f"the scheduler recorded a failure (exit {st.exit_code}), not the "
+                            "cancel request")
                     if asked and why and state == JobState.CANCELLED:
                         reason = why
                 exit_code = st.exit_code

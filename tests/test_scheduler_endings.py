@@ -5,8 +5,8 @@ are FAILED, saying why, with no exit code but a signal that killed the program (
 0:0 or 1:0 is the scheduler's, no program's). Before, they read as FAILED with exit 0 or 1
 and no reason. A job the user asked to cancel that the scheduler then reports ended by a
 node failure (seen once in CI after `scancel` of a running job) is CANCELLED, the
-scheduler's ending said beside it; one whose program ended with its own error code before
-the cancel reached it stays FAILED with that code, the cancel said. sacct's header printed
+scheduler's ending said beside it; one the scheduler records FAILED with its program's own
+error code stays FAILED with that code, saying the cancel was not what it recorded. sacct's header printed
 again mid-output (two runs joined, a wrapper without -n) is said in the site's warnings and
 the records read; before, it failed the whole poll. A Flux job in CLEANUP whose result flux
 prints has that result, its reason "ending (cleanup)"; before, it stayed RUNNING, silently,
@@ -122,10 +122,12 @@ async def test_a_node_failure_without_a_cancel_fails_saying_why(tmp_path):
     assert (job.state, job.exit_code, job.reason) == (JobState.FAILED, None, "the node failed")
 
 
-async def test_a_failure_of_its_own_before_the_cancel_took_effect_stays_failed(tmp_path):
+async def test_a_failure_with_its_own_exit_code_after_a_cancel_stays_failed(tmp_path):
+    """Its program's error code (it may have ended before the cancel reached it): the
+    failure stands, and the cancel the scheduler did not record is said."""
     job = await _poll_after(tmp_path, sacct("700", "FAILED", "2:0"), cancelled=True)
     assert (job.state, job.exit_code, job.reason) == (
-        JobState.FAILED, 2, "it ended by itself (exit 2) before the cancel request took effect")
+        JobState.FAILED, 2, "the scheduler recorded a failure (exit 2), not the cancel request")
 
 
 async def test_a_signal_after_the_cancel_is_cancelled_as_before(tmp_path):

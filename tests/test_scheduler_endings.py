@@ -6,9 +6,9 @@ are FAILED, saying why, with no exit code but a signal that killed the program (
 and no reason. A job the user asked to cancel that the scheduler then reports ended by a
 node failure (seen once in CI after `scancel` of a running job) is CANCELLED, the
 scheduler's ending said beside it; one the scheduler records FAILED with its program's own
-error code stays FAILED with that code, saying the cancel was not what it recorded. sacct's header printed
-again mid-output (two runs joined, a wrapper without -n) is said in the site's warnings and
-the records read; before, it failed the whole poll. A Flux job in CLEANUP whose result flux
+error code stays FAILED with that code, saying the cancel was not what it recorded. sacct's
+header printed again mid-output (two runs joined, a wrapper without -n) is said in the site's
+warnings and the records read; before, it failed the whole poll. A Flux job in CLEANUP whose result flux
 prints has that result, its reason "ending (cleanup)"; before, it stayed RUNNING, silently,
 for as long as its epilog ran.
 

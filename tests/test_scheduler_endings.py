@@ -8,9 +8,9 @@ node failure (seen once in CI after `scancel` of a running job) is CANCELLED, th
 scheduler's ending said beside it; one the scheduler records FAILED with its program's own
 error code stays FAILED with that code, saying the cancel was not what it recorded. sacct's
 header printed again mid-output (two runs joined, a wrapper without -n) is said in the site's
-warnings and the records read; before, it failed the whole poll. A Flux job in CLEANUP whose result flux
-prints has that result, its reason "ending (cleanup)"; before, it stayed RUNNING, silently,
-for as long as its epilog ran.
+warnings and the records read; before, it failed the whole poll. A Flux job in CLEANUP
+whose result flux prints has that result, its reason "ending (cleanup)"; before, it stayed
+RUNNING, silently, for as long as its epilog ran.
 
 A real `Site` and `Journal` (its monitor) on Slurm's dialect, its commands answered from
 recorded outputs (no test bed)."""

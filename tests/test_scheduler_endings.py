@@ -133,3 +133,16 @@ async def test_a_failure_with_its_own_exit_code_after_a_cancel_stays_failed(tmp_
 async def test_a_signal_after_the_cancel_is_cancelled_as_before(tmp_path):
     job = await _poll_after(tmp_path, sacct("700", "FAILED", "0:15"), cancelled=True)
     assert (job.state, job.reason) == (JobState.CANCELLED, "cancelled (killed)")
+
+
+def test_a_sacct_header_in_the_history_is_said_never_a_job() -> None:
+    """Before, the history's header line was read as a job named `JobID`."""
+    header = "JobID|Partition|Timelimit|Submit|Start|End|NCPUS|NNodes|State"
+    record = ("800|batch|01:00:00|2026-12-06T09:00:00|2026-12-06T09:10:00|"
+              "2026-12-06T09:40:00|4|1|COMPLETED")
+    skipped: list[str] = []
+    got = slurm.parse_history("\n".join([header, record, header]) + "\n", skipped)
+    assert [j.native_id for j in got] == ["800"]
+    assert [s.split(" (got ")[0] for s in skipped] == [
+        "slurm: cannot parse sacct line 1: a header, no record",
+        "slurm: cannot parse sacct line 3: a header, no record"]

@@ -340,7 +340,8 @@ class SlurmCommands(FailureReading):
     def parse_history(self, stdout: str, skipped: list[str] | None = None
                       ) -> list[JobStatus]:
         """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size.
-        `skipped`: where to say a line of another shape, left out (else SiteError)."""
+        `skipped`: where to say a line of another shape, and a header (sacct without -n),
+        left out (else SiteError)."""
         out = []
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
@@ -348,6 +349,10 @@ class SlurmCommands(FailureReading):
             f = [x.strip() for x in line.split("|")]
             if len(f) != 9 or not f[0]:
                 unread(skipped, "slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                continue
+            if [x.lower() for x in f] == HISTORY_FIELDS.split(","):
+                unread(skipped, "slurm", f"sacct line {n}", "a header, no record", line,
+                       message=True)
                 continue
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:

@@ -268,6 +268,14 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    if value[0].isspace() and value.strip():  # ` /k/id` is no absolute path
+        stripped = value.strip()
+        read_as = "a name beside the sites file" if (info.context or {}).get("base") \
+            else "a name in the current directory"
+        meant = f"which makes it {read_as}, not {_printable(stripped)}" \
+            if stripped.startswith(("/", "~", "$")) else "part of the file's name as written"
+        raise ValueError(f"{_printable(repr(value))}: the path starts with a blank, {meant}: "
+                         "remove the blank")
     if os.sep == "/":
         _windows_path(value, "~/dir/file, or dir/file beside the sites file")
     if token := _SSH_TOKEN.search(value):  # `IdentityFile ~/.ssh/id_%r@%h` copied over
@@ -756,6 +764,17 @@ class SiteConfig(_Cfg):
         if isinstance(value.get("groups"), str):  # `groups: users, hpc`: placement reads a list
             value = {**value, "groups": [g.strip() for g in value["groups"].split(",")
                                          if g.strip()]}
+        return value
+
+    @field_validator("allowed_partitions", mode="before")
+    @classmethod
+    def _partitions_written(cls, value: Any) -> Any:
+        """`allowed_partitions:` with no value (YAML null) allowed every partition, as the
+        key left out does: an admin who wrote the key meant a list."""
+        if value is None:
+            raise ValueError("left empty: write the partitions jobs may use as a list "
+                             "([debug, gpu], or one `- debug` per line); leave the key out "
+                             "to allow every partition")
         return value
 
     @field_validator("preamble")

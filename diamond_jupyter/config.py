@@ -268,6 +268,14 @@ def _config_path(value: str, info: ValidationInfo) -> str:
     _one_line(value)
     if not value:
         raise ValueError("must be a path, not empty")
+    if value[0].isspace() and value.strip():  # ` /k/id` is no absolute path
+        stripped = value.strip()
+        read_as = "a name beside the sites file" if (info.context or {}).get("base") \
+            else "a name in the current directory"
+        meant = f"which makes it {read_as}, not {_printable(stripped)}" \
+            if stripped.startswith(("/", "~", "$")) else "part of the file's name as written"
+        raise ValueError(f"{_printable(repr(value))}: the path starts with a blank, {meant}: "
+                         "remove the blank")
     if os.sep == "/":
         _windows_path(value, "~/dir/file, or dir/file beside the sites file")
     if token := _SSH_TOKEN.search(value):  # `IdentityFile ~/.ssh/id_%r@%h` copied over
@@ -758,6 +766,17 @@ class SiteConfig(_Cfg):
                                          if g.strip()]}
         return value
 
+    @field_validator("allowed_partitions", mode="before")
+    @classmethod
+    def _partitions_written(cls, value: Any) -> Any:
+        """`allowed_partitions:` with no value (YAML null) allowed every partition, as the
+        key left out does: an admin who wrote the key meant a list."""
+        if value is None:
+            raise ValueError("left empty: write the partitions jobs may use as a list "
+                             "([debug, gpu], or one `- debug` per line); leave the key out "
+                             "to allow every partition")
+        return value
+
     @field_validator("preamble")
     @classmethod
     def _preamble_is_text(cls, value: str) -> str:
@@ -993,6 +1012,9 @@ def site_and_partition(name: str, known: Collection[str]) -> tuple[str, str] | N
     return None
 
 
+MAX_SHOWN_SITE = 80  # an unknown site name longer than this is shown cut in its error
+
+
 def unknown_site_message(name: str, known: list[str], what: str = "unknown site") -> str:
     """`unknown site 'Alpha' (did you mean alpha? known: alpha, beta)`."""
     meant = closest_site(name, known)
@@ -1005,7 +1027,10 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
         others = [p for p in dict.fromkeys(parts) if p != "auto"]  # `--site auto,alpha`
         hint = ("auto lets placement choose among every site and is given alone: give site "
                 f"auto, or name the one site ({' or '.join(others) or 'a known site'}); ")
-    return (f"{what} {_printable(repr(name))} ({hint}known: "
+    # a pasted blob is named by its start and length, not echoed whole
+    shown = repr(name) if len(name) <= MAX_SHOWN_SITE else \
+        f"{name[:MAX_SHOWN_SITE // 2]!r}... ({len(name)} characters)"
+    return (f"{what} {_printable(shown)} ({hint}known: "
             f"{', '.join(known) or 'none configured'})")
 
 

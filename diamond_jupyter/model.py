@@ -730,6 +730,9 @@ def number_range(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | No
     return f"{kind} {' and '.join(parts)}" if parts else None
 
 
+_OUT_OF_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
 def field_problem(model: type[BaseModel], error: Any) -> str:
     """What is wrong with the field of pydantic `error` (one of a ValidationError's errors()
     for `model`), after its dotted place; a number out of range (JSON's 1e309, infinity
@@ -737,6 +740,10 @@ def field_problem(model: type[BaseModel], error: Any) -> str:
     where = ".".join(str(x) for x in error["loc"])
     if error["type"] == "extra_forbidden":
         return f"{where}: {_unknown_field(model, tuple(error['loc']))}"
+    if error["type"] in _OUT_OF_RANGE:  # the range in the CLI's words: `from 1 to 8`
+        takes = number_range(model, tuple(error["loc"]))
+        if takes:
+            return f"{where}: expected {takes}, not {error['input']!r}"
     if error["type"] != "finite_number":
         return f"{where}: {error['msg']}"
     takes = number_range(model, tuple(error["loc"]))

@@ -489,12 +489,25 @@ class SiteMonitor:
                 if st.state == JobState.RUNNING:
                     self._seen_running[key] = (st.walltime_s, st.partition)
                 state, reason = st.state, st.reason
+                # killed (by a signal, or ended by the scheduler: no exit code of its own)
                 killed = state == JobState.FAILED and (st.exit_code or 128) >= 128
-                if killed or state == JobState.CANCELLED:
+                if killed or state in (JobState.CANCELLED, JobState.FAILED):
                     asked, why = self._cancel_intent(job)
                     if asked and killed:
-                        state, reason = JobState.CANCELLED, f"cancelled ({st.reason or 'killed'})"
-                    if asked and why:
+                        # the user's cancel is what they asked and what stopped their work;
+                        # an ending the scheduler reports instead (a node failed while it
+                        # killed the job) is said beside it
+                        state, reason = JobState.CANCELLED, (
+                            f"cancelled; the scheduler reports: {st.reason}" if st.reason
+                            else "cancelled (killed)")
+                    elif asked and state == JobState.FAILED:
+                        # its program's own error code (it may have ended before the cancel
+                        # reached it): the failure the scheduler recorded stands, and the
+                        # cancel it did not record is said
+                        reason = (f"{st.reason}; " if st.reason else "") + (
+                            f"the scheduler recorded a failure (exit {st.exit_code}), not the "
+                            "cancel request")
+                    if asked and why and state == JobState.CANCELLED:
                         reason = why
                 exit_code = st.exit_code
                 if exit_code is None and state == JobState.FAILED:

@@ -599,6 +599,9 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
         if re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", memory):
             # a scheduler reads a bare number as MB; one typing `--memory 4` means GB
             n = memory.strip()
+            if not float(n):  # `0`: no unit would make it a size to ask for
+                raise BadInput(f"{said('memory')} {memory!r}: expected a size above 0 with a "
+                               "unit, such as 4G or 500M")
             raise BadInput(f"{said('memory')} {memory!r} has no unit: give one, e.g. {n}G "
                            f"for {n} GB or {n}M for {n} MB")
         mb = parse_mem_mb(memory)

@@ -4,6 +4,7 @@ one definition, so `%diamond submit --hedge 0` is refused as `diamond submit --h
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -26,10 +27,16 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
     (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;
     `--limit 10**23` was refused as "from 0", the 0 it refuses itself)."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        # ASCII digits only, as the REST API reads them: int() also takes `1_0` (10),
+        # Arabic-Indic or full-width digits, which no scheduler reads
+        digits = re.fullmatch(r"\s*[+-]?[0-9]+\s*", text)
+        if digits and len(text.strip()) > 40:  # past any bound (and int()'s 4300 digits)
+            bound = f" from {least} to {most}" if most is not None else \
+                f", {least} or more, of at most 40 digits"
+            raise argparse.ArgumentTypeError(f"expected a whole number{bound}, not "
+                                             f"{text.strip()[:20]!r}... ({len(text.strip())} "
+                                             "characters)")
+        value = int(text) if digits else None
         if value is None or value < least:
             raise argparse.ArgumentTypeError(f"expected a whole number, {least} or more, not "
                                              f"{text!r}")
@@ -48,10 +55,13 @@ class StoreOnce(argparse._StoreAction):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
         given: dict[str, Any] = namespace.__dict__.setdefault("_given_once", {})
-        if self.dest in given and given[self.dest] != values:
-            parser.error(f"{option_string} is given twice ({given[self.dest]!r} and "
-                         f"{values!r}); give it once")
-        given[self.dest] = values
+        if self.dest in given and given[self.dest][0] != values:
+            first, said = given[self.dest]
+            # `--memory 4G --mem 8G`: both spellings named, as typed
+            which = f"{option_string} is" if said == option_string else \
+                f"{said} and {option_string} are one option,"
+            parser.error(f"{which} given twice ({first!r} and {values!r}); give it once")
+        given[self.dest] = (values, option_string)
         super().__call__(parser, namespace, values, option_string)
 
 
@@ -69,7 +79,7 @@ def filled(what: str) -> Callable[[str], str]:
 
 def hedge_count(text: str) -> int:
     """An argparse type: `--hedge N`, the number of copies, 1 (no hedge) to 8."""
-    if not text.isdigit() or not 1 <= int(text) <= MAX_HEDGE_COPIES:
+    if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= MAX_HEDGE_COPIES:
         raise argparse.ArgumentTypeError(f"--hedge takes a number of copies from 1 to "
                                          f"{MAX_HEDGE_COPIES}, not {text!r}")
     return int(text)

@@ -431,7 +431,10 @@ class Site:
         scheduler refuses (its dialect's `job_name`). Empty when it arrives as given."""
         notes = []
         if given is not None and kept != given:
-            notes.append(f"job name {given!r} is submitted to {self.name} as {kept!r} (blanks "
+            # a name pasted thousands of characters long is named by its start and length
+            shown = repr(given) if len(given) <= 2 * NAME_KEPT else \
+                f"{given[:NAME_KEPT]!r}... ({len(given)} characters)"
+            notes.append(f"job name {shown} is submitted to {self.name} as {kept!r} (blanks "
                          f"become '_', at most {NAME_KEPT} characters are kept)")
         held = self.script.job_name(kept)
         if held != kept:

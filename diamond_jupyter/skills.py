@@ -67,6 +67,7 @@ from .skills_models import (
     WaitInput,
     WaitOutput,
 )
+from .wording import cancel_note
 
 if TYPE_CHECKING:
     from .federation import Federation
@@ -495,8 +496,11 @@ async def _cancel_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:
 
 
 async def cancel(ctx: SkillContext, inp: JobIdInput) -> ActionOutput:
+    before = ctx.fed.job(inp.job_id)
     job = await ctx.fed.cancel(inp.job_id)
-    return ActionOutput(job=JobSummary.of(job), message=f"cancel requested for {job.id}")
+    note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
+                       job.state.terminal, look="status")
+    return ActionOutput(job=JobSummary.of(job), message=note or f"{job.id} cancelled")
 
 
 async def _release_plan(ctx: SkillContext, inp: JobIdInput) -> dict[str, Any]:

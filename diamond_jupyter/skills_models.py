@@ -16,7 +16,7 @@ from pydantic import (
 
 from .discovery import SiteDescription as Discovered
 from .job_dependencies import JobDependency
-from .model import Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
+from .model import BadInput, Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
 from .summary import SiteSummary
 
 Approval = Literal["auto", "ask", "dry-run"]
@@ -36,6 +36,15 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+# a spec's counts that cannot be 0 (a job runs on a node, as a task, on a CPU)
+AT_LEAST_ONE = ("nodes", "tasks", "tasks_per_node", "cpus_per_task")
+
+
+# what a field of JobInput given only blanks is asked to be instead (the CLI's words)
+BLANK_SAID = {"name": "a name", "arch": "an architecture", "container": "an image",
+              "gpu_type": "a GPU model", "memory": "a size such as 4G"}
+
+
 class JobInput(_In):
     """Either a batch `script` (any dialect: Slurm, PBS, LSF, Flux, or plain shell) or a
     scheduler-neutral `spec`."""
@@ -51,6 +60,17 @@ class JobInput(_In):
     gpu_type: str | None = Field(None, description="GPU model needed, e.g. a100")
     memory: str | None = Field(None, description="memory per node, e.g. 64G")
 
+    @field_validator("name", "arch", "container", "gpu_type", "memory")
+    @classmethod
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Only blanks (`"   "`): refused as the CLI refuses `--name "$UNSET "` (a name of
+        blanks was submitted as `___`); an empty one is as absent, as `site: ""` is auto."""
+        if value and not value.strip():
+            raise BadInput(f"{info.field_name}: expected {BLANK_SAID[info.field_name]}, not "
+                           f"{value!r} (an empty or blank value); give the value, or leave "
+                           "the field out for the default")
+        return value
+
     @model_validator(mode="after")
     def _one(self) -> JobInput:
         if not (self.script or self.spec):
@@ -59,6 +79,11 @@ class JobInput(_In):
             raise ValueError("give `script` (batch script text) or `spec` (a JobSpec), not "
                              "both: the job is one of them, and the other would be ignored "
                              "(a spec's own body goes in its `script`)")
+        if self.spec is not None:
+            for field in AT_LEAST_ONE:  # as the CLI's --nodes and every dialect's directive
+                if getattr(self.spec.resources, field) == 0:
+                    raise BadInput(f"spec.resources.{field} 0: expected a whole number, 1 or "
+                                   "more (leave it out for the site's default)")
         return self
 
     def need_options(self) -> dict[str, Any]:

@@ -12,3 +12,17 @@ def quantity(n: float, noun: str, plural: str | None = None) -> str:
 def agree(n: float, one: str = "is", many: str = "are") -> str:
     """The verb that agrees with a count of `n`: "1 job is", "3 jobs are"."""
     return one if n == 1 else many
+
+
+def cancel_note(job_id: str, site: str, before: str, ended_before: bool, ended_now: bool,
+                look: str = "diamond status") -> str | None:
+    """What a cancel did, in the same words on every face: nothing to a job that had already
+    ended (`before`: its state then), a request sent to one still queued or running (`look`:
+    the face's command that shows the state), nothing to add when the job shows its end at
+    once."""
+    if ended_before:
+        return f"{job_id} had already ended ({before}): nothing to cancel"
+    if not ended_now:
+        return (f"cancel of {job_id} sent to {site}; its state changes once {site} confirms "
+                f"(`{look} {job_id}`)")
+    return None

@@ -163,10 +163,19 @@ class RealHub:
 
     def start(self) -> None:
         self.base.joinpath("home").mkdir(parents=True, exist_ok=True)
-        sites = self.write_site()
+        self.launch(self.config(self.write_site()))
+        for name in self.users:
+            status, body = self.call(f"/hub/api/users/{quote(name, safe='')}", SERVICE_TOKEN,
+                                     "POST", {})
+            assert status in (201, 409), (name, status, body)
+            self.tokens[name] = self.token(name, [f"access:servers!user={name}", "self"])
+
+    def launch(self, config: str) -> None:
+        """Run the hub with CONFIG (again, after `stop`: its log goes on, its database and
+        the servers it left running are its own again) and wait until it answers."""
         cfg = self.base / "jupyterhub_config.py"
-        cfg.write_text(self.config(sites))
-        log = (self.base / "hub.log").open("w")
+        cfg.write_text(config)
+        log = (self.base / "hub.log").open("a")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "DIAMOND"))}
         self.proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(cfg)],
                                      cwd=self.base, stdout=log, stderr=subprocess.STDOUT,
@@ -174,11 +183,6 @@ class RealHub:
                                      start_new_session=True)
         wait_for(lambda: self.call("/hub/api/", SERVICE_TOKEN)[0] == 200, 120, "the hub",
                  self)
-        for name in self.users:
-            status, body = self.call(f"/hub/api/users/{quote(name, safe='')}", SERVICE_TOKEN,
-                                     "POST", {})
-            assert status in (201, 409), (name, status, body)
-            self.tokens[name] = self.token(name, [f"access:servers!user={name}", "self"])
 
     def stop(self) -> None:
         if self.proc is None:

@@ -9,6 +9,7 @@ commands are scripts written here that print outputs shaped on the documented fo
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -115,6 +116,18 @@ async def _poll(tmp_path: Path, cfg: SiteConfig, native_id: str, polls: int) -> 
         return store.get_job(job_id)
     finally:
         await journal.stop()
+
+
+def _test_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A clock file the test moves, read by a `date` put first on PATH: the clock the
+    tracejob loop measures its budget by (`date +%s`). Its path, shell-quoted."""
+    clock = tmp_path / "clock"
+    clock.write_text("1000000\n")
+    clock_bin = tmp_path / "clock-bin"
+    clock_bin.mkdir()
+    _script(clock_bin / "date", f"cat {shlex.quote(str(clock))}")
+    monkeypatch.setenv("PATH", f"{clock_bin}:{os.environ['PATH']}")
+    return shlex.quote(str(clock))
 
 
 def _pbs_site(tmp_path: Path, flavor: str, tracejob_body: str) -> SiteConfig:
@@ -263,11 +276,11 @@ async def test_jobs_tracejob_has_no_time_for_take_turns_and_are_not_lost_unasked
     """Logs so slow that each poll's budget reaches one job. Before, every poll asked the
     same first job, and the others, never asked, were made FAILED as lost after three
     polls; now each poll asks the one not asked longest, and a job is lost only after
-    three polls that asked tracejob about it."""
-    import diamond_jupyter.dialects.pbs_commands as pbs_commands
-
-    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 1)
-    site = Site(_pbs_site(tmp_path, "pro", "sleep 30"))
+    three polls that asked tracejob about it. The loop's clock is the test's: each tracejob
+    run spends the whole budget on it, whatever the machine's speed."""
+    clock = _test_clock(tmp_path, monkeypatch)
+    spend_budget = f"echo $(($(cat {clock}) + {TRACEJOB_BUDGET_S})) > {clock}"
+    site = Site(_pbs_site(tmp_path, "pro", spend_budget))
     store = Store(tmp_path / "store.sqlite")
     natives = ["1300.pbs01", "1301.pbs01", "1302.pbs01"]
     for native_id in natives:

@@ -160,3 +160,23 @@ def test_load_config_reads_what_hub_sites_writes(tmp_path):
     p = tmp_path / "s.yaml"
     p.write_text(yaml.safe_dump(hub_sites(ADMIN)))
     assert [s.name for s in load_config(p).sites] == ["home", "other"]
+
+
+@pytest.mark.parametrize("parts,said", [
+    ([], "DiamondApp.allowed_partitions['home'] is empty, which would refuse every job on "
+         "'home': list the partitions its jobs may use (e.g. {'home': ['debug']}); to keep "
+         "users off the site, leave it out of DiamondApp.allowed_sites"),
+    (["-x"], "DiamondApp.allowed_partitions['home']: '-x': must be one word, not starting "
+             "with - (e.g. debug)"),
+    (["debug; id"], "DiamondApp.allowed_partitions['home']: 'debug; id': must be one word"),
+    (["debug,gpu"], "DiamondApp.allowed_partitions['home']: 'debug,gpu' names several "
+                    "partitions in one item: list each as its own item (['debug', 'gpu'])"),
+    (["gpu", "gpu"], "DiamondApp.allowed_partitions['home']: 'gpu' is listed twice; list "
+                     "each partition once"),
+])
+def test_fault_pinned_partitions_are_checked_as_the_sites_files_are(parts, said):
+    """They were put in place unchecked: an empty list refused every job only at submit,
+    and `-x` or `debug; id` were passed on to the scheduler as partition names."""
+    with pytest.raises(BadInput) as e:
+        pin_partitions(_cfg(), {"home": parts})
+    assert said in str(e.value), str(e.value)

@@ -5,10 +5,8 @@ subscribed browser gets a `job-dependency` event when the job waited for ends. T
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
+from test_events_stream import next_message
 from test_job_dependencies import Bed, _job
 
 from diamond_jupyter.model import Dependency, JobState
@@ -16,8 +14,6 @@ from diamond_jupyter.server.events import JOB_DEPENDENCY
 from diamond_jupyter.store import Store
 
 pytest_plugins = ("pytest_jupyter.jupyter_server", "server_conftest")
-
-TIMEOUT_S = 30.0
 
 
 @pytest.fixture
@@ -51,14 +47,7 @@ async def test_a_job_waited_for_ending_is_a_job_dependency_event(bed, api, jp_se
     ws = await jp_ws_fetch("api", "events", "subscribe")
     try:
         fed.journal.apply("alpha:14", JobState.FAILED, exit_code=1, source="poll")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + TIMEOUT_S
-        while True:
-            raw = await asyncio.wait_for(ws.read_message(), deadline - loop.time())
-            assert raw is not None, "the event socket closed"
-            msg = json.loads(raw)
-            if msg.get("schema_id") == JOB_DEPENDENCY:
-                break
+        msg = await next_message(ws, JOB_DEPENDENCY)
         assert (msg["job_id"], msg["outcome"], msg["upstream_state"]) == (
             "alpha:13", "satisfied", "FAILED")
         assert msg["dependency"]["job"] == "alpha:14"

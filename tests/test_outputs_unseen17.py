@@ -272,7 +272,7 @@ OUTPUTS = [
      [("1", JobState.PENDING, 2, 16, 8, None), ("2", JobState.RUNNING, 1, 4, 2, None),
       ("3", JobState.PENDING, None, 1, None, None), ("4", JobState.PENDING, None, 1, None,
                                                      None),
-      ("5", JobState.RUNNING, None, 1, None, None), ("6", JobState.FAILED, None, None, None, 1),
+      ("5", JobState.CANCELLED, None, 1, None, None), ("6", JobState.FAILED, None, None, None, 1),
       ("8", JobState.CANCELLED, None, None, None, 143),
       ("9", JobState.TIMEOUT, None, None, None, 142)]),
     ("flux jobs --json: urgency 0 is a hold", lambda: flux.parse_status(FLUX_JOBS)[3].reason,

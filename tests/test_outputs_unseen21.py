@@ -375,7 +375,7 @@ OUTPUTS = [
       "naïve: a name with spaces", "BeginTime")),
     ("squeue --json: PREEMPTED after SIGTERM failed 143; TIMEOUT after SIGKILL 137",
      lambda: ended(slurm.parse_status_json(SQUEUE_JSON))[1:3],
-     [("7", "FAILED", 143, None), ("9", "TIMEOUT", 137, None)]),
+     [("7", "FAILED", 143, "preempted by the scheduler"), ("9", "TIMEOUT", 137, None)]),
     ("squeue --json: an array's waiting range and a running task",
      lambda: [(j.native_id, j.state.value, j.reason, j.started_at)
               for j in slurm.parse_status_json(SQUEUE_JSON)][3:],
@@ -525,9 +525,9 @@ OUTPUTS = [
      lambda: [(j.state.value, j.reason, j.estimated_start)
               for j in flux.parse_status(FLUX_JOBS)][5],
      ("PENDING", "insufficient resources", at(2026, 12, 1, 12))),
-    ("flux jobs --json: CLEANUP after a timeout exception has not ended yet",
+    ("flux jobs --json: CLEANUP after a timeout exception, no result yet: ending, said",
      lambda: [(j.state.value, j.reason, j.ended_at) for j in flux.parse_status(FLUX_JOBS)][6],
-     ("RUNNING", "timeout: resource allocation expired", None)),
+     ("RUNNING", "ending (cleanup): timeout: resource allocation expired", None)),
     ("flux jobs --json: one bare job object",
      lambda: [(j.native_id, j.state.value) for j in flux.parse_status(
          '{"id": 12, "state": "RUN", "t_run": 1764579600}')], [("12", "RUNNING")]),

@@ -192,8 +192,9 @@ OUTPUTS: list[tuple[str, object, object]] = [
     ("sacct: OUT_OF_MEMORY's 0:125 is no signal: failed, no made-up code",
      lambda: brief(slurm.parse_accounting(SACCT))[3],
      ("100_1", "FAILED", "OUT_OF_MEMORY", None, None)),
-    ("sacct: NODE_FAIL failed",
-     lambda: brief(slurm.parse_accounting(SACCT))[4], ("101", "FAILED", "NODE_FAIL", 0, None)),
+    ("sacct: NODE_FAIL failed, saying why, its 0:0 no exit code",
+     lambda: brief(slurm.parse_accounting(SACCT))[4],
+     ("101", "FAILED", "NODE_FAIL", None, "the node failed")),
     ("sacct: cancelled before it started (Start None), by whom kept",
      lambda: [(j.state.value, j.started_at, j.ended_at, j.reason, j.node_list)
               for j in slurm.parse_accounting(SACCT)][5],

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_sidebar_unfocused
 
 from conftest import api, load_lab, start_lab, stop_lab
 
@@ -71,6 +71,15 @@ def agent_page(agent_server, browser):
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "agent_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("agent_page"))
 
 
 def jobs_named(server: dict, name: str) -> list[dict]:
@@ -204,8 +213,4 @@ def test_reject_ends_the_task_without_a_job(agent_server, agent_page, fake):
     assert jobs_named(agent_server, name) == []
     assert api(agent_server, "GET", "diamond/api/jobs?limit=1")["total"] == total
     assert fake.calls == calls + 1 and not fake.errors
-    assert not panel_has_job(page, name)
-
-
-def panel_has_job(page, name: str) -> bool:
-    return page.locator("#diamond-sidebar [data-diamond-job]", has_text=name).count() > 0
+    expect(page.locator("#diamond-sidebar [data-diamond-job]", has_text=name)).to_have_count(0)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from notebook_helpers import code_cell, python_notebook
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
-from test_sidebar import expect_focused, open_sidebar
+from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 
 from conftest import api, confirm, load_lab, publish
 
@@ -21,6 +22,16 @@ pytestmark = pytest.mark.testbed
 HERE = Path(__file__).parent
 SCREENSHOTS = HERE / "screenshots"
 JOB_TIMEOUT = 120_000
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "lab_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
+
 
 # Records every state each job card shows (renders are coalesced per frame; the
 # activity feed keeps the transitions in between).
@@ -44,6 +55,16 @@ RECORD_STATES = """() => {
     });
   })).observe(root, {subtree: true, childList: true, attributes: true,
                      attributeFilter: ['data-diamond-state']});
+}"""
+
+# test_submit's three asserts on a finished job's transitions, as a page condition to wait for.
+WENT_THROUGH_RUNNING = """id => {
+  const seen = window.__seenStates[id] || [];
+  const feed = document.querySelector('#diamond-sidebar [data-diamond-section="activity"]');
+  const activity = feed ? feed.innerText : '';
+  return (seen.includes('RUNNING') || activity.includes('→ RUNNING'))
+    && seen.includes('COMPLETED') && seen.indexOf('COMPLETED') === seen.length - 1
+    && (seen.includes('PENDING') || activity.includes('PENDING → RUNNING'));
 }"""
 
 
@@ -110,6 +131,10 @@ def test_submit_from_a_notebook_cell(lab_server, lab_page):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # (the README's card: test_jobcard.py)
     cells.nth(1).screenshot(path=str(SCREENSHOTS / "job-card-auto.png"))
 
+    try:  # the activity feed may draw its line a frame after the card: wait, then assert
+        page.wait_for_function(WENT_THROUGH_RUNNING, arg=job_id, timeout=30_000)
+    except PlaywrightTimeoutError:
+        pass  # the asserts below say what was seen
     seen = page.evaluate("id => window.__seenStates[id] || []", job_id)
     activity = panel.locator('[data-diamond-section="activity"]').inner_text()
     assert "RUNNING" in seen or "→ RUNNING" in activity, (seen, activity)
@@ -161,7 +186,7 @@ def test_cancel_from_the_sidebar(lab_server, lab_page):
     toast = page.locator(".Toastify__toast", has_text=name).filter(has_text="cancelled")
     expect(toast).to_be_visible(timeout=30_000)
     assert api(lab_server, "GET", f"diamond/api/jobs/{job['id']}")["state"] == "CANCELLED"
-    assert panel.locator('[data-diamond-status="live"]').count() == 1
+    expect(panel.locator('[data-diamond-status="live"]')).to_have_count(1)
 
 
 def test_a_job_that_can_never_start_says_so(lab_server, lab_page):

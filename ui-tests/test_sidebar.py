@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Locator, expect
 
 from conftest import wait_for_main_area
@@ -71,6 +72,15 @@ def focus_holder(page) -> str:
         const tab = document.querySelector('.jp-SideBar.jp-mod-left .lm-mod-current');
         return [e ? e.outerHTML.slice(0, 200) : null, tab?.title ?? null]; }""")
     return f"the focus is on {holder[0]!r} (side panel shown: {holder[1]!r})"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "lab_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
 
 
 def test_sidebar_renders(lab_page):

@@ -11,13 +11,22 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_sidebar_unfocused
 
 from conftest import api
 
 pytestmark = pytest.mark.testbed
 
 NOTICE = 40_000  # site rows are re-read every 15 s (3 heartbeats); a refused connect is fast
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "lab_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
 
 
 def test_sidebar_marks_a_dead_site_and_its_return(lab_page):

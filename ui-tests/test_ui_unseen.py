@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
+from wire_helpers import WireBase
 
 from conftest import api, load_lab
 
-EVENTS = "https://diamond-jupyter.org/events/"
 NOW = datetime.now(timezone.utc)
 HEALTHY = ["alpha", "βήτα-クラスター", "超级计算中心-東京", "données-école-polytechnique",
            "gamma", "delta", "epsilon", "zeta", "eta", "theta", "東京", "大阪",
@@ -98,27 +98,20 @@ STATE = {"sites": [_site(s) for s in SITES], "jobs": ALL_JOBS[:LOADED],
          "last_seq": LAST_SEQ, "error": None}
 
 
-class Wire:
+class Wire(WireBase):
     """The page's diamond GETs answered from the records, and its event sockets served by
     the test: `emit` sends to the open sockets and keeps the emission for GET events."""
 
+    first_seq = LAST_SEQ
+
     def __init__(self, page) -> None:
-        self.page = page
-        self.sockets: list = []
-        self.emitted: list[dict] = []
+        super().__init__(page)
         self.replays: list[int] = []
         self.hold_replays = False  # GET events held (unanswered) until `release_replays`
         self.held: list = []
-        page.route("**/diamond/api/**", self._answer)
-        page.route_web_socket("**/api/events/subscribe*", self._serve_socket)
-
-    def _serve_socket(self, ws) -> None:
-        self.sockets.append(ws)
 
     def _answer(self, route) -> None:
-        url = urlsplit(route.request.url)
-        path = url.path.split("/diamond/api/", 1)[1]
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        path, query = self.request_of(route)
         if route.request.method != "GET":
             route.continue_()
             return
@@ -131,8 +124,7 @@ class Wire:
             if self.hold_replays:
                 self.held.append((route, since))
                 return
-            body = {"emissions": [e for e in self.emitted if e["seq"] > since],
-                    "last_seq": self.last_seq, "more": False}
+            body = self.replay_body(since)
         elif path == "jobs":
             offset, limit = int(query.get("offset", 0)), int(query.get("limit", 200))
             body = {"jobs": ALL_JOBS[offset:offset + limit], "total": JOBS_TOTAL}
@@ -143,50 +135,33 @@ class Wire:
         else:
             route.continue_()
             return
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
-
-    def _replay_body(self, since: int) -> str:
-        return json.dumps({"emissions": [e for e in self.emitted if e["seq"] > since],
-                           "last_seq": self.last_seq, "more": False})
+        self.fulfill_json(route, body)
 
     def release_replays(self) -> None:
         """Answer the held GET events with what is stored now, and hold no more."""
         self.hold_replays = False
         held, self.held = self.held, []
         for route, since in held:
-            route.fulfill(status=200, content_type="application/json",
-                          body=self._replay_body(since))
-
-    @property
-    def last_seq(self) -> int:
-        return self.emitted[-1]["seq"] if self.emitted else LAST_SEQ
-
-    def open_sockets(self) -> list:
-        return [ws for ws in self.sockets if not getattr(ws, "diamond_closed", False)]
+            self.fulfill_json(route, self.replay_body(since))
 
     def emit(self, job_id: str, state: str, *, live: bool = True) -> dict:
-        emission = {"schema_id": EVENTS + "job-state", "seq": self.last_seq + 1,
-                    "kind": "job.state", "job_id": job_id, "state": state,
-                    "previous": None, "at": _iso(datetime.now(timezone.utc))}
-        self.emitted.append(emission)
-        if live:
-            for ws in self.open_sockets():
-                ws.send(json.dumps(emission))
-        return emission
-
-    def drop(self) -> None:
-        for ws in self.open_sockets():
-            ws.diamond_closed = True
-            ws.close()
+        return self.send("job-state", {"kind": "job.state", "job_id": job_id, "state": state,
+                                       "previous": None,
+                                       "at": _iso(datetime.now(timezone.utc))}, live=live)
 
 
-def _new_page(browser, server, width: int = 1400):
+def _new_page(browser, server, width: int = 1400,
+              before_load: Callable[[Page], None] | None = None) -> Page:
+    """A page on `server` whose diamond requests the records answer; `before_load` sets more
+    answers before JupyterLab loads (set after, the page's first requests could miss them)."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(err.message))
     page.diamond_errors = errors  # type: ignore[attr-defined]
     page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
+    if before_load:
+        before_load(page)
     load_lab(page, server)
     return page
 
@@ -589,8 +564,8 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
     down = next(s for s in data["sites"] if s["name"] == DOWN)
     down.update(reachable=False, error=f"ssh: could not reach {DOWN}", queue=[])
     data["sites"][0]["queue"][0]["name"] = MARKUP
-    p = _new_page(browser, bare_lab, width=1600)
-    serve_recorded(p, data)
+    p = _new_page(browser, bare_lab, width=1600,
+                  before_load=lambda page: serve_recorded(page, data))
     try:
         dash = open_from_palette(p)
         expect(dash).to_have_attribute("data-diamond-dashboard", "")
@@ -599,7 +574,7 @@ def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):
         for site in HEALTHY:
             grid = dash.locator(f'[data-diamond-queue="{site}"]')
             expect(grid).to_have_count(1)
-            assert grid.locator("[data-diamond-queue-row]").count() > 0
+            expect(grid.locator("[data-diamond-queue-row]").first).to_be_attached()
         card = dash.locator(f'[data-diamond-dash-site="{DOWN}"]')
         down_dot = card.get_by_role("img", name="unreachable", exact=True)
         expect(down_dot).to_be_visible()

@@ -15,17 +15,16 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_sidebar import expect_focused, focus_holder, open_sidebar, show_sidebar_unfocused
+from wire_helpers import WireBase
 
 from conftest import api, load_lab
 
-EVENTS = "https://diamond-jupyter.org/events/"
 NOW = datetime.now(timezone.utc)
 MARKUP_SITE = "<img src=x onerror=window.__diamondPwned=1>"
 SITES = [f"site-{i:02d}" for i in range(19)] + [MARKUP_SITE]
@@ -101,32 +100,24 @@ STATE = {"sites": [_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOB
          "tasks": [TASK], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
 
 
-class Wire:
+class Wire(WireBase):
     """The page's diamond GETs answered from the records; its event sockets served by the
     test when `serve_sockets` (else they reach the real server). Approve and reject POSTs
     are answered too, their bodies kept in `decisions`; /state lists the stored events in
     `stored` (as the store keeps them, before LAST_SEQ); /state's jobs are `jobs` if given.
     """
 
+    first_seq = LAST_SEQ
+
     def __init__(self, page: Page, *, serve_sockets: bool = True,
                  jobs: list[dict] | None = None) -> None:
+        super().__init__(page, serve_sockets=serve_sockets)
         self.state = STATE if jobs is None else {**STATE, "jobs": jobs}
-        self.sockets: list = []
         self.stored: list[dict] = []
-        self.emitted: list[dict] = []
         self.decisions: list[tuple[str, dict]] = []
-        page.route("**/diamond/api/**", self._answer)
-        if serve_sockets:
-            page.route_web_socket("**/api/events/subscribe*", lambda ws: self.sockets.append(ws))
-
-    @property
-    def last_seq(self) -> int:
-        return self.emitted[-1]["seq"] if self.emitted else LAST_SEQ
 
     def _answer(self, route) -> None:
-        url = urlsplit(route.request.url)
-        path = url.path.split("/diamond/api/", 1)[1]
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        path, query = self.request_of(route)
         if route.request.method == "POST" and path.startswith("tasks/"):
             decision = path.rsplit("/", 1)[1]
             self.decisions.append((decision, json.loads(route.request.post_data or "{}")))
@@ -138,9 +129,7 @@ class Wire:
         elif path == "state":
             body = {**self.state, "events": self.stored, "last_seq": self.last_seq}
         elif path == "events":
-            since = int(query.get("since", 0))
-            body = {"emissions": [e for e in self.emitted if e["seq"] > since],
-                    "last_seq": self.last_seq, "more": False}
+            body = self.replay_body(int(query.get("since", 0)))
         elif path == "jobs":
             body = {"jobs": [], "total": len(JOBS)}
         elif path == "logins":
@@ -150,27 +139,14 @@ class Wire:
         else:
             route.continue_()
             return
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
-
-    def open_sockets(self) -> list:
-        return [ws for ws in self.sockets if not getattr(ws, "diamond_closed", False)]
+        self.fulfill_json(route, body)
 
     def emit(self, schema: str, payload: dict, *, live: bool = True) -> dict:
-        emission = {"schema_id": EVENTS + schema, "seq": self.last_seq + 1, **payload}
-        self.emitted.append(emission)
-        if live:
-            for ws in self.open_sockets():
-                ws.send(json.dumps(emission))
-        return emission
+        return self.send(schema, payload, live=live)
 
     def job_state(self, job_id: str, state: str, at: datetime, *, live: bool = True) -> dict:
         return self.emit("job-state", {"kind": "job.state", "job_id": job_id, "state": state,
                                        "previous": None, "at": _iso(at)}, live=live)
-
-    def drop(self) -> None:
-        for ws in self.open_sockets():
-            ws.diamond_closed = True
-            ws.close()
 
 
 def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: float = 1,

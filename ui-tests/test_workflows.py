@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_sidebar_unfocused
 
 from conftest import api
 
@@ -21,6 +21,15 @@ steps:
      script: "#!/bin/bash\\ncat n.txt\\n"}
   - {name: also, site: alpha, needs: [make], script: "#!/bin/bash\\necho also\\n"}
 """
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sidebar(request):
+    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
+    nothing focused, whatever the test before left (a failed one included): one failure
+    stays one."""
+    if "lab_page" in request.fixturenames:
+        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
 
 
 def test_the_sidebar_draws_and_follows_a_workflow(lab_server, lab_page):

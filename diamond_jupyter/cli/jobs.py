@@ -21,6 +21,7 @@ from ..model import (
     visible,
 )
 from ..option_types import MAX_LISTED, count, filled, hedge_count
+from ..wording import cancel_note
 from .common import (
     byte_size,
     job_line,
@@ -236,13 +237,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     out(args, job_json(job), job_line(job))
     # the line above shows the state as stored: say what the cancel did (a PENDING job
     # shown after `cancel` looked like a cancel that failed)
-    if before.state.terminal:
-        note = f"{job.id} had already ended ({before.state.value}): nothing to cancel"
-    elif not job.state.terminal:
-        note = (f"cancel of {job.id} sent to {job.site}; its state changes once {job.site} "
-                f"confirms (`diamond status {job.id}`)")
-    else:
-        note = None
+    note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
+                       job.state.terminal)
     if note:
         print(visible(f"diamond: {note}"), file=sys.stderr)
     return 0

@@ -213,7 +213,9 @@ class FluxCommands(FailureReading):
         if isinstance(result, int):
             result = _RESULT_BITS.get(result, str(result))
         result = str(result or "").upper()
-        if st == "INACTIVE":
+        if st == "INACTIVE" or (st == "CLEANUP" and result in _RESULTS):
+            # in CLEANUP the job has finished (its result and status are known) while its
+            # epilog runs and its nodes are freed, which a stuck epilog can hold up for long
             state = _RESULTS.get(result, JobState.FAILED if result else JobState.UNKNOWN)
         else:
             state = _ACTIVE.get(st, JobState.UNKNOWN)
@@ -232,6 +234,8 @@ class FluxCommands(FailureReading):
             # fluxion's `sched.reason_pending` ("insufficient resources": it waits for
             # nodes, as Slurm's Resources); sched-simple sets none
             reason = clean(sched.get("reason_pending"))
+        if st == "CLEANUP":
+            reason = f"ending (cleanup): {reason}" if reason else "ending (cleanup)"
         exit_code = to_int(j.get("returncode"))
         if exit_code is None and isinstance(j.get("waitstatus"), int):
             exit_code = decode_wait_status(j["waitstatus"])
@@ -243,7 +247,8 @@ class FluxCommands(FailureReading):
         walltime = _time_limit(j)
         return JobStatus(
             native_id=jid, state=state,
-            native_state=f"{st}:{result}" if st == "INACTIVE" and result else st or None,
+            native_state=f"{st}:{result}" if st in ("INACTIVE", "CLEANUP") and result
+            else st or None,
             name=clean(j.get("name")), user=clean(j.get("username")) or clean(j.get("userid")),
             partition=clean(j.get("queue")), nodes=known_count(j.get("nnodes")),
             cpus=known_count(j.get("ncores")), gpus=known_count(j.get("ngpus")),

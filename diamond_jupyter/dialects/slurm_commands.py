@@ -119,6 +119,36 @@ for _state, _names in {
         _STATES[_n] = _state
 
 
+# endings the scheduler caused, not the job's program: FAILED, saying why, with no exit code
+# but a signal that killed the program (sacct prints 0:0 or 1:0 for them otherwise)
+_SCHEDULER_ENDINGS = {"NODE_FAIL": "the node failed", "NF": "the node failed",
+                      "BOOT_FAIL": "the node failed to boot", "BF": "the node failed to boot",
+                      "PREEMPTED": "preempted by the scheduler",
+                      "PR": "preempted by the scheduler"}
+
+
+def scheduler_ending(native: Any) -> str | None:
+    """Why the scheduler ended a job it reports in `native` ('NODE_FAIL', 'PR',
+    ['PREEMPTED']), or None for any other state."""
+    if isinstance(native, list):
+        native = native[0] if native else ""
+    s = (clean(native) or "").upper()
+    return _SCHEDULER_ENDINGS.get(re.split(r"[\s+]", s, maxsplit=1)[0] if s else "")
+
+
+def _signal_only(exit_code: int | None) -> int | None:
+    """A scheduler-ended job's exit code: the signal that killed its program (128+N) is
+    its own; the 0 or 1 the scheduler writes in place of one is not."""
+    return exit_code if exit_code is not None and exit_code >= 128 else None
+
+
+def _with_ending(ending: str | None, reason: str | None) -> str | None:
+    """The scheduler's ending first, then the reason it printed beside it (if another)."""
+    if ending is None:
+        return reason
+    return f"{ending} ({reason})" if reason and reason.lower() != "none" else ending
+
+
 BF_WINDOW_DEFAULT_MIN = 1440  # Slurm's bf_window when SchedulerParameters sets none
 
 NO_VAL64 = 0xFFFFFFFFFFFFFFFE  # Slurm's "not set" of a 64-bit number (and INFINITE64 above)
@@ -310,7 +340,8 @@ class SlurmCommands(FailureReading):
     def parse_history(self, stdout: str, skipped: list[str] | None = None
                       ) -> list[JobStatus]:
         """sacct -P lines of HISTORY_FIELDS: jobs with their request, times and size.
-        `skipped`: where to say a line of another shape, left out (else SiteError)."""
+        `skipped`: where to say a line of another shape, and a header (sacct without -n),
+        left out (else SiteError)."""
         out = []
         for n, line in enumerate(stdout.splitlines(), 1):
             if not line.strip():
@@ -318,6 +349,10 @@ class SlurmCommands(FailureReading):
             f = [x.strip() for x in line.split("|")]
             if len(f) != 9 or not f[0]:
                 unread(skipped, "slurm", f"sacct line {n}", "expected 9 '|' fields", line)
+                continue
+            if [x.lower() for x in f] == HISTORY_FIELDS.split(","):
+                unread(skipped, "slurm", f"sacct line {n}", "a header, no record", line,
+                       message=True)
                 continue
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
@@ -529,7 +564,8 @@ class SlurmCommands(FailureReading):
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
-                reason=clean(reason), comment=clean(comment), node_list=clean(nodes),
+                reason=_with_ending(scheduler_ending(st), clean(reason)),
+                comment=clean(comment), node_list=clean(nodes),
                 time_used_s=parse_duration(used) if _TIME_USED.fullmatch(used) else None,
             ))
         return out
@@ -586,7 +622,11 @@ class SlurmCommands(FailureReading):
         # v0.0.38's INFINITE / NO_VAL (or either printed signed, -1 / -2): none
         limit = limit_seconds(j.get("time_limit"), 60)
         start = from_epoch(j.get("start_time"))
-        reason = clean(j.get("state_description")) or clean(j.get("state_reason"))
+        ending = scheduler_ending(raw_state)
+        reason = _with_ending(ending, clean(j.get("state_description"))
+                              or clean(j.get("state_reason")))
+        if ending:
+            exit_code = _signal_only(exit_code)
         return JobStatus(
             native_id=jid, state=state, native_state=native, name=clean(j.get("name")),
             user=clean(j.get("user_name")), partition=clean(j.get("partition")),
@@ -626,13 +666,15 @@ class SlurmCommands(FailureReading):
                 continue
             state = map_state(st)
             m = re.search(r"by (\d+)", st)
+            ending = scheduler_ending(st)
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st, name=name or None,
                 # a requeued job waits again: its last run's times are not this one's
                 started_at=parse_iso(start, self.tz) if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
-                exit_code=parse_exit(ec) if state.terminal else None,
-                reason=f"cancelled by uid {m.group(1)}" if m else None,
+                exit_code=(_signal_only(parse_exit(ec)) if ending else parse_exit(ec))
+                if state.terminal else None,
+                reason=ending or (f"cancelled by uid {m.group(1)}" if m else None),
                 node_list=self._node_list(nodes),
             ))
         return out
@@ -1220,6 +1262,19 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
     lines = stdout.split("\n")
     if lines and not lines[-1]:
         lines.pop()
+    # sacct without -n prints its header, again for each run when runs are joined: it is
+    # no record and no name's text (dropping it only drops a line from a name, which can
+    # add readings of a stretch, never make one sure), said where the caller takes it
+    numbers = []  # each kept line's number in the output
+    kept = []
+    for n, ln in enumerate(lines, 1):
+        if _is_sacct_header(ln):
+            unread(skipped, "slurm", f"sacct line {n}", "a header, no record", ln,
+                   message=True)
+            continue
+        numbers.append(n)
+        kept.append(ln)
+    lines = kept
     starts: list[str | None] = []
     ends: list[str | None] = []
     for ln in lines:
@@ -1237,11 +1292,10 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
                      if record_like[k]), lead)
         for k in [*range(lead), *range(tail, len(lines))]:
             if lines[k].strip():
-                unread(skipped, "slurm", f"sacct line {k + 1}", "not a record", lines[k],
-                       message=True)
+                unread(skipped, "slurm", f"sacct line {numbers[k]}", "not a record",
+                       lines[k], message=True)
         lines, starts, ends = lines[lead:tail], starts[lead:tail], ends[lead:tail]
-    else:
-        lead = 0
+        numbers = numbers[lead:tail]
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     for i, (sid, eid) in enumerate(zip(starts, ends, strict=True)):
@@ -1263,7 +1317,7 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
     for a, b in [*merged, [len(lines), len(lines)]]:
         for k in range(i, min(a, len(lines))):
             if starts[k] is None or ends[k] != starts[k]:
-                raise fail("slurm", f"sacct line {lead + k + 1}",
+                raise fail("slurm", f"sacct line {numbers[k]}",
                            f"not a whole record of {SACCT_FIELDS.count(',') + 1} fields",
                            lines[k])
             records.append(_sacct_fields(lines[k:k + 1]))
@@ -1274,6 +1328,11 @@ def _sacct_records(stdout: str, *, one_line_names: bool = False,
         i = b + 1
     have = {r[0] for r in records}
     return records, [x for x in dict.fromkeys(unsure) if x not in have]
+
+
+def _is_sacct_header(line: str) -> bool:
+    """sacct's header line of SACCT_FIELDS (`JobID|State|...|JobName|JobID`)."""
+    return [f.strip().lower() for f in line.split("|")] == SACCT_FIELDS.split(",")
 
 
 def _sacct_fields(lines: list[str]) -> list[str]:

@@ -24,6 +24,7 @@ from ..option_types import (
     pasted_dash,
     unknown_option,
 )
+from ..wording import cancel_note
 from .connect import connect
 from .engine import Engine
 from .handle import JobHandle
@@ -333,9 +334,12 @@ class DiamondMagics(Magics):
         return self.handle(self.call(self.engine.job(args.job, refresh=True)))
 
     def do_cancel(self, args: argparse.Namespace, cell: str | None) -> None:
+        before = self.call(self.engine.job(args.job))
         job = self.call(self.engine.cancel(args.job))
         self.handle(job)
-        print(f"{job.id}: {job.state.value} (cancel requested)")
+        note = cancel_note(job.id, job.site, before.state.value, before.state.terminal,
+                           job.state.terminal, look="%diamond status")
+        print(f"{job.id}: {job.state.value}" + (f" ({note})" if note else ""))
 
     def do_release(self, args: argparse.Namespace, cell: str | None) -> None:
         job, waiting = self.call(self.engine.release(args.job))

@@ -13,7 +13,7 @@ from typing import Any
 from traitlets import TraitError
 from traitlets.config.loader import DeferredConfig, DeferredConfigList, DeferredConfigString
 
-from ..config import FederationConfig, SiteConfig, load_config
+from ..config import FederationConfig, SiteConfig, _word, load_config
 from ..model import BadInput
 
 
@@ -25,6 +25,9 @@ def pin_partitions(cfg: FederationConfig,
     if unknown:
         raise BadInput(f"DiamondApp.allowed_partitions names sites not in the sites file: "
                        f"{', '.join(unknown)}")
+    for s in cfg.sites:
+        if s.name in allowed:
+            _check_pinned(s.name, list(allowed[s.name]), s.scheduler)
     sites = []
     for s in cfg.sites:
         if s.name in allowed:
@@ -35,6 +38,28 @@ def pin_partitions(cfg: FederationConfig,
             s = s.model_copy(update=update)
         sites.append(s)
     return cfg.model_copy(update={"sites": sites})
+
+
+def _check_pinned(site: str, parts: list[str], scheduler: str) -> None:
+    """The admin's partitions for SITE checked as the sites file's `allowed_partitions` are:
+    at least one, each one word a scheduler could name (never an option), listed once (a
+    Grid Engine entry may be a queue list, `all.q,short.q`)."""
+    where = f"DiamondApp.allowed_partitions[{site!r}]"
+    if not parts:
+        raise BadInput(f"{where} is empty, which would refuse every job on {site!r}: list the "
+                       f"partitions its jobs may use (e.g. {{{site!r}: ['debug']}}); to keep "
+                       "users off the site, leave it out of DiamondApp.allowed_sites")
+    for n, part in enumerate(parts):
+        try:
+            _word(part)
+        except ValueError as e:
+            raise BadInput(f"{where}: {part!r}: {e}") from None
+        if "," in part and scheduler != "sge":
+            items = ", ".join(repr(x) for x in part.split(",") if x)
+            raise BadInput(f"{where}: {part!r} names several partitions in one item: list "
+                           f"each as its own item ([{items}])")
+        if part in parts[:n]:
+            raise BadInput(f"{where}: {part!r} is listed twice; list each partition once")
 
 
 def allowed_site_names(cfg: FederationConfig, allowed: list[str] | None,

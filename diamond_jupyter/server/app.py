@@ -82,7 +82,8 @@ class DiamondApp(ExtensionApp):
         5, min=1, max=300,
         help="Under JupyterHub, how long (s) the server trusts the hub's answer for a token "
         "or login cookie before asking the hub again: a token revoked at the hub is refused "
-        "within this bound, and an event stream it opened is closed within it and a second "
+        "within this bound, and an event stream it opened is closed within it and a second; "
+        "a stream is also closed once the hub has not answered for 12 bounds "
         "(JupyterHub's own default is 300). Lowers "
         "HubOAuth.cache_max_age, never raises it.").tag(config=True)
     login_prompt_timeout_s = Float(

@@ -181,7 +181,11 @@ class DiamondHandler(APIHandler):
             raise ApiError(400, "bad-input", "the request body nests lists or objects too "
                            "deeply to read; give it a flatter shape") from None
         if not isinstance(data, dict):
-            raise ApiError(400, "bad-input", "the request body must be a JSON object")
+            raise ApiError(400, "bad-input", "the request body must be a JSON object of "
+                           f'named fields ({{"field": value, ...}}), not {_json_kind(data)}'
+                           + ("; send the one object itself, not a list holding it"
+                              if isinstance(data, list) and len(data) == 1
+                              and isinstance(data[0], dict) else ""))
         if (where := _no_text_at(data)) is not None:
             raise ApiError(400, "bad-input", f"the request body's {where} holds a lone "
                            "surrogate (a \\ud800-\\udfff escape without its pair), which is "
@@ -356,6 +360,15 @@ def _no_text_at(data: Any) -> str | None:
         elif isinstance(v, list):
             todo += [(f"{where}[{i}]", x) for i, x in enumerate(v)]
     return None
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words: "an array", "null", "a string"..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return {list: "an array", str: "a string"}.get(type(value), "a number")
 
 
 class _KeyTwice(ValueError):

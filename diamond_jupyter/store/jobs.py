@@ -33,7 +33,9 @@ _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
 # what no scheduler's job id holds and a path or a command line would read otherwise
 _UNUSABLE_ID = re.compile(r"[/\\\s\x00-\x1f\x7f-\x9f\u2028\u2029]|\.\.")
 MAX_EVENT_PREFIXES = 200  # "KIND.*" terms of one query (SQLite nests ORs at most 1,000 deep)
-_LEADING_NUMBER = re.compile(r"\s*([0-9]{1,19})(?![0-9])")  # a job id's number, as typed
+# a job id's number, as typed: after blanks, a colon typed twice (`alpha::42`) or zeros
+# no scheduler writes (`alpha:042`)
+_LEADING_NUMBER = re.compile(r"[\s:]*0*([0-9]{1,19})(?![0-9])")
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 

@@ -236,7 +236,8 @@ export function JobRow(props: {
     >
       <div className="jp-diamond-job-main">
         <span className="jp-diamond-badge">{badge}</span>
-        <span className="jp-diamond-job-name" title={job.id}>
+        {/* dir="auto": a name in a right-to-left script reads in its own direction */}
+        <span className="jp-diamond-job-name" title={job.id} dir="auto">
           {label}
         </span>
         <span className="jp-diamond-muted">{job.site}</span>

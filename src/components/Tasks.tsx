@@ -34,7 +34,9 @@ function TaskCard(props: {
     <li className="jp-diamond-task" data-diamond-task={task.id} data-diamond-task-state={task.state}>
       <div className="jp-diamond-job-main">
         <span className="jp-diamond-badge">{task.state}</span>
-        <span className="jp-diamond-job-name">{task.prompt || task.id}</span>
+        <span className="jp-diamond-job-name" dir="auto">
+          {task.prompt || task.id}
+        </span>
       </div>
       <div className="jp-diamond-muted">
         {task.id} · updated {fmtTime(task.updated_at, timeZone)}

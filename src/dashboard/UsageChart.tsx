@@ -73,6 +73,8 @@ export function UsageChart(props: {
   const parsed = (points ?? [])
     .map(p => ({ p, t: typeof p.t === 'number' ? p.t * 1000 : parseTime(p.t) }))
     .filter((q): q is { p: IUsagePoint; t: number } => q.t !== null && q.t >= from)
+    // a site whose clock runs ahead stamps its latest points in our future: drawn at now
+    .map(q => ({ p: q.p, t: Math.min(q.t, now) }))
     .sort((a, b) => a.t - b.t);
   const W = width;
   const x = (t: number) => LEFT + ((t - from) / (now - from)) * (W - LEFT - 4);

@@ -1229,9 +1229,10 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         elif p.max_nodes is not None and req.nodes > p.max_nodes:
             other.append(f"needs {words.nodes(req.nodes)}{by_counts}, {words.where(p.name)} "
                          f"allows at most {p.max_nodes}")
-        elif p.min_nodes is not None and req.nodes < p.min_nodes:
-            other.append(f"needs {words.nodes(req.nodes)}, {words.where(p.name)} takes only "
-                         f"jobs of at least {p.min_nodes} (MinNodes)")
+        elif p.min_nodes is not None and _nodes_counted(req, spec, cfg.scheduler) < p.min_nodes:
+            other.append(f"needs {words.nodes(_nodes_counted(req, spec, cfg.scheduler))}, "
+                         f"{words.where(p.name)} takes only jobs of at least {p.min_nodes} "
+                         f"({'NNODES' if cfg.scheduler == 'flux' else 'MinNodes'})")
         elif chunks is not None:
             if pack_chunks(chunks[0], [n for n in nodes if n.name in mine and n.name in fit
                                        and n.name in usable], chunks[1], chunks[4]) is None:
@@ -1438,6 +1439,12 @@ def _state_said(p: Partition) -> str:
     if p.state == NOT_STARTED:
         return "not started: takes jobs, runs none until started"
     return p.state
+
+
+def _nodes_counted(req: Req, spec: JobSpec, scheduler: str) -> int:
+    """The nodes a queue's least nodes is compared with: flux counts those its jobspec asks
+    (policy.limits.job-size.min.nnodes; none without -N), the others the job's nodes."""
+    return (spec.resources.nodes or 0) if scheduler == "flux" else req.nodes
 
 
 def _is_up(p: Partition) -> bool:

@@ -1,7 +1,8 @@
 """What no node or queue of a site can ever give a job (pure): more CPUs on one node than
 its largest node has, more nodes than it has (Slurm: GPUs spread over nodes included), more
 run time than any queue it may run in allows, more nodes, CPUs or GPUs in all than any such
-queue lets one job have. An explicit site's check refuses such a job before anything
+queue lets one job have (at flux, fewer than every such queue's least: the low end of its
+NNODES, NCORES and NGPUS ranges). An explicit site's check refuses such a job before anything
 reaches its submit command; a site whose nodes are not known says nothing here.
 
 Every scheduler is judged from the snapshot its dialect reads (Slurm partitions and nodes,
@@ -41,6 +42,9 @@ _TIME_CAP = {"slurm": "MaxTime", "pbs": "resources_max.walltime", "lsf": "RUNLIM
 _SIZE_CAPS = {"slurm": ("MaxNodes", "", ""),
               "pbs": ("resources_max.nodect", "resources_max.ncpus", "resources_max.ngpus"),
               "lsf": ("", "TASKLIMIT", ""), "flux": ("NNODES", "NCORES", "NGPUS")}
+# ... and the schedulers that refuse a job below a queue's least nodes, CPUs or GPUs in all
+# at submission (flux: policy.limits.job-size.min, the low end of its ranges)
+_SIZE_FLOORS = {"flux": ("NNODES", "NCORES", "NGPUS")}
 
 
 def beyond_the_site(spec: JobSpec, snap: SiteSnapshot, scheduler: str = "slurm",
@@ -84,7 +88,36 @@ def _queue_reasons(spec: JobSpec, req: Req, queues: list[Partition], named: bool
         if (said := _past_every_queue(asked, limit_of, what, queues, named, words,
                                       cap)) is not None:
             reasons.append(said)
+    floors = _SIZE_FLOORS.get(scheduler)
+    if floors is None:
+        return reasons
+    # flux counts the nodes a job's jobspec asks: none without -N
+    for asked, least_of, counted, floor in zip(
+            (spec.resources.nodes or 0, _cpus_in_all(spec, req), req.nodes * req.gpn),
+            (lambda p: p.min_nodes, lambda p: p.min_cpus, lambda p: p.min_gpus),
+            (words.nodes, lambda n: f"{words.cpus_counted(n)} in all",
+             lambda n: f"{quantity(n, 'GPU')} in all"), floors, strict=True):
+        if (said := _below_every_queue(asked, least_of, counted, queues, named, words,
+                                       floor)) is not None:
+            reasons.append(said)
     return reasons
+
+
+def _below_every_queue(asked: int, least_of: Callable[[Partition], int | None],
+                       counted: Callable[[int], str], queues: list[Partition], named: bool,
+                       words: Words, floor: str) -> str | None:
+    """`asked` (`counted` says it in words) below the least (`least_of`, named `floor` in
+    the queue's configuration) of every queue the job may run in (those it names, else all
+    of the site's); None when one takes it or none is known."""
+    if not queues or any(not least_of(p) or asked >= (least_of(p) or 0) for p in queues):
+        return None
+    lowest = min(queues, key=lambda p: least_of(p) or 0)
+    least = least_of(lowest) or 0
+    where = f"{words.part} {lowest.name}" if len(queues) == 1 else \
+        f"the least demanding {words.part}{' it names' if named else ''}, {lowest.name},"
+    needs = f"needs {counted(asked)}" if asked or floor != "NNODES" else \
+        "asks no node count (flux counts the nodes of -N only)"
+    return f"{needs}, {where} takes only a job of at least {least} ({floor}): ask at least {least}"
 
 
 def _routes_taken(spec: JobSpec, snap: SiteSnapshot) -> list[Partition]:

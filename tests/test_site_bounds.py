@@ -372,3 +372,66 @@ async def test_within_a_queue_s_size_limits_is_submitted(tmp_path, scheduler, sc
     altered = _FLUX_SIZES if scheduler == "flux" else _pbs_limits()
     assert "cannot run" not in await _submitted(tmp_path, scheduler, script, altered=altered)
     assert len(_sbatch_calls(tmp_path)) == 1
+
+
+# -- a flux queue's least nodes, cores and GPUs ---------------------------------------------
+
+# the recorded `flux queue list` of job-size minimums: large 2 nodes and 16 cores at least,
+# gpu 1 GPU at least (and 2 nodes at most), inherit a minimum of -1 (`inf`: none)
+_FLUX_MINIMUMS = {"flux/flux_queue_list.txt": _recorded("flux/flux_queue_list_minimums.txt")}
+
+
+def test_flux_queue_list_minimums_are_read():
+    from diamond_jupyter.dialects.flux_commands import flux_commands
+    queues = {p.name: p for p in flux_commands.parse_queues(
+        _recorded("flux/flux_queue_list_minimums.txt"))}
+    assert [(n, p.min_nodes, p.min_cpus, p.min_gpus) for n, p in queues.items()] == [
+        ("batch", None, None, None), ("large", 2, 16, None), ("gpu", None, None, 1),
+        ("inherit", None, None, None)]
+    assert (queues["inherit"].max_nodes, queues["gpu"].max_nodes, queues["batch"].default) \
+        == (4, 2, True)
+
+
+@pytest.mark.parametrize("script,said", [
+    ("#flux: -q large -N 1 -n 16", "needs 1 node, queue large takes only a job of at least 2 "
+     "(NNODES): ask at least 2"),
+    ("#flux: -q large -n 32", "asks no node count (flux counts the nodes of -N only), queue "
+     "large takes only a job of at least 2 (NNODES): ask at least 2"),
+    ("#flux: -q large -N 2 -n 8", "needs 8 cores in all, queue large takes only a job of at "
+     "least 16 (NCORES): ask at least 16"),
+    ("#flux: -q gpu -n 1", "needs 0 GPUs in all, queue gpu takes only a job of at least 1 "
+     "(NGPUS): ask at least 1"),
+])
+async def test_fault_below_a_flux_queue_s_minimum_is_refused_unsent(tmp_path, script, said):
+    """The low end of flux's NNODES, NCORES and NGPUS ranges was not read: flux batch alone
+    said no ("requested nnodes is under policy limit of 2")."""
+    got = await _submitted(tmp_path, "flux", script, altered=_FLUX_MINIMUMS)
+    assert got.startswith(f"site rec cannot run this job: {said}"), got
+    assert _sbatch_calls(tmp_path) == []
+
+
+@pytest.mark.parametrize("script", [
+    "#flux: -q large -N 2 -n 16", "#flux: -n 1", "#flux: -q inherit -n 1",
+    "#flux: -q gpu -n 1 -g 1"])
+async def test_at_or_above_a_flux_queue_s_minimum_is_submitted(tmp_path, script):
+    assert "cannot run" not in await _submitted(tmp_path, "flux", script,
+                                                altered=_FLUX_MINIMUMS)
+    assert len(_sbatch_calls(tmp_path)) == 1
+
+
+async def test_fault_below_every_flux_queue_s_minimum_is_infeasible_in_placement(tmp_path):
+    """Placement counted a flux queue of a minimum as any other: a job below it ranked."""
+    fed = Federation(_recorded_site(tmp_path, "flux", _FLUX_MINIMUMS),
+                     store=Store(tmp_path / "s.sqlite3"), poll_interval_s=3600, min_poll_s=3600)
+    await fed.start(recover=False)
+    try:
+        below, within = (get_script_dialect("flux").parse_script(f"#!/bin/bash\n{s}\nhostname\n")
+                         for s in ("#flux: -q large -N 1 -n 16", "#flux: -q large -N 2 -n 16"))
+        refused = (await fed.place(below)).verdict("rec")
+        taken = (await fed.place(within)).verdict("rec")
+    finally:
+        await fed.close()
+    assert refused is not None and not refused.feasible
+    assert any("takes only jobs of at least 2 (NNODES)" in r for r in refused.reasons), \
+        refused.reasons
+    assert taken is not None and taken.feasible, taken.reasons

@@ -361,6 +361,9 @@ class FluxCommands(FailureReading):
                                  max_nodes=_range_most(row.get("NNODES")),
                                  max_cpus=_range_most(row.get("NCORES")),
                                  max_gpus=_range_most(row.get("NGPUS")),
+                                 min_nodes=_range_least(row.get("NNODES")),
+                                 min_cpus=_range_least(row.get("NCORES")),
+                                 min_gpus=_range_least(row.get("NGPUS")),
                                  state="UP" if up else "DOWN"))
         if len(out) == 1 and not any(p.default for p in out):
             out[0].default = True
@@ -387,9 +390,18 @@ class FluxCommands(FailureReading):
 
 def _range_most(text: str | None) -> int | None:
     """The most of a `flux queue list` limit range (`MIN-MAX`, as NNODES, NCORES and NGPUS
-    print a job's nodes, cores and GPUs in all); None for no limit (`inf`, or none)."""
-    numbers = [] if not text or "inf" in text else re.findall(r"\d+", text)
-    return limit_count(numbers[-1]) if numbers else None
+    print a job's nodes, cores and GPUs in all); None for no limit (`inf`, or none). A
+    minimum of -1 prints `inf` too (`inf-4`): only the end after the dash is the most."""
+    most = (text or "").strip().rpartition("-")[2]
+    return limit_count(most) if most.isdigit() else None
+
+
+def _range_least(text: str | None) -> int | None:
+    """The least of a `flux queue list` limit range (`MIN-MAX`: policy.limits.job-size.min,
+    which a job below is refused at submission); None for no lower limit (`0`, or `inf`,
+    as flux prints a minimum of -1)."""
+    least = (text or "").strip().partition("-")[0]
+    return (limit_count(least) or None) if least.isdigit() else None
 
 
 def parse_drained(text: str) -> dict[str, tuple[str, str | None]]:

@@ -30,6 +30,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
+# a REST body by default: a script at MAX_SCRIPT_BYTES, with room for its JSON escapes and
+# the body's other fields
+MAX_BODY_BYTES = MAX_SCRIPT_BYTES + (1 << 20)
 
 # ---------------------------------------------------------------- the body's needs
 

@@ -411,13 +411,9 @@ async def test_a_script_past_its_bound_is_refused_by_mcp(user):
 
 
 async def test_a_script_past_its_bound_is_refused_over_rest(rest):
-    """(the server's own bound on a body, smaller, answers first: 413 naming it)"""
-    body = _body(script=BIG, site="here")
-    code, reply = await rest("POST", "jobs", body, headers=JSON)
-    assert code == 413 and reply["message"] == (
-        f"the request body is {len(body)} bytes; this server accepts at most {1 << 20} "
-        "(DiamondApp.max_body_bytes)"), (code, reply)
-    assert (await rest("GET", "jobs"))[1]["jobs"] == []
+    """(the server's bound on a body leaves room for a script at its bound: the script's
+    own words answer, as on the other faces)"""
+    await _rest_refused(rest, _body(script=BIG, site="here"), TOO_BIG)
 
 
 # ---- (11) a job id typed with a colon twice or zeros before its number ---------------------
@@ -537,3 +533,93 @@ def test_fault_a_count_thousands_of_digits_long_is_named_by_its_start_and_length
                 f"argument --nodes: {said}")
     assert_magic_refused(shell, user, capsys, f"submit --site alpha --nodes {'9' * 5000}",
                          SCRIPT, said)
+
+
+# ---- (15) leftovers: a script REST takes, a listing's limit, times in other digits ----------
+
+TWO_MB = SCRIPT + "# " + "x" * (2 << 20) + "\n"
+
+
+def test_a_two_megabyte_script_runs_from_the_command_line(user):
+    user.write("two.sh", TWO_MB)
+    user.run("submit", "--site", "alpha", "two.sh", code=0)
+    assert len(sbatch_calls(user)) == 1
+
+
+async def test_fault_a_two_megabyte_script_runs_over_rest(rest, tmp_path):
+    """A body over 1 MB was a 413 while the other faces took a script of up to 4 MB."""
+    code, reply = await rest("POST", "jobs", _body(script=TWO_MB, site="here"), headers=JSON)
+    assert code in (200, 201) and reply["id"].startswith("here:"), (code, str(reply)[:300])
+    assert len(sweep_helpers.here_sbatch_calls(tmp_path)) == 1
+
+
+async def test_fault_a_body_past_the_bound_names_the_script_bound_too(rest):
+    body = _body(script="echo hi\n" + "#" * (6 << 20), site="here")
+    code, reply = await rest("POST", "jobs", body, headers=JSON)
+    assert code == 413 and reply["message"] == (
+        f"the request body is {len(body)} bytes; this server accepts at most "
+        f"{(4 << 20) + (1 << 20)} (DiamondApp.max_body_bytes), for a job script of at most "
+        f"{4 << 20} bytes and the rest of the body"), (code, reply)
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []
+
+
+def test_a_limit_of_0_is_refused_on_the_command_line(user):
+    cli_refusal(user.run("jobs", "--limit", "0"),
+                "argument --limit: expected a whole number, 1 or more, not '0'")
+
+
+@pytest.mark.parametrize("listing", ["jobs", "transfers", "tasks", "workflows"])
+async def test_fault_a_limit_of_0_is_refused_over_rest(rest, listing):
+    """`jobs?limit=0` (and transfers, tasks) answered an empty page where `--limit 0` is
+    refused: a listing's limit is 1 or more on every face (workflows: a guard)."""
+    code, reply = await rest("GET", f"{listing}?limit=0")
+    assert code == 400 and reply["message"].startswith("limit must be between 1 and "), \
+        (code, reply)
+
+
+FULL_WIDTH_TIME = "expected minutes, HH:MM:SS or D-HH[:MM[:SS]], not '\uff19\uff10'"
+
+
+def test_fault_a_time_in_full_width_digits_is_refused_on_the_command_line_and_magic(
+        shell, user, capsys):
+    """`--time ９０` ran an hour and a half (\\d and int() read any digits)."""
+    cli_refusal(user.run("submit", "--site", "alpha", "--time", "\uff19\uff10", "job.sh"),
+                f"argument --time: {FULL_WIDTH_TIME}")
+    assert_magic_refused(shell, user, capsys, "submit --site alpha --time \uff19\uff10",
+                         SCRIPT, "expected minutes, HH:MM:SS or D-HH[:MM[:SS]]")
+
+
+FULL_WIDTH_IN_SCRIPT = "line 2: bad time '\uff19\uff10' in `#SBATCH --time=\uff19\uff10`; " \
+                       "expected M, M:S, H:M:S, D-H, D-H:M or D-H:M:S"
+
+
+def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_by_the_command_line(
+        user):
+    user.write("wide.sh", _timed("\uff19\uff10"))
+    cli_refusal(user.run("submit", "--site", "alpha", "wide.sh"), FULL_WIDTH_IN_SCRIPT)
+
+
+async def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_over_rest(rest):
+    await _rest_refused(rest, _body(script=_timed("\uff19\uff10"), site="here"),
+                        FULL_WIDTH_IN_SCRIPT)
+
+
+async def test_fault_a_time_in_full_width_digits_in_a_script_is_refused_by_mcp(user):
+    said_back = await mcp_refusal(user, "submit", {"script": _timed("\uff19\uff10"),
+                                                   "site": "alpha"})
+    assert FULL_WIDTH_IN_SCRIPT in said_back, said_back
+
+
+@pytest.mark.parametrize("typed", ["\uff13", "1_0", "\u0663.5"])
+def test_fault_a_timeout_in_other_digits_is_refused(user, typed):
+    """`--timeout ３` waited three seconds (float() reads any digits and `_`)."""
+    cli_refusal(user.run("wait", "alpha:1", "--timeout", typed),
+                f"argument --timeout: expected a number of seconds above 0 (e.g. 30), "
+                f"not {typed!r}")
+
+
+def test_a_timeout_in_ascii_digits_is_taken(user):
+    """(guard) `2.5`, `1e1`: still a number of seconds; only the job is unknown."""
+    for typed in ("2.5", "1e1"):
+        res = user.run("wait", "alpha:1", "--timeout", typed)
+        assert "--timeout" not in res.stderr, res.stderr

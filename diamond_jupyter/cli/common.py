@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 import os
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,13 +28,14 @@ def out(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
         print(visible(text))  # names, reasons, errors from sites: shown, never acted on
 
 
+_DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
+
+
 def seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0 (`--timeout nan` waited forever,
     `--timeout -1` "timed out after -1s")."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    # digits 0-9 only, as counts take them: float() also reads `１_0` and `３`
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0 (e.g. 30), "
                                          f"not {text!r}")

@@ -1943,7 +1943,8 @@ def carried_task_range(spec: JobSpec, tasks: int, source: str, option: str, said
 
 
 _SLURM_TIME = re.compile(
-    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$"
+    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$",
+    re.ASCII,  # digits 0-9 only, as sbatch reads them (not `９０`)
 )
 
 

@@ -16,6 +16,7 @@ from ..aio import KeptTasks
 from ..config import default_config_path, load_config
 from ..federation import AGENT_KEY_VARS, Federation
 from ..model import DiamondError, one_line
+from ..script_body import MAX_BODY_BYTES, MAX_SCRIPT_BYTES
 from .admin import (
     add_user_sites,
     allowed_site_names,
@@ -76,8 +77,10 @@ class DiamondApp(ExtensionApp):
         help="Host patterns (fnmatch, e.g. '*.partner.example.org') users may add their own "
         "SSH sites for in user_sites_file; empty: users add no sites.").tag(config=True)
     max_body_bytes = Int(
-        1 << 20, help="The largest REST request body accepted (bytes); larger ones get 413 "
-        "before they are parsed or stored.").tag(config=True)
+        MAX_BODY_BYTES, help="The largest REST request body accepted (bytes); larger ones "
+        "get 413 before they are parsed or stored. The default takes a job script of the "
+        f"largest size any face takes ({MAX_SCRIPT_BYTES} bytes) and 1 MB more for the "
+        "rest of the body.").tag(config=True)
     hub_token_check_s = Int(
         5, min=1, max=300,
         help="Under JupyterHub, how long (s) the server trusts the hub's answer for a token "

@@ -26,6 +26,7 @@ from ..model import (
     spec_error_at,
     visible,
 )
+from ..script_body import MAX_SCRIPT_BYTES
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ class DiamondHandler(APIHandler):
         size, limit = len(self.request.body or b""), self.app.max_body_bytes
         if size > limit:  # before any parsing, redaction or storing of it
             raise ApiError(413, "too-large", f"the request body is {size} bytes; this server "
-                           f"accepts at most {limit} (DiamondApp.max_body_bytes)")
+                           f"accepts at most {limit} (DiamondApp.max_body_bytes), for a job "
+                           f"script of at most {MAX_SCRIPT_BYTES} bytes and the rest of "
+                           "the body")
         self._refuse_other_than_json()
 
     def _refuse_other_than_json(self) -> None:
@@ -239,8 +242,10 @@ class DiamondHandler(APIHandler):
         return super().get_query_argument(name, default, strip)
 
     def page_args(self) -> tuple[int, int]:
-        """A list's `limit` (50 unless given, at most MAX_LIMIT) and `offset` (0 unless given)."""
-        return (self.int_arg("limit", 50, hi=MAX_LIMIT) or 0, self.int_arg("offset", 0) or 0)
+        """A list's `limit` (50 unless given, 1 to MAX_LIMIT, as the command line's `--limit`
+        takes 1 or more) and `offset` (0 unless given)."""
+        return (self.int_arg("limit", 50, lo=1, hi=MAX_LIMIT) or 50,
+                self.int_arg("offset", 0) or 0)
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:

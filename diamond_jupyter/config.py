@@ -766,17 +766,6 @@ class SiteConfig(_Cfg):
                                          if g.strip()]}
         return value
 
-    @field_validator("allowed_partitions", mode="before")
-    @classmethod
-    def _partitions_written(cls, value: Any) -> Any:
-        """`allowed_partitions:` with no value (YAML null) allowed every partition, as the
-        key left out does: an admin who wrote the key meant a list."""
-        if value is None:
-            raise ValueError("left empty: write the partitions jobs may use as a list "
-                             "([debug, gpu], or one `- debug` per line); leave the key out "
-                             "to allow every partition")
-        return value
-
     @field_validator("preamble")
     @classmethod
     def _preamble_is_text(cls, value: str) -> str:

@@ -1,6 +1,7 @@
 """The import rules docs/architecture.md states for the bottom layers: the models import
 nothing of the package, dialects (and the needs parser and the wording helpers) only the
-models, transports only the models, the configuration and the asyncio helpers (`aio`); and
+models, transports only the models, the configuration, the asyncio helpers (`aio`) and the
+one-line logger (`log_lines`, so a host's error text cannot forge a log line); and
 every module has its place in the layers, so that a new one is checked too. Built on
 test_layers' graph (imports inside functions count; type-only ones do not)."""
 
@@ -11,7 +12,7 @@ from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 RULES = {
     "models": (["model", "config", "strict_yaml"], []),
     "pure": (["dialects", "needs", "script_body", "wording"], ["model"]),
-    "bytes": (["transports"], ["model", "config", "aio"]),
+    "bytes": (["transports"], ["model", "config", "aio", "log_lines"]),
 }
 
 

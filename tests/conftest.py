@@ -120,3 +120,22 @@ def fake_llm(monkeypatch):
     """The fake Anthropic API in the store the test set up (a key that must never be
     stored, for the hostile-input sweeps that look for it)."""
     yield from _fake_anthropic(monkeypatch, "sk-ant-fake-key-never-stored-0123456789")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:  # noqa: ARG001
+    """IPython registers each shell's exit work with `atexit`, and that work runs a full
+    garbage collection per shell: after thousands of tests, one for every shell the
+    magics' tests made took minutes at exit on this run's heap. The shells are the tests'
+    own (their history and files in each test's temporary home), so their exit work is
+    dropped once the session is over."""
+    import sys
+
+    shells = sys.modules.get("IPython.core.interactiveshell")
+    if shells is None:
+        return
+    import atexit
+    import gc
+
+    for obj in gc.get_objects():
+        if isinstance(obj, shells.InteractiveShell):
+            atexit.unregister(obj.atexit_operations)

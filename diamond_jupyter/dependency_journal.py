@@ -1,7 +1,7 @@
 """The journal's side of `job_dependencies`: after a job's state changes, a `job.dependency`
 event for each queued job of its site whose dependency on it turned satisfied or never
-(store reads: the site's unfinished jobs that have dependencies, then the jobs those wait
-for, once each)."""
+(store reads: the site's unfinished jobs that have dependencies, through their own index,
+and only when there are some the job itself, then the jobs those wait for, once each)."""
 
 from __future__ import annotations
 
@@ -20,15 +20,19 @@ def dependency_events(store: Store, ev: Event,
     """The `job.dependency` events state event `ev` (job.state, just stored) calls for:
     one per queued job whose dependency on `ev`'s job turned satisfied or never."""
     previous = (ev.data or {}).get("previous")
-    if ev.kind != "job.state" or not ev.job_id or previous is None:
+    if ev.kind != "job.state" or not ev.job_id or not ev.site or previous is None:
+        return []
+    # the site's waiting jobs first (an indexed read of those rows only): most state
+    # changes have none to turn, and then nothing else is read
+    waiting = [d for d in store.waiting_jobs(ev.site) if d.id != ev.job_id]
+    if not waiting:
         return []
     try:
         up = store.get_job(ev.job_id)
     except DiamondError:
         return []
     scheduler = scheduler_of(up.site)
-    downs = [d for d in store.waiting_jobs(up.site)
-             if d.id != up.id and names_job(d, up, scheduler)]
+    downs = [d for d in waiting if names_job(d, up, scheduler)]
     if not downs:
         return []
     found = store.jobs_with_ids(wanted_ids(downs, scheduler_of))

@@ -258,8 +258,18 @@ _V11 = (
 # brought up to date from the rows changed since, not read and decoded whole at each submit.
 _V12 = _table_clock("transfers")
 
+# v13: the jobs that wait on a dependency, by site (a partial index): after every job-state
+# change the journal reads its site's (`JobsMixin.waiting_jobs`), which went through every
+# job the site ever had; now only those rows, and none where no job waits. Its WHERE is
+# `waiting_jobs`' own, term for term (SQLite uses a partial index only then).
+_V13 = (
+    "CREATE INDEX jobs_waiting ON jobs(site, created_at) WHERE native_id IS NOT NULL AND "
+    "NOT state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT') AND "
+    "json_array_length(spec, '$.dependencies') > 0",
+)
+
 MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11,
-                               _V12]
+                               _V12, _V13]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

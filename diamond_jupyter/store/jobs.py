@@ -37,6 +37,9 @@ MAX_EVENT_PREFIXES = 200  # "KIND.*" terms of one query (SQLite nests ORs at mos
 # no scheduler writes (`alpha:042`)
 _LEADING_NUMBER = re.compile(r"[\s:]*0*([0-9]{1,19})(?![0-9])")
 _TERMINAL_SQL = "state IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')"
+# the `jobs_waiting` index's WHERE (schema v13), as written there
+_WAITING_SQL = (f"native_id IS NOT NULL AND NOT {_TERMINAL_SQL} AND "
+                "json_array_length(spec, '$.dependencies') > 0")
 _TIME_FIELDS = ("submitted_at", "started_at", "ended_at")
 
 
@@ -551,10 +554,10 @@ class JobsMixin(Database):
 
     def waiting_jobs(self, site: str) -> list[Job]:
         """`site`'s unfinished jobs whose spec holds a scheduler dependency (those a state
-        change of another job of the site may release)."""
+        change of another job of the site may release). Read through the `jobs_waiting`
+        partial index (schema v13): only those rows, whatever the site's history."""
         return [row_to_job(r) for r in self._read(
-            f"SELECT * FROM jobs WHERE site = ? AND native_id IS NOT NULL AND NOT "
-            f"{_TERMINAL_SQL} AND json_array_length(spec, '$.dependencies') > 0 "
+            f"SELECT * FROM jobs INDEXED BY jobs_waiting WHERE site = ? AND {_WAITING_SQL} "
             "ORDER BY created_at", (site,))]
 
     # -- state changes --------------------------------------------------------------------------

@@ -531,7 +531,7 @@ class SiteMonitor:
             self.misses[key] = self.misses.get(key, 0) + 1
             if self.misses[key] >= MISSES_BEFORE_LOST and age > 60:
                 reason = "job left the queue and accounting has no record of it"
-                if reach := getattr(self.site, "accounting_reach", None):
+                if reach := self.site.accounting_reach:
                     reason += f" ({reach})"
                 if job.reused_by:
                     reason += f" (its native id now belongs to {job.reused_by})"

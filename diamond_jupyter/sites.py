@@ -330,7 +330,7 @@ class Site:
     def accounting_reach(self) -> str | None:
         """How far back the scheduler's accounting was read for a job the queue no longer
         lists (bhist's event log files, tracejob's days), where that is bounded."""
-        return getattr(self.commands, "accounting_reach", None)
+        return self.commands.accounting_reach
 
     @property
     def event_file(self) -> str:
@@ -1099,7 +1099,7 @@ class Site:
         `following`: the jobs asked about; a native id is also looked up in accounting when
         the queue's job of that id is not one of them (the id was reused). Accounting may
         then return several records per id, oldest first. Where accounting reaches only
-        the jobs it has time for (the dialect's `accounting_reached`), those waiting
+        the jobs it has time for (the dialect's `accounting_takes_turns`), those waiting
         longest are asked first, and `unasked` receives those it did not reach: no record
         of them is no news.
         """
@@ -1122,14 +1122,13 @@ class Site:
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
-        reached_of = getattr(self.commands, "accounting_reached", None)
-        if missing and reached_of is not None:
+        if missing and self.commands.accounting_takes_turns:
             missing = self._accounting_turns.order(missing)
         acct = self.commands.accounting_argv(missing) if missing else None
         if acct:
             r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
-            if (asked := reached_of(r2.stdout) if reached_of else None) is not None:
+            if (asked := self.commands.accounting_reached(r2.stdout)) is not None:
                 self._accounting_turns.asked(asked)
                 if unasked is not None:
                     unasked.update(set(missing) - set(asked))

@@ -18,6 +18,8 @@ import pytest
 
 from diamond_jupyter.accounting_turns import FORGET_AFTER_S, AccountingTurns
 from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.dialects import get_commands
+from diamond_jupyter.dialects.base import AccountingReach
 from diamond_jupyter.dialects.lsf_commands import BHIST_LOG_FILES
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.pbs_trace import REACHED_MARK, TRACEJOB_BUDGET_S, TRACEJOB_DAYS
@@ -310,6 +312,29 @@ async def test_jobs_tracejob_has_no_time_for_take_turns_and_are_not_lost_unasked
         assert "tracejob read the PBS logs" in (store.get_job("pb:1302.pbs01").reason or "")
     finally:
         await journal.stop()
+
+
+@pytest.mark.parametrize("scheduler,flavor,takes_turns,reach", [
+    ("slurm", None, False, None), ("flux", None, False, None), ("sge", None, False, None),
+    ("pbs", "slurm", False, None), ("pbs", "pro", True, "tracejob read the PBS logs"),
+    ("pbs", "torque", True, "tracejob read the PBS logs"),
+    ("lsf", None, False, f"bhist -n {BHIST_LOG_FILES} read"),
+])
+def test_each_schedulers_accounting_bounds_are_typed_members(scheduler, flavor, takes_turns,
+                                                             reach) -> None:
+    """Every commands class answers the accounting bounds itself (`AccountingReach`'s
+    defaults where unbounded): the site and the monitor read them as members, not by
+    name with a fallback, so a misspelt or missing one fails here, not silently later."""
+    commands = get_commands(scheduler, flavor=flavor) if flavor else get_commands(scheduler)
+    assert isinstance(commands, AccountingReach)
+    assert commands.accounting_takes_turns is takes_turns
+    assert (commands.accounting_reach or "").startswith(reach or "")
+    assert (commands.accounting_reach is None) is (reach is None)
+    if not takes_turns:
+        assert commands.accounting_reached(f"{REACHED_MARK} 1\n") is None
+    cfg = SiteConfig(name="s", scheduler=scheduler, workdir="/tmp/w",
+                     transport=TransportConfig(kind="local"), flavor=flavor)
+    assert Site(cfg).accounting_reach == commands.accounting_reach
 
 
 def test_turns_put_the_longest_unasked_first_and_forget_the_settled() -> None:

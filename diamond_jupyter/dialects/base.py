@@ -60,6 +60,21 @@ class SchedulerCommands(Protocol):
 
     def parse_accounting(self, stdout: str, skipped: list[str] | None = None
                          ) -> list[JobStatus]: ...
+
+    # where accounting stops (`AccountingReach` gives each the default: no bound)
+    accounting_takes_turns: bool
+    """Whether `accounting_argv`'s command reaches only the jobs it has time for, so the
+    jobs take turns (those waiting longest first)."""
+
+    def accounting_reached(self, stdout: str) -> list[str] | None:
+        """The jobs the accounting command whose output is `stdout` asked about (None: every
+        job it was given)."""
+
+    @property
+    def accounting_reach(self) -> str | None:
+        """How far back accounting reads, as the reason a job it did not find is lost says
+        (None: no bound worth saying)."""
+
     def cancel_argv(self, native_ids: list[str]) -> list[str]: ...
     def release_argv(self, native_ids: list[str]) -> list[str]: ...
     def find_by_name_argv(self, name: str) -> list[str]:
@@ -73,6 +88,21 @@ class SchedulerCommands(Protocol):
     # only when an array waits); never cached
 
     def parse_snapshot(self, site: str, outputs: dict[str, str]) -> SiteSnapshot: ...
+
+
+class AccountingReach:
+    """`SchedulerCommands`' accounting bounds for a scheduler whose accounting asks every
+    job it is given and reads back without a bound worth saying (Slurm's, Flux's, ...); a
+    dialect whose accounting stops somewhere overrides them."""
+
+    accounting_takes_turns = False
+
+    def accounting_reached(self, stdout: str) -> list[str] | None:
+        return None
+
+    @property
+    def accounting_reach(self) -> str | None:
+        return None
 
 
 _PRIVATE_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")

@@ -27,6 +27,7 @@ from ..model import (
     SiteSnapshot,
     arch_name,
 )
+from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import ACCEPTED as FLUX_ID_FORMS
 from .flux_ids import flux_id_form, is_flux_id
@@ -96,7 +97,7 @@ def _time_limit(job: dict[str, Any]) -> int | None:
     return round(expiration - started)
 
 
-class FluxCommands(FailureReading):
+class FluxCommands(FailureReading, AccountingReach):
     name = "flux"
     submit_stdin = False
 

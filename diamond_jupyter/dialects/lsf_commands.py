@@ -30,6 +30,7 @@ from ..model import (
     arch_name,
     utcnow,
 )
+from .base import AccountingReach
 from .dependencies import lsf_dependency
 from .lsf_fairshare import with_fair_share
 from .lsf_history import CANCEL_REASONS, TIMEOUT_REASONS, parse_bhist
@@ -115,7 +116,7 @@ def array_tasks(native_id: str) -> int:
     return 1
 
 
-class LsfCommands(FailureReading):
+class LsfCommands(FailureReading, AccountingReach):
     """`now` supplies the year for LSF's year-less timestamps (injectable for tests)."""
 
     name = "lsf"

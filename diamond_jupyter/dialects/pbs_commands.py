@@ -35,6 +35,7 @@ from ..model import (
     UserAcl,
     arch_name,
 )
+from .base import AccountingReach
 from .dependencies import pbs_awaited, pbs_dependencies
 from .limits_text import parse_pbs_reservations, with_status
 from .outputs_common import (
@@ -222,7 +223,7 @@ def job_name_limit(flavor: str, version: str | None) -> int | None:
     return OLD_NAME_LIMIT if major < 4 else None
 
 
-class PbsCommands(FailureReading):
+class PbsCommands(FailureReading, AccountingReach):
     """PBS Pro by default; `flavor="torque"` switches status to Torque's XML."""
 
     name = "pbs"
@@ -307,6 +308,12 @@ class PbsCommands(FailureReading):
                 'cut=$(($? == 124)); [ "$cut" = 0 ] && printf "%s\\n" "$out"; '
                 f'[ "$cut" = 0 ] || [ "$id" = "$1" ] && printf "\\n{REACHED_MARK} %s\\n" "$id"; '
                 "done 2>/dev/null; exit 0", "tracejob", *self._ids(native_ids)]
+
+    @property
+    def accounting_takes_turns(self) -> bool:  # type: ignore[override]
+        """tracejob's loop reaches only the jobs its budget has time for (Slurm's wrappers
+        ask sacct, which answers for every job)."""
+        return self._acct is None
 
     def accounting_reached(self, stdout: str) -> list[str] | None:
         """The jobs `accounting_argv`'s command asked about (None: it asks every job it is

@@ -31,6 +31,7 @@ from ..model import (
     UserAcl,
     arch_name,
 )
+from .base import AccountingReach
 from .dependencies import ListedJob, sge_dependency, sge_named
 from .limits_text import parse_sge_calendars, parse_sge_quotas, with_status
 from .outputs_common import (
@@ -227,7 +228,7 @@ def parse_throttles(stdout: str) -> dict[str, int]:
     return out
 
 
-class SgeCommands(FailureReading):
+class SgeCommands(FailureReading, AccountingReach):
     """Grid Engine argv builders and parsers. `tz`: the cluster's time zone for its naive
     timestamps (None = this machine's)."""
 

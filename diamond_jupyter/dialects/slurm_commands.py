@@ -31,7 +31,7 @@ from ..model import (
     Reservation,
     SiteSnapshot,
 )
-from .base import PrivateArgv
+from .base import AccountingReach, PrivateArgv
 from .outputs_common import (
     FailureReading,
     clean,
@@ -247,7 +247,7 @@ def gpus_asked(nodes: int | None, *, per_node: Any = None, per_job: Any = None,
                 (_gpus_of(per_socket) or 0) * max(sockets or 0, 1) * n)) or None
 
 
-class SlurmCommands(FailureReading):
+class SlurmCommands(FailureReading, AccountingReach):
     """Slurm argv builders and parsers. `jobcomp=True` reads finished jobs with
     `sacct -c` (no slurmdbd; JobCompType=jobcomp/filetxt), else plain `sacct -X`.
     `tz` is the cluster's time zone for its naive timestamps (None = this machine's)."""

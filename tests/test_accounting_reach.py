@@ -132,6 +132,21 @@ def _test_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return shlex.quote(str(clock))
 
 
+def _clock_readings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    readings: list[int]) -> None:
+    """A `date` put first on PATH that answers `readings` in turn, then the last one again:
+    the clock the tracejob loop measures its budget by (`date +%s`), read once for its end
+    and once before each job."""
+    clock = tmp_path / "readings"
+    clock.write_text("".join(f"{r}\n" for r in readings))
+    clock_bin = tmp_path / "clock-bin"
+    clock_bin.mkdir()
+    quoted = shlex.quote(str(clock))
+    _script(clock_bin / "date", f'head -n 1 {quoted}; [ "$(wc -l < {quoted})" -le 1 ] || '
+                                f"sed -i 1d {quoted}")
+    monkeypatch.setenv("PATH", f"{clock_bin}:{os.environ['PATH']}")
+
+
 def _pbs_site(tmp_path: Path, flavor: str, tracejob_body: str) -> SiteConfig:
     """A PBS site whose qstat no longer knows any job (no history) and whose tracejob is
     `tracejob_body` (it logs the arguments it was given)."""
@@ -227,18 +242,22 @@ async def test_a_running_job_is_not_lost_beside_one_qstat_no_longer_knows(tmp_pa
 async def test_a_slow_tracejob_is_cut_at_its_budget_not_failing_the_poll(tmp_path,
                                                                        monkeypatch) -> None:
     """Server logs slow to read: the run in progress is stopped at the budget and the next
-    job is not started (asked at the next poll); the poll itself answers."""
+    job is not started (asked at the next poll); the poll itself answers. tracejob hangs
+    until the loop's real `timeout` kills it; the loop's clock is the test's, whose third
+    reading finds the budget spent, however long the kill took."""
     import diamond_jupyter.dialects.pbs_commands as pbs_commands
 
-    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 2)
-    cfg = _pbs_site(tmp_path, "pro", "sleep 30")
-    site = Site(cfg)
+    monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 1)
+    _clock_readings(tmp_path, monkeypatch, [1_000_000, 1_000_000, 1_000_001])
+    site = Site(_pbs_site(tmp_path, "pro", "exec sleep 600"))
+    (tmp_path / "asked").touch()  # tracejob appends its arguments when it gets that far
+    unasked: set[str] = set()
     try:
-        found = await site.statuses(["1300.pbs01", "1301.pbs01"])
+        found = await site.statuses(["1300.pbs01", "1301.pbs01"], unasked=unasked)
     finally:
         await site.close()
-    assert found == []
-    assert (tmp_path / "asked").read_text() == f"-n {TRACEJOB_DAYS} -w 0 1300.pbs01\n"
+    assert (found, unasked) == ([], {"1301.pbs01"})
+    assert "1301.pbs01" not in (tmp_path / "asked").read_text()
 
 
 def test_tracejob_loop_names_each_job_it_asked() -> None:
@@ -258,12 +277,13 @@ def test_tracejob_loop_names_each_job_it_asked() -> None:
 async def test_a_run_cut_at_the_budget_prints_none_of_its_lines(tmp_path, monkeypatch) -> None:
     """The first job's tracejob is cut mid-line at the budget ('Exit_status=27' of 271):
     nothing of it is read, and it counts as asked (it had the whole budget); the next is
-    not reached."""
+    not reached (the loop's clock is the test's, as above)."""
     import diamond_jupyter.dialects.pbs_commands as pbs_commands
 
     monkeypatch.setattr(pbs_commands, "TRACEJOB_BUDGET_S", 1)
+    _clock_readings(tmp_path, monkeypatch, [1_000_000, 1_000_000, 1_000_001])
     cut = ("printf '\\nJob: %s\\n\\n12/05/2026 09:00:00  S    Exit_status=27' \"$5\"; "
-           "sleep 30")
+           "exec sleep 600")
     site = Site(_pbs_site(tmp_path, "pro", cut))
     unasked: set[str] = set()
     try:

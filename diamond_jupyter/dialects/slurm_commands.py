@@ -844,10 +844,7 @@ class SlurmCommands(FailureReading):
                        message=True)
                 continue
             # `64+`: the nodes of a line grouped without -N have 64 CPUs or more (the least)
-            cpus = known_count(f[2].strip().removesuffix("+"))
-            if cpus is None:
-                unread(skipped, "slurm", f"sinfo line {n}", "no CPU count", line)
-                continue
+            cpus = known_count(f[2].strip().removesuffix("+")) or 0
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
             node = nodes.setdefault(f[0], Node(

@@ -72,11 +72,12 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _job_id(value: Any) -> str | None:
     """A job's "id": a number as its digits (12.0 is job 12), text (an f58 id) as given;
-    None for none or a number no job has (12.5)."""
+    None for none or a number no job has (12.5, a negative one or one past 64 bits: flux
+    ids are unsigned 64-bit numbers)."""
     if isinstance(value, str):
         return clean(value)
     number = whole_number(value)
-    return None if number is None else str(number)
+    return None if number is None or not 0 <= number < 2**64 else str(number)
 
 
 def _seconds(value: Any) -> float | None:

@@ -1319,12 +1319,35 @@ def staging_not_said(spec: JobSpec, target: str) -> str | None:
             f"diamond moves the files before and after the job, not a {target} directive")
 
 
+REPLACEMENT_CHAR = "\ufffd"  # what reading a script put in place of each byte not UTF-8
+
+
+def replaced_bytes_said(spec: JobSpec) -> str | None:
+    """The job's text holding U+FFFD, the character a byte that was not UTF-8 became when
+    the script was read (a file saved as Latin-1 or cp1252): said once, naming the first
+    line that holds it, as the script now carries the character, not the byte."""
+    texts = [spec.name, spec.comment, spec.stdout, spec.stderr, spec.working_directory,
+             *(d.raw for d in spec.unknown), spec.script, spec.command]
+    lines = [x for t in texts if t for x in t.splitlines() if REPLACEMENT_CHAR in x]
+    if not lines:
+        return None
+    count = sum(x.count(REPLACEMENT_CHAR) for x in lines)
+    first = lines[0].strip()
+    first = first if len(first) <= 80 else first[:77] + "..."
+    return (f"approximated: {count} U+FFFD character(s) ({REPLACEMENT_CHAR}), first in "
+            f"`{first}`: bytes that were not UTF-8 (a file saved as Latin-1 or cp1252?) "
+            "were replaced when the script was read, and the job gets U+FFFD in their "
+            "place; save the script as UTF-8 (iconv -f latin1 -t utf-8) to keep its text")
+
+
 def common_render_warnings(spec: JobSpec, target: str) -> list[str]:
     out = []
     if "\r\n" in (spec.script or spec.command or ""):
         why = "sbatch rejects DOS line breaks" if target == "slurm" else \
             "bash reads a carriage return as part of each line: `./app\\r` is not found"
         out.append(f"approximated: CRLF line endings converted to LF ({why})")
+    if said := replaced_bytes_said(spec):
+        out.append(said)
     if said := staging_not_said(spec, target):
         out.append(said)
     if spec.environment.container_image:

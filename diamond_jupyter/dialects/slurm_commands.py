@@ -843,12 +843,14 @@ class SlurmCommands(FailureReading, AccountingReach):
                 unread(skipped, "slurm", f"sinfo line {n}", "a header, no node", line,
                        message=True)
                 continue
+            # `64+`: the nodes of a line grouped without -N have 64 CPUs or more (the least)
+            cpus = known_count(f[2].strip().removesuffix("+")) or 0
             alloc = (f[7].split("/") + ["0"])[0]
             gpus, kind = gpu_count(f[4])
             node = nodes.setdefault(f[0], Node(
-                name=f[0], state=f[1], cpus=known_count(f[2]) or 0,
-                cpus_allocated=known_count(alloc) or 0,
-                memory_mb=memory_mb(f[3]) or 0, gpus=gpus, gpu_type=kind,
+                name=f[0], state=f[1], cpus=cpus, cpus_allocated=known_count(alloc) or 0,
+                memory_mb=memory_mb(f[3].strip().removesuffix("+")) or 0, gpus=gpus,
+                gpu_type=kind,
                 features=[x for x in (clean(f[5]) or "").split(",") if x]))
             node.partitions.append(f[6].rstrip("*"))
         return list(nodes.values())

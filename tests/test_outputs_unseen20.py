@@ -25,6 +25,8 @@ from diamond_jupyter.dialects.outputs_common import expand_hostlist, memory_mb
 from diamond_jupyter.model import SiteError
 from diamond_jupyter.placement_fit import node_usable
 
+OOM = "out of memory: the job used more than the memory it was given"
+
 
 def error_of(read) -> str:
     """The SiteError `read` raises (its text), or a note that it raised none."""
@@ -432,7 +434,7 @@ OUTPUTS = [
      [("2002", "CANCELLED", 143, "cancelled by uid 12345", "c[002-003]",
        at(2026, 12, 1, 9)),
       ("2003", "PENDING", None, None, None, None),
-      ("2004", "FAILED", None, None, "c004", at(2026, 12, 1, 9)),
+      ("2004", "FAILED", None, OOM, "c004", at(2026, 12, 1, 9)),
       ("2005", "FAILED", None, "the node failed", "c005", at(2026, 12, 1, 9)),
       ("2009", "FAILED", None, "preempted by the scheduler", "c009", at(2026, 12, 1, 9)),
       ("2008", "FAILED", 2, None, None, None)]),

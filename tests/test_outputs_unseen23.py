@@ -189,9 +189,10 @@ OUTPUTS: list[tuple[str, object, object]] = [
      lambda: [(j.native_id, j.state.value, j.started_at, j.ended_at, j.node_list)
               for j in slurm.parse_accounting(SACCT)][2],
      ("100_[3-5]", "PENDING", None, None, None)),
-    ("sacct: OUT_OF_MEMORY's 0:125 is no signal: failed, no made-up code",
+    ("sacct: OUT_OF_MEMORY's 0:125 is no signal: failed, no made-up code, saying why",
      lambda: brief(slurm.parse_accounting(SACCT))[3],
-     ("100_1", "FAILED", "OUT_OF_MEMORY", None, None)),
+     ("100_1", "FAILED", "OUT_OF_MEMORY", None,
+      "out of memory: the job used more than the memory it was given")),
     ("sacct: NODE_FAIL failed, saying why, its 0:0 no exit code",
      lambda: brief(slurm.parse_accounting(SACCT))[4],
      ("101", "FAILED", "NODE_FAIL", None, "the node failed")),

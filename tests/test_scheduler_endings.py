@@ -42,6 +42,12 @@ def sacct(jid: str, state: str, exit_code: str) -> str:
     ("PREEMPTED", "0:0", (None, "preempted by the scheduler")),
     ("PREEMPTED", "0:15", (143, "preempted by the scheduler")),  # SIGTERM killed it
     ("FAILED", "1:0", (1, None)),  # the program's own failure: its code, as before
+    # killed for its memory: said, and a real signal kept as the program's (SIGKILL)
+    ("OUT_OF_MEMORY", "0:125", (None, "out of memory: the job used more than the memory "
+                                      "it was given")),
+    ("OUT_OF_MEMORY", "0:9", (137, "out of memory: the job used more than the memory "
+                                   "it was given")),
+    ("OOM", "0:0", (0, "out of memory: the job used more than the memory it was given")),
 ])
 def test_sacct_scheduler_endings_say_why(native, exit_code, expected) -> None:
     [job] = slurm.parse_accounting(sacct("700", native, exit_code))
@@ -53,11 +59,13 @@ def test_squeue_short_endings_say_why() -> None:
                      "2026-12-06T09:00:00", "1:00:00", "1", "4", "me", "batch", "N/A", "c1",
                      "{}", "(null)", "sim"])
     got = [(j.state, j.reason) for st, why in [("NF", "None"), ("BF", "None"),
-                                                 ("PR", "Prolog")]
+                                                 ("PR", "Prolog"), ("OOM", "None")]
            for j in slurm.parse_status(line.format(st, why) + "\n", [])]
     assert got == [(JobState.FAILED, "the node failed"),
                    (JobState.FAILED, "the node failed to boot"),
-                   (JobState.FAILED, "preempted by the scheduler (Prolog)")]
+                   (JobState.FAILED, "preempted by the scheduler (Prolog)"),
+                   (JobState.FAILED, "out of memory: the job used more than the memory it "
+                                     "was given")]
 
 
 def test_squeue_json_node_fail_has_no_made_up_exit_code() -> None:

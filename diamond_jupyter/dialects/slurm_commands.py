@@ -136,6 +136,22 @@ def scheduler_ending(native: Any) -> str | None:
     return _SCHEDULER_ENDINGS.get(re.split(r"[\s+]", s, maxsplit=1)[0] if s else "")
 
 
+# an ending the job's program caused but the scheduler saw: said, its exit code kept
+_OUT_OF_MEMORY = "out of memory: the job used more than the memory it was given"
+
+
+def ending_reason(native: Any) -> str | None:
+    """What a job's ending state says beyond FAILED: the scheduler's ending, or the
+    job running out of memory ('OUT_OF_MEMORY', 'OOM'); None for any other state."""
+    if ending := scheduler_ending(native):
+        return ending
+    if isinstance(native, list):
+        native = native[0] if native else ""
+    s = (clean(native) or "").upper()
+    return _OUT_OF_MEMORY if s and re.split(r"[\s+]", s, maxsplit=1)[0] in (
+        "OUT_OF_MEMORY", "OOM") else None
+
+
 def _signal_only(exit_code: int | None) -> int | None:
     """A scheduler-ended job's exit code: the signal that killed its program (128+N) is
     its own; the 0 or 1 the scheduler writes in place of one is not."""
@@ -564,7 +580,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 started_at=t_start if state != JobState.PENDING else None,
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 estimated_start=t_start if state == JobState.PENDING else None,
-                reason=_with_ending(scheduler_ending(st), clean(reason)),
+                reason=_with_ending(ending_reason(st), clean(reason)),
                 comment=clean(comment), node_list=clean(nodes),
                 time_used_s=parse_duration(used) if _TIME_USED.fullmatch(used) else None,
             ))
@@ -623,7 +639,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         limit = limit_seconds(j.get("time_limit"), 60)
         start = from_epoch(j.get("start_time"))
         ending = scheduler_ending(raw_state)
-        reason = _with_ending(ending, clean(j.get("state_description"))
+        reason = _with_ending(ending_reason(raw_state), clean(j.get("state_description"))
                               or clean(j.get("state_reason")))
         if ending:
             exit_code = _signal_only(exit_code)
@@ -674,7 +690,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 ended_at=parse_iso(end, self.tz) if state.terminal else None,
                 exit_code=(_signal_only(parse_exit(ec)) if ending else parse_exit(ec))
                 if state.terminal else None,
-                reason=ending or (f"cancelled by uid {m.group(1)}" if m else None),
+                reason=ending_reason(st) or (f"cancelled by uid {m.group(1)}" if m else None),
                 node_list=self._node_list(nodes),
             ))
         return out

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from datetime import datetime
 
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import compact_hostlist, expand_hostlist
 from .dialects.slurm_script import parse_slurm_time
 from .model import JobSpec, JobState, JobStatus, SiteSnapshot, hms
 from .model import Reservation as SlurmReservation
@@ -193,9 +193,9 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                         "there only after it ends")
         elif r.name in limits and "MAINT" in r.flags and r.end is not None \
                 and (r.start is None or aware(r.start) <= now):  # a maintenance under way
-            mine = sorted(h for h, rs in at_host.items() if r in rs and h in held)
+            mine = [h for h, rs in at_host.items() if r in rs and h in held]
             said.append(f"reservation {r.name} ({','.join(r.flags)}) holds "
-                        f"{','.join(mine)} in maintenance until "
+                        f"{compact_hostlist(mine)[0]} in maintenance until "
                         f"{aware(r.end):%Y-%m-%d %H:%M}: it takes no job before then")
     for name, (limit, start) in lowered.items():
         said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "

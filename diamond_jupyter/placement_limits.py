@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
 from dataclasses import dataclass
 from datetime import datetime
+from heapq import heapify, heappop, heappush
 from math import floor
 from typing import TypeVar
 

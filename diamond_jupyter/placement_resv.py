@@ -16,6 +16,7 @@ from .model import JobSpec, JobState, JobStatus, SiteSnapshot, hms
 from .model import Reservation as SlurmReservation
 from .placement_fit import aware, node_reserved, node_usable
 from .placement_limits import Wait
+from .placement_sim import RESERVATION_HOLD
 from .placement_time import plus_seconds
 
 _RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
@@ -217,7 +218,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
             "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
             "state": "allocated" if node_usable(n.model_copy(update={"state": state}), True)
             else n.state}))
-        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
+        jobs.append(JobStatus(native_id=f"{RESERVATION_HOLD}{n.name}", state=JobState.RUNNING,
                               node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))

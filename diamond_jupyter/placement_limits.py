@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from heapq import heapify, heappop, heappush
 from math import floor
 from typing import TypeVar
 
@@ -87,6 +88,33 @@ def _room_after(jobs: list[JobStatus], used: Callable[[JobStatus], int], need: i
         if held + need <= limit:
             return end_in(j, now, part_max)
     return None
+
+
+def _own_waiting(q: QosLimits, snap: SiteSnapshot) -> list[JobStatus]:
+    """The user's waiting jobs under QOS `q` that nothing but their turn keeps back: older
+    than a job submitted now, each starts before it under a per-user limit."""
+    return [j for j in under_qos(q, snap) if j.state == JobState.PENDING
+            and j.user == snap.user and not held_reason(j.reason)]
+
+
+def _own_turn(running: list[JobStatus], ahead: list[JobStatus], most: int, now: datetime,
+              part_max: dict[str, float]) -> float | None:
+    """When a new job of the user starts under a limit of `most` running jobs a user: after
+    the `ahead` waiting jobs, first come first, each run for its time limit as the `running`
+    ones end (seconds from now); None when the limit lets none run."""
+    if most < 1:
+        return None
+    ends = sorted(end_in(j, now, part_max) for j in running)
+    heapify(ends)
+    t = 0.0
+    for j in [*sorted(ahead, key=lambda j: j.submitted_at or now), None]:
+        while len(ends) >= most:
+            t = max(t, heappop(ends))
+        if j is None:
+            return t
+        heappush(ends, t + float(j.walltime_s or part_max.get(j.partition or "")
+                                 or DEFAULT_RUNTIME_S))
+    return t
 
 
 def _tres_of(j: JobStatus) -> dict[str, int]:
@@ -167,7 +195,14 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
             if jobs is None or most is None:
                 continue
             at = _room_after(jobs, lambda j: 1, 1, most, now, part_max)
-            if at:
+            ahead = _own_waiting(q, snap) if at and jobs is mine else []
+            if at and ahead:  # the user's older jobs held by the limit take its turns first
+                at = _own_turn(jobs, ahead, most, now, part_max)
+                waits.append(Wait(at, (
+                    f"QOS {name}'s {what} is {most} and {len(jobs)} {whose}, "
+                    f"{quantity(len(ahead), 'older job')} of yours waiting under it ahead: it "
+                    f"starts when they have had their turns ({code})")))
+            elif at:
                 waits.append(Wait(at, (
                     f"QOS {name}'s {what} is {most} and {len(jobs)} {whose}: it waits "
                     f"until {'one' if len(jobs) + 1 - most == 1 else len(jobs) + 1 - most} "

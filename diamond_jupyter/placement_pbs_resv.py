@@ -16,6 +16,7 @@ from .dialects.outputs_common import job_hosts
 from .model import JobSpec, JobState, JobStatus, Node, Partition, PbsReservation, SiteSnapshot, hms
 from .placement_fit import aware
 from .placement_limits import Wait
+from .placement_sim import RESERVATION_HOLD
 from .placement_time import FAR_FUTURE, plus_seconds
 
 # the queue of an advance (R), standing (S) or maintenance (M) reservation
@@ -372,7 +373,7 @@ def _held_for_others(spec: JobSpec, snap: SiteSnapshot, now: datetime, view: Pbs
         nodes.append(n.model_copy(update={
             "cpus_allocated": min(n.cpus, n.cpus_allocated + add[0]),
             "gpus_allocated": min(n.gpus, n.gpus_allocated + add[1])}))
-        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
+        jobs.append(JobStatus(native_id=f"{RESERVATION_HOLD}{n.name}", state=JobState.RUNNING,
                               node_list=n.name, cpus=min(n.cpus, hold[0]),
                               gpus=min(n.gpus, hold[1]), nodes=1, started_at=now,
                               walltime_s=max(1, int((until - now).total_seconds()))))

@@ -10,12 +10,13 @@ from collections.abc import Collection
 from datetime import datetime
 
 from .config import SiteConfig
-from .dialects.outputs_common import expand_hostlist
+from .dialects.outputs_common import compact_hostlist, expand_hostlist
 from .dialects.slurm_script import parse_slurm_time
 from .model import JobSpec, JobState, JobStatus, SiteSnapshot, hms
 from .model import Reservation as SlurmReservation
 from .placement_fit import aware, node_reserved, node_usable
 from .placement_limits import Wait
+from .placement_sim import RESERVATION_HOLD
 from .placement_time import plus_seconds
 
 _RESV_END = ("Slurm runs a job of a reservation inside it and ends the job at the "
@@ -193,9 +194,9 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                         "there only after it ends")
         elif r.name in limits and "MAINT" in r.flags and r.end is not None \
                 and (r.start is None or aware(r.start) <= now):  # a maintenance under way
-            mine = sorted(h for h, rs in at_host.items() if r in rs and h in held)
+            mine = [h for h, rs in at_host.items() if r in rs and h in held]
             said.append(f"reservation {r.name} ({','.join(r.flags)}) holds "
-                        f"{','.join(mine)} in maintenance until "
+                        f"{compact_hostlist(mine)[0]} in maintenance until "
                         f"{aware(r.end):%Y-%m-%d %H:%M}: it takes no job before then")
     for name, (limit, start) in lowered.items():
         said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "
@@ -217,7 +218,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
             "cpus_allocated": n.cpus, "gpus_allocated": n.gpus,
             "state": "allocated" if node_usable(n.model_copy(update={"state": state}), True)
             else n.state}))
-        jobs.append(JobStatus(native_id=f"reservation-hold-{n.name}", state=JobState.RUNNING,
+        jobs.append(JobStatus(native_id=f"{RESERVATION_HOLD}{n.name}", state=JobState.RUNNING,
                               node_list=n.name, cpus=n.cpus, gpus=n.gpus, nodes=1,
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))

@@ -111,6 +111,9 @@ WHOLE = -1  # per-node CPU demand meaning "the whole node" (exclusive, or size u
 RESERVED = -1  # a plan's free CPUs and GPUs on a node a waiting job has reserved: none fits
 DEFAULT_DURATION_S = 3600.0  # a job with no walltime and no partition limit
 UNKNOWN_HOLD_S = 3600.0  # unexplained allocations are assumed to end after this
+# the native id's start of the job a reservation's hold on a node is read as (Slurm's and
+# PBS's reservations, `placement_resv`, `placement_pbs_resv`)
+RESERVATION_HOLD = "reservation-hold-"
 OVERDUE_S = 30.0  # a running job past its walltime is being killed (Slurm's KillWait)
 MIN_LEFT_S = 1.0  # a running job expected to end now still frees its nodes a moment later
 BACKFILL_DEPTH = 100  # waiting jobs tested for backfill per event (like bf_max_job_test)
@@ -377,7 +380,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
             cand.sort(key=lambda i: expl_c[i] - alloc_c[i])
             hosts = cand[:k]
         # an ended job's end is known: no calibration moves it (`recalibrated`)
-        owner = None if gone or by_hand else (w, elapsed, j.partition, j.cpus)
+        owner = None if gone or by_hand or j.native_id.startswith(RESERVATION_HOLD) \
+            else (w, elapsed, j.partition, j.cpus)
         for h in hosts:
             c = min(ceil(j.cpus / k), cap_c[h]) if j.cpus else cap_c[h]
             g = min(ceil(j.gpus / k), cap_g[h]) if j.gpus else (0 if j.cpus else cap_g[h])
@@ -401,6 +405,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     by_host: dict[int, list[int]] = {}  # node -> the seqs of its running jobs' releases
     for r in rel:
         by_host.setdefault(r[2], []).append(r[1])
+    _held_past_jobs(rel, by_host, job_ids, owners, planned)
     for r in rel:
         if r[0] >= last.get(r[2], (-1.0, 0))[0]:
             last[r[2]] = (r[0], r[1])
@@ -454,6 +459,25 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned, job_ids, resume_after, suspended,
                     snap.bf_window_s if snap.bf_window_s else math.inf)
+
+
+def _held_past_jobs(rel: list[tuple[float, int, int, int, int]], by_host: dict[int, list[int]],
+                    job_ids: dict[int, str], owners: list, planned: dict[int, float] | None
+                    ) -> None:
+    """A node a reservation holds (its `RESERVATION_HOLD` job) frees nothing before that
+    ends: the running jobs there that end sooner give their CPUs and GPUs back with it
+    (else the node would count free while reserved)."""
+    for seqs in by_host.values():
+        holds = [k for k in seqs if job_ids.get(k, "").startswith(RESERVATION_HOLD)]
+        if not holds:
+            continue
+        end = max(rel[k][0] for k in holds)
+        for k in seqs:
+            if rel[k][0] < end:
+                rel[k] = (end, k, rel[k][2], rel[k][3], rel[k][4])
+                owners[k] = None  # its end is the reservation's: no calibration moves it
+                if planned is not None:
+                    planned[k] = max(planned.get(k, 0.0), end)
 
 
 def _suspended(j: JobStatus) -> bool:

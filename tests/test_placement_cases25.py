@@ -372,7 +372,7 @@ def test_a_maintenance_under_way_holds_the_job_until_it_ends():
                       lyra(reservations=_maintenance(-1, 3),
                            states={"m01": "MAINT", "m02": "MAINT"}))
     assert (v.verdict, v.estimated_start) == ("BUSY", hours(3)), said
-    assert waits(said) == ["reservation maint (MAINT,SPEC_NODES) holds m01,m02 in maintenance "
+    assert waits(said) == ["reservation maint (MAINT,SPEC_NODES) holds m[01-02] in maintenance "
                            "until 2026-03-01 12:00: it takes no job before then"]
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from .attention import never_reason
-from .dialects.flux_ids import flux_f58, flux_id_value
+from .dialects.flux_ids import flux_id_value, flux_spellings
 from .model import Job, JobState
 
 WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
@@ -74,14 +74,9 @@ def _tasks_outcome(kind: str, array: Job) -> tuple[bool, bool]:
 
 def _flux_spellings(native: str) -> list[str]:
     """Each spelling of Flux job id `native` a stored job may carry (F58 with `ƒ` or `f`,
-    decimal, hex, dotted hex); [] for text that spells no number (the words form only flux
-    decodes: matched as written)."""
+    decimal, hex, dotted hex, KVS key, words); [] for text that is no Flux job id."""
     value = flux_id_value(native)
-    if value is None:
-        return []
-    hexa = f"{value:016x}"
-    return [flux_f58(value), flux_f58(value, ascii_prefix=True), str(value), f"0x{value:x}",
-            ".".join(hexa[i:i + 4] for i in range(0, 16, 4))]
+    return [] if value is None else flux_spellings(value)
 
 
 def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[str, str | None]]:

@@ -509,6 +509,8 @@ class SiteMonitor:
                             "cancel request")
                     if asked and why and state == JobState.CANCELLED:
                         reason = why
+                if st.tasks:  # before its state: each task's dependents are judged by it
+                    self.journal.apply_tasks(job.id, st.tasks)
                 exit_code = st.exit_code
                 if exit_code is None and state == JobState.FAILED:
                     exit_code = self._task_failures.get(job.id)  # a failed array task's

@@ -258,8 +258,12 @@ _V11 = (
 # brought up to date from the rows changed since, not read and decoded whole at each submit.
 _V12 = _table_clock("transfers")
 
+# v13: the state of each task of a job array its scheduler listed on its own (JSON, task
+# index to state): what a dependency on one task (`afterok:123_4`, aftercorr) is judged by.
+_V13 = ("ALTER TABLE jobs ADD COLUMN tasks TEXT",)
+
 MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11,
-                               _V12]
+                               _V12, _V13]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

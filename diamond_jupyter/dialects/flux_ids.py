@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-import mnemonicode
-
 F58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 MAX_FLUID = 2**64 - 1
 WORD_BASE = 1626  # mnemonicode's words for whole 4-byte groups
@@ -35,7 +33,10 @@ ACCEPTED = ("F58 (ƒ2X4PLSfCDw or f2X4PLSfCDw), decimal (12345), hex (0x1a2b), d
 @cache
 def _word_list() -> tuple[str, ...]:
     """mnemonicode's words in index order, read through its public encoder: a two-byte
-    group of value i < 1626 encodes as word i followed by word 0."""
+    group of value i < 1626 encodes as word i followed by word 0. Imported when first
+    needed: the rest of the engine does without it."""
+    import mnemonicode
+
     return tuple(next(mnemonicode.mnencode(i.to_bytes(2, "little")))[0]
                  for i in range(WORD_BASE))
 

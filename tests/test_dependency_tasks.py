@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from local_slurm import LocalSlurmQueue
 
 from diamond_jupyter.dialects.outputs_common import TASKS_EXPANDED, fold_array_tasks
@@ -222,3 +224,29 @@ def test_diamond_status_reads_the_tasks_and_says_the_one_waited_for(
     events = Store(tmp_path / "store.sqlite3").events_since(0, kinds=["job.dependency"])
     assert [(e.job_id, e.data["outcome"], e.data["dependency"]["task"]) for e in events] == \
         [("alpha:501", "never", "2")]
+
+
+_STATES = st.sampled_from([P, R, C, F, JobState.CANCELLED, JobState.TIMEOUT])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.integers(0, 9).map(str), _STATES, max_size=6), st.integers(0, 9),
+       st.sampled_from(["afterok", "afternotok", "afterany", "after"]))
+def test_a_listed_task_decides_and_an_unlisted_one_of_a_running_array_is_unknown(
+        tasks, index, kind) -> None:
+    """Whatever the other tasks did: a listed task is judged by its own state alone (an
+    afterok on it never once it ended other than COMPLETED); an unlisted task of an array
+    still running is neither satisfied nor never, its state unknown yet."""
+    d = _one(_job("123", R, tasks=tasks or None), f"123_{index}", kind)
+    state = tasks.get(str(index))
+    assert d.task_state == state
+    if state is None:
+        assert (d.satisfied, d.never) == (False, False)
+        assert dependency_line(d).endswith("waiting (the task's state is unknown yet)")
+        return
+    ended = state.terminal
+    expected = {"afterok": (state == C, ended and state != C),
+                "afternotok": (ended and state != C, state == C),
+                "afterany": (ended, False),
+                "after": (ended or state == R, False)}[kind]
+    assert (d.satisfied, d.never) == expected

@@ -70,7 +70,8 @@ def test_a_dependency_in_any_spelling_names_the_job_stored_in_another(
     dependency written in any other spelling waits for: its state judges it."""
     stored, written = flux_spellings(value)[stored_as], flux_spellings(value)[written_as]
     up = _job(stored, state=JobState.COMPLETED)
-    down = _job("f2", [Dependency(kind="afterok", job_ids=[written], scheduler="flux")],
+    down = _job("the-waiting-job", [Dependency(kind="afterok", job_ids=[written],
+                                               scheduler="flux")],
                 later_s=5)
     [d] = dependencies_of(down, {up.id: up, down.id: down}.get, scheduler="flux")
     assert (d.job, d.state, d.satisfied) == (up.id, JobState.COMPLETED, True)

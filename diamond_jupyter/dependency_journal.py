@@ -31,13 +31,20 @@ def dependency_events(store: Store, ev: Event,
         up = store.get_job(ev.job_id)
     except DiamondError:
         return []
+    return task_dependency_events(store, up.model_copy(update={"state": JobState(previous)}),
+                                  up, scheduler_of)
+
+
+def task_dependency_events(store: Store, before: Job, up: Job,
+                           scheduler_of: Callable[[str], str | None]) -> list[Event]:
+    """The `job.dependency` events a change of job `up` from `before` (its state, or the
+    state of one of its array's tasks) calls for."""
     scheduler = scheduler_of(up.site)
     downs = [d for d in waiting if names_job(d, up, scheduler)]
     if not downs:
         return []
     found = store.jobs_with_ids(wanted_ids(downs, scheduler_of))
     found[up.id] = up
-    before = up.model_copy(update={"state": JobState(previous)})
     return [_event(down, dep, up) for down in downs
             for dep in dependencies_json(turned(down, before, found.get, scheduler))]
 

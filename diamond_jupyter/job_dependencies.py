@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import islice
 
 from pydantic import BaseModel
 
 from .attention import never_reason
-from .dialects.flux_ids import flux_f58, flux_id_value
+from .dialects.flux_ids import flux_id_value, flux_spellings
+from .dialects.outputs_common import TASKS_EXPANDED, array_expression_ranges
 from .model import Job, JobState
 
 WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
@@ -36,6 +38,11 @@ class JobDependency(BaseModel):
     state: JobState | None = None  # the state of the job waited for (None: not known here)
     step: str | None = None  # the upstream workflow step, for a workflow's step
     task: str | None = None  # the one task of the array job `job` waited for (`123_4`)
+    # that task's state as its scheduler last listed it (None: not known yet)
+    task_state: JobState | None = None
+    # aftercorr: how the tasks of `job` the waiting array's tasks each wait for stand
+    # (`2 satisfied, 1 waiting, 5 unknown yet; never: 3 FAILED`); None for another type
+    tasks: str | None = None
 
 
 class UpstreamStep(BaseModel):
@@ -46,10 +53,10 @@ class UpstreamStep(BaseModel):
     job: Job | None = None
 
 
-def _kind_outcome(kind: str, up: Job) -> tuple[bool, bool]:
-    """(satisfied, never) of a dependency of `kind` on job `up`, from its state."""
-    ended = up.state.terminal and up.state != JobState.UNKNOWN
-    ok = up.state == JobState.COMPLETED
+def _state_outcome(kind: str, state: JobState, started: bool = False) -> tuple[bool, bool]:
+    """(satisfied, never) of a dependency of `kind` on a job (or task) in `state`."""
+    ended = state.terminal and state != JobState.UNKNOWN
+    ok = state == JobState.COMPLETED
     if kind == "afterok":
         return ok, ended and not ok
     if kind == "afternotok":
@@ -57,31 +64,71 @@ def _kind_outcome(kind: str, up: Job) -> tuple[bool, bool]:
     if kind == "afterany":
         return ended, False
     # "after": once it started (or ended without starting: cancelled)
-    return ended or up.started_at is not None or up.state == JobState.RUNNING, False
+    return ended or started or state == JobState.RUNNING, False
 
 
-def _tasks_outcome(kind: str, array: Job) -> tuple[bool, bool]:
-    """(satisfied, never) of a dependency of `kind` on some tasks of job array `array`,
-    from the array's state alone: known where every task ended one way (COMPLETED: each
-    succeeded) or any end will do; else not known yet (the scheduler says never)."""
+def _kind_outcome(kind: str, up: Job) -> tuple[bool, bool]:
+    """(satisfied, never) of a dependency of `kind` on job `up`, from its state."""
+    return _state_outcome(kind, up.state, up.started_at is not None)
+
+
+def _array_outcome(kind: str, array: Job) -> tuple[bool, bool] | None:
+    """(satisfied, never) of a dependency of `kind` on any task of job array `array`, from
+    the array's state alone: where every task ended one way (COMPLETED: each succeeded) or
+    any end will do; None where it does not tell (which task failed, which still runs)."""
     if array.state == JobState.COMPLETED:
         return _kind_outcome(kind, array)
     if array.state.terminal and array.state != JobState.UNKNOWN and kind in (
             "afterany", "after"):
         return True, False
-    return False, False
+    return None
+
+
+def _task_outcome(kind: str, array: Job, task: str) -> tuple[bool, bool, JobState | None]:
+    """(satisfied, never, the task's state) of a dependency of `kind` on task `task` of
+    job array `array`: by the task's own state where its scheduler listed it, else by the
+    array's where that decides every task; else (False, False, None): not known yet."""
+    state = (array.tasks or {}).get(task)
+    if state is not None:
+        return (*_state_outcome(kind, state), state)
+    whole = _array_outcome(kind, array)
+    if whole is None:
+        return False, False, None
+    return (*whole, JobState.COMPLETED if array.state == JobState.COMPLETED else None)
+
+
+def _corresponding_outcome(kind: str, array: Job, down: Job) -> tuple[bool, bool, str | None]:
+    """(satisfied, never, how its tasks stand) of a task-by-task dependency (aftercorr) of
+    job array `down` on job array `array`: task i of `down` waits on task i of `array`.
+    Satisfied once each is, never once one is never (that task will not run); `down`
+    with no array of its own is judged on the whole of `array`."""
+    ranges = array_expression_ranges(down.spec.array.expression) \
+        if down.spec and down.spec.array else None
+    if not ranges:
+        whole = _array_outcome(kind, array)
+        return (*(whole or (False, False)), None)
+    counts = {"satisfied": 0, "waiting": 0, "unknown yet": 0}
+    never: list[str] = []
+    indices = (i for r in ranges for i in r)
+    for index in islice(indices, TASKS_EXPANDED):
+        satisfied, no, state = _task_outcome(kind, array, str(index))
+        if no:
+            never.append(f"{index} {state.value if state else ''}".strip())
+        else:
+            counts["satisfied" if satisfied else "waiting" if state else "unknown yet"] += 1
+    said = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+    if never:
+        shown = ", ".join(never[:5]) + (f" and {len(never) - 5} more" if len(never) > 5 else "")
+        said = f"{said}; never: {shown}" if said else f"never: {shown}"
+    all_met = not never and counts["waiting"] == counts["unknown yet"] == 0
+    return all_met, bool(never), said
 
 
 def _flux_spellings(native: str) -> list[str]:
     """Each spelling of Flux job id `native` a stored job may carry (F58 with `ƒ` or `f`,
-    decimal, hex, dotted hex); [] for text that spells no number (the words form only flux
-    decodes: matched as written)."""
+    decimal, hex, dotted hex, KVS key, words); [] for text that is no Flux job id."""
     value = flux_id_value(native)
-    if value is None:
-        return []
-    hexa = f"{value:016x}"
-    return [flux_f58(value), flux_f58(value, ascii_prefix=True), str(value), f"0x{value:x}",
-            ".".join(hexa[i:i + 4] for i in range(0, 16, 4))]
+    return [] if value is None else flux_spellings(value)
 
 
 def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[str, str | None]]:
@@ -129,15 +176,19 @@ def dependencies_of(job: Job, find: Callable[[str], Job | None],
             up, task = _upstream(job, native, find, scheduler or dep.scheduler)
             if up is not None and (up.origin or {}).get("gate"):
                 continue  # its workflow's gate: said as the upstream steps below
+            task_state, tasks = None, None
             if up is None:
                 satisfied, never = False, False
-            elif task is not None or dep.per_task:
-                satisfied, never = _tasks_outcome(dep.kind, up)
+            elif task is not None:
+                satisfied, never, task_state = _task_outcome(dep.kind, up, task)
+            elif dep.per_task:
+                satisfied, never, tasks = _corresponding_outcome(dep.kind, up, job)
             else:
                 satisfied, never = _kind_outcome(dep.kind, up)
             rows.append(JobDependency(job=up.id if up else f"{job.site}:{native}",
                                       type=kind, satisfied=satisfied, never=never,
-                                      state=up.state if up else None, task=task))
+                                      state=up.state if up else None, task=task,
+                                      task_state=task_state, tasks=tasks))
     for st in upstream or []:
         listed = next((r for r in rows if st.job is not None and r.job == st.job.id), None)
         if listed is not None:  # a same-site afterok: the scheduler holds it
@@ -181,7 +232,14 @@ def dependency_line(d: JobDependency) -> str:
         return f"step {d.step}: {d.job or 'no job yet'}{state}, held by its workflow: {said}"
     step = f" (step {d.step})" if d.step else ""
     task = f" task {d.task} of" if d.task is not None else ""
-    return f"{d.type}{task} {d.job}{state}{step}: {said}"
+    if d.task is not None and d.state is not None:
+        # the task's own state; the array's beside it
+        state = f" (task {d.task_state.value if d.task_state else 'unknown yet'}, array " \
+            f"{d.state.value})"
+        if d.task_state is None and not (d.satisfied or d.never):
+            said = "waiting (the task's state is unknown yet)"
+    tasks = f" (tasks: {d.tasks})" if d.tasks else ""
+    return f"{d.type}{task} {d.job}{state}{tasks}{step}: {said}"
 
 
 def dependencies_json(deps: list[JobDependency]) -> list[dict[str, object]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .aio import KeptTasks, within
 from .attention_journal import Attention
-from .dependency_journal import dependency_events
+from .dependency_journal import dependency_events, task_dependency_events
 from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
@@ -147,6 +147,18 @@ class Journal:
         # this very state first, and its event still has to be published here.
         self._drains.start(self.drain())
         return ev
+
+    def apply_tasks(self, job_id: str, tasks: dict[str, JobState]) -> bool:
+        """Record the states of a job array's tasks as its scheduler lists them now, and a
+        `job.dependency` event for each queued job whose dependency on one of them turned
+        satisfied or never; whether a task's state changed."""
+        changed = self.store.record_task_states(job_id, tasks)
+        if changed is None:
+            return False
+        for turn in task_dependency_events(self.store, *changed, self._scheduler_of):
+            self.store.append_event(turn)
+        self._drains.start(self.drain())
+        return True
 
     def _scheduler_of(self, site: str) -> str | None:
         return found.script.name if (found := self.sites.get(site)) else None

@@ -1048,6 +1048,10 @@ class JobStatus(_Model):
     # Slurm: may other jobs share its CPUs (squeue %h "YES": it asked --oversubscribe, or
     # its partition forces sharing); None: not known
     shares: bool | None = None
+    # a job array's status folded from its tasks' records: the state of each task a record
+    # names (index -> state; a record of waiting tasks, `123_[5-9]`, names each of them up
+    # to TASKS_EXPANDED); None: not an array, or no task named
+    tasks: dict[str, JobState] | None = None
     # PBS: a job array's own record (`123[]`): how many of its subjobs wait
     # (array_indices_remaining) and run (array_state_count), and at most how many run at
     # once (max_run_subjobs); None: not such a record, or not said (Slurm and Grid Engine
@@ -1093,6 +1097,9 @@ class Job(_Model):
     origin: dict[str, Any] | None = None  # e.g. notebook path + cell id
     reused_by: str | None = None  # the newer job that now holds this job's native id
     hedge_group: str | None = None  # a hedged submission's copies share it (first start wins)
+    # a job array's tasks its scheduler listed on their own, index -> state (each task's
+    # dependents are judged by it); None: none listed. Not in `job_json`: it may be long
+    tasks: dict[str, JobState] | None = None
 
 
 def hedged_reason(winner_id: str | None) -> str:
@@ -1113,7 +1120,7 @@ def job_json(job: Job) -> dict[str, Any]:
     limit in seconds (None when it asked for none) and the start its placement predicted
     (`predicted_start`; None until an explicit site's prediction is recorded)."""
     limit = job.spec.resources.walltime_s if job.spec else None
-    return job.model_dump(mode="json", exclude={"spec"}) | {
+    return job.model_dump(mode="json", exclude={"spec", "tasks"}) | {
         "time_limit_s": limit, "predicted_start": predicted_start(job)}
 
 

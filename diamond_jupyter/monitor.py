@@ -62,8 +62,8 @@ AWAITED_MAX_S = 5.0
 
 def _numeric_id(text: str) -> int | None:
     """A job id as a number where its spelling varies: "123.server" (PBS), Flux's
-    decimal, hex, dotted hex or F58 ("ƒ2Xh5")."""
-    if flux_id_form(text) in ("f58", "hex", "dothex"):
+    decimal, hex, dotted hex, KVS key, F58 ("ƒ2Xh5") or words."""
+    if flux_id_form(text) in ("f58", "hex", "dothex", "kvs", "words"):
         return flux_id_value(text)
     t = text.split(".")[0] if re.fullmatch(r"\d+\.[\w.-]+", text) else text
     return int(t) if t.isascii() and t.isdigit() else None
@@ -509,6 +509,8 @@ class SiteMonitor:
                             "cancel request")
                     if asked and why and state == JobState.CANCELLED:
                         reason = why
+                if st.tasks:  # before its state: each task's dependents are judged by it
+                    self.journal.apply_tasks(job.id, st.tasks)
                 exit_code = st.exit_code
                 if exit_code is None and state == JobState.FAILED:
                     exit_code = self._task_failures.get(job.id)  # a failed array task's

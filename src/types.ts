@@ -86,6 +86,10 @@ export interface IJobDependency {
   step?: string | null;
   /** the one task of the array job `job` waited for (`afterok:123_4`: task 4 of 123) */
   task?: string | null;
+  /** that task's own state as its scheduler last listed it (null: unknown yet) */
+  task_state?: string | null;
+  /** aftercorr: how the tasks waited for stand (`2 satisfied, 1 waiting; never: 3 FAILED`) */
+  tasks?: string | null;
 }
 
 /** What a release asked from the sidebar came to: sent to the scheduler, kept until the

@@ -9,7 +9,12 @@ from __future__ import annotations
 import pytest
 
 from diamond_jupyter.dialects.flux_commands import FluxCommands
-from diamond_jupyter.dialects.flux_ids import F58_ALPHABET, flux_id_form, flux_id_value
+from diamond_jupyter.dialects.flux_ids import (
+    F58_ALPHABET,
+    flux_id_form,
+    flux_id_value,
+    flux_words,
+)
 from diamond_jupyter.dialects.scripts_common import MAX_JOB_ID
 from diamond_jupyter.dialects.translate import SCRIPT_DIALECTS, get_script_dialect, translate
 from diamond_jupyter.model import BadInput
@@ -42,7 +47,7 @@ def test_flux_id_spellings_name_one_number(n: int) -> None:
     spellings = [_f58(n), _f58(n, "f"), str(n), hex(n), _dothex(n), "job." + _dothex(n)]
     assert {flux_id_value(s) for s in spellings} == {n}
     assert [flux_id_form(s) for s in spellings] == \
-        ["f58", "f58", "decimal", "hex", "dothex", "dothex"]
+        ["f58", "f58", "decimal", "hex", "dothex", "kvs"]
 
 
 @pytest.mark.parametrize("text", ["ƒ0abc", "fIl", "0x", "0000.0000.0000", str(2**64),
@@ -54,7 +59,7 @@ def test_not_flux_ids(text: str) -> None:
 
 _ALL_FORMS = ["ƒ2X4PLSfCDw", "f2X4PLSfCDw", "11277025416067034", "0x281044b1000000",
               "0028.1044.b100.0000", "job.0028.1044.b100.0000",
-              "ear-goat-gregory--hazard-oliver-forbid"]
+              "turbo-parade-china--beast-whiskey-academy"]
 
 
 @pytest.mark.parametrize("jid", _ALL_FORMS)
@@ -108,18 +113,23 @@ def test_flux_ids_in_other_dialects(target: str) -> None:
     assert any(w.startswith(f"approximated: dependency afterok:{_f58(7)} ") for w in warnings)
 
 
-def test_flux_words_id_elsewhere_is_dropped_saying_why() -> None:
-    words = "ear-goat-gregory--hazard-oliver-forbid"
-    text = f"#!/bin/bash\n#flux: --dependency=afterok:{words}\n./a\n"
-    _, warnings, spec = translate(text, "slurm", "flux", dependency_ids="target")
-    assert spec.dependencies[0].job_ids == [words]
-    assert any(w.startswith(f"dropped: dependency afterok:{words} (the words form")
-               and "--to=dec" in w for w in warnings)
+def test_flux_words_id_elsewhere_is_its_number() -> None:
+    """The words form is decoded like any other spelling (before: dropped, as only flux
+    read it): written as its number where the target's ids go that high, else dropped
+    naming the number."""
+    small, big = flux_words(7), "turbo-parade-china--beast-whiskey-academy"
+    text = (f"#!/bin/bash\n#flux: --dependency=afterok:{small}\n"
+            f"#flux: --dependency=afterany:{big}\n./a\n")
+    script, warnings, _ = translate(text, "slurm", "flux", dependency_ids="target")
+    assert [i for d in get_script_dialect("slurm").parse_script(script).dependencies
+            for i in d.job_ids] == ["7"]
+    assert any(w.startswith(f"dropped: dependency afterany:{big} ")
+               and "11277025416067034" in w for w in warnings), warnings
 
 
 def test_flux_commands_take_every_id_spelling() -> None:
     """flux cancel / flux jobs take any spelling; a non-id is refused, naming them."""
-    ids = ["ƒ2X4PLSfCDw", "0028.1044.b100.0000", "ear-goat-gregory--hazard-oliver-forbid"]
+    ids = ["ƒ2X4PLSfCDw", "0028.1044.b100.0000", "turbo-parade-china--beast-whiskey-academy"]
     assert FluxCommands().cancel_argv(ids) == ["flux", "cancel", *ids]
     with pytest.raises(BadInput, match=r"not a job id: 'x; rm'.*dotted hex"):
         FluxCommands().cancel_argv(["x; rm"])

@@ -14,7 +14,7 @@ import pytest
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
 
-WORDS = "ear-goat-gregory--hazard-oliver-forbid"
+WORDS = "eagle-cockpit-buffalo--condor-cherry-africa"  # JOB_ID in words
 JOB_ID = "ƒBq2XsHaw7Z"
 
 

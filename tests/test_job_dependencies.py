@@ -123,7 +123,8 @@ def test_a_workflow_step_shows_its_upstream_steps_not_its_gate():
         "step late: no job yet, held by its workflow: waiting"]
     assert dependencies_json(deps)[1] == {"job": "beta:7", "type": "workflow",
                                           "satisfied": False, "never": True,
-                                          "state": "FAILED", "step": "far", "task": None}
+                                          "state": "FAILED", "step": "far", "task": None,
+                                          "task_state": None, "tasks": None}
 
 
 # -- through the facade and the faces -----------------------------------------------------
@@ -171,7 +172,7 @@ def test_diamond_status_says_what_the_job_waits_for_in_text_and_json(bed, capsys
     assert shown["id"] == "alpha:11" and shown["state"] == "PENDING"
     assert shown["depends_on"] == [{"job": "alpha:10", "type": "afterok", "satisfied": False,
                                     "never": True, "state": "FAILED", "step": None,
-                                    "task": None}]
+                                    "task": None, "task_state": None, "tasks": None}]
 
 
 def test_a_job_without_dependencies_shows_one_line_and_an_empty_list(bed, capsys):
@@ -280,16 +281,20 @@ def test_a_flux_spelling_is_no_other_schedulers_job():
     (JobState.FAILED, "afterany", (True, False)),
     (JobState.RUNNING, "afterok", (False, False)),
 ])
-def test_one_task_of_an_array_is_waited_for_on_its_array(array, kind, said):
-    """`afterok:123_4` (Slurm) names task 4 of array job 123: its state is the array's, and
-    the dependency is decided only where the array's state decides it for every task."""
+def test_one_task_of_an_array_no_task_listed_is_judged_on_its_array(array, kind, said):
+    """`afterok:123_4` (Slurm) names task 4 of array job 123: with no task listed, the
+    dependency is decided only where the array's state decides it for every task, else
+    its task's state is said unknown yet (tests/test_dependency_tasks.py: listed tasks)."""
     up = _job("123", array)
     for written in ("123_4", "123[4]"):
         down = _job("130", deps=[Dependency(kind=kind, job_ids=[written])], later_s=5)
         [d] = dependencies_of(down, _finder(up, down))
         assert (d.job, d.task, d.state) == ("alpha:123", "4", array)
         assert (d.satisfied, d.never) == said
-    assert dependency_line(d).startswith(f"{kind} task 4 of alpha:123 {array.value}: ")
+    assert dependency_line(d).startswith(f"{kind} task 4 of alpha:123 (task ")
+    assert dependency_line(d).endswith(
+        "waiting (the task's state is unknown yet)" if said == (False, False) else
+        "satisfied" if said[0] else "never satisfied")
 
 
 def test_a_task_by_task_dependency_is_said_as_aftercorr():
@@ -400,7 +405,8 @@ async def test_a_dependency_turning_satisfied_or_never_is_an_event_once(tmp_path
                                 ("alpha:12", "never", "alpha:10", "COMPLETED")]
     assert turns[1]["dependency"] == {"job": "alpha:10", "type": "afternotok",
                                       "satisfied": False, "never": True, "state": "COMPLETED",
-                                      "step": None, "task": None}
+                                      "step": None, "task": None, "task_state": None,
+                                      "tasks": None}
     ev = journal.store.events_since(0, kinds=["job.dependency"])[0]
     schema_id, payload = to_emission(ev, None)
     schema = yaml.safe_load((SCHEMA_DIR / "job-dependency.yaml").read_text())

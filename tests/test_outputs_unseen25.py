@@ -482,9 +482,9 @@ OUTPUTS: list[tuple[str, object, object]] = [
      ("3007", "CANCELLED", 130, "TERM_OWNER: job killed by owner")),
     # Flux
     ("flux job id --to=words and --to=emoji: the id as given",
-     lambda: (FluxCommands.parse_id("academy-photo-mask--ninja-memo-ring\n", "words"),
+     lambda: (FluxCommands.parse_id("academy-photo-mask--ninja-memo-academy\n", "words"),
               FluxCommands.parse_id("😪🏭🐭🍔\n", "emoji")),
-     ("academy-photo-mask--ninja-memo-ring", "😪🏭🐭🍔")),
+     ("academy-photo-mask--ninja-memo-academy", "😪🏭🐭🍔")),
     ("flux job id: an error is no id",
      lambda: error_of(lambda: FluxCommands.parse_id("flux-job: error: invalid jobid\n",
                                                     "words")),

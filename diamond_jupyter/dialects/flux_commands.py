@@ -29,8 +29,7 @@ from ..model import (
 )
 from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
-from .flux_ids import ACCEPTED as FLUX_ID_FORMS
-from .flux_ids import flux_id_form, is_flux_id
+from .flux_ids import flux_id_form, flux_id_problem
 from .outputs_common import (
     MOST_SECONDS,
     FailureReading,
@@ -108,8 +107,8 @@ class FluxCommands(FailureReading, AccountingReach):
         if not ids:
             raise BadInput("flux: no job ids given")
         for i in ids:
-            if not is_flux_id(i):
-                raise BadInput(f"flux: not a job id: {i!r} (accepted: {FLUX_ID_FORMS})")
+            if (problem := flux_id_problem(i)) is not None:
+                raise BadInput(f"flux: not a job id: {problem}")
         return ids
 
     def id_argv(self, job_id: str, to: str) -> list[str]:

@@ -18,8 +18,7 @@ from ..wording import quantity
 from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
 from .body import FLUX_COPIES as FLUX_CC
-from .flux_ids import ACCEPTED as FLUX_ID_FORMS
-from .flux_ids import is_flux_id
+from .flux_ids import flux_id_problem
 from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
 from .scripts_common import (
@@ -443,9 +442,9 @@ class FluxScript:
             kind, _, jid = v.partition(":")
             if kind not in _DEPS or not jid:
                 return False  # singleton, begin-time:..., a URI with a query: kept
-            if not is_flux_id(jid):
-                raise bad(item, f"{jid!r} is not a Flux job id: --dependency",
-                          f"{kind}:JOBID, JOBID in any spelling flux prints: {FLUX_ID_FORMS}")
+            if (problem := flux_id_problem(jid)) is not None:
+                raise bad(item, f"{problem}: --dependency",
+                          f"{kind}:JOBID, JOBID in any spelling flux prints")
             spec.dependencies.append(Dependency(kind=kind, job_ids=[jid], scheduler=self.name))
         elif o == "cc":
             self._copies(spec, item, v)

@@ -798,6 +798,12 @@ def count_array_tasks(expr: str) -> int | None:
     return total if total <= MAX_ARRAY_TASKS else None
 
 
+def array_expression_ranges(expr: str) -> tuple[range, ...] | None:
+    """The task ids an array index expression names, as ranges ('1-10:3,12%2' ->
+    (range(1, 11, 3), range(12, 13))); None when it does not read."""
+    return _task_ranges(expr)
+
+
 def _task_ranges(expr: str) -> tuple[range, ...] | None:
     """An array index expression's parts as ranges, in order ('1-10:3,12%2' ->
     (range(1, 11, 3), range(12, 13))); None when a part does not read."""
@@ -890,6 +896,21 @@ def fold_array_tasks(statuses: list[JobStatus],
             for x in out]
 
 
+TASKS_EXPANDED = 10_000  # task states kept per array at most (an array may hold millions)
+
+
+def task_states(records: list[JobStatus]) -> dict[str, JobState] | None:
+    """The state of each task of an array its records name (index -> state, in order of
+    the records, a later record of a task replacing an earlier), up to TASKS_EXPANDED;
+    None when no record names a task (a het job's components)."""
+    states: dict[str, JobState] = {}
+    for record in records:
+        for ids in array_task_ids(record.native_id) or ():
+            for index in ids[:max(0, TASKS_EXPANDED - len(states))]:
+                states[str(index)] = record.state
+    return states or None
+
+
 def _fold(parent: str, tasks: list[JobStatus],
           tasks_in: Callable[[str], int] | None = None) -> JobStatus:
     first = tasks[0]
@@ -910,7 +931,8 @@ def _fold(parent: str, tasks: list[JobStatus],
         else ("array tasks", "task")
     common = dict(native_id=parent, name=first.name, user=first.user,
                   partition=first.partition, submitted_at=first.submitted_at,
-                  started_at=min(starts) if starts else None, comment=first.comment)
+                  started_at=min(starts) if starts else None, comment=first.comment,
+                  tasks=task_states(tasks))
     if live:
         pending = live[0] if not running else None
         return JobStatus(

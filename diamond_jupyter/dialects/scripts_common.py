@@ -1599,9 +1599,7 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
                         f"{target} waits on whole jobs only)")
         return None
     if number is None and not re.fullmatch(_JOB_ID[target], jid):
-        why = ("the words form of a Flux job id, which only flux reads; give its number "
-               "(flux job id --to=dec ID)") if form == "words" else f"not a {target} job id"
-        warnings.append(f"dropped: dependency {kind}:{jid} ({why})")
+        warnings.append(f"dropped: dependency {kind}:{jid} (not a {target} job id)")
         return None
     value = number if number is not None else int(re.match(r"\d+", jid).group())
     if value > MAX_JOB_ID[target]:

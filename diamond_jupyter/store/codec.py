@@ -265,7 +265,8 @@ def from_js(text: str | None, default: Any = None) -> Any:
 SHARED_READS = 2048
 _JOB_COLUMNS = ("id", "site", "native_id", "name", "state", "token", "submitted_at",
                 "started_at", "ended_at", "exit_code", "reason", "workdir", "stdout_path",
-                "stderr_path", "spec", "placement", "origin", "reused_by", "hedge_group")
+                "stderr_path", "spec", "placement", "origin", "reused_by", "hedge_group",
+                "tasks")
 _shared_jobs: OrderedDict[tuple[Any, ...], Job] = OrderedDict()
 _shared_lock = threading.Lock()
 
@@ -323,7 +324,16 @@ def _decoded_job(row: sqlite3.Row, shared_spec: bool) -> Job:
         stdout_path=row["stdout_path"], stderr_path=row["stderr_path"], spec=spec,
         placement=from_js(row["placement"]), origin=from_js(row["origin"]),
         reused_by=row["reused_by"], hedge_group=row["hedge_group"],
+        tasks=_task_states(row["tasks"]),
     )
+
+
+def _task_states(text: str | None) -> dict[str, JobState] | None:
+    """A job array's stored task states; a state this version does not know is left out."""
+    stored = from_js(text)
+    if not isinstance(stored, dict):
+        return None
+    return {str(k): JobState(v) for k, v in stored.items() if v in JobState.__members__}
 
 
 def row_to_event(row: sqlite3.Row) -> Event:

@@ -268,8 +268,12 @@ _V13 = (
     "json_array_length(spec, '$.dependencies') > 0",
 )
 
+# v14: the state of each task of a job array its scheduler listed on its own (JSON, task
+# index to state): what a dependency on one task (`afterok:123_4`, aftercorr) is judged by.
+_V14 = ("ALTER TABLE jobs ADD COLUMN tasks TEXT",)
+
 MIGRATIONS: list[Migration] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11,
-                               _V12, _V13]
+                               _V12, _V13, _V14]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -296,6 +296,25 @@ class JobsMixin(Database):
             return self._event(c, "job.updated", job.id, job.site,
                                {"state": job.state.value, **(said or {})})
 
+    def record_task_states(self, job_id: str,
+                           tasks: dict[str, JobState]) -> tuple[Job, Job] | None:
+        """Merge a job array's task states, as its scheduler lists them now, into the stored
+        ones (a task's state only moves forward, its first end final, as a job's); (the job
+        before, the job after) when a task's state changed, else None."""
+        with self._write() as c:
+            job = self._job(c, self._resolve_id(job_id, c))
+            merged = dict(job.tasks or {})
+            for task, state in tasks.items():
+                old = merged.get(task)
+                if old is None or (not old.terminal and state.rank >= old.rank):
+                    merged[task] = state
+            if merged == (job.tasks or {}):
+                return None
+            c.execute("UPDATE jobs SET tasks = ?, updated_at = ? WHERE id = ?",
+                      (to_js({k: v.value for k, v in merged.items()}), to_ts(utcnow()),
+                       job.id))
+            return job, job.model_copy(update={"tasks": merged})
+
     def job_by_token(self, token: str) -> Job | None:
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
         return row_to_job(rows[0]) if rows else None

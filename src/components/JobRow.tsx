@@ -69,8 +69,8 @@ const RELEASE_SAID: Record<string, string> = {
 /** One dependency in words, as `diamond status` says it: `afterok alpha:12 RUNNING:
  * waiting`, `... never satisfied`, `step prep: beta:7 RUNNING, held by its workflow: ...`. */
 export function dependencyText(d: IJobDependency): string {
-  const state = d.state ? ` ${d.state}` : '';
-  const said = d.satisfied
+  let state = d.state ? ` ${d.state}` : '';
+  let said = d.satisfied
     ? 'satisfied'
     : d.never
       ? 'never satisfied'
@@ -81,7 +81,16 @@ export function dependencyText(d: IJobDependency): string {
     return `step ${d.step}: ${d.job ?? 'no job yet'}${state}, held by its workflow: ${said}`;
   }
   const task = d.task != null ? ` task ${d.task} of` : '';
-  return `${d.type}${task} ${d.job}${state}${d.step ? ` (step ${d.step})` : ''}: ${said}`;
+  if (d.task != null && d.state) {
+    // the task's own state, the array's beside it (as `diamond status` says it)
+    state = ` (task ${d.task_state ?? 'unknown yet'}, array ${d.state})`;
+    if (!d.task_state && !d.satisfied && !d.never) {
+      said = "waiting (the task's state is unknown yet)";
+    }
+  }
+  const tasks = d.tasks ? ` (tasks: ${d.tasks})` : '';
+  const step = d.step ? ` (step ${d.step})` : '';
+  return `${d.type}${task} ${d.job}${state}${tasks}${step}: ${said}`;
 }
 
 /** A job's state as the sidebar holds it (undefined: not loaded). */

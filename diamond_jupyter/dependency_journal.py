@@ -32,13 +32,17 @@ def dependency_events(store: Store, ev: Event,
     except DiamondError:
         return []
     return task_dependency_events(store, up.model_copy(update={"state": JobState(previous)}),
-                                  up, scheduler_of)
+                                  up, scheduler_of, waiting)
 
 
 def task_dependency_events(store: Store, before: Job, up: Job,
-                           scheduler_of: Callable[[str], str | None]) -> list[Event]:
+                           scheduler_of: Callable[[str], str | None],
+                           waiting: list[Job] | None = None) -> list[Event]:
     """The `job.dependency` events a change of job `up` from `before` (its state, or the
-    state of one of its array's tasks) calls for."""
+    state of one of its array's tasks) calls for; `waiting`: the site's waiting jobs
+    other than `up`, when already read."""
+    if waiting is None:
+        waiting = [d for d in store.waiting_jobs(up.site) if d.id != up.id]
     scheduler = scheduler_of(up.site)
     downs = [d for d in waiting if names_job(d, up, scheduler)]
     if not downs:

@@ -39,6 +39,8 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   (`_Plan._kept_again`).
   Every such job of the plan keeps its slot, as Slurm reserves for every job it tests;
   an array record's once, for its next task (squeue gives the record one StartTime).
+- No backfill ("fifo", Slurm's sched/builtin): jobs start in priority order; one that
+  cannot start holds its partition's nodes from the jobs behind it (`_fifo_earliest`).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued

@@ -1985,7 +1985,10 @@ def _fifo_earliest(st: SimState, wait: list[Demand], probe: Demand,
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
         sim.release_until(t)
         blocked: set[int] = set()
+        everywhere = len(st.names)
         for d in wait:
+            if sim.tot <= 0 or len(blocked) >= everywhere:
+                break  # nothing more starts at this event
             if d.done:
                 continue
             if not d.ready(t):

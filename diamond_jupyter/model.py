@@ -1731,8 +1731,9 @@ class SiteSnapshot(_Model):
     # what each running job (native id) holds of them: it gives it back when it ends
     global_consumables_held: dict[str, dict[str, float]] | None = None
     # how the scheduler's backfill protects waiting jobs, where its configuration says so
-    # ("plan", "easy", "none": see `placement_sim.reservation_for`); None: by its type
-    backfill: Literal["plan", "easy", "none"] | None = None
+    # ("plan", "easy", "none": see `placement_sim.reservation_for`; "fifo": no backfill,
+    # Slurm's SchedulerType sched/builtin); None: by its type
+    backfill: Literal["plan", "easy", "none", "fifo"] | None = None
     # where a new job joins the waiting queue: "submit" last (it has waited least),
     # "slots" by the slots it asks, more first (Grid Engine's default urgency); None: by
     # the scheduler's type

@@ -25,7 +25,8 @@ Estimates, for a feasible site:
   the view's age, or with those arrivals replayed ahead (`placement_stale`), and it is
   not READY.
 - a job array: START and FINISH are its first task's; its last task's end (its lanes,
-  `placement_sim.probe_lanes`, the last planned behind the others) is a note, in `explain`.
+  `placement_sim.probe_lanes`, the last planned behind the others) is a note, in `explain`,
+  and what "diamond" ranks it by (`placement_rank.ranked_finish`).
 - runtime: base / speed_factor, base = history[spec.metadata['application']] (seconds at
   speed 1.0) if known; else the walltime times the share of their walltime the user's own
   recent jobs ran (`own_share`), else that of every site's recent jobs of its size
@@ -304,6 +305,7 @@ from .placement_sim import (
     build_state,
     calibrated_view,
     earliest_start,
+    fifo_jobs_ahead,
     held_no_later,
     hold_horizon,
     pending_demands,
@@ -407,6 +409,9 @@ class SiteVerdict(BaseModel):
     # together: (nodes, CPUs a node or WHOLE, GPUs a node, the names of the nodes it may use)
     _shape: tuple[int, int, int, frozenset[str]] | None = PrivateAttr(default=None)
     _walltime_s: float = PrivateAttr(default=0.0)  # what the scheduler plans the job with
+    # a job array: how long after estimated_finish (its first task's) its last task ends;
+    # "diamond" ranks it by that end (`placement_rank.ranked_finish`)
+    _array_tail_s: float = PrivateAttr(default=0.0)
 
 
 @dataclass(frozen=True)
@@ -627,8 +632,8 @@ class Placement(BaseModel):
                 lines.append(view_age_line(v.site, v.view_read_at, v.unreachable_since,
                                            self.now))
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
-            lines += [f"  {v.site}: {n}" for n in v.notes
-                      if v.feasible and n.startswith(ARRAY_NOTE_START)]
+            lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
+                (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -659,6 +664,8 @@ def _borrowed_note(v: SiteVerdict) -> str:
 
 
 ARRAY_NOTE_START = "array of "  # a note on a job array's last task (`_array_last_task`)
+# a note on a site without backfill (Slurm's sched/builtin, `_fifo_note`)
+NO_BACKFILL_NOTE_START = "no backfill on this site"
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
@@ -1996,6 +2003,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     # Slurm's bf_max_job_user reached by the user's jobs waiting: its backfill passes
     # the job over, which then starts only in priority order
     mine_waiting = _backfill_passes_over(cfg, snap)
+    fifo_ahead: dict[str, int] = {}  # no backfill: the jobs ahead in each partition
     for order, p in enumerate(good):
         req, fit = reqs[p.name], fits[p.name]
         raw_st, raw_queue, calibrated, _ = views_for(p.name)
@@ -2106,6 +2114,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                      for n in v.notes):  # the first (walltime) view's
                     v.notes.append(ranked.note(queue, tiers, tier))
                 queue, at = ranked.order(queue, tiers, tier)
+            if res == "fifo" and name not in fifo_ahead:  # the first (walltime) view's
+                fifo_ahead[name] = fifo_jobs_ahead(st, queue if at is None else queue[:at],
+                                                   probe)
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
                                    top_by=top_by or None)
             if req.time_min is not None and req.time_min < probe.duration:
@@ -2242,9 +2253,14 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                  None if cfg.scheduler == "slurm"
                                                  else words.where(pname))
                        if n not in v.notes)
-    if raw_s <= 0:  # it starts at once: no backfill window to be past
+    if raw_s <= 0 or reservation == "fifo":  # no backfill window to be past
         v.not_checked = [n for n in v.not_checked if n != _bf_window_unreported(snap)]
-    if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s:
+    if pname in fifo_ahead:
+        v.notes.append(f"{NO_BACKFILL_NOTE_START} (SchedulerType=sched/builtin): it starts "
+                       f"after the {fifo_ahead[pname]} jobs ahead of it in partition {pname}, "
+                       "in priority order; no job passes one waiting ahead")
+    if cfg.scheduler == "slurm" and snap.bf_window_s and raw_s > snap.bf_window_s \
+            and reservation != "fifo":
         v.notes.append(f"partition {pname}: the start, +{hms(raw_s)}, is past Slurm's backfill "
                        f"window (bf_window {snap.bf_window_s / 60:.0f} min): the backfill keeps "
                        "no slot for the job until then, so a job that fits now may start "
@@ -2445,6 +2461,8 @@ def _array_last_task(v: SiteVerdict, spec: JobSpec, simulate: Callable[..., floa
         "no throttle" if width == tasks else "as many as its nodes hold together"
     v.notes.append(f"{ARRAY_NOTE_START}{tasks} tasks, at most {width} at a time ({why}): "
                    f"the first starts +{hms(first_s)}, the last ends +{hms(ends_s)}")
+    if v.estimated_finish is not None:
+        v._array_tail_s = max(0.0, ends_s - (v.estimated_finish - now).total_seconds())
 
 
 def _cpus_cap_miss(req: Req, r: Resources, p: Partition, can_run: int, sockets: int = 0,

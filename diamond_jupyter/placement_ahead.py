@@ -93,9 +93,10 @@ def _suspended_notes(part: str, st: SimState, snap: SiteSnapshot, nodes: Collect
 def _backfill_passes_over(cfg: SiteConfig, snap: SiteSnapshot) -> set[str] | None:
     """The user's waiting jobs (native ids) on a Slurm site whose backfill tests no more of
     theirs (SchedulerParameters bf_max_job_user, reached by them): it passes the job over
-    (the newest, the lowest of theirs by age); None where it tests it."""
+    (the newest, the lowest of theirs by age); None where it tests it, or where there is no
+    backfill (sched/builtin: every job waits its turn anyway)."""
     cap = snap.bf_max_job_user
-    if cfg.scheduler != "slurm" or not cap or not snap.user:
+    if cfg.scheduler != "slurm" or not cap or not snap.user or snap.backfill == "fifo":
         return None
     # the backfill tests only jobs that may start: not those held, waiting for a
     # dependency or a begin time, or that can never start as asked

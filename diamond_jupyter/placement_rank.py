@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from .model import hms
@@ -43,10 +43,18 @@ def _start_spread_s(v: SiteVerdict, now: datetime) -> float:
     return max(0.0, b - (start - now).total_seconds())  # before the inputs are here: no risk
 
 
+def ranked_finish(v: SiteVerdict) -> datetime | None:
+    """The finish v is ranked by: its estimated finish, a job array's last task's end
+    (`placement._array_last_task`), not its first task's."""
+    if v.estimated_finish is None:
+        return None
+    return v.estimated_finish + timedelta(seconds=v._array_tail_s)
+
+
 def _lost_because(v: SiteVerdict, w: SiteVerdict, now: datetime, policy: str) -> str:
     """The real difference between a feasible loser `v` and the winner `w`."""
-    fv = (v.estimated_finish - now).total_seconds()  # type: ignore[operator]
-    fw = (w.estimated_finish - now).total_seconds()  # type: ignore[operator]
+    fv = (ranked_finish(v) - now).total_seconds()  # type: ignore[operator]
+    fw = (ranked_finish(w) - now).total_seconds()  # type: ignore[operator]
     cv, cw = v.cost or 0.0, w.cost or 0.0
     if policy == "min_cost" and cv > cw:
         return f"costs more ({cv:.2f} vs {cw:.2f})"
@@ -117,12 +125,12 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
         return (t - now).total_seconds() if t else HORIZON_S
 
     keys = {
-        "diamond": lambda v: (v.may_time_out, secs(v.estimated_finish), v.cost, pos[v.site]),
-        "min_cost": lambda v: (v.cost, secs(v.estimated_finish), pos[v.site]),
-        "fewest_pending": lambda v: (v.queue_depth, secs(v.estimated_finish), pos[v.site]),
+        "diamond": lambda v: (v.may_time_out, secs(ranked_finish(v)), v.cost, pos[v.site]),
+        "min_cost": lambda v: (v.cost, secs(ranked_finish(v)), pos[v.site]),
+        "fewest_pending": lambda v: (v.queue_depth, secs(ranked_finish(v)), pos[v.site]),
         "first_ready": lambda v: (v.verdict != "READY", 0 if v.verdict == "READY"
                                   else secs(v.estimated_start), pos[v.site]),
-        "fixed": lambda v: (v.site != home, secs(v.estimated_finish), pos[v.site]),
+        "fixed": lambda v: (v.site != home, secs(ranked_finish(v)), pos[v.site]),
     }
     if policy == "random":
         random.Random(seed).shuffle(feas)
@@ -132,17 +140,17 @@ def rank(verdicts: list[SiteVerdict], now: datetime, policy: str = "diamond", *,
         feas.sort(key=keys[policy])
         for v in feas:
             # the finish, under "diamond" too (its key puts jobs that may time out last)
-            v.score = secs(v.estimated_finish) if policy == "diamond" \
+            v.score = secs(ranked_finish(v)) if policy == "diamond" \
                 else float(keys[policy](v)[0])
         if policy == "diamond" and feas:  # equal finish within noise: surer, then cheaper,
             # then a site known to have the job's modules
-            best, spread = secs(feas[0].estimated_finish), _start_spread_s(feas[0], now)
+            best, spread = secs(ranked_finish(feas[0])), _start_spread_s(feas[0], now)
             tied = [v for v in feas if v.may_time_out == feas[0].may_time_out
-                    and secs(v.estimated_finish) - best <= noise(
+                    and secs(ranked_finish(v)) - best <= noise(
                         best, max(spread, _start_spread_s(v, now)))]
             # a view read long ago is a less sure start than a fresh one
             tied.sort(key=lambda v: (_sure_start_s(v, now), v.view_age_s or 0.0, v.cost,
-                                     secs(v.estimated_finish), v.software_unknown,
+                                     secs(ranked_finish(v)), v.software_unknown,
                                      pos[v.site]))
             feas = tied + feas[len(tied):]
     infeas = sorted((v for v in verdicts if not v.feasible),

@@ -39,6 +39,8 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   (`_Plan._kept_again`).
   Every such job of the plan keeps its slot, as Slurm reserves for every job it tests;
   an array record's once, for its next task (squeue gives the record one StartTime).
+- No backfill ("fifo", Slurm's sched/builtin): jobs start in priority order; one that
+  cannot start holds its partition's nodes from the jobs behind it (`_fifo_earliest`).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -292,6 +294,9 @@ class SimState:
     # how far ahead of each event a plan keeps slots for waiting jobs (Slurm's bf_window):
     # a job whose slot starts later keeps none, and a job behind it may take its room
     window: float = math.inf
+    # each partition's usable nodes (indices): what a blocked job holds back from the jobs
+    # behind it on a site without backfill (`_fifo_earliest`)
+    partition_nodes: dict[str, frozenset[int]] = field(default_factory=dict)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -458,7 +463,15 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [c - a for c, a in zip(cap_c, alloc_c, strict=True)],
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned, job_ids, resume_after, suspended,
-                    snap.bf_window_s if snap.bf_window_s else math.inf)
+                    snap.bf_window_s if snap.bf_window_s else math.inf,
+                    _partition_nodes(nodes, members))
+
+
+def _partition_nodes(nodes: list[Node], members: dict[str, list[str]]
+                     ) -> dict[str, frozenset[int]]:
+    """Each partition's nodes, by their index in `nodes`."""
+    idx = {n.name: i for i, n in enumerate(nodes)}
+    return {p: frozenset(idx[x] for x in names if x in idx) for p, names in members.items()}
 
 
 def _held_past_jobs(rel: list[tuple[float, int, int, int, int]], by_host: dict[int, list[int]],
@@ -608,7 +621,8 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
                for end, seq, h, c, g in rel]
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
-                      planned, st.job_ids, st.resume_after, st.suspended, st.window)
+                      planned, st.job_ids, st.resume_after, st.suspended, st.window,
+                      st.partition_nodes)
     new_q = []
     task_ends: dict[str, float] | None = None
     freed_at: dict[tuple[int, bool], float | None] = {}
@@ -1815,13 +1829,14 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
     return None
 
 
-Reservation = Literal["plan", "easy", "none"]
+Reservation = Literal["plan", "easy", "none", "fifo"]
 
 
 def reservation_for(scheduler: str) -> Reservation:
     """How a scheduler protects waiting jobs from backfill: Slurm's backfill delays no job
     ahead as it plans them ("plan"); Grid Engine's `max_reservation` is 0 unless set, so
-    whatever fits starts ("none"); the others protect the blocked head (EASY)."""
+    whatever fits starts ("none"); the others protect the blocked head (EASY). A site
+    without backfill (Slurm's sched/builtin) says so in its snapshot ("fifo")."""
     return {"slurm": "plan", "sge": "none"}.get(scheduler, "easy")
 
 
@@ -1845,9 +1860,11 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     above 1 (PBS's `backfill_depth`), the first `top` blocked jobs each keep their
     walltime-long slot (`_planned_earliest`), where the site is small enough to plan;
     `top_by`: the queues whose own backfill_depth counts their own top jobs. `until`: no
-    event at or after it is played out (None then: for a play-out of the queue alone)."""
-    if reservation not in ("plan", "easy", "none"):
-        raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none")
+    event at or after it is played out (None then: for a play-out of the queue alone).
+    "fifo" (Slurm's sched/builtin, no backfill): jobs start in priority order, none on the
+    nodes of a partition whose higher-priority job waits (`_fifo_earliest`)."""
+    if reservation not in ("plan", "easy", "none", "fifo"):
+        raise ValueError(f"reservation {reservation!r}: accepted: plan, easy, none, fifo")
     reserve_all = reservation == "plan"
     for d in queue:
         d.done, d.start, d.held = False, None, None
@@ -1855,6 +1872,8 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
     k = len(queue) if probe_at is None else max(0, min(probe_at, len(queue)))
     if reservation == "none":
         return _greedy_earliest(st, [*queue[:k], probe, *queue[k:]], probe, until)
+    if reservation == "fifo":
+        return _fifo_earliest(st, [*queue[:k], probe, *queue[k:]], probe, until)
     if reserve_all and len(st.names) * (len(queue) + 1) ** 2 <= PLAN_WORK:
         return _planned_earliest(st, queue, probe, until=until, probe_at=k)
     if reserve_all and k < len(queue):
@@ -1970,6 +1989,90 @@ def _greedy_earliest(st: SimState, wait: list[Demand], probe: Demand,
             return None
         t = nxt
     return None
+
+
+def _fifo_earliest(st: SimState, wait: list[Demand], probe: Demand,
+                   until: float = math.inf) -> float | None:
+    """No backfill (Slurm's sched/builtin): at each event the waiting jobs (`wait`, the
+    probe among them) start in priority order while they fit; one that does not fit now
+    takes its partition's nodes from every job behind it (Slurm leaves them out of the
+    rest of its pass), so no job starts ahead of a higher-priority one waiting on the same
+    nodes. A job that can never run there (too big for its nodes), or that is not yet
+    eligible (a begin time, a dependency), holds nothing back; one waiting for the
+    scheduler's own estimated start does. `until`: no event at or after it is played
+    out."""
+    sim = _Sim(st)
+    sim.link(wait)
+    wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
+    ever: dict[tuple[int, int, int, int], bool] = {}  # shape -> whether its nodes can hold it
+    t = 0.0
+    for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
+        sim.release_until(t)
+        blocked: set[int] = set()
+        everywhere = len(st.names)
+        for d in wait:
+            if sim.tot <= 0 or len(blocked) >= everywhere:
+                break  # nothing more starts at this event
+            if d.done:
+                continue
+            if not d.ready(t):
+                if d.sched and d.gate is None and d.floor <= t:  # waits for room
+                    blocked |= _held_back(sim, st, d)
+                    sim.avail -= blocked
+                continue
+            cand = sim.candidates(d) if sim.tot > 0 else None
+            if cand is not None:
+                sim.alloc(d, cand[: d.nodes], t)
+                if d is probe:
+                    return t
+                continue
+            key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+            if key not in ever:
+                ever[key] = _could_ever_fit(sim, d)
+            if not ever[key]:
+                if d is probe:
+                    return None
+                continue
+            blocked |= _held_back(sim, st, d)
+            sim.avail -= blocked
+        sim.avail |= {n for n in blocked if sim.free_c[n] > 0}
+        sim.failed.clear()  # (shapes failed on the blocked nodes may fit next time)
+        wait = [d for d in wait if not d.done]
+        nxt = sim.next_event(t, wakes)
+        if nxt is None or nxt >= until:
+            return None
+        t = nxt
+    return None
+
+
+def fifo_jobs_ahead(st: SimState, ahead: list[Demand], probe: Demand) -> int:
+    """How many waiting jobs of `ahead` (in priority order, before the probe) a job start
+    waits for without backfill (`_fifo_earliest`): those whose partitions' nodes overlap
+    the probe's and that are not waiting on a dependency or a begin time (an array record
+    counts once)."""
+    sim = _Sim(st)
+    mine = sim.elig(probe)
+    ids: set[str | int] = set()
+    for d in ahead:
+        if d.gate is None and not d.floor and not mine.isdisjoint(_held_back(sim, st, d)):
+            ids.add(d.native_id if d.native_id is not None else id(d))
+    return len(ids)
+
+
+def _held_back(sim: _Sim, st: SimState, d: Demand) -> frozenset[int]:
+    """The nodes a waiting job that cannot start holds back from the jobs behind it under
+    FIFO: its partitions' (its own eligible nodes where its partition is not known)."""
+    parts = [st.partition_nodes[p] for p in (d.partition or "").split(",")
+             if p in st.partition_nodes]
+    return frozenset().union(*parts) if parts else sim.elig(d)
+
+
+def _could_ever_fit(sim: _Sim, d: Demand) -> bool:
+    """Whether enough of d's nodes could hold it once empty."""
+    es = sim.elig(d)
+    if d.cpus == WHOLE:
+        return sum(1 for n in es if sim.cap_c[n] > 0) >= d.nodes
+    return sum(1 for n in es if sim.cap_c[n] >= d.cpus and sim.cap_g[n] >= d.gpus) >= d.nodes
 
 
 def _one_job(sim: _Sim, t: float, owner: dict[int, object]) -> int:

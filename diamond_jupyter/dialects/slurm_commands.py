@@ -17,7 +17,7 @@ import secrets
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, Literal
 
 from ..model import (
     Association,
@@ -529,6 +529,17 @@ class SlurmCommands(FailureReading, AccountingReach):
         return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
 
     @staticmethod
+    def parse_backfill(text: str) -> Literal["fifo"] | None:
+        """"fifo" where `SchedulerType = sched/builtin` in `scontrol show config` (no
+        backfill: jobs start in priority order); None for sched/backfill, or when the line
+        is not there (placement then models Slurm's backfill, its default)."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "SchedulerType":
+                return "fifo" if value.strip() == "sched/builtin" else None
+        return None
+
+    @staticmethod
     def parse_bf_window(text: str) -> float | None:
         """`bf_window=M` (minutes) of `SchedulerParameters = ...` in `scontrol show
         config`, in seconds: how far ahead Slurm's backfill plans; its default, 1440
@@ -922,6 +933,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),
+            backfill=self.parse_backfill(outputs.get("config", "")),
             priority=priority,
             job_priorities=parse_job_priorities(outputs.get("job_priorities", "")),
             licenses=self.parse_licenses(outputs.get("licenses", "")),

@@ -39,14 +39,16 @@ class DiscoverMixin:
         discovery failed: placement then reads that site's sites-file metadata alone. A site
         whose last discovery outlived its TTL is asked again in the background and its last
         discovery used meanwhile: nobody waits on a refresh (a workflow's first submit waited
-        up to `max_wait_s` for one in the recorded runs, issue 17).
+        up to `max_wait_s` for one in the recorded runs, issue 17); but with a TTL of 0, which
+        asks for each use, it is waited for.
         `trees`: module trees the job adds (`module use DIR`); each one a site's listing does
         not name is listed there alone (`add_trees`)."""
         names = [n for n in self.sites if not only or n in only]
         out: dict[str, SiteCapabilities] = {}
         for n in names:
             discovery = self.sites[n].discovery
-            stale = discovery.cached() if discovery.expired() else None
+            # TTL 0: asked for each use, and waited for
+            stale = discovery.cached() if discovery.expired() and discovery.ttl_s else None
             if stale is not None:
                 refresh = asyncio.ensure_future(self.describe(n))
                 refresh.add_done_callback(_quiet)

@@ -25,7 +25,7 @@ PARTITION = ("PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP
 WAIT_S = 30.0  # a guard: each answer awaited here comes within a second
 
 
-def _site(tmp_path: Path) -> SiteConfig:
+def _site(tmp_path: Path, ttl_s: float = 600.0) -> SiteConfig:
     """A site whose node's features are read from tmp_path/features at each discovery;
     while tmp_path/hold exists, `scontrol` waits for a line on the FIFO tmp_path/go."""
     bin_ = tmp_path / "bin"
@@ -46,7 +46,8 @@ esac"""
         (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_ / name).chmod(0o755)
     return SiteConfig(name="alpha", workdir=str(tmp_path / "work"),
-                      preamble=f"export PATH='{bin_}':$PATH", transport={"kind": "local"})
+                      preamble=f"export PATH='{bin_}':$PATH", transport={"kind": "local"},
+                      discovery={"ttl_s": ttl_s})
 
 
 def _features(caps) -> list[str]:
@@ -90,5 +91,18 @@ async def test_a_site_never_discovered_is_still_waited_for(tmp_path):
     try:
         caps = await asyncio.wait_for(fed.capabilities(), WAIT_S)
         assert _features(caps["alpha"]) == ["old"]  # the first discovery's answer, not none
+    finally:
+        await fed.close()
+
+
+async def test_a_site_whose_ttl_is_0_is_asked_and_waited_for_at_each_use(tmp_path):
+    fed = one_site_federation(tmp_path, _site(tmp_path, ttl_s=0))
+    discovery = fed.sites["alpha"].discovery
+    try:
+        first = await asyncio.wait_for(fed.capabilities(), WAIT_S)
+        (tmp_path / "features").write_text("new\n")
+        second = await asyncio.wait_for(fed.capabilities(), WAIT_S)
+        assert (_features(first["alpha"]), _features(second["alpha"])) == (["old"], ["new"])
+        assert discovery.runs == 2
     finally:
         await fed.close()

@@ -108,6 +108,11 @@ class SiteDiscovery:
             return {"max_job_name": site.cfg.max_job_name, "max_job_name_source": "configured"}
         return {}
 
+    def expired(self) -> bool:
+        """Whether a discovery was made and its TTL has passed: the next `describe` asks the
+        site again (`cached` still has the last one)."""
+        return self._found is not None and time.monotonic() - self._at >= self.ttl_s
+
     def cached(self) -> SiteDescription | None:
         """The last discovery, merged with the sites file, without asking the site."""
         if self._found is None:

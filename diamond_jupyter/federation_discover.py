@@ -36,14 +36,26 @@ class DiscoverMixin:
         """What placement matches a job's needs against, per site (only `only`, when given):
         discovery merged with the sites file. A discovery slower than `max_wait_s` goes on in
         the background (the next call has it) and its site is left out here, as is a site whose
-        discovery failed: placement then reads that site's sites-file metadata alone.
+        discovery failed: placement then reads that site's sites-file metadata alone. A site
+        whose last discovery outlived its TTL is asked again in the background and its last
+        discovery used meanwhile: nobody waits on a refresh (a workflow's first submit waited
+        up to `max_wait_s` for one in the recorded runs, issue 17); but with a TTL of 0, which
+        asks for each use, it is waited for.
         `trees`: module trees the job adds (`module use DIR`); each one a site's listing does
         not name is listed there alone (`add_trees`)."""
         names = [n for n in self.sites if not only or n in only]
-        tasks = {n: asyncio.ensure_future(self.describe(n)) for n in names}
+        out: dict[str, SiteCapabilities] = {}
+        for n in names:
+            discovery = self.sites[n].discovery
+            # TTL 0: asked for each use, and waited for
+            stale = discovery.cached() if discovery.expired() and discovery.ttl_s else None
+            if stale is not None:
+                refresh = asyncio.ensure_future(self.describe(n))
+                refresh.add_done_callback(_quiet)
+                out[n] = stale.capabilities
+        tasks = {n: asyncio.ensure_future(self.describe(n)) for n in names if n not in out}
         if tasks:
             await asyncio.wait(tasks.values(), timeout=max_wait_s)
-        out = {}
         for n, t in tasks.items():
             if not t.done():
                 t.add_done_callback(_quiet)
@@ -52,6 +64,7 @@ class DiscoverMixin:
                 log.info("%s: discovery failed: %s", n, t.exception())
             else:
                 out[n] = t.result().capabilities
+        out = {n: out[n] for n in names if n in out}  # the sites' order
         if trees:
             await self.add_trees(out, trees, max_wait_s=min(max_wait_s, TREE_LIST_TIMEOUT_S))
         return out

@@ -924,6 +924,12 @@ class Workflow(_Strict):
                                     "an input comes from a step upstream (one in its needs, or "
                                     "further up); its own files are in its directory already",
                                     at)
+                if masks[inp.from_] & bit[s.name]:  # needing it would close a cycle
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
+                                    f"which runs after it ({inp.from_!r} needs {s.name!r}, "
+                                    f"directly or through others): an input comes only from "
+                                    f"a step upstream, and needing {inp.from_!r} here would "
+                                    f"close a cycle", at)
                 if not masks[s.name] & bit[inp.from_]:
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
                                     f"which is not upstream of it (add it to needs; needs: "

@@ -22,9 +22,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -856,6 +858,16 @@ class SiteConfig(_Cfg):
             raise ValueError(f"default_partition {self.default_partition!r} is not in "
                              f"allowed_partitions ({', '.join(allowed)})")
         return self
+
+    @model_serializer(mode="wrap")
+    def _as_a_sites_file_takes_it(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The entry without `allowed_partitions` when it is unset (every partition): a
+        sites file refuses the key written with no value, so a dump written to one reads
+        back as it was."""
+        data = handler(self)
+        if self.allowed_partitions is None and isinstance(data, dict):
+            data.pop("allowed_partitions", None)
+        return data
 
 
 _RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
@@ -1739,6 +1751,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     if not isinstance(raw, dict):
         raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
                        f"{type(raw).__name__}{_other_format_hint(p, text)}")
+    _partitions_given(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
@@ -1789,6 +1802,29 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
+    """BadInput for a site whose `allowed_partitions:` is written with no value (nothing,
+    `~` or `null`, perhaps through a merge key): YAML reads it as null, which the model
+    takes as the key left out, every partition allowed, where the admin meant a list.
+    Checked on the file, not the model: a configuration built in code may leave it None."""
+    sites = raw.get("sites")
+    for i, entry in enumerate(sites if isinstance(sites, list) else []):
+        if not isinstance(entry, dict) or "allowed_partitions" not in entry or \
+                entry["allowed_partitions"] is not None:
+            continue
+        loc = ("sites", i, "allowed_partitions")
+        try:
+            node = node_at(compose(text), loc)
+        except (yaml.YAMLError, RecursionError):
+            node = None
+        written = getattr(node, "value", "")
+        said = f"`{written}` is no value" if written else "written with no value"
+        raise BadInput(f"sites file {p}: {_where(raw, loc)}: {said} (YAML reads it as null, "
+                       "not a list): list the partitions jobs may use ([debug, gpu], or one "
+                       "`- debug` per line), or leave the key out to allow every partition"
+                       f"{_line_note(text, loc)}")
 
 
 # a job directive of each scheduler, at the start of a preamble line

@@ -321,15 +321,19 @@ def _windows_path(value: str, instead: str) -> None:
     """Refuse `C:\\Users\\me\\x` (a path copied from Windows): on a POSIX system it is one
     odd name in the current directory."""
     if _WINDOWS_PATH.match(value):
+        odd = "backslashes" if value.startswith("\\\\") else "a colon and backslashes" \
+            if "\\" in value else "a drive letter's colon"
         raise ValueError(f"{_printable(repr(value))} is a Windows path; paths here are POSIX "
-                         "ones (/ between names), where this is one odd name with a colon and "
-                         f"backslashes in it: write it with / (e.g. {instead})")
+                         f"ones (/ between names), where this is one odd name with {odd} in "
+                         f"it: write it with / (e.g. {instead})")
     if m := _WINDOWS_VARIABLE.search(value):
-        name = m.group(1)
+        # the home's own names are `~`; any other is the POSIX variable of that name
+        meant = "~" if m.group(1).upper() in ("USERPROFILE", "HOMEPATH", "HOME") \
+            else "$" + m.group(1)
         raise ValueError(f"{_printable(repr(value))}: {_printable(m.group())} is a Windows "
                          "variable, which is not expanded here (it would be a directory named "
-                         f"{_printable(m.group())}): write ${_printable(name)} (e.g. "
-                         f"{_printable(value[:m.start()] + '$' + name + value[m.end():])})")
+                         f"{_printable(m.group())}): write {_printable(meant)} (e.g. "
+                         f"{_printable(value[:m.start()] + meant + value[m.end():])})")
 
 
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")

@@ -68,7 +68,7 @@ def test_allowed_partitions_left_out_or_listed_keeps_its_meaning(key_dir):
                                                           ["debug", "gpu"]]
 
 
-def test_the_cli_exits_2_on_allowed_partitions_with_no_value(key_dir, capsys):
+def test_fault_the_cli_exits_2_on_allowed_partitions_with_no_value(key_dir, capsys):
     path = write(key_dir, f"{SITE}    allowed_partitions: ~\n")
     assert main(["sites", "--config", str(path)]) == 2
     err = capsys.readouterr().err
@@ -77,8 +77,8 @@ def test_the_cli_exits_2_on_allowed_partitions_with_no_value(key_dir, capsys):
 
 
 @pytest.mark.parametrize("partitions", [None, ["debug", "gpu"]])
-def test_a_configurations_dump_written_as_a_sites_file_reads_back_the_same(key_dir,
-                                                                            partitions):
+def test_fault_a_configurations_dump_written_as_a_sites_file_reads_back(key_dir,
+                                                                   partitions):
     """A test's or a tool's `yaml.safe_dump` of `SiteConfig.model_dump()`: the unset
     `allowed_partitions` is left out of the dump, not written as null."""
     site = SiteConfig(name="a", transport=TransportConfig(kind="local"),

@@ -22,9 +22,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -319,12 +321,23 @@ def _windows_path(value: str, instead: str) -> None:
     """Refuse `C:\\Users\\me\\x` (a path copied from Windows): on a POSIX system it is one
     odd name in the current directory."""
     if _WINDOWS_PATH.match(value):
+        odd = "backslashes" if value.startswith("\\\\") else "a colon and backslashes" \
+            if "\\" in value else "a drive letter's colon"
         raise ValueError(f"{_printable(repr(value))} is a Windows path; paths here are POSIX "
-                         "ones (/ between names), where this is one odd name with a colon and "
-                         f"backslashes in it: write it with / (e.g. {instead})")
+                         f"ones (/ between names), where this is one odd name with {odd} in "
+                         f"it: write it with / (e.g. {instead})")
+    if m := _WINDOWS_VARIABLE.search(value):
+        # the home's own names are `~`; any other is the POSIX variable of that name
+        meant = "~" if m.group(1).upper() in ("USERPROFILE", "HOMEPATH", "HOME") \
+            else "$" + m.group(1)
+        raise ValueError(f"{_printable(repr(value))}: {_printable(m.group())} is a Windows "
+                         "variable, which is not expanded here (it would be a directory named "
+                         f"{_printable(m.group())}): write {_printable(meant)} (e.g. "
+                         f"{_printable(value[:m.start()] + meant + value[m.end():])})")
 
 
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+_WINDOWS_VARIABLE = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
 
 
 def _workdir(value: str) -> str:
@@ -857,6 +870,16 @@ class SiteConfig(_Cfg):
                              f"allowed_partitions ({', '.join(allowed)})")
         return self
 
+    @model_serializer(mode="wrap")
+    def _as_a_sites_file_takes_it(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The entry without `allowed_partitions` when it is unset (every partition): a
+        sites file refuses the key written with no value, so a dump written to one reads
+        back as it was."""
+        data = handler(self)
+        if self.allowed_partitions is None and isinstance(data, dict):
+            data.pop("allowed_partitions", None)
+        return data
+
 
 _RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
                    r"(bps|bits?/s|b/s|Bps|B/s|bytes?/s))?")
@@ -1211,10 +1234,60 @@ def _yaml_problem(e: yaml.YAMLError, source: str = "") -> str:
     if problem == "but found another document":  # PyYAML's words for a second `---`
         text = (f"{where}a second YAML document (`---`); a sites file is one document: "
                 "list every site under one `sites:`")
+    if str(problem).startswith("could not determine a constructor for the tag"):
+        text += (" (YAML tags such as !include or !env are not read: a sites file is plain "
+                 "YAML in one file; to share settings between sites, write x-common: "
+                 "&common {...} above them and <<: *common in each)")
     if "'\\t'" in text:
         text += " " + tab_hint(source, mark, "(indent with spaces: YAML does not allow tabs "
                                "there)")
     return text
+
+
+# keys whose value is a name, never a number: `default_account: 0815` is text with a 0
+_NAME_KEYS = ("name", "default_partition", "default_account", "allowed_partitions",
+              "pbs_servers", "user", "host", "flavor", "gpu_complex")
+_NUMBER_SAID = re.compile(r"(?P<where>.*?)(?P<key>[^:]+): (?P<text>\S+) is read by YAML as "
+                          r"(?P<value>\S+), not as written \((?P<why>[^)]*)\): .*")
+
+
+def _text_not_number(said: str, e: NumberNotAsWritten, text: str) -> str:
+    """strict_yaml's refusal of a number not written in decimal, for a value that is text
+    (a name, `default_account: 0815`; an `env` value, `UMASK: 0022`): to quote it, not to
+    write it otherwise, which would be a number still."""
+    m = _NUMBER_SAID.fullmatch(said)
+    loc = _place_of(text, e.problem_mark.index) if m and e.problem_mark else None
+    if m is None or loc is None:
+        return said
+    named = [str(x) for x in loc if isinstance(x, str)]
+    if not (named[-1:] and named[-1] in _NAME_KEYS or named[-2:-1] == ["env"]):
+        return said
+    what = "an env value" if named[-2:-1] == ["env"] else f"a {named[-1]}"
+    return (f"{m['where']}{m['key']}: {m['text']} is read by YAML as the number "
+            f"{m['value']} ({m['why']}), but {what} is text: quote it ('{m['text']}')")
+
+
+def _place_of(text: str, index: int) -> tuple[Any, ...] | None:
+    """The keys and indices leading to the value that starts at character `index` of the
+    YAML `text` (None where no value starts there)."""
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    todo: list[tuple[tuple[Any, ...], yaml.Node | None]] = [((), root)]
+    seen: set[int] = set()
+    while todo:
+        loc, node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode) and node.start_mark.index == index:
+            return loc
+        if isinstance(node, yaml.MappingNode):
+            todo += [((*loc, getattr(k, "value", "")), v) for k, v in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [((*loc, i), v) for i, v in enumerate(node.value)]
+    return None
 
 
 def _printable(text: str) -> str:
@@ -1461,6 +1534,13 @@ def _explain(err: Any) -> str:
     if kind == "string_type" and isinstance(given, bool):
         return (f"{msg}, got {str(given).lower()} ({YAML_WORDS}: put the value in quotes, "
                 "e.g. name: 'no')")
+    if kind == "string_type" and given is None and isinstance(err["loc"][-1], int):
+        return (f"{msg}, got nothing: the list's item has no value (a `-` alone, or `~`): "
+                "write the name meant there, or drop the item")
+    if kind == "too_short" and err["loc"][-1] == "allowed_partitions":
+        return ("an empty list allows no partition, which would refuse every job: list the "
+                "partitions jobs may use ([debug, gpu]), or leave the key out to allow every "
+                "partition")
     if kind == "string_type" and given is None:
         return (f"{msg}, got nothing: the key has no value (write '' for an empty one, or "
                 "leave the key out)")
@@ -1708,7 +1788,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     except OSError as e:
         raise BadInput(f"sites file {p} cannot be read: {e.strerror}") from None
     except NumberNotAsWritten as e:  # valid YAML, but not the number written
-        raise BadInput(f"sites file {p}: {_yaml_problem(e, text)}") from None
+        raise BadInput(f"sites file {p}: {_text_not_number(_yaml_problem(e, text), e, text)}") \
+            from None
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
@@ -1739,6 +1820,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     if not isinstance(raw, dict):
         raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
                        f"{type(raw).__name__}{_other_format_hint(p, text)}")
+    _partitions_given(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})
     except ValidationError as e:
@@ -1789,6 +1871,29 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
                 raise BadInput(f"{where}: {door}.{problem}"
                                f"{_line_note(text, ('sites', i, door, key))}")
     return cfg
+
+
+def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
+    """BadInput for a site whose `allowed_partitions:` is written with no value (nothing,
+    `~` or `null`, perhaps through a merge key): YAML reads it as null, which the model
+    takes as the key left out, every partition allowed, where the admin meant a list.
+    Checked on the file, not the model: a configuration built in code may leave it None."""
+    sites = raw.get("sites")
+    for i, entry in enumerate(sites if isinstance(sites, list) else []):
+        if not isinstance(entry, dict) or "allowed_partitions" not in entry or \
+                entry["allowed_partitions"] is not None:
+            continue
+        loc = ("sites", i, "allowed_partitions")
+        try:
+            node = node_at(compose(text), loc)
+        except (yaml.YAMLError, RecursionError):
+            node = None
+        written = getattr(node, "value", "")
+        said = f"`{written}` is no value" if written else "written with no value"
+        raise BadInput(f"sites file {p}: {_where(raw, loc)}: {said} (YAML reads it as null, "
+                       "not a list): list the partitions jobs may use ([debug, gpu], or one "
+                       "`- debug` per line), or leave the key out to allow every partition"
+                       f"{_line_note(text, loc)}")
 
 
 # a job directive of each scheduler, at the start of a preamble line

@@ -357,6 +357,7 @@ class Site:
         """The site's configuration as the faces show it (the transport described by itself:
         no secrets)."""
         return self.cfg.model_dump(exclude={"transport"}) | {
+            "allowed_partitions": self.cfg.allowed_partitions,  # None (every one) said too
             "transport": self.transport.describe()}
 
     # -- preparing a job -----------------------------------------------------

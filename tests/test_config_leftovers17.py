@@ -2,8 +2,8 @@
 beside the sites file and said missing with the blank unseen, is refused naming the file,
 the site, the key, the line and what would be accepted (the tests marked `fault` failed
 before); `allowed_partitions` left out or listed keeps its meaning. (`allowed_partitions:`
-with no value, YAML null, still allows every partition: refusing null broke sites files
-written from a configuration's dump.)"""
+with no value, YAML null, is refused at the file's line since the eighteenth sweep, a
+configuration's dump leaving the unset key out: tests/test_config_unseen18.py.)"""
 
 from __future__ import annotations
 

@@ -204,7 +204,8 @@ def test_partitions_accounts_and_their_defaults(d):
     assert Site(cfg.site("a")).partition(None) == "regular"
     msg = refused(d, site("allowed_partitions: [debug]\ndefault_partition: regular"))
     assert "default_partition 'regular' is not in allowed_partitions (debug)" in msg
-    assert "allowed_partitions: List should have at least 1 item" in refused(
+    assert "allowed_partitions: an empty list allows no partition, which would refuse " \
+        "every job" in refused(
         d, site("allowed_partitions: []"))
     msg = refused(d, site("allowed_partitions: debug"))
     assert "allowed_partitions: Input should be a valid list, got one value (write a list" \

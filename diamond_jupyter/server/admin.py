@@ -199,12 +199,33 @@ def check_settings(app: Any, section: dict[str, Any], argv: list[str],
                 value = DeferredConfigList([str(value)])
             if isinstance(value, DeferredConfig):
                 value = value.get_value(trait)
+            if key == "allowed_partitions" and (why := _partitions_left_empty(value)):
+                raise ValueError(why)
             values[key] = trait._validate(app, value)
         except (TraitError, ValueError) as e:
             why = re.sub(r"^The '\w+' trait of an? \w+ instance ", "", str(e)).rstrip(".")
             shown = str(value) if isinstance(value, DeferredConfig) else repr(value)
             refused[key] = f"DiamondApp.{key} = {shown} in {where}: {why}"
     return values, refused
+
+
+def _partitions_left_empty(value: Any) -> str:
+    """Why DiamondApp.allowed_partitions given with no value (None, JSON null), whole or for
+    one site, is refused, with what to write; '' when it has values. As in the sites file,
+    no value is no list: leaving the site (or the setting) out is what allows every
+    partition."""
+    if value is None:
+        return ("no value: give {site: [partition, ...]} for the sites whose partitions are "
+                "pinned, or leave the setting out (or {}) to keep each site's "
+                "allowed_partitions from the sites file")
+    empty = [site for site, parts in value.items() if parts is None] \
+        if isinstance(value, dict) else []
+    if not empty:
+        return ""
+    site = empty[0]
+    return (f"{site!r} is given no value: list the partitions its jobs may use "
+            f"({{{site!r}: ['debug']}}), or leave {site!r} out to keep the sites file's "
+            "allowed_partitions for it")
 
 
 def config_d_settings(config_dirs: list[str]) -> tuple[dict[str, Any], dict[str, str]]:

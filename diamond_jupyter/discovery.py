@@ -248,12 +248,14 @@ _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
 # Lmod's terse aliases and symbolic versions, `py3(@python/3.11.6)`, `python/3.11(@python/
 # 3.11.6)`, and its long form `py3 -> python/3.11.6`: a name `module load` takes
 _ALIAS = re.compile(r"([^\s()]+)(?:\(@([^\s()]+)\)|\s+->\s+([^\s()]+))")
-# what a terminal is told besides text: colours (MODULES_COLOR=always, LMOD_COLORIZE=yes),
-# erasing (a pager's ESC[K) and a pager's overstrike (`x BACKSPACE x`)
 # Environment Modules 5 in colour shows a default version underlined (its `de=4`), not
 # "(default)": `ESC[4mgcc/12.3.0ESC[0m`
 _UNDERLINED = re.compile(r"\x1b\[(?:[0-9;]*;)?4(?:;[0-9;]*)?m")
-_TERMINAL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[^\x08]\x08")
+# what colours and pagers add to a listing: colour (SGR, `ESC[1;34m`: MODULES_COLOR=always,
+# LMOD_COLORIZE=yes), a pager's erase to the line's end (`ESC[K`) and its overstrike
+# (`x BACKSPACE x`). Other sequences (a title, the clipboard, clearing the screen) are no
+# listing's: a name holding one stays left out
+_TERMINAL = re.compile(r"\x1b\[[0-9;]*[mK]|[^\x08]\x08")
 
 
 

@@ -189,7 +189,7 @@ def test_environment_modules_5_alias_and_hidden_tags_with_all():
 @pytest.mark.parametrize("listing", [
     "/sw:\ng\bgc\bcc\bc/12.3.0\npython/3.11.6\n",  # `more`/`ul` overstrike (bold)
     "/sw:\ngcc/12.3.0\x1b[K\n--More--\x1b[K\npython/3.11.6\n(END)\n",  # a pager's erase
-    "/sw:\n\x1b]8;;file:///sw/gcc\x07gcc/12.3.0\x1b]8;;\x07\npython/3.11.6\n",  # a link
+    "/sw:\n\x1b[01;32mgcc/12.3.0\x1b[m\n\x1b[1mpython/3.11.6\x1b[0m\n",  # LMOD_COLORIZE
     "/sw:\npy3 -> python/3.11.6\ngcc/12.3.0\npython/3.11.6\n",  # an alias in long form
 ])
 def test_fault_terminal_codes_and_pager_lines_are_no_names(listing):
@@ -198,6 +198,15 @@ def test_fault_terminal_codes_and_pager_lines_are_no_names(listing):
     assert {"gcc/12.3.0", "python/3.11.6"} <= {m.full for m in found}
     assert refused == []
     assert not {m.full for m in found} - {"gcc/12.3.0", "python/3.11.6", "py3"}
+
+
+def test_a_sequence_no_colour_or_pager_writes_still_leaves_its_name_out():
+    """Only colour, erase and overstrike are taken away: a name holding another sequence (a
+    link, a window title, clearing the screen) is left out, and said."""
+    refused: list[str] = []
+    listing = "/sw:\n\x1b]8;;file:///x\x07gcc/12.3.0\x1b]8;;\x07\n\x1b[2Jpython/3.11.6\n"
+    assert parse_module_list(listing, refused)[2] == []
+    assert len(refused) == 2
 
 
 # ---- which version the site picks -----------------------------------------------------------

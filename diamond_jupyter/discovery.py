@@ -302,9 +302,12 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             # a name that loads another: a name of the site's (`module load py3` passes),
             # but for a symbolic version naming no release (`python/stable`), which any
             # version a job names matches already
-            name = alias.group(1)
-            if name.rpartition("/")[2].lower() not in FLOATING_VERSIONS and \
-                    MODULE_NAME.fullmatch(name) and not name.rpartition("/")[2].startswith("."):
+            name, last = alias.group(1), alias.group(1).rpartition("/")[2]
+            if not MODULE_NAME.fullmatch(name):
+                if refused is not None and name not in left_out:
+                    left_out.add(name)
+                    refused.append(name)
+            elif last.lower() not in FLOATING_VERSIONS and not last.startswith("."):
                 found.setdefault(name, SoftwareModule.parse(name, at_version=False))
             continue
         if line.startswith("system "):

@@ -202,11 +202,13 @@ def test_fault_terminal_codes_and_pager_lines_are_no_names(listing):
 
 def test_a_sequence_no_colour_or_pager_writes_still_leaves_its_name_out():
     """Only colour, erase and overstrike are taken away: a name holding another sequence (a
-    link, a window title, clearing the screen) is left out, and said."""
+    link, a window title, clearing the screen) is left out, and said; so is an alias whose
+    name no module name has."""
     refused: list[str] = []
-    listing = "/sw:\n\x1b]8;;file:///x\x07gcc/12.3.0\x1b]8;;\x07\n\x1b[2Jpython/3.11.6\n"
+    listing = ("/sw:\n\x1b]8;;file:///x\x07gcc/12.3.0\x1b]8;;\x07\n\x1b[2Jpython/3.11.6\n"
+               "py3`id`(@python/3.11.6)\n")
     assert parse_module_list(listing, refused)[2] == []
-    assert len(refused) == 2
+    assert len(refused) == 3 and refused[2] == "py3`id`"
 
 
 # ---- which version the site picks -----------------------------------------------------------

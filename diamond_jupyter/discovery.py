@@ -26,7 +26,7 @@ from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModu
 from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
 from .sections import batch_sections, section_end
-from .software import identity
+from .software import FLOATING_VERSIONS, identity
 
 # each section's output ends on a line of this + a random part chosen per discovery
 # (`sections.fresh_marker`) + "name:status"
@@ -245,6 +245,17 @@ def split_sections(stdout: str, marker: str = MARK) -> tuple[dict[str, str], dic
 # versions (default), (default:latest), (13:default), (@) for an alias
 # (Environment Modules 5 joins its tags with ':', `<L:sticky>`, `<aL:super-sticky>`)
 _MODULE_MARKS = re.compile(r"\s*(\([^()/]*\)|<[A-Za-z][A-Za-z0-9,:-]*>)\s*$")
+# Lmod's terse aliases and symbolic versions, `py3(@python/3.11.6)`, `python/3.11(@python/
+# 3.11.6)`, and its long form `py3 -> python/3.11.6`: a name `module load` takes
+_ALIAS = re.compile(r"([^\s()]+)(?:\(@([^\s()]+)\)|\s+->\s+([^\s()]+))")
+# Environment Modules 5 in colour shows a default version underlined (its `de=4`), not
+# "(default)": `ESC[4mgcc/12.3.0ESC[0m`
+_UNDERLINED = re.compile(r"\x1b\[(?:[0-9;]*;)?4(?:;[0-9;]*)?m")
+# what colours and pagers add to a listing: colour (SGR, `ESC[1;34m`: MODULES_COLOR=always,
+# LMOD_COLORIZE=yes), a pager's erase to the line's end (`ESC[K`) and its overstrike
+# (`x BACKSPACE x`). Other sequences (a title, the clipboard, clearing the screen) are no
+# listing's: a name holding one stays left out
+_TERMINAL = re.compile(r"\x1b\[[0-9;]*[mK]|[^\x08]\x08")
 
 
 
@@ -266,7 +277,8 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                       ) -> tuple[str | None, str | None, list[SoftwareModule]]:
     """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
     modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
-    `Name/version` lines, `(D)`/`(default)` marks) and of Environment Modules 3-5. Names
+    `Name/version` lines, `(D)`/`(default)` marks, aliases `py3(@python/3.11.6)`) and of
+    Environment Modules 3-5 (in colour too: a default underlined). Names
     that are not `MODULE_NAME`s are left out (added to `refused`, when given); so are
     hidden names (a part starting with '.', `python/.3.14.0-beta`: loaded only by that
     name), added to `hidden` when given; so are Lmod's extensions (marked `(E)`, a package
@@ -284,7 +296,20 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 refused.append(f"(the listing past its first {MAX_MODULE_LINES} lines: not "
                                "read)")
             break
-        line = raw.strip()
+        underlined = bool(_UNDERLINED.match(raw.lstrip()))
+        line = _TERMINAL.sub("", raw).strip() if "\x1b" in raw or "\x08" in raw else raw.strip()
+        if alias := _ALIAS.fullmatch(line):
+            # a name that loads another: a name of the site's (`module load py3` passes),
+            # but for a symbolic version naming no release (`python/stable`), which any
+            # version a job names matches already
+            name, last = alias.group(1), alias.group(1).rpartition("/")[2]
+            if not MODULE_NAME.fullmatch(name):
+                if refused is not None and name not in left_out:
+                    left_out.add(name)
+                    refused.append(name)
+            elif last.lower() not in FLOATING_VERSIONS and not last.startswith("."):
+                found.setdefault(name, SoftwareModule.parse(name, at_version=False))
+            continue
         if line.startswith("system "):
             words = line.split()
             if len(words) >= 2 and words[1] != "none" and MODULE_NAME.fullmatch(words[1]):
@@ -298,7 +323,7 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             continue
         tags = {tag.strip() for mark in re.findall(r"\(([^()/]*)\)", line)
                 for tag in re.split(r"[,:]", mark)}
-        default = bool(tags & {"D", "default"})
+        default = bool(tags & {"D", "default"}) or underlined
         if "E" in tags:  # an extension: `module load` of its name finds no module
             name = _MODULE_MARKS.sub("", _MODULE_MARKS.sub("", line)).strip()
             if extensions is not None and MODULE_NAME.fullmatch(name) and \
@@ -336,7 +361,7 @@ def parse_module_trees(text: str) -> list[str]:
     Modules' alike), each once, without a trailing slash."""
     trees: list[str] = []
     for raw in text.partition("\n@@spider")[0].split("\n"):
-        line = raw.strip()
+        line = _TERMINAL.sub("", raw).strip()
         if line.startswith("/") and line.endswith(":") and " " not in line:
             tree = line[:-1].rstrip("/") or "/"
             if tree not in trees:

@@ -39,7 +39,7 @@ _ALIASES = {
 _VERSIONED_NAMES = {"python", "perl", "java", "openjdk", "qt", "gcc", "cuda", "julia", "fftw"}
 _NUM = re.compile(r"v?(\d+(?:\.\d+)*)")
 # versions that name no release: they match any
-_FLOATING = {"latest", "default", "stable", "current", "system"}
+FLOATING_VERSIONS = {"latest", "default", "stable", "current", "system"}
 # the first part of a categorised or hierarchical spelling (EasyBuild's
 # CategorizedModuleNamingScheme `bio/GROMACS/2023.3`, Lmod's `Core/gcc/12.3.0`, RHEL's
 # `mpi/openmpi-x86_64`): not part of the package's name
@@ -87,6 +87,28 @@ def version_key(version: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in m.group(1).split(".")) if m else ()
 
 
+# a pre-release after a version's numbers: `-rc1`, `.beta`, `-dev`, `a1` (PEP 440's alpha),
+# ordered below the release it leads to; a lone letter (`2023a`, `1.1.1w`) is a release
+_PRE_RELEASE = re.compile(r"[-._]?(?:(rc|alpha|beta|pre|preview|dev)(\d*)|([ab])(\d+))"
+                          r"(?![a-z])")
+_RELEASE_LETTER = re.compile(r"([a-z])(?![a-z0-9])")
+
+
+def version_order(version: str | None) -> tuple[tuple[int, ...], int, str, int]:
+    """A key that orders versions as Lmod picks the highest: numbers part by part (`1.10`
+    after `1.9`), a letter after them (`2023b` after `2023a`), a pre-release (`3.12.0-rc1`)
+    before its release and after the one before; no number: first."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", (version or "").strip().lower())
+    if not m:
+        return (), 0, "", 0
+    numbers = tuple(int(x) for x in m.group(1).split("."))
+    rest = m.group(2)
+    if pre := _PRE_RELEASE.match(rest):
+        return numbers, 0, pre.group(1) or pre.group(3), int(pre.group(2) or pre.group(4) or 0)
+    letter = _RELEASE_LETTER.match(rest)
+    return numbers, 1, letter.group(1) if letter else "", 0
+
+
 def _version_parts(version: str) -> tuple[int | str, ...]:
     """The leading numbers and a letter right after them ('2023a' -> (2023, 'a')): 2023a
     and 2023b are different releases."""
@@ -104,7 +126,7 @@ def versions_match(want: str | None, have: str | None) -> bool:
     be equal (case-insensitive)."""
     if not want or not have:
         return True
-    if want.strip().lower() in _FLOATING or have.strip().lower() in _FLOATING:
+    if want.strip().lower() in FLOATING_VERSIONS or have.strip().lower() in FLOATING_VERSIONS:
         return True
     if re.fullmatch(r"[\d.]+(?:,[\d.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
         return any(versions_match(v, have) for v in want.split(","))
@@ -283,9 +305,9 @@ def candidates(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
     # the name as written, case and all (`Python/3.11`: the site's Python/3.11.3-..., which
     # module load finds so, before another spelling's python/3.11.6)
     name = written.rsplit("/", 1)[0] if "/" in written else written
+    out.sort(key=lambda m: version_order(_have(m)[1]), reverse=True)  # highest first
     out.sort(key=lambda m: (m.full != written, m.full.lower() != written.lower(),
-                            m.name != name, not m.default,
-                            tuple(-x for x in version_key(_have(m)[1]))))
+                            m.name != name, not m.default))
     return out
 
 

@@ -502,10 +502,11 @@ def test_a_start_time_without_unix_start_time_says_when_second_0_was(tmp_path: P
 
 
 def test_a_start_time_of_an_unknown_zone_is_said_not_guessed(tmp_path: Path) -> None:
-    """"CET" alone, no TimeZoneString: an abbreviation names no one zone, so second 0 is
-    not known, and a note says so."""
-    path = tmp_path / "cet.swf"
-    path.write_text("; StartTime: Tue Jan  1 00:00:00 CET 2008\n; MaxProcs: 64\n"
+    """"CST" alone, no TimeZoneString: an abbreviation of several offsets (US Central,
+    China, Cuba) names no one moment, so second 0 is not known, and a note says so ("CET"
+    alone, one offset, is read: test_swf_unseen19)."""
+    path = tmp_path / "cst.swf"
+    path.write_text("; StartTime: Tue Jan  1 00:00:00 CST 2008\n; MaxProcs: 64\n"
                     + _line(1, 0))
     log = read_swf(path)
     assert log.unix_start is None

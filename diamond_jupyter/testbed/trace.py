@@ -106,6 +106,9 @@ MIN_SCALE = 1e-3
 # A log whose first submission is this many seconds or more counts Unix times (1973 on),
 # not seconds from its start
 UNIX_LIKE = 1e8
+# A UnixStartTime this large (the year 5138 in seconds) counts milliseconds (a converter's
+# Java or JavaScript clock), or finer: no second 0 of a log
+UNIX_MILLIS = 10**11
 # Where a log is read from: its first bytes say how it was compressed, whatever its name
 COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open),
               (b"\xfd7zXZ\x00", "xz", lzma.open))
@@ -511,6 +514,8 @@ def read_swf(path: str | Path) -> SwfLog:
                             # 0, -1, a fraction (0.5) or no number (abc): no machine's size
                             unsized.setdefault(key, (lineno, text,
                                                      bool(_NO_SIZE.match(value))))
+                        elif key == "UnixStartTime" and count and count >= UNIX_MILLIS:
+                            unread.setdefault(key, (lineno, text))  # milliseconds, said
                         elif count and key:
                             given.setdefault(key, []).append(count)
                             if key == "UnixStartTime":
@@ -732,13 +737,22 @@ _DATE1 = re.compile(r"(?:[A-Za-z]{3}\s+)?([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(
                     r"(?:\s+([A-Za-z]{2,5}))?\s+(\d{4})")
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
                   r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?")
+# Zone abbreviations date(1) writes that name one offset from UTC (minutes) wherever they
+# are used: a StartTime naming one is read without a TimeZoneString ("CST", "IST", "BST"
+# name several, and are not)
+_ZONE_OFFSETS = {"UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 120, "MET": 60,
+                 "MEST": 120, "EET": 120, "EEST": 180, "MSK": 180, "JST": 540, "KST": 540,
+                 "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780, "HST": -600,
+                 "AKST": -540, "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420,
+                 "MDT": -360, "EST": -300, "EDT": -240}
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def _start_time(comments: list[str], notes: list[str]) -> int | None:
     """A header without UnixStartTime: its StartTime as a Unix time, where its zone is
-    known (an offset in it, UTC, or the header's TimeZoneString); None, said in `notes`,
-    where the zone is not known; None where no StartTime is read."""
+    known (an offset in it, the header's TimeZoneString, else a zone abbreviation of one
+    offset, "PST"); None, said in `notes`, where the zone is not known; None where no
+    StartTime is read."""
     fields: dict[str, str] = {}
     for pair in filter(None, map(_key_value, comments)):
         fields.setdefault(*pair)  # logs joined: the first header's
@@ -767,6 +781,9 @@ def _start_time(comments: list[str], notes: list[str]) -> int | None:
         zone = zoneinfo.ZoneInfo(zone_name.strip()) if zone_name else None
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         zone = None
+    if zone is None and abbr and abbr.upper() in _ZONE_OFFSETS:
+        offset = _ZONE_OFFSETS[abbr.upper()]  # "Sun Jul 28 09:04:05 CEST 2002": +02:00
+        return int(when.replace(tzinfo=dt.timezone(dt.timedelta(minutes=offset))).timestamp())
     if zone is None:
         notes.append(f"the log's header gives StartTime {text.strip()!r} and no UnixStartTime "
                      "nor a known TimeZoneString: when log second 0 was is not known (a "
@@ -1186,6 +1203,13 @@ def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
         else (f"with {binary!r}, a binary prefix, which counts processors or bytes, not "
               "seconds,") if binary else prefixed or "as no whole number"
     also = f"; {one_reading}" if one_reading and not unsure else ""
+    count = header_count(header_field(text.lstrip(";"))[1])
+    if key == "UnixStartTime" and count and count >= UNIX_MILLIS:
+        k = next(k for k in range(1, 9) if count < UNIX_MILLIS * 1000 ** k)
+        finer = {1: "milliseconds", 2: "microseconds", 3: "nanoseconds"}.get(k, "a fine unit")
+        moment = dt.datetime.fromtimestamp(count // 1000 ** k, dt.timezone.utc)
+        given = (f"as {count}, past the year 5000 in seconds: in {finer}? (that is "
+                 f"{moment:%Y-%m-%d %H:%M:%S} UTC)")
     return (f"the log's header line {lineno} ({text!r}) gives {key} {given} "
             f"(SWF writes {key} in {_HEADER_UNITS.get(key, 'whole numbers')}{also}): it is "
             f"not read; {instead}")
@@ -1588,7 +1612,9 @@ def header_field(text: str) -> tuple[str | None, str]:
     if not m:
         return None, text.strip()
     key = HEADER_KEYS.get(m.group(1).replace(" ", "").replace("_", "").lower())
-    return key, m.group(2).strip()
+    value = m.group(2).strip()
+    # "+32": a sign SWF does not write, as a job line's "+1" is still the number
+    return key, value[1:] if re.match(r"\+\d", value) else value
 
 
 def header_fields(text: str) -> list[tuple[str | None, str]]:

@@ -107,3 +107,18 @@ async def test_a_refused_cancel_of_a_job_that_ended_meanwhile_is_not_said(runs):
     assert _stuck(run, join.id) == []
     assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
     _each_job_once(run)
+
+
+async def test_cancelling_the_workflow_asks_a_left_queued_run_once_more(runs):
+    run = await runs(ORDERED, _NeverThenRefused)
+    run.ops.journal = Journal(run.store, {})
+    run.ops.refusing.add("alpha")
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    assert run.store.get_workflow(run.wid).step("join").data["uncancelled"] == [join.id]
+    run.ops.cancel_refused = False
+    await run.eng.cancel(run.wid)
+    assert join.id in run.ops.cancels  # before this, only the steps' current jobs
+    assert run.state()[0] == "CANCELLED"
+    _each_job_once(run)

@@ -1873,6 +1873,8 @@ class WorkflowEngine:
                 task.cancel()
         for st in rec.steps:
             await self._drop_gate(rec.id, st.name)
+            if st.data.get("uncancelled"):  # earlier runs left queued: asked once more
+                await self._cancel_again(self.store.get_workflow(rec.id), st.name)
             st = self.store.get_step(rec.id, st.name)  # a submit may have ended meanwhile
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue

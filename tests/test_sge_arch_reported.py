@@ -81,3 +81,11 @@ def test_a_restring_arch_stays_case_sensitive_against_the_reported_one():
     v = run(smp(2, "#$ -l 'arch=LX-*'"), site("")).verdict("delta")
     assert v.verdict == "INCOMPATIBLE" and "hosts s1, s2 report arch=lx-amd64 (qhost), " \
         "which the job's -l arch=LX-* does not match" in v.reasons[0], v.reasons
+
+
+def test_the_arch_shortcut_is_matched_against_the_reported_architecture_too():
+    v = run(smp(2, "#$ -l 'a=lx-*&!*-arm64'"), site("", complexes=VALUED, arches=ARM_S2)
+            ).verdict("delta")
+    assert v.verdict == "READY" and any(n.startswith(
+        "queue all.q: passed over: host s2 reports arch=lx-arm64 (qhost)") for n in v.notes), \
+        v.notes

@@ -639,11 +639,12 @@ class WorkflowEngine:
         log.info("workflow %s step %s: %s left queued, its cancel refused: %s", wid, name,
                  job.id, refused)
         self.store.append_event(attention_event(
-            "stuck", job, f"{job.reason or 'queued'}; step {name} of workflow {wid} runs "
-            f"as a new job, and {job.site} refused to cancel this one ({refused})",
+            "stuck", job, f"{job.reason or job.state.value.lower()}; step {name} of "
+            f"workflow {wid} runs as a new job, and {job.site} refused to cancel this one "
+            f"({refused})",
             explanation="an earlier run of a workflow step left queued beside its new run: "
             f"diamond asks {job.site} to cancel it again at each poll (or run diamond "
-            f"cancel {job.id})", workflow_id=wid, step=name))
+            f"cancel {job.id})", workflow_id=wid, step=name), self._fences.get(wid))
 
     async def _cancel_again(self, rec: WorkflowRecord, name: str) -> None:
         """Step `name`'s earlier runs whose cancel was refused (`_cancel_superseded`): each

@@ -165,7 +165,7 @@ class _Ops:
 
     def supports_dependency_update(self, site: str) -> bool:
         """A queued step's afterok may be moved to an upstream's new job (Slurm over its
-        commands); elsewhere the step is submitted again."""
+        commands, or slurmrestd from v0.0.38 on); elsewhere the step is submitted again."""
         target = self.fed.sites[site]
         return target.cfg.scheduler == "slurm" and target.updates_dependencies
 

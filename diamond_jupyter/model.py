@@ -1544,6 +1544,9 @@ class Node(_Model):
     # ... and the values they set that are no consumable (`qhost -F` hf, gf: `ssd=1.000000`,
     # `site=ber`), by full name, as printed; None: none set or not read
     complex_texts: dict[str, str] | None = None
+    # Grid Engine: the architecture the host reports (`qhost`'s arch_string, `lx-amd64`),
+    # what a job's `-l arch` expression is matched against; None: not reported
+    arch_string: str | None = None
     # hardware threads a core and sockets (Slurm ThreadsPerCore, Sockets); None: not known
     threads_per_core: int | None = None
     sockets: int | None = None

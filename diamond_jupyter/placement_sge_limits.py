@@ -438,6 +438,7 @@ class _Bound:
     mine: str
     node: Node | None
     texts: Mapping[str, str] = field(default_factory=dict)  # the job's `-l NAME=TEXT`
+    kinds: Mapping[str, str] = field(default_factory=dict)  # complex types (qconf -sc)
 
 
 def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
@@ -559,7 +560,10 @@ def _text_limit(b: _Bound, name: str, raw: str,
     asked = b.texts.get(name)
     if asked is None:
         return None, None
-    admitted = text_admits(asked, raw, "BOOL" if boolean else "STRING")
+    # a CSTRING or HOST complex's limit matches in any case, as a queue's value does
+    kind = b.kinds.get(name)
+    admitted = text_admits(asked, raw, "BOOL" if boolean else kind if kind in (
+        "CSTRING", "HOST", "RESTRING") else "STRING")
     if admitted is None:
         return None, f"{b.what}: {name}={raw} not checked here (the job asks " \
             f"{name}={asked}, which Grid Engine reads as no {'BOOL' if boolean else 'string'})"
@@ -591,7 +595,8 @@ def _quota_misses(s: SgeQuotaSet, attrs: dict[str, str | None], slots: int, per_
                 and all(_theirs(j, k) == attrs.get(k) for k in same)]
         mine = "your" if "users" in rule.filters and rule.filters["users"].each else "its"
         b = _Bound(_rule_text(s, i, rule), per_host if each_host else slots, each_host,
-                   jobs, mine, node, texts or {})
+                   jobs, mine, node, texts or {},
+                   {n: c.type for n, c in (snap.sge_complex_names or {}).items()})
         waits: list[tuple[float, str]] = []
         unchecked: list[str] = []
         names = full_names(snap)

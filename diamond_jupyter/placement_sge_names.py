@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 
 from .dialects.sge_commands import amount
-from .dialects.sge_script import MEMORY_COMPLEXES
+from .dialects.sge_script import MEMORY_COMPLEXES, sge_arch
 from .model import (
     ARCH_ALIASES,
     Directive,
@@ -164,14 +164,21 @@ def value_misses(spec: JobSpec, snap: SiteSnapshot, p: Partition, hosts: list[st
     """The hosts of `hosts` whose instance of queue `p` never takes the job: by host, each
     (where, complex, value set, value asked) where its queue instance's ("queue") or the
     host's ("host") complex_values set a string or boolean complex the job asks (`texts`:
-    `job_texts`) to a value its request does not match."""
+    `job_texts`) to a value its request does not match, or where the architecture the host
+    reports ("reported", qhost's arch_string; its complex_values' arch, when set, instead)
+    does not match the job's `-l arch` expression. A plain architecture the script names
+    (`-l arch=lx-amd64`) is left to the hosts' architecture check."""
     table: Mapping[str, SgeComplexName] = snap.sge_complex_names or {}
     nodes: Mapping[str, Node] = {n.name: n for n in snap.nodes}
+    arch_asked = texts.get("arch") != sge_arch(spec.constraints.architecture)
     out: dict[str, list[tuple[str, str, str, str]]] = {}
     for h in hosts:
         node = nodes.get(h)
+        host_texts = (node.complex_texts or {}) if node else {}
+        reported = {"arch": node.arch_string} if arch_asked and node is not None \
+            and node.arch_string and "arch" not in host_texts else {}
         for where, set_here in (("queue", (p.instance_complex_values or {}).get(h, {})),
-                                ("host", (node.complex_texts or {}) if node else {})):
+                                ("host", host_texts), ("reported", reported)):
             for name, value in set_here.items():
                 asked = texts.get(name)
                 kind = table[name].type if name in table else None
@@ -195,6 +202,8 @@ def value_said(p: Partition, missed: dict[str, list[tuple[str, str, str, str]]],
         one = len(hosts) == 1
         said.append((f"its instance{'' if one else 's'} on {named} set{'s' if one else ''} "
                      f"{name}={value} in the queue's complex_values" if where == "queue" else
+                     f"host{'' if one else 's'} {named} report{'s' if one else ''} "
+                     f"{name}={value} (qhost)" if where == "reported" else
                      f"host{'' if one else 's'} {named} set{'s' if one else ''} "
                      f"{name}={value} in {'its' if one else 'their'} complex_values")
                     + f", which the job's -l {name}={asked} does not match")

@@ -30,7 +30,7 @@ from .config import SiteConfig
 from .dialects import slurm_rest
 from .dialects.base import Rendered
 from .discovery_site import SiteDiscovery, describe_from_outputs
-from .model import BadInput, Job, JobSpec, JobStatus, SiteError
+from .model import BadInput, Dependency, Job, JobSpec, JobStatus, SiteError
 from .sites import (
     QUEUE_UNREAD,
     TAIL_MAX_BYTES,
@@ -397,7 +397,21 @@ class RestSite(Site):
 
     @property
     def updates_dependencies(self) -> bool:
-        return False  # (not tried on slurmrestd: its job is submitted again instead)
+        """From v0.0.38 on, a queued job's dependency is changed by the update call
+        (`POST job/ID` with `dependency`); v0.0.36 and v0.0.37 declare the same call but are
+        not asked: there the job is submitted again instead."""
+        return slurm_rest.api_number(self.api_version) >= slurm_rest.DEPENDENCY_UPDATE_SINCE
+
+    async def update_dependencies(self, native_id: str, deps: list[Dependency]) -> None:
+        """`POST job/ID` (the update call) with `dependency` replaced by `deps`, as
+        `scontrol update JobId=ID Dependency=...` over SSH; a refusal is a SiteError naming
+        the job and slurmrestd's errors."""
+        if not self.updates_dependencies:
+            raise BadInput(f"{self.name}: slurmrestd {self.api_version} is not asked to "
+                           "change a queued job's dependency (v0.0.38 on are): the job is "
+                           "submitted again instead")
+        await self._each("changing the dependency of", "POST", [native_id],
+                         {"dependency": self.commands.dependency_value(deps)})
 
     async def release(self, native_ids: list[str]) -> None:
         """`POST job/ID` (the update call) with the hold lifted."""

@@ -57,11 +57,12 @@ def entry(jid: str, owner: str, slots: int, left_h: float, *, project: str | Non
 def site(quotas: str, jobs: dict[str, list[str]] | None = None, *,
          queues: tuple[str, ...] = ("all.q",), complexes: str = COMPLEXES,
          num_proc: int = 16, queue_conf: dict[str, str] | None = None,
-         host_values: dict[str, str] | None = None):
+         host_values: dict[str, str] | None = None, arches: dict[str, str] | None = None):
     """A Grid Engine site of two 16-slot hosts (s1, s2), each queue of `queues` on both,
     PEs smp and mpi ($pe_slots), probed as alice. `jobs`: running entries by queue
     instance (`all.q@s1`); `queue_conf`: more `qconf -sq` lines by queue; `host_values`:
-    more `qhost -F` resourcevalue elements by host."""
+    more `qhost -F` resourcevalue elements by host; `arches`: a host's arch_string other
+    than lx-amd64."""
     jobs = jobs or {}
 
     def used(name: str) -> int:
@@ -75,7 +76,8 @@ def site(quotas: str, jobs: dict[str, list[str]] | None = None, *,
     qstat = f"<?xml version='1.0'?><job_info><queue_info>{inst}</queue_info>" \
         "<job_info></job_info></job_info>"
     qhost = "<?xml version='1.0'?><qhost><host name='global'></host>" + "".join(
-        f"<host name='{h}'><hostvalue name='arch_string'>lx-amd64</hostvalue>"
+        f"<host name='{h}'><hostvalue name='arch_string'>{(arches or {}).get(h, 'lx-amd64')}"
+        "</hostvalue>"
         f"<hostvalue name='num_proc'>{num_proc}</hostvalue><hostvalue name='load_avg'>0.5"
         "</hostvalue><hostvalue name='mem_total'>256.0G</hostvalue>"
         f"{(host_values or {}).get(h, '')}</host>"

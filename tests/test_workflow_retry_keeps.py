@@ -784,7 +784,8 @@ class _RefusesMoveAndCancel(_Redepends):
 
 async def test_a_kept_child_whose_dependency_move_failed_is_called_stuck(runs):
     """The site refuses the move (and the cancel after it): join, left waiting on the failed
-    job, is called stuck when Slurm says so, as for any job."""
+    job, is said to be left queued beside its new run, and called stuck when Slurm says so,
+    as for any job."""
     run = await runs(ORDERED, _RefusesMoveAndCancel)
     run.ops.refusing.add("alpha")
     journal = Journal(run.store, {})
@@ -792,8 +793,10 @@ async def test_a_kept_child_whose_dependency_move_failed_is_called_stuck(runs):
     await run.end("left", JobState.FAILED)
     await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
     assert not run.store.get_workflow(run.wid).step("join").data.get("redepend")
+    left_queued = _stuck(run, join.id)
+    assert len(left_queued) == 1 and "alpha refused to cancel this one" in left_queued[0]
     journal.apply(join.id, JobState.PENDING, reason=NEVER, source="poll")
-    assert _stuck(run, join.id) == [NEVER]
+    assert _stuck(run, join.id) == [*left_queued, NEVER]
 
 
 async def test_a_workflow_step_not_kept_for_a_retry_is_called_stuck(runs):

@@ -713,7 +713,7 @@ class SgeCommands(FailureReading, AccountingReach):
                 gpus_allocated=min(round(took.get(gpu, 0.0)), gpu_total or 0)
                 if gpu in total else 0,
                 partitions=sorted({i["queue"] for i in mine}),
-                architecture=arch_name(arch),
+                architecture=arch_name(arch), arch_string=arch,
                 reason=instance_states_said(mine, errors) if state in ("down", "drain")
                 else None,
             ))

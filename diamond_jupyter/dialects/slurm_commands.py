@@ -397,12 +397,16 @@ class SlurmCommands(FailureReading, AccountingReach):
         """A queued job's dependencies replaced by `deps` (every one must hold), as sbatch's
         --dependency takes them: Slurm lets the owner change a pending job's dependency,
         one that can never be met included (its job stays queued where it was)."""
+        return ["scontrol", "update", f"JobId={self._ids([native_id])}",
+                f"Dependency={self.dependency_value(deps)}"]
+
+    def dependency_value(self, deps: list[Dependency]) -> str:
+        """`deps` as one value of sbatch's --dependency (every one must hold), e.g.
+        `afterok:12:13,afterany:14`: whole-job kinds only, each with job ids."""
         if not deps or not all(d.job_ids for d in deps) or any(d.per_task for d in deps):
             raise BadInput("slurm: a dependency update takes whole-job kinds (afterok, "
                            "afterany, afternotok, after), each with at least one job id")
-        value = ",".join(f"{d.kind}:{self._ids(d.job_ids).replace(',', ':')}" for d in deps)
-        return ["scontrol", "update", f"JobId={self._ids([native_id])}",
-                f"Dependency={value}"]
+        return ",".join(f"{d.kind}:{self._ids(d.job_ids).replace(',', ':')}" for d in deps)
 
     token_in_comment = True  # the idempotency token travels in --comment, not the name
 

@@ -613,6 +613,8 @@ def parse_qos(text: str, api_version: str = "v0.0.38") -> dict[str, QosLimits]:
 
 LICENSES = "licenses"  # in the outputs: the `GET licenses` reply
 LICENSES_UNREAD = "licenses_unread"  # in the outputs: why the licenses were not read
+# the first plugin version asked to change a queued job's dependency (`POST job/ID`)
+DEPENDENCY_UPDATE_SINCE = 38
 LICENSES_SINCE = 38  # the first plugin version with `GET licenses` (v0.0.36, v0.0.37: none)
 
 

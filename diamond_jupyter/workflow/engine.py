@@ -39,6 +39,8 @@ over where the last one stopped.
   not on its site): it keeps its place, held until the new run ends (`_keeps_place`); and
   one behind it by an afterok on its site, where the site changes a queued job's
   dependency: its afterok is moved to the new run's job (`_redependable`, `_redepend`).
+  A replaced run whose cancel the site refuses is said ("stuck" attention) and asked to
+  cancel again at each advance until it ended (`_cancel_superseded`, `_cancel_again`).
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
   transfers); the others leave it alone while that engine lives. Every write that drives a
@@ -63,6 +65,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
 from ..aio import within
+from ..attention import make as attention_event
 from ..dialects.scripts_common import runs_shell_lines, shell_lines_then
 from ..leases import Fence, LeaseLost, fence_of, generation
 from ..log_lines import one_line_logger
@@ -612,6 +615,62 @@ class WorkflowEngine:
             with contextlib.suppress(DiamondError):
                 await self.ops.cancel(job)
 
+    async def _cancel_superseded(self, wid: str, name: str, job: Job | None) -> None:
+        """Cancel `job`, step `name`'s run that a new one replaces. A cancel the site
+        refuses, the job still not ended when asked again, leaves it noted on the step
+        (`uncancelled`: asked again at each later advance, the sweep's included,
+        `_cancel_again`) and says so to the user as a "stuck" attention on that job: two
+        runs of a step are never left queued unsaid."""
+        if job is None or job.state.terminal:
+            return
+        self._check(wid)
+        try:
+            await self.ops.cancel(job)
+            return
+        except DiamondError as e:
+            refused = str(e)
+        with contextlib.suppress(DiamondError):
+            job = await self.ops.refresh(job)
+        if job.state.terminal:
+            return  # it ended meanwhile: nothing is left queued
+        noted = self.store.get_step(wid, name).data.get("uncancelled") or []
+        self._step(wid, name, data={"uncancelled": sorted({*noted, job.id})})
+        self._jobs[job.id] = wid  # its events advance the workflow (cancel asked again)
+        log.info("workflow %s step %s: %s left queued, its cancel refused: %s", wid, name,
+                 job.id, refused)
+        self.store.append_event(attention_event(
+            "stuck", job, f"{job.reason or job.state.value.lower()}; step {name} of "
+            f"workflow {wid} runs as a new job, and {job.site} refused to cancel this one "
+            f"({refused})",
+            explanation="an earlier run of a workflow step left queued beside its new run: "
+            f"diamond asks {job.site} to cancel it again at each poll (or run diamond "
+            f"cancel {job.id})", workflow_id=wid, step=name), self._fences.get(wid))
+
+    async def _cancel_again(self, rec: WorkflowRecord, name: str) -> None:
+        """Step `name`'s earlier runs whose cancel was refused (`_cancel_superseded`): each
+        not ended yet is asked to cancel again; one that ended, or was cancelled now, is
+        no longer noted. The step's own current job is never among them."""
+        st = rec.step(name)
+        current = self._job(st)
+        left: list[str] = []
+        for job_id in st.data.get("uncancelled") or []:
+            try:
+                job = self.store.get_job(job_id)
+            except DiamondError:
+                continue  # forgotten by the store: nothing to cancel by
+            if job.state.terminal or (current is not None and current.id == job.id):
+                continue
+            self._jobs[job.id] = rec.id
+            self._check(rec.id)
+            try:
+                await self.ops.cancel(job)
+            except DiamondError as e:
+                log.info("workflow %s step %s: %s still not cancelled: %s", rec.id, name,
+                         job.id, e)
+                left.append(job_id)
+        if left != st.data.get("uncancelled"):
+            self._step(rec.id, name, data={"uncancelled": left or None})
+
     def _job(self, st: StepRecord) -> Job | None:
         if not st.token:
             return None
@@ -646,6 +705,11 @@ class WorkflowEngine:
         for name in wf.order():
             if rec.step(name).data.get("requeue_below"):
                 await self._requeue_below(rec, wf, name)
+                rec = self.store.get_workflow(wid)
+        # earlier runs left queued beside their steps' new ones: their cancel asked again
+        for name in wf.order():
+            if rec.step(name).data.get("uncancelled"):
+                await self._cancel_again(rec, name)
                 rec = self.store.get_workflow(wid)
         # 1. what the jobs say
         for name in wf.order():
@@ -1612,7 +1676,7 @@ class WorkflowEngine:
             if m == name or not (st.phase in SUBMITTED or st.phase == "submitting"):
                 continue
             job = self._job(st)
-            await self._cancel_unended(rec.id, job)
+            await self._cancel_superseded(rec.id, m, job)
             await self._drop_gate(rec.id, m)
             self._step(rec.id, m, phase="waiting", token="", data={
     "move_error": None}, reason=f"resubmitted with its gang after {name} {why}",
@@ -1653,7 +1717,7 @@ class WorkflowEngine:
                 self._step(rec.id, d, data=self._end_unknown(wf, d, again))
                 continue
             again.add(d)
-            await self._cancel_unended(rec.id, job)
+            await self._cancel_superseded(rec.id, d, job)
             self._step(rec.id, d, phase="waiting", token="", data={
                 "move_error": None, "kept_for": None}, reason=(
                 f"resubmitted after {name} is run again"), job_id=job.id if job else None)
@@ -1773,7 +1837,7 @@ class WorkflowEngine:
                 self._step(rec.id, name, reason="", data={"redepend": None}, job_id=job.id,
                            event={"redepended": {"job": job.id, "afterok": ids}})
                 return
-        await self._cancel_unended(rec.id, job)
+        await self._cancel_superseded(rec.id, name, job)
         self._step(rec.id, name, phase="waiting", token="", data={
             "move_error": None, "redepend": None, "requeue_below": True}, reason=(
             f"resubmitted after {', '.join(moved)} is run again ({why})"), job_id=job.id)
@@ -1792,7 +1856,7 @@ class WorkflowEngine:
             # marked before the cancel: an engine that stops right after it leaves the
             # resubmit to the next one (its jobs' pass), not a cancel from outside
             self._step(rec.id, d, data={"unkept_for": name})
-            await self._cancel_unended(rec.id, job)
+            await self._cancel_superseded(rec.id, d, job)
             self._step(rec.id, d, phase="waiting", token="", data={
                 "move_error": None, "kept_for": None, "unkept_for": None,
                 "requeue_below": True}, reason=(
@@ -1810,6 +1874,8 @@ class WorkflowEngine:
                 task.cancel()
         for st in rec.steps:
             await self._drop_gate(rec.id, st.name)
+            if st.data.get("uncancelled"):  # earlier runs left queued: asked once more
+                await self._cancel_again(self.store.get_workflow(rec.id), st.name)
             st = self.store.get_step(rec.id, st.name)  # a submit may have ended meanwhile
             if st.name == culprit or st.phase in FINAL_PHASES:
                 continue

@@ -1,0 +1,124 @@
+"""A step's earlier run whose cancel the site refuses, once the step runs as a new job: the
+user is told (a "stuck" attention on that job, with what diamond does about it) and the
+cancel is asked again at each later advance (an event's, or the engine's 15 s sweep's)
+until the job ended, so two runs of a step are never left queued unsaid. On the real
+engine, store and journal, the operations below the facade recorded (`workflow_ops`).
+
+Before, a kept step whose dependency move and cancel were both refused, Slurm having said
+DependencyNeverSatisfied during the move (an alert held back while the engine mends it),
+raised no alert at all, and its job stayed queued beside the resubmitted one for good."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_workflow_retry_keeps import (
+    NEVER,
+    ORDERED,
+    _each_job_once,
+    _Redepends,
+    _stuck,
+)
+from test_workflow_unseen import _until
+from test_workflow_unseen15 import runs_fixture  # noqa: F401 (the `runs` fixture)
+
+from diamond_jupyter.journal import Journal
+from diamond_jupyter.model import Job, JobState, SiteError
+from diamond_jupyter.server.events import attention_payload
+
+
+class _NeverThenRefused(_Redepends):
+    """alpha refuses the dependency change, Slurm having said meanwhile that the job's
+    dependency can never be satisfied (through the journal, as a poll says it); and it
+    refuses every cancel while `cancel_refused`."""
+
+    journal: Journal
+    cancel_refused = True
+
+    async def update_dependencies(self, job: Job, deps: list[Any]) -> None:
+        self.journal.apply(job.id, JobState.PENDING, reason=NEVER, source="poll")
+        await super().update_dependencies(job, deps)
+
+    async def cancel(self, job: Job) -> None:
+        if self.cancel_refused:
+            raise SiteError(f"{job.site}: scancel {job.native_id} exited with status 1: "
+                            "Access/permission denied")
+        await super().cancel(job)
+
+
+class _EndsAsCancelled(_Redepends):
+    """alpha refuses the cancel of a job that ended just before it was asked."""
+
+    async def cancel(self, job: Job) -> None:
+        self.store.apply_state(job.id, JobState.FAILED, exit_code=1)
+        raise SiteError(f"{job.site}: scancel {job.native_id} exited with status 1: Job "
+                        "has already finished")
+
+
+async def test_fault_a_kept_job_left_queued_is_said_and_cancelled_at_a_later_advance(runs):
+    run = await runs(ORDERED, _NeverThenRefused)
+    run.ops.journal = Journal(run.store, {})
+    run.ops.refusing.add("alpha")
+    join, post = run.job("join"), run.job("post")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    new_join = run.job("join")
+    assert new_join.id != join.id and run.store.get_job(join.id).state == JobState.PENDING
+    [said] = _stuck(run, join.id)  # before: none (held back while the move was under way)
+    assert said == (f"{NEVER}; step join of workflow {run.wid} runs as a new job, and alpha "
+                    f"refused to cancel this one (alpha: scancel {join.native_id} exited "
+                    "with status 1: Access/permission denied)")
+    [ev] = [e for e in run.store.events_since(0, kinds=["job.attention"])
+            if e.job_id == join.id]
+    shown = attention_payload(ev)  # what the sidebar, the cards and the agent get
+    assert (shown["attention"], shown["never"], shown["state"]) == ("stuck", NEVER,
+                                                                   "PENDING")
+    assert shown["explanation"] == (
+        "an earlier run of a workflow step left queued beside its new run: diamond asks "
+        f"alpha to cancel it again at each poll (or run diamond cancel {join.id})")
+    steps = run.store.get_workflow(run.wid)
+    assert (steps.step("join").data["uncancelled"], steps.step("post").data["uncancelled"]
+            ) == ([join.id], [post.id])
+
+    await run.eng.advance(run.wid)  # still refused: still noted, said once
+    assert run.store.get_workflow(run.wid).step("join").data["uncancelled"] == [join.id]
+    assert len(_stuck(run, join.id)) == 1 and run.ops.cancels == []
+
+    run.ops.cancel_refused = False
+    await run.eng.advance(run.wid)  # as the sweep does: asked again, now cancelled
+    assert sorted(run.ops.cancels) == sorted([join.id, post.id])
+    assert run.store.get_job(join.id).state == JobState.CANCELLED
+    assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
+    assert run.job("join").id == new_join.id  # the step's new run is never cancelled
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+    assert run.state() == ("COMPLETED", None)
+    assert new_join.id not in run.ops.cancels
+    _each_job_once(run)
+
+
+async def test_a_refused_cancel_of_a_job_that_ended_meanwhile_is_not_said(runs):
+    run = await runs(ORDERED, _EndsAsCancelled)
+    run.ops.refusing.add("alpha")
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    assert _stuck(run, join.id) == []
+    assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
+    _each_job_once(run)
+
+
+async def test_cancelling_the_workflow_asks_a_left_queued_run_once_more(runs):
+    run = await runs(ORDERED, _NeverThenRefused)
+    run.ops.journal = Journal(run.store, {})
+    run.ops.refusing.add("alpha")
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    assert run.store.get_workflow(run.wid).step("join").data["uncancelled"] == [join.id]
+    run.ops.cancel_refused = False
+    await run.eng.cancel(run.wid)
+    assert join.id in run.ops.cancels  # before this, only the steps' current jobs
+    assert run.state()[0] == "CANCELLED"
+    _each_job_once(run)

@@ -29,7 +29,7 @@ from ..model import (
 )
 from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
-from .flux_ids import flux_id_form, flux_id_problem
+from .flux_ids import flux_id_problem
 from .outputs_common import (
     MOST_SECONDS,
     FailureReading,
@@ -60,8 +60,9 @@ _RESULTS = {"COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED,
 _ID_RE = re.compile(
     r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|\d+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
-# spellings of a job id from flux's own lists (flux-job-id(1)): only flux can spell them
-ID_SPELLINGS = ("words", "emoji")
+# spellings of a job id from flux's own lists (flux-job-id(1)) that only flux can spell
+# (words are spelled here: flux_ids.flux_words)
+ID_SPELLINGS = ("emoji",)
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -114,17 +115,15 @@ class FluxCommands(FailureReading, AccountingReach):
     def id_argv(self, job_id: str, to: str) -> list[str]:
         """`flux job id --to=FORM ID`: the id in a spelling only flux can give (ID_SPELLINGS)."""
         if to not in ID_SPELLINGS:
-            raise BadInput(f"flux job id --to={to!r}: accepted: words or emoji")
+            raise BadInput(f"flux job id --to={to!r}: accepted: {', '.join(ID_SPELLINGS)}")
         return ["flux", "job", "id", f"--to={to}", *self._ids([job_id])]
 
     @staticmethod
     def parse_id(stdout: str, to: str) -> str:
-        """`flux job id --to=FORM`'s answer: the id in that form (words: word-word-word--...;
-        emoji: no ASCII character), else SiteError (it goes into a file's name)."""
+        """`flux job id --to=FORM`'s answer: the id in that form (emoji: no ASCII character),
+        else SiteError (it goes into a file's name)."""
         text = stdout.strip()
-        ok = flux_id_form(text) == "words" if to == "words" else \
-            bool(text) and not any(c.isascii() for c in text)
-        if not ok:
+        if not text or any(c.isascii() for c in text):
             raise fail("flux", f"flux job id --to={to}", f"no job id in its {to} form", stdout)
         return text
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from .attention import never_reason
 from .dialects.flux_ids import flux_id_value, flux_spellings
 from .dialects.outputs_common import TASKS_EXPANDED, array_expression_ranges
+from .dialects.pbs_commands import subjob_of
 from .model import Job, JobState
 
 WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
@@ -135,12 +136,14 @@ def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[st
     """The stored ids the job `native` of `site` may be under, as its scheduler reads the id,
     each with the array task it names (None: the whole job): as written; a Flux id (where
     the scheduler is flux or not known) in every spelling of its number; an array task
-    (`123_4`, `123[4]`) as its array job's task."""
+    (`123_4`, `123[4]`, PBS's `123[4].server`) as its array job's task."""
     ids: list[tuple[str, str | None]] = [(native, None)]
     if scheduler in (None, "flux"):
         ids += [(s, None) for s in _flux_spellings(native)]
     if m := _ARRAY_TASK.fullmatch(native):
         ids.append((m.group(1), m.group(2) or m.group(3)))
+    if sub := subjob_of(native):  # PBS's subjob `123[4].server` of array `123[].server`
+        ids.append(sub)
     return [(f"{site}:{i}", task) for i, task in dict.fromkeys(ids)]
 
 

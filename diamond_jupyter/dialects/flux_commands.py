@@ -29,7 +29,7 @@ from ..model import (
 )
 from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
-from .flux_ids import flux_id_problem
+from .flux_ids import flux_id_form, flux_id_problem
 from .outputs_common import (
     MOST_SECONDS,
     FailureReading,
@@ -120,10 +120,12 @@ class FluxCommands(FailureReading, AccountingReach):
 
     @staticmethod
     def parse_id(stdout: str, to: str) -> str:
-        """`flux job id --to=FORM`'s answer: the id in that form (emoji: no ASCII character),
-        else SiteError (it goes into a file's name)."""
+        """`flux job id --to=FORM`'s answer: the id in that form (words: word-word-word--...;
+        emoji: no ASCII character), else SiteError (it goes into a file's name)."""
         text = stdout.strip()
-        if not text or any(c.isascii() for c in text):
+        ok = flux_id_form(text) == "words" if to == "words" else \
+            bool(text) and not any(c.isascii() for c in text)
+        if not ok:
             raise fail("flux", f"flux job id --to={to}", f"no job id in its {to} form", stdout)
         return text
 

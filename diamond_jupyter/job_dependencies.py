@@ -155,6 +155,29 @@ def wanted_ids(jobs: Iterable[Job], scheduler_of: Callable[[str], str | None]) -
             for jid, _ in upstream_ids(job.site, native, scheduler_of(job.site) or dep.scheduler)}
 
 
+def awaited_tasks(site: str, waiting: Iterable[Job], scheduler: str | None
+                  ) -> dict[str, set[str]]:
+    """The array tasks `waiting` jobs of `site` wait for, by the array's native id (its
+    index -> the tasks): one task named (`afterok:123_4`), and each corresponding task of
+    an aftercorr (the waiting array's indexes, up to TASKS_EXPANDED)."""
+    tasks: dict[str, set[str]] = {}
+    prefix = f"{site}:"
+    for job in waiting:
+        for dep in job.spec.dependencies if job.spec else []:
+            ranges = array_expression_ranges(job.spec.array.expression) \
+                if dep.per_task and job.spec.array else None
+            for native in dep.job_ids:
+                named = [(jid.removeprefix(prefix), task) for jid, task in upstream_ids(
+                    site, native, scheduler or dep.scheduler) if native]
+                for array, task in named:
+                    if task is not None:
+                        tasks.setdefault(array, set()).add(task)
+                if ranges:  # aftercorr on the whole array `native`
+                    indices = islice((i for r in ranges for i in r), TASKS_EXPANDED)
+                    tasks.setdefault(native, set()).update(map(str, indices))
+    return tasks
+
+
 def _started(job: Job) -> bool:
     return job.started_at is not None or job.state in (JobState.RUNNING, JobState.COMPLETED)
 

@@ -91,6 +91,9 @@ class Submitted:
 
 
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
+# seconds before accounting is asked again about the same vanished tasks it did not list
+# (they are asked at once when another task vanishes)
+TASKS_REASKED_AFTER_S = 120.0
 MAX_SAID_MESSAGES = 256  # distinct poll messages remembered as said (see Site._read)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 # where a shell script starts a command: its start, after ; & | ( ` { ! or a newline, after
@@ -252,6 +255,9 @@ class Site:
         self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
         # whose turn it is in an accounting query that reaches only some jobs (tracejob)
         self._accounting_turns = AccountingTurns()
+        # each followed array's awaited tasks that left the queue unseen ended: the set last
+        # asked of accounting, and when
+        self._tasks_asked: dict[str, tuple[frozenset[str], float]] = {}
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -1169,7 +1175,8 @@ class Site:
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
-        vanished = vanished_tasks(seen, following, awaited) if awaited else {}
+        vanished = self._tasks_to_ask(vanished_tasks(seen, following, awaited)
+                                      if awaited else {})
         ask = missing + [a for a in vanished if a not in missing]
         if ask and self.commands.accounting_takes_turns:
             ask = self._accounting_turns.order(ask)
@@ -1202,6 +1209,20 @@ class Site:
                 seen += found
                 self._accounting_turns.answered(f.native_id for f in found)
         return seen
+
+    def _tasks_to_ask(self, vanished: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Those of the `vanished` tasks (by array) to ask accounting about now: an array's
+        whose set changed since last asked, else once TASKS_REASKED_AFTER_S have passed."""
+        now = time.monotonic()
+        for gone in set(self._tasks_asked) - set(vanished):
+            del self._tasks_asked[gone]
+        due = {}
+        for array, tasks in vanished.items():
+            asked = self._tasks_asked.get(array)
+            if asked is None or asked[0] != tasks or now - asked[1] >= TASKS_REASKED_AFTER_S:
+                self._tasks_asked[array] = (frozenset(tasks), now)
+                due[array] = tasks
+        return due
 
     async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:
         """Accounting `records` where each job whose record the dialect could not tell apart

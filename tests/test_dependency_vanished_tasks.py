@@ -88,12 +88,23 @@ async def test_a_waited_for_task_that_vanished_is_asked_of_accounting(tmp_path) 
     assert bed.calls.read_text().split("-j")[-1].split() == ["500"]  # the array, once
 
 
-async def test_a_task_accounting_does_not_list_keeps_its_last_state(tmp_path) -> None:
+async def test_a_task_accounting_does_not_list_keeps_its_last_state(tmp_path,
+                                                                   monkeypatch) -> None:
+    """Asked again only once TASKS_REASKED_AFTER_S passed (or another task vanished)."""
+    from diamond_jupyter import sites
+
     bed = Bed(tmp_path, waits_on="500_2", acct="")
+    await bed.monitor.poll_once()
     await bed.monitor.poll_once()
     assert bed.store.get_job("alpha:500").tasks["2"] == R  # not ended, not lost: unknown
     assert bed.events() == []
-    assert bed.calls.read_text().count("\n") == 1  # asked, with nothing to tell
+    assert bed.calls.read_text().count("\n") == 1  # asked once, with nothing to tell
+    monkeypatch.setattr(sites, "TASKS_REASKED_AFTER_S", 0.0)
+    (tmp_path / "acct.txt").write_text(f"500_2|COMPLETED|0:0|{T}|500_2\n")
+    await bed.monitor.poll_once()
+    assert bed.calls.read_text().count("\n") == 2
+    assert bed.store.get_job("alpha:500").tasks["2"] == C
+    assert bed.events() == [("alpha:501", "satisfied", "2", "COMPLETED")]
 
 
 async def test_a_vanished_task_no_job_waits_for_asks_nothing(tmp_path) -> None:

@@ -1524,8 +1524,9 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
     @staticmethod
     async def _flux_spellings(site: Site, job: Job, pattern: str | None
                               ) -> tuple[str | None, str | None]:
-        """`pattern` with flux's words and emoji forms of the job's id (`{{id.words}}`) as
-        the site's flux spells them (its own word lists); with why not, where it did not."""
+        """`pattern` with flux's emoji form of the job's id (`{{id.emoji}}`) as the site's
+        flux spells it (its own list; the words form is spelled locally, with the other
+        forms); with why not, where it did not."""
         from .dialects.flux_commands import ID_SPELLINGS
 
         if not pattern or not job.native_id or site.script.name != "flux":

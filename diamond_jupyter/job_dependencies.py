@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from .attention import never_reason
 from .dialects.flux_ids import flux_id_value, flux_spellings
 from .dialects.outputs_common import TASKS_EXPANDED, array_expression_ranges
+from .dialects.pbs_commands import subjob_of
 from .model import Job, JobState
 
 WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
@@ -135,12 +136,14 @@ def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[st
     """The stored ids the job `native` of `site` may be under, as its scheduler reads the id,
     each with the array task it names (None: the whole job): as written; a Flux id (where
     the scheduler is flux or not known) in every spelling of its number; an array task
-    (`123_4`, `123[4]`) as its array job's task."""
+    (`123_4`, `123[4]`, PBS's `123[4].server`) as its array job's task."""
     ids: list[tuple[str, str | None]] = [(native, None)]
     if scheduler in (None, "flux"):
         ids += [(s, None) for s in _flux_spellings(native)]
     if m := _ARRAY_TASK.fullmatch(native):
         ids.append((m.group(1), m.group(2) or m.group(3)))
+    if sub := subjob_of(native):  # PBS's subjob `123[4].server` of array `123[].server`
+        ids.append(sub)
     return [(f"{site}:{i}", task) for i, task in dict.fromkeys(ids)]
 
 
@@ -150,6 +153,29 @@ def wanted_ids(jobs: Iterable[Job], scheduler_of: Callable[[str], str | None]) -
     return {jid for job in jobs for dep in (job.spec.dependencies if job.spec else [])
             for native in dep.job_ids if native
             for jid, _ in upstream_ids(job.site, native, scheduler_of(job.site) or dep.scheduler)}
+
+
+def awaited_tasks(site: str, waiting: Iterable[Job], scheduler: str | None
+                  ) -> dict[str, set[str]]:
+    """The array tasks `waiting` jobs of `site` wait for, by the array's native id (its
+    index -> the tasks): one task named (`afterok:123_4`), and each corresponding task of
+    an aftercorr (the waiting array's indexes, up to TASKS_EXPANDED)."""
+    tasks: dict[str, set[str]] = {}
+    prefix = f"{site}:"
+    for job in waiting:
+        for dep in job.spec.dependencies if job.spec else []:
+            ranges = array_expression_ranges(job.spec.array.expression) \
+                if dep.per_task and job.spec.array else None
+            for native in dep.job_ids:
+                named = [(jid.removeprefix(prefix), task) for jid, task in upstream_ids(
+                    site, native, scheduler or dep.scheduler) if native]
+                for array, task in named:
+                    if task is not None:
+                        tasks.setdefault(array, set()).add(task)
+                if ranges:  # aftercorr on the whole array `native`
+                    indices = islice((i for r in ranges for i in r), TASKS_EXPANDED)
+                    tasks.setdefault(native, set()).update(map(str, indices))
+    return tasks
 
 
 def _started(job: Job) -> bool:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
+from .job_dependencies import awaited_tasks
 from .log_lines import one_line_logger
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
 from .sites import EventChannel, carries_token, owns
@@ -445,6 +446,13 @@ class SiteMonitor:
         intent = self.journal.cancel_intent(job.id)
         return intent is not None, (intent.data or {}).get("reason") if intent else None
 
+    def _awaited_tasks(self) -> dict[str, set[str]]:
+        """The array tasks the site's waiting jobs wait for (array's native id -> indexes):
+        read only when a followed array's task left the queue unseen ended."""
+        site = self.site.name
+        return awaited_tasks(site, self.journal.store.waiting_jobs(site),
+                             self.site.cfg.scheduler)
+
     def _failed(self, error: Exception) -> None:
         """Remember why the site could not be asked (its name, which the transports put
         first, left out), and since when it has not answered."""
@@ -470,7 +478,8 @@ class SiteMonitor:
         natives = sorted({j.native_id for j in jobs if j.native_id})
         unasked: set[str] = set()  # gone from the queue, accounting not reached this poll
         try:
-            found = await self.site.statuses(natives, following=jobs, unasked=unasked)
+            found = await self.site.statuses(natives, following=jobs, unasked=unasked,
+                                             awaited=self._awaited_tasks)
         except DiamondError as e:  # unreachable, or no answer: the poll loop asks again later
             self._failed(e)
             raise

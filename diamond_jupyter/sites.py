@@ -27,11 +27,12 @@ from .dialects.base import (
 )
 from .dialects.outputs_common import (
     MessagesOnly,
+    array_task_ids,
     count_array_tasks,
     fold_array_tasks,
     outcome_rank,
 )
-from .dialects.pbs_commands import TOKEN_VARIABLE
+from .dialects.pbs_commands import TOKEN_VARIABLE, subjob_of
 from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
 from .dialects.staging import STAGING_NOTES
@@ -90,6 +91,9 @@ class Submitted:
 
 
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
+# seconds before accounting is asked again about the same vanished tasks it did not list
+# (they are asked at once when another task vanishes)
+TASKS_REASKED_AFTER_S = 120.0
 MAX_SAID_MESSAGES = 256  # distinct poll messages remembered as said (see Site._read)
 NAME_KEPT = 40  # characters of the user's job name kept (the token may be appended)
 # where a shell script starts a command: its start, after ; & | ( ` { ! or a newline, after
@@ -164,6 +168,46 @@ def carries_token(status: JobStatus, job: Job) -> bool:
                                 or status.token == job.token)
 
 
+def vanished_tasks(seen: list[JobStatus], following: Collection[Job],
+                   awaited: Callable[[], dict[str, set[str]]]) -> dict[str, set[str]]:
+    """The awaited tasks of each followed array the queue lists not ended (`seen`) that it
+    no longer lists, though they were last seen not ended (the stored task states): by
+    the array's native id. `awaited` is called only when there are such tasks."""
+    listed = {s.native_id: s for s in seen if not s.state.terminal}
+    gone: dict[str, set[str]] = {}
+    for job in following:
+        st = listed.get(job.native_id or "")
+        if st is None or not job.tasks:
+            continue
+        now = st.tasks or {}
+        if left := {t for t, state in job.tasks.items() if t not in now
+                    and not (state.terminal and state != JobState.UNKNOWN)}:
+            gone[st.native_id] = left
+    if not gone:
+        return {}
+    wanted = awaited()
+    return {a: left & wanted[a] for a, left in gone.items() if left & wanted.get(a, set())}
+
+
+def ended_tasks(records: list[JobStatus], vanished: dict[str, set[str]],
+                array_of: Callable[[str], str | None] | None) -> dict[str, dict[str, JobState]]:
+    """The states accounting `records` give the `vanished` tasks (array's native id ->
+    indexes), those ended only: a task's record (Slurm's `123_4`, LSF's `123[4]`, PBS's
+    subjob `123[4].server`) by its array's id and its index."""
+    ended: dict[str, dict[str, JobState]] = {}
+    for r in records:
+        if not r.state.terminal or r.state == JobState.UNKNOWN:
+            continue
+        task = subjob_of(r.native_id)
+        if task is None and array_of is not None and (a := array_of(r.native_id)):
+            ids = array_task_ids(r.native_id) or ()
+            if len(ids) == 1 and len(ids[0]) == 1:
+                task = (a, str(ids[0][0]))
+        if task is not None and task[1] in vanished.get(task[0], ()):
+            ended.setdefault(task[0], {})[task[1]] = r.state
+    return ended
+
+
 def _same_run(queued: JobStatus, acct: JobStatus) -> bool:
     """Can a queue record and an accounting record be the same job (ids may be reused)?"""
     def agree(a: object, b: object) -> bool:
@@ -211,6 +255,9 @@ class Site:
         self._task_records: dict[str, tuple[int, list[JobStatus]]] = {}
         # whose turn it is in an accounting query that reaches only some jobs (tracejob)
         self._accounting_turns = AccountingTurns()
+        # each followed array's awaited tasks that left the queue unseen ended: the set last
+        # asked of accounting, and when
+        self._tasks_asked: dict[str, tuple[frozenset[str], float]] = {}
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -1094,7 +1141,9 @@ class Site:
         return await ours([s for s in found if token_tag(token) in (s.comment or "")])
 
     async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
-                       unasked: set[str] | None = None) -> list[JobStatus]:
+                       unasked: set[str] | None = None,
+                       awaited: Callable[[], dict[str, set[str]]] | None = None
+                       ) -> list[JobStatus]:
         """Queue state for all given jobs; those gone from the queue from accounting.
 
         `following`: the jobs asked about; a native id is also looked up in accounting when
@@ -1102,7 +1151,11 @@ class Site:
         then return several records per id, oldest first. Where accounting reaches only
         the jobs it has time for (the dialect's `accounting_takes_turns`), those waiting
         longest are asked first, and `unasked` receives those it did not reach: no record
-        of them is no news.
+        of them is no news. `awaited()`: the array tasks jobs wait for (array's native id
+        -> indexes), read only when a followed array still queued no longer lists a task
+        last seen not ended; such an awaited task is asked of accounting in the same query
+        (its array's id, in its turn), and the state accounting gives it, once ended, is
+        added to the array's task states (not listed there, it keeps the last one seen).
         """
         if not native_ids:
             return []
@@ -1123,9 +1176,12 @@ class Site:
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
-        if missing and self.commands.accounting_takes_turns:
-            missing = self._accounting_turns.order(missing)
-        acct = self.commands.accounting_argv(missing) if missing else None
+        vanished = self._tasks_to_ask(vanished_tasks(seen, following, awaited)
+                                      if awaited else {})
+        ask = missing + [a for a in vanished if a not in missing]
+        if ask and self.commands.accounting_takes_turns:
+            ask = self._accounting_turns.order(ask)
+        acct = self.commands.accounting_argv(ask) if ask else None
         if acct:
             r2 = await self.run(acct, check=False, timeout=self.query_timeout_s)
             self._check_answered(r2)
@@ -1136,6 +1192,16 @@ class Site:
             if r2.ok:
                 raw = await self._ask_unsure_alone(
                     self._read(self.commands.parse_accounting, r2.stdout))
+                if vanished:
+                    ended = ended_tasks(raw, vanished, getattr(self.commands, "array_of",
+                                                                None))
+                    seen = [s.model_copy(update={"tasks": {**(s.tasks or {}),
+                                                           **ended[s.native_id]}})
+                            if s.native_id in ended and not s.state.terminal else s
+                            for s in seen]
+                    self._accounting_turns.answered(
+                        a for a in vanished if a not in missing
+                        and vanished[a] <= set(ended.get(a, {})))
                 found = [s for s in self.fold_arrays(raw) if s.native_id in missing]
                 found = [_array_outcome(f, seen, arrays) for f in found]
                 # accounting's record of a job the queue shows ended replaces the queue's
@@ -1144,6 +1210,20 @@ class Site:
                 seen += found
                 self._accounting_turns.answered(f.native_id for f in found)
         return seen
+
+    def _tasks_to_ask(self, vanished: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Those of the `vanished` tasks (by array) to ask accounting about now: an array's
+        whose set changed since last asked, else once TASKS_REASKED_AFTER_S have passed."""
+        now = time.monotonic()
+        for gone in set(self._tasks_asked) - set(vanished):
+            del self._tasks_asked[gone]
+        due = {}
+        for array, tasks in vanished.items():
+            asked = self._tasks_asked.get(array)
+            if asked is None or asked[0] != tasks or now - asked[1] >= TASKS_REASKED_AFTER_S:
+                self._tasks_asked[array] = (frozenset(tasks), now)
+                due[array] = tasks
+        return due
 
     async def _ask_unsure_alone(self, records: list[JobStatus]) -> list[JobStatus]:
         """Accounting `records` where each job whose record the dialect could not tell apart

@@ -21,7 +21,7 @@ import json
 import re
 import stat
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -336,10 +336,12 @@ class RestSite(Site):
                 and self.usable_id(s.native_id)]
 
     async def statuses(self, native_ids: list[str], *, following: Collection[Job] = (),
-                       unasked: set[str] | None = None) -> list[JobStatus]:
+                       unasked: set[str] | None = None,
+                       awaited: Callable[[], dict[str, set[str]]] | None = None
+                       ) -> list[JobStatus]:
         """Every asked-for job from ONE `GET jobs` (the batched query); a job gone from it
         (past MinJobAge) is not found: the API has no accounting without slurmdbd (so
-        `unasked`, Site's, stays empty). Where the
+        `unasked`, Site's, stays empty, and `awaited` is not read). Where the
         whole queue is larger than the transport's cap, each job is asked alone (`GET
         job/ID`): following the user's jobs never depends on the size of everyone's queue."""
         if not native_ids:

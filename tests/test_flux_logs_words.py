@@ -1,8 +1,7 @@
 """`diamond logs` of a flux job whose output file name holds its id in flux's words form
-(`--output=o.{{id.words}}.log`): the words come from flux's own list, so the engine asks
-the site's flux (`flux job id --to=words ID`) for the file's name. Before, the log was said
-to be "known only to the running job" and not read. A local site with a fake `flux` on
-PATH; no test bed."""
+(`--output=o.{{id.words}}.log`) spells the words itself (mnemonicode's list, as flux does);
+the emoji form, from flux's own list only, is asked of the site's flux (`flux job id
+--to=emoji ID`). A local site with a fake `flux` on PATH; no test bed."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
 
 WORDS = "eagle-cockpit-buffalo--condor-cherry-africa"  # JOB_ID in words
 JOB_ID = "ƒBq2XsHaw7Z"
+EMOJI = "\U0001f600\U0001f680\U0001f34e"  # what a flux answers for the emoji form
 
 
 def _fake_flux(tmp_path, body: str) -> None:
@@ -58,16 +58,29 @@ async def _logs(fed, home, pattern: str) -> dict[str, str]:
     return await fed.logs(job.id)
 
 
-async def test_a_words_file_name_is_spelled_by_the_sites_flux(tmp_path, flux_path):
-    _fake_flux(tmp_path, f'echo "$@" >> {tmp_path / "calls"}\n'
-                         f'[ "$1 $2 $3 $4" = "job id --to=words {JOB_ID}" ] && '
-                         f'echo {WORDS} && exit 0\nexit 1\n')
+async def test_a_words_file_name_is_spelled_here_without_asking_flux(tmp_path, flux_path):
+    """The words come from mnemonicode's list (flux_ids.flux_words): no `flux job id`."""
+    _fake_flux(tmp_path, f'echo "$@" >> {tmp_path / "calls"}\nexit 1\n')
     fed, home = _flux_fed(tmp_path)
     (home / f"o.{WORDS}.log").write_text("the job's output\n")
     try:
         logs = await _logs(fed, home, "o.{{id.words}}.log")
         assert (logs["stdout"], logs["missing"]) == ("the job's output\n", "")
-        assert (tmp_path / "calls").read_text() == f"job id --to=words {JOB_ID}\n"
+        assert "job id" not in (tmp_path / "calls").read_text()
+    finally:
+        await fed.close()
+
+
+async def test_an_emoji_file_name_is_spelled_by_the_sites_flux(tmp_path, flux_path):
+    _fake_flux(tmp_path, f'echo "$@" >> {tmp_path / "calls"}\n'
+                         f'[ "$1 $2 $3 $4" = "job id --to=emoji {JOB_ID}" ] && '
+                         f'echo {EMOJI} && exit 0\nexit 1\n')
+    fed, home = _flux_fed(tmp_path)
+    (home / f"o.{EMOJI}.log").write_text("the job's output\n")
+    try:
+        logs = await _logs(fed, home, "o.{{id.emoji}}.log")
+        assert (logs["stdout"], logs["missing"]) == ("the job's output\n", "")
+        assert (tmp_path / "calls").read_text() == f"job id --to=emoji {JOB_ID}\n"
     finally:
         await fed.close()
 
@@ -76,23 +89,23 @@ async def test_a_flux_that_cannot_spell_it_leaves_the_log_said_missing(tmp_path,
     _fake_flux(tmp_path, 'echo "flux-job: unknown option --to" >&2\nexit 1\n')
     fed, home = _flux_fed(tmp_path)
     try:
-        logs = await _logs(fed, home, "o.{{id.words}}.log")
+        logs = await _logs(fed, home, "o.{{id.emoji}}.log")
         assert logs["stdout"] == ""
         assert logs["missing"] == (
-            f"stdout log {home}/o.{{{{id.words}}}}.log: its name holds the job id in flux's "
-            "words form, which the site's flux did not spell (flux job id --to=words: "
+            f"stdout log {home}/o.{{{{id.emoji}}}}.log: its name holds the job id in flux's "
+            "emoji form, which the site's flux did not spell (flux job id --to=emoji: "
             "flux-job: unknown option --to); `diamond files` lists the job's files")
     finally:
         await fed.close()
 
 
 def test_the_id_command_is_checked_and_its_answer_too():
-    assert FluxCommands().id_argv(JOB_ID, "words") == ["flux", "job", "id", "--to=words",
+    assert FluxCommands().id_argv(JOB_ID, "emoji") == ["flux", "job", "id", "--to=emoji",
                                                        JOB_ID]
     with pytest.raises(BadInput, match="not a job id"):
-        FluxCommands().id_argv("x; rm -rf ~", "words")
-    with pytest.raises(BadInput, match="words or emoji"):
-        FluxCommands().id_argv(JOB_ID, "dec; rm")
-    assert FluxCommands().parse_id(WORDS + "\n", "words") == WORDS
-    with pytest.raises(SiteError, match="cannot parse flux job id --to=words"):
-        FluxCommands().parse_id("../../etc/passwd\n", "words")
+        FluxCommands().id_argv("x; rm -rf ~", "emoji")
+    with pytest.raises(BadInput, match="accepted: emoji"):
+        FluxCommands().id_argv(JOB_ID, "words")
+    assert FluxCommands().parse_id(EMOJI + "\n", "emoji") == EMOJI
+    with pytest.raises(SiteError, match="cannot parse flux job id --to=emoji"):
+        FluxCommands().parse_id("../../etc/passwd\n", "emoji")

@@ -386,7 +386,7 @@ def test_grid_engine_hard_and_soft_are_said_as_switches():
 def test_flux_id_forms_name_the_output_file_that_diamond_logs_reads():
     """The file a flux job with `--output=logs/{{name}}-{{id.dec}}.out` writes: its id in
     decimal (flux-job-id(1)); the engine looked for `{{id.dec}}` as written."""
-    from diamond_jupyter.dialects.flux_ids import flux_id_value
+    from diamond_jupyter.dialects.flux_ids import flux_id_value, flux_words
     from diamond_jupyter.dialects.scripts_common import output_file_name
 
     jid = "fBq2XsHaw7Z"
@@ -400,9 +400,9 @@ def test_flux_id_forms_name_the_output_file_that_diamond_logs_reads():
         f"o.{hex(value)}"
     dotted = output_file_name("o.{{id.dothex}}", "flux", job_id=jid, name=None)[0]
     assert int(dotted[2:].replace(".", ""), 16) == value and dotted.count(".") == 4
-    # the words form needs flux's own word list: said, the path unchanged
+    # the words form (mnemonicode's list) is spelled here too
     assert output_file_name("o.{{id.words}}", "flux", job_id=jid, name=None) == (
-        "o.{{id.words}}", "the job id in flux's words form")
+        f"o.{flux_words(value)}", None)
 
 
 def test_a_named_reservation_is_no_grid_engine_ar():

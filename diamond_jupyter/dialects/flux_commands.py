@@ -60,8 +60,9 @@ _RESULTS = {"COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED,
 _ID_RE = re.compile(
     r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|\d+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
-# spellings of a job id from flux's own lists (flux-job-id(1)): only flux can spell them
-ID_SPELLINGS = ("words", "emoji")
+# spellings of a job id from flux's own lists (flux-job-id(1)) that only flux can spell
+# (words are spelled here: flux_ids.flux_words)
+ID_SPELLINGS = ("emoji",)
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -114,7 +115,7 @@ class FluxCommands(FailureReading, AccountingReach):
     def id_argv(self, job_id: str, to: str) -> list[str]:
         """`flux job id --to=FORM ID`: the id in a spelling only flux can give (ID_SPELLINGS)."""
         if to not in ID_SPELLINGS:
-            raise BadInput(f"flux job id --to={to!r}: accepted: words or emoji")
+            raise BadInput(f"flux job id --to={to!r}: accepted: {', '.join(ID_SPELLINGS)}")
         return ["flux", "job", "id", f"--to={to}", *self._ids([job_id])]
 
     @staticmethod

@@ -39,6 +39,7 @@ from .base import AccountingReach
 from .dependencies import pbs_awaited, pbs_dependencies
 from .limits_text import parse_pbs_reservations, with_status
 from .outputs_common import (
+    TASKS_EXPANDED,
     FailureReading,
     clean,
     count_array_tasks,
@@ -76,6 +77,9 @@ from .pbs_trace import (
 from .slurm_commands import SlurmCommands, is_separated
 
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
+# one subjob of a job array, as `qstat -t` lists it (PBS Pro and Torque): `123[4].server`;
+# its array is `123[].server`
+_SUBJOB = re.compile(r"(\d+)\[(\d+)\](\..*)?")
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
            "T": JobState.PENDING, "R": JobState.RUNNING, "E": JobState.RUNNING,
            "S": JobState.RUNNING, "U": JobState.RUNNING, "B": JobState.RUNNING}
@@ -282,11 +286,17 @@ class PbsCommands(FailureReading, AccountingReach):
         return ["qsub", *(["-h"] if hold else []), *paths, script_path]
 
     def status_argv(self, native_ids: list[str]) -> list[str]:
+        """The jobs' full status; on PBS Pro, where one is a job array (`123[].server`),
+        its subjobs too (`-t`: each subjob's record, whose state `parse_status` keeps as
+        the array's task's). Torque is not given `-t` (it may list the subjobs in the
+        array's place); the subjobs it lists beside their array are read the same way."""
+        ids = self._ids(native_ids)
         if self.flavor == "slurm":
-            return ["qstat", "-f", *(short_id(i) for i in self._ids(native_ids))]
+            return ["qstat", "-f", *(short_id(i) for i in ids)]
         if self.flavor == "torque":
-            return ["qstat", "-f", "-x", *self._ids(native_ids)]
-        return ["qstat", "-f", "-F", "json", "-x", *self._ids(native_ids)]
+            return ["qstat", "-f", "-x", *ids]
+        subjobs = ["-t"] if any("[]" in i for i in ids) else []
+        return ["qstat", "-f", "-F", "json", "-x", *subjobs, *ids]
 
     def accounting_argv(self, native_ids: list[str]) -> list[str] | None:
         """How jobs the queue no longer lists ended. Slurm's wrappers do not say: Slurm's
@@ -407,7 +417,7 @@ class PbsCommands(FailureReading, AccountingReach):
                 return self._acct.parse_status(stdout, skipped)
             return parse_wrapper_status(stdout, self.tz)
         if self.flavor == "torque" or stdout.lstrip().startswith("<"):
-            return self.parse_torque_xml(stdout, skipped)
+            return fold_subjobs(self.parse_torque_xml(stdout, skipped))
         if not stdout.strip():
             return []
         try:
@@ -418,7 +428,7 @@ class PbsCommands(FailureReading, AccountingReach):
             by_record = self._parse_by_record(stdout)
             if by_record is None:
                 raise whole from None
-            return by_record
+            return fold_subjobs(by_record)
         jobs = data.get("Jobs") if isinstance(data, dict) else None
         if jobs is None:
             return []
@@ -431,7 +441,7 @@ class PbsCommands(FailureReading, AccountingReach):
             else:
                 unread(skipped, "pbs", f"qstat -F json job {jid}", "not an object of "
                        "attributes", str(attrs))
-        return _with_dependencies(out, jobs)
+        return fold_subjobs(_with_dependencies(out, jobs))
 
     def _parse_by_record(self, stdout: str) -> list[JobStatus] | None:
         """`qstat -F json` read job by job, for a listing that does not read whole: PBS
@@ -743,6 +753,28 @@ class PbsCommands(FailureReading, AccountingReach):
             warnings=[f"{site}: {w}" for w in skipped],
         )
 
+
+
+def subjob_of(native_id: str) -> tuple[str, str] | None:
+    """(the array's id, the index) of a subjob's id (`123[4].server` -> (`123[].server`,
+    `4`)); None for any other id."""
+    m = _SUBJOB.fullmatch(native_id)
+    return (f"{m.group(1)}[]{m.group(3) or ''}", m.group(2)) if m else None
+
+
+def fold_subjobs(records: list[JobStatus]) -> list[JobStatus]:
+    """The states of the subjobs a listing holds (`qstat -t`: `123[4].server`) as their
+    listed array's task states (index -> state, up to TASKS_EXPANDED); every record kept
+    as listed (a subjob is a job of its own in the queue's view)."""
+    listed = {r.native_id for r in records if "[]" in r.native_id}
+    tasks: dict[str, dict[str, JobState]] = {}
+    for r in records:
+        if (sub := subjob_of(r.native_id)) is not None and sub[0] in listed:
+            states = tasks.setdefault(sub[0], {})
+            if len(states) < TASKS_EXPANDED:
+                states[sub[1]] = r.state
+    return [r.model_copy(update={"tasks": tasks[r.native_id]}) if r.native_id in tasks
+            else r for r in records]
 
 
 def free_vnodes_to_free_queues(queues: list[Partition], nodes: list[Node]) -> list[Partition]:

@@ -28,7 +28,7 @@ from ..model import (
     leading_dash_advice,
 )
 from ..wording import quantity
-from .flux_ids import flux_f58, flux_id_form, flux_id_value
+from .flux_ids import flux_f58, flux_id_form, flux_id_value, flux_words
 
 # the spec's metadata key of each stage entry carried from a script line: {line, entry,
 # directive, direction, source, destination}; a refusal of its path names the line
@@ -1060,8 +1060,8 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
 
 def _flux_id_forms(path: str, job_id: str) -> str:
     """flux's `{{id.dec}}`, `{{id.hex}}`, `{{id.dothex}}`, `{{id.kvs}}`, `{{id.f58}}`,
-    `{{id.f58plain}}` in a file name: the job's id in that form (flux-job-id(1)); words and
-    emoji are flux's own lists."""
+    `{{id.f58plain}}`, `{{id.words}}` in a file name: the job's id in that form
+    (flux-job-id(1)); emoji is flux's own list."""
     value = flux_id_value(job_id)
 
     def form(m: re.Match[str]) -> str:
@@ -1070,7 +1070,8 @@ def _flux_id_forms(path: str, job_id: str) -> str:
         spelled = {"dec": str(value), "hex": f"0x{value:x}" if value is not None else "",
                    "dothex": dothex, "kvs": f"job.{dothex}", "f58": job_id,
                    "f58plain": flux_f58(value, ascii_prefix=True) if value is not None
-                   else ""}.get(m.group(1))
+                   else "",
+                   "words": flux_words(value) if value is not None else ""}.get(m.group(1))
         if value is None or spelled is None:
             raise LookupError(f"the job id in flux's {m.group(1)} form")
         return spelled

@@ -508,6 +508,28 @@ def replay_number(name: str) -> int:
     return int(name.split("-", 2)[2].split(".")[0])
 
 
+def sound_replays(log: Any, site: str, ran: set[int]) -> Iterator[Any]:
+    """The replays of `log` on the test-bed site `site` drawn with seeds 1-3 (600 s windows,
+    scale 60), each checked for what every replay is: arrivals drawn
+    from the log, one name a job, and each job one that `ran` in the log, fitting the site's
+    nodes and CPUs and its partition's time limit."""
+    from diamond_jupyter.testbed.clusters import cluster
+    from diamond_jupyter.testbed.trace import plan_replay
+
+    c = cluster(site)
+    limits = partition_limits(c)
+    for seed in (1, 2, 3):
+        plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
+        assert plan.arrivals_in_log > 0, plan.summary()
+        names = [j.name for j in plan.jobs]
+        assert len(names) == len(set(names)), f"two replayed jobs of one name: {names}"
+        for j in plan.jobs:
+            assert replay_number(j.name) in ran, j
+            assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus, j
+            assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition], j
+        yield plan
+
+
 # The faces sweeps' (test_faces_unseen*.py, test_adversarial_inputs19.py) fixtures, named by
 # the module taking them:
 # `user, shell, jp_server_config, rest = sweep_helpers.FACES_FIXTURES`

@@ -503,6 +503,28 @@ def fake_load_site(monkeypatch: pytest.MonkeyPatch, name: str, scheduler: str,
                         lambda transport, site: FakeTransport())
 
 
+def store_files(folder: Path) -> bytes:
+    """All a store at `folder`/s.sqlite3 wrote to disk: its database, WAL and shared memory
+    files, one after the other."""
+    return b"".join(p.read_bytes() for p in folder.glob("s.sqlite3*") if p.is_file())
+
+
+def assert_script_secret_not_stored(folder: Path, script: str, secret: str) -> None:
+    """A job whose script holds `script` (then `echo done`), recorded in a store at
+    `folder`: `secret` is neither in the script the store gives back, which keeps the rest
+    and marks what it hid (***), nor anywhere in the store's files."""
+    from diamond_jupyter.model import JobSpec
+    from diamond_jupyter.store import Store
+
+    store = Store(folder / "s.sqlite3")
+    job = store.record_intent("alpha", "tok-secret", JobSpec(
+        script="#!/bin/bash\n" + script + "echo done\n", name="leaky"))
+    shown = store.get_job(job.id).spec.script
+    assert secret not in shown and "echo done" in shown and "***" in shown
+    store.close()
+    assert secret.encode() not in store_files(folder)
+
+
 def replay_number(name: str) -> int:
     """The log's job number in a replayed job's name: trace-arrive-17.2 -> 17."""
     return int(name.split("-", 2)[2].split(".")[0])

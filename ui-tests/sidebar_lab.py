@@ -28,11 +28,12 @@ def lab_on(tmp: Path, sites: Path, store: Path) -> Iterator[dict]:
         stop_lab(proc)
 
 
-def new_lab_page(browser, server: dict, *, width: int = 1400, height: int = 900,
-                 scale: float = 1, before_load: Callable[[Page], None] | None = None) -> Page:
-    """A page in a context of its own with JupyterLab loaded; `page.diamond_errors` collects
-    its uncaught errors. `before_load` runs first (routes set after could miss the page's
-    first requests)."""
+def new_lab_page(browser, server: dict, *, path: str = "lab", width: int = 1400,
+                 height: int = 900, scale: float = 1,
+                 before_load: Callable[[Page], None] | None = None) -> Page:
+    """A page in a context of its own with JupyterLab loaded at `path`; `page.diamond_errors`
+    collects its uncaught errors. `before_load` runs first (routes set after could miss the
+    page's first requests)."""
     context = browser.new_context(viewport={"width": width, "height": height},
                                   device_scale_factor=scale)
     page = context.new_page()
@@ -41,20 +42,27 @@ def new_lab_page(browser, server: dict, *, width: int = 1400, height: int = 900,
     page.diamond_errors = errors  # type: ignore[attr-defined]
     if before_load:
         before_load(page)
-    load_lab(page, server)
+    load_lab(page, server, path)
     return page
 
 
 @contextmanager
-def sidebar_page(browser, server: dict) -> Iterator[tuple[Page, Locator]]:
-    """A page on `server` and its Diamond sidebar, shown. On leaving without a failure, the
-    page must have thrown no error; the page is closed either way."""
-    page = new_lab_page(browser, server)
+def error_free_page(browser, server: dict, path: str = "lab") -> Iterator[Page]:
+    """A page on `server` with JupyterLab loaded at `path`. On leaving without a failure,
+    the page must have thrown no error; it is closed either way."""
+    page = new_lab_page(browser, server, path=path)
     try:
-        yield page, open_sidebar(page)
+        yield page
         assert page.diamond_errors == [], page.diamond_errors  # type: ignore[attr-defined]
     finally:
         page.context.close()
+
+
+@contextmanager
+def sidebar_page(browser, server: dict) -> Iterator[tuple[Page, Locator]]:
+    """`error_free_page` at /lab and its Diamond sidebar, shown."""
+    with error_free_page(browser, server) as page:
+        yield page, open_sidebar(page)
 
 
 def live_sidebar(page: Page) -> Locator:

@@ -468,14 +468,15 @@ def test_a_step_name_of_non_ascii_letters_is_refused_naming_the_letter():
 
 # -- 7. steps that wait only on order ---------------------------------------------------------
 
+def _order(b_site: str) -> str:
+    """A workflow whose step b (on `b_site`) needs a (on alpha) but takes no input of it."""
+    return ("name: order\nsteps:\n  - {name: a, site: alpha, script: ./a}\n"
+            f"  - {{name: b, site: {b_site}, needs: [a], script: ./b}}\n")
+
+
 async def test_a_step_with_no_inputs_waits_for_its_upstream_on_another_site_copying_nothing(
         runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: beta, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("beta"))
     b = run.job("b")
     assert b.id not in run.ops.releases  # held for a, which has not ended
     await run.end("a")
@@ -486,12 +487,7 @@ async def test_a_step_with_no_inputs_waits_for_its_upstream_on_another_site_copy
 
 
 async def test_a_step_with_no_inputs_on_the_same_site_waits_by_the_schedulers_afterok(runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: alpha, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("alpha"))
     a = run.job("a")
     [dep] = run.ops.specs["b"].dependencies
     assert (dep.kind, dep.job_ids) == ("afterok", [a.native_id])
@@ -499,12 +495,7 @@ async def test_a_step_with_no_inputs_on_the_same_site_waits_by_the_schedulers_af
 
 
 async def test_a_step_waiting_on_order_is_never_released_when_its_upstream_fails(runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: beta, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("beta"))
     b = run.job("b")
     await run.end("a", JobState.FAILED)
     assert run.state()[0] == "FAILED"

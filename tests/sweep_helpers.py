@@ -306,6 +306,21 @@ def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: 
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
 
 
+def cli_sites_counting_sbatch(tmp_path: Path) -> tuple[Path, Path]:
+    """A sites file of SITES (local, a fake sbatch that records each call, its store in
+    `tmp_path`) and the file the calls are recorded in (none: nothing was submitted)."""
+    calls = tmp_path / "sbatch-calls"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\necho 501\n")
+    sbatch.chmod(0o755)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n" + "".join(
+        f"  - {{name: {n}, transport: {{kind: local}}, workdir: '{tmp_path / n}', "
+        f"commands: {{sbatch: '{sbatch}'}}}}\n" for n in SITES)
+        + f"store: '{tmp_path / 's.sqlite'}'\n")
+    return cfg, calls
+
+
 def load(text: str) -> Workflow:
     """A workflow file's text (dedented) read against SITES."""
     return load_workflow(textwrap.dedent(text), sites=SITES)

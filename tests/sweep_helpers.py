@@ -21,7 +21,7 @@ import textwrap
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -286,6 +286,18 @@ def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str]) -> None:
 
 
 # -- job bodies' software needs ----------------------------------------------------------
+
+@dataclass
+class SoftwareCase:
+    """A needs sweep's case: a job body and what is read of it; a module adds its own."""
+
+    name: str
+    body: str
+    checked: list[str] = field(default_factory=list)  # software held against sites
+    unchecked: list[str] = field(default_factory=list)  # read, not held against sites
+    can: set[str] = field(default_factory=set)  # sites that can run it ("unknown" always)
+    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+
 
 def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: set[str],
                          why: dict[str, str]) -> None:

@@ -84,6 +84,20 @@ def shared_live_page(page: Page) -> Iterator[Page]:
         page.context.close()
 
 
+def narrowest_sidebar(page: Page) -> None:
+    """Drag the handle between the sidebar and the main area as far left as it goes
+    (JupyterLab keeps a side panel at least 250 px wide), until the sidebar is that narrow."""
+    handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
+    box = handle.bounding_box()
+    assert box, "no split handle beside the sidebar"
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
+    page.mouse.move(260, box["y"] + 200, steps=5)
+    page.mouse.up()
+    page.wait_for_function("() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+
+
 def sidebar_panel(page: Page) -> Locator:
     return page.locator("#diamond-sidebar")
 

@@ -20,7 +20,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
-from sidebar_lab import live_sidebar, new_lab_page, shared_live_page, sidebar_panel, site_row
+from sidebar_lab import (
+    live_sidebar,
+    narrowest_sidebar,
+    new_lab_page,
+    shared_live_page,
+    sidebar_panel,
+    site_row,
+)
 from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 from wire_helpers import WireBase
 
@@ -485,18 +492,7 @@ def test_narrow_sidebar_keeps_each_state_in_view(bare_lab, browser):
     p = _new_page(browser, bare_lab, width=900)
     try:
         panel = live_sidebar(p)
-        # drag the handle between the sidebar and the main area as far left as it goes
-        # (JupyterLab keeps a side panel at least 250 px wide)
-        handle = p.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
-        box = handle.bounding_box()
-        assert box, "no split handle beside the sidebar"
-        p.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
-        p.mouse.down()
-        p.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
-        p.mouse.move(260, box["y"] + 200, steps=5)
-        p.mouse.up()
-        p.wait_for_function(
-            "() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+        narrowest_sidebar(p)
         overflow = p.evaluate("""() => {
             const el = document.getElementById('diamond-sidebar');
             const body = el.querySelector('.jp-diamond-body');

@@ -22,7 +22,7 @@ from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sidebar_lab import job_row, live_sidebar, new_lab_page, shared_live_page, sidebar_panel
 from test_sidebar import expect_focused, focus_holder, open_sidebar, show_sidebar_unfocused
-from wire_helpers import WireBase
+from wire_helpers import WireBase, healthy_site
 
 from conftest import api
 
@@ -45,15 +45,6 @@ LAST_SEQ = 500
 
 def _iso(t: datetime) -> str:
     return t.isoformat()
-
-
-def _site(name: str) -> dict:
-    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
-            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
-            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
-            "my_jobs": 1, "typical_start_s": 60,
-            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
-                            "total_nodes": 16}], "metadata": {}}
 
 
 def _job(job_id: str, name: str, state: str, *, submitted: datetime,
@@ -97,7 +88,7 @@ TASK = {"id": TASK_ID, "state": "awaiting_approval", "prompt": "run the approved
         "data": {"pending": {"tool": "submit_job", "plan": PLAN, "plan_sha256": PLAN_SHA}},
         "waiting_on": [], "created_at": _iso(NOW - timedelta(minutes=1)),
         "updated_at": _iso(NOW - timedelta(minutes=1))}
-STATE = {"sites": [_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOBS),
+STATE = {"sites": [healthy_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOBS),
          "tasks": [TASK], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
 
 

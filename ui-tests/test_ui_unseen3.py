@@ -20,9 +20,16 @@ from urllib.parse import unquote
 import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded, usage_series
 from playwright.sync_api import Page, expect
-from sidebar_lab import job_row, live_sidebar, new_lab_page, shared_live_page, sidebar_panel
+from sidebar_lab import (
+    job_row,
+    live_sidebar,
+    narrowest_sidebar,
+    new_lab_page,
+    shared_live_page,
+    sidebar_panel,
+)
 from test_sidebar import expect_focused, show_sidebar_unfocused
-from wire_helpers import WireBase
+from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)
 SKEW = timedelta(minutes=10)  # beta's clock runs this far ahead
@@ -42,15 +49,6 @@ STEPS = ["prepare", *(f"member-{i:02d}" for i in range(28)), "ensemble-mean"]
 
 def _iso(t: datetime) -> str:
     return t.isoformat()
-
-
-def _site(name: str) -> dict:
-    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
-            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
-            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
-            "my_jobs": 1, "typical_start_s": 60,
-            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
-                            "total_nodes": 16}], "metadata": {}}
 
 
 def _job(job_id: str, name: str, state: str, *, minutes_ago: float, ran: bool = True,
@@ -89,8 +87,9 @@ WORKFLOW = {"id": WORKFLOW_ID, "name": "thirty-member-ensemble", "state": "RUNNI
                        "state": "COMPLETED" if i == 0 else "RUNNING" if i < 15 else "PENDING",
                        "needs": [] if i == 0 else ["prepare"] if i < 29 else STEPS[1:29]}
                       for i, name in enumerate(STEPS)]}
-STATE = {"sites": [_site("alpha"), _site("beta")], "jobs": JOBS, "jobs_total": len(JOBS),
-         "tasks": [], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
+STATE = {"sites": [healthy_site("alpha"), healthy_site("beta")], "jobs": JOBS,
+         "jobs_total": len(JOBS), "tasks": [], "transfers": [], "events": [],
+         "last_seq": LAST_SEQ, "error": None}
 
 
 class Wire(WireBase):
@@ -440,15 +439,7 @@ def test_a_250px_sidebar_keeps_the_timeline_inside(bare_lab, browser):
     p = _new_page(browser, bare_lab, width=900)
     try:
         panel = live_sidebar(p)
-        handle = p.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
-        box = handle.bounding_box()
-        assert box, "no split handle beside the sidebar"
-        p.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
-        p.mouse.down()
-        p.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
-        p.mouse.move(260, box["y"] + 200, steps=5)
-        p.mouse.up()
-        p.wait_for_function("() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+        narrowest_sidebar(p)
         timeline = panel.locator('[data-diamond-section="timeline"]')
         timeline.scroll_into_view_if_needed()
         bars = timeline.locator("[data-diamond-job-bar]")

@@ -118,21 +118,10 @@ def placement_reads_before() -> Iterator[None]:
     of every recent own job of the store's newest (not only of those `own_error` keeps)."""
     from diamond_jupyter import federation
     from diamond_jupyter.calibration import measured_bandwidth, prediction_sample
-    from diamond_jupyter.model import BadInput
-    from diamond_jupyter.transfer import parse_location
 
     def bandwidth(self: Any) -> Any:
-        finished = []
-        for t in self.store.list_transfers(limit=federation.BANDWIDTH_LOOKBACK):
-            if t.state == "SUCCEEDED" and t.bytes:
-                try:
-                    src = parse_location(t.src, self.sites).site
-                    dst = parse_location(t.dst, self.sites).site
-                except BadInput:
-                    continue
-                finished.append((src, dst, t.bytes,
-                                 (t.updated_at - t.created_at).total_seconds()))
-        return measured_bandwidth(finished)
+        newest = self.store.list_transfers(limit=federation.BANDWIDTH_LOOKBACK)
+        return measured_bandwidth(self._finished_copies(newest))
 
     def prediction_samples(self: Any, since: Any = None) -> Any:
         now = federation.utcnow()

@@ -659,14 +659,22 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Megabits/s per (source site, destination site; None: the server) that the copies
         among the newest BANDWIDTH_LOOKBACK transfers achieved (`calibration.
         measured_bandwidth`); worked out again only when one of those transfers changed."""
-        from .transfer import parse_location
-
         copies, names = self.store.newest_transfers(self._copies), tuple(self.sites)
         if self._bandwidth is not None and self._bandwidth[0] is copies \
                 and self._bandwidth[1] == names:
             return self._bandwidth[2]
+        self._bandwidth = (copies, names, measured_bandwidth(self._finished_copies(copies)))
+        return self._bandwidth[2]
+
+    def _finished_copies(self, transfers: Iterable[TransferRecord]
+                         ) -> list[tuple[str | None, str | None, int, float]]:
+        """(source site, destination site, bytes, seconds) of each of `transfers` that
+        copied something and succeeded, between places named as this federation names
+        them (None: the server); the others left out."""
+        from .transfer import parse_location
+
         finished = []
-        for t in copies:
+        for t in transfers:
             if t.state == "SUCCEEDED" and t.bytes:
                 try:
                     src = parse_location(t.src, self.sites).site
@@ -675,8 +683,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                     continue
                 finished.append((src, dst, t.bytes,
                                  (t.updated_at - t.created_at).total_seconds()))
-        self._bandwidth = (copies, names, measured_bandwidth(finished))
-        return self._bandwidth[2]
+        return finished
 
     async def _size_of(self, site: str | None, path: str) -> int:
         if site is None:

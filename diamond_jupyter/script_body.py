@@ -677,8 +677,14 @@ def _scan_body(body: str) -> BodyScan:
             evaled = _eval_modulecmd(ws, body) if len(core) == 2 else None
             if evaled is not None:  # read as the `module ...` command it runs
                 core, ws = [w.text for w in evaled], evaled
-            for w in words[:len(words) - len(core)]:
+            # the assignments before the command (for it alone), then those it exports
+            assigned = [(w, False) for w in words[:len(words) - len(core)]]
+            if words[:1] == ["export"]:
+                assigned += [(w, True) for w in words[1:]]
+            for w, exported in assigned:
                 key, eq, value = w.partition("=")
+                if eq and exported and key == "SLURM_MPI_TYPE" and not conditional:
+                    exported_pmi = _pmi_name(value)
                 if eq and key == "MODULEPATH":
                     tree = f"MODULEPATH set at line {lineno}"
                     tree_paths += _tree_paths(value)
@@ -689,21 +695,6 @@ def _scan_body(body: str) -> BodyScan:
                     added = _path_note(value, lineno, note)
                     if added and not conditional and own_tools is None:
                         own_tools, own_from = added, _first_dir(value)
-            if words[:1] == ["export"]:
-                for w in words[1:]:
-                    key, eq, value = w.partition("=")
-                    if eq and key == "SLURM_MPI_TYPE" and not conditional:
-                        exported_pmi = _pmi_name(value)
-                    if eq and key == "MODULEPATH":
-                        tree = f"MODULEPATH set at line {lineno}"
-                        tree_paths += _tree_paths(value)
-                        note(f"MODULEPATH set at line {lineno}: module trees the site may "
-                             "not have; the modules loaded after it are checked only at a "
-                             "site whose module list comes from those trees")
-                    elif eq and key == "PATH":
-                        added = _path_note(value, lineno, note)
-                        if added and not conditional and own_tools is None:
-                            own_tools, own_from = added, _first_dir(value)
             # `module purge && module load x` runs x; `module is-avail x && ...` tests first
             after_module = bool(core) and core[0] in ("module", "ml", "source", ".") and \
                 (module_command(core) or ("",))[0] not in ("is-avail", "is-loaded", "is-saved",

@@ -1,6 +1,7 @@
 """An engine (a real `Federation` and store) over one site a test builds (a local site whose
 scheduler commands are fakes: tests/local_slurm.py and the like), and the fixtures the
-lost-answer submit tests share (test_submit_answer_lost*.py).
+lost-answer submit tests share (test_submit_answer_lost*.py); and one site's monitor alone
+following one running job (`one_followed_job`).
 
 A module takes a fixture by binding it under the name its tests ask for, e.g.
 `fed = one_site_engine.answer_lost_fed`, as with tests/sweep_helpers.py; the fixture's own
@@ -11,7 +12,9 @@ another)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +24,35 @@ from local_slurm import LocalSlurmQueue
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import Event, JobSpec
+from diamond_jupyter.journal import Journal
+from diamond_jupyter.model import Event, Job, JobSpec, JobState, utcnow
+from diamond_jupyter.sites import Site
 from diamond_jupyter.store import Store
 
 # sbatch's answer when the controller may have queued the job all the same
 SBATCH_ANSWER_LOST = ("sbatch: error: Batch job submission failed: Socket timed out on "
                       "send/recv operation")
 LOOKOUT_WAIT_S = 60  # a guard: each change the lost-answer tests wait for comes within seconds
+
+
+@asynccontextmanager
+async def one_followed_job(site: Site, store_path: Path, native_id: str
+                           ) -> AsyncIterator[tuple[Store, Any]]:
+    """A store at `store_path` holding `site`'s job `native_id` (named sim), RUNNING and
+    submitted an hour ago, and the site's monitor following it, polling only when a test
+    asks (`poll_once`); the journal stopped after."""
+    store = Store(store_path)
+    job_id = f"{site.name}:{native_id}"
+    store.upsert_job(Job(id=job_id, site=site.name, native_id=native_id, name="sim",
+                         submitted_at=utcnow() - timedelta(hours=1)))
+    store.apply_state(job_id, JobState.RUNNING)
+    journal = Journal(store, {site.name: site}, poll_interval_s=3600, min_poll_s=3600)
+    monitor = journal.monitors[site.name]
+    try:
+        monitor.track(store.get_job(job_id))
+        yield store, monitor
+    finally:
+        await journal.stop()
 
 
 def one_site_federation(tmp_path: Path, site: SiteConfig | dict[str, Any],

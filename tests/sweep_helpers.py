@@ -21,7 +21,7 @@ import textwrap
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -287,6 +287,18 @@ def logs_answer(monkeypatch: pytest.MonkeyPatch, logs: dict[str, str]) -> None:
 
 # -- job bodies' software needs ----------------------------------------------------------
 
+@dataclass
+class SoftwareCase:
+    """A needs sweep's case: a job body and what is read of it; a module adds its own."""
+
+    name: str
+    body: str
+    checked: list[str] = field(default_factory=list)  # software held against sites
+    unchecked: list[str] = field(default_factory=list)  # read, not held against sites
+    can: set[str] = field(default_factory=set)  # sites that can run it ("unknown" always)
+    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+
+
 def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: set[str],
                          why: dict[str, str]) -> None:
     """A needs sweep's (test_software_unseen*.py, test_needs_unseen.py) verdicts on `needs`:
@@ -304,6 +316,21 @@ def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: 
 # -- workflow files ---------------------------------------------------------------------------
 
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
+
+
+def cli_sites_counting_sbatch(tmp_path: Path) -> tuple[Path, Path]:
+    """A sites file of SITES (local, a fake sbatch that records each call, its store in
+    `tmp_path`) and the file the calls are recorded in (none: nothing was submitted)."""
+    calls = tmp_path / "sbatch-calls"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\necho 501\n")
+    sbatch.chmod(0o755)
+    cfg = tmp_path / "sites.yaml"
+    cfg.write_text("sites:\n" + "".join(
+        f"  - {{name: {n}, transport: {{kind: local}}, workdir: '{tmp_path / n}', "
+        f"commands: {{sbatch: '{sbatch}'}}}}\n" for n in SITES)
+        + f"store: '{tmp_path / 's.sqlite'}'\n")
+    return cfg, calls
 
 
 def load(text: str) -> Workflow:
@@ -503,9 +530,53 @@ def fake_load_site(monkeypatch: pytest.MonkeyPatch, name: str, scheduler: str,
                         lambda transport, site: FakeTransport())
 
 
+def store_files(folder: Path) -> bytes:
+    """All a store at `folder`/s.sqlite3 wrote to disk: its database, WAL and shared memory
+    files, one after the other."""
+    return b"".join(p.read_bytes() for p in folder.glob("s.sqlite3*") if p.is_file())
+
+
+def assert_script_secret_not_stored(folder: Path, script: str, secret: str) -> None:
+    """A job whose script holds `script` (then `echo done`), recorded in a store at
+    `folder`: `secret` is neither in the script the store gives back, which keeps the rest
+    and marks what it hid (***), nor anywhere in the store's files."""
+    from diamond_jupyter.model import JobSpec
+    from diamond_jupyter.store import Store
+
+    store = Store(folder / "s.sqlite3")
+    job = store.record_intent("alpha", "tok-secret", JobSpec(
+        script="#!/bin/bash\n" + script + "echo done\n", name="leaky"))
+    shown = store.get_job(job.id).spec.script
+    assert secret not in shown and "echo done" in shown and "***" in shown
+    store.close()
+    assert secret.encode() not in store_files(folder)
+
+
 def replay_number(name: str) -> int:
     """The log's job number in a replayed job's name: trace-arrive-17.2 -> 17."""
     return int(name.split("-", 2)[2].split(".")[0])
+
+
+def sound_replays(log: Any, site: str, ran: set[int]) -> Iterator[Any]:
+    """The replays of `log` on the test-bed site `site` drawn with seeds 1-3 (600 s windows,
+    scale 60), each checked for what every replay is: arrivals drawn
+    from the log, one name a job, and each job one that `ran` in the log, fitting the site's
+    nodes and CPUs and its partition's time limit."""
+    from diamond_jupyter.testbed.clusters import cluster
+    from diamond_jupyter.testbed.trace import plan_replay
+
+    c = cluster(site)
+    limits = partition_limits(c)
+    for seed in (1, 2, 3):
+        plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
+        assert plan.arrivals_in_log > 0, plan.summary()
+        names = [j.name for j in plan.jobs]
+        assert len(names) == len(set(names)), f"two replayed jobs of one name: {names}"
+        for j in plan.jobs:
+            assert replay_number(j.name) in ran, j
+            assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus, j
+            assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition], j
+        yield plan
 
 
 # The faces sweeps' (test_faces_unseen*.py, test_adversarial_inputs19.py) fixtures, named by

@@ -461,7 +461,7 @@ def test_secrets_in_a_script_or_its_variables_are_not_stored(tmp_path, script, s
     assert secret not in stored.script and "echo done" in stored.script
     assert stored.environment.variables["OMP"] == "8"
     store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    raw = sweep_helpers.store_files(tmp_path)
     assert secret.encode() not in raw
 
 

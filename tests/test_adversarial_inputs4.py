@@ -27,6 +27,7 @@ import paramiko
 import pytest
 import yaml
 from one_site_engine import local_home_federation
+from sweep_helpers import assert_script_secret_not_stored, store_files
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -481,16 +482,7 @@ SECRETS = [
 def test_secrets_written_as_headers_json_or_yaml_are_not_stored(tmp_path, script, secret):
     """An opaque bearer token, Basic credentials, an API-key header, a password in JSON or
     YAML, `api_key = '...'`: none was recognised, each reached the store's files."""
-    from diamond_jupyter.store import Store
-
-    store = Store(tmp_path / "s.sqlite3")
-    job = store.record_intent("alpha", "tok-secret", JobSpec(
-        script="#!/bin/bash\n" + script + "echo done\n", name="leaky"))
-    shown = store.get_job(job.id).spec.script
-    assert secret not in shown and "echo done" in shown and "***" in shown
-    store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
-    assert secret.encode() not in raw
+    assert_script_secret_not_stored(tmp_path, script, secret)
 
 
 def test_the_secret_itself_goes_but_the_text_around_it_stays():
@@ -534,7 +526,7 @@ def test_a_tasks_secret_inputs_are_sealed_not_stored_and_come_back_whole(tmp_pat
     assert whole["turn"]["calls"][0] == call and whole["decision"] == "approved"
     assert whole["pending"] == {"tool": "submit"} and whole["approval"] == "ask"
     store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    raw = store_files(tmp_path)
     assert b"Zq81mXo2Lr6vTt4w" not in raw
 
 

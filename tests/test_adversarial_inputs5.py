@@ -557,16 +557,7 @@ def test_secret_options_given_apart_from_their_value_are_not_stored(tmp_path, sc
     """`--password PASS` (space, not `=`), `--api-key KEY`, csh's `setenv NAME VALUE`: the
     redactor knew only `NAME=value` and a few commands' own options; each reached the store's
     files in clear."""
-    from diamond_jupyter.store import Store
-
-    store = Store(tmp_path / "s.sqlite3")
-    job = store.record_intent("alpha", "tok-secret", JobSpec(
-        script="#!/bin/bash\n" + script + "echo done\n", name="leaky"))
-    shown = store.get_job(job.id).spec.script
-    assert secret not in shown and "echo done" in shown and "***" in shown
-    store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
-    assert secret.encode() not in raw
+    sweep_helpers.assert_script_secret_not_stored(tmp_path, script, secret)
 
 
 def test_option_names_that_hold_no_secret_are_kept():
@@ -594,7 +585,7 @@ def test_secrets_in_a_refusal_and_in_event_data_are_not_stored(tmp_path):
     for secret in ("Pw9xLq2Zr", "Hq3Vn8Kc", "AKIAIOSFODNN7EXAMPLE"):
         assert secret not in shown
     store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("s.sqlite3*") if p.is_file())
+    raw = sweep_helpers.store_files(tmp_path)
     assert b"Pw9xLq2Zr" not in raw and b"Hq3Vn8Kc" not in raw
 
 

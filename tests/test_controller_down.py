@@ -6,9 +6,8 @@ scripts written here; no test bed."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
+from one_site_engine import one_followed_job
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.flux_commands import FluxCommands
@@ -16,10 +15,8 @@ from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.journal import Journal
-from diamond_jupyter.model import Job, JobState, SiteError, utcnow
+from diamond_jupyter.model import JobState, SiteError
 from diamond_jupyter.sites import Site
-from diamond_jupyter.store import Store
 
 DOWN_SQUEUE = ("echo 'slurm_load_jobs error: Unable to contact slurm controller (connect "
                "failure)' >&2; exit 1")
@@ -68,14 +65,7 @@ async def test_a_running_job_is_not_lost_while_the_controller_does_not_answer(tm
                            transport=TransportConfig(kind="local"),
                            commands={"squeue": str(bin_dir / "squeue"),
                                      "sacct": str(bin_dir / "sacct")}))
-    store = Store(tmp_path / "store.sqlite")
-    store.upsert_job(Job(id="alpha:500", site="alpha", native_id="500", name="sim",
-                         submitted_at=utcnow() - timedelta(hours=1)))
-    store.apply_state("alpha:500", JobState.RUNNING)
-    journal = Journal(store, {"alpha": site}, poll_interval_s=3600, min_poll_s=3600)
-    mon = journal.monitors["alpha"]
-    try:
-        mon.track(store.get_job("alpha:500"))
+    async with one_followed_job(site, tmp_path / "store.sqlite", "500") as (store, mon):
         for _ in range(5):  # more than the misses that make a job lost
             with pytest.raises(SiteError, match="alpha: the scheduler did not answer "
                                                 r"\(slurm_load_jobs error: Unable to contact"):
@@ -86,8 +76,6 @@ async def test_a_running_job_is_not_lost_while_the_controller_does_not_answer(tm
         assert await mon.poll_once() == 1
         assert store.get_job("alpha:500").state == JobState.COMPLETED
         assert mon.trouble is None
-    finally:
-        await journal.stop()
 
 
 # What flux-core's commands print when the broker does not answer (flux-core issues #4933,
@@ -134,14 +122,7 @@ async def test_a_running_flux_job_is_not_lost_while_the_broker_is_down(tmp_path,
     site = Site(SiteConfig(name="fx", scheduler="flux", workdir=str(tmp_path / "w"),
                            transport=TransportConfig(kind="local"),
                            commands={"flux": str(flux)}))
-    store = Store(tmp_path / "store.sqlite")
-    store.upsert_job(Job(id="fx:700", site="fx", native_id="700", name="sim",
-                         submitted_at=utcnow() - timedelta(hours=1)))
-    store.apply_state("fx:700", JobState.RUNNING)
-    journal = Journal(store, {"fx": site}, poll_interval_s=3600, min_poll_s=3600)
-    mon = journal.monitors["fx"]
-    try:
-        mon.track(store.get_job("fx:700"))
+    async with one_followed_job(site, tmp_path / "store.sqlite", "700") as (store, mon):
         for _ in range(5):  # more than the misses that make a job lost
             with pytest.raises(SiteError, match=r"fx: the scheduler did not answer \(flux-jobs"):
                 await mon.poll_once()
@@ -154,5 +135,3 @@ async def test_a_running_flux_job_is_not_lost_while_the_broker_is_down(tmp_path,
         assert await mon.poll_once() == 1
         assert store.get_job("fx:700").state == JobState.COMPLETED
         assert mon.trouble is None
-    finally:
-        await journal.stop()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sweep_helpers import assert_site_verdicts
+from sweep_helpers import SoftwareCase, assert_site_verdicts
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
 from diamond_jupyter.config import SiteConfig
@@ -152,13 +152,7 @@ SITES = {c.site: c for c in (
 # ---------------------------------------------------------------- the cases
 
 @dataclass
-class Case:
-    name: str
-    body: str
-    checked: list[str] = field(default_factory=list)  # software held against sites
-    unchecked: list[str] = field(default_factory=list)  # read, not held against sites
-    can: set[str] = field(default_factory=set)  # sites that can run it ("unknown" always)
-    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+class Case(SoftwareCase):
     rewritten: dict[str, list[str]] = field(default_factory=dict)  # site -> module lines
     container: tuple[str, str | None, bool, str | None] | None = None  # image, runtime,
     mpi: str | None = None                                  # image known, GPU

@@ -15,18 +15,16 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 import pytest
+from one_site_engine import one_followed_job
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.dialects.outputs_common import MessagesOnly
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
-from diamond_jupyter.journal import Journal
-from diamond_jupyter.model import Job, JobState, SiteError, utcnow
+from diamond_jupyter.model import JobState, SiteError
 from diamond_jupyter.sites import Site
-from diamond_jupyter.store import Store
 from diamond_jupyter.transports.base import CommandResult
 
 LOCALE = ("perl: warning: Setting locale failed.\n"
@@ -147,14 +145,7 @@ async def test_a_followed_job_with_a_garbled_record_keeps_its_last_known_state(t
     answers: dict[str, str | Answer] = {"squeue": around(squeue_record("5x0")),
                                         "sacct": SACCT_ENDED}
     site, _ = _site("slurm", answers, tmp_path)
-    store = Store(tmp_path / "store.sqlite")
-    store.upsert_job(Job(id="wren:500", site="wren", native_id="500", name="sim",
-                         submitted_at=utcnow() - timedelta(hours=1)))
-    store.apply_state("wren:500", JobState.RUNNING)
-    journal = Journal(store, {"wren": site}, poll_interval_s=3600, min_poll_s=3600)
-    mon = journal.monitors["wren"]
-    try:
-        mon.track(store.get_job("wren:500"))
+    async with one_followed_job(site, tmp_path / "store.sqlite", "500") as (store, mon):
         for _ in range(5):
             with pytest.raises(SiteError, match="squeue record 1: no job id"):
                 await mon.poll_once()
@@ -162,8 +153,6 @@ async def test_a_followed_job_with_a_garbled_record_keeps_its_last_known_state(t
         answers["squeue"] = LOCALE  # gone from the queue, the messages still there
         assert await mon.poll_once() == 1
         assert store.get_job("wren:500").state == JobState.COMPLETED
-    finally:
-        await journal.stop()
 
 
 def squeue_json(*jobs: dict[str, Any]) -> str:

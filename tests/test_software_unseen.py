@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from sweep_helpers import assert_site_verdicts
+from sweep_helpers import SoftwareCase, assert_site_verdicts
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
@@ -100,13 +100,7 @@ ALL = set(SITES) - {"unknown"}
 # ---------------------------------------------------------------- the cases
 
 @dataclass
-class Case:
-    name: str
-    body: str
-    checked: list[str] = field(default_factory=list)  # software held against sites
-    unchecked: list[str] = field(default_factory=list)  # read, not held against sites
-    can: set[str] = field(default_factory=set)  # sites that can run it ("unknown" always)
-    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+class Case(SoftwareCase):
     notes: list[str] = field(default_factory=list)  # words some note must hold
     no_notes: list[str] = field(default_factory=list)  # words no note may hold
     rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from sweep_helpers import assert_site_verdicts
+from sweep_helpers import SoftwareCase, assert_site_verdicts
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities
@@ -91,13 +91,7 @@ ALL = {"lmod", "em5", "em4"}
 
 
 @dataclass
-class Case:
-    name: str
-    body: str
-    checked: list[str] = field(default_factory=list)
-    unchecked: list[str] = field(default_factory=list)
-    can: set[str] = field(default_factory=set)  # the sites that can run it ("unknown" always)
-    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+class Case(SoftwareCase):
     notes: list[str] = field(default_factory=list)
     rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
     roles: dict[str, str] = field(default_factory=dict)

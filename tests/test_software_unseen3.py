@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from local_slurm import LocalSlurmQueue
-from sweep_helpers import assert_site_verdicts
+from sweep_helpers import SoftwareCase, assert_site_verdicts
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule, from_metadata
@@ -319,13 +319,7 @@ ALL = {"eb", "spk", "em", "listed"}
 
 
 @dataclass
-class Case:
-    name: str
-    body: str
-    checked: list[str] = field(default_factory=list)
-    unchecked: list[str] = field(default_factory=list)
-    can: set[str] = field(default_factory=set)  # the sites that can run it ("unknown" always)
-    why: dict[str, str] = field(default_factory=dict)  # site -> words of its reason
+class Case(SoftwareCase):
     notes: list[str] = field(default_factory=list)
     container: tuple[str, str | None] | None = None
     mpi: str | None = None

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from sweep_helpers import (
     assert_regenerated,
-    partition_limits,
     replay_number,
+    sound_replays,
     swf_rows,
     traced_memory,
     whole_window,
@@ -68,21 +68,12 @@ def test_every_log_reads_and_replays_sensibly(path: Path, site: str) -> None:
     rows = swf_rows(path)
     ran = _ran(rows)
     log = read_swf(path)
-    c = cluster(site)
-    limits = partition_limits(c)
-    for seed in (1, 2, 3):
-        plan = plan_replay(log, c, seed=seed, duration_s=600, scale=60)
-        assert plan.arrivals_in_log > 0, plan.summary()
+    for plan in sound_replays(log, site, ran):
         assert 0 < plan.log_utilization <= 1.0, plan.summary()
         if not plan.jobs:
             assert any("thinned" in n for n in plan.notes), plan.summary()
-        names = [j.name for j in plan.jobs]
-        assert len(names) == len(set(names))
         for j in plan.jobs:
-            assert replay_number(j.name) in ran, j
             assert 0 <= j.at_s <= 600 and j.runtime_s > 0
-            assert 1 <= j.nodes <= c.nodes and 1 <= j.cpus_per_node <= c.cpus
-            assert j.partition in limits and 1 <= j.walltime_min <= limits[j.partition]
 
 
 # ---- a log read from a pipe, streamed -----------------------------------------------------

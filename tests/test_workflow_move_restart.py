@@ -10,35 +10,20 @@ tests named `fault` failed before."""
 from __future__ import annotations
 
 import asyncio
-import textwrap
 from typing import Any
 
 import pytest
-from test_workflow_gate import SITES, Filling, complete, engine_with, phase
+from test_workflow_gate import CHAIN, SITES, Filling, complete, engine_with, phase
 from workflow_ops import next_engine
 
 from diamond_jupyter.model import Job, JobSpec
 from diamond_jupyter.workflow.engine import WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
 
-# analyse is placed `auto` (alpha, queued ahead behind a gate); post waits on it on alpha
-MOVING = textwrap.dedent("""\
-    name: moving
-    steps:
-      - name: prep
-        site: alpha
-        script: "#!/bin/bash\\nhead -c 10 /dev/urandom > out.bin\\n"
-      - name: train
-        site: gamma
-        needs: [prep]
-        inputs: [{from: prep, path: out.bin}]
-        script: "#!/bin/bash\\nsha256sum out.bin > sum.txt\\n"
-      - name: analyse
-        needs: [train]
-        inputs: [{from: train, path: sum.txt}]
-        script: "#!/bin/bash\\ncat sum.txt\\n"
-      - {name: post, site: alpha, needs: [analyse], script: "#!/bin/bash\\ntrue\\n"}
-    """)
+# the gate tests' chain, then post: analyse is placed `auto` (alpha, queued ahead behind a
+# gate); post waits on it on alpha
+MOVING = CHAIN.replace("name: chain", "name: moving", 1) + (
+    '  - {name: post, site: alpha, needs: [analyse], script: "#!/bin/bash\\ntrue\\n"}\n')
 
 
 class Stopping(Filling):

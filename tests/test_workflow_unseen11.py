@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_helpers import SITES, load, refused
+from sweep_helpers import SITES, cli_sites_counting_sbatch, load, refused
 from test_workflow_unrunnable import PLAIN, WITH_GPU, _fed
 
 from diamond_jupyter.cli import main
@@ -58,25 +58,10 @@ def _script_of(fed: Any, view: Any, step: str) -> str:
     return (Path(job.workdir) / "job.sh").read_text()
 
 
-def _cli_sites(tmp_path: Path) -> tuple[Path, Path]:
-    """A sites file of alpha, beta and gamma (local, a fake sbatch that records each call)
-    and the file its calls are recorded in (none: nothing was submitted)."""
-    calls = tmp_path / "sbatch-calls"
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\necho 501\n")
-    sbatch.chmod(0o755)
-    cfg = tmp_path / "sites.yaml"
-    cfg.write_text("sites:\n" + "".join(
-        f"  - {{name: {n}, transport: {{kind: local}}, workdir: '{tmp_path / n}', "
-        f"commands: {{sbatch: '{sbatch}'}}}}\n" for n in SITES)
-        + f"store: '{tmp_path / 's.sqlite'}'\n")
-    return cfg, calls
-
-
 def _cli_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> str:
     """`diamond workflow run FILE --json` on `text`: exit 2, one line on stderr (returned),
     no sbatch."""
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     flow = tmp_path / "flow.yaml"
     flow.write_text(text)
     code = main(["--config", str(cfg), "workflow", "run", str(flow), "--json"])
@@ -617,7 +602,7 @@ def test_fault_workflow_run_dash_reads_the_workflow_piped_in(tmp_path):
     named as standard input's, and a good one runs."""
     from diamond_jupyter.cli.handover import HANDOVER_ENV
 
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     (tmp_path / "prep.sh").write_text("#!/bin/bash\n#SBATCH -t 5\necho prep\n")
     env = {**os.environ, HANDOVER_ENV: "0"}
 
@@ -649,7 +634,7 @@ def test_fault_workflow_run_on_a_directory_names_the_workflow_files_in_it(tmp_pa
     flows.mkdir()
     for name in ("train.yaml", "prep.yml", "notes.txt"):
         (flows / name).write_text("name: w\n")
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     assert main(["--config", str(cfg), "workflow", "run", f"{flows}/", "--json"]) == 2
     assert capsys.readouterr().err == (
         f"diamond: {flows} is a directory, not a workflow file: give the workflow's YAML "
@@ -664,7 +649,7 @@ def test_fault_a_workflow_file_not_found_names_the_one_of_a_close_name(
     """Before: "No such file or directory" alone, the file beside it not named."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "flow.yml").write_text("name: w\n")
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     assert main(["--config", str(cfg), "workflow", "run", given]) == 2
     hint = f" (did you mean {meant}?)" if meant else ""
     assert capsys.readouterr().err == (

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_helpers import SITES, load, refused
+from sweep_helpers import SITES, cli_sites_counting_sbatch, load, refused
 from test_workflow_unrunnable import PLAIN, _fed
 
 from diamond_jupyter.cli import main
@@ -379,19 +379,6 @@ def test_names_with_dots_dashes_and_digits_first_are_kept_as_written():
 
 # -- 7. the command line: bad files exit 2, naming the file, nothing submitted ----------------
 
-def _cli_sites(tmp_path: Path) -> tuple[Path, Path]:
-    calls = tmp_path / "sbatch-calls"
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\necho called >> {calls}\necho 501\n")
-    sbatch.chmod(0o755)
-    cfg = tmp_path / "sites.yaml"
-    cfg.write_text("sites:\n" + "".join(
-        f"  - {{name: {n}, transport: {{kind: local}}, workdir: '{tmp_path / n}', "
-        f"commands: {{sbatch: '{sbatch}'}}}}\n" for n in SITES)
-        + f"store: '{tmp_path / 's.sqlite'}'\n")
-    return cfg, calls
-
-
 @pytest.mark.parametrize("body, said", [
     (b"\xef\xbb\xbfname: w\nsteps:\n  - {name: a, script: x}\n\xef\xbb\xbf  - {name: b, "
      b"script: x}\n", "line 4, column 1 holds a byte-order mark"),
@@ -402,7 +389,7 @@ def _cli_sites(tmp_path: Path) -> tuple[Path, Path]:
      "not 'elsewhere'"),
 ])
 def test_the_cli_refuses_a_bad_file_with_exit_2_naming_it(tmp_path, capsys, body, said):
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     flow = tmp_path / "flow.yaml"
     flow.write_bytes(body)
     code = main(["--config", str(cfg), "workflow", "run", str(flow), "--json"])
@@ -413,7 +400,7 @@ def test_the_cli_refuses_a_bad_file_with_exit_2_naming_it(tmp_path, capsys, body
 
 
 def test_the_cli_refuses_a_file_over_the_limit_before_reading_it_as_yaml(tmp_path, capsys):
-    cfg, calls = _cli_sites(tmp_path)
+    cfg, calls = cli_sites_counting_sbatch(tmp_path)
     flow = tmp_path / "huge.yaml"
     flow.write_text("name: w\nsteps:\n  - {name: a, script: x}\n# "
                     + "x" * MAX_WORKFLOW_BYTES + "\n")

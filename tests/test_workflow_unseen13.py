@@ -16,7 +16,6 @@ tests named `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,26 +71,19 @@ class _Run:
             await self.end(name)
 
 
-async def _run(tmp_path: Path, text: str, ops_class: type = _Ops) -> _Run:
-    store = Store(tmp_path / "s.sqlite")
-    run = _Run(store, ops_class(store))
-    await run.start(text)
-    return run
-
-
-@pytest.fixture
-async def runs(tmp_path):
-    """Runs made in a test, each engine closed and store shut after."""
+@pytest.fixture(name="runs")
+async def runs_fixture(tmp_path):
+    """Runs made in a test, each on its own store and started on the workflow text given;
+    engines closed and stores shut after."""
     made: list[_Run] = []
 
     async def make(text: str, ops_class: type = _Ops) -> _Run:
-        run = await _run(tmp_path / str(len(made)), text, ops_class)
+        store = Store(tmp_path / f"{len(made)}.sqlite")
+        run = _Run(store, ops_class(store))
         made.append(run)
+        await run.start(text)
         return run
 
-    (tmp_path / "0").mkdir()
-    for i in range(1, 4):
-        (tmp_path / str(i)).mkdir()
     yield make
     for run in made:
         await run.eng.close()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sweep_helpers import load, refused
 from test_workflow_unseen import _Ops, _until
-from test_workflow_unseen13 import _Run
+from test_workflow_unseen13 import _Run, runs_fixture  # noqa: F401 (the `runs` fixture)
 from workflow_ops import HeldCopy, next_engine
 
 from diamond_jupyter.model import Job, JobState, SiteError
@@ -62,24 +62,6 @@ class _MissingOutputs(_Ops):
 
     async def missing_files(self, site: str, paths: list[str]) -> list[str]:
         return [p for p in paths if p.rsplit("/", 1)[-1] in self.missing]
-
-
-@pytest.fixture(name="runs")
-async def runs_fixture(tmp_path):
-    """Runs made in a test on their own stores; engines closed and stores shut after."""
-    made: list[_Run] = []
-
-    async def make(text: str, ops_class: type = _Ops) -> _Run:
-        store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, ops_class(store))
-        made.append(run)
-        await run.start(text)
-        return run
-
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
 
 
 def _shown(run: _Run) -> dict[str, tuple[str, str | None]]:

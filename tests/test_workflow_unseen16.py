@@ -15,12 +15,11 @@ import asyncio
 import shlex
 from collections.abc import Callable
 
-import pytest
 from sweep_helpers import load, refused
 from test_workflow_unseen import _Ops, _until
-from test_workflow_unseen13 import _Run
+from test_workflow_unseen13 import _Run, runs_fixture  # noqa: F401 (the `runs` fixture)
 from test_workflow_unseen15 import _nothing_lost, _shown, _SlowCopy, _Unreachable
-from workflow_ops import next_engine
+from workflow_ops import Held, next_engine
 
 from diamond_jupyter.model import Job, JobState, SiteError
 from diamond_jupyter.store import Store
@@ -35,24 +34,6 @@ async def _until_true(run: _Run, reached: Callable[[], bool]) -> None:
                 return
             await run.eng.changed.wait()
     await asyncio.wait_for(wait(), 10)
-
-
-@pytest.fixture(name="runs")
-async def runs_fixture(tmp_path):
-    """Runs made in a test on their own stores; engines closed and stores shut after."""
-    made: list[_Run] = []
-
-    async def make(text: str, ops_class: type = _Ops) -> _Run:
-        store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, ops_class(store))
-        made.append(run)
-        await run.start(text)
-        return run
-
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
 
 
 DIAMOND = """\
@@ -326,18 +307,31 @@ async def test_a_cancel_during_a_cross_site_copy_never_releases_the_downstream(r
 
 # -- 5. an engine stopped between a step's end and its downstream's release ------------------
 
-class _HeldRelease(_Ops):
-    """A release that does not return until `done` is set (`started` set as it begins)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.started = asyncio.Event()
-        self.done = asyncio.Event()
+class _HeldRelease(Held, _Ops):
+    """A release that does not return until `done` is set."""
 
     async def release(self, job: Job) -> None:
-        self.started.set()
-        await self.done.wait()
+        await self.held_until_done()
         await super().release(job)
+
+
+async def _stopped_mid_hold(run: _Run) -> None:
+    """a ends; the engine stops once the held operation that follows has begun."""
+    await run.end("a")
+    await asyncio.wait_for(run.ops.started.wait(), 10)
+    await run.eng.close()
+
+
+async def _next_engine_completes(run: _Run, again: _Ops) -> None:
+    """The next engine, on `again`, releases b, submitting nothing and copying nothing again
+    (one copy in all); the run completes once b ends."""
+    async with next_engine(again, [run.wid]) as eng:
+        run.eng = eng
+        await _until(eng, run.wid, {"b": "released"})
+        assert again.submits == []
+        assert len(run.ops.transfers) + len(again.transfers) == 1
+        await run.end("b")
+        assert run.state() == ("COMPLETED", None)
 
 
 async def test_an_engine_stopped_while_releasing_the_downstream_releases_it_on_the_next(
@@ -346,20 +340,12 @@ async def test_an_engine_stopped_while_releasing_the_downstream_releases_it_on_t
     the next engine copies nothing again, submits nothing, releases b, and the run
     completes."""
     with Store(tmp_path / "s.sqlite") as store:
-        ops = _HeldRelease(store)
-        run = _Run(store, ops)
+        run = _Run(store, _HeldRelease(store))
         await run.start(CROSS)
-        await run.end("a")
-        await asyncio.wait_for(ops.started.wait(), 10)
-        await run.eng.close()
+        await _stopped_mid_hold(run)
         again = _Ops(store)
-        async with next_engine(again, [run.wid]) as eng:
-            run.eng = eng
-            await _until(eng, run.wid, {"b": "released"})
-            assert again.submits == [] and again.releases == [run.job("b").id]
-            assert len(ops.transfers) + len(again.transfers) == 1
-            await run.end("b")
-            assert run.state() == ("COMPLETED", None)
+        await _next_engine_completes(run, again)
+        assert again.releases == [run.job("b").id]
 
 
 class _Gated(_Ops):
@@ -369,18 +355,12 @@ class _Gated(_Ops):
         return True
 
 
-class _GateCancelHeld(_Gated):
-    """A gate's cancel does not return until `done` is set (`started` set as it begins)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self.started = asyncio.Event()
-        self.done = asyncio.Event()
+class _GateCancelHeld(Held, _Gated):
+    """A gate's cancel does not return until `done` is set."""
 
     async def cancel(self, job: Job) -> None:
         if (job.origin or {}).get("gate"):
-            self.started.set()
-            await self.done.wait()
+            await self.held_until_done()
         await super().cancel(job)
 
 
@@ -397,17 +377,10 @@ async def test_an_engine_stopped_while_cancelling_the_gate_lets_the_next_one_can
         [gate] = gates
         [dep] = ops.specs["b"].dependencies
         assert (dep.kind, dep.job_ids) == ("afterany", [gate.native_id])
-        await run.end("a")
-        await asyncio.wait_for(ops.started.wait(), 10)
-        await run.eng.close()
+        await _stopped_mid_hold(run)
         again = _Gated(store)
-        async with next_engine(again, [run.wid]) as eng:
-            run.eng = eng
-            await _until(eng, run.wid, {"b": "released"})
-            assert again.cancels == [gate.id] and again.submits == []
-            assert len(ops.transfers) + len(again.transfers) == 1
-            await run.end("b")
-            assert run.state() == ("COMPLETED", None)
+        await _next_engine_completes(run, again)
+        assert again.cancels == [gate.id]
 
 
 async def test_a_cancel_during_a_copy_behind_a_gate_cancels_the_step_and_its_gate(runs):
@@ -495,14 +468,15 @@ def test_a_step_name_of_non_ascii_letters_is_refused_naming_the_letter():
 
 # -- 7. steps that wait only on order ---------------------------------------------------------
 
+def _order(b_site: str) -> str:
+    """A workflow whose step b (on `b_site`) needs a (on alpha) but takes no input of it."""
+    return ("name: order\nsteps:\n  - {name: a, site: alpha, script: ./a}\n"
+            f"  - {{name: b, site: {b_site}, needs: [a], script: ./b}}\n")
+
+
 async def test_a_step_with_no_inputs_waits_for_its_upstream_on_another_site_copying_nothing(
         runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: beta, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("beta"))
     b = run.job("b")
     assert b.id not in run.ops.releases  # held for a, which has not ended
     await run.end("a")
@@ -513,12 +487,7 @@ async def test_a_step_with_no_inputs_waits_for_its_upstream_on_another_site_copy
 
 
 async def test_a_step_with_no_inputs_on_the_same_site_waits_by_the_schedulers_afterok(runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: alpha, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("alpha"))
     a = run.job("a")
     [dep] = run.ops.specs["b"].dependencies
     assert (dep.kind, dep.job_ids) == ("afterok", [a.native_id])
@@ -526,12 +495,7 @@ async def test_a_step_with_no_inputs_on_the_same_site_waits_by_the_schedulers_af
 
 
 async def test_a_step_waiting_on_order_is_never_released_when_its_upstream_fails(runs):
-    run = await runs("""\
-        name: order
-        steps:
-          - {name: a, site: alpha, script: ./a}
-          - {name: b, site: beta, needs: [a], script: ./b}
-        """)
+    run = await runs(_order("beta"))
     b = run.job("b")
     await run.end("a", JobState.FAILED)
     assert run.state()[0] == "FAILED"

@@ -105,18 +105,26 @@ class RecordedOps:
         pass
 
 
-class HeldCopy:
-    """Mixed in before a `RecordedOps`: each copy waits for `done` before it ends (`started`
-    is set as it begins), so an engine may stop or a workflow be cancelled mid-copy."""
+class Held:
+    """Mixed in before a `RecordedOps`: an operation that awaits `held_until_done()` waits
+    for `done` first (`started` is set as it begins), so an engine may stop or a workflow
+    be cancelled in the middle of it."""
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)  # type: ignore[call-arg]
         self.started = asyncio.Event()
         self.done = asyncio.Event()
 
-    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
+    async def held_until_done(self) -> None:
         self.started.set()
         await self.done.wait()
+
+
+class HeldCopy(Held):
+    """Each copy held: it ends once `done` is set."""
+
+    async def transfer(self, src: str, dst: str, **kw: Any) -> Any:
+        await self.held_until_done()
         return await super().transfer(src, dst, **kw)  # type: ignore[misc]
 
 

@@ -12,11 +12,8 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
-import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
-
-from conftest import _labextension_installed, load_lab, start_lab, stop_lab
+from sidebar_lab import lab_on, sidebar_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -30,20 +27,12 @@ def _asks_job(url: str, job_id: str) -> bool:
 
 def test_a_rows_details_list_what_it_waits_for_and_one_never_satisfied(
         tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from test_job_dependencies import Bed
 
     tmp = tmp_path_factory.mktemp("deprow")
     bed = Bed(tmp)
-    proc, server = start_lab(tmp, diamond_config=bed.sites, store=bed.store_path)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
+    with (lab_on(tmp, bed.sites, bed.store_path) as server,
+          sidebar_page(browser, server) as (page, panel)):
         waiting = panel.locator('[data-diamond-job="alpha:11"]')
         expect(waiting).to_have_attribute("data-diamond-state", "PENDING", timeout=WAIT_MS)
         waiting.locator(".jp-diamond-job-name").click()
@@ -61,10 +50,6 @@ def test_a_rows_details_list_what_it_waits_for_and_one_never_satisfied(
         assert answer.value.ok and answer.value.json()["depends_on"] == []
         expect(alone.locator("[data-diamond-job-details]")).to_be_visible()
         expect(alone.locator("[data-diamond-depends-on]")).to_have_count(0)
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)
 
 
 def test_open_details_follow_the_job_waited_for_as_it_ends(tmp_path_factory, browser):
@@ -72,8 +57,6 @@ def test_open_details_follow_the_job_waited_for_as_it_ends(tmp_path_factory, bro
     13 ends COMPLETED (written to the store by another process, as the CLI would; 14 itself
     does not change): the details read again and say satisfied. They were read only when
     14 itself changed."""
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     import getpass
 
     from test_job_dependencies import Bed, _job
@@ -96,14 +79,8 @@ def test_open_details_follow_the_job_waited_for_as_it_ends(tmp_path_factory, bro
 
     kept = bed.queue.queue.read_text() + line("14", "Dependency", "dn0014")
     bed.queue.queue.write_text(kept + line("13", "Priority", "up0013"))
-    proc, server = start_lab(tmp, diamond_config=bed.sites, store=bed.store_path)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
+    with (lab_on(tmp, bed.sites, bed.store_path) as server,
+          sidebar_page(browser, server) as (page, panel)):
         waiting = panel.locator('[data-diamond-job="alpha:14"]')
         expect(waiting).to_have_attribute("data-diamond-state", "PENDING", timeout=WAIT_MS)
         waiting.locator(".jp-diamond-job-name").click()
@@ -119,7 +96,3 @@ def test_open_details_follow_the_job_waited_for_as_it_ends(tmp_path_factory, bro
                                       timeout=WAIT_MS)
         expect(dep).to_have_text("afterok alpha:13 COMPLETED: satisfied")
         expect(waiting).to_have_attribute("data-diamond-state", "PENDING")
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)

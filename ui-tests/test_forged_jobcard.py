@@ -12,11 +12,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from notebook_helpers import code_cell, python_notebook
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
+from sidebar_lab import error_free_page, lab_on
 
-from conftest import _labextension_installed, api, confirm, start_lab, stop_lab
+from conftest import api, confirm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -43,51 +43,46 @@ def _forged_notebook() -> dict:
 
 def test_a_forged_job_card_is_text_and_its_cancel_is_refused_by_the_server(
         tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from test_cli_newuser import NewUser
 
     tmp = tmp_path_factory.mktemp("forgedcard")
     user = NewUser(tmp)
     sites = user.write("only-alpha.yaml", f"sites:\n{user.alpha}")
-    proc, server = start_lab(tmp, diamond_config=sites, store=tmp / "store.sqlite3")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
+    with lab_on(tmp, sites, tmp / "store.sqlite3") as server:
         api(server, "PUT", "api/contents/forged.ipynb",
             {"type": "notebook", "format": "json", "content": _forged_notebook()})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        page.goto(f"{server['url']}/lab/tree/forged.ipynb?token={server['token']}")
-        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
-        card = page.locator(".jp-Notebook .jp-OutputArea [data-diamond-card]")
-        expect(card).to_be_visible(timeout=60_000)
-        # the card's record as text: the id, the name, the tails and the error
-        assert card.get_attribute("data-diamond-card") == FORGED_ID
-        expect(card.locator(".jp-diamond-card-name")).to_have_text(NAME)
-        expect(card.locator("[data-diamond-stdout]")).to_contain_text(
-            "<script>window.__forgedCard=2</script><b>out</b>")
-        expect(card.locator(".jp-diamond-error-text")).to_have_text(
-            "<img src=y onerror=window.__forgedCard=3>oops")
-        expect(card).to_have_attribute("data-diamond-live", "false")  # not the server's
-        outputs = page.locator(".jp-Notebook .jp-OutputArea")
-        assert outputs.locator("img, script").count() == 0  # no element from its markup
-        assert card.locator("[data-diamond-stdout] *").count() == 0
+        with error_free_page(browser, server, "lab/tree/forged.ipynb") as page:
+            _the_card_is_text_and_its_cancel_refused(page, user.fake / "calls", tmp / "PWNED")
 
-        # Cancel asks first, naming the job as text; the server then refuses the id
-        dialog = confirm(page, card.get_by_role("button", name=f"Cancel {NAME}"),
-                         "Cancel job?")
-        expect(dialog).to_contain_text(f"Cancel {NAME} ({FORGED_ID}) on alpha?")
-        assert dialog.locator("img").count() == 0
-        dialog.get_by_role("button", name="Cancel job").click()
-        toast = page.locator(".Toastify__toast", has_text=f"Could not cancel {NAME}")
-        expect(toast).to_be_visible(timeout=30_000)
-        calls = (user.fake / "calls").read_text() if (user.fake / "calls").exists() else ""
-        assert "scancel" not in calls, calls  # nothing reached the site
-        assert not (tmp / "PWNED").exists()
-        expect(card).to_have_attribute("data-diamond-state", "RUNNING")  # as saved
-        assert page.evaluate("() => window.__forgedCard") is None
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)
+
+def _the_card_is_text_and_its_cancel_refused(page: Page, calls_file: Path,
+                                             pwned: Path) -> None:
+    """The forged card's record shown as text, not live; its Cancel asks first, the server
+    refuses the id and nothing reaches the site (`calls_file`) or runs (`pwned`)."""
+    card = page.locator(".jp-Notebook .jp-OutputArea [data-diamond-card]")
+    expect(card).to_be_visible(timeout=60_000)
+    # the card's record as text: the id, the name, the tails and the error
+    assert card.get_attribute("data-diamond-card") == FORGED_ID
+    expect(card.locator(".jp-diamond-card-name")).to_have_text(NAME)
+    expect(card.locator("[data-diamond-stdout]")).to_contain_text(
+        "<script>window.__forgedCard=2</script><b>out</b>")
+    expect(card.locator(".jp-diamond-error-text")).to_have_text(
+        "<img src=y onerror=window.__forgedCard=3>oops")
+    expect(card).to_have_attribute("data-diamond-live", "false")  # not the server's
+    outputs = page.locator(".jp-Notebook .jp-OutputArea")
+    assert outputs.locator("img, script").count() == 0  # no element from its markup
+    assert card.locator("[data-diamond-stdout] *").count() == 0
+
+    # Cancel asks first, naming the job as text; the server then refuses the id
+    dialog = confirm(page, card.get_by_role("button", name=f"Cancel {NAME}"),
+                     "Cancel job?")
+    expect(dialog).to_contain_text(f"Cancel {NAME} ({FORGED_ID}) on alpha?")
+    assert dialog.locator("img").count() == 0
+    dialog.get_by_role("button", name="Cancel job").click()
+    toast = page.locator(".Toastify__toast", has_text=f"Could not cancel {NAME}")
+    expect(toast).to_be_visible(timeout=30_000)
+    calls = calls_file.read_text() if calls_file.exists() else ""
+    assert "scancel" not in calls, calls  # nothing reached the site
+    assert not pwned.exists()
+    expect(card).to_have_attribute("data-diamond-state", "RUNNING")  # as saved
+    assert page.evaluate("() => window.__forgedCard") is None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
+from sidebar_lab import lab_on, sidebar_page
 
-from conftest import _labextension_installed, api, load_lab, start_lab, stop_lab
+from conftest import api
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -26,42 +25,29 @@ OUTPUT = (b"\x1b[31mred\x1b[0m \x1b]0;title\x07 a\x00nul bad\xff\xfebytes "
 
 def test_job_output_with_escapes_nul_and_bad_bytes_is_shown_as_text(tmp_path_factory,
                                                                      browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from test_cli_newuser import NewUser
 
     tmp = tmp_path_factory.mktemp("logbytes")
     user = NewUser(tmp)
     sites = user.write("only-alpha.yaml", f"sites:\n{user.alpha}")
-    proc, server = start_lab(tmp, diamond_config=sites, store=tmp / "store.sqlite3")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    out = None
-    try:
+    with lab_on(tmp, sites, tmp / "store.sqlite3") as server:
         job = api(server, "POST", "diamond/api/jobs", {
             "site": "alpha", "name": "odd-output", "script": "#!/bin/sh\necho hi\n"})
         out = Path(job["stdout_path"])
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(OUTPUT)
-
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
-        card = panel.locator(f'[data-diamond-job="{job["id"]}"]')
-        expect(card).to_be_visible(timeout=60_000)
-        card.get_by_role("button", name="Show logs of odd-output").click()
-        view = page.locator(f'[data-diamond-logs="{job["id"]}"]')
-        stdout = view.get_by_label("standard output")
-        expect(stdout).to_contain_text("<img src=x onerror=window.__diamondLog=1><b>bold</b>",
-                                       timeout=30_000)
-        text = stdout.inner_text()
-        assert "red" in text and "nul" in text and "bytes" in text, text
-        assert view.locator("img, b").count() == 0  # the output's markup is no element
-        assert page.evaluate("() => window.__diamondLog") is None
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)
-        if out is not None:
+        try:
+            with sidebar_page(browser, server) as (page, panel):
+                card = panel.locator(f'[data-diamond-job="{job["id"]}"]')
+                expect(card).to_be_visible(timeout=60_000)
+                card.get_by_role("button", name="Show logs of odd-output").click()
+                view = page.locator(f'[data-diamond-logs="{job["id"]}"]')
+                stdout = view.get_by_label("standard output")
+                expect(stdout).to_contain_text(
+                    "<img src=x onerror=window.__diamondLog=1><b>bold</b>", timeout=30_000)
+                text = stdout.inner_text()
+                assert "red" in text and "nul" in text and "bytes" in text, text
+                assert view.locator("img, b").count() == 0  # the output's markup is no element
+                assert page.evaluate("() => window.__diamondLog") is None
+        finally:
             out.unlink(missing_ok=True)

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from lookout_helpers import close_as_never_submitted, lost_submits
 from notebook_helpers import code_cell, python_notebook
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
+from sidebar_lab import error_free_page, lab_on
 
-from conftest import _labextension_installed, api, start_lab, stop_lab
+from conftest import api
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -51,45 +51,39 @@ def _notebook(cards: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_the_card_of_a_lost_submit_says_looking_never_submitted_then_the_job_found(
         tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from local_slurm import LocalSlurmQueue
 
     tmp = tmp_path_factory.mktemp("lookoutcard")
     queue = LocalSlurmQueue(tmp)
     sites, store_path, tokens, cards = _lost_submits(tmp, queue.site)
-    proc, server = start_lab(tmp, diamond_config=sites, store=store_path)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
+    with lab_on(tmp, sites, store_path) as server:
         api(server, "PUT", "api/contents/lost.ipynb",
             {"type": "notebook", "format": "json", "content": _notebook(cards)})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        page.goto(f"{server['url']}/lab/tree/lost.ipynb?token={server['token']}")
-        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=WAIT_MS)
-        outputs = page.locator(".jp-Notebook .jp-OutputArea")
-        looked_for = outputs.nth(0).locator("[data-diamond-card]")
-        closed = outputs.nth(1).locator("[data-diamond-card]")
+        with error_free_page(browser, server, "lab/tree/lost.ipynb") as page:
+            _follow_the_cards(page, queue, tokens[0])
 
-        expect(looked_for).to_have_attribute("data-diamond-lookout", "looking",
-                                             timeout=WAIT_MS)
-        expect(looked_for).to_have_attribute("data-diamond-live", "true")
-        expect(looked_for.locator("[data-diamond-lookout-message]")).to_contain_text(
-            "looking for it in alpha's queue by its token")
-        expect(closed).to_have_attribute("data-diamond-lookout", "never-submitted",
+
+def _follow_the_cards(page: Page, queue: Any, found_token: str) -> None:
+    """The first card looked for, the second closed as never submitted; the first then
+    found in the queue (as alpha:4270)."""
+    outputs = page.locator(".jp-Notebook .jp-OutputArea")
+    looked_for = outputs.nth(0).locator("[data-diamond-card]")
+    closed = outputs.nth(1).locator("[data-diamond-card]")
+
+    expect(looked_for).to_have_attribute("data-diamond-lookout", "looking",
                                          timeout=WAIT_MS)
-        expect(closed).to_have_attribute("data-diamond-state", "FAILED")
-        expect(closed.locator("[data-diamond-lookout-message]")).to_contain_text(
-            "a new submit is safe")
+    expect(looked_for).to_have_attribute("data-diamond-live", "true")
+    expect(looked_for.locator("[data-diamond-lookout-message]")).to_contain_text(
+        "looking for it in alpha's queue by its token")
+    expect(closed).to_have_attribute("data-diamond-lookout", "never-submitted",
+                                     timeout=WAIT_MS)
+    expect(closed).to_have_attribute("data-diamond-state", "FAILED")
+    expect(closed.locator("[data-diamond-lookout-message]")).to_contain_text(
+        "a new submit is safe")
 
-        queue.add("4270", tokens[0], "still-looked-for")  # the server's search finds it
-        expect(looked_for).to_have_attribute("data-diamond-card", "alpha:4270",
-                                             timeout=WAIT_MS)
-        expect(looked_for).to_have_attribute("data-diamond-state", "PENDING")
-        expect(looked_for).not_to_have_attribute("data-diamond-lookout", "looking")
-        assert looked_for.locator("[data-diamond-lookout-message]").count() == 0
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)
+    queue.add("4270", found_token, "still-looked-for")  # the server's search finds it
+    expect(looked_for).to_have_attribute("data-diamond-card", "alpha:4270",
+                                         timeout=WAIT_MS)
+    expect(looked_for).to_have_attribute("data-diamond-state", "PENDING")
+    expect(looked_for).not_to_have_attribute("data-diamond-lookout", "looking")
+    assert looked_for.locator("[data-diamond-lookout-message]").count() == 0

@@ -16,12 +16,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from lookout_helpers import close_as_never_submitted, lost_submits
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar
-
-from conftest import _labextension_installed, load_lab, start_lab, stop_lab
+from sidebar_lab import lab_on, sidebar_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -30,8 +27,6 @@ WAIT_MS = 60_000
 
 def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submitted(
         tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from local_slurm import LocalSlurmQueue
 
     tmp = tmp_path_factory.mktemp("lookoutrow")
@@ -39,14 +34,7 @@ def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submi
     sites, store_path, tokens, ids = lost_submits(tmp, queue.site,
                                                   ["to-be-found", "to-be-closed"],
                                                   lambda fed, job: job.id)
-    proc, server = start_lab(tmp, diamond_config=sites, store=store_path)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
+    with lab_on(tmp, sites, store_path) as server, sidebar_page(browser, server) as (_, panel):
         rows = [panel.locator(f'[data-diamond-job="{job_id}"]') for job_id in ids]
         for row in rows:  # from the server's state: both looked for
             expect(row).to_have_attribute("data-diamond-lookout", "looking", timeout=WAIT_MS)
@@ -72,7 +60,3 @@ def test_the_row_of_a_lost_submit_says_looking_then_the_job_found_or_never_submi
         expect(found.locator("[data-diamond-lookout-message]")).to_contain_text(
             "alpha had taken the job: found in its queue as alpha:4280")
         expect(rows[0]).to_have_count(0)  # the provisional row is the job found
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)

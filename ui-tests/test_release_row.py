@@ -17,11 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-from playwright.sync_api import expect
-from test_sidebar import open_sidebar
-
-from conftest import _labextension_installed, load_lab, start_lab, stop_lab
+from playwright.sync_api import Locator, expect
+from sidebar_lab import lab_on, sidebar_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -61,49 +58,42 @@ def _submit_held(server: dict, spec: dict[str, Any]) -> str:
 
 def test_a_held_row_releases_from_the_sidebar_kept_while_its_input_copies(
         tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     from held_staging import HeldStaging
 
     tmp = tmp_path_factory.mktemp("releaserow")
     bed = HeldStaging(tmp)
     _numbered_sbatch(bed)
-    proc, server = start_lab(tmp, diamond_config=bed.sites_file(archive_reachable=False),
-                             store=bed.store)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
+    with lab_on(tmp, bed.sites_file(archive_reachable=False), bed.store) as server:
         staged_id = _submit_held(server, bed.spec().model_dump(mode="json"))
         plain_id = _submit_held(server, {"name": "plain", "command": "true",
                                          "working_directory": str(tmp / "wd")})
         assert (staged_id, plain_id) == (f"here:{FIRST_ID}", f"here:{FIRST_ID + 1}")
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
-        staged = panel.locator(f'[data-diamond-job="{staged_id}"]')
-        plain = panel.locator(f'[data-diamond-job="{plain_id}"]')
-        for row in (staged, plain):  # the scheduler's reason, JobHeldUser, polled
-            expect(row).to_have_attribute("data-diamond-release", "held", timeout=WAIT_MS)
-            expect(row).to_have_attribute("data-diamond-state", "PENDING")
+        with sidebar_page(browser, server) as (_, panel):
+            _release_from_the_sidebar(bed, panel, staged_id, plain_id)
 
-        staged.get_by_role("button", name="Release staged").click()
-        expect(staged).to_have_attribute("data-diamond-release", "kept", timeout=WAIT_MS)
-        said = staged.locator("[data-diamond-release-message]")
-        expect(said).to_have_text("release kept: waiting for its input")
-        expect(said).to_have_attribute("title", f"release of {staged_id} kept: its stage-in "
-                                       "(1 entry) is still copying; it is released when its "
-                                       f"input has arrived (`diamond status {staged_id}`; a "
-                                       "failed stage-in fails it instead)")
-        expect(staged.get_by_role("button", name="Release staged")).to_have_count(0)
-        assert bed.releases() == []  # nothing sent while its input copies
 
-        plain.get_by_role("button", name="Release plain").click()
-        expect(plain).to_have_attribute("data-diamond-release", "sent", timeout=WAIT_MS)
-        expect(plain.locator("[data-diamond-release-message]")).to_have_text("release sent")
-        assert bed.releases() == [f"scontrol release {FIRST_ID + 1}"]
-        expect(staged).to_have_attribute("data-diamond-release", "kept")
-        assert errors == [], errors
-    finally:
-        context.close()
-        stop_lab(proc)
+def _release_from_the_sidebar(bed: Any, panel: Locator, staged_id: str, plain_id: str) -> None:
+    """Both rows held; the staged one's release kept while its input copies, the plain one's
+    sent to the scheduler."""
+    staged = panel.locator(f'[data-diamond-job="{staged_id}"]')
+    plain = panel.locator(f'[data-diamond-job="{plain_id}"]')
+    for row in (staged, plain):  # the scheduler's reason, JobHeldUser, polled
+        expect(row).to_have_attribute("data-diamond-release", "held", timeout=WAIT_MS)
+        expect(row).to_have_attribute("data-diamond-state", "PENDING")
+
+    staged.get_by_role("button", name="Release staged").click()
+    expect(staged).to_have_attribute("data-diamond-release", "kept", timeout=WAIT_MS)
+    said = staged.locator("[data-diamond-release-message]")
+    expect(said).to_have_text("release kept: waiting for its input")
+    expect(said).to_have_attribute("title", f"release of {staged_id} kept: its stage-in "
+                                   "(1 entry) is still copying; it is released when its "
+                                   f"input has arrived (`diamond status {staged_id}`; a "
+                                   "failed stage-in fails it instead)")
+    expect(staged.get_by_role("button", name="Release staged")).to_have_count(0)
+    assert bed.releases() == []  # nothing sent while its input copies
+
+    plain.get_by_role("button", name="Release plain").click()
+    expect(plain).to_have_attribute("data-diamond-release", "sent", timeout=WAIT_MS)
+    expect(plain.locator("[data-diamond-release-message]")).to_have_text("release sent")
+    assert bed.releases() == [f"scontrol release {FIRST_ID + 1}"]
+    expect(staged).to_have_attribute("data-diamond-release", "kept")

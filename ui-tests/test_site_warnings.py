@@ -12,13 +12,13 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-import pytest
 import yaml
 from dashboard_helpers import open_from_palette
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
+from sidebar_lab import lab_on, new_lab_page
 from test_sidebar import open_sidebar
 
-from conftest import _labextension_installed, api, load_lab, start_lab, stop_lab
+from conftest import api
 
 OUTPUTS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "outputs" / "slurm"
 RUNNING = "40|RUNNING|2026-01-01T10:30:00|N/A|2026-01-01T10:00:00|2:00:00|1|8|ann|debug|N/A|" \
@@ -51,47 +51,45 @@ def _local_site(tmp: Path) -> tuple[Path, Path]:
 
 
 def test_a_site_with_a_record_left_out_shows_it_as_text(tmp_path_factory, browser):
-    if not _labextension_installed():
-        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
     tmp = tmp_path_factory.mktemp("warnings")
     sites, queue = _local_site(tmp)
-    proc, server = start_lab(tmp, diamond_config=sites, store=tmp / "store.sqlite")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
+    with lab_on(tmp, sites, tmp / "store.sqlite") as server:
         (row,) = api(server, "GET", "diamond/api/state?max_age=0")["sites"]
         assert row["warnings_total"] == 1 and BAD in row["warnings"][0], row
+        page = new_lab_page(browser, server)
+        try:
+            _the_warning_shown_then_cleared(server, page, queue)
+            ours = [e for e in page.diamond_errors if "diamond" in e.lower()]
+            assert not ours, ours
+        finally:
+            page.context.close()
 
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda err: errors.append(err.message))
-        load_lab(page, server)
-        panel = open_sidebar(page)
-        site = panel.locator('[data-diamond-site="odd"]')
-        marker = site.locator('[data-diamond-site-warnings="odd"]')
-        expect(marker).to_be_visible(timeout=30_000)
-        expect(marker).to_have_attribute("data-diamond-warnings-total", "1")
-        expect(marker).to_have_attribute("aria-label", "1 scheduler record unreadable, left "
-                                         "out of this view")
-        title = marker.get_attribute("title") or ""
-        assert BAD in title and "squeue line 1" in title, title
-        assert site.locator("img").count() == 0  # the record's markup is no element
-        assert page.evaluate("() => window.__diamondWarned") is None
 
-        dash = open_from_palette(page)
-        card = dash.locator('[data-diamond-dash-site="odd"]')
-        dash_marker = card.locator('[data-diamond-site-warnings="odd"]')
-        expect(dash_marker).to_be_visible(timeout=30_000)
-        assert BAD in (dash_marker.get_attribute("title") or "")
-        assert card.locator("h3 img").count() == 0
-        assert page.evaluate("() => window.__diamondWarned") is None
+def _the_warning_shown_then_cleared(server: dict, page: Page, queue: Path) -> None:
+    """The sidebar's and the dashboard's marker of the record left out, as text; cleared
+    once the record reads again."""
+    panel = open_sidebar(page)
+    site = panel.locator('[data-diamond-site="odd"]')
+    marker = site.locator('[data-diamond-site-warnings="odd"]')
+    expect(marker).to_be_visible(timeout=30_000)
+    expect(marker).to_have_attribute("data-diamond-warnings-total", "1")
+    expect(marker).to_have_attribute("aria-label", "1 scheduler record unreadable, left "
+                                     "out of this view")
+    title = marker.get_attribute("title") or ""
+    assert BAD in title and "squeue line 1" in title, title
+    assert site.locator("img").count() == 0  # the record's markup is no element
+    assert page.evaluate("() => window.__diamondWarned") is None
 
-        # the record reads again: a fresh snapshot's event clears the sidebar's marker
-        queue.write_text(f"{RUNNING}\n")
-        fresh = api(server, "GET", "diamond/api/sites/odd/snapshot?max_age=0")
-        assert fresh["warnings"] == []
-        expect(marker).to_have_count(0, timeout=30_000)
-        ours = [e for e in errors if "diamond" in e.lower()]
-        assert not ours, ours
-    finally:
-        context.close()
-        stop_lab(proc)
+    dash = open_from_palette(page)
+    card = dash.locator('[data-diamond-dash-site="odd"]')
+    dash_marker = card.locator('[data-diamond-site-warnings="odd"]')
+    expect(dash_marker).to_be_visible(timeout=30_000)
+    assert BAD in (dash_marker.get_attribute("title") or "")
+    assert card.locator("h3 img").count() == 0
+    assert page.evaluate("() => window.__diamondWarned") is None
+
+    # the record reads again: a fresh snapshot's event clears the sidebar's marker
+    queue.write_text(f"{RUNNING}\n")
+    fresh = api(server, "GET", "diamond/api/sites/odd/snapshot?max_age=0")
+    assert fresh["warnings"] == []
+    expect(marker).to_have_count(0, timeout=30_000)

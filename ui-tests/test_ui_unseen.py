@@ -20,10 +20,18 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
+from sidebar_lab import (
+    live_sidebar,
+    narrowest_sidebar,
+    new_lab_page,
+    shared_live_page,
+    sidebar_panel,
+    site_row,
+)
 from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
 from wire_helpers import WireBase
 
-from conftest import api, load_lab
+from conftest import api
 
 NOW = datetime.now(timezone.utc)
 HEALTHY = ["alpha", "βήτα-クラスター", "超级计算中心-東京", "données-école-polytechnique",
@@ -154,27 +162,18 @@ def _new_page(browser, server, width: int = 1400,
               before_load: Callable[[Page], None] | None = None) -> Page:
     """A page on `server` whose diamond requests the records answer; `before_load` sets more
     answers before JupyterLab loads (set after, the page's first requests could miss them)."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(err.message))
-    page.diamond_errors = errors  # type: ignore[attr-defined]
-    page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
-    if before_load:
-        before_load(page)
-    load_lab(page, server)
-    return page
+    def wire_then(page: Page) -> None:
+        page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
+        if before_load:
+            before_load(page)
+
+    return new_lab_page(browser, server, width=width, before_load=wire_then)
 
 
 @pytest.fixture(scope="module")
 def page(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
-    panel = open_sidebar(p)
-    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
-    try:
+    with shared_live_page(_new_page(browser, bare_lab)) as p:
         yield p
-    finally:
-        p.context.close()
 
 
 @pytest.fixture(autouse=True)
@@ -183,14 +182,6 @@ def _fresh_sidebar(request):
     whatever the test before left (a failed one included): one failure stays one."""
     if "page" in request.fixturenames:
         show_sidebar_unfocused(request.getfixturevalue("page"))
-
-
-def _panel(page):
-    return page.locator("#diamond-sidebar")
-
-
-def _site_row(page, name: str):
-    return _panel(page).locator(f'[data-diamond-site="{name}"]')
 
 
 def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) -> Locator:
@@ -207,36 +198,36 @@ def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) ->
 
 
 def test_fourteen_sites_each_under_its_own_name(page):
-    rows = _panel(page).locator("[data-diamond-site]")
+    rows = sidebar_panel(page).locator("[data-diamond-site]")
     expect(rows).to_have_count(len(SITES))
     assert rows.evaluate_all("els => els.map(e => e.dataset.diamondSite)") == SITES
     for name in SITES:
-        expect(_site_row(page, name).locator(".jp-diamond-site-name")).to_have_text(name)
-    count = _panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
+        expect(site_row(page, name).locator(".jp-diamond-site-name")).to_have_text(name)
+    count = sidebar_panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
     expect(count).to_have_text(str(len(SITES)))
 
 
 def test_unreachable_site_beside_healthy_ones(page):
-    down = _site_row(page, DOWN)
+    down = site_row(page, DOWN)
     expect(down).to_have_class("jp-diamond-site jp-diamond-site-unreachable")
     expect(down.get_by_role("img", name="unreachable")).to_be_visible()
     expect(down.locator(".jp-diamond-reach")).to_have_text("unreachable")
     expect(down.locator('[data-diamond-stat="cpus"] dd')).to_have_text("—")
     for name in HEALTHY:
-        row = _site_row(page, name)
+        row = site_row(page, name)
         expect(row.get_by_role("img", name="reachable", exact=True)).to_be_visible()
         expect(row.locator('[data-diamond-stat="cpus"] dd')).to_have_text("256/2048")
 
 
 def test_site_error_markup_is_text(page):
-    error = _site_row(page, DOWN).locator(".jp-diamond-error-text")
+    error = site_row(page, DOWN).locator(".jp-diamond-error-text")
     expect(error).to_have_text(f"ssh: could not reach {DOWN} {MARKUP}")
     assert error.locator("img, script").count() == 0
     assert page.evaluate("() => window.__diamondPwned") is None
 
 
 def test_five_thousand_jobs_paint_a_page_with_a_count(page):
-    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    jobs = sidebar_panel(page).locator('[data-diamond-section="jobs"]')
     expect(jobs.locator(".jp-diamond-count")).to_have_text(str(JOBS_TOTAL))
     expect(jobs.locator("[data-diamond-jobs-count]")).to_have_text(
         f"{LOADED} shown of {JOBS_TOTAL} jobs")
@@ -248,7 +239,7 @@ def test_five_thousand_jobs_paint_a_page_with_a_count(page):
 
 
 def test_five_thousand_jobs_page_on_by_keyboard(page):
-    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    jobs = sidebar_panel(page).locator('[data-diamond-section="jobs"]')
     cards = jobs.locator("li[data-diamond-job]")
     before = cards.count()
     more = jobs.get_by_role("button", name="more", exact=False).filter(has_text="Show")
@@ -270,55 +261,55 @@ def test_five_thousand_jobs_page_on_by_keyboard(page):
 
 
 def test_markup_in_job_name_and_reason_is_text(page):
-    row = _panel(page).locator(f'[data-diamond-job="{HOSTILE_ID}"]')
+    row = sidebar_panel(page).locator(f'[data-diamond-job="{HOSTILE_ID}"]')
     expect(row).to_have_attribute("data-diamond-state", "PENDING")
     expect(row.locator(".jp-diamond-job-name")).to_have_text(MARKUP)
     expect(row.locator("[data-diamond-reason]")).to_have_text(f"Priority {MARKUP}")
     bar = page.locator(f'[data-diamond-job-bar="{HOSTILE_ID}"]')
     expect(bar).to_have_count(1)
-    assert _panel(page).locator("img[src='x'], script").count() == 0
+    assert sidebar_panel(page).locator("img[src='x'], script").count() == 0
     assert page.evaluate("() => window.__diamondPwned") is None
 
 
 def test_contract_attributes_of_every_row(page):
     expect(page.locator("#diamond-sidebar")).to_have_count(1)
-    pairs = _panel(page).locator("li[data-diamond-job]").evaluate_all(
+    pairs = sidebar_panel(page).locator("li[data-diamond-job]").evaluate_all(
         "els => els.map(e => [e.dataset.diamondJob, e.dataset.diamondState])")
     by_id = {j["id"]: j["state"] for j in ALL_JOBS}
     assert pairs and all(by_id[job] == state for job, state in pairs), pairs[:5]
 
 
 def test_section_headers_toggle_by_enter_and_space(page):
-    header = _panel(page).locator('[data-diamond-section="sites"] h3 button')
+    header = sidebar_panel(page).locator('[data-diamond-section="sites"] h3 button')
     header.focus()
     expect_focused(page, header, "the Sites header")
     page.keyboard.press("Enter")
     expect(header).to_have_attribute("aria-expanded", "false")
-    expect(_panel(page).locator("[data-diamond-site]")).to_have_count(0)
+    expect(sidebar_panel(page).locator("[data-diamond-site]")).to_have_count(0)
     page.keyboard.press("Space")
     expect(header).to_have_attribute("aria-expanded", "true")
-    expect(_panel(page).locator("[data-diamond-site]")).to_have_count(len(SITES))
+    expect(sidebar_panel(page).locator("[data-diamond-site]")).to_have_count(len(SITES))
 
 
 def test_tab_order_follows_the_sidebar(page):
     """From the reload button, Tab reaches the first site's partitions toggle, then the jobs'
     controls, in the order they are shown (no control skipped or out of order)."""
-    panel = _panel(page)
+    panel = sidebar_panel(page)
     reload_button = panel.get_by_role("button", name="Reload sites and jobs")
     reload_button.focus()
     expect_focused(page, reload_button, "the reload button")
     stops = [("the Sites header", panel.locator('[data-diamond-section="sites"] h3 button'))]
     stops += [(f"{site}'s partitions toggle",
-               _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}"))
+               site_row(page, site).get_by_role("button", name=f"Show partitions of {site}"))
               for site in SITES[:5]]
     for n, (what, stop) in enumerate(stops, 1):
         page.keyboard.press("Tab")
         expect_focused(page, stop, f"Tab {n} from the reload button: {what}")
     # Enter on a site's toggle shows its partitions; Enter again hides them
-    partitions = _site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")
+    partitions = site_row(page, SITES[4]).locator("[data-diamond-partition=batch]")
     page.keyboard.press("Enter")
     expect(partitions).to_be_visible()
-    hide = _site_row(page, SITES[4]).get_by_role("button", name=f"Hide partitions of {SITES[4]}")
+    hide = site_row(page, SITES[4]).get_by_role("button", name=f"Hide partitions of {SITES[4]}")
     expect_focused(page, hide, "the toggle, once its partitions are shown")
     page.keyboard.press("Enter")
     expect(partitions).to_have_count(0)
@@ -329,7 +320,7 @@ def test_job_rows_are_one_tab_stop_arrows_move_and_enter_or_space_opens_details(
     first row, arrows move between rows, Enter or Space on a row shows its details as a
     click does (again: hides them), and the contract attributes stay on each row. Before,
     no row took Tab and Enter on a row did nothing."""
-    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    jobs = sidebar_panel(page).locator('[data-diamond-section="jobs"]')
     rows = jobs.locator("li[data-diamond-job]")
     # the first two rows as drawn now, then found by their ids wherever they are drawn
     expect(rows.nth(1)).to_be_attached()
@@ -370,7 +361,7 @@ def test_job_rows_are_one_tab_stop_arrows_move_and_enter_or_space_opens_details(
 def test_escape_closes_the_cancel_dialog_and_cancels_nothing(page):
     posts: list[str] = []
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
-    row = _panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
+    row = sidebar_panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
     cancel = row.get_by_role("button", name="Cancel never-started")
     cancel.focus()
     expect_focused(page, cancel, "the row's Cancel button")
@@ -384,7 +375,7 @@ def test_escape_closes_the_cancel_dialog_and_cancels_nothing(page):
 
 
 def test_timeline_spans_days_and_shows_an_unstarted_job(page):
-    timeline = _panel(page).locator('[data-diamond-section="timeline"]')
+    timeline = sidebar_panel(page).locator('[data-diamond-section="timeline"]')
     spanning = timeline.locator(f'[data-diamond-job-bar="{SPANNING_ID}"]')
     expect(spanning).to_have_attribute("data-diamond-state", "RUNNING")
     unstarted = timeline.locator(f'[data-diamond-job-bar="{UNSTARTED_ID}"]')
@@ -413,22 +404,22 @@ def test_sites_of_non_ascii_names_keep_their_own_controls(page):
     """Two sites whose names differ only in non-ASCII letters: each partitions toggle
     controls the table in its own row, and each job's Logs opens its own tab."""
     for site in TWINS:
-        toggle = _site_row(page, site).get_by_role("button", name=f"Show partitions of {site}")
+        toggle = site_row(page, site).get_by_role("button", name=f"Show partitions of {site}")
         toggle.focus()
         expect_focused(page, toggle, f"{site}'s partitions toggle")
         page.keyboard.press("Enter")
-        hide = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
+        hide = site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
         expect_focused(page, hide, f"{site}'s toggle, its partitions shown")
     for site in TWINS:
-        toggle = _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
+        toggle = site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}")
         controlled = toggle.get_attribute("aria-controls")
         # the table it names is the one in its own row (and the only one of that id)
         expect(page.locator(f'[id="{controlled}"]')).to_have_count(1)
-        expect(_site_row(page, site).locator(f'[id="{controlled}"]')).to_be_visible()
+        expect(site_row(page, site).locator(f'[id="{controlled}"]')).to_be_visible()
     for site in TWINS:
-        _site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}").click()
+        site_row(page, site).get_by_role("button", name=f"Hide partitions of {site}").click()
     for site in TWINS:
-        row = _panel(page).locator(f'[data-diamond-job="{site}:7"]')
+        row = sidebar_panel(page).locator(f'[data-diamond-job="{site}:7"]')
         row.get_by_role("button", name=f"Show logs of run-on-{site}").click()
         tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
         expect(tab).to_contain_text(f"Logs: run-on-{site}")
@@ -441,13 +432,13 @@ def test_sites_of_non_ascii_names_keep_their_own_controls(page):
 
 def test_socket_dropped_then_restored_shows_stale_and_loses_nothing(page):
     wire = page.diamond_wire
-    chip = _panel(page).locator("[data-diamond-status]")
+    chip = sidebar_panel(page).locator("[data-diamond-status]")
     expect(chip).to_have_attribute("data-diamond-status", "live")
     page.wait_for_function("() => window.__diamondStats !== undefined")
     sockets_before = len(wire.sockets)
     assert wire.open_sockets(), "the page subscribed to no event socket"
     first = wire.emit(UNSTARTED_ID, "RUNNING")
-    row = _panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
+    row = sidebar_panel(page).locator(f'[data-diamond-job="{UNSTARTED_ID}"]')
     expect(row).to_have_attribute("data-diamond-state", "RUNNING")
     wire.drop()
     expect(chip).not_to_have_attribute("data-diamond-status", "live")
@@ -500,20 +491,8 @@ def test_a_live_event_before_the_catch_up_replay_loses_no_activity_line(bare_lab
 def test_narrow_sidebar_keeps_each_state_in_view(bare_lab, browser):
     p = _new_page(browser, bare_lab, width=900)
     try:
-        panel = open_sidebar(p)
-        expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
-        # drag the handle between the sidebar and the main area as far left as it goes
-        # (JupyterLab keeps a side panel at least 250 px wide)
-        handle = p.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
-        box = handle.bounding_box()
-        assert box, "no split handle beside the sidebar"
-        p.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
-        p.mouse.down()
-        p.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
-        p.mouse.move(260, box["y"] + 200, steps=5)
-        p.mouse.up()
-        p.wait_for_function(
-            "() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+        panel = live_sidebar(p)
+        narrowest_sidebar(p)
         overflow = p.evaluate("""() => {
             const el = document.getElementById('diamond-sidebar');
             const body = el.querySelector('.jp-diamond-body');
@@ -548,8 +527,7 @@ def test_sidebar_in_both_themes_passes_axe(bare_lab, browser, theme):
         {"raw": json.dumps({"theme": theme})})
     p = _new_page(browser, bare_lab)
     try:
-        panel = open_sidebar(p)
-        expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+        live_sidebar(p)
         light = theme.endswith("Light")
         p.wait_for_function("light => document.body.dataset.jpThemeLight === String(light)",
                             arg=light)

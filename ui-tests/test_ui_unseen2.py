@@ -20,10 +20,11 @@ import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from sidebar_lab import job_row, live_sidebar, new_lab_page, shared_live_page, sidebar_panel
 from test_sidebar import expect_focused, focus_holder, open_sidebar, show_sidebar_unfocused
-from wire_helpers import WireBase
+from wire_helpers import WireBase, healthy_site
 
-from conftest import api, load_lab
+from conftest import api
 
 NOW = datetime.now(timezone.utc)
 MARKUP_SITE = "<img src=x onerror=window.__diamondPwned=1>"
@@ -44,15 +45,6 @@ LAST_SEQ = 500
 
 def _iso(t: datetime) -> str:
     return t.isoformat()
-
-
-def _site(name: str) -> dict:
-    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
-            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
-            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
-            "my_jobs": 1, "typical_start_s": 60,
-            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
-                            "total_nodes": 16}], "metadata": {}}
 
 
 def _job(job_id: str, name: str, state: str, *, submitted: datetime,
@@ -96,7 +88,7 @@ TASK = {"id": TASK_ID, "state": "awaiting_approval", "prompt": "run the approved
         "data": {"pending": {"tool": "submit_job", "plan": PLAN, "plan_sha256": PLAN_SHA}},
         "waiting_on": [], "created_at": _iso(NOW - timedelta(minutes=1)),
         "updated_at": _iso(NOW - timedelta(minutes=1))}
-STATE = {"sites": [_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOBS),
+STATE = {"sites": [healthy_site(s) for s in SITES], "jobs": JOBS, "jobs_total": len(JOBS),
          "tasks": [TASK], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
 
 
@@ -153,37 +145,22 @@ def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: f
               serve_sockets: bool = True, before_load=None, at: datetime | None = None) -> Page:
     """A page on `server` whose diamond requests the records answer. With `at`, the page's
     clock stands still at that instant and the jobs' times count back from it."""
-    context = browser.new_context(viewport={"width": width, "height": height},
-                                  device_scale_factor=scale)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(err.message))
-    page.diamond_errors = errors  # type: ignore[attr-defined]
-    page.diamond_wire = Wire(  # type: ignore[attr-defined]
-        page, serve_sockets=serve_sockets, jobs=None if at is None else _jobs(at))
-    if at is not None:
-        page.clock.set_fixed_time(at)
-    if before_load:
-        before_load(page)
-    load_lab(page, server)
-    return page
+    def wire_then(page: Page) -> None:
+        page.diamond_wire = Wire(  # type: ignore[attr-defined]
+            page, serve_sockets=serve_sockets, jobs=None if at is None else _jobs(at))
+        if at is not None:
+            page.clock.set_fixed_time(at)
+        if before_load:
+            before_load(page)
 
-
-def _live_sidebar(page: Page):
-    panel = open_sidebar(page)
-    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
-    return panel
+    return new_lab_page(browser, server, width=width, height=height, scale=scale,
+                        before_load=wire_then)
 
 
 @pytest.fixture(scope="module")
 def page(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
-    _live_sidebar(p)
-    p.wait_for_function("() => window.__diamondStats !== undefined")
-    try:
+    with shared_live_page(_new_page(browser, bare_lab)) as p:
         yield p
-    finally:
-        p.context.close()
 
 
 @pytest.fixture(autouse=True)
@@ -194,16 +171,8 @@ def _fresh_sidebar(request):
         show_sidebar_unfocused(request.getfixturevalue("page"))
 
 
-def _panel(page: Page):
-    return page.locator("#diamond-sidebar")
-
-
-def _row(page: Page, job_id: str):
-    return _panel(page).locator(f'li[data-diamond-job="{job_id}"]')
-
-
 def _site_row(page: Page, name: str):
-    return _panel(page).locator("[data-diamond-site]").filter(
+    return sidebar_panel(page).locator("[data-diamond-site]").filter(
         has=page.locator(".jp-diamond-site-name", has_text=re.compile(f"^{re.escape(name)}$")))
 
 
@@ -220,7 +189,7 @@ def test_one_event_socket_per_page_with_sidebar_and_dashboard(bare_lab, browser)
 
     p = _new_page(browser, bare_lab, serve_sockets=False, before_load=count)
     try:
-        _live_sidebar(p)
+        live_sidebar(p)
         open_from_palette(p)
         # the dashboard's first paint is in; any socket it or the sidebar opens is open now
         expect(p.locator("[data-diamond-dashboard]")).to_be_visible()
@@ -236,24 +205,24 @@ def test_the_shared_socket_dropped_and_back_replays_what_was_missed(page):
     """The page's one socket closes: the chip leaves `live`; an event stored meanwhile is
     replayed once the socket is back (the reconnect is still seen on the shared socket)."""
     wire = page.diamond_wire
-    chip = _panel(page).locator("[data-diamond-status]")
+    chip = sidebar_panel(page).locator("[data-diamond-status]")
     assert len(wire.open_sockets()) == 1, len(wire.open_sockets())
     wire.drop()
     expect(chip).not_to_have_attribute("data-diamond-status", "live")
     wire.job_state(REPLAYED_ID, "RUNNING", datetime.now(timezone.utc), live=False)
     expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
-    expect(_row(page, REPLAYED_ID)).to_have_attribute("data-diamond-state", "RUNNING")
+    expect(job_row(page, REPLAYED_ID)).to_have_attribute("data-diamond-state", "RUNNING")
     assert len(wire.open_sockets()) == 1, len(wire.open_sockets())
 
 
 # -- twenty sites, markup in a site's name ------------------------------------------------
 
 def test_twenty_sites_listed_in_order_with_their_count(page):
-    rows = _panel(page).locator("[data-diamond-site]")
+    rows = sidebar_panel(page).locator("[data-diamond-site]")
     expect(rows).to_have_count(len(SITES))
     names = rows.locator(".jp-diamond-site-name").all_text_contents()
     assert names == SITES, names
-    count = _panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
+    count = sidebar_panel(page).locator('[data-diamond-section="sites"] .jp-diamond-count')
     expect(count).to_have_text(str(len(SITES)))
 
 
@@ -277,18 +246,18 @@ def test_site_name_with_markup_is_text_in_its_row(page):
     expect(row).to_have_count(1)
     expect(row).to_have_attribute("data-diamond-site", MARKUP_SITE)
     expect(row.locator(".jp-diamond-site-name")).to_have_text(MARKUP_SITE)
-    assert _panel(page).locator("img[src='x']").count() == 0
+    assert sidebar_panel(page).locator("img[src='x']").count() == 0
     assert page.evaluate("() => window.__diamondPwned") is None
 
 
 def test_site_name_with_markup_is_text_on_the_timeline_and_its_job(page):
-    timeline = _panel(page).locator('[data-diamond-section="timeline"]')
+    timeline = sidebar_panel(page).locator('[data-diamond-section="timeline"]')
     lane = timeline.locator("[data-diamond-timeline]").filter(
         has=page.locator(f'[data-diamond-job-bar="{MARKUP_JOB_ID}"]'))
     expect(lane).to_have_count(1)
     expect(lane).to_have_attribute("data-diamond-timeline", MARKUP_SITE)
     expect(lane).to_contain_text(MARKUP_SITE)
-    row = _row(page, MARKUP_JOB_ID)
+    row = job_row(page, MARKUP_JOB_ID)
     expect(row).to_have_attribute("data-diamond-state", "RUNNING")
     assert page.locator("img[src='x']").count() == 0
     assert page.evaluate("() => window.__diamondPwned") is None
@@ -317,20 +286,20 @@ def _wider_than_the_panel(page: Page) -> list[str]:
 # -- a reason that is one very long token -------------------------------------------------
 
 def test_long_unbroken_reason_stays_inside_the_sidebar(page):
-    row = _row(page, LONG_ID)
+    row = job_row(page, LONG_ID)
     reason = row.locator("[data-diamond-reason]")
     expect(reason).to_be_visible()
-    right = _panel(page).evaluate("e => e.getBoundingClientRect().right")
+    right = sidebar_panel(page).evaluate("e => e.getBoundingClientRect().right")
     box = reason.bounding_box()
     assert box and box["x"] + box["width"] <= right + 1, (box, right)
-    widths = _panel(page).evaluate("e => [e.scrollWidth, e.clientWidth]")
+    widths = sidebar_panel(page).evaluate("e => [e.scrollWidth, e.clientWidth]")
     assert widths[0] <= widths[1] + 1, (widths, _wider_than_the_panel(page))
 
 
 def test_long_unbroken_reason_is_all_readable(page):
     """Wrapped, not clipped: every character of the token is in the row's text, and the
     reason's box is as wide as its text (nothing hidden behind an ellipsis)."""
-    reason = _row(page, LONG_ID).locator("[data-diamond-reason]")
+    reason = job_row(page, LONG_ID).locator("[data-diamond-reason]")
     expect(reason).to_have_text(LONG_TOKEN)
     clipped = reason.evaluate("e => e.scrollWidth > e.clientWidth + 1")
     assert not clipped
@@ -344,7 +313,7 @@ def test_stale_event_does_not_move_a_finished_job_back(page):
     wire = page.diamond_wire
     now = datetime.now(timezone.utc)
     wire.job_state(STALE_ID, "COMPLETED", now)
-    row = _row(page, STALE_ID)
+    row = job_row(page, STALE_ID)
     expect(row).to_have_attribute("data-diamond-state", "COMPLETED")
     stale = wire.job_state(STALE_ID, "RUNNING", now - timedelta(minutes=1))
     page.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=stale["seq"])
@@ -357,14 +326,14 @@ def test_a_newer_requeue_still_moves_a_job_back_to_the_queue(page):
     event) shows PENDING."""
     wire = page.diamond_wire
     wire.job_state(REQUEUE_ID, "PENDING", datetime.now(timezone.utc) + timedelta(seconds=1))
-    expect(_row(page, REQUEUE_ID)).to_have_attribute("data-diamond-state", "PENDING")
+    expect(job_row(page, REQUEUE_ID)).to_have_attribute("data-diamond-state", "PENDING")
 
 
 # -- a stale event in the activity feed -------------------------------------------------
 
 def _activity(page: Page, job_id: str):
     """The activity lines about `job_id`, newest first."""
-    return _panel(page).locator('[data-diamond-section="activity"] li',
+    return sidebar_panel(page).locator('[data-diamond-section="activity"] li',
                                 has_text=f"{job_id}: ")
 
 
@@ -380,7 +349,7 @@ def _expect_late_running_after_completed(page: Page, job_id: str) -> None:
     expect(late).to_have_class(re.compile(r"\bjp-diamond-muted\b"))
     expect(done).not_to_have_attribute("data-diamond-stale", re.compile(".*"))
     expect(done).to_contain_text(f"{job_id}: COMPLETED")
-    expect(_row(page, job_id)).to_have_attribute("data-diamond-state", "COMPLETED")
+    expect(job_row(page, job_id)).to_have_attribute("data-diamond-state", "COMPLETED")
 
 
 def test_a_stale_event_is_shown_as_a_late_report_in_the_activity_feed(page):
@@ -390,7 +359,7 @@ def test_a_stale_event_is_shown_as_a_late_report_in_the_activity_feed(page):
     wire = page.diamond_wire
     now = datetime.now(timezone.utc)
     wire.job_state(LATE_ID, "COMPLETED", now)
-    expect(_row(page, LATE_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
+    expect(job_row(page, LATE_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
     stale = wire.job_state(LATE_ID, "RUNNING", now - timedelta(minutes=1))
     page.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=stale["seq"])
     _expect_late_running_after_completed(page, LATE_ID)
@@ -400,7 +369,7 @@ def test_stale_event_missed_while_away_is_replayed_once_and_shown_late(page):
     """Both events stored while the socket was away: the catch-up replay after the reconnect
     shows each once, the late one as late; a live event after it adds one line."""
     wire = page.diamond_wire
-    chip = _panel(page).locator("[data-diamond-status]")
+    chip = sidebar_panel(page).locator("[data-diamond-status]")
     now = datetime.now(timezone.utc)
     wire.drop()
     expect(chip).not_to_have_attribute("data-diamond-status", "live")
@@ -433,7 +402,7 @@ def test_stale_event_in_the_stored_events_is_shown_late_after_a_reload(bare_lab,
 
     p = _new_page(browser, bare_lab, before_load=store_both)
     try:
-        _live_sidebar(p)
+        live_sidebar(p)
         lines = _activity(p, RELOADED_ID)
         expect(lines).to_have_count(3)
         expect(lines.nth(2)).to_contain_text(f"{RELOADED_ID}: RUNNING")
@@ -493,13 +462,13 @@ def test_without_the_socket_field_the_own_socket_still_replays_after_a_reconnect
     p = _new_page(browser, bare_lab,
                   before_load=lambda page: page.add_init_script(HIDE_SOCKET_FIELD))
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         p.wait_for_function("() => window.__diamondStats !== undefined")
         assert p.evaluate("() => window.__diamondSocketFieldHidden") is True
         wire = p.diamond_wire
         two_open = "() => window.__openEventSockets() === 2"  # JupyterLab's, the sidebar's
         p.wait_for_function(two_open)
-        row = _row(p, FALLBACK_ID)
+        row = job_row(p, FALLBACK_ID)
         live = wire.job_state(FALLBACK_ID, "PENDING", datetime.now(timezone.utc))
         expect(row).to_have_attribute("data-diamond-state", "PENDING")
         p.wait_for_function("s => window.__diamondStats.seen(s, s) === 1", arg=live["seq"])
@@ -520,7 +489,7 @@ def test_without_the_socket_field_the_own_socket_still_replays_after_a_reconnect
 # -- the plan waiting for approval, by keyboard -------------------------------------------
 
 def _task(page: Page):
-    return _panel(page).locator(f'[data-diamond-task="{TASK_ID}"]')
+    return sidebar_panel(page).locator(f'[data-diamond-task="{TASK_ID}"]')
 
 
 def test_the_plan_shows_the_whole_rendered_script(page):
@@ -556,7 +525,7 @@ def _tab_to(page: Page, name: str, limit: int = 400) -> None:
 def _tab_to_plan_button(page: Page, verb: str) -> Locator:
     """The task awaiting approval in the live sidebar, with the keyboard's focus moved by Tab
     from the reload button to its "VERB the plan of" button."""
-    panel = _live_sidebar(page)
+    panel = live_sidebar(page)
     task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
     expect(task).to_have_attribute("data-diamond-task-state", "awaiting_approval")
     reload_button = panel.get_by_role("button", name="Reload sites and jobs")
@@ -596,7 +565,7 @@ def test_reconnect_during_an_approval_shows_the_decision_made_meanwhile(bare_lab
     Approve for a plan already decided."""
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         task = panel.locator(f'[data-diamond-task="{TASK_ID}"]')
         approve = task.get_by_role("button", name=f"Approve the plan of {TASK_ID}")
         expect(approve).to_be_visible()
@@ -667,7 +636,7 @@ def test_timeline_across_midnight_in_another_time_zone_shows_the_date(bare_lab, 
     api(bare_lab, "PUT", settings, {"raw": json.dumps({"timeZone": zone})})
     p = _new_page(browser, bare_lab, at=at)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         timeline = panel.locator('[data-diamond-section="timeline"]')
         bar = timeline.locator(f'[data-diamond-job-bar="{MIDNIGHT_ID}"]')
         expect(bar).to_have_count(1)
@@ -697,7 +666,7 @@ def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser, at):
     p = _new_page(browser, bare_lab, width=1600, at=at, before_load=lambda page: serve_recorded(
         page, big_dashboard(SITES[:3], 30, now=at), now=at))
     try:
-        _live_sidebar(p)
+        live_sidebar(p)
         dash = open_from_palette(p)
         yesterday = _day_in(p, at - timedelta(hours=6), zone)
         assert yesterday != _day_in(p, at, zone), f"{at} in {zone} is not just past midnight"
@@ -737,7 +706,7 @@ def test_state_colours_stand_out_in_the_dark_theme(bare_lab, browser):
     api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
         keys = panel.locator("[data-diamond-legend-state] .jp-diamond-key")
         expect(keys).to_have_count(6)
@@ -762,7 +731,7 @@ def test_zoom_200_percent_keeps_the_sidebar_usable(bare_lab, browser):
     horizontal overflow, the long reason stays inside it and Approve is reached by Tab."""
     p = _new_page(browser, bare_lab, width=700, height=450, scale=2)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         widths = panel.evaluate("e => [e.scrollWidth, e.clientWidth]")
         assert widths[0] <= widths[1] + 1, (widths, _wider_than_the_panel(p))
         right = panel.evaluate("e => e.getBoundingClientRect().right")

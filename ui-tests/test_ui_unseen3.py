@@ -20,10 +20,16 @@ from urllib.parse import unquote
 import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded, usage_series
 from playwright.sync_api import Page, expect
-from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
-from wire_helpers import WireBase
-
-from conftest import load_lab
+from sidebar_lab import (
+    job_row,
+    live_sidebar,
+    narrowest_sidebar,
+    new_lab_page,
+    shared_live_page,
+    sidebar_panel,
+)
+from test_sidebar import expect_focused, show_sidebar_unfocused
+from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)
 SKEW = timedelta(minutes=10)  # beta's clock runs this far ahead
@@ -43,15 +49,6 @@ STEPS = ["prepare", *(f"member-{i:02d}" for i in range(28)), "ensemble-mean"]
 
 def _iso(t: datetime) -> str:
     return t.isoformat()
-
-
-def _site(name: str) -> dict:
-    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
-            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
-            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
-            "my_jobs": 1, "typical_start_s": 60,
-            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
-                            "total_nodes": 16}], "metadata": {}}
 
 
 def _job(job_id: str, name: str, state: str, *, minutes_ago: float, ran: bool = True,
@@ -90,8 +87,9 @@ WORKFLOW = {"id": WORKFLOW_ID, "name": "thirty-member-ensemble", "state": "RUNNI
                        "state": "COMPLETED" if i == 0 else "RUNNING" if i < 15 else "PENDING",
                        "needs": [] if i == 0 else ["prepare"] if i < 29 else STEPS[1:29]}
                       for i, name in enumerate(STEPS)]}
-STATE = {"sites": [_site("alpha"), _site("beta")], "jobs": JOBS, "jobs_total": len(JOBS),
-         "tasks": [], "transfers": [], "events": [], "last_seq": LAST_SEQ, "error": None}
+STATE = {"sites": [healthy_site("alpha"), healthy_site("beta")], "jobs": JOBS,
+         "jobs_total": len(JOBS), "tasks": [], "transfers": [], "events": [],
+         "last_seq": LAST_SEQ, "error": None}
 
 
 class Wire(WireBase):
@@ -156,31 +154,16 @@ class Wire(WireBase):
 
 
 def _new_page(browser, server, *, width: int = 1400) -> Page:
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(err.message))
-    page.diamond_errors = errors  # type: ignore[attr-defined]
-    page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
-    load_lab(page, server)
-    return page
+    def wire(page: Page) -> None:
+        page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
 
-
-def _live_sidebar(page: Page):
-    panel = open_sidebar(page)
-    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
-    return panel
+    return new_lab_page(browser, server, width=width, before_load=wire)
 
 
 @pytest.fixture(scope="module")
 def page(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
-    _live_sidebar(p)
-    p.wait_for_function("() => window.__diamondStats !== undefined")
-    try:
+    with shared_live_page(_new_page(browser, bare_lab)) as p:
         yield p
-    finally:
-        p.context.close()
 
 
 @pytest.fixture(autouse=True)
@@ -190,16 +173,8 @@ def _fresh_sidebar(request):
         show_sidebar_unfocused(request.getfixturevalue("page"))
 
 
-def _panel(page: Page):
-    return page.locator("#diamond-sidebar")
-
-
-def _row(page: Page, job_id: str):
-    return _panel(page).locator(f'li[data-diamond-job="{job_id}"]')
-
-
 def _open_details(page: Page, job_id: str):
-    row = _row(page, job_id)
+    row = job_row(page, job_id)
     row.locator(".jp-diamond-job-name").click()
     details = row.locator("[data-diamond-job-details]")
     expect(details).to_be_visible()
@@ -237,7 +212,7 @@ def test_a_chain_of_three_jobs_shows_what_each_waits_for(page):
 
 
 def test_a_workflow_of_thirty_steps_shows_each_step_in_its_layer(page):
-    card = _panel(page).locator(f'[data-diamond-workflow="{WORKFLOW_ID}"]')
+    card = sidebar_panel(page).locator(f'[data-diamond-workflow="{WORKFLOW_ID}"]')
     expect(card).to_have_attribute("data-diamond-state", "RUNNING")
     steps = card.locator("[data-diamond-step]")
     expect(steps).to_have_count(30)
@@ -257,20 +232,20 @@ def test_a_workflow_of_thirty_steps_shows_each_step_in_its_layer(page):
 # -- names and ids as sites give them ---------------------------------------------------------
 
 def test_a_right_to_left_job_name_reads_right_to_left_whole(page):
-    name = _row(page, RTL_ID).locator(".jp-diamond-job-name")
+    name = job_row(page, RTL_ID).locator(".jp-diamond-job-name")
     expect(name).to_have_text(RTL_NAME)
     # its own direction: the parenthesis closes at its left end, not mirrored onto the
     # badge's side, and the row's site and id stay in their places
     assert name.evaluate("e => getComputedStyle(e).direction") == "rtl"
     assert name.evaluate("e => getComputedStyle(e).unicodeBidi") in ("isolate", "plaintext")
-    box, site = name.bounding_box(), _row(page, RTL_ID).locator(
+    box, site = name.bounding_box(), job_row(page, RTL_ID).locator(
         ".jp-diamond-job-main > .jp-diamond-muted").bounding_box()
     assert box and site and box["x"] + box["width"] <= site["x"] + 1, (box, site)
 
 
 def test_a_job_id_with_a_slash_and_percent_is_one_path_segment_for_its_logs(page):
     wire = page.diamond_wire
-    row = _row(page, ODD_ID)
+    row = job_row(page, ODD_ID)
     expect(row.locator(".jp-diamond-job-meta")).to_contain_text(ODD_ID)
     row.get_by_role("button", name="Show logs of odd-id").click()
     logs = page.locator(f'[data-diamond-logs="{ODD_ID}"]')
@@ -280,7 +255,7 @@ def test_a_job_id_with_a_slash_and_percent_is_one_path_segment_for_its_logs(page
 
 def test_a_job_id_with_a_slash_and_percent_is_one_path_segment_for_its_cancel(page):
     wire = page.diamond_wire
-    row = _row(page, ODD_ID)
+    row = job_row(page, ODD_ID)
     row.get_by_role("button", name="Cancel odd-id").click()
     dialog = page.locator(".jp-Dialog")
     expect(dialog).to_contain_text(ODD_ID)
@@ -290,7 +265,7 @@ def test_a_job_id_with_a_slash_and_percent_is_one_path_segment_for_its_cancel(pa
 
 
 def test_a_cancel_the_server_refuses_says_why_and_leaves_the_row(page):
-    row = _row(page, REFUSED_ID)
+    row = job_row(page, REFUSED_ID)
     row.get_by_role("button", name="Cancel ending-already").click()
     page.locator(".jp-Dialog").get_by_role("button", name="Cancel job").click()
     toast = page.locator(".jp-Notification-Toast-error, .Toastify__toast").filter(
@@ -314,20 +289,20 @@ def test_a_thousand_events_in_a_second_leave_the_page_responsive(page):
     wire.job_state(BURST_ID, "COMPLETED", start + timedelta(seconds=1))
     sent_in = time.monotonic() - t0
     # a click right after the burst is answered while the events are applied
-    toggle = _panel(page).locator('[data-diamond-section="sites"] h3 button')
+    toggle = sidebar_panel(page).locator('[data-diamond-section="sites"] h3 button')
     clicked = time.monotonic()
     toggle.click(timeout=5_000)
     expect(toggle).to_have_attribute("aria-expanded", "false", timeout=5_000)
     answered_in = time.monotonic() - clicked
     toggle.click()
-    expect(_row(page, BURST_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
+    expect(job_row(page, BURST_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
     page.wait_for_function(f"() => window.__diamondStats.received >= {received + 1000}")
     assert answered_in < 5, (sent_in, answered_in)
     assert not page.diamond_errors, page.diamond_errors
 
 
 def test_the_job_filters_by_keyboard_only(page):
-    jobs = _panel(page).locator('[data-diamond-section="jobs"]')
+    jobs = sidebar_panel(page).locator('[data-diamond-section="jobs"]')
     header = jobs.locator("h3 button")
     header.focus()
     expect_focused(page, header, "the Jobs header")
@@ -364,7 +339,7 @@ def test_forced_colors_keep_each_state_visible(page):
     badge's text and the timeline's bars still differ by state."""
     page.emulate_media(forced_colors="active")
     try:
-        badge = _row(page, RTL_ID).locator(".jp-diamond-badge")
+        badge = job_row(page, RTL_ID).locator(".jp-diamond-badge")
         expect(badge).to_have_text("RUNNING")
         ink, paper = badge.evaluate(
             "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
@@ -388,7 +363,7 @@ def test_forced_colors_keep_each_state_visible(page):
 def test_a_server_restart_503_then_200_keeps_the_rows_and_catches_up(bare_lab, browser):
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         wire = p.diamond_wire
         wire.state_status = 503
         chip = panel.locator("[data-diamond-status]")
@@ -401,10 +376,10 @@ def test_a_server_restart_503_then_200_keeps_the_rows_and_catches_up(bare_lab, b
             wire.job_state(RTL_ID, "COMPLETED", datetime.now(timezone.utc), live=False)
         assert wire.refused_states
         # what was shown stays shown, said to be out of date
-        expect(_row(p, ODD_ID)).to_have_attribute("data-diamond-state", "RUNNING")
+        expect(job_row(p, ODD_ID)).to_have_attribute("data-diamond-state", "RUNNING")
         wire.state_status = 200
         expect(chip).to_have_attribute("data-diamond-status", "live", timeout=60_000)
-        expect(_row(p, RTL_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
+        expect(job_row(p, RTL_ID)).to_have_attribute("data-diamond-state", "COMPLETED")
         expect(panel.locator('[data-diamond-message="error"]')).to_have_count(0)
         assert not p.diamond_errors, p.diamond_errors
     finally:
@@ -414,10 +389,10 @@ def test_a_server_restart_503_then_200_keeps_the_rows_and_catches_up(bare_lab, b
 # -- a site's clock ahead of the browser's ----------------------------------------------------
 
 def test_a_job_timed_by_a_fast_clock_stays_inside_the_timeline(page):
-    row = _row(page, SKEWED_ID)
+    row = job_row(page, SKEWED_ID)
     expect(row).to_have_attribute("data-diamond-state", "RUNNING")
     assert not re.search(r"-\d", row.inner_text()), row.inner_text()
-    bar = _panel(page).locator(f'[data-diamond-job-bar="{SKEWED_ID}"]')
+    bar = sidebar_panel(page).locator(f'[data-diamond-job-bar="{SKEWED_ID}"]')
     expect(bar).to_have_count(1)
     inside = bar.evaluate("""g => {
         const svg = g.ownerSVGElement.getBoundingClientRect();
@@ -432,7 +407,7 @@ def test_a_job_timed_by_a_fast_clock_stays_inside_the_timeline(page):
 def test_dashboard_usage_of_a_site_ten_minutes_ahead_stays_inside_its_chart(bare_lab, browser):
     p = _new_page(browser, bare_lab)
     try:
-        _live_sidebar(p)
+        live_sidebar(p)
         serve_recorded(p, big_dashboard(["alpha", "beta"], 40))
         fast = usage_series("beta", 6, now=NOW + SKEW)
         p.route("**/diamond/api/sites/beta/usage*",
@@ -463,16 +438,8 @@ def test_dashboard_usage_of_a_site_ten_minutes_ahead_stays_inside_its_chart(bare
 def test_a_250px_sidebar_keeps_the_timeline_inside(bare_lab, browser):
     p = _new_page(browser, bare_lab, width=900)
     try:
-        panel = _live_sidebar(p)
-        handle = p.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
-        box = handle.bounding_box()
-        assert box, "no split handle beside the sidebar"
-        p.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
-        p.mouse.down()
-        p.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
-        p.mouse.move(260, box["y"] + 200, steps=5)
-        p.mouse.up()
-        p.wait_for_function("() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+        panel = live_sidebar(p)
+        narrowest_sidebar(p)
         timeline = panel.locator('[data-diamond-section="timeline"]')
         timeline.scroll_into_view_if_needed()
         bars = timeline.locator("[data-diamond-job-bar]")

@@ -12,6 +12,16 @@ from playwright.sync_api import Page, Route
 EVENTS = "https://diamond-jupyter.org/events/"
 
 
+def healthy_site(name: str) -> dict:
+    """GET state's record of a reachable Slurm site named `name`, a few of its nodes free."""
+    return {"name": name, "scheduler": "slurm", "reachable": True, "error": None,
+            "queue_error": None, "nodes_total": 16, "nodes_free": 4, "cpus_total": 512,
+            "cpus_free": 128, "gpus_total": 0, "gpus_free": 0, "pending": 3, "running": 5,
+            "my_jobs": 1, "typical_start_s": 60,
+            "partitions": [{"name": "batch", "default": True, "max_time_s": 86400,
+                            "total_nodes": 16}], "metadata": {}}
+
+
 class WireBase:
     """Subclasses answer `_answer(route)`; `first_seq` is the store's last seq before any
     emission of the test."""

@@ -297,24 +297,38 @@ def _refuse_errors(what: str, data: dict[str, Any]) -> None:
         raise SiteError(f"slurmrestd: {what}: " + "; ".join(errors))
 
 
+def _reply(what: str, text: str) -> dict[str, Any]:
+    """The reply to `GET what`, an object carrying no errors (else SiteError)."""
+    data = _load(what, text)
+    _refuse_errors(what, data)
+    return data
+
+
+def _named_entries(what: str, entry: str, text: str, skipped: list[str] | None,
+                   name_of: Callable[[dict[str, Any]], Any] = lambda e: e.get("name")
+                   ) -> Iterator[dict[str, Any]]:
+    """The objects listed under `what` in the reply to `GET what` that `name_of` finds a
+    name in; each other `entry` is said in `skipped` and left out (else SiteError)."""
+    for i, item in enumerate(_reply(what, text).get(what) or [], 1):
+        if isinstance(item, dict) and name_of(item):
+            yield item
+        else:
+            unread(skipped, "slurmrestd", f"{what} {entry} {i}", "no name", str(item)[:200])
+
+
 def parse_jobs(text: str, commands: SlurmCommands | None = None,
                skipped: list[str] | None = None) -> list[JobStatus]:
     """`GET jobs`: the same shape as `squeue --json`; `skipped`: where to say a job
     without a job_id, left out (else SiteError)."""
-    _refuse_errors("jobs", _load("jobs", text))
+    _reply("jobs", text)
     return (commands or SlurmCommands()).parse_status_json(text, skipped)
 
 
 def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
     """`GET nodes`; `skipped`: where to say a node without a name, left out (else
     SiteError)."""
-    data = _load("nodes", text)
-    _refuse_errors("nodes", data)
     out = []
-    for i, n in enumerate(data.get("nodes") or [], 1):
-        if not isinstance(n, dict) or not n.get("name"):
-            unread(skipped, "slurmrestd", f"nodes node {i}", "no name", str(n)[:200])
-            continue
+    for n in _named_entries("nodes", "node", text, skipped):
         gpus, kind = gpu_count(n.get("gres"))
         feats = _names(n.get("active_features")) or _names(n.get("features"))
         # v0.0.38: "state" one word, its flags (DRAIN, RESERVED, MAINTENANCE) apart;
@@ -366,14 +380,8 @@ def _seconds(value: Any) -> int | None:
 def parse_partitions(text: str, skipped: list[str] | None = None) -> list[Partition]:
     """`GET partitions`; `skipped`: where to say a partition without a name, left out (else
     SiteError)."""
-    data = _load("partitions", text)
-    _refuse_errors("partitions", data)
     out = []
-    for i, p in enumerate(data.get("partitions") or [], 1):
-        if not isinstance(p, dict) or not p.get("name"):
-            unread(skipped, "slurmrestd", f"partitions partition {i}", "no name",
-                   str(p)[:200])
-            continue
+    for p in _named_entries("partitions", "partition", text, skipped):
         if _nested(p):  # v0.0.39 on: the same facts grouped under objects
             out.append(_nested_partition(p))
             continue
@@ -487,14 +495,9 @@ def parse_reservations(text: str, skipped: list[str] | None = None) -> list[Rese
     `groups` are comma-separated text (a `-name` denies), `flags` a list. No state is
     given: a reservation's start says whether it has begun. `skipped`: where to say one
     without a name, left out (else SiteError)."""
-    data = _load("reservations", text)
-    _refuse_errors("reservations", data)
     out = []
-    for i, r in enumerate(data.get("reservations") or [], 1):
-        if not isinstance(r, dict) or not clean(r.get("name")):
-            unread(skipped, "slurmrestd", f"reservations reservation {i}", "no name",
-                   str(r)[:200])
-            continue
+    for r in _named_entries("reservations", "reservation", text, skipped,
+                            lambda r: clean(r.get("name"))):
         flags = r.get("flags") if isinstance(r.get("flags"), list) \
             else (clean(r.get("flags")) or "").split(",")
         out.append(Reservation(
@@ -561,8 +564,7 @@ def _qos_rows(text: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """The QOS of a `GET /slurmdb/VERSION/qos` reply as (name, its row), leaving out rows
     without a usable name (none, or one with a blank). SiteError for a reply of errors or
     without a `qos` list."""
-    data = _load("qos", text)
-    _refuse_errors("qos", data)
+    data = _reply("qos", text)
     if not isinstance(data.get("qos"), list):
         raise SiteError("slurmrestd: qos: the reply has no 'qos' list")
     for q in data["qos"]:
@@ -624,8 +626,7 @@ def parse_licenses(text: str) -> tuple[dict[str, int], dict[str, int] | None]:
     `Used` and `Reserved`; None when an entry says neither `Free` nor `Used`). An entry
     without a name or a total is left out, as the CLI's reading does. SiteError for a reply
     of errors or without a `licenses` list: then they are not known."""
-    data = _load("licenses", text)
-    _refuse_errors("licenses", data)
+    data = _reply("licenses", text)
     if not isinstance(data.get("licenses"), list):
         raise SiteError("slurmrestd: licenses: the reply has no 'licenses' list")
     total: dict[str, int] = {}
@@ -664,8 +665,7 @@ def parse_associations(text: str, user: str | None = None) -> list[Association]:
     user's associations are left out (dbv0.0.36 and dbv0.0.37 take no `user=` filter and
     answer every association). SiteError for a reply of errors or without an
     `associations` list."""
-    data = _load("associations", text)
-    _refuse_errors("associations", data)
+    data = _reply("associations", text)
     if not isinstance(data.get("associations"), list):
         raise SiteError("slurmrestd: associations: the reply has no 'associations' list")
     out: list[Association] = []
@@ -734,8 +734,7 @@ def parse_shares(text: str) -> dict[tuple[str, str], tuple[dict[str, int], dict[
     `parent` the account) or an account's (`name` the account); `tres.usage` is slurmctld's
     usage_tres_raw and `tres.run_seconds` its tres_run_secs, both TRES-seconds. SiteError
     for a reply of errors or without that list."""
-    data = _load("shares", text)
-    _refuse_errors("shares", data)
+    data = _reply("shares", text)
     rows = _at(data, "shares", "shares")
     if not isinstance(rows, list):
         raise SiteError("slurmrestd: shares: the reply has no 'shares.shares' list")
@@ -761,8 +760,7 @@ def parse_fair_shares(text: str, user: str | None) -> tuple[dict[str, float],
     USER, `name` the user, `parent` the account) and its LevelFS (`fairshare.level`), as
     text. A row without a factor is left out. SiteError for a reply of errors or without
     the `shares.shares` list."""
-    data = _load("shares", text)
-    _refuse_errors("shares", data)
+    data = _reply("shares", text)
     rows = _at(data, "shares", "shares")
     if not isinstance(rows, list):
         raise SiteError("slurmrestd: shares: the reply has no 'shares.shares' list")

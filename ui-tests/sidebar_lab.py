@@ -1,0 +1,110 @@
+"""Pages on a real `jupyter lab` with the Diamond sidebar open, as the browser tests start
+them: a lab on a local fake site's sites file, a page on it whose uncaught errors fail the
+test, and the no-test-bed tests' shared page, its sidebar live."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from test_sidebar import open_sidebar
+
+from conftest import _labextension_installed, load_lab, start_lab, stop_lab
+
+
+@contextmanager
+def lab_on(tmp: Path, sites: Path, store: Path) -> Iterator[dict]:
+    """A real `jupyter lab` in `tmp` on the `sites` file and the `store`: its url and token;
+    stopped on leaving."""
+    if not _labextension_installed():
+        pytest.fail("diamond-jupyter is not in `jupyter labextension list`")
+    proc, server = start_lab(tmp, diamond_config=sites, store=store)
+    try:
+        yield server
+    finally:
+        stop_lab(proc)
+
+
+def new_lab_page(browser, server: dict, *, path: str = "lab", width: int = 1400,
+                 height: int = 900, scale: float = 1,
+                 before_load: Callable[[Page], None] | None = None) -> Page:
+    """A page in a context of its own with JupyterLab loaded at `path`; `page.diamond_errors`
+    collects its uncaught errors. `before_load` runs first (routes set after could miss the
+    page's first requests)."""
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  device_scale_factor=scale)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(err.message))
+    page.diamond_errors = errors  # type: ignore[attr-defined]
+    if before_load:
+        before_load(page)
+    load_lab(page, server, path)
+    return page
+
+
+@contextmanager
+def error_free_page(browser, server: dict, path: str = "lab") -> Iterator[Page]:
+    """A page on `server` with JupyterLab loaded at `path`. On leaving without a failure,
+    the page must have thrown no error; it is closed either way."""
+    page = new_lab_page(browser, server, path=path)
+    try:
+        yield page
+        assert page.diamond_errors == [], page.diamond_errors  # type: ignore[attr-defined]
+    finally:
+        page.context.close()
+
+
+@contextmanager
+def sidebar_page(browser, server: dict) -> Iterator[tuple[Page, Locator]]:
+    """`error_free_page` at /lab and its Diamond sidebar, shown."""
+    with error_free_page(browser, server) as page:
+        yield page, open_sidebar(page)
+
+
+def live_sidebar(page: Page) -> Locator:
+    """The Diamond sidebar, shown, once its event socket is live."""
+    panel = open_sidebar(page)
+    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
+    return panel
+
+
+@contextmanager
+def shared_live_page(page: Page) -> Iterator[Page]:
+    """`page` with its sidebar live and its update counters (`window.__diamondStats`) set
+    up, for a module's tests to share; closed on leaving."""
+    try:
+        live_sidebar(page)
+        page.wait_for_function("() => window.__diamondStats !== undefined")
+        yield page
+    finally:
+        page.context.close()
+
+
+def narrowest_sidebar(page: Page) -> None:
+    """Drag the handle between the sidebar and the main area as far left as it goes
+    (JupyterLab keeps a side panel at least 250 px wide), until the sidebar is that narrow."""
+    handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").first
+    box = handle.bounding_box()
+    assert box, "no split handle beside the sidebar"
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(box["x"] - 400, box["y"] + 200, steps=5)
+    page.mouse.move(260, box["y"] + 200, steps=5)
+    page.mouse.up()
+    page.wait_for_function("() => document.getElementById('diamond-sidebar').clientWidth <= 260")
+
+
+def sidebar_panel(page: Page) -> Locator:
+    return page.locator("#diamond-sidebar")
+
+
+def job_row(page: Page, job_id: str) -> Locator:
+    return sidebar_panel(page).locator(f'li[data-diamond-job="{job_id}"]')
+
+
+def site_row(page: Page, name: str) -> Locator:
+    return sidebar_panel(page).locator(f'[data-diamond-site="{name}"]')

@@ -19,7 +19,9 @@ Estimates, for a feasible site:
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
   accounting and its view), and behind the user's own waiting jobs at least the time
   those take at the rate the site started theirs lately (`calibration.site_drain`). A job
-  that fits on idle resources with nothing queued is certain: its bound is its start. A
+  that fits now on idle resources no waiting job fits (nothing queued, or every waiting
+  job larger than that room) is certain: its bound is its start, whatever other jobs
+  waited. A bound is never before the start: where the waits end sooner, it is the start. A
   view read longer ago than `stale_after_s`, which shows jobs submitted in as long before
   it, cannot show the jobs that arrived since: its bound is at least its start put off by
   the view's age, or with those arrivals replayed ahead (`placement_stale`), and it is

@@ -19,7 +19,9 @@ Estimates, for a feasible site:
   long the site's recent jobs of its class waited (`calibration.site_waits`, from its
   accounting and its view), and behind the user's own waiting jobs at least the time
   those take at the rate the site started theirs lately (`calibration.site_drain`). A job
-  that fits on idle resources with nothing queued is certain: its bound is its start. A
+  that fits now on idle resources no waiting job fits (nothing queued, or every waiting
+  job larger than that room) is certain: its bound is its start, whatever other jobs
+  waited. A bound is never before the start: where the waits end sooner, it is the start. A
   view read longer ago than `stale_after_s`, which shows jobs submitted in as long before
   it, cannot show the jobs that arrived since: its bound is at least its start put off by
   the view's age, or with those arrivals replayed ahead (`placement_stale`), and it is
@@ -2301,8 +2303,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             v.own_shift_s = own.shift_s
             v.notes.append(_own_shift_note(own.shift_s, own.samples)
                            + f": start {hms(model_s)} -> {hms(start_s)}")
-    if start_s == 0 and not snap.pending:
-        bound_s = 0.0 if bound_s is None else bound_s  # idle resources, nothing queued
+    if start_s == 0 and (not snap.pending or raw_s == 0 and not _could_take_room(
+            raw_st, pending, fit)):
+        # idle resources no waiting job can take first (none queued, or none fits the
+        # room free now): the job starts now, whatever other jobs' waits were
+        bound_s = 0.0 if bound_s is None else bound_s
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
         recent, drained = site_waits_and_drain(cal.queued if cal else None, snap.jobs, now,
                                                snap.user)
@@ -2322,6 +2327,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             bound_s = drained[0]
             v.notes.append(f"90% bound {hms(bound_s)}: your jobs queued ahead, at the "
                            f"rate {drained[1]} of yours started here lately")
+        if bound_s is None and waited is not None:  # the waits end before the start
+            bound_s = start_s
+            v.notes.append(f"90% bound {hms(bound_s)}, the start: the waits of "
+                           f"{quantity(waited[1], 'job')} here recently (90% within "
+                           f"{hms(waited[0])}) end before it")
+    if bound_s is not None:  # a bound is never before the start
+        bound_s = max(bound_s, start_s)
     v.raw_start = plus_seconds(now, raw_s)
     v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:
@@ -2608,6 +2620,21 @@ def _queued_hosts(snap: SiteSnapshot, now: datetime) -> dict[str, set[str]]:
     queue_starts(st, queue, snap.backfill or reservation_for("pbs"))
     return {d.native_id: {st.names[n] for n, _, _ in d.held} for d in queue
             if d.native_id is not None and d.start is not None and d.held}
+
+
+def _could_take_room(st: SimState, queue: list[Demand], usable: Collection[str]) -> bool:
+    """Whether a waiting job of `queue` fits now in the room free on the nodes of `usable`
+    (names) it may use: each asks its nodes among those with its CPUs (a whole node: all of
+    them) and GPUs free. Such a job, held back by a limit or a hold that may lift, can take
+    that room before a new job; one that fits nowhere in it cannot."""
+    usable = set(usable)
+    mine = {i for i, name in enumerate(st.names) if name in usable}
+    for d in queue:
+        room = sum(1 for i in d.eligible if i in mine and st.free_g[i] >= d.gpus and (
+            st.free_c[i] == st.cap_c[i] if d.cpus == WHOLE else st.free_c[i] >= d.cpus))
+        if room >= d.nodes:
+            return True
+    return False
 
 
 def _widen_for_arrivals(v: SiteVerdict, snap: SiteSnapshot, now: datetime,

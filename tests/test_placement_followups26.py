@@ -55,7 +55,8 @@ def test_a_view_read_two_hours_ago_is_no_longer_ready_now():
 
 def test_the_bound_grows_with_the_views_age_and_a_fresh_view_is_unchanged():
     """The same moment read 1 h and 4 h before: the older view's bound is the later; read
-    now, the view is what it says (READY, no bound without a calibration, no word)."""
+    now, the view is what it says (READY, no word) and its bound is its start: no job
+    waiting there fits the room the job starts in."""
     bounds = []
     for hours in (1, 4):
         cfg, old = trace_site("G", KTH, G - hours * 3600, SP2, NOW - timedelta(hours=hours))
@@ -66,7 +67,7 @@ def test_the_bound_grows_with_the_views_age_and_a_fresh_view_is_unchanged():
     p = placed("#SBATCH -N 2 -t 0:20:00", trace_site("G", KTH, G, SP2, NOW),
                stale_after_s=600)
     v = p.verdict("G")
-    assert (v.verdict, start(v), v.start_bound) == ("READY", 0, None)
+    assert (v.verdict, start(v), v.start_bound) == ("READY", 0, NOW)
     assert "view" not in p.explain()
 
 

@@ -178,7 +178,8 @@ def table(data: dict[str, Any]) -> str:
              f" / {w['fastest_completion_s']:.0f}", w["todays_engine"], w["class"],
              ", ".join(w["picked_by"]) or "none") for w in data["worst"]]
     judged = [(bg, name, r["mean_of_run_means_s"], r["even_s"], r["odd_s"],
-               f"{r['fresh_s']:.3f} ({r['fresh_runs']})", r["median_of_run_medians_s"],
+               "-" if r["fresh_s"] is None else f"{r['fresh_s']:.3f} ({r['fresh_runs']})",
+               r["median_of_run_medians_s"],
                r["mean_of_run_medians_s"], f"{r['runs_mean_below_every_baseline']} of {r['runs']}",
                "yes" if name in data["passing"] else "")
               for bg, d in data["rules"].items() for name, r in d.items()]

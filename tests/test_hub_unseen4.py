@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -35,6 +38,8 @@ from hub_helpers import (
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from diamond_jupyter.server.hub_env import hub_environment_problems
+
 USERS = ("alice", "bob", "carol")
 NAMED = "lab-4"
 # the jobs a restarted server must still follow: recovery of an unbound submit waits for
@@ -45,7 +50,8 @@ RECOVERY_DEADLINE_S = 120 + 30 + 120
 class Hub(RealHub):
     """RealHub whose spawns also read `spawn.json` ({user: {"env", "http_timeout"}}) at
     spawn time, so that a test changes what the admin gives one user; and whose `sbatch`
-    waits while the file `hold` exists in the site's directory (`holding` says it waits)."""
+    waits while the file `hold` exists in the site's directory (`holding` says it waits)
+    and queues each job under the login's name."""
 
     users = USERS
 
@@ -71,7 +77,11 @@ class Hub(RealHub):
         sites = super().write_site()
         sbatch = self.site_dir / "bin" / "sbatch"
         hold, holding = self.site_dir / "hold", self.site_dir / "holding"
-        body = sbatch.read_text().removeprefix("#!/bin/sh\n")
+        # the queue names the job's owner as the scheduler does, by the login's own name
+        # (`id -un`, which diamond asks to tell its jobs from others'): every server here
+        # runs as this process's login, whatever the spawner puts in $USER
+        body = sbatch.read_text().removeprefix("#!/bin/sh\n").replace("|$USER|",
+                                                                       "|$(id -un)|")
         sbatch.write_text(f"#!/bin/sh\nif [ -e {hold} ]; then touch {holding}; fi\n"
                           f"while [ -e {hold} ]; do sleep 0.2; done\nrm -f {holding}\n" + body)
         return sites
@@ -274,7 +284,7 @@ def test_a_named_servers_new_job_location_is_under_its_own_prefix(hub, named):
 
 
 # -- the hub's own variables malformed ------------------------------------------------------
-@pytest.mark.parametrize("bad_url", ["not-a-url", "http://127.0.0.1:1/hub/api"])
+@pytest.mark.parametrize("bad_url", ["not-a-url", "http://127.0.0.1:notaport/hub/api"])
 def test_a_malformed_hub_api_url_fails_the_spawn_and_the_good_one_keeps_the_jobs(hub, bad_url):
     """The admin gives carol's server a wrong JUPYTERHUB_API_URL: her server does not come
     up (the hub says it is not running, and no request reaches a half-started diamond);
@@ -296,6 +306,10 @@ def test_a_malformed_hub_api_url_fails_the_spawn_and_the_good_one_keeps_the_jobs
         wait_for(failed, 180, "the hub to give up carol's server", hub)
         assert hub.call(hub.server_path(user) + "diamond/api/state",
                         hub.tokens[user])[0] != 200
+        # the server's log (the hub's, for a local process) names the variable and its value
+        said = f"the hub's environment: JUPYTERHUB_API_URL={bad_url!r}"
+        wait_for(lambda: said in (hub.base / "hub.log").read_text(errors="replace"), 60,
+                 "diamond's line on the bad URL", hub)
     finally:
         hub.spawn_file.write_text("{}")
     hub.spawn(user)
@@ -343,3 +357,62 @@ def test_a_server_culled_while_sbatch_runs_leaves_no_queued_job_untracked(hub):
         known = {str(j["native_id"]) for j in jobs_of(hub, "bob").values()}
         return new <= known
     wait_for(all_tracked, RECOVERY_DEADLINE_S, f"bob's server to track {sorted(new)}", hub)
+
+
+# -- the hub's variables, read by a server started without a hub --------------------------
+HUB_ENV = {
+    "JUPYTERHUB_API_TOKEN": "0" * 32, "JUPYTERHUB_USER": "alice",
+    "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/hub/api",
+    "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:0/user/alice/",
+    "JUPYTERHUB_SERVICE_PREFIX": "/user/alice/", "JUPYTERHUB_BASE_URL": "/",
+    "JUPYTERHUB_CLIENT_ID": "jupyterhub-user-alice",
+    "JUPYTERHUB_OAUTH_CALLBACK_URL": "/user/alice/oauth_callback",
+}
+
+
+def first_line_holding(cmd: list[str], env: dict[str, str], text: str, cwd: Path,
+                       timeout: float) -> str | None:
+    """Run CMD until a line of its output holds TEXT (that line), or it ends or TIMEOUT
+    passes (None); it is stopped either way."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    found: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if text in line:
+                found.append(line.strip())
+                return
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("JUPYTERHUB_API_URL", "hub.example/api", "is not an http(s) URL with a host"),
+    ("JUPYTERHUB_API_URL", "http://127.0.0.1:eighty/hub/api", "is not a URL"),
+    ("JUPYTERHUB_SERVICE_PREFIX", "user/alice", "must start and end with '/'"),
+])
+def test_a_malformed_hub_variable_is_named_with_its_value_when_the_server_starts(
+        tmp_path, name, value, said):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "DIAMOND"))}
+    env.update(HUB_ENV, HOME=str(tmp_path), **{name: value})
+    line = first_line_holding([sys.executable, "-m", "jupyterhub.singleuser", "--allow-root",
+                               "--port=0"], env, "the hub's environment:", tmp_path, 120)
+    assert line is not None, "no line of diamond's on the hub's environment"
+    assert f"{name}={value!r} {said}" in line, line
+    assert HUB_ENV["JUPYTERHUB_API_TOKEN"] not in line
+
+
+def test_the_hubs_variables_are_read_only_under_a_hub_and_a_missing_api_url_is_named():
+    assert hub_environment_problems({"JUPYTERHUB_API_URL": "nonsense"}) == []
+    assert hub_environment_problems(HUB_ENV) == []
+    missing = {k: v for k, v in HUB_ENV.items() if k != "JUPYTERHUB_API_URL"}
+    problems = hub_environment_problems(missing)
+    assert len(problems) == 1 and problems[0].startswith("JUPYTERHUB_API_URL is not set"), \
+        problems

@@ -26,6 +26,7 @@ from .admin import (
     setting_overrides,
 )
 from .events import EventBridge, register_schemas
+from .hub_env import hub_environment_problems
 from .hub_stream import hub_checked_stream_route
 
 
@@ -166,6 +167,9 @@ class DiamondApp(ExtensionApp):
         except (DiamondError, OSError) as e:
             self.error = str(e)
             self.log.warning("diamond: not configured: %s", one_line(str(e)))
+        # said before JupyterHub's own extension (loaded after this one) retries a bad URL
+        for problem in hub_environment_problems(os.environ):
+            self.log.error("diamond: the hub's environment: %s", problem)
         bound_hub_token_cache(self.serverapp.identity_provider, self.hub_token_check_s)
         # Schemas first: a socket only receives the schemas registered when it opened.
         register_schemas(self.serverapp.event_logger)

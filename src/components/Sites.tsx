@@ -70,7 +70,10 @@ function SiteRow({ site, columns }: { site: ISiteRow; columns: string[] }): JSX.
           aria-label={reach}
           title={site.error ?? reach}
         />
-        <span className="jp-diamond-site-name">{site.name}</span>
+        {/* a name too long for the row is cut with an ellipsis: whole on hover */}
+        <span className="jp-diamond-site-name" title={site.name}>
+          {site.name}
+        </span>
         <span className="jp-diamond-muted">{site.scheduler}</span>
         <SiteWarnings site={site.name} warnings={site.warnings} total={site.warnings_total} />
         <span className="jp-diamond-muted jp-diamond-reach">{site.reachable ? '' : 'unreachable'}</span>

@@ -35,8 +35,9 @@ interface ISegment {
 }
 
 /** At most MAX_ROWS rows, newest first: every unfinished job (one running for days is
- * older than many finished since), then the latest finished ones in the rows left. */
-function segments(jobs: IJob[], from: number): ISegment[] {
+ * older than many finished since), then the latest finished ones in the rows left; and how
+ * many jobs the window holds in all. */
+function segments(jobs: IJob[], from: number): { shown: ISegment[]; inWindow: number } {
   const all: ISegment[] = [];
   for (const job of jobs) {
     const submitted = parseTime(job.submitted_at) ?? parseTime(job.started_at);
@@ -48,9 +49,10 @@ function segments(jobs: IJob[], from: number): ISegment[] {
   }
   const unfinished = all.filter(s => !TERMINAL_STATES.has(s.job.state)).length;
   let finishedRows = Math.max(0, MAX_ROWS - unfinished);
-  return all
+  const shown = all
     .filter(s => !TERMINAL_STATES.has(s.job.state) || finishedRows-- > 0)
     .slice(0, MAX_ROWS);
+  return { shown, inWindow: all.length };
 }
 
 function spanLabel(min: number): string {
@@ -80,7 +82,7 @@ function SiteGantt(props: {
   const maxChars = Math.max(4, Math.floor((LABEL_W - 4) / CHAR_W));
   const seconds = spanMs <= 3 * 3600 * 1000;
   const start = now - spanMs;
-  const segs = segments(props.jobs, start);
+  const { shown: segs, inWindow } = segments(props.jobs, start);
   if (segs.length === 0) {
     return null;
   }
@@ -89,8 +91,26 @@ function SiteGantt(props: {
   const height = segs.length * ROW_H + AXIS_H;
   return (
     <figure className="jp-diamond-gantt" data-diamond-timeline={site}>
-      <figcaption>{site}</figcaption>
-      <svg viewBox={`0 0 ${W} ${height}`} width={W} height={height} role="group" aria-label={`Timeline of ${segs.length} jobs on ${site}`}>
+      <figcaption>
+        {site}
+        {inWindow > segs.length && (
+          // the rows left out are said, not dropped silently: the job list has them all
+          <span className="jp-diamond-muted" data-diamond-timeline-shown={segs.length} data-diamond-timeline-total={inWindow}>
+            {` (latest ${segs.length} of ${inWindow}; all in Jobs)`}
+          </span>
+        )}
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${W} ${height}`}
+        width={W}
+        height={height}
+        role="group"
+        aria-label={
+          inWindow > segs.length
+            ? `Timeline of the latest ${segs.length} of ${inWindow} jobs on ${site}`
+            : `Timeline of ${segs.length} jobs on ${site}`
+        }
+      >
         {segs.map((s, i) => {
           const y = i * ROW_H;
           const qEnd = s.started ?? s.ended ?? now;

@@ -16,11 +16,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from ..job_dependencies import dependency_line
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
 from ..option_types import (
-    MAX_LISTED,
     StoreOnce,
     count,
     filled,
     hedge_count,
+    list_limit,
     pasted_dash,
     unknown_option,
 )
@@ -100,7 +100,7 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=count(1, MAX_LISTED), default=20)
+    p.add_argument("--limit", type=list_limit(), default=20)
     for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")

@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado.web import _ARG_DEFAULT, HTTPError, RequestHandler
 
+from ..digits import ascii_digits
 from ..model import (
     BadInput,
     DiamondError,
@@ -26,6 +27,7 @@ from ..model import (
     spec_error_at,
     visible,
 )
+from ..option_types import list_limit_refusal
 from ..script_body import MAX_SCRIPT_BYTES
 from .bodies import PlaceBody, SubmitBody
 
@@ -225,7 +227,7 @@ class DiamondHandler(APIHandler):
         GET (`events?since=5&1733400000000`); refused, the sidebar's heartbeat stopped."""
         unknown = sorted(k for k, v in self.request.query_arguments.items()
                          if k not in {*accepted, "token", "_xsrf"}
-                         and not (k.isdigit() and not any(v)))
+                         and not (ascii_digits(k) and not any(v)))
         if unknown:
             raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
                            f"route reads (accepted: {', '.join(accepted)})")
@@ -244,8 +246,17 @@ class DiamondHandler(APIHandler):
     def page_args(self) -> tuple[int, int]:
         """A list's `limit` (50 unless given, 1 to MAX_LIMIT, as the command line's `--limit`
         takes 1 or more) and `offset` (0 unless given)."""
-        return (self.int_arg("limit", 50, lo=1, hi=MAX_LIMIT) or 50,
-                self.int_arg("offset", 0) or 0)
+        return self.limit_arg(50), self.int_arg("offset", 0) or 0
+
+    def limit_arg(self, default: int, most: int = MAX_LIMIT) -> int:
+        """A list's `limit` query argument (`default` unless given), refused in the words
+        the command line's `--limit` says (`option_types.list_limit_refusal`)."""
+        raw = self.get_query_argument("limit", None)
+        if raw in (None, ""):
+            return default
+        if (problem := list_limit_refusal(raw, most)) is not None:
+            raise ApiError(400, "bad-input", f"limit: {problem}")
+        return int(raw)
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:

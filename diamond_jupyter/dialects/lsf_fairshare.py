@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import re
 
+from ..digits import ascii_digits
 from ..model import Partition, ShareAccount
 from .outputs_common import known_count
 
-_PAIR = re.compile(r"\[\s*([^,\[\]\s]+)\s*,\s*(\d+)\s*\]")
+_PAIR = re.compile(r"\[\s*([^,\[\]\s]+)\s*,\s*([0-9]+)\s*\]")
 
 
 def _sections(text: str, key: str) -> dict[str, list[str]]:
@@ -73,7 +74,7 @@ def share_table(lines: list[str], name: str) -> list[ShareAccount] | None:
         row = dict(zip(header, cols, strict=False))
         shares = row.get("SHARES", "")
         priority = _priority(row.get("PRIORITY"))
-        if not shares.isdigit() or priority is None:
+        if not ascii_digits(shares) or priority is None:
             continue
         out.append(ShareAccount(
             name=row["USER/GROUP"].rstrip("/"), shares=known_count(shares), priority=priority,

@@ -970,14 +970,20 @@ class FederationConfig(_Cfg):
         raise BadInput(unknown_site_message(name, [s.name for s in self.sites]))
 
 
+def _folded(name: str) -> str:
+    """`name` as a person meant it: full-width letters as ASCII, blanks around it dropped,
+    case folded."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name).strip().casefold()
+
+
 def closest_site(name: str, known: list[str]) -> str | None:
     """The known site `name` was probably meant for: the same name in another case (`Alpha`
     for alpha; names differ by more than case), in full-width letters or with blanks around
     it (`ａｌｐｈａ` from an input method, a no-break space from a web page), else a near
     spelling (`alpah`)."""
-    import unicodedata
-
-    fold = unicodedata.normalize("NFKC", name).strip().casefold()
+    fold = _folded(name)
     same = [k for k in known if k.casefold() == fold]
     if same:
         return same[0]
@@ -1013,6 +1019,8 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
     if parts and all(p in known for p in parts):  # `--site a,b`: one site is asked for
         hint = ("one site is named here, not a list: name one of them, or give site auto "
                 f"with a hedge of {len(set(parts))} for copies on the best sites; ")
+    elif _folded(name) == "auto" and "auto" not in known:  # `AUTO`, `Auto`, `auto `, `ａuto`
+        hint = "did you mean auto, written in lower case alone, for placement to choose? "
     elif "auto" in parts and all(p in known or p == "auto" for p in parts):
         others = [p for p in dict.fromkeys(parts) if p != "auto"]  # `--site auto,alpha`
         hint = ("auto lets placement choose among every site and is given alone: give site "

@@ -67,6 +67,17 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def too_many_arguments(prog: str, positionals: list[argparse.Action], extra: list[str]) -> str:
+    """`status a:1 a:2 ... a:1000`: the arguments past what `prog` takes (the first and last
+    few, not a line of 1,000 ids), and what it takes; the command line's and the magics'
+    words."""
+    takes = " ".join((a.metavar or a.dest).upper() if a.nargs is None else
+                     f"[{(a.metavar or a.dest).upper()}]" for a in positionals)
+    shown = extra if len(extra) <= 6 else [*extra[:3], "...", *extra[-2:]]
+    return (f"unrecognized arguments: {' '.join(shown)} ({len(extra)} more than "
+            f"{prog} takes: {takes or 'no argument'})")
+
+
 class StoreOnce(argparse._StoreAction):
     """An option that takes one value: given twice with different values it is bad input
     (`--site beta --site alpha` submitted to alpha without a word, on the command line and

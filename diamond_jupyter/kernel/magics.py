@@ -22,6 +22,7 @@ from ..option_types import (
     hedge_count,
     list_limit,
     pasted_dash,
+    too_many_arguments,
     unknown_option,
 )
 from ..wording import cancel_note
@@ -71,6 +72,8 @@ class _Parser(argparse.ArgumentParser):
         unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
         if unknown is not None and self._subparsers is None:  # the CLI's words for it
             self.error(unknown_option(unknown.split("=", 1)[0], self._option_string_actions))
+        if extra and self._subparsers is None:  # `status a:1 a:2`: said as the CLI says it
+            self.error(too_many_arguments(self.prog, self._positionals._group_actions, extra))
         return ns, extra
 
     def error(self, message: str) -> Any:  # no SystemExit inside a kernel
@@ -278,6 +281,8 @@ class DiamondMagics(Magics):
             from ..federation import Federation
 
             return Federation.read_script(args.file)
+        if cell is not None:  # `%%diamond submit` over a cell of blanks: as an empty file
+            raise BadInput("the job script is empty")
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
                        "the cell body")
 

@@ -29,6 +29,7 @@ from ..model import (
 )
 from ..option_types import list_limit_refusal
 from ..script_body import MAX_SCRIPT_BYTES
+from ..wording import unknown_field
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -337,11 +338,9 @@ def _refuse_misspelt_fields(model: type[BaseModel], body: Any) -> None:
         return
     names = _field_names(model)
     for key in body:
-        if isinstance(key, str) and key not in names and key not in model.model_fields:
-            near = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
-            if near:
-                raise BadInput(f"unknown field {key[:60]!r} in the body (did you mean "
-                               f"{near[0]!r}? accepted: {', '.join(names)})")
+        if isinstance(key, str) and key not in names and key not in model.model_fields \
+                and difflib.get_close_matches(key, names, n=1, cutoff=0.75):
+            raise BadInput(unknown_field(key, names, "the body"))
 
 
 def _refuse_unknown_fields(model: type[BaseModel], body: Any) -> None:
@@ -352,8 +351,7 @@ def _refuse_unknown_fields(model: type[BaseModel], body: Any) -> None:
     names = _field_names(model)
     for key in body:
         if key not in names and key not in model.model_fields:
-            raise BadInput(f"unknown field {str(key)[:60]!r} in the body (accepted: "
-                           f"{', '.join(names)})")
+            raise BadInput(unknown_field(key, names, "the body"))
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

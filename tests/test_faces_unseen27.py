@@ -305,3 +305,13 @@ async def test_an_unknown_key_deep_in_a_spec_is_named_over_rest(rest):
 async def test_an_unknown_key_deep_in_a_spec_is_named_alike_by_mcp(user):
     assert NODEZ in await mcp_refusal(user, "submit", {"spec": {"resources": {"nodez": 1}},
                                                        "site": "alpha"})
+
+
+# ---- (7) a REST number in other digits ---------------------------------------------------
+
+@pytest.mark.parametrize("given", ["\u0666", "6_0"])
+async def test_fault_usage_hours_in_other_digits_are_refused_over_rest(rest, given):
+    """`sites/here/usage?hours=٦` was read as 6 hours (float() reads it), `6_0` as 60."""
+    code, reply = await rest("GET", f"sites/here/usage?hours={quote(given)}")
+    assert (code, reply["message"]) == (
+        400, f"hours must be a number of hours, not {given!r}"), (code, reply)

@@ -19,8 +19,15 @@ from diamond_jupyter.dialects import get_commands, scripts_common
 from diamond_jupyter.dialects.begin_time import lsf_parts, pbs_parts
 from diamond_jupyter.dialects.flux_script import parse_fsd as flux_fsd
 from diamond_jupyter.dialects.lsf_commands import _runlimit, _window_minutes
+from diamond_jupyter.dialects.lsf_fairshare import _priority
 from diamond_jupyter.dialects.lsf_script import parse_lsf_time
-from diamond_jupyter.dialects.outputs_common import finite_int, parse_duration, parse_fsd, to_int
+from diamond_jupyter.dialects.outputs_common import (
+    finite_int,
+    from_epoch,
+    parse_duration,
+    parse_fsd,
+    to_int,
+)
 from diamond_jupyter.digits import ascii_digits, foreign_digit
 from diamond_jupyter.federation import Federation
 from diamond_jupyter.model import BadInput, time_value
@@ -174,6 +181,17 @@ def test_times_in_digits_0_to_9_from_qstat_and_bjobs_are_read():
     [lsf] = get_commands("lsf").parse_status(_bjobs("90.0 min"))
     assert (pbs.walltime_s, lsf.walltime_s) == (5400, 5400)
     assert "not read" not in (pbs.reason or "") + (lsf.reason or "")
+
+
+@pytest.mark.parametrize("text", ["١٧٠٠٠٠٠٠٠٠", "1_700_000_000"])
+def test_an_epoch_time_in_other_digits_is_no_time(text):
+    """qstat's times as seconds since the epoch: float() read both as 2023-11-14."""
+    assert from_epoch(text) is None and from_epoch("1700000000") is not None
+
+
+@pytest.mark.parametrize("text", ["١٢.٥", "1_0"])
+def test_an_lsf_fairshare_priority_in_other_digits_is_not_read(text):
+    assert _priority(text) is None and _priority("12.5") == 12.5
 
 
 # ---- the sweep itself, kept: no `\d` and no bare isdigit() come back --------------------------

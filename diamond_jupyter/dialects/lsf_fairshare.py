@@ -34,7 +34,10 @@ def _sections(text: str, key: str) -> dict[str, list[str]]:
 
 
 def _priority(text: str | None) -> float | None:
-    """An account's dynamic priority (a float); None where it is no finite number."""
+    """An account's dynamic priority (a float); None where it is no finite number, or one
+    written otherwise than in digits 0-9 (float() reads '١' and '1_0')."""
+    if text is not None and (not text.isascii() or "_" in text):
+        return None
     try:
         x = float(text) if text is not None else None
     except ValueError:

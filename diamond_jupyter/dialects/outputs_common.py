@@ -248,6 +248,8 @@ def parse_fsd(text: Any) -> int | None:
 def from_epoch(value: Any) -> datetime | None:
     """UTC datetime from seconds since the epoch; 0, negatives and junk give None."""
     value = unwrap(value)
+    if isinstance(value, str) and (not value.isascii() or "_" in value):
+        return None  # float() reads '١٧٠٠' and '1_700': no time a scheduler printed
     try:
         num = float(value)
     except (TypeError, ValueError):

@@ -30,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from .digits import ascii_digits
 from .model import BadInput, refuse_boolean_number, software_name_problem
 from .strict_yaml import (
     NumberNotAsWritten,
@@ -202,7 +203,7 @@ def parse_hop(text: str) -> tuple[str | None, str, int | None]:
         host, port = hostport.split(":")
     else:
         host = hostport
-    if port is not None and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+    if port is not None and not (port.isascii() and ascii_digits(port) and 0 < int(port) < 65536):
         raise ValueError(f"{_printable(repr(text))}: the port must be a number from 1 to "
                          "65535")
     return (_user(user) if user else None), _host(host), (int(port) if port else None)
@@ -390,7 +391,7 @@ def _as_argv(value: Any) -> Any:
         return value
     words = shlex.split(value)
     odd = next((w for w in words if w in _SHELL_OPERATORS or _SHELL_WORD.search(w)
-                or re.match(r"\d*(?:>|<)", w)), None)  # a redirection: `2>/dev/null`
+                or re.match(r"[0-9]*(?:>|<)", w)), None)  # a redirection: `2>/dev/null`
     if odd is not None:
         raise ValueError(f"{_printable(repr(value))} runs {words[0]} without a shell, so "
                          f"{odd!r} would reach it as written; for a pipeline or variables "
@@ -486,7 +487,7 @@ class TransportConfig(_Cfg):
     # where the user's JWT comes from: a command that prints it (`scontrol token`, as
     # `SLURM_JWT=...` or bare), or a file holding it; neither is ever logged or stored.
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
-    api_version: str = Field(default="v0.0.38", pattern=r"^v0\.0\.\d+$")
+    api_version: str = Field(default="v0.0.38", pattern=r"^v0\.0\.[0-9]+$")
     token_command: Annotated[list[Line], BeforeValidator(_as_argv),
                              Field(min_length=1)] | None = None
     token_file: ConfigPath | None = None
@@ -560,7 +561,7 @@ class TransportConfig(_Cfg):
     @field_validator("url")
     @classmethod
     def _no_secret_in_url(cls, url: str | None) -> str | None:
-        if url is not None and (m := re.search(r"/slurm(?:db)?/v0\.0\.\d+(?:/|$)", url)):
+        if url is not None and (m := re.search(r"/slurm(?:db)?/v0\.0\.[0-9]+(?:/|$)", url)):
             # the requests add /slurm/VERSION/...: a URL copied with it asked for it twice
             base = url[:m.start()] or url
             raise ValueError(f"url is the API's base ({base}); its version goes in "
@@ -881,7 +882,7 @@ class SiteConfig(_Cfg):
         return data
 
 
-_RATE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?\s*(?:([kKmMgGtT])(i?)"
+_RATE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?\s*(?:([kKmMgGtT])(i?)"
                    r"(bps|bits?/s|b/s|Bps|B/s|bytes?/s))?")
 _PREFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
 
@@ -992,14 +993,20 @@ class FederationConfig(_Cfg):
         raise BadInput(unknown_site_message(name, [s.name for s in self.sites]))
 
 
+def _folded(name: str) -> str:
+    """`name` as a person meant it: full-width letters as ASCII, blanks around it dropped,
+    case folded."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name).strip().casefold()
+
+
 def closest_site(name: str, known: list[str]) -> str | None:
     """The known site `name` was probably meant for: the same name in another case (`Alpha`
     for alpha; names differ by more than case), in full-width letters or with blanks around
     it (`ａｌｐｈａ` from an input method, a no-break space from a web page), else a near
     spelling (`alpah`)."""
-    import unicodedata
-
-    fold = unicodedata.normalize("NFKC", name).strip().casefold()
+    fold = _folded(name)
     same = [k for k in known if k.casefold() == fold]
     if same:
         return same[0]
@@ -1035,6 +1042,8 @@ def unknown_site_message(name: str, known: list[str], what: str = "unknown site"
     if parts and all(p in known for p in parts):  # `--site a,b`: one site is asked for
         hint = ("one site is named here, not a list: name one of them, or give site auto "
                 f"with a hedge of {len(set(parts))} for copies on the best sites; ")
+    elif _folded(name) == "auto" and "auto" not in known:  # `AUTO`, `Auto`, `auto `, `ａuto`
+        hint = "did you mean auto, written in lower case alone, for placement to choose? "
     elif "auto" in parts and all(p in known or p == "auto" for p in parts):
         others = [p for p in dict.fromkeys(parts) if p != "auto"]  # `--site auto,alpha`
         hint = ("auto lets placement choose among every site and is given alone: give site "
@@ -1093,7 +1102,7 @@ def ssh_file_problem(t: TransportConfig, *, missing_home_files: bool = True) -> 
 # line (`ssh-ed25519 AAAA...`, `ecdsa-sha2-...`, `sk-...`), RFC 4716's public key, PuTTY's
 _PUBLIC_KEY = re.compile(rb"^(?:ssh-|ecdsa-sha2-|sk-)[A-Za-z0-9@.+-]+ AAAA|^---- BEGIN SSH2 "
                          rb"PUBLIC KEY ----")
-_PUTTY_KEY = re.compile(rb"^PuTTY-User-Key-File-\d+:")
+_PUTTY_KEY = re.compile(rb"^PuTTY-User-Key-File-[0-9]+:")
 
 
 def _not_a_private_key(path: Path) -> str | None:
@@ -1395,9 +1404,9 @@ def _pattern_hint(err: Any) -> str:
     if field == "globus_collection":
         ids = set(_UUID_IN.findall(given))
         return f" (the id in it is {ids.pop()}: write just that)" if len(ids) == 1 else ""
-    if field == "api_version" and re.fullmatch(r"0\.0\.\d+", given.strip()):
+    if field == "api_version" and re.fullmatch(r"0\.0\.[0-9]+", given.strip()):
         return f" (write v{given.strip()})"
-    if field == "url" and "://" not in given and re.fullmatch(r"[\w.-]+(:\d+)?(/\S*)?", given):
+    if field == "url" and "://" not in given and re.fullmatch(r"[\w.-]+(:[0-9]+)?(/\S*)?", given):
         return f" (it has no scheme: write https://{given}, or http:// for a plain one)"
     return ""
 
@@ -1835,7 +1844,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
             if e.error_count() > said_for else ""
         loc = _key_at_fault(raw, tuple(x for x in first["loc"] if x != "[key]"),
                             str(first["msg"]))
-        named = re.findall(r"\bsites\[(\d+)\]", str(first["msg"]))
+        named = re.findall(r"\bsites\[([0-9]+)\]", str(first["msg"]))
         if not loc and named:  # a problem between entries: the line of the last one named
             loc = ("sites", int(named[-1]), "name")
         line = _line_note(text, loc, said=what)

@@ -23,6 +23,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from .capabilities import ONEAPI_ROOTS, NodeType, SiteCapabilities, SoftwareModule
+from .digits import ascii_digits
 from .model import MODULE_NAME, Node, Partition
 from .needs import node_arch
 from .sections import batch_sections, section_end
@@ -234,7 +235,7 @@ def split_sections(stdout: str, marker: str = MARK) -> tuple[dict[str, str], dic
     codes: dict[str, int] = {}
     for name, text, code in batch_sections(stdout, marker):
         parts[name] = text
-        codes[name] = int(code) if code.isdigit() else -1
+        codes[name] = int(code) if ascii_digits(code) else -1
     return parts, codes
 
 

@@ -1963,7 +1963,7 @@ def _time_with_unit_hint(text: str) -> str:
 
     from .dialects.slurm_script import fmt_slurm_time
 
-    m = re.fullmatch(r"\s*(\d{1,7})\s*(s|sec|m|min|h|hr|hours?|d|days?)\s*", text.lower())
+    m = re.fullmatch(r"\s*([0-9]{1,7})\s*(s|sec|m|min|h|hr|hours?|d|days?)\s*", text.lower())
     if not m:
         return ""
     secs = int(m.group(1)) * _UNIT_SECONDS[m.group(2)[0]]

@@ -24,7 +24,7 @@ STEP_DONE = "done"
 STEP_NEVER = ("failed", "cancelled")  # an upstream step in these phases never lets it go
 PER_TASK = "aftercorr"  # the type of a task-by-task afterok (each task after its own)
 # one task of an array job: Slurm's `123_4`, LSF's `123[4]`
-_ARRAY_TASK = re.compile(r"(\d+)(?:_(\d+)|\[(\d+)\])")
+_ARRAY_TASK = re.compile(r"([0-9]+)(?:_([0-9]+)|\[([0-9]+)\])")
 
 
 class JobDependency(BaseModel):

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .digits import ascii_digits
 from .model import DiamondError
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ def alive(owner: str | None, beats: Heartbeats | None = None) -> bool:
     if not owner:
         return False
     parts = owner.split(":")
-    if len(parts) != 4 or not parts[1].isdigit():
+    if len(parts) != 4 or not ascii_digits(parts[1]):
         return True
     host, pid, start, _ = parts
     if host != HOST:  # its heartbeat in the store is all there is to go by

@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from .digits import ascii_digits
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -415,7 +417,7 @@ def time_value(text: str) -> int | None:
     """Seconds of a time as ssh_config writes one (`600`, `10m`, `1h30m`: units s, m, h, d, w
     in either case, as sshd_config(5)'s TIME FORMATS); None when `text` is not one."""
     written = text.strip().lower()
-    parts = re.findall(r"(\d+)([smhdw]?)", written)
+    parts = re.findall(r"([0-9]+)([smhdw]?)", written)
     if not parts or "".join(n + u for n, u in parts) != written:
         return None
     return sum(int(n) * _TIME_UNITS[u] for n, u in parts)
@@ -480,7 +482,7 @@ class _Colours:
         while i < len(params):
             p, i = params[i], i + 1
             head, _, sub = p.partition(":")
-            if not head.isdigit() or sub and head not in ("4", "38", "48", "58"):
+            if not ascii_digits(head) or sub and head not in ("4", "38", "48", "58"):
                 break  # not an SGR parameter: it and what follows it dropped
             n = int(head)
             if n in (38, 48, 58):  # an extended colour: 38;5;N, 38;2;R;G;B or with colons
@@ -525,16 +527,16 @@ class _Colours:
 def _extended(args: list[str], colons: bool) -> tuple[tuple[int, int, int] | None, int]:
     """(the colour, how many of `args` it took) for what follows 38/48/58: 5;N or 2;R;G;B
     (with colons, ITU's 2:CS:R:G:B too); (None, 0) when it is no colour."""
-    if not args or not all(a.isdigit() or colons and a == "" for a in args[:1]):
+    if not args or not all(ascii_digits(a) or colons and a == "" for a in args[:1]):
         return None, 0
-    if args[0] == "5" and len(args) >= 2 and args[1].isdigit() and int(args[1]) < 256:
+    if args[0] == "5" and len(args) >= 2 and ascii_digits(args[1]) and int(args[1]) < 256:
         return _rgb(int(args[1])), 2
     if args[0] == "2":
         rgb = args[1:]
         if colons and len(rgb) == 4:  # 2:CS:R:G:B (a colour space id, often empty)
             rgb = rgb[1:]
         rgb = rgb[:3]
-        if len(rgb) == 3 and all(x.isdigit() and int(x) < 256 for x in rgb):
+        if len(rgb) == 3 and all(ascii_digits(x) and int(x) < 256 for x in rgb):
             return (int(rgb[0]), int(rgb[1]), int(rgb[2])), 4
     return None, 0
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .aio import KeptTasks
 from .dialects.flux_ids import flux_id_form, flux_id_value
+from .digits import ascii_digits
 from .job_dependencies import awaited_tasks
 from .log_lines import one_line_logger
 from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
@@ -66,8 +67,8 @@ def _numeric_id(text: str) -> int | None:
     decimal, hex, dotted hex, KVS key, F58 ("ƒ2Xh5") or words."""
     if flux_id_form(text) in ("f58", "hex", "dothex", "kvs", "words"):
         return flux_id_value(text)
-    t = text.split(".")[0] if re.fullmatch(r"\d+\.[\w.-]+", text) else text
-    return int(t) if t.isascii() and t.isdigit() else None
+    t = text.split(".")[0] if re.fullmatch(r"[0-9]+\.[\w.-]+", text) else text
+    return int(t) if t.isascii() and ascii_digits(t) else None
 
 
 def same_native(line_id: str, job_id: str) -> bool:
@@ -82,7 +83,7 @@ def same_native(line_id: str, job_id: str) -> bool:
     return a is not None and a == b
 
 
-_ARRAY_INDEX = re.compile(r"^(\d+)\[\d*\]")  # 123[4].server, 123[].server, 123[4] (LSF)
+_ARRAY_INDEX = re.compile(r"^([0-9]+)\[[0-9]*\]")  # 123[4].server, 123[].server, 123[4] (LSF)
 
 
 class SiteMonitor:

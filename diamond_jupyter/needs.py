@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import Field
 
+from .digits import ascii_digits
 from .model import (
     ARCH_ALIASES,
     ARCHES,
@@ -83,8 +84,8 @@ def node_arch(n: Node, fallback: str | None = None) -> str | None:
 # an A100, nor `a10` an A100.
 _GPU_BRANDS = ("nvidia", "tesla", "geforce", "quadro", "rtx", "amd", "radeon", "instinct",
                "intel")
-_GPU_MEMORY = re.compile(r"(\d+)(?:g|gb|gib)")
-_GPU_FORM = re.compile(r"sxm\d*|pcie|pci|nvl|nvlink|hbm\d*e?|mxm")
+_GPU_MEMORY = re.compile(r"([0-9]+)(?:g|gb|gib)")
+_GPU_FORM = re.compile(r"sxm[0-9]*|pcie|pci|nvl|nvlink|hbm[0-9]*e?|mxm")
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def gpu_family_note(wanted: str, offered: Iterable[str]) -> str | None:
 
 
 # a feature that reads as a GPU model (`a100`, `v100s`, `l40s`, `gh200`, `mi250x`, `t4`)
-_GPU_FEATURE = re.compile(r"(?!x86)[a-z]{1,2}\d{1,4}[a-z]{0,2}")
+_GPU_FEATURE = re.compile(r"(?!x86)[a-z]{1,2}[0-9]{1,4}[a-z]{0,2}")
 
 
 def gpus_of(n: Node, kind: str | None) -> int:
@@ -275,7 +276,7 @@ def parse_constraint(text: str) -> Constraint:
             pos = m.end()
             node = Feature(m.group())
         if pos < len(src) and src[pos] == "*":
-            m = re.compile(r"\*(\d+)").match(src, pos)
+            m = re.compile(r"\*([0-9]+)").match(src, pos)
             if not m:
                 raise fail("a count after '*' is missing")
             pos = m.end()
@@ -477,12 +478,12 @@ def kept_slurm_gpus(spec: JobSpec, nodes: int | None = None) -> tuple[str | None
         if "," in kept.get(option, ""):
             continue  # GPUs of several types: kept_gpu_mix reads them
         kind, _, num = kept.get(option, "").rpartition(":")
-        if not num.isdigit() or not int(num):
+        if not ascii_digits(num) or not int(num):
             continue
         if option == "--gpus":
             return kind or None, -(-int(num) // nodes)
         sockets = kept.get("--sockets-per-node", "")
-        return kind or None, int(num) * (int(sockets) if sockets.isdigit() else 1)
+        return kind or None, int(num) * (int(sockets) if ascii_digits(sockets) else 1)
     return None, None
 
 
@@ -497,7 +498,7 @@ def _kept_slurm(spec: JobSpec) -> dict[str, str]:
     return kept
 
 
-_GPU_ENTRY = re.compile(r"(?:gpu:)?(?:([\w.\-]+):)?(\d+)")  # [gpu:][type:]N
+_GPU_ENTRY = re.compile(r"(?:gpu:)?(?:([\w.\-]+):)?([0-9]+)")  # [gpu:][type:]N
 
 
 def kept_gpu_mix(spec: JobSpec, tasks_per_node: int, nodes: int) -> list[tuple[str | None, int]]:
@@ -532,7 +533,7 @@ def kept_slurm_gpu_total(spec: JobSpec) -> int | None:
         counts = [m.group(2) for e in value.split(",") if (m := _GPU_ENTRY.fullmatch(e))]
         return sum(map(int, counts)) or None
     num = value.rpartition(":")[2]
-    return int(num) if num.isdigit() and int(num) else None
+    return int(num) if ascii_digits(num) and int(num) else None
 
 
 def _image(x: Any) -> str | None:
@@ -596,7 +597,7 @@ def with_options(spec: JobSpec, *, arch: str | None = None,
                 or kept_slurm_gpus(spec)[1]):
             res["gpus_per_node"] = 1  # a GPU of that type: at least one
     if memory:
-        if re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", memory):
+        if re.fullmatch(r"\s*[0-9]+(?:\.[0-9]+)?\s*", memory):
             # a scheduler reads a bare number as MB; one typing `--memory 4` means GB
             n = memory.strip()
             if not float(n):  # `0`: no unit would make it a size to ask for

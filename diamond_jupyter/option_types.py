@@ -22,6 +22,26 @@ SPEC_OPTIONS = {"queue": "--partition", "name": "--name", "nodes": "--nodes",
 MAX_LISTED = 2**63 - 1  # a listing's `--limit` at most: what SQLite's integers hold
 
 
+def list_limit_refusal(given: str, most: int) -> str | None:
+    """None when `given` is a list's limit, a whole number from 1 to `most` in digits 0-9;
+    else the words every face says of it (`diamond jobs --limit 0`, `GET jobs?limit=0`,
+    `%diamond jobs --limit x`), after the face's own name of the option."""
+    text = given.strip()
+    if re.fullmatch(r"[+-]?[0-9]{1,40}", text) and 1 <= int(text) <= most:
+        return None
+    shown = f"{text[:20]!r}... ({len(text)} characters)" if len(text) > 40 else repr(given)
+    return f"expected how many to list, a whole number from 1 to {most}, not {shown}"
+
+
+def list_limit(most: int = MAX_LISTED) -> Callable[[str], int]:
+    """An argparse type: a list's `--limit`, refused in `list_limit_refusal`'s words."""
+    def parse(text: str) -> int:
+        if (problem := list_limit_refusal(text, most)) is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return int(text)
+    return parse
+
+
 def count(least: int, most: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number `least` or more, and `most` at most when given
     (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;
@@ -45,6 +65,17 @@ def count(least: int, most: int | None = None) -> Callable[[str], int]:
                                              f"not {text[:40]!r}")
         return value
     return parse
+
+
+def too_many_arguments(prog: str, positionals: list[argparse.Action], extra: list[str]) -> str:
+    """`status a:1 a:2 ... a:1000`: the arguments past what `prog` takes (the first and last
+    few, not a line of 1,000 ids), and what it takes; the command line's and the magics'
+    words."""
+    takes = " ".join((a.metavar or a.dest).upper() if a.nargs is None else
+                     f"[{(a.metavar or a.dest).upper()}]" for a in positionals)
+    shown = extra if len(extra) <= 6 else [*extra[:3], "...", *extra[-2:]]
+    return (f"unrecognized arguments: {' '.join(shown)} ({len(extra)} more than "
+            f"{prog} takes: {takes or 'no argument'})")
 
 
 class StoreOnce(argparse._StoreAction):

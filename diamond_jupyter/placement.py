@@ -101,6 +101,7 @@ from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
 from .dialects.outputs_common import count_array_tasks, job_hosts
 from .dialects.scripts_common import sge_time
+from .digits import ascii_digits
 from .model import (
     NOT_STARTED,
     PER_GPU,
@@ -337,7 +338,7 @@ LSF_UNCHECKED = {
 
 # a job's unknown -R section placement does not model: `-R same`, or `-R{2} cu` for the
 # second term of a compound requirement (`2*{same[model]} + 4*{cu[type=rack]}`)
-_LSF_UNCHECKED_OPTION = re.compile(r"-R(?:\{(\d+)\})? (" + "|".join(LSF_UNCHECKED) + ")")
+_LSF_UNCHECKED_OPTION = re.compile(r"-R(?:\{([0-9]+)\})? (" + "|".join(LSF_UNCHECKED) + ")")
 
 
 def _lsf_unchecked_note(m: re.Match[str], value: str) -> str:
@@ -2459,7 +2460,7 @@ def _array_last_task(v: SiteVerdict, spec: JobSpec, simulate: Callable[..., floa
     if not tasks or tasks < 2 or v.estimated_start is None or not v.estimated_runtime_s:
         return
     throttle = spec.array.expression.partition("%")[2].strip() if spec.array else ""
-    limit = int(throttle) if throttle.isdigit() and int(throttle) > 0 else None
+    limit = int(throttle) if ascii_digits(throttle) and int(throttle) > 0 else None
     lanes = probe_lanes(st, probe, tasks, limit)
     first_s = (v.estimated_start - now).total_seconds()
     last_s = first_s

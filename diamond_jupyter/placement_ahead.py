@@ -171,7 +171,7 @@ def _waits_on_dependency(j: JobStatus) -> bool:
 
 _LSF_DEPENDENCY_WAIT = "job dependency condition not satisfied"
 # the PBS dialect's reason for a job still counting down `on:N` (`pbs_commands`)
-_PBS_ON_COUNT = re.compile(r"\(depend=on:(\d+)\): not known when")
+_PBS_ON_COUNT = re.compile(r"\(depend=on:([0-9]+)\): not known when")
 
 
 def _waiting_notes(part: str, snap: SiteSnapshot, members: dict[str, list[str]],

@@ -49,7 +49,7 @@ MAX_CHAIN = 16  # waiting parents deep a chain is followed; deeper: left out, no
 # LSF's `12[3]`) joined by ':', and its state (unfulfilled, fulfilled, failed)
 _TERM = re.compile(r"(after|afterany|afterok|afternotok|aftercorr):([\w.\[\]*+:-]+)"
                    r"\((\w+)\)|singleton\((\w+)\)")
-_PARENT = re.compile(r"(\d+(?:\[\d*\])?(?:\.[\w.-]+)?)(?:_(\d+|\*))?(?:\+(\d+))?")
+_PARENT = re.compile(r"([0-9]+(?:\[[0-9]*\])?(?:\.[\w.-]+)?)(?:_([0-9]+|\*))?(?:\+([0-9]+))?")
 # what of a parent each kind waits for: its start, its (last task's) end, its first task's
 # end, or never (a failure, parents taken to succeed)
 _EVENT = {"after": "start", "afterany": "end", "afterok": "end", "aftercorr": "first_end",
@@ -138,7 +138,7 @@ def ids_of(native_id: str) -> tuple[str, ...]:
 
 # an LSF element's record (`12[3]`) or a Grid Engine task's or waiting range's (`12.3`,
 # `12.4-9:1`); PBS's ids (`12.srv`, `12[].srv`) are no task's
-_TASK = re.compile(r"\d+\[\d+\]|\d+\.\d[\d,:-]*")
+_TASK = re.compile(r"[0-9]+\[[0-9]+\]|[0-9]+\.[0-9][0-9,:-]*")
 
 
 def singleton_parents(j: JobStatus, running: Iterable[JobStatus],
@@ -159,7 +159,7 @@ def singleton_parents(j: JobStatus, running: Iterable[JobStatus],
 def _job_number(native_id: str | None) -> int | None:
     """A Slurm record's job id as a number (an array's or a hetjob's leading one: `12_3`,
     `12_[4-9%2]`, `12+1` -> 12); None for none."""
-    m = re.match(r"\d+", native_id or "")
+    m = re.match(r"[0-9]+", native_id or "")
     return int(m.group()) if m else None
 
 

@@ -26,6 +26,7 @@ from .dialects.outputs_common import (
 from .dialects.scripts_common import parse_mem_mb, pbs_shrink_to_fit
 from .dialects.sge_commands import amount
 from .dialects.slurm_script import parse_slurm_time
+from .digits import ascii_digits
 from .model import (
     GPUS_PER_JOB,
     PER_GPU,
@@ -465,7 +466,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     # --cpus-per-gpu / --mem-per-gpu a Slurm script kept (the model had no exact form for
     # them): a node gets C CPUs and M of memory per GPU it holds, so it needs at least that
     for d in spec.unknown:
-        if d.dialect == "slurm" and d.option == "--cpus-per-gpu" and (d.value or "").isdigit():
+        if d.dialect == "slurm" and d.option == "--cpus-per-gpu" and ascii_digits(d.value or ""):
             cpn = max(cpn, int(d.value or 0) * gpn)
         elif d.dialect == "slurm" and d.option == "--mem-per-gpu":
             mem = max(mem, (parse_mem_mb(d.value or "") or 0) * gpn)
@@ -498,7 +499,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
     if shrink := pbs_shrink_to_fit(spec):  # PBS Pro gives it from its min up to its max
         time_min, walltime, _ = shrink
         time_min_name = "min_walltime"
-    if (mincpus := kept.get("--mincpus", "")).isdigit():  # at least that many a node
+    if ascii_digits(mincpus := kept.get("--mincpus", "")):  # at least that many a node
         cpn = max(cpn, int(mincpus))
     return Req(nodes, tpn, cpt, cpn, gpn, mem, whole, walltime, arch, constraint,
                r.gpu_type or kept_type or pbs_type, unreadable, spread=total is not None,
@@ -517,7 +518,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
 
 def _whole(value: str | None) -> int:
     """A kept option's whole number, 0 where it is absent or not one."""
-    return int(value.strip()) if value and value.strip().isdigit() else 0
+    return int(value.strip()) if value and ascii_digits(value.strip()) else 0
 
 
 # a node's minimums a Slurm job may ask (sbatch(1): they restrict node selection alone)
@@ -533,10 +534,10 @@ def _node_minimums(kept: dict[str, str]) -> tuple[tuple[str, int, str], ...]:
     out: dict[str, tuple[str, int, str]] = {}
     b = kept.get("--extra-node-info", "")
     for field, value in zip(_B_FIELDS, b.split(":") if b else (), strict=False):
-        if value.strip().isdigit():
+        if ascii_digits(value.strip()):
             out[field] = (field, int(value), f"-B {b}")
     for option, field in _MINIMUM_OPTIONS:  # the named option over -B (sbatch's order)
-        if (value := kept.get(option, "").strip()).isdigit():
+        if ascii_digits(value := kept.get(option, "").strip()):
             out[field] = (field, int(value), f"{option}={value}")
     if tmp := kept.get("--tmp"):
         mb = parse_mem_mb(tmp)
@@ -573,7 +574,7 @@ def _other_gres(text: str | None) -> tuple[tuple[str, int], ...]:
     for entry in (text or "").split(","):
         name, *rest = entry.strip().split(":")
         count = rest[-1] if rest else "1"
-        if name and name != "gpu" and count.isdigit():
+        if name and name != "gpu" and ascii_digits(count):
             out[name] = out.get(name, 0) + int(count)
     return tuple(out.items())
 
@@ -1048,9 +1049,9 @@ def counts_node_need(expr: Constraint) -> int:
 def _range_most(node_range: str | None) -> int | None:
     """The largest node count a kept `-N MIN-MAX` (or sizes `1,4,8`) allows; None for a
     placeholder or a form not read here."""
-    if node_range is None or not re.fullmatch(r"[\d,:-]+", node_range):
+    if node_range is None or not re.fullmatch(r"[0-9,:-]+", node_range):
         return None
-    highs = [int(x) for x in re.findall(r"(?:^|,|-)(\d+)", node_range.split(":")[0])]
+    highs = [int(x) for x in re.findall(r"(?:^|,|-)([0-9]+)", node_range.split(":")[0])]
     return max(highs) if highs else None
 
 
@@ -1157,7 +1158,7 @@ def array_span_said(spec: JobSpec) -> list[str]:
     said = f"array of {tasks} tasks (START and FINISH are its first task's"
     limit = spec.array.expression.partition("%")[2].strip()
     wall = spec.resources.walltime_s
-    if limit.isdigit() and 0 < int(limit) < tasks:
+    if ascii_digits(limit) and 0 < int(limit) < tasks:
         rounds = ceil(tasks / int(limit))
         said += f"; %{limit}: {limit} at a time, {rounds} rounds"
         if wall:

@@ -105,7 +105,7 @@ def het_components(spec: JobSpec) -> list[JobSpec]:
             comp = SlurmScript().parse_script("#!/bin/bash\n" + lines + "true\n")
         except BadInput as e:
             # its line numbers are of the component alone: say the line as written instead
-            why = re.sub(r"^line \d+: ", "", str(e))
+            why = re.sub(r"^line [0-9]+: ", "", str(e))
             raw = next((d.raw for d in group if _word(d) in str(e) or d.raw in str(e)), None)
             raise BadInput(f"heterogeneous job component {i} (after #SBATCH hetjob number "
                            f"{i}): {why}" + (f" (the line `{raw}`)" if raw else "")) from None

@@ -65,7 +65,7 @@ def _idset(text: str, term: str) -> set[int]:
     """A Flux idset (`0-3,7`)."""
     out: set[int] = set()
     for part in text.strip("[]").split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
+        m = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", part.strip())
         if not m:
             raise BadInput(f"--requires {term!r}: {part!r} is not an idset (accepted: "
                            "ranks as 0-3,7)")
@@ -224,7 +224,7 @@ def _lsf_hosts(text: str, snap: SiteSnapshot, nodes: list[Node], fit: set[str], 
 
     names = {n.name for n in nodes}
     groups = snap.host_groups or {}
-    unknown = [h for h in text.split() if (b := re.sub(r"\+\d+$", "", h).lstrip("~"))
+    unknown = [h for h in text.split() if (b := re.sub(r"\+[0-9]+$", "", h).lstrip("~"))
                not in names and b.rstrip("/") not in groups
                and b not in ("all", "others", "allremote") and "@" not in b]
     if unknown and (snap.host_groups is not None or not all(h.endswith("/") for h in unknown)):

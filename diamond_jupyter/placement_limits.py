@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from diamond_jupyter.wording import agree, quantity
 
+from .digits import ascii_digits
 from .model import (
     UNREPORTED_TRES_MINS_USED,
     Association,
@@ -216,13 +217,13 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
 def job_count(j: JobStatus) -> int:
     """How many jobs a queue entry is for submit limits: a pending array's listing
     (`123_[1-5,9%2]`) holds each task still to run, and Slurm counts each one."""
-    m = re.search(r"_\[([\d,-]+)(?:%\d+)?\]$", j.native_id)
+    m = re.search(r"_\[([0-9,-]+)(?:%[0-9]+)?\]$", j.native_id)
     if m is None:
         return 1
     total = 0
     for part in m.group(1).split(","):
         lo, _, hi = part.partition("-")
-        if lo.isdigit() and (not hi or hi.isdigit()):
+        if ascii_digits(lo) and (not hi or ascii_digits(hi)):
             total += int(hi) - int(lo) + 1 if hi else 1
     return max(total, 1)
 
@@ -893,7 +894,7 @@ def force_share(p: Partition, asked: bool = False) -> int | None:
     if not (text.startswith("FORCE") or (asked and text.startswith("YES"))):
         return None
     count = text.partition(":")[2]
-    return int(count) if count.isdigit() and int(count) > 0 else 4
+    return int(count) if ascii_digits(count) and int(count) > 0 else 4
 
 
 def shares_by_force(p: Partition) -> bool:
@@ -1129,7 +1130,7 @@ def _slots_on(j: JobStatus, host: str) -> int:
     parts = [h for h in re.split(r"[\s:]+", j.node_list or "") if h]
     got = 0
     for h in parts:
-        m = re.fullmatch(r"(\d+)\*(.+)", h)
+        m = re.fullmatch(r"([0-9]+)\*(.+)", h)
         count, name = (int(m.group(1)), m.group(2)) if m else (1, h)
         got += count if name == host else 0
     if len(parts) == 1 and got == 1 and j.cpus:
@@ -1139,7 +1140,7 @@ def _slots_on(j: JobStatus, host: str) -> int:
 
 def _exec_hosts(j: JobStatus) -> list[str]:
     """The hosts a running LSF job runs on (`exec_host`: `4*h1:2*h2` or `h1 h2`)."""
-    return [re.sub(r"^\d+\*", "", h) for h in re.split(r"[\s:]+", j.node_list or "") if h]
+    return [re.sub(r"^[0-9]+\*", "", h) for h in re.split(r"[\s:]+", j.node_list or "") if h]
 
 
 def lsf_slots(req: Req, spec: JobSpec) -> int:
@@ -1322,7 +1323,7 @@ def _rusage_asks(alternative: str, spec: JobSpec) -> dict[str, float]:
     asks: dict[str, float] = {}
     for part in re.split(r"[,:]", alternative):
         name, eq, value = part.strip().partition("=")
-        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:/(task|host))?", value.strip())
+        m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*(?:/(task|host))?", value.strip())
         if not eq or not m or name in _LSF_BUILTIN or name.startswith(("ngpus", "gpu")):
             continue
         tasks = (spec.resources.tasks or 1) if m.group(2) == "task" else 1
@@ -1356,7 +1357,7 @@ def _license_entries(asked: str) -> list[tuple[str, int]]:
     out = []
     for entry in re.split(r"[,;|]", asked):
         name, _, count = entry.strip().replace("=", ":").partition(":")
-        out.append((name, int(count) if count.strip().isdigit() else 1))
+        out.append((name, int(count) if ascii_digits(count.strip()) else 1))
     return out
 
 

@@ -20,7 +20,7 @@ from .placement_sim import RESERVATION_HOLD
 from .placement_time import FAR_FUTURE, plus_seconds
 
 # the queue of an advance (R), standing (S) or maintenance (M) reservation
-_RESV_QUEUE = re.compile(r"[RSM]\d+(?:\.[\w.-]+)?")
+_RESV_QUEUE = re.compile(r"[RSM][0-9]+(?:\.[\w.-]+)?")
 # states whose queue takes and runs jobs (DEGRADED: confirmed, some of its nodes lost)
 _OPEN_STATES = {"RESV_CONFIRMED", "RESV_RUNNING", "RESV_DEGRADED", "RESV_TIME_TO_RUN",
                 "RESV_BEING_ALTERED", "RESV_IN_CONFLICT"}

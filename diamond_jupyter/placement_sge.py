@@ -14,6 +14,7 @@ from datetime import datetime
 
 from diamond_jupyter.wording import agree, quantity
 
+from .digits import ascii_digits
 from .model import JobSpec, Node, Partition, SiteSnapshot
 from .placement_fit import Req, _few, amount_text, expected_end
 
@@ -428,7 +429,7 @@ def _by_pe_rule(spec: JobSpec, pe: str, rule: str) -> tuple[JobSpec, str | None]
         new = dict(nodes=1, tasks=None, tasks_per_node=None, cpus_per_task=slots)
     elif rule in ("$fill_up", "$round_robin"):
         new = dict(nodes=None, tasks=slots, tasks_per_node=None, cpus_per_task=None)
-    elif rule.isdigit() and int(rule) > 0:
+    elif ascii_digits(rule) and int(rule) > 0:
         each = int(rule)
         if slots % each:
             return spec, (f"parallel environment '{pe}' puts {quantity(each, 'slot')} on every "

@@ -21,6 +21,7 @@ from .config import SiteConfig
 from .dialects.outputs_common import UNLIMITED, limit_count, not_set_mark
 from .dialects.sge_commands import amount
 from .dialects.sge_script import sge_arch
+from .digits import ascii_digits
 from .model import (
     JobSpec,
     JobStatus,
@@ -79,7 +80,7 @@ def site_zone(cfg: SiteConfig, snap: SiteSnapshot | None = None
         pass
     told = snap.site_time_zone if snap is not None else None
     if told:
-        m = re.fullmatch(r"([+-])(\d{2})(\d{2})", told)
+        m = re.fullmatch(r"([+-])([0-9]{2})([0-9]{2})", told)
         try:
             zone: tzinfo = ZoneInfo(told) if m is None else timezone(
                 (1 if m.group(1) == "+" else -1)
@@ -102,7 +103,7 @@ def _time_ranges(text: str) -> list[tuple[float, float]] | None:
     before its start wrapping past midnight; None: not time ranges."""
     out = []
     for item in text.split(","):
-        m = re.fullmatch(r"(\d{1,2}(?::\d{1,2}){0,2})-(\d{1,2}(?::\d{1,2}){0,2})", item)
+        m = re.fullmatch(r"([0-9]{1,2}(?::[0-9]{1,2}){0,2})-([0-9]{1,2}(?::[0-9]{1,2}){0,2})", item)
         if not m:
             return None
         a, b = _clock(m.group(1)), _clock(m.group(2))
@@ -111,11 +112,11 @@ def _time_ranges(text: str) -> list[tuple[float, float]] | None:
 
 
 def _year_day(text: str) -> date | None:
-    m = re.fullmatch(r"(\d{1,2})\.(\w+)\.(\d{4})", text)
+    m = re.fullmatch(r"([0-9]{1,2})\.(\w+)\.([0-9]{4})", text)
     if not m:
         return None
     month = m.group(2).lower()
-    number = int(month) if month.isdigit() else _MONTHS.index(month) + 1 \
+    number = int(month) if ascii_digits(month) else _MONTHS.index(month) + 1 \
         if month in _MONTHS else 0
     try:
         return date(int(m.group(3)), number, int(m.group(1)))
@@ -393,7 +394,7 @@ def _dynamic(expr: str, node: Node | None) -> float | None:
         if tok in ("+", "-"):
             sign = 1.0 if tok == "+" else -1.0
             continue
-        m = re.fullmatch(r"(?:\$(\w+)(?:\*(\d+(?:\.\d*)?))?|(\d+(?:\.\d*)?))", tok)
+        m = re.fullmatch(r"(?:\$(\w+)(?:\*([0-9]+(?:\.[0-9]*)?))?|([0-9]+(?:\.[0-9]*)?))", tok)
         if not m:
             return None
         if m.group(3):
@@ -413,7 +414,7 @@ def _no_limit(name: str, raw: str) -> bool:
     text = raw.strip()
     if text.lower() in UNLIMITED:
         return True
-    if not text.isdigit():
+    if not ascii_digits(text):
         return False
     return limit_count(text) is None if name == "slots" else not_set_mark(text)
 
@@ -461,7 +462,7 @@ def _one_limit(b: _Bound, name: str, raw: str, req: Req | None,
         if name != "slots" and amount(raw) is None:  # a string or boolean complex
             why, skip = _text_limit(b, name, raw.strip(), complexes)
             return why, 0.0, None, skip
-        limit = float(raw) if name == "slots" and raw.isdigit() else \
+        limit = float(raw) if name == "slots" and ascii_digits(raw) else \
             None if name == "slots" else amount(raw)
         if limit is None:
             return None, 0.0, None, f"{b.what}: {name}={raw} not counted here (not a " \

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from .dialects.sge_commands import amount
 from .dialects.sge_script import MEMORY_COMPLEXES, sge_arch
+from .digits import ascii_digits
 from .model import (
     ARCH_ALIASES,
     Directive,
@@ -69,7 +70,7 @@ def with_full_names(spec: JobSpec, snap: SiteSnapshot) -> JobSpec:
         elif full == "arch" and value.startswith("lx-") and value in ARCH_ALIASES \
                 and c.architecture is None:
             c.architecture = ARCH_ALIASES[value]
-        elif full in _GPU_COMPLEXES and value.isdigit() and r.gpus_per_node is None:
+        elif full in _GPU_COMPLEXES and ascii_digits(value) and r.gpus_per_node is None:
             r.gpus_per_node = int(value)
             spec.metadata["sge_gpu"] = full
         else:

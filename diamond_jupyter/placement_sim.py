@@ -98,7 +98,7 @@ from .placement_deps import (
 )
 from .placement_fit import aware, node_returning, node_usable
 
-_ELEMENT = re.compile(r"\d+\[\d+\]")  # LSF's record of one array element, `500[7]`
+_ELEMENT = re.compile(r"[0-9]+\[[0-9]+\]")  # LSF's record of one array element, `500[7]`
 
 
 @lru_cache(maxsize=8192)
@@ -862,7 +862,7 @@ def _chained(queue: list[Demand], gates: dict[str, DependencyGate]) -> list[Dema
     return [d for d in queue if d.gate is None or not d.gate.queued or d.native_id in kept]
 
 
-_FLUX_BEGIN = re.compile(r"dependency: begin-time=[\d.]+")  # its one dependency
+_FLUX_BEGIN = re.compile(r"dependency: begin-time=[0-9.]+")  # its one dependency
 
 
 def begins_in(j: JobStatus, now: datetime) -> float | None:

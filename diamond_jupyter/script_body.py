@@ -29,6 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .digits import ascii_digits
+
 MAX_SCRIPT_BYTES = 4 << 20  # a job script file read from disk (Slurm's default bound)
 # a REST body by default: a script at MAX_SCRIPT_BYTES, with room for its JSON escapes and
 # the body's other fields
@@ -200,7 +202,7 @@ def _split(words: list[_Word]) -> list[_Cmd]:
     while i < len(words):
         w = words[i]
         if w.op and w.text in _REDIRECTS:
-            if cur and cur[-1].text.isdigit() and cur[-1].end == w.start:
+            if cur and ascii_digits(cur[-1].text) and cur[-1].end == w.start:
                 cur.pop()  # the descriptor of 2>...
             target = words[i + 1] if i + 1 < len(words) and not words[i + 1].op else None
             if w.text in ("<<", "<<-") and target is not None:
@@ -237,8 +239,8 @@ def _strip_leaders(cmd: list[str]) -> list[str]:
         elif after in ("time", "env", "nohup", "stdbuf", "numactl", "timeout", "taskset") \
                 and w.startswith("-"):
             pass  # an option of the leader
-        elif after == "timeout" and re.fullmatch(r"\d+(?:\.\d+)?[smhd]?", w) or \
-                after == "taskset" and re.fullmatch(r"(?:0x)?[\da-fA-F,-]+", w):
+        elif after == "timeout" and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?[smhd]?", w) or \
+                after == "taskset" and re.fullmatch(r"(?:0x)?[0-9a-fA-F,-]+", w):
             after = None  # its duration / CPU list
         else:
             break
@@ -996,7 +998,8 @@ def _shell_string(cmd: list[str], launched: bool) -> str | None:
 
 
 # conda distributions a site may give as modules (Anaconda3, miniconda3, Miniforge3, ...)
-_CONDA_DIST = re.compile(r"(?i)(?:ana|mini)conda\d*|miniforge\d*|mambaforge\d*|conda|mamba")
+_CONDA_DIST = re.compile(r"(?i)(?:ana|mini)conda[0-9]*|miniforge[0-9]*|mambaforge[0-9]*"
+                         r"|conda|mamba")
 
 
 _CLUSTER_VAR = re.compile(r"\$\{?SLURM_CLUSTER_NAME\}?")

@@ -36,6 +36,7 @@ from .dialects.pbs_commands import TOKEN_VARIABLE, subjob_of
 from .dialects.pbs_script import TARGET_FLAVOR
 from .dialects.scripts_common import unusable_dependency
 from .dialects.staging import STAGING_NOTES
+from .digits import ascii_digits
 from .discovery_site import SiteDiscovery
 from .log_lines import one_line_logger
 from .model import (
@@ -99,7 +100,7 @@ NAME_KEPT = 40  # characters of the user's job name kept (the token may be appen
 # where a shell script starts a command: its start, after ; & | ( ` { ! or a newline, after
 # then/do/else/exec/time, or after `timeout [OPTION [VALUE]...] DURATION`
 _COMMAND_LEAD = (r"(?:^|[;&|(`{!\n]|\b(?:then|do|else|exec|time)\b"
-                 r"|\btimeout(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+\d\S*)\s*")
+                 r"|\btimeout(?:\s+-\S+(?:\s+[^\s-]\S*)?)*\s+[0-9]\S*)\s*")
 
 
 def with_command_paths(script: str, paths: dict[str, str]) -> str:
@@ -1099,7 +1100,7 @@ class Site:
         """The login's user number on the site (`id -u`, asked once); None when the site
         does not tell it plainly."""
         if self._uid is None:
-            self._uid = await self._plain_id("-u", lambda uid: uid.isdigit() and uid.isascii())
+            self._uid = await self._plain_id("-u", lambda uid: ascii_digits(uid) and uid.isascii())
         return self._uid or None
 
     async def find_by_token(self, name: str | None, token: str) -> list[JobStatus]:
@@ -1118,10 +1119,10 @@ class Site:
             kept = []
             for s in found:
                 owner = (s.user or "").split("@")[0]
-                if owner.isdigit() and login is not None and uid is None:
+                if ascii_digits(owner) and login is not None and uid is None:
                     uid = await self.login_uid()
                 mine = (login is None or not owner or owner == login
-                        or (owner.isdigit() and (uid is None or owner == uid)))
+                        or (ascii_digits(owner) and (uid is None or owner == uid)))
                 if mine and self.usable_id(s.native_id):
                     kept.append(s)
             return kept
@@ -1274,7 +1275,7 @@ class Site:
             timeout=self.query_timeout_s if timeout is None else timeout)
         lines = res.stdout.split()
         if res.exit_status != 0 or not lines or lines[-1] != "done" \
-                or not all(x.isdigit() and 0 < int(x) <= len(paths) for x in lines[:-1]):
+                or not all(ascii_digits(x) and 0 < int(x) <= len(paths) for x in lines[:-1]):
             said = " ".join((res.stderr or res.stdout).split())[-300:]
             raise SiteError(f"{self.name}: could not look for {len(paths)} file(s) "
                             f"(exit {res.exit_status}): {said or 'no answer'}")

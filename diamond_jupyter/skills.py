@@ -67,7 +67,7 @@ from .skills_models import (
     WaitInput,
     WaitOutput,
 )
-from .wording import cancel_note
+from .wording import cancel_note, unknown_field
 
 if TYPE_CHECKING:
     from .federation import Federation
@@ -666,8 +666,8 @@ def skill_input(name: str, args: dict[str, Any]) -> BaseModel:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "input"
         if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
-            raise BadInput(f"{name}: {where}: not an argument of {name} (accepted: "
-                           f"{', '.join(model.model_fields)})") from None
+            raise BadInput(f"{name}: " + unknown_field(first["loc"][0], list(model.model_fields),
+                                                       "the arguments")) from None
         if not first["loc"]:
             raise BadInput(f"{name}: {where}: {first['msg']}") from None
         raise BadInput(f"{name}: {field_problem(model, first)}") from None

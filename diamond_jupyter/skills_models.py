@@ -73,6 +73,8 @@ class JobInput(_In):
 
     @model_validator(mode="after")
     def _one(self) -> JobInput:
+        if self.script is not None and not self.script.strip() and self.spec is None:
+            raise BadInput("the job script is empty")  # as a file of nothing is said
         if not (self.script or self.spec):
             raise ValueError("give `script` (batch script text) or `spec` (a JobSpec)")
         if self.script and self.spec:  # one job: the other was ignored, unsaid

@@ -37,7 +37,7 @@ _ALIASES = {
 }
 # names whose trailing digits are a major version (python3 = python, version 3)
 _VERSIONED_NAMES = {"python", "perl", "java", "openjdk", "qt", "gcc", "cuda", "julia", "fftw"}
-_NUM = re.compile(r"v?(\d+(?:\.\d+)*)")
+_NUM = re.compile(r"v?([0-9]+(?:\.[0-9]+)*)")
 # versions that name no release: they match any
 FLOATING_VERSIONS = {"latest", "default", "stable", "current", "system"}
 # the first part of a categorised or hierarchical spelling (EasyBuild's
@@ -57,7 +57,7 @@ def norm_name(name: str) -> tuple[str, str | None]:
     key = re.sub(r"[-_.\s]+", "", low)
     if key in _ALIASES:
         return _ALIASES[key], None
-    m = re.fullmatch(r"([a-z]+?)[-_]?v?(\d+(?:\.\d+)*)", low)  # python3, cuda11.8
+    m = re.fullmatch(r"([a-z]+?)[-_]?v?([0-9]+(?:\.[0-9]+)*)", low)  # python3, cuda11.8
     if m and m.group(1) in _VERSIONED_NAMES:
         return _ALIASES.get(m.group(1), m.group(1)), m.group(2)
     return _ALIASES.get(key, key), None
@@ -74,7 +74,7 @@ def identity(spelling: str) -> tuple[str, str | None]:
         parts = parts[1:]
     if len(parts) == 1:  # flat names: Spack's Tcl `openmpi-4.1.5-gcc-12.3.0-abc1234`,
         # `mvapich2-1.8.1`, `rocm-5.4.3`: the version starts at the first -DIGIT
-        m = re.fullmatch(r"(.*?[A-Za-z][A-Za-z0-9+]*)-(v?\d.*)", parts[0])
+        m = re.fullmatch(r"(.*?[A-Za-z][A-Za-z0-9+]*)-(v?[0-9].*)", parts[0])
         if m and not _ARCH_SUFFIX.fullmatch("-" + m.group(2)):
             parts = [m.group(1), m.group(2)]
     pkg, implied = norm_name(_ARCH_SUFFIX.sub("", parts[0]))
@@ -89,7 +89,7 @@ def version_key(version: str | None) -> tuple[int, ...]:
 
 # a pre-release after a version's numbers: `-rc1`, `.beta`, `-dev`, `a1` (PEP 440's alpha),
 # ordered below the release it leads to; a lone letter (`2023a`, `1.1.1w`) is a release
-_PRE_RELEASE = re.compile(r"[-._]?(?:(rc|alpha|beta|pre|preview|dev)(\d*)|([ab])(\d+))"
+_PRE_RELEASE = re.compile(r"[-._]?(?:(rc|alpha|beta|pre|preview|dev)([0-9]*)|([ab])([0-9]+))"
                           r"(?![a-z])")
 _RELEASE_LETTER = re.compile(r"([a-z])(?![a-z0-9])")
 
@@ -98,7 +98,7 @@ def version_order(version: str | None) -> tuple[tuple[int, ...], int, str, int]:
     """A key that orders versions as Lmod picks the highest: numbers part by part (`1.10`
     after `1.9`), a letter after them (`2023b` after `2023a`), a pre-release (`3.12.0-rc1`)
     before its release and after the one before; no number: first."""
-    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", (version or "").strip().lower())
+    m = re.match(r"v?([0-9]+(?:\.[0-9]+)*)(.*)", (version or "").strip().lower())
     if not m:
         return (), 0, "", 0
     numbers = tuple(int(x) for x in m.group(1).split("."))
@@ -113,7 +113,7 @@ def _version_parts(version: str) -> tuple[int | str, ...]:
     """The leading numbers and a letter right after them ('2023a' -> (2023, 'a')): 2023a
     and 2023b are different releases."""
     v = version.strip().lower()
-    m = re.match(r"v?(\d+(?:\.\d+)*)([a-z](?![a-z]))?", v)
+    m = re.match(r"v?([0-9]+(?:\.[0-9]+)*)([a-z](?![a-z]))?", v)
     if not m:
         return ()
     nums: tuple[int | str, ...] = tuple(int(x) for x in m.group(1).split("."))
@@ -128,11 +128,11 @@ def versions_match(want: str | None, have: str | None) -> bool:
         return True
     if want.strip().lower() in FLOATING_VERSIONS or have.strip().lower() in FLOATING_VERSIONS:
         return True
-    if re.fullmatch(r"[\d.]+(?:,[\d.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
+    if re.fullmatch(r"[0-9.]+(?:,[0-9.]+)+", want.strip()):  # Environment Modules' `@1.2,1.4`
         return any(versions_match(v, have) for v in want.split(","))
     if "," in want:  # `GCC/12.3.0,CUDA/12.1.1`: module load reads one unknown name
         return want.strip().lower() == have.strip().lower()
-    if (rng := re.fullmatch(r"([\d.]*):([\d.]*)", want.strip())) and any(rng.groups()):
+    if (rng := re.fullmatch(r"([0-9.]*):([0-9.]*)", want.strip())) and any(rng.groups()):
         # its `@1.2:1.4`, `@:1.4`, `@1.2:` (inclusive; each end at the precision it gives,
         # so `@:12` holds 12.3.0): a range is not a prefix
         got = version_key(have)
@@ -243,7 +243,7 @@ _BUNDLES: dict[str, tuple[tuple[str, ...], dict[str, dict[str, str]]]] = {
 }
 # names in a version suffix that say how the package was built (`-CUDA-12.1.1`,
 # `-Python-2.7.18`): a need that names one wants that build
-_BUILT_WITH = re.compile(r"-(CUDA|ROCm|Python|Java|R|Perl|Julia)-(\d[\w.]*)", re.I)
+_BUILT_WITH = re.compile(r"-(CUDA|ROCm|Python|Java|R|Perl|Julia)-([0-9][\w.]*)", re.I)
 
 
 def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
@@ -260,7 +260,7 @@ def _parts(m: SoftwareModule) -> list[tuple[str, str | None]]:
                 or same.get(p, p) in table]
     if pkg in _BUNDLES:
         names, releases = _BUNDLES[pkg]
-        release = re.match(r"\d+\.\d+", (version or "").strip())
+        release = re.match(r"[0-9]+\.[0-9]+", (version or "").strip())
         known = releases.get(release.group() if release else "", {})
         # the Python it loads is known only for a known release
         return [(p, known.get(p)) for p in names] + \
@@ -315,7 +315,7 @@ def _slash_version_list(written: str) -> bool:
     """`GCC/12.3.0,13.2.0`: versions joined by ',' after '/'. Environment Modules reads a
     list of versions only after '@' (`GCC@12.3.0,13.2.0`, its advanced version specifiers);
     after '/' it, and Lmod, take the whole as one module name, which no site has."""
-    return "/" in written and bool(re.search(r"/[^/,]*\d[^/,]*(?:,[^/,]+)+$", written))
+    return "/" in written and bool(re.search(r"/[^/,]*[0-9][^/,]*(?:,[^/,]+)+$", written))
 
 
 def find_module(need: SoftwareNeed | str, modules: Iterable[SoftwareModule]
@@ -369,12 +369,12 @@ def is_mpi(name: str) -> bool:
 def gpu_vendor(model: str) -> str | None:
     """'a100' -> 'nvidia', 'mi250x' -> 'amd'; None when the name does not say."""
     low = re.sub(r"[^a-z0-9]", "", model.lower())
-    if re.match(r"(?:mi\d|gfx|radeon|instinct|amd)", low):
+    if re.match(r"(?:mi[0-9]|gfx|radeon|instinct|amd)", low):
         return "amd"
-    if re.match(r"(?:[abhlptkv]\d{1,3}[a-z]?$|gh\d|gb\d|rtx|gtx|tesla|quadro|titan|"
+    if re.match(r"(?:[abhlptkv][0-9]{1,3}[a-z]?$|gh[0-9]|gb[0-9]|rtx|gtx|tesla|quadro|titan|"
                 r"geforce|nvidia)", low):
         return "nvidia"
-    if re.match(r"(?:pvc|max\d|ponte|intel)", low):
+    if re.match(r"(?:pvc|max[0-9]|ponte|intel)", low):
         return "intel"
     return None
 
@@ -600,7 +600,7 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
                 ", nor any other conda distribution" if s.role == "conda" else \
                 ", nor another distribution with mamba" if s.role == "mamba" else ""
             joined = "; names joined by ',' are one name to module load: separate them " \
-                "with blanks" if re.search(r",[^\d,]", s.full) else \
+                "with blanks" if re.search(r",[^0-9,]", s.full) else \
                 f"; versions joined by ',' after '/' are one name to module load: name one " \
                 f"version (a list is read only after '@', {s.full.replace('/', '@', 1)}, by " \
                 "Environment Modules with advanced_version_spec)" \

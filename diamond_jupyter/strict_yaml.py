@@ -24,6 +24,8 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
+from .digits import ascii_digits
+
 MERGE_TAG = "tag:yaml.org,2002:merge"
 INT_TAG = "tag:yaml.org,2002:int"
 FLOAT_TAG = "tag:yaml.org,2002:float"
@@ -115,7 +117,7 @@ class _Strict:
                     commas = " (a number written with commas inside `{...}` is read as " \
                         "several entries, its digits after each comma as keys: write it " \
                         "without commas)" if node.flow_style and isinstance(key, int) and \
-                        key_node.value.isdigit() else ""
+                        ascii_digits(key_node.value) else ""
                     raise ConstructorError(
                         None, None, f"key {key!r} is given twice (first on line "
                         f"{first.start_mark.line + 1}); give it once{commas}",

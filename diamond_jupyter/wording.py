@@ -26,3 +26,15 @@ def cancel_note(job_id: str, site: str, before: str, ended_before: bool, ended_n
         return (f"cancel of {job_id} sent to {site}; its state changes once {site} confirms "
                 f"(`{look} {job_id}`)")
     return None
+
+
+def unknown_field(key: object, accepted: list[str], where: str) -> str:
+    """A key no field is named by, in the same words on every face (`where`: "the body" of a
+    REST request, "the arguments" of an MCP or agent tool): the key cut to 60 characters, the
+    field it nearly spells, and the fields accepted."""
+    import difflib
+
+    near = difflib.get_close_matches(key, accepted, n=1, cutoff=0.75) \
+        if isinstance(key, str) else []
+    meant = f"did you mean {near[0]!r}? " if near else ""
+    return f"unknown field {str(key)[:60]!r} in {where} ({meant}accepted: {', '.join(accepted)})"

@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from .digits import ascii_digits
+
 
 def wrapper_prologue(event_file: str, token: str, secret_file: str,
                      gate_file: str | None = None) -> str:
@@ -71,7 +73,7 @@ def parse_output_offsets(text: str) -> dict[str, int]:
     out = {}
     for line in text.splitlines():
         fd, _, size = line.strip().partition(" ")
-        if fd in ("1", "2") and size.isdigit() and len(size) < 19:
+        if fd in ("1", "2") and ascii_digits(size) and len(size) < 19:
             out["stdout" if fd == "1" else "stderr"] = int(size)
     return out
 
@@ -127,7 +129,7 @@ def parse_event_line(line: str) -> EventLine | None:
     ts, kind, token, native, rc, mac = parts
     if not (_TOKEN.fullmatch(token) and _MAC.fullmatch(mac)) or not native.isprintable():
         return None
-    if not rc.isdigit() or len(rc) > 3 or len(ts) > 32:
+    if not ascii_digits(rc) or len(rc) > 3 or len(ts) > 32:
         return None
     try:
         at = datetime.fromtimestamp(float(ts), timezone.utc)

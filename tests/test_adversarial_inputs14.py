@@ -373,12 +373,13 @@ def test_a_unicode_name_in_a_magic_is_the_job_s_name(shell, user, capsys):
 
 @pytest.mark.parametrize("tool,args,said", [
     ("submit", {"script": "echo hi", "site": "alpha", "begin": "now+1hour"},
-     "submit: begin: not an argument of submit (accepted: script, spec, name, arch, software, "
+     "submit: unknown field 'begin' in the arguments (accepted: script, spec, name, arch, "
+     "software, "
      "container, gpu_type, memory, site, hedge, hold)"),
     ("submit", {"script": "echo hi", "site": "alpha", "nodes": 2},
-     "submit: nodes: not an argument of submit"),
+     "submit: unknown field 'nodes' in the arguments"),
     ("status", {"job_id": "alpha:1", "refresh": False, "verbose": True},
-     "status: verbose: not an argument of status (accepted: job_id, refresh)"),
+     "status: unknown field 'verbose' in the arguments (accepted: job_id, refresh)"),
     ("submit", {"site": "alpha", "spec": {"command": "x", "resources": {"queue": "-x"}}},
      "resources.queue '-x' starts with '-' (it would be read as an option)"),
     ("submit", {"site": "alpha", "spec": {"command": "x", "resources": {"queue": "a b"}}},

@@ -199,7 +199,7 @@ def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user
     ({"site": "alpha", "script": "echo hi", "hedge": 0},
      "hedge: expected a whole number from 1 to 8, not 0"),
     ({"site": "alpha", "script": "echo hi", "time": "1:60:00"},
-     "time: not an argument of submit (accepted: "),
+     "unknown field 'time' in the arguments (accepted: "),
 ])
 async def test_a_tool_call_for_a_site_not_configured_sends_nothing(user, args, said):
     """(guards) What an agent's plan or another MCP client may ask: a site the sites file

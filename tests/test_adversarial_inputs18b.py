@@ -95,7 +95,7 @@ TOO_LONG = "echo " + "x" * (5 << 20)  # past the 4 MB a job script may hold (a 1
     ("cancel", {"job_id": "alpha:1;reboot"}, "alpha:1;reboot"),
     ("logs", {"job_id": "alpha:$(id)"}, "alpha:$(id)"),
     ("submit", {"site": "alpha", "script": "echo hi", "sudo": True},
-     "sudo: not an argument of submit (accepted: "),
+     "unknown field 'sudo' in the arguments (accepted: "),
     ("submit", {"site": "alpha", "script": ["echo", "hi"]}, "script"),
     ("submit", {"site": 7, "script": "echo hi"}, "site"),
     ("submit", {"site": "alpha", "script": "echo hi", "hedge": "two"}, "hedge"),

@@ -452,7 +452,7 @@ async def test_a_tool_call_naming_no_tool_fails_the_task_saying_so(tmp_path, nam
 @pytest.mark.parametrize("args,why", [
     ("rm -rf ~", "translate: input: Input should be a valid dictionary"),
     ({"script": "echo", "to": "pbs", "approved": True},
-     "approved: not an argument of translate (accepted: script, to, from_dialect)"),
+     "unknown field 'approved' in the arguments (accepted: script, to, from_dialect)"),
     ({"script": ["echo"], "to": "pbs"}, "script: Input should be a valid string"),
 ])
 async def test_tool_arguments_that_break_the_schema_are_the_calls_error(tmp_path, args, why):

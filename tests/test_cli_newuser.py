@@ -131,7 +131,7 @@ def test_a_number_out_of_range_is_bad_input_naming_the_option(user, args, option
     """`--lines -5` printed nothing, `--limit -1` blamed an `order` never given, `--timeout
     nan` waited forever and `--timeout -1` "timed out after -1s" (exit 1)."""
     res = user.run(*args, "--json", code=2)
-    assert f"argument {option}: expected a" in res.stderr.splitlines()[-1], res.stderr
+    assert f"argument {option}: expected " in res.stderr.splitlines()[-1], res.stderr
     assert json.loads(res.stdout)["reason"] == "bad-input"
 
 

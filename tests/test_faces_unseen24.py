@@ -26,6 +26,7 @@ SCRIPT = sweep_helpers.FACES_SCRIPT
 GIVEN_AS_PBS = ("the script was given as pbs, but holds no #PBS directive, and 1 #SBATCH "
                 "one(s) (slurm's), which a pbs reading passes over: translate it from slurm, "
                 "or give no source dialect to have it detected")
+LISTED = "expected how many to list, a whole number from 1 to "  # a list's limit refused
 
 
 # ---- (1) the command line: options and ids -------------------------------------------------
@@ -176,7 +177,7 @@ async def test_fault_a_rest_translation_from_the_wrong_dialect_is_a_400(rest):
     ("POST", "workflows", _body(workflow=5), "workflow"),
     ("POST", "workflows", _body(workflow="name: w\nsteps:\n\t- name: a\n"),
      "indent with spaces"),
-    ("GET", "jobs?limit=ten", None, "limit must be an integer, not 'ten'"),
+    ("GET", "jobs?limit=ten", None, f"limit: {LISTED}500, not 'ten'"),
     ("GET", "events?kinds=Job.State", None, "kinds: 'Job.State' is no event kind"),
 ])
 async def test_a_rest_request_with_a_wrong_value_is_a_400_naming_it(rest, method, path, body,

@@ -28,7 +28,7 @@ BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "
          "model", "config", "workflow", "wrapper", "needs", "script_body", "capabilities",
          "software", "summary", "attention", "attention_journal", "dashboard", "strict_yaml",
          "fetch_guard", "private_files", "option_types", "wording", "site_bounds",
-         "sge_expression", "sections", "job_dependencies", "dependency_journal",
+         "sge_expression", "sections", "job_dependencies", "dependency_journal", "digits",
          "placement_stale", "accounting_turns", "log_lines"]
 FACADE = sorted(p.stem for p in PKG.glob("federation*.py"))  # the facade and its parts
 ABOVE = ["agent", "skills", "skills_models", "skills_workflow", "cli", "kernel", "server",

@@ -1,18 +1,19 @@
-"""The import rules docs/architecture.md states for the bottom layers: the models import
-nothing of the package, dialects (and the needs parser and the wording helpers) only the
-models, transports only the models, the configuration, the asyncio helpers (`aio`) and the
-one-line logger (`log_lines`, so a host's error text cannot forge a log line); and
-every module has its place in the layers, so that a new one is checked too. Built on
-test_layers' graph (imports inside functions count; type-only ones do not)."""
+"""The import rules docs/architecture.md states for the bottom layers: the models (with
+`digits`, the digits 0-9 check) import nothing of the package, dialects (and the needs
+parser and the wording helpers) only the models, transports only the models, the
+configuration, the asyncio helpers (`aio`) and the one-line logger (`log_lines`, so a
+host's error text cannot forge a log line); and every module has its place in the layers,
+so that a new one is checked too. Built on test_layers' graph (imports inside functions
+count; type-only ones do not)."""
 
 from __future__ import annotations
 
 from test_layers import ABOVE, BELOW, FACADE, NAME, _under, graph
 
 RULES = {
-    "models": (["model", "config", "strict_yaml"], []),
-    "pure": (["dialects", "needs", "script_body", "wording"], ["model"]),
-    "bytes": (["transports"], ["model", "config", "aio", "log_lines"]),
+    "models": (["model", "config", "strict_yaml", "digits"], []),
+    "pure": (["dialects", "needs", "script_body", "wording"], ["model", "digits"]),
+    "bytes": (["transports"], ["model", "config", "aio", "log_lines", "digits"]),
 }
 
 

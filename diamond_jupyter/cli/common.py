@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..digits import ascii_digits
 from ..model import BadInput, Job, JobSpec, one_line, visible
 from ..option_types import SPEC_OPTIONS
 
@@ -63,7 +64,7 @@ def byte_size(text: str) -> int:
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     unit = t[-1:] if t[-1:] in _SIZE_UNITS else ""
     digits = t[:-1] if unit else t
-    if not digits.isdigit() or int(digits) <= 0:
+    if not ascii_digits(digits) or int(digits) <= 0:
         raise argparse.ArgumentTypeError(f"expected a size above 0 in bytes, optionally with "
                                          f"K, M, G or T (e.g. 500M, 2G), not {text!r}")
     return int(digits) * _SIZE_UNITS[unit]

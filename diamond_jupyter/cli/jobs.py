@@ -20,7 +20,7 @@ from ..model import (
     one_line,
     visible,
 )
-from ..option_types import MAX_LISTED, count, filled, hedge_count
+from ..option_types import count, filled, hedge_count, list_limit
 from ..wording import cancel_note
 from .common import (
     byte_size,
@@ -494,7 +494,7 @@ def add_job_commands(add: Adder) -> None:
                    "the sites file's fetch_max_file_bytes, 16G)")
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
-    p.add_argument("--limit", type=count(1, MAX_LISTED), default=50,
+    p.add_argument("--limit", type=list_limit(), default=50,
                    help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")
     p.add_argument("file", help="a batch script (- reads it from standard input)")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import BadInput, DiamondError
-from ..option_types import StoreOnce, pasted_dash, unknown_option
+from ..option_types import StoreOnce, pasted_dash, too_many_arguments, unknown_option
 from .agent import add_agent_commands
 from .common import LeftClosing, common_options
 from .describe import add_describe_command
@@ -55,14 +55,7 @@ class _Parser(argparse.ArgumentParser):
         return ns, extra
 
     def _too_many(self, extra: list[str]) -> str:
-        """`status a:1 a:2 ... a:1000`: the arguments past what the command takes (the first
-        and last few, not a line of 1,000 ids), and what it takes."""
-        takes = " ".join((a.metavar or a.dest).upper() if a.nargs is None else
-                         f"[{(a.metavar or a.dest).upper()}]"
-                         for a in self._positionals._group_actions)
-        shown = extra if len(extra) <= 6 else [*extra[:3], "...", *extra[-2:]]
-        return (f"unrecognized arguments: {' '.join(shown)} ({len(extra)} more than "
-                f"{self.prog} takes: {takes or 'no argument'})")
+        return too_many_arguments(self.prog, self._positionals._group_actions, extra)
 
     def error(self, message: str) -> NoReturn:
         given = getattr(self, "_given", [])

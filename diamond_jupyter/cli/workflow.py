@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..option_types import MAX_LISTED, count
+from ..option_types import list_limit
 from .common import seconds
 from .handover import hand_over
 from .jobs import say_trouble
@@ -203,6 +203,6 @@ def add_workflow_command(sub: Any, common: Any) -> None:
     p.set_defaults(fn=_approve)
     p = wsub.add_parser("list", help="workflows in the store, newest first")
     common(p)
-    p.add_argument("--limit", type=count(1, MAX_LISTED), default=50,
+    p.add_argument("--limit", type=list_limit(), default=50,
                    help="at most this many (default 50)")
     p.set_defaults(fn=_list)

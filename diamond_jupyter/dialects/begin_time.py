@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from ..digits import ascii_digits
 from ..model import BadInput
 
 _UNITS = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
@@ -68,7 +69,7 @@ def _valid(b: Begin) -> Begin | None:
 
 
 def _clock(text: str) -> tuple[int, int, int] | None:
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", text)
+    m = re.fullmatch(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?", text)
     return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
 
 
@@ -76,7 +77,7 @@ def slurm_parts(value: str) -> Begin | None:
     """The parts of an sbatch `--begin` value (every form sbatch documents); None where
     sbatch would refuse it."""
     text = value.strip().lower()
-    m = re.fullmatch(r"now(?:\+(\d+)\s*([a-z]*))?", text)
+    m = re.fullmatch(r"now(?:\+([0-9]+)\s*([a-z]*))?", text)
     if m:
         unit = _UNITS.get(m.group(2) or "s")
         return Begin(after_s=int(m.group(1) or 0) * unit) if unit is not None else None
@@ -84,7 +85,7 @@ def slurm_parts(value: str) -> Begin | None:
         return Begin(days=int(text == "tomorrow"))
     if text in NAMED_HOURS:
         return Begin(hour=NAMED_HOURS[text])
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm)?", text)
+    m = re.fullmatch(r"([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?\s*(am|pm)?", text)
     if m:
         h = int(m.group(1))
         if m.group(4):
@@ -94,11 +95,11 @@ def slurm_parts(value: str) -> Begin | None:
     hms = _clock(clock) if clock else (0, 0, 0)
     if hms is None:
         return None
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", date)
+    m = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})", date)
     if m:
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
     else:
-        m = re.fullmatch(r"(\d{2})([/.]?)(\d{2})(?:\2(\d{2}))?", date)
+        m = re.fullmatch(r"([0-9]{2})([/.]?)([0-9]{2})(?:\2([0-9]{2}))?", date)
         if not m:
             return None
         mo, d = int(m.group(1)), int(m.group(3))
@@ -138,7 +139,7 @@ def _digits(value: str, lengths: tuple[int, ...], option: str, accepted: str,
             where: str) -> tuple[list[int], int] | None:
     """qsub's `-a` digits in pairs from the right (hhmm, then DD, MM, YY, CC) and the
     seconds; BadInput where qsub would refuse the value."""
-    m = re.fullmatch(r"(\d+)(?:\.(\d{2}))?", value.strip())
+    m = re.fullmatch(r"([0-9]+)(?:\.([0-9]{2}))?", value.strip())
     if not m or len(m.group(1)) not in lengths:
         raise BadInput(f"{where}: {option} {value!r} is not a date and time qsub reads "
                        f"(accepted: {accepted})")
@@ -186,7 +187,7 @@ def lsf_parts(value: str, where: str) -> Begin | None:
     day:hour:minute, four month:..., five year:...). None: a day without a month (kept as
     written). BadInput where bsub would refuse it."""
     fields = value.strip().split(":")
-    if not 2 <= len(fields) <= 5 or not all(f.isdigit() for f in fields):
+    if not 2 <= len(fields) <= 5 or not all(ascii_digits(f) for f in fields):
         raise BadInput(f"{where}: -b {value!r} is not a time bsub reads "
                        f"(accepted: {LSF_ACCEPTED})")
     n = [int(f) for f in fields]
@@ -208,10 +209,11 @@ def day_of_month(dialect: str, value: str) -> Begin | None:
     second (no month: that month's day if still to come, else the next month's, which only
     a clock can tell); None for any other form or dialect. Pure: the value as written."""
     text = value.strip()
-    if dialect == "pbs" and (m := re.fullmatch(r"(\d{2})(\d{2})(\d{2})(?:\.(\d{2}))?", text)):
+    if dialect == "pbs" and (m := re.fullmatch(r"([0-9]{2})([0-9]{2})([0-9]{2})"
+                                               r"(?:\.([0-9]{2}))?", text)):
         b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)),
                   second=int(m.group(4) or 0))
-    elif dialect == "lsf" and (m := re.fullmatch(r"(\d+):(\d+):(\d+)", text)):
+    elif dialect == "lsf" and (m := re.fullmatch(r"([0-9]+):([0-9]+):([0-9]+)", text)):
         b = Begin(day=int(m.group(1)), hour=int(m.group(2)), minute=int(m.group(3)))
     else:
         return None
@@ -251,7 +253,7 @@ def render_day_of_month(unknown: list, source: str | None, target: str,
     return out, d
 
 
-_FSD = re.compile(r"\+(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)?")
+_FSD = re.compile(r"\+([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|s|m|h|d)?")
 _FSD_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -263,7 +265,8 @@ def flux_parts(value: str) -> Begin | None:
     m = _FSD.fullmatch(text)
     if m:
         return Begin(after_s=int(-(-float(m.group(1)) * _FSD_UNITS[m.group(2)] // 1)))
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{1,2}):(\d{2})(?::(\d{2}))?", text)
+    m = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{1,2}):([0-9]{2})"
+                     r"(?::([0-9]{2}))?", text)
     if m:
         y, mo, d, h, mi, s = (int(g or 0) for g in m.groups())
         return _valid(Begin(year=y, month=mo, day=d, hour=h, minute=mi, second=s))

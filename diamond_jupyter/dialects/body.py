@@ -421,7 +421,7 @@ def _flux_options(rest: str, table: dict[str, str]) -> tuple[list[str], str] | N
     while i < len(words) and words[i].startswith("-"):
         word = words[i]
         key, eq, value = word.partition("=")
-        if key not in table and re.fullmatch(r"-[A-Za-z](?:\d+|\$\{?\w+\}?)", word) \
+        if key not in table and re.fullmatch(r"-[A-Za-z](?:[0-9]+|\$\{?\w+\}?)", word) \
                 and word[:2] in table and word[:2] not in _FLAGS:
             key, eq, value = word[:2], "=", word[2:]  # a short option's value attached: -n4
         if key not in table:

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from ..digits import ascii_digits
 from .flux_ids import flux_id_value
 
 PENDING_TERM = "(unfulfilled)"
@@ -44,7 +45,7 @@ _PBS_BEFORE = {"before": "after", "beforeok": "afterok", "beforenotok": "afterno
                "beforeany": "afterany", "beforestartarray": "after",
                "beforeokarray": "afterok", "beforenotokarray": "afternotok",
                "beforeanyarray": "afterany"}
-_PBS_ID = re.compile(r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?")
+_PBS_ID = re.compile(r"[0-9]+(?:\[[0-9]*\])?(?:\.[\w.-]+)?")
 
 
 def _pbs_terms(depend: str) -> list[tuple[str, list[str]]] | None:
@@ -54,7 +55,7 @@ def _pbs_terms(depend: str) -> list[tuple[str, list[str]]] | None:
     for part in depend.split(","):
         kind, _, rest = part.strip().partition(":")
         if kind == "on":
-            if not rest.strip().isdigit():
+            if not ascii_digits(rest.strip()):
                 return None
             out.append(("on", [rest.strip()]))
             continue
@@ -128,7 +129,8 @@ def pbs_awaited(depend: str) -> int:
 # post-execution ended, well or not)
 _LSF_KIND = {"done": "afterok", "ended": "afterany", "exit": "afternotok",
              "started": "after", "post_done": "afterok", "post_err": "afternotok"}
-_LSF_COND = re.compile(r"(\w+)\(\s*(\d+(?:\[\d+\])?)\s*(?:,[^()]*)?\)|(\d+(?:\[\d+\])?)")
+_LSF_COND = re.compile(r"(\w+)\(\s*([0-9]+(?:\[[0-9]+\])?)\s*(?:,[^()]*)?\)"
+                       r"|([0-9]+(?:\[[0-9]+\])?)")
 
 
 def lsf_dependency(expr: str | None) -> str | None:
@@ -205,7 +207,7 @@ def sge_dependency(predecessors: list[str], ad_predecessors: list[str]) -> str |
     (a name: `sge_named` finds its jobs first)."""
     ids = [p.strip() for p in predecessors if p.strip()]
     ad = [p.strip() for p in ad_predecessors if p.strip()]
-    if not all(p.isdigit() for p in [*ids, *ad]):
+    if not all(ascii_digits(p) for p in [*ids, *ad]):
         return None
     return squeue_words([("afterany", list(dict.fromkeys(ids))),
                          ("aftercorr", list(dict.fromkeys(ad)))])
@@ -233,13 +235,13 @@ def sge_named(entries: list[str], number: str, owner: str | None,
     for entry in (e.strip() for e in entries):
         if not entry:
             continue
-        if entry.isdigit():
+        if ascii_digits(entry):
             ids.append(entry)
             continue
         found = [j.number for j in listed
                  if owner is not None and j.owner == owner and j.name is not None
-                 and fnmatchcase(j.name, entry) and j.number.isdigit()
-                 and number.isdigit() and int(j.number) < int(number)]
+                 and fnmatchcase(j.name, entry) and ascii_digits(j.number)
+                 and ascii_digits(number) and int(j.number) < int(number)]
         if found:
             ids += found
         else:

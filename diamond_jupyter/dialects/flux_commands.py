@@ -17,6 +17,7 @@ import math
 import re
 from typing import Any
 
+from ..digits import ascii_digits
 from ..model import (
     UNREPORTED_QUEUE_REQUIRES,
     BadInput,
@@ -58,7 +59,7 @@ _RESULTS = {"COMPLETED": JobState.COMPLETED, "FAILED": JobState.FAILED,
             "CANCELED": JobState.CANCELLED, "CANCELLED": JobState.CANCELLED,
             "TIMEOUT": JobState.TIMEOUT}
 _ID_RE = re.compile(
-    r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|\d+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
+    r"(?:[ƒf][1-9A-HJ-NP-Za-km-z]+|[0-9]+|0x[0-9a-fA-F]+|[0-9a-f]{4}(\.[0-9a-f]{4}){3})")
 RESOURCE_FORMAT = "{state}|{properties}|{nnodes}|{ncores}|{ngpus}|{nodelist}"
 # spellings of a job id from flux's own lists (flux-job-id(1)) that only flux can spell
 # (words are spelled here: flux_ids.flux_words)
@@ -395,7 +396,7 @@ def _range_most(text: str | None) -> int | None:
     print a job's nodes, cores and GPUs in all); None for no limit (`inf`, or none). A
     minimum of -1 prints `inf` too (`inf-4`): only the end after the dash is the most."""
     most = (text or "").strip().rpartition("-")[2]
-    return limit_count(most) if most.isdigit() else None
+    return limit_count(most) if ascii_digits(most) else None
 
 
 def _range_least(text: str | None) -> int | None:
@@ -403,7 +404,7 @@ def _range_least(text: str | None) -> int | None:
     which a job below is refused at submission); None for no lower limit (`0`, or `inf`,
     as flux prints a minimum of -1)."""
     least = (text or "").strip().partition("-")[0]
-    return (limit_count(least) or None) if least.isdigit() else None
+    return (limit_count(least) or None) if ascii_digits(least) else None
 
 
 def parse_drained(text: str) -> dict[str, tuple[str, str | None]]:

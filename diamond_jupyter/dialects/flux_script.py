@@ -6,6 +6,7 @@ import fnmatch
 import math
 import re
 
+from ..digits import ascii_digits
 from ..model import (
     ArraySpec,
     BadInput,
@@ -98,7 +99,7 @@ _SENTINEL_TAG = re.compile(r"^\s*#\s*(?:flux|FLUX):")  # a directive's sentinel,
 # prefix of non-letters, `#` or none (a Python docstring's lines), `--` (Lua), `//`, `##`
 _ANY_SENTINEL = re.compile(r"^([^\w]*)(?:flux|FLUX):")
 _READ_PREFIX = re.compile(r"\s*#\s*")  # the prefixes this reader takes
-_FSD = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_FSD = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DEPS = {"after", "afterany", "afterok", "afternotok"}
 
@@ -159,7 +160,7 @@ _PER_TASK = {"--ntasks": "-n/--nslots", "--cores-per-task": "-c/--cores-per-slot
              "--gpus-per-task": "-g/--gpus-per-slot"}
 
 # an RFC 22 idset as --cc takes it (`1-10`, `0,2,5-7`, `[1-4]`)
-_IDSET = re.compile(r"\[?(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]?")
+_IDSET = re.compile(r"\[?([0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*)\]?")
 _CC = "{cc}"  # what flux replaces with each copy's id in the options of a --cc submission
 # an --output/--error word of a directive, whose {cc} is read as the array index
 _OUT_WORD = re.compile(r"--(?:output|error)(?:=|\s+)\S+")
@@ -182,8 +183,8 @@ def _requires(feature: str, warnings: list[str]) -> str:
         text = text.replace("[", "(").replace("]", ")")
         warnings.append(f"approximated: constraint {feature} as {text} (flux cannot ask for "
                         "the same one on every node)")
-    if re.search(r"\*\d+", text):
-        text = re.sub(r"\*\d+", "", text)
+    if re.search(r"\*[0-9]+", text):
+        text = re.sub(r"\*[0-9]+", "", text)
         warnings.append(f"approximated: node counts in constraint {feature} dropped (flux "
                         "--requires has none)")
     return text
@@ -393,7 +394,7 @@ class FluxScript:
         r = spec.resources
         if o in ("nslots", "cores-per-slot", "gpus-per-slot", "nodes", "tasks-per-node",
                  "gpus-per-node", "cores"):
-            if not v.isdigit() or not int(v) and not o.startswith("gpus"):
+            if not ascii_digits(v) or not int(v) and not o.startswith("gpus"):
                 # flux batch refuses 0 slots, cores or nodes (0 GPUs: none, said later)
                 raise bad(item, "bad count", "a whole number of GPUs" if o.startswith("gpus")
                           else "a positive integer")
@@ -576,7 +577,7 @@ class FluxScript:
         """`--setattr=system.duration=SECONDS`: the time limit in the jobspec itself. flux
         applies --setattr after -t, so it wins wherever it is written; 0 is no limit (kept
         as written), and what is no number of seconds is kept for flux to judge."""
-        if not re.fullmatch(r"\d+(?:\.\d+)?", val):
+        if not re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", val):
             return False
         secs = math.ceil(float(val))
         spec.metadata["flux_duration"] = (secs, item.lineno)

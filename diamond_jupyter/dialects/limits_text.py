@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, tzinfo
 
+from ..digits import ascii_digits
 from ..model import PbsReservation, SgeCalendar, SgeQuotaFilter, SgeQuotaRule, SgeQuotaSet
 from .outputs_common import clean, parse_local_time
 from .pbs_text import CTIME_FORMATS, parse_full
@@ -32,9 +33,9 @@ def split_status(stdout: str) -> tuple[str, int | None]:
     if not sep:
         if stdout.startswith(RC_MARK):  # no output at all
             rc = stdout[len(RC_MARK):].strip()
-            return "", int(rc) if rc.isdigit() else None
+            return "", int(rc) if ascii_digits(rc) else None
         return stdout, None
-    return text, int(rc.strip()) if rc.strip().isdigit() else None
+    return text, int(rc.strip()) if ascii_digits(rc.strip()) else None
 
 
 def _why(text: str, rc: int | None) -> str:
@@ -83,13 +84,13 @@ def resv_nodes(text: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for chunk in re.findall(r"\(([^)]*)\)", text):
         vnode, *items = chunk.split(":")
-        host = re.sub(r"\[\d+\]$", "", vnode.strip())
+        host = re.sub(r"\[[0-9]+\]$", "", vnode.strip())
         if not host:
             continue
         have = out.setdefault(host, {})
         for item in items:
             key, _, value = item.partition("=")
-            if value.strip().isdigit():
+            if ascii_digits(value.strip()):
                 have[key.strip()] = have.get(key.strip(), 0) + int(value)
     return out
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Literal
 
+from ..digits import ascii_digits
 from ..model import (
     BadInput,
     JobState,
@@ -48,6 +49,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unread,
+    unread_time_note,
     user_filter,
     year_fix,
 )
@@ -97,7 +99,7 @@ def _slots_taken(record: dict[str, Any]) -> int:
     return max(known_count(record.get("NJOBS")) or 0, parts)  # (a count below 0: none)
 
 
-_ELEMENT = re.compile(r"(\d+)\[(\d+)\]")  # an array element's record: JOBID[INDEX]
+_ELEMENT = re.compile(r"([0-9]+)\[([0-9]+)\]")  # an array element's record: JOBID[INDEX]
 
 
 # the pending reason of a job its dependency keeps waiting (lsbatch.h PEND_JOB_DEPEND)
@@ -138,7 +140,7 @@ class LsfCommands(FailureReading, AccountingReach):
         if not ids:
             raise BadInput("lsf: no job ids given")
         for i in ids:
-            if not re.fullmatch(r"\d+(\[\d+\])?", i):
+            if not re.fullmatch(r"[0-9]+(\[[0-9]+\])?", i):
                 raise BadInput(f"lsf: not a job id: {i!r}")
         return ids
 
@@ -228,7 +230,7 @@ class LsfCommands(FailureReading, AccountingReach):
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         """'Job <123> is submitted to queue <normal>.' -> '123'."""
-        m = re.search(r"Job <(\d+)> is submitted", stdout)
+        m = re.search(r"Job <([0-9]+)> is submitted", stdout)
         if not m:
             raise fail("lsf", "bsub output", "no 'Job <ID> is submitted'", stdout)
         return m.group(1)
@@ -251,7 +253,7 @@ class LsfCommands(FailureReading, AccountingReach):
             return None
         if len(s) >= 2 and "A" <= s[-1] <= "Z" and s[-2].isspace():
             s = s[:-1].rstrip()  # trailing flag letter: E (estimated), L, X
-        if re.search(r"\d{4}", s):
+        if re.search(r"[0-9]{4}", s):
             return parse_local_time(s, self.tz, TIME_FORMATS)
         now = self.now()
         dt = parse_local_time(f"{s} {now.year}", self.tz, TIME_FORMATS)
@@ -272,8 +274,8 @@ class LsfCommands(FailureReading, AccountingReach):
             if jid is None:
                 unread(skipped, "lsf", f"bjobs -json record {n}", "no JOBID", str(r))
                 continue
-            element = re.search(r"\[(\d+)\]$", clean(r.get("JOB_NAME")) or "")
-            if element and jid.isdigit():
+            element = re.search(r"\[([0-9]+)\]$", clean(r.get("JOB_NAME")) or "")
+            if element and ascii_digits(jid):
                 jid = f"{jid}[{element.group(1)}]"
             stat = (clean(r.get("STAT")) or "").upper()
             state = _STATES.get(stat, JobState.UNKNOWN)
@@ -292,6 +294,7 @@ class LsfCommands(FailureReading, AccountingReach):
                 reason = reason or "held (PSUSP)"
             hosts = clean(r.get("EXEC_HOST"))
             limit = clean(r.get("RUNTIMELIMIT"))
+            note = unread_time_note("run limit", limit)
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=stat or None,
                 name=clean(r.get("JOB_NAME")), user=clean(r.get("USER")),
@@ -308,7 +311,8 @@ class LsfCommands(FailureReading, AccountingReach):
                 estimated_start=self._time(r.get("ESSTART_TIME")
                                            or r.get("ESTIMATED_SIM_START_TIME"))
                 if state == JobState.PENDING else None,
-                exit_code=exit_code if state.terminal else None, reason=reason,
+                exit_code=exit_code if state.terminal else None,
+                reason=f"{reason.rstrip('; ')}; {note}" if reason and note else reason or note,
                 node_list=hosts,
                 # read only where its dependency alone keeps it waiting
                 dependency=lsf_dependency(clean(r.get("DEPENDENCY")))
@@ -471,7 +475,7 @@ class LsfCommands(FailureReading, AccountingReach):
                 else p for p in parts]
 
 
-_ARRAY_SPEC = re.compile(r"\S*\[[^\[\]]*\]%(\d+)")  # `name[1-100:2,200]%5`
+_ARRAY_SPEC = re.compile(r"\S*\[[^\[\]]*\]%([0-9]+)")  # `name[1-100:2,200]%5`
 
 
 def parse_array_limits(stdout: str) -> dict[str, int]:
@@ -481,7 +485,7 @@ def parse_array_limits(stdout: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in stdout.splitlines():
         cols = line.split()
-        if len(cols) >= 2 and cols[0].isdigit() and (m := _ARRAY_SPEC.fullmatch(cols[1])) \
+        if len(cols) >= 2 and ascii_digits(cols[0]) and (m := _ARRAY_SPEC.fullmatch(cols[1])) \
                 and int(m.group(1)) > 0:
             out[cols[0]] = int(m.group(1))
     return out
@@ -500,7 +504,7 @@ def parse_jl_u(stdout: str, column: str = "JL/U") -> dict[str, int]:
     "JL/H": the slots its jobs may hold on one host, HJOB_LIMIT) from the
     PARAMETERS/STATISTICS table under its `QUEUE: NAME` line; `-` (none) is left out."""
     return {q: n for q, v in _jl_column(stdout, column).items()
-            if v.isdigit() and (n := limit_count(v)) is not None}
+            if ascii_digits(v) and (n := limit_count(v)) is not None}
 
 
 def parse_queue_selects(stdout: str) -> dict[str, str]:
@@ -520,7 +524,7 @@ def parse_queue_windows(stdout: str) -> dict[str, list[list[str]]]:
         if m := re.match(r"QUEUE:\s*(\S+)", line):
             queue = m.group(1)
         elif queue and (m := re.match(r"\s*(?:RUN|DISPATCH)_WINDOWS?:\s*(.*)$", line)):
-            found = re.findall(r"[\d:]+-[\d:]+", m.group(1))
+            found = re.findall(r"[0-9:]+-[0-9:]+", m.group(1))
             if found:
                 out.setdefault(queue, []).append(found)
     return out
@@ -531,7 +535,7 @@ def _window_minutes(text: str) -> list[tuple[int, int]]:
     Sunday), a window without days once for each day; [] when it does not read."""
     def point(side: str) -> tuple[int | None, int] | None:
         parts = side.split(":")
-        if not all(x.isdigit() for x in parts) or not 1 <= len(parts) <= 3:
+        if not all(ascii_digits(x) for x in parts) or not 1 <= len(parts) <= 3:
             return None
         day = int(parts[0]) if len(parts) == 3 else None
         hour, minute = (int(parts[-2]), int(parts[-1])) if len(parts) >= 2 \
@@ -602,8 +606,8 @@ def parse_shared_resources(stdout: str) -> dict[str, float] | None:
         elif out is None and re.match(r"\s*No (shared )?resources?\b", line, re.I):
             return {}
         elif out is not None and len(words) >= 3 \
-                and re.fullmatch(r"\d+(\.\d+)?", words[1]) \
-                and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
+                and re.fullmatch(r"[0-9]+(\.[0-9]+)?", words[1]) \
+                and re.fullmatch(r"-|[0-9]+(\.[0-9]+)?", words[2]):
             out[words[0]] = max(out.get(words[0], 0.0), float(words[1]))
     return out
 
@@ -623,8 +627,8 @@ def parse_shared_instances(stdout: str) -> dict[str, list[LsfSharedInstance]] | 
         elif out is None and re.match(r"\s*No (shared )?resources?\b", line, re.I):
             return {}
         elif out is not None and len(words) >= 3 \
-                and re.fullmatch(r"\d+(\.\d+)?", words[1]) \
-                and re.fullmatch(r"-|\d+(\.\d+)?", words[2]):
+                and re.fullmatch(r"[0-9]+(\.[0-9]+)?", words[1]) \
+                and re.fullmatch(r"-|[0-9]+(\.[0-9]+)?", words[2]):
             last = LsfSharedInstance(total=float(words[1]), hosts=words[3:],
                                      reserved=0.0 if words[2] == "-" else float(words[2]))
             out.setdefault(words[0], []).append(last)
@@ -664,15 +668,15 @@ def parse_job_rusage(stdout: str) -> dict[str, dict[str, float]] | None:
         jid, resreq = clean(r.get("JOBID")), clean(r.get("EFFECTIVE_RESREQ")) or ""
         if jid is None or "||" in resreq:
             continue
-        element = re.search(r"\[(\d+)\]$", clean(r.get("JOB_NAME")) or "")
-        if element and jid.isdigit():
+        element = re.search(r"\[([0-9]+)\]$", clean(r.get("JOB_NAME")) or "")
+        if element and ascii_digits(jid):
             jid = f"{jid}[{element.group(1)}]"
         slots = known_count(r.get("SLOTS")) or 1
         use: dict[str, float] = {}
         for section in re.findall(r"rusage\[([^\]]*)\]", resreq):
             for part in re.split(r"[,:]", section):
                 name, eq, value = part.strip().partition("=")
-                m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:/(task|host))?", value.strip())
+                m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*(?:/(task|host))?", value.strip())
                 if eq and m and name not in _RUSAGE_KEYWORDS:
                     amount = float(m.group(1)) * (slots if m.group(2) == "task" else 1)
                     use[name] = use.get(name, 0.0) + amount
@@ -724,7 +728,7 @@ def _queue_span(span: str | None) -> str | None:
     """A queue RES_REQ's `span[hosts=1]` or `span[ptile=N]` as `hosts=1`/`ptile=N`; None
     for none or another form (ptile by host type, `hosts=-1`)."""
     body = (span or "")[1:-1].strip()
-    return body if re.fullmatch(r"hosts=1|ptile=[1-9]\d*", body) else None
+    return body if re.fullmatch(r"hosts=1|ptile=[1-9][0-9]*", body) else None
 
 
 def queue_rusage_mem_mb(rusage: str | None) -> int | None:
@@ -739,7 +743,7 @@ def parse_jl_p(stdout: str) -> dict[str, float]:
     processor of a host; a fraction, as `0.5`, is allowed); `-` (none) is left out."""
     out: dict[str, float] = {}
     for queue, value in _jl_column(stdout, "JL/P").items():
-        if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", value) and float(value) > 0:
+        if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+", value) and float(value) > 0:
             out[queue] = float(value)
     return out
 
@@ -779,7 +783,7 @@ def parse_task_sections(stdout: str) -> dict[str, tuple[int | None, int, int]]:
             # the numbers, then perhaps a unit word ("8 processors", "2 4 8 tasks")
             nums = words[:-1] if words[-1].isalpha() and len(words) > 1 else words
             if queue is None or not 1 <= len(nums) <= 3 or not all(
-                    x.isdigit() for x in nums):
+                    ascii_digits(x) for x in nums):
                 continue
             vals = [int(x) for x in nums]
             if vals[0] < 1 or vals != sorted(vals):
@@ -831,7 +835,7 @@ def parse_blimits(stdout: str) -> list[LsfLimit]:
             used, slash, most = row.get(column, "-").partition("/")
             # MEM as LSF_UNIT_FOR_LIMITS prints it: MB bare, else with its unit (`40G/64G`)
             amounts = [memory_mb(x) if resource == "mem" else
-                       (known_count(x) if re.fullmatch(r"\d+(?:\.\d+)?", x) else None)
+                       (known_count(x) if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", x) else None)
                        for x in (used, most)]
             if slash and None not in amounts:
                 out.append(LsfLimit(
@@ -884,7 +888,7 @@ def expand_hosts(names: list[str], groups: dict[str, list[str]] | None,
     take: list[str] = []
     drop: set[str] = set()
     for raw in names:
-        h = re.sub(r"\+\d+$", "", raw)  # `host+2`: a preference, not a limit
+        h = re.sub(r"\+[0-9]+$", "", raw)  # `host+2`: a preference, not a limit
         out, h = (drop, h[1:]) if h.startswith("~") else (None, h)
         if h in ("all", "others", "allremote") or "@" in h:
             if hosts is None or h != "all" and h != "others":
@@ -931,11 +935,11 @@ def _task_limit(value: Any) -> int | None:
 
 def _runlimit(text: str | None) -> int | None:
     """'720.0 min' / '720.0' (minutes) / '12:00' (HH:MM) / '-' -> seconds."""
-    if text is None:
+    if text is None or not text.isascii():  # '٧٢٠.0 min': not read (said in the reason)
         return None
     m = re.match(r"([0-9.]+)\s*(min|s|h)?", text)
     if ":" in text:
-        parts = [int(p) for p in re.findall(r"\d+", text)][:3]
+        parts = [int(p) for p in re.findall(r"[0-9]+", text)][:3]
         return parts[0] * 3600 + parts[1] * 60 if len(parts) >= 2 else None
     if not m:
         return None

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import re
 
+from ..digits import ascii_digits
 from ..model import Partition, ShareAccount
 from .outputs_common import known_count
 
-_PAIR = re.compile(r"\[\s*([^,\[\]\s]+)\s*,\s*(\d+)\s*\]")
+_PAIR = re.compile(r"\[\s*([^,\[\]\s]+)\s*,\s*([0-9]+)\s*\]")
 
 
 def _sections(text: str, key: str) -> dict[str, list[str]]:
@@ -33,7 +34,10 @@ def _sections(text: str, key: str) -> dict[str, list[str]]:
 
 
 def _priority(text: str | None) -> float | None:
-    """An account's dynamic priority (a float); None where it is no finite number."""
+    """An account's dynamic priority (a float); None where it is no finite number, or one
+    written otherwise than in digits 0-9 (float() reads '١' and '1_0')."""
+    if text is not None and (not text.isascii() or "_" in text):
+        return None
     try:
         x = float(text) if text is not None else None
     except ValueError:
@@ -73,7 +77,7 @@ def share_table(lines: list[str], name: str) -> list[ShareAccount] | None:
         row = dict(zip(header, cols, strict=False))
         shares = row.get("SHARES", "")
         priority = _priority(row.get("PRIORITY"))
-        if not shares.isdigit() or priority is None:
+        if not ascii_digits(shares) or priority is None:
             continue
         out.append(ShareAccount(
             name=row["USER/GROUP"].rstrip("/"), shares=known_count(shares), priority=priority,

@@ -23,9 +23,10 @@ from .outputs_common import unread
 
 _CONTINUATION = " " * 21
 _SEPARATOR = re.compile(r"-{20,}\s*")
-_HEADER = re.compile(r"Job <(\d+(?:\[\d+\])?)>")
+_HEADER = re.compile(r"Job <([0-9]+(?:\[[0-9]+\])?)>")
 _EVENT = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep"
-                    r"|Oct|Nov|Dec) +\d{1,2} \d{1,2}:\d\d:\d\d(?: \d{4})?): (.*)")
+                    r"|Oct|Nov|Dec) +[0-9]{1,2} [0-9]{1,2}:[0-9][0-9]:[0-9][0-9]"
+                    r"(?: [0-9]{4})?): (.*)")
 # the reasons LSF gives a job it ended: cancelled (bkill by the owner or an administrator),
 # its run limit or `bsub -t` termination time
 CANCEL_REASONS = ("TERM_OWNER", "TERM_ADMIN", "TERM_FORCE_OWNER", "TERM_FORCE_ADMIN",
@@ -59,10 +60,10 @@ def _ending(text: str) -> tuple[JobState, int | None] | None:
     if text.startswith("Done successfully"):
         return JobState.COMPLETED, 0
     if text.startswith("Exited"):
-        sig = re.match(r"Exited by (?:LSF )?signal (\d+)", text)
+        sig = re.match(r"Exited by (?:LSF )?signal ([0-9]+)", text)
         if sig:
             return JobState.FAILED, 128 + int(sig.group(1))
-        code = re.search(r"exit code (-?\d+)", text)
+        code = re.search(r"exit code (-?[0-9]+)", text)
         return JobState.FAILED, int(code.group(1)) if code else None
     return None
 

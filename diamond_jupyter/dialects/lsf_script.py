@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..digits import ascii_digits
 from ..model import (
     CPU_TIME,
     DEPENDENCY_ANY,
@@ -120,20 +121,21 @@ def _no_dash_value(item: Item) -> None:
 # Linear time: a section name starts at a word boundary (else `\w+` would rescan a long word
 # from each of its letters) and brackets nest one level at most.
 _SECTION = re.compile(r"\b(\w+)\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]")
-_ARRAY_SUFFIX = re.compile(r"\[[^\[\]]*\](?:%\d+)?\Z")  # "name[1-10]%2"
+_ARRAY_SUFFIX = re.compile(r"\[[^\[\]]*\](?:%[0-9]+)?\Z")  # "name[1-10]%2"
 _DEP = {"done": "afterok", "ended": "afterany", "exit": "afternotok", "started": "after"}
 _DEP_BACK = {v: k for k, v in _DEP.items()}
 # bsub -w `exit(ID, != 0)` (also `> 0`, `>= 1`): the job exited with any non-zero code
-_EXIT_NOT_ZERO = re.compile(r"exit\(\s*(\d+(?:\[(?:\*|\d+)\])?)\s*,\s*(?:!=\s*0|>\s*0|>=\s*1)\s*\)")
+_EXIT_NOT_ZERO = re.compile(r"exit\(\s*([0-9]+(?:\[(?:\*|[0-9]+)\])?)\s*,"
+                            r"\s*(?:!=\s*0|>\s*0|>=\s*1)\s*\)")
 _AFF = {"core": "cores", "thread": "threads", "socket": "sockets", "numa": "ldoms"}
 _AFF_BACK = {"cores": "core", "threads": "thread", "sockets": "socket", "ldoms": "numa"}
 _SUB = ("-R ", "-gpu ")  # parts folded back into the -R / -gpu strings on an LSF round trip
 # the cores (threads) of each task at the head of an affinity[] string with other options
 # a compound resource requirement (LSF 10.1): `num1*{simple_string1} + num2*{...}`, each
 # term asking its slots (num) for what its simple string says
-_TERM = r"\s*(\d+)\s*\*\s*\{([^{}]*)\}\s*"
+_TERM = r"\s*([0-9]+)\s*\*\s*\{([^{}]*)\}\s*"
 _COMPOUND = re.compile(rf"{_TERM}(?:\+{_TERM})*")
-_AFF_CORES = re.compile(r"(core|thread)\((\d+)(?:,(?:[^()]|\([^()]*\))*)?\)(?!\*)")
+_AFF_CORES = re.compile(r"(core|thread)\(([0-9]+)(?:,(?:[^()]|\([^()]*\))*)?\)(?!\*)")
 
 
 def _count(raw: str) -> int:
@@ -148,8 +150,8 @@ def _lsf_select(feature: str, warnings: list[str]) -> str:
         text = text.replace("[", "(").replace("]", ")")
         warnings.append(f"approximated: constraint {feature} as {text} (LSF cannot ask for "
                         "the same one on every node)")
-    if re.search(r"\*\d+", text):
-        text = re.sub(r"\*\d+", "", text)
+    if re.search(r"\*[0-9]+", text):
+        text = re.sub(r"\*[0-9]+", "", text)
         warnings.append(f"approximated: node counts in constraint {feature} dropped (LSF "
                         "select has none)")
     return text.replace("&", " && ").replace("|", " || ")
@@ -221,7 +223,7 @@ def parse_lsf_time(text: str) -> int | None:
     """bsub -W [hour:]minute[/host] -> seconds."""
     t = text.split("/")[0].strip()
     parts = t.split(":")
-    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+    if len(parts) > 2 or not all(ascii_digits(p) for p in parts):
         return None
     return (int(parts[0]) * 60 + int(parts[1])) * 60 if len(parts) == 2 else int(parts[0]) * 60
 
@@ -257,7 +259,7 @@ def _lsf_job(jid: str) -> str:
 
 # a MIG profile as Slurm names the GPU type (`1g.10gb`, NVML's `nvidia_a100_3g.40gb`): a GPU
 # instance of N slices (its number before `g`)
-_MIG_PROFILE = re.compile(r"(?:\w+_)?(\d)g\.\d+gb(?:\+me)?", re.IGNORECASE)
+_MIG_PROFILE = re.compile(r"(?:\w+_)?([0-9])g\.[0-9]+gb(?:\+me)?", re.IGNORECASE)
 
 
 class LsfScript:
@@ -356,7 +358,7 @@ class LsfScript:
             return
         r.memory_per_cpu_mb = mb
         spec.metadata["lsf_mem_limit"] = "!" if hard else ""
-        bare = value.removesuffix("!").strip().replace(".", "", 1).isdigit()
+        bare = ascii_digits(value.removesuffix("!").strip().replace(".", "", 1))
         note(spec, f"line {item.lineno}: -M {value} read as {mb}MB per task (a limit per "
                    "process" + (", hard" if hard else "")
              + ("; a number without a unit is MB, LSF_UNIT_FOR_LIMITS=MB as LSF installs "
@@ -397,8 +399,8 @@ class LsfScript:
             # bsub keeps the last one: an earlier MIN,MAX kept as written is gone
             spec.unknown = [d for d in spec.unknown if not (d.dialect == "lsf" and d.option == o)]
             lo, comma, hi = v.partition(",")  # bsub -n MIN,MAX: at least MIN slots
-            if not lo.isdigit() or int(lo) < 1 or (o == "-n" and comma and not (
-                    hi.isdigit() and int(hi) >= int(lo))):
+            if not ascii_digits(lo) or int(lo) < 1 or (o == "-n" and comma and not (
+                    ascii_digits(hi) and int(hi) >= int(lo))):
                 raise bad(item, "bad count", "a positive integer, or MIN,MAX slots for -n")
             spec.metadata.pop(TASK_RANGE, None)
             if comma:
@@ -487,7 +489,7 @@ class LsfScript:
                 # ID[*]: each element waits for the element of the same index (one to one);
                 # ID[N]: on element N alone (neutral: Slurm's ID_N). A bare ID is done(ID):
                 # bsub tests a job named without a condition for DONE
-                if re.fullmatch(r"\d+(?:\[(?:\*|\d+)\])?", term):
+                if re.fullmatch(r"[0-9]+(?:\[(?:\*|[0-9]+)\])?", term):
                     note(spec, f"line {item.lineno}: -w {term} read as done({term}) (bsub's "
                                "condition for a job named without one)")
                     term = f"done({term})"
@@ -498,8 +500,8 @@ class LsfScript:
                                "(a job in EXIT state ended with a non-zero code; elsewhere "
                                "the job waits for it to fail)")
                     term = f"exit({failed.group(1)})"
-                m = re.fullmatch(r"(done|ended|exit|started)\(\s*(\d+)(\[(?:\*|(\d+))\])?\s*\)",
-                                 term)
+                m = re.fullmatch(r"(done|ended|exit|started)\(\s*([0-9]+)"
+                                 r"(\[(?:\*|([0-9]+))\])?\s*\)", term)
                 if not m:
                     return False
                 one = f"{m.group(2)}_{m.group(4)}" if m.group(4) else m.group(2)
@@ -624,7 +626,7 @@ class LsfScript:
                 continue  # GPUs alone: read
             text = f"{kind}[{body}]"
             done = False
-            if kind == "span" and (m := re.fullmatch(r"ptile=(\d+)|hosts=1", body)):
+            if kind == "span" and (m := re.fullmatch(r"ptile=([0-9]+)|hosts=1", body)):
                 earlier = spec.metadata.get("lsf_span")
                 if earlier is not None and earlier[1] != text:
                     # bsub merges the -R strings into one; a second span is not documented
@@ -636,7 +638,7 @@ class LsfScript:
                     r.tasks_per_node = None
                 spec.metadata["lsf_span"] = (item.lineno, text)
             if kind == "span":
-                if m := re.fullmatch(r"ptile=(\d+)", body):
+                if m := re.fullmatch(r"ptile=([0-9]+)", body):
                     r.tasks_per_node, done = int(m.group(1)), True
                     spec.metadata["lsf_ptile_at"] = (item.lineno, item.raw)
                 elif body == "hosts=1":
@@ -647,7 +649,7 @@ class LsfScript:
                 spec.constraints.features += re.split(r"\s*&&\s*", body)
                 done = True
             elif kind == "affinity":
-                m = re.fullmatch(r"(core|thread|socket|numa)\((\d+)\)(?::cpubind=(\w+))?", body)
+                m = re.fullmatch(r"(core|thread|socket|numa)\(([0-9]+)\)(?::cpubind=(\w+))?", body)
                 if m and (m.group(3) or m.group(1)) in _AFF:
                     r.cpu_bind, done = _AFF[m.group(3) or m.group(1)], True
                     if m.group(1) in ("core", "thread") and r.cpus_per_task is None:
@@ -680,7 +682,7 @@ class LsfScript:
             note(spec, f"line {item.lineno}: rusage[{usages[at]}] reserves memory in phases "
                        "(each amount for its duration); kept as written, no memory read")
             return False
-        m = re.fullmatch(r"mem=([\d.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
+        m = re.fullmatch(r"mem=([0-9.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
         mb = parse_mem_mb(m.group(1)) if m else None
         if mb is None:
             raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB, and "
@@ -734,7 +736,7 @@ class LsfScript:
                     if k in _GPU_USAGES:
                         got.setdefault("usage", k)
         n = got.get("gpus", "")
-        if not n.isdigit():
+        if not ascii_digits(n):
             return
         _said_gpu_mode(spec, item, got["usage"], n)
         r = spec.resources
@@ -803,7 +805,7 @@ class LsfScript:
         r, rest = spec.resources, []
         for part in body.split(":"):
             k, _, x = (p.strip() for p in part.partition("="))
-            if k in _GPU_USAGES and x.isdigit():
+            if k in _GPU_USAGES and ascii_digits(x):
                 r.gpus_per_node, r.gpus_per_task = int(x), None
                 spec.metadata["lsf_gpu_rusage"] = k  # written back in this form
                 _said_gpu_mode(spec, item, k, x)
@@ -824,7 +826,7 @@ class LsfScript:
             k, _, x = part.partition("=")
             if k == "num":
                 num, _, per = x.partition("/")
-                if not num.isdigit() or per not in ("", "host", "task"):
+                if not ascii_digits(num) or per not in ("", "host", "task"):
                     raise bad(item, "bad GPU num", "num=N, num=N/task or num=N/host")
                 if per == "task":
                     r.gpus_per_task = int(num)

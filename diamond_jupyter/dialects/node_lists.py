@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ..digits import ascii_digits
 from ..model import Directive, JobSpec
 from .outputs_common import expand_hostlist
 
@@ -75,7 +76,7 @@ def named_hosts(spec: JobSpec, foreign_to: str | None = None) -> NamedHosts | No
             return _pbs_select_hosts(spec, pbs)
         torque = spec.metadata.get("pbs_nodes_chunks")
         if isinstance(torque, dict) and foreign_to != "pbs" and spec.source_dialect == "pbs" \
-                and any(not c.split(":")[0].isdigit() for c in torque["raw"].split("+")):
+                and any(not ascii_digits(c.split(":")[0]) for c in torque["raw"].split("+")):
             return _torque_hosts(torque)
         kept = spec.metadata.get("sge_queue_instances")
         if isinstance(kept, dict) and foreign_to != "sge" and spec.source_dialect == "sge":
@@ -227,13 +228,13 @@ def _chunks_hosts(out: NamedHosts, text: str, torque: bool) -> NamedHosts:
     for chunk in text.split("+"):
         parts = chunk.split(":")
         if torque:
-            named = [] if parts[0].isdigit() else [parts[0]]
+            named = [] if ascii_digits(parts[0]) else [parts[0]]
             body = parts[1:]
         else:
             named = [p.partition("=")[2] for p in parts if p.lower().startswith("host=")]
-            body = [p for p in parts[1 if parts[0].isdigit() else 0:]
+            body = [p for p in parts[1 if ascii_digits(parts[0]) else 0:]
                     if not p.lower().startswith("host=")]
-        if named and parts[0].isdigit() and int(parts[0]) > 1:
+        if named and ascii_digits(parts[0]) and int(parts[0]) > 1:
             out.why_not = f"the {parts[0]} chunks of {chunk} share host {named[0]}"
             return out
         if (odd := next((h for h in named if not _PLAIN_HOST.fullmatch(h)), None)) is not None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
+from ..digits import ascii_digits, foreign_digit
 from ..model import BadInput, JobState, JobStatus, SiteError
 
 NULLISH = frozenset({"", "-", "n/a", "none", "(null)", "unknown", "null", "nan"})
@@ -74,8 +75,10 @@ def to_int(value: Any) -> int | None:
 
 
 def _int_of_text(text: str) -> int | None:
-    if re.fullmatch(r"[+-]?\d+", text):  # exact: a 64-bit count past a float's 53 bits
+    if re.fullmatch(r"[+-]?[0-9]+", text):  # exact: a 64-bit count past a float's 53 bits
         return int(text)
+    if not text.isascii() or "_" in text:  # float() reads '١' and '1_0' too: no count
+        return None
     try:
         return int(float(text))
     except (ValueError, OverflowError):  # junk, or inf/1e999 (no integer)
@@ -140,14 +143,14 @@ def limit_seconds(value: Any, unit: int = 1) -> int | None:
 def not_set_mark(digits: str) -> bool:
     """Whether `digits` (text) is one of NOT_SET_MARKS, signed or not."""
     text = digits.strip().lstrip("+")
-    return text.isdigit() and int(text) in NOT_SET_MARKS
+    return ascii_digits(text) and int(text) in NOT_SET_MARKS
 
 
 def whole_number(value: Any) -> int | None:
     """A job id or task index as JSON gives it: an int, a float that is whole (12.0, which
     is job 12) or digits; None for anything else (12.5, '12abc', true: no id to follow)."""
     return _integer(value, lambda f: int(f) if f.is_integer() else None,
-                    lambda t: int(t.split(".")[0]) if re.fullmatch(r"\d+(\.0*)?", t) else None)
+                    lambda t: int(t.split(".")[0]) if re.fullmatch(r"[0-9]+(\.0*)?", t) else None)
 
 
 def unwrap(value: Any) -> Any:
@@ -174,9 +177,15 @@ def _duration(text: Any, bare_unit: int) -> int | None:
     s = clean(unwrap(text))
     if s is None or s.lower() in UNLIMITED or not_set_mark(s):
         return None
+    if (digit := foreign_digit(s)) is not None or "_" in s:
+        raise ValueError(f"bad duration {text!r}: "
+                         + (f"{digit!r} is not one of the digits 0-9" if digit else
+                            "'_' is no part of a time"))
     days = 0
     if "-" in s:
         d, _, s = s.partition("-")
+        if not all(ascii_digits(p) for p in [d, *s.split(":")]):
+            raise ValueError(f"bad duration {text!r}: expected D-HH[:MM[:SS]] in digits 0-9")
         days = int(d)
         parts = [int(p) for p in s.split(":")]
         parts += [0] * (3 - len(parts))  # D-HH, D-HH:MM
@@ -195,9 +204,22 @@ def _duration(text: Any, bare_unit: int) -> int | None:
     raise ValueError(f"bad duration {text!r}")
 
 
+def unread_time_note(field: str, value: Any) -> str | None:
+    """Words for a job's reason when the time `field` a scheduler printed holds a digit
+    other than 0-9 (float() and int() would read `'١٢:٠٠'`, a regex `\\d` half of it): the
+    time is not read, and that is said rather than a guess kept. None otherwise."""
+    text = clean(unwrap(value))
+    digit = foreign_digit(text) if text is not None else None
+    return None if digit is None else \
+        f"its {field} {text[:40]!r} was not read ({digit!r} is not one of the digits 0-9)"
+
+
 def finite_int(number: str, unit: float = 1) -> int | None:
     """int(number * unit), None when `number` is no number ('.', '1.2.3', 'nan') or too
-    big for one ('inf', 400 digits: float infinity)."""
+    big for one ('inf', 400 digits: float infinity), or written otherwise than in digits 0-9
+    (float() reads '١' and '1_0')."""
+    if not number.isascii() or "_" in number:
+        return None
     try:
         x = float(number) * unit
     except ValueError:
@@ -226,6 +248,8 @@ def parse_fsd(text: Any) -> int | None:
 def from_epoch(value: Any) -> datetime | None:
     """UTC datetime from seconds since the epoch; 0, negatives and junk give None."""
     value = unwrap(value)
+    if isinstance(value, str) and (not value.isascii() or "_" in value):
+        return None  # float() reads '١٧٠٠' and '1_700': no time a scheduler printed
     try:
         num = float(value)
     except (TypeError, ValueError):
@@ -287,7 +311,7 @@ def decode_wait_status(status: int) -> int:
 
 
 # a type holds a letter somewhere: a MIG profile starts with a digit (`gpu:4g.40gb:2`)
-_GPU_RE = re.compile(r"gpu(?::([\w.-]*[A-Za-z][\w.-]*))?[:=](\d+)")
+_GPU_RE = re.compile(r"gpu(?::([\w.-]*[A-Za-z][\w.-]*))?[:=]([0-9]+)")
 
 
 def gpu_count(text: Any) -> tuple[int, str | None]:
@@ -325,14 +349,14 @@ def gpu_sockets(text: Any) -> dict[int, int] | None:
         m = _GPU_RE.search(entry)
         if not m or not entry.strip().startswith("gpu"):
             continue
-        where = re.search(r"\(S:(\d+)\)", entry)
+        where = re.search(r"\(S:([0-9]+)\)", entry)
         if where is None:
             return None
         out[int(where.group(1))] = out.get(int(where.group(1)), 0) + int(m.group(2))
     return out or None
 
 
-_GRES_ENTRY = re.compile(r"([A-Za-z][\w-]*)(?::[^:,()]+)*?:(\d+)(?:\([^()]*\))?")
+_GRES_ENTRY = re.compile(r"([A-Za-z][\w-]*)(?::[^:,()]+)*?:([0-9]+)(?:\([^()]*\))?")
 
 
 def other_gres(text: Any) -> dict[str, int]:
@@ -359,7 +383,7 @@ def memory_mb(text: Any, default_unit: str = "m") -> int | None:
     s = clean(unwrap(text))
     if s is None:
         return None
-    m = re.fullmatch(r"(\d+,\d{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
+    m = re.fullmatch(r"([0-9]+,[0-9]{1,2}|[0-9.]+)\s*([bkmgtp]?)(?:i?b)?", s.lower())
     if not m or not_set_mark(m.group(1)):
         return None
     mb = finite_int(m.group(1).replace(",", "."), _MEM_UNITS[m.group(2) or default_unit])
@@ -390,7 +414,7 @@ def _bracket(body: str, budget: int) -> list[str]:
     out: list[str] = []
     for part in body.split(","):
         lo, _, hi = part.partition("-")
-        if hi and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) < budget - len(out):
+        if hi and ascii_digits(lo) and ascii_digits(hi) and int(hi) - int(lo) < budget - len(out):
             out += [f"{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
         else:
             out.append(part)
@@ -427,7 +451,7 @@ def expand_hostlist(text: Any) -> list[str]:
     return out
 
 
-_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
+_TRAILING_NUMBER = re.compile(r"^(.*?)([0-9]+)$")
 
 
 def compact_hostlist(names: Iterable[str], most_runs: int | None = None) -> tuple[str, int]:
@@ -486,7 +510,7 @@ def job_hosts(text: Any) -> list[str]:
         return []
     if not re.search(r"[/*+:\s]", s):
         return expand_hostlist(s)
-    hosts = (re.sub(r"^\d+\*", "", part).split("/")[0] for part in re.split(r"[+:\s]+", s))
+    hosts = (re.sub(r"^[0-9]+\*", "", part).split("/")[0] for part in re.split(r"[+:\s]+", s))
     return list(dict.fromkeys(h for h in hosts if h))
 
 
@@ -512,7 +536,7 @@ _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
 _JSON_LINE = re.compile(r'^(\s*"[^"]+"\s*:\s*")(.*)("\s*,?\s*)$')
 # a value of digits only that PBS Pro printed bare (an environment variable's `005`, a
 # number to it, none to JSON, which allows no leading zero)
-_ZERO_LED_NUMBER = re.compile(r'^(\s*"[^"]+"\s*:\s*)(0\d+)(\s*,?\s*)$')
+_ZERO_LED_NUMBER = re.compile(r'^(\s*"[^"]+"\s*:\s*)(0[0-9]+)(\s*,?\s*)$')
 
 
 def repair_json_lines(text: str) -> str:
@@ -783,7 +807,7 @@ def outcome_rank(state: JobState) -> int:
     return _OUTCOME_RANK.get(state, 1)
 
 
-_TASK_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+_TASK_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?")
 MAX_ARRAY_TASKS = 10**9  # above any scheduler's array size: a count past it does not read
 
 
@@ -829,8 +853,8 @@ def highest_array_index(expr: str) -> int | None:
 
 # a record standing for an array's waiting tasks: Slurm's '123_[5-100%4]', Grid Engine's
 # '9.6-10:1' / '9.4,5' (its one waiting or running task: '9.3')
-_WAITING_TASKS = (re.compile(r"(\d+)_\[([^\]]*)\]"), re.compile(r"(\d+)\.(\d[\d,:-]*)"))
-_ONE_TASK = re.compile(r"(\d+)(?:_(\d+)|\[(\d+)\])")  # Slurm '123_7', LSF '500[3]'
+_WAITING_TASKS = (re.compile(r"([0-9]+)_\[([^\]]*)\]"), re.compile(r"([0-9]+)\.([0-9][0-9,:-]*)"))
+_ONE_TASK = re.compile(r"([0-9]+)(?:_([0-9]+)|\[([0-9]+)\])")  # Slurm '123_7', LSF '500[3]'
 
 
 def array_task_ids(native_id: str) -> tuple[range, ...] | None:
@@ -855,7 +879,7 @@ def array_record(native_id: str) -> tuple[str, int, int | None] | None:
     once: Slurm's '%k', else None). '123_[5-100%4]' -> ('123', 96, 4), '9.6-10:1' ->
     ('9', 5, None), '123_7' and '500[3]' -> one task; None for a plain job's id or a range
     that does not read."""
-    if native_id.isdigit():  # a plain job's id (most of a queue): no form reads it
+    if ascii_digits(native_id):  # a plain job's id (most of a queue): no form reads it
         return None
     for form in _WAITING_TASKS:
         if m := form.fullmatch(native_id):
@@ -864,7 +888,7 @@ def array_record(native_id: str) -> tuple[str, int, int | None] | None:
             if tasks is None:
                 return None
             limit = expr.partition("%")[2]
-            return m.group(1), tasks, int(limit) if limit.isdigit() else None
+            return m.group(1), tasks, int(limit) if ascii_digits(limit) else None
     if m := _ONE_TASK.fullmatch(native_id):
         return m.group(1), 1, None
     return None

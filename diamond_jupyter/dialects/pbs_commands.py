@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ET
 from datetime import tzinfo
 from typing import Any, Literal
 
+from ..digits import ascii_digits
 from ..model import (
     NOT_STARTED,
     BadInput,
@@ -55,6 +56,7 @@ from .outputs_common import (
     parse_local_time,
     to_int,
     unread,
+    unread_time_note,
     user_filter,
     xml_document,
 )
@@ -79,7 +81,7 @@ from .slurm_commands import SlurmCommands, is_separated
 CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y",)
 # one subjob of a job array, as `qstat -t` lists it (PBS Pro and Torque): `123[4].server`;
 # its array is `123[].server`
-_SUBJOB = re.compile(r"(\d+)\[(\d+)\](\..*)?")
+_SUBJOB = re.compile(r"([0-9]+)\[([0-9]+)\](\..*)?")
 _ACTIVE = {"Q": JobState.PENDING, "H": JobState.PENDING, "W": JobState.PENDING,
            "T": JobState.PENDING, "R": JobState.RUNNING, "E": JobState.RUNNING,
            "S": JobState.RUNNING, "U": JobState.RUNNING, "B": JobState.RUNNING}
@@ -108,7 +110,7 @@ def _array_counts(a: dict[str, Any]) -> dict[str, int | None]:
     if not remaining:
         return {}
     waiting = 0 if remaining == "-" else count_array_tasks(remaining)
-    running = re.search(r"\bRunning:(\d+)", str(a.get("array_state_count") or ""))
+    running = re.search(r"\bRunning:([0-9]+)", str(a.get("array_state_count") or ""))
     limit = limit_count(a.get("max_run_subjobs"))
     return {"array_waiting": waiting, "array_running": int(running.group(1)) if running
             else None, "array_limit": limit if limit and limit > 0 else None}
@@ -182,7 +184,7 @@ def _dur(value: Any) -> int | None:
 # `PBSPro_12.2.1.140292`) and Torque before 4 (2.x and 3.x qsub documentation: "up to and
 # including 15 characters"); PBS Pro 13 on, OpenPBS and Torque 4 on take 230 and more.
 OLD_NAME_LIMIT = 15
-_VERSION = re.compile(r"(PBSPro_|pbspro_|PBS_Pro_)?v?(\d+)(?:\.\d+)*[\w.+-]*")
+_VERSION = re.compile(r"(PBSPro_|pbspro_|PBS_Pro_)?v?([0-9]+)(?:\.[0-9]+)*[\w.+-]*")
 
 
 def server_version(flavor: str, server_output: str) -> str | None:
@@ -267,7 +269,7 @@ class PbsCommands(FailureReading, AccountingReach):
         if not ids:
             raise BadInput("pbs: no job ids given")
         for i in ids:
-            if not re.fullmatch(r"\d+(\[\d*\])?(\.[\w.-]+)?", i):
+            if not re.fullmatch(r"[0-9]+(\[[0-9]*\])?(\.[\w.-]+)?", i):
                 raise BadInput(f"pbs: not a job id: {i!r}")
         return ids
 
@@ -403,7 +405,7 @@ class PbsCommands(FailureReading, AccountingReach):
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         for line in stdout.splitlines():
-            m = re.fullmatch(r"\s*(\d+(?:\[\d*\])?(?:\.[\w.-]+)?)\s*", line)
+            m = re.fullmatch(r"\s*([0-9]+(?:\[[0-9]*\])?(?:\.[\w.-]+)?)\s*", line)
             if m:
                 return m.group(1)
         raise fail("pbs", "qsub output", "no job id", stdout)
@@ -491,7 +493,7 @@ class PbsCommands(FailureReading, AccountingReach):
                         "into some job's value): neither is believed") for jid in sorted(twice)]
 
     def _time(self, value: Any):
-        return from_epoch(value) if str(value).strip().isdigit() else \
+        return from_epoch(value) if ascii_digits(str(value).strip()) else \
             parse_local_time(value, self.tz, CTIME_FORMATS)
 
     def _job(self, jid: str, a: dict[str, Any], *, torque: bool = False) -> JobStatus:
@@ -519,6 +521,8 @@ class PbsCommands(FailureReading, AccountingReach):
         gpus = known_count(rl.get("ngpus")) or chunk_gpus(rl.get("select"), "ngpus") \
             or chunk_gpus(rl.get("nodes"), "gpus") or gpu_count(rl.get("select"))[0] or None
         hosts = clean(a.get("exec_host"))
+        if note := unread_time_note("walltime", rl.get("walltime")):
+            reason = f"{reason.rstrip('; ')}; {note}" if reason else note
         return JobStatus(
             native_id=jid, state=state, native_state=code or None,
             name=clean(a.get("Job_Name")), user=(clean(a.get("Job_Owner")) or "").split("@")[0]
@@ -797,11 +801,11 @@ def chunk_gpus(spec: Any, key: str) -> int:
     total = 0
     for chunk in (clean(spec) or "").split("+"):
         head, *rest = chunk.strip().split(":")
-        count = int(head) if head.isdigit() else 1
-        terms = rest if head.isdigit() else [head, *rest]
+        count = int(head) if ascii_digits(head) else 1
+        terms = rest if ascii_digits(head) else [head, *rest]
         for term in terms:
             name, _, value = term.partition("=")
-            if name.strip() == key and value.strip().isdigit():
+            if name.strip() == key and ascii_digits(value.strip()):
                 total += count * int(value)
     return total
 
@@ -813,9 +817,9 @@ def torque_chunks(spec: Any) -> tuple[int, int]:
     nodes = cpus = 0
     for chunk in (clean(spec) or "").split("+"):
         head, *rest = chunk.strip().split(":")
-        count = int(head) if head.isdigit() else 1
+        count = int(head) if ascii_digits(head) else 1
         ppn = [v for k, _, v in (t.partition("=") for t in rest) if k.strip() == "ppn"]
-        if not head.strip() or count < 1 or (ppn and not ppn[-1].strip().isdigit()):
+        if not head.strip() or count < 1 or (ppn and not ascii_digits(ppn[-1].strip())):
             return 0, 0
         nodes += count
         cpus += count * (int(ppn[-1]) if ppn else 1)
@@ -825,14 +829,14 @@ def torque_chunks(spec: Any) -> tuple[int, int]:
 def _depth(value: Any, otherwise: int | None) -> int | None:
     """A backfill_depth (a whole number, 0 or more); `otherwise` where unset or not one."""
     text = str(value).strip() if value is not None else ""
-    return int(text) if text.isdigit() else otherwise
+    return int(text) if ascii_digits(text) else otherwise
 
 
 def _priority(value: Any) -> int | None:
     """A queue's Priority (an integer, PBS Pro allows -1024 to 1023); None where unset or
     not a number."""
     text = str(value).strip() if value is not None else ""
-    return int(text) if re.fullmatch(r"-?\d+", text) else None
+    return int(text) if re.fullmatch(r"-?[0-9]+", text) else None
 
 
 _JOB_HEAD = re.compile(r'(\s*)"([^"\n]+)"\s*:\s*\{\s*')  # a job's first line in -F json
@@ -872,7 +876,7 @@ def _limit_value(resource: str, text: str) -> int | None:
     text = text.strip()
     if resource == "mem":
         return memory_mb(text, default_unit="b")
-    return limit_count(text) if text.isdigit() else None
+    return limit_count(text) if ascii_digits(text) else None
 
 
 def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
@@ -905,9 +909,9 @@ def _queue_limits(a: dict[str, Any], on: Literal["queue", "server"] = "queue"
 def _max_run(value: object) -> int | None:
     """A queue's `max_run`: a number (old style) or `[o:PBS_ALL=N]` (N for everyone's jobs
     together); limits per user or group (`[u:...]`, `[g:...]`) are not the queue's."""
-    if re.fullmatch(r"\s*[+-]?\d+\s*", str(value)):
+    if re.fullmatch(r"\s*[+-]?[0-9]+\s*", str(value)):
         return limit_count(value) or None
-    m = re.search(r"\[o:PBS_ALL=(\d+)\]", str(value or ""))
+    m = re.search(r"\[o:PBS_ALL=([0-9]+)\]", str(value or ""))
     return int(m.group(1)) if m else None
 
 

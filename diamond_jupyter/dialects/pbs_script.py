@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..digits import ascii_digits
 from ..model import (
     CPU_TIME,
     PBS_GPU_MODEL_KEYS,
@@ -233,7 +234,7 @@ TARGET_FLAVOR = "pbs_target_flavor"
 # 2.5 on), each the kind a job's own dependency has (the writer's `_depend_terms` back)
 _TORQUE_ARRAY_KINDS = {"afterstartarray": "after", "afterokarray": "afterok",
                        "afternotokarray": "afternotok", "afteranyarray": "afterany"}
-_TORQUE_ARRAY_ID = re.compile(r"\d+\[\](?:\.[\w.\-]+)?")
+_TORQUE_ARRAY_ID = re.compile(r"[0-9]+\[\](?:\.[\w.\-]+)?")
 
 
 def _depend_terms(deps: list, torque: bool) -> list[str]:
@@ -306,7 +307,7 @@ class PbsScript:
             for item in _items(payload, lineno, raw):
                 if item.option == "-W" and (item.value or "").startswith("max_run_subjobs="):
                     n = item.value.partition("=")[2]
-                    if not n.isdigit() or int(n) == 0:
+                    if not ascii_digits(n) or int(n) == 0:
                         raise bad(item, "bad max_run_subjobs", "a positive integer")
                     limit = item
                     continue
@@ -654,7 +655,7 @@ class PbsScript:
                 if key == "mem":
                     _no_jobwide_beside_select(spec, item, key)
                 total_mem.append(mb)
-        elif key in ("ncpus", "ngpus", "procs") and val.isdigit():
+        elif key in ("ncpus", "ngpus", "procs") and ascii_digits(val):
             if key != "procs":
                 _no_jobwide_beside_select(spec, item, key)
             attr = {"ncpus": "cpus_per_task", "ngpus": "gpus_per_node", "procs": "tasks"}[key]
@@ -681,7 +682,7 @@ class PbsScript:
                         spec.metadata[_EXCLHOST] = True
                 else:
                     unknown(spec, self.name, item, "-l place:" + part)
-        elif key in _MPP and val.isdigit() and int(val) > 0:
+        elif key in _MPP and ascii_digits(val) and int(val) > 0:
             # Cray ALPS sizes (Torque / PBS Pro on Cray XE/XC): read once every line is
             spec.metadata.setdefault("pbs_mpp", {})[key] = int(val)
             spec.metadata.setdefault("_pbs_mpp_items", []).append(item)
@@ -713,14 +714,14 @@ class PbsScript:
         r = spec.resources
         if parts[0] == "0" * len(parts[0]):  # qsub: a chunk count of at least 1
             raise bad(item, "bad select", "N:ncpus=C:... with a chunk count N of 1 or more")
-        if parts[0].isdigit():
+        if ascii_digits(parts[0]):
             r.nodes = int(parts.pop(0))
         elif "=" not in parts[0]:
             raise bad(item, "bad select", "N:ncpus=C:mpiprocs=M[:ngpus=G][:mem=X]")
         res = dict(p.partition("=")[::2] for p in parts)
         ncpus, procs = res.pop("ncpus", None), res.pop("mpiprocs", None)
         for k, x in (("ncpus", ncpus), ("mpiprocs", procs)):
-            if x is not None and not x.isdigit():
+            if x is not None and not ascii_digits(x):
                 raise bad(item, f"bad {k}", "a positive integer")
         if procs is not None and not int(procs):  # no MPI ranks here: as if not given
             note(spec, f"line {item.lineno}: mpiprocs=0: a count of 0 read as not given "
@@ -735,7 +736,7 @@ class PbsScript:
         elif ncpus:
             r.tasks_per_node, r.cpus_per_task = 1, int(ncpus)
         if (g := res.pop("ngpus", None)) is not None:
-            if not g.isdigit():
+            if not ascii_digits(g):
                 raise bad(item, "bad ngpus", "a positive integer")
             r.gpus_per_node = int(g)
         if (m := res.pop("mem", None)) is not None:
@@ -757,10 +758,10 @@ class PbsScript:
     def _nodes(self, spec: JobSpec, item: Item, val: str, in_chunks: bool = False) -> bool:
         spec.metadata["pbs_flavor"] = "torque"
         parts = val.split(":")
-        if not in_chunks and ("+" in val or not parts[0].isdigit()):  # chunks, or a host
+        if not in_chunks and ("+" in val or not ascii_digits(parts[0])):  # chunks, or a host
             return self._chunks(spec, item, val, "nodes", self._nodes)
         r = spec.resources
-        if not parts[0].isdigit():
+        if not ascii_digits(parts[0]):
             parts[0] = "1"  # a named host is one node
         elif not int(parts[0]):  # qsub: at least one node
             raise bad(item, "bad nodes", "N[:ppn=P][:gpus=G][:property] with N of 1 or more")
@@ -771,7 +772,7 @@ class PbsScript:
             if gpus and p in _TORQUE_GPU_MODES:  # the GPUs' compute mode, not a property
                 unknown(spec, self.name, Item("-l", None, item.lineno, item.raw), "-l nodes:" + p)
             elif eq and k in ("ppn", "gpus"):
-                if not x.isdigit():
+                if not ascii_digits(x):
                     raise bad(item, f"bad {k}", "a positive integer")
                 if k == "ppn":
                     r.tasks_per_node = int(x)
@@ -816,7 +817,7 @@ class PbsScript:
             set_components(spec, comps)
         spec.metadata[f"pbs_{key}_chunks"] = {"raw": val, "as": self._shape(r),
                                                "line": item.raw.strip()}
-        hosts = [c.split(":")[0] for c in val.split("+") if not c.split(":")[0].isdigit()]
+        hosts = [c.split(":")[0] for c in val.split("+") if not ascii_digits(c.split(":")[0])]
         if len(shapes) > 1 and not hosts and self._part_filled(shapes, r):
             spec.components = []  # exact: N tasks, at most M a node (-n N --ntasks-per-node=M)
             return True
@@ -1328,7 +1329,7 @@ def pro_one_index_range(expression: str) -> str:
     indexes, pct, limit = expression.partition("%")
     lo, _, rest = indexes.partition("-")
     hi = rest.partition(":")[0]
-    if "," in indexes or not lo.isdigit() or (hi.isdigit() and int(hi) > int(lo)):
+    if "," in indexes or not ascii_digits(lo) or (ascii_digits(hi) and int(hi) > int(lo)):
         return expression
     return f"{lo}-{int(lo) + 1}:2{pct}{limit}"
 

@@ -24,6 +24,7 @@ import re
 from datetime import tzinfo
 from typing import Any
 
+from ..digits import ascii_digits
 from ..model import JobState, JobStatus, Node, Partition
 from .outputs_common import (
     clean,
@@ -159,8 +160,8 @@ def parse_wrapper_nodes(stdout: str, skipped: list[str] | None = None) -> list[N
             return
         status = dict(kv.split("=", 1) for kv in cur.get("status", "").split(",") if "=" in kv)
         feats = [f for f in re.split(r"[\s,]+", cur.get("properties", "")) if f]
-        mem = re.fullmatch(r"(\d+)mb", status.get("availmem", ""))
-        phys = re.fullmatch(r"(\d+)kb", status.get("physmem", ""))  # Torque's own pbsnodes
+        mem = re.fullmatch(r"([0-9]+)mb", status.get("availmem", ""))
+        phys = re.fullmatch(r"([0-9]+)kb", status.get("physmem", ""))  # Torque's own pbsnodes
         state = cur.get("state", "unknown")
         cpus = known_count(cur.get("np")) or known_count(status.get("ncpus")) or 0
         busy = state in ("job-exclusive", "busy", "allocated")
@@ -203,7 +204,7 @@ def _slots(jobs: str) -> int:
     for entry in jobs.split(","):
         slots, sep, _ = entry.strip().partition("/")
         lo, _, hi = slots.partition("-")
-        if sep and lo.isdigit() and (not hi or hi.isdigit()):
+        if sep and ascii_digits(lo) and (not hi or ascii_digits(hi)):
             total += int(hi) - int(lo) + 1 if hi else 1
     return total
 
@@ -223,11 +224,11 @@ def torque_as_pro(attrs: dict[str, Any]) -> dict[str, Any]:
     out = dict(attrs)
     for name, (attr, who) in _TORQUE_LIMITS.items():
         value = str(attrs.get(name) or "").strip()
-        if value.isdigit():
+        if ascii_digits(value):
             entries = [e for e in str(out.get(attr) or "").split(",") if e.startswith("[")]
             out[attr] = ",".join([*entries, f"[{who}={value}]"])
     mx = dict(attrs.get("resources_max") or {})
-    if str(mx.get("nodes", "")).isdigit() and "nodect" not in mx:
+    if ascii_digits(str(mx.get("nodes", ""))) and "nodect" not in mx:
         mx["nodect"] = mx["nodes"]
     out["resources_max"] = mx
     return out

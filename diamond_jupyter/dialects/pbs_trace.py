@@ -35,7 +35,8 @@ TRACEJOB_BUDGET_S = 40
 REACHED_MARK = "diamond-traced:"
 
 _HEADER = re.compile(r"Job: (\S+)\s*")
-_ENTRY = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d)(?:\.\d+)? +([SMLA]) +(.*)")
+_ENTRY = re.compile(r"([0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.[0-9]+)?"
+                    r" +([SMLA]) +(.*)")
 _CONTINUATION = re.compile(r" {20,}(\S.*)")
 _TIME_FORMATS = ("%m/%d/%Y %H:%M:%S",)
 # a deletion: the server's log line (Torque, PBS Pro) or the accounting `D` record
@@ -57,7 +58,7 @@ def _word(text: str, key: str) -> str | None:
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and re.fullmatch(r"-?\d+", text) else None
+    return int(text) if text is not None and re.fullmatch(r"-?[0-9]+", text) else None
 
 
 def _blocks(stdout: str) -> list[tuple[str, list[str]]]:

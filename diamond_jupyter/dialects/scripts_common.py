@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ..digits import ascii_digits, foreign_digit
 from ..model import (
     _SHELL,
     CPU_TIME,
@@ -59,11 +60,12 @@ def words(text: str) -> list[str]:
 
 
 # an ISO 8601 duration (PT2H, P1DT12H, PT90M): no scheduler's time; not a placeholder
-_ISO_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?",
+_ISO_DURATION = re.compile(r"P(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)S)?)?",
                            re.IGNORECASE)
 
 
-_ISO_WORD = re.compile(r"\bP(?=\d|T\d)(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+S)?)?\b")
+_ISO_WORD = re.compile(r"\bP(?=[0-9]|T[0-9])(?:[0-9]+D)?"
+                       r"(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?\b")
 
 
 def iso_duration_s(value: str | None) -> int | None:
@@ -191,7 +193,7 @@ class Opt:
 
 
 # a word argparse reads as a negative number, not as an option (its own pattern)
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_NEGATIVE_NUMBER = re.compile(r"^-[0-9]+$|^-[0-9]*\.[0-9]+$")
 
 
 class OptionTable:
@@ -310,9 +312,12 @@ def bad(item: Item, what: str, accepted: str) -> BadInput:
     seconds = iso_duration_s(given)
     iso = f" ({given!r} is an ISO 8601 duration, {seconds // 3600} h {seconds // 60 % 60} " \
         f"min {seconds % 60} s, which no scheduler reads)" if seconds is not None else ""
+    digit = foreign_digit(given)
+    foreign = f" ({digit!r}, U+{ord(digit):04X}, is no digit 0-9: schedulers read those " \
+        "only)" if digit else ""
     return BadInput(
         f"line {item.lineno}: {what} {item.value!r} in `{item.raw.strip()}`; expected "
-        f"{accepted}{iso}"
+        f"{accepted}{iso}{foreign}"
     )
 
 
@@ -421,12 +426,12 @@ def to_int(item: Item, accepted: str = "a positive integer") -> int:
     """A directive's count: 0 is refused as any other non-count (sbatch refuses
     --ntasks=0 and --cpus-per-task=0; read as nothing it vanished unsaid)."""
     v = (item.value or "").strip()
-    if not v.isdigit() or not int(v):
+    if not ascii_digits(v) or not int(v):
         raise bad(item, "bad number", accepted)
     return int(v)
 
 
-_MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
+_MEM = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
 
 
 def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int | None:
@@ -464,7 +469,7 @@ def fmt_mem(mb: int, style: str = "slurm") -> str:
 def parse_hms(text: str) -> int | None:
     """[[[D:]H:]M:]S or plain seconds (PBS/Torque walltime) -> seconds."""
     parts = text.strip().split(":")
-    if not all(p.replace(".", "", 1).isdigit() for p in parts) or len(parts) > 4:
+    if not all(ascii_digits(p.replace(".", "", 1)) for p in parts) or len(parts) > 4:
         return None
     nums = [float(p) for p in parts]
     total = 0.0
@@ -629,10 +634,10 @@ def socket_gpus_per_node(spec: JobSpec, dialect: str) -> tuple[JobSpec, list[str
     if "hetjob" in kept or "packjob" in kept:
         return spec, []
     per_socket, sockets = kept.get("--gpus-per-socket"), kept.get("--sockets-per-node")
-    if per_socket is None or sockets is None or not (sockets.value or "").isdigit():
+    if per_socket is None or sockets is None or not ascii_digits(sockets.value or ""):
         return spec, []
     kind, _, num = (per_socket.value or "").rpartition(":")
-    if ":" in kind or "," in kind or not num.isdigit() or not int(num) \
+    if ":" in kind or "," in kind or not ascii_digits(num) or not int(num) \
             or not int(sockets.value or "0"):
         return spec, []
     gpus = int(num) * int(sockets.value or "0")
@@ -743,7 +748,7 @@ def _why_no_equivalent(d: Directive, target: str) -> str:
 _SAFE = re.compile(r"^[\w@%+=:,./\-\[\]{}*!$&|<>^~]+$")
 
 
-_COUNTED_GROUPS = re.compile(r"\[([^\[\]]*\*\d+[^\[\]]*)\]")
+_COUNTED_GROUPS = re.compile(r"\[([^\[\]]*\*[0-9]+[^\[\]]*)\]")
 
 
 def counted_groups_as_or(feature: str, target: str, warnings: list[str]) -> str:
@@ -1049,7 +1054,7 @@ def output_file_name(path: str, target: str, *, job_id: str, name: str | None,
                               if what is None else "each array task's own job id")
         value = job_id if what == "id" else (name or "")
         width = tok[1:-1]
-        return value.zfill(int(width)) if width and value.isdigit() else value
+        return value.zfill(int(width)) if width and ascii_digits(value) else value
 
     try:
         named = _flux_id_forms(path, job_id) if target == "flux" else path
@@ -1574,8 +1579,8 @@ def kept_stdin(spec: JobSpec, target: str, warnings: list[str]
 
 # The job ids each scheduler's dependency option takes: another's (PBS's 123.server, Flux's
 # f58 f2X4PLSfCDw) would be refused there, or read as a job name by LSF and Grid Engine.
-_JOB_ID = {"slurm": r"\d+(?:_\d+)?", "lsf": r"\d+(?:_\d+)?", "sge": r"\d+",
-           "pbs": r"\d+(?:\[\d*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?"}
+_JOB_ID = {"slurm": r"[0-9]+(?:_[0-9]+)?", "lsf": r"[0-9]+(?:_[0-9]+)?", "sge": r"[0-9]+",
+           "pbs": r"[0-9]+(?:\[[0-9]*\])?(?:\.[\w.-]+)?(?:@[\w.-]+)?"}
 # The largest job id each scheduler gives (a number past it names none of its jobs): Slurm's
 # are 32-bit (0xfffffffe and up mean "no value"), LSF's MAX_JOBID is at most 2147483646,
 # PBS's max_job_sequence_id at most 999999999999, Grid Engine's are 32-bit.
@@ -1594,7 +1599,7 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
         warnings.append(f"dropped: dependency {kind}:{jid} (not a flux job id)")
         return None
     number = flux_id_value(jid) if form not in (None, "decimal") else None
-    if number is None and re.fullmatch(r"\d+_\d+", jid) and target in ("pbs", "sge"):
+    if number is None and re.fullmatch(r"[0-9]+_[0-9]+", jid) and target in ("pbs", "sge"):
         # one task of an array job (Slurm's 778812_3, LSF's 778812[3])
         warnings.append(f"dropped: dependency {kind}:{jid} (one task of an array job: "
                         f"{target} waits on whole jobs only)")
@@ -1602,7 +1607,7 @@ def _dependency_id(jid: str, kind: str, target: str, warnings: list[str]) -> str
     if number is None and not re.fullmatch(_JOB_ID[target], jid):
         warnings.append(f"dropped: dependency {kind}:{jid} (not a {target} job id)")
         return None
-    value = number if number is not None else int(re.match(r"\d+", jid).group())
+    value = number if number is not None else int(re.match(r"[0-9]+", jid).group())
     if value > MAX_JOB_ID[target]:
         what = f"the Flux job id {jid} is {value}" if number is not None else \
             f"job id {value} is"
@@ -1965,7 +1970,7 @@ def carried_task_range(spec: JobSpec, tasks: int, source: str, option: str, said
 
 
 _SLURM_TIME = re.compile(
-    r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$",
+    r"^(?:([0-9]+)-([0-9]+)(?::([0-9]+)(?::([0-9]+))?)?|([0-9]+)(?::([0-9]+)(?::([0-9]+))?)?)$",
     re.ASCII,  # digits 0-9 only, as sbatch reads them (not `９０`)
 )
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
+from ..digits import ascii_digits
 from ..model import (
     BadInput,
     JobState,
@@ -64,7 +65,8 @@ _TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
 _XML_END = "</job_info>"
 # an array task's record: JOB.TASK, or JOB.TASKS for its waiting ones (qstat's ja-task-ID:
 # '4,5', '6-10:1', '1-9:2'); the engine follows the array, JOB, as one job
-_TASK_ID = re.compile(r"(\d+)\.(\d+(?:-\d+(?::\d+)?)?(?:,\d+(?:-\d+(?::\d+)?)?)*)")
+_TASK_ID = re.compile(r"([0-9]+)\.([0-9]+(?:-[0-9]+(?::[0-9]+)?)?"
+                      r"(?:,[0-9]+(?:-[0-9]+(?::[0-9]+)?)?)*)")
 
 
 def array_of(native_id: str) -> str | None:
@@ -100,7 +102,7 @@ def _with_named_holds(root: ET.Element, jobs: list[JobStatus],
     for j in root.iter("job_list"):
         pred, ad = _holds(j, "predecessor_jobs"), _holds(j, "ad_predecessor_jobs")
         if (j.findtext("state") or "").strip() == "hqw" \
-                and not all(p.strip().isdigit() for p in [*pred, *ad]):
+                and not all(ascii_digits(p.strip()) for p in [*pred, *ad]):
             named[(j.findtext("JB_job_number") or "").strip()] = (pred, ad)
     if not named:
         return jobs
@@ -207,8 +209,8 @@ def waiting_arrays(queue_xml: str) -> list[str]:
     except SiteError:
         return []
     ids = {int(n) for j in (info.iter("job_list") if info is not None else ())
-           if clean(j.findtext("tasks")) and (n := clean(j.findtext("JB_job_number")) or "")
-           .isdigit()}
+           if clean(j.findtext("tasks"))
+           and ascii_digits(n := clean(j.findtext("JB_job_number")) or "")}
     return [str(n) for n in sorted(ids)[:MAX_THROTTLE_ARRAYS]]
 
 
@@ -221,8 +223,8 @@ def parse_throttles(stdout: str) -> dict[str, int]:
         key, _, value = line.partition(":")
         value = value.strip()
         if key.strip() == "job_number":
-            job = value if value.isdigit() else None
-        elif key.strip() == "maximum concurrency" and job and value.isdigit() \
+            job = value if ascii_digits(value) else None
+        elif key.strip() == "maximum concurrency" and job and ascii_digits(value) \
                 and (most := limit_count(value)):
             out[job] = most
     return out
@@ -255,7 +257,7 @@ class SgeCommands(FailureReading, AccountingReach):
         if not ids:
             raise BadInput("sge: no job ids given")
         for i in ids:
-            if not re.fullmatch(r"\d+(\.\d+(-\d+(:\d+)?)?)?", i):
+            if not re.fullmatch(r"[0-9]+(\.[0-9]+(-[0-9]+(:[0-9]+)?)?)?", i):
                 raise BadInput(f"sge: not a job id: {i!r}")
         return [i.split(".")[0] for i in ids]
 
@@ -371,7 +373,7 @@ class SgeCommands(FailureReading, AccountingReach):
     def parse_submit(self, stdout: str) -> str:
         """`qsub -terse`: '123', or '123.1-10:1' for an array (warnings may come first)."""
         for line in stdout.splitlines():
-            m = re.fullmatch(r"\s*(\d+)(?:\.\d+-\d+:\d+)?\s*", line)
+            m = re.fullmatch(r"\s*([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?\s*", line)
             if m:
                 return m.group(1)
         raise fail("sge", "qsub -terse output", "no job id", stdout)
@@ -429,7 +431,7 @@ class SgeCommands(FailureReading, AccountingReach):
 
     def _xml_job(self, j: ET.Element) -> JobStatus:
         jid = (j.findtext("JB_job_number") or "").strip()
-        if not jid.isdigit():
+        if not ascii_digits(jid):
             raise fail("sge", "qstat -xml", "a job without JB_job_number",
                        " ".join(f"{c.tag}={(c.text or '').strip()}" for c in j))
         code = (j.findtext("state") or "").strip()
@@ -473,11 +475,11 @@ class SgeCommands(FailureReading, AccountingReach):
             if "jobnumber" not in rec:
                 continue
             jid = rec["jobnumber"]
-            if not jid.isdigit():
+            if not ascii_digits(jid):
                 unread(skipped, "sge", "qacct -j", f"bad jobnumber {jid!r}", block)
                 continue
             task = rec.get("taskid", "")
-            if task.isdigit() and int(task) > 0:  # 'undefined' for a plain job
+            if ascii_digits(task) and int(task) > 0:  # 'undefined' for a plain job
                 jid = f"{jid}.{int(task)}"
             exit_status = to_int(((rec.get("exit_status") or "").split() or [None])[0])
             state, code, reason = finished_state(rec.get("failed"), exit_status)
@@ -841,7 +843,7 @@ def parse_time_zone(stdout: str) -> str | None:
     offset = link = tz = None
     for line in stdout.splitlines():
         line = line.strip()
-        if re.fullmatch(r"[+-]\d{4}", line):
+        if re.fullmatch(r"[+-][0-9]{4}", line):
             offset = line
         elif line.startswith("TZ="):
             tz = line[3:].lstrip(":") or None
@@ -1047,7 +1049,7 @@ def amount(text: str | None) -> float | None:
     """A complex's value as Grid Engine writes it (complex(5)): a number, for a memory
     complex with a multiplier (k, m, g, t: powers of 1000; K, M, G, T: of 1024) in bytes;
     None where it is not one (a string or boolean complex, INFINITY)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)([kKmMgGtT]?)\s*", text or "")
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([kKmMgGtT]?)\s*", text or "")
     if not m or not_set_mark(m.group(1)):  # 4294967295: Grid Engine's INFINITY as a number
         return None
     return float(m.group(1)) * _UNITS.get(m.group(2), 1)

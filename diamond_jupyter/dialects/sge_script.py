@@ -15,6 +15,7 @@ import math
 import re
 from typing import Any
 
+from ..digits import ascii_digits
 from ..model import (
     ARCH_ALIASES,
     CPU_TIME,
@@ -116,7 +117,7 @@ _ARCH = {name: arch for name, arch in ARCH_ALIASES.items() if name.startswith("l
 _ARCH_BACK = {"x86_64": "lx-amd64", "aarch64": "lx-arm64", "ppc64le": "lx-ppc64le",
               "ppc64": "lx-ppc64", "riscv64": "lx-riscv64", "i686": "lx-x86", "ia64": "lx-ia64"}
 _TRUE = {"true", "TRUE", "True", "1", "yes", "y"}
-_ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+_ARRAY = re.compile(r"^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?$")
 _LATE = "read by qsub wherever it stands"
 _SUB = "-l "  # unknown -l resources, folded back into the -l list on an sge round trip
 _SOFTENED = ("-l", "-q", "-masterq")  # what -soft makes a preference (qsub(1))
@@ -330,15 +331,15 @@ class SgeScript:
                 raise bad(item, "bad task range", "n[-m[:s]] with 1 <= n <= m (Grid "
                           "Engine's task ids start at 1), e.g. 1-100:2")
         elif o == "-tc":
-            if not v.isdigit() or int(v) == 0:
+            if not ascii_digits(v) or int(v) == 0:
                 raise bad(item, "bad -tc value", "a positive integer")
             state["tc"] = v
         elif o in ("-hold_jid", "-hold_jid_ad"):
             listed = [x for x in v.split(",") if x]
-            ids = [x for x in listed if x.isdigit()]
+            ids = [x for x in listed if ascii_digits(x)]
             if not ids:
                 return False  # job names or patterns: kept as written
-            if names := [x for x in listed if not x.isdigit()]:
+            if names := [x for x in listed if not ascii_digits(x)]:
                 # names or patterns beside job ids: the ids read, the names kept as one
                 # option (the writer lists them with the ids again)
                 kept = ",".join(names)
@@ -399,13 +400,14 @@ class SgeScript:
 
     def _pe(self, spec: JobSpec, item: Item) -> bool:
         name, _, slots = (item.value or "").partition(" ")
-        ranged = re.fullmatch(r"(\d*)-(\d*)(?:,\d*-?\d*)*|\d+(?:,\d*-?\d*)+", slots)
+        ranged = re.fullmatch(r"([0-9]*)-([0-9]*)(?:,[0-9]*-?[0-9]*)*"
+                              r"|[0-9]+(?:,[0-9]*-?[0-9]*)+", slots)
         if ranged:  # n-m, -m, n-, lists of them: qsub grants at least the smallest
             lows = [int(p.partition("-")[0] or 1) for p in slots.split(",") if p]
             slots = str(min(lows))
             note(spec, f"line {item.lineno}: slot range {item.value} read as at least "
                        f"{quantity(int(slots), 'slot')}; kept as written")
-        if not slots.isdigit() or int(slots) < 1:
+        if not ascii_digits(slots) or int(slots) < 1:
             raise bad(item, "bad slot count", "a positive integer or a range, e.g. -pe smp 4 "
                       "or -pe smp 4-8")
         r, n = spec.resources, int(slots)
@@ -417,7 +419,7 @@ class SgeScript:
             r.nodes, r.cpus_per_task = 1, n
         else:
             r.tasks = n
-            if m := re.fullmatch(r"(\d+)-(\d+)", (item.value or "").partition(" ")[2]):
+            if m := re.fullmatch(r"([0-9]+)-([0-9]+)", (item.value or "").partition(" ")[2]):
                 spec.metadata[TASK_RANGE] = [int(m.group(1)), int(m.group(2))]
         return not ranged  # a range stays as written (Grid Engine's own choice of count)
 
@@ -449,7 +451,7 @@ class SgeScript:
             spec.metadata[CPU_TIME] = secs
             spec.metadata["sge_cpu"] = key
         elif key in ("gpu", "gpus", "ngpus"):
-            if not val.isdigit():
+            if not ascii_digits(val):
                 raise bad(item, "bad GPU count", "a non-negative integer, e.g. gpu=1")
             r.gpus_per_node = int(val)
             spec.metadata["sge_gpu"] = key
@@ -530,7 +532,7 @@ class SgeScript:
             add("-q", spec.queue)
         if spec.account:
             add("-A", spec.account)
-        if spec.reservation and spec.reservation.isdigit():
+        if spec.reservation and ascii_digits(spec.reservation):
             add("-ar", spec.reservation)
         elif spec.reservation:  # qsub -ar takes the number qrsub gave the reservation
             warnings.append(f"dropped: reservation {spec.reservation} (Grid Engine's -ar "
@@ -889,7 +891,7 @@ def _grid_engine_name(spec: JobSpec, item: Item, name: str) -> None:
     if is_placeholder(name):
         return
     at = f"line {item.lineno}: job name {name!r} in `{item.raw.strip()}`"
-    if name[:1].isdigit():
+    if ascii_digits(name[:1]):
         raise BadInput(f"{at} starts with a digit: Grid Engine refuses the job (`denied: "
                        f"\"{name}\" is not a valid object name (cannot start with a digit)`); "
                        f"give one that starts otherwise (e.g. {_job_name(name)!r})")
@@ -908,7 +910,7 @@ def _job_name(name: str) -> str:
     a keyword (NONE, ALL, TEMPLATE); nor starting with `-`, which Grid Engine keeps but
     `qacct -j NAME`, finding the job by its name, would read as an option."""
     fixed = re.sub(_NAME_BAD, "_", name)
-    return f"j{fixed}" if fixed[:1].isdigit() or fixed[:1] == "-" \
+    return f"j{fixed}" if ascii_digits(fixed[:1]) or fixed[:1] == "-" \
         or fixed.upper() in _KEYWORDS else fixed
 
 

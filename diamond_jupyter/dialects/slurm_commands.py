@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
+from ..digits import ascii_digits
 from ..model import (
     Association,
     BadInput,
@@ -79,7 +80,7 @@ FORMAT_ENV = (
 SQUEUE_FIELDS = "%i|%T|%S|%e|%V|%l|%D|%C|%u|%P|%b|%N|%r|%k|%M|%j"
 _NF = SQUEUE_FIELDS.count("|") + 1
 # what squeue's %M prints: [days-][hours:]minutes:seconds
-_TIME_USED = re.compile(r"\d+-\d+:\d+:\d+|(\d+:)?\d+:\d+")
+_TIME_USED = re.compile(r"[0-9]+-[0-9]+:[0-9]+:[0-9]+|([0-9]+:)?[0-9]+:[0-9]+")
 # What a query asks for: each field followed by a separator made afresh for that query
 # (`#dj-` and 16 random hex digits). Names and comments are anyone's free text (newlines,
 # '|', whole forged records), but nobody knows the separator before the query runs, so
@@ -90,7 +91,7 @@ _FIRST_FIELD = re.compile(r"[0-9][\w.\[\]%,+-]*?(" + _SEP.pattern + ")")
 # batch) that came before it
 _FIRST_RECORD = re.compile(r"(?m)^" + _FIRST_FIELD.pattern)
 # a job id as squeue prints it: 123, an array's 123_4 or 123_[1-5%2], a het job's 123+0
-_JOB_ID = re.compile(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?")
+_JOB_ID = re.compile(r"[0-9]+(_([0-9]+|\[[0-9,%-]+\]))?(\+[0-9]+)?")
 _STEP_ID = re.compile(_JOB_ID.pattern + r"(\.\w+)?")  # sacct's steps: 123.batch, 123.0
 # sacct takes its delimiter only on its command line, which every user of the login node can
 # read (`ps`), so it gets none (`-P`, '|'): the name, the only free text, comes after the five
@@ -209,7 +210,7 @@ def parse_exit(text: Any) -> int | None:
     return 128 + g if c == 0 and g else c
 
 
-_ARRAY_TASK = re.compile(r"(\d+)_(?:\d+|\[[^\]]*\])")
+_ARRAY_TASK = re.compile(r"([0-9]+)_(?:[0-9]+|\[[^\]]*\])")
 
 
 def array_of(native_id: str) -> str | None:
@@ -219,7 +220,7 @@ def array_of(native_id: str) -> str | None:
     return m.group(1) if m else None
 
 
-_HET_COMPONENT = re.compile(r"(\d+)\+\d+")  # squeue's and sacct's `LEADER+OFFSET`
+_HET_COMPONENT = re.compile(r"([0-9]+)\+[0-9]+")  # squeue's and sacct's `LEADER+OFFSET`
 
 
 def followed_under(native_id: str) -> str | None:
@@ -234,7 +235,7 @@ def followed_under(native_id: str) -> str | None:
 
 def array_tasks(native_id: str) -> int:
     """How many tasks a record stands for: a waiting range '123_[5-9%2]' five, a task one."""
-    m = re.fullmatch(r"\d+_\[([^\]]*)\]", native_id)
+    m = re.fullmatch(r"[0-9]+_\[([^\]]*)\]", native_id)
     return (count_array_tasks(m.group(1)) or 1) if m else 1
 
 
@@ -302,7 +303,8 @@ class SlurmCommands(FailureReading, AccountingReach):
         ids = [str(i).strip() for i in native_ids if str(i).strip()]
         if not ids:
             raise BadInput("slurm: no job ids given")
-        bad = [i for i in ids if not re.fullmatch(r"\d+(_(\d+|\[[\d,%-]+\]))?(\+\d+)?", i)]
+        bad = [i for i in ids
+               if not re.fullmatch(r"[0-9]+(_([0-9]+|\[[0-9,%-]+\]))?(\+[0-9]+)?", i)]
         if bad:
             raise BadInput(f"slurm: not a job id: {bad[0]!r}")
         return ",".join(ids)
@@ -373,7 +375,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             jid, part, limit, submit, start, end, ncpus, nnodes, st = f
             if "." in jid:
                 continue
-            limit_s = _minutes(limit) if limit and limit[0].isdigit() else None
+            limit_s = _minutes(limit) if limit and ascii_digits(limit[0]) else None
             submitted = parse_iso(submit, self.tz)
             if self.jobcomp and submit == start:
                 # `sacct -c` reports a jobcomp record's start as its submission (the
@@ -383,8 +385,8 @@ class SlurmCommands(FailureReading, AccountingReach):
                 native_id=jid, state=map_state(st), native_state=st, partition=part or None,
                 walltime_s=limit_s, submitted_at=submitted,
                 started_at=parse_iso(start, self.tz), ended_at=parse_iso(end, self.tz),
-                cpus=known_count(ncpus) if ncpus.isdigit() else None,
-                nodes=known_count(nnodes) if nnodes.isdigit() else None))
+                cpus=known_count(ncpus) if ascii_digits(ncpus) else None,
+                nodes=known_count(nnodes) if ascii_digits(nnodes) else None))
         return out
 
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
@@ -507,7 +509,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         out: dict[str, float] = {}
         for line in text.splitlines():
             key, eq, value = line.partition("=")
-            m = re.fullmatch(r"\s*(\d+)(?:\s*sec)?\s*", value)
+            m = re.fullmatch(r"\s*([0-9]+)(?:\s*sec)?\s*", value)
             if eq and m and key.strip() in ("SlurmdTimeout", "ResumeTimeout",
                                             "SuspendTimeout", "SuspendTime"):
                 out[key.strip()] = float(m.group(1))
@@ -520,7 +522,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         for line in text.splitlines():
             key, eq, value = line.partition("=")
             if eq and key.strip() == "MaxArraySize":
-                m = re.fullmatch(r"\s*(\d{1,10})\s*", value)
+                m = re.fullmatch(r"\s*([0-9]{1,10})\s*", value)
                 return limit_count(m.group(1)) or None if m else None
         return None
 
@@ -530,7 +532,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         how many of one user's waiting jobs Slurm's backfill tests at most; None when not
         set, 0 (no cap) or not a whole number."""
         n = (_scheduler_parameters(text) or {}).get("bf_max_job_user", "")
-        return int(n) if re.fullmatch(r"\d{1,9}", n) and int(n) else None
+        return int(n) if re.fullmatch(r"[0-9]{1,9}", n) and int(n) else None
 
     @staticmethod
     def parse_backfill(text: str) -> Literal["fifo"] | None:
@@ -555,13 +557,13 @@ class SlurmCommands(FailureReading, AccountingReach):
         if "bf_window" not in params:
             return BF_WINDOW_DEFAULT_MIN * 60.0
         n = params["bf_window"]
-        return int(n) * 60.0 if re.fullmatch(r"\d{1,9}", n) and int(n) else None
+        return int(n) * 60.0 if re.fullmatch(r"[0-9]{1,9}", n) and int(n) else None
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
         """'123' or '123;cluster' -> '123'."""
         for line in stdout.splitlines():
-            m = re.fullmatch(r"\s*(\d+)(?:;\S+)?\s*", line)
+            m = re.fullmatch(r"\s*([0-9]+)(?:;\S+)?\s*", line)
             if m:
                 return m.group(1)
         raise fail("slurm", "sbatch output", "no job id", stdout)
@@ -696,7 +698,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             if "." in jid:
                 continue
             state = map_state(st)
-            m = re.search(r"by (\d+)", st)
+            m = re.search(r"by ([0-9]+)", st)
             ending = scheduler_ending(st)
             out.append(JobStatus(
                 native_id=jid, state=state, native_state=st, name=name or None,
@@ -990,8 +992,8 @@ QUEUE_JOB_FIELDS = ("JobArrayID:0|,QOS:0|,Account:0|,OverSubscribe:0|,StateCompa
                     "NumTasks:0|,Sockets:0|,Licenses:0|,Dependency:0|")
 # squeue's dependency field as it prints it: none, or terms of a kind and job ids (with
 # an array task's `_N` or `_*`, a delay's `+M`) and their state, joined by ',' or '?'
-_DEPENDENCY = re.compile(r"\(null\)|(?:after\w*:[\d_*+:]+|singleton)\(\w+\)"
-                         r"(?:[,?](?:after\w*:[\d_*+:]+|singleton)\(\w+\))*")
+_DEPENDENCY = re.compile(r"\(null\)|(?:after\w*:[0-9_*+:]+|singleton)\(\w+\)"
+                         r"(?:[,?](?:after\w*:[0-9_*+:]+|singleton)\(\w+\))*")
 
 
 def parse_tres_alloc(stdout: str) -> dict[str, int]:
@@ -1057,7 +1059,7 @@ def job_licenses(field: str) -> dict[str, int] | None:
         if entry in ("(null)", "N/A"):
             continue
         name, _, count = entry.replace("*", ":").partition(":")
-        if not re.fullmatch(r"[\w.@-]+", name) or (count and not count.isdigit()):
+        if not re.fullmatch(r"[\w.@-]+", name) or (count and not ascii_digits(count)):
             return None  # this job's are not known
         held[name] = held.get(name, 0) + (int(count) if count else 1)
     return held
@@ -1204,8 +1206,8 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
 #   GrpTRES=cpu=N(8),mem=N(0),... GrpTRESMins=cpu=100000(99000),mem=N(0),...
 #   GrpTRESRunMins=cpu=N(480),mem=N(0),... MaxWallPJ= MaxTRESPJ= ... MinTRESPJ=
 # (without -o the same words, indented over several lines)
-_QOS_RECORD = re.compile(r"^QOS=([^\s(]+)\(\d+\)", re.MULTILINE)
-_TRES_USED = re.compile(r"([\w/:.-]+)=(?:\d+|N)\((\d+)\)")
+_QOS_RECORD = re.compile(r"^QOS=([^\s(]+)\([0-9]+\)", re.MULTILINE)
+_TRES_USED = re.compile(r"([\w/:.-]+)=(?:[0-9]+|N)\(([0-9]+)\)")
 
 
 def parse_qos_usage(stdout: str) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
@@ -1541,7 +1543,7 @@ def _cpu_ids(text: str | None) -> int:
     count = 0
     for part in (clean(text) or "").split(","):
         lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+        if not ascii_digits(lo) or (hi and not ascii_digits(hi)):
             return 0
         count += int(hi) - int(lo) + 1 if hi else 1
     return count

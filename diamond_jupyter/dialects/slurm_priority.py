@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ..digits import ascii_digits
 from ..model import SlurmPriority
 from .outputs_common import known_count
 
@@ -35,7 +36,7 @@ PRIORITY_PROBE = (
 SPRIO_PROBE = "timeout 10 sprio -h -o '%i|%Y|%r' 2>&1; exit 0"
 MULTIFACTOR = "priority/multifactor"
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _WEIGHT = re.compile(r"PriorityWeight(\w+)")
 
 
@@ -91,7 +92,7 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
         if not (m := _WEIGHT.fullmatch(key)) or m.group(1) == "TRES":
             continue
         # a mark of none (NO_VAL, INFINITE) or a value of no number is no weight: said
-        if (weight := known_count(value) if value.isdigit() else None) is None:
+        if (weight := known_count(value) if ascii_digits(value) else None) is None:
             unread_weights.append(f"{key} = {value or '(empty)'}")
         else:
             weights[m.group(1).lower()] = weight
@@ -120,7 +121,7 @@ def parse_priority(config: str, probe: str | None) -> SlurmPriority | None:
     qos: dict[str, int] = {}
     for line in parts.get("#qos", []):
         f = [x.strip() for x in line.split("|")]
-        if len(f) >= 2 and f[0] and " " not in f[0] and f[1].isdigit() \
+        if len(f) >= 2 and f[0] and " " not in f[0] and ascii_digits(f[1]) \
                 and (priority := known_count(f[1])) is not None:
             qos[f[0]] = priority
     default = [x for x in parts.get("#default_account", [])
@@ -143,7 +144,7 @@ def parse_job_priorities(text: str) -> dict[str, int] | None:
     out: dict[str, int] = {}
     for line in text.splitlines():
         f = [x.strip() for x in line.split("|")]
-        if len(f) < 2 or not re.fullmatch(r"\d+(?:_\d+)?", f[0]) or not f[1].isdigit():
+        if len(f) < 2 or not re.fullmatch(r"[0-9]+(?:_[0-9]+)?", f[0]) or not ascii_digits(f[1]):
             continue
         # a mark of none (NO_VAL, INFINITE) is no priority: the job's is not known, so it
         # is not counted behind the new job

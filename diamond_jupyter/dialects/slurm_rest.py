@@ -92,7 +92,7 @@ SCRIPT_IN_JOB = 40  # from this version on, the script travels as the job's own 
 
 def api_number(api_version: str) -> int:
     """`v0.0.41` -> 41 (the transport's `api_version`, checked `v0.0.N` when loaded)."""
-    m = re.fullmatch(r"v?0\.0\.(\d+)", api_version.strip())
+    m = re.fullmatch(r"v?0\.0\.([0-9]+)", api_version.strip())
     if m is None:
         raise BadInput(f"slurmrestd api_version {api_version!r}: expected v0.0.N, e.g. "
                        "v0.0.38 or v0.0.41")
@@ -272,7 +272,7 @@ def parse_submit(text: str) -> tuple[str, list[str]]:
         jid = _at(data, "result", "job_id")
     if jid is None or errors:
         raise SiteError("slurmrestd refused the job: " + ("; ".join(errors) or "no job id"))
-    if isinstance(jid, bool) or not (isinstance(jid, int) or re.fullmatch(r"\d+", str(jid))):
+    if isinstance(jid, bool) or not (isinstance(jid, int) or re.fullmatch(r"[0-9]+", str(jid))):
         raise SiteError(f"slurmrestd answered the submit with job_id {str(jid)[:80]!r}, "
                         "which is not a job number")
     msg = clean(data.get("job_submit_user_msg")) or clean(
@@ -1007,7 +1007,7 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     queue = outputs.get("queue") or '{"jobs": []}'  # discovery asks no queue
     skipped: list[str] = []
     read_at = outputs.get(READ_AT)
-    now = float(read_at) if read_at and re.fullmatch(r"\d+(\.\d+)?", read_at) else None
+    now = float(read_at) if read_at and re.fullmatch(r"[0-9]+(\.[0-9]+)?", read_at) else None
     jobs = [j for j in _snapshot_jobs(queue, commands, skipped, now)
             if not j.state.terminal]
     # each unknown (None) where it was not asked or failed, said in `skipped`

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..digits import ascii_digits
 from ..model import (
     DEPENDENCY_ANY,
     GPUS_PER_JOB,
@@ -99,17 +100,17 @@ _REQUIRED = words(
     "tres-bind tres-per-task uid wckey wrap cpu-bind"
 )
 # sbatch's file name patterns (`%j`, `%3a`, `%x`...), filled in stdio file names only
-_FILE_PATTERN = re.compile(r"(?<!%)%\d*[AaJjNnstux]")
+_FILE_PATTERN = re.compile(r"(?<!%)%[0-9]*[AaJjNnstux]")
 _ALIASES = {"tasks-per-node": "ntasks-per-node", "workdir": "chdir", "cpu_bind": "cpu-bind",
             "mem_bind": "mem-bind", "cluster": "clusters", "gres_flags": "gres-flags"}
 # what a node must have at least (sbatch(1)), kept as written: the forms sbatch reads
 _NODE_MINIMUMS = {
-    "tmp": (r"\d+[KMGTkmgt]?", "a size: MB, or a number with K, M, G or T"),
-    "mincpus": (r"\d+", "a whole number of CPUs a node"),
-    "sockets-per-node": (r"\d+", "a whole number of sockets"),
-    "cores-per-socket": (r"\d+", "a whole number of cores"),
-    "threads-per-core": (r"\d+", "a whole number of threads"),
-    "extra-node-info": (r"(?:\d+|\*)(?::(?:\d+|\*)){0,2}",
+    "tmp": (r"[0-9]+[KMGTkmgt]?", "a size: MB, or a number with K, M, G or T"),
+    "mincpus": (r"[0-9]+", "a whole number of CPUs a node"),
+    "sockets-per-node": (r"[0-9]+", "a whole number of sockets"),
+    "cores-per-socket": (r"[0-9]+", "a whole number of cores"),
+    "threads-per-core": (r"[0-9]+", "a whole number of threads"),
+    "extra-node-info": (r"(?:[0-9]+|\*)(?::(?:[0-9]+|\*)){0,2}",
                         "sockets[:cores[:threads]], each a whole number or *"),
 }
 _LONGS = {n: Opt(n, "none") for n in _NONE} | {n: Opt(n, "optional") for n in _OPTIONAL}
@@ -150,7 +151,7 @@ _COMPONENT_OPTIONS = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "me
                       "mem-per-cpu", "gpus-per-node", "gpus-per-task", "gres", "partition",
                       "constraint", "exclusive", "account", "qos", "reservation", "time",
                       "cpus-per-gpu", "mem-per-gpu", "nodelist"}
-_GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::\d+)?")  # gpu[:type][:count]
+_GRES_GPU = re.compile(r"gpu(?::[\w.\-]+)?(?::[0-9]+)?")  # gpu[:type][:count]
 
 
 def _other_gres_only(value: str | None) -> bool:
@@ -160,7 +161,7 @@ def _other_gres_only(value: str | None) -> bool:
     return bool(value) and all(e and e.split(":")[0] != "gpu" for e in entries)
 
 
-_SLURM_MEM = re.compile(r"\d+(?:[KMGT]B?)?", re.I)
+_SLURM_MEM = re.compile(r"[0-9]+(?:[KMGT]B?)?", re.I)
 
 
 def _slurm_mem_mb(item: Item) -> int:
@@ -206,7 +207,7 @@ def fmt_slurm_time(seconds: int) -> str:
 def _gpu_count(item: Item, text: str) -> tuple[str | None, int]:
     """'[type:]N' -> (type, N)."""
     kind, _, num = text.rpartition(":")
-    if not num.isdigit():
+    if not ascii_digits(num):
         raise bad(item, "bad GPU count", "[type:]N, e.g. 2 or a100:2")
     return (kind or None), int(num)
 
@@ -267,8 +268,8 @@ def _directive_count(raw: str) -> int:
     return len(TABLE.parse(sbatch_words(m.group(1) or "", 0, raw), 0, raw)) if m else 0
 
 
-_DEP_ID = re.compile(r"\d+(?:_\d+)?")
-_DELAYED_ID = re.compile(r"\d+(?:_\d+)?\+\d+")  # after:ID+MINUTES
+_DEP_ID = re.compile(r"[0-9]+(?:_[0-9]+)?")
+_DELAYED_ID = re.compile(r"[0-9]+(?:_[0-9]+)?\+[0-9]+")  # after:ID+MINUTES
 
 
 def dependency_value(deps: list[Dependency], warnings: list[str], any_of: bool = False) -> str:
@@ -352,7 +353,7 @@ def _check_het_groups(text: str, components: int, het_line: int) -> None:
             continue
         for m in _HET_GROUP.finditer(code):
             expr = m.group(2)
-            if not re.fullmatch(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", expr):
+            if not re.fullmatch(r"[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*", expr):
                 continue  # $GROUP, a typo srun itself refuses
             top = max(int(n) for n in re.split(r"[,-]", expr))
             if top >= components:
@@ -549,7 +550,8 @@ class SlurmScript:
             return False
         if key == "nodes":
             # N, MIN-MAX, or a size list (`1,4,8`, `2-16:2`): the job gets one of the counts
-            parts = [re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", p) for p in (v or "").split(",")]
+            parts = [re.fullmatch(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?", p)
+                     for p in (v or "").split(",")]
             if not all(parts) or any(m.group(2) and int(m.group(2)) < int(m.group(1))
                                      for m in parts if m):
                 raise bad(item, "bad node count", "N, MIN-MAX, or sizes such as 1,4,8 or "
@@ -707,9 +709,9 @@ class SlurmScript:
         fields = gpus[0].split(":")
         r = spec.resources
         SlurmScript._per_node_gpus(later, r.gpus_per_node, item.lineno)
-        num = fields[-1] if len(fields) > 1 and fields[-1].isdigit() else "1"
+        num = fields[-1] if len(fields) > 1 and ascii_digits(fields[-1]) else "1"
         r.gpus_per_node = int(num)
-        if len(fields) == 3 or (len(fields) == 2 and not fields[1].isdigit()):
+        if len(fields) == 3 or (len(fields) == 2 and not ascii_digits(fields[1])):
             r.gpu_type = fields[1]
         if rest := [e for e in entries if e != gpus[0]]:
             unknown(spec, "slurm", Item("gres", ",".join(rest), item.lineno, item.raw), "--gres")
@@ -746,7 +748,7 @@ class SlurmScript:
         rest = []
         for entry in (e for e in v.split(",") if e):
             name, eq, count = entry.rpartition("=") if "=" in entry else entry.rpartition(":")
-            if not name or not count.isdigit():
+            if not name or not ascii_digits(count):
                 return False
             kind, _, gtype = name.partition(":")
             if kind in ("cpu", "gres/gpu") and kind not in mapped \
@@ -777,7 +779,8 @@ class SlurmScript:
             if d.dialect == "slurm" and d.option in _HET_SEPARATORS:
                 return False
             lows = [p.partition("-")[0] for p in (d.value or "").split(",")]
-            if d.dialect == "slurm" and d.option == "--nodes" and all(x.isdigit() for x in lows) \
+            if d.dialect == "slurm" and d.option == "--nodes" \
+                    and all(ascii_digits(x) for x in lows) \
                     and min(int(x) for x in lows) == spec.resources.nodes:
                 return True  # (a placeholder such as %NODES% is no range: written as kept)
         return False

@@ -62,7 +62,7 @@ def apply_wrapper_lines(spec: JobSpec, text: str, ignored: bool) -> None:
         try:
             one = Reader().parse_script(f"#!/bin/bash\n{line}\n")
         except Exception as exc:  # noqa: BLE001 - sbatch's own reading may differ: said
-            why = re.sub(r"^line \d+: ", "", str(exc))  # the line of the one-line script
+            why = re.sub(r"^line [0-9]+: ", "", str(exc))  # the line of the one-line script
             note(spec, f"line {n}: `{line.strip()}` is read by sbatch ({what} "
                        f"compatibility; {_IGNORE}) but not here: {why}")
             continue

@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..digits import ascii_digits
 from ..model import Directive, JobSpec
 from .scripts_common import sge_time, words
 
@@ -21,10 +22,10 @@ from .scripts_common import sge_time, words
 _SIGNALS = frozenset(words("HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM "
                            "TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF "
                            "WINCH IO PWR SYS"))
-_SLURM = re.compile(r"(?:(R?B?R?):)?(\w+)(?:@(\d+))?", re.I)  # R, then B, then R again
-_FLUX = re.compile(r"(\w+)(?:@(\d+(?:\.\d+)?)([smhd]?))?", re.I)
+_SLURM = re.compile(r"(?:(R?B?R?):)?(\w+)(?:@([0-9]+))?", re.I)  # R, then B, then R again
+_FLUX = re.compile(r"(\w+)(?:@([0-9]+(?:\.[0-9]+)?)([smhd]?))?", re.I)
 _FSD = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_LSF_TIME = re.compile(r"(?:(\d+):)?(\d+)")
+_LSF_TIME = re.compile(r"(?:([0-9]+):)?([0-9]+)")
 SLURM_MAX_SECONDS = 65535  # sbatch's sig_time is 16 bits
 
 
@@ -44,7 +45,7 @@ class WarnSignal:
 
 def _signal(text: str) -> str | None:
     name = text.upper().removeprefix("SIG")
-    return name if name in _SIGNALS or name.isdigit() else None
+    return name if name in _SIGNALS or ascii_digits(name) else None
 
 
 def warn_signal(spec: JobSpec) -> WarnSignal | None:

@@ -16,12 +16,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from ..job_dependencies import dependency_line
 from ..model import BadInput, DiamondError, Job, SiteError, check_request, one_line, visible
 from ..option_types import (
-    MAX_LISTED,
     StoreOnce,
     count,
     filled,
     hedge_count,
+    list_limit,
     pasted_dash,
+    too_many_arguments,
     unknown_option,
 )
 from ..wording import cancel_note
@@ -71,6 +72,8 @@ class _Parser(argparse.ArgumentParser):
         unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
         if unknown is not None and self._subparsers is None:  # the CLI's words for it
             self.error(unknown_option(unknown.split("=", 1)[0], self._option_string_actions))
+        if extra and self._subparsers is None:  # `status a:1 a:2`: said as the CLI says it
+            self.error(too_many_arguments(self.prog, self._positionals._group_actions, extra))
         return ns, extra
 
     def error(self, message: str) -> Any:  # no SystemExit inside a kernel
@@ -100,7 +103,7 @@ def _parser() -> _Parser:
     p = sub.add_parser("jobs")
     p.add_argument("--site")
     p.add_argument("--state")
-    p.add_argument("--limit", type=count(1, MAX_LISTED), default=20)
+    p.add_argument("--limit", type=list_limit(), default=20)
     for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")
     p = sub.add_parser("logs")
@@ -278,6 +281,8 @@ class DiamondMagics(Magics):
             from ..federation import Federation
 
             return Federation.read_script(args.file)
+        if cell is not None:  # `%%diamond submit` over a cell of blanks: as an empty file
+            raise BadInput("the job script is empty")
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
                        "the cell body")
 

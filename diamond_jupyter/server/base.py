@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado.web import _ARG_DEFAULT, HTTPError, RequestHandler
 
+from ..digits import ascii_digits
 from ..model import (
     BadInput,
     DiamondError,
@@ -26,7 +27,9 @@ from ..model import (
     spec_error_at,
     visible,
 )
+from ..option_types import list_limit_refusal
 from ..script_body import MAX_SCRIPT_BYTES
+from ..wording import unknown_field
 from .bodies import PlaceBody, SubmitBody
 
 if TYPE_CHECKING:
@@ -225,7 +228,7 @@ class DiamondHandler(APIHandler):
         GET (`events?since=5&1733400000000`); refused, the sidebar's heartbeat stopped."""
         unknown = sorted(k for k, v in self.request.query_arguments.items()
                          if k not in {*accepted, "token", "_xsrf"}
-                         and not (k.isdigit() and not any(v)))
+                         and not (ascii_digits(k) and not any(v)))
         if unknown:
             raise ApiError(400, "bad-input", f"query argument {unknown[0]!r} is not one this "
                            f"route reads (accepted: {', '.join(accepted)})")
@@ -244,8 +247,17 @@ class DiamondHandler(APIHandler):
     def page_args(self) -> tuple[int, int]:
         """A list's `limit` (50 unless given, 1 to MAX_LIMIT, as the command line's `--limit`
         takes 1 or more) and `offset` (0 unless given)."""
-        return (self.int_arg("limit", 50, lo=1, hi=MAX_LIMIT) or 50,
-                self.int_arg("offset", 0) or 0)
+        return self.limit_arg(50), self.int_arg("offset", 0) or 0
+
+    def limit_arg(self, default: int, most: int = MAX_LIMIT) -> int:
+        """A list's `limit` query argument (`default` unless given), refused in the words
+        the command line's `--limit` says (`option_types.list_limit_refusal`)."""
+        raw = self.get_query_argument("limit", None)
+        if raw in (None, ""):
+            return default
+        if (problem := list_limit_refusal(raw, most)) is not None:
+            raise ApiError(400, "bad-input", f"limit: {problem}")
+        return int(raw)
 
     def int_arg(self, name: str, default: int | None, *, lo: int = 0,
                 hi: int | None = None) -> int | None:
@@ -326,11 +338,9 @@ def _refuse_misspelt_fields(model: type[BaseModel], body: Any) -> None:
         return
     names = _field_names(model)
     for key in body:
-        if isinstance(key, str) and key not in names and key not in model.model_fields:
-            near = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
-            if near:
-                raise BadInput(f"unknown field {key[:60]!r} in the body (did you mean "
-                               f"{near[0]!r}? accepted: {', '.join(names)})")
+        if isinstance(key, str) and key not in names and key not in model.model_fields \
+                and difflib.get_close_matches(key, names, n=1, cutoff=0.75):
+            raise BadInput(unknown_field(key, names, "the body"))
 
 
 def _refuse_unknown_fields(model: type[BaseModel], body: Any) -> None:
@@ -341,8 +351,7 @@ def _refuse_unknown_fields(model: type[BaseModel], body: Any) -> None:
     names = _field_names(model)
     for key in body:
         if key not in names and key not in model.model_fields:
-            raise BadInput(f"unknown field {str(key)[:60]!r} in the body (accepted: "
-                           f"{', '.join(names)})")
+            raise BadInput(unknown_field(key, names, "the body"))
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

@@ -30,8 +30,8 @@ class UsageHandler(DiamondHandler):
     async def get(self, name: str) -> None:
         fed = await self.fed_with_site(name)
         raw = self.get_query_argument("hours", "") or "6"
-        try:
-            hours = float(raw)
+        try:  # digits 0-9 only: float() also reads '١' and '1_0'
+            hours = float(raw) if raw.isascii() and "_" not in raw else math.nan
         except ValueError:
             hours = math.nan
         if not math.isfinite(hours):

@@ -322,7 +322,7 @@ class EventsHandler(DiamondHandler):
         fed = await self.fed()
         self.only_query_args("since", "limit", "job_id", "kinds", "emissions")
         since = self.int_arg("since", 0) or 0
-        limit = self.int_arg("limit", 1000, lo=1, hi=10000) or 1000
+        limit = self.limit_arg(1000, 10000)
         job_id = self.get_query_argument("job_id", None) or None
         if job_id is not None:  # another store's job, or no job: said, not an empty replay
             job_id = self.job_or_404(fed, job_id).id

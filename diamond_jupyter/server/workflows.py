@@ -36,7 +36,7 @@ class WorkflowsHandler(_WorkflowHandler):
     @api
     async def get(self) -> None:
         fed = await self.fed()
-        limit = self.int_arg("limit", 50, lo=1, hi=1000)
+        limit = self.limit_arg(50, 1000)
         self.reply({"workflows": [v.contract() for v in fed.workflows(limit=limit)]})
 
     @authenticated

@@ -43,7 +43,7 @@ _ASSIGN_NAME = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)[\"']?[ \t]*[=:][ 
 _SECRET_NAME = _SECRET_KEY  # a variable's name in text, as a key in data (DB_PASS, MYSQL_PWD)
 # the value: quoted, or up to a blank, a shell operator or a quote; an HTTP authorization
 # scheme before it (Bearer, Basic, ...) is kept, the credential after it is not
-_ASSIGN_VALUE = re.compile(r"(?!\d+\b)(?:(?i:bearer|basic|token|digest|negotiate)[ \t]+)?"
+_ASSIGN_VALUE = re.compile(r"(?![0-9]+\b)(?:(?i:bearer|basic|token|digest|negotiate)[ \t]+)?"
                            r"(?:\"[^\"]*\"|'[^']*'|[^\s;&|\"']+)")
 _SECRET_VALUE = re.compile(
     r"sk-ant-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"

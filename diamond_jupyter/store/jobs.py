@@ -7,6 +7,7 @@ import json
 import re
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -346,7 +347,11 @@ class JobsMixin(Database):
         """Stored job ids an unknown `job_id` probably stands for: a bare native id's jobs on
         every site, the same id in another case, else the jobs its number names (an array
         task or a step of it, `alpha:42_3`, `alpha:42.batch`, a blank copied with it, a
-        number of another site's: `beta:42` for alpha:42), this site's first."""
+        number of another site's: `beta:42` for alpha:42), this site's first. Full-width
+        digits or colon (`alpha:４２`, `alpha：42`, from an input method) are read as ASCII."""
+        folded = unicodedata.normalize("NFKC", job_id).strip()
+        if folded != job_id and (found := JobsMixin._meant(c, folded)):
+            return found
         if ":" not in job_id:
             sql = "SELECT id FROM jobs WHERE native_id = ? ORDER BY created_at DESC"
             return [r[0] for r in c.execute(sql, (job_id,)).fetchall()]

@@ -12,6 +12,7 @@ import signal
 import time
 from pathlib import Path
 
+from ..digits import ascii_digits
 from ..model import BadInput
 from . import doors, lock, mfa
 from . import gridengine as ge
@@ -365,7 +366,7 @@ def _our_processes(base: Path) -> dict[int, str]:
     mine = lock.ancestors()
     out = {}
     for p in Path("/proc").iterdir():
-        if not p.name.isdigit() or int(p.name) in mine:
+        if not ascii_digits(p.name) or int(p.name) in mine:
             continue
         try:
             cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")

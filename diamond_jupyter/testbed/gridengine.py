@@ -26,6 +26,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..digits import ascii_digits
 from .clusters import HOME, USER, ClusterDef
 from .configs import cluster_dir, sshd_config
 from .host import TestbedError, _descendants, _pid, _run, _wait, _which
@@ -192,7 +193,7 @@ def _pe_files(d: Path) -> None:
     d.mkdir(parents=True, exist_ok=True)
     for name in ("smp", "mpi"):
         text = (src / name).read_text()
-        (d / name).write_text(re.sub(r"(?m)^slots\s+\d+", "slots              9999", text))
+        (d / name).write_text(re.sub(r"(?m)^slots\s+[0-9]+", "slots              9999", text))
 
 
 GID_RANGE = (65400, 65500)  # the global configuration's gid_range, split between exec hosts
@@ -212,7 +213,7 @@ def gid_ranges(c: ClusterDef) -> dict[str, str]:
 
 def _h_rt(max_time: str) -> str:
     """A test-bed partition's Slurm MaxTime (minutes or D-HH:MM:SS) as h_rt."""
-    if max_time.isdigit():
+    if ascii_digits(max_time):
         return f"{int(max_time) // 60}:{int(max_time) % 60:02d}:00"
     days, _, hms = max_time.partition("-")
     h, m, s = (hms.split(":") + ["0", "0"])[:3]

@@ -72,6 +72,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
+from ..digits import ascii_digits
 from ..model import BadInput
 from .clusters import ClusterDef
 from .load import LoadJob, _max_minutes
@@ -123,7 +124,7 @@ HEADER_KEYS = {key.lower(): key for key in ("MaxProcs", "MaxNodes", "UnixStartTi
 HEADER_KEYS["partitions"] = "Partition"  # "; Partitions: 1 thin (...)", one a line
 # A header line's key and value: "MaxProcs: 128" as the archive writes it, and as typed by
 # hand, "MaxProcs = 128" or "MaxProcs 128" (a key of words, then its number)
-_HEADER_SPLIT = re.compile(r"\s*([A-Za-z][A-Za-z _]*?)\s*(?:[:=]|\s(?=\s*\d))\s*(.*)")
+_HEADER_SPLIT = re.compile(r"\s*([A-Za-z][A-Za-z _]*?)\s*(?:[:=]|\s(?=\s*[0-9]))\s*(.*)")
 NOT_READ = ((b"PK\x03\x04", "a zip archive"), (b"(\xb5/\xfd", "compressed with zstd"),
             (b"7z\xbc\xaf", "a 7-Zip archive"), (b"\x1f\x9d", "compressed with Unix compress"),
             (b"LZIP", "compressed with lzip"))
@@ -136,7 +137,7 @@ HEADER_TEXT_CHARS = 256 * 1024  # some 4,000 lines of a filter list
 # processors per node", "16-way SMP nodes", "each node has 2 CPUs", "(each with 4 CPUs)";
 # and groups of nodes: "32 nodes of 2 CPUs, 25 nodes of 4 CPUs", "144 nodes x 8 cores"
 _UNIT = r"(?:processors?|procs?|cores?|cpus?|pes?)"
-_COUNT = (r"(\d[\d,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four"
+_COUNT = (r"([0-9][0-9,]*|one|two|four|six|eight|twelve|sixteen|twenty-four|thirty-two|sixty-four"
           r"|single|dual|quad)")
 PER_NODE = tuple(re.compile(p, re.IGNORECASE) for p in (
     rf"{_COUNT}\s*{_UNIT}\s*(?:per|/|a|each|in each|on each)\s*node",
@@ -153,7 +154,7 @@ NODE_GROUP_WAY = re.compile(rf"{_COUNT}\s+{_COUNT}\s*-?\s*(?:{_UNIT}|way)\s+"
 # allocation unit is 16 nodes"): a job of fewer held a whole block
 ALLOCATION_UNIT = re.compile(
     r"(?:allocat\w*\s+(?:in|by)\s+(?:\w+\s+)?(?:partitions|units|blocks|multiples|chunks|"
-    r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*(\d[\d,]*)\s*"
+    r"groups|sets)\s+of|allocation\s+unit\s*(?:is|of|:|=)?)\s*([0-9][0-9,]*)\s*"
     r"(nodes?|cores?|processors?|procs?|cpus?)", re.IGNORECASE)
 # A note that says the jobs' sizes count nodes ("; Note: job sizes are given in nodes",
 # "; Note: processors are nodes", "; Note: field 5 counts nodes")
@@ -697,8 +698,8 @@ def read_swf(path: str | Path) -> SwfLog:
 # A Queue line's limit: its number, then the queue's own MaxRuntime named as the header's
 # field ("; Queue: 2 long [MaxRuntime: 172800]", "(MaxRuntime=172800 s)"), read as the
 # header's MaxRuntime is (`header_seconds`: "MaxRuntime: 1 hour" too; "12:00:00" is not)
-_QUEUE_LINE = re.compile(r"\s*(-?\d+)\b(.*)")
-_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*(\d[^][()]*)", re.IGNORECASE)
+_QUEUE_LINE = re.compile(r"\s*(-?[0-9]+)\b(.*)")
+_QUEUE_RUNTIME = re.compile(r"\bmax[\s_]*run[\s_]*time\s*[:=]?\s*([0-9][^][()]*)", re.IGNORECASE)
 
 
 def _queue_limits(values: list[str], notes: list[str]) -> tuple[tuple[int, float], ...]:
@@ -733,10 +734,11 @@ def _queue_limits(values: list[str], notes: list[str]) -> tuple[tuple[int, float
 
 # StartTime as date(1) writes it ("Tue Jan  1 00:00:00 CET 2008", the zone optional) or ISO
 # 8601 ("2008-01-01 00:00:00", "2008-01-01T00:00:00+01:00")
-_DATE1 = re.compile(r"(?:[A-Za-z]{3}\s+)?([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})"
-                    r"(?:\s+([A-Za-z]{2,5}))?\s+(\d{4})")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
-                  r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?")
+_DATE1 = re.compile(r"(?:[A-Za-z]{3}\s+)?([A-Za-z]{3})\s+([0-9]{1,2})\s+"
+                    r"([0-9]{1,2}):([0-9]{2}):([0-9]{2})"
+                    r"(?:\s+([A-Za-z]{2,5}))?\s+([0-9]{4})")
+_ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?"
+                  r"\s*(Z|UTC|GMT|[+-][0-9]{2}:?[0-9]{2})?")
 # Zone abbreviations date(1) writes that name one offset from UTC (minutes) wherever they
 # are used: a StartTime naming one is read without a TimeZoneString ("CST", "IST", "BST"
 # name several, and are not)
@@ -905,9 +907,9 @@ class _Blocks:
                 "one another as the center ran them"]
 
 
-_PARTITION_LINE = re.compile(r"(-?\d+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
-_PROCS = re.compile(rf"(\d[\d,]*)\s*{_UNIT}\b", re.IGNORECASE)
-_NODES = re.compile(r"(\d[\d,]*)\s*nodes?\b", re.IGNORECASE)
+_PARTITION_LINE = re.compile(r"(-?[0-9]+)\s*[-:,=]?\s*([A-Za-z][\w.+-]*)?\s*(.*)")
+_PROCS = re.compile(rf"([0-9][0-9,]*)\s*{_UNIT}\b", re.IGNORECASE)
+_NODES = re.compile(r"([0-9][0-9,]*)\s*nodes?\b", re.IGNORECASE)
 _EACH = re.compile(rf"{_COUNT}\s*{_UNIT}\s+each\b|each\s+(?:with|has|having|of)\s+{_COUNT}"
                    rf"\s*{_UNIT}", re.IGNORECASE)
 PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundreds)
@@ -915,7 +917,7 @@ PARTITIONS_LISTED = 12  # partitions an error names (a grid's log may have hundr
 
 # A note that names a partition by its number: "; Note: partition 2 (debug) has 16 nodes of
 # 4 cores", "; Note: Partitions: 1 is batch with 240 processors"
-_NOTED_PARTITION = re.compile(r"\bpartitions?\s*(?:number|no\.?|#)?\s*[:=]?\s*(\d+)\b",
+_NOTED_PARTITION = re.compile(r"\bpartitions?\s*(?:number|no\.?|#)?\s*[:=]?\s*([0-9]+)\b",
                               re.IGNORECASE)
 _ANY_PARTITION = re.compile(r"\bpartitions?\b", re.IGNORECASE)
 _NOTED_NAME = re.compile(r"\s*(?:\(\s*([A-Za-z][\w.+-]*)\s*\)|(?:is|named|called|[:=-])\s+"
@@ -977,7 +979,7 @@ def _note_partition(number: int, rest: str, header: dict[str, int],
 # Where a Partition line goes on to another partition: a comma or semicolon before a number
 # and a name ("1: batch (240 processors), 2: debug (64 processors)"), not before a count of
 # units ("16 nodes, 8 cores each")
-_NEXT_PARTITION = re.compile(r"[,;]\s*(?=-?\d+\s*(?:[-:=]\s*)?([A-Za-z][\w.+-]*))")
+_NEXT_PARTITION = re.compile(r"[,;]\s*(?=-?[0-9]+\s*(?:[-:=]\s*)?([A-Za-z][\w.+-]*))")
 _UNIT_WORDS = ("processor", "proc", "core", "cpu", "pe", "node", "way", "gpu", "thread",
                "socket", "slot")
 
@@ -1056,7 +1058,7 @@ def one_partition(log: SwfLog, which: str) -> SwfLog:
                        "on every line): replay it whole, without --partition")
     key = which.strip()
     number: int | None = None
-    if re.fullmatch(r"[+-]?\d+", key):
+    if re.fullmatch(r"[+-]?[0-9]+", key):
         number = int(key)
     else:
         number = _partition_named(log.name, key, named)
@@ -1127,10 +1129,10 @@ def _header(given: dict[str, list[int]], notes: list[str]) -> dict[str, int]:
 
 
 # A header size of no machine: "MaxProcs: 0", or SWF's unknown, "-1"
-_NO_SIZE = re.compile(r"\s*(?:-\d+|0+)(?![\d.,x])")  # (0x20 is hexadecimal: no count)
+_NO_SIZE = re.compile(r"\s*(?:-[0-9]+|0+)(?![0-9.,x])")  # (0x20 is hexadecimal: no count)
 # A header size that is a whole count ("1024", "2,048", "1 024", "128.0", "128 (each with 4
 # CPUs)"), not a fraction ("0.5") nor words ("abc")
-_WHOLE_SIZE = re.compile(r"\s*\d[\d,_ \u00a0\u202f]*(?:\.0*)?(?![\d.])")
+_WHOLE_SIZE = re.compile(r"\s*[0-9][0-9,_ \u00a0\u202f]*(?:\.0*)?(?![0-9.])")
 
 
 def _unsized_note(unsized: dict[str, tuple[int, str, bool]], header: dict[str, int],
@@ -1195,7 +1197,7 @@ def _unread_note(key: str, lineno: int, text: str, another: bool) -> str:
     "UnixStartTime: 2004-01-02") became: not read, rather than its leading digits."""
     instead = f"its other {key} line is read instead" if another else \
         f"the log is read as if it gave no {key}"
-    unsure = [w for w in re.findall(r"\d\s*([^\W\d_]+)", text)
+    unsure = [w for w in re.findall(r"[0-9]\s*([^\W0-9_]+)", text)
               if w.lower() in _UNSURE_UNITS] if key in TIME_HEADERS else []
     prefixed, one_reading = two_readings_said(text)
     binary = binary_prefix(header_field(text.lstrip(";"))[1]) if key in TIME_HEADERS else None
@@ -1614,7 +1616,7 @@ def header_field(text: str) -> tuple[str | None, str]:
     key = HEADER_KEYS.get(m.group(1).replace(" ", "").replace("_", "").lower())
     value = m.group(2).strip()
     # "+32": a sign SWF does not write, as a job line's "+1" is still the number
-    return key, value[1:] if re.match(r"\+\d", value) else value
+    return key, value[1:] if re.match(r"\+[0-9]", value) else value
 
 
 def header_fields(text: str) -> list[tuple[str | None, str]]:
@@ -1629,16 +1631,16 @@ def header_fields(text: str) -> list[tuple[str | None, str]]:
     return [header_field(pieces[0]), *more] if more else [header_field(text)]
 
 
-_DIGIT_GROUPS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])")
+_DIGIT_GROUPS = re.compile(r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9.,])")
 
 
 # A header number written in another notation than a count: an exponent ("1.0731e9"), or
 # a fraction, time, date, hexadecimal or unit glued to its digits ("12.5", "36:00:00",
 # "2004-01-02", "0x80", "1.5k"); the count is read from the first, the others are no count
-_HEADER_EXPONENT = re.compile(r"(\d+(?:\.\d*)?[eE][+]?\d+|\d+\.0*)(?!\w|\.\d)")
-_GLUED = re.compile(r"\d+(?:[.:/]\w|[-x]\d|[eE][+-]?\d)")
+_HEADER_EXPONENT = re.compile(r"([0-9]+(?:\.[0-9]*)?[eE][+]?[0-9]+|[0-9]+\.0*)(?!\w|\.[0-9])")
+_GLUED = re.compile(r"[0-9]+(?:[.:/]\w|[-x][0-9]|[eE][+-]?[0-9])")
 # A number and the word after it, glued or apart ("2Ki", "2 thousand", "36h", "4K")
-_SCALED = re.compile(r"\s*(\d+(?:\.\d+)?)(\s*)([^\W\d_]+)\b")
+_SCALED = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)(\s*)([^\W0-9_]+)\b")
 # Words that multiply a header count by one amount: binary prefixes and number words
 _BINARY_PREFIXES = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
 _MULTIPLIERS = {**_BINARY_PREFIXES, "thousand": 10**3, "million": 10**6}
@@ -1696,7 +1698,7 @@ def header_count(value: str) -> int | None:
             return None  # "2k", "4 K procs"; a unit glued to its digits ("36h", "8GB")
     digits = ""
     for ch in plain:
-        if not ch.isdigit():
+        if not ascii_digits(ch):
             break
         digits += ch
     if _GLUED.match(plain):
@@ -1719,8 +1721,8 @@ _UNSURE_UNITS = {"m", "mo", "mon", "mons", "month", "months", "y", "yr", "yrs", 
                  "usecs", "microsecond", "microseconds", "ns", "nsec", "nanosecond",
                  "nanoseconds", "tick", "ticks", "jiffies", "fortnight", "fortnights"}
 # One number and the word after it, glued or apart ("3 days", "36h", "1,440 min", "1.5 h")
-_NUMBER_WORD = re.compile(r"\s*(?:,|and)?\s*(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d[\d,_]*)"
-                          r"(\.\d+)?\s*([^\W\d_]+)\b\.?")
+_NUMBER_WORD = re.compile(r"\s*(?:,|and)?\s*([0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+|[0-9][0-9,_]*)"
+                          r"(\.[0-9]+)?\s*([^\W0-9_]+)\b\.?")
 
 
 def header_seconds(value: str) -> int | None:
@@ -1745,7 +1747,7 @@ def header_seconds(value: str) -> int | None:
         rest, first = rest[m.end():], False
     if first:
         return header_count(value)
-    if re.match(r"\s*[\d:.]", rest) or not seconds.is_integer():
+    if re.match(r"\s*[0-9:.]", rest) or not seconds.is_integer():
         return None  # "3 days 12:00:00", "0.0001 h": no whole count of seconds read
     return int(seconds)
 
@@ -1818,7 +1820,7 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
 
 
 # one field's number as SWF writes it (not Python's "9_00", "0x10", "inf", "nan")
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _SWF_NUMBER = re.compile(_NUMBER)
 # a job line of such numbers only, apart by blanks: a lone sign ("-", a "-1" cut short) or
 # a sign inside a number ("1-2") sends the line to the field-by-field check

@@ -26,6 +26,7 @@ from typing import IO, Any, Literal
 import httpx
 
 from ..config import TransportConfig
+from ..digits import ascii_digits
 from ..model import BadInput, SiteError
 from .base import (
     DEFAULT_COMMAND_TIMEOUT_S,
@@ -323,7 +324,7 @@ class SlurmRestTransport:
         async with client.stream(method, self.url(path, api), json=body, headers=headers,
                                  timeout=timeout) as r:
             length = r.headers.get("content-length", "").strip()
-            if length.isdigit() and int(length) > cap:  # said at once: nothing read
+            if ascii_digits(length) and int(length) > cap:  # said at once: nothing read
                 raise too_big
             buf = bytearray()
             async for chunk in r.aiter_bytes():

@@ -30,6 +30,7 @@ from typing import Any
 import paramiko
 
 from ..config import TransportConfig, parse_hop, ssh_config_problem, ssh_file_problem
+from ..digits import ascii_digits
 from ..log_lines import one_line_logger
 from ..model import BadInput, SiteError, time_value, visible
 from . import ssh_cert
@@ -358,7 +359,7 @@ def _with_includes(p: Path, depth: int = 0,
 
 # `login.example.org:2222`, `10.0.0.5:2222`, `[2001:db8::5]:2222` (a port where HostName
 # takes none)
-_HOST_WITH_PORT = re.compile(r"^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9_.-]+)):(\d{1,5})$")
+_HOST_WITH_PORT = re.compile(r"^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9_.-]+)):([0-9]{1,5})$")
 
 
 def resolve_host(
@@ -464,7 +465,7 @@ def _agent_path(ctx: _TokenValues, written: str | None) -> str | None:
 def _port_number(written: str) -> int | None:
     """ssh_config's Port as ssh reads it: a number from 1 to 65535 or a TCP service's name
     (`Port ssh` is 22: it was refused); None for neither."""
-    if written.isascii() and written.isdigit():
+    if written.isascii() and ascii_digits(written):
         return int(written) if 0 < int(written) < 65536 else None
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", written):
         return None
@@ -611,7 +612,7 @@ def openssh_version() -> tuple[int, int] | None:
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
-    m = re.search(r"OpenSSH_(\d+)\.(\d+)", said.stderr + said.stdout)
+    m = re.search(r"OpenSSH_([0-9]+)\.([0-9]+)", said.stderr + said.stdout)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -1087,7 +1088,7 @@ class HostKeyVerifier:
 
 # a public key file's line (`ssh-ed25519 AAAA... root@login`, a host's
 # /etc/ssh/ssh_host_*_key.pub) where known_hosts wants the host's name first
-_PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp\d+|sk-[a-z0-9@.-]+) AAAA")
+_PUBLIC_KEY_LINE = re.compile(r"^(?:ssh-[a-z0-9-]+|ecdsa-sha2-nistp[0-9]+|sk-[a-z0-9@.-]+) AAAA")
 
 
 def _unread_line(path: str) -> str:

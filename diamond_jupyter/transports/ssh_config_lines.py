@@ -123,12 +123,12 @@ def check_line(path: Path, n: int, word: str, written: str, rest: str,
 
 # values ssh checks while reading a line (whichever host it is for): the keyword's accepted
 # forms, as its refusal says them
-_TIME = re.compile(r"^(?:\d+[smhdwSMHDW]?)+$")
+_TIME = re.compile(r"^(?:[0-9]+[smhdwSMHDW]?)+$")
 _VALUE_FORMS: dict[str, tuple[re.Pattern[str], str]] = {
     "serveraliveinterval": (_TIME, "seconds, or a time like 30s, 5m, 1h30m"),
     "connecttimeout": (_TIME, "seconds, or a time like 30s, 5m, 1h30m"),
-    "serveralivecountmax": (re.compile(r"^\d+$"), "a whole number of unanswered probes"),
-    "canonicalizemaxdots": (re.compile(r"^\d+$"), "a whole number of dots"),
+    "serveralivecountmax": (re.compile(r"^[0-9]+$"), "a whole number of unanswered probes"),
+    "canonicalizemaxdots": (re.compile(r"^[0-9]+$"), "a whole number of dots"),
     "canonicalizehostname": (re.compile(r"^(?i:yes|no|true|false|always)$"),
                              "yes, no or always"),
     "canonicalizefallbacklocal": (re.compile(r"^(?i:yes|no|true|false)$"), "yes or no"),

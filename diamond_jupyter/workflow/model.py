@@ -46,7 +46,7 @@ from ..strict_yaml import (
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,200}")  # shown back in a hint
-_SIZE = re.compile(r"(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*([kmgt]?)i?b?", re.I)  # 1e9 too
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?(?:e\+?[0-9]+)?)\s*([kmgt]?)i?b?", re.I)  # 1e9 too
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 FAILURE_POLICIES = ("resubmit-elsewhere", "stop")
 _DIALECTS = ("slurm", "pbs", "lsf", "flux", "sge")  # a step's `dialect:`
@@ -330,7 +330,7 @@ class StepInput(_Strict):
             raise ValueError(f"size {v!r} is not a number of bytes (e.g. 1048576, 100M, 2G)")
         if isinstance(v, str):
             m = _SIZE.fullmatch(v.strip())
-            if m is None and re.fullmatch(r"\d{1,3}(?:,\d{3})+", v.strip()):
+            if m is None and re.fullmatch(r"[0-9]{1,3}(?:,[0-9]{3})+", v.strip()):
                 raise ValueError(f"size {v!r} is written with commas: write the number "
                                  f"without them, size: {v.strip().replace(',', '')}")
             if m is None:

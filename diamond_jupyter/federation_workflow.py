@@ -39,8 +39,9 @@ TROUBLE_CHECK_S = 2.0  # how often a workflow's waiter looks for sites that stop
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
 # the submission token a step's approved script is rendered with (each attempt has its own)
 STEP_TOKEN = "0" * 12
-# how long the check before a workflow's first submit waits for a site's snapshot: a site
-# slower than this is left to its steps' submits (its snapshot still comes, for them)
+# how long the check before a workflow's first submit waits for a site's snapshot and its
+# first discovery: a slower site is left to its steps' submits (its answer still comes, for
+# them)
 CHECK_WAIT_S = 3.0
 
 
@@ -350,8 +351,11 @@ class WorkflowMixin:
         verdict refuses: a step with a site whose capacity is unknown now (`capacity_known`:
         unreachable, or no nodes listed) is left to its submit's checks, as is what a site
         whose capabilities could not be read would lack in software, containers or MPI; a
-        busy or restricted site is no refusal either. Returns the steps left unchecked
-        because a site's capacity is unknown, with why (the engine says it on each)."""
+        busy or restricted site is no refusal either. A site's snapshot and first discovery
+        are waited for CHECK_WAIT_S at most: a slower site counts as unknown now, so one slow
+        site never holds every step's submit (queue-ahead's first submit waited 11-15 s so,
+        recorded in session 40). Returns the steps left unchecked because a site's capacity
+        is unknown, with why (the engine says it on each)."""
         from .capabilities import SiteCapabilities
         from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees
         from .placement import place
@@ -382,7 +386,7 @@ class WorkflowMixin:
                 spec = wf.step(name).spec()
                 await scan_off_loop(spec)
                 read = await self.capabilities(  # type: ignore[attr-defined]
-                    only=sites, trees=job_trees(spec))
+                    only=sites, trees=job_trees(spec), max_wait_s=CHECK_WAIT_S)
                 # a site whose capabilities were not read: software, containers, MPI unknown
                 caps = {s: read.get(s) or SiteCapabilities(site=s) for s in sites}
                 pl = place(spec, [(self.sites[s].cfg, snaps[s]) for s in sites],

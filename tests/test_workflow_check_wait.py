@@ -117,3 +117,37 @@ async def test_close_ends_a_check_query_still_running(tmp_path, monkeypatch):
     await asyncio.gather(run, return_exceptions=True)
     await within(fed.close(), 10.0)
     assert all(t.done() for t in pending)
+
+
+async def test_a_slow_first_discovery_does_not_hold_the_record(tmp_path, monkeypatch):
+    """gamma's discovery (never asked before) answers only once the workflow is recorded:
+    the check leaves what gamma would lack in software to the submits instead of waiting
+    DISCOVERY_WAIT_S (10 s) for it, so the workflow is recorded at once."""
+    from diamond_jupyter.model import SiteError
+
+    monkeypatch.setattr(federation_workflow, "CHECK_WAIT_S", 0.2)
+    fed = _fed(tmp_path, monkeypatch)
+    monkeypatch.setattr(fed, "capabilities", type(fed).capabilities.__get__(fed))
+    answer = asyncio.Event()
+
+    async def describe(site: str, **kw: Any) -> Any:
+        if site == "gamma":
+            await answer.wait()
+        raise SiteError(f"{site}: no discovery in this test")
+
+    def on_event(e: Any) -> None:
+        if e.kind == "workflow.created":
+            answer.set()  # gamma answers the submits that follow
+    monkeypatch.setattr(fed, "describe", describe)
+    fed.journal.subscribe(on_event)
+    prep_queued = _queued(fed, "prep")
+    run = asyncio.ensure_future(fed.run_workflow(FLOW, origin={"face": "test"}))
+    try:
+        await within(answer.wait(), 5.0)  # before: 10 s, the discovery's own wait
+        await within(prep_queued.wait(), 10.0)
+        view = await within(run, 10.0)
+        assert {s.name for s in view.steps if s.job} == {"prep", "train", "analyse"}
+    finally:
+        answer.set()
+        await within(asyncio.gather(run, return_exceptions=True), 20.0)
+        await fed.close()

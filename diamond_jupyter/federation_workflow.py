@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .aio import KeptTasks
 from .federation_needs import scan_off_loop
 from .log_lines import one_line_logger
 from .model import (
@@ -38,6 +39,10 @@ TROUBLE_CHECK_S = 2.0  # how often a workflow's waiter looks for sites that stop
 START_NOW_S = 2.0  # a gang member "can start now" when its estimated start is this close
 # the submission token a step's approved script is rendered with (each attempt has its own)
 STEP_TOKEN = "0" * 12
+# how long the check before a workflow's first submit waits for a site's snapshot and its
+# first discovery: a slower site is left to its steps' submits (its answer still comes, for
+# them)
+CHECK_WAIT_S = 3.0
 
 
 def step_candidates(step: Any, sites: list[str]) -> list[str]:
@@ -282,6 +287,7 @@ class WorkflowMixin:
     """Mixed into Federation."""
 
     _workflow_engine: WorkflowEngine | None = None
+    _check_snapshots: KeptTasks | None = None  # snapshots a check stopped waiting for
     sites: dict[str, Any]
 
     @property
@@ -305,6 +311,8 @@ class WorkflowMixin:
         if self._workflow_engine is not None:
             await self._workflow_engine.close()
             self._workflow_engine = None
+        if self._check_snapshots is not None:
+            await self._check_snapshots.close()
 
     # -- faces -------------------------------------------------------------------------------
     def load_workflow(self, source: str | Path | dict[str, Any] | Workflow) -> Workflow:
@@ -343,8 +351,11 @@ class WorkflowMixin:
         verdict refuses: a step with a site whose capacity is unknown now (`capacity_known`:
         unreachable, or no nodes listed) is left to its submit's checks, as is what a site
         whose capabilities could not be read would lack in software, containers or MPI; a
-        busy or restricted site is no refusal either. Returns the steps left unchecked
-        because a site's capacity is unknown, with why (the engine says it on each)."""
+        busy or restricted site is no refusal either. A site's snapshot and first discovery
+        are waited for CHECK_WAIT_S at most: a slower site counts as unknown now, so one slow
+        site never holds every step's submit (queue-ahead's first submit waited 11-15 s so,
+        recorded in session 40). Returns the steps left unchecked because a site's capacity
+        is unknown, with why (the engine says it on each)."""
         from .capabilities import SiteCapabilities
         from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees
         from .placement import place
@@ -358,15 +369,16 @@ class WorkflowMixin:
         asked = sorted({s for sites in candidates.values() for s in sites})
         if not asked:
             return {}
-        snaps = await self.snapshots(  # type: ignore[attr-defined]
-            max_age_s=CHECK_SNAPSHOT_AGE_S, only=asked)
+        snaps = await self._snapshots_within(asked, CHECK_SNAPSHOT_AGE_S, CHECK_WAIT_S)
         problems, unchecked = [], {}
         for name, sites in candidates.items():
             unknown = [s for s in sites if not capacity_known(snaps.get(s))]
             if unknown:
                 unchecked[name] = (
                     "not checked before the run: "
-                    + ", ".join(capacity_unknown_why(s, snaps.get(s)) for s in unknown)
+                    + ", ".join(capacity_unknown_why(s, snaps.get(s)) if s in snaps
+                                else f"{s} did not answer within {CHECK_WAIT_S:g} s"
+                                for s in unknown)
                     + "; its submit checks it")
                 log.info("workflow %s step %s: %s", wf.name, name, unchecked[name])
                 continue
@@ -374,7 +386,7 @@ class WorkflowMixin:
                 spec = wf.step(name).spec()
                 await scan_off_loop(spec)
                 read = await self.capabilities(  # type: ignore[attr-defined]
-                    only=sites, trees=job_trees(spec))
+                    only=sites, trees=job_trees(spec), max_wait_s=CHECK_WAIT_S)
                 # a site whose capabilities were not read: software, containers, MPI unknown
                 caps = {s: read.get(s) or SiteCapabilities(site=s) for s in sites}
                 pl = place(spec, [(self.sites[s].cfg, snaps[s]) for s in sites],
@@ -400,6 +412,27 @@ class WorkflowMixin:
                            + "; pin each such step to a site that can run it, or ask only "
                              "for what its site has")
         return unchecked
+
+    async def _snapshots_within(self, names: list[str], max_age_s: float, wait_s: float
+                                ) -> dict[str, SiteSnapshot]:
+        """The snapshots of sites `names` (at most `max_age_s` old) that come within `wait_s`,
+        by site name, each site asked on its own. A slower site is left out, its query kept
+        running (its steps' submits and placements then find its snapshot cached)."""
+        if self._check_snapshots is None:
+            self._check_snapshots = KeptTasks()
+        asked = {n: self._check_snapshots.start(self.snapshots(  # type: ignore[attr-defined]
+            max_age_s=max_age_s, only=[n])) for n in names}
+        if asked:
+            await asyncio.wait(asked.values(), timeout=wait_s)
+        out: dict[str, SiteSnapshot] = {}
+        for name, task in asked.items():
+            if task.done() and not task.cancelled() and task.exception() is None:
+                out.update({n: s for n, s in task.result().items() if n == name})
+        late = sorted(n for n in asked if n not in out)
+        if late:
+            log.info("workflow check: %s did not answer within %g s; left to the submits",
+                     ", ".join(late), wait_s)
+        return out
 
     async def render_step(self, spec: JobSpec, site: str) -> tuple[str, str]:
         """The batch script step `spec` is sent to `site` with, and its sha256, as an

@@ -185,6 +185,10 @@ def _array_outcome(acct: JobStatus, queued: list[JobStatus], arrays: set[str]) -
                                                 default=None)})
 
 
+# what a site's description says for an unset `allowed_partitions`
+EVERY_PARTITION = "every partition"
+
+
 class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
@@ -357,7 +361,9 @@ class Site:
         """The site's configuration as the faces show it (the transport described by itself:
         no secrets)."""
         return self.cfg.model_dump(exclude={"transport"}) | {
-            "allowed_partitions": self.cfg.allowed_partitions,  # None (every one) said too
+            # unset allows every partition: said so, not shown as null
+            "allowed_partitions": EVERY_PARTITION if self.cfg.allowed_partitions is None
+            else self.cfg.allowed_partitions,
             "transport": self.transport.describe()}
 
     # -- preparing a job -----------------------------------------------------

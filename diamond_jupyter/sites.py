@@ -25,6 +25,7 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
     MessagesOnly,
     count_array_tasks,
@@ -385,6 +386,8 @@ class Site:
         if spec.script is None and spec.command:
             body = spec.command + "\n"
         body, body_notes = self._body_for_site(spec, body)
+        if self.cfg.scheduler == "flux" and (orphan := orphan_directive(body)):
+            raise BadInput(f"site {self.name!r} (flux): {orphan}")
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from diamond_jupyter.dialects import get_commands
+from diamond_jupyter.dialects.reasons import scheduler_sentence
 from diamond_jupyter.model import JobState
 
 LSF = get_commands("lsf")
@@ -53,3 +54,11 @@ def test_fault_bhist_says_a_job_killed_at_its_memory_limit_ran_out_of_memory():
 def test_other_endings_keep_lsfs_words(reason, state):
     for job in (*_bjobs(reason), *_bhist(f"{reason}.")):
         assert job.state == state and job.reason == reason and OOM not in job.reason, job
+
+
+def test_fault_the_out_of_memory_reason_stays_a_scheduler_sentence():
+    """An agent's model gets a reason as plain data only when it is one of the scheduler's
+    (or the dialect's) own sentences: the new wording is one, with words added it is not."""
+    for job in (*_bjobs(MEMLIMIT), *_bjobs("TERM_MEMLIMIT"), *_bhist(f"{MEMLIMIT};")):
+        assert scheduler_sentence(job.reason), job.reason
+    assert not scheduler_sentence(f"{OOM} ({MEMLIMIT}) and rm -rf ~")

@@ -110,6 +110,22 @@ def _word(value: str) -> str:
     return value
 
 
+# Slurm's accounting database keeps an account's name as a MySQL tinytext (255 bytes); the
+# other schedulers take no longer name a center gives its projects
+ACCOUNT_MAX_BYTES = 255
+
+
+def _account(value: str) -> str:
+    """A `default_account`: one word (`_word`) no longer than a scheduler stores."""
+    if (size := len(value.encode())) > ACCOUNT_MAX_BYTES:
+        raise ValueError(f"{value[:20]!r}... is {size} bytes long, longer than any "
+                         f"scheduler keeps an account's name (Slurm's accounting database "
+                         f"stores at most {ACCOUNT_MAX_BYTES}): give the account as "
+                         "`sacctmgr show account` or your center lists it, at most "
+                         f"{ACCOUNT_MAX_BYTES} characters")
+    return value
+
+
 _SITE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 
 
@@ -707,7 +723,7 @@ class SiteConfig(_Cfg):
     # $HOME/x or $VAR/x (VAR from the login's environment on the site, e.g. $SCRATCH)
     workdir: Annotated[str, AfterValidator(_workdir)] = "~/.diamond"
     default_partition: Word | None = None
-    default_account: Word | None = None
+    default_account: Annotated[Word, AfterValidator(_account)] | None = None
     allowed_partitions: Annotated[list[Word], Field(min_length=1)] | None = None
     globus_collection: str | None = Field(
         default=None, pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
@@ -873,12 +889,13 @@ class SiteConfig(_Cfg):
 
     @model_serializer(mode="wrap")
     def _as_a_sites_file_takes_it(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """The entry without `allowed_partitions` when it is unset (every partition): a
-        sites file refuses the key written with no value, so a dump written to one reads
-        back as it was."""
+        """The entry without `allowed_partitions` or `pbs_servers` when unset: a sites file
+        refuses either written with no value, so a dump written to one reads back as it
+        was."""
         data = handler(self)
-        if self.allowed_partitions is None and isinstance(data, dict):
-            data.pop("allowed_partitions", None)
+        for key in ("allowed_partitions", "pbs_servers"):
+            if getattr(self, key) is None and isinstance(data, dict):
+                data.pop(key, None)
         return data
 
 
@@ -1261,19 +1278,33 @@ _NUMBER_SAID = re.compile(r"(?P<where>.*?)(?P<key>[^:]+): (?P<text>\S+) is read 
 
 
 def _text_not_number(said: str, e: NumberNotAsWritten, text: str) -> str:
-    """strict_yaml's refusal of a number not written in decimal, for a value that is text
-    (a name, `default_account: 0815`; an `env` value, `UMASK: 0022`): to quote it, not to
-    write it otherwise, which would be a number still."""
+    """strict_yaml's refusal of a number not written in decimal, naming the site it is in;
+    for a value that is text (a name, `default_account: 0815`; an `env` value,
+    `UMASK: 0022`): to quote it, not to write it otherwise, which would be a number still."""
     m = _NUMBER_SAID.fullmatch(said)
     loc = _place_of(text, e.problem_mark.index) if m and e.problem_mark else None
     if m is None or loc is None:
         return said
+    site = f" {_site_of(text, loc)}:" if loc[:1] == ("sites",) and len(loc) > 2 else ""
+    where = m["where"].rstrip() + site  # `line 4, column 18: site 'a' (sites[0]):`
     named = [str(x) for x in loc if isinstance(x, str)]
     if not (named[-1:] and named[-1] in _NAME_KEYS or named[-2:-1] == ["env"]):
-        return said
+        return f"{where} {said[len(m['where']):].lstrip()}"
     what = "an env value" if named[-2:-1] == ["env"] else f"a {named[-1]}"
-    return (f"{m['where']}{m['key']}: {m['text']} is read by YAML as the number "
+    return (f"{where} {m['key'].strip()}: {m['text']} is read by YAML as the number "
             f"{m['value']} ({m['why']}), but {what} is text: quote it ('{m['text']}')")
+
+
+def _site_of(text: str, loc: tuple[Any, ...]) -> str:
+    """`site 'alpha' (sites[0])` for a place under ('sites', 0, ...) of the YAML `text`
+    (`site (sites[0])` where its name is not text)."""
+    try:
+        name = node_at(compose(text), loc[:2] + ("name",))
+    except (yaml.YAMLError, RecursionError):
+        name = None
+    written = name.value if isinstance(name, yaml.ScalarNode) and \
+        name.tag == "tag:yaml.org,2002:str" else None
+    return _where({"sites": [{"name": written}] * (loc[1] + 1)}, loc[:2])
 
 
 def _place_of(text: str, index: int) -> tuple[Any, ...] | None:
@@ -1882,17 +1913,30 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
     return cfg
 
 
+# the list keys whose null is not the key left out: what each is to be written as instead
+_LISTS_GIVEN = {
+    "allowed_partitions": "list the partitions jobs may use ([debug, gpu], or one `- debug` "
+                          "per line), or leave the key out to allow every partition",
+    "pbs_servers": "list the names of the site's own PBS server ([pbs01, "
+                   "pbs01.example.org], or one `- pbs01` per line), or leave the key out "
+                   "when jobs name no server (`-q QUEUE@SERVER`)",
+}
+
+
 def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
-    """BadInput for a site whose `allowed_partitions:` is written with no value (nothing,
-    `~` or `null`, perhaps through a merge key): YAML reads it as null, which the model
-    takes as the key left out, every partition allowed, where the admin meant a list.
-    Checked on the file, not the model: a configuration built in code may leave it None."""
+    """BadInput for a site whose `allowed_partitions:` or `pbs_servers:` is written with no
+    value (nothing, `~` or `null`, perhaps through a merge key): YAML reads it as null,
+    which the model takes as the key left out (every partition allowed, no server of its
+    own) where the admin meant a list. Checked on the file, not the model: a configuration
+    built in code may leave them None."""
     sites = raw.get("sites")
     for i, entry in enumerate(sites if isinstance(sites, list) else []):
-        if not isinstance(entry, dict) or "allowed_partitions" not in entry or \
-                entry["allowed_partitions"] is not None:
+        if not isinstance(entry, dict):
             continue
-        loc = ("sites", i, "allowed_partitions")
+        key = next((k for k in _LISTS_GIVEN if k in entry and entry[k] is None), None)
+        if key is None:
+            continue
+        loc = ("sites", i, key)
         try:
             node = node_at(compose(text), loc)
         except (yaml.YAMLError, RecursionError):
@@ -1900,9 +1944,7 @@ def _partitions_given(raw: dict[str, Any], p: Path, text: str) -> None:
         written = getattr(node, "value", "")
         said = f"`{written}` is no value" if written else "written with no value"
         raise BadInput(f"sites file {p}: {_where(raw, loc)}: {said} (YAML reads it as null, "
-                       "not a list): list the partitions jobs may use ([debug, gpu], or one "
-                       "`- debug` per line), or leave the key out to allow every partition"
-                       f"{_line_note(text, loc)}")
+                       f"not a list): {_LISTS_GIVEN[key]}{_line_note(text, loc)}")
 
 
 # a job directive of each scheduler, at the start of a preamble line

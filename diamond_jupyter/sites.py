@@ -25,6 +25,7 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
     MessagesOnly,
     array_task_ids,
@@ -230,6 +231,10 @@ def _array_outcome(acct: JobStatus, queued: list[JobStatus], arrays: set[str]) -
                                                 default=None)})
 
 
+# what a site's description says for an unset `allowed_partitions`
+EVERY_PARTITION = "every partition"
+
+
 class Site:
     """Everything the engine does on one cluster; knows its scheduler through the dialect."""
 
@@ -405,7 +410,9 @@ class Site:
         """The site's configuration as the faces show it (the transport described by itself:
         no secrets)."""
         return self.cfg.model_dump(exclude={"transport"}) | {
-            "allowed_partitions": self.cfg.allowed_partitions,  # None (every one) said too
+            # unset allows every partition: said so, not shown as null
+            "allowed_partitions": EVERY_PARTITION if self.cfg.allowed_partitions is None
+            else self.cfg.allowed_partitions,
             "transport": self.transport.describe()}
 
     # -- preparing a job -----------------------------------------------------
@@ -427,6 +434,8 @@ class Site:
         if spec.script is None and spec.command:
             body = spec.command + "\n"
         body, body_notes = self._body_for_site(spec, body)
+        if self.cfg.scheduler == "flux" and (orphan := orphan_directive(body)):
+            raise BadInput(f"site {self.name!r} (flux): {orphan}")
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),

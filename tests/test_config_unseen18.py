@@ -152,8 +152,9 @@ def test_fault_a_name_yaml_reads_as_another_number_says_to_quote_it(key_dir, lin
 
 def test_fault_an_env_value_yaml_reads_as_octal_says_to_quote_it(key_dir):
     got = refused(key_dir, f"{SITE}    env:\n      UMASK: 0022\n")
-    assert "line 5, column 14: UMASK: 0022 is read by YAML as the number 18 (a leading 0 " \
-           "makes it octal), but an env value is text: quote it ('0022')" in got, got
+    assert "line 5, column 14: site 'a' (sites[0]): UMASK: 0022 is read by YAML as the " \
+           "number 18 (a leading 0 makes it octal), but an env value is text: quote it " \
+           "('0022')" in got, got
 
 
 def test_a_number_that_is_a_number_still_says_to_write_it_in_decimal(key_dir):

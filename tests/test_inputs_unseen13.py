@@ -71,7 +71,8 @@ def _ssh_site(port: str) -> str:
 def test_fault_a_port_in_another_base_is_refused_naming_its_line(tmp_path, written, said):
     """`port: 022` connected to port 18; `0x16` and `0b10110` to 22, `3:42` to 222, as
     YAML 1.1 reads them, which no one writing a port means (or writes that way)."""
-    assert _sites_refused(tmp_path, _ssh_site(written)) == f"line 5, column 13: {said}"
+    assert _sites_refused(tmp_path, _ssh_site(written)) == \
+        f"line 5, column 13: site 'alpha' (sites[0]): {said}"
 
 
 @pytest.mark.parametrize("written,port", [("22", 22), ("'022'", 22), ('"2222"', 2222),
@@ -91,7 +92,8 @@ def test_a_port_in_decimal_digits_is_read_as_written(tmp_path, written, port):
 def test_fault_other_whole_numbers_of_a_site_are_refused_too(tmp_path, field, line):
     msg = _sites_refused(tmp_path, "sites:\n  - name: alpha\n    transport:\n"
                                    f"      host: h\n      {field}\n")
-    assert msg.startswith(f"line 5, column {len(field.split(':')[0]) + 9}: {line}, not as "
+    assert msg.startswith(f"line 5, column {len(field.split(':')[0]) + 9}: site 'alpha' "
+                          f"(sites[0]): {line}, not as "
                           "written"), msg
 
 
@@ -139,7 +141,8 @@ def test_fault_diamond_sites_exits_2_on_an_octal_port(tmp_path):
                        cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     [line] = r.stderr.strip().splitlines()
-    assert line.startswith(f"diamond: sites file {sites}: line 5, column 13: port: 022 is "
+    assert line.startswith(f"diamond: sites file {sites}: line 5, column 13: site 'alpha' "
+                           "(sites[0]): port: 022 is "
                            "read by YAML as 18"), line
 
 

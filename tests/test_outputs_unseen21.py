@@ -704,7 +704,8 @@ def test_output_read(label, read, expected):
 
 @pytest.mark.parametrize("exit_status,read", [
     (-11, ("TIMEOUT", -11, "killed by PBS: walltime exceeded")),  # JOB_EXEC_OVERLIMIT_WT
-    (-10, ("FAILED", -10, "killed by PBS: resource limit (-10)")),  # OVERLIMIT_MEM
+    (-10, ("FAILED", -10, "out of memory: the job used more than the memory it was given "
+                          "(killed by PBS over its memory limit, Exit_status -10)")),
     (-12, ("FAILED", -12, "killed by PBS: resource limit (-12)")),  # OVERLIMIT_CPUT
     (-3, ("FAILED", -3, "job never ran (Exit_status -3)")),  # JOB_EXEC_RETRY, as before
 ])

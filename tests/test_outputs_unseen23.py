@@ -382,7 +382,8 @@ OUTPUTS += [
     ("bjobs -json: TERM_MEMLIMIT failed with 137 and its reason",
      lambda: brief(lsf.parse_status(json.dumps(BJOBS)))[1],
      ("901", "FAILED", "EXIT", 137,
-      "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit")),
+      "out of memory: the job used more than the memory it was given (TERM_MEMLIMIT: job "
+      "killed after reaching LSF memory usage limit)")),
     ("bjobs -json: TERM_RUNLIMIT is a timeout",
      lambda: brief(lsf.parse_status(json.dumps(BJOBS)))[2][:2], ("902", "TIMEOUT")),
     ("bjobs -json: PEND with its reason and a day's limit per host",

@@ -425,8 +425,9 @@ OUTPUTS: list[tuple[str, object, object]] = [
       at(2026, 12, 6, 7, 47, 39), at(2026, 12, 6, 7, 57, 39))),
     ("bhist -l: exit code 1 and TERM_MEMLIMIT, its reason joined over a wrap",
      lambda: ended(lsf.parse_accounting(BHIST))[1],
-     ("4102", "FAILED", 1, "TERM_MEMLIMIT: job killed after reaching LSF memory usage "
-                           "limit")),
+     ("4102", "FAILED", 1, "out of memory: the job used more than the memory it was given "
+                           "(TERM_MEMLIMIT: job killed after reaching LSF memory usage "
+                           "limit)")),
     ("bhist -l: killed by its owner: cancelled, an exit code wrapped inside its digits",
      lambda: ended(lsf.parse_accounting(BHIST))[2],
      ("4103", "CANCELLED", 137, "TERM_OWNER: job killed by owner")),
@@ -592,8 +593,9 @@ async def test_a_job_bjobs_forgot_ends_as_bhist_says(tmp_path) -> None:
         assert await journal.monitors["wren"].poll_once() == 1
         job = store.get_job("wren:4102")
         assert (job.state, job.exit_code, job.reason) == (
-            JobState.FAILED, 1, "TERM_MEMLIMIT: job killed after reaching LSF memory usage "
-                                "limit")
+            JobState.FAILED, 1, "out of memory: the job used more than the memory it was "
+                                "given (TERM_MEMLIMIT: job killed after reaching LSF memory "
+                                "usage limit)")
         assert transport.asked == ["bjobs", "bhist"]
     finally:
         await journal.stop()

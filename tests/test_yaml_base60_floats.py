@@ -34,7 +34,8 @@ def test_fault_a_base_60_float_in_a_sites_file_is_refused_naming_its_place(tmp_p
     with pytest.raises(BadInput) as e:
         load_config(p)
     assert str(e.value) == (
-        f"sites file {p}: line 5, column 26: connect_timeout_s: {written} is read by YAML as "
+        f"sites file {p}: line 5, column 26: site 'alpha' (sites[0]): connect_timeout_s: "
+        f"{written} is read by YAML as "
         f"{read}, not as written (numbers joined by ':' are one number in base 60): write "
         f"the number meant in decimal ({read} if that is it), or quote it ('{written}') if "
         "it is text")

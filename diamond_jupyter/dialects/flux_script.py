@@ -203,6 +203,22 @@ def submit_wait(d: Directive) -> SubmitWait | None:
     return None
 
 
+def orphan_directive(body: str) -> str | None:
+    """Why flux batch refuses a job whose commands `body` hold a line it reads as a
+    directive (`# flux: -N 4`, a here-document's included): directives stop at the first
+    command, and one after it is an error (RFC 36, an orphan directive); None when none."""
+    for lineno, line in enumerate(body.splitlines(), 1):
+        if _ANY_SENTINEL.match(line):
+            return (f"line {lineno} of the job's commands, `{line.strip()[:80]}`, is a flux "
+                    "directive after the first command: flux batch refuses the script (an "
+                    "orphan directive; it reads every line of the file, a here-document's "
+                    "too); move it up among the job's directives if it is meant for this "
+                    "job, or, if it is another script's text, write that script to a file "
+                    "of its own, or start the line with a letter (printf '# flux: ...\\n' "
+                    "> inner.sh)")
+    return None
+
+
 class FluxScript:
     submit_wait = staticmethod(submit_wait)
     name = "flux"

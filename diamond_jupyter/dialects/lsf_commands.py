@@ -34,7 +34,7 @@ from ..model import (
 from .base import AccountingReach
 from .dependencies import lsf_dependency
 from .lsf_fairshare import with_fair_share
-from .lsf_history import CANCEL_REASONS, TIMEOUT_REASONS, parse_bhist
+from .lsf_history import CANCEL_REASONS, TIMEOUT_REASONS, parse_bhist, with_memory_ending
 from .outputs_common import (
     MOST_SECONDS,
     FailureReading,
@@ -290,6 +290,8 @@ class LsfCommands(FailureReading, AccountingReach):
                 elif exit_reason.startswith(TIMEOUT_REASONS):
                     # its run limit, or the termination time `bsub -t` set (Slurm's DEADLINE)
                     state = JobState.TIMEOUT
+                else:
+                    reason = with_memory_ending(reason)
             elif stat == "PSUSP":
                 reason = reason or "held (PSUSP)"
             hosts = clean(r.get("EXEC_HOST"))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..model import JobState, JobStatus
-from .outputs_common import unread
+from .outputs_common import OUT_OF_MEMORY, unread
 
 _CONTINUATION = " " * 21
 _SEPARATOR = re.compile(r"-{20,}\s*")
@@ -32,6 +32,16 @@ _EVENT = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +((?:Jan|Feb|Mar|Apr|May|J
 CANCEL_REASONS = ("TERM_OWNER", "TERM_ADMIN", "TERM_FORCE_OWNER", "TERM_FORCE_ADMIN",
                   "TERM_REQUEUE_OWNER", "TERM_REQUEUE_ADMIN")
 TIMEOUT_REASONS = ("TERM_RUNLIMIT", "TERM_DEADLINE")
+# ... or killed at its memory limit (`bsub -M`, the queue's MEMLIMIT)
+MEMORY_REASONS = ("TERM_MEMLIMIT",)
+
+
+def with_memory_ending(reason: str | None) -> str | None:
+    """LSF's exit reason, led by what it means where it is the memory limit's
+    ('TERM_MEMLIMIT: job killed after reaching LSF memory usage limit')."""
+    if reason and reason.upper().startswith(MEMORY_REASONS):
+        return f"{OUT_OF_MEMORY} ({reason})"
+    return reason
 _STARTED = re.compile(r"Dispatched\b|Started\b|Starting \(Pid|Running with execution home")
 _WAITING = re.compile(r"Submitted from host|Pending:|Job has been requeued|Requeue")
 
@@ -131,4 +141,5 @@ def _record(jid: str, head: str, events: list[re.Match[str]],
         user=_field(head, "User"), partition=partition, submitted_at=submitted,
         started_at=started if state != JobState.PENDING else None,
         ended_at=ended if state.terminal else None,
-        exit_code=exit_code if state.terminal else None, reason=reason)
+        exit_code=exit_code if state.terminal else None,
+        reason=with_memory_ending(reason) if state == JobState.FAILED else reason)

@@ -1059,3 +1059,8 @@ class FailureReading:
         rather than an answer such as "unknown job id" (a job no longer in the queue): then
         nothing can be concluded about the jobs asked."""
         return unanswered(cls.name, exit_status, stderr)
+
+
+# an ending the job's program caused but the scheduler saw and recorded: said, its exit
+# code kept
+OUT_OF_MEMORY = "out of memory: the job used more than the memory it was given"

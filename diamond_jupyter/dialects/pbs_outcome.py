@@ -5,11 +5,17 @@ history (`qstat -x`) and the server's logs (`tracejob`) read alike through it.""
 from __future__ import annotations
 
 from ..model import JobState
-from .outputs_common import signed32
+from .outputs_common import OUT_OF_MEMORY, signed32
 
 # Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
 # -29; its -10 to -12 mean other things): memory, walltime, CPU time
 _TORQUE_OVERLIMIT = {-10: "memory", -11: "walltime", -12: "cput"}
+# PBS Pro's codes (job.h JOB_EXEC_KILL_*) for a job killed over a memory limit, and which
+_PBS_PRO_MEMORY = {-26: "vmem", -27: "mem", -31: "hpmem"}
+
+
+def _out_of_memory(limit: str, exit_status: int) -> str:
+    return f"{OUT_OF_MEMORY} (killed by PBS over its {limit} limit, Exit_status {exit_status})"
 
 
 def finished_state(
@@ -27,6 +33,11 @@ def finished_state(
         return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
     timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
     if exit_status < 0:
+        if torque and exit_status == -10:
+            return JobState.FAILED, exit_status, _out_of_memory("memory", exit_status)
+        if not torque and exit_status in _PBS_PRO_MEMORY:
+            return JobState.FAILED, exit_status, _out_of_memory(_PBS_PRO_MEMORY[exit_status],
+                                                                exit_status)
         if torque and exit_status in _TORQUE_OVERLIMIT:
             if exit_status == -11:
                 return JobState.TIMEOUT, exit_status, "killed by PBS: walltime exceeded"

@@ -70,6 +70,8 @@ _PBS = _compile([
     "deleted (qdel)", "killed by PBS: walltime exceeded", "killed by PBS: resource limit ({num})",
     "job never ran (Exit_status {num})", "walltime exceeded (signal {num})",
     "killed by signal {num}", "walltime exceeded",
+    "out of memory: the job used more than the memory it was given (killed by PBS over its "
+    "{name} limit, Exit_status {num})",
 ])
 _PBS_PREFIX = re.compile(r"(?:Not Running|Can Never Run): ")
 _HELD = re.compile(r"held \([A-Za-z?]{1,8}\)")  # the dialect's "held (u)", "held (PSUSP)"
@@ -115,6 +117,10 @@ _LSF = _compile([
     "TERM_FORCE_OWNER: job killed by owner without time for cleanup",
     "TERM_PREEMPT: job killed after preemption",
     "TERM_DEADLINE: job killed after deadline expires",
+    # the dialect's words before LSF's for a job killed at its memory limit
+    "out of memory: the job used more than the memory it was given (TERM_MEMLIMIT: job "
+    "killed after reaching LSF memory usage limit)",
+    "out of memory: the job used more than the memory it was given (TERM_MEMLIMIT)",
 ])
 _LSF_HOSTS = re.compile(rf"(?P<why>.+?): (?:{_SLOTS['hosts']})")
 

@@ -36,6 +36,7 @@ from .base import AccountingReach
 from .dependencies import ListedJob, sge_dependency, sge_named
 from .limits_text import parse_sge_calendars, parse_sge_quotas, with_status
 from .outputs_common import (
+    OUT_OF_MEMORY,
     FailureReading,
     clean,
     count_array_tasks,
@@ -483,6 +484,10 @@ class SgeCommands(FailureReading, AccountingReach):
                 jid = f"{jid}.{int(task)}"
             exit_status = to_int(((rec.get("exit_status") or "").split() or [None])[0])
             state, code, reason = finished_state(rec.get("failed"), exit_status)
+            if (over := _over_memory(rec)) and (state == JobState.FAILED and code == 137 or
+                                                state == JobState.TIMEOUT and
+                                                not _past_runtime(rec)):
+                state, reason = JobState.FAILED, f"{OUT_OF_MEMORY} ({over})"
             start = parse_local_time(rec.get("start_time"), self.tz, CTIME_FORMATS)
             st = JobStatus(
                 native_id=jid, state=state, native_state=clean(rec.get("failed")),
@@ -1258,8 +1263,7 @@ def _hard_runtime(j: ET.Element) -> int | None:
 def _category_runtime(category: str | None) -> int | None:
     """The run-time limit (h_rt, else s_rt) in a qacct category ("-l h_rt=900,h_vmem=4G
     -pe smp 3"), seconds; None when it names none or it is not a duration."""
-    requests = dict(kv.partition("=")[::2] for m in re.finditer(r"-l\s+(\S+)", category or "")
-                    for kv in m.group(1).split(","))
+    requests = _category_requests(category)
     for name in ("h_rt", "s_rt"):
         if name in requests:
             try:
@@ -1267,6 +1271,33 @@ def _category_runtime(category: str | None) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _category_requests(category: str | None) -> dict[str, str]:
+    """The `-l` requests of a qacct category ("-l h_rt=900,h_vmem=4G -pe smp 3")."""
+    return dict(kv.partition("=")[::2] for m in re.finditer(r"-l\s+(\S+)", category or "")
+                for kv in m.group(1).split(","))
+
+
+def _over_memory(rec: dict[str, str]) -> str | None:
+    """What a qacct record says of a job whose peak memory (maxvmem) reached its h_vmem
+    limit (per slot, so times its slots): "maxvmem 4.1G, h_vmem 4G"; None otherwise or
+    where either is not recorded."""
+    limit = _category_requests(rec.get("category")).get("h_vmem")
+    limit_mb = memory_mb(limit, default_unit="b")
+    peak_mb = memory_mb(rec.get("maxvmem"), default_unit="b")
+    slots = known_count(rec.get("slots")) or 1
+    if not limit_mb or peak_mb is None or peak_mb < limit_mb * slots:
+        return None
+    each = f"h_vmem {limit}" + (f" a slot, {slots} slots" if slots > 1 else "")
+    return f"maxvmem {clean(rec.get('maxvmem'))}, {each}"
+
+
+def _past_runtime(rec: dict[str, str]) -> bool:
+    """Whether a qacct record's job ran as long as its run-time limit (h_rt, s_rt)."""
+    limit = _category_runtime(rec.get("category"))
+    ran = to_int((rec.get("ru_wallclock") or "").split(".")[0].rstrip("s"))
+    return limit is not None and (ran is None or ran >= limit)
 
 
 def _worse(a: JobStatus, b: JobStatus) -> bool:

@@ -34,6 +34,7 @@ from ..model import (
 )
 from .base import AccountingReach, PrivateArgv
 from .outputs_common import (
+    OUT_OF_MEMORY,
     FailureReading,
     clean,
     count_array_tasks,
@@ -137,10 +138,6 @@ def scheduler_ending(native: Any) -> str | None:
     return _SCHEDULER_ENDINGS.get(re.split(r"[\s+]", s, maxsplit=1)[0] if s else "")
 
 
-# an ending the job's program caused but the scheduler saw: said, its exit code kept
-_OUT_OF_MEMORY = "out of memory: the job used more than the memory it was given"
-
-
 def ending_reason(native: Any) -> str | None:
     """What a job's ending state says beyond FAILED: the scheduler's ending, or the
     job running out of memory ('OUT_OF_MEMORY', 'OOM'); None for any other state."""
@@ -149,7 +146,7 @@ def ending_reason(native: Any) -> str | None:
     if isinstance(native, list):
         native = native[0] if native else ""
     s = (clean(native) or "").upper()
-    return _OUT_OF_MEMORY if s and re.split(r"[\s+]", s, maxsplit=1)[0] in (
+    return OUT_OF_MEMORY if s and re.split(r"[\s+]", s, maxsplit=1)[0] in (
         "OUT_OF_MEMORY", "OOM") else None
 
 

@@ -463,6 +463,7 @@ def read_swf(path: str | Path) -> SwfLog:
     dated: set[str] = set()  # StartTime, TimeZoneString: read among the comments already
     partition_lines: list[str] = []  # each "; Partition: 2 fat (128 processors)" after its key
     queue_lines: list[str] = []  # each "; Queue: 1 short [MaxRuntime: 3600]" after its key
+    zero_limit: tuple[int, str] | None = None  # the first "MaxRuntime: 0" (line, text)
     cleaned = False
     table = JobTable()
     blocks = _Blocks()
@@ -515,6 +516,8 @@ def read_swf(path: str | Path) -> SwfLog:
                             # 0, -1, a fraction (0.5) or no number (abc): no machine's size
                             unsized.setdefault(key, (lineno, text,
                                                      bool(_NO_SIZE.match(value))))
+                        elif key == "MaxRuntime" and count == 0 and _NO_SIZE.match(value):
+                            zero_limit = zero_limit or (lineno, text)  # no limit: said
                         elif key == "UnixStartTime" and count and count >= UNIX_MILLIS:
                             unread.setdefault(key, (lineno, text))  # milliseconds, said
                         elif count and key:
@@ -688,6 +691,11 @@ def read_swf(path: str | Path) -> SwfLog:
         per_node = procs // nodes
         parts["partitions"] = tuple((number, named, -(-size // per_node))
                                     for number, named, size in parts["partitions"])
+    if zero_limit and "MaxRuntime" not in given:
+        at, text = zero_limit
+        notes.append(f"the log's header gives MaxRuntime 0 (line {at}: {text!r}), a limit no "
+                     "job could run within: it is not read, as if the log gave none (jobs "
+                     "that request no time ask their queue's limit or their partition's)")
     queue_limits = _queue_limits(queue_lines, notes)
     return SwfLog(name=name, max_procs=max_procs, table=table, notes=tuple(notes),
                   unix_start=unix_start, max_runtime=header.get("MaxRuntime") or None,
@@ -747,6 +755,8 @@ _ZONE_OFFSETS = {"UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 12
                  "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780, "HST": -600,
                  "AKST": -540, "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420,
                  "MDT": -360, "EST": -300, "EDT": -240}
+# a TimeZone header's value: whole seconds east of UTC ("3600", "-18000")
+_SECONDS_EAST = re.compile(r"([+-]?\d{1,6})(?:\s*s(?:ec(?:onds?)?)?)?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
@@ -786,6 +796,18 @@ def _start_time(comments: list[str], notes: list[str]) -> int | None:
     if zone is None and abbr and abbr.upper() in _ZONE_OFFSETS:
         offset = _ZONE_OFFSETS[abbr.upper()]  # "Sun Jul 28 09:04:05 CEST 2002": +02:00
         return int(when.replace(tzinfo=dt.timezone(dt.timedelta(minutes=offset))).timestamp())
+    east = _SECONDS_EAST.fullmatch(fields.get("timezone", "").strip())
+    if zone is None and east:
+        # SWF 2.0-2.1's TimeZone: the seconds added to a Unix time to give the log's local
+        # time, one offset all year (2.2 deprecated it for TimeZoneString for that reason)
+        seconds = int(east.group(1))
+        if abs(seconds) <= 14 * 3600:
+            notes.append(f"the log's StartTime {text.strip()!r} is read with the header's "
+                         f"TimeZone, {seconds:+d} s from UTC (SWF 2.2 deprecated it: it "
+                         "ignores daylight saving, so a StartTime in summer time may be read "
+                         "an hour off; a TimeZoneString or UnixStartTime line would place the "
+                         "log exactly)")
+            return int(when.replace(tzinfo=dt.timezone.utc).timestamp()) - seconds
     if zone is None:
         notes.append(f"the log's header gives StartTime {text.strip()!r} and no UnixStartTime "
                      "nor a known TimeZoneString: when log second 0 was is not known (a "

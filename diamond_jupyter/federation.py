@@ -360,7 +360,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.keep_usage()  # every snapshot taken adds to its site's usage series
 
     # -- life cycle -------------------------------------------------------------------
-    async def start(self, *, recover: bool = True, resume_held: bool = False) -> Federation:
+    async def start(self, *, recover: bool = True, resume_held: bool = False,
+                    discover_sites: bool = False) -> Federation:
         """Start the engine and return it (a second call does nothing). With `recover` (the
         server's engine; the CLI and kernels pass False) first re-attach every unfinished job in
         the store to its site's monitor and resolve submissions whose answer was lost, by their
@@ -370,10 +371,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         recover: a kernel's, `diamond resume`) take and drive the held work no live engine
         drives (`resume_held`). Either way, look for held work again every `held_sweep_s`
         (work handed over after the start: a CLI's engine that closed), at most
-        HELD_SWEEP_MAX stagings and as many transfers a sweep."""
+        HELD_SWEEP_MAX stagings and as many transfers a sweep. With `discover_sites` (a
+        long-lived engine) every site not discovered yet is discovered in the background
+        from the start on (`discover_behind`): nothing here waits for it."""
         if self._started:
             return self
         self._started = True
+        if discover_sites:  # first: beside the recovery, which may take a while
+            self._tasks.extend(self.discover_behind())
         self._hedges_closing = False
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
@@ -405,6 +410,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for site in self.sites.values():
+            site.discovery.stop()
         await self.journal.stop()
         await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)

@@ -953,8 +953,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                      hold: bool = False, token: str | None = None,
                      script_sha256: str | None = None, force: bool = False,
                      hedge: int | None = None, hedge_group: str | None = None,
-                     placement: dict[str, Any] | None = None, fence: Fence | None = None
-                     ) -> Job:
+                     placement: dict[str, Any] | None = None, fence: Fence | None = None,
+                     reserved: bool = False) -> Job:
         """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
         reason when none can run it) and return the recorded Job (state PENDING or later). The
         intent is stored durably with a fresh `token` (or the given one) before the scheduler is
@@ -967,7 +967,40 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         With `hedge` N (site "auto" only) copies go to the N best sites allowing it and the
         first to start runs (`submit_hedged`); `hedge_group` and `placement` mark one such
         copy (internal). `fence`: the lease of the workflow whose step this is (internal):
-        LeaseLost, and nothing submitted, once another engine took the workflow over."""
+        LeaseLost, and nothing submitted, once another engine took the workflow over.
+        `reserved`: the intent of `token` was recorded already, durably, with a batch of a
+        workflow's steps (`WorkflowsMixin.reserve_step_submits`; internal): it is given its
+        prepared spec here, and closed as never submitted when this call fails before it.
+        """
+        if not reserved:
+            return await self._submit_one(spec, site, origin=origin, hold=hold, token=token,
+                                      script_sha256=script_sha256, force=force, hedge=hedge,
+                                      hedge_group=hedge_group, placement=placement,
+                                      fence=fence)
+        if token is None or hedge not in (None, 1) or script_sha256 is not None:
+            raise BadInput("a reserved submit is one step's, with its token, unhedged")
+        filled: list[bool] = []  # set once the intent holds the prepared spec
+        try:
+            return await self._submit_one(spec, site, origin=origin, hold=hold, token=token,
+                                      force=force, placement=placement, fence=fence,
+                                      reserved=filled)
+        except BaseException as e:
+            if not filled:  # failed before its intent was filled: nothing was sent
+                with contextlib.suppress(DiamondError):
+                    await self.journal.close_never_submitted(
+                        token, f"not submitted: {e}" if str(e) else "not submitted")
+            raise
+        finally:
+            self.journal.in_flight.discard(token)  # in flight since its batch was reserved
+
+    async def _submit_one(self, spec: JobSpec, site: str = "auto", *,
+                          origin: dict | None = None, hold: bool = False, token: str | None = None,
+                      script_sha256: str | None = None, force: bool = False,
+                      hedge: int | None = None, hedge_group: str | None = None,
+                      placement: dict[str, Any] | None = None, fence: Fence | None = None,
+                      reserved: list[bool] | None = None) -> Job:
+        """`submit`; `reserved` (a list) when the intent of `token` is recorded already: it
+        is filled here, and True appended to the list once it is."""
         if hedge is not None and hedge != 1:
             self.check_hedge_site(hedge, site)
             if token is not None or script_sha256 is not None:
@@ -994,13 +1027,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             raise BadInput(elsewhere)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         await target.know_name_limit()  # the name as the scheduler will keep it
-        if token is not None:
+        if token is not None and reserved is None:
             check_token(token)
             if (done := self.store.job_by_token(token)) is not None:
                 if done.native_id:
                     return done  # this plan was submitted already: never twice
                 raise plan_taken(token, done)  # in flight, or closed as never submitted
-        planned = token is not None  # another engine may submit the same approved plan
+        # another engine may submit the same approved plan
+        planned = token is not None and reserved is None
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
@@ -1017,8 +1051,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # is written only once the intent is this engine's.
         uploading = None if planned else upload()
         try:
-            job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin, hedge_group, fence, True)
+            if reserved is not None:
+                job = await asyncio.to_thread(self.store.fill_intent, token, prepared,
+                                              placement, fence)
+                reserved.append(True)
+            else:
+                job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
+                                              placement, origin, hedge_group, fence, True)
         except BaseException:
             if uploading is not None:
                 uploading.cancel()

@@ -258,6 +258,14 @@ class WorkflowsMixin(Database):
                 out.append(self._update_step(c, workflow_id, s.step, **s.fields))
             return out
 
+    def update_steps(self, workflow_id: str, updates: Iterable[tuple[str, dict[str, Any]]],
+                     fence: leases.Fence | None = None) -> list[StepRecord]:
+        """`update_step` for each (step name, its keywords) of `updates`, in one transaction
+        (a batch's submits recorded with their jobs: `WorkflowEngine._flush_submits`)."""
+        with self._write() as c:
+            self._check_fence(c, fence)
+            return [self._update_step(c, workflow_id, name, **kw) for name, kw in updates]
+
     def _update_step(self, c: sqlite3.Connection, workflow_id: str, name: str, *,
                      phase: str | None = None, site: str | None = None,
                      token: str | None = None, attempt: int | None = None,

@@ -1164,22 +1164,35 @@ class WorkflowEngine:
         await self.ops.reserve_submits(rec.id, [  # type: ignore[attr-defined]
             StepSubmit(p.name, p.site, p.token, p.spec, self._origin(rec, p), p.fields)
             for p in batch], self._fences.get(rec.id))
-        for i, p in enumerate(batch):
-            if self._stopped_meanwhile(rec):  # stopped while the batch went in
-                for left in batch[i:]:
-                    with contextlib.suppress(DiamondError):
-                        await self.ops.unreserve(  # type: ignore[attr-defined]
-                            left.token, "the workflow stopped before this step's submit")
-                return
-            await self._send(rec, wf, p, reserved=True)
+        # each step's job, once bound, recorded together at the end: a crash before leaves
+        # the step "submitting" with its job bound, which `_resubmit_lost` records so
+        sent: list[tuple[str, dict[str, Any]]] = []
+        try:
+            for i, p in enumerate(batch):
+                if self._stopped_meanwhile(rec):  # stopped while the batch went in
+                    for left in batch[i:]:
+                        with contextlib.suppress(DiamondError):
+                            await self.ops.unreserve(  # type: ignore[attr-defined]
+                                left.token, "the workflow stopped before this step's submit")
+                    return
+                await self._send(rec, wf, p, reserved=True, sent=sent)
+        finally:
+            # a stop meanwhile recorded these steps itself (their jobs cancelled); a lease
+            # lost leaves them "submitting" to the engine that took the workflow over
+            if sent and not self._stopped_meanwhile(rec):
+                with contextlib.suppress(LeaseLost):
+                    self.store.update_steps(rec.id, sent, fence=self._fences.get(rec.id))
+                self._written.setdefault(rec.id, set()).update(n for n, _ in sent)
 
     @staticmethod
     def _origin(rec: WorkflowRecord, p: _PendingSubmit) -> dict[str, Any]:
         return {"workflow": rec.id, "step": p.name, "attempt": p.attempt}
 
     async def _send(self, rec: WorkflowRecord, wf: Workflow, p: _PendingSubmit, *,
-                    reserved: bool = False) -> None:
-        """Send step `p.name`'s submit, recorded "submitting" already, and record its job."""
+                    reserved: bool = False,
+                    sent: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+        """Send step `p.name`'s submit, recorded "submitting" already, and record its job
+        (added to `sent`, where given, for its batch to record)."""
         name, spec, site, token, held, gate = p.name, p.spec, p.site, p.token, p.held, p.gate
         afterok, unqueued, copies, arriving, note = (p.afterok, p.unqueued, p.copies,
                                                      p.arriving, p.note)
@@ -1210,15 +1223,19 @@ class WorkflowEngine:
         if self._stopped_meanwhile(rec):  # its stop could not see this job yet
             await self._cancel_unended(rec.id, job)
             return
-        self._step(rec.id, name, phase=p.fields["data"]["planned"], job_id=job.id,
-                   event={"job": job.id, "held": held,
-                          "gate": gate.id if gate else None,
-                          **({"note": note} if note else {}),
-                          "afterok": [j for _, j in afterok],
-                          **({"before": unqueued} if unqueued else {}),
-                          # what the engine lines' placeholders were
-                          "copied": [list(c) for c in copies],
-                          "checked": arriving})
+        queued = dict(phase=p.fields["data"]["planned"], job_id=job.id,
+                      event={"job": job.id, "held": held,
+                             "gate": gate.id if gate else None,
+                             **({"note": note} if note else {}),
+                             "afterok": [j for _, j in afterok],
+                             **({"before": unqueued} if unqueued else {}),
+                             # what the engine lines' placeholders were
+                             "copied": [list(c) for c in copies],
+                             "checked": arriving})
+        if sent is None:
+            self._step(rec.id, name, **queued)
+        else:
+            sent.append((name, queued))
 
     def _stopped_meanwhile(self, rec: WorkflowRecord) -> bool:
         """The workflow is being stopped or ended (cancelled, failed) since `rec` was read,

@@ -167,3 +167,14 @@ async def test_a_crash_mid_batch_loses_no_step_and_submits_none_twice(tmp_path, 
         assert sorted(queued) == sorted(j.split(":")[1] for j in jobs)
     finally:
         await again.close()
+
+
+def test_the_fan_out_benchmark_runs_both_paths_on_the_same_workflow(tmp_path, capsys):
+    from benchmarks.workflow_fanout import main
+
+    out = main(["--steps", "6", "--repeats", "1", "--json", "--out", str(tmp_path)])
+    assert [r["mode"] for r in out["runs"]] == ["per_step", "batched"]
+    assert {r["steps"] for r in out["runs"]} == {7}
+    assert out["ratio_per_step_over_batched"] > 0
+    printed = capsys.readouterr().out
+    assert '"median_s"' in printed and (tmp_path / "workflow_fanout.md").exists()

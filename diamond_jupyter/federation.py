@@ -1051,9 +1051,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # is written only once the intent is this engine's.
         uploading = None if planned else upload()
         try:
-            if reserved is not None:
-                job = await asyncio.to_thread(self.store.fill_intent, token, prepared,
-                                              placement, fence)
+            if reserved is not None:  # no fsync (NORMAL): here, not a thread's round trip
+                job = self.store.fill_intent(token, prepared, placement, fence)
                 reserved.append(True)
             else:
                 job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,

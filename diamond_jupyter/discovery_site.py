@@ -108,6 +108,12 @@ class SiteDiscovery:
             return {"max_job_name": site.cfg.max_job_name, "max_job_name_source": "configured"}
         return {}
 
+    def stop(self) -> None:
+        """Cancel the discovery in flight, if any (the engine closes: its site does too)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+
     def expired(self) -> bool:
         """Whether a discovery was made and its TTL has passed: the next `describe` asks the
         site again (`cached` still has the last one)."""

@@ -360,7 +360,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         self.keep_usage()  # every snapshot taken adds to its site's usage series
 
     # -- life cycle -------------------------------------------------------------------
-    async def start(self, *, recover: bool = True, resume_held: bool = False) -> Federation:
+    async def start(self, *, recover: bool = True, resume_held: bool = False,
+                    discover_sites: bool = False) -> Federation:
         """Start the engine and return it (a second call does nothing). With `recover` (the
         server's engine; the CLI and kernels pass False) first re-attach every unfinished job in
         the store to its site's monitor and resolve submissions whose answer was lost, by their
@@ -370,10 +371,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         recover: a kernel's, `diamond resume`) take and drive the held work no live engine
         drives (`resume_held`). Either way, look for held work again every `held_sweep_s`
         (work handed over after the start: a CLI's engine that closed), at most
-        HELD_SWEEP_MAX stagings and as many transfers a sweep."""
+        HELD_SWEEP_MAX stagings and as many transfers a sweep. With `discover_sites` (a
+        long-lived engine) every site not discovered yet is discovered in the background
+        from the start on (`discover_behind`): nothing here waits for it."""
         if self._started:
             return self
         self._started = True
+        if discover_sites:  # first: beside the recovery, which may take a while
+            self._tasks.extend(self.discover_behind())
         self._hedges_closing = False
         if recover:
             await self.recover(intent_grace_s=self.intent_grace_s)
@@ -405,6 +410,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for site in self.sites.values():
+            site.discovery.stop()
         await self.journal.stop()
         await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)
@@ -953,8 +960,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                      hold: bool = False, token: str | None = None,
                      script_sha256: str | None = None, force: bool = False,
                      hedge: int | None = None, hedge_group: str | None = None,
-                     placement: dict[str, Any] | None = None, fence: Fence | None = None
-                     ) -> Job:
+                     placement: dict[str, Any] | None = None, fence: Fence | None = None,
+                     reserved: bool = False) -> Job:
         """Submit `spec` to `site` ("auto": the placement's choice, BadInput with every site's
         reason when none can run it) and return the recorded Job (state PENDING or later). The
         intent is stored durably with a fresh `token` (or the given one) before the scheduler is
@@ -967,7 +974,40 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         With `hedge` N (site "auto" only) copies go to the N best sites allowing it and the
         first to start runs (`submit_hedged`); `hedge_group` and `placement` mark one such
         copy (internal). `fence`: the lease of the workflow whose step this is (internal):
-        LeaseLost, and nothing submitted, once another engine took the workflow over."""
+        LeaseLost, and nothing submitted, once another engine took the workflow over.
+        `reserved`: the intent of `token` was recorded already, durably, with a batch of a
+        workflow's steps (`WorkflowsMixin.reserve_step_submits`; internal): it is given its
+        prepared spec here, and closed as never submitted when this call fails before it.
+        """
+        if not reserved:
+            return await self._submit_one(spec, site, origin=origin, hold=hold, token=token,
+                                      script_sha256=script_sha256, force=force, hedge=hedge,
+                                      hedge_group=hedge_group, placement=placement,
+                                      fence=fence)
+        if token is None or hedge not in (None, 1) or script_sha256 is not None:
+            raise BadInput("a reserved submit is one step's, with its token, unhedged")
+        filled: list[bool] = []  # set once the intent holds the prepared spec
+        try:
+            return await self._submit_one(spec, site, origin=origin, hold=hold, token=token,
+                                      force=force, placement=placement, fence=fence,
+                                      reserved=filled)
+        except BaseException as e:
+            if not filled:  # failed before its intent was filled: nothing was sent
+                with contextlib.suppress(DiamondError):
+                    await self.journal.close_never_submitted(
+                        token, f"not submitted: {e}" if str(e) else "not submitted")
+            raise
+        finally:
+            self.journal.in_flight.discard(token)  # in flight since its batch was reserved
+
+    async def _submit_one(self, spec: JobSpec, site: str = "auto", *,
+                          origin: dict | None = None, hold: bool = False, token: str | None = None,
+                      script_sha256: str | None = None, force: bool = False,
+                      hedge: int | None = None, hedge_group: str | None = None,
+                      placement: dict[str, Any] | None = None, fence: Fence | None = None,
+                      reserved: list[bool] | None = None) -> Job:
+        """`submit`; `reserved` (a list) when the intent of `token` is recorded already: it
+        is filled here, and True appended to the list once it is."""
         if hedge is not None and hedge != 1:
             self.check_hedge_site(hedge, site)
             if token is not None or script_sha256 is not None:
@@ -994,13 +1034,14 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             raise BadInput(elsewhere)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         await target.know_name_limit()  # the name as the scheduler will keep it
-        if token is not None:
+        if token is not None and reserved is None:
             check_token(token)
             if (done := self.store.job_by_token(token)) is not None:
                 if done.native_id:
                     return done  # this plan was submitted already: never twice
                 raise plan_taken(token, done)  # in flight, or closed as never submitted
-        planned = token is not None  # another engine may submit the same approved plan
+        # another engine may submit the same approved plan
+        planned = token is not None and reserved is None
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
         spec = await self.adapt_to_site(site, spec)  # module names, container runtime
@@ -1017,8 +1058,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # is written only once the intent is this engine's.
         uploading = None if planned else upload()
         try:
-            job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
-                                          placement, origin, hedge_group, fence, True)
+            if reserved is not None:  # no fsync (NORMAL): here, not a thread's round trip
+                job = self.store.fill_intent(token, prepared, placement, fence)
+                reserved.append(True)
+            else:
+                job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
+                                              placement, origin, hedge_group, fence, True)
         except BaseException:
             if uploading is not None:
                 uploading.cancel()

@@ -30,6 +30,22 @@ class DiscoverMixin:
         BadInput for an unknown site; SiteError when the site cannot be described."""
         return await self.site(site).discovery.describe(refresh=refresh)
 
+    def discover_behind(self) -> list[asyncio.Future]:
+        """Start the discovery of every site not discovered yet (its discovery enabled, no
+        one-time code awaited) and return at once: a long-lived engine calls it as it starts,
+        so a workflow's first submit finds its sites discovered, or shares the discovery in
+        flight, still waiting no longer than DISCOVERY_WAIT_S (issue 17). A site that cannot
+        be reached is logged and stays unknown: the next use asks it again, as before."""
+        started = []
+        for name, site in self.sites.items():
+            discovery = site.discovery
+            if site.cfg.discovery.enabled and discovery.cached() is None \
+                    and not site.needs_login:
+                task = asyncio.ensure_future(discovery.describe())
+                task.add_done_callback(_said_why(name))
+                started.append(task)
+        return started
+
     async def capabilities(self, *, only: list[str] | None = None,
                            max_wait_s: float = DISCOVERY_WAIT_S,
                            trees: list[str] | None = None) -> dict[str, SiteCapabilities]:
@@ -101,6 +117,15 @@ class DiscoverMixin:
             have = {m.full for m in c.software or []}
             c.software = [*(c.software or []), *(m for m in found if m.full not in have)]
             c.module_trees = [*(c.module_trees or []), tree.rstrip("/")]
+
+
+def _said_why(site: str):
+    """A background discovery's end: its failure logged (one line), never left unretrieved."""
+    def done(t: asyncio.Future) -> None:
+        if not t.cancelled() and t.exception() is not None:
+            log.info("%s: discovery at start failed (asked again at its next use): %s",
+                     site, t.exception())
+    return done
 
 
 def _quiet(t: asyncio.Future) -> None:

@@ -28,6 +28,7 @@ from .model import (
 if TYPE_CHECKING:
     from .leases import Fence
     from .placement import Placement
+    from .store.workflows import StepSubmit
     from .workflow.engine import Estimate, WorkflowEngine
     from .workflow.model import Workflow, WorkflowView
 
@@ -212,11 +213,33 @@ class _Ops:
             pl = None
         return _estimate(pl, site)
 
+    async def reserve_submits(self, workflow_id: str, submits: list[StepSubmit],
+                              fence: Fence | None = None) -> None:
+        """Record a batch of steps' submits (their steps "submitting", their jobs' intents)
+        in one durable write, before any of them is sent (`submit(reserved=True)` sends
+        each); their tokens are in flight meanwhile (no intent sweep looks them up)."""
+        self.fed.journal.in_flight.update(s.token for s in submits)
+        try:
+            await asyncio.to_thread(self.store.reserve_step_submits, workflow_id, submits,
+                                    fence)
+        except BaseException:
+            self.fed.journal.in_flight.difference_update(s.token for s in submits)
+            raise
+        await self.fed.journal.drain()
+
+    async def unreserve(self, token: str, reason: str) -> None:
+        """A reserved submit that will not be sent: its intent closed as never submitted."""
+        try:
+            await self.fed.journal.close_never_submitted(token, reason)
+        finally:
+            self.fed.journal.in_flight.discard(token)
+
     async def submit(self, spec: JobSpec, site: str, *, hold: bool, token: str,
-                     origin: dict[str, Any], fence: Fence | None = None) -> Job:
+                     origin: dict[str, Any], fence: Fence | None = None,
+                     reserved: bool = False) -> Job:
         try:
             job = await self.fed.submit(spec, site, hold=hold, token=token, origin=origin,
-                                        fence=fence)
+                                        fence=fence, reserved=reserved)
         except SubmitUnsure as lost:  # the site may have it: looked for in the background
             self.fed.start_looking_for(lost)
             raise

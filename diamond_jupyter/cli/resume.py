@@ -45,7 +45,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     async def go():
         fed = federation(args, min_poll_s=1.0, poll_interval_s=args.poll)
         try:
-            await fed.start(recover=False)
+            await fed.start(recover=False, discover_sites=True)  # long-lived
             return await drive_held(fed, args.timeout)
         finally:
             await fed.close()

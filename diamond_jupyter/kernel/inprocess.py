@@ -30,7 +30,7 @@ class LocalEngine(Engine):
 
                 fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0,
                                  use_login_holders=False)
-                await fed.start(recover=False, resume_held=True)  # long-lived
+                await fed.start(recover=False, resume_held=True, discover_sites=True)  # long-lived
                 self._fed = fed
             return self._fed
 

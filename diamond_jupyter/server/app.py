@@ -199,7 +199,7 @@ class DiamondApp(ExtensionApp):
         assert self.federation is not None
         self.bridge.attach(self.federation)
         try:
-            await self.federation.start()
+            await self.federation.start(discover_sites=True)
         except DiamondError as e:  # recovery failed: keep serving; the reason is logged
             self.log.warning("diamond: recovery at start failed: %s", one_line(str(e)))
         if self.llm_api_key:  # re-arm agent tasks that were waiting when the server stopped

@@ -144,33 +144,62 @@ class JobsMixin(Database):
         recorded, when another engine took the workflow over. `only_new`: SiteError when
         the token is recorded already (another engine submits the same approved plan: it
         alone sends it)."""
+        with self._write(durable=True) as c:
+            self._check_fence(c, fence)
+            return self._insert_intent(c, site, token, spec, placement, origin, hedge_group,
+                                       only_new)
+
+    def _insert_intent(self, c: sqlite3.Connection, site: str, token: str,
+                       spec: JobSpec | dict[str, Any] | None,
+                       placement: dict[str, Any] | None = None,
+                       origin: dict[str, Any] | None = None, hedge_group: str | None = None,
+                       only_new: bool = False) -> Job:
+        """`record_intent`'s row and event, inside the caller's transaction `c`."""
         if not site or ":" in site or not token or any(ch.isspace() for ch in token):
             raise BadInput(f"bad site {site!r} or token {token!r} for a submission")
         spec = JobSpec.model_validate(spec) if isinstance(spec, dict) else spec
-        with self._write(durable=True) as c:
+        row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
+        if row is not None:
+            if row["site"] != site:
+                raise BadInput(f"token {token!r} already used for {row['id']}")
+            if only_new:
+                raise plan_taken(token, row_to_job(row))
+            return row_to_job(row)
+        now, job_id = to_ts(utcnow()), provisional_id(site, token)
+        shown, sealed = to_js_sealed(spec, self.sealer)
+        c.execute(
+            "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
+            " spec, sealed_spec, placement, origin, created_at, updated_at, hedge_group)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
+             spec.working_directory if spec else None, spec.stdout if spec else None,
+             spec.stderr if spec else None, shown, sealed, to_js(placement), to_js(origin),
+             now, now, hedge_group))
+        said: dict[str, Any] = {"name": spec.name if spec else None}
+        if hedge_group:
+            said["hedge_group"] = hedge_group
+        self._event(c, "job.submitting", job_id, site, said)
+        return self._job(c, job_id)
+
+    def fill_intent(self, token: str, spec: JobSpec, placement: dict[str, Any] | None = None,
+                    fence: leases.Fence | None = None) -> Job:
+        """The intent of `token`, reserved before its spec was prepared for its site (a
+        workflow's batch, `WorkflowsMixin.reserve_step_submits`), given that spec: its name,
+        directories and paths as the submit sends them (NORMAL, as a bind: a process crash
+        loses nothing in WAL mode; the reserved row is already durable). `fence` as for
+        `record_intent`. BadInput for a token without an intent, or one already bound."""
+        with self._write() as c:
             self._check_fence(c, fence)
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
-            if row is not None:
-                if row["site"] != site:
-                    raise BadInput(f"token {token!r} already used for {row['id']}")
-                if only_new:
-                    raise plan_taken(token, row_to_job(row))
-                return row_to_job(row)
-            now, job_id = to_ts(utcnow()), provisional_id(site, token)
+            if row is None or row["native_id"] is not None:
+                raise BadInput(f"submission {token!r} has no open intent to fill")
             shown, sealed = to_js_sealed(spec, self.sealer)
-            c.execute(
-                "INSERT INTO jobs (id, site, name, state, token, workdir, stdout_path, stderr_path,"
-                " spec, sealed_spec, placement, origin, created_at, updated_at, hedge_group)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (job_id, site, spec.name if spec else None, JobState.UNKNOWN.value, token,
-                 spec.working_directory if spec else None, spec.stdout if spec else None,
-                 spec.stderr if spec else None, shown, sealed, to_js(placement), to_js(origin),
-                 now, now, hedge_group))
-            said: dict[str, Any] = {"name": spec.name if spec else None}
-            if hedge_group:
-                said["hedge_group"] = hedge_group
-            self._event(c, "job.submitting", job_id, site, said)
-            return self._job(c, job_id)
+            c.execute("UPDATE jobs SET name = ?, workdir = ?, stdout_path = ?, stderr_path = ?,"
+                      " spec = ?, sealed_spec = ?, placement = COALESCE(?, placement),"
+                      " updated_at = ? WHERE token = ?",
+                      (spec.name, spec.working_directory, spec.stdout, spec.stderr, shown,
+                       sealed, to_js(placement), to_ts(utcnow()), token))
+            return self._job(c, row["id"])
 
     def bind_native_id(self, token: str, native_id: str,
                        submitted_at: datetime | None = None,

@@ -13,16 +13,28 @@ import sqlite3
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from .. import leases
-from ..model import BadInput, utcnow
+from ..model import BadInput, JobSpec, utcnow
 from .codec import from_js, from_ts, redact, to_js, to_js_sealed, to_ts
 from .db import IN_CHUNK, Database
 
 WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
+
+
+class StepSubmit(NamedTuple):
+    """One step's submit in a batch (`reserve_step_submits`): its job's intent (site, token,
+    spec, origin) and the step's new fields (`update_step`'s keywords)."""
+
+    step: str
+    site: str
+    token: str
+    spec: JobSpec
+    origin: dict[str, Any]
+    fields: dict[str, Any]
 
 
 class StepRecord(BaseModel):
@@ -225,28 +237,64 @@ class WorkflowsMixin(Database):
         (the driving engine's lease), LeaseLost when another engine took the workflow over."""
         with self._write() as c:
             self._check_fence(c, fence)
-            row = c.execute("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
-                            (workflow_id, name)).fetchone()
-            if row is None:
-                raise BadInput(f"workflow {workflow_id} has no step {name!r}")
-            cur = _row_to_step(row)
-            new = cur.model_copy(update={k: v for k, v in (
-                ("phase", phase), ("site", site), ("token", token), ("attempt", attempt))
-                if v is not None})
-            new.token = new.token or None  # "" clears it
-            if reason is not None:
-                new.reason = redact(reason) or None
-            new.data = {**cur.data, **(data or {})}
-            c.execute("UPDATE workflow_steps SET phase = ?, site = ?, token = ?, attempt = ?,"
-                      " reason = ?, data = ?, updated_at = ? WHERE workflow_id = ? AND name = ?",
-                      (new.phase, new.site, new.token, new.attempt, new.reason, to_js(new.data),
-                       to_ts(utcnow()), workflow_id, name))
-            if new.phase != cur.phase or event is not None or new.token != cur.token:
-                self._event(c, "workflow.step", job_id, new.site, {
-                    "workflow_id": workflow_id, "step": name, "phase": new.phase,
-                    "previous": cur.phase, "attempt": new.attempt, "site": new.site,
-                    "reason": new.reason, **(event or {})})
-            return new
+            return self._update_step(c, workflow_id, name, phase=phase, site=site,
+                                     token=token, attempt=attempt, reason=reason, data=data,
+                                     event=event, job_id=job_id)
+
+    def reserve_step_submits(self, workflow_id: str, submits: Iterable[StepSubmit],
+                             fence: leases.Fence | None = None) -> list[StepRecord]:
+        """Record a batch of step submits about to be sent, in ONE durable transaction (one
+        fsync, not one a step): each step's new fields (phase "submitting", its token) and
+        its job's intent, as `update_step` and `record_intent` write them. Every step of the
+        batch is then either bound to its native id when its submit returns, or, after a
+        crash, found by the token in its job's name or closed as never submitted and
+        resubmitted, as a single submit's intent is. All or nothing; `fence` as for
+        `update_step`."""
+        with self._write(durable=True) as c:
+            self._check_fence(c, fence)
+            out = []
+            for s in submits:
+                self._insert_intent(c, s.site, s.token, s.spec, origin=s.origin)
+                out.append(self._update_step(c, workflow_id, s.step, **s.fields))
+            return out
+
+    def update_steps(self, workflow_id: str, updates: Iterable[tuple[str, dict[str, Any]]],
+                     fence: leases.Fence | None = None) -> list[StepRecord]:
+        """`update_step` for each (step name, its keywords) of `updates`, in one transaction
+        (a batch's submits recorded with their jobs: `WorkflowEngine._flush_submits`)."""
+        with self._write() as c:
+            self._check_fence(c, fence)
+            return [self._update_step(c, workflow_id, name, **kw) for name, kw in updates]
+
+    def _update_step(self, c: sqlite3.Connection, workflow_id: str, name: str, *,
+                     phase: str | None = None, site: str | None = None,
+                     token: str | None = None, attempt: int | None = None,
+                     reason: str | None = None, data: dict[str, Any] | None = None,
+                     event: dict[str, Any] | None = None, job_id: str | None = None
+                     ) -> StepRecord:
+        """`update_step` inside the caller's transaction `c`."""
+        row = c.execute("SELECT * FROM workflow_steps WHERE workflow_id = ? AND name = ?",
+                        (workflow_id, name)).fetchone()
+        if row is None:
+            raise BadInput(f"workflow {workflow_id} has no step {name!r}")
+        cur = _row_to_step(row)
+        new = cur.model_copy(update={k: v for k, v in (
+            ("phase", phase), ("site", site), ("token", token), ("attempt", attempt))
+            if v is not None})
+        new.token = new.token or None  # "" clears it
+        if reason is not None:
+            new.reason = redact(reason) or None
+        new.data = {**cur.data, **(data or {})}
+        c.execute("UPDATE workflow_steps SET phase = ?, site = ?, token = ?, attempt = ?,"
+                  " reason = ?, data = ?, updated_at = ? WHERE workflow_id = ? AND name = ?",
+                  (new.phase, new.site, new.token, new.attempt, new.reason, to_js(new.data),
+                   to_ts(utcnow()), workflow_id, name))
+        if new.phase != cur.phase or event is not None or new.token != cur.token:
+            self._event(c, "workflow.step", job_id, new.site, {
+                "workflow_id": workflow_id, "step": name, "phase": new.phase,
+                "previous": cur.phase, "attempt": new.attempt, "site": new.site,
+                "reason": new.reason, **(event or {})})
+        return new
 
     def set_workflow_state(self, workflow_id: str, state: str, reason: str | None = None,
                            fence: leases.Fence | None = None) -> WorkflowRecord:

@@ -101,6 +101,30 @@ SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed event
 OUTPUTS_RECHECK_S = 30.0  # a step's outputs the site did not answer about are asked again
 # estimates of fixed-site steps asked beside their submits at once (each reads its site)
 ESTIMATES_AT_ONCE = 4
+# steps of one pass whose submits are recorded in one durable write (`_flush_submits`):
+# one fsync a batch, not one a step; a batch is sent in seconds, well within the intent
+# sweep's grace, and a crash mid-batch leaves each of its steps bound or found by its token
+SUBMIT_BATCH = 100
+
+
+class _PendingSubmit(NamedTuple):
+    """A step's submit decided in a pass and not yet recorded: what `_send` sends."""
+
+    name: str
+    spec: JobSpec
+    site: str
+    token: str
+    fields: dict[str, Any]  # the step's "submitting" fields (`update_step`)
+    held: bool
+    gate: Job | None
+    placed: Estimate | None
+    sources: dict[str | None, int]
+    attempt: int
+    afterok: list[tuple[str, str | None]]
+    unqueued: list[str]
+    copies: list[tuple[str, str]]
+    arriving: list[str]
+    note: str
 
 
 class Estimate(NamedTuple):
@@ -135,6 +159,9 @@ class WorkflowOps(Protocol):
         """Submit a step's job; with `fence`, its intent is recorded only while that lease
         holds (LeaseLost, nothing submitted, else)."""
         ...
+    # optional: `reserve_submits(workflow_id, [StepSubmit], fence)` records a batch of
+    # steps' submits in one durable write, each then sent by `submit(..., reserved=True)`;
+    # `unreserve(token, reason)` closes one not sent. Without them each step is recorded alone.
     async def cancel(self, job: Job) -> None: ...
     async def release(self, job: Job) -> None: ...
     async def refresh(self, job: Job) -> Job: ...
@@ -403,6 +430,10 @@ class WorkflowEngine:
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
         self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
+        # the submits of the pass under way, by workflow, recorded together (`_flush_submits`)
+        self._batches: dict[str, list[_PendingSubmit]] = {}
+        # False: each step's submit recorded alone, as before issue 17 (benchmarks compare)
+        self.batch_submits = True
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -857,7 +888,23 @@ class WorkflowEngine:
         gang all at once; with `sited_only`, only the steps no placement decides (no gang
         member either), so none of them waits for another step's placement. A lost submit
         is looked for once an advance: the steps in `looked` were, those looked for now are
-        added. Returns `rec` as it is now."""
+        added. The submits of steps outside gangs are recorded in batches (`_flush_submits`)
+        where the operations allow it; a step whose upstream is in the batch waits for the
+        batch to go in first. Returns `rec` as it is now."""
+        if not (self.batch_submits and hasattr(self.ops, "reserve_submits")) \
+                or rec.id in self._batches:
+            return await self._submit_each(rec, wf, sited_only=sited_only, looked=looked)
+        self._batches[rec.id] = []
+        try:
+            rec = await self._submit_each(rec, wf, sited_only=sited_only, looked=looked)
+            await self._flush_submits(rec, wf)
+        finally:
+            self._batches.pop(rec.id, None)  # an error before its write: nothing recorded
+        return self._refreshed(rec)
+
+    async def _submit_each(self, rec: WorkflowRecord, wf: Workflow, *, sited_only: bool,
+                           looked: set[str] | None) -> WorkflowRecord:
+        """`_submit_ready`'s pass over the steps."""
         submitted_gangs: set[str] = set()
         looked = set() if looked is None else looked
         for name in wf.order():
@@ -865,6 +912,13 @@ class WorkflowEngine:
             if sited_only and (wf.step(name).gang
                                or self._planned_site(rec, wf, name) is None):
                 continue
+            step = wf.step(name)
+            batch = self._batches.get(rec.id)
+            if batch and (step.gang or st.phase == "submitting"
+                          or set(step.needs) & {p.name for p in batch}):
+                await self._flush_submits(rec, wf)  # what this step waits for goes in first
+                rec = self._refreshed(rec)
+                st = rec.step(name)
             if st.phase == "submitting" and name not in looked:
                 looked.add(name)
                 await self._resubmit_lost(rec, wf, name)
@@ -872,7 +926,6 @@ class WorkflowEngine:
                 st = rec.step(name)
             if st.phase != "waiting":
                 continue
-            step = wf.step(name)
             if step.gang:  # the members still to start go in together, all held
                 if step.gang in submitted_gangs:
                     continue
@@ -1130,9 +1183,8 @@ class WorkflowEngine:
         planned = "held" if held else "queued"
         # a placed step has its estimate; a fixed-site one is estimated beside its submit
         est = placed or Estimate(site, None, None)
-        self._stop_estimating(rec.id, name)  # an earlier submit's: never recorded now
-        self._step(rec.id, name, phase="submitting", site=site, token=token,
-                   reason=note, data={"planned": planned,
+        fields = dict(phase="submitting", site=site, token=token,
+                      reason=note, data={"planned": planned,
                                     "afterok": [n for n, _ in afterok],
                                     "tried": sorted(tried | {site}),
                                     "expected_end": est.end and est.end.isoformat(),
@@ -1143,13 +1195,78 @@ class WorkflowEngine:
                                                  for up in ups.values()),
                                     "before": unqueued,
                                     "rechecked": False})
-        if placed is None:
-            self._start_estimating(rec, wf, name, spec, site, sources)
+        pending = _PendingSubmit(name, spec, site, token, fields, held, gate, placed, sources,
+                                 st.attempt, afterok, unqueued, copies, arriving, note)
+        batch = self._batches.get(rec.id)
+        if batch is not None and not step.gang:  # recorded with the pass's others
+            batch.append(pending)
+            if len(batch) >= SUBMIT_BATCH:
+                await self._flush_submits(rec, wf)
+            return
+        self._stop_estimating(rec.id, name)  # an earlier submit's: never recorded now
+        self._step(rec.id, name, **fields)
+        await self._send(rec, wf, pending)
+
+    async def _flush_submits(self, rec: WorkflowRecord, wf: Workflow) -> None:
+        """Record the submits the pass decided (`_batches`) in one durable write, every
+        step "submitting" with its job's intent, then send them one by one as `_submit`
+        does. A crash before the write loses nothing (the steps are still waiting); after
+        it, each step is bound to its job or, its submit's answer never recorded, found by
+        the token in its job's name or closed as never submitted and submitted again
+        (`_resubmit_lost`), as a single submit is."""
+        batch = self._batches.get(rec.id)
+        if not batch:
+            return
+        self._batches[rec.id] = []
+        if self._stopped_meanwhile(rec):  # nothing recorded: nothing goes in now
+            return
+        from ..store.workflows import StepSubmit
+
+        for p in batch:
+            self._stop_estimating(rec.id, p.name)  # an earlier submit's: never recorded now
+            self._written.setdefault(rec.id, set()).add(p.name)
+        await self.ops.reserve_submits(rec.id, [  # type: ignore[attr-defined]
+            StepSubmit(p.name, p.site, p.token, p.spec, self._origin(rec, p), p.fields)
+            for p in batch], self._fences.get(rec.id))
+        # each step's job, once bound, recorded together at the end: a crash before leaves
+        # the step "submitting" with its job bound, which `_resubmit_lost` records so
+        sent: list[tuple[str, dict[str, Any]]] = []
+        try:
+            for i, p in enumerate(batch):
+                if self._stopped_meanwhile(rec):  # stopped while the batch went in
+                    for left in batch[i:]:
+                        with contextlib.suppress(DiamondError):
+                            await self.ops.unreserve(  # type: ignore[attr-defined]
+                                left.token, "the workflow stopped before this step's submit")
+                    return
+                await self._send(rec, wf, p, reserved=True, sent=sent)
+        finally:
+            # a stop meanwhile recorded these steps itself (their jobs cancelled); a lease
+            # lost leaves them "submitting" to the engine that took the workflow over
+            if sent and not self._stopped_meanwhile(rec):
+                with contextlib.suppress(LeaseLost):
+                    self.store.update_steps(rec.id, sent, fence=self._fences.get(rec.id))
+                self._written.setdefault(rec.id, set()).update(n for n, _ in sent)
+
+    @staticmethod
+    def _origin(rec: WorkflowRecord, p: _PendingSubmit) -> dict[str, Any]:
+        return {"workflow": rec.id, "step": p.name, "attempt": p.attempt}
+
+    async def _send(self, rec: WorkflowRecord, wf: Workflow, p: _PendingSubmit, *,
+                    reserved: bool = False,
+                    sent: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+        """Send step `p.name`'s submit, recorded "submitting" already, and record its job
+        (added to `sent`, where given, for its batch to record)."""
+        name, spec, site, token, held, gate = p.name, p.spec, p.site, p.token, p.held, p.gate
+        afterok, unqueued, copies, arriving, note = (p.afterok, p.unqueued, p.copies,
+                                                     p.arriving, p.note)
+        if p.placed is None:
+            self._start_estimating(rec, wf, name, spec, site, p.sources)
+        submit_kw = {"reserved": True} if reserved else {}
         try:
             job = await self.ops.submit(spec, site, hold=held and gate is None, token=token,
-                                        origin={"workflow": rec.id, "step": name,
-                                                "attempt": st.attempt},
-                                        fence=self._fences.get(rec.id))
+                                        origin=self._origin(rec, p),
+                                        fence=self._fences.get(rec.id), **submit_kw)
         except LeaseLost:
             raise
         except BadInput as e:
@@ -1170,15 +1287,19 @@ class WorkflowEngine:
         if self._stopped_meanwhile(rec):  # its stop could not see this job yet
             await self._cancel_unended(rec.id, job)
             return
-        self._step(rec.id, name, phase=planned, job_id=job.id,
-                   event={"job": job.id, "held": held,
-                          "gate": gate.id if gate else None,
-                          **({"note": note} if note else {}),
-                          "afterok": [j for _, j in afterok],
-                          **({"before": unqueued} if unqueued else {}),
-                          # what the engine lines' placeholders were
-                          "copied": [list(c) for c in copies],
-                          "checked": arriving})
+        queued = dict(phase=p.fields["data"]["planned"], job_id=job.id,
+                      event={"job": job.id, "held": held,
+                             "gate": gate.id if gate else None,
+                             **({"note": note} if note else {}),
+                             "afterok": [j for _, j in afterok],
+                             **({"before": unqueued} if unqueued else {}),
+                             # what the engine lines' placeholders were
+                             "copied": [list(c) for c in copies],
+                             "checked": arriving})
+        if sent is None:
+            self._step(rec.id, name, **queued)
+        else:
+            sent.append((name, queued))
 
     def _stopped_meanwhile(self, rec: WorkflowRecord) -> bool:
         """The workflow is being stopped or ended (cancelled, failed) since `rec` was read,

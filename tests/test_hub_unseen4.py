@@ -45,6 +45,7 @@ NAMED = "lab-4"
 # the jobs a restarted server must still follow: recovery of an unbound submit waits for
 # Federation's intent_grace_s (120 s) and runs every intent_sweep_s (30 s)
 RECOVERY_DEADLINE_S = 120 + 30 + 120
+SPAWN_FAILS_WITHIN_S = 60  # a fifth of the hub's default http_timeout
 
 
 class Hub(RealHub):
@@ -303,6 +304,9 @@ def test_a_malformed_hub_api_url_fails_the_spawn_and_the_good_one_keeps_the_jobs
         def failed() -> bool:
             _, info = hub.call(f"/hub/api/users/{user}", SERVICE_TOKEN)
             return "" not in info["servers"]
+        # JupyterHub 6 waits http_timeout whether or not the process is alive: its spawn's
+        # wait (User._wait_up) never polls it; only the POST's one poll at
+        # slow_spawn_timeout (10 s) answers 500 for a server that already exited
         wait_for(failed, 180, "the hub to give up carol's server", hub)
         assert hub.call(hub.server_path(user) + "diamond/api/state",
                         hub.tokens[user])[0] != 200
@@ -416,3 +420,53 @@ def test_the_hubs_variables_are_read_only_under_a_hub_and_a_missing_api_url_is_n
     problems = hub_environment_problems(missing)
     assert len(problems) == 1 and problems[0].startswith("JUPYTERHUB_API_URL is not set"), \
         problems
+
+
+def run_until_exit(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float,
+                   text: str) -> tuple[int | None, str]:
+    """Run CMD until it exits (its code) or TIMEOUT passes, or, once a line holds TEXT,
+    2 s more (None: still running, then stopped); its output."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if text in line:
+                seen.set()
+        seen.set()  # the output ended: the process did
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    seen.wait(timeout)  # set by TEXT; else the reader ends when the process does
+    try:
+        code: int | None = proc.wait(2)
+    except subprocess.TimeoutExpired:
+        code = None
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    reader.join(5)
+    return code, "".join(lines)
+
+
+def test_the_hubs_server_exits_at_once_on_a_malformed_url_and_a_plain_server_runs_on(
+        tmp_path):
+    """Under the hub (`jupyterhub.singleuser`) a malformed JUPYTERHUB_API_URL ends the
+    server with status 1, the line naming it kept; a plain `jupyter server` that only
+    inherited the same variables says the line and goes on serving."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "DIAMOND"))}
+    env.update(HUB_ENV, HOME=str(tmp_path), JUPYTERHUB_API_URL="hub.example/api")
+    said = "the hub's environment: JUPYTERHUB_API_URL='hub.example/api'"
+    started = time.monotonic()
+    code, out = run_until_exit([sys.executable, "-m", "jupyterhub.singleuser", "--allow-root",
+                                "--port=0"], env, tmp_path, 120, "is running at")
+    assert code == 1, out[-3000:]
+    assert said in out and "stopping the server" in out, out[-3000:]
+    assert time.monotonic() - started < SPAWN_FAILS_WITHIN_S, out[-3000:]
+    code, out = run_until_exit([sys.executable, "-m", "jupyter_server", "--allow-root",
+                                "--port=0"], env, tmp_path, 120, "is running at")
+    assert code is None and "is running at" in out, out[-3000:]
+    assert said in out and "stopping the server" not in out, out[-3000:]

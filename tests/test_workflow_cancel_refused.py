@@ -122,3 +122,62 @@ async def test_cancelling_the_workflow_asks_a_left_queued_run_once_more(runs):
     assert join.id in run.ops.cancels  # before this, only the steps' current jobs
     assert run.state()[0] == "CANCELLED"
     _each_job_once(run)
+
+
+async def test_fault_a_run_left_queued_is_asked_again_after_its_workflow_completed(runs):
+    """The cancel stays refused until the workflow completed: the sweep asks it again,
+    each time later (backed off), cancels only that run, and lets it go once cancelled, its
+    "stuck" attention ended by the CANCELLED state. Before: never asked after completion."""
+    run = await runs(ORDERED, _NeverThenRefused)
+    run.ops.journal = Journal(run.store, {})
+    run.ops.refusing.add("alpha")
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+    assert run.state() == ("COMPLETED", None)
+    assert run.store.get_job(join.id).state == JobState.PENDING  # still refused
+    eng, done = run.eng, {run.job(n).id for n in ("left", "mid", "join", "post")}
+    [(due, first)] = eng._left_queued.values()
+    await eng.cancel_left_queued(due - 1)  # not due yet: not asked
+    assert eng._left_queued[run.wid] == (due, first)
+    await eng.cancel_left_queued(due)  # refused again: the next ask waits twice as long
+    assert eng._left_queued[run.wid] == (due + 2 * first, 2 * first)
+    assert run.store.get_workflow(run.wid).step("join").data["uncancelled"] == [join.id]
+    run.ops.cancel_refused = False
+    await eng.cancel_left_queued(due + 2 * first)
+    assert join.id in run.ops.cancels and not done & set(run.ops.cancels)
+    assert run.store.get_job(join.id).state == JobState.CANCELLED  # the card's "stuck" ends
+    assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
+    assert run.wid not in eng._left_queued
+    cancels = list(run.ops.cancels)
+    await eng.cancel_left_queued(10**9)  # let go: never asked again
+    assert run.ops.cancels == cancels
+    _each_job_once(run)
+
+
+async def test_a_run_left_queued_that_the_scheduler_says_ended_is_let_go(runs):
+    """Its cancel still refused, but the scheduler now says it ended: not asked again."""
+    run = await runs(ORDERED, _NeverThenRefused)
+    run.ops.journal = Journal(run.store, {})
+    run.ops.refusing.add("alpha")
+    join = run.job("join")
+    await run.end("left", JobState.FAILED)
+    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+    assert run.state()[0] == "COMPLETED"
+    ended = run.store.get_job(join.id)
+
+    async def refresh(job: Job) -> Job:  # what the scheduler says now: it ended
+        run.store.apply_state(job.id, JobState.FAILED, exit_code=1)
+        return run.store.get_job(job.id)
+    run.ops.refresh = refresh
+    await run.eng.cancel_left_queued(10**9)
+    assert ended.state == JobState.PENDING and run.ops.cancels.count(join.id) == 0
+    assert run.store.get_job(join.id).state == JobState.FAILED
+    assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
+    assert run.wid not in run.eng._left_queued

@@ -26,7 +26,7 @@ from .admin import (
     setting_overrides,
 )
 from .events import EventBridge, register_schemas
-from .hub_env import hub_environment_problems
+from .hub_env import hub_environment_problems, runs_as_hub_single_user
 from .hub_stream import hub_checked_stream_route
 
 
@@ -168,8 +168,16 @@ class DiamondApp(ExtensionApp):
             self.error = str(e)
             self.log.warning("diamond: not configured: %s", one_line(str(e)))
         # said before JupyterHub's own extension (loaded after this one) retries a bad URL
-        for problem in hub_environment_problems(os.environ):
+        hub_problems = hub_environment_problems(os.environ)
+        for problem in hub_problems:
             self.log.error("diamond: the hub's environment: %s", problem)
+        if hub_problems and runs_as_hub_single_user(self.serverapp):
+            # JupyterHub's client would retry the URL until the hub's http_timeout (300 s);
+            # exiting now fails the spawn at once. SystemExit passes the extension
+            # manager, which swallows an Exception.
+            self.log.critical("diamond: stopping the server: the hub's environment is "
+                              "malformed (see above), so the hub could never reach it")
+            self.serverapp.exit(1)
         bound_hub_token_cache(self.serverapp.identity_provider, self.hub_token_check_s)
         # Schemas first: a socket only receives the schemas registered when it opened.
         register_schemas(self.serverapp.event_logger)

@@ -5,6 +5,7 @@ accepted, instead of the hub's client retrying a URL it cannot use (a traceback 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 # Set by every spawner: the server was started by a hub
@@ -47,3 +48,16 @@ def hub_environment_problems(environ: Mapping[str, str]) -> list[str]:
             problems.append(f"{name}={value!r} must start and end with '/' "
                             "(e.g. /user/alice/)")
     return problems
+
+
+def runs_as_hub_single_user(serverapp: Any) -> bool:
+    """Whether SERVERAPP is JupyterHub's single-user server: its `jupyterhub-singleuser`
+    extension is linked (JupyterHub >= 2 on Jupyter Server 2), or the server class is
+    JupyterHub's own (its older, non-extension mode). A plain `jupyter server` started
+    with the hub's variables left in its environment is not."""
+    if type(serverapp).__module__.startswith("jupyterhub."):
+        return True
+    manager = getattr(serverapp, "extension_manager", None)
+    apps = manager.extension_apps.values() if manager is not None else []
+    return any(getattr(app, "name", None) == "jupyterhub-singleuser"
+               for linked in apps for app in linked)

@@ -98,6 +98,11 @@ GANG_RECHECK_S = 5.0  # a gang that cannot start yet is looked at again this oft
 MOVE_GAIN_S = 30.0
 MOVE_GAIN_SHARE = 0.25
 SWEEP_S = 15.0  # unowned workflows adopted, owned ones re-checked (missed events)
+# an ended workflow's earlier runs still queued (their cancel refused): asked again by the
+# sweep after this, the wait doubling up to the cap, until each has ended
+LEFT_QUEUED_FIRST_S = SWEEP_S
+LEFT_QUEUED_MAX_S = 1800.0
+LEFT_QUEUED_SCAN = 500  # the most recent ended workflows looked at when the sweep starts
 OUTPUTS_RECHECK_S = 30.0  # a step's outputs the site did not answer about are asked again
 # estimates of fixed-site steps asked beside their submits at once (each reads its site)
 ESTIMATES_AT_ONCE = 4
@@ -434,6 +439,9 @@ class WorkflowEngine:
         self._batches: dict[str, list[_PendingSubmit]] = {}
         # False: each step's submit recorded alone, as before issue 17 (benchmarks compare)
         self.batch_submits = True
+        # ended workflows whose steps' earlier runs are still queued: id -> (when to ask
+        # again, on the loop's clock; the wait after that)
+        self._left_queued: dict[str, tuple[float, float]] = {}
         self.changed: asyncio.Event = asyncio.Event()  # set after every advance
 
     # -- life cycle ----------------------------------------------------------------------
@@ -442,10 +450,46 @@ class WorkflowEngine:
             self._sweeper = asyncio.ensure_future(self._sweep(every_s))
 
     async def _sweep(self, every_s: float) -> None:
+        with contextlib.suppress(Exception):  # those an engine stopped before left behind
+            for rec in self.store.list_workflows(WORKFLOW_DONE, limit=LEFT_QUEUED_SCAN):
+                self._note_left_queued(rec)
         while True:
             with contextlib.suppress(Exception):
                 await self.resume()
+            with contextlib.suppress(Exception):
+                await self.cancel_left_queued()
             await asyncio.sleep(every_s)
+
+    def _note_left_queued(self, rec: WorkflowRecord) -> None:
+        """Ended workflow `rec` has earlier runs still queued: asked again from the sweep."""
+        if rec.id not in self._left_queued and any(
+                st.data.get("uncancelled") for st in rec.steps):
+            delay = LEFT_QUEUED_FIRST_S
+            self._left_queued[rec.id] = (asyncio.get_running_loop().time() + delay, delay)
+
+    async def cancel_left_queued(self, now: float | None = None) -> None:
+        """Ask again to cancel the earlier runs an ended workflow left queued (due now,
+        `now` on the loop's clock): one the scheduler says ended is let go (its end, stored,
+        ends its "stuck" attention); the workflow is let go when none is left, else its
+        wait doubles (to LEFT_QUEUED_MAX_S)."""
+        now = asyncio.get_running_loop().time() if now is None else now
+        for wid, (due, delay) in list(self._left_queued.items()):
+            if due > now:
+                continue
+            try:
+                rec = self.store.get_workflow(wid)
+                for st in rec.steps:
+                    if st.data.get("uncancelled"):
+                        await self._cancel_again(rec, st.name)
+                        rec = self.store.get_workflow(wid)
+            except DiamondError as e:
+                log.info("workflow %s: its runs left queued not asked again: %s", wid, e)
+            else:
+                if not any(st.data.get("uncancelled") for st in rec.steps):
+                    del self._left_queued[wid]
+                    continue
+            delay = min(delay * 2, LEFT_QUEUED_MAX_S)
+            self._left_queued[wid] = (now + delay, delay)
 
     async def resume(self) -> list[str]:
         """Adopt every unfinished workflow no live engine drives, and advance it."""
@@ -679,9 +723,11 @@ class WorkflowEngine:
 
     async def _cancel_again(self, rec: WorkflowRecord, name: str) -> None:
         """Step `name`'s earlier runs whose cancel was refused (`_cancel_superseded`): each
-        not ended yet is asked to cancel again; one that ended, or was cancelled now, is
-        no longer noted. The step's own current job is never among them."""
+        not ended yet is asked to cancel again; one that ended (the scheduler asked after a
+        refusal), or was cancelled now, is no longer noted. The step's own current job is
+        never among them."""
         st = rec.step(name)
+        ended = rec.state in WORKFLOW_DONE  # no longer driven: its events route nowhere
         current = self._job(st)
         left: list[str] = []
         for job_id in st.data.get("uncancelled") or []:
@@ -691,11 +737,16 @@ class WorkflowEngine:
                 continue  # forgotten by the store: nothing to cancel by
             if job.state.terminal or (current is not None and current.id == job.id):
                 continue
-            self._jobs[job.id] = rec.id
-            self._check(rec.id)
+            if not ended:
+                self._jobs[job.id] = rec.id
+                self._check(rec.id)
             try:
                 await self.ops.cancel(job)
             except DiamondError as e:
+                with contextlib.suppress(DiamondError):
+                    job = await self.ops.refresh(job)
+                if job.state.terminal:
+                    continue  # it ended meanwhile, its end stored by the refresh
                 log.info("workflow %s step %s: %s still not cancelled: %s", rec.id, name,
                          job.id, e)
                 left.append(job_id)
@@ -982,6 +1033,8 @@ class WorkflowEngine:
         self.store.release_workflow(wid, self.ops.engine_id)
         self._fences.pop(wid, None)
         self._forget(wid)
+        with contextlib.suppress(DiamondError):
+            self._note_left_queued(self.store.get_workflow(wid))
 
     def _forget(self, wid: str) -> None:
         """What this engine noted of workflow `wid`'s jobs and steps (to route their events,

@@ -277,3 +277,32 @@ def test_a_sites_file_pointing_known_hosts_at_dev_null_is_refused(tmp_path):
     with pytest.raises(BadInput) as e:
         load_config(path)
     assert "known_hosts" in str(e.value) and "/dev/null" in str(e.value), str(e.value)
+
+
+# ---- the agent: what was approved is what runs --------------------------------------------------
+
+async def test_a_tool_call_changed_after_its_plan_was_shown_does_not_run(user, fake_llm):
+    """The plan shown and approved is `echo A`; between the showing and the run, the call's
+    input in the store becomes `echo EVIL` (the plan, and so its plan_sha256, untouched): the
+    approval runs the approved plan or nothing, never the changed call."""
+    from agents import engine_and_agent
+    from fake_llm import text, tool_use
+
+    fake_llm.script([tool_use("submit", {"script": "#!/bin/sh\necho A\n", "site": "alpha"})],
+                    [text("done")], [text("done")])
+    async with engine_and_agent(user.sites, user.store_path) as (fed, service):
+        task = await service.ask("submit A", approval="ask")
+        shown = await service.wait(task["id"], settled=True, timeout=60)
+        assert shown["state"] == "awaiting_approval", shown
+        data = fed.store.task_data_to_run(task["id"])
+        turn = data["turn"]
+        turn["calls"][-1]["input"]["script"] = "#!/bin/sh\necho EVIL\n"
+        data["pending"]["input"] = turn["calls"][-1]["input"]
+        fed.store.update_task(task["id"], data={"turn": turn, "pending": data["pending"]})
+        await service.approve(task["id"], shown["pending"]["plan_sha256"])
+        after = await service.wait(task["id"], settled=True, timeout=60)
+    # the changed call did not run: it is shown as a plan of its own, to be approved anew
+    assert sbatch_calls(user) == []
+    assert after["state"] == "awaiting_approval", after["state"]
+    assert "echo EVIL" in after["pending"]["plan"]["script"]
+    assert after["pending"]["plan_sha256"] != shown["pending"]["plan_sha256"]

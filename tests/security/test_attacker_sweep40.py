@@ -306,3 +306,22 @@ async def test_a_tool_call_changed_after_its_plan_was_shown_does_not_run(user, f
     assert after["state"] == "awaiting_approval", after["state"]
     assert "echo EVIL" in after["pending"]["plan"]["script"]
     assert after["pending"]["plan_sha256"] != shown["pending"]["plan_sha256"]
+
+
+async def test_a_slurmrestd_sites_output_linked_to_the_ssh_key_is_not_read(tmp_path):
+    """The same link read through a slurmrestd site's file door (no shell: SFTP-like reads)."""
+    from diamond_jupyter.config import SiteConfig
+    from diamond_jupyter.sites import NotARegularFile
+    from diamond_jupyter.sites_rest import RestSite
+    from diamond_jupyter.transports.local import LocalTransport
+
+    key = tmp_path / "id_rsa"
+    key.write_text("SECRETKEYMATERIAL\n")
+    (tmp_path / "job.out").symlink_to(key)
+    (tmp_path / "plain.out").write_text("hello\n")
+    site = RestSite(SiteConfig(name="beta-rest", workdir=str(tmp_path), transport={
+        "kind": "slurmrestd", "url": "http://127.0.0.1:9", "user": "me",
+        "token_file": "/nonexistent"}), files=LocalTransport("beta-rest", workdir=str(tmp_path)))
+    assert await site.tail(str(tmp_path / "plain.out")) == "hello\n"
+    with pytest.raises(NotARegularFile, match="is a symbolic link, not the file the job wrote"):
+        await site.tail(str(tmp_path / "job.out"))

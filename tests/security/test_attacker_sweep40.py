@@ -325,3 +325,36 @@ async def test_a_slurmrestd_sites_output_linked_to_the_ssh_key_is_not_read(tmp_p
     assert await site.tail(str(tmp_path / "plain.out")) == "hello\n"
     with pytest.raises(NotARegularFile, match="is a symbolic link, not the file the job wrote"):
         await site.tail(str(tmp_path / "job.out"))
+
+
+# ---- look-alikes, the store's own file, a secret in a refused body -------------------------------
+
+def test_a_site_name_with_a_look_alike_letter_never_reaches_another_site(user):
+    """`аlpha` with a Cyrillic а: refused as no site of the file, nothing submitted."""
+    res = user.run("submit", "--site", "\u0430lpha", "job.sh")
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "\u0430lpha" in res.stderr or "\\u0430" in res.stderr, res.stderr
+    assert sbatch_calls(user) == []
+
+
+async def test_mcp_a_job_id_of_shell_syntax_is_refused(user):
+    said = await mcp_refusal(user, "logs", {"job_id": f"alpha:$({PWN})"})
+    assert "job" in said.lower(), said
+    _no_pwned(user.root)
+    assert sbatch_calls(user) == []
+
+
+async def test_the_store_file_is_private_to_its_user(engine, tmp_path):
+    await engine.submit(JobSpec(script="#!/bin/bash\necho hi\n"), "here")
+    for p in tmp_path.glob("store.sqlite3*"):
+        assert p.stat().st_mode & 0o077 == 0, (p, oct(p.stat().st_mode))
+
+
+async def test_a_secret_in_a_refused_rest_body_is_not_in_the_server_log(rest, caplog):
+    key = "sk-ant-api03-" + "Q" * 40
+    caplog.set_level(logging.DEBUG)
+    body = ('{"spec": {"script": "#!/bin/bash\\nexport ANTHROPIC_API_KEY=' + key
+            + '\\n", "queue": "-x"}, "site": "here"}').encode()
+    code, reply = await rest("POST", "jobs", body)
+    assert code == 400 and "queue" in reply["message"], (code, reply)
+    assert key not in caplog.text

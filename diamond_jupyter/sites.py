@@ -1393,9 +1393,9 @@ class Site:
         # (/dev/zero never ends), which the job may have put in its output's place, is not;
         # nor a link (the job's output is untrusted: a link to ~/.ssh/id_rsa would show the
         # key to whoever reads the logs)
-        argv = ["sh", "-c", f'if [ -L "$2" ]; then echo "{A_LINK}" >&2; exit 3; fi; '
-                f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
-                f'exit 3; fi; {read}', "sh", str(int(start) + 1), path, str(int(max_bytes))]
+        argv = ["sh", "-c", f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
+                f'exit 3; fi; if [ -L "$2" ]; then echo "{A_LINK}" >&2; exit 3; fi; {read}',
+                "sh", str(int(start) + 1), path, str(int(max_bytes))]
         res = await self.transport.run(argv, check=False)
         if not res.ok:
             if "No such file" in res.stderr:

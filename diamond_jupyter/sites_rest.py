@@ -469,13 +469,14 @@ class RestSite(Site):
         untrusted: a link to ~/.ssh/id_rsa would show the key)."""
         if self.files is None:
             raise self._no_files(f"reading the job's log {path}")
-        st = await self.files.stat(self.expand(path), follow_links=False)
+        st = await self.files.stat(self.expand(path))  # (links followed)
         if st is None:
             return None
-        if stat.S_ISLNK(st.mode):
-            raise NotARegularFile.link_at(self.name, self.expand(path))
         if not stat.S_ISREG(st.mode):
             raise NotARegularFile.at(self.name, self.expand(path))
+        linked = await self.files.stat(self.expand(path), follow_links=False)
+        if linked is None or stat.S_ISLNK(linked.mode):
+            raise NotARegularFile.link_at(self.name, self.expand(path))
         if start > 0:  # what the file held before: left out
             max_bytes = max(0, min(max_bytes, st.size - start))
             if not max_bytes:

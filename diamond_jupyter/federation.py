@@ -1809,6 +1809,15 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         return redact(value)
 
     @staticmethod
+    def without_held_secrets(text: str) -> str:
+        """`text` with the values of this process's secret-named environment variables
+        (ANTHROPIC_API_KEY, a Globus or slurmrestd token ...) replaced by ***: for an answer
+        that quotes a site's words to a client (a site's error may echo one)."""
+        from .store import redact_environment
+
+        return redact_environment(text)
+
+    @staticmethod
     def read_script(path: str | Path, *, name: str | None = None) -> str:
         """The job script file at `path` as text (bytes that are not UTF-8 replaced). BadInput
         when it cannot be read or is binary, or is a pipe nothing writes to; `name`: how

@@ -1400,15 +1400,20 @@ class Site:
         `$2`: its path; `$3`: a byte count); None when the file does not exist."""
         path = await self.resolve(path)
         # only a regular file is read: a FIFO (no writer: `tail` waits for ever) or a device
-        # (/dev/zero never ends), which the job may have put in its output's place, is not
+        # (/dev/zero never ends), which the job may have put in its output's place, is not;
+        # nor a link (the job's output is untrusted: a link to ~/.ssh/id_rsa would show the
+        # key to whoever reads the logs)
         argv = ["sh", "-c", f'if [ -e "$2" ] && [ ! -f "$2" ]; then echo "{NOT_A_FILE}" >&2; '
-                f'exit 3; fi; {read}', "sh", str(int(start) + 1), path, str(int(max_bytes))]
+                f'exit 3; fi; if [ -L "$2" ]; then echo "{A_LINK}" >&2; exit 3; fi; {read}',
+                "sh", str(int(start) + 1), path, str(int(max_bytes))]
         res = await self.transport.run(argv, check=False)
         if not res.ok:
             if "No such file" in res.stderr:
                 return None
             if NOT_A_FILE in res.stderr:
                 raise NotARegularFile.at(self.name, path)
+            if A_LINK in res.stderr:
+                raise NotARegularFile.link_at(self.name, path)
             raise SiteError(f"{self.name}: cannot read {path}: {res.stderr.strip()}")
         if "No such file" in res.stderr:  # a pipe's status is its last command's
             return None
@@ -1419,15 +1424,23 @@ class Site:
 
 
 NOT_A_FILE = "diamond: not a regular file"
+A_LINK = "diamond: a symbolic link"
 
 
 class NotARegularFile(SiteError):
-    """A job's log is a FIFO, a device or a link to one (never read: it may never end)."""
+    """A job's log is a FIFO, a device or a symbolic link (never read: it may never end, or
+    show a file the job was not given, such as the user's SSH key)."""
 
     @classmethod
     def at(cls, site: str, path: str) -> NotARegularFile:
         return cls(f"{site}: {path} is not a regular file (a FIFO, a device or a link to "
                    "one): not read")
+
+    @classmethod
+    def link_at(cls, site: str, path: str) -> NotARegularFile:
+        return cls(f"{site}: {path} is a symbolic link, not the file the job wrote: not "
+                   "read (job output is untrusted; a link could show any file of yours, "
+                   "such as ~/.ssh/id_rsa)")
 
 
 def queue_too_large(site: str, e: OutputTooLarge) -> str:

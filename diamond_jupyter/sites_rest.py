@@ -465,7 +465,8 @@ class RestSite(Site):
         """The end of a log, read through the file door (SFTP reads: no command runs),
         after its first `start` bytes. A log that is not a regular file (a FIFO, a device,
         or a link to one: its reading could wait for ever or never end) is not read
-        (NotARegularFile), as on a site with a shell."""
+        (NotARegularFile), as on a site with a shell; nor is a symbolic link (job output is
+        untrusted: a link to ~/.ssh/id_rsa would show the key)."""
         if self.files is None:
             raise self._no_files(f"reading the job's log {path}")
         st = await self.files.stat(self.expand(path))  # (links followed)
@@ -473,6 +474,9 @@ class RestSite(Site):
             return None
         if not stat.S_ISREG(st.mode):
             raise NotARegularFile.at(self.name, self.expand(path))
+        linked = await self.files.stat(self.expand(path), follow_links=False)
+        if linked is None or stat.S_ISLNK(linked.mode):
+            raise NotARegularFile.link_at(self.name, self.expand(path))
         if start > 0:  # what the file held before: left out
             max_bytes = max(0, min(max_bytes, st.size - start))
             if not max_bytes:

@@ -63,6 +63,18 @@ class ApiError(HTTPError):
         self.code, self.message, self.headers = code, message, headers or {}
 
 
+def _redacted(message: str) -> str:
+    from ..federation import Federation
+
+    return Federation.redacted(message)
+
+
+def _without_held_secrets(message: str) -> str:
+    from ..federation import Federation
+
+    return Federation.without_held_secrets(message)
+
+
 def api(method: F) -> F:
     """Map engine errors to HTTP statuses (BadInput 400, SiteError 502, others 500)."""
 
@@ -70,16 +82,19 @@ def api(method: F) -> F:
     async def inner(self: DiamondHandler, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
-        except BadInput as e:
-            raise ApiError(400, "bad-input", str(e)) from None
+        except BadInput as e:  # it may quote the client's own request (kept) or a site's
+            # words (a refusal that echoes a token from this server's environment: not kept)
+            raise ApiError(400, "bad-input", _without_held_secrets(str(e))) from None
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(x) for x in first["loc"]) or "body"
             raise ApiError(400, "bad-input", f"{where}: {first['msg']}") from None
+        # a site's or the engine's words are not the client's own: they may quote a secret
+        # (a site's error echoing a token from the environment), so they go redacted
         except SiteError as e:
-            raise ApiError(502, "site-error", str(e)) from None
+            raise ApiError(502, "site-error", _redacted(str(e))) from None
         except DiamondError as e:
-            raise ApiError(500, "engine-error", str(e)) from None
+            raise ApiError(500, "engine-error", _redacted(str(e))) from None
 
     return inner  # type: ignore[return-value]
 
@@ -98,6 +113,13 @@ class DiamondHandler(APIHandler):
     # a route whose POST reads only its path (cancel, release, login): a body it is sent is
     # refused by `refuse_a_body` (400), whatever its Content-Type, never passed over
     takes_no_body = False
+
+    def _request_summary(self) -> str:
+        """The request as Tornado logs an error's (`404 GET /path?query (ip)`): its query
+        without secrets (a `?token=...` given in the URL is the server's own token)."""
+        from ..federation import Federation
+
+        return Federation.redacted(super()._request_summary())
 
     async def prepare(self) -> None:  # type: ignore[override]
         await super().prepare()

@@ -4,6 +4,7 @@ decoded into models. Every JSON blob and free text goes through `redact()`."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -200,6 +201,30 @@ def _redact_pem(text: str) -> str:
     return "".join(out) + text[last:] if out else text
 
 
+# A secret the user keeps in the environment (ANTHROPIC_API_KEY, a Globus or slurmrestd
+# token) may come back in any shape, e.g. quoted by a site's error: its value goes wherever it
+# appears. Only values long enough not to be a common word (`DB_PASS=x` would hide every x).
+MIN_ENVIRONMENT_SECRET = 12
+
+
+@lru_cache(maxsize=4)
+def _environment_secrets(named: tuple[tuple[str | bytes, str | bytes], ...]
+                         ) -> re.Pattern[str] | None:
+    """One pattern of the secret-named variables' values (None: there are none)."""
+    pairs = ((os.fsdecode(k), os.fsdecode(v)) for k, v in named)
+    values = sorted({v for k, v in pairs if _SECRET_KEY.search(k) and not _NOT_THE_SECRET
+                     .search(k) and len(v) >= MIN_ENVIRONMENT_SECRET}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+def redact_environment(text: str) -> str:
+    """`text` without the values of secret-named environment variables."""
+    # the environment as the process holds it (undecoded: read for every string redacted)
+    held = getattr(os.environ, "_data", os.environ)
+    found = _environment_secrets(tuple(held.items()))
+    return found.sub(REDACTED, text) if found is not None else text
+
+
 def redact(value: Any, _secret: bool = False) -> Any:
     """Copy of a JSON-like value with secrets replaced by "***".
 
@@ -217,7 +242,7 @@ def redact(value: Any, _secret: bool = False) -> Any:
             return REDACTED if value else value
         value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
         value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
-        return _SECRET_VALUE.sub(REDACTED, value)
+        return redact_environment(_SECRET_VALUE.sub(REDACTED, value))
     return value
 
 

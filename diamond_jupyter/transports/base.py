@@ -297,7 +297,10 @@ class Transport(Protocol):
         what it grows to while copied) is not copied: `fetch_too_large`."""
         ...
 
-    async def stat(self, path: str) -> FileStat | None: ...
+    async def stat(self, path: str, *, follow_links: bool = True) -> FileStat | None:
+        """What `path` is (None: nothing there); with `follow_links=False`, a symbolic link
+        itself (its mode S_ISLNK), not what it leads to."""
+        ...
 
     async def read_end(self, path: str, max_bytes: int) -> bytes | None:
         """The last `max_bytes` bytes of a file (the whole of a smaller one), without running

@@ -317,10 +317,10 @@ class LocalTransport:
         except OSError as e:
             raise SiteError(f"{self.name}: cannot read {path}: {e.strerror}") from None
 
-    async def stat(self, path: str) -> FileStat | None:
+    async def stat(self, path: str, *, follow_links: bool = True) -> FileStat | None:
         p = self._path(path)
         try:
-            st = await asyncio.to_thread(p.stat)
+            st = await asyncio.to_thread(p.stat, follow_symlinks=follow_links)
         except FileNotFoundError:
             return None
         except OSError as e:

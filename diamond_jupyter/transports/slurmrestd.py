@@ -357,7 +357,7 @@ class SlurmRestTransport:
                        max_bytes: int | None = None) -> None:
         raise self._cannot("copying a file out")
 
-    async def stat(self, path: str):
+    async def stat(self, path: str, *, follow_links: bool = True):
         raise self._cannot("looking at a file")
 
     async def list_files(self, root: str, *, max_depth: int = 3, limit: int = 10000,

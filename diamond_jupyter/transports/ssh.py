@@ -586,8 +586,8 @@ class SSHTransport(ShellMixin):
         return await self._sftp_call(f"cannot read {path}", ssh_sftp.read_end, path,
                                      int(max_bytes))
 
-    async def stat(self, path: str) -> FileStat | None:
-        return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path)
+    async def stat(self, path: str, *, follow_links: bool = True) -> FileStat | None:
+        return await self._sftp_call(f"cannot stat {path}", ssh_sftp.stat, path, follow_links)
 
     async def link_target(self, path: str) -> tuple[str, str | None]:
         return await self._sftp_call(f"cannot read the link {path}", ssh_sftp.link_target,

@@ -118,10 +118,11 @@ def read_end(sftp: paramiko.SFTPClient, home: str, path: str, max_bytes: int) ->
         return b"".join(f.readv([(o, min(REQ, size - o)) for o in range(start, size, REQ)]))
 
 
-def stat(sftp: paramiko.SFTPClient, home: str, path: str) -> FileStat | None:
+def stat(sftp: paramiko.SFTPClient, home: str, path: str, follow_links: bool = True
+         ) -> FileStat | None:
     p = absolute(home, path)
     try:
-        a = sftp.stat(p)
+        a = sftp.stat(p) if follow_links else sftp.lstat(p)
     except FileNotFoundError:
         return None
     mode = a.st_mode or 0

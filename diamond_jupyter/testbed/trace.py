@@ -756,7 +756,7 @@ _ZONE_OFFSETS = {"UTC": 0, "GMT": 0, "WET": 0, "WEST": 60, "CET": 60, "CEST": 12
                  "AKST": -540, "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420,
                  "MDT": -360, "EST": -300, "EDT": -240}
 # a TimeZone header's value: whole seconds east of UTC ("3600", "-18000")
-_SECONDS_EAST = re.compile(r"([+-]?\d{1,6})(?:\s*s(?:ec(?:onds?)?)?)?")
+_SECONDS_EAST = re.compile(r"([+-]?[0-9]{1,6})(?:\s*s(?:ec(?:onds?)?)?)?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 

@@ -694,6 +694,8 @@ class QueueWait:
     # never seen (counted as a start of that wait, a queue its users gave up on would look
     # short; left out, as long)
     left: bool = False
+    nodes: int | None = None  # the nodes it asked (None: not known)
+    walltime_s: float | None = None  # the time it asked (None: not known)
 
     @property
     def censored(self) -> bool:
@@ -728,18 +730,21 @@ def view_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                 recent[j.native_id] = every[j.native_id] = QueueWait(
                     j.partition, j.cpus, max(0.0, (j.ended_at - j.submitted_at)
                                              .total_seconds()),
-                    submitted_at=j.submitted_at.timestamp(), user=j.user, left=True)
+                    submitted_at=j.submitted_at.timestamp(), user=j.user, left=True,
+                    nodes=j.nodes, walltime_s=j.walltime_s)
         elif j.started_at is not None:
             if 0 <= (now - j.started_at).total_seconds() <= window_s:
                 recent[j.native_id] = every[j.native_id] = QueueWait(
                     j.partition, j.cpus, max(0.0, (j.started_at - j.submitted_at)
                                              .total_seconds()),
-                    submitted_at=j.submitted_at.timestamp(), user=j.user)
+                    submitted_at=j.submitted_at.timestamp(), user=j.user, nodes=j.nodes,
+                    walltime_s=j.walltime_s)
         elif j.state == JobState.PENDING and (
                 waited := (now - j.submitted_at).total_seconds()) >= 0:
             every[j.native_id] = w = QueueWait(j.partition, j.cpus, waited, waiting=True,
                                                submitted_at=j.submitted_at.timestamp(),
-                                               user=j.user)
+                                               user=j.user, nodes=j.nodes,
+                                               walltime_s=j.walltime_s)
             if waited <= window_s:
                 recent[j.native_id] = w
     return recent, every
@@ -1058,6 +1063,69 @@ def own_drain_bound(waits: Iterable[QueueWait], user: str | None, ahead: int | N
     return ahead / poisson_rate_lower(starts, now - since), starts
 
 
+SIMILAR_SIZE_FACTORS = (2, 4, 8, 16)  # a job like it asks within this factor of its nodes
+# (or CPUs where nodes are not known), the narrowest first
+MIN_SIMILAR_WAITS = 29  # the fewest waits with a QBETS 90% bound at 95% confidence
+# (`quantile_upper_index`: with 29 it is the longest wait)
+
+
+@dataclass(frozen=True)
+class SimilarBound:
+    """A bound on a new job's wait from the waits of jobs like it: (seconds, how many
+    waits, which jobs in words: "4-16 nodes, asking 1:04-4:16 h")."""
+
+    seconds: float
+    samples: int
+    of: str
+
+
+@dataclass(frozen=True)
+class SimilarClass:
+    """Jobs whose size (`unit`: "nodes" or "CPUs") lies in [low, high] and, where
+    `request` is set, whose time asked is in that class (`request_class`)."""
+
+    unit: str
+    low: int
+    high: int
+    request: str | None = None
+
+    def holds(self, w: QueueWait) -> bool:
+        size = w.nodes if self.unit == "nodes" else w.cpus
+        return size is not None and self.low <= size <= self.high and (
+            self.request is None or request_class(w.walltime_s) == self.request)
+
+    @property
+    def words(self) -> str:
+        size = f"{self.low}-{self.high}" if self.high > self.low else f"{self.low}"
+        unit = self.unit[:-1] if self.high == self.low == 1 else self.unit
+        return f"{size} {unit}" + ("" if self.request is None
+                                   else f", asking {_request_words(self.request)}")
+
+
+def _request_words(cls: str) -> str:
+    """A `request_class` in words: "1:04-4:16 h", "over 17:04 h"."""
+    limits = (0.0, *REQUEST_CLASS_LIMITS_S)
+    def hm(s: float) -> str:
+        return f"{int(s // 3600)}:{int(s % 3600 // 60):02d}"
+    if cls == "long":
+        return f"over {hm(limits[-1])} h"
+    i = limits.index(float(cls[2:-1]))
+    return f"{hm(limits[i - 1])}-{hm(limits[i])} h"
+
+
+def similar_classes(nodes: int | None, cpus: int | None, walltime_s: float | None
+                    ) -> list[SimilarClass]:
+    """The classes of jobs like one of `nodes` (else `cpus`) asking `walltime_s`, narrowest
+    first: within each of SIMILAR_SIZE_FACTORS of its size, of its request class then of
+    any time. Empty where its size is not known."""
+    unit, size = ("nodes", nodes) if nodes else ("CPUs", cpus)
+    if not size:
+        return []
+    request = request_class(walltime_s)
+    return [SimilarClass(unit, max(1, math.ceil(size / f)), size * f, r)
+            for f in SIMILAR_SIZE_FACTORS for r in dict.fromkeys((request, None))]
+
+
 class RecentWaits:
     """A site's recent waits, grouped by class once; `bound` per class on first use: the
     QBETS order statistic (90%, 95% confidence), or with `adaptive` (measured by
@@ -1134,6 +1202,21 @@ class RecentWaits:
         bound by `benchmarks.placement`, not used by placement)."""
         return RecentWaits((w for w in self._waits if w.cpus is not None and w.cpus <= cpus),
                            self._adaptive)
+
+    def similar_bound(self, partition: str | None, nodes: int | None, cpus: int | None,
+                      walltime_s: float | None = None) -> SimilarBound | None:
+        """The QBETS bound (90%, 95% confidence) on a new job's wait from the waits of jobs
+        of the partition like it (`similar_classes`): the first class, narrowest first,
+        with at least MIN_SIMILAR_WAITS waits; None where none has (the caller falls back
+        to `bound`, every size)."""
+        part = (partition or "").split(",")[0]
+        mine = [w for w in self._waits if (w.partition or "").split(",")[0] == part]
+        for cls in similar_classes(nodes, cpus, walltime_s):
+            obs = sorted((w.wait_s, w.censored) for w in mine if cls.holds(w))
+            if len(obs) >= MIN_SIMILAR_WAITS and \
+                    (k := quantile_upper_index(len(obs))) is not None:
+                return SimilarBound(censored_quantile(obs, k), len(obs), cls.words)
+        return None
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:

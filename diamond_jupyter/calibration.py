@@ -1089,17 +1089,16 @@ class SimilarClass:
     high: int
     request: str | None = None
 
-    def holds(self, w: QueueWait) -> bool:
-        size = w.nodes if self.unit == "nodes" else w.cpus
+    def holds(self, nodes: int | None, cpus: int | None, request: str | None) -> bool:
+        """Whether a job of `nodes`, `cpus` asking a time of class `request` is of it."""
+        size = nodes if self.unit == "nodes" else cpus
         return size is not None and self.low <= size <= self.high and (
-            self.request is None or request_class(w.walltime_s) == self.request)
+            self.request is None or request == self.request)
 
     @property
     def words(self) -> str:
-        size = f"{self.low}-{self.high}" if self.high > self.low else f"{self.low}"
-        unit = self.unit[:-1] if self.high == self.low == 1 else self.unit
-        return f"{size} {unit}" + ("" if self.request is None
-                                   else f", asking {_request_words(self.request)}")
+        return f"{self.low}-{self.high} {self.unit}" + (
+            "" if self.request is None else f", asking {_request_words(self.request)}")
 
 
 def _request_words(cls: str) -> str:
@@ -1157,6 +1156,10 @@ class RecentWaits:
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
         self._levels: dict[str, Adapted] | None = None
+        self._kinds: dict[str, dict[tuple[int | None, int | None, str | None],
+                                    list[tuple[float, bool]]]] = {}
+        self._similar: dict[tuple[str, int | None, int | None, str | None],
+                            SimilarBound | None] = {}
 
     def adapted(self, ahead: int | None = None) -> Adapted:
         """The nominal level of the site's bound for a job queued behind `ahead` jobs of
@@ -1210,13 +1213,28 @@ class RecentWaits:
         with at least MIN_SIMILAR_WAITS waits; None where none has (the caller falls back
         to `bound`, every size)."""
         part = (partition or "").split(",")[0]
-        mine = [w for w in self._waits if (w.partition or "").split(",")[0] == part]
+        key = (part, nodes, cpus, request_class(walltime_s))
+        if key in self._similar:
+            return self._similar[key]
+        if part not in self._kinds:  # the partition's waits by (nodes, CPUs, time asked)
+            kinds: dict[tuple[int | None, int | None, str | None],
+                        list[tuple[float, bool]]] = {}
+            for w in self._waits:
+                if (w.partition or "").split(",")[0] == part:
+                    kinds.setdefault((w.nodes, w.cpus, request_class(w.walltime_s)),
+                                     []).append((w.wait_s, w.censored))
+            self._kinds[part] = kinds
+        found = None
         for cls in similar_classes(nodes, cpus, walltime_s):
-            obs = sorted((w.wait_s, w.censored) for w in mine if cls.holds(w))
-            if len(obs) >= MIN_SIMILAR_WAITS and \
-                    (k := quantile_upper_index(len(obs))) is not None:
-                return SimilarBound(censored_quantile(obs, k), len(obs), cls.words)
-        return None
+            groups = [obs for kind, obs in self._kinds[part].items() if cls.holds(*kind)]
+            if sum(map(len, groups)) < MIN_SIMILAR_WAITS:
+                continue
+            obs = sorted(o for g in groups for o in g)
+            if (k := quantile_upper_index(len(obs))) is not None:
+                found = SimilarBound(censored_quantile(obs, k), len(obs), cls.words)
+                break
+        self._similar[key] = found
+        return found
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:

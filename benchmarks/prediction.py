@@ -78,7 +78,7 @@ simulation of `placement_sim` run under each model:
   (`shrink`); both. The bound is `engine`'s simulation. Measured here, not used by placement.
 - `every_size` (session 41): `engine` with its recent-wait bound from the waits of the
   job's size class (CPUs: 1, 2-4, 5-16, 17-64, 65+), else of every size, as placement
-  drew it before; `engine` now draws it from jobs of a similar size and time asked
+  drew it before; `engine` now draws it from jobs of a similar size
   (`RecentWaits.similar_bound`). Measured here beside `engine`.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
@@ -393,7 +393,7 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
     change only (`calibration.regime_waits`); `drain` (every job's wait, those still
     waiting however long ago submitted): also to the time the user's own jobs ahead take
     to start at that user's recent rate (`calibration.own_drain_bound`). `similar` (as
-    placement): the waits of jobs of a similar size and time asked first
+    placement): the waits of jobs of a similar size first
     (`RecentWaits.similar_bound`), with too few of those, of its size class; without
     (model `every_size`, placement before session 41), of its size class."""
     from diamond_jupyter.calibration import RecentWaits, own_ahead, own_drain_bound
@@ -409,7 +409,7 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
         own = own_ahead(ahead[:i], j.user)
         b = None
         if similar and not adaptive and not regime:
-            sb = recent.similar_bound("all", j.nodes, j.cpus, j.walltime_s)
+            sb = recent.similar_bound("all", j.nodes, j.cpus)
             b = None if sb is None else (sb.seconds, sb.samples)
         b = b or recent.bound("all", j.cpus, own)
         bound = bound if b is None else max(b[0], bound or start)

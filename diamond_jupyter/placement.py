@@ -381,7 +381,7 @@ class SiteVerdict(BaseModel):
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
-    # the jobs whose recent waits bound the start ("4-16 nodes, asking 1:04-4:16 h", "every
+    # the jobs whose recent waits bound the start ("4-16 nodes", "every
     # size": too few of any narrower class; `calibration.similar_classes`); None: not bound so
     bound_class: str | None = None
     # where the user's own recent jobs here waited longer than the model predicted for
@@ -2316,7 +2316,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         recent, drained = site_waits_and_drain(cal.queued if cal else None, snap.jobs, now,
                                                snap.user)
         cpus = req.nodes * (req.cpn or 1)
-        similar = recent.similar_bound(pname, req.nodes, cpus, req.walltime)
+        similar = recent.similar_bound(pname, req.nodes, cpus)
         waited = (similar.seconds, similar.samples) if similar else recent.bound(pname, cpus)
         v.bound_class = similar.of if similar else "every size" if waited else None
         of = f" of {v.bound_class}" if waited else ""

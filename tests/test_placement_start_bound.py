@@ -66,10 +66,10 @@ def test_no_bound_is_before_its_start(key):
 
 
 def test_a_waiting_job_is_bound_by_the_waits_of_jobs_of_its_size():
-    """K: an 8-node 2 h job starts at +9:54:42. Of the 56 recent waits, 55 are of 4-16 nodes
-    (user 18's 6-16-node jobs waiting about an hour, 1662's 16 nodes started after 53:08);
-    the 17-node job that waited 59:07 is not among them. Too few of them asked 1-4 h (two):
-    the bound is from the 55 of any time asked, and `explain` says so."""
+    """K: an 8-node 2 h job starts at +9:54:42. Of the 56 recent waits, 55 (at least
+    MIN_SIMILAR_WAITS, 46) are of 4-16 nodes: user 18's 6-16-node jobs waiting about an
+    hour and a 16-node job started after 53:08. The 17-node job that waited 59:07 is not
+    among them: the bound is 53:08, and `explain` says from which jobs."""
     p = placed("#SBATCH -N 8 -t 2:00:00", site("K"))
     v = p.verdict("K")
     assert start(v) == 9 * 3600 + 54 * 60 + 42 and bound(v) == 53 * 3600 + 8 * 60, p.explain()

@@ -16,8 +16,9 @@ Estimates, for a feasible site:
   (`calibration.borrowed`; "N elsewhere" in `explain`).
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
-  long the site's recent jobs of its class waited (`calibration.site_waits`, from its
-  accounting and its view), and behind the user's own waiting jobs at least the time
+  long the site's recent jobs of a similar size waited (`calibration.site_waits`, from its
+  accounting and its view; `RecentWaits.similar_bound`, else its size class), and
+  behind the user's own waiting jobs at least the time
   those take at the rate the site started theirs lately (`calibration.site_drain`). A job
   that fits now on idle resources no waiting job fits (nothing queued, or every waiting
   job larger than that room) is certain: its bound is its start, whatever other jobs

@@ -76,6 +76,10 @@ simulation of `placement_sim` run under each model:
   where each side holds at least WIDE_REGIME jobs (`SiteCalibration(min_regime=...)`);
   each size class mixed with SHRINK_K quantiles of its partition's pooled ratios
   (`shrink`); both. The bound is `engine`'s simulation. Measured here, not used by placement.
+- `every_size` (session 41): `engine` with its recent-wait bound from the waits of the
+  job's size class (CPUs: 1, 2-4, 5-16, 17-64, 65+), else of every size, as placement
+  drew it before; `engine` now draws it from jobs of a similar size
+  (`RecentWaits.similar_bound`). Measured here beside `engine`.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -123,7 +127,7 @@ MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", 
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
           "qbets_drain", "online", "online_floor", "uncut", "cut_wide", "shrunk", "wide_shrunk",
-          "recent_cap")
+          "recent_cap", "every_size")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -346,10 +350,12 @@ def learned(log, nodes_n: int, cpn: int, t: float, snap, engine: Predictions) ->
     return out
 
 
-def recent_waits(log, t: float, every_waiting: bool = False, window_s: float = WINDOW_S):
+def recent_waits(log, t: float, every_waiting: bool = False, window_s: float = WINDOW_S,
+                 cpn: int | None = None):
     """What the engine knows of the site's recent waits at log second `t`
     (`calibration.queue_waits`): the jobs that started in the window before `t`, and
-    those submitted in it still waiting."""
+    those submitted in it still waiting; each with the nodes it asked where `cpn` (CPUs a
+    node) is given, and the time it asked."""
     from diamond_jupyter.calibration import queue_waits
     from diamond_jupyter.model import JobState, JobStatus
 
@@ -365,6 +371,8 @@ def recent_waits(log, t: float, every_waiting: bool = False, window_s: float = W
         jobs.append(JobStatus(
             native_id=native_id(j), state=JobState.RUNNING if start <= t
             else JobState.PENDING, cpus=max(1, j.procs), partition="all", user=_user(j),
+            nodes=ceil(max(1, j.procs) / cpn) if cpn else None,
+            walltime_s=int(j.req_time) if j.req_time > 0 else None,
             submitted_at=EPOCH + timedelta(seconds=j.submit),
             started_at=EPOCH + timedelta(seconds=start) if start <= t else None))
     return queue_waits(jobs, now, window_s, every_waiting)
@@ -375,7 +383,8 @@ def _user(j) -> str | None:
 
 
 def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
-                    regime: bool = False, drain: dict | None = None) -> Predictions:
+                    regime: bool = False, drain: dict | None = None,
+                    similar: bool = True) -> Predictions:
     """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
     class, as `placement` does for a job that may wait; `adaptive`: to the bound of the
     waits of its class and of the jobs queued behind as many of their user's own as it
@@ -383,7 +392,10 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
     for those (`RecentWaits.adapted`); `regime`: each class's waits since its latest
     change only (`calibration.regime_waits`); `drain` (every job's wait, those still
     waiting however long ago submitted): also to the time the user's own jobs ahead take
-    to start at that user's recent rate (`calibration.own_drain_bound`)."""
+    to start at that user's recent rate (`calibration.own_drain_bound`). `similar` (as
+    placement): the waits of jobs of a similar size first
+    (`RecentWaits.similar_bound`), with too few of those, of its size class; without
+    (model `every_size`, placement before session 41), of its size class."""
     from diamond_jupyter.calibration import RecentWaits, own_ahead, own_drain_bound
 
     recent = RecentWaits(waits.values(), adaptive, regime)
@@ -395,7 +407,11 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
             continue
         start, bound = sim[n]
         own = own_ahead(ahead[:i], j.user)
-        b = recent.bound("all", j.cpus, own)
+        b = None
+        if similar and not adaptive and not regime:
+            sb = recent.similar_bound("all", j.nodes, j.cpus)
+            b = None if sb is None else (sb.seconds, sb.samples)
+        b = b or recent.bound("all", j.cpus, own)
         bound = bound if b is None else max(b[0], bound or start)
         if drain is not None and (d := own_drain_bound(drain.values(), j.user, own, now)):
             bound = max(d[0], bound or start)
@@ -649,8 +665,8 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             if "learned" in models:
                 preds["learned"] = learned(log, nodes_n, cpn, t, snap, preds["engine"])
             preds["sim_bound"] = preds["engine"]
-            waits = recent_waits(log, t)
-            every = recent_waits(log, t, every_waiting=True)
+            waits = recent_waits(log, t, cpn=cpn)
+            every = recent_waits(log, t, every_waiting=True, cpn=cpn)
             if "adaptive" in models:
                 preds["adaptive"] = with_wait_bound(preds["engine"], snap, every, True)
             for model, floor in (("online", False), ("online_floor", True)):
@@ -670,6 +686,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             if "recent_cap" in models:
                 preds["recent_cap"] = with_wait_bound(with_wait_cap(
                     preds["engine"], snap, waits), snap, waits, drain=every)
+            if "every_size" in models:
+                preds["every_size"] = with_wait_bound(preds["engine"], snap, waits,
+                                                      drain=every, similar=False)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits, drain=every)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:

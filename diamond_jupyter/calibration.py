@@ -694,6 +694,8 @@ class QueueWait:
     # never seen (counted as a start of that wait, a queue its users gave up on would look
     # short; left out, as long)
     left: bool = False
+    nodes: int | None = None  # the nodes it asked (None: not known)
+    walltime_s: float | None = None  # the time it asked (None: not known)
 
     @property
     def censored(self) -> bool:
@@ -728,18 +730,21 @@ def view_waits(jobs: Iterable[JobStatus], now: datetime, window_s: float
                 recent[j.native_id] = every[j.native_id] = QueueWait(
                     j.partition, j.cpus, max(0.0, (j.ended_at - j.submitted_at)
                                              .total_seconds()),
-                    submitted_at=j.submitted_at.timestamp(), user=j.user, left=True)
+                    submitted_at=j.submitted_at.timestamp(), user=j.user, left=True,
+                    nodes=j.nodes, walltime_s=j.walltime_s)
         elif j.started_at is not None:
             if 0 <= (now - j.started_at).total_seconds() <= window_s:
                 recent[j.native_id] = every[j.native_id] = QueueWait(
                     j.partition, j.cpus, max(0.0, (j.started_at - j.submitted_at)
                                              .total_seconds()),
-                    submitted_at=j.submitted_at.timestamp(), user=j.user)
+                    submitted_at=j.submitted_at.timestamp(), user=j.user, nodes=j.nodes,
+                    walltime_s=j.walltime_s)
         elif j.state == JobState.PENDING and (
                 waited := (now - j.submitted_at).total_seconds()) >= 0:
             every[j.native_id] = w = QueueWait(j.partition, j.cpus, waited, waiting=True,
                                                submitted_at=j.submitted_at.timestamp(),
-                                               user=j.user)
+                                               user=j.user, nodes=j.nodes,
+                                               walltime_s=j.walltime_s)
             if waited <= window_s:
                 recent[j.native_id] = w
     return recent, every
@@ -1058,6 +1063,53 @@ def own_drain_bound(waits: Iterable[QueueWait], user: str | None, ahead: int | N
     return ahead / poisson_rate_lower(starts, now - since), starts
 
 
+SIMILAR_SIZE_FACTORS = (2, 4, 8, 16)  # a job like it asks within this factor of its nodes
+# (or CPUs where nodes are not known), the narrowest first
+MIN_SIMILAR_WAITS = 46  # the fewest waits whose QBETS 90% bound (95% confidence) is not
+# the single longest (`quantile_upper_index`); with 29, the fewest with any bound, coverage
+# fell on KTH's log (benchmarks/README.md, session 41)
+
+
+@dataclass(frozen=True)
+class SimilarBound:
+    """A bound on a new job's wait from the waits of jobs like it: (seconds, how many
+    waits, which jobs in words: "4-16 nodes")."""
+
+    seconds: float
+    samples: int
+    of: str
+
+
+@dataclass(frozen=True)
+class SimilarClass:
+    """Jobs whose size (`unit`: "nodes" or "CPUs") lies in [low, high]."""
+
+    unit: str
+    low: int
+    high: int
+
+    def holds(self, nodes: int | None, cpus: int | None) -> bool:
+        """Whether a job of `nodes` and `cpus` is of it."""
+        size = nodes if self.unit == "nodes" else cpus
+        return size is not None and self.low <= size <= self.high
+
+    @property
+    def words(self) -> str:
+        return f"{self.low}-{self.high} {self.unit}"
+
+
+def similar_classes(nodes: int | None, cpus: int | None) -> list[SimilarClass]:
+    """The classes of jobs like one of `nodes` (else `cpus`), narrowest first: within each
+    of SIMILAR_SIZE_FACTORS of its size. Empty where its size is not known. (Classes of
+    the time asked too, narrowest first, lowered the bound's coverage on HPC2N's log:
+    benchmarks/README.md, session 41.)"""
+    unit, size = ("nodes", nodes) if nodes else ("CPUs", cpus)
+    if not size:
+        return []
+    return [SimilarClass(unit, max(1, math.ceil(size / f)), size * f)
+            for f in SIMILAR_SIZE_FACTORS]
+
+
 class RecentWaits:
     """A site's recent waits, grouped by class once; `bound` per class on first use: the
     QBETS order statistic (90%, 95% confidence), or with `adaptive` (measured by
@@ -1089,6 +1141,9 @@ class RecentWaits:
         self._timed, self._aheads = timed, aheads
         self._bounds: dict[tuple[Key, str], tuple[float, int] | None] = {}
         self._levels: dict[str, Adapted] | None = None
+        self._kinds: dict[str, dict[tuple[int | None, int | None],
+                                    list[tuple[float, bool]]]] = {}
+        self._similar: dict[tuple[str, int | None, int | None], SimilarBound | None] = {}
 
     def adapted(self, ahead: int | None = None) -> Adapted:
         """The nominal level of the site's bound for a job queued behind `ahead` jobs of
@@ -1134,6 +1189,34 @@ class RecentWaits:
         bound by `benchmarks.placement`, not used by placement)."""
         return RecentWaits((w for w in self._waits if w.cpus is not None and w.cpus <= cpus),
                            self._adaptive)
+
+    def similar_bound(self, partition: str | None, nodes: int | None, cpus: int | None
+                      ) -> SimilarBound | None:
+        """The QBETS bound (90%, 95% confidence) on a new job's wait from the waits of jobs
+        of the partition like it (`similar_classes`): the first class, narrowest first,
+        with at least MIN_SIMILAR_WAITS waits; None where none has (the caller falls back
+        to `bound`, every size)."""
+        part = (partition or "").split(",")[0]
+        key = (part, nodes, cpus)
+        if key in self._similar:
+            return self._similar[key]
+        if part not in self._kinds:  # the partition's waits by (nodes, CPUs)
+            kinds: dict[tuple[int | None, int | None], list[tuple[float, bool]]] = {}
+            for w in self._waits:
+                if (w.partition or "").split(",")[0] == part:
+                    kinds.setdefault((w.nodes, w.cpus), []).append((w.wait_s, w.censored))
+            self._kinds[part] = kinds
+        found = None
+        for cls in similar_classes(nodes, cpus):
+            groups = [obs for kind, obs in self._kinds[part].items() if cls.holds(*kind)]
+            if sum(map(len, groups)) < MIN_SIMILAR_WAITS:
+                continue
+            obs = sorted(o for g in groups for o in g)
+            if (k := quantile_upper_index(len(obs))) is not None:
+                found = SimilarBound(censored_quantile(obs, k), len(obs), cls.words)
+                break
+        self._similar[key] = found
+        return found
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:

@@ -16,8 +16,9 @@ Estimates, for a feasible site:
   (`calibration.borrowed`; "N elsewhere" in `explain`).
 - 90% bound on the start: the simulation with every job at its class's upper runtime
   ratio (see `calibration`); for a job that may wait, at least the QBETS bound of how
-  long the site's recent jobs of its class waited (`calibration.site_waits`, from its
-  accounting and its view), and behind the user's own waiting jobs at least the time
+  long the site's recent jobs of a similar size waited (`calibration.site_waits`, from its
+  accounting and its view; `RecentWaits.similar_bound`, else its size class), and
+  behind the user's own waiting jobs at least the time
   those take at the rate the site started theirs lately (`calibration.site_drain`). A job
   that fits now on idle resources no waiting job fits (nothing queued, or every waiting
   job larger than that room) is certain: its bound is its start, whatever other jobs
@@ -382,6 +383,9 @@ class SiteVerdict(BaseModel):
     wait_ratio: float | None = None  # actual wait / the scheduler's estimate (median)
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
+    # the jobs whose recent waits bound the start ("4-16 nodes", "every
+    # size": too few of any narrower class; `calibration.similar_classes`); None: not bound so
+    bound_class: str | None = None
     # where the user's own recent jobs here waited longer than the model predicted for
     # them (own_wait_ratio x, the median of own_samples), estimated_start is moved out by
     # it; model_start is the model's start before (None when nothing was corrected)
@@ -636,7 +640,7 @@ class Placement(BaseModel):
                                            self.now))
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
-                (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START))]
+                (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -669,6 +673,7 @@ def _borrowed_note(v: SiteVerdict) -> str:
 ARRAY_NOTE_START = "array of "  # a note on a job array's last task (`_array_last_task`)
 # a note on a site without backfill (Slurm's sched/builtin, `_fifo_note`)
 NO_BACKFILL_NOTE_START = "no backfill on this site"
+BOUND_NOTE_START = "90% bound "  # what set the 90% bound: recent waits (of which jobs), a drain
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
@@ -2312,7 +2317,11 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     else:  # it may wait: as long as this site's recent jobs did, whatever the model says
         recent, drained = site_waits_and_drain(cal.queued if cal else None, snap.jobs, now,
                                                snap.user)
-        waited = recent.bound(pname, req.nodes * (req.cpn or 1))
+        cpus = req.nodes * (req.cpn or 1)
+        similar = recent.similar_bound(pname, req.nodes, cpus)
+        waited = (similar.seconds, similar.samples) if similar else recent.bound(pname, cpus)
+        v.bound_class = similar.of if similar else "every size" if waited else None
+        of = f" of {v.bound_class}" if waited else ""
         if cal is not None and cal.recent_cap and source == "calibrated":
             part = pname.split(",")[0]
             start_s = capped_by_waits(start_s, waited, sum(
@@ -2320,18 +2329,18 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                 queue_when_waited(recent.waits, pname))
         if waited is not None and waited[0] > (start_s if bound_s is None else bound_s):
             bound_s = waited[0]
-            v.notes.append(f"90% bound {hms(bound_s)}: the waits of {quantity(waited[1], 'job')} "
-                           "here recently")
+            v.notes.append(f"{BOUND_NOTE_START}{hms(bound_s)}: the waits of "
+                           f"{quantity(waited[1], 'job')}{of} here recently")
         # behind the user's own waiting jobs: as long as those take to start at the rate
         # this site has been starting theirs (per-user limits, fair share)
         if drained is not None and drained[0] > (start_s if bound_s is None else bound_s):
             bound_s = drained[0]
-            v.notes.append(f"90% bound {hms(bound_s)}: your jobs queued ahead, at the "
+            v.notes.append(f"{BOUND_NOTE_START}{hms(bound_s)}: your jobs queued ahead, at the "
                            f"rate {drained[1]} of yours started here lately")
         if bound_s is None and waited is not None:  # the waits end before the start
             bound_s = start_s
-            v.notes.append(f"90% bound {hms(bound_s)}, the start: the waits of "
-                           f"{quantity(waited[1], 'job')} here recently (90% within "
+            v.notes.append(f"{BOUND_NOTE_START}{hms(bound_s)}, the start: the waits of "
+                           f"{quantity(waited[1], 'job')}{of} here recently (90% within "
                            f"{hms(waited[0])}) end before it")
     if bound_s is not None:  # a bound is never before the start
         bound_s = max(bound_s, start_s)

@@ -49,7 +49,10 @@ def test_a_start_past_the_waits_bound_is_its_own_bound():
     assert start(v) > 30 * 24 * 3600 and bound(v) == start(v), p.explain()
     assert any(n.startswith("90% bound ") and n.endswith("end before it") for n in v.notes), \
         v.notes
-    assert "  -  " not in p.explain().splitlines()[-1].split("simulation")[1][:30]
+    row = next(line for line in p.explain().splitlines() if line.startswith("* B "))
+    assert "  -  " not in row.split("simulation")[1][:30]
+    assert "  B: 90% bound 36-10:50:50, the start: the waits of 2417 jobs of 1-64 nodes" \
+        in p.explain()
 
 
 @pytest.mark.parametrize("key", ["T", "O", "H", "B", "K", "A", "S", "F"])
@@ -60,3 +63,16 @@ def test_no_bound_is_before_its_start(key):
         v = placed(script, site(key)).verdict(key)
         if v.feasible and v.estimated_start is not None and bound(v) is not None:
             assert bound(v) >= start(v), (key, script)
+
+
+def test_a_waiting_job_is_bound_by_the_waits_of_jobs_of_its_size():
+    """K: an 8-node 2 h job starts at +9:54:42. Of the 56 recent waits, 55 (at least
+    MIN_SIMILAR_WAITS, 46) are of 4-16 nodes: user 18's 6-16-node jobs waiting about an
+    hour and a 16-node job started after 53:08. The 17-node job that waited 59:07 is not
+    among them: the bound is 53:08, and `explain` says from which jobs."""
+    p = placed("#SBATCH -N 8 -t 2:00:00", site("K"))
+    v = p.verdict("K")
+    assert start(v) == 9 * 3600 + 54 * 60 + 42 and bound(v) == 53 * 3600 + 8 * 60, p.explain()
+    assert v.bound_class == "4-16 nodes", v.bound_class
+    assert "  K: 90% bound 2-05:08:00: the waits of 55 jobs of 4-16 nodes here recently" \
+        in p.explain().splitlines()

@@ -161,7 +161,8 @@ def test_a_job_that_may_wait_is_bound_by_how_long_the_sites_jobs_waited():
     # counted as a wait of one minute it made the bound 68)
     assert (v.start_bound - NOW).total_seconds() == 69 * 60.0, p.explain()
     assert (v.estimated_start - NOW).total_seconds() < 180
-    assert any("the waits of 71 jobs here recently" in n for n in v.notes), v.notes
+    assert any("the waits of 71 jobs of every size here recently" in n for n in v.notes), \
+        v.notes
 
 
 async def test_jobs_that_ended_at_once_still_give_a_runtime(tmp_path):

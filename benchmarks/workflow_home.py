@@ -33,10 +33,10 @@ from typing import Any
 
 from diamond_jupyter.federation_workflow import CHECK_WAIT_S
 
-from .common import RESULTS, emit, markdown_table, median, parser
+from .common import markdown_table, median
 from .seeds import _workflow_background
 from .workflow import PIPELINE
-from .workflow_parts import PARTS, end_detection, recorded, run_parts
+from .workflow_parts import PARTS, end_detection, recorded_runs_main, run_parts
 
 SLOW_DETECTION_S = 0.1  # a site whose steps' ends reach the engine later than this: polled
 
@@ -190,15 +190,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("files", nargs="*", help="workflow-*.json files (default: every recorded "
-                   "matched run in benchmarks/results)")
-    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
-    args = p.parse_args(argv)
-    files = [Path(x) for x in args.files] or recorded(Path(args.results))
-    r = analyse(files)
-    emit("workflow_home", args, r, markdown(r))
-    return r
+    return recorded_runs_main("workflow_home", __doc__.splitlines()[0], analyse, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ overlap). Where the latter is under the target, the target was out of reach that
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +214,20 @@ def analyse(files: list[Path]) -> dict[str, Any]:
                                 for s, v in sorted(detection.items())}}
 
 
+def recorded_runs_main(name: str, description: str, analyse_runs: Callable[[list[Path]], dict],
+                       markdown_of: Callable[[dict], str], argv: list[str] | None) -> dict:
+    """The command line every reader of the recorded workflow runs shares: the files given,
+    else every recorded matched run; analysed, written as `results/NAME.{json,md}`."""
+    p = parser(description)
+    p.add_argument("files", nargs="*", help="workflow-*.json files (default: every recorded "
+                   "matched run in benchmarks/results)")
+    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
+    args = p.parse_args(argv)
+    r = analyse_runs([Path(x) for x in args.files] or recorded(Path(args.results)))
+    emit(name, args, r, markdown_of(r))
+    return r
+
+
 def recorded(results: Path) -> list[Path]:
     """The matched runs the README counts: every `workflow-*.json` of two rounds or more
     whose modes each met their round's window afresh."""
@@ -271,15 +286,8 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("files", nargs="*", help="workflow-*.json files (default: every recorded "
-                   "matched run in benchmarks/results)")
-    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
-    args = p.parse_args(argv)
-    files = [Path(x) for x in args.files] or recorded(Path(args.results))
-    r = analyse(files)
-    emit("workflow_parts", args, r, markdown(r))
-    return r
+    return recorded_runs_main("workflow_parts", __doc__.splitlines()[0], analyse, markdown,
+                              argv)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import RESULTS, emit, markdown_table, median, parser, ratio
-from .workflow_parts import TARGET, recorded
+from .common import markdown_table, median, ratio
+from .workflow_parts import TARGET, recorded_runs_main
 
 MODES = ("queue_ahead", "after_upstream")
 
@@ -121,15 +121,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("files", nargs="*", help="workflow-*.json files (default: every recorded "
-                   "matched run in benchmarks/results)")
-    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
-    args = p.parse_args(argv)
-    files = [Path(x) for x in args.files] or recorded(Path(args.results))
-    r = analyse(files)
-    emit("workflow_prerun", args, r, markdown(r))
-    return r
+    return recorded_runs_main("workflow_prerun", __doc__.splitlines()[0], analyse, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import RESULTS, emit, markdown_table, median, parser, ratio
-from .workflow_parts import TARGET, recheck_beside_copy, recorded, run_parts
+from .common import markdown_table, median, ratio
+from .workflow_parts import TARGET, recheck_beside_copy, recorded_runs_main, run_parts
 
 GPU_SITE = "gamma"
 FIRST = float("-inf")  # a queue key ahead of every job's
@@ -242,14 +242,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("files", nargs="*", help="workflow-*.json files (default: every recorded "
-                   "matched run in benchmarks/results)")
-    p.add_argument("--results", default=str(RESULTS), help="where the runs' JSON files are")
-    args = p.parse_args(argv)
-    r = analyse([Path(x) for x in args.files] or recorded(Path(args.results)))
-    emit("workflow_release", args, r, markdown(r))
-    return r
+    return recorded_runs_main("workflow_release", __doc__.splitlines()[0], analyse, markdown, argv)
 
 
 if __name__ == "__main__":

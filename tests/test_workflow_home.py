@@ -11,6 +11,7 @@ from test_workflow_parts import queue_ahead_run, step
 
 from benchmarks import workflow_home as wh
 from benchmarks.common import RESULTS
+from benchmarks.workflow_parts import recorded
 from diamond_jupyter.federation_workflow import CHECK_WAIT_S
 
 
@@ -66,7 +67,7 @@ def test_seed_64_rounds_the_home_plan_won():
 
 
 def test_every_recorded_round_replays_between_its_makespan_and_its_record_saved():
-    r = wh.analyse(wh.recorded(RESULTS))
+    r = wh.analyse(recorded(RESULTS))
     assert r["rounds"] >= 100 and 0 < r["home_won"] < r["rounds"]
     for c in r["won"]:
         rec = c["before_record_s"]["queue_ahead"] or 0.0
@@ -87,7 +88,7 @@ def test_beta_rest_ends_were_polled_until_pushed():
     """beta-rest's end detection, the one slow site's: every seed's median over 2.5 s until
     seed 45, and under SLOW_DETECTION_S in every seed since (its ends pushed through the
     file door); the makespans' paths never crossed it (it only ever ran the last step)."""
-    r = wh.analyse(wh.recorded(RESULTS))
+    r = wh.analyse(recorded(RESULTS))
     slow = r["slow_detection_by_seed"]
     assert set(slow) == {"beta-rest"}
     assert all(m > 2.5 for seed, m in slow["beta-rest"] if seed <= 45)

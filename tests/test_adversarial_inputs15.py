@@ -110,7 +110,8 @@ shell = sweep_helpers.magics_shell
     ("submit --site alpha --nodes -2", "echo hi\n",
      "argument --nodes: expected a whole number, 1 or more, not '-2'"),
     ("submit --site alpha --gpus -1", "echo hi\n", "argument --gpus: expected a whole number"),
-    ("jobs --limit -1", None, "argument --limit: expected a whole number, 1 or more"),
+    ("jobs --limit -1", None,
+     "argument --limit: expected how many to list, a whole number from 1 to"),
 ])
 def test_a_cell_the_magic_cannot_take_is_one_reason_and_nothing_runs(shell, user, capsys,
                                                                       line, cell, said):
@@ -168,7 +169,7 @@ rest = sweep_helpers.rest_caller
     ("events?emissions=true", "emissions must be 0 or 1, not 'true'"),
     # guards
     ("events?since=-1", "since must be between 0 and"),
-    ("events?limit=0", "limit must be between 1 and 10000"),
+    ("events?limit=0", "limit: expected how many to list, a whole number from 1 to 10000, not '0'"),
 ])
 async def test_fault_an_event_or_job_filter_that_is_no_filter_is_a_400(rest, query, said):
     code, reply = await rest("GET", query)

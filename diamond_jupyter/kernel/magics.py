@@ -282,7 +282,8 @@ class DiamondMagics(Magics):
 
             return Federation.read_script(args.file)
         if cell is not None:  # `%%diamond submit` over a cell of blanks: as an empty file
-            raise BadInput("the job script is empty")
+            raise BadInput(f"the job script is empty: {what}: give a FILE, or use "
+                           f"%%diamond {what} with the script as the cell body")
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
                        "the cell body")
 

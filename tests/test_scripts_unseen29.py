@@ -304,3 +304,28 @@ def test_mem_per_gpu_zero_is_said_dropped_where_no_scheduler_takes_all_memory(ta
                                target, "slurm")
     assert f"dropped: memory 0 (Slurm's 'all memory of the node'; no {target} form)" in \
         warnings, warnings
+
+
+# ------------------------------------------------ IEC memory units qsub and bsub refuse
+
+@pytest.mark.parametrize(("dialect", "line", "said"), [
+    ("pbs", "#PBS -l mem=2GiB", "bad memory size 'mem=2GiB'"),
+    ("pbs", "#PBS -l pmem=512Mi", "bad memory size 'pmem=512Mi'"),
+    ("pbs", "#PBS -l select=1:ncpus=1:mem=4GiB", "bad mem 'mem=4GiB'"),
+    ("lsf", "#BSUB -M 2GiB", "bad memory limit '2GiB'"),
+    ("lsf", '#BSUB -R "rusage[mem=2GiB]"', "bad rusage mem 'rusage[mem=2GiB]'"),
+])
+def test_an_iec_memory_unit_is_refused_where_the_scheduler_refuses_it(dialect: str, line: str,
+                                                                      said: str):
+    """PBS's sizes are k, m, g, t ... then b or w, LSF's KB, MB, GB ...: `2GiB` is neither
+    (qsub and bsub refuse it). Before, it was read as 2048MB (and `mem=2iB` as 1MB)."""
+    with pytest.raises(BadInput) as e:
+        parse_lines(dialect, line)
+    assert str(e.value).startswith(f"line 2: {said} in `{line}`; expected "), str(e.value)
+
+
+def test_the_other_memory_readers_are_unchanged():
+    """Grid Engine's sizes and Slurm's refusal of `10GiB` stay as they were."""
+    assert parse_lines("sge", "#$ -l h_vmem=4G").resources.memory_per_cpu_mb == 4096
+    with pytest.raises(BadInput, match="bad memory size '10GiB'"):
+        parse_lines("slurm", "#SBATCH --mem=10GiB")

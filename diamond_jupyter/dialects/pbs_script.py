@@ -653,7 +653,7 @@ class PbsScript:
                 return False  # kept as written
             spec.metadata[CPU_TIME] = secs
         elif key in ("mem", "pmem"):
-            mb = parse_mem_mb(val, default_unit="b", whole=True)
+            mb = parse_mem_mb(val, default_unit="b", whole=True, iec=False)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
             if mb == 0:
@@ -749,7 +749,7 @@ class PbsScript:
                 raise bad(item, "bad ngpus", "a positive integer")
             r.gpus_per_node = int(g)
         if (m := res.pop("mem", None)) is not None:
-            mb = parse_mem_mb(m, default_unit="b", whole=True)
+            mb = parse_mem_mb(m, default_unit="b", whole=True, iec=False)
             if mb is None:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             if mb == 0:

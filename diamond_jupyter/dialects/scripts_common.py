@@ -434,11 +434,14 @@ def to_int(item: Item, accepted: str = "a positive integer") -> int:
 _MEM = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
 
 
-def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int | None:
+def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False,
+                 iec: bool = True) -> int | None:
     """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable,
-    or if `whole` (a scheduler that takes integers only) and the number has a fraction."""
+    or if `whole` (a scheduler that takes integers only) and the number has a fraction, or
+    if not `iec` (PBS's and LSF's units: k, m, g, t... then b or w) and it is written
+    `4GiB`, `4Gi` (which qsub and bsub refuse)."""
     m = _MEM.match(text.strip())
-    if not m or (whole and "." in m.group(1)):
+    if not m or (whole and "." in m.group(1)) or (not iec and "i" in (m.group(3) or "").lower()):
         return None
     num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
     if not math.isfinite(num):  # more digits than a float holds: no size at all

@@ -20,13 +20,21 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from outputs_helpers import at, ended, flux, lsf, node_verdicts, pbs, sge, slurm, torque, wrapped
-
-
-def epoch(*parts: int) -> int:
-    return int(at(*parts).timestamp())
-
+from outputs_helpers import (
+    at,
+    ended,
+    epoch,
+    flux,
+    lsf,
+    node_verdicts,
+    pbs,
+    sge,
+    sge_job_xml,
+    slurm,
+    sweep_output_tests,
+    torque,
+    wrapped,
+)
 
 # -- Slurm ------------------------------------------------------------------------------------
 
@@ -268,15 +276,6 @@ FLUX_JOBS = json.dumps({"jobs": [
 # -- Grid Engine ------------------------------------------------------------------------------
 
 
-def sge_job(number: int, state: str, name: str, *, slots: int = 1, queue: str = "",
-            tasks: str = "") -> str:
-    return (f'<job_list state="running"><JB_job_number>{number}</JB_job_number>'
-            f"<JAT_prio>0.5</JAT_prio><JB_name>{name}</JB_name><JB_owner>ana</JB_owner>"
-            f"<state>{state}</state><JAT_start_time>2026-12-06T08:00:00</JAT_start_time>"
-            f"<queue_name>{queue}</queue_name><slots>{slots}</slots>"
-            + (f"<tasks>{tasks}</tasks>" if tasks else "") + "</job_list>")
-
-
 # `qstat -xml` as SGE 6.2 prints it, its root holding the schema's attribute: queue and
 # threshold suspension, a deletion of a suspended job, a hold on a running one; a million
 # tasks waiting in error; escaped markup and an emoji in a name
@@ -284,10 +283,12 @@ QSTAT_XML = (
     "<?xml version='1.0'?>\n<job_info  xmlns:xsd=\"http://gridengine.sunsource.net/source/"
     "browse/*checkout*/gridengine/source/dist/util/resources/schemas/qstat/qstat.xsd"
     "?revision=1.11\">\n<queue_info>"
-    + sge_job(701, "S", "qsusp", queue="all.q@n1") + sge_job(702, "T", "thr", queue="all.q@n2")
-    + sge_job(703, "dt", "dt", queue="all.q@n3") + sge_job(704, "hr", "hr", queue="all.q@n4")
-    + sge_job(711, "r", "&lt;script&gt; &#x1F600;", slots=16, queue="all.q@n1.example.org")
-    + "</queue_info><job_info>" + sge_job(705, "Eqw", "模拟", tasks="1-1000000:1")
+    + sge_job_xml(701, "S", "qsusp", queue="all.q@n1")
+    + sge_job_xml(702, "T", "thr", queue="all.q@n2")
+    + sge_job_xml(703, "dt", "dt", queue="all.q@n3")
+    + sge_job_xml(704, "hr", "hr", queue="all.q@n4")
+    + sge_job_xml(711, "r", "&lt;script&gt; &#x1F600;", slots=16, queue="all.q@n1.example.org")
+    + "</queue_info><job_info>" + sge_job_xml(705, "Eqw", "模拟", tasks="1-1000000:1")
     + "</job_info></job_info>\n")
 
 
@@ -486,13 +487,7 @@ OUTPUTS: list[tuple[str, object, object]] = [
 ]
 
 
-@pytest.mark.parametrize(("what", "run", "expected"), OUTPUTS, ids=[o[0] for o in OUTPUTS])
-def test_output_read(what: str, run, expected) -> None:
-    assert run() == expected, what
-
-
-def test_the_sweep_has_twenty_outputs() -> None:
-    assert len(OUTPUTS) >= 20
+test_output_read, test_the_sweep_has_twenty_outputs = sweep_output_tests(OUTPUTS)
 
 
 # -- faults this sweep found ------------------------------------------------------------------

@@ -290,7 +290,7 @@ def test_a_time_with_a_leading_zero_is_said_octal(key: str):
     ("#SBATCH -N 1 --gpus-per-node=2 --mem-per-gpu=0",
      "line 2: --mem-per-gpu=0 read as --mem=0: all the memory of each node"),
     ("#SBATCH -n 2 --gpus-per-task=1 --mem-per-gpu=0",
-     "line 2: --mem-per-gpu=0 read as --mem-per-cpu=0: all the memory of each node"),
+     "line 2: --mem-per-gpu=0 read as --mem-per-cpu=0"),
 ])
 def test_mem_per_gpu_zero_is_said_as_all_the_memory(lines: str, said: str):
     """Before: 'line 2: --mem-per-gpu=0 read as NoneMB per CPU' (and '0MB per CPU')."""

@@ -1011,7 +1011,7 @@ class SlurmScript:
                           else f"{r.memory_mb}MB per node" if r.memory_mb
                           else f"{r.memory_per_cpu_mb}MB per CPU" if r.memory_per_cpu_mb
                           else "--mem=0: all the memory of each node" if r.memory_mb == 0
-                          else "--mem-per-cpu=0: all the memory of each node"))
+                          else "--mem-per-cpu=0"))
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+import pytest
+
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.dialects.lsf_commands import LsfCommands
 from diamond_jupyter.dialects.pbs_commands import PbsCommands
@@ -29,6 +31,21 @@ sge = SgeCommands(tz=UTC)
 def at(*parts: int) -> datetime:
     """datetime(*parts) in UTC."""
     return datetime(*parts, tzinfo=UTC)
+
+
+def epoch(*parts: int) -> int:
+    """The Unix time of datetime(*parts) in UTC."""
+    return int(at(*parts).timestamp())
+
+
+def sge_job_xml(number: int, state: str, name: str, *, slots: int = 1, queue: str = "",
+                tasks: str = "") -> str:
+    """One `<job_list>` of Grid Engine's `qstat -xml` (a start time of 2026-12-06 08:00)."""
+    return (f'<job_list state="running"><JB_job_number>{number}</JB_job_number>'
+            f"<JAT_prio>0.5</JAT_prio><JB_name>{name}</JB_name><JB_owner>ana</JB_owner>"
+            f"<state>{state}</state><JAT_start_time>2026-12-06T08:00:00</JAT_start_time>"
+            f"<queue_name>{queue}</queue_name><slots>{slots}</slots>"
+            + (f"<tasks>{tasks}</tasks>" if tasks else "") + "</job_list>")
 
 
 def ended(jobs: list[JobStatus]) -> list[tuple]:
@@ -55,3 +72,19 @@ def node_verdicts(state: str) -> tuple[bool, tuple[float, bool] | None]:
     """Whether placement takes a node in Slurm state `state` as usable, and as returning."""
     node = Node(name="n", state=state)
     return node_usable(node), node_returning(node)
+
+
+def sweep_output_tests(outputs: list[tuple[str, Callable[[], Any], Any]], *, at_least: int = 20
+                       ) -> tuple[Callable[..., None], Callable[[], None]]:
+    """An output sweep's two tests over its OUTPUTS rows (what, read, expected): each row
+    reads what it expects, and there are at least `at_least`. Assign them to module-level
+    `test_*` names."""
+
+    @pytest.mark.parametrize(("what", "run", "expected"), outputs, ids=[o[0] for o in outputs])
+    def test_output_read(what: str, run: Callable[[], Any], expected: Any) -> None:
+        assert run() == expected, what
+
+    def test_the_sweep_has_enough_outputs() -> None:
+        assert len(outputs) >= at_least
+
+    return test_output_read, test_the_sweep_has_enough_outputs

@@ -344,7 +344,7 @@ class LsfScript:
         job's memory when no rusage[mem] reserves any; else kept as written."""
         value = (item.value or "").strip()
         hard = value.endswith("!")
-        mb = parse_mem_mb(value.removesuffix("!").strip())
+        mb = parse_mem_mb(value.removesuffix("!").strip(), iec=False)
         if not mb:
             if is_placeholder(value, loose=True):
                 note(spec, placeholder_note(item, self.name))
@@ -683,7 +683,7 @@ class LsfScript:
                        "(each amount for its duration); kept as written, no memory read")
             return False
         m = re.fullmatch(r"mem=([0-9.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
-        mb = parse_mem_mb(m.group(1)) if m else None
+        mb = parse_mem_mb(m.group(1), iec=False) if m else None
         if mb is None:
             raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB, and "
                       "an optional /task or /host")

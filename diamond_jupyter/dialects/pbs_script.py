@@ -287,6 +287,15 @@ def _no_jobwide_beside_select(spec: JobSpec, item: Item, key: str) -> None:
         f"(select=N:{jobwide}=X) or drop the -l {jobwide} line")
 
 
+def _pbs_time(value: str, example: str) -> str:
+    """What a PBS time (decode_time) takes, said for `value`: a fraction of hours or
+    minutes (`1.5:00:00`) named as such."""
+    whole, dot, rest = value.partition(".")
+    fraction = " in whole numbers but for a fraction of the seconds (1.5:00:00 is none: " \
+        "write 01:30:00)" if dot and ":" in rest else ""
+    return f"[[[D:]H:]M:]S{fraction}, e.g. {example}"
+
+
 class PbsScript:
     submit_wait = staticmethod(submit_wait)
     name = "pbs"
@@ -632,19 +641,19 @@ class PbsScript:
         if key == "walltime":
             secs = parse_hms(val)
             if secs is None:
-                raise bad(item, "bad walltime", "[[[D:]H:]M:]S, e.g. 12:00:00")
+                raise bad(item, "bad walltime", _pbs_time(val, "12:00:00"))
             if secs == 0:
                 return zero_time_limit(spec, item, f"walltime={val}")
             r.walltime_s = secs
         elif key == "cput":  # the CPU time all the job's processes may use together
             secs = parse_hms(val)
             if secs is None:
-                raise bad(item, "bad cput", "[[[D:]H:]M:]S, e.g. 96:00:00")
+                raise bad(item, "bad cput", _pbs_time(val, "96:00:00"))
             if secs == 0:
                 return False  # kept as written
             spec.metadata[CPU_TIME] = secs
         elif key in ("mem", "pmem"):
-            mb = parse_mem_mb(val, default_unit="b", whole=True)
+            mb = parse_mem_mb(val, default_unit="b", whole=True, iec=False)
             if mb is None:
                 raise bad(item, "bad memory size", _SIZE)
             if mb == 0:
@@ -740,7 +749,7 @@ class PbsScript:
                 raise bad(item, "bad ngpus", "a positive integer")
             r.gpus_per_node = int(g)
         if (m := res.pop("mem", None)) is not None:
-            mb = parse_mem_mb(m, default_unit="b", whole=True)
+            mb = parse_mem_mb(m, default_unit="b", whole=True, iec=False)
             if mb is None:
                 raise bad(Item("-l", f"mem={m}", item.lineno, item.raw), "bad mem", _SIZE)
             if mb == 0:

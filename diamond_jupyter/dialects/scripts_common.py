@@ -434,11 +434,14 @@ def to_int(item: Item, accepted: str = "a positive integer") -> int:
 _MEM = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtpe]?)(i?b?|w)?$", re.I)
 
 
-def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False) -> int | None:
+def parse_mem_mb(text: str, default_unit: str = "m", whole: bool = False,
+                 iec: bool = True) -> int | None:
     """'4G', '4gb', '4000', '2000mb', '512k' -> megabytes (rounded up); None if unreadable,
-    or if `whole` (a scheduler that takes integers only) and the number has a fraction."""
+    or if `whole` (a scheduler that takes integers only) and the number has a fraction, or
+    if not `iec` (PBS's and LSF's units: k, m, g, t... then b or w) and it is written
+    `4GiB`, `4Gi` (which qsub and bsub refuse)."""
     m = _MEM.match(text.strip())
-    if not m or (whole and "." in m.group(1)):
+    if not m or (whole and "." in m.group(1)) or (not iec and "i" in (m.group(3) or "").lower()):
         return None
     num, unit, tail = float(m.group(1)), m.group(2).lower(), (m.group(3) or "").lower()
     if not math.isfinite(num):  # more digits than a float holds: no size at all
@@ -467,15 +470,18 @@ def fmt_mem(mb: int, style: str = "slurm") -> str:
 
 
 def parse_hms(text: str) -> int | None:
-    """[[[D:]H:]M:]S or plain seconds (PBS/Torque walltime) -> seconds."""
-    parts = text.strip().split(":")
-    if not all(ascii_digits(p.replace(".", "", 1)) for p in parts) or len(parts) > 4:
+    """[[[D:]H:]M:]S[.FFF] or plain seconds (PBS/Torque walltime) -> seconds, as qsub's
+    decode_time reads it: whole numbers but for a fraction of the seconds, whose first
+    three digits (milliseconds) round to the nearest second (`1:00:00.5` is 3601, `.4`
+    3600). A fraction of hours or minutes (`1.5:00:00`) is no PBS time: None."""
+    whole, dot, fraction = text.strip().partition(".")
+    parts = whole.split(":")
+    if len(parts) > 4 or not all(ascii_digits(p) for p in parts) \
+            or (fraction and not ascii_digits(fraction)):
         return None
-    nums = [float(p) for p in parts]
-    total = 0.0
-    for n, mult in zip(reversed(nums), (1, 60, 3600, 86400), strict=False):
-        total += n * mult
-    return math.ceil(total)
+    total = sum(int(n) * mult for n, mult in zip(reversed(parts), (1, 60, 3600, 86400),
+                                                   strict=False))
+    return total + (int(fraction[:3].ljust(3, "0")) >= 500)
 
 
 def pbs_shrink_to_fit(spec: JobSpec) -> tuple[int, int | None, list[Directive]] | None:
@@ -502,11 +508,31 @@ def pbs_shrink_to_fit(spec: JobSpec) -> tuple[int, int | None, list[Directive]] 
 
 
 def sge_time(text: str) -> int | None:
-    """A Grid Engine time (sge_types(1)): seconds, or H:M:S where a zero field may be left
-    out with its colon kept (`1::1` is an hour and a second, `::90` 90 seconds)."""
-    if ":" in text and any(p.strip() for p in text.split(":")):
-        text = ":".join(p.strip() or "0" for p in text.split(":"))
-    return parse_hms(text)
+    """A Grid Engine time (sge_types(1)) as qsub reads it: seconds, or exactly H:M:S where
+    a zero field may be left out with its colon kept (`1::1` is an hour and a second, `::90`
+    90 seconds); a field may hold a fraction (`1.5:00:00`), each field's seconds cut to a
+    whole one, as Grid Engine does. A plain number that starts with 0 is octal to Grid
+    Engine (`0600` is 384 seconds), one of 0x hexadecimal. Two fields (`90:00`) are no
+    Grid Engine time: None."""
+    text = text.strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3 or not any(parts) or not all(
+                not p or _DECIMAL.fullmatch(p) for p in parts):
+            return None
+        return sum(int(float(p or "0") * mult) for p, mult in zip(parts, (3600, 60, 1),
+                                                                    strict=True))
+    if len(text) > 1 and text[0] == "0" and "." not in text:  # octal or hexadecimal
+        hexa = text[1:2] in ("x", "X")
+        digits = text[2:] if hexa else text[1:]
+        allowed = "0123456789abcdefABCDEF" if hexa else "01234567"
+        if not digits or any(c not in allowed for c in digits):
+            return None
+        return int(digits, 16 if hexa else 8)
+    return int(float(text)) if _DECIMAL.fullmatch(text) else None
+
+
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 
 
 def fmt_hms(seconds: int) -> str:

@@ -59,7 +59,11 @@ from .outputs_common import (
 
 # SGE 8.1.9 and Sun GE (`Sat Dec  5 10:00:00 2026`); Univa/Altair Grid Engine print
 # `12/05/2026 10:00:00.123`
-CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S")
+# qacct's dates: SGE's ctime, Univa/Altair's MM/DD/YYYY, Open Cluster Scheduler 9's
+# YYYY-MM-DD with microseconds (sge_ctime64)
+CTIME_FORMATS = ("%a %b %d %H:%M:%S %Y", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S",
+                 "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S")
+_NO_TIME = "-/-"  # qacct's start or end of a job that never ran
 QACCT_SEP = "=" * 62
 # failed codes (sge_shepherd / qmaster) that are not the job's own doing
 _TIMEOUT_FAILED = {37}  # qmaster enforced h_rt, h_cpu, or h_vmem limit
@@ -489,6 +493,11 @@ class SgeCommands(FailureReading, AccountingReach):
                                                 not _past_runtime(rec)):
                 state, reason = JobState.FAILED, f"{OUT_OF_MEMORY} ({over})"
             start = parse_local_time(rec.get("start_time"), self.tz, CTIME_FORMATS)
+            unreadable = [f"its {key} {rec[key]!r} was not read (no date form qacct prints)"
+                          for key in ("qsub_time", "start_time", "end_time")
+                          if clean(rec.get(key)) not in (None, _NO_TIME)
+                          and parse_local_time(rec[key], self.tz, CTIME_FORMATS) is None]
+            reason = "; ".join(x for x in (reason, *unreadable) if x) or None
             st = JobStatus(
                 native_id=jid, state=state, native_state=clean(rec.get("failed")),
                 name=clean(rec.get("jobname")), user=clean(rec.get("owner")),

@@ -106,6 +106,8 @@ _BINDING_INSTANCES = ("set", "env", "pe")  # -binding's optional first word (qsu
 # the resource limits queue_conf(5) names, each of which may be INFINITY
 _LIMITS = ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_data", "s_data",
            "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss", "h_fsize", "s_fsize")
+_SGE_TIME = ("seconds, or H:M:S with all three fields (a zero field may be left empty, as in "
+             "1::30), e.g. 5400 or 01:30:00; a leading 0 makes a number octal")
 # the complexes read as the job's memory per slot (complex(5): h_vmem, h_data and mem_free
 # are MEMORY, consumable per slot by default; Univa/Altair Grid Engine's built-in m_mem_free
 # is a host consumable of type YES, per slot), the first a job asks of them in this order
@@ -435,19 +437,20 @@ class SgeScript:
         if key == "h_rt":
             secs = sge_time(val)
             if secs is None:
-                raise bad(item, "bad h_rt", "[[H:]M:]S (a zero field may be left empty, as "
-                          "in 1::30) or seconds, e.g. 01:30:00")
+                raise bad(item, "bad h_rt", _SGE_TIME)
             if secs == 0:
                 return zero_time_limit(spec, item, f"h_rt={val}")
+            octal_note(spec, item, f"h_rt={val}", secs)
             r.walltime_s = secs
         elif key in MEMORY_COMPLEXES:
             return _memory(spec, item, key, val, state)
         elif key in ("h_cpu", "s_cpu"):
             secs = sge_time(val)
             if secs is None:
-                raise bad(item, f"bad {key}", "[[H:]M:]S or seconds, e.g. 48:00:00")
+                raise bad(item, f"bad {key}", _SGE_TIME)
             if not secs or not _first_of(spec, item, key, ("h_cpu", "s_cpu"), state, "cpu"):
                 return False  # zero, or beside h_cpu: kept as written
+            octal_note(spec, item, f"{key}={val}", secs)
             spec.metadata[CPU_TIME] = secs
             spec.metadata["sge_cpu"] = key
         elif key in ("gpu", "gpus", "ngpus"):
@@ -773,6 +776,18 @@ def _first_of(spec: JobSpec, item: Item, key: str, order: tuple[str, ...],
             unknown(spec, "sge", held[1], _SUB + held[0])
     state[slot] = (key, item, state.get("in_body", False))
     return True
+
+
+def octal_note(spec: JobSpec, item: Item, written: str, secs: int) -> None:
+    """A time written with a leading 0 (`h_rt=0600`) is octal to Grid Engine, one of 0x
+    hexadecimal: read as qsub reads it (384 seconds), and said, since it reads as 600."""
+    value = written.partition("=")[2].strip()
+    if len(value) > 1 and value[0] == "0" and ascii_digits(value.lstrip("0") or "0") \
+            or value[:2] in ("0x", "0X"):
+        base = "hexadecimal" if "x" in value.lower() else "octal"
+        note(spec, f"line {item.lineno}: {written} is {base} to Grid Engine: read as qsub "
+                   f"reads it, {secs} seconds ({fmt_hms(secs)}); write {secs} or "
+                   f"{fmt_hms(secs)} if that is meant")
 
 
 def _memory(spec: JobSpec, item: Item, key: str, val: str, state: dict[str, Any]) -> bool:

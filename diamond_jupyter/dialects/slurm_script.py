@@ -1009,7 +1009,9 @@ class SlurmScript:
             note(spec, f"line {lineno}: --{key}={value} read as "
                        + (f"{quantity(r.cpus_per_task, 'CPU')} per task" if key == "cpus-per-gpu"
                           else f"{r.memory_mb}MB per node" if r.memory_mb
-                          else f"{r.memory_per_cpu_mb}MB per CPU"))
+                          else f"{r.memory_per_cpu_mb}MB per CPU" if r.memory_per_cpu_mb
+                          else "--mem=0: all the memory of each node" if r.memory_mb == 0
+                          else "--mem-per-cpu=0"))
 
     @staticmethod
     def _export(spec: JobSpec, v: str) -> bool:

@@ -1,11 +1,13 @@
 """A local Slurm site at the wire level: a real `Site` on the local transport whose `squeue`
 prints the queue a test writes (a line of SQUEUE_FIELDS per job), for recovery by token
 without the test bed; and a sites file of one local Slurm site answering with recorded
-real outputs (`recorded_sites_file`)."""
+real outputs (`recorded_sites_file`); and a local Slurm site whose discovery a test holds
+(`held_discovery_site`)."""
 
 from __future__ import annotations
 
 import getpass
+import os
 from pathlib import Path
 
 import yaml
@@ -14,6 +16,42 @@ from diamond_jupyter.config import SiteConfig, TransportConfig
 from diamond_jupyter.sites import Site, token_tag
 
 RECORDED = Path(__file__).parent / "fixtures" / "outputs" / "slurm"  # real Slurm outputs
+
+
+ONE_PARTITION = ("PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP "
+                 "TotalNodes=1 TotalCPUs=8")
+
+
+def write_commands(bin_dir: Path, commands: dict[str, str]) -> str:
+    """Each of `commands` (a name: its sh body) as an executable script in `bin_dir` (made
+    here); the preamble that puts them first on PATH."""
+    bin_dir.mkdir()
+    for name, body in commands.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return f"export PATH='{bin_dir}':$PATH"
+
+
+def held_discovery_site(tmp_path: Path, node: str, *, workdir: str,
+                        **settings: object) -> SiteConfig:
+    """Slurm site `alpha` on the local transport, working in tmp_path/`workdir`: `scontrol`
+    answers the partition ONE_PARTITION, the node line `node` (inside sh double quotes, $D
+    being tmp_path) and cluster alpha, first waiting for a line on the FIFO tmp_path/go
+    (made here) while tmp_path/hold exists; its other commands answer nothing. `settings`,
+    the SiteConfig's others."""
+    os.mkfifo(tmp_path / "go")
+    scontrol = f"""D='{tmp_path}'
+[ -e "$D/hold" ] && read -r _ < "$D/go"
+case "$*" in
+  *partition*) echo '{ONE_PARTITION}' ;;
+  *node*) echo "{node}" ;;
+  *config*) printf 'ClusterName = alpha\\n' ;;
+esac"""
+    preamble = write_commands(tmp_path / "bin", {
+        "scontrol": scontrol, "squeue": "exit 0", "sacctmgr": "exit 0", "sshare": "exit 0",
+        "sprio": "exit 0"})
+    return SiteConfig(name="alpha", workdir=str(tmp_path / workdir), preamble=preamble,
+                      transport={"kind": "local"}, **settings)
 
 
 def recorded_sites_file(tmp_path: Path, nodes: Path, queue: Path) -> Path:

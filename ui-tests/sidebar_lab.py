@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_sidebar_unfocused
 
 from conftest import _labextension_installed, load_lab, start_lab, stop_lab
 
@@ -108,3 +108,47 @@ def job_row(page: Page, job_id: str) -> Locator:
 
 def site_row(page: Page, name: str) -> Locator:
     return sidebar_panel(page).locator(f'[data-diamond-site="{name}"]')
+
+
+def job_bars(page: Page) -> Locator:
+    """Every job's bar on the sidebar's timelines."""
+    return sidebar_panel(page).locator("[data-diamond-job-bar]")
+
+
+def wider_than(page: Page, selector: str = "#diamond-sidebar") -> list[str]:
+    """The elements inside #diamond-sidebar (a workflow's graph aside) whose right edge
+    reaches past `selector`'s: what overflows, for an assertion's message."""
+    return page.evaluate("""(selector) => {
+        const right = document.querySelector(selector).getBoundingClientRect().right;
+        return Array.from(document.querySelectorAll('#diamond-sidebar *'))
+            .filter(e => e.getClientRects().length &&
+                    e.getBoundingClientRect().right > right + 1 &&
+                    !e.closest('.jp-diamond-dag'))
+            .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
+                             (e.textContent || '').slice(0, 40));
+    }""", selector)
+
+
+def show_shared_page(request, *, scroll_to_top: bool = False) -> None:
+    """For a module's autouse fixture: when the test uses the shared `page`, its Diamond
+    panel is shown with nothing focused (and scrolled to its top), whatever the test before
+    left (a failed one included): one failure stays one."""
+    if "page" in request.fixturenames:
+        panel = show_sidebar_unfocused(request.getfixturevalue("page"))
+        if scroll_to_top:
+            panel.evaluate("e => { e.scrollTop = 0; }")
+
+
+# The WCAG contrast ratio of two CSS colours (rgb()/rgba() strings), and the colour behind
+# an element (its nearest ancestor with an opaque background): a prefix for evaluate_all.
+CONTRAST_JS = """
+const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+const ratio = (x, y) => { const [a, b] = [lum(rgb(x)), lum(rgb(y))];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+const behind = e => { for (let n = e.parentElement; n; n = n.parentElement) {
+    const c = getComputedStyle(n).backgroundColor, v = rgb(c);
+    if (v.length === 3 || v[3] > 0.9) return c; } return 'rgb(255, 255, 255)'; };
+"""

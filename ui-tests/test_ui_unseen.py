@@ -25,10 +25,11 @@ from sidebar_lab import (
     narrowest_sidebar,
     new_lab_page,
     shared_live_page,
+    show_shared_page,
     sidebar_panel,
     site_row,
 )
-from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
+from test_sidebar import expect_focused, open_sidebar
 from wire_helpers import WireBase
 
 from conftest import api
@@ -136,12 +137,8 @@ class Wire(WireBase):
         elif path == "jobs":
             offset, limit = int(query.get("offset", 0)), int(query.get("limit", 200))
             body = {"jobs": ALL_JOBS[offset:offset + limit], "total": JOBS_TOTAL}
-        elif path == "logins":
-            body = {"prompts": []}
-        elif path == "workflows":
-            body = {"workflows": []}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
@@ -178,10 +175,7 @@ def page(bare_lab, browser):
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts with the Diamond panel shown and nothing focused,
-    whatever the test before left (a failed one included): one failure stays one."""
-    if "page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("page"))
+    show_shared_page(request)
 
 
 def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) -> Locator:

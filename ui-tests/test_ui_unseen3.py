@@ -26,9 +26,11 @@ from sidebar_lab import (
     narrowest_sidebar,
     new_lab_page,
     shared_live_page,
+    show_shared_page,
     sidebar_panel,
+    wider_than,
 )
-from test_sidebar import expect_focused, show_sidebar_unfocused
+from test_sidebar import expect_focused
 from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)
@@ -139,12 +141,10 @@ class Wire(WireBase):
         elif parts[0] == "jobs" and len(parts) == 2:
             job_id = unquote(parts[1])
             body = {**self.jobs[job_id], "depends_on": DEPENDS.get(job_id, [])}
-        elif path == "logins":
-            body = {"prompts": []}
         elif path == "workflows":
             body = {"workflows": [WORKFLOW]}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
@@ -168,9 +168,7 @@ def page(bare_lab, browser):
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts from the Diamond panel shown, nothing focused."""
-    if "page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("page"))
+    show_shared_page(request)
 
 
 def _open_details(page: Page, job_id: str):
@@ -179,19 +177,6 @@ def _open_details(page: Page, job_id: str):
     details = row.locator("[data-diamond-job-details]")
     expect(details).to_be_visible()
     return details
-
-
-def _wider_than(page: Page, selector: str) -> list[str]:
-    """The elements inside #diamond-sidebar whose right edge reaches past `selector`'s."""
-    return page.evaluate("""(selector) => {
-        const right = document.querySelector(selector).getBoundingClientRect().right;
-        return Array.from(document.querySelectorAll('#diamond-sidebar *'))
-            .filter(e => e.getClientRects().length &&
-                    e.getBoundingClientRect().right > right + 1 &&
-                    !e.closest('.jp-diamond-dag'))
-            .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
-                             (e.textContent || '').slice(0, 40));
-    }""", selector)
 
 
 # -- dependencies and workflows -------------------------------------------------------------
@@ -226,7 +211,7 @@ def test_a_workflow_of_thirty_steps_shows_each_step_in_its_layer(page):
     expect(card.locator('[data-diamond-step="member-27"]')).to_have_attribute(
         "data-diamond-state", "PENDING")
     # the DAG scrolls within its card; the sidebar itself does not widen
-    assert not _wider_than(page, "#diamond-sidebar"), _wider_than(page, "#diamond-sidebar")
+    assert not wider_than(page, "#diamond-sidebar"), wider_than(page, "#diamond-sidebar")
 
 
 # -- names and ids as sites give them ---------------------------------------------------------
@@ -448,6 +433,6 @@ def test_a_250px_sidebar_keeps_the_timeline_inside(bare_lab, browser):
             "() => document.getElementById('diamond-sidebar').getBoundingClientRect().right")
         edges = [b.bounding_box() for b in bars.all()]
         assert all(e and e["x"] + e["width"] <= right + 1 for e in edges), (right, edges)
-        assert not _wider_than(p, "#diamond-sidebar"), _wider_than(p, "#diamond-sidebar")
+        assert not wider_than(p, "#diamond-sidebar"), wider_than(p, "#diamond-sidebar")
     finally:
         p.context.close()

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 
 from diamond_jupyter.config import SiteConfig, TransportConfig
+from diamond_jupyter.model import ArraySpec, Dependency, Job, JobSpec, JobState, utcnow
 from diamond_jupyter.sites import Site, token_tag
 
 RECORDED = Path(__file__).parent / "fixtures" / "outputs" / "slurm"  # real Slurm outputs
@@ -74,6 +77,28 @@ def recorded_sites_file(tmp_path: Path, nodes: Path, queue: Path) -> Path:
     return path
 
 
+SUBMITTED = utcnow() - timedelta(hours=1)  # when `alpha_job`'s jobs were submitted
+
+
+def alpha_job(native: str, state: JobState = JobState.PENDING, *,
+              deps: Sequence[Dependency] = (), tasks: dict[str, JobState] | None = None,
+              array: str | None = None, later_s: int = 0, token: str | None = None) -> Job:
+    """Site alpha's job `native` (`true`), submitted `later_s` after SUBMITTED: waiting on
+    `deps`, an array of `array` (its tasks' last states `tasks`) where given."""
+    return Job(id=f"alpha:{native}", site="alpha", native_id=native, state=state,
+               tasks=tasks, token=token, submitted_at=SUBMITTED + timedelta(seconds=later_s),
+               spec=JobSpec(command="true", dependencies=list(deps),
+                            array=ArraySpec(expression=array) if array else None))
+
+
+def squeue_line(native_id: str, token: str, name: str, *, state: str = "PENDING",
+                reason: str = "Priority", user: str | None = None) -> str:
+    """squeue's line (SQUEUE_FIELDS, no newline) of a job with `token` in its comment,
+    owned by `user` (the login by default)."""
+    return (f"{native_id}|{state}|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
+            f"{user or getpass.getuser()}|debug|N/A||{reason}|{token_tag(token)}|{name}")
+
+
 class LocalSlurmQueue:
     def __init__(self, tmp_path: Path, site: str = "alpha") -> None:
         bin_dir = tmp_path / f"bin-{site}"
@@ -98,9 +123,14 @@ class LocalSlurmQueue:
         """The job reaches the queue, pending, with the token in its comment, owned by the
         login (as squeue prints a job the login submitted)."""
         with self.queue.open("a") as f:
-            f.write(f"{native_id}|PENDING|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|"
-                    f"{getpass.getuser()}|debug|N/A|"
-                    f"|Priority|{token_tag(token)}|{name or 'job'}\n")
+            f.write(squeue_line(native_id, token, name or "job") + "\n")
+
+    def lists(self, jobs: list[tuple[str, str, str, str, str]]) -> None:
+        """From now on squeue lists `jobs` alone: (native id, state, reason, token, name)
+        each, owned by the login."""
+        self.queue.write_text("".join(
+            squeue_line(native, token, name, state=state, reason=reason) + "\n"
+            for native, state, reason, token, name in jobs))
 
     def sbatch_says(self, stderr: str, *, takes_the_job: bool, native_id: str = "4243") -> Path:
         """From now on `sbatch` prints `stderr` and exits 1; with `takes_the_job` it first

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar, show_sidebar_unfocused
+from test_sidebar import open_sidebar
 
 from conftest import _labextension_installed, load_lab, start_lab, stop_lab
 
@@ -127,16 +127,6 @@ def wider_than(page: Page, selector: str = "#diamond-sidebar") -> list[str]:
             .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
                              (e.textContent || '').slice(0, 40));
     }""", selector)
-
-
-def show_shared_page(request, *, scroll_to_top: bool = False) -> None:
-    """For a module's autouse fixture: when the test uses the shared `page`, its Diamond
-    panel is shown with nothing focused (and scrolled to its top), whatever the test before
-    left (a failed one included): one failure stays one."""
-    if "page" in request.fixturenames:
-        panel = show_sidebar_unfocused(request.getfixturevalue("page"))
-        if scroll_to_top:
-            panel.evaluate("e => { e.scrollTop = 0; }")
 
 
 # The WCAG contrast ratio of two CSS colours (rgb()/rgba() strings), and the colour behind

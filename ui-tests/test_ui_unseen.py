@@ -25,11 +25,10 @@ from sidebar_lab import (
     narrowest_sidebar,
     new_lab_page,
     shared_live_page,
-    show_shared_page,
     sidebar_panel,
     site_row,
 )
-from test_sidebar import expect_focused, open_sidebar
+from test_sidebar import expect_focused, open_sidebar, show_shared_page
 from wire_helpers import WireBase
 
 from conftest import api

@@ -26,10 +26,9 @@ from sidebar_lab import (
     live_sidebar,
     new_lab_page,
     shared_live_page,
-    show_shared_page,
     sidebar_panel,
 )
-from test_sidebar import expect_focused, focus_holder, open_sidebar
+from test_sidebar import expect_focused, focus_holder, open_sidebar, show_shared_page
 from wire_helpers import WireBase, healthy_site
 
 from conftest import api

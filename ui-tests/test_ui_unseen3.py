@@ -26,11 +26,10 @@ from sidebar_lab import (
     narrowest_sidebar,
     new_lab_page,
     shared_live_page,
-    show_shared_page,
     sidebar_panel,
     wider_than,
 )
-from test_sidebar import expect_focused
+from test_sidebar import expect_focused, show_shared_page
 from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)

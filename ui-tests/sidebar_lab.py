@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_shared_page
 
 from conftest import _labextension_installed, load_lab, start_lab, stop_lab
 
@@ -82,6 +82,21 @@ def shared_live_page(page: Page) -> Iterator[Page]:
         yield page
     finally:
         page.context.close()
+
+
+@pytest.fixture(scope="module", name="page")
+def module_page(bare_lab, browser, request) -> Iterator[Page]:
+    """The page a module's tests share: the module's `_new_page(browser, server)` on the
+    bare lab, its sidebar live; closed after the module. A module takes it, and
+    `fresh_sidebar`, by importing them (as `page` and `_fresh_sidebar`)."""
+    with shared_live_page(request.module._new_page(browser, bare_lab)) as p:
+        yield p
+
+
+@pytest.fixture(name="_fresh_sidebar", autouse=True)
+def fresh_sidebar(request) -> None:
+    """Each test on the shared page starts from its Diamond panel shown, nothing focused."""
+    show_shared_page(request)
 
 
 def narrowest_sidebar(page: Page) -> None:

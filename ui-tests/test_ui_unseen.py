@@ -21,14 +21,15 @@ import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from sidebar_lab import (
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     narrowest_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
     site_row,
 )
-from test_sidebar import expect_focused, open_sidebar, show_shared_page
+from test_sidebar import expect_focused, open_sidebar
 from wire_helpers import WireBase
 
 from conftest import api
@@ -164,17 +165,6 @@ def _new_page(browser, server, width: int = 1400,
             before_load(page)
 
     return new_lab_page(browser, server, width=width, before_load=wire_then)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request)
 
 
 def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) -> Locator:

@@ -22,13 +22,14 @@ from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sidebar_lab import (
     CONTRAST_JS,
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_row,
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
 )
-from test_sidebar import expect_focused, focus_holder, open_sidebar, show_shared_page
+from test_sidebar import expect_focused, focus_holder, open_sidebar
 from wire_helpers import WireBase, healthy_site
 
 from conftest import api
@@ -158,17 +159,6 @@ def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: f
 
     return new_lab_page(browser, server, width=width, height=height, scale=scale,
                         before_load=wire_then)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request)
 
 
 def _site_row(page: Page, name: str):

@@ -17,19 +17,19 @@ import time
 from datetime import datetime, timedelta, timezone
 from urllib.parse import unquote
 
-import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded, usage_series
 from playwright.sync_api import Page, expect
 from sidebar_lab import (
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_row,
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     narrowest_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
     wider_than,
 )
-from test_sidebar import expect_focused, show_shared_page
+from test_sidebar import expect_focused
 from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)
@@ -157,17 +157,6 @@ def _new_page(browser, server, *, width: int = 1400) -> Page:
         page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
 
     return new_lab_page(browser, server, width=width, before_load=wire)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request)
 
 
 def _open_details(page: Page, job_id: str):

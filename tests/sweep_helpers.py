@@ -357,6 +357,16 @@ def assert_environment_case(case: EnvironmentCase, needs: Needs,
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
 
 
+def counting_sbatch(tmp_path: Path) -> Path:
+    """tmp_path/sbatch: a fake sbatch that answers 501, 502 ... (its count kept in
+    tmp_path/n), as a scheduler gives each job a new number."""
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
+                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
+    sbatch.chmod(0o755)
+    return sbatch
+
+
 def cli_sites_counting_sbatch(tmp_path: Path) -> tuple[Path, Path]:
     """A sites file of SITES (local, a fake sbatch that records each call, its store in
     `tmp_path`) and the file the calls are recorded in (none: nothing was submitted)."""

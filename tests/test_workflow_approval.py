@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sweep_helpers import counting_sbatch
 from workflow_ops import RecordedOps
 
 from diamond_jupyter.model import BadInput, JobSpec, JobState
@@ -220,10 +221,7 @@ def _fed(tmp_path, monkeypatch, names: tuple[str, ...] = SITES) -> Any:
     them in order, module names are kept."""
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     sites = [SiteConfig(name=n, transport=TransportConfig(kind="local"),
                         workdir=str(tmp_path / n), commands={"sbatch": str(sbatch)})
              for n in names]
@@ -350,10 +348,7 @@ async def test_a_plan_made_stale_before_the_run_is_asked_again(tmp_path, monkeyp
 def jp_server_config(tmp_path, data_dir):
     from server_conftest import diamond_config
 
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": [
         {"name": n, "transport": {"kind": "local"}, "workdir": str(tmp_path / n),

@@ -15,10 +15,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 import pytest
@@ -169,6 +169,18 @@ class RealHub:
                                      "POST", {})
             assert status in (201, 409), (name, status, body)
             self.tokens[name] = self.token(name, [f"access:servers!user={name}", "self"])
+
+    @contextmanager
+    def serving(self, users: Iterable[str]) -> Iterator[Self]:
+        """The hub started with `users`' servers spawned (a module's `hub` fixture);
+        stopped on leaving, whatever the test left."""
+        try:
+            self.start()
+            for user in users:
+                self.spawn(user)
+            yield self
+        finally:
+            self.stop()
 
     def launch(self, config: str) -> None:
         """Run the hub with CONFIG (again, after `stop`: its log goes on, its database and

@@ -65,17 +65,18 @@ def one_site_federation(tmp_path: Path, site: SiteConfig | dict[str, Any],
     return Federation(sites, store=Store(tmp_path / "store.sqlite"), **engine)
 
 
-def local_home_federation(tmp_path: Path, home: str = "home") -> Federation:
-    """An engine of one site, `here`, on the local transport, its commands run in
-    tmp_path/HOME (made here; never the real home) and its work directory HOME/.diamond;
-    its store in tmp_path."""
+def local_home_federation(tmp_path: Path, home: str = "home",
+                          scheduler: str = "slurm") -> Federation:
+    """An engine of one site, `here`, a `scheduler` site on the local transport, its
+    commands run in tmp_path/HOME (made here; never the real home) and its work directory
+    HOME/.diamond; its store in tmp_path."""
     from diamond_jupyter.config import FederationConfig, TransportConfig
     from diamond_jupyter.sites import Site
     from diamond_jupyter.transports.local import LocalTransport
 
     root = tmp_path / home
     root.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", transport=TransportConfig(kind="local"),
+    cfg = SiteConfig(name="here", scheduler=scheduler, transport=TransportConfig(kind="local"),
                      workdir=str(root / ".diamond"))
     fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
     fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(root)))

@@ -313,9 +313,58 @@ def assert_site_verdicts(needs: Needs, sites: dict[str, SiteCapabilities], can: 
         assert any(words in r for r in reasons[site]), (site, reasons[site])
 
 
+@dataclass
+class EnvironmentCase(SoftwareCase):
+    """A software-environment sweep's case (test_software_unseen.py, ..._unseen2.py): what
+    else is read of the body and what its loads become on a site."""
+
+    notes: list[str] = field(default_factory=list)  # words some note must hold
+    no_notes: list[str] = field(default_factory=list)  # words no note may hold
+    rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
+    alternatives: dict[str, list[str]] = field(default_factory=dict)  # need -> fallbacks
+    roles: dict[str, str] = field(default_factory=dict)  # need -> "conda" / "mamba"
+    container: tuple[str, str | None] | None = None  # image, runtime
+    mpi: str | None = None
+    vendor: str | None = None  # the GPU vendor the body needs
+
+
+def assert_environment_case(case: EnvironmentCase, needs: Needs,
+                            sites: dict[str, SiteCapabilities]) -> None:
+    """`needs`, read of `case.body`, are what the case says, each site's verdict on them too,
+    and the body's loads are respelled for a site as `case.rewritten` says."""
+    from diamond_jupyter.software import rewrite_modules
+
+    assert [s.full for s in needs.software if not s.unchecked] == case.checked
+    assert [s.full for s in needs.software if s.unchecked] == case.unchecked
+    assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \
+        case.alternatives
+    assert {s.full: s.role for s in needs.software if s.role} == case.roles
+    c = needs.container
+    assert (None if c is None else (c.image, c.runtime)) == case.container
+    assert needs.mpi == case.mpi
+    assert needs.gpu_vendor == case.vendor
+    for words in case.notes:
+        assert any(words in n for n in needs.notes), (words, needs.notes)
+    for words in case.no_notes:
+        assert not any(words in n for n in needs.notes), (words, needs.notes)
+    assert_site_verdicts(needs, sites, case.can, case.why)
+    for site, body in case.rewritten.items():
+        assert rewrite_modules(case.body, sites[site])[0] == body, site
+
+
 # -- workflow files ---------------------------------------------------------------------------
 
 SITES = ["alpha", "beta", "gamma"]  # the sites a sweep's workflow files may name
+
+
+def counting_sbatch(tmp_path: Path) -> Path:
+    """tmp_path/sbatch: a fake sbatch that answers 501, 502 ... (its count kept in
+    tmp_path/n), as a scheduler gives each job a new number."""
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
+                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
+    sbatch.chmod(0o755)
+    return sbatch
 
 
 def cli_sites_counting_sbatch(tmp_path: Path) -> tuple[Path, Path]:

@@ -32,26 +32,19 @@ LISTED = "expected how many to list, a whole number from 1 to "  # a list's limi
 jp_server_config = sweep_helpers.one_local_site_server
 
 
+rest = sweep_helpers.rest_caller
+
+
 @pytest.fixture
-def raw(http_server_client, jp_base_url, jp_auth_header):
-    """`await raw(METHOD, "jobs/...?q", body)`: the path sent as written (percent escapes and
-    all; one starting with `/` from the server's base URL), with the token unless
-    `auth=False`; answers (code, parsed JSON body)."""
+def raw(rest):
+    """`await raw(METHOD, "jobs/...?q", body)`: `rest` with `{}` for a POST, PUT or PATCH
+    without a body."""
 
     async def call(method: str, path: str, body: bytes | None = None, *,
                    auth: bool = True) -> tuple[int, Any]:
         if method in ("POST", "PUT", "PATCH") and body is None:
             body = b"{}"
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + (path if path.startswith("/") else "/diamond/api/" + path),
-            method=method, body=body,
-            headers=jp_auth_header if auth else {}, raise_error=False,
-            allow_nonstandard_methods=True)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
+        return await rest(method, path, body, auth=auth)
 
     return call
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import paramiko
 import pytest
+import sweep_helpers
 import yaml
 from one_site_engine import local_home_federation
 from sweep_helpers import assert_script_secret_not_stored, store_files
@@ -73,22 +74,19 @@ def jp_server_config(tmp_path, home, data_dir, monkeypatch):
 SITE_SECRET = "Rk4Tn8Wq2Zm6Yc"
 
 
+rest = sweep_helpers.rest_caller
+
+
 @pytest.fixture
-def raw(http_server_client, jp_base_url, jp_auth_header):
-    """`await raw(METHOD, "path?q", body)` with the token: (code, parsed JSON reply)."""
+def raw(rest):
+    """`await raw(METHOD, "path?q", body)` with the token, a body not in bytes sent as JSON
+    (a POST without one as `{}`): (code, parsed JSON reply)."""
 
     async def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         if method == "POST" and data is None:
             data = b"{}"
-        resp = await http_server_client.fetch(
-            jp_base_url.rstrip("/") + "/diamond/api/" + path, method=method, body=data,
-            headers=jp_auth_header, raise_error=False)
-        text = resp.body.decode()
-        try:
-            return resp.code, json.loads(text)
-        except ValueError:
-            return resp.code, text
+        return await rest(method, path, data)
 
     return call
 

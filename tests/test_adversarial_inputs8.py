@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import sweep_helpers
 import yaml
+from test_workflow_approval import _fed
 
 from diamond_jupyter.model import BadInput, JobSpec, SiteError
 
@@ -453,30 +454,7 @@ async def test_a_transfer_to_a_look_alike_site_is_an_unknown_site_not_a_local_pa
 def _approval_fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Two local "Slurm" sites whose sbatch answers a fresh number; placement ranks them in
     order, module names are kept."""
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.placement import Placement, SiteVerdict
-    from diamond_jupyter.store import Store
-
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
-    fed = Federation(FederationConfig(sites=[
-        SiteConfig(name=n, transport=TransportConfig(kind="local"), workdir=str(tmp_path / n),
-                   commands={"sbatch": str(sbatch)}) for n in ("alpha", "beta")]),
-        store=Store(tmp_path / "s.sqlite"))
-
-    async def place(spec: JobSpec, sites: list[str] | None = None, **kw: Any) -> Placement:
-        ranked = [SiteVerdict(site=n, feasible=True, verdict="READY")
-                  for n in (sites or ["alpha", "beta"])]
-        return Placement(policy="diamond", choice=ranked[0].site, ranked=ranked)
-
-    async def as_given(site: str, spec: JobSpec) -> JobSpec:
-        return spec
-    monkeypatch.setattr(fed, "place", place)
-    monkeypatch.setattr(fed, "adapt_to_site", as_given)
-    return fed
+    return _fed(tmp_path, monkeypatch, ("alpha", "beta"))
 
 
 MERGED = textwrap.dedent("""\

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from sweep_helpers import FakeTty
+from sweep_helpers import FakeTty, counting_sbatch
 
 from diamond_jupyter.model import BadInput, JobSpec
 
@@ -312,10 +312,7 @@ async def test_the_plan_shows_the_engine_lines_with_their_placeholders(tmp_path,
 # -- 4. approving again from the command line ----------------------------------------------------
 
 def _cli_sites(tmp_path: Path, account: str | None = None) -> Path:
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     cfg = tmp_path / "sites.yaml"
     cfg.write_text(yaml.safe_dump({"store": str(tmp_path / "s.sqlite"), "sites": [
         {"name": "alpha", "transport": {"kind": "local"}, "workdir": str(tmp_path / "alpha"),

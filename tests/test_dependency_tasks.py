@@ -7,47 +7,31 @@ The status line, the `job.dependency` event and `--json` name the task and its s
 
 from __future__ import annotations
 
-import getpass
 import json
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from local_slurm import LocalSlurmQueue
+from local_slurm import LocalSlurmQueue, alpha_job
 
 from diamond_jupyter.dialects.outputs_common import TASKS_EXPANDED, fold_array_tasks
 from diamond_jupyter.job_dependencies import dependencies_of, dependency_line
 from diamond_jupyter.model import (
-    ArraySpec,
     Dependency,
     Job,
-    JobSpec,
     JobState,
     JobStatus,
     job_json,
-    utcnow,
 )
-from diamond_jupyter.sites import token_tag
 from diamond_jupyter.store import Store
 
-T0 = utcnow() - timedelta(hours=1)
 C, F, R, P = JobState.COMPLETED, JobState.FAILED, JobState.RUNNING, JobState.PENDING
 
 
-def _job(native: str, state: JobState = P, *, deps: list[Dependency] = (),
-         tasks: dict[str, JobState] | None = None, array: str | None = None,
-         later_s: int = 0, token: str | None = None) -> Job:
-    return Job(id=f"alpha:{native}", site="alpha", native_id=native, state=state,
-               tasks=tasks, token=token, submitted_at=T0 + timedelta(seconds=later_s),
-               spec=JobSpec(command="true", dependencies=list(deps),
-                            array=ArraySpec(expression=array) if array else None))
-
-
 def _one(up: Job, written: str, kind: str = "afterok"):
-    down = _job("130", deps=[Dependency(kind=kind, job_ids=[written])], later_s=5)
+    down = alpha_job("130", deps=[Dependency(kind=kind, job_ids=[written])], later_s=5)
     [d] = dependencies_of(down, {up.id: up, down.id: down}.get)
     return d
 
@@ -94,7 +78,7 @@ def test_a_het_jobs_components_are_no_tasks() -> None:
     (C, F, "afterok", (False, True), "(task FAILED, array COMPLETED): never satisfied"),
 ])
 def test_one_task_is_judged_by_its_own_state(array, task, kind, said, line) -> None:
-    up = _job("123", array, tasks={"3": C, "4": task, "5": R})
+    up = alpha_job("123", array, tasks={"3": C, "4": task, "5": R})
     for written in ("123_4", "123[4]"):
         d = _one(up, written, kind)
         assert (d.task, d.task_state, d.state, (d.satisfied, d.never)) == \
@@ -105,7 +89,7 @@ def test_one_task_is_judged_by_its_own_state(array, task, kind, said, line) -> N
 def test_a_task_not_listed_is_unknown_yet_where_the_array_does_not_decide_it() -> None:
     """Task 4 left the queue unseen; the array FAILED (which task failed is not listed):
     waiting, said unknown yet, not guessed from the array."""
-    d = _one(_job("123", F, tasks={"3": F}), "123_4")
+    d = _one(alpha_job("123", F, tasks={"3": F}), "123_4")
     assert (d.task_state, d.satisfied, d.never) == (None, False, False)
     assert dependency_line(d) == ("afterok task 4 of alpha:123 (task unknown yet, array "
                                   "FAILED): waiting (the task's state is unknown yet)")
@@ -116,13 +100,13 @@ def test_a_task_not_listed_is_unknown_yet_where_the_array_does_not_decide_it() -
 
 def _corr(up: Job, array: str | None = "1-6"):
     dep = Dependency(kind="afterok", job_ids=[up.native_id], per_task=True, scheduler="slurm")
-    down = _job("131", deps=[dep], array=array, later_s=5)
+    down = alpha_job("131", deps=[dep], array=array, later_s=5)
     [d] = dependencies_of(down, {up.id: up, down.id: down}.get)
     return d
 
 
 def test_aftercorr_says_how_each_corresponding_task_stands() -> None:
-    up = _job("123", R, tasks={"1": C, "2": C, "3": F, "4": R, "5": P})
+    up = alpha_job("123", R, tasks={"1": C, "2": C, "3": F, "4": R, "5": P})
     d = _corr(up)
     assert (d.type, d.satisfied, d.never) == ("aftercorr", False, True)
     assert d.tasks == "2 satisfied, 2 waiting, 1 unknown yet; never: 3 FAILED"
@@ -132,12 +116,12 @@ def test_aftercorr_says_how_each_corresponding_task_stands() -> None:
 
 def test_aftercorr_is_satisfied_once_every_corresponding_task_succeeded() -> None:
     """The array FAILED (its task 9, which no task here waits on); tasks 1-3 succeeded."""
-    d = _corr(_job("123", F, tasks={"1": C, "2": C, "3": C, "9": F}), "1-3")
+    d = _corr(alpha_job("123", F, tasks={"1": C, "2": C, "3": C, "9": F}), "1-3")
     assert (d.satisfied, d.never, d.tasks) == (True, False, "3 satisfied")
 
 
 def test_aftercorr_of_a_job_with_no_array_is_judged_on_the_whole_array() -> None:
-    assert (_corr(_job("123", C), None).satisfied, _corr(_job("123", R), None).tasks) == \
+    assert (_corr(alpha_job("123", C), None).satisfied, _corr(alpha_job("123", R), None).tasks) == \
         (True, None)
 
 
@@ -145,7 +129,7 @@ def test_aftercorr_of_a_job_with_no_array_is_judged_on_the_whole_array() -> None
 
 def test_task_states_are_stored_and_only_move_forward(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.sqlite3")
-    store.upsert_job(_job("123", R))
+    store.upsert_job(alpha_job("123", R))
     before, after = store.record_task_states("alpha:123", {"1": R, "2": P})
     assert before.tasks is None and after.tasks == {"1": R, "2": P}
     assert store.record_task_states("alpha:123", {"1": R}) is None  # nothing new
@@ -162,10 +146,10 @@ async def test_a_task_ending_is_a_dependency_event_while_its_array_runs_on(
     from diamond_jupyter.journal import Journal
 
     journal = Journal(Store(tmp_path / "s.sqlite3"), {})
-    journal.store.upsert_job(_job("123", R))
-    journal.store.upsert_job(_job("130", deps=[Dependency(kind="afterok", job_ids=["123_2"])],
+    journal.store.upsert_job(alpha_job("123", R))
+    journal.store.upsert_job(alpha_job("130", deps=[Dependency(kind="afterok", job_ids=["123_2"])],
                                   later_s=5))
-    journal.store.upsert_job(_job("131", deps=[Dependency(kind="afterok", job_ids=["123_3"])],
+    journal.store.upsert_job(alpha_job("131", deps=[Dependency(kind="afterok", job_ids=["123_3"])],
                                   later_s=6))
     assert journal.apply_tasks("alpha:123", {"2": R, "3": R})
     assert journal.apply_tasks("alpha:123", {"2": F, "3": R})
@@ -188,20 +172,17 @@ class Bed:
             "store": str(tmp / "store.sqlite3")}))
         self.sites.chmod(0o600)
         store = Store(tmp / "store.sqlite3")
-        store.upsert_job(_job("500", R, token="arr00001", array="1-4"))
-        store.upsert_job(_job("501", deps=[Dependency(kind="afterok", job_ids=["500_2"])],
+        store.upsert_job(alpha_job("500", R, token="arr00001", array="1-4"))
+        store.upsert_job(alpha_job("501", deps=[Dependency(kind="afterok", job_ids=["500_2"])],
                               later_s=5, token="down0001"))
-        store.upsert_job(_job("502", deps=[Dependency(kind="afterok", job_ids=["500_1"])],
+        store.upsert_job(alpha_job("502", deps=[Dependency(kind="afterok", job_ids=["500_1"])],
                               later_s=6, token="down0002"))
-        user = getpass.getuser()
-        self.queue.queue.write_text("".join(
-            f"{nid}|{state}|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{user}|debug|N/A|"
-            f"|{reason}|{token_tag(token)}|{name}\n" for nid, state, reason, token, name in (
-                ("500_1", "RUNNING", "None", "arr00001", "arr"),
-                ("500_2", "FAILED", "NonZeroExitCode", "arr00001", "arr"),
-                ("500_[3-4]", "PENDING", "Resources", "arr00001", "arr"),
-                ("501", "PENDING", "Dependency", "down0001", "j501"),
-                ("502", "PENDING", "Dependency", "down0002", "j502"))))
+        self.queue.lists([
+            ("500_1", "RUNNING", "None", "arr00001", "arr"),
+            ("500_2", "FAILED", "NonZeroExitCode", "arr00001", "arr"),
+            ("500_[3-4]", "PENDING", "Resources", "arr00001", "arr"),
+            ("501", "PENDING", "Dependency", "down0001", "j501"),
+            ("502", "PENDING", "Dependency", "down0002", "j502")])
 
 
 def test_diamond_status_reads_the_tasks_and_says_the_one_waited_for(
@@ -237,7 +218,7 @@ def test_a_listed_task_decides_and_an_unlisted_one_of_a_running_array_is_unknown
     """Whatever the other tasks did: a listed task is judged by its own state alone (an
     afterok on it never once it ended other than COMPLETED); an unlisted task of an array
     still running is neither satisfied nor never, its state unknown yet."""
-    d = _one(_job("123", R, tasks=tasks or None), f"123_{index}", kind)
+    d = _one(alpha_job("123", R, tasks=tasks or None), f"123_{index}", kind)
     state = tasks.get(str(index))
     assert d.task_state == state
     if state is None:

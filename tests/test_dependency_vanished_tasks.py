@@ -8,39 +8,24 @@ with a scripted squeue and sacct, a real store and journal; no test bed."""
 
 from __future__ import annotations
 
-import getpass
-from datetime import timedelta
 from pathlib import Path
 
-from local_slurm import LocalSlurmQueue
+from local_slurm import LocalSlurmQueue, alpha_job
 
 from diamond_jupyter.dialects.slurm_commands import array_of
 from diamond_jupyter.job_dependencies import awaited_tasks
 from diamond_jupyter.journal import Journal
 from diamond_jupyter.model import (
-    ArraySpec,
     Dependency,
-    Job,
-    JobSpec,
     JobState,
     JobStatus,
-    utcnow,
 )
 from diamond_jupyter.monitor import SiteMonitor
-from diamond_jupyter.sites import ended_tasks, token_tag
+from diamond_jupyter.sites import ended_tasks
 from diamond_jupyter.store import Store
 
 C, F, R, P = JobState.COMPLETED, JobState.FAILED, JobState.RUNNING, JobState.PENDING
-T0 = utcnow() - timedelta(hours=1)
 T = "2026-01-01T00:00:01|2026-01-01T00:00:09|n1|arr"
-
-
-def _job(native: str, state: JobState = P, *, deps: list[Dependency] = (),
-         array: str | None = None, later_s: int = 0, token: str | None = None) -> Job:
-    return Job(id=f"alpha:{native}", site="alpha", native_id=native, state=state,
-               token=token, submitted_at=T0 + timedelta(seconds=later_s),
-               spec=JobSpec(command="true", dependencies=list(deps),
-                            array=ArraySpec(expression=array) if array else None))
 
 
 class Bed:
@@ -57,17 +42,15 @@ class Bed:
         sacct.write_text(f'#!/bin/sh\necho "$*" >> {self.calls}\ncat {tmp / "acct.txt"}\n')
         self.store = Store(tmp / "store.sqlite3")
         self.journal = Journal(self.store, {})
-        self.store.upsert_job(_job("500", R, token="arr00001", array="1-4"))
+        self.store.upsert_job(alpha_job("500", R, token="arr00001", array="1-4"))
         self.store.record_task_states("alpha:500", {"1": R, "2": R, "3": P, "4": P})
-        self.store.upsert_job(_job("501", deps=[Dependency(kind="afterok", job_ids=[waits_on])],
-                                   later_s=5, token="down0001"))
-        user = getpass.getuser()
-        self.queue.queue.write_text("".join(
-            f"{nid}|{state}|N/A|N/A|2026-01-01T00:00:00|10:00|1|1|{user}|debug|N/A|"
-            f"|{reason}|{token_tag(token)}|{name}\n" for nid, state, reason, token, name in (
-                ("500_1", "RUNNING", "None", "arr00001", "arr"),
-                ("500_[3-4]", "PENDING", "Resources", "arr00001", "arr"),
-                ("501", "PENDING", "Dependency", "down0001", "j501"))))
+        self.store.upsert_job(alpha_job(
+            "501", deps=[Dependency(kind="afterok", job_ids=[waits_on])], later_s=5,
+            token="down0001"))
+        self.queue.lists([
+            ("500_1", "RUNNING", "None", "arr00001", "arr"),
+            ("500_[3-4]", "PENDING", "Resources", "arr00001", "arr"),
+            ("501", "PENDING", "Dependency", "down0001", "j501")])
         self.monitor = SiteMonitor(self.journal, self.queue.site, 60.0, 1.0)
         for token, native in (("arr00001", "500"), ("down0001", "501")):
             self.monitor.tracked[token] = native
@@ -115,11 +98,11 @@ async def test_a_vanished_task_no_job_waits_for_asks_nothing(tmp_path) -> None:
 
 
 def test_the_awaited_tasks_are_named_by_array_and_index() -> None:
-    one = _job("501", deps=[Dependency(kind="afterok", job_ids=["500_2"])])
-    pbs = _job("502", deps=[Dependency(kind="afterok", job_ids=["77[3].pbs01"])])
-    corr = _job("503", array="1-3", deps=[Dependency(kind="afterok", job_ids=["600"],
-                                                     per_task=True, scheduler="slurm")])
-    plain = _job("504", deps=[Dependency(kind="afterok", job_ids=["700"])])
+    one = alpha_job("501", deps=[Dependency(kind="afterok", job_ids=["500_2"])])
+    pbs = alpha_job("502", deps=[Dependency(kind="afterok", job_ids=["77[3].pbs01"])])
+    corr = alpha_job("503", array="1-3", deps=[Dependency(kind="afterok", job_ids=["600"],
+                                                          per_task=True, scheduler="slurm")])
+    plain = alpha_job("504", deps=[Dependency(kind="afterok", job_ids=["700"])])
     assert awaited_tasks("alpha", [one, pbs, corr, plain], None) == {
         "500": {"2"}, "77[].pbs01": {"3"}, "600": {"1", "2", "3"}}
 

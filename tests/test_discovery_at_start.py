@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import yaml
+from local_slurm import held_discovery_site
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.federation import Federation
@@ -25,28 +26,7 @@ from diamond_jupyter.store import Store
 
 NODE = ("NodeName=c1 CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE Partitions=batch "
         "AvailableFeatures=avx2 ActiveFeatures=avx2")
-PARTITION = ("PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP TotalNodes=1 "
-             "TotalCPUs=8")
 WAIT_S = 30.0  # a guard: each answer awaited here comes within a second
-
-
-def _alpha(tmp_path: Path) -> SiteConfig:
-    bin_ = tmp_path / "bin"
-    bin_.mkdir()
-    os.mkfifo(tmp_path / "go")
-    scontrol = f"""D='{tmp_path}'
-[ -e "$D/hold" ] && read -r _ < "$D/go"
-case "$*" in
-  *partition*) echo '{PARTITION}' ;;
-  *node*) echo '{NODE}' ;;
-  *config*) printf 'ClusterName = alpha\\n' ;;
-esac"""
-    for name, body in {"scontrol": scontrol, "squeue": "exit 0", "sacctmgr": "exit 0",
-                       "sshare": "exit 0", "sprio": "exit 0"}.items():
-        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bin_ / name).chmod(0o755)
-    return SiteConfig(name="alpha", workdir=str(tmp_path / "alpha"),
-                      preamble=f"export PATH='{bin_}':$PATH", transport={"kind": "local"})
 
 
 def _down(tmp_path: Path) -> SiteConfig:
@@ -58,8 +38,9 @@ def _down(tmp_path: Path) -> SiteConfig:
 
 def _engine(tmp_path: Path) -> Federation:
     sites = tmp_path / "sites.yaml"
+    alpha = held_discovery_site(tmp_path, NODE, workdir="alpha")
     sites.write_text(yaml.safe_dump({"sites": [
-        s.model_dump(mode="json") for s in (_alpha(tmp_path), _down(tmp_path))]}))
+        s.model_dump(mode="json") for s in (alpha, _down(tmp_path))]}))
     return Federation(sites, store=Store(tmp_path / "store.sqlite"))
 
 

@@ -16,38 +16,21 @@ import asyncio
 import os
 from pathlib import Path
 
+from local_slurm import held_discovery_site
 from one_site_engine import one_site_federation
 
 from diamond_jupyter.config import SiteConfig
 
-PARTITION = ("PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP TotalNodes=1 "
-             "TotalCPUs=8")
 WAIT_S = 30.0  # a guard: each answer awaited here comes within a second
 
 
 def _site(tmp_path: Path, ttl_s: float = 600.0) -> SiteConfig:
     """A site whose node's features are read from tmp_path/features at each discovery;
     while tmp_path/hold exists, `scontrol` waits for a line on the FIFO tmp_path/go."""
-    bin_ = tmp_path / "bin"
-    bin_.mkdir()
     (tmp_path / "features").write_text("old\n")
-    os.mkfifo(tmp_path / "go")
     node = ("NodeName=c1 CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE Partitions=batch "
             "AvailableFeatures=$(cat \"$D/features\") ActiveFeatures=$(cat \"$D/features\")")
-    scontrol = f"""D='{tmp_path}'
-[ -e "$D/hold" ] && read -r _ < "$D/go"
-case "$*" in
-  *partition*) echo '{PARTITION}' ;;
-  *node*) echo "{node}" ;;
-  *config*) printf 'ClusterName = alpha\\n' ;;
-esac"""
-    for name, body in {"scontrol": scontrol, "squeue": "exit 0", "sacctmgr": "exit 0",
-                       "sshare": "exit 0", "sprio": "exit 0"}.items():
-        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bin_ / name).chmod(0o755)
-    return SiteConfig(name="alpha", workdir=str(tmp_path / "work"),
-                      preamble=f"export PATH='{bin_}':$PATH", transport={"kind": "local"},
-                      discovery={"ttl_s": ttl_s})
+    return held_discovery_site(tmp_path, node, workdir="work", discovery={"ttl_s": ttl_s})
 
 
 def _features(caps) -> list[str]:

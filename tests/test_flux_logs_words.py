@@ -9,6 +9,7 @@ import os
 import stat
 
 import pytest
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.dialects.flux_commands import FluxCommands
 from diamond_jupyter.model import BadInput, JobSpec, JobState, SiteError
@@ -28,20 +29,8 @@ def _fake_flux(tmp_path, body: str) -> None:
 
 
 def _flux_fed(tmp_path):
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", scheduler="flux", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed, home
+    """An engine of one local Flux site, `here`, and the home its commands run in."""
+    return local_home_federation(tmp_path, scheduler="flux"), tmp_path / "home"
 
 
 @pytest.fixture

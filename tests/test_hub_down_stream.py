@@ -41,15 +41,12 @@ class Hub(RealHub):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Iterator[Hub]:
-    h = Hub(tmp_path_factory.mktemp("hubdown"))
-    try:
-        h.start()
-        h.spawn("alice")
-        yield h
-    finally:
-        if h.proc is not None and h.proc.poll() is not None:  # left stopped by a test
-            h.back()
-        h.stop()
+    with Hub(tmp_path_factory.mktemp("hubdown")).serving(["alice"]) as h:
+        try:
+            yield h
+        finally:
+            if h.proc is not None and h.proc.poll() is not None:  # left stopped by a test
+                h.back()
 
 
 def test_a_stream_is_closed_with_a_reason_once_the_hub_is_gone_past_the_grace(hub):

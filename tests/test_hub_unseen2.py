@@ -60,14 +60,8 @@ class Hub(RealHub):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Iterator[Hub]:
-    h = Hub(tmp_path_factory.mktemp("hub"))
-    try:
-        h.start()
-        for user in USERS:
-            h.spawn(user)
+    with Hub(tmp_path_factory.mktemp("hub")).serving(USERS) as h:
         yield h
-    finally:
-        h.stop()
 
 
 @pytest.mark.parametrize("user", USERS)

@@ -43,14 +43,8 @@ class Hub(RealHub):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Iterator[Hub]:
-    h = Hub(tmp_path_factory.mktemp("hub3"))
-    try:
-        h.start()
-        for user in ("alice", ESCAPED):
-            h.spawn(user)
+    with Hub(tmp_path_factory.mktemp("hub3")).serving(("alice", ESCAPED)) as h:
         yield h
-    finally:
-        h.stop()
 
 
 # -- the event stream, as a browser or kernel holds it ---------------------------------------

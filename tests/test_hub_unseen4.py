@@ -90,15 +90,11 @@ class Hub(RealHub):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Iterator[Hub]:
-    h = Hub(tmp_path_factory.mktemp("hub4"))
-    try:
-        h.start()
-        for user in ("alice", "bob"):
-            h.spawn(user)
-        yield h
-    finally:
-        (h.site_dir / "hold").unlink(missing_ok=True)
-        h.stop()
+    with Hub(tmp_path_factory.mktemp("hub4")).serving(("alice", "bob")) as h:
+        try:
+            yield h
+        finally:
+            (h.site_dir / "hold").unlink(missing_ok=True)
 
 
 def restart(hub: Hub, user: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -282,6 +283,15 @@ def _fed(sites: Any) -> Any:
     return Federation(sites, store=Store(sites.parent / "store.sqlite3"))
 
 
+def _stale_and_new(tmp_path: Path) -> tuple[Any, Any, Path, Path]:
+    """Two engines on the same sites and store (the first to stall mid-copy, the second to
+    take over), and a copy's source (holding a line) and destination."""
+    sites = _fed_sites(tmp_path)
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("payload\n")
+    return _fed(sites), _fed(sites), src, dst
+
+
 async def test_a_copy_whose_engine_wakes_after_a_takeover_stops_writing(tmp_path, monkeypatch):
     """An engine stalls mid-copy; another takes the copy over and finishes it. The first,
     when it woke, went on writing the partial file beside the new engine and recorded its
@@ -291,10 +301,7 @@ async def test_a_copy_whose_engine_wakes_after_a_takeover_stops_writing(tmp_path
 
     copy = _StallingCopy(transfer_mod.sftp_copy)
     monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
-    sites = _fed_sites(tmp_path)
-    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
-    src.write_text("payload\n")
-    stale, new = _fed(sites), _fed(sites)
+    stale, new, src, dst = _stale_and_new(tmp_path)
     await stale.start(recover=False)
     try:
         rec = await stale.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)
@@ -540,10 +547,7 @@ async def test_a_users_cancel_through_the_stale_engine_stops_both_copies(tmp_pat
             raise Cancelled("stopped")
         return await transfer_mod.sftp.sftp_copy(*a, progress=progress, cancel=cancel, **kw)
     monkeypatch.setattr(transfer_mod, "sftp_copy", gated)
-    sites = _fed_sites(tmp_path)
-    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
-    src.write_text("payload\n")
-    stale, new = _fed(sites), _fed(sites)
+    stale, new, src, dst = _stale_and_new(tmp_path)
     await stale.start(recover=False)
     try:
         rec = await stale.transfer(f"alpha:{src}", f"beta:{dst}", wait=False)

@@ -13,14 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from local_slurm import ONE_PARTITION, write_commands
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.sites import Site
 from diamond_jupyter.transports import make_transport
 
-PARTITION = ("PartitionName=batch Default=YES MaxTime=01:00:00 Nodes=c1 State=UP TotalNodes=1 "
-             "TotalCPUs=8")
 NODE = "NodeName=c1 CPUTot=8 CPUAlloc=0 RealMemory=16000 State=IDLE Partitions=batch"
 
 
@@ -28,7 +27,7 @@ def _scontrol(plugin: str | None) -> str:
     config = "ClusterName = alpha\nSlurmdTimeout = 60 sec\n" + (
         f"PriorityType = {plugin}\n" if plugin else "")
     return f"""case "$*" in
-  *partition*) echo '{PARTITION}' ;;
+  *partition*) echo '{ONE_PARTITION}' ;;
   *node*) echo '{NODE}' ;;
   *config*) printf '{config}' ;;
 esac"""
@@ -37,16 +36,11 @@ esac"""
 def _site(tmp_path: Path, plugin: str | None) -> tuple[Site, Path]:
     """A Slurm site whose `scontrol show config` names `plugin` (None: no PriorityType
     line), and the log sprio writes a line to each time it runs."""
-    bin_ = tmp_path / "bin"
-    bin_.mkdir()
     log = tmp_path / "sprio.log"
-    tools = {"scontrol": _scontrol(plugin), "squeue": "exit 0", "sacctmgr": "exit 0",
-             "sshare": "exit 0", "sprio": f"echo ran >> '{log}'"}
-    for name, body in tools.items():
-        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bin_ / name).chmod(0o755)
-    cfg = SiteConfig(name="alpha", workdir=str(tmp_path),
-                     preamble=f"export PATH='{bin_}':$PATH",
+    preamble = write_commands(tmp_path / "bin", {
+        "scontrol": _scontrol(plugin), "squeue": "exit 0", "sacctmgr": "exit 0",
+        "sshare": "exit 0", "sprio": f"echo ran >> '{log}'"})
+    cfg = SiteConfig(name="alpha", workdir=str(tmp_path), preamble=preamble,
                      transport={"kind": "local"})
     return Site(cfg, transport=make_transport(cfg.transport, "alpha",
                                               workdir=str(tmp_path))), log

@@ -9,10 +9,8 @@ sites file names it), and against a site whose software is not known (never refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
-from sweep_helpers import SoftwareCase, assert_site_verdicts
+from sweep_helpers import EnvironmentCase, assert_environment_case
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities, SoftwareModule
@@ -99,16 +97,7 @@ ALL = set(SITES) - {"unknown"}
 
 # ---------------------------------------------------------------- the cases
 
-@dataclass
-class Case(SoftwareCase):
-    notes: list[str] = field(default_factory=list)  # words some note must hold
-    no_notes: list[str] = field(default_factory=list)  # words no note may hold
-    rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
-    alternatives: dict[str, list[str]] = field(default_factory=dict)  # need -> fallbacks
-    roles: dict[str, str] = field(default_factory=dict)  # need -> "conda" / "mamba"
-    container: tuple[str, str | None] | None = None  # image, runtime
-    mpi: str | None = None
-    vendor: str | None = None
+Case = EnvironmentCase
 
 
 CASES = [
@@ -408,23 +397,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_software_needs_against_sites(case: Case) -> None:
-    needs = body_needs(case.body)
-    assert [s.full for s in needs.software if not s.unchecked] == case.checked
-    assert [s.full for s in needs.software if s.unchecked] == case.unchecked
-    assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \
-        case.alternatives
-    assert {s.full: s.role for s in needs.software if s.role} == case.roles
-    c = needs.container
-    assert (None if c is None else (c.image, c.runtime)) == case.container
-    assert needs.mpi == case.mpi
-    assert needs.gpu_vendor == case.vendor
-    for words in case.notes:
-        assert any(words in n for n in needs.notes), (words, needs.notes)
-    for words in case.no_notes:
-        assert not any(words in n for n in needs.notes), (words, needs.notes)
-    assert_site_verdicts(needs, SITES, case.can, case.why)
-    for site, body in case.rewritten.items():
-        assert rewrite_modules(case.body, SITES[site])[0] == body, site
+    assert_environment_case(case, body_needs(case.body), SITES)
 
 
 def test_count() -> None:

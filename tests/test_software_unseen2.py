@@ -10,10 +10,8 @@ Spack loads and environments, conda and mamba, apptainer/singularity images, one
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
-from sweep_helpers import SoftwareCase, assert_site_verdicts
+from sweep_helpers import EnvironmentCase, assert_environment_case
 from test_software_unseen4 import needs as body_needs
 
 from diamond_jupyter.capabilities import SiteCapabilities
@@ -90,14 +88,7 @@ SITES = {c.site: c for c in (
 ALL = {"lmod", "em5", "em4"}
 
 
-@dataclass
-class Case(SoftwareCase):
-    notes: list[str] = field(default_factory=list)
-    rewritten: dict[str, str] = field(default_factory=dict)  # site -> the body respelled
-    roles: dict[str, str] = field(default_factory=dict)
-    alternatives: dict[str, list[str]] = field(default_factory=dict)  # need -> fallbacks
-    container: tuple[str, str | None] | None = None
-    mpi: str | None = None
+Case = EnvironmentCase
 
 
 CASES = [
@@ -111,7 +102,7 @@ CASES = [
     Case("hidden_version", "module load python/.3.13.0-beta\npython a.py\n",
          unchecked=["python/.3.13.0-beta"], can=ALL),
     Case("a_slash_inside_the_version", "module load cuda/12.2/gcc\nnvcc -V\n",
-         checked=["cuda/12.2/gcc"], can={"lmod"},
+         checked=["cuda/12.2/gcc"], can={"lmod"}, vendor="nvidia",
          why={"em5": "'cuda/12.2/gcc' not installed (only cuda/11.4, cuda/12.4.1)"}),
     Case("tags_joined_by_colons", "module load openmpi/4.1.6\nmpirun -n 4 ./a\n",
          checked=["openmpi/4.1.6"], can={"em5", "em4"}, mpi="mpirun",
@@ -194,20 +185,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_software_environments_against_sites(case: Case) -> None:
-    needs = body_needs(case.body)
-    assert [s.full for s in needs.software if not s.unchecked] == case.checked
-    assert [s.full for s in needs.software if s.unchecked] == case.unchecked
-    assert {s.full: s.role for s in needs.software if s.role} == case.roles
-    assert {s.full: s.alternatives for s in needs.software if s.alternatives} == \
-        case.alternatives
-    c = needs.container
-    assert (None if c is None else (c.image, c.runtime)) == case.container
-    assert needs.mpi == case.mpi
-    for words in case.notes:
-        assert any(words in n for n in needs.notes), (words, needs.notes)
-    assert_site_verdicts(needs, SITES, case.can, case.why)
-    for site, body in case.rewritten.items():
-        assert rewrite_modules(case.body, SITES[site])[0] == body, site
+    assert_environment_case(case, body_needs(case.body), SITES)
 
 
 def test_count() -> None:

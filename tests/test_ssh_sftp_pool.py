@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from test_transport_ssh import ssh, wait_for
@@ -67,6 +70,22 @@ async def _at_once(t, asks: list[tuple[str, str]]) -> list[object]:
                                   60)
 
 
+@asynccontextmanager
+async def _on_a_tree(sshd, **settings: Any) -> AsyncIterator[tuple[Any, str]]:
+    """An SSH transport to `sshd` (`settings`, the transport's own) and a fresh TREE in its
+    home: the transport and the tree's root; the tree removed and the transport closed
+    after."""
+    t = ssh(sshd, **settings)
+    root = ""
+    try:
+        root = await _tree(t)
+        yield t, root
+    finally:
+        if root:
+            await _remove(t, root)
+        await t.close()
+
+
 def _channels(t) -> int:
     """Channels paramiko holds open on the transport's connection (SFTP, commands)."""
     return len(t._conn.transport._channels.values())
@@ -74,9 +93,7 @@ def _channels(t) -> int:
 
 @pytest.mark.asyncio
 async def test_at_once_the_answers_are_those_asked_one_by_one(sshd):
-    t = ssh(sshd)
-    try:
-        root = await _tree(t)
+    async with _on_a_tree(sshd) as (t, root):
         asks = _requests(root)
         singles = [a for a in asks if a[0] != "list_files"]  # a listing's level is at once
         serial = [await _answer(t, op, p) for op, p in singles]
@@ -98,16 +115,11 @@ async def test_at_once_the_answers_are_those_asked_one_by_one(sshd):
             assert [got[order.index(i)] for i in range(len(asks))] == serial
         assert t._conn.sftp.opened == t.sftp_channels == 4  # and they did run at once
         assert t.connections_opened == 1
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_callers_cancelled_midway_leave_every_channel_usable(sshd):
-    t = ssh(sshd)
-    try:
-        root = await _tree(t)
+    async with _on_a_tree(sshd) as (t, root):
         asks = _requests(root)
         serial = [await _answer(t, op, p) for op, p in asks]
         for _ in range(3):
@@ -122,16 +134,11 @@ async def test_callers_cancelled_midway_leave_every_channel_usable(sshd):
         # a channel comes back only once its thread has ended: none was shared since
         assert await _at_once(t, asks) == serial
         assert t._conn.sftp.open_channels == 4 and t.connections_opened == 1
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_many_calls_leave_no_channel_open(sshd):
-    t = ssh(sshd)
-    try:
-        root = await _tree(t)
+    async with _on_a_tree(sshd) as (t, root):
         asks = _requests(root)
         for _ in range(8):  # 8 bursts, errors included
             await _at_once(t, asks)
@@ -152,16 +159,12 @@ async def test_many_calls_leave_no_channel_open(sshd):
 
         await wait_for(sftp_alone, "the commands' channels to close, every slot back")
         assert t.connections_opened == 1
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_idle_extra_channels_give_their_slots_to_commands(sshd):
-    t = ssh(sshd, max_sessions=7)  # 6 slots for commands and extra channels; 3 channels
-    try:
-        root = await _tree(t)
+    # 6 slots for commands and extra channels; 3 channels
+    async with _on_a_tree(sshd, max_sessions=7) as (t, root):
         await _at_once(t, _requests(root))
         assert t.describe()["sftp_channels"] == 3
         gate = f"{root[2:]}/gate"
@@ -177,17 +180,12 @@ async def test_idle_extra_channels_give_their_slots_to_commands(sshd):
         # and the next burst opens them again
         await _at_once(t, _requests(root))
         assert t.describe()["sftp_channels"] == 3
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_idle_extra_channels_close_after_a_while(sshd, monkeypatch):
     monkeypatch.setattr(ssh_sftp_pool, "LINGER_S", 0.2)
-    t = ssh(sshd)
-    try:
-        root = await _tree(t)
+    async with _on_a_tree(sshd) as (t, root):
         await _at_once(t, _requests(root))
 
         async def one_left():  # and every slot back
@@ -196,16 +194,11 @@ async def test_idle_extra_channels_close_after_a_while(sshd, monkeypatch):
 
         await wait_for(one_left, "the extra SFTP channels to close")
         assert await t.stat(f"{root}/a.txt") is not None
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_a_dropped_connection_is_survived_and_its_slots_come_back(sshd):
-    t = ssh(sshd)
-    try:
-        root = await _tree(t)
+    async with _on_a_tree(sshd) as (t, root):
         asks = _requests(root)
         serial = [await _answer(t, op, p) for op, p in asks]
         await _at_once(t, asks)
@@ -237,45 +230,37 @@ async def test_a_dropped_connection_is_survived_and_its_slots_come_back(sshd):
             return t._sem._value == t.max_sessions - 1 - (t.describe()["sftp_channels"] - 1)
 
         await wait_for(settled, "the dropped connection's slots to come back")
-    finally:
-        await _remove(t, root)
-        await t.close()
 
 
 @pytest.mark.asyncio
 async def test_an_extra_channel_the_server_refuses_is_no_error(sshd):
     # the transport thinks 20 sessions fit; the server allows 10 (MaxSessions)
-    t = ssh(sshd, max_sessions=20)
     gate = f"dj-gate-{secrets.token_hex(4)}"
-    root = ""
-    try:
-        root = await _tree(t)
-        asks = _requests(root)
-        # asked on another connection: a listing's level at once would open t's extras
-        ref = ssh(sshd, sftp_channels=1)
+    async with _on_a_tree(sshd, max_sessions=20) as (t, root):
         try:
-            serial = [await _answer(ref, op, p) for op, p in asks]
-            assert ref._conn.sftp.opened == 1
+            asks = _requests(root)
+            # asked on another connection: a listing's level at once would open t's extras
+            ref = ssh(sshd, sftp_channels=1)
+            try:
+                serial = [await _answer(ref, op, p) for op, p in asks]
+                assert ref._conn.sftp.opened == 1
+            finally:
+                await ref.close()
+            assert await t.stat(root) is not None  # t's first SFTP channel, on its own slot
+            # 9 commands hold the other 9 sessions the server allows until the gate opens
+            hold = ('n=0; until [ -e "$1" ]; do n=$((n+1)); [ $n -gt 2400 ] && exit 3; '
+                    'sleep 0.05; done')
+            held = [asyncio.ensure_future(t.run(["sh", "-c", hold, "h", gate]))
+                    for _ in range(9)]
+
+            async def nine_open():
+                return _channels(t) >= 10
+
+            await wait_for(nine_open, "9 commands to hold their sessions")
+            got = await _at_once(t, asks)
+            assert got == serial  # every answer, on the one channel the server let open
+            assert t._conn.sftp.opened == 1
+            await t.put_bytes(b"", gate)  # over SFTP: the server has no session left for `touch`
+            assert [r.exit_status for r in await asyncio.gather(*held)] == [0] * 9
         finally:
-            await ref.close()
-        assert await t.stat(root) is not None  # t's first SFTP channel, on its own slot
-        # 9 commands hold the other 9 sessions the server allows until the gate opens
-        hold = ('n=0; until [ -e "$1" ]; do n=$((n+1)); [ $n -gt 2400 ] && exit 3; '
-                'sleep 0.05; done')
-        held = [asyncio.ensure_future(t.run(["sh", "-c", hold, "h", gate]))
-                for _ in range(9)]
-
-        async def nine_open():
-            return _channels(t) >= 10
-
-        await wait_for(nine_open, "9 commands to hold their sessions")
-        got = await _at_once(t, asks)
-        assert got == serial  # every answer, on the one channel the server let open
-        assert t._conn.sftp.opened == 1
-        await t.put_bytes(b"", gate)  # over SFTP: the server has no session left for `touch`
-        assert [r.exit_status for r in await asyncio.gather(*held)] == [0] * 9
-    finally:
-        await t.run(["rm", "-f", gate])
-        if root:
-            await _remove(t, root)
-        await t.close()
+            await t.run(["rm", "-f", gate])

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 import pytest
+from one_site_engine import local_home_federation
 
 from diamond_jupyter.model import Job, JobState
 
@@ -139,20 +140,7 @@ def test_an_agent_task_in_a_cell_keeps_one_row_a_step(text):
 
 
 def _local_fed(tmp_path: Any) -> Any:
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.sites import Site
-    from diamond_jupyter.store import Store
-    from diamond_jupyter.transports.local import LocalTransport
-
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    cfg = SiteConfig(name="here", scheduler="flux", transport=TransportConfig(kind="local"),
-                     workdir=str(home / ".diamond"))
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(tmp_path / "store.sqlite"))
-    fed.sites["here"] = Site(cfg, transport=LocalTransport("here", workdir=str(home)))
-    fed.monitors["here"].site = fed.sites["here"]
-    return fed
+    return local_home_federation(tmp_path, scheduler="flux")
 
 
 async def _pending_job_logs(fed: Any, stdout: str, reason: str) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sweep_helpers import counting_sbatch
 from workflow_ops import RecordedOps
 
 from diamond_jupyter.model import BadInput, JobSpec, JobState
@@ -215,26 +216,26 @@ async def test_a_workflow_run_without_an_approval_is_not_pinned(engine):
 
 # -- a Federation of local "Slurm" sites, through the agent's skill ---------------------------
 
-def _fed(tmp_path, monkeypatch) -> Any:
+def _fed(tmp_path, monkeypatch, names: tuple[str, ...] = SITES) -> Any:
+    """Local "Slurm" sites `names` whose sbatch answers a fresh number; placement ranks
+    them in order, module names are kept."""
     from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
     from diamond_jupyter.federation import Federation
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     sites = [SiteConfig(name=n, transport=TransportConfig(kind="local"),
                         workdir=str(tmp_path / n), commands={"sbatch": str(sbatch)})
-             for n in SITES]
+             for n in names]
     return _no_site_queries(Federation(FederationConfig(sites=sites),
-                                       store=Store(tmp_path / "s.sqlite")), monkeypatch)
+                                       store=Store(tmp_path / "s.sqlite")), monkeypatch, names)
 
 
-def _no_site_queries(fed: Any, monkeypatch) -> Any:
-    """Placement ranks the sites in their order, every one fit; module names are kept."""
+def _no_site_queries(fed: Any, monkeypatch, names: tuple[str, ...] = SITES) -> Any:
+    """Placement ranks the sites (`names`) in their order, every one fit; module names are
+    kept."""
     from diamond_jupyter.placement import Placement, SiteVerdict
 
     async def place(spec: JobSpec, sites: list[str] | None = None, **kw: Any) -> Placement:
-        ranked = [SiteVerdict(site=n, feasible=True, verdict="READY") for n in (sites or SITES)]
+        ranked = [SiteVerdict(site=n, feasible=True, verdict="READY") for n in (sites or names)]
         return Placement(policy="diamond", choice=ranked[0].site, ranked=ranked)
 
     async def as_given(site: str, spec: JobSpec) -> JobSpec:
@@ -347,10 +348,7 @@ async def test_a_plan_made_stale_before_the_run_is_asked_again(tmp_path, monkeyp
 def jp_server_config(tmp_path, data_dir):
     from server_conftest import diamond_config
 
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": [
         {"name": n, "transport": {"kind": "local"}, "workdir": str(tmp_path / n),

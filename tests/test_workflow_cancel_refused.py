@@ -55,13 +55,30 @@ class _EndsAsCancelled(_Redepends):
                         "has already finished")
 
 
-async def test_fault_a_kept_job_left_queued_is_said_and_cancelled_at_a_later_advance(runs):
-    run = await runs(ORDERED, _NeverThenRefused)
+async def _join_left_queued(runs, ops: type[_Redepends] = _NeverThenRefused,
+                            steps: dict[str, str] | None = None) -> tuple[Any, Job, Job]:
+    """The ORDERED workflow on `ops` refusing alpha's dependency moves, once `left` failed
+    and the engine reached `steps` (join held, left and post queued by default): the run
+    and the first jobs of join and post."""
+    run = await runs(ORDERED, ops)
     run.ops.journal = Journal(run.store, {})
     run.ops.refusing.add("alpha")
     join, post = run.job("join"), run.job("post")
     await run.end("left", JobState.FAILED)
-    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    await _until(run.eng, run.wid,
+                 steps or {"left": "queued", "join": "held", "post": "queued"})
+    return run, join, post
+
+
+async def _complete(run) -> None:
+    """The workflow run to its end: mid and left, then join (released) and post."""
+    await run.finish("mid", "left")
+    await _until(run.eng, run.wid, {"join": "released"})
+    await run.finish("join", "post")
+
+
+async def test_fault_a_kept_job_left_queued_is_said_and_cancelled_at_a_later_advance(runs):
+    run, join, post = await _join_left_queued(runs)
     new_join = run.job("join")
     assert new_join.id != join.id and run.store.get_job(join.id).state == JobState.PENDING
     [said] = _stuck(run, join.id)  # before: none (held back while the move was under way)
@@ -90,32 +107,21 @@ async def test_fault_a_kept_job_left_queued_is_said_and_cancelled_at_a_later_adv
     assert run.store.get_job(join.id).state == JobState.CANCELLED
     assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
     assert run.job("join").id == new_join.id  # the step's new run is never cancelled
-    await run.finish("mid", "left")
-    await _until(run.eng, run.wid, {"join": "released"})
-    await run.finish("join", "post")
+    await _complete(run)
     assert run.state() == ("COMPLETED", None)
     assert new_join.id not in run.ops.cancels
     _each_job_once(run)
 
 
 async def test_a_refused_cancel_of_a_job_that_ended_meanwhile_is_not_said(runs):
-    run = await runs(ORDERED, _EndsAsCancelled)
-    run.ops.refusing.add("alpha")
-    join = run.job("join")
-    await run.end("left", JobState.FAILED)
-    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
+    run, join, _ = await _join_left_queued(runs, _EndsAsCancelled)
     assert _stuck(run, join.id) == []
     assert not run.store.get_workflow(run.wid).step("join").data.get("uncancelled")
     _each_job_once(run)
 
 
 async def test_cancelling_the_workflow_asks_a_left_queued_run_once_more(runs):
-    run = await runs(ORDERED, _NeverThenRefused)
-    run.ops.journal = Journal(run.store, {})
-    run.ops.refusing.add("alpha")
-    join = run.job("join")
-    await run.end("left", JobState.FAILED)
-    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
+    run, join, _ = await _join_left_queued(runs, steps={"left": "queued", "join": "held"})
     assert run.store.get_workflow(run.wid).step("join").data["uncancelled"] == [join.id]
     run.ops.cancel_refused = False
     await run.eng.cancel(run.wid)
@@ -128,15 +134,8 @@ async def test_fault_a_run_left_queued_is_asked_again_after_its_workflow_complet
     """The cancel stays refused until the workflow completed: the sweep asks it again,
     each time later (backed off), cancels only that run, and lets it go once cancelled, its
     "stuck" attention ended by the CANCELLED state. Before: never asked after completion."""
-    run = await runs(ORDERED, _NeverThenRefused)
-    run.ops.journal = Journal(run.store, {})
-    run.ops.refusing.add("alpha")
-    join = run.job("join")
-    await run.end("left", JobState.FAILED)
-    await _until(run.eng, run.wid, {"left": "queued", "join": "held", "post": "queued"})
-    await run.finish("mid", "left")
-    await _until(run.eng, run.wid, {"join": "released"})
-    await run.finish("join", "post")
+    run, join, _ = await _join_left_queued(runs)
+    await _complete(run)
     assert run.state() == ("COMPLETED", None)
     assert run.store.get_job(join.id).state == JobState.PENDING  # still refused
     eng, done = run.eng, {run.job(n).id for n in ("left", "mid", "join", "post")}
@@ -160,15 +159,8 @@ async def test_fault_a_run_left_queued_is_asked_again_after_its_workflow_complet
 
 async def test_a_run_left_queued_that_the_scheduler_says_ended_is_let_go(runs):
     """Its cancel still refused, but the scheduler now says it ended: not asked again."""
-    run = await runs(ORDERED, _NeverThenRefused)
-    run.ops.journal = Journal(run.store, {})
-    run.ops.refusing.add("alpha")
-    join = run.job("join")
-    await run.end("left", JobState.FAILED)
-    await _until(run.eng, run.wid, {"left": "queued", "join": "held"})
-    await run.finish("mid", "left")
-    await _until(run.eng, run.wid, {"join": "released"})
-    await run.finish("join", "post")
+    run, join, _ = await _join_left_queued(runs, steps={"left": "queued", "join": "held"})
+    await _complete(run)
     assert run.state()[0] == "COMPLETED"
     ended = run.store.get_job(join.id)
 

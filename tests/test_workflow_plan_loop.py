@@ -18,6 +18,8 @@ import json
 import threading
 from typing import Any
 
+from sweep_helpers import counting_sbatch
+
 from diamond_jupyter.model import DiamondError, JobState
 from diamond_jupyter.store import Store
 
@@ -30,10 +32,7 @@ def _fed(tmp_path, monkeypatch, *, extra: tuple[dict[str, Any], ...] = ()) -> An
     from diamond_jupyter.federation import Federation
     from diamond_jupyter.placement import Placement, SiteVerdict
 
-    sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f"#!/bin/sh\nn=$(cat {tmp_path}/n 2>/dev/null || echo 500)\n"
-                      f"echo $((n + 1)) > {tmp_path}/n\necho $((n + 1))\n")
-    sbatch.chmod(0o755)
+    sbatch = counting_sbatch(tmp_path)
     sites = [SiteConfig(name=n, transport=TransportConfig(kind="local"),
                         workdir=str(tmp_path / n), commands={"sbatch": str(sbatch)})
              for n in SITES]

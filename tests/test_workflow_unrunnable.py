@@ -68,6 +68,15 @@ def _fed(tmp_path, monkeypatch, unreachable: tuple[str, ...] = (),
     return fed
 
 
+async def refused_before_any_submit(fed: Any, text: str) -> str:
+    """What `fed` (`_fed`'s) says refusing to run the workflow `text` (BadInput), having
+    submitted nothing."""
+    with pytest.raises(BadInput) as e:
+        await fed.run_workflow(text, origin={"face": "test"})
+    assert not fed.sbatch_calls.exists()
+    return str(e.value)
+
+
 def _prep_job(view: Any) -> str | None:
     return next(s.job for s in view.steps if s.name == "prep")
 
@@ -102,13 +111,10 @@ async def test_every_impossible_step_is_named_and_an_auto_step_no_site_can_run(
     text = _two_steps("alpha") + (
         f"  - {{name: big, needs: [prep], site: auto, script: \"{big}\"}}\n")
     try:
-        with pytest.raises(BadInput) as e:
-            await fed.run_workflow(text, origin={"face": "test"})
-        said = str(e.value)
+        said = await refused_before_any_submit(fed, text)
         assert "step 'train' cannot run on site alpha" in said
         assert "step 'big' cannot run on any of its sites" in said
         assert "alpha:" in said.split("'big'")[1] and "gamma:" in said.split("'big'")[1]
-        assert not fed.sbatch_calls.exists()
     finally:
         await fed.close()
 

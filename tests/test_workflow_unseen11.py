@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from sweep_helpers import SITES, cli_sites_counting_sbatch, load, refused
-from test_workflow_unrunnable import PLAIN, WITH_GPU, _fed
+from test_workflow_unrunnable import PLAIN, WITH_GPU, _fed, refused_before_any_submit
 
 from diamond_jupyter.cli import main
 from diamond_jupyter.model import BadInput, JobState
@@ -135,15 +135,12 @@ async def test_an_array_step_over_every_sites_max_array_size_is_refused_before_a
             f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
             f"  - {{name: fit, needs: [prep], site: {site}, script: \"{wide}\"}}\n")
     try:
-        with pytest.raises(BadInput) as e:
-            await fed.run_workflow(text, origin={"face": "test"})
-        said = str(e.value)
+        said = await refused_before_any_submit(fed, text)
         assert said.startswith("workflow 'w' refused before any step ran: step 'fit' cannot "
                                "run on " + ("site alpha (" if site == "alpha" else
                                             "any of its sites (alpha: ")), said
         assert "array index 5000 (--array=0-5000) is above this site's largest, 1000 " \
             "(MaxArraySize=1001 in `scontrol show config`)" in said
-        assert not fed.sbatch_calls.exists()
     finally:
         await fed.close()
 
@@ -235,12 +232,10 @@ async def test_fault_a_later_step_whose_script_runs_nothing_is_refused_before_an
             f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
             f"  - {{name: fit, needs: [prep], site: alpha, script: \"{body}\"}}\n")
     try:
-        with pytest.raises(BadInput) as e:
-            await fed.run_workflow(text, origin={"face": "test"})
-        assert str(e.value) == (
+        said = await refused_before_any_submit(fed, text)
+        assert said == (
             "step 'fit': its script runs nothing (only directives, comments and blank "
             "lines); write the commands the step runs after its directives (line 4)")
-        assert not fed.sbatch_calls.exists()
         assert fed.store.list_workflows() == []
     finally:
         await fed.close()
@@ -484,11 +479,9 @@ async def test_a_step_naming_an_unknown_site_in_a_mixed_workflow_submits_nothing
             f"  - {{name: prep, site: alpha, script: \"{PLAIN}\"}}\n"
             f"  - {{name: train, needs: [prep], site: [gamma, delta], script: \"{PLAIN}\"}}\n")
     try:
-        with pytest.raises(BadInput) as e:
-            await fed.run_workflow(text, origin={"face": "test"})
-        assert str(e.value) == ("step 'train': unknown site 'delta' in its list of sites "
-                                "[gamma, delta] (known: alpha, gamma, or auto) (line 4)")
-        assert not fed.sbatch_calls.exists()
+        said = await refused_before_any_submit(fed, text)
+        assert said == ("step 'train': unknown site 'delta' in its list of sites "
+                        "[gamma, delta] (known: alpha, gamma, or auto) (line 4)")
     finally:
         await fed.close()
 

@@ -16,6 +16,9 @@ tests named `fault` failed before this sweep's fixes."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,23 +74,36 @@ class _Run:
             await self.end(name)
 
 
-@pytest.fixture(name="runs")
-async def runs_fixture(tmp_path):
-    """Runs made in a test, each on its own store and started on the workflow text given;
-    engines closed and stores shut after."""
+@asynccontextmanager
+async def run_maker(tmp_path: Path, run_class: type[_Run] | None = None
+                    ) -> AsyncIterator[Callable[..., Awaitable[_Run]]]:
+    """A maker of runs (`run_class`'s, else `_Run`'s), each on its own store and started on
+    the workflow text given, its operations an `ops_class` (`settings` set on them first);
+    engines closed and stores shut on leaving."""
     made: list[_Run] = []
 
-    async def make(text: str, ops_class: type = _Ops) -> _Run:
+    async def make(text: str, ops_class: type = _Ops, **settings: Any) -> _Run:
         store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, ops_class(store))
+        run = (run_class or _Run)(store, ops_class(store))
+        for name, value in settings.items():
+            setattr(run.ops, name, value)
         made.append(run)
         await run.start(text)
         return run
 
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
+    try:
+        yield make
+    finally:
+        for run in made:
+            await run.eng.close()
+            run.store.close()
+
+
+@pytest.fixture(name="runs")
+async def runs_fixture(tmp_path):
+    """Runs made in a test (`run_maker`'s)."""
+    async with run_maker(tmp_path) as make:
+        yield make
 
 
 CROSS = """\

@@ -24,6 +24,7 @@ import pytest
 from sweep_helpers import SITES, load, refused
 from test_workflow_unseen import _Ops, _until
 from test_workflow_unseen13 import _Run as WorkflowRun
+from test_workflow_unseen13 import run_maker
 from workflow_ops import HeldCopy, next_engine
 
 from diamond_jupyter.model import BadInput, DiamondError, JobSpec, JobState, provisional_id
@@ -182,20 +183,12 @@ async def _cancelled_mid_copy(store: Store, text: str, upstream: str
 
 @pytest.fixture
 async def runs(tmp_path):
-    made: list[_Run] = []
+    """Runs on `_Placing` operations, where each auto step `lands` (step: site)."""
+    async with run_maker(tmp_path, _Run) as make:
+        async def placing(text: str, **lands: str) -> _Run:
+            return await make(text, _Placing, lands=lands)
 
-    async def make(text: str, **lands: str) -> _Run:
-        store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, _Placing(store))
-        run.ops.lands = lands
-        made.append(run)
-        run.wid = await run.eng.run(load(text))
-        return run
-
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
+        yield placing
 
 
 FEEDS = """\

@@ -14,34 +14,15 @@ from __future__ import annotations
 import asyncio
 import time
 
-import pytest
 from sweep_helpers import load, refused
 from test_workflow_unseen import _Ops, _until
-from test_workflow_unseen13 import _Run
+from test_workflow_unseen13 import _Run, runs_fixture  # noqa: F401 (the `runs` fixture)
 from test_workflow_unseen15 import _MissingOutputs, _nothing_lost, _shown, _Unreachable
 from test_workflow_unseen16 import _until_true
 from workflow_ops import next_engine
 
 from diamond_jupyter.model import Job, JobState
 from diamond_jupyter.store import Store
-
-
-@pytest.fixture(name="runs")
-async def runs_fixture(tmp_path):
-    """Runs made in a test on their own stores; engines closed and stores shut after."""
-    made: list[_Run] = []
-
-    async def make(text: str, ops_class: type = _Ops) -> _Run:
-        store = Store(tmp_path / f"{len(made)}.sqlite")
-        run = _Run(store, ops_class(store))
-        made.append(run)
-        await run.start(text)
-        return run
-
-    yield make
-    for run in made:
-        await run.eng.close()
-        run.store.close()
 
 
 def _live(run: _Run) -> list[Job]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from test_sidebar import open_sidebar
+from test_sidebar import open_sidebar, show_shared_page
 
 from conftest import _labextension_installed, load_lab, start_lab, stop_lab
 
@@ -84,6 +84,21 @@ def shared_live_page(page: Page) -> Iterator[Page]:
         page.context.close()
 
 
+@pytest.fixture(scope="module", name="page")
+def module_page(bare_lab, browser, request) -> Iterator[Page]:
+    """The page a module's tests share: the module's `_new_page(browser, server)` on the
+    bare lab, its sidebar live; closed after the module. A module takes it, and
+    `fresh_sidebar`, by importing them (as `page` and `_fresh_sidebar`)."""
+    with shared_live_page(request.module._new_page(browser, bare_lab)) as p:
+        yield p
+
+
+@pytest.fixture(name="_fresh_sidebar", autouse=True)
+def fresh_sidebar(request) -> None:
+    """Each test on the shared page starts from its Diamond panel shown, nothing focused."""
+    show_shared_page(request)
+
+
 def narrowest_sidebar(page: Page) -> None:
     """Drag the handle between the sidebar and the main area as far left as it goes
     (JupyterLab keeps a side panel at least 250 px wide), until the sidebar is that narrow."""
@@ -108,3 +123,37 @@ def job_row(page: Page, job_id: str) -> Locator:
 
 def site_row(page: Page, name: str) -> Locator:
     return sidebar_panel(page).locator(f'[data-diamond-site="{name}"]')
+
+
+def job_bars(page: Page) -> Locator:
+    """Every job's bar on the sidebar's timelines."""
+    return sidebar_panel(page).locator("[data-diamond-job-bar]")
+
+
+def wider_than(page: Page, selector: str = "#diamond-sidebar") -> list[str]:
+    """The elements inside #diamond-sidebar (a workflow's graph aside) whose right edge
+    reaches past `selector`'s: what overflows, for an assertion's message."""
+    return page.evaluate("""(selector) => {
+        const right = document.querySelector(selector).getBoundingClientRect().right;
+        return Array.from(document.querySelectorAll('#diamond-sidebar *'))
+            .filter(e => e.getClientRects().length &&
+                    e.getBoundingClientRect().right > right + 1 &&
+                    !e.closest('.jp-diamond-dag'))
+            .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
+                             (e.textContent || '').slice(0, 40));
+    }""", selector)
+
+
+# The WCAG contrast ratio of two CSS colours (rgb()/rgba() strings), and the colour behind
+# an element (its nearest ancestor with an opaque background): a prefix for evaluate_all.
+CONTRAST_JS = """
+const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+const ratio = (x, y) => { const [a, b] = [lum(rgb(x)), lum(rgb(y))];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+const behind = e => { for (let n = e.parentElement; n; n = n.parentElement) {
+    const c = getComputedStyle(n).backgroundColor, v = rgb(c);
+    if (v.length === 3 || v[3] > 0.9) return c; } return 'rgb(255, 255, 255)'; };
+"""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar, show_sidebar_unfocused
+from test_sidebar import open_sidebar, show_shared_page
 
 from conftest import api, load_lab, start_lab, stop_lab
 
@@ -75,11 +75,7 @@ def agent_page(agent_server, browser):
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
-    nothing focused, whatever the test before left (a failed one included): one failure
-    stays one."""
-    if "agent_page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("agent_page"))
+    show_shared_page(request, "agent_page")
 
 
 def jobs_named(server: dict, name: str) -> list[dict]:

@@ -13,7 +13,7 @@ import pytest
 from notebook_helpers import code_cell, python_notebook
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
-from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
+from test_sidebar import expect_focused, open_sidebar, show_shared_page
 
 from conftest import api, confirm, load_lab, publish
 
@@ -26,11 +26,7 @@ JOB_TIMEOUT = 120_000
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
-    nothing focused, whatever the test before left (a failed one included): one failure
-    stays one."""
-    if "lab_page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
+    show_shared_page(request, "lab_page")
 
 
 # Records every state each job card shows (renders are coalesced per frame; the

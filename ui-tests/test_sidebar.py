@@ -74,13 +74,20 @@ def focus_holder(page) -> str:
     return f"the focus is on {holder[0]!r} (side panel shown: {holder[1]!r})"
 
 
+def show_shared_page(request, fixture: str = "page", *, scroll_to_top: bool = False) -> None:
+    """For a module's autouse fixture: when the test uses the module's shared page (the
+    fixture named `fixture`), no dialog is up, its Diamond panel is shown with nothing
+    focused (and scrolled to its top), whatever the test before left (a failed one
+    included): one failure stays one."""
+    if fixture in request.fixturenames:
+        panel = show_sidebar_unfocused(request.getfixturevalue(fixture))
+        if scroll_to_top:
+            panel.evaluate("e => { e.scrollTop = 0; }")
+
+
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
-    nothing focused, whatever the test before left (a failed one included): one failure
-    stays one."""
-    if "lab_page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
+    show_shared_page(request, "lab_page")
 
 
 def test_sidebar_renders(lab_page):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from test_sidebar import open_sidebar, show_sidebar_unfocused
+from test_sidebar import open_sidebar, show_shared_page
 
 from conftest import api
 
@@ -22,11 +22,7 @@ NOTICE = 40_000  # site rows are re-read every 15 s (3 heartbeats); a refused co
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts with no dialog up, the Diamond panel shown and
-    nothing focused, whatever the test before left (a failed one included): one failure
-    stays one."""
-    if "lab_page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("lab_page"))
+    show_shared_page(request, "lab_page")
 
 
 def test_sidebar_marks_a_dead_site_and_its_return(lab_page):

@@ -21,14 +21,15 @@ import pytest
 from dashboard_helpers import axe_violations, big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from sidebar_lab import (
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     narrowest_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
     site_row,
 )
-from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
+from test_sidebar import expect_focused, open_sidebar
 from wire_helpers import WireBase
 
 from conftest import api
@@ -136,12 +137,8 @@ class Wire(WireBase):
         elif path == "jobs":
             offset, limit = int(query.get("offset", 0)), int(query.get("limit", 200))
             body = {"jobs": ALL_JOBS[offset:offset + limit], "total": JOBS_TOTAL}
-        elif path == "logins":
-            body = {"prompts": []}
-        elif path == "workflows":
-            body = {"workflows": []}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
@@ -168,20 +165,6 @@ def _new_page(browser, server, width: int = 1400,
             before_load(page)
 
     return new_lab_page(browser, server, width=width, before_load=wire_then)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    """Each test on the shared page starts with the Diamond panel shown and nothing focused,
-    whatever the test before left (a failed one included): one failure stays one."""
-    if "page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("page"))
 
 
 def _escape_hides_spanning_tooltip(page: Page, within: Locator, bar: Locator) -> Locator:

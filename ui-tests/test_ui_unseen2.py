@@ -20,8 +20,16 @@ import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from sidebar_lab import job_row, live_sidebar, new_lab_page, shared_live_page, sidebar_panel
-from test_sidebar import expect_focused, focus_holder, open_sidebar, show_sidebar_unfocused
+from sidebar_lab import (
+    CONTRAST_JS,
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
+    job_row,
+    live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
+    new_lab_page,
+    sidebar_panel,
+)
+from test_sidebar import expect_focused, focus_holder, open_sidebar
 from wire_helpers import WireBase, healthy_site
 
 from conftest import api
@@ -124,12 +132,8 @@ class Wire(WireBase):
             body = self.replay_body(int(query.get("since", 0)))
         elif path == "jobs":
             body = {"jobs": [], "total": len(JOBS)}
-        elif path == "logins":
-            body = {"prompts": []}
-        elif path == "workflows":
-            body = {"workflows": []}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
@@ -155,20 +159,6 @@ def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: f
 
     return new_lab_page(browser, server, width=width, height=height, scale=scale,
                         before_load=wire_then)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    """Each test on the shared page starts with the Diamond panel shown and nothing focused,
-    whatever the test before left (a failed one included): one failure stays one."""
-    if "page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("page"))
 
 
 def _site_row(page: Page, name: str):
@@ -680,21 +670,6 @@ def test_dashboard_axes_across_midnight_name_the_day(bare_lab, browser, at):
     finally:
         p.context.close()
         api(bare_lab, "PUT", settings, {"raw": "{}"})
-
-
-# The WCAG contrast ratio of two CSS colours (rgb()/rgba() strings), and the colour behind
-# an element (its nearest ancestor with an opaque background).
-CONTRAST_JS = """
-const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
-const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-const ratio = (x, y) => { const [a, b] = [lum(rgb(x)), lum(rgb(y))];
-    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
-const behind = e => { for (let n = e.parentElement; n; n = n.parentElement) {
-    const c = getComputedStyle(n).backgroundColor, v = rgb(c);
-    if (v.length === 3 || v[3] > 0.9) return c; } return 'rgb(255, 255, 255)'; };
-"""
 
 
 def test_state_colours_stand_out_in_the_dark_theme(bare_lab, browser):

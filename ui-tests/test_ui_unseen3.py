@@ -17,18 +17,19 @@ import time
 from datetime import datetime, timedelta, timezone
 from urllib.parse import unquote
 
-import pytest
 from dashboard_helpers import big_dashboard, open_from_palette, serve_recorded, usage_series
 from playwright.sync_api import Page, expect
 from sidebar_lab import (
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_row,
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     narrowest_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
+    wider_than,
 )
-from test_sidebar import expect_focused, show_sidebar_unfocused
+from test_sidebar import expect_focused
 from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc)
@@ -139,12 +140,10 @@ class Wire(WireBase):
         elif parts[0] == "jobs" and len(parts) == 2:
             job_id = unquote(parts[1])
             body = {**self.jobs[job_id], "depends_on": DEPENDS.get(job_id, [])}
-        elif path == "logins":
-            body = {"prompts": []}
         elif path == "workflows":
             body = {"workflows": [WORKFLOW]}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
@@ -160,38 +159,12 @@ def _new_page(browser, server, *, width: int = 1400) -> Page:
     return new_lab_page(browser, server, width=width, before_load=wire)
 
 
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    """Each test on the shared page starts from the Diamond panel shown, nothing focused."""
-    if "page" in request.fixturenames:
-        show_sidebar_unfocused(request.getfixturevalue("page"))
-
-
 def _open_details(page: Page, job_id: str):
     row = job_row(page, job_id)
     row.locator(".jp-diamond-job-name").click()
     details = row.locator("[data-diamond-job-details]")
     expect(details).to_be_visible()
     return details
-
-
-def _wider_than(page: Page, selector: str) -> list[str]:
-    """The elements inside #diamond-sidebar whose right edge reaches past `selector`'s."""
-    return page.evaluate("""(selector) => {
-        const right = document.querySelector(selector).getBoundingClientRect().right;
-        return Array.from(document.querySelectorAll('#diamond-sidebar *'))
-            .filter(e => e.getClientRects().length &&
-                    e.getBoundingClientRect().right > right + 1 &&
-                    !e.closest('.jp-diamond-dag'))
-            .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
-                             (e.textContent || '').slice(0, 40));
-    }""", selector)
 
 
 # -- dependencies and workflows -------------------------------------------------------------
@@ -226,7 +199,7 @@ def test_a_workflow_of_thirty_steps_shows_each_step_in_its_layer(page):
     expect(card.locator('[data-diamond-step="member-27"]')).to_have_attribute(
         "data-diamond-state", "PENDING")
     # the DAG scrolls within its card; the sidebar itself does not widen
-    assert not _wider_than(page, "#diamond-sidebar"), _wider_than(page, "#diamond-sidebar")
+    assert not wider_than(page, "#diamond-sidebar"), wider_than(page, "#diamond-sidebar")
 
 
 # -- names and ids as sites give them ---------------------------------------------------------
@@ -448,6 +421,6 @@ def test_a_250px_sidebar_keeps_the_timeline_inside(bare_lab, browser):
             "() => document.getElementById('diamond-sidebar').getBoundingClientRect().right")
         edges = [b.bounding_box() for b in bars.all()]
         assert all(e and e["x"] + e["width"] <= right + 1 for e in edges), (right, edges)
-        assert not _wider_than(p, "#diamond-sidebar"), _wider_than(p, "#diamond-sidebar")
+        assert not wider_than(p, "#diamond-sidebar"), wider_than(p, "#diamond-sidebar")
     finally:
         p.context.close()

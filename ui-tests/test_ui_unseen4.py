@@ -18,10 +18,20 @@ from urllib.parse import unquote
 
 import pytest
 from playwright.sync_api import Page, expect
-from test_sidebar import expect_focused, open_sidebar, show_sidebar_unfocused
+from sidebar_lab import (
+    CONTRAST_JS,
+    job_bars,
+    job_row,
+    live_sidebar,
+    new_lab_page,
+    shared_live_page,
+    sidebar_panel,
+    wider_than,
+)
+from test_sidebar import expect_focused, show_shared_page
 from wire_helpers import WireBase
 
-from conftest import api, load_lab, start_lab, stop_lab
+from conftest import api, start_lab, stop_lab
 
 NOW = datetime.now(timezone.utc)
 LONG_SITE = "national-lab-exascale-" + "partition-federated-" * 2 + "cluster-0123456789"
@@ -108,85 +118,38 @@ class Wire(WireBase):
         elif parts[0] == "jobs" and len(parts) == 2:
             job_id = unquote(parts[1])
             body = {**next(j for j in JOBS if j["id"] == job_id), "depends_on": []}
-        elif path == "logins":
-            body = {"prompts": []}
-        elif path == "workflows":
-            body = {"workflows": []}
         else:
-            route.continue_()
+            self.answer_idle(route, path)
             return
         self.fulfill_json(route, body)
 
 
 def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: float = 1,
               serve_sockets: bool = True) -> Page:
-    context = browser.new_context(viewport={"width": width, "height": height},
-                                  device_scale_factor=scale)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(err.message))
-    page.diamond_errors = errors  # type: ignore[attr-defined]
-    page.diamond_wire = Wire(page, serve_sockets=serve_sockets)  # type: ignore[attr-defined]
-    load_lab(page, server)
-    return page
+    def wire(page: Page) -> None:
+        page.diamond_wire = Wire(page, serve_sockets=serve_sockets)  # type: ignore[attr-defined]
 
-
-def _live_sidebar(page: Page):
-    panel = open_sidebar(page)
-    expect(panel.locator('[data-diamond-status="live"]')).to_be_visible(timeout=30_000)
-    return panel
+    return new_lab_page(browser, server, width=width, height=height, scale=scale,
+                        before_load=wire)
 
 
 @pytest.fixture(scope="module")
 def page(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
-    _live_sidebar(p)
-    expect(p.locator("#diamond-sidebar [data-diamond-job-bar]").first).to_be_attached(
-        timeout=30_000)
-    try:
+    with shared_live_page(_new_page(browser, bare_lab)) as p:
+        expect(job_bars(p).first).to_be_attached(timeout=30_000)
         yield p
-    finally:
-        p.context.close()
 
 
 @pytest.fixture(autouse=True)
 def _fresh_sidebar(request):
-    """Each test on the shared page starts from the Diamond panel shown, nothing focused,
-    scrolled to its top."""
-    if "page" in request.fixturenames:
-        panel = show_sidebar_unfocused(request.getfixturevalue("page"))
-        panel.evaluate("e => { e.scrollTop = 0; }")
-
-
-def _panel(page: Page):
-    return page.locator("#diamond-sidebar")
-
-
-def _row(page: Page, job_id: str):
-    return _panel(page).locator(f'li[data-diamond-job="{job_id}"]')
-
-
-def _bars(page: Page):
-    return _panel(page).locator("[data-diamond-job-bar]")
-
-
-def _overflowing(page: Page) -> list[str]:
-    """Elements inside #diamond-sidebar whose right edge passes the sidebar's."""
-    return page.evaluate("""() => {
-        const right = document.getElementById('diamond-sidebar').getBoundingClientRect().right;
-        return Array.from(document.querySelectorAll('#diamond-sidebar *'))
-            .filter(e => e.getClientRects().length && !e.closest('.jp-diamond-dag') &&
-                    e.getBoundingClientRect().right > right + 1)
-            .slice(0, 8).map(e => e.tagName + '.' + e.getAttribute('class') + ' ' +
-                             (e.textContent || '').slice(0, 40));
-    }""")
+    show_shared_page(request, scroll_to_top=True)
 
 
 # -- two hundred running jobs on the timeline ---------------------------------------------
 
 def test_two_hundred_running_jobs_draw_the_latest_rows_and_say_how_many_are_left_out(page):
     for site in SITES:
-        chart = _panel(page).locator(f'[data-diamond-timeline="{site}"]')
+        chart = sidebar_panel(page).locator(f'[data-diamond-timeline="{site}"]')
         expect(chart.locator("[data-diamond-job-bar]")).to_have_count(TIMELINE_ROWS)
         shown = chart.locator("figcaption [data-diamond-timeline-shown]")
         total = PER_SITE + (1 if site == "site-0" else 0)
@@ -195,14 +158,14 @@ def test_two_hundred_running_jobs_draw_the_latest_rows_and_say_how_many_are_left
         expect(chart.locator("svg")).to_have_attribute(
             "aria-label", f"Timeline of the latest {TIMELINE_ROWS} of {total} jobs on {site}")
     # a site whose every job is drawn says nothing more
-    mixed = _panel(page).locator(f'[data-diamond-timeline="{MIXED}"]')
+    mixed = sidebar_panel(page).locator(f'[data-diamond-timeline="{MIXED}"]')
     expect(mixed.locator("[data-diamond-timeline-shown]")).to_have_count(0)
 
 
 def test_every_timeline_bar_is_one_tab_stop_in_the_order_drawn(page):
-    order = _bars(page).evaluate_all("els => els.map(e => e.dataset.diamondJobBar)")
+    order = job_bars(page).evaluate_all("els => els.map(e => e.dataset.diamondJobBar)")
     assert len(order) == TIMELINE_ROWS * len(SITES) + len(MIXED_STATES), len(order)
-    first = _bars(page).first
+    first = job_bars(page).first
     first.focus()
     expect_focused(page, first, "the first bar")
     for n, expected in enumerate(order[1:], start=1):
@@ -217,28 +180,28 @@ def test_every_timeline_bar_is_one_tab_stop_in_the_order_drawn(page):
 
 
 def test_the_last_bar_reached_by_keyboard_is_scrolled_into_view_with_its_details(page):
-    last = _bars(page).last
+    last = job_bars(page).last
     last_id = last.get_attribute("data-diamond-job-bar")
-    before_last = _bars(page).nth(-2)
+    before_last = job_bars(page).nth(-2)
     before_last.focus()
     page.keyboard.press("Tab")
     expect_focused(page, last, "the last bar, one Tab after the one before")
     expect(last).to_be_in_viewport()
-    tip = _panel(page).locator(f'[data-diamond-tooltip="{last_id}"]')
+    tip = sidebar_panel(page).locator(f'[data-diamond-tooltip="{last_id}"]')
     expect(tip).to_be_visible()
     tip.scroll_into_view_if_needed()
     expect(tip).to_be_in_viewport()
-    sizes = _panel(page).evaluate("e => [e.scrollHeight, e.clientHeight, e.scrollWidth, "
+    sizes = sidebar_panel(page).evaluate("e => [e.scrollHeight, e.clientHeight, e.scrollWidth, "
                                   "e.clientWidth]")
     assert sizes[0] > sizes[1], sizes  # the panel scrolls to reach it
-    assert sizes[2] <= sizes[3] + 1, (sizes, _overflowing(page))
+    assert sizes[2] <= sizes[3] + 1, (sizes, wider_than(page))
 
 
 # -- a site whose name is 80 characters ---------------------------------------------------
 
 def test_an_80_character_site_name_is_cut_in_its_row_and_whole_in_its_title(page):
     assert len(LONG_SITE) == 80, len(LONG_SITE)
-    name = _panel(page).locator(f'[data-diamond-site="{LONG_SITE}"] .jp-diamond-site-name')
+    name = sidebar_panel(page).locator(f'[data-diamond-site="{LONG_SITE}"] .jp-diamond-site-name')
     expect(name).to_have_text(LONG_SITE)
     expect(name).to_have_attribute("title", LONG_SITE)
     cut = name.evaluate("e => e.scrollWidth > e.clientWidth")
@@ -246,7 +209,7 @@ def test_an_80_character_site_name_is_cut_in_its_row_and_whole_in_its_title(page
 
 
 def test_an_80_character_site_name_leaves_its_rows_controls_inside_the_sidebar(page):
-    row = _panel(page).locator(f'[data-diamond-site="{LONG_SITE}"]')
+    row = sidebar_panel(page).locator(f'[data-diamond-site="{LONG_SITE}"]')
     toggle = row.get_by_role("button", name=f"Show partitions of {LONG_SITE}")
     expect(toggle).to_be_visible()
     toggle.click()
@@ -254,15 +217,15 @@ def test_an_80_character_site_name_leaves_its_rows_controls_inside_the_sidebar(p
     row.get_by_role("button", name=f"Hide partitions of {LONG_SITE}").click()
     expect(row.locator('[data-diamond-partition="batch"]')).to_have_count(0)
     expect(row.get_by_role("img", name="reachable", exact=True)).to_be_visible()
-    assert not _overflowing(page), _overflowing(page)
+    assert not wider_than(page), wider_than(page)
 
 
 def test_an_80_character_site_name_captions_its_timeline_whole_inside_the_sidebar(page):
-    chart = _panel(page).locator(f'[data-diamond-timeline="{LONG_SITE}"]')
+    chart = sidebar_panel(page).locator(f'[data-diamond-timeline="{LONG_SITE}"]')
     caption = chart.locator("figcaption")
     expect(caption).to_contain_text(LONG_SITE)
     caption.scroll_into_view_if_needed()
-    right = _panel(page).evaluate("e => e.getBoundingClientRect().right")
+    right = sidebar_panel(page).evaluate("e => e.getBoundingClientRect().right")
     box = caption.bounding_box()
     assert box and box["x"] + box["width"] <= right + 1, (box, right)
     bar = chart.locator("[data-diamond-job-bar]").first
@@ -303,7 +266,7 @@ def test_every_control_in_the_sidebar_has_a_name_a_screen_reader_reads(page):
 
 
 def test_each_job_rows_buttons_name_the_job_they_act_on(page):
-    rows = _panel(page).locator("li[data-diamond-job]")
+    rows = sidebar_panel(page).locator("li[data-diamond-job]")
     expect(rows.first).to_be_visible()
     checked = 0
     for row in rows.all()[:40]:
@@ -319,7 +282,7 @@ def test_each_job_rows_buttons_name_the_job_they_act_on(page):
 # -- a job whose output is HTML -------------------------------------------------------------
 
 def _open_logs(page: Page, job_id: str, name: str):
-    row = _row(page, job_id)
+    row = job_row(page, job_id)
     row.get_by_role("button", name=f"Show logs of {name}").click()
     logs = page.locator(f'[data-diamond-logs="{job_id}"]')
     expect(logs.get_by_label("standard output")).to_be_visible()
@@ -354,7 +317,7 @@ def test_zoom_200_percent_reaches_the_timelines_zoom_and_a_jobs_logs_by_keyboard
     is in view; nothing passes the sidebar's right edge."""
     p = _new_page(browser, bare_lab, width=700, height=450, scale=2)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         zoom_out = panel.get_by_role("button", name="Zoom out")
         zoom_out.focus()
         expect_focused(p, zoom_out, "Zoom out")
@@ -362,7 +325,7 @@ def test_zoom_200_percent_reaches_the_timelines_zoom_and_a_jobs_logs_by_keyboard
         span = panel.locator("[data-diamond-zoom]")
         p.keyboard.press("Enter")
         expect(span).to_have_attribute("data-diamond-zoom", "5")
-        logs_button = _row(p, HTML_ID).get_by_role("button", name=f"Show logs of {HTML_NAME}")
+        logs_button = job_row(p, HTML_ID).get_by_role("button", name=f"Show logs of {HTML_NAME}")
         logs_button.focus()
         expect_focused(p, logs_button, "Show logs")
         expect(logs_button).to_be_in_viewport()
@@ -371,26 +334,13 @@ def test_zoom_200_percent_reaches_the_timelines_zoom_and_a_jobs_logs_by_keyboard
         expect(out).to_be_visible()
         out.scroll_into_view_if_needed()
         expect(out).to_be_in_viewport()
-        assert not _overflowing(p), _overflowing(p)
+        assert not wider_than(p), wider_than(p)
         assert not p.diamond_errors, p.diamond_errors
     finally:
         p.context.close()
 
 
 # -- the dark theme ---------------------------------------------------------------------------
-
-CONTRAST_JS = """
-const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
-const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-const ratio = (x, y) => { const [a, b] = [lum(rgb(x)), lum(rgb(y))];
-    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
-const behind = e => { for (let n = e.parentElement; n; n = n.parentElement) {
-    const c = getComputedStyle(n).backgroundColor, v = rgb(c);
-    if (v.length === 3 || v[3] > 0.9) return c; } return 'rgb(255, 255, 255)'; };
-"""
-
 
 def test_the_timelines_bars_of_every_state_stand_out_from_the_dark_panel(bare_lab, browser):
     """In JupyterLab Dark each bar the timeline draws (the running part, and the queued part
@@ -399,7 +349,7 @@ def test_the_timelines_bars_of_every_state_stand_out_from_the_dark_panel(bare_la
     api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
     p = _new_page(browser, bare_lab)
     try:
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
         chart = panel.locator(f'[data-diamond-timeline="{MIXED}"]')
         expect(chart.locator("[data-diamond-job-bar]")).to_have_count(len(MIXED_STATES))
@@ -429,7 +379,7 @@ def test_after_the_real_server_restarts_the_sidebar_is_live_again_with_the_same_
     p = None
     try:
         p = _new_page(browser, server, serve_sockets=False)
-        panel = _live_sidebar(p)
+        panel = live_sidebar(p)
         rows = panel.locator("li[data-diamond-job]")
         expect(rows.first).to_be_visible()
         before = rows.evaluate_all("els => els.map(e => [e.dataset.diamondJob, "

@@ -66,7 +66,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
+from diamond_jupyter.calibration import OWN_QUEUED_MIN_S, OwnError, PredictionSample, own_error
 from diamond_jupyter.placement import OWN_QUEUED_FACTOR, SiteVerdict
 from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, rank
 
@@ -406,10 +406,12 @@ def borrowed_wider_tie(cap_s: float) -> Ranking:
 def own_queued_at(run: dict, k: int, site: str) -> float | None:
     """How long the oldest of the run's probes on `site` submitted before round k that had
     not started by round k had waited then (what `SiteCalibration.own_queued_ahead_s`
-    gives placement live: the probes are all one size); None: none was waiting."""
+    gives placement live: the probes are all one size, and OWN_QUEUED_MIN_S is under the
+    rounds' interval); None: none was waiting."""
     interval = run.get("interval_s") or 12.0
     ages = [(k - r["round"]) * interval for r in run.get("per_round") or []
             if r.get("round", k) < k and site in (r.get("estimate") or {})
+            and (k - r["round"]) * interval >= OWN_QUEUED_MIN_S
             and ((r.get("started_s") or {}).get(site) is None
                  or r["started_s"][site] > (k - r["round"]) * interval)]
     return max(ages, default=None)

@@ -502,8 +502,10 @@ class SiteCalibration:
     def own_queued_ahead_s(self, cpus: int) -> float | None:
         """How long the oldest of the user's jobs queued here now that asked no more CPUs
         than `cpus` (or an unknown number) has waited: a new job of `cpus` queues behind it
-        (the same user's, submitted later). None: none is queued."""
-        return next((age for age, c in self.own_queued if c is None or c <= cpus), None)
+        (the same user's, submitted later). None: none is queued, or none for longer than
+        OWN_QUEUED_MIN_S (a scheduler's cycle, no evidence of a slow queue)."""
+        return next((age for age, c in self.own_queued
+                     if age >= OWN_QUEUED_MIN_S and (c is None or c <= cpus)), None)
 
     @property
     def samples(self) -> int:
@@ -1281,6 +1283,7 @@ class PredictionSample:
     cpus: int | None = field(default=None, compare=False)  # CPUs asked (None: not known)
 
 
+OWN_QUEUED_MIN_S = 10.0  # a job of the user's queued for less is in a scheduler's cycle
 OWN_ERROR_SAMPLES = 20  # the most recent own jobs per site the correction rests on
 PLACED_TO_SUBMITTED_S = 60.0  # a job submitted later than this after its placement waited
 # for something else first (an approval): its prediction is not scored

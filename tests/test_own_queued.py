@@ -15,7 +15,7 @@ from test_placement import NOW, alpha, pending, running, spec, verdict
 from test_placement_risk import _idle
 
 from benchmarks import decision_replay as dr
-from diamond_jupyter.calibration import PredictionSample, SiteCalibration
+from diamond_jupyter.calibration import OWN_QUEUED_MIN_S, PredictionSample, SiteCalibration
 from diamond_jupyter.placement import OWN_QUEUED_FACTOR, place
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -32,6 +32,9 @@ def test_the_oldest_queued_job_no_larger_is_the_one_a_new_job_queues_behind():
     assert cal.own_queued_ahead_s(4) == 60  # the 16-CPU job does not hold a 4-CPU one
     assert cal.own_queued_ahead_s(16) == 90
     assert SiteCalibration([], own=[_queued(30, 4, waiting=False)]).own_queued_ahead_s(4) \
+        is None
+    # queued for under a scheduler's cycle: no evidence yet
+    assert SiteCalibration([], own=[_queued(OWN_QUEUED_MIN_S - 1, 4)]).own_queued_ahead_s(4) \
         is None
 
 

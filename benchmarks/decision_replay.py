@@ -66,8 +66,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from diamond_jupyter.calibration import OwnError, PredictionSample, own_error
-from diamond_jupyter.placement import SiteVerdict
+from diamond_jupyter.calibration import OWN_QUEUED_MIN_S, OwnError, PredictionSample, own_error
+from diamond_jupyter.placement import OWN_QUEUED_FACTOR, SiteVerdict
 from diamond_jupyter.placement_rank import FINISH_NOISE_FRACTION, rank
 
 from .common import RESULTS, emit, markdown_table, mean, median, parser, pct, ratio
@@ -403,6 +403,31 @@ def borrowed_wider_tie(cap_s: float) -> Ranking:
     return ranking
 
 
+def own_queued_at(run: dict, k: int, site: str) -> float | None:
+    """How long the oldest of the run's probes on `site` submitted before round k that had
+    not started by round k had waited then (what `SiteCalibration.own_queued_ahead_s`
+    gives placement live: the probes are all one size, and OWN_QUEUED_MIN_S is under the
+    rounds' interval); None: none was waiting."""
+    interval = run.get("interval_s") or 12.0
+    ages = [(k - r["round"]) * interval for r in run.get("per_round") or []
+            if r.get("round", k) < k and site in (r.get("estimate") or {})
+            and (k - r["round"]) * interval >= OWN_QUEUED_MIN_S
+            and ((r.get("started_s") or {}).get(site) is None
+                 or r["started_s"][site] > (k - r["round"]) * interval)]
+    return max(ages, default=None)
+
+
+def own_queued_floor(factor: float) -> Ranking:
+    """A site with a probe of the run's still queued starts no sooner than `factor` times
+    its wait so far (its bound with it): `placement.OWN_QUEUED_FACTOR` is the engine's."""
+    def change(e: dict[str, Any]) -> None:
+        queued = e.get("own_queued_s")
+        if queued is not None and e["start_s"] < factor * queued:
+            moved(e, factor * queued, None if e.get("bound_s") is None
+                  else max(e["bound_s"], factor * queued))
+    return _ranked_after(change)
+
+
 CANDIDATE_RULES: dict[str, Ranking] = {
     "today's engine": _ranked,
     "borrowed: bound >= recent waits' QBETS bound": borrowed_less_sure(False),
@@ -412,6 +437,8 @@ CANDIDATE_RULES: dict[str, Ranking] = {
     **{f"tie: own evidence first, within its doubt up to {c:g} s": borrowed_wider_tie(c)
        for c in (30.0, 120.0)},
     **{f"borrowed: finish + {a:g} x its start's doubt": at_risk(a) for a in (0.1, 0.3)},
+    **{f"own job queued: start >= {c:g}x its wait": own_queued_floor(c)
+       for c in (1.0, 2.0, OWN_QUEUED_FACTOR, 4.0)},
     f"tie: under {THIN_JOBS} jobs of its own last": last_in_a_tie(_thin(THIN_JOBS)),
     **{f"under {n} jobs of its own: finish + 0.1 x its start's doubt": at_risk(0.1, _thin(n))
        for n in (10, THIN_JOBS)},
@@ -468,6 +495,8 @@ def replay_candidates(run: dict, rules: dict[str, Ranking] = CANDIDATE_RULES
         est = own_corrected(run, r, "unanimous")
         for site, e in est.items():
             e["recent_wait_median_s"] = waits.get((r.get("round", -1), site))
+            e["own_queued_s"] = own_queued_at(run, r["round"], site) if "round" in r \
+                else None
         comp = r["completion_s"]
         fastest = min(comp.values())
         for name, rule in rules.items():

@@ -214,7 +214,7 @@ async def bench(config: str, seed: int, rounds: int, interval: float, warmup: fl
                             "borrowed": v.calibration_borrowed,  # other sites' jobs
                             "model_start_s": rel(v.model_start),
                             "own_wait_ratio": v.own_wait_ratio, "own_samples": v.own_samples,
-                            "own_shift_s": v.own_shift_s,
+                            "own_shift_s": v.own_shift_s, "own_queued_s": v.own_queued_s,
                             **recent_bounds(known["calibration"].get(v.site), snaps[v.site],
                                             v.partition, PROBE_CPUS, dia.now)}
                    for v in dia.ranked if v.feasible}

@@ -481,7 +481,11 @@ class SiteCalibration:
         """What changes between accounting queries: the recent jobs' waits, the user's own
         jobs against the model, the user's queued and running jobs' expected runtimes."""
         self.queued: dict[str, QueueWait] = queued or {}  # recent jobs' waits, by native id
-        self.own: OwnError | None = own_error(list(own))  # the user's jobs here, vs the model
+        own = list(own)
+        self.own: OwnError | None = own_error(own)  # the user's jobs here, vs the model
+        # the user's jobs queued here now: (age s, CPUs asked or None), oldest first
+        self.own_queued: tuple[tuple[float, int | None], ...] = tuple(sorted(
+            ((s.observed_s, s.cpus) for s in own if s.waiting), key=lambda a: -a[0]))
         # the user's own queued and running jobs here: how long each is expected to run (s,
         # by native id, as their kind ran before), not as other users' jobs of their class
         self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
@@ -494,6 +498,14 @@ class SiteCalibration:
         out = copy(self)
         out._set_recent(queued, own, own_runtimes)
         return out
+
+    def own_queued_ahead_s(self, cpus: int) -> float | None:
+        """How long the oldest of the user's jobs queued here now that asked no more CPUs
+        than `cpus` (or an unknown number) has waited: a new job of `cpus` queues behind it
+        (the same user's, submitted later). None: none is queued, or none for longer than
+        OWN_QUEUED_MIN_S (a scheduler's cycle, no evidence of a slow queue)."""
+        return next((age for age, c in self.own_queued
+                     if age >= OWN_QUEUED_MIN_S and (c is None or c <= cpus)), None)
 
     @property
     def samples(self) -> int:
@@ -1265,8 +1277,13 @@ class PredictionSample:
     observed_s: float
     started: bool
     submitted_at: float = 0.0  # epoch seconds: the most recent samples are kept
+    # still queued now (not started, not ended): `observed_s` is its age, and a new job of
+    # the user's no smaller than it queues behind it (`SiteCalibration.own_waiting_s`)
+    waiting: bool = field(default=False, compare=False)
+    cpus: int | None = field(default=None, compare=False)  # CPUs asked (None: not known)
 
 
+OWN_QUEUED_MIN_S = 10.0  # a job of the user's queued for less is in a scheduler's cycle
 OWN_ERROR_SAMPLES = 20  # the most recent own jobs per site the correction rests on
 PLACED_TO_SUBMITTED_S = 60.0  # a job submitted later than this after its placement waited
 # for something else first (an approval): its prediction is not scored
@@ -1291,12 +1308,14 @@ class SampleBasis:
     submitted: datetime
     until: datetime | None  # None: it waits still (to `now`)
     started: bool
+    cpus: int | None = None
 
     def at(self, now: datetime) -> PredictionSample:
         until = aware(now) if self.until is None else self.until
         return PredictionSample(predicted_s=self.predicted_s,
                                 observed_s=max(0.0, (until - self.submitted).total_seconds()),
-                                started=self.started, submitted_at=self.submitted.timestamp())
+                                started=self.started, submitted_at=self.submitted.timestamp(),
+                                waiting=self.until is None, cpus=self.cpus)
 
 
 def sample_basis(job: Job) -> SampleBasis | None:
@@ -1320,7 +1339,11 @@ def sample_basis(job: Job) -> SampleBasis | None:
         until, started = aware(job.ended_at), False
     else:
         return None
-    return SampleBasis(max(0.0, (model - decided).total_seconds()), submitted, until, started)
+    res = job.spec.resources if job.spec else None
+    tasks = None if res is None else res.tasks or (res.nodes or 1) * (res.tasks_per_node or 1)
+    cpus = None if res is None else tasks * (res.cpus_per_task or 1)
+    return SampleBasis(max(0.0, (model - decided).total_seconds()), submitted, until, started,
+                       cpus)
 
 
 @dataclass(frozen=True)

@@ -393,6 +393,9 @@ class SiteVerdict(BaseModel):
     # with fewer of them than a ratio needs: moved by own_shift_s seconds instead
     own_shift_s: float | None = None
     own_samples: int = 0
+    # the oldest of the user's jobs queued here, no larger than this one, has waited this
+    # long (s) without starting: the start is no sooner than OWN_QUEUED_FACTOR times it
+    own_queued_s: float | None = None
     model_start: datetime | None = None
     estimated_runtime_s: float | None = None
     stage_in_s: float | None = None
@@ -640,7 +643,8 @@ class Placement(BaseModel):
                                            self.now))
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
-                (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START))]
+                (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START,
+                 OWN_QUEUED_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -656,6 +660,22 @@ class Placement(BaseModel):
     def not_checked(self) -> list[NotChecked]:
         """Every site's not-checked limits, each once (`SiteVerdict.not_checked` merged)."""
         return [n for v in self.ranked for n in merged_unchecked(v.site, v.not_checked)]
+
+
+# a site whose own earlier job (no larger) still waits starts a new one no sooner than
+# this many times that job's wait so far: chosen on the even seeds of every kept placement
+# run and checked on the odd ones (`python -m benchmarks.decision_replay`, "own job queued";
+# benchmarks/README.md)
+OWN_QUEUED_FACTOR = 3.0
+OWN_QUEUED_NOTE_START = "your job queued here "
+
+
+def _own_queued_note(queued_s: float, start_s: float, floor_s: float) -> str:
+    """What the user's own job still queued on a site did to its start
+    (`SiteVerdict.own_queued_s`)."""
+    return (f"{OWN_QUEUED_NOTE_START}{hms(queued_s)} ago (no larger than this one) has not "
+            f"started: this one queues behind it, start {hms(start_s)} -> {hms(floor_s)} "
+            f"({OWN_QUEUED_FACTOR:g}x that wait; ranked later)")
 
 
 def _own_shift_note(shift_s: float, jobs: int) -> str:
@@ -2309,6 +2329,15 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             v.own_shift_s = own.shift_s
             v.notes.append(_own_shift_note(own.shift_s, own.samples)
                            + f": start {hms(model_s)} -> {hms(start_s)}")
+    queued_s = cal.own_queued_ahead_s(req.nodes * (req.cpn or 1)) if cal is not None else None
+    if queued_s is not None and snap.pending and start_s < OWN_QUEUED_FACTOR * queued_s:
+        # the user's own job of no larger size, queued here earlier, has not started: this
+        # one queues behind it, and a wait already that long says the queue moves slowly
+        # here (the view's plan and calibration missed what holds it)
+        v.own_queued_s, floor_s = queued_s, OWN_QUEUED_FACTOR * queued_s
+        v.notes.append(_own_queued_note(queued_s, start_s, floor_s))
+        start_s = floor_s
+        bound_s = None if bound_s is None else max(bound_s, floor_s)
     if start_s == 0 and (not snap.pending or raw_s == 0 and not _could_take_room(
             raw_st, pending, fit)):
         # idle resources no waiting job can take first (none queued, or none fits the

@@ -153,7 +153,7 @@ def test_placement_says_why_no_bound_comes_from_too_few_waits(started):
         p.explain()
 
 
-def test_without_calibration_or_waits_no_bound_is_given_and_explain_says_why():
+def test_with_no_recent_waits_explain_says_so_and_uncalibrated_says_nothing():
     """A calibrated site whose every recent job started elsewhere (none here, none waiting
     in the view that the bound could rest on) and a job that waits behind a full node: the
     simulation's bound stands; `explain` says that no job waited here lately."""
@@ -170,3 +170,19 @@ def test_without_calibration_or_waits_no_bound_is_given_and_explain_says_why():
     bare = place(spec, [(cfg, snap)], now=NOW)
     assert bare.verdict("s").start_bound is None
     assert "a bound from them needs" not in bare.explain()
+
+
+def test_a_site_with_neither_runtimes_nor_waits_says_no_bound_is_given():
+    """A calibrated site whose accounting held nothing (no finished job, no wait): no
+    simulation to bound by, none from waits; `explain` says no bound is given and why."""
+    from diamond_jupyter.model import JobSpec, Resources
+    from diamond_jupyter.placement import place
+
+    spec = JobSpec(name="j", command="true",
+                   resources=Resources(nodes=1, tasks=1, cpus_per_task=1, walltime_s=600))
+    cfg, snap = _site(0)
+    p = place(spec, [(cfg, snap)], now=NOW, calibration={"s": SiteCalibration([])})
+    v = p.verdict("s")
+    assert v is not None and v.feasible and v.start_bound is None, p.explain()
+    assert ("  s: 90% bound not given: no job started or waited here in the last 6 h, fewer "
+            "than the 9 a bound from them needs") in p.explain(), p.explain()

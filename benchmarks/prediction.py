@@ -80,6 +80,9 @@ simulation of `placement_sim` run under each model:
   job's size class (CPUs: 1, 2-4, 5-16, 17-64, 65+), else of every size, as placement
   drew it before; `engine` now draws it from jobs of a similar size
   (`RecentWaits.similar_bound`). Measured here beside `engine`.
+- `no_few` (session 42): `engine` without a bound from fewer recent waits than the QBETS
+  bound needs (29); `engine` now gives those the conformal 90% bound over every recent
+  wait where there are 9 or more (`RecentWaits.few_bound`), as placement does.
 Every model's 90% bound but `engine`'s, `learned`'s and `survivors`' is the same upper-quantile
 simulation. A moment with no job ended
 in the 6 h before it has no calibration: only `walltime` is scored there, so its count of
@@ -127,7 +130,7 @@ MODELS = ("walltime", "median", "conditioned", "sim_bound", "engine", "spread", 
           "learned", "prior", "by_request", "survivors", "survivors_half", "cohort",
           "cohort_half", "waits_q25", "waits_q50", "adaptive", "waits_only", "qbets",
           "qbets_drain", "online", "online_floor", "uncut", "cut_wide", "shrunk", "wide_shrunk",
-          "recent_cap", "every_size")
+          "recent_cap", "every_size", "no_few")
 LOOKBACK = (1.5, 3.0, 4.5, 6.0)  # hours before T whose views the `learned` model scores
 QBETS_HISTORY_S = 7 * 86400.0  # `qbets`: the waits of the jobs started this long before T
 NEW_S = 60.0  # with --new-jobs: the jobs submitted this long before a moment are scored
@@ -384,7 +387,7 @@ def _user(j) -> str | None:
 
 def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
                     regime: bool = False, drain: dict | None = None,
-                    similar: bool = True) -> Predictions:
+                    similar: bool = True, few: bool = True) -> Predictions:
     """`sim`'s starts, each bound raised to the QBETS bound of the recent waits of its
     class, as `placement` does for a job that may wait; `adaptive`: to the bound of the
     waits of its class and of the jobs queued behind as many of their user's own as it
@@ -395,7 +398,10 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
     to start at that user's recent rate (`calibration.own_drain_bound`). `similar` (as
     placement): the waits of jobs of a similar size first
     (`RecentWaits.similar_bound`), with too few of those, of its size class; without
-    (model `every_size`, placement before session 41), of its size class."""
+    (model `every_size`, placement before session 41), of its size class. `few` (as
+    placement): where no class has the waits a QBETS bound needs, the conformal 90% bound
+    over every recent wait (`RecentWaits.few_bound`); without (model `no_few`, placement
+    before session 42), none from waits."""
     from diamond_jupyter.calibration import RecentWaits, own_ahead, own_drain_bound
 
     recent = RecentWaits(waits.values(), adaptive, regime)
@@ -411,7 +417,7 @@ def with_wait_bound(sim: Predictions, snap, waits, adaptive: bool = False,
         if similar and not adaptive and not regime:
             sb = recent.similar_bound("all", j.nodes, j.cpus)
             b = None if sb is None else (sb.seconds, sb.samples)
-        b = b or recent.bound("all", j.cpus, own)
+        b = b or recent.bound("all", j.cpus, own) or (recent.few_bound() if few else None)
         bound = bound if b is None else max(b[0], bound or start)
         if drain is not None and (d := own_drain_bound(drain.values(), j.user, own, now)):
             bound = max(d[0], bound or start)
@@ -689,6 +695,9 @@ def run_log(path: Path, moments: int, seed: int, new_jobs: bool = False,
             if "every_size" in models:
                 preds["every_size"] = with_wait_bound(preds["engine"], snap, waits,
                                                       drain=every, similar=False)
+            if "no_few" in models:
+                preds["no_few"] = with_wait_bound(preds["engine"], snap, waits, drain=every,
+                                                  few=False)
             preds["engine"] = with_wait_bound(preds["engine"], snap, waits, drain=every)
             for model in ("survivors", "survivors_half", "cohort", "cohort_half"):
                 if model in preds:

@@ -50,6 +50,11 @@ window, and those still waiting, for as long as they have), per partition and si
 A wait still going on is right-censored: the job waits at least that long. Counted as a
 finished wait of that length, a jammed queue's many waiting jobs pulled the bound down to
 what they had waited so far; the bound is read from the Kaplan-Meier estimate instead.
+A quiet site (or a quiet window) may have fewer waits than the QBETS bound needs (29 for 90%
+at 95% confidence, even every size together); there the bound is the conformal one over all
+of them (`few_waits_bound`, 9 or more: 90% on average, not at 95% confidence), said so, and
+with fewer no bound comes from waits (on KTH's log the jobs without one were covered about
+half the time by the simulation's bound alone: benchmarks/README.md, session 42).
 
 A site that limits how many jobs a user runs at once (or shares by user) starts a user's
 backlog at that user's rate, which no queue view shows: on HPC2N's log most of the missed
@@ -335,6 +340,10 @@ def quantile_upper_index(n: int, q: float = QUANTILE, confidence: float = CONFID
         if cdf >= confidence:
             return k
     return None
+
+
+# the fewest samples with a QBETS bound (`quantile_upper_index`: 29 for 90% at 95%)
+MIN_QBETS_WAITS = next(n for n in range(1, 1000) if quantile_upper_index(n) is not None)
 
 
 def _median(v: tuple[float, ...], start: int = 0) -> float:
@@ -1122,6 +1131,26 @@ def similar_classes(nodes: int | None, cpus: int | None) -> list[SimilarClass]:
             for f in SIMILAR_SIZE_FACTORS]
 
 
+MIN_CONFORMAL_WAITS = 9  # the fewest waits whose longest is a conformal 90% bound on a new
+# one: of n + 1 exchangeable waits the new one is the longest with probability 1 / (n + 1), so
+# x_(k), k = ceil(0.9 (n + 1)), holds it with probability at least 0.9, and k <= n from n = 9
+
+
+def few_waits_bound(obs: list[tuple[float, bool]], q: float = QUANTILE
+                    ) -> tuple[float, int] | None:
+    """(the conformal `q` bound on a new wait, how many waits it rests on) from sorted
+    (wait, still waiting) pairs too few for the QBETS bound (29 for 90% at 95% confidence):
+    the order statistic x_(k), k = ceil(q (n + 1)) (1-based), read from their Kaplan-Meier
+    estimate (`censored_quantile`). A new job whose wait is exchangeable with these stays
+    within it with probability at least `q`, on average over the waits that could have been
+    seen, not with 95% confidence for these ones: a looser promise, said as such. None with
+    fewer than MIN_CONFORMAL_WAITS."""
+    n = len(obs)
+    if n < MIN_CONFORMAL_WAITS:
+        return None
+    return censored_quantile(obs, min(n, math.ceil(q * (n + 1) - 1e-9)) - 1), n
+
+
 class RecentWaits:
     """A site's recent waits, grouped by class once; `bound` per class on first use: the
     QBETS order statistic (90%, 95% confidence), or with `adaptive` (measured by
@@ -1229,6 +1258,18 @@ class RecentWaits:
                 break
         self._similar[key] = found
         return found
+
+    @property
+    def count(self) -> int:
+        """How many recent waits the site has (every partition and size)."""
+        return len(self._by.get(("*", "*", "*"), ()))
+
+    def few_bound(self) -> tuple[float, int] | None:
+        """Where no class of these waits, not even every size together, holds enough for
+        the QBETS bound (`bound` gives None): the conformal 90% bound over every one of them
+        (`few_waits_bound`), the widest source the window has; None with fewer than
+        MIN_CONFORMAL_WAITS."""
+        return few_waits_bound(sorted(self._by.get(("*", "*", "*"), ())))
 
     def quantile(self, partition: str | None, cpus: int | None, q: float
                  ) -> tuple[float, int] | None:

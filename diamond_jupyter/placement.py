@@ -90,6 +90,9 @@ from pydantic import BaseModel, Field, PrivateAttr, computed_field
 from diamond_jupyter.wording import quantity
 
 from .calibration import (
+    MIN_CONFORMAL_WAITS,
+    MIN_QBETS_WAITS,
+    RECENT_WAITS_S,
     SiteCalibration,
     borrowed,
     capped_by_waits,
@@ -384,7 +387,9 @@ class SiteVerdict(BaseModel):
     wait_samples: int = 0  # pending jobs whose estimate and actual start it rests on
     wait_class: str | None = None
     # the jobs whose recent waits bound the start ("4-16 nodes", "every
-    # size": too few of any narrower class; `calibration.similar_classes`); None: not bound so
+    # size": too few of any narrower class; `calibration.similar_classes`; "every size,
+    # few": too few for 95% confidence, the conformal bound of `RecentWaits.few_bound`,
+    # 90% on average only); None: not bound so (too few waits: a note says how many)
     bound_class: str | None = None
     # where the user's own recent jobs here waited longer than the model predicted for
     # them (own_wait_ratio x, the median of own_samples), estimated_start is moved out by
@@ -694,6 +699,23 @@ ARRAY_NOTE_START = "array of "  # a note on a job array's last task (`_array_las
 # a note on a site without backfill (Slurm's sched/builtin, `_fifo_note`)
 NO_BACKFILL_NOTE_START = "no backfill on this site"
 BOUND_NOTE_START = "90% bound "  # what set the 90% bound: recent waits (of which jobs), a drain
+# `SiteVerdict.bound_class` of a bound from too few recent waits for 95% confidence
+# (`RecentWaits.few_bound`)
+FEW_WAITS_CLASS = "every size, few"
+
+
+def _few_waits_words(n: int) -> str:
+    return (f"only {n}: too few for 95% confidence ({MIN_QBETS_WAITS} needed), so 90% "
+            "on average")
+
+
+def _no_waits_bound_note(n: int, bound: bool) -> str:
+    """Why a job that may wait has no bound from the site's recent waits (`bound`: it has
+    one from elsewhere: the queue's simulation, the user's backlog)."""
+    jobs = f"only {quantity(n, 'job')}" if n else "no job"
+    return (f"{BOUND_NOTE_START}{'without recent waits' if bound else 'not given'}: {jobs} "
+            f"started or waited here in the last {RECENT_WAITS_S / 3600:.0f} h, fewer than "
+            f"the {MIN_CONFORMAL_WAITS} a bound from them needs")
 
 
 def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
@@ -2338,6 +2360,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         v.notes.append(_own_queued_note(queued_s, start_s, floor_s))
         start_s = floor_s
         bound_s = None if bound_s is None else max(bound_s, floor_s)
+    too_few: int | None = None  # the site's recent waits where too few to bound by
     if start_s == 0 and (not snap.pending or raw_s == 0 and not _could_take_room(
             raw_st, pending, fit)):
         # idle resources no waiting job can take first (none queued, or none fits the
@@ -2351,6 +2374,15 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         waited = (similar.seconds, similar.samples) if similar else recent.bound(pname, cpus)
         v.bound_class = similar.of if similar else "every size" if waited else None
         of = f" of {v.bound_class}" if waited else ""
+        # a calibrated site (the engine calibrates every one from its accounting) with too
+        # few recent waits for 95% confidence: the conformal bound, said so; with too few
+        # for any, why there is none from them
+        few = recent.few_bound() if waited is None and cal is not None else None
+        if few is not None:
+            waited, v.bound_class = few, FEW_WAITS_CLASS
+            of = f" of every size ({_few_waits_words(few[1])})"
+        elif waited is None and cal is not None:
+            too_few = recent.count
         if cal is not None and cal.recent_cap and source == "calibrated":
             part = pname.split(",")[0]
             start_s = capped_by_waits(start_s, waited, sum(
@@ -2373,6 +2405,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                            f"{hms(waited[0])}) end before it")
     if bound_s is not None:  # a bound is never before the start
         bound_s = max(bound_s, start_s)
+    if too_few is not None:
+        v.notes.append(_no_waits_bound_note(too_few, bound_s is not None))
     v.raw_start = plus_seconds(now, raw_s)
     v.start_bound = None if bound_s is None else plus_seconds(now, bound_s)
     if cal is not None:

@@ -54,8 +54,9 @@ def test_a_site_without_jobs_of_its_own_borrows_the_other_sites_ratios():
         assert r["borrowed_samples"] > 100  # other sites' jobs
         assert r["borrowed"] < r["rebuilt_raw_s"] / 5  # far nearer than the walltimes
         assert r["borrowed"] > r["rebuilt_s"]  # still later than the site's own 1%
-    for r in run["rounds"]:  # three other sites are too few for a bound: the walltime plan
-        assert r["borrowed_bound"] == pytest.approx(r["rebuilt_raw_s"])
+    for r in run["rounds"]:  # three other sites are too few for a bound: the walltime plan,
+        # or past it the conformal bound of delta's few recent waits (session 42)
+        assert r["borrowed_bound"] >= r["rebuilt_raw_s"] - 1e-6
         assert r["borrowed_bound"] >= r["rebuilt_s"] - 0.5
 
 

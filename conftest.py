@@ -35,6 +35,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "--no-testbed; scripts/test.sh runs both halves at once)")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's workers (`-n N`) run the tests that need no test bed only: each worker
+    would wait for the test bed's lock, and the first would hold it to the session's end."""
+    workers = config.getoption("numprocesses", None)
+    if workers not in (None, 0) and not config.getoption("--no-testbed"):
+        raise pytest.UsageError(
+            f"-n {workers} (pytest-xdist) runs only with --no-testbed: the test bed's tests "
+            "run in one process (run them with --testbed-only, without -n)")
+
+
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:

@@ -3,9 +3,10 @@
 # real SSH, a real Jupyter server) and UI (Playwright driving Debian's chromium).
 #
 # With no arguments the suite runs as two pytest sessions at once: the tests that need the
-# test bed (they mostly wait on schedulers and browsers) beside those that need none (they
-# mostly compute). The second session's output follows the first's. With arguments
-# (`-k x`, a path, `--no-testbed`), one session runs with them.
+# test bed (one process: they mostly wait on schedulers and browsers) beside those that need
+# none (they mostly compute), spread over pytest-xdist workers, one per CPU and at least two
+# (DIAMOND_TEST_WORKERS=N to choose). The second session's output follows the first's. With
+# arguments (`-k x`, a path, `--no-testbed`, `-n 2 --no-testbed`), one session runs with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install.sh
@@ -16,12 +17,28 @@ export PATH="$(dirname "$PY"):$PATH"
 run=("$PY" -m pytest -p no:cacheprovider -q -ra --durations=25)
 if [ $# -gt 0 ]; then exec "${run[@]}" "$@" tests ui-tests; fi
 
+workers=${DIAMOND_TEST_WORKERS:-$(nproc)}
+[[ $workers =~ ^[1-9][0-9]*$ ]] \
+  || { echo "DIAMOND_TEST_WORKERS: '$workers' is not a whole number of workers (1, 2, ...)" >&2; exit 2; }
+# two at least: one computes while the other waits on a server or a browser
+((workers >= 2)) || workers=2
 pure_log=$(mktemp /tmp/diamond-tests-pure.XXXXXX.log)
-echo "tests without the test bed run beside these; their output: $pure_log (shown at the end)"
+echo "tests without the test bed run beside these on $workers workers; their output:" \
+     "$pure_log (shown at the end)"
 start=$SECONDS
-"${run[@]}" --no-testbed tests ui-tests >"$pure_log" 2>&1 &
+# in a process group of its own (setsid), so that a cancelled run ends all of it: the
+# session, its workers and the servers and browsers their tests started
+setsid "${run[@]}" -n "$workers" --no-testbed tests ui-tests >"$pure_log" 2>&1 &
 pure=$!
-trap 'kill "$pure" 2>/dev/null || true' EXIT  # a cancelled run leaves no half behind
+stop_pure() {
+  kill -TERM -- "-$pure" 2>/dev/null || return 0
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    kill -0 -- "-$pure" 2>/dev/null || return 0
+    sleep 0.5
+  done
+  kill -KILL -- "-$pure" 2>/dev/null || true
+}
+trap stop_pure EXIT  # a cancelled run leaves no half behind
 bed_rc=0
 "${run[@]}" --testbed-only tests ui-tests || bed_rc=$?
 pure_rc=0

@@ -53,3 +53,20 @@ def test_both_options_at_once_are_refused(tmp_path):
     r = collect(tmp_path, "--no-testbed", "--testbed-only", POST_TYPES)
     assert r.returncode != 0
     assert "--no-testbed and --testbed-only leave no test: give one" in r.stdout + r.stderr
+
+
+def test_the_test_beds_tests_under_xdist_are_refused_before_any_runs(tmp_path):
+    """Each pytest-xdist worker would wait for the test bed's lock, the first holding it
+    until the session ended: `-n` without --no-testbed is refused, saying how to split the
+    run instead."""
+    env = {**os.environ, "DIAMOND_TESTBED_LOCK": str(tmp_path / "testbed.lock")}
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2",
+         "--testbed-only", SIDEBAR], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert ("-n 2 (pytest-xdist) runs only with --no-testbed: the test bed's tests run in "
+            "one process (run them with --testbed-only, without -n)") in out
+    assert " passed" not in out and " failed" not in out
+    assert not (tmp_path / "testbed.lock").exists()  # nothing went on to wait for it

@@ -5,8 +5,8 @@
 # With no arguments the suite runs as two pytest sessions at once: the tests that need the
 # test bed (one process: they mostly wait on schedulers and browsers) beside those that need
 # none (they mostly compute), spread over pytest-xdist workers, one per CPU and at least two
-# (DIAMOND_TEST_WORKERS=N to choose). The second session's output follows the first's. With
-# arguments (`-k x`, a path, `--no-testbed`, `-n 2 --no-testbed`), one session runs with them.
+# (DIAMOND_TEST_WORKERS=N to choose), a file's tests kept together on one worker, in order.
+# The second session's output follows the first's. With arguments (`-k x`, a path, `--no-testbed`, `-n 2 --no-testbed`), one session runs with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install.sh
@@ -28,7 +28,7 @@ echo "tests without the test bed run beside these on $workers workers; their out
 start=$SECONDS
 # in a process group of its own (setsid), so that a cancelled run ends all of it: the
 # session, its workers and the servers and browsers their tests started
-setsid "${run[@]}" -n "$workers" --no-testbed tests ui-tests >"$pure_log" 2>&1 &
+setsid "${run[@]}" -n "$workers" --dist loadfile --no-testbed tests ui-tests >"$pure_log" 2>&1 &
 pure=$!
 stop_pure() {
   kill -TERM -- "-$pure" 2>/dev/null || return 0

@@ -6,7 +6,8 @@
 # test bed (one process: they mostly wait on schedulers and browsers) beside those that need
 # none (they mostly compute), spread over pytest-xdist workers, one per CPU and at least two
 # (DIAMOND_TEST_WORKERS=N to choose), a file's tests kept together on one worker, in order.
-# The second session's output follows the first's. With arguments (`-k x`, a path, `--no-testbed`, `-n 2 --no-testbed`), one session runs with them.
+# The second session's output follows the first's. With arguments (`-k x`, a path,
+# `--no-testbed`, `-n 2 --no-testbed`), one session runs with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install.sh

@@ -410,8 +410,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for site in self.sites.values():
-            site.discovery.stop()
+        await asyncio.gather(*(site.discovery.stop() for site in self.sites.values()))
         await self.journal.stop()
         await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)

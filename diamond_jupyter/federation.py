@@ -400,7 +400,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def close(self) -> None:
         """Stop what `start` started (workflow engine, monitors, lease, store follower,
-        transfers) and close every site's connection. Jobs keep running on their sites and the
+        transfers, discoveries in flight: each cancelled and waited for, its command killed)
+        and close every site's connection. Jobs keep running on their sites and the
         store keeps their state: a later `start` in any process picks them up. An agent service
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = one_line_logger(__name__)
 
 DISCOVERY_TIMEOUT_S = 60.0
+STOP_WAIT_S = 10.0  # an engine's close waits this long for a discovery it cancelled
 
 
 class SiteDiscovery:
@@ -108,11 +109,25 @@ class SiteDiscovery:
             return {"max_job_name": site.cfg.max_job_name, "max_job_name_source": "configured"}
         return {}
 
-    def stop(self) -> None:
-        """Cancel the discovery in flight, if any (the engine closes: its site does too)."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+    async def stop(self, within_s: float = STOP_WAIT_S) -> None:
+        """Cancel the discovery and the module-tree listings in flight, if any, and wait for
+        them to end (the engine closes: its site does too), so that none is left for the
+        event loop's close. One still running after `within_s` (a command its transport
+        cannot stop) is left behind, said in the log."""
+        running = [t for t in (self._task, *self._tree_tasks.values())
+                   if t is not None and not t.done()]
         self._task = None
+        self._tree_tasks.clear()
+        for task in running:
+            task.cancel()
+        if not running:
+            return
+        _, left = await asyncio.wait(running, timeout=within_s)
+        if left:
+            log.warning("%s: %d discovery command(s) did not stop within %g s; left behind",
+                        self.site.name, len(left), within_s)
+        for task in running:  # a failure as it was cancelled is not reported as unhandled
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def expired(self) -> bool:
         """Whether a discovery was made and its TTL has passed: the next `describe` asks the

@@ -400,7 +400,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
 
     async def close(self) -> None:
         """Stop what `start` started (workflow engine, monitors, lease, store follower,
-        transfers) and close every site's connection. Jobs keep running on their sites and the
+        transfers, discoveries in flight: each cancelled and waited for, its command killed)
+        and close every site's connection. Jobs keep running on their sites and the
         store keeps their state: a later `start` in any process picks them up. An agent service
         over this Federation is closed by the face that owns it, first."""
         await self._close_workflows()
@@ -410,8 +411,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for site in self.sites.values():
-            site.discovery.stop()
+        await asyncio.gather(*(site.discovery.stop() for site in self.sites.values()))
         await self.journal.stop()
         await self._close_data()
         await asyncio.gather(*(s.close() for s in self.sites.values()), return_exceptions=True)

@@ -51,7 +51,7 @@ class _Engine:
 
             fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0,
                              use_login_holders=False)
-            await fed.start(recover=False)
+            await fed.start(recover=False, discover_sites=True)  # long-lived
             self.fed = fed
         if self.root is not None and self.fed.server_root is None:
             self.fed.server_root = self.root  # local paths stay inside the workspace

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import stat as stat_mod
 import tempfile
 import time
@@ -36,6 +35,7 @@ from .base import (
     result_or_raise,
     safe_mode,
 )
+from .child import Child
 
 # Kept although they start with SLURM_: configuration, not the context of an enclosing job.
 KEEP_VARS = frozenset({"SLURM_CONF"})
@@ -97,10 +97,8 @@ class LocalTransport:
         return argv, dict(env=full_env, cwd=self.workdir, start_new_session=True)
 
     @staticmethod
-    async def _kill(proc: asyncio.subprocess.Process) -> None:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # own session: the preamble's children too
+    async def _kill(proc: Child) -> None:
+        proc.kill_group()  # own session: the preamble's children too
 
         async def drain() -> None:
             for stream in (proc.stdout, proc.stderr):
@@ -108,16 +106,16 @@ class LocalTransport:
                     while await stream.read(1 << 16):
                         pass
 
-        # asyncio's wait() returns only once the pipes reach EOF, and a reader stopped early
-        # (output over the cap, a timeout) left them paused: what is left is thrown away
+        # a reader stopped early (output over the cap, a timeout) left the pipes paused: what
+        # is left is thrown away; a process that left the session (setsid) may still hold a
+        # pipe and write: then (or when cancelled) the pipes are no longer listened to
         try:
             await within(drain(), KILL_DRAIN_S)
         except asyncio.TimeoutError:
-            # a process that left the session (setsid) still holds a pipe and writes: stop
-            # listening to the pipes (asyncio has no public call for it), so wait() can end
-            transport = getattr(proc, "_transport", None)
-            if transport is not None:
-                transport.close()
+            proc.close_pipes()
+        except asyncio.CancelledError:
+            proc.close_pipes()
+            raise
         await proc.wait()
 
     async def run(
@@ -135,13 +133,7 @@ class LocalTransport:
         t0 = time.monotonic()
         self.commands_run += 1
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *args,
-                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                **kw,
-            )
+            proc = await Child.start(args, stdin=stdin is not None, **kw)
         except (FileNotFoundError, PermissionError) as e:  # same status a shell would give
             res = CommandResult(list(argv), 127, "", f"{argv[0]}: {e.strerror}\n", 0.0)
             return result_or_raise(self.name, res, check)
@@ -166,7 +158,7 @@ class LocalTransport:
 
     run_fast = run  # no session setup to save here
 
-    async def _communicate(self, proc: asyncio.subprocess.Process,
+    async def _communicate(self, proc: Child,
                            stdin: bytes | None) -> tuple[bytes, bytes]:
         """`proc.communicate(stdin)`, but each stream is read up to `max_output_bytes` only:
         one byte more raises StreamOverflow (the caller kills the process group)."""
@@ -207,13 +199,7 @@ class LocalTransport:
     ) -> AsyncIterator[str]:
         """Yield stdout lines of a long-lived command; it is killed when the iteration ends."""
         args, kw = self._spawn_args(argv, env, preamble)
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            **kw,
-        )
+        proc = await Child.start(args, stderr=False, **kw)
         assert proc.stdout is not None
         lines = LineSplitter()
         try:

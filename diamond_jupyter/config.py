@@ -586,6 +586,11 @@ class TransportConfig(_Cfg):
             # the value is not shown: it may hold a password or token
             raise ValueError("url must not carry a user or password (give user:, and the "
                              "token through token_command or token_file)")
+        if url is not None and (url.partition("?")[1] or url.partition("#")[1]):
+            # `?token=...`: a secret in the sites file, then in every request line logged
+            raise ValueError("url must be the API's base address, without a query or fragment "
+                             "(it is not shown: it may hold a token; give the token through "
+                             "token_command or token_file)")
         return url
 
 

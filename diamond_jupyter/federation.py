@@ -36,6 +36,7 @@ from .calibration import (
     sample_basis,
 )
 from .config import FederationConfig, load_config
+from .dialects.begin_time import slurm_parts
 from .dialects.scripts_common import SubmitWait
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
@@ -96,6 +97,7 @@ from .store import (
     Store,
     StoreError,
     TransferRecord,
+    hold_secret_values,
     plan_taken,
 )
 from .summary import SiteSummary, site_summary
@@ -306,6 +308,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             unsure_submit_settle_s = cfg.unsure_submit_settle_s
         allowed = set(allowed_sites) if allowed_sites is not None else None
         self.config = cfg
+        for site_cfg in cfg.sites:  # a token given a site's commands is redacted as the
+            hold_secret_values(site_cfg.env)  # environment's: sbatch may echo it
         self.allowed_sites = allowed  # None: every site of the sites file
         self.sites = Sites(
             (make_site(s, private_vars=private_vars) for s in cfg.sites
@@ -947,6 +951,12 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                            "job runs after its directives")
         self._check_server_paths(spec)
         check_spec(spec)  # parsers fill a spec field by field: check it whole
+        if spec.begin is not None and slurm_parts(spec.begin) is None:
+            # a script's unreadable --begin stays its directive (sbatch refuses it); a field's
+            # was left out of every script, so the job would start at once, unsaid
+            raise BadInput(f"begin {spec.begin!r} is not a start time (as sbatch --begin reads:"
+                           " now+1hour, 16:00, tomorrow, 2026-12-31T09:00 ...); give one, or "
+                           "leave begin out to start as soon as the job can")
         for d in spec.unknown:
             if (d.dialect, d.option) in _ANOTHER_CLUSTER:
                 raise BadInput(f"{d.raw.strip()!r} sends the job to another cluster than the "

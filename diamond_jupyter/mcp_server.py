@@ -25,7 +25,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, create_model
 
 from .model import BadInput, DiamondError
-from .skills import SKILLS, Skill, SkillContext, run_skill, skill_input, untrusted_marks
+from .skills import (
+    SKILLS,
+    Skill,
+    SkillContext,
+    run_skill,
+    skill_input,
+    unknown_skill,
+    untrusted_marks,
+)
 
 INSTRUCTIONS = ("diamond runs HPC jobs across several clusters. discover_resources first; "
                 "place or specify_resources to choose; submit returns a job id SITE:NUMBER; "
@@ -111,11 +119,12 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
-        if name in SKILLS:
-            try:
-                skill_input(name, arguments)
-            except BadInput as e:
-                raise ToolError(str(e)) from None
+        if name not in SKILLS:  # the package said "Unknown tool: sitez", nothing more
+            raise ToolError(unknown_skill(name))
+        try:
+            skill_input(name, arguments)
+        except BadInput as e:
+            raise ToolError(str(e)) from None
         return await super().call_tool(name, arguments, context)
 
 

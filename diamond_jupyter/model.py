@@ -371,7 +371,7 @@ _SHELL = re.compile(r"/[A-Za-z0-9_.+/-]+(?:[ \t]+[A-Za-z0-9_.+=/-]+)*")
 # option by a tool (a container image is an argument of `docker run`/`apptainer exec`)
 _NO_LEADING_DASH = {"working_directory", "stdout", "stderr", "queue", "account", "qos",
                     "reservation", "mail_user", "source", "destination", "container_image",
-                    "gpu_type"}
+                    "gpu_type", "features"}
 # ... of which these may be paths (./-x is then the file meant); the others are names only
 _DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destination",
                      "container_image"}
@@ -379,7 +379,8 @@ _DASH_MAY_BE_PATH = {"working_directory", "stdout", "stderr", "source", "destina
 _A_NAME_OF = {"queue": "a queue is a name", "account": "an account is a name",
               "qos": "a QOS is a name", "reservation": "a reservation is a name",
               "mail_user": "a mail user is an address or a user name",
-              "gpu_type": "a GPU type is a name"}
+              "gpu_type": "a GPU type is a name",
+              "features": "a node feature is a name (or an expression of names)"}
 # Names a scheduler never gives a blank (a comma list of them for queue and reservation):
 # `--partition "a b"` reached sbatch as one unknown name and LSF's `-q "a b"` as two queues
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
@@ -389,6 +390,11 @@ _NAME_LISTS = {"queue", "reservation"}
 _PLACEHOLDER = re.compile(r"\{its [a-z ]+\}")
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
 _MULTILINE = {"script", "command"}
+# The mail events a job may ask for (sbatch --mail-type's words, the neutral form): another
+# word reached `#SBATCH --mail-type=` as written (`--uid=0` included)
+MAIL_EVENTS = frozenset({"begin", "end", "fail", "all", "requeue", "invalid_depend",
+                         "stage_out", "time_limit", "time_limit_90", "time_limit_80",
+                         "time_limit_50", "array_tasks"})
 
 
 # What a terminal acts on rather than shows: C0 and C1 controls (ESC starts the sequences that
@@ -938,6 +944,12 @@ def check_spec(spec: JobSpec) -> None:
     for i, module in enumerate(spec.environment.modules):
         if (problem := software_name_problem(module)) is not None:
             raise BadInput(f"environment.modules[{i}]: {problem}")
+    for i, event in enumerate(spec.mail_events):
+        if event not in MAIL_EVENTS:
+            meant = event.strip().lower()
+            hint = f"did you mean {meant}? " if meant in MAIL_EVENTS else ""
+            raise BadInput(f"mail_events[{i}] {event!r} is not a mail event ({hint}accepted: "
+                           f"{', '.join(sorted(MAIL_EVENTS))})")
     if spec.array is not None:
         check_array(spec.array.expression)
     check_dependency_kinds(spec)

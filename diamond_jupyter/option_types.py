@@ -154,6 +154,21 @@ def pasted_dash(words: list[str], options: Mapping[str, argparse.Action], *,
     return None
 
 
+def near_choice(message: str, actions: list[argparse.Action], given: list[str]) -> str:
+    """argparse's "argument COMMAND: invalid choice: 'sitez' (choose from ...)" with the choice
+    it likely means (`diamond sitez`, `%diamond sitez`): `given`, the words parsed."""
+    from .wording import meant
+
+    named, _, rest = message.partition(": invalid choice: ")
+    for action in actions:
+        if action.choices and named == f"argument {argparse._get_action_name(action)}":
+            word = next((a for a in given if repr(a) in rest and a not in action.choices), None)
+            hint = meant(word, [str(c) for c in action.choices]) if word else ""
+            if hint:
+                return message.replace(" (choose from ", f" ({hint}choose from ", 1)
+    return message
+
+
 def unknown_option(given: str, options: Collection[str]) -> str:
     """`--mem`: unknown option, with the one of `options` it likely means and the accepted
     ones (the command line's and the magics' words)."""

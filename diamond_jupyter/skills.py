@@ -644,9 +644,17 @@ def tool_schemas() -> list[dict[str, Any]]:
     return [s.tool_schema() for s in SKILLS.values()]
 
 
+def unknown_skill(name: str) -> str:
+    """A tool name no skill has, in the same words for the agent and MCP: the one it likely
+    means, and the known ones."""
+    from .wording import meant
+
+    return f"unknown skill {name!r} ({meant(name, list(SKILLS))}known: {', '.join(SKILLS)})"
+
+
 def get_skill(name: str) -> Skill:
     if name not in SKILLS:
-        raise BadInput(f"unknown skill {name!r} (known: {', '.join(SKILLS)})")
+        raise BadInput(unknown_skill(name))
     return SKILLS[name]
 
 

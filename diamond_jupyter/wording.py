@@ -28,6 +28,17 @@ def cancel_note(job_id: str, site: str, before: str, ended_before: bool, ended_n
     return None
 
 
+def meant(given: str, accepted: list[str]) -> str:
+    """"did you mean X? " when `given` (a slip: another case, a letter off) nearly spells one
+    of `accepted`, else ""."""
+    import difflib
+
+    key = given.strip().lower()
+    near = [a for a in accepted if a.lower() == key] \
+        or difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
+    return f"did you mean {near[0]}? " if near and near[0] != given else ""
+
+
 def unknown_field(key: object, accepted: list[str], where: str) -> str:
     """A key no field is named by, in the same words on every face (`where`: "the body" of a
     REST request, "the arguments" of an MCP or agent tool): the key cut to 60 characters, the

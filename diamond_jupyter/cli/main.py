@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shlex
@@ -11,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..model import BadInput, DiamondError
-from ..option_types import StoreOnce, pasted_dash, too_many_arguments, unknown_option
+from ..option_types import (
+    StoreOnce,
+    near_choice,
+    pasted_dash,
+    too_many_arguments,
+    unknown_option,
+)
 from .agent import add_agent_commands
 from .common import LeftClosing, common_options
 from .describe import add_describe_command
@@ -67,6 +74,8 @@ class _Parser(argparse.ArgumentParser):
                 message = self._unknown_option(unknown.split("=", 1)[0])
         elif message.endswith(": expected one argument"):
             message += self._dash_value(given)
+        elif ": invalid choice: " in message:
+            message = near_choice(message, self._actions, getattr(self, "_given", []))
         if _Parser.json_errors:
             _json_error("bad-input", f"{self.prog}: {message}")
         super().error(message)
@@ -84,6 +93,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _unknown_option(self, given: str) -> str:
         return unknown_option(given, self._option_string_actions)
+
 
 
 def _json_error(reason: str, message: str) -> None:
@@ -197,6 +207,14 @@ def log_formatter() -> logging.Formatter:
     return Shown("%(levelname)s %(name)s: %(message)s")
 
 
+def _shown_in_any_encoding() -> None:
+    """A terminal whose encoding cannot write a character (LANG=C: ASCII) gets it written as
+    an escape (\\xfc), not a traceback in place of the whole answer."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def _one_line(e: BaseException) -> str:
     """Errors are one line on stderr, whatever text a library (or a site's stderr) put in
     them, its control characters shown, never acted on by the terminal."""
@@ -207,6 +225,7 @@ def _one_line(e: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     _quiet_logs()
+    _shown_in_any_encoding()
     argv = sys.argv[1:] if argv is None else list(argv)
     _Parser.json_errors = "--json" in argv
     parser = build_parser()

@@ -20,7 +20,10 @@ _COMMAND_CLASSES = {"slurm": "SlurmCommands", "pbs": "PbsCommands", "lsf": "LsfC
 def _check(name: str) -> str:
     key = (name or "").lower()
     if key not in DIALECTS:
-        raise BadInput(f"unknown dialect {name!r} (accepted: {', '.join(DIALECTS)})")
+        from ..wording import meant
+
+        raise BadInput(f"unknown dialect {name!r} ({meant(name or '', list(DIALECTS))}"
+                       f"accepted: {', '.join(DIALECTS)})")
     return key
 
 

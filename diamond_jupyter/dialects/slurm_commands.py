@@ -558,9 +558,10 @@ class SlurmCommands(FailureReading, AccountingReach):
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:
-        """'123' or '123;cluster' -> '123'."""
+        """'123' or '123;cluster' -> '123' (ten digits at most: a Slurm job id is a 32-bit
+        number; a longer one is no id of any job there)."""
         for line in stdout.splitlines():
-            m = re.fullmatch(r"\s*([0-9]+)(?:;\S+)?\s*", line)
+            m = re.fullmatch(r"\s*([0-9]{1,10})(?:;\S+)?\s*", line)
             if m:
                 return m.group(1)
         raise fail("slurm", "sbatch output", "no job id", stdout)

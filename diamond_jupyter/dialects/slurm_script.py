@@ -10,6 +10,7 @@ from ..digits import ascii_digits
 from ..model import (
     DEPENDENCY_ANY,
     GPUS_PER_JOB,
+    MAIL_EVENTS,
     PER_GPU,
     BadInput,
     Dependency,
@@ -137,8 +138,7 @@ _NUMERIC = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus
             "gpus-per-task", "gres", "mem", "mem-per-cpu", "time", "dependency", "export",
             "cpus-per-gpu", "mem-per-gpu"}
 _DEP_KINDS = {"after", "afterany", "afterok", "afternotok", "aftercorr"}
-_MAIL = {"begin", "end", "fail", "all", "none", "requeue", "invalid_depend", "stage_out",
-         "time_limit", "time_limit_90", "time_limit_80", "time_limit_50", "array_tasks"}
+_MAIL = MAIL_EVENTS | {"none"}  # NONE adds no event
 
 
 _FOREIGN_IN_BODY = re.compile(r"^[ \t]*#(PBS|BSUB)\b", re.M)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..model import BadInput, JobSpec
+from ..wording import meant
 from .body import (
     _SENTINEL_WORDS,
     SENTINELS,
@@ -62,8 +63,9 @@ def detect_dialect(text: str) -> str:
 def get_script_dialect(name: str):
     key = _ALIASES.get(name.strip().lower(), name.strip().lower())
     if key not in SCRIPT_DIALECTS:
+        hint = meant(name, list(SCRIPT_DIALECTS)).strip()
         raise BadInput(f"unknown dialect {name!r}; expected one of "
-                       f"{', '.join(SCRIPT_DIALECTS)}")
+                       f"{', '.join(SCRIPT_DIALECTS)}" + (f" ({hint})" if hint else ""))
     return SCRIPT_DIALECTS[key]
 
 

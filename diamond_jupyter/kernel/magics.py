@@ -21,6 +21,7 @@ from ..option_types import (
     filled,
     hedge_count,
     list_limit,
+    near_choice,
     pasted_dash,
     too_many_arguments,
     unknown_option,
@@ -68,6 +69,7 @@ class _Parser(argparse.ArgumentParser):
         if args is not None and (why := pasted_dash(list(args), self._option_string_actions,
                                                     every=self._subparsers is None)):
             self.error(why)
+        self._given = list(args or [])
         ns, extra = super().parse_known_args(args, namespace)
         unknown = next((a for a in extra if a.startswith("-") and a != "-"), None)
         if unknown is not None and self._subparsers is None:  # the CLI's words for it
@@ -77,6 +79,8 @@ class _Parser(argparse.ArgumentParser):
         return ns, extra
 
     def error(self, message: str) -> Any:  # no SystemExit inside a kernel
+        if ": invalid choice: " in message:  # `%diamond sitez`: the command meant, named
+            message = near_choice(message, self._actions, getattr(self, "_given", []))
         raise BadInput(f"{self.prog}: {message}")
 
     def exit(self, status: int = 0, message: str | None = None) -> Any:

@@ -172,9 +172,13 @@ class DiamondHandler(APIHandler):
 
     def site_config_or_404(self, fed: Federation, name: str) -> dict[str, Any]:
         """Site `name`'s configuration, or 404 when the Federation lists no such site."""
-        cfg = next((c for c in fed.site_configs() if c["name"] == name), None)
-        if cfg is None:
-            raise ApiError(404, "not-found", f"unknown site {name!r}")
+        configs = fed.site_configs()
+        cfg = next((c for c in configs if c["name"] == name), None)
+        if cfg is None:  # the command line's words: the site meant and the known ones
+            from ..config import unknown_site_message
+
+            raise ApiError(404, "not-found",
+                           unknown_site_message(name, [c["name"] for c in configs]))
         return cfg
 
     def job_or_404(self, fed: Federation, job_id: str) -> Job:

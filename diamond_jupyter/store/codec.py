@@ -9,6 +9,7 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -29,7 +30,7 @@ log = one_line_logger("diamond_jupyter.store")
 REDACTED = "***"
 _SECRET_KEY = re.compile(
     r"token(?!iz)|secret|passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd)(?:_|$)|api[_-]?key|"
-    r"private[_-]?key|access[_-]?key|credential|authorization|cookie",
+    r"private[_-]?key|access[_-]?key|credential|authorization|cookie|(?:^|_)jwt(?:_|$)",
     re.I,
 )
 # Every pattern here runs in linear time on any text (job output and prompts are hostile):
@@ -217,11 +218,23 @@ def _environment_secrets(named: tuple[tuple[str | bytes, str | bytes], ...]
     return re.compile("|".join(map(re.escape, values))) if values else None
 
 
+# Secret-named variables a sites file gives a site's commands (`env: {SLURM_JWT: ...}`): their
+# values are redacted as the environment's are (sbatch may echo them in an error)
+_GIVEN_SECRETS: set[tuple[str, str]] = set()
+
+
+def hold_secret_values(named: Mapping[str, str]) -> None:
+    """From here on, the values of the secret-named variables in `named` (a site's `env:`)
+    are redacted wherever they appear, as the environment's own are."""
+    _GIVEN_SECRETS.update((str(k), str(v)) for k, v in named.items())
+
+
 def redact_environment(text: str) -> str:
-    """`text` without the values of secret-named environment variables."""
+    """`text` without the values of secret-named environment variables (and of those a
+    sites file gave a site: `hold_secret_values`)."""
     # the environment as the process holds it (undecoded: read for every string redacted)
     held = getattr(os.environ, "_data", os.environ)
-    found = _environment_secrets(tuple(held.items()))
+    found = _environment_secrets(tuple(held.items()) + tuple(sorted(_GIVEN_SECRETS)))
     return found.sub(REDACTED, text) if found is not None else text
 
 

@@ -99,6 +99,8 @@ from .store import (
     TransferRecord,
     hold_secret_values,
     plan_taken,
+    redact,
+    redact_environment,
 )
 from .summary import SiteSummary, site_summary
 from .transports import (
@@ -1814,17 +1816,18 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """`value` (text, or JSON-like data) with what the store would not keep (passwords,
         tokens, keys) replaced by ***: for what a face logs or shows of the configuration (a
         request's error may quote what the user sent)."""
-        from .store import redact
-
         return redact(value)
 
     @staticmethod
-    def without_held_secrets(text: str) -> str:
-        """`text` with the values of this process's secret-named environment variables
-        (ANTHROPIC_API_KEY, a Globus or slurmrestd token ...) replaced by ***: for an answer
-        that quotes a site's words to a client (a site's error may echo one)."""
-        from .store import redact_environment
-
+    def error_said(error: BaseException) -> str:
+        """What every face (CLI, magics, REST, MCP) shows of `error`. A site's or the engine's
+        words (a DiamondError other than BadInput) as the store keeps them: secrets ***. Bad
+        input whole, as it may quote what the user sent (theirs to see), but for the values of
+        this process's secret-named environment variables (ANTHROPIC_API_KEY, a Globus or
+        slurmrestd token ...): a site's refusal may echo one."""
+        text = str(error)
+        if isinstance(error, DiamondError) and not isinstance(error, BadInput):
+            return redact(text)
         return redact_environment(text)
 
     @staticmethod

@@ -81,6 +81,13 @@ def _marked_output(skill: Skill) -> type[BaseModel]:
             "the fields that hold it, as paths ('job.reason'); absent: the whole result"))))
 
 
+def _said(error: BaseException) -> str:
+    """An error as every face shows it (a site's words redacted: they may echo a secret)."""
+    from .federation import Federation
+
+    return Federation.error_said(error)
+
+
 def _tool(skill: Skill, engine: _Engine) -> Any:
     """An async function whose signature is the skill's input fields (MCP builds the tool's
     input schema from it) and whose return annotation is the skill's output model, with the
@@ -94,7 +101,7 @@ def _tool(skill: Skill, engine: _Engine) -> Any:
         try:
             out = await run_skill(ctx, skill.name, args)
         except (BadInput, DiamondError, ValueError) as e:
-            raise ToolError(str(e)) from None
+            raise ToolError(_said(e)) from None
         marks = untrusted_marks(skill.name, out.model_dump(mode="json", exclude_none=True))
         return output.model_construct(**{k: getattr(out, k) for k in type(out).model_fields},
                                       **marks)
@@ -124,7 +131,7 @@ class _Server(MCPServer):
         try:
             skill_input(name, arguments)
         except BadInput as e:
-            raise ToolError(str(e)) from None
+            raise ToolError(_said(e)) from None
         return await super().call_tool(name, arguments, context)
 
 

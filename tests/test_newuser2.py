@@ -249,12 +249,13 @@ def test_logs_of_a_job_whose_output_was_moved_with_o_name_that_path(user):
 shell = sweep_helpers.magics_shell
 
 
-def test_an_empty_submit_cell_says_what_to_give(shell, user, capsys):
-    """(A cell with nothing at all is IPython's own error; one of blank lines reaches us.)"""
-    shell.run_cell_magic("diamond", "submit --site alpha", "\n   \n")
+def test_an_empty_place_cell_is_refused_as_every_face_refuses_an_empty_script(shell, user,
+                                                                               capsys):
+    """(A cell with nothing at all is IPython's own error; one of blank lines reaches us.) The
+    words are the engine's own, as for a submit cell, an empty file on the CLI, or REST."""
+    shell.run_cell_magic("diamond", "place", "\n   \n")
     err = capsys.readouterr().err
-    assert "submit: give a FILE, or use %%diamond submit with the script as the cell body" \
-        in err, err
+    assert "diamond: the job script is empty" in err and "Traceback" not in err, err
     assert not (user.fake / "calls").exists()
 
 

@@ -217,10 +217,13 @@ def _shown_in_any_encoding() -> None:
 
 def _one_line(e: BaseException) -> str:
     """Errors are one line on stderr, whatever text a library (or a site's stderr) put in
-    them, its control characters shown, never acted on by the terminal."""
+    them, its control characters shown, never acted on by the terminal; a secret in them
+    (a site's error may echo a token from the environment) shown as *** (every face's way)."""
+    from ..federation import Federation
     from ..model import visible
 
-    return visible(" | ".join(part.strip() for part in str(e).splitlines() if part.strip()))
+    said = Federation.error_said(e)
+    return visible(" | ".join(part.strip() for part in said.splitlines() if part.strip()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,25 +129,31 @@ _SCHEDULER_ENDINGS = {"NODE_FAIL": "the node failed", "NF": "the node failed",
                       "PR": "preempted by the scheduler"}
 
 
-def scheduler_ending(native: Any) -> str | None:
-    """Why the scheduler ended a job it reports in `native` ('NODE_FAIL', 'PR',
-    ['PREEMPTED']), or None for any other state."""
+_STATE_WORD_END = re.compile(r"[\s+]")  # 'CANCELLED by 1000', 'CANCELLED+'
+
+
+def _state_word(native: Any) -> str:
+    """The state word of a Slurm state as any of its commands print it ('CANCELLED by 1000',
+    'cd', ['PENDING', 'REQUEUED'] -> 'CANCELLED', 'CD', 'PENDING'; '' when there is none)."""
     if isinstance(native, list):
         native = native[0] if native else ""
     s = (clean(native) or "").upper()
-    return _SCHEDULER_ENDINGS.get(re.split(r"[\s+]", s, maxsplit=1)[0] if s else "")
+    return _STATE_WORD_END.split(s, maxsplit=1)[0] if s else ""
+
+
+def scheduler_ending(native: Any) -> str | None:
+    """Why the scheduler ended a job it reports in `native` ('NODE_FAIL', 'PR',
+    ['PREEMPTED']), or None for any other state."""
+    return _SCHEDULER_ENDINGS.get(_state_word(native))
 
 
 def ending_reason(native: Any) -> str | None:
     """What a job's ending state says beyond FAILED: the scheduler's ending, or the
     job running out of memory ('OUT_OF_MEMORY', 'OOM'); None for any other state."""
-    if ending := scheduler_ending(native):
+    word = _state_word(native)
+    if ending := _SCHEDULER_ENDINGS.get(word):
         return ending
-    if isinstance(native, list):
-        native = native[0] if native else ""
-    s = (clean(native) or "").upper()
-    return OUT_OF_MEMORY if s and re.split(r"[\s+]", s, maxsplit=1)[0] in (
-        "OUT_OF_MEMORY", "OOM") else None
+    return OUT_OF_MEMORY if word in ("OUT_OF_MEMORY", "OOM") else None
 
 
 def _signal_only(exit_code: int | None) -> int | None:
@@ -184,11 +190,7 @@ def _scheduler_parameters(config: str) -> dict[str, str] | None:
 
 def map_state(native: Any) -> JobState:
     """Slurm state ('CANCELLED by 1000', 'OUT_OF_MEMORY', 'CD', ['PENDING', 'REQUEUED'])."""
-    if isinstance(native, list):
-        native = native[0] if native else ""
-    s = (clean(native) or "").upper()
-    base = re.split(r"[\s+]", s, maxsplit=1)[0] if s else ""
-    return _STATES.get(base, JobState.UNKNOWN)
+    return _STATES.get(_state_word(native), JobState.UNKNOWN)
 
 
 def parse_exit(text: Any) -> int | None:

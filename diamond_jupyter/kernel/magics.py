@@ -257,10 +257,10 @@ class DiamondMagics(Magics):
             return getattr(self, "do_" + args.cmd)(args, cell)
         except _HelpShown:
             pass
-        except BadInput as e:
-            _error(str(e))
-        except DiamondError as e:
-            _error(str(e))
+        except DiamondError as e:  # bad input or a site's words: shown as every face does
+            from ..federation import Federation
+
+            _error(Federation.error_said(e))
         except ValueError as e:  # shlex: unbalanced quotes
             _error(f"cannot parse {line!r}: {e}")
         return None
@@ -285,9 +285,8 @@ class DiamondMagics(Magics):
             from ..federation import Federation
 
             return Federation.read_script(args.file)
-        if cell is not None:  # `%%diamond submit` over a cell of blanks: as an empty file
-            raise BadInput(f"the job script is empty: {what}: give a FILE, or use "
-                           f"%%diamond {what} with the script as the cell body")
+        if cell is not None:  # a cell of blanks: refused where every face's script is
+            return cell
         raise BadInput(f"{what}: give a FILE, or use %%diamond {what} with the script as "
                        "the cell body")
 

@@ -63,16 +63,10 @@ class ApiError(HTTPError):
         self.code, self.message, self.headers = code, message, headers or {}
 
 
-def _redacted(message: str) -> str:
+def _said(error: BaseException) -> str:
     from ..federation import Federation
 
-    return Federation.redacted(message)
-
-
-def _without_held_secrets(message: str) -> str:
-    from ..federation import Federation
-
-    return Federation.without_held_secrets(message)
+    return Federation.error_said(error)
 
 
 def api(method: F) -> F:
@@ -84,7 +78,7 @@ def api(method: F) -> F:
             return await method(self, *args, **kwargs)
         except BadInput as e:  # it may quote the client's own request (kept) or a site's
             # words (a refusal that echoes a token from this server's environment: not kept)
-            raise ApiError(400, "bad-input", _without_held_secrets(str(e))) from None
+            raise ApiError(400, "bad-input", _said(e)) from None
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(x) for x in first["loc"]) or "body"
@@ -92,9 +86,9 @@ def api(method: F) -> F:
         # a site's or the engine's words are not the client's own: they may quote a secret
         # (a site's error echoing a token from the environment), so they go redacted
         except SiteError as e:
-            raise ApiError(502, "site-error", _redacted(str(e))) from None
+            raise ApiError(502, "site-error", _said(e)) from None
         except DiamondError as e:
-            raise ApiError(500, "engine-error", _redacted(str(e))) from None
+            raise ApiError(500, "engine-error", _said(e)) from None
 
     return inner  # type: ignore[return-value]
 

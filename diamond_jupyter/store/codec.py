@@ -208,33 +208,58 @@ def _redact_pem(text: str) -> str:
 MIN_ENVIRONMENT_SECRET = 12
 
 
-@lru_cache(maxsize=4)
-def _environment_secrets(named: tuple[tuple[str | bytes, str | bytes], ...]
-                         ) -> re.Pattern[str] | None:
-    """One pattern of the secret-named variables' values (None: there are none)."""
-    pairs = ((os.fsdecode(k), os.fsdecode(v)) for k, v in named)
-    values = sorted({v for k, v in pairs if _SECRET_KEY.search(k) and not _NOT_THE_SECRET
-                     .search(k) and len(v) >= MIN_ENVIRONMENT_SECRET}, key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, values))) if values else None
+def _secret_named(name: str | bytes) -> bool:
+    said = os.fsdecode(name)
+    return bool(_SECRET_KEY.search(said)) and not _NOT_THE_SECRET.search(said)
+
+
+# The environment's names, as last seen, and which of them are secret-named: worked out again
+# only when a name comes or goes (one snapshot, swapped whole: safe between threads).
+_names_seen: tuple[frozenset[str | bytes], tuple[str | bytes, ...]] = (frozenset(), ())
+
+
+def _held_secret_names(held: Mapping[Any, Any]) -> tuple[str | bytes, ...]:
+    """The names of `held` (the environment) that look secret (ANTHROPIC_API_KEY, ...)."""
+    global _names_seen
+    seen, named = _names_seen
+    if held.keys() != seen:  # one set comparison: no name decoded, no pattern run
+        seen = frozenset(held.keys())
+        named = tuple(name for name in seen if _secret_named(name))
+        _names_seen = (seen, named)
+    return named
+
+
+@lru_cache(maxsize=8)
+def _environment_secrets(values: tuple[str | bytes | None, ...]) -> re.Pattern[str] | None:
+    """One pattern of the secret-named variables' values (None: none long enough)."""
+    said = (os.fsdecode(v) for v in values if v is not None)
+    longest_first = sorted({v for v in said if len(v) >= MIN_ENVIRONMENT_SECRET}, key=len,
+                           reverse=True)
+    return re.compile("|".join(map(re.escape, longest_first))) if longest_first else None
 
 
 # Secret-named variables a sites file gives a site's commands (`env: {SLURM_JWT: ...}`): their
 # values are redacted as the environment's are (sbatch may echo them in an error)
-_GIVEN_SECRETS: set[tuple[str, str]] = set()
+_GIVEN_SECRETS: tuple[str, ...] = ()
 
 
 def hold_secret_values(named: Mapping[str, str]) -> None:
     """From here on, the values of the secret-named variables in `named` (a site's `env:`)
     are redacted wherever they appear, as the environment's own are."""
-    _GIVEN_SECRETS.update((str(k), str(v)) for k, v in named.items())
+    global _GIVEN_SECRETS
+    given = {str(v) for k, v in named.items() if _secret_named(str(k))}
+    _GIVEN_SECRETS = tuple(sorted(given.union(_GIVEN_SECRETS)))
 
 
 def redact_environment(text: str) -> str:
     """`text` without the values of secret-named environment variables (and of those a
-    sites file gave a site: `hold_secret_values`)."""
-    # the environment as the process holds it (undecoded: read for every string redacted)
+    sites file gave a site: `hold_secret_values`). Their pattern is built once for each set
+    of those values (a secret set or changed is seen at once), then only run over `text`:
+    every stored string and shown error comes here."""
+    # the environment as the process holds it (undecoded: no copy made for each string)
     held = getattr(os.environ, "_data", os.environ)
-    found = _environment_secrets(tuple(held.items()) + tuple(sorted(_GIVEN_SECRETS)))
+    found = _environment_secrets(tuple(map(held.get, _held_secret_names(held)))
+                                 + _GIVEN_SECRETS)
     return found.sub(REDACTED, text) if found is not None else text
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from datetime import timezone
 
 from test_placement_cases import NOW, at, run
+from test_placement_cases25 import recorded
 
 from diamond_jupyter.config import SiteConfig
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -367,3 +368,64 @@ def test_a_qos_grp_tres_used_up_holds_the_job_while_nodes_are_idle():
     assert p.verdict("vega").waits_for == [
         "QOS normal's GrpTRES cpu=200 is in use: running jobs under it hold 192 CPUs, the "
         "job needs 16: it waits until enough of them end (QOSGrpCpuLimit)"]
+
+
+# ---- fair share ----------------------------------------------------------------------------
+
+PRIORITY_CONFIG = "".join(f"{k} = {v}\n" for k, v in (
+    ("PriorityType", "priority/multifactor"), ("PriorityWeightAge", 0),
+    ("PriorityWeightAssoc", 0), ("PriorityWeightFairShare", 10000),
+    ("PriorityWeightJobSize", 0), ("PriorityWeightPartition", 0), ("PriorityWeightQOS", 0),
+    ("PriorityWeightTRES", "(null)"), ("PriorityFavorSmall", "No"), ("PriorityFlags", "")))
+
+
+def test_fair_share_puts_the_job_before_or_after_the_waiting_job():
+    """a01-a02 free at +3 h, b01-b02 at +8 h; 406 (sprio 5000) waits for 4 whole nodes, 4 h.
+    Fair share alone weighs 10000: at 0.90 the job's ~9000 goes first, its 4 whole nodes at
+    +3 h; at 0.01 (~100) after 406, at +7 h."""
+    jobs = [running("800", "a01", 48, 3), running("801", "a02", 48, 3), *CPU_FULL[4:],
+            waiting("406", "Priority", cpus=192, count=4)]
+    for share, at_h, rank in (("0.900000", 3, "0 waiting jobs go first, 1 waits behind it"),
+                              ("0.010000", 7, "1 waiting job goes first, 0 wait behind it")):
+        site = vega(*jobs, held=whole("a01", "a02", "b01", "b02"), config=PRIORITY_CONFIG,
+                    job_priorities="406|5000|batch\n",
+                    priority_factors=f"#sshare\nproj|alice|{share}|1.000000\n#qos\nnormal|0\n"
+                                     "#default_account\nproj\n")
+        p, said = placed("#SBATCH -p batch -N 4 --exclusive -t 1:00:00", site)
+        assert starts_in(p) == at_h, (share, said)
+        assert any(rank in n for n in notes(p)), (share, said)
+        assert not p.verdict("vega").not_checked, said
+
+
+# ---- a Grid Engine cell beside vega --------------------------------------------------------
+
+def _vega_full() -> Site:
+    """vega with every node's CPUs taken to +6 h and shared not forced (OverSubscribe=NO)."""
+    parts = {"a": "batch", "b": "batch", "g": "gpu", "l": "bigmem"}
+    jobs = [running(f"9{i}", n, _KINDS[n[0]][0], 6, partition=parts[n[0]],
+                    gpus=(2 if n == "g03" else 4) if n[0] == "g" else 0)
+            for i, n in enumerate(NODES[:11])]
+    return vega(*jobs, held=whole(*NODES[:11]),
+                parts=partitions(shared={"oversubscribe": "NO"}))
+
+
+def _grid_engine() -> Site:
+    """The recorded Grid Engine cell (tests/fixtures/outputs/sge): dn1 and dn2 of 8 slots,
+    3 and 5 in use; jobs 17 (Eqw), 18 and 19 (hqw) held."""
+    cfg, snap = next(s for s in recorded() if s[0].name == "sge")
+    return cfg, snap.model_copy(update={"taken_at": NOW})
+
+
+def test_a_full_slurm_center_sends_four_cpus_to_the_grid_engine_cell():
+    """vega is full to +6 h; the cell's dn1 has 5 slots free now, its held jobs (Eqw, hqw)
+    hold none: 4 CPUs for 2 h run there now, in all.q (short.q allows 30 minutes)."""
+    p, said = placed("#SBATCH -c 4 -t 2:00:00", _vega_full(), _grid_engine())
+    assert (p.choice, p.verdict("sge").partition) == ("sge", "all.q"), said
+    assert p.verdict("sge").estimated_start == NOW and starts_in(p) == 6, said
+    assert "walltime 2:00:00 above queue short.q h_rt 0:30:00" in p.verdict("sge").notes
+
+
+def test_sixteen_cpus_on_one_host_wait_for_vega_and_the_cell_says_why_not():
+    p, said = placed("#SBATCH -c 16 -t 2:00:00", _vega_full(), _grid_engine())
+    assert p.choice == "vega" and starts_in(p) == 6, said
+    assert p.why_not("sge") == "needs 16 slots per host, largest host has 8"

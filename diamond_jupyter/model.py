@@ -1349,6 +1349,11 @@ class Partition(_Model):
         """A limit a scheduler printed below 0 (-1 for none) is none, not one no job meets."""
         return None if limit is not None and limit < 0 else limit
 
+    @property
+    def tier(self) -> int:
+        """Slurm PriorityTier, 1 (slurm.conf's default) where not read; 0 is a tier below it."""
+        return 1 if self.priority_tier is None else self.priority_tier
+
 
 class QosLimits(_Model):
     """A Slurm QOS's limits a job meets (`sacctmgr show qos`): TRES by name (`cpu`, `node`,

@@ -1378,7 +1378,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         good = [p for p in good if p.name not in risky]
     elif len(risky) > 1:  # at an equal start, one never preempted first, then the highest
         # PriorityTier (fewer partitions preempt it), not the order scontrol printed them in
-        good = sorted(good, key=lambda p: (p.name in risky, -(p.priority_tier or 1)
+        good = sorted(good, key=lambda p: (p.name in risky, -p.tier
                                            if p.name in risky else 0))
     if req.spread:
         v.notes.append(f"its {quantity(spec.resources.gpus_per_node, 'GPU')} (the job's, no node "
@@ -2228,7 +2228,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if victims and (running_victims := {
                 j.partition for j in snap.running if j.partition in victims
                 and set(job_hosts(j.node_list)) & could_use}):
-            modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.priority_tier or 1)
+            modes = sorted({(q.name, (q.preempt_mode or "").upper(), q.tier)
                             for q in snap.partitions if q.name in running_victims})
             v.notes.append(f"partition {p.name}: its jobs preempt the running jobs of "
                            + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"

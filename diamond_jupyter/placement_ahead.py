@@ -41,7 +41,7 @@ def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
     mine = set(members.get(p.name, []))
     return frozenset(q.name for q in snap.partitions if q.name != p.name
                      and (q.preempt_mode or "OFF").upper() != "OFF"
-                     and (q.priority_tier or 1) < p.priority_tier
+                     and q.tier < p.priority_tier
                      and mine & set(members.get(q.name, [])))
 
 
@@ -305,14 +305,14 @@ def _preempted_by(p: Partition, parts: list[Partition], members: dict[str, list[
     mode = (p.preempt_mode or "OFF").upper()
     if mode == "OFF":
         return None
-    mine, tier = set(members.get(p.name, [])), p.priority_tier or 1
+    mine, tier = set(members.get(p.name, [])), p.tier
     if able is not None:
         mine &= set(able)
-    over = [q for q in parts if q.name != p.name and (q.priority_tier or 1) > tier
+    over = [q for q in parts if q.name != p.name and q.tier > tier
             and mine & set(members.get(q.name, []))]
     if not over:
         return None
-    top = max(over, key=lambda q: q.priority_tier or 1)
+    top = max(over, key=lambda q: q.tier)
     return (f"the job may be preempted (PreemptMode={mode}) by jobs of partition {top.name} "
             f"(PriorityTier {top.priority_tier} above its {tier}) on the same nodes")
 

@@ -1758,6 +1758,14 @@ class _Shadow:
     failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
 
 
+def _not_yet_eligible(d: Demand, t: float) -> bool:
+    """Whether a waiting Slurm job is not yet eligible at `t` s from now: its begin time
+    (BeginTime) or its dependency's release is still to come. Slurm's schedulers skip such
+    a job ("not independent"): it keeps no slot, so a job that fits before it may start
+    and delay it; from its time on it takes its place by priority."""
+    return d.floor > t or d.gate is not None and d.not_before > t
+
+
 def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
                       top: int | None = None, top_by: dict[str, int] | None = None,
                       until: float = math.inf, probe_at: int | None = None) -> float | None:
@@ -1796,6 +1804,8 @@ def _planned_earliest(st: SimState, queue: list[Demand], probe: Demand | None,
         plan = _Plan(sim, t, nodes)
         blocked: dict[str | None, int] = {}  # blocked jobs so far, by the depth they count in
         for i, d in enumerate(wait):
+            if _not_yet_eligible(d, t):
+                continue  # Slurm plans no slot for it (backfill skips a job not independent)
             key = d.partition if top_by and d.partition in top_by else None
             most = top_by[key] if key is not None and top_by else top
             # past the top jobs, or (without a depth) the plan's reach: now or never, as

@@ -13,6 +13,8 @@ Faults found and fixed, each with its test marked `fault` that failed before:
 - `module load gcc/13.2.0` then `module swap gcc gcc/12.3.0`, then a library Lmod shows
   only under gcc 13: the check counted both compilers as loaded and passed it, where Lmod
   finds no such module. One version of a name is loaded at a time: the later one counts.
+- `module load gromacs/2023.3-rocm` passed where the site has only gromacs/2023.3-cuda
+  (the numbers matched). Where both name a build, the site's must hold the one asked for.
 """
 
 from __future__ import annotations
@@ -169,7 +171,7 @@ def test_options_removals_and_swaps_on_load_lines(body, missing):
     ("module load gromacs/2023.3-rocm\n", "software 'gromacs/2023.3-rocm' not installed "
                                           "(only gromacs/2023.3-cuda)"),
 ])
-def test_versions_with_letters_and_build_suffixes(body, missing):
+def test_fault_versions_with_letters_and_build_suffixes(body, missing):
     assert needs_reasons(needs(body), PLAIN) == ([missing] if missing else [])
 
 

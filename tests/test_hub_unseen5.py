@@ -83,11 +83,8 @@ def test_a_path_climbing_out_of_bobs_prefix_never_reaches_alices_server(hub, cli
 
 @pytest.fixture(scope="module")
 def named(hub) -> Iterator[str]:
-    path = hub.spawn("alice", NAMED)
-    try:
+    with hub.named_server("alice", NAMED) as path:
         yield path
-    finally:
-        hub.stop_server("alice", NAMED)
 
 
 def test_a_token_scoped_to_the_user_opens_each_of_her_servers(hub, named):

@@ -6,7 +6,9 @@ One command per site per discovery asks, in sections:
 - per cluster behind the login, the scheduler's nodes and partitions (features, `arch=`
   labels, GPU models from GRES), through the site's dialect;
 - the module system (Lmod or Environment Modules): `module -t avail`, and Lmod's
-  `module -t spider`, which also lists modules a hierarchy hides until a compiler loads;
+  `module -t spider`, which also lists modules a hierarchy hides until a compiler loads,
+  and `module -t --default avail`, the version each bare name loads (a default a
+  `.modulerc.lua` sets is marked nowhere else);
 - the container runtimes on the login's PATH and the MPI launchers and PMI plugins.
 
 Then it is summarised upward: node type -> partition -> cluster -> site (center).

@@ -6,7 +6,9 @@ One command per site per discovery asks, in sections:
 - per cluster behind the login, the scheduler's nodes and partitions (features, `arch=`
   labels, GPU models from GRES), through the site's dialect;
 - the module system (Lmod or Environment Modules): `module -t avail`, and Lmod's
-  `module -t spider`, which also lists modules a hierarchy hides until a compiler loads;
+  `module -t spider`, which also lists modules a hierarchy hides until a compiler loads,
+  and `module -t --default avail`, the version each bare name loads (a default a
+  `.modulerc.lua` sets is marked nowhere else);
 - the container runtimes on the login's PATH and the MPI launchers and PMI plugins.
 
 Then it is summarised upward: node type -> partition -> cluster -> site (center).
@@ -208,7 +210,13 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             f'  if [ "$(printf "%s\\n" "$__dmd_av" | wc -l)" -gt {MODULE_LIST_LINES} ]; then '
             'echo "@@cut"\n'
             '  elif [ -n "$__dmd_h" ]; then echo "@@hidden"; fi\n'
-            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@spider"\n'
+            # Lmod's terse listing leaves out the default a .modulerc sets
+            # (`module_version("cuda/11.8.0", "default")`): `--default` names the version
+            # `module load NAME` takes for each name, marked here as Lmod marks it
+            '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@defaults"\n'
+            '    module -t --default avail 2>&1 | sed -e "/^$/d" -e "/[:/]$/d" -e "/(@/d" '
+            f'-e "s/$/(D)/" | head -n {MODULE_LIST_LINES}\n'
+            '    echo "@@spider"\n'
             # a failed spider (its cache not built): the hierarchy's modules are not known
             '    __dmd_sp=$(module -t spider 2>&1) || echo "@@spider-failed"\n'
             '    printf "%s\\n" "$__dmd_sp"\n'

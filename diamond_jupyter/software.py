@@ -149,7 +149,22 @@ def versions_match(want: str | None, have: str | None) -> bool:
         w, h = want.strip().lower().rstrip("/"), have.strip().lower()
         return w == h or h.startswith(w + "/")
     n = min(len(a), len(b))
-    return a[:n] == b[:n]
+    return a[:n] == b[:n] and _build_words_match(want, have)
+
+
+def _build_words(version: str) -> set[str]:
+    """The words naming a build after a version's numbers (`2023.3-foss-2023a-CUDA-12.1.1`
+    -> {"foss", "cuda"}; `12.2.0-rocm` -> {"rocm"}), pre-release marks left out."""
+    rest = re.sub(r"^v?[0-9]+(?:\.[0-9]+)*[a-z]?(?![a-z])", "", version.strip().lower())
+    return set(re.findall(r"[a-z]{2,}", rest)) - {"rc", "alpha", "beta", "pre", "preview",
+                                                   "dev"}
+
+
+def _build_words_match(want: str, have: str) -> bool:
+    """A build the need names (`gromacs/2023.3-rocm`) is not another the site names
+    (`gromacs/2023.3-cuda`): where both name builds, the site's holds each of the need's."""
+    wants, haves = _build_words(want), _build_words(have)
+    return not wants or not haves or wants <= haves
 
 
 def _level_matches(want: str, have: str) -> bool:
@@ -424,8 +439,10 @@ def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
     they do, or it needs none."""
     if not found.requires:
         return None
-    loaded = [m for e in earlier if not e.unchecked or in_site_trees(e, caps)
-              for m in [find_module(e, caps.software)] if m is not None]
+    # one version of a name is loaded at a time: a later load or swap replaces the earlier
+    # (`module load gcc/13.2.0; module swap gcc gcc/12.3.0` leaves gcc/12.3.0 alone)
+    loaded = list({m.name: m for e in earlier if not e.unchecked or in_site_trees(e, caps)
+                   for m in [find_module(e, caps.software)] if m is not None}.values())
     if any(all(candidates(p, loaded) for p in line) for line in found.requires):
         return None
     choices = " or ".join(" + ".join(line) for line in found.requires)

@@ -256,6 +256,15 @@ class RealHub:
                  START_TIMEOUT_S, f"{user}'s server {server!r}", self)
         return path
 
+    @contextmanager
+    def named_server(self, user: str, server: str) -> Iterator[str]:
+        """USER's server SERVER spawned (its path) and stopped on leaving."""
+        path = self.spawn(user, server)
+        try:
+            yield path
+        finally:
+            self.stop_server(user, server)
+
     def stop_server(self, user: str, server: str = "") -> None:
         """As the idle-culler does: DELETE the server with its service's token, then wait
         until the hub says it is gone."""

@@ -238,11 +238,8 @@ def test_the_job_directories_on_the_site_are_the_users_alone(hub):
 # -- tokens and named servers ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def named(hub) -> Iterator[str]:
-    path = hub.spawn("alice", NAMED)
-    try:
+    with hub.named_server("alice", NAMED) as path:
         yield path
-    finally:
-        hub.stop_server("alice", NAMED)
 
 
 def test_a_token_scoped_to_one_named_server_opens_it_and_not_the_default(hub, named):

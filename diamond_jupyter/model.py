@@ -1617,6 +1617,9 @@ UNREPORTED_BF_WINDOW = "bf_window"
 UNREPORTED_TRES_MINS_USED = "TRES-minutes used"
 # Slurm's PriorityWeight* (slurm.conf's, served by no slurmrestd version)
 UNREPORTED_PRIORITY_WEIGHTS = "priority factor weights"
+# Slurm's SchedulerType (slurm.conf's, served by no slurmrestd version: backfill is assumed
+# where the `diag` statistics show no backfill cycle)
+UNREPORTED_SCHEDULER_TYPE = "SchedulerType"
 # Flux: the queues' configuration (`flux config get queues`: their `requires`)
 UNREPORTED_QUEUE_REQUIRES = "queue requires"
 

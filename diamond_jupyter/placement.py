@@ -112,6 +112,7 @@ from .model import (
     UNREPORTED_BF_WINDOW,
     UNREPORTED_MAX_ARRAY,
     UNREPORTED_QUEUE_REQUIRES,
+    UNREPORTED_SCHEDULER_TYPE,
     BadInput,
     DiamondError,
     Job,
@@ -1594,7 +1595,19 @@ def _limits_not_reported(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot) -> 
         out += fair_share_unread(parts, snap)
     if cfg.scheduler == "slurm" and (bf_window := _bf_window_unreported(snap)):
         out.append(bf_window)
+    if cfg.scheduler == "slurm" and (sched := _scheduler_type_unreported(snap)):
+        out.append(sched)
     return out
+
+
+def _scheduler_type_unreported(snap: SiteSnapshot) -> str | None:
+    """The not-checked line of a Slurm site whose SchedulerType is not known (slurmrestd
+    serves no slurm.conf): its start is planned with backfill, which sched/builtin lacks
+    (said wherever the job may wait: dropped where it starts at once)."""
+    if snap.backfill is not None or not (who := snap.unreported.get(UNREPORTED_SCHEDULER_TYPE)):
+        return None
+    return (f"{who} does not report SchedulerType: backfill (sched/backfill) is assumed for "
+            "this site; under sched/builtin the job waits for every job ahead of it")
 
 
 def _flux_queue_properties(spec: JobSpec, snap: SiteSnapshot) -> list[str]:
@@ -2304,7 +2317,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                  else words.where(pname))
                        if n not in v.notes)
     if raw_s <= 0 or reservation == "fifo":  # no backfill window to be past
-        v.not_checked = [n for n in v.not_checked if n != _bf_window_unreported(snap)]
+        v.not_checked = [n for n in v.not_checked
+                         if n not in (_bf_window_unreported(snap),
+                                      _scheduler_type_unreported(snap))]
     if pname in fifo_ahead:
         v.notes.append(f"{NO_BACKFILL_NOTE_START} (SchedulerType=sched/builtin): it starts "
                        f"after the {fifo_ahead[pname]} jobs ahead of it in partition {pname}, "

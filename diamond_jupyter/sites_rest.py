@@ -153,7 +153,8 @@ class RestSite(Site):
         if not fresh:
             self._caps = {"nodes": await self._call("GET", "nodes"),
                           "partitions": await self._call("GET", "partitions"),
-                          **await self._reservations(), **await self._qos()}
+                          **await self._reservations(), **await self._qos(),
+                          **await self._diag()}
             self._caps.update(await self._associations())
             self._caps.update(await self._shares())
             # a reply of errors (slurmctld not answering) is asked again next time, not
@@ -173,6 +174,21 @@ class RestSite(Site):
             return {"reservations": await self._call("GET", "reservations")}
         except (SiteError, CommandTimeout, OutputTooLarge) as e:
             return {slurm_rest.RESERVATIONS_UNREAD: str(e)}
+
+    async def _diag(self) -> dict[str, str]:
+        """`GET diag` (as `sdiag`), asked with nodes and partitions: its backfill statistics
+        are all slurmrestd tells of SchedulerType (`scontrol show config` on a site with a
+        shell); one that fails leaves it unknown, said."""
+        self.scheduler_commands += 1
+        try:
+            status, text = await self.rest.request("GET", "diag")
+        except (SiteError, CommandTimeout, OutputTooLarge) as e:
+            return {slurm_rest.DIAG_UNREAD: str(e)}
+        if status != 200 or slurm_rest.carries_errors(text):
+            said = "; ".join(slurm_rest.errors_of(json.loads(text))) \
+                if slurm_rest.carries_errors(text) else (text.strip().splitlines() or [""])[0]
+            return {slurm_rest.DIAG_UNREAD: f"GET diag answered HTTP {status}: {said[:200]}"}
+        return {slurm_rest.DIAG: text}
 
     async def _licenses(self) -> dict[str, str]:
         """`GET licenses` (as `scontrol show licenses` on a site with a shell), asked with

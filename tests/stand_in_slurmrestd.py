@@ -17,6 +17,9 @@ from diamond_jupyter.sites_rest import RestSite
 
 # What `GET licenses` answers on a cluster that defines none.
 NO_LICENSES = '{"licenses": [], "errors": []}'
+# What `GET diag` answers where slurmctld's backfill (sched/backfill) has run its cycles.
+BACKFILLING_DIAG = ('{"errors": [], "statistics": {"schedule_cycle_counter": 40, '
+                    '"bf_active": false, "bf_cycle_counter": 12, "bf_backfilled_jobs": 3}}')
 # An answer: the HTTP status and the body's text.
 Answer = tuple[int, str]
 # What to answer a request (method, path, body) with; may be a coroutine (e.g. to hang).
@@ -45,7 +48,8 @@ class StandInSlurmrestd:
     ...) to its reply: a string or a JSON-able value given every time, or a list of them
     given one per request, in turn. A slurmdb path it does not name is answered as by a
     slurmrestd without its slurmdb plugin (HTTP 404, the plain text recorded in
-    bad_version.txt); `licenses`, not named, as by a cluster that defines none. Any other
+    bad_version.txt); `licenses`, not named, as by a cluster that defines none; `diag` as by
+a slurmctld whose backfill has run (BACKFILLING_DIAG). Any other
     path goes to `answer(method, path, body)`, which returns (status, text), awaited when
     it is a coroutine."""
 
@@ -101,6 +105,8 @@ class StandInSlurmrestd:
             return 200, reply if isinstance(reply, str) else json.dumps(reply)
         if last == "licenses":
             return 200, NO_LICENSES
+        if last == "diag":
+            return 200, BACKFILLING_DIAG
         if self.answer is None:
             raise AssertionError(f"the stand-in slurmrestd has no reply for {method} {path}")
         got = self.answer(method, path, body)

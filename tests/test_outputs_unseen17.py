@@ -383,8 +383,8 @@ async def test_slurmrestd_site_with_nodes_reply_of_errors_is_unreachable_then_as
             assert second.reachable and [n.name for n in second.nodes] == ["n1"]
             # (licenses with each queue; slurmdb's qos once: its plugin is not there)
             assert rest.asked == ["jobs", "licenses", "nodes", "partitions", "reservations",
-                                  "qos", "jobs", "licenses", "nodes", "partitions",
-                                  "reservations"]
+                                  "qos", "diag", "jobs", "licenses", "nodes", "partitions",
+                                  "reservations", "diag"]
         finally:
             await site.close()
 

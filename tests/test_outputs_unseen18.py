@@ -404,8 +404,8 @@ async def test_slurmrestd_site_asks_reservations_and_keeps_the_snapshot_when_the
                        in w for w in second.warnings), second.warnings
             # (licenses with each queue; slurmdb's qos once: its plugin is not there)
             assert rest.asked == ["jobs", "licenses", "nodes", "partitions", "reservations",
-                                  "qos", "jobs", "licenses", "nodes", "partitions",
-                                  "reservations"]
+                                  "qos", "diag", "jobs", "licenses", "nodes", "partitions",
+                                  "reservations", "diag"]
         finally:
             await site.close()
 

@@ -228,6 +228,10 @@ def test_a_not_checked_line_says_not_checked_once():
             "the array's largest index must be below it",
         "slurmrestd v0.0.38 does not report the backfill window, SchedulerParameters' "
         "bf_window": "a start past it keeps no backfill slot",
+        # (its recorded replies have no `GET diag`)
+        "slurmrestd v0.0.38 does not report SchedulerType":
+            "backfill (sched/backfill) is assumed for this site; under sched/builtin the job "
+            "waits for every job ahead of it",
         "priority factor weights": "slurmrestd does not report them"}, by_what
 
 

@@ -140,7 +140,8 @@ def orion(*, jobs: tuple[dict[str, Any], ...] = (), nodes: list[dict[str, Any]] 
         slurm_rest.ASSOCIATIONS: json.dumps([
             json.dumps({"errors": [], "associations": [a for a in mine if a["user"]]}),
             json.dumps({"errors": [], "associations": [a for a in mine if not a["user"]]})]),
-        "user": "alice", slurm_rest.READ_AT: str(T0)}
+        "user": "alice", slurm_rest.READ_AT: str(T0),
+        slurm_rest.DIAG: json.dumps({"errors": [], "statistics": {"bf_cycle_counter": 9}})}
     if share is not None:
         outputs[slurm_rest.SHARES] = json.dumps(share)
     if share_failed is not None:

@@ -254,7 +254,7 @@ async def test_a_rest_site_asks_slurmdb_for_the_qos_and_associations_with_its_ca
     assert abs(snap.jobs[0].time_used_s - used) < 30
     shares = ["shares?users=alice"] if version != "v0.0.38" else []
     assert asked == ["jobs", "licenses", "nodes", "partitions", "reservations", "qos",
-                     "associations?user=alice", "associations?account=proj",
+                     "diag", "associations?user=alice", "associations?account=proj",
                      "associations?account=root", *shares, "jobs", "licenses"]
 
 
@@ -319,8 +319,8 @@ async def test_a_rest_site_without_slurmdb_knows_no_qos_and_stops_asking(tmp_pat
             second = await site.snapshot(max_age_s=0)
             assert second.reachable and second.qos is None
             assert rest.asked == ["jobs", "licenses", "nodes", "partitions",
-                                  "reservations", "qos", "jobs", "licenses", "nodes",
-                                  "partitions", "reservations"]
+                                  "reservations", "qos", "diag", "jobs", "licenses", "nodes",
+                                  "partitions", "reservations", "diag"]
             assert first.associations is None
         finally:
             await site.close()

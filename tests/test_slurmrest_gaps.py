@@ -61,7 +61,8 @@ def test_v0038_serves_no_timeouts_array_size_nor_backfill_window():
     assert snap.unreported == {"MaxArraySize": "slurmrestd v0.0.38",
                                "bf_window": "slurmrestd v0.0.38",
                                "TRES-minutes used": "slurmrestd v0.0.38",
-                               "priority factor weights": "slurmrestd v0.0.38"}
+                               "priority factor weights": "slurmrestd v0.0.38",
+                               "SchedulerType": "slurmrestd v0.0.38"}
 
 
 def _partition_v41(name: str, resume: dict, suspend: dict) -> dict:

@@ -33,6 +33,7 @@ from .dependencies import flux_begin_time, flux_dependency
 from .flux_ids import flux_id_form, flux_id_problem
 from .outputs_common import (
     MOST_SECONDS,
+    OUT_OF_MEMORY,
     FailureReading,
     clean,
     decode_wait_status,
@@ -79,6 +80,15 @@ def _job_id(value: Any) -> str | None:
         return clean(value)
     number = whole_number(value)
     return None if number is None or not 0 <= number < 2**64 else str(number)
+
+
+def _out_of_memory(exc: dict[str, Any]) -> bool:
+    """Whether a job's exception says it ran out of memory: of type `oom` (raised by a
+    site's shell or jobtap plugin on a memory cgroup kill, as `flux job raise --type=oom`),
+    or of another type whose note says so ("Memory cgroup out of memory: killed 1 task on
+    HOST", the words of flux-shell's own oom plugin)."""
+    kind, note = str(exc.get("type") or "").lower(), str(exc.get("note") or "").lower()
+    return kind == "oom" or "out of memory" in note
 
 
 def _seconds(value: Any) -> float | None:
@@ -226,6 +236,8 @@ class FluxCommands(FailureReading, AccountingReach):
         reason = None
         if exc.get("occurred"):
             reason = f"{exc.get('type', 'exception')}: {exc.get('note') or ''}".rstrip(": ")
+            if _out_of_memory(exc):
+                reason = f"{OUT_OF_MEMORY} (flux exception {reason})"
         elif state == JobState.PENDING and j.get("urgency") == 0:
             reason = "held (urgency 0)"
         elif state == JobState.PENDING and j.get("dependencies"):

@@ -128,6 +128,8 @@ _LSF_HOSTS = re.compile(rf"(?P<why>.+?): (?:{_SLOTS['hosts']})")
 _FLUX = _compile([
     "timeout: resource allocation expired", "held (urgency 0)", "dependency: {deps}",
     "insufficient resources",  # fluxion's sched.reason_pending
+    # a job killed at its memory limit: the dialect's words before the exception's type
+    "out of memory: the job used more than the memory it was given (flux exception oom)",
 ])
 
 

@@ -33,6 +33,7 @@ from ..model import (
     UNREPORTED_BF_WINDOW,
     UNREPORTED_MAX_ARRAY,
     UNREPORTED_PRIORITY_WEIGHTS,
+    UNREPORTED_SCHEDULER_TYPE,
     UNREPORTED_TRES_MINS_USED,
     Association,
     BadInput,
@@ -1001,6 +1002,28 @@ def partition_timeouts(text: str) -> dict[str, float]:
     return out
 
 
+DIAG = "diag"  # `GET diag` (as `sdiag`): the scheduler's statistics
+DIAG_UNREAD = "diag unread"  # why `GET diag` did not answer
+
+
+def backfill_seen(text: str | None) -> bool:
+    """Whether `GET /slurm/VERSION/diag` (v0.0.38 to v0.0.41: `statistics`) shows Slurm's
+    backfill at work: a backfill cycle counted (`bf_cycle_counter`, since the statistics
+    were reset), a job backfilled (`bf_backfilled_jobs`, since slurmctld started), the time
+    of the last cycle (`bf_when_last_cycle`) or one running (`bf_active`). Only the
+    sched/backfill plugin counts these, so any says SchedulerType=sched/backfill; all
+    naught (sched/builtin, or a backfill that has not run yet) says nothing."""
+    try:
+        stats = json.loads(text or "").get("statistics")
+    except (ValueError, AttributeError):
+        return False
+    if not isinstance(stats, dict):
+        return False
+    counts = (limit_count(stats.get(k), bits=64) for k in
+              ("bf_cycle_counter", "bf_backfilled_jobs", "bf_when_last_cycle"))
+    return stats.get("bf_active") is True or any(c is not None and c > 0 for c in counts)
+
+
 def parse_snapshot(site: str, outputs: dict[str, str],
                    commands: SlurmCommands | None = None,
                    api_version: str = "v0.0.38") -> SiteSnapshot:
@@ -1047,6 +1070,11 @@ def parse_snapshot(site: str, outputs: dict[str, str],
     who = f"slurmrestd {api_version}"
     unreported = {UNREPORTED_MAX_ARRAY: who, UNREPORTED_BF_WINDOW: who,
                   UNREPORTED_TRES_MINS_USED: who, UNREPORTED_PRIORITY_WEIGHTS: who}
+    # SchedulerType neither: its `diag` can show the backfill at work, never its absence
+    if not backfill_seen(outputs.get(DIAG)):
+        unreported[UNREPORTED_SCHEDULER_TYPE] = (
+            f"{who} (its diag: {outputs[DIAG_UNREAD]})" if DIAG_UNREAD in outputs
+            else f"{who} (its diag shows no backfill cycle)" if DIAG in outputs else who)
     timeouts = partition_timeouts(outputs.get("partitions", "{}"))
     return SiteSnapshot(site=site, nodes=parse_nodes(outputs.get("nodes", "{}"), skipped),
                         node_timeouts=timeouts or None,

@@ -41,6 +41,7 @@ from .strict_yaml import (
     node_at,
     odd_blank_hint,
     strict_load,
+    structure_hint,
     tab_hint,
 )
 
@@ -60,7 +61,7 @@ SCHEDULER_ALIASES = {"pbspro": "pbs", "pbs_pro": "pbs", "pbs-pro": "pbs", "openp
                      "son-of-grid-engine": "sge", "soge": "sge", "univa": "sge",
                      "univa-grid-engine": "sge", "open-grid-scheduler": "sge", "ogs": "sge",
                      "altair-grid-engine": "sge", "sun-grid-engine": "sge",
-                     "oracle-grid-engine": "sge", "ibm-spectrum-lsf": "lsf",
+                     "oracle-grid-engine": "sge", "oge": "sge", "ibm-spectrum-lsf": "lsf",
                      "platform-lsf": "lsf", "ibm-lsf": "lsf", "pbs-professional": "pbs",
                      "altair-pbs-pro": "pbs", "altair-pbs-professional": "pbs",
                      "slurm-workload-manager": "slurm", "flux-core": "flux"}
@@ -1563,6 +1564,13 @@ def _explain(err: Any) -> str:
         shape = "a list of" if isinstance(given, list) else "one"
         return (f"Input should be a valid mapping, not {shape} NAME=value: write env: "
                 f"{{{_printable(names)[:120]}}} (a NAME: value line each)")
+    if kind == "list_type" and tuple(err["loc"]) == ("sites",) and isinstance(given, dict) \
+            and "name" in given and not isinstance(given["name"], dict):
+        # one site's keys under `sites:`, its `- ` left out
+        shown = _printable(str(given["name"]))[:63]
+        return ("Input should be a valid list, got a mapping: one site's keys (name, "
+                f"transport...) with no `- ` before them: write `- name: {shown}` and "
+                "indent its other keys as far as name")
     if kind == "list_type" and tuple(err["loc"]) == ("sites",) and isinstance(given, dict):
         return ("Input should be a valid list, got a mapping: write each site as an item of "
                 "the list, `- name: " + _printable(str(next(iter(given), "mycluster")))[:63]
@@ -1647,6 +1655,11 @@ def _literal_note(field: str, given: str) -> str:
     if field == "scheduler" and word in ("moab", "maui", "moab-torque"):
         return (f"; {_printable(given)} schedules the jobs of a resource manager, whose "
                 "commands the engine runs: write that one (scheduler: torque, or slurm)")
+    owners = [n for n in SCHEDULERS if word in SCHEDULER_PROGRAMS[n]]
+    if field == "scheduler" and owners:  # `sbatch`, `qsub`: a command, not its scheduler
+        owners = ["slurm"] if "slurm" in owners else owners
+        return (f", not {_printable(repr(given))}: {word} is a command of "
+                f"{' and of '.join(owners)}; write scheduler: {' or '.join(owners)}")
     if field == "scheduler":  # `slurn`, `gridengin`: the nearest name the engine knows
         key = "-".join(word.split())
         known = {**{n: n for n in ("slurm", "pbs", "lsf", "flux", "sge")}, **SCHEDULER_ALIASES}
@@ -1837,6 +1850,7 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
             from None
     except yaml.YAMLError as e:
         hint = alias_hint(text, str(getattr(e, "problem", "")), getattr(e, "problem_mark", None))
+        hint += structure_hint(text, e)
         raise BadInput(f"sites file {p} is not valid YAML: {_yaml_problem(e, text)}{hint}"
                        f"{odd_blank_hint(text)}{_lookalike_colon_hint(text)}"
                        f"{_other_format_hint(p, text)}") from None

@@ -495,3 +495,82 @@ def _same_key(node: yaml.ScalarNode, key: Any) -> bool:
     except yaml.YAMLError:
         return False
     return type(value) is type(key) and value == key
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _spaces(count: int) -> str:
+    return f"{count} space" if count == 1 else f"{count} spaces"
+
+
+def _key_column(line: str) -> int:
+    """Where the key of a block line starts: past its indentation and any `- ` of a list."""
+    at = _indent(line)
+    while line[at:at + 2] == "- ":
+        at += 2 + _indent(line[at + 2:])
+    return at
+
+
+def _content_above(lines: list[str], row: int) -> int | None:
+    """The nearest line above `row` holding more than blanks and a comment."""
+    return next((n for n in range(min(row, len(lines)) - 1, -1, -1)
+                 if lines[n].strip() and not lines[n].lstrip().startswith("#")), None)
+
+
+_NO_SPACE_KEY = re.compile(r"^[ ]*(?:- +)*([A-Za-z_][A-Za-z0-9_.-]*):([^\s:/].*)$")
+
+
+def structure_hint(text: str, e: yaml.YAMLError) -> str:
+    """Plain words for PyYAML's complaints about a file's shape, which name its parser's
+    states (`expected <block end>, but found '<block mapping start>'`, `mapping values are
+    not allowed here`, `could not find expected ':'`): which line is out of step and how to
+    write it; '' for any other complaint."""
+    problem = str(getattr(e, "problem", "") or "")
+    mark, ctx = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
+    context = str(getattr(e, "context", "") or "")
+    if mark is None:
+        return ""
+    lines = text.splitlines()
+    here = lines[mark.line] if mark.line < len(lines) else ""
+    if problem.startswith("expected <block end>, but found") and here.strip():
+        above = _content_above(lines, mark.line)
+        if above is None:
+            return ""
+        key = lines[above].strip().split(":", 1)[0].lstrip("- ")
+        return (f"; line {mark.line + 1} is indented {_spaces(_indent(here))}, which lines "
+                f"up with nothing above it (line {above + 1}'s `{key[:40]}` is indented "
+                f"{_key_column(lines[above])}): indent a key as far as the other keys of its "
+                "mapping, and a `- ` as far as the other items of its list")
+    if problem == "mapping values are not allowed here":
+        above = _content_above(lines, mark.line)
+        if above is not None and (m := _NO_SPACE_KEY.match(lines[above])):
+            return (f"; line {above + 1} `{m.group(1)}:{m.group(2)[:30]}` has no space after "
+                    f"its colon, so YAML reads it as text, not a key: write "
+                    f"`{m.group(1)}: {m.group(2)[:30]}`")
+        before = here[:mark.column]
+        if ": " in before.lstrip(" -"):
+            return (f"; line {mark.line + 1} holds a second `key:` inside a value: give a "
+                    "mapping its own lines below its key, or braces ({kind: local}); a value "
+                    "holding `: ` is quoted")
+        if above is not None and _indent(here) > _key_column(lines[above]):
+            return (f"; line {mark.line + 1} is indented {_spaces(_indent(here))}, deeper than "
+                    f"line {above + 1}'s key ({_key_column(lines[above])}), so YAML reads it as "
+                    "that value going on: indent it as far as the key it sits beside")
+        return ""
+    if problem == "could not find expected ':'" and ctx is not None \
+            and context == "while scanning a simple key" and ctx.line < len(lines):
+        word = lines[ctx.line].strip()
+        return (f"; line {ctx.line + 1} (`{word[:40]}`) has no `:` after its key: write "
+                f"`{word[:40]}:` with its value after it or indented below it")
+    if context == "while scanning a quoted scalar" and ctx is not None:
+        quote = lines[ctx.line][ctx.column:ctx.column + 1] if ctx.line < len(lines) else "'"
+        return (f"; the {quote} opened on line {ctx.line + 1}, column {ctx.column + 1} is never "
+                "closed")
+    if context.startswith("while parsing a flow") and ctx is not None and \
+            ctx.line < mark.line and ctx.line < len(lines):
+        bracket = lines[ctx.line][ctx.column:ctx.column + 1]
+        return (f"; the {bracket} opened on line {ctx.line + 1}, column {ctx.column + 1} is not "
+                f"closed before line {mark.line + 1}")
+    return ""

@@ -584,10 +584,16 @@ def read_swf(path: str | Path) -> SwfLog:
                        "start, or Unix times)")
     if not len(table):
         raise BadInput(f"the trace {p} has no job lines (Standard Workload Format expected)")
+    table, repeats = _without_repeats(table)
     records = len(table) + unplaced  # job lines, parts of checkpointed jobs included
     table = _whole_jobs(table)
     _number_copies(table)
     notes: list[str] = blocks.notes()
+    if repeats:
+        count, number, submit = repeats
+        notes.append(f"{count} job line(s) repeat an earlier line field for field (e.g. job "
+                     f"{number} submitted at {submit:g} s): a line written twice, or a log "
+                     "joined to itself; each such job is read once")
     header = _header(given, notes)
     _procs_from_nodes(header, comments, notes)
     # MaxJobs counts jobs, a checkpointed job once (its summary, or its parts together)
@@ -1449,6 +1455,35 @@ def _unreadable(path: Path, lineno: int, e: BaseException, what: str) -> BadInpu
                     "copy it again)")
 
 
+def _without_repeats(t: JobTable) -> tuple[JobTable, tuple[int, int, float] | None]:
+    """The table without lines that repeat an earlier one in every field (a converter
+    writing a line twice, `cat log log`): replayed, each would load the site twice. Lines
+    of one number that differ (logs joined, each numbered from 1; the parts of a
+    checkpointed job) are all kept. Also (how many were dropped, the first's number and
+    submit time), or None. Numbers rising line by line (most logs) repeat nothing."""
+    number = t.number
+    if all(number[i] < number[i + 1] for i in range(len(number) - 1)):
+        return t, None
+    numbers: set[int] = set()
+    twice = {n for n in number if n > 0 and (n in numbers or numbers.add(n))}
+    if not twice:
+        return t, None
+    columns = [getattr(t, name) for name, _ in _COLUMNS]
+    seen: set[tuple[float, ...]] = set()
+    kept: list[int] = []
+    for i, n in enumerate(number):
+        if n in twice:  # only the lines of a number given more than once are compared
+            row = tuple(column[i] for column in columns)
+            if row in seen:
+                continue
+            seen.add(row)
+        kept.append(i)
+    if len(kept) == len(t):
+        return t, None
+    first = next(i for i, k in enumerate(kept + [len(t)]) if i != k)
+    return t.take(kept), (len(t) - len(kept), number[first], t.submit[first])
+
+
 def _number_copies(t: JobTable) -> None:
     """Mark the repeats of a job number (logs joined, each numbered from 1): in file order
     the first line of a number is copy 0. Numbers rising line by line (most logs) repeat
@@ -1811,6 +1846,14 @@ def _job(text: str, path: Path, lineno: int, first: bool = False,
     if not all(map(math.isfinite, values)):  # "1e309"
         k = next(k for k in (1, 2, 3, 4, 5, 8, 9, 11) if not math.isfinite(float(fields[k - 1])))
         _not_a_number(path, lineno, k, fields[k - 1], text, " (too large a number)")
+    if max(map(abs, values[1:4])) > MAX_LOG_TIME_S or abs(values[6]) > MAX_LOG_TIME_S or \
+            len(fields) > 17 and _number(fields[17]) and \
+            abs(float(fields[17])) > MAX_LOG_TIME_S:  # a clock in milliseconds
+        k = next(k for k in _TIME_FIELDS if abs(float(fields[k - 1])) > MAX_LOG_TIME_S)
+        raise BadInput(f"{path}:{lineno}: field {k} ({SWF_FIELDS[k - 1]}) is "
+                       f"{fields[k - 1][:40]}, more seconds than {MAX_LOG_TIME_S:,} (over 300 "
+                       "years): SWF's times are seconds (a converter's clock in milliseconds "
+                       f"gives 1000 times them): {text[:80]!r}")
     for k in _WHOLE_FIELDS:  # counts and numbers: whole, as "8", "8.0" or "8e0" write them
         if k > len(fields):
             break
@@ -1847,6 +1890,10 @@ _SWF_NUMBER = re.compile(_NUMBER)
 # a job line of such numbers only, apart by blanks: a lone sign ("-", a "-1" cut short) or
 # a sign inside a number ("1-2") sends the line to the field-by-field check
 _ALL_NUMBERS = re.compile(rf"{_NUMBER}(?:[ \t]+{_NUMBER})*")
+# fields SWF gives in seconds (submit, wait, run, requested time, think time), and the most
+# one may say: past it a moment is no date (a prediction's clock overflowed at year 9999)
+_TIME_FIELDS = (2, 3, 4, 9, 18)
+MAX_LOG_TIME_S = 10_000_000_000
 # fields SWF gives as whole numbers: job number, processors, status, ids, preceding job
 # (its times may have decimals; its memory fields are read by no replay)
 _WHOLE_FIELDS = (1, 5, 8, 11, 12, 13, 14, 15, 16, 17)

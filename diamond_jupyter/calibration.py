@@ -494,7 +494,8 @@ class SiteCalibration:
         self.own: OwnError | None = own_error(own)  # the user's jobs here, vs the model
         # the user's jobs queued here now: (age s, CPUs asked or None), oldest first
         self.own_queued: tuple[tuple[float, int | None], ...] = tuple(sorted(
-            ((s.observed_s, s.cpus) for s in own if s.waiting), key=lambda a: -a[0]))
+            ((s.observed_s, s.cpus) for s in own if s.waiting and not s.gated),
+            key=lambda a: -a[0]))
         # the user's own queued and running jobs here: how long each is expected to run (s,
         # by native id, as their kind ran before), not as other users' jobs of their class
         self.own_runtimes: dict[str, float] = dict(own_runtimes or {})
@@ -1319,9 +1320,23 @@ class PredictionSample:
     started: bool
     submitted_at: float = 0.0  # epoch seconds: the most recent samples are kept
     # still queued now (not started, not ended): `observed_s` is its age, and a new job of
-    # the user's no smaller than it queues behind it (`SiteCalibration.own_waiting_s`)
+    # the user's no smaller than it queues behind it (`SiteCalibration.own_queued_ahead_s`)
     waiting: bool = field(default=False, compare=False)
     cpus: int | None = field(default=None, compare=False)  # CPUs asked (None: not known)
+    # it waits on itself, not on the queue (held, a dependency, a begin time): a new job does
+    # not queue behind it and its age says nothing of how the queue moves
+    gated: bool = field(default=False, compare=False)
+
+
+# words of a waiting job's reason that keep it back whatever is free (Slurm's JobHeldUser,
+# JobHeldAdmin, Dependency, BeginTime; PBS's and the others' held states)
+WAITS_ON_ITSELF = ("held", "dependency", "begintime")
+
+
+def waits_on_itself(reason: str | None) -> bool:
+    """Whether a waiting job's `reason` says it is held, or waits on a dependency or its
+    begin time (not on the queue)."""
+    return bool(reason) and any(word in reason.lower() for word in WAITS_ON_ITSELF)
 
 
 OWN_QUEUED_MIN_S = 10.0  # a job of the user's queued for less is in a scheduler's cycle
@@ -1350,13 +1365,15 @@ class SampleBasis:
     until: datetime | None  # None: it waits still (to `now`)
     started: bool
     cpus: int | None = None
+    gated: bool = False  # `PredictionSample.gated`
 
     def at(self, now: datetime) -> PredictionSample:
         until = aware(now) if self.until is None else self.until
         return PredictionSample(predicted_s=self.predicted_s,
                                 observed_s=max(0.0, (until - self.submitted).total_seconds()),
                                 started=self.started, submitted_at=self.submitted.timestamp(),
-                                waiting=self.until is None, cpus=self.cpus)
+                                waiting=self.until is None, cpus=self.cpus,
+                                gated=self.gated)
 
 
 def sample_basis(job: Job) -> SampleBasis | None:
@@ -1383,8 +1400,12 @@ def sample_basis(job: Job) -> SampleBasis | None:
     res = job.spec.resources if job.spec else None
     tasks = None if res is None else res.tasks or (res.nodes or 1) * (res.tasks_per_node or 1)
     cpus = None if res is None else tasks * (res.cpus_per_task or 1)
+    spec = job.spec
+    gated = until is None and (spec is not None and bool(spec.hold or spec.begin
+                                                         or spec.dependencies)
+                               or waits_on_itself(job.reason))
     return SampleBasis(max(0.0, (model - decided).total_seconds()), submitted, until, started,
-                       cpus)
+                       cpus, gated)
 
 
 @dataclass(frozen=True)

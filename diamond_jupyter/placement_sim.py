@@ -83,7 +83,7 @@ from functools import lru_cache
 from math import ceil
 from typing import Literal
 
-from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn
+from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn, waits_on_itself
 from .dialects.outputs_common import array_record, job_hosts
 from .model import JobState, JobStatus, Node, SiteSnapshot
 from .placement_deps import (
@@ -127,7 +127,6 @@ PLAN_MIN_DEPTH = 4  # jobs ahead it reserves for however big the site
 PLAN_WORK = 200_000
 MAX_ARRAY_LANES = 1000  # demands standing for one array record's waiting tasks, at most
 
-_HELD = ("held", "dependency", "begintime")
 # reasons that wait for nothing else (flux's: fluxion's sched.reason_pending)
 _STALE_OK = ("", "none", "priority", "resources", "insufficient resources")
 
@@ -136,7 +135,7 @@ def held_reason(reason: str | None) -> bool:
     """A waiting job's reason that keeps it back whatever is free (held, a dependency, a
     begin time, a per-job limit it is over, minutes of usage used up, a request its
     partition or association can never run): it takes nothing before the jobs behind it."""
-    return bool(reason) and (any(h in reason.lower() for h in _HELD)
+    return bool(reason) and (waits_on_itself(reason)
                              or bool(_NEVER_LIMIT.match(reason))
                              or bool(NEVER_AS_ASKED.fullmatch(reason)))
 

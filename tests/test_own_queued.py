@@ -16,6 +16,7 @@ from test_placement_risk import _idle
 
 from benchmarks import decision_replay as dr
 from diamond_jupyter.calibration import OWN_QUEUED_MIN_S, PredictionSample, SiteCalibration
+from diamond_jupyter.model import JobState
 from diamond_jupyter.placement import OWN_QUEUED_FACTOR, place
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -36,6 +37,30 @@ def test_the_oldest_queued_job_no_larger_is_the_one_a_new_job_queues_behind():
     # queued for under a scheduler's cycle: no evidence yet
     assert SiteCalibration([], own=[_queued(OWN_QUEUED_MIN_S - 1, 4)]).own_queued_ahead_s(4) \
         is None
+
+
+def test_a_queued_job_waiting_on_itself_holds_no_new_job_back():
+    """A job of the user's held, waiting on a dependency or for its begin time has not
+    started for its own reason, not the queue's: a new job does not queue behind it."""
+    from test_own_error import _placed
+
+    from diamond_jupyter.calibration import prediction_sample
+    from diamond_jupyter.model import Dependency
+
+    later = NOW + timedelta(hours=1)
+    plain = prediction_sample(_placed("alpha", 60), later)
+    assert SiteCalibration([], own=[plain]).own_queued_ahead_s(64) is not None
+    gated = [_placed("alpha", 60, dependencies=[Dependency(kind="afterok", job_ids=["7"])]),
+             _placed("alpha", 60, begin="tomorrow"), _placed("alpha", 60, hold=True),
+             _placed("alpha", 60).model_copy(update={"reason": "JobHeldAdmin"}),
+             _placed("alpha", 60).model_copy(update={"reason": "Dependency"})]
+    for job in gated:
+        sample = prediction_sample(job, later)
+        assert SiteCalibration([], own=[sample]).own_queued_ahead_s(64) is None, job
+    # once it has started its wait is a sample as before
+    ran = prediction_sample(_placed("alpha", 60, begin="tomorrow", started_after_s=90,
+                                    state=JobState.RUNNING), later)
+    assert ran is not None and ran.started and ran.observed_s == 90
 
 
 def test_a_site_holding_the_users_queued_job_ranks_behind_one_that_does_not():

@@ -4,11 +4,14 @@ input and exit status, with the exit seen on a pidfd and, where the kernel has n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
+import gc
 import os
 
 import pytest
 
+from diamond_jupyter.transports.child import Child
 from diamond_jupyter.transports.local import LocalTransport
 
 WAIT_S = 30.0  # a guard: each command here ends within a second
@@ -58,3 +61,28 @@ async def test_a_stream_yields_lines_and_its_end_kills_the_command(transport, tm
     pid = int((tmp_path / "pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def _pidfds() -> int:
+    """How many pidfds this process holds open."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]"
+    return held
+
+
+def test_a_loop_closed_while_children_start_leaves_no_pidfd_open():
+    """An event loop's close cancels every task at once, some inside `Child.start`: each
+    child is killed and the pidfd it was watched on is closed, not left open for good."""
+    async def start_many() -> None:
+        async def start() -> None:
+            await (await Child.start(["sleep", "60"], start_new_session=True)).wait()
+        for _ in range(5):
+            asyncio.ensure_future(start())
+        await asyncio.sleep(0)  # each is inside Child.start: asyncio.run cancels them
+
+    before = _pidfds()
+    asyncio.run(start_many())
+    gc.collect()
+    assert _pidfds() == before

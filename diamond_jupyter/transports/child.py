@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import weakref
 from typing import IO, Any
 
 READ_LIMIT = 1 << 16
@@ -35,6 +36,7 @@ class Child:
         self._loop = asyncio.get_running_loop()
         self._exited: asyncio.Future[int] = self._loop.create_future()
         self._pidfd: int | None = None
+        self._close_pidfd: weakref.finalize | None = None
         self._watch_exit()
 
     @classmethod
@@ -114,15 +116,18 @@ class Child:
         except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
             self._loop.call_soon(self._poll, POLL_S[0])
             return
+        # closed once the exit is seen, or else when this Child goes (a loop closed first:
+        # its reader dropped, the exit never seen)
+        self._close_pidfd = weakref.finalize(self, os.close, self._pidfd)
         self._loop.add_reader(self._pidfd, self._reaped)
 
     def _reaped(self) -> bool:
         """Whether the process has ended (reaped here: its status kept in `popen`)."""
         if self.popen.poll() is None:
             return False
-        if self._pidfd is not None:
+        if self._pidfd is not None and self._close_pidfd is not None:
             self._loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
+            self._close_pidfd()
             self._pidfd = None
         if not self._exited.done():
             self._exited.set_result(self.popen.returncode)

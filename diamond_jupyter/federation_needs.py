@@ -39,6 +39,19 @@ if TYPE_CHECKING:
 CHECK_SNAPSHOT_AGE_S = 300.0
 
 
+# what a site's snapshot says of its nodes (what its discovery adds nothing to)
+_NODE_NEEDS = {"constraint": None, "gpu_type": None, "gpus": None, "memory_mb": None,
+               "notes": []}
+
+
+def needs_discovery(spec: JobSpec) -> bool:
+    """Whether checking `spec` against a site uses that site's discovery: software, module
+    trees, environments, a container runtime, MPI, a GPU vendor or an architecture. A job
+    asking only for what the queue snapshot tells (partition, CPUs, memory, GPUs, node
+    features) does not."""
+    return not needs_of(spec).model_copy(update=_NODE_NEEDS).empty()
+
+
 async def scan_off_loop(spec: JobSpec) -> None:
     """Read the job's body in a thread (`scan_body` keeps its latest scans, so the checks
     after this find it read): a long body took seconds, during which a server's event loop

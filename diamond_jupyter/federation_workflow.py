@@ -380,7 +380,7 @@ class WorkflowMixin:
         recorded in session 40). Returns the steps left unchecked because a site's capacity
         is unknown, with why (the engine says it on each)."""
         from .capabilities import SiteCapabilities
-        from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees
+        from .federation_needs import CHECK_SNAPSHOT_AGE_S, job_trees, needs_discovery
         from .placement import place
 
         candidates: dict[str, list[str]] = {}
@@ -408,8 +408,11 @@ class WorkflowMixin:
             try:
                 spec = wf.step(name).spec()
                 await scan_off_loop(spec)
+                # a step asking only what the snapshot tells waits on no discovery (it
+                # still starts, for the submits)
+                wait_s = CHECK_WAIT_S if needs_discovery(spec) else 0.0
                 read = await self.capabilities(  # type: ignore[attr-defined]
-                    only=sites, trees=job_trees(spec), max_wait_s=CHECK_WAIT_S)
+                    only=sites, trees=job_trees(spec), max_wait_s=wait_s)
                 # a site whose capabilities were not read: software, containers, MPI unknown
                 caps = {s: read.get(s) or SiteCapabilities(site=s) for s in sites}
                 pl = place(spec, [(self.sites[s].cfg, snaps[s]) for s in sites],

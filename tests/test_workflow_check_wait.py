@@ -151,3 +151,81 @@ async def test_a_slow_first_discovery_does_not_hold_the_record(tmp_path, monkeyp
         answer.set()
         await within(asyncio.gather(run, return_exceptions=True), 20.0)
         await fed.close()
+
+
+def _gamma_discovery_held(fed: Any, monkeypatch: Any) -> tuple[asyncio.Event, asyncio.Event]:
+    """gamma's discovery (never asked before) answers only once the first returned event is
+    set; the second is set when it is asked. alpha's fails at once."""
+    from diamond_jupyter.model import SiteError
+
+    monkeypatch.setattr(fed, "capabilities", type(fed).capabilities.__get__(fed))
+    answer, asked = asyncio.Event(), asyncio.Event()
+
+    async def describe(site: str, **kw: Any) -> Any:
+        if site == "gamma":
+            asked.set()
+            await answer.wait()
+        raise SiteError(f"{site}: no discovery in this test")
+    monkeypatch.setattr(fed, "describe", describe)
+    return answer, asked
+
+
+async def test_steps_asking_only_what_the_snapshot_tells_wait_on_no_discovery(
+        tmp_path, monkeypatch):
+    """Every step asks only for time, CPUs or GPUs (the snapshot's nodes tell them): a
+    discovery that never answers holds nothing, however long the check's wait is, and the
+    step's site is still checked (its snapshot answered)."""
+    from diamond_jupyter.federation_needs import needs_discovery
+    from diamond_jupyter.workflow.model import load_workflow
+
+    monkeypatch.setattr(federation_workflow, "CHECK_WAIT_S", 60.0)
+    fed = _fed(tmp_path, monkeypatch)
+    answer, asked = _gamma_discovery_held(fed, monkeypatch)
+    assert not any(needs_discovery(load_workflow(FLOW).step(n).spec())
+                   for n in ("prep", "train", "analyse"))
+    recorded = asyncio.Event()
+
+    def on_event(e: Any) -> None:
+        if e.kind == "workflow.created":
+            recorded.set()
+    fed.journal.subscribe(on_event)
+    run = asyncio.ensure_future(fed.run_workflow(FLOW, origin={"face": "test"}))
+    try:
+        await within(recorded.wait(), 10.0)  # before: 60 s, the check's wait for gamma
+        assert asked.is_set() and not answer.is_set()  # asked, for the submits: never waited
+        answer.set()
+        view = await within(run, 20.0)
+        assert {s.name for s in view.steps if s.job} == {"prep", "train", "analyse"}
+        assert not [e for e in fed.store.events_since(0, kinds=["workflow.step"])
+                    if e.data.get("unchecked")]
+    finally:
+        answer.set()
+        await within(asyncio.gather(run, return_exceptions=True), 20.0)
+        await fed.close()
+
+
+async def test_a_step_loading_software_still_waits_for_its_sites_discovery(
+        tmp_path, monkeypatch):
+    """A step that loads a module is checked against what its site's discovery lists: the
+    check waits for it (within CHECK_WAIT_S), the workflow recorded only after it answered."""
+    monkeypatch.setattr(federation_workflow, "CHECK_WAIT_S", 60.0)
+    fed = _fed(tmp_path, monkeypatch)
+    answer, asked = _gamma_discovery_held(fed, monkeypatch)
+    answered_when_recorded: list[bool] = []
+
+    def on_event(e: Any) -> None:
+        if e.kind == "workflow.created":
+            answered_when_recorded.append(answer.is_set())
+    fed.journal.subscribe(on_event)
+    flow = FLOW.replace("--gpus=1\\n", "--gpus=1\\nmodule load gcc\\n")
+    assert flow != FLOW
+    run = asyncio.ensure_future(fed.run_workflow(flow, origin={"face": "test"}))
+    try:
+        await within(asked.wait(), 10.0)
+        answer.set()
+        await within(run, 20.0)
+        assert answered_when_recorded == [True]
+    finally:
+        answer.set()
+        await within(asyncio.gather(run, return_exceptions=True), 20.0)
+        await fed.close()

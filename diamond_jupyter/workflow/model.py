@@ -889,6 +889,11 @@ class Workflow(_Strict):
                                     ("steps", k, "needs", j))
                 if n not in known:
                     meant = _closest_step(n, names)
+                    if meant == s.name:  # `needs: [" prep"]` in prep: fixed, still a cycle
+                        raise Misplaced(f"step {s.name!r}: needs[{j}] {n!r} names no step; "
+                                        "the nearest is the step itself, which it cannot need "
+                                        "(a cycle): name the step it waits for, or remove it",
+                                        ("steps", k, "needs", j))
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}"
                                     f"{_look_alikes(n)}steps: {_listing(names)})",
@@ -915,6 +920,11 @@ class Workflow(_Strict):
                 at = ("steps", k, "inputs", i, "from")
                 if inp.from_ not in known:
                     meant = _closest_step(inp.from_, names)
+                    if meant == s.name:
+                        raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
+                                        "which names no step; the nearest is the step itself, "
+                                        "but an input comes from a step upstream (its own "
+                                        "files are in its directory already)", at)
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
                                     f"{inp.from_!r} ({hint}{_look_alikes(inp.from_)}steps: "
@@ -1606,6 +1616,29 @@ def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False,
     return f" (line {line}{word})" if line else ""
 
 
+_OPENERS = {"while scanning a quoted scalar": "the quoted value",
+            "while parsing a flow mapping": "the `{`",
+            "while parsing a flow sequence": "the `[`"}
+
+
+def _opened_hint(e: Any, text: str) -> str:
+    """Where the error began when PyYAML's mark is only where it gave up: a quote, `{` or `[`
+    opened lines before and never closed (its line said); a value holding ': ' unquoted
+    (the line shown quoted)."""
+    start, mark = getattr(e, "context_mark", None), getattr(e, "problem_mark", None)
+    what = _OPENERS.get(getattr(e, "context", None) or "")
+    if what and start is not None and mark is not None and start.line != mark.line:
+        return (f" ({what} opened at line {start.line + 1}, column {start.column + 1} is "
+                "never closed before it)")
+    if getattr(e, "problem", None) != "mapping values are not allowed here" or mark is None:
+        return ""
+    line = text.splitlines()[mark.line] if mark.line < len(text.splitlines()) else ""
+    key, sep, value = line.strip().removeprefix("- ").partition(": ")
+    if not sep or not value.strip() or '"' in value or not _NAME.fullmatch(key):
+        return " (a value holding ': ' must be quoted)"
+    return f" (a value holding ': ' must be quoted: {key}: \"{value.strip()}\")"
+
+
 def _utf8(raw: bytes, source: str) -> str:
     try:
         return raw.decode("utf-8")
@@ -1739,7 +1772,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         if "'\\t'" in problem:
             problem += " " + tab_hint(text, mark, "(indent with spaces: YAML does not allow "
                                       "tabs for indentation)")
-        raise BadInput(f"{source}: not valid YAML{where}: {problem}"
+        raise BadInput(f"{source}: not valid YAML{where}: {problem}{_opened_hint(e, text)}"
                        f"{alias_hint(text, problem, mark)}{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "

@@ -83,6 +83,34 @@ def test_a_slip_among_200_steps_is_named_with_its_line(slip, said):
     assert said in msg and msg.endswith(f"(line {line})"), msg
 
 
+async def test_a_fan_out_and_in_of_200_steps_runs_with_each_copy_once(runs):
+    """The workers go in behind split (placed beside it: their parts copied by their own
+    jobs); merge, on beta, gets each worker's result copied once under its own name, and
+    is released once, after the last worker."""
+    started = time.monotonic()
+    run = await runs(_fan())
+    await run.end("split")
+    await _until_true(run, lambda: len(run.ops.submits) == WIDE + 2)
+    rec = run.store.get_workflow(run.wid)  # read once: each `run.job` reads every step
+    workers = [run.store.job_by_token(st.token) for st in rec.steps if st.name[0] == "w"]
+    for k in range(0, WIDE, 50):  # the workers end in bursts, each advanced once (as the
+        for job in workers[k:k + 50]:  # engine's coalesced events do; 0.33 s an advance)
+            run.store.apply_state(job.id, JobState.COMPLETED, exit_code=0)
+        assert run.ops.releases == []  # merge waits for the last worker
+        await run.eng.advance(run.wid)
+    await _until(run.eng, run.wid, {"merge": "released"})
+    assert run.ops.releases == [run.job("merge").id]
+    dests = sorted(dst.rsplit("/", 1)[1] for _, dst, _ in run.ops.transfers)
+    assert dests == sorted(f"r{i}.dat" for i in range(WIDE))
+    assert {name: sum(1 for n, _, _ in run.ops.submits if n == name)
+            for name in ("split", "w000", "w199", "merge")} == dict.fromkeys(
+        ("split", "w000", "w199", "merge"), 1)
+    await run.end("merge")
+    assert run.state() == ("COMPLETED", None)
+    _nothing_lost(run)
+    assert time.monotonic() - started < 120  # a few seconds here
+
+
 # -- 2. a step's script in another dialect than its site's ----------------------------------
 
 PBS_ON_SLURM = """\

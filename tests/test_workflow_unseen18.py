@@ -449,3 +449,30 @@ async def test_an_engine_stopped_midway_through_a_gang_release_releases_each_onc
             await second.end("atmos")
             assert second.state() == ("COMPLETED", None)
             _nothing_lost(second)
+
+
+# -- 11. a directory named as a file, and a file as a directory ------------------------------
+
+@pytest.mark.parametrize("out,path,said", [
+    ("run dir/", "run dir", "path 'run dir' is a directory in a's outputs ('run dir/'), "
+     "but a path ending with / is a directory (copied with everything in it) and one "
+     "without is a file: write path: run dir/"),
+    ("x.h5", "x.h5/", "path 'x.h5/' is a file in a's outputs ('x.h5'), but a path ending "
+     "with / is a directory (copied with everything in it) and one without is a file: "
+     "write path: x.h5"),
+])
+def test_an_input_naming_its_upstreams_output_as_the_other_kind_is_refused(out, path, said):
+    """Before: `d` for a's directory `d/` was accepted and copied as one file, which fails
+    only once a has run (cp omits a directory without -R)."""
+    msg = refused("name: w\nsteps:\n"
+                  f"  - {{name: a, site: alpha, script: ./a, outputs: [\"{out}\"]}}\n"
+                  "  - {name: b, site: beta, script: ./b, needs: [a],\n"
+                  f"     inputs: [{{from: a, path: \"{path}\"}}]}}\n")
+    assert msg == f"step 'b': inputs[0] {said} (line 5)", msg
+
+
+def test_an_input_inside_a_declared_directory_is_taken():
+    wf = load("name: w\nsteps:\n  - {name: a, site: alpha, script: ./a, outputs: [d/]}\n"
+              "  - {name: b, site: beta, script: ./b, needs: [a],\n"
+              "     inputs: [{from: a, path: d/x.h5, as: x.h5}, {from: a, path: ./d/}]}\n")
+    assert [i.is_dir for i in wf.step("b").inputs] == [False, True]

@@ -915,6 +915,7 @@ class Workflow(_Strict):
                             f"workflow {self.name!r} has a cycle: {' -> '.join(shown)}",
                             ("steps", k, "needs", self.steps[k].needs.index(cycle[0])))
         masks, bit = self._upstream_masks()  # no cycle: each step's upstream is final
+        declared: dict[str, dict[str, str]] = {}  # a step's outputs by their normal path
         for k, s in enumerate(self.steps):
             for i, inp in enumerate(s.inputs):
                 at = ("steps", k, "inputs", i, "from")
@@ -944,6 +945,12 @@ class Workflow(_Strict):
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
                                     f"which is not upstream of it (add it to needs; needs: "
                                     f"{', '.join(s.needs) or 'none'})", at)
+                if inp.from_ not in declared:  # each upstream's outputs read once
+                    declared[inp.from_] = {posixpath.normpath(o): o
+                                           for o in self.step(inp.from_).outputs}
+                if (why := _kind_differs(inp, inp.from_, declared[inp.from_])) is not None:
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] {why}",
+                                    ("steps", k, "inputs", i, "path"))
             _one_place_each(s, k)
         gangs = self.gangs()
         by_fold: dict[str, str] = {}
@@ -1041,6 +1048,20 @@ class Workflow(_Strict):
 _JOINED_SHEBANG = re.compile(r"#!\s*\S+(?:\s+[^#\s]\S*)*\s+#")
 _JOINED_DIRECTIVES = re.compile(r"#(?:SBATCH|PBS|BSUB|\$|flux:)\s.*\s#(?:SBATCH|PBS|BSUB|\$|"
                                 r"flux:)(?:\s|$)")
+
+
+def _kind_differs(inp: StepInput, up: str, outputs: dict[str, str]) -> str | None:
+    """Why an input names its upstream's declared output (`outputs`: by normal path) as the
+    other kind: `d` for the directory `d/` (copied as one file, which fails) or `x.h5/` for
+    the file `x.h5`."""
+    path = posixpath.normpath(inp.path)
+    out = outputs.get(path)
+    if out is None or out.endswith("/") == inp.is_dir:
+        return None
+    kind, fix = ("a directory", f"{path}/") if out.endswith("/") else ("a file", path)
+    return (f"path {inp.path!r} is {kind} in {up}'s outputs ({out!r}), but a path ending "
+            "with / is a directory (copied with everything in it) and one without is a file: "
+            f"write path: {fix}")
 
 
 def _joined_first_line(script: str) -> str | None:

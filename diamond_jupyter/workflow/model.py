@@ -2,11 +2,13 @@
 
 Validation is pure (no site is contacted) and every problem is a BadInput naming it: a cycle
 (with its steps), a step that needs an unknown one, an input from a step that is not
-upstream, a site that is not configured, an unknown field, a bad path, a gang whose members
+upstream, an input naming its upstream's declared directory as a file (or a file as a
+directory), a site that is not configured, an unknown field, a bad path, a gang whose members
 depend on each other, a step script that does not parse, a name YAML read as a number, a
 list given as one value, a misspelt key or another tool's (named with the key meant); in
 the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
-deep, a file too large. A file's problems give the line of the field (`_line_note`).
+deep, a file too large, a quote, `{` or `[` never closed (the line it opened on), a value
+holding ': ' unquoted. A file's problems give the line of the field (`_line_note`).
 Every graph query (step, order, upstream, downstream) is linear in the workflow's size.
 """
 

@@ -373,7 +373,8 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
             state = JobState.PENDING
         if st.phase == "cancelled" and not state.terminal:
             state = JobState.CANCELLED
-        if st.phase == "failed" and state == JobState.COMPLETED:  # its outputs are missing
+        # its outputs are missing, or its inputs never came (its job cancelled for that)
+        if st.phase == "failed" and state in (JobState.COMPLETED, JobState.CANCELLED):
             state = JobState.FAILED
         # a member ready while its gang waits: what it waits for (`_release_gang`)
         gang_note = (rec.data.get("gang_notes") or {}).get(s.gang) \

@@ -2,11 +2,13 @@
 
 Validation is pure (no site is contacted) and every problem is a BadInput naming it: a cycle
 (with its steps), a step that needs an unknown one, an input from a step that is not
-upstream, a site that is not configured, an unknown field, a bad path, a gang whose members
+upstream, an input naming its upstream's declared directory as a file (or a file as a
+directory), a site that is not configured, an unknown field, a bad path, a gang whose members
 depend on each other, a step script that does not parse, a name YAML read as a number, a
 list given as one value, a misspelt key or another tool's (named with the key meant); in
 the file itself, a key given twice, a second document, text that is not UTF-8, nesting too
-deep, a file too large. A file's problems give the line of the field (`_line_note`).
+deep, a file too large, a quote, `{` or `[` never closed (the line it opened on), a value
+holding ': ' unquoted. A file's problems give the line of the field (`_line_note`).
 Every graph query (step, order, upstream, downstream) is linear in the workflow's size.
 """
 
@@ -889,6 +891,11 @@ class Workflow(_Strict):
                                     ("steps", k, "needs", j))
                 if n not in known:
                     meant = _closest_step(n, names)
+                    if meant == s.name:  # `needs: [" prep"]` in prep: fixed, still a cycle
+                        raise Misplaced(f"step {s.name!r}: needs[{j}] {n!r} names no step; "
+                                        "the nearest is the step itself, which it cannot need "
+                                        "(a cycle): name the step it waits for, or remove it",
+                                        ("steps", k, "needs", j))
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r} needs unknown step {n!r} ({hint}"
                                     f"{_look_alikes(n)}steps: {_listing(names)})",
@@ -910,11 +917,17 @@ class Workflow(_Strict):
                             f"workflow {self.name!r} has a cycle: {' -> '.join(shown)}",
                             ("steps", k, "needs", self.steps[k].needs.index(cycle[0])))
         masks, bit = self._upstream_masks()  # no cycle: each step's upstream is final
+        declared: dict[str, dict[str, str]] = {}  # a step's outputs by their normal path
         for k, s in enumerate(self.steps):
             for i, inp in enumerate(s.inputs):
                 at = ("steps", k, "inputs", i, "from")
                 if inp.from_ not in known:
                     meant = _closest_step(inp.from_, names)
+                    if meant == s.name:
+                        raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
+                                        "which names no step; the nearest is the step itself, "
+                                        "but an input comes from a step upstream (its own "
+                                        "files are in its directory already)", at)
                     hint = f"did you mean {meant!r}? " if meant else ""
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from unknown step "
                                     f"{inp.from_!r} ({hint}{_look_alikes(inp.from_)}steps: "
@@ -934,6 +947,12 @@ class Workflow(_Strict):
                     raise Misplaced(f"step {s.name!r}: inputs[{i}] is from {inp.from_!r}, "
                                     f"which is not upstream of it (add it to needs; needs: "
                                     f"{', '.join(s.needs) or 'none'})", at)
+                if inp.from_ not in declared:  # each upstream's outputs read once
+                    declared[inp.from_] = {posixpath.normpath(o): o
+                                           for o in self.step(inp.from_).outputs}
+                if (why := _kind_differs(inp, inp.from_, declared[inp.from_])) is not None:
+                    raise Misplaced(f"step {s.name!r}: inputs[{i}] {why}",
+                                    ("steps", k, "inputs", i, "path"))
             _one_place_each(s, k)
         gangs = self.gangs()
         by_fold: dict[str, str] = {}
@@ -1031,6 +1050,20 @@ class Workflow(_Strict):
 _JOINED_SHEBANG = re.compile(r"#!\s*\S+(?:\s+[^#\s]\S*)*\s+#")
 _JOINED_DIRECTIVES = re.compile(r"#(?:SBATCH|PBS|BSUB|\$|flux:)\s.*\s#(?:SBATCH|PBS|BSUB|\$|"
                                 r"flux:)(?:\s|$)")
+
+
+def _kind_differs(inp: StepInput, up: str, outputs: dict[str, str]) -> str | None:
+    """Why an input names its upstream's declared output (`outputs`: by normal path) as the
+    other kind: `d` for the directory `d/` (copied as one file, which fails) or `x.h5/` for
+    the file `x.h5`."""
+    path = posixpath.normpath(inp.path)
+    out = outputs.get(path)
+    if out is None or out.endswith("/") == inp.is_dir:
+        return None
+    kind, fix = ("a directory", f"{path}/") if out.endswith("/") else ("a file", path)
+    return (f"path {inp.path!r} is {kind} in {up}'s outputs ({out!r}), but a path ending "
+            "with / is a directory (copied with everything in it) and one without is a file: "
+            f"write path: {fix}")
 
 
 def _joined_first_line(script: str) -> str | None:
@@ -1606,6 +1639,29 @@ def _line_note(lines: Any, loc: tuple[Any, ...], *, at_key: bool = False,
     return f" (line {line}{word})" if line else ""
 
 
+_OPENERS = {"while scanning a quoted scalar": "the quoted value",
+            "while parsing a flow mapping": "the `{`",
+            "while parsing a flow sequence": "the `[`"}
+
+
+def _opened_hint(e: Any, text: str) -> str:
+    """Where the error began when PyYAML's mark is only where it gave up: a quote, `{` or `[`
+    opened lines before and never closed (its line said); a value holding ': ' unquoted
+    (the line shown quoted)."""
+    start, mark = getattr(e, "context_mark", None), getattr(e, "problem_mark", None)
+    what = _OPENERS.get(getattr(e, "context", None) or "")
+    if what and start is not None and mark is not None and start.line != mark.line:
+        return (f" ({what} opened at line {start.line + 1}, column {start.column + 1} is "
+                "never closed before it)")
+    if getattr(e, "problem", None) != "mapping values are not allowed here" or mark is None:
+        return ""
+    line = text.splitlines()[mark.line] if mark.line < len(text.splitlines()) else ""
+    key, sep, value = line.strip().removeprefix("- ").partition(": ")
+    if not sep or not value.strip() or '"' in value or not _NAME.fullmatch(key):
+        return " (a value holding ': ' must be quoted)"
+    return f" (a value holding ': ' must be quoted: {key}: \"{value.strip()}\")"
+
+
 def _utf8(raw: bytes, source: str) -> str:
     try:
         return raw.decode("utf-8")
@@ -1739,7 +1795,7 @@ def load_workflow(text_or_path: str | Path, *, sites: Iterable[str] | None = Non
         if "'\\t'" in problem:
             problem += " " + tab_hint(text, mark, "(indent with spaces: YAML does not allow "
                                       "tabs for indentation)")
-        raise BadInput(f"{source}: not valid YAML{where}: {problem}"
+        raise BadInput(f"{source}: not valid YAML{where}: {problem}{_opened_hint(e, text)}"
                        f"{alias_hint(text, problem, mark)}{odd_blank_hint(text)}") from None
     except RecursionError:
         raise BadInput(f"{source}: not valid YAML: nested too deeply (a workflow's "

@@ -145,3 +145,21 @@ export function stateClass(state: string): string {
 export function domId(prefix: string, name: string): string {
   return prefix + name.replace(/[^A-Za-z0-9-]/g, c => `_${c.charCodeAt(0).toString(16)}_`);
 }
+
+/** Terminal control sequences a job's output may hold: CSI (colours, cursor moves), OSC
+ * (titles, hyperlinks) ended by BEL or ST, and the other two-character escapes. */
+const TERMINAL_CODES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
+
+/** A job's output as the text a terminal would show, its colour and link codes left out
+ * (never drawn as markup: the caller renders a string). */
+export function terminalText(output: string): string {
+  return output.replace(TERMINAL_CODES, '');
+}
+
+/** `text` cut to at most `max` glyphs (grapheme clusters: an emoji of several code points,
+ * a letter and its accents), with '…' in place of what is left out. */
+export function cutGlyphs(text: string, max: number): string {
+  const glyphs = Array.from(new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text),
+    s => s.segment);
+  return glyphs.length > max ? glyphs.slice(0, max - 1).join('') + '…' : text;
+}

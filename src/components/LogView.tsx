@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { fetchLogs } from '../api';
+import { terminalText } from '../format';
 import { ILogs } from '../types';
 
 /** "(missing: …)" when the server says the file does not exist, else "(empty)". */
@@ -41,11 +42,11 @@ export function LogView({ jobId }: { jobId: string }): JSX.Element {
         <>
           <h3>stdout</h3>
           <pre aria-label="standard output">
-            {logs.stdout || missingOr(logs, 'stdout')}
+            {terminalText(logs.stdout) || missingOr(logs, 'stdout')}
           </pre>
           <h3>stderr</h3>
           <pre aria-label="standard error">
-            {logs.stderr || missingOr(logs, 'stderr')}
+            {terminalText(logs.stderr) || missingOr(logs, 'stderr')}
           </pre>
         </>
       )}

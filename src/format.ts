@@ -156,10 +156,24 @@ export function terminalText(output: string): string {
   return output.replace(TERMINAL_CODES, '');
 }
 
-/** `text` cut to at most `max` glyphs (grapheme clusters: an emoji of several code points,
- * a letter and its accents), with '…' in place of what is left out. */
-export function cutGlyphs(text: string, max: number): string {
-  const glyphs = Array.from(new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text),
-    s => s.segment);
-  return glyphs.length > max ? glyphs.slice(0, max - 1).join('') + '…' : text;
+/** Glyphs drawn about twice as wide as a Latin letter: emoji, CJK, Hangul, full-width forms. */
+const WIDE_GLYPH =
+  /\p{Extended_Pictographic}|[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/u;
+
+/** `text` cut to fit `columns` Latin letters' width, with '…' in place of what is left out:
+ * between whole glyphs (grapheme clusters: an emoji of several code points, a letter and
+ * its accents), a wide glyph counted as two columns. */
+export function cutToColumns(text: string, columns: number): string {
+  const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const glyphs = Array.from(segmenter.segment(text), s => s.segment);
+  const width = (glyph: string) => (WIDE_GLYPH.test(glyph) ? 2 : 1);
+  if (glyphs.reduce((sum, g) => sum + width(g), 0) <= columns) {
+    return text;
+  }
+  let used = 1; // the ellipsis
+  let kept = 0;
+  while (kept < glyphs.length && used + width(glyphs[kept]) <= columns) {
+    used += width(glyphs[kept++]);
+  }
+  return glyphs.slice(0, kept).join('') + '…';
 }

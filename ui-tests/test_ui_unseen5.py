@@ -195,6 +195,18 @@ def test_an_emoji_name_is_cut_on_the_timeline_between_whole_glyphs(page):
     assert count >= 3, glyphs
 
 
+def test_wide_glyphs_in_a_timeline_label_stay_left_of_the_bars(page):
+    """Emoji (and CJK) glyphs are twice as wide as Latin letters: the cut label still ends
+    before the chart's bars begin."""
+    chart = sidebar_panel(page).locator('[data-diamond-timeline="site-01"] svg')
+    edges = chart.evaluate("""svg => {
+        const label = svg.querySelector('text.jp-diamond-gantt-label').getBBox();
+        const bars = Math.min(...[...svg.querySelectorAll('rect')].map(r => r.getBBox().x));
+        return [label.x + label.width, bars];
+    }""")
+    assert edges[0] <= edges[1], edges
+
+
 # -- keyboard ----------------------------------------------------------------------------------
 
 def test_the_row_reached_by_keyboard_shows_a_visible_focus_ring(page):

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { cutGlyphs, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
+import { cutToColumns, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
@@ -145,7 +145,7 @@ function SiteGantt(props: {
                   (s.ended !== null ? `\nended ${fmtTime(s.ended, timeZone, true, true)}` : '')}
               </title>
               <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
-                {cutGlyphs(name, maxChars)}
+                {cutToColumns(name, maxChars)}
               </text>
               <rect
                 x={x(s.submitted)}

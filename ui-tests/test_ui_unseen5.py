@@ -35,7 +35,7 @@ from sidebar_lab import (
 from test_sidebar import expect_focused, show_shared_page
 from wire_helpers import WireBase, healthy_site
 
-from conftest import api, confirm
+from conftest import api, confirm, load_lab
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 SITES = [f"site-{i:02d}" for i in range(20)]
@@ -235,6 +235,14 @@ def test_ansi_codes_and_markup_in_a_jobs_output_are_shown_as_the_text_written(pa
     assert out.locator("*").count() == 0  # no <b>, no link made of the escape sequence
 
 
+def test_the_reload_button_of_two_open_logs_names_its_job(page):
+    for job_id, name in ((ANSI_ID, "ansi-output"), (LONG_ID, LONG_NAME)):
+        view = page.locator(f'[data-diamond-logs="{job_id}"]')
+        if not view.count():
+            job_row(page, job_id).get_by_role("button", name=f"Show logs of {name}").click()
+        expect(view.get_by_role("button", name=f"Reload logs of {job_id}")).to_be_visible()
+
+
 # -- twenty sites in the narrowest sidebar ----------------------------------------------------
 
 def test_twenty_sites_in_the_narrowest_sidebar_stay_inside_it(bare_lab, browser):
@@ -269,16 +277,8 @@ def test_a_browser_in_another_zone_shows_one_local_time_in_row_bar_and_details(
     local = QUEUED_AT.astimezone(ZoneInfo(ZONE))
     assert _clock(local) != _clock(QUEUED_AT)
 
-    context = browser.new_context(viewport={"width": 1400, "height": 900},
-                                  timezone_id=ZONE, locale="en-US")
-    p = context.new_page()
-    p.diamond_errors = []  # type: ignore[attr-defined]
-    p.on("pageerror", lambda err: p.diamond_errors.append(err.message))
-    p.diamond_wire = Wire(p, JOBS)  # type: ignore[attr-defined]
+    p = _new_page(browser, bare_lab, timezone_id=ZONE, locale="en-US")
     try:
-        from conftest import load_lab
-
-        load_lab(p, bare_lab)
         panel = live_sidebar(p)
         row = job_row(p, QUEUED_ID)
         expect(row.locator(".jp-diamond-job-meta")).to_contain_text(f"queued {local:%b} "
@@ -293,7 +293,7 @@ def test_a_browser_in_another_zone_shows_one_local_time_in_row_bar_and_details(
             assert _clock(QUEUED_AT) not in text, text
         assert p.diamond_errors == []
     finally:
-        context.close()
+        p.context.close()
 
 
 # -- the dark theme ----------------------------------------------------------------------------
@@ -357,7 +357,8 @@ def test_a_tab_woken_hours_later_shows_the_new_now_and_what_happened_meanwhile(
         pg.add_init_script(VISIBILITY_JS)
         pg.clock.install()
 
-    p = _new_page(browser, bare_lab, jobs=FINISHED, before_load=asleep_later)
+    p = _new_page(browser, bare_lab, jobs=FINISHED, before_load=asleep_later,
+                  locale="en-US")
     wire = p.diamond_wire
     try:
         panel = live_sidebar(p)
@@ -393,8 +394,6 @@ def test_two_tabs_of_one_user_are_both_live_and_a_cancel_in_one_shows_in_both(
     wire = first.diamond_wire
     second_page.diamond_wire = Wire(second_page, JOBS, shared=wire)  # type: ignore[attr-defined]
     try:
-        from conftest import load_lab
-
         load_lab(second_page, bare_lab)
         for tab in (first, second_page):
             live_sidebar(tab)

@@ -33,7 +33,13 @@ export function LogView({ jobId }: { jobId: string }): JSX.Element {
     <div className="jp-diamond-logs" data-diamond-logs={jobId}>
       <div className="jp-diamond-logs-bar">
         <span>Logs of {jobId}</span>
-        <button className="jp-mod-styled" onClick={load} disabled={loading}>
+        {/* named for the job: with two jobs' logs open, two "Reload" read alike */}
+        <button
+          className="jp-mod-styled"
+          aria-label={`Reload logs of ${jobId}`}
+          onClick={load}
+          disabled={loading}
+        >
           {loading ? 'Loading…' : 'Reload'}
         </button>
       </div>

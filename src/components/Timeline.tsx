@@ -197,20 +197,25 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
   const [hover, setHover] = React.useState<IHover | null>(null);
   const now = Date.now();
   const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));
+  const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitSpanMs(shownJobs(props.jobs), now);
+  // While a job is live, as often as "now" moves a pixel on the chart (every second on a
+  // span of minutes, far less often on one of hours: a thousand bars drawn again each
+  // second would keep the page busy), yet at least every minute, the axis's precision.
+  const pixelMs = Math.round(spanMs / Math.max(1, width) / 1000) * 1000;
+  const every = active ? Math.min(IDLE_REDRAW_MS, Math.max(1000, pixelMs)) : IDLE_REDRAW_MS;
   React.useEffect(() => {
-    // Redraw only (bars reach "now", the axis says when now is); no request is made. Every
-    // second while a job is live, every minute else, and at once when the tab wakes: a tab
-    // asleep for hours would otherwise show the hour it fell asleep as "now".
+    // Redraw only (bars reach "now", the axis says when now is); no request is made; and at
+    // once when the tab wakes: a tab asleep for hours would otherwise show the hour it fell
+    // asleep as "now".
     const redraw = () => setTick(x => x + 1);
-    const t = window.setInterval(redraw, active ? 1000 : IDLE_REDRAW_MS);
+    const t = window.setInterval(redraw, every);
     const onWake = () => document.hidden || redraw();
     document.addEventListener('visibilitychange', onWake);
     return () => {
       window.clearInterval(t);
       document.removeEventListener('visibilitychange', onWake);
     };
-  }, [active]);
-  const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitSpanMs(shownJobs(props.jobs), now);
+  }, [every]);
   const bySite = new Map<string, IJob[]>();
   for (const j of props.jobs) {
     const list = bySite.get(j.site);

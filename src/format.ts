@@ -90,6 +90,24 @@ export function parseTime(iso: string | null | undefined): number | null {
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Instants already written, by formatter key and instant: a timeline of a thousand jobs
+ * writes each job's times again at every redraw. */
+const written = new Map<string, string>();
+const MAX_WRITTEN = 20_000;
+
+/** `value` in `map` under `key`, computed by `make` the first time; the map is emptied
+ * when it reaches `max` entries. */
+function remembered<V>(map: Map<string, V>, max: number, key: string, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) {
+    if (map.size >= max) {
+      map.clear();
+    }
+    v = make();
+    map.set(key, v);
+  }
+  return v;
+}
 
 export function fmtTime(
   value: string | number | null | undefined,
@@ -102,6 +120,10 @@ export function fmtTime(
     return '—';
   }
   const key = `${timeZone}|${withDate}|${withSeconds}`;
+  return remembered(written, MAX_WRITTEN, `${key}|${t}`, () => formatTime(t, key, timeZone, withDate, withSeconds));
+}
+
+function formatTime(t: number, key: string, timeZone: string, withDate: boolean, withSeconds: boolean): string {
   let f = formatters.get(key);
   if (!f) {
     const opts: Intl.DateTimeFormatOptions = {
@@ -123,15 +145,18 @@ export function fmtTime(
   return f.format(new Date(t));
 }
 
+const dayFormatters = new Map<string, Intl.DateTimeFormat>();
+
 /** Whether the instants `a` and `b` (ms) fall on the same calendar day in `timeZone`. */
 export function sameDay(a: number, b: number, timeZone = ''): boolean {
-  const opts: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'numeric', day: 'numeric' };
-  let f: Intl.DateTimeFormat;
-  try {
-    f = new Intl.DateTimeFormat('en-CA', { ...opts, ...(timeZone ? { timeZone } : {}) });
-  } catch {
-    f = new Intl.DateTimeFormat('en-CA', opts); // unknown time zone: the browser's
-  }
+  const f = remembered(dayFormatters, 100, timeZone, () => {
+    const opts: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'numeric', day: 'numeric' };
+    try {
+      return new Intl.DateTimeFormat('en-CA', { ...opts, ...(timeZone ? { timeZone } : {}) });
+    } catch {
+      return new Intl.DateTimeFormat('en-CA', opts); // unknown time zone: the browser's
+    }
+  });
   return f.format(a) === f.format(b);
 }
 
@@ -144,4 +169,47 @@ export function stateClass(state: string): string {
  * "a:1" and "a_1") stay apart. */
 export function domId(prefix: string, name: string): string {
   return prefix + name.replace(/[^A-Za-z0-9-]/g, c => `_${c.charCodeAt(0).toString(16)}_`);
+}
+
+/** Terminal control sequences a job's output may hold: CSI (colours, cursor moves), OSC
+ * (titles, hyperlinks) ended by BEL or ST, and the other two-character escapes. */
+const TERMINAL_CODES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
+
+/** A job's output as the text a terminal would show, its colour and link codes left out
+ * (never drawn as markup: the caller renders a string). */
+export function terminalText(output: string): string {
+  return output.replace(TERMINAL_CODES, '');
+}
+
+/** Glyphs drawn about twice as wide as a Latin letter: emoji, CJK, Hangul, full-width forms. */
+const WIDE_GLYPH =
+  /\p{Extended_Pictographic}|[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/u;
+
+let glyphSegmenter: Intl.Segmenter | null = null;
+
+/** `text` cut to fit `columns` Latin letters' width, with '…' in place of what is left out:
+ * between whole glyphs (grapheme clusters: an emoji of several code points, a letter and
+ * its accents), a wide glyph counted as two columns. */
+export function cutToColumns(text: string, columns: number): string {
+  if (2 * text.length <= columns) {
+    return text; // no glyph is wider than two columns nor made of no code unit
+  }
+  return remembered(cuts, MAX_WRITTEN, `${columns}|${text}`, () => cut(text, columns));
+}
+
+const cuts = new Map<string, string>();
+
+function cut(text: string, columns: number): string {
+  glyphSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const glyphs = Array.from(glyphSegmenter.segment(text), s => s.segment);
+  const width = (glyph: string) => (WIDE_GLYPH.test(glyph) ? 2 : 1);
+  if (glyphs.reduce((sum, g) => sum + width(g), 0) <= columns) {
+    return text;
+  }
+  let used = 1; // the ellipsis
+  let kept = 0;
+  while (kept < glyphs.length && used + width(glyphs[kept]) <= columns) {
+    used += width(glyphs[kept++]);
+  }
+  return glyphs.slice(0, kept).join('') + '…';
 }

@@ -15,7 +15,7 @@ import { Message } from '@lumino/messaging';
 
 import { fetchLogs } from './api';
 import { IJobActions } from './components/Jobs';
-import { fmtHms, fmtPredictedStart, parseTime, stateClass } from './format';
+import { fmtHms, fmtPredictedStart, parseTime, stateClass, terminalText } from './format';
 import { attentionNow, attentionText } from './jobstate';
 import { DiamondModel } from './model';
 import { IFetchResult, IJob, ILookout, TERMINAL_STATES } from './types';
@@ -64,7 +64,7 @@ export interface ICardActions extends IJobActions {
 }
 
 function tail(text: string | null | undefined): string {
-  const lines = (text ?? '').replace(/\n+$/, '').split('\n');
+  const lines = terminalText(text ?? '').replace(/\n+$/, '').split('\n');
   return lines.slice(-TAIL_LINES).join('\n');
 }
 

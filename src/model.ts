@@ -284,6 +284,7 @@ export class DiamondModel {
   startHeartbeat(): void {
     if (this._beat === 0 && !this._disposed) {
       this._beat = window.setInterval(() => void this._heartbeat(), HEARTBEAT_MS);
+      document.addEventListener('visibilitychange', this._onWake);
     }
   }
 
@@ -343,8 +344,17 @@ export class DiamondModel {
     return true;
   }
 
+  /** The tab is shown again (a hidden tab skips its heartbeats, and its socket may have
+   * died unseen while the machine slept): catch up now, not at the next beat. */
+  private _onWake = (): void => {
+    if (!document.hidden) {
+      void this._heartbeat();
+    }
+  };
+
   dispose(): void {
     window.clearInterval(this._beat);
+    document.removeEventListener('visibilitychange', this._onWake);
     this._disposed = true;
     this._schedule.dispose();
     Signal.clearData(this);

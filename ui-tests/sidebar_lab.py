@@ -30,12 +30,15 @@ def lab_on(tmp: Path, sites: Path, store: Path) -> Iterator[dict]:
 
 def new_lab_page(browser, server: dict, *, path: str = "lab", width: int = 1400,
                  height: int = 900, scale: float = 1,
-                 before_load: Callable[[Page], None] | None = None) -> Page:
+                 before_load: Callable[[Page], None] | None = None,
+                 timezone_id: str | None = None, locale: str | None = None) -> Page:
     """A page in a context of its own with JupyterLab loaded at `path`; `page.diamond_errors`
     collects its uncaught errors. `before_load` runs first (routes set after could miss the
-    page's first requests)."""
+    page's first requests); `timezone_id`, `locale`: the browser's zone and language (default:
+    the machine's)."""
     context = browser.new_context(viewport={"width": width, "height": height},
-                                  device_scale_factor=scale)
+                                  device_scale_factor=scale, timezone_id=timezone_id,
+                                  locale=locale)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(err.message))

@@ -245,8 +245,9 @@ export function JobRow(props: {
     >
       <div className="jp-diamond-job-main">
         <span className="jp-diamond-badge">{badge}</span>
-        {/* dir="auto": a name in a right-to-left script reads in its own direction */}
-        <span className="jp-diamond-job-name" title={job.id} dir="auto">
+        {/* dir="auto": a name in a right-to-left script reads in its own direction; one
+            too long for the row is cut with an ellipsis: whole on hover */}
+        <span className="jp-diamond-job-name" title={label} dir="auto">
           {label}
         </span>
         <span className="jp-diamond-muted">{job.site}</span>

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { fetchLogs } from '../api';
+import { terminalText } from '../format';
 import { ILogs } from '../types';
 
 /** "(missing: …)" when the server says the file does not exist, else "(empty)". */
@@ -32,7 +33,13 @@ export function LogView({ jobId }: { jobId: string }): JSX.Element {
     <div className="jp-diamond-logs" data-diamond-logs={jobId}>
       <div className="jp-diamond-logs-bar">
         <span>Logs of {jobId}</span>
-        <button className="jp-mod-styled" onClick={load} disabled={loading}>
+        {/* named for the job: with two jobs' logs open, two "Reload" read alike */}
+        <button
+          className="jp-mod-styled"
+          aria-label={`Reload logs of ${jobId}`}
+          onClick={load}
+          disabled={loading}
+        >
           {loading ? 'Loading…' : 'Reload'}
         </button>
       </div>
@@ -41,11 +48,11 @@ export function LogView({ jobId }: { jobId: string }): JSX.Element {
         <>
           <h3>stdout</h3>
           <pre aria-label="standard output">
-            {logs.stdout || missingOr(logs, 'stdout')}
+            {terminalText(logs.stdout) || missingOr(logs, 'stdout')}
           </pre>
           <h3>stderr</h3>
           <pre aria-label="standard error">
-            {logs.stderr || missingOr(logs, 'stderr')}
+            {terminalText(logs.stderr) || missingOr(logs, 'stderr')}
           </pre>
         </>
       )}

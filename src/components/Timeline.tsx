@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { fmtDuration, fmtTime, parseTime, sameDay } from '../format';
+import { cutToColumns, fmtDuration, fmtTime, parseTime, sameDay } from '../format';
 import { useWidth } from '../hooks';
 import { IJob, TERMINAL_STATES } from '../types';
 import { JobDetails } from './Placement';
@@ -12,6 +12,7 @@ const CHAR_W = 6; // px of a 10 px label character, to fit names to the label co
 /** Zoom levels: 0 fits the window to the jobs shown; the others end now. */
 const SPANS_MIN = [0, 5, 15, 60, 360, 1440, 10080];
 const MIN_FIT_MS = 20_000;
+const IDLE_REDRAW_MS = 60_000;
 const LEGEND = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'TIMEOUT', 'CANCELLED'];
 
 /** The window that shows `jobs` (their latest MAX_ROWS per site), ending now. */
@@ -144,7 +145,7 @@ function SiteGantt(props: {
                   (s.ended !== null ? `\nended ${fmtTime(s.ended, timeZone, true, true)}` : '')}
               </title>
               <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
-                {name.length > maxChars ? name.slice(0, maxChars - 1) + '…' : name}
+                {cutToColumns(name, maxChars)}
               </text>
               <rect
                 x={x(s.submitted)}
@@ -196,15 +197,25 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
   const [hover, setHover] = React.useState<IHover | null>(null);
   const now = Date.now();
   const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));
-  React.useEffect(() => {
-    if (!active) {
-      return;
-    }
-    // Live growth: redraw only (bars reach "now"); no request is made.
-    const t = window.setInterval(() => setTick(x => x + 1), 1000);
-    return () => window.clearInterval(t);
-  }, [active]);
   const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitSpanMs(shownJobs(props.jobs), now);
+  // While a job is live, as often as "now" moves a pixel on the chart (every second on a
+  // span of minutes, far less often on one of hours: a thousand bars drawn again each
+  // second would keep the page busy), yet at least every minute, the axis's precision.
+  const pixelMs = Math.round(spanMs / Math.max(1, width) / 1000) * 1000;
+  const every = active ? Math.min(IDLE_REDRAW_MS, Math.max(1000, pixelMs)) : IDLE_REDRAW_MS;
+  React.useEffect(() => {
+    // Redraw only (bars reach "now", the axis says when now is); no request is made; and at
+    // once when the tab wakes: a tab asleep for hours would otherwise show the hour it fell
+    // asleep as "now".
+    const redraw = () => setTick(x => x + 1);
+    const t = window.setInterval(redraw, every);
+    const onWake = () => document.hidden || redraw();
+    document.addEventListener('visibilitychange', onWake);
+    return () => {
+      window.clearInterval(t);
+      document.removeEventListener('visibilitychange', onWake);
+    };
+  }, [every]);
   const bySite = new Map<string, IJob[]>();
   for (const j of props.jobs) {
     const list = bySite.get(j.site);

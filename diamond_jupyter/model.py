@@ -103,7 +103,7 @@ def _aware(t: datetime) -> datetime:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class Directive(_Model):

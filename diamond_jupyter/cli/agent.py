@@ -6,19 +6,21 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent.config import LLMConfig
-from ..agent.tasks import FINAL_STATES
-from ..federation_plan import describe_plan
 from ..model import BadInput, SiteError, check_request, one_line, visible
 from ..option_types import count
 from .common import seconds
+
+if TYPE_CHECKING:
+    from ..agent.config import LLMConfig
 
 ASLEEP_FOR_A_PERSON = "awaiting_approval"
 
 
 def _confirm(task: dict[str, Any]) -> bool:
+    from ..federation_plan import describe_plan
+
     plan = (task.get("pending") or {}).get("plan") or {}
     print(f"the agent wants to {plan.get('action', 'act')} (exactly this runs if you approve):",
           file=sys.stderr)
@@ -29,6 +31,7 @@ def _confirm(task: dict[str, Any]) -> bool:
 
 async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str, Any]:
     from ..agent.service import AgentService
+    from ..agent.tasks import FINAL_STATES
     from ..federation import AGENT_KEY_VARS, Federation
 
     fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0,
@@ -64,6 +67,9 @@ def run_ask(args: argparse.Namespace) -> int:
         raise BadInput("ask: the request is empty: write what the agent should do, in quotes "
                        "(diamond ask \"run job.sh where it starts first\")")
     check_request(" ".join(args.text))
+    from ..agent.config import LLMConfig
+    from ..federation_plan import describe_plan
+
     llm = LLMConfig.from_env(provider=args.provider, model=args.model,
                              max_tokens=args.max_tokens, api_key_env=args.api_key_env)
     if (why := llm.missing()) is not None:  # bad input: one line, and JSON with --json

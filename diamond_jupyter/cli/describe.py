@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import TYPE_CHECKING
 
-from ..discovery import SiteDescription
 from ..model import one_line, visible
 from .common import with_fed
+
+if TYPE_CHECKING:
+    from ..discovery import SiteDescription
 
 
 def describe_text(d: SiteDescription) -> str:

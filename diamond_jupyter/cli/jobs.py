@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..job_dependencies import dependencies_json, dependency_line
 from ..model import (
     BadInput,
     DiamondError,
@@ -193,6 +192,8 @@ async def _find_lost_submit(args: argparse.Namespace, fed: Any, lost: SubmitUnsu
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..job_dependencies import dependencies_json, dependency_line
+
     async def go(fed):
         try:
             job, trouble = await fed.status(args.job, refresh=True), None
@@ -345,6 +346,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     from ..federation import Federation
+    from ..job_dependencies import dependencies_json
     from .handover import hand_over
 
     fed = Federation(args.config)

@@ -6,8 +6,10 @@ finds Slurm's programs that change a queue refusing (`no_real_scheduler`)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,21 @@ import pytest
 # time shared one SQLite file there, and each shell's exit wrote to it ("attempt to write a
 # readonly database", printed at the end of a passing run)
 os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="diamond-tests-ipython-")
+
+# CPython 3.11 counts AST construction depth once per interpreter, not per thread: two
+# threads in `ast.parse` at once (pytest rewriting a test module's asserts while a server's
+# thread formats a traceback, which parses the line it shows) fail one of them with
+# "AST constructor recursion depth mismatch" (python/cpython#106905). Parses take turns.
+_AST_TURNS = threading.RLock()
+_ast_parse = ast.parse
+
+
+def _parse_in_turn(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - ast.parse's own
+    with _AST_TURNS:
+        return _ast_parse(*args, **kwargs)
+
+
+ast.parse = _parse_in_turn
 
 # the fixtures of tests/conftest.py and ui-tests/conftest.py that bring up the test bed
 TESTBED_FIXTURES = {"tb", "testbed_session", "testbed_config"}

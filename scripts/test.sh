@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -z "${DIAMOND_NO_VENV:-}" ]; then PY=$PWD/.venv/bin/python
 else PY=${PYTHON:-python3}; fi
 export PATH="$(dirname "$PY"):$PATH"
+# the CLI children tests start import from compiled bytecode kept outside the checkout
+# (with PYTHONDONTWRITEBYTECODE each one compiled the whole package again)
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-/tmp/diamond-pycache}"
+unset PYTHONDONTWRITEBYTECODE
 "$PY" -m ruff check --no-cache diamond_jupyter tests ui-tests benchmarks conftest.py
 run=("$PY" -m pytest -p no:cacheprovider -q -ra --durations=25)
 if [ $# -gt 0 ]; then exec "${run[@]}" "$@" tests ui-tests; fi

@@ -84,17 +84,33 @@ def test_up_prints_the_proxy_url_and_each_users_own_token(hub):
         assert {s["name"] for s in state["sites"]} >= {"alpha"}
 
 
-def test_each_server_runs_as_its_user_with_its_own_store_and_key(hub):
-    seen = {}
+def _single_user_servers() -> list[tuple[str, str, str]]:
+    """Every single-user server on the machine: (the user it runs as, the hub user it
+    serves, its hub's API URL). Other sessions' hubs (tests without the test bed) may run
+    theirs at the same time, as root."""
+    found = []
     for p in Path("/proc").glob("[0-9]*"):
         try:
             cmd = (p / "cmdline").read_bytes().split(b"\0")
             uid = p.stat().st_uid
+            env = dict(v.split(b"=", 1) for v in (p / "environ").read_bytes().split(b"\0")
+                       if b"=" in v)
         except OSError:
             continue
         if b"jupyterhub.singleuser" in cmd:
-            seen[pwd.getpwuid(uid).pw_name] = int(p.name)
-    assert set(seen) == {"alice", "bob"}, seen
+            found.append((pwd.getpwuid(uid).pw_name,
+                          env.get(b"JUPYTERHUB_USER", b"").decode(),
+                          env.get(b"JUPYTERHUB_API_URL", b"").decode()))
+    return found
+
+
+def test_each_server_runs_as_its_user_with_its_own_store_and_key(hub):
+    servers = _single_user_servers()
+    # this hub's servers: those of the hub whose servers run as its system users
+    ours = {api for runs_as, _, api in servers if runs_as in ("alice", "bob")}
+    assert len(ours) == 1, servers
+    mine = sorted((runs_as, serves) for runs_as, serves, api in servers if api in ours)
+    assert mine == [("alice", "alice"), ("bob", "bob")], servers
     keys = set()
     for name in ("alice", "bob"):
         home = Path(pwd.getpwnam(name).pw_dir)

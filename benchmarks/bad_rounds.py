@@ -18,13 +18,20 @@ session 33), how long the queue would take to drain at the starts seen in the la
 DRAIN_WINDOW_S (queued x window / (starts + 1)).
 
 `RULES` rank the same estimates, each changed in one way with one constant taken from a
-model, not from these rounds; each is scored per background on even seeds, odd seeds and
-seeds above FRESH_AFTER (recorded after every earlier rule was proposed): the mean of run
-means, the runs whose mean is strictly below every baseline's (the issue's target), the
-runs whose median is 10x below the average home's, and the seconds won and lost against
-today's engine in each class of round (the engine's own pick sorted as `miss_classes`
-sorts a lost round, `engine fastest` where it was not lost). A rule passes where its mean
-is lower on both backgrounds and both halves and it loses no run below every baseline.
+model, not from these rounds (the exponential tail's mean, 0.31 of the spread; the QBETS
+29 samples; the queue ranks and drain floors as a grid). `MODELS` rebuild the estimates
+with another own-jobs correction: `pull-in from the jobs due only` (`due_only`) and `pull-in
+by the gain so far` (`gain_so_far`), where 1-4 of the user's jobs all started sooner than
+predicted but a later one has not yet waited its prediction out, which today holds the
+pull-in back. `CHANGES` set a site's start to its own jobs' median wait where all of its
+last ones started; `COMBINED` pairs a model with a rule. Each is scored per background on
+even seeds, odd seeds and seeds above FRESH_AFTER (recorded after every earlier rule was
+proposed): the mean of run means, the runs whose mean is strictly below every baseline's
+(the issue's target), the runs whose median is 10x below the average home's, and the
+seconds won and lost against today's engine in each class of round per seed half (the
+engine's own pick sorted as `miss_classes` sorts a lost round, `engine fastest` where it
+was not lost). A rule passes where its mean is lower on both backgrounds and both halves
+and it loses no run on either target.
 
     python -m benchmarks.bad_rounds [--results DIR] [--json]
 """
@@ -107,6 +114,40 @@ def gain_so_far(samples: list[PredictionSample]) -> OwnError | None:
 MODELS: dict[str, OwnErrorFn] = {"today's engine": own_error,
                                  "pull-in from the jobs due only": due_only,
                                  "pull-in by the gain so far": gain_so_far}
+
+
+def own_waits(run: dict, k: int, site: str, last: int) -> list[tuple[float, bool]]:
+    """The waits of the run's last `last` probes on `site` before round k as they stood
+    at round k: (wait, started), a probe still waiting at its wait so far."""
+    interval = run.get("interval_s") or 12.0
+    got = []
+    for r in run.get("per_round") or []:
+        if r.get("round", k) >= k or site not in (r.get("estimate") or {}):
+            continue
+        age, started = (k - r["round"]) * interval, (r.get("started_s") or {}).get(site)
+        got.append((started, True) if started is not None and started <= age
+                   else (age, False))
+    return got[-last:]
+
+
+def own_waits_start(least: int) -> Callable[[dict, dict, Estimates], None]:
+    """Where the user's last `least` or more jobs on a site (up to 5) have all started,
+    the start is their median wait, whatever the model said (its bound no sooner)."""
+    def change(run: dict, r: dict, est: Estimates) -> None:
+        for site, e in est.items():
+            waits = own_waits(run, r.get("round", 0), site, max(least, 5))
+            if len(waits) >= least and all(done for _, done in waits):
+                typical = median([w for w, _ in waits]) or 0.0
+                moved(e, typical, None if e.get("bound_s") is None
+                      else max(e["bound_s"], typical))
+    return change
+
+
+# Changes to today's estimates from the run's own record, each ranked by today's rule
+CHANGES: dict[str, Callable[[dict, dict, Estimates], None]] = {
+    **{f"start = the median wait of the last {n}+ own jobs, all started": own_waits_start(n)
+       for n in (1, 2, 3)},
+}
 
 
 def todays_estimates(run: dict, r: dict, drains: dict[tuple[int, str], float],
@@ -199,6 +240,12 @@ RULES: dict[str, Ranking] = {
 }
 
 
+# today's rule on one of `MODELS`' estimates with one of `RULES`' changes
+COMBINED: dict[str, tuple[str, str]] = {
+    f"{m}; {r}": (m, r) for m in ("pull-in from the jobs due only", "pull-in by the gain so far")
+    for r in ("finish + 0.31 x spread, borrowed",)}
+
+
 def round_class(est: Estimates, r: dict, chosen: str, bound_s: float) -> str:
     """The class of the pick `chosen` as `miss_classes.classify` sorts a lost round, by
     which start was wrong and whether the bounds ordered the two right; `engine fastest`
@@ -260,6 +307,11 @@ def load(results: Path) -> list[dict[str, Any]]:
                     "estimates": [todays_estimates(run, r, drains) for r in rounds],
                     "models": {name: [todays_estimates(run, r, drains, error) for r in rounds]
                                for name, error in MODELS.items() if error is not own_error}})
+        for name, change in CHANGES.items():
+            changed = [{s: dict(e) for s, e in est.items()} for est in out[-1]["estimates"]]
+            for r, est in zip(rounds, changed, strict=True):
+                change(run, r, est)
+            out[-1]["models"][name] = changed
     return out
 
 
@@ -299,7 +351,9 @@ def judge(runs: list[dict[str, Any]], rules: dict[str, Ranking] | None = None
     """Per background and rule (`RULES`, and today's rank on each of `MODELS`' estimates):
     run means by half, runs meeting the targets, and the seconds won / lost against today's
     engine per class of round."""
-    rules = rules or {**RULES, **{m: _ranked for m in MODELS if m not in RULES}}
+    rules = rules or {**RULES, **{m: _ranked for m in (*MODELS, *CHANGES) if m not in RULES},
+                      **{n: RULES[r] for n, (_, r) in COMBINED.items()}}
+    model_of = {n: m for n, (m, _) in COMBINED.items()}
     base = next(iter(rules))
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for run in runs:
@@ -309,7 +363,8 @@ def judge(runs: list[dict[str, Any]], rules: dict[str, Ranking] | None = None
         classes: list[str] = []
         for k, (r, est) in enumerate(zip(run["rounds"], run["estimates"], strict=True)):
             for name, ranking in rules.items():
-                order = ranking(run["models"][name][k] if name in run["models"] else est)
+                model = model_of.get(name, name)
+                order = ranking(run["models"][model][k] if model in run["models"] else est)
                 regrets[name].append(_regret(r["completion_s"], order[0] if order else None))
             order = rules[base](est)
             classes.append(round_class(est, r, order[0], run["bound_s"]) if order
@@ -343,11 +398,12 @@ def judge(runs: list[dict[str, Any]], rules: dict[str, Ranking] | None = None
 
 def passes(judged: dict[str, dict[str, dict[str, Any]]], name: str,
            base: str = "today's engine") -> bool:
-    """Lower mean on both backgrounds and both halves, no run below every baseline lost."""
+    """Lower mean on both backgrounds and both halves; no run lost on the mean target (below
+    every baseline) or the median target."""
     return all(d[name][k] < d[base][k] for d in judged.values()
                for k in ("mean_s", "even_s", "odd_s")) and all(
-        d[name]["below_every_baseline"] >= d[base]["below_every_baseline"]
-        for d in judged.values())
+        d[name][k] >= d[base][k] for d in judged.values()
+        for k in ("below_every_baseline", "median_target"))
 
 
 def _s(x: float | None) -> str:

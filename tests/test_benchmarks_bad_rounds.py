@@ -112,3 +112,19 @@ def test_drain_time_is_the_queue_over_the_starts_the_views_saw():
     assert br.drain_times(run_)[(2, "a")] == 72.0
     assert br.drain_times(run_)[(1, "a")] == 6 * 12.0  # none started yet
     assert (0, "a") not in br.drain_times(run_)  # no window behind the first view
+
+
+def test_jobs_due_only_pull_in_by_the_started_one_and_own_waits_set_the_start():
+    done = PredictionSample(predicted_s=150.0, observed_s=2.0, started=True, submitted_at=0)
+    waiting = PredictionSample(predicted_s=150.0, observed_s=12.0, started=False,
+                               submitted_at=1)
+    assert br.due_only([done, waiting]).shift_s == -148.0  # the waiting one says nothing
+    # b's probes of rounds 0 and 1 started at 2 s: at round 2 its start is their median,
+    # whatever the model says
+    r = run(2)
+    est2 = br.todays_estimates(r, r["per_round"][2], {})
+    est2["b"] = est(100, 110, bound=300)
+    br.CHANGES["start = the median wait of the last 2+ own jobs, all started"](
+        r, r["per_round"][2], est2)
+    assert (est2["b"]["start_s"], est2["b"]["finish_s"], est2["b"]["bound_s"]) == (2, 12, 300)
+    assert est2["a"]["start_s"] == br.OWN_QUEUED_FACTOR * 24.0  # none of a's started

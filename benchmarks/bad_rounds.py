@@ -109,11 +109,24 @@ def gain_so_far(samples: list[PredictionSample]) -> OwnError | None:
     return OwnError(None, len(recent), shift_s=shift) if shift < -OWN_SHIFT_MIN_S else None
 
 
+def shift_both_ways(samples: list[PredictionSample]) -> OwnError | None:
+    """`calibration.own_error`, but from 1-4 jobs that say anything the shift is the median
+    of every one's lateness, sooner ones too (today: the late ones' only, if any)."""
+    recent = sorted(samples, key=lambda s: s.submitted_at)[-OWN_ERROR_SAMPLES:]
+    telling = [s for s in recent if s.started or s.observed_s > s.predicted_s]
+    if not telling or len(telling) >= MIN_SAMPLES:
+        return own_error(samples)
+    shift = median([s.observed_s - max(0.0, s.predicted_s) for s in telling]) or 0.0
+    return OwnError(None, len(telling), shift_s=shift) if abs(shift) > OWN_SHIFT_MIN_S \
+        else None
+
+
 # How a round's estimates are rebuilt from the record: the engine's own-jobs correction,
 # and variants of it
 MODELS: dict[str, OwnErrorFn] = {"today's engine": own_error,
                                  "pull-in from the jobs due only": due_only,
-                                 "pull-in by the gain so far": gain_so_far}
+                                 "pull-in by the gain so far": gain_so_far,
+                                 "shift by every job's lateness, sooner too": shift_both_ways}
 
 
 def own_waits(run: dict, k: int, site: str, last: int) -> list[tuple[float, bool]]:

@@ -119,6 +119,12 @@ def test_jobs_due_only_pull_in_by_the_started_one_and_own_waits_set_the_start():
     waiting = PredictionSample(predicted_s=150.0, observed_s=12.0, started=False,
                                submitted_at=1)
     assert br.due_only([done, waiting]).shift_s == -148.0  # the waiting one says nothing
+    # one 148 s sooner, two 30 and 40 s late: today's shift is the late ones' median (35 s),
+    # both ways every one's (30 s)
+    late = [PredictionSample(predicted_s=10.0, observed_s=10.0 + d, started=True,
+                             submitted_at=2 + i) for i, d in enumerate((30.0, 40.0))]
+    assert own_error([done, *late]).shift_s == 35.0
+    assert br.shift_both_ways([done, *late]).shift_s == 30.0
     # b's probes of rounds 0 and 1 started at 2 s: at round 2 its start is their median,
     # whatever the model says
     r = run(2)

@@ -71,6 +71,11 @@ class RestSite(Site):
             if cfg.files else None)
         self._dirs: set[str] = set()  # tokens whose job directory the file door made
         self._no_slurmdb = False  # slurmrestd answered 404 for slurmdb's QOS
+        # what changes slowly (the QOS, associations and shares, diag's statistics): read
+        # with the capabilities when they are `capability_ttl_s` old (`_caps_at`), not when
+        # slurmctld's part of them answered errors and is asked again at the next refresh
+        self._accounting: dict[str, str] = {}
+        self._ctld_errors = False
         self.discovery = RestDiscovery(self)
 
     @property
@@ -134,11 +139,12 @@ class RestSite(Site):
 
     async def _snapshot_outputs(self) -> dict[str, str]:
         """`GET jobs` (the whole queue) with `GET licenses`, and, when stale, nodes,
-        partitions, reservations, the QOS and the user's associations (slurmdb's). A queue
-        larger than the transport's cap is unknown, with that reason; the rest stands. A
-        `GET jobs` that timed out leaves the queue unknown only when nodes and partitions,
-        asked anew, answer (else the site is unreachable)."""
-        fresh = time.monotonic() - self._caps_at < self.capability_ttl_s
+        partitions and reservations, then the accounting and diag when they are stale too
+        (`_read_accounting`). A queue larger than the transport's cap is unknown, with that
+        reason; the rest stands. A `GET jobs` that timed out leaves the queue unknown only
+        when nodes and partitions, asked anew, answer (else the site is unreachable)."""
+        fresh = not self._ctld_errors \
+            and time.monotonic() - self._caps_at < self.capability_ttl_s
         try:
             out = {"queue": await self._call("GET", "jobs"),
                    slurm_rest.READ_AT: f"{time.time():.0f}"}
@@ -151,20 +157,28 @@ class RestSite(Site):
         if QUEUE_UNREAD not in out:
             out.update(await self._licenses())
         if not fresh:
-            self._caps = {"nodes": await self._call("GET", "nodes"),
-                          "partitions": await self._call("GET", "partitions"),
-                          **await self._reservations(), **await self._qos(),
-                          **await self._diag()}
-            self._caps.update(await self._associations())
-            self._caps.update(await self._shares())
+            ctld = {"nodes": await self._call("GET", "nodes"),
+                    "partitions": await self._call("GET", "partitions"),
+                    **await self._reservations()}
+            if time.monotonic() - self._caps_at >= self.capability_ttl_s:
+                await self._read_accounting()
+                self._caps_at = time.monotonic()
+            self._caps = {**ctld, **self._accounting}
             # a reply of errors (slurmctld not answering) is asked again next time, not
-            # kept for the capabilities' lifetime (slurmdb's QOS: a site without slurmdbd
-            # always answers errors, kept as not known)
-            self._caps_at = -1e9 if any(slurm_rest.carries_errors(t)
-                                        for k, t in self._caps.items() if k != "qos") \
-                else time.monotonic()
+            # kept for the capabilities' lifetime
+            self._ctld_errors = any(map(slurm_rest.carries_errors, ctld.values()))
         # the user slurmrestd runs as (the reservations' Users= are checked for it)
         return {**self._caps, **out, **({"user": self.rest.user} if self.rest.user else {})}
+
+    async def _read_accounting(self) -> None:
+        """The QOS, diag's backfill statistics, the user's associations and their shares:
+        once for each `capability_ttl_s`, however often slurmctld's capabilities are asked
+        again meanwhile (a reply of errors among them asks them at every refresh). One of
+        these that failed stays not known, said, until its next turn (a site without
+        slurmdbd always answers errors)."""
+        self._accounting = {**await self._qos(), **await self._diag()}
+        self._accounting.update(await self._associations())
+        self._accounting.update(await self._shares())
 
     async def _reservations(self) -> dict[str, str]:
         """`GET reservations` (as `scontrol show reservation` on a site with a shell),
@@ -232,8 +246,9 @@ class RestSite(Site):
         `?account=A` for each account met. Asked where the transport names its user and
         slurmdb answers; a failure leaves them not known (their default QOS and limits not
         checked), said."""
-        if self._no_slurmdb or slurm_rest.QOS_UNREAD in self._caps or not self.rest.user \
-                or slurm_rest.carries_errors(self._caps.get("qos", "")):
+        if self._no_slurmdb or slurm_rest.QOS_UNREAD in self._accounting \
+                or not self.rest.user \
+                or slurm_rest.carries_errors(self._accounting.get("qos", "")):
             return {}  # (slurmdb not there, or not answering: said of the QOS)
         try:
             status, text = await self._slurmdb(
@@ -273,7 +288,7 @@ class RestSite(Site):
         asked with the associations. Older versions have no such call (the use is not
         known there, said by placement); a failure leaves it not known, said."""
         if slurm_rest.api_number(self.api_version) < slurm_rest.SHARES_SINCE \
-                or slurm_rest.ASSOCIATIONS not in self._caps or not self.rest.user:
+                or slurm_rest.ASSOCIATIONS not in self._accounting or not self.rest.user:
             return {}
         try:
             return {slurm_rest.SHARES: await self._call(

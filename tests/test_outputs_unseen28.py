@@ -16,8 +16,18 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from outputs_helpers import at, ended, error_of, flux, lsf, pbs, sge, slurm, wrapped
+from outputs_helpers import (
+    at,
+    ended,
+    error_of,
+    flux,
+    lsf,
+    pbs,
+    sge,
+    slurm,
+    sweep_output_tests,
+    wrapped,
+)
 
 # -- Slurm ------------------------------------------------------------------------------------
 
@@ -263,13 +273,7 @@ OUTPUTS: list[tuple[str, object, object]] = [
 ]
 
 
-@pytest.mark.parametrize(("what", "run", "expected"), OUTPUTS, ids=[o[0] for o in OUTPUTS])
-def test_output_read(what: str, run, expected) -> None:
-    assert run() == expected, what
-
-
-def test_the_sweep_has_twenty_outputs() -> None:
-    assert len(OUTPUTS) >= 20
+test_output_read, test_the_sweep_has_twenty_outputs = sweep_output_tests(OUTPUTS)
 
 
 # -- faults this sweep found ------------------------------------------------------------------

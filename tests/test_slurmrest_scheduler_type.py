@@ -107,3 +107,32 @@ async def test_fault_a_rest_site_asks_diag_with_its_capabilities(tmp_path, diag,
     assert snap.reachable, snap.error
     assert "diag" in rest.asked
     assert said in snap.unreported[UNREPORTED_SCHEDULER_TYPE], snap.unreported
+
+
+async def test_a_rest_site_asks_diag_once_for_each_capabilities_lifetime(tmp_path):
+    """diag's backfill counters change slowly: read with the accounting, once for each
+    lifetime of the capabilities (60 s), however many queue refreshes come between, and
+    also while slurmctld's reservations answer errors and are asked again at each refresh.
+    Before, such errors asked diag at every refresh too."""
+    failing = json.dumps({"reservations": [], "errors": [
+        {"error": "Unable to contact slurmctld", "error_number": 1007}]})
+    ok = '{"reservations": []}'
+    replies = {"jobs": '{"jobs": []}', "nodes": '{"nodes": []}',
+               "partitions": '{"partitions": []}',
+               # one per read: fine, then (60 s later) failing three times, then fine
+               "reservations": [ok, failing, failing, failing, ok]}
+    async with StandInSlurmrestd(replies) as rest:
+        site = rest.site(tmp_path, api_version="v0.0.41")
+        try:
+            for _ in range(4):  # the first reads everything; three refreshes the queue alone
+                assert (await site.snapshot(max_age_s=0)).reachable
+            assert (rest.asked.count("jobs"), rest.asked.count("diag")) == (4, 1), rest.asked
+            site._caps_at = -1e9  # the capabilities' 60 s over: asked again, diag with them
+            for _ in range(6):  # slurmctld's errors retried three times, then kept 60 s
+                snap = await site.snapshot(max_age_s=0)
+                assert snap.reachable and snap.unreported.get(UNREPORTED_SCHEDULER_TYPE) is None
+        finally:
+            await site.close()
+    assert rest.asked.count("jobs") == 10
+    assert rest.asked.count("reservations") == 5
+    assert rest.asked.count("diag") == 2, rest.asked

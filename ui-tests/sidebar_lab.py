@@ -4,6 +4,7 @@ test, and the no-test-bed tests' shared page, its sidebar live."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from test_sidebar import open_sidebar, show_shared_page
 
-from conftest import _labextension_installed, load_lab, start_lab, stop_lab
+from conftest import _labextension_installed, api, load_lab, start_lab, stop_lab
 
 
 @contextmanager
@@ -100,6 +101,44 @@ def module_page(bare_lab, browser, request) -> Iterator[Page]:
 def fresh_sidebar(request) -> None:
     """Each test on the shared page starts from its Diamond panel shown, nothing focused."""
     show_shared_page(request)
+
+
+@pytest.fixture(scope="module", name="page")
+def timeline_page(bare_lab, browser, request) -> Iterator[Page]:
+    """`module_page` once the sidebar's timelines have drawn their first bar. A module takes
+    it as `page`, with `fresh_scrolled_sidebar`, by importing them."""
+    with shared_live_page(request.module._new_page(browser, bare_lab)) as p:
+        expect(job_bars(p).first).to_be_attached(timeout=30_000)
+        yield p
+
+
+@pytest.fixture(name="_fresh_sidebar", autouse=True)
+def fresh_scrolled_sidebar(request) -> None:
+    """`fresh_sidebar`, the panel also scrolled back to its top."""
+    show_shared_page(request, scroll_to_top=True)
+
+
+THEMES_SETTINGS = "lab/api/settings/@jupyterlab/apputils-extension:themes"
+
+
+@contextmanager
+def themed_sidebar(browser, server: dict, new_page: Callable[..., Page],
+                   theme: str = "JupyterLab Dark") -> Iterator[tuple[Page, Locator]]:
+    """`theme` set in `server`'s settings, then a page `new_page(browser, server)` and its
+    sidebar, live and drawn in that theme. On leaving the page is closed and the server is
+    back in JupyterLab Light (the theme the other tests expect)."""
+    api(server, "PUT", THEMES_SETTINGS, {"raw": json.dumps({"theme": theme})})
+    page = None
+    try:
+        page = new_page(browser, server)
+        panel = live_sidebar(page)
+        page.wait_for_function("light => document.body.dataset.jpThemeLight === String(light)",
+                               arg=theme.endswith("Light"))
+        yield page, panel
+    finally:
+        if page is not None:
+            page.context.close()
+        api(server, "PUT", THEMES_SETTINGS, {"raw": json.dumps({"theme": "JupyterLab Light"})})
 
 
 def narrowest_sidebar(page: Page) -> None:

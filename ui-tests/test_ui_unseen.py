@@ -28,11 +28,10 @@ from sidebar_lab import (
     new_lab_page,
     sidebar_panel,
     site_row,
+    themed_sidebar,
 )
 from test_sidebar import expect_focused, open_sidebar
 from wire_helpers import WireBase
-
-from conftest import api
 
 NOW = datetime.now(timezone.utc)
 HEALTHY = ["alpha", "βήτα-クラスター", "超级计算中心-東京", "données-école-polytechnique",
@@ -506,18 +505,9 @@ def test_narrow_sidebar_keeps_each_state_in_view(bare_lab, browser):
 
 @pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
 def test_sidebar_in_both_themes_passes_axe(bare_lab, browser, theme):
-    api(bare_lab, "PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
-        {"raw": json.dumps({"theme": theme})})
-    p = _new_page(browser, bare_lab)
-    try:
-        live_sidebar(p)
-        light = theme.endswith("Light")
-        p.wait_for_function("light => document.body.dataset.jpThemeLight === String(light)",
-                            arg=light)
+    with themed_sidebar(browser, bare_lab, _new_page, theme) as (p, _):
         violations = axe_violations(p, "#diamond-sidebar")
         assert not violations, json.dumps(violations, indent=1)
-    finally:
-        p.context.close()
 
 
 def test_dashboard_of_fourteen_sites_with_an_unreachable_one(bare_lab, browser):

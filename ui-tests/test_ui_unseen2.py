@@ -28,6 +28,7 @@ from sidebar_lab import (
     module_page,  # noqa: F401 (the `page` fixture)
     new_lab_page,
     sidebar_panel,
+    themed_sidebar,
 )
 from test_sidebar import expect_focused, focus_holder, open_sidebar
 from wire_helpers import WireBase, healthy_site
@@ -677,12 +678,7 @@ def test_state_colours_stand_out_in_the_dark_theme(bare_lab, browser):
     least 3:1 (WCAG 1.4.11, graphics that carry meaning) and each job badge's text from
     the badge by at least 4.5:1. Before, running, failed, timeout and cancelled were the
     light theme's dark hues on a dark panel (2.1 to 2.9:1)."""
-    themes = "lab/api/settings/@jupyterlab/apputils-extension:themes"
-    api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
-    p = _new_page(browser, bare_lab)
-    try:
-        panel = live_sidebar(p)
-        p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    with themed_sidebar(browser, bare_lab, _new_page) as (_, panel):
         keys = panel.locator("[data-diamond-legend-state] .jp-diamond-key")
         expect(keys).to_have_count(6)
         key_ratios = keys.evaluate_all(CONTRAST_JS + """els => els.map(e => [
@@ -696,9 +692,6 @@ def test_state_colours_stand_out_in_the_dark_theme(bare_lab, browser):
         low = [(s, round(r, 2)) for s, r in key_ratios if r < 3]
         low += [(s, round(r, 2)) for s, r in badge_ratios if r < 4.5]
         assert len(key_ratios) == 6 and badge_ratios and not low, low
-    finally:
-        p.context.close()
-        api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Light"})})
 
 
 def test_zoom_200_percent_keeps_the_sidebar_usable(bare_lab, browser):

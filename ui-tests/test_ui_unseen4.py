@@ -11,27 +11,27 @@ case, where the socket is the real server's; the server itself is real (no sites
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, timezone
 from urllib.parse import unquote
 
-import pytest
 from playwright.sync_api import Page, expect
 from sidebar_lab import (
     CONTRAST_JS,
+    fresh_scrolled_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_bars,
     job_row,
     live_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
+    themed_sidebar,
+    timeline_page,  # noqa: F401 (the `page` fixture)
     wider_than,
 )
-from test_sidebar import expect_focused, show_shared_page
+from test_sidebar import expect_focused
 from wire_helpers import WireBase
 
-from conftest import api, start_lab, stop_lab
+from conftest import start_lab, stop_lab
 
 NOW = datetime.now(timezone.utc)
 LONG_SITE = "national-lab-exascale-" + "partition-federated-" * 2 + "cluster-0123456789"
@@ -131,18 +131,6 @@ def _new_page(browser, server, *, width: int = 1400, height: int = 900, scale: f
 
     return new_lab_page(browser, server, width=width, height=height, scale=scale,
                         before_load=wire)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        expect(job_bars(p).first).to_be_attached(timeout=30_000)
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request, scroll_to_top=True)
 
 
 # -- two hundred running jobs on the timeline ---------------------------------------------
@@ -345,12 +333,7 @@ def test_zoom_200_percent_reaches_the_timelines_zoom_and_a_jobs_logs_by_keyboard
 def test_the_timelines_bars_of_every_state_stand_out_from_the_dark_panel(bare_lab, browser):
     """In JupyterLab Dark each bar the timeline draws (the running part, and the queued part
     of a job still waiting) differs from the panel behind it by at least 3:1 (WCAG 1.4.11)."""
-    themes = "lab/api/settings/@jupyterlab/apputils-extension:themes"
-    api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
-    p = _new_page(browser, bare_lab)
-    try:
-        panel = live_sidebar(p)
-        p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    with themed_sidebar(browser, bare_lab, _new_page) as (_, panel):
         chart = panel.locator(f'[data-diamond-timeline="{MIXED}"]')
         expect(chart.locator("[data-diamond-job-bar]")).to_have_count(len(MIXED_STATES))
         bars = panel.locator("[data-diamond-job-bar]")
@@ -363,9 +346,6 @@ def test_the_timelines_bars_of_every_state_stand_out_from_the_dark_panel(bare_la
         assert {"RUNNING", *MIXED_STATES} <= seen, seen
         low = sorted({(s, round(r, 2)) for s, r in ratios if r < 3})
         assert not low, low
-    finally:
-        p.context.close()
-        api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Light"})})
 
 
 # -- the real server stopped and started again ------------------------------------------------

@@ -12,30 +12,30 @@ a real `jupyter lab` (no sites file)."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, timezone
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
-import pytest
 from playwright.sync_api import Page, expect
 from sidebar_lab import (
     CONTRAST_JS,
+    fresh_scrolled_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_bars,
     job_row,
     live_sidebar,
     narrowest_sidebar,
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
     site_row,
+    themed_sidebar,
+    timeline_page,  # noqa: F401 (the `page` fixture)
     wider_than,
 )
-from test_sidebar import expect_focused, show_shared_page
+from test_sidebar import expect_focused
 from wire_helpers import WireBase, healthy_site
 
-from conftest import api, confirm, load_lab
+from conftest import confirm, load_lab
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 SITES = [f"site-{i:02d}" for i in range(20)]
@@ -153,18 +153,6 @@ def _new_page(browser, server, *, jobs: list[dict] = JOBS, shared: Wire | None =
         page.diamond_wire = Wire(page, jobs, shared)  # type: ignore[attr-defined]
 
     return new_lab_page(browser, server, before_load=wire, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        expect(job_bars(p).first).to_be_attached(timeout=30_000)
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request, scroll_to_top=True)
 
 
 # -- a very long name, an emoji name -----------------------------------------------------------
@@ -308,12 +296,7 @@ const over = (fg, bg) => { const f = rgb(fg), b = rgb(bg), a = f.length > 3 ? f[
 def test_muted_text_and_timeline_labels_are_readable_in_the_dark_theme(bare_lab, browser):
     """In JupyterLab Dark the secondary text (sites' schedulers, jobs' ids and times, the
     timeline's labels and axis) is at least 4.5:1 against the panel (WCAG 1.4.3)."""
-    themes = "lab/api/settings/@jupyterlab/apputils-extension:themes"
-    api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Dark"})})
-    p = _new_page(browser, bare_lab)
-    try:
-        panel = live_sidebar(p)
-        p.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    with themed_sidebar(browser, bare_lab, _new_page) as (p, panel):
         expect(job_bars(p).first).to_be_attached()
         texts = panel.locator(".jp-diamond-muted, .jp-diamond-gantt-label, "
                               ".jp-diamond-gantt-axis")
@@ -327,9 +310,6 @@ def test_muted_text_and_timeline_labels_are_readable_in_the_dark_theme(bare_lab,
         assert len(ratios) > 10, ratios
         low = sorted({(c, round(r, 2)) for c, _, r in ratios if r < 4.5})
         assert not low, low
-    finally:
-        p.context.close()
-        api(bare_lab, "PUT", themes, {"raw": json.dumps({"theme": "JupyterLab Light"})})
 
 
 # -- the tab put to sleep and woken ------------------------------------------------------------

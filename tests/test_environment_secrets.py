@@ -98,7 +98,7 @@ def test_a_strings_cost_does_not_grow_with_the_environment(monkeypatch):
     finally:
         for name in added:
             os.environ.pop(name, None)
-    assert many < 10 * few, (few, many)
+    assert many < 5 * few, (few, many)
 
 
 def test_a_short_or_file_naming_value_is_not_taken_for_a_secret(monkeypatch):

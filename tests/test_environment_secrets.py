@@ -8,10 +8,6 @@ by the next string redacted."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import timeit
 
 import pytest
 import sweep_helpers
@@ -47,58 +43,6 @@ def test_a_secret_named_variable_that_takes_another_ones_place_is_redacted(monke
     assert redact_environment(f"x {OTHER}") == "x ***"
     monkeypatch.delenv("H2_SITE_API_KEY")
     assert redact_environment(f"x {OTHER}") == f"x {OTHER}"
-
-
-def test_a_secret_set_through_any_of_the_environments_doors_is_redacted():
-    """`os.environb` (the same variables as bytes), `update`, `setdefault` and `pop` change
-    the environment as `os.environ[...] =` does: each is seen by the next string."""
-    name, bname = "H1_ENVIRONB_API_KEY", b"H1_ENVIRONB_API_KEY"
-    try:
-        os.environb[bname] = OTHER.encode()
-        assert redact_environment(f"x {OTHER}") == "x ***"
-        del os.environb[bname]
-        assert redact_environment(f"x {OTHER}") == f"x {OTHER}"
-        os.environ.update({name: TOKEN})
-        assert redact_environment(f"x {TOKEN}") == "x ***"
-        os.environ.pop(name)
-        assert redact_environment(f"x {TOKEN}") == f"x {TOKEN}"
-        os.environ.setdefault(name, OTHER)
-        assert redact_environment(f"x {OTHER}") == "x ***"
-    finally:
-        os.environ.pop(name, None)
-    # still the process's environment: a child started now inherits what is set
-    os.environ["H1_PLAIN_SETTING"] = "seen by a child"
-    try:
-        child = "import os; print(os.environ['H1_PLAIN_SETTING'])"
-        said = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
-                              check=True).stdout
-    finally:
-        del os.environ["H1_PLAIN_SETTING"]
-    assert said == "seen by a child\n"
-
-
-def test_a_strings_cost_does_not_grow_with_the_environment(monkeypatch):
-    """Every stored event and shown error is redacted: a string costs about the same with
-    5,000 more variables in the environment (each string compared all their names, 50 times
-    the cost of the rest)."""
-    monkeypatch.setenv("GLOBUS_ACCESS_TOKEN", TOKEN)
-    strings = [f"{n} {TOKEN}" for n in range(2_000)]
-
-    def best() -> float:
-        assert redact_environment(strings[0]) == "0 ***"  # the names read once, after a change
-        return min(timeit.repeat(lambda: [redact_environment(s) for s in strings], number=1,
-                                 repeat=7))
-
-    few = best()
-    added = [f"H1_FILLER_SETTING_{n:04d}" for n in range(5_000)]
-    try:
-        for name in added:
-            os.environ[name] = "v"
-        many = best()
-    finally:
-        for name in added:
-            os.environ.pop(name, None)
-    assert many < 5 * few, (few, many)
 
 
 def test_a_short_or_file_naming_value_is_not_taken_for_a_secret(monkeypatch):

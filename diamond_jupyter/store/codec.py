@@ -213,51 +213,19 @@ def _secret_named(name: str | bytes) -> bool:
     return bool(_SECRET_KEY.search(said)) and not _NOT_THE_SECRET.search(said)
 
 
-class _CountedEnviron(os._Environ):  # type: ignore[type-arg]
-    """`os.environ` (and `os.environb`, a view of the same names) as before, counting each
-    variable set or removed: whether the environment still holds the names last looked at is
-    then one comparison of a count, however many variables it holds."""
-
-    changes = 0
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        _CountedEnviron.changes += 1
-
-    def __delitem__(self, key: Any) -> None:
-        super().__delitem__(key)
-        _CountedEnviron.changes += 1
-
-
-def _count_environment_changes() -> Mapping[Any, Any] | None:
-    """Make the process's environment views count their changes; the mapping they share
-    (None when either view is not the standard one: its names are then compared each time)."""
-    views = [os.environ, *([os.environb] if hasattr(os, "environb") else [])]
-    if not all(type(v) in (os._Environ, _CountedEnviron) for v in views):
-        return None
-    for view in views:
-        view.__class__ = _CountedEnviron
-    return os.environ._data  # type: ignore[attr-defined]
-
-
-_COUNTED_ENVIRONMENT = _count_environment_changes()
-
-# The environment's change count (or names, when not counted) as last seen, and which of its
-# names are secret-named: worked out again only when a variable is set or removed (one
-# snapshot, swapped whole: safe between threads).
-_names_seen: tuple[object, tuple[str | bytes, ...]] = (None, ())
+# The environment's names, as last seen, and which of them are secret-named: worked out again
+# only when a name comes or goes (one snapshot, swapped whole: safe between threads).
+_names_seen: tuple[frozenset[str | bytes], tuple[str | bytes, ...]] = (frozenset(), ())
 
 
 def _held_secret_names(held: Mapping[Any, Any]) -> tuple[str | bytes, ...]:
-    """The names of `held` (the environment) that look secret (ANTHROPIC_API_KEY, ...). For
-    the process's own environment this costs one comparison, whatever its size."""
+    """The names of `held` (the environment) that look secret (ANTHROPIC_API_KEY, ...)."""
     global _names_seen
-    counted = held is _COUNTED_ENVIRONMENT
-    now = (id(held), _CountedEnviron.changes) if counted else frozenset(held.keys())
     seen, named = _names_seen
-    if now != seen:
-        named = tuple(name for name in list(held) if _secret_named(name))
-        _names_seen = (now, named)
+    if held.keys() != seen:  # one set comparison: no name decoded, no pattern run
+        seen = frozenset(held.keys())
+        named = tuple(name for name in seen if _secret_named(name))
+        _names_seen = (seen, named)
     return named
 
 

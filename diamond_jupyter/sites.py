@@ -92,6 +92,10 @@ class Submitted:
     warnings: list[str]
 
 
+# the tail of a job's stderr read for how it ended (`_log_endings`): flux-shell's lines
+# come last, after the job's own output
+ENDING_LOG_LINES = 50
+ENDING_LOG_BYTES = 16384
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 # seconds before accounting is asked again about the same vanished tasks it did not list
 # (they are asked at once when another task vanishes)
@@ -264,6 +268,9 @@ class Site:
         # each followed array's awaited tasks that left the queue unseen ended: the set last
         # asked of accounting, and when
         self._tasks_asked: dict[str, tuple[frozenset[str], float]] = {}
+        # the job's stderr tail, read once, where the dialect says how a job ended from it
+        # (`log_ending_wanted`: Flux's kernel OOM kills), by native id
+        self._ending_logs: dict[str, str] = {}
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -1219,7 +1226,34 @@ class Site:
                                                                  for f in found)]
                 seen += found
                 self._accounting_turns.answered(f.native_id for f in found)
-        return seen
+        return await self._log_endings(seen, following)
+
+    async def _log_endings(self, seen: list[JobStatus], following: Collection[Job]
+                           ) -> list[JobStatus]:
+        """`seen` with the endings a followed job's stderr file tells where its scheduler
+        does not (the dialect's `log_ending_wanted` and `with_log_ending`: a Flux job the
+        kernel's OOM killer killed). Each file is read once (its last ENDING_LOG_BYTES), only
+        where its path is fixed (no pattern a scheduler fills in); a file missing or not
+        read leaves the status as it is."""
+        wanted = getattr(self.commands, "log_ending_wanted", None)
+        if wanted is None or not any(wanted(s) for s in seen):
+            return seen
+        jobs = {j.native_id: j for j in following if j.native_id}
+        out = []
+        for s in seen:
+            job = jobs.get(s.native_id)
+            path = job and (job.stderr_path or job.stdout_path)
+            if wanted(s) and path and not re.search(r"[{}%]", path):
+                if s.native_id not in self._ending_logs:
+                    try:
+                        text = await self.tail(path, ENDING_LOG_LINES,
+                                               max_bytes=ENDING_LOG_BYTES)
+                    except DiamondError:
+                        text = None
+                    self._ending_logs[s.native_id] = text or ""
+                s = self.commands.with_log_ending(s, self._ending_logs[s.native_id])
+            out.append(s)
+        return out
 
     def _tasks_to_ask(self, vanished: dict[str, set[str]]) -> dict[str, set[str]]:
         """Those of the `vanished` tasks (by array) to ask accounting about now: an array's

@@ -25,6 +25,7 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
     MessagesOnly,
@@ -443,6 +444,8 @@ class Site:
         body, body_notes = self._body_for_site(spec, body)
         if self.cfg.scheduler == "flux" and (orphan := orphan_directive(body)):
             raise BadInput(f"site {self.name!r} (flux): {orphan}")
+        if self.cfg.scheduler == "flux" and (array := flux_array_refusal(spec)):
+            raise BadInput(f"site {self.name!r} (flux): {array}")  # --force too: never once
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),

@@ -97,6 +97,7 @@ class Submitted:
 # come last, after the job's own output
 ENDING_LOG_LINES = 50
 ENDING_LOG_BYTES = 16384
+ENDING_LOGS_KEPT = 1024  # the endings read so remembered at most (then forgotten at once)
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 # seconds before accounting is asked again about the same vanished tasks it did not list
 # (they are asked at once when another task vanishes)
@@ -269,9 +270,9 @@ class Site:
         # each followed array's awaited tasks that left the queue unseen ended: the set last
         # asked of accounting, and when
         self._tasks_asked: dict[str, tuple[frozenset[str], float]] = {}
-        # the job's stderr tail, read once, where the dialect says how a job ended from it
-        # (`log_ending_wanted`: Flux's kernel OOM kills), by native id
-        self._ending_logs: dict[str, str] = {}
+        # the reason a job's stderr tail gave it (read once), where the dialect says how a
+        # job ended from it (`log_ending_wanted`: Flux's kernel OOM kills), by native id
+        self._ending_logs: dict[str, str | None] = {}
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -1253,8 +1254,11 @@ class Site:
                                                max_bytes=ENDING_LOG_BYTES)
                     except DiamondError:
                         text = None
-                    self._ending_logs[s.native_id] = text or ""
-                s = self.commands.with_log_ending(s, self._ending_logs[s.native_id])
+                    if len(self._ending_logs) >= ENDING_LOGS_KEPT:
+                        self._ending_logs.clear()  # long ended: no poll asks of them again
+                    self._ending_logs[s.native_id] = self.commands.with_log_ending(
+                        s, text or "").reason
+                s = s.model_copy(update={"reason": self._ending_logs[s.native_id]})
             out.append(s)
         return out
 

@@ -339,12 +339,12 @@ def module_unloads(cmd: list[str]) -> list[str]:
         return [cmd[k] for k in idx]
     at = next((k for k in range(1, len(cmd)) if not cmd[k].startswith("-")
                or cmd[0] == "ml" and cmd[k] not in _ML_OPTIONS), len(cmd))
-    if cmd[0] == "ml" and action == "load":  # `ml -gcc intel`: gcc goes, intel comes
-        return [w[1:] for w in cmd[at:] if w.startswith("-") and len(w) > 1
-                and w not in _ML_OPTIONS]
     if at < len(cmd) and cmd[at] in ("swap", "switch", "sw"):
         names = [w for w in cmd[at + 1:] if not w.startswith("-")]
         return names[:1] if len(names) == 2 else []
+    if cmd[0] == "ml" and action == "load":  # `ml -gcc intel`: gcc goes, intel comes
+        return [w[1:] for w in cmd[at:] if w.startswith("-") and len(w) > 1
+                and w not in _ML_OPTIONS]
     return []
 
 

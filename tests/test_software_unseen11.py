@@ -53,6 +53,7 @@ FFTW_NEEDS = ("software 'fftw/3.3.10' (fftw/3.3.10) needs gcc/13.2.0 loaded firs
     ("module load gcc/13.2.0\nmodule swap gcc intel/2023.2\nmodule load fftw/3.3.10\n",
      "intel/2023.2"),
     ("module load gcc/13.2.0\nml -gcc intel/2023.2 fftw/3.3.10\n", "intel/2023.2"),
+    ("module load gcc/13.2.0\nml swap gcc intel/2023.2\nml fftw/3.3.10\n", "intel/2023.2"),
     ("module load gcc/13.2.0\nmodule purge\nmodule load fftw/3.3.10\n", "none"),
 ])
 def test_fault_a_compiler_unloaded_before_a_library_hides_it(hier, tree, tmp_path, body,
@@ -88,6 +89,8 @@ def test_a_library_loaded_under_the_compiler_present_then_passes(hier, tree, tmp
     ("ml purge", [PURGE_ALL]),
     ("module swap gcc intel/2023", ["gcc"]),
     ("module sw gcc intel", ["gcc"]),
+    ("ml swap gcc intel", ["gcc"]),
+    ("ml -q switch gcc intel", ["gcc"]),
     ("module swap gcc/13", []),  # one name: the same module in another version
     ("module load gcc", []),
     ("ml", []),

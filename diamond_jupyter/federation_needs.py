@@ -16,6 +16,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .capabilities import SiteCapabilities, from_metadata
+from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.scripts_common import in_container, pick_runtime
 from .model import BadInput, JobSpec, SiteSnapshot
 from .needs import needs_of
@@ -103,6 +104,8 @@ class NeedsMixin:
         missing = mismatch(spec, target.cfg.metadata, snap, caps, target.cfg.scheduler)
         if target.cfg.scheduler == "slurm" and (too_large := array_too_large(spec, snap)):
             missing.append(too_large)  # an array index past the site's MaxArraySize
+        if target.cfg.scheduler == "flux" and (flux_array := flux_array_refusal(spec)):
+            missing.append(flux_array)  # it would run once, not once per index
         # more than any node or queue of the site gives
         missing += beyond_the_site(spec, snap, target.cfg.scheduler, target.cfg.flavor)
         return missing

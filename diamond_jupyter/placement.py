@@ -103,6 +103,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities, from_metadata
 from .config import SiteConfig
+from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.outputs_common import count_array_tasks, job_hosts
 from .dialects.scripts_common import sge_time
 from .digits import ascii_digits
@@ -761,6 +762,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     resv_end = _reservation_end(spec, cfg, snap)
     if resv_end is not None and (miss := _past_reservation_end(spec, snap, now, resv_end)):
         v.reasons = [miss]
+        return v
+    if cfg.scheduler == "flux" and (flux_array := flux_array_refusal(spec)):
+        v.reasons = [flux_array]
         return v
     if cfg.scheduler == "slurm":
         lic_refused, lic_unchecked, lic_said = license_misses(spec, snap)

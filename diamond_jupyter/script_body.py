@@ -65,6 +65,10 @@ class SoftwareNeed(NeedModel):
     # a top-level load after `module use PATH` (or MODULEPATH=PATH): the paths the job added
     # (checked at a site whose own module trees hold them all)
     trees: list[str] = []
+    # the modules the script surely unloads after the load before this one and before this
+    # one (`module unload gcc`, `ml -gcc`, the first name of `module swap gcc intel`);
+    # PURGE_ALL for `module purge`
+    unloaded: list[str] = []
 
     @property
     def full(self) -> str:
@@ -318,6 +322,32 @@ def _eval_modulecmd(cmd: list[_Word], body: str) -> list[_Word] | None:
     # name (`bash`) dropped
 
 
+PURGE_ALL = "*"  # a SoftwareNeed's `unloaded`: every module (`module purge`)
+
+
+def module_unloads(cmd: list[str]) -> list[str]:
+    """The modules a `module`/`ml` command unloads before it loads any: `unload`/`rm`/`del`
+    NAME..., `ml -NAME`, the first of `swap A B` (Lmod unloads A; a same-named B replaces A
+    anyway), [PURGE_ALL] for `purge`; [] for another command."""
+    got = module_command(cmd)
+    if got is None:
+        return []
+    action, idx = got
+    if action == "purge":
+        return [PURGE_ALL]
+    if action in ("unload", "rm", "del"):
+        return [cmd[k] for k in idx]
+    at = next((k for k in range(1, len(cmd)) if not cmd[k].startswith("-")
+               or cmd[0] == "ml" and cmd[k] not in _ML_OPTIONS), len(cmd))
+    if at < len(cmd) and cmd[at] in ("swap", "switch", "sw"):
+        names = [w for w in cmd[at + 1:] if not w.startswith("-")]
+        return names[:1] if len(names) == 2 else []
+    if cmd[0] == "ml" and action == "load":  # `ml -gcc intel`: gcc goes, intel comes
+        return [w[1:] for w in cmd[at:] if w.startswith("-") and len(w) > 1
+                and w not in _ML_OPTIONS]
+    return []
+
+
 def module_loads(cmd: list[str]) -> list[str] | None:
     """The modules a `module load ...`/`ml ...` command loads (None: not a load)."""
     got = module_command(cmd)
@@ -506,6 +536,12 @@ def _scan_body(body: str) -> BodyScan:
     Here-documents are skipped unless a shell reads them; nothing after a top-level `exit`
     or `exec CMD` counts."""
     software: list[SoftwareNeed] = []
+    unloads: list[str] = []  # surely unloaded since the last load (its `unloaded`)
+
+    def _add_load(need: SoftwareNeed) -> None:
+        need.unloaded = unloads[:]
+        unloads.clear()
+        software.append(need)
     loads: list[ModuleLoad] = []
     container: ContainerNeed | None = None
     mpi: str | None = None
@@ -708,6 +744,8 @@ def _scan_body(body: str) -> BodyScan:
             if kind:
                 activates.add(kind)
             got = module_command(core)
+            if got is not None and not conditional and here is None:
+                unloads.extend(module_unloads(core))
             if got is not None:
                 action, idx = got
                 any_of: list[str] = []  # `module load-any a b c`: a, else b, else c
@@ -744,7 +782,7 @@ def _scan_body(body: str) -> BodyScan:
                                     f"may come from the tree of {tree}" if tree else
                                     f"loaded only in a branch or function (line {lineno})"
                                     if inner or here else None))
-                            software.append(need)
+                            _add_load(need)
                             loads.append(ModuleLoad(need, word.start, word.end, tree is None,
                                                     bisect_right(offsets, word.start)))
                         continue
@@ -810,7 +848,7 @@ def _scan_body(body: str) -> BodyScan:
                                         alternatives=any_of + _alternatives(chain, n,
                                                                             len(idx)),
                                         clusters=where, trees=trees)
-                    software.append(need)
+                    _add_load(need)
                     loads.append(ModuleLoad(need, ws[k].start, ws[k].end,
                                             rewrite=tree is None and not hidden))
                     vendor = _module_vendor(name)
@@ -888,7 +926,7 @@ def _scan_body(body: str) -> BodyScan:
                     if why is None and here is not None:
                         need.unchecked = f"in function {here}, which the script never calls"
                         in_function.append((need, here, lineno))
-                    software.append(need)
+                    _add_load(need)
                     loads.append(ModuleLoad(need, ld.start + (at or 0), ld.end + (at or 0),
                                             rewrite=at is not None and ld.rewrite
                                             and tree is None))

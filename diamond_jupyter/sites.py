@@ -25,6 +25,7 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
     MessagesOnly,
@@ -92,6 +93,11 @@ class Submitted:
     warnings: list[str]
 
 
+# the tail of a job's stderr read for how it ended (`_log_endings`): flux-shell's lines
+# come last, after the job's own output
+ENDING_LOG_LINES = 50
+ENDING_LOG_BYTES = 16384
+ENDING_LOGS_KEPT = 1024  # the endings read so remembered at most (then forgotten at once)
 UNSURE_ASKED = 8  # accounting records asked again alone, per query (see _ask_unsure_alone)
 # seconds before accounting is asked again about the same vanished tasks it did not list
 # (they are asked at once when another task vanishes)
@@ -264,6 +270,9 @@ class Site:
         # each followed array's awaited tasks that left the queue unseen ended: the set last
         # asked of accounting, and when
         self._tasks_asked: dict[str, tuple[frozenset[str], float]] = {}
+        # the reason a job's stderr tail gave it (read once), where the dialect says how a
+        # job ended from it (`log_ending_wanted`: Flux's kernel OOM kills), by native id
+        self._ending_logs: dict[str, str | None] = {}
         # the messages a job poll or lookup read around its records, each logged once
         self._said_messages: set[str] = set()
         self._home: str | None = None
@@ -436,6 +445,8 @@ class Site:
         body, body_notes = self._body_for_site(spec, body)
         if self.cfg.scheduler == "flux" and (orphan := orphan_directive(body)):
             raise BadInput(f"site {self.name!r} (flux): {orphan}")
+        if self.cfg.scheduler == "flux" and (array := flux_array_refusal(spec)):
+            raise BadInput(f"site {self.name!r} (flux): {array}")  # --force too: never once
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
@@ -1219,7 +1230,37 @@ class Site:
                                                                  for f in found)]
                 seen += found
                 self._accounting_turns.answered(f.native_id for f in found)
-        return seen
+        return await self._log_endings(seen, following)
+
+    async def _log_endings(self, seen: list[JobStatus], following: Collection[Job]
+                           ) -> list[JobStatus]:
+        """`seen` with the endings a followed job's stderr file tells where its scheduler
+        does not (the dialect's `log_ending_wanted` and `with_log_ending`: a Flux job the
+        kernel's OOM killer killed). Each file is read once (its last ENDING_LOG_BYTES), only
+        where its path is fixed (no pattern a scheduler fills in); a file missing or not
+        read leaves the status as it is."""
+        wanted = getattr(self.commands, "log_ending_wanted", None)
+        if wanted is None or not any(wanted(s) for s in seen):
+            return seen
+        jobs = {j.native_id: j for j in following if j.native_id}
+        out = []
+        for s in seen:
+            job = jobs.get(s.native_id)
+            path = job and (job.stderr_path or job.stdout_path)
+            if wanted(s) and path and not re.search(r"[{}%]", path):
+                if s.native_id not in self._ending_logs:
+                    try:
+                        text = await self.tail(path, ENDING_LOG_LINES,
+                                               max_bytes=ENDING_LOG_BYTES)
+                    except DiamondError:
+                        text = None
+                    if len(self._ending_logs) >= ENDING_LOGS_KEPT:
+                        self._ending_logs.clear()  # long ended: no poll asks of them again
+                    self._ending_logs[s.native_id] = self.commands.with_log_ending(
+                        s, text or "").reason
+                s = s.model_copy(update={"reason": self._ending_logs[s.native_id]})
+            out.append(s)
+        return out
 
     def _tasks_to_ask(self, vanished: dict[str, set[str]]) -> dict[str, set[str]]:
         """Those of the `vanished` tasks (by array) to ask accounting about now: an array's

@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from .capabilities import ONEAPI_ROOTS, SiteCapabilities, SoftwareModule
 from .needs import Needs
-from .script_body import HIDDEN_MODULE, SoftwareNeed, scan_body
+from .script_body import HIDDEN_MODULE, PURGE_ALL, SoftwareNeed, scan_body
 
 # normalised spelling -> the package (names compared after lower-casing and dropping - _ .)
 _ALIASES = {
@@ -439,16 +439,38 @@ def _hierarchy_reason(need: SoftwareNeed, found: SoftwareModule,
     they do, or it needs none."""
     if not found.requires:
         return None
-    # one version of a name is loaded at a time: a later load or swap replaces the earlier
-    # (`module load gcc/13.2.0; module swap gcc gcc/12.3.0` leaves gcc/12.3.0 alone)
-    loaded = list({m.name: m for e in earlier if not e.unchecked or in_site_trees(e, caps)
-                   for m in [find_module(e, caps.software)] if m is not None}.values())
+    loaded, gone = _loaded_before(need, earlier, caps)
     if any(all(candidates(p, loaded) for p in line) for line in found.requires):
         return None
     choices = " or ".join(" + ".join(line) for line in found.requires)
     before = ", ".join(m.full for m in loaded) or "none"
+    unloaded = f" ({', '.join(m.full for m in gone)} unloaded again before it)" \
+        if gone else ""
     return (f"software '{need.full}' ({found.full}) needs {choices} loaded first (Lmod's "
-            f"hierarchy shows it only then); the script loads before it: {before}")
+            f"hierarchy shows it only then); the script loads before it: {before}{unloaded}")
+
+
+def _loaded_before(need: SoftwareNeed, earlier: list[SoftwareNeed], caps: SiteCapabilities
+                   ) -> tuple[list[SoftwareModule], list[SoftwareModule]]:
+    """The site's modules loaded when the script loads `need`, and those it loaded but
+    unloaded again before (`module unload gcc`, `ml -gcc`, `module swap gcc intel`,
+    `module purge`). One version of a name is loaded at a time: a later load or swap
+    replaces the earlier (`module load gcc/13.2.0; module swap gcc gcc/12.3.0` leaves
+    gcc/12.3.0 alone)."""
+    loaded: dict[str, SoftwareModule] = {}
+    gone: dict[str, SoftwareModule] = {}
+    for e in [*earlier, need]:
+        for name in e.unloaded:
+            out = [k for k, m in loaded.items() if name == PURGE_ALL or candidates(name, [m])]
+            gone.update((k, loaded.pop(k)) for k in out)
+        if e is need:
+            break
+        m = find_module(e, caps.software) if not e.unchecked or in_site_trees(e, caps) \
+            else None
+        if m is not None:
+            loaded[m.name] = m
+            gone.pop(m.name, None)
+    return list(loaded.values()), list(gone.values())
 
 
 def _swapped_away(need: SoftwareNeed, found: SoftwareModule, earlier: list[SoftwareNeed],
@@ -457,7 +479,8 @@ def _swapped_away(need: SoftwareNeed, found: SoftwareModule, earlier: list[Softw
     another version of one of them (`module load gcc/12.3.0 openmpi/4.1.6 gcc/13.2.0`):
     Lmod swaps that module and reloads `found` under the new one, where no version of it is
     shown (an inactive module; the job runs without it); None otherwise. Only loads of the
-    same line count: an unload or purge in between is not followed."""
+    same line count (an unload after the library is not followed; one before it is, by
+    `_hierarchy_reason`)."""
     if not found.requires or need.line is None:
         return None
     loaded = {m.name: m for e in earlier if not e.unchecked

@@ -91,6 +91,25 @@ def _out_of_memory(exc: dict[str, Any]) -> bool:
     return kind == "oom" or "out of memory" in note
 
 
+# the line flux-shell's oom plugin logs when the kernel's OOM killer killed tasks of the job
+# (`shell_log_error`, rank and level before the plugin's name), written into the job's
+# stderr file where that is a file (flux batch's always is), else as a `log` event of its
+# output eventlog
+_SHELL_OOM_LINE = re.compile(
+    r"flux-shell(?:\[[0-9]{1,7}\])?: (?:ERROR|FATAL): oom: "
+    r"(Memory cgroup out of memory: killed [0-9]{1,9} tasks? on [\w.\-]{1,128}\.)")
+KILLED_EXIT = 137  # 128 + SIGKILL: how flux reports a job whose last task the kernel killed
+
+
+def shell_oom(log_text: str) -> str | None:
+    """The oom plugin's words in a job's stderr (a whole line each, the last one), else
+    None. Job output is untrusted: the caller holds them only against a job flux says was
+    killed (`log_ending_wanted`)."""
+    found = [m.group(1) for line in log_text.splitlines()
+             if (m := _SHELL_OOM_LINE.fullmatch(line.strip()))]
+    return found[-1] if found else None
+
+
 def _seconds(value: Any) -> float | None:
     """A positive finite JSON number (a bool, NaN or infinity is none), else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(
@@ -184,6 +203,23 @@ class FluxCommands(FailureReading, AccountingReach):
                    for line in outputs.get("resources", "").splitlines())
         return {"drained": ["sh", "-c", "flux resource drain -n -o "
                             "'{state}|{nodelist}|{reason}' 2>/dev/null; exit 0"]} if down else {}
+
+    @staticmethod
+    def log_ending_wanted(status: JobStatus) -> bool:
+        """Whether the job's stderr may say how it ended where `flux jobs` does not: it
+        failed, killed (exit KILLED_EXIT), and no exception said out of memory. An OOM kill
+        by the kernel raises no exception; flux-shell's oom plugin only logs it."""
+        return status.state == JobState.FAILED and status.exit_code == KILLED_EXIT and \
+            not (status.reason or "").startswith(OUT_OF_MEMORY)
+
+    @staticmethod
+    def with_log_ending(status: JobStatus, log_text: str) -> JobStatus:
+        """`status` said out of memory where its stderr (`log_text`, the file's tail) holds
+        flux-shell's oom line; unchanged otherwise (an ordinary failure keeps its own)."""
+        words = shell_oom(log_text) if FluxCommands.log_ending_wanted(status) else None
+        if words is None:
+            return status
+        return status.model_copy(update={"reason": f"{OUT_OF_MEMORY} (flux-shell oom: {words})"})
 
     # -- parsers ------------------------------------------------------------
     def parse_submit(self, stdout: str) -> str:

@@ -22,6 +22,7 @@ from .body import FLUX_COPIES as FLUX_CC
 from .flux_ids import flux_id_problem
 from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
+from .outputs_common import count_array_tasks
 from .scripts_common import (
     ODD_BLANK_REASON,
     Item,
@@ -201,6 +202,34 @@ def submit_wait(d: Directive) -> SubmitWait | None:
                           "remove it to submit the job, or run `flux batch --dry-run` "
                           "yourself", why="the engine would find no job to follow")
     return None
+
+
+def _copies_refusal(spec: JobSpec) -> str:
+    ids = spec.metadata[FLUX_CC]
+    line = spec.metadata.get(FLUX_CC_LINE)
+    where = f"line {line}: " if line else ""
+    return (f"{where}--cc={ids}: flux batch cannot express copies of a job (it has no --cc, "
+            "and a job array is no flux batch concept); split the job into one batch script "
+            f"per copy, or run the script with `flux submit --cc={ids}` and its #flux: "
+            "options on that command line")
+
+
+def array_refusal(spec: JobSpec) -> str | None:
+    """Why a Flux site cannot run the job's array (`--array=1-8%2`, a PBS `-J`, `--cc` read
+    as one): flux batch has no arrays, and its copies (`flux submit --cc`, `flux
+    bulksubmit`) are separate jobs, not yet followed here as one array's tasks; submitted
+    as it is, the script would run once, not once per index. None without an array."""
+    if spec.array is None:
+        return None
+    if FLUX_CC in spec.metadata:  # a flux script's own --cc: said as flux batch would
+        return _copies_refusal(spec)
+    expr = spec.array.expression
+    count = count_array_tasks(expr)
+    tasks = f"its {quantity(count, 'task')}" if count else "its tasks"
+    return (f"job array {expr}: a Flux site runs a batch script once (flux batch has no "
+            f"arrays; the separate jobs of flux submit --cc are not followed as an array's "
+            f"tasks), so {tasks} would run as one job; place it on a site with job arrays "
+            "(Slurm, PBS, LSF, Grid Engine), or submit one job per index")
 
 
 def orphan_directive(body: str) -> str | None:
@@ -509,13 +538,7 @@ class FluxScript:
     def _refuse_copies(spec: JobSpec) -> None:
         """A job of --cc copies cannot be a flux batch script: flux batch has no --cc (and
         no arrays to write them as), so the line it would refuse is never written."""
-        ids = spec.metadata[FLUX_CC]
-        line = spec.metadata.get(FLUX_CC_LINE)
-        where = f"line {line}: " if line else ""
-        raise BadInput(f"{where}--cc={ids}: flux batch cannot express copies of a job (it "
-                       "has no --cc, and a job array is no flux batch concept); split the "
-                       "job into one batch script per copy, or run the script with "
-                       f"`flux submit --cc={ids}` and its #flux: options on that command line")
+        raise BadInput(_copies_refusal(spec))
 
     @staticmethod
     def _copy_ids(spec: JobSpec, text: str) -> None:

@@ -130,6 +130,11 @@ _FLUX = _compile([
     "insufficient resources",  # fluxion's sched.reason_pending
     # a job killed at its memory limit: the dialect's words before the exception's type
     "out of memory: the job used more than the memory it was given (flux exception oom)",
+    # the kernel's OOM killer, as flux-shell's oom plugin logs it in the job's stderr
+    "out of memory: the job used more than the memory it was given (flux-shell oom: Memory "
+    "cgroup out of memory: killed {num} task on {name}.)",
+    "out of memory: the job used more than the memory it was given (flux-shell oom: Memory "
+    "cgroup out of memory: killed {num} tasks on {name}.)",
 ])
 
 

@@ -23,10 +23,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from diamond_jupyter.dialects.translate import request_totals, translate
+from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
     ALL_STRICT,
     COMPARED_FIELDS,
+    parse_lines,
     sweep_tests,
+    translated,
 )
 
 HERE = Path(__file__).parent / "fixtures" / "scripts_unseen30"
@@ -83,6 +89,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "pbs/pro_python_shebang_select_mem_upper_MB.pbs": dict(
         nodes=1, tasks=1, cpus=4, memory_mb=400, walltime=1200, name="pyjob",
         stdout="py.out", stderr="py.err"),
+    "pbs/pro_J_mail_abej_each_subjob.pbs": dict(
+        nodes=1, tasks=1, cpus=2, walltime=900, array="1-10", name="subjob-mail",
+        mail_events=["fail", "begin", "end", "array_tasks"], mail_user="me@example.org"),
     # -- LSF
     "lsf/gpu_num_per_host_ptile_two_hosts.lsf": dict(
         nodes=2, tasks=8, cpus=8, gpus=2, walltime=3600, name="allreduce", queue="gpu",
@@ -105,6 +114,14 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "lsf/affinity_core4_N_u_outputs.lsf": dict(
         tasks=4, cpus=16, walltime=3 * 3600, stdout="out.%j", stderr="err.%j",
         mail_events=["end"], mail_user="me@example.org"),
+    "lsf/rusage_mem_per_job_spread_over_slots.lsf": dict(
+        tasks=4, cpus=4, memory_mb=8 * G, walltime=3600, name="shared-mem", per_cpu=2 * G,
+        notes=["rusage[mem=8GB/job] (the whole job's) read as 2048MB per slot of 4"]),
+    "lsf/rusage_mem_per_job_one_host_duration.lsf": dict(
+        nodes=1, tasks=8, cpus=8, memory_mb=16 * G, walltime=1800, node_mem=16 * G,
+        unknown=["-R rusage"],
+        notes=["rusage[mem=16GB/job:duration=10] (the whole job's) read as 16384MB on its one "
+               "host"]),
     # -- Flux
     "flux/t_fraction_hours_n_output_template.flux": dict(
         tasks=4, cpus=4, walltime=5400),
@@ -142,4 +159,88 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 test_every_fixture_has_expectations, test_parse_values, test_translates_or_reports = \
     sweep_tests(HERE, EXPECTED, fields=(*COMPARED_FIELDS, "shell"), strict=ALL_STRICT,
-                at_least=36)
+                at_least=39)
+
+
+# ------------------------------------------------------- LSF's per-job memory reservation
+
+@pytest.mark.parametrize(("lines", "totals", "said"), [
+    ('#BSUB -n 4 -R "rusage[mem=8GB/job]"', (4, 8 * G),
+     "line 2: rusage[mem=8GB/job] (the whole job's) read as 2048MB per slot of 4"),
+    ('#BSUB -R "rusage[mem=4000/job]"\n#BSUB -n 3', (3, 3 * 1333),
+     "line 2: rusage[mem=4000/job] (the whole job's) read as 1333MB per slot of 3 (rounded "
+     "down)"),
+    ('#BSUB -R "rusage[mem=500MB/job]"', (None, 500),
+     "line 2: rusage[mem=500MB/job] (the whole job's) read as 500MB on its one host"),
+    ('#BSUB -n 16 -R "span[hosts=1]" -R "rusage[mem=32GB/job]"', (16, 32 * G),
+     "line 2: rusage[mem=32GB/job] (the whole job's) read as 32768MB on its one host"),
+])
+def test_lsf_memory_reserved_per_job_is_read(lines: str, totals: tuple, said: str):
+    """LSF 10.1.0.9 reserves `rusage[mem=N/job]` once for the whole job; before, the reader
+    refused it ("expected ... an optional /task or /host"), a script bsub takes."""
+    spec = parse_lines("lsf", lines)
+    got = request_totals(spec)
+    assert (got["tasks"], got["memory_mb"]) == totals
+    assert said in spec.metadata["parse_notes"], spec.metadata["parse_notes"]
+
+
+def test_lsf_per_job_memory_too_small_to_share_is_kept_and_said():
+    spec = parse_lines("lsf", '#BSUB -n 4 -R "rusage[mem=3/job]"')
+    assert request_totals(spec)["memory_mb"] is None
+    assert [d.raw for d in spec.unknown] == ['#BSUB -n 4 -R "rusage[mem=3/job]"']
+    assert "line 2: rusage[mem=3/job] (the whole job's): less than 1MB for each of its 4 " \
+           "slots; kept as written, no memory read" in spec.metadata["parse_notes"]
+
+
+def test_lsf_reservation_methods_past_task_host_job_are_still_refused():
+    with pytest.raises(BadInput) as e:
+        parse_lines("lsf", '#BSUB -R "rusage[mem=4000/node]"')
+    assert "an optional /task, /host or /job" in str(e.value)
+
+
+@pytest.mark.parametrize(("rel", "target", "line"), [
+    ("lsf/rusage_mem_per_job_spread_over_slots.lsf", "slurm", "#SBATCH --mem-per-cpu=2G"),
+    ("lsf/rusage_mem_per_job_spread_over_slots.lsf", "sge", "#$ -l h_rt=01:00:00,h_vmem=2G"),
+    ("lsf/rusage_mem_per_job_one_host_duration.lsf", "slurm", "#SBATCH --mem=16G"),
+])
+def test_per_job_memory_reaches_other_schedulers(rel: str, target: str, line: str):
+    script, _ = translated(HERE, rel, target)
+    assert line in script.splitlines(), script
+
+
+# ------------------------------------------------ mail for each subjob of an array (-m j)
+
+def test_pbs_mail_for_each_subjob_is_read_as_slurms_array_tasks():
+    """PBS Pro's `-m abej` mails for each subjob too; before, the j was dropped unsaid (back
+    as `-m abe`, and Slurm got no ARRAY_TASKS)."""
+    rel = "pbs/pro_J_mail_abej_each_subjob.pbs"
+    own, warnings = translated(HERE, rel, "pbs")
+    assert "#PBS -m abej" in own.splitlines() and not warnings
+    script, _ = translated(HERE, rel, "slurm")
+    assert "#SBATCH --mail-type=FAIL,BEGIN,END,ARRAY_TASKS" in script.splitlines()
+    _, warnings = translated(HERE, rel, "lsf")
+    assert "dropped: mail event array_tasks (no lsf equivalent)" in warnings
+
+
+@pytest.mark.parametrize(("lines", "said"), [
+    ("#PBS -m j", "bad -m value 'j' in `#PBS -m j`; expected j (mail for each subjob) with "
+                  "a, b or e, e.g. -m abej"),
+    ("#PBS -m abf", "bad -m value 'abf' in `#PBS -m abf`; expected letters from a, b, e "
+                    "(with j: for each subjob of an array too), or n"),
+])
+def test_pbs_mail_letters_qsub_refuses_are_refused(lines: str, said: str):
+    with pytest.raises(BadInput) as e:
+        parse_lines("pbs", lines)
+    assert str(e.value) == f"line 2: {said}"
+
+
+@pytest.mark.parametrize(("array", "line", "said"), [
+    ("#SBATCH --array=1-4\n", "#PBS -m ej", None),
+    ("", "#PBS -m e", "dropped: mail event array_tasks (PBS Pro's -m j is for an array's "
+                      "subjobs, beside a, b or e: the job is no array)"),
+])
+def test_slurm_array_tasks_mail_reaches_pbs_as_j(array: str, line: str, said: str | None):
+    script, warnings, _ = translate(
+        f"#!/bin/bash\n#SBATCH --mail-type=END,ARRAY_TASKS\n{array}./a\n", "pbs", "slurm")
+    assert line in script.splitlines(), script
+    assert (said in warnings) if said else not [w for w in warnings if "mail" in w], warnings

@@ -16,6 +16,15 @@ two queues in one quoted `-q`, `affinity[core(4)]`; flux `-t 1.5h`, `system.dura
 `0.25d`; Grid Engine a wildcard PE, `h_vmem` in decimal megabytes, an open slot range with
 a job GPU, a quoted `-l`, `*@host` queues, a repeated `h_rt` with a fraction, `-a MMDDhhmm`,
 a csh job of one array task.
+
+What the sweep found (each test below failed before): LSF 10.1.0.9's per-job memory
+reservation `rusage[mem=8GB/job]`, a script bsub takes, was refused ("expected ... an
+optional /task or /host"): now read once the slots are known (on one host, that host's
+memory; over several slots, shared evenly per slot, said); PBS Pro's `-m abej` (mail for
+each subjob of an array too) lost its `j` unsaid, back as `-m abe` and with no
+ARRAY_TASKS at Slurm: now read as Slurm's ARRAY_TASKS and written back as `j` where PBS
+Pro takes it (an array, beside a, b or e; said dropped elsewhere), and `-m j` alone, which
+qsub refuses, is refused.
 """
 
 from __future__ import annotations

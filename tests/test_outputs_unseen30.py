@@ -2,10 +2,11 @@
 (Slurm 20.11-24.05 `squeue`, `squeue --json` of openapi v0.0.40, `sacct -P`, `sinfo`,
 `scontrol show node -o`; PBS Pro 2024 `qstat -f -F json` and `pbsnodes -av -F json`; Torque
 `qstat -f -x`; LSF 10.1 `bjobs -o -json` and `bhosts -json`; flux-core `flux jobs --json`
-and `flux resource list -o`; Grid Engine `qstat -xml` and `qacct -j`), none captured and
-none met by sweeps 1-29: heterogeneous components and a throttled array's pending tasks of
+and `flux resource list -o`; Grid Engine `qstat -xml` and `qacct -j`), none captured, most
+not met by sweeps 1-29: heterogeneous components and a throttled array's pending tasks of
 v0.0.40, an infinite limit in its `{set, infinite, number}` form, OUT_OF_MEMORY and
 SUSPENDED in squeue, a name holding `|`, NO_VAL nodes, limits of INVALID and UNLIMITED;
+sacct's Unknown ends, "None assigned", OOM by signal 125, REVOKED;
 sinfo's blocked, mixed-, idle~, powering_up, unknown*, perfctrs and a MIG profile; nodes
 of dynamic_norm, not_responding and reserved; PBS arrays begun (B) with a subjob expired
 (X), a moved job (M), an exiting one (E), nodes job-busy, resv-exclusive, stale,
@@ -94,6 +95,18 @@ SQUEUE_JSON_2311 = json.dumps({"meta": {"plugin": {"data_parser": "data_parser/v
      "exit_code": {"status": ["SUCCESS"], "return_code": wrapped(0)},
      "end_time": wrapped(epoch(2026, 12, 6, 7))},
 ]})
+
+# `sacct -X -P -n --format=SACCT_FIELDS`: a running job's Unknown end, a throttled array's
+# pending tasks on "None assigned", a het component, OOM by a signal 125, a suspended job,
+# a federation sibling revoked before it ran
+SACCT = "\n".join([
+    "4001|RUNNING|0:0|2026-12-06T01:00:00|Unknown|c01|run|4001",
+    "4002_[1-5%2]|PENDING|0:0|Unknown|Unknown|None assigned|arr|4002_[1-5%2]",
+    "4003+1|COMPLETED|0:0|2026-12-06T01:00:00|2026-12-06T02:00:00|g01|het|4003+1",
+    "4004|OUT_OF_MEMORY|0:125|2026-12-06T01:00:00|2026-12-06T01:10:00|c02|oom|4004",
+    "4009|SUSPENDED|0:0|2026-12-06T01:00:00|Unknown|c04|s|4009",
+    "4010|REVOKED|0:0|None|2026-12-06T01:00:00|None assigned|fed|4010",
+]) + "\n"
 
 # `sinfo -h -N -o '%N|%T|%c|%m|%G|%f|%P|%C|%l|%D'`: states of 22.05-24.05 few sites print
 SINFO = "\n".join([
@@ -287,6 +300,17 @@ OUTPUTS: list[tuple[str, object, object]] = [
      [("3200_[1-1000%10]", "PENDING", None, "JobArrayTaskLimit"),
       ("3300", "CANCELLED", 143, None), ("3400", "COMPLETED", 0, None),
       (None, at(2026, 12, 6, 7))]),
+    ("sacct: Unknown ends are none; 'None assigned' is no node list; a het component ends",
+     lambda: [(j.native_id, j.state.value, j.ended_at, j.node_list, j.exit_code)
+              for j in slurm.parse_accounting(SACCT, [])][:3],
+     [("4001", "RUNNING", None, "c01", None), ("4002_[1-5%2]", "PENDING", None, None, None),
+      ("4003+1", "COMPLETED", at(2026, 12, 6, 2), "g01", 0)]),
+    ("sacct: OUT_OF_MEMORY said with no exit code; SUSPENDED holds on; REVOKED never ran",
+     lambda: [(j.native_id, j.state.value, j.exit_code, j.reason, j.started_at)
+              for j in slurm.parse_accounting(SACCT, [])][3:],
+     [("4004", "FAILED", None, "out of memory: the job used more than the memory it was given",
+       at(2026, 12, 6, 1)), ("4009", "RUNNING", None, None, at(2026, 12, 6, 1)),
+      ("4010", "CANCELLED", 0, None, None)]),
     ("sinfo: blocked, mixed-, completing and perfctrs take jobs; unknown* and drained* none; "
      "idle~ and powering_up return",
      lambda: [(n.state, node_verdicts(n.state)) for n in slurm.parse_sinfo_nodes(SINFO, [])],

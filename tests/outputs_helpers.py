@@ -48,6 +48,19 @@ def sge_job_xml(number: int, state: str, name: str, *, slots: int = 1, queue: st
             + (f"<tasks>{tasks}</tasks>" if tasks else "") + "</job_list>")
 
 
+def qacct(*records: list[str]) -> str:
+    """`qacct -j` of RECORDS (each its lines, as `qacct_record` gives them)."""
+    return "\n".join(line for r in records for line in ["=" * 62, *r])
+
+
+def qacct_record(number: int, name: str, qsub: str, start: str, end: str, *rest: str
+                 ) -> list[str]:
+    """The lines of one `qacct -j` record of all.q on n9 (`rest`: the lines after end_time)."""
+    return ["qname        all.q", "hostname     n9", "owner        ana",
+            f"jobname      {name}", f"jobnumber    {number}", "taskid       undefined",
+            f"qsub_time    {qsub}", f"start_time   {start}", f"end_time     {end}", *rest]
+
+
 def ended(jobs: list[JobStatus]) -> list[tuple]:
     """(id, state, exit code, reason) of each record."""
     return [(j.native_id, j.state.value, j.exit_code, j.reason) for j in jobs]

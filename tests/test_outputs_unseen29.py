@@ -28,6 +28,8 @@ from outputs_helpers import (
     lsf,
     node_verdicts,
     pbs,
+    qacct,
+    qacct_record,
     sge,
     sge_job_xml,
     slurm,
@@ -292,26 +294,16 @@ QSTAT_XML = (
     + "</job_info></job_info>\n")
 
 
-def qacct(*records: list[str]) -> str:
-    return "\n".join(line for r in records for line in ["=" * 62, *r])
-
-
-def acct(number: int, name: str, qsub: str, start: str, end: str, *rest: str) -> list[str]:
-    return ["qname        all.q", "hostname     n9", "owner        ana",
-            f"jobname      {name}", f"jobnumber    {number}", "taskid       undefined",
-            f"qsub_time    {qsub}", f"start_time   {start}", f"end_time     {end}", *rest]
-
-
 # `qacct -j` of SGE 8.1: an h_rt kill (failed 37), a job failed before it started
 QACCT = qacct(
-    acct(801, "rt", "Sun Dec  6 07:00:00 2026", "Sun Dec  6 08:00:00 2026",
+    qacct_record(801, "rt", "Sun Dec  6 07:00:00 2026", "Sun Dec  6 08:00:00 2026",
          "Sun Dec  6 09:00:00 2026", "slots        4",
          "failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit", "exit_status  137"),
-    acct(802, "never", "Sun Dec  6 07:00:00 2026", "-/-", "-/-", "slots        1",
+    qacct_record(802, "never", "Sun Dec  6 07:00:00 2026", "-/-", "-/-", "slots        1",
          "failed       1    : assumedly before job", "exit_status  0"))
 
 # `qacct -j` of Open Cluster Scheduler 9.0 (sge_ctime64: ISO dates with microseconds)
-QACCT_OCS = qacct(acct(
+QACCT_OCS = qacct(qacct_record(
     901, "iso", "2026-12-06 07:00:00.123456", "2026-12-06 08:00:00.654321",
     "2026-12-06 09:00:00.000000", "granted_pe   mpi", "slots        32",
     "failed       0", "exit_status  0", "ru_wallclock 3600", "wallclock    3600.002"))
@@ -505,7 +497,7 @@ def test_open_cluster_scheduler_qacct_dates_are_read() -> None:
 def test_a_qacct_date_of_no_known_form_is_said_not_dropped() -> None:
     """A date no qacct version prints (a site's locale, a wrapper's reformatting) is said
     in the job's reason, each field by name; `-/-` (never ran) says nothing."""
-    text = qacct(acct(902, "de", "06.12.2026 07:00", "06.12.2026 08:00", "-/-",
+    text = qacct(qacct_record(902, "de", "06.12.2026 07:00", "06.12.2026 08:00", "-/-",
                       "failed       0", "exit_status  0"))
     [job] = sge.parse_accounting(text, [])
     assert (job.started_at, job.ended_at) == (None, None)

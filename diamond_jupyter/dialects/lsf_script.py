@@ -294,6 +294,7 @@ class LsfScript:
             spec.metadata.pop(key, None)
         self._compound_job(spec, resreqs)
         self._ptile_without_slots(spec, spec.metadata.pop("lsf_ptile_at", None))
+        self._job_memory(spec, spec.metadata.pop("lsf_mem_per_job", None))
         if limit is not None:
             self._mem_limit(spec, limit)
         self._slot_memory(spec)
@@ -363,6 +364,32 @@ class LsfScript:
                    "process" + (", hard" if hard else "")
              + ("; a number without a unit is MB, LSF_UNIT_FOR_LIMITS=MB as LSF installs "
                 "it: where a site left the built-in KB, write the unit" if bare else "") + ")")
+
+    def _job_memory(self, spec: JobSpec, per_job: tuple[int, Item, str] | None) -> None:
+        """`rusage[mem=N/job]` (LSF 10.1.0.9: reserved once for the whole job), read once the
+        slots are: on one host, N for that host; over several slots, N shared evenly per
+        slot (rounded down, said); what cannot be shared out is kept as written, said."""
+        if per_job is None:
+            return
+        mb, item, usage = per_job
+        r = spec.resources
+        slots = r.tasks or 1
+        said = f"line {item.lineno}: rusage[{usage}] (the whole job's)"
+        if spec.components or mb < slots:
+            why = "a compound requirement's terms do not share it out" if spec.components \
+                else f"less than 1MB for each of its {slots} slots"
+            note(spec, f"{said}: {why}; kept as written, no memory read")
+            unknown(spec, self.name, Item("-R", f"rusage[{usage}]", item.lineno, item.raw),
+                    "-R rusage")
+            return
+        if slots == 1 or r.nodes == 1:
+            r.memory_mb = mb
+            spec.metadata["lsf_mem_per_host"] = mb  # on one host, LSF's /host says the same
+            note(spec, f"{said} read as {mb}MB on its one host")
+            return
+        r.memory_per_cpu_mb = mb // slots
+        rounded = " (rounded down)" if mb % slots else ""
+        note(spec, f"{said} read as {mb // slots}MB per slot of {slots}{rounded}")
 
     @staticmethod
     def _slot_memory(spec: JobSpec) -> None:
@@ -682,11 +709,11 @@ class LsfScript:
             note(spec, f"line {item.lineno}: rusage[{usages[at]}] reserves memory in phases "
                        "(each amount for its duration); kept as written, no memory read")
             return False
-        m = re.fullmatch(r"mem=([0-9.]+\s*[A-Za-z]*)(?:/(task|host))?", mem)
+        m = re.fullmatch(r"mem=([0-9.]+\s*[A-Za-z]*)(?:/(task|host|job))?", mem)
         mb = parse_mem_mb(m.group(1), iec=False) if m else None
         if mb is None:
             raise bad(item, "bad rusage mem", "a number with an optional KB, MB or GB, and "
-                      "an optional /task or /host")
+                      "an optional /task, /host or /job")
         if (first := spec.metadata.get("lsf_rusage_mem")) is not None:
             # bsub merges every -R into one string, where a load index may appear once only
             # (LSF: "A given load index cannot appear more than once")
@@ -697,6 +724,8 @@ class LsfScript:
         r = spec.resources
         if mb == 0:
             no_memory_asked(spec, item.lineno, f"rusage[{usages[at]}]")
+        elif m.group(2) == "job":  # LSF 10.1.0.9: once for the whole job, read with -n
+            spec.metadata["lsf_mem_per_job"] = (mb, item, usages[at])
         elif m.group(2) == "host":  # LSF 10: reserved once on each host of the job
             r.memory_mb = mb
             spec.metadata["lsf_mem_per_host"] = mb  # written back so for LSF

@@ -303,6 +303,16 @@ def signed32(number: int) -> int:
     return number - 2**32 if 2**31 <= number < 2**32 else number
 
 
+# the highest signal number Linux has (SIGRTMAX): an exit status of a shell's 128 + N, or
+# PBS's 256 + N, past it is no signal at all
+SIGNAL_MAX = 64
+
+
+def signal_number(number: int) -> int | None:
+    """NUMBER as a signal (1 to SIGNAL_MAX), or None where it can be none."""
+    return number if 1 <= number <= SIGNAL_MAX else None
+
+
 def decode_wait_status(status: int) -> int:
     """POSIX wait status -> shell-style exit code (signal N -> 128+N)."""
     if status & 0x7F:

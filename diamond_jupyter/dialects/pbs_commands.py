@@ -11,8 +11,9 @@ package always brings along).
 
 Ids: qsub prints the full id ('123.server'); qstat accepts both '123' and
 '123.server'. Parsers keep the id as printed; `short_id()` strips the server.
-Exit_status: 0 ok; >256 means killed by signal (265 = 256+9); negative means
-PBS itself failed the job, usually before it ever ran (-29 = walltime kill).
+Exit_status: 0 ok; >256 means killed by signal (265 = 256+9; past 256+64 it names no
+signal and is said unread); negative means PBS itself failed the job, usually before it
+ever ran (-29 = walltime kill).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ history (`qstat -x`) and the server's logs (`tracejob`) read alike through it.""
 from __future__ import annotations
 
 from ..model import JobState
-from .outputs_common import OUT_OF_MEMORY, signed32
+from .outputs_common import OUT_OF_MEMORY, signal_number, signed32
 
 # Torque's own negative codes for a job its mom killed over a limit (PBS Pro's are -24 to
 # -29; its -10 to -12 mean other things): memory, walltime, CPU time
@@ -18,6 +18,11 @@ def _out_of_memory(limit: str, exit_status: int) -> str:
     return f"{OUT_OF_MEMORY} (killed by PBS over its {limit} limit, Exit_status {exit_status})"
 
 
+def _no_signal(exit_status: int) -> str:
+    return (f"Exit_status {exit_status} not read: above 256 it is 256 + the signal that "
+            f"killed the job, and {exit_status - 256} is no signal")
+
+
 def finished_state(
     exit_status: int | None, substate: int | None, used_s: int | None, limit_s: int | None,
     *, torque: bool = False,
@@ -25,10 +30,12 @@ def finished_state(
     """(state, exit_code, reason) of a finished PBS job (`torque`: Torque's exit codes)."""
     if exit_status is not None:  # (-1 printed unsigned is still PBS's own -1)
         exit_status = signed32(exit_status)
+    killed = signal_number(exit_status - 256) if exit_status and exit_status > 256 else None
     if substate == 91:  # JOB_SUBSTATE_TERMINATED: deleted by qdel
         # killed by a signal (256 + N) as a shell says it, 128 + N, as for other jobs
-        code = 128 + exit_status - 256 if exit_status and exit_status > 256 else exit_status
-        return JobState.CANCELLED, code, "deleted (qdel)"
+        if exit_status and exit_status > 256 and not killed:
+            return JobState.CANCELLED, None, f"deleted (qdel); {_no_signal(exit_status)}"
+        return JobState.CANCELLED, 128 + killed if killed else exit_status, "deleted (qdel)"
     if exit_status is None:
         return (JobState.FAILED if substate == 93 else JobState.UNKNOWN), None, None
     timed_out = used_s is not None and limit_s is not None and used_s >= limit_s
@@ -48,7 +55,8 @@ def finished_state(
             return JobState.FAILED, exit_status, f"killed by PBS: resource limit ({exit_status})"
         return JobState.FAILED, exit_status, f"job never ran (Exit_status {exit_status})"
     if exit_status > 256:
-        sig = exit_status - 256
+        if not (sig := killed):  # 600: neither an exit code nor a signal's; said, not guessed
+            return JobState.FAILED, None, _no_signal(exit_status)
         if timed_out:
             return JobState.TIMEOUT, 128 + sig, f"walltime exceeded (signal {sig})"
         return JobState.FAILED, 128 + sig, f"killed by signal {sig}"

@@ -97,8 +97,9 @@ TABLE = OptionTable({}, {c: Opt("-" + c) for c in _ARGS if c not in _FLAGS}
                     getopt_short=True)  # qsub reads its options with getopt
 _SENTINEL = re.compile(r"^\s*#PBS(?:\s+(.*)|$)")
 _FEATURE = re.compile(r"[A-Za-z][\w.\-]*")  # one node feature name (a list is kept)
-_MAIL = {"a": "fail", "b": "begin", "e": "end"}
-_MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe"}
+# `j` (PBS Pro): the a, b, e mail for each subjob of an array too, Slurm's ARRAY_TASKS
+_MAIL = {"a": "fail", "b": "begin", "e": "end", "j": "array_tasks"}
+_MAIL_BACK = {"fail": "a", "begin": "b", "end": "e", "all": "abe", "array_tasks": "j"}
 _SUB = ("-l select:", "-l place:", "-l nodes:")  # options folded back into the -l lists
 # Torque's GPU compute modes, written after gpus=N in a nodes spec
 _TORQUE_GPU_MODES = {"exclusive_thread", "exclusive_process", "exclusive", "default", "shared",
@@ -471,7 +472,11 @@ class PbsScript:
             return take_variables(spec, v, quoted_values=True)
         elif o == "-m":
             if not set(v) <= set("abejn"):
-                raise bad(item, "bad -m value", "letters from a, b, e, or n")
+                raise bad(item, "bad -m value", "letters from a, b, e (with j: for each "
+                          "subjob of an array too), or n")
+            if "j" in v and not set(v) & set("abe"):  # PBS Pro: j only beside a, b or e
+                raise bad(item, "bad -m value", "j (mail for each subjob) with a, b or e, "
+                          "e.g. -m abej")
             if "n" in v:  # no mail at all, not even qsub's default on abort (-m a)
                 spec.mail_events = []
                 spec.metadata[NO_MAIL] = True
@@ -1051,9 +1056,18 @@ class PbsScript:
             add("-r", "y" if spec.requeue else "n")
         if spec.mail_user:
             add("-M", spec.mail_user)
-        warnings += mail_warning(spec.mail_events, set(_MAIL_BACK), self.name)
+        events = spec.mail_events
+        others = {e for e in events if e in _MAIL_BACK} - {"array_tasks"}  # a, b, e
+        if "array_tasks" in events and (torque or not spec.array or not others):
+            # PBS Pro's qsub takes j for an array's subjobs, beside a, b or e only
+            why = "Torque has no -m j" if torque else "the job is no array" \
+                if not spec.array else "no a, b or e mail is asked"
+            events = [e for e in events if e != "array_tasks"]
+            warnings.append("dropped: mail event array_tasks (PBS Pro's -m j is for an array's "
+                            f"subjobs, beside a, b or e: {why})")
+        warnings += mail_warning(events, set(_MAIL_BACK), self.name)
         # in the events' order (`-m bea` back as written; qsub reads the letters as a set)
-        letters = "".join(dict.fromkeys(x for e in spec.mail_events for x in _MAIL_BACK.get(e, "")))
+        letters = "".join(dict.fromkeys(x for e in events for x in _MAIL_BACK.get(e, "")))
         if letters:
             add("-m", letters)
         elif spec.metadata.get(NO_MAIL) or spec.mail_events \

@@ -70,6 +70,10 @@ _PBS = _compile([
     "deleted (qdel)", "killed by PBS: walltime exceeded", "killed by PBS: resource limit ({num})",
     "job never ran (Exit_status {num})", "walltime exceeded (signal {num})",
     "killed by signal {num}", "walltime exceeded",
+    "Exit_status {num} not read: above 256 it is 256 + the signal that killed the job, and "
+    "{num} is no signal",
+    "deleted (qdel); Exit_status {num} not read: above 256 it is 256 + the signal that killed "
+    "the job, and {num} is no signal",
     "out of memory: the job used more than the memory it was given (killed by PBS over its "
     "{name} limit, Exit_status {num})",
 ])

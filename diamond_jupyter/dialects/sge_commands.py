@@ -49,6 +49,7 @@ from .outputs_common import (
     parse_duration,
     parse_iso,
     parse_local_time,
+    signal_number,
     signed32,
     takes_records,
     to_int,
@@ -174,9 +175,9 @@ def finished_state(failed: str | None, exit_status: int | None
         return JobState.UNKNOWN, None, why
     if exit_status == 0 and not code:
         return JobState.COMPLETED, 0, None
-    if exit_status > 128:
-        return JobState.FAILED, exit_status, f"killed by signal {exit_status - 128}"
-    return JobState.FAILED, exit_status, f"exit code {exit_status}"
+    if exit_status > 128 and (sig := signal_number(exit_status - 128)):
+        return JobState.FAILED, exit_status, f"killed by signal {sig}"
+    return JobState.FAILED, exit_status, f"exit code {exit_status}"  # 255: no signal 127
 
 
 # `qstat -j` of the arrays with tasks waiting ("$1": their ids, digits joined by commas),

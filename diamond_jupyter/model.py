@@ -1599,6 +1599,9 @@ class Node(_Model):
     # why an admin took it out of service (Slurm's Reason, without its `[user@time]`);
     # None: none given or not read
     reason: str | None = None
+    # Slurm ResumeAfterTime: when a node an admin set DOWN or DRAIN with `ResumeAfter=`
+    # returns to service by itself; None: not set (or not read)
+    resume_after: datetime | None = None
 
     @field_validator("cpus", "cpus_allocated", "memory_mb", "memory_allocated", "gpus",
                      "gpus_allocated")

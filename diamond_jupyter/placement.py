@@ -950,7 +950,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
     back = {n.name: b for n in nodes
-            if (b := node_returning(n, in_resv, snap.node_timeouts)) is not None}
+            if (b := node_returning(n, in_resv, snap.node_timeouts, now)) is not None}
     # of them, those power saving has off, booting or going off (taking jobs once booted)
     power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
              and (kind := node_power(n)) is not None}

@@ -12,7 +12,15 @@ from diamond_jupyter.wording import quantity
 
 from .dialects.outputs_common import job_hosts
 from .model import OVER_TIME_UNLIMITED, Node, Partition, SiteSnapshot, hms
-from .placement_fit import SUSPEND_S, Req, _few, aware, node_power, returning_timeouts
+from .placement_fit import (
+    SUSPEND_S,
+    Req,
+    _few,
+    aware,
+    node_power,
+    node_usable,
+    returning_timeouts,
+)
 from .placement_sim import UNKNOWN_HOLD_S, Overrun
 
 
@@ -46,9 +54,17 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
     silent_s, reboot_s = returning_timeouts(t)
     kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
              for kind in ("off", "booting", "going_off")}
-    silent = [n.name for n in out if not back[n.name][1] and n.name not in power]
+    resuming = [n for n in out if n.resume_after is not None and n.name not in power
+                and not node_usable(n)]
+    silent = [n.name for n in out if not back[n.name][1] and n.name not in power
+              and n not in resuming]
     reboot = [n.name for n in out if back[n.name][1] and n.name not in power]
     said = []
+    for n in resuming:
+        why = f", {n.reason}" if n.reason else ""
+        said.append(f"partition {partition}: {n.name} is out of service ({n.state}{why}) "
+                    f"until {aware(n.resume_after):%Y-%m-%d %H:%M} (its ResumeAfterTime): "
+                    "Slurm returns it to service then, and no job starts there before")
     if silent:
         said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
                     "no job there until it answers again (planned free after SlurmdTimeout, "

@@ -368,7 +368,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     host consumables); `short_until`: of those, the ones held only until the running job
     named (native id) ends, not the last one there (Grid Engine queue consumables, which
     that job's end gives enough of back)."""
-    back = [node_returning(n, in_reservation, snap.node_timeouts) for n in nodes]
+    back = [node_returning(n, in_reservation, snap.node_timeouts, now) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
                                                                              strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]

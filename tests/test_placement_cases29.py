@@ -18,14 +18,17 @@ Each case's docstring works its answer out from these numbers."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from test_placement_cases import NOW, reservation
+from test_placement_cases import NOW, at, reservation
 from test_placement_cases5 import PE_TEXT
 from test_placement_cases25 import qos
 from test_placement_cases28 import (
     _KINDS,
     NODES,
     _grid_engine,
+    _node,
     notes,
     partitions,
     placed,
@@ -37,6 +40,7 @@ from test_placement_cases28 import (
 )
 
 from diamond_jupyter.dialects.sge_commands import SgeCommands
+from diamond_jupyter.model import OVER_TIME_UNLIMITED
 
 # b02 full to +8 h, l01-l02 full to +8 h (bigmem): a 96-CPU job has only b01 and b02
 B02_L_FULL = [running("102", "b02", 128, 8),
@@ -51,6 +55,19 @@ def overdue(**config: str):
     lines (name: value)."""
     text = "".join(f"{k} = {v}\n" for k, v in config.items())
     return running("501", "b01", 128, -1 / 6), text
+
+
+def test_the_over_time_limits_and_kill_wait_are_read():
+    """A partition's OverTimeLimit (minutes, UNLIMITED, NONE: the site's) and the site's
+    OverTimeLimit and KillWait from `scontrol show config`."""
+    parts = partitions(batch={"over_time": "60"}, gpu={"over_time": "UNLIMITED"})
+    _, snap = vega(parts=parts, config="OverTimeLimit = 20 min\nKillWait = 45 sec\n")
+    assert {p.name: p.over_time_s for p in snap.partitions if p.name in ("batch", "gpu",
+                                                                         "shared")} == {
+        "batch": 3600.0, "gpu": OVER_TIME_UNLIMITED, "shared": None}
+    assert (snap.node_timeouts or {}) == {"OverTimeLimit": 1200.0, "KillWait": 45.0}
+    _, snap = vega(config="OverTimeLimit = UNLIMITED\n")
+    assert snap.node_timeouts == {"OverTimeLimit": OVER_TIME_UNLIMITED}
 
 
 def test_a_job_past_its_limit_ends_within_kill_wait_where_no_over_time_is_allowed():
@@ -93,6 +110,53 @@ def test_an_unlimited_over_time_limit_leaves_the_late_job_its_whole_limit_again(
                                  standby={"over_time": "UNLIMITED"}))
     p, said = placed("#SBATCH -c 96 -t 2:00:00", site)
     assert starts_in(p) == 8, said
+
+
+# ---- nodes out of service until a time (ResumeAfterTime) -----------------------------------
+
+def _out_until(states: dict[str, str], back_h: dict[str, float], *jobs: str,
+               held: dict[str, tuple[int, int]] | None = None):
+    """vega with `states`, and for the nodes of `back_h` the ResumeAfterTime (hours from
+    NOW) and Reason an admin's `scontrol update NodeName=... State=DOWN|DRAIN Reason=...
+    ResumeAfter=...` set."""
+    held = held or {}
+    lines = []
+    for n in NODES:
+        alloc, gpus = held.get(n, (0, 0))
+        line = _node(n, alloc, gpus, states.get(n) or (
+            "FUTURE" if n[0] == "f" else "ALLOCATED" if alloc == _KINDS[n[0]][0]
+            else "MIXED" if alloc else "IDLE"))
+        if n in states:
+            line += " Reason=PSU swap [root@2026-03-01T08:00:00]"
+        if n in back_h:
+            line = line.replace("ResumeAfterTime=None", f"ResumeAfterTime={at(back_h[n])}")
+        lines.append(line)
+    return vega(*jobs, held=held, nodes="\n".join(lines) + "\n")
+
+
+def test_a_node_down_until_its_resume_after_time_runs_the_job_then():
+    """1500 GB fits only l01-l02: l01 is DOWN until +2 h (ResumeAfterTime), l02 drained for
+    good: the job starts on l01 at +2 h, and the note says until when and why (before: both
+    out, the job refused as if l01 never came back)."""
+    site = _out_until({"l01": "DOWN", "l02": "IDLE+DRAIN"}, {"l01": 2})
+    assert [n.resume_after for n in site[1].nodes if n.name == "l01"] == [NOW + timedelta(
+        hours=2)]
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", site)
+    assert (p.verdict("vega").partition, starts_in(p)) == ("bigmem", 2), said
+    assert "partition bigmem: l01 is out of service (down, PSU swap) until 2026-03-01 11:00 " \
+        "(its ResumeAfterTime): Slurm returns it to service then, and no job starts there " \
+        "before" in notes(p), said
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00",
+                     _out_until({"l01": "DOWN", "l02": "IDLE+DRAIN"}, {}))
+    assert p.choice is None, said
+
+
+def test_a_drained_node_back_in_an_hour_beats_its_busy_twin():
+    """b01 drained until +1 h, b02 busy to +8 h: 96 CPUs in batch start at +1 h on b01."""
+    site = _out_until({"b01": "IDLE+DRAIN"}, {"b01": 1}, running("102", "b02", 128, 8),
+                      held=whole("b02"))
+    p, said = placed("#SBATCH -p batch -c 96 -t 2:00:00", site)
+    assert starts_in(p) == 1, said
 
 
 # ---- the user's own jobs against a QOS's per-user counts -----------------------------------
@@ -228,16 +292,16 @@ def test_mem_zero_takes_a_node_with_no_memory_in_use_of_whichever_size():
     assert starts_in(p) == 3, said
 
 
-@pytest.mark.parametrize("cpus, at_h", [(8, 0), (28, 0), (40, 4), (100, 6)])
+@pytest.mark.parametrize("cpus, at_h", [(8, 0), (28, 0), (40, 4), (100, 4)])
 def test_mixed_nodes_of_two_sizes_take_what_fits_their_free_cpus(cpus, at_h):
     """a01-a04 have 40 of 48 CPUs taken to +6 h, b01 100 of 128 to +4 h, b02 all to +8 h:
-    8 CPUs fit an a-node now, 28 b01 now, 40 wait for b01 (+4 h), 100 too (b01 at +4 h has
-    128)... but 100 at +4 h: b01 empties at +4 h. Worked: 100 at +4 h."""
+    8 CPUs fit an a-node now, 28 fit b01 now; 40 and 100 fit no node now and b01 first,
+    empty at +4 h (the a-nodes hold 48 at most, free at +6 h)."""
     jobs = [*(running(f"30{i}", f"a0{i + 1}", 40, 6) for i in range(4)),
             running("305", "b01", 100, 4), running("306", "b02", 128, 8)]
     held = {**{f"a0{i + 1}": (40, 0) for i in range(4)}, "b01": (100, 0), "b02": (128, 0)}
     p, said = placed(f"#SBATCH -p batch -c {cpus} -t 1:00:00", vega(*jobs, held=held))
-    assert starts_in(p) == (4 if cpus == 100 else at_h), said
+    assert starts_in(p) == at_h, said
 
 
 # ---- a hidden partition ---------------------------------------------------------------------

@@ -861,6 +861,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 cores_per_socket=known_count(kv.get("CoresPerSocket"), bits=16),
                 tmp_disk_mb=known_count(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
                 reason=clean(_STAMP.sub("", kv.get("Reason") or "")),
+                resume_after=parse_iso(kv.get("ResumeAfterTime"), self.tz),
             ))
         return out
 

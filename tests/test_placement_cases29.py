@@ -18,6 +18,7 @@ Each case's docstring works its answer out from these numbers."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -38,6 +39,9 @@ from test_placement_cases28 import (
     waiting,
     whole,
 )
+from test_slurmrest_gaps import _n, _partition_v41
+from test_slurmrest_gaps import recorded as rest_recorded
+from test_slurmrest_gaps import snapshot as rest_snapshot
 
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.model import OVER_TIME_UNLIMITED
@@ -68,6 +72,21 @@ def test_the_over_time_limits_and_kill_wait_are_read():
     assert (snap.node_timeouts or {}) == {"OverTimeLimit": 1200.0, "KillWait": 45.0}
     _, snap = vega(config="OverTimeLimit = UNLIMITED\n")
     assert snap.node_timeouts == {"OverTimeLimit": OVER_TIME_UNLIMITED}
+
+
+def test_slurmrestd_partitions_carry_their_over_time_limit():
+    """v0.0.39 and later: `maximums.over_time_limit`, minutes wrapped as {set, infinite,
+    number}: infinite is UNLIMITED, not set the site's."""
+    parts = [_partition_v41(name, _n(60), _n(30)) for name in ("a", "b", "c", "d")]
+    for part, limit in zip(parts, ({"set": True, "infinite": False, "number": 60},
+                                   {"set": True, "infinite": True, "number": 0},
+                                   {"set": False, "infinite": False, "number": 0}),
+                           strict=False):
+        part["maximums"]["over_time_limit"] = limit
+    snap = rest_snapshot(rest_recorded("jobs.json"), json.dumps({"partitions": parts}),
+                         "v0.0.41")
+    assert [p.over_time_s for p in snap.partitions] == [3600.0, OVER_TIME_UNLIMITED, None,
+                                                        None]
 
 
 def test_a_job_past_its_limit_ends_within_kill_wait_where_no_over_time_is_allowed():

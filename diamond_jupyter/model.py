@@ -1179,6 +1179,11 @@ class ShareAccount(_Model):
 NOT_STARTED = "NOT_STARTED"
 
 
+# Slurm OverTimeLimit=UNLIMITED (a partition's or the site's): a job past its time limit
+# is never killed for it
+OVER_TIME_UNLIMITED = -1.0
+
+
 class Partition(_Model):
     name: str
     default: bool = False
@@ -1244,6 +1249,9 @@ class Partition(_Model):
     # Slurm OverSubscribe: "EXCLUSIVE" (whole nodes to every job), "FORCE[:N]", "YES[:N]",
     # "NO"; None: unknown
     oversubscribe: str | None = None
+    # Slurm OverTimeLimit: minutes its running jobs may run past their time limit before
+    # they are killed, as seconds; OVER_TIME_UNLIMITED: no end; None: the site's (NONE)
+    over_time_s: float | None = None
     # Slurm PreemptMode (OFF, REQUEUE, CANCEL, SUSPEND[,GANG]) and PriorityTier: a job in a
     # partition whose PreemptMode is not OFF may be preempted by the jobs of a partition of
     # a higher tier sharing its nodes
@@ -1591,6 +1599,9 @@ class Node(_Model):
     # why an admin took it out of service (Slurm's Reason, without its `[user@time]`);
     # None: none given or not read
     reason: str | None = None
+    # Slurm ResumeAfterTime: when a node an admin set DOWN or DRAIN with `ResumeAfter=`
+    # returns to service by itself; None: not set (or not read)
+    resume_after: datetime | None = None
 
     @field_validator("cpus", "cpus_allocated", "memory_mb", "memory_allocated", "gpus",
                      "gpus_allocated")
@@ -1714,8 +1725,8 @@ class SiteSnapshot(_Model):
     licenses: dict[str, int] | None = None
     # Slurm: the site's SlurmdTimeout, ResumeTimeout, SuspendTimeout and SuspendTime (idle
     # time before a node powers down) (`scontrol show config`; slurmrestd: the timeouts its
-    # partitions all agree on) in seconds, by those names; None or a name missing: Slurm's
-    # default
+    # partitions all agree on), KillWait and OverTimeLimit (OVER_TIME_UNLIMITED: no end) in
+    # seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known

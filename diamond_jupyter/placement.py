@@ -271,6 +271,7 @@ from .placement_node_notes import (
     _boot_note,
     _closed_note,
     _landing_note,
+    _overrun_note,
     _returning_note,
 )
 from .placement_pbs_resv import pbs_reservations
@@ -953,7 +954,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
     back = {n.name: b for n in nodes
-            if (b := node_returning(n, in_resv, snap.node_timeouts)) is not None}
+            if (b := node_returning(n, in_resv, snap.node_timeouts, now)) is not None}
     # of them, those power saving has off, booting or going off (taking jobs once booted)
     power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
              and (kind := node_power(n)) is not None}
@@ -1414,6 +1415,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         said = gpu_family_note(req.gpu_type, [m for n in nodes if where is None
                                               or n.name in where for m in node_gpu_models(n)])
         v.notes += [said] if said else []
+    if v.partition is not None and cfg.scheduler == "slurm":
+        v.notes += _overrun_note(v.partition, set(fits.get(v.partition, ())) & set(
+            members.get(v.partition, [])), snap, now)
     if v.partition is not None and v.verdict != "READY":
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())

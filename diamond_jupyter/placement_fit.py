@@ -143,14 +143,28 @@ def _power_kind(state: str) -> str | None:
 
 
 def node_returning(node: Node, in_reservation: bool = False,
-                   timeouts: dict[str, float] | None = None) -> tuple[float, bool] | None:
+                   timeouts: dict[str, float] | None = None,
+                   now: datetime | None = None) -> tuple[float, bool] | None:
     """For a node that takes no job now but comes back by itself: (the seconds after which
     its free resources take jobs again at the latest, whether it reboots first, after the
     jobs on it end); None for a node usable now or out for good. `timeouts`: the site's
-    SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults."""
+    SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults.
+    `now`: a node set DOWN or DRAIN until a time (Slurm's ResumeAfterTime) is back then."""
+    if (at := resume_after_s(node, in_reservation, now)) is not None:
+        return at, False
     silent_s, reboot_s = returning_timeouts(timeouts)
     return _returning(node.state, in_reservation, silent_s, reboot_s,
                       (timeouts or {}).get("SuspendTimeout", SUSPEND_S))
+
+
+def resume_after_s(node: Node, in_reservation: bool = False,
+                   now: datetime | None = None) -> float | None:
+    """Seconds from `now` until an out-of-service node whose ResumeAfterTime is set
+    returns to service (Slurm resumes it then: DOWN and DRAIN cleared); None for a node
+    usable now, without the time, or not judged at a time."""
+    if now is None or node.resume_after is None or _state_usable(node.state, in_reservation):
+        return None
+    return max((aware(node.resume_after) - now).total_seconds(), 0.0)
 
 
 def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:

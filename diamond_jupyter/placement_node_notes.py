@@ -1,15 +1,27 @@
 """The notes a verdict carries about the nodes a job may take: nodes power saving has off
 (booted first), not responding or to be rebooted (back by themselves, after the site's
 timeouts), LSF hosts closed by their load or dispatch window, and which free nodes a job
-that starts now lands on (LLN, node Weight). Pure code."""
+that starts now lands on (LLN, node Weight), running jobs past their time limit that Slurm's
+OverTimeLimit lets run on. Pure code."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from diamond_jupyter.wording import quantity
 
-from .model import Node, Partition
-from .placement_fit import SUSPEND_S, Req, _few, node_power, returning_timeouts
-from .placement_sim import UNKNOWN_HOLD_S
+from .dialects.outputs_common import job_hosts
+from .model import OVER_TIME_UNLIMITED, Node, Partition, SiteSnapshot, hms
+from .placement_fit import (
+    SUSPEND_S,
+    Req,
+    _few,
+    aware,
+    node_power,
+    node_usable,
+    returning_timeouts,
+)
+from .placement_sim import UNKNOWN_HOLD_S, Overrun
 
 
 def _boot_note(partition: str, req: Req, nodes: list[Node],
@@ -42,9 +54,17 @@ def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float
     silent_s, reboot_s = returning_timeouts(t)
     kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
              for kind in ("off", "booting", "going_off")}
-    silent = [n.name for n in out if not back[n.name][1] and n.name not in power]
+    resuming = [n for n in out if n.resume_after is not None and n.name not in power
+                and not node_usable(n)]
+    silent = [n.name for n in out if not back[n.name][1] and n.name not in power
+              and n not in resuming]
     reboot = [n.name for n in out if back[n.name][1] and n.name not in power]
     said = []
+    for n in resuming:
+        why = f", {n.reason}" if n.reason else ""
+        said.append(f"partition {partition}: {n.name} is out of service ({n.state}{why}) "
+                    f"until {aware(n.resume_after):%Y-%m-%d %H:%M} (its ResumeAfterTime): "
+                    "Slurm returns it to service then, and no job starts there before")
     if silent:
         said.append(f"partition {partition}: {_few(set(silent))} not responding: Slurm starts "
                     "no job there until it answers again (planned free after SlurmdTimeout, "
@@ -122,3 +142,33 @@ def _landing_note(p: Partition, req: Req, nodes: list[Node]) -> list[str]:
     return [f"partition {p.name}: nodes of the lowest Weight are used first: it starts on "
             f"{'one of ' if len(picked) > req.nodes else ''}{_few(set(picked))} "
             f"(Weight {low})"]
+
+
+def _minutes(seconds: float) -> str:
+    return quantity(max(round(seconds / 60), 1), "min", "min")
+
+
+def _overrun_note(partition: str, hosts: set[str], snap: SiteSnapshot,
+                  now: datetime) -> list[str]:
+    """The running jobs on `hosts` (the partition's nodes that could run the job) already
+    past their time limit that an OverTimeLimit lets run on: until when Slurm plans them
+    (`Overrun`), which the job's start waits for where it needs their nodes."""
+    overrun, out = Overrun.of(snap), []
+    for j in snap.running:
+        elapsed = float(j.time_used_s) if j.time_used_s is not None else \
+            (now - aware(j.started_at)).total_seconds() if j.started_at else None
+        on = [h for h in job_hosts(j.node_list) if h in hosts]
+        if not (on and j.walltime_s and elapsed is not None and elapsed > j.walltime_s):
+            continue
+        past, over = elapsed - j.walltime_s, overrun.allowed(j.partition)
+        late = f"partition {partition}: job {j.native_id} is {_minutes(past)} past its time limit"
+        where = f"its nodes ({_few(set(on))}) count as busy until then"
+        if over == OVER_TIME_UNLIMITED:
+            out.append(f"{late} and OverTimeLimit is UNLIMITED: no end is known, so Slurm "
+                       f"plans it a whole time limit ({hms(j.walltime_s)}) from now; "
+                       + where)
+        elif over > past:
+            out.append(f"{late}; OverTimeLimit {_minutes(over)} lets it run up to "
+                       f"{_minutes(over - past)} more, then KillWait "
+                       f"{overrun.kill_wait:.0f} s: " + where)
+    return out

@@ -5,7 +5,8 @@ Pure code over a `SiteSnapshot`. Times are float seconds after `now` (t = 0).
 Model (EASY backfill, node-level; Slurm's reservations for the probe):
 - Every usable node has CPUs and GPUs; the snapshot's `cpus_allocated`/`gpus_allocated`
   are the state at t = 0. Running jobs give them back at started_at + walltime (else
-  now + walltime/2, else now + 1 h; a job past its walltime after `OVERDUE_S`) on their
+  now + walltime/2, else now + 1 h; a job past its walltime as Slurm plans it, `Overrun`) on
+  their
   `node_list` nodes (else on the nodes of their partition that carry unexplained
   allocations). Calibrated (`recalibrated`), a running job ends when the finished jobs of
   its class that ran at least as long as it has ended: its runtime distribution
@@ -85,7 +86,7 @@ from typing import Literal
 
 from .calibration import AT_LONGEST, RatioFn, SiteCalibration, ratio_fn, waits_on_itself
 from .dialects.outputs_common import array_record, job_hosts
-from .model import JobState, JobStatus, Node, SiteSnapshot
+from .model import OVER_TIME_UNLIMITED, JobState, JobStatus, Node, SiteSnapshot
 from .placement_deps import (
     Dependency,
     DependencyGate,
@@ -267,6 +268,42 @@ class Demand:
         return self.not_before <= t or (self.now_ok and t == 0.0)
 
 
+@dataclass(frozen=True)
+class Overrun:
+    """When a running job already past its time limit gives its nodes back, as Slurm's
+    backfill plans it (select plugin's `_guess_job_end`): after the rest of the
+    OverTimeLimit it may still run (its partition's, else the site's) and KillWait; under
+    an UNLIMITED one, a whole time limit from now (nothing tells its end); with none, or
+    once it is used up, within KillWait (it is being killed). Other schedulers: KillWait's
+    default, `OVERDUE_S`."""
+
+    by_partition: tuple[tuple[str, float], ...] = ()  # partition -> its OverTimeLimit (s)
+    site: float = 0.0  # the site's OverTimeLimit (s)
+    kill_wait: float = OVERDUE_S
+
+    @staticmethod
+    def of(snap: SiteSnapshot) -> Overrun:
+        timeouts = snap.node_timeouts or {}
+        return Overrun(tuple((p.name, p.over_time_s) for p in snap.partitions
+                             if p.over_time_s is not None),
+                       timeouts.get("OverTimeLimit", 0.0),
+                       timeouts.get("KillWait", OVERDUE_S))
+
+    def allowed(self, partition: str | None) -> float:
+        """The OverTimeLimit (s, OVER_TIME_UNLIMITED) the jobs of `partition` run under."""
+        return next((s for name, s in self.by_partition if name == partition), self.site)
+
+    def after(self, partition: str | None, w: float, left: float) -> float:
+        """Seconds from now to the end of a job of walltime `w` `-left` s past it."""
+        over = self.allowed(partition)
+        if over == OVER_TIME_UNLIMITED:
+            return max(w, MIN_LEFT_S)
+        return left + over + self.kill_wait if over > 0 and left + over > 0 else self.kill_wait
+
+
+NO_OVERRUN = Overrun()
+
+
 @dataclass
 class SimState:
     names: list[str]
@@ -296,6 +333,8 @@ class SimState:
     # each partition's usable nodes (indices): what a blocked job holds back from the jobs
     # behind it on a site without backfill (`_fifo_earliest`)
     partition_nodes: dict[str, frozenset[int]] = field(default_factory=dict)
+    # how long running jobs past their time limit still run (Slurm's OverTimeLimit)
+    overrun: Overrun = field(default_factory=lambda: Overrun())
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -329,7 +368,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     host consumables); `short_until`: of those, the ones held only until the running job
     named (native id) ends, not the last one there (Grid Engine queue consumables, which
     that job's end gives enough of back)."""
-    back = [node_returning(n, in_reservation, snap.node_timeouts) for n in nodes]
+    back = [node_returning(n, in_reservation, snap.node_timeouts, now) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
                                                                              strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]
@@ -350,6 +389,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     resume_after: dict[int, tuple[int, ...]] = {}
     suspended: dict[str, tuple[float | None, float]] = {}
     tiers = {q.name: q.priority_tier for q in snap.partitions}
+    overrun = Overrun.of(snap)
     # jobs suspended last: the jobs that suspended them are read first
     for j in sorted(snap.running, key=_suspended):
         w = j.walltime_s or part_max.get(j.partition or "")
@@ -368,14 +408,16 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                                if started[k].started_at)
             if j.time_used_s is None:  # it ran until the first of them started
                 elapsed = max((suspended_at - aware(j.started_at)).total_seconds(), 0.0)
-        end = 0.0 if gone else resume + _release_after(w, elapsed, j.partition, j.cpus, ratio)
-        by_limit = planned_resume + _release_after(w, elapsed, j.partition, j.cpus, None) \
+        end = 0.0 if gone else resume + _release_after(w, elapsed, j.partition, j.cpus, ratio,
+                                                       overrun)
+        by_limit = planned_resume + _release_after(w, elapsed, j.partition, j.cpus, None,
+                                                   overrun) \
             if planned is not None and not gone else end
         by_hand = _suspended(j) and not by and not gone
         if by_hand:  # it resumes at a time not known: held (the safe side) for all its
             # limit left from now, what it ran (%M) counted where read
             end = by_limit = _release_after(w, float(j.time_used_s or 0), j.partition,
-                                            j.cpus, None)
+                                            j.cpus, None, overrun)
         if _suspended(j) and not gone:
             suspended[j.native_id] = (None if by_hand else planned_resume, by_limit)
         k = len(hosts) or max(1, j.nodes or 1)
@@ -463,7 +505,7 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     [g - a for g, a in zip(cap_g, alloc_g, strict=True)], rel, owners,
                     planned, job_ids, resume_after, suspended,
                     snap.bf_window_s if snap.bf_window_s else math.inf,
-                    _partition_nodes(nodes, members))
+                    _partition_nodes(nodes, members), overrun)
 
 
 def _partition_nodes(nodes: list[Node], members: dict[str, list[str]]
@@ -576,14 +618,16 @@ def preempted(st: SimState, partitions: Collection[str],
 
 
 def _release_after(w: float | None, elapsed: float | None, partition: str | None,
-                   cpus: int | None, ratio: RatioFn | None) -> float:
+                   cpus: int | None, ratio: RatioFn | None,
+                   overrun: Overrun = NO_OVERRUN) -> float:
     """When a running job gives its resources back. Without `ratio`: at its walltime `w`.
     With it: when jobs of its class that ran at least as long as this one has ended
-    (`ratio` conditioned on the elapsed share), never after the walltime."""
+    (`ratio` conditioned on the elapsed share), never after the walltime. Past its
+    walltime: as `overrun` says, calibrated or not."""
     if elapsed is not None and w:
         left = w - elapsed
         if left <= 0:
-            return OVERDUE_S
+            return overrun.after(partition, w, left)
         share = ratio(partition, cpus, elapsed / w, w) if ratio else 1.0
         return min(max(w * share - elapsed, MIN_LEFT_S), left)
     expected = w * ratio(partition, cpus, None, w) if w and ratio else w
@@ -607,7 +651,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
         o = owners[seq] if seq < n_owners else None
         if o is not None:
             w, elapsed, part, cpus = o
-            end = _release_after(w, elapsed, part, cpus, ratio)
+            end = _release_after(w, elapsed, part, cpus, ratio, st.overrun)
             mine = _own(own, st.job_ids.get(seq, "")) if own else None
             if mine is not None and (left := _own_left(mine, w, elapsed)) is not None:
                 end = max(end, left) if bound else left
@@ -621,7 +665,7 @@ def recalibrated(st: SimState, queue: list[Demand], ratio: RatioFn,
     rel.sort()
     new_st = SimState(st.names, st.cap_c, st.cap_g, st.free_c, st.free_g, rel, st.owners,
                       planned, st.job_ids, st.resume_after, st.suspended, st.window,
-                      st.partition_nodes)
+                      st.partition_nodes, st.overrun)
     new_q = []
     task_ends: dict[str, float] | None = None
     freed_at: dict[tuple[int, bool], float | None] = {}
@@ -773,7 +817,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             limited = [(r, _release_after(
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
-                r.partition, r.cpus, ratio)) for r in snap.running]
+                r.partition, r.cpus, ratio, st.overrun)) for r in snap.running]
         gate = dependency_gate(j, snap, limited or [], now, waiting, listed, 0) \
             if held and begins is None and j.dependency else None
         if held and begins is None and gate is None \
@@ -800,7 +844,7 @@ def pending_demands(snap: SiteSnapshot, st: SimState, members: dict[str, list[st
             limited = [(r, _release_after(
                 r.walltime_s or part_max.get(r.partition or ""),
                 (now - aware(r.started_at)).total_seconds() if r.started_at else None,
-                r.partition, r.cpus, ratio)) for r in snap.running]
+                r.partition, r.cpus, ratio, st.overrun)) for r in snap.running]
         after_jobs = None
         if counted := limit_counted(j, limited):  # not before its limit frees
             ids = tuple(r.native_id for r, _ in counted)

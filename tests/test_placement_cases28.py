@@ -47,7 +47,7 @@ NODES = ["a01", "a02", "a03", "a04", "b01", "b02", "g01", "g02", "g03", "l01", "
 
 def _partition(name: str, nodes: str, max_time: str, *, default: str = "NO",
                max_nodes: str = "UNLIMITED", tier: int = 1, preempt: str = "OFF",
-               oversubscribe: str = "NO", state: str = "UP") -> str:
+               oversubscribe: str = "NO", state: str = "UP", over_time: str = "NONE") -> str:
     """One partition as Slurm 24.05's `scontrol -o --all show partition` prints it."""
     words = {"PartitionName": name, "AllowGroups": "ALL", "AllowAccounts": "ALL",
              "AllowQos": "ALL", "AllocNodes": "ALL", "Default": default, "QoS": "N/A",
@@ -56,7 +56,7 @@ def _partition(name: str, nodes: str, max_time: str, *, default: str = "NO",
              "MaxTime": max_time, "MinNodes": "0", "LLN": "NO",
              "MaxCPUsPerNode": "UNLIMITED", "MaxCPUsPerSocket": "UNLIMITED", "Nodes": nodes,
              "PriorityJobFactor": "1", "PriorityTier": str(tier), "RootOnly": "NO",
-             "ReqResv": "NO", "OverSubscribe": oversubscribe, "OverTimeLimit": "NONE",
+             "ReqResv": "NO", "OverSubscribe": oversubscribe, "OverTimeLimit": over_time,
              "PreemptMode": preempt, "State": state, "TotalCPUs": "0", "TotalNodes": "0",
              "SelectTypeParameters": "NONE", "JobDefaults": "(null)",
              "DefMemPerCPU": "2000", "MaxMemPerNode": "UNLIMITED",

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ..digits import ascii_digits
 from ..model import (
+    OVER_TIME_UNLIMITED,
     Association,
     BadInput,
     Dependency,
@@ -500,18 +501,28 @@ class SlurmCommands(FailureReading, AccountingReach):
 
     @staticmethod
     def parse_node_timeouts(text: str) -> dict[str, float]:
-        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec`, `SuspendTimeout = 30 sec`
-        and `SuspendTime = 600 sec` (how long a node stays idle before it is powered down)
+        """`SlurmdTimeout = 300 sec`, `ResumeTimeout = 60 sec`, `SuspendTimeout = 30 sec`,
+        `SuspendTime = 600 sec` (how long a node stays idle before it is powered down),
+        `KillWait = 30 sec` (from a job's kill at its limit to its end) and `OverTimeLimit =
+        0 min` (how long past its limit a job runs before that kill; UNLIMITED:
+        OVER_TIME_UNLIMITED)
         from `scontrol show config` as seconds, by those names; a line missing or not a
         number (`SuspendTime = NONE`: power saving off) is left out (placement then takes
         Slurm's default)."""
         out: dict[str, float] = {}
         for line in text.splitlines():
             key, eq, value = line.partition("=")
+            key = key.strip()
+            if eq and key == "OverTimeLimit":
+                # `0 min`, `UNLIMITED`: how long a job may run past its limit (seconds)
+                over = over_time_s(value.strip().removesuffix("min").strip())
+                if over is not None:
+                    out[key] = over
+                continue
             m = re.fullmatch(r"\s*([0-9]+)(?:\s*sec)?\s*", value)
-            if eq and m and key.strip() in ("SlurmdTimeout", "ResumeTimeout",
-                                            "SuspendTimeout", "SuspendTime"):
-                out[key.strip()] = float(m.group(1))
+            if eq and m and key in ("SlurmdTimeout", "ResumeTimeout", "SuspendTimeout",
+                                    "SuspendTime", "KillWait"):
+                out[key] = float(m.group(1))
         return out
 
     @staticmethod
@@ -787,6 +798,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 max_mem_per_cpu_mb=limit_count(kv.get("MaxMemPerCPU")),
                 max_mem_per_node_mb=limit_count(kv.get("MaxMemPerNode")),
                 oversubscribe=clean(kv.get("OverSubscribe")),
+                over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),
                 priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
@@ -849,6 +861,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 cores_per_socket=known_count(kv.get("CoresPerSocket"), bits=16),
                 tmp_disk_mb=known_count(kv.get("TmpDisk")), spec_cores=spec_cores or 0,
                 reason=clean(_STAMP.sub("", kv.get("Reason") or "")),
+                resume_after=parse_iso(kv.get("ResumeAfterTime"), self.tz),
             ))
         return out
 
@@ -951,6 +964,15 @@ class SlurmCommands(FailureReading, AccountingReach):
             qos=qos, user=user, associations=assocs, tres_mins_unread=minutes_unread,
             warnings=[f"{site}: {w}" for w in skipped],
         )
+
+
+def over_time_s(text: str | None) -> float | None:
+    """Slurm's OverTimeLimit as a partition prints it (minutes, `UNLIMITED`, `NONE`: the
+    site's) -> seconds, OVER_TIME_UNLIMITED, or None (the site's, or not a count)."""
+    text = (text or "").strip().upper()
+    if text == "UNLIMITED":
+        return OVER_TIME_UNLIMITED
+    return float(int(text) * 60) if re.fullmatch(r"[0-9]{1,5}", text) else None
 
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ..model import (
+    OVER_TIME_UNLIMITED,
     UNREPORTED_BF_WINDOW,
     UNREPORTED_MAX_ARRAY,
     UNREPORTED_PRIORITY_WEIGHTS,
@@ -75,6 +76,7 @@ from .slurm_commands import (
     SlurmCommands,
     job_dependency,
     job_licenses,
+    over_time_s,
     partition_nodes,
 )
 from .slurm_script import dependency_value
@@ -435,6 +437,17 @@ def _at(p: dict[str, Any], *path: str) -> Any:
     return p
 
 
+def _over_time(value: Any) -> float | None:
+    """`maximums.over_time_limit` ({set, infinite, number} minutes) as
+    `Partition.over_time_s`: OVER_TIME_UNLIMITED where infinite, None where not set (the
+    site's, which slurmrestd does not serve)."""
+    if isinstance(value, dict):
+        if value.get("infinite"):
+            return OVER_TIME_UNLIMITED
+        value = value.get("number") if value.get("set") else None
+    return over_time_s(str(value)) if isinstance(value, int) and value < 0xFFFE else None
+
+
 def _nested_partition(p: dict[str, Any]) -> Partition:
     """A partition of v0.0.39 and later: its state is a list (`["DRAIN"]`: no job starts
     in it), its nodes under `nodes.configured`, its limits wrapped numbers (minutes for
@@ -475,6 +488,7 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
         "NO" if jobs == 1 else None,
         priority_tier=known_count(_at(p, "priority", "tier"), bits=16),
         priority_job_factor=known_count(_at(p, "priority", "job_factor"), bits=16),
+        over_time_s=_over_time(_at(p, "maximums", "over_time_limit")),
         hidden="hidden" in flags, root_only="root_only" in flags,
         req_resv="reservation_required" in flags or "req_resv" in flags,
         qos=clean(_at(p, "qos", "assigned")),

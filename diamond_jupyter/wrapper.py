@@ -23,6 +23,8 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
     Each line is `TIME KIND TOKEN NATIVE_ID RC MAC`, MAC being the SHA-256 of the job's
     secret (read from its private job directory, never written anywhere else) followed by
     the rest of the line: only this job's wrapper can write a line the monitor accepts.
+    Only the job's own shell writes the end line, with the code it exits with; a signal
+    (128+N) is trapped before the EXIT trap is set.
 
     `gate_file` (a copy of a hedged job): after reporting its start the wrapper waits for
     the engine's decision in that file (its private job directory) and runs the body only

@@ -295,6 +295,12 @@ class SiteMonitor:
             if ev.rc:  # kept for an outcome whose exit code the scheduler lost
                 self._task_failures.setdefault(job_id, ev.rc)
             self.kick()  # one task of an array ended: the scheduler knows if all have
+        elif self.journal.cancel_requested(job_id):
+            # asked to cancel: the code its shell reports is no sure ending (a signal may
+            # reach the wrapper anywhere; one written before the job's own end line once
+            # said "exit 1"); the scheduler knows whether the cancel or the job's own end
+            # came first
+            self.kick()
         elif ev.rc == 0:
             self.journal.apply(job_id, JobState.COMPLETED, ended_at=ev.at, exit_code=0,
                             source="wrapper")

@@ -23,6 +23,8 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
     Each line is `TIME KIND TOKEN NATIVE_ID RC MAC`, MAC being the SHA-256 of the job's
     secret (read from its private job directory, never written anywhere else) followed by
     the rest of the line: only this job's wrapper can write a line the monitor accepts.
+    Only the job's own shell writes the end line, with the code it exits with; a signal
+    (128+N) is trapped before the EXIT trap is set.
 
     `gate_file` (a copy of a hedged job): after reporting its start the wrapper waits for
     the engine's decision in that file (its private job directory) and runs the body only
@@ -39,11 +41,18 @@ def wrapper_prologue(event_file: str, token: str, secret_file: str,
         "__dmd_m=$(printf '%s %s' \"$__dmd_sec\" \"$__dmd_l\" | "
         "{ sha256sum || shasum -a 256 || openssl dgst -sha256 -r; } 2>/dev/null); "
         "(umask 077; printf '%s %s\\n' \"$__dmd_l\" \"${__dmd_m%% *}\" >> \"$__dmd_ev\"); }\n"
-        "__dmd_end() { __dmd_rc=$?; __dmd_say end \"$__dmd_rc\"; }\n"
-        "trap __dmd_end EXIT\n"
-        # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0";
-        # set before the start is reported, so a job stopped just after it reports its end
+        # only the job's own shell reports its end: a subshell (`( )`, `$( )`) that a signal
+        # reaches as it is forked can still run the EXIT trap, with the subshell's status
+        # (the `[ -e ]` before the note below: "end 1"), and the first end line counts
+        "__dmd_end() { __dmd_rc=$?; "
+        "[ \"${BASHPID:-$(exec sh -c 'echo \"$PPID\"')}\" = \"$$\" ] || return 0; "
+        "__dmd_say end \"$__dmd_rc\"; }\n"
+        # a signal (scancel, time limit, preemption) ends the job with 128+N, never "0":
+        # trapped before the EXIT trap is set (a signal between the two ran the EXIT trap
+        # with the last command's 0), and before the start is reported, so a job stopped
+        # just after it reports its end
         "trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP\n"
+        "trap __dmd_end EXIT\n"
         + output_offsets(off) +
         "__dmd_say start 0\n"
     ) + (hedge_gate(gate_file) if gate_file else "")

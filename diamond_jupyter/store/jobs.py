@@ -199,7 +199,7 @@ class JobsMixin(Database):
                       " updated_at = ? WHERE token = ?",
                       (spec.name, spec.working_directory, spec.stdout, spec.stderr, shown,
                        sealed, to_js(placement), to_ts(utcnow()), token))
-            return self._job(c, row["id"])
+            return self._job(c, row["id"], read_only=True)  # (its caller only reads it)
 
     def bind_native_id(self, token: str, native_id: str,
                        submitted_at: datetime | None = None,
@@ -230,15 +230,15 @@ class JobsMixin(Database):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None:
                 raise BadInput(f"unknown submission token {token!r}")
-            job = row_to_job(row)
+            job = row_to_job(row, shared=True)  # read here only: decoded once a row
             if job.native_id is not None:
                 if job.native_id == native_id:
-                    return job
+                    return row_to_job(row)
                 raise DiamondError(f"token {token!r} is already bound to {job.id}; refusing to "
                                    f"also bind {native_id} (duplicate submission?)")
             old_id, new_id = job.id, f"{job.site}:{native_id}"
             other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
-            other = row_to_job(other_row) if other_row is not None else None
+            other = row_to_job(other_row, shared=True) if other_row is not None else None
             if other is not None and (other.token == token or (
                     other.token is None and other_row["created_at"] >= row["created_at"])):
                 c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))  # this job, seen first
@@ -345,9 +345,13 @@ class JobsMixin(Database):
                        job.id))
             return job, job.model_copy(update={"tasks": merged})
 
-    def job_by_token(self, token: str) -> Job | None:
+    def job_by_token(self, token: str, read_only: bool = False) -> Job | None:
+        """The job of submission `token` (None: no intent has it). `read_only`: the job an
+        earlier read of the same row returned, shared and unchangeable (store/frozen.py):
+        a job read again and again while its row stays the same (a workflow's upstream, a
+        followed job at each poll) is decoded once."""
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
-        return row_to_job(rows[0]) if rows else None
+        return row_to_job(rows[0], shared=read_only) if rows else None
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -364,12 +368,12 @@ class JobsMixin(Database):
         rows = c.execute(sql, args).fetchall() if c is not None else self._read(sql, args)
         return rows[0][0] if rows else job_id
 
-    def _job(self, c: sqlite3.Connection, job_id: str) -> Job:
+    def _job(self, c: sqlite3.Connection, job_id: str, read_only: bool = False) -> Job:
         row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
         row = row.fetchone()
         if row is None:
             raise BadInput(unknown_job_message(job_id, self._meant(c, job_id)))
-        return row_to_job(row)
+        return row_to_job(row, shared=read_only)
 
     @staticmethod
     def _meant(c: sqlite3.Connection, job_id: str) -> list[str]:
@@ -409,9 +413,11 @@ class JobsMixin(Database):
             args += [len(n) + 1, n + "."]
         return {r[0] for r in self._read(sql, args)}
 
-    def get_job(self, job_id: str) -> Job:
+    def get_job(self, job_id: str, read_only: bool = False) -> Job:
+        """The job `job_id` names (its id, provisional id or token); BadInput when none.
+        `read_only` as for `job_by_token`."""
         with self._lock:
-            return self._job(self._conn(), job_id)
+            return self._job(self._conn(), job_id, read_only)
 
     def jobs_with_ids(self, job_ids: Iterable[str]) -> dict[str, Job]:
         """The stored jobs of `job_ids` (SITE:NATIVE, exactly) by id, an unknown id left out:
@@ -678,7 +684,7 @@ class JobsMixin(Database):
                submitted_at: datetime | None = None, started_at: datetime | None = None,
                ended_at: datetime | None = None, native_state: str | None = None,
                source: str | None = None, at: datetime | None = None) -> Event | None:
-        job = self._job(c, job_id)
+        job = self._job(c, job_id, read_only=True)  # read here only: decoded once a row
         if reason:  # a site's refusal may quote what it was given (a URL, a command line)
             reason = redact(reason)
         try:

@@ -199,7 +199,7 @@ class JobsMixin(Database):
                       " updated_at = ? WHERE token = ?",
                       (spec.name, spec.working_directory, spec.stdout, spec.stderr, shown,
                        sealed, to_js(placement), to_ts(utcnow()), token))
-            return self._job(c, row["id"], read_only=True)  # (its caller only reads it)
+            return self._job(c, row["id"])
 
     def bind_native_id(self, token: str, native_id: str,
                        submitted_at: datetime | None = None,
@@ -230,15 +230,15 @@ class JobsMixin(Database):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None:
                 raise BadInput(f"unknown submission token {token!r}")
-            job = row_to_job(row, shared=True)  # read here only: decoded once a row
+            job = row_to_job(row)
             if job.native_id is not None:
                 if job.native_id == native_id:
-                    return row_to_job(row)
+                    return job
                 raise DiamondError(f"token {token!r} is already bound to {job.id}; refusing to "
                                    f"also bind {native_id} (duplicate submission?)")
             old_id, new_id = job.id, f"{job.site}:{native_id}"
             other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
-            other = row_to_job(other_row, shared=True) if other_row is not None else None
+            other = row_to_job(other_row) if other_row is not None else None
             if other is not None and (other.token == token or (
                     other.token is None and other_row["created_at"] >= row["created_at"])):
                 c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))  # this job, seen first
@@ -684,7 +684,7 @@ class JobsMixin(Database):
                submitted_at: datetime | None = None, started_at: datetime | None = None,
                ended_at: datetime | None = None, native_state: str | None = None,
                source: str | None = None, at: datetime | None = None) -> Event | None:
-        job = self._job(c, job_id, read_only=True)  # read here only: decoded once a row
+        job = self._job(c, job_id)
         if reason:  # a site's refusal may quote what it was given (a URL, a command line)
             reason = redact(reason)
         try:

@@ -440,7 +440,9 @@ class WorkflowEngine:
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
         # the estimates asked lately, by what they were asked of: (when, its answer to come)
-        self._shared_estimates: dict[tuple[Any, ...], tuple[float, asyncio.Future]] = {}
+        # and the steps it answered
+        self._shared_estimates: dict[tuple[Any, ...],
+                                     tuple[float, asyncio.Future, set[str]]] = {}
         self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
         # the submits of the pass under way, by workflow, recorded together (`_flush_submits`)
         self._batches: dict[str, list[_PendingSubmit]] = {}
@@ -1515,7 +1517,7 @@ class WorkflowEngine:
         wid = rec.id
         try:
             ready_at = await self._inputs_ready_at_once_estimated(rec, wf, name)
-            est = await self._expected(spec, site, sources, ready_at)
+            est = await self._expected(f"{wid}/{name}", spec, site, sources, ready_at)
             self._step(wid, name, data={"expected_end": est.end and est.end.isoformat(),
                                         "expected_runtime_s": est.runtime_s,
                                         "estimating": False},
@@ -1529,23 +1531,26 @@ class WorkflowEngine:
         except Exception:  # an estimate only: the step runs without one
             log.exception("workflow %s step %s: estimate failed", wid, name)
 
-    async def _expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
-                        ready_at: datetime | None) -> Estimate:
-        """`ops.expected`, shared by the steps alike asked within ESTIMATE_SHARED_S (the job
-        named apart, its name left out: placement does not read it)."""
+    async def _expected(self, step_key: str, spec: JobSpec, site: str,
+                        sources: dict[str | None, int], ready_at: datetime | None) -> Estimate:
+        """`ops.expected` for step `step_key` (WORKFLOW/STEP), shared by the steps alike asked
+        within ESTIMATE_SHARED_S (the job named apart, its name left out: placement does not
+        read it). A step asked again (its new run, a retry above it) is asked afresh: what
+        it is asked again for may have changed since."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        for key in [k for k, (at, _) in self._shared_estimates.items()
+        for key in [k for k, (at, _, _) in self._shared_estimates.items()
                     if now - at > ESTIMATE_SHARED_S]:
             del self._shared_estimates[key]
         key = (site, spec.model_dump_json(exclude={"name"}),
                tuple(sorted(sources.items(), key=lambda kv: str(kv[0]))), ready_at)
         kept = self._shared_estimates.get(key)
-        if kept is None:
+        if kept is None or step_key in kept[2]:
             asked = asyncio.ensure_future(self._ask_expected(spec, site, sources, ready_at))
             self._runs.add(asked)  # cancelled by close(), not by one step's new submit
             asked.add_done_callback(self._runs.discard)
-            kept = self._shared_estimates[key] = (now, asked)
+            kept = self._shared_estimates[key] = (now, asked, set())
+        kept[2].add(step_key)
         return await asyncio.shield(kept[1])
 
     async def _ask_expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],

@@ -1,129 +1,127 @@
 """How long a wide fan-out takes to start: every step submitted and recorded with its job
-(issue 17; no test bed). Each step's submit was recorded alone: the step "submitting" and
-its job's intent (a durable write: one fsync), then its job. Now the submits a pass decides
-are recorded in batches of SUBMIT_BATCH steps, one durable write each (`_flush_submits`).
+(issue 17; no test bed). The same workflow run by two trees of the package, in turns, each
+run in a fresh process on a new store: "before" (the tree of a git ref, `--before`, extracted
+with `git archive` into a temporary directory) and "now" (this checkout).
 
 A real engine and store (`Federation.run_workflow`) over one Slurm site whose transport is
-a fake scheduler: `sbatch` answers the next job id and the job directory's upload is taken
-without running a command, both in-process, so what is measured is the engine and its store
-(a site's own latency adds the same to both paths). The workflow: `top`, then `--steps`
-steps needing it (queued ahead behind it by afterok). Both paths in the same run, in turns
-(`--repeats` each, alternating which goes first), each on a new store:
-`per_step` (`WorkflowEngine.batch_submits = False`, the path before) and `batched`.
+a fake scheduler (`benchmarks/fanout_run.py`): `sbatch` answers the next job id and the job
+directory's upload is taken without running a command, both in-process, so what is measured
+is the engine and its store (a site's own latency adds the same to both). The workflow:
+`top`, then `--steps` steps needing it (queued ahead behind it by afterok). Reported per
+tree: the median and mean seconds, and the CPU seconds of the run's process meanwhile (what
+the machine pays; steadier than wall time on a shared machine); the before/now ratios of
+the medians and of the means.
 
-    python -m benchmarks.workflow_fanout [--steps 1000] [--repeats 2] [--json] [--out DIR]
+    python -m benchmarks.workflow_fanout [--steps 1000] [--repeats 2] [--before REF]
+        [--json] [--out DIR]
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import json
+import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from .common import emit, markdown_table, median, parser, ratio
+from .cli_start import extract
+from .common import ROOT, emit, markdown_table, mean, median, parser, ratio
 
-MODES = ("per_step", "batched")
-
-
-def fake_scheduler_transport(site: str, workdir: str) -> Any:
-    """A local transport whose scheduler is a fake: `sbatch` answers the next job id, the
-    job directory's upload (the `mkdir -p ... cat > job.sh` script) is taken as written, the
-    scheduler's queries answer nothing; any other command runs here."""
-    from diamond_jupyter.transports.base import CommandResult
-    from diamond_jupyter.transports.local import LocalTransport
-
-    ids = itertools.count(1001)
-
-    class FakeScheduler(LocalTransport):
-        async def run(self, argv: list[str], **kw: Any) -> CommandResult:
-            if argv and argv[0] == "sbatch":
-                return CommandResult(argv, 0, f"{next(ids)}\n", "", 0.0)
-            if argv[:2] == ["sh", "-c"] and argv[2].startswith("umask 077 && mkdir -p -- /"):
-                return CommandResult(argv, 0, "", "", 0.0)  # the job's directory and script
-            if argv and argv[0] in ("env", "squeue", "scontrol", "sacct", "sinfo"):
-                return CommandResult(argv, 0, "", "", 0.0)
-            return await super().run(argv, **kw)
-
-        async def run_fast(self, argv: list[str], **kw: Any) -> CommandResult:
-            return await self.run(argv, **kw)
-
-    return FakeScheduler(site, workdir)
+TREES = ("before", "now")
+# the engine before issue 17's submit speed-up (session 42): main as it was then
+BEFORE = "8e4553e002974c44d7314f0b7026e2dc213dba93"
+RUNNER = Path(__file__).with_name("fanout_run.py")
 
 
-def fan_out(steps: int) -> str:
-    return ("name: fan\nsteps:\n  - {name: top, site: alpha, script: \"./top\"}\n"
-            + "".join(f"  - {{name: w{i:04d}, site: alpha, needs: [top], script: \"./w\"}}\n"
-                      for i in range(steps)))
+def one_run(tree: Path, steps: int, work: Path) -> dict[str, Any]:
+    """One run of `fanout_run.py` in a fresh process whose package is `tree`'s."""
+    work.mkdir(parents=True)
+    code = f"import runpy; runpy.run_path({str(RUNNER)!r}, run_name='__main__')"
+    done = subprocess.run([sys.executable, "-c", code, str(steps), str(work)],
+                          capture_output=True, text=True, cwd=work, timeout=3600,
+                          env={**_env(), "PYTHONPATH": str(tree)})
+    if done.returncode != 0:
+        raise SystemExit(f"the fan-out run from {tree} exited {done.returncode}: "
+                         f"{done.stderr.strip()[-600:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-async def start_fan_out(steps: int, mode: str, root: Path) -> dict[str, Any]:
-    """One run: seconds until every step was submitted and recorded with its job."""
-    from diamond_jupyter.config import FederationConfig, SiteConfig, TransportConfig
-    from diamond_jupyter.federation import Federation
-    from diamond_jupyter.store import Store
+def _env() -> dict[str, str]:
+    import os
 
-    root.mkdir(parents=True)
-    cfg = SiteConfig(name="alpha", transport=TransportConfig(kind="local"),
-                     workdir=str(root / "work"), discovery={"enabled": False})
-    fed = Federation(FederationConfig(sites=[cfg]), store=Store(root / "store.sqlite"))
-    fed.sites["alpha"].transport = fake_scheduler_transport("alpha", str(root))
-    try:
-        await fed.start(recover=False)
-        fed.workflow_engine.batch_submits = mode == "batched"
-        text = fan_out(steps)
-        began = time.perf_counter()
-        view = await fed.run_workflow(text, origin={"face": "benchmark"})
-        took = time.perf_counter() - began
-        jobs = [s.job for s in view.steps]
-        if None in jobs or len(set(jobs)) != steps + 1:
-            raise RuntimeError(f"{mode}: {jobs.count(None)} steps without a job")
-        return {"mode": mode, "steps": steps + 1, "seconds": round(took, 3),
-                "ms_per_step": round(1000 * took / (steps + 1), 2)}
-    finally:
-        await fed.close()
-        fed.store.close()
+    return {k: v for k, v in os.environ.items() if not k.startswith("DIAMOND_")}
 
 
-def run(steps: int, repeats: int) -> dict[str, Any]:
+def run(steps: int, repeats: int, before: str) -> dict[str, Any]:
     runs = []
     with tempfile.TemporaryDirectory(prefix="fanout-") as tmp:
+        trees = {"before": extract(before, Path(tmp) / "before-tree"), "now": ROOT}
         for r in range(repeats):
-            order = MODES if r % 2 == 0 else MODES[::-1]
-            for mode in order:
-                out = asyncio.run(start_fan_out(steps, mode, Path(tmp) / f"{r}-{mode}"))
-                runs.append({"repeat": r, **out})
-    med = {m: median([x["seconds"] for x in runs if x["mode"] == m]) for m in MODES}
-    return {"steps": steps + 1, "repeats": repeats, "runs": runs, "median_s": med,
-            "ratio_per_step_over_batched": ratio(med["per_step"], med["batched"])}
+            order = TREES if r % 2 == 0 else TREES[::-1]  # a busy spell hits both alike
+            for name in order:
+                out = one_run(trees[name], steps, Path(tmp) / f"{r}-{name}")
+                runs.append({"repeat": r, "tree": name, **out})
+
+    def of(name: str, key: str) -> list[float]:
+        return [x[key] for x in runs if x["tree"] == name]
+    med = {t: median(of(t, "seconds")) for t in TREES}
+    avg = {t: mean(of(t, "seconds")) for t in TREES}
+    cpu = {t: median(of(t, "cpu_s")) for t in TREES}
+    return {"steps": steps + 1, "repeats": repeats, "before": before, "now": "this checkout",
+            "runs": runs, "median_s": med, "mean_s": avg, "cpu_median_s": cpu,
+            "ratio_median_before_over_now": ratio(med["before"], med["now"]),
+            "ratio_mean_before_over_now": ratio(avg["before"], avg["now"]),
+            "ratio_cpu_before_over_now": ratio(cpu["before"], cpu["now"])}
 
 
 def markdown(r: dict[str, Any]) -> str:
-    rows = [(x["repeat"], x["mode"], x["steps"], x["seconds"], x["ms_per_step"])
+    rows = [(x["repeat"], x["tree"], x["steps"], x["seconds"], x["ms_per_step"], x["cpu_s"])
             for x in r["runs"]]
-    ratio_s = r["ratio_per_step_over_batched"]
+
+    def said(key: str) -> str:
+        return f"{r[key]:.2f}x" if r[key] else "no ratio"
     return ("## workflow fan-out: seconds until every step is submitted and recorded\n\n"
-            + markdown_table(("repeat", "path", "steps", "seconds", "ms a step"), rows)
-            + f"\nMedian: per step {r['median_s']['per_step']:.2f} s, batched "
-              f"{r['median_s']['batched']:.2f} s: "
-            + (f"{ratio_s:.2f}x faster" if ratio_s else "no ratio") + ".\n")
+            f"before = `{r['before'][:12]}`, now = this checkout\n\n"
+            + markdown_table(("repeat", "tree", "steps", "seconds", "ms a step",
+                              "CPU s"), rows)
+            + f"\nMedian: before {r['median_s']['before']:.2f} s, now "
+              f"{r['median_s']['now']:.2f} s: {said('ratio_median_before_over_now')}. "
+              f"Mean: before {r['mean_s']['before']:.2f} s, now {r['mean_s']['now']:.2f} s: "
+              f"{said('ratio_mean_before_over_now')}. CPU (medians): "
+              f"{said('ratio_cpu_before_over_now')}.\n")
+
+
+def plot(r: dict[str, Any]):
+    def draw(ax: Any) -> None:
+        for name, style in zip(TREES, ("o", "s"), strict=True):
+            xs = [x["repeat"] for x in r["runs"] if x["tree"] == name]
+            ax.plot(xs, [x["seconds"] for x in r["runs"] if x["tree"] == name], style,
+                    label=f"{name}: wall s")
+            ax.plot(xs, [x["cpu_s"] for x in r["runs"] if x["tree"] == name], style,
+                    fillstyle="none", label=f"{name}: CPU s")
+        ax.set_xlabel("repeat")
+        ax.set_ylabel("seconds until every step is submitted")
+        ax.set_title(f"{r['steps']}-step fan-out's start: before / now "
+                     f"{r['ratio_median_before_over_now'] or 0:.2f}x (medians)")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+    return draw
 
 
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=1000, help="steps needing the top one")
-    p.add_argument("--repeats", type=int, default=2, help="runs of each path")
+    p.add_argument("--repeats", type=int, default=2, help="runs of each tree")
+    p.add_argument("--before", default=BEFORE, help="the git ref of the tree to compare with")
     args = p.parse_args(argv)
     if args.steps < 1 or args.repeats < 1:
         p.error(f"--steps and --repeats must be at least 1 (got {args.steps}, "
                 f"{args.repeats})")
-    r = run(args.steps, args.repeats)
+    r = run(args.steps, args.repeats, args.before)
     if not args.json:  # the table is printed below; the JSON first
         print(json.dumps(r, indent=2))
-    emit("workflow_fanout", args, r, markdown(r))
+    emit("workflow_fanout", args, r, markdown(r), plot(r))
     return r
 
 

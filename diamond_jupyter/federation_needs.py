@@ -28,7 +28,7 @@ from .placement_fit import (
     request,
     site_nodes,
 )
-from .script_body import MAX_SCRIPT_BYTES, scan_body
+from .script_body import MAX_SCRIPT_BYTES, scan_body, scanned_lately
 from .site_bounds import beyond_the_site
 from .software import needs_reasons, rewrite_modules
 
@@ -58,7 +58,7 @@ async def scan_off_loop(spec: JobSpec) -> None:
     after this find it read): a long body took seconds, during which a server's event loop
     answered no one; not one longer than a script may be: `check_submittable` refuses it)."""
     body = spec.script or spec.command or ""
-    if len(body) <= MAX_SCRIPT_BYTES:
+    if len(body) <= MAX_SCRIPT_BYTES and not scanned_lately(body):  # (else: read at once)
         await asyncio.to_thread(scan_body, body)
 
 

@@ -57,12 +57,13 @@ class Journal:
         await self.bus.close()
 
     # -- reads the intake needs --------------------------------------------------------
-    def job(self, job_id: str) -> Job:
-        """The job by id, provisional id or token (BadInput when unknown)."""
-        return self.store.get_job(job_id)
+    def job(self, job_id: str, read_only: bool = False) -> Job:
+        """The job by id, provisional id or token (BadInput when unknown); `read_only`: a
+        shared, unchangeable one (`Store.job_by_token`)."""
+        return self.store.get_job(job_id, read_only)
 
-    def job_by_token(self, token: str) -> Job | None:
-        return self.store.job_by_token(token)
+    def job_by_token(self, token: str, read_only: bool = False) -> Job | None:
+        return self.store.job_by_token(token, read_only)
 
     def cancel_intent(self, job_id: str) -> Event | None:
         """The job's standing cancel request: its last `job.cancel-requested` (recorded

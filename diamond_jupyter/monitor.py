@@ -413,7 +413,7 @@ class SiteMonitor:
     def _drop_finished(self) -> None:
         for key in list(self.tracked):
             try:
-                if self.journal.job(key).state.terminal:
+                if self.journal.job(key, read_only=True).state.terminal:
                     del self.tracked[key]
                     self.misses.pop(key, None)
                     self._seen_running.pop(key, None)
@@ -425,7 +425,7 @@ class SiteMonitor:
         # for the engine's life, one entry per failed array ever seen
         for job_id in list(self._task_failures):
             try:
-                ended = self.journal.job(job_id).state.terminal
+                ended = self.journal.job(job_id, read_only=True).state.terminal
             except DiamondError:  # no longer in the store
                 ended = True
             if ended:
@@ -433,14 +433,16 @@ class SiteMonitor:
         # a job's secret and its early lines serve only until it ends: an ended job's lines
         # are ignored (`_on_line`), so neither is kept for the engine's life
         for token in [*self._secrets, *self._early]:
-            job = self.journal.job_by_token(token)
+            job = self.journal.job_by_token(token, read_only=True)
             if job is None or job.state.terminal:
                 self._secrets.pop(token, None)
                 self._early.pop(token, None)
 
     def _job(self, key: str) -> Job | None:
+        """The followed job `key`, shared and unchangeable (read at every poll: decoded
+        again only when its row changed); None, and no longer followed, when unknown."""
         try:
-            return self.journal.job(key)
+            return self.journal.job(key, read_only=True)
         except DiamondError:
             self.tracked.pop(key, None)
             return None

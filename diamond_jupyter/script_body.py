@@ -21,8 +21,8 @@ role. `needs.needs_of` joins this with the job's directives.
 from __future__ import annotations
 
 import copy
-import functools
 import re
+import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -522,9 +522,28 @@ def runs_commands(body: str) -> bool:
     return _scanned(body).runs_commands
 
 
-@functools.lru_cache(maxsize=8)
+def scanned_lately(body: str) -> bool:
+    """Whether `body`'s scan is kept (`scan_body` answers at once, no scan to move off an
+    event loop)."""
+    return body in _SCANS
+
+
+_SCANS: dict[str, BodyScan] = {}  # the latest scans, oldest first
+_SCANS_KEPT = 8
+_scans_lock = threading.Lock()
+
+
 def _scanned(body: str) -> BodyScan:
-    return _scan_body(body)
+    with _scans_lock:
+        if (kept := _SCANS.pop(body, None)) is not None:
+            _SCANS[body] = kept  # the newest now
+            return kept
+    scan = _scan_body(body)
+    with _scans_lock:
+        _SCANS[body] = scan
+        while len(_SCANS) > _SCANS_KEPT:
+            del _SCANS[next(iter(_SCANS))]
+    return scan
 
 
 def _scan_body(body: str) -> BodyScan:

@@ -45,6 +45,35 @@ def test_a_secret_named_variable_that_takes_another_ones_place_is_redacted(monke
     assert redact_environment(f"x {OTHER}") == f"x {OTHER}"
 
 
+def test_a_string_redacted_before_a_secret_was_set_is_redacted_again_after(monkeypatch):
+    """Each string's redaction is kept (issue 17: a workflow's steps store the same strings a
+    thousand times), with the environment's secrets as they were: a secret set, changed or
+    given by a sites file after a string was kept is still redacted in it."""
+    from diamond_jupyter.store import codec
+
+    monkeypatch.delenv("H2_FANOUT_TOKEN", raising=False)
+    said = {"reason": f"queue says {OTHER}", "tags": [f"from {TOKEN}"]}
+    assert redact(said) == said
+    assert redact(said) == said  # kept: the same answer
+    monkeypatch.setenv("H2_FANOUT_TOKEN", OTHER)
+    assert redact(said) == {"reason": "queue says ***", "tags": [f"from {TOKEN}"]}
+    monkeypatch.setattr(codec, "_GIVEN_SECRETS", ())
+    codec.hold_secret_values({"SLURM_JWT": TOKEN})  # a site's `env:`, given later
+    assert redact(said) == {"reason": "queue says ***", "tags": ["from ***"]}
+    monkeypatch.delenv("H2_FANOUT_TOKEN")
+    assert redact(said)["reason"] == f"queue says {OTHER}"
+
+
+def test_a_long_string_is_redacted_as_a_short_one(monkeypatch):
+    """Strings past the kept length (a script) are redacted afresh, alike."""
+    from diamond_jupyter.store import codec
+
+    monkeypatch.setenv("H2_FANOUT_TOKEN", OTHER)
+    long = "echo x\n" * (codec.REDACTED_KEPT_CHARS // 7) + f"export PASSWORD=hunter2 {OTHER}"
+    assert len(long) > codec.REDACTED_KEPT_CHARS
+    assert redact(long).endswith("export PASSWORD=*** ***")
+
+
 def test_a_short_or_file_naming_value_is_not_taken_for_a_secret(monkeypatch):
     monkeypatch.setenv("DB_PASS", "x")
     monkeypatch.setenv("GLOBUS_TOKEN_FILE", "/home/me/.globus/token.json")

@@ -9,6 +9,7 @@ the token of its script's comment, as a controller does, and answers its id."""
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 from pathlib import Path
 
@@ -169,12 +170,91 @@ async def test_a_crash_mid_batch_loses_no_step_and_submits_none_twice(tmp_path, 
         await again.close()
 
 
-def test_the_fan_out_benchmark_runs_both_paths_on_the_same_workflow(tmp_path, capsys):
+def test_the_fan_out_benchmark_runs_both_trees_on_the_same_workflow(tmp_path, capsys):
     from benchmarks.workflow_fanout import main
 
-    out = main(["--steps", "6", "--repeats", "1", "--json", "--out", str(tmp_path)])
-    assert [r["mode"] for r in out["runs"]] == ["per_step", "batched"]
+    out = main(["--steps", "6", "--repeats", "2", "--before", "HEAD", "--json",
+                "--out", str(tmp_path)])
+    assert [r["tree"] for r in out["runs"]] == ["before", "now", "now", "before"]
     assert {r["steps"] for r in out["runs"]} == {7}
-    assert out["ratio_per_step_over_batched"] > 0
+    assert all(r["seconds"] > 0 and r["cpu_s"] > 0 for r in out["runs"])
+    assert out["ratio_median_before_over_now"] > 0 and out["ratio_mean_before_over_now"] > 0
     printed = capsys.readouterr().out
-    assert '"median_s"' in printed and (tmp_path / "workflow_fanout.md").exists()
+    assert '"median_s"' in printed
+    assert {f.name for f in tmp_path.iterdir()} == {
+        "workflow_fanout.json", "workflow_fanout.md", "workflow_fanout.png"}
+
+
+async def test_a_fan_outs_steps_alike_share_one_estimate(tmp_path, monkeypatch):
+    """Each fixed-site step's estimate is asked beside its submit; the fan-out's steps, alike
+    but for their names, share one placement (issue 17: one each made a 1,000-step fan-out
+    place 1,000 times). A step of another script has its own; each step has its estimate."""
+    q = _queue(tmp_path)
+    asked: list[str | None] = []
+    fed = _engine(tmp_path, q)
+    expected = fed.workflow_engine.ops.expected
+
+    async def counted(spec, site, sources, ready_at):
+        asked.append(spec.script)
+        return await expected(spec, site, sources, ready_at)
+
+    monkeypatch.setattr(fed.workflow_engine.ops, "expected", counted)
+    text = _fan_out() + "  - {name: odd, site: alpha, needs: [top], script: ./odd}\n"
+    try:
+        await fed.start(recover=False)
+        view = await fed.run_workflow(text, origin={"face": "test"})
+        engine = fed.workflow_engine
+        while engine._estimates:  # each recorded when it comes
+            await asyncio.gather(*engine._estimates.values(), return_exceptions=True)
+        assert sorted(asked) == ["./odd", "./top", "./w"]
+        rec = fed.store.get_workflow(view.id)
+        assert all(rec.step(s.name).data["estimating"] is False for s in view.steps)
+        ends = {rec.step(f"w{i:03d}").data["expected_end"] for i in range(WIDTH)}
+        assert len(ends) == 1
+    finally:
+        await fed.close()
+
+
+async def test_a_crash_between_batches_loses_no_step_and_submits_none_twice(
+        tmp_path, monkeypatch):
+    """Batches of 5: the engine stops as it records the fan-out's second batch (its first
+    went in whole, its jobs bound). The next engine submits the 7 steps still waiting, once
+    each, and leaves the 5 submitted ones alone."""
+    q = _queue(tmp_path)
+    monkeypatch.setattr(engine_module, "SUBMIT_BATCH", 5)
+    fed = _engine(tmp_path, q)
+    reserve = Store.reserve_step_submits
+    batches = 0
+
+    def reserved(self, wid, submits, fence=None):
+        nonlocal batches
+        batches += 1
+        if batches == 3:  # top's, the fan-out's first, then this one
+            raise _Crash
+        return reserve(self, wid, submits, fence)
+
+    monkeypatch.setattr(Store, "reserve_step_submits", reserved)
+    try:
+        await fed.start(recover=False)
+        with pytest.raises(_Crash):
+            await fed.run_workflow(_fan_out(), origin={"face": "test"})
+        wid = fed.store.list_workflows()[0].id
+        phases = [s.phase for s in fed.store.get_workflow(wid).steps]
+        assert phases.count("queued") == 6 and phases.count("waiting") == WIDTH - 5
+        assert len(_queued_ids(q)) == 6
+    finally:
+        monkeypatch.setattr(Store, "reserve_step_submits", reserve)
+        await fed.close()
+
+    again = _engine(tmp_path, q)
+    try:
+        await again.start()
+        await again.workflow_engine.advance(wid)
+        view = await again.workflow_status(wid)
+        jobs = [s.job for s in view.steps]
+        assert None not in jobs and len(set(jobs)) == WIDTH + 1
+        queued = _queued_ids(q)
+        assert len(queued) == WIDTH + 1 == len(set(queued))  # one submit a step
+        assert sorted(queued) == sorted(j.split(":")[1] for j in jobs)
+    finally:
+        await again.close()

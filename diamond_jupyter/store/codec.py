@@ -256,11 +256,16 @@ def redact_environment(text: str) -> str:
     sites file gave a site: `hold_secret_values`). Their pattern is built once for each set
     of those values (a secret set or changed is seen at once), then only run over `text`:
     every stored string and shown error comes here."""
+    found = _environment_pattern()
+    return found.sub(REDACTED, text) if found is not None else text
+
+
+def _environment_pattern() -> re.Pattern[str] | None:
+    """The pattern of the secret values `redact_environment` removes, as they are now."""
     # the environment as the process holds it (undecoded: no copy made for each string)
     held = getattr(os.environ, "_data", os.environ)
-    found = _environment_secrets(tuple(map(held.get, _held_secret_names(held)))
-                                 + _GIVEN_SECRETS)
-    return found.sub(REDACTED, text) if found is not None else text
+    return _environment_secrets(tuple(map(held.get, _held_secret_names(held)))
+                                + _GIVEN_SECRETS)
 
 
 def redact(value: Any, _secret: bool = False) -> Any:
@@ -268,20 +273,50 @@ def redact(value: Any, _secret: bool = False) -> Any:
 
     Strings under a secret-looking key (TOKEN, PASSWORD, SECRET, API_KEY...) are replaced
     whole; numbers are kept (token counts are not secrets). Other strings lose `NAME=value`
-    assignments to secret-looking names and well-known key shapes (sk-..., ghp_..., AKIA...).
+    assignments to secret-looking names and well-known key shapes (sk-..., ghp_..., AKIA...),
+    and the values of secret-named environment variables (`redact_environment`).
     """
+    return _redacted(value, _secret, _environment_pattern())
+
+
+def _redacted(value: Any, secret: bool, environment: re.Pattern[str] | None) -> Any:
+    """`redact`, the environment's secrets being `environment` (looked up once a value)."""
     if isinstance(value, dict):
-        return {str(k): redact(v, _secret or bool(_SECRET_KEY.search(str(k)))) for k, v in
-                value.items()}
+        return {str(k): _redacted(v, secret or _secret_key(str(k)), environment)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact(v, _secret) for v in value]
+        return [_redacted(v, secret, environment) for v in value]
     if isinstance(value, str):
-        if _secret:
+        if secret:
             return REDACTED if value else value
-        value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
-        value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
-        return redact_environment(_SECRET_VALUE.sub(REDACTED, value))
+        if len(value) > REDACTED_KEPT_CHARS:  # (a script) redacted afresh each time
+            return _redacted_text.__wrapped__(value, environment)
+        return _redacted_text(value, environment)
     return value
+
+
+# the strings whose redaction is kept (with the environment's secrets as they were then): a
+# workflow's thousand steps store the same field values, names and paths again and again, and
+# every stored dict's keys are the same few (issue 17)
+REDACTED_KEPT = 4096
+REDACTED_KEPT_CHARS = 4096
+
+
+@lru_cache(maxsize=REDACTED_KEPT)
+def _secret_key(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key))
+
+
+@lru_cache(maxsize=REDACTED_KEPT)
+def _redacted_text(value: str, environment: re.Pattern[str] | None) -> str:
+    """`value` without the secrets its own text shows (assignments, options, PEM keys, a
+    URL's password, well-known key shapes) and those of `environment`: a pure function of
+    both, so kept per string and pattern (a secret set in the environment makes a new
+    pattern, and every string is redacted afresh)."""
+    value = _redact_options(_redact_spaced(_redact_assignments(_redact_pem(value))))
+    value = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, value)
+    value = _SECRET_VALUE.sub(REDACTED, value)
+    return environment.sub(REDACTED, value) if environment is not None else value
 
 
 def to_ts(dt: datetime | None) -> str | None:

@@ -345,9 +345,13 @@ class JobsMixin(Database):
                        job.id))
             return job, job.model_copy(update={"tasks": merged})
 
-    def job_by_token(self, token: str) -> Job | None:
+    def job_by_token(self, token: str, read_only: bool = False) -> Job | None:
+        """The job of submission `token` (None: no intent has it). `read_only`: the job an
+        earlier read of the same row returned, shared and unchangeable (store/frozen.py):
+        a job read again and again while its row stays the same (a workflow's upstream, a
+        followed job at each poll) is decoded once."""
         rows = self._read("SELECT * FROM jobs WHERE token = ?", (token,))
-        return row_to_job(rows[0]) if rows else None
+        return row_to_job(rows[0], shared=read_only) if rows else None
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -364,12 +368,12 @@ class JobsMixin(Database):
         rows = c.execute(sql, args).fetchall() if c is not None else self._read(sql, args)
         return rows[0][0] if rows else job_id
 
-    def _job(self, c: sqlite3.Connection, job_id: str) -> Job:
+    def _job(self, c: sqlite3.Connection, job_id: str, read_only: bool = False) -> Job:
         row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
         row = row.fetchone()
         if row is None:
             raise BadInput(unknown_job_message(job_id, self._meant(c, job_id)))
-        return row_to_job(row)
+        return row_to_job(row, shared=read_only)
 
     @staticmethod
     def _meant(c: sqlite3.Connection, job_id: str) -> list[str]:
@@ -409,9 +413,11 @@ class JobsMixin(Database):
             args += [len(n) + 1, n + "."]
         return {r[0] for r in self._read(sql, args)}
 
-    def get_job(self, job_id: str) -> Job:
+    def get_job(self, job_id: str, read_only: bool = False) -> Job:
+        """The job `job_id` names (its id, provisional id or token); BadInput when none.
+        `read_only` as for `job_by_token`."""
         with self._lock:
-            return self._job(self._conn(), job_id)
+            return self._job(self._conn(), job_id, read_only)
 
     def jobs_with_ids(self, job_ids: Iterable[str]) -> dict[str, Job]:
         """The stored jobs of `job_ids` (SITE:NATIVE, exactly) by id, an unknown id left out:

@@ -81,8 +81,11 @@ class WindowsMixin(Database):
             was = members.pop(r["row_order"], None)
             if was is not None:
                 del order[bisect_left(order, was[0], key=_sort_key)]
-            job = row_to_job(r, shared=True)
-            if window.states is None or job.state in window.states:
+            # a row of another state is not decoded (a workflow's new jobs, queued, come by
+            # the thousand while the windows of ended ones stay the same)
+            job = row_to_job(r, shared=True) if _in_states(r["state"], window.states) \
+                else None
+            if job is not None:
                 members[r["row_order"]] = (key, job)
                 insort(order, (key, job), key=_sort_key)
                 lost = lost or (was is not None and was[0] != key)  # moved in time
@@ -129,6 +132,17 @@ class WindowsMixin(Database):
                 del window.members[row]
             del order[:extra]
         window.jobs = [job for _, job in reversed(order)]
+
+
+def _in_states(state: str, states: frozenset[JobState] | None) -> bool:
+    """Whether a row's stored `state` is among `states` (None: any); a state this version
+    does not know reads as UNKNOWN, as `row_to_job` reads it."""
+    if states is None:
+        return True
+    try:
+        return JobState(state) in states
+    except ValueError:
+        return JobState.UNKNOWN in states
 
 
 def _sort_key(member: tuple[SortKey, Job]) -> SortKey:

@@ -106,6 +106,10 @@ LEFT_QUEUED_SCAN = 500  # the most recent ended workflows looked at when the swe
 OUTPUTS_RECHECK_S = 30.0  # a step's outputs the site did not answer about are asked again
 # estimates of fixed-site steps asked beside their submits at once (each reads its site)
 ESTIMATES_AT_ONCE = 4
+# estimates asked of steps alike (the same job but for its name, on the same site, with the
+# same inputs, ready at the same time) within this many seconds share one placement: a wide
+# fan-out's steps ask one, not one each (issue 17); placement reads views this old anyway
+ESTIMATE_SHARED_S = 5.0
 # steps of one pass whose submits are recorded in one durable write (`_flush_submits`):
 # one fsync a batch, not one a step; a batch is sent in seconds, well within the intent
 # sweep's grace, and a crash mid-batch leaves each of its steps bound or found by its token
@@ -360,7 +364,7 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
     steps = []
     for name in wf.order():
         st, s = rec.step(name), wf.step(name)
-        job = store.job_by_token(st.token) if st.token else None
+        job = store.job_by_token(st.token, read_only=True) if st.token else None
         if job is not None:
             state = job.state
         elif st.phase == "cancelled":
@@ -435,6 +439,10 @@ class WorkflowEngine:
         # downstream step placed for when its inputs exist waits for them, not the submits
         self._estimates: dict[str, asyncio.Task] = {}
         self._estimate_slots = asyncio.Semaphore(ESTIMATES_AT_ONCE)
+        # the estimates asked lately, by what they were asked of: (when, its answer to come)
+        # and the steps it answered
+        self._shared_estimates: dict[tuple[Any, ...],
+                                     tuple[float, asyncio.Future, set[str]]] = {}
         self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
         # the submits of the pass under way, by workflow, recorded together (`_flush_submits`)
         self._batches: dict[str, list[_PendingSubmit]] = {}
@@ -755,9 +763,11 @@ class WorkflowEngine:
             self._step(rec.id, name, data={"uncancelled": left or None})
 
     def _job(self, st: StepRecord) -> Job | None:
+        """Step `st`'s job, shared and unchangeable (read for every step that needs it: an
+        upstream's row is decoded once while it stays the same, not once a downstream step)."""
         if not st.token:
             return None
-        job = self.store.job_by_token(st.token)
+        job = self.store.job_by_token(st.token, read_only=True)
         if job is not None:
             self._jobs[job.id] = st.workflow_id
             self._jobs[provisional_id(job.site, st.token)] = st.workflow_id
@@ -1507,8 +1517,7 @@ class WorkflowEngine:
         wid = rec.id
         try:
             ready_at = await self._inputs_ready_at_once_estimated(rec, wf, name)
-            async with self._estimate_slots:  # (not held while upstreams' estimates come)
-                est = await self.ops.expected(spec, site, sources, ready_at)
+            est = await self._expected(f"{wid}/{name}", spec, site, sources, ready_at)
             self._step(wid, name, data={"expected_end": est.end and est.end.isoformat(),
                                         "expected_runtime_s": est.runtime_s,
                                         "estimating": False},
@@ -1521,6 +1530,33 @@ class WorkflowEngine:
             self._drop(wid, lost)
         except Exception:  # an estimate only: the step runs without one
             log.exception("workflow %s step %s: estimate failed", wid, name)
+
+    async def _expected(self, step_key: str, spec: JobSpec, site: str,
+                        sources: dict[str | None, int], ready_at: datetime | None) -> Estimate:
+        """`ops.expected` for step `step_key` (WORKFLOW/STEP), shared by the steps alike asked
+        within ESTIMATE_SHARED_S (the job named apart, its name left out: placement does not
+        read it). A step asked again (its new run, a retry above it) is asked afresh: what
+        it is asked again for may have changed since."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for key in [k for k, (at, _, _) in self._shared_estimates.items()
+                    if now - at > ESTIMATE_SHARED_S]:
+            del self._shared_estimates[key]
+        key = (site, spec.model_dump_json(exclude={"name"}),
+               tuple(sorted(sources.items(), key=lambda kv: str(kv[0]))), ready_at)
+        kept = self._shared_estimates.get(key)
+        if kept is None or step_key in kept[2]:
+            asked = asyncio.ensure_future(self._ask_expected(spec, site, sources, ready_at))
+            self._runs.add(asked)  # cancelled by close(), not by one step's new submit
+            asked.add_done_callback(self._runs.discard)
+            kept = self._shared_estimates[key] = (now, asked, set())
+        kept[2].add(step_key)
+        return await asyncio.shield(kept[1])
+
+    async def _ask_expected(self, spec: JobSpec, site: str, sources: dict[str | None, int],
+                            ready_at: datetime | None) -> Estimate:
+        async with self._estimate_slots:  # (not held while upstreams' estimates come)
+            return await self.ops.expected(spec, site, sources, ready_at)
 
     async def _inputs_ready_at_once_estimated(self, rec: WorkflowRecord, wf: Workflow,
                                               name: str) -> datetime | None:

@@ -19,6 +19,7 @@ import posixpath
 import re
 import reprlib
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -601,7 +602,20 @@ class Step(_Strict):
         return v
 
     def spec(self) -> JobSpec:
-        """The step's job, parsed from its script (BadInput naming the step)."""
+        """The step's job, parsed from its script (BadInput naming the step): a copy of its
+        own, the script parsed once for every reader of the same step (`_parsed_spec`)."""
+        return self.parsed_spec().model_copy(deep=True)
+
+    def parsed_spec(self) -> JobSpec:
+        """`spec()`, its parts shared with every other reader of the same script: never to be
+        changed."""
+        try:
+            spec = _parsed_script(self.script, self.dialect)
+        except BadInput:
+            return self._parse()  # raised again, naming this step
+        return spec if spec.name else spec.model_copy(update={"name": self.name})
+
+    def _parse(self) -> JobSpec:
         from ..dialects import get_script_dialect
         from ..dialects.scripts_common import plain_script
         from ..dialects.translate import count_sentinels, detect_dialect
@@ -632,6 +646,19 @@ class Step(_Strict):
                                  f"step's `dialect:` ({', '.join(_DIALECTS)})")
             raise BadInput(f"step {self.name!r}: {why}") from None
         return spec if spec.name else spec.model_copy(update={"name": self.name})
+
+
+# the step scripts parsed lately: a workflow's steps are read again at its load, its check,
+# its run and each engine's adoption of it, and a fan-out's steps share one script (issue 17:
+# a 1,000-step fan-out parsed the same script 3,000 times)
+PARSED_KEPT = 1024
+
+
+@lru_cache(maxsize=PARSED_KEPT)
+def _parsed_script(script: str, dialect: str | None) -> JobSpec:
+    """The job of a step of that script and dialect (`Step._parse`), unnamed unless its
+    script names it; BadInput is not kept (raised again at each call)."""
+    return Step.model_construct(name="", script=script, dialect=dialect)._parse()
 
 
 class Misplaced(BadInput):
@@ -1022,7 +1049,7 @@ class Workflow(_Strict):
             if (why := _joined_first_line(s.script or "")) is not None:
                 raise Misplaced(f"step {s.name!r}: {why}", ("steps", k, "script"))
             try:
-                spec = s.spec()  # each script parses
+                spec = s.parsed_spec()  # each script parses (read only here)
             except BadInput as e:
                 raise Misplaced(str(e), ("steps", k, "script")) from None
             ids = [i for d in spec.dependencies for i in d.job_ids]

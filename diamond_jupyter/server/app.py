@@ -143,11 +143,13 @@ class DiamondApp(ExtensionApp):
         self._started: asyncio.Future | None = None
         self.background = KeptTasks()  # requests' background work (a snapshot refresh)
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
+        self.sites_file_read: str | None = None  # the sites file's sha256 as the engine read it
         try:
             refused = getattr(self, "refused_settings", {})
             if refused:
                 raise DiamondError("the admin's diamond settings are refused, so the engine "
                                    "is not started: " + "; ".join(refused.values()))
+            self.sites_file_read = _digest(self.sites_file)
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
@@ -247,3 +249,22 @@ class DiamondApp(ExtensionApp):
                 "base_url": self.llm_base_url,
                 "api_key_env": self.llm_api_key_env,
                 "api_key_set": str(bool(self.llm_api_key)).lower()}
+
+
+def _digest(path: str) -> str | None:
+    """The sha256 of the file at `path`, None when it cannot be read."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def sites_file_changed(app: DiamondApp) -> str | None:
+    """What to tell a user who edited the sites file while the server runs (its engine keeps
+    the sites it read at start, so a site added is not there, unsaid); None when unchanged."""
+    if app.sites_file_read is None or _digest(app.sites_file) == app.sites_file_read:
+        return None
+    return (f"the sites file {app.sites_file} changed since this Jupyter server read it; the "
+            "sites shown are those it read: restart the Jupyter server to use the edited file")

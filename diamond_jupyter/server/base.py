@@ -151,6 +151,14 @@ class DiamondHandler(APIHandler):
     def app(self) -> DiamondApp:
         return self.settings["diamond_app"]
 
+    def sites_file_note(self) -> dict[str, str]:
+        """`{"sites_file_changed": what to do}` when the sites file was edited since the
+        engine read it, else {} (a reply's fields, added to a listing of sites)."""
+        from .app import sites_file_changed
+
+        note = sites_file_changed(self.app)
+        return {"sites_file_changed": note} if note else {}
+
     async def fed(self) -> Federation:
         """The started Federation, or 503 with the reason it is not configured."""
         fed = await self.app.ensure_started()

@@ -235,3 +235,46 @@ async def test_fault_a_components_list_of_thousands_is_refused_without_a_submit(
     the server's loop for a job no scheduler takes (Slurm's hetjob has 128 at most)."""
     said = await _rest_refused(rest, {"components": [{"nodes": 1}] * 5000}, "components")
     assert f"5000 entries, more than the {MAX_COMPONENTS} a job may have" in said, said
+
+
+# ---- (7) a hostile site's answer, a link out of the server's root --------------------------------
+
+def _sbatch_answering(tmp_path: Path, body: str) -> None:
+    fake = tmp_path / "here-slurm"
+    (fake / "sbatch").unlink()
+    (fake / "sbatch").write_text("#!/bin/sh\n" + body)
+    (fake / "sbatch").chmod(0o755)
+
+
+async def test_a_sites_refusal_of_30_megabytes_is_one_bounded_line(engine, tmp_path):
+    """(guard) sbatch writing 30 MB to stderr and failing: the refusal and the job's reason
+    are a bounded line, and the store does not keep the flood."""
+    _sbatch_answering(tmp_path, "head -c 30000000 /dev/zero | tr '\\0' 'A' >&2; exit 1\n")
+    with pytest.raises(BadInput) as e:
+        await engine.submit(JobSpec(script="echo hi\n"), "here")
+    assert str(e.value).startswith("here refused the job: AAAA") and len(str(e.value)) < 4096
+    [job] = engine.store.list_jobs()
+    assert len(job.reason or "") < 4096
+    assert len(sweep_helpers.store_files(tmp_path)) < 8 << 20
+
+
+async def test_a_flood_before_the_job_id_still_records_the_id_alone(engine, tmp_path):
+    """(guard) 30 MB of noise on stderr, then the id: the job is 4242, nothing else kept."""
+    _sbatch_answering(tmp_path, "head -c 30000000 /dev/zero | tr '\\0' 'A' >&2; echo 4242\n")
+    job = await engine.submit(JobSpec(script="echo hi\n"), "here")
+    assert job.native_id == "4242" and not job.reason, job
+    assert len(sweep_helpers.store_files(tmp_path)) < 8 << 20
+
+
+async def test_a_stage_out_through_a_link_leaving_the_server_root_is_refused(rest, jp_root_dir,
+                                                                           tmp_path):
+    """(guard) `results` in the server's root is a link to a directory outside it: a job's
+    stage-out there is refused before anything is submitted, naming the entry."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (jp_root_dir / "results").symlink_to(outside)
+    body = json.dumps({"spec": {"script": SCRIPT, "stage_out": [
+        {"source": "out.txt", "destination": "results/out.txt"}]}, "site": "here"}).encode()
+    code, reply = await rest("POST", "jobs", body, headers=JSON)
+    assert code in (400, 403) and "stage_out[0].destination" in reply["message"], (code, reply)
+    assert (await rest("GET", "jobs"))[1]["jobs"] == []

@@ -25,6 +25,7 @@ from .admin import (
     pin_partitions,
     setting_overrides,
 )
+from .base import file_digest
 from .events import EventBridge, register_schemas
 from .hub_env import hub_environment_problems, runs_as_hub_single_user
 from .hub_stream import hub_checked_stream_route
@@ -149,7 +150,7 @@ class DiamondApp(ExtensionApp):
             if refused:
                 raise DiamondError("the admin's diamond settings are refused, so the engine "
                                    "is not started: " + "; ".join(refused.values()))
-            self.sites_file_read = _digest(self.sites_file)
+            self.sites_file_read = file_digest(self.sites_file)
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
@@ -249,22 +250,3 @@ class DiamondApp(ExtensionApp):
                 "base_url": self.llm_base_url,
                 "api_key_env": self.llm_api_key_env,
                 "api_key_set": str(bool(self.llm_api_key)).lower()}
-
-
-def _digest(path: str) -> str | None:
-    """The sha256 of the file at `path`, None when it cannot be read."""
-    import hashlib
-
-    try:
-        return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def sites_file_changed(app: DiamondApp) -> str | None:
-    """What to tell a user who edited the sites file while the server runs (its engine keeps
-    the sites it read at start, so a site added is not there, unsaid); None when unchanged."""
-    if app.sites_file_read is None or _digest(app.sites_file) == app.sites_file_read:
-        return None
-    return (f"the sites file {app.sites_file} changed since this Jupyter server read it; the "
-            "sites shown are those it read: restart the Jupyter server to use the edited file")

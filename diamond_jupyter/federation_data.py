@@ -159,18 +159,20 @@ class DataMixin:
                    for text in (rec["source"], rec["destination"])}
         # (text, on the server when site-less): a site-less stage-in destination is on the
         # job's site, and so is a site-less stage-out source
-        texts = [(e.source, True) for e in spec.stage_in] \
-            + [(e.destination, False) for e in spec.stage_in if e.destination] \
-            + [(e.source, False) for e in spec.stage_out] \
-            + [(e.destination, True) for e in spec.stage_out if e.destination]
-        for text, on_server in texts:
+        # (each named as its field, `stage_out[0].destination`, in a refusal)
+        texts = [(f"stage_{d}[{i}].{side}", getattr(e, side), on_server)
+                 for d, entries in (("in", spec.stage_in), ("out", spec.stage_out))
+                 for i, e in enumerate(entries)
+                 for side, on_server in (("source", d == "in"), ("destination", d == "out"))
+                 if getattr(e, side)]
+        for field, text, on_server in texts:
             try:
                 loc = parse_location(text, self.sites)
                 if on_server:
                     confine(loc, self.server_root)
             except BadInput as exc:
                 if (rec := written.get(text)) is None:
-                    raise
+                    raise BadInput(f"{field}: {exc}") from None
                 raise BadInput(self._staging_line_refusal(rec, text, exc)) from None
 
     def _staging_line_refusal(self, rec: dict[str, Any], text: str, exc: BadInput) -> str:

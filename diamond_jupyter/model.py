@@ -386,6 +386,11 @@ _A_NAME_OF = {"queue": "a queue is a name", "account": "an account is a name",
 _ONE_WORD_NAMES = {"queue", "qos", "reservation"}
 # ... of which these take a comma list of names (a job may start in any of them)
 _NAME_LISTS = {"queue", "reservation"}
+# What separates the entries of a GPU request in each scheduler's words (Slurm's
+# `--gpus-per-node=TYPE:N,TYPE:N`, PBS's `ngpus=N:gpu_model=TYPE`, LSF's `num=N:gmodel=TYPE`):
+# in a GPU type, one such character made another request of the type given
+# (`h100:4,a100` with one GPU asked four H100s and an A100)
+_GPU_TYPE_SEPARATORS = re.compile(r"[,:;=]")
 # a workflow plan's shown template ("{its partition}"), filled in per step before a submit
 _PLACEHOLDER = re.compile(r"\{its [a-z ]+\}")
 # Multi-line by nature: the job body is the user's own program (only NUL is refused there)
@@ -695,6 +700,9 @@ ZERO_TIME_LIMIT = ("a time limit of 0 is no limit to sbatch and flux but no time
 # entries of one job's stage_in (or stage_out): each is a recorded copy; more files go as
 # a directory (recursive) or an archive
 MAX_STAGE_ENTRIES = 1000
+# components of one job (a Slurm hetjob's, PBS chunks): Slurm takes at most 128; 5000 given
+# over the API took 16 s of the server's loop to check, place and render
+MAX_COMPONENTS = 128
 MAX_COUNT = 2**53  # any other number: beyond it a float (JSON, a renderer's arithmetic) errs
 
 
@@ -849,6 +857,11 @@ def _walk(prefix: str, value: Any, leaf: str) -> None:
             raise BadInput(f"{prefix} {value!r} has an empty name in its list (a comma with "
                            "no name beside it); give names separated by single commas (a,b), "
                            "or one name")
+        if leaf == "gpu_type" and (bad := _GPU_TYPE_SEPARATORS.search(value)):
+            raise BadInput(f"{prefix} {value!r} holds {bad.group()!r}, which separates the "
+                           "entries of a scheduler's GPU request, so the job would ask for "
+                           "other GPUs than the count given; a GPU type is one name (e.g. "
+                           "a100, h100, a100_1g.5gb)")
         if leaf in _ONE_WORD_NAMES and not _PLACEHOLDER.fullmatch(value) and any(
                 re.search(r"\s", n.strip()) for n in value.split(",")):
             hint = "its one name" if leaf == "qos" else "one name, or several separated by " \
@@ -907,11 +920,24 @@ def check_spec(spec: JobSpec) -> None:
     the shell must be an absolute interpreter path; the body may span lines but hold no
     NUL. `metadata` is informational and never rendered."""
     check_nesting("metadata", spec.metadata)
+    if (n := len(spec.components)) > MAX_COMPONENTS:
+        raise BadInput(f"components: {n} entries, more than the {MAX_COMPONENTS} a job may "
+                       "have (Slurm's own bound on a heterogeneous job); submit several jobs, "
+                       "or give the job one shape")
     for name in ("stage_in", "stage_out"):
         if (n := len(getattr(spec, name))) > MAX_STAGE_ENTRIES:
             raise BadInput(f"{name}: {n} entries, more than the {MAX_STAGE_ENTRIES} a job "
                            "may stage; stage a directory (recursive: true) or an archive "
                            "holding the files instead")
+    for name, side, entries in (("stage_in", "destination", spec.stage_in),
+                                ("stage_out", "source", spec.stage_out)):
+        for i, entry in enumerate(entries):  # the site's end, relative to the job's directory
+            path = getattr(entry, side)
+            if not path.startswith(("/", "~")) and ".." in path.replace("\\", "/").split("/"):
+                raise BadInput(f"{name}[{i}].{side} {path!r} climbs with '..' out of the "
+                               "job's directory on the site, as a script's staging directive "
+                               "and a workflow's paths may not; give a path inside it, or an "
+                               "absolute one (e.g. /scratch/project/in.dat)")
     for name in JobSpec.model_fields:
         value = getattr(spec, name)
         if name == "metadata" or value is None:

@@ -481,11 +481,13 @@ class DiamondMagics(Magics):
 
 
 def _error(message: str) -> None:
-    """One red line in the cell, no traceback (a site's text in it shown, never acted on)."""
+    """One red line in the cell (plain when NO_COLOR is set), no traceback (a site's text in
+    it shown, never acted on)."""
     message = visible(message)
     first = message.strip().splitlines()[0] if message.strip() else "error"
     more = " …" if len(message.strip().splitlines()) > 1 else ""
-    print(f"{RED}diamond: {first}{more}{RESET}", file=sys.stderr)
+    red, reset = ("", "") if os.environ.get("NO_COLOR") else (RED, RESET)  # no-color.org
+    print(f"{red}diamond: {first}{more}{reset}", file=sys.stderr)
     if more:  # e.g. a placement explanation: useful, so keep it, but after the red line
         print("\n".join(message.strip().splitlines()[1:]), file=sys.stderr)
 

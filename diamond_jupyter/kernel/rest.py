@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -13,7 +14,7 @@ from urllib.parse import quote, urlencode
 from ..aio import within
 from ..job_dependencies import JobDependency
 from ..log_lines import one_line_logger
-from ..model import BadInput, DiamondError, Job, SiteError, is_provisional
+from ..model import BadInput, DiamondError, Job, SiteError, is_provisional, visible
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback, job_from_json
 
@@ -85,7 +86,10 @@ class ServerClient(Engine):
 
     async def sites(self) -> list[dict[str, Any]]:
         """Live rows (the sidebar's SiteRows) from GET state."""
-        rows = (await self.request("GET", "state")).get("sites", [])
+        state = await self.request("GET", "state")
+        if note := state.get("sites_file_changed"):  # the edited file is not what is listed
+            print(f"diamond: {visible(note)}", file=sys.stderr)
+        rows = state.get("sites", [])
         for r in rows:  # one shape for both engines
             r.setdefault("nodes", r.get("nodes_total"))
             r["partitions"] = [p["name"] if isinstance(p, dict) else p

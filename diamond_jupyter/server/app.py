@@ -25,6 +25,7 @@ from .admin import (
     pin_partitions,
     setting_overrides,
 )
+from .base import file_digest
 from .events import EventBridge, register_schemas
 from .hub_env import hub_environment_problems, runs_as_hub_single_user
 from .hub_stream import hub_checked_stream_route
@@ -143,11 +144,13 @@ class DiamondApp(ExtensionApp):
         self._started: asyncio.Future | None = None
         self.background = KeptTasks()  # requests' background work (a snapshot refresh)
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
+        self.sites_file_read: str | None = None  # the sites file's sha256 as the engine read it
         try:
             refused = getattr(self, "refused_settings", {})
             if refused:
                 raise DiamondError("the admin's diamond settings are refused, so the engine "
                                    "is not started: " + "; ".join(refused.values()))
+            self.sites_file_read = file_digest(self.sites_file)
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})

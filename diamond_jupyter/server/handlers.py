@@ -114,7 +114,7 @@ class StateHandler(_Rows):
             "last_seq": last,
             "error": None,
             "refused_sites": self.app.refused_sites,
-        })
+        } | self.sites_file_note())
 
     async def _refresh_rows(self, fed: Any) -> None:
         try:
@@ -130,7 +130,8 @@ class SitesHandler(DiamondHandler):
     @api
     async def get(self) -> None:
         fed = await self.fed()
-        self.reply({"sites": [views.public_config(c) for c in fed.site_configs()]})
+        self.reply({"sites": [views.public_config(c) for c in fed.site_configs()]}
+                   | self.sites_file_note())
 
 
 class SiteHandler(DiamondHandler):

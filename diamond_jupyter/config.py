@@ -1553,6 +1553,10 @@ def _explain(err: Any) -> str:
         return "unknown key"
     if kind == "literal_error" and isinstance(given, str) and given.strip():
         return msg + _literal_note(str(err["loc"][-1]), given)
+    if kind == "literal_error" and isinstance(given, list) and len(given) == 1 and \
+            isinstance(given[0], str):  # `scheduler: [slurm]`, `kind: [ssh]`
+        return (f"{msg}, not a list: write the one name alone, "
+                f"{err['loc'][-1]}: {_printable(given[0])[:40]}")
     if kind == "string_type" and str(err["loc"][-1]) == "preamble" and \
             isinstance(given, list):  # `preamble: [module load slurm, ...]`
         return (f"{msg}, got a list of lines: write preamble: | and the shell lines under "
@@ -1809,6 +1813,20 @@ def _other_format_hint(p: Path, text: str) -> str:
             "`key: value`")
 
 
+def _not_a_mapping(raw: Any, text: str) -> str:
+    """Why a file whose whole is a list or one value is no sites file, and where it starts:
+    a list of sites written without `sites:` above it is said so."""
+    root = compose(text)
+    line = f" (line {root.start_mark.line + 1})" if root is not None else ""
+    if isinstance(raw, list) and raw and all(isinstance(x, dict) and "name" in x for x in raw):
+        return (f"the file is a list of {len(raw)} site(s) with no `sites:` above it{line}: "
+                "write `sites:` on its own line first and indent the list under it")
+    shape = "a list" if isinstance(raw, list) else \
+        f"one value, {_printable(repr(raw))[:60]}"
+    return (f"the file holds {shape}{line}, not a mapping: expected `sites:` followed by "
+            "entries such as `- name: mycluster`")
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
@@ -1877,8 +1895,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")
     if not isinstance(raw, dict):
-        raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
-                       f"{type(raw).__name__}{_other_format_hint(p, text)}")
+        raise BadInput(f"sites file {p}: {_not_a_mapping(raw, text)}"
+                       f"{_other_format_hint(p, text)}")
     _partitions_given(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})

@@ -404,7 +404,7 @@ def tab_hint(text: str, mark: Any, indentation: str) -> str:
     return indentation
 # blanks YAML does not read as blanks (a no-break space from a web page or a word processor,
 # the other Unicode spaces, a zero-width space)
-_ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]")
+_ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
 
 
 _ODD_INDENT = re.compile(f"^[ \t]*({_ODD_BLANKS.pattern})", re.M)
@@ -415,13 +415,18 @@ def odd_blank_hint(text: str, *, indentation_only: bool = False) -> str:
     the first blank YAML does not take for a space (it makes the text around it one word,
     so PyYAML's complaint points elsewhere); '' when there is none. `indentation_only`: one
     in a line's indentation (for a file YAML read, but as other keys than meant)."""
-    m = _ODD_INDENT.search(text) if indentation_only else _ODD_BLANKS.search(text)
+    start = len(text) - len(text.lstrip("\ufeff"))  # the file's own byte-order mark(s)
+    m = _ODD_INDENT.search(text, start) if indentation_only else _ODD_BLANKS.search(text, start)
     if m is not None and indentation_only:
         m = _ODD_BLANKS.search(text, m.start(1))
     if m is None:
         return ""
     line = text.count("\n", 0, m.start()) + 1
     col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    if m.group() == "\ufeff":  # a second file's mark, left inside by joining files
+        return (f"; line {line}, column {col} holds a byte-order mark (U+FEFF), invisible, "
+                "which an editor puts at the start of a file and joining two files leaves "
+                "inside: delete that character")
     name = unicodedata.name(m.group(), "SPACE")
     return (f"; line {line}, column {col} holds a {name} (U+{ord(m.group()):04X}), which YAML "
             "does not read as a space (text copied from a web page or a document has them): "

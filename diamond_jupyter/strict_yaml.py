@@ -527,6 +527,10 @@ def _content_above(lines: list[str], row: int) -> int | None:
 _NO_SPACE_KEY = re.compile(r"^[ ]*(?:- +)*([A-Za-z_][A-Za-z0-9_.-]*):([^\s:/].*)$")
 
 
+# a key whose value is a flow list that ends where more text goes on
+_LIST_THEN_TEXT = re.compile(r"\s*(?:-\s+)?[^\s:#][^:#]*:\s+(\[[^\]]*\])\s*$")
+
+
 def structure_hint(text: str, e: yaml.YAMLError) -> str:
     """Plain words for PyYAML's complaints about a file's shape, which name its parser's
     states (`expected <block end>, but found '<block mapping start>'`, `mapping values are
@@ -539,6 +543,12 @@ def structure_hint(text: str, e: yaml.YAMLError) -> str:
         return ""
     lines = text.splitlines()
     here = lines[mark.line] if mark.line < len(lines) else ""
+    if (flow := _LIST_THEN_TEXT.match(here[:mark.column])) and here[mark.column:].strip():
+        # `host: [2001:db8::1]:2200`: a list, then text YAML cannot place
+        written = here[flow.start(1):].split(" #", 1)[0].strip()[:60]
+        return (f"; line {mark.line + 1}'s value `{written}` begins with `[`, which YAML "
+                "reads as a list, and text follows its `]`: if the whole is one value (as "
+                f"a host [IPv6]:PORT is), put it in quotes, '{written}'")
     if problem.startswith("expected <block end>, but found") and here.strip():
         above = _content_above(lines, mark.line)
         if above is None:

@@ -1,11 +1,11 @@
 """Sites files, twenty-first sweep: a list of sites with no `sites:` above it, a file of one
 word, byte-order marks left inside a file by joining two saved files, a scheduler or kind
-written as a one-item list; and odd but valid forms met by new users (keys in other case
-refused with the near name, `name : a`, a dash alone on its line, a list flush with its
-key, `2_222` as a port, a `%zone` IPv6 host, a merge inside a transport, JSON with a
-trailing comma, Torque/OpenPBS/Spectrum LSF/UGE as scheduler names). Each is read as meant
-or refused naming file, line, key and what is accepted (the CLI exits 2). The tests marked
-`fault` failed before this sweep's fixes."""
+written as a one-item list, an `[IPv6]:port` host left unquoted; and odd but valid forms
+met by new users (keys in other case refused with the near name, `name : a`, a dash alone
+on its line, a list flush with its key, `2_222` as a port, a `%zone` IPv6 host, a merge
+inside a transport, JSON with a trailing comma, Torque/OpenPBS/Spectrum LSF/UGE as
+scheduler names). Each is read as meant or refused naming file, line, key and what is
+accepted (the CLI exits 2). The tests marked `fault` failed before this sweep's fixes."""
 
 from __future__ import annotations
 
@@ -140,6 +140,21 @@ def test_hosts_and_ports_in_forms_not_met_before(key_dir, lines, want):
 ])
 def test_ports_hosts_and_transport_options_that_conflict_are_refused(key_dir, lines, said):
     assert said in refused(key_dir, _ssh(key_dir, lines))
+
+
+def test_fault_an_ipv6_host_and_port_left_unquoted_says_to_quote_it(key_dir):
+    """Said before: `line 4 is indented 6 spaces, which lines up with nothing above it`,
+    though line 4 lines up with its mapping: YAML had read `[2001:db8::1]` as a list."""
+    got = refused(key_dir, _ssh(key_dir, "host: [2001:db8::1]:2200"))
+    assert "line 4's value `[2001:db8::1]:2200` begins with `[`, which YAML reads as a list, " \
+           "and text follows its `]`" in got and "put it in quotes, '[2001:db8::1]:2200'" in got \
+        and "indented" not in got, got
+
+
+def test_a_flow_list_with_a_comment_after_it_is_read(key_dir):
+    cfg = loads(key_dir, "sites:\n  - name: a\n    allowed_partitions: [debug, gpu] # both\n"
+                         + LOCAL)
+    assert cfg.sites[0].allowed_partitions == ["debug", "gpu"]
 
 
 def test_a_key_readable_by_its_group_is_refused_with_its_mode(key_dir):

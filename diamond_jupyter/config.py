@@ -165,10 +165,12 @@ def _no_variable(value: str, what: str) -> None:
     """A host or login name is literal: `$HPC_HOST`, `${HOST:-x}` would be read as a name
     (or its `:-` as a port); refused saying where variables are read."""
     if "$" in value:
-        raise ValueError(f"{_printable(repr(value))}: a {what} is written out, not read from a "
-                         "variable (only the paths of local files, key_file, cert_file, "
-                         "known_hosts, ssh_config, token_file and store, expand $VAR and "
-                         "${VAR:-default})")
+        raise ValueError(f"{_printable(repr(value))}: a {what} {_WRITTEN_OUT}")
+
+
+_WRITTEN_OUT = ("is written out, not read from a variable (only the paths of local files, "
+                "key_file, cert_file, known_hosts, ssh_config, token_file and store, expand "
+                "$VAR and ${VAR:-default})")
 
 
 def _host(value: str) -> str:
@@ -1464,7 +1466,8 @@ def _number_hint(field: str, given: Any) -> str:
     unit = "seconds" if field.endswith("_s") else "bytes" if field.endswith("_bytes") else ""
     plain = f"a plain number of {unit}" if unit else "a plain number"
     if field == "port":
-        return "a plain number, a port from 1 to 65535, e.g. 22"
+        return "a plain number, a port from 1 to 65535, e.g. 22" + (
+            f": a port {_WRITTEN_OUT}" if isinstance(given, str) and "$" in given else "")
     if not isinstance(given, str):
         return f"{plain}, e.g. 30"
     m = _AMOUNT.fullmatch(given)

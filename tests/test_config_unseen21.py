@@ -151,6 +151,15 @@ def test_fault_an_ipv6_host_and_port_left_unquoted_says_to_quote_it(key_dir):
         and "indented" not in got, got
 
 
+@pytest.mark.parametrize("port", ["$SSH_PORT", "'${SSH_PORT:-22}'"])
+def test_fault_a_port_from_a_variable_says_variables_are_not_read_there(key_dir, port):
+    """Said only `unable to parse string as an integer`, though the host beside it said
+    where variables are read."""
+    got = refused(key_dir, _ssh(key_dir, f"host: h\nport: {port}"))
+    assert "transport.port: " in got and "a port is written out, not read from a variable " \
+           "(only the paths of local files" in got and got.endswith("(line 5)"), got
+
+
 def test_a_flow_list_with_a_comment_after_it_is_read(key_dir):
     cfg = loads(key_dir, "sites:\n  - name: a\n    allowed_partitions: [debug, gpu] # both\n"
                          + LOCAL)

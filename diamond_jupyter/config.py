@@ -165,10 +165,12 @@ def _no_variable(value: str, what: str) -> None:
     """A host or login name is literal: `$HPC_HOST`, `${HOST:-x}` would be read as a name
     (or its `:-` as a port); refused saying where variables are read."""
     if "$" in value:
-        raise ValueError(f"{_printable(repr(value))}: a {what} is written out, not read from a "
-                         "variable (only the paths of local files, key_file, cert_file, "
-                         "known_hosts, ssh_config, token_file and store, expand $VAR and "
-                         "${VAR:-default})")
+        raise ValueError(f"{_printable(repr(value))}: a {what} {_WRITTEN_OUT}")
+
+
+_WRITTEN_OUT = ("is written out, not read from a variable (only the paths of local files, "
+                "key_file, cert_file, known_hosts, ssh_config, token_file and store, expand "
+                "$VAR and ${VAR:-default})")
 
 
 def _host(value: str) -> str:
@@ -1464,7 +1466,8 @@ def _number_hint(field: str, given: Any) -> str:
     unit = "seconds" if field.endswith("_s") else "bytes" if field.endswith("_bytes") else ""
     plain = f"a plain number of {unit}" if unit else "a plain number"
     if field == "port":
-        return "a plain number, a port from 1 to 65535, e.g. 22"
+        return "a plain number, a port from 1 to 65535, e.g. 22" + (
+            f": a port {_WRITTEN_OUT}" if isinstance(given, str) and "$" in given else "")
     if not isinstance(given, str):
         return f"{plain}, e.g. 30"
     m = _AMOUNT.fullmatch(given)
@@ -1553,6 +1556,10 @@ def _explain(err: Any) -> str:
         return "unknown key"
     if kind == "literal_error" and isinstance(given, str) and given.strip():
         return msg + _literal_note(str(err["loc"][-1]), given)
+    if kind == "literal_error" and isinstance(given, list) and len(given) == 1 and \
+            isinstance(given[0], str):  # `scheduler: [slurm]`, `kind: [ssh]`
+        return (f"{msg}, not a list: write the one name alone, "
+                f"{err['loc'][-1]}: {_printable(given[0])[:40]}")
     if kind == "string_type" and str(err["loc"][-1]) == "preamble" and \
             isinstance(given, list):  # `preamble: [module load slurm, ...]`
         return (f"{msg}, got a list of lines: write preamble: | and the shell lines under "
@@ -1809,6 +1816,20 @@ def _other_format_hint(p: Path, text: str) -> str:
             "`key: value`")
 
 
+def _not_a_mapping(raw: Any, text: str) -> str:
+    """Why a file whose whole is a list or one value is no sites file, and where it starts:
+    a list of sites written without `sites:` above it is said so."""
+    root = compose(text)
+    line = f" (line {root.start_mark.line + 1})" if root is not None else ""
+    if isinstance(raw, list) and raw and all(isinstance(x, dict) and "name" in x for x in raw):
+        return (f"the file is a list of {len(raw)} site(s) with no `sites:` above it{line}: "
+                "write `sites:` on its own line first and indent the list under it")
+    shape = "a list" if isinstance(raw, list) else \
+        f"one value, {_printable(repr(raw))[:60]}"
+    return (f"the file holds {shape}{line}, not a mapping: expected `sites:` followed by "
+            "entries such as `- name: mycluster`")
+
+
 def load_config(path: str | Path | None = None) -> FederationConfig:
     """The sites file, checked whole: any error is one line naming the file, the site, the
     key and what would be accepted (BadInput)."""
@@ -1877,8 +1898,8 @@ def _load_config(path: str | Path | None, read: list[str]) -> FederationConfig:
         raise BadInput(f"sites file {p} lists no sites (expected `sites:` followed by "
                        "entries such as `- name: mycluster`)")
     if not isinstance(raw, dict):
-        raise BadInput(f"sites file {p}: expected a mapping with a 'sites' list, got "
-                       f"{type(raw).__name__}{_other_format_hint(p, text)}")
+        raise BadInput(f"sites file {p}: {_not_a_mapping(raw, text)}"
+                       f"{_other_format_hint(p, text)}")
     _partitions_given(raw, p, text)
     try:
         cfg = FederationConfig.model_validate(raw, context={"base": p.parent.absolute()})

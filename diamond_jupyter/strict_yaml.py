@@ -404,7 +404,7 @@ def tab_hint(text: str, mark: Any, indentation: str) -> str:
     return indentation
 # blanks YAML does not read as blanks (a no-break space from a web page or a word processor,
 # the other Unicode spaces, a zero-width space)
-_ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]")
+_ODD_BLANKS = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
 
 
 _ODD_INDENT = re.compile(f"^[ \t]*({_ODD_BLANKS.pattern})", re.M)
@@ -415,13 +415,18 @@ def odd_blank_hint(text: str, *, indentation_only: bool = False) -> str:
     the first blank YAML does not take for a space (it makes the text around it one word,
     so PyYAML's complaint points elsewhere); '' when there is none. `indentation_only`: one
     in a line's indentation (for a file YAML read, but as other keys than meant)."""
-    m = _ODD_INDENT.search(text) if indentation_only else _ODD_BLANKS.search(text)
+    start = len(text) - len(text.lstrip("\ufeff"))  # the file's own byte-order mark(s)
+    m = _ODD_INDENT.search(text, start) if indentation_only else _ODD_BLANKS.search(text, start)
     if m is not None and indentation_only:
         m = _ODD_BLANKS.search(text, m.start(1))
     if m is None:
         return ""
     line = text.count("\n", 0, m.start()) + 1
     col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    if m.group() == "\ufeff":  # a second file's mark, left inside by joining files
+        return (f"; line {line}, column {col} holds a byte-order mark (U+FEFF), invisible, "
+                "which an editor puts at the start of a file and joining two files leaves "
+                "inside: delete that character")
     name = unicodedata.name(m.group(), "SPACE")
     return (f"; line {line}, column {col} holds a {name} (U+{ord(m.group()):04X}), which YAML "
             "does not read as a space (text copied from a web page or a document has them): "
@@ -522,6 +527,10 @@ def _content_above(lines: list[str], row: int) -> int | None:
 _NO_SPACE_KEY = re.compile(r"^[ ]*(?:- +)*([A-Za-z_][A-Za-z0-9_.-]*):([^\s:/].*)$")
 
 
+# a key whose value is a flow list that ends where more text goes on
+_LIST_THEN_TEXT = re.compile(r"\s*(?:-\s+)?[^\s:#][^:#]*:\s+(\[[^\]]*\])\s*$")
+
+
 def structure_hint(text: str, e: yaml.YAMLError) -> str:
     """Plain words for PyYAML's complaints about a file's shape, which name its parser's
     states (`expected <block end>, but found '<block mapping start>'`, `mapping values are
@@ -534,6 +543,12 @@ def structure_hint(text: str, e: yaml.YAMLError) -> str:
         return ""
     lines = text.splitlines()
     here = lines[mark.line] if mark.line < len(lines) else ""
+    if (flow := _LIST_THEN_TEXT.match(here[:mark.column])) and here[mark.column:].strip():
+        # `host: [2001:db8::1]:2200`: a list, then text YAML cannot place
+        written = here[flow.start(1):].split(" #", 1)[0].strip()[:60]
+        return (f"; line {mark.line + 1}'s value `{written}` begins with `[`, which YAML "
+                "reads as a list, and text follows its `]`: if the whole is one value (as "
+                f"a host [IPv6]:PORT is), put it in quotes, '{written}'")
     if problem.startswith("expected <block end>, but found") and here.strip():
         above = _content_above(lines, mark.line)
         if above is None:

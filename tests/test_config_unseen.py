@@ -377,8 +377,8 @@ def test_merge_keys_still_override_as_yaml_means_them(d):
     ("# nothing yet\n", "lists no sites"),
     ("sites: []\n", "lists no sites"),
     ("sites:\n", "lists no sites"),
-    ("- name: a\n", "expected a mapping with a 'sites' list, got list"),
-    ("alpha\n", "expected a mapping with a 'sites' list, got str"),
+    ("- name: a\n", "a list of 1 site(s) with no `sites:` above it (line 1)"),
+    ("alpha\n", "holds one value, 'alpha' (line 1), not a mapping: expected `sites:`"),
     ("sites:\n  alpha: {scheduler: slurm}\n", "sites: Input should be a valid list, got a "
                                                "mapping"),
 ])

@@ -177,7 +177,8 @@ NOT_READ = ("it looks like TOML or INI, which is not read: a sites file is YAML 
     ("sites.toml", TOML, "is not valid YAML: line 2, column 1"),
     ("sites.yaml", TOML, "is not valid YAML: line 2, column 1"),  # told by its lines
     ("sites.ini", INI, "is not valid YAML: line 2, column 1"),
-    ("sites.toml", 'name = "alpha"\n', "expected a mapping with a 'sites' list, got str"),
+    ("sites.toml", 'name = "alpha"\n', "the file holds one value, 'name = \"alpha\"' (line 1), "
+                                       "not a mapping"),
 ])
 def test_fault_a_toml_or_ini_sites_file_is_told_what_is_read(tmp_path, name, text, first):
     with pytest.raises(BadInput) as e:

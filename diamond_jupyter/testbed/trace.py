@@ -476,6 +476,8 @@ def read_swf(path: str | Path) -> SwfLog:
     unplaced, first_unplaced = 0, (0, 0)  # job lines of no submit time (field 2 is -1); the
     # first one's (line, job)
     fields_before = 0  # the fields of the job line before
+    zeroed: tuple[int, int] | None = None  # the first line of NUL bytes alone: (line, bytes)
+    holes, first_hole = 0, (0, 0)  # such lines with job lines after them; the first one's
     full_lines = 0  # job lines of all SWF's 18 fields (or more)
     short, first_short = 0, (0, 0)  # job lines of fewer; the first one's (line, fields)
     odd_think, first_odd_think = 0, (0, "")  # think times below 0 other than SWF's -1; the
@@ -490,7 +492,13 @@ def read_swf(path: str | Path) -> SwfLog:
                 # no data, nor the byte-order mark of a log joined after another (`cat`)
                 text = line.strip().strip("\x00\x1a\ufeff").strip()
                 if not text:
+                    if "\x00" in line and zeroed is None:
+                        zeroed = (lineno, line.count("\x00"))
                     continue
+                if zeroed is not None:  # job lines after NULs: a hole inside, not padding
+                    holes += 1
+                    first_hole = first_hole if holes > 1 else zeroed
+                    zeroed = None
                 if text.startswith(";"):
                     # a cleaned log's notes say what its filters removed: its MaxRecords
                     # counts the log before them
@@ -530,12 +538,18 @@ def read_swf(path: str | Path) -> SwfLog:
                 fields = text.split()
                 try:
                     job = _job(text, p, lineno, first=not len(table), fields=fields)
-                except BadInput:
+                except BadInput as e:
                     # the last line, short of fields or ending in no number ("-" of a "-1"
                     # cut short): broken off, not a malformed line of its own
                     if not line.endswith("\n") and (
                             len(fields) < 18 or not _SWF_NUMBER.fullmatch(fields[-1])):
                         raise _cut_off(p, lineno, text, given, fields_before) from None
+                    if line.lstrip().startswith("\x00"):  # the line's start zeroed
+                        raise BadInput(f"{e} (the line begins with "
+                                       f"{len(line) - len(line.lstrip(chr(0)))} NUL bytes: "
+                                       "a stretch of the file a crash or a full disk left "
+                                       "zeroed cut into it; the job written there is lost)"
+                                       ) from None
                     raise
                 if not line.endswith("\n") and len(fields) < fields_before:
                     # the last line, fewer fields than the one above: a copy broken off in
@@ -631,6 +645,11 @@ def read_swf(path: str | Path) -> SwfLog:
         notes.append(f"{wide} job line(s) have more than SWF's 18 fields (line {first_wide[0]} "
                      f"has {first_wide[1]}): the fields past the 18th are not SWF's and are "
                      "not read")
+    if holes:
+        notes.append(f"{holes} stretch(es) of NUL bytes lie between job lines (line "
+                     f"{first_hole[0]}: {first_hole[1]} NUL bytes), as a crash or a full disk "
+                     "leaves in a log being written: the jobs written there are lost, the "
+                     "lines around them are read")
     if short and full_lines:
         # a log whose lines stop at 11 or 16 fields throughout is an older conversion; a
         # shorter line among full ones is more likely cut short or pasted from another log

@@ -194,6 +194,7 @@ from .placement_fit import (
     partition_members,
     partition_misses,
     request,
+    seen_out_at,
     site_nodes,
     time_limit,
     with_complexes,
@@ -953,8 +954,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     in_resv = bool(spec.reservation)
     usable = {n.name for n in nodes if node_usable(n, in_resv)}
     # out now but back by themselves (not responding, rebooting): capacity, not free
+    seen = seen_out_at(snap.read_at or snap.taken_at, now)
     back = {n.name: b for n in nodes
-            if (b := node_returning(n, in_resv, snap.node_timeouts, now)) is not None}
+            if (b := node_returning(n, in_resv, snap.node_timeouts, now, seen)) is not None}
     # of them, those power saving has off, booting or going off (taking jobs once booted)
     power = {x: kind for n in nodes if (x := n.name) in back and node_usable(n, in_resv)
              and (kind := node_power(n)) is not None}
@@ -1421,7 +1423,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     if v.partition is not None and v.verdict != "READY":
         v.notes += _returning_note(v.partition, [
             n for n in nodes if n.name in back and n.name in fits.get(v.partition, ())
-            and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power)
+            and n.name in members.get(v.partition, [])], back, snap.node_timeouts, power, seen)
         if cfg.scheduler == "lsf":
             v.notes += _closed_note(v.partition, [
                 n for n in nodes if n.name in fits.get(v.partition, ())

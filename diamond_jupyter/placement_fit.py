@@ -144,27 +144,40 @@ def _power_kind(state: str) -> str | None:
 
 def node_returning(node: Node, in_reservation: bool = False,
                    timeouts: dict[str, float] | None = None,
-                   now: datetime | None = None) -> tuple[float, bool] | None:
+                   now: datetime | None = None, seen_at: datetime | None = None
+                   ) -> tuple[float, bool] | None:
     """For a node that takes no job now but comes back by itself: (the seconds after which
     its free resources take jobs again at the latest, whether it reboots first, after the
     jobs on it end); None for a node usable now or out for good. `timeouts`: the site's
     SlurmdTimeout and ResumeTimeout (`SiteSnapshot.node_timeouts`), else the defaults.
-    `now`: a node set DOWN or DRAIN until a time (Slurm's ResumeAfterTime) is back then."""
-    if (at := resume_after_s(node, in_reservation, now)) is not None:
+    `now`: a node set DOWN or DRAIN until a time (Slurm's ResumeAfterTime) is back then
+    (`seen_at`: `seen_out_at`)."""
+    if (at := resume_after_s(node, in_reservation, now, seen_at)) is not None:
         return at, False
     silent_s, reboot_s = returning_timeouts(timeouts)
     return _returning(node.state, in_reservation, silent_s, reboot_s,
                       (timeouts or {}).get("SuspendTimeout", SUSPEND_S))
 
 
-def resume_after_s(node: Node, in_reservation: bool = False,
-                   now: datetime | None = None) -> float | None:
+def resume_after_s(node: Node, in_reservation: bool = False, now: datetime | None = None,
+                   seen_at: datetime | None = None) -> float | None:
     """Seconds from `now` until an out-of-service node whose ResumeAfterTime is set
     returns to service (Slurm resumes it then: DOWN and DRAIN cleared); None for a node
-    usable now, without the time, or not judged at a time."""
+    usable now, without the time, or not judged at a time. A time already past when the
+    node was seen still out (`seen_at`, else `now`) is one Slurm did not resume it at:
+    nothing says it comes back, and it is read as without one."""
     if now is None or node.resume_after is None or _state_usable(node.state, in_reservation):
         return None
-    return max((aware(node.resume_after) - now).total_seconds(), 0.0)
+    at = aware(node.resume_after)
+    if at <= (seen_at or now):
+        return None
+    return max((at - now).total_seconds(), 0.0)
+
+
+def seen_out_at(read_at: datetime, now: datetime) -> datetime:
+    """When a snapshot read at `read_at` (`SiteSnapshot.read_at or taken_at`) last saw
+    its nodes, as judged at `now` (never after it)."""
+    return min(aware(read_at), now)
 
 
 def returning_timeouts(timeouts: dict[str, float] | None) -> tuple[float, float]:

@@ -46,16 +46,19 @@ def _resume_said(timeouts: dict[str, float] | None) -> str:
 
 def _returning_note(partition: str, out: list[Node], back: dict[str, tuple[float, bool]],
                     timeouts: dict[str, float] | None = None,
-                    power: dict[str, str] | None = None) -> list[str]:
+                    power: dict[str, str] | None = None,
+                    seen_at: datetime | None = None) -> list[str]:
     """Nodes of the partition that could run the job but take none now, back by themselves
     (`timeouts`: the site's own SlurmdTimeout, ResumeTimeout and SuspendTimeout, where read;
-    `power`: of them, those power saving has off, booting or going off, by that)."""
+    `power`: of them, those power saving has off, booting or going off, by that; `seen_at`:
+    when they were seen out: a ResumeAfterTime already past then, Slurm did not keep)."""
     t, power = timeouts or {}, power or {}
     silent_s, reboot_s = returning_timeouts(t)
     kinds = {kind: {n.name for n in out if power.get(n.name) == kind}
              for kind in ("off", "booting", "going_off")}
     resuming = [n for n in out if n.resume_after is not None and n.name not in power
-                and not node_usable(n)]
+                and not node_usable(n)
+                and (seen_at is None or aware(n.resume_after) > seen_at)]
     silent = [n.name for n in out if not back[n.name][1] and n.name not in power
               and n not in resuming]
     reboot = [n.name for n in out if back[n.name][1] and n.name not in power]

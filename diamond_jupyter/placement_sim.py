@@ -97,7 +97,7 @@ from .placement_deps import (
     parse_dependency,
     singleton_parents,
 )
-from .placement_fit import aware, node_returning, node_usable
+from .placement_fit import aware, node_returning, node_usable, seen_out_at
 
 _ELEMENT = re.compile(r"[0-9]+\[[0-9]+\]")  # LSF's record of one array element, `500[7]`
 
@@ -368,7 +368,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     host consumables); `short_until`: of those, the ones held only until the running job
     named (native id) ends, not the last one there (Grid Engine queue consumables, which
     that job's end gives enough of back)."""
-    back = [node_returning(n, in_reservation, snap.node_timeouts, now) for n in nodes]
+    seen = seen_out_at(snap.read_at or snap.taken_at, now)
+    back = [node_returning(n, in_reservation, snap.node_timeouts, now, seen) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
                                                                              strict=True)]
     cap_c = [n.cpus if u else 0 for n, u in zip(nodes, usable, strict=True)]

@@ -170,6 +170,21 @@ def test_a_node_down_until_its_resume_after_time_runs_the_job_then():
     assert p.choice is None, said
 
 
+def test_a_resume_after_time_already_past_when_the_node_was_seen_down_is_not_trusted():
+    """l01 read DOWN at NOW with a ResumeAfterTime 3 h before it: Slurm did not return it
+    then, so nothing says it comes back: the job is refused as without the time, and no
+    note says "until" a past hour (before: READY now on the DOWN node). Read DOWN at -2 h
+    with the time at -1 h (a view that old), it is back by now: the job starts now."""
+    down = {"l01": "DOWN", "l02": "IDLE+DRAIN"}
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", _out_until(down, {"l01": -3}))
+    assert p.choice is None, said
+    assert not [n for n in notes(p) if "ResumeAfterTime" in n], said
+    cfg, snap = _out_until(down, {"l01": -1})
+    old = (cfg, snap.model_copy(update={"taken_at": NOW - timedelta(hours=2)}))
+    p, said = placed("#SBATCH --mem=1500G -t 2:00:00", old)
+    assert (p.verdict("vega").partition, starts_in(p)) == ("bigmem", 0), said
+
+
 def test_a_drained_node_back_in_an_hour_beats_its_busy_twin():
     """b01 drained until +1 h, b02 busy to +8 h: 96 CPUs in batch start at +1 h on b01."""
     site = _out_until({"b01": "IDLE+DRAIN"}, {"b01": 1}, running("102", "b02", 128, 8),

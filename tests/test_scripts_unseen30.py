@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from diamond_jupyter.dialects.lsf_script import LsfScript
 from diamond_jupyter.dialects.translate import request_totals, translate
 from diamond_jupyter.model import BadInput
 from tests.scripts_unseen_check import (
@@ -199,6 +200,19 @@ def test_lsf_per_job_memory_too_small_to_share_is_kept_and_said():
     assert [d.raw for d in spec.unknown] == ['#BSUB -n 4 -R "rusage[mem=3/job]"']
     assert "line 2: rusage[mem=3/job] (the whole job's): less than 1MB for each of its 4 " \
            "slots; kept as written, no memory read" in spec.metadata["parse_notes"]
+
+
+def test_lsf_per_job_memory_over_a_slot_range_is_kept_as_written():
+    """`-n 2,8` runs on 2 to 8 slots: the job's 8000MB cannot be shared per slot (before:
+    4000MB per slot of the minimum 2, written back to LSF as `rusage[mem=4000MB]` beside
+    `-n 2,8`, up to 32000MB reserved); kept as written, said, no memory read."""
+    spec = parse_lines("lsf", '#BSUB -n 2,8\n#BSUB -R "rusage[mem=8000/job]"')
+    assert request_totals(spec)["memory_mb"] is None
+    assert "line 3: rusage[mem=8000/job] (the whole job's): a slot range (-n MIN,MAX) does " \
+        "not say how many slots share it; kept as written, no memory read" \
+        in spec.metadata["parse_notes"], spec.metadata["parse_notes"]
+    lines = LsfScript().render_script(spec).script.splitlines()
+    assert '#BSUB -R "rusage[mem=8000/job]"' in lines and "#BSUB -n 2,8" in lines, lines
 
 
 def test_lsf_reservation_methods_past_task_host_job_are_still_refused():

@@ -368,16 +368,19 @@ class LsfScript:
     def _job_memory(self, spec: JobSpec, per_job: tuple[int, Item, str] | None) -> None:
         """`rusage[mem=N/job]` (LSF 10.1.0.9: reserved once for the whole job), read once the
         slots are: on one host, N for that host; over several slots, N shared evenly per
-        slot (rounded down, said); what cannot be shared out is kept as written, said."""
+        slot (rounded down, said); what cannot be shared out (a compound requirement, a slot
+        range `-n MIN,MAX`) is kept as written, said."""
         if per_job is None:
             return
         mb, item, usage = per_job
         r = spec.resources
         slots = r.tasks or 1
         said = f"line {item.lineno}: rusage[{usage}] (the whole job's)"
-        if spec.components or mb < slots:
+        ranged = self._kept_slot_range(spec, slots)  # `-n 2,8`: how many share it is not known
+        if spec.components or mb < slots or ranged:
             why = "a compound requirement's terms do not share it out" if spec.components \
-                else f"less than 1MB for each of its {slots} slots"
+                else "a slot range (-n MIN,MAX) does not say how many slots share it" \
+                if ranged else f"less than 1MB for each of its {slots} slots"
             note(spec, f"{said}: {why}; kept as written, no memory read")
             unknown(spec, self.name, Item("-R", f"rusage[{usage}]", item.lineno, item.raw),
                     "-R rusage")

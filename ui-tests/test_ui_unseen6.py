@@ -5,9 +5,9 @@ renamed and one resubmitted, the browser zoomed to 200%, a site whose queue hold
 a job ending while its details are open, the sidebar docked on the right and JupyterLab's
 simple mode.
 
-As in `test_ui_unseen5.py`, the sidebar's GETs are answered at the wire level from the
-records below (the routes' shapes) and the event socket is served by the test; the server is
-a real `jupyter lab` (no sites file)."""
+The server is a real `jupyter lab` without a sites file; the page's requests to the
+diamond routes get the records below (in those routes' shapes) and its event socket is the
+test's, which sends the jobs' events."""
 
 from __future__ import annotations
 
@@ -15,18 +15,18 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from dashboard_helpers import DASHBOARD, big_dashboard, serve_recorded
+from dashboard_helpers import DASHBOARD, big_dashboard, close_dashboard, serve_recorded
 from playwright.sync_api import Page, expect
 from sidebar_lab import (
+    fresh_sidebar,  # noqa: F401 (the autouse `_fresh_sidebar` fixture)
     job_bars,
     job_row,
     live_sidebar,
+    module_page,  # noqa: F401 (the `page` fixture)
     new_lab_page,
-    shared_live_page,
     sidebar_panel,
     wider_than,
 )
-from test_sidebar import show_shared_page
 from wire_helpers import WireBase, healthy_site
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
@@ -87,23 +87,16 @@ class Wire(WireBase):
                                        "at": datetime.now(timezone.utc).isoformat(), **fields})
 
 
-def _new_page(browser, server, **kwargs) -> Page:
+def _new_page(browser, server, *, queue_rows: int = 0, **kwargs) -> Page:
+    """A page on `server` with the sidebar's routes answered (and, with `queue_rows`, the
+    dashboard's: that many rows on QUEUE_SITE), set before it loads (a dashboard the
+    workspace restores asks at once)."""
     def wire(page: Page) -> None:
         page.diamond_wire = Wire(page)  # type: ignore[attr-defined]
+        if queue_rows:
+            serve_recorded(page, big_dashboard([QUEUE_SITE], queue_rows))
 
     return new_lab_page(browser, server, before_load=wire, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def page(bare_lab, browser):
-    with shared_live_page(_new_page(browser, bare_lab)) as p:
-        expect(job_bars(p).first).to_be_attached(timeout=30_000)
-        yield p
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sidebar(request):
-    show_shared_page(request, scroll_to_top=True)
 
 
 def _sidebar_tab(page: Page):
@@ -209,6 +202,7 @@ def test_a_job_id_selected_in_its_row_copies_without_toggling_the_row(page):
 # -- forced colours ----------------------------------------------------------------------------
 
 def test_in_forced_colours_states_stay_told_apart_on_the_timeline_and_legend(page):
+    expect(_bar(page, FAILED_ID)).to_be_attached()
     page.emulate_media(forced_colors="active")
     try:
         fills = page.evaluate("""() => {
@@ -295,26 +289,32 @@ def test_the_sidebar_docked_on_the_right_works_and_fits(bare_lab, browser):
 
 # -- simple mode -------------------------------------------------------------------------------
 
+def _toggle_simple_mode(p: Page, mode: str) -> None:
+    p.get_by_role("menuitem", name="View", exact=True).click()
+    p.locator(".lm-Menu-item", has_text="Appearance").hover()
+    p.locator('.lm-Menu-item[data-command="application:toggle-mode"]').click()
+    p.wait_for_function("m => document.getElementById('main').dataset.shellMode === m",
+                        arg=mode)
+
+
 def test_in_simple_mode_the_sidebar_opens_logs_and_the_dashboard(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
+    p = _new_page(browser, bare_lab, queue_rows=40)
     try:
         panel = live_sidebar(p)
-        p.get_by_role("menuitem", name="View", exact=True).click()
-        p.locator(".lm-Menu-item", has_text="Appearance").hover()
-        p.locator('.lm-Menu-item[data-command="application:toggle-mode"]').click()
-        p.wait_for_function(
-            "() => document.getElementById('main').dataset.shellMode === 'single-document'")
+        _toggle_simple_mode(p, "single-document")
         expect(panel).to_be_visible()
         job_row(p, FAILED_ID).get_by_role("button", name="Show logs of broke").click()
         # simple mode shows one main-area widget: the logs are the one shown
         expect(p.locator('#jp-main-dock-panel [id^="diamond-logs-"]')).to_be_visible()
-        serve_recorded(p, big_dashboard([QUEUE_SITE], 40))
         panel.locator("[data-diamond-open-dashboard]").click()
         expect(p.locator(DASHBOARD)).to_be_visible(timeout=30_000)
         expect(p.locator(f'[data-diamond-queue="{QUEUE_SITE}"]')).to_have_attribute(
             "data-diamond-rows", "40")
         expect(p.locator('#jp-main-dock-panel [id^="diamond-logs-"]')).to_be_hidden()
         assert p.diamond_errors == []  # type: ignore[attr-defined]
+        # the shared server keeps the workspace: leave it as the other tests expect it
+        _toggle_simple_mode(p, "multiple-document")
+        close_dashboard(p)
     finally:
         p.context.close()
 
@@ -323,14 +323,14 @@ def test_in_simple_mode_the_sidebar_opens_logs_and_the_dashboard(bare_lab, brows
 
 @pytest.fixture(scope="module")
 def queue_page(bare_lab, browser):
-    p = _new_page(browser, bare_lab)
+    p = _new_page(browser, bare_lab, queue_rows=5000)
     try:
         live_sidebar(p)
-        serve_recorded(p, big_dashboard([QUEUE_SITE], 5000))
         sidebar_panel(p).locator("[data-diamond-open-dashboard]").click()
         expect(p.locator(f'[data-diamond-queue="{QUEUE_SITE}"]')).to_have_attribute(
             "data-diamond-rows", "5000", timeout=30_000)
         yield p
+        close_dashboard(p)  # the shared server's workspace would reopen it elsewhere
     finally:
         p.context.close()
 

@@ -282,7 +282,14 @@ def test_the_sidebar_docked_on_the_right_works_and_fits(bare_lab, browser):
         row.get_by_role("button", name="Show logs of broke").click()
         expect(p.locator(".lm-DockPanel-tabBar .lm-mod-current",
                          has_text="Logs: broke")).to_be_visible()
+        panel.locator("[data-diamond-open-dashboard]").click()
+        expect(p.locator(DASHBOARD)).to_be_visible(timeout=30_000)
+        close_dashboard(p)
         assert p.diamond_errors == []  # type: ignore[attr-defined]
+        # the shared server keeps the side in its settings: back to the left for the others
+        tab.click(button="right")
+        p.get_by_role("menuitem", name="Switch Sidebar Side").click()
+        expect(_sidebar_tab(p).and_(p.locator(".jp-SideBar.jp-mod-left li"))).to_be_visible()
     finally:
         p.context.close()
 

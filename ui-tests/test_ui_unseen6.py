@@ -176,6 +176,45 @@ def test_a_job_ending_while_its_details_are_open_updates_them_in_place(page):
     expect(bar.locator("rect.jp-diamond-seg-completed")).to_have_count(1)
 
 
+# -- a bar's details opened on a thousand-bar timeline ----------------------------------------
+
+WATCH_TIMELINE_JS = """() => {
+    const seen = [];
+    const watch = new MutationObserver(records => seen.push(...records.map(r => {
+        const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        const bar = el.closest('[data-diamond-job-bar]');
+        return bar ? 'bar ' + bar.getAttribute('data-diamond-job-bar') : 'axis';
+    })));
+    for (const svg of document.querySelectorAll('#diamond-sidebar [data-diamond-timeline] svg')) {
+        watch.observe(svg, {subtree: true, childList: true, attributes: true,
+                            characterData: true});
+    }
+    window.__diamondTimelineWatch = {watch, seen};
+}"""
+
+
+def test_opening_a_bars_details_draws_no_bar_again(page):
+    """Focusing a bar (as a click or Tab does) shows its job's details and writes no bar of
+    any chart again (a thousand bars made this a third of a second)."""
+    for job_id in (FAILED_ID, ENDING_ID, COPIED_ID):
+        bar = _bar(page, job_id)
+        bar.scroll_into_view_if_needed()
+        page.evaluate(WATCH_TIMELINE_JS)
+        bar.focus()
+        expect(sidebar_panel(page).locator(f'[data-diamond-tooltip="{job_id}"]')).to_be_visible()
+        seen = page.evaluate("""() => {
+            const {watch, seen} = window.__diamondTimelineWatch;
+            watch.takeRecords();
+            watch.disconnect();
+            return seen;
+        }""")
+        if "axis" in seen:
+            continue  # the timed redraw ("now" moved) fell in between: look again
+        assert seen == [], seen
+        return
+    pytest.fail("the timeline redrew each time a bar was focused")
+
+
 # -- copying a job id --------------------------------------------------------------------------
 
 def test_a_job_id_selected_in_its_row_copies_without_toggling_the_row(page):

@@ -83,20 +83,19 @@ const Bar = React.memo(function Bar(props: {
   maxChars: number;
   timeZone: string;
 }): JSX.Element {
-  const { job, y, timeZone, maxChars } = props;
-  const s = props;
+  const { job, submitted, started, ended, y, timeZone, maxChars } = props;
   const name = job.name || job.native_id || job.id;
   // the texts depend on the job alone: worked out once, not at each zoom or redraw
   const texts = React.useMemo(
     () => ({
-      aria: `${name}: ${job.state}, queued ${fmtTime(s.submitted, timeZone)}`,
+      aria: `${name}: ${job.state}, queued ${fmtTime(submitted, timeZone)}`,
       title:
-        `${name} (${job.id}): ${job.state}\nqueued ${fmtTime(s.submitted, timeZone, true, true)}` +
-        (s.started !== null ? `\nstarted ${fmtTime(s.started, timeZone, true, true)}` : '') +
-        (s.ended !== null ? `\nended ${fmtTime(s.ended, timeZone, true, true)}` : ''),
+        `${name} (${job.id}): ${job.state}\nqueued ${fmtTime(submitted, timeZone, true, true)}` +
+        (started !== null ? `\nstarted ${fmtTime(started, timeZone, true, true)}` : '') +
+        (ended !== null ? `\nended ${fmtTime(ended, timeZone, true, true)}` : ''),
       label: cutToColumns(name, maxChars)
     }),
-    [job, name, s.submitted, s.started, s.ended, timeZone, maxChars]
+    [job, name, submitted, started, ended, timeZone, maxChars]
   );
   const state = job.state.toLowerCase();
   return (
@@ -110,7 +109,7 @@ const Bar = React.memo(function Bar(props: {
         y={y + 3}
         width={Math.max(1, props.xQueueEnd - props.xSubmitted)}
         height={ROW_H - 6}
-        className={`jp-diamond-seg-queued${s.started === null && s.ended !== null ? ` jp-diamond-seg-${state}` : ''}`}
+        className={`jp-diamond-seg-queued${started === null && ended !== null ? ` jp-diamond-seg-${state}` : ''}`}
       />
       {props.xStarted !== null && (
         <rect
@@ -139,22 +138,6 @@ interface ISiteGanttProps {
   width: number;
   timeZone: string;
   onHover: (h: IHover | null) => void;
-  /** Scrolled far out of view: a move of "now" or a zoom waits until it is near again. */
-  offscreen: boolean;
-}
-
-/** Whether a chart may keep what it drew: nothing it shows has changed, or only the time
- * window has while it is out of view (it is drawn again as it comes near the view). */
-function sameChart(prev: ISiteGanttProps, next: ISiteGanttProps): boolean {
-  const sameWindow = prev.now === next.now && prev.spanMs === next.spanMs;
-  return (
-    prev.site === next.site &&
-    prev.jobs === next.jobs &&
-    prev.width === next.width &&
-    prev.timeZone === next.timeZone &&
-    prev.onHover === next.onHover &&
-    (next.offscreen || (sameWindow && !prev.offscreen))
-  );
 }
 
 /** One site's chart. Memoised: hovering a row elsewhere re-renders none of it; its rows
@@ -253,10 +236,11 @@ const SiteGantt = React.memo(function SiteGantt(props: ISiteGanttProps): JSX.Ele
       </svg>
     </figure>
   );
-}, sameChart);
+});
 
 /** The sites whose charts under `box` are far out of view (more than a view's height
- * away), watched by one IntersectionObserver; a chart not yet watched counts as in view. */
+ * away), watched by one IntersectionObserver; a chart not yet watched counts as in view.
+ * (Out of view, the browser skips their layout and paint too: `content-visibility`.) */
 function useOffscreenCharts(box: React.RefObject<HTMLElement>): Set<string> {
   const [offscreen, setOffscreen] = React.useState<Set<string>>(() => new Set());
   const observer = React.useRef<IntersectionObserver | null>(null);
@@ -327,6 +311,19 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
     };
   }, [every]);
   const lastBySite = React.useRef(new Map<string, IJob[]>());
+  // Charts far out of view take the time window a step behind: a zoom or a move of "now"
+  // paints the charts in view at once, the others once the page is idle (within a second),
+  // in a transition React renders in slices that leave the page free between them.
+  const [later, setLater] = React.useState({ now, spanMs });
+  React.useEffect(() => {
+    const catchUp = () => React.startTransition(() => setLater({ now, spanMs }));
+    if (typeof window.requestIdleCallback === 'function') {
+      const id = window.requestIdleCallback(catchUp, { timeout: 1000 });
+      return () => window.cancelIdleCallback(id);
+    }
+    const t = window.setTimeout(catchUp, 200);
+    return () => window.clearTimeout(t);
+  }, [now, spanMs]);
   const bySite = React.useMemo(() => {
     const map = new Map<string, IJob[]>();
     for (const j of jobs) {
@@ -381,12 +378,11 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
             key={site}
             site={site}
             jobs={siteJobs}
-            now={now}
-            spanMs={spanMs}
+            now={offscreen.has(site) ? later.now : now}
+            spanMs={offscreen.has(site) ? later.spanMs : spanMs}
             width={width}
             timeZone={timeZone}
             onHover={setHover}
-            offscreen={offscreen.has(site)}
           />
         ))
       ) : (

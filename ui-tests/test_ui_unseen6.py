@@ -344,7 +344,8 @@ def _toggle_simple_mode(p: Page, mode: str) -> None:
 
 
 def test_in_simple_mode_the_sidebar_opens_logs_and_the_dashboard(bare_lab, browser):
-    p = _new_page(browser, bare_lab, queue_rows=40)
+    # a workspace of its own: the shell's mode and the open dashboard are kept in it
+    p = _new_page(browser, bare_lab, queue_rows=40, path="lab/workspaces/unseen6-simple")
     try:
         panel = live_sidebar(p)
         _toggle_simple_mode(p, "single-document")
@@ -369,7 +370,7 @@ def test_in_simple_mode_the_sidebar_opens_logs_and_the_dashboard(bare_lab, brows
 
 @pytest.fixture(scope="module")
 def queue_page(bare_lab, browser):
-    p = _new_page(browser, bare_lab, queue_rows=5000)
+    p = _new_page(browser, bare_lab, queue_rows=5000, path="lab/workspaces/unseen6-queue")
     try:
         live_sidebar(p)
         sidebar_panel(p).locator("[data-diamond-open-dashboard]").click()

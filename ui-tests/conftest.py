@@ -107,10 +107,12 @@ def testbed_config() -> Path:
     return Path(testbed.up()["config"])
 
 
-def serve_this_checkouts_labextension(tmp: Path, env: dict[str, str]) -> None:
-    """When this checkout has a built labextension, the server loads it (first on
+def serve_this_checkouts_labextension(tmp: Path, env: dict[str, str],
+                                      built: Path | None = None) -> None:
+    """When this checkout has a built labextension (or `built` is given: another build,
+    e.g. an earlier commit's for a before/after benchmark), the server loads it (first on
     JUPYTER_PATH wins) rather than a copy installed into the environment from elsewhere."""
-    built = Path(__file__).resolve().parent.parent / "diamond_jupyter" / "labextension"
+    built = built or Path(__file__).resolve().parent.parent / "diamond_jupyter" / "labextension"
     if not (built / "package.json").exists():
         return
     ext = tmp / "jupyter-path" / "labextensions"
@@ -125,10 +127,12 @@ def serve_this_checkouts_labextension(tmp: Path, env: dict[str, str]) -> None:
 def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = None,
               extra_args: tuple[str, ...] = (),
               env: dict[str, str] | None = None, port: int | None = None,
-              token: str | None = None) -> tuple[subprocess.Popen, dict]:
+              token: str | None = None,
+              labextension: Path | None = None) -> tuple[subprocess.Popen, dict]:
     """Start `jupyter lab` in `tmp` and wait until it answers; returns (proc, info).
     `env`: extra environment variables of the server (e.g. the agent's LLM settings);
-    `port`, `token`: those of a previous start in `tmp` (a restart the open page survives)."""
+    `port`, `token`: those of a previous start in `tmp` (a restart the open page survives);
+    `labextension`: a built labextension directory served instead of this checkout's."""
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
     extra_env = env or {}
@@ -138,7 +142,7 @@ def start_lab(tmp: Path, *, diamond_config: Path | None, store: Path | None = No
         env["DIAMOND_CONFIG"] = str(diamond_config)
     env["DIAMOND_DATA_DIR"] = str(tmp / "data")
     env.update(extra_env)
-    serve_this_checkouts_labextension(tmp, env)
+    serve_this_checkouts_labextension(tmp, env, labextension)
     env.update(
         JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),

@@ -1,7 +1,9 @@
 import * as React from 'react';
 
+import { Clipboard } from '@jupyterlab/apputils';
 import {
   closeIcon,
+  copyIcon,
   downloadIcon,
   fileIcon,
   notebookIcon,
@@ -193,9 +195,17 @@ export function JobRow(props: {
     }
   };
   const onClick = (e: React.MouseEvent<HTMLLIElement>): void => {
-    if (!(e.target as HTMLElement).closest('button, a, [data-diamond-job-details]')) {
+    // a drag that selected text (the job's id, to copy it) is not a click on the row
+    const selected = window.getSelection();
+    const selecting = !!selected && !selected.isCollapsed && e.currentTarget.contains(selected.anchorNode);
+    if (!selecting && !(e.target as HTMLElement).closest('button, a, [data-diamond-job-details]')) {
       setOpen(!open);
     }
+  };
+  const [copied, setCopied] = React.useState(false);
+  const copyId = (): void => {
+    Clipboard.copyToSystem(job.id);
+    setCopied(true);
   };
   React.useEffect(() => {
     if (focused && ref.current) {
@@ -298,6 +308,18 @@ export function JobRow(props: {
       )}
       {open && (
         <div data-diamond-job-details="">
+          <button
+            className="jp-mod-styled jp-diamond-small-button"
+            aria-label={`Copy the id of ${label}: ${job.id}`}
+            title={`Copy ${job.id}`}
+            data-diamond-copy-id={job.id}
+            data-diamond-copied={copied ? '' : undefined}
+            onClick={copyId}
+            onBlur={() => setCopied(false)}
+          >
+            <copyIcon.react tag="span" className="jp-diamond-inline-icon" />
+            {copied ? 'Copied' : 'Copy id'}
+          </button>
           <JobDetails job={job} timeZone={timeZone} />
           <Dependencies job={job} stateOf={stateOf ?? noState} />
         </div>

@@ -68,7 +68,69 @@ interface IHover {
   site: string;
 }
 
-function SiteGantt(props: {
+/** One job's row: its label, tooltip text and two segments. Memoised: a row is written
+ * again only when its job or its geometry changes (not when another row is hovered). */
+const Bar = React.memo(function Bar(props: {
+  job: IJob;
+  submitted: number;
+  started: number | null;
+  ended: number | null;
+  y: number;
+  xSubmitted: number;
+  xQueueEnd: number;
+  xStarted: number | null;
+  xRunEnd: number;
+  maxChars: number;
+  timeZone: string;
+}): JSX.Element {
+  const { job, submitted, started, ended, y, timeZone, maxChars } = props;
+  const name = job.name || job.native_id || job.id;
+  // the texts depend on the job alone: worked out once, not at each zoom or redraw
+  const texts = React.useMemo(
+    () => ({
+      aria: `${name}: ${job.state}, queued ${fmtTime(submitted, timeZone)}`,
+      title:
+        `${name} (${job.id}): ${job.state}\nqueued ${fmtTime(submitted, timeZone, true, true)}` +
+        (started !== null ? `\nstarted ${fmtTime(started, timeZone, true, true)}` : '') +
+        (ended !== null ? `\nended ${fmtTime(ended, timeZone, true, true)}` : ''),
+      label: cutToColumns(name, maxChars)
+    }),
+    [job, name, submitted, started, ended, timeZone, maxChars]
+  );
+  const state = job.state.toLowerCase();
+  return (
+    <g data-diamond-job-bar={job.id} data-diamond-state={job.state} tabIndex={0} role="img" aria-label={texts.aria}>
+      <title>{texts.title}</title>
+      <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
+        {texts.label}
+      </text>
+      <rect
+        x={props.xSubmitted}
+        y={y + 3}
+        width={Math.max(1, props.xQueueEnd - props.xSubmitted)}
+        height={ROW_H - 6}
+        className={`jp-diamond-seg-queued${started === null && ended !== null ? ` jp-diamond-seg-${state}` : ''}`}
+      />
+      {props.xStarted !== null && (
+        <rect
+          x={props.xStarted}
+          y={y + 2}
+          width={Math.max(1.5, props.xRunEnd - props.xStarted)}
+          height={ROW_H - 4}
+          className={`jp-diamond-seg jp-diamond-seg-${state}`}
+        />
+      )}
+    </g>
+  );
+});
+
+/** The row element (and its job id) an event of a chart's SVG happened in, if any. */
+function barOf(target: EventTarget | null): string | null {
+  const g = target instanceof Element ? target.closest('[data-diamond-job-bar]') : null;
+  return g?.getAttribute('data-diamond-job-bar') ?? null;
+}
+
+interface ISiteGanttProps {
   site: string;
   jobs: IJob[];
   now: number;
@@ -76,22 +138,44 @@ function SiteGantt(props: {
   width: number;
   timeZone: string;
   onHover: (h: IHover | null) => void;
-}): JSX.Element | null {
-  const { site, now, spanMs, timeZone, onHover } = props;
+}
+
+/** One site's chart. Memoised: hovering a row elsewhere re-renders none of it; its rows
+ * share one set of listeners on the SVG (events bubble to it) rather than five each. */
+const SiteGantt = React.memo(function SiteGantt(props: ISiteGanttProps): JSX.Element | null {
+  const { site, jobs, now, spanMs, timeZone, onHover } = props;
   const W = props.width;
   const LABEL_W = Math.min(220, Math.max(66, Math.round(W * 0.3)));
   const maxChars = Math.max(4, Math.floor((LABEL_W - 4) / CHAR_W));
   const seconds = spanMs <= 3 * 3600 * 1000;
   const start = now - spanMs;
-  const { shown: segs, inWindow } = segments(props.jobs, start);
+  const { shown: segs, inWindow } = segments(jobs, start);
   if (segs.length === 0) {
     return null;
   }
   const x = (t: number) =>
     LABEL_W + ((Math.min(Math.max(t, start), now) - start) / spanMs) * (W - LABEL_W - 4);
   const height = segs.length * ROW_H + AXIS_H;
+  const show = (target: EventTarget | null) => {
+    const id = barOf(target);
+    const job = id === null ? undefined : jobs.find(j => j.id === id);
+    if (job) {
+      onHover({ job, site });
+    }
+  };
+  const hide = (from: EventTarget | null, to: EventTarget | null) => {
+    // leaving a row for another row: that row's mouseover shows it
+    if (barOf(from) !== null && barOf(to) === null) {
+      onHover(null);
+    }
+  };
   return (
-    <figure className="jp-diamond-gantt" data-diamond-timeline={site}>
+    <figure
+      className="jp-diamond-gantt"
+      data-diamond-timeline={site}
+      // off screen, the browser skips the chart's layout and paint (its size is kept)
+      style={{ containIntrinsicSize: `auto ${height + 20}px` }}
+    >
       <figcaption>
         {site}
         {inWindow > segs.length && (
@@ -111,61 +195,35 @@ function SiteGantt(props: {
             ? `Timeline of the latest ${segs.length} of ${inWindow} jobs on ${site}`
             : `Timeline of ${segs.length} jobs on ${site}`
         }
+        onMouseOver={e => show(e.target)}
+        onFocus={e => show(e.target)}
+        onMouseOut={e => hide(e.target, e.relatedTarget)}
+        onBlur={e => hide(e.target, e.relatedTarget)}
+        onKeyDown={e => {
+          if (e.key === 'Escape' && barOf(e.target) !== null) {
+            // hide the tooltip, keep the focus here (JupyterLab would move it away)
+            e.preventDefault();
+            e.stopPropagation();
+            onHover(null);
+          }
+        }}
       >
-        {segs.map((s, i) => {
-          const y = i * ROW_H;
-          const qEnd = s.started ?? s.ended ?? now;
-          const rEnd = s.ended ?? now;
-          const name = s.job.name || s.job.native_id || s.job.id;
-          const show = () => onHover({ job: s.job, site });
-          return (
-            <g
-              key={s.job.id}
-              data-diamond-job-bar={s.job.id}
-              data-diamond-state={s.job.state}
-              tabIndex={0}
-              role="img"
-              aria-label={`${name}: ${s.job.state}, queued ${fmtTime(s.submitted, timeZone)}`}
-              onMouseEnter={show}
-              onFocus={show}
-              onMouseLeave={() => onHover(null)}
-              onBlur={() => onHover(null)}
-              onKeyDown={e => {
-                if (e.key === 'Escape') {
-                  // hide the tooltip, keep the focus here (JupyterLab would move it away)
-                  e.preventDefault();
-                  e.stopPropagation();
-                  onHover(null);
-                }
-              }}
-            >
-              <title>
-                {`${name} (${s.job.id}): ${s.job.state}\nqueued ${fmtTime(s.submitted, timeZone, true, true)}` +
-                  (s.started !== null ? `\nstarted ${fmtTime(s.started, timeZone, true, true)}` : '') +
-                  (s.ended !== null ? `\nended ${fmtTime(s.ended, timeZone, true, true)}` : '')}
-              </title>
-              <text x={0} y={y + ROW_H - 4} className="jp-diamond-gantt-label">
-                {cutToColumns(name, maxChars)}
-              </text>
-              <rect
-                x={x(s.submitted)}
-                y={y + 3}
-                width={Math.max(1, x(qEnd) - x(s.submitted))}
-                height={ROW_H - 6}
-                className={`jp-diamond-seg-queued${s.started === null && s.ended !== null ? ` jp-diamond-seg-${s.job.state.toLowerCase()}` : ''}`}
-              />
-              {s.started !== null && (
-                <rect
-                  x={x(s.started)}
-                  y={y + 2}
-                  width={Math.max(1.5, x(rEnd) - x(s.started))}
-                  height={ROW_H - 4}
-                  className={`jp-diamond-seg jp-diamond-seg-${s.job.state.toLowerCase()}`}
-                />
-              )}
-            </g>
-          );
-        })}
+        {segs.map((s, i) => (
+          <Bar
+            key={s.job.id}
+            job={s.job}
+            submitted={s.submitted}
+            started={s.started}
+            ended={s.ended}
+            y={i * ROW_H}
+            xSubmitted={x(s.submitted)}
+            xQueueEnd={x(s.started ?? s.ended ?? now)}
+            xStarted={s.started === null ? null : x(s.started)}
+            xRunEnd={x(s.ended ?? now)}
+            maxChars={maxChars}
+            timeZone={timeZone}
+          />
+        ))}
         <line x1={x(now)} x2={x(now)} y1={0} y2={segs.length * ROW_H} className="jp-diamond-gantt-now" data-diamond-now="">
           <title>now</title>
         </line>
@@ -178,6 +236,34 @@ function SiteGantt(props: {
       </svg>
     </figure>
   );
+});
+
+/** The sites whose charts under `box` are far out of view (more than a view's height
+ * away), watched by one IntersectionObserver; a chart not yet watched counts as in view.
+ * (Out of view, the browser skips their layout and paint too: `content-visibility`.) */
+function useOffscreenCharts(box: React.RefObject<HTMLElement>): Set<string> {
+  const [offscreen, setOffscreen] = React.useState<Set<string>>(() => new Set());
+  const observer = React.useRef<IntersectionObserver | null>(null);
+  React.useEffect(() => {
+    observer.current = new IntersectionObserver(
+      entries =>
+        setOffscreen(last => {
+          const next = new Set(last);
+          for (const e of entries) {
+            const site = e.target.getAttribute('data-diamond-timeline') ?? '';
+            e.isIntersecting ? next.delete(site) : next.add(site);
+          }
+          return next.size === last.size && [...next].every(s => last.has(s)) ? last : next;
+        }),
+      { rootMargin: '100% 0px' }
+    );
+    return () => observer.current?.disconnect();
+  }, []);
+  React.useEffect(() => {
+    // charts come and go with the jobs: watch the ones drawn now (watching twice is a no-op)
+    box.current?.querySelectorAll('figure[data-diamond-timeline]').forEach(f => observer.current?.observe(f));
+  });
+  return offscreen;
 }
 
 const FIT_RECENT = 5;
@@ -190,14 +276,22 @@ function shownJobs(jobs: IJob[]): IJob[] {
 
 /** Per site, a Gantt chart of the user's jobs: queued then running, zoomable. */
 export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element {
-  const [, setTick] = React.useState(0);
-  const [zoom, setZoom] = React.useState(0);
+  // "now" moves at the redraws only: a render for another reason (a row hovered, the
+  // sidebar updated) leaves every chart as it is
+  const [now, setNow] = React.useState(() => Date.now());
+  const [zoom, setZoomLevel] = React.useState(0);
+  const setZoom = (level: number) => {
+    setZoomLevel(level);
+    setNow(Date.now());
+  };
   const box = React.useRef<HTMLDivElement>(null);
   const width = useWidth(box, 240, 160);
   const [hover, setHover] = React.useState<IHover | null>(null);
-  const now = Date.now();
-  const active = props.jobs.some(j => !TERMINAL_STATES.has(j.state));
-  const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitSpanMs(shownJobs(props.jobs), now);
+  const offscreen = useOffscreenCharts(box);
+  const { jobs, timeZone } = props;
+  const active = React.useMemo(() => jobs.some(j => !TERMINAL_STATES.has(j.state)), [jobs]);
+  const fitMs = React.useMemo(() => fitSpanMs(shownJobs(jobs), now), [jobs, now]);
+  const spanMs = SPANS_MIN[zoom] > 0 ? SPANS_MIN[zoom] * 60_000 : fitMs;
   // While a job is live, as often as "now" moves a pixel on the chart (every second on a
   // span of minutes, far less often on one of hours: a thousand bars drawn again each
   // second would keep the page busy), yet at least every minute, the axis's precision.
@@ -207,7 +301,7 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
     // Redraw only (bars reach "now", the axis says when now is); no request is made; and at
     // once when the tab wakes: a tab asleep for hours would otherwise show the hour it fell
     // asleep as "now".
-    const redraw = () => setTick(x => x + 1);
+    const redraw = () => setNow(Date.now());
     const t = window.setInterval(redraw, every);
     const onWake = () => document.hidden || redraw();
     document.addEventListener('visibilitychange', onWake);
@@ -216,33 +310,49 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
       document.removeEventListener('visibilitychange', onWake);
     };
   }, [every]);
-  const bySite = new Map<string, IJob[]>();
-  for (const j of props.jobs) {
-    const list = bySite.get(j.site);
-    list ? list.push(j) : bySite.set(j.site, [j]);
-  }
-  const charts = Array.from(bySite.entries())
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([site, jobs]) => (
-      <SiteGantt
-        key={site}
-        site={site}
-        jobs={jobs}
-        now={now}
-        spanMs={spanMs}
-        width={width}
-        timeZone={props.timeZone}
-        onHover={setHover}
-      />
-    ));
-  const hovered = hover ? props.jobs.find(j => j.id === hover.job.id) ?? hover.job : null;
+  const lastBySite = React.useRef(new Map<string, IJob[]>());
+  // Charts far out of view take the time window a step behind: a zoom or a move of "now"
+  // paints the charts in view at once, the others once the page is idle (within a second),
+  // in a transition React renders in slices that leave the page free between them.
+  const [later, setLater] = React.useState({ now, spanMs });
+  React.useEffect(() => {
+    const catchUp = () => React.startTransition(() => setLater({ now, spanMs }));
+    if (typeof window.requestIdleCallback === 'function') {
+      const id = window.requestIdleCallback(catchUp, { timeout: 1000 });
+      return () => window.cancelIdleCallback(id);
+    }
+    const t = window.setTimeout(catchUp, 200);
+    return () => window.clearTimeout(t);
+  }, [now, spanMs]);
+  const bySite = React.useMemo(() => {
+    const map = new Map<string, IJob[]>();
+    for (const j of jobs) {
+      const list = map.get(j.site);
+      list ? list.push(j) : map.set(j.site, [j]);
+    }
+    // a site whose jobs are the same objects as before keeps its list, so its chart
+    // is not drawn again when a job of another site changes
+    for (const [site, list] of map) {
+      const last = lastBySite.current.get(site);
+      if (last && last.length === list.length && last.every((j, i) => j === list[i])) {
+        map.set(site, last);
+      }
+    }
+    lastBySite.current = map;
+    return Array.from(map.entries()).sort(([a], [b]) => a.localeCompare(b));
+  }, [jobs]);
+  const anyInWindow = React.useMemo(
+    () => jobs.some(j => (parseTime(j.ended_at) ?? now) >= now - spanMs),
+    [jobs, now, spanMs]
+  );
+  const hovered = hover ? jobs.find(j => j.id === hover.job.id) ?? hover.job : null;
   return (
     <div
       ref={box}
       onWheel={e => {
         if (e.ctrlKey || e.altKey) {
           e.preventDefault();
-          setZoom(z => Math.min(SPANS_MIN.length - 1, Math.max(0, z + (e.deltaY > 0 ? 1 : -1))));
+          setZoom(Math.min(SPANS_MIN.length - 1, Math.max(0, zoom + (e.deltaY > 0 ? 1 : -1))));
         }
       }}
     >
@@ -262,10 +372,25 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
           −
         </button>
       </div>
-      {props.jobs.some(j => (parseTime(j.ended_at) ?? now) >= now - spanMs) ? charts : <p className="jp-diamond-muted">No job in this time window.</p>}
+      {anyInWindow ? (
+        bySite.map(([site, siteJobs]) => (
+          <SiteGantt
+            key={site}
+            site={site}
+            jobs={siteJobs}
+            now={offscreen.has(site) ? later.now : now}
+            spanMs={offscreen.has(site) ? later.spanMs : spanMs}
+            width={width}
+            timeZone={timeZone}
+            onHover={setHover}
+          />
+        ))
+      ) : (
+        <p className="jp-diamond-muted">No job in this time window.</p>
+      )}
       {hovered && (
         <div className="jp-diamond-tooltip" role="tooltip" data-diamond-tooltip={hovered.id}>
-          <JobDetails job={hovered} timeZone={props.timeZone} />
+          <JobDetails job={hovered} timeZone={timeZone} />
         </div>
       )}
       <p className="jp-diamond-legend jp-diamond-muted" data-diamond-legend="">

@@ -61,6 +61,19 @@ const COLUMNS: IColumn[] = [
   }
 ];
 
+/** Rows holding every space-separated term of `query` (case aside) in their id, user,
+ * name, partition or state; all of `rows` for an empty query. */
+export function filterRows(rows: IQueueRow[], query: string): IQueueRow[] {
+  const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (terms.length === 0) {
+    return rows;
+  }
+  return rows.filter(r => {
+    const hay = [r.id, r.user, r.name, r.partition, r.state].join(' ').toLowerCase();
+    return terms.every(t => hay.includes(t));
+  });
+}
+
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
 /** `rows` ordered by column `key` (missing values last whatever the direction). */
@@ -161,9 +174,16 @@ export function QueueTable(props: {
     dir: 1
   });
   const [scrollTop, setScrollTop] = React.useState(0);
-  const [active, setActive] = React.useState(-1);
+  const [query, setQuery] = React.useState('');
+  // the active row is a job, not a place: a sort or a filter keeps it on the same job
+  const [activeId, setActiveId] = React.useState<string | null>(null);
   const scroller = React.useRef<HTMLDivElement>(null);
-  const sorted = React.useMemo(() => sortRows(rows, sort.key, sort.dir), [rows, sort]);
+  const filtered = React.useMemo(() => filterRows(rows, query), [rows, query]);
+  const sorted = React.useMemo(() => sortRows(filtered, sort.key, sort.dir), [filtered, sort]);
+  const active = React.useMemo(
+    () => (activeId === null ? -1 : sorted.findIndex(r => r.id === activeId)),
+    [sorted, activeId]
+  );
   const count = sorted.length;
   const viewH = Math.min(Math.max(count, 1), VIEW_ROWS) * ROW_H;
   const first = Math.max(0, Math.floor(scrollTop / ROW_H) - OVERSCAN);
@@ -171,9 +191,7 @@ export function QueueTable(props: {
   const idBase = domId('jp-diamond-q-', site);
   const mine = React.useMemo(() => rows.filter(r => r.mine).length, [rows]);
 
-  const moveTo = (i: number) => {
-    const next = Math.max(0, Math.min(count - 1, i));
-    setActive(next);
+  const scrollToRow = (next: number) => {
     const node = scroller.current;
     if (node) {
       const top = next * ROW_H;
@@ -185,6 +203,20 @@ export function QueueTable(props: {
       setScrollTop(node.scrollTop);
     }
   };
+  const moveTo = (i: number) => {
+    const next = Math.max(0, Math.min(count - 1, i));
+    setActiveId(sorted[next]?.id ?? null);
+    scrollToRow(next);
+  };
+  React.useEffect(() => {
+    // where a new order or a filter put the active row, in view; else from the top
+    if (active >= 0) {
+      scrollToRow(active);
+    } else if (scroller.current) {
+      scroller.current.scrollTop = 0;
+      setScrollTop(0);
+    }
+  }, [sort, query]);
   const onKeyDown = (e: React.KeyboardEvent) => {
     const page = VIEW_ROWS - 1;
     const at = active < 0 ? -1 : active;
@@ -226,6 +258,15 @@ export function QueueTable(props: {
   }
   return (
     <>
+    <input
+      type="search"
+      className="jp-diamond-qfilter jp-mod-styled"
+      aria-label={`Filter the queue of ${site}`}
+      placeholder="Filter by user, name, job, partition or state"
+      value={query}
+      onChange={e => setQuery(e.target.value)}
+      data-diamond-queue-filter={site}
+    />
     <div
       ref={scroller}
       className="jp-diamond-queue"
@@ -272,7 +313,11 @@ export function QueueTable(props: {
         {shown}
       </div>
     </div>
-    {count === 0 && <p className="jp-diamond-muted jp-diamond-qempty">The queue is empty.</p>}
+    {count === 0 && (
+      <p className="jp-diamond-muted jp-diamond-qempty">
+        {rows.length === 0 ? 'The queue is empty.' : `No job in the queue matches “${query}”.`}
+      </p>
+    )}
     </>
   );
 }

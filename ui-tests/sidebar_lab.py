@@ -34,16 +34,23 @@ def new_lab_page(browser, server: dict, *, path: str = "lab", width: int = 1400,
                  before_load: Callable[[Page], None] | None = None,
                  timezone_id: str | None = None, locale: str | None = None) -> Page:
     """A page in a context of its own with JupyterLab loaded at `path`; `page.diamond_errors`
-    collects its uncaught errors. `before_load` runs first (routes set after could miss the
-    page's first requests); `timezone_id`, `locale`: the browser's zone and language (default:
-    the machine's)."""
+    collects its uncaught errors (`page.diamond_error_stacks` their stacks, in order).
+    `before_load` runs first (routes set after could miss the page's first requests);
+    `timezone_id`, `locale`: the browser's zone and language (default: the machine's)."""
     context = browser.new_context(viewport={"width": width, "height": height},
                                   device_scale_factor=scale, timezone_id=timezone_id,
                                   locale=locale)
     page = context.new_page()
     errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(err.message))
+    stacks: list[str] = []
+
+    def caught(err) -> None:
+        errors.append(err.message)
+        stacks.append(err.stack or "")
+
+    page.on("pageerror", caught)
     page.diamond_errors = errors  # type: ignore[attr-defined]
+    page.diamond_error_stacks = stacks  # type: ignore[attr-defined]
     if before_load:
         before_load(page)
     load_lab(page, server, path)

@@ -376,7 +376,13 @@ def test_after_the_real_server_restarts_the_sidebar_is_live_again_with_the_same_
         after = rows.evaluate_all("els => els.map(e => [e.dataset.diamondJob, "
                                   "e.dataset.diamondState])")
         assert after == before
-        assert not p.diamond_errors, p.diamond_errors
+        # While the server is down, JupyterLab's own requests may reject unhandled with a bare
+        # "Failed to fetch" (no frame of ours: the extension's requests fail as "Network
+        # error: ..." and are handled); any error from the extension still fails the test.
+        ours = [(m, st) for m, st in zip(p.diamond_errors, p.diamond_error_stacks,
+                                             strict=True)
+                if not (m == "Failed to fetch" and "diamond" not in st.lower())]
+        assert not ours, ours
     finally:
         if p is not None:
             p.context.close()

@@ -404,7 +404,7 @@ def test_each_project_file_the_docs_name_exists():
     """`tests/test_cli.py`, `docs/mfa.md`, `scripts/hub.sh`...: from the repository's root
     or from the doc's own directory."""
     pattern = re.compile(r"(?<![\w/.-])((?:tests|benchmarks|ui-tests|scripts|diamond_jupyter|"
-                         r"docs|binder|src|schema)/[\w./-]+\.(?:py|ts|tsx|sh|md|yaml|json))")
+                         r"docs|binder|src|schema)/[\w./-]+\.(?:py|tsx|ts|sh|md|yaml|json))(?!\w)")
     named = {(doc, m.group(1)) for doc in DOCS for m in pattern.finditer(doc.read_text())}
     assert len(named) >= 20
     missing = sorted(f"{doc.name}: {path}" for doc, path in named

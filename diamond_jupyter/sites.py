@@ -25,6 +25,13 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.body import FLUX_COPIES as FLUX_CC
+from .dialects.flux_commands import (
+    array_submit_script,
+    array_tasks,
+    parse_array_submit,
+    tasks_in_submit_order,
+)
 from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
@@ -91,6 +98,8 @@ class Submitted:
     stdout_path: str | None
     stderr_path: str | None
     warnings: list[str]
+    # a job array a Flux site runs as one job per task: each task's id by its index
+    tasks: dict[str, str] | None = None
 
 
 # the tail of a job's stderr read for how it ended (`_log_endings`): flux-shell's lines
@@ -981,6 +990,9 @@ class Site:
         here = spec.working_directory or jd
         enter = f"{{ {enter_dir(here)}; }} && " if here.startswith(("/", "~/")) else ""
         rendered = self._uploaded.pop(token, None)
+        if (array := self.flux_array(spec)) is not None:
+            return await self._submit_flux_array(spec, token, array, rendered, hold=hold,
+                                                 secret=secret, enter=enter)
         if rendered is not None and not getattr(self.commands, "submit_stdin", False):
             # secret and script are there already (`upload`): the submit command alone,
             # started by no other process
@@ -1004,6 +1016,51 @@ class Site:
             raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "
                             f"a {self.cfg.scheduler} job id")
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
+
+    def flux_array(self, spec: JobSpec) -> tuple[list[int], int | None] | None:
+        """A job array on a Flux site, which has none: its indexes in order and its `%N`
+        limit, for one `flux batch` per task; None for another job or site (a flux
+        script's own --cc is refused as flux batch refuses it)."""
+        if self.cfg.scheduler != "flux" or spec.array is None or FLUX_CC in spec.metadata:
+            return None
+        return array_tasks(spec.array.expression)
+
+    async def _submit_flux_array(self, spec: JobSpec, token: str,
+                                 array: tuple[list[int], int | None],
+                                 rendered: Rendered | None, *, hold: bool, secret: str,
+                                 enter: str) -> Submitted:
+        """Submit a job array's tasks on a Flux site: the script once to the job's
+        directory, then one `flux batch` per index not queued yet, in order, in one remote
+        shell. A submit cut short (the server died, the connection dropped) is resumed by
+        submitting it again: the tasks queued already are found by the token in their name
+        (the k-th oldest is the k-th index's) and never submitted twice. The first task's
+        id is the job's native id; `tasks` holds each task's id by its index."""
+        indexes, limit = array
+        jd = self.job_dir(token)
+        path = f"{jd}/job.sh"
+        if rendered is None:  # the script and secret written alone: nothing submitted yet
+            rendered, stdin = self._payload(spec, token, secret)
+            await self.run(["sh", "-c", self._write_line(jd, path)], stdin=stdin,
+                           check=True, scheduler=False)
+        found = await self.find_by_token(spec.name, token)
+        queued = tasks_in_submit_order(found, indexes)
+        if len(queued) < len(indexes):
+            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold)
+            argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
+            await self._know_command_home(argv)
+            res = await self.run(self._argv(argv, elsewhere=True), check=False,
+                                 paths_applied=True)
+            queued |= parse_array_submit(res.stdout, indexes)
+            if len(queued) < len(indexes):
+                missing = [i for i in indexes if i not in queued]
+                said = " ".join(res.stderr.split())[-300:] or f"exit {res.exit_status}"
+                raise SiteError(
+                    f"{self.name}: {len(queued)} of the array's {len(indexes)} tasks were "
+                    f"queued, not task {missing[0]} and those after it ({said}); submitting "
+                    "it again queues those alone")
+        ids = {str(i): queued[i] for i in indexes}
+        return Submitted(queued[indexes[0]], path, spec.stdout, spec.stderr,
+                         rendered.warnings, tasks=ids)
 
     def usable_id(self, native_id: str) -> bool:
         """Whether a job id a site sent has the shape of this scheduler's ids (digits, an

@@ -1,0 +1,178 @@
+"""A job array on a Flux site, which has none, is submitted as one `flux batch` per task:
+each told its index in FLUX_JOB_CC (what the translated body reads as the array index), a
+`%N` limit kept by making each task wait for the end of the one N places before it, and a
+submit cut short resumed without queueing any task twice (the tasks queued already are
+found by the token in their names, oldest first). Flux is a fake `flux` on PATH that keeps
+the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from one_site_engine import local_home_federation
+from test_flux_logs_words import flux_path  # noqa: F401 (a fixture)
+
+from diamond_jupyter.dialects.flux_commands import (
+    array_submissions,
+    array_submit_script,
+    array_task_waits,
+    array_tasks,
+    parse_array_submit,
+)
+from diamond_jupyter.dialects.flux_ids import flux_id_value
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, SiteError
+
+# `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
+# its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
+# N, the N-th batch fails once. `flux jobs --json -a --name=NAME`: the jobs of that name.
+FAKE_FLUX = r'''#!PYTHON
+import json, os, re, sys
+here = os.path.dirname(os.path.abspath(__file__))
+state = os.path.join(here, "jobs.json")
+jobs = json.load(open(state)) if os.path.exists(state) else []
+args = sys.argv[1:]
+def f58(n):
+    abc = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    s = ""
+    while True:
+        n, r = divmod(n, 58)
+        s = abc[r] + s
+        if not n:
+            return "f" + s
+if args[0] == "batch":
+    fail_at = os.path.join(here, "fail_at")
+    if os.path.exists(fail_at) and int(open(fail_at).read()) == len(jobs) + 1:
+        os.remove(fail_at)
+        sys.exit("flux-batch: lost the connection to the broker")
+    text = open(args[-1]).read()
+    name = re.search(r"--job-name=(\S+)", text).group(1)
+    jobs.append({"id": 1000 + len(jobs), "name": name, "options": args[1:-1]})
+    json.dump(jobs, open(state, "w"))
+    print(f58(jobs[-1]["id"]))
+elif args[0] == "jobs":
+    name = next(a.split("=", 1)[1] for a in args if a.startswith("--name="))
+    print(json.dumps({"jobs": [{"id": j["id"], "name": j["name"], "state": "SCHED",
+                                "userid": os.getuid()} for j in jobs if j["name"] == name]}))
+else:
+    sys.exit("fake flux: unexpected " + " ".join(args))
+'''
+SCRIPT = "#!/bin/bash\n#SBATCH --array={}\n#SBATCH -t 10\necho $SLURM_ARRAY_TASK_ID\n"
+
+
+def _fake_flux(tmp_path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "flux").write_text(FAKE_FLUX.replace("PYTHON", sys.executable))
+    (bin_dir / "flux").chmod(0o755)
+
+
+def _queued(tmp_path) -> list[dict]:
+    path = tmp_path / "bin" / "jobs.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def _env(job: dict) -> str:
+    return next(o.split("=", 2)[2] for o in job["options"] if o.startswith("--env="))
+
+
+def _waits_for(job: dict) -> str | None:
+    """The id the job waits for the end of (its --dependency=afterany:ID), else None."""
+    dep = next((o for o in job["options"] if o.startswith("--dependency=")), None)
+    return None if dep is None else dep.partition("afterany:")[2]
+
+
+@pytest.mark.parametrize("expr, indexes, limit, waits", [
+    ("1-8%2", [1, 2, 3, 4, 5, 6, 7, 8], 2, {3: 1, 4: 2, 5: 3, 6: 4, 7: 5, 8: 6}),
+    ("1-9:4", [1, 5, 9], None, {}),
+    ("3,1,5-6%1", [3, 1, 5, 6], 1, {1: 3, 5: 1, 6: 5}),
+])
+def test_an_arrays_tasks_and_what_each_waits_for(expr, indexes, limit, waits):
+    assert array_tasks(expr) == (indexes, limit)
+    assert array_task_waits(indexes, limit) == waits
+
+
+@pytest.mark.parametrize("expr, said", [
+    ("1-x", "not an index expression"),
+    ("1-5000", "5000 tasks; a Flux site submits one job per task, at most 1000"),
+    ("1-4%0", "the limit after '%' must be a whole number above 0"),
+])
+def test_an_array_flux_cannot_take_is_refused_with_why(expr, said):
+    with pytest.raises(BadInput, match=said):
+        array_tasks(expr)
+
+
+def test_the_plan_shows_one_flux_batch_per_task():
+    assert array_submissions("1-3%1", "job.sh") == [
+        "flux batch --env=FLUX_JOB_CC=1 job.sh",
+        "flux batch --env=FLUX_JOB_CC=2 --dependency=afterany:<id of task 1> job.sh",
+        "flux batch --env=FLUX_JOB_CC=3 --dependency=afterany:<id of task 2> job.sh"]
+
+
+def test_a_resumed_script_names_the_queued_tasks_ids_and_submits_the_rest_alone():
+    text = array_submit_script([1, 2, 3, 4], 2, {1: "f2Jc8CuU1", 2: "f2Jc8CuU2"}, "'j.sh'")
+    assert "FLUX_JOB_CC=1" not in text and "FLUX_JOB_CC=2 " not in text
+    assert "--env=FLUX_JOB_CC=3 --dependency=afterany:f2Jc8CuU1 'j.sh'" in text
+    assert "--env=FLUX_JOB_CC=4 --dependency=afterany:f2Jc8CuU2 'j.sh'" in text
+    with pytest.raises(BadInput, match="not one of its tasks' ids"):
+        array_submit_script([1, 2], None, {1: "1;id"}, "'j.sh'")
+    out = "flux-batch: warning\ntask 3 f2Jc8CuU3\ntask 9 f2Jc8CuU9\ntask 4 ;id\n"
+    assert parse_array_submit(out, [3, 4]) == {3: "f2Jc8CuU3"}
+
+
+def _site_fed(tmp_path):
+    _fake_flux(tmp_path)
+    return local_home_federation(tmp_path, scheduler="flux")
+
+
+async def _submit(fed, expr: str, token: str):
+    site = fed.sites["here"]
+    await site.know_home()
+    spec = site.prepare(Federation.parse(SCRIPT.format(expr)), token)
+    return await site.submit(spec, token)
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_each_task_is_one_flux_batch_told_its_index_and_the_limit_kept(tmp_path,
+                                                                              monkeypatch):
+    fed = _site_fed(tmp_path)
+    monkeypatch.setattr("diamond_jupyter.sites.flux_array_refusal", lambda spec: None)
+    try:
+        sub = await _submit(fed, "1-5%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4", "5"]
+    ids = [j["id"] for j in queued]
+    assert sub.tasks is not None and list(sub.tasks) == ["1", "2", "3", "4", "5"]
+    assert [flux_id_value(sub.tasks[k]) for k in sub.tasks] == ids
+    assert flux_id_value(sub.native_id) == ids[0]
+    deps = [_waits_for(j) for j in queued]
+    assert deps[:2] == [None, None]
+    assert [flux_id_value(d or "") for d in deps[2:]] == ids[:3]  # task i waits for task i-2
+    assert {j["name"] for j in queued} == {"job.dmd-abcabc123123"}
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_path,
+                                                                           monkeypatch):
+    fed = _site_fed(tmp_path)
+    monkeypatch.setattr("diamond_jupyter.sites.flux_array_refusal", lambda spec: None)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued, not "
+                                            "task 3 and those after it"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+        assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+        sub = await _submit(fed, "1-4%2", "abcabc123123")  # as a resumed submit does
+        again = await _submit(fed, "1-4%2", "abcabc123123")  # all queued: nothing runs
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [queued[0]["id"],
+                                                                 queued[1]["id"]]
+    assert sub.tasks == again.tasks
+    assert [flux_id_value(sub.tasks[k]) for k in "1234"] == [j["id"] for j in queued]

@@ -23,25 +23,33 @@ from diamond_jupyter.dialects.flux_commands import (
 )
 from diamond_jupyter.dialects.flux_ids import flux_id_value
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput, SiteError
+from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
-# N, the N-th batch fails once. `flux jobs --json -a --name=NAME`: the jobs of that name.
+# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
+# `flux cancel ID...`: each ends CANCELED. A job's state is as jobs.json holds it.
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
 state = os.path.join(here, "jobs.json")
 jobs = json.load(open(state)) if os.path.exists(state) else []
 args = sys.argv[1:]
+abc = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 def f58(n):
-    abc = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
     s = ""
     while True:
         n, r = divmod(n, 58)
         s = abc[r] + s
         if not n:
             return "f" + s
+def number(text):
+    if text.isdecimal():
+        return int(text)
+    n = 0
+    for c in text[1:]:
+        n = n * 58 + abc.index(c)
+    return n
 if args[0] == "batch":
     fail_at = os.path.join(here, "fail_at")
     if os.path.exists(fail_at) and int(open(fail_at).read()) == len(jobs) + 1:
@@ -49,15 +57,22 @@ if args[0] == "batch":
         sys.exit("flux-batch: lost the connection to the broker")
     text = open(args[-1]).read()
     name = re.search(r"--job-name=(\S+)", text).group(1)
-    jobs.append({"id": 1000 + len(jobs), "name": name, "options": args[1:-1]})
-    json.dump(jobs, open(state, "w"))
+    jobs.append({"id": 1000 + len(jobs), "name": name, "options": args[1:-1],
+                 "state": "SCHED", "userid": os.getuid()})
     print(f58(jobs[-1]["id"]))
 elif args[0] == "jobs":
-    name = next(a.split("=", 1)[1] for a in args if a.startswith("--name="))
-    print(json.dumps({"jobs": [{"id": j["id"], "name": j["name"], "state": "SCHED",
-                                "userid": os.getuid()} for j in jobs if j["name"] == name]}))
+    names = [a.split("=", 1)[1] for a in args if a.startswith("--name=")]
+    ids = {number(a) for a in args[1:] if not a.startswith("-")}
+    shown = [{k: v for k, v in j.items() if k != "options"} for j in jobs
+             if (j["name"] in names if names else j["id"] in ids)]
+    print(json.dumps({"jobs": shown}))
+elif args[0] == "cancel":
+    for j in jobs:
+        if j["id"] in {number(a) for a in args[1:]} and j["state"] != "INACTIVE":
+            j.update(state="INACTIVE", result="CANCELED")
 else:
     sys.exit("fake flux: unexpected " + " ".join(args))
+json.dump(jobs, open(state, "w"))
 '''
 SCRIPT = "#!/bin/bash\n#SBATCH --array={}\n#SBATCH -t 10\necho $SLURM_ARRAY_TASK_ID\n"
 
@@ -135,10 +150,8 @@ async def _submit(fed, expr: str, token: str):
 
 
 @pytest.mark.usefixtures("flux_path")
-async def test_each_task_is_one_flux_batch_told_its_index_and_the_limit_kept(tmp_path,
-                                                                              monkeypatch):
+async def test_each_task_is_one_flux_batch_told_its_index_and_the_limit_kept(tmp_path):
     fed = _site_fed(tmp_path)
-    monkeypatch.setattr("diamond_jupyter.sites.flux_array_refusal", lambda spec: None)
     try:
         sub = await _submit(fed, "1-5%2", "abcabc123123")
     finally:
@@ -156,10 +169,8 @@ async def test_each_task_is_one_flux_batch_told_its_index_and_the_limit_kept(tmp
 
 
 @pytest.mark.usefixtures("flux_path")
-async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_path,
-                                                                           monkeypatch):
+async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_path):
     fed = _site_fed(tmp_path)
-    monkeypatch.setattr("diamond_jupyter.sites.flux_array_refusal", lambda spec: None)
     (tmp_path / "bin" / "fail_at").write_text("3")
     try:
         with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued, not "
@@ -176,3 +187,82 @@ async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_p
                                                                  queued[1]["id"]]
     assert sub.tasks == again.tasks
     assert [flux_id_value(sub.tasks[k]) for k in "1234"] == [j["id"] for j in queued]
+
+
+def _set_states(tmp_path, states: dict[int, tuple[str, str | None]]) -> None:
+    """The fake's job number -> (its flux state, its result)."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    for j in jobs:
+        if j["id"] in states:
+            j["state"], result = states[j["id"]]
+            j.update({"result": result, "returncode": 0} if result else {})
+    path.write_text(json.dumps(jobs))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_approved_array_runs_as_its_tasks_followed_one_by_one_and_cancelled_whole(
+        tmp_path):
+    fed = _site_fed(tmp_path)
+    spec = fed.parse(SCRIPT.format("1-4%2"))
+    try:
+        plan = await fed.plan_submit(spec, site="here")
+        script = f"{fed.sites['here'].job_dir(plan['submission'])}/job.sh"
+        assert plan["submissions"] == [
+            f"flux batch --env=FLUX_JOB_CC=1 {script}",
+            f"flux batch --env=FLUX_JOB_CC=2 {script}",
+            f"flux batch --env=FLUX_JOB_CC=3 --dependency=afterany:<id of task 1> {script}",
+            f"flux batch --env=FLUX_JOB_CC=4 --dependency=afterany:<id of task 2> {script}"]
+        assert "echo $FLUX_JOB_CC" in plan["script"]
+        assert not any("array" in w for w in plan["warnings"])
+        job = await fed.submit_approved(spec, plan)
+        queued = _queued(tmp_path)
+        assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+        ids = task_ids(fed.job(job.id))  # stored with the job
+        assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+            [j["id"] for j in queued]
+        assert job.native_id == ids["1"]
+
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED"), 1001: ("RUN", None)})
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.RUNNING
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.RUNNING,
+                             "3": JobState.PENDING, "4": JobState.PENDING}
+
+        await fed.cancel(job.id)
+        states = {j["id"]: (j["state"], j.get("result")) for j in _queued(tmp_path)}
+        assert states == {1000: ("INACTIVE", "COMPLETED"), 1001: ("INACTIVE", "CANCELED"),
+                          1002: ("INACTIVE", "CANCELED"), 1003: ("INACTIVE", "CANCELED")}
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.CANCELLED
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.CANCELLED,
+                             "3": JobState.CANCELLED, "4": JobState.CANCELLED}
+    finally:
+        await fed.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(tmp_path):
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
+        (intent,) = fed.store.intents_without_native_id()
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+    again = local_home_federation(tmp_path, scheduler="flux")  # the next server, same store
+    try:
+        await again.recover(intent_grace_s=0)
+        await again.recover(intent_grace_s=0)  # a second pass finds nothing to do
+        job = again.job(intent.token or "")
+    finally:
+        await again.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
+    ids = task_ids(job)
+    assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+    assert job.native_id == ids["1"] and job.state == JobState.PENDING

@@ -41,6 +41,7 @@ from .outputs_common import (
     decode_wait_status,
     expand_hostlist,
     fail,
+    fold_indexed_tasks,
     from_epoch,
     known_count,
     limit_count,
@@ -649,3 +650,23 @@ def tasks_in_submit_order(found: list[JobStatus], indexes: list[int]) -> dict[in
         raise BadInput(f"{len(ordered)} queued jobs carry the array's token, more than its "
                        f"{len(indexes)} tasks: not resubmitting any")
     return dict(zip(indexes, ordered, strict=False))  # a prefix of the indexes
+
+
+def fold_array_records(records: list[JobStatus],
+                       task_of: dict[int, tuple[str, str]]) -> list[JobStatus]:
+    """`flux jobs` records with those of a followed job array's tasks (`task_of`: a task's
+    id as a number -> the array's native id and the task's index) folded into one status
+    per array, under its native id, in the first task's place; other records unchanged."""
+    groups: dict[str, dict[str, JobStatus]] = {}
+    out: list[JobStatus | str] = []
+    for r in records:
+        value = flux_id_value(r.native_id)
+        if value is None or value not in task_of:
+            out.append(r)
+            continue
+        array, index = task_of[value]
+        if array not in groups:
+            groups[array] = {}
+            out.append(array)
+        groups[array][index] = r
+    return [x if isinstance(x, JobStatus) else fold_indexed_tasks(x, groups[x]) for x in out]

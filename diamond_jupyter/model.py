@@ -1118,6 +1118,9 @@ class Job(_Model):
 
 # spec metadata of a job array a Flux site runs as one job per task: index -> the task's id
 TASK_IDS = "flux_task_ids"
+# spec metadata of a Flux job waiting for such arrays whole: an array's id as a number ->
+# its tasks' ids (it waits for each of them)
+ARRAY_TASKS_WAITED = "flux_array_tasks_waited"
 
 
 def task_ids(job: Job) -> dict[str, str] | None:

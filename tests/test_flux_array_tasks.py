@@ -266,3 +266,20 @@ async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(t
     assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
         [1000, 1001, 1002, 1003]
     assert job.native_id == ids["1"] and job.state == JobState.PENDING
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        array = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        after = "#!/bin/bash\n#flux: --dependency=afterok:{}\n#flux: -t 5m\necho done\n"
+        plan = await fed.plan_submit(fed.parse(after.format(array.native_id)), site="here")
+        waited = [line for line in plan["script"].splitlines() if "--dependency" in line]
+        plain = await fed.plan_submit(fed.parse(after.format("f2Jc8CuU1")), site="here")
+    finally:
+        await fed.close()
+    ids = [j["id"] for j in _queued(tmp_path)]
+    assert [flux_id_value(line.rpartition(":")[2]) for line in waited] == ids
+    assert [line for line in plain["script"].splitlines() if "--dependency" in line] == \
+        ["#flux: --dependency=afterok:f2Jc8CuU1"]

@@ -8,6 +8,7 @@ import re
 
 from ..digits import ascii_digits
 from ..model import (
+    ARRAY_TASKS_WAITED,
     ArraySpec,
     BadInput,
     Dependency,
@@ -20,7 +21,7 @@ from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
 from .body import FLUX_COPIES as FLUX_CC
 from .flux_commands import array_tasks
-from .flux_ids import flux_id_problem
+from .flux_ids import flux_id_problem, flux_id_value
 from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
 from .scripts_common import (
@@ -753,10 +754,17 @@ class FluxScript:
         if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
+        # an array a Flux site ran as one job per task is waited for task by task
+        arrays = spec.metadata.get(ARRAY_TASKS_WAITED) or {}
         for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                         self.name, warnings):
             for jid in d.job_ids:
-                add("dependency", f"{d.kind}:{jid}")
+                tasks = arrays.get(str(flux_id_value(jid)), [jid])
+                if d.kind == "afternotok" and len(tasks) > 1:
+                    warnings.append(f"approximated: afternotok:{jid} waits for every task of "
+                                    "that array to fail (flux jobs of their own), not one")
+                for one in tasks:
+                    add("dependency", f"{d.kind}:{one}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",

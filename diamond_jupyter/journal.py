@@ -106,7 +106,8 @@ class Journal:
             self.store.append_event(Event(kind="job.releasing", job_id=job.id, site=job.site,
                                           data={"native_id": job.native_id}))
         try:
-            await self.sites[job.site].release([job.native_id or ""])
+            site = self.sites[job.site]
+            await site.release(site.native_ids_of(job))  # a Flux array's tasks: each
         except DiamondError as refused:
             if not again:
                 raise

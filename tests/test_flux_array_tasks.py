@@ -28,7 +28,8 @@ from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
 # N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
-# `flux cancel ID...`: each ends CANCELED. A job's state is as jobs.json holds it.
+# `flux cancel ID...`: each ends CANCELED; `flux job urgency ID default`: not held. A
+# job's state is as jobs.json holds it.
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
@@ -66,6 +67,10 @@ elif args[0] == "jobs":
     shown = [{k: v for k, v in j.items() if k != "options"} for j in jobs
              if (j["name"] in names if names else j["id"] in ids)]
     print(json.dumps({"jobs": shown}))
+elif args[0:2] == ["job", "urgency"]:
+    for j in jobs:
+        if j["id"] == number(args[2]):
+            j["options"] = [o for o in j["options"] if o != "--urgency=hold"]
 elif args[0] == "cancel":
     for j in jobs:
         if j["id"] in {number(a) for a in args[1:]} and j["state"] != "INACTIVE":
@@ -283,3 +288,15 @@ async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path)
     assert [flux_id_value(line.rpartition(":")[2]) for line in waited] == ids
     assert [line for line in plain["script"].splitlines() if "--dependency" in line] == \
         ["#flux: --dependency=afterok:f2Jc8CuU1"]
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3%1")), site="here", hold=True)
+        assert all("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+        await fed.release(job.id)
+    finally:
+        await fed.close()
+    assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))

@@ -300,3 +300,29 @@ async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path
     finally:
         await fed.close()
     assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_each_tasks_own_event_lines_are_the_arrays(tmp_path):
+    """Each task's wrapper signs its lines with its own flux id ($FLUX_JOB_ID): the array's
+    lines, not another job's; one task's end leaves the array to the scheduler's word."""
+    from diamond_jupyter.wrapper import event_mac
+
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        mon = fed.monitors["here"]
+        secret = mon._secrets[job.token or ""]
+
+        def line(kind: str, native: str) -> str:
+            body = f"1700000000.0 {kind} {job.token} {native} 0"
+            return f"{body} {event_mac(secret, body)}"
+        second = (task_ids(job) or {})["2"]
+        await mon._on_line(line("start", second))
+        assert fed.job(job.id).state == JobState.RUNNING
+        await mon._on_line(line("end", second))
+        await mon._on_line(line("start", "f2Jc8CuU9"))  # no task of it: refused
+        assert mon.rejected_lines == 1
+        assert fed.job(job.id).state == JobState.RUNNING  # tasks 1 and 3 have not ended
+    finally:
+        await fed.close()

@@ -86,6 +86,7 @@ from .model import (
     utcnow,
     visible,
 )
+from .model import task_ids as task_ids_of
 from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
@@ -467,7 +468,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             try:
                 job = await self.journal.refresh(job.id)
                 if not job.state.terminal and not job.reused_by:
-                    await self.sites[job.site].cancel([job.native_id])
+                    await self.sites[job.site].cancel(self.sites[job.site].native_ids_of(job))
             except DiamondError as e:
                 log.warning("the cancel of %s was not sent again: %s", job.id, e)
 
@@ -1143,12 +1144,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         if lost is not None:
             native_id = await self._find_unsure_submit(target, token, lost)
             said = [f"{lost}; the job was found in the queue by its token"]
+            task_ids = task_ids_of(self.store.get_job(token))
         else:
-            native_id, said = sub.native_id, sub.warnings
+            native_id, said, task_ids = sub.native_id, sub.warnings, sub.tasks
         # each module renamed for the site, each directive dropped/approximated: kept with
         # the binding, in one write
         try:
-            job = self.store.bind_native_id(token, native_id,
+            job = self.store.bind_native_id(token, native_id, task_ids=task_ids,
                                             warnings=prepared_notes(prepared) + list(said))
         except StoreError as e:  # the scheduler has the job: never let it be sent again
             raise StoreError(
@@ -1173,10 +1175,16 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         the journal's reconciliation, which binds the job when it shows in the queue or
         closes it as never submitted after the settle time, and SiteError says so."""
         job = self.store.get_job(token)
-        try:
-            found = await target.find_by_token(job.name, token)
-        except DiamondError:
+        if job.spec is not None and target.flux_array(job.spec) is not None:
+            await self.journal.recover_intent(job)  # its tasks not queued yet queued now
+            if (bound := self.store.get_job(token)).native_id:
+                return bound.native_id
             found = []
+        else:
+            try:
+                found = await target.find_by_token(job.name, token)
+            except DiamondError:
+                found = []
         if found:
             return found[0].native_id
         raise SubmitUnsure(
@@ -1328,7 +1336,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             self.store.append_event(Event(kind="job.cancel-requested", job_id=job.id,
                                           site=job.site))
         try:
-            await site.cancel([job.native_id])
+            await site.cancel(site.native_ids_of(job))
         except DiamondError as e:
             self.store.append_event(Event(kind="job.cancel-failed", job_id=job.id,
                                           site=job.site, data={"reason": str(e)}))

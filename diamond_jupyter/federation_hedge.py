@@ -301,7 +301,7 @@ class HedgeMixin:
         for j in live:  # recorded before it is sent: recovery sends it again (`_finish_cancels`)
             if not self.journal.cancel_requested(j.id):
                 self.store.hedge_event("job.cancel-requested", group, {}, j.id, j.site)
-        got = await asyncio.gather(*(self.sites[j.site].cancel([j.native_id or ""])
+        got = await asyncio.gather(*(self.sites[j.site].cancel(self.sites[j.site].native_ids_of(j))
                                      for j in live), return_exceptions=True)
         for j, r in zip(live, got, strict=True):
             if isinstance(r, BaseException):
@@ -442,7 +442,7 @@ class HedgeMixin:
         if not job.state.terminal and job.native_id and job.site in self.sites \
                 and not job.reused_by:
             try:
-                await self.sites[job.site].cancel([job.native_id])
+                await self.sites[job.site].cancel(self.sites[job.site].native_ids_of(job))
                 cancelled = True
             except DiamondError as e:
                 log.info("%s: cancelling hedged copy %s failed: %s", job.site, job.id, e)

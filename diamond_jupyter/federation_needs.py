@@ -16,9 +16,11 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .capabilities import SiteCapabilities, from_metadata
+from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.scripts_common import in_container, pick_runtime
-from .model import BadInput, JobSpec, SiteSnapshot
+from .job_dependencies import upstream_ids
+from .model import ARRAY_TASKS_WAITED, BadInput, JobSpec, SiteSnapshot, task_ids
 from .needs import needs_of
 from .placement_fit import (
     Req,
@@ -34,6 +36,7 @@ from .software import needs_reasons, rewrite_modules
 
 if TYPE_CHECKING:
     from .sites import Site
+    from .store import Store
 
 # snapshots at most this old are good enough for an explicit site's check (nodes,
 # features and GPUs change rarely; the queue does not matter here)
@@ -64,6 +67,7 @@ async def scan_off_loop(spec: JobSpec) -> None:
 
 class NeedsMixin:
     sites: dict[str, Site]
+    store: Store
 
     def site(self, name: str) -> Site:  # provided by Federation
         raise NotImplementedError
@@ -142,9 +146,28 @@ class NeedsMixin:
             upd["script"] = in_container(text, image, runtime, spec.shell)
             upd["command"] = None
             upd["environment"] = spec.environment.model_copy(update={"container_image": None})
-        if not upd:
+        if self.site(site).cfg.scheduler == "flux" and \
+                (waited := self._array_tasks_waited(site, spec)):
+            meta[ARRAY_TASKS_WAITED] = waited
+        if not upd and meta == spec.metadata:
             return spec
         return spec.model_copy(update=upd | {"metadata": meta})
+
+    def _array_tasks_waited(self, site: str, spec: JobSpec) -> dict[str, list[str]]:
+        """The job arrays of Flux site `site` that the job waits for whole, each run as one
+        job per task: the array's id as a number -> its tasks' ids (the job waits for all
+        of them, as it would for a Slurm array's whole)."""
+        out: dict[str, list[str]] = {}
+        for dep in spec.dependencies:
+            if dep.per_task or dep.scheduler not in (None, "flux"):
+                continue
+            for native in dep.job_ids:
+                value = flux_id_value(native.strip())
+                stored = [jid for jid, task in upstream_ids(site, native, "flux") if not task]
+                for job in self.store.jobs_with_ids(stored).values():
+                    if value is not None and (ids := task_ids(job)):
+                        out[str(value)] = list(ids.values())
+        return out
 
 
 def job_trees(spec: JobSpec) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .dialects.flux_commands import array_submissions
 from .dialects.staging import STAGING_NOTES
 from .federation_needs import scan_off_loop
 from .model import BadInput, DiamondError, Job, JobSpec
@@ -191,6 +192,11 @@ class PlanMixin:
             "spec": fields,
             "data_movements": await self._movements(site, token, prepared),
         }
+        if target.flux_array(prepared) is not None and prepared.array is not None:
+            # Flux has no arrays: one flux batch per task, each shown as it will run
+            plan["submissions"] = array_submissions(
+                prepared.array.expression, f"{target.job_dir(token)}/job.sh",
+                hold=prepared.hold)
         if pin is None and predicted:
             plan["predicted_start"] = predicted  # '≈ 3 min (90%: < 11 min)'
         if pin is None:

@@ -20,6 +20,7 @@ from .dependency_journal import dependency_events, task_dependency_events
 from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
+from .log_lines import one_line_logger
 from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
 from .monitor import SiteMonitor
 from .sites import Site, prepared_notes
@@ -31,6 +32,8 @@ STORE_RECHECK_S = 5.0  # a waiter also reads the shared store this often (local,
 # old (by the time the store recorded it), so that a job reaching the queue late is found
 # instead of being submitted a second time.
 UNSURE_SUBMIT_SETTLE_S = 30.0  # as FederationConfig's default
+
+log = one_line_logger(__name__)
 
 
 class Journal:
@@ -104,7 +107,8 @@ class Journal:
             self.store.append_event(Event(kind="job.releasing", job_id=job.id, site=job.site,
                                           data={"native_id": job.native_id}))
         try:
-            await self.sites[job.site].release([job.native_id or ""])
+            site = self.sites[job.site]
+            await site.release(site.native_ids_of(job))  # a Flux array's tasks: each
         except DiamondError as refused:
             if not again:
                 raise
@@ -227,7 +231,17 @@ class Journal:
             found = await site.find_by_token(job.name, token)
         except DiamondError:
             return 0.0  # site unreachable: try again on the next pass
-        if found:
+        if found and job.spec is not None and site.flux_array(job.spec) is not None:
+            try:  # a job array's tasks on Flux: those not queued yet queued now
+                sub = await site.resume_flux_array(job.spec, token, found)
+            except DiamondError as e:
+                log.info("%s: array submit %s not resumed: %s", job.site, token, e)
+                return 0.0  # the next pass tries again
+            bound = self.store.bind_native_id(token, sub.native_id, task_ids=sub.tasks,
+                                              warnings=prepared_notes(job.spec))
+            if not bound.state.terminal:
+                self.track(bound)
+        elif found:
             bound = self.store.bind_native_id(token, found[0].native_id,
                                               warnings=prepared_notes(job.spec))
             if not bound.state.terminal:

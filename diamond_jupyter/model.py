@@ -1142,6 +1142,20 @@ class Job(_Model):
     tasks: dict[str, JobState] | None = None
 
 
+# spec metadata of a job array a Flux site runs as one job per task: index -> the task's id
+TASK_IDS = "flux_task_ids"
+# spec metadata of a Flux job waiting for such arrays whole: an array's id as a number ->
+# its tasks' ids (it waits for each of them)
+ARRAY_TASKS_WAITED = "flux_array_tasks_waited"
+
+
+def task_ids(job: Job) -> dict[str, str] | None:
+    """Each task's own job id by its index, for a job array its site runs as one job per
+    task (Flux); None for another job."""
+    ids = job.spec.metadata.get(TASK_IDS) if job.spec else None
+    return dict(ids) if isinstance(ids, dict) and ids else None
+
+
 def hedged_reason(winner_id: str | None) -> str:
     """The reason a hedged copy is cancelled with: it names the copy that started first."""
     return f"hedged: {winner_id or 'another copy'} started first"

@@ -34,7 +34,7 @@ from .dialects.flux_ids import flux_id_form, flux_id_value
 from .digits import ascii_digits
 from .job_dependencies import awaited_tasks
 from .log_lines import one_line_logger
-from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot
+from .model import DiamondError, Job, JobState, JobStatus, SiteSnapshot, task_ids
 from .sites import EventChannel, carries_token, owns
 from .wrapper import EventLine, event_mac, parse_event_line, wrapper_prologue
 
@@ -284,7 +284,9 @@ class SiteMonitor:
 
     def _apply_line(self, job: Job, ev: EventLine) -> None:
         job_id, native_id = job.id, job.native_id or ""
-        if not same_native(ev.native_id, native_id):
+        tasks = task_ids(job) or {}  # a Flux site's array: each task a job of its own id
+        if not same_native(ev.native_id, native_id) and \
+                not any(same_native(ev.native_id, t) for t in tasks.values()):
             self.rejected_lines += 1
             log.warning("%s: ignored an event line for %s from job %s", self.site.name,
                         job_id, ev.native_id)

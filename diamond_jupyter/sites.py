@@ -25,6 +25,15 @@ from .dialects.base import (
     private_shell,
     private_values,
 )
+from .dialects.body import FLUX_COPIES as FLUX_CC
+from .dialects.flux_commands import (
+    array_submit_script,
+    array_tasks,
+    fold_array_records,
+    parse_array_submit,
+    tasks_in_submit_order,
+)
+from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.flux_script import orphan_directive
 from .dialects.outputs_common import (
@@ -53,6 +62,7 @@ from .model import (
     SiteSnapshot,
     utcnow,
 )
+from .model import task_ids as task_ids_of
 from .sections import batch_sections, fresh_marker, section_end
 from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import CommandResult, FileStat
@@ -91,6 +101,8 @@ class Submitted:
     stdout_path: str | None
     stderr_path: str | None
     warnings: list[str]
+    # a job array a Flux site runs as one job per task: each task's id by its index
+    tasks: dict[str, str] | None = None
 
 
 # the tail of a job's stderr read for how it ended (`_log_endings`): flux-shell's lines
@@ -446,7 +458,7 @@ class Site:
         if self.cfg.scheduler == "flux" and (orphan := orphan_directive(body)):
             raise BadInput(f"site {self.name!r} (flux): {orphan}")
         if self.cfg.scheduler == "flux" and (array := flux_array_refusal(spec)):
-            raise BadInput(f"site {self.name!r} (flux): {array}")  # --force too: never once
+            raise BadInput(f"site {self.name!r} (flux): {array}")  # --force too
         upd: dict[str, Any] = {
             "name": base,  # the user's name; the token goes in the comment (or is added)
             "comment": f"{token_tag(token)} {spec.comment or ''}".strip(),
@@ -488,7 +500,9 @@ class Site:
         try:
             new, notes = translate_body(body, source, target,
                                         one_task_cpus=one_task_cpus(spec),
-                                        copies=flux_copies(spec))
+                                        # a Flux site's array tasks: FLUX_JOB_CC each
+                                        copies=flux_copies(spec) or bool(
+                                            target == "flux" and spec.array))
             notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []
@@ -823,6 +837,8 @@ class Site:
         if self.cfg.gpu_complex:  # the job's GPUs asked by the site's own complex
             spec = spec.model_copy(update={"metadata": {**spec.metadata,
                                                         "sge_gpu": self.cfg.gpu_complex}})
+        if self.flux_array(spec) is not None:  # one flux batch per task: none has an array
+            spec = spec.model_copy(update={"array": None})
         return self.script.render_script(spec)
 
     @property
@@ -981,6 +997,9 @@ class Site:
         here = spec.working_directory or jd
         enter = f"{{ {enter_dir(here)}; }} && " if here.startswith(("/", "~/")) else ""
         rendered = self._uploaded.pop(token, None)
+        if (array := self.flux_array(spec)) is not None:
+            return await self._submit_flux_array(spec, token, array, rendered, hold=hold,
+                                                 secret=secret, enter=enter)
         if rendered is not None and not getattr(self.commands, "submit_stdin", False):
             # secret and script are there already (`upload`): the submit command alone,
             # started by no other process
@@ -1004,6 +1023,96 @@ class Site:
             raise SiteError(f"{self.name}: the submit answered with {native!r}, which is not "
                             f"a {self.cfg.scheduler} job id")
         return Submitted(native, path, spec.stdout, spec.stderr, rendered.warnings)
+
+    def _flux_tasks(self, native_ids: list[str], following: Collection[Job]
+                    ) -> dict[int, tuple[str, tuple[str, str]]]:
+        """The tasks of the followed job arrays among `native_ids` a Flux site runs as jobs
+        of their own: each task's id as a number -> (its id, (the array's native id, its
+        index)); empty elsewhere."""
+        if self.cfg.scheduler != "flux":
+            return {}
+        asked, out = set(native_ids), {}
+        for job in following:
+            if job.native_id in asked and (ids := task_ids_of(job)):
+                for index, jid in ids.items():
+                    if (value := flux_id_value(jid)) is not None:
+                        out[value] = (jid, (job.native_id, index))
+        return out
+
+    def native_ids_of(self, job: Job) -> list[str]:
+        """The scheduler's ids of `job`: each task's of a job array a Flux site runs as
+        jobs of their own (a cancel reaches them all), else its own native id."""
+        ids = task_ids_of(job)
+        return list(ids.values()) if ids else [job.native_id or ""]
+
+    def flux_array(self, spec: JobSpec) -> tuple[list[int], int | None] | None:
+        """A job array on a Flux site, which has none: its indexes in order and its `%N`
+        limit, for one `flux batch` per task; None for another job or site (a flux
+        script's own --cc is refused as flux batch refuses it)."""
+        if self.cfg.scheduler != "flux" or spec.array is None or FLUX_CC in spec.metadata:
+            return None
+        return array_tasks(spec.array.expression)
+
+    async def _submit_flux_array(self, spec: JobSpec, token: str,
+                                 array: tuple[list[int], int | None],
+                                 rendered: Rendered | None, *, hold: bool, secret: str,
+                                 enter: str) -> Submitted:
+        """Submit a job array's tasks on a Flux site: the script once to the job's
+        directory, then one `flux batch` per index not queued yet, in order, in one remote
+        shell. A submit cut short (the server died, the connection dropped) is resumed by
+        submitting it again: the tasks queued already are found by the token in their name
+        (the k-th oldest is the k-th index's) and never submitted twice. The first task's
+        id is the job's native id; `tasks` holds each task's id by its index."""
+        indexes, limit = array
+        jd = self.job_dir(token)
+        if rendered is None:  # the script and secret written alone: nothing submitted yet
+            rendered, stdin = self._payload(spec, token, secret)
+            await self.run(["sh", "-c", self._write_line(jd, f"{jd}/job.sh")], stdin=stdin,
+                           check=True, scheduler=False)
+        found = await self.find_by_token(spec.name, token)
+        sub = await self._queue_flux_tasks(spec, token, array, found, hold=hold, enter=enter)
+        sub.warnings = rendered.warnings
+        return sub
+
+    async def resume_flux_array(self, spec: JobSpec, token: str,
+                                found: list[JobStatus]) -> Submitted:
+        """A job array's submit on a Flux site cut short (the server died, the connection
+        dropped) after it queued the tasks `found` (its token's jobs): the rest queued from
+        the script already in the job's directory, none twice; the Submitted of the whole
+        array (SiteError when a task is still not queued)."""
+        array = self.flux_array(spec)
+        if array is None:
+            raise BadInput(f"{self.name}: not a job array of a Flux site")
+        await self.know_home()
+        here = spec.working_directory or self.job_dir(token)
+        enter = f"{{ {enter_dir(here)}; }} && " if here.startswith(("/", "~/")) else ""
+        return await self._queue_flux_tasks(spec, token, array, found, hold=spec.hold,
+                                            enter=enter)
+
+    async def _queue_flux_tasks(self, spec: JobSpec, token: str,
+                                array: tuple[list[int], int | None], found: list[JobStatus],
+                                *, hold: bool, enter: str) -> Submitted:
+        """Queue the tasks of a job array on a Flux site that `found` (the jobs carrying its
+        token) does not hold yet, in index order, in one remote shell."""
+        indexes, limit = array
+        path = f"{self.job_dir(token)}/job.sh"
+        queued = tasks_in_submit_order(found, indexes)
+        if len(queued) < len(indexes):
+            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold)
+            argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
+            await self._know_command_home(argv)
+            res = await self.run(self._argv(argv, elsewhere=True), check=False,
+                                 paths_applied=True)
+            queued |= parse_array_submit(res.stdout, indexes)
+            if len(queued) < len(indexes):
+                missing = [i for i in indexes if i not in queued]
+                said = " ".join(res.stderr.split())[-300:] or f"exit {res.exit_status}"
+                raise SiteError(
+                    f"{self.name}: {len(queued)} of the array's {len(indexes)} tasks were "
+                    f"queued, not task {missing[0]} and those after it ({said}); submitting "
+                    "it again queues those alone")
+        ids = {str(i): queued[i] for i in indexes}
+        return Submitted(queued[indexes[0]], path, spec.stdout, spec.stderr, [], tasks=ids)
 
     def usable_id(self, native_id: str) -> bool:
         """Whether a job id a site sent has the shape of this scheduler's ids (digits, an
@@ -1180,12 +1289,16 @@ class Site:
         """
         if not native_ids:
             return []
-        res = await self.run(self.commands.status_argv(native_ids), check=False,
+        task_of = self._flux_tasks(native_ids, following)
+        asked = list(dict.fromkeys([*native_ids, *(ids for ids, _ in task_of.values())]))
+        res = await self.run(self.commands.status_argv(asked), check=False,
                              timeout=self.query_timeout_s)
         self._check_answered(res)
         listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
                             and bool(res.stdout.strip()))
         raw = self._read(self.commands.parse_status, res.stdout) if listed else []
+        if task_of:
+            raw = fold_array_records(raw, {v: (a, i) for v, (_, (a, i)) in task_of.items()})
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)

@@ -288,11 +288,15 @@ def translate_body(body: str, source: str, target: str, *, first_line: int = 1,
     """(the body for `target`, one report per line that kept something untranslated);
     `first_line`: the body's first line number in the whole script, for the reports;
     `one_task_cpus`: the job is one task of several CPUs (its slots are that task's CPUs);
-    `copies`: a flux job of --cc copies, read as an array ($FLUX_JOB_CC its index)."""
+    `copies`: a flux job of --cc copies, read as an array ($FLUX_JOB_CC its index); for a
+    flux `target`, an array a Flux site runs as one job per task, its index in
+    $FLUX_JOB_CC."""
     if source == target or not body:
         return body, []
     body, quieted = _comment_out_leading(body, target)
     table = _vars(one_task_cpus)
+    if copies and target == "flux":
+        table = {**table, "array index": {**table["array index"], "flux": "FLUX_JOB_CC"}}
     names = _meanings(source, table, one_task_cpus, copies)
     prefix = _PREFIX[source]
     own = _own_names(body, _UNPREFIXED.get(source, ()))

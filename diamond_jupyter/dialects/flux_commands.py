@@ -30,15 +30,18 @@ from ..model import (
 )
 from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
-from .flux_ids import flux_id_form, flux_id_problem
+from .flux_ids import flux_f58, flux_id_form, flux_id_problem, flux_id_value
 from .outputs_common import (
     MOST_SECONDS,
     OUT_OF_MEMORY,
     FailureReading,
+    array_expression_ranges,
     clean,
+    count_array_tasks,
     decode_wait_status,
     expand_hostlist,
     fail,
+    fold_indexed_tasks,
     from_epoch,
     known_count,
     limit_count,
@@ -549,3 +552,121 @@ def _fsd_or_none(text: str | None) -> int | None:
         return parse_fsd(text)
     except ValueError:
         return None
+
+
+# A job array on Flux (which has none): one `flux batch` of the same script per index, in
+# order, each told its index in the variable `flux submit --cc` sets (the translated body
+# reads it as the array's index), a `%N` limit kept by making each task wait for the end of
+# the task N places before it (`--dependency=afterany:ID`).
+ARRAY_INDEX_VARIABLE = "FLUX_JOB_CC"
+MAX_FLUX_ARRAY_TASKS = 1000  # one `flux batch` each, in one remote shell: bounded
+
+
+def array_tasks(expr: str) -> tuple[list[int], int | None]:
+    """The indexes an array expression names, in order, and its `%N` limit (None: none);
+    BadInput where it does not read or names more than MAX_FLUX_ARRAY_TASKS tasks."""
+    ranges = array_expression_ranges(expr)
+    count = count_array_tasks(expr)
+    if ranges is None or count is None:
+        raise BadInput(f"job array {expr!r}: not an index expression (accepted: 1-8, "
+                       "1-9:2, 1,3,5-7, each with an optional %N limit)")
+    if count > MAX_FLUX_ARRAY_TASKS:
+        raise BadInput(f"job array {expr}: {count} tasks; a Flux site submits one job per "
+                       f"task, at most {MAX_FLUX_ARRAY_TASKS}: split the array")
+    limit_text = expr.partition("%")[2].strip()
+    if limit_text and not (ascii_digits(limit_text) and int(limit_text) > 0):
+        raise BadInput(f"job array {expr!r}: the limit after '%' must be a whole number "
+                       "above 0")
+    indexes = list(dict.fromkeys(i for r in ranges for i in r))  # '1-3,2' names 2 once
+    return indexes, int(limit_text) if limit_text else None
+
+
+def array_task_waits(indexes: list[int], limit: int | None) -> dict[int, int]:
+    """Which task each task waits for the end of (index -> index) to keep `limit` tasks at
+    most at once: the one `limit` places before it."""
+    if not limit:
+        return {}
+    return {i: indexes[k - limit] for k, i in enumerate(indexes) if k >= limit}
+
+
+def array_submissions(expr: str, script: str, *, hold: bool = False) -> list[str]:
+    """The `flux batch` commands an array's tasks are submitted with, one line each, as a
+    plan shows them (a dependency names the task it waits for: its id is known only once
+    that one is submitted)."""
+    indexes, limit = array_tasks(expr)
+    waits = array_task_waits(indexes, limit)
+    held = " --urgency=hold" if hold else ""
+    return [f"flux batch{held} --env={ARRAY_INDEX_VARIABLE}={i}"
+            + (f" --dependency=afterany:<id of task {waits[i]}>" if i in waits else "")
+            + f" {script}" for i in indexes]
+
+
+def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[int, str],
+                        script: str, *, hold: bool = False) -> str:
+    """Shell that submits the batch script at `script` (shell text, quoted), in order, each
+    task of `indexes` not in
+    `submitted` (index -> flux id, those a cut-short submit queued already), printing
+    `task INDEX ID` as each is queued and stopping at the first failure (its status).
+    Indexes are numbers and ids flux ids: nothing else enters the text."""
+    for i, jid in submitted.items():
+        if i not in indexes or flux_id_problem(jid) is not None:
+            raise BadInput(f"flux array task {i}: {jid!r} is not one of its tasks' ids")
+    waits = array_task_waits(indexes, limit)
+    lines = []
+    for i in indexes:
+        if i in submitted:
+            continue
+        opts = ["--urgency=hold"] if hold else []
+        opts.append(f"--env={ARRAY_INDEX_VARIABLE}={i}")
+        if i in waits:
+            before = waits[i]
+            opts.append("--dependency=afterany:" + (
+                submitted.get(before, f"$t{before}")))
+        lines.append(f't{i}=$(flux batch {" ".join(opts)} {script}) || exit $?; '
+                     f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"')
+    return "\n".join(lines) + "\n"
+
+
+def parse_array_submit(stdout: str, indexes: list[int]) -> dict[int, str]:
+    """The tasks an array submit queued (`task INDEX ID` lines), index -> id; a line of
+    another form is not read (a message flux printed)."""
+    wanted, queued = set(indexes), {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "task" and ascii_digits(words[1]) \
+                and int(words[1]) in wanted and _ID_RE.fullmatch(words[2]):
+            queued[int(words[1])] = words[2]
+    return queued
+
+
+def tasks_in_submit_order(found: list[JobStatus], indexes: list[int]) -> dict[int, str]:
+    """The tasks a cut-short array submit queued, from the queue's jobs carrying its token
+    (`found`): they were submitted one after another in index order, and a flux id grows
+    with its submit time, so the k-th smallest id is the k-th index's (each spelt as flux
+    batch spells it, in F58)."""
+    values = {v for s in found if (v := flux_id_value(s.native_id)) is not None}
+    ordered = [flux_f58(v, ascii_prefix=True) for v in sorted(values)]
+    if len(ordered) > len(indexes):
+        raise BadInput(f"{len(ordered)} queued jobs carry the array's token, more than its "
+                       f"{len(indexes)} tasks: not resubmitting any")
+    return dict(zip(indexes, ordered, strict=False))  # a prefix of the indexes
+
+
+def fold_array_records(records: list[JobStatus],
+                       task_of: dict[int, tuple[str, str]]) -> list[JobStatus]:
+    """`flux jobs` records with those of a followed job array's tasks (`task_of`: a task's
+    id as a number -> the array's native id and the task's index) folded into one status
+    per array, under its native id, in the first task's place; other records unchanged."""
+    groups: dict[str, dict[str, JobStatus]] = {}
+    out: list[JobStatus | str] = []
+    for r in records:
+        value = flux_id_value(r.native_id)
+        if value is None or value not in task_of:
+            out.append(r)
+            continue
+        array, index = task_of[value]
+        if array not in groups:
+            groups[array] = {}
+            out.append(array)
+        groups[array][index] = r
+    return [x if isinstance(x, JobStatus) else fold_indexed_tasks(x, groups[x]) for x in out]

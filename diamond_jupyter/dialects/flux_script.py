@@ -8,6 +8,7 @@ import re
 
 from ..digits import ascii_digits
 from ..model import (
+    ARRAY_TASKS_WAITED,
     ArraySpec,
     BadInput,
     Dependency,
@@ -19,10 +20,10 @@ from ..wording import quantity
 from .base import Rendered
 from .begin_time import flux_parts, neutral, render_begin
 from .body import FLUX_COPIES as FLUX_CC
-from .flux_ids import flux_id_problem
+from .flux_commands import array_tasks
+from .flux_ids import flux_id_problem, flux_id_value
 from .flux_quotes import flux_word, is_opening, join_triple_quotes, string_lines
 from .node_lists import render_named_hosts
-from .outputs_common import count_array_tasks
 from .scripts_common import (
     ODD_BLANK_REASON,
     Item,
@@ -215,21 +216,19 @@ def _copies_refusal(spec: JobSpec) -> str:
 
 
 def array_refusal(spec: JobSpec) -> str | None:
-    """Why a Flux site cannot run the job's array (`--array=1-8%2`, a PBS `-J`, `--cc` read
-    as one): flux batch has no arrays, and its copies (`flux submit --cc`, `flux
-    bulksubmit`) are separate jobs, not yet followed here as one array's tasks; submitted
-    as it is, the script would run once, not once per index. None without an array."""
+    """Why a Flux site cannot run the job's array, which it runs as one `flux batch` per
+    task (flux batch has no arrays): a flux script's own `--cc` (said as flux batch says
+    it), an index expression that does not read, or more tasks than it submits one by one.
+    None for an array it runs, and without an array."""
     if spec.array is None:
         return None
     if FLUX_CC in spec.metadata:  # a flux script's own --cc: said as flux batch would
         return _copies_refusal(spec)
-    expr = spec.array.expression
-    count = count_array_tasks(expr)
-    tasks = f"its {quantity(count, 'task')}" if count else "its tasks"
-    return (f"job array {expr}: a Flux site runs a batch script once (flux batch has no "
-            f"arrays; the separate jobs of flux submit --cc are not followed as an array's "
-            f"tasks), so {tasks} would run as one job; place it on a site with job arrays "
-            "(Slurm, PBS, LSF, Grid Engine), or submit one job per index")
+    try:
+        array_tasks(spec.array.expression)
+    except BadInput as e:
+        return str(e)
+    return None
 
 
 def orphan_directive(body: str) -> str | None:
@@ -755,10 +754,17 @@ class FluxScript:
         if spec.array:
             warnings.append(f"dropped: array {spec.array.expression} (flux batch has no "
                             "arrays; use flux bulksubmit)")
+        # an array a Flux site ran as one job per task is waited for task by task
+        arrays = spec.metadata.get(ARRAY_TASKS_WAITED) or {}
         for d in whole_job_dependencies(dependencies_for(spec, self.name, warnings),
                                         self.name, warnings):
             for jid in d.job_ids:
-                add("dependency", f"{d.kind}:{jid}")
+                tasks = arrays.get(str(flux_id_value(jid)), [jid])
+                if d.kind == "afternotok" and len(tasks) > 1:
+                    warnings.append(f"approximated: afternotok:{jid} waits for every task of "
+                                    "that array to fail (flux jobs of their own), not one")
+                for one in tasks:
+                    add("dependency", f"{d.kind}:{one}")
         for opt, val in (("output", spec.stdout), ("error", spec.stderr)):
             if val:
                 val = file_for_directory(val, "stdout" if opt == "output" else "stderr",

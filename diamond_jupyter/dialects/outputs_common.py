@@ -930,6 +930,14 @@ def fold_array_tasks(statuses: list[JobStatus],
             for x in out]
 
 
+def fold_indexed_tasks(parent: str, by_index: dict[str, JobStatus]) -> JobStatus:
+    """One status of a job array whose tasks are jobs of their own (a Flux site's), from
+    each task's record by its index, as `fold_array_tasks` folds an array's records; its
+    task states by index."""
+    folded = _fold(parent, list(by_index.values()))
+    return folded.model_copy(update={"tasks": {i: r.state for i, r in by_index.items()}})
+
+
 TASKS_EXPANDED = 10_000  # task states kept per array at most (an array may hold millions)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import leases
 from ..model import (
+    TASK_IDS,
     BadInput,
     Dependency,
     DiamondError,
@@ -203,8 +204,11 @@ class JobsMixin(Database):
 
     def bind_native_id(self, token: str, native_id: str,
                        submitted_at: datetime | None = None,
-                       warnings: list[str] | None = None) -> Job:
+                       warnings: list[str] | None = None,
+                       task_ids: dict[str, str] | None = None) -> Job:
         """The submit returned `native_id`: re-key the intent to "SITE:NATIVE" (idempotent).
+        `task_ids`: a job array a Flux site runs as one job per task, each task's id by its
+        index (`native_id` the first's), kept in the spec's metadata (TASK_IDS).
         `warnings`: what the submit changed or left out to fit the site, one line each, kept
         as a `job.warnings` event in the same transaction (a crash keeps both or neither).
 
@@ -254,6 +258,12 @@ class JobsMixin(Database):
                         {"native_id": native_id, "previous_id": old_id})
             if warnings:
                 self._event(c, "job.warnings", new_id, job.site, {"warnings": warnings})
+            if task_ids:
+                spec_row = c.execute("SELECT spec, sealed_spec FROM jobs WHERE id = ?",
+                                     (new_id,)).fetchone()
+                shown = json.loads(spec_row["spec"] or "{}")
+                self._update_spec(c, new_id, shown, spec_row["sealed_spec"], {"metadata": {
+                    **(shown.get("metadata") or {}), TASK_IDS: task_ids}})
             if other is not None:
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",
@@ -483,15 +493,18 @@ class JobsMixin(Database):
             previous = shown.get("dependencies") or []
             if previous == new:
                 return None
-            sealed = row["sealed_spec"]
-            if sealed:
-                whole = json.loads(self.sealer.unseal(sealed))
-                sealed = self.sealer.seal(json.dumps({**whole, "dependencies": new},
-                                                     separators=(",", ":")))
-            c.execute("UPDATE jobs SET spec = ?, sealed_spec = ?, updated_at = ? WHERE id = ?",
-                      (to_js({**shown, "dependencies": new}), sealed, to_ts(utcnow()), job.id))
+            self._update_spec(c, job.id, shown, row["sealed_spec"], {"dependencies": new})
             return self._event(c, "job.dependencies", job.id, job.site,
                                {"dependencies": new, "previous": previous})
+
+    def _update_spec(self, c: sqlite3.Connection, job_id: str, shown: dict[str, Any],
+                     sealed: str | None, fields: dict[str, Any]) -> None:
+        """Write `fields` into a job's stored spec (`shown`, as stored) and its sealed copy."""
+        if sealed:
+            whole = json.loads(self.sealer.unseal(sealed))
+            sealed = self.sealer.seal(json.dumps({**whole, **fields}, separators=(",", ":")))
+        c.execute("UPDATE jobs SET spec = ?, sealed_spec = ?, updated_at = ? WHERE id = ?",
+                  (to_js({**shown, **fields}), sealed, to_ts(utcnow()), job_id))
 
     def upsert_job(self, job: Job) -> Job:
         """Insert a job, or merge non-empty fields into the stored one; state goes through

@@ -193,7 +193,7 @@ class StagedJob:
         job = self.store.get_job(job_id)
         if job.native_id:
             with contextlib.suppress(DiamondError):
-                await self.sites.require(self.site).cancel([job.native_id])
+                await (site := self.sites.require(self.site)).cancel(site.native_ids_of(job))
         self._emit("stage.in.failed", reason=reason, cancelled=job.native_id)  # after the cancel
         return "FAILED"
 
@@ -247,7 +247,7 @@ class StagedJob:
         if job is not None and job.state.terminal:  # ended while no engine ran the staging
             if job.state == JobState.FAILED and (job.reason or "").startswith("stage-in"):
                 with contextlib.suppress(DiamondError):  # its cancel may not have been sent
-                    await self.sites.require(self.site).cancel([job.native_id])
+                    await (site := self.sites.require(self.site)).cancel(site.native_ids_of(job))
         elif self.ins and "stage.in.done" not in seen:
             try:
                 reason = await self._stage(self.ins, "in", again="stage.in.started" in seen)

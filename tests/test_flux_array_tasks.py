@@ -1,0 +1,328 @@
+"""A job array on a Flux site, which has none, is submitted as one `flux batch` per task:
+each told its index in FLUX_JOB_CC (what the translated body reads as the array index), a
+`%N` limit kept by making each task wait for the end of the one N places before it, and a
+submit cut short resumed without queueing any task twice (the tasks queued already are
+found by the token in their names, oldest first). Flux is a fake `flux` on PATH that keeps
+the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from one_site_engine import local_home_federation
+from test_flux_logs_words import flux_path  # noqa: F401 (a fixture)
+
+from diamond_jupyter.dialects.flux_commands import (
+    array_submissions,
+    array_submit_script,
+    array_task_waits,
+    array_tasks,
+    parse_array_submit,
+)
+from diamond_jupyter.dialects.flux_ids import flux_id_value
+from diamond_jupyter.federation import Federation
+from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
+
+# `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
+# its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
+# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
+# `flux cancel ID...`: each ends CANCELED; `flux job urgency ID default`: not held. A
+# job's state is as jobs.json holds it.
+FAKE_FLUX = r'''#!PYTHON
+import json, os, re, sys
+here = os.path.dirname(os.path.abspath(__file__))
+state = os.path.join(here, "jobs.json")
+jobs = json.load(open(state)) if os.path.exists(state) else []
+args = sys.argv[1:]
+abc = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+def f58(n):
+    s = ""
+    while True:
+        n, r = divmod(n, 58)
+        s = abc[r] + s
+        if not n:
+            return "f" + s
+def number(text):
+    if text.isdecimal():
+        return int(text)
+    n = 0
+    for c in text[1:]:
+        n = n * 58 + abc.index(c)
+    return n
+if args[0] == "batch":
+    fail_at = os.path.join(here, "fail_at")
+    if os.path.exists(fail_at) and int(open(fail_at).read()) == len(jobs) + 1:
+        os.remove(fail_at)
+        sys.exit("flux-batch: lost the connection to the broker")
+    text = open(args[-1]).read()
+    name = re.search(r"--job-name=(\S+)", text).group(1)
+    jobs.append({"id": 1000 + len(jobs), "name": name, "options": args[1:-1],
+                 "state": "SCHED", "userid": os.getuid()})
+    print(f58(jobs[-1]["id"]))
+elif args[0] == "jobs":
+    names = [a.split("=", 1)[1] for a in args if a.startswith("--name=")]
+    ids = {number(a) for a in args[1:] if not a.startswith("-")}
+    shown = [{k: v for k, v in j.items() if k != "options"} for j in jobs
+             if (j["name"] in names if names else j["id"] in ids)]
+    print(json.dumps({"jobs": shown}))
+elif args[0:2] == ["job", "urgency"]:
+    for j in jobs:
+        if j["id"] == number(args[2]):
+            j["options"] = [o for o in j["options"] if o != "--urgency=hold"]
+elif args[0] == "cancel":
+    for j in jobs:
+        if j["id"] in {number(a) for a in args[1:]} and j["state"] != "INACTIVE":
+            j.update(state="INACTIVE", result="CANCELED")
+else:
+    sys.exit("fake flux: unexpected " + " ".join(args))
+json.dump(jobs, open(state, "w"))
+'''
+SCRIPT = "#!/bin/bash\n#SBATCH --array={}\n#SBATCH -t 10\necho $SLURM_ARRAY_TASK_ID\n"
+
+
+def _fake_flux(tmp_path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "flux").write_text(FAKE_FLUX.replace("PYTHON", sys.executable))
+    (bin_dir / "flux").chmod(0o755)
+
+
+def _queued(tmp_path) -> list[dict]:
+    path = tmp_path / "bin" / "jobs.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def _env(job: dict) -> str:
+    return next(o.split("=", 2)[2] for o in job["options"] if o.startswith("--env="))
+
+
+def _waits_for(job: dict) -> str | None:
+    """The id the job waits for the end of (its --dependency=afterany:ID), else None."""
+    dep = next((o for o in job["options"] if o.startswith("--dependency=")), None)
+    return None if dep is None else dep.partition("afterany:")[2]
+
+
+@pytest.mark.parametrize("expr, indexes, limit, waits", [
+    ("1-8%2", [1, 2, 3, 4, 5, 6, 7, 8], 2, {3: 1, 4: 2, 5: 3, 6: 4, 7: 5, 8: 6}),
+    ("1-9:4", [1, 5, 9], None, {}),
+    ("3,1,5-6%1", [3, 1, 5, 6], 1, {1: 3, 5: 1, 6: 5}),
+])
+def test_an_arrays_tasks_and_what_each_waits_for(expr, indexes, limit, waits):
+    assert array_tasks(expr) == (indexes, limit)
+    assert array_task_waits(indexes, limit) == waits
+
+
+@pytest.mark.parametrize("expr, said", [
+    ("1-x", "not an index expression"),
+    ("1-5000", "5000 tasks; a Flux site submits one job per task, at most 1000"),
+    ("1-4%0", "the limit after '%' must be a whole number above 0"),
+])
+def test_an_array_flux_cannot_take_is_refused_with_why(expr, said):
+    with pytest.raises(BadInput, match=said):
+        array_tasks(expr)
+
+
+def test_the_plan_shows_one_flux_batch_per_task():
+    assert array_submissions("1-3%1", "job.sh") == [
+        "flux batch --env=FLUX_JOB_CC=1 job.sh",
+        "flux batch --env=FLUX_JOB_CC=2 --dependency=afterany:<id of task 1> job.sh",
+        "flux batch --env=FLUX_JOB_CC=3 --dependency=afterany:<id of task 2> job.sh"]
+
+
+def test_a_resumed_script_names_the_queued_tasks_ids_and_submits_the_rest_alone():
+    text = array_submit_script([1, 2, 3, 4], 2, {1: "f2Jc8CuU1", 2: "f2Jc8CuU2"}, "'j.sh'")
+    assert "FLUX_JOB_CC=1" not in text and "FLUX_JOB_CC=2 " not in text
+    assert "--env=FLUX_JOB_CC=3 --dependency=afterany:f2Jc8CuU1 'j.sh'" in text
+    assert "--env=FLUX_JOB_CC=4 --dependency=afterany:f2Jc8CuU2 'j.sh'" in text
+    with pytest.raises(BadInput, match="not one of its tasks' ids"):
+        array_submit_script([1, 2], None, {1: "1;id"}, "'j.sh'")
+    out = "flux-batch: warning\ntask 3 f2Jc8CuU3\ntask 9 f2Jc8CuU9\ntask 4 ;id\n"
+    assert parse_array_submit(out, [3, 4]) == {3: "f2Jc8CuU3"}
+
+
+def _site_fed(tmp_path):
+    _fake_flux(tmp_path)
+    return local_home_federation(tmp_path, scheduler="flux")
+
+
+async def _submit(fed, expr: str, token: str):
+    site = fed.sites["here"]
+    await site.know_home()
+    spec = site.prepare(Federation.parse(SCRIPT.format(expr)), token)
+    return await site.submit(spec, token)
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_each_task_is_one_flux_batch_told_its_index_and_the_limit_kept(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        sub = await _submit(fed, "1-5%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4", "5"]
+    ids = [j["id"] for j in queued]
+    assert sub.tasks is not None and list(sub.tasks) == ["1", "2", "3", "4", "5"]
+    assert [flux_id_value(sub.tasks[k]) for k in sub.tasks] == ids
+    assert flux_id_value(sub.native_id) == ids[0]
+    deps = [_waits_for(j) for j in queued]
+    assert deps[:2] == [None, None]
+    assert [flux_id_value(d or "") for d in deps[2:]] == ids[:3]  # task i waits for task i-2
+    assert {j["name"] for j in queued} == {"job.dmd-abcabc123123"}
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_path):
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued, not "
+                                            "task 3 and those after it"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+        assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+        sub = await _submit(fed, "1-4%2", "abcabc123123")  # as a resumed submit does
+        again = await _submit(fed, "1-4%2", "abcabc123123")  # all queued: nothing runs
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [queued[0]["id"],
+                                                                 queued[1]["id"]]
+    assert sub.tasks == again.tasks
+    assert [flux_id_value(sub.tasks[k]) for k in "1234"] == [j["id"] for j in queued]
+
+
+def _set_states(tmp_path, states: dict[int, tuple[str, str | None]]) -> None:
+    """The fake's job number -> (its flux state, its result)."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    for j in jobs:
+        if j["id"] in states:
+            j["state"], result = states[j["id"]]
+            j.update({"result": result, "returncode": 0} if result else {})
+    path.write_text(json.dumps(jobs))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_approved_array_runs_as_its_tasks_followed_one_by_one_and_cancelled_whole(
+        tmp_path):
+    fed = _site_fed(tmp_path)
+    spec = fed.parse(SCRIPT.format("1-4%2"))
+    try:
+        plan = await fed.plan_submit(spec, site="here")
+        script = f"{fed.sites['here'].job_dir(plan['submission'])}/job.sh"
+        assert plan["submissions"] == [
+            f"flux batch --env=FLUX_JOB_CC=1 {script}",
+            f"flux batch --env=FLUX_JOB_CC=2 {script}",
+            f"flux batch --env=FLUX_JOB_CC=3 --dependency=afterany:<id of task 1> {script}",
+            f"flux batch --env=FLUX_JOB_CC=4 --dependency=afterany:<id of task 2> {script}"]
+        assert "echo $FLUX_JOB_CC" in plan["script"]
+        assert not any("array" in w for w in plan["warnings"])
+        job = await fed.submit_approved(spec, plan)
+        queued = _queued(tmp_path)
+        assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+        ids = task_ids(fed.job(job.id))  # stored with the job
+        assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+            [j["id"] for j in queued]
+        assert job.native_id == ids["1"]
+
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED"), 1001: ("RUN", None)})
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.RUNNING
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.RUNNING,
+                             "3": JobState.PENDING, "4": JobState.PENDING}
+
+        await fed.cancel(job.id)
+        states = {j["id"]: (j["state"], j.get("result")) for j in _queued(tmp_path)}
+        assert states == {1000: ("INACTIVE", "COMPLETED"), 1001: ("INACTIVE", "CANCELED"),
+                          1002: ("INACTIVE", "CANCELED"), 1003: ("INACTIVE", "CANCELED")}
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.CANCELLED
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.CANCELLED,
+                             "3": JobState.CANCELLED, "4": JobState.CANCELLED}
+    finally:
+        await fed.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(tmp_path):
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
+        (intent,) = fed.store.intents_without_native_id()
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+    again = local_home_federation(tmp_path, scheduler="flux")  # the next server, same store
+    try:
+        await again.recover(intent_grace_s=0)
+        await again.recover(intent_grace_s=0)  # a second pass finds nothing to do
+        job = again.job(intent.token or "")
+    finally:
+        await again.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
+    ids = task_ids(job)
+    assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+    assert job.native_id == ids["1"] and job.state == JobState.PENDING
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        array = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        after = "#!/bin/bash\n#flux: --dependency=afterok:{}\n#flux: -t 5m\necho done\n"
+        plan = await fed.plan_submit(fed.parse(after.format(array.native_id)), site="here")
+        waited = [line for line in plan["script"].splitlines() if "--dependency" in line]
+        plain = await fed.plan_submit(fed.parse(after.format("f2Jc8CuU1")), site="here")
+    finally:
+        await fed.close()
+    ids = [j["id"] for j in _queued(tmp_path)]
+    assert [flux_id_value(line.rpartition(":")[2]) for line in waited] == ids
+    assert [line for line in plain["script"].splitlines() if "--dependency" in line] == \
+        ["#flux: --dependency=afterok:f2Jc8CuU1"]
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3%1")), site="here", hold=True)
+        assert all("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+        await fed.release(job.id)
+    finally:
+        await fed.close()
+    assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_each_tasks_own_event_lines_are_the_arrays(tmp_path):
+    """Each task's wrapper signs its lines with its own flux id ($FLUX_JOB_ID): the array's
+    lines, not another job's; one task's end leaves the array to the scheduler's word."""
+    from diamond_jupyter.wrapper import event_mac
+
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        mon = fed.monitors["here"]
+        secret = mon._secrets[job.token or ""]
+
+        def line(kind: str, native: str) -> str:
+            body = f"1700000000.0 {kind} {job.token} {native} 0"
+            return f"{body} {event_mac(secret, body)}"
+        second = (task_ids(job) or {})["2"]
+        await mon._on_line(line("start", second))
+        assert fed.job(job.id).state == JobState.RUNNING
+        await mon._on_line(line("end", second))
+        await mon._on_line(line("start", "f2Jc8CuU9"))  # no task of it: refused
+        assert mon.rejected_lines == 1
+        assert fed.job(job.id).state == JobState.RUNNING  # tasks 1 and 3 have not ended
+    finally:
+        await fed.close()

@@ -66,11 +66,12 @@ class RealHub:
     made at the start, each given a token to its own servers."""
 
     users: tuple[str, ...] = ()
+    base_url = BASE_URL  # the hub's own: `c.JupyterHub.bind_url`'s path
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}{BASE_URL.rstrip('/')}"
+        self.url = f"http://127.0.0.1:{self.port}{self.base_url.rstrip('/')}"
         self.site_dir = base / "site"
         self.tokens: dict[str, str] = {}
         self.proc: subprocess.Popen | None = None
@@ -126,7 +127,7 @@ class RealHub:
         env_keep = ["PATH", "PYTHONPATH", "LANG", "LC_ALL"]
         return "\n".join([
             "c = get_config()  # noqa: F821",
-            f"c.JupyterHub.bind_url = 'http://127.0.0.1:{self.port}{BASE_URL}'",
+            f"c.JupyterHub.bind_url = 'http://127.0.0.1:{self.port}{self.base_url}'",
             f"c.JupyterHub.hub_bind_url = 'http://127.0.0.1:{_free_port()}'",
             f"c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:{_free_port()}'",
             f"c.ConfigurableHTTPProxy.pid_file = {str(self.base / 'proxy.pid')!r}",
@@ -251,9 +252,16 @@ class RealHub:
         status, body = self.call(api, SERVICE_TOKEN, "POST", {})
         assert status in (201, 202, 400), (user, server, status, body)
         _, info = self.call(f"/hub/api/users/{quote(user, safe='')}", SERVICE_TOKEN)
-        path = info["servers"][server]["url"].removeprefix(BASE_URL.rstrip("/"))
-        wait_for(lambda: self.call(path + "diamond/api/state", self.tokens[user])[0] == 200,
-                 START_TIMEOUT_S, f"{user}'s server {server!r}", self)
+        path = info["servers"][server]["url"].removeprefix(self.base_url.rstrip("/"))
+
+        def answers() -> bool:
+            # the hub says it is ready, and diamond's JSON answers: while a server named
+            # "lab" starts, its path is the default server's JupyterLab page (200, HTML)
+            _, info = self.call(f"/hub/api/users/{quote(user, safe='')}", SERVICE_TOKEN)
+            status, state = self.call(path + "diamond/api/state", self.tokens[user])
+            return info["servers"][server]["ready"] and status == 200 \
+                and isinstance(state, dict)
+        wait_for(answers, START_TIMEOUT_S, f"{user}'s server {server!r}", self)
         return path
 
     @contextmanager
@@ -307,6 +315,21 @@ def wait_for(pred: Callable[[], Any], timeout: float, what: str, hub: RealHub) -
             pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}: {hub.log()}")
         time.sleep(delay)
         delay = min(delay * 1.5, 1.0)
+
+
+def server_environ(user: str) -> dict[str, str]:
+    """The environment the spawner gave USER's default server (its process, read in /proc)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(x.split("=", 1) for x in raw.decode(errors="replace").split("\0") if "=" in x)
+        if env.get("JUPYTERHUB_USER") == user and not env.get("JUPYTERHUB_SERVER_NAME") \
+                and "JUPYTERHUB_API_TOKEN" in env and "singleuser" in \
+                (proc / "cmdline").read_bytes().decode(errors="replace"):
+            return env
+    pytest.fail(f"no server process of {user}")
 
 
 def submit(hub: RealHub, user: str, server_path: str | None = None, name: str = "hubjob") -> dict:

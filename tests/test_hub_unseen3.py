@@ -11,12 +11,11 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from hub_helpers import SERVICE_TOKEN, RealHub, job_of, submit, wait_for
+from hub_helpers import SERVICE_TOKEN, RealHub, job_of, server_environ, submit, wait_for
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -218,21 +217,6 @@ def test_the_server_the_user_restarts_from_the_hub_keeps_every_job(hub):
 
 
 # -- an admin on another user's server -------------------------------------------------------
-def server_environ(user: str) -> dict[str, str]:
-    """The environment the spawner gave USER's default server (its process, read in /proc)."""
-    for proc in Path("/proc").iterdir():
-        try:
-            raw = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        env = dict(x.split("=", 1) for x in raw.decode(errors="replace").split("\0") if "=" in x)
-        if env.get("JUPYTERHUB_USER") == user and not env.get("JUPYTERHUB_SERVER_NAME") \
-                and "JUPYTERHUB_API_TOKEN" in env and "singleuser" in \
-                (proc / "cmdline").read_bytes().decode(errors="replace"):
-            return env
-    pytest.fail(f"no server process of {user}")
-
-
 def test_an_admin_on_another_users_server_sees_none_of_her_secrets(hub):
     admin = hub.token(ADMIN, ["access:servers!user=alice"])
     path = hub.server_path("alice")

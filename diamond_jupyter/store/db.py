@@ -9,6 +9,7 @@ A migration is a tuple of SQL statements or a function taking the connection.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -306,7 +307,7 @@ def prepare_file(path: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             os.chmod(path.parent, 0o700)
     except OSError as e:
-        raise StoreError(f"store {path} cannot be made: {e.strerror} ({path.parent})") from None
+        raise StoreError(cannot_be_made(path, path.parent, e)) from None
     problem = directory_problem(path.parent, "the store")
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         problem = problem or others_problem(part, "the store file")
@@ -317,10 +318,23 @@ def prepare_file(path: Path) -> None:
     except FileExistsError:
         return
     except OSError as e:  # e.g. a directory the user cannot write in
-        raise StoreError(f"store {path} cannot be made: {e.strerror} (in {path.parent})"
-                         ) from None
+        raise StoreError(cannot_be_made(path, path.parent, e)) from None
     os.close(fd)
     os.chmod(path, 0o600)
+
+
+NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def cannot_be_made(path: Path, directory: Path, e: OSError) -> str:
+    """Why the store PATH cannot be made in DIRECTORY: a home (or any directory on the way)
+    that is not writable is named, with where else the store may go."""
+    if e.errno not in NOT_WRITABLE:
+        return f"store {path} cannot be made: {e.strerror} (in {directory})"
+    there = next((p for p in (directory, *directory.parents) if p.exists()), directory)
+    return (f"store {path} cannot be made: {there} is not writable ({e.strerror}); give the "
+            f"store a writable place ($DIAMOND_DATA_DIR, the sites file's `store`, or "
+            f"DiamondApp.store_path)")
 
 
 BEAT_FILES_FRESH_S = 90.0  # leases.STALE_S: an older heartbeat file's engine is gone

@@ -326,6 +326,7 @@ from .placement_sim import (
     queue_starts,
     reservation_for,
     slots_position,
+    spread_words,
     together_start,
 )
 from .placement_stale import is_stale_note, replayed_arrivals, stale_note
@@ -653,7 +654,7 @@ class Placement(BaseModel):
                 lines += [f"  {v.site}: {n}" for n in v.notes if is_stale_note(n)]
             lines += [f"  {v.site}: {n}" for n in v.notes if v.feasible and n.startswith(
                 (ARRAY_NOTE_START, NO_BACKFILL_NOTE_START, BOUND_NOTE_START,
-                 OWN_QUEUED_NOTE_START))]
+                 OWN_QUEUED_NOTE_START, SPREAD_NOTE_START))]
             lines += refused_lines(v.site, v.reasons) if not v.feasible else []
             lines += [f"  {v.site} waits: {why}" for why in v.waits_for if v.feasible]
             if v.feasible and v.calibration_borrowed:
@@ -699,6 +700,7 @@ def _borrowed_note(v: SiteVerdict) -> str:
             f"{v.calibration_class}): too few jobs finished here to calibrate its queue")
 
 
+SPREAD_NOTE_START = "spread: "  # where tasks without a node count go (`Demand.spread`)
 ARRAY_NOTE_START = "array of "  # a note on a job array's last task (`_array_last_task`)
 # a note on a site without backfill (Slurm's sched/builtin, `_fifo_note`)
 NO_BACKFILL_NOTE_START = "no backfill on this site"
@@ -1034,6 +1036,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
     # what the job asks in each partition (its defaults and limits of memory, time and
     # sharing), and the nodes there that can give it
     reqs, fits, adjusted = {}, {}, {}
+    spreads = _spreads(cfg, spec)
     queue_unchecked: dict[str, list[str]] = {}  # a queue's own RES_REQ not checked: why
     qos_of: dict[str, str | None] = {}  # the QOS the job runs under, by partition
     holds: dict[str, list[Wait]] = {}  # limits in use it waits for, by partition
@@ -1071,13 +1074,15 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             site_arch, whole_site=False, words=words)[1] if fit else set()
         if queue_consumables:  # Grid Engine queue consumables (qc:)
             queue_fits[p.name] = qf = queue_consumable_fit(
-                reqs[p.name], p, members.get(p.name, []), nodes, snap, now, part_max)
+                _one_node(reqs[p.name], spreads), p, members.get(p.name, []), nodes, snap,
+                now, part_max)
             fits[p.name] = fits[p.name] - qf.never
         if cfg.scheduler == "sge" and p.instance_slots_taken:  # its instances' free slots
             qf = queue_fits.get(p.name) or QueueFit()
             before = set(qf.short)
             queue_fits[p.name] = qf = instance_slots_short(
-                qf, reqs[p.name], p, members.get(p.name, []), snap, now, part_max)
+                qf, _one_node(reqs[p.name], spreads), p, members.get(p.name, []), snap, now,
+                part_max)
             fits[p.name] = fits[p.name] - qf.never
             if held := (qf.short - before) & fits[p.name]:
                 adjusted[p.name].append(
@@ -2015,7 +2020,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     words = words_of(cfg.scheduler, cfg.flavor)
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
-    host_short = set.intersection(*(consumables_short(reqs[p.name], nodes) for p in good))
+    spreads = _spreads(cfg, spec)
+    host_short = set.intersection(*(consumables_short(_one_node(reqs[p.name], spreads), nodes)
+                                    for p in good))
     views: dict[frozenset[str], tuple] = {}
 
     def views_for(name: str) -> tuple:
@@ -2029,7 +2036,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
         if key not in views:
             st = build_state(snap, nodes, members, now, part_max, ended=ended,
                              in_reservation=bool(spec.reservation),
-                             probe_mem=min(reqs[p.name].mem for p in good), short=short,
+                             probe_mem=min(_one_node(reqs[p.name], spreads).mem
+                                           for p in good), short=short,
                              short_until=until)
             pending = queue = pending_demands(snap, st, members, now, part_max)
             calibrated = calibrated_view(st, queue, cal)
@@ -2120,6 +2128,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             shapes = [Shape(len(named), each, req.gpn, named),
                       Shape(req.nodes - len(named), each, req.gpn, frozenset(elig) - named)]
 
+        if _spread(req, spreads) and not (user_only or groups or shapes):
+            # tasks without a node count: as many on each node as it has room for, on at
+            # most the partition's node limit
+            probe = replace(probe, nodes=min(req.free_tasks, p.max_nodes or req.free_tasks),
+                            cpus=req.cpt, gpus=req.gpt, spread=req.free_tasks)
+
         # PBS backfill_depth (the queue's, else the server's): 0 turns backfilling off
         # (whatever fits starts, in priority order); N protects the first N blocked jobs
         depth = p.backfill_depth if cfg.scheduler == "pbs" and reservation == "easy" else None
@@ -2192,6 +2206,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                                    probe)
             start = earliest_start(st, queue, probe, reservation=res, probe_at=at, top=top,
                                    top_by=top_by or None)
+            if probe.spread and start is not None and len(probe.shares or ()) > 1 and not any(
+                    n.startswith(SPREAD_NOTE_START) and f", {words.where(name)}," in n
+                    for n in v.notes):  # over several nodes; the first (walltime) view's
+                v.notes.append(f"{SPREAD_NOTE_START}{spread_words(probe, st.names)}, "
+                               f"{words.where(name)}, at +{hms(start)} (no node count "
+                               "asked: its tasks go wherever room is)")
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
@@ -2543,6 +2563,28 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if spec.array is not None and pname in probes:
         _array_last_task(v, spec, simulators[pname], probes[pname], raw_st, raw_queue,
                          raw_s, now)
+
+
+def _spreads(cfg: SiteConfig, spec: JobSpec) -> bool:
+    """Whether tasks without a node count go wherever room is (Slurm; Grid Engine's
+    $fill_up and $round_robin, read into tasks): the probe is then so many tasks over any
+    nodes (`Demand.spread`), and a host with room for one of them is not short."""
+    return cfg.scheduler in ("slurm", "sge") and spec.array is None
+
+
+def _spread(req: Req, spreads: bool) -> bool:
+    """Whether the job's tasks go over any nodes (`Req.free_tasks` on a site that `spreads`
+    them), not on named or whole nodes."""
+    return spreads and bool(req.free_tasks) and not (req.nodelist or req.whole)
+
+
+def _one_node(req: Req, spreads: bool) -> Req:
+    """What a node must have room for to take part in the job: one task where its tasks may
+    spread over any nodes (`_spread`), else its share of a node."""
+    if _spread(req, spreads):
+        return replace(req, nodes=1, tpn=1, cpn=req.cpt, gpn=req.gpt,
+                       mem=req.mem // max(req.tpn, 1))
+    return req
 
 
 def _array_last_task(v: SiteVerdict, spec: JobSpec, simulate: Callable[..., float],

@@ -388,6 +388,11 @@ class Req:
     # the fewest nodes its feature counts take (`[a100*2&ib*1]`: 3), 0 without counts: no
     # spreading of its tasks gives it fewer
     counted_floor: int = 0
+    # tasks over any nodes, `cpt` CPUs and `gpt` GPUs each (Slurm `-n N` without `-N` or
+    # `--ntasks-per-node`, a Grid Engine `$fill_up`/`$round_robin` PE): the scheduler may
+    # place them wherever room is, so many here and so many there; 0: the exact shape
+    free_tasks: int = 0
+    gpt: int = 0
 
     def usable_cpus(self, n: Node) -> int:
         """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
@@ -540,7 +545,13 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                tasks_per_core=_whole(kept.get("--ntasks-per-core")),
                spec_cores=spec_cores, spec_threads=spec_threads, spec_option=spec_option,
                overcommit=overcommit, counted_floor=counted_floor,
-               gpu_mix=tuple((t, c) for t, c in mix if t is not None))
+               gpu_mix=tuple((t, c) for t, c in mix if t is not None),
+               free_tasks=r.tasks if r.tasks and r.nodes is None and r.tasks_per_node is None
+               and not (total or overcommit or whole or het or mix or counted_floor
+                        or kept_gpn or per_gpu or (gpn and not r.gpus_per_task)
+                        or kept.keys() & {"--ntasks-per-socket", "--ntasks-per-core"})
+               and cpn == cpt * tpn else 0,
+               gpt=r.gpus_per_task or 0)
 
 
 def _whole(value: str | None) -> int:

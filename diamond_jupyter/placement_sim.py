@@ -42,6 +42,12 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   an array record's once, for its next task (squeue gives the record one StartTime).
 - No backfill ("fifo", Slurm's sched/builtin): jobs start in priority order; one that
   cannot start holds its partition's nodes from the jobs behind it (`_fifo_earliest`).
+- A job of tasks without a node count (`Demand.spread`: Slurm `-n N` alone, Grid Engine's
+  `$fill_up` and `$round_robin`) fits where its nodes hold its tasks together, so many on
+  each (`tasks_held`), the nodes with the most room first, at most its partition's node
+  limit (`spread_over`): 5 CPUs free on one node and 3 on another start 8 one-CPU tasks.
+  In a plan each node counts the tasks it holds through the walltime (`_Plan._hosts`),
+  and the slot is the first step of any of its nodes where enough do (`_first_spread`).
 - Memory is checked statically by the caller, not tracked over time.
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
@@ -259,6 +265,16 @@ class Demand:
     # sets `not_before` when those start: `_Sim.link`), and its start but for them
     gate: DependencyGate | None = None
     gate_floor: float = 0.0
+    # tasks over any of its nodes (Slurm `-n N` without `-N`, Grid Engine `$fill_up` and
+    # `$round_robin`): `cpus`/`gpus` are then each task's, `nodes` the most nodes it may
+    # take; 0: exactly `nodes` nodes of `cpus`/`gpus` each
+    spread: int = 0
+    shares: dict[int, int] | None = None  # node -> its tasks where it was last found room
+
+    @property
+    def need(self) -> int:
+        """What must be found free together: its tasks where spread, else its nodes."""
+        return self.spread or self.nodes
 
     @property
     def planned(self) -> float:
@@ -266,6 +282,35 @@ class Demand:
 
     def ready(self, t: float) -> bool:
         return self.not_before <= t or (self.now_ok and t == 0.0)
+
+
+def tasks_held(d: Demand, fc: int, fg: int) -> int:
+    """How many of a spread d's tasks fit in fc CPUs and fg GPUs (a plan's RESERVED: none)."""
+    if fc <= 0:
+        return 0
+    held = fc // max(d.cpus, 1)
+    return min(held, fg // d.gpus) if d.gpus else held
+
+
+def spread_over(d: Demand, room: list[tuple[int, int]]) -> dict[int, int] | None:
+    """Where a spread d's tasks go, from `room` (node, tasks it holds): the nodes holding
+    the most first (lowest index on ties), so the fewest nodes, at most `d.nodes`; node ->
+    its tasks. None: they do not fit."""
+    shares: dict[int, int] = {}
+    left = d.spread
+    for held, n in sorted((-k, n) for n, k in room if k > 0)[: d.nodes]:
+        shares[n] = min(-held, left)
+        left -= shares[n]
+        if not left:
+            return shares
+    return None
+
+
+def spread_words(d: Demand, names: list[str]) -> str:
+    """`8 tasks over a01 (5) and a02 (3)`: where a spread d's tasks went."""
+    parts = [f"{names[n]} ({k})" for n, k in sorted((d.shares or {}).items())]
+    over = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{d.spread} task{'s' if d.spread != 1 else ''} over {over}"
 
 
 @dataclass(frozen=True)
@@ -1058,7 +1103,7 @@ class _Sim:
         self.seq = len(self.rel)
         self.tot = sum(self.free_c)
         self.avail = {n for n, c in enumerate(self.free_c) if c > 0}  # nodes with free CPUs
-        self.failed: set[tuple[int, int, int, int]] = set()  # shapes that did not fit now
+        self.failed: set[tuple[int, ...]] = set()  # shapes that did not fit now
         self.sets: dict[int, frozenset[int]] = {}
         self.released = False
         # for the plans (`_Plan`), made when the first is: per node, the releases still to
@@ -1151,18 +1196,34 @@ class _Sim:
             return fc == self.cap_c[n] > 0 and fg == self.cap_g[n]
         return fc >= d.cpus and fg >= d.gpus
 
+    def count(self, d: Demand, n: int, fc: int, fg: int) -> int:
+        """What node n with fc/fg free gives toward `d.need`: its tasks, or 1 if it fits."""
+        return tasks_held(d, fc, fg) if d.spread else int(self.fits(d, n, fc, fg))
+
     def use(self, d: Demand, n: int) -> tuple[int, int]:
+        if d.spread:
+            k = (d.shares or {}).get(n, 0)
+            return d.cpus * k, d.gpus * k
         return (self.cap_c[n], self.cap_g[n]) if d.cpus == WHOLE else (d.cpus, d.gpus)
 
     def candidates(self, d: Demand) -> list[int] | None:
-        """Nodes where `d` fits now, or None if fewer than it needs (failures cached)."""
-        if (d.nodes if d.cpus == WHOLE else d.nodes * d.cpus) > self.tot:
+        """Nodes where `d` fits now, or None if fewer than it needs (failures cached). A
+        spread `d`: the nodes its tasks take (`spread_over`), their shares in `d.shares`."""
+        if (d.nodes if d.cpus == WHOLE else d.need * d.cpus) > self.tot:
             return None
-        key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+        key = (d.cpus, d.gpus, d.nodes, d.spread, id(d.eligible))
         if key in self.failed:
             return None
         es = self.elig(d)
         fc, fg, c, g = self.free_c, self.free_g, d.cpus, d.gpus
+        if d.spread:
+            shares = spread_over(d, [(n, tasks_held(d, fc[n], fg[n]))
+                                     for n in self.avail if n in es])
+            if shares is None:
+                self.failed.add(key)
+                return None
+            d.shares = shares
+            return sorted(shares)
         # the nodes both eligible and with free CPUs: the smaller set scanned (sorted after)
         pool, other = (es, self.avail) if len(es) < len(self.avail) else (self.avail, es)
         if c == WHOLE:
@@ -1284,7 +1345,7 @@ class _Sim:
         es, free_c, free_g = self.elig(d), self.free_c, self.free_g
         fc: dict[int, int] = {}
         fg: dict[int, int] = {}
-        count = sum(1 for n in self.avail if n in es and self.fits(d, n, free_c[n], free_g[n]))
+        count = sum(self.count(d, n, free_c[n], free_g[n]) for n in self.avail if n in es)
         rel, i, when = self.rel, self.rp, max(t, d.not_before)
         while True:
             while i < len(rel) and rel[i][0] <= when:
@@ -1294,15 +1355,17 @@ class _Sim:
                     oc, og = fc.get(n, free_c[n]), fg.get(n, free_g[n])
                     fc[n] = min(self.cap_c[n], oc + c)
                     fg[n] = min(self.cap_g[n], og + g)
-                    count += self.fits(d, n, fc[n], fg[n]) - self.fits(d, n, oc, og)
-            if count >= d.nodes:
+                    count += self.count(d, n, fc[n], fg[n]) - self.count(d, n, oc, og)
+            if count >= d.need and (not d.spread or spread_over(d, [
+                    (n, tasks_held(d, fc.get(n, free_c[n]), fg.get(n, free_g[n])))
+                    for n in es]) is not None):  # (spread: within its most nodes too)
                 return _Shadow(d, when, es, fc, fg, count)
             if i >= len(rel):
                 return None
             when = rel[i][0]
 
     def try_backfill(self, d: Demand, sh: _Shadow, t: float) -> bool:
-        key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+        key = (d.cpus, d.gpus, d.nodes, d.spread, id(d.eligible))
         late = t + d.duration > sh.when  # still running at the head's reserved start
         if late and key in sh.failed:
             return False
@@ -1316,6 +1379,17 @@ class _Sim:
 
         if not late:
             hosts = cand[: d.nodes]
+        elif d.spread or h.spread:  # tasks taken or lost, node by node
+            hosts = cand[: d.nodes]
+            lost = 0
+            for n in hosts:
+                if n in es:
+                    a, (c, g) = at(n), self.use(d, n)
+                    lost += self.count(h, n, *a) - self.count(h, n, a[0] - c, a[1] - g)
+            if sh.count - lost < h.need:
+                sh.failed.add(key)
+                return False
+            sh.count -= lost
         else:
             safe, risky = [], []
             for n in cand:  # nodes whose loss past the shadow time would hurt the head
@@ -1423,13 +1497,35 @@ class _Plan:
         return True
 
     def _hosts(self, d: Demand, start: float, es: list[int]) -> list[int] | None:
-        """The first d.nodes of `es` (in index order) where d fits through from `start`."""
+        """The first d.nodes of `es` (in index order) where d fits through from `start`;
+        a spread d: the nodes of `es` its tasks take through from then (`spread_over`)."""
+        if d.spread:
+            shares = spread_over(d, [(n, self._tasks_through(d, n, start)) for n in es])
+            if shares is None:
+                return None
+            d.shares = shares
+            return sorted(shares)
         hosts = []
         for n in es:
             if self.fits_through(d, n, start):
                 hosts.append(n)
                 if len(hosts) == d.nodes:
                     return hosts
+        return None
+
+    def _tasks_through(self, d: Demand, n: int, start: float) -> int:
+        """How many of a spread d's tasks node n holds for their whole planned run."""
+        times, fc, fg = self.times[n], self.fc[n], self.fg[n]
+        i = bisect.bisect_right(times, start) - 1
+        j = bisect.bisect_left(times, start + d.planned)
+        return min(tasks_held(d, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
+
+    def _first_spread(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
+        """Where a spread d's tasks fit soonest from t0: the first step of any of its
+        nodes at which enough of them hold its tasks through its walltime."""
+        for start in sorted({t0} | {x for n in es for x in self.times[n] if x > t0}):
+            if (found := self._hosts(d, start, es)) is not None:
+                return start, found
         return None
 
     def _earliest_on(self, d: Demand, n: int, t0: float, before: float = math.inf
@@ -1532,7 +1628,9 @@ class _Plan:
         keeps = d.sched and d.now_ok and t0 <= d.not_before \
             and self.t < d.not_before <= self.t + self.sim.window \
             and d.native_id not in self.estimated
-        if d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
+        if d.spread:
+            best = self._first_spread(d, t0, es)
+        elif d.nodes == 1:  # the first node (lowest index on ties) where it fits soonest
             one = self._first_node(d, t0, es)
             best = None if one is None else (one[0], [one[1]])
         else:
@@ -1768,6 +1866,12 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     # by scanning `order` no further than needed: a reservation only takes room away, so a
     # node passed over never fits again
     order, room, scan = plan.nodes_of(probe), [], 0
+    if probe.spread:  # its tasks over any of its nodes: room for them all after each slot
+        for d in ahead:
+            got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
+            if got is not None and got[1] and plan._hosts(probe, t, order) is None:
+                return None
+        return plan._hosts(probe, t, order)
     for d in [None, *ahead]:
         if d is not None:
             got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
@@ -1799,7 +1903,7 @@ class _Shadow:
     fc: dict[int, int]
     fg: dict[int, int]
     count: int
-    failed: set[tuple[int, int, int, int]] = field(default_factory=set)  # until a release
+    failed: set[tuple[int, ...]] = field(default_factory=set)  # until a release
 
 
 def _not_yet_eligible(d: Demand, t: float) -> bool:
@@ -1980,7 +2084,7 @@ def earliest_start(st: SimState, queue: list[Demand], probe: Demand,
             if d is probe and reserve_all:
                 continue
             tested += 1
-            if (d.cpus, d.gpus, d.nodes, id(d.eligible)) in failed:
+            if (d.cpus, d.gpus, d.nodes, d.spread, id(d.eligible)) in failed:
                 continue  # its shape found no room since the last release: it fails again
             if sim.try_backfill(d, sh, t) and d is probe:
                 return t
@@ -2058,7 +2162,7 @@ def _fifo_earliest(st: SimState, wait: list[Demand], probe: Demand,
     sim = _Sim(st)
     sim.link(wait)
     wakes = sorted({d.not_before for d in wait if 0 < d.not_before < math.inf})
-    ever: dict[tuple[int, int, int, int], bool] = {}  # shape -> whether its nodes can hold it
+    ever: dict[tuple[int, ...], bool] = {}  # shape -> whether its nodes can hold it
     t = 0.0
     for _ in range(4 * (len(wait) + len(st.releases)) + 1000):
         sim.release_until(t)
@@ -2080,7 +2184,7 @@ def _fifo_earliest(st: SimState, wait: list[Demand], probe: Demand,
                 if d is probe:
                     return t
                 continue
-            key = (d.cpus, d.gpus, d.nodes, id(d.eligible))
+            key = (d.cpus, d.gpus, d.nodes, d.spread, id(d.eligible))
             if key not in ever:
                 ever[key] = _could_ever_fit(sim, d)
             if not ever[key]:
@@ -2124,6 +2228,9 @@ def _held_back(sim: _Sim, st: SimState, d: Demand) -> frozenset[int]:
 def _could_ever_fit(sim: _Sim, d: Demand) -> bool:
     """Whether enough of d's nodes could hold it once empty."""
     es = sim.elig(d)
+    if d.spread:
+        return spread_over(d, [(n, tasks_held(d, sim.cap_c[n], sim.cap_g[n]))
+                               for n in es]) is not None
     if d.cpus == WHOLE:
         return sum(1 for n in es if sim.cap_c[n] > 0) >= d.nodes
     return sum(1 for n in es if sim.cap_c[n] >= d.cpus and sim.cap_g[n] >= d.gpus) >= d.nodes

@@ -1,0 +1,112 @@
+"""Placement of a job of N tasks with no node count (Slurm `-n N` without `-N` or
+`--ntasks-per-node`, Grid Engine `-pe NAME N` of a `$fill_up` rule): the scheduler puts its
+tasks wherever room is, so many on one node and the rest on others, and the placer plans
+the start when enough task slots are free across the partition's usable nodes, not when
+one node has all N CPUs free. A node count, `--ntasks-per-node` or `$pe_slots` keep the
+exact shape.
+
+vega's nodes and partitions are test_placement_cases28's: a01-a04 48 CPUs, b01-b02 128
+CPUs in batch (at most 4 nodes a job); every case's docstring works its answer out from
+them. The Grid Engine cell is the recorded one (dn1 5 of 8 slots free, dn2 3)."""
+
+from __future__ import annotations
+
+import pytest
+from test_placement_cases import NOW
+from test_placement_cases28 import _KINDS, notes, placed, running, starts_in, vega, waiting
+from test_placement_cases29 import _cell
+
+
+def _site(free: dict[str, int], *queued: str):
+    """vega's batch nodes each busy with one of bob's jobs to +6 h (a-nodes) or +8 h
+    (b-nodes), leaving the CPUs `free` names (none elsewhere); `queued`: squeue lines."""
+    jobs, held = [], {}
+    for i, n in enumerate(("a01", "a02", "a03", "a04", "b01", "b02")):
+        used = _KINDS[n[0]][0] - free.get(n, 0)
+        jobs.append(running(f"20{i}", n, used, 6 if n[0] == "a" else 8))
+        held[n] = (used, 0)
+    return vega(*jobs, *queued, held=held)
+
+
+def _spread_note(p) -> list[str]:
+    return [n for n in notes(p) if " tasks over " in n]
+
+
+def test_eight_tasks_start_now_over_the_five_and_three_cpus_two_nodes_have_free():
+    """a01 has 5 CPUs free, a02 3, the rest of batch is full to +6 h: 8 one-CPU tasks fit
+    now, 5 on a01 and 3 on a02; no single node has 8 free before a01's job ends at +6 h."""
+    p, said = placed("#SBATCH -p batch -n 8 -t 2:00:00", _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 0, said
+    assert _spread_note(p) == ["spread: 8 tasks over a01 (5) and a02 (3), partition batch, "
+                               "at +0:00:00 (no node count asked: its tasks go wherever room "
+                               "is)"]
+    assert "\n  vega: spread: 8 tasks over a01 (5) and a02 (3), partition batch" in said
+
+
+@pytest.mark.parametrize("shape", ["-N 1 -n 8", "-n 8 --ntasks-per-node=8", "-c 8"])
+def test_a_node_count_or_tasks_a_node_keep_all_eight_cpus_on_one_node(shape):
+    """-N 1, --ntasks-per-node=8, or one task of 8 CPUs: the 8 CPUs on one node, which no
+    node has free before +6 h (a01-a04's jobs end), whatever is free over two nodes."""
+    p, said = placed(f"#SBATCH -p batch {shape} -t 2:00:00", _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 6, said
+    assert _spread_note(p) == [], said
+
+
+def test_nine_tasks_wait_for_the_first_node_that_frees_and_take_it():
+    """8 CPUs free in all now: 9 tasks wait until +6 h, when a01-a04's jobs end; each of
+    them then holds all 9: on one node, nothing more to say of where they go."""
+    p, said = placed("#SBATCH -p batch -n 9 -t 2:00:00", _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 6, said
+    assert _spread_note(p) == [], said
+
+
+def test_a_waiting_job_ahead_takes_four_of_the_cpus_until_it_ends():
+    """carol's job 300 (one node, 4 CPUs, 4 h), waiting for resources ahead of the new job,
+    starts now on a01 (a02's 3 are too few for it): 1 + 3 CPUs are left, too few for 8
+    tasks. At +4 h it ends and a01's 5 and a02's 3 take them, ending by +6 h, before a
+    node has 8 free anyway."""
+    site = _site({"a01": 5, "a02": 3}, waiting("300", "Resources", cpus=4))
+    p, said = placed("#SBATCH -p batch -n 8 -t 2:00:00", site)
+    assert starts_in(p) == 4, said
+    assert "8 tasks over a01 (5) and a02 (3), partition batch, at +4:00:00" in said
+
+
+def test_the_partition_s_node_limit_bounds_the_nodes_the_tasks_take():
+    """a01-a04 and b01 have 2 CPUs free each; batch gives a job at most 4 nodes (MaxNodes):
+    8 tasks take a01-a04 now (most room first, the lowest on ties); 10 would need 5 nodes,
+    so they wait until +6 h, when a01's job ends and a01 alone holds them."""
+    free = {"a01": 2, "a02": 2, "a03": 2, "a04": 2, "b01": 2}
+    p, said = placed("#SBATCH -p batch -n 8 -t 2:00:00", _site(free))
+    assert starts_in(p) == 0, said
+    assert "8 tasks over a01 (2), a02 (2), a03 (2) and a04 (2), partition batch, " \
+        "at +0:00:00" in said
+    p, said = placed("#SBATCH -p batch -n 10 -t 2:00:00", _site(free))
+    assert starts_in(p) == 6, said
+    assert _spread_note(p) == [], said
+
+
+def test_tasks_of_two_cpus_count_whole_tasks_on_each_node():
+    """-n 4 -c 2 on a01 (5 free: 2 tasks, 1 CPU left over) and a02 (3 free: 1 task): 3
+    tasks fit now, not 4, though 8 CPUs are free; they wait until +6 h."""
+    p, said = placed("#SBATCH -p batch -n 4 -c 2 -t 2:00:00", _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 6, said
+    p, said = placed("#SBATCH -p batch -n 3 -c 2 -t 2:00:00", _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 0, said
+    assert "3 tasks over a01 (2) and a02 (1), partition batch, at +0:00:00" in said
+
+
+@pytest.mark.parametrize("pe, now, over", [
+    ("mpi 8", True, "spread: 8 tasks over dn1 (5) and dn2 (3), queue all.q, at +0:00:00"),
+    ("smp 8", False, None),  # $pe_slots: all 8 on one host, which none has free
+    ("mpi 9", False, "spread: 9 tasks over "),  # 5 + 3 slots free: one too few
+])
+def test_grid_engine_fill_up_slots_over_both_busy_hosts(pe, now, over):
+    """The recorded cell: dn1 5 of 8 slots free, dn2 3. $fill_up (mpi) puts 8 slots there
+    now, 5 and 3; $pe_slots (smp) needs 8 on one host; 9 wait for the running jobs."""
+    p, said = placed(f"#$ -pe {pe}\n#$ -l h_rt=1:00:00", _cell())
+    v = p.verdict("sge")
+    assert v.feasible, said
+    assert (v.estimated_start == NOW) is now, said
+    spread = [n for n in v.notes if " tasks over " in n]
+    assert (spread[0].startswith(over) if over else not spread), said
+

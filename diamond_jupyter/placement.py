@@ -2580,10 +2580,11 @@ def _spread(req: Req, spreads: bool) -> bool:
 
 def _one_node(req: Req, spreads: bool) -> Req:
     """What a node must have room for to take part in the job: one task where its tasks may
-    spread over any nodes (`_spread`), else its share of a node."""
+    spread over any nodes (`_spread`), else its share of a node. Memory per node (Slurm
+    `--mem`) is asked in full of each node however few tasks it holds."""
     if _spread(req, spreads):
         return replace(req, nodes=1, tpn=1, cpn=req.cpt, gpn=req.gpt,
-                       mem=req.mem // max(req.tpn, 1))
+                       mem=req.mem if req.mem_per_node else req.mem // max(req.tpn, 1))
     return req
 
 

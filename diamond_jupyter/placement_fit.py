@@ -393,6 +393,7 @@ class Req:
     # place them wherever room is, so many here and so many there; 0: the exact shape
     free_tasks: int = 0
     gpt: int = 0
+    mem_per_node: bool = False  # `mem` asked of each node whatever it holds (Slurm --mem)
 
     def usable_cpus(self, n: Node) -> int:
         """The CPUs of node `n` the job's tasks may use: all but its specialized cores'
@@ -551,7 +552,7 @@ def request(spec: JobSpec, biggest_node: int, most_gpus: int = 0, *,
                         or kept_gpn or per_gpu or (gpn and not r.gpus_per_task)
                         or kept.keys() & {"--ntasks-per-socket", "--ntasks-per-core"})
                and cpn == cpt * tpn else 0,
-               gpt=r.gpus_per_task or 0)
+               gpt=r.gpus_per_task or 0, mem_per_node=bool(r.memory_mb) and not total)
 
 
 def _whole(value: str | None) -> int:

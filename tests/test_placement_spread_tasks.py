@@ -110,3 +110,17 @@ def test_grid_engine_fill_up_slots_over_both_busy_hosts(pe, now, over):
     spread = [n for n in v.notes if " tasks over " in n]
     assert (spread[0].startswith(over) if over else not spread), said
 
+
+
+def test_memory_per_node_is_asked_in_full_on_every_node_the_tasks_take():
+    """--mem is per node (Slurm), however few of the tasks a node holds: a01 (5 CPUs free,
+    106,000 MB) may take tasks of -n 8 --mem=104000, a02 (3 free, 102,000 MB) may not, so
+    they wait for a01's job to end at +6 h. --mem-per-cpu=13000 asks 13,000 MB a task:
+    both nodes hold theirs now."""
+    site = _site({"a01": 5, "a02": 3})
+    p, said = placed("#SBATCH -p batch -n 8 --mem=104000 -t 2:00:00", site)
+    assert starts_in(p) == 6, said
+    assert _spread_note(p) == [], said
+    p, said = placed("#SBATCH -p batch -n 8 --mem-per-cpu=13000 -t 2:00:00", site)
+    assert starts_in(p) == 0, said
+    assert "8 tasks over a01 (5) and a02 (3)" in said

@@ -2565,26 +2565,29 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                          raw_s, now)
 
 
-def _spreads(cfg: SiteConfig, spec: JobSpec) -> bool:
-    """Whether tasks without a node count go wherever room is (Slurm; Grid Engine's
-    $fill_up and $round_robin, read into tasks): the probe is then so many tasks over any
-    nodes (`Demand.spread`), and a host with room for one of them is not short."""
-    return cfg.scheduler in ("slurm", "sge") and spec.array is None
+def _spreads(cfg: SiteConfig, spec: JobSpec) -> str:
+    """The site's scheduler where tasks without a node count go wherever room is (Slurm;
+    Grid Engine's $fill_up and $round_robin, read into tasks), else "": the probe is then
+    so many tasks over any nodes (`Demand.spread`), and a host with room for one of them
+    is not short."""
+    return cfg.scheduler if cfg.scheduler in ("slurm", "sge") and spec.array is None else ""
 
 
-def _spread(req: Req, spreads: bool) -> bool:
+def _spread(req: Req, spreads: str) -> bool:
     """Whether the job's tasks go over any nodes (`Req.free_tasks` on a site that `spreads`
     them), not on named or whole nodes."""
-    return spreads and bool(req.free_tasks) and not (req.nodelist or req.whole)
+    return bool(spreads and req.free_tasks) and not (req.nodelist or req.whole)
 
 
-def _one_node(req: Req, spreads: bool) -> Req:
+def _one_node(req: Req, spreads: str) -> Req:
     """What a node must have room for to take part in the job: one task where its tasks may
-    spread over any nodes (`_spread`), else its share of a node. Memory per node (Slurm
-    `--mem`) is asked in full of each node however few tasks it holds."""
+    spread over any nodes (`_spread`), else its share of a node. Slurm's memory per node
+    (`--mem`) is asked in full of each node however few tasks it holds (Grid Engine's is
+    written per slot)."""
     if _spread(req, spreads):
         return replace(req, nodes=1, tpn=1, cpn=req.cpt, gpn=req.gpt,
-                       mem=req.mem if req.mem_per_node else req.mem // max(req.tpn, 1))
+                       mem=req.mem if req.mem_per_node and spreads == "slurm"
+                       else req.mem // max(req.tpn, 1))
     return req
 
 

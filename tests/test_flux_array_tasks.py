@@ -345,3 +345,18 @@ def test_a_cancel_is_no_failure_only_where_flux_named_tasks_that_had_ended():
                      "flux-cancel: ERROR: f2Jc8CuU2: guests can only raise exceptions on "
                      "their own jobs\n")
     assert not ended("")  # failed saying nothing: not known to be ended
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_moved_elsewhere_takes_none_of_its_old_tasks_ids(tmp_path):
+    """A stuck array resubmitted elsewhere is submitted from its original spec: the ids of
+    the tasks it had here would make the new job's cancel reach them, not its own."""
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        assert task_ids(fed.job(job.id)) is not None
+        moved = fed.original_spec(fed.job(job.id))
+    finally:
+        await fed.close()
+    assert "flux_task_ids" not in moved.metadata
+    assert moved.array is not None and moved.array.expression == "1-3"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .model import BadInput, Job, JobSpec
+from .model import TASK_IDS, BadInput, Job, JobSpec
 
 if TYPE_CHECKING:
     from .sites import Site
@@ -51,6 +51,8 @@ class StuckMixin:
                 upd[field] = None
         if upd.get("stdout") is None and upd.get("stderr") is None and jd is not None:
             upd["join_output"] = False
+        if TASK_IDS in spec.metadata:  # its tasks' ids here: the new job's are its own
+            upd["metadata"] = {k: v for k, v in spec.metadata.items() if k != TASK_IDS}
         return spec.model_copy(update=upd)
 
     async def plan_resubmit(self, job_id: str) -> dict[str, Any]:

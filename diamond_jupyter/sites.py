@@ -65,7 +65,7 @@ from .model import (
 from .model import task_ids as task_ids_of
 from .sections import batch_sections, fresh_marker, section_end
 from .transports import CommandFailed, CommandTimeout, OutputTooLarge, Transport, make_transport
-from .transports.base import CommandResult, FileStat
+from .transports.base import CommandResult, FileStat, result_or_raise
 from .wrapper import hedge_gate_file, output_offsets_file, wrapper_prologue
 
 log = one_line_logger(__name__)
@@ -1458,7 +1458,15 @@ class Site:
         return jobs
 
     async def cancel(self, native_ids: list[str]) -> None:
-        await self.run(self.commands.cancel_argv(native_ids), check=True)
+        """Cancel `native_ids` (CommandFailed when the scheduler refuses). Several ids are a
+        Flux-run job array's tasks: those that had ended are not cancelled, the others are,
+        and that is no failure."""
+        res = await self.run(self.commands.cancel_argv(native_ids), check=False)
+        missed_ended = getattr(self.commands, "cancel_missed_only_ended", None)
+        if res.exit_status != 0 and len(native_ids) > 1 and missed_ended is not None \
+                and missed_ended(res.stderr):
+            return
+        result_or_raise(self.name, res, check=True)
 
     async def release(self, native_ids: list[str]) -> None:
         await self.run(self.commands.release_argv(native_ids), check=True)

@@ -15,6 +15,7 @@ from one_site_engine import local_home_federation
 from test_flux_logs_words import flux_path  # noqa: F401 (a fixture)
 
 from diamond_jupyter.dialects.flux_commands import (
+    FluxCommands,
     array_submissions,
     array_submit_script,
     array_task_waits,
@@ -28,7 +29,8 @@ from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
 # N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
-# `flux cancel ID...`: each ends CANCELED; `flux job urgency ID default`: not held. A
+# `flux cancel ID...`: each ends CANCELED (exit 1 naming any that had ended, as flux
+# says "job is inactive"); `flux job urgency ID default`: not held. A
 # job's state is as jobs.json holds it.
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
@@ -72,9 +74,16 @@ elif args[0:2] == ["job", "urgency"]:
         if j["id"] == number(args[2]):
             j["options"] = [o for o in j["options"] if o != "--urgency=hold"]
 elif args[0] == "cancel":
+    ended = False
     for j in jobs:
-        if j["id"] in {number(a) for a in args[1:]} and j["state"] != "INACTIVE":
-            j.update(state="INACTIVE", result="CANCELED")
+        if j["id"] in {number(a) for a in args[1:]}:
+            if j["state"] == "INACTIVE":  # as flux-core says it, the others still cancelled
+                print(f"flux-cancel: ERROR: {f58(j['id'])}: job is inactive", file=sys.stderr)
+                ended = True
+            j.update(state="INACTIVE", result=j.get("result") or "CANCELED")
+    if ended:
+        json.dump(jobs, open(state, "w"))
+        sys.exit(1)
 else:
     sys.exit("fake flux: unexpected " + " ".join(args))
 json.dump(jobs, open(state, "w"))
@@ -326,3 +335,28 @@ async def test_each_tasks_own_event_lines_are_the_arrays(tmp_path):
         assert fed.job(job.id).state == JobState.RUNNING  # tasks 1 and 3 have not ended
     finally:
         await fed.close()
+
+
+def test_a_cancel_is_no_failure_only_where_flux_named_tasks_that_had_ended():
+    ended = FluxCommands.cancel_missed_only_ended
+    assert ended("flux-cancel: ERROR: f2Jc8CuU1: job is inactive\n"
+                 "flux-cancel: ERROR: f2Jc8CuU2: unknown job id\n")
+    assert not ended("flux-cancel: ERROR: f2Jc8CuU1: job is inactive\n"
+                     "flux-cancel: ERROR: f2Jc8CuU2: guests can only raise exceptions on "
+                     "their own jobs\n")
+    assert not ended("")  # failed saying nothing: not known to be ended
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_moved_elsewhere_takes_none_of_its_old_tasks_ids(tmp_path):
+    """A stuck array resubmitted elsewhere is submitted from its original spec: the ids of
+    the tasks it had here would make the new job's cancel reach them, not its own."""
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        assert task_ids(fed.job(job.id)) is not None
+        moved = fed.original_spec(fed.job(job.id))
+    finally:
+        await fed.close()
+    assert "flux_task_ids" not in moved.metadata
+    assert moved.array is not None and moved.array.expression == "1-3"

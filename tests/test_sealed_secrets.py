@@ -136,3 +136,17 @@ def test_the_key_file_is_made_once_by_concurrent_stores(tmp_path):
     jb = b.record_intent("alpha", "tok9", JobSpec(name="t", script=SCRIPT))
     assert a.spec_to_run(jb).script == SCRIPT and b.spec_to_run(ja).script == SCRIPT
     assert os.path.getsize(key_file_for(a.path)) == 45  # one key and its newline
+
+
+def test_a_flux_arrays_task_ids_keep_the_secret_metadata_of_its_sealed_spec(tmp_path):
+    """A job array bound with its tasks' ids (a Flux site's): the ids join the sealed copy's
+    metadata as given, not the store's redacted metadata over it."""
+    store = Store(tmp_path / "s.sqlite")
+    spec = JobSpec(name="t", script=SCRIPT, metadata={"api_token": SECRET, "run": "7"})
+    store.record_intent("alpha", "tok5", spec)
+    job = store.bind_native_id("tok5", "f1", task_ids={"1": "f1", "2": "f2"})
+    assert job.spec.metadata["api_token"] == REDACTED
+    ran = store.spec_to_run(job)
+    assert ran.metadata == {"api_token": SECRET, "run": "7",
+                            "flux_task_ids": {"1": "f1", "2": "f2"}}
+    assert ran.script == SCRIPT

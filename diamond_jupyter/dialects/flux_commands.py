@@ -174,6 +174,14 @@ class FluxCommands(FailureReading, AccountingReach):
     def cancel_argv(self, native_ids: list[str]) -> list[str]:
         return ["flux", "cancel", *self._ids(native_ids)]
 
+    @staticmethod
+    def cancel_missed_only_ended(stderr: str) -> bool:
+        """Whether a failed `flux cancel ID...` failed only for jobs that had already ended
+        (flux names each: "job is inactive", or "unknown job id" once purged), the others
+        cancelled: a job array's tasks some of which ended first."""
+        said = [line for line in stderr.splitlines() if line.strip()]
+        return bool(said) and all(_CANCEL_OF_ENDED.search(line) for line in said)
+
     def release_argv(self, native_ids: list[str]) -> list[str]:
         """`flux job urgency ID default` takes one id; several go through one sh loop."""
         ids = self._ids(native_ids)
@@ -559,6 +567,8 @@ def _fsd_or_none(text: str | None) -> int | None:
 # reads it as the array's index), a `%N` limit kept by making each task wait for the end of
 # the task N places before it (`--dependency=afterany:ID`).
 ARRAY_INDEX_VARIABLE = "FLUX_JOB_CC"
+# what `flux cancel` says of a job that had ended (flux-core's job-manager, old and new)
+_CANCEL_OF_ENDED = re.compile(r"job is inactive|unknown job id")
 MAX_FLUX_ARRAY_TASKS = 1000  # one `flux batch` each, in one remote shell: bounded
 
 

@@ -262,8 +262,8 @@ class JobsMixin(Database):
                 spec_row = c.execute("SELECT spec, sealed_spec FROM jobs WHERE id = ?",
                                      (new_id,)).fetchone()
                 shown = json.loads(spec_row["spec"] or "{}")
-                self._update_spec(c, new_id, shown, spec_row["sealed_spec"], {"metadata": {
-                    **(shown.get("metadata") or {}), TASK_IDS: task_ids}})
+                self._update_spec(c, new_id, shown, spec_row["sealed_spec"], {},
+                                  metadata={TASK_IDS: task_ids})
             if other is not None:
                 self._apply(c, new_id, other.state, source="merge",
                             **{f: getattr(other, f) for f in (*_TIME_FIELDS, "exit_code",
@@ -498,13 +498,21 @@ class JobsMixin(Database):
                                {"dependencies": new, "previous": previous})
 
     def _update_spec(self, c: sqlite3.Connection, job_id: str, shown: dict[str, Any],
-                     sealed: str | None, fields: dict[str, Any]) -> None:
-        """Write `fields` into a job's stored spec (`shown`, as stored) and its sealed copy."""
+                     sealed: str | None, fields: dict[str, Any],
+                     metadata: dict[str, Any] | None = None) -> None:
+        """Write `fields` into a job's stored spec (`shown`, as stored) and its sealed copy,
+        and `metadata`'s keys into each one's own metadata (the sealed copy's secrets kept,
+        not replaced by the shown copy's redacted ones)."""
+        def updated(spec: dict[str, Any]) -> dict[str, Any]:
+            more = {"metadata": {**(spec.get("metadata") or {}), **metadata}} if metadata \
+                else {}
+            return {**spec, **fields, **more}
+
         if sealed:
             whole = json.loads(self.sealer.unseal(sealed))
-            sealed = self.sealer.seal(json.dumps({**whole, **fields}, separators=(",", ":")))
+            sealed = self.sealer.seal(json.dumps(updated(whole), separators=(",", ":")))
         c.execute("UPDATE jobs SET spec = ?, sealed_spec = ?, updated_at = ? WHERE id = ?",
-                  (to_js({**shown, **fields}), sealed, to_ts(utcnow()), job_id))
+                  (to_js(updated(shown)), sealed, to_ts(utcnow()), job_id))
 
     def upsert_job(self, job: Job) -> Job:
         """Insert a job, or merge non-empty fields into the stored one; state goes through

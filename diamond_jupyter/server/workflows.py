@@ -27,7 +27,7 @@ class ApproveBody(BaseModel):
 class _WorkflowHandler(DiamondHandler):
     def known(self, fed: Any, workflow_id: str) -> None:
         if not fed.store.has_workflow(workflow_id):
-            raise ApiError(404, "not-found", f"no workflow {workflow_id!r}")
+            raise ApiError(404, "not-found", fed.store.unknown_workflow(workflow_id))
 
 
 class WorkflowsHandler(_WorkflowHandler):

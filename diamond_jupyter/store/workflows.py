@@ -23,6 +23,7 @@ from .codec import from_js, from_ts, redact, to_js, to_js_sealed, to_ts
 from .db import IN_CHUNK, Database
 
 WORKFLOW_DONE = ("COMPLETED", "FAILED", "CANCELLED")
+NAMED_SHOWN = 5  # the workflows of one name an unknown id that is that name lists
 
 
 class StepSubmit(NamedTuple):
@@ -144,11 +145,31 @@ class WorkflowsMixin(Database):
     def _workflow(self, c: sqlite3.Connection, wid: str) -> WorkflowRecord:
         row = c.execute("SELECT * FROM workflows WHERE id = ?", (wid,)).fetchone()
         if row is None:
-            raise BadInput(f"no workflow {wid!r} in the store (`diamond workflow list` lists "
-                           "them)")
+            raise BadInput(self._unknown_workflow(c, wid))
         steps = [_row_to_step(r) for r in c.execute(
             "SELECT * FROM workflow_steps WHERE workflow_id = ? ORDER BY rowid", (wid,))]
         return _row_to_workflow(row, steps)
+
+    def unknown_workflow(self, wid: str) -> str:
+        """What a face says of `wid`, an id no stored workflow has (`_unknown_workflow`)."""
+        with self._reader() as c:
+            return self._unknown_workflow(c, wid)
+
+    @staticmethod
+    def _unknown_workflow(c: sqlite3.Connection, wid: str) -> str:
+        """`wid` is no workflow's id: said so, and when it is the name of stored workflows
+        (`diamond workflow status nightly`; a name may be run again and again), their ids,
+        newest first, each with its state."""
+        named = c.execute("SELECT id, state FROM workflows WHERE name = ? ORDER BY "
+                          "created_at DESC, rowid DESC LIMIT ?", (wid, NAMED_SHOWN + 1)
+                          ).fetchall()
+        if not named:
+            return f"no workflow {wid!r} in the store (`diamond workflow list` lists them)"
+        shown = ", ".join(f"{r['id']} ({r['state']})" for r in named[:NAMED_SHOWN])
+        more = " and older ones (`diamond workflow list`)" if len(named) > NAMED_SHOWN else ""
+        which = "its id" if len(named) == 1 else "the id of the one meant"
+        return (f"{wid!r} is a workflow's name, not its id: give {which}; workflows named "
+                f"{wid}, newest first: {shown}{more}")
 
     def workflows_with_ids(self, workflow_ids: Iterable[str]) -> dict[str, WorkflowRecord]:
         """The stored workflows of `workflow_ids` by id (an unknown id left out): two reads

@@ -378,7 +378,9 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
         if st.phase == "cancelled" and not state.terminal:
             state = JobState.CANCELLED
         # its outputs are missing, or its inputs never came (its job cancelled for that)
-        if st.phase == "failed" and state in (JobState.COMPLETED, JobState.CANCELLED):
+        # or its job was left where the engine cannot reach it (its site left the file)
+        if st.phase == "failed" and (state in (JobState.COMPLETED, JobState.CANCELLED)
+                                     or not state.terminal):
             state = JobState.FAILED
         # a member ready while its gang waits: what it waits for (`_release_gang`)
         gang_note = (rec.data.get("gang_notes") or {}).get(s.gang) \
@@ -812,6 +814,13 @@ class WorkflowEngine:
             job = self._job(st)
             if job is None or (st.phase == "submitting" and not job.native_id):
                 continue  # an unbound submit: resolved below, never counted as a failed run
+            if not job.state.terminal and (gone := self._site_gone(st.site)):
+                # its site left the sites file (an engine started on an edited one): its job
+                # there is neither followed nor cancelled; the step runs again or fails
+                if await self._failed(rec, wf, name, job, gone, cancel_job=True):
+                    return
+                rec = self.store.get_workflow(wid)
+                continue
             if job.native_id and not job.state.terminal and st.token not in self._followed:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
                 self._followed[st.token or ""] = wid
@@ -1183,6 +1192,10 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
+        if gone := self._site_gone(site):  # pinned there (or its retry), in an older file
+            self._step(rec.id, name, phase="failed", reason=gone)
+            await self._stop(rec, "FAILED", f"step {name!r} cannot run: {gone}", name)
+            return
         # upstreams queued behind (no job yet: `_gated_ahead`)
         unqueued = [n for n, up in ups.items() if up.phase != "done" and self._job(up) is None]
         if same_site := [n for n in unqueued if self._planned_site(rec, wf, n) == site]:
@@ -1371,6 +1384,16 @@ class WorkflowEngine:
         read, no step's)."""
         return rec.id in self._stopping or \
             self.store.refresh_workflow(rec, []).state in WORKFLOW_DONE
+
+    def _site_gone(self, site: str | None) -> str:
+        """Why a step cannot run on `site`: it is no longer in the sites file (a workflow
+        outlives the file it was started with); "" for a configured site."""
+        names = self.ops.site_names()
+        if site is None or site in names:
+            return ""
+        return (f"its site {site} is no longer in the sites file (configured: "
+                f"{', '.join(names) or 'none'}); a job there is neither followed nor "
+                "cancelled from here")
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:
@@ -1790,6 +1813,11 @@ class WorkflowEngine:
                     log.info("workflow %s step %s: release failed: %s", wid, name, e)
                     self.advance_soon(wid, GANG_RECHECK_S)
                     return False  # still held: tried again
+        if wid in self._stopping or self.store.get_workflow(wid).state in WORKFLOW_DONE:
+            # cancelled (or failed) while the release was on its way: the stop recorded the
+            # step, and its job is cancelled, not shown released after the workflow's end
+            await self._cancel_unended(wid, self._job(self.store.get_step(wid, name)))
+            return False
         kept = {"reason": "", "data": {"kept_for": None}} if st.data.get("kept_for") else {}
         self._step(wid, name, phase="released", job_id=job.id, event={"job": job.id},
                    **kept)
@@ -1813,6 +1841,8 @@ class WorkflowEngine:
             self.advance_soon(rec.id, GANG_RECHECK_S)
             return
         released = await asyncio.gather(*(self._release(rec.id, m) for m in members))
+        if self._stopped_meanwhile(rec):
+            return  # every member's job was cancelled by the stop (or after its release)
         if any(released) and not all(released):
             # a member is still held (its release did not go through) while others run: never
             # a partial gang: those are cancelled and go in again, held, to start with it

@@ -1250,7 +1250,8 @@ def _script_files(data: dict[str, Any], base: Path | None, source: str,
                   lines: Callable[[], Any] | None, root: Path | None = None
                   ) -> dict[str, Any]:
     """The data with each step's `script_file: PATH` read into its `script` (a path relative
-    to the workflow file's directory; absolute for a workflow given as text, which has no
+    to the workflow file's directory, its `$VARIABLES` expanded (`_expanded_script_path`),
+    an empty file refused naming it; absolute for a workflow given as text, which has no
     directory, and then inside `root`, the server's root directory, when there is one: a
     body or a tool call names no file of this server outside it, links followed). A
     `script:` that is only a relative path to a file beside the workflow is refused: it
@@ -1284,7 +1285,7 @@ def _script_files(data: dict[str, Any], base: Path | None, source: str,
         if not isinstance(path, str) or not path.strip():
             raise BadInput(f"{source}: {who}: script_file is the path of a script file "
                            f"(relative to the workflow file's directory), not {path!r}{at}")
-        file = Path(path).expanduser()
+        file = Path(_expanded_script_path(path, base, f"{source}: {who}", at)).expanduser()
         if not file.is_absolute():
             if base is None:
                 raise BadInput(f"{source}: {who}: script_file {path!r} is relative, but this "
@@ -1311,9 +1312,37 @@ def _script_files(data: dict[str, Any], base: Path | None, source: str,
             raise BadInput(f"{source}: {who}: script_file {path!r} holds more than "
                            f"{MAX_WORKFLOW_BYTES} bytes{at}")
         text = _utf8(raw, f"{source}: {who}: script_file {file}")
+        if not text.strip():  # said of the file named, not of a `script` never written
+            raise BadInput(f"{source}: {who}: script_file {path!r} ({file}) is empty: write "
+                           f"the step's commands in it{at}")
         out.append({key: v for key, v in item.items() if key != "script_file"} |
                    {"script": text})
     return {**data, "steps": out}
+
+
+# `$NAME` or `${NAME}` in a script_file's path
+_PATH_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expanded_script_path(path: str, base: Path | None, who: str, at: str) -> str:
+    """A script_file's path with its environment variables (`$SCRIPTS/prep.sh`) expanded
+    from the environment of whoever reads the workflow's file, as a shell would; a file
+    named so literally beside the workflow is taken as named. A variable not set, or one in
+    a workflow given as text (read by a server, whose environment is not the writer's and
+    whose values are no caller's to see), is refused naming it."""
+    names = [m[1] or m[2] for m in _PATH_VARIABLE.finditer(path)]
+    if not names or (Path(path) if base is None else base / path).exists():
+        return path
+    if base is None:
+        raise BadInput(f"{who}: script_file {path!r} names the environment variable "
+                       f"${names[0]}, which is not expanded in a workflow given as text; "
+                       f"give the script's path itself{at}")
+    unset = next((n for n in names if n not in os.environ), None)
+    if unset is not None:
+        raise BadInput(f"{who}: script_file {path!r}: the environment variable ${unset} is "
+                       "not set here (a script_file's variables are expanded from the "
+                       f"environment `diamond` runs in): set it, or give the path itself{at}")
+    return _PATH_VARIABLE.sub(lambda m: os.environ[m[1] or m[2]], path)
 
 
 def parse_workflow(data: Any, *, sites: Iterable[str] | None = None,
@@ -1594,6 +1623,12 @@ _UNSUPPORTED = {
     **dict.fromkeys(("env", "environment", "variables", "vars"),
                     "set variables in the step's script (export NAME=value)"),
     **dict.fromkeys(("include", "includes", "import", "imports", "extends"), _INCLUDE),
+    **dict.fromkeys(("hedge", "hedges"),
+                    "a step is one job, whose id the steps after it wait on, so it is never "
+                    "hedged (`diamond submit --hedge N` is for a job alone); to have "
+                    "placement choose the site expected to start it first, write site: auto "
+                    "or a list of sites (site: [alpha, beta]), and for another site after a "
+                    "failure, retries: 1 with on_failure: resubmit-elsewhere"),
     **dict.fromkeys(("envmodules", "modules", "module"),
                     "load modules in the step's script (module load NAME/VERSION)"),
     **dict.fromkeys(("conda", "mamba", "spack"),

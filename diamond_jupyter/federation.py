@@ -37,7 +37,7 @@ from .calibration import (
 )
 from .config import FederationConfig, load_config
 from .dialects.begin_time import slurm_parts
-from .dialects.scripts_common import SubmitWait, component_sizes, set_components
+from .dialects.scripts_common import SubmitWait, set_components, sizes_off_components
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -947,10 +947,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted. A
-        job given as components only (an API caller's hetjob) gets the shape they make as
-        its resources here: the scripts render components only beside that shape, so they
-        were dropped unsaid, the job run (and placed) as one node of one task."""
-        if spec.components and not any(component_sizes(spec.resources).values()):
+        job given as components (an API caller's hetjob) without a size of its own, or only
+        sizes those components make, gets their whole shape as its resources here: the
+        scripts render components only beside that shape, so they were dropped unsaid, the
+        job run (and placed) as one node of one task."""
+        if spec.components and not sizes_off_components(spec):
             set_components(spec, spec.components)
         body = script_text(spec.script or spec.command or "", "the job script")
         if not runs_commands(body):  # (a caller on the event loop scans it first: scan_off_loop)

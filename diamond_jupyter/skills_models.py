@@ -143,6 +143,9 @@ class DiscoverInput(_In):
 
 class DiscoverOutput(_Out):
     sites: list[SiteSummary]
+    sites_file_changed: str | None = Field(
+        None, description="set when the sites file was edited, removed or created since "
+        "this engine read it: the sites listed are those it read (what to do is said)")
 
 
 class SiteInput(_In):

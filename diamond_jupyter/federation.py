@@ -35,9 +35,9 @@ from .calibration import (
     running_samples,
     sample_basis,
 )
-from .config import FederationConfig, load_config
+from .config import FederationConfig, default_config_path, load_config
 from .dialects.begin_time import slurm_parts
-from .dialects.scripts_common import SubmitWait, component_sizes, set_components
+from .dialects.scripts_common import SubmitWait, set_components, sizes_off_components
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
 from .federation_auth import LoginMixin
@@ -91,6 +91,7 @@ from .placement import OwnRuntimePlans, Placement, StageData, other_pbs_server
 from .script_body import MAX_SCRIPT_BYTES, runs_commands
 from .site_kinds import make_site
 from .sites import EventChannel, NotARegularFile, Site, Sites, carries_a_token, prepared_notes
+from .sites_file_watch import SitesFileWatch
 from .store import (
     FinishedJobs,
     NewestJobs,
@@ -293,7 +294,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                  intent_sweep_s: float | None = 30.0,
                  unsure_submit_settle_s: float | None = None,
                  use_login_holders: bool = True,
-                 private_vars: Iterable[str] = AGENT_KEY_VARS) -> None:
+                 private_vars: Iterable[str] = AGENT_KEY_VARS,
+                 sites_file: SitesFileWatch | None = None, read_by: str = "engine") -> None:
         """`use_login_holders`: connect through a login kept by `login(persist_s=...)` when
         one is there (a command's engine); a long-lived engine (the Jupyter server, a
         kernel's, MCP) connects itself, so its background work never keeps a holder past
@@ -305,7 +307,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         it is closed as never submitted (its submit may still reach the queue; None: the
         sites file's `unsure_submit_settle_s`);
         `private_vars`: variables of this process's environment (the agent's API key) that
-        a local site's commands never get: sbatch would export them into the job."""
+        a local site's commands never get: sbatch would export them into the job;
+        `sites_file`: the sites file `config` was read from, as it was then (made here when
+        `config` is the file's path, or none, the default file), and `read_by` how
+        `sites_file_changed` names this engine's process ("Jupyter server", "kernel")."""
+        if sites_file is None and not isinstance(config, FederationConfig):
+            sites_file = SitesFileWatch.now(config or default_config_path(), read_by)
+        self.sites_file = sites_file  # taken before the read: an edit meanwhile is said
         cfg = config if isinstance(config, FederationConfig) else load_config(config)
         if unsure_submit_settle_s is None:
             unsure_submit_settle_s = cfg.unsure_submit_settle_s
@@ -558,6 +566,13 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         # a preamble's `export X_TOKEN=...`, an env value under a secret-looking name, a
         # token command: shown as the store would keep them (***)
         return [self.redacted(s.describe()) for s in self.sites.values()]
+
+    def sites_file_changed(self) -> str | None:
+        """What to tell a user whose sites file was edited, removed or created since this
+        engine read it (its sites are those it read until its process restarts); None
+        when the file is as read, or the engine was given its configuration, not a file.
+        Cheap enough for every listing: one stat, a hash only when the stat changed."""
+        return self.sites_file.note() if self.sites_file is not None else None
 
     async def snapshot(self, site: str, *, max_age_s: float = 15.0) -> SiteSnapshot:
         """Site `site`'s live state (nodes, partitions, queue) from one batched scheduler query,
@@ -947,10 +962,11 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         """Check what every submit checks before anything else: a script body or command, text
         (no NUL), every server path inside the server's root, every field one printable line.
         Raises BadInput naming the field; returns nothing when `spec` may be submitted. A
-        job given as components only (an API caller's hetjob) gets the shape they make as
-        its resources here: the scripts render components only beside that shape, so they
-        were dropped unsaid, the job run (and placed) as one node of one task."""
-        if spec.components and not any(component_sizes(spec.resources).values()):
+        job given as components (an API caller's hetjob) without a size of its own, or only
+        sizes those components make, gets their whole shape as its resources here: the
+        scripts render components only beside that shape, so they were dropped unsaid, the
+        job run (and placed) as one node of one task."""
+        if spec.components and not sizes_off_components(spec):
             set_components(spec, spec.components)
         body = script_text(spec.script or spec.command or "", "the job script")
         if not runs_commands(body):  # (a caller on the event loop scans it first: scan_off_loop)

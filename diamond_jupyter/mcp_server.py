@@ -58,7 +58,7 @@ class _Engine:
             from .federation import Federation
 
             fed = Federation(self.config, min_poll_s=1.0, poll_interval_s=30.0,
-                             use_login_holders=False)
+                             use_login_holders=False, read_by="MCP server")
             await fed.start(recover=False, discover_sites=True)  # long-lived
             self.fed = fed
         if self.root is not None and self.fed.server_root is None:

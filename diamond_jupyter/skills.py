@@ -199,7 +199,8 @@ def _verdict(v: Any) -> VerdictSummary:
 
 async def discover_resources(ctx: SkillContext, inp: DiscoverInput) -> DiscoverOutput:
     snaps = await ctx.fed.snapshots(max_age_s=inp.max_age_s)
-    return DiscoverOutput(sites=[ctx.fed.site_summary(n, s) for n, s in snaps.items()])
+    return DiscoverOutput(sites=[ctx.fed.site_summary(n, s) for n, s in snaps.items()],
+                          sites_file_changed=ctx.fed.sites_file_changed())
 
 
 async def describe_site(ctx: SkillContext, inp: SiteInput) -> SiteDescription:

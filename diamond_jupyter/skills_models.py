@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from .dialects.scripts_common import refuse_sizes_beside_components
 from .discovery import SiteDescription as Discovered
 from .job_dependencies import JobDependency
 from .model import BadInput, Job, JobSpec, Node, Partition, check_text, refuse_boolean_number
@@ -86,6 +87,7 @@ class JobInput(_In):
                 if getattr(self.spec.resources, field) == 0:
                     raise BadInput(f"spec.resources.{field} 0: expected a whole number, 1 or "
                                    "more (leave it out for the site's default)")
+            refuse_sizes_beside_components(self.spec)
         return self
 
     def need_options(self) -> dict[str, Any]:
@@ -141,6 +143,9 @@ class DiscoverInput(_In):
 
 class DiscoverOutput(_Out):
     sites: list[SiteSummary]
+    sites_file_changed: str | None = Field(
+        None, description="set when the sites file was edited, removed or created since "
+        "this engine read it: the sites listed are those it read (what to do is said)")
 
 
 class SiteInput(_In):

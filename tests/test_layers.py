@@ -17,6 +17,7 @@ NAME = "diamond_jupyter"
 
 # Below the facade: none of these may import the facade (or anything above it).
 BELOW = ["aio", "dialects", "transports", "sites", "sites_rest", "site_kinds", "discovery",
+         "sites_file_watch",
          "discovery_site", "monitor", "journal", "store", "transfer", "placement",
          "placement_ahead", "placement_deps", "placement_explain", "placement_fair_share",
          "placement_fit",

@@ -19,6 +19,7 @@ from one_site_engine import one_site_federation
 
 from diamond_jupyter.store import Store
 from diamond_jupyter.workflow import engine as engine_module
+from diamond_jupyter.workflow.model import WorkflowView
 
 WIDTH = 12
 
@@ -54,6 +55,16 @@ def _queued_ids(q: LocalSlurmQueue) -> list[str]:
     return [line.split("|")[0] for line in q.queue.read_text().splitlines()]
 
 
+def _assert_each_step_submitted_once(q: LocalSlurmQueue, view: WorkflowView) -> None:
+    """Each of the fan-out's steps has a job of its own, and the scheduler was sent one
+    submit a step: exactly those jobs."""
+    jobs = [s.job for s in view.steps]
+    assert None not in jobs and len(set(jobs)) == WIDTH + 1, jobs
+    queued = _queued_ids(q)
+    assert len(queued) == WIDTH + 1 == len(set(queued)), queued
+    assert sorted(queued) == sorted(j.split(":")[1] for j in jobs if j)
+
+
 async def test_a_fan_out_is_recorded_in_one_durable_write_a_pass(tmp_path, monkeypatch):
     q = _queue(tmp_path)
     writes: list[int] = []
@@ -75,12 +86,10 @@ async def test_a_fan_out_is_recorded_in_one_durable_write_a_pass(tmp_path, monke
     try:
         await fed.start(recover=False)
         view = await fed.run_workflow(_fan_out(), origin={"face": "test"})
-        jobs = {s.name: s.job for s in view.steps}
-        assert None not in jobs.values() and len(set(jobs.values())) == WIDTH + 1
+        _assert_each_step_submitted_once(q, view)
         assert {s.state.value for s in view.steps} == {"PENDING"}
         # top alone (every other step waits for its job id), then the fan-out at once
         assert writes == [1, WIDTH] and singles == []
-        assert sorted(_queued_ids(q)) == sorted(j.split(":")[1] for j in jobs.values())
         w = fed.store.job_by_token(fed.store.get_workflow(view.id).step("w000").token)
         assert w.native_id and w.workdir and w.workdir.startswith(str(tmp_path / "work"))
     finally:
@@ -161,11 +170,7 @@ async def test_a_crash_mid_batch_loses_no_step_and_submits_none_twice(tmp_path, 
             if all(s.job and s.state.value == "PENDING" for s in view.steps):
                 break
             await again.workflow_engine.advance(wid)
-        jobs = [s.job for s in view.steps]
-        assert None not in jobs and len(set(jobs)) == WIDTH + 1
-        queued = _queued_ids(q)
-        assert len(queued) == WIDTH + 1 == len(set(queued))  # one submit a step
-        assert sorted(queued) == sorted(j.split(":")[1] for j in jobs)
+        _assert_each_step_submitted_once(q, view)
     finally:
         await again.close()
 
@@ -251,10 +256,6 @@ async def test_a_crash_between_batches_loses_no_step_and_submits_none_twice(
         await again.start()
         await again.workflow_engine.advance(wid)
         view = await again.workflow_status(wid)
-        jobs = [s.job for s in view.steps]
-        assert None not in jobs and len(set(jobs)) == WIDTH + 1
-        queued = _queued_ids(q)
-        assert len(queued) == WIDTH + 1 == len(set(queued))  # one submit a step
-        assert sorted(queued) == sorted(j.split(":")[1] for j in jobs)
+        _assert_each_step_submitted_once(q, view)
     finally:
         await again.close()

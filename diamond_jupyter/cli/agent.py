@@ -35,7 +35,7 @@ async def _ask(args: argparse.Namespace, llm: LLMConfig, text: str) -> dict[str,
     from ..federation import AGENT_KEY_VARS, Federation
 
     fed = Federation(args.config, min_poll_s=1.0, poll_interval_s=30.0,
-                     private_vars={*AGENT_KEY_VARS, llm.api_key_env})
+                     private_vars={*AGENT_KEY_VARS, llm.api_key_env}, read_by="`diamond agent`")
     agent = AgentService(fed, llm)
     try:
         await fed.start(recover=False)

@@ -1915,6 +1915,32 @@ def set_components(spec: JobSpec, components: list[Resources]) -> None:
         setattr(spec.resources, k, v)
 
 
+def sizes_off_components(spec: JobSpec) -> dict[str, int]:
+    """The sizes `spec.resources` gives that differ from the shape its components make
+    (all of them given, none: {}); a job with such a size is that one shape."""
+    made = superset_shape(spec.components)
+    return {k: v for k, v in component_sizes(spec.resources).items()
+            if v is not None and v != made[k]}
+
+
+def refuse_sizes_beside_components(spec: JobSpec, said_as: str = "spec") -> None:
+    """BadInput when a spec given whole (an API caller's) has `components` and a size in
+    its `resources` other than the shape they make: that size would make the job one shape
+    and its components be dropped. A size equal to theirs (a spec sent back as shown) and
+    the job's other settings (walltime, bindings) are taken; `said_as` names the spec."""
+    if not spec.components or not (clash := sizes_off_components(spec)):
+        return
+    made = superset_shape(spec.components)
+    given = ", ".join(f"{said_as}.resources.{k}={v}" for k, v in clash.items())
+    theirs = ", ".join(f"{k}={made[k] if made[k] is not None else 'unset'}" for k in clash)
+    raise BadInput(
+        f"{given} given beside {said_as}.components: a job of components takes its sizes "
+        f"from them (they make {theirs}), and a size of its own would run it as one shape, "
+        f"its components dropped; give the sizes in {said_as}.components alone (each its "
+        f"nodes, tasks, CPUs, GPUs and memory; {said_as}.resources may still give the "
+        f"walltime and bindings), or a size in {said_as}.resources alone without components")
+
+
 def live_components(spec: JobSpec) -> list[Resources]:
     """The spec's components while its resources are still the shape made from them (a
     changed request, e.g. a face's --memory, is then the job's one shape)."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..aio import within
 from ..job_dependencies import JobDependency
-from ..model import Job, SubmitUnsure
+from ..model import Job, SubmitUnsure, visible
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback
 
@@ -29,7 +30,7 @@ class LocalEngine(Engine):
                 from ..federation import Federation
 
                 fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0,
-                                 use_login_holders=False)
+                                 use_login_holders=False, read_by="kernel")
                 await fed.start(recover=False, resume_held=True, discover_sites=True)  # long-lived
                 self._fed = fed
             return self._fed
@@ -50,6 +51,8 @@ class LocalEngine(Engine):
 
     async def sites(self) -> list[dict[str, Any]]:
         fed = await self.fed()
+        if note := fed.sites_file_changed():  # the file is not what is listed: said as REST's
+            print(f"diamond: {visible(note)}", file=sys.stderr)
         return [s.model_dump(mode="json") | {"partitions": [p.name for p in s.partitions]}
                 for s in await fed.site_summaries()]
 

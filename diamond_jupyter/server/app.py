@@ -17,6 +17,7 @@ from ..config import default_config_path, load_config
 from ..federation import AGENT_KEY_VARS, Federation
 from ..model import DiamondError, one_line
 from ..script_body import MAX_BODY_BYTES, MAX_SCRIPT_BYTES
+from ..sites_file_watch import SitesFileWatch
 from .admin import (
     add_user_sites,
     allowed_site_names,
@@ -25,7 +26,6 @@ from .admin import (
     pin_partitions,
     setting_overrides,
 )
-from .base import file_digest
 from .events import EventBridge, register_schemas
 from .hub_env import hub_environment_problems, runs_as_hub_single_user
 from .hub_stream import hub_checked_stream_route
@@ -144,13 +144,14 @@ class DiamondApp(ExtensionApp):
         self._started: asyncio.Future | None = None
         self.background = KeptTasks()  # requests' background work (a snapshot refresh)
         self.refused_sites: list[str] = []  # the user's own sites the admin does not allow
-        self.sites_file_read: str | None = None  # the sites file's sha256 as the engine read it
+        # the sites file as the engine read it (its federation's; kept here for a start
+        # without a federation: a file created or mended since is said)
+        self.sites_file_read = SitesFileWatch.now(self.sites_file, "Jupyter server")
         try:
             refused = getattr(self, "refused_settings", {})
             if refused:
                 raise DiamondError("the admin's diamond settings are refused, so the engine "
                                    "is not started: " + "; ".join(refused.values()))
-            self.sites_file_read = file_digest(self.sites_file)
             cfg = load_config(self.sites_file)
             if self.store_path:
                 cfg = cfg.model_copy(update={"store": self.store_path})
@@ -164,7 +165,7 @@ class DiamondApp(ExtensionApp):
             self.federation = Federation(
                 cfg, poll_interval_s=self.poll_interval_s, min_poll_s=self.min_poll_s,
                 store_poll_s=self.store_poll_s or None, allowed_sites=allowed,
-                use_login_holders=False,
+                use_login_holders=False, sites_file=self.sites_file_read,
                 private_vars={*AGENT_KEY_VARS, *filter(None, [self.llm_api_key_env])})
             self.federation.server_root = Path(self.serverapp.root_dir).expanduser().resolve()
         except (DiamondError, OSError) as e:

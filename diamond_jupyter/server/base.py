@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import difflib
 import functools
-import hashlib
 import json
 import re
 import sys
 from collections.abc import Awaitable, Callable
 from http.client import responses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_server.base.handlers import APIHandler
@@ -154,9 +152,12 @@ class DiamondHandler(APIHandler):
         return self.settings["diamond_app"]
 
     def sites_file_note(self) -> dict[str, str]:
-        """`{"sites_file_changed": what to do}` when the sites file was edited since the
-        engine read it, else {} (a reply's fields, added to a listing of sites)."""
-        note = sites_file_changed(self.app)
+        """`{"sites_file_changed": what to do}` when the sites file was edited, removed or
+        created since the engine read it, else {} (a reply's fields, added to a listing of
+        sites). Without an engine (no sites file, or a bad one, at the start) the app's
+        record of the file at the start says it."""
+        fed = self.app.federation
+        note = fed.sites_file_changed() if fed is not None else self.app.sites_file_read.note()
         return {"sites_file_changed": note} if note else {}
 
     async def fed(self) -> Federation:
@@ -427,20 +428,3 @@ def _once_each(items: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _KeyTwice(key)
         out[key] = value
     return out
-
-
-def file_digest(path: str) -> str | None:
-    """The sha256 of the file at `path`, None when it cannot be read."""
-    try:
-        return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def sites_file_changed(app: DiamondApp) -> str | None:
-    """What to tell a user who edited the sites file while the server runs (its engine keeps
-    the sites it read at start, so a site added is not there, unsaid); None when unchanged."""
-    if app.sites_file_read is None or file_digest(app.sites_file) == app.sites_file_read:
-        return None
-    return (f"the sites file {app.sites_file} changed since this Jupyter server read it; the "
-            "sites shown are those it read: restart the Jupyter server to use the edited file")

@@ -88,7 +88,7 @@ class StateHandler(_Rows):
         """Everything a (re)connecting client needs to rebuild its picture."""
         if self.app.federation is None:
             self.reply({"sites": [], "jobs": [], "tasks": [], "transfers": [], "events": [],
-                        "last_seq": 0, "error": self.app.error})
+                        "last_seq": 0, "error": self.app.error} | self.sites_file_note())
             return
         fed = await self.fed()
         last = fed.last_seq()

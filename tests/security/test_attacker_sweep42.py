@@ -131,6 +131,42 @@ async def test_a_hetjob_with_the_jobs_own_resources_changed_is_one_shape_as_show
     assert "#SBATCH hetjob" not in directives and "#SBATCH --nodes=3" in directives
 
 
+def _components_and_size_said(said: str, given: str) -> None:
+    """The refusal of components beside a size: both named, and the two ways accepted."""
+    assert f"{given} given beside spec.components" in said, said
+    assert "give the sizes in spec.components alone" in said, said
+    assert "or a size in spec.resources alone without components" in said, said
+
+
+async def test_fault_components_beside_a_size_of_the_job_are_refused_over_rest(rest):
+    """Components and `resources.nodes`/`memory_mb` in one REST body: the job ran as one
+    shape of 3 nodes, its components dropped without a word."""
+    said = await _rest_refused(rest, {"components": HETJOB, "resources": {
+        "nodes": 5, "memory_mb": 4096, "walltime_s": 600}}, "spec.components")
+    _components_and_size_said(said, "spec.resources.nodes=5, spec.resources.memory_mb=4096")
+    assert "(they make nodes=3, memory_mb=unset)" in said, said
+
+
+async def test_fault_components_beside_a_size_of_the_job_are_refused_by_mcp(user):
+    said = await mcp_refusal(user, "submit", {"spec": {
+        "script": SCRIPT, "components": HETJOB, "resources": {"gpus_per_node": 2}},
+        "site": "alpha"})
+    _components_and_size_said(said, "spec.resources.gpus_per_node=2")
+    assert sbatch_calls(user) == []
+
+
+async def test_components_beside_the_shape_they_make_and_a_walltime_run_as_a_hetjob(
+        rest, tmp_path):
+    """(guard) a spec sent back as shown (its resources the shape its components make)
+    and a walltime beside components are taken: the job is still the hetjob."""
+    body = json.dumps({"spec": {"script": SCRIPT, "components": HETJOB, "resources": {
+        "nodes": 3, "tasks_per_node": 4, "walltime_s": 600}}, "site": "here"})
+    code, reply = await rest("POST", "jobs", body.encode(), headers=JSON)
+    assert code in (200, 201), (code, reply)
+    directives = _directives(_sent_script(tmp_path))
+    assert "#SBATCH hetjob" in directives and "#SBATCH --time=00:10:00" in directives, directives
+
+
 # ---- (3) stage paths climbing out of the job's directory on the site ---------------------------
 
 async def test_fault_a_stage_in_destination_climbing_to_the_sites_home_is_refused(rest):

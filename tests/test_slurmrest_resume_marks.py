@@ -22,6 +22,7 @@ from test_placement_cases28 import NODES, _node, notes, placed, starts_in, vega
 
 from diamond_jupyter.dialects import slurm_rest
 from diamond_jupyter.dialects.outputs_common import parse_kv_line
+from diamond_jupyter.dialects.slurm_commands import SlurmCommands
 from diamond_jupyter.model import OVER_TIME_UNLIMITED
 
 FIX = Path(__file__).parent / "fixtures" / "outputs" / "slurmrestd"
@@ -236,3 +237,14 @@ def test_an_array_task_id_of_no_val_is_no_task():
            "array_task_string": "", "job_state": "PENDING", "time_limit": 60}
     [got] = slurm_rest.parse_jobs(json.dumps({"jobs": [job]}))
     assert got.native_id == "7"
+
+
+@pytest.mark.parametrize("mark", [4294967294, 4294967295, _wrapped(None, infinite=True)])
+def test_squeue_json_reads_the_marks_as_the_rest_path_does(mark):
+    """`squeue --json` (the CLI path) prints the same numbers: a waiting job's start time,
+    a submit time and a task id of NO_VAL/INFINITE are none there too."""
+    job = {"job_id": 8, "array_job_id": 8, "array_task_id": mark, "job_state": "PENDING",
+           "start_time": mark, "submit_time": mark, "time_limit": mark, "node_count": mark}
+    [got] = SlurmCommands().parse_status_json(json.dumps({"jobs": [job]}))
+    assert (got.native_id, got.estimated_start, got.submitted_at, got.walltime_s,
+            got.nodes) == ("8", None, None, None, None)

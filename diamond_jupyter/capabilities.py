@@ -9,6 +9,7 @@ list means "known to have none".
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,9 @@ class SoftwareModule(_Caps):
     name: str
     version: str | None = None
     default: bool = False  # the version `module load NAME` picks (Lmod's "(D)")
+    # the site made it sticky (Lmod's "(S)", Environment Modules' `<sticky>` tag): a plain
+    # `module purge` or `module unload` leaves it loaded; only `module --force ...` unloads it
+    sticky: bool = False
     # Lmod's hierarchy: the modules to load before this one shows (`module spider
     # NAME/VERSION`: "load all module(s) on any one of the lines below"), one list per
     # line, any one line does; empty: it loads directly, or nothing was said
@@ -121,9 +125,16 @@ class SiteCapabilities(_Caps):
 
 def _listed_module(text: str) -> SoftwareModule:
     """A sites file's software name; marks copied from `module avail` after it are read as
-    they are meant (`(D)`/`(default)`: the default version), not as part of the version."""
+    they are meant (`(D)`/`(default)`: the default version; Lmod's `(S)`, Environment
+    Modules' `<sticky>`: a sticky module), not as part of the version."""
     name, default = without_avail_marks(text)
-    return SoftwareModule.parse(name, default=default)
+    marks = text.strip()[len(name):]
+    return SoftwareModule.parse(name, default=default).model_copy(update={
+        "sticky": bool(_STICKY_MARK.search(marks))})
+
+
+# `(S)`, `(S,L)` (Lmod), `<sticky>`, `<L:super-sticky>` (Environment Modules 5)
+_STICKY_MARK = re.compile(r"\((?:[^()]*,)?S(?:,[^()]*)?\)|<[^<>]*\bsticky\b[^<>]*>")
 
 
 def from_metadata(site: str, metadata: dict[str, Any]) -> SiteCapabilities:

@@ -216,6 +216,11 @@ def discovery_script(scheduler: dict[str, dict[str, list[str]]],
             '  if [ -n "${LMOD_VERSION:-}" ]; then echo "@@defaults"\n'
             '    module -t --default avail 2>&1 | sed -e "/^$/d" -e "/[:/]$/d" -e "/(@/d" '
             f'-e "s/$/(D)/" | head -n {MODULE_LIST_LINES}\n'
+            # nor the modules the site made sticky (`add_property("lmod", "sticky")`, which
+            # a plain `module purge` keeps): only the long listing marks them, `(S)`
+            '    echo "@@sticky"\n'
+            '    module avail 2>&1 | grep -o "[^ ]* ([A-Za-z,]*S[A-Za-z,]*)" '
+            f'| head -n {MODULE_LIST_LINES}\n'
             '    echo "@@spider"\n'
             # a failed spider (its cache not built): the hierarchy's modules are not known
             '    __dmd_sp=$(module -t spider 2>&1) || echo "@@spider-failed"\n'
@@ -287,7 +292,8 @@ def parse_module_list(text: str, refused: list[str] | None = None,
     """The `modules` section: ("lmod" | "environment-modules" | None, its version, the
     modules). Reads terse listings of Lmod (`dir:` headers, `Name/` directory lines,
     `Name/version` lines, `(D)`/`(default)` marks, aliases `py3(@python/3.11.6)`) and of
-    Environment Modules 3-5 (in colour too: a default underlined). Names
+    Environment Modules 3-5 (in colour too: a default underlined), and the sticky modules
+    (`(S)`, `<sticky>`) of Lmod's long listing. Names
     that are not `MODULE_NAME`s are left out (added to `refused`, when given); so are
     hidden names (a part starting with '.', `python/.3.14.0-beta`: loaded only by that
     name), added to `hidden` when given; so are Lmod's extensions (marked `(E)`, a package
@@ -333,6 +339,10 @@ def parse_module_list(text: str, refused: list[str] | None = None,
         tags = {tag.strip() for mark in re.findall(r"\(([^()/]*)\)", line)
                 for tag in re.split(r"[,:]", mark)}
         default = bool(tags & {"D", "default"}) or underlined
+        # Lmod's `(S)`; Environment Modules' `<sticky>`, `<L:super-sticky>`
+        sticky = "S" in tags or bool({tag.strip() for mark in re.findall(r"<([^<>]*)>", line)
+                                      for tag in re.split(r"[,:]", mark)}
+                                     & {"sticky", "super-sticky"})
         if "E" in tags:  # an extension: `module load` of its name finds no module
             name = _MODULE_MARKS.sub("", _MODULE_MARKS.sub("", line)).strip()
             if extensions is not None and MODULE_NAME.fullmatch(name) and \
@@ -353,9 +363,10 @@ def parse_module_list(text: str, refused: list[str] | None = None,
                 refused.append(line)
             continue
         m = SoftwareModule.parse(line, default=default, at_version=False)
+        m.sticky = sticky
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
-            update={"default": prev.default or m.default})
+            update={"default": prev.default or m.default, "sticky": prev.sticky or sticky})
     for full, lines in requires.items():
         if full in found and lines:
             found[full] = found[full].model_copy(update={"requires": lines})

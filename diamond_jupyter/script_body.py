@@ -67,7 +67,8 @@ class SoftwareNeed(NeedModel):
     trees: list[str] = []
     # the modules the script surely unloads after the load before this one and before this
     # one (`module unload gcc`, `ml -gcc`, the first name of `module swap gcc intel`);
-    # PURGE_ALL for `module purge`
+    # PURGE_ALL for `module purge`; each after FORCED where sticky modules go too
+    # (`module --force purge`: "!*")
     unloaded: list[str] = []
 
     @property
@@ -322,28 +323,34 @@ def _eval_modulecmd(cmd: list[_Word], body: str) -> list[_Word] | None:
     # name (`bash`) dropped
 
 
-PURGE_ALL = "*"  # a SoftwareNeed's `unloaded`: every module (`module purge`)
+PURGE_ALL = "*"  # a SoftwareNeed's `unloaded`: every module but sticky ones (`module purge`)
+# before a name in `unloaded`: the command was forced, so a sticky module goes too. Lmod
+# (8.6, checked) forces only with `--force` before the subcommand: `module --force purge`,
+# `ml --force -gcc`; `module purge --force` and `-f` keep its sticky modules
+FORCED = "!"
 
 
 def module_unloads(cmd: list[str]) -> list[str]:
     """The modules a `module`/`ml` command unloads before it loads any: `unload`/`rm`/`del`
     NAME..., `ml -NAME`, the first of `swap A B` (Lmod unloads A; a same-named B replaces A
-    anyway), [PURGE_ALL] for `purge`; [] for another command."""
+    anyway), [PURGE_ALL] for `purge`; each after FORCED where the command is forced (a
+    sticky module goes too); [] for another command."""
     got = module_command(cmd)
     if got is None:
         return []
     action, idx = got
-    if action == "purge":
-        return [PURGE_ALL]
-    if action in ("unload", "rm", "del"):
-        return [cmd[k] for k in idx]
     at = next((k for k in range(1, len(cmd)) if not cmd[k].startswith("-")
                or cmd[0] == "ml" and cmd[k] not in _ML_OPTIONS), len(cmd))
+    mark = FORCED if "--force" in cmd[1:at] else ""
+    if action == "purge":
+        return [mark + PURGE_ALL]
+    if action in ("unload", "rm", "del"):
+        return [mark + cmd[k] for k in idx]
     if at < len(cmd) and cmd[at] in ("swap", "switch", "sw"):
         names = [w for w in cmd[at + 1:] if not w.startswith("-")]
-        return names[:1] if len(names) == 2 else []
+        return [mark + names[0]] if len(names) == 2 else []
     if cmd[0] == "ml" and action == "load":  # `ml -gcc intel`: gcc goes, intel comes
-        return [w[1:] for w in cmd[at:] if w.startswith("-") and len(w) > 1
+        return [mark + w[1:] for w in cmd[at:] if w.startswith("-") and len(w) > 1
                 and w not in _ML_OPTIONS]
     return []
 

@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 
 from .capabilities import ONEAPI_ROOTS, SiteCapabilities, SoftwareModule
 from .needs import Needs
-from .script_body import HIDDEN_MODULE, PURGE_ALL, SoftwareNeed, scan_body
+from .script_body import FORCED, HIDDEN_MODULE, PURGE_ALL, SoftwareNeed, scan_body
 
 # normalised spelling -> the package (names compared after lower-casing and dropping - _ .)
 _ALIASES = {
@@ -454,14 +454,16 @@ def _loaded_before(need: SoftwareNeed, earlier: list[SoftwareNeed], caps: SiteCa
                    ) -> tuple[list[SoftwareModule], list[SoftwareModule]]:
     """The site's modules loaded when the script loads `need`, and those it loaded but
     unloaded again before (`module unload gcc`, `ml -gcc`, `module swap gcc intel`,
-    `module purge`). One version of a name is loaded at a time: a later load or swap
-    replaces the earlier (`module load gcc/13.2.0; module swap gcc gcc/12.3.0` leaves
-    gcc/12.3.0 alone)."""
+    `module purge`; a module the site made sticky stays but for `module --force ...`). One
+    version of a name is loaded at a time: a later load or swap replaces the earlier
+    (`module load gcc/13.2.0; module swap gcc gcc/12.3.0` leaves gcc/12.3.0 alone)."""
     loaded: dict[str, SoftwareModule] = {}
     gone: dict[str, SoftwareModule] = {}
     for e in [*earlier, need]:
-        for name in e.unloaded:
-            out = [k for k, m in loaded.items() if name == PURGE_ALL or candidates(name, [m])]
+        for entry in e.unloaded:
+            name = entry.removeprefix(FORCED)
+            out = [k for k, m in loaded.items() if (name == PURGE_ALL or candidates(name, [m]))
+                   and (not m.sticky or entry.startswith(FORCED))]
             gone.update((k, loaded.pop(k)) for k in out)
         if e is need:
             break

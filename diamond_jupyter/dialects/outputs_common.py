@@ -246,7 +246,9 @@ def parse_fsd(text: Any) -> int | None:
 
 
 def from_epoch(value: Any) -> datetime | None:
-    """UTC datetime from seconds since the epoch; 0, negatives and junk give None."""
+    """UTC datetime from seconds since the epoch; 0, negatives, junk and a mark of none
+    (NOT_SET_MARKS: Slurm's NO_VAL and INFINITE of 32 bits, plain or wrapped, would read as
+    a day in 2106) give None."""
     value = unwrap(value)
     if isinstance(value, str) and (not value.isascii() or "_" in value):
         return None  # float() reads '١٧٠٠' and '1_700': no time a scheduler printed
@@ -255,6 +257,8 @@ def from_epoch(value: Any) -> datetime | None:
     except (TypeError, ValueError):
         return None
     if not num > 0 or num > 32503680000:  # NaN; year 3000: sentinel "infinite" values
+        return None
+    if num.is_integer() and int(num) in NOT_SET_MARKS:
         return None
     return datetime.fromtimestamp(num, timezone.utc)
 

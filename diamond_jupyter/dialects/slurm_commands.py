@@ -35,6 +35,7 @@ from ..model import (
 )
 from .base import AccountingReach, PrivateArgv
 from .outputs_common import (
+    NOT_SET_MARKS,
     OUT_OF_MEMORY,
     FailureReading,
     clean,
@@ -645,6 +646,8 @@ class SlurmCommands(FailureReading, AccountingReach):
     def _json_job(self, j: dict[str, Any]) -> JobStatus:
         jid = str(whole_number(j.get("job_id")))
         task, parent = whole_number(j.get("array_task_id")), to_int(j.get("array_job_id"))
+        if task is not None and task in NOT_SET_MARKS:  # v0.0.38's NO_VAL: no task
+            task = None
         het, offset = to_int(j.get("het_job_id")), to_int(j.get("het_job_offset"))
         if clean(j.get("array_task_string")):
             jid = f"{jid}_[{j['array_task_string']}]"

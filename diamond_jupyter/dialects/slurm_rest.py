@@ -85,6 +85,10 @@ HELD_ERROR = 2042  # "Job is in held state, pending scheduler release": not a fa
 MAIL = {"begin": "BEGIN", "end": "END", "fail": "FAIL"}
 
 
+NO_VAL16 = 0xFFFE  # Slurm's "not set" of a 16-bit number (a partition taking the global one)
+INFINITE16 = 0xFFFF  # Slurm's "no limit" of a 16-bit number
+
+
 def _minutes(seconds: int) -> int:
     return max(1, -(-seconds // 60))
 
@@ -362,6 +366,10 @@ def parse_nodes(text: str, skipped: list[str] | None = None) -> list[Node]:
             tmp_disk_mb=known_count(n.get("temporary_disk")),
             # who set it and when are fields of their own here (`reason_set_by_user`)
             reason=clean(n["reason"]) if isinstance(n.get("reason"), str) else None,
+            weight=known_count(n.get("weight")),
+            # scontrol's ResumeAfterTime: epoch seconds, plain or wrapped (0, a mark or
+            # {set: false}: none); absent from 22.05's v0.0.38
+            resume_after=from_epoch(n.get("resume_after")),
         ))
     return out
 
@@ -438,14 +446,16 @@ def _at(p: dict[str, Any], *path: str) -> Any:
 
 
 def _over_time(value: Any) -> float | None:
-    """`maximums.over_time_limit` ({set, infinite, number} minutes) as
-    `Partition.over_time_s`: OVER_TIME_UNLIMITED where infinite, None where not set (the
-    site's, which slurmrestd does not serve)."""
+    """`maximums.over_time_limit` ({set, infinite, number} minutes, a 16-bit number) as
+    `Partition.over_time_s`: OVER_TIME_UNLIMITED where infinite (or INFINITE16, 65535),
+    None where not set (NO_VAL16: the site's, which slurmrestd does not serve)."""
     if isinstance(value, dict):
         if value.get("infinite"):
             return OVER_TIME_UNLIMITED
         value = value.get("number") if value.get("set") else None
-    return over_time_s(str(value)) if isinstance(value, int) and value < 0xFFFE else None
+    if value == INFINITE16:
+        return OVER_TIME_UNLIMITED
+    return over_time_s(str(value)) if isinstance(value, int) and value < NO_VAL16 else None
 
 
 def _nested_partition(p: dict[str, Any]) -> Partition:
@@ -462,7 +472,7 @@ def _nested_partition(p: dict[str, Any]) -> Partition:
     flags = [str(f).lower() for f in (p.get("flags") if isinstance(p.get("flags"), list)
                                       else _at(p, "partition", "flags") or [])]
     force = [str(f).lower() for f in _at(p, "maximums", "oversubscribe", "flags") or []]
-    jobs = known_count(_at(p, "maximums", "oversubscribe", "jobs"))
+    jobs = known_count(_at(p, "maximums", "oversubscribe", "jobs"), bits=16)
     return Partition(
         name=p["name"], default="default" in flags, state=state,
         max_time_s=max_time_s, default_time_s=default_time_s or None,
@@ -992,7 +1002,6 @@ def _read_if_asked(outputs: dict[str, str], key: str, unread: str,
 # names them in its published schema (`timeouts.resume`, `timeouts.suspend`); v0.0.38's
 # partition has neither (its spec and replies on 22.05.8)
 _PARTITION_TIMEOUTS = {"ResumeTimeout": "resume", "SuspendTimeout": "suspend"}
-NO_VAL16 = 0xFFFE  # Slurm's "not set" of a 16-bit number (a partition taking the global one)
 
 
 def partition_timeouts(text: str) -> dict[str, float]:

@@ -21,7 +21,7 @@ from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
 from .log_lines import one_line_logger
-from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
+from .model import BadInput, DiamondError, Event, Job, JobState, SiteError, task_ids
 from .monitor import SiteMonitor
 from .sites import Site, prepared_notes
 from .store import Store
@@ -108,7 +108,7 @@ class Journal:
                                           data={"native_id": job.native_id}))
         try:
             site = self.sites[job.site]
-            await site.release(site.native_ids_of(job))  # a Flux array's tasks: each
+            await site.release(site.native_ids_of(job), tasks=task_ids(job))  # each task's
         except DiamondError as refused:
             if not again:
                 raise

@@ -1468,8 +1468,26 @@ class Site:
             return
         result_or_raise(self.name, res, check=True)
 
-    async def release(self, native_ids: list[str]) -> None:
-        await self.run(self.commands.release_argv(native_ids), check=True)
+    async def release(self, native_ids: list[str], *,
+                      tasks: dict[str, str] | None = None) -> None:
+        """Release held jobs `native_ids` (CommandFailed when the scheduler refuses). Several
+        ids are a Flux-run job array's tasks (`tasks`: index -> id): every task flux takes is
+        released, and a refusal of any names the tasks it left held."""
+        res = await self.run(self.commands.release_argv(native_ids), check=False)
+        missed_of = getattr(self.commands, "release_missed", None)
+        if res.exit_status != 0 and len(native_ids) > 1 and missed_of is not None \
+                and (missed := missed_of(res.stderr)):
+            index_of = {jid: i for i, jid in (tasks or {}).items()}
+            named = ", ".join(f"task {index_of[m]} ({m})" if m in index_of else m
+                              for m in missed)
+            said = [ln.strip() for ln in res.stderr.splitlines()
+                    if ln.strip() and not missed_of(ln)]
+            raise CommandFailed(
+                f"{self.name}: released {len(native_ids) - len(missed)} of the array's "
+                f"{len(native_ids)} tasks; still held: {named}"
+                + (f" (flux said: {said[-1][:300]})" if said else "")
+                + "; release the job again to retry them", res)
+        result_or_raise(self.name, res, check=True)
 
     @property
     def updates_dependencies(self) -> bool:

@@ -28,10 +28,11 @@ from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
-# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
-# `flux cancel ID...`: each ends CANCELED (exit 1 naming any that had ended, as flux
-# says "job is inactive"); `flux job urgency ID default`: not held. A
-# job's state is as jobs.json holds it.
+# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs
+# (urgency 0 while held); `flux cancel ID...`: each ends CANCELED (exit 1 naming any that
+# had ended, as flux says "job is inactive"); `flux job urgency ID default`: not held
+# (refused for the job whose number the file `refuse_urgency` holds). A job's state is as
+# jobs.json holds it.
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
@@ -66,10 +67,14 @@ if args[0] == "batch":
 elif args[0] == "jobs":
     names = [a.split("=", 1)[1] for a in args if a.startswith("--name=")]
     ids = {number(a) for a in args[1:] if not a.startswith("-")}
-    shown = [{k: v for k, v in j.items() if k != "options"} for j in jobs
+    shown = [{**{k: v for k, v in j.items() if k != "options"},
+              "urgency": 0 if "--urgency=hold" in j["options"] else 16} for j in jobs
              if (j["name"] in names if names else j["id"] in ids)]
     print(json.dumps({"jobs": shown}))
 elif args[0:2] == ["job", "urgency"]:
+    refused = os.path.join(here, "refuse_urgency")
+    if os.path.exists(refused) and int(open(refused).read()) == number(args[2]):
+        sys.exit("flux-job: urgency: Operation not permitted")
     for j in jobs:
         if j["id"] == number(args[2]):
             j["options"] = [o for o in j["options"] if o != "--urgency=hold"]
@@ -306,6 +311,26 @@ async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path
         job = await fed.submit(fed.parse(SCRIPT.format("1-3%1")), site="here", hold=True)
         assert all("--urgency=hold" in j["options"] for j in _queued(tmp_path))
         await fed.release(job.id)
+    finally:
+        await fed.close()
+    assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_release_flux_refuses_for_one_task_releases_the_others_and_names_it(
+        tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here", hold=True)
+        (tmp_path / "bin" / "refuse_urgency").write_text("1000")  # task 1
+        with pytest.raises(SiteError, match=r"released 2 of the array's 3 tasks; still "
+                           r"held: task 1 \(f[0-9A-Za-z]+\) \(flux said: flux-job: urgency: "
+                           "Operation not permitted\\)"):
+            await fed.release(job.id)
+        held = {j["id"]: "--urgency=hold" in j["options"] for j in _queued(tmp_path)}
+        assert held == {1000: True, 1001: False, 1002: False}
+        (tmp_path / "bin" / "refuse_urgency").unlink()
+        await fed.release(job.id)  # again: the one left held is released
     finally:
         await fed.close()
     assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))

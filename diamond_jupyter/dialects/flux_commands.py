@@ -183,12 +183,23 @@ class FluxCommands(FailureReading, AccountingReach):
         return bool(said) and all(_CANCEL_OF_ENDED.search(line) for line in said)
 
     def release_argv(self, native_ids: list[str]) -> list[str]:
-        """`flux job urgency ID default` takes one id; several go through one sh loop."""
+        """`flux job urgency ID default` takes one id; several (a job array's tasks) go
+        through one sh loop that releases every one it can, printing `not released: ID`
+        for each flux refused and failing at the end if any was."""
         ids = self._ids(native_ids)
         if len(ids) == 1:
             return ["flux", "job", "urgency", ids[0], "default"]
-        loop = 'for i; do flux job urgency "$i" default || exit 1; done'
+        loop = ('n=0; for i; do flux job urgency "$i" default '
+                f'|| {{ n=$((n+1)); echo "{_NOT_RELEASED}$i" >&2; }}; done; [ "$n" = 0 ]')
         return ["sh", "-c", loop, "sh", *ids]
+
+    @staticmethod
+    def release_missed(stderr: str) -> list[str]:
+        """The ids a failed release of several jobs (`release_argv`'s loop) did not
+        release, as it named them."""
+        return [line.strip()[len(_NOT_RELEASED):] for line in stderr.splitlines()
+                if line.strip().startswith(_NOT_RELEASED)
+                and _ID_RE.fullmatch(line.strip()[len(_NOT_RELEASED):])]
 
     def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
         """Jobs named `name`: `user`'s (--user), else the login's (flux jobs' default)."""
@@ -569,6 +580,7 @@ def _fsd_or_none(text: str | None) -> int | None:
 ARRAY_INDEX_VARIABLE = "FLUX_JOB_CC"
 # what `flux cancel` says of a job that had ended (flux-core's job-manager, old and new)
 _CANCEL_OF_ENDED = re.compile(r"job is inactive|unknown job id")
+_NOT_RELEASED = "not released: "  # release_argv's loop: each job flux refused
 MAX_FLUX_ARRAY_TASKS = 1000  # one `flux batch` each, in one remote shell: bounded
 
 

@@ -231,7 +231,13 @@ class Journal:
             found = await site.find_by_token(job.name, token)
         except DiamondError:
             return 0.0  # site unreachable: try again on the next pass
-        if found and job.spec is not None and site.flux_array(job.spec) is not None:
+        array = site.flux_array(job.spec) if job.spec is not None else None
+        try:  # a Flux array's tasks queued may all be purged from flux's listing: its record
+            recorded = array is not None and not found \
+                and bool(await site.recorded_flux_tasks(token, array[0]))
+        except DiamondError:
+            return 0.0
+        if array is not None and job.spec is not None and (found or recorded):
             try:  # a job array's tasks on Flux: those not queued yet queued now
                 sub = await site.resume_flux_array(job.spec, token, found)
             except DiamondError as e:

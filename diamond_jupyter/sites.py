@@ -31,7 +31,7 @@ from .dialects.flux_commands import (
     array_tasks,
     fold_array_records,
     parse_array_submit,
-    tasks_in_submit_order,
+    queued_tasks,
 )
 from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
@@ -1060,8 +1060,9 @@ class Site:
         """Submit a job array's tasks on a Flux site: the script once to the job's
         directory, then one `flux batch` per index not queued yet, in order, in one remote
         shell. A submit cut short (the server died, the connection dropped) is resumed by
-        submitting it again: the tasks queued already are found by the token in their name
-        (the k-th oldest is the k-th index's) and never submitted twice. The first task's
+        submitting it again: the tasks queued already, by the record the submit keeps of
+        them in the job's directory (and the token in their names for one queued as it was
+        cut short: `queued_tasks`), are never submitted twice. The first task's
         id is the job's native id; `tasks` holds each task's id by its index."""
         indexes, limit = array
         jd = self.job_dir(token)
@@ -1089,16 +1090,24 @@ class Site:
         return await self._queue_flux_tasks(spec, token, array, found, hold=spec.hold,
                                             enter=enter)
 
+    async def recorded_flux_tasks(self, token: str, indexes: list[int]) -> dict[int, str]:
+        """The tasks of a job array on a Flux site its submit recorded as queued (index ->
+        id, from the `tasks` file in the job's directory), listed by flux or not (flux
+        purges ended jobs); empty where none was."""
+        text = await self.tail(f"{self.job_dir(token)}/tasks", lines=len(indexes) + 1)
+        return parse_array_submit(text or "", indexes)
+
     async def _queue_flux_tasks(self, spec: JobSpec, token: str,
                                 array: tuple[list[int], int | None], found: list[JobStatus],
                                 *, hold: bool, enter: str) -> Submitted:
         """Queue the tasks of a job array on a Flux site that `found` (the jobs carrying its
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
-        path = f"{self.job_dir(token)}/job.sh"
-        queued = tasks_in_submit_order(found, indexes)
+        path, record = f"{self.job_dir(token)}/job.sh", f"{self.job_dir(token)}/tasks"
+        queued = queued_tasks(await self.recorded_flux_tasks(token, indexes), found, indexes)
         if len(queued) < len(indexes):
-            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold)
+            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
+                                       record=_sh_path(record))
             argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
             await self._know_command_home(argv)
             res = await self.run(self._argv(argv, elsewhere=True), check=False,

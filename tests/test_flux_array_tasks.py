@@ -21,10 +21,11 @@ from diamond_jupyter.dialects.flux_commands import (
     array_task_waits,
     array_tasks,
     parse_array_submit,
+    queued_tasks,
 )
-from diamond_jupyter.dialects.flux_ids import flux_id_value
+from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
+from diamond_jupyter.model import BadInput, JobState, JobStatus, SiteError, task_ids
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
@@ -32,7 +33,7 @@ from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
 # (urgency 0 while held); `flux cancel ID...`: each ends CANCELED (exit 1 naming any that
 # had ended, as flux says "job is inactive"); `flux job urgency ID default`: not held
 # (refused for the job whose number the file `refuse_urgency` holds). A job's state is as
-# jobs.json holds it.
+# jobs.json holds it; one marked `purged` is listed no more (as `flux job purge` leaves it).
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
@@ -67,9 +68,9 @@ if args[0] == "batch":
 elif args[0] == "jobs":
     names = [a.split("=", 1)[1] for a in args if a.startswith("--name=")]
     ids = {number(a) for a in args[1:] if not a.startswith("-")}
-    shown = [{**{k: v for k, v in j.items() if k != "options"},
+    shown = [{**{k: v for k, v in j.items() if k not in ("options", "purged")},
               "urgency": 0 if "--urgency=hold" in j["options"] else 16} for j in jobs
-             if (j["name"] in names if names else j["id"] in ids)]
+             if (j["name"] in names if names else j["id"] in ids) and not j.get("purged")]
     print(json.dumps({"jobs": shown}))
 elif args[0:2] == ["job", "urgency"]:
     refused = os.path.join(here, "refuse_urgency")
@@ -208,6 +209,85 @@ async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_p
     assert [flux_id_value(sub.tasks[k]) for k in "1234"] == [j["id"] for j in queued]
 
 
+def _purge(tmp_path, numbers: set[int]) -> None:
+    """Ended jobs flux purged (`flux job purge`, or its limit of inactive jobs kept)."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    for j in jobs:
+        if j["id"] in numbers:
+            j.update(state="INACTIVE", result="COMPLETED", returncode=0, purged=True)
+    path.write_text(json.dumps(jobs))
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_resumed_submit_whose_first_task_flux_purged_queues_no_task_twice(tmp_path):
+    """Task 1 ended and was purged from flux's listing before the submit was resumed: the
+    submit's own record of its tasks keeps it task 1, not a reason to read task 2 as 1."""
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+        _purge(tmp_path, {1000})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+
+
+def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():
+    found = [JobStatus(native_id=flux_f58(v, ascii_prefix=True), state=JobState.PENDING)
+             for v in (1001, 1002)]
+    one = flux_f58(1000, ascii_prefix=True)
+    assert {i: flux_id_value(j) for i, j in queued_tasks({1: one}, found, [1, 2, 3, 4])
+            .items()} == {1: 1000, 2: 1001, 3: 1002}  # 2 and 3 queued as it was cut short
+    with pytest.raises(BadInput, match="older than a task its record names"):
+        queued_tasks({1: flux_f58(1005, ascii_prefix=True)}, found, [1, 2, 3])
+    with pytest.raises(BadInput, match="3 queued jobs carry the array's token, more than "
+                                       "its 2 tasks"):
+        queued_tasks({1: one}, found, [1, 2])
+
+
+async def _died_after_two_of_four(tmp_path) -> str:
+    """An engine that died submitting a 4-task array after queueing 2: the job's token."""
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
+        (intent,) = fed.store.intents_without_native_id()
+    finally:
+        await fed.close()
+    return intent.token or ""
+
+
+async def _recovered(tmp_path, token: str, passes: int = 1):
+    """The job as the next server (same store) recovers it in `passes` passes."""
+    again = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        for _ in range(passes):
+            await again.recover(intent_grace_s=0)
+        return again.job(token)
+    finally:
+        await again.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_recovery_resumes_an_array_whose_queued_tasks_flux_all_purged(tmp_path):
+    token = await _died_after_two_of_four(tmp_path)
+    _purge(tmp_path, {1000, 1001})  # both ended and gone from `flux jobs -a`
+    job = await _recovered(tmp_path, token)
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]  # not closed as never queued
+    ids = task_ids(job)
+    assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+
+
 def _set_states(tmp_path, states: dict[int, tuple[str, str | None]]) -> None:
     """The fake's job number -> (its flux state, its result)."""
     path = tmp_path / "bin" / "jobs.json"
@@ -262,22 +342,9 @@ async def test_an_approved_array_runs_as_its_tasks_followed_one_by_one_and_cance
 
 @pytest.mark.usefixtures("flux_path")
 async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(tmp_path):
-    fed = _site_fed(tmp_path)
-    (tmp_path / "bin" / "fail_at").write_text("3")
-    try:
-        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
-            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
-        (intent,) = fed.store.intents_without_native_id()
-    finally:
-        await fed.close()
+    token = await _died_after_two_of_four(tmp_path)
     assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
-    again = local_home_federation(tmp_path, scheduler="flux")  # the next server, same store
-    try:
-        await again.recover(intent_grace_s=0)
-        await again.recover(intent_grace_s=0)  # a second pass finds nothing to do
-        job = again.job(intent.token or "")
-    finally:
-        await again.close()
+    job = await _recovered(tmp_path, token, passes=2)  # a second pass finds nothing to do
     queued = _queued(tmp_path)
     assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
     assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]

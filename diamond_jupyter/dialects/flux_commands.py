@@ -624,12 +624,13 @@ def array_submissions(expr: str, script: str, *, hold: bool = False) -> list[str
 
 
 def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[int, str],
-                        script: str, *, hold: bool = False) -> str:
+                        script: str, *, hold: bool = False, record: str | None = None) -> str:
     """Shell that submits the batch script at `script` (shell text, quoted), in order, each
-    task of `indexes` not in
-    `submitted` (index -> flux id, those a cut-short submit queued already), printing
-    `task INDEX ID` as each is queued and stopping at the first failure (its status).
-    Indexes are numbers and ids flux ids: nothing else enters the text."""
+    task of `indexes` not in `submitted` (index -> flux id, those a cut-short submit queued
+    already), printing `task INDEX ID` as each is queued (and appending it to the file at
+    `record`, shell text, quoted: the tasks' ids kept where flux's listing may lose them)
+    and stopping at the first failure (its status). Indexes are numbers and ids flux ids:
+    nothing else enters the text."""
     for i, jid in submitted.items():
         if i not in indexes or flux_id_problem(jid) is not None:
             raise BadInput(f"flux array task {i}: {jid!r} is not one of its tasks' ids")
@@ -645,7 +646,8 @@ def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[i
             opts.append("--dependency=afterany:" + (
                 submitted.get(before, f"$t{before}")))
         lines.append(f't{i}=$(flux batch {" ".join(opts)} {script}) || exit $?; '
-                     f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"')
+                     f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"'
+                     + (f" | tee -a {record}" if record else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -661,17 +663,28 @@ def parse_array_submit(stdout: str, indexes: list[int]) -> dict[int, str]:
     return queued
 
 
-def tasks_in_submit_order(found: list[JobStatus], indexes: list[int]) -> dict[int, str]:
-    """The tasks a cut-short array submit queued, from the queue's jobs carrying its token
-    (`found`): they were submitted one after another in index order, and a flux id grows
-    with its submit time, so the k-th smallest id is the k-th index's (each spelt as flux
-    batch spells it, in F58)."""
-    values = {v for s in found if (v := flux_id_value(s.native_id)) is not None}
+def queued_tasks(recorded: dict[int, str], found: list[JobStatus],
+                 indexes: list[int]) -> dict[int, str]:
+    """The tasks a cut-short array submit queued (index -> id, each spelt as flux batch
+    spells it, in F58): those its record names (`recorded`, read by `parse_array_submit`
+    from the file the submit appends to), whether or not flux still lists them (it purges
+    ended jobs); and the queue's jobs carrying its token (`found`) that the record does not
+    name (queued as the submit was cut short), taken by submit order: they were queued one
+    after another in index order after every recorded task, and a flux id grows with its
+    submit time. BadInput where the two disagree (an unrecorded job older than a recorded
+    one, or more jobs than tasks): nothing is then resubmitted."""
+    known = {v for jid in recorded.values() if (v := flux_id_value(jid)) is not None}
+    values = {v for s in found if (v := flux_id_value(s.native_id)) is not None} - known
+    left = [i for i in indexes if i not in recorded]
+    if len(values) > len(left):
+        raise BadInput(f"{len(values) + len(known)} queued jobs carry the array's token, "
+                       f"more than its {len(indexes)} tasks: not resubmitting any")
+    if values and known and min(values) < max(known):
+        raise BadInput(f"job {flux_f58(min(values), ascii_prefix=True)} carries the array's "
+                       "token but is older than a task its record names: not telling which "
+                       "task it is, not resubmitting any")
     ordered = [flux_f58(v, ascii_prefix=True) for v in sorted(values)]
-    if len(ordered) > len(indexes):
-        raise BadInput(f"{len(ordered)} queued jobs carry the array's token, more than its "
-                       f"{len(indexes)} tasks: not resubmitting any")
-    return dict(zip(indexes, ordered, strict=False))  # a prefix of the indexes
+    return {**recorded, **dict(zip(left, ordered, strict=False))}
 
 
 def fold_array_records(records: list[JobStatus],

@@ -498,11 +498,12 @@ class Site:
         from .dialects.body import flux_copies, one_task_cpus, program_notes, translate_body
 
         try:
+            # a Flux site's array tasks read FLUX_JOB_CC, as a body translated for one (a
+            # job moved on from there) does: there it is the array's index
             new, notes = translate_body(body, source, target,
                                         one_task_cpus=one_task_cpus(spec),
-                                        # a Flux site's array tasks: FLUX_JOB_CC each
                                         copies=flux_copies(spec) or bool(
-                                            target == "flux" and spec.array))
+                                            "flux" in (source, target) and spec.array))
             notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []

@@ -452,3 +452,29 @@ async def test_an_array_moved_elsewhere_takes_none_of_its_old_tasks_ids(tmp_path
         await fed.close()
     assert "flux_task_ids" not in moved.metadata
     assert moved.array is not None and moved.array.expression == "1-3"
+
+
+@pytest.mark.usefixtures("flux_path")
+@pytest.mark.parametrize("scheduler, index", [
+    ("slurm", "$SLURM_ARRAY_TASK_ID"), ("pbs", "$PBS_ARRAY_INDEX"), ("lsf", "$LSB_JOBINDEX")])
+async def test_an_array_moved_elsewhere_reads_that_schedulers_index(tmp_path, scheduler,
+                                                                     index):
+    """Its body, translated for the Flux site (the index in $FLUX_JOB_CC), reads the new
+    site's own index variable there, as its render shows."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transports.local import LocalTransport
+
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        assert "echo $FLUX_JOB_CC" in (fed.job(job.id).spec.script or "")
+        moved = fed.original_spec(fed.job(job.id))
+    finally:
+        await fed.close()
+    cfg = SiteConfig(name="other", scheduler=scheduler,
+                     transport=TransportConfig(kind="local"), workdir=str(tmp_path / "o"))
+    other = Site(cfg, transport=LocalTransport("other", workdir=str(tmp_path)))
+    rendered = other.render(other.prepare(moved, "abcabc123123"))
+    assert f"\necho {index}\n" in rendered.script and "FLUX_JOB_CC" not in rendered.script
+    assert not any("FLUX" in w for w in rendered.warnings)

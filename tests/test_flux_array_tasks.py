@@ -372,6 +372,31 @@ async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path)
 
 
 @pytest.mark.usefixtures("flux_path")
+async def test_a_job_waiting_for_one_tasks_own_flux_id_waits_for_that_task_of_the_array(
+        tmp_path):
+    """`flux jobs` lists each task under its own id: a job written to wait for task 2's is
+    shown waiting for task 2 of the array (its state as the array's listing gives it), not
+    for a job diamond does not know; flux is still told the task's own id."""
+    fed = _site_fed(tmp_path)
+    try:
+        array = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        second = (task_ids(array) or {})["2"]
+        after = f"#!/bin/bash\n#flux: --dependency=afterok:{second}\n#flux: -t 5m\necho ok\n"
+        down = await fed.submit(fed.parse(after), site="here")
+        (dep,) = fed.dependencies(down.id)
+        assert (dep.job, dep.task, dep.satisfied) == (array.id, "2", False)
+        _set_states(tmp_path, {1001: ("INACTIVE", "COMPLETED"), 1000: ("RUN", None)})
+        await fed.status(array.id, refresh=True)
+        (dep,) = fed.dependencies(down.id)
+        assert (dep.job, dep.task, dep.task_state, dep.satisfied) == \
+            (array.id, "2", JobState.COMPLETED, True)
+        script = tmp_path / "home" / ".diamond" / "jobs" / (down.token or "") / "job.sh"
+    finally:
+        await fed.close()
+    assert f"#flux: --dependency=afterok:{second}\n" in script.read_text()
+
+
+@pytest.mark.usefixtures("flux_path")
 async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path):
     fed = _site_fed(tmp_path)
     try:

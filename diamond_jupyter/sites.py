@@ -1307,16 +1307,20 @@ class Site:
         listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
                             and bool(res.stdout.strip()))
         raw = self._read(self.commands.parse_status, res.stdout) if listed else []
-        if task_of:
-            raw = fold_array_records(raw, {v: (a, i) for v, (_, (a, i)) in task_of.items()})
+        if task_of:  # a task flux no longer lists: as last seen ended, else unknown
+            ended = {j.native_id or "": j.tasks for j in following if j.tasks}
+            raw = fold_array_records(raw, {v: (a, i) for v, (_, (a, i)) in task_of.items()},
+                                     ended)
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
         arrays = {a for s in raw if array_of and (a := array_of(s.native_id))}
         # gone from the queue, ended without an exit code there (or ended in a way the queue
         # does not tell: UNKNOWN), or now another job: accounting
+        # (a Flux-run array's tasks folded: as flux lists them, no accounting knows more)
+        folded = {a for _, (a, _) in task_of.values()}
         final = [s for s in seen if not (s.state.terminal and s.exit_code is None)
-                 and s.state != JobState.UNKNOWN]
+                 and s.state != JobState.UNKNOWN or s.native_id in folded]
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]

@@ -20,6 +20,7 @@ from diamond_jupyter.dialects.flux_commands import (
     array_submit_script,
     array_task_waits,
     array_tasks,
+    fold_array_records,
     parse_array_submit,
     queued_tasks,
 )
@@ -288,6 +289,16 @@ async def test_recovery_resumes_an_array_whose_queued_tasks_flux_all_purged(tmp_
         [1000, 1001, 1002, 1003]
 
 
+async def _end_line(fed, job, native: str, rc: int, kind: str = "end") -> None:
+    """The line a task's wrapper writes (signed with the job's secret) as its monitor reads
+    it: `kind` (start, end) under the task's flux id `native`."""
+    from diamond_jupyter.wrapper import event_mac
+
+    mon = fed.monitors["here"]
+    body = f"1700000000.0 {kind} {job.token} {native} {rc}"
+    await mon._on_line(f"{body} {event_mac(mon._secrets[job.token or ''], body)}")
+
+
 def _set_states(tmp_path, states: dict[int, tuple[str, str | None]]) -> None:
     """The fake's job number -> (its flux state, its result)."""
     path = tmp_path / "bin" / "jobs.json"
@@ -338,6 +349,69 @@ async def test_an_approved_array_runs_as_its_tasks_followed_one_by_one_and_cance
                              "3": JobState.CANCELLED, "4": JobState.CANCELLED}
     finally:
         await fed.close()
+
+
+def _listed(native: int, state: JobState) -> JobStatus:
+    return JobStatus(native_id=flux_f58(native, ascii_prefix=True), state=state,
+                     exit_code=0 if state == JobState.COMPLETED else None)
+
+
+@pytest.mark.parametrize("listed, ended, state, tasks, said", [
+    # task 1 purged, never seen ended: not COMPLETED, and said which
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {}, JobState.FAILED,
+     ["UNKNOWN", "COMPLETED", "COMPLETED"], "1 not listed by flux (purged once ended, its "
+                                           "outcome not seen): task 1"),
+    # as an earlier listing (or its end line) last saw it
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {"1": JobState.COMPLETED},
+     JobState.COMPLETED, ["COMPLETED"] * 3, None),
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {"1": JobState.FAILED},
+     JobState.FAILED, ["FAILED", "COMPLETED", "COMPLETED"], "FAILED as last seen"),
+    # still running: running, the purged one unknown
+    ({1001: JobState.RUNNING}, {}, JobState.RUNNING, ["UNKNOWN", "RUNNING", "UNKNOWN"],
+     "2 not listed by flux (purged once ended, its outcome not seen): tasks 1, 3"),
+])
+def test_a_partial_listing_folds_into_what_is_known_of_the_array(listed, ended, state, tasks,
+                                                                  said):
+    array = flux_f58(1000, ascii_prefix=True)
+    task_of = {1000 + k: (array, str(k + 1)) for k in range(3)}
+    (folded,) = fold_array_records([_listed(n, st) for n, st in listed.items()], task_of,
+                                   {array: ended})
+    assert (folded.native_id, folded.state) == (array, state)
+    assert folded.tasks == {str(k + 1): JobState(t) for k, t in enumerate(tasks)}
+    assert said is None or said in (folded.reason or "")
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_array_whose_ended_task_flux_purged_is_not_completed_unless_seen_so(
+        tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED"), 1001: ("RUN", None)})
+        await fed.status(job.id, refresh=True)  # task 1 seen ended
+        _purge(tmp_path, {1000, 1002})  # task 3 ended and purged between two polls
+        _set_states(tmp_path, {1001: ("INACTIVE", "COMPLETED")})
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.FAILED and "task 3" in (job.reason or "")
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.COMPLETED,
+                             "3": JobState.PENDING}  # as last listed: its end not seen
+    finally:
+        await fed.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_purged_tasks_end_line_gives_its_outcome(tmp_path):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-2")), site="here")
+        await _end_line(fed, job, (task_ids(job) or {})["2"], 0)
+        _purge(tmp_path, {1001})
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED")})
+        job = await fed.status(job.id, refresh=True)
+    finally:
+        await fed.close()
+    assert job.state == JobState.COMPLETED
+    assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.COMPLETED}
 
 
 @pytest.mark.usefixtures("flux_path")
@@ -432,22 +506,15 @@ async def test_a_release_flux_refuses_for_one_task_releases_the_others_and_names
 async def test_each_tasks_own_event_lines_are_the_arrays(tmp_path):
     """Each task's wrapper signs its lines with its own flux id ($FLUX_JOB_ID): the array's
     lines, not another job's; one task's end leaves the array to the scheduler's word."""
-    from diamond_jupyter.wrapper import event_mac
-
     fed = _site_fed(tmp_path)
     try:
         job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
         mon = fed.monitors["here"]
-        secret = mon._secrets[job.token or ""]
-
-        def line(kind: str, native: str) -> str:
-            body = f"1700000000.0 {kind} {job.token} {native} 0"
-            return f"{body} {event_mac(secret, body)}"
         second = (task_ids(job) or {})["2"]
-        await mon._on_line(line("start", second))
+        await _end_line(fed, job, second, 0, kind="start")
         assert fed.job(job.id).state == JobState.RUNNING
-        await mon._on_line(line("end", second))
-        await mon._on_line(line("start", "f2Jc8CuU9"))  # no task of it: refused
+        await _end_line(fed, job, second, 0)
+        await _end_line(fed, job, "f2Jc8CuU9", 0, kind="start")  # no task of it: refused
         assert mon.rejected_lines == 1
         assert fed.job(job.id).state == JobState.RUNNING  # tasks 1 and 3 have not ended
     finally:

@@ -687,12 +687,21 @@ def queued_tasks(recorded: dict[int, str], found: list[JobStatus],
     return {**recorded, **dict(zip(left, ordered, strict=False))}
 
 
-def fold_array_records(records: list[JobStatus],
-                       task_of: dict[int, tuple[str, str]]) -> list[JobStatus]:
+def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, str]],
+                       ended: dict[str, dict[str, JobState]] | None = None
+                       ) -> list[JobStatus]:
     """`flux jobs` records with those of a followed job array's tasks (`task_of`: a task's
     id as a number -> the array's native id and the task's index) folded into one status
-    per array, under its native id, in the first task's place; other records unchanged."""
+    per array, under its native id, in the first listed task's place; other records
+    unchanged. A task of an array flux lists others of but not it was purged once ended
+    (`flux job purge`, or the limit of inactive jobs flux keeps): its outcome is the one
+    last known (`ended`: an array's native id -> index -> the ended state an earlier
+    listing or the task's end line gave), else unknown, and the array is never read
+    COMPLETED while one is (`unlisted_tasks`)."""
     groups: dict[str, dict[str, JobStatus]] = {}
+    tasks: dict[str, dict[str, str]] = {}  # an array's tasks in order: index -> id
+    for value, (array, index) in task_of.items():
+        tasks.setdefault(array, {})[index] = flux_f58(value, ascii_prefix=True)
     out: list[JobStatus | str] = []
     for r in records:
         value = flux_id_value(r.native_id)
@@ -704,4 +713,38 @@ def fold_array_records(records: list[JobStatus],
             groups[array] = {}
             out.append(array)
         groups[array][index] = r
-    return [x if isinstance(x, JobStatus) else fold_indexed_tasks(x, groups[x]) for x in out]
+    return [x if isinstance(x, JobStatus) else unlisted_tasks(
+        x, groups[x], tasks[x], (ended or {}).get(x, {})) for x in out]
+
+
+def unlisted_tasks(array: str, listed: dict[str, JobStatus], tasks: dict[str, str],
+                   ended: dict[str, JobState]) -> JobStatus:
+    """The status of a Flux-run job array from the records of its tasks flux listed
+    (`listed`, by index; `tasks`: each task's id by index, in order). A task not listed
+    was purged once ended: its outcome is the ended state `ended` (by index) holds for it
+    (an earlier listing's, or its end line's), else UNKNOWN in the array's task states,
+    and an array with such a task is never COMPLETED: still running or waiting where a
+    listed task is, else FAILED (ended, not every task known to have completed), its
+    reason naming the tasks not known."""
+    by_index: dict[str, JobStatus] = {}
+    for index, jid in tasks.items():
+        if index in listed:
+            by_index[index] = listed[index]
+        elif (state := ended.get(index)) is not None and state.terminal:
+            by_index[index] = JobStatus(native_id=jid, state=state, reason=None if state ==
+                                        JobState.COMPLETED else f"{state.value} as last "
+                                        "seen (flux no longer lists it)")
+    unknown = [i for i in tasks if i not in by_index]
+    folded = fold_indexed_tasks(array, by_index)
+    if not unknown:
+        return folded
+    shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more"
+                                       if len(unknown) > 10 else "")
+    said = (f"{len(unknown)} not listed by flux (purged once ended, its outcome not seen): "
+            f"task{'s' if len(unknown) > 1 else ''} {shown}")
+    update: dict[str, Any] = {
+        "tasks": {i: (folded.tasks or {}).get(i, JobState.UNKNOWN) for i in tasks},
+        "reason": f"{folded.reason}; {said}" if folded.reason else f"array tasks: {said}"}
+    if folded.state == JobState.COMPLETED:
+        update |= {"state": JobState.FAILED, "exit_code": None, "native_state": None}
+    return folded.model_copy(update=update)

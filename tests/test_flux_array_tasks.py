@@ -8,6 +8,7 @@ the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -468,6 +469,14 @@ async def test_a_job_waiting_for_one_tasks_own_flux_id_waits_for_that_task_of_th
     finally:
         await fed.close()
     assert f"#flux: --dependency=afterok:{second}\n" in script.read_text()
+
+
+@pytest.mark.parametrize("named", ["fJF_2", "fJF[2]", "1000_2"])
+def test_a_dependency_on_a_task_in_another_schedulers_form_is_told_to_name_its_own_id(named):
+    with pytest.raises(BadInput, match=rf"{re.escape(repr(named))} is not a Flux job id: it "
+                       r"names task 2 of job f?[JF0-9]+ as Slurm or LSF would.*name task 2 by "
+                       r"its own id \(`flux jobs` lists it"):
+        Federation.parse(f"#!/bin/bash\n#flux: --dependency=afterok:{named}\necho ok\n")
 
 
 @pytest.mark.usefixtures("flux_path")

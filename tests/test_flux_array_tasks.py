@@ -492,19 +492,22 @@ async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path
 
 
 @pytest.mark.usefixtures("flux_path")
+@pytest.mark.parametrize("refused", [1, 3])
 async def test_a_release_flux_refuses_for_one_task_releases_the_others_and_names_it(
-        tmp_path):
+        tmp_path, refused):
     fed = _site_fed(tmp_path)
     try:
         job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here", hold=True)
-        (tmp_path / "bin" / "refuse_urgency").write_text("1000")  # task 1
-        with pytest.raises(SiteError, match=r"released 2 of the array's 3 tasks; still "
-                           r"held: task 1 \(f[0-9A-Za-z]+\) \(flux said: flux-job: urgency: "
-                           "Operation not permitted\\)"):
+        (tmp_path / "bin" / "refuse_urgency").write_text(str(999 + refused))
+        with pytest.raises(SiteError, match=rf"released 2 of the array's 3 tasks; still "
+                           rf"held: task {refused} \(f[0-9A-Za-z]+\) \(flux said: flux-job: "
+                           "urgency: Operation not permitted\\)"):
             await fed.release(job.id)
         held = {j["id"]: "--urgency=hold" in j["options"] for j in _queued(tmp_path)}
-        assert held == {1000: True, 1001: False, 1002: False}
+        assert held == {1000 + k: k + 1 == refused for k in range(3)}
         (tmp_path / "bin" / "refuse_urgency").unlink()
+        job = await fed.status(job.id, refresh=True)
+        assert job.reason is not None and job.reason.startswith(f"held (task {refused} of 3)")
         await fed.release(job.id)  # again: the one left held is released
     finally:
         await fed.close()

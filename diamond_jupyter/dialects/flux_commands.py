@@ -52,6 +52,7 @@ from .outputs_common import (
     user_filter,
     whole_number,
 )
+from .reasons import says_held
 
 # RFC 21 state bits / result bits as they appear when printed numerically.
 _STATE_BITS = {1: "NEW", 2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP",
@@ -697,7 +698,7 @@ def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, s
     (`flux job purge`, or the limit of inactive jobs flux keeps): its outcome is the one
     last known (`ended`: an array's native id -> index -> the ended state an earlier
     listing or the task's end line gave), else unknown, and the array is never read
-    COMPLETED while one is (`unlisted_tasks`)."""
+    COMPLETED while one is (`fold_task_jobs`)."""
     groups: dict[str, dict[str, JobStatus]] = {}
     tasks: dict[str, dict[str, str]] = {}  # an array's tasks in order: index -> id
     for value, (array, index) in task_of.items():
@@ -713,11 +714,11 @@ def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, s
             groups[array] = {}
             out.append(array)
         groups[array][index] = r
-    return [x if isinstance(x, JobStatus) else unlisted_tasks(
+    return [x if isinstance(x, JobStatus) else fold_task_jobs(
         x, groups[x], tasks[x], (ended or {}).get(x, {})) for x in out]
 
 
-def unlisted_tasks(array: str, listed: dict[str, JobStatus], tasks: dict[str, str],
+def fold_task_jobs(array: str, listed: dict[str, JobStatus], tasks: dict[str, str],
                    ended: dict[str, JobState]) -> JobStatus:
     """The status of a Flux-run job array from the records of its tasks flux listed
     (`listed`, by index; `tasks`: each task's id by index, in order). A task not listed
@@ -725,7 +726,8 @@ def unlisted_tasks(array: str, listed: dict[str, JobStatus], tasks: dict[str, st
     (an earlier listing's, or its end line's), else UNKNOWN in the array's task states,
     and an array with such a task is never COMPLETED: still running or waiting where a
     listed task is, else FAILED (ended, not every task known to have completed), its
-    reason naming the tasks not known."""
+    reason naming the tasks not known. Tasks still held make the reason start `held (`,
+    naming them (a release is then still wanted), whichever task's reason the fold shows."""
     by_index: dict[str, JobStatus] = {}
     for index, jid in tasks.items():
         if index in listed:
@@ -736,15 +738,25 @@ def unlisted_tasks(array: str, listed: dict[str, JobStatus], tasks: dict[str, st
                                         "seen (flux no longer lists it)")
     unknown = [i for i in tasks if i not in by_index]
     folded = fold_indexed_tasks(array, by_index)
+    held = [i for i, r in by_index.items() if not r.state.terminal and says_held(r.reason)]
+    if held:  # which tasks: a task's own "held (urgency 0)" names none
+        rest = None if says_held(folded.reason) else folded.reason
+        folded = folded.model_copy(update={"reason": (
+            f"held (task{'s' if len(held) > 1 else ''} {_some(held)} of {len(tasks)})"
+            + (f"; {rest}" if rest else ""))})
     if not unknown:
         return folded
-    shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more"
-                                       if len(unknown) > 10 else "")
     said = (f"{len(unknown)} not listed by flux (purged once ended, its outcome not seen): "
-            f"task{'s' if len(unknown) > 1 else ''} {shown}")
+            f"task{'s' if len(unknown) > 1 else ''} {_some(unknown)}")
     update: dict[str, Any] = {
         "tasks": {i: (folded.tasks or {}).get(i, JobState.UNKNOWN) for i in tasks},
         "reason": f"{folded.reason}; {said}" if folded.reason else f"array tasks: {said}"}
     if folded.state == JobState.COMPLETED:
         update |= {"state": JobState.FAILED, "exit_code": None, "native_state": None}
     return folded.model_copy(update=update)
+
+
+def _some(indexes: list[str], shown: int = 10) -> str:
+    """Task indexes in words: the first `shown`, then how many more."""
+    more = len(indexes) - shown
+    return ", ".join(indexes[:shown]) + (f" and {more} more" if more > 0 else "")

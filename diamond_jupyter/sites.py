@@ -1105,10 +1105,12 @@ class Site:
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
         path, record = f"{self.job_dir(token)}/job.sh", f"{self.job_dir(token)}/tasks"
-        queued = queued_tasks(await self.recorded_flux_tasks(token, indexes), found, indexes)
+        recorded = await self.recorded_flux_tasks(token, indexes)
+        queued = queued_tasks(recorded, found, indexes)
         if len(queued) < len(indexes):
             loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
-                                       record=_sh_path(record))
+                                       record=_sh_path(record),
+                                       unrecorded=set(queued) - set(recorded))
             argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
             await self._know_command_home(argv)
             res = await self.run(self._argv(argv, elsewhere=True), check=False,

@@ -241,6 +241,32 @@ async def test_a_resumed_submit_whose_first_task_flux_purged_queues_no_task_twic
         [1000, 1001, 1002, 1003]
 
 
+@pytest.mark.usefixtures("flux_path")
+async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resume(tmp_path):
+    """Task 2 was queued but its line never reached the record (the submit was cut short
+    just then): the resume that finds it in flux's listing records it, so a later resume
+    still knows it once flux purged it."""
+    fed = _site_fed(tmp_path)
+    record = tmp_path / "home" / ".diamond" / "jobs" / "abcabc123123" / "tasks"
+    try:
+        (tmp_path / "bin" / "fail_at").write_text("3")
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+        record.write_text(record.read_text().splitlines(keepends=True)[0])  # task 1 only
+        (tmp_path / "bin" / "fail_at").write_text("4")
+        with pytest.raises(SiteError, match="3 of the array's 4 tasks were queued"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+        _purge(tmp_path, {1001})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert flux_id_value(_waits_for(queued[3]) or "") == 1001
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+
+
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():
     found = [JobStatus(native_id=flux_f58(v, ascii_prefix=True), state=JobState.PENDING)
              for v in (1001, 1002)]

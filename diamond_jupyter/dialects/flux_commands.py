@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
+from collections.abc import Collection
 from typing import Any
 
 from ..digits import ascii_digits
@@ -625,18 +627,21 @@ def array_submissions(expr: str, script: str, *, hold: bool = False) -> list[str
 
 
 def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[int, str],
-                        script: str, *, hold: bool = False, record: str | None = None) -> str:
+                        script: str, *, hold: bool = False, record: str | None = None,
+                        unrecorded: Collection[int] = ()) -> str:
     """Shell that submits the batch script at `script` (shell text, quoted), in order, each
     task of `indexes` not in `submitted` (index -> flux id, those a cut-short submit queued
     already), printing `task INDEX ID` as each is queued (and appending it to the file at
-    `record`, shell text, quoted: the tasks' ids kept where flux's listing may lose them)
-    and stopping at the first failure (its status). Indexes are numbers and ids flux ids:
-    nothing else enters the text."""
+    `record`, shell text, quoted: the tasks' ids kept where flux's listing may lose them,
+    first those of `unrecorded`, submitted tasks known from the listing alone) and stopping
+    at the first failure (its status). Indexes are numbers and ids flux ids: nothing else
+    enters the text."""
     for i, jid in submitted.items():
         if i not in indexes or flux_id_problem(jid) is not None:
             raise BadInput(f"flux array task {i}: {jid!r} is not one of its tasks' ids")
     waits = array_task_waits(indexes, limit)
-    lines = []
+    lines = [f"printf 'task {i} %s\\n' {shlex.quote(submitted[i])} >> {record}" for i in indexes
+             if record and i in unrecorded and i in submitted]
     for i in indexes:
         if i in submitted:
             continue

@@ -221,24 +221,35 @@ def _purge(tmp_path, numbers: set[int]) -> None:
     path.write_text(json.dumps(jobs))
 
 
+async def _cut_short(fed, tmp_path, fail_at: int) -> None:
+    """A submit of a 4-task array (limit 2) cut short at its `fail_at`-th flux batch."""
+    (tmp_path / "bin" / "fail_at").write_text(str(fail_at))
+    with pytest.raises(SiteError, match=f"{fail_at - 1} of the array's 4 tasks were queued"):
+        await _submit(fed, "1-4%2", "abcabc123123")
+
+
+def _each_task_once(tmp_path, sub) -> list[dict]:
+    """The 4 tasks flux queued, each once and bound to its index; the queued jobs."""
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+    return queued
+
+
 @pytest.mark.usefixtures("flux_path")
 async def test_a_resumed_submit_whose_first_task_flux_purged_queues_no_task_twice(tmp_path):
     """Task 1 ended and was purged from flux's listing before the submit was resumed: the
     submit's own record of its tasks keeps it task 1, not a reason to read task 2 as 1."""
     fed = _site_fed(tmp_path)
-    (tmp_path / "bin" / "fail_at").write_text("3")
     try:
-        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
-            await _submit(fed, "1-4%2", "abcabc123123")
+        await _cut_short(fed, tmp_path, 3)
         _purge(tmp_path, {1000})
         sub = await _submit(fed, "1-4%2", "abcabc123123")
     finally:
         await fed.close()
-    queued = _queued(tmp_path)
-    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    queued = _each_task_once(tmp_path, sub)
     assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
-    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
-        [1000, 1001, 1002, 1003]
 
 
 @pytest.mark.usefixtures("flux_path")
@@ -249,22 +260,15 @@ async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resu
     fed = _site_fed(tmp_path)
     record = tmp_path / "home" / ".diamond" / "jobs" / "abcabc123123" / "tasks"
     try:
-        (tmp_path / "bin" / "fail_at").write_text("3")
-        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
-            await _submit(fed, "1-4%2", "abcabc123123")
+        await _cut_short(fed, tmp_path, 3)
         record.write_text(record.read_text().splitlines(keepends=True)[0])  # task 1 only
-        (tmp_path / "bin" / "fail_at").write_text("4")
-        with pytest.raises(SiteError, match="3 of the array's 4 tasks were queued"):
-            await _submit(fed, "1-4%2", "abcabc123123")
+        await _cut_short(fed, tmp_path, 4)
         _purge(tmp_path, {1001})
         sub = await _submit(fed, "1-4%2", "abcabc123123")
     finally:
         await fed.close()
-    queued = _queued(tmp_path)
-    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    queued = _each_task_once(tmp_path, sub)
     assert flux_id_value(_waits_for(queued[3]) or "") == 1001
-    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
-        [1000, 1001, 1002, 1003]
 
 
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():

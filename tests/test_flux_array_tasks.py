@@ -431,18 +431,25 @@ async def test_an_array_whose_ended_task_flux_purged_is_not_completed_unless_see
 
 
 @pytest.mark.usefixtures("flux_path")
-async def test_a_purged_tasks_end_line_gives_its_outcome(tmp_path):
+@pytest.mark.parametrize("rcs, state", [((0, 0), JobState.COMPLETED),
+                                        ((0, 3), JobState.FAILED)])
+@pytest.mark.parametrize("purged", [{1001}, {1000, 1001}])
+async def test_a_purged_tasks_end_line_gives_its_outcome(tmp_path, rcs, state, purged):
+    """Each task's end line (its own exit code) stands for it once flux no longer lists
+    it, even when flux lists no task of the array any more."""
     fed = _site_fed(tmp_path)
     try:
         job = await fed.submit(fed.parse(SCRIPT.format("1-2")), site="here")
-        await _end_line(fed, job, (task_ids(job) or {})["2"], 0)
-        _purge(tmp_path, {1001})
+        for index, rc in zip("12", rcs, strict=True):
+            await _end_line(fed, job, (task_ids(job) or {})[index], rc)
         _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED")})
+        _purge(tmp_path, purged)
         job = await fed.status(job.id, refresh=True)
     finally:
         await fed.close()
-    assert job.state == JobState.COMPLETED
-    assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.COMPLETED}
+    assert job.state == state
+    assert job.tasks == {"1": JobState.COMPLETED, "2": JobState(
+        "COMPLETED" if rcs[1] == 0 else "FAILED")}
 
 
 @pytest.mark.usefixtures("flux_path")

@@ -699,7 +699,8 @@ def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, s
     """`flux jobs` records with those of a followed job array's tasks (`task_of`: a task's
     id as a number -> the array's native id and the task's index) folded into one status
     per array, under its native id, in the first listed task's place; other records
-    unchanged. A task of an array flux lists others of but not it was purged once ended
+    unchanged (an array flux lists no task of is folded, last, where each task is known to
+    have ended). A task of an array flux lists others of but not it was purged once ended
     (`flux job purge`, or the limit of inactive jobs flux keeps): its outcome is the one
     last known (`ended`: an array's native id -> index -> the ended state an earlier
     listing or the task's end line gave), else unknown, and the array is never read
@@ -719,8 +720,12 @@ def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, s
             groups[array] = {}
             out.append(array)
         groups[array][index] = r
+    known = {a: st for a, st in (ended or {}).items() if a in tasks}
+    # an array none of whose tasks flux lists any more, each known to have ended
+    out += [a for a in tasks if a not in groups and all(
+        (st := known.get(a, {}).get(i)) is not None and st.terminal for i in tasks[a])]
     return [x if isinstance(x, JobStatus) else fold_task_jobs(
-        x, groups[x], tasks[x], (ended or {}).get(x, {})) for x in out]
+        x, groups.get(x, {}), tasks[x], known.get(x, {})) for x in out]
 
 
 def fold_task_jobs(array: str, listed: dict[str, JobStatus], tasks: dict[str, str],

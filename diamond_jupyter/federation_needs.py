@@ -20,7 +20,14 @@ from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
 from .dialects.scripts_common import in_container, pick_runtime
 from .job_dependencies import upstream_ids
-from .model import ARRAY_TASKS_WAITED, BadInput, JobSpec, SiteSnapshot, task_ids
+from .model import (
+    ARRAY_TASKS_WAITED,
+    TASKS_NAMED,
+    BadInput,
+    JobSpec,
+    SiteSnapshot,
+    task_ids,
+)
 from .needs import needs_of
 from .placement_fit import (
     Req,
@@ -149,6 +156,9 @@ class NeedsMixin:
         if self.site(site).cfg.scheduler == "flux" and \
                 (waited := self._array_tasks_waited(site, spec)):
             meta[ARRAY_TASKS_WAITED] = waited
+        if self.site(site).cfg.scheduler == "flux" and \
+                (named := self._array_tasks_named(site, spec)):
+            meta[TASKS_NAMED] = named
         if not upd and meta == spec.metadata:
             return spec
         return spec.model_copy(update=upd | {"metadata": meta})
@@ -167,6 +177,25 @@ class NeedsMixin:
                 for job in self.store.jobs_with_ids(stored).values():
                     if value is not None and (ids := task_ids(job)):
                         out[str(value)] = list(ids.values())
+        return out
+
+
+    def _array_tasks_named(self, site: str, spec: JobSpec) -> dict[str, list[str]]:
+        """The dependencies of the job on one task of a job array Flux site `site` runs as
+        one job per task, by that task's own flux id (as `flux jobs` lists it): the id as
+        written -> [the array's native id, the task's index], so the job is shown waiting
+        for that task of the array, not for a job diamond does not know."""
+        wanted = {v: native for dep in spec.dependencies if dep.scheduler in (None, "flux")
+                  for native in dep.job_ids if (v := flux_id_value(native.strip())) is not None}
+        stored = self.store.jobs_with_ids(
+            [jid for native in wanted.values() for jid, _ in upstream_ids(site, native, "flux")])
+        left = {v: n for v, n in wanted.items()
+                if not any(jid in stored for jid, _ in upstream_ids(site, n, "flux"))}
+        out: dict[str, list[str]] = {}
+        for array in self.store.task_run_arrays(site) if left else []:
+            for index, jid in (task_ids(array) or {}).items():
+                if (native := left.pop(flux_id_value(jid) or -1, None)) is not None:
+                    out[native] = [array.native_id or "", index]
         return out
 
 

@@ -17,7 +17,7 @@ from .attention import never_reason
 from .dialects.flux_ids import flux_id_value, flux_spellings
 from .dialects.outputs_common import TASKS_EXPANDED, array_expression_ranges
 from .dialects.pbs_commands import subjob_of
-from .model import Job, JobState
+from .model import TASKS_NAMED, Job, JobState
 
 WORKFLOW = "workflow"  # the type of a step held by its workflow (not by the scheduler)
 STEP_DONE = "done"
@@ -147,12 +147,23 @@ def upstream_ids(site: str, native: str, scheduler: str | None) -> list[tuple[st
     return [(f"{site}:{i}", task) for i, task in dict.fromkeys(ids)]
 
 
+def named_ids(job: Job, native: str, scheduler: str | None) -> list[tuple[str, str | None]]:
+    """`upstream_ids` of a dependency of `job` on `native`, and where `native` is one task
+    of a job array its Flux site runs as one job per task (by the task's own id, as found
+    at the submit: TASKS_NAMED), that array's task."""
+    ids = upstream_ids(job.site, native, scheduler)
+    named = (job.spec.metadata.get(TASKS_NAMED) or {}).get(native) if job.spec else None
+    if isinstance(named, list) and len(named) == 2:
+        ids.append((f"{job.site}:{named[0]}", str(named[1])))
+    return ids
+
+
 def wanted_ids(jobs: Iterable[Job], scheduler_of: Callable[[str], str | None]) -> set[str]:
     """Every stored id the dependencies of `jobs` may name (`scheduler_of(site)`: the
     site's scheduler, None where not known): what one read fetches for `dependencies_of`."""
     return {jid for job in jobs for dep in (job.spec.dependencies if job.spec else [])
             for native in dep.job_ids if native
-            for jid, _ in upstream_ids(job.site, native, scheduler_of(job.site) or dep.scheduler)}
+            for jid, _ in named_ids(job, native, scheduler_of(job.site) or dep.scheduler)}
 
 
 def awaited_tasks(site: str, waiting: Iterable[Job], scheduler: str | None
@@ -167,8 +178,8 @@ def awaited_tasks(site: str, waiting: Iterable[Job], scheduler: str | None
             ranges = array_expression_ranges(job.spec.array.expression) \
                 if dep.per_task and job.spec.array else None
             for native in dep.job_ids:
-                named = [(jid.removeprefix(prefix), task) for jid, task in upstream_ids(
-                    site, native, scheduler or dep.scheduler) if native]
+                named = [(jid.removeprefix(prefix), task) for jid, task in named_ids(
+                    job, native, scheduler or dep.scheduler) if native]
                 for array, task in named:
                     if task is not None:
                         tasks.setdefault(array, set()).add(task)
@@ -237,7 +248,7 @@ def _upstream(job: Job, native: str, find: Callable[[str], Job | None],
     """The stored job `job`'s dependency on `native` names, and the array task it names
     (None: the whole job); (None, None) where none is stored, or the id now names a job
     newer than `job` (the scheduler reused it: not the one waited for)."""
-    for jid, task in upstream_ids(job.site, native, scheduler) if native else []:
+    for jid, task in named_ids(job, native, scheduler) if native else []:
         up = find(jid)
         if up is None:
             continue

@@ -21,7 +21,7 @@ from .dialects.reasons import says_held
 from .events import EventBus
 from .leases import Fence
 from .log_lines import one_line_logger
-from .model import BadInput, DiamondError, Event, Job, JobState, SiteError
+from .model import BadInput, DiamondError, Event, Job, JobState, SiteError, task_ids
 from .monitor import SiteMonitor
 from .sites import Site, prepared_notes
 from .store import Store
@@ -108,7 +108,7 @@ class Journal:
                                           data={"native_id": job.native_id}))
         try:
             site = self.sites[job.site]
-            await site.release(site.native_ids_of(job))  # a Flux array's tasks: each
+            await site.release(site.native_ids_of(job), tasks=task_ids(job))  # each task's
         except DiamondError as refused:
             if not again:
                 raise
@@ -231,7 +231,13 @@ class Journal:
             found = await site.find_by_token(job.name, token)
         except DiamondError:
             return 0.0  # site unreachable: try again on the next pass
-        if found and job.spec is not None and site.flux_array(job.spec) is not None:
+        array = site.flux_array(job.spec) if job.spec is not None else None
+        try:  # a Flux array's tasks queued may all be purged from flux's listing: its record
+            recorded = array is not None and not found \
+                and bool(await site.recorded_flux_tasks(token, array[0]))
+        except DiamondError:
+            return 0.0
+        if array is not None and job.spec is not None and (found or recorded):
             try:  # a job array's tasks on Flux: those not queued yet queued now
                 sub = await site.resume_flux_array(job.spec, token, found)
             except DiamondError as e:

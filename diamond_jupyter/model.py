@@ -1147,6 +1147,9 @@ TASK_IDS = "flux_task_ids"
 # spec metadata of a Flux job waiting for such arrays whole: an array's id as a number ->
 # its tasks' ids (it waits for each of them)
 ARRAY_TASKS_WAITED = "flux_array_tasks_waited"
+# spec metadata of a Flux job waiting for one task of such an array by that task's own id:
+# the id as written -> [the array's native id, the task's index] (what it waits for)
+TASKS_NAMED = "flux_tasks_named"
 
 
 def task_ids(job: Job) -> dict[str, str] | None:

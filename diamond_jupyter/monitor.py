@@ -296,6 +296,10 @@ class SiteMonitor:
         elif job.spec is not None and job.spec.array is not None:
             if ev.rc:  # kept for an outcome whose exit code the scheduler lost
                 self._task_failures.setdefault(job_id, ev.rc)
+            task = next((i for i, t in tasks.items() if same_native(ev.native_id, t)), None)
+            if task is not None and ev.rc < 128:  # its own end: kept should flux purge it
+                self.journal.apply_tasks(job_id, {task: JobState.COMPLETED if ev.rc == 0
+                                                  else JobState.FAILED})
             self.kick()  # one task of an array ended: the scheduler knows if all have
         elif self.journal.cancel_requested(job_id):
             # asked to cancel: the code its shell reports is no sure ending (a signal may

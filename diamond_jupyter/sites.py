@@ -31,7 +31,7 @@ from .dialects.flux_commands import (
     array_tasks,
     fold_array_records,
     parse_array_submit,
-    tasks_in_submit_order,
+    queued_tasks,
 )
 from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
@@ -498,11 +498,12 @@ class Site:
         from .dialects.body import flux_copies, one_task_cpus, program_notes, translate_body
 
         try:
+            # a Flux site's array tasks read FLUX_JOB_CC, as a body translated for one (a
+            # job moved on from there) does: there it is the array's index
             new, notes = translate_body(body, source, target,
                                         one_task_cpus=one_task_cpus(spec),
-                                        # a Flux site's array tasks: FLUX_JOB_CC each
                                         copies=flux_copies(spec) or bool(
-                                            target == "flux" and spec.array))
+                                            "flux" in (source, target) and spec.array))
             notes += program_notes(body, source, target, spec.shell)
         except KeyError:  # a dialect the body table does not know: kept as written
             return body, []
@@ -1060,8 +1061,9 @@ class Site:
         """Submit a job array's tasks on a Flux site: the script once to the job's
         directory, then one `flux batch` per index not queued yet, in order, in one remote
         shell. A submit cut short (the server died, the connection dropped) is resumed by
-        submitting it again: the tasks queued already are found by the token in their name
-        (the k-th oldest is the k-th index's) and never submitted twice. The first task's
+        submitting it again: the tasks queued already, by the record the submit keeps of
+        them in the job's directory (and the token in their names for one queued as it was
+        cut short: `queued_tasks`), are never submitted twice. The first task's
         id is the job's native id; `tasks` holds each task's id by its index."""
         indexes, limit = array
         jd = self.job_dir(token)
@@ -1089,16 +1091,26 @@ class Site:
         return await self._queue_flux_tasks(spec, token, array, found, hold=spec.hold,
                                             enter=enter)
 
+    async def recorded_flux_tasks(self, token: str, indexes: list[int]) -> dict[int, str]:
+        """The tasks of a job array on a Flux site its submit recorded as queued (index ->
+        id, from the `tasks` file in the job's directory), listed by flux or not (flux
+        purges ended jobs); empty where none was."""
+        text = await self.tail(f"{self.job_dir(token)}/tasks", lines=len(indexes) + 1)
+        return parse_array_submit(text or "", indexes)
+
     async def _queue_flux_tasks(self, spec: JobSpec, token: str,
                                 array: tuple[list[int], int | None], found: list[JobStatus],
                                 *, hold: bool, enter: str) -> Submitted:
         """Queue the tasks of a job array on a Flux site that `found` (the jobs carrying its
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
-        path = f"{self.job_dir(token)}/job.sh"
-        queued = tasks_in_submit_order(found, indexes)
+        path, record = f"{self.job_dir(token)}/job.sh", f"{self.job_dir(token)}/tasks"
+        recorded = await self.recorded_flux_tasks(token, indexes)
+        queued = queued_tasks(recorded, found, indexes)
         if len(queued) < len(indexes):
-            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold)
+            loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
+                                       record=_sh_path(record),
+                                       unrecorded=set(queued) - set(recorded))
             argv = ["sh", "-c", f"{enter.removesuffix(' && ')}\n{loop}".lstrip()]
             await self._know_command_home(argv)
             res = await self.run(self._argv(argv, elsewhere=True), check=False,
@@ -1297,16 +1309,20 @@ class Site:
         listed = res.ok or (getattr(self.commands, "lists_known_on_failure", False)
                             and bool(res.stdout.strip()))
         raw = self._read(self.commands.parse_status, res.stdout) if listed else []
-        if task_of:
-            raw = fold_array_records(raw, {v: (a, i) for v, (_, (a, i)) in task_of.items()})
+        if task_of:  # a task flux no longer lists: as last seen ended, else unknown
+            ended = {j.native_id or "": j.tasks for j in following if j.tasks}
+            raw = fold_array_records(raw, {v: (a, i) for v, (_, (a, i)) in task_of.items()},
+                                     ended)
         raw += await self._ended_tasks(raw, following)
         seen = self.fold_arrays(raw)
         array_of = getattr(self.commands, "array_of", None)
         arrays = {a for s in raw if array_of and (a := array_of(s.native_id))}
         # gone from the queue, ended without an exit code there (or ended in a way the queue
         # does not tell: UNKNOWN), or now another job: accounting
+        # (a Flux-run array's tasks folded: as flux lists them, no accounting knows more)
+        folded = {a for _, (a, _) in task_of.values()}
         final = [s for s in seen if not (s.state.terminal and s.exit_code is None)
-                 and s.state != JobState.UNKNOWN]
+                 and s.state != JobState.UNKNOWN or s.native_id in folded]
         missing = [i for i in native_ids if not any(s.native_id == i for s in final)
                    or any(j.native_id == i and not any(s.native_id == i and owns(s, j)
                                                        for s in final) for j in following)]
@@ -1468,8 +1484,26 @@ class Site:
             return
         result_or_raise(self.name, res, check=True)
 
-    async def release(self, native_ids: list[str]) -> None:
-        await self.run(self.commands.release_argv(native_ids), check=True)
+    async def release(self, native_ids: list[str], *,
+                      tasks: dict[str, str] | None = None) -> None:
+        """Release held jobs `native_ids` (CommandFailed when the scheduler refuses). Several
+        ids are a Flux-run job array's tasks (`tasks`: index -> id): every task flux takes is
+        released, and a refusal of any names the tasks it left held."""
+        res = await self.run(self.commands.release_argv(native_ids), check=False)
+        missed_of = getattr(self.commands, "release_missed", None)
+        if res.exit_status != 0 and len(native_ids) > 1 and missed_of is not None \
+                and (missed := missed_of(res.stderr)):
+            index_of = {jid: i for i, jid in (tasks or {}).items()}
+            named = ", ".join(f"task {index_of[m]} ({m})" if m in index_of else m
+                              for m in missed)
+            said = [ln.strip() for ln in res.stderr.splitlines()
+                    if ln.strip() and not missed_of(ln)]
+            raise CommandFailed(
+                f"{self.name}: released {len(native_ids) - len(missed)} of the array's "
+                f"{len(native_ids)} tasks; still held: {named}"
+                + (f" (flux said: {said[-1][:300]})" if said else "")
+                + "; release the job again to retry them", res)
+        result_or_raise(self.name, res, check=True)
 
     @property
     def updates_dependencies(self) -> bool:

@@ -446,8 +446,10 @@ class RestSite(Site):
         await self._each("changing the dependency of", "POST", [native_id],
                          {"dependency": self.commands.dependency_value(deps)})
 
-    async def release(self, native_ids: list[str]) -> None:
-        """`POST job/ID` (the update call) with the hold lifted."""
+    async def release(self, native_ids: list[str], *,
+                      tasks: dict[str, str] | None = None) -> None:
+        """`POST job/ID` (the update call) with the hold lifted (`tasks`: a Flux array's,
+        never here)."""
         await self._each("releasing", "POST", native_ids, {"hold": False})
 
     # -- files: through the file door -----------------------------------------------------

@@ -8,6 +8,7 @@ the jobs it queued in a file (its ids grow with submit time, as flux's do)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -20,18 +21,21 @@ from diamond_jupyter.dialects.flux_commands import (
     array_submit_script,
     array_task_waits,
     array_tasks,
+    fold_array_records,
     parse_array_submit,
+    queued_tasks,
 )
-from diamond_jupyter.dialects.flux_ids import flux_id_value
+from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
-from diamond_jupyter.model import BadInput, JobState, SiteError, task_ids
+from diamond_jupyter.model import BadInput, JobState, JobStatus, SiteError, task_ids
 
 # `flux batch [OPTS] PATH`: queues a job named as the script's --job-name directive says,
 # its id 1000 + its number, printed in F58 (`ƒ` spelt `f`); with the file `fail_at` holding
-# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs;
-# `flux cancel ID...`: each ends CANCELED (exit 1 naming any that had ended, as flux
-# says "job is inactive"); `flux job urgency ID default`: not held. A
-# job's state is as jobs.json holds it.
+# N, the N-th batch fails once. `flux jobs --json -a (--name=NAME | ID...)`: those jobs
+# (urgency 0 while held); `flux cancel ID...`: each ends CANCELED (exit 1 naming any that
+# had ended, as flux says "job is inactive"); `flux job urgency ID default`: not held
+# (refused for the job whose number the file `refuse_urgency` holds). A job's state is as
+# jobs.json holds it; one marked `purged` is listed no more (as `flux job purge` leaves it).
 FAKE_FLUX = r'''#!PYTHON
 import json, os, re, sys
 here = os.path.dirname(os.path.abspath(__file__))
@@ -66,10 +70,14 @@ if args[0] == "batch":
 elif args[0] == "jobs":
     names = [a.split("=", 1)[1] for a in args if a.startswith("--name=")]
     ids = {number(a) for a in args[1:] if not a.startswith("-")}
-    shown = [{k: v for k, v in j.items() if k != "options"} for j in jobs
-             if (j["name"] in names if names else j["id"] in ids)]
+    shown = [{**{k: v for k, v in j.items() if k not in ("options", "purged")},
+              "urgency": 0 if "--urgency=hold" in j["options"] else 16} for j in jobs
+             if (j["name"] in names if names else j["id"] in ids) and not j.get("purged")]
     print(json.dumps({"jobs": shown}))
 elif args[0:2] == ["job", "urgency"]:
+    refused = os.path.join(here, "refuse_urgency")
+    if os.path.exists(refused) and int(open(refused).read()) == number(args[2]):
+        sys.exit("flux-job: urgency: Operation not permitted")
     for j in jobs:
         if j["id"] == number(args[2]):
             j["options"] = [o for o in j["options"] if o != "--urgency=hold"]
@@ -203,6 +211,125 @@ async def test_a_submit_cut_short_is_resumed_without_queueing_a_task_twice(tmp_p
     assert [flux_id_value(sub.tasks[k]) for k in "1234"] == [j["id"] for j in queued]
 
 
+def _purge(tmp_path, numbers: set[int]) -> None:
+    """Ended jobs flux purged (`flux job purge`, or its limit of inactive jobs kept)."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    for j in jobs:
+        if j["id"] in numbers:
+            j.update(state="INACTIVE", result="COMPLETED", returncode=0, purged=True)
+    path.write_text(json.dumps(jobs))
+
+
+async def _cut_short(fed, tmp_path, fail_at: int) -> None:
+    """A submit of a 4-task array (limit 2) cut short at its `fail_at`-th flux batch."""
+    (tmp_path / "bin" / "fail_at").write_text(str(fail_at))
+    with pytest.raises(SiteError, match=f"{fail_at - 1} of the array's 4 tasks were queued"):
+        await _submit(fed, "1-4%2", "abcabc123123")
+
+
+def _each_task_once(tmp_path, sub) -> list[dict]:
+    """The 4 tasks flux queued, each once and bound to its index; the queued jobs."""
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
+    assert sub.tasks is not None and [flux_id_value(sub.tasks[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+    return queued
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_resumed_submit_whose_first_task_flux_purged_queues_no_task_twice(tmp_path):
+    """Task 1 ended and was purged from flux's listing before the submit was resumed: the
+    submit's own record of its tasks keeps it task 1, not a reason to read task 2 as 1."""
+    fed = _site_fed(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        _purge(tmp_path, {1000})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _each_task_once(tmp_path, sub)
+    assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resume(tmp_path):
+    """Task 2 was queued but its line never reached the record (the submit was cut short
+    just then): the resume that finds it in flux's listing records it, so a later resume
+    still knows it once flux purged it."""
+    fed = _site_fed(tmp_path)
+    record = tmp_path / "home" / ".diamond" / "jobs" / "abcabc123123" / "tasks"
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        record.write_text(record.read_text().splitlines(keepends=True)[0])  # task 1 only
+        await _cut_short(fed, tmp_path, 4)
+        _purge(tmp_path, {1001})
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    queued = _each_task_once(tmp_path, sub)
+    assert flux_id_value(_waits_for(queued[3]) or "") == 1001
+
+
+def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():
+    found = [JobStatus(native_id=flux_f58(v, ascii_prefix=True), state=JobState.PENDING)
+             for v in (1001, 1002)]
+    one = flux_f58(1000, ascii_prefix=True)
+    assert {i: flux_id_value(j) for i, j in queued_tasks({1: one}, found, [1, 2, 3, 4])
+            .items()} == {1: 1000, 2: 1001, 3: 1002}  # 2 and 3 queued as it was cut short
+    with pytest.raises(BadInput, match="older than a task its record names"):
+        queued_tasks({1: flux_f58(1005, ascii_prefix=True)}, found, [1, 2, 3])
+    with pytest.raises(BadInput, match="3 queued jobs carry the array's token, more than "
+                                       "its 2 tasks"):
+        queued_tasks({1: one}, found, [1, 2])
+
+
+async def _died_after_two_of_four(tmp_path) -> str:
+    """An engine that died submitting a 4-task array after queueing 2: the job's token."""
+    fed = _site_fed(tmp_path)
+    (tmp_path / "bin" / "fail_at").write_text("3")
+    try:
+        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
+            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
+        (intent,) = fed.store.intents_without_native_id()
+    finally:
+        await fed.close()
+    return intent.token or ""
+
+
+async def _recovered(tmp_path, token: str, passes: int = 1):
+    """The job as the next server (same store) recovers it in `passes` passes."""
+    again = local_home_federation(tmp_path, scheduler="flux")
+    try:
+        for _ in range(passes):
+            await again.recover(intent_grace_s=0)
+        return again.job(token)
+    finally:
+        await again.close()
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_recovery_resumes_an_array_whose_queued_tasks_flux_all_purged(tmp_path):
+    token = await _died_after_two_of_four(tmp_path)
+    _purge(tmp_path, {1000, 1001})  # both ended and gone from `flux jobs -a`
+    job = await _recovered(tmp_path, token)
+    queued = _queued(tmp_path)
+    assert [_env(j) for j in queued] == ["1", "2", "3", "4"]  # not closed as never queued
+    ids = task_ids(job)
+    assert ids is not None and [flux_id_value(ids[k]) for k in "1234"] == \
+        [1000, 1001, 1002, 1003]
+
+
+async def _end_line(fed, job, native: str, rc: int, kind: str = "end") -> None:
+    """The line a task's wrapper writes (signed with the job's secret) as its monitor reads
+    it: `kind` (start, end) under the task's flux id `native`."""
+    from diamond_jupyter.wrapper import event_mac
+
+    mon = fed.monitors["here"]
+    body = f"1700000000.0 {kind} {job.token} {native} {rc}"
+    await mon._on_line(f"{body} {event_mac(mon._secrets[job.token or ''], body)}")
+
+
 def _set_states(tmp_path, states: dict[int, tuple[str, str | None]]) -> None:
     """The fake's job number -> (its flux state, its result)."""
     path = tmp_path / "bin" / "jobs.json"
@@ -255,24 +382,81 @@ async def test_an_approved_array_runs_as_its_tasks_followed_one_by_one_and_cance
         await fed.close()
 
 
+def _listed(native: int, state: JobState) -> JobStatus:
+    return JobStatus(native_id=flux_f58(native, ascii_prefix=True), state=state,
+                     exit_code=0 if state == JobState.COMPLETED else None)
+
+
+@pytest.mark.parametrize("listed, ended, state, tasks, said", [
+    # task 1 purged, never seen ended: not COMPLETED, and said which
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {}, JobState.FAILED,
+     ["UNKNOWN", "COMPLETED", "COMPLETED"], "1 not listed by flux (purged once ended, its "
+                                           "outcome not seen): task 1"),
+    # as an earlier listing (or its end line) last saw it
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {"1": JobState.COMPLETED},
+     JobState.COMPLETED, ["COMPLETED"] * 3, None),
+    ({1001: JobState.COMPLETED, 1002: JobState.COMPLETED}, {"1": JobState.FAILED},
+     JobState.FAILED, ["FAILED", "COMPLETED", "COMPLETED"], "FAILED as last seen"),
+    # still running: running, the purged one unknown
+    ({1001: JobState.RUNNING}, {}, JobState.RUNNING, ["UNKNOWN", "RUNNING", "UNKNOWN"],
+     "2 not listed by flux (purged once ended, its outcome not seen): tasks 1, 3"),
+])
+def test_a_partial_listing_folds_into_what_is_known_of_the_array(listed, ended, state, tasks,
+                                                                  said):
+    array = flux_f58(1000, ascii_prefix=True)
+    task_of = {1000 + k: (array, str(k + 1)) for k in range(3)}
+    (folded,) = fold_array_records([_listed(n, st) for n, st in listed.items()], task_of,
+                                   {array: ended})
+    assert (folded.native_id, folded.state) == (array, state)
+    assert folded.tasks == {str(k + 1): JobState(t) for k, t in enumerate(tasks)}
+    assert said is None or said in (folded.reason or "")
+
+
 @pytest.mark.usefixtures("flux_path")
-async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(tmp_path):
+async def test_an_array_whose_ended_task_flux_purged_is_not_completed_unless_seen_so(
+        tmp_path):
     fed = _site_fed(tmp_path)
-    (tmp_path / "bin" / "fail_at").write_text("3")
     try:
-        with pytest.raises(SiteError, match="2 of the array's 4 tasks were queued"):
-            await fed.submit(fed.parse(SCRIPT.format("1-4%2")), site="here")
-        (intent,) = fed.store.intents_without_native_id()
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED"), 1001: ("RUN", None)})
+        await fed.status(job.id, refresh=True)  # task 1 seen ended
+        _purge(tmp_path, {1000, 1002})  # task 3 ended and purged between two polls
+        _set_states(tmp_path, {1001: ("INACTIVE", "COMPLETED")})
+        job = await fed.status(job.id, refresh=True)
+        assert job.state == JobState.FAILED and "task 3" in (job.reason or "")
+        assert job.tasks == {"1": JobState.COMPLETED, "2": JobState.COMPLETED,
+                             "3": JobState.PENDING}  # as last listed: its end not seen
     finally:
         await fed.close()
-    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
-    again = local_home_federation(tmp_path, scheduler="flux")  # the next server, same store
+
+
+@pytest.mark.usefixtures("flux_path")
+@pytest.mark.parametrize("rcs, state", [((0, 0), JobState.COMPLETED),
+                                        ((0, 3), JobState.FAILED)])
+@pytest.mark.parametrize("purged", [{1001}, {1000, 1001}])
+async def test_a_purged_tasks_end_line_gives_its_outcome(tmp_path, rcs, state, purged):
+    """Each task's end line (its own exit code) stands for it once flux no longer lists
+    it, even when flux lists no task of the array any more."""
+    fed = _site_fed(tmp_path)
     try:
-        await again.recover(intent_grace_s=0)
-        await again.recover(intent_grace_s=0)  # a second pass finds nothing to do
-        job = again.job(intent.token or "")
+        job = await fed.submit(fed.parse(SCRIPT.format("1-2")), site="here")
+        for index, rc in zip("12", rcs, strict=True):
+            await _end_line(fed, job, (task_ids(job) or {})[index], rc)
+        _set_states(tmp_path, {1000: ("INACTIVE", "COMPLETED")})
+        _purge(tmp_path, purged)
+        job = await fed.status(job.id, refresh=True)
     finally:
-        await again.close()
+        await fed.close()
+    assert job.state == state
+    assert job.tasks == {"1": JobState.COMPLETED, "2": JobState(
+        "COMPLETED" if rcs[1] == 0 else "FAILED")}
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_an_engine_that_died_mid_submit_queues_the_rest_once_on_recovery(tmp_path):
+    token = await _died_after_two_of_four(tmp_path)
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+    job = await _recovered(tmp_path, token, passes=2)  # a second pass finds nothing to do
     queued = _queued(tmp_path)
     assert [_env(j) for j in queued] == ["1", "2", "3", "4"]
     assert [flux_id_value(_waits_for(j) or "") for j in queued[2:]] == [1000, 1001]
@@ -300,6 +484,39 @@ async def test_a_job_waiting_for_the_array_waits_for_each_of_its_tasks(tmp_path)
 
 
 @pytest.mark.usefixtures("flux_path")
+async def test_a_job_waiting_for_one_tasks_own_flux_id_waits_for_that_task_of_the_array(
+        tmp_path):
+    """`flux jobs` lists each task under its own id: a job written to wait for task 2's is
+    shown waiting for task 2 of the array (its state as the array's listing gives it), not
+    for a job diamond does not know; flux is still told the task's own id."""
+    fed = _site_fed(tmp_path)
+    try:
+        array = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        second = (task_ids(array) or {})["2"]
+        after = f"#!/bin/bash\n#flux: --dependency=afterok:{second}\n#flux: -t 5m\necho ok\n"
+        down = await fed.submit(fed.parse(after), site="here")
+        (dep,) = fed.dependencies(down.id)
+        assert (dep.job, dep.task, dep.satisfied) == (array.id, "2", False)
+        _set_states(tmp_path, {1001: ("INACTIVE", "COMPLETED"), 1000: ("RUN", None)})
+        await fed.status(array.id, refresh=True)
+        (dep,) = fed.dependencies(down.id)
+        assert (dep.job, dep.task, dep.task_state, dep.satisfied) == \
+            (array.id, "2", JobState.COMPLETED, True)
+        script = tmp_path / "home" / ".diamond" / "jobs" / (down.token or "") / "job.sh"
+    finally:
+        await fed.close()
+    assert f"#flux: --dependency=afterok:{second}\n" in script.read_text()
+
+
+@pytest.mark.parametrize("named", ["fJF_2", "fJF[2]", "1000_2"])
+def test_a_dependency_on_a_task_in_another_schedulers_form_is_told_to_name_its_own_id(named):
+    with pytest.raises(BadInput, match=rf"{re.escape(repr(named))} is not a Flux job id: it "
+                       r"names task 2 of job f?[JF0-9]+ as Slurm or LSF would.*name task 2 by "
+                       r"its own id \(`flux jobs` lists it"):
+        Federation.parse(f"#!/bin/bash\n#flux: --dependency=afterok:{named}\necho ok\n")
+
+
+@pytest.mark.usefixtures("flux_path")
 async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path):
     fed = _site_fed(tmp_path)
     try:
@@ -312,25 +529,41 @@ async def test_an_array_submitted_held_has_every_task_held_and_released(tmp_path
 
 
 @pytest.mark.usefixtures("flux_path")
+@pytest.mark.parametrize("refused", [1, 3])
+async def test_a_release_flux_refuses_for_one_task_releases_the_others_and_names_it(
+        tmp_path, refused):
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here", hold=True)
+        (tmp_path / "bin" / "refuse_urgency").write_text(str(999 + refused))
+        with pytest.raises(SiteError, match=rf"released 2 of the array's 3 tasks; still "
+                           rf"held: task {refused} \(f[0-9A-Za-z]+\) \(flux said: flux-job: "
+                           "urgency: Operation not permitted\\)"):
+            await fed.release(job.id)
+        held = {j["id"]: "--urgency=hold" in j["options"] for j in _queued(tmp_path)}
+        assert held == {1000 + k: k + 1 == refused for k in range(3)}
+        (tmp_path / "bin" / "refuse_urgency").unlink()
+        job = await fed.status(job.id, refresh=True)
+        assert job.reason is not None and job.reason.startswith(f"held (task {refused} of 3)")
+        await fed.release(job.id)  # again: the one left held is released
+    finally:
+        await fed.close()
+    assert not any("--urgency=hold" in j["options"] for j in _queued(tmp_path))
+
+
+@pytest.mark.usefixtures("flux_path")
 async def test_each_tasks_own_event_lines_are_the_arrays(tmp_path):
     """Each task's wrapper signs its lines with its own flux id ($FLUX_JOB_ID): the array's
     lines, not another job's; one task's end leaves the array to the scheduler's word."""
-    from diamond_jupyter.wrapper import event_mac
-
     fed = _site_fed(tmp_path)
     try:
         job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
         mon = fed.monitors["here"]
-        secret = mon._secrets[job.token or ""]
-
-        def line(kind: str, native: str) -> str:
-            body = f"1700000000.0 {kind} {job.token} {native} 0"
-            return f"{body} {event_mac(secret, body)}"
         second = (task_ids(job) or {})["2"]
-        await mon._on_line(line("start", second))
+        await _end_line(fed, job, second, 0, kind="start")
         assert fed.job(job.id).state == JobState.RUNNING
-        await mon._on_line(line("end", second))
-        await mon._on_line(line("start", "f2Jc8CuU9"))  # no task of it: refused
+        await _end_line(fed, job, second, 0)
+        await _end_line(fed, job, "f2Jc8CuU9", 0, kind="start")  # no task of it: refused
         assert mon.rejected_lines == 1
         assert fed.job(job.id).state == JobState.RUNNING  # tasks 1 and 3 have not ended
     finally:
@@ -360,3 +593,29 @@ async def test_an_array_moved_elsewhere_takes_none_of_its_old_tasks_ids(tmp_path
         await fed.close()
     assert "flux_task_ids" not in moved.metadata
     assert moved.array is not None and moved.array.expression == "1-3"
+
+
+@pytest.mark.usefixtures("flux_path")
+@pytest.mark.parametrize("scheduler, index", [
+    ("slurm", "$SLURM_ARRAY_TASK_ID"), ("pbs", "$PBS_ARRAY_INDEX"), ("lsf", "$LSB_JOBINDEX")])
+async def test_an_array_moved_elsewhere_reads_that_schedulers_index(tmp_path, scheduler,
+                                                                     index):
+    """Its body, translated for the Flux site (the index in $FLUX_JOB_CC), reads the new
+    site's own index variable there, as its render shows."""
+    from diamond_jupyter.config import SiteConfig, TransportConfig
+    from diamond_jupyter.sites import Site
+    from diamond_jupyter.transports.local import LocalTransport
+
+    fed = _site_fed(tmp_path)
+    try:
+        job = await fed.submit(fed.parse(SCRIPT.format("1-3")), site="here")
+        assert "echo $FLUX_JOB_CC" in (fed.job(job.id).spec.script or "")
+        moved = fed.original_spec(fed.job(job.id))
+    finally:
+        await fed.close()
+    cfg = SiteConfig(name="other", scheduler=scheduler,
+                     transport=TransportConfig(kind="local"), workdir=str(tmp_path / "o"))
+    other = Site(cfg, transport=LocalTransport("other", workdir=str(tmp_path)))
+    rendered = other.render(other.prepare(moved, "abcabc123123"))
+    assert f"\necho {index}\n" in rendered.script and "FLUX_JOB_CC" not in rendered.script
+    assert not any("FLUX" in w for w in rendered.warnings)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
+from collections.abc import Collection
 from typing import Any
 
 from ..digits import ascii_digits
@@ -52,6 +54,7 @@ from .outputs_common import (
     user_filter,
     whole_number,
 )
+from .reasons import says_held
 
 # RFC 21 state bits / result bits as they appear when printed numerically.
 _STATE_BITS = {1: "NEW", 2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP",
@@ -183,12 +186,23 @@ class FluxCommands(FailureReading, AccountingReach):
         return bool(said) and all(_CANCEL_OF_ENDED.search(line) for line in said)
 
     def release_argv(self, native_ids: list[str]) -> list[str]:
-        """`flux job urgency ID default` takes one id; several go through one sh loop."""
+        """`flux job urgency ID default` takes one id; several (a job array's tasks) go
+        through one sh loop that releases every one it can, printing `not released: ID`
+        for each flux refused and failing at the end if any was."""
         ids = self._ids(native_ids)
         if len(ids) == 1:
             return ["flux", "job", "urgency", ids[0], "default"]
-        loop = 'for i; do flux job urgency "$i" default || exit 1; done'
+        loop = ('n=0; for i; do flux job urgency "$i" default '
+                f'|| {{ n=$((n+1)); echo "{_NOT_RELEASED}$i" >&2; }}; done; [ "$n" = 0 ]')
         return ["sh", "-c", loop, "sh", *ids]
+
+    @staticmethod
+    def release_missed(stderr: str) -> list[str]:
+        """The ids a failed release of several jobs (`release_argv`'s loop) did not
+        release, as it named them."""
+        return [line.strip()[len(_NOT_RELEASED):] for line in stderr.splitlines()
+                if line.strip().startswith(_NOT_RELEASED)
+                and _ID_RE.fullmatch(line.strip()[len(_NOT_RELEASED):])]
 
     def find_by_name_argv(self, name: str, user: str | None = None) -> list[str]:
         """Jobs named `name`: `user`'s (--user), else the login's (flux jobs' default)."""
@@ -569,6 +583,7 @@ def _fsd_or_none(text: str | None) -> int | None:
 ARRAY_INDEX_VARIABLE = "FLUX_JOB_CC"
 # what `flux cancel` says of a job that had ended (flux-core's job-manager, old and new)
 _CANCEL_OF_ENDED = re.compile(r"job is inactive|unknown job id")
+_NOT_RELEASED = "not released: "  # release_argv's loop: each job flux refused
 MAX_FLUX_ARRAY_TASKS = 1000  # one `flux batch` each, in one remote shell: bounded
 
 
@@ -612,17 +627,21 @@ def array_submissions(expr: str, script: str, *, hold: bool = False) -> list[str
 
 
 def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[int, str],
-                        script: str, *, hold: bool = False) -> str:
+                        script: str, *, hold: bool = False, record: str | None = None,
+                        unrecorded: Collection[int] = ()) -> str:
     """Shell that submits the batch script at `script` (shell text, quoted), in order, each
-    task of `indexes` not in
-    `submitted` (index -> flux id, those a cut-short submit queued already), printing
-    `task INDEX ID` as each is queued and stopping at the first failure (its status).
-    Indexes are numbers and ids flux ids: nothing else enters the text."""
+    task of `indexes` not in `submitted` (index -> flux id, those a cut-short submit queued
+    already), printing `task INDEX ID` as each is queued (and appending it to the file at
+    `record`, shell text, quoted: the tasks' ids kept where flux's listing may lose them,
+    first those of `unrecorded`, submitted tasks known from the listing alone) and stopping
+    at the first failure (its status). Indexes are numbers and ids flux ids: nothing else
+    enters the text."""
     for i, jid in submitted.items():
         if i not in indexes or flux_id_problem(jid) is not None:
             raise BadInput(f"flux array task {i}: {jid!r} is not one of its tasks' ids")
     waits = array_task_waits(indexes, limit)
-    lines = []
+    lines = [f"printf 'task {i} %s\\n' {shlex.quote(submitted[i])} >> {record}" for i in indexes
+             if record and i in unrecorded and i in submitted]
     for i in indexes:
         if i in submitted:
             continue
@@ -633,7 +652,8 @@ def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[i
             opts.append("--dependency=afterany:" + (
                 submitted.get(before, f"$t{before}")))
         lines.append(f't{i}=$(flux batch {" ".join(opts)} {script}) || exit $?; '
-                     f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"')
+                     f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"'
+                     + (f" | tee -a {record}" if record else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -649,25 +669,46 @@ def parse_array_submit(stdout: str, indexes: list[int]) -> dict[int, str]:
     return queued
 
 
-def tasks_in_submit_order(found: list[JobStatus], indexes: list[int]) -> dict[int, str]:
-    """The tasks a cut-short array submit queued, from the queue's jobs carrying its token
-    (`found`): they were submitted one after another in index order, and a flux id grows
-    with its submit time, so the k-th smallest id is the k-th index's (each spelt as flux
-    batch spells it, in F58)."""
-    values = {v for s in found if (v := flux_id_value(s.native_id)) is not None}
+def queued_tasks(recorded: dict[int, str], found: list[JobStatus],
+                 indexes: list[int]) -> dict[int, str]:
+    """The tasks a cut-short array submit queued (index -> id, each spelt as flux batch
+    spells it, in F58): those its record names (`recorded`, read by `parse_array_submit`
+    from the file the submit appends to), whether or not flux still lists them (it purges
+    ended jobs); and the queue's jobs carrying its token (`found`) that the record does not
+    name (queued as the submit was cut short), taken by submit order: they were queued one
+    after another in index order after every recorded task, and a flux id grows with its
+    submit time. BadInput where the two disagree (an unrecorded job older than a recorded
+    one, or more jobs than tasks): nothing is then resubmitted."""
+    known = {v for jid in recorded.values() if (v := flux_id_value(jid)) is not None}
+    values = {v for s in found if (v := flux_id_value(s.native_id)) is not None} - known
+    left = [i for i in indexes if i not in recorded]
+    if len(values) > len(left):
+        raise BadInput(f"{len(values) + len(known)} queued jobs carry the array's token, "
+                       f"more than its {len(indexes)} tasks: not resubmitting any")
+    if values and known and min(values) < max(known):
+        raise BadInput(f"job {flux_f58(min(values), ascii_prefix=True)} carries the array's "
+                       "token but is older than a task its record names: not telling which "
+                       "task it is, not resubmitting any")
     ordered = [flux_f58(v, ascii_prefix=True) for v in sorted(values)]
-    if len(ordered) > len(indexes):
-        raise BadInput(f"{len(ordered)} queued jobs carry the array's token, more than its "
-                       f"{len(indexes)} tasks: not resubmitting any")
-    return dict(zip(indexes, ordered, strict=False))  # a prefix of the indexes
+    return {**recorded, **dict(zip(left, ordered, strict=False))}
 
 
-def fold_array_records(records: list[JobStatus],
-                       task_of: dict[int, tuple[str, str]]) -> list[JobStatus]:
+def fold_array_records(records: list[JobStatus], task_of: dict[int, tuple[str, str]],
+                       ended: dict[str, dict[str, JobState]] | None = None
+                       ) -> list[JobStatus]:
     """`flux jobs` records with those of a followed job array's tasks (`task_of`: a task's
     id as a number -> the array's native id and the task's index) folded into one status
-    per array, under its native id, in the first task's place; other records unchanged."""
+    per array, under its native id, in the first listed task's place; other records
+    unchanged (an array flux lists no task of is folded, last, where each task is known to
+    have ended). A task of an array flux lists others of but not it was purged once ended
+    (`flux job purge`, or the limit of inactive jobs flux keeps): its outcome is the one
+    last known (`ended`: an array's native id -> index -> the ended state an earlier
+    listing or the task's end line gave), else unknown, and the array is never read
+    COMPLETED while one is (`fold_task_jobs`)."""
     groups: dict[str, dict[str, JobStatus]] = {}
+    tasks: dict[str, dict[str, str]] = {}  # an array's tasks in order: index -> id
+    for value, (array, index) in task_of.items():
+        tasks.setdefault(array, {})[index] = flux_f58(value, ascii_prefix=True)
     out: list[JobStatus | str] = []
     for r in records:
         value = flux_id_value(r.native_id)
@@ -679,4 +720,53 @@ def fold_array_records(records: list[JobStatus],
             groups[array] = {}
             out.append(array)
         groups[array][index] = r
-    return [x if isinstance(x, JobStatus) else fold_indexed_tasks(x, groups[x]) for x in out]
+    known = {a: st for a, st in (ended or {}).items() if a in tasks}
+    # an array none of whose tasks flux lists any more, each known to have ended
+    out += [a for a in tasks if a not in groups and all(
+        (st := known.get(a, {}).get(i)) is not None and st.terminal for i in tasks[a])]
+    return [x if isinstance(x, JobStatus) else fold_task_jobs(
+        x, groups.get(x, {}), tasks[x], known.get(x, {})) for x in out]
+
+
+def fold_task_jobs(array: str, listed: dict[str, JobStatus], tasks: dict[str, str],
+                   ended: dict[str, JobState]) -> JobStatus:
+    """The status of a Flux-run job array from the records of its tasks flux listed
+    (`listed`, by index; `tasks`: each task's id by index, in order). A task not listed
+    was purged once ended: its outcome is the ended state `ended` (by index) holds for it
+    (an earlier listing's, or its end line's), else UNKNOWN in the array's task states,
+    and an array with such a task is never COMPLETED: still running or waiting where a
+    listed task is, else FAILED (ended, not every task known to have completed), its
+    reason naming the tasks not known. Tasks still held make the reason start `held (`,
+    naming them (a release is then still wanted), whichever task's reason the fold shows."""
+    by_index: dict[str, JobStatus] = {}
+    for index, jid in tasks.items():
+        if index in listed:
+            by_index[index] = listed[index]
+        elif (state := ended.get(index)) is not None and state.terminal:
+            by_index[index] = JobStatus(native_id=jid, state=state, reason=None if state ==
+                                        JobState.COMPLETED else f"{state.value} as last "
+                                        "seen (flux no longer lists it)")
+    unknown = [i for i in tasks if i not in by_index]
+    folded = fold_indexed_tasks(array, by_index)
+    held = [i for i, r in by_index.items() if not r.state.terminal and says_held(r.reason)]
+    if held:  # which tasks: a task's own "held (urgency 0)" names none
+        rest = None if says_held(folded.reason) else folded.reason
+        folded = folded.model_copy(update={"reason": (
+            f"held (task{'s' if len(held) > 1 else ''} {_some(held)} of {len(tasks)})"
+            + (f"; {rest}" if rest else ""))})
+    if not unknown:
+        return folded
+    said = (f"{len(unknown)} not listed by flux (purged once ended, its outcome not seen): "
+            f"task{'s' if len(unknown) > 1 else ''} {_some(unknown)}")
+    update: dict[str, Any] = {
+        "tasks": {i: (folded.tasks or {}).get(i, JobState.UNKNOWN) for i in tasks},
+        "reason": f"{folded.reason}; {said}" if folded.reason else f"array tasks: {said}"}
+    if folded.state == JobState.COMPLETED:
+        update |= {"state": JobState.FAILED, "exit_code": None, "native_state": None}
+    return folded.model_copy(update=update)
+
+
+def _some(indexes: list[str], shown: int = 10) -> str:
+    """Task indexes in words: the first `shown`, then how many more."""
+    more = len(indexes) - shown
+    return ", ".join(indexes[:shown]) + (f" and {more} more" if more > 0 else "")

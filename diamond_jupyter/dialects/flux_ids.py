@@ -104,11 +104,21 @@ def flux_id_value(text: str) -> int | None:
     return value if value is not None and value <= MAX_FLUID else None
 
 
+# one task of an array job as other schedulers name it: Slurm's `ID_4`, LSF's `ID[4]`
+_TASK_FORM = re.compile(r"(.+?)(?:_([0-9]+)|\[([0-9]+)\])")
+
+
 def flux_id_problem(text: str) -> str | None:
     """Why `text` is no Flux job id, naming the part that is wrong and the spellings
     accepted; None when it is one."""
     if flux_id_value(text) is not None:
         return None
+    if (m := _TASK_FORM.fullmatch(text)) and flux_id_value(m.group(1)) is not None:
+        task = m.group(2) or m.group(3)
+        return (f"{text!r} is not a Flux job id: it names task {task} of job {m.group(1)} as "
+                "Slurm or LSF would, and flux has no job arrays; a job array on a Flux site "
+                f"runs each task as a job of its own: name task {task} by its own id (`flux "
+                f"jobs` lists it; accepted spellings: {ACCEPTED})")
     if m := _WORDS.fullmatch(text):
         unknown = [w for w in m.groups() if w not in _word_index()]
         why = (f"{', '.join(repr(w) for w in unknown)} not in flux's word list" if unknown

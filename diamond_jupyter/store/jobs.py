@@ -28,6 +28,7 @@ from ..model import (
     provisional_id,
     utcnow,
 )
+from ..model import task_ids as task_ids_of
 from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
 from .db import IN_CHUNK, Database
 
@@ -440,6 +441,13 @@ class JobsMixin(Database):
                                 part):
                 out[r["id"]] = row_to_job(r)
         return out
+
+    def task_run_arrays(self, site: str) -> list[Job]:
+        """The job arrays of `site` run as one job per task (a Flux site's: TASK_IDS in
+        their spec), newest first."""
+        rows = self._read("SELECT * FROM jobs WHERE site = ? AND spec LIKE ? "
+                          "ORDER BY created_at DESC, rowid DESC", [site, f'%"{TASK_IDS}"%'])
+        return [job for r in rows if task_ids_of(job := row_to_job(r))]
 
     def jobs_with_tokens(self, tokens: Iterable[str]) -> dict[str, Job]:
         """The stored jobs of submission `tokens` by token, an unknown one left out: one read

@@ -1413,11 +1413,11 @@ class WorkflowEngine:
     def _note_unreached(self, rec: WorkflowRecord, wf: Workflow
                         ) -> tuple[WorkflowRecord, dict[str, str]]:
         """The unfinished steps this engine must leave alone, each with why: on, or pinned
-        to, a site its sites file lacks (but one whose job's end is known and leaves
-        nothing to ask there: its failure is acted on, a retry placed among the listed
-        sites), or waiting for inputs from one. Each one's reason
-        (`data.unreached`, shown before its own) is written when it changes, and cleared by
-        an engine that reaches it. Returns `rec` as it is now and those steps."""
+        to, a site its sites file lacks (but one whose job's end is known and leaves nothing
+        to ask there: its failure is acted on, a retry placed among the listed sites), or
+        waiting for inputs from one. Each one's reason (`data.unreached`, shown before its
+        own) is written when it changes, and cleared by an engine that reaches it. Returns
+        `rec` as it is now and those steps."""
         names = set(self.ops.site_names())
         unreached: dict[str, str] = {}
         for name in wf.order():

@@ -1,14 +1,14 @@
-"""Workflow files, nineteenth sweep: files and runs a real user writes. A step pinned to a
-site that leaves the sites file while the workflow runs (the engine restarted on the edited
-file); `diamond workflow cancel` while a step's release is on its way; two workflows of one
-name at once, and a finished one run again; a workflow's name given where its id goes; a
-step asking for `hedge`; environment variables in a `script_file`'s path, an empty script
-file, and steps given inline and by a file relative to the workflow file, not the current
-directory; an array step whose tasks fan out to the steps after it; very long step names in
-`diamond workflow status`.
+"""Workflow files, nineteenth sweep: files and runs a real user writes. A step on a site that
+the sites file of the engine advancing the workflow lacks (another file, or an edited one):
+left alone, saying why, for an engine whose file lists it; `diamond workflow cancel` while a
+step's release is on its way; two workflows of one name at once, and a finished one run
+again; a workflow's name given where its id goes; a step asking for `hedge`; environment
+variables in a `script_file`'s path, an empty script file, and steps given inline and by a
+file relative to the workflow file, not the current directory; an array step whose tasks fan
+out to the steps after it; very long step names in `diamond workflow status`.
 
 The runs are on the real engine and store (the operations below the facade recorded,
-`workflow_ops`; no test bed), but for the site leaving the sites file, run on a real
+`workflow_ops`; no test bed), but for the engine on another sites file, run on a real
 `Federation` over local sites (their scheduler commands fakes that record each call), and
 asserted as a user sees them (`workflow status --json`, the CLI's own lines)."""
 
@@ -28,11 +28,12 @@ from test_workflow_unseen15 import _nothing_lost, _shown
 from test_workflow_unseen16 import CROSS, _HeldRelease
 
 from diamond_jupyter.cli import main as cli
-from diamond_jupyter.model import BadInput, JobState
+from diamond_jupyter.model import BadInput, Job, JobState
 from diamond_jupyter.store import Store
+from diamond_jupyter.workflow.engine import WorkflowEngine
 from diamond_jupyter.workflow.model import load_workflow
 
-# -- 1. a step's site leaves the sites file while the workflow runs ------------------------
+# -- 1. a step on a site this engine's sites file lacks ------------------------------------
 
 LEAVING = f"""\
 name: leaving
@@ -59,12 +60,21 @@ def _without_gamma(fed, tmp_path: Path):
     return Federation(cfg, store=Store(tmp_path / "s.sqlite"))
 
 
-async def test_fault_a_step_whose_pinned_site_left_the_sites_file_fails_the_workflow_saying_so(
+def _not_here(site: str, configured: str, wid: str) -> str:
+    """A step's reason while an engine whose sites file lacks its site leaves it alone."""
+    return (f"its site {site} is not in this sites file (configured: {configured}): not "
+            f"followed from here; it is followed again by a server whose sites file lists "
+            f"{site}; `diamond workflow cancel {wid}` cancels the steps it reaches and names "
+            "the others")
+
+
+async def test_fault_a_step_on_a_site_another_sites_file_lacks_is_left_alone_saying_why(
         tmp_path, monkeypatch):
-    """Before: post, queued on gamma behind its gate, was marked ready once prep ended (its
-    gate's cancel refused: gamma unknown), shown PENDING with no reason, and the workflow
-    stayed RUNNING for ever, only a log line saying why. Now the next engine fails it at
-    once, naming the site and the sites it has; prep's job is cancelled with the rest."""
+    """An engine started on a sites file without gamma (`workflow status --config OTHER`,
+    a second server) adopts the workflow. Before: it failed post, queued on gamma, and
+    cancelled prep's healthy job on alpha: the workflow FAILED, nothing of it left. Now it
+    leaves post alone, saying why and where it is followed, cancels nothing, and the
+    workflow stays as it was; it is handed back for an engine that lists gamma."""
     fed = _fed(tmp_path, monkeypatch)
     try:
         first = await fed.run_workflow(LEAVING, origin={"face": "test"})
@@ -72,20 +82,95 @@ async def test_fault_a_step_whose_pinned_site_left_the_sites_file_fails_the_work
         await fed.close()
     assert [(s.name, s.site) for s in first.steps] == [("prep", "alpha"), ("post", "gamma")]
     assert all(s.job for s in first.steps)
-    again = _without_gamma(fed, tmp_path)
+    other = _without_gamma(fed, tmp_path)
     try:
-        assert await again.workflow_engine.resume() == [first.id]
-        view = again.workflow(first.id).contract()
+        assert await other.workflow_engine.resume() == []  # handed back for gamma's
+        view = other.workflow(first.id).contract()
+        owner = other.store.get_workflow(first.id).data.get("owner")
     finally:
-        await again.close()
-    gone = ("its site gamma is no longer in the sites file (configured: alpha); a job there "
-            "is neither followed nor cancelled from here")
-    assert (view["state"], view["reason"]) == ("FAILED", f"step 'post' failed: {gone}")
-    post = view["steps"][1]
-    assert (post["state"], post["site"], post["reason"]) == ("FAILED", "gamma", gone)
-    assert view["steps"][0]["state"] == "CANCELLED"
-    prep_native = first.steps[0].job.split(":")[1]
-    assert f"scancel {prep_native}" in (tmp_path / "alpha-calls").read_text()
+        await other.close()
+    assert view["state"] == first.state.value != "FAILED", view
+    prep, post = view["steps"]
+    assert (post["state"], post["site"], post["job"]) == ("PENDING", "gamma", first.steps[1].job)
+    assert post["reason"] == _not_here("gamma", "alpha", first.id)
+    assert (prep["state"], prep["job"]) == ("PENDING", first.steps[0].job)
+    calls = tmp_path / "alpha-calls"
+    assert "scancel" not in (calls.read_text() if calls.exists() else "")
+    assert owner is None  # while it still runs: an engine that lists gamma may take it
+
+
+class _FileOps(_Ops):
+    """The operations of an engine whose sites file lists `sites` alone: a job elsewhere
+    cannot be cancelled, released or asked about (as the facade refuses an unknown site)."""
+
+    def _reaches(self, job: Job) -> None:
+        if job.site not in self.sites:
+            raise BadInput(f"unknown site {job.site!r}")
+
+    async def cancel(self, job: Job) -> None:
+        self._reaches(job)
+        await super().cancel(job)
+
+    async def release(self, job: Job) -> None:
+        self._reaches(job)
+        await super().release(job)
+
+    async def refresh(self, job: Job) -> Job:
+        self._reaches(job)
+        return await super().refresh(job)
+
+
+def _engine(store: Store, engine_id: str, sites: tuple[str, ...]) -> WorkflowEngine:
+    ops = _FileOps(store)
+    ops.engine_id, ops.sites = engine_id, sites
+    return WorkflowEngine(ops)
+
+
+QUEUED_AHEAD = """\
+    name: ahead
+    steps:
+      - {name: prep, site: alpha, script: ./prep}
+      - {name: post, site: gamma, needs: [prep], script: ./post}
+    """
+
+
+async def test_fault_two_engines_on_one_store_each_does_the_steps_its_sites_file_lists(tmp_path):
+    """post waits held on gamma for prep on alpha. The engine without gamma sees prep end
+    and leaves post held (no release refused, nothing failed); the engine with gamma then
+    adopts the workflow, releases post and completes it."""
+    with Store(tmp_path / "s.sqlite") as store:
+        first = _engine(store, "engine-1", ("alpha", "beta", "gamma"))
+        wid = await first.run(load(QUEUED_AHEAD))
+        await first.close()
+        rec = store.get_workflow(wid)
+        assert (rec.step("prep").phase, rec.step("post").phase) == ("queued", "held")
+        store.apply_state(store.job_by_token(rec.step("prep").token).id, JobState.RUNNING)
+        without, with_gamma = (_engine(store, "engine-a", ("alpha", "beta")),
+                               _engine(store, "engine-g", ("alpha", "gamma")))
+        try:
+            assert await without.resume() == []  # handed back: post is not its to follow
+            store.apply_state(store.job_by_token(rec.step("prep").token).id,
+                              JobState.COMPLETED, exit_code=0)
+            await without.advance(wid)
+            rec = store.get_workflow(wid)
+            assert (rec.state, rec.step("prep").phase, rec.step("post").phase) == (
+                "RUNNING", "done", "held")
+            assert without.ops.releases == [] and without.ops.cancels == []
+            post = without.view(wid).steps[1]
+            assert (post.state, post.reason) == (JobState.PENDING,
+                                                 _not_here("gamma", "alpha, beta", wid))
+            assert await with_gamma.resume() == [wid]
+            await _until(with_gamma, wid, {"post": "released"})
+            post_job = store.job_by_token(store.get_workflow(wid).step("post").token)
+            assert with_gamma.ops.releases == [post_job.id]
+            assert with_gamma.view(wid).steps[1].reason is None  # followed here now
+            store.apply_state(post_job.id, JobState.COMPLETED, exit_code=0)
+            await with_gamma.advance(wid)
+            assert store.get_workflow(wid).state == "COMPLETED"
+            assert [s for _, s, _ in without.ops.submits + with_gamma.ops.submits] == []
+        finally:
+            await without.close()
+            await with_gamma.close()
 
 
 ORDERED = """\
@@ -97,20 +182,23 @@ ORDERED = """\
     """
 
 
-async def test_fault_a_waiting_step_pinned_to_a_site_that_left_is_never_submitted_there(runs):
-    """Without queue-ahead post waits for prep to end; gamma leaves meanwhile. Before, it
-    was submitted to gamma all the same (the real facade failed on the unknown site and the
-    advance stopped with a log line). Now the workflow fails naming it, nothing submitted."""
+async def test_fault_a_waiting_step_pinned_to_a_site_not_in_the_file_waits_saying_why(runs):
+    """Without queue-ahead post waits for prep to end; gamma leaves the engine's file
+    meanwhile. Before, it was submitted to gamma all the same (refused: the advance stopped
+    with a log line), later the workflow FAILED. Now it waits, unsubmitted, saying why; put
+    back in the file, it is submitted there and the workflow completes."""
     run = await runs(ORDERED)
     assert run.submitted("prep") == ["alpha"] and run.submitted("post") == []
     run.ops.sites = ("alpha", "beta")  # the engine's sites file, edited
     await run.end("prep")
-    assert run.submitted("post") == []
-    state, reason = run.state()
-    assert state == "FAILED", reason
-    assert reason.startswith("step 'post' cannot run: its site gamma is no longer in the "
-                             "sites file (configured: alpha, beta)")
-    assert _shown(run) == {"prep": ("COMPLETED", "alpha"), "post": ("FAILED", None)}
+    assert run.submitted("post") == [] and run.state()[0] not in ("FAILED", "COMPLETED")
+    assert _shown(run) == {"prep": ("COMPLETED", "alpha"), "post": ("PENDING", None)}
+    assert run.eng.view(run.wid).steps[1].reason == _not_here("gamma", "alpha, beta", run.wid)
+    run.ops.sites = ("alpha", "beta", "gamma")
+    await run.eng.advance(run.wid)
+    assert run.submitted("post") == ["gamma"]
+    await run.finish("post")
+    assert run.state() == ("COMPLETED", None)
     _nothing_lost(run)
 
 
@@ -123,25 +211,59 @@ ELSEWHERE = """\
     """
 
 
-async def test_a_step_that_may_go_elsewhere_runs_again_on_a_site_still_configured(runs):
-    """post may go elsewhere after a failure: its site leaving is that failure, and its
-    retry is placed on a site of the file (here beside prep, behind it by afterok); the
-    workflow completes."""
+async def test_fault_a_step_that_may_go_elsewhere_is_not_run_twice_when_its_site_is_not_listed(
+        runs):
+    """post may go elsewhere after a failure, but its site missing from this engine's file
+    is no failure: its job there may run. It is neither resubmitted nor cancelled; an
+    `auto` step is still placed among the listed sites."""
     run = await runs(ELSEWHERE)
     assert run.submitted("post") == ["gamma"]
     run.ops.sites = ("alpha", "beta")
     await run.eng.advance(run.wid)
-    await _until(run.eng, run.wid, {"post": "queued"})
-    assert run.submitted("post") == ["gamma", "alpha"]
-    [dep] = run.ops.specs["post"].dependencies
-    assert (dep.kind, dep.job_ids) == ("afterok", [run.job("prep").native_id])
-    post = next(s for s in run.eng.view(run.wid).steps if s.name == "post")
-    assert (post.attempt, post.site, post.state) == (1, "alpha", JobState.PENDING)
-    [retry] = [e for e in run.store.events_since(0) if e.data.get("retry")]
-    assert retry.data["reason"].startswith("attempt 1 failed on gamma: its site gamma is no "
-                                           "longer in the sites file"), retry.data
-    await run.finish("prep", "post")
-    assert run.state() == ("COMPLETED", None)
+    await run.end("prep")
+    assert run.submitted("post") == ["gamma"] and run.ops.cancels == []
+    post = run.eng.view(run.wid).steps[1]
+    assert (post.attempt, post.site, post.state) == (0, "gamma", JobState.PENDING)
+    assert post.reason == _not_here("gamma", "alpha, beta", run.wid)
+    assert not [e for e in run.store.events_since(0) if e.data.get("retry")]
+
+
+async def test_fault_cancel_cancels_the_steps_it_reaches_and_names_the_one_it_cannot(tmp_path):
+    """Cancelled from an engine without gamma: prep's job on alpha is cancelled, post's on
+    gamma cannot be: the workflow's reason and post's name it (post shown as its job is,
+    not CANCELLED), and the first engine with gamma to start cancels it."""
+    with Store(tmp_path / "s.sqlite") as store:
+        first = _engine(store, "engine-1", ("alpha", "beta", "gamma"))
+        wid = await first.run(load(QUEUED_AHEAD))
+        await first.close()
+        rec = store.get_workflow(wid)
+        prep, post = (store.job_by_token(rec.step(n).token) for n in ("prep", "post"))
+        without = _engine(store, "engine-a", ("alpha", "beta"))
+        try:
+            await without.cancel(wid)
+        finally:
+            await without.close()
+        assert without.ops.cancels == [prep.id]
+        rec = store.get_workflow(wid)
+        assert rec.state == "CANCELLED"
+        assert rec.reason == ("cancelled by request; not cancelled from here (their sites "
+                              f"are not in this sites file): post ({post.id})")
+        shown = without.view(wid).steps
+        assert [(s.state, s.job) for s in shown] == [(JobState.CANCELLED, prep.id),
+                                                     (JobState.PENDING, post.id)]
+        assert shown[1].reason == (
+            f"its job {post.id} was not cancelled: its site gamma is not in this sites file "
+            "(configured: alpha, beta); an engine whose sites file lists gamma cancels it "
+            f"when it starts (or `diamond cancel {post.id}` given that file)")
+        with_gamma = _engine(store, "engine-g", ("gamma",))
+        try:
+            with_gamma._note_left_queued(rec)  # what its sweep does first
+            await with_gamma.cancel_left_queued(float("inf"))
+        finally:
+            await with_gamma.close()
+        assert with_gamma.ops.cancels == [post.id]
+        assert store.get_job(post.id).state == JobState.CANCELLED
+        assert with_gamma.view(wid).steps[1].state == JobState.CANCELLED
 
 
 # -- 2. a cancel while a step is being released ----------------------------------------------

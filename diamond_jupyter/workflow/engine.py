@@ -42,6 +42,11 @@ over where the last one stopped.
   A replaced run whose cancel the site refuses is said ("stuck" attention) and asked to
   cancel again at each advance until it ended (`_cancel_superseded`, `_cancel_again`).
   When the retries are spent, the workflow stops: every other step is cancelled, FAILED.
+- A step on (or pinned to) a site this engine's sites file lacks (an engine started with
+  another file, or an edited one) is left alone, its reason saying so: never submitted,
+  released, failed nor cancelled from here; the engine does the steps it reaches and hands
+  the workflow back for an engine whose file lists that site (`_note_unreached`,
+  `_hand_back`). A stop from here notes that step's job for such an engine to cancel.
 - Cancel cancels every step's job. One engine drives a workflow at a time (a lease, as for
   transfers); the others leave it alone while that engine lives. Every write that drives a
   workflow (its steps' changes, its state, a step's submit intent) carries the generation of
@@ -375,19 +380,26 @@ def workflow_view(store: Any, workflow_id: str) -> WorkflowView:
             state = JobState.COMPLETED
         else:
             state = JobState.PENDING
-        if st.phase == "cancelled" and not state.terminal:
+        # its job left on a site the stopping engine's sites file lacks (`_stop`)
+        left = job is not None and not state.terminal \
+            and job.id in (st.data.get("uncancelled") or [])
+        if st.phase == "cancelled" and not state.terminal and not left:
             state = JobState.CANCELLED
         # its outputs are missing, or its inputs never came (its job cancelled for that)
-        # or its job was left where the engine cannot reach it (its site left the file)
+        # or its job outlived a cancel its site refused
         if st.phase == "failed" and (state in (JobState.COMPLETED, JobState.CANCELLED)
                                      or not state.terminal):
             state = JobState.FAILED
+        # on a site an engine's sites file lacks: left alone, or not cancelled, by it
+        unreached = st.data.get("unreached") if st.phase not in FINAL_PHASES or left \
+            else None
         # a member ready while its gang waits: what it waits for (`_release_gang`)
         gang_note = (rec.data.get("gang_notes") or {}).get(s.gang) \
             if s.gang and st.phase == "ready" else None
         steps.append(StepView(name=name, site=st.site, job=job.id if job else None,
                               state=state, needs=s.needs, gang=s.gang, attempt=st.attempt,
-                              reason=gang_note or st.reason or (job.reason if job else None)))
+                              reason=unreached or gang_note or st.reason
+                              or (job.reason if job else None)))
     try:
         state = JobState(rec.state)
     except ValueError:
@@ -736,7 +748,7 @@ class WorkflowEngine:
         """Step `name`'s earlier runs whose cancel was refused (`_cancel_superseded`): each
         not ended yet is asked to cancel again; one that ended (the scheduler asked after a
         refusal), or was cancelled now, is no longer noted. The step's own current job is
-        never among them."""
+        never among them while the workflow runs."""
         st = rec.step(name)
         ended = rec.state in WORKFLOW_DONE  # no longer driven: its events route nowhere
         current = self._job(st)
@@ -746,8 +758,9 @@ class WorkflowEngine:
                 job = self.store.get_job(job_id)
             except DiamondError:
                 continue  # forgotten by the store: nothing to cancel by
-            if job.state.terminal or (current is not None and current.id == job.id):
-                continue
+            if job.state.terminal or (not ended and current is not None
+                                      and current.id == job.id):
+                continue  # (a stopped workflow's own job left on a site: `_stop`)
             if not ended:
                 self._jobs[job.id] = rec.id
                 self._check(rec.id)
@@ -806,21 +819,17 @@ class WorkflowEngine:
             if rec.step(name).data.get("uncancelled"):
                 await self._cancel_again(rec, name)
                 rec = self.store.get_workflow(wid)
+        # steps on (or pinned to) a site this engine's sites file lacks: left alone, saying
+        # why, for an engine whose file lists it (never cancelled nor failed from here)
+        rec, unreached = self._note_unreached(rec, wf)
         # 1. what the jobs say
         for name in wf.order():
             st = rec.step(name)
-            if st.phase not in SUBMITTED and st.phase != "submitting":
+            if name in unreached or (st.phase not in SUBMITTED and st.phase != "submitting"):
                 continue
             job = self._job(st)
             if job is None or (st.phase == "submitting" and not job.native_id):
                 continue  # an unbound submit: resolved below, never counted as a failed run
-            if not job.state.terminal and (gone := self._site_gone(st.site)):
-                # its site left the sites file (an engine started on an edited one): its job
-                # there is neither followed nor cancelled; the step runs again or fails
-                if await self._failed(rec, wf, name, job, gone, cancel_job=True):
-                    return
-                rec = self.store.get_workflow(wid)
-                continue
             if job.native_id and not job.state.terminal and st.token not in self._followed:
                 self.ops.follow(job)  # adopted from another engine: its events reach us
                 self._followed[st.token or ""] = wid
@@ -886,7 +895,7 @@ class WorkflowEngine:
                 rec = self._refreshed(rec)
                 if rec.state in WORKFLOW_DONE:  # a step was refused: the workflow stopped
                     return
-        looked: set[str] = set()
+        looked = set(unreached)  # a lost submit there is not looked for from here
         rec = await self._submit_ready(rec, wf, sited_only=True, looked=looked)
         if rec.state in WORKFLOW_DONE:
             return
@@ -907,17 +916,20 @@ class WorkflowEngine:
         await self._submit_ready(rec, wf, looked=looked)
         rec = self.store.get_workflow(wid)
         for name in wf.order():  # kept behind a step run again, now that it is submitted
-            if rec.step(name).data.get("redepend"):
+            if rec.step(name).data.get("redepend") and name not in unreached:
                 await self._redepend(rec, wf, name)
         rec = self.store.get_workflow(wid)
         for name in wf.order():  # upstreams first: a kept step waits for their estimates
             after = rec.step(name).data.get("estimate_after")
-            if after and all(rec.step(n).phase != "waiting" for n in after):
+            if after and name not in unreached \
+                    and all(rec.step(n).phase != "waiting" for n in after):
                 self._estimate_again(rec, wf, name)
         # 3. held steps: inputs, then release
         rec = self.store.get_workflow(wid)
         for name in wf.order():
             st = rec.step(name)
+            if name in unreached:
+                continue
             if st.phase in ("held", "moving") and st.data.get("move_error"):
                 job = self._job(st)
                 if job is not None and await self._failed(rec, wf, name, job,
@@ -940,6 +952,8 @@ class WorkflowEngine:
                 await self._release(wid, name)
         rec = self.store.get_workflow(wid)
         for gang, members in wf.gangs().items():
+            if set(members) & set(unreached):
+                continue  # never a partial gang: released by an engine that reaches all
             phases = {m: rec.step(m).phase for m in members}
             waiting = [m for m, p in phases.items() if p in (
                 "waiting", "submitting", "queued", "held", "moving", "unapproved")]
@@ -951,6 +965,8 @@ class WorkflowEngine:
                 (j := self._job(s)) is not None and (j.state.rank >= 2)
                 for s in rec.steps):
             self._set_state(wid, "RUNNING")
+        if unreached:
+            self._hand_back(wid)
 
     async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow, *,
                             sited_only: bool = False, looked: set[str] | None = None
@@ -1192,9 +1208,7 @@ class WorkflowEngine:
         except BadInput as e:
             await self._stop(rec, "FAILED", f"step {name!r} cannot be placed: {e}", name)
             return
-        if gone := self._site_gone(site):  # pinned there (or its retry), in an older file
-            self._step(rec.id, name, phase="failed", reason=gone)
-            await self._stop(rec, "FAILED", f"step {name!r} cannot run: {gone}", name)
+        if site not in self.ops.site_names():  # pinned there (`_note_unreached` says so)
             return
         # upstreams queued behind (no job yet: `_gated_ahead`)
         unqueued = [n for n, up in ups.items() if up.phase != "done" and self._job(up) is None]
@@ -1385,15 +1399,66 @@ class WorkflowEngine:
         return rec.id in self._stopping or \
             self.store.refresh_workflow(rec, []).state in WORKFLOW_DONE
 
-    def _site_gone(self, site: str | None) -> str:
-        """Why a step cannot run on `site`: it is no longer in the sites file (a workflow
-        outlives the file it was started with); "" for a configured site."""
-        names = self.ops.site_names()
-        if site is None or site in names:
-            return ""
-        return (f"its site {site} is no longer in the sites file (configured: "
-                f"{', '.join(names) or 'none'}); a job there is neither followed nor "
-                "cancelled from here")
+    def _not_listed(self, site: str, what: str = "its site") -> str:
+        """`site` is not in this engine's sites file (an engine started with another file,
+        or an edited one: a workflow outlives the file it was started with)."""
+        names = ", ".join(self.ops.site_names()) or "none"
+        return f"{what} {site} is not in this sites file (configured: {names})"
+
+    def _not_here(self, site: str, what: str = "its site") -> str:
+        """Why this engine leaves alone a step on `site`, a site its sites file lacks."""
+        return (f"{self._not_listed(site, what)}: not followed from here; it is followed "
+                f"again by a server whose sites file lists {site}")
+
+    def _note_unreached(self, rec: WorkflowRecord, wf: Workflow
+                        ) -> tuple[WorkflowRecord, dict[str, str]]:
+        """The unfinished steps this engine must leave alone, each with why: on, or pinned
+        to, a site its sites file lacks (but one whose job's end is known and leaves nothing
+        to ask there: its failure is acted on, a retry placed among the listed sites), or
+        waiting for inputs from one. Each one's reason (`data.unreached`, shown before its
+        own) is written when it changes, and cleared by an engine that reaches it. Returns
+        `rec` as it is now and those steps."""
+        names = set(self.ops.site_names())
+        unreached: dict[str, str] = {}
+        for name in wf.order():
+            st = rec.step(name)
+            if st.phase in FINAL_PHASES:
+                continue
+            site = self._planned_site(rec, wf, name)
+            job = self._job(st) if st.phase in SUBMITTED else None
+            if job is not None and job.state.terminal and (
+                    job.state != JobState.COMPLETED or not wf.step(name).outputs):
+                why = ""  # its end is known, nothing left to ask its site: acted on here
+            elif site is not None and site not in names:
+                why = self._not_here(site)
+            elif st.phase in ("held", "moving", "ready") and (away := sorted(
+                    s for s in self._sources(rec, wf, name) if s and s not in names)):
+                why = self._not_here(away[0], "the site of its inputs,")
+            else:
+                why = ""
+            if why:
+                why += (f"; `diamond workflow cancel {rec.id}` cancels the steps it reaches "
+                        "and names the others")
+                unreached[name] = why
+            if (st.data.get("unreached") or "") != why:
+                self._step(rec.id, name, data={"unreached": why or None})
+        return self._refreshed(rec), unreached
+
+    def _hand_back(self, wid: str) -> None:
+        """Workflow `wid` has steps this engine leaves alone (`_note_unreached`): it stops
+        driving it, so that an engine whose sites file lists their sites can take it (any
+        engine's sweep adopts it again, each doing the steps it reaches); not while a copy
+        of its inputs is under way (its end advances it again). Its estimates under way are
+        stopped (the next engine asks them again); its lease is kept, stale, so that a late
+        write of this engine is refused."""
+        if wid not in self._owned or wid in self._stopping or any(
+                k.startswith(wid + "/") for k in self._tasks):
+            return
+        for key in [k for k in self._estimates if k.startswith(wid + "/")]:
+            self._stop_estimating(wid, key[len(wid) + 1:])
+        self._owned.discard(wid)
+        with contextlib.suppress(DiamondError):
+            self.store.release_workflow(wid, self.ops.engine_id)
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:
@@ -2113,7 +2178,15 @@ class WorkflowEngine:
         for key, task in list(self._tasks.items()):
             if key.startswith(rec.id + "/"):
                 task.cancel()
+        names = set(self.ops.site_names())
+        away: list[str] = []  # "step (job)" of the jobs on sites this engine's file lacks
         for st in rec.steps:
+            job = self._job(st)
+            if job is not None and not job.state.terminal and job.site not in names \
+                    and st.name != culprit and st.phase not in FINAL_PHASES:
+                away.append(f"{st.name} ({job.id})")
+                self._leave_uncancelled(rec.id, st, job, reason)
+                continue
             await self._drop_gate(rec.id, st.name)
             if st.data.get("uncancelled"):  # earlier runs left queued: asked once more
                 await self._cancel_again(self.store.get_workflow(rec.id), st.name)
@@ -2127,7 +2200,24 @@ class WorkflowEngine:
                 continue
             self._step(rec.id, st.name, phase="cancelled", reason=reason,
                        job_id=job.id if job else None)
+        if away:
+            reason += (f"; not cancelled from here (their sites are not in this sites file): "
+                       f"{', '.join(away)}")
         self._set_state(rec.id, state, reason)
         self._finish(rec.id)
         await self.ops.publish()
         self.changed.set()
+
+    def _leave_uncancelled(self, wid: str, st: StepRecord, job: Job, reason: str) -> None:
+        """Step `st`'s job (and its gate) on a site this engine's sites file lacks, as its
+        workflow stops: not cancelled, but noted (`uncancelled`) for an engine whose file
+        lists the site, which cancels it when it starts (`_note_left_queued`)."""
+        gate = self.store.job_by_token(st.data["gate"]) if st.data.get("gate") else None
+        left = {*(st.data.get("uncancelled") or []), job.id}
+        if gate is not None and not gate.state.terminal and gate.native_id:
+            left.add(gate.id)
+        why = (f"its job {job.id} was not cancelled: {self._not_listed(job.site)}; an engine "
+               f"whose sites file lists {job.site} cancels it when it starts (or `diamond "
+               f"cancel {job.id}` given that file)")
+        self._step(wid, st.name, phase="cancelled", reason=reason, job_id=job.id,
+                   data={"uncancelled": sorted(left), "unreached": why})

@@ -61,6 +61,7 @@ from .outputs_common import (
     user_filter,
     whole_number,
 )
+from .scripts_common import parse_slurm_time
 from .slurm_priority import (
     MULTIFACTOR,
     PRIORITY_PROBE,
@@ -526,6 +527,22 @@ class SlurmCommands(FailureReading, AccountingReach):
         return out
 
     @staticmethod
+    def parse_preemption(text: str) -> tuple[str | None, float | None]:
+        """`PreemptType = preempt/partition_prio` and `PreemptExemptTime = 00:10:00` (or
+        `-1`/`NONE`: none) from `scontrol show config`: the type (None: no such line) and
+        the exempt time in seconds (None: none, or not read)."""
+        kind = exempt = None
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            key, value = key.strip(), value.strip()
+            if eq and key == "PreemptType" and re.fullmatch(r"preempt/[a-z_]+", value):
+                kind = value
+            elif eq and key == "PreemptExemptTime" and value not in ("", "-1", "NONE"):
+                seconds = parse_slurm_time(value)
+                exempt = float(seconds) if seconds else None
+        return kind, exempt
+
+    @staticmethod
     def parse_max_array_size(text: str) -> int | None:
         """`MaxArraySize = 1001` from `scontrol show config`; None when the line is not
         there or is not a whole number above 0."""
@@ -800,6 +817,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
+                grace_time_s=known_count(kv.get("GraceTime")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),
                 priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
                 max_cpus_per_socket=limit_count(kv.get("MaxCPUsPerSocket")),
@@ -947,8 +965,10 @@ class SlurmCommands(FailureReading, AccountingReach):
         if priority is not None and "weights" in priority.unread:  # said, not left out
             skipped.append(f"scontrol show config: priority weights left out, "
                            f"{priority.unread['weights']}")
+        preempt_type, preempt_exempt = self.parse_preemption(outputs.get("config", ""))
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
+            preempt_type=preempt_type, preempt_exempt_s=preempt_exempt,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),

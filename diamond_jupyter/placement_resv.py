@@ -289,7 +289,8 @@ def _free_from(rs: list[SlurmReservation], now: datetime, limit: int | None,
     in turn (None: never, a recurring or floating one leaves no gap long enough); the
     names of those it waits for, and the one it fits before only by lowering its limit
     (with that one's start)."""
-    windows = sorted((a, b, r) for r in rs for a, b in _occurrences(r, now))
+    windows = sorted(((a, b, r) for r in rs for a, b in _occurrences(r, now)),
+                     key=lambda w: (w[0], w[1]))
     endless = any(_recurrence(r) for r in rs)
     t, touched, lowered = now, [], None
     for a, b, r in windows:

@@ -18,7 +18,8 @@ numbers."""
 
 from __future__ import annotations
 
-from datetime import timezone
+import uuid
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_placement_cases import NOW, has_note, hours, reservation, run
@@ -37,6 +38,8 @@ from test_placement_slurm_new_job_priority import FOUR, _one, factors, selene
 
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.testbed.clusters import base_dir, cluster
+from diamond_jupyter.testbed.host import _ctl
 
 # ---- preemption as the site configures it ------------------------------------------------
 
@@ -315,3 +318,45 @@ def test_qsub_refuses_a_job_past_max_u_jobs_or_max_jobs(limits, owners, said):
 def test_below_max_u_jobs_and_max_jobs_the_job_starts_now():
     v = run(_smp(4), _admitting(2, 3, "alice", "bob")).verdict("delta")
     assert v.estimated_start == NOW, v.reasons
+
+
+# ---- the real test bed: what scontrol prints of these ------------------------------------
+
+@pytest.mark.testbed
+@pytest.mark.parametrize("flags", ["DAILY", "TIME_FLOAT"])
+def test_the_test_beds_scontrol_prints_the_flags_and_settings_read_here(tb, flags: str):
+    """On alpha (Slurm 22.05): a reservation made with Flags=DAILY or TIME_FLOAT is read
+    back with that flag and its 2 h window starting an hour ahead, and `scontrol show
+    config` gives the PreemptType and PreemptExemptTime lines parse_preemption reads.
+    The reservation is deleted after."""
+    base, alpha = base_dir(), cluster("alpha")
+    node = _ctl(base, alpha, "sinfo", "-h", "-N", "-o", "%N").stdout.split()[0]
+    name = f"cases30-{uuid.uuid4().hex[:8]}"
+    start = "now+60minutes" if flags == "TIME_FLOAT" else \
+        (datetime.now() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    _ctl(base, alpha, "scontrol", "create", "reservation", f"ReservationName={name}",
+         f"StartTime={start}", "Duration=120", f"Nodes={node}", "Users=root",
+         f"Flags={flags}")
+    try:
+        shown = _ctl(base, alpha, "scontrol", "show", "reservation", "-o", name).stdout
+        (r,) = SlurmCommands(tz=datetime.now().astimezone().tzinfo).parse_reservations(shown)
+        assert flags in r.flags and r.nodes == [node], shown
+        assert r.start is not None and r.end is not None, shown
+        assert r.end - r.start == timedelta(hours=2), shown
+        ahead = (r.start - datetime.now().astimezone()).total_seconds()
+        assert 55 * 60 < ahead <= 61 * 60, shown
+    finally:
+        _ctl(base, alpha, "scontrol", "delete", f"ReservationName={name}", check=False)
+    config = _ctl(base, alpha, "scontrol", "show", "config").stdout
+    kind, exempt = SlurmCommands.parse_preemption(config)
+    assert kind is not None and kind.startswith("preempt/"), config
+    assert exempt is None and "PreemptExemptTime" in config  # 00:00:00 here: none
+
+
+def test_two_reservations_of_one_window_on_a_node_hold_it_as_one():
+    """A DAILY one and a one-off one, both 10:00 to 12:00 on b01-b02: the 21 h job starts
+    at 12:00, +3 h (two windows alike once made the comparison fail)."""
+    both = _resv("DAILY,SPEC_NODES", 1, 3) + _resv("SPEC_NODES", 1, 3).replace(
+        "ReservationName=rr", "ReservationName=once")
+    p, said = placed(B_JOB.format("21:00:00"), vega(reservations=both))
+    assert starts_in(p) == 3, said

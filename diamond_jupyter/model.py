@@ -1440,6 +1440,12 @@ class QosLimits(_Model):
     # False where the source gives the TRES-minutes limits but not what was used of them
     # (slurmrestd): a job is then checked against each whole limit only, and that is said
     tres_mins_used_known: bool = True
+    # under PreemptType=preempt/qos: the QOS whose running jobs a job of this one preempts
+    # (Preempt), how its own jobs are preempted (PreemptMode: cluster, i.e. the site's,
+    # requeue, cancel, suspend, off) and how long they run on once chosen (GraceTime, s)
+    preempts: list[str] = Field(default_factory=list)
+    preempt_mode: str | None = None
+    grace_time_s: int | None = None
 
 
 class LsfLimit(_Model):

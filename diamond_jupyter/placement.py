@@ -149,6 +149,7 @@ from .placement_ahead import (
     _waits_on_dependency,
     preemption_delays,
     preemption_off_note,
+    qos_victims,
     tiers_preempt,
 )
 from .placement_explain import (
@@ -1530,6 +1531,19 @@ def _held_said(scheduler: str) -> str:
             f"released ({release}); the start shown is the one a release now would give")
 
 
+def _qos_preempts_said(under: str | None, jobs: Mapping[str, float], snap: SiteSnapshot
+                       ) -> str:
+    """The note of a job whose QOS preempts running jobs (preempt/qos), `jobs` theirs by
+    native id with their QOS's GraceTime."""
+    qos_of = {j.native_id: j.qos for j in snap.running}
+    names = sorted({q for i in jobs if (q := qos_of.get(i))})
+    graces = sorted({g for g in jobs.values() if g})
+    grace = f", after a GraceTime of {', '.join(hms(g) for g in graces)}" if graces else ""
+    return (f"PreemptType=preempt/qos: the job's QOS {under} preempts QOS "
+            f"{', '.join(names)}: {quantity(len(jobs), 'running job')} of theirs count as "
+            f"free once stopped{grace}")
+
+
 def _preemption_delay_said(victims: Collection[str], snap: SiteSnapshot) -> str:
     """What delays the preempted jobs' stop, as said after "they count as free": each
     partition's GraceTime, the site's PreemptExemptTime ("" where neither)."""
@@ -2202,6 +2216,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             else (None, [])
         v.not_checked += [u for u in unread if u not in v.not_checked]
 
+        # preempt/qos: the running jobs the job's QOS preempts (by native id)
+        under = job_qos(spec.qos, p, snap, spec.account or cfg.default_account)[0]
+        by_qos = qos_victims(under, snap)
+        if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
+            v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
@@ -2212,11 +2232,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      res: Reservation = res, top: int = top,
                      top_by: dict[str, int] = top_by,
                      fair: FairShareView | None = fair,
-                     ranked: PriorityView | None = ranked) -> float:
-            if victims:  # the running jobs it preempts give their nodes (after GraceTime)
+                     ranked: PriorityView | None = ranked,
+                     by_qos: dict[str, float] = by_qos) -> float:
+            if victims or by_qos:  # the running jobs it preempts give their nodes (after
+                # GraceTime)
                 st = preempted(st, victims, held=suspended,
                                grace=preemption_delays(victims, snap),
-                               exempt=snap.preempt_exempt_s or 0.0)
+                               exempt=snap.preempt_exempt_s or 0.0, jobs=by_qos)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))

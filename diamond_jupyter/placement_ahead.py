@@ -32,6 +32,7 @@ from .placement_sim import (
 from .placement_time import READY_TOLERANCE_S, plus_seconds
 
 PARTITION_PRIO = "preempt/partition_prio"
+QOS_PREEMPT = "preempt/qos"
 
 
 def tiers_preempt(snap: SiteSnapshot) -> bool:
@@ -69,11 +70,26 @@ def preemption_off_note(p: Partition, snap: SiteSnapshot, members: dict[str, lis
     if tiers_preempt(snap) or not lower:
         return None
     how = "preempts no job" if snap.preempt_type == "preempt/none" else \
-        "preempts by QOS, not by partition (QOS preemption not checked)" \
-        if snap.preempt_type == "preempt/qos" else "does not preempt by partition"
+        "preempts by QOS, not by partition" if snap.preempt_type == QOS_PREEMPT \
+        else "does not preempt by partition"
+    unless = " unless their QOS is one the job's QOS preempts" \
+        if snap.preempt_type == QOS_PREEMPT else ""
     return (f"partition {p.name}: PreemptType={snap.preempt_type} {how}: the running jobs "
             f"of partition {', '.join(sorted(lower))} (a lower PriorityTier) keep their "
-            "nodes until they end")
+            f"nodes until they end{unless}")
+
+
+def qos_victims(job_qos: str | None, snap: SiteSnapshot) -> dict[str, float]:
+    """Under PreemptType=preempt/qos, the running jobs a job of QOS `job_qos` preempts
+    (native id -> their QOS's GraceTime, s): those of the QOS its Preempt names whose
+    PreemptMode is not OFF. {} elsewhere, or where the QOS or the jobs' QOS are not known."""
+    known = snap.qos or {}
+    mine = known.get(job_qos or "")
+    if snap.preempt_type != QOS_PREEMPT or mine is None or not mine.preempts:
+        return {}
+    return {j.native_id: float(q.grace_time_s or 0) for j in snap.running
+            if j.qos in mine.preempts and (q := known.get(j.qos)) is not None
+            and (q.preempt_mode or "").upper() != "OFF"}
 
 
 def preemption_delays(victims: Collection[str], snap: SiteSnapshot) -> dict[str, float]:

@@ -1,7 +1,8 @@
 """Placement cases, thirtieth sweep: what real Slurm queues do that the predictions missed
 before. On vega (test_placement_cases28, read whole from what its commands print):
 preemption as the site configures it (a preempted partition's GraceTime, the site's
-PreemptExemptTime, PreemptType preempt/none and preempt/qos); reservations that recur
+PreemptExemptTime, PreemptType preempt/none, and preempt/qos with a QOS's Preempt list and
+GraceTime); reservations that recur
 (DAILY, HOURLY, WEEKDAY) or float ahead of now (TIME_FLOAT); on selene
 (test_placement_slurm_new_job_priority) a job's own `--nice`; a job submitted held; and a
 Grid Engine cell's `maxujobs` (test_placement_pbs_resv_ge_rqs's cell).
@@ -23,6 +24,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from test_placement_cases import NOW, has_note, hours, reservation, run
+from test_placement_cases25 import qos
 from test_placement_cases28 import (
     NODES,
     notes,
@@ -100,7 +102,7 @@ def test_preempt_exempt_time_keeps_a_job_until_it_has_run_that_long():
 
 @pytest.mark.parametrize("kind, how", [
     ("preempt/none", "preempts no job"),
-    ("preempt/qos", "preempts by QOS, not by partition (QOS preemption not checked)")])
+    ("preempt/qos", "preempts by QOS, not by partition")])
 def test_a_site_that_does_not_preempt_by_partition_leaves_the_lower_tiers_jobs_running(
         kind: str, how: str):
     """PreemptType preempt/none (Slurm's default) or preempt/qos: gpu's PriorityTier 10
@@ -108,9 +110,31 @@ def test_a_site_that_does_not_preempt_by_partition_leaves_the_lower_tiers_jobs_r
     (before: now, as if preempt/partition_prio), and is told why."""
     p, said = placed(GPU_JOB, standby_gpus(config=f"PreemptType = {kind}\n"))
     assert (p.verdict("vega").partition, starts_in(p)) == ("gpu", 3), said
-    assert f"partition gpu: PreemptType={kind} {how}: the running jobs of partition " \
-        "standby (a lower PriorityTier) keep their nodes until they end" in notes(p), said
+    assert any(f"partition gpu: PreemptType={kind} {how}: the running jobs of partition "
+               "standby (a lower PriorityTier) keep their nodes until they end" in n
+               for n in notes(p)), said
     assert not any("they count as free" in n for n in notes(p)), said
+
+
+def test_under_preempt_qos_the_jobs_qos_preempts_the_qos_its_preempt_names():
+    """preempt/qos; QOS normal (alice's default) has Preempt=scav, and the standby jobs run
+    under scav, GraceTime 2 minutes: they stop 2 minutes after the gpu job asks, +0:02
+    (before: now by tier alone; with the QOS not read, +3 h). Under another QOS whose
+    Preempt names none, they keep their nodes: +3 h."""
+    qos_lines = (qos("normal", Preempt="scav", PreemptMode="cluster")
+                 + qos("scav", PreemptMode="requeue", GraceTime="00:02:00"))
+    jobs = "".join(f"20{i}|scav|proj|OK\n" for i in range(3))
+    site = vega(*GPU_STANDBY, held=whole("g01", "g02", "g03"), qos=qos_lines,
+                queue_qos=jobs, config="PreemptType = preempt/qos\n")
+    assert (site[1].qos["normal"].preempts, site[1].qos["scav"].grace_time_s) == (["scav"], 120)
+    p, said = placed(GPU_JOB, site)
+    assert round(starts_in(p) * 3600) == 120, said
+    assert "PreemptType=preempt/qos: the job's QOS normal preempts QOS scav: 3 running jobs " \
+        "of theirs count as free once stopped, after a GraceTime of 0:02:00" in notes(p), said
+    p, said = placed(GPU_JOB, vega(*GPU_STANDBY, held=whole("g01", "g02", "g03"),
+                                   qos=qos("normal") + qos("scav"), queue_qos=jobs,
+                                   config="PreemptType = preempt/qos\n"))
+    assert starts_in(p) == 3, said
 
 
 def test_where_nothing_is_preempted_a_lower_tier_is_not_passed_over_as_risky():

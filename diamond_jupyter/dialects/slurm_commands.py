@@ -997,7 +997,7 @@ def over_time_s(text: str | None) -> float | None:
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
               "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags,"
-              "GrpTRESMins,GrpTRESRunMins,MaxTRESMins")
+              "GrpTRESMins,GrpTRESRunMins,MaxTRESMins,Preempt,PreemptMode,GraceTime")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
                 "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins,"
                 "MaxTRESMins")
@@ -1229,7 +1229,8 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
         counts = [limit_count(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
-        least, flags, grp_mins, grp_run_mins, job_mins = (f[10:15] + [""] * 5)[:5]
+        least, flags, grp_mins, grp_run_mins, job_mins, preempts, mode, grace = (
+            f[10:18] + [""] * 8)[:8]
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
             max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]),
@@ -1237,7 +1238,10 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
             max_submit_jobs_per_user=counts[3], min_tres_per_job=_tres(least),
             flags=[x.strip() for x in flags.split(",") if x.strip()],
             grp_tres_mins=_tres(grp_mins), grp_tres_run_mins=_tres(grp_run_mins),
-            max_tres_mins_per_job=_tres(job_mins))
+            max_tres_mins_per_job=_tres(job_mins),
+            preempts=[x.strip() for x in preempts.split(",") if x.strip()],
+            preempt_mode=mode.strip() or None,
+            grace_time_s=parse_slurm_time(grace) if grace.strip() else None)
     return out
 
 

@@ -1300,6 +1300,9 @@ class Partition(_Model):
     # a higher tier sharing its nodes
     preempt_mode: str | None = None
     priority_tier: int | None = None
+    # Slurm GraceTime (seconds): how long a job of this partition chosen for preemption
+    # runs on before it is stopped; None: not read (0, Slurm's default)
+    grace_time_s: int | None = None
     # Slurm PriorityJobFactor: the partition factor of a job's multifactor priority (its
     # share of the largest of the site's)
     priority_job_factor: int | None = None
@@ -1440,6 +1443,12 @@ class QosLimits(_Model):
     # False where the source gives the TRES-minutes limits but not what was used of them
     # (slurmrestd): a job is then checked against each whole limit only, and that is said
     tres_mins_used_known: bool = True
+    # under PreemptType=preempt/qos: the QOS whose running jobs a job of this one preempts
+    # (Preempt), how its own jobs are preempted (PreemptMode: cluster, i.e. the site's,
+    # requeue, cancel, suspend, off) and how long they run on once chosen (GraceTime, s)
+    preempts: list[str] = Field(default_factory=list)
+    preempt_mode: str | None = None
+    grace_time_s: int | None = None
 
 
 class LsfLimit(_Model):
@@ -1771,6 +1780,19 @@ class SiteSnapshot(_Model):
     # partitions all agree on), KillWait and OverTimeLimit (OVER_TIME_UNLIMITED: no end) in
     # seconds, by those names; None or a name missing: Slurm's default
     node_timeouts: dict[str, float] | None = None
+    # Grid Engine: maxujobs (`qconf -ssconf`): how many jobs a user may have running at
+    # once in the whole cell; None: no such limit (0) or not read
+    sge_max_user_jobs: int | None = None
+    # Grid Engine: max_u_jobs and max_jobs (`qconf -sconf global`): how many active jobs
+    # (waiting or running) a user, and everyone, may have in the cell; qsub refuses one
+    # more. None: no such limit (0) or not read
+    sge_max_u_jobs: int | None = None
+    sge_max_jobs: int | None = None
+    # Slurm: PreemptType (`scontrol show config`: preempt/none, preempt/partition_prio,
+    # preempt/qos) and PreemptExemptTime (seconds a job runs before it may be preempted);
+    # None: not read
+    preempt_type: str | None = None
+    preempt_exempt_s: float | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known
     max_array_size: int | None = None

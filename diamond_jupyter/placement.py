@@ -147,6 +147,10 @@ from .placement_ahead import (
     _suspended_notes,
     _waiting_notes,
     _waits_on_dependency,
+    preemption_delays,
+    preemption_off_note,
+    qos_victims,
+    tiers_preempt,
 )
 from .placement_explain import (
     NotChecked,
@@ -264,6 +268,8 @@ from .placement_limits import (
     qos_wait,
     queue_user_misses,
     sge_project,
+    sge_submit_refused,
+    sge_user_jobs_wait,
     shared_room_now,
     shares_by_force,
     user_acl_misses,
@@ -779,6 +785,9 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         v.not_checked += lic_unchecked
         v.notes += lic_said
+    if cfg.scheduler == "sge" and (full := sge_submit_refused(snap)):
+        v.reasons = [full]  # qsub's max_u_jobs / max_jobs
+        return v
     if cfg.scheduler == "lsf":
         rusage_refused, rusage_unchecked = lsf_resource_misses(spec, snap)
         if rusage_refused:
@@ -1273,6 +1282,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             restr += refused
             other += never
             holds[p.name] += [wait] if wait else []
+        if cfg.scheduler == "sge" and (wait := sge_user_jobs_wait(snap, now, part_max)):
+            holds[p.name].append(wait)  # the cell's maxujobs of the user's running jobs
         if cfg.scheduler == "lsf":  # JL/U and the lsb.resources limits in use
             never, wait = lsf_limits(req, lsf_slots(req, spec), p, account, snap, now,
                                      part_max)
@@ -1382,7 +1393,7 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
         v.notes.append(f"routing queue {route.name} sends it to {good[0].name} (the first "
                        f"of {', '.join(route.routes_to or [])} that takes it)")
     on_counted, only_counted = counted_nodes(req, nodes, site_arch)
-    risky = {p.name: by for p in good if (by := _preempted_on(
+    risky = {p.name: by for p in good if tiers_preempt(snap) and (by := _preempted_on(
         p, snap.partitions, members, fits[p.name], on_counted, only_counted)) is not None}
     if risky and len(risky) < len(good) and not spec.queue:
         # the engine never moves a job where it may be preempted while a partition where
@@ -1505,6 +1516,44 @@ def _lsf_host_limited(req: Req, p: Partition, account: str | None, snap: SiteSna
     holds[p.name].append(Wait(at, f"{full[held[0]][0]}: it waits until enough of the jobs "
                                   "on those hosts end"))
     return pfit
+
+
+# each scheduler's hold at submission and the command that releases the job
+_RELEASE = {"slurm": ("sbatch -H", "scontrol release"), "pbs": ("qsub -h", "qrls"),
+            "sge": ("qsub -h", "qrls"), "lsf": ("bsub -H", "bresume"),
+            "flux": ("flux batch --urgency=0", "flux job urgency ID default")}
+
+
+def _held_said(scheduler: str) -> str:
+    """The not-checked line of a job submitted held: when it starts is the user's call."""
+    hold, release = _RELEASE.get(scheduler, ("held", "a release"))
+    return (f"when the job is released: it is submitted held ({hold}) and starts only once "
+            f"released ({release}); the start shown is the one a release now would give")
+
+
+def _qos_preempts_said(under: str | None, jobs: Mapping[str, float], snap: SiteSnapshot
+                       ) -> str:
+    """The note of a job whose QOS preempts running jobs (preempt/qos), `jobs` theirs by
+    native id with their QOS's GraceTime."""
+    qos_of = {j.native_id: j.qos for j in snap.running}
+    names = sorted({q for i in jobs if (q := qos_of.get(i))})
+    graces = sorted({g for g in jobs.values() if g})
+    grace = f", after a GraceTime of {', '.join(hms(g) for g in graces)}" if graces else ""
+    return (f"PreemptType=preempt/qos: the job's QOS {under} preempts QOS "
+            f"{', '.join(names)}: {quantity(len(jobs), 'running job')} of theirs count as "
+            f"free once stopped{grace}")
+
+
+def _preemption_delay_said(victims: Collection[str], snap: SiteSnapshot) -> str:
+    """What delays the preempted jobs' stop, as said after "they count as free": each
+    partition's GraceTime, the site's PreemptExemptTime ("" where neither)."""
+    grace = {q: g for q, g in preemption_delays(victims, snap).items() if g}
+    said = [f"partition {q}'s GraceTime {hms(g)} lets them run on" for q, g in
+            sorted(grace.items())]
+    if snap.preempt_exempt_s:
+        said.append(f"PreemptExemptTime {hms(snap.preempt_exempt_s)} keeps each until it "
+                    "has run that long")
+    return f" once stopped ({'; '.join(said)})" if said else ""
 
 
 def _state_said(p: Partition) -> str:
@@ -2067,6 +2116,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     if begin_s > 0:
         said = "--begin" if cfg.scheduler == "slurm" else "begin time"
         v.notes.append(f"{said} {begin:%Y-%m-%d %H:%M}: it starts no sooner (+{hms(begin_s)})")
+    if spec.hold:  # submitted held: no scheduler starts it before it is released
+        v.not_checked.append(_held_said(cfg.scheduler))
     # Grid Engine global consumables: it starts once enough of each is left
     held_s, said_global = global_wait(reqs[good[0].name], snap, now, part_max)
     v.notes += said_global
@@ -2165,6 +2216,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             else (None, [])
         v.not_checked += [u for u in unread if u not in v.not_checked]
 
+        # preempt/qos: the running jobs the job's QOS preempts (by native id)
+        under = job_qos(spec.qos, p, snap, spec.account or cfg.default_account)[0]
+        by_qos = qos_victims(under, snap)
+        if by_qos and (said := _qos_preempts_said(under, by_qos, snap)) not in v.notes:
+            v.notes.append(said)
+
         def simulate(st: SimState, queue: list[Demand], probe: Demand = probe,
                      name: str = p.name, groups: list[list[Demand]] = groups,
                      req: Req = req, tier: int | None = _sched_tier(p),
@@ -2175,9 +2232,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                      res: Reservation = res, top: int = top,
                      top_by: dict[str, int] = top_by,
                      fair: FairShareView | None = fair,
-                     ranked: PriorityView | None = ranked) -> float:
-            if victims:  # the running jobs it preempts give their nodes now
-                st = preempted(st, victims, held=suspended)
+                     ranked: PriorityView | None = ranked,
+                     by_qos: dict[str, float] = by_qos) -> float:
+            if victims or by_qos:  # the running jobs it preempts give their nodes (after
+                # GraceTime)
+                st = preempted(st, victims, held=suspended,
+                               grace=preemption_delays(victims, snap),
+                               exempt=snap.preempt_exempt_s or 0.0, jobs=by_qos)
             if tier is not None and tiers:  # a higher PriorityTier (queue Priority) first
                 queue = sorted((d for d in queue if _tier_of(d.partition, tiers) >= tier),
                                key=lambda d: -_tier_of(d.partition, tiers))
@@ -2277,7 +2338,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                            + ", ".join(f"partition {n} (PreemptMode={m}, PriorityTier {t})"
                                        for n, m, t in modes)
                            + f" on its nodes (its PriorityTier {p.priority_tier}): they count "
-                           "as free")
+                           "as free" + _preemption_delay_said(running_victims, snap))
             for q, held in _suspended_hold(snap, running_victims, req.mem).items():
                 if not (hosts := [h for h in held if h in could_use]):
                     continue
@@ -2287,6 +2348,8 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                                f"not ended (PreemptMode={mode}): they keep their memory on "
                                f"{', '.join(hosts)}, which leaves less than the job's "
                                f"{req.mem} MB a node there: it waits for them to end")
+        if (off := preemption_off_note(p, snap, members)) and off not in v.notes:
+            v.notes.append(off)
         est = _own_estimate(estimates, cfg.name, p.name)
         if est is not None:
             raw, source = max(0.0, (aware(est) - now).total_seconds()), "scheduler"

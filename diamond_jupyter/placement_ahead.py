@@ -31,11 +31,21 @@ from .placement_sim import (
 )
 from .placement_time import READY_TOLERANCE_S, plus_seconds
 
+PARTITION_PRIO = "preempt/partition_prio"
+QOS_PREEMPT = "preempt/qos"
 
-def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
-              ) -> frozenset[str]:
-    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
-    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
+
+def tiers_preempt(snap: SiteSnapshot) -> bool:
+    """Whether partitions of a higher PriorityTier preempt the jobs of lower ones: Slurm's
+    PreemptType is preempt/partition_prio, or was not read (then assumed so, as before).
+    preempt/none preempts nothing; preempt/qos goes by QOS, not by partition."""
+    return snap.preempt_type in (None, PARTITION_PRIO)
+
+
+def _tier_victims(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+                  ) -> frozenset[str]:
+    """The partitions a job in `p` would preempt by PriorityTier alone: a lower tier, a
+    PreemptMode not OFF, nodes shared with p (PreemptType aside)."""
     if p.priority_tier is None:
         return frozenset()
     mine = set(members.get(p.name, []))
@@ -43,6 +53,49 @@ def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
                      and (q.preempt_mode or "OFF").upper() != "OFF"
                      and q.tier < p.priority_tier
                      and mine & set(members.get(q.name, [])))
+
+
+def _preempts(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+              ) -> frozenset[str]:
+    """The partitions whose running jobs a Slurm job in `p` preempts (preempt/
+    partition_prio): a lower PriorityTier, a PreemptMode not OFF, nodes shared with p."""
+    return _tier_victims(p, snap, members) if tiers_preempt(snap) else frozenset()
+
+
+def preemption_off_note(p: Partition, snap: SiteSnapshot, members: dict[str, list[str]]
+                        ) -> str | None:
+    """What a job in `p` is told where PriorityTier alone would have it preempt the jobs
+    of lower partitions but the site's PreemptType does not (None: nothing to say)."""
+    lower = _tier_victims(p, snap, members)
+    if tiers_preempt(snap) or not lower:
+        return None
+    how = "preempts no job" if snap.preempt_type == "preempt/none" else \
+        "preempts by QOS, not by partition" if snap.preempt_type == QOS_PREEMPT \
+        else "does not preempt by partition"
+    unless = " unless their QOS is one the job's QOS preempts" \
+        if snap.preempt_type == QOS_PREEMPT else ""
+    return (f"partition {p.name}: PreemptType={snap.preempt_type} {how}: the running jobs "
+            f"of partition {', '.join(sorted(lower))} (a lower PriorityTier) keep their "
+            f"nodes until they end{unless}")
+
+
+def qos_victims(job_qos: str | None, snap: SiteSnapshot) -> dict[str, float]:
+    """Under PreemptType=preempt/qos, the running jobs a job of QOS `job_qos` preempts
+    (native id -> their QOS's GraceTime, s): those of the QOS its Preempt names whose
+    PreemptMode is not OFF. {} elsewhere, or where the QOS or the jobs' QOS are not known."""
+    known = snap.qos or {}
+    mine = known.get(job_qos or "")
+    if snap.preempt_type != QOS_PREEMPT or mine is None or not mine.preempts:
+        return {}
+    return {j.native_id: float(q.grace_time_s or 0) for j in snap.running
+            if j.qos in mine.preempts and (q := known.get(j.qos)) is not None
+            and (q.preempt_mode or "").upper() != "OFF"}
+
+
+def preemption_delays(victims: Collection[str], snap: SiteSnapshot) -> dict[str, float]:
+    """Each preempted partition's GraceTime (seconds; 0 where none or not read): how long
+    its jobs chosen for preemption run on before they stop."""
+    return {q.name: float(q.grace_time_s or 0) for q in snap.partitions if q.name in victims}
 
 
 def _suspended_hold(snap: SiteSnapshot, victims: Collection[str], mem: int

@@ -218,6 +218,11 @@ def cut_reasons(held: list[Node]) -> list[str]:
             for reason, names in by_reason.items()]
 
 
+# the state word a node takes for a job that a recurring or floating Slurm reservation
+# never leaves room for there (`placement_resv`): out, as a node down is
+NEVER_ROOM = "reserved_always"
+
+
 def _state_word(state: str) -> str:
     """A node state for a list, in the words of Slurm's sinfo: `down`, `drained` (a DRAIN
     flag on an idle node), `draining` (on one still running jobs), else the state as read
@@ -226,6 +231,8 @@ def _state_word(state: str) -> str:
     words = set(re.split(r"[^a-z_]+", state.lower()))
     if "down" in words:
         return "down"
+    if NEVER_ROOM in words:
+        return "in a reservation that never leaves the job room"
     if words & {"drain", "drained", "draining"}:
         busy = words & {"draining", "allocated", "alloc", "mixed", "mix", "completing"}
         return "draining" if busy else "drained"

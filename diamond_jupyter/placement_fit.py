@@ -55,6 +55,7 @@ from .needs import (
     pbs_chunk_needs,
     required_arch,
 )
+from .placement_explain import NEVER_ROOM
 
 # Node states (any scheduler's, lower case, each word of a compound state such as Slurm's
 # `idle+drain` or PBS's `offline,job-exclusive`) in which a node takes no new job: Slurm's
@@ -67,7 +68,7 @@ _DOWN = {"down", "drain", "drained", "draining", "drng", "fail", "failing", "mai
          "maintenance", "inval", "invalid", "future", "unknown", "unk", "reboot",
          "reboot_requested", "reboot_issued", "not_responding", "offline", "unavail",
          "unreach", "closed_adm", "closed_lock", "closed_lim", "unlicensed", "excluded",
-         "unresolvable", "stale"}
+         "unresolvable", "stale", NEVER_ROOM}
 
 
 def aware(dt: datetime) -> datetime:

@@ -214,6 +214,44 @@ def qos_wait(req: Req, p: Partition, job_qos: str | None, snap: SiteSnapshot,
     return Wait(last, "; ".join(w.why for w in waits))
 
 
+def sge_user_jobs_wait(snap: SiteSnapshot, now: datetime, part_max: dict[str, float]
+                       ) -> Wait | None:
+    """How long a new Grid Engine job waits for the cell's `maxujobs` (qconf -ssconf): the
+    user's running jobs, in any queue, leave room for one more as they end, the user's
+    older waiting jobs first; None when there is room now (or no limit, or no user)."""
+    most = snap.sge_max_user_jobs
+    if not most or not snap.user:
+        return None
+    mine = [j for j in snap.running if j.user == snap.user]
+    at = _room_after(mine, lambda j: 1, 1, most, now, part_max)
+    if not at:
+        return None
+    ahead = [j for j in snap.jobs if j.state == JobState.PENDING and j.user == snap.user
+             and not held_reason(j.reason)]
+    if ahead:  # the user's older jobs the limit holds take their turns first
+        return Wait(_own_turn(mine, ahead, most, now, part_max) or 0.0, (
+            f"the cell's maxujobs is {most} and {len(mine)} of your jobs run, "
+            f"{quantity(len(ahead), 'older job')} of yours waiting ahead: it starts when they "
+            "have had their turns"))
+    return Wait(at, f"the cell's maxujobs is {most} and {len(mine)} of your jobs run: it "
+                    "waits until one of them ends")
+
+
+def sge_submit_refused(snap: SiteSnapshot) -> str | None:
+    """Why qsub refuses a new job (one job, an array too) at a Grid Engine cell: the
+    global configuration's max_u_jobs reached by the user's active jobs, or max_jobs by
+    everyone's; None where it admits it (or the limits or the user are not known)."""
+    active = {j.native_id.split(".")[0]: j for j in snap.jobs if not j.state.terminal}
+    mine = [j for j in active.values() if snap.user and j.user == snap.user]
+    for most, held, whose, key in ((snap.sge_max_u_jobs, len(mine), "your", "max_u_jobs"),
+                                   (snap.sge_max_jobs, len(active), "the cell's", "max_jobs")):
+        if most and held >= most:
+            return (f"qsub refuses the job: {whose} active jobs (waiting or running) are "
+                    f"{held}, and the cell's {key} (qconf -sconf) admits {most}: it can be "
+                    "submitted once one of them ends")
+    return None
+
+
 def job_count(j: JobStatus) -> int:
     """How many jobs a queue entry is for submit limits: a pending array's listing
     (`123_[1-5,9%2]`) holds each task still to run, and Slurm counts each one."""

@@ -90,7 +90,8 @@ class PriorityView:
         behind = sum(seen.values())
         ahead = len(seen) - behind
         not_known = len(unknown - {k for k, b in seen.items() if b})
-        said = ", ".join(f"{_SAID.get(n, n)} {f:.2f}\u00d7{w}" for n, f, w in self.factors)
+        said = ", ".join(f"less --nice {-f:g}" if n == "nice" else
+                         f"{_SAID.get(n, n)} {f:.2f}\u00d7{w}" for n, f, w in self.factors)
         return (f"partition {self.partition}: your job's priority ~ {self.priority} "
                 f"(Slurm multifactor: {said}, age 0): "
                 f"{ahead} waiting job{'' if ahead == 1 else 's'} go{'es' if ahead == 1 else ''} "
@@ -231,8 +232,27 @@ def priority_view(p: Partition, snap: SiteSnapshot, spec: JobSpec, req: Req
             factors.append((name, got, weight))
     if missing:
         return None, unweighed + [f"{m}: {behind}" for m in missing]
+    if nice := nice_of(spec):  # sbatch --nice: taken off the sum of the factors
+        factors.append(("nice", -float(nice), 1))
     total = max(1, int(sum(f * w for _, f, w in factors)))
     return PriorityView(p.name, total, tuple(factors), snap.job_priorities), unweighed
+
+
+# sbatch --nice without a value (sbatch(1))
+NICE_DEFAULT = 100
+
+
+def nice_of(spec: JobSpec) -> int:
+    """A Slurm job's `--nice` adjustment (100 where given without a value; 0 where not
+    given or not a whole number: sbatch refuses those): Slurm subtracts it from the job's
+    priority (a negative one, allowed to administrators, adds)."""
+    for d in spec.unknown:
+        if d.dialect == "slurm" and d.option == "--nice":
+            if d.value is None:
+                return NICE_DEFAULT
+            text = d.value.strip()
+            return int(text) if re.fullmatch(r"[-+]?[0-9]{1,10}", text) else 0
+    return 0
 
 
 def _unread_weights(prio: SlurmPriority) -> list[str]:

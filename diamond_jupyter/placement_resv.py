@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .config import SiteConfig
 from .dialects.outputs_common import compact_hostlist, expand_hostlist
 from .dialects.slurm_script import parse_slurm_time
 from .model import JobSpec, JobState, JobStatus, SiteSnapshot, hms
 from .model import Reservation as SlurmReservation
-from .placement_fit import aware, node_reserved, node_usable
+from .placement_fit import NEVER_ROOM, aware, node_reserved, node_usable
 from .placement_limits import Wait
 from .placement_sim import RESERVATION_HOLD
 from .placement_time import plus_seconds
@@ -160,6 +160,10 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
     given: dict[tuple[str, ...], int | None] = {}  # by a node's partitions
     limits: dict[str, set[int | None]] = {}  # the reservations that hold: the job's limits
     lowered: dict[str, tuple[int, datetime]] = {}  # those it fits before by --time-min
+    never: dict[str, str] = {}  # nodes a recurring or floating one never leaves room on
+    recurs_to: dict[str, datetime] = {}  # each one's latest gap the job fits in
+    free_from: dict[tuple[tuple[int, ...], int | None, int | None],
+                    tuple[datetime | None, list[str], tuple[str, datetime] | None]] = {}
     for h, rs in at_host.items():
         limit = spec.resources.walltime_s
         if not limit:
@@ -168,44 +172,66 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                 given[key] = _limit_given(snap, named, key)
             limit = given[key]
         least = min(limit, time_min) if limit and time_min else limit
-        t = now
-        for r in sorted(rs, key=lambda x: aware(x.start) if x.start is not None else now):
-            if aware(r.end) <= t:
-                continue
-            if r.start is not None and least and plus_seconds(t, least) <= aware(r.start):
-                if limit and plus_seconds(t, limit) > aware(r.start):
-                    lowered[r.name] = (limit, aware(r.start))
-                break  # it ends before this one starts
-            t = aware(r.end)
-            limits.setdefault(r.name, set()).add(limit)
-        if t > now:
+        which = (tuple(id(r) for r in rs), limit, least)
+        if which not in free_from:
+            free_from[which] = _free_from(rs, now, limit, least)
+        t, touched, fits_before = free_from[which]
+        for name in touched:
+            limits.setdefault(name, set()).add(limit)
+        if fits_before is not None:
+            lowered[fits_before[0]] = (limit or 0, fits_before[1])
+        if t is None:
+            never[h] = touched[-1]
+        elif t > now:
             held[h] = t
+            for name in touched:
+                recurs_to[name] = max(t, recurs_to.get(name, t))
     said: list[str] = []
     for r in snap.reservations or []:
+        if r.name in never.values():
+            continue  # said below
         if r.name in limits and r.start is not None and r.end is not None \
                 and aware(r.start) > now:
             known = sorted(x for x in limits[r.name] if x)
             limit = f"a time limit of {hms(known[-1])}" if known and None not in \
                 limits[r.name] else "no time limit"
             flags = f" ({','.join(r.flags)})" if r.flags else ""
+            recurs = _recurrence(r)
+            after = f"; it recurs ({recurs}): the first gap between its windows long enough " \
+                f"for the job opens at {recurs_to[r.name]:%Y-%m-%d %H:%M}, so Slurm starts " \
+                "it there no sooner" if recurs and r.name in recurs_to else \
+                ", so Slurm starts it there only after it ends"
             said.append(f"reservation {r.name}{flags} takes {','.join(r.nodes)} from "
                         f"{aware(r.start):%Y-%m-%d %H:%M} to {aware(r.end):%Y-%m-%d %H:%M}: "
-                        f"the job, of {limit}, would run into it, so Slurm starts it "
-                        "there only after it ends")
+                        f"the job, of {limit}, would run into it{after}")
         elif r.name in limits and "MAINT" in r.flags and r.end is not None \
                 and (r.start is None or aware(r.start) <= now):  # a maintenance under way
             mine = [h for h, rs in at_host.items() if r in rs and h in held]
             said.append(f"reservation {r.name} ({','.join(r.flags)}) holds "
                         f"{compact_hostlist(mine)[0]} in maintenance until "
                         f"{aware(r.end):%Y-%m-%d %H:%M}: it takes no job before then")
+    for name in dict.fromkeys(never.values()):
+        r = next(x for x in snap.reservations or [] if x.name == name)
+        hosts = compact_hostlist([h for h, x in never.items() if x == name])[0]
+        known = sorted(x for x in limits.get(name, set()) if x)
+        limit = f"a time limit of {hms(known[-1])}" if known and None not in \
+            limits.get(name, {None}) else "no time limit"
+        how = f"its start floats {hms((aware(r.start) - now).total_seconds())} ahead " \
+            "(TIME_FLOAT)" if "TIME_FLOAT" in r.flags and r.start is not None else \
+            f"it recurs ({_recurrence(r)}) from {aware(r.start or now):%Y-%m-%d %H:%M}"
+        said.append(f"reservation {name} takes {hosts}: {how}, and the job, of {limit}, "
+                    "never fits between its windows, so Slurm never starts it there")
     for name, (limit, start) in lowered.items():
         said.append(f"--time-min {hms(time_min or 0)}: Slurm may lower the job's time limit "
                     f"{hms(limit)} to end before reservation {name} starts at "
                     f"{start:%Y-%m-%d %H:%M}")
-    if not held or not snap.nodes:
+    if not (held or never) or not snap.nodes:
         return snap, said
     jobs, nodes = list(snap.jobs), []
     for n in snap.nodes:
+        if n.name in never:  # out for this job, as a node whose reservation never ends
+            nodes.append(n.model_copy(update={"state": f"{n.state}+{NEVER_ROOM}"}))
+            continue
         if n.name not in held:
             nodes.append(n)
             continue
@@ -223,6 +249,63 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
                               started_at=now, walltime_s=max(1, int(
                                   (held[n.name] - now).total_seconds()))))
     return snap.model_copy(update={"nodes": nodes, "jobs": jobs}), said
+
+
+# Slurm's recurring reservations (scontrol(1) Flags=): each occurrence as far after the one
+# shown; WEEKDAY and WEEKEND repeat daily on those days only
+_REPEAT_S = {"HOURLY": 3600, "DAILY": 86400, "WEEKDAY": 86400, "WEEKEND": 86400,
+             "WEEKLY": 7 * 86400}
+_ON_DAYS = {"WEEKDAY": frozenset(range(5)), "WEEKEND": frozenset((5, 6))}
+# how far recurring occurrences are laid out: past two weeks the pattern only repeats, so
+# a job that found no gap by then never does
+_RECUR_SPAN_S = 15 * 86400
+
+
+def _recurrence(r: SlurmReservation) -> str | None:
+    """The flag by which `r` repeats (DAILY ...), or TIME_FLOAT (its start stays as far
+    ahead of now as it was: it is never reached), else None."""
+    return next((f for f in r.flags if f in _REPEAT_S or f == "TIME_FLOAT"), None)
+
+
+def _occurrences(r: SlurmReservation, now: datetime) -> list[tuple[datetime, datetime]]:
+    """The windows `r` holds its nodes in, from the one shown (a reservation of no start
+    shown: from now), recurring ones laid out `_RECUR_SPAN_S` ahead."""
+    start = aware(r.start) if r.start is not None else now
+    end = aware(r.end) if r.end is not None else start
+    step = _REPEAT_S.get(_recurrence(r) or "")
+    if step is None:
+        return [(start, end)]
+    days = _ON_DAYS.get(_recurrence(r) or "")
+    shifted = ((start + timedelta(seconds=k * step), end + timedelta(seconds=k * step))
+               for k in range(_RECUR_SPAN_S // step + 1))
+    return [(a, b) for a, b in shifted if days is None or a.weekday() in days]
+
+
+def _free_from(rs: list[SlurmReservation], now: datetime, limit: int | None,
+               least: int | None
+               ) -> tuple[datetime | None, list[str], tuple[str, datetime] | None]:
+    """When a job of time limit `limit` (`least` where --time-min lowers it) may start on
+    a node the reservations `rs` hold: at the end of each window it could not end before,
+    in turn (None: never, a recurring or floating one leaves no gap long enough); the
+    names of those it waits for, and the one it fits before only by lowering its limit
+    (with that one's start)."""
+    windows = sorted(((a, b, r) for r in rs for a, b in _occurrences(r, now)),
+                     key=lambda w: (w[0], w[1]))
+    endless = any(_recurrence(r) for r in rs)
+    t, touched, lowered = now, [], None
+    for a, b, r in windows:
+        if b <= t:
+            continue
+        if least and plus_seconds(t, least) <= a and (r.start is not None or a > now):
+            if limit and plus_seconds(t, limit) > a:
+                lowered = (r.name, a)
+            return t, touched, lowered
+        if "TIME_FLOAT" in r.flags:  # its start moves on as time does
+            return None, [*touched, r.name], None
+        t = b
+        if r.name not in touched:
+            touched.append(r.name)
+    return (None if endless else t), touched, lowered
 
 
 def _out_of_maintenance(state: str) -> str:

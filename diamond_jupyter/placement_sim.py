@@ -83,7 +83,7 @@ import heapq
 import itertools
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -645,22 +645,41 @@ def _held_until_back(h: int, after: float, reboot: bool,
 
 
 def preempted(st: SimState, partitions: Collection[str],
-              held: Collection[str] = ()) -> SimState:
+              held: Collection[str] = (), grace: Mapping[str, float] | None = None,
+              exempt: float = 0.0, jobs: Mapping[str, float] | None = None) -> SimState:
     """`st` with the running jobs of `partitions` (ones the probe's partition preempts:
-    Slurm's preempt/partition_prio, a lower PriorityTier whose PreemptMode is not OFF)
-    gone now: their CPUs and GPUs free at t = 0, except on the nodes `held` (named), where
-    what they keep (suspended jobs' memory) leaves too little for the probe."""
+    Slurm's preempt/partition_prio, a lower PriorityTier whose PreemptMode is not OFF),
+    and those of `jobs` (native id -> its GraceTime: preempt/qos), stopped: their CPUs and
+    GPUs free at t = 0, except on the nodes `held` (named), where what they keep
+    (suspended jobs' memory) leaves too little for the probe. A job stops later where
+    Slurm lets it run on: its partition's GraceTime (`grace`, seconds), after it has run
+    `exempt` seconds (PreemptExemptTime); never after its own end."""
     free_c, free_g = list(st.free_c), list(st.free_g)
     kept_at = {i for i, n in enumerate(st.names) if n in held}
-    kept = []
+    kept, later = [], False
+    planned = dict(st.planned) if st.planned is not None else None
     for r in st.releases:
         owner = st.owners[r[1]] if r[1] < len(st.owners) else None
-        if owner is not None and owner[2] in partitions and r[2] not in kept_at:
+        by_qos = (jobs or {}).get(st.job_ids.get(r[1], ""))
+        if owner is None or (owner[2] not in partitions and by_qos is None) \
+                or r[2] in kept_at:
+            kept.append(r)
+            continue
+        ran = owner[1] if owner[1] is not None else exempt  # not known: taken as past it
+        stop = (by_qos if by_qos is not None else (grace or {}).get(owner[2], 0.0)) \
+            + max(0.0, exempt - ran)
+        if stop <= 0:
             free_c[r[2]] = min(st.cap_c[r[2]], free_c[r[2]] + r[3])
             free_g[r[2]] = min(st.cap_g[r[2]], free_g[r[2]] + r[4])
-        else:
-            kept.append(r)
-    return replace(st, free_c=free_c, free_g=free_g, releases=kept)
+            continue
+        if stop < r[0]:
+            r, later = (stop, *r[1:]), True
+            if planned is not None:
+                planned[r[1]] = min(planned.get(r[1], stop), stop)
+        kept.append(r)
+    if later:
+        kept.sort()
+    return replace(st, free_c=free_c, free_g=free_g, releases=kept, planned=planned)
 
 
 def _release_after(w: float | None, elapsed: float | None, partition: str | None,

@@ -336,7 +336,10 @@ class SgeCommands(FailureReading, AccountingReach):
             "queue": ["qstat", "-f", "-xml", "-r", "-u", "*"],
             # max_reservation: whether waiting jobs are protected from backfill at all (a
             # site that hides its scheduler configuration leaves it unknown)
-            "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; exit 0"],
+            # and the global configuration after it (max_u_jobs, max_jobs: the active jobs
+            # qsub admits); their keys differ, so one output holds both
+            "sconf": ["sh", "-c", "qconf -ssconf 2>/dev/null; qconf -sconf global "
+                      "2>/dev/null; exit 0"],
             # the complexes: which are consumable, per slot or once a job, and their
             # defaults (one table, whatever the site's size)
             "complexes": ["sh", "-c", "qconf -sc 2>/dev/null; exit 0"],
@@ -644,6 +647,9 @@ class SgeCommands(FailureReading, AccountingReach):
             **_global_consumables(outputs.get("hosts", ""), asked, by_job),
             backfill=backfill_policy(outputs.get("sconf", "")),
             queue_order=queue_order(outputs.get("sconf", "")),
+            sge_max_user_jobs=max_user_jobs(outputs.get("sconf", "")),
+            sge_max_u_jobs=max_user_jobs(outputs.get("sconf", ""), "max_u_jobs"),
+            sge_max_jobs=max_user_jobs(outputs.get("sconf", ""), "max_jobs"),
             warnings=[f"{site}: {w}" for w in skipped])
 
     def _nodes(self, text: str, instances: list[dict[str, Any]],
@@ -1042,6 +1048,15 @@ def _host_queues(host: ET.Element) -> list[tuple[int, int]]:
         out.append((known_count(vals.get("slots_used")) or 0,
                     known_count(vals.get("slots")) or 0))
     return out
+
+
+def max_user_jobs(sconf: str, key: str = "maxujobs") -> int | None:
+    """From `qconf -ssconf`: `maxujobs`, the jobs a user may have running at once in the
+    cell (or from `qconf -sconf global`, read with it: `max_u_jobs`, `max_jobs`, the active
+    jobs qsub admits of a user, of everyone); None where it is 0 (no limit, the default) or
+    not given."""
+    n = to_int(_sconf(sconf, key))
+    return n if n is not None and n > 0 else None
 
 
 def backfill_policy(sconf: str) -> Literal["easy", "none"] | None:

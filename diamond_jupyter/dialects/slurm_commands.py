@@ -62,6 +62,7 @@ from .outputs_common import (
     user_filter,
     whole_number,
 )
+from .scripts_common import parse_slurm_time
 from .slurm_priority import (
     MULTIFACTOR,
     PRIORITY_PROBE,
@@ -527,6 +528,22 @@ class SlurmCommands(FailureReading, AccountingReach):
         return out
 
     @staticmethod
+    def parse_preemption(text: str) -> tuple[str | None, float | None]:
+        """`PreemptType = preempt/partition_prio` and `PreemptExemptTime = 00:10:00` (or
+        `-1`/`NONE`: none) from `scontrol show config`: the type (None: no such line) and
+        the exempt time in seconds (None: none, or not read)."""
+        kind = exempt = None
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            key, value = key.strip(), value.strip()
+            if eq and key == "PreemptType" and re.fullmatch(r"preempt/[a-z_]+", value):
+                kind = value
+            elif eq and key == "PreemptExemptTime" and value not in ("", "-1", "NONE"):
+                seconds = parse_slurm_time(value)
+                exempt = float(seconds) if seconds else None
+        return kind, exempt
+
+    @staticmethod
     def parse_max_array_size(text: str) -> int | None:
         """`MaxArraySize = 1001` from `scontrol show config`; None when the line is not
         there or is not a whole number above 0."""
@@ -803,6 +820,7 @@ class SlurmCommands(FailureReading, AccountingReach):
                 oversubscribe=clean(kv.get("OverSubscribe")),
                 over_time_s=over_time_s(kv.get("OverTimeLimit")),
                 preempt_mode=clean(kv.get("PreemptMode")),
+                grace_time_s=known_count(kv.get("GraceTime")),
                 priority_tier=known_count(kv.get("PriorityTier"), bits=16),
                 priority_job_factor=known_count(kv.get("PriorityJobFactor"), bits=16),
                 max_cpus_per_socket=limit_count(kv.get("MaxCPUsPerSocket")),
@@ -950,8 +968,10 @@ class SlurmCommands(FailureReading, AccountingReach):
         if priority is not None and "weights" in priority.unread:  # said, not left out
             skipped.append(f"scontrol show config: priority weights left out, "
                            f"{priority.unread['weights']}")
+        preempt_type, preempt_exempt = self.parse_preemption(outputs.get("config", ""))
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
+            preempt_type=preempt_type, preempt_exempt_s=preempt_exempt,
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),
@@ -980,7 +1000,7 @@ def over_time_s(text: str | None) -> float | None:
 
 QOS_FIELDS = ("Name,MaxTRES,MaxTRESPerNode,MaxTRESPerUser,GrpTRES,MaxWall,GrpJobs,"
               "GrpSubmitJobs,MaxJobsPerUser,MaxSubmitJobsPerUser,MinTRES,Flags,"
-              "GrpTRESMins,GrpTRESRunMins,MaxTRESMins")
+              "GrpTRESMins,GrpTRESRunMins,MaxTRESMins,Preempt,PreemptMode,GraceTime")
 ASSOC_FIELDS = ("User,Account,Partition,DefaultQOS,QOS,ParentName,GrpTRES,GrpJobs,"
                 "GrpSubmitJobs,MaxJobs,MaxSubmitJobs,MaxTRES,GrpTRESMins,GrpTRESRunMins,"
                 "MaxTRESMins")
@@ -1212,7 +1232,8 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
         if len(f) < 6 or not f[0].strip() or " " in f[0].strip():
             continue
         counts = [limit_count(x) for x in (f[6:10] + [""] * 4)[:4]]  # older recordings: none
-        least, flags, grp_mins, grp_run_mins, job_mins = (f[10:15] + [""] * 5)[:5]
+        least, flags, grp_mins, grp_run_mins, job_mins, preempts, mode, grace = (
+            f[10:18] + [""] * 8)[:8]
         out[f[0].strip()] = QosLimits(
             name=f[0].strip(), max_tres_per_job=_tres(f[1]), max_tres_per_node=_tres(f[2]),
             max_tres_per_user=_tres(f[3]), grp_tres=_tres(f[4]), max_wall_s=_minutes(f[5]),
@@ -1220,7 +1241,10 @@ def parse_qos(stdout: str) -> dict[str, QosLimits]:
             max_submit_jobs_per_user=counts[3], min_tres_per_job=_tres(least),
             flags=[x.strip() for x in flags.split(",") if x.strip()],
             grp_tres_mins=_tres(grp_mins), grp_tres_run_mins=_tres(grp_run_mins),
-            max_tres_mins_per_job=_tres(job_mins))
+            max_tres_mins_per_job=_tres(job_mins),
+            preempts=[x.strip() for x in preempts.split(",") if x.strip()],
+            preempt_mode=mode.strip() or None,
+            grace_time_s=parse_slurm_time(grace) if grace.strip() else None)
     return out
 
 

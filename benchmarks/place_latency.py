@@ -19,7 +19,8 @@
   accounting is the same at every decision, so the first builds them (as the first
   decision after an accounting query does; `calibration_first_s`) and the others reuse
   them. The calibration's share is reported beside the total
-  (`calibration_median_s`), not taken out of it.
+  (`calibration_median_s`), not taken out of it. `--tasks N`: the job is N one-CPU tasks
+  without a node count (Slurm `-n N` alone, spread over any nodes), not 1 node x 4 CPUs.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def _replicated(seed: int, site: int) -> tuple[dict[str, str], list[float]]:
     return outputs, ratios
 
 
-def recorded(n_sites: int, seed: int, reps: int) -> dict:
+def recorded(n_sites: int, seed: int, reps: int, tasks: int = 0) -> dict:
+    """`tasks`: the job asks that many one-CPU tasks without a node count (`-n N`, spread
+    over any nodes) instead of one node of 4 CPUs."""
     from diamond_jupyter.calibration import CalibrationCache, RunSample
     from diamond_jupyter.config import SiteConfig
     from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -87,8 +90,8 @@ def recorded(n_sites: int, seed: int, reps: int) -> dict:
 
     cmds = SlurmCommands(jobcomp=True, tz=timezone.utc)
     sites = [_replicated(seed, i) for i in range(n_sites)]
-    spec = JobSpec(command="true", resources=Resources(nodes=1, cpus_per_task=4,
-                                                       walltime_s=1800))
+    spec = JobSpec(command="true", resources=Resources(tasks=tasks, walltime_s=1800)
+                   if tasks else Resources(nodes=1, cpus_per_task=4, walltime_s=1800))
     now = datetime(2026, 11, 29, 17, 30, tzinfo=timezone.utc)  # when the outputs were taken
     times, parse_times, cal_times, jobs = [], [], [], 0
     kept = CalibrationCache()  # the engine's, kept across its decisions
@@ -151,8 +154,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--sites", type=int, default=30, help="recorded sites")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-testbed", action="store_true", help="only the recorded sites")
+    p.add_argument("--tasks", type=int, default=0,
+                   help="the recorded sites' job: N one-CPU tasks without a node count")
     args = p.parse_args(argv)
-    res = {"recorded": recorded(args.sites, args.seed, args.reps), "seed": args.seed}
+    res = {"recorded": recorded(args.sites, args.seed, args.reps, args.tasks),
+           "seed": args.seed}
+    if args.tasks:
+        res["tasks"] = args.tasks
     if not args.no_testbed:
         res["testbed"] = asyncio.run(testbed(config_path(args.config), args.reps))
     rows = [(k, v["sites"], v["median_s"], v["p90_s"], v["max_s"], v["target_s"],

@@ -162,3 +162,20 @@ def test_grid_engine_hosts_with_no_memory_count_say_memory_unknown():
                       "on dn1, dn2: its tasks there counted by CPUs alone)"], said
     p, said = placed("#$ -pe mpi 8\n#$ -l h_rt=1:00:00", _cell())
     assert "memory unknown" not in said
+
+
+def test_grid_engine_h_vmem_left_on_each_host_bounds_its_slots():
+    """The recorded cell with h_vmem a host consumable of 16,000 MB a host: dn1 (5 slots
+    free) has 4,000 MB of it left, dn2 (3 free) 6,000 MB. 6 slots of -l h_vmem=1G (1,024
+    MB a slot) go 3 on dn1 (its h_vmem) and 3 on dn2 (its slots), not 5 and 1."""
+    cfg, snap = _cell()
+    left = {"dn1": 4000, "dn2": 6000}
+    nodes = [n.model_copy(update={
+        "memory_mb": 16000, "memory_allocated": 16000 - left[n.name],
+        "consumables_left": {"h_vmem": left[n.name] * 2.0 ** 20},
+        "consumables_total": {"h_vmem": 16000 * 2.0 ** 20}}) for n in snap.nodes]
+    site = (cfg, snap.model_copy(update={"nodes": nodes}))
+    p, said = placed("#$ -pe mpi 6\n#$ -l h_rt=1:00:00,h_vmem=1G", site)
+    assert p.verdict("sge").estimated_start == NOW, said
+    assert "spread: 6 tasks over dn1 (3) and dn2 (3), queue all.q, at +0:00:00 (no node " \
+        "count asked: its tasks go wherever room is)" in said

@@ -10,10 +10,11 @@ both are written: each must equal what a version without the cache wrote once.
 
 Run it against a checkout with `PYTHONPATH=CHECKOUT python benchmarks/place_identity.py
 OUT` (this file and its sites, any checkout's engine), then compare the two OUT files
-with `cmp`. The sites are this checkout's `place_latency._replicated`: since 906facc each
-copy of the queue runs on its own copy of the nodes (before, every copy on c1, c[1-2], g1),
-so files written by this file before and after it differ (18 of the 48 choices, and
-most starts).
+with `cmp`. `--spread`: four jobs of tasks without a node count (`-n N` alone) instead of
+the eight shapes (24 decisions). The sites are this checkout's
+`place_latency._replicated`: since 906facc each copy of the queue runs on its own copy of
+the nodes (before, every copy on c1, c[1-2], g1), so files written by this file before and
+after it differ (18 of the 48 choices, and most starts).
 """
 
 from __future__ import annotations
@@ -53,8 +54,23 @@ def shapes() -> list[tuple[str, object]]:
     ]
 
 
-def decisions() -> list[str]:
-    """One text per decision: its setting, its verdicts as JSON and its explain()."""
+def spread_shapes() -> list[tuple[str, object]]:
+    """Jobs of tasks without a node count (Slurm `-n N` alone: spread over any nodes)."""
+    from diamond_jupyter.model import JobSpec, Resources
+
+    def spec(**res: object) -> JobSpec:
+        return JobSpec(command="true", resources=Resources(**{"walltime_s": 1800, **res}))
+    return [
+        ("-n 8", spec(tasks=8)),
+        ("-n 64", spec(tasks=64)),
+        ("-n 8 -c 2, a day", spec(tasks=8, cpus_per_task=2, walltime_s=86400)),
+        ("-n 12 --mem-per-cpu=2000", spec(tasks=12, memory_per_cpu_mb=2000)),
+    ]
+
+
+def decisions(spread: bool = False) -> list[str]:
+    """One text per decision: its setting, its verdicts as JSON and its explain().
+    `spread`: the jobs are `spread_shapes`, not `shapes`."""
     from diamond_jupyter.calibration import RunSample, SiteCalibration
     from diamond_jupyter.config import SiteConfig
     from diamond_jupyter.dialects.slurm_commands import SlurmCommands
@@ -86,7 +102,7 @@ def decisions() -> list[str]:
                     cache.site(s.site, samples, inputs=(ratios,)) if keyed else \
                     cache.site(s.site, samples)  # noqa: B023
             return out
-        for name, spec in shapes():
+        for name, spec in (spread_shapes() if spread else shapes()):
             for calibrated in (False, True):
                 head = (f"## seed {seed}, {n_sites} sites, {name}, "
                         f"{'calibrated' if calibrated else 'walltimes'}\n")
@@ -108,8 +124,11 @@ def main(argv: list[str]) -> None:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("out", metavar="OUT", type=Path,
                     help="the file the decisions are written to (compare two with cmp)")
-    out = ap.parse_args(argv).out
-    texts = decisions()
+    ap.add_argument("--spread", action="store_true",
+                    help="jobs of tasks without a node count (`spread_shapes`) instead")
+    args = ap.parse_args(argv)
+    out = args.out
+    texts = decisions(args.spread)
     out.write_text("".join(texts))
     print(f"{len(texts)} decisions written to {out}")
 

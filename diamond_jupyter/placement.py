@@ -2070,6 +2070,12 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
     part_max = {p.name: float(p.max_time_s) for p in snap.partitions if p.max_time_s}
     own_only = _exclusive_kind(spec) in ("user", "mcs") and cfg.scheduler == "slurm"
     spreads = _spreads(cfg, spec)
+    task_mem = min(_task_memory(reqs[p.name], spreads) for p in good)
+    rooms = {n.name: room for n in nodes
+             if (room := memory_room(n, spreads, reqs[good[0].name])) is not None}
+    # a spread job's tasks each node's free memory holds now (where the snapshot says)
+    task_fit = (reqs[good[0].name].cpt, reqs[good[0].name].gpt,
+                {h: free // task_mem for h, (free, _) in rooms.items()}) if task_mem else None
     host_short = set.intersection(*(consumables_short(_one_node(reqs[p.name], spreads), nodes)
                                     for p in good))
     views: dict[frozenset[str], tuple] = {}
@@ -2087,7 +2093,7 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
                              in_reservation=bool(spec.reservation),
                              probe_mem=min(_one_node(reqs[p.name], spreads).mem
                                            for p in good), short=short,
-                             short_until=until)
+                             short_until=until, task_fit=task_fit)
             pending = queue = pending_demands(snap, st, members, now, part_max)
             calibrated = calibrated_view(st, queue, cal)
             if calibrated is not None and any(d.sched and d.now_ok for d in queue):
@@ -2183,7 +2189,9 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             # tasks without a node count: as many on each node as it has room for, on at
             # most the partition's node limit
             probe = replace(probe, nodes=min(req.free_tasks, p.max_nodes or req.free_tasks),
-                            cpus=req.cpt, gpus=req.gpt, spread=req.free_tasks)
+                            cpus=req.cpt, gpus=req.gpt, spread=req.free_tasks,
+                            most={idx[h]: total // task_mem for h, (_, total) in rooms.items()}
+                            if task_mem else None)
 
         # PBS backfill_depth (the queue's, else the server's): 0 turns backfilling off
         # (whatever fits starts, in priority order); N protects the first N blocked jobs
@@ -2270,9 +2278,13 @@ def _estimate(v: SiteVerdict, reqs: dict[str, Req], spec: JobSpec, cfg: SiteConf
             if probe.spread and start is not None and len(probe.shares or ()) > 1 and not any(
                     n.startswith(SPREAD_NOTE_START) and f", {words.where(name)}," in n
                     for n in v.notes):  # over several nodes; the first (walltime) view's
+                unknown = [st.names[n] for n in sorted(probe.shares or ())
+                           if st.names[n] not in rooms] if task_mem else []
                 v.notes.append(f"{SPREAD_NOTE_START}{spread_words(probe, st.names)}, "
                                f"{words.where(name)}, at +{hms(start)} (no node count "
-                               "asked: its tasks go wherever room is)")
+                               "asked: its tasks go wherever room is" + (
+                                   f"; memory unknown on {', '.join(unknown)}: its tasks "
+                                   "there counted by CPUs alone" if unknown else "") + ")")
             if req.time_min is not None and req.time_min < probe.duration:
                 # --time-min: Slurm lowers the time limit, to no less than it, where that
                 # lets the job start sooner (a backfill gap shorter than its full limit)
@@ -2652,6 +2664,27 @@ def _one_node(req: Req, spreads: str) -> Req:
                        mem=req.mem if req.mem_per_node and spreads == "slurm"
                        else req.mem // max(req.tpn, 1))
     return req
+
+
+def _task_memory(req: Req, spreads: str) -> int:
+    """The memory (MB) each task of a spread job asks of the node it runs on (`--mem-per-cpu`,
+    Grid Engine's h_vmem per slot); 0 where none is asked a task (Slurm's `--mem`, asked in
+    full of each node however few tasks it holds) or the tasks do not spread."""
+    if not _spread(req, spreads) or (req.mem_per_node and spreads == "slurm"):
+        return 0
+    return _one_node(req, spreads).mem
+
+
+def memory_room(node: Node, spreads: str, req: Req) -> tuple[int, int] | None:
+    """A node's memory free now and in all (MB) as its scheduler counts it for the job:
+    Slurm's RealMemory less AllocMem, Grid Engine's h_vmem consumable where the job asks
+    h_vmem; None where the snapshot does not say."""
+    if not node.memory_mb:
+        return None
+    if spreads == "sge" and not (req.mem_complex == "h_vmem"
+                                 and "h_vmem" in (node.consumables_left or {})):
+        return None
+    return max(0, node.memory_mb - node.memory_allocated), node.memory_mb
 
 
 def _array_last_task(v: SiteVerdict, spec: JobSpec, simulate: Callable[..., float],

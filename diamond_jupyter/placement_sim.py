@@ -46,9 +46,14 @@ Model (EASY backfill, node-level; Slurm's reservations for the probe):
   `$fill_up` and `$round_robin`) fits where its nodes hold its tasks together, so many on
   each (`tasks_held`), the nodes with the most room first, at most its partition's node
   limit (`spread_over`): 5 CPUs free on one node and 3 on another start 8 one-CPU tasks.
-  In a plan each node counts the tasks it holds through the walltime (`_Plan._hosts`),
-  and the slot is the first step of any of its nodes where enough do (`_first_spread`).
-- Memory is checked statically by the caller, not tracked over time.
+  In a plan each node counts the tasks it holds through the walltime (`_Plan._hosts`;
+  the probe's plan at an event recounts only the nodes each reservation takes,
+  `_planned_start`), and the slot is the first step of any of its nodes where enough do
+  (`_first_spread`).
+- Memory is checked by the caller at t = 0, not tracked over time: a node whose free memory
+  holds fewer of the probe's tasks than its free CPUs keeps the rest of them until its last
+  running job ends (`build_state`'s `task_fit`), and a spread job's tasks on a node are at
+  most what its whole memory holds (`Demand.most`).
 - A record of a job array's waiting tasks (Slurm `123_[5-100%4]`, Grid Engine `9.6-10:1`,
   read by `array_record`; PBS's `123[]` by its counts, `JobStatus.array_waiting`, queued
   or begun) stands for each of its tasks, each of the record's size and walltime, in the
@@ -270,6 +275,9 @@ class Demand:
     # take; 0: exactly `nodes` nodes of `cpus`/`gpus` each
     spread: int = 0
     shares: dict[int, int] | None = None  # node -> its tasks where it was last found room
+    # a spread job's tasks each node's memory holds when all of it is free (node -> tasks;
+    # a node not named: memory does not bound them there, or it is not known)
+    most: dict[int, int] | None = None
 
     @property
     def need(self) -> int:
@@ -284,12 +292,15 @@ class Demand:
         return self.not_before <= t or (self.now_ok and t == 0.0)
 
 
-def tasks_held(d: Demand, fc: int, fg: int) -> int:
-    """How many of a spread d's tasks fit in fc CPUs and fg GPUs (a plan's RESERVED: none)."""
+def tasks_held(d: Demand, n: int, fc: int, fg: int) -> int:
+    """How many of a spread d's tasks fit in fc CPUs and fg GPUs of node n (a plan's
+    RESERVED: none), at most what its memory holds (`Demand.most`)."""
     if fc <= 0:
         return 0
     held = fc // max(d.cpus, 1)
-    return min(held, fg // d.gpus) if d.gpus else held
+    if d.gpus:
+        held = min(held, fg // d.gpus)
+    return held if d.most is None else min(held, d.most.get(n, held))
 
 
 def spread_over(d: Demand, room: list[tuple[int, int]]) -> dict[int, int] | None:
@@ -398,7 +409,8 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                 now: datetime, part_max: dict[str, float], ratio: RatioFn | None = None,
                 ended: Collection[str] = (), in_reservation: bool = False,
                 probe_mem: int = 0, short: Collection[str] = (),
-                short_until: dict[str, str] | None = None) -> SimState:
+                short_until: dict[str, str] | None = None,
+                task_fit: tuple[int, int, dict[str, int]] | None = None) -> SimState:
     """Node capacities, free resources at t = 0 and the release times of running jobs.
 
     `ratio` (calibration): a running job is expected to end after that share of its
@@ -412,7 +424,10 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
     nodes held so for another resource the probe needs more of than is left (Grid Engine
     host consumables); `short_until`: of those, the ones held only until the running job
     named (native id) ends, not the last one there (Grid Engine queue consumables, which
-    that job's end gives enough of back)."""
+    that job's end gives enough of back). `task_fit`: a spread probe's CPUs and GPUs a
+    task and, by node name, how many of its tasks the node's free memory holds now: the
+    free CPUs and GPUs past those tasks' are held so too (`-n 8 --mem-per-cpu=2G` takes 2
+    of a node's 8 free CPUs while 4 GB of its memory is free)."""
     seen = seen_out_at(snap.read_at or snap.taken_at, now)
     back = [node_returning(n, in_reservation, snap.node_timeouts, now, seen) for n in nodes]
     usable = [node_usable(n, in_reservation) or b is not None for n, b in zip(nodes, back,
@@ -529,6 +544,13 @@ def build_state(snap: SiteSnapshot, nodes: list[Node], members: dict[str, list[s
                     owners[k] = owners[seq]
                     if planned is not None:
                         planned[k] = max(planned.get(k, 0.0), planned.get(seq, end))
+        if not lacks and task_fit and n.name in task_fit[2]:
+            # its memory holds fewer of the probe's tasks than its free CPUs (GPUs) do:
+            # those past them are held as below
+            tasks = task_fit[2][n.name]
+            hc = max(0, hc - tasks * task_fit[0])
+            hg = max(0, hg - tasks * task_fit[1]) if task_fit[1] else 0
+            lacks = bool(hc or hg)
         if lacks and (hc or hg):
             # its memory frees with the jobs holding it: its free CPUs and GPUs are held
             # as long (the job that ends last: calibrated as that job, when it is known)
@@ -1217,7 +1239,7 @@ class _Sim:
 
     def count(self, d: Demand, n: int, fc: int, fg: int) -> int:
         """What node n with fc/fg free gives toward `d.need`: its tasks, or 1 if it fits."""
-        return tasks_held(d, fc, fg) if d.spread else int(self.fits(d, n, fc, fg))
+        return tasks_held(d, n, fc, fg) if d.spread else int(self.fits(d, n, fc, fg))
 
     def use(self, d: Demand, n: int) -> tuple[int, int]:
         if d.spread:
@@ -1236,7 +1258,7 @@ class _Sim:
         es = self.elig(d)
         fc, fg, c, g = self.free_c, self.free_g, d.cpus, d.gpus
         if d.spread:
-            shares = spread_over(d, [(n, tasks_held(d, fc[n], fg[n]))
+            shares = spread_over(d, [(n, tasks_held(d, n, fc[n], fg[n]))
                                      for n in self.avail if n in es])
             if shares is None:
                 self.failed.add(key)
@@ -1376,7 +1398,7 @@ class _Sim:
                     fg[n] = min(self.cap_g[n], og + g)
                     count += self.count(d, n, fc[n], fg[n]) - self.count(d, n, oc, og)
             if count >= d.need and (not d.spread or spread_over(d, [
-                    (n, tasks_held(d, fc.get(n, free_c[n]), fg.get(n, free_g[n])))
+                    (n, tasks_held(d, n, fc.get(n, free_c[n]), fg.get(n, free_g[n])))
                     for n in es]) is not None):  # (spread: within its most nodes too)
                 return _Shadow(d, when, es, fc, fg, count)
             if i >= len(rel):
@@ -1537,7 +1559,7 @@ class _Plan:
         times, fc, fg = self.times[n], self.fc[n], self.fg[n]
         i = bisect.bisect_right(times, start) - 1
         j = bisect.bisect_left(times, start + d.planned)
-        return min(tasks_held(d, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
+        return min(tasks_held(d, n, fc[k], fg[k]) for k in range(i, max(j, i + 1)))
 
     def _first_spread(self, d: Demand, t0: float, es: list[int]) -> Slot | None:
         """Where a spread d's tasks fit soonest from t0: the first step of any of its
@@ -1886,11 +1908,30 @@ def _planned_start(sim: _Sim, ahead: list[Demand], probe: Demand, t: float,
     # node passed over never fits again
     order, room, scan = plan.nodes_of(probe), [], 0
     if probe.spread:  # its tasks over any of its nodes: room for them all after each slot
+        # node -> the tasks it holds through; a slot changes only its own nodes' room
+        held = {n: k for n in order if (k := plan._tasks_through(probe, n, t))}
+        fits = spread_over(probe, list(held.items())) is not None
         for d in ahead:
             got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
-            if got is not None and got[1] and plan._hosts(probe, t, order) is None:
+            if got is None or not got[1]:
+                continue
+            changed = False
+            for n in got[1]:
+                if n in held and (k := plan._tasks_through(probe, n, t)) != held[n]:
+                    changed = True
+                    if k:
+                        held[n] = k
+                    else:
+                        del held[n]
+            if changed:
+                fits = spread_over(probe, list(held.items())) is not None
+            if not fits:
                 return None
-        return plan._hosts(probe, t, order)
+        shares = spread_over(probe, list(held.items()))
+        if shares is None:
+            return None
+        probe.shares = shares
+        return sorted(shares)
     for d in [None, *ahead]:
         if d is not None:
             got = memory.reserve(plan, d) if memory is not None else plan.reserve(d)
@@ -2248,7 +2289,7 @@ def _could_ever_fit(sim: _Sim, d: Demand) -> bool:
     """Whether enough of d's nodes could hold it once empty."""
     es = sim.elig(d)
     if d.spread:
-        return spread_over(d, [(n, tasks_held(d, sim.cap_c[n], sim.cap_g[n]))
+        return spread_over(d, [(n, tasks_held(d, n, sim.cap_c[n], sim.cap_g[n]))
                                for n in es]) is not None
     if d.cpus == WHOLE:
         return sum(1 for n in es if sim.cap_c[n] > 0) >= d.nodes

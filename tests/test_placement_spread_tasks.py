@@ -124,3 +124,58 @@ def test_memory_per_node_is_asked_in_full_on_every_node_the_tasks_take():
     p, said = placed("#SBATCH -p batch -n 8 --mem-per-cpu=13000 -t 2:00:00", site)
     assert starts_in(p) == 0, said
     assert "8 tasks over a01 (5) and a02 (3)" in said
+
+
+def test_memory_per_cpu_bounds_the_tasks_each_node_holds_now():
+    """--mem-per-cpu=30000: each node holds as many one-CPU tasks as 30,000 MB fit in its
+    free memory. a01 (5 CPUs free, 106,000 MB free) and a02 (3 free, 102,000 MB) hold 3
+    each: 6 tasks start now 3 and 3, not 5 on a01 and 1 on a02. With a02's memory nearly
+    all held (1 CPU free, 98,000 MB) only 3 + 1 fit now: they wait for a01's job to end at
+    +6 h, when a01 holds all 6 (192,000 MB)."""
+    p, said = placed("#SBATCH -p batch -n 6 --mem-per-cpu=30000 -t 2:00:00",
+                     _site({"a01": 5, "a02": 3}))
+    assert starts_in(p) == 0, said
+    assert "6 tasks over a01 (3) and a02 (3), partition batch, at +0:00:00" in said
+    p, said = placed("#SBATCH -p batch -n 6 --mem-per-cpu=30000 -t 2:00:00",
+                     _site({"a01": 5, "a02": 1}))
+    assert starts_in(p) == 6, said
+    assert _spread_note(p) == [], said
+
+
+def test_a_nodes_whole_memory_bounds_its_tasks_once_it_is_free():
+    """20 tasks of 30,000 MB take b01 and b02 (512,000 MB: 17 tasks each, though 128 CPUs)
+    when their jobs end at +8 h: 17 on b01 and 3 on b02, not all 20 on b01."""
+    p, said = placed("#SBATCH -p batch -n 20 --mem-per-cpu=30000 -t 2:00:00", _site({}))
+    assert starts_in(p) == 8, said
+    assert "20 tasks over b01 (17) and b02 (3), partition batch, at +8:00:00" in said
+    assert "memory unknown" not in said
+
+
+def test_grid_engine_hosts_with_no_memory_count_say_memory_unknown():
+    """The recorded cell has no h_vmem consumable: how much memory its hosts have free is
+    not known, so -l h_vmem=1G per slot puts 8 slots over dn1 (5) and dn2 (3) by their free
+    slots alone, and says so; a job asking no memory says nothing of it."""
+    p, said = placed("#$ -pe mpi 8\n#$ -l h_rt=1:00:00,h_vmem=1G", _cell())
+    spread = [n for n in p.verdict("sge").notes if " tasks over " in n]
+    assert spread == ["spread: 8 tasks over dn1 (5) and dn2 (3), queue all.q, at +0:00:00 "
+                      "(no node count asked: its tasks go wherever room is; memory unknown "
+                      "on dn1, dn2: its tasks there counted by CPUs alone)"], said
+    p, said = placed("#$ -pe mpi 8\n#$ -l h_rt=1:00:00", _cell())
+    assert "memory unknown" not in said
+
+
+def test_grid_engine_h_vmem_left_on_each_host_bounds_its_slots():
+    """The recorded cell with h_vmem a host consumable of 16,000 MB a host: dn1 (5 slots
+    free) has 4,000 MB of it left, dn2 (3 free) 6,000 MB. 6 slots of -l h_vmem=1G (1,024
+    MB a slot) go 3 on dn1 (its h_vmem) and 3 on dn2 (its slots), not 5 and 1."""
+    cfg, snap = _cell()
+    left = {"dn1": 4000, "dn2": 6000}
+    nodes = [n.model_copy(update={
+        "memory_mb": 16000, "memory_allocated": 16000 - left[n.name],
+        "consumables_left": {"h_vmem": left[n.name] * 2.0 ** 20},
+        "consumables_total": {"h_vmem": 16000 * 2.0 ** 20}}) for n in snap.nodes]
+    site = (cfg, snap.model_copy(update={"nodes": nodes}))
+    p, said = placed("#$ -pe mpi 6\n#$ -l h_rt=1:00:00,h_vmem=1G", site)
+    assert p.verdict("sge").estimated_start == NOW, said
+    assert "spread: 6 tasks over dn1 (3) and dn2 (3), queue all.q, at +0:00:00 (no node " \
+        "count asked: its tasks go wherever room is)" in said

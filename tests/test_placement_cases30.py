@@ -19,6 +19,7 @@ numbers."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -228,6 +229,24 @@ def test_nodes_outside_a_recurring_reservation_still_take_the_job():
     p, said = placed(B_JOB.format("23:00:00"), vega(reservations=_resv(
         "DAILY,SPEC_NODES", 1, 3, nodes="b01")))
     assert starts_in(p) == 0, said
+
+
+def test_a_weekday_reservation_repeats_on_the_clusters_days_and_clock():
+    """A cluster in Los Angeles: WEEKDAY from Monday 18:00 to 20:00 there (Tuesday 02:00 to
+    04:00 UTC). Its last window of the week is Friday evening there (Saturday in UTC), and
+    the next one Monday evening after summer time began (an hour earlier in UTC): a 45 h
+    job fits between Friday 20:00 and Monday 18:00 there, from Saturday 04:00 UTC, +139 h
+    (before: the windows fell on UTC's weekdays, Tuesday to Saturday there, and the job
+    started Friday 04:00 UTC, +115 h, into Friday's window)."""
+    line = re.sub(r"StartTime=[^ ]+ EndTime=[^ ]+", "StartTime=2026-03-02T18:00:00-08:00 "
+                  "EndTime=2026-03-02T20:00:00-08:00", _resv("WEEKDAY,SPEC_NODES", 1, 3))
+    cfg, snap = vega(reservations=line)
+    cfg = cfg.model_copy(update={"metadata": {**cfg.metadata,
+                                              "timezone": "America/Los_Angeles"}})
+    p, said = placed(B_JOB.format("1-21:00:00"), (cfg, snap))
+    assert starts_in(p) == 139, said
+    assert any("it recurs (WEEKDAY): the first gap between its windows long enough for the "
+               "job opens at 2026-03-07 04:00" in n for n in notes(p)), said
 
 
 # ---- a job's own --nice ------------------------------------------------------------------

@@ -311,7 +311,7 @@ from .placement_sge import (
     pe_offered,
     queue_consumable_fit,
 )
-from .placement_sge_limits import reopened, sge_queue_limits
+from .placement_sge_limits import reopened, sge_queue_limits, site_zone
 from .placement_sge_names import with_full_names
 from .placement_sim import (
     WHOLE,
@@ -795,7 +795,8 @@ def _evaluate(spec: JobSpec, cfg: SiteConfig, snap: SiteSnapshot, now: datetime,
             return v
         v.not_checked += rusage_unchecked
     magnetic = _magnetic(spec, cfg, snap, now)
-    snap, resv_said = _reservations_held(spec, snap, now, {r.name for r in magnetic})
+    snap, resv_said = _reservations_held(spec, snap, now, {r.name for r in magnetic},
+                                         site_zone(cfg, snap)[0])
     v.notes += resv_said
     snap = _magnetic_open(snap, magnetic)
     for r in magnetic:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone, tzinfo
 
 from .config import SiteConfig
 from .dialects.outputs_common import compact_hostlist, expand_hostlist
@@ -137,13 +137,15 @@ def _magnetic_open(snap: SiteSnapshot, magnetic: list[SlurmReservation]) -> Site
 
 
 def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
-                       magnetic: Collection[str] = ()) -> tuple[SiteSnapshot, list[str]]:
+                       magnetic: Collection[str] = (), zone: tzinfo | None = None
+                       ) -> tuple[SiteSnapshot, list[str]]:
     """`snap` with the nodes of the reservations the job is not in held as by a running
     job, from now until the job could start there: past the end of each reservation it
     could not end before (a job of no time limit never can), one after another (Slurm
     starts no job that would overlap one; `--time-min` lets it lower the limit to fit).
     The job is in those it names and in the `magnetic` ones (names) open to it. And a note
-    for each reservation yet to start that holds nodes so."""
+    for each reservation yet to start that holds nodes so. A recurring one repeats on the
+    cluster's clock, `zone` (None: the engine's, as its times are read)."""
     named = {q.strip() for q in (spec.queue or "").split(",") if q.strip()}
     parts_of = {n.name: n.partitions for n in snap.nodes}
     at_host: dict[str, list[SlurmReservation]] = {}
@@ -174,7 +176,7 @@ def _reservations_held(spec: JobSpec, snap: SiteSnapshot, now: datetime,
         least = min(limit, time_min) if limit and time_min else limit
         which = (tuple(id(r) for r in rs), limit, least)
         if which not in free_from:
-            free_from[which] = _free_from(rs, now, limit, least)
+            free_from[which] = _free_from(rs, now, limit, least, zone)
         t, touched, fits_before = free_from[which]
         for name in touched:
             limits.setdefault(name, set()).add(limit)
@@ -267,29 +269,48 @@ def _recurrence(r: SlurmReservation) -> str | None:
     return next((f for f in r.flags if f in _REPEAT_S or f == "TIME_FLOAT"), None)
 
 
-def _occurrences(r: SlurmReservation, now: datetime) -> list[tuple[datetime, datetime]]:
+def _occurrences(r: SlurmReservation, now: datetime, zone: tzinfo | None = None
+                 ) -> list[tuple[datetime, datetime]]:
     """The windows `r` holds its nodes in, from the one shown (a reservation of no start
-    shown: from now), recurring ones laid out `_RECUR_SPAN_S` ahead."""
+    shown: from now), recurring ones laid out `_RECUR_SPAN_S` ahead. Slurm moves a daily
+    or weekly one on by calendar days on the controller's clock (`zone`; None: the
+    engine's), so it keeps its hours across a change to or from summer time, and WEEKDAY
+    and WEEKEND are that clock's days, not UTC's; HOURLY moves on by the hour."""
     start = aware(r.start) if r.start is not None else now
     end = aware(r.end) if r.end is not None else start
     step = _REPEAT_S.get(_recurrence(r) or "")
     if step is None:
         return [(start, end)]
+    if step < 86400:
+        return [(start + timedelta(seconds=k * step), end + timedelta(seconds=k * step))
+                for k in range(_RECUR_SPAN_S // step + 1)]
     days = _ON_DAYS.get(_recurrence(r) or "")
-    shifted = ((start + timedelta(seconds=k * step), end + timedelta(seconds=k * step))
+    first, last = _wall(start, zone), _wall(end, zone)
+    shifted = ((first + timedelta(days=k * step // 86400), last + timedelta(days=k * step // 86400))
                for k in range(_RECUR_SPAN_S // step + 1))
-    return [(a, b) for a, b in shifted if days is None or a.weekday() in days]
+    return [(_instant(a, zone), _instant(b, zone)) for a, b in shifted
+            if days is None or a.weekday() in days]
+
+
+def _wall(at: datetime, zone: tzinfo | None) -> datetime:
+    """`at` as the clock of `zone` (None: the engine's) reads it, without a zone."""
+    return (at.astimezone(zone) if zone is not None else at.astimezone()).replace(tzinfo=None)
+
+
+def _instant(wall: datetime, zone: tzinfo | None) -> datetime:
+    """The UTC time the clock of `zone` (None: the engine's) shows as `wall`."""
+    return (wall.replace(tzinfo=zone) if zone is not None else wall).astimezone(timezone.utc)
 
 
 def _free_from(rs: list[SlurmReservation], now: datetime, limit: int | None,
-               least: int | None
+               least: int | None, zone: tzinfo | None = None
                ) -> tuple[datetime | None, list[str], tuple[str, datetime] | None]:
     """When a job of time limit `limit` (`least` where --time-min lowers it) may start on
     a node the reservations `rs` hold: at the end of each window it could not end before,
     in turn (None: never, a recurring or floating one leaves no gap long enough); the
     names of those it waits for, and the one it fits before only by lowering its limit
     (with that one's start)."""
-    windows = sorted(((a, b, r) for r in rs for a, b in _occurrences(r, now)),
+    windows = sorted(((a, b, r) for r in rs for a, b in _occurrences(r, now, zone)),
                      key=lambda w: (w[0], w[1]))
     endless = any(_recurrence(r) for r in rs)
     t, touched, lowered = now, [], None

@@ -19,8 +19,10 @@ numbers."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from test_placement_cases import NOW, has_note, hours, reservation, run
@@ -40,6 +42,7 @@ from test_placement_slurm_new_job_priority import FOUR, _one, factors, selene
 
 from diamond_jupyter.dialects.sge_commands import SgeCommands
 from diamond_jupyter.dialects.slurm_commands import SlurmCommands
+from diamond_jupyter.placement_resv import _occurrences
 from diamond_jupyter.testbed.clusters import base_dir, cluster
 from diamond_jupyter.testbed.host import _ctl
 
@@ -228,6 +231,41 @@ def test_nodes_outside_a_recurring_reservation_still_take_the_job():
     p, said = placed(B_JOB.format("23:00:00"), vega(reservations=_resv(
         "DAILY,SPEC_NODES", 1, 3, nodes="b01")))
     assert starts_in(p) == 0, said
+
+
+def test_a_weekday_reservation_repeats_on_the_clusters_days_and_clock():
+    """A cluster in Los Angeles: WEEKDAY from Monday 18:00 to 20:00 there (Tuesday 02:00 to
+    04:00 UTC). Its last window of the week is Friday evening there (Saturday in UTC), and
+    the next one Monday evening after summer time began (an hour earlier in UTC): a 45 h
+    job fits between Friday 20:00 and Monday 18:00 there, from Saturday 04:00 UTC, +139 h
+    (before: the windows fell on UTC's weekdays, Tuesday to Saturday there, and the job
+    started Friday 04:00 UTC, +115 h, into Friday's window)."""
+    line = re.sub(r"StartTime=[^ ]+ EndTime=[^ ]+", "StartTime=2026-03-02T18:00:00-08:00 "
+                  "EndTime=2026-03-02T20:00:00-08:00", _resv("WEEKDAY,SPEC_NODES", 1, 3))
+    cfg, snap = vega(reservations=line)
+    cfg = cfg.model_copy(update={"metadata": {**cfg.metadata,
+                                              "timezone": "America/Los_Angeles"}})
+    p, said = placed(B_JOB.format("1-21:00:00"), (cfg, snap))
+    assert starts_in(p) == 139, said
+    assert any("it recurs (WEEKDAY): the first gap between its windows long enough for the "
+               "job opens at 2026-03-07 04:00" in n for n in notes(p)), said
+
+
+def test_a_daily_reservation_keeps_its_hours_on_the_clusters_clock_across_summer_time():
+    """DAILY from 10:00 to 12:00 in New York, from Saturday 2026-03-07 (15:00 UTC): summer
+    time begins on Sunday, and Monday's window opens at 10:00 there, 14:00 UTC (before:
+    24 h steps of UTC, 15:00, 11:00 there); HOURLY keeps to whole hours of UTC."""
+    line = re.sub(r"StartTime=[^ ]+ EndTime=[^ ]+", "StartTime=2026-03-07T10:00:00-05:00 "
+                  "EndTime=2026-03-07T12:00:00-05:00", _resv("DAILY,SPEC_NODES", 1, 3))
+    r = SlurmCommands().parse_reservations(line)[0]
+    windows = _occurrences(r, NOW, ZoneInfo("America/New_York"))
+    assert [(a.isoformat(), b.hour) for a, b in windows[:3]] == [
+        ("2026-03-07T15:00:00+00:00", 17), ("2026-03-08T14:00:00+00:00", 16),
+        ("2026-03-09T14:00:00+00:00", 16)]
+    hourly = _occurrences(r.model_copy(update={"flags": ["HOURLY"]}), NOW,
+                          ZoneInfo("America/New_York"))
+    assert {(b - a).total_seconds() for a, b in hourly} == {7200} and \
+        (hourly[30][0] - hourly[0][0]).total_seconds() == 30 * 3600
 
 
 # ---- a job's own --nice ------------------------------------------------------------------

@@ -1234,6 +1234,30 @@ def launcher_only_warnings(r: Resources, scheduler: str) -> list[str]:
                               ("task distribution", r.distribution)) if val]
 
 
+# a cd a body starts with, to a directory that is not relative to where the job started
+# (`cd $PBS_O_WORKDIR`, `cd "${SLURM_SUBMIT_DIR}"`, `cd /scratch/run`, `cd ~/x`)
+_ENTERS_A_DIRECTORY = re.compile(r"""^\s*cd\s+["']?[/~$]""")
+
+
+def runs_where_submitted(spec: JobSpec) -> bool | None:
+    """Whether the job, as its own scheduler runs it, starts in the directory it was
+    submitted from (Slurm, LSF, flux; Grid Engine with -cwd) rather than in the home
+    (PBS Pro and Torque; Grid Engine without -cwd); None where no scheduler wrote it."""
+    source = spec.source_dialect
+    if source == "sge":
+        return bool(spec.metadata.get("sge_cwd"))
+    return None if source is None else source != "pbs"
+
+
+def enters_a_directory(body: str | None) -> bool:
+    """Whether the body's first command moves into a directory of its own choosing (so
+    where the job started does not matter to it)."""
+    for line in (body or "").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return bool(_ENTERS_A_DIRECTORY.match(line))
+    return False
+
+
 def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:
     """Shell lines before the body: the modules to load and, when the dialect lists the
     variables comma-separated, an `export` for each whose value holds a comma (the list

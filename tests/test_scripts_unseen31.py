@@ -194,6 +194,16 @@ def test_a_python_body_enters_the_submit_directory_too():
     assert script.index(ENTER) < script.index("open('in.txt')"), script
 
 
+@pytest.mark.parametrize("shell", ["/bin/tcsh", "/bin/csh", "/usr/bin/env zsh"])
+def test_a_csh_or_zsh_body_keeps_its_shell_and_reads_the_cd_itself(shell: str):
+    """csh reads `cd "$PBS_O_WORKDIR"` as sh does: the body runs as written, its shell
+    kept, not wrapped into a bash here-document."""
+    script, _, _ = translate(f"#!{shell}\n#SBATCH -t 60\nsetenv A 1\n./after\n", "pbs",
+                             "slurm")
+    lines = script.splitlines()
+    assert lines[0] == f"#!{shell}" and lines[-3:] == [ENTER, "setenv A 1", "./after"], script
+
+
 def test_a_pbs_job_reaches_grid_engine_in_the_home_not_with_cwd():
     """Before: `#$ -cwd` moved a PBS job (run in the home) to the submit directory."""
     text = "#!/bin/bash\n#PBS -l walltime=1:00:00\n./in_home\n"

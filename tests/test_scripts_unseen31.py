@@ -22,7 +22,8 @@ What the sweep found (each test below failed before): a job runs where it was su
 under Slurm, LSF, flux and Grid Engine's `-cwd`, but PBS Pro and Torque start it in the
 home directory; the PBS translation of such a script (`./after` its first command) ran it
 there, unsaid: now a `cd "$PBS_O_WORKDIR"` line goes before the body (unless the body
-starts by entering a directory of its own), said. And a PBS script, which runs in the home
+starts by entering a directory of its own), said; a csh or zsh body reads it as its own
+first line, its shell kept. And a PBS script, which runs in the home
 directory, reached Grid Engine with `-cwd` (moved to the submit directory); now without.
 """
 

@@ -42,6 +42,7 @@ from .scripts_common import (
     cpu_time_limit,
     dependencies_for,
     describe_totals,
+    enters_a_directory,
     file_for_directory,
     fmt_hms,
     fmt_mem,
@@ -69,6 +70,7 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
+    runs_where_submitted,
     set_components,
     set_output_path,
     sh_quote,
@@ -1083,6 +1085,14 @@ class PbsScript:
             preamble.insert(0, f"cd {sh_quote(spec.working_directory)}")
             warnings.append(f"approximated: working directory {spec.working_directory} "
                             "(PBS Pro has no -d; a cd line was added before the body)")
+        enter = None
+        if not spec.working_directory and runs_where_submitted(spec) \
+                and not enters_a_directory(spec.script):
+            # PBS starts a job in the home directory; the job ran where it was submitted
+            enter = 'cd "$PBS_O_WORKDIR"'
+            warnings.append(f"kept: the directory the job runs in ({spec.source_dialect} "
+                            "starts it where it was submitted, PBS in the home directory): "
+                            'a cd "$PBS_O_WORKDIR" line was added before the body')
         warnings += launcher_only_warnings(r, flavor)
         lines += own_unknown_lines(spec, self.name, self.sentinel, _count,
                                    skip=lambda d: d.option.startswith(_SUB)
@@ -1107,7 +1117,7 @@ class PbsScript:
         else:
             hosts_said, hosts_read = render_named_hosts(spec, self.name, add_hosts)
         warnings += hosts_said + foreign_warnings(spec, self.name, skip=carried + hosts_read)
-        return Rendered(assemble(spec, lines, preamble), warnings)
+        return Rendered(assemble(spec, lines, preamble, enter=enter), warnings)
 
     @staticmethod
     def _shrink_to_fit(spec: JobSpec, warnings: list[str]

@@ -817,14 +817,19 @@ BODY_FILE = ".diamond-step-body"  # where a body in another language is written,
 def runs_shell_lines(interpreter: str) -> bool:
     """Whether `interpreter` (a `#!` line's, or a spec's shell) runs POSIX shell lines:
     /bin/bash and /usr/bin/env zsh do; /usr/bin/env python3 and /bin/tcsh do not."""
+    return shell_program(interpreter) in POSIX_SHELLS
+
+
+def shell_program(interpreter: str) -> str:
+    """The program's name a `#!` line runs (`zsh` of /usr/bin/env zsh); sh where none."""
     words = interpreter.split()
     if not words:
-        return True
+        return "sh"
     prog = words[0].rsplit("/", 1)[-1]
     if prog == "env":
         prog = next((w for w in words[1:] if not w.startswith("-") and "=" not in w),
                     "sh").rsplit("/", 1)[-1]
-    return prog in POSIX_SHELLS
+    return prog
 
 
 def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
@@ -841,14 +846,21 @@ def shell_lines_then(lines: str, body: str, interpreter: str) -> str:
     return f"{lines}cat > {BODY_FILE} <<'{end}'\n{body}{end}\nexec {run} {BODY_FILE}\n"
 
 
-def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None) -> str:
+def assemble(spec: JobSpec, lines: list[str], preamble: list[str] | None = None, *,
+             enter: str | None = None) -> str:
     """Shebang, directive lines, optional preamble lines, then the preserved body. Refuses
     (BadInput naming the field) a spec whose values could add a line or a command. A body
     whose interpreter does not read shell lines gets its preamble from bash, then runs with
-    that interpreter (`shell_lines_then`)."""
+    that interpreter (`shell_lines_then`). `enter`: a `cd` line, which csh reads as sh does:
+    the body's first line where it is the only line added, else the preamble's first."""
     check_spec(spec)
     body = spec.script if spec.script is not None else (spec.command or "") + "\n"
     shell = spec.shell or "/bin/bash"
+    if enter and not preamble and not spec.environment.container_image \
+            and shell_program(shell) in (*POSIX_SHELLS, "csh", "tcsh"):
+        body = f"{enter}\n{body}"
+    elif enter:
+        preamble = [enter, *(preamble or [])]
     if spec.environment.container_image:  # bash inside runs a body in another language
         inner = shell
         if not runs_shell_lines(shell):
@@ -1232,6 +1244,30 @@ def launcher_only_warnings(r: Resources, scheduler: str) -> list[str]:
     return [f"dropped: {what} {val} (no {scheduler} directive; pass it to the MPI launcher)"
             for what, val in (("CPU binding", r.cpu_bind), ("GPU binding", r.gpu_bind),
                               ("task distribution", r.distribution)) if val]
+
+
+# a cd a body starts with, to a directory that is not relative to where the job started
+# (`cd $PBS_O_WORKDIR`, `cd "${SLURM_SUBMIT_DIR}"`, `cd /scratch/run`, `cd ~/x`)
+_ENTERS_A_DIRECTORY = re.compile(r"""^\s*cd\s+["']?[/~$]""")
+
+
+def runs_where_submitted(spec: JobSpec) -> bool | None:
+    """Whether the job, as its own scheduler runs it, starts in the directory it was
+    submitted from (Slurm, LSF, flux; Grid Engine with -cwd) rather than in the home
+    (PBS Pro and Torque; Grid Engine without -cwd); None where no scheduler wrote it."""
+    source = spec.source_dialect
+    if source == "sge":
+        return bool(spec.metadata.get("sge_cwd"))
+    return None if source is None else source != "pbs"
+
+
+def enters_a_directory(body: str | None) -> bool:
+    """Whether the body's first command moves into a directory of its own choosing (so
+    where the job started does not matter to it)."""
+    for line in (body or "").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return bool(_ENTERS_A_DIRECTORY.match(line))
+    return False
 
 
 def neutral_preamble(spec: JobSpec, *, variables_listed: bool = False) -> list[str]:

@@ -72,6 +72,7 @@ from .scripts_common import (
     placeholder_note,
     quote,
     read_array,
+    runs_where_submitted,
     set_output_path,
     sge_time,
     sh_quote,
@@ -549,10 +550,9 @@ class SgeScript:
             warnings.append(f"dropped: comment {spec.comment!r} (qsub cannot set one)")
         if spec.working_directory:
             add("-wd", spec.working_directory)
-        elif spec.metadata.get("sge_cwd") or spec.source_dialect != self.name:
-            add("-cwd")  # the others run a job where it was submitted
-        elif spec.source_dialect == self.name:
-            pass  # an sge script without -cwd runs in the home directory, as written
+        elif runs_where_submitted(spec) is not False:
+            add("-cwd")  # Slurm, LSF and flux run a job where it was submitted
+        # else an sge script without -cwd, or a PBS one, runs in the home directory
         slots, per_host = self._slots(spec, lines, warnings)
         kept_gpus = None if r.gpus_per_node is not None or r.gpus_per_task is not None \
             else kept_slurm_gpu_total(spec)

@@ -349,9 +349,16 @@ def from_ts(text: str | None) -> datetime | None:
 def to_js(value: Any) -> str | None:
     if value is None:
         return None
+    return redacted_js(value)[0]
+
+
+def redacted_js(value: Any) -> tuple[str, Any]:
+    """(`to_js(value)`, the redacted value it holds): the value as `from_js` reads that
+    text back (fresh lists and dicts of JSON's types), with no read of it."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    return json.dumps(redact(to_jsonable_python(value)), separators=(",", ":"))
+    plain = redact(to_jsonable_python(value))
+    return json.dumps(plain, separators=(",", ":")), plain
 
 
 def to_js_sealed(value: Any, sealer: Sealer) -> tuple[str | None, str | None]:

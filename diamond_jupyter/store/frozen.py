@@ -108,11 +108,18 @@ def frozen(model: M) -> M:
     dicts, to any depth (a model frozen already is itself). Compares equal to the model."""
     if type(model) in _THAWED:
         return model
-    values = {name: _frozen_value(v) for name, v in model.__dict__.items()}
+    values = {name: v if type(v) in _ATOMS else _frozen_value(v)
+              for name, v in model.__dict__.items()}
     return _constructed(_frozen_class(type(model)), values, model.model_fields_set)
 
 
+# values read-only already (most of a model's fields): kept as they are, at once
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def _frozen_value(value: Any) -> Any:
+    if type(value) in _ATOMS:
+        return value
     if isinstance(value, BaseModel):
         return frozen(value)
     if isinstance(value, list):

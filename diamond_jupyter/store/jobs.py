@@ -31,6 +31,7 @@ from ..model import (
 from .codec import (
     from_ts,
     redact,
+    redacted_js,
     row_to_event,
     row_to_job,
     row_to_job_fields,
@@ -100,11 +101,11 @@ class JobsMixin(Database):
                site: str | None = None, data: dict[str, Any] | None = None,
                at: datetime | None = None) -> Event:
         at = at or utcnow()
-        blob = to_js(data or {})
+        blob, stored = redacted_js(data or {})
         cur = c.execute("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
                         (kind, to_ts(at), job_id, site, blob))
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
-                     data=json.loads(blob or "{}"))
+                     data=stored)
 
     def append_event(self, event: Event, fence: leases.Fence | None = None) -> Event:
         """Store `event`; with `fence`, only while that lease holds (else LeaseLost)."""

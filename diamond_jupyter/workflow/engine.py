@@ -450,6 +450,7 @@ class WorkflowEngine:
         # the estimates come but not recorded yet, by workflow: (by step, its update; done
         # once they are recorded), written together (`_record_estimate`)
         self._estimates_due: dict[str, tuple[dict[str, dict[str, Any]], asyncio.Future]] = {}
+        self._sending: set[str] = set()  # workflows a batch of submits is being sent of
         self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
         # the submits of the pass under way, by workflow, recorded together (`_flush_submits`)
         self._batches: dict[str, list[_PendingSubmit]] = {}
@@ -1308,6 +1309,7 @@ class WorkflowEngine:
         # each step's job, once bound, recorded together at the end: a crash before leaves
         # the step "submitting" with its job bound, which `_resubmit_lost` records so
         sent: list[tuple[str, dict[str, Any]]] = []
+        self._sending.add(rec.id)  # the estimates that come meanwhile go with its write
         try:
             for i, p in enumerate(batch):
                 if self._stopped_meanwhile(rec):  # stopped while the batch went in
@@ -1320,9 +1322,11 @@ class WorkflowEngine:
         finally:
             # a stop meanwhile recorded these steps itself (their jobs cancelled); a lease
             # lost leaves them "submitting" to the engine that took the workflow over
+            self._sending.discard(rec.id)
             if sent and not self._stopped_meanwhile(rec):
-                with contextlib.suppress(LeaseLost):
-                    self._steps(rec.id, sent)
+                with contextlib.suppress(LeaseLost):  # the estimates come meanwhile with them
+                    self._steps_with_estimates(rec.id, sent)
+            self._write_estimates(rec.id)  # those left (nothing sent, or a failed write)
 
     @staticmethod
     def _origin(rec: WorkflowRecord, p: _PendingSubmit) -> dict[str, Any]:
@@ -1543,10 +1547,12 @@ class WorkflowEngine:
             log.exception("workflow %s step %s: estimate failed", wid, name)
 
     async def _record_estimate(self, wid: str, name: str, update: dict[str, Any]) -> None:
-        """Record step `name`'s estimate (`update`: `_step`'s keywords) with the others come
-        within ESTIMATES_WRITTEN_WITHIN_S, in one transaction (a fan-out's steps share one
-        estimate); back once it is recorded (a downstream placement reads it then).
-        Cancelled before that (the step submitted again), it is never recorded."""
+        """Record step `name`'s estimate (`update`: `_step`'s keywords) with the others due:
+        in the write of the batch of submits under way, or those come within
+        ESTIMATES_WRITTEN_WITHIN_S together (a fan-out's steps share one estimate, which
+        comes for each as its submit goes); back once it is recorded (a downstream
+        placement reads it then). Cancelled before that (the step submitted again), it is
+        never recorded."""
         due = self._estimates_due.get(wid)
         if due is None:
             loop = asyncio.get_running_loop()
@@ -1561,17 +1567,36 @@ class WorkflowEngine:
             raise
 
     def _write_estimates(self, wid: str) -> None:
-        """`_record_estimate`'s write of the estimates due for workflow `wid`."""
-        updates, written = self._estimates_due.pop(wid)
+        """The estimates due for workflow `wid` written, unless a batch's write took them, or
+        one being sent will (`_flush_submits`)."""
+        if wid in self._estimates_due and wid not in self._sending:
+            with contextlib.suppress(Exception):  # (each estimate's task is told)
+                self._steps_with_estimates(wid, [])
+
+    def _steps_with_estimates(self, wid: str, updates: list[tuple[str, dict[str, Any]]]
+                              ) -> None:
+        """`_steps(wid, updates)` and, in the same write, the estimates due for `wid`
+        (`_record_estimate`), each merged into its step's update where it has one (its
+        fields and its event's); their tasks told once it is done, or how it failed."""
+        estimates, written = self._estimates_due.pop(wid, None) or ({}, None)
+        merged = dict(updates)
+        for name, est in estimates.items():
+            kw = merged.get(name)
+            merged[name] = est if kw is None else {
+                **kw, "data": {**(kw.get("data") or {}), **est["data"]},
+                "event": {**(kw.get("event") or {}), **est["event"]}}
         try:
-            if updates:
-                self._steps(wid, list(updates.items()))
-        except Exception as e:  # each step's estimate task sees it (LeaseLost: dropped)
-            written.set_exception(e)
-            written.exception()  # (seen, even when every waiter was cancelled meanwhile)
-        else:
+            if merged:
+                self._steps(wid, list(merged.items()))
+        except Exception as e:
+            if written is not None:
+                written.set_exception(e)
+                written.exception()  # (seen, even when every waiter was cancelled meanwhile)
+            raise
+        if written is not None:
             written.set_result(None)
-            self.changed.set()
+            if estimates:
+                self.changed.set()
 
     async def _expected(self, step_key: str, spec: JobSpec, site: str,
                         sources: dict[str | None, int], ready_at: datetime | None) -> Estimate:

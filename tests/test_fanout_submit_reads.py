@@ -138,3 +138,21 @@ async def test_a_fan_outs_estimates_are_recorded_in_few_writes(tmp_path: Path, m
         assert sorted(e.data["step"] for e in events) == sorted(written)
     finally:
         await fed.close()
+
+
+def test_a_steps_job_is_a_copy_of_its_own_to_any_depth():
+    """`Step.spec()`: each submit's own copy (`copied`), equal to the parsed job and sharing
+    nothing that can change with it or with another step's of the same script."""
+    from diamond_jupyter.workflow.model import load_workflow
+
+    script = '"#!/bin/bash\\n#SBATCH -N 2\\n./a\\n"'
+    wf = load_workflow(f"name: w\nsteps:\n  - {{name: a, site: alpha, script: {script}}}\n"
+                       f"  - {{name: b, site: alpha, script: {script}}}\n")
+    one, two = wf.step("a").spec(), wf.step("a").spec()
+    assert one == two and one.model_fields_set == two.model_fields_set
+    assert one.model_dump() == wf.step("a").parsed_spec().model_dump()
+    one.resources.nodes = 9
+    one.metadata["x"] = [1]
+    again = wf.step("a").spec()
+    assert again.resources.nodes == 2 and "x" not in again.metadata
+    assert wf.step("b").spec().resources.nodes == 2

@@ -35,6 +35,7 @@ from .calibration import (
     running_samples,
     sample_basis,
 )
+from .capabilities import SiteCapabilities
 from .config import FederationConfig, default_config_path, load_config
 from .dialects.begin_time import slurm_parts
 from .dialects.scripts_common import SubmitWait, set_components, sizes_off_components
@@ -1050,6 +1051,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         await scan_off_loop(spec)
         self.check_submittable(spec)
         placement = placement if site != "auto" else None
+        checked: SiteCapabilities | None = None  # what the site was checked against
         if site == "auto":
             if (bound := self.dependency_bound(spec)) is not None and not bound[0]:
                 raise BadInput(bound[1])  # before anything is placed or sent
@@ -1062,7 +1064,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
             if not spec.queue and chosen is not None and chosen.partition:
                 spec = spec.model_copy(update={"queue": chosen.partition})
         elif script_sha256 is None:  # an approved plan was checked when it was made
-            await self.check_site(spec, site, force=force)
+            checked = await self.check_site(spec, site, force=force)
         target = self.site(site)
         if elsewhere := other_pbs_server(spec, target.cfg):  # even with `force`
             raise BadInput(elsewhere)
@@ -1078,7 +1080,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         planned = token is not None and reserved is None
         token = token or new_token()
         secret = secrets.token_hex(32)  # signs the job's event lines; only on the site
-        spec = await self.adapt_to_site(site, spec)  # module names, container runtime
+        spec = await self.adapt_to_site(site, spec, checked)  # module names, container runtime
         prepared = target.prepare(spec, token, hedged=hedge_group is not None)
         uploaded = target.scheduler_spec(prepared, token)
         if script_sha256 is not None and sha256(target.render(uploaded).script) != script_sha256:
@@ -1093,7 +1095,7 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         uploading = None if planned else upload()
         try:
             if reserved is not None:  # no fsync (NORMAL): here, not a thread's round trip
-                job = self.store.fill_intent(token, prepared, placement, fence)
+                self.store.fill_intent(token, prepared, placement, fence)
                 reserved.append(True)
             else:
                 job = await asyncio.to_thread(self.store.record_intent, site, token, prepared,
@@ -1107,7 +1109,8 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
         uploading = uploading or upload()
         with contextlib.suppress(Exception):  # a failed upload: submit sends the script itself
             await uploading
-        await self.journal.drain()
+        if reserved is None:  # its intent's event (a reserved one's went with its batch)
+            await self.journal.drain()
         try:  # the lease again, just before the scheduler is asked (a stall since the intent)
             self.store.check_fence(fence)
         except LeaseLost as lost:

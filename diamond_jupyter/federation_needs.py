@@ -37,7 +37,7 @@ from .placement_fit import (
     request,
     site_nodes,
 )
-from .script_body import MAX_SCRIPT_BYTES, scan_body, scanned_lately
+from .script_body import MAX_SCRIPT_BYTES, module_trees, scan_body, scanned_lately
 from .site_bounds import beyond_the_site
 from .software import needs_reasons, rewrite_modules
 
@@ -109,6 +109,11 @@ class NeedsMixin:
         memory, software, container runtime, MPI; more CPUs, nodes, GPUs or run time than
         any node or queue of it gives. Other queue limits and the queue itself are left to
         placement and the scheduler."""
+        return (await self._mismatch_with(spec, site))[0]
+
+    async def _mismatch_with(self, spec: JobSpec, site: str
+                             ) -> tuple[list[str], SiteCapabilities]:
+        """`site_mismatch`, and the capabilities of the site it was checked against."""
         target = self.site(site)
         snap, caps = await asyncio.gather(
             target.snapshot(max_age_s=CHECK_SNAPSHOT_AGE_S), self._capabilities_of(site, spec))
@@ -119,23 +124,30 @@ class NeedsMixin:
             missing.append(flux_array)  # it would run once, not once per index
         # more than any node or queue of the site gives
         missing += beyond_the_site(spec, snap, target.cfg.scheduler, target.cfg.flavor)
-        return missing
+        return missing, caps
 
-    async def check_site(self, spec: JobSpec, site: str, *, force: bool = False) -> None:
-        """BadInput naming everything `site` lacks for this job, unless `force`."""
+    async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
+                         ) -> SiteCapabilities | None:
+        """BadInput naming everything `site` lacks for this job, unless `force`. The site's
+        capabilities it was checked against (None with `force`: not read), for the submit's
+        `adapt_to_site` to use them again."""
         await scan_off_loop(spec)
         if force:
-            return
-        missing = await self.site_mismatch(spec, site)
+            return None
+        missing, caps = await self._mismatch_with(spec, site)
         if missing:
             raise BadInput(f"site {site} cannot run this job: {'; '.join(missing)} "
                            "(choose another site, --site auto, or --force to submit anyway)")
+        return caps
 
-    async def adapt_to_site(self, site: str, spec: JobSpec) -> JobSpec:
+    async def adapt_to_site(self, site: str, spec: JobSpec,
+                            caps: SiteCapabilities | None = None) -> JobSpec:
         """The job as `site` runs it: its `module load` lines spelled as the site names its
         modules (each rewrite listed in metadata['module_rewrites']), and a container image
-        given as an option run by a runtime the site has (metadata['container'])."""
-        caps = await self._capabilities_of(site, spec)
+        given as an option run by a runtime the site has (metadata['container']). `caps`:
+        the site's capabilities the job was just checked against (`check_site`'s, the same
+        body's trees), else read here."""
+        caps = caps or await self._capabilities_of(site, spec)
         upd: dict[str, Any] = {}
         meta = dict(spec.metadata)
         body = spec.script if spec.script is not None else spec.command
@@ -200,8 +212,9 @@ class NeedsMixin:
 
 
 def job_trees(spec: JobSpec) -> list[str]:
-    """The module trees the job's body adds (`module use DIR`, MODULEPATH=) before a load."""
-    return list(dict.fromkeys(t for s in needs_of(spec).software for t in s.trees))
+    """The module trees the job's body adds (`module use DIR`, MODULEPATH=) before a load
+    (its options' software names no tree)."""
+    return module_trees(spec.script or spec.command or "")
 
 
 def mismatch(spec: JobSpec, metadata: dict[str, Any], snap: SiteSnapshot,

@@ -25,6 +25,7 @@ from .federation_needs import scan_off_loop
 from .model import BadInput, DiamondError, Job, JobSpec
 
 if TYPE_CHECKING:
+    from .capabilities import SiteCapabilities
     from .fetch_guard import FetchResult
     from .placement import Placement, SiteVerdict
     from .sites import Site
@@ -127,8 +128,9 @@ class PlanMixin:
         def check_submittable(self, spec: JobSpec) -> None: ...
         def dependency_bound(self, spec: JobSpec) -> tuple[set[str], str] | None: ...
         async def check_site(self, spec: JobSpec, site: str, *, force: bool = False
-                             ) -> None: ...
-        async def adapt_to_site(self, site: str, spec: JobSpec) -> JobSpec: ...
+                             ) -> SiteCapabilities | None: ...
+        async def adapt_to_site(self, site: str, spec: JobSpec,
+                                caps: SiteCapabilities | None = None) -> JobSpec: ...
         server_root: Path | None
 
     # -- submit -----------------------------------------------------------------------------
@@ -147,6 +149,7 @@ class PlanMixin:
         verdict: SiteVerdict | None = None
         placement: str | None = None
         predicted: str | None = None  # the start placement predicts there, for people
+        checked: SiteCapabilities | None = None  # what the site was checked against
         if pin is not None:
             site = str(pin.get("site"))
             if site not in self.sites:
@@ -168,13 +171,14 @@ class PlanMixin:
                     spec = spec.model_copy(update={"queue": verdict.partition})
             else:
                 self.site(site)  # unknown or not allowed: BadInput now, not after approval
-                await self.check_site(spec, site)  # lacks what the job needs: refused now
+                # lacks what the job needs: refused now
+                checked = await self.check_site(spec, site)
                 one = await self.place(spec, sites=[site], named_site=True)
                 verdict, predicted = one.verdict(site), one.predicted_start(site)
         target = self.site(site)
         await target.know_home(spec.working_directory, spec.stdout, spec.stderr)
         await target.know_name_limit()  # the name as the scheduler will keep it
-        spec = await self.adapt_to_site(site, spec)  # module names, container runtime
+        spec = await self.adapt_to_site(site, spec, checked)  # module names, container runtime
         prepared = target.prepare(spec, token, hedged=hedged)
         rendered = target.render(target.scheduler_spec(prepared, token))  # as uploaded
         fields = prepared.model_dump(mode="json")

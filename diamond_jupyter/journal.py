@@ -68,6 +68,10 @@ class Journal:
     def job_by_token(self, token: str, read_only: bool = False) -> Job | None:
         return self.store.job_by_token(token, read_only)
 
+    def states_of_tokens(self, tokens: Iterable[str]) -> dict[str, JobState]:
+        """The stored state of the jobs of `tokens` by token (an unknown one left out)."""
+        return self.store.states_of_tokens(tokens)
+
     def cancel_intent(self, job_id: str) -> Event | None:
         """The job's standing cancel request: its last `job.cancel-requested` (recorded
         before the cancel is sent; a hedged copy's loser carries the reason it is cancelled

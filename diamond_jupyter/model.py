@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import enum
 import math
@@ -23,6 +24,37 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from .digits import ascii_digits
+
+# values no one can change in place: a copy shares them
+_UNCHANGEABLE = frozenset({str, int, float, bool, bytes, type(None), datetime})
+
+
+def copied(value: Any) -> Any:
+    """A deep copy of `value` (a model, list, dict ...) to change: its models, lists, dicts
+    and sets copied to any depth, its unchangeable values (text, numbers, times, enum
+    members) shared, as `model_copy(deep=True)` gives it but without `copy.deepcopy`'s
+    bookkeeping of each value (a workflow step's job is copied for each of its submits). A
+    model with private or extra values, or a copy of its own (a shared read's), and any
+    other value are copied by `copy.deepcopy`."""
+    kind = type(value)
+    if kind in _UNCHANGEABLE or isinstance(value, enum.Enum):
+        return value
+    if kind is list:
+        return [copied(v) for v in value]
+    if kind is dict:
+        return {k: copied(v) for k, v in value.items()}
+    if kind is tuple:
+        return tuple(copied(v) for v in value)
+    if isinstance(value, BaseModel) and not value.__pydantic_private__ \
+            and not value.__pydantic_extra__ and not kind.__pydantic_root_model__ \
+            and kind.__deepcopy__ is BaseModel.__deepcopy__:
+        model = kind.__new__(kind)
+        object.__setattr__(model, "__dict__", {k: copied(v) for k, v in value.__dict__.items()})
+        object.__setattr__(model, "__pydantic_fields_set__", set(value.model_fields_set))
+        for empty in ("__pydantic_extra__", "__pydantic_private__"):  # (None or {}: its own)
+            object.__setattr__(model, empty, None if getattr(value, empty) is None else {})
+        return model
+    return copy.deepcopy(value)
 
 
 def utcnow() -> datetime:

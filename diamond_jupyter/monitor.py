@@ -323,8 +323,8 @@ class SiteMonitor:
         no followed job is running with a time limit."""
         now = time.time() if now is None else now
         due: list[float] = []
-        for key in list(self.tracked):
-            job = self._job(key)
+        for key, state in self._states(list(self.tracked)).items():
+            job = self._job(key) if state == JobState.RUNNING else None
             if job is None or job.state != JobState.RUNNING or job.started_at is None:
                 continue
             for limit in self._limits_s(key, job):
@@ -417,15 +417,12 @@ class SiteMonitor:
                 w.cancel()
 
     def _drop_finished(self) -> None:
-        for key in list(self.tracked):
-            try:
-                if self.journal.job(key, read_only=True).state.terminal:
-                    del self.tracked[key]
-                    self.misses.pop(key, None)
-                    self._seen_running.pop(key, None)
-            except DiamondError:
-                del self.tracked[key]
+        for key, state in self._states(list(self.tracked)).items():
+            if state is None or state.terminal:  # unknown (no longer followed), or ended
+                self.tracked.pop(key, None)
                 self._seen_running.pop(key, None)
+                if state is not None:
+                    self.misses.pop(key, None)
         self.awaited &= set(self.tracked)
         # a failed task's exit code matters only until its array's outcome is applied: kept
         # for the engine's life, one entry per failed array ever seen
@@ -438,11 +435,24 @@ class SiteMonitor:
                 del self._task_failures[job_id]
         # a job's secret and its early lines serve only until it ends: an ended job's lines
         # are ignored (`_on_line`), so neither is kept for the engine's life
-        for token in [*self._secrets, *self._early]:
-            job = self.journal.job_by_token(token, read_only=True)
-            if job is None or job.state.terminal:
+        tokens = [*self._secrets, *self._early]
+        states = self.journal.states_of_tokens(tokens)
+        for token in tokens:
+            if (state := states.get(token)) is None or state.terminal:
                 self._secrets.pop(token, None)
                 self._early.pop(token, None)
+
+    def _states(self, keys: list[str]) -> dict[str, JobState | None]:
+        """The stored state of each followed job of `keys` (its token, else its id): the
+        tokens' read together, no job decoded; None for one not stored (no longer followed,
+        as `_job` does)."""
+        found = self.journal.states_of_tokens(keys)
+        out: dict[str, JobState | None] = {}
+        for key in keys:
+            if (state := found.get(key)) is None and (job := self._job(key)) is not None:
+                state = job.state  # followed by its id (a job without a token)
+            out[key] = state
+        return out
 
     def _job(self, key: str) -> Job | None:
         """The followed job `key`, shared and unchangeable (read at every poll: decoded

@@ -523,6 +523,12 @@ def scan_body(body: str) -> BodyScan:
     return copy.deepcopy(_scanned(body))
 
 
+def module_trees(body: str) -> list[str]:
+    """The module trees `body` adds (`module use DIR`, MODULEPATH=) before a load, each once
+    in order (its scan's answer, read once with the rest: no copy)."""
+    return list(dict.fromkeys(t for s in _scanned(body).software for t in s.trees))
+
+
 def runs_commands(body: str) -> bool:
     """Whether `body` has a line that is neither blank nor a comment (its scan's answer,
     read once with the rest: no copy)."""

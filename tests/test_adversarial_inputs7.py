@@ -489,7 +489,7 @@ def _hedge_fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[str]
                   for n in (sites or order)]
         return Placement(policy="diamond", choice=ranked[0].site, ranked=ranked)
 
-    async def same(site: str, spec: JobSpec) -> JobSpec:
+    async def same(site: str, spec: JobSpec, caps: Any = None) -> JobSpec:
         return spec
 
     async def fits(spec: JobSpec, site: str, **kw: Any) -> None:

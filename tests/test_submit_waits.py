@@ -43,7 +43,7 @@ def _fed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
                                 workdir=str(tmp_path / kind), commands={program: str(fake)}))
     fed = Federation(FederationConfig(sites=sites), store=Store(tmp_path / "s.sqlite"))
 
-    async def same(site: str, spec: JobSpec) -> JobSpec:
+    async def same(site: str, spec: JobSpec, caps: Any = None) -> JobSpec:
         return spec
 
     async def fits(spec: JobSpec, site: str, **kw: Any) -> None:

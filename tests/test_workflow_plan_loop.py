@@ -40,7 +40,7 @@ def _fed(tmp_path, monkeypatch, *, extra: tuple[dict[str, Any], ...] = ()) -> An
                          workdir=str(tmp_path / e["name"]), **e) for e in extra]
     fed = Federation(FederationConfig(sites=sites), store=Store(tmp_path / "s.sqlite"))
 
-    async def as_given(site: str, spec: Any) -> Any:
+    async def as_given(site: str, spec: Any, caps: Any = None) -> Any:
         return spec
 
     async def place(spec: Any, sites: list[str] | None = None, **kw: Any) -> Placement:

@@ -58,7 +58,7 @@ def _fed(tmp_path, monkeypatch, unreachable: tuple[str, ...] = (),
         return {n: from_metadata(n, c.metadata) for n, (c, _) in recorded.items()
                 if only is None or n in only}
 
-    async def as_given(site: str, spec: Any) -> Any:
+    async def as_given(site: str, spec: Any, caps: Any = None) -> Any:
         return spec
 
     monkeypatch.setattr(fed, "snapshots", snapshots)

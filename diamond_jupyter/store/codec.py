@@ -282,17 +282,31 @@ def redact(value: Any, _secret: bool = False) -> Any:
 def _redacted(value: Any, secret: bool, environment: re.Pattern[str] | None) -> Any:
     """`redact`, the environment's secrets being `environment` (looked up once a value)."""
     if isinstance(value, dict):
-        return {str(k): _redacted(v, secret or _secret_key(str(k)), environment)
-                for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            k = str(k)
+            under = secret or _secret_key(k)
+            # a leaf read here: no call for each of a spec's hundred values
+            out[k] = v if v is None or type(v) in _KEPT_LEAVES else \
+                _redacted_string(v, under, environment) if type(v) is str else \
+                _redacted(v, under, environment)
+        return out
     if isinstance(value, (list, tuple)):
         return [_redacted(v, secret, environment) for v in value]
     if isinstance(value, str):
-        if secret:
-            return REDACTED if value else value
-        if len(value) > REDACTED_KEPT_CHARS:  # (a script) redacted afresh each time
-            return _redacted_text.__wrapped__(value, environment)
-        return _redacted_text(value, environment)
+        return _redacted_string(value, secret, environment)
     return value
+
+
+_KEPT_LEAVES = frozenset({int, float, bool})  # numbers are kept (token counts are no secret)
+
+
+def _redacted_string(value: str, secret: bool, environment: re.Pattern[str] | None) -> str:
+    if secret:
+        return REDACTED if value else value
+    if len(value) > REDACTED_KEPT_CHARS:  # (a script) redacted afresh each time
+        return _redacted_text.__wrapped__(value, environment)
+    return _redacted_text(value, environment)
 
 
 # the strings whose redaction is kept (with the environment's secrets as they were then): a
@@ -335,9 +349,16 @@ def from_ts(text: str | None) -> datetime | None:
 def to_js(value: Any) -> str | None:
     if value is None:
         return None
+    return redacted_js(value)[0]
+
+
+def redacted_js(value: Any) -> tuple[str, Any]:
+    """(`to_js(value)`, the redacted value it holds): the value as `from_js` reads that
+    text back (fresh lists and dicts of JSON's types), with no read of it."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    return json.dumps(redact(to_jsonable_python(value)), separators=(",", ":"))
+    plain = redact(to_jsonable_python(value))
+    return json.dumps(plain, separators=(",", ":")), plain
 
 
 def to_js_sealed(value: Any, sealer: Sealer) -> tuple[str | None, str | None]:
@@ -345,10 +366,11 @@ def to_js_sealed(value: Any, sealer: Sealer) -> tuple[str | None, str | None]:
     it, else None): what runs again is what was given, secrets included (store/seal.py)."""
     if value is None:
         return None, None
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    whole = json.dumps(to_jsonable_python(value), separators=(",", ":"))
-    shown = to_js(value)
+    # made JSON-able once, for both texts
+    plain = value.model_dump(mode="json") if isinstance(value, BaseModel) \
+        else to_jsonable_python(value)
+    whole = json.dumps(plain, separators=(",", ":"))
+    shown = json.dumps(redact(plain), separators=(",", ":"))
     return shown, (sealer.seal(whole) if shown != whole else None)
 
 
@@ -381,6 +403,12 @@ def forget_shared_reads() -> None:
     _shared_spec.cache_clear()
 
 
+def row_to_job_fields(row: sqlite3.Row) -> Job:
+    """The job a row holds without its spec (None): for the checks of a write that read
+    its id, state, times and exit code only (no spec decoded and validated for them)."""
+    return _decoded_job(row, shared_spec=False, with_spec=False)
+
+
 def row_to_job(row: sqlite3.Row, shared: bool = False) -> Job:
     """The job a row holds. `shared` (for readers that never change what they get): the
     object an earlier read of the same row content returned, or a job whose spec is shared
@@ -402,9 +430,9 @@ def row_to_job(row: sqlite3.Row, shared: bool = False) -> Job:
     return job
 
 
-def _decoded_job(row: sqlite3.Row, shared_spec: bool) -> Job:
+def _decoded_job(row: sqlite3.Row, shared_spec: bool, with_spec: bool = True) -> Job:
     spec = None
-    if row["spec"]:
+    if with_spec and row["spec"]:
         try:
             spec = (_shared_spec(row["spec"]) if shared_spec else
                     JobSpec.model_validate_json(row["spec"], context={"stored": True}))

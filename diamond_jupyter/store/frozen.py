@@ -75,7 +75,22 @@ def _refuse_attribute(self: BaseModel, name: str, *_: object) -> NoReturn:
 def _thawed_copy(self: BaseModel, memo: dict[int, Any] | None = None) -> BaseModel:
     """A deep copy that may be changed: of the class frozen, its fields deep copies."""
     values = {name: copy.deepcopy(v, memo) for name, v in self.__dict__.items()}
-    return _THAWED[type(self)].model_construct(self.model_fields_set, **values)
+    return _constructed(_THAWED[type(self)], values, self.model_fields_set)
+
+
+def _constructed(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
+    """`cls.model_construct(fields_set, **values)` where `values` holds every field by its
+    name (a model's own `__dict__`, copied): nothing looked up by alias nor filled in by
+    default, so set at once (a shared read of a job builds a dozen models)."""
+    if cls.__pydantic_root_model__ or cls.__pydantic_post_init__ \
+            or cls.model_config.get("extra") == "allow":
+        return cls.model_construct(fields_set, **values)
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", set(fields_set))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
 
 
 @cache
@@ -93,11 +108,18 @@ def frozen(model: M) -> M:
     dicts, to any depth (a model frozen already is itself). Compares equal to the model."""
     if type(model) in _THAWED:
         return model
-    values = {name: _frozen_value(v) for name, v in model.__dict__.items()}
-    return _frozen_class(type(model)).model_construct(model.model_fields_set, **values)
+    values = {name: v if type(v) in _ATOMS else _frozen_value(v)
+              for name, v in model.__dict__.items()}
+    return _constructed(_frozen_class(type(model)), values, model.model_fields_set)
+
+
+# values read-only already (most of a model's fields): kept as they are, at once
+_ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 def _frozen_value(value: Any) -> Any:
+    if type(value) in _ATOMS:
+        return value
     if isinstance(value, BaseModel):
         return frozen(value)
     if isinstance(value, list):

@@ -29,7 +29,17 @@ from ..model import (
     utcnow,
 )
 from ..model import task_ids as task_ids_of
-from .codec import from_ts, redact, row_to_event, row_to_job, to_js, to_js_sealed, to_ts
+from .codec import (
+    from_ts,
+    redact,
+    redacted_js,
+    row_to_event,
+    row_to_job,
+    row_to_job_fields,
+    to_js,
+    to_js_sealed,
+    to_ts,
+)
 from .db import IN_CHUNK, Database
 
 _PENDING_ID = re.compile(r"^(?P<site>[^:]+):pending-(?P<token>.+)$")
@@ -92,11 +102,11 @@ class JobsMixin(Database):
                site: str | None = None, data: dict[str, Any] | None = None,
                at: datetime | None = None) -> Event:
         at = at or utcnow()
-        blob = to_js(data or {})
+        blob, stored = redacted_js(data or {})
         cur = c.execute("INSERT INTO events (kind, at, job_id, site, data) VALUES (?,?,?,?,?)",
                         (kind, to_ts(at), job_id, site, blob))
         return Event(seq=cur.lastrowid, kind=kind, at=at, job_id=job_id, site=site,
-                     data=json.loads(blob or "{}"))
+                     data=stored)
 
     def append_event(self, event: Event, fence: leases.Fence | None = None) -> Event:
         """Store `event`; with `fence`, only while that lease holds (else LeaseLost)."""
@@ -184,12 +194,13 @@ class JobsMixin(Database):
         return self._job(c, job_id)
 
     def fill_intent(self, token: str, spec: JobSpec, placement: dict[str, Any] | None = None,
-                    fence: leases.Fence | None = None) -> Job:
+                    fence: leases.Fence | None = None) -> None:
         """The intent of `token`, reserved before its spec was prepared for its site (a
         workflow's batch, `WorkflowsMixin.reserve_step_submits`), given that spec: its name,
         directories and paths as the submit sends them (NORMAL, as a bind: a process crash
         loses nothing in WAL mode; the reserved row is already durable). `fence` as for
-        `record_intent`. BadInput for a token without an intent, or one already bound."""
+        `record_intent`. BadInput for a token without an intent, or one already bound. The
+        job is not read back (its bind, next, returns it)."""
         with self._write() as c:
             self._check_fence(c, fence)
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
@@ -201,7 +212,6 @@ class JobsMixin(Database):
                       " updated_at = ? WHERE token = ?",
                       (spec.name, spec.working_directory, spec.stdout, spec.stderr, shown,
                        sealed, to_js(placement), to_ts(utcnow()), token))
-            return self._job(c, row["id"])
 
     def bind_native_id(self, token: str, native_id: str,
                        submitted_at: datetime | None = None,
@@ -235,15 +245,15 @@ class JobsMixin(Database):
             row = c.execute("SELECT * FROM jobs WHERE token = ?", (token,)).fetchone()
             if row is None:
                 raise BadInput(f"unknown submission token {token!r}")
-            job = row_to_job(row)
+            job = row_to_job_fields(row)  # (its spec is not read here)
             if job.native_id is not None:
                 if job.native_id == native_id:
-                    return job
+                    return row_to_job(row)
                 raise DiamondError(f"token {token!r} is already bound to {job.id}; refusing to "
                                    f"also bind {native_id} (duplicate submission?)")
             old_id, new_id = job.id, f"{job.site}:{native_id}"
             other_row = c.execute("SELECT * FROM jobs WHERE id = ?", (new_id,)).fetchone()
-            other = row_to_job(other_row) if other_row is not None else None
+            other = row_to_job_fields(other_row) if other_row is not None else None
             if other is not None and (other.token == token or (
                     other.token is None and other_row["created_at"] >= row["created_at"])):
                 c.execute("DELETE FROM jobs WHERE id = ?", (new_id,))  # this job, seen first
@@ -379,12 +389,15 @@ class JobsMixin(Database):
         rows = c.execute(sql, args).fetchall() if c is not None else self._read(sql, args)
         return rows[0][0] if rows else job_id
 
-    def _job(self, c: sqlite3.Connection, job_id: str, read_only: bool = False) -> Job:
+    def _job(self, c: sqlite3.Connection, job_id: str, read_only: bool = False,
+             spec: bool = True) -> Job:
+        """The stored job `job_id` (`read_only`: `row_to_job`'s shared; without `spec`, its
+        spec left None: `row_to_job_fields`)."""
         row = c.execute("SELECT * FROM jobs WHERE id = ?", (self._resolve_id(job_id, c),))
         row = row.fetchone()
         if row is None:
             raise BadInput(unknown_job_message(job_id, self._meant(c, job_id)))
-        return row_to_job(row, shared=read_only)
+        return row_to_job(row, shared=read_only) if spec else row_to_job_fields(row)
 
     @staticmethod
     def _meant(c: sqlite3.Connection, job_id: str) -> list[str]:
@@ -459,6 +472,20 @@ class JobsMixin(Database):
             for r in self._read("SELECT * FROM jobs WHERE token IN "
                                 f"({','.join('?' * len(part))})", part):
                 out[r["token"]] = row_to_job(r)
+        return out
+
+    def states_of_tokens(self, tokens: Iterable[str]) -> dict[str, JobState]:
+        """The stored state of the jobs of submission `tokens` by token, an unknown one left
+        out (a state this version does not know read as UNKNOWN): no job decoded, one read
+        per IN_CHUNK of tokens."""
+        wanted = sorted(set(tokens))
+        out: dict[str, JobState] = {}
+        for i in range(0, len(wanted), IN_CHUNK):
+            part = wanted[i:i + IN_CHUNK]
+            for token, state in self._read("SELECT token, state FROM jobs WHERE token IN "
+                                           f"({','.join('?' * len(part))})", part):
+                out[token] = JobState(state) if state in JobState.__members__ \
+                    else JobState.UNKNOWN
         return out
 
     def state_learned_at(self, job_id: str) -> datetime | None:
@@ -713,7 +740,7 @@ class JobsMixin(Database):
                submitted_at: datetime | None = None, started_at: datetime | None = None,
                ended_at: datetime | None = None, native_state: str | None = None,
                source: str | None = None, at: datetime | None = None) -> Event | None:
-        job = self._job(c, job_id)
+        job = self._job(c, job_id, spec=False)
         if reason:  # a site's refusal may quote what it was given (a URL, a command line)
             reason = redact(reason)
         try:

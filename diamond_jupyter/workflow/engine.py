@@ -115,6 +115,10 @@ ESTIMATES_AT_ONCE = 4
 # same inputs, ready at the same time) within this many seconds share one placement: a wide
 # fan-out's steps ask one, not one each (issue 17); placement reads views this old anyway
 ESTIMATE_SHARED_S = 5.0
+# the estimates come within this many seconds are recorded together, in one write (a
+# fan-out's steps get theirs one by one, as their submits go); a downstream placement waiting
+# for one waits this much longer at most
+ESTIMATES_WRITTEN_WITHIN_S = 0.05
 # steps of one pass whose submits are recorded in one durable write (`_flush_submits`):
 # one fsync a batch, not one a step; a batch is sent in seconds, well within the intent
 # sweep's grace, and a crash mid-batch leaves each of its steps bound or found by its token
@@ -457,6 +461,10 @@ class WorkflowEngine:
         # and the steps it answered
         self._shared_estimates: dict[tuple[Any, ...],
                                      tuple[float, asyncio.Future, set[str]]] = {}
+        # the estimates come but not recorded yet, by workflow: (by step, its update; done
+        # once they are recorded), written together (`_record_estimate`)
+        self._estimates_due: dict[str, tuple[dict[str, dict[str, Any]], asyncio.Future]] = {}
+        self._sending: set[str] = set()  # workflows a batch of submits is being sent of
         self._stopping: set[str] = set()  # workflows this engine is stopping (until ended)
         # the submits of the pass under way, by workflow, recorded together (`_flush_submits`)
         self._batches: dict[str, list[_PendingSubmit]] = {}
@@ -552,6 +560,11 @@ class WorkflowEngine:
         self._written.setdefault(wid, set()).add(name)
         return self.store.update_step(wid, name, fence=self._fences.get(wid), **kw)
 
+    def _steps(self, wid: str, updates: list[tuple[str, dict[str, Any]]]) -> list[StepRecord]:
+        """`_step` for each (step name, its keywords) of `updates`, in one transaction."""
+        self._written.setdefault(wid, set()).update(name for name, _ in updates)
+        return self.store.update_steps(wid, updates, fence=self._fences.get(wid))
+
     def _refreshed(self, rec: WorkflowRecord) -> WorkflowRecord:
         """`rec` with the steps written since it was read read again (the whole workflow
         when its state moved): a step's submit costs the same however many steps there are."""
@@ -602,8 +615,9 @@ class WorkflowEngine:
                                          workflow_id=workflow_id,
                                          data={"approval": approval} if approval else None)
         self._hold(rec)
-        for name, why in (unchecked or {}).items():
-            self._step(rec.id, name, reason=why, event={"unchecked": why})
+        if unchecked:  # one transaction for them all (a fan-out's thousand steps)
+            self._steps(rec.id, [(name, {"reason": why, "event": {"unchecked": why}})
+                                 for name, why in unchecked.items()])
         await self.ops.publish()
         await self.advance(rec.id)
         return rec.id
@@ -961,9 +975,9 @@ class WorkflowEngine:
             if ready and not waiting:  # every member yet to start is ready: all or nothing
                 await self._release_gang(rec, wf, gang, ready)
         rec = self.store.get_workflow(wid)
-        if rec.state == "PENDING" and any(
-                (j := self._job(s)) is not None and (j.state.rank >= 2)
-                for s in rec.steps):
+        if rec.state == "PENDING" and any(  # (the states alone: no job decoded)
+                state.rank >= 2 for state in self.store.states_of_tokens(
+                    s.token for s in rec.steps if s.token).values()):
             self._set_state(wid, "RUNNING")
         if unreached:
             self._hand_back(wid)
@@ -1322,6 +1336,7 @@ class WorkflowEngine:
         # each step's job, once bound, recorded together at the end: a crash before leaves
         # the step "submitting" with its job bound, which `_resubmit_lost` records so
         sent: list[tuple[str, dict[str, Any]]] = []
+        self._sending.add(rec.id)  # the estimates that come meanwhile go with its write
         try:
             for i, p in enumerate(batch):
                 if self._stopped_meanwhile(rec):  # stopped while the batch went in
@@ -1334,10 +1349,11 @@ class WorkflowEngine:
         finally:
             # a stop meanwhile recorded these steps itself (their jobs cancelled); a lease
             # lost leaves them "submitting" to the engine that took the workflow over
+            self._sending.discard(rec.id)
             if sent and not self._stopped_meanwhile(rec):
-                with contextlib.suppress(LeaseLost):
-                    self.store.update_steps(rec.id, sent, fence=self._fences.get(rec.id))
-                self._written.setdefault(rec.id, set()).update(n for n, _ in sent)
+                with contextlib.suppress(LeaseLost):  # the estimates come meanwhile with them
+                    self._steps_with_estimates(rec.id, sent)
+            self._write_estimates(rec.id)  # those left (nothing sent, or a failed write)
 
     @staticmethod
     def _origin(rec: WorkflowRecord, p: _PendingSubmit) -> dict[str, Any]:
@@ -1606,18 +1622,69 @@ class WorkflowEngine:
         try:
             ready_at = await self._inputs_ready_at_once_estimated(rec, wf, name)
             est = await self._expected(f"{wid}/{name}", spec, site, sources, ready_at)
-            self._step(wid, name, data={"expected_end": est.end and est.end.isoformat(),
-                                        "expected_runtime_s": est.runtime_s,
-                                        "estimating": False},
-                       event={"estimated": {"end": est.end and est.end.isoformat(),
-                                            "runtime_s": est.runtime_s}})
-            self.changed.set()
+            await self._record_estimate(wid, name, {
+                "data": {"expected_end": est.end and est.end.isoformat(),
+                         "expected_runtime_s": est.runtime_s, "estimating": False},
+                "event": {"estimated": {"end": est.end and est.end.isoformat(),
+                                        "runtime_s": est.runtime_s}}})
         except asyncio.CancelledError:
             raise
         except LeaseLost as lost:
             self._drop(wid, lost)
         except Exception:  # an estimate only: the step runs without one
             log.exception("workflow %s step %s: estimate failed", wid, name)
+
+    async def _record_estimate(self, wid: str, name: str, update: dict[str, Any]) -> None:
+        """Record step `name`'s estimate (`update`: `_step`'s keywords) with the others due:
+        in the write of the batch of submits under way, or those come within
+        ESTIMATES_WRITTEN_WITHIN_S together (a fan-out's steps share one estimate, which
+        comes for each as its submit goes); back once it is recorded (a downstream
+        placement reads it then). Cancelled before that (the step submitted again), it is
+        never recorded."""
+        due = self._estimates_due.get(wid)
+        if due is None:
+            loop = asyncio.get_running_loop()
+            due = self._estimates_due[wid] = ({}, loop.create_future())
+            loop.call_later(ESTIMATES_WRITTEN_WITHIN_S, self._write_estimates, wid)
+        updates, written = due
+        updates[name] = update
+        try:
+            await asyncio.shield(written)
+        except asyncio.CancelledError:
+            updates.pop(name, None)  # (a no-op once written)
+            raise
+
+    def _write_estimates(self, wid: str) -> None:
+        """The estimates due for workflow `wid` written, unless a batch's write took them, or
+        one being sent will (`_flush_submits`)."""
+        if wid in self._estimates_due and wid not in self._sending:
+            with contextlib.suppress(Exception):  # (each estimate's task is told)
+                self._steps_with_estimates(wid, [])
+
+    def _steps_with_estimates(self, wid: str, updates: list[tuple[str, dict[str, Any]]]
+                              ) -> None:
+        """`_steps(wid, updates)` and, in the same write, the estimates due for `wid`
+        (`_record_estimate`), each merged into its step's update where it has one (its
+        fields and its event's); their tasks told once it is done, or how it failed."""
+        estimates, written = self._estimates_due.pop(wid, None) or ({}, None)
+        merged = dict(updates)
+        for name, est in estimates.items():
+            kw = merged.get(name)
+            merged[name] = est if kw is None else {
+                **kw, "data": {**(kw.get("data") or {}), **est["data"]},
+                "event": {**(kw.get("event") or {}), **est["event"]}}
+        try:
+            if merged:
+                self._steps(wid, list(merged.items()))
+        except Exception as e:
+            if written is not None:
+                written.set_exception(e)
+                written.exception()  # (seen, even when every waiter was cancelled meanwhile)
+            raise
+        if written is not None:
+            written.set_result(None)
+            if estimates:
+                self.changed.set()
 
     async def _expected(self, step_key: str, spec: JobSpec, site: str,
                         sources: dict[str | None, int], ready_at: datetime | None) -> Estimate:

@@ -35,7 +35,7 @@ from pydantic import (
 )
 
 from ..dialects.scripts_common import BODY_FILE
-from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text
+from ..model import MAX_COUNT, BadInput, JobSpec, JobState, check_text, copied
 from ..script_body import runs_commands
 from ..strict_yaml import (
     NumberNotAsWritten,
@@ -604,7 +604,7 @@ class Step(_Strict):
     def spec(self) -> JobSpec:
         """The step's job, parsed from its script (BadInput naming the step): a copy of its
         own, the script parsed once for every reader of the same step (`_parsed_spec`)."""
-        return self.parsed_spec().model_copy(deep=True)
+        return copied(self.parsed_spec())
 
     def parsed_spec(self) -> JobSpec:
         """`spec()`, its parts shared with every other reader of the same script: never to be

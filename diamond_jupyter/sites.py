@@ -32,6 +32,8 @@ from .dialects.flux_commands import (
     fold_array_records,
     parse_array_submit,
     queued_tasks,
+    refuse_unsure_tasks,
+    unsure_tasks,
 )
 from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
@@ -76,6 +78,7 @@ QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's comma
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
+RECORD_LINES = 1 << 20  # a Flux array's record read whole (within TAIL_MAX_BYTES)
 
 
 class EventChannel(enum.Enum):
@@ -1098,13 +1101,21 @@ class Site:
         array's token, which no job writes by chance (a plain `tasks` might be its own)."""
         return f"{self.job_dir(token)}/.dmd-tasks-{token}"
 
+    async def flux_submit_begun(self, token: str) -> bool:
+        """Whether the submit of job array `token` on a Flux site began a `flux batch` (its
+        record holds a line): flux may have purged every task it queued."""
+        return bool((await self.tail(self.flux_tasks_record(token), lines=1) or "").strip())
+
     async def recorded_flux_tasks(self, token: str, indexes: list[int],
-                                  found: list[JobStatus] = ()) -> dict[int, str]:
+                                  found: list[JobStatus] = (), *,
+                                  text: str | None = None) -> dict[int, str]:
         """The tasks of a job array on a Flux site its submit recorded as queued (index ->
-        id, from `flux_tasks_record`), listed by flux or not (flux purges ended jobs); empty
-        where none was. A recorded id flux lists as a job whose name does not carry the
-        array's token (`found`: those that do) is another job's: left out, and said."""
-        text = await self.tail(self.flux_tasks_record(token), lines=len(indexes) + 1)
+        id, from `flux_tasks_record`, or its `text` when read already), listed by flux or
+        not (flux purges ended jobs); empty where none was. A recorded id flux lists as a
+        job whose name does not carry the array's token (`found`: those that do) is another
+        job's: left out, and said."""
+        if text is None:
+            text = await self.tail(self.flux_tasks_record(token), lines=RECORD_LINES)
         recorded = parse_array_submit(text or "", indexes)
         ours = {flux_id_value(s.native_id) for s in found}
         unsure = sorted({jid for jid in recorded.values() if flux_id_value(jid) not in ours})
@@ -1130,8 +1141,10 @@ class Site:
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
         path, record = f"{self.job_dir(token)}/job.sh", self.flux_tasks_record(token)
-        recorded = await self.recorded_flux_tasks(token, indexes, found)
+        text = await self.tail(record, lines=RECORD_LINES) or ""
+        recorded = await self.recorded_flux_tasks(token, indexes, found, text=text)
         queued = queued_tasks(recorded, found, indexes)
+        refuse_unsure_tasks(unsure_tasks(text, indexes), queued)
         if len(queued) < len(indexes):
             loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
                                        record=_sh_path(record),

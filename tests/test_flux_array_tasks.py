@@ -24,6 +24,7 @@ from diamond_jupyter.dialects.flux_commands import (
     fold_array_records,
     parse_array_submit,
     queued_tasks,
+    unsure_tasks,
 )
 from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
@@ -261,7 +262,9 @@ async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resu
     record = _record(tmp_path)
     try:
         await _cut_short(fed, tmp_path, 3)
-        record.write_text(record.read_text().splitlines(keepends=True)[0])  # task 1 only
+        lines = record.read_text().splitlines(keepends=True)
+        record.write_text("".join(lines[:lines.index(next(x for x in lines
+                                                          if x.startswith("task 1 "))) + 1]))
         await _cut_short(fed, tmp_path, 4)
         _purge(tmp_path, {1001})
         sub = await _submit(fed, "1-4%2", "abcabc123123")
@@ -269,6 +272,36 @@ async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resu
         await fed.close()
     queued = _each_task_once(tmp_path, sub)
     assert flux_id_value(_waits_for(queued[3]) or "") == 1001
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_task_queued_as_the_submit_died_and_then_purged_is_not_queued_again(tmp_path):
+    """The server died right after task 2's flux batch, before its id reached the record,
+    and flux purged task 2 once it ended: nothing tells it was queued but the record's
+    `begin 2`, so the resume says task 2 is unknown and queues nothing (before: task 2 was
+    queued a second time)."""
+    fed = _site_fed(tmp_path)
+    record = _record(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        lines = record.read_text().splitlines(keepends=True)
+        assert lines[:3] == ["begin 1\n", lines[1], "begin 2\n"], lines
+        record.write_text("".join(lines[:3]))  # as it was when the server died
+        _purge(tmp_path, {1001})
+        with pytest.raises(BadInput, match="array task 2: unknown, not resubmitted: its flux "
+                                           "batch was cut short before its id was recorded"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+
+
+def test_a_failed_flux_batch_is_recorded_as_failed_and_so_submitted_again():
+    """`failed INDEX` after a begun task's failed flux batch: not unsure (it is queued on
+    the resume); a begin after it is unsure again."""
+    assert unsure_tasks("begin 1\ntask 1 f1\nbegin 2\nfailed 2\n", [1, 2, 3]) == []
+    assert unsure_tasks("begin 1\ntask 1 f1\nbegin 2\nfailed 2\nbegin 2\n", [1, 2]) == [2]
+    assert unsure_tasks("begin 9\nbegin x\n", [1, 2]) == []
 
 
 def _record(tmp_path):

@@ -666,6 +666,13 @@ class WorkflowMixin:
         await self.workflow_engine.advance(workflow_id)
         return self.workflow(workflow_id)
 
+    def workflow_not_found(self, workflow_id: str) -> str | None:
+        """None when a stored workflow has the id `workflow_id`; else what a face says of it
+        (no such workflow, or the ids of the workflows with that name)."""
+        if self.store.has_workflow(workflow_id):
+            return None
+        return self.store.unknown_workflow(workflow_id)
+
     def workflow(self, workflow_id: str) -> WorkflowView:
         """Workflow `workflow_id` as stored: its state and each step's site, job and state.
         BadInput for an unknown workflow."""

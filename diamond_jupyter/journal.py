@@ -238,7 +238,7 @@ class Journal:
         array = site.flux_array(job.spec) if job.spec is not None else None
         try:  # a Flux array's tasks queued may all be purged from flux's listing: its record
             recorded = array is not None and not found \
-                and bool(await site.recorded_flux_tasks(token, array[0]))
+                and await site.flux_submit_begun(token)
         except DiamondError:
             return 0.0
         if array is not None and job.spec is not None and (found or recorded):

@@ -1825,6 +1825,9 @@ class SiteSnapshot(_Model):
     # None: not read
     preempt_type: str | None = None
     preempt_exempt_s: float | None = None
+    # Slurm: the site-wide PreemptMode (`scontrol show config`: OFF, REQUEUE, CANCEL,
+    # SUSPEND[,GANG]), what a QOS of PreemptMode=cluster goes by; None: not read
+    site_preempt_mode: str | None = None
     # Slurm: MaxArraySize (`scontrol show config`): an array's indexes run 0 to one less;
     # None: not known
     max_array_size: int | None = None

@@ -82,14 +82,22 @@ def preemption_off_note(p: Partition, snap: SiteSnapshot, members: dict[str, lis
 def qos_victims(job_qos: str | None, snap: SiteSnapshot) -> dict[str, float]:
     """Under PreemptType=preempt/qos, the running jobs a job of QOS `job_qos` preempts
     (native id -> their QOS's GraceTime, s): those of the QOS its Preempt names whose
-    PreemptMode is not OFF. {} elsewhere, or where the QOS or the jobs' QOS are not known."""
+    PreemptMode is not OFF (a PreemptMode of `cluster` is the site's, `scontrol show
+    config`'s). {} elsewhere, or where the QOS or the jobs' QOS are not known."""
     known = snap.qos or {}
     mine = known.get(job_qos or "")
     if snap.preempt_type != QOS_PREEMPT or mine is None or not mine.preempts:
         return {}
     return {j.native_id: float(q.grace_time_s or 0) for j in snap.running
             if j.qos in mine.preempts and (q := known.get(j.qos)) is not None
-            and (q.preempt_mode or "").upper() != "OFF"}
+            and _qos_mode(q.preempt_mode, snap) != "OFF"}
+
+
+def _qos_mode(mode: str | None, snap: SiteSnapshot) -> str:
+    """A QOS's PreemptMode as it acts: `cluster` is the site-wide PreemptMode (as if not
+    OFF where that was not read, as before it was)."""
+    mode = (mode or "").upper()
+    return (snap.site_preempt_mode or "") if mode == "CLUSTER" else mode
 
 
 def preemption_delays(victims: Collection[str], snap: SiteSnapshot) -> dict[str, float]:

@@ -32,6 +32,8 @@ from .dialects.flux_commands import (
     fold_array_records,
     parse_array_submit,
     queued_tasks,
+    refuse_unsure_tasks,
+    unsure_tasks,
 )
 from .dialects.flux_ids import flux_id_value
 from .dialects.flux_script import array_refusal as flux_array_refusal
@@ -76,6 +78,7 @@ QUERY_TIMEOUT_S = 60.0  # a batch of scheduler queries (at most the site's comma
 QUEUE_UNREAD = "queue_unread"  # in the snapshot outputs: why the queue was not read
 
 TAIL_MAX_BYTES = 1 << 20
+RECORD_LINES = 1 << 20  # a Flux array's record read whole (within TAIL_MAX_BYTES)
 
 
 class EventChannel(enum.Enum):
@@ -1064,7 +1067,8 @@ class Site:
         submitting it again: the tasks queued already, by the record the submit keeps of
         them in the job's directory (and the token in their names for one queued as it was
         cut short: `queued_tasks`), are never submitted twice. The first task's
-        id is the job's native id; `tasks` holds each task's id by its index."""
+        id is the job's native id; `tasks` holds each task's id by its index (the record:
+        `flux_tasks_record`)."""
         indexes, limit = array
         jd = self.job_dir(token)
         if rendered is None:  # the script and secret written alone: nothing submitted yet
@@ -1091,12 +1095,44 @@ class Site:
         return await self._queue_flux_tasks(spec, token, array, found, hold=spec.hold,
                                             enter=enter)
 
-    async def recorded_flux_tasks(self, token: str, indexes: list[int]) -> dict[int, str]:
+    def flux_tasks_record(self, token: str) -> str:
+        """Where the submit of a job array on a Flux site records its tasks' ids: a hidden
+        file of the job's directory (the job's default working directory) named with the
+        array's token, which no job writes by chance (a plain `tasks` might be its own)."""
+        return f"{self.job_dir(token)}/.dmd-tasks-{token}"
+
+    async def flux_submit_begun(self, token: str) -> bool:
+        """Whether the submit of job array `token` on a Flux site began a `flux batch` (its
+        record holds a line): flux may have purged every task it queued."""
+        return bool((await self.tail(self.flux_tasks_record(token), lines=1) or "").strip())
+
+    async def recorded_flux_tasks(self, token: str, indexes: list[int],
+                                  found: list[JobStatus] = (), *,
+                                  text: str | None = None) -> dict[int, str]:
         """The tasks of a job array on a Flux site its submit recorded as queued (index ->
-        id, from the `tasks` file in the job's directory), listed by flux or not (flux
-        purges ended jobs); empty where none was."""
-        text = await self.tail(f"{self.job_dir(token)}/tasks", lines=len(indexes) + 1)
-        return parse_array_submit(text or "", indexes)
+        id, from `flux_tasks_record`, or its `text` when read already), listed by flux or
+        not (flux purges ended jobs); empty where none was. A recorded id flux lists as a
+        job whose name does not carry the array's token (`found`: those that do) is another
+        job's: left out, and said."""
+        if text is None:
+            text = await self.tail(self.flux_tasks_record(token), lines=RECORD_LINES)
+        recorded = parse_array_submit(text or "", indexes)
+        ours = {flux_id_value(s.native_id) for s in found}
+        unsure = sorted({jid for jid in recorded.values() if flux_id_value(jid) not in ours})
+        if not unsure:
+            return recorded
+        res = await self.run(self.commands.status_argv(unsure), check=False,
+                             timeout=self.query_timeout_s)
+        others = {flux_id_value(s.native_id) for s in self._read(
+            self.commands.parse_status, res.stdout)
+            if not (s.name or "").endswith(f".dmd-{token}")} if res.ok else set()
+        for i, jid in list(recorded.items()):
+            if flux_id_value(jid) in others:
+                log.warning("%s: the record of array %s names job %s as task %s, but flux "
+                            "lists it as another job's (not named for the array): left out",
+                            self.name, token, jid, i)
+                del recorded[i]
+        return recorded
 
     async def _queue_flux_tasks(self, spec: JobSpec, token: str,
                                 array: tuple[list[int], int | None], found: list[JobStatus],
@@ -1104,9 +1140,11 @@ class Site:
         """Queue the tasks of a job array on a Flux site that `found` (the jobs carrying its
         token) does not hold yet, in index order, in one remote shell."""
         indexes, limit = array
-        path, record = f"{self.job_dir(token)}/job.sh", f"{self.job_dir(token)}/tasks"
-        recorded = await self.recorded_flux_tasks(token, indexes)
+        path, record = f"{self.job_dir(token)}/job.sh", self.flux_tasks_record(token)
+        text = await self.tail(record, lines=RECORD_LINES) or ""
+        recorded = await self.recorded_flux_tasks(token, indexes, found, text=text)
         queued = queued_tasks(recorded, found, indexes)
+        refuse_unsure_tasks(unsure_tasks(text, indexes), queued)
         if len(queued) < len(indexes):
             loop = array_submit_script(indexes, limit, queued, _sh_path(path), hold=hold,
                                        record=_sh_path(record),

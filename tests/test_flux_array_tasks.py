@@ -24,6 +24,7 @@ from diamond_jupyter.dialects.flux_commands import (
     fold_array_records,
     parse_array_submit,
     queued_tasks,
+    unsure_tasks,
 )
 from diamond_jupyter.dialects.flux_ids import flux_f58, flux_id_value
 from diamond_jupyter.federation import Federation
@@ -258,10 +259,12 @@ async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resu
     just then): the resume that finds it in flux's listing records it, so a later resume
     still knows it once flux purged it."""
     fed = _site_fed(tmp_path)
-    record = tmp_path / "home" / ".diamond" / "jobs" / "abcabc123123" / "tasks"
+    record = _record(tmp_path)
     try:
         await _cut_short(fed, tmp_path, 3)
-        record.write_text(record.read_text().splitlines(keepends=True)[0])  # task 1 only
+        lines = record.read_text().splitlines(keepends=True)
+        record.write_text("".join(lines[:lines.index(next(x for x in lines
+                                                          if x.startswith("task 1 "))) + 1]))
         await _cut_short(fed, tmp_path, 4)
         _purge(tmp_path, {1001})
         sub = await _submit(fed, "1-4%2", "abcabc123123")
@@ -269,6 +272,85 @@ async def test_a_task_known_from_the_listing_alone_is_recorded_for_the_next_resu
         await fed.close()
     queued = _each_task_once(tmp_path, sub)
     assert flux_id_value(_waits_for(queued[3]) or "") == 1001
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_task_queued_as_the_submit_died_and_then_purged_is_not_queued_again(tmp_path):
+    """The server died right after task 2's flux batch, before its id reached the record,
+    and flux purged task 2 once it ended: nothing tells it was queued but the record's
+    `begin 2`, so the resume says task 2 is unknown and queues nothing (before: task 2 was
+    queued a second time)."""
+    fed = _site_fed(tmp_path)
+    record = _record(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        lines = record.read_text().splitlines(keepends=True)
+        assert lines[:3] == ["begin 1\n", lines[1], "begin 2\n"], lines
+        record.write_text("".join(lines[:3]))  # as it was when the server died
+        _purge(tmp_path, {1001})
+        with pytest.raises(BadInput, match="array task 2: unknown, not resubmitted: its flux "
+                                           "batch was cut short before its id was recorded"):
+            await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path)] == ["1", "2"]
+
+
+def test_a_failed_flux_batch_is_recorded_as_failed_and_so_submitted_again():
+    """`failed INDEX` after a begun task's failed flux batch: not unsure (it is queued on
+    the resume); a begin after it is unsure again."""
+    assert unsure_tasks("begin 1\ntask 1 f1\nbegin 2\nfailed 2\n", [1, 2, 3]) == []
+    assert unsure_tasks("begin 1\ntask 1 f1\nbegin 2\nfailed 2\nbegin 2\n", [1, 2]) == [2]
+    assert unsure_tasks("begin 9\nbegin x\n", [1, 2]) == []
+
+
+def _record(tmp_path):
+    """The record the array abcabc123123's submit keeps of its tasks' ids."""
+    return tmp_path / "home" / ".diamond" / "jobs" / "abcabc123123" / ".dmd-tasks-abcabc123123"
+
+
+def _another_job(tmp_path) -> int:
+    """A job flux queued that is none of the array's (another name): its id as a number."""
+    path = tmp_path / "bin" / "jobs.json"
+    jobs = json.loads(path.read_text())
+    jobs.append({"id": 1000 + len(jobs), "name": "theirs", "options": []})
+    path.write_text(json.dumps(jobs))
+    return jobs[-1]["id"]
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_tasks_file_the_job_writes_in_its_directory_is_not_the_record(tmp_path):
+    """The job's directory is its working directory: a job (or a user's script) writing a
+    `tasks` file there, naming another job as task 3, does not make the resume skip task 3
+    (before: task 3 was taken as queued, the other job followed as it)."""
+    fed = _site_fed(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        other = flux_f58(_another_job(tmp_path), ascii_prefix=True)
+        (_record(tmp_path).parent / "tasks").write_text(f"task 3 {other}\ntask 4 {other}\n")
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path) if j["name"] != "theirs"] == ["1", "2", "3", "4"]
+    assert flux_id_value(sub.tasks["3"]) != flux_id_value(other)
+
+
+@pytest.mark.usefixtures("flux_path")
+async def test_a_recorded_id_flux_lists_as_another_job_is_left_out_and_said(tmp_path, caplog):
+    """A record line naming a job flux lists under another name (not the array's) is not
+    taken as the task: the task is queued, and the line said as left out."""
+    fed = _site_fed(tmp_path)
+    try:
+        await _cut_short(fed, tmp_path, 3)
+        other = flux_f58(_another_job(tmp_path), ascii_prefix=True)
+        with _record(tmp_path).open("a") as f:
+            f.write(f"task 3 {other}\n")
+        sub = await _submit(fed, "1-4%2", "abcabc123123")
+    finally:
+        await fed.close()
+    assert [_env(j) for j in _queued(tmp_path) if j["name"] != "theirs"] == ["1", "2", "3", "4"]
+    assert flux_id_value(sub.tasks["3"]) != flux_id_value(other)
+    assert f"names job {other} as task 3, but flux lists it as another job's" in caplog.text
 
 
 def test_queued_tasks_take_the_record_first_and_refuse_a_listing_that_disagrees():

@@ -246,3 +246,16 @@ def test_the_facade_imports_no_face_and_not_the_agent():
                 bad.append(" -> ".join(reversed(chain)))
                 break
     assert not bad, "the facade imports what is above it:\n" + "\n".join(bad)
+
+
+def test_the_server_mcp_and_magics_reach_the_store_only_through_the_facade():
+    """A face calls the Federation, never its store (`fed.store.x`): the facade owns what a
+    face is told (the CLI's resume/handover still read the store for their lists)."""
+    faces = ["server", "mcp_server", "kernel"]
+    used = []
+    for mod, path in modules().items():
+        if _under(mod, faces):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Attribute) and node.attr == "store":
+                    used.append(f"{path.name}:{node.lineno}")
+    assert not used, "a face reaches the facade's store at " + ", ".join(used)

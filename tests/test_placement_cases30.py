@@ -140,6 +140,23 @@ def test_under_preempt_qos_the_jobs_qos_preempts_the_qos_its_preempt_names():
     assert starts_in(p) == 3, said
 
 
+@pytest.mark.parametrize("site_mode, hours_", [("OFF", 3), ("REQUEUE", 0)])
+def test_a_qos_preempt_mode_of_cluster_goes_by_the_sites_preempt_mode(site_mode: str,
+                                                                     hours_: int):
+    """preempt/qos; scav (the standby jobs' QOS) has PreemptMode=cluster, the site's
+    (`scontrol show config`). Site PreemptMode=OFF: nothing is preempted, the gpu job waits
+    for the standby jobs' end, +3 h (before: +0:02, as if cluster were a mode of its own);
+    REQUEUE: they stop after scav's GraceTime, +0:02."""
+    qos_lines = (qos("normal", Preempt="scav", PreemptMode="cluster")
+                 + qos("scav", PreemptMode="cluster", GraceTime="00:02:00"))
+    jobs = "".join(f"20{i}|scav|proj|OK\n" for i in range(3))
+    site = vega(*GPU_STANDBY, held=whole("g01", "g02", "g03"), qos=qos_lines, queue_qos=jobs,
+                config=f"PreemptMode = {site_mode}\nPreemptType = preempt/qos\n")
+    assert site[1].site_preempt_mode == site_mode
+    p, said = placed(GPU_JOB, site)
+    assert round(starts_in(p) * 3600) == (hours_ * 3600 or 120), said
+
+
 def test_where_nothing_is_preempted_a_lower_tier_is_not_passed_over_as_risky():
     """The 96-CPU job fits only b01-b02 (batch and standby). Under partition_prio standby is
     passed over (batch's jobs may preempt it: test_placement_cases28); under preempt/none no

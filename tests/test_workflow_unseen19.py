@@ -173,6 +173,47 @@ async def test_fault_two_engines_on_one_store_each_does_the_steps_its_sites_file
             await with_gamma.close()
 
 
+def _counting_writes(store: Store) -> list[int]:
+    """Count the store's write transactions from now on: the list's length is the count."""
+    writes, write = [], store._write
+
+    def counted(*args, **kw):
+        writes.append(1)
+        return write(*args, **kw)
+
+    store._write = counted
+    return writes
+
+
+async def test_a_workflow_handed_back_is_not_taken_up_again_by_each_sweep_of_the_same_file(
+        tmp_path):
+    """post waits on gamma, which the engine's sites file lacks: its first sweep hands the
+    workflow back, naming gamma; its next sweeps leave it alone, writing nothing (before:
+    claimed and handed back on every sweep, for ever, 2 writes and a lease each). Once its
+    file lists gamma, the next sweep takes it up."""
+    with Store(tmp_path / "s.sqlite") as store:
+        first = _engine(store, "engine-1", ("alpha", "beta", "gamma"))
+        wid = await first.run(load(QUEUED_AHEAD))
+        await first.close()
+        store.apply_state(store.job_by_token(store.get_workflow(wid).step("prep").token).id,
+                          JobState.RUNNING)
+        without = _engine(store, "engine-a", ("alpha", "beta"))
+        try:
+            assert await without.resume() == []  # handed back: post is not its to follow
+            data = store.get_workflow(wid).data
+            writes = _counting_writes(store)
+            for _ in range(3):
+                assert await without.resume() == []
+            assert writes == []
+            assert store.get_workflow(wid).data == data
+            assert (data.get("owner"), data.get("unreached_sites")) == (None, ["gamma"])
+            without.ops.sites = ("alpha", "gamma")  # its file edited: gamma listed now
+            assert await without.resume() == [wid]
+            assert writes and "unreached_sites" not in store.get_workflow(wid).data
+        finally:
+            await without.close()
+
+
 ORDERED = """\
     name: ordered
     queue_ahead: false

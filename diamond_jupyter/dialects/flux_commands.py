@@ -634,8 +634,10 @@ def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[i
     already), printing `task INDEX ID` as each is queued (and appending it to the file at
     `record`, shell text, quoted: the tasks' ids kept where flux's listing may lose them,
     first those of `unrecorded`, submitted tasks known from the listing alone) and stopping
-    at the first failure (its status). Indexes are numbers and ids flux ids: nothing else
-    enters the text."""
+    at the first failure (its status). In the record `begin INDEX` comes before each
+    `flux batch` and `failed INDEX` after one that failed: a begun task with neither is one
+    whose submit was cut short mid-way (`unsure_tasks`). Indexes are numbers and ids flux
+    ids: nothing else enters the text."""
     for i, jid in submitted.items():
         if i not in indexes or flux_id_problem(jid) is not None:
             raise BadInput(f"flux array task {i}: {jid!r} is not one of its tasks' ids")
@@ -651,7 +653,10 @@ def array_submit_script(indexes: list[int], limit: int | None, submitted: dict[i
             before = waits[i]
             opts.append("--dependency=afterany:" + (
                 submitted.get(before, f"$t{before}")))
-        lines.append(f't{i}=$(flux batch {" ".join(opts)} {script}) || exit $?; '
+        begin, failed = (f"printf 'begin {i}\\n' >> {record}; ",
+                         f"printf 'failed {i}\\n' >> {record}; ") if record else ("", "")
+        lines.append(f'{begin}t{i}=$(flux batch {" ".join(opts)} {script}) || '
+                     f'{{ __dmd_rc=$?; {failed}exit $__dmd_rc; }}; '
                      f't{i}=${{t{i}##*[[:space:]]}}; printf "task {i} %s\\n" "$t{i}"'
                      + (f" | tee -a {record}" if record else ""))
     return "\n".join(lines) + "\n"
@@ -667,6 +672,33 @@ def parse_array_submit(stdout: str, indexes: list[int]) -> dict[int, str]:
                 and int(words[1]) in wanted and _ID_RE.fullmatch(words[2]):
             queued[int(words[1])] = words[2]
     return queued
+
+
+def unsure_tasks(record: str, indexes: list[int]) -> list[int]:
+    """The tasks whose `flux batch` a submit began but that its record (the file
+    `array_submit_script` appends to) names neither as queued nor as failed: the submit was
+    cut short as flux took it, so it may have been queued."""
+    wanted, begun = set(indexes), set()
+    for line in record.splitlines():
+        words = line.split()
+        if len(words) >= 2 and ascii_digits(words[1]) and int(words[1]) in wanted:
+            if words[0] == "begin":
+                begun.add(int(words[1]))
+            elif words[0] in ("task", "failed"):
+                begun.discard(int(words[1]))
+    return sorted(begun)
+
+
+def refuse_unsure_tasks(unsure: Collection[int], queued: dict[int, str]) -> None:
+    """BadInput for a task whose submit was cut short as flux took it (`unsure`) that
+    nothing found (`queued`, from the record and flux's listing): it may have run and been
+    purged, so it is not submitted again (a job never runs twice by our doing)."""
+    if left := sorted(set(unsure) - set(queued)):
+        raise BadInput(
+            f"array task {left[0]}: unknown, not resubmitted: its flux batch was cut short "
+            "before its id was recorded, and flux lists no job of the array for it (it may "
+            "have run and been purged); look with `flux jobs -a` and cancel or resubmit "
+            "the array by hand")
 
 
 def queued_tasks(recorded: dict[int, str], found: list[JobStatus],

@@ -544,6 +544,16 @@ class SlurmCommands(FailureReading, AccountingReach):
         return kind, exempt
 
     @staticmethod
+    def parse_site_preempt_mode(text: str) -> str | None:
+        """`PreemptMode = REQUEUE` (or `OFF`, `GANG,SUSPEND` ...) from `scontrol show config`:
+        the site-wide mode a QOS of PreemptMode=cluster takes; None when the line is not there."""
+        for line in text.splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.strip() == "PreemptMode" and value.strip():
+                return value.strip().upper()
+        return None
+
+    @staticmethod
     def parse_max_array_size(text: str) -> int | None:
         """`MaxArraySize = 1001` from `scontrol show config`; None when the line is not
         there or is not a whole number above 0."""
@@ -972,6 +982,7 @@ class SlurmCommands(FailureReading, AccountingReach):
         return SiteSnapshot(
             reservations=resv, node_timeouts=timeouts or None,
             preempt_type=preempt_type, preempt_exempt_s=preempt_exempt,
+            site_preempt_mode=self.parse_site_preempt_mode(outputs.get("config", "")),
             max_array_size=self.parse_max_array_size(outputs.get("config", "")),
             bf_max_job_user=self.parse_bf_max_job_user(outputs.get("config", "")),
             bf_window_s=self.parse_bf_window(outputs.get("config", "")),

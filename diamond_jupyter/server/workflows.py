@@ -26,8 +26,8 @@ class ApproveBody(BaseModel):
 
 class _WorkflowHandler(DiamondHandler):
     def known(self, fed: Any, workflow_id: str) -> None:
-        if not fed.store.has_workflow(workflow_id):
-            raise ApiError(404, "not-found", fed.store.unknown_workflow(workflow_id))
+        if (missing := fed.workflow_not_found(workflow_id)) is not None:
+            raise ApiError(404, "not-found", missing)
 
 
 class WorkflowsHandler(_WorkflowHandler):

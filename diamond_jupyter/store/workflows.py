@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -352,13 +352,22 @@ class WorkflowsMixin(Database):
             if owner not in (None, engine) and leases.alive(owner, self.beats):
                 return None
             new = leases.claimed(cur.data, engine)
+            if "unreached_sites" in new:  # claimed: its next hand-back says anew
+                new = {k: v for k, v in new.items() if k != "unreached_sites"}
             if new is not cur.data:
                 c.execute("UPDATE workflows SET data = ? WHERE id = ?", (to_js(new), workflow_id))
             return self._workflow(c, workflow_id)
 
-    def release_workflow(self, workflow_id: str, engine: str) -> None:
+    def release_workflow(self, workflow_id: str, engine: str, *,
+                         unreached_sites: Collection[str] = ()) -> None:
+        """`engine` gives the workflow back; `unreached_sites`: the sites its sites file
+        lacks that steps wait on (`data.unreached_sites`, until the next claim)."""
         with self._write() as c:
             cur = self._workflow(c, workflow_id)
             if cur.data.get("owner") == engine:
+                new = {k: v for k, v in leases.handed_back(cur.data).items()
+                       if k != "unreached_sites"}
+                if unreached_sites:
+                    new["unreached_sites"] = sorted(unreached_sites)
                 c.execute("UPDATE workflows SET data = ? WHERE id = ?",
-                          (to_js(leases.handed_back(cur.data)), workflow_id))
+                          (to_js(new), workflow_id))

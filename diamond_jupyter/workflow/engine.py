@@ -523,9 +523,15 @@ class WorkflowEngine:
             self._left_queued[wid] = (now + delay, delay)
 
     async def resume(self) -> list[str]:
-        """Adopt every unfinished workflow no live engine drives, and advance it."""
+        """Adopt every unfinished workflow no live engine drives, and advance it; not one
+        handed back for sites this engine's file lists none of (taken up, it would be handed
+        back again at once, on every sweep), until an engine claims it or the file changes."""
         took = []
+        names = set(self.ops.site_names())
         for wf in self.store.unfinished_workflows():
+            if (away := wf.data.get("unreached_sites")) and wf.data.get("owner") is None \
+                    and not names & set(away):
+                continue
             if wf.id not in self._owned:
                 claimed = self.store.claim_workflow(wf.id, self.ops.engine_id)
                 if claimed is None:
@@ -835,7 +841,7 @@ class WorkflowEngine:
                 rec = self.store.get_workflow(wid)
         # steps on (or pinned to) a site this engine's sites file lacks: left alone, saying
         # why, for an engine whose file lists it (never cancelled nor failed from here)
-        rec, unreached = self._note_unreached(rec, wf)
+        rec, unreached, missing = self._note_unreached(rec, wf)
         # 1. what the jobs say
         for name in wf.order():
             st = rec.step(name)
@@ -980,7 +986,7 @@ class WorkflowEngine:
                     s.token for s in rec.steps if s.token).values()):
             self._set_state(wid, "RUNNING")
         if unreached:
-            self._hand_back(wid)
+            self._hand_back(wid, missing)
 
     async def _submit_ready(self, rec: WorkflowRecord, wf: Workflow, *,
                             sited_only: bool = False, looked: set[str] | None = None
@@ -1427,15 +1433,16 @@ class WorkflowEngine:
                 f"again by a server whose sites file lists {site}")
 
     def _note_unreached(self, rec: WorkflowRecord, wf: Workflow
-                        ) -> tuple[WorkflowRecord, dict[str, str]]:
+                        ) -> tuple[WorkflowRecord, dict[str, str], set[str]]:
         """The unfinished steps this engine must leave alone, each with why: on, or pinned
         to, a site its sites file lacks (but one whose job's end is known and leaves nothing
         to ask there: its failure is acted on, a retry placed among the listed sites), or
         waiting for inputs from one. Each one's reason (`data.unreached`, shown before its
         own) is written when it changes, and cleared by an engine that reaches it. Returns
-        `rec` as it is now and those steps."""
+        `rec` as it is now, those steps and the sites they wait on that it lacks."""
         names = set(self.ops.site_names())
         unreached: dict[str, str] = {}
+        missing: set[str] = set()
         for name in wf.order():
             st = rec.step(name)
             if st.phase in FINAL_PHASES:
@@ -1447,9 +1454,11 @@ class WorkflowEngine:
                 why = ""  # its end is known, nothing left to ask its site: acted on here
             elif site is not None and site not in names:
                 why = self._not_here(site)
+                missing.add(site)
             elif st.phase in ("held", "moving", "ready") and (away := sorted(
                     s for s in self._sources(rec, wf, name) if s and s not in names)):
                 why = self._not_here(away[0], "the site of its inputs,")
+                missing.update(away)
             else:
                 why = ""
             if why:
@@ -1458,15 +1467,16 @@ class WorkflowEngine:
                 unreached[name] = why
             if (st.data.get("unreached") or "") != why:
                 self._step(rec.id, name, data={"unreached": why or None})
-        return self._refreshed(rec), unreached
+        return self._refreshed(rec), unreached, missing
 
-    def _hand_back(self, wid: str) -> None:
+    def _hand_back(self, wid: str, missing: set[str]) -> None:
         """Workflow `wid` has steps this engine leaves alone (`_note_unreached`): it stops
         driving it, so that an engine whose sites file lists their sites can take it (any
         engine's sweep adopts it again, each doing the steps it reaches); not while a copy
         of its inputs is under way (its end advances it again). Its estimates under way are
         stopped (the next engine asks them again); its lease is kept, stale, so that a late
-        write of this engine is refused."""
+        write of this engine is refused. The sites it lacks (`missing`) are noted with it:
+        a sweep of an engine whose file lists none of them leaves it alone (`resume`)."""
         if wid not in self._owned or wid in self._stopping or any(
                 k.startswith(wid + "/") for k in self._tasks):
             return
@@ -1474,7 +1484,7 @@ class WorkflowEngine:
             self._stop_estimating(wid, key[len(wid) + 1:])
         self._owned.discard(wid)
         with contextlib.suppress(DiamondError):
-            self.store.release_workflow(wid, self.ops.engine_id)
+            self.store.release_workflow(wid, self.ops.engine_id, unreached_sites=missing)
 
     def _not_placed_on(self, rec: WorkflowRecord, step: Any, tried: set[str]
                        ) -> tuple[set[str], str]:

@@ -193,7 +193,7 @@ def scheduler(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list]]:
     async def cancel(self: Site, native_ids: list[str]) -> None:
         calls["cancel"].append(native_ids)
 
-    async def release(self: Site, native_ids: list[str]) -> None:
+    async def release(self: Site, native_ids: list[str], tasks: Any = None) -> None:
         calls["release"].append(native_ids)
         if calls["cancel"]:
             said = "scontrol: error: Job has already finished for job 42"

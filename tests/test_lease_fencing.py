@@ -344,7 +344,7 @@ async def test_a_staging_whose_engine_wakes_after_a_takeover_is_left_to_the_new_
     monkeypatch.setattr(transfer_mod, "sftp_copy", copy)
     released: list[list[str]] = []
 
-    async def release(self: Any, native_ids: list[str]) -> None:
+    async def release(self: Any, native_ids: list[str], tasks: Any = None) -> None:
         released.append(native_ids)
     monkeypatch.setattr(Site, "release", release)
     sites = _fed_sites(tmp_path)

@@ -3,7 +3,14 @@ with `c.Spawner.args` overriding the extension's config (another sites file, ano
 the hub itself restarted while a job runs, its users' servers left running
 (`c.JupyterHub.cleanup_servers = False`, as centers upgrade a hub); two named servers of
 one user submitting at once into their one store; `c.Spawner.default_url = '/lab'`; a user
-named `a.b-c@x`. The hub and its one local site: `hub_helpers.RealHub`."""
+named `a.b-c@x`. The hub and its one local site: `hub_helpers.RealHub`.
+
+Found on the way: a spawner hook that adds a user's own flags after the admin's gives each
+setting twice; as Jupyter does, the extension refuses it, but the reason read "only accepts
+one value, got 2: ['1', '2']". It now names the setting, both values, where they are given
+and the fix (`test_a_setting_given_twice_...`, which failed before). The test site's
+sbatch gave two submits at once one id (its counter was not locked): it now takes a lock,
+as slurmctld numbers jobs one at a time."""
 
 from __future__ import annotations
 

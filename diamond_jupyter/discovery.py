@@ -364,6 +364,15 @@ def parse_module_list(text: str, refused: list[str] | None = None,
             continue
         m = SoftwareModule.parse(line, default=default, at_version=False)
         m.sticky = sticky
+        if system != "lmod" and "/" in line:
+            # Environment Modules' symbolic versions, `gcc/13.2.0(testing)`: `module load
+            # gcc/testing` loads it (a floating word such as `stable` matches any version)
+            for symbol in sorted(tags - _MODULE_TAGS):
+                base, _, release = line.rpartition("/")
+                also = f"{base}/{symbol}"
+                if symbol.lower() not in FLOATING_VERSIONS and MODULE_NAME.fullmatch(also) \
+                        and not release.startswith(symbol):  # `13` of 13.2.0 matches
+                    found.setdefault(also, SoftwareModule.parse(also, at_version=False))
         prev = found.get(m.full)
         found[m.full] = m if prev is None else prev.model_copy(
             update={"default": prev.default or m.default, "sticky": prev.sticky or sticky})
@@ -371,6 +380,11 @@ def parse_module_list(text: str, refused: list[str] | None = None,
         if full in found and lines:
             found[full] = found[full].model_copy(update={"requires": lines})
     return system, version, sorted(found.values(), key=lambda m: (m.name.lower(), m.full))
+
+
+# the tags Environment Modules and Lmod show in parentheses that are no symbolic version
+_MODULE_TAGS = {"", "D", "L", "S", "E", "@", "default", "sticky", "super-sticky", "forbidden",
+                "nearly-forbidden", "hidden", "hidden-loaded", "loaded", "auto-loaded"}
 
 
 _MODULE_WORD = re.compile(r"[\w.+-]+(?:/[\w.+-]+)*")

@@ -275,6 +275,15 @@ _ML_OPTIONS = {"-q", "--quiet", "-t", "--terse", "--ignore_cache", "--ignore-cac
                "--raw", "-r", "--regexp", "--redirect", "--no_redirect", "--no-redirect"}
 
 
+_VARIANT_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*=")  # `fabric=ofi`; not `GCC/>=12`
+
+
+def _names_module(word: str) -> bool:
+    """Not an option, nor a variant of the module before it (Environment Modules 4.8's
+    `module load hdf5@1.14.3 +mpi ~debug fabric=ofi`: on, off, a value)."""
+    return not word.startswith(("-", "+", "~")) and not _VARIANT_VALUE.match(word)
+
+
 def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
     """A `module`/`ml` command as (what it does, the indexes in `cmd` of the modules it
     names): "load" for load/add, `ml NAME` and the module `swap A B`/`switch A B` switches
@@ -292,11 +301,11 @@ def module_command(cmd: list[str]) -> tuple[str, list[int]] | None:
     sub = cmd[i]
     rest = [k for k in range(i + 1, len(cmd)) if not cmd[k].startswith("-")]
     if cmd[0] == "ml" and sub not in _SUBCMD_LOAD | _NOT_LOADS:
-        return ("load", [k for k in range(i, len(cmd)) if not cmd[k].startswith("-")])
+        return ("load", [k for k in range(i, len(cmd)) if _names_module(cmd[k])])
     if sub in ("load", "add"):
-        return ("load", rest)
+        return ("load", [k for k in rest if _names_module(cmd[k])])
     if sub in ("try-load", "try-add"):
-        return ("try-load", rest)
+        return ("try-load", [k for k in rest if _names_module(cmd[k])])
     if sub in ("swap", "switch", "sw"):  # `sw`: Lmod's short name for swap
         return ("load", rest[-1:])  # `swap A B` loads B; `swap A/2` loads A/2
     return (sub, rest)

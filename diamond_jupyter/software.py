@@ -595,6 +595,19 @@ def _extension_reason(need: SoftwareNeed, caps: SiteCapabilities) -> str | None:
             f"module that provides it (`module spider {found.full}` there names it)")
 
 
+def _loaded_runtimes(needs: Needs, caps: SiteCapabilities) -> set[str]:
+    """The container runtimes the job's own `module load apptainer` (singularity, podman...)
+    brings where the site has that module: a site may keep its runtime off the login's
+    PATH and offer it only as a module."""
+    out: set[str] = set()
+    for s in needs.software:
+        pkg = _want(s)[0]
+        if pkg in _RUNTIME_PACKAGES and not s.unchecked and caps.software is not None \
+                and find_module(s, caps.software) is not None:
+            out |= _RUNTIME_PACKAGES[pkg]
+    return out
+
+
 def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
     """Why the site lacks what the job needs (software, container runtime, MPI, the GPU
     vendor the body uses), one reason each; a kind the site's capabilities leave unknown is
@@ -650,13 +663,16 @@ def needs_reasons(needs: Needs, caps: SiteCapabilities) -> list[str]:
             out.append(f"software '{s.full}' not installed{nor} ({has}{joined})")
     c = needs.container
     if c is not None and not c.unchecked and caps.container_runtimes is not None:
-        have = {r.lower() for r in caps.container_runtimes}
+        have = {r.lower() for r in caps.container_runtimes} | _loaded_runtimes(needs, caps)
         if {"apptainer", "singularity"} & have:
             have |= {"apptainer", "singularity"}
         if "enroot" in have:
             have.add("pyxis")  # srun --container-image runs through enroot
         if not have:
-            out.append(f"container {c.image} needs a container runtime, site has none")
+            offered = [m.full for m in caps.software or [] if _have(m)[0] in _RUNTIME_PACKAGES]
+            out.append(f"container {c.image} needs a container runtime, site has none" + (
+                f" on its PATH (its modules {_listed(offered)} have one: module load it "
+                "first)" if offered else ""))
         elif c.runtime and c.runtime not in have:
             how = " (pyxis: srun --container-image, which needs enroot)" \
                 if c.runtime == "pyxis" else ""

@@ -87,6 +87,9 @@ class RealHub:
         scripts = {
             "sbatch": (
                 "for last; do :; done\n"
+                # one sbatch at a time, as slurmctld numbers jobs: submits at once each
+                # get their own id
+                f"exec 9>>{self.site_dir}/counter.lock; flock 9\n"
                 f"n=$(( $(cat {self.site_dir}/counter 2>/dev/null || echo 5000) + 1 ))\n"
                 f"echo $n > {self.site_dir}/counter\n"
                 f'cp "$last" {kept}/$n.sh\n'

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from traitlets import TraitError
+from traitlets import Container, Dict, TraitError
 from traitlets.config.loader import DeferredConfig, DeferredConfigList, DeferredConfigString
 
 from ..config import FederationConfig, SiteConfig, _word, load_config
@@ -193,6 +193,13 @@ def check_settings(app: Any, section: dict[str, Any], argv: list[str],
             own = sorted(type(app).class_own_traits(config=True))
             refused[key] = (f"DiamondApp.{key} in {where}: unknown setting ({hint}the diamond "
                             f"settings: {', '.join(own)})")
+            continue
+        if isinstance(value, DeferredConfigList) and len(value) > 1 and \
+                not isinstance(trait, (Container, Dict)):
+            refused[key] = (f"DiamondApp.{key} is given {len(value)} times in {where}: "
+                            f"{', '.join(map(str, value))}; it takes one value: give it once "
+                            "(a spawner hook giving a user their own value replaces the "
+                            "admin's flag in spawner.args, rather than adding another)")
             continue
         try:
             if isinstance(value, DeferredConfigString) and hasattr(trait, "from_string_list"):

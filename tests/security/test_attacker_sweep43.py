@@ -5,7 +5,8 @@ changed since its approval.
 
 A `job_state` that was an object or a number (or a list holding one) ended the status query
 in a pydantic error, not a site's error; an exit code past 64 bits ended it in SQLite's
-OverflowError: the job was never read again. A slurmrestd error quoting the JWT sent was kept
+OverflowError: the job was never read again. A `flux jobs` id given as text was kept as
+written (`5 --uid=0`). A slurmrestd error quoting the JWT sent was kept
 in the job's reason in the store. `now+99999999999999999999` reached `#SBATCH --begin=` and
 flux's `--begin-time=+...s` (numbers both wrap or clip: a start at once). An approved move of a
 job that ended meanwhile submitted it again elsewhere (the work run twice), and one that
@@ -15,6 +16,7 @@ Tests marked `fault` failed before this sweep's fixes; the others are guards."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -330,7 +332,39 @@ async def test_an_approved_move_of_a_job_still_waiting_runs_what_was_shown(fed, 
     assert new.site == plan["site"] and old.id == job_id
     [sent] = submits(tmp_path, plan["site"])
     assert sent.split()[-1].endswith("job.sh")
-    import hashlib
     assert hashlib.sha256(Path(sent.split()[-1]).read_bytes()).hexdigest() == \
         plan["submit"]["script_sha256"]
     assert _scancels(tmp_path, "alpha")
+
+
+# ---- (6) a sites file swapped while an approval waits; outputs globs that climb ----------------
+
+async def test_a_sites_file_swapped_before_the_approved_submit_runs_what_was_shown(engine,
+                                                                                    tmp_path):
+    """(guard) between the plan and its approval `here` is pointed at other commands: the
+    approved submit runs on the site as planned (the engine keeps what it read), with the
+    script shown, and the engine says the file changed."""
+    plan = await engine.plan_submit(JobSpec(script="echo hi\n"), "here")
+    sites = tmp_path / "sites.yaml"
+    other = sweep_helpers.fake_slurm_commands(tmp_path / "other-slurm")
+    sites.write_text(sites.read_text().replace(str(tmp_path / "here-slurm"),
+                                               str(tmp_path / "other-slurm")))
+    assert str(tmp_path / "other-slurm") in sites.read_text() and other
+    job = await engine.submit_approved(JobSpec(script="echo hi\n"), plan)
+    assert job.token == plan["submission"]
+    sent = _sent_script(tmp_path)
+    assert hashlib.sha256(sent.encode()).hexdigest() == plan["script_sha256"]
+    assert sweep_helpers.fake_sbatch_calls(tmp_path / "other-slurm") == []
+    assert "changed since" in (engine.sites_file_changed() or ""), engine.sites_file_changed()
+
+
+@pytest.mark.parametrize("output,said", [
+    ("a/**/../../../x", "no '..'"), ("*/../../*", "no '..'"), ("[!a]/../../x", "no '..'"),
+    ("~/.ssh/*", "no leading /, ~ or -"), ("/etc/*", "no leading /, ~ or -"),
+    ("a/{..,b}/x", "a brace expansion"), ("$HOME/.ssh/id_*", "never expanded")])
+def test_an_outputs_glob_climbing_out_of_the_step_is_refused_with_its_line(output, said):
+    """(guard) a glob's `..` behind a wildcard, a home or root, a brace list holding `..`,
+    a variable: each refused, the line named."""
+    msg = sweep_helpers.refused(f"name: wf\nsteps:\n  - {{name: s, site: alpha, script: "
+                                f"'echo hi', outputs: ['{output}']}}\n")
+    assert said in msg and "(line 3)" in msg, msg

@@ -37,7 +37,7 @@ from .calibration import (
 )
 from .capabilities import SiteCapabilities
 from .config import FederationConfig, default_config_path, load_config
-from .dialects.begin_time import slurm_parts
+from .dialects.begin_time import MOST_BEGIN_AFTER_S, slurm_parts
 from .dialects.scripts_common import SubmitWait, set_components, sizes_off_components
 from .dialects.translate import SCRIPT_DIALECTS
 from .federation_agent import AgentMixin
@@ -976,12 +976,19 @@ class Federation(DataMixin, AgentMixin, PlanMixin, DiscoverMixin, NeedsMixin, Wo
                            "job runs after its directives")
         self._check_server_paths(spec)
         check_spec(spec)  # parsers fill a spec field by field: check it whole
-        if spec.begin is not None and slurm_parts(spec.begin) is None:
+        begin = slurm_parts(spec.begin) if spec.begin is not None else None
+        if spec.begin is not None and begin is None:
             # a script's unreadable --begin stays its directive (sbatch refuses it); a field's
             # was left out of every script, so the job would start at once, unsaid
             raise BadInput(f"begin {spec.begin!r} is not a start time (as sbatch --begin reads:"
                            " now+1hour, 16:00, tomorrow, 2026-12-31T09:00 ...); give one, or "
                            "leave begin out to start as soon as the job can")
+        if begin is not None and (later := begin.after_s or 0) > MOST_BEGIN_AFTER_S:
+            # sbatch's strtol and flux's double wrap or clip such a number: a start long
+            # ago, or at once, not the wait asked
+            raise BadInput(f"begin {spec.begin!r} is {later} s after the submission, past "
+                           f"the {MOST_BEGIN_AFTER_S} s (100 years) a start time may be; give "
+                           "a nearer one (now+2days, 2030-01-01T09:00 ...), or leave begin out")
         for d in spec.unknown:
             if (d.dialect, d.option) in _ANOTHER_CLUSTER:
                 raise BadInput(f"{d.raw.strip()!r} sends the job to another cluster than the "

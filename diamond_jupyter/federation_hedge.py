@@ -147,9 +147,11 @@ class HedgeMixin:
             infeasible = [f"{v.site}: {'; '.join(v.reasons) or v.verdict.lower()}"
                           + (f"; {FORBIDDEN}" if refusals.get(v.site) == FORBIDDEN else "")
                           for v in pl.ranked if not v.feasible]
+            took = f"only 1 site can take a copy ({chosen[0]})" if chosen else \
+                "no site can take a copy"
             raise BadInput(
-                f"hedge {copies}: only {len(chosen)} site(s) can take a copy "
-                f"({', '.join(chosen) or 'none'})" + (f"; skipped {why}" if why else "")
+                f"hedge {copies}: {took}, and hedging needs two"
+                + (f"; skipped {why}" if why else "")
                 + (f"; cannot run it: {' | '.join(infeasible)}" if infeasible else ""))
         specs = []
         for name in chosen:

@@ -70,14 +70,16 @@ class StuckMixin:
             raise BadInput(f"{job.id}: no other site can run it: {pl.summary()}")
         submit = await self.plan_submit(spec, pl.choice)  # type: ignore[attr-defined]
         return {"action": "resubmit", "job_id": job.id, "from_site": job.site,
-                "why": job.reason, "site": pl.choice, "submit": submit,
-                "cancel": job.id}
+                "job_state": job.state.value, "why": job.reason, "site": pl.choice,
+                "submit": submit, "cancel": job.id}
 
     async def resubmit(self, job_id: str, *, plan: dict[str, Any] | None = None,
                        key: str | None = None, origin: dict | None = None) -> tuple[Job, Job]:
         """Submit `job_id` again elsewhere (exactly `plan` when it was approved), then
         cancel it; returns (new job, old job)."""
         old = self.job(job_id)
+        if plan is not None:
+            _check_still_as_planned(old, plan)
         spec = self.original_spec(old)
         origin = {**(old.origin or {}), **(origin or {}), "resubmitted_from": old.id}
         if plan is not None:
@@ -94,3 +96,21 @@ class StuckMixin:
         if not self.job(old.id).state.terminal:
             old = await self.cancel(old.id)  # type: ignore[attr-defined]
         return new, old
+
+
+def _check_still_as_planned(job: Job, plan: dict[str, Any]) -> None:
+    """PlanChanged, before anything is sent, when the approved move of `plan` is no longer
+    the one shown: it names another job, or the job has ended or changed state since (a
+    job that went on to finish would run twice; one that started would be cancelled
+    running, its work lost)."""
+    from .federation_plan import PlanChanged
+
+    if plan.get("job_id", job.id) != job.id:
+        raise PlanChanged(f"the approved move was of {plan.get('job_id')}, not {job.id}; "
+                          "nothing was submitted or cancelled")
+    shown = plan.get("job_state")
+    if job.state.terminal or (shown is not None and job.state.value != shown):
+        was = f" (it was {shown} when the move was shown)" if shown else ""
+        raise PlanChanged(f"{job.id} is {job.state.value} now{was}: the approved move "
+                          "no longer fits it; nothing was submitted or cancelled. Look "
+                          "at the job, and plan the move again if it is still wanted")

@@ -1134,6 +1134,13 @@ class JobStatus(_Model):
     array_running: int | None = None
     array_limit: int | None = None
 
+    @field_validator("exit_code")
+    @classmethod
+    def _exit_code_or_none(cls, code: int | None) -> int | None:
+        """An exit code past what a 32-bit status holds (signed or not) is none a job
+        ended with: a site's mistake or a hostile answer, which SQLite cannot keep either."""
+        return code if code is None or -2**31 <= code < 2**32 else None
+
 
 def provisional_id(site: str, token: str) -> str:
     """The id of a job its site has not named yet (its submit not answered, or the answer

@@ -42,6 +42,19 @@ def list_limit(most: int = MAX_LISTED) -> Callable[[str], int]:
     return parse
 
 
+def job_state(text: str) -> str:
+    """An argparse type: a job state in any case (`%diamond jobs --state running`), as
+    `GET jobs?state=` reads it; refused naming the states (it was Python's "'running' is
+    not a valid JobState")."""
+    from .model import JobState
+
+    word = text.strip().upper()
+    if word not in {s.value for s in JobState}:
+        raise argparse.ArgumentTypeError(f"unknown state {text!r}; expected "
+                                         f"{', '.join(s.value for s in JobState)}")
+    return word
+
+
 def count(least: int, most: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number `least` or more, and `most` at most when given
     (`--lines -5` printed nothing and `--limit -1` blamed an `order` the user never gave;

@@ -23,6 +23,7 @@ import stat
 import time
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -44,6 +45,7 @@ from .sites import (
     scheduler_name,
     token_tag,
 )
+from .store.codec import hold_site_token
 from .transports import CommandTimeout, OutputTooLarge, Transport, make_transport
 from .transports.base import FileStat
 from .transports.slurmrestd import SlurmRestTransport
@@ -63,6 +65,8 @@ class RestSite(Site):
         super().__init__(cfg, transport or SlurmRestTransport(cfg.transport, site=cfg.name),
                          capability_ttl_s)
         self.rest: SlurmRestTransport = self.transport  # type: ignore[assignment]
+        # a reply (an error's text) may quote the token back: redacted wherever it shows
+        self.rest.on_token = partial(hold_site_token, cfg.name)
         self.commands = slurm_rest.RestCommands(clean_env=False,
                                                 api_version=self.rest.cfg.api_version)
         # the file door: a transport of its own (None: this site reads no files)

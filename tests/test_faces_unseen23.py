@@ -153,7 +153,7 @@ def test_logs_of_a_running_job_still_read_its_site(user):
      "unknown site '\u03b1\u03bb\u03c6\u03b1' (known: alpha, ghost)"),
     (["place", "job.sh", "--explain", "--site", "alpha"],
      "unknown option --site (did you mean --time? accepted: --arch"),
-    (["jobs", "--state", "RUNNING"], "unknown option --state (did you mean --site?"),
+    (["jobs", "--status", "RUNNING"], "unknown option --status (did you mean --state?"),
     (["wait", "alpha:1", "--timeout", "5m"],
      "argument --timeout: expected a number of seconds above 0 (e.g. 30), not '5m'"),
     (["translate", "--to", "pbs", "--from", "cobol", "job.sh"],

@@ -58,7 +58,7 @@ LISTED = "expected how many to list, a whole number from 1 to "  # a list's limi
     (["fetch", "alpha:77", "/etc/passwd"], "/etc/passwd is a file, not a directory"),
     (["describe", "alpha", "beta"], "unrecognized arguments: beta (1 more than diamond "
                                     "describe takes: SITE)"),
-    (["jobs", "--state", "running"], "unknown option --state (did you mean --site? accepted: "),
+    (["jobs", "--state", "finished"], "argument --state: unknown state 'finished'; expected "),
     (["place", "job.sh", "--policy", "fastest"], "unknown placement policy 'fastest' (known: "),
     (["transfer", "alpha:/x", "nosuch:/y"], "unknown site 'nosuch' in 'nosuch:/y' (known: "),
     (["wait", "alpha:77", "--timeout", "1h"], "argument --timeout: expected a number of "

@@ -19,7 +19,7 @@ from ..model import (
     one_line,
     visible,
 )
-from ..option_types import count, filled, hedge_count, list_limit
+from ..option_types import count, filled, hedge_count, job_state, list_limit
 from ..wording import cancel_note
 from .common import (
     byte_size,
@@ -350,15 +350,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     from .handover import hand_over
 
     fed = Federation(args.config)
-    jobs = fed.jobs(site=args.site, limit=args.limit)
+    jobs = fed.jobs(site=args.site, states=[args.state] if args.state else None,
+                    limit=args.limit)
     hand_over(fed, args)
     if args.json or jobs:
         deps = fed.dependencies_of_jobs(jobs)  # one pass over them all
         out(args, [job_json(j) | {"depends_on": dependencies_json(deps[j.id])} for j in jobs],
             "\n".join(job_line(j) for j in jobs))
     else:  # not a blank line: say so, on stderr (stdout stays a list of jobs, here none)
-        print("diamond: no jobs" + (f" on {args.site}" if args.site else "") + " in the store",
-              file=sys.stderr)
+        print("diamond: no jobs" + (f" {args.state}" if args.state else "")
+              + (f" on {args.site}" if args.site else "") + " in the store", file=sys.stderr)
     return 0
 
 
@@ -496,6 +497,8 @@ def add_job_commands(add: Adder) -> None:
                    "the sites file's fetch_max_file_bytes, 16G)")
     p = add("jobs", cmd_jobs, "jobs in the store")
     p.add_argument("--site", help="only this site's jobs")
+    p.add_argument("--state", type=job_state,
+                   help="only the jobs in this state (pending, running, completed, ...)")
     p.add_argument("--limit", type=list_limit(), default=50,
                    help="at most this many (default 50)")
     p = add("translate", cmd_translate, "translate a batch script between dialects")

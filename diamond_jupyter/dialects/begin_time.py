@@ -25,6 +25,10 @@ SLURM_ACCEPTED = ("now[+N[seconds|minutes|hours|days|weeks]], HH:MM[:SS] [AM|PM]
                   "YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], MMDD[YY], MM.DD[.YY], today, "
                   "tomorrow, midnight, noon, elevenses, fika, teatime")
 
+# The latest a start after the submission may be (100 years): past it sbatch's and flux's
+# numbers wrap or clip (a start long ago or at once), and no job waits so long
+MOST_BEGIN_AFTER_S = 100 * 366 * 86400
+
 
 @dataclass(frozen=True)
 class Begin:

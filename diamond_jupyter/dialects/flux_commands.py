@@ -32,7 +32,7 @@ from ..model import (
 )
 from .base import AccountingReach
 from .dependencies import flux_begin_time, flux_dependency
-from .flux_ids import flux_f58, flux_id_form, flux_id_problem, flux_id_value
+from .flux_ids import flux_f58, flux_id_form, flux_id_problem, flux_id_value, is_flux_id
 from .outputs_common import (
     MOST_SECONDS,
     OUT_OF_MEMORY,
@@ -81,9 +81,10 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _job_id(value: Any) -> str | None:
     """A job's "id": a number as its digits (12.0 is job 12), text (an f58 id) as given;
     None for none or a number no job has (12.5, a negative one or one past 64 bits: flux
-    ids are unsigned 64-bit numbers)."""
+    ids are unsigned 64-bit numbers) or text no spelling of a flux id reads (`5 --uid=0`)."""
     if isinstance(value, str):
-        return clean(value)
+        text = clean(value)
+        return text if text is not None and is_flux_id(text) else None
     number = whole_number(value)
     return None if number is None or not 0 <= number < 2**64 else str(number)
 

@@ -196,6 +196,17 @@ def map_state(native: Any) -> JobState:
     return _STATES.get(_state_word(native), JobState.UNKNOWN)
 
 
+def _json_state(value: Any) -> str | list[str] | None:
+    """A job's `job_state` as squeue --json and slurmrestd give it (a word, or a list of
+    words from v0.0.40 on); None for any other shape (a number, an object, a list holding
+    one), which a site sent no state in."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return value
+    return None
+
+
 def parse_exit(text: Any) -> int | None:
     """'3:0' -> 3, '0:9' (signal 9) -> 137; None when absent, or for a "signal" no signal
     number can be (Slurm's own marks: OUT_OF_MEMORY's '0:125', its SIG_OOM 253 in 7 bits)."""
@@ -682,7 +693,7 @@ class SlurmCommands(FailureReading, AccountingReach):
             jid = f"{parent}_{task}"
         elif het and offset is not None:  # a component under its own job id: as squeue's %i
             jid = f"{het}+{offset}"
-        raw_state = j.get("job_state")
+        raw_state = _json_state(j.get("job_state"))
         state = map_state(raw_state)
         native = "+".join(raw_state) if isinstance(raw_state, list) else raw_state
         ec = j.get("exit_code")

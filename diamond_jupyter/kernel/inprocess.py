@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,16 @@ from ..job_dependencies import JobDependency
 from ..model import Job, SubmitUnsure, visible
 from ..option_types import SPEC_OPTIONS
 from .engine import Engine, JobCallback
+
+
+def _no_library_tracebacks() -> None:
+    """paramiko logs an unreachable host's handshake as an ERROR and its traceback: in a
+    kernel with no logging set up, Python's last-resort handler printed them in the cell of
+    whatever magic ran next, beside the one line the engine says. A handler of none keeps
+    them out of the cell; a handler the user set up still gets them."""
+    logger = logging.getLogger("paramiko")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 class LocalEngine(Engine):
@@ -29,6 +40,7 @@ class LocalEngine(Engine):
             if self._fed is None:
                 from ..federation import Federation
 
+                _no_library_tracebacks()
                 fed = Federation(self._config, poll_interval_s=30.0, min_poll_s=1.0,
                                  use_login_holders=False, read_by="kernel")
                 await fed.start(recover=False, resume_held=True, discover_sites=True)  # long-lived

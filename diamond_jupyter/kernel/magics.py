@@ -20,6 +20,7 @@ from ..option_types import (
     count,
     filled,
     hedge_count,
+    job_state,
     list_limit,
     near_choice,
     pasted_dash,
@@ -106,7 +107,7 @@ def _parser() -> _Parser:
     sub.add_parser("queue").add_argument("site", nargs="?")
     p = sub.add_parser("jobs")
     p.add_argument("--site")
-    p.add_argument("--state")
+    p.add_argument("--state", type=job_state)
     p.add_argument("--limit", type=list_limit(), default=20)
     for name in ("status", "cancel", "release", "card"):
         sub.add_parser(name).add_argument("job")

@@ -18,7 +18,7 @@ Durability and concurrency choices:
 
 from __future__ import annotations
 
-from .codec import REDACTED, hold_secret_values, redact, redact_environment
+from .codec import REDACTED, hold_secret_values, hold_site_token, redact, redact_environment
 from .db import SCHEMA_VERSION, StoreError, default_store_path
 from .fetches import FetchesMixin
 from .hedges import HedgeRecord, HedgesMixin
@@ -35,7 +35,7 @@ __all__ = ["REDACTED", "SCHEMA_VERSION", "FinishedJobs", "HedgeRecord", "NewestJ
            "NewestTransfers", "Store",
            "StoreError",
            "TaskRecord", "TaskStep", "TransferRecord", "StepRecord", "WorkflowRecord",
-           "default_store_path", "hold_secret_values", "plan_taken", "redact",
+           "default_store_path", "hold_secret_values", "hold_site_token", "plan_taken", "redact",
            "redact_environment", "unknown_job_message"]
 
 

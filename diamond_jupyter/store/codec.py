@@ -251,6 +251,17 @@ def hold_secret_values(named: Mapping[str, str]) -> None:
     _GIVEN_SECRETS = tuple(sorted(given.union(_GIVEN_SECRETS)))
 
 
+# Each slurmrestd site's current token (site -> JWT), held as it is fetched: a site (or what
+# stands before it) may quote the token back in an error; the renewed one replaces the old
+_SITE_TOKENS: dict[str, str] = {}
+
+
+def hold_site_token(site: str, token: str) -> None:
+    """From here on (until `site` fetches another), `token` is redacted wherever it
+    appears, as the environment's secrets are."""
+    _SITE_TOKENS[site] = token
+
+
 def redact_environment(text: str) -> str:
     """`text` without the values of secret-named environment variables (and of those a
     sites file gave a site: `hold_secret_values`). Their pattern is built once for each set
@@ -265,7 +276,7 @@ def _environment_pattern() -> re.Pattern[str] | None:
     # the environment as the process holds it (undecoded: no copy made for each string)
     held = getattr(os.environ, "_data", os.environ)
     return _environment_secrets(tuple(map(held.get, _held_secret_names(held)))
-                                + _GIVEN_SECRETS)
+                                + _GIVEN_SECRETS + tuple(_SITE_TOKENS.values()))
 
 
 def redact(value: Any, _secret: bool = False) -> Any:

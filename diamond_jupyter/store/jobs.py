@@ -416,6 +416,13 @@ class JobsMixin(Database):
         if found := [r[0] for r in c.execute(sql, (job_id,)).fetchall()]:
             return found
         site, _, native = job_id.partition(":")
+        # a task of a job array its Flux site runs as one job per task (its own flux id, as
+        # `flux jobs` lists it): the array it belongs to
+        sql = ("SELECT jobs.id FROM jobs, json_each(jobs.spec, ?) AS task WHERE jobs.site = ? "
+               "AND task.value = ? ORDER BY jobs.created_at DESC")
+        if arrays := [r[0] for r in c.execute(sql, (f'$.metadata."{TASK_IDS}"', site.strip(),
+                                                    native.strip()))]:
+            return arrays
         if not (number := _LEADING_NUMBER.match(native)):
             return []
         sql = ("SELECT id FROM jobs WHERE native_id = ? OR substr(native_id, 1, ?) = ? "

@@ -21,6 +21,7 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any, Literal
 
 import httpx
@@ -153,6 +154,8 @@ class SlurmRestTransport:
         self._client: httpx.AsyncClient | None = None
         self.requests = 0  # HTTP requests this process made (load figures)
         self.tokens_fetched = 0
+        # told each token fetched (the site has it redacted wherever a reply quotes it)
+        self.on_token: Callable[[str], None] | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"site": self.name, "kind": self.kind, "url": self.base,
@@ -204,6 +207,8 @@ class SlurmRestTransport:
             if renew or self._token is None or \
                     self._clock() >= self._expires - self.cfg.token_refresh_s:
                 token = await self._fetch_token()
+                if self.on_token is not None:
+                    self.on_token(token)
                 exp = token_expiry(token)
                 self._token = token
                 self._expires = exp if exp is not None else self._clock() + ASSUMED_LIFESPAN_S

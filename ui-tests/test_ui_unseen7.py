@@ -1,8 +1,11 @@
 """The sidebar in everyday cases no other UI test shows, in a real JupyterLab 4 and chromium,
-without the test bed: the sites file edited after the Jupyter server read it.
+without the test bed: the sites file edited after the Jupyter server read it, and a zoom of
+the timeline with most of 40 sites' charts out of view.
 
-The server is a real `jupyter lab` on a sites file written here (a local site whose
-commands are not there: its row says so, which does not matter to these tests)."""
+The server is a real `jupyter lab`: on a sites file written here (a local site whose
+commands are not there: its row says so, which does not matter to these tests), or without
+one, the page's requests to the diamond routes answered with 600 running jobs at the wire
+level (`benchmarks.timeline_jobs`' wire)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ from pathlib import Path
 
 import yaml
 from playwright.sync_api import expect
-from sidebar_lab import lab_on, sidebar_page, site_row
+from sidebar_lab import job_bars, lab_on, live_sidebar, new_lab_page, sidebar_page, site_row
+
+from benchmarks.timeline_jobs import Wire, running_jobs
 
 
 def _sites_file(path: Path, *names: str) -> bytes:
@@ -50,3 +55,47 @@ def test_a_sites_file_edited_after_the_read_is_said_in_the_sidebar(tmp_path_fact
         sites.unlink()
         panel.get_by_role("button", name="Reload sites and jobs").click()
         expect(note).to_contain_text("was removed since this Jupyter server read it")
+
+
+# Per commit that changed a chart (one MutationObserver callback each), the charts changed.
+WATCH_CHARTS_JS = """() => {
+    window.__chartsPerCommit = [];
+    new MutationObserver(records => {
+        const charts = new Set(records.map(r => (r.target.nodeType === 1 ? r.target
+            : r.target.parentElement)?.closest('figure[data-diamond-timeline]'))
+            .filter(Boolean).map(f => f.getAttribute('data-diamond-timeline')));
+        if (charts.size) window.__chartsPerCommit.push([...charts]);
+    }).observe(document.getElementById('diamond-sidebar'),
+               {subtree: true, attributes: true, childList: true, characterData: true});
+}"""
+AXIS_STARTS_JS = """() => [...document.querySelectorAll(
+    "#diamond-sidebar figure[data-diamond-timeline]")]
+    .map(f => f.querySelector('text.jp-diamond-gantt-axis').textContent)"""
+
+
+def test_a_zoom_redraws_charts_out_of_view_a_few_at_a_time(bare_lab, browser):
+    """With 40 sites' charts, most far out of view, a zoom redraws the charts in view in its
+    own frame and the others a few per commit while the page is idle: every chart shows the
+    new window within seconds, yet no commit (one frame's work that a hover would wait for)
+    redraws them all."""
+    sites = [f"site-{i:02d}" for i in range(40)]
+    page = new_lab_page(browser, bare_lab,
+                        before_load=lambda p: Wire(p, sites, running_jobs(600, sites)))
+    try:
+        live_sidebar(page)
+        expect(job_bars(page)).to_have_count(600, timeout=60_000)
+        starts = page.evaluate(AXIS_STARTS_JS)
+        page.evaluate(WATCH_CHARTS_JS)
+        page.locator('#diamond-sidebar .jp-diamond-zoom button[aria-label="Zoom out"]').click()
+        page.wait_for_function(f"""() => {{
+            const now = ({AXIS_STARTS_JS})();
+            const before = {starts!r};
+            return now.every((text, i) => text !== before[i]);
+        }}""", timeout=15_000)
+        per_commit = page.evaluate("() => window.__chartsPerCommit")
+        assert set().union(*map(set, per_commit)) == set(sites)
+        largest = max(map(len, per_commit))
+        assert len(per_commit) > 2 and largest < len(sites) / 2, per_commit
+        assert page.diamond_errors == []
+    finally:
+        page.context.close()

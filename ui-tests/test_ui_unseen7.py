@@ -1,6 +1,7 @@
 """The sidebar in everyday cases no other UI test shows, in a real JupyterLab 4 and chromium,
 without the test bed: the sites file edited after the Jupyter server read it, and a zoom of
-the timeline with most of 40 sites' charts out of view.
+the timeline with most of 40 sites' charts out of view, and the dashboard's queue filtered
+with text that looks like a regular expression.
 
 The server is a real `jupyter lab`: on a sites file written here (a local site whose
 commands are not there: its row says so, which does not matter to these tests), or without
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from dashboard_helpers import big_dashboard, close_dashboard, serve_recorded
 from playwright.sync_api import expect
 from sidebar_lab import job_bars, lab_on, live_sidebar, new_lab_page, sidebar_page, site_row
 
@@ -96,6 +98,45 @@ def test_a_zoom_redraws_charts_out_of_view_a_few_at_a_time(bare_lab, browser):
         assert set().union(*map(set, per_commit)) == set(sites)
         largest = max(map(len, per_commit))
         assert len(per_commit) > 2 and largest < len(sites) / 2, per_commit
+        assert page.diamond_errors == []
+    finally:
+        page.context.close()
+
+
+# queue rows' names with characters a regular expression would read as operators
+REGEX_LIKE = ["run[1]", "a.b", "x(.*)", "c+d", "back\\slash"]
+
+
+def test_the_queue_filter_takes_regex_like_text_literally(bare_lab, browser):
+    """The queue's filter matches its text as typed: brackets, dots, stars, pluses and a
+    backslash match only the rows holding them, and none throws."""
+    dashboard = big_dashboard(["q-site"], 40)
+    queue = dashboard["sites"][0]["queue"]
+    for row, name in zip(queue, REGEX_LIKE, strict=False):
+        row["name"] = name
+
+    def wire(p) -> None:
+        Wire(p, ["q-site"], running_jobs(3, ["q-site"]))
+        serve_recorded(p, dashboard)
+
+    page = new_lab_page(browser, bare_lab, before_load=wire,
+                        path="lab/workspaces/unseen7-queue")
+    try:
+        live_sidebar(page).locator("[data-diamond-open-dashboard]").click()
+        q = page.locator('[data-diamond-queue="q-site"]')
+        expect(q).to_have_attribute("data-diamond-rows", "40", timeout=30_000)
+        box = page.get_by_role("searchbox", name="Filter the queue of q-site")
+        for typed, name in [("[1]", "run[1]"), ("a.b", "a.b"), ("(.*)", "x(.*)"),
+                            ("c+", "c+d"), ("k\\s", "back\\slash")]:
+            box.fill(typed)
+            expect(q).to_have_attribute("data-diamond-rows", "1")
+            expect(q.locator("[data-diamond-queue-row]")).to_contain_text(name)
+        for typed in ("[2]", "a.c", "\\\\", "job-.*"):  # what a regex would match
+            box.fill(typed)
+            expect(q).to_have_attribute("data-diamond-rows", "0")
+        box.fill("")
+        expect(q).to_have_attribute("data-diamond-rows", "40")
+        close_dashboard(page)
         assert page.diamond_errors == []
     finally:
         page.context.close()

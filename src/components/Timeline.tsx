@@ -274,6 +274,8 @@ interface IWindow {
 
 /** How many charts out of view take a new time window in one idle callback. */
 const CATCH_UP_CHARTS = 4;
+/** The catch-up waits until no bar has been hovered or focused for this long. */
+const QUIET_MS = 300;
 
 /** Run `fn` once the page is idle, within a second; its id for `cancelIdle`. */
 function idle(fn: () => void): number {
@@ -335,10 +337,15 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
   const lastBySite = React.useRef(new Map<string, IJob[]>());
   // Charts far out of view keep the time window they last drew: a zoom or a move of "now"
   // paints the charts in view at once, the others a few at a time while the page is idle
-  // (within a second): one commit of every chart off view would hold a frame, and a
-  // hover or focus meanwhile would wait for it.
+  // (within a second of the last hover or focus of a bar): one commit of every chart off
+  // view would hold a frame, and a bar hovered or focused meanwhile would wait for it.
   const drawnWindow = React.useRef(new Map<string, IWindow>());
   const [, setCaughtUp] = React.useState(0);
+  const lastHover = React.useRef(-Infinity);
+  const onHover = React.useCallback((h: IHover | null) => {
+    lastHover.current = performance.now();
+    setHover(h);
+  }, []);
   const windowOf = (site: string): IWindow => {
     const drawn = drawnWindow.current.get(site);
     const current = drawn && drawn.now === now && drawn.spanMs === spanMs ? drawn : { now, spanMs };
@@ -353,7 +360,14 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
       return undefined;
     }
     let id = 0;
+    let wait = 0;
     const step = () => {
+      const quietFor = performance.now() - lastHover.current;
+      if (quietFor < QUIET_MS) {
+        // a bar is being hovered or focused: its details first, the catch-up after
+        wait = window.setTimeout(() => (id = idle(step)), QUIET_MS - quietFor);
+        return;
+      }
       const late = behind();
       for (const [site] of late.slice(0, CATCH_UP_CHARTS)) {
         drawnWindow.current.set(site, { now, spanMs });
@@ -364,7 +378,10 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
       }
     };
     id = idle(step);
-    return () => cancelIdle(id);
+    return () => {
+      cancelIdle(id);
+      window.clearTimeout(wait);
+    };
   }, [now, spanMs]);
   const bySite = React.useMemo(() => {
     const map = new Map<string, IJob[]>();
@@ -423,7 +440,7 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
             {...windowOf(site)}
             width={width}
             timeZone={timeZone}
-            onHover={setHover}
+            onHover={onHover}
           />
         ))
       ) : (

@@ -62,6 +62,10 @@ export class DiamondModel {
   get error(): string | null {
     return this._error;
   }
+  /** The server's note that its sites file changed since it read it (null: it has not). */
+  get sitesFileChanged(): string | null {
+    return this._store.sitesFileChanged;
+  }
   get connected(): boolean {
     return this._connected;
   }
@@ -303,7 +307,7 @@ export class DiamondModel {
       }
       if (++this._beats % SITES_EVERY === 0) {
         const state = await fetchState(this._settings, 1, 15);
-        this._store.setSites(state.sites ?? []);
+        this._store.setSites(state.sites ?? [], state.sites_file_changed);
         this._notify();
       }
     } catch (err) {

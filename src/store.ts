@@ -145,9 +145,15 @@ export class DiamondStore {
     return true;
   }
 
-  /** Replace the site rows (a later snapshot of them). */
-  setSites(rows: ISiteRow[]): void {
+  /** Replace the site rows and the sites-file note (a later snapshot of them). */
+  setSites(rows: ISiteRow[], sitesFileChanged?: string | null): void {
     this._sites = new Map(rows.map(s => [s.name, s]));
+    this._sitesFileChanged = sitesFileChanged || null;
+  }
+
+  /** The server's note that its sites file changed since it read it; null when it has not. */
+  get sitesFileChanged(): string | null {
+    return this._sitesFileChanged;
   }
 
   /** Unfinished jobs at `site` among the loaded ones; null if not all jobs are loaded. */
@@ -166,7 +172,7 @@ export class DiamondStore {
 
   /** Replace everything with a /state snapshot. */
   load(state: IState): void {
-    this._sites = new Map((state.sites ?? []).map(s => [s.name, s]));
+    this.setSites(state.sites ?? [], state.sites_file_changed);
     this._jobs = new Map((state.jobs ?? []).map(j => [j.id, j]));
     this._sorted = null;
     this._jobsTotal = state.jobs_total ?? this._jobs.size;
@@ -341,6 +347,7 @@ export class DiamondStore {
   }
 
   private _sites = new Map<string, ISiteRow>();
+  private _sitesFileChanged: string | null = null;
   private _jobs = new Map<string, IJob>();
   private _aliases = new Map<string, string>(); // provisional id: the id its job was found as
   private _sorted: IJob[] | null = null;

@@ -206,6 +206,8 @@ export interface IState {
   events: IEvent[];
   last_seq: number;
   error?: string | null;
+  /** What to do when the sites file is not as the server read it (absent when it is). */
+  sites_file_changed?: string | null;
 }
 
 export interface IJobsPage {

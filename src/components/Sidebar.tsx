@@ -139,6 +139,15 @@ export function Sidebar(props: {
           Loading…
         </p>
       )}
+      {model.sitesFileChanged && (
+        <div
+          className="jp-diamond-message"
+          role="status"
+          data-diamond-message="sites-file-changed"
+        >
+          <strong>Sites file changed.</strong> <span>{model.sitesFileChanged}</span>
+        </div>
+      )}
       {hasData && (
         <>
           {settings.showSites && (

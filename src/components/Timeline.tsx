@@ -266,6 +266,30 @@ function useOffscreenCharts(box: React.RefObject<HTMLElement>): Set<string> {
   return offscreen;
 }
 
+/** The time window a chart is drawn in: ending at `now`, `spanMs` long. */
+interface IWindow {
+  now: number;
+  spanMs: number;
+}
+
+/** How many charts out of view take a new time window in one idle callback. */
+const CATCH_UP_CHARTS = 4;
+/** The catch-up waits until no bar has been hovered or focused for this long. */
+const QUIET_MS = 300;
+
+/** Run `fn` once the page is idle, within a second; its id for `cancelIdle`. */
+function idle(fn: () => void): number {
+  return typeof window.requestIdleCallback === 'function'
+    ? window.requestIdleCallback(fn, { timeout: 1000 })
+    : window.setTimeout(fn, 50);
+}
+
+function cancelIdle(id: number): void {
+  typeof window.cancelIdleCallback === 'function'
+    ? window.cancelIdleCallback(id)
+    : window.clearTimeout(id);
+}
+
 const FIT_RECENT = 5;
 
 /** The jobs the fitted window shows: the unfinished ones and the FIT_RECENT latest
@@ -311,18 +335,53 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
     };
   }, [every]);
   const lastBySite = React.useRef(new Map<string, IJob[]>());
-  // Charts far out of view take the time window a step behind: a zoom or a move of "now"
-  // paints the charts in view at once, the others once the page is idle (within a second),
-  // in a transition React renders in slices that leave the page free between them.
-  const [later, setLater] = React.useState({ now, spanMs });
+  // Charts far out of view keep the time window they last drew: a zoom or a move of "now"
+  // paints the charts in view at once, the others a few at a time while the page is idle
+  // (within a second of the last hover or focus of a bar): one commit of every chart off
+  // view would hold a frame, and a bar hovered or focused meanwhile would wait for it.
+  const drawnWindow = React.useRef(new Map<string, IWindow>());
+  const [, setCaughtUp] = React.useState(0);
+  const lastHover = React.useRef(-Infinity);
+  const onHover = React.useCallback((h: IHover | null) => {
+    lastHover.current = performance.now();
+    setHover(h);
+  }, []);
+  const windowOf = (site: string): IWindow => {
+    const drawn = drawnWindow.current.get(site);
+    const current = drawn && drawn.now === now && drawn.spanMs === spanMs ? drawn : { now, spanMs };
+    const shown = offscreen.has(site) && drawn ? drawn : current;
+    drawnWindow.current.set(site, shown);
+    return shown;
+  };
   React.useEffect(() => {
-    const catchUp = () => React.startTransition(() => setLater({ now, spanMs }));
-    if (typeof window.requestIdleCallback === 'function') {
-      const id = window.requestIdleCallback(catchUp, { timeout: 1000 });
-      return () => window.cancelIdleCallback(id);
+    const behind = () =>
+      [...drawnWindow.current].filter(([, w]) => w.now !== now || w.spanMs !== spanMs);
+    if (behind().length === 0) {
+      return undefined;
     }
-    const t = window.setTimeout(catchUp, 200);
-    return () => window.clearTimeout(t);
+    let id = 0;
+    let wait = 0;
+    const step = () => {
+      const quietFor = performance.now() - lastHover.current;
+      if (quietFor < QUIET_MS) {
+        // a bar is being hovered or focused: its details first, the catch-up after
+        wait = window.setTimeout(() => (id = idle(step)), QUIET_MS - quietFor);
+        return;
+      }
+      const late = behind();
+      for (const [site] of late.slice(0, CATCH_UP_CHARTS)) {
+        drawnWindow.current.set(site, { now, spanMs });
+      }
+      setCaughtUp(n => n + 1);
+      if (late.length > CATCH_UP_CHARTS) {
+        id = idle(step);
+      }
+    };
+    id = idle(step);
+    return () => {
+      cancelIdle(id);
+      window.clearTimeout(wait);
+    };
   }, [now, spanMs]);
   const bySite = React.useMemo(() => {
     const map = new Map<string, IJob[]>();
@@ -378,11 +437,10 @@ export function Timeline(props: { jobs: IJob[]; timeZone: string }): JSX.Element
             key={site}
             site={site}
             jobs={siteJobs}
-            now={offscreen.has(site) ? later.now : now}
-            spanMs={offscreen.has(site) ? later.spanMs : spanMs}
+            {...windowOf(site)}
             width={width}
             timeZone={timeZone}
-            onHover={setHover}
+            onHover={onHover}
           />
         ))
       ) : (

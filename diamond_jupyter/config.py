@@ -1533,6 +1533,12 @@ def _explain(err: Any) -> str:
                 said = said or _SITE_ELSEWHERE.get(key.lower())
             if said is not None:  # a password, a token written out: never kept here
                 return f"unknown key: {said}"
+            bare = key.strip().rstrip(":").strip()
+            if bare != key and bare in keys:  # `'scheduler ': x`, `scheduler:: x`
+                extra = "a space inside its quotes" if key.strip() != key else \
+                    f"a colon of its own (`{bare}::` or inside quotes)"
+                return (f"unknown key: {_printable(repr(key))} is {bare} with {extra}, "
+                        f"which YAML keeps in the key: write {bare}: VALUE")
             meant = (model is TransportConfig and {"type": "kind", "protocol": "kind",
                                                    "method": "kind"}.get(key.lower())) \
                 or _KEY_SYNONYMS.get(key.lower())

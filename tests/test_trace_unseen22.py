@@ -10,9 +10,10 @@ test bed.
 
 Fault found and fixed, shown by the tests here marked `fault` that failed before:
 - a header MaxProcs thousands of times what the log's jobs ever held at once (a typo, a
-  header copied from another log) was kept as the machine: every job was then a sliver of
-  it, the replay thinned every window to nothing and blamed its --duration; the machine is
-  now what the jobs held, said with the header line's number.
+  header copied from another log) made every job a sliver of the machine: the replay thinned
+  every window to nothing and blamed its --duration alone. The header is still the machine
+  (a grid's log of a few of its jobs, as LCG's, is the same shape), but the log now says
+  what its jobs held at most and that a wrong MaxProcs line is the cause to correct.
 """
 
 from __future__ import annotations
@@ -59,19 +60,26 @@ def _planned_and_scored(path: Path, capsys) -> None:
 
 # ---- the header's machine ------------------------------------------------------------------
 
-@pytest.mark.parametrize("header", ["; MaxProcs: 320000\n",
-                                    "; MaxProcs: 100000\n; MaxNodes: 2\n"])
-def test_fault_a_maxprocs_far_above_what_jobs_held_is_not_the_machine(tmp_path, capsys,
-                                                                      header):
-    """Before: the machine was the header's 320000 processors, the log's load 0.005% of it,
-    and every window was thinned to no job, blamed on its --duration."""
+@pytest.mark.parametrize("header,procs", [("; MaxProcs: 320000\n", 320000),
+                                          ("; MaxProcs: 100000\n; MaxNodes: 2\n", 100000)])
+def test_fault_a_maxprocs_far_above_what_jobs_held_is_said_with_the_fix(tmp_path, header,
+                                                                        procs):
+    """Before: the header's machine was taken unsaid, the log's load 0.005% of it, and every
+    window was thinned to no job, blamed on its --duration alone. The machine is kept (a
+    grid's log of a few of its jobs, as LCG's, is this too), and the cause is said."""
     path = save_swf(tmp_path / "typo.swf", "; Version: 2.2\n" + header + _days())
     log = read_swf(path)
-    assert log.max_procs == 16, log.max_procs  # two 8-processor jobs at once at most
-    [said] = _noted(log.notes, "the log's header says MaxProcs", "never held more than 16 "
-                    "processors at once", "the machine is taken to have 16")
+    assert log.max_procs == procs
+    [said] = _noted(log.notes, f"the log's header says MaxProcs {procs}, but its 160 jobs "
+                    "that ran never held more than 16 processors at once",
+                    "correct its MaxProcs line; the jobs need 16")
     plan = plan_replay(log, ALPHA, seed=3)
-    assert plan.jobs and said in plan.notes and not _noted(plan.notes, "thinned out")
+    assert said in plan.notes and _noted(plan.notes, "thinned out")
+
+
+def test_the_corrected_header_replays_the_log(tmp_path, capsys):
+    path = save_swf(tmp_path / "fixed.swf", "; Version: 2.2\n; MaxProcs: 16\n" + _days())
+    assert not _noted(read_swf(path).notes, "header says MaxProcs")
     _planned_and_scored(path, capsys)
 
 

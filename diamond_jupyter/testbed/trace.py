@@ -88,8 +88,8 @@ SWF_STATUS = frozenset((-1, 0, 1, *PARTIAL_STATUS, 5))  # field 11's values in t
 # overlaps a few jobs by seconds, a few percent at most
 HEADER_SHORT = 1.1
 # A MaxProcs header this many times what the log's jobs ever held at once, over at least
-# HEADER_LONG_JOBS jobs that ran from known starts, is no machine they ran on (a header
-# typed with extra digits, or copied from another log): archive machines are kept busy
+# HEADER_LONG_JOBS jobs that ran from known starts, is said: a typo or a header copied from
+# another log, or a grid's log of a few of its jobs (LCG's), which the replay thins to little
 HEADER_LONG = 100
 HEADER_LONG_JOBS = 100
 # Jobs counted in nodes on a machine whose header gives MaxProcs = k x MaxNodes: no job and
@@ -1658,7 +1658,7 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str],
     `NODE_FILL` of it, counts its jobs in nodes (a Blue Gene's partitions): MaxNodes. Without
     MaxProcs (MaxNodes alone, its nodes of several sizes, or no header), at least what the
     jobs used at once. A MaxProcs `HEADER_LONG` times what `HEADER_LONG_JOBS` or more jobs
-    that ran ever held at once is no machine they ran on: what they held. A request that
+    that ran ever held at once is kept, and said. A request that
     never ran (cancelled, or refused as larger than the machine) says nothing of the
     machine. A header note that says sizes count nodes
     (`said_nodes`, its text) makes the machine MaxNodes where the jobs fit in it."""
@@ -1687,10 +1687,9 @@ def _machine_procs(header: dict[str, int], t: JobTable, notes: list[str],
         held = max(known, largest)
         notes.append(f"the log's header says MaxProcs {procs}, but its {ran} jobs that ran "
                      f"never held more than {held} processors at once ({held / procs:.2%} "
-                     "of it): the header names no machine they ran on (a typo, or copied "
-                     f"from another log), so the machine is taken to have {held}; a "
-                     "replay on the header's size would load the site with almost nothing")
-        return held
+                     "of it): the machine is kept at the header's size, so a replay loads "
+                     "the site with little or nothing (if the header is a typo or another "
+                     f"log's, correct its MaxProcs line; the jobs need {held})")
     if nodes and nodes < procs and largest <= nodes and NODE_FILL * nodes < known <= nodes:
         notes.append(f"the log's jobs never held more than {known} at once, within its "
                      f"MaxNodes {nodes} (MaxProcs {procs}): sizes are counted in nodes, "
